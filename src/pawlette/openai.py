@@ -1,0 +1,432 @@
+"""The OpenAI edge: the only module that knows OpenAI's chat JSON shapes.
+
+Accepted input is what real clients send to ``/v1/chat/completions``: a request object with
+``messages`` (and ``tools``), or a bare list of messages.  Output has the same shapes.
+
+Extensions (fields OpenAI has no slot for) are explicit and documented here, never smuggled
+into strings:
+
+- message ``reasoning_content``: the model's reasoning text (the de-facto field of vLLM/DeepSeek).
+- message ``reasoning_steps``: ``[{"title", "reasoning", "conclusion"}]``, structured thinking.
+- message ``metadata``: ``{"key": "value"}`` string pairs a format can carry in its headers.
+- message ``weight``: 0 or 1, whether an assistant message is learned in fine-tuning.
+- ``developer`` role: read as ``system``.
+- content part ``image_url``: the ``image_url`` object may carry ``width`` and ``height``.
+- content part ``{"type": "voice", "voice": {"text": ..., "prosody": {...}}}``.
+- content part ``{"type": "action", "action": {"name": ..., "arguments": "<json>"}}``.
+- content part ``{"type": "image_request", "image_request": {...}}``.
+- content part ``{"type": "bbox", "bbox": {"boxes": [[x1, y1, x2, y2], ...]}}`` (0..1000).
+- tool ``{"type": "action", "action": {name, description, parameters}}``: a fire-and-forget
+  action; a function object may carry ``returns`` (a JSON schema of its result).
+
+Invalid input raises :class:`~pawlette.errors.RequestError` naming the JSON path.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, cast
+
+from .errors import RequestError
+from .types import (
+    ROLES,
+    ActionPart,
+    BoxPart,
+    ContentPart,
+    ImagePart,
+    ImageRequestPart,
+    Message,
+    Role,
+    TextPart,
+    ThinkStep,
+    Tool,
+    ToolCall,
+    VoicePart,
+)
+
+# Keys OpenAI clients echo back on assistant messages; accepted when null, refused otherwise.
+_NULLABLE_ECHO_KEYS = frozenset({"refusal", "audio", "function_call", "annotations"})
+_MESSAGE_KEYS = frozenset(
+    {
+        "role",
+        "content",
+        "name",
+        "tool_calls",
+        "tool_call_id",
+        "reasoning_content",
+        "reasoning_steps",
+        "metadata",
+        "weight",
+    }
+)
+
+
+def _kind(value: object) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, (int, float)):
+        return "a number"
+    if isinstance(value, Mapping):
+        return "an object"
+    if isinstance(value, (list, tuple)):
+        return "an array"
+    return type(value).__name__
+
+
+def _require_str(value: object, path: str, what: str = "a string") -> str:
+    if not isinstance(value, str):
+        raise RequestError(path, f"found {_kind(value)}", what)
+    return value
+
+
+def _require_object(value: object, path: str) -> Mapping[str, Any]:
+    if not isinstance(value, Mapping):
+        raise RequestError(path, f"found {_kind(value)}", "an object")
+    return cast(Mapping[str, Any], value)
+
+
+def _require_list(value: object, path: str) -> Sequence[Any]:
+    if not isinstance(value, (list, tuple)):
+        raise RequestError(path, f"found {_kind(value)}", "an array")
+    return value
+
+
+def check_json_text(text: str, path: str, *, want_object: bool = True) -> None:
+    """Raise :class:`RequestError` unless ``text`` is JSON (an object when ``want_object``)."""
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise RequestError(
+            path, f"not valid JSON ({error.msg} at char {error.pos})", "a JSON object as text"
+        ) from error
+    if want_object and not isinstance(value, dict):
+        raise RequestError(path, f"JSON {_kind(value)}", "a JSON object as text")
+
+
+# --------------------------------------------------------------------------- input
+
+
+def conversation_from_openai(
+    data: object, tools: object = None
+) -> tuple[tuple[Message, ...], tuple[Tool, ...]]:
+    """Read a chat-completions request (or a bare message list) into core values.
+
+    >>> messages, tools = conversation_from_openai([{"role": "user", "content": "hi"}])
+    >>> messages[0].text
+    'hi'
+    """
+    if isinstance(data, Mapping):
+        if "messages" not in data:
+            raise RequestError("request", "no 'messages' key", "a request with 'messages'")
+        raw_messages = data["messages"]
+        if tools is None:
+            tools = data.get("tools")
+        prefix = "messages"
+    else:
+        raw_messages = data
+        prefix = "messages"
+    items = _require_list(raw_messages, prefix)
+    messages = tuple(
+        message_from_openai(item, f"{prefix}[{index}]") for index, item in enumerate(items)
+    )
+    return messages, tools_from_openai(tools)
+
+
+def tools_from_openai(data: object, path: str = "tools") -> tuple[Tool, ...]:
+    if data is None:
+        return ()
+    items = _require_list(data, path)
+    return tuple(tool_from_openai(item, f"{path}[{index}]") for index, item in enumerate(items))
+
+
+def tool_from_openai(data: object, path: str) -> Tool:
+    obj = _require_object(data, path)
+    kind = obj.get("type", "function")
+    if kind not in ("function", "action"):
+        raise RequestError(f"{path}.type", f"found {kind!r}", "'function' or 'action'")
+    definition = _require_object(obj.get(kind), f"{path}.{kind}")
+    name = _require_str(definition.get("name"), f"{path}.{kind}.name")
+    if not name:
+        raise RequestError(f"{path}.{kind}.name", "an empty name", "a tool name")
+    for key in ("parameters", "returns"):
+        if key in definition and definition[key] is not None:
+            _require_object(definition[key], f"{path}.{kind}.{key}")
+    return Tool(name=name, definition=dict(definition), kind=kind)
+
+
+def message_from_openai(data: object, path: str) -> Message:
+    obj = _require_object(data, path)
+    for key, value in obj.items():
+        if key in _MESSAGE_KEYS:
+            continue
+        if key in _NULLABLE_ECHO_KEYS and value is None:
+            continue
+        raise RequestError(
+            f"{path}.{key}",
+            "an unknown key",
+            "one of " + ", ".join(sorted(_MESSAGE_KEYS)),
+            "Put format header values under 'metadata'",
+        )
+    role_value = obj.get("role")
+    if role_value == "developer":
+        role_value = "system"
+    if role_value not in ROLES:
+        raise RequestError(
+            f"{path}.role", f"found {role_value!r}", "'system', 'user', 'assistant' or 'tool'"
+        )
+    role = cast(Role, role_value)
+    content = _content_from_openai(obj.get("content"), f"{path}.content", role)
+    name = obj.get("name")
+    if name is not None:
+        _require_str(name, f"{path}.name")
+    tool_calls = _tool_calls_from_openai(obj.get("tool_calls"), f"{path}.tool_calls", role)
+    tool_call_id = obj.get("tool_call_id")
+    if tool_call_id is not None:
+        if role != "tool":
+            raise RequestError(
+                f"{path}.tool_call_id", f"on a {role} message", "it on tool messages"
+            )
+        _require_str(tool_call_id, f"{path}.tool_call_id")
+    reasoning = obj.get("reasoning_content")
+    if reasoning is not None:
+        _require_str(reasoning, f"{path}.reasoning_content")
+    steps = _steps_from_openai(obj.get("reasoning_steps"), f"{path}.reasoning_steps")
+    if role != "assistant":
+        for key, value in (("reasoning_content", reasoning), ("reasoning_steps", steps)):
+            if value is not None:
+                raise RequestError(f"{path}.{key}", f"on a {role} message", "it on assistant")
+    metadata: tuple[tuple[str, str], ...] = ()
+    raw_metadata = obj.get("metadata")
+    if raw_metadata is not None:
+        meta = _require_object(raw_metadata, f"{path}.metadata")
+        metadata = tuple(
+            (str(key), _require_str(value, f"{path}.metadata.{key}")) for key, value in meta.items()
+        )
+    weight = obj.get("weight")
+    if weight is not None and (isinstance(weight, bool) or weight not in (0, 1)):
+        raise RequestError(f"{path}.weight", f"found {weight!r}", "0 or 1")
+    if content is None and not (role == "assistant" and tool_calls):
+        content = ()
+    return Message(
+        role=role,
+        content=content,
+        name=name,
+        tool_calls=tool_calls,
+        tool_call_id=tool_call_id,
+        reasoning=reasoning,
+        reasoning_steps=steps,
+        metadata=metadata,
+        weight=None if weight is None else float(weight),
+    )
+
+
+def _content_from_openai(value: object, path: str, role: Role) -> tuple[ContentPart, ...] | None:
+    if value is None:
+        return None
+    if isinstance(value, str):
+        return (TextPart(value),) if value else ()
+    items = _require_list(value, path)
+    parts: list[ContentPart] = []
+    for index, item in enumerate(items):
+        part = _part_from_openai(item, f"{path}[{index}]")
+        if isinstance(part, TextPart) and parts and isinstance(parts[-1], TextPart):
+            parts[-1] = TextPart(parts[-1].text + part.text)
+        elif not (isinstance(part, TextPart) and not part.text):
+            parts.append(part)
+    return tuple(parts)
+
+
+def _part_from_openai(value: object, path: str) -> ContentPart:
+    obj = _require_object(value, path)
+    kind = obj.get("type")
+    if kind == "text":
+        return TextPart(_require_str(obj.get("text"), f"{path}.text"))
+    if kind == "image_url":
+        image = obj.get("image_url")
+        if isinstance(image, str):
+            return ImagePart(url=image)
+        image_obj = _require_object(image, f"{path}.image_url")
+        sizes = []
+        for key in ("width", "height"):
+            size = image_obj.get(key)
+            if size is not None and (isinstance(size, bool) or not isinstance(size, int)):
+                raise RequestError(f"{path}.image_url.{key}", f"found {size!r}", "an integer")
+            sizes.append(size)
+        detail = image_obj.get("detail")
+        return ImagePart(
+            url=_require_str(image_obj.get("url"), f"{path}.image_url.url"),
+            detail=None if detail is None else _require_str(detail, f"{path}.image_url.detail"),
+            width=sizes[0],
+            height=sizes[1],
+        )
+    if kind == "voice":
+        voice = _require_object(obj.get("voice"), f"{path}.voice")
+        prosody = voice.get("prosody", {})
+        return VoicePart(
+            text=_require_str(voice.get("text"), f"{path}.voice.text"),
+            prosody=dict(_require_object(prosody, f"{path}.voice.prosody")),
+        )
+    if kind == "action":
+        action = _require_object(obj.get("action"), f"{path}.action")
+        arguments = _require_str(action.get("arguments"), f"{path}.action.arguments")
+        check_json_text(arguments, f"{path}.action.arguments")
+        return ActionPart(
+            name=_require_str(action.get("name"), f"{path}.action.name"), arguments=arguments
+        )
+    if kind == "image_request":
+        return ImageRequestPart(
+            dict(_require_object(obj.get("image_request"), f"{path}.image_request"))
+        )
+    if kind == "bbox":
+        bbox = _require_object(obj.get("bbox"), f"{path}.bbox")
+        boxes = []
+        for index, box in enumerate(_require_list(bbox.get("boxes"), f"{path}.bbox.boxes")):
+            box_path = f"{path}.bbox.boxes[{index}]"
+            coordinates = _require_list(box, box_path)
+            if len(coordinates) != 4 or not all(
+                isinstance(c, int) and not isinstance(c, bool) and 0 <= c <= 1000
+                for c in coordinates
+            ):
+                raise RequestError(
+                    box_path, f"found {list(coordinates)!r}", "four integers from 0 to 1000"
+                )
+            boxes.append((coordinates[0], coordinates[1], coordinates[2], coordinates[3]))
+        return BoxPart(tuple(boxes))
+    raise RequestError(
+        f"{path}.type",
+        f"found {kind!r}",
+        "'text', 'image_url', 'voice', 'action', 'image_request' or 'bbox'",
+    )
+
+
+def _tool_calls_from_openai(value: object, path: str, role: Role) -> tuple[ToolCall, ...]:
+    if value is None:
+        return ()
+    if role != "assistant":
+        raise RequestError(path, f"tool calls on a {role} message", "them on assistant messages")
+    calls = []
+    for index, item in enumerate(_require_list(value, path)):
+        call_path = f"{path}[{index}]"
+        obj = _require_object(item, call_path)
+        kind = obj.get("type", "function")
+        if kind != "function":
+            raise RequestError(f"{call_path}.type", f"found {kind!r}", "'function'")
+        function = _require_object(obj.get("function"), f"{call_path}.function")
+        name = _require_str(function.get("name"), f"{call_path}.function.name")
+        arguments = function.get("arguments")
+        if not isinstance(arguments, str):
+            raise RequestError(
+                f"{call_path}.function.arguments",
+                f"found {_kind(arguments)}",
+                "a JSON object as text",
+                "OpenAI sends arguments as a string: json.dumps them",
+            )
+        check_json_text(arguments, f"{call_path}.function.arguments")
+        call_id = obj.get("id")
+        calls.append(
+            ToolCall(
+                id="" if call_id is None else _require_str(call_id, f"{call_path}.id"),
+                name=name,
+                arguments=arguments.strip(),
+            )
+        )
+    return tuple(calls)
+
+
+def _steps_from_openai(value: object, path: str) -> tuple[ThinkStep, ...] | None:
+    if value is None:
+        return None
+    steps = []
+    for index, item in enumerate(_require_list(value, path)):
+        step = _require_object(item, f"{path}[{index}]")
+        fields = [
+            _require_str(step.get(key, ""), f"{path}[{index}].{key}")
+            for key in ("title", "reasoning", "conclusion")
+        ]
+        steps.append(ThinkStep(*fields))
+    return tuple(steps)
+
+
+# --------------------------------------------------------------------------- output
+
+
+def content_to_openai(content: tuple[ContentPart, ...] | None) -> str | list[dict[str, Any]] | None:
+    """Text-only content becomes a string; anything else a list of parts."""
+    if content is None:
+        return None
+    if all(isinstance(part, TextPart) for part in content):
+        return "".join(cast(TextPart, part).text for part in content)
+    return [part_to_openai(part) for part in content]
+
+
+def part_to_openai(part: ContentPart) -> dict[str, Any]:
+    if isinstance(part, TextPart):
+        return {"type": "text", "text": part.text}
+    if isinstance(part, ImagePart):
+        image: dict[str, Any] = {"url": part.url}
+        if part.detail is not None:
+            image["detail"] = part.detail
+        if part.width is not None:
+            image["width"] = part.width
+        if part.height is not None:
+            image["height"] = part.height
+        return {"type": "image_url", "image_url": image}
+    if isinstance(part, VoicePart):
+        return {"type": "voice", "voice": {"text": part.text, "prosody": dict(part.prosody)}}
+    if isinstance(part, ActionPart):
+        return {"type": "action", "action": {"name": part.name, "arguments": part.arguments}}
+    if isinstance(part, ImageRequestPart):
+        return {"type": "image_request", "image_request": dict(part.request)}
+    return {"type": "bbox", "bbox": {"boxes": [list(box) for box in part.boxes]}}
+
+
+def tool_call_to_openai(call: ToolCall) -> dict[str, Any]:
+    return {
+        "id": call.id,
+        "type": "function",
+        "function": {"name": call.name, "arguments": call.arguments},
+    }
+
+
+def message_to_openai(message: Message) -> dict[str, Any]:
+    """A core message as an OpenAI message dict (extensions only when set)."""
+    result: dict[str, Any] = {"role": message.role}
+    if message.name is not None:
+        result["name"] = message.name
+    result["content"] = content_to_openai(message.content)
+    if message.reasoning is not None:
+        result["reasoning_content"] = message.reasoning
+    if message.reasoning_steps is not None:
+        result["reasoning_steps"] = [
+            {"title": s.title, "reasoning": s.reasoning, "conclusion": s.conclusion}
+            for s in message.reasoning_steps
+        ]
+    if message.tool_calls:
+        result["tool_calls"] = [tool_call_to_openai(call) for call in message.tool_calls]
+    if message.tool_call_id is not None:
+        result["tool_call_id"] = message.tool_call_id
+    if message.metadata:
+        result["metadata"] = dict(message.metadata)
+    if message.weight is not None:
+        result["weight"] = int(message.weight)
+    return result
+
+
+def tool_to_openai(tool: Tool) -> dict[str, Any]:
+    return {"type": tool.kind, tool.kind: dict(tool.definition)}
+
+
+def conversation_to_openai(
+    messages: Iterable[Message], tools: Iterable[Tool] = ()
+) -> dict[str, Any]:
+    """``{"messages": [...], "tools": [...]}`` (``tools`` only when there are some)."""
+    result: dict[str, Any] = {"messages": [message_to_openai(m) for m in messages]}
+    tool_list = [tool_to_openai(tool) for tool in tools]
+    if tool_list:
+        result["tools"] = tool_list
+    return result

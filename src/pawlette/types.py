@@ -1,0 +1,272 @@
+"""Core types: frozen values that every engine shares.
+
+Messages, content parts, tools and tool calls are what a conversation is made of; segments are
+what rendering produces; events are what parsing produces.  Nothing here knows OpenAI's JSON
+shapes (that is :mod:`pawlette.openai`), and nothing here mutates.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal, TypeAlias
+
+JSONValue: TypeAlias = Any
+"""A value that ``json.dumps`` accepts (kept loose: JSON is recursive)."""
+
+JSONObject: TypeAlias = Mapping[str, Any]
+
+Role: TypeAlias = Literal["system", "user", "assistant", "tool"]
+ROLES: tuple[Role, ...] = ("system", "user", "assistant", "tool")
+
+
+# --------------------------------------------------------------------------- content parts
+
+
+@dataclass(frozen=True, slots=True)
+class TextPart:
+    """Plain text."""
+
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class ImagePart:
+    """An input image, from OpenAI's ``image_url`` part.
+
+    ``width``/``height`` are optional pixel sizes; formats whose image token count depends on
+    the size (breeze) or that normalise boxes against it need them.
+    """
+
+    url: str
+    detail: str | None = None
+    width: int | None = None
+    height: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class VoicePart:
+    """Speech: text recognised from (or to be spoken as) audio, with its prosody (omni)."""
+
+    text: str
+    prosody: JSONObject = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class ActionPart:
+    """A fire-and-forget action the assistant emits inline (omni); ``arguments`` is JSON text."""
+
+    name: str
+    arguments: str
+
+
+@dataclass(frozen=True, slots=True)
+class ImageRequestPart:
+    """A request to generate an image (omni's text-to-image placeholder); a JSON object."""
+
+    request: JSONObject
+
+
+@dataclass(frozen=True, slots=True)
+class BoxPart:
+    """Bounding boxes, each ``(x1, y1, x2, y2)`` normalised to 0..1000 (breeze)."""
+
+    boxes: tuple[tuple[int, int, int, int], ...]
+
+
+ContentPart: TypeAlias = TextPart | ImagePart | VoicePart | ActionPart | ImageRequestPart | BoxPart
+
+
+# --------------------------------------------------------------------------- messages and tools
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCall:
+    """One function call; ``arguments`` is JSON text, kept verbatim."""
+
+    id: str
+    name: str
+    arguments: str
+
+
+@dataclass(frozen=True, slots=True)
+class ThinkStep:
+    """One step of structured thinking (omni): a title, its reasoning and its conclusion."""
+
+    title: str
+    reasoning: str
+    conclusion: str
+
+
+@dataclass(frozen=True, slots=True)
+class Message:
+    """One message of a conversation.
+
+    ``content`` is ``None`` only for an assistant message that carries tool calls and no text.
+    ``metadata`` holds extra ``key="value"`` pairs a format can carry (PCML), in order.
+    ``weight`` is the fine-tuning weight (0 or 1) some datasets put on assistant messages.
+    """
+
+    role: Role
+    content: tuple[ContentPart, ...] | None = ()
+    name: str | None = None
+    tool_calls: tuple[ToolCall, ...] = ()
+    tool_call_id: str | None = None
+    reasoning: str | None = None
+    reasoning_steps: tuple[ThinkStep, ...] | None = None
+    metadata: tuple[tuple[str, str], ...] = ()
+    weight: float | None = None
+
+    @property
+    def text(self) -> str:
+        """The concatenated text parts (other parts ignored)."""
+        if not self.content:
+            return ""
+        return "".join(part.text for part in self.content if isinstance(part, TextPart))
+
+
+@dataclass(frozen=True, slots=True)
+class Tool:
+    """A tool the model may call.
+
+    ``definition`` is the whole ``function`` object as the caller gave it (key order kept), so
+    formats that print it verbatim round-trip.  ``kind`` is ``"action"`` for omni's
+    fire-and-forget actions.
+    """
+
+    name: str
+    definition: JSONObject
+    kind: Literal["function", "action"] = "function"
+
+    @property
+    def description(self) -> str | None:
+        value = self.definition.get("description")
+        return value if isinstance(value, str) else None
+
+    @property
+    def parameters(self) -> JSONObject | None:
+        value = self.definition.get("parameters")
+        return value if isinstance(value, Mapping) else None
+
+
+# --------------------------------------------------------------------------- rendering
+
+
+SegmentKind: TypeAlias = str
+"""What a segment is: begin, header, metadata, separator, content, reasoning, tools, tool_call,
+tool_result, image, end, close, generation_prompt, ... (open-ended: blocks add kinds)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Segment:
+    """A run of rendered text with everything a tokenizer and a loss mask need to know.
+
+    ``special`` segments are markers (encoded by token id); others are text (encoded with
+    special-token parsing off).  ``message_index`` is -1 for text outside any message.
+    """
+
+    text: str
+    special: bool
+    role: Role | None
+    message_index: int
+    kind: SegmentKind
+    trainable: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Rendering:
+    """The result of rendering: ``text`` is exactly the join of the segments' texts."""
+
+    text: str
+    segments: tuple[Segment, ...]
+
+
+# --------------------------------------------------------------------------- parser events
+
+
+@dataclass(frozen=True, slots=True)
+class MessageStart:
+    role: Role
+
+
+@dataclass(frozen=True, slots=True)
+class MetadataItem:
+    key: str
+    value: str
+
+
+@dataclass(frozen=True, slots=True)
+class TextDelta:
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class ReasoningDelta:
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class ReasoningStepAdded:
+    step: ThinkStep
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCallStart:
+    index: int
+    id: str
+    name: str
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCallDelta:
+    index: int
+    arguments: str
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCallEnd:
+    index: int
+
+
+@dataclass(frozen=True, slots=True)
+class PartAdded:
+    """A whole non-text content part (image, voice, action, image request, boxes)."""
+
+    part: ContentPart
+
+
+@dataclass(frozen=True, slots=True)
+class ToolsDeclared:
+    tools: tuple[Tool, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class MessageEnd:
+    """The end of a message; ``finish_reason`` is set on the end of a completion."""
+
+    finish_reason: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ParseWarning:
+    """Lenient mode met text it could not place; ``text`` was kept as content."""
+
+    offset: int
+    message: str
+    text: str
+
+
+Event: TypeAlias = (
+    MessageStart
+    | MetadataItem
+    | TextDelta
+    | ReasoningDelta
+    | ReasoningStepAdded
+    | ToolCallStart
+    | ToolCallDelta
+    | ToolCallEnd
+    | PartAdded
+    | ToolsDeclared
+    | MessageEnd
+    | ParseWarning
+)
