@@ -1,0 +1,1 @@
+"""Generic engines that read a format declaration: lexer, parse machine, writer, fold."""

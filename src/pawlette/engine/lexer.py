@@ -1,0 +1,170 @@
+"""The marker lexer: turns a stream of text into text runs and markers.
+
+It finds the leftmost, longest marker; it holds back any suffix that could still grow into a
+marker (and, with escaping, any run of backslashes that a marker might follow), so a marker
+split across chunks is still seen whole.  Nothing already emitted is scanned again, so the cost
+per character is O(1) amortised.
+
+Escaping (formats whose markers are plain text, such as PCML): a run of ``k`` backslashes
+before a marker encodes ``k // 2`` literal backslashes, and the marker is literal text when
+``k`` is odd.  A backslash run not followed by a marker is plain text.  :func:`escape_text` is
+the inverse, used by the writer.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+Token = tuple[str | None, str, int]
+"""``(marker, text, offset)``: ``marker`` is None for a text run; offsets are absolute."""
+
+
+def marker_pattern(markers: Iterable[str]) -> re.Pattern[str]:
+    """A regex whose leftmost match is the leftmost, longest marker."""
+    ordered = sorted(set(markers), key=lambda marker: (-len(marker), marker))
+    return re.compile("|".join(re.escape(marker) for marker in ordered))
+
+
+def _backslashes_before(text: str, index: int, floor: int) -> int:
+    count = 0
+    while index - count - 1 >= floor and text[index - count - 1] == "\\":
+        count += 1
+    return count
+
+
+def escape_text(text: str, pattern: re.Pattern[str], *, before_marker: bool) -> str:
+    """Escape every marker inside ``text`` so the lexer reads it back as literal text.
+
+    ``before_marker``: a real marker follows this text, so a trailing backslash run must be
+    doubled too.
+    """
+    pieces: list[str] = []
+    position = 0
+    for match in pattern.finditer(text):
+        start = match.start()
+        run = _backslashes_before(text, start, position)
+        pieces.append(text[position : start - run])
+        pieces.append("\\" * (2 * run + 1))
+        pieces.append(match.group())
+        position = match.end()
+    tail = text[position:]
+    if before_marker and tail.endswith("\\"):
+        run = _backslashes_before(tail, len(tail), 0)
+        tail = tail + "\\" * run
+    pieces.append(tail)
+    return "".join(pieces)
+
+
+class Lexer:
+    """Incremental marker lexer (sans-IO): ``feed(text)`` / ``feed_marker(m)`` / ``finish()``."""
+
+    __slots__ = (
+        "_buffer",
+        "_escape",
+        "_extendable",
+        "_longest_prefix",
+        "_offset",
+        "_pattern",
+        "_prefixes",
+    )
+
+    def __init__(self, markers: Iterable[str], *, escape: bool) -> None:
+        marker_set = frozenset(markers)
+        self._pattern = marker_pattern(marker_set)
+        self._prefixes = frozenset(
+            marker[:length] for marker in marker_set for length in range(1, len(marker))
+        )
+        # A marker that is a proper prefix of another may still grow: hold it back at the end.
+        self._extendable = frozenset(marker for marker in marker_set if marker in self._prefixes)
+        self._longest_prefix = max((len(marker) - 1 for marker in marker_set), default=0)
+        self._escape = escape
+        self._buffer = ""
+        self._offset = 0
+
+    @property
+    def offset(self) -> int:
+        """The absolute offset of the first character not yet emitted."""
+        return self._offset
+
+    def feed(self, text: str) -> list[Token]:
+        buffer = self._buffer + text if self._buffer else text
+        tokens: list[Token] = []
+        position = self._scan(buffer, tokens)
+        tail = buffer[position:]
+        hold = self._holdback(tail)
+        if hold < len(tail):
+            self._emit_text(tokens, tail[: len(tail) - hold], position)
+        self._offset += position + len(tail) - hold
+        self._buffer = tail[len(tail) - hold :]
+        return tokens
+
+    def feed_marker(self, marker: str) -> list[Token]:
+        """A marker known to be one (a special token id): flush the buffer as text first."""
+        tokens = self.finish()
+        tokens.append((marker, marker, self._offset))
+        self._offset += len(marker)
+        return tokens
+
+    def finish(self) -> list[Token]:
+        tokens: list[Token] = []
+        buffer = self._buffer
+        self._buffer = ""
+        position = self._scan(buffer, tokens, final=True)
+        if position < len(buffer):
+            self._emit_text(tokens, buffer[position:], position)
+        self._offset += len(buffer)
+        return tokens
+
+    def _emit_text(self, tokens: list[Token], text: str, position: int) -> None:
+        if tokens and tokens[-1][0] is None:
+            previous = tokens[-1]
+            tokens[-1] = (None, previous[1] + text, previous[2])
+        else:
+            tokens.append((None, text, self._offset + position))
+
+    def _scan(self, buffer: str, tokens: list[Token], *, final: bool = False) -> int:
+        """Emit every complete marker (and the text before it); return where scanning stopped."""
+        position = 0
+        search = self._pattern.search
+        while True:
+            match = search(buffer, position)
+            if match is None:
+                return position
+            start, end = match.span()
+            marker = match.group()
+            if not final and end == len(buffer) and marker in self._extendable:
+                # It may still grow into a longer marker: decide when more text comes.
+                return (
+                    position
+                    if start == position
+                    else self._flush_before(buffer, position, start, tokens)
+                )
+            run = _backslashes_before(buffer, start, position) if self._escape else 0
+            before = buffer[position : start - run] + "\\" * (run // 2)
+            if run % 2:
+                self._emit_text(tokens, before + marker, position)
+            else:
+                if before:
+                    self._emit_text(tokens, before, position)
+                tokens.append((marker, marker, self._offset + start))
+            position = end
+
+    def _flush_before(self, buffer: str, position: int, start: int, tokens: list[Token]) -> int:
+        # Emit the text before a held marker, keeping any backslash run that escapes it.
+        run = _backslashes_before(buffer, start, position) if self._escape else 0
+        if start - run > position:
+            self._emit_text(tokens, buffer[position : start - run], position)
+        return start - run
+
+    def _holdback(self, tail: str) -> int:
+        """How many trailing characters could still be the start of a marker (or its escape)."""
+        hold = 0
+        prefixes = self._prefixes
+        for length in range(min(len(tail), self._longest_prefix), 0, -1):
+            if tail[-length:] in prefixes:
+                hold = length
+                break
+        if self._escape:
+            hold += _backslashes_before(tail, len(tail) - hold, 0)
+        return hold

@@ -1,0 +1,433 @@
+"""Readers: what a parse state does with the text between markers.
+
+Each reader is made when its state is entered and closed when a marker (or the end of input)
+leaves it.  Readers never look back at text they already consumed.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from ..types import (
+    MetadataItem,
+    ReasoningDelta,
+    TextDelta,
+    Tool,
+    ToolCallDelta,
+    ToolCallEnd,
+    ToolCallStart,
+    ToolsDeclared,
+)
+from .machine import Parser, Reader, ReaderFactory
+
+
+class ContentReader:
+    """Text is message content."""
+
+    __slots__ = ("_parser",)
+
+    def __init__(self, parser: Parser) -> None:
+        self._parser = parser
+
+    def feed(self, text: str, offset: int) -> None:
+        self._parser.emit(TextDelta(text))
+
+    def close(self, marker: str | None, offset: int) -> None:
+        pass
+
+
+class ReasoningReader:
+    """Text is reasoning; entering the state starts (possibly empty) reasoning."""
+
+    __slots__ = ("_parser",)
+
+    def __init__(self, parser: Parser) -> None:
+        self._parser = parser
+        parser.emit(ReasoningDelta(""))
+
+    def feed(self, text: str, offset: int) -> None:
+        self._parser.emit(ReasoningDelta(text))
+
+    def close(self, marker: str | None, offset: int) -> None:
+        pass
+
+
+class ScaffoldReader:
+    """Only whitespace belongs here (between turns, after the end of a completion)."""
+
+    __slots__ = ("_parser",)
+
+    def __init__(self, parser: Parser) -> None:
+        self._parser = parser
+
+    def feed(self, text: str, offset: int) -> None:
+        if text.isspace():
+            return
+        where = f"text in state {self._parser.state.name!r}"
+        self._parser.malformed(offset, f"{where}: {text[:40]!r}", "only whitespace", text)
+
+    def close(self, marker: str | None, offset: int) -> None:
+        pass
+
+
+# ------------------------------------------------------------------ key="value" headers
+
+_KEY_START = re.compile(r"[A-Za-z_]")
+_KEY_CHAR = re.compile(r"[A-Za-z0-9_.\-]")
+
+
+class HeaderReader:
+    """``key="value"<separator>`` pairs at the start of a turn, then content.
+
+    Text is held while it can still be a header pair (an identifier, ``=``, a JSON string);
+    the separator marker commits it.  Anything else turns the held text into content.
+    """
+
+    __slots__ = ("_buffer", "_escaped", "_parser", "_phase", "_separator")
+
+    def __init__(self, parser: Parser, separator: str) -> None:
+        self._parser = parser
+        self._separator = separator
+        self._buffer: list[str] = []
+        self._phase = "start"  # start, key, value, string, done, content
+        self._escaped = False
+
+    def feed(self, text: str, offset: int) -> None:
+        if self._phase == "content":
+            self._parser.emit(TextDelta(text))
+            return
+        for character in text:
+            if not self._advance(character):
+                self._phase = "content"
+                self._parser.emit(TextDelta("".join(self._buffer) + text))
+                self._buffer = []
+                return
+        self._buffer.append(text)
+
+    def _advance(self, character: str) -> bool:
+        phase = self._phase
+        if phase == "start":
+            self._phase = "key"
+            return bool(_KEY_START.match(character))
+        if phase == "key":
+            if character == "=":
+                self._phase = "value"
+                return True
+            return bool(_KEY_CHAR.match(character))
+        if phase == "value":
+            self._phase = "string"
+            return character == '"'
+        if phase == "string":
+            if self._escaped:
+                self._escaped = False
+            elif character == "\\":
+                self._escaped = True
+            elif character == '"':
+                self._phase = "done"
+            return True
+        return False  # text after the closing quote: not a header
+
+    def close(self, marker: str | None, offset: int) -> None:
+        held = "".join(self._buffer)
+        if marker != self._separator:
+            if held:
+                self._parser.emit(TextDelta(held))
+            return
+        if self._phase != "done":
+            self._parser.malformed(
+                offset, f"{self._separator!r} after {held[-40:]!r}", 'a key="value" header', held
+            )
+            self._parser.emit(TextDelta(held + self._separator))
+            return
+        key, _, value = held.partition("=")
+        try:
+            decoded = json.loads(value)
+        except json.JSONDecodeError:
+            self._parser.malformed(offset, f"header value {value!r}", "a JSON string", held)
+            self._parser.emit(TextDelta(held + self._separator))
+            return
+        self._parser.emit(MetadataItem(key, decoded))
+
+
+def header_reader(separator: str) -> ReaderFactory:
+    def make(parser: Parser) -> Reader:
+        return HeaderReader(parser, separator)
+
+    return make
+
+
+# ------------------------------------------------------------------ JSON blocks
+
+
+class JsonToolsReader:
+    """A JSON array of function objects (a tools block)."""
+
+    __slots__ = ("_chunks", "_kind", "_parser")
+
+    def __init__(self, parser: Parser, kind: str = "function") -> None:
+        self._parser = parser
+        self._chunks: list[str] = []
+        self._kind = kind
+
+    def feed(self, text: str, offset: int) -> None:
+        self._chunks.append(text)
+
+    def close(self, marker: str | None, offset: int) -> None:
+        text = "".join(self._chunks)
+        try:
+            value = json.loads(text)
+            if not isinstance(value, list) or not all(
+                isinstance(item, dict) and isinstance(item.get("name"), str) for item in value
+            ):
+                raise ValueError("not a list of objects with a name")
+        except ValueError as error:
+            self._parser.malformed(
+                offset,
+                f"tools block {text[:60]!r} ({error})",
+                "a JSON array of function objects",
+                text,
+            )
+            self._parser.emit(TextDelta(text))
+            return
+        tools = tuple(Tool(name=item["name"], definition=item) for item in value)
+        self._parser.emit(ToolsDeclared(tools))
+
+
+@dataclass(frozen=True, slots=True)
+class CallEnvelope:
+    """The keys of a JSON call object: ``{"id": ..., "name": ..., "arguments": {...}}``."""
+
+    name: str = "name"
+    arguments: str = "arguments"
+    id: str | None = "id"
+
+
+_STRING_STOP = re.compile(r'["\\]')
+
+
+class JsonCallReader:
+    """One call written as a JSON object; the arguments value is streamed verbatim.
+
+    The object is scanned once, character by character outside strings and by jumps inside
+    them.  ``ToolCallStart`` is emitted once the name and id are known; argument text seen
+    before that is held and released then.  The whole object is validated at the close.
+    """
+
+    def __init__(self, parser: Parser, envelope: CallEnvelope, close_marker: str) -> None:
+        self._parser = parser
+        self._envelope = envelope
+        self._close_marker = close_marker
+        self._open_marker = parser.entered_by or ""
+        self._chunks: list[str] = []
+        self._depth = 0
+        self._in_string = False
+        self._escaped = False
+        self._key: list[str] | None = None  # a top-level key being read
+        self._current_key: str | None = None
+        self._value: list[str] | None = None  # raw text of the top-level value being read
+        self._pending_space = ""  # whitespace inside the arguments value, not yet emitted
+        self._values: dict[str, str] = {}
+        self._index: int | None = None
+        self._held_arguments: list[str] = []
+        self._offset = 0
+
+    # the scanner ---------------------------------------------------------------------------
+
+    def feed(self, text: str, offset: int) -> None:
+        if not self._chunks:
+            self._offset = offset
+        self._chunks.append(text)
+        position = 0
+        length = len(text)
+        while position < length:
+            if self._in_string:
+                position = self._scan_string(text, position)
+                continue
+            character = text[position]
+            position += 1
+            self._structural(character)
+
+    def _scan_string(self, text: str, position: int) -> int:
+        if self._escaped:
+            self._escaped = False
+            self._capture(text[position])
+            return position + 1
+        match = _STRING_STOP.search(text, position)
+        end = len(text) if match is None else match.start()
+        if end > position:
+            self._capture(text[position:end])
+        if match is None:
+            return end
+        character = text[end]
+        self._capture(character)
+        if character == "\\":
+            self._escaped = True
+        else:
+            self._in_string = False
+            if self._key is not None and self._depth == 1 and self._value is None:
+                self._current_key = json.loads("".join(self._key))
+                self._key = None
+        return end + 1
+
+    def _capture(self, text: str) -> None:
+        if self._key is not None and self._value is None:
+            self._key.append(text)
+        elif self._value is not None:
+            self._value.append(text)
+            if self._current_key == self._envelope.arguments:
+                self._stream(text)
+
+    def _structural(self, character: str) -> None:
+        depth = self._depth
+        if character in " \t\r\n":
+            if self._value is not None and self._value:
+                self._value.append(character)
+                if self._current_key == self._envelope.arguments:
+                    self._pending_space += character
+            return
+        if depth == 1 and self._value is None:
+            # Between top-level members: a key, a colon, or a comma.
+            if character == '"' and self._current_key is None:
+                self._key = ['"']
+                self._in_string = True
+            elif character == ":" and self._current_key is not None:
+                self._value = []
+            elif character == "}":
+                self._depth = 0
+            return
+        if depth == 0:
+            if character == "{":
+                self._depth = 1
+            return
+        # Inside a top-level value.
+        value = self._value
+        if value is None:  # stray text between members: the validation at the close reports it
+            return
+        if depth == 1 and character in ",}":
+            self._end_value()
+            if character == "}":
+                self._depth = 0
+            return
+        if character in "{[":
+            self._depth += 1
+        elif character in "}]":
+            self._depth -= 1
+        elif character == '"':
+            self._in_string = True
+        value.append(character)
+        if self._current_key == self._envelope.arguments:
+            self._stream(character)
+
+    def _stream(self, text: str) -> None:
+        if self._pending_space:
+            text = self._pending_space + text
+            self._pending_space = ""
+        if self._index is None:
+            self._held_arguments.append(text)
+        else:
+            self._parser.emit(ToolCallDelta(self._index, text))
+
+    def _end_value(self) -> None:
+        key = self._current_key
+        raw = "".join(self._value or [])
+        self._pending_space = ""
+        self._value = None
+        self._current_key = None
+        if key is None:
+            return
+        self._values[key] = raw
+        if key in (self._envelope.name, self._envelope.id):
+            self._maybe_start(final=False)
+
+    def _maybe_start(self, *, final: bool) -> None:
+        if self._index is not None:
+            return
+        envelope = self._envelope
+        raw_name = self._values.get(envelope.name)
+        if raw_name is None:
+            return
+        have_id = envelope.id is None or envelope.id in self._values
+        if not (have_id or final):
+            return
+        try:
+            name = json.loads(raw_name)
+            call_id = (
+                json.loads(self._values[envelope.id])
+                if envelope.id is not None and envelope.id in self._values
+                else self._parser.new_call_id()
+            )
+        except json.JSONDecodeError:
+            return
+        if not isinstance(name, str) or not isinstance(call_id, str):
+            return
+        self._index = self._parser.next_call_index()
+        self._parser.emit(ToolCallStart(self._index, call_id, name))
+        if self._held_arguments:
+            self._parser.emit(ToolCallDelta(self._index, "".join(self._held_arguments)))
+            self._held_arguments = []
+
+    # the close -----------------------------------------------------------------------------
+
+    def close(self, marker: str | None, offset: int) -> None:
+        text = "".join(self._chunks)
+        problem = self._validate(text) if marker is not None else "the call is not closed"
+        if problem is None:
+            self._maybe_start(final=True)
+            if self._index is not None:
+                self._parser.emit(ToolCallEnd(self._index))
+                return
+            problem = "no call name"
+        raw = self._open_marker + text + (marker or "")
+        expected = f"a JSON object {{{self._describe()}}} then {self._close_marker!r}"
+        self._parser.malformed(self._offset, f"call {text[:60]!r}: {problem}", expected, raw)
+        if self._index is not None:
+            self._parser.emit(ToolCallEnd(self._index))
+        else:
+            self._parser.emit(TextDelta(self._open_marker + text))
+        if marker is not None and marker == self._close_marker and self._index is None:
+            self._parser.emit(TextDelta(marker))
+
+    def _describe(self) -> str:
+        keys = [self._envelope.id, self._envelope.name, self._envelope.arguments]
+        return ", ".join(f'"{key}"' for key in keys if key is not None)
+
+    def _validate(self, text: str) -> str | None:
+        try:
+            value = json.loads(text)
+        except json.JSONDecodeError as error:
+            return f"not valid JSON ({error.msg} at char {error.pos})"
+        envelope = self._envelope
+        if not isinstance(value, dict):
+            return "not a JSON object"
+        allowed = {key for key in (envelope.id, envelope.name, envelope.arguments) if key}
+        unknown = sorted(set(value) - allowed)
+        if unknown:
+            return f"unknown keys {unknown}"
+        if not isinstance(value.get(envelope.name), str):
+            return f'"{envelope.name}" is not a string'
+        if (
+            envelope.id is not None
+            and envelope.id in value
+            and not isinstance(value[envelope.id], str)
+        ):
+            return f'"{envelope.id}" is not a string'
+        if not isinstance(value.get(envelope.arguments, {}), dict):
+            return f'"{envelope.arguments}" is not an object'
+        if envelope.arguments not in value:
+            return f'no "{envelope.arguments}"'
+        return None
+
+
+def json_call_reader(envelope: CallEnvelope, close_marker: str) -> ReaderFactory:
+    def make(parser: Parser) -> Reader:
+        return JsonCallReader(parser, envelope, close_marker)
+
+    return make
+
+
+def reader_factory(reader: Callable[[Parser], Reader]) -> ReaderFactory:
+    """Name a reader class as a factory (readers whose constructor takes only the parser)."""
+    return reader

@@ -1,0 +1,170 @@
+"""The :class:`Format` value: a declaration's grammar and writer behind one small API."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from .engine.fold import fold, merge_assistant
+from .engine.lexer import marker_pattern
+from .engine.machine import Grammar, Parser
+from .engine.writer import Writer
+from .openai import (
+    conversation_from_openai,
+    conversation_to_openai,
+    message_to_openai,
+    tools_from_openai,
+)
+from .types import Message, ParseWarning, Rendering, Tool
+
+WriteConversation = Callable[[Writer, tuple[Message, ...], tuple[Tool, ...], bool], None]
+"""A declaration's renderer: write the messages (and tools), then the generation prompt."""
+
+
+@dataclass(frozen=True)
+class Completion:
+    """A parsed completion: ``message`` is an OpenAI assistant message dict."""
+
+    message: dict[str, Any]
+    finish_reason: str
+    warnings: tuple[ParseWarning, ...]
+    core: Message
+
+
+@dataclass(frozen=True)
+class ParsedConversation:
+    """A parsed rendered conversation: OpenAI ``messages`` and ``tools``."""
+
+    messages: list[dict[str, Any]]
+    tools: list[dict[str, Any]]
+    warnings: tuple[ParseWarning, ...]
+    core_messages: tuple[Message, ...]
+    core_tools: tuple[Tool, ...]
+
+    def to_request(self) -> dict[str, Any]:
+        """``{"messages": [...], "tools": [...]}`` as a chat-completions request body."""
+        return conversation_to_openai(self.core_messages, self.core_tools)
+
+
+@dataclass(frozen=True)
+class Format:
+    """A chat format: render OpenAI conversations to its text, parse its text back.
+
+    Formats are immutable declarations; get one with :func:`pawlette.get_format`.
+
+    >>> import pawlette
+    >>> pcml = pawlette.get_format("pcml")
+    >>> pcml.render([{"role": "user", "content": "Hi"}], add_generation_prompt=True).text
+    '[USR]Hi[/USR]\\n\\n[AST]'
+    >>> pcml.parse("Hello!<end>").message["content"]
+    'Hello!'
+    """
+
+    name: str
+    summary: str
+    grammar: Grammar
+    write: WriteConversation
+    stop: tuple[str, ...]
+    """What an engine must stop generation on (the format's end-of-turn markers)."""
+    special_markers: tuple[str, ...]
+    """Every marker the format writes as a control token, in a stable order."""
+    escape_pattern: re.Pattern[str] | None = field(default=None, compare=False)
+
+    @staticmethod
+    def escaping(markers: Sequence[str]) -> re.Pattern[str]:
+        """The ``escape_pattern`` of a format that escapes its markers inside text."""
+        return marker_pattern(markers)
+
+    # ------------------------------------------------------------------ render
+
+    def render(
+        self,
+        messages: object,
+        tools: object = None,
+        *,
+        add_generation_prompt: bool = False,
+    ) -> Rendering:
+        """Render a conversation (OpenAI messages or a request dict, or core messages).
+
+        ``add_generation_prompt`` ends the text where the model's next turn begins.
+        """
+        core_messages, core_tools = coerce_conversation(messages, tools)
+        writer = Writer(self.escape_pattern)
+        self.write(writer, core_messages, core_tools, add_generation_prompt)
+        return writer.rendering()
+
+    # ------------------------------------------------------------------ parse
+
+    def parser(
+        self,
+        *,
+        strict: bool = False,
+        conversation: bool = False,
+        id_factory: Callable[[], str] | None = None,
+        start: str | None = None,
+    ) -> Parser:
+        """An incremental parser: ``feed(text)`` / ``finish()`` return events.
+
+        By default it reads one completion (the model's output after the generation prompt);
+        ``conversation=True`` reads a whole rendered conversation.
+        """
+        return Parser(
+            self.grammar,
+            conversation=conversation,
+            strict=strict,
+            id_factory=id_factory,
+            start=start,
+        )
+
+    def parse(
+        self,
+        completion: str,
+        *,
+        strict: bool = False,
+        finish_reason: str | None = None,
+        id_factory: Callable[[], str] | None = None,
+    ) -> Completion:
+        """Parse a whole completion into an OpenAI assistant message and a finish reason."""
+        parser = self.parser(strict=strict, id_factory=id_factory)
+        events = parser.feed(completion) + parser.finish(finish_reason)
+        folded = fold(events, self.grammar.fields)
+        message = merge_assistant(folded.messages)
+        return Completion(
+            message=message_to_openai(message),
+            finish_reason=folded.finish_reason or "stop",
+            warnings=tuple(folded.warnings),
+            core=message,
+        )
+
+    def parse_conversation(self, text: str, *, strict: bool = False) -> ParsedConversation:
+        """Parse a whole rendered conversation back into ``messages`` and ``tools``."""
+        parser = self.parser(strict=strict, conversation=True)
+        events = parser.feed(text) + parser.finish()
+        folded = fold(events, self.grammar.fields)
+        messages = tuple(folded.messages)
+        tools = tuple(folded.tools)
+        return ParsedConversation(
+            messages=[message_to_openai(message) for message in messages],
+            tools=conversation_to_openai((), tools).get("tools", []),
+            warnings=tuple(folded.warnings),
+            core_messages=messages,
+            core_tools=tools,
+        )
+
+
+def coerce_conversation(
+    messages: object, tools: object = None
+) -> tuple[tuple[Message, ...], tuple[Tool, ...]]:
+    """Accept OpenAI JSON (request dict or message list) or core values."""
+    if isinstance(messages, (list, tuple)) and all(isinstance(m, Message) for m in messages):
+        if tools is None:
+            return tuple(messages), ()
+        if isinstance(tools, (list, tuple)) and all(isinstance(t, Tool) for t in tools):
+            return tuple(messages), tuple(tools)
+        return tuple(messages), tools_from_openai(tools)
+    if isinstance(tools, (list, tuple)) and tools and all(isinstance(t, Tool) for t in tools):
+        core_messages, _ = conversation_from_openai(messages)
+        return core_messages, tuple(tools)
+    return conversation_from_openai(messages, tools)
