@@ -212,6 +212,8 @@ def message_from_openai(data: object, path: str) -> Message:
         raise RequestError(f"{path}.weight", f"found {weight!r}", "0 or 1")
     if content is None and not (role == "assistant" and tool_calls):
         content = ()
+    elif content == () and role == "assistant" and tool_calls:
+        content = None  # "" and null mean the same beside tool calls; null is canonical
     return Message(
         role=role,
         content=content,

@@ -232,6 +232,7 @@ class JsonCallReader:
         self._values: dict[str, str] = {}
         self._index: int | None = None
         self._held_arguments: list[str] = []
+        self._outgoing: list[str] = []  # argument text of this feed, sent as one delta
         self._offset = 0
 
     # the scanner ---------------------------------------------------------------------------
@@ -249,6 +250,12 @@ class JsonCallReader:
             character = text[position]
             position += 1
             self._structural(character)
+        self._flush()
+
+    def _flush(self) -> None:
+        if self._outgoing and self._index is not None:
+            self._parser.emit(ToolCallDelta(self._index, "".join(self._outgoing)))
+            self._outgoing = []
 
     def _scan_string(self, text: str, position: int) -> int:
         if self._escaped:
@@ -328,7 +335,7 @@ class JsonCallReader:
         if self._index is None:
             self._held_arguments.append(text)
         else:
-            self._parser.emit(ToolCallDelta(self._index, text))
+            self._outgoing.append(text)
 
     def _end_value(self) -> None:
         key = self._current_key
@@ -365,9 +372,8 @@ class JsonCallReader:
             return
         self._index = self._parser.next_call_index()
         self._parser.emit(ToolCallStart(self._index, call_id, name))
-        if self._held_arguments:
-            self._parser.emit(ToolCallDelta(self._index, "".join(self._held_arguments)))
-            self._held_arguments = []
+        self._outgoing = self._held_arguments
+        self._held_arguments = []
 
     # the close -----------------------------------------------------------------------------
 
@@ -376,6 +382,7 @@ class JsonCallReader:
         problem = self._validate(text) if marker is not None else "the call is not closed"
         if problem is None:
             self._maybe_start(final=True)
+            self._flush()
             if self._index is not None:
                 self._parser.emit(ToolCallEnd(self._index))
                 return
@@ -383,6 +390,7 @@ class JsonCallReader:
         raw = self._open_marker + text + (marker or "")
         expected = f"a JSON object {{{self._describe()}}} then {self._close_marker!r}"
         self._parser.malformed(self._offset, f"call {text[:60]!r}: {problem}", expected, raw)
+        self._flush()
         if self._index is not None:
             self._parser.emit(ToolCallEnd(self._index))
         else:

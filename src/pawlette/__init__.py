@@ -1,0 +1,92 @@
+"""pawlette: render, parse, serve and export LLM chat formats.
+
+>>> import pawlette
+>>> pcml = pawlette.get_format("pcml")
+>>> pcml.render([{"role": "user", "content": "Hi"}], add_generation_prompt=True).text
+'[USR]Hi[/USR]\\n\\n[AST]'
+"""
+
+from __future__ import annotations
+
+from .errors import (
+    FormatError,
+    ParseError,
+    PawletteError,
+    RequestError,
+    TokenizerMismatch,
+    UnsupportedFeature,
+)
+from .format import Completion, Format, ParsedConversation
+from .formats import formats, get_format
+from .serve.chunks import ChunkStream
+from .types import (
+    ActionPart,
+    BoxPart,
+    ContentPart,
+    Event,
+    ImagePart,
+    ImageRequestPart,
+    Message,
+    MessageEnd,
+    MessageStart,
+    MetadataItem,
+    ParseWarning,
+    PartAdded,
+    ReasoningDelta,
+    ReasoningStepAdded,
+    Rendering,
+    Segment,
+    TextDelta,
+    TextPart,
+    ThinkStep,
+    Tool,
+    ToolCall,
+    ToolCallDelta,
+    ToolCallEnd,
+    ToolCallStart,
+    ToolsDeclared,
+    VoicePart,
+)
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "ActionPart",
+    "BoxPart",
+    "ChunkStream",
+    "Completion",
+    "ContentPart",
+    "Event",
+    "Format",
+    "FormatError",
+    "ImagePart",
+    "ImageRequestPart",
+    "Message",
+    "MessageEnd",
+    "MessageStart",
+    "MetadataItem",
+    "ParseError",
+    "ParseWarning",
+    "ParsedConversation",
+    "PartAdded",
+    "PawletteError",
+    "ReasoningDelta",
+    "ReasoningStepAdded",
+    "Rendering",
+    "RequestError",
+    "Segment",
+    "TextDelta",
+    "TextPart",
+    "ThinkStep",
+    "TokenizerMismatch",
+    "Tool",
+    "ToolCall",
+    "ToolCallDelta",
+    "ToolCallEnd",
+    "ToolCallStart",
+    "ToolsDeclared",
+    "UnsupportedFeature",
+    "VoicePart",
+    "formats",
+    "get_format",
+]

@@ -1,0 +1,208 @@
+"""The ``pawlette`` command line.
+
+User errors print one line on stderr and exit with status 2; no tracebacks.
+"""
+
+from __future__ import annotations
+
+import argparse
+import codecs
+import json
+import sys
+from collections.abc import Iterator, Sequence
+from typing import Any, BinaryIO
+
+from .errors import PawletteError
+from .formats import formats, get_format
+from .serve.chunks import ChunkStream
+
+STREAM_PIECE_BYTES = 16  # small pieces, so --stream shows the parser working incrementally
+
+
+class UserError(Exception):
+    """A problem with the command line or its input: one line, exit status 2."""
+
+
+def _open_binary(path: str) -> BinaryIO:
+    if path == "-":
+        return sys.stdin.buffer
+    try:
+        return open(path, "rb")
+    except OSError as error:
+        raise UserError(f"{path}: cannot open ({error.strerror})") from error
+
+
+def _read_text(path: str) -> str:
+    handle = _open_binary(path)
+    try:
+        return handle.read().decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise UserError(f"{path}: not UTF-8 ({error.reason} at byte {error.start})") from error
+    finally:
+        if handle is not sys.stdin.buffer:
+            handle.close()
+
+
+def _read_json(path: str) -> Any:
+    text = _read_text(path)
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as error:
+        raise UserError(
+            f"{path}: not valid JSON ({error.msg} at line {error.lineno} column {error.colno})"
+        ) from error
+
+
+def _pieces(path: str) -> Iterator[str]:
+    """The input decoded incrementally, a few bytes at a time (UTF-8 splits are held)."""
+    handle = _open_binary(path)
+    decoder = codecs.getincrementaldecoder("utf-8")()
+    try:
+        while True:
+            data = (
+                handle.read1(STREAM_PIECE_BYTES)
+                if hasattr(handle, "read1")
+                else handle.read(STREAM_PIECE_BYTES)
+            )
+            if not data:
+                break
+            text = decoder.decode(data)
+            if text:
+                yield text
+        tail = decoder.decode(b"", final=True)
+        if tail:
+            yield tail
+    except UnicodeDecodeError as error:
+        raise UserError(f"{path}: not UTF-8 ({error.reason})") from error
+    finally:
+        if handle is not sys.stdin.buffer:
+            handle.close()
+
+
+def _print_json(value: Any) -> None:
+    sys.stdout.write(json.dumps(value, ensure_ascii=False, indent=2) + "\n")
+
+
+# ------------------------------------------------------------------ commands
+
+
+def command_formats(arguments: argparse.Namespace) -> int:
+    for name in formats():
+        sys.stdout.write(f"{name}\t{get_format(name).summary}\n")
+    return 0
+
+
+def command_render(arguments: argparse.Namespace) -> int:
+    fmt = get_format(arguments.format)
+    request = _read_json(arguments.file)
+    rendering = fmt.render(request, add_generation_prompt=arguments.generation_prompt)
+    if arguments.json:
+        _print_json(
+            {
+                "text": rendering.text,
+                "segments": [
+                    {
+                        "text": segment.text,
+                        "special": segment.special,
+                        "role": segment.role,
+                        "message_index": segment.message_index,
+                        "kind": segment.kind,
+                        "trainable": segment.trainable,
+                    }
+                    for segment in rendering.segments
+                ],
+                "stop": list(fmt.stop),
+            }
+        )
+    else:
+        sys.stdout.write(rendering.text)
+        if sys.stdout.isatty():
+            sys.stdout.write("\n")
+    return 0
+
+
+def command_parse(arguments: argparse.Namespace) -> int:
+    fmt = get_format(arguments.format)
+    if arguments.conversation:
+        parsed = fmt.parse_conversation(_read_text(arguments.file), strict=arguments.strict)
+        result = parsed.to_request()
+        if parsed.warnings:
+            result["warnings"] = [warning.message for warning in parsed.warnings]
+        _print_json(result)
+        return 0
+    if arguments.stream:
+        parser = fmt.parser(strict=arguments.strict)
+        stream = ChunkStream(model=fmt.name)
+        for piece in _pieces(arguments.file):
+            for chunk in stream.chunks(parser.feed(piece)):
+                sys.stdout.write(json.dumps(chunk, ensure_ascii=False) + "\n")
+                sys.stdout.flush()
+        for chunk in stream.chunks(parser.finish()):
+            sys.stdout.write(json.dumps(chunk, ensure_ascii=False) + "\n")
+        return 0
+    completion = fmt.parse(_read_text(arguments.file), strict=arguments.strict)
+    output: dict[str, Any] = {
+        "message": completion.message,
+        "finish_reason": completion.finish_reason,
+    }
+    if completion.warnings:
+        output["warnings"] = [warning.message for warning in completion.warnings]
+    _print_json(output)
+    return 0
+
+
+def command_demo(arguments: argparse.Namespace) -> int:
+    from .demo import run
+
+    colour = sys.stdout.isatty() if arguments.colour == "auto" else arguments.colour == "always"
+    return run(sys.stdout, colour=colour)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="pawlette", description="Render, parse, serve and export LLM chat formats."
+    )
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    demo = commands.add_parser("demo", help="show what pawlette does (no network, no model)")
+    demo.add_argument("--colour", choices=("auto", "always", "never"), default="auto")
+    demo.set_defaults(handler=command_demo)
+
+    listing = commands.add_parser("formats", help="list the registered formats")
+    listing.set_defaults(handler=command_formats)
+
+    render = commands.add_parser("render", help="render a request or message list")
+    render.add_argument("-f", "--format", required=True)
+    render.add_argument("file", nargs="?", default="-", help="JSON file, or - for stdin")
+    render.add_argument("--generation-prompt", action="store_true")
+    render.add_argument("--json", action="store_true", help="print the segments and flags")
+    render.set_defaults(handler=command_render)
+
+    parse = commands.add_parser("parse", help="parse a completion or a rendered conversation")
+    parse.add_argument("-f", "--format", required=True)
+    parse.add_argument("file", nargs="?", default="-", help="text file, or - for stdin")
+    mode = parse.add_mutually_exclusive_group()
+    mode.add_argument("--stream", action="store_true", help="print OpenAI chunks as they come")
+    mode.add_argument("--conversation", action="store_true", help="print request JSON")
+    parse.add_argument("--strict", action="store_true", help="fail on malformed output")
+    parse.set_defaults(handler=command_parse)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    arguments = parser.parse_args(argv)
+    try:
+        status: int = arguments.handler(arguments)
+        return status
+    except (UserError, PawletteError) as error:
+        sys.stderr.write(f"pawlette {arguments.command}: {error}\n")
+        return 2
+    except BrokenPipeError:
+        return 0
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

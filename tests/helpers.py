@@ -1,0 +1,82 @@
+"""Helpers the format tests share."""
+
+from __future__ import annotations
+
+import itertools
+import random
+from collections.abc import Callable
+from typing import Any
+
+from pawlette.engine.fold import fold
+from pawlette.format import Format, coerce_conversation
+from pawlette.openai import conversation_to_openai
+from pawlette.types import Event, Rendering
+
+OPEN, CLOSE = "⟦", "⟧"
+
+
+def mask_text(rendering: Rendering) -> str:
+    """The rendering with every run of trainable segments wrapped in ⟦ ⟧."""
+    pieces: list[str] = []
+    inside = False
+    for segment in rendering.segments:
+        if segment.trainable and not inside:
+            pieces.append(OPEN)
+            inside = True
+        elif not segment.trainable and inside:
+            pieces.append(CLOSE)
+            inside = False
+        pieces.append(segment.text)
+    if inside:
+        pieces.append(CLOSE)
+    return "".join(pieces)
+
+
+def sequential_ids() -> Callable[[], str]:
+    counter = itertools.count()
+    return lambda: f"call_{next(counter)}"
+
+
+def canonical(request: dict[str, Any]) -> dict[str, Any]:
+    """The request as the OpenAI edge writes it back (defaults made explicit)."""
+    messages, tools = coerce_conversation(request)
+    return conversation_to_openai(messages, tools)
+
+
+def feed_in_pieces(
+    fmt: Format, text: str, sizes: list[int], *, conversation: bool
+) -> list[Event]:
+    parser = fmt.parser(conversation=conversation, id_factory=sequential_ids())
+    events: list[Event] = []
+    position = 0
+    for size in itertools.cycle(sizes or [len(text) or 1]):
+        if position >= len(text):
+            break
+        events += parser.feed(text[position : position + size])
+        position += size
+    return events + parser.finish()
+
+
+def random_sizes(seed: int, count: int = 64) -> list[int]:
+    generator = random.Random(seed)
+    return [generator.choice([1, 1, 2, 3, 5, 8, 13, 40]) for _ in range(count)]
+
+
+def folded(fmt: Format, events: list[Event]) -> Any:
+    result = fold(events, fmt.grammar.fields)
+    return (result.messages, result.tools, [w.text for w in result.warnings])
+
+
+def completion_text(fmt: Format, request: dict[str, Any], index: int) -> str:
+    """What the model produced for assistant message ``index``: the training render of the
+    conversation through that message, minus the generation-prompt render before it."""
+    tools = request.get("tools")
+    messages = request["messages"]
+    prompt = fmt.render(messages[:index], tools, add_generation_prompt=True).text
+    full = fmt.render(messages[: index + 1], tools).text
+    if not full.startswith(prompt):
+        raise AssertionError(
+            f"{fmt.name}: the prompt render is not a prefix of the training render\n"
+            f"prompt: {prompt!r}\nfull:   {full!r}"
+        )
+    return full[len(prompt) :]

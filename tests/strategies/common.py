@@ -1,0 +1,65 @@
+"""Building blocks for conversation strategies."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from hypothesis import strategies as st
+
+# Any unicode but surrogates (not encodable as UTF-8) and NUL.
+CHARACTERS = st.characters(codec="utf-8", exclude_characters="\x00")
+
+identifiers = st.from_regex(r"[A-Za-z_][A-Za-z0-9_]{0,8}", fullmatch=True)
+
+
+def tricky_text(markers: Sequence[str], max_size: int = 6) -> st.SearchStrategy[str]:
+    """Text that mixes arbitrary unicode with the format's markers, backslashes and quotes."""
+    pieces = st.one_of(
+        st.text(CHARACTERS, max_size=12),
+        st.sampled_from([*markers, "\\", "\\\\", "\n", '"', "=", " ", "\n\n"]),
+    )
+    return st.lists(pieces, max_size=max_size).map("".join)
+
+
+def plain_text(avoid: Sequence[str], max_size: int = 30) -> st.SearchStrategy[str]:
+    """Unicode text that contains none of ``avoid`` (formats that do not escape markers)."""
+    return st.text(CHARACTERS, max_size=max_size).filter(
+        lambda text: not any(marker in text for marker in avoid)
+    )
+
+
+json_scalars = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(-(10**12), 10**12),
+    st.floats(allow_nan=False, allow_infinity=False, width=64),
+    st.text(CHARACTERS, max_size=10),
+)
+json_values = st.recursive(
+    json_scalars,
+    lambda children: st.lists(children, max_size=3)
+    | st.dictionaries(st.text(CHARACTERS, max_size=6), children, max_size=3),
+    max_leaves=8,
+)
+json_objects = st.dictionaries(st.text(CHARACTERS, max_size=8), json_values, max_size=4)
+
+
+@st.composite
+def arguments_text(draw: st.DrawFn, keys: st.SearchStrategy[str] | None = None) -> str:
+    """A JSON object as text, in a randomly chosen JSON style."""
+    if keys is None:
+        value = draw(json_objects)
+    else:
+        value = draw(st.dictionaries(keys, json_values, max_size=4))
+    separators = draw(st.sampled_from([(", ", ": "), (",", ":")]))
+    return json.dumps(value, ensure_ascii=draw(st.booleans()), separators=separators)
+
+
+def function_tool(name: str, description: str | None = None) -> dict[str, Any]:
+    function: dict[str, Any] = {"name": name}
+    if description is not None:
+        function["description"] = description
+    function["parameters"] = {"type": "object", "properties": {"x": {"type": "string"}}}
+    return {"type": "function", "function": function}

@@ -1,0 +1,78 @@
+"""Conversations PCML expresses exactly: any text (markers included), metadata, calls."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hypothesis import strategies as st
+
+from pawlette.formats import pcml
+
+from .common import arguments_text, function_tool, identifiers, tricky_text
+
+MARKERS = [*pcml.SPECIAL, pcml.THINK_END_LINE, pcml.TOOLS_LINE, pcml.CALL_LINE]
+text = tricky_text(MARKERS)
+metadata = st.dictionaries(
+    identifiers.filter(lambda key: key not in ("name", "id")), text, max_size=2
+)
+
+
+@st.composite
+def message(draw: st.DrawFn, role: str) -> dict[str, Any]:
+    result: dict[str, Any] = {"role": role}
+    if draw(st.booleans()):
+        result["name"] = draw(text)
+    if draw(st.booleans()):
+        result["metadata"] = draw(metadata)
+    if role == "assistant":
+        calls = draw(
+            st.lists(
+                st.fixed_dictionaries(
+                    {
+                        "id": text,
+                        "type": st.just("function"),
+                        "function": st.fixed_dictionaries(
+                            {"name": text, "arguments": arguments_text()}
+                        ),
+                    }
+                ),
+                max_size=3,
+            )
+        )
+        if calls:
+            result["tool_calls"] = calls
+        result["content"] = draw(st.none() | text) if calls else draw(text)
+        if draw(st.booleans()):
+            result["reasoning_content"] = draw(text)
+    else:
+        result["content"] = draw(text)
+    if role == "tool" and draw(st.booleans()):
+        result["tool_call_id"] = draw(text)
+    return result
+
+
+@st.composite
+def conversations(draw: st.DrawFn) -> dict[str, Any]:
+    roles = draw(st.lists(st.sampled_from(["user", "assistant", "tool", "system"]), max_size=6))
+    messages = [draw(message(role)) for role in roles]
+    tools = draw(st.lists(text.map(lambda name: function_tool(name or "f")), max_size=2))
+    request: dict[str, Any] = {"messages": messages}
+    if tools:
+        request["tools"] = tools
+    return request
+
+
+def normalise(request: dict[str, Any]) -> dict[str, Any]:
+    """An empty system turn that only holds the tools is not a message (see pcml's docstring)."""
+    messages = request["messages"]
+    first = messages[0] if messages else None
+    if (
+        request.get("tools")
+        and first is not None
+        and first["role"] == "system"
+        and first.get("content") in ("", None)
+        and "name" not in first
+        and not first.get("metadata")
+    ):
+        return {**request, "messages": messages[1:]}
+    return request
