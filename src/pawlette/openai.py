@@ -85,6 +85,8 @@ def _require_str(value: object, path: str, what: str = "a string") -> str:
 
 
 def _require_object(value: object, path: str) -> Mapping[str, Any]:
+    if type(value) is dict:  # the common case, without the slower ABC check
+        return value
     if not isinstance(value, Mapping):
         raise RequestError(path, f"found {_kind(value)}", "an object")
     return cast(Mapping[str, Any], value)
@@ -161,7 +163,7 @@ def tool_from_openai(data: object, path: str) -> Tool:
 
 def message_from_openai(data: object, path: str) -> Message:
     obj = _require_object(data, path)
-    for key, value in obj.items():
+    for key, value in () if _MESSAGE_KEYS.issuperset(obj) else obj.items():
         if key in _MESSAGE_KEYS:
             continue
         if key in _NULLABLE_ECHO_KEYS and value is None:

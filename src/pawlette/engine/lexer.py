@@ -39,6 +39,8 @@ def escape_text(text: str, pattern: re.Pattern[str], *, before_marker: bool) -> 
     ``before_marker``: a real marker follows this text, so a trailing backslash run must be
     doubled too.
     """
+    if pattern.search(text) is None and not (before_marker and text.endswith("\\")):
+        return text  # the common case: nothing to escape
     pieces: list[str] = []
     position = 0
     for match in pattern.finditer(text):

@@ -1,0 +1,129 @@
+"""The command line, run as a subprocess."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+GOLDEN = Path(__file__).parent / "golden" / "pcml" / "seed_weather"
+
+
+def run(*arguments: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "pawlette.cli", *arguments],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+
+
+def test_formats_lists_pcml() -> None:
+    result = run("formats")
+    assert result.returncode == 0
+    assert result.stdout.startswith("pcml\t")
+
+
+def test_render_file_matches_golden() -> None:
+    result = run("render", "-f", "pcml", str(GOLDEN / "input.json"))
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == (GOLDEN / "rendered.txt").read_text(encoding="utf-8")
+
+
+def test_render_json_shows_segments_from_stdin() -> None:
+    request = {"messages": [{"role": "user", "content": "Hi [SYS]"}]}
+    result = run("render", "-f", "pcml", "--json", "--generation-prompt", stdin=json.dumps(request))
+    assert result.returncode == 0, result.stderr
+    output = json.loads(result.stdout)
+    assert output["text"] == "[USR]Hi \\[SYS][/USR]\n\n[AST]"
+    assert output["stop"] == ["<end>"]
+    first = output["segments"][0]
+    assert first == {
+        "text": "[USR]",
+        "special": True,
+        "role": "user",
+        "message_index": 0,
+        "kind": "header",
+        "trainable": False,
+    }
+
+
+def test_parse_conversation_round_trips_the_seed() -> None:
+    result = run("parse", "-f", "pcml", "--conversation", str(GOLDEN / "source.txt"))
+    assert result.returncode == 0, result.stderr
+    expected = json.loads((GOLDEN / "input.json").read_text(encoding="utf-8"))
+    parsed = json.loads(result.stdout)
+    assert parsed["tools"] == expected["tools"]
+    assert parsed["messages"][2]["tool_calls"][0]["id"] == "call_abc123"
+    assert len(parsed["messages"]) == 5
+
+
+def test_parse_stream_prints_one_chunk_per_line() -> None:
+    completion = (GOLDEN / "completion.txt").read_text(encoding="utf-8")
+    result = run("parse", "-f", "pcml", "--stream", stdin=completion)
+    assert result.returncode == 0, result.stderr
+    chunks = [json.loads(line) for line in result.stdout.splitlines()]
+    assert len(chunks) > 5  # read in small pieces: many deltas
+    deltas = [chunk["choices"][0]["delta"] for chunk in chunks]
+    assert deltas[0] == {"role": "assistant", "content": ""}
+    reasoning = "".join(delta.get("reasoning_content", "") for delta in deltas)
+    assert reasoning.startswith("User wants to know")
+    calls = [delta["tool_calls"][0] for delta in deltas if "tool_calls" in delta]
+    assert calls[0]["id"] == "call_abc123" and calls[0]["function"]["name"] == "get_weather"
+    arguments = "".join(call["function"]["arguments"] for call in calls)
+    assert json.loads(arguments) == {"location": "Beijing", "unit": "celsius"}
+    assert chunks[-1]["choices"][0]["finish_reason"] == "tool_calls"
+
+
+def test_parse_whole_completion() -> None:
+    result = run("parse", "-f", "pcml", stdin="Hello<end>")
+    assert json.loads(result.stdout) == {
+        "message": {"role": "assistant", "content": "Hello"},
+        "finish_reason": "stop",
+    }
+
+
+@pytest.mark.parametrize(
+    ("arguments", "stdin", "message"),
+    [
+        (("render", "-f", "nope"), "[]", "format: found 'nope'; expected one of"),
+        (("render", "-f", "pcml"), "{not json", "-: not valid JSON"),
+        (("render", "-f", "pcml", "/no/such/file.json"), "", "cannot open"),
+        (
+            ("render", "-f", "pcml"),
+            '[{"role": "user", "content": 3}]',
+            "messages[0].content: found a number; expected an array",
+        ),
+        (
+            ("parse", "-f", "pcml", "--strict"),
+            "text [USR] more",
+            "offset 5: marker '[USR]' in state 'assistant.head'",
+        ),
+    ],
+)
+def test_user_errors_are_one_line_and_status_2(
+    arguments: tuple[str, ...], stdin: str, message: str
+) -> None:
+    result = run(*arguments, stdin=stdin)
+    assert result.returncode == 2
+    assert message in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
+    assert "Traceback" not in result.stderr
+
+
+def test_demo_runs_offline_and_shows_every_format() -> None:
+    result = run("demo")
+    assert result.returncode == 0, result.stderr
+    import pawlette
+
+    for name in pawlette.formats():
+        assert f"\n{name}: " in result.stdout
+    assert '"finish_reason": "tool_calls"' not in result.stdout  # the chunk JSON is compact
+    assert "finish_reason=tool_calls" in result.stdout
+    assert "DIFFERENT" not in result.stdout
+    assert "\x1b[" not in result.stdout  # no colour when not a terminal
