@@ -43,9 +43,7 @@ def canonical(request: dict[str, Any]) -> dict[str, Any]:
     return conversation_to_openai(messages, tools)
 
 
-def feed_in_pieces(
-    fmt: Format, text: str, sizes: list[int], *, conversation: bool
-) -> list[Event]:
+def feed_in_pieces(fmt: Format, text: str, sizes: list[int], *, conversation: bool) -> list[Event]:
     parser = fmt.parser(conversation=conversation, id_factory=sequential_ids())
     events: list[Event] = []
     position = 0

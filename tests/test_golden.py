@@ -88,9 +88,7 @@ def test_source_text_parses_to_input(case: Path) -> None:
     assert parsed.to_request() == request_of(load(case))
 
 
-@pytest.mark.parametrize(
-    "case", [c for c in CASES if (c / "completion.txt").exists()], ids=case_id
-)
+@pytest.mark.parametrize("case", [c for c in CASES if (c / "completion.txt").exists()], ids=case_id)
 def test_completion_parses(case: Path, update_golden: bool) -> None:
     fmt = pawlette.get_format(case.parent.name)
     completion = (case / "completion.txt").read_text(encoding="utf-8")

@@ -39,8 +39,10 @@ json_scalars = st.one_of(
 )
 json_values = st.recursive(
     json_scalars,
-    lambda children: st.lists(children, max_size=3)
-    | st.dictionaries(st.text(CHARACTERS, max_size=6), children, max_size=3),
+    lambda children: (
+        st.lists(children, max_size=3)
+        | st.dictionaries(st.text(CHARACTERS, max_size=6), children, max_size=3)
+    ),
     max_leaves=8,
 )
 json_objects = st.dictionaries(st.text(CHARACTERS, max_size=8), json_values, max_size=4)

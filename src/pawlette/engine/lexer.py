@@ -7,8 +7,10 @@ per character is O(1) amortised.
 
 Escaping (formats whose markers are plain text, such as PCML): a run of ``k`` backslashes
 before a marker encodes ``k // 2`` literal backslashes, and the marker is literal text when
-``k`` is odd.  A backslash run not followed by a marker is plain text.  :func:`escape_text` is
-the inverse, used by the writer.
+``k`` is odd.  A backslash run not followed by a marker is plain text.  An escaped marker is
+the *shortest* marker at its place (``\\</think>`` before ``\n<tools>`` must not swallow the
+newline that begins the next, real marker).  :func:`escape_text` is the inverse, used by the
+writer.
 """
 
 from __future__ import annotations
@@ -65,6 +67,7 @@ class Lexer:
         "_buffer",
         "_escape",
         "_extendable",
+        "_literal",
         "_longest_prefix",
         "_offset",
         "_pattern",
@@ -79,6 +82,11 @@ class Lexer:
         )
         # A marker that is a proper prefix of another may still grow: hold it back at the end.
         self._extendable = frozenset(marker for marker in marker_set if marker in self._prefixes)
+        # An escaped marker is the shortest marker that begins it (see the module docstring).
+        self._literal = {
+            marker: min((other for other in marker_set if marker.startswith(other)), key=len)
+            for marker in marker_set
+        }
         self._longest_prefix = max((len(marker) - 1 for marker in marker_set), default=0)
         self._escape = escape
         self._buffer = ""
@@ -145,6 +153,8 @@ class Lexer:
             run = _backslashes_before(buffer, start, position) if self._escape else 0
             before = buffer[position : start - run] + "\\" * (run // 2)
             if run % 2:
+                marker = self._literal[marker]
+                end = start + len(marker)
                 self._emit_text(tokens, before + marker, position)
             else:
                 if before:

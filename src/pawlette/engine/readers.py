@@ -56,21 +56,34 @@ class ReasoningReader:
 
 
 class ScaffoldReader:
-    """Only whitespace belongs here (between turns, after the end of a completion)."""
+    """Only whitespace belongs here (between turns, after the end of a completion).
 
-    __slots__ = ("_parser",)
+    Stray text is reported once, whole, when the state ends (strict mode: at once).
+    """
+
+    __slots__ = ("_offset", "_parser", "_stray")
 
     def __init__(self, parser: Parser) -> None:
         self._parser = parser
+        self._stray: list[str] = []
+        self._offset = 0
 
     def feed(self, text: str, offset: int) -> None:
-        if text.isspace():
-            return
+        if not self._stray:
+            if text.isspace():
+                return
+            self._offset = offset
+            if self._parser.strict:
+                self._report(text)
+        self._stray.append(text)
+
+    def _report(self, text: str) -> None:
         where = f"text in state {self._parser.state.name!r}"
-        self._parser.malformed(offset, f"{where}: {text[:40]!r}", "only whitespace", text)
+        self._parser.malformed(self._offset, f"{where}: {text[:40]!r}", "only whitespace", text)
 
     def close(self, marker: str | None, offset: int) -> None:
-        pass
+        if self._stray:
+            self._report("".join(self._stray))
 
 
 # ------------------------------------------------------------------ key="value" headers
