@@ -1,0 +1,801 @@
+r"""LazyLLM-style prompters: an instruction with ``{slots}`` turned into a prompt (seed 003).
+
+A prompter is built once from an *instruction* and then called with each request's input::
+
+    >>> from pawlette.prompter import ChatPrompter
+    >>> prompter = ChatPrompter("请完成加法运算")
+    >>> print(prompter.generate_prompt("a+b"))
+    <|start_system|>You are an AI-Agent developed by LazyLLM.请完成加法运算
+    <BLANKLINE>
+    <|end_system|>
+    <BLANKLINE>
+    <BLANKLINE>
+    <|Human|>:
+    a+b
+    <|Assistant|>:
+    <BLANKLINE>
+
+The templates, in full words (``{system}`` is the system text, by default
+``You are an AI-Agent developed by LazyLLM.``; ``{tools}`` is the tools block)::
+
+    AlpacaPrompter   {system}\n{instruction}\n{tools}{user}### Response:\n
+    ChatPrompter     {system_open}{system}{instruction}{tools}{system_close}\n\n{history}\n
+                     {human_open}\n{user}{input}\n{human_close}{assistant_open}\n
+
+    Alpaca {instruction}  Below is an instruction that describes a task, paired with extra
+                          messages such as input that provides further context if possible.
+                          Write a response that appropriately completes the request.\n\n
+                           ### Instruction:\n{instruction text}\n\n{extra keys}
+    Chat {instruction}    {instruction text}\n{extra keys}\n     (empty when both are empty)
+    {extra keys}          Here are some extra messages you can referred to:\n\n
+                          ### {key}:\n{value}\n\n      (per key, in order; empty without keys)
+    {tools}               ### Function-call Tools. \n\n{json of the tools}\n\n   (or empty)
+    Chat {history}        {human_open}{question}{human_close}{assistant_open}{answer}
+                          {assistant_close}      (per past turn, no newlines, no separator)
+
+    markers  system_open <|start_system|>   system_close <|end_system|>
+             human_open  <|Human|>:         human_close  (empty)
+             assistant_open <|Assistant|>:  assistant_close (empty)
+
+With ``return_dict=True`` the same request becomes an OpenAI chat request for online models::
+
+    {"messages": [{"role": "system", "content": "{system}\n{instruction}"},   # or "{system}"
+                  *history, {"role": "user", "content": "{user}{input}"}],
+     "tools": [...]}                                            # the key only with tools
+
+Decisions where the seed contradicts itself (every worked example of the seed reproduces byte
+for byte in ``tests/test_prompter.py``, from ``tests/golden/prompter/seed_003.json``):
+
+- **Alpaca newlines.** The seed states ``{system}\n{instruction}\n{tools}\n{user}### Response:``
+  but every Alpaca example has one ``\n`` fewer before ``### Response:``, with and without
+  tools; the examples place the missing newline between ``{tools}`` and ``{user}``, so the
+  template above has none there.
+- **System text and instruction.** The chat string joins them with nothing
+  (``LazyLLM.请完成``), while every ``return_dict`` system message joins them with ``\n``
+  (and Alpaca's string form joins them with ``\n`` too).  Both are reproduced as shown.
+- **Past turns** are ``<|Human|>:你好<|Assistant|>:...``: no newline after the markers, unlike
+  the current turn's ``<|Human|>:\n``.  Reproduced as shown.
+- **Slots** are ``{name}`` with ``name`` made of word characters (Chinese included), filled in
+  one pass, so a value that contains ``{other}`` is never filled again.  Any other brace is
+  literal text (JSON examples in an instruction are safe); there is no ``{{`` escape.
+- **Tools JSON** is ``json.dumps`` with its default separators (as the seed shows) but with
+  ``ensure_ascii=False``: a model reads ``天气`` better than ``\u5929\u6c14``.  (LazyLLM
+  escapes; the seed's examples are ASCII, so both readings fit them.)
+
+Examples whose output cannot follow from their input (the tests use the consistent reading,
+recorded as ``fixes`` with a ``note`` in the golden file):
+
+- The opening example and walkthrough steps 5 and 6: the instruction says ``{input}, 现在``
+  (ASCII comma and space) but the outputs show ``输入，现在``; the tests expect ``, 现在``.
+- Walkthrough step 5 shows ``输入`` although step 2 gives ``input='问题'``; it is tested with
+  ``输入`` (the opening example's input).
+- ``ChatPrompter('请完成加法运算')`` with ``'a+b'``: the seed's string stops at
+  ``<|Assistant|>`` with no closing quote; the test expects the template's ``<|Assistant|>:\n``.
+- ``AlpacaPrompter('请完成加法运算', extro_keys='input')`` shows no call; its output implies
+  ``generate_prompt('a+b')``.
+
+The seed's walkthrough steps 1 and 3 print an intermediate instruction (``{{context}}``, a space
+after ``### Instruction:\n``, a stray ``}``) that no public call returns and that contradicts the
+final output of step 6; they are illustrations, not tested outputs.
+
+``format=`` (beyond the seed) renders the ``return_dict`` request through any registered
+pawlette format instead of the markers above, and :meth:`ChatPrompter.parse_response` parses a
+completion with that format.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal, cast, overload
+
+from .errors import RequestError
+from .format import Format
+from .formats import get_format
+from .openai import message_from_openai, tools_from_openai
+from .types import Message, TextPart
+
+__all__ = [
+    "ALPACA_PREAMBLE",
+    "DEFAULT_SYSTEM",
+    "AlpacaPrompter",
+    "ChatMarkers",
+    "ChatPrompter",
+]
+
+DEFAULT_SYSTEM = "You are an AI-Agent developed by LazyLLM."
+"""The system text of every prompter unless ``system=`` says otherwise."""
+
+ALPACA_PREAMBLE = (
+    "Below is an instruction that describes a task, paired with extra messages such as input "
+    "that provides further context if possible. Write a response that appropriately completes "
+    "the request."
+)
+"""The standard Alpaca preamble that opens AlpacaPrompter's instruction."""
+
+# The leading space of " ### Instruction:" is in every seed example; it is kept.
+_ALPACA_INSTRUCTION_HEADER = "\n\n ### Instruction:\n"
+_EXTRA_KEYS_HEADER = "Here are some extra messages you can referred to:\n\n"
+_TOOLS_HEADER = "### Function-call Tools. \n\n"
+_ALPACA_RESPONSE = "### Response:\n"
+
+_SLOT = re.compile(r"\{(\w+)\}")
+_INSTRUCTION_KEYS = ("system", "user")
+
+
+@dataclass(frozen=True, slots=True)
+class ChatMarkers:
+    """The markers ChatPrompter writes around each part (LazyLLM's ``sos``, ``eos``, ...).
+
+    ``system_open``/``system_close`` wrap the system part (``sos``/``eos``), ``human_open``/
+    ``human_close`` a user turn (``soh``/``eoh``), ``assistant_open``/``assistant_close`` an
+    assistant turn (``soa``/``eoa``).  The defaults are LazyLLM's.
+    """
+
+    system_open: str = "<|start_system|>"
+    system_close: str = "<|end_system|>"
+    human_open: str = "<|Human|>:"
+    human_close: str = ""
+    assistant_open: str = "<|Assistant|>:"
+    assistant_close: str = ""
+
+
+# --------------------------------------------------------------------------- validation helpers
+
+
+def _kind(value: object) -> str:
+    """How a found value reads in an error message: ``a string``, ``an int``, ``None``."""
+    if value is None:
+        return "None"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, Mapping):
+        return "a dict"
+    name = type(value).__name__
+    return ("an " if name[0] in "aeiou" else "a ") + name
+
+
+def _slots_of(text: str) -> list[str]:
+    """The slot names of ``text`` in order of first appearance."""
+    return list(dict.fromkeys(_SLOT.findall(text)))
+
+
+def _fill(text: str, values: Mapping[str, str]) -> str:
+    # One pass: a value that happens to contain "{name}" is not filled again.
+    return _SLOT.sub(lambda match: values[match.group(1)], text)
+
+
+def _read_extra_keys(extro_keys: object, extra_keys: object) -> tuple[str, ...]:
+    if extro_keys is not None and extra_keys is not None:
+        raise RequestError(
+            "extra_keys",
+            "both extro_keys and extra_keys",
+            "one of them",
+            "extro_keys is LazyLLM's spelling of extra_keys; pass either",
+        )
+    path = "extra_keys" if extra_keys is not None else "extro_keys"
+    value = extra_keys if extra_keys is not None else extro_keys
+    if value is None:
+        return ()
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, (list, tuple)):
+        raise RequestError(path, f"found {_kind(value)}", "a string or a list of strings")
+    keys: list[str] = []
+    for index, key in enumerate(value):
+        if not isinstance(key, str) or not key:
+            raise RequestError(f"{path}[{index}]", f"found {key!r}", "a non-empty string")
+        if key in keys:
+            raise RequestError(f"{path}[{index}]", f"{key!r} a second time", "distinct keys")
+        keys.append(key)
+    return tuple(keys)
+
+
+def _read_tools(tools: object, path: str) -> list[dict[str, Any]]:
+    """Validated deep copies of OpenAI tool dicts (so later edits by the caller cannot leak)."""
+    if tools is None:
+        return []
+    tools_from_openai(tools, path)  # raises RequestError naming tools[i].function.name etc.
+    # Validated above: a list or tuple of mappings.
+    copied = [dict(copy.deepcopy(tool)) for tool in cast(Sequence[Mapping[str, Any]], tools)]
+    try:
+        json.dumps(copied, ensure_ascii=False)
+    except (TypeError, ValueError) as error:
+        raise RequestError(path, f"a value JSON cannot hold ({error})", "JSON values") from error
+    return copied
+
+
+def _tools_block(tools: Sequence[Mapping[str, Any]]) -> str:
+    if not tools:
+        return ""
+    return _TOOLS_HEADER + json.dumps(tools, ensure_ascii=False) + "\n\n"
+
+
+def _extra_keys_block(extras: Sequence[tuple[str, str]]) -> str:
+    if not extras:
+        return ""
+    return _EXTRA_KEYS_HEADER + "".join(f"### {key}:\n{value}\n\n" for key, value in extras)
+
+
+# --------------------------------------------------------------------------- the shared machinery
+
+
+@dataclass(frozen=True, slots=True)
+class _Request:
+    """One call's input, bound to the prompter: everything a template needs."""
+
+    instruction: str
+    """The filled instruction text (the system-level part)."""
+    user: str
+    """The filled user-level instruction, written before the input in the user turn."""
+    extras: tuple[tuple[str, str], ...]
+    user_input: str
+    history: tuple[dict[str, Any], ...]
+    tools: tuple[dict[str, Any], ...]
+    label: str | None
+
+
+class _Prompter:
+    """What AlpacaPrompter and ChatPrompter share: instruction, slots, tools and the dict form."""
+
+    # Whether a string input with no slot to fill becomes the user turn (Chat) or is refused.
+    _has_user_turn = False
+    _generation_prompt = ""
+
+    def __init__(
+        self,
+        instruction: str | Mapping[str, str] | None = None,
+        extro_keys: str | Sequence[str] | None = None,
+        *,
+        extra_keys: str | Sequence[str] | None = None,
+        tools: Sequence[Mapping[str, Any]] | None = None,
+        system: str = DEFAULT_SYSTEM,
+    ) -> None:
+        if not isinstance(system, str):
+            raise RequestError("system", f"found {_kind(system)}", "a string")
+        self._system = system
+        self._instruction, self._user = self._split_instruction(instruction)
+        self._extra_keys = _read_extra_keys(extro_keys, extra_keys)
+        names = _slots_of(self._instruction) + _slots_of(self._user) + list(self._extra_keys)
+        self._slots = tuple(dict.fromkeys(names))
+        self._tools = _read_tools(tools, "tools")
+
+    # ------------------------------------------------------------------ construction
+
+    def _split_instruction(self, instruction: object) -> tuple[str, str]:
+        """``(system-level instruction, user-level instruction)`` from the caller's value."""
+        if instruction is None:
+            return "", ""
+        if isinstance(instruction, str):
+            return instruction, ""
+        if not isinstance(instruction, Mapping):
+            raise RequestError("instruction", f"found {_kind(instruction)}", "a string or a dict")
+        unknown = [key for key in instruction if key not in _INSTRUCTION_KEYS]
+        if unknown:
+            raise RequestError(
+                "instruction",
+                f"unknown keys {unknown!r}",
+                "only 'system' and/or 'user'",
+            )
+        parts = []
+        for key in _INSTRUCTION_KEYS:
+            value = instruction.get(key, "")
+            if not isinstance(value, str):
+                raise RequestError(f"instruction[{key!r}]", f"found {_kind(value)}", "a string")
+            parts.append(value)
+        return parts[0], parts[1]
+
+    # ------------------------------------------------------------------ public properties
+
+    @property
+    def system(self) -> str:
+        """The system text (``You are an AI-Agent developed by LazyLLM.`` by default)."""
+        return self._system
+
+    @property
+    def slots(self) -> tuple[str, ...]:
+        """The names a dict input must give: the instruction's slots, then the extra keys."""
+        return self._slots
+
+    @property
+    def extra_keys(self) -> tuple[str, ...]:
+        return self._extra_keys
+
+    @property
+    def tools(self) -> list[dict[str, Any]]:
+        """A copy of the tools given at construction."""
+        return copy.deepcopy(self._tools)
+
+    # ------------------------------------------------------------------ generate_prompt
+
+    @overload
+    def generate_prompt(
+        self,
+        input: str | Mapping[str, str],
+        history: Sequence[Sequence[str] | Mapping[str, Any]] | None = None,
+        tools: Sequence[Mapping[str, Any]] | None = None,
+        label: str | None = None,
+        *,
+        return_dict: Literal[False] = False,
+    ) -> str: ...
+
+    @overload
+    def generate_prompt(
+        self,
+        input: str | Mapping[str, str],
+        history: Sequence[Sequence[str] | Mapping[str, Any]] | None = None,
+        tools: Sequence[Mapping[str, Any]] | None = None,
+        label: str | None = None,
+        *,
+        return_dict: Literal[True],
+    ) -> dict[str, Any]: ...
+
+    @overload
+    def generate_prompt(
+        self,
+        input: str | Mapping[str, str],
+        history: Sequence[Sequence[str] | Mapping[str, Any]] | None = None,
+        tools: Sequence[Mapping[str, Any]] | None = None,
+        label: str | None = None,
+        *,
+        return_dict: bool,
+    ) -> str | dict[str, Any]: ...
+
+    def generate_prompt(
+        self,
+        input: str | Mapping[str, str],
+        history: Sequence[Sequence[str] | Mapping[str, Any]] | None = None,
+        tools: Sequence[Mapping[str, Any]] | None = None,
+        label: str | None = None,
+        *,
+        return_dict: bool = False,
+    ) -> str | dict[str, Any]:
+        """The prompt for one request: a string for local models, a dict for online ones.
+
+        ``input`` is a string (it fills the one slot, or becomes the user turn) or a dict of
+        slot values.  ``history`` is ``[[question, answer], ...]`` or OpenAI message dicts.
+        ``tools`` are OpenAI tool dicts, refused when the prompter was built with tools.
+        ``label`` is the expected answer, for fine-tuning: appended after the prompt (as an
+        assistant message with ``return_dict=True``).
+        """
+        if not isinstance(return_dict, bool):
+            raise RequestError("return_dict", f"found {_kind(return_dict)}", "True or False")
+        request = self._bind(input, history, tools, label, for_dict=return_dict)
+        if return_dict:
+            return self._to_dict(request)
+        return self._to_text(request)
+
+    def _bind(
+        self,
+        input: object,
+        history: object,
+        tools: object,
+        label: object,
+        *,
+        for_dict: bool,
+    ) -> _Request:
+        values, user_input = self._bind_input(input)
+        if label is not None and not isinstance(label, str):
+            raise RequestError("label", f"found {_kind(label)}", "a string or None")
+        return _Request(
+            instruction=_fill(self._instruction, values),
+            user=_fill(self._user, values),
+            extras=tuple((key, values[key]) for key in self._extra_keys),
+            user_input=user_input,
+            history=self._read_history(history, for_dict=for_dict),
+            tools=tuple(self._call_tools(tools)),
+            label=label,
+        )
+
+    def _bind_input(self, input: object) -> tuple[dict[str, str], str]:
+        """``(slot values, user turn text)`` from a string or dict input."""
+        slots = self._slots
+        if isinstance(input, str):
+            if len(slots) == 1:
+                return {slots[0]: input}, ""
+            if not slots:
+                if self._has_user_turn:
+                    return {}, input
+                raise RequestError(
+                    "input",
+                    "a string, but the instruction has no {slot} and there are no extra keys",
+                    "an instruction with one {slot} or one extra key to put it in",
+                    f"{type(self).__name__} has no user turn",
+                )
+            raise RequestError(
+                "input",
+                f"a string, but there are {len(slots)} slots ({', '.join(slots)})",
+                "a dict with a value for each",
+            )
+        if not isinstance(input, Mapping):
+            raise RequestError("input", f"found {_kind(input)}", "a string or a dict of strings")
+        for key, value in input.items():
+            if not isinstance(key, str):
+                raise RequestError("input", f"a key {key!r}", "string keys")
+            if not isinstance(value, str):
+                raise RequestError(
+                    f"input[{key!r}]", f"found {_kind(value)}", "a string", "convert it with str()"
+                )
+        missing = [slot for slot in slots if slot not in input]
+        if missing:
+            raise RequestError(
+                "input",
+                f"no value for {', '.join(map(repr, missing))}",
+                f"a value for every slot ({', '.join(slots)})",
+            )
+        leftover = [key for key in input if key not in slots]
+        if not leftover:
+            return dict(input), ""
+        # LazyLLM's rule, kept for retrieval prompts ({"query": ..., "context_str": ...}): one
+        # key that is no slot is the user's text.  Alpaca has no user turn to put it in.
+        if self._has_user_turn and len(leftover) == 1:
+            return {slot: input[slot] for slot in slots}, input[leftover[0]]
+        allowed = "the slots" if not self._has_user_turn else "the slots and at most one more key"
+        raise RequestError(
+            "input",
+            f"unexpected keys {', '.join(map(repr, leftover))}",
+            f"{allowed} ({', '.join(slots) or 'none'})",
+            "" if self._has_user_turn else f"{type(self).__name__} has no user turn",
+        )
+
+    def _call_tools(self, tools: object) -> list[dict[str, Any]]:
+        if tools is None or (isinstance(tools, (list, tuple)) and not tools):
+            return copy.deepcopy(self._tools)
+        if self._tools:
+            raise RequestError(
+                "tools",
+                "tools at call time, but the prompter was built with tools",
+                "tools=None",
+                "give tools either to the prompter or to each call, not both",
+            )
+        return _read_tools(tools, "tools")
+
+    def _read_history(self, history: object, *, for_dict: bool) -> tuple[dict[str, Any], ...]:
+        """History as OpenAI message dicts (pairs become a user and an assistant message)."""
+        if history is None:
+            return ()
+        if not isinstance(history, (list, tuple)):
+            raise RequestError(
+                "history", f"found {_kind(history)}", "a list of [question, answer] or messages"
+            )
+        messages: list[dict[str, Any]] = []
+        for index, item in enumerate(history):
+            path = f"history[{index}]"
+            if isinstance(item, Mapping):
+                core = message_from_openai(item, path)
+                if not for_dict and not self._text_history_can_hold(core):
+                    raise RequestError(
+                        path,
+                        f"a {core.role} message"
+                        + (" with tool calls" if core.tool_calls else "")
+                        + (" with reasoning" if core.reasoning is not None else ""),
+                        "user or assistant messages with text content in the string form",
+                        "use return_dict=True or a format= prompter for other messages",
+                    )
+                messages.append(copy.deepcopy(dict(item)))
+            elif isinstance(item, (list, tuple)):
+                if len(item) != 2:
+                    raise RequestError(path, f"found {len(item)} items", "[question, answer]")
+                for position, text in enumerate(item):
+                    if not isinstance(text, str):
+                        raise RequestError(
+                            f"{path}[{position}]", f"found {_kind(text)}", "a string"
+                        )
+                messages.append({"role": "user", "content": item[0]})
+                messages.append({"role": "assistant", "content": item[1]})
+            else:
+                raise RequestError(
+                    path, f"found {_kind(item)}", "[question, answer] or a message dict"
+                )
+        return tuple(messages)
+
+    @staticmethod
+    def _text_history_can_hold(core: Message) -> bool:
+        return (
+            core.role in ("user", "assistant")
+            and not core.tool_calls
+            and core.reasoning is None
+            and core.reasoning_steps is None
+            and all(isinstance(part, TextPart) for part in core.content or ())
+        )
+
+    # ------------------------------------------------------------------ the two outputs
+
+    def _instruction_section(self, request: _Request) -> str:
+        raise NotImplementedError
+
+    def _to_text(self, request: _Request) -> str:
+        raise NotImplementedError
+
+    def _messages(self, request: _Request) -> list[dict[str, Any]]:
+        """The OpenAI messages of a request (the ``return_dict`` form)."""
+        section = self._instruction_section(request)
+        # The seed joins system text and instruction with "\n" here (but not in ChatPrompter's
+        # string form); both are reproduced as shown.
+        system = self._system + "\n" + section if section else self._system
+        messages: list[dict[str, Any]] = [{"role": "system", "content": system}]
+        messages.extend(copy.deepcopy(list(request.history)))
+        # Always a user message, empty when every input went into slots (the seed shows it).
+        messages.append({"role": "user", "content": request.user + request.user_input})
+        if request.label is not None:
+            # The fine-tuning answer in OpenAI's fine-tuning shape: a final assistant message.
+            messages.append({"role": "assistant", "content": request.label})
+        return messages
+
+    def _to_dict(self, request: _Request) -> dict[str, Any]:
+        result: dict[str, Any] = {"messages": self._messages(request)}
+        if request.tools:
+            result["tools"] = list(request.tools)
+        return result
+
+    # ------------------------------------------------------------------ responses
+
+    def get_response(self, output: str, input: str | None = None) -> str:
+        """The model's answer cut from its raw output.
+
+        If ``input`` (the prompt) is given and the output starts with it, the answer is what
+        follows it.  Otherwise, if the output contains the answer marker (``### Response:`` or
+        ``<|Assistant|>:``, or the format's generation prompt), the answer is what follows its
+        last occurrence, less the one ``\\n`` the template writes after the marker.  Otherwise
+        the output is the answer.  Nothing else is stripped: a format's end marker (such as
+        ``<end>``) stays in the text; :meth:`parse_response` is the structured reading.
+
+        >>> AlpacaPrompter("{x}").get_response("...### Response:\\n42")
+        '42'
+        """
+        if not isinstance(output, str):
+            raise RequestError("output", f"found {_kind(output)}", "a string")
+        if input is not None and not isinstance(input, str):
+            raise RequestError("input", f"found {_kind(input)}", "the prompt string or None")
+        if input and output.startswith(input):
+            return output[len(input) :]
+        prompt = self._generation_prompt
+        marker = prompt.rstrip("\n")
+        # Last occurrence: an echoed prompt holds past turns that carry the marker too.
+        index = output.rfind(marker) if marker else -1
+        if index < 0:
+            return output
+        answer = output[index + len(marker) :]
+        newline = prompt[len(marker) :]
+        return answer[len(newline) :] if newline and answer.startswith(newline) else answer
+
+    def parse_response(self, output: str, input: str | None = None) -> dict[str, Any]:
+        """The model's answer as an OpenAI assistant message.
+
+        Without a format this is ``{"role": "assistant", "content": get_response(...)}``: the
+        default templates have no tool-call syntax to parse.
+        """
+        return {"role": "assistant", "content": self.get_response(output, input)}
+
+
+# --------------------------------------------------------------------------- the prompters
+
+
+class AlpacaPrompter(_Prompter):
+    r"""The Alpaca instruction format: one task, no conversation.
+
+    ``instruction`` is a string with ``{slots}`` or a dict with ``system`` and/or ``user``;
+    ``extro_keys`` (or ``extra_keys``) names extra inputs, listed after the instruction;
+    ``tools`` are OpenAI tool dicts.  Every input must go into a slot or an extra key: a
+    string input needs exactly one of them, a dict input a value for each and nothing else.
+
+    >>> p = AlpacaPrompter("请完成加法运算, 输入为{instruction}")
+    >>> p.generate_prompt("a+b").endswith("输入为a+b\n\n\n### Response:\n")
+    True
+
+    Decisions:
+
+    - **Template.** ``{system}\n{instruction}\n{tools}{user}### Response:\n``: one ``\n``
+      fewer before ``### Response:`` than the seed's stated template, because every one of its
+      worked examples has one fewer (see the module docstring).
+    - **A dict instruction with only ``user``** fills the ``### Instruction:`` section, as the
+      seed's opening example shows (``AlpacaPrompter({"user": ...})`` renders exactly like
+      ``AlpacaPrompter(...)``, in the string and in the system message of ``return_dict``).
+      Alpaca has no user turn; its instruction section is the user's task.  With both
+      ``system`` and ``user``, the system instruction fills that section and the user
+      instruction goes at ``{user}``, before ``### Response:``, as the seed's note says.
+    - **No history**: any non-empty history is refused (the seed: Alpaca has no multi-turn).
+    - **return_dict** puts the whole instruction in the system message; the user message holds
+      only the user instruction, so it is usually empty (as the seed shows).
+    - **label** is appended after ``### Response:\n`` as is.
+    """
+
+    _has_user_turn = False
+    _generation_prompt = _ALPACA_RESPONSE
+
+    def _split_instruction(self, instruction: object) -> tuple[str, str]:
+        system, user = super()._split_instruction(instruction)
+        if isinstance(instruction, Mapping) and "system" not in instruction:
+            return user, ""
+        return system, user
+
+    def _read_history(self, history: object, *, for_dict: bool) -> tuple[dict[str, Any], ...]:
+        if history is None or (isinstance(history, (list, tuple)) and not history):
+            return ()
+        raise RequestError(
+            "history",
+            f"found {len(history)} history items"
+            if isinstance(history, (list, tuple))
+            else f"found {_kind(history)}",
+            "no history",
+            "AlpacaPrompter is single-turn; use ChatPrompter for conversations",
+        )
+
+    def _instruction_section(self, request: _Request) -> str:
+        return (
+            ALPACA_PREAMBLE
+            + _ALPACA_INSTRUCTION_HEADER
+            + request.instruction
+            + "\n\n"
+            + _extra_keys_block(request.extras)
+        )
+
+    def _to_text(self, request: _Request) -> str:
+        return (
+            self._system
+            + "\n"
+            + self._instruction_section(request)
+            + "\n"
+            + _tools_block(request.tools)
+            + request.user
+            + _ALPACA_RESPONSE
+            + (request.label or "")
+        )
+
+
+class ChatPrompter(_Prompter):
+    r"""A multi-turn chat prompt: system part, past turns, the user turn, the answer marker.
+
+    ``instruction`` is a string (its ``{slots}``, if any, are filled in the system part) or a
+    dict with ``system`` and/or ``user`` (the user instruction is written at the start of the
+    user turn).  A string input fills the single slot if there is one, else it is the user
+    turn; a dict input fills the slots, and at most one further key is the user turn (LazyLLM's
+    rule, used by retrieval prompts).  ``markers`` replaces the ``<|Human|>:``-style markers;
+    ``format`` renders through a registered pawlette format instead.
+
+    >>> p = ChatPrompter("你是一个对话机器人")
+    >>> print(p.generate_prompt("我们聊会儿天吧", history=[["你好", "你好!"]]))
+    <|start_system|>You are an AI-Agent developed by LazyLLM.你是一个对话机器人
+    <BLANKLINE>
+    <|end_system|>
+    <BLANKLINE>
+    <|Human|>:你好<|Assistant|>:你好!
+    <|Human|>:
+    我们聊会儿天吧
+    <|Assistant|>:
+    <BLANKLINE>
+
+    Decisions:
+
+    - **Slots go in the system part.** ``ChatPrompter('请完成加法运算，输入为{input}')`` with
+      ``'a+b'`` fills the slot in the system part and leaves the user turn empty, as the seed's
+      example shows, even though the template also has an ``{input}`` place.
+    - **System text and instruction** are joined with nothing in the string form
+      (``LazyLLM.请完成``) and with ``\n`` in the ``return_dict`` system message, as shown.
+    - **Past turns** are ``{human_open}{question}{human_close}{assistant_open}{answer}
+      {assistant_close}`` with no newlines and no separator (``<|Human|>:你好<|Assistant|>:...``),
+      unlike the current turn; as the seed shows.
+    - **Message-dict history in the string form**: the seed supports ``[dict, dict]`` history
+      only with ``return_dict=True``.  Here it is also accepted in the string form when every
+      message is a user or assistant message with text only, rendered exactly like the
+      ``[question, answer]`` form; other messages (system, tool, tool calls, reasoning, images)
+      are refused with a hint to use ``return_dict=True`` or ``format=``.
+    - **label** is appended after ``<|Assistant|>:\n`` followed by ``assistant_close`` (empty by
+      default, so the label as is).  With ``format=``, the label is a final assistant message
+      rendered without a generation prompt (so the format's end marker follows it).
+    - **format=** renders the ``return_dict`` request (``messages`` and ``tools``) with
+      ``add_generation_prompt=True``; ``return_dict=True`` is unaffected by it.
+    """
+
+    _has_user_turn = True
+
+    def __init__(
+        self,
+        instruction: str | Mapping[str, str] | None = None,
+        extro_keys: str | Sequence[str] | None = None,
+        *,
+        extra_keys: str | Sequence[str] | None = None,
+        tools: Sequence[Mapping[str, Any]] | None = None,
+        system: str = DEFAULT_SYSTEM,
+        markers: ChatMarkers | None = None,
+        format: str | Format | None = None,
+    ) -> None:
+        super().__init__(instruction, extro_keys, extra_keys=extra_keys, tools=tools, system=system)
+        if markers is not None and format is not None:
+            raise RequestError(
+                "markers", "both markers and format", "one of them", "a format has its own markers"
+            )
+        if markers is not None and not isinstance(markers, ChatMarkers):
+            raise RequestError("markers", f"found {_kind(markers)}", "a ChatMarkers")
+        self._markers = markers or ChatMarkers()
+        self._format: Format | None = None
+        if format is not None:
+            if isinstance(format, Format):
+                self._format = format
+            elif isinstance(format, str):
+                self._format = get_format(format)
+            else:
+                raise RequestError("format", f"found {_kind(format)}", "a format name")
+            self._generation_prompt = self._format_generation_prompt(self._format)
+        else:
+            self._generation_prompt = self._markers.assistant_open + "\n"
+
+    @staticmethod
+    def _format_generation_prompt(fmt: Format) -> str:
+        """The text a format writes where the model's turn begins (what get_response cuts at)."""
+        rendering = fmt.render([{"role": "user", "content": "x"}], add_generation_prompt=True)
+        return "".join(s.text for s in rendering.segments if s.kind == "generation_prompt")
+
+    @property
+    def markers(self) -> ChatMarkers:
+        return self._markers
+
+    @property
+    def format(self) -> Format | None:
+        """The pawlette format this prompter renders through, if any."""
+        return self._format
+
+    def _instruction_section(self, request: _Request) -> str:
+        if not request.instruction and not request.extras:
+            return ""
+        return request.instruction + "\n" + _extra_keys_block(request.extras) + "\n"
+
+    def _history_text(self, request: _Request) -> str:
+        markers = self._markers
+        pieces = []
+        for message in request.history:
+            text = message_from_openai(message, "history").text
+            if message["role"] == "user":
+                pieces.append(markers.human_open + text + markers.human_close)
+            else:
+                pieces.append(markers.assistant_open + text + markers.assistant_close)
+        return "".join(pieces)
+
+    def _to_text(self, request: _Request) -> str:
+        if self._format is not None:
+            messages = self._messages(request)
+            tools = list(request.tools) or None
+            answering = request.label is None
+            return self._format.render(messages, tools, add_generation_prompt=answering).text
+        markers = self._markers
+        text = (
+            markers.system_open
+            + self._system
+            + self._instruction_section(request)
+            + _tools_block(request.tools)
+            + markers.system_close
+            + "\n\n"
+            + self._history_text(request)
+            + "\n"
+            + markers.human_open
+            + "\n"
+            + request.user
+            + request.user_input
+            + "\n"
+            + markers.human_close
+            + markers.assistant_open
+            + "\n"
+        )
+        if request.label is not None:
+            text += request.label + markers.assistant_close
+        return text
+
+    def parse_response(self, output: str, input: str | None = None) -> dict[str, Any]:
+        """The model's answer as an OpenAI assistant message.
+
+        With ``format=``, the completion (what follows the prompt: ``input`` is stripped when
+        the output starts with it) is parsed by the format, so tool calls and reasoning come
+        back as ``tool_calls`` and ``reasoning_content``.  Without a format, the content is
+        :meth:`get_response`.
+        """
+        if self._format is None:
+            return super().parse_response(output, input)
+        if not isinstance(output, str):
+            raise RequestError("output", f"found {_kind(output)}", "a string")
+        if input is not None and not isinstance(input, str):
+            raise RequestError("input", f"found {_kind(input)}", "the prompt string or None")
+        completion = output[len(input) :] if input and output.startswith(input) else output
+        return self._format.parse(completion).message

@@ -1,0 +1,586 @@
+"""The LazyLLM-style prompters: every worked example of seed 003, then the rules around them.
+
+The seed's examples live in ``tests/golden/prompter/seed_003.json`` with their text copied
+verbatim from the seed; each case is decoded here (so the expected value provably comes from
+the seed, plus the documented fixes) and must be reproduced byte for byte.
+"""
+
+from __future__ import annotations
+
+import ast
+import copy
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import pawlette
+from pawlette.errors import RequestError
+from pawlette.prompter import (
+    ALPACA_PREAMBLE,
+    DEFAULT_SYSTEM,
+    AlpacaPrompter,
+    ChatMarkers,
+    ChatPrompter,
+)
+
+SEED = json.loads(
+    (Path(__file__).parent / "golden" / "prompter" / "seed_003.json").read_text(encoding="utf-8")
+)
+CASES: list[dict[str, Any]] = SEED["cases"]
+PROMPTERS: dict[str, type[AlpacaPrompter] | type[ChatPrompter]] = {
+    "alpaca": AlpacaPrompter,
+    "chat": ChatPrompter,
+}
+TOOLS = [{"type": "function", "function": {"name": "example"}}]
+WEATHER = [
+    {
+        "type": "function",
+        "function": {
+            "name": "get_weather",
+            "description": "查询天气",
+            "parameters": {"type": "object", "properties": {"city": {"type": "string"}}},
+        },
+    }
+]
+ALPACA_HEAD = f"{DEFAULT_SYSTEM}\n{ALPACA_PREAMBLE}\n\n ### Instruction:\n"
+
+
+def decode_seed(case: dict[str, Any]) -> Any:
+    """The value the seed's text stands for, after the case's documented fixes."""
+    text: str = case["seed"]
+    for old, new in case["fixes"]:
+        assert text.count(old) == 1, f"fix {old!r} must match exactly once"
+        text = text.replace(old, new)
+    mode = case["decode"]
+    if mode == "doubled":  # written inside a docstring: every backslash doubled
+        text = text.replace("\\\\", "\\")
+    elif mode == "quoted-repr":  # a dict repr inside a double-quoted string
+        assert text[0] == text[-1] == '"'
+        text = text[1:-1]
+    else:
+        assert mode == "repr", mode
+    return ast.literal_eval(text)
+
+
+def run_case(case: dict[str, Any]) -> Any:
+    prompter = PROMPTERS[case["prompter"]](**case["init"])
+    call = dict(case["call"])
+    return prompter.generate_prompt(call.pop("input"), **call)
+
+
+# --------------------------------------------------------------------------- the seed's examples
+
+
+def test_every_worked_example_is_a_case() -> None:
+    # 4 in the opening and walkthrough, 4 string-input examples, 5 tools examples, 3 history.
+    assert len(CASES) == 16
+    assert len({case["name"] for case in CASES}) == len(CASES)
+
+
+@pytest.mark.parametrize("case", CASES, ids=[case["name"] for case in CASES])
+def test_seed_example_decodes_to_its_expected_value(case: dict[str, Any]) -> None:
+    assert decode_seed(case) == case["expected"]
+    # A fix is only ever made with a note that says why.
+    assert bool(case["fixes"]) <= bool(case["note"])
+
+
+@pytest.mark.parametrize("case", CASES, ids=[case["name"] for case in CASES])
+def test_seed_example_reproduces_byte_for_byte(case: dict[str, Any]) -> None:
+    assert run_case(case) == case["expected"]
+
+
+def test_seed_fixes_are_only_the_documented_ones() -> None:
+    fixed = {case["name"]: case["fixes"] for case in CASES if case["fixes"]}
+    assert fixed == {
+        "intro_string": [["输入，现在", "输入, 现在"]],
+        "intro_return_dict": [["输入，现在", "输入, 现在"]],
+        "walkthrough_step5_return_dict": [["输入，现在", "输入, 现在"]],
+        "walkthrough_step6_string": [["问题，现在", "问题, 现在"]],
+        "chat_string_input_becomes_the_user_turn": [["<|Assistant|>", "<|Assistant|>:\\n'"]],
+    }
+
+
+def test_truncated_seed_example_is_a_prefix_of_the_output() -> None:
+    case = next(c for c in CASES if c["name"] == "chat_string_input_becomes_the_user_turn")
+    seed_text = case["seed"] + "'"  # the seed forgot the rest of the string
+    output = run_case(case)
+    assert output.startswith(ast.literal_eval(seed_text))
+    assert output.endswith("<|Assistant|>:\n")
+
+
+def test_a_plain_instruction_renders_like_a_user_only_dict_in_alpaca() -> None:
+    # The seed's "with OnlineChatModule" section uses AlpacaPrompter(instruction) for the same
+    # task its opening example writes as AlpacaPrompter({"user": instruction}).
+    instruction = "上下文信息是{context}，用户的问题是{input}"
+    values = {"context": "背景", "input": "输入"}
+    plain, user_only = AlpacaPrompter(instruction), AlpacaPrompter({"user": instruction})
+    assert plain.generate_prompt(values) == user_only.generate_prompt(values)
+    assert plain.generate_prompt(values, return_dict=True) == user_only.generate_prompt(
+        values, return_dict=True
+    )
+
+
+# --------------------------------------------------------------------------- templates
+
+
+def test_alpaca_with_system_and_user_instructions() -> None:
+    prompter = AlpacaPrompter({"system": "Add {numbers}.", "user": "Be brief. "})
+    assert prompter.generate_prompt("1 and 2") == (
+        ALPACA_HEAD + "Add 1 and 2.\n\n\nBe brief. ### Response:\n"
+    )
+    system = f"{DEFAULT_SYSTEM}\n{ALPACA_PREAMBLE}\n\n ### Instruction:\nAdd 1 and 2.\n\n"
+    assert prompter.generate_prompt("1 and 2", return_dict=True)["messages"] == [
+        {"role": "system", "content": system},
+        {"role": "user", "content": "Be brief. "},
+    ]
+
+
+def test_alpaca_extra_keys_in_order_after_the_slots() -> None:
+    prompter = AlpacaPrompter("Answer {question}", extra_keys=["context", "style"])
+    assert prompter.slots == ("question", "context", "style")
+    text = prompter.generate_prompt({"style": "short", "question": "why?", "context": "sky"})
+    assert text == (
+        ALPACA_HEAD + "Answer why?\n\nHere are some extra messages you can referred to:\n\n"
+        "### context:\nsky\n\n### style:\nshort\n\n\n### Response:\n"
+    )
+
+
+def test_chat_with_system_and_user_instructions_and_extra_keys() -> None:
+    prompter = ChatPrompter({"system": "Use {source}.", "user": "Q: "}, extro_keys="notes")
+    text = prompter.generate_prompt({"source": "the wiki", "notes": "n1", "query": "why?"})
+    assert text == (
+        f"<|start_system|>{DEFAULT_SYSTEM}Use the wiki.\n"
+        "Here are some extra messages you can referred to:\n\n### notes:\nn1\n\n\n"
+        "<|end_system|>\n\n\n<|Human|>:\nQ: why?\n<|Assistant|>:\n"
+    )
+    assert prompter.generate_prompt(
+        {"source": "the wiki", "notes": "n1", "query": "why?"}, return_dict=True
+    )["messages"][-1] == {"role": "user", "content": "Q: why?"}
+
+
+def test_chat_without_instruction_has_no_instruction_section() -> None:
+    prompter = ChatPrompter()
+    assert prompter.generate_prompt("hi") == (
+        f"<|start_system|>{DEFAULT_SYSTEM}<|end_system|>\n\n\n<|Human|>:\nhi\n<|Assistant|>:\n"
+    )
+    assert prompter.generate_prompt("hi", return_dict=True) == {
+        "messages": [
+            {"role": "system", "content": DEFAULT_SYSTEM},
+            {"role": "user", "content": "hi"},
+        ]
+    }
+
+
+def test_chat_history_turns_are_joined_without_separators() -> None:
+    prompter = ChatPrompter("Chat.")
+    text = prompter.generate_prompt("q3", history=[["q1", "a1"], ("q2", "a2")])
+    assert "<|end_system|>\n\n<|Human|>:q1<|Assistant|>:a1<|Human|>:q2<|Assistant|>:a2\n" in text
+    assert text.endswith("\n<|Human|>:\nq3\n<|Assistant|>:\n")
+
+
+def test_message_history_in_the_string_form_renders_like_pairs() -> None:
+    prompter = ChatPrompter("Chat.")
+    pairs = [["你好", "你好!"], ["q2", "a2"]]
+    messages = [
+        {"role": "user", "content": "你好"},
+        {"role": "assistant", "content": [{"type": "text", "text": "你好!"}]},
+        {"role": "user", "content": "q2"},
+        {"role": "assistant", "content": "a2"},
+    ]
+    mixed = [["你好", "你好!"], *messages[2:]]
+    expected = prompter.generate_prompt("q3", history=pairs)
+    assert prompter.generate_prompt("q3", history=messages) == expected
+    assert prompter.generate_prompt("q3", history=mixed) == expected
+
+
+def test_return_dict_history_keeps_the_callers_messages() -> None:
+    history = [
+        {"role": "user", "content": "weather?"},
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [
+                {"id": "c1", "type": "function", "function": {"name": "w", "arguments": "{}"}}
+            ],
+        },
+        {"role": "tool", "tool_call_id": "c1", "content": "sunny"},
+    ]
+    result = ChatPrompter().generate_prompt("thanks", history=history, return_dict=True)
+    assert result["messages"][1:4] == history
+    result["messages"][1]["content"] = "changed"
+    assert history[0]["content"] == "weather?"  # the result is a copy
+
+
+def test_custom_markers_and_system() -> None:
+    markers = ChatMarkers(
+        system_open="<s>",
+        system_close="</s>",
+        human_open="[H]",
+        human_close="[/H]",
+        assistant_open="[A]",
+        assistant_close="[/A]",
+    )
+    prompter = ChatPrompter("Be kind.", markers=markers, system="You are Paw.")
+    assert prompter.generate_prompt("q2", history=[["q1", "a1"]], label="a2") == (
+        "<s>You are Paw.Be kind.\n\n</s>\n\n[H]q1[/H][A]a1[/A]\n[H]\nq2\n[/H][A]\na2[/A]"
+    )
+
+
+# --------------------------------------------------------------------------- slots and input
+
+
+def test_slots_are_filled_in_one_pass() -> None:
+    prompter = ChatPrompter("{a} then {b}")
+    assert "x{b} then y\n" in prompter.generate_prompt({"a": "x{b}", "b": "y"})
+
+
+def test_other_braces_are_literal_text() -> None:
+    prompter = AlpacaPrompter('Reply as {"answer": ...} about {topic}')
+    assert prompter.slots == ("topic",)
+    assert 'Reply as {"answer": ...} about cats\n' in prompter.generate_prompt("cats")
+
+
+def test_chinese_slot_names() -> None:
+    prompter = AlpacaPrompter("上下文信息是{上下文}，用户的问题是{问题}")
+    text = prompter.generate_prompt({"上下文": "背景", "问题": "输入"})
+    assert "上下文信息是背景，用户的问题是输入\n" in text
+
+
+def test_a_repeated_slot_is_one_slot() -> None:
+    prompter = AlpacaPrompter("{x} and {x}")
+    assert prompter.slots == ("x",)
+    assert "1 and 1" in prompter.generate_prompt("1")
+
+
+def test_one_key_that_is_no_slot_is_the_chat_user_turn() -> None:
+    # LazyLLM's retrieval prompts: ChatPrompter(..., extra_keys=["context_str"]) called with
+    # {"query": ..., "context_str": ...}.
+    prompter = ChatPrompter("Answer from the context.", extra_keys=["context_str"])
+    result = prompter.generate_prompt({"query": "why?", "context_str": "sky"}, return_dict=True)
+    assert result["messages"][-1] == {"role": "user", "content": "why?"}
+    assert "### context_str:\nsky" in result["messages"][0]["content"]
+
+
+def test_extro_keys_and_extra_keys_are_the_same() -> None:
+    one = AlpacaPrompter("Add", extro_keys="input").generate_prompt("a+b")
+    assert one == AlpacaPrompter("Add", extra_keys="input").generate_prompt("a+b")
+    assert one == AlpacaPrompter("Add", ["input"]).generate_prompt("a+b")
+
+
+def test_inputs_are_not_mutated() -> None:
+    values = {"context": "c", "question": "q"}
+    history = [["a", "b"]]
+    tools = copy.deepcopy(WEATHER)
+    ChatPrompter("{context}").generate_prompt(values, history, tools, return_dict=True)
+    assert values == {"context": "c", "question": "q"}
+    assert history == [["a", "b"]]
+    assert tools == WEATHER
+
+
+# --------------------------------------------------------------------------- tools
+
+
+def test_return_dict_has_tools_only_when_there_are_tools() -> None:
+    prompter = ChatPrompter("x")
+    assert "tools" not in prompter.generate_prompt("q", return_dict=True)
+    assert prompter.generate_prompt("q", tools=TOOLS, return_dict=True)["tools"] == TOOLS
+
+
+def test_tools_json_keeps_unicode_readable() -> None:
+    text = ChatPrompter("x").generate_prompt("q", tools=WEATHER)
+    assert '"description": "查询天气"' in text
+
+
+def test_constructed_tools_are_copied() -> None:
+    tools = copy.deepcopy(TOOLS)
+    prompter = ChatPrompter("x", tools=tools)
+    tools[0]["function"]["name"] = "changed"
+    assert prompter.tools == TOOLS
+    returned = prompter.generate_prompt("q", return_dict=True)["tools"]
+    returned[0]["function"]["name"] = "changed again"
+    assert prompter.tools == TOOLS
+
+
+def test_no_tools_at_call_time_is_not_a_second_set() -> None:
+    prompter = ChatPrompter("x", tools=TOOLS)
+    assert prompter.generate_prompt("q", tools=[]) == prompter.generate_prompt("q")
+
+
+# --------------------------------------------------------------------------- label
+
+
+def test_label_is_appended_after_the_prompt() -> None:
+    alpaca = AlpacaPrompter("Add {x}")
+    assert alpaca.generate_prompt("1+1", label="2") == alpaca.generate_prompt("1+1") + "2"
+    chat = ChatPrompter("Add")
+    assert chat.generate_prompt("1+1", label="2") == chat.generate_prompt("1+1") + "2"
+
+
+def test_label_in_the_dict_form_is_a_final_assistant_message() -> None:
+    result = ChatPrompter("Add").generate_prompt("1+1", label="2", return_dict=True)
+    assert result["messages"][-2:] == [
+        {"role": "user", "content": "1+1"},
+        {"role": "assistant", "content": "2"},
+    ]
+
+
+# --------------------------------------------------------------------------- responses
+
+
+@pytest.mark.parametrize(
+    ("prompter", "output", "answer"),
+    [
+        (AlpacaPrompter("{x}"), "### Response:\n42", "42"),
+        (AlpacaPrompter("{x}"), "### Response:42", "42"),
+        (AlpacaPrompter("{x}"), "42", "42"),
+        (ChatPrompter(), "<|Assistant|>:\nhello", "hello"),
+        (ChatPrompter(), "hello\n", "hello\n"),
+        # The last marker: an echoed prompt has past turns with the marker too.
+        (ChatPrompter(), "<|Human|>:a<|Assistant|>:b\n<|Human|>:\nc\n<|Assistant|>:\nd", "d"),
+        (ChatPrompter(markers=ChatMarkers(assistant_open="[A]")), "x[A]\ny", "y"),
+    ],
+)
+def test_get_response_cuts_after_the_answer_marker(
+    prompter: AlpacaPrompter | ChatPrompter, output: str, answer: str
+) -> None:
+    assert prompter.get_response(output) == answer
+
+
+def test_get_response_strips_an_echoed_prompt() -> None:
+    prompter = ChatPrompter("Chat.")
+    prompt = prompter.generate_prompt("q", history=[["a", "b"]])
+    assert prompter.get_response(prompt + "answer", prompt) == "answer"
+    # The prompt ends with the marker and its newline, so the marker rule agrees.
+    assert prompter.get_response(prompt + "answer") == "answer"
+    assert prompter.get_response("unrelated", prompt) == "unrelated"
+
+
+def test_parse_response_without_a_format() -> None:
+    assert AlpacaPrompter("{x}").parse_response("### Response:\n42") == {
+        "role": "assistant",
+        "content": "42",
+    }
+
+
+# --------------------------------------------------------------------------- format=
+
+
+def test_format_renders_the_dict_form_with_a_generation_prompt() -> None:
+    prompter = ChatPrompter("You answer weather questions.", format="pcml", tools=WEATHER)
+    history = [["你好", "你好!"]]
+    request = prompter.generate_prompt("北京天气?", history, return_dict=True)
+    pcml = pawlette.get_format("pcml")
+    expected = pcml.render(request["messages"], request["tools"], add_generation_prompt=True)
+    text = prompter.generate_prompt("北京天气?", history)
+    assert text == expected.text
+    assert text.startswith(f"[SYS]{DEFAULT_SYSTEM}\nYou answer weather questions.")
+    assert text.endswith("[USR]北京天气?[/USR]\n\n[AST]")
+    assert prompter.format is pcml
+
+
+def test_format_accepts_a_format_value() -> None:
+    pcml = pawlette.get_format("pcml")
+    by_value = ChatPrompter("x", format=pcml).generate_prompt("q")
+    assert by_value == ChatPrompter("x", format="pcml").generate_prompt("q")
+
+
+def test_format_with_a_label_renders_a_finished_assistant_turn() -> None:
+    prompter = ChatPrompter("x", format="pcml")
+    assert prompter.generate_prompt("q", label="a").endswith("[AST]a<end>[/AST]")
+
+
+def test_format_parse_response_reads_tool_calls() -> None:
+    prompter = ChatPrompter("x", format="pcml", tools=WEATHER)
+    completion = '<call>{"id": "c1", "name": "get_weather", "arguments": {"city": "北京"}}</call>'
+    message = prompter.parse_response(completion + "<end>")
+    assert message["content"] is None
+    assert message["tool_calls"][0]["function"] == {
+        "name": "get_weather",
+        "arguments": '{"city": "北京"}',
+    }
+    prompt = prompter.generate_prompt("q")
+    assert prompter.parse_response(prompt + "Hi<end>", prompt) == {
+        "role": "assistant",
+        "content": "Hi",
+    }
+
+
+def test_format_get_response_cuts_at_the_formats_generation_prompt() -> None:
+    prompter = ChatPrompter("x", format="pcml")
+    prompt = prompter.generate_prompt("q", history=[["a", "b"]])
+    # Raw text: the format's end marker stays (parse_response is the structured reading).
+    assert prompter.get_response(prompt + "Hi<end>") == "Hi<end>"
+
+
+# --------------------------------------------------------------------------- errors
+
+
+def _history_tool_message() -> None:
+    ChatPrompter().generate_prompt(
+        "q", history=[{"role": "tool", "tool_call_id": "c1", "content": "r"}]
+    )
+
+
+ERRORS = [
+    pytest.param(
+        lambda: AlpacaPrompter("{x}").generate_prompt(3), "input", "found an int", id="input type"
+    ),
+    pytest.param(
+        lambda: AlpacaPrompter("{x}").generate_prompt({"x": 1}),
+        "input['x']",
+        "found an int",
+        id="input value type",
+    ),
+    pytest.param(
+        lambda: AlpacaPrompter("{x}{y}").generate_prompt({"x": "1"}),
+        "input",
+        "no value for 'y'",
+        id="missing slot",
+    ),
+    pytest.param(
+        lambda: AlpacaPrompter("{x}").generate_prompt({"x": "1", "y": "2"}),
+        "input",
+        "unexpected keys 'y'",
+        id="unexpected key in alpaca",
+    ),
+    pytest.param(
+        lambda: ChatPrompter("{x}").generate_prompt({"x": "1", "y": "2", "z": "3"}),
+        "input",
+        "unexpected keys 'y', 'z'",
+        id="two unexpected keys in chat",
+    ),
+    pytest.param(
+        lambda: AlpacaPrompter("Add").generate_prompt("a"),
+        "input",
+        "no {slot}",
+        id="string without slot in alpaca",
+    ),
+    pytest.param(
+        lambda: ChatPrompter("{a}{b}").generate_prompt("a"),
+        "input",
+        "2 slots (a, b)",
+        id="string with two slots",
+    ),
+    pytest.param(
+        lambda: AlpacaPrompter("{x}").generate_prompt("1", [["q", "a"]]),
+        "history",
+        "found 1 history items",
+        id="history in alpaca",
+    ),
+    pytest.param(
+        lambda: ChatPrompter().generate_prompt("q", "hi"),
+        "history",
+        "found a string",
+        id="history not a list",
+    ),
+    pytest.param(
+        lambda: ChatPrompter().generate_prompt("q", [["q"]]),
+        "history[0]",
+        "found 1 items",
+        id="history pair length",
+    ),
+    pytest.param(
+        lambda: ChatPrompter().generate_prompt("q", [["q", 2]]),
+        "history[0][1]",
+        "found an int",
+        id="history pair type",
+    ),
+    pytest.param(
+        lambda: ChatPrompter().generate_prompt(
+            "q", [{"role": "boss", "content": ""}], return_dict=True
+        ),
+        "history[0].role",
+        "'boss'",
+        id="history message",
+    ),
+    pytest.param(
+        _history_tool_message,
+        "history[0]",
+        "a tool message",
+        id="history tool message in string form",
+    ),
+    pytest.param(
+        lambda: ChatPrompter(tools=TOOLS).generate_prompt("q", tools=TOOLS),
+        "tools",
+        "built with tools",
+        id="tools twice",
+    ),
+    pytest.param(
+        lambda: ChatPrompter(tools=[{"type": "function", "function": {}}]),
+        "tools[0].function.name",
+        "found null",
+        id="tool without name",
+    ),
+    pytest.param(
+        lambda: ChatPrompter().generate_prompt(
+            "q", tools=[{"type": "function", "function": {"name": "f", "x": {1}}}]
+        ),
+        "tools",
+        "JSON",
+        id="tools not JSON",
+    ),
+    pytest.param(
+        lambda: ChatPrompter().generate_prompt("q", label=3),
+        "label",
+        "found an int",
+        id="label type",
+    ),
+    pytest.param(
+        lambda: ChatPrompter().generate_prompt("q", return_dict=1),
+        "return_dict",
+        "found an int",
+        id="return_dict type",
+    ),
+    pytest.param(lambda: ChatPrompter(3), "instruction", "found an int", id="instruction type"),
+    pytest.param(
+        lambda: ChatPrompter({"sys": "x"}),
+        "instruction",
+        "unknown keys ['sys']",
+        id="instruction keys",
+    ),
+    pytest.param(
+        lambda: ChatPrompter({"user": 1}),
+        "instruction['user']",
+        "found an int",
+        id="instruction value",
+    ),
+    pytest.param(
+        lambda: ChatPrompter("x", extro_keys="a", extra_keys="b"),
+        "extra_keys",
+        "both",
+        id="both key spellings",
+    ),
+    pytest.param(
+        lambda: ChatPrompter("x", extra_keys=3), "extra_keys", "found an int", id="extra keys type"
+    ),
+    pytest.param(
+        lambda: ChatPrompter("x", extra_keys=["a", "a"]),
+        "extra_keys[1]",
+        "a second time",
+        id="duplicate extra key",
+    ),
+    pytest.param(lambda: ChatPrompter("x", format="nope"), "format", "'nope'", id="unknown format"),
+    pytest.param(
+        lambda: ChatPrompter("x", markers=ChatMarkers(), format="pcml"),
+        "markers",
+        "both",
+        id="markers and format",
+    ),
+    pytest.param(
+        lambda: ChatPrompter().get_response(None), "output", "found None", id="output type"
+    ),
+]
+
+
+@pytest.mark.parametrize(("call", "path", "fragment"), ERRORS)
+def test_bad_input_raises_a_request_error(
+    call: Callable[[], object], path: str, fragment: str
+) -> None:
+    with pytest.raises(RequestError) as caught:
+        call()
+    assert caught.value.path == path
+    assert fragment in str(caught.value)
+    assert isinstance(caught.value, ValueError)  # RequestError is a ValueError too
