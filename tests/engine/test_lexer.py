@@ -1,0 +1,86 @@
+"""The marker lexer: escaping round trips, split invariance, holdback."""
+
+from __future__ import annotations
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from pawlette.engine.lexer import Lexer, Token, escape_text, marker_pattern
+
+MARKERS = ["[SYS]", "[/SYS]", "<call>", "\n<call>", "</think>", "</think>\n", "<end>", "<|x|>"]
+PATTERN = marker_pattern(MARKERS)
+pieces = st.one_of(st.text(max_size=6), st.sampled_from([*MARKERS, "\\", "\\\\", "\n", "<", "["]))
+texts = st.lists(pieces, max_size=10).map("".join)
+
+
+def run(text: str, sizes: list[int], *, escape: bool = True) -> list[Token]:
+    lexer = Lexer(MARKERS, escape=escape)
+    tokens: list[Token] = []
+    position = 0
+    index = 0
+    while position < len(text):
+        size = sizes[index % len(sizes)] if sizes else len(text)
+        tokens += lexer.feed(text[position : position + size])
+        position += size
+        index += 1
+    return merge(tokens + lexer.finish())
+
+
+def merge(tokens: list[Token]) -> list[Token]:
+    merged: list[Token] = []
+    for token in tokens:
+        if token[0] is None and merged and merged[-1][0] is None:
+            merged[-1] = (None, merged[-1][1] + token[1], merged[-1][2])
+        else:
+            merged.append(token)
+    return merged
+
+
+# A marker that ends another marker ("<call>" ends "\n<call>") cannot follow caller text that
+# ends with the rest of it: declarations write the longer spelling after text (see pcml).
+TRAILING = [m for m in MARKERS if not any(o != m and o.endswith(m) for o in MARKERS)]
+
+
+@given(texts, st.sampled_from(TRAILING))
+def test_escaped_text_reads_back_as_one_text_run(text: str, marker: str) -> None:
+    escaped = escape_text(text, PATTERN, before_marker=True)
+    tokens = run(escaped + marker, [])
+    expected: list[Token] = [(None, text, 0)] if text else []
+    assert tokens == [*expected, (marker, marker, len(escaped))]
+
+
+@given(texts, st.lists(st.integers(1, 7), min_size=1, max_size=5))
+def test_split_invariance(text: str, sizes: list[int]) -> None:
+    assert run(text, sizes) == run(text, [])
+    assert run(text, sizes, escape=False) == run(text, [], escape=False)
+
+
+@given(texts)
+def test_every_character_is_accounted_for_without_escaping(text: str) -> None:
+    assert "".join(token[1] for token in run(text, [1], escape=False)) == text
+
+
+def test_a_marker_split_across_feeds_is_held_back() -> None:
+    lexer = Lexer(MARKERS, escape=False)
+    assert lexer.feed("abc<ca") == [(None, "abc", 0)]
+    assert lexer.feed("ll>z") == [("<call>", "<call>", 3), (None, "z", 9)]
+
+
+def test_a_marker_that_may_grow_waits_for_the_next_character() -> None:
+    lexer = Lexer(MARKERS, escape=False)
+    assert lexer.feed("x</think>") == [(None, "x", 0)]
+    assert lexer.feed("\ny") == [("</think>\n", "</think>\n", 1), (None, "y", 10)]
+
+
+def test_escaped_marker_is_the_shortest_at_its_place() -> None:
+    # "\</think>" then a real "\n<call>": the newline belongs to the real marker.
+    assert run("\\</think>\n<call>", [1]) == [
+        (None, "</think>", 0),
+        ("\n<call>", "\n<call>", 9),
+    ]
+
+
+def test_feed_marker_flushes_held_text() -> None:
+    lexer = Lexer(MARKERS, escape=False)
+    assert lexer.feed("ab<") == [(None, "ab", 0)]
+    assert lexer.feed_marker("<end>") == [(None, "<", 2), ("<end>", "<end>", 3)]
