@@ -18,6 +18,7 @@ from .errors import (
 )
 from .format import Completion, Format, ParsedConversation
 from .formats import formats, get_format
+from .prompter import AlpacaPrompter, ChatPrompter
 from .serve.chunks import ChunkStream
 from .types import (
     ActionPart,
@@ -52,6 +53,8 @@ __version__ = "0.1.0"
 
 __all__ = [
     "ActionPart",
+    "AlpacaPrompter",
+    "ChatPrompter",
     "BoxPart",
     "ChunkStream",
     "Completion",
