@@ -1,0 +1,948 @@
+"""Tool calls written in Python call syntax: literals only, read incrementally, never evaluated.
+
+Two wire shapes, one grammar::
+
+    mode="list"    [get_weather(city='San Francisco', metric='celsius'), get_weather(city='Paris')]
+    mode="single"  tool_call(location="beijing", unit="celsius")
+
+The grammar accepted (whitespace, newlines included, is allowed between any two tokens)::
+
+    calls     := "[" [call ("," call)* [","]] "]"              (mode "list")
+    call      := NAME "(" [keyword ("," keyword)* [","]] ")"    (alone in mode "single")
+    keyword   := NAME "=" value
+    value     := string+ | number | constant | list | dict     (string+: adjacent strings join)
+    list      := "[" [value ("," value)* [","]] "]"
+    dict      := "{" [string+ ":" value ("," string+ ":" value)* [","]] "}"
+    number    := ["-"] Python decimal int or float (1_000, 0.5, .5, 5., 1e-3; no hex, no complex)
+    constant  := True | False | None | true | false | null
+    string    := '...' or "..." with Python escapes (\\n \\t \\xhh \\uhhhh \\Uhhhhhhhh \\N{name}
+                 octal \\0..\\377, line continuation); no prefixes, no triple quotes
+
+Anything else (an expression such as ``1+2``, a bare name, a positional argument, a nested
+call, attribute access, a tuple, ``**kwargs``) is refused: nothing in model text is evaluated.
+
+Decisions
+---------
+- Arguments stream as JSON text: the ``ToolCallDelta.arguments`` of one call concatenate to
+  exactly ``json.dumps(arguments, ensure_ascii=False)``.  ``ToolCallStart`` is emitted at the
+  ``(``, string contents as they arrive, numbers and constants when their token ends, and
+  ``ToolCallEnd`` at the ``)``.  A string's closing ``"`` waits for the next token, because
+  Python joins adjacent strings (``'a' 'b'`` is ``'ab'``).
+- Keyword names and the callee are NFKC-normalised, as Python does with identifiers.  A
+  repeated keyword, or a repeated key in a dict literal, is an error (Python refuses the first;
+  the second would silently lose data).
+- Unknown escapes such as ``'\\d'`` keep their backslash, as Python does.
+- With ``fixed_callee="tool_call"`` only that callee is accepted; ``name`` (if given) is the
+  name reported in ``ToolCallStart`` instead of the callee as written (ChatGLM3 puts the real
+  tool name on the header line).
+- Leading whitespace and trailing whitespace are allowed; other trailing text is an error.
+- Strict mode raises :class:`~pawlette.errors.ParseError` with the absolute offset
+  (``base_offset`` + position) of the offending token.  After that the decoder is dead: later
+  calls raise the same error.
+- Lenient mode never raises.  Input is divided at *commit points*: the ``)`` of each call
+  and the ``]`` of the list.  Text up to the last commit point belongs to completed calls;
+  on an error, everything after it (the call in progress, the separator before it, the rest of
+  the input, later chunks too) is returned as ``TextDelta``, after one ``ParseWarning`` whose
+  ``text`` is that raw text up to and including the offending character.  So every input
+  character is in a completed call's source or in a ``TextDelta``.  A call that had already
+  started is closed with ``ToolCallEnd`` as it stands: its arguments are a proper prefix of a
+  JSON object (the closing ``}`` is only ever written at a valid ``)``), so they never parse as
+  JSON and nobody can mistake the half call for a complete one; its text is repeated whole in
+  the ``TextDelta``.  Events that were already returned are never retracted.
+- Work per character is O(1) amortised: string contents are consumed by regular-expression
+  jumps, tokens are buffered only until they end, and nothing consumed is scanned again.
+
+The encoder writes what the decoder reads: :func:`python_literal`, :func:`encode_call`,
+:func:`encode_calls`.  ``decode(encode_call(name, arguments))`` gives back
+``json.dumps(json.loads(arguments), ensure_ascii=False)``.
+
+>>> decoder = PythonCallDecoder(mode="list", id_factory=lambda: "call_1")
+>>> decoder.feed("[get_weather(city='Paris')]") + decoder.finish()  # doctest: +NORMALIZE_WHITESPACE
+[ToolCallStart(index=0, id='call_1', name='get_weather'),
+ ToolCallDelta(index=0, arguments='{"city": "Paris"}'), ToolCallEnd(index=0)]
+>>> encode_calls([("get_weather", '{"city": "Paris"}')])
+"[get_weather(city='Paris')]"
+"""
+
+from __future__ import annotations
+
+import json
+import keyword
+import math
+import re
+import secrets
+import unicodedata
+from collections.abc import Callable, Sequence
+from typing import Any, Literal
+
+from ..errors import ParseError, RequestError, UnsupportedFeature
+from ..types import Event, ParseWarning, TextDelta, ToolCallDelta, ToolCallEnd, ToolCallStart
+
+__all__ = ["PythonCallDecoder", "encode_call", "encode_calls", "python_literal"]
+
+Mode = Literal["list", "single"]
+Quote = Literal["'", '"']
+
+# --------------------------------------------------------------------------- shared tables
+
+# Python's whitespace between tokens (inside brackets newlines are whitespace too).
+_WHITESPACE = frozenset(" \t\n\r\f")
+_DIGITS = frozenset("0123456789")
+_HEX_DIGITS = frozenset("0123456789abcdefABCDEF")
+_OCTAL_DIGITS = frozenset("01234567")
+_NUMBER_CHARACTERS = frozenset("0123456789_.eE")
+_QUOTES = frozenset("'\"")
+
+# A string's content runs up to its quote, a backslash or a line break: one regex jump.
+_STRING_STOP = {
+    "'": re.compile(r"[\\'\n\r]"),
+    '"': re.compile(r'[\\"\n\r]'),
+}
+
+_SIMPLE_ESCAPES = {
+    "\\": "\\",
+    "'": "'",
+    '"': '"',
+    "a": "\a",
+    "b": "\b",
+    "f": "\f",
+    "n": "\n",
+    "r": "\r",
+    "t": "\t",
+    "v": "\v",
+}
+_HEX_ESCAPE_LENGTH = {"x": 2, "u": 4, "U": 8}
+_LONGEST_CHARACTER_NAME = 256  # far above any Unicode name; bounds what \N{ may buffer
+
+# Python's decimal literals (PEP 515 underscores), with the unary minus models write.
+_DIGIT_PART = r"[0-9](?:_?[0-9])*"
+_POINT_FLOAT = rf"(?:{_DIGIT_PART})?\.{_DIGIT_PART}|{_DIGIT_PART}\."
+_NUMBER = re.compile(
+    rf"-?(?:(?:{_DIGIT_PART}|{_POINT_FLOAT})[eE][+-]?{_DIGIT_PART}"
+    rf"|{_POINT_FLOAT}|[1-9](?:_?[0-9])*|0(?:_?0)*)"
+)
+
+_CONSTANTS = {
+    "True": "true",
+    "False": "false",
+    "None": "null",
+    "true": "true",
+    "false": "false",
+    "null": "null",
+}
+
+_CLOSERS = {"list": "]", "dict": "}", "call": ")"}
+
+# What a stray character after a complete value most likely is, for the error message.
+_AFTER_VALUE_FOUND = {
+    "(": "a call on a value",
+    ".": "attribute access or a method call",
+    "[": "indexing",
+    "=": "'=' after a value",
+}
+
+
+def _is_name_start(character: str) -> bool:
+    return character.isidentifier()
+
+
+def _is_name_continue(character: str) -> bool:
+    return ("a" + character).isidentifier()
+
+
+def _is_plain_identifier(name: str) -> bool:
+    """What a keyword argument or callee may be, exactly as the decoder will read it back."""
+    return (
+        name.isidentifier()
+        and not keyword.iskeyword(name)
+        and unicodedata.normalize("NFKC", name) == name
+    )
+
+
+def _json_string_body(text: str) -> str:
+    """``text`` as JSON string content, escaped exactly as ``json.dumps`` escapes it."""
+    return json.dumps(text, ensure_ascii=False)[1:-1]
+
+
+def random_call_id() -> str:
+    """``call_`` and 24 random hex characters, like OpenAI's ids."""
+    return "call_" + secrets.token_hex(12)
+
+
+# --------------------------------------------------------------------------- decoder
+
+
+class _Frame:
+    """An open container: the call's keyword arguments, a list or a dict."""
+
+    __slots__ = ("has_items", "keys", "kind")
+
+    def __init__(self, kind: Literal["call", "list", "dict"]) -> None:
+        self.kind = kind
+        self.has_items = False
+        self.keys: set[str] = set()
+
+
+_State = Callable[[str, int], int]
+
+
+class PythonCallDecoder:
+    """Reads tool calls in Python call syntax, incrementally; never evaluates anything.
+
+    ``feed(text)`` returns the events that text completed, ``finish()`` those of the end of
+    input.  See the module docstring for the grammar and the lenient-mode rule.
+
+    >>> decoder = PythonCallDecoder(
+    ...     mode="single", fixed_callee="tool_call", name="get_weather", id_factory=lambda: "c"
+    ... )
+    >>> events = decoder.feed('tool_call(location="beij') + decoder.feed('ing")')
+    >>> "".join(event.arguments for event in events if isinstance(event, ToolCallDelta))
+    '{"location": "beijing"}'
+    """
+
+    def __init__(
+        self,
+        *,
+        mode: Mode,
+        strict: bool = True,
+        first_index: int = 0,
+        id_factory: Callable[[], str] | None = None,
+        fixed_callee: str | None = None,
+        name: str | None = None,
+        base_offset: int = 0,
+    ) -> None:
+        if mode not in ("list", "single"):
+            raise ValueError(f"mode: {mode!r}; expected 'list' or 'single'")
+        if fixed_callee is not None and not _is_plain_identifier(fixed_callee):
+            raise ValueError(f"fixed_callee: {fixed_callee!r}; expected a Python identifier")
+        self._mode: Mode = mode
+        self._strict = strict
+        self._next_index = first_index
+        self._new_id = id_factory or random_call_id
+        self._fixed_callee = fixed_callee
+        self._reported_name = name
+        self._base_offset = base_offset
+
+        self._state: _State = self._before_calls
+        self._events: list[Event] = []
+        self._outgoing: list[str] = []  # argument text of this feed, sent as one delta
+        self._frames: list[_Frame] = []
+        self._call_index: int | None = None  # the call whose arguments are being read
+        self._consumed = 0  # characters in earlier chunks
+        # Raw text since the last commit point: earlier chunks in ``_raw``, this chunk from
+        # ``_commit``.  Lenient mode returns it as text on an error; strict quotes its tail.
+        self._raw: list[str] = []
+        self._commit = 0
+        self._passing_through = False  # lenient, after an error: everything is text
+        self._failure: ParseError | None = None
+        self._finished = False
+
+        # The token being read (a name or a number) and where it began.
+        self._token: list[str] = []
+        self._token_offset = 0
+        self._pending_name = ""  # a keyword name or callee waiting for '=' or '('
+        # The string being read.
+        self._quote = "'"
+        self._string_stop = _STRING_STOP["'"]
+        self._key: list[str] | None = None  # decoded text of a dict key being read
+        self._escape: list[str] = []
+        self._escape_length = 0
+        self._escape_offset = 0
+
+    # ------------------------------------------------------------------ public
+
+    def feed(self, text: str) -> list[Event]:
+        """Read a chunk of text; return the events it completed."""
+        self._check_usable()
+        if self._passing_through:
+            if text:
+                self._events.append(TextDelta(text))
+        else:
+            self._commit = 0
+            position = 0
+            length = len(text)
+            while position < length:
+                position = self._state(text, position)
+            if not self._passing_through and self._commit < length:
+                self._raw.append(text[self._commit :])
+        self._consumed += len(text)
+        self._flush()
+        return self._take()
+
+    def finish(self) -> list[Event]:
+        """End of input: an unterminated call or list is an error (strict) or text (lenient)."""
+        self._check_usable()
+        if self._finished:
+            return []
+        self._finished = True
+        if self._passing_through or self._state == self._done:
+            self._flush()
+            return self._take()
+        raw = "".join(self._raw)
+        offset = self._base_offset + self._consumed
+        expected = self._expected_at_end()
+        if self._strict:
+            self._failure = ParseError(offset, "end of input", expected, raw[-60:])
+            raise self._failure
+        self._flush()
+        self._close_open_call()
+        self._events.append(ParseWarning(offset, f"end of input; expected {expected}", raw))
+        if raw:
+            self._events.append(TextDelta(raw))
+        self._raw = []
+        return self._take()
+
+    # ------------------------------------------------------------------ plumbing
+
+    def _check_usable(self) -> None:
+        if self._failure is not None:
+            raise self._failure
+        if self._finished:
+            raise RuntimeError("PythonCallDecoder: feed() or finish() after finish()")
+
+    def _take(self) -> list[Event]:
+        events = self._events
+        self._events = []
+        return events
+
+    def _flush(self) -> None:
+        if self._outgoing and self._call_index is not None:
+            self._events.append(ToolCallDelta(self._call_index, "".join(self._outgoing)))
+        self._outgoing = []
+
+    def _close_open_call(self) -> None:
+        if self._call_index is not None:
+            self._events.append(ToolCallEnd(self._call_index))
+            self._call_index = None
+
+    def _offset(self, position: int) -> int:
+        return self._base_offset + self._consumed + position
+
+    def _fail(self, text: str, position: int, offset: int, found: str, expected: str) -> int:
+        """The character at ``position`` cannot be placed; ``offset`` is what to report."""
+        known = "".join(self._raw) + text[self._commit : position + 1]
+        if self._strict:
+            self._failure = ParseError(offset, found, expected, known[-60:])
+            raise self._failure
+        self._flush()
+        self._close_open_call()
+        self._events.append(ParseWarning(offset, f"{found}; expected {expected}", known))
+        self._events.append(TextDelta("".join(self._raw) + text[self._commit :]))
+        self._raw = []
+        self._frames = []
+        self._passing_through = True
+        return len(text)
+
+    def _fail_here(self, text: str, position: int, expected: str) -> int:
+        found = repr(text[position])
+        return self._fail(text, position, self._offset(position), found, expected)
+
+    def _commit_through(self, position: int) -> None:
+        """Everything up to and including ``position`` is placed: forget its raw text."""
+        self._raw = []
+        self._commit = position + 1
+
+    def _expected_at_end(self) -> str:
+        if self._state == self._before_calls:
+            return "'[' opening a list of calls" if self._mode == "list" else "a call"
+        if self._state in (
+            self._in_string,
+            self._string_escape,
+            self._after_escaped_return,
+            self._escape_hex,
+            self._escape_octal,
+            self._escape_name_open,
+            self._escape_name,
+        ):
+            return f"{self._quote!r} closing the string"
+        if self._frames:
+            return f"{_CLOSERS[self._frames[-1].kind]!r} closing the {self._frames[-1].kind}"
+        if self._mode == "list":
+            return "']' closing the list of calls"
+        return "'(' opening the call"
+
+    # ------------------------------------------------------------------ calls
+
+    def _before_calls(self, text: str, position: int) -> int:
+        character = text[position]
+        if character in _WHITESPACE:
+            return position + 1
+        if self._mode == "list":
+            if character == "[":
+                self._state = self._callee_start
+                return position + 1
+            return self._fail_here(text, position, "'[' opening a list of calls")
+        return self._callee_start(text, position)
+
+    def _callee_start(self, text: str, position: int) -> int:
+        character = text[position]
+        if character in _WHITESPACE:
+            return position + 1
+        if character == "]" and self._mode == "list":
+            self._commit_through(position)
+            self._state = self._done
+            return position + 1
+        if _is_name_start(character):
+            self._token = [character]
+            self._token_offset = self._offset(position)
+            self._state = self._callee
+            return position + 1
+        expected = "a call or ']'" if self._mode == "list" else "a call"
+        return self._fail_here(text, position, expected)
+
+    def _callee(self, text: str, position: int) -> int:
+        character = text[position]
+        if _is_name_continue(character):
+            self._token.append(character)
+            return position + 1
+        self._pending_name = unicodedata.normalize("NFKC", "".join(self._token))
+        if character in _WHITESPACE:
+            self._state = self._after_callee
+            return position + 1
+        return self._after_callee(text, position)
+
+    def _after_callee(self, text: str, position: int) -> int:
+        character = text[position]
+        if character in _WHITESPACE:
+            return position + 1
+        callee = self._pending_name
+        if character != "(":
+            found = f"attribute access on {callee!r}" if character == "." else repr(character)
+            return self._fail(text, position, self._offset(position), found, "'(' after a name")
+        if keyword.iskeyword(callee):
+            return self._fail(
+                text, position, self._token_offset, f"keyword {callee!r}", "a function name"
+            )
+        if self._fixed_callee is not None and callee != self._fixed_callee:
+            return self._fail(
+                text, position, self._token_offset, f"callee {callee!r}", repr(self._fixed_callee)
+            )
+        index = self._next_index
+        self._next_index += 1
+        self._call_index = index
+        reported = callee if self._reported_name is None else self._reported_name
+        self._events.append(ToolCallStart(index, self._new_id(), reported))
+        self._outgoing.append("{")
+        self._frames = [_Frame("call")]
+        self._state = self._argument_start
+        return position + 1
+
+    def _end_call(self, position: int) -> int:
+        self._outgoing.append("}")
+        self._flush()
+        self._close_open_call()
+        self._frames = []
+        self._commit_through(position)
+        self._state = self._after_call if self._mode == "list" else self._done
+        return position + 1
+
+    def _after_call(self, text: str, position: int) -> int:
+        character = text[position]
+        if character in _WHITESPACE:
+            return position + 1
+        if character == ",":
+            self._state = self._callee_start
+            return position + 1
+        if character == "]":
+            self._commit_through(position)
+            self._state = self._done
+            return position + 1
+        return self._fail_here(text, position, "',' or ']' after a call")
+
+    def _done(self, text: str, position: int) -> int:
+        character = text[position]
+        if character in _WHITESPACE:
+            return position + 1
+        what = "the list of calls" if self._mode == "list" else "the call"
+        found = f"text after {what} ({character!r})"
+        return self._fail(text, position, self._offset(position), found, "only whitespace")
+
+    # ------------------------------------------------------------------ keyword arguments
+
+    def _argument_start(self, text: str, position: int) -> int:
+        character = text[position]
+        if character in _WHITESPACE:
+            return position + 1
+        if character == ")":
+            return self._end_call(position)
+        if _is_name_start(character):
+            self._token = [character]
+            self._token_offset = self._offset(position)
+            self._state = self._argument_name
+            return position + 1
+        if character in _QUOTES or character in _DIGITS or character in "-.[{(":
+            found = f"a positional argument ({character!r})"
+        elif character == "*":
+            found = "argument unpacking ('*')"
+        else:
+            found = repr(character)
+        expected = "a keyword argument (name=value) or ')'"
+        return self._fail(text, position, self._offset(position), found, expected)
+
+    def _argument_name(self, text: str, position: int) -> int:
+        character = text[position]
+        if _is_name_continue(character):
+            self._token.append(character)
+            return position + 1
+        self._pending_name = unicodedata.normalize("NFKC", "".join(self._token))
+        if character in _WHITESPACE:
+            self._state = self._after_argument_name
+            return position + 1
+        return self._after_argument_name(text, position)
+
+    def _after_argument_name(self, text: str, position: int) -> int:
+        character = text[position]
+        if character in _WHITESPACE:
+            return position + 1
+        name = self._pending_name
+        if character != "=":
+            if character == "(":
+                found = f"a nested call to {name!r}"
+            elif character == ".":
+                found = f"attribute access on {name!r}"
+            elif character in ",)":
+                found = f"a positional argument ({name!r})"
+            else:
+                found = f"{character!r} after {name!r}"
+            return self._fail(text, position, self._token_offset, found, "'=' after the name")
+        expected = "a keyword argument name"
+        if keyword.iskeyword(name):
+            return self._fail(text, position, self._token_offset, f"keyword {name!r}", expected)
+        frame = self._frames[-1]
+        if name in frame.keys:
+            found = f"keyword argument {name!r} repeated"
+            return self._fail(text, position, self._token_offset, found, "each name once")
+        frame.keys.add(name)
+        if frame.has_items:
+            self._outgoing.append(", ")
+        frame.has_items = True
+        self._outgoing.append(json.dumps(name, ensure_ascii=False) + ": ")
+        self._state = self._value_start
+        return position + 1
+
+    # ------------------------------------------------------------------ values
+
+    def _value_start(self, text: str, position: int) -> int:
+        character = text[position]
+        if character in _WHITESPACE:
+            return position + 1
+        if character in _QUOTES:
+            self._key = None
+            self._open_string(character)
+            self._outgoing.append('"')
+            return position + 1
+        if character in _DIGITS or character in "-.":
+            self._token = [character]
+            self._token_offset = self._offset(position)
+            self._state = self._number
+            return position + 1
+        if character == "[":
+            self._frames.append(_Frame("list"))
+            self._outgoing.append("[")
+            self._state = self._list_item
+            return position + 1
+        if character == "{":
+            self._frames.append(_Frame("dict"))
+            self._outgoing.append("{")
+            self._state = self._dict_key
+            return position + 1
+        if _is_name_start(character):
+            self._token = [character]
+            self._token_offset = self._offset(position)
+            self._state = self._constant
+            return position + 1
+        found = "a tuple or a parenthesised expression" if character == "(" else repr(character)
+        expected = "a literal value (string, number, True/False/None, list or dict)"
+        return self._fail(text, position, self._offset(position), found, expected)
+
+    def _value_done(self) -> None:
+        self._state = self._after_value
+
+    def _after_value(self, text: str, position: int) -> int:
+        character = text[position]
+        if character in _WHITESPACE:
+            return position + 1
+        frame = self._frames[-1]
+        if character == ",":
+            if frame.kind == "list":
+                self._state = self._list_item
+            elif frame.kind == "dict":
+                self._state = self._dict_key
+            else:
+                self._state = self._argument_start
+            return position + 1
+        closer = _CLOSERS[frame.kind]
+        if character == closer:
+            if frame.kind == "call":
+                return self._end_call(position)
+            self._frames.pop()
+            self._outgoing.append(closer)
+            self._value_done()
+            return position + 1
+        found = _AFTER_VALUE_FOUND.get(character, f"{character!r} after a value")
+        if character in "+-*/%@&|^<>~!":
+            found = f"an expression (operator {character!r})"
+        return self._fail(text, position, self._offset(position), found, f"',' or {closer!r}")
+
+    def _list_item(self, text: str, position: int) -> int:
+        character = text[position]
+        if character in _WHITESPACE:
+            return position + 1
+        frame = self._frames[-1]
+        if character == "]":
+            self._frames.pop()
+            self._outgoing.append("]")
+            self._value_done()
+            return position + 1
+        # Separators are written when the next item starts: a trailing comma writes none.
+        if frame.has_items:
+            self._outgoing.append(", ")
+        frame.has_items = True
+        self._state = self._value_start
+        return position
+
+    def _dict_key(self, text: str, position: int) -> int:
+        character = text[position]
+        if character in _WHITESPACE:
+            return position + 1
+        frame = self._frames[-1]
+        if character == "}":
+            self._frames.pop()
+            self._outgoing.append("}")
+            self._value_done()
+            return position + 1
+        if character not in _QUOTES:
+            found = repr(character)
+            return self._fail(text, position, self._offset(position), found, "a string key or '}'")
+        if frame.has_items:
+            self._outgoing.append(", ")
+        frame.has_items = True
+        self._key = []
+        self._token_offset = self._offset(position)
+        self._open_string(character)
+        self._outgoing.append('"')
+        return position + 1
+
+    def _after_dict_key(self, text: str, position: int) -> int:
+        character = text[position]
+        if character in _WHITESPACE:
+            return position + 1
+        if character != ":":
+            found = repr(character)
+            return self._fail(text, position, self._offset(position), found, "':' after a key")
+        self._outgoing.append(": ")
+        self._state = self._value_start
+        return position + 1
+
+    def _number(self, text: str, position: int) -> int:
+        character = text[position]
+        token = self._token
+        if character in _NUMBER_CHARACTERS or (character in "+-" and token[-1] in "eE"):
+            token.append(character)
+            return position + 1
+        literal = "".join(token)
+        expected = "a decimal number"
+        if not _NUMBER.fullmatch(literal):
+            return self._fail(text, position, self._token_offset, f"{literal!r}", expected)
+        try:
+            if "." in literal or "e" in literal or "E" in literal:
+                number: float = float(literal)
+                if not math.isfinite(number):
+                    raise ValueError("JSON has no infinity")
+                written = json.dumps(number)
+            else:
+                written = json.dumps(int(literal))
+        except ValueError as error:  # too many digits (Python's limit) or out of range
+            found = f"number {literal[:40]!r} ({error})"
+            return self._fail(text, position, self._token_offset, found, "a number JSON can hold")
+        self._outgoing.append(written)
+        self._value_done()
+        return position
+
+    def _constant(self, text: str, position: int) -> int:
+        character = text[position]
+        if _is_name_continue(character):
+            self._token.append(character)
+            return position + 1
+        name = unicodedata.normalize("NFKC", "".join(self._token))
+        constant = _CONSTANTS.get(name)
+        if constant is None:
+            if character == "(":
+                found = f"a nested call to {name!r}"
+            elif character == ".":
+                found = f"attribute access on {name!r}"
+            else:
+                found = f"the name {name!r}"
+            expected = "a literal value (string, number, True/False/None, list or dict)"
+            return self._fail(text, position, self._token_offset, found, expected)
+        self._outgoing.append(constant)
+        self._value_done()
+        return position
+
+    # ------------------------------------------------------------------ strings
+
+    def _open_string(self, quote: str) -> None:
+        self._quote = quote
+        self._string_stop = _STRING_STOP[quote]
+        self._state = self._in_string
+
+    def _write(self, decoded: str) -> None:
+        self._outgoing.append(_json_string_body(decoded))
+        if self._key is not None:
+            self._key.append(decoded)
+
+    def _in_string(self, text: str, position: int) -> int:
+        match = self._string_stop.search(text, position)
+        end = len(text) if match is None else match.start()
+        if end > position:
+            self._write(text[position:end])
+        if match is None:
+            return end
+        character = text[end]
+        if character == self._quote:
+            self._state = self._after_string
+        elif character == "\\":
+            self._escape_offset = self._offset(end)
+            self._state = self._string_escape
+        else:
+            found = "a line break inside a string"
+            expected = f"{self._quote!r} closing the string"
+            return self._fail(text, end, self._offset(end), found, expected)
+        return end + 1
+
+    def _string_escape(self, text: str, position: int) -> int:
+        character = text[position]
+        simple = _SIMPLE_ESCAPES.get(character)
+        self._state = self._in_string
+        if simple is not None:
+            self._write(simple)
+        elif character == "\n":
+            pass  # a line continuation: nothing
+        elif character == "\r":
+            self._state = self._after_escaped_return  # a continuation; swallow a CRLF's LF
+        elif character in _HEX_ESCAPE_LENGTH:
+            self._escape = []
+            self._escape_length = _HEX_ESCAPE_LENGTH[character]
+            self._state = self._escape_hex
+        elif character in _OCTAL_DIGITS:
+            self._escape = [character]
+            self._state = self._escape_octal
+        elif character == "N":
+            self._state = self._escape_name_open
+        else:
+            self._write("\\" + character)  # Python keeps unknown escapes (with a warning)
+        return position + 1
+
+    def _after_escaped_return(self, text: str, position: int) -> int:
+        self._state = self._in_string
+        return position + 1 if text[position] == "\n" else position
+
+    def _escape_hex(self, text: str, position: int) -> int:
+        character = text[position]
+        expected = f"{self._escape_length} hex digits"
+        if character not in _HEX_DIGITS:
+            found = f"a truncated escape ({character!r})"
+            return self._fail(text, position, self._escape_offset, found, expected)
+        self._escape.append(character)
+        if len(self._escape) < self._escape_length:
+            return position + 1
+        code = int("".join(self._escape), 16)
+        if code > 0x10FFFF:
+            found = f"escape of U+{code:X}, beyond Unicode"
+            return self._fail(text, position, self._escape_offset, found, "at most U+10FFFF")
+        self._write(chr(code))
+        self._state = self._in_string
+        return position + 1
+
+    def _escape_octal(self, text: str, position: int) -> int:
+        character = text[position]
+        if character in _OCTAL_DIGITS:
+            self._escape.append(character)
+            if len(self._escape) < 3:
+                return position + 1
+            position += 1
+        self._write(chr(int("".join(self._escape), 8)))
+        self._state = self._in_string
+        return position  # a non-octal character ends the escape and is read as content
+
+    def _escape_name_open(self, text: str, position: int) -> int:
+        if text[position] != "{":
+            found = f"\\N followed by {text[position]!r}"
+            return self._fail(text, position, self._escape_offset, found, "\\N{name}")
+        self._escape = []
+        self._state = self._escape_name
+        return position + 1
+
+    def _escape_name(self, text: str, position: int) -> int:
+        character = text[position]
+        if character != "}":
+            if character in "\n\r" or character == self._quote:
+                found = f"an unterminated \\N{{ escape ({character!r})"
+                return self._fail(text, position, self._escape_offset, found, "'}'")
+            self._escape.append(character)
+            if len(self._escape) > _LONGEST_CHARACTER_NAME:
+                found = "an overlong \\N{ escape"
+                return self._fail(text, position, self._escape_offset, found, "a character name")
+            return position + 1
+        name = "".join(self._escape)
+        try:
+            decoded = unicodedata.lookup(name)
+        except KeyError:
+            decoded = ""
+        if len(decoded) != 1:  # unknown, or a named sequence (Python refuses those in \N)
+            found = f"unknown character name {name[:40]!r}"
+            return self._fail(text, position, self._escape_offset, found, "a Unicode name")
+        self._write(decoded)
+        self._state = self._in_string
+        return position + 1
+
+    def _after_string(self, text: str, position: int) -> int:
+        character = text[position]
+        if character in _WHITESPACE:
+            return position + 1
+        if character in _QUOTES:  # 'a' 'b' is 'ab'
+            self._open_string(character)
+            return position + 1
+        self._outgoing.append('"')
+        if self._key is None:
+            self._value_done()
+            return position
+        key = "".join(self._key)
+        self._key = None
+        frame = self._frames[-1]
+        if key in frame.keys:
+            found = f"dict key {key[:40]!r} repeated"
+            return self._fail(text, position, self._token_offset, found, "each key once")
+        frame.keys.add(key)
+        self._state = self._after_dict_key
+        return position
+
+
+# --------------------------------------------------------------------------- encoder
+
+# What a literal escapes: the backslash, its own quote, and what is invisible or unwritable
+# (C0/C1 control characters, lone surrogates).  Everything else, non-ASCII too, is kept.
+_STRING_ESCAPES = {
+    quote: re.compile(f"[\\\\{quote}\\x00-\\x1f\\x7f-\\x9f\\ud800-\\udfff]") for quote in "'\""
+}
+_NAMED_ESCAPES = {"\\": "\\\\", "'": "\\'", '"': '\\"', "\n": "\\n", "\r": "\\r", "\t": "\\t"}
+
+
+def _escape_character(match: re.Match[str]) -> str:
+    character = match.group()
+    named = _NAMED_ESCAPES.get(character)
+    if named is not None:
+        return named
+    code = ord(character)
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def _write_literal(value: Any, quote: str, path: str, out: list[str]) -> None:
+    if isinstance(value, str):
+        out.append(quote + _STRING_ESCAPES[quote].sub(_escape_character, value) + quote)
+    elif value is None:
+        out.append("None")
+    elif isinstance(value, bool):  # before int: bool is an int
+        out.append("True" if value else "False")
+    elif isinstance(value, int):
+        out.append(str(value))
+    elif isinstance(value, float):
+        if not math.isfinite(value):
+            raise UnsupportedFeature(path, f"the number {value!r}", "a finite number (JSON)")
+        out.append(repr(value))
+    elif isinstance(value, (list, tuple)):
+        out.append("[")
+        for index, item in enumerate(value):
+            if index:
+                out.append(", ")
+            _write_literal(item, quote, f"{path}[{index}]", out)
+        out.append("]")
+    elif isinstance(value, dict):
+        out.append("{")
+        for index, (key, item) in enumerate(value.items()):
+            if not isinstance(key, str):
+                raise TypeError(f"{path or 'value'}: dict key {key!r}; expected a string")
+            if index:
+                out.append(", ")
+            out.append(quote + _STRING_ESCAPES[quote].sub(_escape_character, key) + quote)
+            out.append(": ")
+            _write_literal(item, quote, f"{path}.{key}", out)
+        out.append("}")
+    else:
+        raise TypeError(f"{path or 'value'}: {type(value).__name__}; expected a JSON value")
+
+
+def python_literal(value: Any, *, quote: Quote = "'", path: str = "") -> str:
+    """A JSON value written as a Python literal that :class:`PythonCallDecoder` reads back.
+
+    Strings use ``quote`` and escape only the backslash, that quote and control characters;
+    floats are written with ``repr``; NaN and infinities are refused (they are not JSON).
+    ``path`` names the value in errors.
+
+    >>> python_literal({"k": [1, 2.5, None, True, "it's"]})
+    "{'k': [1, 2.5, None, True, 'it\\\\'s']}"
+    """
+    out: list[str] = []
+    _write_literal(value, quote, path, out)
+    return "".join(out)
+
+
+def _refuse_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def encode_call(name: str, arguments_json: str, *, quote: Quote = "'", path: str = "") -> str:
+    """``name(key=value, ...)`` from JSON arguments text (an object with identifier keys).
+
+    ``path`` is where the call is in the request (``messages[2].tool_calls[0].function``);
+    errors name ``<path>.name`` or ``<path>.arguments...``.
+
+    >>> encode_call("get_weather", '{"city": "Paris", "days": 3}', quote='"')
+    'get_weather(city="Paris", days=3)'
+    """
+    prefix = f"{path}." if path else ""
+    expected = "a Python identifier that is not a keyword"
+    if not _is_plain_identifier(name):
+        raise UnsupportedFeature(f"{prefix}name", f"the function name {name!r}", expected)
+    arguments_path = f"{prefix}arguments"
+    try:
+        arguments = json.loads(arguments_json, parse_constant=_refuse_constant)
+    except ValueError as error:
+        raise RequestError(arguments_path, f"not valid JSON ({error})", "a JSON object") from error
+    if not isinstance(arguments, dict):
+        found = f"a JSON {type(arguments).__name__}"
+        raise RequestError(arguments_path, found, "a JSON object")
+    parts: list[str] = []
+    for key, value in arguments.items():
+        if not _is_plain_identifier(key):
+            raise UnsupportedFeature(
+                arguments_path,
+                f"the argument name {key!r}",
+                expected,
+                "Python-call formats write arguments as keyword arguments",
+            )
+        out = [key, "="]
+        _write_literal(value, quote, f"{arguments_path}.{key}", out)
+        parts.append("".join(out))
+    return f"{name}({', '.join(parts)})"
+
+
+def encode_calls(
+    calls: Sequence[tuple[str, str]],
+    *,
+    quote: Quote = "'",
+    separator: str = ", ",
+    path: str = "",
+) -> str:
+    """``[f(...), g(...)]`` from ``(name, arguments_json)`` pairs.
+
+    ``path`` is where the list of calls is (``messages[2].tool_calls``).
+
+    >>> encode_calls([("f", "{}"), ("g", '{"x": 1}')], separator=",")
+    '[f(),g(x=1)]'
+    """
+    encoded = [
+        encode_call(name, arguments, quote=quote, path=f"{path}[{index}].function")
+        for index, (name, arguments) in enumerate(calls)
+    ]
+    return "[" + separator.join(encoded) + "]"

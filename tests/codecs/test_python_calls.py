@@ -1,0 +1,796 @@
+"""The Python-call codec: seeds, every literal, refusals, lenient recovery, and properties."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import keyword
+import re
+import unicodedata
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any, Literal
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from pawlette.codecs.python_calls import (
+    PythonCallDecoder,
+    encode_call,
+    encode_calls,
+    python_literal,
+)
+from pawlette.errors import ParseError, RequestError, UnsupportedFeature
+from pawlette.types import (
+    Event,
+    ParseWarning,
+    TextDelta,
+    ToolCallDelta,
+    ToolCallEnd,
+    ToolCallStart,
+)
+
+Mode = Literal["list", "single"]
+
+CHATGLM3_CALL = 'tool_call(location="beijing", unit="celsius")'
+BREEZE_CALLS = (
+    "[get_weather(city='San Francisco', metric='celsius'), "
+    "get_weather(city='Seattle', metric='celsius')]"
+)
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def counting_ids() -> Callable[[], str]:
+    counter = itertools.count()
+    return lambda: f"call_{next(counter)}"
+
+
+def decoder(mode: Mode = "list", *, strict: bool = True, **options: Any) -> PythonCallDecoder:
+    return PythonCallDecoder(mode=mode, strict=strict, id_factory=counting_ids(), **options)
+
+
+def decode(
+    text: str,
+    mode: Mode = "list",
+    *,
+    strict: bool = True,
+    chunks: Iterable[str] | None = None,
+    **options: Any,
+) -> list[Event]:
+    """Feed ``text`` (or the given chunks of it), then finish."""
+    reader = decoder(mode, strict=strict, **options)
+    events: list[Event] = []
+    for chunk in [text] if chunks is None else chunks:
+        events.extend(reader.feed(chunk))
+    events.extend(reader.finish())
+    return events
+
+
+def canonical(events: Iterable[Event]) -> list[Event]:
+    """Adjacent deltas merged, empty ones dropped: what must not depend on chunking."""
+    merged: list[Event] = []
+    for event in events:
+        if isinstance(event, (TextDelta, ToolCallDelta)):
+            text = event.text if isinstance(event, TextDelta) else event.arguments
+            if not text:
+                continue
+            last = merged[-1] if merged else None
+            if isinstance(event, TextDelta) and isinstance(last, TextDelta):
+                merged[-1] = TextDelta(last.text + event.text)
+                continue
+            if (
+                isinstance(event, ToolCallDelta)
+                and isinstance(last, ToolCallDelta)
+                and last.index == event.index
+            ):
+                merged[-1] = ToolCallDelta(event.index, last.arguments + event.arguments)
+                continue
+        merged.append(event)
+    return merged
+
+
+def calls_of(events: Iterable[Event]) -> list[tuple[str, str]]:
+    """``(name, arguments)`` per call, in index order."""
+    names: dict[int, str] = {}
+    arguments: dict[int, list[str]] = {}
+    for event in events:
+        if isinstance(event, ToolCallStart):
+            names[event.index] = event.name
+            arguments[event.index] = []
+        elif isinstance(event, ToolCallDelta):
+            arguments[event.index].append(event.arguments)
+    return [(names[index], "".join(arguments[index])) for index in sorted(names)]
+
+
+def arguments_of(text: str, mode: Mode = "single", **options: Any) -> str:
+    ((_, arguments),) = calls_of(decode(text, mode, **options))
+    return arguments
+
+
+def text_of(events: Iterable[Event]) -> str:
+    return "".join(event.text for event in events if isinstance(event, TextDelta))
+
+
+def warnings_of(events: Iterable[Event]) -> list[ParseWarning]:
+    return [event for event in events if isinstance(event, ParseWarning)]
+
+
+def split(text: str, cuts: Iterable[int]) -> list[str]:
+    points = sorted({0, len(text), *(cut for cut in cuts if 0 <= cut <= len(text))})
+    return [text[start:end] for start, end in itertools.pairwise(points)]
+
+
+def assert_well_formed(events: Sequence[Event], first_index: int = 0) -> None:
+    """Calls are numbered in order; deltas fall between their call's start and end."""
+    open_index: int | None = None
+    expected_index = first_index
+    for event in events:
+        if isinstance(event, ToolCallStart):
+            assert open_index is None
+            assert event.index == expected_index
+            open_index = event.index
+            expected_index += 1
+        elif isinstance(event, ToolCallDelta):
+            assert event.index == open_index
+        elif isinstance(event, ToolCallEnd):
+            assert event.index == open_index
+            open_index = None
+    assert open_index is None, "every started call is ended"
+
+
+def check_lenient(text: str, mode: Mode) -> None:
+    """Lenient never raises, agrees with strict, and gives back every character."""
+    events = decode(text, mode, strict=False)
+    assert_well_formed(events)
+    warnings = warnings_of(events)
+    returned = text_of(events)
+    try:
+        strict_events = decode(text, mode)
+    except ParseError as error:
+        (warning,) = warnings
+        assert warning.offset == error.offset
+    else:
+        assert not warnings
+        assert returned == ""
+        assert canonical(events) == canonical(strict_events)
+        return
+    # Input = the source of the completed calls + the returned text, exactly.
+    assert text.endswith(returned)
+    assert returned.startswith(warning.text)
+    prefix = text[: len(text) - len(returned)]
+    completed: list[tuple[str, str]] = []
+    if prefix:
+        closed = prefix + "]" if mode == "list" and prefix.endswith(")") else prefix
+        completed = calls_of(decode(closed, mode))
+    calls = calls_of(events)
+    assert calls[: len(completed)] == completed
+    assert len(calls) - len(completed) in (0, 1)
+    for _, broken in calls[len(completed) :]:
+        # A half-read call never passes for a complete one.
+        with pytest.raises(json.JSONDecodeError):
+            json.loads(broken)
+
+
+# --------------------------------------------------------------------------- the seeds
+
+
+def test_chatglm3_seed_call_with_a_fixed_callee() -> None:
+    events = decode(CHATGLM3_CALL, "single", fixed_callee="tool_call", name="get_weather")
+    assert canonical(events) == [
+        ToolCallStart(0, "call_0", "get_weather"),
+        ToolCallDelta(0, '{"location": "beijing", "unit": "celsius"}'),
+        ToolCallEnd(0),
+    ]
+
+
+def test_chatglm3_refuses_another_callee() -> None:
+    with pytest.raises(ParseError) as caught:
+        decode('get_weather(location="beijing")', "single", fixed_callee="tool_call")
+    assert caught.value.offset == 0
+    assert "tool_call" in caught.value.expected
+
+
+def test_breeze_seed_list_of_two_calls() -> None:
+    events = decode(BREEZE_CALLS, "list")
+    assert canonical(events) == [
+        ToolCallStart(0, "call_0", "get_weather"),
+        ToolCallDelta(0, '{"city": "San Francisco", "metric": "celsius"}'),
+        ToolCallEnd(0),
+        ToolCallStart(1, "call_1", "get_weather"),
+        ToolCallDelta(1, '{"city": "Seattle", "metric": "celsius"}'),
+        ToolCallEnd(1),
+    ]
+
+
+def test_seeds_are_what_the_encoder_writes() -> None:
+    arguments = '{"location": "beijing", "unit": "celsius"}'
+    assert encode_call("tool_call", arguments, quote='"') == CHATGLM3_CALL
+    calls = [
+        ("get_weather", '{"city": "San Francisco", "metric": "celsius"}'),
+        ("get_weather", '{"city": "Seattle", "metric": "celsius"}'),
+    ]
+    assert encode_calls(calls) == BREEZE_CALLS
+
+
+def test_first_index_base_offset_and_default_ids() -> None:
+    reader = PythonCallDecoder(mode="list", first_index=3, base_offset=100)
+    events = reader.feed("[f(), g()]") + reader.finish()
+    starts = [event for event in events if isinstance(event, ToolCallStart)]
+    assert [start.index for start in starts] == [3, 4]
+    assert all(re.fullmatch(r"call_[0-9a-f]{24}", start.id) for start in starts)
+    assert starts[0].id != starts[1].id
+    with pytest.raises(ParseError) as caught:
+        decode("[f(a=1+2)]", base_offset=100)
+    assert caught.value.offset == 106
+
+
+# --------------------------------------------------------------------------- literals
+
+
+@pytest.mark.parametrize(
+    ("source", "value"),
+    [
+        ("'text'", "text"),
+        ('"text"', "text"),
+        ("''", ""),
+        ("0", 0),
+        ("-0", 0),
+        ("42", 42),
+        ("-7", -7),
+        ("1_000", 1000),
+        ("123456789012345678901234567890", 123456789012345678901234567890),
+        ("1.5", 1.5),
+        ("-0.0", -0.0),
+        (".5", 0.5),
+        ("5.", 5.0),
+        ("1e3", 1000.0),
+        ("1E-3", 0.001),
+        ("-2.5e+2", -250.0),
+        ("1.e2", 100.0),
+        ("True", True),
+        ("False", False),
+        ("None", None),
+        ("true", True),
+        ("false", False),
+        ("null", None),
+        ("[]", []),
+        ("[1, 'a', None]", [1, "a", None]),
+        ("[1,2,]", [1, 2]),
+        ("{}", {}),
+        ("{'k': 1, \"j\": [True]}", {"k": 1, "j": [True]}),
+        ("{'k': 1,}", {"k": 1}),
+        ("[[], [[1]], {'a': {'b': [{}]}}]", [[], [[1]], {"a": {"b": [{}]}}]),
+        ("'a' 'b' \"c\"", "abc"),
+        ("{'a' 'b': 1}", {"ab": 1}),
+    ],
+)
+def test_every_literal_type(source: str, value: Any) -> None:
+    expected = json.dumps({"x": value}, ensure_ascii=False)
+    assert arguments_of(f"f(x={source})") == expected
+    assert json.loads(expected) == {"x": value}
+
+
+@pytest.mark.parametrize(
+    ("source", "value"),
+    [
+        (r"'\n\t\r\\'", "\n\t\r\\"),
+        (r"'\'\"'", "'\""),
+        (r'"\'\""', "'\""),
+        (r"'\a\b\f\v'", "\a\b\f\v"),
+        (r"'\x41\x7f'", "A\x7f"),
+        (r"'\u00e9\U0001F600'", "é😀"),
+        (r"'\0'", "\0"),
+        (r"'\101\0123'", "A\n3"),
+        (r"'\08'", "\x008"),
+        (r"'\N{BULLET}\N{bullet}'", "••"),
+        (r"'\d+'", "\\d+"),
+        (r"'\ud800'", "\ud800"),
+        ("'a\\\nb'", "ab"),
+        ("'a\\\r\nb'", "ab"),
+        ("'\"quoted\"'", '"quoted"'),
+        ("'é 北京 😀'", "é 北京 😀"),
+        ("'\x01\x1f'", "\x01\x1f"),
+    ],
+)
+def test_string_escapes(source: str, value: str) -> None:
+    assert arguments_of(f"f(s={source})") == json.dumps({"s": value}, ensure_ascii=False)
+
+
+def test_unicode_names_and_values() -> None:
+    assert arguments_of("查询(城市='北京')") == '{"城市": "北京"}'
+    # Python reads identifiers in NFKC form: the ligature "ﬁ" is "fi".
+    assert arguments_of("f(ﬁle=1)") == '{"file": 1}'
+
+
+def test_empty_calls_and_lists() -> None:
+    assert calls_of(decode("f()", "single")) == [("f", "{}")]
+    assert calls_of(decode("[]")) == []
+    assert calls_of(decode(" [ \n ] \n")) == []
+    assert calls_of(decode("[f(),]")) == [("f", "{}")]
+    assert calls_of(decode("[f(a=1,)]")) == [("f", '{"a": 1}')]
+
+
+@pytest.mark.parametrize("separator", [", ", ",", " , ", ",\n  ", "\n,\n"])
+def test_separators_and_whitespace(separator: str) -> None:
+    text = f"[f(a=1){separator}g(b='x'){separator}h()]"
+    assert calls_of(decode(text)) == [("f", '{"a": 1}'), ("g", '{"b": "x"}'), ("h", "{}")]
+
+
+def test_whitespace_and_newlines_between_every_token() -> None:
+    text = "\n [\n f \n(\n a \n=\n [ 1 ,\n 2 ] ,\n b = { 'k' :\n None } \n) \n] \n\t"
+    assert calls_of(decode(text)) == [("f", '{"a": [1, 2], "b": {"k": null}}')]
+
+
+def test_arguments_stream_as_they_arrive() -> None:
+    reader = decoder("list")
+    assert reader.feed("[get_weat") == []
+    assert reader.feed("her(") == [
+        ToolCallStart(0, "call_0", "get_weather"),
+        ToolCallDelta(0, "{"),
+    ]
+    assert reader.feed("city='San Fr") == [ToolCallDelta(0, '"city": "San Fr')]
+    # The closing quote waits for the next token (Python joins adjacent strings) ...
+    assert reader.feed("ancisco'") == [ToolCallDelta(0, "ancisco")]
+    # ... and a number for its end.
+    assert reader.feed(", n=12") == [ToolCallDelta(0, '", "n": ')]
+    assert reader.feed(")") == [ToolCallDelta(0, "12}"), ToolCallEnd(0)]
+    assert reader.feed("]  ") == []
+    assert reader.finish() == []
+
+
+def test_escaped_characters_are_json_escaped_in_the_stream() -> None:
+    assert arguments_of(r"f(s='tab\there \\ \"q\" \x00')") == r'{"s": "tab\there \\ \"q\" \u0000"}'
+
+
+# --------------------------------------------------------------------------- refusals
+
+REFUSALS: list[tuple[str, Mode, int]] = [
+    ("[f(a=1+2)]", "list", 6),
+    ("[f(a=1 + 2)]", "list", 7),
+    ("[f(a=x)]", "list", 5),
+    ("[f(a=nan)]", "list", 5),
+    ("[f(a=-x)]", "list", 5),
+    ("[f(1)]", "list", 3),
+    ("[f('a')]", "list", 3),
+    ("[f(x)]", "list", 3),
+    ("[f(x, y)]", "list", 3),
+    ("[f(**kwargs)]", "list", 3),
+    ("[f(a=g(1))]", "list", 5),
+    ("[f(a=__import__('os'))]", "list", 5),
+    ("[__import__('os')]", "list", 12),
+    ("__import__('os').system('ls')", "single", 11),
+    ("[os.system('ls')]", "list", 3),
+    ("[f(a=os.environ)]", "list", 5),
+    ("[f(a='x'.upper())]", "list", 8),
+    ("[f(a=[1, 2][0])]", "list", 11),
+    ("[f(a=(1, 2))]", "list", 5),
+    ("[f(a={1: 2})]", "list", 6),
+    ("[f(a={'k' 1})]", "list", 10),
+    ("[f(a=1, a=2)]", "list", 8),
+    ("[f(a={'k': 1, 'k': 2})]", "list", 14),
+    ("[f(class=1)]", "list", 3),
+    ("[f(a=lambda: 0)]", "list", 5),
+    ("[f(a=1 if True else 2)]", "list", 7),
+    ("[f(a=0x10)]", "list", 6),
+    ("[f(a=01)]", "list", 5),
+    ("[f(a=1__0)]", "list", 5),
+    ("[f(a=1j)]", "list", 6),
+    ("[f(a=1e999)]", "list", 5),
+    ("[f(a=='x')]", "list", 5),
+    ("[f(,)]", "list", 3),
+    ("[f(a=1,,)]", "list", 7),
+    ("[,]", "list", 1),
+    ("[f(a=1) g(b=2)]", "list", 8),
+    ("[f(a=1)] and more", "list", 9),
+    ("[f(a=1)]]", "list", 8),
+    ("f(a=1); import os", "single", 6),
+    ("f(a=1) f(a=2)", "single", 7),
+    ("[f(a=1)]", "single", 0),
+    ("f(a=1)", "list", 0),
+    ("[f.g(a=1)]", "list", 2),
+    ("[if(a=1)]", "list", 1),
+    ("hello world", "list", 0),
+    ("hello world", "single", 6),
+    ("[f(a='line\nbreak')]", "list", 10),
+    ("[f(a='\\N{NOT A CHARACTER}')]", "list", 6),
+    ("[f(a='\\x4g')]", "list", 6),
+    ("[f(a='\\U00110000')]", "list", 6),
+    ("[f(a='\\Nx')]", "list", 6),
+]
+
+
+@pytest.mark.parametrize(("text", "mode", "offset"), REFUSALS)
+def test_strict_refusal_names_the_offset(text: str, mode: Mode, offset: int) -> None:
+    with pytest.raises(ParseError) as caught:
+        decode(text, mode)
+    assert caught.value.offset == offset, str(caught.value)
+    assert caught.value.context  # the text read up to the problem
+
+
+@pytest.mark.parametrize(("text", "mode", "offset"), REFUSALS)
+def test_lenient_refusal_returns_the_text(text: str, mode: Mode, offset: int) -> None:
+    for chunks in ([text], list(text)):
+        events = decode(text, mode, strict=False, chunks=chunks)
+        (warning,) = warnings_of(events)
+        assert warning.offset == offset
+        returned = text_of(events)
+        assert returned and text.endswith(returned)
+        assert returned.startswith(warning.text)
+    check_lenient(text, mode)
+
+
+def test_fixed_callee_refusal_is_reported_at_the_callee() -> None:
+    events = decode("other(a=1)", "single", strict=False, fixed_callee="tool_call")
+    assert text_of(events) == "other(a=1)"
+    assert not calls_of(events)
+
+
+def test_lenient_half_streamed_call_is_closed_and_its_text_returned() -> None:
+    text = "[f(a=1), g(b='kept', c=1+2), h()]"
+    events = decode(text, strict=False)
+    assert canonical(events) == [
+        ToolCallStart(0, "call_0", "f"),
+        ToolCallDelta(0, '{"a": 1}'),
+        ToolCallEnd(0),
+        ToolCallStart(1, "call_1", "g"),
+        ToolCallDelta(1, '{"b": "kept", "c": 1'),
+        ToolCallEnd(1),
+        ParseWarning(
+            offset=text.index("+"),
+            message="an expression (operator '+'); expected ',' or ')'",
+            text=", g(b='kept', c=1+",
+        ),
+        TextDelta(", g(b='kept', c=1+2), h()]"),
+    ]
+
+
+def test_lenient_text_after_an_error_stays_text() -> None:
+    reader = decoder("list", strict=False)
+    first = reader.feed("[f(a=x")
+    assert calls_of(first) == [("f", '{"a": ')]
+    assert reader.feed(")") == [
+        ToolCallEnd(0),
+        ParseWarning(
+            5,
+            "the name 'x'; expected a literal value (string, number, True/False/None, "
+            "list or dict)",
+            "[f(a=x)",
+        ),
+        TextDelta("[f(a=x)"),
+    ]
+    assert reader.feed("] [g()]") == [TextDelta("] [g()]")]
+    assert reader.finish() == []
+
+
+@pytest.mark.parametrize(
+    ("text", "mode", "expected"),
+    [
+        ("", "list", "'['"),
+        ("  ", "single", "a call"),
+        ("[", "list", "']'"),
+        ("[f", "list", "']'"),
+        ("[f(", "list", "')'"),
+        ("[f(a=", "list", "')'"),
+        ("[f(a=12", "list", "')'"),
+        ("[f(a=Tr", "list", "')'"),
+        ("[f(a='abc", "list", '"\'" closing'),
+        ("[f(a='\\", "list", "closing the string"),
+        ("[f(a='\\x4", "list", "closing the string"),
+        ("[f(a=[1, {'k': ", "list", "'}'"),
+        ("[f(a=[1", "list", "']' closing the list"),
+        ("[f(a=1)", "list", "']' closing the list of calls"),
+        ("[f(a=1),", "list", "']'"),
+        ("f(a=1", "single", "')'"),
+        ("f", "single", "'('"),
+    ],
+)
+def test_unterminated_input(text: str, mode: Mode, expected: str) -> None:
+    with pytest.raises(ParseError) as caught:
+        decode(text, mode)
+    assert caught.value.offset == len(text)
+    assert expected in caught.value.expected
+    events = decode(text, mode, strict=False)
+    assert_well_formed(events)
+    (warning,) = warnings_of(events)
+    assert warning.offset == len(text)
+    returned = text.partition(")")[2] if "(a=1)" in text else text
+    assert warning.text == returned
+    assert text_of(events) == returned
+    check_lenient(text, mode)
+
+
+def test_trailing_whitespace_is_allowed_other_text_is_not() -> None:
+    assert calls_of(decode("[f()] \n\t ")) == [("f", "{}")]
+    assert calls_of(decode("f() \n", "single")) == [("f", "{}")]
+    events = decode("[f()] \n x \n", strict=False)
+    assert calls_of(events) == [("f", "{}")]
+    assert text_of(events) == " \n x \n"
+
+
+def test_a_failed_decoder_stays_failed_and_finish_is_final() -> None:
+    reader = decoder("list")
+    with pytest.raises(ParseError) as caught:
+        reader.feed("[f(1)")
+    with pytest.raises(ParseError) as again:
+        reader.feed("]")
+    assert again.value is caught.value
+    finished = decoder("list")
+    finished.feed("[]")
+    assert finished.finish() == []
+    with pytest.raises(RuntimeError):
+        finished.feed("x")
+
+
+def test_bad_options_are_refused() -> None:
+    with pytest.raises(ValueError, match="mode"):
+        PythonCallDecoder(mode="tuple")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="fixed_callee"):
+        PythonCallDecoder(mode="single", fixed_callee="tool-call")
+
+
+def test_long_input_is_linear() -> None:
+    # A sanity check on the O(1)-per-character promise: 200k characters fed one at a time.
+    value = "x" * 100_000
+    text = f"[f(s='{value}', n=[{', '.join(['1'] * 20_000)}])]"
+    reader = decoder("list")
+    events: list[Event] = []
+    for start in range(0, len(text), 7):
+        events.extend(reader.feed(text[start : start + 7]))
+    events.extend(reader.finish())
+    ((_, arguments),) = calls_of(events)
+    assert json.loads(arguments) == {"s": value, "n": [1] * 20_000}
+
+
+# --------------------------------------------------------------------------- encoder
+
+
+@pytest.mark.parametrize(
+    ("value", "quote", "written"),
+    [
+        ("it's", "'", r"'it\'s'"),
+        ("it's", '"', '"it\'s"'),
+        ('say "hi"', "'", "'say \"hi\"'"),
+        ('say "hi"', '"', r'"say \"hi\""'),
+        ("a\\b", "'", r"'a\\b'"),
+        ("\n\t\r", "'", r"'\n\t\r'"),
+        ("\x00\x1b\x7f\x85", "'", r"'\x00\x1b\x7f\x85'"),
+        ("\ud800", "'", r"'\ud800'"),
+        ("é 北京 😀 \u2028", "'", "'é 北京 😀 \u2028'"),
+        (None, "'", "None"),
+        (True, "'", "True"),
+        (False, "'", "False"),
+        (0, "'", "0"),
+        (-5, "'", "-5"),
+        (10**30, "'", str(10**30)),
+        (1.5, "'", "1.5"),
+        (1e16, "'", "1e+16"),
+        (-0.0, "'", "-0.0"),
+        ([], "'", "[]"),
+        ([1, [2, "x"]], "'", "[1, [2, 'x']]"),
+        ((1, 2), "'", "[1, 2]"),
+        ({}, "'", "{}"),
+        ({"k": {"j": []}, "it's": None}, "'", r"{'k': {'j': []}, 'it\'s': None}"),
+        ({"k": "v"}, '"', '{"k": "v"}'),
+    ],
+)
+def test_python_literal(value: Any, quote: Literal["'", '"'], written: str) -> None:
+    assert python_literal(value, quote=quote) == written
+
+
+@pytest.mark.parametrize("value", [float("nan"), float("inf"), [float("-inf")]])
+def test_python_literal_refuses_what_json_cannot_hold(value: Any) -> None:
+    with pytest.raises(UnsupportedFeature):
+        python_literal(value)
+
+
+def test_python_literal_refuses_non_json_values() -> None:
+    with pytest.raises(TypeError):
+        python_literal({1, 2})
+    with pytest.raises(TypeError):
+        python_literal({1: "a"})
+
+
+def test_encode_call_and_calls() -> None:
+    assert encode_call("f", "{}") == "f()"
+    assert encode_call("f", '{"a": 1, "b": [true, null]}') == "f(a=1, b=[True, None])"
+    assert encode_call("f", ' { "s" : "x" } ', quote='"') == 'f(s="x")'
+    assert encode_calls([]) == "[]"
+    assert encode_calls([("f", "{}"), ("g", '{"a": 1}')], separator=",") == "[f(),g(a=1)]"
+
+
+@pytest.mark.parametrize(
+    ("name", "arguments", "error", "path"),
+    [
+        ("get-weather", "{}", UnsupportedFeature, "call.name"),
+        ("class", "{}", UnsupportedFeature, "call.name"),
+        ("f", '{"my-key": 1}', UnsupportedFeature, "call.arguments"),
+        ("f", '{"class": 1}', UnsupportedFeature, "call.arguments"),
+        ("f", '{"": 1}', UnsupportedFeature, "call.arguments"),
+        ("f", '{"ﬁle": 1}', UnsupportedFeature, "call.arguments"),
+        ("f", '{"a": 1e999}', UnsupportedFeature, "call.arguments.a"),
+        ("f", '{"a": [NaN]}', RequestError, "call.arguments"),
+        ("f", '{"a": 1', RequestError, "call.arguments"),
+        ("f", "[1]", RequestError, "call.arguments"),
+        ("f", "", RequestError, "call.arguments"),
+    ],
+)
+def test_encode_call_refusals(
+    name: str, arguments: str, error: type[RequestError], path: str
+) -> None:
+    with pytest.raises(error) as caught:
+        encode_call(name, arguments, path="call")
+    assert caught.value.path == path
+    if error is RequestError:
+        assert not isinstance(caught.value, UnsupportedFeature)
+
+
+def test_encode_calls_names_the_failing_call() -> None:
+    with pytest.raises(UnsupportedFeature) as caught:
+        encode_calls([("f", "{}"), ("g", '{"a-b": 1}')], path="messages[1].tool_calls")
+    assert caught.value.path == "messages[1].tool_calls[1].function.arguments"
+
+
+# --------------------------------------------------------------------------- properties
+
+SPECIAL_CHARACTERS = ["\ud800", "\udfff", "\\", "'", '"', "\n", "\r", "\x00", "\x7f", "\x85"]
+string_values = st.text(
+    st.one_of(st.characters(), st.sampled_from(SPECIAL_CHARACTERS)), max_size=12
+)
+json_scalars = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(),
+    st.floats(allow_nan=False, allow_infinity=False),
+    string_values,
+)
+json_values = st.recursive(
+    json_scalars,
+    lambda children: (
+        st.lists(children, max_size=3) | st.dictionaries(string_values, children, max_size=3)
+    ),
+    max_leaves=8,
+)
+
+
+def is_plain_identifier(name: str) -> bool:
+    return (
+        name.isidentifier()
+        and not keyword.iskeyword(name)
+        and unicodedata.normalize("NFKC", name) == name
+    )
+
+
+identifier_keys = st.one_of(
+    st.from_regex(r"[A-Za-z_][A-Za-z0-9_]{0,10}", fullmatch=True),
+    st.builds(
+        str.__add__,
+        st.characters(categories=("L",)),
+        st.text(st.characters(categories=("L", "Nd", "Pc")), max_size=5),
+    ),
+).filter(is_plain_identifier)
+argument_objects = st.dictionaries(identifier_keys, json_values, max_size=4)
+QUOTES: tuple[Literal["'", '"'], ...] = ("'", '"')
+quotes = st.sampled_from(QUOTES)
+
+
+@st.composite
+def chunked(draw: st.DrawFn, text: str) -> list[str]:
+    cuts = draw(st.lists(st.integers(0, len(text)), max_size=10))
+    return split(text, cuts)
+
+
+@settings(max_examples=100)
+@given(
+    name=identifier_keys,
+    arguments=argument_objects,
+    quote=quotes,
+    ensure_ascii=st.booleans(),
+    data=st.data(),
+)
+def test_round_trip_of_one_call(
+    name: str, arguments: dict[str, Any], quote: Any, ensure_ascii: bool, data: st.DataObject
+) -> None:
+    arguments_json = json.dumps(arguments, ensure_ascii=ensure_ascii)
+    text = encode_call(name, arguments_json, quote=quote)
+    chunks = data.draw(chunked(text))
+    events = decode(text, "single", chunks=chunks)
+    assert_well_formed(events)
+    expected = json.dumps(json.loads(arguments_json), ensure_ascii=False)
+    assert calls_of(events) == [(name, expected)]
+
+
+@settings(max_examples=100)
+@given(
+    calls=st.lists(st.tuples(identifier_keys, argument_objects), max_size=3),
+    quote=quotes,
+    separator=st.sampled_from([", ", ",", " ,\n "]),
+    data=st.data(),
+)
+def test_round_trip_of_a_list_of_calls(
+    calls: list[tuple[str, dict[str, Any]]], quote: Any, separator: str, data: st.DataObject
+) -> None:
+    pairs = [(name, json.dumps(arguments)) for name, arguments in calls]
+    text = encode_calls(pairs, quote=quote, separator=separator)
+    events = decode(text, "list", chunks=data.draw(chunked(text)))
+    assert_well_formed(events)
+    # Through json.loads, as the round trip promises: JSON text joins an escaped surrogate
+    # pair into one character, so the arguments need not equal ``calls`` themselves.
+    assert calls_of(events) == [
+        (name, json.dumps(json.loads(arguments), ensure_ascii=False)) for name, arguments in pairs
+    ]
+
+
+@settings(max_examples=50)
+@given(arguments=argument_objects, quote=quotes)
+def test_round_trip_through_a_fixed_callee(arguments: dict[str, Any], quote: Any) -> None:
+    arguments_json = json.dumps(arguments, ensure_ascii=False)
+    text = encode_call("tool_call", arguments_json, quote=quote)
+    events = decode(text, "single", fixed_callee="tool_call", name="get_weather")
+    assert calls_of(events) == [("get_weather", arguments_json)]
+
+
+# Text that looks like Python calls often enough to reach every state.
+FRAGMENTS = [
+    "[", "]", "(", ")", "{", "}", "'", '"', "\\", ",", ", ", "=", ":", " ", "\n", ".", "-",
+    "+", "f", "tool_call", "a", "x", "_", "1", "0", "2.5", "e", "e-3", "True", "None", "null",
+    "\\x4", "\\x41", "\\N{BULLET}", "\\u00e9", "\\0", "é", "__import__", "'os'", "f(", "a=",
+    "'text'", "[f(a=1)", "g(b='x')",
+]  # fmt: skip
+pythonish_text = st.lists(
+    st.one_of(st.sampled_from(FRAGMENTS), st.text(max_size=3)), max_size=25
+).map("".join)
+
+
+@st.composite
+def mutated_calls(draw: st.DrawFn) -> str:
+    """A valid encoding with a few characters inserted or deleted."""
+    small_values = json_scalars | st.lists(json_scalars, max_size=2)
+    small_objects = st.dictionaries(identifier_keys, small_values, max_size=3).map(json.dumps)
+    pairs = draw(st.lists(st.tuples(identifier_keys, small_objects), max_size=3))
+    text = encode_calls(pairs, quote=draw(quotes))
+    for _ in range(draw(st.integers(1, 3))):
+        position = draw(st.integers(0, len(text)))
+        if draw(st.booleans()) and position < len(text):
+            text = text[:position] + text[position + 1 :]
+        else:
+            text = text[:position] + draw(st.sampled_from(FRAGMENTS)) + text[position:]
+    return text
+
+
+modes = st.sampled_from(["list", "single"])
+any_input = st.one_of(pythonish_text, mutated_calls(), st.text(max_size=30))
+
+
+@settings(max_examples=200)
+@given(text=any_input, mode=modes, strict=st.booleans(), data=st.data())
+def test_split_invariance(text: str, mode: Any, strict: bool, data: st.DataObject) -> None:
+    def run(chunks: Sequence[str]) -> list[Event] | tuple[int, str]:
+        try:
+            return canonical(decode(text, mode, strict=strict, chunks=chunks))
+        except ParseError as error:
+            return (error.offset, str(error))
+
+    whole = run([text])
+    assert run(list(text)) == whole
+    assert run(data.draw(chunked(text))) == whole
+
+
+@settings(max_examples=200)
+@given(text=any_input, mode=modes)
+def test_fuzz_lenient_never_raises_and_keeps_every_character(text: str, mode: Any) -> None:
+    check_lenient(text, mode)
+
+
+@settings(max_examples=200)
+@given(text=any_input, mode=modes)
+def test_fuzz_strict_raises_only_parse_errors(text: str, mode: Any) -> None:
+    try:
+        events = decode(text, mode)
+    except ParseError as error:
+        assert 0 <= error.offset <= len(text)
+        return
+    assert_well_formed(events)
+    for _, arguments in calls_of(events):
+        assert isinstance(json.loads(arguments), dict)
