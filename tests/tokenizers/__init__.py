@@ -1,0 +1,1 @@
+"""Tests of ``pawlette.tokenizers`` and of the tokenizers the other tests use."""
