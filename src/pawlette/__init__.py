@@ -54,8 +54,8 @@ __version__ = "0.1.0"
 __all__ = [
     "ActionPart",
     "AlpacaPrompter",
-    "ChatPrompter",
     "BoxPart",
+    "ChatPrompter",
     "ChunkStream",
     "Completion",
     "ContentPart",
