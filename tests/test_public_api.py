@@ -7,7 +7,8 @@ import pawlette
 
 def test_all_is_pinned() -> None:
     expected = {
-        "ActionPart", "AlpacaPrompter", "BoxPart", "ChatPrompter", "ChunkStream", "Completion", "ContentPart", "Event", "Format",
+        "ActionPart", "AlpacaPrompter", "BoxPart", "ChatPrompter", "ChunkStream", "Completion",
+        "ContentPart", "Event", "Format",
         "FormatError", "ImagePart", "ImageRequestPart", "Message", "MessageEnd", "MessageStart",
         "MetadataItem", "ParseError", "ParseWarning", "ParsedConversation", "PartAdded",
         "PawletteError", "ReasoningDelta", "ReasoningStepAdded", "Rendering", "RequestError",
