@@ -1,0 +1,115 @@
+"""Jinja pieces the exported chat templates share.
+
+Every template is written for the environment transformers compiles chat templates in
+(``ImmutableSandboxedEnvironment(trim_blocks=True, lstrip_blocks=True)`` plus its
+``generation`` tag, ``raise_exception`` and a ``tojson`` that takes ``separators``), and uses
+only what engines outside Python also implement: ``namespace``, macros, ``range``, string
+indexing and slicing, ``in`` on strings, ``~``, the filters ``length``, ``tojson``, ``items``
+and ``trim``, the tests ``defined``, ``none``, ``string`` and ``mapping``, and
+``raise_exception``.  No Python string methods.  Every tag strips the whitespace around it
+(``{%- ... -%}``), and literal text is written as ``{{- '...' -}}`` expressions, so the output
+does not depend on ``trim_blocks``/``lstrip_blocks``.
+"""
+
+# ruff: noqa: E501  (Jinja source: one tag per line reads better than wrapped tags)
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+
+
+def jinja_string(text: str) -> str:
+    """``text`` as a Jinja string literal (JSON's escapes are a subset of Jinja's)."""
+    return json.dumps(text, ensure_ascii=False)
+
+
+def jinja_list(items: Iterable[str]) -> str:
+    return "[" + ", ".join(jinja_string(item) for item in items) + "]"
+
+
+def escape_macro(markers: Iterable[str]) -> str:
+    """``escape(text)``: the writer's backslash escaping of markers inside caller text.
+
+    It is :func:`pawlette.engine.lexer.escape_text` with ``before_marker=True`` (every text
+    segment of an escaping format is followed by a marker): scan for the leftmost, longest
+    marker; a run of ``k`` backslashes before it becomes ``2k + 1``; a run at the very end is
+    doubled.  Texts without a marker and without a trailing backslash take the fast path.
+    Only slices are used, never ``text[i]``: transformers.js measures ``length`` in UTF-16
+    units but slices by code point, llama.cpp measures and slices bytes; looping over
+    ``range(length)`` with slices visits every position in each (extra positions slice to
+    ``''`` and are skipped), and text between markers is copied whole.  The scan goes in blocks
+    of 256 positions and skips a block without a marker's first character or a backslash, which
+    keeps long texts fast and every ``range`` under the 100000 Python's sandbox allows.
+    """
+    ordered = sorted(set(markers), key=lambda marker: (-len(marker), marker))
+    starts = "".join(sorted({marker[0] for marker in ordered}))
+    return (
+        "{%- set escape_markers = " + jinja_list(ordered) + " -%}\n"
+        "{%- set escape_starts = " + jinja_string(starts) + " -%}\n"
+        "{%- set escape_triggers = " + jinja_list([*starts, "\\"]) + " -%}\n"
+        r"""{%- macro escape(text) -%}
+{%- set scan = namespace(found=false) -%}
+{%- for marker in escape_markers -%}
+{%- if marker in text -%}{%- set scan.found = true -%}{%- endif -%}
+{%- endfor -%}
+{%- if not scan.found and text[-1:] != '\\' -%}
+{{- text -}}
+{%- else -%}
+{%- set scan = namespace(out='', last=0, skip=0, run=0, hit='') -%}
+{%- set size = text|length -%}
+{%- for block in range((size + 255) // 256) -%}
+{%- set piece = text[block * 256:block * 256 + 256] -%}
+{%- set look = namespace(busy=false) -%}
+{%- for trigger in escape_triggers -%}
+{%- if trigger in piece -%}{%- set look.busy = true -%}{%- endif -%}
+{%- endfor -%}
+{%- if not look.busy -%}
+{%- if piece -%}{%- set scan.run = 0 -%}{%- endif -%}
+{%- else -%}
+{%- for step in range(256) -%}
+{%- set i = block * 256 + step -%}
+{%- set char = text[i:i + 1] -%}
+{%- if i >= scan.skip and char -%}
+{%- set scan.hit = '' -%}
+{%- if char in escape_starts -%}
+{%- for marker in escape_markers -%}
+{%- if not scan.hit and text[i:i + marker|length] == marker -%}{%- set scan.hit = marker -%}{%- endif -%}
+{%- endfor -%}
+{%- endif -%}
+{%- if scan.hit -%}
+{%- set scan.out = scan.out ~ text[scan.last:i] ~ text[i - scan.run:i] ~ '\\' ~ scan.hit -%}
+{%- set scan.skip = i + scan.hit|length -%}
+{%- set scan.last = scan.skip -%}
+{%- set scan.run = 0 -%}
+{%- elif char == '\\' -%}
+{%- set scan.run = scan.run + 1 -%}
+{%- else -%}
+{%- set scan.run = 0 -%}
+{%- endif -%}
+{%- endif -%}
+{%- endfor -%}
+{%- endif -%}
+{%- endfor -%}
+{{- scan.out ~ text[scan.last:] ~ (text[-scan.run:] if scan.run else '') -}}
+{%- endif -%}
+{%- endmacro -%}
+"""
+    )
+
+
+TEXT_MACRO = r"""{%- macro text_of(message, index, format_name) -%}
+{%- if message.content is string -%}
+{{- message.content -}}
+{%- elif message.content is defined and message.content is not none -%}
+{%- for part in message.content -%}
+{%- if part.type == 'text' -%}
+{{- part.text -}}
+{%- else -%}
+{{- raise_exception('messages[' ~ index ~ '].content[' ~ loop.index0 ~ ']: a ' ~ part.type ~ ' part; ' ~ format_name ~ ' writes text parts only') -}}
+{%- endif -%}
+{%- endfor -%}
+{%- endif -%}
+{%- endmacro -%}
+"""
+"""``text_of(message, index, format_name)``: a message's text (string or text parts)."""
