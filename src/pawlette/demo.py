@@ -155,14 +155,31 @@ def run(out: TextIO, *, colour: bool) -> int:
         other = get_format(name)
         request, _ = _renderable(other)
         parsed = other.parse_conversation(other.render(request).text)
-        same = parsed.to_request() == conversation_to_openai(*coerce_conversation(request))
-        verdict = "the same JSON back" if same else "DIFFERENT JSON back (a bug: please report)"
+        back, sent = parsed.to_request(), conversation_to_openai(*coerce_conversation(request))
+        if back == sent:
+            verdict = "the same JSON back"
+        elif _renumber_call_ids(back) == _renumber_call_ids(sent):
+            verdict = "the same JSON back, call ids aside (the text has none: call_0, ...)"
+        else:
+            verdict = "DIFFERENT JSON back (a bug: please report)"
         out.write(f"  {name:10} {len(parsed.messages)} messages, {len(parsed.tools)} tools: ")
         out.write(verdict + "\n")
     out.write(
         "\nNext: pawlette render -f pcml request.json | pawlette parse -f pcml --conversation\n"
     )
     return 0
+
+
+def _renumber_call_ids(request: dict[str, Any]) -> dict[str, Any]:
+    """The request with call ids replaced by call_0, call_1, ... in order (tool messages too)."""
+    renumbered = copy.deepcopy(request)
+    names: dict[str, str] = {}
+    for message in renumbered["messages"]:
+        for call in message.get("tool_calls", []):
+            call["id"] = names.setdefault(call["id"], f"call_{len(names)}")
+        if "tool_call_id" in message:
+            message["tool_call_id"] = names.get(message["tool_call_id"], message["tool_call_id"])
+    return renumbered
 
 
 def _write_chunk(chunk: dict[str, Any], style: _Style, out: TextIO) -> None:

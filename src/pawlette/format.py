@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -104,11 +105,14 @@ class Format:
         conversation: bool = False,
         id_factory: Callable[[], str] | None = None,
         start: str | None = None,
+        tools: object = None,
     ) -> Parser:
         """An incremental parser: ``feed(text)`` / ``finish()`` return events.
 
         By default it reads one completion (the model's output after the generation prompt);
-        ``conversation=True`` reads a whole rendered conversation.
+        ``conversation=True`` reads a whole rendered conversation.  ``tools`` (OpenAI tool
+        dicts or :class:`Tool` values) are the tools the output may call: formats that write
+        bare call names report a name outside them as malformed.
         """
         return Parser(
             self.grammar,
@@ -116,6 +120,7 @@ class Format:
             strict=strict,
             id_factory=id_factory,
             start=start,
+            tools=_coerce_tools(tools),
         )
 
     def parse(
@@ -125,9 +130,10 @@ class Format:
         strict: bool = False,
         finish_reason: str | None = None,
         id_factory: Callable[[], str] | None = None,
+        tools: object = None,
     ) -> Completion:
         """Parse a whole completion into an OpenAI assistant message and a finish reason."""
-        parser = self.parser(strict=strict, id_factory=id_factory)
+        parser = self.parser(strict=strict, id_factory=id_factory, tools=tools)
         events = parser.feed(completion) + parser.finish(finish_reason)
         folded = fold(events, self.grammar.fields)
         message = merge_assistant(folded.messages)
@@ -138,9 +144,17 @@ class Format:
             core=message,
         )
 
-    def parse_conversation(self, text: str, *, strict: bool = False) -> ParsedConversation:
-        """Parse a whole rendered conversation back into ``messages`` and ``tools``."""
-        parser = self.parser(strict=strict, conversation=True)
+    def parse_conversation(
+        self, text: str, *, strict: bool = False, id_factory: Callable[[], str] | None = None
+    ) -> ParsedConversation:
+        """Parse a whole rendered conversation back into ``messages`` and ``tools``.
+
+        Calls the text writes without an id are numbered ``call_0``, ``call_1``, ... in order
+        (so the same text always gives the same JSON), unless ``id_factory`` says otherwise.
+        """
+        parser = self.parser(
+            strict=strict, conversation=True, id_factory=id_factory or numbered_call_ids()
+        )
         events = parser.feed(text) + parser.finish()
         folded = fold(events, self.grammar.fields)
         messages = tuple(folded.messages)
@@ -152,6 +166,18 @@ class Format:
             core_messages=messages,
             core_tools=tools,
         )
+
+
+def numbered_call_ids() -> Callable[[], str]:
+    """A call id factory giving ``call_0``, ``call_1``, ... (deterministic parsing)."""
+    counter = itertools.count()
+    return lambda: f"call_{next(counter)}"
+
+
+def _coerce_tools(tools: object) -> tuple[Tool, ...]:
+    if isinstance(tools, (list, tuple)) and all(isinstance(tool, Tool) for tool in tools):
+        return tuple(tools)
+    return tools_from_openai(tools)
 
 
 def coerce_conversation(

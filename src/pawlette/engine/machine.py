@@ -19,12 +19,12 @@ Rules of the runtime:
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Any, Protocol
 
 from ..errors import FormatError, ParseError
-from ..types import Event, MessageEnd, MessageStart, ParseWarning, Role
+from ..types import Event, MessageEnd, MessageStart, ParseWarning, Role, Tool
 from .lexer import Lexer
 
 
@@ -129,11 +129,17 @@ class Parser:
         strict: bool = False,
         id_factory: Callable[[], str] | None = None,
         start: str | None = None,
+        tools: Sequence[Tool] = (),
     ) -> None:
         self.grammar = grammar
         self.strict = strict
         self.conversation = conversation
         self.new_call_id = id_factory or random_call_id
+        self.tools: tuple[Tool, ...] = tuple(tools)
+        """The tools the output may call; readers that know call names check them (empty: any)."""
+        self.shared: dict[str, Any] = {}
+        """What the reader of one state leaves for the next within a block that spans several
+        states (a call's name and index, a voice block's header)."""
         self._lexer = Lexer(grammar.markers, escape=grammar.escape)
         self._events: list[Event] = []
         self.message_role: Role | None = None

@@ -10,6 +10,7 @@ from ..format import Format
 # name -> module under pawlette.formats that defines ``FORMAT``.
 _MODULES: dict[str, str] = {
     "pcml": "pcml",
+    "omni": "omni",
 }
 _LOADED: dict[str, Format] = {}
 

@@ -1,0 +1,675 @@
+"""Readers for the blocks of special-token formats (omni is the first user).
+
+A *block* is a run of markup between an opening and a closing marker that is not plain content.
+These are generic concepts; a declaration names the markers:
+
+- :class:`TextReader` with :class:`EdgeNewlines`: text between blocks, where one newline right
+  after a block's closing marker, and one right before a block's opening marker, belong to the
+  block (the layout ``text\\n<|A_START|>...<|A_END|>\\ntext``): text never gains or loses one.
+  With :class:`LazyMessage` the state's message begins only once it has text or ends at a
+  marker, so a rendering that ends where a message would begin parses to no empty message.
+- :class:`InlineCall`: a call written ``<start>name<args>{json}<close>``.  A *function* call
+  streams its arguments and, in a conversation, its result follows inline as a tool message
+  (``<close>result<result end>``); an *action* becomes a content part and does not stop.
+- :class:`StructuredThinking`: ``<start>preamble<step>title<reasoning>text<conclusion>text
+  ...<end>``: flat reasoning text streamed as it comes, plus one step event per step.
+- :class:`JsonPartReader`, :class:`HeadedText`: a JSON object that becomes a content part; a
+  JSON header then text (a voice part).
+- :class:`DefinitionReader`: one tool definition, a JSON object, per block.
+- :class:`OpaqueReader`: tokens that stand for something that is not text (image tokens).
+
+In lenient mode a block that does not fit becomes text (markers included) plus a warning, so
+nothing is lost; in strict mode it raises :class:`~pawlette.errors.ParseError`.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from ..errors import RequestError
+from ..types import (
+    ActionPart,
+    ContentPart,
+    Event,
+    MetadataItem,
+    PartAdded,
+    ReasoningDelta,
+    ReasoningStepAdded,
+    TextDelta,
+    ThinkStep,
+    Tool,
+    ToolCallDelta,
+    ToolCallEnd,
+    ToolCallStart,
+    ToolsDeclared,
+)
+from .machine import Parser, Reader, ReaderFactory
+
+NEWLINE = "\n"
+
+
+# ------------------------------------------------------------------ newlines at block edges
+
+
+@dataclass(frozen=True, slots=True)
+class EdgeNewlines:
+    """Markers that own the newline next to them: ``after`` (``<|A_END|>\\n``) and ``before``
+    (``\\n<|A_START|>``)."""
+
+    after: frozenset[str] = frozenset()
+    before: frozenset[str] = frozenset()
+
+
+class _Trim:
+    """Drops one leading newline (if asked) and holds back one trailing newline until it is
+    known whether the closing marker owns it."""
+
+    __slots__ = ("_drop_first", "_held")
+
+    def __init__(self, drop_first: bool) -> None:
+        self._drop_first = drop_first
+        self._held = False
+
+    def feed(self, text: str) -> str:
+        if self._drop_first and text:
+            self._drop_first = False
+            if text[0] == NEWLINE:
+                text = text[1:]
+        if not text:
+            return ""
+        if self._held:
+            text = NEWLINE + text
+        self._held = text[-1] == NEWLINE
+        return text[:-1] if self._held else text
+
+    def close(self, drop_held: bool) -> str:
+        held, self._held = self._held, False
+        return NEWLINE if held and not drop_held else ""
+
+
+@dataclass(frozen=True, slots=True)
+class LazyMessage:
+    """Begin the state's message with ``start`` once it has text or ends at a marker.
+
+    ``silent`` lists ``(entered by, closed by)`` marker pairs at which an empty state makes no
+    message (a turn that closes right after an inline tool result).  The end of input never
+    begins one.
+    """
+
+    start: Callable[[Parser], None]
+    silent: frozenset[tuple[str | None, str]] = frozenset()
+
+
+class TextReader:
+    """Text (content, reasoning, a tool result) whose edge newlines may belong to markers."""
+
+    __slots__ = ("_edges", "_entered", "_lazy", "_make", "_parser", "_trim")
+
+    def __init__(
+        self,
+        parser: Parser,
+        edges: EdgeNewlines,
+        make: Callable[[str], Event] = TextDelta,
+        lazy: LazyMessage | None = None,
+    ) -> None:
+        self._parser = parser
+        self._edges = edges
+        self._make = make
+        self._lazy = lazy
+        self._entered = parser.entered_by
+        self._trim = _Trim(parser.entered_by in edges.after)
+
+    def _begin(self) -> None:
+        lazy = self._lazy
+        if lazy is not None and self._parser.message_role is None:
+            lazy.start(self._parser)
+
+    def feed(self, text: str, offset: int) -> None:
+        out = self._trim.feed(text)
+        if out:
+            self._begin()
+            self._parser.emit(self._make(out))
+
+    def close(self, marker: str | None, offset: int) -> None:
+        out = self._trim.close(marker in self._edges.before)
+        if out:
+            self._begin()
+            self._parser.emit(self._make(out))
+        elif (
+            marker is not None
+            and self._lazy is not None
+            and (self._entered, marker) not in self._lazy.silent
+        ):
+            self._begin()
+
+
+def text_reader(
+    edges: EdgeNewlines,
+    make: Callable[[str], Event] = TextDelta,
+    lazy: LazyMessage | None = None,
+) -> ReaderFactory:
+    def build(parser: Parser) -> Reader:
+        return TextReader(parser, edges, make, lazy)
+
+    return build
+
+
+class OpaqueReader:
+    """Tokens that stand for something else (an image's tokens): not text, not kept."""
+
+    __slots__ = ()
+
+    def __init__(self, parser: Parser) -> None:
+        pass
+
+    def feed(self, text: str, offset: int) -> None:
+        pass
+
+    def close(self, marker: str | None, offset: int) -> None:
+        pass
+
+
+# ------------------------------------------------------------------ blocks spanning states
+
+
+@dataclass(slots=True)
+class _Block:
+    """What the readers of one block share: its raw text so far (markers included) and the
+    fields read; ``failed`` once it turned into text."""
+
+    raw: list[str] = field(default_factory=list)
+    offset: int = 0
+    name: str = ""
+    header: str = ""
+    index: int | None = None
+    call_id: str | None = None
+    failed: bool = False
+
+
+def _open_block(parser: Parser, key: str) -> _Block:
+    block = _Block(raw=[parser.entered_by or ""])
+    parser.shared[key] = block
+    return block
+
+
+def _continue_block(parser: Parser, key: str) -> _Block:
+    block = parser.shared.get(key)
+    if not isinstance(block, _Block):  # entered without its opening state: treat as text
+        block = _Block(failed=True)
+        parser.shared[key] = block
+    block.raw.append(parser.entered_by or "")
+    if block.failed:
+        parser.emit(TextDelta(parser.entered_by or ""))
+    return block
+
+
+def _fail(
+    parser: Parser, block: _Block, offset: int, found: str, expected: str, tail: str = ""
+) -> None:
+    """Report a block that does not fit; lenient: it becomes text, markers included."""
+    raw = "".join(block.raw) + tail
+    parser.malformed(block.offset or offset, found, expected, raw)
+    block.failed = True
+    parser.emit(TextDelta(raw))
+
+
+def _json_object(text: str) -> tuple[dict[str, Any] | None, str]:
+    """The JSON object in ``text``, or None and what is wrong."""
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as error:
+        return None, f"not valid JSON ({error.msg} at char {error.pos})"
+    if not isinstance(value, dict):
+        return None, "not a JSON object"
+    return value, ""
+
+
+# ------------------------------------------------------------------ calls
+
+
+@dataclass(frozen=True)
+class InlineCall:
+    """``<start>name<arguments>{json}<close>`` and, for functions in a conversation,
+    ``result<result_end>``: one call whose result (if any) is written inline.
+
+    ``kind`` is ``"function"`` (a tool call: the arguments stream; generation stops at
+    ``close``) or ``"action"`` (fire and forget: an :class:`ActionPart` at ``close``).  When
+    the parser knows the tools, a name outside those of this kind is malformed.
+    """
+
+    kind: Literal["function", "action"]
+    start: str
+    arguments: str
+    close: str
+    result_end: str | None = None
+
+    @property
+    def key(self) -> str:
+        return f"call:{self.start}"
+
+    def name_reader(self) -> ReaderFactory:
+        def build(parser: Parser) -> Reader:
+            return _CallNameReader(parser, self)
+
+        return build
+
+    def arguments_reader(self) -> ReaderFactory:
+        def build(parser: Parser) -> Reader:
+            return _CallArgumentsReader(parser, self)
+
+        return build
+
+    def result_reader(self, edges: EdgeNewlines) -> ReaderFactory:
+        """The inline result: a tool message that answers the call (begun lazily)."""
+
+        def start(parser: Parser) -> None:
+            block = parser.shared.get(self.key)
+            parser.begin_message("tool")
+            if isinstance(block, _Block) and block.call_id is not None:
+                parser.emit(MetadataItem("id", block.call_id))
+
+        lazy = LazyMessage(start)
+
+        def build(parser: Parser) -> Reader:
+            return TextReader(parser, edges, TextDelta, lazy)
+
+        return build
+
+
+class _CallNameReader:
+    __slots__ = ("_block", "_call", "_parser")
+
+    def __init__(self, parser: Parser, call: InlineCall) -> None:
+        self._parser = parser
+        self._call = call
+        self._block = _open_block(parser, call.key)
+
+    def feed(self, text: str, offset: int) -> None:
+        if not self._block.name and not self._block.offset:
+            self._block.offset = offset
+        self._block.name += text
+        self._block.raw.append(text)
+
+    def close(self, marker: str | None, offset: int) -> None:
+        parser, call, block = self._parser, self._call, self._block
+        if marker != call.arguments:
+            found = f"{call.start!r} block ends at {marker or 'the end of the text'}"
+            _fail(parser, block, offset, found, f"a name then {call.arguments!r}")
+            return
+        if not block.name:
+            _fail(parser, block, offset, f"{call.start!r} with no name", f"a {call.kind} name")
+            return
+        known = [tool.name for tool in parser.tools if tool.kind == call.kind]
+        if parser.tools and block.name not in known:
+            # Kept (lenient) as what the model wrote: the caller decides what an unknown name means.
+            parser.malformed(
+                block.offset or offset,
+                f"unknown {call.kind} {block.name!r}",
+                "one of " + ", ".join(repr(name) for name in known) if known else f"no {call.kind}",
+                "".join(block.raw),
+            )
+        if call.kind == "function":
+            block.index = parser.next_call_index()
+            block.call_id = parser.new_call_id()
+            parser.emit(ToolCallStart(block.index, block.call_id, block.name))
+
+
+class _CallArgumentsReader:
+    """Arguments: streamed verbatim (function calls) with surrounding whitespace dropped."""
+
+    __slots__ = ("_block", "_call", "_chunks", "_parser", "_space", "_started")
+
+    def __init__(self, parser: Parser, call: InlineCall) -> None:
+        self._parser = parser
+        self._call = call
+        self._block = _continue_block(parser, call.key)
+        self._chunks: list[str] = []
+        self._space = ""  # whitespace not yet known to be inside the arguments
+        self._started = False
+
+    def feed(self, text: str, offset: int) -> None:
+        block = self._block
+        block.raw.append(text)
+        if block.failed:
+            self._parser.emit(TextDelta(text))
+            return
+        self._chunks.append(text)
+        if block.index is None:
+            return
+        if not self._started:
+            text = text.lstrip()
+            if not text:
+                return
+            self._started = True
+        body = text.rstrip()
+        out = self._space + body if body else ""
+        self._space = text[len(body) :] if body else self._space + text
+        if out:
+            self._parser.emit(ToolCallDelta(block.index, out))
+
+    def close(self, marker: str | None, offset: int) -> None:
+        parser, call, block = self._parser, self._call, self._block
+        if block.failed:
+            if marker == call.close:
+                parser.emit(TextDelta(marker))
+            return
+        text = "".join(self._chunks).strip()
+        value, problem = _json_object(text)
+        if marker is None and value is None:
+            problem = (
+                f"unterminated {call.arguments!r}: the arguments end before a whole JSON object"
+            )
+        elif marker is not None and marker != call.close:
+            value, problem = None, f"the arguments end at {marker!r}"
+        if call.kind == "action":
+            if value is None:
+                found = f"action {block.name!r}: {problem}"
+                _fail(
+                    parser, block, offset, found, f"a JSON object then {call.close!r}", marker or ""
+                )
+            else:
+                parser.emit(PartAdded(ActionPart(block.name, text)))
+            return
+        if value is None:
+            # The call stays (its arguments streamed already); the warning keeps the raw text.
+            expected = f"a JSON object then {call.close!r}"
+            found = f"function {block.name!r}: {problem}"
+            parser.malformed(block.offset or offset, found, expected, "".join(block.raw))
+        if block.index is not None:
+            parser.emit(ToolCallEnd(block.index))
+
+
+# ------------------------------------------------------------------ structured thinking
+
+
+@dataclass(slots=True)
+class _Thinking:
+    pieces: int = 0  # pieces of flat text written so far (an empty preamble is none)
+    fields: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class StructuredThinking:
+    """``<start>preamble<step>title<reasoning>text<conclusion>text ... <end>``.
+
+    Reasoning deltas carry the flat text: the preamble (when not empty) and every title,
+    reasoning and conclusion, joined by newlines; each finished step is also emitted as a
+    :class:`ThinkStep`.  Each field gives its one trailing newline to the marker after it.
+    """
+
+    step: str
+    reasoning: str
+    conclusion: str
+    end: str
+
+    @property
+    def closers(self) -> frozenset[str]:
+        return frozenset((self.step, self.reasoning, self.conclusion, self.end))
+
+    def reader(
+        self, part: Literal["preamble", "title", "reasoning", "conclusion"]
+    ) -> ReaderFactory:
+        def build(parser: Parser) -> Reader:
+            return _ThinkingReader(parser, self, part)
+
+        return build
+
+
+def flatten_thinking(preamble: str, steps: tuple[ThinkStep, ...]) -> str:
+    """The flat reasoning text of a preamble and steps (see :class:`StructuredThinking`)."""
+    pieces = [preamble] if preamble else []
+    for step in steps:
+        pieces += (step.title, step.reasoning, step.conclusion)
+    return NEWLINE.join(pieces)
+
+
+def split_thinking(flat: str, steps: tuple[ThinkStep, ...]) -> str | None:
+    """The preamble such that ``flatten_thinking(preamble, steps) == flat``, or None."""
+    if not steps:
+        return flat
+    tail = flatten_thinking("", steps)
+    if flat == tail:
+        return ""
+    if len(flat) > len(tail) + 1 and flat.endswith(NEWLINE + tail):
+        return flat[: -len(tail) - 1]
+    return None
+
+
+class _ThinkingReader:
+    __slots__ = ("_offset", "_parser", "_part", "_state", "_text", "_thinking", "_trim")
+
+    def __init__(self, parser: Parser, thinking: StructuredThinking, part: str) -> None:
+        self._parser = parser
+        self._thinking = thinking
+        self._part = part
+        self._trim = _Trim(False)
+        self._text: list[str] = []
+        self._offset = 0
+        state = parser.shared.get("thinking")
+        if part == "preamble" or not isinstance(state, _Thinking):
+            state = _Thinking()
+            parser.shared["thinking"] = state
+            parser.emit(ReasoningDelta(""))
+        if part != "preamble":
+            if state.pieces:
+                parser.emit(ReasoningDelta(NEWLINE))
+            state.pieces += 1
+            if part == "title":
+                state.fields = []
+        self._state = state
+
+    def _write(self, text: str) -> None:
+        if text:
+            if self._part == "preamble":
+                self._state.pieces = 1
+            self._text.append(text)
+            self._parser.emit(ReasoningDelta(text))
+
+    def feed(self, text: str, offset: int) -> None:
+        if not self._text:
+            self._offset = offset
+        self._write(self._trim.feed(text))
+
+    def close(self, marker: str | None, offset: int) -> None:
+        thinking, state = self._thinking, self._state
+        inside = marker in thinking.closers
+        self._write(self._trim.close(inside))
+        text = "".join(self._text)
+        if self._part in ("title", "reasoning"):
+            state.fields.append(text)
+        elif self._part == "conclusion" and len(state.fields) == 2:
+            step = ThinkStep(state.fields[0], state.fields[1], text)
+            self._parser.emit(ReasoningStepAdded(step))
+        if not inside:
+            where = repr(marker) if marker is not None else "the end of the text"
+            self._parser.malformed(
+                self._offset or offset,
+                f"the thinking is not closed: it ends at {where}",
+                f"{thinking.end!r} first",
+                text[-80:],
+            )
+
+
+# ------------------------------------------------------------------ JSON blocks
+
+
+class JsonPartReader:
+    """A JSON object between an opening marker and ``close``: one content part."""
+
+    __slots__ = ("_block", "_chunks", "_close", "_make", "_parser")
+
+    def __init__(
+        self, parser: Parser, make: Callable[[dict[str, Any]], ContentPart], close: str
+    ) -> None:
+        self._parser = parser
+        self._make = make
+        self._close = close
+        self._block = _Block(raw=[parser.entered_by or ""])
+        self._chunks: list[str] = []
+
+    def feed(self, text: str, offset: int) -> None:
+        if not self._chunks:
+            self._block.offset = offset
+        self._chunks.append(text)
+        self._block.raw.append(text)
+
+    def close(self, marker: str | None, offset: int) -> None:
+        text = "".join(self._chunks)
+        value, problem = _json_object(text)
+        if marker != self._close:
+            value, problem = None, "the block is not closed"
+        if value is not None:
+            try:
+                part = self._make(value)
+            except (RequestError, ValueError) as error:
+                problem = str(error)
+            else:
+                self._parser.emit(PartAdded(part))
+                return
+        found = f"{self._block.raw[0]!r} block {text.strip()[:60]!r}: {problem}"
+        tail = marker if marker == self._close else ""
+        _fail(self._parser, self._block, offset, found, f"a JSON object then {self._close!r}", tail)
+
+
+def json_part_reader(make: Callable[[dict[str, Any]], ContentPart], close: str) -> ReaderFactory:
+    def build(parser: Parser) -> Reader:
+        return JsonPartReader(parser, make, close)
+
+    return build
+
+
+@dataclass(frozen=True)
+class HeadedText:
+    """``<start>{json header}<body>text<end>``: one content part made from both.
+
+    The text gives its one leading newline to ``body`` and its one trailing newline to ``end``.
+    """
+
+    start: str
+    body: str
+    end: str
+    make: Callable[[dict[str, Any], str], ContentPart]
+
+    @property
+    def key(self) -> str:
+        return f"headed:{self.start}"
+
+    def header_reader(self) -> ReaderFactory:
+        def build(parser: Parser) -> Reader:
+            return _HeaderReader(parser, self)
+
+        return build
+
+    def body_reader(self) -> ReaderFactory:
+        def build(parser: Parser) -> Reader:
+            return _HeadedBodyReader(parser, self)
+
+        return build
+
+
+class _HeaderReader:
+    __slots__ = ("_block", "_headed", "_parser")
+
+    def __init__(self, parser: Parser, headed: HeadedText) -> None:
+        self._parser = parser
+        self._headed = headed
+        self._block = _open_block(parser, headed.key)
+
+    def feed(self, text: str, offset: int) -> None:
+        if not self._block.header:
+            self._block.offset = offset
+        self._block.header += text
+        self._block.raw.append(text)
+
+    def close(self, marker: str | None, offset: int) -> None:
+        if marker != self._headed.body:
+            found = f"{self._headed.start!r} block not closed"
+            _fail(self._parser, self._block, offset, found, f"{self._headed.body!r}")
+
+
+class _HeadedBodyReader:
+    __slots__ = ("_block", "_headed", "_parser", "_text", "_trim")
+
+    def __init__(self, parser: Parser, headed: HeadedText) -> None:
+        self._parser = parser
+        self._headed = headed
+        self._block = _continue_block(parser, headed.key)
+        self._trim = _Trim(True)
+        self._text: list[str] = []
+
+    def feed(self, text: str, offset: int) -> None:
+        self._block.raw.append(text)
+        if self._block.failed:
+            self._parser.emit(TextDelta(text))
+            return
+        self._text.append(self._trim.feed(text))
+
+    def close(self, marker: str | None, offset: int) -> None:
+        headed, block = self._headed, self._block
+        if block.failed:
+            if marker == headed.end:
+                self._parser.emit(TextDelta(marker))
+            return
+        self._text.append(self._trim.close(marker == headed.end))
+        header, problem = _json_object(block.header)
+        if marker != headed.end:
+            header, problem = None, "the block is not closed"
+        if header is not None:
+            try:
+                part = headed.make(header, "".join(self._text))
+            except (RequestError, ValueError) as error:
+                problem = str(error)
+            else:
+                self._parser.emit(PartAdded(part))
+                return
+        found = f"{headed.start!r} block: header {block.header.strip()[:60]!r}: {problem}"
+        tail = marker if marker == headed.end else ""
+        _fail(self._parser, block, offset, found, f"a JSON object header then {headed.end!r}", tail)
+
+
+class DefinitionReader:
+    """One tool definition, a JSON object, between an opening marker and ``close``."""
+
+    __slots__ = ("_block", "_chunks", "_close", "_make", "_parser")
+
+    def __init__(
+        self, parser: Parser, make: Callable[[Mapping[str, Any]], Tool], close: str
+    ) -> None:
+        self._parser = parser
+        self._make = make
+        self._close = close
+        self._block = _Block(raw=[parser.entered_by or ""])
+        self._chunks: list[str] = []
+
+    def feed(self, text: str, offset: int) -> None:
+        if not self._chunks:
+            self._block.offset = offset
+        self._chunks.append(text)
+        self._block.raw.append(text)
+
+    def close(self, marker: str | None, offset: int) -> None:
+        text = "".join(self._chunks)
+        value, problem = _json_object(text)
+        if marker != self._close:
+            value, problem = None, "the block is not closed"
+        if value is not None:
+            try:
+                tool = self._make(value)
+            except RequestError as error:
+                problem = str(error)
+            else:
+                self._parser.emit(ToolsDeclared((tool,)))
+                return
+        found = f"definition {text.strip()[:60]!r}: {problem}"
+        tail = marker if marker == self._close else ""
+        _fail(self._parser, self._block, offset, found, f"a JSON object then {self._close!r}", tail)
+
+
+def definition_reader(make: Callable[[Mapping[str, Any]], Tool], close: str) -> ReaderFactory:
+    def build(parser: Parser) -> Reader:
+        return DefinitionReader(parser, make, close)
+
+    return build
