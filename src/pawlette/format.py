@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from .blocks.tool_choice import ForcedPrefixes, forced_prefix
 from .engine.fold import fold, merge_assistant
 from .engine.lexer import marker_pattern
 from .engine.machine import Grammar, Parser
 from .engine.writer import Writer
+from .errors import RequestError
 from .openai import (
     conversation_from_openai,
     conversation_to_openai,
@@ -72,6 +75,12 @@ class Format:
     special_markers: tuple[str, ...]
     """Every marker the format writes as a control token, in a stable order."""
     escape_pattern: re.Pattern[str] | None = field(default=None, compare=False)
+    forced_prefixes: ForcedPrefixes | None = field(default=None, compare=False)
+    """Generation-prompt suffixes that force a ``tool_choice`` (see :meth:`forced_prefix`)."""
+    options: Any = None
+    """The format's render options, a frozen dataclass (see :meth:`with_options`); None: none."""
+    variant: Callable[[Any], Format] | None = field(default=None, compare=False, repr=False)
+    """Builds the format anew from other options (set by formats that have options)."""
 
     @staticmethod
     def escaping(markers: Sequence[str]) -> re.Pattern[str]:
@@ -95,6 +104,40 @@ class Format:
         writer = Writer(self.escape_pattern)
         self.write(writer, core_messages, core_tools, add_generation_prompt)
         return writer.rendering()
+
+    def forced_prefix(self, tool_choice: object, tools: object = None) -> str | None:
+        """What to append to the generation prompt to force ``tool_choice``, or None.
+
+        ``tool_choice`` is OpenAI's (``"none"``, ``"required"``, ``{"type": "function",
+        "function": {"name": ...}}``; ``"auto"`` needs nothing); ``tools`` (optional) are the
+        request's tools.  Feed the same suffix to the parser before the model's output.  See
+        :mod:`pawlette.blocks.tool_choice`.
+
+        >>> import pawlette
+        >>> pawlette.get_format("breeze").forced_prefix("required")
+        '<|use_tool|>'
+        """
+        declared = None if tools is None else coerce_conversation([], tools)[1]
+        return forced_prefix(self.forced_prefixes, tool_choice, declared)
+
+    def with_options(self, **changes: Any) -> Format:
+        """This format with some render options changed (a new value; this one is unchanged).
+
+        >>> import datetime, pawlette
+        >>> breeze = pawlette.get_format("breeze").with_options(today=datetime.date(2024, 7, 26))
+        >>> breeze.options.today
+        datetime.date(2024, 7, 26)
+        """
+        if self.options is None or self.variant is None:
+            raise RequestError(
+                "options", f"{', '.join(sorted(changes))} given", f"none: {self.name} has none"
+            )
+        try:
+            options = dataclasses.replace(self.options, **changes)
+        except TypeError as error:
+            names = ", ".join(option.name for option in dataclasses.fields(self.options))
+            raise RequestError("options", str(error), f"options of {self.name}: {names}") from error
+        return self.variant(options)
 
     # ------------------------------------------------------------------ parse
 

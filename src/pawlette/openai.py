@@ -11,7 +11,8 @@ into strings:
 - message ``metadata``: ``{"key": "value"}`` string pairs a format can carry in its headers.
 - message ``weight``: 0 or 1, whether an assistant message is learned in fine-tuning.
 - ``developer`` role: read as ``system``.
-- content part ``image_url``: the ``image_url`` object may carry ``width`` and ``height``.
+- content part ``image_url``: the ``image_url`` object may carry ``width`` and ``height``, and
+  ``tokens``: how many placeholder tokens the image takes (formats that expand images, breeze).
 - content part ``{"type": "voice", "voice": {"text": ..., "prosody": {...}}}``.
 - content part ``{"type": "action", "action": {"name": ..., "arguments": "<json>"}}``.
 - content part ``{"type": "image_request", "image_request": {...}}``.
@@ -256,7 +257,7 @@ def _part_from_openai(value: object, path: str) -> ContentPart:
             return ImagePart(url=image)
         image_obj = _require_object(image, f"{path}.image_url")
         sizes = []
-        for key in ("width", "height"):
+        for key in ("width", "height", "tokens"):
             size = image_obj.get(key)
             if size is not None and (isinstance(size, bool) or not isinstance(size, int)):
                 raise RequestError(f"{path}.image_url.{key}", f"found {size!r}", "an integer")
@@ -267,6 +268,7 @@ def _part_from_openai(value: object, path: str) -> ContentPart:
             detail=None if detail is None else _require_str(detail, f"{path}.image_url.detail"),
             width=sizes[0],
             height=sizes[1],
+            tokens=sizes[2],
         )
     if kind == "voice":
         voice = _require_object(obj.get("voice"), f"{path}.voice")
@@ -379,6 +381,8 @@ def part_to_openai(part: ContentPart) -> dict[str, Any]:
             image["width"] = part.width
         if part.height is not None:
             image["height"] = part.height
+        if part.tokens is not None:
+            image["tokens"] = part.tokens
         return {"type": "image_url", "image_url": image}
     if isinstance(part, VoicePart):
         return {"type": "voice", "voice": {"text": part.text, "prosody": dict(part.prosody)}}

@@ -35,13 +35,17 @@ class ImagePart:
     """An input image, from OpenAI's ``image_url`` part.
 
     ``width``/``height`` are optional pixel sizes; formats whose image token count depends on
-    the size (breeze) or that normalise boxes against it need them.
+    the size (breeze) or that normalise boxes against it need them.  ``tokens`` is the number
+    of placeholder tokens the image takes in formats that expand an image into a run of them
+    (breeze): set by parsing a rendered prompt (whose text holds the run, not the image, so
+    ``url`` is then ``""``), or by a caller that counted them; it overrides the format's rule.
     """
 
     url: str
     detail: str | None = None
     width: int | None = None
     height: int | None = None
+    tokens: int | None = None
 
 
 @dataclass(frozen=True, slots=True)

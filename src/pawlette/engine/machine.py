@@ -146,6 +146,7 @@ class Parser:
         self.calls_in_message = 0
         self.calls_in_completion = 0
         self.finished = False
+        self._redirect: str | None = None
         self.entered_by: str | None = None
         """The marker that entered the current state (readers quote it in lenient text)."""
         name = start or (grammar.conversation_start if conversation else grammar.completion_start)
@@ -177,6 +178,16 @@ class Parser:
         self.calls_in_message += 1
         self.calls_in_completion += 1
         return index
+
+    def goto(self, state: str) -> None:
+        """Enter ``state`` instead of the target of the step being taken.
+
+        For a reader's ``close`` or an action that decides where a step goes from what it read
+        (a Llama 3 header names its role in text between two markers).
+        """
+        if state not in self.grammar.states:
+            raise FormatError(f"goto {state!r}: unknown state; expected a declared state")
+        self._redirect = state
 
     def malformed(self, offset: int, found: str, expected: str, text: str) -> None:
         """Strict: raise.  Lenient: warn; the caller keeps ``text`` as content."""
@@ -232,9 +243,10 @@ class Parser:
                 )
                 self.reader.feed(marker, offset)
                 continue
+            self._redirect = None
             self.reader.close(marker, offset)
             for action in step.actions:
                 action(self, offset)
             self.entered_by = marker
-            self.state = self.grammar.states[step.target]
+            self.state = self.grammar.states[self._redirect or step.target]
             self.reader = self.state.reader(self)

@@ -1,0 +1,154 @@
+"""Image placeholders and bounding boxes for formats that write images as runs of tokens.
+
+**Placeholder counts.**  An early-fusion model (breeze) sees an image as ``N`` placeholder
+tokens, ``N`` fixed by how its vision encoder cuts the image.  :func:`internvl_tile_count`
+is InternVL's dynamic tiling, which Breeze 2 uses: the image is resized to the grid of
+448-pixel tiles (at most 12) whose aspect ratio is closest to its own, and when that grid
+has more than one tile a thumbnail of the whole image is added; each tile is 256 tokens.
+
+>>> internvl_image_tokens(448, 448)     # one tile, no thumbnail
+256
+>>> internvl_image_tokens(896, 448)     # a 2x1 grid plus the thumbnail
+768
+
+**Bounding boxes** (:class:`~pawlette.types.BoxPart`) are ``(x1, y1, x2, y2)`` normalised to
+0..1000 of the image's width and height; :func:`normalise_box` and :func:`pixel_box` convert.
+
+>>> normalise_box((0, 0, 320, 240), width=640, height=480)
+(0, 0, 500, 500)
+>>> pixel_box((0, 0, 500, 500), width=640, height=480)
+(0, 0, 320, 240)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from ..errors import RequestError
+from ..types import BoxPart, ImagePart
+
+BOX_SCALE = 1000
+"""Normalised coordinates run from 0 to this."""
+
+
+# --------------------------------------------------------------------------- placeholder counts
+
+
+def _grids(min_tiles: int, max_tiles: int) -> list[tuple[int, int]]:
+    """Every (columns, rows) grid with ``min_tiles..max_tiles`` tiles, fewest tiles first."""
+    grids = {
+        (columns, rows)
+        for columns in range(1, max_tiles + 1)
+        for rows in range(1, max_tiles + 1)
+        if min_tiles <= columns * rows <= max_tiles
+    }
+    return sorted(grids, key=lambda grid: (grid[0] * grid[1], grid))
+
+
+def internvl_grid(
+    width: int, height: int, *, tile_size: int = 448, min_tiles: int = 1, max_tiles: int = 12
+) -> tuple[int, int]:
+    """The (columns, rows) grid InternVL's dynamic tiling picks for an image.
+
+    The grid whose aspect ratio is closest to the image's; on a tie the grid with more tiles
+    wins when the image has more than half the pixels of that many tiles (InternVL's
+    ``find_closest_aspect_ratio``, with the same float arithmetic).
+    """
+    if width <= 0 or height <= 0:
+        raise ValueError(f"image size {width}x{height}; expected positive pixel sizes")
+    aspect_ratio = width / height
+    area = width * height
+    best_difference = float("inf")
+    best = (1, 1)
+    for columns, rows in _grids(min_tiles, max_tiles):
+        difference = abs(aspect_ratio - columns / rows)
+        if difference < best_difference:
+            best_difference = difference
+            best = (columns, rows)
+        elif difference == best_difference and area > 0.5 * tile_size * tile_size * columns * rows:
+            best = (columns, rows)
+    return best
+
+
+def internvl_tile_count(
+    width: int,
+    height: int,
+    *,
+    tile_size: int = 448,
+    max_tiles: int = 12,
+    thumbnail: bool = True,
+    thumbnail_for_one_tile: bool = False,
+) -> int:
+    """How many tiles InternVL's dynamic tiling makes of an image, thumbnail included.
+
+    ``thumbnail_for_one_tile``: count a thumbnail even when the grid is one tile (MediaTek's
+    ``MRPromptV3._total_image_token`` does, though InternVL's ``dynamic_preprocess`` adds
+    none then).
+    """
+    columns, rows = internvl_grid(width, height, tile_size=tile_size, max_tiles=max_tiles)
+    tiles = columns * rows
+    if thumbnail and (tiles > 1 or thumbnail_for_one_tile):
+        tiles += 1
+    return tiles
+
+
+def internvl_image_tokens(width: int, height: int, *, tokens_per_tile: int = 256) -> int:
+    """Placeholder tokens for an image under InternVL tiling (448-pixel tiles, at most 12)."""
+    return internvl_tile_count(width, height) * tokens_per_tile
+
+
+def default_image_tokens(part: ImagePart) -> int:
+    """Breeze's default rule: :func:`internvl_image_tokens` of the image's ``width``/``height``.
+
+    Raises :class:`ValueError` when the part has no size (the format reports where).
+    """
+    if part.width is None or part.height is None:
+        raise ValueError(
+            "an image without width and height (the placeholder count depends on its size)"
+        )
+    return internvl_image_tokens(part.width, part.height)
+
+
+# --------------------------------------------------------------------------- bounding boxes
+
+Box = tuple[int, int, int, int]
+
+
+def _check_size(width: float, height: float) -> None:
+    if width <= 0 or height <= 0:
+        raise RequestError("image size", f"{width}x{height}", "positive pixel sizes")
+
+
+def normalise_box(box: Sequence[float], *, width: float, height: float) -> Box:
+    """A pixel box ``(x1, y1, x2, y2)`` as 0..1000 coordinates of a ``width`` x ``height``
+    image (rounded, clamped to 0..1000)."""
+    _check_size(width, height)
+    if len(box) != 4:
+        raise RequestError("box", f"{len(box)} coordinates", "four: x1, y1, x2, y2")
+    x1, y1, x2, y2 = (
+        min(BOX_SCALE, max(0, round(value / size * BOX_SCALE)))
+        for value, size in zip(box, (width, height, width, height), strict=True)
+    )
+    return (x1, y1, x2, y2)
+
+
+def pixel_box(box: Sequence[int], *, width: float, height: float) -> Box:
+    """A 0..1000 box as pixel coordinates of a ``width`` x ``height`` image (rounded)."""
+    _check_size(width, height)
+    if len(box) != 4:
+        raise RequestError("box", f"{len(box)} coordinates", "four: x1, y1, x2, y2")
+    x1, y1, x2, y2 = (
+        round(value * size / BOX_SCALE)
+        for value, size in zip(box, (width, height, width, height), strict=True)
+    )
+    return (x1, y1, x2, y2)
+
+
+def box_part(boxes: Sequence[Sequence[float]], *, width: float, height: float) -> BoxPart:
+    """A :class:`BoxPart` from pixel boxes of a ``width`` x ``height`` image."""
+    return BoxPart(tuple(normalise_box(box, width=width, height=height) for box in boxes))
+
+
+def pixel_boxes(part: BoxPart, *, width: float, height: float) -> list[Box]:
+    """The boxes of a (parsed) :class:`BoxPart` in pixels of a ``width`` x ``height`` image."""
+    return [pixel_box(box, width=width, height=height) for box in part.boxes]

@@ -1,0 +1,335 @@
+"""Readers for turns whose first line is metadata: ``<|role|>{metadata}\\n{body}`` (ChatGLM3).
+
+A turn runs from its role marker to the next one; its first line is plain-text metadata.
+
+- :class:`HeadedTextReader`: metadata is the message's ``name``; the body is content.
+  ``results=True`` (observations) also pairs the message with the call it answers
+  (:mod:`.call_results`); ``tools_block=True`` (the system turn) reads a JSON tools list at
+  the end of the body (see :func:`split_tools_block`).
+- :class:`AssistantTurnReader`: empty metadata is a text turn; metadata naming a tool is a
+  call written as a fenced ``tool_call(...)`` block (:class:`FencedCalls`); the code
+  interpreter's metadata is a fenced program, read as a call to a built-in tool.  A turn that
+  continues an assistant message (``continuation``) joins it when it is a call, so one
+  OpenAI message with content and calls (written as several turns) parses back as one.
+
+Every reader streams: content, a call's arguments and a program's code are emitted as they
+arrive; only the system turn (prompt side) is read whole, at its end.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from ..codecs.python_calls import Quote
+from ..types import (
+    MetadataItem,
+    TextDelta,
+    Tool,
+    ToolCallDelta,
+    ToolCallEnd,
+    ToolCallStart,
+    ToolsDeclared,
+)
+from .call_results import next_result_call_id, remember_call
+from .machine import Parser, Reader, ReaderFactory
+from .python_call_reader import CallStream, ClosingFence
+
+
+@dataclass(frozen=True)
+class FencedCalls:
+    """How an assistant turn writes a call: ``<|assistant|>name\\n```python\\ntool_call(...)\\n```
+    ``, and the code interpreter: ``<|assistant|>interpreter\\n```python\\n<code>\\n```.``"""
+
+    language: str = "python"
+    callee: str = "tool_call"
+    quote: Quote = '"'
+    code_metadata: str = "interpreter"
+    """The metadata of a code-interpreter turn."""
+    code_tool: str = "code_interpreter"
+    """The built-in tool a program is a call to; its one argument is ``code_argument``."""
+    code_argument: str = "code"
+
+    @property
+    def opening(self) -> str:
+        return f"```{self.language}\n"
+
+    closing = "\n```"
+
+
+# --------------------------------------------------------------------------- the metadata line
+
+
+class _HeadedTurn:
+    """Splits off the first line; subclasses get ``_metadata`` once and ``_body`` after."""
+
+    def __init__(self, parser: Parser) -> None:
+        self._parser = parser
+        self._line: list[str] | None = []
+        self._line_offset: int | None = None
+
+    def feed(self, text: str, offset: int) -> None:
+        if self._line is not None:
+            if self._line_offset is None:
+                self._line_offset = offset
+            newline = text.find("\n")
+            if newline < 0:
+                self._line.append(text)
+                return
+            metadata = "".join(self._line) + text[:newline]
+            self._line = None
+            self._metadata(metadata, offset + newline + 1)
+            text = text[newline + 1 :]
+            offset += newline + 1
+            if not text:
+                return
+        self._body(text, offset)
+
+    def close(self, marker: str | None, offset: int) -> None:
+        if self._line is not None:
+            held = "".join(self._line)
+            self._line = None
+            if marker is not None and marker.startswith("\n"):
+                # ``<|user|>name\n<|assistant|>``: the newline ends the metadata line (the
+                # turn is empty); it is a readability newline only after a body.
+                self._metadata(held, offset)
+            elif held:
+                self._parser.malformed(
+                    self._line_offset or offset,
+                    f"turn {held[:40]!r} with no newline after its metadata line",
+                    "'<|role|>metadata\\n' then the message",
+                    held,
+                )
+                self._metadata("", self._line_offset or offset)
+                self._body(held, self._line_offset or offset)
+            else:
+                self._metadata("", offset)
+        self._end(marker, offset)
+
+    def _metadata(self, metadata: str, offset: int) -> None:
+        raise NotImplementedError
+
+    def _body(self, text: str, offset: int) -> None:
+        raise NotImplementedError
+
+    def _end(self, marker: str | None, offset: int) -> None:
+        pass
+
+
+# --------------------------------------------------------------------------- text turns
+
+_TRAILING_COMMA = re.compile(r'("(?:[^"\\]|\\.)*")|,(?=\s*[}\]])', re.DOTALL)
+
+
+def _tools_list(text: str) -> list[dict[str, Any]] | None:
+    """A JSON list of function objects, or None.  Trailing commas (as in hand-written
+    examples such as ChatGLM3's prompt document) are accepted."""
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError:
+        try:
+            value = json.loads(_TRAILING_COMMA.sub(lambda match: match.group(1) or "", text))
+        except json.JSONDecodeError:
+            return None
+    if (
+        isinstance(value, list)
+        and value
+        and all(isinstance(item, dict) and isinstance(item.get("name"), str) for item in value)
+    ):
+        return value
+    return None
+
+
+def split_tools_block(body: str) -> tuple[str, list[dict[str, Any]] | None]:
+    """``text + "\\n" + json.dumps(tools, indent=4)``: the text and the tools (None: none).
+
+    The list begins at a line that is ``[`` alone; the first such line from which the rest
+    of the body is a list of function objects is taken.
+    """
+    start = body.find("\n[\n")
+    while start >= 0:
+        tools = _tools_list(body[start + 1 :])
+        if tools is not None:
+            return body[:start], tools
+        start = body.find("\n[\n", start + 1)
+    return body, None
+
+
+class HeadedTextReader(_HeadedTurn):
+    """Metadata is the ``name``; the body is content (see the module docstring)."""
+
+    def __init__(self, parser: Parser, *, tools_block: bool = False, results: bool = False):
+        super().__init__(parser)
+        self._tools_block = tools_block
+        self._buffer: list[str] = []
+        if results:
+            call_id = next_result_call_id(parser)
+            if call_id is not None:
+                parser.emit(MetadataItem("id", call_id))
+
+    def _metadata(self, metadata: str, offset: int) -> None:
+        if metadata:
+            self._parser.emit(MetadataItem("name", metadata))
+
+    def _body(self, text: str, offset: int) -> None:
+        if self._tools_block:
+            self._buffer.append(text)
+        else:
+            self._parser.emit(TextDelta(text))
+
+    def _end(self, marker: str | None, offset: int) -> None:
+        if not self._tools_block:
+            return
+        text, tools = split_tools_block("".join(self._buffer))
+        if text:
+            self._parser.emit(TextDelta(text))
+        if tools is not None:
+            self._parser.emit(ToolsDeclared(tuple(Tool(t["name"], t) for t in tools)))
+
+
+def headed_text_reader(*, tools_block: bool = False, results: bool = False) -> ReaderFactory:
+    def make(parser: Parser) -> Reader:
+        return HeadedTextReader(parser, tools_block=tools_block, results=results)
+
+    return make
+
+
+# --------------------------------------------------------------------------- assistant turns
+
+
+class AssistantTurnReader(_HeadedTurn):
+    """An assistant turn: text, a fenced call, or a fenced program (see the module docstring)."""
+
+    def __init__(self, parser: Parser, calls: FencedCalls, *, continuation: bool) -> None:
+        super().__init__(parser)
+        self._calls = calls
+        self._continuation = continuation
+        self._mode = "text"  # text, opening (the fence's first line), call, code
+        self._name = ""
+        self._opening: list[str] = []
+        self._fence = ClosingFence()
+        self._stream: CallStream | None = None
+        self._code_index: int | None = None
+        self._raw: list[str] = []  # the block as written, for lenient fallbacks
+        self._offset = 0
+
+    def _metadata(self, metadata: str, offset: int) -> None:
+        parser = self._parser
+        name = metadata.strip()
+        if not name:
+            if self._continuation:  # a new text turn: a new message
+                parser.end_message()
+                parser.begin_message("assistant")
+            return
+        self._name = name
+        self._mode = "opening"
+        self._offset = offset
+        self._raw = [metadata, "\n"]
+
+    def _body(self, text: str, offset: int) -> None:
+        if self._mode == "text":
+            self._parser.emit(TextDelta(text))
+            return
+        self._raw.append(text)
+        if self._mode == "opening":
+            newline = text.find("\n")
+            self._opening.append(text if newline < 0 else text[: newline + 1])
+            if newline < 0:
+                return
+            if not self._open("".join(self._opening), offset):
+                return
+            text, offset = text[newline + 1 :], offset + newline + 1
+        released = self._fence.feed(text)
+        if self._mode == "call" and self._stream is not None:
+            self._stream.feed(released, offset)
+        elif self._mode == "code" and released and self._code_index is not None:
+            self._parser.emit(
+                ToolCallDelta(self._code_index, json.dumps(released, ensure_ascii=False)[1:-1])
+            )
+
+    def _open(self, line: str, offset: int) -> bool:
+        """The fence's first line: start the call or the program (False: not a fence)."""
+        calls = self._calls
+        parser = self._parser
+        if line.strip() != calls.opening.strip():
+            raw = "".join(self._raw)
+            parser.malformed(
+                offset,
+                f"{line[:40]!r} after the call name {self._name!r}",
+                f"{calls.opening!r} opening the call",
+                raw,
+            )
+            self._mode = "text"
+            parser.emit(TextDelta(raw))
+            return False
+        if self._name == calls.code_metadata:
+            self._mode = "code"
+            index = self._code_index = parser.next_call_index()
+            call_id = parser.new_call_id()
+            remember_call(parser, call_id)
+            parser.emit(ToolCallStart(index, call_id, calls.code_tool))
+            parser.emit(ToolCallDelta(index, f'{{"{calls.code_argument}": "'))
+        else:
+            self._mode = "call"
+            self._stream = CallStream(
+                parser,
+                mode="single",
+                fixed_callee=calls.callee,
+                name=self._name,
+                preamble="".join(self._raw[:2]) + line,
+            )
+        return True
+
+    def _end(self, marker: str | None, offset: int) -> None:
+        parser = self._parser
+        if self._mode == "opening":  # the turn ended inside the fence's first line
+            raw = "".join(self._raw)
+            parser.malformed(offset, f"call {raw[:60]!r} ends early", "a fenced call", raw)
+            parser.emit(TextDelta(raw))
+            return
+        if self._mode == "text":
+            return
+        closed, held = self._fence.close()
+        problem = None if closed else f"no closing {self._calls.closing.strip()!r} fence"
+        if self._mode == "call" and self._stream is not None:
+            if not closed:
+                self._stream.feed(held, offset - len(held))
+            self._stream.finish(offset)
+            if problem is not None:
+                raw = "".join(self._raw)
+                parser.malformed(offset, f"call {raw[:60]!r}: {problem}", "a fenced call", raw)
+            return
+        index = self._code_index
+        if index is None:
+            return
+        if closed:
+            parser.emit(ToolCallDelta(index, '"}'))
+            parser.emit(ToolCallEnd(index))
+            return
+        # Strict raises here; lenient keeps the call unterminated (its arguments are not valid
+        # JSON, so nobody mistakes it for a whole program) and the block as text.
+        if held:
+            parser.emit(ToolCallDelta(index, json.dumps(held, ensure_ascii=False)[1:-1]))
+        raw = "".join(self._raw)
+        parser.malformed(offset, f"program {raw[:60]!r}: {problem}", "a fenced program", raw)
+        parser.emit(ToolCallEnd(index))
+        parser.emit(TextDelta(raw))
+
+
+def assistant_turn_reader(calls: FencedCalls, *, continuation: bool) -> ReaderFactory:
+    def make(parser: Parser) -> Reader:
+        return AssistantTurnReader(parser, calls, continuation=continuation)
+
+    return make
+
+
+__all__ = [
+    "AssistantTurnReader",
+    "FencedCalls",
+    "HeadedTextReader",
+    "assistant_turn_reader",
+    "headed_text_reader",
+    "split_tools_block",
+]

@@ -1,0 +1,365 @@
+"""Readers for Llama 3 style turns: ``<|start_header_id|>role<|end_header_id|>\\n\\n...``.
+
+- :class:`RoleHeaderReader`: the role is text between two markers; at the closing marker the
+  reader begins the message and sends the step to ``<role>.body`` (:meth:`Parser.goto`).
+- :func:`after_blank_line`: a body's reader, minus the ``\\n\\n`` the header ends with.
+- :class:`PlaceholderRun`: an image written as ``<start>`` + N x ``<token>`` + ``<end>``
+  becomes an :class:`~pawlette.types.ImagePart` with ``tokens=N`` (the text holds no image).
+- :class:`BoxReader`: ``[[x1, y1, x2, y2], ...]`` (0..1000) between two markers becomes a
+  :class:`~pawlette.types.BoxPart`.
+- :class:`ResultListReader`: a tool turn holding the Python list of the results of the
+  latest calls, in call order, becomes one tool message per result.
+- :class:`SystemPreambleReader`: a system turn whose text may begin with a tools list
+  written as a Python literal (``Customized Functions: [...]\\n\\n---\\n``) and a date header.
+
+All of them follow the engine's rule: strict mode raises, lenient mode keeps the text (markers
+included) as content with a warning.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from ..errors import ParseError
+from ..types import (
+    BoxPart,
+    ImagePart,
+    MetadataItem,
+    PartAdded,
+    Role,
+    TextDelta,
+    Tool,
+    ToolsDeclared,
+)
+from .call_results import next_result_call_id
+from .machine import Parser, Reader, ReaderFactory
+from .python_call_reader import parse_python_literal
+
+# --------------------------------------------------------------------------- headers
+
+
+class RoleHeaderReader:
+    """The role name of a header; at ``close`` the message begins and the step goes to
+    ``<role>.body``.  An unknown role is malformed: lenient mode reads it as a user turn
+    whose text starts with the header."""
+
+    __slots__ = ("_chunks", "_offset", "_parser", "_roles")
+
+    def __init__(self, parser: Parser, roles: Mapping[str, Role]) -> None:
+        self._parser = parser
+        self._roles = roles
+        self._chunks: list[str] = []
+        self._offset = 0
+
+    def feed(self, text: str, offset: int) -> None:
+        if not self._chunks:
+            self._offset = offset
+        self._chunks.append(text)
+
+    def close(self, marker: str | None, offset: int) -> None:
+        parser = self._parser
+        name = "".join(self._chunks)
+        role = self._roles.get(name)
+        parser.end_message()
+        if role is None:
+            raw = (parser.entered_by or "") + name + (marker or "")
+            expected = "one of " + ", ".join(repr(known) for known in self._roles)
+            parser.malformed(self._offset, f"role {name[:40]!r}", expected, raw)
+            parser.begin_message("user")
+            parser.emit(TextDelta(raw))
+            if marker is not None:
+                parser.goto("user.body")
+            return
+        parser.begin_message(role)
+        if marker is not None:
+            parser.goto(f"{role}.body")
+
+
+def role_header_reader(roles: Mapping[str, Role]) -> ReaderFactory:
+    def make(parser: Parser) -> Reader:
+        return RoleHeaderReader(parser, roles)
+
+    return make
+
+
+class _AfterBlankLine:
+    """Drops the blank line a header ends with, then hands the text to the body's reader."""
+
+    __slots__ = ("_blank", "_held", "_inner", "_offset", "_parser")
+
+    def __init__(self, parser: Parser, inner: Reader, blank: str, header_end: str) -> None:
+        self._parser = parser
+        self._inner = inner
+        self._blank = blank if parser.entered_by == header_end else ""
+        self._held = ""
+        self._offset = 0
+
+    def feed(self, text: str, offset: int) -> None:
+        if self._blank:
+            if not self._held:
+                self._offset = offset
+            take = len(self._blank) - len(self._held)
+            self._held += text[:take]
+            text, offset = text[take:], offset + take
+            if len(self._held) < len(self._blank):
+                return
+            self._release()
+        if text:
+            self._inner.feed(text, offset)
+
+    def _release(self) -> None:
+        held, self._held, blank, self._blank = self._held, "", self._blank, ""
+        if held != blank:
+            self._parser.malformed(self._offset, f"{held!r} after the header", repr(blank), held)
+            self._inner.feed(held, self._offset)
+
+    def close(self, marker: str | None, offset: int) -> None:
+        if self._blank:
+            self._release()
+        self._inner.close(marker, offset)
+
+
+def after_blank_line(reader: ReaderFactory, header_end: str, blank: str = "\n\n") -> ReaderFactory:
+    """``reader`` for a body that follows ``header_end`` + ``blank`` (and any other marker)."""
+
+    def make(parser: Parser) -> Reader:
+        return _AfterBlankLine(parser, reader(parser), blank, header_end)
+
+    return make
+
+
+def end_turn(parser: Parser, offset: int) -> None:
+    """The end of a turn: the message ends; a completion ends too (state ``ended``)."""
+    parser.end_message()
+    if not parser.conversation:
+        parser.goto("ended")
+
+
+# --------------------------------------------------------------------------- images and boxes
+
+
+class PlaceholderRun:
+    """Actions for ``<start>`` + N x ``<token>`` + ``<end>``: the image part, ``tokens=N``."""
+
+    key = "llama3_readers.placeholders"
+
+    @classmethod
+    def start(cls, parser: Parser, offset: int) -> None:
+        parser.shared[cls.key] = 0
+
+    @classmethod
+    def count(cls, parser: Parser, offset: int) -> None:
+        parser.shared[cls.key] = parser.shared.get(cls.key, 0) + 1
+
+    @classmethod
+    def end(cls, parser: Parser, offset: int) -> None:
+        parser.emit(PartAdded(ImagePart(url="", tokens=parser.shared.pop(cls.key, 0))))
+
+
+class BoxReader:
+    """``[[x1, y1, x2, y2], ...]`` as a Python (or JSON) literal, 0..1000."""
+
+    __slots__ = ("_chunks", "_close_marker", "_offset", "_parser")
+
+    def __init__(self, parser: Parser, close_marker: str) -> None:
+        self._parser = parser
+        self._close_marker = close_marker
+        self._chunks: list[str] = []
+        self._offset = 0
+
+    def feed(self, text: str, offset: int) -> None:
+        if not self._chunks:
+            self._offset = offset
+        self._chunks.append(text)
+
+    def close(self, marker: str | None, offset: int) -> None:
+        text = "".join(self._chunks)
+        problem = "the boxes are not closed"
+        if marker == self._close_marker:
+            try:
+                return self._parser.emit(PartAdded(_boxes(text, self._offset or offset)))
+            except ParseError as error:
+                problem = f"{error.found}; expected {error.expected}"
+        raw = (self._parser.entered_by or "") + text + (marker or "")
+        expected = "[[x1, y1, x2, y2], ...] with integers from 0 to 1000"
+        self._parser.malformed(
+            self._offset or offset, f"boxes {text[:40]!r}: {problem}", expected, raw
+        )
+        self._parser.emit(TextDelta((self._parser.entered_by or "") + text))
+        if marker == self._close_marker:
+            self._parser.emit(TextDelta(marker))
+
+
+def _boxes(text: str, offset: int) -> BoxPart:
+    value = parse_python_literal(text, offset=offset)
+    boxes = []
+    if isinstance(value, list) and value:
+        for box in value:
+            if not (
+                isinstance(box, list)
+                and len(box) == 4
+                and all(type(c) is int and 0 <= c <= 1000 for c in box)
+            ):
+                break
+            boxes.append((box[0], box[1], box[2], box[3]))
+        else:
+            return BoxPart(tuple(boxes))
+    raise ParseError(offset, f"the value {text[:40]!r}", "a list of four-integer boxes")
+
+
+def box_reader(close_marker: str) -> ReaderFactory:
+    def make(parser: Parser) -> Reader:
+        return BoxReader(parser, close_marker)
+
+    return make
+
+
+# --------------------------------------------------------------------------- tool results
+
+
+def result_to_text(value: Any) -> str:
+    """One result of a results list as a tool message's content (strings stay as they are)."""
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, ensure_ascii=False)
+
+
+class ResultListReader:
+    """A Python list of results, one per call of the latest assistant message, in order.
+
+    Each result becomes a tool message paired with its call (:mod:`.call_results`): a string
+    is the content, any other value its JSON.  Text that is not a list is one tool message.
+    """
+
+    __slots__ = ("_chunks", "_offset", "_parser")
+
+    def __init__(self, parser: Parser) -> None:
+        self._parser = parser
+        self._chunks: list[str] = []
+        self._offset = 0
+
+    def feed(self, text: str, offset: int) -> None:
+        if not self._chunks:
+            self._offset = offset
+        self._chunks.append(text)
+
+    def close(self, marker: str | None, offset: int) -> None:
+        parser = self._parser
+        text = "".join(self._chunks)
+        try:
+            value = parse_python_literal(text, offset=self._offset)
+        except ParseError:
+            value = None
+        if not isinstance(value, list) or not value:
+            self._result(text)
+            return
+        for number, item in enumerate(value):
+            if number:
+                parser.end_message()
+                parser.begin_message("tool")
+            self._result(result_to_text(item))
+
+    def _result(self, content: str) -> None:
+        call_id = next_result_call_id(self._parser)
+        if call_id is not None:
+            self._parser.emit(MetadataItem("id", call_id))
+        if content:
+            self._parser.emit(TextDelta(content))
+
+
+# --------------------------------------------------------------------------- system preambles
+
+
+@dataclass(frozen=True)
+class SystemPreamble:
+    """What a system turn may begin with, before the system text.
+
+    ``tools_lead`` + Python literal list of function objects + ``tools_trail``; then, when
+    ``date_header`` is set, a header matching it (a regex; read only in that variant, so text
+    that merely looks like one is kept).
+    """
+
+    tools_lead: str
+    tools_trail: str
+    date_header: re.Pattern[str] | None = None
+
+
+class SystemPreambleReader:
+    """The system turn, read whole at its end (it is prompt side): preamble, then text.
+
+    A turn that holds nothing but preamble is not a message (it was written to hold the
+    tools, or the date): it declares its (possibly empty) tools so the fold drops it.
+    """
+
+    __slots__ = ("_chunks", "_offset", "_parser", "_preamble")
+
+    def __init__(self, parser: Parser, preamble: SystemPreamble) -> None:
+        self._parser = parser
+        self._preamble = preamble
+        self._chunks: list[str] = []
+        self._offset = 0
+
+    def feed(self, text: str, offset: int) -> None:
+        if not self._chunks:
+            self._offset = offset
+        self._chunks.append(text)
+
+    def close(self, marker: str | None, offset: int) -> None:
+        text = "".join(self._chunks)
+        tools, text = self._tools(text)
+        scaffolding = tools is not None
+        date = self._preamble.date_header
+        match = date.match(text) if date is not None else None
+        if match is not None:
+            text = text[match.end() :]
+            scaffolding = True
+        if text:
+            self._parser.emit(TextDelta(text))
+        if scaffolding:
+            self._parser.emit(ToolsDeclared(tools or ()))
+
+    def _tools(self, text: str) -> tuple[tuple[Tool, ...] | None, str]:
+        lead, trail = self._preamble.tools_lead, self._preamble.tools_trail
+        if not text.startswith(lead):
+            return None, text
+        end = text.find(trail, len(lead))
+        if end < 0:
+            return None, text
+        try:
+            value = parse_python_literal(text[len(lead) : end], offset=self._offset + len(lead))
+        except ParseError:
+            return None, text
+        if not (
+            isinstance(value, list)
+            and value
+            and all(isinstance(item, dict) and isinstance(item.get("name"), str) for item in value)
+        ):
+            return None, text
+        return tuple(Tool(item["name"], item) for item in value), text[end + len(trail) :]
+
+
+def system_preamble_reader(preamble: SystemPreamble) -> ReaderFactory:
+    def make(parser: Parser) -> Reader:
+        return SystemPreambleReader(parser, preamble)
+
+    return make
+
+
+__all__ = [
+    "BoxReader",
+    "PlaceholderRun",
+    "ResultListReader",
+    "RoleHeaderReader",
+    "SystemPreamble",
+    "SystemPreambleReader",
+    "after_blank_line",
+    "box_reader",
+    "end_turn",
+    "result_to_text",
+    "role_header_reader",
+    "system_preamble_reader",
+]

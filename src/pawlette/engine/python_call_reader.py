@@ -1,0 +1,208 @@
+"""Readers that drive :class:`~pawlette.codecs.python_calls.PythonCallDecoder` in parse states.
+
+- :class:`CallStream`: one decoder inside a reader: the calls it starts are numbered within
+  the parser's message and remembered for result pairing (:mod:`.call_results`), its events
+  go to the parser as they come.
+- :func:`python_call_list_reader`: a state whose text is a call list ``[f(a=1), g()]``
+  (breeze's ``<|use_tool|>[...]<|eot_id|>``).
+- :class:`ClosingFence`: streams the body of a Markdown code block, holding back a tail that
+  may be its closing fence (a line ````` ``` ````` followed by nothing but whitespace up to the
+  end of the state), so a fenced call or program streams without waiting for its end.
+- :func:`parse_python_literal`: one Python literal (a tools list, a results list, boxes), read
+  by the same decoder, so nothing is ever evaluated.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from ..codecs.python_calls import Mode, PythonCallDecoder
+from ..errors import ParseError
+from ..types import Event, ParseWarning, TextDelta, ToolCallDelta, ToolCallStart
+from .call_results import remember_call
+from .machine import Parser, Reader, ReaderFactory
+
+
+class CallStream:
+    """A :class:`PythonCallDecoder` for one parse state, bound to the parser.
+
+    Strict parsers raise the decoder's :class:`ParseError`; lenient ones get its warning and
+    the unplaced text as content, exactly as the decoder documents.
+    """
+
+    __slots__ = ("_decoder", "_fixed_callee", "_mode", "_name", "_parser", "_preamble")
+
+    def __init__(
+        self,
+        parser: Parser,
+        *,
+        mode: Mode,
+        fixed_callee: str | None = None,
+        name: str | None = None,
+        preamble: str = "",
+    ) -> None:
+        self._parser = parser
+        self._mode: Mode = mode
+        self._fixed_callee = fixed_callee
+        self._name = name
+        self._preamble = preamble
+        """Text written before the call (a fence, a name line): in lenient mode it goes to
+        content with the call's text when the call turns out malformed."""
+        self._decoder: PythonCallDecoder | None = None
+
+    def _start(self, offset: int) -> PythonCallDecoder:
+        if self._decoder is None:
+            self._decoder = PythonCallDecoder(
+                mode=self._mode,
+                strict=self._parser.strict,
+                first_index=self._parser.calls_in_message,
+                id_factory=self._parser.new_call_id,
+                fixed_callee=self._fixed_callee,
+                name=self._name,
+                base_offset=offset,
+            )
+        return self._decoder
+
+    def feed(self, text: str, offset: int) -> None:
+        if text:
+            self._forward(self._start(offset).feed(text))
+
+    def finish(self, offset: int) -> None:
+        self._forward(self._start(offset).finish())
+
+    def _forward(self, events: list[Event]) -> None:
+        parser = self._parser
+        for event in events:
+            if isinstance(event, ToolCallStart):
+                parser.next_call_index()
+                remember_call(parser, event.id)
+            parser.emit(event)
+            if isinstance(event, ParseWarning) and self._preamble:
+                # The decoder's text of the failed call follows: put what preceded it first.
+                parser.emit(TextDelta(self._preamble))
+                self._preamble = ""
+
+
+class PythonCallListReader:
+    """The text of the state is one call list, ``[f(a=1), g(b='x')]``."""
+
+    __slots__ = ("_calls",)
+
+    def __init__(self, parser: Parser) -> None:
+        self._calls = CallStream(parser, mode="list")
+
+    def feed(self, text: str, offset: int) -> None:
+        self._calls.feed(text, offset)
+
+    def close(self, marker: str | None, offset: int) -> None:
+        self._calls.finish(offset)
+
+
+def python_call_list_reader() -> ReaderFactory:
+    def make(parser: Parser) -> Reader:
+        return PythonCallListReader(parser)
+
+    return make
+
+
+# --------------------------------------------------------------------------- fenced blocks
+
+_SPACE = frozenset(" \t\r\n")
+
+
+class ClosingFence:
+    """The body of a code block, streamed; the closing fence is held back until the end.
+
+    The block ends with ``\\n```\\n``-style closing fence: a newline, three backticks, then only
+    whitespace up to the end of the state.  :meth:`feed` returns the body text that can no
+    longer be part of that fence; :meth:`close` says whether the held tail is the fence (and
+    returns it, to be dropped, or to be kept as body text when it is not a fence).
+    """
+
+    __slots__ = ("_held", "_phase", "_ticks")
+
+    def __init__(self) -> None:
+        self._held: list[str] = []
+        self._phase: str | None = None  # None, "ticks" (after \n), "space" (after \n```)
+        self._ticks = 0
+
+    def feed(self, text: str) -> str:
+        released: list[str] = []
+        position, length = 0, len(text)
+        while position < length:
+            if self._phase is None:
+                newline = text.find("\n", position)
+                if newline < 0:
+                    released.append(text[position:])
+                    break
+                released.append(text[position:newline])
+                self._hold_newline()
+                position = newline + 1
+                continue
+            character = text[position]
+            if self._phase == "ticks":
+                if character == "`":
+                    self._held.append(character)
+                    self._ticks += 1
+                    if self._ticks == 3:
+                        self._phase = "space"
+                    position += 1
+                elif character == "\n":
+                    released.extend(self._held)
+                    self._hold_newline()
+                    position += 1
+                else:
+                    released.extend(self._held)
+                    self._held = []
+                    self._phase = None  # read the character again, outside any fence
+            elif character in _SPACE:
+                self._held.append(character)
+                position += 1
+            else:
+                held = "".join(self._held)
+                if held.endswith("\n"):  # a fresh line may still be the fence
+                    released.append(held[:-1])
+                    self._hold_newline()
+                else:
+                    released.append(held)
+                    self._held = []
+                    self._phase = None
+        return "".join(released)
+
+    def _hold_newline(self) -> None:
+        self._held = ["\n"]
+        self._phase = "ticks"
+        self._ticks = 0
+
+    def close(self) -> tuple[bool, str]:
+        """``(True, fence)`` when the held tail is the closing fence, else ``(False, text)``."""
+        return self._phase == "space", "".join(self._held)
+
+
+# --------------------------------------------------------------------------- literals
+
+
+def parse_python_literal(text: str, *, offset: int = 0) -> Any:
+    """One Python literal (JSON-compatible: str, number, bool, None, list, dict) as a value.
+
+    Read by :class:`PythonCallDecoder` (as the argument of a call ``_(v=...)``), so only
+    literals are accepted and nothing is evaluated.  Raises :class:`ParseError` whose offset
+    is ``offset`` plus the position in ``text``.
+
+    >>> parse_python_literal("[{'temperature': 22}, None]")
+    [{'temperature': 22}, None]
+    """
+    prefix = "_(v="
+    decoder = PythonCallDecoder(
+        mode="single",
+        strict=True,
+        fixed_callee="_",
+        id_factory=lambda: "",
+        base_offset=offset - len(prefix),
+    )
+    events = decoder.feed(prefix) + decoder.feed(text) + decoder.feed(")") + decoder.finish()
+    arguments = json.loads("".join(e.arguments for e in events if isinstance(e, ToolCallDelta)))
+    if list(arguments) != ["v"]:
+        raise ParseError(offset, f"{text[:40]!r}", "one Python literal", text[:80])
+    return arguments["v"]
