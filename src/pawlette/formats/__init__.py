@@ -10,6 +10,8 @@ from ..format import Format
 # name -> module under pawlette.formats that defines ``FORMAT``.
 _MODULES: dict[str, str] = {
     "pcml": "pcml",
+    "chatglm3": "chatglm3",
+    "breeze": "breeze",
     "omni": "omni",
 }
 _LOADED: dict[str, Format] = {}

@@ -1,0 +1,404 @@
+"""Breeze 2 (seed 004): Llama 3.2 framing with MediaTek Research's tokens.
+
+The wire format, as rendered (every ``<|...|>`` is a special token; role names are text)::
+
+    <|begin_of_text|><|start_header_id|>system<|end_header_id|>
+
+    Customized Functions: [{'name': 'get_weather', 'parameters': {...}}]
+
+    ---
+    You are a helpful assistant.<|eot_id|><|start_header_id|>user<|end_header_id|>
+
+    <|start_img|><|img|>...<|img|><|end_img|>Weather in SF and Seattle?<|eot_id|>\\
+    <|start_header_id|>assistant<|end_header_id|>
+
+    <|python_tag|>[get_weather(city='San Francisco'), get_weather(city='Seattle')]<|eom_id|>\\
+    <|start_header_id|>ipython<|end_header_id|>
+
+    [{'temperature': '25 celsius'}, {'temperature': '21 celsius'}]<|eot_id|>\\
+    <|start_header_id|>assistant<|end_header_id|>
+
+    <|answer|>25 C in San Francisco, 21 C in Seattle.<|eot_id|>
+
+(``\\`` marks a line break added here for reading.)  The reference is the seed and
+MediaTek's ``MRPromptV3``.
+
+Decisions:
+
+- **Tools** are the request's ``function`` objects as a Python literal (``repr``-style:
+  single-quoted strings, ``True``/``None``), ``Customized Functions: ...\\n\\n---\\n`` before
+  the first system message's text; with tools and no system message, a system turn holds
+  them alone (parsing drops it again).  No default system prompt is written.
+- **Decision tokens** (only when tools are declared): the last message, when it is an
+  assistant's, starts with ``<|use_tool|>`` (calls, ended by ``<|eot_id|>``) or ``<|answer|>``
+  (text).  Earlier calls are ``<|python_tag|>[...]<|eom_id|>``, earlier answers plain text;
+  calls without declared tools are always written that way.  Parsing accepts every spelling
+  (the seed's own final answer has no ``<|answer|>``).  A message cannot hold text and calls.
+- **Calls** are ``[f(a='x'), g(b=1)]`` (``, `` between calls, as the seed writes them;
+  ``MRPromptV3`` writes ``,``, also read), via :mod:`pawlette.codecs.python_calls`.  No ids are
+  written: parsing numbers them and pairs results by position.
+- **Tool results**: the tool messages after an assistant message's calls are one ``ipython``
+  turn holding a Python list of the results in call order (matched by ``tool_call_id``; a call
+  without a result gets ``None``, as ``MRPromptV3`` writes; unmatched messages follow).  A
+  result whose content is JSON (other than a JSON string) is written as that value, any other
+  content as a string; parsing turns a string back into the content and any other value into
+  its JSON (``json.dumps``, so ``{"a":1}`` reads back as ``{"a": 1}``).  A tool message's
+  ``name`` is not written (the call it answers names it).
+- **Images**: ``<|start_img|>`` + N x ``<|img|>`` + ``<|end_img|>``, nothing else (the seed
+  writes text right after the image, or ``\\n``; send the newline as text).  N is
+  ``image_url.tokens`` when given, else ``options.image_tokens(part)``, by default InternVL
+  tiling of ``image_url.width``/``height`` (:mod:`pawlette.blocks.images`).  Parsing gives an
+  image with ``url`` ``""`` and ``tokens`` N: the text holds the run, not the image.
+- **Boxes**: a ``bbox`` content part (0..1000) is ``<|start_bbox|>[[x1, y1, x2, y2]]<|end_bbox|>``,
+  in user and assistant messages; :mod:`pawlette.blocks.images` converts pixels both ways.
+- **Date header** (Llama 3.2's ``Cutting Knowledge Date: ...\\nToday Date: ...\\n\\n``, after the
+  tools): ``with_options(today=datetime.date(...))``; off by default, never read from a clock.
+- **Options** (``with_options``): ``image_tokens``, ``today``, ``knowledge_cutoff``,
+  ``check_roles`` (``MRPromptV3.check_conversations``' role order, naming the message).
+- ``forced_prefix``: ``required`` -> ``<|use_tool|>``, ``none`` -> ``<|answer|>``, a named
+  function -> ``<|use_tool|>[name(``.
+- Markers are special tokens and are not escaped: text holding a marker's spelling (or
+  starting like the tools preamble) parses exactly only from token ids.
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from ..blocks.images import default_image_tokens
+from ..blocks.role_order import RoleOrder, check_role_order
+from ..blocks.tool_choice import ForcedPrefixes
+from ..codecs.python_calls import encode_call, encode_calls, python_literal
+from ..engine.llama3_readers import (
+    PlaceholderRun,
+    ResultListReader,
+    SystemPreamble,
+    after_blank_line,
+    box_reader,
+    end_turn,
+    role_header_reader,
+    system_preamble_reader,
+)
+from ..engine.machine import GrammarBuilder, Parser, ReaderFactory
+from ..engine.python_call_reader import python_call_list_reader
+from ..engine.readers import ContentReader, ScaffoldReader
+from ..engine.writer import Writer
+from ..errors import RequestError, UnsupportedFeature
+from ..format import Format
+from ..types import BoxPart, ImagePart, Message, Role, TextPart, Tool
+
+BEGIN, END_OF_TEXT = "<|begin_of_text|>", "<|end_of_text|>"
+HEADER, HEADER_END = "<|start_header_id|>", "<|end_header_id|>"
+END_OF_TURN, END_OF_MESSAGE = "<|eot_id|>", "<|eom_id|>"
+PYTHON_TAG, USE_TOOL, ANSWER = "<|python_tag|>", "<|use_tool|>", "<|answer|>"
+IMAGE, IMAGE_TOKEN, IMAGE_END = "<|start_img|>", "<|img|>", "<|end_img|>"
+BOX, BOX_END = "<|start_bbox|>", "<|end_bbox|>"
+SPECIAL: tuple[str, ...] = (BEGIN, END_OF_TEXT, HEADER, HEADER_END, END_OF_TURN, END_OF_MESSAGE)
+SPECIAL += (PYTHON_TAG, USE_TOOL, ANSWER, IMAGE, IMAGE_TOKEN, IMAGE_END, BOX, BOX_END)
+ROLE_NAMES: dict[Role, str] = {"system": "system", "user": "user", "assistant": "assistant"}
+ROLE_NAMES["tool"] = "ipython"
+TOOLS_LEAD, TOOLS_TRAIL = "Customized Functions: ", "\n\n---\n"
+DATE_HEADER = "Cutting Knowledge Date: {cutoff}\nToday Date: {today}\n\n"
+RULES = RoleOrder(
+    system_only_at_start=True, assistant_after_user_or_tool=True, call_needs_answer=True
+)
+
+
+@dataclass(frozen=True)
+class BreezeOptions:
+    """Render options (``FORMAT.with_options(...)``)."""
+
+    image_tokens: Callable[[ImagePart], int] = default_image_tokens
+    """Placeholder tokens for an image without ``tokens`` (raise ValueError when unknown)."""
+    today: datetime.date | str | None = None
+    """The date header's today (a date, written ``26 Jul 2024``, or text); None: no header."""
+    knowledge_cutoff: str = "Oct 2024"
+    check_roles: bool = False
+
+
+def _named_prefix(name: str) -> str:
+    return USE_TOOL + "[" + encode_call(name, "{}", path="tool_choice.function")[:-1]
+
+
+FORCED = ForcedPrefixes(required=USE_TOOL, none=ANSWER, named=_named_prefix)
+
+
+# ------------------------------------------------------------------ parse table
+
+
+def _grammar(options: BreezeOptions) -> GrammarBuilder:
+    def body(reader: ReaderFactory) -> ReaderFactory:
+        return after_blank_line(reader, HEADER_END)
+
+    date = re.compile(r"Cutting Knowledge Date: [^\n]*\nToday Date: [^\n]*\n\n")
+    preamble = SystemPreamble(TOOLS_LEAD, TOOLS_TRAIL, date if options.today else None)
+    roles = {name: role for role, name in ROLE_NAMES.items()}
+    table = GrammarBuilder()
+    table.fields["tool"] = {"id": "tool_call_id"}
+    table.state("outside", ScaffoldReader)
+    table.state("ended", ScaffoldReader)
+    table.state("header", role_header_reader(roles))
+    table.state("system.body", body(system_preamble_reader(preamble)), "system")
+    table.state("user.body", body(ContentReader), "user")
+    table.state("user.image", ScaffoldReader, "user")
+    table.state("user.box", box_reader(BOX_END), "user")
+    table.state("assistant.body", body(DecisionReader), "assistant")
+    table.state("assistant.box", box_reader(BOX_END), "assistant")
+    table.state("assistant.calls", python_call_list_reader(), "assistant")
+    table.state("tool.body", body(ResultListReader), "tool")
+    for marker in (BEGIN, END_OF_TEXT):
+        table.on("outside", marker, "outside")
+    table.on("outside", HEADER, "header")
+    table.on("header", HEADER_END, "user.body")  # the reader sends it to <role>.body
+    table.on("user.body", IMAGE, "user.image", PlaceholderRun.start)
+    table.on("user.image", IMAGE_TOKEN, "user.image", PlaceholderRun.count)
+    table.on("user.image", IMAGE_END, "user.body", PlaceholderRun.end)
+    for role in ("user", "assistant"):
+        table.on(f"{role}.body", BOX, f"{role}.box")
+        table.on(f"{role}.box", BOX_END, f"{role}.body")
+    table.on("assistant.body", ANSWER, "assistant.body")
+    for marker in (USE_TOOL, PYTHON_TAG):
+        table.on("assistant.body", marker, "assistant.calls")
+    for state in ("system.body", "user.body", "assistant.body", "assistant.calls", "tool.body"):
+        for marker in (END_OF_TURN, END_OF_MESSAGE):
+            table.on(state, marker, "outside", end_turn)
+    return table
+
+
+class DecisionReader(ContentReader):
+    """Assistant text; a decision token or ``<|python_tag|>`` must come before any text."""
+
+    __slots__ = ("_text",)
+
+    def __init__(self, parser: Parser) -> None:
+        super().__init__(parser)
+        self._text = parser.entered_by not in (None, HEADER_END)
+
+    def feed(self, text: str, offset: int) -> None:
+        self._text = True
+        super().feed(text, offset)
+
+    def close(self, marker: str | None, offset: int) -> None:
+        if self._text and marker in (ANSWER, USE_TOOL, PYTHON_TAG):
+            self._parser.malformed(offset, f"{marker} after text", "it first in the turn", "")
+
+
+# ------------------------------------------------------------------ render
+
+
+def _python_value(content: str) -> Any:
+    """A result's content as the value written: its JSON value, or the text itself."""
+    try:
+        value = json.loads(content)
+        json.dumps(value, allow_nan=False)
+    except ValueError:
+        return content
+    return content if isinstance(value, str) else value
+
+
+def _header(writer: Writer, role: Role) -> None:
+    writer.marker(HEADER, "header")
+    writer.raw(ROLE_NAMES[role], "header")
+    writer.marker(HEADER_END, "header")
+    writer.raw("\n\n", "header")
+
+
+def _check(message: Message, index: int) -> None:
+    if message.name is not None and message.role != "tool":
+        raise UnsupportedFeature(f"messages[{index}].name", "a name", "none: breeze has no names")
+    if message.reasoning is not None or message.reasoning_steps is not None:
+        raise UnsupportedFeature(f"messages[{index}].reasoning_content", "reasoning", "none")
+    if message.metadata:
+        raise UnsupportedFeature(f"messages[{index}].metadata", "metadata", "none")
+
+
+def _write_parts(
+    writer: Writer, message: Message, index: int, options: BreezeOptions, trainable: bool
+) -> None:
+    allowed: tuple[type, ...] = {
+        "user": (TextPart, BoxPart, ImagePart),
+        "assistant": (TextPart, BoxPart),
+    }.get(message.role, (TextPart,))
+    for number, part in enumerate(message.content or ()):
+        path = f"messages[{index}].content[{number}]"
+        if not isinstance(part, allowed):
+            kinds = ", ".join(kind.__name__ for kind in allowed)
+            raise UnsupportedFeature(path, f"a {type(part).__name__}", f"{kinds} here")
+        if isinstance(part, TextPart):
+            writer.text(part.text, "content", trainable=trainable)
+        elif isinstance(part, BoxPart):
+            boxes = python_literal([list(box) for box in part.boxes])
+            writer.marker(BOX, "bbox", trainable=trainable)
+            writer.text(boxes, "bbox", trainable=trainable)
+            writer.marker(BOX_END, "bbox", trainable=trainable)
+        elif isinstance(part, ImagePart):
+            count = part.tokens
+            if count is None:
+                try:
+                    count = options.image_tokens(part)
+                except ValueError as error:
+                    raise RequestError(
+                        f"{path}.image_url",
+                        str(error),
+                        "width and height, or tokens",
+                        "or render with fmt.with_options(image_tokens=...)",
+                    ) from error
+            if count < 0:
+                raise RequestError(f"{path}.image_url.tokens", f"{count}", "a count of tokens")
+            writer.marker(IMAGE, "image")
+            for _ in range(count):
+                writer.marker(IMAGE_TOKEN, "image")
+            writer.marker(IMAGE_END, "image")
+
+
+def _write_system(
+    writer: Writer, message: Message | None, tools: tuple[Tool, ...], options: BreezeOptions
+) -> None:
+    _header(writer, "system")
+    if tools:
+        for number, tool in enumerate(tools):
+            if tool.kind != "function":
+                raise UnsupportedFeature(f"tools[{number}].type", f"{tool.kind!r}", "'function'")
+        listing = python_literal([dict(tool.definition) for tool in tools], path="tools")
+        writer.text(TOOLS_LEAD + listing + TOOLS_TRAIL, "tools")
+    if options.today is not None:
+        today = options.today
+        if isinstance(today, datetime.date):
+            today = today.strftime("%d %b %Y")
+        date = DATE_HEADER.format(cutoff=options.knowledge_cutoff, today=today)
+        writer.text(date, "system")
+    if message is not None:
+        _write_parts(writer, message, 0, options, trainable=False)
+    writer.marker(END_OF_TURN, "end")
+
+
+def _write_assistant(
+    writer: Writer, message: Message, index: int, decide: bool, options: BreezeOptions
+) -> None:
+    _header(writer, "assistant")
+    if message.tool_calls:
+        if message.content:
+            raise UnsupportedFeature(
+                f"messages[{index}].content",
+                "text beside tool calls",
+                "text or calls",
+                "breeze writes one or the other per turn: split the message",
+            )
+        calls = [(call.name, call.arguments) for call in message.tool_calls]
+        listing = encode_calls(calls, path=f"messages[{index}].tool_calls")
+        opening, closing = (USE_TOOL, END_OF_TURN) if decide else (PYTHON_TAG, END_OF_MESSAGE)
+        writer.marker(opening, "tool_call", trainable=True)
+        writer.text(listing, "tool_call", trainable=True)
+        writer.marker(closing, "end", trainable=True)
+        return
+    if decide:
+        writer.marker(ANSWER, "content", trainable=True)
+    _write_parts(writer, message, index, options, trainable=True)
+    writer.marker(END_OF_TURN, "end", trainable=True)
+
+
+def _write_results(writer: Writer, run: list[Message], calls: list[str], index: int) -> None:
+    """One ipython turn for a run of tool messages: results in call order."""
+    slots: list[Message | None] = [None] * len(calls)
+    extra: list[Message] = []
+    for number, message in enumerate(run):
+        _check_text_only(message, index + number)
+        free = [k for k, call_id in enumerate(calls) if call_id == message.tool_call_id]
+        free = [k for k in free if slots[k] is None]
+        if free:
+            slots[free[0]] = message
+        else:
+            extra.append(message)
+    values = [None if slot is None else _python_value(slot.text) for slot in [*slots, *extra]]
+    writer.at("tool", index)
+    _header(writer, "tool")
+    writer.text(python_literal(values, path=f"messages[{index}].content"), "tool_result")
+    writer.marker(END_OF_TURN, "end")
+
+
+def _check_text_only(message: Message, index: int) -> None:
+    for number, part in enumerate(message.content or ()):
+        if not isinstance(part, TextPart):
+            path = f"messages[{index}].content[{number}]"
+            raise UnsupportedFeature(path, f"a {type(part).__name__}", "text parts only")
+
+
+def _write(
+    options: BreezeOptions,
+    writer: Writer,
+    messages: tuple[Message, ...],
+    tools: tuple[Tool, ...],
+    prompt: bool,
+) -> None:
+    if options.check_roles:
+        check_role_order(messages, RULES)
+    writer.marker(BEGIN, "begin")
+    start = 0
+    if messages and messages[0].role == "system":
+        writer.at("system", 0)
+        _check(messages[0], 0)
+        _write_system(writer, messages[0], tools, options)
+        start = 1
+    elif tools or options.today is not None:
+        writer.at("system", -1)
+        _write_system(writer, None, tools, options)
+    calls: list[str] = []
+    index = start
+    while index < len(messages):
+        message = messages[index]
+        _check(message, index)
+        if message.role == "tool":
+            end = index
+            while end < len(messages) and messages[end].role == "tool":
+                end += 1
+            _write_results(writer, list(messages[index:end]), calls, index)
+            calls, index = [], end
+            continue
+        writer.at(message.role, index)
+        if message.role == "assistant":
+            decide = bool(tools) and index == len(messages) - 1 and not prompt
+            _write_assistant(writer, message, index, decide, options)
+        else:
+            _header(writer, message.role)
+            _write_parts(writer, message, index, options, trainable=False)
+            writer.marker(END_OF_TURN, "end")
+        calls = [call.id for call in message.tool_calls]
+        index += 1
+    if prompt:
+        writer.at("assistant", len(messages))
+        writer.marker(HEADER, "generation_prompt")
+        writer.raw(ROLE_NAMES["assistant"], "generation_prompt")
+        writer.marker(HEADER_END, "generation_prompt")
+        writer.raw("\n\n", "generation_prompt")
+
+
+def build(options: BreezeOptions) -> Format:
+    """The breeze format with these render options."""
+
+    def write(
+        writer: Writer, messages: tuple[Message, ...], tools: tuple[Tool, ...], prompt: bool
+    ) -> None:
+        _write(options, writer, messages, tools, prompt)
+
+    grammar = _grammar(options).build(
+        escape=False, conversation_start="outside", completion_start="assistant.body"
+    )
+    return Format(
+        name="breeze",
+        summary="Breeze 2: Llama 3.2 headers, <|use_tool|>/<|answer|>, Python call lists, images",
+        grammar=grammar,
+        write=write,
+        stop=(END_OF_TURN, END_OF_MESSAGE),
+        special_markers=SPECIAL,
+        forced_prefixes=FORCED,
+        options=options,
+        variant=build,
+    )
+
+
+FORMAT = build(BreezeOptions())

@@ -1,0 +1,166 @@
+"""Conversations breeze expresses: system/user/assistant/tool turns in any order, images (as
+placeholder runs), boxes, calls with identifier names and keys, result runs, tools.
+
+Text never contains a marker's spelling (markers are special tokens, not escaped: text parses
+exactly only from token ids) nor starts like the tools preamble.  ``normalise`` is what the
+text cannot keep: call ids (numbered ``call_0``, ... and paired with results by position), the
+JSON spelling of arguments and of JSON results, the order of results (call order, ``null``
+for a call without one), tool names, and an empty system turn that only holds the tools.
+"""
+
+from __future__ import annotations
+
+import json
+import keyword
+from typing import Any
+
+from hypothesis import strategies as st
+
+from pawlette.formats import breeze
+
+from .common import arguments_text, function_tool, identifiers, plain_text
+
+CALL_IDS_ROUND_TRIP = False
+MARKERS = list(breeze.SPECIAL)
+
+text = plain_text(MARKERS).filter(lambda value: not value.startswith(breeze.TOOLS_LEAD))
+plain_names = identifiers.filter(lambda name: not keyword.iskeyword(name))
+arguments = arguments_text(plain_names).filter(lambda value: not any(m in value for m in MARKERS))
+results = st.one_of(
+    text,
+    st.sampled_from(['{"temperature": 22}', "[1, 2.5, true, null]", '"quoted"', "3", "null"]),
+    arguments,
+)
+
+
+@st.composite
+def parts(draw: st.DrawFn, role: str) -> str | list[dict[str, Any]]:
+    kinds = ["text", "bbox", "image"] if role == "user" else ["text", "bbox"]
+    content: list[dict[str, Any]] = []
+    for kind in draw(st.lists(st.sampled_from(kinds), max_size=4)):
+        if kind == "text":
+            content.append({"type": "text", "text": draw(text)})
+        elif kind == "bbox":
+            box = st.lists(st.integers(0, 1000), min_size=4, max_size=4)
+            content.append(
+                {"type": "bbox", "bbox": {"boxes": draw(st.lists(box, min_size=1, max_size=2))}}
+            )
+        else:
+            image = {"url": "", "tokens": draw(st.integers(0, 3))}
+            content.append({"type": "image_url", "image_url": image})
+    if all(part["type"] == "text" for part in content) and draw(st.booleans()):
+        return "".join(part["text"] for part in content)
+    return content
+
+
+@st.composite
+def call(draw: st.DrawFn, number: int) -> dict[str, Any]:
+    function = {"name": draw(plain_names), "arguments": draw(arguments)}
+    return {"id": f"id{number}", "type": "function", "function": function}
+
+
+@st.composite
+def conversations(draw: st.DrawFn) -> dict[str, Any]:
+    messages: list[dict[str, Any]] = []
+    if draw(st.booleans()):
+        messages.append({"role": "system", "content": draw(text)})
+    for role in draw(
+        st.lists(st.sampled_from(["user", "assistant", "calls", "tool", "system"]), max_size=5)
+    ):
+        if role in ("system", "tool"):
+            message: dict[str, Any] = {
+                "role": role,
+                "content": draw(text if role == "system" else results),
+            }
+            if role == "tool" and draw(st.booleans()):
+                message["tool_call_id"] = draw(st.sampled_from(["id0", "id1", "other"]))
+            messages.append(message)
+        elif role == "calls":
+            calls = [draw(call(number)) for number in range(draw(st.integers(1, 3)))]
+            messages.append({"role": "assistant", "content": None, "tool_calls": calls})
+            answers = draw(st.permutations(calls))[: draw(st.integers(0, len(calls)))]
+            for answer in answers:  # results for some of the calls, in any order
+                messages.append(
+                    {"role": "tool", "tool_call_id": answer["id"], "content": draw(results)}
+                )
+        else:
+            messages.append({"role": role, "content": draw(parts(role))})
+    request: dict[str, Any] = {"messages": messages}
+    tools = draw(st.lists(plain_names.map(function_tool), max_size=2))
+    if tools:
+        request["tools"] = tools
+    return request
+
+
+def _result_content(content: str) -> str:
+    try:
+        value = json.loads(content)
+        written = json.dumps(value, ensure_ascii=False, allow_nan=False)
+    except ValueError:
+        return content
+    return content if isinstance(value, str) else written
+
+
+def normalise_completion(message: dict[str, Any]) -> dict[str, Any]:
+    if "tool_calls" not in message:
+        return message
+    calls = []
+    for tool_call in message["tool_calls"]:
+        function = tool_call["function"]
+        arguments = json.dumps(json.loads(function["arguments"]), ensure_ascii=False)
+        calls.append({**tool_call, "function": {**function, "arguments": arguments}})
+    return {**message, "tool_calls": calls}
+
+
+def _results_in_call_order(run: list[dict[str, Any]], calls: list[str]) -> list[dict[str, Any]]:
+    slots: list[dict[str, Any] | None] = [None] * len(calls)
+    extra = []
+    for message in run:
+        free = [k for k, call_id in enumerate(calls) if call_id == message.get("tool_call_id")]
+        free = [k for k in free if slots[k] is None]
+        if free:
+            slots[free[0]] = message
+        else:
+            extra.append(message)
+    ordered = []
+    for message in [*slots, *extra]:
+        content = "null" if message is None else _result_content(message["content"])
+        ordered.append({"role": "tool", "content": content})
+    return ordered
+
+
+def normalise(request: dict[str, Any]) -> dict[str, Any]:
+    source = request["messages"]
+    first = source[0] if source else None
+    if request.get("tools") and first is not None and first == {"role": "system", "content": ""}:
+        source = source[1:]
+    messages: list[dict[str, Any]] = []
+    index = 0
+    while index < len(source):
+        message = source[index]
+        if message["role"] != "tool":
+            messages.append(normalise_completion(message))
+            index += 1
+            continue
+        end = index
+        while end < len(source) and source[end]["role"] == "tool":
+            end += 1
+        before = source[index - 1] if index else None
+        calls = [c["id"] for c in before.get("tool_calls", [])] if before is not None else []
+        messages += _results_in_call_order(source[index:end], calls)
+        index = end
+    # Ids: numbered in order; each result answers the next call of the latest calls.
+    number, latest, answered = 0, [], 0
+    for position, item in enumerate(messages):
+        if item.get("tool_calls"):
+            calls = []
+            for tool_call in item["tool_calls"]:
+                calls.append({**tool_call, "id": f"call_{number}"})
+                number += 1
+            latest, answered = [c["id"] for c in calls], 0
+            messages[position] = {**item, "tool_calls": calls}
+        elif item["role"] == "tool":
+            if answered < len(latest):
+                messages[position] = {**item, "tool_call_id": latest[answered]}
+            answered += 1
+    return {**request, "messages": messages}

@@ -1,0 +1,127 @@
+"""Conversations ChatGLM3 expresses: any roles in any order, names on system and user
+messages, calls with identifier keys, code-interpreter programs, tools.
+
+Text never contains a marker's spelling (markers are special tokens, not escaped: text parses
+exactly only from token ids) and never ends in a newline (one newline before a role token is
+the documented readability newline).  ``normalise`` is what the text cannot keep: call ids
+(numbered ``call_0``, ... and paired with observations by position), the argument JSON's
+spelling, observation names, an empty system turn that only holds the tools, and a calls-only
+assistant message right after an assistant message (it joins that message).
+"""
+
+from __future__ import annotations
+
+import json
+import keyword
+from typing import Any
+
+from hypothesis import strategies as st
+
+from pawlette.formats import chatglm3
+
+from .common import arguments_text, function_tool, identifiers, plain_text
+
+CALL_IDS_ROUND_TRIP = False
+MARKERS = [*chatglm3.SPECIAL, chatglm3.PREFIX]
+
+text = plain_text(MARKERS).filter(lambda value: not value.endswith("\n"))
+names = text.filter(lambda value: value and "\n" not in value)
+call_names = names.filter(lambda value: value == value.strip() and value != "interpreter")
+keys = identifiers.filter(lambda key: not keyword.iskeyword(key))
+arguments = arguments_text(keys).filter(lambda value: not any(m in value for m in MARKERS))
+
+
+@st.composite
+def call(draw: st.DrawFn) -> dict[str, Any]:
+    if draw(st.integers(0, 3)) == 0:
+        name, body = "code_interpreter", json.dumps({"code": draw(text)})
+    else:
+        name, body = draw(call_names), draw(arguments)
+    return {"id": draw(names), "type": "function", "function": {"name": name, "arguments": body}}
+
+
+@st.composite
+def message(draw: st.DrawFn, role: str) -> dict[str, Any]:
+    result: dict[str, Any] = {"role": role}
+    if role in ("system", "user", "tool") and draw(st.booleans()):
+        result["name"] = draw(names)
+    if role == "assistant":
+        calls = draw(st.lists(call(), max_size=3))
+        if calls:
+            result["tool_calls"] = calls
+        result["content"] = draw(st.none() | text) if calls else draw(text)
+    else:
+        result["content"] = draw(text)
+    if role == "tool" and draw(st.booleans()):
+        result["tool_call_id"] = draw(names)
+    return result
+
+
+@st.composite
+def conversations(draw: st.DrawFn) -> dict[str, Any]:
+    roles = draw(st.lists(st.sampled_from(["user", "assistant", "tool", "system"]), max_size=6))
+    request: dict[str, Any] = {"messages": [draw(message(role)) for role in roles]}
+    tools = draw(st.lists(names.map(function_tool), max_size=2))
+    if tools:
+        request["tools"] = tools
+    return request
+
+
+def _canonical_arguments(call: dict[str, Any]) -> dict[str, Any]:
+    function = call["function"]
+    arguments = json.dumps(json.loads(function["arguments"]), ensure_ascii=False)
+    return {**call, "function": {**function, "arguments": arguments}}
+
+
+def normalise_completion(message: dict[str, Any]) -> dict[str, Any]:
+    if "tool_calls" not in message:
+        return message
+    return {**message, "tool_calls": [_canonical_arguments(c) for c in message["tool_calls"]]}
+
+
+def normalise(request: dict[str, Any]) -> dict[str, Any]:
+    messages: list[dict[str, Any]] = []
+    for original in request["messages"]:
+        current = normalise_completion(dict(original))
+        if current["role"] == "tool":
+            current.pop("name", None)
+            current.pop("tool_call_id", None)
+        previous = messages[-1] if messages else None
+        if (
+            previous is not None
+            and previous["role"] == "assistant"
+            and current["role"] == "assistant"
+            and current.get("tool_calls")
+            and current.get("content") is None
+        ):  # a calls-only message joins the assistant message before it
+            calls = previous.get("tool_calls", []) + current["tool_calls"]
+            content = previous["content"] if previous["content"] != "" else None
+            messages[-1] = {**previous, "content": content, "tool_calls": calls}
+            continue
+        messages.append(current)
+    first = messages[0] if messages else None
+    if (
+        request.get("tools")
+        and first is not None
+        and first["role"] == "system"
+        and first["content"] == ""
+        and "name" not in first
+    ):
+        messages = messages[1:]
+    # Ids: numbered in order; each observation answers the next call of the latest calls.
+    number = 0
+    latest: list[str] = []
+    answered = 0
+    for index, item in enumerate(messages):
+        if item.get("tool_calls"):
+            calls = []
+            for tool_call in item["tool_calls"]:
+                calls.append({**tool_call, "id": f"call_{number}"})
+                number += 1
+            latest, answered = [c["id"] for c in calls], 0
+            messages[index] = {**item, "tool_calls": calls}
+        elif item["role"] == "tool":
+            if answered < len(latest):
+                messages[index] = {**item, "tool_call_id": latest[answered]}
+            answered += 1
+    return {**request, "messages": messages}
