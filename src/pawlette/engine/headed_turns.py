@@ -286,7 +286,8 @@ class AssistantTurnReader(_HeadedTurn):
         parser = self._parser
         if self._mode == "opening":  # the turn ended inside the fence's first line
             raw = "".join(self._raw)
-            parser.malformed(offset, f"call {raw[:60]!r} ends early", "a fenced call", raw)
+            expected = f"{self._calls.opening!r} opening the call"
+            parser.malformed(offset, f"call {raw[:60]!r} ends in its first line", expected, raw)
             parser.emit(TextDelta(raw))
             return
         if self._mode == "text":

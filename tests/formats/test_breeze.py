@@ -1,0 +1,336 @@
+"""Breeze behaviour beyond the golden cases: forced prefixes, image placeholder counts, box
+conversion, the date header, decision tokens, result lists, role order, malformed output."""
+
+from __future__ import annotations
+
+import datetime
+import json
+from typing import Any
+
+import pytest
+
+import pawlette
+from pawlette import BoxPart, ImagePart, ParseError, RequestError, UnsupportedFeature
+from pawlette.blocks.images import (
+    box_part,
+    internvl_grid,
+    internvl_image_tokens,
+    internvl_tile_count,
+    normalise_box,
+    pixel_box,
+    pixel_boxes,
+)
+from pawlette.engine.fold import fold
+
+from ..helpers import sequential_ids
+
+BREEZE = pawlette.get_format("breeze")
+WEATHER = {
+    "type": "function",
+    "function": {
+        "name": "get_weather",
+        "parameters": {"type": "object", "properties": {"city": {"type": "string"}}},
+    },
+}
+
+
+def call(name: str, arguments: dict[str, Any], call_id: str) -> dict[str, Any]:
+    function = {"name": name, "arguments": json.dumps(arguments)}
+    return {"id": call_id, "type": "function", "function": function}
+
+
+def image(**fields: Any) -> dict[str, Any]:
+    return {"type": "image_url", "image_url": {"url": "https://x/dog.png", **fields}}
+
+
+def test_stops() -> None:
+    assert BREEZE.stop == ("<|eot_id|>", "<|eom_id|>")
+
+
+# ------------------------------------------------------------------ forced prefixes
+
+
+@pytest.mark.parametrize(
+    ("choice", "prefix"),
+    [
+        ("auto", None),
+        (None, None),
+        ("none", "<|answer|>"),
+        ("required", "<|use_tool|>"),
+        ({"type": "function", "function": {"name": "get_weather"}}, "<|use_tool|>[get_weather("),
+    ],
+)
+def test_forced_prefixes(choice: object, prefix: str | None) -> None:
+    assert BREEZE.forced_prefix(choice, [WEATHER]) == prefix
+    assert BREEZE.forced_prefix(choice) == prefix  # tools unknown: assumed declared
+
+
+def test_forced_prefix_needs_declared_tools() -> None:
+    assert BREEZE.forced_prefix("required", []) is None  # no tools: no decision tokens
+    with pytest.raises(RequestError) as caught:
+        BREEZE.forced_prefix({"type": "function", "function": {"name": "other"}}, [WEATHER])
+    assert caught.value.path == "tool_choice.function.name"
+    with pytest.raises(UnsupportedFeature):
+        BREEZE.forced_prefix({"type": "function", "function": {"name": "not a name"}})
+    with pytest.raises(RequestError):
+        BREEZE.forced_prefix("sometimes")
+
+
+def test_forced_prefix_then_the_model_output_parse_as_one_turn() -> None:
+    prefix = BREEZE.forced_prefix({"type": "function", "function": {"name": "get_weather"}})
+    assert prefix is not None
+    prompt = BREEZE.render(
+        {"messages": [{"role": "user", "content": "SF?"}], "tools": [WEATHER]},
+        add_generation_prompt=True,
+    ).text
+    assert prompt.endswith("<|start_header_id|>assistant<|end_header_id|>\n\n")
+    parser = BREEZE.parser(id_factory=sequential_ids())
+    events = parser.feed(prefix) + parser.feed("city='SF')]<|eot_id|>") + parser.finish()
+    message = fold(events, BREEZE.grammar.fields).messages[0]
+    assert [(c.name, c.arguments) for c in message.tool_calls] == [
+        ("get_weather", '{"city": "SF"}')
+    ]
+
+
+# ------------------------------------------------------------------ images and boxes
+
+
+@pytest.mark.parametrize(
+    ("width", "height", "grid", "tokens"),
+    [
+        (448, 448, (1, 1), 256),  # one tile: no thumbnail
+        (896, 448, (2, 1), 768),  # 2 tiles + thumbnail
+        (1000, 1000, (3, 3), 2560),  # ties go to bigger grids while the image is big enough
+        (800, 600, (4, 3), 3328),  # exactly 4:3, 12 tiles
+        (100, 1000, (1, 10), 2816),
+        (10, 10, (1, 1), 256),
+    ],
+)
+def test_internvl_image_token_counts(
+    width: int, height: int, grid: tuple[int, int], tokens: int
+) -> None:
+    assert internvl_grid(width, height) == grid
+    assert internvl_image_tokens(width, height) == tokens
+
+
+def test_mrprompt_counts_a_thumbnail_for_one_tile_on_request() -> None:
+    assert internvl_tile_count(448, 448, thumbnail_for_one_tile=True) == 2
+
+
+def test_image_placeholders_from_the_image_size() -> None:
+    text = BREEZE.render([{"role": "user", "content": [image(width=896, height=448)]}]).text
+    assert text.count("<|img|>") == 768
+    assert "<|start_img|><|img|>" in text and "<|img|><|end_img|>" in text
+
+
+def test_image_tokens_given_override_the_rule() -> None:
+    text = BREEZE.render([{"role": "user", "content": [image(width=896, height=448, tokens=2)]}])
+    assert "<|start_img|><|img|><|img|><|end_img|>" in text.text
+
+
+def test_image_without_size_names_the_part() -> None:
+    with pytest.raises(RequestError) as caught:
+        BREEZE.render([{"role": "user", "content": [{"type": "text", "text": "a"}, image()]}])
+    assert caught.value.path == "messages[0].content[1].image_url"
+    assert "with_options(image_tokens=...)" in str(caught.value)
+
+
+def test_image_token_function_is_an_option() -> None:
+    def five(part: ImagePart) -> int:
+        return 5
+
+    fmt = BREEZE.with_options(image_tokens=five)
+    text = fmt.render([{"role": "user", "content": [image(), {"type": "text", "text": "Hi"}]}])
+    assert "<|start_img|>" + "<|img|>" * 5 + "<|end_img|>Hi" in text.text
+    assert BREEZE.options.image_tokens is not five  # the registered format is unchanged
+
+
+def test_parsed_images_carry_their_placeholder_count() -> None:
+    header = "<|start_header_id|>user<|end_header_id|>\n\n"
+    text = header + "<|start_img|><|img|><|img|><|end_img|>x<|eot_id|>"
+    parsed = BREEZE.parse_conversation(text, strict=True)
+    assert parsed.messages[0]["content"][0] == {
+        "type": "image_url",
+        "image_url": {"url": "", "tokens": 2},
+    }
+    assert BREEZE.render(parsed.messages).text == "<|begin_of_text|>" + text
+
+
+def test_box_conversion_both_ways() -> None:
+    assert normalise_box((64, 48, 640, 480), width=640, height=480) == (100, 100, 1000, 1000)
+    assert pixel_box((100, 100, 1000, 1000), width=640, height=480) == (64, 48, 640, 480)
+    assert normalise_box((-5, 0, 700, 10), width=640, height=480) == (0, 0, 1000, 21)
+    part = box_part([(0, 0, 320, 240)], width=640, height=480)
+    assert part == BoxPart(((0, 0, 500, 500),))
+    assert pixel_boxes(part, width=1280, height=960) == [(0, 0, 640, 480)]
+    with pytest.raises(RequestError):
+        normalise_box((0, 0, 1, 1), width=0, height=10)
+
+
+def test_boxes_render_as_the_seed_writes_them() -> None:
+    content = [
+        {"type": "text", "text": "in "},
+        {"type": "bbox", "bbox": {"boxes": [[0, 0, 500, 500]]}},
+    ]
+    text = BREEZE.render([{"role": "user", "content": content}]).text
+    assert "in <|start_bbox|>[[0, 0, 500, 500]]<|end_bbox|><|eot_id|>" in text
+
+
+def test_malformed_boxes() -> None:
+    completion = "At <|start_bbox|>[[0, 0, 5000, 1]]<|end_bbox|>.<|eot_id|>"
+    with pytest.raises(ParseError, match="four-integer boxes"):
+        BREEZE.parse(completion, strict=True)
+    result = BREEZE.parse(completion)
+    assert result.message["content"] == "At <|start_bbox|>[[0, 0, 5000, 1]]<|end_bbox|>."
+    assert len(result.warnings) == 1
+
+
+# ------------------------------------------------------------------ date header
+
+
+def test_date_header_is_off_by_default_and_takes_the_date_given() -> None:
+    messages = [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Hi"}]
+    assert "Today Date" not in BREEZE.render(messages).text
+    dated = BREEZE.with_options(today=datetime.date(2024, 7, 26))
+    text = dated.render(messages).text
+    header = "Cutting Knowledge Date: Oct 2024\nToday Date: 26 Jul 2024\n\nBe brief.<|eot_id|>"
+    assert "<|end_header_id|>\n\n" + header in text
+    assert dated.parse_conversation(text, strict=True).messages == messages
+    # Without the option, the header is the system text: nothing is dropped.
+    assert BREEZE.parse_conversation(text).messages[0]["content"].startswith("Cutting")
+
+
+def test_date_header_follows_the_tools_and_stands_alone_without_a_system_message() -> None:
+    dated = BREEZE.with_options(today="1 Jan 2025", knowledge_cutoff="December 2023")
+    request = {"messages": [{"role": "user", "content": "Hi"}], "tools": [WEATHER]}
+    text = dated.render(request).text
+    assert (
+        "\n\n---\nCutting Knowledge Date: December 2023\nToday Date: 1 Jan 2025\n\n<|eot_id|>"
+        in text
+    )
+    assert dated.parse_conversation(text, strict=True).to_request() == request
+    alone = dated.render([{"role": "user", "content": "Hi"}]).text
+    assert dated.parse_conversation(alone, strict=True).messages == [
+        {"role": "user", "content": "Hi"}
+    ]
+
+
+# ------------------------------------------------------------------ turns
+
+
+def test_decision_tokens_only_with_tools_and_only_on_the_last_turn() -> None:
+    messages = [
+        {"role": "user", "content": "a"},
+        {"role": "assistant", "content": "b"},
+        {"role": "user", "content": "c"},
+        {"role": "assistant", "content": "d"},
+    ]
+    with_tools = BREEZE.render({"messages": messages, "tools": [WEATHER]}).text
+    assert "\n\nb<|eot_id|>" in with_tools and "\n\n<|answer|>d<|eot_id|>" in with_tools
+    assert "<|answer|>" not in BREEZE.render(messages).text
+    calls = [
+        {"role": "user", "content": "a"},
+        {"role": "assistant", "content": None, "tool_calls": [call("f", {}, "1")]},
+    ]
+    assert "<|python_tag|>[f()]<|eom_id|>" in BREEZE.render(calls).text  # no tools declared
+    assert (
+        "<|use_tool|>[f()]<|eot_id|>" in BREEZE.render({"messages": calls, "tools": [WEATHER]}).text
+    )
+
+
+def test_results_follow_call_order_and_missing_ones_are_none() -> None:
+    messages = [
+        {"role": "user", "content": "q"},
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [call("f", {}, "a"), call("g", {}, "b"), call("h", {}, "c")],
+        },
+        {"role": "tool", "tool_call_id": "c", "content": '{"x": 3}'},
+        {"role": "tool", "tool_call_id": "a", "content": "one"},
+    ]
+    text = BREEZE.render(messages).text
+    assert "\n\n['one', None, {'x': 3}]<|eot_id|>" in text
+    tools = [
+        m for m in BREEZE.parse_conversation(text, strict=True).messages if m["role"] == "tool"
+    ]
+    assert tools == [
+        {"role": "tool", "content": "one", "tool_call_id": "call_0"},
+        {"role": "tool", "content": "null", "tool_call_id": "call_1"},
+        {"role": "tool", "content": '{"x": 3}', "tool_call_id": "call_2"},
+    ]
+
+
+def test_calls_separated_by_a_bare_comma_parse() -> None:
+    result = BREEZE.parse("<|use_tool|>[f(a=1),g(b='x')]<|eot_id|>", strict=True)
+    assert [c["function"]["name"] for c in result.message["tool_calls"]] == ["f", "g"]
+
+
+@pytest.mark.parametrize(
+    ("message", "path"),
+    [
+        ({"role": "user", "name": "Ann", "content": "x"}, "messages[0].name"),
+        (
+            {"role": "assistant", "content": "x", "tool_calls": [call("f", {}, "1")]},
+            "messages[0].content",
+        ),
+        ({"role": "system", "content": [image(tokens=1)]}, "messages[0].content[0]"),
+        ({"role": "assistant", "content": [image(tokens=1)]}, "messages[0].content[0]"),
+    ],
+)
+def test_refuses_what_it_cannot_write(message: dict[str, Any], path: str) -> None:
+    with pytest.raises(UnsupportedFeature) as caught:
+        BREEZE.render([message])
+    assert caught.value.path == path
+
+
+def test_role_order_of_mrprompt() -> None:
+    checked = BREEZE.with_options(check_roles=True)
+    calls = {"role": "assistant", "content": None, "tool_calls": [call("f", {}, "1")]}
+    cases = [
+        ([{"role": "user", "content": "a"}, {"role": "system", "content": "s"}], 1),
+        ([{"role": "user", "content": "a"}, calls, {"role": "user", "content": "b"}], 2),
+        (
+            [
+                {"role": "user", "content": "a"},
+                {"role": "assistant", "content": "b"},
+                {"role": "assistant", "content": "c"},
+            ],
+            2,
+        ),
+    ]
+    for messages, index in cases:
+        with pytest.raises(RequestError) as caught:
+            checked.render(messages)
+        assert caught.value.path == f"messages[{index}].role"
+        BREEZE.render(messages)
+
+
+def test_strict_decision_token_after_text() -> None:
+    with pytest.raises(ParseError, match="after text"):
+        BREEZE.parse("Sure.<|use_tool|>[f()]<|eot_id|>", strict=True)
+
+
+def test_strict_missing_blank_line_after_a_header() -> None:
+    with pytest.raises(ParseError, match="after the header"):
+        BREEZE.parse_conversation(
+            "<|start_header_id|>user<|end_header_id|>Hi<|eot_id|>", strict=True
+        )
+    lenient = BREEZE.parse_conversation("<|start_header_id|>user<|end_header_id|>Hi<|eot_id|>")
+    assert lenient.messages == [{"role": "user", "content": "Hi"}]
+
+
+def test_unknown_role_is_kept_as_text() -> None:
+    text = "<|start_header_id|>robot<|end_header_id|>\n\nbeep<|eot_id|>"
+    with pytest.raises(ParseError, match="role 'robot'"):
+        BREEZE.parse_conversation(text, strict=True)
+    parsed = BREEZE.parse_conversation(text)
+    assert parsed.messages[0]["content"] == "<|start_header_id|>robot<|end_header_id|>beep"
+
+
+def test_base_model_prompts_are_not_conversations() -> None:
+    # Seed 004's base-model prompts are raw text after <|begin_of_text|>: no turns to parse.
+    text = "<|begin_of_text|>The color of the sky is blue but sometimes it can also be"
+    with pytest.raises(ParseError):
+        BREEZE.parse_conversation(text, strict=True)
+    assert BREEZE.parse_conversation(text).warnings[0].text.startswith("The color")

@@ -1,0 +1,244 @@
+"""ChatGLM3 behaviour beyond the golden cases: role-order checks, refusals, streaming of
+fenced calls and programs, strict and lenient malformed output, layout details."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+import pawlette
+from pawlette import ParseError, RequestError, ToolCallDelta, ToolCallStart, UnsupportedFeature
+from pawlette.engine.fold import fold
+
+from ..helpers import sequential_ids
+
+GLM = pawlette.get_format("chatglm3")
+CHECKED = GLM.with_options(check_roles=True)
+
+
+def call(name: str, arguments: dict[str, Any], call_id: str = "c") -> dict[str, Any]:
+    function = {"name": name, "arguments": json.dumps(arguments)}
+    return {"id": call_id, "type": "function", "function": function}
+
+
+def test_stops_and_generation_prompt() -> None:
+    assert GLM.stop == ("<|user|>", "<|observation|>")
+    text = GLM.render([{"role": "user", "content": "Hi"}], add_generation_prompt=True).text
+    assert text == "[gMASK]sop<|user|>\nHi<|assistant|>"
+    assert GLM.forced_prefix("required") is None
+
+
+def test_prefix_markers_are_two_tokens_and_sop_in_text_is_text() -> None:
+    rendering = GLM.render([{"role": "user", "content": "isopropyl"}])
+    assert [s.text for s in rendering.segments[:2]] == ["[gMASK]", "sop"]
+    assert all(s.special for s in rendering.segments[:2])
+    parsed = GLM.parse_conversation(rendering.text, strict=True)
+    assert parsed.messages == [{"role": "user", "content": "isopropyl"}]
+    # The seed's examples have no prefix: it is optional when parsing.
+    assert GLM.parse_conversation("<|user|>\nHi", strict=True).messages[0]["content"] == "Hi"
+
+
+def test_tools_are_the_function_objects_indented_after_the_system_text() -> None:
+    tools = [{"type": "function", "function": {"name": "f", "parameters": {"type": "object"}}}]
+    text = GLM.render({"messages": [{"role": "system", "content": "S"}], "tools": tools}).text
+    listing = json.dumps([tools[0]["function"]], indent=4, ensure_ascii=False)
+    assert text == "[gMASK]sop<|system|>\nS\n" + listing
+
+
+def test_tools_block_found_after_text_that_looks_like_a_list() -> None:
+    tools = [{"type": "function", "function": {"name": "f"}}]
+    request = {"messages": [{"role": "system", "content": "a\n[\nb"}], "tools": tools}
+    parsed = GLM.parse_conversation(GLM.render(request).text, strict=True)
+    assert parsed.to_request() == request
+
+
+# ------------------------------------------------------------------ role order
+
+
+@pytest.mark.parametrize(
+    ("roles", "index", "words"),
+    [
+        (["user", "user"], 1, "'user' right after the user message messages[0]"),
+        (["user", "assistant", "system"], 2, "'system' after other messages"),
+        (["assistant"], 0, "'assistant' with no user message before it"),
+        (["user", "tool"], 1, "'tool' after the user in messages[0]"),
+    ],
+)
+def test_role_order_errors_name_the_message(roles: list[str], index: int, words: str) -> None:
+    messages = [{"role": role, "content": "x"} for role in roles]
+    with pytest.raises(RequestError) as caught:
+        CHECKED.render(messages)
+    assert caught.value.path == f"messages[{index}].role"
+    assert words in str(caught.value)
+    GLM.render(messages)  # unchecked by default
+
+
+def test_role_order_counts_observations_against_calls() -> None:
+    messages = [
+        {"role": "user", "content": "q"},
+        {"role": "assistant", "content": None, "tool_calls": [call("f", {})]},
+        {"role": "tool", "content": "1"},
+        {"role": "tool", "content": "2"},
+    ]
+    with pytest.raises(RequestError, match="more tool messages than the calls"):
+        CHECKED.render(messages)
+    CHECKED.render(messages[:3])
+
+
+def test_seed_conversations_keep_the_role_order() -> None:
+    from ..test_golden import GOLDEN, load
+
+    for case in sorted((GOLDEN / "chatglm3").iterdir()):
+        CHECKED.render(load(case))
+
+
+def test_options_are_checked() -> None:
+    with pytest.raises(RequestError, match="check_roles"):
+        GLM.with_options(colour="blue")
+    assert GLM.options.check_roles is False  # the registered format is unchanged
+
+
+# ------------------------------------------------------------------ refusals
+
+
+@pytest.mark.parametrize(
+    ("message", "path"),
+    [
+        ({"role": "assistant", "name": "bot", "content": "x"}, "messages[0].name"),
+        ({"role": "user", "name": "a\nb", "content": "x"}, "messages[0].name"),
+        ({"role": "assistant", "content": "x", "reasoning_content": "r"}, "messages[0]."),
+        (
+            {"role": "user", "content": [{"type": "image_url", "image_url": {"url": "u"}}]},
+            "messages[0].content[0]",
+        ),
+        (
+            {"role": "assistant", "content": None, "tool_calls": [call("interpreter", {})]},
+            "messages[0].tool_calls[0].function.name",
+        ),
+        (
+            {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [call("code_interpreter", {"code": "x", "timeout": 3})],
+            },
+            "messages[0].tool_calls[0].function.arguments",
+        ),
+        (
+            {"role": "assistant", "content": None, "tool_calls": [call("f", {"not-a-name": 1})]},
+            "messages[0].tool_calls[0].function.arguments",
+        ),
+    ],
+)
+def test_refuses_what_it_cannot_write(message: dict[str, Any], path: str) -> None:
+    with pytest.raises(UnsupportedFeature) as caught:
+        GLM.render([message])
+    assert caught.value.path.startswith(path)
+
+
+def test_observation_names_are_not_written() -> None:
+    text = GLM.render([{"role": "tool", "name": "get_weather", "content": "22"}]).text
+    assert text == "[gMASK]sop<|observation|>\n22"
+
+
+# ------------------------------------------------------------------ parsing
+
+
+def test_program_streams_before_its_fence_closes() -> None:
+    parser = GLM.parser(id_factory=sequential_ids())
+    events = parser.feed("interpreter\n```python\nprint(1)\n``")
+    assert ToolCallStart(0, "call_0", "code_interpreter") in events
+    streamed = "".join(e.arguments for e in events if isinstance(e, ToolCallDelta))
+    assert streamed == '{"code": "print(1)'  # the newline may begin the closing fence
+    events += parser.feed("`\n") + parser.finish()
+    result = fold(events, GLM.grammar.fields).messages[0]
+    assert result.tool_calls[0].arguments == '{"code": "print(1)"}'
+
+
+def test_program_ending_in_a_fence_line_keeps_it() -> None:
+    program = "x = '''\n```\n'''\n```"
+    message = {
+        "role": "assistant",
+        "content": None,
+        "tool_calls": [call("code_interpreter", {"code": program}, "call_0")],
+    }
+    completion = GLM.render([message]).text.removeprefix("[gMASK]sop<|assistant|>")
+    parsed = GLM.parse(completion, strict=True, id_factory=sequential_ids())
+    assert json.loads(parsed.message["tool_calls"][0]["function"]["arguments"]) == {"code": program}
+
+
+def test_text_then_call_in_one_completion_is_one_message() -> None:
+    completion = '\nLet me check.<|assistant|>f\n```python\ntool_call(a="b")\n```<|observation|>'
+    result = GLM.parse(completion, strict=True, id_factory=sequential_ids())
+    assert result.message["content"] == "Let me check."
+    assert result.message["tool_calls"][0]["function"] == {"name": "f", "arguments": '{"a": "b"}'}
+    assert result.finish_reason == "tool_calls"
+
+
+def test_text_after_the_stop_token_is_reported() -> None:
+    result = GLM.parse("\nHi<|user|>\nmore")
+    assert result.message["content"] == "Hi"
+    assert [w.text for w in result.warnings] == ["\nmore"]
+
+
+@pytest.mark.parametrize(
+    ("completion", "words"),
+    [
+        ("f\ntool_call(a=1)", "opening the call"),
+        ("f\n```python\ntool_call(a=1)", "no closing '```' fence"),
+        ("interpreter\n```python\nprint(1)", "no closing '```' fence"),
+        ("f\n```python\ntool_call(1)\n```", "positional argument"),
+        ("f\n```python\nother(a=1)\n```", "callee 'other'"),
+    ],
+)
+def test_strict_malformed_calls(completion: str, words: str) -> None:
+    with pytest.raises(ParseError, match=words):
+        GLM.parse(completion, strict=True)
+
+
+def test_lenient_unclosed_program_keeps_its_text() -> None:
+    result = GLM.parse("interpreter\n```python\nprint(1)")
+    assert "interpreter\n```python\nprint(1)" in result.message["content"]
+    (warning,) = result.warnings
+    assert "no closing" in warning.message
+    # The call's arguments stay unterminated: nobody can take them for a whole program.
+    with pytest.raises(json.JSONDecodeError):
+        json.loads(result.message["tool_calls"][0]["function"]["arguments"])
+
+
+def test_lenient_call_without_fence_is_text() -> None:
+    result = GLM.parse("f\ntool_call(a=1)<|observation|>")
+    assert result.message == {"role": "assistant", "content": "f\ntool_call(a=1)"}
+    assert len(result.warnings) == 1
+
+
+def test_readability_newline_before_a_role_token() -> None:
+    # The prompt document's layout: a newline before each role token, not part of the text.
+    text = "<|user|>\nHello\n<|assistant|>\nHi there\n<|user|>\nBye"
+    parsed = GLM.parse_conversation(text, strict=True)
+    assert [m["content"] for m in parsed.messages] == ["Hello", "Hi there", "Bye"]
+
+
+def test_a_newline_before_a_role_token_is_kept_when_fed_as_a_token() -> None:
+    parser = GLM.parser(conversation=True)
+    events = parser.feed_marker("<|user|>") + parser.feed("\nHello\n")
+    events += parser.feed_marker("<|assistant|>") + parser.feed("\nHi") + parser.finish()
+    messages = fold(events, GLM.grammar.fields).messages
+    assert [m.text for m in messages] == ["Hello\n", "Hi"]
+
+
+def test_observations_pair_with_calls_by_position() -> None:
+    text = (
+        "<|user|>\nq<|assistant|>f\n```python\ntool_call()\n```<|assistant|>g\n```python\n"
+        "tool_call()\n```<|observation|>\n1<|observation|>\n2<|observation|>\n3"
+    )
+    parsed = GLM.parse_conversation(text, strict=True)
+    ids = [m.get("tool_call_id") for m in parsed.messages if m["role"] == "tool"]
+    assert ids == ["call_0", "call_1", None]
+
+
+def test_a_name_with_an_empty_turn_keeps_its_newline() -> None:
+    messages = [{"role": "user", "name": "Ann", "content": ""}, {"role": "user", "content": "x"}]
+    parsed = GLM.parse_conversation(GLM.render(messages).text, strict=True)
+    assert parsed.messages == messages
