@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import itertools
 import json
 from collections.abc import Callable
 from typing import Any, TextIO
@@ -52,10 +53,6 @@ WEATHER: dict[str, Any] = {
 }
 
 
-def _keep_all(request: dict[str, Any]) -> None:
-    pass
-
-
 def _drop_name(request: dict[str, Any]) -> None:
     request["messages"][1].pop("name", None)
 
@@ -64,9 +61,8 @@ def _drop_reasoning(request: dict[str, Any]) -> None:
     request["messages"][2].pop("reasoning_content", None)
 
 
-# Features some formats cannot write, removed one at a time until the format accepts the rest.
+# Features some formats cannot write; the demo leaves out the fewest that make it render.
 _SIMPLIFICATIONS: tuple[tuple[str, Callable[[dict[str, Any]], None]], ...] = (
-    ("", _keep_all),
     ("the user's name", _drop_name),
     ("the reasoning", _drop_reasoning),
 )
@@ -90,17 +86,16 @@ class _Style:
 
 
 def _renderable(fmt: Format) -> tuple[dict[str, Any], list[str]]:
-    request = copy.deepcopy(WEATHER)
-    dropped: list[str] = []
-    for label, simplify in _SIMPLIFICATIONS:
-        if label:
-            simplify(request)
-            dropped.append(label)
-        try:
-            fmt.render(request)
-        except PawletteError:
-            continue
-        return request, dropped
+    for size in range(len(_SIMPLIFICATIONS) + 1):
+        for chosen in itertools.combinations(_SIMPLIFICATIONS, size):
+            request = copy.deepcopy(WEATHER)
+            for _, simplify in chosen:
+                simplify(request)
+            try:
+                fmt.render(request)
+            except PawletteError:
+                continue
+            return request, [label for label, _ in chosen]
     raise PawletteError(f"{fmt.name}: cannot render the demo conversation")
 
 

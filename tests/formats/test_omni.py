@@ -170,19 +170,23 @@ def test_image_token_count_comes_from_the_caller() -> None:
         seen.append(image)
         return (image.width or 0) // 100
 
-    fmt = omni.with_image_tokens(tokens)
+    fmt = OMNI.with_options(image_tokens=tokens)
     image = {"type": "image_url", "image_url": {"url": "a.png", "width": 300, "height": 200}}
     other = {"type": "image_url", "image_url": {"url": "b.png", "width": 100, "height": 50}}
-    request = [
-        {"role": "user", "content": [image, {"type": "text", "text": "<|IMAGE_2|>?"}, other]}
-    ]
-    text = fmt.render(request).text
-    assert (
-        "<|USER_START|><|IMAGE_2|>?<|IMAGE_START|><|IMAGE|><|IMAGE|><|IMAGE|><|IMAGE_END|>" in text
-    )
-    assert "<|IMAGE_END|><|IMAGE_START|><|IMAGE|><|IMAGE_END|><|USER_END|>" in text
+    counted = {"type": "image_url", "image_url": {"url": "c.png", "tokens": 2}}  # it wins
+    content = [image, {"type": "text", "text": "<|IMAGE_2|>?"}, other, counted]
+    text = fmt.render([{"role": "user", "content": content}]).text
+    one, two, three = ("<|IMAGE_START|>" + "<|IMAGE|>" * n + "<|IMAGE_END|>" for n in (3, 1, 2))
+    assert text.endswith(f"<|USER_START|><|IMAGE_2|>?{one}{two}{three}<|USER_END|>\n<|EOS|>")
     assert [image.url for image in seen] == ["a.png", "b.png"]
-    assert fmt.name == "omni" and OMNI.render(request).text.count("<|IMAGE|>") == 2 * 256
+    assert OMNI.render([{"role": "user", "content": content}]).text.count("<|IMAGE|>") == 514
+    parsed = fmt.parse_conversation(text, strict=True).messages[0]["content"]
+    assert [part["image_url"] for part in parsed[1:]] == [
+        {"url": "", "tokens": 3},
+        {"url": "", "tokens": 1},
+        {"url": "", "tokens": 2},
+    ]
+    assert fmt.render(fmt.parse_conversation(text).messages).text == text
 
 
 def test_image_references_are_control_tokens_in_user_text_only() -> None:
@@ -196,9 +200,9 @@ def test_image_references_are_control_tokens_in_user_text_only() -> None:
 
 
 def test_bad_image_token_counts_are_refused() -> None:
-    fmt = omni.with_image_tokens(lambda image: -1)
+    fmt = OMNI.with_options(image_tokens=lambda image: -1)
     request = [{"role": "user", "content": [{"type": "image_url", "image_url": {"url": "a"}}]}]
-    with pytest.raises(RequestError, match=r"messages\[0\]\.content\[0\]: the image token"):
+    with pytest.raises(RequestError, match=r"messages\[0\]\.content\[0\]: -1 image tokens"):
         fmt.render(request)
 
 
@@ -226,16 +230,17 @@ def test_image_output_prompt_and_turn() -> None:
             {"type": "image_url", "image_url": {"url": "b.png"}},
         ],
     }
-    prompt = omni.image_output_prompt([user], image_tokens=lambda image: 2).text
+    fmt = OMNI.with_options(image_tokens=lambda image: 2)
+    prompt = omni.image_output_prompt([user], fmt=fmt).text
     assert prompt.endswith("<|IMAGE_END|><|USER_END|>\n\n<|IMAGE_OUTPUT_START|>")
     output = {"role": "assistant", "content": [{"type": "image_url", "image_url": {"url": "c"}}]}
-    text = omni.with_image_tokens(lambda image: 2).render([user, output]).text
+    text = fmt.render([user, output]).text
     assert text.startswith(prompt.removesuffix("<|IMAGE_OUTPUT_START|>"))
     assert text.endswith("<|IMAGE_OUTPUT_START|><|IMAGE|><|IMAGE|>\n<|EOS|>")
     parsed = OMNI.parse_conversation(text, strict=True).messages
     assert parsed[1] == {
         "role": "assistant",
-        "content": [{"type": "image_url", "image_url": {"url": omni.IMAGE_URL}}],
+        "content": [{"type": "image_url", "image_url": {"url": "", "tokens": 2}}],
     }
 
 

@@ -1,9 +1,10 @@
 """Conversations omni expresses: any text (markers included), functions with inline results,
 actions, structured thinking, voice parts, image requests and input images with references.
 
-``normalise`` is what the text cannot keep: call ids (numbered ``call_0``, ...), image urls
-(``omni:image``, images after the text), the flat ``reasoning_content`` of steps given alone,
-an empty system turn that only holds the tools and an empty assistant message after a result.
+``normalise`` is what the text cannot keep: call ids (numbered ``call_0``, ...), images (the
+url and sizes are not in the text, the token count is; images come after the text), the flat
+``reasoning_content`` of steps given alone, an empty system turn that only holds the tools and
+an empty assistant message after a result.
 Output images (an assistant message holding one image) are tested in tests/formats/test_omni.py:
 their prompt is not the generation prompt.
 """
@@ -21,6 +22,7 @@ from pawlette.types import ThinkStep
 from .common import arguments_text, identifiers, json_objects, tricky_text
 
 CALL_IDS_ROUND_TRIP = False
+DEFAULT_TOKENS = omni.DEFAULT_IMAGE_TOKENS
 
 text = tricky_text(omni.SPECIAL)
 names = st.one_of(identifiers, text.filter(bool))
@@ -36,9 +38,11 @@ def user_content(draw: st.DrawFn) -> str | list[dict[str, Any]]:
         elif kind == "voice":
             parts.append(draw(voice_part()))
         else:
-            image = {"url": draw(st.sampled_from(["https://x/a.png", omni.IMAGE_URL]))}
+            image: dict[str, Any] = {"url": draw(st.sampled_from(["https://x/a.png", ""]))}
             if draw(st.booleans()):
                 image["detail"] = "low"
+            if draw(st.booleans()):
+                image["tokens"] = draw(st.integers(0, 3))
             parts.append({"type": "image_url", "image_url": image})
     if not parts and draw(st.booleans()):
         return draw(text)
@@ -152,7 +156,10 @@ def _normalise_user(message: dict[str, Any]) -> dict[str, Any]:
         return message
     others = [part for part in content if part["type"] != "image_url"]
     images = [
-        {"type": "image_url", "image_url": {"url": omni.IMAGE_URL}}
+        {
+            "type": "image_url",
+            "image_url": {"url": "", "tokens": part["image_url"].get("tokens", DEFAULT_TOKENS)},
+        }
         for part in content
         if part["type"] == "image_url"
     ]

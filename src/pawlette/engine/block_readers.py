@@ -16,7 +16,7 @@ These are generic concepts; a declaration names the markers:
 - :class:`JsonPartReader`, :class:`HeadedText`: a JSON object that becomes a content part; a
   JSON header then text (a voice part).
 - :class:`DefinitionReader`: one tool definition, a JSON object, per block.
-- :class:`OpaqueReader`: tokens that stand for something that is not text (image tokens).
+- :class:`TokenRunReader`: a run of placeholder tokens that stands for a part (an image).
 
 In lenient mode a block that does not fit becomes text (markers included) plus a warning, so
 nothing is lost; in strict mode it raises :class:`~pawlette.errors.ParseError`.
@@ -157,19 +157,40 @@ def text_reader(
     return build
 
 
-class OpaqueReader:
-    """Tokens that stand for something else (an image's tokens): not text, not kept."""
+class TokenRunReader:
+    """A run of placeholder tokens that stands for a part (an image's tokens).
 
-    __slots__ = ()
+    The run is a state that loops on ``token``; this reader counts the loops and, when the run
+    ends (at any other marker or the end of the text), emits ``make(count)``.  Text inside the
+    run is not part of anything (an elided ``...``) and is ignored.
+    """
 
-    def __init__(self, parser: Parser) -> None:
-        pass
+    __slots__ = ("_make", "_parser", "_token")
+
+    def __init__(self, parser: Parser, token: str, make: Callable[[int], ContentPart]) -> None:
+        self._parser = parser
+        self._token = token
+        self._make = make
+        if parser.entered_by != token:
+            parser.shared[f"run:{token}"] = 0
 
     def feed(self, text: str, offset: int) -> None:
         pass
 
     def close(self, marker: str | None, offset: int) -> None:
-        pass
+        key = f"run:{self._token}"
+        count = self._parser.shared.get(key, 0)
+        if marker == self._token:
+            self._parser.shared[key] = count + 1
+        else:
+            self._parser.emit(PartAdded(self._make(count)))
+
+
+def token_run_reader(token: str, make: Callable[[int], ContentPart]) -> ReaderFactory:
+    def build(parser: Parser) -> Reader:
+        return TokenRunReader(parser, token, make)
+
+    return build
 
 
 # ------------------------------------------------------------------ blocks spanning states

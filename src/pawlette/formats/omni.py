@@ -88,26 +88,36 @@ OpenAI JSON and decisions (the seed leaves these open):
   ``{"type": "image_request", "image_request": {...}}`` in assistant turns;
   :func:`image_prompt` builds the second-stage prompt from one.
 - **Input images**: ``image_url`` parts of a user message become, in order, image blocks
-  ``<|IMAGE_START|>`` + ``<|IMAGE|>`` x N + ``<|IMAGE_END|>`` after all its text; N comes
-  from a caller-supplied function (:func:`with_image_tokens`; default
-  :data:`DEFAULT_IMAGE_TOKENS`).  ``<|IMAGE_1|>`` ... ``<|IMAGE_16|>`` in user text are the
-  reference tokens (written as control tokens; elsewhere they are escaped text).  An image's
-  pixels are not in the text: parsing gives ``{"url": "omni:image"}`` (:data:`IMAGE_URL`)
-  and ignores what an image block holds.
+  ``<|IMAGE_START|>`` + ``<|IMAGE|>`` x N + ``<|IMAGE_END|>`` after all its text.  N is the
+  part's ``image_url.tokens`` when given, else ``options.image_tokens(part)``: a caller's
+  function (``FORMAT.with_options(image_tokens=...)``; the image encoder decides), by default
+  :data:`DEFAULT_IMAGE_TOKENS` for every image.  ``<|IMAGE_1|>`` ... ``<|IMAGE_16|>`` in user
+  text are the reference tokens (written as control tokens; elsewhere they are escaped text).
+  An image's pixels are not in the text: parsing gives ``{"url": "", "tokens": N}`` with the
+  number of ``<|IMAGE|>`` tokens the block held (so rendering that gives the same text back)
+  and ignores any other text inside the block (the seed's ``...``).
 - **Output image**: an assistant message whose content is exactly one image is an image
   output turn, ``<|IMAGE_OUTPUT_START|>`` + ``<|IMAGE|>`` x N (trainable); one image at most.
   :func:`image_output_prompt` ends a conversation there.
 - **Stops**: ``fmt.stop`` is ``(<|ASSISTANT_END|>, <|FUNCTION_RETURN|>)``; :data:`STOPS` maps
-  each finish reason to its markers.  A completion may include its stop marker or not.
+  each finish reason to its markers.  A completion may include its stop marker or not: one
+  that ends right after a call's whole JSON arguments is that call.
+- **Malformed output**: strict parsing raises :class:`~pawlette.errors.ParseError` for call
+  arguments cut off before a whole JSON object (unterminated ``<|FUNCTION_ARGS|>``), invalid
+  JSON, a thinking block not closed by ``<|THINK_END|>``, a bad voice/action/image-request
+  block, and, when the parser is given the tools (``fmt.parse(text, tools=...)``), a function
+  or action name not among them.  Lenient parsing keeps every character: a block that does
+  not fit becomes text, plus a warning.  The seed's framing sketch ``<|BOS|>...<|EOS|>`` is
+  not a conversation (``...`` outside a turn is malformed).
 - No names or metadata on messages (:class:`~pawlette.errors.UnsupportedFeature`).
 """
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import re
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any, Literal
 
 from ..engine.block_readers import (
@@ -115,25 +125,24 @@ from ..engine.block_readers import (
     HeadedText,
     InlineCall,
     LazyMessage,
-    OpaqueReader,
     StructuredThinking,
     definition_reader,
     json_part_reader,
     split_thinking,
     text_reader,
+    token_run_reader,
 )
 from ..engine.machine import Action, GrammarBuilder, Parser
 from ..engine.readers import ScaffoldReader
 from ..engine.writer import Writer
 from ..errors import FormatError, RequestError, UnsupportedFeature
-from ..format import Format, WriteConversation, coerce_conversation
+from ..format import Format, coerce_conversation
 from ..openai import tool_from_openai
 from ..types import (
     ActionPart,
     ImagePart,
     ImageRequestPart,
     Message,
-    PartAdded,
     Rendering,
     Role,
     TextDelta,
@@ -163,14 +172,10 @@ MAX_IMAGE_REFERENCES = 16
 IMAGE_REFERENCES = tuple(f"<|IMAGE_{k}|>" for k in range(1, MAX_IMAGE_REFERENCES + 1))
 _REFERENCE = re.compile("|".join(re.escape(marker) for marker in reversed(IMAGE_REFERENCES)))
 
-IMAGE_URL = "omni:image"
-"""The url of a parsed image: its pixels are not in the text."""
 DEFAULT_IMAGE_TOKENS = 256
 """How many ``<|IMAGE|>`` tokens an image takes unless a caller says otherwise."""
 STOPS: Mapping[str, tuple[str, ...]] = {"stop": (ASSISTANT_END,), "tool_calls": (FUNCTION_RETURN,)}
 """The stop markers of each situation, by the finish reason they give."""
-
-ImageTokens = Callable[[ImagePart], int]
 
 SPECIAL = (
     BOS,
@@ -251,13 +256,8 @@ def _emit_text(text: str) -> Action:
     return action
 
 
-def _add_image(parser: Parser, offset: int) -> None:
-    parser.emit(PartAdded(ImagePart(IMAGE_URL)))
-
-
-def _begin_image_output(parser: Parser, offset: int) -> None:
-    parser.begin_message("assistant")
-    _add_image(parser, offset)
+def _image(tokens: int) -> ImagePart:
+    return ImagePart(url="", tokens=tokens)
 
 
 def _begin_assistant(parser: Parser) -> None:
@@ -279,7 +279,7 @@ def _turn_starts(table: GrammarBuilder, state: str, *before: Action) -> None:
     table.on(state, SYSTEM_START, "system.body", *before, _begin("system"))
     table.on(state, USER_START, "user.body", *before, _begin("user"))
     table.on(state, ASSISTANT_START, "assistant.start", *before)
-    table.on(state, IMAGE_OUTPUT_START, "image_output", *before, _begin_image_output)
+    table.on(state, IMAGE_OUTPUT_START, "image_output", *before, _begin("assistant"))
 
 
 def _assistant_states(table: GrammarBuilder, prefix: str, ended: str, returned: str) -> None:
@@ -355,7 +355,7 @@ def _grammar() -> GrammarBuilder:
     table.state("user.body", text_reader(_USER_EDGES), "user")
     table.state("user.voice", VOICE.header_reader(), "user")
     table.state("user.voice.text", VOICE.body_reader(), "user")
-    table.state("user.image", OpaqueReader, "user")
+    table.state("user.image", token_run_reader(IMAGE, _image), "user")
     table.state("user.images", ScaffoldReader, "user")
     table.on("user.body", USER_END, "outside", _end)
     table.on("user.body", VOICE_START, "user.voice")
@@ -364,7 +364,7 @@ def _grammar() -> GrammarBuilder:
     for reference in IMAGE_REFERENCES:
         table.on("user.body", reference, "user.body", _emit_text(reference))
     for state in ("user.body", "user.images"):
-        table.on(state, IMAGE_START, "user.image", _add_image)
+        table.on(state, IMAGE_START, "user.image")
     table.on("user.image", IMAGE, "user.image")
     table.on("user.image", IMAGE_END, "user.images")
     table.on("user.images", USER_END, "outside", _end)
@@ -373,7 +373,7 @@ def _grammar() -> GrammarBuilder:
     table.state("tool.result", FUNCTION_CALL.result_reader(_RESULT_EDGES), "tool")
     table.on("tool.result", FUNCTION_END, "assistant.start", _end)
 
-    table.state("image_output", OpaqueReader, "assistant")
+    table.state("image_output", token_run_reader(IMAGE, _image), "assistant")
     table.on("image_output", IMAGE, "image_output")
     table.on("image_output", EOS, "outside", _end)
     _turn_starts(table, "image_output", _end)
@@ -394,6 +394,14 @@ def default_image_tokens(image: ImagePart) -> int:
     return DEFAULT_IMAGE_TOKENS
 
 
+@dataclass(frozen=True)
+class OmniOptions:
+    """Render options (``FORMAT.with_options(...)``)."""
+
+    image_tokens: Callable[[ImagePart], int] = default_image_tokens
+    """``<|IMAGE|>`` tokens for an image without ``image_url.tokens`` (the encoder decides)."""
+
+
 def _json(value: object) -> str:
     return json.dumps(value, ensure_ascii=False, indent=4)
 
@@ -401,10 +409,10 @@ def _json(value: object) -> str:
 class _Renderer:
     """Writes one conversation; tracks an assistant turn left open by calls and results."""
 
-    def __init__(self, writer: Writer, tools: tuple[Tool, ...], image_tokens: ImageTokens) -> None:
+    def __init__(self, writer: Writer, tools: tuple[Tool, ...], options: OmniOptions) -> None:
         self.writer = writer
         self.tools = tools
-        self.image_tokens = image_tokens
+        self.options = options
         self.turns = 0
         self.open_turn: int | None = None  # the tool message after which the turn goes on
         self.pending: tuple[int, ToolCall] | None = None  # a call waiting for its result
@@ -555,11 +563,11 @@ class _Renderer:
             writer.marker(IMAGE_END, "image")
 
     def count_tokens(self, part: ImagePart, index: int, number: int) -> int:
-        count = self.image_tokens(part)
+        count = self.options.image_tokens(part) if part.tokens is None else part.tokens
         if isinstance(count, bool) or not isinstance(count, int) or count < 0:
             raise RequestError(
                 f"messages[{index}].content[{number}]",
-                f"the image token function gave {count!r}",
+                f"{count!r} image tokens",
                 "a whole number of tokens, 0 or more",
             )
         return count
@@ -721,22 +729,12 @@ class _Renderer:
         self.open_turn = index
 
 
-def _writer(image_tokens: ImageTokens) -> WriteConversation:
-    def write(
-        writer: Writer, messages: tuple[Message, ...], tools: tuple[Tool, ...], prompt: bool
-    ) -> None:
-        _Renderer(writer, tools, image_tokens).run(messages, "assistant" if prompt else None)
-
-    return write
-
-
 def _check_markers(grammar_markers: frozenset[str]) -> None:
     # Escaping writes a backslash before every special marker in text; the lexer must know
     # each of them to read it back.
     if grammar_markers != frozenset(SPECIAL):
-        raise FormatError(
-            f"omni: markers with no row: {sorted(frozenset(SPECIAL) - grammar_markers)}"
-        )
+        missing = sorted(frozenset(SPECIAL) - grammar_markers)
+        raise FormatError(f"omni: markers with no row: {missing}")
 
 
 _GRAMMAR = _grammar().build(
@@ -744,39 +742,53 @@ _GRAMMAR = _grammar().build(
 )
 _check_markers(_GRAMMAR.markers)
 
-FORMAT = Format(
-    name="omni",
-    summary="multimodal special tokens: <|BOS|>, SYSTEM/USER/ASSISTANT, functions with inline "
-    "results, actions, structured thinking, voice, images",
-    grammar=_GRAMMAR,
-    write=_writer(default_image_tokens),
-    stop=(ASSISTANT_END, FUNCTION_RETURN),
-    special_markers=SPECIAL,
-    escape_pattern=Format.escaping(SPECIAL),
-)
+
+def build(options: OmniOptions) -> Format:
+    """The omni format with these render options."""
+
+    def write(
+        writer: Writer, messages: tuple[Message, ...], tools: tuple[Tool, ...], prompt: bool
+    ) -> None:
+        _Renderer(writer, tools, options).run(messages, "assistant" if prompt else None)
+
+    return Format(
+        name="omni",
+        summary="multimodal special tokens: <|BOS|>, SYSTEM/USER/ASSISTANT, functions with "
+        "inline results, actions, structured thinking, voice, images",
+        grammar=_GRAMMAR,
+        write=write,
+        stop=(ASSISTANT_END, FUNCTION_RETURN),
+        special_markers=SPECIAL,
+        escape_pattern=Format.escaping(SPECIAL),
+        options=options,
+        variant=build,
+    )
+
+
+FORMAT = build(OmniOptions())
 
 
 # ------------------------------------------------------------------ public helpers
 
 
-def with_image_tokens(image_tokens: ImageTokens) -> Format:
-    """omni whose image blocks take ``image_tokens(image)`` tokens (the image encoder decides).
-
-    >>> fmt = with_image_tokens(lambda image: 2)
-    >>> request = [{"role": "user", "content": [{"type": "image_url", "image_url": {"url": "x"}}]}]
-    >>> fmt.render(request).text.count("<|IMAGE|>")
-    2
-    """
-    return dataclasses.replace(FORMAT, write=_writer(image_tokens))
+def _options(fmt: Format) -> OmniOptions:
+    if not isinstance(fmt.options, OmniOptions):
+        raise RequestError("fmt", f"the {fmt.name} format", "omni (or a variant of it)")
+    return fmt.options
 
 
 def image_output_prompt(
-    messages: object, tools: object = None, *, image_tokens: ImageTokens = default_image_tokens
+    messages: object, tools: object = None, *, fmt: Format = FORMAT
 ) -> Rendering:
-    """The conversation, then ``<|IMAGE_OUTPUT_START|>``: the prompt for one output image."""
+    """The conversation, then ``<|IMAGE_OUTPUT_START|>``: the prompt for one output image.
+
+    >>> request = [{"role": "user", "content": "a cat"}]
+    >>> image_output_prompt(request).text
+    '<|BOS|>\\n<|USER_START|>a cat<|USER_END|>\\n\\n<|IMAGE_OUTPUT_START|>'
+    """
     core_messages, core_tools = coerce_conversation(messages, tools)
-    writer = Writer(FORMAT.escape_pattern)
-    _Renderer(writer, core_tools, image_tokens).run(core_messages, "image")
+    writer = Writer(fmt.escape_pattern)
+    _Renderer(writer, core_tools, _options(fmt)).run(core_messages, "image")
     return writer.rendering()
 
 
@@ -805,10 +817,10 @@ def image_prompt(request: ImageRequestPart | Mapping[str, Any]) -> Rendering:
 __all__ = [
     "DEFAULT_IMAGE_TOKENS",
     "FORMAT",
-    "IMAGE_URL",
     "STOPS",
+    "OmniOptions",
+    "build",
     "default_image_tokens",
     "image_output_prompt",
     "image_prompt",
-    "with_image_tokens",
 ]
