@@ -1,0 +1,264 @@
+"""Constrained-decoding grammars for what a model may write in its turn.
+
+:func:`export_grammar` returns a grammar, in llguidance's Lark dialect or in llama.cpp's GBNF,
+for one assistant turn of a format (what follows the generation prompt, through the end
+marker) under a ``tool_choice`` (``auto``, ``none``, ``required`` or a function) and
+``parallel_tool_calls``.  Each call's arguments are constrained by the tool's JSON schema;
+markers are special-token references (``<call>``, or ``<[id]>`` given ``token_ids``); text
+between markers is constrained to what the format's lexer reads back as text (see
+:mod:`pawlette.export.text_language`).
+
+:func:`export_grammar_bundle` wraps it in the JSON document a server needs: stop markers, the
+marker that starts a call (a trigger for engines that switch a grammar on lazily) with the
+grammar from the trigger on, and the forced prefix of every tool choice with the grammar that
+follows it.
+
+Grammar engines are optional: nothing here imports one.
+
+>>> tools = [{"type": "function", "function": {"name": "f", "parameters": {"type": "object"}}}]
+>>> print(export_grammar("pcml", tools, "required").splitlines()[0])
+%llguidance {}
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal, TypeAlias
+
+from ..errors import RequestError, UnsupportedFeature
+from ..format import Format
+from ..formats import formats, get_format
+from ..openai import tools_from_openai
+from ..types import Tool
+from .grammar_ast import MarkerSpelling, Rules, Syntax, to_gbnf, to_lark
+
+ToolChoiceMode: TypeAlias = Literal["auto", "none", "required", "function"]
+
+# format name -> module under pawlette.export.turns that defines ``build(...) -> TurnGrammar``.
+_TURNS: dict[str, str] = {
+    "pcml": "pcml",
+}
+
+
+@dataclass(frozen=True)
+class ToolChoice:
+    """``tool_choice`` normalised: a mode, and the function's name for a named choice."""
+
+    mode: ToolChoiceMode
+    name: str | None = None
+
+    @classmethod
+    def read(cls, value: object) -> ToolChoice:
+        """``"auto"``/``"none"``/``"required"``, a function name, or OpenAI's
+        ``{"type": "function", "function": {"name": ...}}``."""
+        if isinstance(value, ToolChoice):
+            return value
+        if value is None:
+            return cls("auto")
+        if isinstance(value, str):
+            if value in ("auto", "none", "required"):
+                return cls(value)  # type: ignore[arg-type]
+            if value:
+                return cls("function", value)
+        if isinstance(value, Mapping):
+            function = value.get("function")
+            if value.get("type") == "function" and isinstance(function, Mapping):
+                name = function.get("name")
+                if isinstance(name, str) and name:
+                    return cls("function", name)
+        raise RequestError(
+            "tool_choice",
+            f"found {value!r}",
+            "'auto', 'none', 'required' or {'type': 'function', 'function': {'name': ...}}",
+        )
+
+    def key(self) -> str:
+        return self.name if self.mode == "function" and self.name else self.mode
+
+
+@dataclass
+class TurnGrammar:
+    """What a format's turn module builds for one request."""
+
+    rules: Rules
+    """The whole turn."""
+    markers: tuple[str, ...]
+    """The markers the grammar refers to (special tokens)."""
+    stop: tuple[str, ...]
+    trigger: str | None = None
+    """The marker that starts a call, if calls are possible under this choice."""
+    lazy: Rules | None = None
+    """The grammar from the trigger on (``auto`` with tools): for lazy grammar engines."""
+    forced_prefixes: dict[str, str] = field(default_factory=dict)
+    """Per tool choice key (``auto``, ``none``, ``required``, each function's name): the text
+    every turn under it begins with (once any reasoning block is written)."""
+    after_prefix: Rules | None = None
+    """The grammar that follows this choice's forced prefix (None when it is empty)."""
+    reasoning: tuple[str, str] | None = None
+    """The reasoning block's opening and closing markers, when the turn may start with one."""
+
+
+def grammar_formats() -> list[str]:
+    """The registered formats that have a grammar export."""
+    return [name for name in formats() if name in _TURNS]
+
+
+def _resolve(format_name: str | Format) -> Format:
+    return format_name if isinstance(format_name, Format) else get_format(format_name)
+
+
+def _tools(tools: object) -> tuple[Tool, ...]:
+    if tools is None:
+        return ()
+    if isinstance(tools, (list, tuple)) and all(isinstance(tool, Tool) for tool in tools):
+        return tuple(tools)
+    return tools_from_openai(tools)
+
+
+def build_turn(
+    format_name: str | Format,
+    tools: object,
+    tool_choice: object = "auto",
+    parallel: bool = True,
+) -> TurnGrammar:
+    """The syntax-free turn grammar (what the writers below print)."""
+    fmt = _resolve(format_name)
+    module_name = _TURNS.get(fmt.name)
+    if module_name is None:
+        raise UnsupportedFeature(
+            "format",
+            f"{fmt.name!r} has no grammar export yet",
+            "one of " + ", ".join(grammar_formats()),
+        )
+    choice = ToolChoice.read(tool_choice)
+    tool_values = _tools(tools)
+    names = [tool.name for tool in tool_values]
+    if choice.mode == "required" and not tool_values:
+        raise RequestError("tool_choice", "'required' without tools", "tools to call")
+    if choice.mode == "function" and choice.name not in names:
+        raise RequestError(
+            "tool_choice.function.name",
+            f"{choice.name!r} is not a declared tool",
+            "one of " + (", ".join(repr(name) for name in names) or "the request's tools"),
+        )
+    module: Any = importlib.import_module(f"{__package__}.turns.{module_name}")
+    turn: TurnGrammar = module.build(fmt, tool_values, choice, parallel)
+    return turn
+
+
+def _header(fmt: Format, turn: TurnGrammar, choice: ToolChoice, parallel: bool) -> list[str]:
+    return [
+        f"pawlette grammar: one assistant turn of {fmt.name!r} (after the generation prompt)",
+        f"tool_choice={choice.key()!r} parallel_tool_calls={parallel}",
+        "markers (special tokens): " + " ".join(turn.markers),
+    ]
+
+
+def _write(
+    rules: Rules,
+    syntax: Syntax,
+    header: Sequence[str],
+    spelling: MarkerSpelling,
+) -> str:
+    if syntax == "lark":
+        return to_lark(rules, header, spelling)
+    if syntax == "gbnf":
+        return to_gbnf(rules, header, spelling)
+    raise RequestError("syntax", f"found {syntax!r}", "'lark' or 'gbnf'")
+
+
+def export_grammar(
+    format_name: str | Format,
+    tools: object,
+    tool_choice: object = "auto",
+    parallel: bool = True,
+    syntax: Syntax = "lark",
+    *,
+    token_ids: Mapping[str, int] | None = None,
+    markers_as_text: bool = False,
+) -> str:
+    """A grammar for one assistant turn (Lark for llguidance, or GBNF for llama.cpp).
+
+    ``tools`` are OpenAI tool dicts (or :class:`~pawlette.types.Tool` values);
+    ``tool_choice`` is ``"auto"``, ``"none"``, ``"required"``, a function name or OpenAI's
+    named form.  Markers are written as special tokens spelled by their text (``<call>``);
+    ``token_ids`` spells them by id instead (needed for markers not shaped ``<...>``), and
+    ``markers_as_text`` writes them as plain strings (engines without token references).
+    """
+    fmt = _resolve(format_name)
+    choice = ToolChoice.read(tool_choice)
+    turn = build_turn(fmt, tools, choice, parallel)
+    spelling = MarkerSpelling(dict(token_ids or {}), markers_as_text)
+    return _write(turn.rules, syntax, _header(fmt, turn, choice, parallel), spelling)
+
+
+def export_grammar_bundle(
+    format_name: str | Format,
+    tools: object,
+    tool_choice: object = "auto",
+    parallel: bool = True,
+    syntax: Syntax = "lark",
+    *,
+    token_ids: Mapping[str, int] | None = None,
+    markers_as_text: bool = False,
+) -> dict[str, Any]:
+    """The grammar with what a server needs to use it, as one JSON-ready document.
+
+    ``grammar``: the whole turn.  ``stop``: the markers that end generation.  ``trigger``:
+    the marker that starts a call, and ``lazy_grammar`` the grammar from it on (``auto``
+    with tools only; engines that enable a grammar when the trigger appears).
+    ``forced_prefix``: per tool choice, the text every turn under it begins with (after any
+    reasoning block, see ``reasoning``); a server may write it itself, then constrain the
+    rest with ``grammar_after_prefix`` (the requested choice's).  ``notes``: what the grammar
+    does not enforce.
+    """
+    fmt = _resolve(format_name)
+    choice = ToolChoice.read(tool_choice)
+    turn = build_turn(fmt, tools, choice, parallel)
+    spelling = MarkerSpelling(dict(token_ids or {}), markers_as_text)
+    header = _header(fmt, turn, choice, parallel)
+    tool_choice_json: Any = (
+        {"type": "function", "function": {"name": choice.name}}
+        if choice.mode == "function"
+        else choice.mode
+    )
+    functions = {
+        key: value
+        for key, value in turn.forced_prefixes.items()
+        if key not in ("auto", "none", "required")
+    }
+    notes = list(turn.rules.notes)
+    return {
+        "format": fmt.name,
+        "syntax": syntax,
+        "tool_choice": tool_choice_json,
+        "parallel_tool_calls": parallel,
+        "grammar": _write(turn.rules, syntax, header, spelling),
+        "stop": list(turn.stop),
+        "special_tokens": list(turn.markers),
+        "trigger": None if turn.trigger is None else {"marker": turn.trigger, "special": True},
+        "lazy_grammar": (
+            None
+            if turn.lazy is None
+            else _write(turn.lazy, syntax, [*header, "lazy: from the trigger on"], spelling)
+        ),
+        "reasoning": (
+            None
+            if turn.reasoning is None
+            else {"open": turn.reasoning[0], "close": turn.reasoning[1]}
+        ),
+        "forced_prefix": {
+            "auto": turn.forced_prefixes.get("auto", ""),
+            "none": turn.forced_prefixes.get("none", ""),
+            "required": turn.forced_prefixes.get("required", ""),
+            "functions": functions,
+        },
+        "grammar_after_prefix": (
+            None
+            if turn.after_prefix is None
+            else _write(turn.after_prefix, syntax, [*header, "after the forced prefix"], spelling)
+        ),
+        "notes": notes,
+    }

@@ -1,0 +1,372 @@
+"""A small grammar tree with two writers: Lark (llguidance's dialect) and GBNF (llama.cpp).
+
+A format's turn grammar is built as :class:`Rules` (named rule bodies made of the nodes below)
+and written out by :func:`to_lark` or :func:`to_gbnf`.  The nodes that are languages rather
+than structure (free text between markers, a JSON value under a schema) are written per syntax:
+Lark gets llguidance's regex intersection/negation and ``%json``; GBNF gets rules generated
+from an automaton and from the schema (:mod:`pawlette.export.text_language`,
+:mod:`pawlette.export.json_schema`).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal, TypeAlias
+
+from ..errors import UnsupportedFeature
+
+Syntax: TypeAlias = Literal["lark", "gbnf"]
+
+
+@dataclass(frozen=True)
+class Seq:
+    items: tuple[Node, ...]
+
+
+@dataclass(frozen=True)
+class Alt:
+    options: tuple[Node, ...]
+
+
+@dataclass(frozen=True)
+class Repeat:
+    item: Node
+    minimum: int = 0
+    maximum: int | None = None  # None: unbounded
+
+
+@dataclass(frozen=True)
+class Lit:
+    """Literal text (bytes the model writes as ordinary tokens)."""
+
+    text: str
+
+
+@dataclass(frozen=True)
+class Marker:
+    """A marker the tokenizer has as one special token."""
+
+    text: str
+
+
+@dataclass(frozen=True)
+class Ref:
+    name: str
+
+
+@dataclass(frozen=True)
+class CharClass:
+    """One character from ``chars`` (or, ``negated``, any character not in them)."""
+
+    chars: str
+    negated: bool = False
+
+
+@dataclass(frozen=True)
+class Terminal:
+    """A named lexeme: ``lark`` is its Lark definition (regex algebra allowed; empty when the
+    caller puts it in :attr:`Rules.lark_extra`), ``gbnf`` the name of a GBNF rule the caller
+    defines in :attr:`Rules.gbnf_extra`."""
+
+    name: str
+    lark: str
+    gbnf: str
+
+
+@dataclass(frozen=True)
+class JsonSchemaValue:
+    """A JSON value valid under ``schema`` (Lark: ``%json``; GBNF: rules from the schema)."""
+
+    schema: Mapping[str, Any]
+    gbnf: str
+    """The GBNF rule the caller defines for it (see :mod:`pawlette.export.json_schema`)."""
+
+
+Node: TypeAlias = Seq | Alt | Repeat | Lit | Marker | Ref | CharClass | Terminal | JsonSchemaValue
+
+
+def seq(*items: Node) -> Node:
+    flat: list[Node] = []
+    for item in items:
+        if isinstance(item, Seq):
+            flat.extend(item.items)
+        elif not (isinstance(item, Lit) and not item.text):
+            flat.append(item)
+    return flat[0] if len(flat) == 1 else Seq(tuple(flat))
+
+
+def alt(*options: Node) -> Node:
+    return options[0] if len(options) == 1 else Alt(tuple(options))
+
+
+def optional(item: Node) -> Node:
+    return Repeat(item, 0, 1)
+
+
+@dataclass
+class Rules:
+    """Named rule bodies; ``start`` is the root.  ``gbnf_extra`` holds GBNF rules written as
+    text by the language helpers (automata, schemas); ``notes`` become header comments."""
+
+    rules: dict[str, Node] = field(default_factory=dict)
+    gbnf_extra: dict[str, str] = field(default_factory=dict)
+    lark_extra: dict[str, str] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+
+    def add(self, name: str, body: Node) -> Ref:
+        if name in self.rules and self.rules[name] != body:
+            raise ValueError(f"rule {name!r} defined twice")
+        self.rules[name] = body
+        return Ref(name)
+
+
+@dataclass(frozen=True)
+class MarkerSpelling:
+    """How markers are written: as special-token references (by text, or by id when
+    ``token_ids`` has the marker), or as plain text when ``as_text``."""
+
+    token_ids: Mapping[str, int] = field(default_factory=dict)
+    as_text: bool = False
+
+
+# ------------------------------------------------------------------ Lark
+
+
+def lark_string(text: str) -> str:
+    return json.dumps(text, ensure_ascii=False)
+
+
+_REGEX_META = set("\\.+*?()|[]{}^$#&-~")
+
+
+def regex_escape(text: str) -> str:
+    """``text`` as a literal inside llguidance's ``/.../`` (Rust regex syntax)."""
+    pieces = []
+    for character in text:
+        if character in _REGEX_META:
+            pieces.append("\\" + character)
+        elif character == "/":
+            pieces.append("\\x2F")
+        elif character == "\n":
+            pieces.append("\\n")
+        elif character == "\r":
+            pieces.append("\\r")
+        elif character == "\t":
+            pieces.append("\\t")
+        elif ord(character) < 0x20 or ord(character) == 0x7F:
+            pieces.append(f"\\x{ord(character):02X}")
+        else:
+            pieces.append(character)
+    return "".join(pieces)
+
+
+def _lark_marker(text: str, spelling: MarkerSpelling) -> str:
+    if spelling.as_text:
+        return lark_string(text)
+    if text in spelling.token_ids:
+        return f"<[{spelling.token_ids[text]}]>"
+    if _token_syntax_ok(text):
+        return text
+    raise UnsupportedFeature(
+        "markers",
+        f"{text!r} cannot be written as a special-token reference without its id",
+        "token_ids with an id for it, or markers written as text",
+    )
+
+
+def _token_syntax_ok(text: str) -> bool:
+    """``<...>`` refers to the token spelled ``text`` in both llguidance and llama.cpp."""
+    return (
+        len(text) > 2
+        and text[0] == "<"
+        and text[-1] == ">"
+        and ">" not in text[1:-1]
+        and not text.startswith("<[")
+        and not text[1:-1].isspace()
+    )
+
+
+def _lark_node(node: Node, spelling: MarkerSpelling, top: bool = False) -> str:
+    if isinstance(node, Seq):
+        text = " ".join(_lark_node(item, spelling) for item in node.items) or '""'
+        return text if top else f"({text})"
+    if isinstance(node, Alt):
+        text = " | ".join(_lark_node(option, spelling, top=True) for option in node.options)
+        return text if top else f"({text})"
+    if isinstance(node, Repeat):
+        inner = _lark_node(node.item, spelling)
+        return inner + _repeat_suffix(node)
+    if isinstance(node, Lit):
+        return lark_string(node.text)
+    if isinstance(node, Marker):
+        return _lark_marker(node.text, spelling)
+    if isinstance(node, Ref):
+        return node.name
+    if isinstance(node, CharClass):
+        return "/" + _regex_class(node) + "/"
+    if isinstance(node, Terminal):
+        return node.name
+    return "%json " + json.dumps(_lenient(node.schema), ensure_ascii=False)
+
+
+def _lenient(schema: Mapping[str, Any]) -> dict[str, Any]:
+    # llguidance refuses unknown formats and keywords unless lenient; pawlette keeps a
+    # tool's schema usable rather than failing on an annotation it cannot enforce.
+    result = dict(schema)
+    guidance = dict(result.get("x-guidance", {}))
+    guidance.setdefault("lenient", True)
+    # json.dumps(ensure_ascii=True) writes \uXXXX for every non-ASCII character.
+    guidance.setdefault("json_allow_general_unicode_escapes", True)
+    result["x-guidance"] = guidance
+    return result
+
+
+def _regex_class(node: CharClass) -> str:
+    body = "".join(regex_escape(character) for character in node.chars)
+    return "[" + ("^" if node.negated else "") + body + "]"
+
+
+def _repeat_suffix(node: Repeat) -> str:
+    if (node.minimum, node.maximum) == (0, None):
+        return "*"
+    if (node.minimum, node.maximum) == (1, None):
+        return "+"
+    if (node.minimum, node.maximum) == (0, 1):
+        return "?"
+    if node.maximum is None:
+        return f"{{{node.minimum},}}"
+    if node.minimum == node.maximum:
+        return f"{{{node.minimum}}}"
+    return f"{{{node.minimum},{node.maximum}}}"
+
+
+def _terminals(rules: Rules) -> dict[str, Terminal]:
+    found: dict[str, Terminal] = {}
+
+    def walk(node: Node) -> None:
+        if isinstance(node, Terminal):
+            found[node.name] = node
+        elif isinstance(node, Seq):
+            for item in node.items:
+                walk(item)
+        elif isinstance(node, Alt):
+            for option in node.options:
+                walk(option)
+        elif isinstance(node, Repeat):
+            walk(node.item)
+
+    for body in rules.rules.values():
+        walk(body)
+    return found
+
+
+def _comment_lines(prefix: str, header: Sequence[str], notes: Sequence[str]) -> list[str]:
+    lines = [f"{prefix} {line}".rstrip() for line in header]
+    for note in notes:
+        lines.append(f"{prefix} note: {note}")
+    return lines
+
+
+def to_lark(rules: Rules, header: Sequence[str], spelling: MarkerSpelling) -> str:
+    lines = ["%llguidance {}", *_comment_lines("//", header, rules.notes), ""]
+    for name, body in rules.rules.items():
+        lines.append(f"{name}: {_lark_node(body, spelling, top=True)}")
+    definitions = dict(rules.lark_extra)
+    for name, terminal in _terminals(rules).items():
+        if terminal.lark:
+            definitions.setdefault(name, terminal.lark)
+    if definitions:
+        lines.append("")
+    for name, definition in definitions.items():
+        lines.append(f"{name}: {definition}")
+    return "\n".join(lines) + "\n"
+
+
+# ------------------------------------------------------------------ GBNF
+
+
+def gbnf_char(character: str, in_class: bool) -> str:
+    """One character inside a GBNF literal (``in_class=False``) or character class."""
+    code = ord(character)
+    if character == "\\":
+        return "\\\\"
+    if character == '"' and not in_class:
+        return '\\"'
+    if in_class and character in "[]-^":
+        return "\\" + character if character != "^" else "\\x5E"
+    if character == "\n":
+        return "\\n"
+    if character == "\r":
+        return "\\r"
+    if character == "\t":
+        return "\\t"
+    if code < 0x20 or code == 0x7F:
+        return f"\\x{code:02X}"
+    if 0xD800 <= code <= 0xDFFF:
+        raise ValueError("a lone surrogate cannot be written in GBNF")
+    return character
+
+
+def gbnf_string(text: str) -> str:
+    return '"' + "".join(gbnf_char(character, in_class=False) for character in text) + '"'
+
+
+def gbnf_class(chars: str, negated: bool = False) -> str:
+    return "[" + ("^" if negated else "") + "".join(gbnf_char(c, True) for c in chars) + "]"
+
+
+_GBNF_NAME = re.compile(r"[^A-Za-z0-9-]+")
+
+
+def gbnf_name(name: str) -> str:
+    """A rule name GBNF accepts (letters, digits, dashes)."""
+    return _GBNF_NAME.sub("-", name).strip("-") or "rule"
+
+
+def _gbnf_marker(text: str, spelling: MarkerSpelling) -> str:
+    if spelling.as_text:
+        return gbnf_string(text)
+    if text in spelling.token_ids:
+        return f"<[{spelling.token_ids[text]}]>"
+    if _token_syntax_ok(text):
+        return text
+    raise UnsupportedFeature(
+        "markers",
+        f"{text!r} cannot be written as a GBNF token without its id",
+        "token_ids with an id for it, or markers written as text",
+    )
+
+
+def _gbnf_node(node: Node, spelling: MarkerSpelling, top: bool = False) -> str:
+    if isinstance(node, Seq):
+        text = " ".join(_gbnf_node(item, spelling) for item in node.items) or '""'
+        return text if top else f"({text})"
+    if isinstance(node, Alt):
+        text = " | ".join(_gbnf_node(option, spelling, top=True) for option in node.options)
+        return text if top else f"({text})"
+    if isinstance(node, Repeat):
+        return _gbnf_node(node.item, spelling) + _repeat_suffix(node)
+    if isinstance(node, Lit):
+        return gbnf_string(node.text)
+    if isinstance(node, Marker):
+        return _gbnf_marker(node.text, spelling)
+    if isinstance(node, Ref):
+        return gbnf_name(node.name)
+    if isinstance(node, CharClass):
+        return gbnf_class(node.chars, node.negated)
+    if isinstance(node, Terminal):
+        return node.gbnf
+    return node.gbnf
+
+
+def to_gbnf(rules: Rules, header: Sequence[str], spelling: MarkerSpelling) -> str:
+    lines = [*_comment_lines("#", header, rules.notes), ""]
+    for name, body in rules.rules.items():
+        rule_name = "root" if name == "start" else gbnf_name(name)
+        lines.append(f"{rule_name} ::= {_gbnf_node(body, spelling, top=True)}")
+    for name, definition in rules.gbnf_extra.items():
+        lines.append(f"{name} ::= {definition}")
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,1 @@
+"""One module per format: the structure of an assistant turn, as grammar rules."""

@@ -1,0 +1,156 @@
+"""PCML's assistant turn, as the renderer writes it::
+
+    [<think>REASONING</think>\\n] ( [CONTENT] | CALLS | CONTENT\\n CALLS ) <end>
+    CALLS = <call>{"id": "ID", "name": "NAME", "arguments": ARGS}</call> (\\n<call>...</call>)*
+
+Text is escaped PCML text (see :mod:`pawlette.export.text_language`).  ``required`` and a
+named ``tool_choice`` allow no content before the first call, so their turns begin with the
+forced prefix ``<call>`` (``<call>{"id": "`` for a named function).  Not covered: the header
+pairs (``name="..."[SEP]``) an assistant turn can carry, which are not learned.  Inside the
+call's JSON, ids and arguments are JSON as the schema says; a marker spelled inside them,
+which PCML would escape into text that is no longer JSON, is not accepted.
+"""
+
+from __future__ import annotations
+
+import json
+
+from ...engine.lexer import escape_text
+from ...errors import UnsupportedFeature
+from ...format import Format
+from ...formats import pcml
+from ...types import Tool
+from ..grammar import ToolChoice, TurnGrammar
+from ..grammar_ast import (
+    JsonSchemaValue,
+    Lit,
+    Marker,
+    Node,
+    Ref,
+    Repeat,
+    Rules,
+    Terminal,
+    alt,
+    optional,
+    seq,
+)
+from ..json_schema import BASE_RULES, SchemaToGbnf
+from ..text_language import TextLanguage, define, text_terminal
+
+ID_REST = Terminal(
+    "JSON_ID_REST",
+    lark='/(\\\\(["\\\\\\x2F bfnrt]|u[a-fA-F0-9]{4})|[^"\\\\\\x00-\\x1F])*"/'.replace(" ", ""),
+    gbnf="json-id-rest",
+)
+CONTENT = text_terminal("TEXT", "NE")
+CONTENT_NL = text_terminal("TEXT", "NL")
+
+
+def _escaped(fmt: Format, text: str) -> str:
+    if fmt.escape_pattern is None:
+        return text
+    return escape_text(text, fmt.escape_pattern, before_marker=False)
+
+
+class _Calls:
+    """The call rules of one tool set, defined in every :class:`Rules` that needs them."""
+
+    def __init__(self, fmt: Format, tools: tuple[Tool, ...]) -> None:
+        self.fmt = fmt
+        self.tools = tools
+        for number, tool in enumerate(tools):
+            if tool.kind != "function":
+                raise UnsupportedFeature(f"tools[{number}].type", f"{tool.kind!r}", "'function'")
+
+    def items(self, rules: Rules, number: int) -> list[Node]:
+        """The pieces of a call to ``tools[number]``, markers included."""
+        rules.gbnf_extra.update({k: v for k, v in BASE_RULES.items() if k not in rules.gbnf_extra})
+        rules.gbnf_extra["json-id-rest"] = 'json-char* "\\""'
+        tool = self.tools[number]
+        schema = tool.parameters if tool.parameters is not None else {"type": "object"}
+        converter = SchemaToGbnf(rules, f"args-{number}", f"tools[{number}].parameters")
+        arguments = JsonSchemaValue(schema, gbnf=converter.convert(schema))
+        name = _escaped(self.fmt, json.dumps(tool.name, ensure_ascii=False))
+        return [
+            Marker(pcml.CALL),
+            Lit('{"id": "'),
+            ID_REST,
+            Lit(f', "name": {name}, "arguments": '),
+            arguments,
+            Lit("}"),
+            Marker(pcml.CALL_END),
+        ]
+
+    def define(self, rules: Rules, only: str | None) -> Ref:
+        """Define ``call`` (any allowed tool) in ``rules``."""
+        options = []
+        for number, tool in enumerate(self.tools):
+            if only is not None and tool.name != only:
+                continue
+            options.append(rules.add(f"call_{number}", seq(*self.items(rules, number))))
+        return rules.add("call", alt(*options))
+
+
+def build(fmt: Format, tools: tuple[Tool, ...], choice: ToolChoice, parallel: bool) -> TurnGrammar:
+    language = TextLanguage.of(fmt)
+    calls_possible = bool(tools) and choice.mode != "none"
+    only = choice.name if choice.mode == "function" else None
+    end = Marker(pcml.END)
+    reasoning = seq(Marker(pcml.THINK), optional(CONTENT), Marker(pcml.THINK_END), Lit("\n"))
+    call_set = _Calls(fmt, tools) if calls_possible else None
+
+    def new_rules() -> Rules:
+        rules = Rules()
+        rules.add("start", Lit(""))  # placeholder: keeps start first; replaced below
+        define(language, rules)
+        return rules
+
+    def calls(rules: Rules) -> Node:
+        assert call_set is not None
+        call = call_set.define(rules, only)
+        return seq(call, Repeat(seq(Lit("\n"), call))) if parallel else call
+
+    rules = new_rules()
+    answer: Node
+    if not calls_possible:
+        answer = seq(optional(CONTENT), end)
+    elif choice.mode == "auto":
+        many = calls(rules)
+        answer = alt(seq(optional(CONTENT), end), seq(many, end), seq(CONTENT_NL, many, end))
+    else:
+        answer = seq(calls(rules), end)
+    rules.rules["start"] = seq(optional(rules.add("reasoning", reasoning)), answer)
+
+    markers = [pcml.THINK, pcml.THINK_END]
+    if calls_possible:
+        markers += [pcml.CALL, pcml.CALL_END]
+    markers.append(pcml.END)
+    turn = TurnGrammar(
+        rules=rules,
+        markers=tuple(markers),
+        stop=fmt.stop,
+        reasoning=(pcml.THINK, pcml.THINK_END_LINE),
+        forced_prefixes={"auto": "", "none": "", "required": pcml.CALL if tools else ""},
+    )
+    for tool in tools:
+        turn.forced_prefixes[tool.name] = pcml.CALL + '{"id": "'
+    if not calls_possible:
+        return turn
+    assert call_set is not None
+    turn.trigger = pcml.CALL
+    if choice.mode == "auto":
+        lazy = new_rules()
+        lazy.rules["start"] = seq(calls(lazy), end)
+        turn.lazy = lazy
+        return turn
+    after = new_rules()
+    skip = 1 if choice.mode == "required" else 2
+    firsts = [
+        seq(*call_set.items(after, number)[skip:])
+        for number, tool in enumerate(tools)
+        if only is None or tool.name == only
+    ]
+    rest: Node = Repeat(seq(Lit("\n"), call_set.define(after, only))) if parallel else Lit("")
+    after.rules["start"] = seq(alt(*firsts), rest, end)
+    turn.after_prefix = after
+    return turn

@@ -1,0 +1,476 @@
+"""The exported grammars accept every turn the renderer writes and reject what breaks them.
+
+Run through llguidance (the Lark form, with a tokenizer built here, markers as special
+tokens) and, for the GBNF form, through a GBNF parser written after llama.cpp's rules whose
+translation to Lark llguidance then runs on the same cases.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+from functools import cache
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import pawlette
+from pawlette.errors import RequestError, UnsupportedFeature
+from pawlette.export.grammar import (
+    export_grammar,
+    export_grammar_bundle,
+    grammar_formats,
+)
+from pawlette.export.grammar_ast import Marker as MarkerNode
+from pawlette.export.grammar_ast import (
+    MarkerSpelling,
+    Rules,
+    Terminal,
+    optional,
+    seq,
+    to_gbnf,
+    to_lark,
+)
+from pawlette.export.text_language import TextLanguage, define, reads_as_text, text_terminal
+from pawlette.format import Format
+
+from . import gbnf
+from .support import small_tokenizer
+
+llguidance = pytest.importorskip("llguidance")
+
+# ------------------------------------------------------------------ the tool set
+
+WEATHER = {
+    "type": "function",
+    "function": {
+        "name": "get_weather",
+        "description": "Weather [SYS] in a city",
+        "parameters": {
+            "type": "object",
+            "properties": {
+                "city": {"type": "string"},
+                "unit": {"enum": ["celsius", "fahrenheit"]},
+            },
+            "required": ["city"],
+            "additionalProperties": False,
+        },
+    },
+}
+SEARCH = {
+    "type": "function",
+    "function": {
+        "name": "search",
+        "parameters": {
+            "type": "object",
+            "properties": {
+                "query": {"type": "string", "minLength": 1},
+                "limit": {"type": "integer"},
+                "filters": {
+                    "type": "object",
+                    "properties": {"lang": {"type": "string"}, "safe": {"type": "boolean"}},
+                },
+                "tags": {"type": "array", "items": {"type": "string"}, "maxItems": 3},
+                "score": {"type": ["number", "null"]},
+            },
+            "required": ["query"],
+        },
+    },
+}
+PING = {"type": "function", "function": {"name": "ping"}}
+TOOLS = [WEATHER, SEARCH, PING]
+NAMES = ["get_weather", "search", "ping"]
+
+
+# ------------------------------------------------------------------ tokens
+
+
+EOS = "<|eos|>"  # an end-of-sequence token that is no marker (llguidance needs one)
+
+
+@cache
+def tokenizer(name: str) -> Any:
+    return small_tokenizer((*pawlette.get_format(name).special_markers, EOS))
+
+
+@cache
+def ll_tokenizer(name: str) -> Any:
+    tok = tokenizer(name)
+    return llguidance.LLTokenizer(tok.to_str(), eos_token=tok.token_to_id(EOS))
+
+
+def encode_text(name: str, text: str) -> list[int]:
+    """Text with special tokens off: a marker's spelling in text stays text."""
+    tok = tokenizer(name)
+    tok.encode_special_tokens = True
+    try:
+        return list(tok.encode(text, add_special_tokens=False).ids)
+    finally:
+        tok.encode_special_tokens = False
+
+
+def encode_special(name: str, text: str) -> list[int]:
+    """A special segment: its markers by id, anything else in it (``\\n``) as text."""
+    fmt = pawlette.get_format(name)
+    pattern = re.compile("|".join(re.escape(m) for m in sorted(fmt.special_markers, key=len)[::-1]))
+    ids: list[int] = []
+    position = 0
+    for match in pattern.finditer(text):
+        ids += encode_text(name, text[position : match.start()])
+        ids.append(tokenizer(name).token_to_id(match.group()))
+        position = match.end()
+    return ids + encode_text(name, text[position:])
+
+
+class M(str):
+    """A marker in a hand-written turn."""
+
+
+def turn_ids(name: str, pieces: Sequence[str]) -> list[int]:
+    ids: list[int] = []
+    for piece in pieces:
+        ids += encode_special(name, piece) if isinstance(piece, M) else encode_text(name, piece)
+    return ids
+
+
+def completion_ids(fmt: Format, request: dict[str, Any], index: int) -> list[int]:
+    """The trainable segments of assistant message ``index``: what the model writes."""
+    rendering = fmt.render(request)
+    ids: list[int] = []
+    for segment in rendering.segments:
+        if segment.message_index == index and segment.trainable:
+            encode = encode_special if segment.special else encode_text
+            ids += encode(fmt.name, segment.text)
+    return ids
+
+
+@cache
+def matcher_grammar(text: str, syntax: str, name: str) -> str:
+    if syntax == "gbnf":
+        tokens = pawlette.get_format(name).special_markers
+        text = gbnf.to_lark(gbnf.parse(text, tokens))
+    grammar: str = llguidance.LLMatcher.grammar_from_lark(text)
+    error = llguidance.LLMatcher.validate_grammar(grammar, ll_tokenizer(name))
+    assert not error, error
+    return grammar
+
+
+def accepts(name: str, grammar: str, syntax: str, ids: list[int]) -> bool:
+    matcher = llguidance.LLMatcher(
+        ll_tokenizer(name), matcher_grammar(grammar, syntax, name), log_level=0
+    )
+    return bool(matcher.consume_tokens(ids) and matcher.is_accepting())
+
+
+SYNTAXES = ["lark", "gbnf"]
+
+# ------------------------------------------------------------------ generated turns
+
+safe_text = st.text(st.characters(codec="utf-8", exclude_characters="\x00"), max_size=8)
+
+
+def no_markers(name: str) -> st.SearchStrategy[str]:
+    """Strings for ids and arguments: no marker (PCML would escape it out of JSON), and no
+    DEL, which JSON allows raw but llguidance's ``%json`` strings do not."""
+    markers = pawlette.get_format(name).grammar.markers
+    return safe_text.filter(
+        lambda text: "\x7f" not in text and not any(marker in text for marker in markers)
+    )
+
+
+def tricky(name: str) -> st.SearchStrategy[str]:
+    markers = sorted(pawlette.get_format(name).grammar.markers)
+    pieces = st.one_of(safe_text, st.sampled_from([*markers, "\\", "\\\\", "\n", '"']))
+    return st.lists(pieces, max_size=5).map("".join)
+
+
+@st.composite
+def arguments(draw: st.DrawFn, name: str, tool: str) -> str:
+    strings = no_markers(name)
+    value: dict[str, Any] = {}
+    if tool == "get_weather":
+        value["city"] = draw(strings)
+        if draw(st.booleans()):
+            value["unit"] = draw(st.sampled_from(["celsius", "fahrenheit"]))
+    elif tool == "search":
+        value["query"] = draw(strings.filter(bool))
+        if draw(st.booleans()):
+            value["limit"] = draw(st.integers(-(10**6), 10**6))
+        if draw(st.booleans()):
+            filters: dict[str, Any] = {}
+            if draw(st.booleans()):
+                filters["lang"] = draw(strings)
+            if draw(st.booleans()):
+                filters["safe"] = draw(st.booleans())
+            value["filters"] = filters
+        if draw(st.booleans()):
+            value["tags"] = draw(st.lists(strings, max_size=3))
+        if draw(st.booleans()):
+            value["score"] = draw(
+                st.none() | st.floats(allow_nan=False, allow_infinity=False, width=32)
+            )
+        if draw(st.booleans()):
+            value["extra"] = draw(st.integers() | strings)
+    style = draw(st.sampled_from([{}, {"separators": (",", ":")}, {"indent": 2}]))
+    return json.dumps(value, ensure_ascii=draw(st.booleans()), **style)
+
+
+@st.composite
+def assistant_turns(draw: st.DrawFn, name: str) -> dict[str, Any]:
+    message: dict[str, Any] = {"role": "assistant"}
+    calls = []
+    for _ in range(draw(st.integers(0, 3))):
+        tool = draw(st.sampled_from(NAMES))
+        calls.append(
+            {
+                "id": draw(no_markers(name)),
+                "type": "function",
+                "function": {"name": tool, "arguments": draw(arguments(name, tool))},
+            }
+        )
+    if calls:
+        message["tool_calls"] = calls
+    message["content"] = draw(tricky(name))
+    if draw(st.booleans()):
+        message["reasoning_content"] = draw(tricky(name))
+    return message
+
+
+def choices_for(message: dict[str, Any]) -> list[tuple[Any, bool]]:
+    """The tool choices (and parallel flags) the turn obeys."""
+    calls = message.get("tool_calls", [])
+    result: list[tuple[Any, bool]] = [("auto", True)]
+    if len(calls) <= 1:
+        result.append(("auto", False))
+    if not calls:
+        result.append(("none", True))
+    elif not message["content"]:
+        result.append(("required", True))
+        names = {call["function"]["name"] for call in calls}
+        if len(names) == 1:
+            result.append(({"type": "function", "function": {"name": names.pop()}}, True))
+    return result
+
+
+@pytest.mark.parametrize("syntax", SYNTAXES)
+@pytest.mark.parametrize("name", grammar_formats())
+@settings(max_examples=60)
+@given(data=st.data())
+def test_every_rendered_turn_is_accepted(name: str, syntax: str, data: st.DataObject) -> None:
+    fmt = pawlette.get_format(name)
+    message = data.draw(assistant_turns(name))
+    request = {"messages": [{"role": "user", "content": "hi"}, message], "tools": TOOLS}
+    ids = completion_ids(fmt, request, 1)
+    for choice, parallel in choices_for(message):
+        grammar = export_grammar(name, TOOLS, choice, parallel, syntax)  # type: ignore[arg-type]
+        assert accepts(name, grammar, syntax, ids), (choice, parallel, fmt.render(request).text)
+
+
+# ------------------------------------------------------------------ rejections (PCML)
+
+CALL = M("<call>")
+CALL_END = M("</call>")
+END = M("<end>")
+
+
+def weather_call(arguments: str, name: str = "get_weather", call_id: str = "c1") -> list[str]:
+    body = f'{{"id": "{call_id}", "name": "{name}", "arguments": {arguments}}}'
+    return [CALL, body, CALL_END]
+
+
+GOOD = '{"city": "Paris"}'
+REJECTED = {
+    "unknown tool": [*weather_call(GOOD, name="get_wether"), END],
+    "malformed arguments": [*weather_call('{"city": }'), END],
+    "arguments not an object": [*weather_call('["Paris"]'), END],
+    "missing required property": [*weather_call('{"unit": "celsius"}'), END],
+    "wrong type": [*weather_call('{"city": 7}'), END],
+    "value outside the enum": [*weather_call('{"city": "P", "unit": "kelvin"}'), END],
+    "undeclared property": [*weather_call('{"city": "P", "wind": 1}'), END],
+    "marker token inside content": ["It is ", M("[AST]"), " sunny", END],
+    "end token inside arguments": [
+        CALL,
+        '{"id": "c1", "name": "get_weather", "arguments": {"city": "',
+        END,
+    ],
+    "unescaped marker spelled in content": ["say <end> please", END],
+    "odd backslash run before the end": ["a\\", END],
+    "call marker with no newline after content": ["Sure", *weather_call(GOOD), END],
+    "calls without separating newline": [*weather_call(GOOD), *weather_call(GOOD), END],
+    "no end marker": [*weather_call(GOOD)],
+    "text after the end marker": ["Hi", END, "more"],
+}
+ACCEPTED = {
+    "escaped marker in content": ["say \\<end> please", END],
+    "even backslash run before the end": ["a\\\\", END],
+    "content then a call": [
+        "Sure\n",
+        CALL,
+        '{"id": "c1", "name": "get_weather", "arguments": {"city": "P"}}',
+        CALL_END,
+        END,
+    ],
+    "reasoning only": [M("<think>"), "hmm", M("</think>\n"), END],
+    "two calls": [*weather_call(GOOD), "\n", *weather_call(GOOD, call_id="c2"), END],
+}
+
+
+@pytest.mark.parametrize("syntax", SYNTAXES)
+@pytest.mark.parametrize("case", sorted(REJECTED))
+def test_pcml_grammar_rejects(syntax: str, case: str) -> None:
+    grammar = export_grammar("pcml", TOOLS, "auto", True, syntax)  # type: ignore[arg-type]
+    assert not accepts("pcml", grammar, syntax, turn_ids("pcml", REJECTED[case]))
+
+
+@pytest.mark.parametrize("syntax", SYNTAXES)
+@pytest.mark.parametrize("case", sorted(ACCEPTED))
+def test_pcml_grammar_accepts(syntax: str, case: str) -> None:
+    grammar = export_grammar("pcml", TOOLS, "auto", True, syntax)  # type: ignore[arg-type]
+    assert accepts("pcml", grammar, syntax, turn_ids("pcml", ACCEPTED[case]))
+
+
+@pytest.mark.parametrize("syntax", SYNTAXES)
+def test_pcml_tool_choice_and_parallel(syntax: Any) -> None:
+    one = [*weather_call(GOOD), END]
+    two = [*weather_call(GOOD), "\n", *weather_call(GOOD, call_id="c2"), END]
+    search = [*weather_call('{"query": "x"}', name="search"), END]
+    text = ["Just text", END]
+    text_then_call = ["Sure\n", *weather_call(GOOD), END]
+    expectations = [
+        ("none", True, text, True),
+        ("none", True, one, False),
+        ("required", True, one, True),
+        ("required", True, two, True),
+        ("required", True, text, False),
+        ("required", True, text_then_call, False),
+        ("required", False, two, False),
+        ("auto", False, two, False),
+        ("auto", False, text_then_call, True),
+        ("get_weather", True, one, True),
+        ("get_weather", True, search, False),
+        ({"type": "function", "function": {"name": "search"}}, True, search, True),
+        ({"type": "function", "function": {"name": "search"}}, False, search, True),
+    ]
+    for choice, parallel, pieces, expected in expectations:
+        grammar = export_grammar("pcml", TOOLS, choice, parallel, syntax)
+        assert accepts("pcml", grammar, syntax, turn_ids("pcml", pieces)) is expected, (
+            choice,
+            parallel,
+            pieces,
+        )
+
+
+# ------------------------------------------------------------------ the bundle
+
+
+@pytest.mark.parametrize("syntax", SYNTAXES)
+def test_pcml_bundle_prefixes_and_lazy_grammar(syntax: Any) -> None:
+    bundle = export_grammar_bundle("pcml", TOOLS, "auto", True, syntax)
+    assert json.loads(json.dumps(bundle)) == bundle
+    assert bundle["stop"] == ["<end>"]
+    assert bundle["trigger"] == {"marker": "<call>", "special": True}
+    assert bundle["forced_prefix"] == {
+        "auto": "",
+        "none": "",
+        "required": "<call>",
+        "functions": {name: '<call>{"id": "' for name in NAMES},
+    }
+    two = [*weather_call(GOOD), "\n", *weather_call(GOOD, call_id="c2"), END]
+    assert accepts("pcml", bundle["lazy_grammar"], syntax, turn_ids("pcml", two))
+    assert not accepts("pcml", bundle["lazy_grammar"], syntax, turn_ids("pcml", ["x", END]))
+    assert bundle["grammar_after_prefix"] is None
+
+    required = export_grammar_bundle("pcml", TOOLS, "required", False, syntax)
+    after = [GOOD.join(['{"id": "c1", "name": "get_weather", "arguments": ', "}"]), CALL_END, END]
+    assert accepts("pcml", required["grammar_after_prefix"], syntax, turn_ids("pcml", after))
+    assert required["lazy_grammar"] is None
+
+    named = export_grammar_bundle("pcml", TOOLS, "search", True, syntax)
+    rest = ['c9", "name": "search", "arguments": {"query": "q"}}', CALL_END, END]
+    assert accepts("pcml", named["grammar_after_prefix"], syntax, turn_ids("pcml", rest))
+    wrong = ['c9", "name": "get_weather", "arguments": {"city": "q"}}', CALL_END, END]
+    assert not accepts("pcml", named["grammar_after_prefix"], syntax, turn_ids("pcml", wrong))
+
+
+def test_bad_requests() -> None:
+    with pytest.raises(RequestError, match=r"tool_choice\.function\.name"):
+        export_grammar("pcml", TOOLS, "nope")
+    with pytest.raises(RequestError, match="required"):
+        export_grammar("pcml", [], "required")
+    with pytest.raises(RequestError, match="syntax"):
+        export_grammar("pcml", TOOLS, syntax="ebnf")  # type: ignore[arg-type]
+    with pytest.raises(UnsupportedFeature):
+        export_grammar("pcml", [{"type": "action", "action": {"name": "wave"}}], "auto")
+    for name in pawlette.formats():
+        if name not in grammar_formats():
+            with pytest.raises(UnsupportedFeature):
+                export_grammar(name, TOOLS)
+
+
+def test_token_ids_and_text_spelling() -> None:
+    ids = {marker: 1000 + number for number, marker in enumerate(["<call>", "</call>", "<end>"])}
+    lark = export_grammar("pcml", TOOLS, token_ids=ids)
+    assert "<[1000]>" in lark and "<[1002]>" in lark and "<think>" in lark
+    text = export_grammar("pcml", TOOLS, syntax="gbnf", markers_as_text=True)
+    root = next(line for line in text.splitlines() if line.startswith("root ::="))
+    assert '"<end>"' in root and " <end>" not in root
+
+
+# ------------------------------------------------------------------ text terminals vs the lexer
+
+
+def text_grammar(language: TextLanguage, syntax: str) -> str:
+    rules = Rules()
+    rules.add("start", seq(optional(text_terminal("TEXT", "NE")), MarkerNode("<end>")))
+    define(language, rules)
+    spelling = MarkerSpelling()
+    return to_lark(rules, [], spelling) if syntax == "lark" else to_gbnf(rules, [], spelling)
+
+
+@pytest.mark.parametrize("syntax", SYNTAXES)
+@pytest.mark.parametrize("escape", [True, False], ids=["escaping", "plain"])
+@settings(max_examples=150)
+@given(data=st.data())
+def test_text_terminal_is_what_the_lexer_reads_as_text(
+    syntax: str, escape: bool, data: st.DataObject
+) -> None:
+    fmt = pawlette.get_format("pcml")
+    language = TextLanguage(TextLanguage.of(fmt).markers, escape)
+    text = data.draw(tricky("pcml"))
+    grammar = text_grammar(language, syntax)
+    ids = [*encode_text("pcml", text), tokenizer("pcml").token_to_id("<end>")]
+    assert accepts("pcml", grammar, syntax, ids) is reads_as_text(language, text), repr(text)
+
+
+# ------------------------------------------------------------------ GBNF syntax
+
+
+@pytest.mark.parametrize("choice", ["auto", "none", "required", "search"])
+def test_gbnf_parses_as_llama_cpp_reads_it(choice: str) -> None:
+    text = export_grammar("pcml", TOOLS, choice, True, "gbnf")
+    grammar = gbnf.parse(text, pawlette.get_format("pcml").special_markers)
+    assert "root" in grammar.rules
+
+
+@pytest.mark.parametrize(
+    ("source", "problem"),
+    [
+        ('root ::= "a" b', "Undefined rule"),
+        ("root ::= [a-", "end of input"),
+        ('root ::= "\\q"', "unknown escape"),
+        ('root ::= * "a"', "preceding item"),
+        ("root ::= <nope>", "invalid token"),
+        ('rot ::= "a"', "root"),
+        ('root ::= "a"\n  "b"', "expecting name"),
+    ],
+)
+def test_gbnf_checker_rejects_what_llama_cpp_rejects(source: str, problem: str) -> None:
+    with pytest.raises(gbnf.GbnfError, match=problem):
+        gbnf.parse(source, ["<end>"])
+
+
+def test_terminal_names_are_stable() -> None:
+    assert isinstance(text_terminal("TEXT", "NE"), Terminal)
