@@ -12,7 +12,8 @@ Not enforced (the value is constrained by the rest of its schema, and a note say
 ``pattern``, ``format``, numeric bounds, ``multipleOf``, ``patternProperties``, ``not``,
 conditionals, ``uniqueItems``, ``contains``, several-item ``allOf``; extra keys allowed by
 ``additionalProperties`` are not checked against the declared names.  Properties come in
-the declared order, as llguidance also requires.
+the declared order, as llguidance also requires, and an integer is written without a
+fraction (``1``, not ``1.0``), as in llguidance.
 """
 
 from __future__ import annotations

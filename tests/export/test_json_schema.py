@@ -1,0 +1,169 @@
+"""The GBNF written for a JSON schema accepts exactly the JSON texts the schema validates.
+
+For each schema of the supported subset, random JSON values are written out (keys in the
+schema's declared order, as the grammar requires, in several whitespace styles) and the
+grammar's verdict, run through llguidance, is compared with the ``jsonschema`` package's.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from functools import cache
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from pawlette.export.grammar_ast import JsonSchemaValue, MarkerSpelling, Rules, to_gbnf
+from pawlette.export.json_schema import SchemaToGbnf
+
+from . import gbnf
+from .support import small_tokenizer
+
+llguidance = pytest.importorskip("llguidance")
+jsonschema = pytest.importorskip("jsonschema")
+
+SCHEMAS: dict[str, dict[str, Any]] = {
+    "object": {
+        "type": "object",
+        "properties": {"a": {"type": "string"}, "b": {"type": "integer"}, "c": {"type": "boolean"}},
+        "required": ["b"],
+        "additionalProperties": False,
+    },
+    "open object": {
+        "type": "object",
+        "properties": {"a": {"type": "number"}},
+        "additionalProperties": {"type": "string"},
+    },
+    "any object": {"type": "object"},
+    "array bounds": {"type": "array", "items": {"type": "integer"}, "minItems": 1, "maxItems": 3},
+    "tuple": {
+        "type": "array",
+        "prefixItems": [{"type": "string"}, {"type": "null"}],
+        "items": False,
+        "minItems": 1,
+    },
+    "string length": {"type": "string", "minLength": 2, "maxLength": 4},
+    "enum and const": {
+        "type": "object",
+        "properties": {"e": {"enum": ["x", 1, None]}, "k": {"const": "fixed"}},
+        "additionalProperties": False,
+    },
+    "type list": {"type": ["string", "null", "boolean"]},
+    "any of": {"anyOf": [{"type": "integer"}, {"type": "array", "items": {"type": "string"}}]},
+    "refs": {
+        "$defs": {
+            "node": {
+                "type": "object",
+                "properties": {"v": {"type": "integer"}, "next": {"$ref": "#/$defs/node"}},
+                "required": ["v"],
+                "additionalProperties": False,
+            }
+        },
+        "$ref": "#/$defs/node",
+    },
+    "anything": {},
+}
+
+json_scalars = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(-1000, 1000),
+    st.floats(allow_nan=False, allow_infinity=False, width=32),
+    st.sampled_from(["x", "fixed", "ab", "abcde", "", 'é\n"\\']),
+)
+json_values = st.recursive(
+    json_scalars,
+    lambda children: (
+        st.lists(children, max_size=4)
+        | st.dictionaries(st.sampled_from(["a", "b", "c", "e", "k", "v", "next", "z"]), children)
+    ),
+    max_leaves=10,
+)
+
+
+def ordered(value: Any, schema: Any, root: Any) -> Any:
+    """``value`` with object keys in the schema's declared order (others after)."""
+    if isinstance(schema, Mapping) and "$ref" in schema:
+        target = root
+        for part in schema["$ref"].lstrip("#/").split("/"):
+            if part:
+                target = target[part]
+        return ordered(value, target, root)
+    if isinstance(schema, Mapping) and "anyOf" in schema:
+        for option in schema["anyOf"]:
+            if validator(option).is_valid(value):
+                return ordered(value, option, root)
+        return value
+    if isinstance(value, dict):
+        properties = schema.get("properties", {}) if isinstance(schema, Mapping) else {}
+        keys = [key for key in properties if key in value] + [
+            key for key in value if key not in properties
+        ]
+        return {key: ordered(value[key], properties.get(key, {}), root) for key in keys}
+    if isinstance(value, list) and isinstance(schema, Mapping):
+        prefix = schema.get("prefixItems", [])
+        items = schema.get("items", {})
+        return [
+            ordered(item, prefix[index] if index < len(prefix) else items, root)
+            for index, item in enumerate(value)
+        ]
+    return value
+
+
+def validator(schema: Any) -> Any:
+    """JSON Schema's validator, except that an integer is written without a fraction
+    (``1.0`` is an integer to JSON Schema; the grammars, like llguidance's, say no)."""
+    base = jsonschema.Draft202012Validator
+    checker = base.TYPE_CHECKER.redefine(
+        "integer", lambda _, value: isinstance(value, int) and not isinstance(value, bool)
+    )
+    return jsonschema.validators.extend(base, type_checker=checker)(schema)
+
+
+EOS = "<|eos|>"
+
+
+@cache
+def tokenizers() -> tuple[Any, Any]:
+    tok = small_tokenizer((EOS,))
+    return tok, llguidance.LLTokenizer(tok.to_str(), eos_token=tok.token_to_id(EOS))
+
+
+@cache
+def grammar_for(name: str) -> str:
+    schema = SCHEMAS[name]
+    rules = Rules()
+    rule = SchemaToGbnf(rules, "value", "schema").convert(schema)
+    rules.add("start", JsonSchemaValue(schema, gbnf=rule))
+    text = to_gbnf(rules, [], MarkerSpelling())
+    lark: str = llguidance.LLMatcher.grammar_from_lark(gbnf.to_lark(gbnf.parse(text)))
+    return lark
+
+
+def accepted(name: str, text: str) -> bool:
+    tok, ll = tokenizers()
+    matcher = llguidance.LLMatcher(ll, grammar_for(name), log_level=0)
+    ids = tok.encode(text, add_special_tokens=False).ids
+    return bool(matcher.consume_tokens(ids) and matcher.is_accepting())
+
+
+@pytest.mark.parametrize("name", sorted(SCHEMAS))
+@settings(max_examples=120)
+@given(value=json_values, style=st.sampled_from([{}, {"separators": (",", ":")}, {"indent": 1}]))
+def test_gbnf_accepts_exactly_the_valid_values(name: str, value: Any, style: Any) -> None:
+    schema = SCHEMAS[name]
+    value = ordered(value, schema, schema)
+    text = json.dumps(value, ensure_ascii=False, **style)
+    valid = validator(schema).is_valid(value)
+    assert accepted(name, text) is valid, text
+
+
+def test_unenforced_keywords_are_noted() -> None:
+    rules = Rules()
+    SchemaToGbnf(rules, "v", "tools[0].parameters").convert(
+        {"type": "object", "properties": {"n": {"type": "integer", "minimum": 0}}}
+    )
+    assert rules.notes == ["tools[0].parameters.properties.n: 'minimum' is not enforced in GBNF"]
