@@ -8,9 +8,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 import pawlette
 from pawlette import (
+    ActionPart,
     ChunkStream,
     ImagePart,
     ImageRequestPart,
@@ -20,6 +23,7 @@ from pawlette import (
     RequestError,
     ToolCallDelta,
     UnsupportedFeature,
+    VoicePart,
 )
 from pawlette.engine.fold import fold, merge_assistant
 from pawlette.formats import omni
@@ -388,3 +392,41 @@ def test_whole_parse_is_the_fold_of_the_stream() -> None:
     events = [event for char in text for event in parser.feed(char)] + parser.finish()
     streamed = merge_assistant(fold(events, OMNI.grammar.fields).messages)
     assert streamed == OMNI.parse(text).core
+
+
+PIECES = st.one_of(
+    st.text(st.characters(exclude_characters="\\"), max_size=10),
+    st.sampled_from(sorted(omni.SPECIAL)),
+    st.sampled_from(["{}", '{"a": 1}', "\n", "x"]),
+)
+
+
+@given(st.lists(PIECES, max_size=14), st.booleans())
+def test_lenient_parsing_keeps_text_in_parts_too(pieces: list[str], conversation: bool) -> None:
+    """Nothing lost, counting voice, action and image-request parts and declared tools (the
+    shared battery skips parts).  Text inside an image block is the image's, not kept."""
+    text = "".join(pieces)
+    if conversation:
+        parsed = OMNI.parse_conversation(text)
+        messages, warnings = list(parsed.core_messages), parsed.warnings
+        kept = [json.dumps(dict(tool.definition), ensure_ascii=False) for tool in parsed.core_tools]
+    else:
+        result = OMNI.parse(text)
+        messages, warnings, kept = [result.core], result.warnings, []
+    kept += [warning.text for warning in warnings]
+    for message in messages:
+        kept += [message.text, message.reasoning or ""]
+        kept += [f"{call.name}\x00{call.arguments}" for call in message.tool_calls]
+        for part in message.content or ():
+            if isinstance(part, ActionPart):
+                kept += [part.name, part.arguments]
+            elif isinstance(part, VoicePart):
+                kept += [part.text, json.dumps(dict(part.prosody))]
+            elif isinstance(part, ImageRequestPart):
+                kept.append(json.dumps(dict(part.request)))
+    joined = "\x00".join(kept)
+    in_image = False
+    for piece in pieces:
+        in_image |= conversation and piece in ("<|IMAGE_START|>", "<|IMAGE_OUTPUT_START|>")
+        if piece not in omni.SPECIAL and piece.strip() and not in_image:
+            assert piece.strip() in joined, (piece, text, joined)
