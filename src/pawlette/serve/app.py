@@ -1,0 +1,754 @@
+"""The HTTP server: OpenAI's chat-completions API over a raw completion engine.
+
+Routes::
+
+    POST /v1/chat/completions   stream true or false
+    GET  /v1/models             the one model served
+    GET  /health                200 {"status": "ok"} while the server runs (no upstream call)
+
+A request is checked (:mod:`~pawlette.serve.request`), rendered with the format (with the
+generation prompt, plus any forced prefix from :mod:`~pawlette.serve.tool_choice`), sent to
+the upstream's ``POST /v1/completions`` (fields per :mod:`~pawlette.serve.engines`), and the
+upstream's text goes through the format's incremental parser
+(:mod:`~pawlette.serve.pipeline`) back to the client as OpenAI chunks or one message.
+
+Errors, always OpenAI's body ``{"error": {"message", "type", "param", "code"}}``:
+
+=====  ==============================================================================
+400    invalid request (``param`` names the field), a ``tool_choice`` that cannot be
+       honoured, or a request the upstream rejected with a 400/413/422
+401    ``--api-key`` set and the key is missing or wrong
+404    no such route
+413    a body over ``--max-body-bytes``
+429    the upstream answered 429
+502    the upstream is unreachable, answered a 5xx (or another error), or sent
+       something that is not an OpenAI completion
+504    the upstream sent nothing for ``--timeout`` seconds
+=====  ==============================================================================
+
+Once a stream has started, a failure upstream (the connection dies, a read times out, an
+error event, garbage) ends it with one ``data: {"error": {...}}`` event and no ``[DONE]``.
+A client that disconnects cancels its upstream request at once, streaming or not: the server
+listens for the disconnect while it waits, and closes the upstream connection.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hmac
+import json
+import logging
+import ssl
+import time
+import uuid
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+import anyio
+import httpx
+import uvicorn
+from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+from starlette.types import Receive, Scope, Send
+
+from ..errors import PawletteError, RequestError
+from ..formats import get_format
+from ..openai import tools_from_openai
+from ..types import Tool
+from .config import ServeConfig
+from .engines import ENGINES
+from .pipeline import ChunkPipeline, Completion, encode_events
+from .prompt_ids import PromptEncoder
+from .request import ChatRequest, parse_chat_request
+from .sse import SSEDecoder
+from .tool_choice import ToolPlan, plan_tool_choice
+
+logger = logging.getLogger("pawlette.serve")
+
+T = TypeVar("T")
+Write = Callable[[bytes], Awaitable[None]]
+
+_DONE = b"data: [DONE]\n\n"
+_ERROR_DETAIL_CHARS = 500
+_DRAIN_SECONDS = 1.0
+_POOLS = 32
+
+
+class ServerError(Exception):
+    """An error answer: HTTP status and OpenAI's error object."""
+
+    def __init__(
+        self,
+        status: int,
+        message: str,
+        *,
+        kind: str = "invalid_request_error",
+        param: str | None = None,
+        code: str | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+        self.kind = kind
+        self.param = param
+        self.code = code
+
+    def body(self) -> dict[str, Any]:
+        return {
+            "error": {
+                "message": self.message,
+                "type": self.kind,
+                "param": self.param,
+                "code": self.code,
+            }
+        }
+
+    def response(self) -> JSONResponse:
+        headers = {"www-authenticate": "Bearer"} if self.status == 401 else None
+        return JSONResponse(self.body(), status_code=self.status, headers=headers)
+
+    def event(self) -> bytes:
+        """The error as the last server-sent event of a stream."""
+        return f"data: {json.dumps(self.body(), ensure_ascii=False)}\n\n".encode()
+
+
+def _upstream_failure(status: int, message: str, code: str) -> ServerError:
+    return ServerError(status, message, kind="server_error", code=code)
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """A checked request, ready to send: the upstream body and the tool plan."""
+
+    chat: ChatRequest
+    plan: ToolPlan
+    tools: tuple[Tool, ...]
+    body: dict[str, Any]
+
+
+class EventStream(Response):
+    """A ``text/event-stream`` answer written by ``produce(write)``.
+
+    It listens for the client's disconnect the whole time, whatever the spec version the
+    ASGI server reports, and cancels ``produce`` at once when it comes, so the upstream
+    request is closed even while the upstream is silent.
+    """
+
+    media_type = "text/event-stream"
+
+    def __init__(self, produce: Callable[[Write], Awaitable[None]]) -> None:
+        self.status_code = 200
+        self.background = None
+        self.produce = produce
+        self.init_headers({"cache-control": "no-cache", "x-accel-buffering": "no"})
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        await send({"type": "http.response.start", "status": 200, "headers": self.raw_headers})
+
+        async def write(data: bytes) -> None:
+            await send({"type": "http.response.body", "body": data, "more_body": True})
+
+        disconnected = False
+        async with anyio.create_task_group() as group:
+
+            async def run() -> None:
+                try:
+                    await self.produce(write)
+                finally:
+                    group.cancel_scope.cancel()
+
+            group.start_soon(run)
+            while True:
+                message = await receive()
+                if message["type"] == "http.disconnect":
+                    disconnected = True
+                    group.cancel_scope.cancel()
+                    break
+        if not disconnected:
+            await send({"type": "http.response.body", "body": b"", "more_body": False})
+
+
+class Server:
+    """One format over one upstream; :func:`build_app` wraps it in a Starlette app."""
+
+    def __init__(self, config: ServeConfig) -> None:
+        self.config = config
+        self.format = get_format(config.format)
+        engine = ENGINES.get(config.engine)
+        if engine is None:
+            raise RequestError(
+                "--engine", f"found {config.engine!r}", "one of " + ", ".join(ENGINES)
+            )
+        self.engine = engine
+        self.encoder: PromptEncoder | None = None
+        if config.tokenizer is not None:
+            if not engine.token_ids:
+                raise PawletteError(
+                    f"--tokenizer: engine {engine.name!r} takes text prompts only; "
+                    "expected no --tokenizer with it"
+                )
+            self.encoder = PromptEncoder(self.format, config.tokenizer)
+        base = config.upstream.rstrip("/")
+        if base.endswith("/v1"):
+            base = base[: -len("/v1")]
+        self.base_url = base
+        self.completions_url = base + "/v1/completions"
+        self.model = config.model
+        self.created = int(time.time())
+        self._clients: list[httpx.AsyncClient] = []
+        self._next_client = 0
+        self._headers = {"content-type": "application/json"}
+        if config.upstream_api_key:
+            self._headers["authorization"] = f"Bearer {config.upstream_api_key}"
+
+    @property
+    def advertised_model(self) -> str:
+        return self.model or self.format.name
+
+    @property
+    def client(self) -> httpx.AsyncClient:
+        """The next upstream client, round robin.
+
+        httpcore re-examines its whole pool on every request and every response end (a
+        readability check per idle connection, and a count of idle connections per
+        connection: quadratic), so one pool of hundreds of connections costs more CPU per
+        request than the parsing does; several small pools keep that cost flat.
+        """
+        clients = self._clients
+        if not clients:
+            raise RuntimeError("the server is not started (lifespan not run)")
+        self._next_client = (self._next_client + 1) % len(clients)
+        return clients[self._next_client]
+
+    # ------------------------------------------------------------------ lifecycle
+
+    @contextlib.asynccontextmanager
+    async def lifespan(self, app: Starlette) -> AsyncIterator[None]:
+        config = self.config
+        per_pool = max(1, config.max_connections // _POOLS)
+        limits = httpx.Limits(max_connections=per_pool, max_keepalive_connections=per_pool)
+        timeout = httpx.Timeout(config.timeout, connect=config.connect_timeout)
+        verify = ssl.create_default_context()  # one context for all pools (each costs ~40 ms)
+        async with contextlib.AsyncExitStack() as stack:
+            for _ in range(_POOLS):
+                # trust_env=False: the upstream is an engine we talk to directly, never a proxy.
+                client = httpx.AsyncClient(
+                    limits=limits, timeout=timeout, trust_env=False, verify=verify
+                )
+                self._clients.append(await stack.enter_async_context(client))
+            if self.model is None:
+                await self._discover_model()
+            logger.info(
+                "serving format %r as model %r over %s (engine %s, %s prompts)",
+                self.format.name,
+                self.advertised_model,
+                self.completions_url,
+                self.engine.name,
+                "token-id" if self.encoder else "text",
+            )
+            try:
+                yield
+            finally:
+                self._clients = []
+
+    async def _discover_model(self) -> None:
+        """Ask the upstream's ``/v1/models`` for its model name (best effort)."""
+        try:
+            response = await self.client.get(
+                self.base_url + "/v1/models",
+                headers=self._headers,
+                timeout=min(5.0, self.config.timeout),
+            )
+            response.raise_for_status()
+            name = response.json()["data"][0]["id"]
+        except (httpx.HTTPError, ValueError, LookupError, TypeError) as error:
+            logger.warning(
+                "upstream /v1/models: no model name (%s); serving as %r and sending no "
+                "model upstream (set --model to choose)",
+                error,
+                self.format.name,
+            )
+            return
+        if isinstance(name, str) and name:
+            self.model = name
+
+    # ------------------------------------------------------------------ routes
+
+    async def health(self, request: Request) -> Response:
+        return JSONResponse({"status": "ok"})
+
+    async def models(self, request: Request) -> Response:
+        try:
+            self._authorize(request)
+        except ServerError as error:
+            return error.response()
+        return JSONResponse(
+            {
+                "object": "list",
+                "data": [
+                    {
+                        "id": self.advertised_model,
+                        "object": "model",
+                        "created": self.created,
+                        "owned_by": "pawlette",
+                    }
+                ],
+            }
+        )
+
+    async def chat_completions(self, request: Request) -> Response:
+        try:
+            self._authorize(request)
+            chat = parse_chat_request(await self._read_json(request))
+            prepared = await self._prepare(chat)
+            if chat.stream:
+                return await self._stream(request, prepared)
+            return await self._complete(request, prepared)
+        except RequestError as error:
+            return ServerError(400, str(error), param=error.path or None).response()
+        except ServerError as error:
+            return error.response()
+
+    # ------------------------------------------------------------------ request
+
+    def _authorize(self, request: Request) -> None:
+        key = self.config.api_key
+        if key is None:
+            return
+        header = request.headers.get("authorization")
+        if not header:
+            raise ServerError(
+                401,
+                "no API key: send it as 'Authorization: Bearer <key>'",
+                code="invalid_api_key",
+            )
+        scheme, _, token = header.partition(" ")
+        if scheme.lower() != "bearer" or not hmac.compare_digest(
+            token.strip().encode(), key.encode()
+        ):
+            raise ServerError(401, "incorrect API key", code="invalid_api_key")
+
+    async def _read_json(self, request: Request) -> object:
+        limit = self.config.max_body_bytes
+        too_large = ServerError(
+            413,
+            f"request body: over {limit} bytes; expected at most {limit} (--max-body-bytes)",
+            code="request_too_large",
+        )
+        declared = request.headers.get("content-length")
+        if declared is not None and declared.isdigit() and int(declared) > limit:
+            raise too_large
+        pieces: list[bytes] = []
+        size = 0
+        async for piece in request.stream():
+            size += len(piece)
+            if size > limit:
+                raise too_large
+            pieces.append(piece)
+        try:
+            return json.loads(b"".join(pieces))
+        except (ValueError, UnicodeDecodeError) as error:
+            raise ServerError(
+                400, f"request body: not valid JSON ({error}); expected a JSON object"
+            ) from error
+
+    async def _prepare(self, chat: ChatRequest) -> Prepared:
+        fmt = self.format
+        rendering = fmt.render(chat.messages, chat.tools, add_generation_prompt=True)
+        tools = tools_from_openai(chat.tools)
+        plan = plan_tool_choice(
+            fmt,
+            self.engine,
+            tools,
+            chat.tool_choice,
+            chat.parallel_tool_calls,
+            token_ids=None if self.encoder is None else self.encoder.marker_ids,
+        )
+        prompt: str | list[int]
+        if self.encoder is not None:
+            segments = [*rendering.segments, *self.encoder.segments(plan.prefix)]
+            prompt = await anyio.to_thread.run_sync(self.encoder.encode, segments)
+        else:
+            prompt = rendering.text + plan.prefix
+        body = self.engine.body(
+            prompt=prompt,
+            model=self.model,
+            stop=list(dict.fromkeys((*fmt.stop, *chat.stop))),
+            sampling=chat.sampling,
+            stream=chat.stream,
+            include_usage=chat.include_usage,
+            grammar=plan.grammar,
+            max_tokens=self.config.max_tokens,
+        )
+        return Prepared(chat, plan, tools, body)
+
+    # ------------------------------------------------------------------ upstream
+
+    async def _unless_disconnected(
+        self, request: Request, work: Callable[[], Awaitable[T]]
+    ) -> tuple[bool, T | None]:
+        """Run ``work`` unless the client goes away first: ``(disconnected, result)``.
+
+        The request body has been read, so the next ASGI message is the disconnect.
+        """
+        result: T | None = None
+        failure: BaseException | None = None
+        disconnected = False
+        async with anyio.create_task_group() as group:
+
+            async def run() -> None:
+                nonlocal result, failure
+                try:
+                    result = await work()
+                except Exception as error:
+                    failure = error
+                group.cancel_scope.cancel()
+
+            group.start_soon(run)
+            while True:
+                message = await request.receive()
+                if message["type"] == "http.disconnect":
+                    disconnected = True
+                    group.cancel_scope.cancel()
+                    break
+        if failure is not None:
+            raise failure
+        return disconnected, result
+
+    async def _send(self, body: dict[str, Any], *, stream: bool) -> httpx.Response:
+        request = self.client.build_request(
+            "POST",
+            self.completions_url,
+            content=json.dumps(body, ensure_ascii=False).encode(),
+            headers=self._headers,
+        )
+        try:
+            response = await self.client.send(request, stream=stream)
+        except httpx.TimeoutException as error:
+            raise _upstream_failure(
+                504,
+                f"upstream {self.completions_url}: no answer within "
+                f"{self.config.timeout:g} s (--timeout) ({type(error).__name__})",
+                "upstream_timeout",
+            ) from error
+        except httpx.HTTPError as error:
+            raise _upstream_failure(
+                502,
+                f"upstream {self.completions_url}: unreachable ({type(error).__name__}: "
+                f"{error or 'no detail'})",
+                "upstream_unreachable",
+            ) from error
+        if response.status_code >= 400:
+            raise await self._status_error(response)
+        return response
+
+    async def _status_error(self, response: httpx.Response) -> ServerError:
+        try:
+            raw = await response.aread()
+        except httpx.HTTPError:
+            raw = b""
+        finally:
+            await response.aclose()
+        detail = _error_detail(raw)
+        status = response.status_code
+        if status in (400, 413, 422):
+            return ServerError(
+                400,
+                f"the upstream rejected the request (HTTP {status}): {detail}",
+                code="upstream_rejected",
+            )
+        if status == 429:
+            return ServerError(
+                429, f"the upstream is busy (HTTP 429): {detail}", code="upstream_busy"
+            )
+        return _upstream_failure(
+            502,
+            f"upstream {self.completions_url} answered HTTP {status}: {detail}",
+            "upstream_error",
+        )
+
+    async def _post(self, body: dict[str, Any]) -> tuple[str, str | None, Any]:
+        response = await self._send(body, stream=False)
+        try:
+            data = response.json()
+            choice = data["choices"][0]
+            text = choice["text"]
+            reason = choice.get("finish_reason")
+            if not isinstance(text, str) or not (reason is None or isinstance(reason, str)):
+                raise TypeError("choices[0].text is not a string")
+        except (ValueError, LookupError, TypeError, AttributeError) as error:
+            raise _upstream_failure(
+                502,
+                f"upstream {self.completions_url}: not an OpenAI completion "
+                f"({type(error).__name__}: {error}): {_error_detail(response.content)}",
+                "upstream_invalid",
+            ) from error
+        usage = data.get("usage")
+        return text, reason, usage if isinstance(usage, dict) else None
+
+    # ------------------------------------------------------------------ answers
+
+    async def _complete(self, request: Request, prepared: Prepared) -> Response:
+        disconnected, result = await self._unless_disconnected(
+            request, lambda: self._post(prepared.body)
+        )
+        if disconnected or result is None:
+            logger.info("client went away; upstream request cancelled")
+            return Response(status_code=499)
+        text, reason, usage = result
+        completion = Completion(self.format, prepared.plan, prepared.tools)
+        message = completion.message(text, reason)
+        message.setdefault("refusal", None)
+        _log_warnings(completion)
+        answer: dict[str, Any] = {
+            "id": "chatcmpl-" + uuid.uuid4().hex[:24],
+            "object": "chat.completion",
+            "created": int(time.time()),
+            "model": self.advertised_model,
+            "choices": [
+                {
+                    "index": 0,
+                    "message": message,
+                    "logprobs": None,
+                    "finish_reason": completion.finish_reason,
+                }
+            ],
+        }
+        if usage is not None:
+            answer["usage"] = usage
+        return JSONResponse(answer)
+
+    async def _stream(self, request: Request, prepared: Prepared) -> Response:
+        disconnected, response = await self._unless_disconnected(
+            request, lambda: self._send(prepared.body, stream=True)
+        )
+        if disconnected or response is None:
+            if response is not None:
+                await response.aclose()
+            logger.info("client went away; upstream request cancelled")
+            return Response(status_code=499)
+        pipeline = ChunkPipeline(
+            self.format, prepared.plan, prepared.tools, model=self.advertised_model
+        )
+        include_usage = prepared.chat.include_usage
+
+        async def produce(write: Write) -> None:
+            try:
+                await self._relay(response, pipeline, include_usage, write)
+            except Exception as error:  # a bug: still end the stream with an error event
+                logger.exception("internal error while streaming")
+                failure = ServerError(
+                    500,
+                    f"internal error ({type(error).__name__}); see the server log",
+                    kind="server_error",
+                )
+                await write(failure.event())
+            finally:
+                with anyio.CancelScope(shield=True):
+                    await response.aclose()
+
+        return EventStream(produce)
+
+    async def _relay(
+        self,
+        response: httpx.Response,
+        pipeline: ChunkPipeline,
+        include_usage: bool,
+        write: Write,
+    ) -> None:
+        """Upstream SSE in, client SSE out; a failure becomes one error event."""
+        decoder = SSEDecoder()
+        state = _StreamState()
+        failure: ServerError | None = None
+        await write(encode_events(pipeline.start()))
+        pieces = response.aiter_bytes()
+        try:
+            async for data in pieces:
+                chunks = self._read_events(decoder.feed(data), state, pipeline)
+                if chunks:
+                    await write(encode_events(chunks))
+                if state.done or pipeline.cut:
+                    break
+            else:
+                chunks = self._read_events(decoder.finish(), state, pipeline)
+                if chunks:
+                    await write(encode_events(chunks))
+        except ServerError as error:
+            failure = error
+        except httpx.TimeoutException:
+            failure = _upstream_failure(
+                504,
+                f"upstream {self.completions_url}: nothing for {self.config.timeout:g} s "
+                "(--timeout); the completion is incomplete",
+                "upstream_timeout",
+            )
+        except httpx.HTTPError as error:
+            failure = _upstream_failure(
+                502,
+                f"upstream {self.completions_url}: the stream broke off "
+                f"({type(error).__name__}: {error or 'no detail'}); the completion is incomplete",
+                "upstream_disconnected",
+            )
+        done, reason = state.done, state.reason
+        if failure is None and not (done or pipeline.cut or reason is not None):
+            failure = _upstream_failure(
+                502,
+                f"upstream {self.completions_url}: the stream ended without a finish_reason "
+                "or [DONE]; the completion may be incomplete",
+                "upstream_disconnected",
+            )
+        if failure is not None:
+            logger.warning("stream failed: %s", failure.message)
+            await write(failure.event())
+            return
+        final = pipeline.finish(reason)
+        if include_usage and state.usage is not None:
+            final.append(pipeline.stream.usage_chunk(state.usage))
+        _log_warnings(pipeline.completion)
+        await write(encode_events(final) + _DONE)
+        if done:
+            # Read the end of the upstream's answer, so its connection goes back to the pool.
+            with anyio.move_on_after(_DRAIN_SECONDS), contextlib.suppress(httpx.HTTPError):
+                async for _ in pieces:
+                    pass
+
+    def _read_events(
+        self, payloads: list[str], state: _StreamState, pipeline: ChunkPipeline
+    ) -> list[dict[str, Any]]:
+        chunks: list[dict[str, Any]] = []
+        for payload in payloads:
+            if state.done or pipeline.cut:
+                break
+            if payload == "[DONE]":
+                state.done = True
+                break
+            text = _stream_item(payload, self.completions_url, state)
+            if text:
+                chunks += pipeline.feed(text)
+        return chunks
+
+
+class _StreamState:
+    """What the upstream's stream has said so far besides text."""
+
+    __slots__ = ("done", "reason", "usage")
+
+    def __init__(self) -> None:
+        self.done = False
+        self.reason: str | None = None
+        self.usage: dict[str, Any] | None = None
+
+
+def _stream_item(payload: str, url: str, state: _StreamState) -> str:
+    """One upstream ``data:`` payload: returns its text; notes finish reason and usage."""
+    try:
+        data = json.loads(payload)
+    except ValueError as error:
+        raise _upstream_failure(
+            502,
+            f"upstream {url}: a stream event is not JSON ({error}): {payload[:200]!r}",
+            "upstream_invalid",
+        ) from error
+    if not isinstance(data, dict):
+        raise _upstream_failure(
+            502,
+            f"upstream {url}: a stream event is not an object: {payload[:200]!r}",
+            "upstream_invalid",
+        )
+    if data.get("error"):
+        raise _upstream_failure(
+            502,
+            f"upstream {url}: error in the stream: {_error_detail(payload.encode())}",
+            "upstream_error",
+        )
+    usage = data.get("usage")
+    if isinstance(usage, dict):
+        state.usage = usage
+    choices = data.get("choices")
+    if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
+        return ""
+    choice = choices[0]
+    finish = choice.get("finish_reason")
+    if isinstance(finish, str):
+        state.reason = finish
+    text = choice.get("text")
+    return text if isinstance(text, str) else ""
+
+
+def _error_detail(raw: bytes) -> str:
+    """The message of an upstream error body (OpenAI's, FastAPI's, TGI's) or its text."""
+    text = raw.decode("utf-8", errors="replace").strip()
+    try:
+        data = json.loads(text)
+    except ValueError:
+        data = None
+    if isinstance(data, dict):
+        error = data.get("error", data)
+        if isinstance(error, dict):
+            for key in ("message", "detail", "error"):
+                if isinstance(error.get(key), str):
+                    text = error[key]
+                    break
+        elif isinstance(error, str):
+            text = error
+        if isinstance(data.get("detail"), str):
+            text = data["detail"]
+    if len(text) > _ERROR_DETAIL_CHARS:
+        text = text[:_ERROR_DETAIL_CHARS] + "..."
+    return text or "(empty body)"
+
+
+def _log_warnings(completion: Completion) -> None:
+    if completion.warnings:
+        logger.info(
+            "model output did not fit format %r in %d place(s), kept as text: %s",
+            completion.format.name,
+            len(completion.warnings),
+            "; ".join(warning.message for warning in completion.warnings[:3]),
+        )
+
+
+# ---------------------------------------------------------------------- the app
+
+
+async def _http_error(request: Request, error: Exception) -> Response:
+    if isinstance(error, HTTPException):
+        code = {404: "not_found", 405: "method_not_allowed"}.get(error.status_code)
+        return ServerError(
+            error.status_code, f"{request.method} {request.url.path}: {error.detail}", code=code
+        ).response()
+    return ServerError(500, "internal error", kind="server_error").response()
+
+
+async def _internal_error(request: Request, error: Exception) -> Response:
+    logger.exception("internal error on %s %s", request.method, request.url.path)
+    return ServerError(
+        500, f"internal error ({type(error).__name__}); see the server log", kind="server_error"
+    ).response()
+
+
+def build_app(config: ServeConfig) -> Starlette:
+    """The Starlette app for ``config``; loads the format and tokenizer now (errors raise
+    :class:`~pawlette.errors.PawletteError`), connects to the upstream on start-up."""
+    server = Server(config)
+    app = Starlette(
+        routes=[
+            Route("/v1/chat/completions", server.chat_completions, methods=["POST"]),
+            Route("/v1/models", server.models, methods=["GET"]),
+            Route("/health", server.health, methods=["GET"]),
+        ],
+        exception_handlers={HTTPException: _http_error, Exception: _internal_error},
+        lifespan=server.lifespan,
+    )
+    app.state.server = server
+    return app
+
+
+def run(config: ServeConfig) -> None:
+    """Serve ``config`` with uvicorn until interrupted."""
+    app = build_app(config)
+    uvicorn.run(app, host=config.host, port=config.port, log_level=config.log_level)

@@ -1,0 +1,159 @@
+"""``pawlette serve``: its settings, its command-line options, and its entry point.
+
+Importing this module needs no optional dependency; :func:`serve_main` imports the server
+(Starlette, uvicorn, httpx: the ``serve`` extra) only when it runs.
+
+    pawlette serve -f FORMAT --upstream URL [--engine generic|vllm|vllm-0.9|sglang|llamacpp|tgi]
+                   [--model NAME] [--tokenizer PATH] [--host 127.0.0.1] [--port 8000]
+                   [--api-key KEY] [--upstream-api-key KEY] [--timeout S]
+                   [--connect-timeout S] [--max-body-bytes N] [--max-tokens N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from .engines import ENGINES
+
+
+@dataclass(frozen=True)
+class ServeConfig:
+    """Settings of one server.  ``upstream`` is the engine's base URL (``/v1`` optional)."""
+
+    format: str
+    upstream: str
+    engine: str = "generic"
+    model: str | None = None
+    """The model name sent upstream and listed by ``/v1/models``; asked of the upstream's
+    ``/v1/models`` at start-up when not given."""
+    tokenizer: str | None = None
+    """A ``tokenizer.json``: prompts are sent as token ids."""
+    host: str = "127.0.0.1"
+    port: int = 8000
+    api_key: str | None = None
+    """Clients must send ``Authorization: Bearer KEY`` (401 otherwise)."""
+    upstream_api_key: str | None = None
+    timeout: float = 600.0
+    """The longest wait for the upstream: for its answer, and between two pieces of a stream."""
+    connect_timeout: float = 10.0
+    max_body_bytes: int = 8 * 1024 * 1024
+    max_tokens: int | None = None
+    """The output budget for requests that set none (None: per engine, see
+    :mod:`pawlette.serve.engines`)."""
+    max_connections: int = 1024
+    """Connections to the upstream, pooled and reused."""
+    log_level: str = "info"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The ``serve`` options, for a parser the caller owns (the ``pawlette`` CLI's subparser)."""
+    parser.add_argument("-f", "--format", required=True, help="the chat format to serve")
+    parser.add_argument(
+        "--upstream",
+        required=True,
+        help="base URL of a raw completion engine with POST /v1/completions",
+    )
+    parser.add_argument(
+        "--engine",
+        choices=sorted(ENGINES),
+        default="generic",
+        help="the upstream's kind: which extra fields it takes (default: generic)",
+    )
+    parser.add_argument("--model", help="model name to send upstream and list in /v1/models")
+    parser.add_argument(
+        "--tokenizer", help="tokenizer.json: send prompts as token ids (markers by id)"
+    )
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--port", type=int, default=8000)
+    parser.add_argument(
+        "--api-key",
+        default=os.environ.get("PAWLETTE_API_KEY"),
+        help="require 'Authorization: Bearer KEY' (default: $PAWLETTE_API_KEY, else none)",
+    )
+    parser.add_argument(
+        "--upstream-api-key",
+        default=os.environ.get("PAWLETTE_UPSTREAM_API_KEY"),
+        help="key sent to the upstream (default: $PAWLETTE_UPSTREAM_API_KEY, else none)",
+    )
+    parser.add_argument(
+        "--timeout",
+        type=float,
+        default=600.0,
+        help="seconds to wait for the upstream's answer or its next piece (default: 600)",
+    )
+    parser.add_argument(
+        "--connect-timeout",
+        type=float,
+        default=10.0,
+        help="seconds to wait to connect to the upstream (default: 10)",
+    )
+    parser.add_argument(
+        "--max-body-bytes",
+        type=int,
+        default=8 * 1024 * 1024,
+        help="largest request body accepted; larger is a 413 (default: 8 MiB)",
+    )
+    parser.add_argument(
+        "--max-tokens",
+        type=int,
+        help="output budget for requests that set none (default: per engine; see the docs)",
+    )
+    parser.add_argument("--log-level", default="info", choices=["debug", "info", "warning"])
+
+
+def config_from_arguments(arguments: argparse.Namespace) -> ServeConfig:
+    return ServeConfig(
+        format=arguments.format,
+        upstream=arguments.upstream,
+        engine=arguments.engine,
+        model=arguments.model,
+        tokenizer=arguments.tokenizer,
+        host=arguments.host,
+        port=arguments.port,
+        api_key=arguments.api_key or None,
+        upstream_api_key=arguments.upstream_api_key or None,
+        timeout=arguments.timeout,
+        connect_timeout=arguments.connect_timeout,
+        max_body_bytes=arguments.max_body_bytes,
+        max_tokens=arguments.max_tokens,
+        log_level=arguments.log_level,
+    )
+
+
+def serve_main(argv: Sequence[str]) -> int:
+    """``pawlette serve ARGS``: run the server until interrupted.
+
+    Returns 0 after a clean shutdown, 2 after a one-line error on stderr (bad option, unknown
+    format, unusable tokenizer, missing ``serve`` extra).
+    """
+    parser = argparse.ArgumentParser(
+        prog="pawlette serve",
+        description="An OpenAI-compatible chat server over a raw completion engine.",
+    )
+    add_arguments(parser)
+    config = config_from_arguments(parser.parse_args(list(argv)))
+    return run_config(config)
+
+
+def run_config(config: ServeConfig) -> int:
+    """Run the server for ``config``; errors are one line on stderr and status 2."""
+    from ..errors import PawletteError
+
+    try:
+        from .app import run
+    except ImportError as error:
+        sys.stderr.write(
+            f"pawlette serve: needs the serve extra ({error.name or error}); "
+            "pip install 'pawlette[serve]'\n"
+        )
+        return 2
+    try:
+        run(config)
+    except PawletteError as error:
+        sys.stderr.write(f"pawlette serve: {error}\n")
+        return 2
+    return 0

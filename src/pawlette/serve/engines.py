@@ -1,0 +1,154 @@
+"""What each upstream engine accepts on its OpenAI-style ``POST /v1/completions``.
+
+Every engine gets the standard fields: ``prompt`` (text, or token ids with ``--tokenizer``),
+``stop`` (the format's end markers plus the request's), ``max_tokens``, ``temperature``,
+``top_p``, ``seed``, ``presence_penalty``, ``frequency_penalty``, ``logit_bias``, ``stream``
+and ``stream_options``; the engine extensions ``top_k``, ``min_p`` and ``repetition_penalty``
+are sent only when the client sent them.  Beyond that:
+
+============  =========  ================================================  =================
+engine        token ids  structured output (grammar)                       markers in it
+============  =========  ================================================  =================
+``generic``   yes        none                                              none
+``vllm``      yes        ``structured_outputs: {"grammar": Lark}``         special tokens
+``vllm-0.9``  yes        ``guided_grammar: Lark`` (vLLM before 0.12)       special tokens
+``sglang``    yes        ``ebnf: GBNF``                                    text
+``llamacpp``  yes        ``grammar: GBNF``                                 special tokens
+``tgi``       no         none (TGI takes grammars only on ``/generate``)   none
+============  =========  ================================================  =================
+
+The grammars come from :func:`pawlette.export.export_grammar`, for formats that have a grammar
+export.  vLLM gets llguidance's Lark dialect, where a marker is a special-token reference
+(``<call>``, or ``<[id]>`` with ``--tokenizer``): start vLLM with its guidance backend
+(``--structured-outputs-config '{"backend": "guidance"}'``; ``--guided-decoding-backend
+guidance`` before 0.10), since XGrammar reads no Lark.  llama.cpp reads the same token
+references in GBNF.  SGLang's default backend (XGrammar) has no token references, so its GBNF
+spells markers as text.
+
+vLLM and SGLang drop special tokens from the text they return unless told otherwise, and the
+parser needs the format's markers, so pawlette sends ``skip_special_tokens: false`` and
+``spaces_between_special_tokens: false`` to both, and ``add_special_tokens: false`` to vLLM
+(the format's render already writes any begin-of-text token).  With llama.cpp, run the server
+with a model whose markers detokenize as text; with text prompts it may add its own BOS, so
+prefer ``--tokenizer`` there.  TGI's ``/v1/completions`` takes text prompts only.
+
+The output budget: the legacy completions API stops after **16 tokens** when ``max_tokens`` is
+absent (OpenAI's default, which vLLM and SGLang copy), unlike chat completions.  So when a
+request sets no ``max_tokens`` / ``max_completion_tokens``, pawlette sends ``--max-tokens`` if
+given, else what lets the engine run to its stop or its context end: ``max_tokens: null`` to
+vLLM (the rest of the context), nothing to llama.cpp (its default is unlimited), and
+:data:`DEFAULT_MAX_TOKENS` to the others.
+
+A grammar is sent only to honour a ``tool_choice`` or ``parallel_tool_calls: false`` the format
+cannot force with a prompt prefix (see :mod:`pawlette.serve.tool_choice`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+GrammarSyntax = Literal["gbnf", "lark"]
+MarkerSpelling = Literal["tokens", "text"]
+
+DEFAULT_MAX_TOKENS = 4096
+"""The output budget sent to engines that need a number when neither request nor server sets
+one."""
+
+
+@dataclass(frozen=True)
+class Engine:
+    name: str
+    token_ids: bool
+    """Whether ``prompt`` may be a list of token ids."""
+    grammar_field: tuple[str, ...] = ()
+    """Where a grammar goes in the body (``("structured_outputs", "grammar")``); empty: none."""
+    grammar_syntax: GrammarSyntax | None = None
+    grammar_markers: MarkerSpelling = "tokens"
+    """How the grammar writes markers: special-token references, or plain text."""
+    always: Mapping[str, Any] = field(default_factory=dict)
+    usage_in_stream: bool = True
+    """Whether ``stream_options: {"include_usage": true}`` is understood."""
+    unbounded: Literal["null", "omit", "number"] = "number"
+    """How to ask for no output limit: ``max_tokens: null``, no field, or a number."""
+
+    def body(
+        self,
+        *,
+        prompt: str | list[int],
+        model: str | None,
+        stop: list[str],
+        sampling: Mapping[str, Any],
+        stream: bool,
+        include_usage: bool,
+        grammar: str | None = None,
+        max_tokens: int | None = None,
+    ) -> dict[str, Any]:
+        """The ``/v1/completions`` request body.
+
+        ``max_tokens`` is the server's budget for requests that set none (None: see above).
+        """
+        body: dict[str, Any] = {"prompt": prompt}
+        if model is not None:
+            body["model"] = model
+        if "max_tokens" not in sampling:
+            if max_tokens is not None:
+                body["max_tokens"] = max_tokens
+            elif self.unbounded == "null":
+                body["max_tokens"] = None
+            elif self.unbounded == "number":
+                body["max_tokens"] = DEFAULT_MAX_TOKENS
+        body.update(sampling)
+        body["stop"] = stop
+        body.update(self.always)
+        body["stream"] = stream
+        if stream and include_usage and self.usage_in_stream:
+            body["stream_options"] = {"include_usage": True}
+        if grammar is not None:
+            if not self.grammar_field:
+                raise ValueError(f"engine {self.name!r} takes no grammar")
+            target = body
+            for key in self.grammar_field[:-1]:
+                target = target.setdefault(key, {})
+            target[self.grammar_field[-1]] = grammar
+        return body
+
+
+_KEEP_MARKERS = {"skip_special_tokens": False, "spaces_between_special_tokens": False}
+
+ENGINES: dict[str, Engine] = {
+    "generic": Engine("generic", token_ids=True),
+    "vllm": Engine(
+        "vllm",
+        token_ids=True,
+        grammar_field=("structured_outputs", "grammar"),
+        grammar_syntax="lark",
+        always={**_KEEP_MARKERS, "add_special_tokens": False},
+        unbounded="null",
+    ),
+    "vllm-0.9": Engine(
+        "vllm-0.9",
+        token_ids=True,
+        grammar_field=("guided_grammar",),
+        grammar_syntax="lark",
+        always={**_KEEP_MARKERS, "add_special_tokens": False},
+        unbounded="null",
+    ),
+    "sglang": Engine(
+        "sglang",
+        token_ids=True,
+        grammar_field=("ebnf",),
+        grammar_syntax="gbnf",
+        grammar_markers="text",
+        always=_KEEP_MARKERS,
+    ),
+    "llamacpp": Engine(
+        "llamacpp",
+        token_ids=True,
+        grammar_field=("grammar",),
+        grammar_syntax="gbnf",
+        unbounded="omit",
+    ),
+    "tgi": Engine("tgi", token_ids=False, usage_in_stream=False),
+}

@@ -1,0 +1,256 @@
+"""A chat-completions request body, checked: what the server reads from it and what it refuses.
+
+Everything here is pure (no HTTP, no optional dependency), so it is tested directly.
+
+Read and honoured: ``messages``, ``tools``, ``tool_choice``, ``parallel_tool_calls``,
+``stream``, ``stream_options.include_usage``, ``temperature``, ``top_p``, ``max_tokens`` /
+``max_completion_tokens`` (the latter wins), ``seed``, ``stop`` (merged with the format's),
+``presence_penalty``, ``frequency_penalty``, ``logit_bias``, and the engine extensions
+``top_k``, ``min_p``, ``repetition_penalty`` (sent to the upstream as given).
+
+Refused with a 400 naming the field, because the server cannot honour them: ``n`` other than
+1, ``logprobs: true`` / ``top_logprobs``, a ``response_format`` other than ``text``, audio
+output, predicted outputs, and the legacy ``functions`` / ``function_call``.
+
+Accepted and ignored, because they do not change the answer: ``model`` (this is a one-model
+server), ``user``, ``store``, ``metadata``, ``service_tier`` and any other unknown key (as
+vLLM does).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal, TypeAlias
+
+from ..errors import RequestError
+
+ToolChoiceMode: TypeAlias = Literal["auto", "none", "required", "function"]
+
+
+@dataclass(frozen=True)
+class ToolChoice:
+    """``tool_choice`` normalised: a mode, and the function's name when the mode is named."""
+
+    mode: ToolChoiceMode
+    name: str | None = None
+
+    def describe(self) -> str:
+        return (
+            f"{{'function': {{'name': {self.name!r}}}}}"
+            if self.mode == "function"
+            else repr(self.mode)
+        )
+
+
+@dataclass(frozen=True)
+class ChatRequest:
+    """What the server needs from one request.
+
+    ``sampling`` holds the upstream ``/v1/completions`` fields (``max_tokens``, ``temperature``,
+    ...) exactly as they will be sent; ``stop`` is the request's own stop list (the format's
+    markers are merged in later).
+    """
+
+    messages: Any
+    tools: Any
+    stream: bool
+    include_usage: bool
+    tool_choice: ToolChoice
+    parallel_tool_calls: bool
+    stop: tuple[str, ...]
+    sampling: dict[str, Any] = field(default_factory=dict)
+
+
+_REFUSED_HINTS: dict[str, str] = {
+    "audio": "audio output is not supported by pawlette serve",
+    "prediction": "predicted outputs are not supported by pawlette serve",
+    "functions": "the legacy 'functions' field is not supported; send 'tools'",
+    "function_call": "the legacy 'function_call' field is not supported; send 'tool_choice'",
+    "web_search_options": "web search is not supported by pawlette serve",
+}
+
+
+def _is_number(value: object) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _is_integer(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _number(body: Mapping[str, Any], key: str, low: float, high: float) -> float | None:
+    value = body.get(key)
+    if value is None:
+        return None
+    if not _is_number(value) or not low <= value <= high:
+        raise RequestError(key, f"found {value!r}", f"a number from {low:g} to {high:g}")
+    return float(value) if isinstance(value, float) else value
+
+
+def _integer(body: Mapping[str, Any], key: str, low: int | None = None) -> int | None:
+    value = body.get(key)
+    if value is None:
+        return None
+    if not _is_integer(value) or (low is not None and value < low):
+        expected = "an integer" if low is None else f"an integer of at least {low}"
+        raise RequestError(key, f"found {value!r}", expected)
+    return int(value)
+
+
+def _boolean(body: Mapping[str, Any], key: str, default: bool) -> bool:
+    value = body.get(key)
+    if value is None:
+        return default
+    if not isinstance(value, bool):
+        raise RequestError(key, f"found {value!r}", "true or false")
+    return value
+
+
+def _stop(value: object) -> tuple[str, ...]:
+    if value is None:
+        return ()
+    items = [value] if isinstance(value, str) else value
+    if not isinstance(items, list):
+        raise RequestError("stop", f"found {value!r}", "a string or an array of strings")
+    for index, item in enumerate(items):
+        if not isinstance(item, str) or not item:
+            raise RequestError(f"stop[{index}]", f"found {item!r}", "a non-empty string")
+    return tuple(items)
+
+
+def _tool_choice(value: object, tools: object) -> ToolChoice:
+    names = _tool_names(tools)
+    if value is None:
+        return ToolChoice("auto")
+    if value in ("auto", "none", "required"):
+        if value == "required" and not names:
+            raise RequestError(
+                "tool_choice", "'required' with no tools", "tools in the request to choose from"
+            )
+        return ToolChoice(value)
+    if isinstance(value, Mapping):
+        function = value.get("function")
+        name = function.get("name") if isinstance(function, Mapping) else None
+        if value.get("type", "function") != "function" or not isinstance(name, str):
+            raise RequestError(
+                "tool_choice",
+                f"found {value!r}",
+                "'none', 'auto', 'required' or {'type': 'function', 'function': {'name': ...}}",
+            )
+        if name not in names:
+            raise RequestError(
+                "tool_choice.function.name",
+                f"found {name!r}",
+                "the name of a function in 'tools'" + (f" ({', '.join(names)})" if names else ""),
+            )
+        return ToolChoice("function", name)
+    raise RequestError(
+        "tool_choice",
+        f"found {value!r}",
+        "'none', 'auto', 'required' or {'type': 'function', 'function': {'name': ...}}",
+    )
+
+
+def _tool_names(tools: object) -> list[str]:
+    """The function names declared in ``tools`` (the format validates the rest when rendering)."""
+    names: list[str] = []
+    if isinstance(tools, list):
+        for tool in tools:
+            if isinstance(tool, Mapping) and tool.get("type", "function") == "function":
+                function = tool.get("function")
+                if isinstance(function, Mapping) and isinstance(function.get("name"), str):
+                    names.append(function["name"])
+    return names
+
+
+def parse_chat_request(body: object) -> ChatRequest:
+    """Check a decoded request body; raise :class:`RequestError` naming the offending field.
+
+    >>> request = parse_chat_request({"messages": [], "max_tokens": 5, "stop": "x"})
+    >>> request.sampling, request.stop
+    ({'max_tokens': 5}, ('x',))
+    """
+    if not isinstance(body, Mapping):
+        raise RequestError("", "a body that is not a JSON object", "a chat-completions request")
+    if "messages" not in body:
+        raise RequestError("messages", "missing", "an array of messages")
+    if not isinstance(body["messages"], list):
+        raise RequestError("messages", "not an array", "an array of messages")
+    for key, hint in _REFUSED_HINTS.items():
+        if body.get(key) is not None:
+            raise RequestError(key, "a field pawlette serve cannot honour", "it absent", hint)
+    model = body.get("model")
+    if model is not None and not isinstance(model, str):
+        raise RequestError("model", f"found {model!r}", "a string")
+
+    n = _integer(body, "n", 1)
+    if n is not None and n != 1:
+        raise RequestError("n", f"found {n}", "1", "send n separate requests for n answers")
+    if _boolean(body, "logprobs", False) or body.get("top_logprobs") is not None:
+        key = "logprobs" if body.get("logprobs") else "top_logprobs"
+        raise RequestError(key, "log probabilities requested", "logprobs absent or false")
+    response_format = body.get("response_format")
+    if response_format is not None:
+        kind = response_format.get("type") if isinstance(response_format, Mapping) else None
+        if kind != "text":
+            raise RequestError(
+                "response_format.type",
+                f"found {kind!r}",
+                "'text'",
+                "JSON modes are not supported by pawlette serve",
+            )
+    modalities = body.get("modalities")
+    if modalities is not None and modalities != ["text"]:
+        raise RequestError("modalities", f"found {modalities!r}", "['text']")
+
+    stream = _boolean(body, "stream", False)
+    include_usage = False
+    options = body.get("stream_options")
+    if stream and options is not None:
+        if not isinstance(options, Mapping):
+            raise RequestError("stream_options", f"found {options!r}", "an object")
+        include_usage = _boolean(options, "include_usage", False)
+
+    sampling: dict[str, Any] = {}
+    max_tokens = _integer(body, "max_completion_tokens", 1)
+    if max_tokens is None:
+        max_tokens = _integer(body, "max_tokens", 1)
+    if max_tokens is not None:
+        sampling["max_tokens"] = max_tokens
+    for key, low, high in (
+        ("temperature", 0.0, 2.0),
+        ("top_p", 0.0, 1.0),
+        ("presence_penalty", -2.0, 2.0),
+        ("frequency_penalty", -2.0, 2.0),
+        ("min_p", 0.0, 1.0),
+        ("repetition_penalty", 0.0, math.inf),
+    ):
+        value = _number(body, key, low, high)
+        if value is not None:
+            sampling[key] = value
+    for key in ("seed", "top_k"):
+        integer = _integer(body, key)
+        if integer is not None:
+            sampling[key] = integer
+    logit_bias = body.get("logit_bias")
+    if logit_bias is not None:
+        if not isinstance(logit_bias, Mapping) or not all(
+            _is_number(bias) for bias in logit_bias.values()
+        ):
+            raise RequestError("logit_bias", f"found {logit_bias!r}", "an object of numbers")
+        if logit_bias:
+            sampling["logit_bias"] = dict(logit_bias)
+
+    tools = body.get("tools")
+    return ChatRequest(
+        messages=body["messages"],
+        tools=tools,
+        stream=stream,
+        include_usage=include_usage,
+        tool_choice=_tool_choice(body.get("tool_choice"), tools),
+        parallel_tool_calls=_boolean(body, "parallel_tool_calls", True),
+        stop=_stop(body.get("stop")),
+        sampling=sampling,
+    )

@@ -1,0 +1,52 @@
+"""An incremental reader of server-sent events (the upstream's ``stream: true`` answer).
+
+Sans-IO: ``feed(bytes)`` returns the ``data`` payloads of the events it completed; ``finish()``
+returns an event the stream ended inside.  Comments (``: keep-alive``) and the ``event``,
+``id`` and ``retry`` fields are skipped; lines may end in LF or CRLF; UTF-8 split across reads
+is held back.
+
+>>> decoder = SSEDecoder()
+>>> decoder.feed(b'data: {"a": 1}\\n\\nda'), decoder.feed(b"ta: [DONE]\\n\\n")
+(['{"a": 1}'], ['[DONE]'])
+"""
+
+from __future__ import annotations
+
+import codecs
+
+
+class SSEDecoder:
+    __slots__ = ("_data", "_decoder", "_tail")
+
+    def __init__(self) -> None:
+        self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        self._tail = ""
+        self._data: list[str] | None = None
+
+    def feed(self, chunk: bytes) -> list[str]:
+        lines = (self._tail + self._decoder.decode(chunk)).split("\n")
+        self._tail = lines.pop()
+        return self._events(lines)
+
+    def finish(self) -> list[str]:
+        """The end of the stream: an event still open (no blank line after it) completes."""
+        lines = (self._tail + self._decoder.decode(b"", final=True)).split("\n")
+        self._tail = ""
+        return self._events([*lines, ""])
+
+    def _events(self, lines: list[str]) -> list[str]:
+        events: list[str] = []
+        for line in lines:
+            if line.endswith("\r"):
+                line = line[:-1]
+            if not line:
+                if self._data is not None:
+                    events.append("\n".join(self._data))
+                    self._data = None
+            elif line.startswith("data:"):
+                value = line[6:] if line.startswith("data: ") else line[5:]
+                if self._data is None:
+                    self._data = [value]
+                else:
+                    self._data.append(value)
+        return events

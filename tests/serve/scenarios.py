@@ -1,0 +1,153 @@
+"""Scripted completions derived from each format itself, and the client-side view of answers.
+
+A scenario is an assistant message; its completion is what the format renders for it after the
+generation prompt (:func:`tests.helpers.completion_text`), so every registered format, present
+or future, is covered without code written for it.  A format that cannot express a scenario
+(:class:`~pawlette.errors.UnsupportedFeature`) skips that one.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from typing import Any
+
+from pawlette.errors import RequestError
+from pawlette.format import Format
+from tests.helpers import completion_text
+
+TOOLS: list[dict[str, Any]] = [
+    {
+        "type": "function",
+        "function": {
+            "name": "get_weather",
+            "description": "The weather in a city",
+            "parameters": {
+                "type": "object",
+                "properties": {"city": {"type": "string"}},
+                "required": ["city"],
+            },
+        },
+    },
+    {
+        "type": "function",
+        "function": {
+            "name": "get_time",
+            "description": "The time in a zone",
+            "parameters": {"type": "object", "properties": {"zone": {"type": "string"}}},
+        },
+    },
+]
+
+PROMPT: list[dict[str, Any]] = [
+    {"role": "system", "content": "You are terse."},
+    {"role": "user", "content": "What's the weather in Paris?"},
+]
+
+
+def _call(index: int, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "id": f"call_{index}",
+        "type": "function",
+        "function": {"name": name, "arguments": json.dumps(arguments, ensure_ascii=False)},
+    }
+
+
+SCENARIOS: dict[str, dict[str, Any]] = {
+    "text": {"role": "assistant", "content": "It is sunny, 25°C — «quite» nice."},
+    "call": {
+        "role": "assistant",
+        "content": None,
+        "tool_calls": [_call(0, "get_weather", {"city": "Paris"})],
+    },
+    "text_and_call": {
+        "role": "assistant",
+        "content": "Let me check.",
+        "tool_calls": [_call(0, "get_weather", {"city": "Paris, 🇫🇷"})],
+    },
+    "reasoning": {
+        "role": "assistant",
+        "reasoning_content": "They want the weather.",
+        "content": "Sunny.",
+    },
+    "parallel_calls": {
+        "role": "assistant",
+        "content": None,
+        "tool_calls": [
+            _call(0, "get_weather", {"city": "Paris"}),
+            _call(1, "get_time", {"zone": "CET"}),
+        ],
+    },
+}
+
+
+def request_for(scenario: str) -> dict[str, Any]:
+    """The conversation whose last message is the scenario's assistant message."""
+    return {"messages": [*copy.deepcopy(PROMPT), SCENARIOS[scenario]], "tools": TOOLS}
+
+
+def completion_for(fmt: Format, scenario: str) -> str | None:
+    """What the model writes for the scenario in this format, or None if it cannot."""
+    try:
+        return completion_text(fmt, request_for(scenario), len(PROMPT))
+    except RequestError:  # UnsupportedFeature included
+        return None
+
+
+def without_ids(message: dict[str, Any]) -> dict[str, Any]:
+    """The message with call ids removed (the server draws fresh ones) and null fields dropped."""
+    result = {key: value for key, value in message.items() if value is not None}
+    result.pop("refusal", None)
+    result.pop("role", None)
+    if "tool_calls" in result:
+        result["tool_calls"] = [
+            {key: value for key, value in call.items() if key not in ("id", "index")}
+            for call in result["tool_calls"]
+        ]
+    return result
+
+
+def message_from_sdk(message: Any) -> dict[str, Any]:
+    """An SDK ``ChatCompletionMessage`` as a plain dict (extension fields kept)."""
+    data: dict[str, Any] = message.model_dump(exclude_none=True)
+    for key in ("annotations", "audio", "function_call"):
+        data.pop(key, None)
+    return data
+
+
+def message_from_chunks(chunks: list[Any]) -> tuple[dict[str, Any], str | None, Any]:
+    """Fold SDK stream chunks the way a client does: (message, finish_reason, usage)."""
+    content: list[str] = []
+    reasoning: list[str] | None = None
+    calls: dict[int, dict[str, Any]] = {}
+    finish_reason = None
+    usage = None
+    for chunk in chunks:
+        if chunk.usage is not None:
+            usage = chunk.usage
+        for choice in chunk.choices:
+            delta = choice.delta
+            if delta.content:
+                content.append(delta.content)
+            extra = delta.model_extra or {}
+            if extra.get("reasoning_content"):
+                reasoning = [*(reasoning or []), extra["reasoning_content"]]
+            for call in delta.tool_calls or []:
+                entry = calls.setdefault(
+                    call.index, {"id": None, "type": "function", "function": {"arguments": ""}}
+                )
+                if call.id:
+                    entry["id"] = call.id
+                if call.function is not None:
+                    if call.function.name:
+                        entry["function"]["name"] = call.function.name
+                    if call.function.arguments:
+                        entry["function"]["arguments"] += call.function.arguments
+            if choice.finish_reason is not None:
+                finish_reason = choice.finish_reason
+    message: dict[str, Any] = {"role": "assistant", "content": "".join(content) or None}
+    if reasoning is not None:
+        message["reasoning_content"] = "".join(reasoning)
+    if calls:
+        message["tool_calls"] = [calls[index] for index in sorted(calls)]
+    return message, finish_reason, usage

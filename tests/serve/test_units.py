@@ -1,0 +1,361 @@
+"""The server's pure parts: request checks, SSE decoding, engine bodies, tool plans, cut rules."""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+import pytest
+
+from pawlette.errors import RequestError, UnsupportedFeature
+from pawlette.formats import get_format
+from pawlette.openai import tools_from_openai
+from pawlette.serve.engines import DEFAULT_MAX_TOKENS, ENGINES
+from pawlette.serve.pipeline import ChunkPipeline, Completion, encode_events
+from pawlette.serve.request import ToolChoice, parse_chat_request
+from pawlette.serve.sse import SSEDecoder
+from pawlette.serve.tool_choice import ToolPlan, plan_tool_choice
+from pawlette.types import (
+    MessageEnd,
+    MessageStart,
+    TextDelta,
+    ToolCallDelta,
+    ToolCallEnd,
+    ToolCallStart,
+)
+
+from .scenarios import PROMPT, TOOLS
+
+# ---------------------------------------------------------------------- request
+
+
+def test_sampling_fields_are_read_and_checked() -> None:
+    request = parse_chat_request(
+        {
+            "model": "x",
+            "messages": PROMPT,
+            "temperature": 0.5,
+            "top_p": 1,
+            "max_tokens": 10,
+            "max_completion_tokens": 20,
+            "seed": 7,
+            "stop": ["a", "b"],
+            "top_k": 4,
+            "presence_penalty": 0.1,
+            "logit_bias": {"5": -100},
+            "user": "ignored",
+            "stream": True,
+            "stream_options": {"include_usage": True},
+        }
+    )
+    assert request.sampling == {
+        "max_tokens": 20,
+        "temperature": 0.5,
+        "top_p": 1,
+        "presence_penalty": 0.1,
+        "seed": 7,
+        "top_k": 4,
+        "logit_bias": {"5": -100},
+    }
+    assert request.stop == ("a", "b") and request.stream and request.include_usage
+    assert request.tool_choice == ToolChoice("auto") and request.parallel_tool_calls
+
+
+def test_include_usage_only_counts_when_streaming() -> None:
+    request = parse_chat_request({"messages": [], "stream_options": {"include_usage": True}})
+    assert not request.include_usage
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        (None, ToolChoice("auto")),
+        ("none", ToolChoice("none")),
+        ("required", ToolChoice("required")),
+        (
+            {"type": "function", "function": {"name": "get_time"}},
+            ToolChoice("function", "get_time"),
+        ),
+    ],
+)
+def test_tool_choice_is_normalised(value: object, expected: ToolChoice) -> None:
+    request = parse_chat_request({"messages": [], "tools": TOOLS, "tool_choice": value})
+    assert request.tool_choice == expected
+
+
+@pytest.mark.parametrize(
+    ("body", "path"),
+    [
+        ({"messages": [], "top_p": 1.5}, "top_p"),
+        ({"messages": [], "seed": 1.5}, "seed"),
+        ({"messages": [], "n": 0}, "n"),
+        ({"messages": [], "n": True}, "n"),
+        ({"messages": [], "stop": 3}, "stop"),
+        ({"messages": [], "stop": [""]}, "stop[0]"),
+        ({"messages": [], "top_logprobs": 2}, "top_logprobs"),
+        ({"messages": [], "model": 3}, "model"),
+        ({"messages": [], "modalities": ["text", "audio"]}, "modalities"),
+        ({"messages": [], "parallel_tool_calls": "no"}, "parallel_tool_calls"),
+        ({"messages": [], "stream": True, "stream_options": 1}, "stream_options"),
+        ({"messages": [], "logit_bias": {"1": "x"}}, "logit_bias"),
+        ({"messages": [], "temperature": float("nan")}, "temperature"),
+    ],
+)
+def test_bad_fields_name_their_path(body: dict[str, object], path: str) -> None:
+    with pytest.raises(RequestError) as caught:
+        parse_chat_request(body)
+    assert caught.value.path == path
+
+
+# ---------------------------------------------------------------------- SSE
+
+
+def test_sse_decoder_is_split_invariant() -> None:
+    stream = (
+        b": keep-alive\r\n\r\n"
+        b'data: {"a": "\xc3\xa9"}\r\n\r\n'
+        b"event: message\nid: 3\ndata: line one\ndata: line two\n\n"
+        b"data:[DONE]\n\n"
+        b"data: unterminated"
+    )
+    expected = ['{"a": "é"}', "line one\nline two", "[DONE]", "unterminated"]
+    generator = random.Random(7)
+    for _ in range(200):
+        decoder = SSEDecoder()
+        events: list[str] = []
+        position = 0
+        while position < len(stream):
+            size = generator.choice([1, 2, 3, 7, 50])
+            events += decoder.feed(stream[position : position + size])
+            position += size
+        assert events + decoder.finish() == expected
+
+
+# ---------------------------------------------------------------------- engines
+
+
+def test_engine_bodies() -> None:
+    common = {
+        "prompt": [1, 2],
+        "model": None,
+        "stop": ["<end>"],
+        "sampling": {"max_tokens": 5},
+        "stream": True,
+        "include_usage": True,
+    }
+    assert ENGINES["generic"].body(**common) == {  # type: ignore[arg-type]
+        "prompt": [1, 2],
+        "max_tokens": 5,
+        "stop": ["<end>"],
+        "stream": True,
+        "stream_options": {"include_usage": True},
+    }
+    vllm = ENGINES["vllm"].body(**common, grammar="root ::= x")  # type: ignore[arg-type]
+    assert vllm["structured_outputs"] == {"grammar": "root ::= x"}
+    assert vllm["skip_special_tokens"] is False and vllm["spaces_between_special_tokens"] is False
+    assert ENGINES["vllm-0.9"].body(**common, grammar="g")["guided_grammar"] == "g"  # type: ignore[arg-type]
+    assert ENGINES["sglang"].body(**common, grammar="g")["ebnf"] == "g"  # type: ignore[arg-type]
+    assert ENGINES["llamacpp"].body(**common, grammar="g")["grammar"] == "g"  # type: ignore[arg-type]
+    assert "stream_options" not in ENGINES["tgi"].body(**common)  # type: ignore[arg-type]
+    with pytest.raises(ValueError):
+        ENGINES["tgi"].body(**common, grammar="g")  # type: ignore[arg-type]
+
+
+# ---------------------------------------------------------------------- tool plans
+
+PCML = get_format("pcml")
+CORE_TOOLS = tools_from_openai(TOOLS)
+NAMED = ToolChoice("function", "get_time")
+
+
+def _no_prefix(*_: object) -> str | None:
+    return None
+
+
+def _prefix(fmt: object, choice: ToolChoice, tools: object) -> str | None:
+    return {"required": "<P>", "none": "<N>", "function": f"<P>{choice.name}("}.get(choice.mode)
+
+
+def _grammar(
+    fmt: object, tools: object, choice: ToolChoice, parallel: bool, engine: Any, ids: object
+) -> str:
+    return f"grammar {choice.mode} {parallel} {engine.grammar_syntax}"
+
+
+def _plan(
+    choice: ToolChoice, parallel: bool = True, engine: str = "generic", **sources: object
+) -> ToolPlan:
+    sources.setdefault("prefix_source", _no_prefix)
+    sources.setdefault("grammar_source", _no_prefix)
+    return plan_tool_choice(PCML, ENGINES[engine], CORE_TOOLS, choice, parallel, **sources)  # type: ignore[arg-type]
+
+
+def test_auto_needs_nothing_and_none_cuts() -> None:
+    assert _plan(ToolChoice("auto")) == ToolPlan()
+    assert _plan(ToolChoice("none")) == ToolPlan(max_calls=0)
+    assert _plan(ToolChoice("auto"), parallel=False) == ToolPlan(max_calls=1)
+    assert _plan(ToolChoice("none"), prefix_source=_prefix) == ToolPlan(prefix="<N>", max_calls=0)
+
+
+@pytest.mark.parametrize("choice", [ToolChoice("required"), NAMED])
+def test_forcing_without_prefix_or_grammar_is_refused(choice: ToolChoice) -> None:
+    for engine in ("generic", "tgi", "vllm"):
+        with pytest.raises(UnsupportedFeature) as caught:
+            _plan(choice, engine=engine)
+        assert caught.value.path == "tool_choice"
+        assert "cannot force" in str(caught.value)
+
+
+def test_forcing_with_a_prefix() -> None:
+    assert _plan(ToolChoice("required"), prefix_source=_prefix) == ToolPlan(prefix="<P>")
+    assert _plan(NAMED, prefix_source=_prefix) == ToolPlan(
+        prefix="<P>get_time(", only_function="get_time"
+    )
+    assert _plan(NAMED, parallel=False, prefix_source=_prefix) == ToolPlan(
+        prefix="<P>get_time(", max_calls=1, only_function="get_time"
+    )
+
+
+def test_forcing_with_a_grammar_needs_an_engine_that_takes_one() -> None:
+    plan = _plan(ToolChoice("required"), engine="vllm", grammar_source=_grammar)
+    assert plan == ToolPlan(grammar="grammar required True lark")
+    with pytest.raises(UnsupportedFeature):
+        _plan(ToolChoice("required"), engine="generic", grammar_source=_grammar)
+
+
+@pytest.mark.parametrize(
+    ("engine", "words"),
+    [
+        ("vllm", ["%llguidance", "<call>"]),
+        ("vllm-0.9", ["%llguidance"]),
+        ("llamacpp", ["root ::=", " <call> "]),
+        ("sglang", ["root ::=", '"<call>"']),
+    ],
+)
+def test_real_grammars_per_engine(engine: str, words: list[str]) -> None:
+    plan = plan_tool_choice(PCML, ENGINES[engine], CORE_TOOLS, NAMED, False)
+    assert plan.grammar is not None and plan.prefix == ""
+    assert plan.max_calls == 1 and plan.only_function == "get_time"
+    for word in words:
+        assert word in plan.grammar
+    # The call's name is a JSON string inside a grammar string: quotes escaped.
+    assert '\\"get_time\\"' in plan.grammar and "get_weather" not in plan.grammar
+
+
+def test_grammar_names_markers_by_id_with_a_tokenizer() -> None:
+    ids = {marker: 100 + number for number, marker in enumerate(PCML.special_markers)}
+    plan = plan_tool_choice(
+        PCML, ENGINES["vllm"], CORE_TOOLS, ToolChoice("required"), True, token_ids=ids
+    )
+    assert plan.grammar is not None and f"<[{ids['<call>']}]>" in plan.grammar
+
+
+def test_format_without_grammar_export_is_refused_with_the_reason() -> None:
+    chatglm3 = get_format("chatglm3")
+    with pytest.raises(UnsupportedFeature, match="no grammar export"):
+        plan_tool_choice(chatglm3, ENGINES["vllm"], CORE_TOOLS, ToolChoice("required"), True)
+    # none and no parallel calls still work: the cut needs no grammar.
+    plan = plan_tool_choice(chatglm3, ENGINES["vllm"], CORE_TOOLS, ToolChoice("none"), False)
+    assert plan == ToolPlan(max_calls=0)
+
+
+def test_no_tools_no_plan() -> None:
+    plan = plan_tool_choice(PCML, ENGINES["generic"], (), ToolChoice("none"), False)
+    assert plan == ToolPlan()
+
+
+# ---------------------------------------------------------------------- cut rules and numbering
+
+
+def _admitted(plan: ToolPlan, events: list[object]) -> tuple[list[object], Completion]:
+    completion = Completion(PCML, plan)
+    completion.feed("")
+    return completion._admit(events), completion  # type: ignore[arg-type]
+
+
+def test_calls_are_numbered_across_turns() -> None:
+    events: list[object] = [
+        MessageStart("assistant"),
+        ToolCallStart(0, "a", "f"),
+        ToolCallDelta(0, "{}"),
+        ToolCallEnd(0),
+        MessageEnd("tool_calls"),
+        MessageStart("assistant"),
+        ToolCallStart(0, "b", "g"),
+        ToolCallDelta(0, "{}"),
+        MessageEnd("tool_calls"),
+    ]
+    admitted, completion = _admitted(ToolPlan(), events)
+    assert [e.index for e in admitted if isinstance(e, (ToolCallStart, ToolCallDelta))] == [
+        0,
+        0,
+        1,
+        1,
+    ]
+    assert not any(isinstance(event, MessageEnd) for event in admitted)
+    assert completion.calls == 2 and completion.finish_reason == "tool_calls"
+
+
+@pytest.mark.parametrize(
+    ("plan", "kept"),
+    [
+        (ToolPlan(max_calls=0), []),
+        (ToolPlan(max_calls=1), ["f"]),
+        (ToolPlan(only_function="g"), []),
+        (ToolPlan(only_function="f"), ["f"]),
+        (ToolPlan(), ["f", "g"]),
+    ],
+)
+def test_cut_rules(plan: ToolPlan, kept: list[str]) -> None:
+    events: list[object] = [
+        TextDelta("Hi"),
+        ToolCallStart(0, "a", "f"),
+        ToolCallDelta(0, "{}"),
+        ToolCallStart(1, "b", "g"),
+        ToolCallDelta(1, "{}"),
+    ]
+    admitted, completion = _admitted(plan, events)
+    assert [e.name for e in admitted if isinstance(e, ToolCallStart)] == kept
+    assert completion.cut == (len(kept) < 2)
+    assert completion.finish_reason == ("tool_calls" if kept else "stop")
+
+
+def test_none_cut_in_a_real_completion() -> None:
+    text = 'Let me look.\n<call>{"id": "x", "name": "get_weather", "arguments": {}}</call>'
+    completion = Completion(PCML, ToolPlan(max_calls=0))
+    message = completion.message(text, "stop")
+    assert message == {"role": "assistant", "content": "Let me look."}
+    assert completion.cut and completion.finish_reason == "stop"
+
+
+def test_forced_prefix_is_part_of_the_turn() -> None:
+    pipeline = ChunkPipeline(PCML, ToolPlan(prefix="<think>"), model="m", completion_id="c")
+    chunks = pipeline.start() + pipeline.feed("hmm</think>\nHi") + pipeline.finish("stop")
+    deltas = [chunk["choices"][0]["delta"] for chunk in chunks]
+    assert deltas == [
+        {"role": "assistant", "content": ""},
+        {"reasoning_content": "hmm"},
+        {"content": "Hi"},
+        {},
+    ]
+    assert chunks[-1]["choices"][0]["finish_reason"] == "stop"
+    assert encode_events(chunks[:1]).startswith(b'data: {"id":"c","object":"chat.completion.chunk"')
+
+
+def test_output_budget_when_the_request_sets_none() -> None:
+    def budget(engine: str, server: int | None = None) -> object:
+        body = ENGINES[engine].body(
+            prompt="p",
+            model=None,
+            stop=[],
+            sampling={},
+            stream=False,
+            include_usage=False,
+            max_tokens=server,
+        )
+        return body.get("max_tokens", "absent")
+
+    assert budget("vllm") is None  # null: the rest of the context
+    assert budget("llamacpp") == "absent"
+    assert budget("generic") == budget("sglang") == DEFAULT_MAX_TOKENS
+    assert budget("vllm", 100) == budget("generic", 100) == 100
