@@ -334,3 +334,9 @@ def test_base_model_prompts_are_not_conversations() -> None:
     with pytest.raises(ParseError):
         BREEZE.parse_conversation(text, strict=True)
     assert BREEZE.parse_conversation(text).warnings[0].text.startswith("The color")
+
+
+def test_call_names_are_checked_against_the_tools_given() -> None:
+    with pytest.raises(ParseError, match="unknown function 'f'"):
+        BREEZE.parse("<|use_tool|>[get_weather(), f()]<|eot_id|>", strict=True, tools=[WEATHER])
+    assert BREEZE.parse("<|use_tool|>[get_weather()]<|eot_id|>", strict=True, tools=[WEATHER])

@@ -242,3 +242,14 @@ def test_a_name_with_an_empty_turn_keeps_its_newline() -> None:
     messages = [{"role": "user", "name": "Ann", "content": ""}, {"role": "user", "content": "x"}]
     parsed = GLM.parse_conversation(GLM.render(messages).text, strict=True)
     assert parsed.messages == messages
+
+
+def test_call_names_are_checked_against_the_tools_given() -> None:
+    tools = [{"type": "function", "function": {"name": "get_weather"}}]
+    completion = "f\n```python\ntool_call()\n```"
+    with pytest.raises(ParseError, match="unknown function 'f'"):
+        GLM.parse(completion, strict=True, tools=tools)
+    lenient = GLM.parse(completion, tools=tools)
+    assert lenient.message["tool_calls"][0]["function"]["name"] == "f"  # kept as written
+    program = GLM.parse("interpreter\n```python\nx\n```", strict=True, tools=tools)
+    assert program.message["tool_calls"][0]["function"]["name"] == "code_interpreter"  # built in

@@ -23,9 +23,23 @@ from .common import arguments_text, function_tool, identifiers, plain_text
 CALL_IDS_ROUND_TRIP = False
 MARKERS = list(breeze.SPECIAL)
 
-text = plain_text(MARKERS).filter(lambda value: not value.startswith(breeze.TOOLS_LEAD))
-plain_names = identifiers.filter(lambda name: not keyword.iskeyword(name))
-arguments = arguments_text(plain_names).filter(lambda value: not any(m in value for m in MARKERS))
+
+# Named predicates, not lambdas: hypothesis describes a retried filter by its predicate.
+def not_like_the_tools_preamble(value: str) -> bool:
+    return not value.startswith(breeze.TOOLS_LEAD)
+
+
+def not_a_keyword(name: str) -> bool:
+    return not keyword.iskeyword(name)
+
+
+def no_marker(value: str) -> bool:
+    return not any(marker in value for marker in MARKERS)
+
+
+text = plain_text(MARKERS).filter(not_like_the_tools_preamble)
+plain_names = identifiers.filter(not_a_keyword)
+arguments = arguments_text(plain_names).filter(no_marker)
 results = st.one_of(
     text,
     st.sampled_from(['{"temperature": 22}', "[1, 2.5, true, null]", '"quoted"', "3", "null"]),

@@ -24,11 +24,33 @@ from .common import arguments_text, function_tool, identifiers, plain_text
 CALL_IDS_ROUND_TRIP = False
 MARKERS = [*chatglm3.SPECIAL, chatglm3.PREFIX]
 
-text = plain_text(MARKERS).filter(lambda value: not value.endswith("\n"))
-names = text.filter(lambda value: value and "\n" not in value)
-call_names = names.filter(lambda value: value == value.strip() and value != "interpreter")
-keys = identifiers.filter(lambda key: not keyword.iskeyword(key))
-arguments = arguments_text(keys).filter(lambda value: not any(m in value for m in MARKERS))
+
+# Named predicates, not lambdas: hypothesis describes a retried filter by its predicate.
+def no_final_newline(value: str) -> bool:
+    return not value.endswith("\n")
+
+
+def one_line(value: str) -> bool:
+    return bool(value) and "\n" not in value
+
+
+def call_name(value: str) -> bool:
+    return value == value.strip() and value != "interpreter"
+
+
+def not_a_keyword(name: str) -> bool:
+    return not keyword.iskeyword(name)
+
+
+def no_marker(value: str) -> bool:
+    return not any(marker in value for marker in MARKERS)
+
+
+text = plain_text(MARKERS).filter(no_final_newline)
+names = text.filter(one_line)
+call_names = names.filter(call_name)
+keys = identifiers.filter(not_a_keyword)
+arguments = arguments_text(keys).filter(no_marker)
 
 
 @st.composite

@@ -31,7 +31,7 @@ class CallStream:
     the unplaced text as content, exactly as the decoder documents.
     """
 
-    __slots__ = ("_decoder", "_fixed_callee", "_mode", "_name", "_parser", "_preamble")
+    __slots__ = ("_decoder", "_fixed_callee", "_mode", "_name", "_offset", "_parser", "_preamble")
 
     def __init__(
         self,
@@ -50,9 +50,11 @@ class CallStream:
         """Text written before the call (a fence, a name line): in lenient mode it goes to
         content with the call's text when the call turns out malformed."""
         self._decoder: PythonCallDecoder | None = None
+        self._offset = 0
 
     def _start(self, offset: int) -> PythonCallDecoder:
         if self._decoder is None:
+            self._offset = offset
             self._decoder = PythonCallDecoder(
                 mode=self._mode,
                 strict=self._parser.strict,
@@ -75,6 +77,7 @@ class CallStream:
         parser = self._parser
         for event in events:
             if isinstance(event, ToolCallStart):
+                self._check_name(event.name)
                 parser.next_call_index()
                 remember_call(parser, event.id)
             parser.emit(event)
@@ -82,6 +85,18 @@ class CallStream:
                 # The decoder's text of the failed call follows: put what preceded it first.
                 parser.emit(TextDelta(self._preamble))
                 self._preamble = ""
+
+    def _check_name(self, name: str) -> None:
+        """A name outside the declared tools (when the parser knows them) is malformed; lenient
+        mode keeps the call as written: the caller decides what an unknown name means."""
+        known = [tool.name for tool in self._parser.tools if tool.kind == "function"]
+        if self._parser.tools and name not in known:
+            self._parser.malformed(
+                self._offset,
+                f"unknown function {name!r}",
+                "one of " + ", ".join(repr(k) for k in known) if known else "no function",
+                name,
+            )
 
 
 class PythonCallListReader:
