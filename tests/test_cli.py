@@ -127,3 +127,26 @@ def test_demo_runs_offline_and_shows_every_format() -> None:
     assert "finish_reason=tool_calls" in result.stdout
     assert "DIFFERENT" not in result.stdout
     assert "\x1b[" not in result.stdout  # no colour when not a terminal
+
+
+def test_export_jinja_prints_a_template() -> None:
+    result = run("export", "jinja", "-f", "pcml")
+    assert result.returncode == 0, result.stderr
+    assert "{%- generation -%}" in result.stdout
+
+
+def test_export_grammar_bundle_from_a_request_file(tmp_path: Path) -> None:
+    tools = [{"type": "function", "function": {"name": "f", "parameters": {"type": "object"}}}]
+    path = tmp_path / "request.json"
+    path.write_text(json.dumps({"messages": [], "tools": tools}), encoding="utf-8")
+    result = run("export", "grammar", "-f", "pcml", "--tools", str(path), "--bundle")
+    assert result.returncode == 0, result.stderr
+    bundle = json.loads(result.stdout)
+    assert bundle["stop"] == ["<end>"]
+    assert '\\"name\\": \\"f\\"' in bundle["grammar"]
+
+
+def test_serve_with_an_unknown_format_is_a_user_error() -> None:
+    result = run("serve", "-f", "nope", "--upstream", "http://127.0.0.1:9")
+    assert result.returncode == 2
+    assert "format: found 'nope'" in result.stderr

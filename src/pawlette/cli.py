@@ -151,6 +151,41 @@ def command_parse(arguments: argparse.Namespace) -> int:
     return 0
 
 
+def command_serve(arguments: argparse.Namespace) -> int:
+    from .serve.config import config_from_arguments, run_config
+
+    return run_config(config_from_arguments(arguments))
+
+
+def command_export_jinja(arguments: argparse.Namespace) -> int:
+    from .export import export_jinja
+
+    sys.stdout.write(export_jinja(arguments.format))
+    return 0
+
+
+def command_export_grammar(arguments: argparse.Namespace) -> int:
+    from .export import export_grammar, export_grammar_bundle
+
+    tools = _read_json(arguments.tools) if arguments.tools else None
+    if isinstance(tools, dict) and "tools" in tools:
+        tools = tools["tools"]  # a whole request is fine too
+    choice: Any = arguments.tool_choice
+    if choice not in ("auto", "none", "required"):
+        choice = {"type": "function", "function": {"name": choice}}
+    if arguments.bundle:
+        bundle = export_grammar_bundle(
+            arguments.format, tools, choice, arguments.parallel, arguments.syntax
+        )
+        _print_json(bundle)
+    else:
+        grammar = export_grammar(
+            arguments.format, tools, choice, arguments.parallel, arguments.syntax
+        )
+        sys.stdout.write(grammar if grammar.endswith("\n") else grammar + "\n")
+    return 0
+
+
 def command_demo(arguments: argparse.Namespace) -> int:
     from .demo import run
 
@@ -186,6 +221,32 @@ def build_parser() -> argparse.ArgumentParser:
     mode.add_argument("--conversation", action="store_true", help="print request JSON")
     parse.add_argument("--strict", action="store_true", help="fail on malformed output")
     parse.set_defaults(handler=command_parse)
+
+    from .serve.config import add_arguments as add_serve_arguments
+
+    serve = commands.add_parser(
+        "serve", help="an OpenAI-compatible server over a raw completion engine (serve extra)"
+    )
+    add_serve_arguments(serve)
+    serve.set_defaults(handler=command_serve)
+
+    export = commands.add_parser("export", help="chat templates and grammars for other tools")
+    exports = export.add_subparsers(dest="what", required=True, metavar="WHAT")
+    jinja = exports.add_parser("jinja", help="a Hugging Face chat_template")
+    jinja.add_argument("-f", "--format", required=True)
+    jinja.set_defaults(handler=command_export_jinja)
+    grammar = exports.add_parser("grammar", help="a constrained-decoding grammar for one turn")
+    grammar.add_argument("-f", "--format", required=True)
+    grammar.add_argument("--tools", help="JSON file of OpenAI tools (or a request), - for stdin")
+    grammar.add_argument(
+        "--tool-choice", default="auto", help="auto, none, required, or a function name"
+    )
+    grammar.add_argument("--parallel", action=argparse.BooleanOptionalAction, default=True)
+    grammar.add_argument("--syntax", choices=("lark", "gbnf"), default="lark")
+    grammar.add_argument(
+        "--bundle", action="store_true", help="print JSON with stops, trigger and forced prefixes"
+    )
+    grammar.set_defaults(handler=command_export_grammar)
     return parser
 
 
