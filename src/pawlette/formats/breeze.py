@@ -165,7 +165,7 @@ def _grammar(options: BreezeOptions) -> GrammarBuilder:
     for marker in (USE_TOOL, PYTHON_TAG):
         table.on("assistant.body", marker, "assistant.calls")
     for state in ("system.body", "user.body", "assistant.body", "assistant.calls", "tool.body"):
-        for marker in (END_OF_TURN, END_OF_MESSAGE):
+        for marker in (END_OF_TURN, END_OF_MESSAGE, END_OF_TEXT):  # base models end with EOS
             table.on(state, marker, "outside", end_turn)
     return table
 

@@ -26,9 +26,11 @@ metadata line itself).
 
 Decisions:
 
-- **Tools** are the request's ``function`` objects (not the whole OpenAI tool dicts), as the
-  seed, the reference ``tools_using_demo`` and the ``functions`` API of the reference
-  ``openai_api_demo`` pass them: ``"\\n" + json.dumps(tools, indent=4, ensure_ascii=False)``
+- **Tools** are the request's ``function`` objects (not the whole OpenAI tool dicts).  The
+  reference tokenizer dumps whatever list it is given; the seed's example, the reference
+  ``tools_using_demo`` and the ``functions`` version of its ``openai_api_demo`` give it
+  function objects (only a later demo passed OpenAI's ``tools`` through unchanged):
+  ``"\\n" + json.dumps(tools, indent=4, ensure_ascii=False)``
   after the first system message's text; with no system message, an empty one is written to
   hold them (and dropped again by parsing).  Parsing takes the list from the first line that
   is ``[`` alone; trailing commas (as in the seed's hand-written list) are accepted.
