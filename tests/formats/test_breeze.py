@@ -340,3 +340,25 @@ def test_call_names_are_checked_against_the_tools_given() -> None:
     with pytest.raises(ParseError, match="unknown function 'f'"):
         BREEZE.parse("<|use_tool|>[get_weather(), f()]<|eot_id|>", strict=True, tools=[WEATHER])
     assert BREEZE.parse("<|use_tool|>[get_weather()]<|eot_id|>", strict=True, tools=[WEATHER])
+
+
+@pytest.mark.parametrize(
+    "case",
+    ["chat", "zero_shot_function_calling", "function_calling_e2e", "image", "image_and_bbox"],
+)
+def test_renders_the_seed_text(case: str) -> None:
+    from ..test_golden import GOLDEN, load
+
+    source = (GOLDEN / "breeze" / case / "source.txt").read_text(encoding="utf-8")
+    if case == "function_calling_e2e":  # the seed's final answer lacks its decision token
+        head, _, answer = source.rpartition("\n\n")
+        source = head + "\n\n<|answer|>" + answer
+    assert BREEZE.render(load(GOLDEN / "breeze" / case)).text == source
+
+
+def test_seed_conversations_keep_mrprompt_role_order() -> None:
+    from ..test_golden import GOLDEN, load
+
+    checked = BREEZE.with_options(check_roles=True)
+    for case in sorted((GOLDEN / "breeze").iterdir()):
+        checked.render(load(case))

@@ -4,6 +4,7 @@ fenced calls and programs, strict and lenient malformed output, layout details."
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 import pytest
@@ -253,3 +254,15 @@ def test_call_names_are_checked_against_the_tools_given() -> None:
     assert lenient.message["tool_calls"][0]["function"]["name"] == "f"  # kept as written
     program = GLM.parse("interpreter\n```python\nx\n```", strict=True, tools=tools)
     assert program.message["tool_calls"][0]["function"]["name"] == "code_interpreter"  # built in
+
+
+@pytest.mark.parametrize("case", ["multi_turn", "code_interpreter"])
+def test_renders_the_seed_layout(case: str) -> None:
+    # The seed's text is the rendering with [gMASK]sop in front and without the prompt
+    # document's readability newlines (the tool-calling example differs in its hand-written,
+    # unindented tools JSON only).
+    from ..test_golden import GOLDEN, load
+
+    source = (GOLDEN / "chatglm3" / case / "source.txt").read_text(encoding="utf-8")
+    expected = "[gMASK]sop" + re.sub(r"\n(?=<\|(system|user|assistant|observation)\|>)", "", source)
+    assert GLM.render(load(GOLDEN / "chatglm3" / case)).text == expected
