@@ -81,6 +81,47 @@ def request_parts(request: dict[str, Any]) -> tuple[list[dict[str, Any]], Any]:
     return list(request.get("messages", [])), request.get("tools") or None
 
 
+def _result_value(content: Any) -> Any:
+    """A tool result's text as the JSON object or array it holds, else the text (the
+    template reads numbers, ``true``, ``false`` and ``null`` from the text itself)."""
+    if isinstance(content, list):
+        content = "".join(part.get("text", "") for part in content)
+    if not isinstance(content, str):
+        return content
+    try:
+        value = json.loads(content)
+        json.dumps(value, allow_nan=False)
+    except ValueError:
+        return content
+    return value if isinstance(value, (dict, list)) else content
+
+
+def template_messages(format_name: str, messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """OpenAI messages in the shape the format's template takes (``None`` values dropped;
+    see :class:`pawlette.export.jinja.TemplateInputs`)."""
+    from pawlette.export.jinja import template_inputs
+
+    inputs = template_inputs(format_name)
+    result = []
+    for message in messages:
+        message = {key: value for key, value in message.items() if value is not None}
+        if inputs.object_arguments and message.get("tool_calls"):
+            message["tool_calls"] = [
+                {
+                    **call,
+                    "function": {
+                        **call["function"],
+                        "arguments": json.loads(call["function"]["arguments"]),
+                    },
+                }
+                for call in message["tool_calls"]
+            ]
+        if inputs.parsed_tool_results and message.get("role") == "tool":
+            message["content"] = _result_value(message.get("content"))
+        result.append(message)
+    return result
+
+
 def hf_render(
     format_name: str, request: dict[str, Any], add_generation_prompt: bool
 ) -> tuple[str, list[tuple[int, int]]]:
@@ -94,6 +135,7 @@ def hf_render(
     from pawlette.export import export_jinja
 
     messages, tools = request_parts(request)
+    messages = template_messages(format_name, messages)
     if messages:
         tokenizer = hf_tokenizer(format_name)
         text = tokenizer.apply_chat_template(
@@ -107,9 +149,8 @@ def hf_render(
             add_generation_prompt=add_generation_prompt,
         )
         text = rendered[0]
-    cleaned = [{k: v for k, v in message.items() if v is not None} for message in messages]
     rendered, spans = render_jinja_template(
-        [cleaned],
+        [messages],
         tools=tools,
         chat_template=export_jinja(format_name),
         add_generation_prompt=add_generation_prompt,

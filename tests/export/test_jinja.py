@@ -16,13 +16,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 import pawlette
 from pawlette.engine.lexer import escape_text
 from pawlette.errors import UnsupportedFeature
 from pawlette.export import export_jinja, jinja_formats
+from pawlette.export.jinja import template_inputs
 
 from .support import (
     golden_cases,
@@ -33,6 +34,7 @@ from .support import (
     merged,
     render_both,
     render_with_jinja_js,
+    template_messages,
     trainable_spans,
 )
 
@@ -78,7 +80,14 @@ def test_generated_conversations_render_byte_for_byte(
     name: str, data: st.DataObject, prompt: bool
 ) -> None:
     request = data.draw(strategy(name).conversations())
-    rendering, text, spans = render_both(pawlette.get_format(name), request, prompt)
+    try:
+        rendering, text, spans = render_both(pawlette.get_format(name), request, prompt)
+    except TemplateError as error:
+        # The one documented refusal of valid input: a tool result that may be JSON text,
+        # for a template that writes results as Python literals (see TemplateInputs).
+        assert template_inputs(name).parsed_tool_results, error
+        assert "Jinja cannot parse JSON" in str(error), error
+        assume(False)
     assert text == rendering.text
     assert merged(spans) == trainable_spans(rendering)
 
@@ -96,7 +105,7 @@ def test_assistant_token_mask_is_the_trainable_tokens(name: str, data: st.DataOb
     rendering = fmt.render(request)
     tokenizer = hf_tokenizer(name)
     out = tokenizer.apply_chat_template(
-        messages,
+        template_messages(name, messages),
         tools=request.get("tools"),
         tokenize=True,
         return_dict=True,
@@ -107,12 +116,18 @@ def test_assistant_token_mask_is_the_trainable_tokens(name: str, data: st.DataOb
     trainable = [False] * len(rendering.text)
     for start, end in trainable_spans(rendering):
         trainable[start:end] = [True] * (end - start)
-    expected = []
-    for start, end in encoding["offset_mapping"]:
-        flags = set(trainable[start:end])
-        assert len(flags) <= 1, "a token straddles a trainable boundary"
-        expected.append(int(flags == {True}))
-    assert out["assistant_masks"] == expected
+    offsets = encoding["offset_mapping"]
+    for number, (marked, (start, end)) in enumerate(
+        zip(out["assistant_masks"], offsets, strict=True)
+    ):
+        chars = set(trainable[start:end])
+        assert len(chars) <= 1, "a token straddles a trainable boundary"
+        if marked:
+            assert chars == {True}, f"token {number} is marked but not trainable"
+        elif chars == {True}:
+            # transformers marks char_to_token(start) .. char_to_token(end - 1) of each span:
+            # the last character of a span, cut into several byte tokens, keeps only its first.
+            assert number and offsets[number - 1] == (start, end), f"token {number} unmarked"
 
 
 # ------------------------------------------------------------------ PCML specifics
@@ -218,9 +233,7 @@ def test_golden_renders_identically_in_transformers_js() -> None:
             data = load_case(case)
             inputs.append(
                 {
-                    "messages": [
-                        {k: v for k, v in m.items() if v is not None} for m in data["messages"]
-                    ],
+                    "messages": template_messages(name, data["messages"]),
                     "tools": data.get("tools"),
                     "add_generation_prompt": bool(data.get("add_generation_prompt", False)),
                 }

@@ -20,6 +20,7 @@ filters ``length``/``tojson`` (with ``separators``)/``items``/``trim``, the test
 from __future__ import annotations
 
 import importlib
+from dataclasses import dataclass
 
 from ..errors import UnsupportedFeature
 from ..formats import formats, get_format
@@ -27,8 +28,37 @@ from ..formats import formats, get_format
 # format name -> module under pawlette.export.templates that defines ``build() -> str``.
 _TEMPLATES: dict[str, str] = {
     "pcml": "pcml",
+    "chatglm3": "chatglm3",
+    "breeze": "breeze",
 }
 _BUILT: dict[str, str] = {}
+
+
+@dataclass(frozen=True)
+class TemplateInputs:
+    """What a format's template needs in its input beyond OpenAI's shapes.
+
+    Jinja cannot parse JSON, so formats that rewrite JSON take it already parsed, as the
+    Hugging Face convention passes it: the template renders the object as pawlette renders its
+    ``json.dumps``, and raises on a string it would have to parse.
+    """
+
+    object_arguments: bool = False
+    """Tool call ``arguments`` must be objects, not JSON strings."""
+    parsed_tool_results: bool = False
+    """A tool message whose content is JSON other than a string must give it parsed."""
+
+
+_INPUTS: dict[str, TemplateInputs] = {
+    "chatglm3": TemplateInputs(object_arguments=True),
+    "breeze": TemplateInputs(object_arguments=True, parsed_tool_results=True),
+}
+
+
+def template_inputs(format_name: str) -> TemplateInputs:
+    """What :func:`export_jinja`'s template for ``format_name`` needs (see
+    :class:`TemplateInputs`)."""
+    return _INPUTS.get(format_name, TemplateInputs())
 
 
 def jinja_formats() -> list[str]:

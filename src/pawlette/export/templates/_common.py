@@ -113,3 +113,125 @@ TEXT_MACRO = r"""{%- macro text_of(message, index, format_name) -%}
 {%- endmacro -%}
 """
 """``text_of(message, index, format_name)``: a message's text (string or text parts)."""
+
+
+def _python_escapes() -> list[tuple[str, str]]:
+    named = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
+    codes = [*range(0x20), *range(0x7F, 0xA0)]
+    return [(chr(code), named.get(chr(code), f"\\x{code:02x}")) for code in codes]
+
+
+def _jinja_escape_literal(character: str) -> str:
+    """A one-character Jinja string literal, written with a ``\\x`` escape (portable)."""
+    return f'"\\x{ord(character):02x}"'
+
+
+PYTHON_LITERAL_MACROS = (
+    "{%- set python_escapes = ["
+    + ", ".join(
+        f"[{_jinja_escape_literal(character)}, {jinja_string(escaped)}]"
+        for character, escaped in _python_escapes()
+    )
+    + "] -%}\n"
+    + r"""{%- macro python_string(text, quote) -%}
+{%- set out = namespace(text=text|replace('\\', '\\\\')|replace(quote, '\\' ~ quote)) -%}
+{%- for pair in python_escapes -%}
+{%- if pair[0] in out.text -%}{%- set out.text = out.text|replace(pair[0], pair[1]) -%}{%- endif -%}
+{%- endfor -%}
+{{- quote ~ out.text ~ quote -}}
+{%- endmacro -%}
+{%- macro python_literal(value, quote, where) -%}
+{%- if value is none -%}
+{{- 'None' -}}
+{%- elif value is boolean -%}
+{{- 'True' if value else 'False' -}}
+{%- elif value is string -%}
+{{- python_string(value, quote) -}}
+{%- elif value is mapping -%}
+{{- '{' -}}
+{%- for key, item in value|items -%}
+{{- (', ' if loop.index0 else '') ~ python_string(key, quote) ~ ': ' ~ python_literal(item, quote, where) -}}
+{%- endfor -%}
+{{- '}' -}}
+{%- elif value is number -%}
+{%- if value * 0 != 0 -%}
+{{- raise_exception(where ~ ': the number ' ~ value ~ '; expected a finite number (JSON)') -}}
+{%- endif -%}
+{{- value -}}
+{%- else -%}
+{{- '[' -}}
+{%- for item in value -%}
+{{- (', ' if loop.index0 else '') ~ python_literal(item, quote, where) -}}
+{%- endfor -%}
+{{- ']' -}}
+{%- endif -%}
+{%- endmacro -%}
+"""
+)
+"""``python_literal(value, quote, where)``: a JSON value as
+:func:`pawlette.codecs.python_calls.python_literal` writes it (floats as Python prints
+them: engines outside Python print ``1.0`` as ``1``)."""
+
+_KEYWORDS = [
+    "False",
+    "None",
+    "True",
+    "and",
+    "as",
+    "assert",
+    "async",
+    "await",
+    "break",
+    "class",
+    "continue",
+    "def",
+    "del",
+    "elif",
+    "else",
+    "except",
+    "finally",
+    "for",
+    "from",
+    "global",
+    "if",
+    "import",
+    "in",
+    "is",
+    "lambda",
+    "nonlocal",
+    "not",
+    "or",
+    "pass",
+    "raise",
+    "return",
+    "try",
+    "while",
+    "with",
+    "yield",
+]
+_ASCII = "".join(chr(code) for code in range(128))
+
+IDENTIFIER_MACRO = (
+    "{%- set python_keywords = " + jinja_list(_KEYWORDS) + " -%}\n"
+    "{%- set identifier_start = "
+    + jinja_string("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_")
+    + " -%}\n"
+    "{%- set identifier_ascii = "
+    + "".join(['"'] + [f"\\x{ord(c):02x}" for c in _ASCII] + ['"'])
+    + " -%}\n"
+    + r"""{%- macro is_identifier(name) -%}
+{%- set check = namespace(ok=name is string and name|length > 0 and name not in python_keywords) -%}
+{%- if check.ok -%}
+{%- for i in range(name|length) -%}
+{%- set char = name[i:i + 1] -%}
+{%- if char and char in identifier_ascii and char not in identifier_start and (i == 0 or char not in '0123456789') -%}
+{%- set check.ok = false -%}
+{%- endif -%}
+{%- endfor -%}
+{%- endif -%}
+{{- 'yes' if check.ok else '' -}}
+{%- endmacro -%}
+"""
+)
+"""``is_identifier(name)``: ``'yes'`` for a Python identifier that is not a keyword (ASCII
+checked exactly; non-ASCII characters are taken as identifier characters)."""
