@@ -95,8 +95,13 @@ def completion_for(fmt: Format, scenario: str) -> str | None:
 
 
 def without_ids(message: dict[str, Any]) -> dict[str, Any]:
-    """The message with call ids removed (the server draws fresh ones) and null fields dropped."""
+    """The message with call ids removed (the server draws fresh ones) and null fields dropped.
+
+    Empty content is dropped too: a client folding stream deltas cannot tell ``""`` from null.
+    """
     result = {key: value for key, value in message.items() if value is not None}
+    if result.get("content") == "":
+        del result["content"]
     result.pop("refusal", None)
     result.pop("role", None)
     if "tool_calls" in result:
