@@ -22,7 +22,7 @@ has more than one tile a thumbnail of the whole image is added; each tile is 256
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from ..errors import RequestError
 from ..types import BoxPart, ImagePart
@@ -107,6 +107,24 @@ def default_image_tokens(part: ImagePart) -> int:
             "an image without width and height (the placeholder count depends on its size)"
         )
     return internvl_image_tokens(part.width, part.height)
+
+
+def placeholder_count(part: ImagePart, rule: Callable[[ImagePart], int], path: str) -> int:
+    """``part.tokens`` when given, else ``rule(part)``; errors name ``path`` (the part)."""
+    count = part.tokens
+    if count is None:
+        try:
+            count = rule(part)
+        except ValueError as error:
+            raise RequestError(
+                f"{path}.image_url",
+                str(error),
+                "width and height, or tokens",
+                "or render with fmt.with_options(image_tokens=...)",
+            ) from error
+    if count < 0:
+        raise RequestError(f"{path}.image_url.tokens", f"{count}", "a count of tokens")
+    return count
 
 
 # --------------------------------------------------------------------------- bounding boxes

@@ -18,12 +18,11 @@ included) as content with a warning.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
 
+from ..blocks.results import result_text
 from ..errors import ParseError
 from ..types import (
     BoxPart,
@@ -221,18 +220,12 @@ def box_reader(close_marker: str) -> ReaderFactory:
 # --------------------------------------------------------------------------- tool results
 
 
-def result_to_text(value: Any) -> str:
-    """One result of a results list as a tool message's content (strings stay as they are)."""
-    if isinstance(value, str):
-        return value
-    return json.dumps(value, ensure_ascii=False)
-
-
 class ResultListReader:
     """A Python list of results, one per call of the latest assistant message, in order.
 
-    Each result becomes a tool message paired with its call (:mod:`.call_results`): a string
-    is the content, any other value its JSON.  Text that is not a list is one tool message.
+    Each result becomes a tool message paired with its call (:mod:`.call_results`), its
+    content given by :func:`~pawlette.blocks.results.result_text`.  Text that is not a list
+    is one tool message.
     """
 
     __slots__ = ("_chunks", "_offset", "_parser")
@@ -261,7 +254,7 @@ class ResultListReader:
             if number:
                 parser.end_message()
                 parser.begin_message("tool")
-            self._result(result_to_text(item))
+            self._result(result_text(item))
 
     def _result(self, content: str) -> None:
         call_id = next_result_call_id(self._parser)
@@ -359,7 +352,6 @@ __all__ = [
     "after_blank_line",
     "box_reader",
     "end_turn",
-    "result_to_text",
     "role_header_reader",
     "system_preamble_reader",
 ]

@@ -64,13 +64,12 @@ Decisions:
 from __future__ import annotations
 
 import datetime
-import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 
-from ..blocks.images import default_image_tokens
+from ..blocks.images import default_image_tokens, placeholder_count
+from ..blocks.results import result_value, results_in_call_order
 from ..blocks.role_order import RoleOrder, check_role_order
 from ..blocks.tool_choice import ForcedPrefixes
 from ..codecs.python_calls import encode_call, encode_calls, python_literal
@@ -88,7 +87,7 @@ from ..engine.machine import GrammarBuilder, Parser, ReaderFactory
 from ..engine.python_call_reader import python_call_list_reader
 from ..engine.readers import ContentReader, ScaffoldReader
 from ..engine.writer import Writer
-from ..errors import RequestError, UnsupportedFeature
+from ..errors import UnsupportedFeature
 from ..format import Format
 from ..types import BoxPart, ImagePart, Message, Role, TextPart, Tool
 
@@ -191,16 +190,6 @@ class DecisionReader(ContentReader):
 # ------------------------------------------------------------------ render
 
 
-def _python_value(content: str) -> Any:
-    """A result's content as the value written: its JSON value, or the text itself."""
-    try:
-        value = json.loads(content)
-        json.dumps(value, allow_nan=False)
-    except ValueError:
-        return content
-    return content if isinstance(value, str) else value
-
-
 def _header(writer: Writer, role: Role) -> None:
     writer.marker(HEADER, "header")
     writer.raw(ROLE_NAMES[role], "header")
@@ -237,19 +226,7 @@ def _write_parts(
             writer.text(boxes, "bbox", trainable=trainable)
             writer.marker(BOX_END, "bbox", trainable=trainable)
         elif isinstance(part, ImagePart):
-            count = part.tokens
-            if count is None:
-                try:
-                    count = options.image_tokens(part)
-                except ValueError as error:
-                    raise RequestError(
-                        f"{path}.image_url",
-                        str(error),
-                        "width and height, or tokens",
-                        "or render with fmt.with_options(image_tokens=...)",
-                    ) from error
-            if count < 0:
-                raise RequestError(f"{path}.image_url.tokens", f"{count}", "a count of tokens")
+            count = placeholder_count(part, options.image_tokens, path)
             writer.marker(IMAGE, "image")
             for _ in range(count):
                 writer.marker(IMAGE_TOKEN, "image")
@@ -304,17 +281,10 @@ def _write_assistant(
 
 def _write_results(writer: Writer, run: list[Message], calls: list[str], index: int) -> None:
     """One ipython turn for a run of tool messages: results in call order."""
-    slots: list[Message | None] = [None] * len(calls)
-    extra: list[Message] = []
     for number, message in enumerate(run):
         _check_text_only(message, index + number)
-        free = [k for k, call_id in enumerate(calls) if call_id == message.tool_call_id]
-        free = [k for k in free if slots[k] is None]
-        if free:
-            slots[free[0]] = message
-        else:
-            extra.append(message)
-    values = [None if slot is None else _python_value(slot.text) for slot in [*slots, *extra]]
+    ordered = results_in_call_order(run, calls)
+    values = [None if slot is None else result_value(slot.text) for slot in ordered]
     writer.at("tool", index)
     _header(writer, "tool")
     writer.text(python_literal(values, path=f"messages[{index}].content"), "tool_result")
