@@ -127,8 +127,9 @@ def config_from_arguments(arguments: argparse.Namespace) -> ServeConfig:
 def serve_main(argv: Sequence[str]) -> int:
     """``pawlette serve ARGS``: run the server until interrupted.
 
-    Returns 0 after a clean shutdown, 2 after a one-line error on stderr (bad option, unknown
-    format, unusable tokenizer, missing ``serve`` extra).
+    Returns 0 after a clean shutdown (130 after Ctrl-C), 2 after a one-line error on stderr
+    (unknown format, unusable tokenizer, missing ``serve`` extra); argparse exits 2 itself on
+    a bad option.
     """
     parser = argparse.ArgumentParser(
         prog="pawlette serve",
@@ -156,4 +157,6 @@ def run_config(config: ServeConfig) -> int:
     except PawletteError as error:
         sys.stderr.write(f"pawlette serve: {error}\n")
         return 2
+    except KeyboardInterrupt:  # uvicorn re-raises Ctrl-C after its graceful shutdown
+        return 130
     return 0
