@@ -156,7 +156,7 @@ def test_pcml_escape_macro_is_the_writers_escaping(text: str) -> None:
     fmt = pawlette.get_format("pcml")
     assert fmt.escape_pattern is not None
     macros = export_jinja("pcml").split("{%- macro header", 1)[0]
-    rendered = render_template(macros + "{{- escape(text) -}}", text=text)
+    rendered = render_template(macros + "{{- escape(text, true) -}}", text=text)
     assert rendered == escape_text(text, fmt.escape_pattern, before_marker=True)
 
 

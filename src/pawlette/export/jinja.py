@@ -30,6 +30,7 @@ _TEMPLATES: dict[str, str] = {
     "pcml": "pcml",
     "chatglm3": "chatglm3",
     "breeze": "breeze",
+    "omni": "omni",
 }
 _BUILT: dict[str, str] = {}
 

@@ -29,12 +29,11 @@ def jinja_list(items: Iterable[str]) -> str:
 
 
 def escape_macro(markers: Iterable[str]) -> str:
-    """``escape(text)``: the writer's backslash escaping of markers inside caller text.
+    """``escape(text, before_marker)``: the writer's backslash escaping of markers in text.
 
-    It is :func:`pawlette.engine.lexer.escape_text` with ``before_marker=True`` (every text
-    segment of an escaping format is followed by a marker): scan for the leftmost, longest
-    marker; a run of ``k`` backslashes before it becomes ``2k + 1``; a run at the very end is
-    doubled.  Texts without a marker and without a trailing backslash take the fast path.
+    It is :func:`pawlette.engine.lexer.escape_text`: scan for the leftmost, longest marker; a
+    run of ``k`` backslashes before it becomes ``2k + 1``; with ``before_marker`` (a marker
+    is written right after the text) a run at the very end is doubled.  Texts without a marker and without a trailing backslash take the fast path.
     Only slices are used, never ``text[i]``: transformers.js measures ``length`` in UTF-16
     units but slices by code point, llama.cpp measures and slices bytes; looping over
     ``range(length)`` with slices visits every position in each (extra positions slice to
@@ -48,12 +47,12 @@ def escape_macro(markers: Iterable[str]) -> str:
         "{%- set escape_markers = " + jinja_list(ordered) + " -%}\n"
         "{%- set escape_starts = " + jinja_string(starts) + " -%}\n"
         "{%- set escape_triggers = " + jinja_list([*starts, "\\"]) + " -%}\n"
-        r"""{%- macro escape(text) -%}
+        r"""{%- macro escape(text, before_marker) -%}
 {%- set scan = namespace(found=false) -%}
 {%- for marker in escape_markers -%}
 {%- if marker in text -%}{%- set scan.found = true -%}{%- endif -%}
 {%- endfor -%}
-{%- if not scan.found and text[-1:] != '\\' -%}
+{%- if not scan.found and (not before_marker or text[-1:] != '\\') -%}
 {{- text -}}
 {%- else -%}
 {%- set scan = namespace(out='', last=0, skip=0, run=0, hit='') -%}
@@ -91,7 +90,7 @@ def escape_macro(markers: Iterable[str]) -> str:
 {%- endfor -%}
 {%- endif -%}
 {%- endfor -%}
-{{- scan.out ~ text[scan.last:] ~ (text[-scan.run:] if scan.run else '') -}}
+{{- scan.out ~ text[scan.last:] ~ (text[-scan.run:] if scan.run and before_marker else '') -}}
 {%- endif -%}
 {%- endmacro -%}
 """

@@ -34,10 +34,10 @@ _HEADER = """{#- pawlette chat template: pcml (Pawlette Chat Markup Language)
 
 _BODY = r"""{%- macro header(message, index, role) -%}
 {%- if message.name is defined and message.name is not none -%}
-{{- 'name=' ~ escape(message.name|tojson) ~ @SEP@ -}}
+{{- 'name=' ~ escape(message.name|tojson, true) ~ @SEP@ -}}
 {%- endif -%}
 {%- if role == 'tool' and message.tool_call_id is defined and message.tool_call_id is not none -%}
-{{- 'id=' ~ escape(message.tool_call_id|tojson) ~ @SEP@ -}}
+{{- 'id=' ~ escape(message.tool_call_id|tojson, true) ~ @SEP@ -}}
 {%- endif -%}
 {%- if message.metadata is defined and message.metadata is not none -%}
 {%- for key, value in message.metadata|items -%}
@@ -53,7 +53,7 @@ _BODY = r"""{%- macro header(message, index, role) -%}
 {%- if value is not string -%}
 {{- raise_exception('messages[' ~ index ~ '].metadata.' ~ key ~ ': not a string; expected a string') -}}
 {%- endif -%}
-{{- key ~ '=' ~ escape(value|tojson) ~ @SEP@ -}}
+{{- key ~ '=' ~ escape(value|tojson, true) ~ @SEP@ -}}
 {%- endfor -%}
 {%- endif -%}
 {%- endmacro -%}
@@ -68,7 +68,7 @@ _BODY = r"""{%- macro header(message, index, role) -%}
 {%- endif -%}
 {%- set listing.text = listing.text ~ (',' if loop.index0 else '') ~ tool.function|tojson(separators=(',', ':')) -%}
 {%- endfor -%}
-{{- (@TOOLS_LINE@ if after_text else @TOOLS@) ~ escape('[' ~ listing.text ~ ']') ~ @TOOLS_END@ -}}
+{{- (@TOOLS_LINE@ if after_text else @TOOLS@) ~ escape('[' ~ listing.text ~ ']', true) ~ @TOOLS_END@ -}}
 {%- endmacro -%}
 {%- macro call_body(call, index, number) -%}
 {%- if call.function is not defined or call.function is not mapping -%}
@@ -113,12 +113,12 @@ _BODY = r"""{%- macro header(message, index, role) -%}
 {{- @ASSISTANT@ ~ header(message, index, role) -}}
 {%- generation -%}
 {%- if message.reasoning_content is defined and message.reasoning_content is not none -%}
-{{- @THINK@ ~ escape(message.reasoning_content) ~ @THINK_END_LINE@ -}}
+{{- @THINK@ ~ escape(message.reasoning_content, true) ~ @THINK_END_LINE@ -}}
 {%- endif -%}
-{{- escape(text) -}}
+{{- escape(text, true) -}}
 {%- if message.tool_calls is defined and message.tool_calls -%}
 {%- for call in message.tool_calls -%}
-{{- (@CALL_LINE@ if (text or loop.index0) else @CALL@) ~ escape(call_body(call, index, loop.index0)) ~ @CALL_END@ -}}
+{{- (@CALL_LINE@ if (text or loop.index0) else @CALL@) ~ escape(call_body(call, index, loop.index0), true) ~ @CALL_END@ -}}
 {%- endfor -%}
 {%- endif -%}
 {{- @END@ -}}
@@ -126,7 +126,7 @@ _BODY = r"""{%- macro header(message, index, role) -%}
 {{- @ASSISTANT_END@ -}}
 {%- else -%}
 {%- set turn = turns[role] -%}
-{{- turn[0] ~ header(message, index, role) ~ escape(text) -}}
+{{- turn[0] ~ header(message, index, role) ~ escape(text, true) -}}
 {%- if role == 'system' and index == 0 and state.tools_pending -%}
 {{- tools_block(text|length > 0) -}}
 {%- endif -%}
