@@ -98,15 +98,21 @@ def test_forcing_a_call_is_honoured_or_refused(
     assert finish == "tool_calls"
 
 
+PARALLEL = [name for name in formats() if completion_for(get_format(name), "parallel_calls")]
+
+
+def test_formats_without_parallel_calls_are_the_documented_ones() -> None:
+    assert set(formats()) - set(PARALLEL) == {"omni"} & set(formats())  # one call per turn
+
+
 @pytest.mark.parametrize("stream", [False, True])
-@pytest.mark.parametrize("format_name", formats())
+@pytest.mark.parametrize("format_name", PARALLEL)
 def test_no_parallel_calls_keeps_the_first(
     serve: ServerFactory, upstream: FakeUpstream, format_name: str, stream: bool
 ) -> None:
     fmt = get_format(format_name)
     completion = completion_for(fmt, "parallel_calls")
-    if completion is None:
-        pytest.skip(f"{format_name} has no parallel calls")
+    assert completion is not None
     upstream.push(Script(text=completion, sizes=(4,)))
     message, finish = _ask(serve, format_name, stream, parallel_tool_calls=False)
     calls = message.get("tool_calls") or []
