@@ -39,6 +39,7 @@ ToolChoiceMode: TypeAlias = Literal["auto", "none", "required", "function"]
 # format name -> module under pawlette.export.turns that defines ``build(...) -> TurnGrammar``.
 _TURNS: dict[str, str] = {
     "pcml": "pcml",
+    "omni": "omni",
 }
 
 

@@ -52,8 +52,14 @@ _ANY = "/(?s:.*)/"
 
 
 def lark_terminals(language: TextLanguage, rules: Rules, prefix: str = "TEXT") -> None:
-    """Define ``{prefix}`` (possibly empty text), ``{prefix}_NE`` (non-empty) and
-    ``{prefix}_NL`` (non-empty text, then the newline that begins a ``\\n<marker>``)."""
+    """Define ``{prefix}`` (possibly empty text), ``{prefix}_NE`` (non-empty),
+    ``{prefix}_NL`` (non-empty text, then the newline that begins a ``\\n<marker>``), and
+    ``{prefix}_ANY``/``{prefix}_ANY_NE``: text followed by plain text rather than a marker,
+    so it may end in an odd run of backslashes (the writer doubles a run only before a
+    marker), and ``{prefix}_ANY_NL``: such text (maybe empty) and the newline after it.
+
+    Text and the newline that follows it are one lexeme because llguidance's lexer is greedy:
+    text followed by a separate ``"\\n"`` would have taken the newline already."""
     alternation = "|".join(regex_escape(marker) for marker in language.markers)
     plain = f"{_ANY} & ~/(?s:.*)({alternation})(?s:.*)/"
     if language.escape:
@@ -66,10 +72,18 @@ def lark_terminals(language: TextLanguage, rules: Rules, prefix: str = "TEXT") -
     rules.lark_extra[prefix] = body
     rules.lark_extra[f"{prefix}_NE"] = f"({prefix}) & /(?s:.+)/"
     rules.lark_extra[f"{prefix}_NL"] = f'{prefix}_NE "\\n"'
+    if language.escape:
+        rules.lark_extra[f"{prefix}_ANY"] = f"{prefix} /\\\\?/"
+        rules.lark_extra[f"{prefix}_ANY_NE"] = f"({prefix}_ANY) & /(?s:.+)/"
+    else:
+        rules.lark_extra[f"{prefix}_ANY"] = prefix
+        rules.lark_extra[f"{prefix}_ANY_NE"] = f"{prefix}_NE"
+    rules.lark_extra[f"{prefix}_ANY_NL"] = f'{prefix}_ANY "\\n"'
 
 
 def text_terminal(prefix: str, variant: str = "") -> Terminal:
-    """The terminal for a variant: ``""`` (may be empty), ``"NE"`` or ``"NL"``."""
+    """The terminal for a variant: ``""`` (may be empty), ``"NE"``, ``"NL"``, ``"ANY"``,
+    ``"ANY_NE"`` or ``"ANY_NL"`` (see :func:`lark_terminals`)."""
     name = f"{prefix}_{variant}" if variant else prefix
     return Terminal(name, lark="", gbnf=gbnf_text_rule(prefix, variant))
 
@@ -79,7 +93,7 @@ def text_terminal(prefix: str, variant: str = "") -> Terminal:
 
 def gbnf_text_rule(prefix: str, variant: str = "") -> str:
     base = prefix.lower().replace("_", "-")
-    return f"{base}-{variant.lower()}" if variant else base
+    return f"{base}-{variant.lower().replace('_', '-')}" if variant else base
 
 
 @dataclass
@@ -173,6 +187,13 @@ def gbnf_rules(language: TextLanguage, rules: Rules, prefix: str = "TEXT") -> No
         rules.gbnf_extra[base] = piece
         rules.gbnf_extra[f"{base}-ne"] = piece_ne
     rules.gbnf_extra[f"{base}-nl"] = f'{base}-ne "\\n"'
+    if language.escape:
+        rules.gbnf_extra[f"{base}-any"] = f'{base} "\\\\"?'
+        rules.gbnf_extra[f"{base}-any-ne"] = f'{base}-ne "\\\\"? | "\\\\"'
+    else:
+        rules.gbnf_extra[f"{base}-any"] = base
+        rules.gbnf_extra[f"{base}-any-ne"] = f"{base}-ne"
+    rules.gbnf_extra[f"{base}-any-nl"] = f'{base}-any "\\n"'
 
 
 def define(language: TextLanguage, rules: Rules, prefix: str = "TEXT") -> None:
@@ -180,16 +201,16 @@ def define(language: TextLanguage, rules: Rules, prefix: str = "TEXT") -> None:
     gbnf_rules(language, rules, prefix)
 
 
-def reads_as_text(language: TextLanguage, text: str) -> bool:
-    """Whether ``text`` before a marker is plain text to the format's lexer (the reference
-    the terminals are tested against)."""
+def reads_as_text(language: TextLanguage, text: str, *, before_marker: bool = True) -> bool:
+    """Whether ``text`` is plain text to the format's lexer, followed by a marker (or, not
+    ``before_marker``, by other text): the reference the terminals are tested against."""
     from ..engine.lexer import Lexer
 
     lexer = Lexer(language.markers, escape=language.escape)
     tokens = lexer.feed(text) + lexer.finish()
     if any(marker is not None for marker, _, _ in tokens):
         return False
-    if language.escape:
+    if language.escape and before_marker:
         run = len(text) - len(text.rstrip("\\"))
         return run % 2 == 0
     return True
