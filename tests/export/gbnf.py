@@ -252,7 +252,13 @@ def _lark_items(items: list[Item]) -> str:
 
 def _lark_item(item: Item) -> str:
     if item.kind == "literal":
-        text = json.dumps(item.value, ensure_ascii=False)
+        # One lexeme per character: llguidance's lexer is greedy (a lexeme that can still grow
+        # is never cut short), so a literal competing with a run of shorter pieces ("1000"
+        # against [1-9] [0-9]) would be taken whole.  GBNF is matched character by character.
+        chars = [json.dumps(character, ensure_ascii=False) for character in str(item.value)]
+        text = "(" + " ".join(chars) + ")" if len(chars) != 1 else chars[0]
+        if not chars:
+            text = '""'
     elif item.kind == "class":
         negated, ranges = item.value  # type: ignore[misc]
         body = "".join(
@@ -281,6 +287,8 @@ def _lark_item(item: Item) -> str:
 
 
 def to_lark(grammar: Grammar) -> str:
+    """The grammar as Lark rules of one-character lexemes (and tokens), so llguidance's
+    Earley parser, not its greedy lexer, resolves every choice, as llama.cpp's matcher does."""
     lines = ["%llguidance {}", "start: r_root"]
     for name, alternatives in grammar.rules.items():
         body = " | ".join(_lark_items(sequence) for sequence in alternatives)

@@ -137,11 +137,12 @@ def turn_ids(name: str, pieces: Sequence[str]) -> list[int]:
 
 
 def completion_ids(fmt: Format, request: dict[str, Any], index: int) -> list[int]:
-    """The trainable segments of assistant message ``index``: what the model writes."""
+    """The trainable segments of assistant message ``index`` (and of the next message: the
+    role token that ends the turn, in chatglm3): what the model writes."""
     rendering = fmt.render(request)
     ids: list[int] = []
     for segment in rendering.segments:
-        if segment.message_index == index and segment.trainable:
+        if segment.message_index in (index, index + 1) and segment.trainable:
             encode = encode_special if segment.special else encode_text
             ids += encode(fmt.name, segment.text)
     return ids
@@ -319,9 +320,77 @@ def omni_choices(message: dict[str, Any]) -> list[tuple[Any, bool]]:
     return result
 
 
+# chatglm3 and breeze: calls in Python syntax, no escaping (text never spells a marker).
+
+
+def plain(name: str) -> st.SearchStrategy[str]:
+    markers = pawlette.get_format(name).grammar.markers
+    pieces = st.one_of(safe_text, st.sampled_from(["\\", "\n", '"', "'", "```", "[", "<|"]))
+    return (
+        st.lists(pieces, max_size=5)
+        .map("".join)
+        .filter(lambda text: not any(marker in text for marker in markers))
+    )
+
+
+def python_calls(name: str) -> st.SearchStrategy[list[dict[str, Any]]]:
+    @st.composite
+    def one(draw: st.DrawFn) -> dict[str, Any]:
+        tool = draw(st.sampled_from(NAMES))
+        return {
+            "id": f"c{draw(st.integers(0, 9))}",
+            "type": "function",
+            "function": {"name": tool, "arguments": draw(arguments(name, tool))},
+        }
+
+    return st.lists(one(), max_size=3)
+
+
+@st.composite
+def chatglm3_turns(draw: st.DrawFn) -> dict[str, Any]:
+    message: dict[str, Any] = {"role": "assistant", "content": draw(plain("chatglm3"))}
+    calls = draw(python_calls("chatglm3"))
+    if calls:
+        message["tool_calls"] = calls
+    return message
+
+
+@st.composite
+def breeze_turns(draw: st.DrawFn) -> dict[str, Any]:
+    calls = draw(python_calls("breeze"))
+    if calls:
+        return {"role": "assistant", "content": None, "tool_calls": calls}
+    parts: list[dict[str, Any]] = []
+    for _ in range(draw(st.integers(0, 3))):
+        if draw(st.booleans()):
+            parts.append({"type": "text", "text": draw(plain("breeze"))})
+        else:
+            box = st.lists(st.integers(0, 1000), min_size=4, max_size=4)
+            boxes = draw(st.lists(box, min_size=1, max_size=2))
+            parts.append({"type": "bbox", "bbox": {"boxes": boxes}})
+    return {"role": "assistant", "content": parts}
+
+
+def python_call_choices(message: dict[str, Any]) -> list[tuple[Any, bool]]:
+    calls = message.get("tool_calls", [])
+    result: list[tuple[Any, bool]] = [("auto", True)]
+    if len(calls) <= 1:
+        result.append(("auto", False))
+    if not calls:
+        result.append(("none", True))
+    elif not message.get("content"):
+        result.append(("required", True))
+        names = {call["function"]["name"] for call in calls}
+        if len(names) == 1:
+            result.append((names.pop(), True))
+    return result
+
+
 TURNS = {
     "pcml": (TOOLS, assistant_turns, choices_for),
     "omni": (OMNI_TOOLS, lambda name: omni_turns(), omni_choices),
+    "chatglm3": (TOOLS, lambda name: chatglm3_turns(), python_call_choices),
+    "breeze": (TOOLS, lambda name: breeze_turns(), python_call_choices),
 }
 
 
@@ -337,7 +406,12 @@ def test_every_rendered_turn_is_accepted(name: str, syntax: str, data: st.DataOb
     fmt = pawlette.get_format(name)
     tools, turns, choices = TURNS[name]
     message = data.draw(turns(name))
-    request = {"messages": [{"role": "user", "content": "hi"}, message], "tools": tools}
+    messages = [{"role": "user", "content": "hi"}, message]
+    if name == "chatglm3":  # the turn ends with the next role token, which the model writes
+        calls = message.get("tool_calls", [])
+        following = {"role": "tool", "content": "r"} if calls else {"role": "user", "content": "ok"}
+        messages.append(following)
+    request = {"messages": messages, "tools": tools}
     ids = completion_ids(fmt, request, 1)
     for choice, parallel in choices(message):
         grammar = export_grammar(name, tools, choice, parallel, syntax)  # type: ignore[arg-type]
@@ -475,6 +549,64 @@ def test_omni_grammar(syntax: Any) -> None:
     assert accepts("omni", bundle["grammar_after_prefix"], syntax, turn_ids("omni", rest))
     lazy = export_grammar_bundle("omni", OMNI_TOOLS, "auto", True, syntax)["lazy_grammar"]
     assert accepts("omni", lazy, syntax, turn_ids("omni", call[1:]))
+
+
+@pytest.mark.parametrize("syntax", SYNTAXES)
+def test_python_call_grammars(syntax: Any) -> None:
+    use, answer, eot = M("<|use_tool|>"), M("<|answer|>"), M("<|eot_id|>")
+    weather = "get_weather(city='Paris', unit='celsius')"
+    breeze_cases = [
+        ("auto", [use, f"[{weather}, ping()]", eot], True),
+        ("auto", [use, '[get_weather(city="Paris")]', eot], False),  # breeze quotes with '
+        ("auto", [use, "[get_weather(unit='celsius')]", eot], False),  # city is required
+        ("auto", [use, "[get_weather(city='P', unit='kelvin')]", eot], False),
+        ("auto", [use, "[get_wether(city='P')]", eot], False),
+        ("auto", [use, "[get_weather(city=1.5)]", eot], False),  # a string
+        ("auto", [use, "[search(query='q', limit=2, extra=[1, None])]", eot], True),
+        ("auto", [answer, "Sunny", M("<|start_bbox|>"), "[[1, 2, 3, 1000]]"], False),
+        (
+            "auto",
+            [answer, "Sunny", M("<|start_bbox|>"), "[[1, 2, 3, 1000]]", M("<|end_bbox|>"), eot],
+            True,
+        ),
+        ("auto", [answer, "Sunny", M("<|python_tag|>"), eot], False),
+        ("none", [use, f"[{weather}]", eot], False),
+        ("required", [answer, "Sunny", eot], False),
+        ("get_weather", [use, "[ping()]", eot], False),
+        ("get_weather", [use, f"[{weather}, {weather}]", eot], True),
+    ]
+    for choice, pieces, expected in breeze_cases:
+        grammar = export_grammar("breeze", TOOLS, choice, True, syntax)
+        assert accepts("breeze", grammar, syntax, turn_ids("breeze", pieces)) is expected, pieces
+    assert not accepts(
+        "breeze",
+        export_grammar("breeze", TOOLS, "auto", False, syntax),
+        syntax,
+        turn_ids("breeze", [use, "[ping(), ping()]", eot]),
+    )
+    assistant, user, observation = M("<|assistant|>"), M("<|user|>"), M("<|observation|>")
+    call = 'get_weather\n```python\ntool_call(city="Paris")\n```'
+    chatglm3_cases = [
+        ("auto", ["\nSunny today.", user], True),
+        ("auto", ["\nSunny today.", observation], False),
+        ("auto", ["\nLet me look.", assistant, call, observation], True),
+        ("auto", [call, assistant, call, observation], True),
+        ("auto", [call.replace('"Paris"', "'Paris'"), observation], False),  # chatglm3 uses "
+        ("auto", [call.replace("get_weather", "get_wether"), observation], False),
+        ("auto", ["\nSunny ", M("<|system|>"), user], False),
+        ("none", [call, observation], False),
+        ("required", ["\nLet me look.", assistant, call, observation], False),
+        ("required", [call, observation], True),
+    ]
+    for choice, pieces, expected in chatglm3_cases:
+        grammar = export_grammar("chatglm3", TOOLS, choice, True, syntax)
+        assert accepts("chatglm3", grammar, syntax, turn_ids("chatglm3", pieces)) is expected, (
+            pieces
+        )
+    bundle = export_grammar_bundle("breeze", TOOLS, "get_weather", True, syntax)
+    assert bundle["forced_prefix"]["functions"]["get_weather"] == "<|use_tool|>[get_weather("
+    rest = ["city='Paris')]", eot]
+    assert accepts("breeze", bundle["grammar_after_prefix"], syntax, turn_ids("breeze", rest))
 
 
 # ------------------------------------------------------------------ the bundle

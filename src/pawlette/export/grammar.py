@@ -40,6 +40,8 @@ ToolChoiceMode: TypeAlias = Literal["auto", "none", "required", "function"]
 _TURNS: dict[str, str] = {
     "pcml": "pcml",
     "omni": "omni",
+    "chatglm3": "chatglm3",
+    "breeze": "breeze",
 }
 
 

@@ -1,0 +1,112 @@
+"""ChatGLM3's assistant turn, as the renderer writes it (after the ``<|assistant|>`` of the
+generation prompt), through the role token that ends it::
+
+    \\nTEXT <|user|>                                        a reply
+    \\nTEXT (<|assistant|>CALL)+ <|observation|>            a reply, then calls
+    CALL (<|assistant|>CALL)* <|observation|>               calls
+    CALL = NAME\\n```python\\ntool_call(k=v, ...)\\n```
+
+Arguments are keyword arguments whose values are Python literals (double-quoted strings)
+under the tool's schema (:mod:`pawlette.export.python_schema`).  ``required`` and a named
+choice allow no reply text before the calls; a named choice's forced prefix is the whole call
+head, ``NAME\\n```python\\ntool_call(``.  The code interpreter (``interpreter`` turns) is
+allowed when a tool named ``code_interpreter`` is declared, its program being any text.  A
+call turn has no marker of its own before the first call, so there is no trigger for lazy
+grammars.
+"""
+
+from __future__ import annotations
+
+from ...engine.headed_turns import FencedCalls
+from ...errors import UnsupportedFeature
+from ...format import Format
+from ...formats import chatglm3
+from ...types import Tool
+from ..grammar import ToolChoice, TurnGrammar
+from ..grammar_ast import Lit, Marker, Node, Repeat, Rules, alt, optional, seq
+from ..python_schema import PythonValues, SchemaToPython
+from ..text_language import TextLanguage, define, text_terminal
+
+CALLS = FencedCalls()
+TEXT_NE = text_terminal("TEXT", "NE")
+
+
+def _head(name: str) -> str:
+    return name + "\n" + CALLS.opening + CALLS.callee + "("
+
+
+def build(fmt: Format, tools: tuple[Tool, ...], choice: ToolChoice, parallel: bool) -> TurnGrammar:
+    for number, tool in enumerate(tools):
+        if tool.kind != "function":
+            raise UnsupportedFeature(f"tools[{number}].type", f"{tool.kind!r}", "'function'")
+    language = TextLanguage.of(fmt)
+    only = choice.name if choice.mode == "function" else None
+    calls_possible = bool(tools) and choice.mode != "none"
+
+    def new_rules() -> Rules:
+        rules = Rules()
+        rules.add("start", Lit(""))  # placeholder: keeps start first; replaced below
+        define(language, rules)
+        return rules
+
+    def call(rules: Rules, skip_head: bool = False) -> Node:
+        values = PythonValues(rules, CALLS.quote)
+        options = []
+        for number, tool in enumerate(tools):
+            if only is not None and tool.name != only:
+                continue
+            if tool.name == CALLS.code_tool:
+                body: Node = seq(
+                    Lit(CALLS.code_metadata + "\n" + CALLS.opening),
+                    optional(TEXT_NE),
+                    Lit(CALLS.closing),
+                )
+            else:
+                schema = tool.parameters if tool.parameters is not None else {"type": "object"}
+                converter = SchemaToPython(values, f"args_{number}", f"tools[{number}].parameters")
+                keywords = converter.keyword_arguments(schema)
+                head: Node = Lit("") if skip_head else Lit(_head(tool.name))
+                body = seq(head, keywords, Lit(")" + CALLS.closing))
+            options.append(rules.add(f"call_{number}" + ("_rest" if skip_head else ""), body))
+        return rules.add("call_rest" if skip_head else "call", alt(*options))
+
+    def more(rules: Rules, first: Node) -> Node:
+        if not parallel:
+            return first
+        return seq(first, Repeat(seq(Marker(chatglm3.ASSISTANT), call(rules))))
+
+    rules = new_rules()
+    reply = seq(Lit("\n"), optional(TEXT_NE))
+    observation = Marker(chatglm3.OBSERVATION)
+    if not calls_possible:
+        rules.rules["start"] = seq(reply, Marker(chatglm3.USER))
+    elif choice.mode == "auto":
+        with_text = seq(
+            Lit("\n"), TEXT_NE, Marker(chatglm3.ASSISTANT), more(rules, call(rules)), observation
+        )
+        rules.rules["start"] = alt(
+            seq(reply, Marker(chatglm3.USER)), with_text, seq(more(rules, call(rules)), observation)
+        )
+    else:
+        rules.rules["start"] = seq(more(rules, call(rules)), observation)
+
+    markers = [chatglm3.ASSISTANT, chatglm3.USER, chatglm3.OBSERVATION]
+    turn = TurnGrammar(
+        rules=rules,
+        markers=tuple(markers),
+        stop=fmt.stop,
+        forced_prefixes={"auto": "", "none": "", "required": ""},
+    )
+    turn.rules.notes.append(
+        "calls begin right after the generation prompt or after <|assistant|>: no lazy trigger"
+    )
+    for tool in tools:
+        if tool.name != CALLS.code_tool:
+            turn.forced_prefixes[tool.name] = _head(tool.name)
+    if only is not None and only != CALLS.code_tool:
+        after = new_rules()
+        first = call(after, skip_head=True)
+        rest: Node = Repeat(seq(Marker(chatglm3.ASSISTANT), call(after))) if parallel else Lit("")
+        after.rules["start"] = seq(first, rest, observation)
+        turn.after_prefix = after
+    return turn
