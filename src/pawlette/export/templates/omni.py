@@ -55,13 +55,25 @@ _BODY = r"""{%- macro turn_start(marker) -%}
 {%- if message.content is string -%}
 {{- escape(message.content, before_marker) -}}
 {%- elif message.content is defined and message.content is not none -%}
+{%- set joined = namespace(text='') -%}
 {%- for part in message.content -%}
 {%- if part.type != 'text' -%}
 {{- raise_exception('messages[' ~ index ~ '].content[' ~ loop.index0 ~ ']: a ' ~ part.type ~ ' part in a ' ~ message.role ~ ' message; expected text only') -}}
 {%- endif -%}
-{{- escape(part.text, before_marker and loop.last) -}}
+{%- set joined.text = joined.text ~ part.text -%}
 {%- endfor -%}
+{{- escape(joined.text, before_marker) -}}
 {%- endif -%}
+{%- endmacro -%}
+{#- Adjacent text parts are one text (pawlette's edge joins them and drops empty ones). -#}
+{%- macro run_text(parts, start) -%}
+{%- set run = namespace(text='', open=true) -%}
+{%- for part in parts -%}
+{%- if loop.index0 >= start and run.open -%}
+{%- if part.type == 'text' -%}{%- set run.text = run.text ~ part.text -%}{%- else -%}{%- set run.open = false -%}{%- endif -%}
+{%- endif -%}
+{%- endfor -%}
+{{- run.text -}}
 {%- endmacro -%}
 {%- macro voice(part) -%}
 {%- set prosody = part.voice.prosody if part.voice.prosody is defined and part.voice.prosody is not none else {} -%}
@@ -104,18 +116,33 @@ _BODY = r"""{%- macro turn_start(marker) -%}
 {%- for part in parts -%}
 {%- set number = loop.index0 -%}
 {%- if part.type == 'text' -%}
-{%- set next = namespace(part=none) -%}
+{%- if number == 0 or parts[number - 1].type != 'text' -%}
+{#- A marker follows this text unless the next thing written is text: a voice block, or
+    text that does not start with an image reference (images come after all the text). -#}
+{%- set next = namespace(phase='run', decided=false, before=true) -%}
 {%- for other in parts -%}
-{%- if loop.index0 > number and next.part is none and other.type != 'image_url' -%}{%- set next.part = other -%}{%- endif -%}
-{%- endfor -%}
-{#- A marker follows unless the next part writes text first: a voice block, or text that does not start with an image reference (images come after all the text). -#}
-{%- set reference_next = namespace(found=false) -%}
-{%- if next.part is not none and next.part.type == 'text' -%}
+{%- set j = loop.index0 -%}
+{%- if j > number and not next.decided -%}
+{%- if next.phase == 'run' and other.type == 'text' -%}
+{%- else -%}
+{%- set next.phase = 'after' -%}
+{%- if other.type == 'voice' -%}
+{%- set next.decided = true -%}{%- set next.before = false -%}
+{%- elif other.type == 'text' and parts[j - 1].type != 'text' -%}
+{%- set following = run_text(parts, j) -%}
+{%- if following -%}
+{%- set next.decided = true -%}
+{%- set next.before = false -%}
 {%- for reference in @REFERENCES@ -%}
-{%- if next.part.text[:reference|length] == reference -%}{%- set reference_next.found = true -%}{%- endif -%}
+{%- if following[:reference|length] == reference -%}{%- set next.before = true -%}{%- endif -%}
 {%- endfor -%}
 {%- endif -%}
-{{- user_text(part.text, next.part is none or reference_next.found) -}}
+{%- endif -%}
+{%- endif -%}
+{%- endif -%}
+{%- endfor -%}
+{{- user_text(run_text(parts, number), next.before) -}}
+{%- endif -%}
 {%- elif part.type == 'voice' -%}
 {{- voice(part) -}}
 {%- elif part.type != 'image_url' -%}
@@ -188,7 +215,14 @@ _BODY = r"""{%- macro turn_start(marker) -%}
 {%- for part in message.content -%}
 {%- set where = 'messages[' ~ index ~ '].content[' ~ loop.index0 ~ ']' -%}
 {%- if part.type == 'text' -%}
-{{- escape(part.text, loop.last and not calls) -}}
+{%- set number = loop.index0 -%}
+{%- if number == 0 or message.content[number - 1].type != 'text' -%}
+{%- set later = namespace(block=false) -%}
+{%- for other in message.content -%}
+{%- if loop.index0 > number and other.type != 'text' -%}{%- set later.block = true -%}{%- endif -%}
+{%- endfor -%}
+{{- escape(run_text(message.content, number), not calls and not later.block) -}}
+{%- endif -%}
 {%- elif part.type == 'voice' -%}
 {{- voice(part) -}}
 {%- elif part.type == 'action' -%}
