@@ -196,8 +196,9 @@ def _timed(function: Callable[[], object]) -> float:
 def _transformers_rate(fmt: pawlette.Format) -> float | None:
     """transformers' apply_chat_template with pawlette's exported template, if both exist."""
     try:
-        from pawlette.export.jinja import export_jinja  # type: ignore[import-not-found]
         from transformers.utils.chat_template_utils import render_jinja_template
+
+        from pawlette.export.jinja import export_jinja
     except ImportError:
         return None
     template = export_jinja(fmt.name)
