@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from functools import cache
 from typing import Any
 
+import llguidance
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -39,8 +40,6 @@ from pawlette.format import Format
 
 from . import gbnf
 from .support import small_tokenizer
-
-llguidance = pytest.importorskip("llguidance")
 
 # ------------------------------------------------------------------ the tool set
 

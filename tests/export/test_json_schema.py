@@ -12,6 +12,8 @@ from collections.abc import Mapping
 from functools import cache
 from typing import Any
 
+import jsonschema
+import llguidance
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -21,9 +23,6 @@ from pawlette.export.json_schema import SchemaToGbnf
 
 from . import gbnf
 from .support import small_tokenizer
-
-llguidance = pytest.importorskip("llguidance")
-jsonschema = pytest.importorskip("jsonschema")
 
 SCHEMAS: dict[str, dict[str, Any]] = {
     "object": {

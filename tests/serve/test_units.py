@@ -250,12 +250,12 @@ def test_grammar_names_markers_by_id_with_a_tokenizer() -> None:
     assert plan.grammar is not None and f"<[{ids['<call>']}]>" in plan.grammar
 
 
-def test_format_without_grammar_export_is_refused_with_the_reason() -> None:
-    chatglm3 = get_format("chatglm3")
-    with pytest.raises(UnsupportedFeature, match="no grammar export"):
-        plan_tool_choice(chatglm3, ENGINES["vllm"], CORE_TOOLS, ToolChoice("required"), True)
+def test_required_without_prefix_or_grammar_is_refused_with_the_reason() -> None:
+    chatglm3 = get_format("chatglm3")  # no forced prefix; the generic engine takes no grammar
+    with pytest.raises(UnsupportedFeature, match="tool_choice"):
+        plan_tool_choice(chatglm3, ENGINES["generic"], CORE_TOOLS, ToolChoice("required"), True)
     # none and no parallel calls still work: the cut needs no grammar.
-    plan = plan_tool_choice(chatglm3, ENGINES["vllm"], CORE_TOOLS, ToolChoice("none"), False)
+    plan = plan_tool_choice(chatglm3, ENGINES["generic"], CORE_TOOLS, ToolChoice("none"), False)
     assert plan == ToolPlan(max_calls=0)
 
 
