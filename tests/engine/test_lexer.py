@@ -84,3 +84,11 @@ def test_feed_marker_flushes_held_text() -> None:
     lexer = Lexer(MARKERS, escape=False)
     assert lexer.feed("ab<") == [(None, "ab", 0)]
     assert lexer.feed_marker("<end>") == [(None, "<", 2), ("<end>", "<end>", 3)]
+
+
+def test_feed_marker_halves_the_backslash_run_the_writer_doubled() -> None:
+    escaped = escape_text("a\\", PATTERN, before_marker=True)  # content "a\" before <end>
+    assert escaped == "a\\\\"
+    lexer = Lexer(MARKERS, escape=True)
+    tokens = lexer.feed(escaped) + lexer.feed_marker("<end>")
+    assert merge(tokens) == [(None, "a\\", 0), ("<end>", "<end>", 3)]

@@ -111,10 +111,29 @@ class Lexer:
         return tokens
 
     def feed_marker(self, marker: str) -> list[Token]:
-        """A marker known to be one (a special token id): flush the buffer as text first."""
+        """A marker known to be one (a special token id): flush the buffer as text first.
+
+        With escaping, the writer doubled the backslash run before a real marker: halve it.
+        """
+        if self._escape and self._buffer.endswith("\\"):
+            run = _backslashes_before(self._buffer, len(self._buffer), 0)
+            kept = (run + 1) // 2
+            self._buffer = self._buffer[: len(self._buffer) - run + kept]
+            self._offset -= kept - run  # offsets stay those of the raw input
         tokens = self.finish()
         tokens.append((marker, marker, self._offset))
         self._offset += len(marker)
+        return tokens
+
+    def feed_text(self, text: str) -> list[Token]:
+        """Text known to be text (decoded from ordinary token ids): no marker is read in it.
+
+        The buffer is flushed as text first, as :meth:`feed_marker` does.
+        """
+        tokens = self.finish()
+        if text:
+            tokens.append((None, text, self._offset))
+            self._offset += len(text)
         return tokens
 
     def finish(self) -> list[Token]:
