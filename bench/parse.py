@@ -7,7 +7,9 @@
   Python f-string renderer of the same text (the floor) and, when installed, transformers'
   ``apply_chat_template`` with an equivalent Jinja template.
 
-Usage: python bench/parse.py [--format pcml] [--megabytes 1]
+Usage, from the repository root: python -m bench.parse [--format pcml] [--megabytes 1]
+(``-m`` keeps ``bench/`` off ``sys.path``: ``bench/tokenize.py`` would shadow the standard
+library's ``tokenize``.)
 """
 
 from __future__ import annotations
@@ -20,43 +22,12 @@ from collections.abc import Callable
 from typing import Any
 
 import pawlette
+from pawlette.demo import WEATHER
 
+# The demo's weather conversation (seed 001) plus a follow-up question: six messages, one tool.
 CONVERSATION: dict[str, Any] = {
-    "messages": [
-        {"role": "system", "content": "You are a helpful assistant with access to weather tools."},
-        {"role": "user", "name": "Alice", "content": "What's the weather in Beijing?"},
-        {
-            "role": "assistant",
-            "content": None,
-            "reasoning_content": "User wants Beijing's weather. I need to call get_weather.",
-            "tool_calls": [
-                {
-                    "id": "call_abc123",
-                    "type": "function",
-                    "function": {
-                        "name": "get_weather",
-                        "arguments": '{"location": "Beijing", "unit": "celsius"}',
-                    },
-                }
-            ],
-        },
-        {"role": "tool", "tool_call_id": "call_abc123", "content": "25°C, Sunny"},
-        {"role": "assistant", "content": "The weather in Beijing is 25 degrees Celsius and sunny."},
-        {"role": "user", "content": "Thanks! And tomorrow?"},
-    ],
-    "tools": [
-        {
-            "type": "function",
-            "function": {
-                "name": "get_weather",
-                "description": "Get current weather",
-                "parameters": {
-                    "type": "object",
-                    "properties": {"location": {"type": "string"}, "unit": {"type": "string"}},
-                },
-            },
-        }
-    ],
+    "messages": [*WEATHER["messages"], {"role": "user", "content": "Thanks! And tomorrow?"}],
+    "tools": WEATHER["tools"],
 }
 
 
