@@ -207,6 +207,12 @@ class Parser:
         self._dispatch(self._lexer.feed_marker(marker))
         return self._take()
 
+    def feed_text(self, text: str) -> list[Event]:
+        """Feed text known to be text (decoded from ordinary token ids): no marker is read in
+        it, whatever it spells (formats that do not escape markers parse exactly from ids)."""
+        self._dispatch(self._lexer.feed_text(text))
+        return self._take()
+
     def finish(self, finish_reason: str | None = None) -> list[Event]:
         """End of input.  ``finish_reason`` is the engine's (``length`` wins over ours)."""
         if self.finished:
