@@ -1,0 +1,335 @@
+"""Tokenizing conversations with loss masks: pawlette against transformers and the floor.
+
+One run, the same conversations, the same format and tokenizer (Meta's Llama 3 with the
+format's markers added), three paths:
+
+- **pawlette**: ``ConversationEncoder.encode_batch`` (ids and labels; provenance too);
+- **transformers**: ``apply_chat_template(tokenize=True, return_dict=True,
+  return_assistant_tokens_mask=True)`` with the format's exported chat template, batched
+  (one call per batch and tool set, its fastest use);
+- **floor**: ``fmt.render(...).text`` and ``tokenizers.Tokenizer.encode_batch`` with no masks:
+  what tokenizing costs with no loss mask at all.
+
+Conversations are seven messages (system, user, a call, its result, an answer, user,
+answer), with unique user and assistant text; by default the system prompt and the tools come
+from a few shared variants, as in most fine-tuning sets (``--unique``: every conversation has
+its own).  Every run of pawlette starts with a fresh encoder (its text cache
+empty); the tokenizer is warmed first; each path's time is its best of ``--repeat`` rounds in
+which the paths take turns.  The ids and masks of pawlette and transformers are compared.
+
+Usage: python bench/tokenize.py [--format pcml] [--conversations 2000] [--unique]
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+# This file is called tokenize.py: its directory must leave the path before anything imports
+# the standard library's tokenize (linecache does), or Python would import this file instead.
+_HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path[:] = [entry for entry in sys.path if os.path.abspath(entry or os.curdir) != _HERE]
+sys.path.insert(0, os.path.dirname(_HERE))  # the repository, for tests.support
+
+import argparse  # noqa: E402
+import json  # noqa: E402
+import random  # noqa: E402
+import time  # noqa: E402
+from collections.abc import Callable  # noqa: E402
+from typing import Any  # noqa: E402
+
+import pawlette  # noqa: E402
+from pawlette.export import export_jinja  # noqa: E402
+from pawlette.export.jinja import template_inputs  # noqa: E402
+from pawlette.tokenization import IGNORE_INDEX, ConversationEncoder, add_markers  # noqa: E402
+from pawlette.tokenization.backend import TokenizerBackend  # noqa: E402
+
+WORDS = [
+    "the",
+    "weather",
+    "forecast",
+    "city",
+    "today",
+    "tomorrow",
+    "rain",
+    "sunny",
+    "cloudy",
+    "temperature",
+    "wind",
+    "humidity",
+    "please",
+    "could",
+    "you",
+    "tell",
+    "me",
+    "about",
+    "order",
+    "price",
+    "total",
+    "shipping",
+    "refund",
+    "account",
+    "password",
+    "reset",
+    "email",
+    "address",
+    "delivery",
+    "tracking",
+    "number",
+    "product",
+    "review",
+    "rating",
+    "python",
+    "function",
+    "error",
+    "exception",
+    "stack",
+    "trace",
+    "server",
+    "request",
+    "response",
+    "token",
+    "model",
+    "training",
+    "data",
+    "set",
+    "because",
+    "however",
+    "therefore",
+    "although",
+    "meanwhile",
+    "finally",
+    "first",
+    "second",
+    "third",
+]
+CHINESE = "天气今天明天北京上海温度下雨晴朗多云风湿度请问订单价格"
+
+
+def sentence(rng: random.Random, words: int) -> str:
+    text = " ".join(rng.choice(WORDS) for _ in range(words))
+    if rng.random() < 0.2:
+        text += " " + "".join(rng.choice(CHINESE) for _ in range(rng.randint(2, 8)))
+    if rng.random() < 0.3:
+        text += f" {rng.randint(0, 10**6)}"
+    return text[0].upper() + text[1:] + rng.choice(".?!")
+
+
+def tool_set(rng: random.Random, variant: int) -> list[dict[str, Any]]:
+    tools = []
+    for number in range(3):
+        name = f"{rng.choice(WORDS)}_{rng.choice(WORDS)}_{variant}_{number}"
+        tools.append(
+            {
+                "type": "function",
+                "function": {
+                    "name": name,
+                    "description": sentence(rng, 14),
+                    "parameters": {
+                        "type": "object",
+                        "properties": {
+                            "query": {"type": "string", "description": sentence(rng, 6)},
+                            "limit": {"type": "integer", "description": sentence(rng, 5)},
+                            "unit": {"type": "string", "enum": ["metric", "imperial"]},
+                        },
+                        "required": ["query"],
+                    },
+                },
+            }
+        )
+    return tools
+
+
+def conversations(count: int, *, unique: bool, seed: int = 0) -> list[dict[str, Any]]:
+    rng = random.Random(seed)
+    systems = [sentence(rng, 30) for _ in range(4)]
+    tool_sets = [tool_set(rng, variant) for variant in range(2)]
+    result = []
+    for number in range(count):
+        system = sentence(rng, 30) if unique else rng.choice(systems)
+        tools = tool_set(rng, number) if unique else rng.choice(tool_sets)
+        call = rng.choice(tools)["function"]["name"]
+        arguments = {"query": sentence(rng, 5), "limit": rng.randint(1, 50)}
+        result.append(
+            {
+                "messages": [
+                    {"role": "system", "content": system},
+                    {"role": "user", "content": sentence(rng, rng.randint(8, 30))},
+                    {
+                        "role": "assistant",
+                        "content": None,
+                        "tool_calls": [
+                            {
+                                "id": f"call_{number}",
+                                "type": "function",
+                                "function": {"name": call, "arguments": json.dumps(arguments)},
+                            }
+                        ],
+                    },
+                    {
+                        "role": "tool",
+                        "tool_call_id": f"call_{number}",
+                        "content": json.dumps({"result": sentence(rng, 12), "count": number}),
+                    },
+                    {"role": "assistant", "content": sentence(rng, rng.randint(15, 60))},
+                    {"role": "user", "content": sentence(rng, rng.randint(5, 20))},
+                    {"role": "assistant", "content": sentence(rng, rng.randint(15, 60))},
+                ],
+                "tools": tools,
+            }
+        )
+    return result
+
+
+def template_messages(format_name: str, messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The messages in the shape the format's template takes (parsed arguments, ...)."""
+    inputs = template_inputs(format_name)
+    result = []
+    for message in messages:
+        message = {key: value for key, value in message.items() if value is not None}
+        if inputs.object_arguments and message.get("tool_calls"):
+            message["tool_calls"] = [
+                {**call, "function": {**call["function"], "arguments": json.loads(a)}}
+                for call in message["tool_calls"]
+                if (a := call["function"]["arguments"])
+            ]
+        if inputs.parsed_tool_results and message["role"] == "tool":
+            value = json.loads(message["content"])
+            message["content"] = value if isinstance(value, (dict, list)) else message["content"]
+        result.append(message)
+    return result
+
+
+def batches(items: list[Any], size: int) -> list[list[Any]]:
+    return [items[start : start + size] for start in range(0, len(items), size)]
+
+
+def timed(paths: dict[str, Callable[[], int]], repeat: int) -> list[tuple[str, float, int]]:
+    """The best time of each path over ``repeat`` rounds; the paths take turns within each
+    round, so a burst of load on the machine does not land on one path only."""
+    best = dict.fromkeys(paths, float("inf"))
+    tokens = dict.fromkeys(paths, 0)
+    for _ in range(repeat):
+        for name, function in paths.items():
+            start = time.perf_counter()
+            tokens[name] = function()
+            best[name] = min(best[name], time.perf_counter() - start)
+    return [(name, best[name], tokens[name]) for name in paths]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--format", default="pcml")
+    parser.add_argument("--conversations", type=int, default=2000)
+    parser.add_argument("--batch", type=int, default=256)
+    parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--unique", action="store_true", help="no shared system prompt or tools")
+    parser.add_argument("--tokenizer", help="a tokenizer.json (default: Llama 3, from the cache)")
+    arguments = parser.parse_args()
+
+    from tokenizers import Tokenizer
+    from transformers import PreTrainedTokenizerFast
+    from transformers.utils import logging as transformers_logging
+
+    transformers_logging.set_verbosity_error()
+    fmt = pawlette.get_format(arguments.format)
+    if arguments.tokenizer:
+        base = Tokenizer.from_file(arguments.tokenizer)
+        tokenizer_name = arguments.tokenizer
+    else:
+        from tests.support.llama3 import llama3_tokenizer
+
+        base = llama3_tokenizer()
+        tokenizer_name = "Llama 3 (llama-models 0.3.0)"
+    tokenizer = add_markers(base, fmt.special_markers, owner=f"format {fmt.name!r}")
+    data = conversations(arguments.conversations, unique=arguments.unique)
+    chunks = batches(data, arguments.batch)
+    hf = PreTrainedTokenizerFast(tokenizer_object=tokenizer)
+    hf.chat_template = export_jinja(fmt.name)
+    hf_chunks = [
+        [(template_messages(fmt.name, item["messages"]), item["tools"]) for item in chunk]
+        for chunk in chunks
+    ]
+
+    outputs: dict[str, list[tuple[list[int], list[int]]]] = {}
+
+    def run_pawlette() -> int:
+        encoder = ConversationEncoder(fmt, TokenizerBackend(tokenizer))  # a cold cache
+        results = []
+        for chunk in chunks:
+            for item in encoder.encode_batch(chunk):
+                results.append((item.input_ids, item.labels))
+        outputs["pawlette"] = results
+        return sum(len(ids) for ids, _ in results)
+
+    def run_transformers() -> int:
+        results = []
+        for chunk in hf_chunks:
+            groups: dict[int, list[int]] = {}
+            for position, (_, tools) in enumerate(chunk):
+                groups.setdefault(id(tools), []).append(position)
+            found: dict[int, tuple[list[int], list[int]]] = {}
+            for positions in groups.values():
+                out = hf.apply_chat_template(
+                    [chunk[p][0] for p in positions],
+                    tools=chunk[positions[0]][1],
+                    tokenize=True,
+                    return_dict=True,
+                    return_assistant_tokens_mask=True,
+                )
+                for p, ids, mask in zip(
+                    positions, out["input_ids"], out["assistant_masks"], strict=True
+                ):
+                    found[p] = (ids, mask)
+            results += [found[p] for p in range(len(chunk))]
+        outputs["transformers"] = results
+        return sum(len(ids) for ids, _ in results)
+
+    def run_floor() -> int:
+        tokens = 0
+        for chunk in chunks:
+            texts = [fmt.render(c).text for c in chunk]
+            for encoding in tokenizer.encode_batch(texts, add_special_tokens=False):
+                tokens += len(encoding.ids)
+        return tokens
+
+    run_floor()  # warm the tokenizer's own caches for every path alike
+    rows = timed(
+        {
+            "pawlette.tokenize, masks": run_pawlette,
+            "transformers apply_chat_template, masks": run_transformers,
+            "floor: render + encode_batch, no masks": run_floor,
+        },
+        arguments.repeat,
+    )
+
+    mismatched_ids = mismatched_masks = 0
+    for (ids, labels), (hf_ids, hf_mask) in zip(
+        outputs["pawlette"], outputs["transformers"], strict=True
+    ):
+        mismatched_ids += ids != hf_ids
+        mismatched_masks += [int(label != IGNORE_INDEX) for label in labels] != hf_mask
+
+    count = len(data)
+    transformers_seconds, floor_seconds = rows[1][1], rows[2][1]
+    print(
+        f"format {fmt.name}, {count} conversations of 7 messages"
+        f" ({'unique' if arguments.unique else 'shared'} system prompts and tools),"
+        f" tokenizer {tokenizer_name}, {os.cpu_count()} cores"
+    )
+    header = f"{'path':42} {'conv/s':>9} {'tokens/s':>11} {'vs transformers':>16} {'vs floor':>9}"
+    print(header)
+    print("-" * len(header))
+    for name, seconds, tokens in rows:
+        print(
+            f"{name:42} {count / seconds:9,.0f} {tokens / seconds:11,.0f}"
+            f" {transformers_seconds / seconds:15.2f}x {seconds / floor_seconds:8.2f}x"
+        )
+    print(
+        f"pawlette vs transformers: {count - mismatched_ids}/{count} identical ids,"
+        f" {count - mismatched_masks}/{count} identical masks"
+    )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,306 @@
+"""Tokenizer backends: one ``tokenizers.Tokenizer`` made ready for pawlette.
+
+A :class:`TokenizerBackend` wraps the tokenizer it is given and keeps, once:
+
+- the ids of its added tokens (the *control ids*) and a map from their text to their id, so a
+  format's markers are looked up, never encoded;
+- a *plain copy* of the tokenizer: the same model, normaliser and pre-tokenizer, and no added
+  token, post-processor, truncation or padding.  Encoding text with it runs the pipeline of
+  the original, so for text that spells no added token it gives the same ids as
+  ``tokenizer.encode(text, add_special_tokens=False)``; for text that does, the spelling is
+  encoded as ordinary text, because the copy has no added token to match.  That is what
+  :func:`pawlette.tokenizers.encode_plain` does piece by piece in Python; the copy does it in
+  Rust, in batches, on every core.  Every encoded run is still checked against the control
+  ids: a vocabulary that lists a special token as an ordinary one could reach it from text;
+- a bounded cache of encoded text runs: scaffolding, system prompts and tool listings repeat
+  across a dataset and are encoded once;
+- for byte-level BPEs, each token's length in bytes (to map tokens back to the segments they
+  came from) and, on first use, its bytes (to decode ids incrementally without splitting a
+  UTF-8 character).
+
+Accepted tokenizers (:func:`load_backend`): a ``tokenizers.Tokenizer``; a path to a
+``tokenizer.json`` or to a directory holding one; a transformers *fast* tokenizer (its
+``backend_tokenizer`` is used; transformers itself is never imported).
+"""
+
+from __future__ import annotations
+
+import collections
+import itertools
+import os
+from collections.abc import Sequence
+from functools import cache
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ..errors import PawletteError, TokenizerMismatch
+
+if TYPE_CHECKING:
+    from tokenizers import Tokenizer
+
+__all__ = ["TokenizerBackend", "load_backend", "load_tokenizer"]
+
+CACHE_ENTRIES = 32768
+"""How many encoded text runs a backend remembers (first in, first out)."""
+CACHE_MAX_CHARACTERS = 20000
+"""Longer runs are encoded every time (they would crowd the cache)."""
+
+
+def _import_tokenizers() -> Any:
+    try:
+        import tokenizers
+    except ImportError as error:  # pragma: no cover - depends on the installation
+        raise PawletteError(
+            "tokenizer: the 'tokenizers' package is not installed; expected it. "
+            "Install with `pip install 'pawlette[tokenize]'`"
+        ) from error
+    return tokenizers
+
+
+def load_tokenizer(source: object) -> Tokenizer:
+    """A ``tokenizers.Tokenizer`` from a tokenizer, a path or a transformers fast tokenizer.
+
+    ``source`` is a ``tokenizers.Tokenizer`` (returned as is), a ``tokenizer.json`` path, a
+    directory holding ``tokenizer.json`` (a Hugging Face model or tokenizer directory), or a
+    transformers fast tokenizer (``PreTrainedTokenizerFast`` and subclasses).
+    """
+    tokenizers = _import_tokenizers()
+    if isinstance(source, tokenizers.Tokenizer):
+        return source  # type: ignore[no-any-return]
+    if isinstance(source, (str, os.PathLike)):
+        path = Path(source)
+        if path.is_dir():
+            path = path / "tokenizer.json"
+        if not path.is_file():
+            raise PawletteError(
+                f"tokenizer {os.fspath(source)}: no such file; expected a tokenizer.json "
+                "or a directory holding one"
+            )
+        try:
+            loaded: Tokenizer = tokenizers.Tokenizer.from_file(str(path))
+        except Exception as error:
+            raise PawletteError(
+                f"tokenizer {path}: cannot load ({error}); expected a tokenizers JSON file"
+            ) from error
+        return loaded
+    backend = getattr(source, "backend_tokenizer", None)
+    if isinstance(backend, tokenizers.Tokenizer):
+        return backend  # type: ignore[no-any-return]  # a transformers fast tokenizer: its Rust tokenizer does the work
+    if getattr(source, "is_fast", None) is False:
+        raise PawletteError(
+            f"tokenizer: a slow (Python) {type(source).__name__}; expected a fast tokenizer. "
+            "Load it with use_fast=True, or convert it to tokenizer.json"
+        )
+    raise PawletteError(
+        f"tokenizer: a {type(source).__name__}; expected a tokenizers.Tokenizer, a path to "
+        "tokenizer.json or a transformers fast tokenizer"
+    )
+
+
+def _plain_copy(tokenizer: Tokenizer) -> Tokenizer:
+    """The tokenizer's pipeline without added tokens, post-processor, truncation or padding.
+
+    The model is shared, not copied (a new ``Tokenizer`` over the same model object).
+    """
+    tokenizers = _import_tokenizers()
+    plain: Tokenizer = tokenizers.Tokenizer(tokenizer.model)
+    if tokenizer.normalizer is not None:
+        plain.normalizer = tokenizer.normalizer
+    if tokenizer.pre_tokenizer is not None:
+        plain.pre_tokenizer = tokenizer.pre_tokenizer
+    if tokenizer.decoder is not None:
+        plain.decoder = tokenizer.decoder
+    return plain
+
+
+@cache
+def _character_to_byte() -> dict[str, int]:
+    from ..tokenizers.tiktoken_file import byte_level_text
+
+    return {byte_level_text(bytes([byte])): byte for byte in range(256)}
+
+
+def _is_byte_level(tokenizer: Tokenizer) -> bool:
+    decoders = _import_tokenizers().decoders
+    return isinstance(tokenizer.decoder, decoders.ByteLevel) and tokenizer.normalizer is None
+
+
+class TokenizerBackend:
+    """A tokenizer made ready for pawlette (see the module docstring).
+
+    Share one per tokenizer: building it copies the tokenizer (about a second for a
+    128k-token vocabulary).  It is safe to use from one thread at a time.
+    """
+
+    def __init__(self, tokenizer: Tokenizer, *, source: str = "tokenizer") -> None:
+        self.tokenizer = tokenizer
+        self.source = source
+        added = tokenizer.get_added_tokens_decoder()
+        self.added: dict[int, str] = {token_id: token.content for token_id, token in added.items()}
+        self.control_ids = frozenset(added)
+        self._id_of_added = {content: token_id for token_id, content in self.added.items()}
+        self._plain = _plain_copy(tokenizer)
+        self._cache: dict[str, list[int]] = {}
+        # encode_batch_fast (tokenizers >= 0.21) skips the offsets nobody reads here.
+        self._encode_batch = getattr(self._plain, "encode_batch_fast", self._plain.encode_batch)
+        self._byte_level = _is_byte_level(tokenizer)
+        self._token_bytes: list[bytes] | None = None
+        # Byte-level BPEs: a token's length in bytes is its length in byte-level characters.
+        self._token_lengths: list[int] | None = None
+        if self._byte_level:
+            vocabulary = tokenizer.get_vocab(with_added_tokens=False)
+            size = max(max(vocabulary.values(), default=-1), max(self.added, default=-1)) + 1
+            lengths = [0] * size
+            for token, token_id in vocabulary.items():
+                lengths[token_id] = len(token)
+            for token_id, content in self.added.items():
+                lengths[token_id] = len(content.encode("utf-8"))
+            self._token_lengths = lengths
+
+    # ------------------------------------------------------------------ markers
+
+    def added_id(self, text: str) -> int | None:
+        """The id of the added token spelled ``text``, or None."""
+        return self._id_of_added.get(text)
+
+    def marker_ids(self, markers: Sequence[str], format_name: str) -> dict[str, int]:
+        """Each marker's id; :class:`TokenizerMismatch` when one is not a special token."""
+        ids: dict[str, int] = {}
+        for marker in markers:
+            token_id = self._id_of_added.get(marker)
+            if token_id is None:
+                found = self.tokenizer.token_to_id(marker)
+                what = (
+                    "not a token" if found is None else f"an ordinary token (id {found}), not added"
+                )
+                raise TokenizerMismatch(
+                    f"{self.source}: marker {marker!r} of format {format_name!r} is {what};"
+                    " expected every marker of the format as one special token. Add them with"
+                    f" `pawlette tokenizer prepare -f {format_name} --base tokenizer.json -o DIR`"
+                )
+            if self._plain.encode(marker, add_special_tokens=False).ids == [token_id]:
+                raise TokenizerMismatch(
+                    f"{self.source}: marker {marker!r} of format {format_name!r} (id {token_id})"
+                    " is also an ordinary token of the vocabulary, so text spelling it becomes"
+                    " the control token; expected a special token no text can reach. Use a"
+                    " tokenizer whose vocabulary does not hold the marker"
+                )
+            ids[marker] = token_id
+        return ids
+
+    # ------------------------------------------------------------------ encoding text
+
+    def encode_texts(self, texts: Sequence[str]) -> list[list[int]]:
+        """The ids of each text, encoded as plain text (no added token can come out).
+
+        Raises :class:`TokenizerMismatch` if the vocabulary turns some text into a control id.
+        """
+        cache_ = self._cache
+        results: list[list[int] | None] = [cache_.get(text) for text in texts]
+        missing = [index for index, found in enumerate(results) if found is None]
+        if missing:
+            unique = list(dict.fromkeys(texts[index] for index in missing))
+            encodings = self._encode_batch(unique, add_special_tokens=False)
+            control = self.control_ids
+            encoded: dict[str, list[int]] = {}
+            for text, encoding in zip(unique, encodings, strict=True):
+                ids = encoding.ids
+                if not control.isdisjoint(ids):
+                    self._reached_control(text, ids)
+                encoded[text] = ids
+                if len(text) <= CACHE_MAX_CHARACTERS:
+                    if len(cache_) >= CACHE_ENTRIES:
+                        del cache_[next(iter(cache_))]
+                    cache_[text] = ids
+            for index in missing:
+                results[index] = encoded[texts[index]]
+        return results  # type: ignore[return-value]  # every None was filled
+
+    def _reached_control(self, text: str, ids: list[int]) -> None:
+        position = next(index for index, token in enumerate(ids) if token in self.control_ids)
+        before = self._plain.decode(ids[:position], skip_special_tokens=False)
+        raise TokenizerMismatch(
+            f"{self.source}: the text {text[:80]!r} encodes, after {len(before)} characters, to"
+            f" the control token {self.added[ids[position]]!r}; expected only ordinary tokens."
+            " The vocabulary lists that token as an ordinary one, so plain text reaches it"
+        )
+
+    def token_ends(self, pieces: Sequence[str], ids: list[int]) -> tuple[list[int], list[int]]:
+        """Where each piece starts and each token ends, in one unit, for the encoding ``ids``
+        of ``"".join(pieces)``: bytes for byte-level BPEs (each token's bytes are known),
+        characters otherwise (from the tokenizer's offsets; a token that ends inside a
+        character ends after it)."""
+        token_lengths = self._token_lengths
+        if token_lengths is not None and ids and min(ids) >= 0 and max(ids) < len(token_lengths):
+            lengths = [len(piece.encode("utf-8")) for piece in pieces]
+            ends = list(itertools.accumulate(map(token_lengths.__getitem__, ids)))
+            if (ends[-1] if ends else 0) == sum(lengths) and 0 not in lengths:
+                return list(itertools.accumulate(lengths[:-1], initial=0)), ends
+        starts = list(itertools.accumulate((len(piece) for piece in pieces[:-1]), initial=0))
+        offsets = self._plain.encode("".join(pieces), add_special_tokens=False).offsets
+        return starts, [end for _, end in offsets]
+
+    # ------------------------------------------------------------------ decoding
+
+    @property
+    def byte_level(self) -> bool:
+        """Whether every token stands for a fixed run of bytes (a byte-level BPE)."""
+        return self._byte_level
+
+    def token_bytes(self) -> list[bytes] | None:
+        """Each id's bytes (byte-level BPEs only; added tokens as their UTF-8 text)."""
+        if not self._byte_level:
+            return None
+        if self._token_bytes is None:
+            table = _character_to_byte()
+            vocabulary = self.tokenizer.get_vocab(with_added_tokens=False)
+            size = max(max(vocabulary.values(), default=-1), max(self.added, default=-1)) + 1
+            result = [b""] * size
+            for token, token_id in vocabulary.items():
+                try:
+                    result[token_id] = bytes(table[character] for character in token)
+                except KeyError:  # not byte-level text after all: decode it as text
+                    result[token_id] = token.encode("utf-8")
+            for token_id, content in self.added.items():
+                result[token_id] = content.encode("utf-8")
+            self._token_bytes = result
+        return self._token_bytes
+
+    def decode(self, ids: Sequence[int]) -> str:
+        """The text of ``ids`` (added tokens spelled out)."""
+        return str(self.tokenizer.decode(list(ids), skip_special_tokens=False))
+
+
+_BACKENDS: collections.OrderedDict[object, tuple[object, TokenizerBackend]]
+_BACKENDS = collections.OrderedDict()
+_BACKEND_CACHE_SIZE = 8
+
+
+def load_backend(tokenizer: object, *, source: str | None = None) -> TokenizerBackend:
+    """A :class:`TokenizerBackend` for any tokenizer :func:`load_tokenizer` accepts.
+
+    The backends of the last few tokenizers are kept, so calling this again with the same
+    tokenizer object (or path) is free.
+    """
+    if isinstance(tokenizer, TokenizerBackend):
+        return tokenizer
+    key: tuple[object, ...] = ("object", id(tokenizer))
+    if isinstance(tokenizer, (str, os.PathLike)):
+        path = str(os.fspath(tokenizer))
+        try:
+            status = os.stat(path)
+            key = ("path", path, status.st_mtime_ns, status.st_size)
+        except OSError:
+            key = ("path", path)
+        if source is None:
+            source = f"tokenizer {path}"
+    found = _BACKENDS.get(key)
+    if found is not None:
+        _BACKENDS.move_to_end(key)
+        return found[1]
+    backend = TokenizerBackend(load_tokenizer(tokenizer), source=source or "tokenizer")
+    # Keep the object alive while cached, so its id is not reused by another.
+    _BACKENDS[key] = (tokenizer, backend)
+    while len(_BACKENDS) > _BACKEND_CACHE_SIZE:
+        _BACKENDS.popitem(last=False)
+    return backend

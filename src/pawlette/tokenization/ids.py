@@ -1,0 +1,179 @@
+"""Parse model output from token ids, one id (or a few) at a time.
+
+:class:`IdParser` sits in front of a format's :class:`~pawlette.engine.machine.Parser`:
+
+- an id of one of the format's markers is that marker;
+- any other id is text: its bytes go through an incremental UTF-8 decoder, so a character
+  split across ids (Llama 3 writes most CJK characters and emoji as two or three byte
+  tokens) is held back until it is whole, and never reaches the parser as two halves.  An
+  incomplete character left before a marker or at the end becomes U+FFFD.
+
+How the two reach the parser depends on the format:
+
+- formats that escape markers inside text (PCML, omni): the ids decode to exactly the
+  rendered text, escapes included, and the text is parsed as text (markers by their
+  spelling).  Parsing ids then gives what parsing their decoded text gives, by construction;
+  markers written with a newline (PCML's ``\\n<call>``, ``</think>\\n``, which are a newline
+  token and a marker token) are read as the one marker they are in text;
+- formats that do not escape (ChatGLM3, breeze): a marker is a marker only when it comes as
+  its id (:meth:`~pawlette.engine.machine.Parser.feed_marker`); text is fed as text
+  (:meth:`~pawlette.engine.machine.Parser.feed_text`), so text spelling a marker stays text.
+  This is the exact parse the text form cannot give.  Markers that the grammar only knows
+  joined (ChatGLM3's ``[gMASK]sop``, two tokens) are joined before they are fed.
+
+Tokenizers whose tokens are not byte runs (no ``ByteLevel`` decoder) are decoded by decoding
+the ids since the last emitted text again (the method of transformers' text streamer): text is
+emitted once it no longer ends with U+FFFD.
+"""
+
+from __future__ import annotations
+
+import codecs
+from collections.abc import Iterable
+
+from ..errors import RequestError
+from ..format import Format
+from ..formats import get_format
+from ..types import Event
+from .backend import TokenizerBackend, load_backend
+
+__all__ = ["IdParser"]
+
+
+class IdParser:
+    """Feeds token ids to a parser of ``fmt``: ``feed_ids(ids)`` / ``finish()`` return events.
+
+    ``tokenizer`` is anything :func:`~pawlette.tokenization.load_backend` accepts; the other
+    keyword arguments go to :meth:`pawlette.Format.parser` (``strict``, ``conversation``,
+    ``id_factory``, ``tools``, ...), unless ``parser`` is given.
+
+    Example (``tokenizer`` holds PCML's markers)::
+
+        parser = IdParser("pcml", tokenizer)
+        events = []
+        for token in completion_ids:  # as the engine streams them
+            events += parser.feed_ids([token])
+        events += parser.finish()
+    """
+
+    def __init__(
+        self,
+        fmt: Format | str,
+        tokenizer: object,
+        *,
+        parser: object = None,
+        **parser_options: object,
+    ) -> None:
+        self.format = get_format(fmt) if isinstance(fmt, str) else fmt
+        self.backend: TokenizerBackend = load_backend(tokenizer)
+        if parser is None:
+            parser = self.format.parser(**parser_options)  # type: ignore[arg-type]
+        from ..engine.machine import Parser
+
+        if not isinstance(parser, Parser):
+            raise RequestError("parser", f"a {type(parser).__name__}", "a pawlette Parser")
+        self.parser = parser
+        self._markers: dict[int, str] = {}
+        for marker in self.format.special_markers:
+            token_id = self.backend.added_id(marker)
+            if token_id is not None:
+                self._markers[token_id] = marker
+        self._as_text = self.format.grammar.escape
+        grammar_markers = self.format.grammar.markers
+        self._grammar_markers = grammar_markers
+        self._marker_prefixes = frozenset(
+            marker[:length] for marker in grammar_markers for length in range(1, len(marker))
+        )
+        self._held_marker = ""
+        self._token_bytes = self.backend.token_bytes()
+        self._utf8 = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        # The generic decoder: text ids since the last marker, and how far they were emitted.
+        self._text_ids: list[int] = []
+        self._prefix = 0
+        self._read = 0
+
+    # ------------------------------------------------------------------ public
+
+    def feed_ids(self, ids: Iterable[int]) -> list[Event]:
+        """Feed token ids; return the events they completed."""
+        events: list[Event] = []
+        markers = self._markers
+        for token in ids:
+            marker = markers.get(token)
+            if marker is None:
+                text = self._decode(token)
+                if text:
+                    events += self._text(text)
+                continue
+            tail = self._flush_text()
+            if tail:
+                events += self._text(tail)
+            events += self._marker(marker)
+        return events
+
+    def finish(self, finish_reason: str | None = None) -> list[Event]:
+        """The end of the output (``finish_reason`` as :meth:`Parser.finish` takes it)."""
+        events: list[Event] = []
+        tail = self._flush_text()
+        if tail:
+            events += self._text(tail)
+        events += self._release_marker()
+        return events + self.parser.finish(finish_reason)
+
+    # ------------------------------------------------------------------ markers and text
+
+    def _text(self, text: str) -> list[Event]:
+        if self._as_text:
+            return self.parser.feed(text)
+        events = self._release_marker()
+        return events + self.parser.feed_text(text)
+
+    def _marker(self, marker: str) -> list[Event]:
+        if self._as_text:
+            return self.parser.feed(marker)
+        joined = self._held_marker + marker
+        if joined in self._marker_prefixes:
+            self._held_marker = joined  # it may still grow into a longer marker
+            return []
+        if self._held_marker and joined not in self._grammar_markers:
+            events = self._release_marker()
+            return events + self._marker(marker)
+        self._held_marker = ""
+        return self.parser.feed_marker(joined)
+
+    def _release_marker(self) -> list[Event]:
+        held, self._held_marker = self._held_marker, ""
+        return self.parser.feed_marker(held) if held else []
+
+    # ------------------------------------------------------------------ decoding
+
+    def _decode(self, token: int) -> str:
+        table = self._token_bytes
+        if table is not None:
+            if not 0 <= token < len(table):
+                raise RequestError(
+                    "ids", f"id {token}", f"an id of the tokenizer (0..{len(table) - 1})"
+                )
+            return self._utf8.decode(table[token])
+        self._text_ids.append(token)
+        decode = self.backend.decode
+        before = decode(self._text_ids[self._prefix : self._read])
+        now = decode(self._text_ids[self._prefix :])
+        if len(now) > len(before) and not now.endswith("\ufffd"):
+            self._prefix, self._read = self._read, len(self._text_ids)
+            return now[len(before) :]
+        return ""
+
+    def _flush_text(self) -> str:
+        if self._token_bytes is not None:
+            tail = self._utf8.decode(b"", final=True)
+            self._utf8.reset()
+            return tail
+        if self._read == len(self._text_ids):
+            self._text_ids, self._prefix, self._read = [], 0, 0
+            return ""
+        decode = self.backend.decode
+        before = decode(self._text_ids[self._prefix : self._read])
+        now = decode(self._text_ids[self._prefix :])
+        self._text_ids, self._prefix, self._read = [], 0, 0
+        return now[len(before) :]

@@ -1,0 +1,66 @@
+"""Tokenizers and helpers the tokenization tests share (each built once per process)."""
+
+from __future__ import annotations
+
+import importlib
+import json
+from functools import cache
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+from tokenizers import Tokenizer
+
+import pawlette
+from pawlette.tokenization.prepare import add_markers
+
+from ..support.llama3 import llama3_tokenizer
+from ..support.small_bpe import small_tokenizer
+
+FORMATS = pawlette.formats()
+GOLDEN = Path(__file__).resolve().parents[1] / "golden"
+ALL_MARKERS: tuple[str, ...] = tuple(
+    dict.fromkeys(
+        marker for name in FORMATS for marker in pawlette.get_format(name).special_markers
+    )
+)
+"""Every marker of every registered format, in a stable order."""
+
+
+def strategy(name: str) -> ModuleType:
+    return importlib.import_module(f"tests.strategies.{name}")
+
+
+@cache
+def small(name: str) -> Tokenizer:
+    """A small byte-level BPE with the markers of format ``name``."""
+    return small_tokenizer(pawlette.get_format(name).special_markers)
+
+
+@cache
+def small_all() -> Tokenizer:
+    """A small byte-level BPE with the markers of every format."""
+    return small_tokenizer(ALL_MARKERS)
+
+
+@cache
+def llama3_all() -> Tokenizer:
+    """Meta's Llama 3 tokenizer with the markers of every format added (breeze's and others')."""
+    return add_markers(llama3_tokenizer(), ALL_MARKERS, owner="every format")
+
+
+def golden_cases(name: str) -> list[Path]:
+    return sorted(path.parent for path in (GOLDEN / name).glob("*/input.json"))
+
+
+def golden_input(case: Path) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads((case / "input.json").read_text(encoding="utf-8"))
+    return data
+
+
+def assistant_indices(request: dict[str, Any]) -> list[int]:
+    return [i for i, message in enumerate(request["messages"]) if message["role"] == "assistant"]
+
+
+def token_text(tokenizer: Tokenizer, ids: list[int]) -> str:
+    return str(tokenizer.decode(ids, skip_special_tokens=False))

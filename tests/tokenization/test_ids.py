@@ -1,0 +1,183 @@
+"""IdParser: parsing model output from token ids, token by token, on the real Llama 3."""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from tokenizers import Tokenizer, decoders
+
+import pawlette
+from pawlette.engine.fold import fold
+from pawlette.errors import RequestError
+from pawlette.tokenization import ConversationEncoder, IdParser
+from pawlette.types import Event
+
+from ..helpers import sequential_ids
+from .support import FORMATS, assistant_indices, llama3_all, small, strategy, token_text
+
+
+def folded(fmt: pawlette.Format, events: list[Event]) -> Any:
+    result = fold(events, fmt.grammar.fields)
+    return result.messages, result.tools, result.finish_reason, [w.text for w in result.warnings]
+
+
+def parse_ids(
+    fmt: pawlette.Format, tokenizer: object, ids: list[int], sizes: list[int], **options: Any
+) -> Any:
+    parser = IdParser(fmt, tokenizer, id_factory=sequential_ids(), **options)
+    events: list[Event] = []
+    position = 0
+    turn = 0
+    while position < len(ids):
+        size = sizes[turn % len(sizes)]
+        events += parser.feed_ids(ids[position : position + size])
+        position += size
+        turn += 1
+    return folded(fmt, events + parser.finish())
+
+
+def parse_text(fmt: pawlette.Format, text: str, **options: Any) -> Any:
+    parser = fmt.parser(id_factory=sequential_ids(), **options)
+    return folded(fmt, parser.feed(text) + parser.finish())
+
+
+@pytest.mark.parametrize("name", FORMATS)
+def test_completions_parse_the_same_token_by_token(name: str) -> None:
+    """Each assistant turn's ids, fed whole, one id at a time and in random runs, parse as
+    its text does (strict), with characters split across ids held back."""
+    fmt = pawlette.get_format(name)
+    tokenizer = llama3_all()
+    encoder = ConversationEncoder(fmt, tokenizer)
+
+    @settings(max_examples=25)
+    @given(strategy(name).conversations(), st.randoms(use_true_random=False))
+    def check(request: dict[str, Any], rng: random.Random) -> None:
+        messages, tools = request["messages"], request.get("tools")
+        for index in assistant_indices(request):
+            prompt = encoder.encode(messages[:index], tools, add_generation_prompt=True)
+            turn = encoder.encode(messages[: index + 1], tools).input_ids
+            ids = turn[len(prompt.input_ids) :]
+            text = token_text(tokenizer, ids)
+            expected = parse_text(fmt, text, strict=True)
+            assert parse_ids(fmt, tokenizer, ids, [len(ids) or 1], strict=True) == expected
+            assert parse_ids(fmt, tokenizer, ids, [1], strict=True) == expected
+            sizes = [rng.choice([1, 2, 3, 5]) for _ in range(16)]
+            assert parse_ids(fmt, tokenizer, ids, sizes, strict=True) == expected
+
+    check()
+
+
+def test_split_characters_are_held_back() -> None:
+    tokenizer = llama3_all()
+    text = "你好🙂"
+    ids = tokenizer.encode(text, add_special_tokens=False).ids
+    assert len(ids) > len(text)  # some character spans two ids
+    parser = IdParser("pcml", tokenizer)
+    deltas = []
+    for token in ids:
+        deltas += [e.text for e in parser.feed_ids([token]) if isinstance(e, pawlette.TextDelta)]
+    deltas += [e.text for e in parser.finish() if isinstance(e, pawlette.TextDelta)]
+    assert "".join(deltas) == text
+    assert all("\ufffd" not in delta for delta in deltas)
+
+
+def test_a_character_cut_off_by_a_marker_becomes_a_replacement_character() -> None:
+    tokenizer = llama3_all()
+    first = tokenizer.encode("🙂", add_special_tokens=False).ids[0]
+    parser = IdParser("pcml", tokenizer)
+    events = parser.feed_ids([first, tokenizer.token_to_id("<end>")]) + parser.finish()
+    assert folded(pawlette.get_format("pcml"), events)[0][0].text == "\ufffd"
+
+
+def test_breeze_text_spelling_a_marker_is_text_when_it_comes_as_text_ids() -> None:
+    breeze = pawlette.get_format("breeze")
+    tokenizer = llama3_all()
+    encoder = ConversationEncoder(breeze, tokenizer)
+    messages = [
+        {"role": "user", "content": "How do I end a turn?"},
+        {"role": "assistant", "content": "Write <|eot_id|> and then <|start_header_id|>."},
+    ]
+    prompt = encoder.encode(messages[:1], add_generation_prompt=True).input_ids
+    ids = encoder.encode(messages).input_ids[len(prompt) :]
+    parser = IdParser(breeze, tokenizer, strict=True)
+    events = parser.feed_ids(ids) + parser.finish()
+    (message,) = folded(breeze, events)[0]
+    assert message.text == messages[1]["content"]
+    # The text form cannot tell: the turn ends at the first spelling.
+    assert breeze.parse(token_text(tokenizer, ids)).message["content"] == "Write "
+
+
+def test_chatglm3_conversation_from_ids_joins_gmask_and_sop() -> None:
+    glm = pawlette.get_format("chatglm3")
+    tokenizer = llama3_all()
+    messages = [
+        {"role": "user", "content": "Hi"},
+        {"role": "assistant", "content": "Hello"},
+        {"role": "user", "content": "Bye"},
+    ]
+    ids = pawlette.tokenization.tokenize(glm, tokenizer, messages).input_ids
+    parsed = parse_ids(glm, tokenizer, ids, [1], conversation=True, strict=True)
+    expected = glm.parse_conversation(glm.render(messages).text, strict=True)
+    assert parsed[0] == list(expected.core_messages)
+
+
+def test_pcml_newline_markers_from_two_ids() -> None:
+    # "\n<call>" is a newline token then the <call> token: read as the one marker it is.
+    pcml = pawlette.get_format("pcml")
+    tokenizer = llama3_all()
+    completion = 'Checking.\n<call>{"id": "c1", "name": "f", "arguments": {}}</call><end>'
+    ids = pawlette.tokenization.tokenize(
+        pcml,
+        tokenizer,
+        [
+            {"role": "user", "content": "q"},
+            {
+                "role": "assistant",
+                "content": "Checking.",
+                "tool_calls": [
+                    {"id": "c1", "type": "function", "function": {"name": "f", "arguments": "{}"}}
+                ],
+            },
+        ],
+    ).input_ids
+    start = ids.index(tokenizer.token_to_id("[AST]")) + 1
+    turn = ids[start : ids.index(tokenizer.token_to_id("<end>")) + 1]
+    assert token_text(tokenizer, turn) == completion
+    result = parse_ids(pcml, tokenizer, turn, [1], strict=True)
+    (message,) = result[0]
+    assert message.text == "Checking." and message.tool_calls[0].name == "f"
+
+
+def test_tokenizers_without_byte_tokens_decode_by_windows() -> None:
+    # The same BPE with a decoder that is not ByteLevel: the generic decoder is used.
+    pcml = pawlette.get_format("pcml")
+    byte_level = small("pcml")
+    generic = Tokenizer.from_str(byte_level.to_str())
+    generic.decoder = decoders.Sequence([decoders.ByteLevel()])
+    text = "naïve 你好 🙂 done"
+    ids = byte_level.encode(text, add_special_tokens=False).ids
+    ids.append(byte_level.token_to_id("<end>"))
+    assert IdParser(pcml, generic).backend.token_bytes() is None
+    expected = parse_ids(pcml, byte_level, ids, [1])
+    assert parse_ids(pcml, generic, ids, [1]) == expected
+    assert expected[0][0].text == text
+
+
+def test_an_id_outside_the_vocabulary_is_refused() -> None:
+    parser = IdParser("pcml", small("pcml"))
+    with pytest.raises(RequestError, match="id 999999"):
+        parser.feed_ids([999999])
+
+
+def test_feed_text_reads_no_marker_and_flushes_held_text() -> None:
+    # The engine hook IdParser uses for formats that do not escape markers.
+    parser = pawlette.get_format("breeze").parser(strict=True)
+    events = parser.feed("Hi <|eo")  # "<|eo" may begin a marker: held back
+    events += parser.feed_text("<|eot_id|> stays text")
+    events += parser.feed_marker("<|eot_id|>") + parser.finish()
+    (message,) = folded(pawlette.get_format("breeze"), events)[0]
+    assert message.text == "Hi <|eo<|eot_id|> stays text"

@@ -1,0 +1,125 @@
+"""pawlette tokenizer prepare: markers as special tokens, a directory transformers loads."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import pawlette
+import pawlette.export
+from pawlette.errors import TokenizerMismatch, UnsupportedFeature
+from pawlette.tokenization import (
+    IGNORE_INDEX,
+    add_markers,
+    prepare_tokenizer,
+    tokenize,
+    write_tokenizer_directory,
+)
+from pawlette.training import tokenizer_main
+
+from ..support.llama3 import llama3_tokenizer
+from ..support.small_bpe import small_tokenizer
+
+BREEZE = pawlette.get_format("breeze")
+MESSAGES: list[dict[str, Any]] = [
+    {"role": "system", "content": "You are helpful."},
+    {"role": "user", "content": "Hi, 你好!"},
+    {"role": "assistant", "content": "Hello! How can I help?"},
+    {"role": "user", "content": "Nothing."},
+    {"role": "assistant", "content": "Bye."},
+]
+
+
+@pytest.fixture(scope="module")
+def llama3_base(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("base") / "tokenizer.json"
+    llama3_tokenizer().save(str(path))
+    return path
+
+
+def test_breeze_on_llama3_keeps_meta_ids_and_adds_the_rest(llama3_base: Path) -> None:
+    tokenizer = prepare_tokenizer(BREEZE, llama3_base)
+    assert tokenizer.token_to_id("<|eot_id|>") == 128009  # Llama 3's own
+    assert tokenizer.token_to_id("<|use_tool|>") == 128256  # new, after the vocabulary
+    added = tokenizer.get_added_tokens_decoder()
+    assert all(added[tokenizer.token_to_id(m)].special for m in BREEZE.special_markers)
+    assert llama3_tokenizer().token_to_id("<|use_tool|>") is None  # the base is unchanged
+
+
+def test_the_directory_loads_offline_in_transformers(
+    llama3_base: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import transformers
+
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    prepared = write_tokenizer_directory(BREEZE, llama3_base, tmp_path / "breeze")
+    assert prepared.chat_template and prepared.note == ""
+    assert prepared.stop_ids == (128009, 128008)
+    loaded = transformers.AutoTokenizer.from_pretrained(str(tmp_path / "breeze"))
+    assert loaded.eos_token == "<|eot_id|>"
+    assert len(loaded) == 128256 + len(prepared.added)
+    generation = json.loads((tmp_path / "breeze" / "generation_config.json").read_text())
+    assert generation == {"eos_token_id": [128009, 128008]}
+
+    ours = tokenize(BREEZE, tmp_path / "breeze", MESSAGES)
+    text = BREEZE.render(MESSAGES).text
+    assert loaded.apply_chat_template(MESSAGES, tokenize=False) == text
+    assert loaded(text, add_special_tokens=False)["input_ids"] == ours.input_ids
+    theirs = loaded.apply_chat_template(
+        MESSAGES, tokenize=True, return_dict=True, return_assistant_tokens_mask=True
+    )
+    assert theirs["input_ids"] == ours.input_ids
+    assert theirs["assistant_masks"] == [int(label != IGNORE_INDEX) for label in ours.labels]
+
+
+def test_omni_markers_get_ids_in_order_and_its_template(tmp_path: Path) -> None:
+    omni = pawlette.get_format("omni")
+    prepared = write_tokenizer_directory(omni, small_tokenizer(()), tmp_path / "omni")
+    config = json.loads((tmp_path / "omni" / "tokenizer_config.json").read_text())
+    assert config["eos_token"] == "<|ASSISTANT_END|>"
+    assert prepared.chat_template == ("chat_template" in config)
+    assert [marker for marker, _ in prepared.added] == list(omni.special_markers)
+    first = prepared.added[0][1]
+    assert [token_id for _, token_id in prepared.added] == list(
+        range(first, first + len(omni.special_markers))
+    )
+
+
+def test_a_format_without_a_template_is_written_without_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def no_template(format_name: str) -> str:
+        raise UnsupportedFeature("format", f"{format_name!r}", "a format with a template")
+
+    monkeypatch.setattr(pawlette.export, "export_jinja", no_template)
+    prepared = write_tokenizer_directory("pcml", small_tokenizer(()), tmp_path / "pcml")
+    assert not prepared.chat_template and "no chat template" in prepared.note
+    config = json.loads((tmp_path / "pcml" / "tokenizer_config.json").read_text())
+    assert "chat_template" not in config
+
+
+def test_a_marker_the_vocabulary_holds_is_refused() -> None:
+    base = small_tokenizer(())
+    word = next(t for t in ("the", "and", "is", "of") if base.token_to_id(t) is not None)
+    with pytest.raises(TokenizerMismatch, match=f"'{word}' of the test is the ordinary token"):
+        add_markers(base, ["<new>", word], owner="the test")
+
+
+def test_prepare_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    base = tmp_path / "base.json"
+    small_tokenizer(()).save(str(base))
+    status = tokenizer_main(
+        ["prepare", "-f", "pcml", "--base", str(base), "-o", str(tmp_path / "d")]
+    )
+    assert status == 0
+    out = capsys.readouterr().out
+    assert "added special tokens: [SYS] 2000," in out and "chat template: included" in out
+    assert (tmp_path / "d" / "tokenizer.json").is_file()
+    missing = tokenizer_main(
+        ["prepare", "-f", "pcml", "--base", str(tmp_path / "nope.json"), "-o", "x"]
+    )
+    assert missing == 2
+    assert "no such file" in capsys.readouterr().err

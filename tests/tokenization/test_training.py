@@ -1,0 +1,255 @@
+"""Training data: JSONL to Parquet, bad records, workers, memory; datasets and Ray."""
+
+from __future__ import annotations
+
+import gc
+import json
+import pickle
+import tracemalloc
+from pathlib import Path
+from typing import Any
+
+import pandas
+import pyarrow
+import pyarrow.parquet as pq
+import pytest
+
+import pawlette
+from pawlette import training
+from pawlette.errors import PawletteError
+from pawlette.tokenization import ConversationEncoder, RecordTokenizer
+from pawlette.training import RejectedRecord, tokenize_jsonl, tokenize_main
+
+from .support import small
+
+TOOLS = [{"type": "function", "function": {"name": "get_weather"}}]
+
+
+def record(number: int) -> dict[str, Any]:
+    result: dict[str, Any] = {
+        "messages": [
+            {"role": "user", "content": f"Question {number}: weather in city {number}?"},
+            {"role": "assistant", "content": f"Answer {number}: sunny, {number % 40} C."},
+        ]
+    }
+    if number % 3 == 0:
+        result["tools"] = TOOLS
+        result["messages"].insert(0, {"role": "system", "content": "Be brief."})
+    return result
+
+
+BAD_LINES = {
+    4: ("{not json", "not a JSON record"),
+    7: ('["a", "list"]', "record: a JSON array; expected an object with 'messages'"),
+    9: ('{"prompt": "x"}', "record: keys prompt; expected a 'messages' list"),
+    12: (
+        json.dumps({"messages": [{"role": "robot", "content": "x"}]}),
+        "messages[0].role: found 'robot'",
+    ),
+}
+
+
+@pytest.fixture(scope="module")
+def tokenizer_path(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("tokenizer") / "tokenizer.json"
+    small("pcml").save(str(path))
+    return path
+
+
+def write_input(path: Path, count: int, *, bad: bool = True) -> None:
+    with path.open("w", encoding="utf-8") as file:
+        for line in range(1, count + 1):
+            if bad and line in BAD_LINES:
+                file.write(BAD_LINES[line][0] + "\n")
+            elif line == 15:
+                file.write("   \n")  # blank: not a record
+            else:
+                file.write(json.dumps(record(line), ensure_ascii=False) + "\n")
+
+
+def test_jsonl_to_parquet_in_process(tokenizer_path: Path, tmp_path: Path) -> None:
+    source, output = tmp_path / "in.jsonl", tmp_path / "out.parquet"
+    write_input(source, 600)
+    reports: list[str] = []
+    summary = tokenize_jsonl(
+        source, output, fmt="pcml", tokenizer=tokenizer_path, workers=0, report=reports.append
+    )
+    assert (summary.read, summary.written, summary.rejected) == (599, 595, 4)
+    for (line, (_, reason)), report in zip(sorted(BAD_LINES.items()), reports, strict=True):
+        assert report.startswith(f"{source}:{line}: rejected: ")
+        assert reason in report
+    table = pq.read_table(output)
+    assert table.column_names == ["line", "input_ids", "labels"]
+    rows = table.to_pylist()
+    lines = [row["line"] for row in rows]
+    assert lines == [n for n in range(1, 601) if n not in BAD_LINES and n != 15]
+    encoder = ConversationEncoder("pcml", tokenizer_path)
+    for row in rows[:50]:
+        expected = encoder.encode(record(row["line"]))
+        assert row["input_ids"] == expected.input_ids and row["labels"] == expected.labels
+    assert summary.tokens == sum(len(row["input_ids"]) for row in rows)
+    assert summary.learned == sum(label != -100 for row in rows for label in row["labels"])
+    assert "read 599 records, wrote 595, rejected 4" in str(summary)
+    assert not (tmp_path / "out.parquet.partial").exists()
+
+
+def test_worker_processes_write_the_same_rows(tokenizer_path: Path, tmp_path: Path) -> None:
+    source = tmp_path / "in.jsonl"
+    write_input(source, 900)
+    tokenize_jsonl(
+        source, tmp_path / "a.parquet", fmt="pcml", tokenizer=tokenizer_path, workers=0,
+        report=lambda line: None,
+    )  # fmt: skip
+    summary = tokenize_jsonl(
+        source, tmp_path / "b.parquet", fmt="pcml", tokenizer=tokenizer_path, workers=2,
+        report=lambda line: None,
+    )  # fmt: skip
+    assert summary.rejected == 4
+    assert pq.read_table(tmp_path / "b.parquet").equals(pq.read_table(tmp_path / "a.parquet"))
+
+
+def test_strict_stops_at_the_first_bad_record_and_writes_nothing(
+    tokenizer_path: Path, tmp_path: Path
+) -> None:
+    source, output = tmp_path / "in.jsonl", tmp_path / "out.parquet"
+    write_input(source, 40)
+    with pytest.raises(RejectedRecord) as caught:
+        tokenize_jsonl(source, output, fmt="pcml", tokenizer=tokenizer_path, workers=0, strict=True)
+    assert caught.value.line == 4
+    assert str(caught.value).startswith(f"{source}:4: not a JSON record")
+    assert not output.exists() and not (tmp_path / "out.parquet.partial").exists()
+
+
+def test_memory_stays_flat_as_the_input_grows(
+    tokenizer_path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(training, "ROW_GROUP_ROWS", 256)
+    monkeypatch.setattr(training, "CHUNK_RECORDS", 64)
+    peaks = []
+    for count in (600, 4800):
+        source = tmp_path / f"in{count}.jsonl"
+        write_input(source, count, bad=False)
+        tokenize_jsonl(  # warm the caches before measuring
+            source, tmp_path / "warm.parquet", fmt="pcml", tokenizer=tokenizer_path, workers=0,
+            progress=False,
+        )  # fmt: skip
+        gc.collect()
+        tracemalloc.start()
+        tokenize_jsonl(
+            source, tmp_path / "out.parquet", fmt="pcml", tokenizer=tokenizer_path, workers=0,
+            progress=False,
+        )  # fmt: skip
+        peaks.append(tracemalloc.get_traced_memory()[1])
+        tracemalloc.stop()
+    assert peaks[1] < 2 * peaks[0], peaks  # eight times the input, not eight times the memory
+
+
+def test_empty_input_gives_an_empty_table(tokenizer_path: Path, tmp_path: Path) -> None:
+    source, output = tmp_path / "in.jsonl", tmp_path / "out.parquet"
+    source.write_text("\n\n", encoding="utf-8")
+    summary = tokenize_jsonl(source, output, fmt="pcml", tokenizer=tokenizer_path, workers=0)
+    assert summary.read == 0 and pq.read_table(output).num_rows == 0
+
+
+def test_command_line(
+    tokenizer_path: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    source, output = tmp_path / "in.jsonl", tmp_path / "out.parquet"
+    write_input(source, 20)
+    arguments = ["-f", "pcml", "--tokenizer", str(tokenizer_path), str(source), "-o", str(output)]
+    status = tokenize_main([*arguments, "--workers", "0", "--mask", "last", "--no-progress"])
+    assert status == 0
+    err = capsys.readouterr().err
+    assert f"{source}:4: rejected: not a JSON record" in err
+    assert "pawlette tokenize: read 19 records, wrote 15, rejected 4;" in err
+    assert tokenize_main([*arguments, "--workers", "0", "--strict", "--no-progress"]) == 2
+    assert f"pawlette tokenize: {source}:4: not a JSON record" in capsys.readouterr().err
+    bad_mask = tokenize_main([*arguments, "--mask", "sometimes", "--no-progress"])
+    assert bad_mask == 2 and "mask: found 'sometimes'" in capsys.readouterr().err
+
+
+# ------------------------------------------------------------------ one record, many engines
+
+
+def test_record_tokenizer_takes_records_and_batches(tokenizer_path: Path) -> None:
+    function = RecordTokenizer("pcml", tokenizer_path)
+    encoder = ConversationEncoder("pcml", tokenizer_path)
+    one = function(record(3))
+    expected = encoder.encode(record(3))
+    assert one == {"input_ids": expected.input_ids, "labels": expected.labels}
+    records = [record(n) for n in range(1, 5)]
+    columns = {
+        "messages": [r["messages"] for r in records],
+        "tools": [r.get("tools") for r in records],
+    }
+    batch = function(columns)
+    assert batch["input_ids"] == [encoder.encode(r).input_ids for r in records]
+    as_json = {"messages": [json.dumps(r["messages"]) for r in records]}
+    assert function(as_json)["input_ids"][:2] == batch["input_ids"][:2]
+    assert function(pandas.DataFrame(columns))["labels"] == batch["labels"]
+    assert function(pyarrow.Table.from_pydict(columns))["labels"] == batch["labels"]
+
+
+def test_record_tokenizer_errors_raise_or_become_a_column(tokenizer_path: Path) -> None:
+    records = [record(1), {"messages": [{"role": "robot"}]}, {"nothing": 1}]
+    with pytest.raises(PawletteError, match=r"records\[1\]: messages\[0\]\.role"):
+        RecordTokenizer("pcml", tokenizer_path)(
+            {"messages": [r.get("messages") for r in records[:2]]}
+        )
+    kept = RecordTokenizer("pcml", tokenizer_path, errors="keep").tokenize_records(records)
+    assert [isinstance(result, PawletteError) for result in kept] == [False, True, True]
+    columns = RecordTokenizer("pcml", tokenizer_path, errors="keep")(
+        {"messages": [r.get("messages") for r in records[:2]]}
+    )
+    assert columns["error"][0] is None and "robot" in columns["error"][1]
+    assert columns["input_ids"][1] == []
+
+
+def test_record_tokenizer_pickles_as_its_arguments(tokenizer_path: Path) -> None:
+    function = RecordTokenizer("pcml", small("pcml"), mask="last")
+    function(record(1))  # builds the encoder
+    copy = pickle.loads(pickle.dumps(function))
+    assert copy(record(2)) == function(record(2))
+    assert copy.mask == function.mask
+    variant = RecordTokenizer(pawlette.get_format("omni").with_options(), tokenizer_path)
+    with pytest.raises(PawletteError, match="other options"):
+        pickle.dumps(variant)
+
+
+def test_datasets_map_per_record_and_batched(
+    tokenizer_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import datasets
+
+    monkeypatch.setenv("HF_DATASETS_OFFLINE", "1")
+    records = [record(n) for n in range(1, 9)]
+    # Arrow gives the rows one struct type: null tools, null keys a message lacks.
+    dataset = datasets.Dataset.from_dict(
+        {"messages": [r["messages"] for r in records], "tools": [r.get("tools") for r in records]}
+    )
+    function = RecordTokenizer("pcml", tokenizer_path)
+    batched = dataset.map(function, batched=True, remove_columns=dataset.column_names)
+    single = dataset.map(function, remove_columns=dataset.column_names)
+    encoder = ConversationEncoder("pcml", tokenizer_path)
+    expected = [encoder.encode(r).input_ids for r in records]
+    assert batched["input_ids"] == expected
+    assert single["input_ids"] == expected
+    assert batched["labels"] == [encoder.encode(r).labels for r in records]
+
+
+@pytest.mark.filterwarnings("ignore::DeprecationWarning")  # Ray's own, about its settings
+def test_ray_map_batches_in_local_mode(tokenizer_path: Path) -> None:
+    import ray
+
+    records = [record(n) for n in range(1, 13)]
+    ray.init(num_cpus=1, include_dashboard=False, log_to_driver=False, configure_logging=False)
+    try:
+        context = ray.data.DataContext.get_current()
+        context.enable_progress_bars = False
+        dataset = ray.data.from_items(records)
+        rows = dataset.map_batches(RecordTokenizer("pcml", tokenizer_path), batch_size=5)
+        found = sorted((list(row["input_ids"]) for row in rows.take_all()), key=len)
+    finally:
+        ray.shutdown()
+    encoder = ConversationEncoder("pcml", tokenizer_path)
+    assert found == sorted((encoder.encode(r).input_ids for r in records), key=len)
