@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tokenizers import Tokenizer
+from tokenizers import Tokenizer, decoders
 
 import pawlette
 from pawlette.errors import PawletteError, RequestError, TokenizerMismatch
@@ -343,3 +343,14 @@ def test_a_token_straddling_reasoning_and_content_is_learned_as_content() -> Non
     assert result.labels[position] == newline_pair  # learned: it carries learned text
     assert learned_text(tokenizer, result) == "\n\nHi<end>"
     assert "R" not in learned_text(tokenizer, result)
+
+
+def test_tokenizers_without_byte_tokens_map_tokens_by_offsets() -> None:
+    # The same BPE behind a decoder that is not ByteLevel: mixed runs use the offsets.
+    byte_level = small("pcml")
+    generic = Tokenizer.from_str(byte_level.to_str())
+    generic.decoder = decoders.Sequence([decoders.ByteLevel()])
+    messages = [*CONVERSATION[:2], {**CONVERSATION[2], "content": "\n你好 🙂"}, *CONVERSATION[3:]]
+    for mask in ("all", "no-reasoning"):
+        expected = tokenize(PCML, byte_level, messages, TOOLS, mask=mask)
+        assert tokenize(PCML, generic, messages, TOOLS, mask=mask) == expected
