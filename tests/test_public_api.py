@@ -14,7 +14,7 @@ def test_all_is_pinned() -> None:
         "PawletteError", "ReasoningDelta", "ReasoningStepAdded", "Rendering", "RequestError",
         "Segment", "TextDelta", "TextPart", "ThinkStep", "TokenizerMismatch", "Tool", "ToolCall",
         "ToolCallDelta", "ToolCallEnd", "ToolCallStart", "ToolsDeclared", "UnsupportedFeature",
-        "VoicePart", "formats", "get_format",
+        "VoicePart", "formats", "get_format", "MaskPolicy", "Tokenized", "tokenize",
     }  # fmt: skip
     assert set(pawlette.__all__) == expected
     for name in pawlette.__all__:
@@ -30,3 +30,14 @@ def test_error_hierarchy() -> None:
         pawlette.TokenizerMismatch,
     ):
         assert issubclass(error, pawlette.PawletteError)
+
+
+def test_tokenize_needs_no_tokenizers_import_until_called() -> None:
+    """``pawlette.tokenize`` is importable without the tokenize extra: nothing imports the
+    ``tokenizers`` package until a tokenizer is loaded."""
+    import subprocess
+    import sys
+
+    code = "import sys, pawlette; print('tokenizers' in sys.modules)"
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert result.stdout.strip() == "False", result.stderr

@@ -20,6 +20,7 @@ from .format import Completion, Format, ParsedConversation
 from .formats import formats, get_format
 from .prompter import AlpacaPrompter, ChatPrompter
 from .serve.chunks import ChunkStream
+from .tokenization.encoder import MaskPolicy, Tokenized, tokenize
 from .types import (
     ActionPart,
     BoxPart,
@@ -64,6 +65,7 @@ __all__ = [
     "FormatError",
     "ImagePart",
     "ImageRequestPart",
+    "MaskPolicy",
     "Message",
     "MessageEnd",
     "MessageStart",
@@ -81,6 +83,7 @@ __all__ = [
     "TextDelta",
     "TextPart",
     "ThinkStep",
+    "Tokenized",
     "TokenizerMismatch",
     "Tool",
     "ToolCall",
@@ -92,4 +95,5 @@ __all__ = [
     "VoicePart",
     "formats",
     "get_format",
+    "tokenize",
 ]

@@ -230,6 +230,17 @@ def build_parser() -> argparse.ArgumentParser:
     add_serve_arguments(serve)
     serve.set_defaults(handler=command_serve)
 
+    from .training import add_tokenize_arguments, add_tokenizer_arguments
+
+    tokenize = commands.add_parser(
+        "tokenize", help="chat-completions JSONL to Parquet ids and labels (tokenize extra)"
+    )
+    add_tokenize_arguments(tokenize)
+    tokenizer = commands.add_parser(
+        "tokenizer", help="prepare a tokenizer: a format's markers as special tokens"
+    )
+    add_tokenizer_arguments(tokenizer)
+
     export = commands.add_parser("export", help="chat templates and grammars for other tools")
     exports = export.add_subparsers(dest="what", required=True, metavar="WHAT")
     jinja = exports.add_parser("jinja", help="a Hugging Face chat_template")

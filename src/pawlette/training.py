@@ -35,7 +35,7 @@ import os
 import sys
 import time
 from collections import deque
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -56,8 +56,6 @@ __all__ = [
     "command_tokenize",
     "command_tokenizer_prepare",
     "tokenize_jsonl",
-    "tokenize_main",
-    "tokenizer_main",
 ]
 
 CHUNK_RECORDS = 256
@@ -445,6 +443,7 @@ def add_tokenize_arguments(parser: argparse.ArgumentParser) -> None:
         " comma-separated (default: all assistant turns, reasoning, message weights)",
     )
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+    parser.set_defaults(handler=command_tokenize)
 
 
 def command_tokenize(arguments: argparse.Namespace) -> int:
@@ -488,29 +487,3 @@ def command_tokenizer_prepare(arguments: argparse.Namespace) -> int:
         "chat template: included\n" if prepared.chat_template else f"{prepared.note}\n"
     )
     return 0
-
-
-def _main(
-    argv: Sequence[str] | None, prog: str, add: Callable[[argparse.ArgumentParser], None]
-) -> int:
-    parser = argparse.ArgumentParser(prog=prog)
-    add(parser)
-    arguments = parser.parse_args(argv)
-    handler: Callable[[argparse.Namespace], int] = getattr(arguments, "handler", command_tokenize)
-    try:
-        return handler(arguments)
-    except PawletteError as error:
-        sys.stderr.write(f"{prog}: {error}\n")
-        return 2
-    except KeyboardInterrupt:
-        return 130
-
-
-def tokenize_main(argv: Sequence[str] | None = None) -> int:
-    """``pawlette tokenize ...`` as a function (argv without the command name)."""
-    return _main(argv, "pawlette tokenize", add_tokenize_arguments)
-
-
-def tokenizer_main(argv: Sequence[str] | None = None) -> int:
-    """``pawlette tokenizer prepare ...`` as a function (argv without ``tokenizer``)."""
-    return _main(argv, "pawlette tokenizer", add_tokenizer_arguments)

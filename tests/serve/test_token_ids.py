@@ -13,6 +13,7 @@ from pawlette.errors import PawletteError, TokenizerMismatch
 from pawlette.formats import formats, get_format
 from pawlette.serve.app import build_app
 from pawlette.serve.config import ServeConfig, serve_main
+from pawlette.tokenization import tokenize
 
 from .conftest import ServerFactory
 from .scenarios import PROMPT, TOOLS, completion_for, message_from_sdk, without_ids
@@ -76,6 +77,8 @@ def test_prompt_is_sent_as_ids_and_injection_is_inert(
         len(pattern.findall(segment.text)) for segment in rendering.segments if segment.special
     )
     assert sum(token in marker_ids for token in ids) == written  # none from the user's text
+    # The prompt has the ids training gives the same conversation (one encoder for both).
+    assert ids == tokenize(fmt, path, messages, TOOLS, add_generation_prompt=True).input_ids
 
 
 def test_a_tokenizer_without_the_markers_is_refused(tmp_path: Path) -> None:
@@ -98,7 +101,7 @@ def test_tgi_takes_no_token_ids(tmp_path: Path) -> None:
     ("arguments", "words"),
     [
         (["-f", "nope", "--upstream", "http://127.0.0.1:9"], "format: found 'nope'"),
-        (["-f", "pcml", "--upstream", "x", "--tokenizer", "/no/such/file.json"], "cannot load"),
+        (["-f", "pcml", "--upstream", "x", "--tokenizer", "/no/such/file.json"], "no such file"),
     ],
 )
 def test_serve_main_reports_one_line(

@@ -354,3 +354,34 @@ def test_tokenizers_without_byte_tokens_map_tokens_by_offsets() -> None:
     for mask in ("all", "no-reasoning"):
         expected = tokenize(PCML, byte_level, messages, TOOLS, mask=mask)
         assert tokenize(PCML, generic, messages, TOOLS, mask=mask) == expected
+
+
+# ------------------------------------------------------------------ prompts for a server
+
+
+@pytest.mark.parametrize("name", FORMATS)
+def test_prompt_ids_are_the_ids_training_gives_the_prompt(name: str) -> None:
+    fmt = pawlette.get_format(name)
+    encoder = ConversationEncoder(fmt, small(name))
+    for case in golden_cases(name):
+        request = golden_input(case)
+        rendering = fmt.render(request, add_generation_prompt=True)
+        trained = encoder.encode(request, add_generation_prompt=True).input_ids
+        assert encoder.prompt_ids(rendering) == trained, case.name
+
+
+def test_a_forced_prefix_is_model_output_cut_from_the_prompt() -> None:
+    tokenizer = small("pcml")
+    encoder = ConversationEncoder(PCML, tokenizer)
+    messages = [{"role": "user", "content": "Weather?"}]
+    rendering = PCML.render(messages, add_generation_prompt=True)
+    prompt = encoder.prompt_ids(rendering)
+    ids = encoder.prompt_ids(rendering, '\n<call>{"name": "get_weather"')
+    assert ids[: len(prompt)] == prompt
+    rest = ids[len(prompt) :]
+    newline = tokenizer.encode("\n", add_special_tokens=False).ids
+    assert rest[: len(newline)] == newline
+    assert rest[len(newline)] == tokenizer.token_to_id("<call>")  # the marker by its id
+    text = tokenizer.encode('{"name": "get_weather"', add_special_tokens=False).ids
+    assert rest[len(newline) + 1 :] == text
+    assert encoder.marker_ids["<call>"] == tokenizer.token_to_id("<call>")

@@ -10,6 +10,7 @@ import pytest
 
 import pawlette
 import pawlette.export
+from pawlette.cli import main
 from pawlette.errors import TokenizerMismatch, UnsupportedFeature
 from pawlette.tokenization import (
     IGNORE_INDEX,
@@ -18,7 +19,6 @@ from pawlette.tokenization import (
     tokenize,
     write_tokenizer_directory,
 )
-from pawlette.training import tokenizer_main
 
 from ..support.llama3 import llama3_tokenizer
 from ..support.small_bpe import small_tokenizer
@@ -111,15 +111,15 @@ def test_a_marker_the_vocabulary_holds_is_refused() -> None:
 def test_prepare_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     base = tmp_path / "base.json"
     small_tokenizer(()).save(str(base))
-    status = tokenizer_main(
-        ["prepare", "-f", "pcml", "--base", str(base), "-o", str(tmp_path / "d")]
+    status = main(
+        ["tokenizer", "prepare", "-f", "pcml", "--base", str(base), "-o", str(tmp_path / "d")]
     )
     assert status == 0
     out = capsys.readouterr().out
     assert "added special tokens: [SYS] 2000," in out and "chat template: included" in out
     assert (tmp_path / "d" / "tokenizer.json").is_file()
-    missing = tokenizer_main(
-        ["prepare", "-f", "pcml", "--base", str(tmp_path / "nope.json"), "-o", "x"]
+    missing = main(
+        ["tokenizer", "prepare", "-f", "pcml", "--base", str(tmp_path / "nope.json"), "-o", "x"]
     )
     assert missing == 2
     assert "no such file" in capsys.readouterr().err

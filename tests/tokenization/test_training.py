@@ -16,9 +16,10 @@ import pytest
 
 import pawlette
 from pawlette import training
+from pawlette.cli import main
 from pawlette.errors import PawletteError
 from pawlette.tokenization import ConversationEncoder, RecordTokenizer
-from pawlette.training import RejectedRecord, tokenize_jsonl, tokenize_main
+from pawlette.training import RejectedRecord, tokenize_jsonl
 
 from .support import small
 
@@ -157,14 +158,14 @@ def test_command_line(
     source, output = tmp_path / "in.jsonl", tmp_path / "out.parquet"
     write_input(source, 20)
     arguments = ["-f", "pcml", "--tokenizer", str(tokenizer_path), str(source), "-o", str(output)]
-    status = tokenize_main([*arguments, "--workers", "0", "--mask", "last", "--no-progress"])
+    status = main(["tokenize", *arguments, "--workers", "0", "--mask", "last", "--no-progress"])
     assert status == 0
     err = capsys.readouterr().err
     assert f"{source}:4: rejected: not a JSON record" in err
     assert "pawlette tokenize: read 19 records, wrote 15, rejected 4;" in err
-    assert tokenize_main([*arguments, "--workers", "0", "--strict", "--no-progress"]) == 2
+    assert main(["tokenize", *arguments, "--workers", "0", "--strict", "--no-progress"]) == 2
     assert f"pawlette tokenize: {source}:4: not a JSON record" in capsys.readouterr().err
-    bad_mask = tokenize_main([*arguments, "--mask", "sometimes", "--no-progress"])
+    bad_mask = main(["tokenize", *arguments, "--mask", "sometimes", "--no-progress"])
     assert bad_mask == 2 and "mask: found 'sometimes'" in capsys.readouterr().err
 
 

@@ -58,11 +58,11 @@ from starlette.types import Receive, Scope, Send
 from ..errors import PawletteError, RequestError
 from ..formats import get_format
 from ..openai import tools_from_openai
+from ..tokenization import ConversationEncoder, load_backend
 from ..types import Tool
 from .config import ServeConfig
 from .engines import ENGINES
 from .pipeline import ChunkPipeline, Completion, encode_events
-from .prompt_ids import PromptEncoder
 from .request import ChatRequest, parse_chat_request
 from .sse import SSEDecoder
 from .tool_choice import ToolPlan, plan_tool_choice
@@ -184,14 +184,16 @@ class Server:
                 "--engine", f"found {config.engine!r}", "one of " + ", ".join(ENGINES)
             )
         self.engine = engine
-        self.encoder: PromptEncoder | None = None
+        self.encoder: ConversationEncoder | None = None
         if config.tokenizer is not None:
             if not engine.token_ids:
                 raise PawletteError(
                     f"--tokenizer: engine {engine.name!r} takes text prompts only; "
                     "expected no --tokenizer with it"
                 )
-            self.encoder = PromptEncoder(self.format, config.tokenizer)
+            # The training encoder: prompts get exactly the ids the model was trained on.
+            backend = load_backend(config.tokenizer, source=f"--tokenizer {config.tokenizer}")
+            self.encoder = ConversationEncoder(self.format, backend)
         base = config.upstream.rstrip("/")
         if base.endswith("/v1"):
             base = base[: -len("/v1")]
@@ -370,8 +372,7 @@ class Server:
         )
         prompt: str | list[int]
         if self.encoder is not None:
-            segments = [*rendering.segments, *self.encoder.segments(plan.prefix)]
-            prompt = await anyio.to_thread.run_sync(self.encoder.encode, segments)
+            prompt = await anyio.to_thread.run_sync(self.encoder.prompt_ids, rendering, plan.prefix)
         else:
             prompt = rendering.text + plan.prefix
         body = self.engine.body(

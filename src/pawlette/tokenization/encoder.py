@@ -56,6 +56,7 @@ from __future__ import annotations
 import collections
 import dataclasses
 import os
+import re
 from bisect import bisect_right
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -65,7 +66,7 @@ from ..engine.lexer import marker_pattern
 from ..errors import FormatError, PawletteError, RequestError
 from ..format import Format, coerce_conversation
 from ..formats import get_format
-from ..types import Message
+from ..types import Message, Rendering, Segment
 from .backend import TokenizerBackend, load_backend
 
 __all__ = ["IGNORE_INDEX", "ConversationEncoder", "MaskPolicy", "Tokenized", "tokenize"]
@@ -219,6 +220,27 @@ class ConversationEncoder:
         pairs = [_pair(conversation) for conversation in conversations]
         return self._encode_many(pairs, add_generation_prompt, keep_errors=errors == "return")
 
+    @property
+    def marker_ids(self) -> dict[str, int]:
+        """Each marker of the format and its token id."""
+        return dict(self._marker_ids)
+
+    def prompt_ids(self, rendering: Rendering, prefix: str = "") -> list[int]:
+        """The ids of a completion prompt (a rendering with the generation prompt), then of
+        ``prefix``, text the model's turn is forced to begin with (a server's tool choice).
+
+        Text is cut into runs exactly as in training (:meth:`encode`), so the ids are those
+        the model was trained on.  ``prefix`` is model output: its text is a run of its own
+        (markers in it by id), never merged into the prompt's last text.
+        """
+        runs: list[str] = []
+        mixed: dict[int, tuple[_Piece, ...]] = {}
+        segments: list[Segment] = list(rendering.segments)
+        if prefix:
+            segments.append(Segment(prefix, False, "assistant", -1, "prefix", True))
+        items = self._plan_segments(_split_markers(segments, self._marker_split), None, runs, mixed)
+        return self._assemble(items, self.backend.encode_texts(runs), mixed).input_ids
+
     # ------------------------------------------------------------------ internals
 
     def _encode_many(
@@ -281,7 +303,17 @@ class ConversationEncoder:
     ) -> list[_Item]:
         messages, tools = coerce_conversation(*conversation)
         rendering = self.format.render(messages, tools, add_generation_prompt=prompt)
-        chosen = self._chosen(messages)
+        return self._plan_segments(rendering.segments, self._chosen(messages), runs, mixed)
+
+    def _plan_segments(
+        self,
+        segments: Iterable[Segment],
+        chosen: list[bool] | None,
+        runs: list[str],
+        mixed: dict[int, tuple[_Piece, ...]],
+    ) -> list[_Item]:
+        """Markers and text runs of ``segments``; ``chosen`` (see :meth:`_chosen`) says which
+        messages are learned, None: nothing is (a prompt)."""
         reasoning = self.mask.reasoning
         marker_ids = self._marker_ids
         items: list[_Item] = []
@@ -305,11 +337,12 @@ class ConversationEncoder:
                     items.append((code, None, first[2], first[3]))
             pieces.clear()
 
-        for text, special, role, index, kind, trainable in rendering.segments:
+        for text, special, role, index, kind, trainable in segments:
             if role == "assistant":
                 owner = index
             learned = (
                 trainable
+                and chosen is not None
                 and chosen[owner]
                 and kind != "tool_result"
                 and (reasoning or kind != "reasoning")
@@ -435,6 +468,23 @@ class ConversationEncoder:
             indices += [index] * count
             kinds += [kind] * count
             previous = stop
+
+
+def _split_markers(segments: list[Segment], pattern: re.Pattern[str]) -> list[Segment]:
+    """The last segment (a forced prefix, written as text) with its markers as special
+    segments of their own; the others as they are."""
+    if not segments or segments[-1].kind != "prefix":
+        return segments
+    *head, prefix = segments
+    position = 0
+    for match in pattern.finditer(prefix.text):
+        if match.start() > position:
+            head.append(prefix._replace(text=prefix.text[position : match.start()]))
+        head.append(prefix._replace(text=match.group(), special=True))
+        position = match.end()
+    if position < len(prefix.text):
+        head.append(prefix._replace(text=prefix.text[position:]))
+    return head
 
 
 def _pair(conversation: object) -> tuple[object, object]:

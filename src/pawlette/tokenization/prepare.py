@@ -9,8 +9,9 @@
   vocabulary is refused (:class:`~pawlette.errors.TokenizerMismatch`): ``tokenizers`` would
   give the special token that same id, and text spelling the marker would reach it;
 - ``DIR/tokenizer_config.json``: ``PreTrainedTokenizerFast``, ``eos_token`` the format's first
-  stop marker, and the format's chat template (``pawlette.export.export_jinja``) when it has
-  one (omni has none yet);
+  stop marker, and the format's chat template (``pawlette.export.export_jinja``; every
+  registered format has one, and a format that raises ``UnsupportedFeature`` there is written
+  without one, with the reason in :attr:`PreparedTokenizer.note`);
 - ``DIR/generation_config.json``: ``eos_token_id``, the ids of every stop marker, which is
   what transformers' ``generate`` and vLLM stop on.
 
