@@ -123,3 +123,80 @@ def test_prepare_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> 
     )
     assert missing == 2
     assert "no such file" in capsys.readouterr().err
+
+
+# ------------------------------------------------------------------ every golden case
+
+
+@pytest.fixture(scope="module")
+def prepared_directories(
+    llama3_base: Path, tmp_path_factory: pytest.TempPathFactory
+) -> dict[str, Path]:
+    """Llama 3 prepared for every format, each written as a directory."""
+    folder = tmp_path_factory.mktemp("prepared")
+    return {
+        name: write_tokenizer_directory(name, llama3_base, folder / name).directory
+        for name in pawlette.formats()
+    }
+
+
+# Golden cases where transformers' tokenized template and pawlette deliberately differ:
+# - escapes: user text spells the format's markers; transformers encodes the rendered text
+#   whole, so the spelled marker becomes the control token (an injection); pawlette keeps it
+#   text;
+# - omni calls_in_sequence: a tool result inside the assistant turn ends with "\n" where a
+#   completion prompt ends; the model's own output starts with "\n" after it. pawlette encodes
+#   the two apart ("\n" | "\n", what the model sees and produces at inference); transformers
+#   encodes "\n\n" as one token the model never sees there.
+DIFFERENT = {("pcml", "escapes"), ("omni", "escapes"), ("omni", "calls_in_sequence")}
+
+
+@pytest.mark.parametrize("name", pawlette.formats())
+def test_prepared_directories_render_every_golden_case(
+    name: str, prepared_directories: dict[str, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import transformers
+
+    from ..export.support import golden_cases, load_case, request_parts, template_messages
+
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    directory = prepared_directories[name]
+    loaded = transformers.AutoTokenizer.from_pretrained(str(directory))
+    fmt = pawlette.get_format(name)
+    control = {loaded.convert_tokens_to_ids(marker) for marker in fmt.special_markers}
+    checked = 0
+    for case in golden_cases(name):
+        data = load_case(case)
+        prompt = bool(data.get("add_generation_prompt", False))
+        messages, tools = request_parts(data)
+        if not messages:
+            continue  # apply_chat_template refuses an empty conversation
+        inputs = template_messages(name, messages)
+        text = loaded.apply_chat_template(
+            inputs, tools=tools, add_generation_prompt=prompt, tokenize=False
+        )
+        assert text == (case / "rendered.txt").read_text(encoding="utf-8"), case.name
+        theirs = loaded.apply_chat_template(
+            inputs,
+            tools=tools,
+            add_generation_prompt=prompt,
+            tokenize=True,
+            return_dict=True,
+            return_assistant_tokens_mask=True,
+        )
+        ours = tokenize(fmt, directory, data, add_generation_prompt=prompt)
+        assert loaded.decode(ours.input_ids) == text, case.name
+        mask = [int(label != IGNORE_INDEX) for label in ours.labels]
+        same = theirs["input_ids"] == ours.input_ids and theirs["assistant_masks"] == mask
+        assert same == ((name, case.name) not in DIFFERENT), case.name
+        if case.name == "escapes":
+            injected = sum(token in control for token in theirs["input_ids"])
+            assert injected > sum(token in control for token in ours.input_ids)
+        if case.name == "calls_in_sequence":
+            newline = loaded.convert_tokens_to_ids("Ċ")
+            two = loaded.convert_tokens_to_ids("ĊĊ")
+            assert len(ours.input_ids) == len(theirs["input_ids"]) + 1
+            assert theirs["input_ids"].count(two) == ours.input_ids.count(two) + 1
+            assert ours.input_ids.count(newline) == theirs["input_ids"].count(newline) + 2
+        checked += 1
+    assert checked >= 5
