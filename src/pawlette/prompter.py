@@ -86,6 +86,7 @@ completion with that format.
 from __future__ import annotations
 
 import copy
+import dataclasses
 import json
 import re
 from collections.abc import Mapping, Sequence
@@ -96,6 +97,9 @@ from .errors import RequestError
 from .format import Format
 from .formats import get_format
 from .openai import message_from_openai, tools_from_openai
+from .tokenization.backend import load_backend
+from .tokenization.encoder import IGNORE_INDEX, MaskPolicy, Tokenized
+from .tokenization.encoder import tokenize as tokenize_conversation
 from .types import Message, TextPart
 
 __all__ = [
@@ -531,6 +535,71 @@ class _Prompter:
             result["tools"] = list(request.tools)
         return result
 
+    # ------------------------------------------------------------------ token ids
+
+    # The registered format a prompter renders through (ChatPrompter's format=), if any.
+    _format: Format | None = None
+
+    def tokenize(
+        self,
+        tokenizer: object,
+        input: str | Mapping[str, str],
+        history: Sequence[Sequence[str] | Mapping[str, Any]] | None = None,
+        tools: Sequence[Mapping[str, Any]] | None = None,
+        label: str | None = None,
+        *,
+        mask: MaskPolicy | str | None = None,
+    ) -> Tokenized:
+        """Token ids and labels (the loss mask) of :meth:`generate_prompt`'s prompt, and of
+        ``label``, the answer to learn, when given.
+
+        ``tokenizer`` is anything :func:`pawlette.tokenize` takes.  Labels are the id where
+        the token is learned and -100 elsewhere.
+
+        - **With ``format=``** this is :func:`pawlette.tokenize` of the ``return_dict``
+          request, the label as its last assistant message: markers by id (the tokenizer must
+          hold them), text never a control id, and only the label's turn learned (``mask``
+          defaults to ``"last"``; ``"all"`` learns the assistant turns of ``history`` too),
+          its end marker included.  Without a label the ids are the prompt's, with the
+          generation prompt, and nothing is learned unless ``mask`` says otherwise.
+        - **Without a format** the prompt string is text, markers such as ``<|Human|>:``
+          included (the LazyLLM design writes them as text), encoded with no added token
+          matched, so no input can produce a control id.  The answer (the label and, for
+          ChatPrompter, ``markers.assistant_close``) is encoded apart from the prompt, as the
+          model produces it after the prompt at inference, and is the only learned part.  No
+          end-of-sequence token is added (the template writes none); ``mask`` does not apply.
+          Tokens are ``(-1, "prompt")`` and ``(-1, "label")`` in the provenance.
+        """
+        if label is not None and not isinstance(label, str):
+            raise RequestError("label", f"found {_kind(label)}", "a string or None")
+        if self._format is not None:
+            request = self._to_dict(self._bind(input, history, tools, label, for_dict=True))
+            result = tokenize_conversation(
+                self._format,
+                tokenizer,
+                request,
+                add_generation_prompt=label is None,
+                mask="last" if mask is None else mask,
+            )
+            if label is None and mask is None:  # a prompt: nothing to learn
+                result = dataclasses.replace(result, labels=[IGNORE_INDEX] * len(result))
+            return result
+        if mask is not None:
+            raise RequestError(
+                "mask", f"found {mask!r}", "None", "mask policies apply to format= prompters"
+            )
+        bound = self._bind(input, history, tools, label, for_dict=False)
+        prompt = self._to_text(dataclasses.replace(bound, label=None))
+        answer = self._to_text(bound)[len(prompt) :] if label is not None else ""
+        prompt_ids, answer_ids = load_backend(tokenizer).encode_texts([prompt, answer])
+        count = len(prompt_ids)
+        return Tokenized(
+            input_ids=prompt_ids + answer_ids,
+            labels=[IGNORE_INDEX] * count + answer_ids,
+            message_indices=[-1] * (count + len(answer_ids)),
+            kinds=["prompt"] * count + ["label"] * len(answer_ids),
+        )
+
     # ------------------------------------------------------------------ responses
 
     def get_response(self, output: str, input: str | None = None) -> str:
@@ -711,7 +780,6 @@ class ChatPrompter(_Prompter):
         if markers is not None and not isinstance(markers, ChatMarkers):
             raise RequestError("markers", f"found {_kind(markers)}", "a ChatMarkers")
         self._markers = markers or ChatMarkers()
-        self._format: Format | None = None
         if format is not None:
             if isinstance(format, Format):
                 self._format = format
