@@ -13,9 +13,9 @@ These are generic concepts; a declaration names the markers:
   (``<close>result<result end>``); an *action* becomes a content part and does not stop.
 - :class:`StructuredThinking`: ``<start>preamble<step>title<reasoning>text<conclusion>text
   ...<end>``: flat reasoning text streamed as it comes, plus one step event per step.
-- :class:`JsonPartReader`, :class:`HeadedText`: a JSON object that becomes a content part; a
-  JSON header then text (a voice part).
-- :class:`DefinitionReader`: one tool definition, a JSON object, per block.
+- :class:`JsonBlockReader`: a JSON object that becomes one event: a content part
+  (:func:`json_part_reader`) or one tool definition (:func:`definition_reader`).
+- :class:`HeadedText`: a JSON header then text (a voice part).
 - :class:`TokenRunReader`: a run of placeholder tokens that stands for a part (an image).
 
 In lenient mode a block that does not fit becomes text (markers included) plus a warning, so
@@ -27,6 +27,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any, Literal
 
 from ..errors import RequestError
@@ -46,7 +47,7 @@ from ..types import (
     ToolCallStart,
     ToolsDeclared,
 )
-from .machine import Parser, Reader, ReaderFactory
+from .machine import Parser, ReaderFactory
 
 NEWLINE = "\n"
 
@@ -151,10 +152,7 @@ def text_reader(
     make: Callable[[str], Event] = TextDelta,
     lazy: LazyMessage | None = None,
 ) -> ReaderFactory:
-    def build(parser: Parser) -> Reader:
-        return TextReader(parser, edges, make, lazy)
-
-    return build
+    return partial(TextReader, edges=edges, make=make, lazy=lazy)
 
 
 class TokenRunReader:
@@ -187,10 +185,7 @@ class TokenRunReader:
 
 
 def token_run_reader(token: str, make: Callable[[int], ContentPart]) -> ReaderFactory:
-    def build(parser: Parser) -> Reader:
-        return TokenRunReader(parser, token, make)
-
-    return build
+    return partial(TokenRunReader, token=token, make=make)
 
 
 # ------------------------------------------------------------------ blocks spanning states
@@ -208,6 +203,19 @@ class _Block:
     index: int | None = None
     call_id: str | None = None
     failed: bool = False
+
+    def passes_on(self, parser: Parser, text: str) -> bool:
+        """Keep ``text`` in the raw block; a failed block also passes it on as text (True)."""
+        self.raw.append(text)
+        if self.failed:
+            parser.emit(TextDelta(text))
+        return self.failed
+
+    def closes_as_text(self, parser: Parser, marker: str | None, close: str) -> bool:
+        """True for a failed block, whose closing marker (when it ends there) is text too."""
+        if self.failed and marker == close:
+            parser.emit(TextDelta(close))
+        return self.failed
 
 
 def _open_block(parser: Parser, key: str) -> _Block:
@@ -248,6 +256,36 @@ def _json_object(text: str) -> tuple[dict[str, Any] | None, str]:
     return value, ""
 
 
+def _close_json_block(
+    parser: Parser,
+    block: _Block,
+    offset: int,
+    marker: str | None,
+    close: str,
+    text: str,
+    make: Callable[[dict[str, Any]], Event],
+    errors: tuple[type[Exception], ...],
+    found: str,
+    expected: str,
+) -> None:
+    """The end of a block holding a JSON object: ``make(object)`` is emitted when the block
+    closed at ``close`` with an object ``make`` accepts; otherwise the block fails with
+    ``found`` and the problem (``expected``: what should have been there, before ``close``)."""
+    value, problem = _json_object(text)
+    if marker != close:
+        value, problem = None, "the block is not closed"
+    if value is not None:
+        try:
+            event = make(value)
+        except errors as error:
+            problem = str(error)
+        else:
+            parser.emit(event)
+            return
+    tail = marker if marker == close else ""
+    _fail(parser, block, offset, f"{found}: {problem}", f"{expected} then {close!r}", tail)
+
+
 # ------------------------------------------------------------------ calls
 
 
@@ -272,16 +310,10 @@ class InlineCall:
         return f"call:{self.start}"
 
     def name_reader(self) -> ReaderFactory:
-        def build(parser: Parser) -> Reader:
-            return _CallNameReader(parser, self)
-
-        return build
+        return partial(_CallNameReader, call=self)
 
     def arguments_reader(self) -> ReaderFactory:
-        def build(parser: Parser) -> Reader:
-            return _CallArgumentsReader(parser, self)
-
-        return build
+        return partial(_CallArgumentsReader, call=self)
 
     def result_reader(self, edges: EdgeNewlines) -> ReaderFactory:
         """The inline result: a tool message that answers the call (begun lazily)."""
@@ -292,12 +324,7 @@ class InlineCall:
             if isinstance(block, _Block) and block.call_id is not None:
                 parser.emit(MetadataItem("id", block.call_id))
 
-        lazy = LazyMessage(start)
-
-        def build(parser: Parser) -> Reader:
-            return TextReader(parser, edges, TextDelta, lazy)
-
-        return build
+        return text_reader(edges, lazy=LazyMessage(start))
 
 
 class _CallNameReader:
@@ -353,9 +380,7 @@ class _CallArgumentsReader:
 
     def feed(self, text: str, offset: int) -> None:
         block = self._block
-        block.raw.append(text)
-        if block.failed:
-            self._parser.emit(TextDelta(text))
+        if block.passes_on(self._parser, text):
             return
         self._chunks.append(text)
         if block.index is None:
@@ -373,9 +398,7 @@ class _CallArgumentsReader:
 
     def close(self, marker: str | None, offset: int) -> None:
         parser, call, block = self._parser, self._call, self._block
-        if block.failed:
-            if marker == call.close:
-                parser.emit(TextDelta(marker))
+        if block.closes_as_text(parser, marker, call.close):
             return
         text = "".join(self._chunks).strip()
         value, problem = _json_object(text)
@@ -433,10 +456,7 @@ class StructuredThinking:
     def reader(
         self, part: Literal["preamble", "title", "reasoning", "conclusion"]
     ) -> ReaderFactory:
-        def build(parser: Parser) -> Reader:
-            return _ThinkingReader(parser, self, part)
-
-        return build
+        return partial(_ThinkingReader, thinking=self, part=part)
 
 
 def flatten_thinking(preamble: str, steps: tuple[ThinkStep, ...]) -> str:
@@ -517,18 +537,28 @@ class _ThinkingReader:
 # ------------------------------------------------------------------ JSON blocks
 
 
-class JsonPartReader:
-    """A JSON object between an opening marker and ``close``: one content part."""
+class JsonBlockReader:
+    """A JSON object between an opening marker and ``close``, made into one event (a content
+    part, a tool definition).  ``label`` names the block in warnings (None: by its opening
+    marker); ``errors`` are what ``make`` raises for an object it refuses (the block then
+    becomes text)."""
 
-    __slots__ = ("_block", "_chunks", "_close", "_make", "_parser")
+    __slots__ = ("_block", "_chunks", "_close", "_errors", "_label", "_make", "_parser")
 
     def __init__(
-        self, parser: Parser, make: Callable[[dict[str, Any]], ContentPart], close: str
+        self,
+        parser: Parser,
+        make: Callable[[dict[str, Any]], Event],
+        close: str,
+        label: str | None,
+        errors: tuple[type[Exception], ...],
     ) -> None:
         self._parser = parser
         self._make = make
         self._close = close
         self._block = _Block(raw=[parser.entered_by or ""])
+        self._label = f"{self._block.raw[0]!r} block" if label is None else label
+        self._errors = errors
         self._chunks: list[str] = []
 
     def feed(self, text: str, offset: int) -> None:
@@ -539,27 +569,44 @@ class JsonPartReader:
 
     def close(self, marker: str | None, offset: int) -> None:
         text = "".join(self._chunks)
-        value, problem = _json_object(text)
-        if marker != self._close:
-            value, problem = None, "the block is not closed"
-        if value is not None:
-            try:
-                part = self._make(value)
-            except (RequestError, ValueError) as error:
-                problem = str(error)
-            else:
-                self._parser.emit(PartAdded(part))
-                return
-        found = f"{self._block.raw[0]!r} block {text.strip()[:60]!r}: {problem}"
-        tail = marker if marker == self._close else ""
-        _fail(self._parser, self._block, offset, found, f"a JSON object then {self._close!r}", tail)
+        found = f"{self._label} {text.strip()[:60]!r}"
+        _close_json_block(
+            self._parser,
+            self._block,
+            offset,
+            marker,
+            self._close,
+            text,
+            self._make,
+            self._errors,
+            found,
+            "a JSON object",
+        )
 
 
 def json_part_reader(make: Callable[[dict[str, Any]], ContentPart], close: str) -> ReaderFactory:
-    def build(parser: Parser) -> Reader:
-        return JsonPartReader(parser, make, close)
+    """A JSON object that becomes one content part (``make`` may refuse it with a
+    :class:`RequestError` or ``ValueError``)."""
 
-    return build
+    return partial(
+        JsonBlockReader,
+        make=lambda value: PartAdded(make(value)),
+        close=close,
+        label=None,
+        errors=(RequestError, ValueError),
+    )
+
+
+def definition_reader(make: Callable[[Mapping[str, Any]], Tool], close: str) -> ReaderFactory:
+    """One tool definition, a JSON object (``make`` may refuse it with a :class:`RequestError`)."""
+
+    return partial(
+        JsonBlockReader,
+        make=lambda value: ToolsDeclared((make(value),)),
+        close=close,
+        label="definition",
+        errors=(RequestError,),
+    )
 
 
 @dataclass(frozen=True)
@@ -579,16 +626,10 @@ class HeadedText:
         return f"headed:{self.start}"
 
     def header_reader(self) -> ReaderFactory:
-        def build(parser: Parser) -> Reader:
-            return _HeaderReader(parser, self)
-
-        return build
+        return partial(_HeaderReader, headed=self)
 
     def body_reader(self) -> ReaderFactory:
-        def build(parser: Parser) -> Reader:
-            return _HeadedBodyReader(parser, self)
-
-        return build
+        return partial(_HeadedBodyReader, headed=self)
 
 
 class _HeaderReader:
@@ -622,75 +663,28 @@ class _HeadedBodyReader:
         self._text: list[str] = []
 
     def feed(self, text: str, offset: int) -> None:
-        self._block.raw.append(text)
-        if self._block.failed:
-            self._parser.emit(TextDelta(text))
-            return
-        self._text.append(self._trim.feed(text))
+        if not self._block.passes_on(self._parser, text):
+            self._text.append(self._trim.feed(text))
 
     def close(self, marker: str | None, offset: int) -> None:
         headed, block = self._headed, self._block
-        if block.failed:
-            if marker == headed.end:
-                self._parser.emit(TextDelta(marker))
+        if block.closes_as_text(self._parser, marker, headed.end):
             return
         self._text.append(self._trim.close(marker == headed.end))
-        header, problem = _json_object(block.header)
-        if marker != headed.end:
-            header, problem = None, "the block is not closed"
-        if header is not None:
-            try:
-                part = headed.make(header, "".join(self._text))
-            except (RequestError, ValueError) as error:
-                problem = str(error)
-            else:
-                self._parser.emit(PartAdded(part))
-                return
-        found = f"{headed.start!r} block: header {block.header.strip()[:60]!r}: {problem}"
-        tail = marker if marker == headed.end else ""
-        _fail(self._parser, block, offset, found, f"a JSON object header then {headed.end!r}", tail)
 
+        def make(header: dict[str, Any]) -> Event:
+            return PartAdded(headed.make(header, "".join(self._text)))
 
-class DefinitionReader:
-    """One tool definition, a JSON object, between an opening marker and ``close``."""
-
-    __slots__ = ("_block", "_chunks", "_close", "_make", "_parser")
-
-    def __init__(
-        self, parser: Parser, make: Callable[[Mapping[str, Any]], Tool], close: str
-    ) -> None:
-        self._parser = parser
-        self._make = make
-        self._close = close
-        self._block = _Block(raw=[parser.entered_by or ""])
-        self._chunks: list[str] = []
-
-    def feed(self, text: str, offset: int) -> None:
-        if not self._chunks:
-            self._block.offset = offset
-        self._chunks.append(text)
-        self._block.raw.append(text)
-
-    def close(self, marker: str | None, offset: int) -> None:
-        text = "".join(self._chunks)
-        value, problem = _json_object(text)
-        if marker != self._close:
-            value, problem = None, "the block is not closed"
-        if value is not None:
-            try:
-                tool = self._make(value)
-            except RequestError as error:
-                problem = str(error)
-            else:
-                self._parser.emit(ToolsDeclared((tool,)))
-                return
-        found = f"definition {text.strip()[:60]!r}: {problem}"
-        tail = marker if marker == self._close else ""
-        _fail(self._parser, self._block, offset, found, f"a JSON object then {self._close!r}", tail)
-
-
-def definition_reader(make: Callable[[Mapping[str, Any]], Tool], close: str) -> ReaderFactory:
-    def build(parser: Parser) -> Reader:
-        return DefinitionReader(parser, make, close)
-
-    return build
+        found = f"{headed.start!r} block: header {block.header.strip()[:60]!r}"
+        _close_json_block(
+            self._parser,
+            block,
+            offset,
+            marker,
+            headed.end,
+            block.header,
+            make,
+            (RequestError, ValueError),
+            found,
+            "a JSON object header",
+        )

@@ -21,6 +21,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 from ..codecs.python_calls import Quote
@@ -34,7 +35,7 @@ from ..types import (
     ToolsDeclared,
 )
 from .call_results import next_result_call_id, remember_call
-from .machine import Parser, Reader, ReaderFactory
+from .machine import Parser, ReaderFactory
 from .python_call_reader import CallStream, ClosingFence
 
 
@@ -190,10 +191,7 @@ class HeadedTextReader(_HeadedTurn):
 
 
 def headed_text_reader(*, tools_block: bool = False, results: bool = False) -> ReaderFactory:
-    def make(parser: Parser) -> Reader:
-        return HeadedTextReader(parser, tools_block=tools_block, results=results)
-
-    return make
+    return partial(HeadedTextReader, tools_block=tools_block, results=results)
 
 
 # --------------------------------------------------------------------------- assistant turns
@@ -320,10 +318,7 @@ class AssistantTurnReader(_HeadedTurn):
 
 
 def assistant_turn_reader(calls: FencedCalls, *, continuation: bool) -> ReaderFactory:
-    def make(parser: Parser) -> Reader:
-        return AssistantTurnReader(parser, calls, continuation=continuation)
-
-    return make
+    return partial(AssistantTurnReader, calls=calls, continuation=continuation)
 
 
 __all__ = [

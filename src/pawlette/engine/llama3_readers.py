@@ -21,6 +21,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import partial
 
 from ..blocks.results import result_text
 from ..errors import ParseError
@@ -37,31 +38,25 @@ from ..types import (
 from .call_results import next_result_call_id
 from .machine import Parser, Reader, ReaderFactory
 from .python_call_reader import parse_python_literal
+from .readers import WholeTextReader
 
 # --------------------------------------------------------------------------- headers
 
 
-class RoleHeaderReader:
+class RoleHeaderReader(WholeTextReader):
     """The role name of a header; at ``close`` the message begins and the step goes to
     ``<role>.body``.  An unknown role is malformed: lenient mode reads it as a user turn
     whose text starts with the header."""
 
-    __slots__ = ("_chunks", "_offset", "_parser", "_roles")
+    __slots__ = ("_roles",)
 
     def __init__(self, parser: Parser, roles: Mapping[str, Role]) -> None:
-        self._parser = parser
+        super().__init__(parser)
         self._roles = roles
-        self._chunks: list[str] = []
-        self._offset = 0
-
-    def feed(self, text: str, offset: int) -> None:
-        if not self._chunks:
-            self._offset = offset
-        self._chunks.append(text)
 
     def close(self, marker: str | None, offset: int) -> None:
         parser = self._parser
-        name = "".join(self._chunks)
+        name = self._text()
         role = self._roles.get(name)
         parser.end_message()
         if role is None:
@@ -79,10 +74,7 @@ class RoleHeaderReader:
 
 
 def role_header_reader(roles: Mapping[str, Role]) -> ReaderFactory:
-    def make(parser: Parser) -> Reader:
-        return RoleHeaderReader(parser, roles)
-
-    return make
+    return partial(RoleHeaderReader, roles=roles)
 
 
 class _AfterBlankLine:
@@ -159,24 +151,17 @@ class PlaceholderRun:
         parser.emit(PartAdded(ImagePart(url="", tokens=parser.shared.pop(cls.key, 0))))
 
 
-class BoxReader:
+class BoxReader(WholeTextReader):
     """``[[x1, y1, x2, y2], ...]`` as a Python (or JSON) literal, 0..1000."""
 
-    __slots__ = ("_chunks", "_close_marker", "_offset", "_parser")
+    __slots__ = ("_close_marker",)
 
     def __init__(self, parser: Parser, close_marker: str) -> None:
-        self._parser = parser
+        super().__init__(parser)
         self._close_marker = close_marker
-        self._chunks: list[str] = []
-        self._offset = 0
-
-    def feed(self, text: str, offset: int) -> None:
-        if not self._chunks:
-            self._offset = offset
-        self._chunks.append(text)
 
     def close(self, marker: str | None, offset: int) -> None:
-        text = "".join(self._chunks)
+        text = self._text()
         problem = "the boxes are not closed"
         if marker == self._close_marker:
             try:
@@ -211,16 +196,13 @@ def _boxes(text: str, offset: int) -> BoxPart:
 
 
 def box_reader(close_marker: str) -> ReaderFactory:
-    def make(parser: Parser) -> Reader:
-        return BoxReader(parser, close_marker)
-
-    return make
+    return partial(BoxReader, close_marker=close_marker)
 
 
 # --------------------------------------------------------------------------- tool results
 
 
-class ResultListReader:
+class ResultListReader(WholeTextReader):
     """A Python list of results, one per call of the latest assistant message, in order.
 
     Each result becomes a tool message paired with its call (:mod:`.call_results`), its
@@ -228,21 +210,11 @@ class ResultListReader:
     is one tool message.
     """
 
-    __slots__ = ("_chunks", "_offset", "_parser")
-
-    def __init__(self, parser: Parser) -> None:
-        self._parser = parser
-        self._chunks: list[str] = []
-        self._offset = 0
-
-    def feed(self, text: str, offset: int) -> None:
-        if not self._chunks:
-            self._offset = offset
-        self._chunks.append(text)
+    __slots__ = ()
 
     def close(self, marker: str | None, offset: int) -> None:
         parser = self._parser
-        text = "".join(self._chunks)
+        text = self._text()
         try:
             value = parse_python_literal(text, offset=self._offset)
         except ParseError:
@@ -281,28 +253,21 @@ class SystemPreamble:
     date_header: re.Pattern[str] | None = None
 
 
-class SystemPreambleReader:
+class SystemPreambleReader(WholeTextReader):
     """The system turn, read whole at its end (it is prompt side): preamble, then text.
 
     A turn that holds nothing but preamble is not a message (it was written to hold the
     tools, or the date): it declares its (possibly empty) tools so the fold drops it.
     """
 
-    __slots__ = ("_chunks", "_offset", "_parser", "_preamble")
+    __slots__ = ("_preamble",)
 
     def __init__(self, parser: Parser, preamble: SystemPreamble) -> None:
-        self._parser = parser
+        super().__init__(parser)
         self._preamble = preamble
-        self._chunks: list[str] = []
-        self._offset = 0
-
-    def feed(self, text: str, offset: int) -> None:
-        if not self._chunks:
-            self._offset = offset
-        self._chunks.append(text)
 
     def close(self, marker: str | None, offset: int) -> None:
-        text = "".join(self._chunks)
+        text = self._text()
         tools, text = self._tools(text)
         scaffolding = tools is not None
         date = self._preamble.date_header
@@ -336,10 +301,7 @@ class SystemPreambleReader:
 
 
 def system_preamble_reader(preamble: SystemPreamble) -> ReaderFactory:
-    def make(parser: Parser) -> Reader:
-        return SystemPreambleReader(parser, preamble)
-
-    return make
+    return partial(SystemPreambleReader, preamble=preamble)
 
 
 __all__ = [

@@ -21,7 +21,7 @@ from ..codecs.python_calls import Mode, PythonCallDecoder
 from ..errors import ParseError
 from ..types import Event, ParseWarning, TextDelta, ToolCallDelta, ToolCallStart
 from .call_results import remember_call
-from .machine import Parser, Reader, ReaderFactory
+from .machine import Parser, ReaderFactory
 
 
 class CallStream:
@@ -115,10 +115,7 @@ class PythonCallListReader:
 
 
 def python_call_list_reader() -> ReaderFactory:
-    def make(parser: Parser) -> Reader:
-        return PythonCallListReader(parser)
-
-    return make
+    return PythonCallListReader
 
 
 # --------------------------------------------------------------------------- fenced blocks

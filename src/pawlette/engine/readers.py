@@ -10,6 +10,7 @@ import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 
 from ..types import (
     MetadataItem,
@@ -53,6 +54,29 @@ class ReasoningReader:
 
     def close(self, marker: str | None, offset: int) -> None:
         pass
+
+
+class WholeTextReader:
+    """A base for readers that read their state's text whole, at the close: ``feed`` keeps
+    the chunks (``_text()`` joins them) and where the first one began (``_offset``)."""
+
+    __slots__ = ("_chunks", "_offset", "_parser")
+
+    def __init__(self, parser: Parser) -> None:
+        self._parser = parser
+        self._chunks: list[str] = []
+        self._offset = 0
+
+    def feed(self, text: str, offset: int) -> None:
+        if not self._chunks:
+            self._offset = offset
+        self._chunks.append(text)
+
+    def _text(self) -> str:
+        return "".join(self._chunks)
+
+    def close(self, marker: str | None, offset: int) -> None:
+        raise NotImplementedError
 
 
 class ScaffoldReader:
@@ -166,30 +190,23 @@ class HeaderReader:
 
 
 def header_reader(separator: str) -> ReaderFactory:
-    def make(parser: Parser) -> Reader:
-        return HeaderReader(parser, separator)
-
-    return make
+    return partial(HeaderReader, separator=separator)
 
 
 # ------------------------------------------------------------------ JSON blocks
 
 
-class JsonToolsReader:
+class JsonToolsReader(WholeTextReader):
     """A JSON array of function objects (a tools block)."""
 
-    __slots__ = ("_chunks", "_kind", "_parser")
+    __slots__ = ("_kind",)
 
     def __init__(self, parser: Parser, kind: str = "function") -> None:
-        self._parser = parser
-        self._chunks: list[str] = []
+        super().__init__(parser)
         self._kind = kind
 
-    def feed(self, text: str, offset: int) -> None:
-        self._chunks.append(text)
-
     def close(self, marker: str | None, offset: int) -> None:
-        text = "".join(self._chunks)
+        text = self._text()
         try:
             value = json.loads(text)
             if not isinstance(value, list) or not all(
@@ -443,10 +460,7 @@ class JsonCallReader:
 
 
 def json_call_reader(envelope: CallEnvelope, close_marker: str) -> ReaderFactory:
-    def make(parser: Parser) -> Reader:
-        return JsonCallReader(parser, envelope, close_marker)
-
-    return make
+    return partial(JsonCallReader, envelope=envelope, close_marker=close_marker)
 
 
 def reader_factory(reader: Callable[[Parser], Reader]) -> ReaderFactory:
