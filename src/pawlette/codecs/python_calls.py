@@ -150,6 +150,15 @@ def _is_name_continue(character: str) -> bool:
     return ("a" + character).isidentifier()
 
 
+def _misplaced_name(name: str, character: str, otherwise: str) -> str:
+    """What ``name`` followed by ``character`` most likely is, for an error message."""
+    if character == "(":
+        return f"a nested call to {name!r}"
+    if character == ".":
+        return f"attribute access on {name!r}"
+    return otherwise
+
+
 def _is_plain_identifier(name: str) -> bool:
     """What a keyword argument or callee may be, exactly as the decoder will read it back."""
     return (
@@ -241,6 +250,7 @@ class PythonCallDecoder:
         self._token: list[str] = []
         self._token_offset = 0
         self._pending_name = ""  # a keyword name or callee waiting for '=' or '('
+        self._after_name: _State = self._after_callee  # what reads past the name
         # The string being read.
         self._quote = "'"
         self._string_stop = _STRING_STOP["'"]
@@ -383,23 +393,9 @@ class PythonCallDecoder:
             self._state = self._done
             return position + 1
         if _is_name_start(character):
-            self._token = [character]
-            self._token_offset = self._offset(position)
-            self._state = self._callee
-            return position + 1
+            return self._start_token(character, position, self._name, self._after_callee)
         expected = "a call or ']'" if self._mode == "list" else "a call"
         return self._fail_here(text, position, expected)
-
-    def _callee(self, text: str, position: int) -> int:
-        character = text[position]
-        if _is_name_continue(character):
-            self._token.append(character)
-            return position + 1
-        self._pending_name = unicodedata.normalize("NFKC", "".join(self._token))
-        if character in _WHITESPACE:
-            self._state = self._after_callee
-            return position + 1
-        return self._after_callee(text, position)
 
     def _after_callee(self, text: str, position: int) -> int:
         character = text[position]
@@ -407,7 +403,7 @@ class PythonCallDecoder:
             return position + 1
         callee = self._pending_name
         if character != "(":
-            found = f"attribute access on {callee!r}" if character == "." else repr(character)
+            found = _misplaced_name(callee, character, repr(character))
             return self._fail(text, position, self._offset(position), found, "'(' after a name")
         if keyword.iskeyword(callee):
             return self._fail(
@@ -466,10 +462,7 @@ class PythonCallDecoder:
         if character == ")":
             return self._end_call(position)
         if _is_name_start(character):
-            self._token = [character]
-            self._token_offset = self._offset(position)
-            self._state = self._argument_name
-            return position + 1
+            return self._start_token(character, position, self._name, self._after_argument_name)
         if character in _QUOTES or character in _DIGITS or character in "-.[{(":
             found = f"a positional argument ({character!r})"
         elif character == "*":
@@ -479,16 +472,17 @@ class PythonCallDecoder:
         expected = "a keyword argument (name=value) or ')'"
         return self._fail(text, position, self._offset(position), found, expected)
 
-    def _argument_name(self, text: str, position: int) -> int:
+    def _name(self, text: str, position: int) -> int:
+        """A callee or a keyword name; at its end, ``_after_name`` reads what follows."""
         character = text[position]
         if _is_name_continue(character):
             self._token.append(character)
             return position + 1
         self._pending_name = unicodedata.normalize("NFKC", "".join(self._token))
         if character in _WHITESPACE:
-            self._state = self._after_argument_name
+            self._state = self._after_name
             return position + 1
-        return self._after_argument_name(text, position)
+        return self._after_name(text, position)
 
     def _after_argument_name(self, text: str, position: int) -> int:
         character = text[position]
@@ -496,14 +490,9 @@ class PythonCallDecoder:
             return position + 1
         name = self._pending_name
         if character != "=":
-            if character == "(":
-                found = f"a nested call to {name!r}"
-            elif character == ".":
-                found = f"attribute access on {name!r}"
-            elif character in ",)":
-                found = f"a positional argument ({name!r})"
-            else:
-                found = f"{character!r} after {name!r}"
+            positional = character in ",)"
+            otherwise = f"a positional argument ({name!r})" if positional else None
+            found = _misplaced_name(name, character, otherwise or f"{character!r} after {name!r}")
             return self._fail(text, position, self._token_offset, found, "'=' after the name")
         expected = "a keyword argument name"
         if keyword.iskeyword(name):
@@ -513,9 +502,7 @@ class PythonCallDecoder:
             found = f"keyword argument {name!r} repeated"
             return self._fail(text, position, self._token_offset, found, "each name once")
         frame.keys.add(name)
-        if frame.has_items:
-            self._outgoing.append(", ")
-        frame.has_items = True
+        self._separate(frame)
         self._outgoing.append(json.dumps(name, ensure_ascii=False) + ": ")
         self._state = self._value_start
         return position + 1
@@ -532,10 +519,7 @@ class PythonCallDecoder:
             self._outgoing.append('"')
             return position + 1
         if character in _DIGITS or character in "-.":
-            self._token = [character]
-            self._token_offset = self._offset(position)
-            self._state = self._number
-            return position + 1
+            return self._start_token(character, position, self._number)
         if character == "[":
             self._frames.append(_Frame("list"))
             self._outgoing.append("[")
@@ -547,16 +531,38 @@ class PythonCallDecoder:
             self._state = self._dict_key
             return position + 1
         if _is_name_start(character):
-            self._token = [character]
-            self._token_offset = self._offset(position)
-            self._state = self._constant
-            return position + 1
+            return self._start_token(character, position, self._constant)
         found = "a tuple or a parenthesised expression" if character == "(" else repr(character)
         expected = "a literal value (string, number, True/False/None, list or dict)"
         return self._fail(text, position, self._offset(position), found, expected)
 
     def _value_done(self) -> None:
         self._state = self._after_value
+
+    def _start_token(
+        self, character: str, position: int, state: _State, after_name: _State | None = None
+    ) -> int:
+        """A name or a number begins with ``character``; ``after_name`` reads what follows a
+        callee or keyword name (read by :meth:`_name`)."""
+        self._token = [character]
+        self._token_offset = self._offset(position)
+        self._state = state
+        if after_name is not None:
+            self._after_name = after_name
+        return position + 1
+
+    def _close_container(self, position: int) -> int:
+        """The list or dict on top of the frames closes at ``position``."""
+        frame = self._frames.pop()
+        self._outgoing.append(_CLOSERS[frame.kind])
+        self._value_done()
+        return position + 1
+
+    def _separate(self, frame: _Frame) -> None:
+        """An item begins in ``frame``: after the first, a separator is written."""
+        if frame.has_items:
+            self._outgoing.append(", ")
+        frame.has_items = True
 
     def _after_value(self, text: str, position: int) -> int:
         character = text[position]
@@ -575,10 +581,7 @@ class PythonCallDecoder:
         if character == closer:
             if frame.kind == "call":
                 return self._end_call(position)
-            self._frames.pop()
-            self._outgoing.append(closer)
-            self._value_done()
-            return position + 1
+            return self._close_container(position)
         found = _AFTER_VALUE_FOUND.get(character, f"{character!r} after a value")
         if character in "+-*/%@&|^<>~!":
             found = f"an expression (operator {character!r})"
@@ -588,16 +591,10 @@ class PythonCallDecoder:
         character = text[position]
         if character in _WHITESPACE:
             return position + 1
-        frame = self._frames[-1]
         if character == "]":
-            self._frames.pop()
-            self._outgoing.append("]")
-            self._value_done()
-            return position + 1
+            return self._close_container(position)
         # Separators are written when the next item starts: a trailing comma writes none.
-        if frame.has_items:
-            self._outgoing.append(", ")
-        frame.has_items = True
+        self._separate(self._frames[-1])
         self._state = self._value_start
         return position
 
@@ -605,18 +602,12 @@ class PythonCallDecoder:
         character = text[position]
         if character in _WHITESPACE:
             return position + 1
-        frame = self._frames[-1]
         if character == "}":
-            self._frames.pop()
-            self._outgoing.append("}")
-            self._value_done()
-            return position + 1
+            return self._close_container(position)
         if character not in _QUOTES:
             found = repr(character)
             return self._fail(text, position, self._offset(position), found, "a string key or '}'")
-        if frame.has_items:
-            self._outgoing.append(", ")
-        frame.has_items = True
+        self._separate(self._frames[-1])
         self._key = []
         self._token_offset = self._offset(position)
         self._open_string(character)
@@ -667,12 +658,7 @@ class PythonCallDecoder:
         name = unicodedata.normalize("NFKC", "".join(self._token))
         constant = _CONSTANTS.get(name)
         if constant is None:
-            if character == "(":
-                found = f"a nested call to {name!r}"
-            elif character == ".":
-                found = f"attribute access on {name!r}"
-            else:
-                found = f"the name {name!r}"
+            found = _misplaced_name(name, character, f"the name {name!r}")
             expected = "a literal value (string, number, True/False/None, list or dict)"
             return self._fail(text, position, self._token_offset, found, expected)
         self._outgoing.append(constant)
