@@ -80,6 +80,11 @@ class ToolChoice:
     def key(self) -> str:
         return self.name if self.mode == "function" and self.name else self.mode
 
+    @property
+    def only(self) -> str | None:
+        """The one function a named choice allows (None: any tool)."""
+        return self.name if self.mode == "function" else None
+
 
 @dataclass
 class TurnGrammar:

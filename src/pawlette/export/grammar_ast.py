@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeAlias
 
@@ -163,20 +163,6 @@ def regex_escape(text: str) -> str:
     return "".join(pieces)
 
 
-def _lark_marker(text: str, spelling: MarkerSpelling) -> str:
-    if spelling.as_text:
-        return lark_string(text)
-    if text in spelling.token_ids:
-        return f"<[{spelling.token_ids[text]}]>"
-    if _token_syntax_ok(text):
-        return text
-    raise UnsupportedFeature(
-        "markers",
-        f"{text!r} cannot be written as a special-token reference without its id",
-        "token_ids with an id for it, or markers written as text",
-    )
-
-
 def _token_syntax_ok(text: str) -> bool:
     """``<...>`` refers to the token spelled ``text`` in both llguidance and llama.cpp."""
     return (
@@ -187,29 +173,6 @@ def _token_syntax_ok(text: str) -> bool:
         and not text.startswith("<[")
         and not text[1:-1].isspace()
     )
-
-
-def _lark_node(node: Node, spelling: MarkerSpelling, top: bool = False) -> str:
-    if isinstance(node, Seq):
-        text = " ".join(_lark_node(item, spelling) for item in node.items) or '""'
-        return text if top else f"({text})"
-    if isinstance(node, Alt):
-        text = " | ".join(_lark_node(option, spelling, top=True) for option in node.options)
-        return text if top else f"({text})"
-    if isinstance(node, Repeat):
-        inner = _lark_node(node.item, spelling)
-        return inner + _repeat_suffix(node)
-    if isinstance(node, Lit):
-        return lark_string(node.text)
-    if isinstance(node, Marker):
-        return _lark_marker(node.text, spelling)
-    if isinstance(node, Ref):
-        return node.name
-    if isinstance(node, CharClass):
-        return "/" + _regex_class(node) + "/"
-    if isinstance(node, Terminal):
-        return node.name
-    return "%json " + json.dumps(_lenient(node.schema), ensure_ascii=False)
 
 
 def _lenient(schema: Mapping[str, Any]) -> dict[str, Any]:
@@ -273,7 +236,7 @@ def _comment_lines(prefix: str, header: Sequence[str], notes: Sequence[str]) -> 
 def to_lark(rules: Rules, header: Sequence[str], spelling: MarkerSpelling) -> str:
     lines = ["%llguidance {}", *_comment_lines("//", header, rules.notes), ""]
     for name, body in rules.rules.items():
-        lines.append(f"{name}: {_lark_node(body, spelling, top=True)}")
+        lines.append(f"{name}: {_LARK.node(body, spelling, top=True)}")
     definitions = dict(rules.lark_extra)
     for name, terminal in _terminals(rules).items():
         if terminal.lark:
@@ -326,47 +289,78 @@ def gbnf_name(name: str) -> str:
     return _GBNF_NAME.sub("-", name).strip("-") or "rule"
 
 
-def _gbnf_marker(text: str, spelling: MarkerSpelling) -> str:
-    if spelling.as_text:
-        return gbnf_string(text)
-    if text in spelling.token_ids:
-        return f"<[{spelling.token_ids[text]}]>"
-    if _token_syntax_ok(text):
-        return text
-    raise UnsupportedFeature(
-        "markers",
-        f"{text!r} cannot be written as a GBNF token without its id",
-        "token_ids with an id for it, or markers written as text",
-    )
+# ------------------------------------------------------------------ both
 
 
-def _gbnf_node(node: Node, spelling: MarkerSpelling, top: bool = False) -> str:
-    if isinstance(node, Seq):
-        text = " ".join(_gbnf_node(item, spelling) for item in node.items) or '""'
-        return text if top else f"({text})"
-    if isinstance(node, Alt):
-        text = " | ".join(_gbnf_node(option, spelling, top=True) for option in node.options)
-        return text if top else f"({text})"
-    if isinstance(node, Repeat):
-        return _gbnf_node(node.item, spelling) + _repeat_suffix(node)
-    if isinstance(node, Lit):
-        return gbnf_string(node.text)
-    if isinstance(node, Marker):
-        return _gbnf_marker(node.text, spelling)
-    if isinstance(node, Ref):
-        return gbnf_name(node.name)
-    if isinstance(node, CharClass):
-        return gbnf_class(node.chars, node.negated)
-    if isinstance(node, Terminal):
-        return node.gbnf
-    return node.gbnf
+@dataclass(frozen=True)
+class _Writer:
+    """How one syntax spells the leaves of the tree; the structure is spelt alike."""
+
+    string: Callable[[str], str]
+    token: str  # what a marker is written as, for errors
+    ref: Callable[[str], str]
+    char_class: Callable[[CharClass], str]
+    terminal: Callable[[Terminal], str]
+    schema: Callable[[JsonSchemaValue], str]
+
+    def marker(self, text: str, spelling: MarkerSpelling) -> str:
+        if spelling.as_text:
+            return self.string(text)
+        if text in spelling.token_ids:
+            return f"<[{spelling.token_ids[text]}]>"
+        if _token_syntax_ok(text):
+            return text
+        raise UnsupportedFeature(
+            "markers",
+            f"{text!r} cannot be written as {self.token} without its id",
+            "token_ids with an id for it, or markers written as text",
+        )
+
+    def node(self, node: Node, spelling: MarkerSpelling, top: bool = False) -> str:
+        if isinstance(node, Seq):
+            text = " ".join(self.node(item, spelling) for item in node.items) or '""'
+            return text if top else f"({text})"
+        if isinstance(node, Alt):
+            text = " | ".join(self.node(option, spelling, top=True) for option in node.options)
+            return text if top else f"({text})"
+        if isinstance(node, Repeat):
+            return self.node(node.item, spelling) + _repeat_suffix(node)
+        if isinstance(node, Lit):
+            return self.string(node.text)
+        if isinstance(node, Marker):
+            return self.marker(node.text, spelling)
+        if isinstance(node, Ref):
+            return self.ref(node.name)
+        if isinstance(node, CharClass):
+            return self.char_class(node)
+        if isinstance(node, Terminal):
+            return self.terminal(node)
+        return self.schema(node)
+
+
+_LARK = _Writer(
+    string=lark_string,
+    token="a special-token reference",
+    ref=lambda name: name,
+    char_class=lambda node: "/" + _regex_class(node) + "/",
+    terminal=lambda terminal: terminal.name,
+    schema=lambda value: "%json " + json.dumps(_lenient(value.schema), ensure_ascii=False),
+)
+_GBNF = _Writer(
+    string=gbnf_string,
+    token="a GBNF token",
+    ref=gbnf_name,
+    char_class=lambda node: gbnf_class(node.chars, node.negated),
+    terminal=lambda terminal: terminal.gbnf,
+    schema=lambda value: value.gbnf,
+)
 
 
 def to_gbnf(rules: Rules, header: Sequence[str], spelling: MarkerSpelling) -> str:
     lines = [*_comment_lines("#", header, rules.notes), ""]
     for name, body in rules.rules.items():
         rule_name = "root" if name == "start" else gbnf_name(name)
-        lines.append(f"{rule_name} ::= {_gbnf_node(body, spelling, top=True)}")
+        lines.append(f"{rule_name} ::= {_GBNF.node(body, spelling, top=True)}")
     for name, definition in rules.gbnf_extra.items():
         lines.append(f"{name} ::= {definition}")
     return "\n".join(lines) + "\n"

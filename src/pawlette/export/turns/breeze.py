@@ -15,14 +15,14 @@ renderer writes for a last turn, so it is not in the grammar.
 
 from __future__ import annotations
 
-from ...errors import UnsupportedFeature
 from ...format import Format
 from ...formats import breeze
 from ...types import Tool
 from ..grammar import ToolChoice, TurnGrammar
 from ..grammar_ast import Lit, Marker, Node, Repeat, Rules, Terminal, alt, optional, seq
 from ..python_schema import PythonValues, SchemaToPython
-from ..text_language import TextLanguage, define, text_terminal
+from ..text_language import text_terminal
+from ._common import function_tools_only, parameters, rules_for
 
 TEXT_NE = text_terminal("TEXT", "NE")
 COORDINATE = Terminal("BOX_COORDINATE", lark="/1000|[1-9]?[0-9]?[0-9]/", gbnf="box-coordinate")
@@ -30,16 +30,11 @@ QUOTE = "'"
 
 
 def build(fmt: Format, tools: tuple[Tool, ...], choice: ToolChoice, parallel: bool) -> TurnGrammar:
-    for number, tool in enumerate(tools):
-        if tool.kind != "function":
-            raise UnsupportedFeature(f"tools[{number}].type", f"{tool.kind!r}", "'function'")
-    language = TextLanguage.of(fmt)
-    only = choice.name if choice.mode == "function" else None
+    function_tools_only(tools)
+    only = choice.only
 
     def new_rules() -> Rules:
-        rules = Rules()
-        rules.add("start", Lit(""))  # placeholder: keeps start first; replaced below
-        define(language, rules)
+        rules = rules_for(fmt)
         rules.gbnf_extra["box-coordinate"] = '"1000" | [1-9]? [0-9]? [0-9]'
         return rules
 
@@ -55,9 +50,8 @@ def build(fmt: Format, tools: tuple[Tool, ...], choice: ToolChoice, parallel: bo
         for number, tool in enumerate(tools):
             if only is not None and tool.name != only:
                 continue
-            schema = tool.parameters if tool.parameters is not None else {"type": "object"}
             converter = SchemaToPython(values, f"args_{number}", f"tools[{number}].parameters")
-            keywords = converter.keyword_arguments(schema)
+            keywords = converter.keyword_arguments(parameters(tool))
             head: Node = Lit("") if skip_head else Lit(tool.name + "(")
             name = f"call_{number}" + ("_rest" if skip_head else "")
             options.append(rules.add(name, seq(head, keywords, Lit(")"))))

@@ -18,14 +18,14 @@ grammars.
 from __future__ import annotations
 
 from ...engine.headed_turns import FencedCalls
-from ...errors import UnsupportedFeature
 from ...format import Format
 from ...formats import chatglm3
 from ...types import Tool
 from ..grammar import ToolChoice, TurnGrammar
 from ..grammar_ast import Lit, Marker, Node, Repeat, Rules, alt, optional, seq
 from ..python_schema import PythonValues, SchemaToPython
-from ..text_language import TextLanguage, define, text_terminal
+from ..text_language import text_terminal
+from ._common import function_tools_only, parameters, rules_for
 
 CALLS = FencedCalls()
 TEXT_NE = text_terminal("TEXT", "NE")
@@ -36,18 +36,9 @@ def _head(name: str) -> str:
 
 
 def build(fmt: Format, tools: tuple[Tool, ...], choice: ToolChoice, parallel: bool) -> TurnGrammar:
-    for number, tool in enumerate(tools):
-        if tool.kind != "function":
-            raise UnsupportedFeature(f"tools[{number}].type", f"{tool.kind!r}", "'function'")
-    language = TextLanguage.of(fmt)
-    only = choice.name if choice.mode == "function" else None
+    function_tools_only(tools)
+    only = choice.only
     calls_possible = bool(tools) and choice.mode != "none"
-
-    def new_rules() -> Rules:
-        rules = Rules()
-        rules.add("start", Lit(""))  # placeholder: keeps start first; replaced below
-        define(language, rules)
-        return rules
 
     def call(rules: Rules, skip_head: bool = False) -> Node:
         values = PythonValues(rules, CALLS.quote)
@@ -62,9 +53,8 @@ def build(fmt: Format, tools: tuple[Tool, ...], choice: ToolChoice, parallel: bo
                     Lit(CALLS.closing),
                 )
             else:
-                schema = tool.parameters if tool.parameters is not None else {"type": "object"}
                 converter = SchemaToPython(values, f"args_{number}", f"tools[{number}].parameters")
-                keywords = converter.keyword_arguments(schema)
+                keywords = converter.keyword_arguments(parameters(tool))
                 head: Node = Lit("") if skip_head else Lit(_head(tool.name))
                 body = seq(head, keywords, Lit(")" + CALLS.closing))
             options.append(rules.add(f"call_{number}" + ("_rest" if skip_head else ""), body))
@@ -75,7 +65,7 @@ def build(fmt: Format, tools: tuple[Tool, ...], choice: ToolChoice, parallel: bo
             return first
         return seq(first, Repeat(seq(Marker(chatglm3.ASSISTANT), call(rules))))
 
-    rules = new_rules()
+    rules = rules_for(fmt)
     reply = seq(Lit("\n"), optional(TEXT_NE))
     observation = Marker(chatglm3.OBSERVATION)
     if not calls_possible:
@@ -104,7 +94,7 @@ def build(fmt: Format, tools: tuple[Tool, ...], choice: ToolChoice, parallel: bo
         if tool.name != CALLS.code_tool:
             turn.forced_prefixes[tool.name] = _head(tool.name)
     if only is not None and only != CALLS.code_tool:
-        after = new_rules()
+        after = rules_for(fmt)
         first = call(after, skip_head=True)
         rest: Node = Repeat(seq(Marker(chatglm3.ASSISTANT), call(after))) if parallel else Lit("")
         after.rules["start"] = seq(first, rest, observation)

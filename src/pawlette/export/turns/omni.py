@@ -36,11 +36,11 @@ from ..grammar_ast import (
     seq,
 )
 from ..json_schema import SchemaToGbnf
-from ..text_language import TextLanguage, define, text_terminal
+from ..text_language import text_terminal
+from ._common import ANY_OBJECT, json_arguments, rules_for
 
 TEXT_ANY_NL = text_terminal("TEXT", "ANY_NL")  # text (maybe none), then a newline
 TEXT_NE = text_terminal("TEXT", "NE")  # text right before a marker
-ANY_OBJECT = {"type": "object"}
 
 
 def _name(fmt: Format, name: str) -> str:
@@ -54,11 +54,6 @@ class _Pieces:
         self.functions = [(n, t) for n, t in enumerate(tools) if t.kind == "function"]
         self.actions = [(n, t) for n, t in enumerate(tools) if t.kind == "action"]
 
-    def arguments(self, rules: Rules, number: int, tool: Tool) -> JsonSchemaValue:
-        schema = tool.parameters if tool.parameters is not None else ANY_OBJECT
-        converter = SchemaToGbnf(rules, f"args-{number}", f"tools[{number}].parameters")
-        return JsonSchemaValue(schema, gbnf=converter.convert(schema))
-
     def any_object(self, rules: Rules, name: str) -> JsonSchemaValue:
         return JsonSchemaValue(ANY_OBJECT, SchemaToGbnf(rules, name, name).convert(ANY_OBJECT))
 
@@ -68,7 +63,7 @@ class _Pieces:
             Marker(omni.FUNCTION_START),
             Lit(_name(self.fmt, tool.name)),
             Marker(omni.FUNCTION_ARGS),
-            self.arguments(rules, number, tool),
+            json_arguments(rules, number, tool),
             Marker(omni.FUNCTION_RETURN),
         ]
 
@@ -106,7 +101,7 @@ class _Pieces:
                 Marker(omni.ACTION_START),
                 Lit(_name(self.fmt, tool.name)),
                 Marker(omni.ACTION_ARGS),
-                self.arguments(rules, number, tool),
+                json_arguments(rules, number, tool),
                 Marker(omni.ACTION_END),
                 Lit("\n"),
             )
@@ -134,18 +129,11 @@ def _thinking() -> Node:
 
 
 def build(fmt: Format, tools: tuple[Tool, ...], choice: ToolChoice, parallel: bool) -> TurnGrammar:
-    language = TextLanguage.of(fmt)
     pieces = _Pieces(fmt, tools)
     calls_possible = bool(pieces.functions) and choice.mode != "none"
-    only = choice.name if choice.mode == "function" else None
+    only = choice.only
 
-    def new_rules() -> Rules:
-        rules = Rules()
-        rules.add("start", Lit(""))  # placeholder: keeps start first; replaced below
-        define(language, rules)
-        return rules
-
-    rules = new_rules()
+    rules = rules_for(fmt)
     thinking = optional(rules.add("thinking", _thinking()))
     body = Repeat(seq(TEXT_ANY_NL, pieces.blocks(rules)))
     answer = seq(body, optional(TEXT_NE), Marker(omni.ASSISTANT_END))
@@ -183,12 +171,12 @@ def build(fmt: Format, tools: tuple[Tool, ...], choice: ToolChoice, parallel: bo
         return turn
     turn.trigger = omni.FUNCTION_START
     if choice.mode == "auto":
-        lazy = new_rules()
+        lazy = rules_for(fmt)
         options = [seq(*pieces.call_items(lazy, number, tool)) for number, tool in pieces.functions]
         lazy.rules["start"] = alt(*options)
         turn.lazy = lazy
         return turn
-    after = new_rules()
+    after = rules_for(fmt)
     skip = 1 if choice.mode == "required" else 3  # <|FUNCTION_START|> [NAME <|FUNCTION_ARGS|>]
     rests = [
         seq(*pieces.call_items(after, number, tool)[skip:])

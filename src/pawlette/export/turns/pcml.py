@@ -16,13 +16,11 @@ from __future__ import annotations
 import json
 
 from ...engine.lexer import escape_text
-from ...errors import UnsupportedFeature
 from ...format import Format
 from ...formats import pcml
 from ...types import Tool
 from ..grammar import ToolChoice, TurnGrammar
 from ..grammar_ast import (
-    JsonSchemaValue,
     Lit,
     Marker,
     Node,
@@ -34,8 +32,9 @@ from ..grammar_ast import (
     optional,
     seq,
 )
-from ..json_schema import BASE_RULES, SchemaToGbnf
-from ..text_language import TextLanguage, define, text_terminal
+from ..json_schema import BASE_RULES
+from ..text_language import text_terminal
+from ._common import function_tools_only, json_arguments, rules_for
 
 ID_REST = Terminal(
     "JSON_ID_REST",
@@ -58,18 +57,14 @@ class _Calls:
     def __init__(self, fmt: Format, tools: tuple[Tool, ...]) -> None:
         self.fmt = fmt
         self.tools = tools
-        for number, tool in enumerate(tools):
-            if tool.kind != "function":
-                raise UnsupportedFeature(f"tools[{number}].type", f"{tool.kind!r}", "'function'")
+        function_tools_only(tools)
 
     def items(self, rules: Rules, number: int) -> list[Node]:
         """The pieces of a call to ``tools[number]``, markers included."""
         rules.gbnf_extra.update({k: v for k, v in BASE_RULES.items() if k not in rules.gbnf_extra})
         rules.gbnf_extra["json-id-rest"] = 'json-char* "\\""'
         tool = self.tools[number]
-        schema = tool.parameters if tool.parameters is not None else {"type": "object"}
-        converter = SchemaToGbnf(rules, f"args-{number}", f"tools[{number}].parameters")
-        arguments = JsonSchemaValue(schema, gbnf=converter.convert(schema))
+        arguments = json_arguments(rules, number, tool)
         name = _escaped(self.fmt, json.dumps(tool.name, ensure_ascii=False))
         return [
             Marker(pcml.CALL),
@@ -92,25 +87,18 @@ class _Calls:
 
 
 def build(fmt: Format, tools: tuple[Tool, ...], choice: ToolChoice, parallel: bool) -> TurnGrammar:
-    language = TextLanguage.of(fmt)
     calls_possible = bool(tools) and choice.mode != "none"
-    only = choice.name if choice.mode == "function" else None
+    only = choice.only
     end = Marker(pcml.END)
     reasoning = seq(Marker(pcml.THINK), optional(CONTENT), Marker(pcml.THINK_END), Lit("\n"))
     call_set = _Calls(fmt, tools) if calls_possible else None
-
-    def new_rules() -> Rules:
-        rules = Rules()
-        rules.add("start", Lit(""))  # placeholder: keeps start first; replaced below
-        define(language, rules)
-        return rules
 
     def calls(rules: Rules) -> Node:
         assert call_set is not None
         call = call_set.define(rules, only)
         return seq(call, Repeat(seq(Lit("\n"), call))) if parallel else call
 
-    rules = new_rules()
+    rules = rules_for(fmt)
     answer: Node
     if not calls_possible:
         answer = seq(optional(CONTENT), end)
@@ -139,11 +127,11 @@ def build(fmt: Format, tools: tuple[Tool, ...], choice: ToolChoice, parallel: bo
     assert call_set is not None
     turn.trigger = pcml.CALL
     if choice.mode == "auto":
-        lazy = new_rules()
+        lazy = rules_for(fmt)
         lazy.rules["start"] = seq(calls(lazy), end)
         turn.lazy = lazy
         return turn
-    after = new_rules()
+    after = rules_for(fmt)
     skip = 1 if choice.mode == "required" else 2
     firsts = [
         seq(*call_set.items(after, number)[skip:])
