@@ -35,7 +35,8 @@ def one_line(value: str) -> bool:
 
 
 def call_name(value: str) -> bool:
-    return value == value.strip() and value != "interpreter"
+    # The code interpreter's metadata and tool are drawn apart (their call is a program).
+    return value == value.strip() and value not in ("interpreter", "code_interpreter")
 
 
 def not_a_keyword(name: str) -> bool:
