@@ -16,7 +16,7 @@ does not depend on ``trim_blocks``/``lstrip_blocks``.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
 
 def jinja_string(text: str) -> str:
@@ -26,6 +26,46 @@ def jinja_string(text: str) -> str:
 
 def jinja_list(items: Iterable[str]) -> str:
     return "[" + ", ".join(jinja_string(item) for item in items) + "]"
+
+
+def jinja_mapping(items: Mapping[str, str]) -> str:
+    """A Jinja dict literal: string keys, values already written as Jinja expressions."""
+    return "{" + ", ".join(f"{jinja_string(key)}: {value}" for key, value in items.items()) + "}"
+
+
+# Checks every template makes, written once: a template's body names them by placeholder.
+_FUNCTION_OBJECT = """{%- if tool.function is not defined or tool.function is not mapping -%}
+{{- raise_exception('tools[' ~ loop.index0 ~ '].function: missing; expected a function object') -}}
+{%- endif -%}"""
+_FRAGMENTS = {
+    # Inside ``for message in messages``: its ``index`` and ``role`` (developer is system).
+    "@MESSAGE_ROLE@": """{%- set index = loop.index0 -%}
+{%- set role = 'system' if message.role == 'developer' else message.role -%}""",
+    "@CHECK_ROLE@": """{%- if role not in ['system', 'user', 'assistant', 'tool'] -%}
+{{- raise_exception('messages[' ~ index ~ '].role: ' ~ message.role ~ '; expected system, user, assistant or tool') -}}
+{%- endif -%}""",
+    "@CHECK_CALLS_ON_ASSISTANT@": """{%- if role != 'assistant' and message.tool_calls is defined and message.tool_calls -%}
+{{- raise_exception('messages[' ~ index ~ '].tool_calls: on a ' ~ role ~ ' message; expected them on assistant messages') -}}
+{%- endif -%}""",
+    # Inside ``for tool in tools``.
+    "@CHECK_FUNCTION_OBJECT@": _FUNCTION_OBJECT,
+    # Every tool, for formats that write function tools only.
+    "@CHECK_FUNCTION_TOOLS@": """{%- for tool in tools -%}
+{%- if tool.type is defined and tool.type != 'function' -%}
+{{- raise_exception('tools[' ~ loop.index0 ~ '].type: ' ~ tool.type ~ '; expected function') -}}
+{%- endif -%}
+"""
+    + _FUNCTION_OBJECT
+    + "\n{%- endfor -%}",
+}
+
+
+def fill(body: str, values: Mapping[str, str]) -> str:
+    """``body`` with its ``@NAME@`` placeholders replaced: by ``values`` (Jinja source), then
+    by the shared fragments above."""
+    for placeholder, value in {**values, **_FRAGMENTS}.items():
+        body = body.replace(placeholder, value)
+    return body
 
 
 def escape_macro(markers: Iterable[str]) -> str:
