@@ -46,7 +46,7 @@ cannot force with a prompt prefix (see :mod:`pawlette.serve.tool_choice`).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 GrammarSyntax = Literal["gbnf", "lark"]
@@ -117,24 +117,20 @@ class Engine:
 
 _KEEP_MARKERS = {"skip_special_tokens": False, "spaces_between_special_tokens": False}
 
+_VLLM = Engine(
+    "vllm",
+    token_ids=True,
+    grammar_field=("structured_outputs", "grammar"),
+    grammar_syntax="lark",
+    always={**_KEEP_MARKERS, "add_special_tokens": False},
+    unbounded="null",
+)
+
 ENGINES: dict[str, Engine] = {
     "generic": Engine("generic", token_ids=True),
-    "vllm": Engine(
-        "vllm",
-        token_ids=True,
-        grammar_field=("structured_outputs", "grammar"),
-        grammar_syntax="lark",
-        always={**_KEEP_MARKERS, "add_special_tokens": False},
-        unbounded="null",
-    ),
-    "vllm-0.9": Engine(
-        "vllm-0.9",
-        token_ids=True,
-        grammar_field=("guided_grammar",),
-        grammar_syntax="lark",
-        always={**_KEEP_MARKERS, "add_special_tokens": False},
-        unbounded="null",
-    ),
+    "vllm": _VLLM,
+    # Older vLLM: the same but for the field that takes the grammar.
+    "vllm-0.9": replace(_VLLM, name="vllm-0.9", grammar_field=("guided_grammar",)),
     "sglang": Engine(
         "sglang",
         token_ids=True,
