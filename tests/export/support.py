@@ -1,5 +1,6 @@
-"""What the export tests share: a small tokenizer built offline, transformers' renderer, and
-an optional run of the templates through transformers.js (``@huggingface/jinja``)."""
+"""What the export tests share: transformers' renderer over the small offline tokenizer
+(:mod:`tests.support.small_bpe`), and an optional run of the templates through
+transformers.js (``@huggingface/jinja``)."""
 
 from __future__ import annotations
 
@@ -16,6 +17,8 @@ import pawlette
 from pawlette.format import Format
 from pawlette.types import Rendering
 
+from ..support.small_bpe import small_tokenizer
+
 GOLDEN = Path(__file__).parent.parent / "golden"
 NOT_FORMATS = {"prompter"}
 
@@ -30,47 +33,23 @@ def load_case(case: Path) -> dict[str, Any]:
     return data
 
 
-# ------------------------------------------------------------------ a tokenizer, built here
-
-_CORPUS = [
-    "The weather in Beijing is sunny, 25°C. 北京今天天气晴朗，气温25度。",
-    '{"city": "Beijing", "unit": "celsius", "days": [1, 2, 3], "ok": true, "note": null}',
-    "I should call the tool first, then answer the question step by step.",
-    "def tool_call(**kwargs):\n    return kwargs\n\nprint(tool_call(city='Paris'))\n",
-    'Please print the markers literally: \\ and \\\\ and quotes " and newlines\n\n.',
-]
-
-
-@cache
-def small_tokenizer(markers: tuple[str, ...]) -> Any:
-    """A byte-level BPE trained on a few lines, with ``markers`` as special tokens."""
-    from tokenizers import AddedToken, Tokenizer, decoders, models, pre_tokenizers, trainers
-
-    tokenizer = Tokenizer(models.BPE())
-    tokenizer.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
-    tokenizer.decoder = decoders.ByteLevel()
-    trainer = trainers.BpeTrainer(
-        vocab_size=400,
-        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
-        show_progress=False,
-    )
-    tokenizer.train_from_iterator(_CORPUS * 4, trainer=trainer)
-    tokenizer.add_special_tokens(
-        [AddedToken(marker, special=True, normalized=False) for marker in markers]
-    )
-    return tokenizer
+# ------------------------------------------------------------------ transformers
 
 
 @cache
 def hf_tokenizer(format_name: str) -> Any:
-    """A transformers fast tokenizer over :func:`small_tokenizer`, with the chat template."""
+    """A transformers fast tokenizer over :func:`small_tokenizer`, with the chat template
+    (transformers works on its own copy of the shared tokenizer)."""
     from transformers import PreTrainedTokenizerFast
 
     from pawlette.export import export_jinja
 
     fmt = pawlette.get_format(format_name)
+    # 1000 tokens: runs of newlines stay one token each.  omni resumes a turn after a tool
+    # result with a trainable "\n" right after an untrained one, so a tokenizer that merges
+    # "\n\n" makes a token no assistant mask can mark exactly.
     tokenizer = PreTrainedTokenizerFast(
-        tokenizer_object=small_tokenizer(tuple(fmt.special_markers)),
+        tokenizer_object=small_tokenizer(tuple(fmt.special_markers), vocab_size=1000),
         eos_token=fmt.stop[0] if fmt.stop else None,
     )
     tokenizer.chat_template = export_jinja(format_name)

@@ -17,6 +17,7 @@ import llguidance
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from tokenizers import Tokenizer
 
 import pawlette
 from pawlette.errors import RequestError, UnsupportedFeature
@@ -38,8 +39,8 @@ from pawlette.export.grammar_ast import (
 from pawlette.export.text_language import TextLanguage, define, reads_as_text, text_terminal
 from pawlette.format import Format
 
+from ..support.small_bpe import small_tokenizer
 from . import gbnf
-from .support import small_tokenizer
 
 # ------------------------------------------------------------------ the tool set
 
@@ -92,7 +93,10 @@ EOS = "<|eos|>"  # an end-of-sequence token that is no marker (llguidance needs 
 
 @cache
 def tokenizer(name: str) -> Any:
-    return small_tokenizer((*pawlette.get_format(name).special_markers, EOS))
+    """The small BPE with the format's markers and EOS: a copy of the shared one, since
+    :func:`encode_text` switches its ``encode_special_tokens``."""
+    shared = small_tokenizer((*pawlette.get_format(name).special_markers, EOS))
+    return Tokenizer.from_str(shared.to_str())
 
 
 @cache

@@ -21,8 +21,8 @@ from hypothesis import strategies as st
 from pawlette.export.grammar_ast import JsonSchemaValue, MarkerSpelling, Rules, to_gbnf
 from pawlette.export.json_schema import SchemaToGbnf
 
+from ..support.small_bpe import small_tokenizer
 from . import gbnf
-from .support import small_tokenizer
 
 SCHEMAS: dict[str, dict[str, Any]] = {
     "object": {

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
-from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+from tokenizers import Tokenizer
 
 from pawlette.engine.lexer import marker_pattern
 from pawlette.errors import PawletteError, TokenizerMismatch
@@ -15,25 +14,16 @@ from pawlette.serve.app import build_app
 from pawlette.serve.config import ServeConfig, serve_main
 from pawlette.tokenization import tokenize
 
+from ..support.small_bpe import small_tokenizer
 from .conftest import ServerFactory
 from .scenarios import PROMPT, TOOLS, completion_for, message_from_sdk, without_ids
 from .upstream import FakeUpstream, Script
 
 
-def small_tokenizer(path: Path, markers: tuple[str, ...]) -> Path:
-    """A byte-level BPE trained on a little local text, with ``markers`` as special tokens."""
-    tokenizer = Tokenizer(models.BPE())
-    tokenizer.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
-    tokenizer.decoder = decoders.ByteLevel()
-    trainer = trainers.BpeTrainer(
-        vocab_size=400,
-        special_tokens=list(markers),
-        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
-        show_progress=False,
-    )
-    text = json.dumps(TOOLS) + " ".join(str(message["content"]) for message in PROMPT)
-    tokenizer.train_from_iterator([text] * 20, trainer)
-    tokenizer.save(str(path))
+def tokenizer_file(path: Path, markers: tuple[str, ...]) -> Path:
+    """The small offline BPE with ``markers`` as special tokens, saved where ``--tokenizer``
+    reads it."""
+    small_tokenizer(markers).save(str(path))
     return path
 
 
@@ -41,7 +31,7 @@ def small_tokenizer(path: Path, markers: tuple[str, ...]) -> Path:
 def tokenizer_paths(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     folder = tmp_path_factory.mktemp("tokenizers")
     return {
-        name: small_tokenizer(folder / f"{name}.json", get_format(name).special_markers)
+        name: tokenizer_file(folder / f"{name}.json", get_format(name).special_markers)
         for name in formats()
     }
 
@@ -82,14 +72,14 @@ def test_prompt_is_sent_as_ids_and_injection_is_inert(
 
 
 def test_a_tokenizer_without_the_markers_is_refused(tmp_path: Path) -> None:
-    path = small_tokenizer(tmp_path / "plain.json", ())
+    path = tokenizer_file(tmp_path / "plain.json", ())
     config = ServeConfig(format="pcml", upstream="http://127.0.0.1:9", tokenizer=str(path))
     with pytest.raises(TokenizerMismatch, match=r"marker '\[SYS\]' of format 'pcml'"):
         build_app(config)
 
 
 def test_tgi_takes_no_token_ids(tmp_path: Path) -> None:
-    path = small_tokenizer(tmp_path / "pcml.json", get_format("pcml").special_markers)
+    path = tokenizer_file(tmp_path / "pcml.json", get_format("pcml").special_markers)
     config = ServeConfig(
         format="pcml", upstream="http://127.0.0.1:9", tokenizer=str(path), engine="tgi"
     )
