@@ -18,7 +18,15 @@ from hypothesis import strategies as st
 
 from pawlette.formats import breeze
 
-from .common import arguments_text, function_tool, identifiers, plain_text
+from .common import (
+    arguments_text,
+    canonical_arguments,
+    chat_request,
+    function_tool,
+    identifiers,
+    number_calls,
+    plain_text,
+)
 
 CALL_IDS_ROUND_TRIP = False
 MARKERS = list(breeze.SPECIAL)
@@ -99,11 +107,7 @@ def conversations(draw: st.DrawFn) -> dict[str, Any]:
                 )
         else:
             messages.append({"role": role, "content": draw(parts(role))})
-    request: dict[str, Any] = {"messages": messages}
-    tools = draw(st.lists(plain_names.map(function_tool), max_size=2))
-    if tools:
-        request["tools"] = tools
-    return request
+    return chat_request(messages, draw(st.lists(plain_names.map(function_tool), max_size=2)))
 
 
 def _result_content(content: str) -> str:
@@ -115,15 +119,7 @@ def _result_content(content: str) -> str:
     return content if isinstance(value, str) else written
 
 
-def normalise_completion(message: dict[str, Any]) -> dict[str, Any]:
-    if "tool_calls" not in message:
-        return message
-    calls = []
-    for tool_call in message["tool_calls"]:
-        function = tool_call["function"]
-        arguments = json.dumps(json.loads(function["arguments"]), ensure_ascii=False)
-        calls.append({**tool_call, "function": {**function, "arguments": arguments}})
-    return {**message, "tool_calls": calls}
+normalise_completion = canonical_arguments
 
 
 def _results_in_call_order(run: list[dict[str, Any]], calls: list[str]) -> list[dict[str, Any]]:
@@ -163,18 +159,5 @@ def normalise(request: dict[str, Any]) -> dict[str, Any]:
         calls = [c["id"] for c in before.get("tool_calls", [])] if before is not None else []
         messages += _results_in_call_order(source[index:end], calls)
         index = end
-    # Ids: numbered in order; each result answers the next call of the latest calls.
-    number, latest, answered = 0, [], 0
-    for position, item in enumerate(messages):
-        if item.get("tool_calls"):
-            calls = []
-            for tool_call in item["tool_calls"]:
-                calls.append({**tool_call, "id": f"call_{number}"})
-                number += 1
-            latest, answered = [c["id"] for c in calls], 0
-            messages[position] = {**item, "tool_calls": calls}
-        elif item["role"] == "tool":
-            if answered < len(latest):
-                messages[position] = {**item, "tool_call_id": latest[answered]}
-            answered += 1
+    number_calls(messages)
     return {**request, "messages": messages}

@@ -19,7 +19,16 @@ from hypothesis import strategies as st
 
 from pawlette.formats import chatglm3
 
-from .common import arguments_text, function_tool, identifiers, plain_text
+from .common import (
+    ANY_ROLES,
+    arguments_text,
+    canonical_arguments,
+    chat_request,
+    function_tool,
+    identifiers,
+    number_calls,
+    plain_text,
+)
 
 CALL_IDS_ROUND_TRIP = False
 MARKERS = [*chatglm3.SPECIAL, chatglm3.PREFIX]
@@ -82,24 +91,11 @@ def message(draw: st.DrawFn, role: str) -> dict[str, Any]:
 
 @st.composite
 def conversations(draw: st.DrawFn) -> dict[str, Any]:
-    roles = draw(st.lists(st.sampled_from(["user", "assistant", "tool", "system"]), max_size=6))
-    request: dict[str, Any] = {"messages": [draw(message(role)) for role in roles]}
-    tools = draw(st.lists(names.map(function_tool), max_size=2))
-    if tools:
-        request["tools"] = tools
-    return request
+    messages = [draw(message(role)) for role in draw(ANY_ROLES)]
+    return chat_request(messages, draw(st.lists(names.map(function_tool), max_size=2)))
 
 
-def _canonical_arguments(call: dict[str, Any]) -> dict[str, Any]:
-    function = call["function"]
-    arguments = json.dumps(json.loads(function["arguments"]), ensure_ascii=False)
-    return {**call, "function": {**function, "arguments": arguments}}
-
-
-def normalise_completion(message: dict[str, Any]) -> dict[str, Any]:
-    if "tool_calls" not in message:
-        return message
-    return {**message, "tool_calls": [_canonical_arguments(c) for c in message["tool_calls"]]}
+normalise_completion = canonical_arguments
 
 
 def normalise(request: dict[str, Any]) -> dict[str, Any]:
@@ -131,20 +127,5 @@ def normalise(request: dict[str, Any]) -> dict[str, Any]:
         and "name" not in first
     ):
         messages = messages[1:]
-    # Ids: numbered in order; each observation answers the next call of the latest calls.
-    number = 0
-    latest: list[str] = []
-    answered = 0
-    for index, item in enumerate(messages):
-        if item.get("tool_calls"):
-            calls = []
-            for tool_call in item["tool_calls"]:
-                calls.append({**tool_call, "id": f"call_{number}"})
-                number += 1
-            latest, answered = [c["id"] for c in calls], 0
-            messages[index] = {**item, "tool_calls": calls}
-        elif item["role"] == "tool":
-            if answered < len(latest):
-                messages[index] = {**item, "tool_call_id": latest[answered]}
-            answered += 1
+    number_calls(messages)
     return {**request, "messages": messages}

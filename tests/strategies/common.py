@@ -13,6 +13,9 @@ CHARACTERS = st.characters(codec="utf-8", exclude_characters="\x00")
 
 identifiers = st.from_regex(r"[A-Za-z_][A-Za-z0-9_]{0,8}", fullmatch=True)
 
+# The roles of a conversation with every role anywhere (formats without role order rules).
+ANY_ROLES = st.lists(st.sampled_from(["user", "assistant", "tool", "system"]), max_size=6)
+
 
 def tricky_text(markers: Sequence[str], max_size: int = 6) -> st.SearchStrategy[str]:
     """Text that mixes arbitrary unicode with the format's markers, backslashes and quotes."""
@@ -57,6 +60,45 @@ def arguments_text(draw: st.DrawFn, keys: st.SearchStrategy[str] | None = None) 
         value = draw(st.dictionaries(keys, json_values, max_size=4))
     separators = draw(st.sampled_from([(", ", ": "), (",", ":")]))
     return json.dumps(value, ensure_ascii=draw(st.booleans()), separators=separators)
+
+
+def chat_request(messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> dict[str, Any]:
+    """A request of ``messages``, with ``tools`` when there are any."""
+    request: dict[str, Any] = {"messages": messages}
+    if tools:
+        request["tools"] = tools
+    return request
+
+
+def canonical_arguments(message: dict[str, Any]) -> dict[str, Any]:
+    """``message`` with its calls' arguments as ``json.dumps`` writes them: formats that write
+    arguments in another syntax keep the JSON value, not its spelling."""
+    if "tool_calls" not in message:
+        return message
+    calls = []
+    for tool_call in message["tool_calls"]:
+        function = tool_call["function"]
+        arguments = json.dumps(json.loads(function["arguments"]), ensure_ascii=False)
+        calls.append({**tool_call, "function": {**function, "arguments": arguments}})
+    return {**message, "tool_calls": calls}
+
+
+def number_calls(messages: list[dict[str, Any]]) -> None:
+    """Ids as a parser gives them to formats that write none, in place: calls numbered in
+    order (``call_0``, ...), each tool message paired with the next call of the latest calls."""
+    number, latest, answered = 0, [], 0
+    for position, item in enumerate(messages):
+        if item.get("tool_calls"):
+            calls = []
+            for tool_call in item["tool_calls"]:
+                calls.append({**tool_call, "id": f"call_{number}"})
+                number += 1
+            latest, answered = [c["id"] for c in calls], 0
+            messages[position] = {**item, "tool_calls": calls}
+        elif item["role"] == "tool":
+            if answered < len(latest):
+                messages[position] = {**item, "tool_call_id": latest[answered]}
+            answered += 1
 
 
 def function_tool(name: str, description: str | None = None) -> dict[str, Any]:

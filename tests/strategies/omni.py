@@ -19,7 +19,7 @@ from pawlette.engine.block_readers import flatten_thinking
 from pawlette.formats import omni
 from pawlette.types import ThinkStep
 
-from .common import arguments_text, identifiers, json_objects, tricky_text
+from .common import arguments_text, chat_request, identifiers, json_objects, tricky_text
 
 CALL_IDS_ROUND_TRIP = False
 DEFAULT_TOKENS = omni.DEFAULT_IMAGE_TOKENS
@@ -141,10 +141,7 @@ def conversations(draw: st.DrawFn) -> dict[str, Any]:
         if kind == "function" and draw(st.booleans()):
             definition["returns"] = draw(json_objects)
         tools.append({"type": kind, kind: definition})
-    request: dict[str, Any] = {"messages": messages}
-    if tools:
-        request["tools"] = tools
-    return request
+    return chat_request(messages, tools)
 
 
 # ------------------------------------------------------------------ what the text cannot keep

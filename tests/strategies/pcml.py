@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 from pawlette.formats import pcml
 
-from .common import arguments_text, function_tool, identifiers, tricky_text
+from .common import ANY_ROLES, arguments_text, chat_request, function_tool, identifiers, tricky_text
 
 MARKERS = [*pcml.SPECIAL, pcml.THINK_END_LINE, pcml.TOOLS_LINE, pcml.CALL_LINE]
 text = tricky_text(MARKERS)
@@ -53,13 +53,9 @@ def message(draw: st.DrawFn, role: str) -> dict[str, Any]:
 
 @st.composite
 def conversations(draw: st.DrawFn) -> dict[str, Any]:
-    roles = draw(st.lists(st.sampled_from(["user", "assistant", "tool", "system"]), max_size=6))
-    messages = [draw(message(role)) for role in roles]
+    messages = [draw(message(role)) for role in draw(ANY_ROLES)]
     tools = draw(st.lists(text.map(lambda name: function_tool(name or "f")), max_size=2))
-    request: dict[str, Any] = {"messages": messages}
-    if tools:
-        request["tools"] = tools
-    return request
+    return chat_request(messages, tools)
 
 
 def normalise(request: dict[str, Any]) -> dict[str, Any]:
