@@ -243,19 +243,22 @@ def assistant_turns(draw: st.DrawFn, name: str) -> dict[str, Any]:
     return message
 
 
-def choices_for(message: dict[str, Any]) -> list[tuple[Any, bool]]:
-    """The tool choices (and parallel flags) the turn obeys."""
+def choices_for(message: dict[str, Any], *, openai_form: bool = True) -> list[tuple[Any, bool]]:
+    """The tool choices (and parallel flags) the turn obeys; a named choice in OpenAI's form
+    or (not ``openai_form``) as the bare name."""
     calls = message.get("tool_calls", [])
     result: list[tuple[Any, bool]] = [("auto", True)]
     if len(calls) <= 1:
         result.append(("auto", False))
     if not calls:
         result.append(("none", True))
-    elif not message["content"]:
+    elif not message.get("content"):
         result.append(("required", True))
         names = {call["function"]["name"] for call in calls}
         if len(names) == 1:
-            result.append(({"type": "function", "function": {"name": names.pop()}}, True))
+            name = names.pop()
+            named = {"type": "function", "function": {"name": name}} if openai_form else name
+            result.append((named, True))
     return result
 
 
@@ -375,18 +378,7 @@ def breeze_turns(draw: st.DrawFn) -> dict[str, Any]:
 
 
 def python_call_choices(message: dict[str, Any]) -> list[tuple[Any, bool]]:
-    calls = message.get("tool_calls", [])
-    result: list[tuple[Any, bool]] = [("auto", True)]
-    if len(calls) <= 1:
-        result.append(("auto", False))
-    if not calls:
-        result.append(("none", True))
-    elif not message.get("content"):
-        result.append(("required", True))
-        names = {call["function"]["name"] for call in calls}
-        if len(names) == 1:
-            result.append((names.pop(), True))
-    return result
+    return choices_for(message, openai_form=False)
 
 
 TURNS = {

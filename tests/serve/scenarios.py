@@ -120,6 +120,17 @@ def message_from_sdk(message: Any) -> dict[str, Any]:
     return data
 
 
+def ask(client: Any, stream: bool, **fields: Any) -> tuple[dict[str, Any], str | None]:
+    """One chat completion through the SDK ``client``, streamed or not: the message and its
+    finish reason as the client reads them."""
+    if stream:
+        chunks = list(client.chat.completions.create(stream=True, **fields))
+        message, finish, _ = message_from_chunks(chunks)
+        return message, finish
+    answer = client.chat.completions.create(**fields)
+    return message_from_sdk(answer.choices[0].message), answer.choices[0].finish_reason
+
+
 def message_from_chunks(chunks: list[Any]) -> tuple[dict[str, Any], str | None, Any]:
     """Fold SDK stream chunks the way a client does: (message, finish_reason, usage)."""
     content: list[str] = []

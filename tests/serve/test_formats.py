@@ -17,6 +17,7 @@ from .scenarios import (
     PROMPT,
     SCENARIOS,
     TOOLS,
+    ask,
     completion_for,
     message_from_chunks,
     message_from_sdk,
@@ -140,26 +141,7 @@ def test_length_finish_reason_is_passed_on(
     cut = completion[: len(completion) // 2]
     upstream.push(Script(text=cut, finish_reason="length"))
     client = serve(format_name).client()
-    if stream:
-        chunks = list(
-            client.chat.completions.create(
-                model="m",
-                messages=PROMPT,
-                stream=True,
-                max_tokens=3,
-            )
-        )
-        message, finish, _ = message_from_chunks(chunks)
-    else:
-        answer = client.chat.completions.create(
-            model="m",
-            messages=PROMPT,
-            max_tokens=3,
-        )
-        message, finish = (
-            message_from_sdk(answer.choices[0].message),
-            answer.choices[0].finish_reason,
-        )
+    message, finish = ask(client, stream, model="m", messages=PROMPT, max_tokens=3)
     assert upstream.last().body["max_tokens"] == 3
     assert finish == fmt.parse(cut, finish_reason="length").finish_reason == "length"
     assert without_ids(message) == without_ids(fmt.parse(cut, finish_reason="length").message)
@@ -181,25 +163,6 @@ def test_malformed_output_is_kept_as_text(
     expected = fmt.parse(cut_at_stop(broken, list(fmt.stop)), tools=TOOLS)
     upstream.push(Script(text=broken, sizes=(2, 1)))
     client = serve(format_name).client()
-    if stream:
-        chunks = list(
-            client.chat.completions.create(
-                model="m",
-                messages=PROMPT,
-                tools=TOOLS,
-                stream=True,
-            )
-        )
-        message, finish, _ = message_from_chunks(chunks)
-    else:
-        answer = client.chat.completions.create(
-            model="m",
-            messages=PROMPT,
-            tools=TOOLS,
-        )
-        message, finish = (
-            message_from_sdk(answer.choices[0].message),
-            answer.choices[0].finish_reason,
-        )
+    message, finish = ask(client, stream, model="m", messages=PROMPT, tools=TOOLS)
     assert without_ids(message) == without_ids(expected.message)
     assert finish == expected.finish_reason

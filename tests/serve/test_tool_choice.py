@@ -17,9 +17,8 @@ from .conftest import ServerFactory
 from .scenarios import (
     PROMPT,
     TOOLS,
+    ask,
     completion_for,
-    message_from_chunks,
-    message_from_sdk,
     without_ids,
 )
 from .upstream import FakeUpstream, Script, cut_at_stop
@@ -40,16 +39,7 @@ def _ask(
     **fields: Any,
 ) -> tuple[dict[str, Any], str | None]:
     client = serve(format_name, engine=engine).client()
-    if stream:
-        chunks = list(
-            client.chat.completions.create(
-                model="m", messages=PROMPT, tools=TOOLS, stream=True, **fields
-            )
-        )
-        message, finish, _ = message_from_chunks(chunks)
-        return message, finish
-    answer = client.chat.completions.create(model="m", messages=PROMPT, tools=TOOLS, **fields)
-    return message_from_sdk(answer.choices[0].message), answer.choices[0].finish_reason
+    return ask(client, stream, model="m", messages=PROMPT, tools=TOOLS, **fields)
 
 
 @pytest.mark.parametrize("stream", [False, True])
