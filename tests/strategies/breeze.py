@@ -11,7 +11,6 @@ for a call without one), tool names, and an empty system turn that only holds th
 from __future__ import annotations
 
 import json
-import keyword
 from typing import Any
 
 from hypothesis import strategies as st
@@ -19,11 +18,11 @@ from hypothesis import strategies as st
 from pawlette.formats import breeze
 
 from .common import (
-    arguments_text,
     canonical_arguments,
     chat_request,
     function_tool,
-    identifiers,
+    keyword_arguments,
+    keyword_names,
     number_calls,
     plain_text,
 )
@@ -37,17 +36,9 @@ def not_like_the_tools_preamble(value: str) -> bool:
     return not value.startswith(breeze.TOOLS_LEAD)
 
 
-def not_a_keyword(name: str) -> bool:
-    return not keyword.iskeyword(name)
-
-
-def no_marker(value: str) -> bool:
-    return not any(marker in value for marker in MARKERS)
-
-
 text = plain_text(MARKERS).filter(not_like_the_tools_preamble)
-plain_names = identifiers.filter(not_a_keyword)
-arguments = arguments_text(plain_names).filter(no_marker)
+plain_names = keyword_names
+arguments = keyword_arguments(MARKERS)
 results = st.one_of(
     text,
     st.sampled_from(['{"temperature": 22}', "[1, 2.5, true, null]", '"quoted"', "3", "null"]),

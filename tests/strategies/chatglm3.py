@@ -12,7 +12,6 @@ assistant message right after an assistant message (it joins that message).
 from __future__ import annotations
 
 import json
-import keyword
 from typing import Any
 
 from hypothesis import strategies as st
@@ -21,11 +20,10 @@ from pawlette.formats import chatglm3
 
 from .common import (
     ANY_ROLES,
-    arguments_text,
     canonical_arguments,
     chat_request,
     function_tool,
-    identifiers,
+    keyword_arguments,
     number_calls,
     plain_text,
 )
@@ -48,19 +46,10 @@ def call_name(value: str) -> bool:
     return value == value.strip() and value not in ("interpreter", "code_interpreter")
 
 
-def not_a_keyword(name: str) -> bool:
-    return not keyword.iskeyword(name)
-
-
-def no_marker(value: str) -> bool:
-    return not any(marker in value for marker in MARKERS)
-
-
 text = plain_text(MARKERS).filter(no_final_newline)
 names = text.filter(one_line)
 call_names = names.filter(call_name)
-keys = identifiers.filter(not_a_keyword)
-arguments = arguments_text(keys).filter(no_marker)
+arguments = keyword_arguments(MARKERS)
 
 
 @st.composite

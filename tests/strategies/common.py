@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import keyword
 from collections.abc import Sequence
 from typing import Any
 
@@ -49,6 +50,25 @@ json_values = st.recursive(
     max_leaves=8,
 )
 json_objects = st.dictionaries(st.text(CHARACTERS, max_size=8), json_values, max_size=4)
+
+
+# Named predicates, not lambdas: hypothesis describes a retried filter by its predicate.
+def not_a_keyword(name: str) -> bool:
+    return not keyword.iskeyword(name)
+
+
+# What Python-call formats can write as a keyword argument's name.
+keyword_names = identifiers.filter(not_a_keyword)
+
+
+def keyword_arguments(markers: Sequence[str]) -> st.SearchStrategy[str]:
+    """JSON arguments with keys a Python-call format writes as keyword arguments, spelling
+    no marker."""
+
+    def no_marker(value: str) -> bool:
+        return not any(marker in value for marker in markers)
+
+    return arguments_text(keyword_names).filter(no_marker)
 
 
 @st.composite
