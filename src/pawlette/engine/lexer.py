@@ -16,8 +16,9 @@ writer.  One rule binds declarations: a marker that ends a longer marker (``<cal
 
 from __future__ import annotations
 
+import functools
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 Token = tuple[str | None, str, int]
 """``(marker, text, offset)``: ``marker`` is None for a text run; offsets are absolute."""
@@ -26,7 +27,50 @@ Token = tuple[str | None, str, int]
 def marker_pattern(markers: Iterable[str]) -> re.Pattern[str]:
     """A regex whose leftmost match is the leftmost, longest marker."""
     ordered = sorted(set(markers), key=lambda marker: (-len(marker), marker))
-    return re.compile("|".join(re.escape(marker) for marker in ordered))
+    source = "|".join(re.escape(marker) for marker in ordered)
+    _MARKERS_OF_PATTERN.setdefault(source, tuple(ordered))
+    return re.compile(source)
+
+
+# The markers of each pattern made by marker_pattern, by the pattern's source (a handful: one
+# per set of markers), so that marker_scan can split a pattern's markers by first character.
+_MARKERS_OF_PATTERN: dict[str, tuple[str, ...]] = {}
+
+
+class MarkerScan:
+    """Whether a text holds any of some markers: the question every escaped text asks first.
+
+    The marker regex answers it slowly when the markers do not share a first character (PCML's
+    begin with ``[``, ``<`` or a newline): ``re`` then tries every position of the text, a few
+    nanoseconds a character.  Here each first character is looked for with ``in`` (``str``'s
+    fast search), and only when it is there, the markers that begin with it, by a regex whose
+    literal first character ``re`` does search for quickly.
+    """
+
+    __slots__ = ("_groups",)
+
+    def __init__(self, markers: Iterable[str]) -> None:
+        by_first: dict[str, list[str]] = {}
+        for marker in markers:
+            by_first.setdefault(marker[0], []).append(marker)
+        self._groups = tuple(
+            (first, marker_pattern(group)) for first, group in sorted(by_first.items())
+        )
+
+    def holds_marker(self, text: str) -> bool:
+        for first, pattern in self._groups:
+            if first in text and pattern.search(text) is not None:
+                return True
+        return False
+
+
+@functools.lru_cache(maxsize=64)
+def marker_scan(pattern: re.Pattern[str]) -> Callable[[str], bool]:
+    """``text -> bool``: whether ``pattern`` (from :func:`marker_pattern`) matches in ``text``."""
+    markers = _MARKERS_OF_PATTERN.get(pattern.pattern)
+    if not markers or "" in markers:  # not one of ours (or degenerate): the regex itself
+        return lambda text: pattern.search(text) is not None
+    return MarkerScan(markers).holds_marker
 
 
 def _backslashes_before(text: str, index: int, floor: int) -> int:
@@ -42,7 +86,7 @@ def escape_text(text: str, pattern: re.Pattern[str], *, before_marker: bool) -> 
     ``before_marker``: a real marker follows this text, so a trailing backslash run must be
     doubled too.
     """
-    if pattern.search(text) is None and not (before_marker and text.endswith("\\")):
+    if not marker_scan(pattern)(text) and not (before_marker and text.endswith("\\")):
         return text  # the common case: nothing to escape
     pieces: list[str] = []
     position = 0

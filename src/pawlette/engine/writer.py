@@ -2,23 +2,52 @@
 
 Markers become special segments; format scaffolding is written raw; caller text is escaped
 (when the format escapes) so the lexer reads it back as text whatever it contains.
+
+Rendering is on the serving path (one render per request), so the three write methods are
+kept lean: a render makes dozens of segments, and each method is a few attribute reads and
+one append.
 """
 
 from __future__ import annotations
 
 import re
+from operator import itemgetter
 
 from ..types import Rendering, Role, Segment
-from .lexer import escape_text
+from .lexer import escape_text, marker_scan
+
+# ``Segment(...)`` goes through the named tuple's Python-level ``__new__``; building the tuple
+# and handing it to ``tuple.__new__`` makes the same Segment at about half the cost.
+_new_tuple = tuple.__new__
+_text_of = itemgetter(0)
+
+
+def _holds_nothing(text: str) -> bool:
+    return False
 
 
 class Writer:
     """Collects segments for one rendering, within the current message context."""
 
+    __slots__ = (
+        "_append",
+        "_escape",
+        "_holds_marker",
+        "_segments",
+        "_unfinished",
+        "message_index",
+        "role",
+    )
+
     def __init__(self, escape: re.Pattern[str] | None) -> None:
         self._escape = escape
+        # Whether a text holds a marker (most hold none, so most need no escaping).
+        self._holds_marker = _holds_nothing if escape is None else marker_scan(escape)
         self._segments: list[Segment] = []
-        self._escaped_source: str | None = None  # the caller text of the last segment
+        self._append = self._segments.append
+        # Caller text that ends with a backslash, written as the last segment: if a real marker
+        # comes next, its trailing backslash run must be doubled (see :func:`escape_text`).
+        self._unfinished: str | None = None
         self.role: Role | None = None
         self.message_index = -1
 
@@ -28,37 +57,45 @@ class Writer:
         self.message_index = message_index
 
     def marker(self, text: str, kind: str, *, trainable: bool = False) -> None:
-        if self._escaped_source is not None and self._escape is not None:
-            source = self._escaped_source
-            if source.endswith("\\"):
-                # A real marker follows: the trailing backslash run must not escape it.
-                last = self._segments[-1]
-                fixed = escape_text(source, self._escape, before_marker=True)
-                self._segments[-1] = Segment(
-                    fixed, False, last.role, last.message_index, last.kind, last.trainable
-                )
-        self._escaped_source = None
-        self._segments.append(Segment(text, True, self.role, self.message_index, kind, trainable))
+        if self._unfinished is not None:
+            self._finish_backslashes()
+        self._append(
+            _new_tuple(Segment, (text, True, self.role, self.message_index, kind, trainable))
+        )
 
     def text(self, text: str, kind: str, *, trainable: bool = False) -> None:
         """Caller text (content, arguments, names): escaped when the format escapes."""
         if not text:
             return
         written = text
-        if self._escape is not None:
-            written = escape_text(text, self._escape, before_marker=False)
-        self._segments.append(
-            Segment(written, False, self.role, self.message_index, kind, trainable)
+        escape = self._escape
+        if escape is not None:
+            if self._holds_marker(text):
+                written = escape_text(text, escape, before_marker=False)
+            self._unfinished = text if text[-1] == "\\" else None
+        self._append(
+            _new_tuple(Segment, (written, False, self.role, self.message_index, kind, trainable))
         )
-        self._escaped_source = text
 
     def raw(self, text: str, kind: str, *, trainable: bool = False) -> None:
         """Scaffolding the format itself writes (separators, header keys): never escaped."""
         if not text:
             return
-        self._escaped_source = None
-        self._segments.append(Segment(text, False, self.role, self.message_index, kind, trainable))
+        self._unfinished = None
+        self._append(
+            _new_tuple(Segment, (text, False, self.role, self.message_index, kind, trainable))
+        )
+
+    def _finish_backslashes(self) -> None:
+        # A real marker follows caller text ending in backslashes: the run must not escape it.
+        source = self._unfinished
+        self._unfinished = None
+        if source is None or self._escape is None:
+            return
+        last = self._segments[-1]
+        fixed = escape_text(source, self._escape, before_marker=True)
+        self._segments[-1] = last._replace(text=fixed)
 
     def rendering(self) -> Rendering:
         segments = tuple(self._segments)
-        return Rendering("".join(segment.text for segment in segments), segments)
+        return Rendering("".join(map(_text_of, segments)), segments)
