@@ -206,21 +206,27 @@ def _check(message: Message, index: int) -> None:
         raise UnsupportedFeature(f"messages[{index}].metadata", "metadata", "none")
 
 
+_ALLOWED_PARTS: dict[Role, tuple[type, ...]] = {
+    "system": (TextPart,),
+    "user": (TextPart, BoxPart, ImagePart),
+    "assistant": (TextPart, BoxPart),
+    "tool": (TextPart,),
+}
+
+
 def _write_parts(
     writer: Writer, message: Message, index: int, options: BreezeOptions, trainable: bool
 ) -> None:
-    allowed: tuple[type, ...] = {
-        "user": (TextPart, BoxPart, ImagePart),
-        "assistant": (TextPart, BoxPart),
-    }.get(message.role, (TextPart,))
+    allowed = _ALLOWED_PARTS[message.role]
     for number, part in enumerate(message.content or ()):
+        if isinstance(part, TextPart):  # the common part first
+            writer.text(part.text, "content", trainable=trainable)
+            continue
         path = f"messages[{index}].content[{number}]"
         if not isinstance(part, allowed):
             kinds = ", ".join(kind.__name__ for kind in allowed)
             raise UnsupportedFeature(path, f"a {type(part).__name__}", f"{kinds} here")
-        if isinstance(part, TextPart):
-            writer.text(part.text, "content", trainable=trainable)
-        elif isinstance(part, BoxPart):
+        if isinstance(part, BoxPart):
             boxes = python_literal([list(box) for box in part.boxes])
             writer.marker(BOX, "bbox", trainable=trainable)
             writer.text(boxes, "bbox", trainable=trainable)

@@ -71,6 +71,7 @@ from typing import Any
 from ..blocks.role_order import RoleOrder, check_role_order
 from ..codecs.python_calls import encode_call
 from ..engine.headed_turns import FencedCalls, assistant_turn_reader, headed_text_reader
+from ..engine.json_text import indented_json
 from ..engine.machine import Action, GrammarBuilder, Parser
 from ..engine.readers import ScaffoldReader
 from ..engine.writer import Writer
@@ -219,7 +220,7 @@ def _write_tools(writer: Writer, tools: tuple[Tool, ...]) -> None:
         if tool.kind != "function":
             raise UnsupportedFeature(f"tools[{number}].type", f"{tool.kind!r}", "'function'")
     listing = [dict(tool.definition) for tool in tools]
-    writer.text("\n" + json.dumps(listing, indent=4, ensure_ascii=False), "tools")
+    writer.text("\n" + indented_json(listing), "tools")
 
 
 def _write_assistant(writer: Writer, message: Message, index: int) -> None:

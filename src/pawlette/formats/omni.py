@@ -114,7 +114,6 @@ OpenAI JSON and decisions (the seed leaves these open):
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -132,6 +131,7 @@ from ..engine.block_readers import (
     text_reader,
     token_run_reader,
 )
+from ..engine.json_text import indented_json
 from ..engine.machine import Action, GrammarBuilder, Parser
 from ..engine.readers import ScaffoldReader
 from ..engine.writer import Writer
@@ -402,10 +402,6 @@ class OmniOptions:
     """``<|IMAGE|>`` tokens for an image without ``image_url.tokens`` (the encoder decides)."""
 
 
-def _json(value: object) -> str:
-    return json.dumps(value, ensure_ascii=False, indent=4)
-
-
 class _Renderer:
     """Writes one conversation; tracks an assistant turn left open by calls and results."""
 
@@ -521,7 +517,7 @@ class _Renderer:
             self.writer.raw("\n", "tools")
             self.writer.marker(start, "tools")
             self.writer.raw("\n", "tools")
-            self.writer.text(_json(dict(tool.definition)), "tools")
+            self.writer.text(indented_json(dict(tool.definition)), "tools")
             self.writer.raw("\n", "tools")
             self.writer.marker(end, "tools")
 
@@ -595,7 +591,7 @@ class _Renderer:
         writer.raw("\n", "voice", trainable=trainable)
         writer.marker(VOICE_START, "voice", trainable=trainable)
         writer.raw("\n", "voice", trainable=trainable)
-        writer.text(_json(dict(part.prosody)), "voice", trainable=trainable)
+        writer.text(indented_json(dict(part.prosody)), "voice", trainable=trainable)
         writer.raw("\n", "voice", trainable=trainable)
         writer.marker(VOICE_CONTENT, "voice", trainable=trainable)
         writer.raw("\n", "voice", trainable=trainable)
@@ -671,7 +667,7 @@ class _Renderer:
                 writer.raw("\n", "image_request", trainable=True)
                 writer.marker(IMAGE_REQUEST_START, "image_request", trainable=True)
                 writer.raw("\n", "image_request", trainable=True)
-                writer.text(_json(dict(part.request)), "image_request", trainable=True)
+                writer.text(indented_json(dict(part.request)), "image_request", trainable=True)
                 writer.raw("\n", "image_request", trainable=True)
                 writer.marker(IMAGE_REQUEST_END, "image_request", trainable=True)
                 writer.raw("\n", "image_request", trainable=True)

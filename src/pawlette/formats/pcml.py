@@ -46,9 +46,9 @@ Decisions (the seed leaves these open):
 
 from __future__ import annotations
 
-import json
 import re
 
+from ..engine.json_text import compact_json, json_string
 from ..engine.machine import Action, GrammarBuilder, Parser
 from ..engine.readers import (
     CallEnvelope,
@@ -157,7 +157,9 @@ def _grammar() -> GrammarBuilder:
 # ------------------------------------------------------------------ render
 
 
-def _write_text_content(writer: Writer, message: Message, index: int, trainable: bool) -> None:
+def _write_text_content(writer: Writer, message: Message, index: int, trainable: bool) -> bool:
+    """Write the text parts; True when any text was written."""
+    written = False
     for number, part in enumerate(message.content or ()):
         if not isinstance(part, TextPart):
             raise UnsupportedFeature(
@@ -165,7 +167,10 @@ def _write_text_content(writer: Writer, message: Message, index: int, trainable:
                 f"a {type(part).__name__}",
                 "text parts only: PCML has no markup for other content",
             )
-        writer.text(part.text, "content", trainable=trainable)
+        if part.text:
+            writer.text(part.text, "content", trainable=trainable)
+            written = True
+    return written
 
 
 def _write_header(writer: Writer, message: Message, index: int) -> None:
@@ -185,7 +190,7 @@ def _write_header(writer: Writer, message: Message, index: int) -> None:
         pairs.append((key, value))
     for key, value in pairs:
         writer.raw(f"{key}=", "metadata")
-        writer.text(json.dumps(value, ensure_ascii=False), "metadata")
+        writer.text(json_string(value), "metadata")
         writer.marker(SEPARATOR, "metadata")
 
 
@@ -194,18 +199,16 @@ def _write_assistant(writer: Writer, message: Message, index: int) -> None:
         raise UnsupportedFeature(
             f"messages[{index}].reasoning_steps", "structured thinking", "reasoning_content"
         )
-    after_block = False
     if message.reasoning is not None:
         writer.marker(THINK, "reasoning", trainable=True)
         writer.text(message.reasoning, "reasoning", trainable=True)
         writer.marker(THINK_END_LINE, "reasoning", trainable=True)
-    _write_text_content(writer, message, index, trainable=True)
-    after_block = bool(message.text)
+    after_block = _write_text_content(writer, message, index, trainable=True)
     for call in message.tool_calls:
         writer.marker(CALL_LINE if after_block else CALL, "tool_call", trainable=True)
         body = (
-            f'{{"id": {json.dumps(call.id, ensure_ascii=False)}, '
-            f'"name": {json.dumps(call.name, ensure_ascii=False)}, '
+            f'{{"id": {json_string(call.id)}, '
+            f'"name": {json_string(call.name)}, '
             f'"arguments": {call.arguments.strip()}}}'
         )
         writer.text(body, "tool_call", trainable=True)
@@ -220,7 +223,7 @@ def _write_tools(writer: Writer, tools: tuple[Tool, ...], after_text: bool) -> N
             raise UnsupportedFeature(f"tools[{number}].type", f"{tool.kind!r}", "'function'")
     writer.marker(TOOLS_LINE if after_text else TOOLS, "tools")
     listing = [dict(tool.definition) for tool in tools]
-    writer.text(json.dumps(listing, ensure_ascii=False, separators=(",", ":")), "tools")
+    writer.text(compact_json(listing), "tools")
     writer.marker(TOOLS_END, "tools")
 
 
@@ -243,13 +246,14 @@ def write(
             writer.raw("\n\n", "separator")
         open_marker, close_marker = TURNS[role]
         writer.marker(open_marker, "header")
-        _write_header(writer, message, index)
+        if message.name is not None or message.metadata or message.tool_call_id is not None:
+            _write_header(writer, message, index)  # (most messages have no header)
         if role == "assistant":
             _write_assistant(writer, message, index)
         else:
-            _write_text_content(writer, message, index, trainable=False)
+            wrote_text = _write_text_content(writer, message, index, trainable=False)
             if role == "system" and tools_pending:
-                _write_tools(writer, tools, after_text=bool(message.text))
+                _write_tools(writer, tools, after_text=wrote_text)
                 tools_pending = False
         writer.marker(close_marker, "close")
     if prompt:

@@ -1,0 +1,86 @@
+"""JSON text for writers: byte for byte what ``json.dumps`` writes, errors included."""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Callable
+from typing import Any
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from pawlette.engine.json_text import MAX_DEPTH, compact_json, indented_json, json_string
+
+scalars = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(-(10**30), 10**30),
+    st.floats(),  # NaN and infinities too: json writes them, the fast writer leaves them to it
+    st.text(),  # lone surrogates, quotes, backslashes, control characters, non-ASCII
+)
+keys = st.one_of(st.text(max_size=5), st.integers(), st.booleans(), st.none(), st.floats())
+values = st.recursive(
+    scalars,
+    lambda children: st.one_of(
+        st.lists(children, max_size=4),
+        st.lists(children, max_size=3).map(tuple),
+        st.dictionaries(st.text(max_size=6), children, max_size=4),
+        st.dictionaries(keys, children, max_size=3),
+    ),
+    max_leaves=20,
+)
+
+
+def outcome(write: Callable[[], str]) -> object:
+    try:
+        return write()
+    except Exception as error:  # errors must be json's own
+        return (type(error), str(error))
+
+
+@given(values)
+def test_indented_json_is_json_dumps(value: Any) -> None:
+    expected = outcome(lambda: json.dumps(value, ensure_ascii=False, indent=4))
+    assert outcome(lambda: indented_json(value)) == expected
+
+
+@given(values)
+def test_compact_json_and_json_string_are_json_dumps(value: Any) -> None:
+    expected = outcome(lambda: json.dumps(value, ensure_ascii=False, separators=(",", ":")))
+    assert outcome(lambda: compact_json(value)) == expected
+    text = str(value)
+    assert json_string(text) == json.dumps(text, ensure_ascii=False)
+
+
+def nested(depth: int) -> Any:
+    value: Any = {"leaf": [1.5, math.pi]}
+    for level in range(depth):
+        value = {"level": level, "next": [value]} if level % 2 else [value, "x"]
+    return value
+
+
+def test_deep_nesting_is_written_by_json() -> None:
+    for depth in (MAX_DEPTH - 2, MAX_DEPTH + 5):
+        value = nested(depth)
+        assert indented_json(value) == json.dumps(value, ensure_ascii=False, indent=4)
+
+
+def test_a_circular_value_gets_jsons_error() -> None:
+    value: dict[str, Any] = {"a": []}
+    value["a"].append(value)
+    assert outcome(lambda: indented_json(value)) == (ValueError, "Circular reference detected")
+
+
+def test_other_types_get_jsons_error() -> None:
+    value = {"a": [1, {2, 3}]}
+    expected = outcome(lambda: json.dumps(value, ensure_ascii=False, indent=4))
+    assert outcome(lambda: indented_json(value)) == expected
+    assert isinstance(expected, tuple) and expected[0] is TypeError
+
+
+def test_special_numbers_are_jsons() -> None:
+    for number in (math.nan, math.inf, -math.inf, -0.0, 1e300, 5e-324, 10**40, True, False):
+        for value in (number, [number], {"n": number}):
+            expected = json.dumps(value, ensure_ascii=False, indent=4)
+            assert indented_json(value) == expected
