@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import copy
+from collections.abc import Callable
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from pawlette import RequestError
+from pawlette import RequestError, openai
 from pawlette.openai import conversation_from_openai, conversation_to_openai
 
 from .helpers import canonical
@@ -96,3 +100,194 @@ def test_text_parts_merge_and_extensions_round_trip() -> None:
     assert result["messages"][2]["tool_calls"][0]["function"]["arguments"] == "{}"
     assert canonical(result) == result
     assert conversation_to_openai(*conversation_from_openai(result)) == result
+
+
+# --------------------------------------------------------------------------- plain readers
+#
+# Messages and tools of the common shape are read by plain readers (a fast path that never
+# raises and returns None for anything it does not take); the general readers read the rest
+# and word every error.  They must agree: same value whenever the plain reader answers, and
+# the general reader's value or error for whatever it does not.
+
+# Valid messages of every plain shape; the test changes up to two places in one (a value swapped
+# for another from VALUES, a key dropped or added), so most examples are valid or wrong in one way.
+BASES: list[dict[str, Any]] = [
+    {"role": "user", "content": "hi"},
+    {"role": "system", "content": ""},
+    {"role": "developer", "content": [{"type": "text", "text": "a"}, {"type": "text", "text": ""}]},
+    {"role": "user", "name": "Alice", "content": [{"type": "text", "text": "hi"}]},
+    {"role": "tool", "tool_call_id": "c1", "content": "25°C"},
+    {"role": "assistant", "content": "ok", "reasoning_content": "think"},
+    {
+        "role": "assistant",
+        "content": None,
+        "tool_calls": [
+            {"id": "c1", "type": "function", "function": {"name": "f", "arguments": '{"a": 1}'}},
+            {"function": {"name": "g", "arguments": " {} "}},
+        ],
+    },
+]
+VALUES: list[Any] = [
+    *(None, "", "x", 0, 1, 1.5, True, [], {}, ("t",)),
+    *("system", "user", "assistant", "tool", "developer", "function", "text", "image_url"),
+    *("{}", "[1]", '"s"', "{nope", ' {"b": 2} '),
+    [{"type": "text", "text": 1}],
+    [{"type": "image_url", "image_url": "u"}],
+    [{"id": "c", "function": {"name": "f", "arguments": "{}"}}],
+    {"name": "f", "arguments": "{}"},
+]
+KEYS = [
+    *("role", "content", "name", "tool_call_id", "reasoning_content", "tool_calls"),
+    *("reasoning_steps", "metadata", "weight", "refusal", "colour"),
+    *("id", "type", "function", "arguments", "text"),
+]
+
+
+def _places(value: Any, path: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    """Every key and index path inside a message."""
+    places = [path] if path else []
+    if isinstance(value, dict):
+        for key, item in value.items():
+            places += _places(item, (*path, key))
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            places += _places(item, (*path, index))
+    return places
+
+
+@st.composite
+def near_plain_messages(draw: st.DrawFn) -> dict[str, Any]:
+    message = copy.deepcopy(draw(st.sampled_from(BASES)))
+    for _ in range(draw(st.integers(0, 2))):
+        place = draw(st.sampled_from(_places(message)))
+        parent: Any = message
+        for step in place[:-1]:
+            parent = parent[step]
+        change = draw(st.sampled_from(["swap", "drop", "add"]))
+        if change == "swap":
+            parent[place[-1]] = copy.deepcopy(draw(st.sampled_from(VALUES)))
+        elif change == "drop" and isinstance(parent, dict):
+            del parent[place[-1]]
+        elif isinstance(parent, dict):
+            parent[draw(st.sampled_from(KEYS))] = copy.deepcopy(draw(st.sampled_from(VALUES)))
+    return message
+
+
+tools = st.one_of(
+    st.fixed_dictionaries(
+        {},
+        optional={
+            "type": st.sampled_from(["function", "function", "action", "x", None]),
+            "function": st.one_of(
+                st.fixed_dictionaries(
+                    {},
+                    optional={
+                        "name": st.sampled_from(["f", "f", "", None, 2]),
+                        "description": st.sampled_from(["d", None]),
+                        "parameters": st.sampled_from([{"type": "object"}, None, [], "x"]),
+                        "returns": st.sampled_from([{"type": "string"}, None, 1]),
+                    },
+                ),
+                st.sampled_from([None, "f"]),
+            ),
+            "action": st.fixed_dictionaries({"name": st.just("wave")}),
+        },
+    ),
+    st.sampled_from([None, "f", []]),
+)
+
+
+def outcome(read: Callable[[], object]) -> object:
+    try:
+        return read()
+    except Exception as error:  # the error is part of what must agree
+        return (type(error), str(error))
+
+
+@settings(max_examples=2000)
+@given(near_plain_messages() | st.sampled_from([None, "user", [], ("role", "user")]))
+def test_plain_message_reader_agrees_with_the_general_one(data: Any) -> None:
+    general = outcome(lambda: openai._read_message(data, "messages[3]"))
+    plain = openai._plain_message(data)
+    if plain is not None:
+        assert plain == general
+    assert outcome(lambda: openai.message_from_openai(data, "messages[3]")) == general
+
+
+@settings(max_examples=500)
+@given(tools)
+def test_plain_tool_reader_agrees_with_the_general_one(data: Any) -> None:
+    general = outcome(lambda: openai._read_tool(data, "tools[1]"))
+    plain = openai._plain_tool(data)
+    if plain is not None:
+        assert plain == general
+    assert outcome(lambda: openai.tool_from_openai(data, "tools[1]")) == general
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        {"role": "user", "content": "hi"},
+        {
+            "role": "developer",
+            "content": [{"type": "text", "text": "a"}, {"type": "text", "text": "b"}],
+        },
+        {"role": "user", "name": "Alice", "content": ""},
+        {"role": "tool", "tool_call_id": "c1", "content": "25°C"},
+        {
+            "role": "assistant",
+            "content": None,
+            "reasoning_content": "think",
+            "tool_calls": [
+                {"id": "c1", "type": "function", "function": {"name": "f", "arguments": "{}"}}
+            ],
+        },
+    ],
+)
+def test_common_messages_take_the_plain_reader(data: dict[str, Any]) -> None:
+    plain = openai._plain_message(data)
+    assert plain is not None
+    assert plain == openai._read_message(data, "messages[0]")
+
+
+def test_the_common_tool_takes_the_plain_reader() -> None:
+    data = {"type": "function", "function": {"name": "f", "parameters": {"type": "object"}}}
+    assert openai._plain_tool(data) == openai._read_tool(data, "tools[0]")
+    assert openai._plain_tool(data) is not None
+
+
+@pytest.mark.parametrize(
+    ("data", "expected"),
+    [
+        ({"role": "user", "content": 3}, "messages[0].content: found a number; expected an array"),
+        ({"role": "user", "name": 3}, "messages[0].name: found a number; expected a string"),
+        (
+            {"role": "user", "reasoning_content": "r"},
+            "messages[0].reasoning_content: on a user message; expected it on assistant",
+        ),
+        (
+            {"role": "user", "tool_calls": []},
+            "messages[0].tool_calls: tool calls on a user message; expected them on assistant "
+            "messages",
+        ),
+        (
+            {"role": "assistant", "tool_calls": [{"function": {"name": "f", "arguments": "[]"}}]},
+            "messages[0].tool_calls[0].function.arguments: JSON an array; expected a JSON object "
+            "as text",
+        ),
+        (
+            {
+                "role": "assistant",
+                "tool_calls": [{"id": 1, "function": {"name": "f", "arguments": "{}"}}],
+            },
+            "messages[0].tool_calls[0].id: found a number; expected a string",
+        ),
+        (
+            {"role": "user", "content": [{"type": "text", "text": None}]},
+            "messages[0].content[0].text: found null; expected a string",
+        ),
+    ],
+)
+def test_errors_are_the_general_readers(data: dict[str, Any], expected: str) -> None:
+    assert openai._plain_message(data) is None
+    assert error_of([data]) == expected

@@ -134,20 +134,156 @@ def conversation_from_openai(
         raw_messages = data
         prefix = "messages"
     items = _require_list(raw_messages, prefix)
-    messages = tuple(
-        message_from_openai(item, f"{prefix}[{index}]") for index, item in enumerate(items)
-    )
-    return messages, tools_from_openai(tools)
+    messages = []
+    for index, item in enumerate(items):
+        message = _plain_message(item)
+        if message is None:  # not the plain shape (or invalid): the general reader words errors
+            message = _read_message(item, f"{prefix}[{index}]")
+        messages.append(message)
+    return tuple(messages), tools_from_openai(tools)
 
 
 def tools_from_openai(data: object, path: str = "tools") -> tuple[Tool, ...]:
     if data is None:
         return ()
     items = _require_list(data, path)
-    return tuple(tool_from_openai(item, f"{path}[{index}]") for index, item in enumerate(items))
+    tools = []
+    for index, item in enumerate(items):
+        tool = _plain_tool(item)
+        if tool is None:
+            tool = _read_tool(item, f"{path}[{index}]")
+        tools.append(tool)
+    return tuple(tools)
 
 
 def tool_from_openai(data: object, path: str) -> Tool:
+    """One OpenAI tool (``{"type": "function", "function": {...}}``) as a core :class:`Tool`."""
+    tool = _plain_tool(data)
+    return _read_tool(data, path) if tool is None else tool
+
+
+def message_from_openai(data: object, path: str) -> Message:
+    """One OpenAI message as a core :class:`Message`; errors name ``path``."""
+    message = _plain_message(data)
+    return _read_message(data, path) if message is None else message
+
+
+# The plain shapes: what nearly every request holds, read without building error paths.
+#
+# Rendering is on the serving path, and reading the request was close to half of a render.  A
+# plain reader takes only the common shape (a dict with string or text-part content, calls,
+# names, ids and reasoning, no extensions) and never raises: it returns None for anything else,
+# valid or not, and the general reader below (the reference) reads that and words any error.
+# For every input a plain reader takes, it returns what the general reader returns (tested in
+# tests/test_openai.py).
+
+_PLAIN_MESSAGE_KEYS = frozenset(
+    {"role", "content", "name", "tool_calls", "tool_call_id", "reasoning_content"}
+)
+_PLAIN_ROLES: dict[str, Role] = {role: role for role in ROLES}
+_PLAIN_ROLES["developer"] = "system"
+
+
+def _plain_message(data: object) -> Message | None:
+    """``data`` read as a plain message, or None: not plain (or not valid)."""
+    if type(data) is not dict or not _PLAIN_MESSAGE_KEYS.issuperset(data):
+        return None
+    get = data.get
+    role_value = get("role")
+    role = _PLAIN_ROLES.get(role_value) if type(role_value) is str else None
+    text = get("content")
+    if type(text) is not str:
+        # null, "" and [] all read as no content (which is None beside calls)
+        text = "" if text is None else _plain_text_parts(text)
+    name = get("name")
+    tool_call_id = get("tool_call_id")
+    reasoning = get("reasoning_content")
+    raw_calls = get("tool_calls")
+    if (
+        role is None
+        or text is None
+        or (name is not None and type(name) is not str)
+        or (tool_call_id is not None and (role != "tool" or type(tool_call_id) is not str))
+        or (reasoning is not None and (role != "assistant" or type(reasoning) is not str))
+        or (raw_calls is not None and (role != "assistant" or type(raw_calls) is not list))
+    ):
+        return None
+    tool_calls: tuple[ToolCall, ...] = ()
+    if raw_calls:
+        calls = []
+        for raw_call in raw_calls:
+            call = _plain_call(raw_call)
+            if call is None:
+                return None
+            calls.append(call)
+        tool_calls = tuple(calls)
+    if text:
+        content: tuple[ContentPart, ...] | None = (TextPart(text),)
+    elif tool_calls:
+        content = None  # "" and null mean the same beside tool calls; null is canonical
+    else:
+        content = ()
+    return Message(role, content, name, tool_calls, tool_call_id, reasoning)
+
+
+def _plain_text_parts(value: object) -> str | None:
+    """A list of text parts, joined (the general reader merges them), or None: not that."""
+    if type(value) is not list:
+        return None
+    texts = []
+    for part in value:
+        if type(part) is not dict or part.get("type") != "text":
+            return None
+        text = part.get("text")
+        if type(text) is not str:
+            return None
+        texts.append(text)
+    return "".join(texts)
+
+
+def _plain_call(data: object) -> ToolCall | None:
+    if type(data) is not dict or data.get("type", "function") != "function":
+        return None
+    function = data.get("function")
+    call_id = data.get("id", "")
+    if type(function) is not dict or not (call_id is None or type(call_id) is str):
+        return None
+    name = function.get("name")
+    arguments = function.get("arguments")
+    if type(name) is not str or type(arguments) is not str:
+        return None
+    try:
+        value = json.loads(arguments)
+    except json.JSONDecodeError:
+        return None
+    if type(value) is not dict:
+        return None
+    return ToolCall("" if call_id is None else call_id, name, arguments.strip())
+
+
+def _plain_tool(data: object) -> Tool | None:
+    """``{"type": "function", "function": {...}}`` read as a Tool, or None: not plain."""
+    if type(data) is not dict or data.get("type", "function") != "function":
+        return None
+    definition = data.get("function")
+    if type(definition) is not dict:
+        return None
+    name = definition.get("name")
+    parameters = definition.get("parameters")
+    if (
+        type(name) is not str
+        or not name
+        or (parameters is not None and type(parameters) is not dict)
+        or definition.get("returns") is not None
+    ):
+        return None
+    return Tool(name, dict(definition), "function")
+
+
+# The general readers: every accepted shape, and the errors.
+
+
+def _read_tool(data: object, path: str) -> Tool:
     obj = _require_object(data, path)
     kind = obj.get("type", "function")
     if kind not in ("function", "action"):
@@ -162,7 +298,7 @@ def tool_from_openai(data: object, path: str) -> Tool:
     return Tool(name=name, definition=dict(definition), kind=kind)
 
 
-def message_from_openai(data: object, path: str) -> Message:
+def _read_message(data: object, path: str) -> Message:
     obj = _require_object(data, path)
     for key, value in () if _MESSAGE_KEYS.issuperset(obj) else obj.items():
         if key in _MESSAGE_KEYS:

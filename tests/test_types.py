@@ -1,0 +1,53 @@
+"""Core types: Message's hand-written __init__ is the one a frozen dataclass would generate."""
+
+from __future__ import annotations
+
+import dataclasses
+import inspect
+
+import pytest
+
+from pawlette.types import Message, TextPart, ThinkStep, ToolCall
+
+
+def generated_message_class() -> type:
+    """A frozen slots dataclass with Message's fields, and the __init__ dataclasses writes."""
+    fields = [
+        (field.name, field.type, dataclasses.field(default=field.default))
+        for field in dataclasses.fields(Message)
+    ]
+    return dataclasses.make_dataclass("Generated", fields, frozen=True, slots=True)
+
+
+def test_message_init_takes_the_generated_parameters() -> None:
+    ours = inspect.signature(Message.__init__).parameters
+    generated = inspect.signature(generated_message_class().__init__).parameters
+    assert [(p.name, p.kind, p.default) for p in ours.values()] == [
+        (p.name, p.kind, p.default) for p in generated.values()
+    ]
+
+
+@pytest.mark.parametrize(
+    ("arguments", "keywords"),
+    [
+        (("user",), {}),
+        (("assistant", None), {"tool_calls": (ToolCall("c", "f", "{}"),), "weight": 1.0}),
+        (
+            ("assistant", (TextPart("hi"),), "n", (), "id", "why"),
+            {"reasoning_steps": (ThinkStep("t", "r", "c"),), "metadata": (("k", "v"),)},
+        ),
+    ],
+)
+def test_message_init_sets_every_field(
+    arguments: tuple[object, ...], keywords: dict[str, object]
+) -> None:
+    message = Message(*arguments, **keywords)  # type: ignore[arg-type]
+    generated = generated_message_class()(*arguments, **keywords)
+    assert dataclasses.astuple(message) == dataclasses.astuple(generated)
+    assert message == Message(*arguments, **keywords)  # type: ignore[arg-type]
+    assert hash(message) == hash(Message(*arguments, **keywords))  # type: ignore[arg-type]
+    changed = dataclasses.replace(message, weight=0.0)
+    assert dataclasses.astuple(changed)[:-1] == dataclasses.astuple(message)[:-1]
+    assert changed.weight == 0.0
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        message.role = "tool"  # type: ignore[misc]
