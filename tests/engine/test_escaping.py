@@ -57,11 +57,13 @@ def test_the_scan_agrees_with_the_regex(name: str, data: st.DataObject) -> None:
     assert MarkerScan(markers_of(name)).holds_marker(text) is (pattern.search(text) is not None)
 
 
-@given(text=texts(["[A]", "[/A]", "\n<c>", "<c>", "<|x|>", "\\[q]"]), before=st.booleans())
+@given(text=texts(["[A]", "[/A]", "\n<c>", "<c>", "<|x|>", "\\[q]", "[a]"]), before=st.booleans())
 def test_escape_text_is_unchanged_by_the_scan(text: str, before: bool) -> None:
     markers = ["[A]", "[/A]", "\n<c>", "<c>", "<|x|>", "\\[q]"]
     ours = marker_pattern(markers)
     foreign = re.compile(ours.pattern + "|(?!)")  # the same markers, not made by marker_pattern
+    ignoring_case = re.compile(ours.pattern, re.IGNORECASE)  # our source, other flags
+    assert marker_scan(ignoring_case)(text) is (ignoring_case.search(text) is not None)
     assert escape_text(text, ours, before_marker=before) == escape_text(
         text, foreign, before_marker=before
     )

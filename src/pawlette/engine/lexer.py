@@ -68,7 +68,8 @@ class MarkerScan:
 def marker_scan(pattern: re.Pattern[str]) -> Callable[[str], bool]:
     """``text -> bool``: whether ``pattern`` (from :func:`marker_pattern`) matches in ``text``."""
     markers = _MARKERS_OF_PATTERN.get(pattern.pattern)
-    if not markers or "" in markers:  # not one of ours (or degenerate): the regex itself
+    if not markers or "" in markers or pattern.flags != re.UNICODE:
+        # Not one of ours (other flags change what matches), or degenerate: the regex itself.
         return lambda text: pattern.search(text) is not None
     return MarkerScan(markers).holds_marker
 
