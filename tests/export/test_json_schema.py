@@ -157,7 +157,24 @@ def test_gbnf_accepts_exactly_the_valid_values(name: str, value: Any, style: Any
     value = ordered(value, schema, schema)
     text = json.dumps(value, ensure_ascii=False, **style)
     valid = validator(schema).is_valid(value)
-    assert accepted(name, text) is valid, text
+    # The documented gap (schema_walk's docstring): an extra key allowed by a schema-valued
+    # additionalProperties may spell a declared name, so {"a": "x"} passes "open object"'s
+    # grammar as an extra string member although "a" is declared a number. Exactly that, and
+    # nothing more, is accepted beyond the valid values.
+    gap = validator(declared_names_as_extras(schema)).is_valid(value)
+    assert accepted(name, text) is (valid or gap), text
+    if not valid and gap:
+        assert name == "open object", text
+
+
+def declared_names_as_extras(schema: Any) -> Any:
+    """``schema`` where each declared property may also take the value an extra key may
+    (what the grammar allows: extras are any names, declared ones included)."""
+    additional = schema.get("additionalProperties", True) if isinstance(schema, dict) else False
+    if not isinstance(additional, dict) or "properties" not in schema:
+        return schema
+    properties = {key: {"anyOf": [sub, additional]} for key, sub in schema["properties"].items()}
+    return {**schema, "properties": properties}
 
 
 def test_unenforced_keywords_are_noted() -> None:
