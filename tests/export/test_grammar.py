@@ -717,3 +717,56 @@ def test_gbnf_checker_rejects_what_llama_cpp_rejects(source: str, problem: str) 
 
 def test_terminal_names_are_stable() -> None:
     assert isinstance(text_terminal("TEXT", "NE"), Terminal)
+
+
+# ------------------------------------------------------------------ recursive schemas
+
+LINKED = {
+    "type": "function",
+    "function": {
+        "name": "walk",
+        "parameters": {
+            "$defs": {
+                "node": {
+                    "type": "object",
+                    "properties": {"v": {"type": "integer"}, "next": {"$ref": "#/$defs/node"}},
+                    "required": ["v"],
+                    "additionalProperties": False,
+                }
+            },
+            "type": "object",
+            "properties": {"head": {"$ref": "#/$defs/node"}},
+            "required": ["head"],
+        },
+    },
+}
+
+
+def walk_turn(head: Any) -> dict[str, Any]:
+    arguments = json.dumps({"head": head})
+    call = {"id": "c1", "type": "function", "function": {"name": "walk", "arguments": arguments}}
+    return {"role": "assistant", "content": None, "tool_calls": [call]}
+
+
+@pytest.mark.parametrize("syntax", SYNTAXES)
+@pytest.mark.parametrize("name", grammar_formats())
+def test_a_recursive_schema_under_every_tool_choice(name: str, syntax: str) -> None:
+    """A ``$ref`` schema's rules are defined once per grammar, however many places call the
+    tool (the first call, parallel calls, a named choice); nested values are checked."""
+    fmt = pawlette.get_format(name)
+    good = walk_turn({"v": 1, "next": {"v": 2, "next": {"v": 3}}})
+    bad = walk_turn({"v": 1, "next": {"v": "two"}})
+    # chatglm3's turn ends with the next role token, which the model writes.
+    following = (
+        [{"role": "tool", "tool_call_id": "c1", "content": "r"}] if name == "chatglm3" else []
+    )
+    for choice in ("auto", "required", {"type": "function", "function": {"name": "walk"}}):
+        for parallel in (True, False):
+            grammar = export_grammar(name, [LINKED], choice, parallel, syntax)  # type: ignore[arg-type]
+            for turn, expected in ((good, True), (bad, False)):
+                request = {
+                    "messages": [{"role": "user", "content": "go"}, turn, *following],
+                    "tools": [LINKED],
+                }
+                ids = completion_ids(fmt, request, 1)
+                assert accepts(name, grammar, syntax, ids) is expected, (choice, parallel)

@@ -19,7 +19,7 @@ from ...format import Format
 from ...formats import breeze
 from ...types import Tool
 from ..grammar import ToolChoice, TurnGrammar
-from ..grammar_ast import Lit, Marker, Node, Repeat, Rules, Terminal, alt, optional, seq
+from ..grammar_ast import Lit, Marker, Node, Ref, Repeat, Rules, Terminal, alt, optional, seq
 from ..python_schema import PythonValues, SchemaToPython
 from ..text_language import text_terminal
 from ._common import function_tools_only, parameters, rules_for
@@ -44,18 +44,25 @@ def build(fmt: Format, tools: tuple[Tool, ...], choice: ToolChoice, parallel: bo
         block = rules.add("box", seq(Marker(breeze.BOX), box_list, Marker(breeze.BOX_END)))
         return seq(Repeat(seq(optional(TEXT_NE), block)), optional(TEXT_NE))
 
+    arguments: dict[int, Node] = {}
+
     def call(rules: Rules, skip_head: bool = False) -> Node:
+        rule = "call_rest" if skip_head else "call"
+        if rule in rules.rules:  # once per grammar: its schema's rules are named, not redefined
+            return Ref(rule)
         values = PythonValues(rules, QUOTE)
         options = []
         for number, tool in enumerate(tools):
             if only is not None and tool.name != only:
                 continue
-            converter = SchemaToPython(values, f"args_{number}", f"tools[{number}].parameters")
-            keywords = converter.keyword_arguments(parameters(tool))
+            keywords = arguments.get(number)
+            if keywords is None:  # once per tool: the calls with and without a head share it
+                converter = SchemaToPython(values, f"args_{number}", f"tools[{number}].parameters")
+                keywords = arguments[number] = converter.keyword_arguments(parameters(tool))
             head: Node = Lit("") if skip_head else Lit(tool.name + "(")
             name = f"call_{number}" + ("_rest" if skip_head else "")
             options.append(rules.add(name, seq(head, keywords, Lit(")"))))
-        return rules.add("call_rest" if skip_head else "call", alt(*options))
+        return rules.add(rule, alt(*options))
 
     def call_list(rules: Rules, first: Node) -> Node:
         rest = Repeat(seq(Lit(", "), call(rules))) if parallel else Lit("")

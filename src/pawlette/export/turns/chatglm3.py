@@ -22,7 +22,7 @@ from ...format import Format
 from ...formats import chatglm3
 from ...types import Tool
 from ..grammar import ToolChoice, TurnGrammar
-from ..grammar_ast import Lit, Marker, Node, Repeat, Rules, alt, optional, seq
+from ..grammar_ast import Lit, Marker, Node, Ref, Repeat, Rules, alt, optional, seq
 from ..python_schema import PythonValues, SchemaToPython
 from ..text_language import text_terminal
 from ._common import function_tools_only, parameters, rules_for
@@ -40,7 +40,12 @@ def build(fmt: Format, tools: tuple[Tool, ...], choice: ToolChoice, parallel: bo
     only = choice.only
     calls_possible = bool(tools) and choice.mode != "none"
 
+    arguments: dict[int, Node] = {}
+
     def call(rules: Rules, skip_head: bool = False) -> Node:
+        rule = "call_rest" if skip_head else "call"
+        if rule in rules.rules:  # once per grammar: its schema's rules are named, not redefined
+            return Ref(rule)
         values = PythonValues(rules, CALLS.quote)
         options = []
         for number, tool in enumerate(tools):
@@ -53,12 +58,16 @@ def build(fmt: Format, tools: tuple[Tool, ...], choice: ToolChoice, parallel: bo
                     Lit(CALLS.closing),
                 )
             else:
-                converter = SchemaToPython(values, f"args_{number}", f"tools[{number}].parameters")
-                keywords = converter.keyword_arguments(parameters(tool))
+                keywords = arguments.get(number)
+                if keywords is None:  # once per tool: the calls with and without a head share it
+                    converter = SchemaToPython(
+                        values, f"args_{number}", f"tools[{number}].parameters"
+                    )
+                    keywords = arguments[number] = converter.keyword_arguments(parameters(tool))
                 head: Node = Lit("") if skip_head else Lit(_head(tool.name))
                 body = seq(head, keywords, Lit(")" + CALLS.closing))
             options.append(rules.add(f"call_{number}" + ("_rest" if skip_head else ""), body))
-        return rules.add("call_rest" if skip_head else "call", alt(*options))
+        return rules.add(rule, alt(*options))
 
     def more(rules: Rules, first: Node) -> Node:
         if not parallel:
