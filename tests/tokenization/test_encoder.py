@@ -385,3 +385,13 @@ def test_a_forced_prefix_is_model_output_cut_from_the_prompt() -> None:
     text = tokenizer.encode('{"name": "get_weather"', add_special_tokens=False).ids
     assert rest[len(newline) + 1 :] == text
     assert encoder.marker_ids["<call>"] == tokenizer.token_to_id("<call>")
+
+
+def test_a_cleared_cache_encodes_the_same_ids() -> None:
+    backend = load_backend(small("pcml"))
+    encoder = ConversationEncoder(PCML, backend)
+    first = encoder.encode(CONVERSATION, TOOLS)
+    assert backend._cache  # the runs are remembered
+    backend.clear_cache()
+    assert not backend._cache
+    assert encoder.encode(CONVERSATION, TOOLS) == first

@@ -216,6 +216,10 @@ class TokenizerBackend:
                 results[index] = encoded[texts[index]]
         return results  # type: ignore[return-value]  # every None was filled
 
+    def clear_cache(self) -> None:
+        """Forget every encoded text run (a benchmark's cold start; memory)."""
+        self._cache.clear()
+
     def _reached_control(self, text: str, ids: list[int]) -> None:
         position = next(index for index, token in enumerate(ids) if token in self.control_ids)
         before = self._plain.decode(ids[:position], skip_special_tokens=False)
