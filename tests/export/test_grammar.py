@@ -41,6 +41,7 @@ from pawlette.format import Format
 
 from ..support.small_bpe import small_tokenizer
 from . import gbnf
+from .test_json_schema import SCHEMAS
 
 # ------------------------------------------------------------------ the tool set
 
@@ -726,14 +727,7 @@ LINKED = {
     "function": {
         "name": "walk",
         "parameters": {
-            "$defs": {
-                "node": {
-                    "type": "object",
-                    "properties": {"v": {"type": "integer"}, "next": {"$ref": "#/$defs/node"}},
-                    "required": ["v"],
-                    "additionalProperties": False,
-                }
-            },
+            "$defs": SCHEMAS["refs"]["$defs"],  # a linked list node, referring to itself
             "type": "object",
             "properties": {"head": {"$ref": "#/$defs/node"}},
             "required": ["head"],
