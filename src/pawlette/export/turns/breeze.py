@@ -44,7 +44,8 @@ def build(fmt: Format, tools: tuple[Tool, ...], choice: ToolChoice, parallel: bo
         block = rules.add("box", seq(Marker(breeze.BOX), box_list, Marker(breeze.BOX_END)))
         return seq(Repeat(seq(optional(TEXT_NE), block)), optional(TEXT_NE))
 
-    arguments: dict[int, Node] = {}
+    # A tool's argument rules, per rule set (the grammar after a forced prefix has its own).
+    arguments: dict[tuple[int, int], Node] = {}
 
     def call(rules: Rules, skip_head: bool = False) -> Node:
         rule = "call_rest" if skip_head else "call"
@@ -55,10 +56,12 @@ def build(fmt: Format, tools: tuple[Tool, ...], choice: ToolChoice, parallel: bo
         for number, tool in enumerate(tools):
             if only is not None and tool.name != only:
                 continue
-            keywords = arguments.get(number)
+            keywords = arguments.get((id(rules), number))
             if keywords is None:  # once per tool: the calls with and without a head share it
                 converter = SchemaToPython(values, f"args_{number}", f"tools[{number}].parameters")
-                keywords = arguments[number] = converter.keyword_arguments(parameters(tool))
+                keywords = arguments[id(rules), number] = converter.keyword_arguments(
+                    parameters(tool)
+                )
             head: Node = Lit("") if skip_head else Lit(tool.name + "(")
             name = f"call_{number}" + ("_rest" if skip_head else "")
             options.append(rules.add(name, seq(head, keywords, Lit(")"))))

@@ -40,7 +40,8 @@ def build(fmt: Format, tools: tuple[Tool, ...], choice: ToolChoice, parallel: bo
     only = choice.only
     calls_possible = bool(tools) and choice.mode != "none"
 
-    arguments: dict[int, Node] = {}
+    # A tool's argument rules, per rule set (the grammar after a forced prefix has its own).
+    arguments: dict[tuple[int, int], Node] = {}
 
     def call(rules: Rules, skip_head: bool = False) -> Node:
         rule = "call_rest" if skip_head else "call"
@@ -58,12 +59,14 @@ def build(fmt: Format, tools: tuple[Tool, ...], choice: ToolChoice, parallel: bo
                     Lit(CALLS.closing),
                 )
             else:
-                keywords = arguments.get(number)
+                keywords = arguments.get((id(rules), number))
                 if keywords is None:  # once per tool: the calls with and without a head share it
                     converter = SchemaToPython(
                         values, f"args_{number}", f"tools[{number}].parameters"
                     )
-                    keywords = arguments[number] = converter.keyword_arguments(parameters(tool))
+                    keywords = arguments[id(rules), number] = converter.keyword_arguments(
+                        parameters(tool)
+                    )
                 head: Node = Lit("") if skip_head else Lit(_head(tool.name))
                 body = seq(head, keywords, Lit(")" + CALLS.closing))
             options.append(rules.add(f"call_{number}" + ("_rest" if skip_head else ""), body))
