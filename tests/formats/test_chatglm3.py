@@ -260,9 +260,42 @@ def test_call_names_are_checked_against_the_tools_given() -> None:
 def test_renders_the_seed_layout(case: str) -> None:
     # The seed's text is the rendering with [gMASK]sop in front and without the prompt
     # document's readability newlines (the tool-calling example differs in its hand-written,
-    # unindented tools JSON only).
+    # unindented tools JSON only).  The seed's examples end with the last assistant turn's
+    # text; the training render adds the stop token the model writes there (<|user|>).
     from ..test_golden import GOLDEN, load
 
     source = (GOLDEN / "chatglm3" / case / "source.txt").read_text(encoding="utf-8")
     expected = "[gMASK]sop" + re.sub(r"\n(?=<\|(system|user|assistant|observation)\|>)", "", source)
-    assert GLM.render(load(GOLDEN / "chatglm3" / case)).text == expected
+    rendered = GLM.render(load(GOLDEN / "chatglm3" / case)).text
+    assert rendered == expected + "<|user|>"
+    assert GLM.render(load(GOLDEN / "chatglm3" / case), add_generation_prompt=True).text == (
+        expected + "<|assistant|>"
+    )
+
+
+def test_the_last_assistant_turn_learns_its_stop_token() -> None:
+    # Single-turn data must teach the model to stop: after text with <|user|>, after a call
+    # with <|observation|>; parsing reads that final role token as no turn.
+    call = {"id": "call_0", "type": "function", "function": {"name": "f", "arguments": "{}"}}
+    answer = {"role": "assistant", "content": "Hi!"}
+    calling = {"role": "assistant", "content": None, "tool_calls": [call]}
+    for message, stop in ((answer, "<|user|>"), (calling, "<|observation|>")):
+        request = {"messages": [{"role": "user", "content": "hi"}, message]}
+        rendering = GLM.render(request)
+        assert rendering.text.endswith(stop)
+        last = rendering.segments[-1]
+        assert (last.text, last.special, last.trainable, last.message_index) == (
+            stop,
+            True,
+            True,
+            1,
+        )
+        assert GLM.parse_conversation(rendering.text).to_request() == request
+        prompt = GLM.render({"messages": request["messages"][:1]}, add_generation_prompt=True)
+        completion = GLM.parse(rendering.text[len(prompt.text) :], id_factory=sequential_ids())
+        assert completion.message == message
+    # An empty user turn is written with its metadata line, so it stays a turn.
+    request = {
+        "messages": [{"role": "user", "content": "hi"}, answer, {"role": "user", "content": ""}]
+    }
+    assert GLM.parse_conversation(GLM.render(request).text).to_request() == request

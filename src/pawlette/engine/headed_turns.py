@@ -81,6 +81,7 @@ class _HeadedTurn:
                 return
             metadata = "".join(self._line) + text[:newline]
             self._line = None
+            self._parser.confirm_message()
             self._metadata(metadata, offset + newline + 1)
             text = text[newline + 1 :]
             offset += newline + 1
@@ -92,6 +93,12 @@ class _HeadedTurn:
         if self._line is not None:
             held = "".join(self._line)
             self._line = None
+            if marker is None and not held and self._parser.message_pending:
+                # A role token at the very end, with nothing after it: the stop token that
+                # ends the turn before it, not a turn (a pending message then vanishes).
+                self._end(marker, offset)
+                return
+            self._parser.confirm_message()
             if marker is not None and marker.startswith("\n"):
                 # ``<|user|>name\n<|assistant|>``: the newline ends the metadata line (the
                 # turn is empty); it is a readability newline only after a body.
@@ -165,12 +172,11 @@ class HeadedTextReader(_HeadedTurn):
         super().__init__(parser)
         self._tools_block = tools_block
         self._buffer: list[str] = []
-        if results:
-            call_id = next_result_call_id(parser)
-            if call_id is not None:
-                parser.emit(MetadataItem("id", call_id))
+        self._call_id = next_result_call_id(parser) if results else None
 
     def _metadata(self, metadata: str, offset: int) -> None:
+        if self._call_id is not None:
+            self._parser.emit(MetadataItem("id", self._call_id))
         if metadata:
             self._parser.emit(MetadataItem("name", metadata))
 

@@ -143,6 +143,7 @@ class Parser:
         self._lexer = Lexer(grammar.markers, escape=grammar.escape)
         self._events: list[Event] = []
         self.message_role: Role | None = None
+        self._start_pending = False
         self.calls_in_message = 0
         self.calls_in_completion = 0
         self.finished = False
@@ -158,15 +159,38 @@ class Parser:
     # ------------------------------------------------------------------ used by readers/actions
 
     def emit(self, event: Event) -> None:
+        if self._start_pending:
+            self.confirm_message()
         self._events.append(event)
 
-    def begin_message(self, role: Role) -> None:
+    def begin_message(self, role: Role, *, pending: bool = False) -> None:
+        """Start a message.  ``pending``: only once something of it is read (the first event
+        or :meth:`confirm_message`); a pending message ended before that was never there
+        (ChatGLM3's training render ends with the stop token that opens no turn)."""
         self.message_role = role
         self.calls_in_message = 0
-        self._events.append(MessageStart(role))
+        if pending:
+            self._start_pending = True
+        else:
+            self._events.append(MessageStart(role))
+
+    @property
+    def message_pending(self) -> bool:
+        """Whether the current message was begun ``pending`` and nothing of it read yet."""
+        return self._start_pending
+
+    def confirm_message(self) -> None:
+        """The pending message (see :meth:`begin_message`) exists, even if empty."""
+        if self._start_pending and self.message_role is not None:
+            self._start_pending = False
+            self._events.append(MessageStart(self.message_role))
 
     def end_message(self, finish_reason: str | None = None) -> None:
         if self.message_role is None:
+            return
+        if self._start_pending:
+            self._start_pending = False
+            self.message_role = None
             return
         if not self.conversation and finish_reason is None:
             finish_reason = "tool_calls" if self.calls_in_completion else "stop"
@@ -193,7 +217,7 @@ class Parser:
         """Strict: raise.  Lenient: warn; the caller keeps ``text`` as content."""
         if self.strict:
             raise ParseError(offset, found, expected, text[:80])
-        self._events.append(ParseWarning(offset, f"{found}; expected {expected}", text))
+        self.emit(ParseWarning(offset, f"{found}; expected {expected}", text))
 
     # ------------------------------------------------------------------ public
 

@@ -57,6 +57,14 @@ Decisions:
 - **Training mask**: the model produces everything after the first ``<|assistant|>`` of its
   message, the ``<|assistant|>`` of each continuation turn, and the ``<|user|>`` or
   ``<|observation|>`` right after its message (its stop token).
+- **The last assistant turn's stop token**: a conversation that ends with an assistant
+  message (and no generation prompt) ends with the stop token the model writes there at
+  inference, ``<|observation|>`` after a call and ``<|user|>`` after text, learned: without
+  it single-turn training data would never teach the model to stop.  (ChatGLM3's own
+  fine-tuning script appends ``</s>`` instead; the role token keeps one stop per situation,
+  the one pawlette's server stops on, and keeps every render a prefix of the render of the
+  conversation continued.)  Parsing reads a role token with nothing after it, at the end of
+  a conversation, as that stop token, not as an empty turn.
 - **Role order**: ``with_options(check_roles=True)`` refuses what the seed rules out (system
   messages after others, two user messages in a row, an assistant before any user, an
   observation not answering a call), naming the message.
@@ -107,8 +115,12 @@ class ChatGLM3Options:
 def _turn(role: Role) -> Action:
     def action(parser: Parser, offset: int) -> None:
         parser.end_message()
-        if parser.conversation or role == "assistant":
+        if role == "assistant":
             parser.begin_message(role)
+        elif parser.conversation:
+            # Pending: a role token that ends the text opens no turn (it is the stop token
+            # the training render writes after a final assistant turn).
+            parser.begin_message(role, pending=True)
         else:  # a completion stops at the next role token
             parser.goto("ended")
 
@@ -278,6 +290,10 @@ def _write(
     if prompt:
         writer.at("assistant", len(messages))
         writer.marker(ASSISTANT, "generation_prompt")
+    elif previous == "assistant":
+        # A final assistant turn ends with the stop token the model writes at inference (the
+        # next turn's role token), learned like every other turn's.
+        writer.marker(OBSERVATION if messages[-1].tool_calls else USER, "end", trainable=True)
 
 
 def build(options: ChatGLM3Options) -> Format:

@@ -34,7 +34,8 @@ _HEADER = """{#- pawlette chat template: chatglm3 (ChatGLM3: [gMASK]sop, <|role|
     - Raises on what chatglm3 cannot write: non-text parts, reasoning, metadata, names on
       assistant messages or with newlines, argument names that are not identifiers.
     - {% generation %} covers what the model writes: after its first <|assistant|>, every
-      later <|assistant|> of its message, and the <|user|>/<|observation|> that ends its turn.
+      later <|assistant|> of its message, and the <|user|>/<|observation|> that ends its turn
+      (written after a final assistant turn too, when there is no generation prompt).
 -#}
 """
 
@@ -86,7 +87,7 @@ _BODY = r"""{%- macro check(message, index, role) -%}
 {{- '\n' ~ (tools|map(attribute='function')|list)|tojson(indent=4) -}}
 {%- endmacro -%}
 {%- set turns = @TURNS@ -%}
-{%- set state = namespace(tools_pending=false, previous='') -%}
+{%- set state = namespace(tools_pending=false, previous='', called=false) -%}
 {{- @PREFIX@ -}}
 {%- if tools is defined and tools -%}
 {%- set state.tools_pending = true -%}
@@ -103,6 +104,7 @@ _BODY = r"""{%- macro check(message, index, role) -%}
 {%- set text = text_of(message, index, 'ChatGLM3') -%}
 {%- if role == 'assistant' -%}
 {%- set calls = message.tool_calls if message.tool_calls is defined and message.tool_calls else [] -%}
+{%- set state.called = calls|length > 0 -%}
 {%- set turn = namespace(more=false) -%}
 {%- if text or not calls -%}
 {{- @ASSISTANT@ -}}
@@ -144,6 +146,10 @@ _BODY = r"""{%- macro check(message, index, role) -%}
 {%- endfor -%}
 {%- if add_generation_prompt -%}
 {{- @ASSISTANT@ -}}
+{%- elif state.previous == 'assistant' -%}
+{%- generation -%}
+{{- @OBSERVATION@ if state.called else @USER@ -}}
+{%- endgeneration -%}
 {%- endif -%}
 """
 
@@ -156,6 +162,8 @@ def build() -> str:
         "@PREFIX@": jinja_string(chatglm3.PREFIX),
         "@SYSTEM@": jinja_string(chatglm3.SYSTEM),
         "@ASSISTANT@": jinja_string(chatglm3.ASSISTANT),
+        "@USER@": jinja_string(chatglm3.USER),
+        "@OBSERVATION@": jinja_string(chatglm3.OBSERVATION),
         "@TURNS@": turns,
         "@OPENING@": jinja_string("\n" + calls.opening),
         "@CLOSING@": jinja_string(calls.closing),
