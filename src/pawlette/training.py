@@ -44,8 +44,14 @@ from typing import IO, Any
 from .errors import PawletteError
 from .format import Format
 from .formats import get_format
-from .tokenization.encoder import ConversationEncoder, MaskPolicy, Tokenized, _coerce_mask
-from .tokenization.records import RecordTokenizer, conversation_of_record
+from .tokenization.encoder import (
+    ConversationEncoder,
+    MaskPolicy,
+    Tokenized,
+    _coerce_mask,
+    _record_error,
+)
+from .tokenization.records import RecordTokenizer, conversation_of_record, json_error
 
 __all__ = [
     "RecordTokenizer",
@@ -83,15 +89,23 @@ class TokenizeSummary:
     rejected: int = 0
     tokens: int = 0
     learned: int = 0
+    nothing_learned: int = 0
+    """Records written with no learned token (no assistant turn, or every turn masked)."""
     seconds: float = 0.0
     rejections: list[tuple[int, str]] = field(default_factory=list, repr=False)
     """The first rejected lines and reasons (at most 100 kept)."""
 
     def __str__(self) -> str:
         share = f" ({100 * self.learned / self.tokens:.1f}%)" if self.tokens else ""
+        empty = (
+            f"; {self.nothing_learned:,} records with nothing to learn"
+            if self.nothing_learned
+            else ""
+        )
         return (
             f"read {self.read:,} records, wrote {self.written:,}, rejected {self.rejected:,};"
-            f" {self.tokens:,} tokens, {self.learned:,} learned{share}; {self.seconds:.1f} s"
+            f" {self.tokens:,} tokens, {self.learned:,} learned{share}{empty};"
+            f" {self.seconds:.1f} s"
         )
 
 
@@ -103,6 +117,7 @@ class _ChunkResult:
     rejected: list[tuple[int, str]]
     tokens: int
     learned: int
+    nothing_learned: int
 
 
 # ------------------------------------------------------------------ workers
@@ -136,14 +151,15 @@ def _tokenize_chunk(encoder: ConversationEncoder, chunk: list[tuple[int, bytes]]
     pairs: list[object] = []
     for line, data in chunk:
         try:
-            record = json.loads(data)
-        except (json.JSONDecodeError, UnicodeDecodeError) as error:
-            rejected.append((line, f"not a JSON record ({_json_error(error)})"))
+            # Without the line's end: an unterminated string is reported as such.
+            record = json.loads(data.rstrip(b"\r\n"))
+        except (ValueError, RecursionError) as error:  # JSONDecodeError, UnicodeDecodeError
+            rejected.append((line, f"not a JSON record ({json_error(error)})"))
             continue
         try:
             pairs.append(conversation_of_record(record))
-        except PawletteError as error:
-            rejected.append((line, str(error)))
+        except Exception as error:
+            rejected.append((line, str(_record_error(error))))
             continue
         lines.append(line)
     results = encoder.encode_batch(pairs, errors="return")
@@ -151,12 +167,15 @@ def _tokenize_chunk(encoder: ConversationEncoder, chunk: list[tuple[int, bytes]]
     ids: list[list[int]] = []
     labels: list[list[int]] = []
     learned = 0
+    nothing_learned = 0
     for line, result in zip(lines, results, strict=True):
         if isinstance(result, Tokenized):
             kept_lines.append(line)
             ids.append(result.input_ids)
             labels.append(result.labels)
-            learned += result.learned
+            count = result.learned
+            learned += count
+            nothing_learned += not count
         else:
             rejected.append((line, str(result)))
     rejected.sort()
@@ -180,6 +199,7 @@ def _tokenize_chunk(encoder: ConversationEncoder, chunk: list[tuple[int, bytes]]
         rejected=rejected,
         tokens=int(offsets[-1].as_py()) if len(offsets) else 0,
         learned=learned,
+        nothing_learned=nothing_learned,
     )
 
 
@@ -192,12 +212,6 @@ def _module(name: str) -> Any:
             f"pawlette tokenize: cannot import {name} ({error}); expected the tokenize extra."
             " Install with `pip install 'pawlette[tokenize]'`"
         ) from error
-
-
-def _json_error(error: Exception) -> str:
-    if isinstance(error, json.JSONDecodeError):
-        return f"{error.msg} at column {error.colno}"
-    return str(error)
 
 
 def _schema() -> Any:
@@ -288,6 +302,7 @@ def tokenize_jsonl(
             summary.written += result.batch.num_rows
             summary.tokens += result.tokens
             summary.learned += result.learned
+            summary.nothing_learned += result.nothing_learned
             for line, reason in result.rejected:
                 summary.rejected += 1
                 if len(summary.rejections) < 100:

@@ -254,3 +254,91 @@ def test_ray_map_batches_in_local_mode(tokenizer_path: Path) -> None:
         ray.shutdown()
     encoder = ConversationEncoder("pcml", tokenizer_path)
     assert found == sorted((encoder.encode(r).input_ids for r in records), key=len)
+
+
+# ------------------------------------------------------------------ bad records of every kind
+
+SURROGATE = (
+    '{"messages": [{"role": "user", "content": "a\\ud800b"},'
+    ' {"role": "assistant", "content": "x"}]}'
+)
+MALFORMED = {
+    2: (SURROGATE, "messages[0].content: text with a lone surrogate U+D800 at character 1;"
+        " expected valid Unicode text"),
+    3: ('{"messages": [], "n": ' + "7" * 5000 + "}", "not a JSON record (Exceeds the limit"),
+    5: ('{"messages": ' + "[" * 100000 + "]" * 100000 + "}",
+        "not a JSON record (nested too deeply)"),
+    6: ('{"messages": []}', "messages: an empty list; expected at least one message"),
+    8: ('{"messages": "[[[[' + "[" * 100000 + '"}', "messages: a string that is not JSON"),
+    10: ('{"messages": [{"role": "user", "content": "unterminated}]}',
+         "not a JSON record (Unterminated string starting at column 43)"),
+    11: ('{"messages": [{"role": "user", "content": "a\tb"}]}',
+         "not a JSON record (Invalid control character at column 45)"),
+}  # fmt: skip
+
+
+def write_malformed(path: Path, count: int) -> None:
+    with path.open("w", encoding="utf-8") as file:
+        for line in range(1, count + 1):
+            if line in MALFORMED:
+                file.write(MALFORMED[line][0] + "\n")
+            elif line == 13:  # nothing to learn: written, and counted
+                file.write(json.dumps({"messages": [{"role": "user", "content": "Hi"}]}) + "\n")
+            else:
+                file.write(json.dumps(record(line), ensure_ascii=False) + "\n")
+
+
+@pytest.mark.parametrize("workers", [0, 2])
+def test_every_bad_record_is_reported_and_the_good_ones_written(
+    tokenizer_path: Path, tmp_path: Path, workers: int
+) -> None:
+    source, output = tmp_path / "in.jsonl", tmp_path / "out.parquet"
+    write_malformed(source, 30)
+    reports: list[str] = []
+    summary = tokenize_jsonl(
+        source, output, fmt="pcml", tokenizer=tokenizer_path, workers=workers,
+        report=reports.append, progress=False,
+    )  # fmt: skip
+    assert (summary.read, summary.written, summary.rejected) == (30, 23, 7)
+    assert len(reports) == 7
+    for (line, (_, reason)), report in zip(sorted(MALFORMED.items()), reports, strict=True):
+        assert report.startswith(f"{source}:{line}: rejected: "), report
+        assert reason in report, report
+    assert " at at " not in "".join(reports)
+    lines = [row["line"] for row in pq.read_table(output).to_pylist()]
+    assert lines == [n for n in range(1, 31) if n not in MALFORMED]
+    assert summary.nothing_learned == 1
+    assert "; 1 records with nothing to learn;" in str(summary)
+
+
+@pytest.mark.parametrize("line", sorted(MALFORMED))
+def test_strict_stops_at_any_kind_of_bad_record(
+    tokenizer_path: Path, tmp_path: Path, line: int
+) -> None:
+    source, output = tmp_path / "in.jsonl", tmp_path / "out.parquet"
+    source.write_text(
+        json.dumps(record(1)) + "\n" + MALFORMED[line][0] + "\n" + json.dumps(record(2)) + "\n",
+        encoding="utf-8",
+    )
+    with pytest.raises(RejectedRecord) as caught:
+        tokenize_jsonl(source, output, fmt="pcml", tokenizer=tokenizer_path, workers=0, strict=True)
+    assert caught.value.line == 2 and MALFORMED[line][1] in caught.value.reason
+    assert not output.exists()
+
+
+def test_record_tokenizer_keeps_the_good_records_of_a_batch(tokenizer_path: Path) -> None:
+    records = [record(1), json.loads(SURROGATE), {"messages": []}, record(2)]
+    deep: Any = []
+    for _ in range(5000):
+        deep = [deep]
+    records.append({"messages": [{"role": "user", "content": "x"}], "tools": deep})
+    kept = RecordTokenizer("pcml", tokenizer_path, errors="keep").tokenize_records(records)
+    encoder = ConversationEncoder("pcml", tokenizer_path)
+    assert kept[0] == encoder.encode(record(1)) and kept[3] == encoder.encode(record(2))
+    assert "messages[0].content: text with a lone surrogate U+D800" in str(kept[1])
+    assert "messages: an empty list" in str(kept[2])
+    assert isinstance(kept[4], PawletteError)
+    with pytest.raises(PawletteError, match=r"records\[1\]: messages\[0\]\.content: text with"):
+        RecordTokenizer("pcml", tokenizer_path).tokenize_records(records[:2])
+    with pytest.raises(PawletteError, match="lone surrogate"):
+        encoder.encode(json.loads(SURROGATE))

@@ -260,37 +260,43 @@ class ConversationEncoder:
                 del runs[start:]
                 for run in [run for run in mixed if run >= start]:
                     del mixed[run]
-                if not isinstance(error, PawletteError):  # malformed input deep in a record
-                    error = PawletteError(f"{type(error).__name__}: {error}")
-                plans.append(error)
+                plans.append(_record_error(error))
             owners.extend([number] * (len(runs) - start))
-        if keep_errors:
-            run_ids = self._encode_runs_keeping_errors(runs, owners, plans)
-        else:
-            run_ids = self.backend.encode_texts(runs)
+        run_ids = self._encode_runs_keeping_errors(runs, owners, plans, conversations)
         results: list[Tokenized | PawletteError] = []
         for plan in plans:
             if isinstance(plan, PawletteError):
+                if not keep_errors:
+                    raise plan
                 results.append(plan)
             else:
                 results.append(self._assemble(plan, run_ids, mixed))
         return results
 
     def _encode_runs_keeping_errors(
-        self, runs: list[str], owners: list[int], plans: list[list[_Item] | PawletteError]
+        self,
+        runs: list[str],
+        owners: list[int],
+        plans: list[list[_Item] | PawletteError],
+        conversations: Sequence[tuple[object, object]],
     ) -> list[list[int]]:
+        """The ids of every run; a run that cannot be encoded (text reaching a control id,
+        a lone surrogate the tokenizer refuses) makes its conversation's plan an error, and
+        the other conversations keep their ids."""
         try:
             return self.backend.encode_texts(runs)
-        except PawletteError:
+        except Exception:  # found again below, one run at a time
             pass
-        # Some text reaches a control id: find whose, one run at a time.
         run_ids: list[list[int]] = []
         for text, owner in zip(runs, owners, strict=True):
-            try:
-                (ids,) = self.backend.encode_texts([text])
-            except PawletteError as error:
-                plans[owner] = error
-                ids = []
+            ids: list[int] = []
+            if not isinstance(plans[owner], PawletteError):
+                try:
+                    (ids,) = self.backend.encode_texts([text])
+                except PawletteError as error:
+                    plans[owner] = error
+                except Exception as error:
+                    plans[owner] = _text_error(text, conversations[owner], error)
             run_ids.append(ids)
         return run_ids
 
@@ -468,6 +474,68 @@ class ConversationEncoder:
             indices += [index] * count
             kinds += [kind] * count
             previous = stop
+
+
+def _record_error(error: Exception) -> PawletteError:
+    """A conversation's error as a :class:`PawletteError` (malformed input deep in a record
+    can raise Python's own errors while it is read or rendered)."""
+    if isinstance(error, PawletteError):
+        return error
+    if isinstance(error, RecursionError):
+        return RequestError(
+            "record", "values nested too deeply to read", "at most a few hundred levels"
+        )
+    return PawletteError(f"record: {type(error).__name__}: {error}")
+
+
+def _text_error(text: str, conversation: tuple[object, object], error: Exception) -> PawletteError:
+    """Why the tokenizer refused ``text``: a lone surrogate is named with its JSON path."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        found = _lone_surrogate(
+            {"messages": conversation[0], "tools": conversation[1]}, "", skip_top=True
+        )
+        if found is not None:
+            path, position, character = found
+            return RequestError(
+                path,
+                f"text with a lone surrogate U+{ord(character):04X} at character {position}",
+                "valid Unicode text (a \\ud800-\\udbff escape followed by a \\udc00-\\udfff one)",
+            )
+        return RequestError("record", "text with a lone surrogate", "valid Unicode text")
+    return PawletteError(f"record: the tokenizer cannot encode {text[:80]!r} ({error})")
+
+
+def _lone_surrogate(
+    value: object, path: str, *, skip_top: bool = False
+) -> tuple[str, int, str] | None:
+    """The JSON path, character index and character of the first lone surrogate in ``value``."""
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError as error:
+            return path, error.start, value[error.start]
+        return None
+    if isinstance(value, Mapping):
+        for key, item in value.items():
+            where = str(key) if skip_top or not path else f"{path}.{key}"
+            found = _lone_surrogate(key, where + " (a key)") or _lone_surrogate(item, where)
+            if found is not None:
+                return found
+        return None
+    if isinstance(value, (list, tuple)):
+        for index, item in enumerate(value):
+            found = _lone_surrogate(item, f"{path}[{index}]")
+            if found is not None:
+                return found
+        return None
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        for field in dataclasses.fields(value):
+            found = _lone_surrogate(getattr(value, field.name), f"{path}.{field.name}")
+            if found is not None:
+                return found
+    return None
 
 
 def _split_markers(segments: list[Segment], pattern: re.Pattern[str]) -> list[Segment]:

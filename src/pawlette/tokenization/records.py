@@ -32,9 +32,9 @@ from typing import Any, Literal
 from ..errors import PawletteError, RequestError
 from ..format import Format
 from ..formats import get_format
-from .encoder import ConversationEncoder, MaskPolicy, Tokenized, _coerce_mask
+from .encoder import ConversationEncoder, MaskPolicy, Tokenized, _coerce_mask, _record_error
 
-__all__ = ["RecordTokenizer", "conversation_of_record"]
+__all__ = ["RecordTokenizer", "conversation_of_record", "json_error"]
 
 
 def conversation_of_record(record: object, *, drop_nulls: bool = False) -> tuple[object, object]:
@@ -55,6 +55,8 @@ def conversation_of_record(record: object, *, drop_nulls: bool = False) -> tuple
         tools = _without_nulls(tools)
     if not isinstance(messages, list):
         raise RequestError("messages", f"a JSON {_json_kind(messages)}", "a list of messages")
+    if not messages:
+        raise RequestError("messages", "an empty list", "at least one message")
     return messages, tools
 
 
@@ -63,10 +65,21 @@ def _maybe_json(value: object, path: str) -> object:
         return value
     try:
         return json.loads(value)
-    except json.JSONDecodeError as error:
+    except (ValueError, RecursionError) as error:
         raise RequestError(
-            path, f"a string that is not JSON ({error.msg} at column {error.colno})", "JSON"
+            path, f"a string that is not JSON ({json_error(error)})", "JSON"
         ) from error
+
+
+def json_error(error: BaseException) -> str:
+    """Why ``json.loads`` refused a text, in a few words."""
+    if isinstance(error, json.JSONDecodeError):
+        return f"{error.msg.removesuffix(' at')} at column {error.colno}"
+    if isinstance(error, RecursionError):
+        return "nested too deeply"
+    if isinstance(error, UnicodeDecodeError):
+        return f"not UTF-8: byte 0x{error.object[error.start]:02x} at byte {error.start}"
+    return str(error)
 
 
 def _json_kind(value: object) -> str:
@@ -197,10 +210,11 @@ class RecordTokenizer:
         for number, record in enumerate(records):
             try:
                 pairs.append(conversation_of_record(record, drop_nulls=drop_nulls))
-            except PawletteError as error:
+            except Exception as error:
+                failure = _record_error(error)
                 if self.errors == "raise":
-                    raise PawletteError(f"records[{number}]: {error}") from error
-                failures[number] = error
+                    raise PawletteError(f"records[{number}]: {failure}") from error
+                failures[number] = failure
                 pairs.append(([], None))
         results = self.encoder.encode_batch(pairs, errors="return")
         for number, failure in failures.items():
