@@ -173,14 +173,25 @@ def command_export_grammar(arguments: argparse.Namespace) -> int:
     choice: Any = arguments.tool_choice
     if choice not in ("auto", "none", "required"):
         choice = {"type": "function", "function": {"name": choice}}
+    as_text = bool(arguments.markers_as_text)
     if arguments.bundle:
         bundle = export_grammar_bundle(
-            arguments.format, tools, choice, arguments.parallel, arguments.syntax
+            arguments.format,
+            tools,
+            choice,
+            arguments.parallel,
+            arguments.syntax,
+            markers_as_text=as_text,
         )
         _print_json(bundle)
     else:
         grammar = export_grammar(
-            arguments.format, tools, choice, arguments.parallel, arguments.syntax
+            arguments.format,
+            tools,
+            choice,
+            arguments.parallel,
+            arguments.syntax,
+            markers_as_text=as_text,
         )
         sys.stdout.write(grammar if grammar.endswith("\n") else grammar + "\n")
     return 0
@@ -256,6 +267,11 @@ def build_parser() -> argparse.ArgumentParser:
     grammar.add_argument("--syntax", choices=("lark", "gbnf"), default="lark")
     grammar.add_argument(
         "--bundle", action="store_true", help="print JSON with stops, trigger and forced prefixes"
+    )
+    grammar.add_argument(
+        "--markers-as-text",
+        action="store_true",
+        help="spell markers as plain strings (engines without special-token references)",
     )
     grammar.set_defaults(handler=command_export_grammar)
     return parser

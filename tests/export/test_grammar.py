@@ -637,6 +637,119 @@ def test_pcml_bundle_prefixes_and_lazy_grammar(syntax: Any) -> None:
     assert not accepts("pcml", named["grammar_after_prefix"], syntax, turn_ids("pcml", wrong))
 
 
+def test_the_trigger_is_special_only_when_markers_are_tokens() -> None:
+    tokens = export_grammar_bundle("pcml", TOOLS, "auto", True, "gbnf")
+    assert tokens["trigger"] == {"marker": "<call>", "special": True}
+    text = export_grammar_bundle("pcml", TOOLS, "auto", True, "gbnf", markers_as_text=True)
+    assert text["trigger"] == {"marker": "<call>", "special": False}
+    assert '"<call>"' in text["lazy_grammar"]
+
+
+def test_the_command_line_bundle_spells_markers_as_asked(
+    capsys: pytest.CaptureFixture[str], tmp_path: Any
+) -> None:
+    from pawlette.cli import main
+
+    path = tmp_path / "tools.json"
+    path.write_text(json.dumps(TOOLS))
+    arguments = ["export", "grammar", "-f", "pcml", "--tools", str(path), "--bundle"]
+    assert main([*arguments, "--syntax", "gbnf", "--markers-as-text"]) == 0
+    bundle = json.loads(capsys.readouterr().out)
+    assert bundle["trigger"] == {"marker": "<call>", "special": False}
+    assert '"<call>"' in bundle["grammar"]
+    assert main(arguments) == 0
+    assert json.loads(capsys.readouterr().out)["trigger"]["special"] is True
+
+
+BOUNDED = {
+    "type": "function",
+    "function": {
+        "name": "pick",
+        "parameters": {
+            "type": "object",
+            "properties": {
+                "n": {"type": "integer", "minimum": 0, "maximum": 9},
+                "code": {"type": "string", "pattern": "^[A-Z]+$"},
+                "tags": {"type": "array", "items": {"type": "string"}, "uniqueItems": True},
+            },
+        },
+    },
+}
+UNENFORCED = ("'minimum'", "'maximum'", "'pattern'", "'uniqueItems'")
+
+
+@pytest.mark.parametrize("syntax", SYNTAXES)
+@pytest.mark.parametrize("name", grammar_formats())
+def test_notes_describe_the_syntax_exported(name: str, syntax: Any) -> None:
+    """JSON arguments are llguidance's %json in Lark (which reads these keywords) and rules
+    from the schema in GBNF (which ignore them); Python-call arguments ignore them in both."""
+    bundle = export_grammar_bundle(name, [BOUNDED], "auto", True, syntax)
+    notes = bundle["notes"]
+    header = [line for line in bundle["grammar"].splitlines() if "note:" in line]
+    assert len(header) == len(notes)
+    python_calls = name in ("chatglm3", "breeze")
+    for keyword in UNENFORCED:
+        found = [note for note in notes if keyword in note]
+        if python_calls:
+            assert found and all("Lark and GBNF alike" in note for note in found), keyword
+        elif syntax == "gbnf":
+            assert found and all(note.endswith("is not enforced in GBNF") for note in found)
+        elif keyword == "'uniqueItems'":  # llguidance ignores it too
+            assert found and all("by llguidance's %json" in note for note in found), found
+        else:
+            assert not found, found
+    assert not any("GBNF" in note and "alike" not in note for note in notes) or syntax == "gbnf"
+    if not python_calls:
+        assert any("%json" in note for note in notes) is (syntax == "lark")
+
+
+@pytest.mark.parametrize("syntax", SYNTAXES)
+def test_what_the_notes_say_is_what_each_syntax_enforces(syntax: Any) -> None:
+    """llguidance enforces the bounds and the pattern (no note in Lark); GBNF does not (noted);
+    neither enforces uniqueItems (noted in both)."""
+    grammar = export_grammar("pcml", [BOUNDED], "auto", True, syntax)
+    cases = [
+        ('{"n": 5}', True, True),
+        ('{"n": 12}', False, True),
+        ('{"n": -1}', False, True),
+        ('{"code": "AB"}', True, True),
+        ('{"code": "ab"}', False, True),
+        ('{"tags": ["a", "a"]}', True, True),
+    ]
+    for arguments, in_lark, in_gbnf in cases:
+        ids = turn_ids("pcml", [*weather_call(arguments, name="pick"), END])
+        expected = in_lark if syntax == "lark" else in_gbnf
+        assert accepts("pcml", grammar, syntax, ids) is expected, arguments
+
+
+NO_PARAMETERS = {"type": "function", "function": {"name": "ping"}}
+
+
+@pytest.mark.parametrize("syntax", SYNTAXES)
+def test_a_tool_without_parameters_takes_no_arguments(syntax: Any) -> None:
+    """OpenAI: omitting ``parameters`` defines a function with an empty parameter list."""
+    tools = [WEATHER, NO_PARAMETERS]
+    pcml = export_grammar("pcml", tools, "auto", True, syntax)
+    for arguments, expected in [("{}", True), ('{"x": 1}', False), ("{ }", True)]:
+        ids = turn_ids("pcml", [*weather_call(arguments, name="ping"), END])
+        assert accepts("pcml", pcml, syntax, ids) is expected, arguments
+    omni = export_grammar("omni", tools, "required", True, syntax)
+    for arguments, expected in [("{}", True), ('{"x": 1}', False)]:
+        pieces = ["\n", M("<|FUNCTION_START|>"), "ping", M("<|FUNCTION_ARGS|>"), arguments]
+        ids = turn_ids("omni", [*pieces, M("<|FUNCTION_RETURN|>")])
+        assert accepts("omni", omni, syntax, ids) is expected, arguments
+    use, eot = M("<|use_tool|>"), M("<|eot_id|>")
+    breeze = export_grammar("breeze", tools, "required", True, syntax)
+    for call, expected in [("ping()", True), ("ping(x=1)", False)]:
+        ids = turn_ids("breeze", [use, f"[{call}]", eot])
+        assert accepts("breeze", breeze, syntax, ids) is expected, call
+    chatglm3 = export_grammar("chatglm3", tools, "required", True, syntax)
+    for call, expected in [("tool_call()", True), ("tool_call(x=1)", False)]:
+        body = f"ping\n```python\n{call}\n```"
+        ids = turn_ids("chatglm3", [body, M("<|observation|>")])
+        assert accepts("chatglm3", chatglm3, syntax, ids) is expected, call
+
+
 def test_bad_requests() -> None:
     with pytest.raises(RequestError, match=r"tool_choice\.function\.name"):
         export_grammar("pcml", TOOLS, "nope")

@@ -1,5 +1,8 @@
 """``tool_choice`` and ``parallel_tool_calls`` through the server, for every registered format:
-honoured (forced prefix, cut) or refused with a 400 naming ``tool_choice``, never ignored."""
+honoured (forced prefix, grammar, cut) or refused with a 400 naming ``tool_choice``, never
+ignored.  Prefixes, grammars and stops are the grammar bundle's
+(:func:`pawlette.export.export_grammar_bundle`): the tests read the bundle and check that the
+request sent upstream carries exactly its pieces."""
 
 from __future__ import annotations
 
@@ -9,9 +12,10 @@ import httpx
 import openai
 import pytest
 
-from pawlette.export import grammar_formats
+from pawlette.export import export_grammar_bundle, grammar_formats
 from pawlette.format import Format
 from pawlette.formats import formats, get_format
+from pawlette.serve.engines import ENGINES
 
 from .conftest import ServerFactory
 from .scenarios import (
@@ -24,11 +28,38 @@ from .scenarios import (
 from .upstream import FakeUpstream, Script, cut_at_stop
 
 NAMED = {"type": "function", "function": {"name": "get_weather"}}
+REFUSED_ON_GENERIC = [("chatglm3", "required")]
+"""Forcing a call on an engine without grammars: refused only here (ChatGLM3 with several
+functions: its calls begin with the function's name, so no prefix says "call one of them")."""
+
+
+def _bundle(
+    fmt: Format, choice: object, engine: str = "generic", parallel: bool = True
+) -> dict[str, Any] | None:
+    """The bundle the server plans from, its grammars as the engine takes them."""
+    if fmt.name not in grammar_formats():
+        return None
+    syntax = ENGINES[engine].grammar_syntax
+    return export_grammar_bundle(
+        fmt,
+        TOOLS,
+        choice,
+        parallel,
+        syntax or "gbnf",
+        markers_as_text=engine in ("generic", "sglang"),
+    )
 
 
 def _forced_prefix(fmt: Format, choice: object) -> str | None:
-    method = getattr(fmt, "forced_prefix", None)
-    return None if method is None else method(choice, TOOLS)  # type: ignore[no-any-return]
+    """The bundle's prefix for ``choice`` (the declaration's without a grammar export)."""
+    bundle = _bundle(fmt, choice)
+    if bundle is None:
+        method = getattr(fmt, "forced_prefix", None)
+        return None if method is None else method(choice, TOOLS)  # type: ignore[no-any-return]
+    prefixes = bundle["forced_prefix"]
+    named = choice if isinstance(choice, dict) else None
+    value = prefixes["functions"][named["function"]["name"]] if named else prefixes[choice]
+    return value or None
 
 
 def _ask(
@@ -69,6 +100,8 @@ def test_forcing_a_call_is_honoured_or_refused(
     prefix = _forced_prefix(fmt, choice)
     before = len(upstream.records)
     if prefix is None:
+        # The one case no prefix can force: a ChatGLM3 call begins with its function's name.
+        assert (format_name, choice) in REFUSED_ON_GENERIC, (format_name, choice)
         with pytest.raises(openai.BadRequestError) as caught:
             _ask(serve, format_name, stream, tool_choice=choice)
         body = caught.value.body
@@ -80,7 +113,11 @@ def test_forcing_a_call_is_honoured_or_refused(
     assert completion is not None and completion.startswith(prefix), (format_name, prefix)
     upstream.push(Script(text=completion[len(prefix) :], sizes=(3,)))
     message, finish = _ask(serve, format_name, stream, tool_choice=choice)
-    assert upstream.last().body["prompt"].endswith(prefix)
+    body = upstream.last().body
+    assert body["prompt"] == fmt.render(PROMPT, TOOLS, add_generation_prompt=True).text + prefix
+    bundle = _bundle(fmt, choice)
+    assert bundle is None or body["stop"] == bundle["stop"]
+    # The answer is the message the model would have written with the prefix itself.
     expected = fmt.parse(cut_at_stop(completion, list(fmt.stop)), tools=TOOLS)
     assert without_ids(message) == without_ids(expected.message)
     assert finish == "tool_calls"
@@ -124,27 +161,88 @@ def test_a_cut_cancels_the_upstream_stream(serve: ServerFactory, upstream: FakeU
     assert upstream.wait_closed(record, timeout=2) and not record.completed
 
 
+def test_required_on_chatglm3_with_one_function_is_forced_by_its_prefix(
+    serve: ServerFactory, upstream: FakeUpstream
+) -> None:
+    fmt = get_format("chatglm3")
+    tools = TOOLS[:1]
+    completion = completion_for(fmt, "call")
+    bundle = export_grammar_bundle(fmt, tools, "required", True, "gbnf")
+    prefix = bundle["forced_prefix"]["required"]
+    assert prefix and completion is not None and completion.startswith(prefix)
+    upstream.push(Script(text=completion[len(prefix) :], sizes=(3,)))
+    client = serve("chatglm3").client()
+    message, finish = ask(
+        client, False, model="m", messages=PROMPT, tools=tools, tool_choice="required"
+    )
+    assert upstream.last().body["prompt"].endswith(prefix)
+    expected = fmt.parse(cut_at_stop(completion, list(fmt.stop)), tools=tools)
+    assert without_ids(message) == without_ids(expected.message)
+    assert finish == "tool_calls"
+
+
+def _sent_grammar(body: dict[str, Any], engine: str) -> str | None:
+    if engine == "vllm":
+        return body.get("structured_outputs", {}).get("grammar")  # type: ignore[no-any-return]
+    return body.get({"sglang": "ebnf", "llamacpp": "grammar"}[engine])
+
+
+@pytest.mark.parametrize("choice", ["required", NAMED, "none"], ids=["required", "named", "none"])
 @pytest.mark.parametrize("engine", ["vllm", "sglang", "llamacpp"])
 @pytest.mark.parametrize("format_name", formats())
-def test_engines_with_grammars_force_calls_by_grammar(
-    serve: ServerFactory, upstream: FakeUpstream, format_name: str, engine: str
+def test_engines_with_grammars_get_the_bundles_prefix_and_grammar(
+    serve: ServerFactory, upstream: FakeUpstream, format_name: str, engine: str, choice: Any
 ) -> None:
-    """With an engine that takes grammars, a format without a forced prefix but with a grammar
-    export honours ``required`` through the engine's structured-output field."""
+    """With an engine that takes grammars: a format whose turn may open with a reasoning block
+    gets the whole turn's grammar and no prefix (a prefix would rule the block out); the others
+    get the bundle's prefix and the grammar after it."""
     fmt = get_format(format_name)
+    bundle = _bundle(fmt, choice, engine)
+    assert bundle is not None, f"{format_name} has no grammar export"
+    scenario = "text" if choice == "none" else "call"
+    completion = completion_for(fmt, scenario)
+    assert completion is not None
+    prefix = _forced_prefix(fmt, choice) or ""
+    if bundle["reasoning"] is not None:
+        prefix, grammar = "", bundle["grammar"]
+    elif prefix:
+        grammar = bundle["grammar_after_prefix"]
+    else:
+        grammar = bundle["grammar"]
+    assert completion.startswith(prefix)
+    upstream.push(Script(text=completion[len(prefix) :]))
+    message, finish = _ask(serve, format_name, False, engine, tool_choice=choice)
+    body = upstream.last().body
+    assert body["prompt"] == fmt.render(PROMPT, TOOLS, add_generation_prompt=True).text + prefix
+    assert _sent_grammar(body, engine) == grammar and "grammar_lazy" not in body
+    assert body["stop"] == bundle["stop"]
+    assert body.get("skip_special_tokens") is (None if engine == "llamacpp" else False)
+    expected = fmt.parse(cut_at_stop(completion, list(fmt.stop)), tools=TOOLS)
+    assert without_ids(message) == without_ids(expected.message)
+    assert finish == ("stop" if choice == "none" else "tool_calls")
+
+
+@pytest.mark.parametrize("format_name", formats())
+def test_llamacpp_gets_the_lazy_grammar_under_auto(
+    serve: ServerFactory, upstream: FakeUpstream, format_name: str
+) -> None:
+    """``auto`` without parallel calls: llama.cpp gets the grammar from the call trigger on,
+    switched on by the trigger; a format without a trigger gets the whole turn's grammar."""
+    fmt = get_format(format_name)
+    bundle = _bundle(fmt, "auto", "llamacpp", parallel=False)
+    assert bundle is not None
     completion = completion_for(fmt, "call")
     assert completion is not None
-    prefix = _forced_prefix(fmt, "required")
-    field = {"vllm": "structured_outputs", "sglang": "ebnf", "llamacpp": "grammar"}[engine]
-    if prefix is None and format_name not in grammar_formats():
-        with pytest.raises(openai.BadRequestError, match="no grammar export"):
-            _ask(serve, format_name, False, engine, tool_choice="required")
-        return
-    upstream.push(Script(text=completion[len(prefix or "") :]))
-    message, finish = _ask(serve, format_name, False, engine, tool_choice="required")
+    upstream.push(Script(text=completion))
+    message, finish = _ask(serve, format_name, False, "llamacpp", parallel_tool_calls=False)
     body = upstream.last().body
-    assert (field in body) == (prefix is None)
-    assert body.get("skip_special_tokens") is (None if engine == "llamacpp" else False)
+    trigger = bundle["trigger"]
+    if trigger is None:
+        assert body["grammar"] == bundle["grammar"] and "grammar_lazy" not in body
+    else:
+        assert body["grammar"] == bundle["lazy_grammar"] and body["grammar_lazy"] is True
+        assert body["grammar_triggers"] == [{"type": 1, "value": trigger["marker"]}]
+        assert body["preserved_tokens"] == [trigger["marker"]]
     expected = fmt.parse(cut_at_stop(completion, list(fmt.stop)), tools=TOOLS)
     assert without_ids(message) == without_ids(expected.message)
     assert finish == "tool_calls"

@@ -3,18 +3,25 @@
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 from typing import Any
 
 import pytest
 
 from pawlette.errors import RequestError, UnsupportedFeature
+from pawlette.export import export_grammar_bundle
 from pawlette.formats import get_format
 from pawlette.openai import tools_from_openai
 from pawlette.serve.engines import DEFAULT_MAX_TOKENS, ENGINES
 from pawlette.serve.pipeline import ChunkPipeline, Completion, encode_events
 from pawlette.serve.request import ToolChoice, parse_chat_request
 from pawlette.serve.sse import SSEDecoder
-from pawlette.serve.tool_choice import ToolPlan, plan_tool_choice
+from pawlette.serve.tool_choice import (
+    ToolPlan,
+    bundle_prefix,
+    openai_tool_choice,
+    plan_tool_choice,
+)
 from pawlette.types import (
     MessageEnd,
     MessageStart,
@@ -168,38 +175,64 @@ CORE_TOOLS = tools_from_openai(TOOLS)
 NAMED = ToolChoice("function", "get_time")
 
 
-def _no_prefix(*_: object) -> str | None:
-    return None
+def _bundle(
+    prefixes: dict[str, str] | None = None, reasoning: bool = False, trigger: bool = False
+) -> Callable[..., dict[str, Any]]:
+    """A bundle source: a fake bundle whose grammars name the choice and the syntax."""
+    given = prefixes or {}
+
+    def source(
+        fmt: object, tools: object, choice: ToolChoice, parallel: bool, engine: Any, ids: object
+    ) -> dict[str, Any]:
+        syntax = engine.grammar_syntax
+        return {
+            "grammar": f"grammar {choice.mode} {parallel} {syntax}",
+            "grammar_after_prefix": f"after {choice.mode} {syntax}",
+            "lazy_grammar": f"lazy {syntax}" if trigger else None,
+            "trigger": {"marker": "<T>", "special": True} if trigger else None,
+            "reasoning": {"open": "<r>", "close": "</r>"} if reasoning else None,
+            "stop": ["<S>"],
+            "forced_prefix": {
+                "auto": "",
+                "none": given.get("none", ""),
+                "required": given.get("required", ""),
+                "functions": {
+                    name: value for name, value in given.items() if name not in ("none", "required")
+                },
+            },
+        }
+
+    return source
 
 
-def _prefix(fmt: object, choice: ToolChoice, tools: object) -> str | None:
-    return {"required": "<P>", "none": "<N>", "function": f"<P>{choice.name}("}.get(choice.mode)
-
-
-def _grammar(
-    fmt: object, tools: object, choice: ToolChoice, parallel: bool, engine: Any, ids: object
-) -> str:
-    return f"grammar {choice.mode} {parallel} {engine.grammar_syntax}"
+PREFIXES = {"required": "<P>", "none": "<N>", "get_time": "<P>get_time("}
 
 
 def _plan(
-    choice: ToolChoice, parallel: bool = True, engine: str = "generic", **sources: object
+    choice: ToolChoice,
+    parallel: bool = True,
+    engine: str = "generic",
+    source: Callable[..., dict[str, Any]] | None = None,
 ) -> ToolPlan:
-    sources.setdefault("prefix_source", _no_prefix)
-    sources.setdefault("grammar_source", _no_prefix)
-    return plan_tool_choice(PCML, ENGINES[engine], CORE_TOOLS, choice, parallel, **sources)  # type: ignore[arg-type]
+    return plan_tool_choice(
+        PCML, ENGINES[engine], CORE_TOOLS, choice, parallel, bundle_source=source or _bundle()
+    )
+
+
+STOP = ("<S>",)
 
 
 def test_auto_needs_nothing_and_none_cuts() -> None:
     assert _plan(ToolChoice("auto")) == ToolPlan()
-    assert _plan(ToolChoice("none")) == ToolPlan(max_calls=0)
-    assert _plan(ToolChoice("auto"), parallel=False) == ToolPlan(max_calls=1)
-    assert _plan(ToolChoice("none"), prefix_source=_prefix) == ToolPlan(prefix="<N>", max_calls=0)
+    assert _plan(ToolChoice("none")) == ToolPlan(max_calls=0, stop=STOP)
+    assert _plan(ToolChoice("auto"), parallel=False) == ToolPlan(max_calls=1, stop=STOP)
+    none = _plan(ToolChoice("none"), source=_bundle(PREFIXES))
+    assert none == ToolPlan(prefix="<N>", max_calls=0, stop=STOP)
 
 
 @pytest.mark.parametrize("choice", [ToolChoice("required"), NAMED])
 def test_forcing_without_prefix_or_grammar_is_refused(choice: ToolChoice) -> None:
-    for engine in ("generic", "tgi", "vllm"):
+    for engine in ("generic", "tgi"):
         with pytest.raises(UnsupportedFeature) as caught:
             _plan(choice, engine=engine)
         assert caught.value.path == "tool_choice"
@@ -207,20 +240,64 @@ def test_forcing_without_prefix_or_grammar_is_refused(choice: ToolChoice) -> Non
 
 
 def test_forcing_with_a_prefix() -> None:
-    assert _plan(ToolChoice("required"), prefix_source=_prefix) == ToolPlan(prefix="<P>")
-    assert _plan(NAMED, prefix_source=_prefix) == ToolPlan(
-        prefix="<P>get_time(", only_function="get_time"
+    source = _bundle(PREFIXES)
+    assert _plan(ToolChoice("required"), source=source) == ToolPlan(prefix="<P>", stop=STOP)
+    assert _plan(NAMED, source=source) == ToolPlan(
+        prefix="<P>get_time(", only_function="get_time", stop=STOP
     )
-    assert _plan(NAMED, parallel=False, prefix_source=_prefix) == ToolPlan(
-        prefix="<P>get_time(", max_calls=1, only_function="get_time"
+    assert _plan(NAMED, parallel=False, source=source) == ToolPlan(
+        prefix="<P>get_time(", max_calls=1, only_function="get_time", stop=STOP
     )
+
+
+def test_a_grammar_engine_gets_the_prefix_and_the_grammar_after_it() -> None:
+    plan = _plan(ToolChoice("required"), engine="vllm", source=_bundle(PREFIXES))
+    assert plan == ToolPlan(prefix="<P>", grammar="after required lark", stop=STOP)
+    plan = _plan(ToolChoice("none"), engine="sglang", source=_bundle(PREFIXES))
+    assert plan == ToolPlan(prefix="<N>", grammar="after none gbnf", max_calls=0, stop=STOP)
+
+
+def test_a_reasoning_block_is_kept_by_the_whole_turn_grammar_instead_of_a_prefix() -> None:
+    source = _bundle(PREFIXES, reasoning=True)
+    plan = _plan(ToolChoice("required"), engine="vllm", source=source)
+    assert plan == ToolPlan(grammar="grammar required True lark", stop=STOP)
+    # Without a grammar the prefix is all there is (the turn has no reasoning block then).
+    assert _plan(ToolChoice("required"), source=source).prefix == "<P>"
 
 
 def test_forcing_with_a_grammar_needs_an_engine_that_takes_one() -> None:
-    plan = _plan(ToolChoice("required"), engine="vllm", grammar_source=_grammar)
-    assert plan == ToolPlan(grammar="grammar required True lark")
+    plan = _plan(ToolChoice("required"), engine="vllm")
+    assert plan == ToolPlan(grammar="grammar required True lark", stop=STOP)
     with pytest.raises(UnsupportedFeature):
-        _plan(ToolChoice("required"), engine="generic", grammar_source=_grammar)
+        _plan(ToolChoice("required"), engine="generic")
+
+
+def test_a_lazy_grammar_goes_to_llamacpp_under_auto() -> None:
+    source = _bundle(trigger=True)
+    plan = _plan(ToolChoice("auto"), parallel=False, engine="llamacpp", source=source)
+    assert plan == ToolPlan(grammar="lazy gbnf", trigger="<T>", max_calls=1, stop=STOP)
+    # Engines without lazy grammars get the whole turn; other choices are never lazy.
+    plan = _plan(ToolChoice("auto"), parallel=False, engine="vllm", source=source)
+    assert plan.grammar == "grammar auto False lark" and plan.trigger is None
+    plan = _plan(ToolChoice("required"), engine="llamacpp", source=source)
+    assert plan.grammar == "grammar required True gbnf" and plan.trigger is None
+
+
+def test_lazy_grammar_fields_for_llamacpp() -> None:
+    common = {
+        "prompt": "p",
+        "model": None,
+        "stop": ["<end>"],
+        "sampling": {},
+        "stream": False,
+        "include_usage": False,
+    }
+    body = ENGINES["llamacpp"].body(**common, grammar="g", trigger="<call>")  # type: ignore[arg-type]
+    assert body["grammar"] == "g" and body["grammar_lazy"] is True
+    assert body["grammar_triggers"] == [{"type": 1, "value": "<call>"}]
+    assert body["preserved_tokens"] == ["<call>"]
+    with pytest.raises(ValueError):
+        ENGINES["vllm"].body(**common, grammar="g", trigger="<call>")  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize(
@@ -234,7 +311,7 @@ def test_forcing_with_a_grammar_needs_an_engine_that_takes_one() -> None:
 )
 def test_real_grammars_per_engine(engine: str, words: list[str]) -> None:
     plan = plan_tool_choice(PCML, ENGINES[engine], CORE_TOOLS, NAMED, False)
-    assert plan.grammar is not None and plan.prefix == ""
+    assert plan.grammar is not None and plan.prefix == ""  # PCML's turn may open with <think>
     assert plan.max_calls == 1 and plan.only_function == "get_time"
     for word in words:
         assert word in plan.grammar
@@ -250,13 +327,49 @@ def test_grammar_names_markers_by_id_with_a_tokenizer() -> None:
     assert plan.grammar is not None and f"<[{ids['<call>']}]>" in plan.grammar
 
 
-def test_required_without_prefix_or_grammar_is_refused_with_the_reason() -> None:
-    chatglm3 = get_format("chatglm3")  # no forced prefix; the generic engine takes no grammar
+def test_markers_a_syntax_cannot_spell_leave_the_prefix() -> None:
+    """A marker that is no token reference without its id: the grammar is dropped, the
+    bundle's prefixes still apply (they do not depend on spelling)."""
+    real = _bundle(PREFIXES)
+    calls: list[str] = []
+
+    def source(*arguments: Any) -> dict[str, Any]:
+        calls.append(arguments[4].name)
+        if arguments[4].grammar_syntax is not None:
+            raise UnsupportedFeature("markers", "'[X]' cannot be written", "token_ids")
+        return real(*arguments)
+
+    plan = _plan(ToolChoice("required"), engine="vllm", source=source)
+    assert plan == ToolPlan(prefix="<P>", stop=STOP) and calls == ["vllm", "no grammar"]
+    with pytest.raises(UnsupportedFeature, match="no grammar for it"):
+        _plan(ToolChoice("required"), engine="vllm", source=lambda *a: source(*a) and _bundle()(*a))
+
+
+def test_required_on_chatglm3_has_a_prefix_only_with_one_function() -> None:
+    chatglm3 = get_format("chatglm3")  # a call begins with its function's name
     with pytest.raises(UnsupportedFeature, match="tool_choice"):
         plan_tool_choice(chatglm3, ENGINES["generic"], CORE_TOOLS, ToolChoice("required"), True)
+    one = plan_tool_choice(
+        chatglm3, ENGINES["generic"], CORE_TOOLS[:1], ToolChoice("required"), True
+    )
+    assert one.prefix == "get_weather\n```python\ntool_call("
     # none and no parallel calls still work: the cut needs no grammar.
     plan = plan_tool_choice(chatglm3, ENGINES["generic"], CORE_TOOLS, ToolChoice("none"), False)
-    assert plan == ToolPlan(max_calls=0)
+    assert plan == ToolPlan(max_calls=0, stop=chatglm3.stop)
+
+
+@pytest.mark.parametrize("format_name", ["pcml", "omni", "chatglm3", "breeze"])
+def test_plans_take_their_prefixes_and_stops_from_the_bundle(format_name: str) -> None:
+    fmt = get_format(format_name)
+    for choice in (ToolChoice("required"), NAMED, ToolChoice("none")):
+        bundle = export_grammar_bundle(
+            fmt, TOOLS, openai_tool_choice(choice), True, "gbnf", markers_as_text=True
+        )
+        prefix = bundle_prefix(bundle, choice)
+        if not prefix and choice.mode != "none":
+            continue  # refused on the generic engine (see the test above)
+        plan = plan_tool_choice(fmt, ENGINES["generic"], CORE_TOOLS, choice, True)
+        assert plan.prefix == prefix and plan.stop == tuple(bundle["stop"]) and not plan.grammar
 
 
 def test_no_tools_no_plan() -> None:

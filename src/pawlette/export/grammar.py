@@ -215,12 +215,15 @@ def export_grammar_bundle(
     """The grammar with what a server needs to use it, as one JSON-ready document.
 
     ``grammar``: the whole turn.  ``stop``: the markers that end generation.  ``trigger``:
-    the marker that starts a call, and ``lazy_grammar`` the grammar from it on (``auto``
-    with tools only; engines that enable a grammar when the trigger appears).
+    the marker that starts a call (``special``: whether the grammars spell it as a special
+    token, false with ``markers_as_text``), and ``lazy_grammar`` the grammar from it on
+    (``auto`` with tools only; engines that enable a grammar when the trigger appears).
     ``forced_prefix``: per tool choice, the text every turn under it begins with (after any
     reasoning block, see ``reasoning``); a server may write it itself, then constrain the
-    rest with ``grammar_after_prefix`` (the requested choice's).  ``notes``: what the grammar
-    does not enforce.
+    rest with ``grammar_after_prefix`` (the requested choice's).  Written right after the
+    generation prompt, a prefix leaves no room for a reasoning block: ``pawlette serve`` then
+    prefers the whole-turn ``grammar`` on engines that take one.  ``notes``: what the grammar,
+    in this ``syntax``, does not enforce.
     """
     fmt = _resolve(format_name)
     choice = ToolChoice.read(tool_choice)
@@ -237,7 +240,7 @@ def export_grammar_bundle(
         for key, value in turn.forced_prefixes.items()
         if key not in ("auto", "none", "required")
     }
-    notes = list(turn.rules.notes)
+    notes = turn.rules.notes_for(syntax)
     return {
         "format": fmt.name,
         "syntax": syntax,
@@ -246,7 +249,11 @@ def export_grammar_bundle(
         "grammar": _write(turn.rules, syntax, header, spelling),
         "stop": list(turn.stop),
         "special_tokens": list(turn.markers),
-        "trigger": None if turn.trigger is None else {"marker": turn.trigger, "special": True},
+        "trigger": (
+            None
+            if turn.trigger is None
+            else {"marker": turn.trigger, "special": not markers_as_text}
+        ),
         "lazy_grammar": (
             None
             if turn.lazy is None

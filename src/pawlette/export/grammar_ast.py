@@ -109,12 +109,18 @@ def optional(item: Node) -> Node:
 @dataclass
 class Rules:
     """Named rule bodies; ``start`` is the root.  ``gbnf_extra`` holds GBNF rules written as
-    text by the language helpers (automata, schemas); ``notes`` become header comments."""
+    text by the language helpers (automata, schemas); ``notes`` become header comments, and
+    ``syntax_notes[syntax]`` too in that syntax only (what one syntax's spelling leaves out)."""
 
     rules: dict[str, Node] = field(default_factory=dict)
     gbnf_extra: dict[str, str] = field(default_factory=dict)
     lark_extra: dict[str, str] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
+    syntax_notes: dict[str, list[str]] = field(default_factory=dict)
+
+    def notes_for(self, syntax: str) -> list[str]:
+        """The notes true of the grammar written in ``syntax``."""
+        return [*self.notes, *self.syntax_notes.get(syntax, [])]
 
     def add(self, name: str, body: Node) -> Ref:
         if name in self.rules and self.rules[name] != body:
@@ -234,7 +240,7 @@ def _comment_lines(prefix: str, header: Sequence[str], notes: Sequence[str]) -> 
 
 
 def to_lark(rules: Rules, header: Sequence[str], spelling: MarkerSpelling) -> str:
-    lines = ["%llguidance {}", *_comment_lines("//", header, rules.notes), ""]
+    lines = ["%llguidance {}", *_comment_lines("//", header, rules.notes_for("lark")), ""]
     for name, body in rules.rules.items():
         lines.append(f"{name}: {_LARK.node(body, spelling, top=True)}")
     definitions = dict(rules.lark_extra)
@@ -357,7 +363,7 @@ _GBNF = _Writer(
 
 
 def to_gbnf(rules: Rules, header: Sequence[str], spelling: MarkerSpelling) -> str:
-    lines = [*_comment_lines("#", header, rules.notes), ""]
+    lines = [*_comment_lines("#", header, rules.notes_for("gbnf")), ""]
     for name, body in rules.rules.items():
         rule_name = "root" if name == "start" else gbnf_name(name)
         lines.append(f"{rule_name} ::= {_GBNF.node(body, spelling, top=True)}")

@@ -97,6 +97,8 @@ class PythonValues:
 class SchemaToPython(SchemaWalker[Node]):
     """Rules for one schema's values (and its ``$defs``), as Python literals."""
 
+    unenforced = "is not enforced (Python-literal arguments: Lark and GBNF alike)"
+
     def __init__(self, values: PythonValues, prefix: str, where: str) -> None:
         super().__init__(values.rules, prefix, where)
         self.values = values

@@ -78,6 +78,9 @@ class SchemaWalker(ABC, Generic[Grammar]):
     """How a note ends (what it says of a keyword the grammar ignores)."""
     extra_where = ".additionalProperties"
     """Where ``additionalProperties`` is, after the object's own place, in errors."""
+    note_syntax: str | None = None
+    """The grammar syntax the notes are true of (None: every syntax); they go to
+    ``rules.syntax_notes[note_syntax]`` then, so a Lark grammar never says what GBNF lacks."""
 
     def __init__(self, rules: Rules, prefix: str, where: str) -> None:
         self.rules = rules
@@ -160,8 +163,13 @@ class SchemaWalker(ABC, Generic[Grammar]):
 
     def _note(self, where: str, what: str) -> None:
         note = f"{where}: {what} {self.unenforced}"
-        if note not in self.rules.notes:
-            self.rules.notes.append(note)
+        notes = (
+            self.rules.notes
+            if self.note_syntax is None
+            else self.rules.syntax_notes.setdefault(self.note_syntax, [])
+        )
+        if note not in notes:
+            notes.append(note)
 
     def _schema_value(self, schema: Any, where: str) -> Grammar:
         """The grammar for a value under ``schema``."""

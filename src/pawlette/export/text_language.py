@@ -18,9 +18,11 @@ an automaton: Aho-Corasick over the markers, times the parity of the trailing ba
 
 from __future__ import annotations
 
+import functools
 from collections import deque
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from types import MappingProxyType
 
 from ..format import Format
 from .grammar_ast import Rules, Terminal, gbnf_class, gbnf_string, regex_escape
@@ -197,8 +199,19 @@ def gbnf_rules(language: TextLanguage, rules: Rules, prefix: str = "TEXT") -> No
 
 
 def define(language: TextLanguage, rules: Rules, prefix: str = "TEXT") -> None:
+    gbnf, lark = _defined(language, prefix)
+    rules.gbnf_extra.update(gbnf)
+    rules.lark_extra.update(lark)
+
+
+@functools.lru_cache(maxsize=64)
+def _defined(language: TextLanguage, prefix: str) -> tuple[Mapping[str, str], Mapping[str, str]]:
+    """The text rules of one language, built once (a server builds a grammar per request;
+    the automaton behind the GBNF rules is most of that work)."""
+    rules = Rules()
     lark_terminals(language, rules, prefix)
     gbnf_rules(language, rules, prefix)
+    return MappingProxyType(rules.gbnf_extra), MappingProxyType(rules.lark_extra)
 
 
 def reads_as_text(language: TextLanguage, text: str, *, before_marker: bool = True) -> bool:

@@ -378,11 +378,12 @@ class Server:
         body = self.engine.body(
             prompt=prompt,
             model=self.model,
-            stop=list(dict.fromkeys((*fmt.stop, *chat.stop))),
+            stop=list(dict.fromkeys((*(plan.stop or fmt.stop), *chat.stop))),
             sampling=chat.sampling,
             stream=chat.stream,
             include_usage=chat.include_usage,
             grammar=plan.grammar,
+            trigger=plan.trigger,
             max_tokens=self.config.max_tokens,
         )
         return Prepared(chat, plan, tools, body)

@@ -39,8 +39,16 @@ given, else what lets the engine run to its stop or its context end: ``max_token
 vLLM (the rest of the context), nothing to llama.cpp (its default is unlimited), and
 :data:`DEFAULT_MAX_TOKENS` to the others.
 
-A grammar is sent only to honour a ``tool_choice`` or ``parallel_tool_calls: false`` the format
-cannot force with a prompt prefix (see :mod:`pawlette.serve.tool_choice`).
+A grammar is sent only to honour a ``tool_choice`` or ``parallel_tool_calls: false``, with or
+after a forced prefix (see :mod:`pawlette.serve.tool_choice`).  llama.cpp alone takes a lazy
+grammar: under ``auto`` (without parallel calls) it gets the bundle's lazy grammar with
+``grammar_lazy: true``, ``grammar_triggers: [{"type": 1, "value": MARKER}]`` (type 1 is a
+trigger word) and ``preserved_tokens: [MARKER]``: llama.cpp's ``/v1/completions`` passes these
+fields to the same reader as ``/completion`` (``params_from_json_cmpl`` in
+``tools/server/server-task.cpp``), which refuses a one-token trigger word that is not a
+preserved token and then matches it by id.  The grammar is applied from the trigger on, which
+is where the lazy grammar starts.  vLLM and SGLang have no lazy field for a grammar, so they get
+the whole turn's grammar.
 """
 
 from __future__ import annotations
@@ -72,6 +80,8 @@ class Engine:
     """Whether ``stream_options: {"include_usage": true}`` is understood."""
     unbounded: Literal["null", "omit", "number"] = "number"
     """How to ask for no output limit: ``max_tokens: null``, no field, or a number."""
+    lazy_grammars: bool = False
+    """Whether a grammar can be switched on by a trigger (llama.cpp's ``grammar_lazy``)."""
 
     def body(
         self,
@@ -83,11 +93,13 @@ class Engine:
         stream: bool,
         include_usage: bool,
         grammar: str | None = None,
+        trigger: str | None = None,
         max_tokens: int | None = None,
     ) -> dict[str, Any]:
         """The ``/v1/completions`` request body.
 
         ``max_tokens`` is the server's budget for requests that set none (None: see above).
+        ``trigger``: the grammar is lazy, switched on where the model writes this marker.
         """
         body: dict[str, Any] = {"prompt": prompt}
         if model is not None:
@@ -112,8 +124,19 @@ class Engine:
             for key in self.grammar_field[:-1]:
                 target = target.setdefault(key, {})
             target[self.grammar_field[-1]] = grammar
+        if trigger is not None:
+            if grammar is None or not self.lazy_grammars:
+                raise ValueError(f"engine {self.name!r} takes no lazy grammar")
+            # llama.cpp: a trigger "word" that is one token must be a preserved token; the
+            # server then matches it by id and feeds that token to the grammar.
+            body["grammar_lazy"] = True
+            body["grammar_triggers"] = [{"type": _TRIGGER_WORD, "value": trigger}]
+            body["preserved_tokens"] = [trigger]
         return body
 
+
+_TRIGGER_WORD = 1
+"""llama.cpp's ``COMMON_GRAMMAR_TRIGGER_TYPE_WORD`` (common/common.h)."""
 
 _KEEP_MARKERS = {"skip_special_tokens": False, "spaces_between_special_tokens": False}
 
@@ -145,6 +168,7 @@ ENGINES: dict[str, Engine] = {
         grammar_field=("grammar",),
         grammar_syntax="gbnf",
         unbounded="omit",
+        lazy_grammars=True,
     ),
     "tgi": Engine("tgi", token_ids=False, usage_in_stream=False),
 }

@@ -1,29 +1,53 @@
 """How the server honours ``tool_choice`` and ``parallel_tool_calls``, or refuses them.
 
-Three means, strongest first:
+Everything comes from one place: the format's grammar bundle
+(:func:`pawlette.export.export_grammar_bundle`, what ``pawlette export grammar --bundle``
+prints), which holds per request the forced prefix of every tool choice, the whole-turn
+grammar, the grammar after the chosen prefix, the call trigger with its lazy grammar, and the
+stop markers.  A format without a grammar export falls back to its declaration's
+:meth:`pawlette.Format.forced_prefix`.  Three means, as the engine allows:
 
-1. **A forced prefix** from the format (:meth:`pawlette.Format.forced_prefix`: breeze's
-   decision tokens, ``<|use_tool|>`` for ``required``, ``<|answer|>`` for ``none``,
-   ``<|use_tool|>[name(`` for a named function).  It is appended to the prompt and fed to the
-   parser before the model's output, so the client sees the whole turn.
-2. **A grammar** for the whole turn (:func:`pawlette.export.export_grammar`) in the upstream
-   engine's structured-output field (see :mod:`pawlette.serve.engines`), when the format has
-   no prefix for the choice, has a grammar export, and the engine takes grammars.
+1. **A forced prefix** (``<call>`` for PCML under ``required``, ``\\n<|FUNCTION_START|>`` for
+   omni, ``<|use_tool|>`` / ``<|answer|>`` for breeze, a named function's head in ChatGLM3).
+   It is appended to the prompt and fed to the parser before the model's output, so the
+   answer is the message the model would have written had it written the prefix itself.
+2. **A grammar** in the engine's structured-output field (see :mod:`pawlette.serve.engines`):
+   the grammar after the prefix when a prefix is used, else the whole turn's.  llama.cpp, the
+   one engine here that takes lazy grammars, gets the call trigger and the grammar from it on
+   under ``auto`` (``parallel_tool_calls: false``).
 3. **A cut**: the completion is ended where it breaks the rule (the upstream request is
    cancelled), so a rule is never broken in the answer even when the model tries to.
+
+Prefix or grammar, and what a prefix costs:
+
+- A forced prefix is written right after the generation prompt, so a turn forced by one has
+  **no reasoning block** (PCML's ``<think>``, omni's thinking) and no content before the
+  call.  The latter is what ``required`` and a named choice mean anyway (the grammars allow no
+  content before the first call either); the former is a loss.  So on an engine that takes
+  grammars, a format whose turn may open with a reasoning block (the bundle's ``reasoning``)
+  gets **no prefix but the whole-turn grammar**, which keeps the reasoning block and forces
+  the choice after it.  Formats without reasoning (breeze, ChatGLM3) get the prefix and the
+  grammar that follows it.
+- On an engine without grammars (``generic``, ``tgi``) the prefix is all there is: the turn
+  loses its reasoning block.  Where the bundle's prefix stops short of the function's name
+  (PCML's calls begin with a model-written ``"id"``: ``<call>{"id": "``), a call to another
+  function is cut (the answer ends before it, ``finish_reason: "stop"``).  ChatGLM3's calls
+  begin with the function's name, so ``required`` has a prefix only when one function can be
+  called; with several it is refused there (no prefix can say "any of these names").
 
 =========================  ================================================================
 request                    honoured by
 =========================  ================================================================
 ``auto`` (the default)     nothing to do
-``none``                   prefix, else grammar when available; always a cut before the
-                           first call (the answer ends there with ``finish_reason: "stop"``)
-``required``               prefix, else grammar; **400** when neither exists (a cut cannot
-                           make a model call a tool)
-a named function           prefix, else grammar, plus a cut before a call to any other
-                           function; **400** when neither exists
-``parallel_tool_calls:     grammar when available and no prefix is used; always a cut before
-false``                    the second call
+``none``                   prefix (breeze's ``<|answer|>``) or grammar when available;
+                           always a cut before the first call (the answer ends there with
+                           ``finish_reason: "stop"``)
+``required``               prefix and/or grammar as above; **400** when neither exists (a
+                           cut cannot make a model call a tool)
+a named function           prefix and/or grammar as above, plus a cut before a call to any
+                           other function; **400** when neither exists
+``parallel_tool_calls:     grammar when available (llama.cpp: the lazy grammar); always a
+false``                    cut before the second call
 =========================  ================================================================
 """
 
@@ -46,15 +70,19 @@ class ToolPlan:
 
     prefix: str = ""
     grammar: str | None = None
+    trigger: str | None = None
+    """The marker that switches ``grammar`` on (a lazy grammar); None: from the start."""
+    stop: tuple[str, ...] = ()
+    """The bundle's stop markers (empty: the format's)."""
     max_calls: int | None = None
     """At most this many calls (0 for ``none``, 1 without parallel calls); None: any."""
     only_function: str | None = None
     """Calls to any other function are cut (a named ``tool_choice``)."""
 
 
-PrefixSource = Callable[[Format, ToolChoice, tuple[Tool, ...]], "str | None"]
-GrammarSource = Callable[
-    [Format, tuple[Tool, ...], ToolChoice, bool, Engine, Mapping[str, int]], "str | None"
+Bundle = Mapping[str, Any]
+BundleSource = Callable[
+    [Format, tuple[Tool, ...], ToolChoice, bool, Engine, Mapping[str, int]], "Bundle | None"
 ]
 
 
@@ -66,7 +94,7 @@ def openai_tool_choice(choice: ToolChoice) -> str | dict[str, Any]:
 
 
 def format_prefix(fmt: Format, choice: ToolChoice, tools: tuple[Tool, ...]) -> str | None:
-    """The format's forced prefix for this choice, or None when it has none."""
+    """The declaration's forced prefix (formats without a grammar export), or None."""
     method: Any = getattr(fmt, "forced_prefix", None)
     if method is None or not callable(method):
         return None
@@ -74,32 +102,46 @@ def format_prefix(fmt: Format, choice: ToolChoice, tools: tuple[Tool, ...]) -> s
     return value if isinstance(value, str) and value else None
 
 
-def export_grammar(
+def grammar_bundle(
     fmt: Format,
     tools: tuple[Tool, ...],
     choice: ToolChoice,
     parallel: bool,
     engine: Engine,
     token_ids: Mapping[str, int],
-) -> str | None:
-    """The whole-turn grammar in the engine's syntax, or None when the engine takes none.
+) -> Bundle | None:
+    """The format's grammar bundle, its grammars in the engine's syntax; None when the format
+    has no grammar export.
 
-    Raises :class:`~pawlette.errors.PawletteError` when the format has no grammar export or a
-    marker cannot be spelled in the engine's syntax.
+    For an engine that takes no grammar only the prefixes and stops are used (its grammars are
+    written with markers as text, which never fails).  Raises
+    :class:`~pawlette.errors.PawletteError` when a marker cannot be spelled in the engine's
+    syntax.
     """
-    if engine.grammar_syntax is None:
-        return None
-    from ..export.grammar import export_grammar as export
+    from ..export.grammar import export_grammar_bundle, grammar_formats
 
-    return export(
+    if fmt.name not in grammar_formats():
+        return None
+    syntax = engine.grammar_syntax
+    return export_grammar_bundle(
         fmt,
         tools,
         openai_tool_choice(choice),
         parallel,
-        engine.grammar_syntax,
+        syntax or "gbnf",
         token_ids=dict(token_ids) or None,
-        markers_as_text=engine.grammar_markers == "text",
+        markers_as_text=syntax is None or engine.grammar_markers == "text",
     )
+
+
+def bundle_prefix(bundle: Bundle, choice: ToolChoice) -> str:
+    """The bundle's forced prefix for ``choice`` (empty: none)."""
+    prefixes = bundle["forced_prefix"]
+    if choice.mode == "function":
+        value = prefixes["functions"].get(choice.name, "")
+    else:
+        value = prefixes.get(choice.mode, "")
+    return value if isinstance(value, str) else ""
 
 
 def plan_tool_choice(
@@ -110,34 +152,77 @@ def plan_tool_choice(
     parallel: bool,
     *,
     token_ids: Mapping[str, int] | None = None,
-    prefix_source: PrefixSource | None = None,
-    grammar_source: GrammarSource | None = None,
+    bundle_source: BundleSource | None = None,
 ) -> ToolPlan:
     """The plan for one request, or :class:`UnsupportedFeature` (a 400) naming the field.
 
     ``token_ids`` (marker -> id, with ``--tokenizer``) lets grammars name markers by id.
-    ``prefix_source`` and ``grammar_source`` default to :func:`format_prefix` and
-    :func:`export_grammar`.
+    ``bundle_source`` defaults to :func:`grammar_bundle`.
     """
     if not tools or (choice.mode == "auto" and parallel):
         return ToolPlan()  # nothing to force (without tools no call can be parsed)
-    prefix_source = prefix_source or format_prefix
-    grammar_source = grammar_source or export_grammar
+    source = bundle_source or grammar_bundle
     max_calls = 0 if choice.mode == "none" else (None if parallel else 1)
     only = choice.name if choice.mode == "function" else None
-    prefix = prefix_source(fmt, choice, tools) or ""
-    grammar: str | None = None
+    takes_grammar = engine.grammar_syntax is not None
     problem = f"upstream engine {engine.name!r} takes no grammar"
-    if not prefix and engine.grammar_syntax is not None:
-        try:
-            grammar = grammar_source(fmt, tools, choice, parallel, engine, token_ids or {})
-        except PawletteError as error:
-            problem = f"no grammar for it ({error})"
-    if choice.mode in ("required", "function") and not prefix and grammar is None:
+    bundle: Bundle | None = None
+    try:
+        bundle = source(fmt, tools, choice, parallel, engine, token_ids or {})
+    except PawletteError as error:
+        if not takes_grammar:
+            raise
+        problem = f"no grammar for it ({error})"
+        # The prefixes do not depend on how markers are spelled: ask again, grammar unused.
+        bundle = source(fmt, tools, choice, parallel, _NO_GRAMMAR, {})
+        takes_grammar = False
+    if bundle is None:
+        prefix = format_prefix(fmt, choice, tools) or ""
+        if takes_grammar:
+            problem = f"format {fmt.name!r} has no grammar export"
+        plan = ToolPlan(prefix=prefix, max_calls=max_calls, only_function=only)
+    else:
+        plan = _from_bundle(bundle, engine, choice, takes_grammar, max_calls, only)
+    if choice.mode in ("required", "function") and not plan.prefix and plan.grammar is None:
         raise UnsupportedFeature(
             "tool_choice",
             f"{choice.describe()}, which format {fmt.name!r} cannot force: it has no forced "
             f"prefix for it and {problem}",
             "'auto' or 'none'",
         )
-    return ToolPlan(prefix=prefix, grammar=grammar, max_calls=max_calls, only_function=only)
+    return plan
+
+
+def _from_bundle(
+    bundle: Bundle,
+    engine: Engine,
+    choice: ToolChoice,
+    takes_grammar: bool,
+    max_calls: int | None,
+    only: str | None,
+) -> ToolPlan:
+    prefix = bundle_prefix(bundle, choice)
+    stop = tuple(bundle["stop"])
+    grammar: str | None = None
+    trigger: str | None = None
+    if takes_grammar:
+        lazy = bundle.get("lazy_grammar")
+        after = bundle.get("grammar_after_prefix")
+        if choice.mode == "auto" and engine.lazy_grammars and bundle.get("trigger") and lazy:
+            grammar, trigger = lazy, bundle["trigger"]["marker"]
+        elif prefix and bundle.get("reasoning") is None:
+            grammar = after  # the prefix, then its grammar
+        else:
+            # The whole turn: a reasoning block may come first, which a prefix would rule out.
+            prefix, grammar = "", bundle["grammar"]
+    return ToolPlan(
+        prefix=prefix,
+        grammar=grammar,
+        trigger=trigger,
+        stop=stop,
+        max_calls=max_calls,
+        only_function=only,
+    )
+
+
+_NO_GRAMMAR = Engine("no grammar", token_ids=False)

@@ -12,6 +12,9 @@ from ..json_schema import SchemaToGbnf
 from ..text_language import TextLanguage, define
 
 ANY_OBJECT = {"type": "object"}
+NO_ARGUMENTS = {"type": "object", "properties": {}, "additionalProperties": False}
+"""A tool without ``parameters``: OpenAI documents that omitting them defines a function with
+an empty parameter list, so its arguments are ``{}`` (no keyword arguments in Python calls)."""
 
 
 def function_tools_only(tools: tuple[Tool, ...]) -> None:
@@ -22,14 +25,54 @@ def function_tools_only(tools: tuple[Tool, ...]) -> None:
 
 
 def parameters(tool: Tool) -> Any:
-    """The schema of a tool's arguments (any object when it declares none)."""
-    return tool.parameters if tool.parameters is not None else ANY_OBJECT
+    """The schema of a tool's arguments (no arguments when it declares none)."""
+    return tool.parameters if tool.parameters is not None else NO_ARGUMENTS
+
+
+LARK_JSON_NOTE = (
+    "JSON arguments are llguidance's %json under each tool's schema with lenient: true: "
+    "keywords llguidance does not implement are ignored, not refused"
+)
+
+
+LLGUIDANCE_ENFORCED = frozenset(
+    {
+        "pattern",
+        "format",
+        "minimum",
+        "maximum",
+        "exclusiveMinimum",
+        "exclusiveMaximum",
+        "multipleOf",
+    }
+)
+"""Keywords the GBNF schema rules ignore that llguidance's %json enforces (its JSON-schema
+README; tested in tests/export/test_grammar.py).  Every other ignored keyword (``uniqueItems``,
+``contains``, ``not``, ...) is ignored by both."""
+
+
+class _JsonArguments(SchemaToGbnf):
+    """GBNF rules for a schema whose notes go to the syntax they are true of."""
+
+    note_syntax = "gbnf"
+
+    def _note(self, where: str, what: str) -> None:
+        super()._note(where, what)
+        keyword = what[1:-1] if what[:1] == what[-1:] == "'" else None
+        if keyword is not None and keyword not in LLGUIDANCE_ENFORCED:
+            note = f"{where}: {what} is not enforced by llguidance's %json (lenient: ignored)"
+            notes = self.rules.syntax_notes.setdefault("lark", [])
+            if note not in notes:
+                notes.append(note)
 
 
 def json_arguments(rules: Rules, number: int, tool: Tool) -> JsonSchemaValue:
     """The JSON arguments of a call to ``tools[number]`` (GBNF rules defined in ``rules``)."""
     schema = parameters(tool)
-    converter = SchemaToGbnf(rules, f"args-{number}", f"tools[{number}].parameters")
+    lark_notes = rules.syntax_notes.setdefault("lark", [])
+    if LARK_JSON_NOTE not in lark_notes:
+        lark_notes.append(LARK_JSON_NOTE)
+    converter = _JsonArguments(rules, f"args-{number}", f"tools[{number}].parameters")
     return JsonSchemaValue(schema, gbnf=converter.convert(schema))
 
 

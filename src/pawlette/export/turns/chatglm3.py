@@ -9,10 +9,11 @@ generation prompt), through the role token that ends it::
 Arguments are keyword arguments whose values are Python literals (double-quoted strings)
 under the tool's schema (:mod:`pawlette.export.python_schema`).  ``required`` and a named
 choice allow no reply text before the calls; a named choice's forced prefix is the whole call
-head, ``NAME\\n```python\\ntool_call(``.  The code interpreter (``interpreter`` turns) is
-allowed when a tool named ``code_interpreter`` is declared, its program being any text.  A
-call turn has no marker of its own before the first call, so there is no trigger for lazy
-grammars.
+head, ``NAME\\n```python\\ntool_call(``, and so is ``required``'s when exactly one function
+(not the code interpreter) is declared; with several, ``required`` has no prefix.  The code
+interpreter (``interpreter`` turns) is allowed when a tool named ``code_interpreter`` is
+declared, its program being any text.  A call turn has no marker of its own before the first
+call, so there is no trigger for lazy grammars.
 """
 
 from __future__ import annotations
@@ -105,7 +106,12 @@ def build(fmt: Format, tools: tuple[Tool, ...], choice: ToolChoice, parallel: bo
     for tool in tools:
         if tool.name != CALLS.code_tool:
             turn.forced_prefixes[tool.name] = _head(tool.name)
-    if only is not None and only != CALLS.code_tool:
+    # A call begins with its function's name: ``required`` has a prefix when one function can
+    # be called, none when several can (no prefix says "any of these names").
+    single = len(tools) == 1 and tools[0].name != CALLS.code_tool
+    if single:
+        turn.forced_prefixes["required"] = _head(tools[0].name)
+    if (only is not None and only != CALLS.code_tool) or (choice.mode == "required" and single):
         after = rules_for(fmt)
         first = call(after, skip_head=True)
         rest: Node = Repeat(seq(Marker(chatglm3.ASSISTANT), call(after))) if parallel else Lit("")
