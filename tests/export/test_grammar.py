@@ -671,11 +671,12 @@ BOUNDED = {
                 "n": {"type": "integer", "minimum": 0, "maximum": 9},
                 "code": {"type": "string", "pattern": "^[A-Z]+$"},
                 "tags": {"type": "array", "items": {"type": "string"}, "uniqueItems": True},
+                "ones": {"type": "array", "contains": {"const": 1}},
             },
         },
     },
 }
-UNENFORCED = ("'minimum'", "'maximum'", "'pattern'", "'uniqueItems'")
+UNENFORCED = ("'minimum'", "'maximum'", "'pattern'", "'uniqueItems'", "'contains'")
 
 
 @pytest.mark.parametrize("syntax", SYNTAXES)
@@ -694,7 +695,7 @@ def test_notes_describe_the_syntax_exported(name: str, syntax: Any) -> None:
             assert found and all("Lark and GBNF alike" in note for note in found), keyword
         elif syntax == "gbnf":
             assert found and all(note.endswith("is not enforced in GBNF") for note in found)
-        elif keyword == "'uniqueItems'":  # llguidance ignores it too
+        elif keyword in ("'uniqueItems'", "'contains'"):  # llguidance ignores them too
             assert found and all("by llguidance's %json" in note for note in found), found
         else:
             assert not found, found
@@ -706,7 +707,7 @@ def test_notes_describe_the_syntax_exported(name: str, syntax: Any) -> None:
 @pytest.mark.parametrize("syntax", SYNTAXES)
 def test_what_the_notes_say_is_what_each_syntax_enforces(syntax: Any) -> None:
     """llguidance enforces the bounds and the pattern (no note in Lark); GBNF does not (noted);
-    neither enforces uniqueItems (noted in both)."""
+    neither enforces uniqueItems or contains (noted in both)."""
     grammar = export_grammar("pcml", [BOUNDED], "auto", True, syntax)
     cases = [
         ('{"n": 5}', True, True),
@@ -715,6 +716,7 @@ def test_what_the_notes_say_is_what_each_syntax_enforces(syntax: Any) -> None:
         ('{"code": "AB"}', True, True),
         ('{"code": "ab"}', False, True),
         ('{"tags": ["a", "a"]}', True, True),
+        ('{"ones": [2]}', True, True),
     ]
     for arguments, in_lark, in_gbnf in cases:
         ids = turn_ids("pcml", [*weather_call(arguments, name="pick"), END])

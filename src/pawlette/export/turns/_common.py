@@ -44,11 +44,13 @@ LLGUIDANCE_ENFORCED = frozenset(
         "exclusiveMinimum",
         "exclusiveMaximum",
         "multipleOf",
+        "patternProperties",
     }
 )
 """Keywords the GBNF schema rules ignore that llguidance's %json enforces (its JSON-schema
-README; tested in tests/export/test_grammar.py).  Every other ignored keyword (``uniqueItems``,
-``contains``, ``not``, ...) is ignored by both."""
+README, and what the installed llguidance was seen to do; tested in
+tests/export/test_grammar.py).  Every other ignored keyword (``uniqueItems``, ``contains``,
+``not``, conditionals, ...) is ignored by both."""
 
 
 class _JsonArguments(SchemaToGbnf):
