@@ -18,6 +18,7 @@ from pawlette.tokenization import (
     load_backend,
     tokenize,
 )
+from pawlette.types import Rendering
 
 from ..helpers import CLOSE, OPEN
 from ..support.small_bpe import small_tokenizer
@@ -189,6 +190,48 @@ def test_omni_results_inside_the_turn_are_never_learned() -> None:
     assert "tool_result" in result.kinds
 
 
+class _ResultsMarkedTrainable:
+    """omni, except that its rendering marks tool results trainable (a format declaration
+    could): the encoder must still never learn them."""
+
+    def __init__(self) -> None:
+        self._omni = pawlette.get_format("omni")
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._omni, name)
+
+    def render(self, *arguments: Any, **keywords: Any) -> Rendering:
+        rendering = self._omni.render(*arguments, **keywords)
+        segments = tuple(
+            segment._replace(trainable=True) if segment.kind == "tool_result" else segment
+            for segment in rendering.segments
+        )
+        return Rendering(rendering.text, segments)
+
+
+def test_tool_results_marked_trainable_are_still_never_learned() -> None:
+    tokenizer = small("omni")
+    fmt: Any = _ResultsMarkedTrainable()
+    messages = [
+        {"role": "user", "content": "Weather?"},
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [
+                {"id": "c1", "type": "function", "function": {"name": "f", "arguments": "{}"}}
+            ],
+        },
+        {"role": "tool", "tool_call_id": "c1", "content": "RESULT TEXT"},
+        {"role": "assistant", "content": "Sunny."},
+    ]
+    rendering = fmt.render(messages)
+    assert any(s.kind == "tool_result" and s.trainable for s in rendering.segments)
+    result = ConversationEncoder(fmt, tokenizer).encode(messages)
+    assert "RESULT" not in learned_text(tokenizer, result)
+    kinds = {kind for kind, label in zip(result.kinds, result.labels, strict=True) if label >= 0}
+    assert "tool_result" not in kinds and "tool_result" in result.kinds
+
+
 def test_chatglm3_learns_the_role_token_that_ends_an_assistant_turn() -> None:
     glm = pawlette.get_format("chatglm3")
     tokenizer = small("chatglm3")
@@ -260,6 +303,23 @@ def test_tokenizer_from_a_path_a_directory_and_transformers(tmp_path: Path) -> N
 
     fast = transformers.PreTrainedTokenizerFast(tokenizer_object=tokenizer)
     assert tokenize(PCML, fast, CONVERSATION, TOOLS) == expected
+
+
+def test_a_directory_prepared_again_in_this_process_gives_the_new_ids(tmp_path: Path) -> None:
+    """Backends and encoders are cached by the tokenizer.json actually read (its inode,
+    modification time and size), not by the path or the directory's own status."""
+    first, second = small("pcml"), small_tokenizer(PCML.special_markers, vocab_size=600)
+    first.save(str(tmp_path / "tokenizer.json"))
+    expected_first = tokenize(PCML, first, CONVERSATION, TOOLS)
+    assert tokenize(PCML, tmp_path, CONVERSATION, TOOLS) == expected_first
+    assert load_backend(tmp_path).tokenizer.get_vocab_size() == first.get_vocab_size()
+    # Prepared again in place: the file is rewritten, the directory's own status unchanged.
+    second.save(str(tmp_path / "tokenizer.json"))
+    expected_second = tokenize(PCML, second, CONVERSATION, TOOLS)
+    assert expected_second != expected_first
+    assert tokenize(PCML, tmp_path, CONVERSATION, TOOLS) == expected_second
+    assert tokenize(PCML, tmp_path / "tokenizer.json", CONVERSATION, TOOLS) == expected_second
+    assert load_backend(tmp_path).tokenizer.get_vocab_size() == second.get_vocab_size()
 
 
 def test_tokenizer_that_is_not_one() -> None:

@@ -12,6 +12,18 @@ A :class:`TokenizerBackend` wraps the tokenizer it is given and keeps, once:
   :func:`pawlette.tokenizers.encode_plain` does piece by piece in Python; the copy does it in
   Rust, in batches, on every core.  Every encoded run is still checked against the control
   ids: a vocabulary that lists a special token as an ordinary one could reach it from text;
+- *where a run stands*.  The tokenizer splits its input at added tokens and normalises and
+  pre-tokenizes each piece on its own, and some pipelines add a prefix there: a Metaspace
+  pre-tokenizer puts ``▁`` before every piece (``prepend_scheme="always"``) or only before
+  the piece at the very start of the input (``"first"``, Mistral and Llama 2 tokenizers: not
+  after a special token); a legacy Llama 2 normaliser (``Prepend("▁")``) and ByteLevel with
+  ``add_prefix_space`` prefix every piece.  A run is therefore encoded for its context
+  (:data:`START` of the text, :data:`AFTER_MARKER`, or a :data:`CONTINUATION` of the text
+  before it, where trainability cut it and no prefix belongs) by a copy whose pipeline adds
+  exactly the prefix the tokenizer would add there.  When the backend is built, and for each
+  marker of a format, a probe text is encoded both ways (the tokenizer's own ``encode`` and
+  pawlette's runs) and any difference raises :class:`TokenizerMismatch`, so pawlette never
+  silently writes ids the tokenizer would not;
 - a bounded cache of encoded text runs: scaffolding, system prompts and tool listings repeat
   across a dataset and are encoded once;
 - for byte-level BPEs, each token's length in bytes (to map tokens back to the segments they
@@ -38,12 +50,29 @@ from ..errors import PawletteError, TokenizerMismatch
 if TYPE_CHECKING:
     from tokenizers import Tokenizer
 
-__all__ = ["TokenizerBackend", "load_backend", "load_tokenizer"]
+__all__ = [
+    "AFTER_MARKER",
+    "CONTINUATION",
+    "START",
+    "TokenizerBackend",
+    "load_backend",
+    "load_tokenizer",
+]
 
 CACHE_ENTRIES = 32768
 """How many encoded text runs a backend remembers (first in, first out)."""
 CACHE_MAX_CHARACTERS = 20000
 """Longer runs are encoded every time (they would crowd the cache)."""
+
+START = 0
+"""A run at the very start of the encoded text (offset 0)."""
+AFTER_MARKER = 1
+"""A run right after an added token (a marker)."""
+CONTINUATION = 2
+"""A run that continues the text before it (cut there because trainability changes)."""
+
+_CONTEXT_NAMES = ("at the start of the text", "after a special token", "continuing text")
+_PROBE_TEXTS = ("Hello world, two  spaces", "\n next line ", " and:\tmore text\n")
 
 
 def _import_tokenizers() -> Any:
@@ -97,20 +126,114 @@ def load_tokenizer(source: object) -> Tokenizer:
     )
 
 
-def _plain_copy(tokenizer: Tokenizer) -> Tokenizer:
-    """The tokenizer's pipeline without added tokens, post-processor, truncation or padding.
+def _plain_copy(
+    tokenizer: Tokenizer, normalizer: Any = "same", pre_tokenizer: Any = "same"
+) -> Tokenizer:
+    """The tokenizer's pipeline without added tokens, post-processor, truncation or padding
+    (and with another normaliser or pre-tokenizer when given; None: none).
 
     The model is shared, not copied (a new ``Tokenizer`` over the same model object).
     """
     tokenizers = _import_tokenizers()
     plain: Tokenizer = tokenizers.Tokenizer(tokenizer.model)
-    if tokenizer.normalizer is not None:
-        plain.normalizer = tokenizer.normalizer
-    if tokenizer.pre_tokenizer is not None:
-        plain.pre_tokenizer = tokenizer.pre_tokenizer
+    if isinstance(normalizer, str):
+        normalizer = tokenizer.normalizer
+    if isinstance(pre_tokenizer, str):
+        pre_tokenizer = tokenizer.pre_tokenizer
+    if normalizer is not None:
+        plain.normalizer = normalizer
+    if pre_tokenizer is not None:
+        plain.pre_tokenizer = pre_tokenizer
     if tokenizer.decoder is not None:
         plain.decoder = tokenizer.decoder
     return plain
+
+
+def _component_json(component: object) -> Any:
+    """A normaliser's or pre-tokenizer's settings as JSON (None for none)."""
+    if component is None:
+        return None
+    import json
+
+    return json.loads(component.__getstate__())  # type: ignore[attr-defined]  # its JSON
+
+
+def _without_prefix(node: Any, *, keep_first: bool, keep_always: bool) -> tuple[Any, bool]:
+    """A component's JSON with the prefixes it adds to a piece removed: Metaspace's
+    ``prepend_scheme`` (``"first"`` kept when ``keep_first``), ``Prepend`` normalisers and
+    ByteLevel's ``add_prefix_space`` (kept when ``keep_always``); and whether it changed."""
+    if isinstance(node, list):
+        changed = False
+        result = []
+        for item in node:
+            new, item_changed = _without_prefix(
+                item, keep_first=keep_first, keep_always=keep_always
+            )
+            changed |= item_changed
+            if new is not None:
+                result.append(new)
+        return result, changed
+    if not isinstance(node, dict):
+        return node, False
+    kind = node.get("type")
+    if kind == "Prepend":
+        return (node, False) if keep_always else (None, True)
+    if kind == "Metaspace":
+        scheme = node.get("prepend_scheme", "always" if node.get("add_prefix_space") else "never")
+        keep = scheme == "never" or (scheme == "first" and keep_first)
+        keep = keep or (scheme == "always" and keep_always)
+        if keep:
+            return node, False
+        return {**node, "prepend_scheme": "never", "add_prefix_space": False}, True
+    if kind == "ByteLevel" and node.get("add_prefix_space"):
+        return (node, False) if keep_always else ({**node, "add_prefix_space": False}, True)
+    changed = False
+    copied = dict(node)
+    for key in ("normalizers", "pretokenizers"):
+        if isinstance(node.get(key), list):
+            copied[key], item_changed = _without_prefix(
+                node[key], keep_first=keep_first, keep_always=keep_always
+            )
+            changed |= item_changed
+    return copied, changed
+
+
+def _context_copies(tokenizer: Tokenizer, plain: Tokenizer) -> tuple[Tokenizer, ...]:
+    """The plain copy for each context (:data:`START`, :data:`AFTER_MARKER`,
+    :data:`CONTINUATION`): the same object three times when no component adds a prefix."""
+    import json
+
+    normalizer = _component_json(tokenizer.normalizer)
+    pre_tokenizer = _component_json(tokenizer.pre_tokenizer)
+    copies = [plain]
+    for keep_first, keep_always in ((False, True), (False, False)):
+        new_normalizer, normalizer_changed = _without_prefix(
+            normalizer, keep_first=keep_first, keep_always=keep_always
+        )
+        new_pre_tokenizer, pre_changed = _without_prefix(
+            pre_tokenizer, keep_first=keep_first, keep_always=keep_always
+        )
+        if not (normalizer_changed or pre_changed):
+            copies.append(plain)
+            continue
+        # Components are built from JSON through a tokenizer with an empty model.
+        holder = _import_tokenizers().Tokenizer.from_str(
+            json.dumps(
+                {
+                    "version": "1.0",
+                    "truncation": None,
+                    "padding": None,
+                    "added_tokens": [],
+                    "normalizer": new_normalizer,
+                    "pre_tokenizer": new_pre_tokenizer,
+                    "post_processor": None,
+                    "decoder": None,
+                    "model": {"type": "WordLevel", "vocab": {"x": 0}, "unk_token": "x"},
+                }
+            )
+        )
+        copies.append(_plain_copy(tokenizer, holder.normalizer, holder.pre_tokenizer))
+    return tuple(copies)
 
 
 @cache
@@ -140,9 +263,15 @@ class TokenizerBackend:
         self.control_ids = frozenset(added)
         self._id_of_added = {content: token_id for token_id, content in self.added.items()}
         self._plain = _plain_copy(tokenizer)
-        self._cache: dict[str, list[int]] = {}
+        self._copies = _context_copies(tokenizer, self._plain)
+        # Whether a run's context changes its ids (a pipeline that adds a prefix somewhere).
+        self.contextual = any(copy is not self._plain for copy in self._copies)
+        self._caches: tuple[dict[str, list[int]], ...] = ({}, {}, {})
+        self._cache = self._caches[START]
         # encode_batch_fast (tokenizers >= 0.21) skips the offsets nobody reads here.
-        self._encode_batch = getattr(self._plain, "encode_batch_fast", self._plain.encode_batch)
+        self._encoders = tuple(
+            getattr(copy, "encode_batch_fast", copy.encode_batch) for copy in self._copies
+        )
         self._byte_level = _is_byte_level(tokenizer)
         self._token_bytes: list[bytes] | None = None
         # Byte-level BPEs: a token's length in bytes is its length in byte-level characters.
@@ -156,6 +285,82 @@ class TokenizerBackend:
             for token_id, content in self.added.items():
                 lengths[token_id] = len(content.encode("utf-8"))
             self._token_lengths = lengths
+        self._check_contexts()
+
+    # ------------------------------------------------------------------ self-check
+
+    def _own_ids(self, text: str) -> list[int] | None:
+        """The tokenizer's own ids for ``text`` (added tokens matched), or None when its
+        settings (``encode_special_tokens``) keep it from matching them."""
+        if getattr(self.tokenizer, "encode_special_tokens", False):
+            return None
+        encoding = self.tokenizer.encode(text, add_special_tokens=False)
+        if self.tokenizer.padding is None:
+            return list(encoding.ids)
+        return [i for i, keep in zip(encoding.ids, encoding.attention_mask, strict=True) if keep]
+
+    def _compare(self, what: str, text: str, parts: list[tuple[int, str]]) -> None:
+        """Raise :class:`TokenizerMismatch` unless ``parts`` (markers as ``(-1 - id, text)``,
+        runs as ``(context, text)``) give the tokenizer's own ids for ``text``."""
+        expected = self._own_ids(text)
+        if expected is None:
+            return
+        ours: list[int] = []
+        for context, piece in parts:
+            if context < 0:
+                ours.append(-1 - context)
+            elif piece:
+                ours += self._copies[context].encode(piece, add_special_tokens=False).ids
+        if ours == expected:
+            return
+        first = next(
+            (i for i, (a, b) in enumerate(zip(ours, expected, strict=False)) if a != b),
+            min(len(ours), len(expected)),
+        )
+        shown = [self._plain.id_to_token(i) for i in expected[first : first + 4]]
+        found = [self._plain.id_to_token(i) for i in ours[first : first + 4]]
+        raise TokenizerMismatch(
+            f"{self.source}: {what}: encoding {text!r} piece by piece gives the tokens"
+            f" {found} from token {first} where the tokenizer itself gives {shown};"
+            " expected pawlette to reproduce the tokenizer's own ids. Its normaliser,"
+            " pre-tokenizer or added-token settings (lstrip, rstrip, normalized) do"
+            " something pawlette does not model"
+        )
+
+    def _check_contexts(self) -> None:
+        """Text at the start, after an added token, and continuing: the ids pawlette's runs
+        give must be the tokenizer's own (see the module docstring)."""
+        first, second, _ = _PROBE_TEXTS
+        self._compare("text alone", first + second, [(START, first + second)])
+        # A continuation is checked where the tokenizer's own tokens break at the cut.
+        whole = self._plain.encode(first + second, add_special_tokens=False)
+        if any(end == len(first) for _, end in whole.offsets):
+            self._compare(
+                "text continuing other text",
+                first + second,
+                [(START, first), (CONTINUATION, second)],
+            )
+        # One plain special token (a format's markers are checked one by one in marker_ids).
+        for token_id, token in sorted(self.tokenizer.get_added_tokens_decoder().items()):
+            plain = not (token.normalized or token.lstrip or token.rstrip or token.single_word)
+            if token.content and token.special and plain:
+                self.check_marker(token.content, token_id)
+                break
+
+    def check_marker(self, marker: str, token_id: int) -> None:
+        """Text around ``marker`` (an added token): pawlette's ids must be the tokenizer's."""
+        first, second, third = _PROBE_TEXTS
+        text = first + marker + second + marker + third + marker
+        parts = [
+            (START, first),
+            (-1 - token_id, marker),
+            (AFTER_MARKER, second),
+            (-1 - token_id, marker),
+            (AFTER_MARKER, third),
+            (-1 - token_id, marker),
+        ]
+        self._compare(f"text around {marker!r}", text, parts)
+        self._compare(f"text after {marker!r}", marker + first, [parts[1], (AFTER_MARKER, first)])
 
     # ------------------------------------------------------------------ markers
 
@@ -185,22 +390,40 @@ class TokenizerBackend:
                     " the control token; expected a special token no text can reach. Use a"
                     " tokenizer whose vocabulary does not hold the marker"
                 )
+            self.check_marker(marker, token_id)
             ids[marker] = token_id
         return ids
 
     # ------------------------------------------------------------------ encoding text
 
-    def encode_texts(self, texts: Sequence[str]) -> list[list[int]]:
+    def encode_texts(
+        self, texts: Sequence[str], contexts: Sequence[int] | None = None
+    ) -> list[list[int]]:
         """The ids of each text, encoded as plain text (no added token can come out).
 
-        Raises :class:`TokenizerMismatch` if the vocabulary turns some text into a control id.
+        ``contexts`` says where each text stands (:data:`START`, :data:`AFTER_MARKER`,
+        :data:`CONTINUATION`; default: every text at the start), which matters to tokenizers
+        that add a prefix to some pieces (:attr:`contextual`).  Raises
+        :class:`TokenizerMismatch` if the vocabulary turns some text into a control id.
         """
-        cache_ = self._cache
+        if contexts is None or not self.contextual:
+            return self._encode_in(START, texts)
+        results: list[list[int]] = [[] for _ in texts]
+        for context in (START, AFTER_MARKER, CONTINUATION):
+            chosen = [index for index, found in enumerate(contexts) if found == context]
+            if chosen:
+                encoded = self._encode_in(context, [texts[index] for index in chosen])
+                for index, ids in zip(chosen, encoded, strict=True):
+                    results[index] = ids
+        return results
+
+    def _encode_in(self, context: int, texts: Sequence[str]) -> list[list[int]]:
+        cache_ = self._caches[context] if self.contextual else self._cache
         results: list[list[int] | None] = [cache_.get(text) for text in texts]
         missing = [index for index, found in enumerate(results) if found is None]
         if missing:
             unique = list(dict.fromkeys(texts[index] for index in missing))
-            encodings = self._encode_batch(unique, add_special_tokens=False)
+            encodings = self._encoders[context](unique, add_special_tokens=False)
             control = self.control_ids
             encoded: dict[str, list[int]] = {}
             for text, encoding in zip(unique, encodings, strict=True):
@@ -218,7 +441,8 @@ class TokenizerBackend:
 
     def clear_cache(self) -> None:
         """Forget every encoded text run (a benchmark's cold start; memory)."""
-        self._cache.clear()
+        for cache_ in self._caches:
+            cache_.clear()
 
     def _reached_control(self, text: str, ids: list[int]) -> None:
         position = next(index for index, token in enumerate(ids) if token in self.control_ids)
@@ -229,7 +453,9 @@ class TokenizerBackend:
             " The vocabulary lists that token as an ordinary one, so plain text reaches it"
         )
 
-    def token_ends(self, pieces: Sequence[str], ids: list[int]) -> tuple[list[int], list[int]]:
+    def token_ends(
+        self, pieces: Sequence[str], ids: list[int], context: int = START
+    ) -> tuple[list[int], list[int]]:
         """Where each piece starts and each token ends, in one unit, for the encoding ``ids``
         of ``"".join(pieces)``: bytes for byte-level BPEs (each token's bytes are known),
         characters otherwise (from the tokenizer's offsets; a token that ends inside a
@@ -241,7 +467,8 @@ class TokenizerBackend:
             if (ends[-1] if ends else 0) == sum(lengths) and 0 not in lengths:
                 return list(itertools.accumulate(lengths[:-1], initial=0)), ends
         starts = list(itertools.accumulate((len(piece) for piece in pieces[:-1]), initial=0))
-        offsets = self._plain.encode("".join(pieces), add_special_tokens=False).offsets
+        copy = self._copies[context]
+        offsets = copy.encode("".join(pieces), add_special_tokens=False).offsets
         return starts, [end for _, end in offsets]
 
     # ------------------------------------------------------------------ decoding
@@ -275,6 +502,20 @@ class TokenizerBackend:
         return str(self.tokenizer.decode(list(ids), skip_special_tokens=False))
 
 
+def file_key(path: str | os.PathLike[str]) -> tuple[object, ...]:
+    """What identifies the tokenizer a path loads: the file actually read (``tokenizer.json``
+    inside a directory), its inode, modification time (ns) and size; a directory prepared
+    again in place gives another key."""
+    target = Path(path)
+    if target.is_dir():
+        target = target / "tokenizer.json"
+    try:
+        status = target.stat()
+    except OSError:
+        return ("path", os.fspath(target))
+    return ("path", os.fspath(target), status.st_ino, status.st_mtime_ns, status.st_size)
+
+
 _BACKENDS: collections.OrderedDict[object, tuple[object, TokenizerBackend]]
 _BACKENDS = collections.OrderedDict()
 _BACKEND_CACHE_SIZE = 8
@@ -290,14 +531,9 @@ def load_backend(tokenizer: object, *, source: str | None = None) -> TokenizerBa
         return tokenizer
     key: tuple[object, ...] = ("object", id(tokenizer))
     if isinstance(tokenizer, (str, os.PathLike)):
-        path = str(os.fspath(tokenizer))
-        try:
-            status = os.stat(path)
-            key = ("path", path, status.st_mtime_ns, status.st_size)
-        except OSError:
-            key = ("path", path)
+        key = file_key(tokenizer)
         if source is None:
-            source = f"tokenizer {path}"
+            source = f"tokenizer {os.fspath(tokenizer)}"
     found = _BACKENDS.get(key)
     if found is not None:
         _BACKENDS.move_to_end(key)

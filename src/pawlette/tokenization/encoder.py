@@ -67,7 +67,14 @@ from ..errors import FormatError, PawletteError, RequestError
 from ..format import Format, coerce_conversation
 from ..formats import get_format
 from ..types import Message, Rendering, Segment
-from .backend import TokenizerBackend, load_backend
+from .backend import (
+    AFTER_MARKER,
+    CONTINUATION,
+    START,
+    TokenizerBackend,
+    file_key,
+    load_backend,
+)
 
 __all__ = ["IGNORE_INDEX", "ConversationEncoder", "MaskPolicy", "Tokenized", "tokenize"]
 
@@ -234,12 +241,15 @@ class ConversationEncoder:
         (markers in it by id), never merged into the prompt's last text.
         """
         runs: list[str] = []
+        contexts: list[int] = []
         mixed: dict[int, tuple[_Piece, ...]] = {}
         segments: list[Segment] = list(rendering.segments)
         if prefix:
             segments.append(Segment(prefix, False, "assistant", -1, "prefix", True))
-        items = self._plan_segments(_split_markers(segments, self._marker_split), None, runs, mixed)
-        return self._assemble(items, self.backend.encode_texts(runs), mixed).input_ids
+        segments = _split_markers(segments, self._marker_split)
+        items = self._plan_segments(segments, None, runs, contexts, mixed)
+        run_ids = self.backend.encode_texts(runs, contexts)
+        return self._assemble(items, run_ids, contexts, mixed).input_ids
 
     # ------------------------------------------------------------------ internals
 
@@ -247,22 +257,24 @@ class ConversationEncoder:
         self, conversations: Sequence[tuple[object, object]], prompt: bool, *, keep_errors: bool
     ) -> list[Tokenized | PawletteError]:
         runs: list[str] = []
+        contexts: list[int] = []  # run number -> where the run stands (backend.START, ...)
         owners: list[int] = []  # run number -> conversation number
         mixed: dict[int, tuple[_Piece, ...]] = {}
         plans: list[list[_Item] | PawletteError] = []
         for number, conversation in enumerate(conversations):
             start = len(runs)
             try:
-                plans.append(self._plan(conversation, prompt, runs, mixed))
+                plans.append(self._plan(conversation, prompt, runs, contexts, mixed))
             except Exception as error:
                 if not keep_errors:
                     raise
                 del runs[start:]
+                del contexts[start:]
                 for run in [run for run in mixed if run >= start]:
                     del mixed[run]
                 plans.append(_record_error(error))
             owners.extend([number] * (len(runs) - start))
-        run_ids = self._encode_runs_keeping_errors(runs, owners, plans, conversations)
+        run_ids = self._encode_runs_keeping_errors(runs, contexts, owners, plans, conversations)
         results: list[Tokenized | PawletteError] = []
         for plan in plans:
             if isinstance(plan, PawletteError):
@@ -270,12 +282,13 @@ class ConversationEncoder:
                     raise plan
                 results.append(plan)
             else:
-                results.append(self._assemble(plan, run_ids, mixed))
+                results.append(self._assemble(plan, run_ids, contexts, mixed))
         return results
 
     def _encode_runs_keeping_errors(
         self,
         runs: list[str],
+        contexts: list[int],
         owners: list[int],
         plans: list[list[_Item] | PawletteError],
         conversations: Sequence[tuple[object, object]],
@@ -284,15 +297,15 @@ class ConversationEncoder:
         a lone surrogate the tokenizer refuses) makes its conversation's plan an error, and
         the other conversations keep their ids."""
         try:
-            return self.backend.encode_texts(runs)
+            return self.backend.encode_texts(runs, contexts)
         except Exception:  # found again below, one run at a time
             pass
         run_ids: list[list[int]] = []
-        for text, owner in zip(runs, owners, strict=True):
+        for text, context, owner in zip(runs, contexts, owners, strict=True):
             ids: list[int] = []
             if not isinstance(plans[owner], PawletteError):
                 try:
-                    (ids,) = self.backend.encode_texts([text])
+                    (ids,) = self.backend.encode_texts([text], [context])
                 except PawletteError as error:
                     plans[owner] = error
                 except Exception as error:
@@ -305,21 +318,26 @@ class ConversationEncoder:
         conversation: tuple[object, object],
         prompt: bool,
         runs: list[str],
+        contexts: list[int],
         mixed: dict[int, tuple[_Piece, ...]],
     ) -> list[_Item]:
         messages, tools = coerce_conversation(*conversation)
         rendering = self.format.render(messages, tools, add_generation_prompt=prompt)
-        return self._plan_segments(rendering.segments, self._chosen(messages), runs, mixed)
+        chosen = self._chosen(messages)
+        return self._plan_segments(rendering.segments, chosen, runs, contexts, mixed)
 
     def _plan_segments(
         self,
         segments: Iterable[Segment],
         chosen: list[bool] | None,
         runs: list[str],
+        contexts: list[int],
         mixed: dict[int, tuple[_Piece, ...]],
     ) -> list[_Item]:
         """Markers and text runs of ``segments``; ``chosen`` (see :meth:`_chosen`) says which
-        messages are learned, None: nothing is (a prompt)."""
+        messages are learned, None: nothing is (a prompt).  Each run's context (``contexts``)
+        is :data:`START` when nothing precedes it, :data:`AFTER_MARKER` after a marker and
+        :data:`CONTINUATION` after another run (a cut where trainability changes)."""
         reasoning = self.mask.reasoning
         marker_ids = self._marker_ids
         items: list[_Item] = []
@@ -329,6 +347,10 @@ class ConversationEncoder:
 
         def flush() -> None:
             code = -1 - len(runs)
+            if not items:
+                contexts.append(START)
+            else:
+                contexts.append(AFTER_MARKER if items[-1][0] >= 0 else CONTINUATION)
             first = pieces[0]
             if len(pieces) == 1:
                 runs.append(first[0])
@@ -421,7 +443,11 @@ class ConversationEncoder:
         return result
 
     def _assemble(
-        self, items: list[_Item], run_ids: list[list[int]], mixed: dict[int, tuple[_Piece, ...]]
+        self,
+        items: list[_Item],
+        run_ids: list[list[int]],
+        contexts: list[int],
+        mixed: dict[int, tuple[_Piece, ...]],
     ) -> Tokenized:
         ids: list[int] = []
         labels: list[int] = []
@@ -437,7 +463,8 @@ class ConversationEncoder:
             tokens = run_ids[-1 - code]
             ids += tokens
             if learned is None:
-                self._assign_mixed(mixed[-1 - code], tokens, labels, indices, kinds)
+                context = contexts[-1 - code]
+                self._assign_mixed(mixed[-1 - code], tokens, context, labels, indices, kinds)
                 continue
             count = len(tokens)
             labels += tokens if learned else [IGNORE_INDEX] * count
@@ -449,13 +476,14 @@ class ConversationEncoder:
         self,
         pieces: tuple[_Piece, ...],
         tokens: list[int],
+        context: int,
         labels: list[int],
         indices: list[int],
         kinds: list[str],
     ) -> None:
         """Labels and provenance of a run whose pieces differ: each token takes the piece of
         its last character, and is learned when any piece it touches is."""
-        starts, ends = self.backend.token_ends([piece[0] for piece in pieces], tokens)
+        starts, ends = self.backend.token_ends([piece[0] for piece in pieces], tokens, context)
         last = len(pieces) - 1
         previous = 0
         for number, (_, learned, index, kind) in enumerate(pieces):
@@ -584,7 +612,7 @@ _ENCODER_CACHE_SIZE = 8
 def _encoder_for(fmt: Format | str, tokenizer: object, mask: MaskPolicy) -> ConversationEncoder:
     resolved = get_format(fmt) if isinstance(fmt, str) else fmt
     tokenizer_key: object = (
-        os.fspath(tokenizer) if isinstance(tokenizer, (str, os.PathLike)) else id(tokenizer)
+        file_key(tokenizer) if isinstance(tokenizer, (str, os.PathLike)) else id(tokenizer)
     )
     key = (id(resolved), tokenizer_key, mask)
     found = _ENCODERS.get(key)
