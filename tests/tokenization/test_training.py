@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import gc
 import json
 import pickle
-import tracemalloc
 from pathlib import Path
 from typing import Any
 
@@ -124,25 +122,64 @@ def test_strict_stops_at_the_first_bad_record_and_writes_nothing(
 def test_memory_stays_flat_as_the_input_grows(
     tokenizer_path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """Rows leave memory a row group at a time: the Parquet file has row groups of bounded
+    size, more of them as the input grows.  (Arrow's buffers are invisible to tracemalloc, so
+    memory is checked by structure, not measured.)"""
     monkeypatch.setattr(training, "ROW_GROUP_ROWS", 256)
     monkeypatch.setattr(training, "CHUNK_RECORDS", 64)
-    peaks = []
+    groups = []
     for count in (600, 4800):
         source = tmp_path / f"in{count}.jsonl"
         write_input(source, count, bad=False)
-        tokenize_jsonl(  # warm the caches before measuring
-            source, tmp_path / "warm.parquet", fmt="pcml", tokenizer=tokenizer_path, workers=0,
-            progress=False,
-        )  # fmt: skip
-        gc.collect()
-        tracemalloc.start()
+        output = tmp_path / f"out{count}.parquet"
         tokenize_jsonl(
-            source, tmp_path / "out.parquet", fmt="pcml", tokenizer=tokenizer_path, workers=0,
-            progress=False,
-        )  # fmt: skip
-        peaks.append(tracemalloc.get_traced_memory()[1])
-        tracemalloc.stop()
-    assert peaks[1] < 2 * peaks[0], peaks  # eight times the input, not eight times the memory
+            source, output, fmt="pcml", tokenizer=tokenizer_path, workers=0, progress=False
+        )
+        metadata = pq.ParquetFile(output).metadata
+        sizes = [metadata.row_group(i).num_rows for i in range(metadata.num_row_groups)]
+        assert sum(sizes) == count - 1  # line 15 is blank
+        # A row group is written once it holds 256 rows: at most one chunk (64) more.
+        assert max(sizes) < 256 + 64, sizes
+        groups.append(len(sizes))
+    # Eight times the input: about eight times the row groups, each as small as before.
+    assert groups[0] >= 2 and groups[1] >= 4799 // (256 + 64), groups
+
+
+def test_a_row_group_is_also_written_when_its_tokens_are_many(
+    tokenizer_path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(training, "ROW_GROUP_TOKENS", 2000)
+    monkeypatch.setattr(training, "CHUNK_RECORDS", 8)
+    source, output = tmp_path / "in.jsonl", tmp_path / "out.parquet"
+    write_input(source, 400, bad=False)
+    tokenize_jsonl(source, output, fmt="pcml", tokenizer=tokenizer_path, workers=0, progress=False)
+    table = pq.ParquetFile(output)
+    for group in range(table.metadata.num_row_groups):
+        rows = table.read_row_group(group).column("input_ids").to_pylist()
+        assert sum(map(len, rows[:-8])) < 2000  # at most one chunk past the limit
+
+
+def test_at_most_two_chunks_per_worker_are_in_flight(tokenizer_path: Path, tmp_path: Path) -> None:
+    """The reader is never more than ``2 x workers`` chunks ahead of the writer."""
+    in_flight: list[int] = []
+    handled = 0
+    pulled = 0
+
+    def chunks() -> Any:
+        nonlocal pulled
+        for number in range(40):
+            in_flight.append(pulled - handled)
+            pulled += 1
+            yield [(number + 1, json.dumps(record(number + 1)).encode())]
+
+    def handle(result: Any) -> None:
+        nonlocal handled
+        handled += 1
+
+    policy = pawlette.tokenization.MaskPolicy()
+    training._run_pool("pcml", tokenizer_path, policy, 2, chunks(), handle)
+    assert handled == 40
+    assert max(in_flight) <= 2 * 2, in_flight
 
 
 def test_empty_input_gives_an_empty_table(tokenizer_path: Path, tmp_path: Path) -> None:
