@@ -9,6 +9,7 @@ from tokenizers import Tokenizer
 
 from pawlette.engine.lexer import marker_pattern
 from pawlette.errors import PawletteError, TokenizerMismatch
+from pawlette.export import export_grammar_bundle
 from pawlette.formats import formats, get_format
 from pawlette.serve.app import build_app
 from pawlette.serve.config import ServeConfig, serve_main
@@ -69,6 +70,52 @@ def test_prompt_is_sent_as_ids_and_injection_is_inert(
     assert sum(token in marker_ids for token in ids) == written  # none from the user's text
     # The prompt has the ids training gives the same conversation (one encoder for both).
     assert ids == tokenize(fmt, path, messages, TOOLS, add_generation_prompt=True).input_ids
+
+
+@pytest.mark.parametrize("engine", ["generic", "llamacpp"])
+@pytest.mark.parametrize("format_name", formats())
+def test_a_forced_prefix_goes_upstream_as_ids_and_a_grammar_names_markers_by_id(
+    serve: ServerFactory,
+    upstream: FakeUpstream,
+    tokenizer_paths: dict[str, Path],
+    format_name: str,
+    engine: str,
+) -> None:
+    """A named choice with ``--tokenizer``: the bundle's prefix (if the plan uses one) is the
+    prompt's last ids, its markers by id; llama.cpp's grammar refers to markers as ``<[id]>``."""
+    fmt = get_format(format_name)
+    path = tokenizer_paths[format_name]
+    named = {"type": "function", "function": {"name": "get_weather"}}
+    syntax = "gbnf" if engine == "llamacpp" else "lark"
+    bundle = export_grammar_bundle(fmt, TOOLS, named, True, syntax)
+    prefix = bundle["forced_prefix"]["functions"]["get_weather"]
+    if engine == "llamacpp" and bundle["reasoning"] is not None:
+        prefix = ""  # the whole turn's grammar keeps the reasoning block instead
+    completion = completion_for(fmt, "call")
+    assert completion is not None and completion.startswith(prefix)
+    upstream.push(Script(text=completion[len(prefix) :]))
+    server = serve(format_name, tokenizer=str(path), engine=engine)
+    answer = server.client().chat.completions.create(
+        model="m", messages=PROMPT, tools=TOOLS, tool_choice=named
+    )
+    assert without_ids(message_from_sdk(answer.choices[0].message)) == without_ids(
+        fmt.parse(completion, tools=TOOLS).message
+    )
+    body = upstream.last().body
+    tokenizer = Tokenizer.from_file(str(path))
+    rendering = fmt.render(PROMPT, TOOLS, add_generation_prompt=True)
+    assert tokenizer.decode(body["prompt"], skip_special_tokens=False) == rendering.text + prefix
+    for marker in fmt.special_markers:
+        if marker in prefix:
+            assert tokenizer.token_to_id(marker) in body["prompt"][-len(prefix) :]
+    if engine == "llamacpp":
+        rules = [line for line in body["grammar"].splitlines() if not line.startswith("#")]
+        referred = [
+            marker
+            for marker in bundle["special_tokens"]
+            if any(f"<[{tokenizer.token_to_id(marker)}]>" in line for line in rules)
+        ]
+        assert referred and not any(f" {marker} " in " ".join(rules) for marker in referred)
 
 
 def test_a_tokenizer_without_the_markers_is_refused(tmp_path: Path) -> None:

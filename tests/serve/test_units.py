@@ -341,8 +341,20 @@ def test_markers_a_syntax_cannot_spell_leave_the_prefix() -> None:
 
     plan = _plan(ToolChoice("required"), engine="vllm", source=source)
     assert plan == ToolPlan(prefix="<P>", stop=STOP) and calls == ["vllm", "no grammar"]
-    with pytest.raises(UnsupportedFeature, match="no grammar for it"):
-        _plan(ToolChoice("required"), engine="vllm", source=lambda *a: source(*a) and _bundle()(*a))
+
+
+@pytest.mark.parametrize("engine", ["generic", "vllm"])
+def test_a_schema_no_grammar_can_write_is_a_400_only_where_a_call_must_be_forced(
+    engine: str,
+) -> None:
+    def source(*arguments: Any) -> dict[str, Any]:
+        raise ValueError("tools[0].parameters.$ref: 'http://x'; expected a local reference")
+
+    with pytest.raises(UnsupportedFeature, match=r"no grammar for it.*local reference"):
+        _plan(ToolChoice("required"), engine=engine, source=source)
+    # The cuts need no grammar: none and no parallel calls still work, with the format's stops.
+    assert _plan(ToolChoice("none"), engine=engine, source=source) == ToolPlan(max_calls=0)
+    assert _plan(ToolChoice("auto"), False, engine, source) == ToolPlan(max_calls=1)
 
 
 def test_required_on_chatglm3_has_a_prefix_only_with_one_function() -> None:

@@ -53,6 +53,7 @@ false``                    cut before the second call
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -169,14 +170,14 @@ def plan_tool_choice(
     bundle: Bundle | None = None
     try:
         bundle = source(fmt, tools, choice, parallel, engine, token_ids or {})
-    except PawletteError as error:
-        if not takes_grammar:
-            raise
+    except (PawletteError, ValueError) as error:  # a marker or a schema it cannot write
         problem = f"no grammar for it ({error})"
-        # The prefixes do not depend on how markers are spelled: ask again, grammar unused.
-        bundle = source(fmt, tools, choice, parallel, _NO_GRAMMAR, {})
+        if takes_grammar:
+            # The prefixes do not depend on how markers are spelled: ask again, grammar unused.
+            with contextlib.suppress(PawletteError, ValueError):
+                bundle = source(fmt, tools, choice, parallel, _NO_GRAMMAR, {})
         takes_grammar = False
-    if bundle is None:
+    if bundle is None:  # no grammar export (or none for these tools): the declaration's prefix
         prefix = format_prefix(fmt, choice, tools) or ""
         if takes_grammar:
             problem = f"format {fmt.name!r} has no grammar export"
