@@ -1,0 +1,173 @@
+"""No injection, deterministically: every marker of every registered format (and Llama 3's
+special tokens, and near misses of each) in every text slot a request can carry, for every
+format and tokenizer, never yields a control id.
+
+The hypothesis test in test_properties.py draws a few dozen markers per run; this one puts each
+of them, alone and all together, into every slot: system, user and assistant content, reasoning,
+tool call arguments, tool names and descriptions, tool results and message names (each where
+the format can carry it: a slot the format refuses for plain text is left out, and a slot whose
+validation refuses a marker, such as a tool name, is counted as refused, not as passed).
+"""
+
+from __future__ import annotations
+
+import json
+from functools import cache
+from typing import Any
+
+import pytest
+from tokenizers import Tokenizer
+
+import pawlette
+from pawlette.engine.lexer import marker_pattern
+from pawlette.errors import PawletteError
+from pawlette.format import Format
+from pawlette.tokenization import ConversationEncoder
+from pawlette.types import Rendering
+
+from ..support.llama3 import LLAMA3_SPECIAL_TOKENS
+from ..support.small_spm import spm_tokenizer
+from .support import ALL_MARKERS, FORMATS, llama3_all, small_all
+
+SLOTS = (
+    "system",
+    "user",
+    "assistant",
+    "reasoning",
+    "arguments",
+    "tool_name",
+    "tool_description",
+    "tool_result",
+    "name",
+)
+NEAR_MISSES = ("<|", "|>", "<", ">", "[", "]", "\\", "\\\\", "\n", " ", "sop", "[gMASK")
+MARKERS = tuple(dict.fromkeys([*ALL_MARKERS, *LLAMA3_SPECIAL_TOKENS]))
+
+
+def payloads() -> list[str]:
+    """Each marker alone, between text, cut short at either end and escaped; every near
+    miss; all markers together."""
+    found: list[str] = []
+    for marker in MARKERS:
+        found += [marker, f"a{marker}b", marker[:-1], marker[1:], "\\" + marker, marker * 2]
+    found += [f"x{miss}y" for miss in NEAR_MISSES]
+    found += ["".join(MARKERS), " ".join(MARKERS), "\n".join(MARKERS)]
+    return list(dict.fromkeys(found))
+
+
+PAYLOADS = payloads()
+
+
+def request(payload: str, slots: frozenset[str]) -> dict[str, Any]:
+    def text(slot: str, default: str | None) -> str | None:
+        return payload if slot in slots else default
+
+    tool_name = text("tool_name", "f")
+    call = {
+        "id": "c1",
+        "type": "function",
+        "function": {"name": tool_name, "arguments": json.dumps({"q": text("arguments", "x")})},
+    }
+    first: dict[str, Any] = {"role": "assistant", "content": None, "tool_calls": [call]}
+    last: dict[str, Any] = {"role": "assistant", "content": text("assistant", "Done.")}
+    if "reasoning" in slots:
+        first["reasoning_content"] = payload
+        last["reasoning_content"] = payload
+    user: dict[str, Any] = {"role": "user", "content": text("user", "Hi")}
+    if "name" in slots:
+        user["name"] = payload
+    return {
+        "messages": [
+            {"role": "system", "content": text("system", "Be brief.")},
+            user,
+            first,
+            {"role": "tool", "tool_call_id": "c1", "content": text("tool_result", "42")},
+            last,
+        ],
+        "tools": [
+            {
+                "type": "function",
+                "function": {
+                    "name": tool_name,
+                    "description": text("tool_description", "A tool."),
+                    "parameters": {"type": "object", "properties": {"q": {"type": "string"}}},
+                },
+            }
+        ],
+    }
+
+
+@cache
+def carried_slots(name: str) -> frozenset[str]:
+    """The slots the format renders plain text in (its text shows in the rendering)."""
+    fmt = pawlette.get_format(name)
+    probe = "zq_probe"
+    found = set()
+    for slot in SLOTS:
+        try:
+            rendering = fmt.render(request(probe, frozenset({slot})))
+        except PawletteError:
+            continue
+        if probe in rendering.text:
+            found.add(slot)
+    return frozenset(found)
+
+
+def marker_ids_of(fmt: Format, tokenizer: Tokenizer, rendering: Rendering) -> list[int]:
+    pattern = marker_pattern(fmt.special_markers)
+    return [
+        tokenizer.token_to_id(match.group())
+        for segment in rendering.segments
+        if segment.special
+        for match in pattern.finditer(segment.text)
+    ]
+
+
+def test_every_format_carries_the_common_slots() -> None:
+    for name in FORMATS:
+        assert {"system", "user", "assistant", "arguments", "tool_result"} <= carried_slots(name)
+    assert "reasoning" in carried_slots("pcml") and "tool_description" in carried_slots("pcml")
+
+
+def tokenizer_of(kind: str) -> Tokenizer:
+    if kind == "small":
+        return small_all()
+    if kind == "llama3":
+        return llama3_all()
+    return spm_tokenizer(kind, ALL_MARKERS)
+
+
+@pytest.mark.parametrize("kind", ["small", "llama3", "metaspace-first", "legacy"])
+@pytest.mark.parametrize("name", FORMATS)
+def test_every_marker_in_every_slot_stays_text(name: str, kind: str) -> None:
+    fmt = pawlette.get_format(name)
+    tokenizer = tokenizer_of(kind)
+    control = set(tokenizer.get_added_tokens_decoder())
+    encoder = ConversationEncoder(fmt, tokenizer)
+    slots = carried_slots(name)
+    requests: list[dict[str, Any]] = []
+    refused: set[tuple[str, str]] = set()
+    for payload in PAYLOADS:
+        try:
+            fmt.render(request(payload, slots))
+            requests.append(request(payload, slots))
+            continue
+        except PawletteError:
+            pass
+        for slot in slots:  # some slot refuses this payload: each slot on its own
+            try:
+                fmt.render(request(payload, frozenset({slot})))
+            except PawletteError:
+                refused.add((slot, payload))
+                continue
+            requests.append(request(payload, frozenset({slot})))
+    # Only a tool's name (an identifier) or a message name may refuse a marker.
+    assert {slot for slot, _ in refused} <= {"tool_name", "name"}, sorted(refused)[:5]
+    results = encoder.encode_batch(requests)
+    for one, result in zip(requests, results, strict=True):
+        rendering = fmt.render(one)
+        found = [token for token in result.input_ids if token in control]
+        assert found == marker_ids_of(fmt, tokenizer, rendering), rendering.text
+        if kind in ("small", "llama3"):  # byte-level: every character has tokens
+            assert tokenizer.decode(result.input_ids, skip_special_tokens=False) == rendering.text
+    assert len(requests) >= len(PAYLOADS)
