@@ -12,12 +12,17 @@
 
 - Memory stays flat: at most ``2 × workers`` chunks are in flight and rows are written out a
   row group at a time, so a 100 GB file needs no more memory than a 1 MB one.
-- A record that cannot be tokenized (not JSON, no ``messages``, a message the format cannot
-  express, text that reaches a control token) is reported on stderr with its line number and
-  reason, and counted; ``--strict`` stops at the first one (and writes nothing).
+- A record that cannot be tokenized (not JSON, or JSON Python cannot hold: nested too deeply,
+  an integer of thousands of digits; no ``messages`` or an empty list; a message the format
+  cannot express; text that is not valid Unicode, such as a lone ``\ud800`` escape, named by
+  its JSON path; text that reaches a control token) is reported on stderr with its line number
+  and reason, and counted; the other records of its chunk are written.  ``--strict`` stops at
+  the first one (and writes nothing).  A record written with no learned token (no assistant
+  turn, or every turn masked) is counted in the summary.
 - The output is written to ``out.parquet.partial`` and renamed when complete.
 - A progress bar (tqdm, on stderr) shows bytes read, records and their rate, and the ETA; a
-  summary ends the run: records read, written, rejected, tokens, learned tokens.
+  summary ends the run: records read, written, rejected, tokens, learned tokens, records
+  with nothing to learn.
 
 Columns: ``line`` (int64, the record's 1-based line number), ``input_ids`` and ``labels``
 (list<int32>; labels are -100 where nothing is learned).  The same per-record function for
