@@ -285,6 +285,7 @@ class TokenizerBackend:
             for token_id, content in self.added.items():
                 lengths[token_id] = len(content.encode("utf-8"))
             self._token_lengths = lengths
+        self._checked_markers: set[str] = set()
         self._check_contexts()
 
     # ------------------------------------------------------------------ self-check
@@ -390,7 +391,9 @@ class TokenizerBackend:
                     " the control token; expected a special token no text can reach. Use a"
                     " tokenizer whose vocabulary does not hold the marker"
                 )
-            self.check_marker(marker, token_id)
+            if marker not in self._checked_markers:
+                self.check_marker(marker, token_id)
+                self._checked_markers.add(marker)
             ids[marker] = token_id
         return ids
 
