@@ -94,13 +94,37 @@ def test_seed_example_reproduces_byte_for_byte(case: dict[str, Any]) -> None:
 
 def test_seed_fixes_are_only_the_documented_ones() -> None:
     fixed = {case["name"]: case["fixes"] for case in CASES if case["fixes"]}
+    # The one example the seed cuts off mid-string; every other expected value is the seed's
+    # printed text, decoded, with nothing changed.
     assert fixed == {
-        "intro_string": [["输入，现在", "输入, 现在"]],
-        "intro_return_dict": [["输入，现在", "输入, 现在"]],
-        "walkthrough_step5_return_dict": [["输入，现在", "输入, 现在"]],
-        "walkthrough_step6_string": [["问题，现在", "问题, 现在"]],
         "chat_string_input_becomes_the_user_turn": [["<|Assistant|>", "<|Assistant|>:\\n'"]],
     }
+
+
+COMMA_CASES = ["intro_string", "intro_return_dict", "walkthrough_step5_return_dict"]
+COMMA_CASES.append("walkthrough_step6_string")
+
+
+@pytest.mark.parametrize("name", COMMA_CASES)
+def test_the_opening_instruction_takes_the_printed_outputs_comma(name: str) -> None:
+    # The seed's code (line 20) writes "{input}, 现在"; its printed outputs (lines 30, 33, 106,
+    # 111) show "输入，现在", the full-width comma of its prompt design (line 11).  The printed
+    # output is what is reproduced, so the instruction is line 20's with line 11's comma.
+    design, code = SEED["instruction_lines"]["11"], SEED["instruction_lines"]["20"]
+    assert "{问题}，现在" in design
+    assert code.startswith("instruction = '") and code.endswith("'")
+    code_instruction = code[len("instruction = '") : -1]
+    assert code_instruction.count("{input}, 现在") == 1
+    case = next(c for c in CASES if c["name"] == name)
+    assert case["init"]["instruction"]["user"] == code_instruction.replace(
+        "{input}, 现在", "{input}，现在"
+    )
+    value = case["call"]["input"]["input"]
+    assert f"{value}，现在" in case["seed"] and not case["fixes"]
+    # With line 20's comma the output would differ from the seed's printed text.
+    as_coded = PROMPTERS[case["prompter"]]({"user": code_instruction})
+    call = dict(case["call"])
+    assert as_coded.generate_prompt(call.pop("input"), **call) != case["expected"]
 
 
 def test_truncated_seed_example_is_a_prefix_of_the_output() -> None:
@@ -150,14 +174,14 @@ def test_alpaca_extra_keys_in_order_after_the_slots() -> None:
 
 def test_chat_with_system_and_user_instructions_and_extra_keys() -> None:
     prompter = ChatPrompter({"system": "Use {source}.", "user": "Q: "}, extro_keys="notes")
-    text = prompter.generate_prompt({"source": "the wiki", "notes": "n1", "query": "why?"})
+    text = prompter.generate_prompt({"source": "the wiki", "notes": "n1", "input": "why?"})
     assert text == (
         f"<|start_system|>{DEFAULT_SYSTEM}Use the wiki.\n"
         "Here are some extra messages you can referred to:\n\n### notes:\nn1\n\n\n"
         "<|end_system|>\n\n\n<|Human|>:\nQ: why?\n<|Assistant|>:\n"
     )
     assert prompter.generate_prompt(
-        {"source": "the wiki", "notes": "n1", "query": "why?"}, return_dict=True
+        {"source": "the wiki", "notes": "n1", "input": "why?"}, return_dict=True
     )["messages"][-1] == {"role": "user", "content": "Q: why?"}
 
 
@@ -255,13 +279,30 @@ def test_a_repeated_slot_is_one_slot() -> None:
     assert "1 and 1" in prompter.generate_prompt("1")
 
 
-def test_one_key_that_is_no_slot_is_the_chat_user_turn() -> None:
-    # LazyLLM's retrieval prompts: ChatPrompter(..., extra_keys=["context_str"]) called with
-    # {"query": ..., "context_str": ...}.
+def test_the_key_input_is_the_chat_user_turn_when_it_is_no_slot() -> None:
     prompter = ChatPrompter("Answer from the context.", extra_keys=["context_str"])
-    result = prompter.generate_prompt({"query": "why?", "context_str": "sky"}, return_dict=True)
+    result = prompter.generate_prompt({"input": "why?", "context_str": "sky"}, return_dict=True)
     assert result["messages"][-1] == {"role": "user", "content": "why?"}
     assert "### context_str:\nsky" in result["messages"][0]["content"]
+    # Only "input": any other key that is no slot is a mistake, never the user turn.
+    with pytest.raises(RequestError, match="unexpected key 'query'"):
+        prompter.generate_prompt({"query": "why?", "context_str": "sky"})
+
+
+def test_a_slot_named_input_is_a_slot_not_the_user_turn() -> None:
+    prompter = ChatPrompter("Q: {input}")
+    assert prompter.generate_prompt({"input": "why?"}, return_dict=True)["messages"] == [
+        {"role": "system", "content": f"{DEFAULT_SYSTEM}\nQ: why?\n\n"},
+        {"role": "user", "content": ""},
+    ]
+
+
+def test_a_dict_that_fills_every_slot_leaves_the_chat_user_turn_empty() -> None:
+    # As the seed's ChatPrompter('请完成加法运算，输入为{input}') example shows for a string.
+    text = ChatPrompter("Add {x}").generate_prompt({"x": "1+1"})
+    assert text.endswith("<|Human|>:\n\n<|Assistant|>:\n")
+    empty = ChatPrompter("hi").generate_prompt({"input": ""})
+    assert empty.endswith("<|Human|>:\n\n<|Assistant|>:\n")
 
 
 def test_extro_keys_and_extra_keys_are_the_same() -> None:
@@ -271,11 +312,11 @@ def test_extro_keys_and_extra_keys_are_the_same() -> None:
 
 
 def test_inputs_are_not_mutated() -> None:
-    values = {"context": "c", "question": "q"}
+    values = {"context": "c", "input": "q"}
     history = [["a", "b"]]
     tools = copy.deepcopy(WEATHER)
     ChatPrompter("{context}").generate_prompt(values, history, tools, return_dict=True)
-    assert values == {"context": "c", "question": "q"}
+    assert values == {"context": "c", "input": "q"}
     assert history == [["a", "b"]]
     assert tools == WEATHER
 
@@ -330,38 +371,83 @@ def test_label_in_the_dict_form_is_a_final_assistant_message() -> None:
 # --------------------------------------------------------------------------- responses
 
 
-@pytest.mark.parametrize(
-    ("prompter", "output", "answer"),
-    [
-        (AlpacaPrompter("{x}"), "### Response:\n42", "42"),
-        (AlpacaPrompter("{x}"), "### Response:42", "42"),
-        (AlpacaPrompter("{x}"), "42", "42"),
-        (ChatPrompter(), "<|Assistant|>:\nhello", "hello"),
-        (ChatPrompter(), "hello\n", "hello\n"),
-        # The last marker: an echoed prompt has past turns with the marker too.
-        (ChatPrompter(), "<|Human|>:a<|Assistant|>:b\n<|Human|>:\nc\n<|Assistant|>:\nd", "d"),
-        (ChatPrompter(markers=ChatMarkers(assistant_open="[A]")), "x[A]\ny", "y"),
-    ],
-)
-def test_get_response_cuts_after_the_answer_marker(
-    prompter: AlpacaPrompter | ChatPrompter, output: str, answer: str
+MENTIONS = [
+    (lambda: AlpacaPrompter("{x}"), "Use the header ### Response:\n then answer."),
+    (lambda: AlpacaPrompter("{x}"), "### Response:\n42"),
+    (lambda: ChatPrompter(), "In LazyLLM the marker <|Assistant|>: starts a turn."),
+    (lambda: ChatPrompter(), "<|Assistant|>:\nhello"),
+    (lambda: ChatPrompter(), "a\n<|Assistant|>:\nb"),
+    (lambda: ChatPrompter(format="pcml"), "I print [AST] literally<end>"),
+    # This prompter's prompts open with a system turn ([SYS]): no echo of its prompt.
+    (lambda: ChatPrompter(format="pcml"), "[USR]q[/USR]\n\n[AST]a"),
+    (lambda: ChatPrompter(format="chatglm3"), "I print <|assistant|> literally"),
+]
+
+
+@pytest.mark.parametrize(("make", "output"), MENTIONS)
+def test_get_response_returns_an_answer_that_is_no_echo_unchanged(
+    make: Callable[[], AlpacaPrompter | ChatPrompter], output: str
 ) -> None:
-    assert prompter.get_response(output) == answer
+    assert make().get_response(output) == output
 
 
-def test_get_response_strips_an_echoed_prompt() -> None:
+ECHOES = [
+    (lambda: AlpacaPrompter("{x}"), {}),
+    (lambda: AlpacaPrompter("Add", extra_keys="input", tools=TOOLS), {}),
+    (lambda: AlpacaPrompter("{x}", system=None), {}),
+    (lambda: ChatPrompter("Chat."), {"history": [["a", "b"]]}),
+    (lambda: ChatPrompter(system=None), {"history": [["a", "b"]], "tools": TOOLS}),
+    (lambda: ChatPrompter("Chat.", format="pcml"), {"history": [["a", "b"]], "tools": WEATHER}),
+    (lambda: ChatPrompter(format="pcml", system=None), {"history": [["a", "b"]]}),
+    (lambda: ChatPrompter("Chat.", format="chatglm3"), {"history": [["a", "b"]]}),
+    (lambda: ChatPrompter(format="chatglm3", system=None), {"history": [["a", "b"]]}),
+    # Every role's header starts with <|start_header_id|>: the user's is told by its name.
+    (lambda: ChatPrompter("Chat.", format="breeze"), {"history": [["a", "b"]]}),
+    (lambda: ChatPrompter(format="omni", system=None), {"history": [["a", "b"]]}),
+]
+ANSWERS = [
+    "Use the header ### Response:\n then answer.",
+    "In LazyLLM the marker <|Assistant|>: starts a turn.\n<|Assistant|>:\nagain",
+    "I print [AST] literally, and [/USR]\n\n[AST] too<end>",
+    "I print <|assistant|> literally",
+]
+
+
+@pytest.mark.parametrize(("make", "arguments"), ECHOES)
+@pytest.mark.parametrize("answer", ANSWERS)
+def test_get_response_cuts_an_echoed_prompt_at_its_first_end(
+    make: Callable[[], AlpacaPrompter | ChatPrompter], arguments: dict[str, Any], answer: str
+) -> None:
+    prompter = make()
+    prompt = prompter.generate_prompt("q", **arguments)
+    assert prompter.get_response(prompt + answer) == answer
+    assert prompter.get_response(prompt + answer, prompt) == answer
+    assert prompter.get_response(prompt) == ""
+
+
+def test_get_response_with_the_prompt_strips_only_that_prompt() -> None:
     prompter = ChatPrompter("Chat.")
     prompt = prompter.generate_prompt("q", history=[["a", "b"]])
     assert prompter.get_response(prompt + "answer", prompt) == "answer"
-    # The prompt ends with the marker and its newline, so the marker rule agrees.
-    assert prompter.get_response(prompt + "answer") == "answer"
+    # Given the prompt, an output that does not start with it is the answer as it is.
+    other = ChatPrompter("Chat.").generate_prompt("other") + "answer"
+    assert prompter.get_response(other, prompt) == other
     assert prompter.get_response("unrelated", prompt) == "unrelated"
 
 
+def test_get_response_leaves_an_echo_without_an_end_unchanged() -> None:
+    prompter = ChatPrompter("Chat.")
+    cut = prompter.generate_prompt("q")[:-3]
+    assert prompter.get_response(cut) == cut
+
+
 def test_parse_response_without_a_format() -> None:
-    assert AlpacaPrompter("{x}").parse_response("### Response:\n42") == {
+    prompter = AlpacaPrompter("{x}")
+    echo = prompter.generate_prompt("q") + "42"
+    assert prompter.parse_response(echo) == {"role": "assistant", "content": "42"}
+    assert prompter.parse_response("### Response:\n42") == {
         "role": "assistant",
-        "content": "42",
+        "content": "### Response:\n42",
     }
 
 
@@ -408,6 +494,51 @@ def test_format_parse_response_reads_tool_calls() -> None:
     }
 
 
+@pytest.mark.parametrize("name", ["pcml", "chatglm3"])
+def test_format_with_system_none_renders_exactly_the_models_own_prompt(name: str) -> None:
+    fmt = pawlette.get_format(name)
+    prompter = ChatPrompter(format=name, system=None)
+    history = [["你好", "你好!"]]
+    messages = [
+        {"role": "user", "content": "你好"},
+        {"role": "assistant", "content": "你好!"},
+        {"role": "user", "content": "q"},
+    ]
+    assert prompter.system is None
+    assert prompter.generate_prompt("q", history, return_dict=True) == {"messages": messages}
+    own = fmt.render(messages, add_generation_prompt=True).text
+    assert prompter.generate_prompt("q", history) == own
+    # A system text of one's own, with no instruction, is the system message as it is.
+    system = [{"role": "system", "content": "Be brief."}, *messages]
+    own_system = fmt.render(system, add_generation_prompt=True).text
+    assert ChatPrompter(format=name, system="Be brief.").generate_prompt("q", history) == own_system
+    # With an instruction and no system text, the instruction alone is the system message.
+    instructed = ChatPrompter("Be {tone}.", format=name, system=None)
+    result = instructed.generate_prompt({"tone": "brief", "input": "q"}, return_dict=True)
+    assert result["messages"][0] == {"role": "system", "content": "Be brief.\n\n"}
+
+
+def test_system_given_keeps_lazyllms_default_and_none_drops_it() -> None:
+    default = ChatPrompter("x", format="pcml").generate_prompt("q")
+    assert default.startswith(f"[SYS]{DEFAULT_SYSTEM}\nx\n\n[/SYS]")
+    assert (
+        ChatPrompter("x", format="pcml", system=None)
+        .generate_prompt("q")
+        .startswith("[SYS]x\n\n[/SYS]")
+    )
+    assert (
+        ChatPrompter("x", system=None)
+        .generate_prompt("q")
+        .startswith("<|start_system|>x\n\n<|end_system|>")
+    )
+    assert AlpacaPrompter("{x}", system=None).generate_prompt("q").startswith(ALPACA_PREAMBLE)
+    assert (
+        AlpacaPrompter("{x}", system=None)
+        .generate_prompt("q", return_dict=True)["messages"][0]["content"]
+        .startswith(ALPACA_PREAMBLE)
+    )
+
+
 def test_format_get_response_cuts_at_the_formats_generation_prompt() -> None:
     prompter = ChatPrompter("x", format="pcml")
     prompt = prompter.generate_prompt("q", history=[["a", "b"]])
@@ -443,9 +574,84 @@ ERRORS = [
     pytest.param(
         lambda: AlpacaPrompter("{x}").generate_prompt({"x": "1", "y": "2"}),
         "input",
-        "unexpected keys 'y'",
+        "unexpected key 'y'; expected only the keys 'x'",
         id="unexpected key in alpaca",
     ),
+    pytest.param(
+        lambda: AlpacaPrompter("{x}").generate_prompt({"x": "1", "input": "2"}),
+        "input",
+        "unexpected key 'input'; expected only the keys 'x'. AlpacaPrompter has no user turn",
+        id="input key in alpaca",
+    ),
+    pytest.param(
+        lambda: ChatPrompter("hi {name}").generate_prompt({"name": "a", "nmae": "b"}),
+        "input",
+        "unexpected key 'nmae'; expected only the keys 'name', 'input'. 'nmae' looks like a typo "
+        "of 'name'",
+        id="typo of a slot in chat",
+    ),
+    pytest.param(
+        lambda: ChatPrompter("hi").generate_prompt({"query": "b"}),
+        "input",
+        "unexpected key 'query'; expected only the keys 'input'",
+        id="a key other than input in chat",
+    ),
+    pytest.param(
+        lambda: ChatPrompter("hi").generate_prompt({}),
+        "input",
+        "a dict with no 'input' key, but the instruction has no {slot}",
+        id="empty dict in chat",
+    ),
+    pytest.param(
+        lambda: AlpacaPrompter("Format as {a-b} or {a:>3}").generate_prompt("x"),
+        "input",
+        "({a-b}, {a:>3} are literal text: a slot is {name} with letters, digits and _ only; "
+        "slots found: none)",
+        id="literal braces in alpaca",
+    ),
+    pytest.param(
+        lambda: ChatPrompter("{a-b} {c}").generate_prompt({"c": "1", "a-b": "2"}),
+        "input",
+        "{a-b} in the instruction is literal text, not a slot",
+        id="literal braces as a key",
+    ),
+    pytest.param(
+        lambda: ChatPrompter().generate_prompt("q", [{"role": "user"}]),
+        "history[0].content",
+        "missing",
+        id="history message without content",
+    ),
+    pytest.param(
+        lambda: ChatPrompter().generate_prompt(
+            "q", [{"role": "user", "content": None}], return_dict=True
+        ),
+        "history[0].content",
+        "found None",
+        id="history message with null content",
+    ),
+    pytest.param(
+        lambda: ChatPrompter().generate_prompt("q", [{"role": "assistant"}], return_dict=True),
+        "history[0].content",
+        "or tool_calls",
+        id="history assistant message without content",
+    ),
+    pytest.param(
+        lambda: ChatPrompter(format="pcml").generate_prompt(
+            "q", [{"role": "system", "content": "x"}]
+        ),
+        "history[0].role",
+        "a system message in the history",
+        id="history system message",
+    ),
+    pytest.param(
+        lambda: ChatPrompter().generate_prompt(
+            "q", [{"role": "developer", "content": "x"}], return_dict=True
+        ),
+        "history[0].role",
+        "a developer message in the history",
+        id="history developer message",
+    ),
+    pytest.param(lambda: ChatPrompter(system=3), "system", "found an int", id="system type"),
     pytest.param(
         lambda: ChatPrompter("{x}").generate_prompt({"x": "1", "y": "2", "z": "3"}),
         "input",

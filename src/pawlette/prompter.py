@@ -43,8 +43,12 @@ With ``return_dict=True`` the same request becomes an OpenAI chat request for on
                   *history, {"role": "user", "content": "{user}{input}"}],
      "tools": [...]}                                            # the key only with tools
 
-Decisions where the seed contradicts itself (every worked example of the seed reproduces byte
-for byte in ``tests/test_prompter.py``, from ``tests/golden/prompter/seed_003.json``):
+(with ``system=None`` the system message is the instruction alone, and absent without one).
+
+Decisions where the seed contradicts itself (every worked example of the seed reproduces its
+printed text byte for byte in ``tests/test_prompter.py``, from
+``tests/golden/prompter/seed_003.json``; the one example the seed cuts off mid-string is the
+start of the output):
 
 - **Alpaca newlines.** The seed states ``{system}\n{instruction}\n{tools}\n{user}### Response:``
   but every Alpaca example has one ``\n`` fewer before ``### Response:``, with and without
@@ -57,22 +61,62 @@ for byte in ``tests/test_prompter.py``, from ``tests/golden/prompter/seed_003.js
   the current turn's ``<|Human|>:\n``.  Reproduced as shown.
 - **Slots** are ``{name}`` with ``name`` made of word characters (Chinese included), filled in
   one pass, so a value that contains ``{other}`` is never filled again.  Any other brace is
-  literal text (JSON examples in an instruction are safe); there is no ``{{`` escape.
+  literal text (JSON examples in an instruction are safe, and so are ``{a-b}`` and
+  ``{a:>3}``); there is no ``{{`` escape.  When an input finds no slot to go in, or uses such a
+  brace's text as a key, the error says those braces are literal text and which slots exist.
 - **Tools JSON** is ``json.dumps`` with its default separators (as the seed shows) but with
   ``ensure_ascii=False``: a model reads ``天气`` better than ``\u5929\u6c14``.  (LazyLLM
   escapes; the seed's examples are ASCII, so both readings fit them.)
 
-Examples whose output cannot follow from their input (the tests use the consistent reading,
-recorded as ``fixes`` with a ``note`` in the golden file):
+Where an example's code and its printed output disagree, the printed output is reproduced
+(each case's ``note`` in the golden file says how):
 
-- The opening example and walkthrough steps 5 and 6: the instruction says ``{input}, 现在``
-  (ASCII comma and space) but the outputs show ``输入，现在``; the tests expect ``, 现在``.
-- Walkthrough step 5 shows ``输入`` although step 2 gives ``input='问题'``; it is tested with
-  ``输入`` (the opening example's input).
+- **The opening comma.** The seed's code line for the opening instruction writes
+  ``{input}, 现在`` (ASCII comma and a space), while its printed outputs (the opening example,
+  walkthrough steps 5 and 6) show ``输入，现在`` with the full-width comma of the prompt design
+  it starts from (``{问题}，现在``).  The tests build the instruction with that full-width
+  comma and compare against the seed's printed text, unchanged.
+- Walkthrough step 5 shows ``输入`` although step 2 gives ``input='问题'``; it is called with
+  ``输入`` (the opening example's input); step 6 shows ``问题`` and is called with it.
 - ``ChatPrompter('请完成加法运算')`` with ``'a+b'``: the seed's string stops at
-  ``<|Assistant|>`` with no closing quote; the test expects the template's ``<|Assistant|>:\n``.
+  ``<|Assistant|>`` with no closing quote; the output is the seed's text followed by the
+  template's ``:\n`` (the only example not reproduced whole, since the seed cut it off).
 - ``AlpacaPrompter('请完成加法运算', extro_keys='input')`` shows no call; its output implies
   ``generate_prompt('a+b')``.
+
+Rules beyond the seed's examples (decisions; each is tested):
+
+- **Dict input keys** are exactly the instruction's slots and the extra keys.  ChatPrompter's
+  user turn of a dict input comes only from the reserved key ``input``, when ``input`` is not
+  a slot (LazyLLM users write ``{'input': ...}``); any other key is refused, naming it and the
+  accepted keys (a typo such as ``nmae`` is never taken as the user's text, as LazyLLM's
+  "one leftover key" rule would).  A Chat dict that fills no slot and has no ``input`` key
+  (``{}`` with no slots) is refused rather than rendered with an empty user turn; an empty
+  user turn remains where the seed shows one: every input went into slots (its Alpaca
+  ``{'role': 'user', 'content': ''}`` and ``ChatPrompter('...{input}')`` examples), or
+  ``{'input': ''}`` on purpose.
+- **History messages** need their content (``""`` for an empty turn on purpose; an assistant
+  message may have ``tool_calls`` instead): a missing or null content is refused at
+  ``history[i].content``.  A system (or developer) message in the history is refused: the
+  prompter writes the system turn itself, and the seed's history holds user and assistant
+  messages only.
+- **system=** defaults to LazyLLM's ``You are an AI-Agent developed by LazyLLM.``, joined to
+  the instruction as the seed shows.  ``system=None`` means no system text: the system part
+  is the instruction alone, and with no instruction there is no system message at all, so
+  ``ChatPrompter(format=..., system=None)`` renders exactly a model's own prompt (and
+  ``system="..."`` with no instruction, exactly that system message).
+- **get_response(output, input=None)** returns the model's answer: with ``input`` (the
+  prompt), the output less the prompt when it starts with it, else the output unchanged (as
+  LazyLLM's prompters do).  Without it, the output unchanged unless it is an echo of a prompt,
+  that is it starts with the prompter's prompt opening (Alpaca's system text and preamble,
+  Chat's ``system_open`` and system text, a format's leading markers); then the answer starts
+  after the prompt's *first* end: Alpaca's ``### Response:\n``, Chat's
+  ``\n{human_close}{assistant_open}\n`` (past turns have no newlines around the markers),
+  or, with ``format=``, the format's end of a user turn and generation prompt (pcml's
+  ``[/USR]\n\n[AST]``) after the echo's last user-turn opening (past turns carry the
+  generation prompt too).  Markers that an answer mentions are never cut at; only input
+  text that spells the end of a prompt (or, with a format, an answer that spells a user-turn
+  opening) can mislead the search without ``input``, so pass ``input`` when you have it.
 
 The seed's walkthrough steps 1 and 3 print an intermediate instruction (``{{context}}``, a space
 after ``### Instruction:\n``, a stray ``}``) that no public call returns and that contradicts the
@@ -87,6 +131,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import difflib
 import json
 import re
 from collections.abc import Mapping, Sequence
@@ -127,6 +172,9 @@ _TOOLS_HEADER = "### Function-call Tools. \n\n"
 _ALPACA_RESPONSE = "### Response:\n"
 
 _SLOT = re.compile(r"\{(\w+)\}")
+_BRACES = re.compile(r"\{[^{}\n]*\}")
+# The dict key that holds a chat user turn when it is not a slot (LazyLLM users write it).
+_USER_TURN_KEY = "input"
 _INSTRUCTION_KEYS = ("system", "user")
 
 
@@ -165,6 +213,12 @@ def _kind(value: object) -> str:
 def _slots_of(text: str) -> list[str]:
     """The slot names of ``text`` in order of first appearance."""
     return list(dict.fromkeys(_SLOT.findall(text)))
+
+
+def _literal_braces(text: str) -> list[str]:
+    """Braced text in ``text`` that is not a slot (``{a-b}``, ``{a:>3}``, ``{"k": 1}``)."""
+    found = (match.group(0) for match in _BRACES.finditer(text))
+    return list(dict.fromkeys(braced for braced in found if not _SLOT.fullmatch(braced)))
 
 
 def _fill(text: str, values: Mapping[str, str]) -> str:
@@ -247,7 +301,6 @@ class _Prompter:
 
     # Whether a string input with no slot to fill becomes the user turn (Chat) or is refused.
     _has_user_turn = False
-    _generation_prompt = ""
 
     def __init__(
         self,
@@ -256,10 +309,12 @@ class _Prompter:
         *,
         extra_keys: str | Sequence[str] | None = None,
         tools: Sequence[Mapping[str, Any]] | None = None,
-        system: str = DEFAULT_SYSTEM,
+        system: str | None = DEFAULT_SYSTEM,
     ) -> None:
-        if not isinstance(system, str):
-            raise RequestError("system", f"found {_kind(system)}", "a string")
+        if system is not None and not isinstance(system, str):
+            raise RequestError(
+                "system", f"found {_kind(system)}", "a string, or None for no system text"
+            )
         self._system = system
         self._instruction, self._user = self._split_instruction(instruction)
         self._extra_keys = _read_extra_keys(extro_keys, extra_keys)
@@ -295,8 +350,9 @@ class _Prompter:
     # ------------------------------------------------------------------ public properties
 
     @property
-    def system(self) -> str:
-        """The system text (``You are an AI-Agent developed by LazyLLM.`` by default)."""
+    def system(self) -> str | None:
+        """The system text (``You are an AI-Agent developed by LazyLLM.`` by default); None
+        when the prompter was built with ``system=None`` (no system text)."""
         return self._system
 
     @property
@@ -405,7 +461,8 @@ class _Prompter:
                     return {}, input
                 raise RequestError(
                     "input",
-                    "a string, but the instruction has no {slot} and there are no extra keys",
+                    "a string, but the instruction has no {slot} and there are no extra keys"
+                    + self._literal_braces_note(),
                     "an instruction with one {slot} or one extra key to put it in",
                     f"{type(self).__name__} has no user turn",
                 )
@@ -423,6 +480,13 @@ class _Prompter:
                 raise RequestError(
                     f"input[{key!r}]", f"found {_kind(value)}", "a string", "convert it with str()"
                 )
+        # The user turn of a dict input comes only from the reserved key "input" (when it is
+        # not a slot); any other key that is no slot is a mistake (a typo, a renamed slot).
+        user_key = _USER_TURN_KEY if self._has_user_turn and _USER_TURN_KEY not in slots else None
+        accepted = [*slots, *([user_key] if user_key else [])]
+        leftover = [key for key in input if key not in accepted]
+        if leftover:
+            raise self._unexpected_keys(leftover, accepted)
         missing = [slot for slot in slots if slot not in input]
         if missing:
             raise RequestError(
@@ -430,19 +494,51 @@ class _Prompter:
                 f"no value for {', '.join(map(repr, missing))}",
                 f"a value for every slot ({', '.join(slots)})",
             )
-        leftover = [key for key in input if key not in slots]
-        if not leftover:
-            return dict(input), ""
-        # LazyLLM's rule, kept for retrieval prompts ({"query": ..., "context_str": ...}): one
-        # key that is no slot is the user's text.  Alpaca has no user turn to put it in.
-        if self._has_user_turn and len(leftover) == 1:
-            return {slot: input[slot] for slot in slots}, input[leftover[0]]
-        allowed = "the slots" if not self._has_user_turn else "the slots and at most one more key"
-        raise RequestError(
-            "input",
-            f"unexpected keys {', '.join(map(repr, leftover))}",
-            f"{allowed} ({', '.join(slots) or 'none'})",
-            "" if self._has_user_turn else f"{type(self).__name__} has no user turn",
+        if user_key is not None and not slots and user_key not in input:
+            # Nothing in the dict reaches the prompt: an empty user turn by accident.
+            raise RequestError(
+                "input",
+                "a dict with no 'input' key, but the instruction has no {slot} and there are no "
+                "extra keys" + self._literal_braces_note(),
+                "{'input': <the user's text>} or a string",
+                "give {'input': ''} for an empty user turn on purpose",
+            )
+        values = {slot: input[slot] for slot in slots}
+        return values, input.get(user_key, "") if user_key is not None else ""
+
+    def _unexpected_keys(self, keys: Sequence[str], accepted: Sequence[str]) -> RequestError:
+        listed = ", ".join(map(repr, keys))
+        found = f"unexpected key {listed}" if len(keys) == 1 else f"unexpected keys {listed}"
+        expected = (
+            f"only the keys {', '.join(map(repr, accepted))}" if accepted else "no keys at all"
+        )
+        hints = []
+        for key in keys:
+            close = difflib.get_close_matches(key, accepted, n=1)
+            if close:
+                hints.append(f"{key!r} looks like a typo of {close[0]!r}")
+            elif "{" + key + "}" in self._literal_braces():
+                hints.append(f"{{{key}}} in the instruction is literal text, not a slot")
+        if not self._has_user_turn:
+            hints.append(
+                f"{type(self).__name__} has no user turn: every key must be a {{slot}} of the "
+                "instruction or one of extra_keys"
+            )
+        elif _USER_TURN_KEY not in self._slots:
+            hints.append("the user's turn, if any, is the key 'input'")
+        return RequestError("input", found, expected, "; ".join(hints))
+
+    def _literal_braces(self) -> list[str]:
+        return _literal_braces(self._instruction + "\n" + self._user)
+
+    def _literal_braces_note(self) -> str:
+        """`` ({a-b} is literal text: a slot is ...; slots found: none)`` or ``""``."""
+        braces = self._literal_braces()
+        if not braces:
+            return ""
+        return (
+            f" ({', '.join(braces)} {'is' if len(braces) == 1 else 'are'} literal text: a slot"
+            f" is {{name}} with letters, digits and _ only; slots found: none)"
         )
 
     def _call_tools(self, tools: object) -> list[dict[str, Any]]:
@@ -470,6 +566,21 @@ class _Prompter:
             path = f"history[{index}]"
             if isinstance(item, Mapping):
                 core = message_from_openai(item, path)
+                if core.role == "system":
+                    raise RequestError(
+                        f"{path}.role",
+                        f"a {item.get('role')} message in the history",
+                        "user, assistant or tool messages",
+                        "the prompter writes the system turn itself: give its text as "
+                        "instruction= or system=",
+                    )
+                if item.get("content") is None and not core.tool_calls:
+                    raise RequestError(
+                        f"{path}.content",
+                        "missing" if "content" not in item else "found None",
+                        'the message\'s text ("" for an empty turn on purpose)'
+                        + (" or tool_calls" if core.role == "assistant" else ""),
+                    )
                 if not for_dict and not self._text_history_can_hold(core):
                     raise RequestError(
                         path,
@@ -519,8 +630,15 @@ class _Prompter:
         section = self._instruction_section(request)
         # The seed joins system text and instruction with "\n" here (but not in ChatPrompter's
         # string form); both are reproduced as shown.
-        system = self._system + "\n" + section if section else self._system
-        messages: list[dict[str, Any]] = [{"role": "system", "content": system}]
+        messages: list[dict[str, Any]] = []
+        if self._system is None:
+            # No system text: the instruction alone, and no system message without one (so a
+            # format= prompter can render exactly a model's own prompt).
+            if section:
+                messages.append({"role": "system", "content": section})
+        else:
+            system = self._system + "\n" + section if section else self._system
+            messages.append({"role": "system", "content": system})
         messages.extend(copy.deepcopy(list(request.history)))
         # Always a user message, empty when every input went into slots (the seed shows it).
         messages.append({"role": "user", "content": request.user + request.user_input})
@@ -603,33 +721,47 @@ class _Prompter:
     # ------------------------------------------------------------------ responses
 
     def get_response(self, output: str, input: str | None = None) -> str:
-        """The model's answer cut from its raw output.
+        """The model's answer cut from its raw output: the output less an echoed prompt.
 
-        If ``input`` (the prompt) is given and the output starts with it, the answer is what
-        follows it.  Otherwise, if the output contains the answer marker (``### Response:`` or
-        ``<|Assistant|>:``, or the format's generation prompt), the answer is what follows its
-        last occurrence, less the one ``\\n`` the template writes after the marker.  Otherwise
-        the output is the answer.  Nothing else is stripped: a format's end marker (such as
-        ``<end>``) stays in the text; :meth:`parse_response` is the structured reading.
+        - With ``input`` (the prompt): the output less the prompt when it starts with it,
+          else the output unchanged.
+        - Without it: the output unchanged, unless it is an echo of a prompt, that is it
+          starts with this prompter's prompt opening (Alpaca's system text and preamble,
+          Chat's ``system_open`` and system text, a format's leading markers); then the
+          answer is what follows the *first* end of the prompt (``### Response:\\n`` for
+          Alpaca, ``\\n<|Assistant|>:\\n`` for Chat; with ``format=``, the format's end of a
+          user turn and generation prompt after the echo's last user-turn opening).  See the
+          module docstring for why and for the limits.
 
-        >>> AlpacaPrompter("{x}").get_response("...### Response:\\n42")
-        '42'
+        An answer is never searched for markers: one that mentions ``### Response:`` comes
+        back whole.  Nothing else is stripped: a format's end marker (such as ``<end>``) stays
+        in the text; :meth:`parse_response` is the structured reading.
+
+        >>> AlpacaPrompter("{x}").get_response("Use the header ### Response:\\n then answer.")
+        'Use the header ### Response:\\n then answer.'
+        >>> prompter = ChatPrompter()
+        >>> prompter.get_response(prompter.generate_prompt("hi") + "Hello!")
+        'Hello!'
         """
         if not isinstance(output, str):
             raise RequestError("output", f"found {_kind(output)}", "a string")
-        if input is not None and not isinstance(input, str):
-            raise RequestError("input", f"found {_kind(input)}", "the prompt string or None")
-        if input and output.startswith(input):
-            return output[len(input) :]
-        prompt = self._generation_prompt
-        marker = prompt.rstrip("\n")
-        # Last occurrence: an echoed prompt holds past turns that carry the marker too.
-        index = output.rfind(marker) if marker else -1
-        if index < 0:
+        if input is not None:
+            if not isinstance(input, str):
+                raise RequestError("input", f"found {_kind(input)}", "the prompt string or None")
+            return output[len(input) :] if output.startswith(input) else output
+        openings = [opening for opening in self._prompt_openings() if opening]
+        if not any(output.startswith(opening) for opening in openings):
             return output
-        answer = output[index + len(marker) :]
-        newline = prompt[len(marker) :]
-        return answer[len(newline) :] if newline and answer.startswith(newline) else answer
+        end = self._end_of_echoed_prompt(output)
+        return output if end is None else output[end:]
+
+    def _prompt_openings(self) -> list[str]:
+        """The texts every prompt of this prompter starts with (one of them)."""
+        raise NotImplementedError
+
+    def _end_of_echoed_prompt(self, output: str) -> int | None:
+        """Where the prompt echoed at the start of ``output`` ends, or None if it does not."""
+        raise NotImplementedError
 
     def parse_response(self, output: str, input: str | None = None) -> dict[str, Any]:
         """The model's answer as an OpenAI assistant message.
@@ -643,13 +775,52 @@ class _Prompter:
 # --------------------------------------------------------------------------- the prompters
 
 
+@dataclass(frozen=True, slots=True)
+class _EchoShape:
+    """How a format's prompt starts and ends, for finding a prompt echoed in an output."""
+
+    system_opening: str
+    """The render's leading markers when it starts with a system message."""
+    user_opening: str
+    """The render's leading markers when it starts with a user message."""
+    user_open: str
+    """The header that opens a user turn."""
+    end_of_prompt: str
+    """What follows the last user turn's text: the turn's end and the generation prompt."""
+
+
+def _read_echo_shape(fmt: Format) -> _EchoShape:
+    openings = []
+    for messages in (
+        [{"role": "system", "content": "s"}, {"role": "user", "content": "u"}],
+        [{"role": "user", "content": "u"}],
+    ):
+        segments = fmt.render(messages, add_generation_prompt=True).segments
+        leading = []
+        for segment in segments:
+            if not segment.special:
+                break
+            leading.append(segment.text)
+        openings.append("".join(leading))
+    # The last render is the user message alone (message 0).  Its header, role name included
+    # (breeze's "<|start_header_id|>user<|end_header_id|>\n\n", not the marker alone that
+    # every role shares), opens a user turn.
+    own = [index for index, segment in enumerate(segments) if segment.message_index == 0]
+    user_open = "".join(segments[index].text for index in own if segments[index].kind == "header")
+    content = max(index for index in own if segments[index].kind == "content")
+    end_of_prompt = "".join(segment.text for segment in segments[content + 1 :])
+    return _EchoShape(openings[0], openings[1], user_open, end_of_prompt)
+
+
 class AlpacaPrompter(_Prompter):
     r"""The Alpaca instruction format: one task, no conversation.
 
     ``instruction`` is a string with ``{slots}`` or a dict with ``system`` and/or ``user``;
     ``extro_keys`` (or ``extra_keys``) names extra inputs, listed after the instruction;
-    ``tools`` are OpenAI tool dicts.  Every input must go into a slot or an extra key: a
-    string input needs exactly one of them, a dict input a value for each and nothing else.
+    ``tools`` are OpenAI tool dicts; ``system`` is the system text (``None`` for none).  Every
+    input must go into a slot or an extra key: a string input needs exactly one of them, a
+    dict input a value for each and nothing else (Alpaca has no user turn, so not even
+    ``input`` unless it is a slot).
 
     >>> p = AlpacaPrompter("请完成加法运算, 输入为{instruction}")
     >>> p.generate_prompt("a+b").endswith("输入为a+b\n\n\n### Response:\n")
@@ -670,10 +841,10 @@ class AlpacaPrompter(_Prompter):
     - **return_dict** puts the whole instruction in the system message; the user message holds
       only the user instruction, so it is usually empty (as the seed shows).
     - **label** is appended after ``### Response:\n`` as is.
+    - **system=None** drops ``{system}\n``: the prompt starts with the Alpaca preamble.
     """
 
     _has_user_turn = False
-    _generation_prompt = _ALPACA_RESPONSE
 
     def _split_instruction(self, instruction: object) -> tuple[str, str]:
         system, user = super()._split_instruction(instruction)
@@ -702,10 +873,17 @@ class AlpacaPrompter(_Prompter):
             + _extra_keys_block(request.extras)
         )
 
+    def _prompt_openings(self) -> list[str]:
+        return [("" if self._system is None else self._system + "\n") + ALPACA_PREAMBLE]
+
+    def _end_of_echoed_prompt(self, output: str) -> int | None:
+        # The prompt's only "### Response:\n" is its end (unless the input itself holds one).
+        index = output.find(_ALPACA_RESPONSE)
+        return None if index < 0 else index + len(_ALPACA_RESPONSE)
+
     def _to_text(self, request: _Request) -> str:
         return (
-            self._system
-            + "\n"
+            ("" if self._system is None else self._system + "\n")
             + self._instruction_section(request)
             + "\n"
             + _tools_block(request.tools)
@@ -721,9 +899,10 @@ class ChatPrompter(_Prompter):
     ``instruction`` is a string (its ``{slots}``, if any, are filled in the system part) or a
     dict with ``system`` and/or ``user`` (the user instruction is written at the start of the
     user turn).  A string input fills the single slot if there is one, else it is the user
-    turn; a dict input fills the slots, and at most one further key is the user turn (LazyLLM's
-    rule, used by retrieval prompts).  ``markers`` replaces the ``<|Human|>:``-style markers;
-    ``format`` renders through a registered pawlette format instead.
+    turn; a dict input fills the slots, and its key ``input``, when that is not a slot, is the
+    user turn; any other key is an error.  ``markers`` replaces the ``<|Human|>:``-style
+    markers; ``format`` renders through a registered pawlette format instead; ``system=None``
+    leaves out LazyLLM's system text.
 
     >>> p = ChatPrompter("你是一个对话机器人")
     >>> print(p.generate_prompt("我们聊会儿天吧", history=[["你好", "你好!"]]))
@@ -756,7 +935,10 @@ class ChatPrompter(_Prompter):
       default, so the label as is).  With ``format=``, the label is a final assistant message
       rendered without a generation prompt (so the format's end marker follows it).
     - **format=** renders the ``return_dict`` request (``messages`` and ``tools``) with
-      ``add_generation_prompt=True``; ``return_dict=True`` is unaffected by it.
+      ``add_generation_prompt=True``; ``return_dict=True`` is unaffected by it.  With
+      ``system=None`` and no instruction the request has no system message, so the prompt is
+      exactly the format's own rendering of the conversation.
+    - **Dict keys, history content, system=None, get_response**: see the module docstring.
     """
 
     _has_user_turn = True
@@ -768,7 +950,7 @@ class ChatPrompter(_Prompter):
         *,
         extra_keys: str | Sequence[str] | None = None,
         tools: Sequence[Mapping[str, Any]] | None = None,
-        system: str = DEFAULT_SYSTEM,
+        system: str | None = DEFAULT_SYSTEM,
         markers: ChatMarkers | None = None,
         format: str | Format | None = None,
     ) -> None:
@@ -787,15 +969,41 @@ class ChatPrompter(_Prompter):
                 self._format = get_format(format)
             else:
                 raise RequestError("format", f"found {_kind(format)}", "a format name")
-            self._generation_prompt = self._format_generation_prompt(self._format)
-        else:
-            self._generation_prompt = self._markers.assistant_open + "\n"
+        self._echo_shape: _EchoShape | None = None  # a format's, read on first use
 
-    @staticmethod
-    def _format_generation_prompt(fmt: Format) -> str:
-        """The text a format writes where the model's turn begins (what get_response cuts at)."""
-        rendering = fmt.render([{"role": "user", "content": "x"}], add_generation_prompt=True)
-        return "".join(s.text for s in rendering.segments if s.kind == "generation_prompt")
+    def _format_echo_shape(self, fmt: Format) -> _EchoShape:
+        if self._echo_shape is None:
+            self._echo_shape = _read_echo_shape(fmt)
+        return self._echo_shape
+
+    def _prompt_openings(self) -> list[str]:
+        if self._format is not None:
+            shape = self._format_echo_shape(self._format)
+            # With system text there is always a system message; without, only with an
+            # instruction.
+            if self._system is not None:
+                return [shape.system_opening]
+            return [shape.system_opening, shape.user_opening]
+        return [self._markers.system_open + (self._system or "")]
+
+    def _end_of_echoed_prompt(self, output: str) -> int | None:
+        if self._format is not None:
+            shape = self._format_echo_shape(self._format)
+            # The prompt ends with the last user turn: the first end of a user turn and
+            # generation prompt after that turn's opening.  Past turns hold the generation
+            # prompt too, and an answer may mention it, so neither the first nor the last
+            # generation prompt of the output will do.
+            start = output.rfind(shape.user_open)
+            if start < 0:
+                return None
+            index = output.find(shape.end_of_prompt, start + len(shape.user_open))
+            return None if index < 0 else index + len(shape.end_of_prompt)
+        markers = self._markers
+        # Only the current turn has newlines around the markers (past turns are written
+        # "<|Human|>:q<|Assistant|>:a"), so the first one is the end of the prompt.
+        end = "\n" + markers.human_close + markers.assistant_open + "\n"
+        index = output.find(end)
+        return None if index < 0 else index + len(end)
 
     @property
     def markers(self) -> ChatMarkers:
@@ -831,7 +1039,7 @@ class ChatPrompter(_Prompter):
         markers = self._markers
         text = (
             markers.system_open
-            + self._system
+            + (self._system or "")
             + self._instruction_section(request)
             + _tools_block(request.tools)
             + markers.system_close
@@ -861,9 +1069,4 @@ class ChatPrompter(_Prompter):
         """
         if self._format is None:
             return super().parse_response(output, input)
-        if not isinstance(output, str):
-            raise RequestError("output", f"found {_kind(output)}", "a string")
-        if input is not None and not isinstance(input, str):
-            raise RequestError("input", f"found {_kind(input)}", "the prompt string or None")
-        completion = output[len(input) :] if input and output.startswith(input) else output
-        return self._format.parse(completion).message
+        return self._format.parse(self.get_response(output, input)).message
