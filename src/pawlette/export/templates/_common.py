@@ -15,13 +15,31 @@ does not depend on ``trim_blocks``/``lstrip_blocks``.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Mapping
+
+# The escapes every engine's lexer knows (llama.cpp's knows only these; no \x, \u or \0).
+_LITERAL_ESCAPES = {
+    "\\": "\\\\",
+    '"': '\\"',
+    "\n": "\\n",
+    "\r": "\\r",
+    "\t": "\\t",
+    "\b": "\\b",
+    "\f": "\\f",
+    "\v": "\\v",
+}
 
 
 def jinja_string(text: str) -> str:
-    """``text`` as a Jinja string literal (JSON's escapes are a subset of Jinja's)."""
-    return json.dumps(text, ensure_ascii=False)
+    """``text`` as a double-quoted Jinja string literal that every engine reads the same way.
+
+    Only the escapes all lexers know are used (backslash, quote, ``\\n \\r \\t \\b \\f
+    \\v``); other characters, control characters included, are written raw.  A NUL cannot be
+    written (engines reading the template as a C string would stop there).
+    """
+    if "\0" in text:
+        raise ValueError(f"{text!r}: a NUL cannot be written in a chat template")
+    return '"' + "".join(_LITERAL_ESCAPES.get(character, character) for character in text) + '"'
 
 
 def jinja_list(items: Iterable[str]) -> str:
@@ -92,13 +110,14 @@ def escape_macro(markers: Iterable[str]) -> str:
 {%- for marker in escape_markers -%}
 {%- if marker in text -%}{%- set scan.found = true -%}{%- endif -%}
 {%- endfor -%}
-{%- if not scan.found and (not before_marker or text[-1:] != '\\') -%}
+{%- if not scan.found and (not before_marker or not text or text[-1:] != '\\') -%}
 {{- text -}}
 {%- else -%}
 {%- set scan = namespace(out='', last=0, skip=0, run=0, hit='') -%}
 {%- set size = text|length -%}
-{%- for block in range((size + 255) // 256) -%}
-{%- set piece = text[block * 256:block * 256 + 256] -%}
+{%- for start in range(0, size, 256) -%}
+{%- set stop = start + 256 if start + 256 < size else size -%}
+{%- set piece = text[start:stop] -%}
 {%- set look = namespace(busy=false) -%}
 {%- for trigger in escape_triggers -%}
 {%- if trigger in piece -%}{%- set look.busy = true -%}{%- endif -%}
@@ -106,14 +125,13 @@ def escape_macro(markers: Iterable[str]) -> str:
 {%- if not look.busy -%}
 {%- if piece -%}{%- set scan.run = 0 -%}{%- endif -%}
 {%- else -%}
-{%- for step in range(256) -%}
-{%- set i = block * 256 + step -%}
+{%- for i in range(start, stop) -%}
 {%- set char = text[i:i + 1] -%}
 {%- if i >= scan.skip and char -%}
 {%- set scan.hit = '' -%}
 {%- if char in escape_starts -%}
 {%- for marker in escape_markers -%}
-{%- if not scan.hit and text[i:i + marker|length] == marker -%}{%- set scan.hit = marker -%}{%- endif -%}
+{%- if not scan.hit and i + marker|length <= size and text[i:i + marker|length] == marker -%}{%- set scan.hit = marker -%}{%- endif -%}
 {%- endfor -%}
 {%- endif -%}
 {%- if scan.hit -%}
@@ -155,20 +173,20 @@ TEXT_MACRO = r"""{%- macro text_of(message, index, format_name) -%}
 
 
 def _python_escapes() -> list[tuple[str, str]]:
+    """Python's escapes of the characters ``repr`` does not write raw, NUL left out (see
+    :data:`PYTHON_LITERAL_MACROS`)."""
     named = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
-    codes = [*range(0x20), *range(0x7F, 0xA0)]
+    codes = [*range(1, 0x20), *range(0x7F, 0xA0)]
     return [(chr(code), named.get(chr(code), f"\\x{code:02x}")) for code in codes]
 
 
-def _jinja_escape_literal(character: str) -> str:
-    """A one-character Jinja string literal, written with a ``\\x`` escape (portable)."""
-    return f'"\\x{ord(character):02x}"'
-
-
+# A NUL has no literal every engine reads, so it is found with ``tojson`` (which writes it
+# ``\u0000`` everywhere): once in the text with its backslashes removed (so ``\u0000`` can only
+# come from a NUL), then, when there is one, character by character.
 PYTHON_LITERAL_MACROS = (
     "{%- set python_escapes = ["
     + ", ".join(
-        f"[{_jinja_escape_literal(character)}, {jinja_string(escaped)}]"
+        f"[{jinja_string(character)}, {jinja_string(escaped)}]"
         for character, escaped in _python_escapes()
     )
     + "] -%}\n"
@@ -177,6 +195,14 @@ PYTHON_LITERAL_MACROS = (
 {%- for pair in python_escapes -%}
 {%- if pair[0] in out.text -%}{%- set out.text = out.text|replace(pair[0], pair[1]) -%}{%- endif -%}
 {%- endfor -%}
+{%- if '\\u0000' in (out.text|replace('\\', '')|tojson) -%}
+{%- set nul = namespace(text='') -%}
+{%- for i in range(out.text|length) -%}
+{%- set char = out.text[i:i + 1] -%}
+{%- set nul.text = nul.text ~ ('\\x00' if (char|tojson) == '"\\u0000"' else char) -%}
+{%- endfor -%}
+{%- set out.text = nul.text -%}
+{%- endif -%}
 {{- quote ~ out.text ~ quote -}}
 {%- endmacro -%}
 {%- macro python_literal(value, quote, where) -%}
@@ -256,10 +282,11 @@ IDENTIFIER_MACRO = (
     + jinja_string("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_")
     + " -%}\n"
     "{%- set identifier_ascii = "
-    + "".join(['"'] + [f"\\x{ord(c):02x}" for c in _ASCII] + ['"'])
+    + jinja_string(_ASCII[1:])
     + " -%}\n"
     + r"""{%- macro is_identifier(name) -%}
 {%- set check = namespace(ok=name is string and name|length > 0 and name not in python_keywords) -%}
+{%- if check.ok and '\\u0000' in (name|replace('\\', '')|tojson) -%}{%- set check.ok = false -%}{%- endif -%}
 {%- if check.ok -%}
 {%- for i in range(name|length) -%}
 {%- set char = name[i:i + 1] -%}

@@ -219,8 +219,8 @@ _BODY = r"""{%- macro check(message, index, role) -%}
 {%- endif -%}
 {%- set state.run = state.run + [[index, message]] -%}
 {%- if loop.last or messages[index + 1].role != 'tool' -%}
-{%- set slots = namespace(values=[], taken=[], extra=[]) -%}
-{%- for call_id in state.calls -%}{%- set slots.values = slots.values + [none] -%}{%- endfor -%}
+{%- set slots = namespace(results=[], taken=[], extra=[]) -%}
+{%- for call_id in state.calls -%}{%- set slots.results = slots.results + [none] -%}{%- endfor -%}
 {%- for item in state.run -%}
 {%- set found = namespace(slot=-1) -%}
 {%- for call_id in state.calls -%}
@@ -230,17 +230,17 @@ _BODY = r"""{%- macro check(message, index, role) -%}
 {%- endfor -%}
 {%- if found.slot >= 0 -%}
 {%- set slots.taken = slots.taken + [found.slot] -%}
-{%- set replaced = namespace(values=[]) -%}
-{%- for value in slots.values -%}
-{%- set replaced.values = replaced.values + [item if loop.index0 == found.slot else value] -%}
+{%- set replaced = namespace(results=[]) -%}
+{%- for value in slots.results -%}
+{%- set replaced.results = replaced.results + [item if loop.index0 == found.slot else value] -%}
 {%- endfor -%}
-{%- set slots.values = replaced.values -%}
+{%- set slots.results = replaced.results -%}
 {%- else -%}
 {%- set slots.extra = slots.extra + [item] -%}
 {%- endif -%}
 {%- endfor -%}
 {{- header('tool') ~ '[' -}}
-{%- for item in slots.values + slots.extra -%}
+{%- for item in slots.results + slots.extra -%}
 {{- (', ' if loop.index0 else '') ~ ('None' if item is none else result_value(item[1], item[0])) -}}
 {%- endfor -%}
 {{- ']' ~ @END_OF_TURN@ -}}

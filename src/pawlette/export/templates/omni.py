@@ -85,10 +85,10 @@ _BODY = r"""{%- macro turn_start(marker) -%}
 {%- else -%}
 {%- set scan = namespace(out='', last=0, skip=0) -%}
 {%- for i in range(text|length) -%}
-{%- if i >= scan.skip and text[i:i + @REFERENCE_LEAD_LENGTH@] == @REFERENCE_LEAD@ -%}
+{%- if i >= scan.skip and i + @REFERENCE_LEAD_LENGTH@ <= text|length and text[i:i + @REFERENCE_LEAD_LENGTH@] == @REFERENCE_LEAD@ -%}
 {%- set found = namespace(marker='') -%}
 {%- for reference in @REFERENCES@ -%}
-{%- if not found.marker and text[i:i + reference|length] == reference -%}{%- set found.marker = reference -%}{%- endif -%}
+{%- if not found.marker and i + reference|length <= text|length and text[i:i + reference|length] == reference -%}{%- set found.marker = reference -%}{%- endif -%}
 {%- endfor -%}
 {%- if found.marker -%}
 {%- set scan.out = scan.out ~ escape(text[scan.last:i], true) ~ found.marker -%}
