@@ -1,7 +1,8 @@
 """Cross-check outside Python: the golden cases render identically in transformers.js.
 
-Not part of the test suite (it needs node and ``npm install @huggingface/jinja``, which the
-README's set-up does not fetch).  Run it by hand::
+Not part of the test suite: it needs node and ``npm install @huggingface/jinja``, and the
+test command installs from PyPI only (llama.cpp's engine, a Jinja outside Python too, is in the
+suite: ``test_jinja_llama_cpp.py``).  Run it by hand after changing a template::
 
     mkdir -p /tmp/jinja-js && (cd /tmp/jinja-js && npm install @huggingface/jinja)
     PAWLETTE_JINJA_JS=/tmp/jinja-js python -m tests.export.check_jinja_js

@@ -10,11 +10,12 @@ Each format's template is written by hand next to its declaration's constants
 raises :class:`~pawlette.errors.UnsupportedFeature` rather than getting a template that would
 render differently.
 
-What the templates rely on, so engines with their own Jinja (llama.cpp, transformers.js) can
-load them: ``namespace``, macros, ``range``, string indexing and slicing, ``in``, ``~``, the
-filters ``length``/``tojson`` (with ``separators``)/``items``/``trim``, the tests
-``defined``/``none``/``string``/``mapping``, ``raise_exception`` and the ``generation`` tag
-(a no-op outside transformers).  No Python string methods.
+Checked in the test suite under transformers' Jinja (text and ``{% generation %}`` masks) and
+under llama.cpp's own C++ Jinja engine as vendored by llama-cpp-python 0.3.36 (text only: it
+parses ``generation`` blocks as no-ops); by hand (``tests/export/check_jinja_js.py``) under
+transformers.js.  What the templates use is listed in ``pawlette/export/README.md`` ("What the
+templates rely on"); in short: no Python string methods, no ``//``, no ``\\x``/``\\u`` escapes in
+literals, string slices but never ``text[i]``.
 """
 
 from __future__ import annotations

@@ -3,10 +3,12 @@
 Every template is written for the environment transformers compiles chat templates in
 (``ImmutableSandboxedEnvironment(trim_blocks=True, lstrip_blocks=True)`` plus its
 ``generation`` tag, ``raise_exception`` and a ``tojson`` that takes ``separators``), and uses
-only what engines outside Python also implement: ``namespace``, macros, ``range``, string
-indexing and slicing, ``in`` on strings, ``~``, the filters ``length``, ``tojson``, ``items``
-and ``trim``, the tests ``defined``, ``none``, ``string`` and ``mapping``, and
-``raise_exception``.  No Python string methods.  Every tag strips the whitespace around it
+only what llama.cpp's own Jinja engine (checked in the tests) and transformers.js (checked by
+hand) also implement: the list is in ``pawlette/export/README.md``.  In particular: no Python
+string methods, no ``//`` (llama.cpp has no such operator), string literals with only the
+escapes every lexer knows (:func:`jinja_string`), no namespace attribute named like a dict
+method (llama.cpp resolves ``ns.values`` to the method), string slices but never ``text[i]``,
+and no slice that starts past the end of its string.  Every tag strips the whitespace around it
 (``{%- ... -%}``), and literal text is written as ``{{- '...' -}}`` expressions, so the output
 does not depend on ``trim_blocks``/``lstrip_blocks``.
 """
@@ -96,8 +98,9 @@ def escape_macro(markers: Iterable[str]) -> str:
     units but slices by code point, llama.cpp measures and slices bytes; looping over
     ``range(length)`` with slices visits every position in each (extra positions slice to
     ``''`` and are skipped), and text between markers is copied whole.  The scan goes in blocks
-    of 256 positions and skips a block without a marker's first character or a backslash, which
-    keeps long texts fast and every ``range`` under the 100000 Python's sandbox allows.
+    of 256 positions (``range(0, size, 256)``: llama.cpp has no ``//``) and skips a block
+    without a marker's first character or a backslash, which keeps long texts fast and every
+    ``range`` under the 100000 Python's sandbox allows.
     """
     ordered = sorted(set(markers), key=lambda marker: (-len(marker), marker))
     starts = "".join(sorted({marker[0] for marker in ordered}))
