@@ -75,8 +75,12 @@ _DRIVER = Path(__file__).parent.parent / "export" / "llama_cpp_jinja_driver.cpp"
 _TIMEOUT = 900
 
 
+_FAILURE: list[str] = []  # the first failure to build the driver, repeated to every later test
+
+
 def _fail(message: str) -> None:
-    pytest.fail(f"llama.cpp's Jinja engine: {message}", pytrace=False)
+    _FAILURE.append(f"llama.cpp's Jinja engine: {message}")
+    pytest.fail(_FAILURE[0], pytrace=False)
 
 
 def _sha256(path: Path) -> str:
@@ -222,7 +226,12 @@ def _compile(source_root: Path, build: Path, compiler: list[str]) -> Path:
 
 @cache
 def llama_cpp_jinja_driver() -> Path:
-    """The driver program, built (and cached) at first use; see the module docstring."""
+    """The driver program, built (and cached) at first use; see the module docstring.
+
+    A failure fails every test that needs the driver with the same message, without trying
+    the download or the build again in this process."""
+    if _FAILURE:
+        pytest.fail(_FAILURE[0], pytrace=False)
     compiler = compiler_command()
     key = hashlib.sha256(
         "\0".join([_SDIST_SHA256, _sha256(_DRIVER), *compiler]).encode()
@@ -272,8 +281,10 @@ def render_with_llama_cpp(template: str, cases: list[dict[str, Any]]) -> list[di
     )
     lines = [json.loads(line) for line in result.stdout.decode("utf-8").split("\n") if line]
     if result.returncode != 0 or len(lines) != len(cases):
-        _fail(
-            f"the driver exited {result.returncode} after {len(lines)} of {len(cases)} cases:\n"
-            + result.stderr.decode("utf-8", "replace")[-2000:]
+        pytest.fail(
+            f"llama.cpp's Jinja engine: the driver exited {result.returncode} after"
+            f" {len(lines)} of {len(cases)} cases:\n"
+            + result.stderr.decode("utf-8", "replace")[-2000:],
+            pytrace=False,
         )
     return lines

@@ -194,7 +194,9 @@ PYTHON_LITERAL_MACROS = (
     )
     + "] -%}\n"
     + r"""{%- macro python_string(text, quote) -%}
-{%- set out = namespace(text=text|replace('\\', '\\\\')|replace(quote, '\\' ~ quote)) -%}
+{%- set out = namespace(text=text) -%}
+{%- set out.text = out.text|replace('\\', '\\\\') -%}
+{%- set out.text = out.text|replace(quote, '\\' ~ quote) -%}
 {%- for pair in python_escapes -%}
 {%- if pair[0] in out.text -%}{%- set out.text = out.text|replace(pair[0], pair[1]) -%}{%- endif -%}
 {%- endfor -%}
