@@ -854,6 +854,21 @@ def test_tokenize_without_a_format_learns_the_label_and_injects_nothing(
     assert result.kinds[len(prompt) :] == ["label"] * (len(result) - len(prompt))
 
 
+def test_tokenize_without_a_format_continues_the_prompt_for_sentencepiece_tokenizers() -> None:
+    # A Metaspace tokenizer writes '▁' only at the start of the text: the answer, encoded
+    # apart, must not gain one.
+    from .support.small_spm import spm_tokenizer
+
+    tokenizer = spm_tokenizer("metaspace-first", ())
+    prompter = ChatPrompter("Be brief.")
+    result = prompter.tokenize(tokenizer, "hello there", label="the answer")
+    prompt = prompter.tokenize(tokenizer, "hello there")
+    answer = result.input_ids[len(prompt) :]
+    assert result.input_ids[: len(prompt)] == prompt.input_ids
+    pieces = "".join(tokenizer.id_to_token(token) for token in answer)
+    assert pieces.replace("▁", " ") == "the answer"  # not ' the answer
+
+
 def test_tokenize_refuses_a_mask_without_a_format_and_a_bad_label() -> None:
     from .support.small_bpe import small_tokenizer
 

@@ -142,7 +142,7 @@ from .errors import RequestError
 from .format import Format
 from .formats import get_format
 from .openai import message_from_openai, tools_from_openai
-from .tokenization.backend import load_backend
+from .tokenization.backend import CONTINUATION, START, load_backend
 from .tokenization.encoder import IGNORE_INDEX, MaskPolicy, Tokenized
 from .tokenization.encoder import tokenize as tokenize_conversation
 from .types import Message, TextPart
@@ -709,7 +709,11 @@ class _Prompter:
         bound = self._bind(input, history, tools, label, for_dict=False)
         prompt = self._to_text(dataclasses.replace(bound, label=None))
         answer = self._to_text(bound)[len(prompt) :] if label is not None else ""
-        prompt_ids, answer_ids = load_backend(tokenizer).encode_texts([prompt, answer])
+        # The answer continues the prompt's text (SentencePiece-style tokenizers add no
+        # prefix there, as they would at the start of a text).
+        prompt_ids, answer_ids = load_backend(tokenizer).encode_texts(
+            [prompt, answer], [START, CONTINUATION]
+        )
         count = len(prompt_ids)
         return Tokenized(
             input_ids=prompt_ids + answer_ids,
