@@ -12,7 +12,10 @@ from typing import Any
 from tokenizers import Tokenizer
 
 import pawlette
+from pawlette.engine.lexer import marker_pattern
+from pawlette.format import Format
 from pawlette.tokenization.prepare import add_markers
+from pawlette.types import Rendering
 
 from ..support.llama3 import llama3_tokenizer
 from ..support.small_bpe import small_tokenizer
@@ -64,3 +67,30 @@ def assistant_indices(request: dict[str, Any]) -> list[int]:
 
 def token_text(tokenizer: Tokenizer, ids: list[int]) -> str:
     return str(tokenizer.decode(ids, skip_special_tokens=False))
+
+
+def cut_positions(fmt: Format, rendering: Rendering) -> list[int]:
+    """Character offsets where two text pieces of different trainability meet."""
+    pattern = marker_pattern(fmt.special_markers)
+    cuts = []
+    position = 0
+    previous: bool | None = None
+    for segment in rendering.segments:
+        spans = [(0, len(segment.text), False)]
+        if segment.special:
+            spans, start = [], 0
+            for match in pattern.finditer(segment.text):
+                spans += [(start, match.start(), False), (match.start(), match.end(), True)]
+                start = match.end()
+            spans.append((start, len(segment.text), False))
+        for start, end, is_marker in spans:
+            if start == end:
+                continue
+            if is_marker:
+                previous = None
+            else:
+                if previous is not None and previous != segment.trainable:
+                    cuts.append(position + start)
+                previous = segment.trainable
+        position += len(segment.text)
+    return cuts

@@ -164,21 +164,25 @@ def test_reasoning_not_learned() -> None:
     assert text.startswith("Let me check.")
 
 
+# A call, its result (written inside omni's assistant turn) and the answer after it.
+CALL_RESULT_ANSWER = [
+    {"role": "user", "content": "Weather?"},
+    {
+        "role": "assistant",
+        "content": None,
+        "tool_calls": [
+            {"id": "c1", "type": "function", "function": {"name": "f", "arguments": "{}"}}
+        ],
+    },
+    {"role": "tool", "tool_call_id": "c1", "content": "RESULT TEXT"},
+    {"role": "assistant", "content": "Sunny."},
+]
+
+
 def test_omni_results_inside_the_turn_are_never_learned() -> None:
     omni = pawlette.get_format("omni")
     tokenizer = small("omni")
-    messages = [
-        {"role": "user", "content": "Weather?"},
-        {
-            "role": "assistant",
-            "content": None,
-            "tool_calls": [
-                {"id": "c1", "type": "function", "function": {"name": "f", "arguments": "{}"}}
-            ],
-        },
-        {"role": "tool", "tool_call_id": "c1", "content": "RESULT TEXT"},
-        {"role": "assistant", "content": "Sunny."},
-    ]
+    messages = CALL_RESULT_ANSWER
     result = tokenize(omni, tokenizer, messages)
     text = learned_text(tokenizer, result)
     assert "RESULT" not in text
@@ -212,18 +216,7 @@ class _ResultsMarkedTrainable:
 def test_tool_results_marked_trainable_are_still_never_learned() -> None:
     tokenizer = small("omni")
     fmt: Any = _ResultsMarkedTrainable()
-    messages = [
-        {"role": "user", "content": "Weather?"},
-        {
-            "role": "assistant",
-            "content": None,
-            "tool_calls": [
-                {"id": "c1", "type": "function", "function": {"name": "f", "arguments": "{}"}}
-            ],
-        },
-        {"role": "tool", "tool_call_id": "c1", "content": "RESULT TEXT"},
-        {"role": "assistant", "content": "Sunny."},
-    ]
+    messages = CALL_RESULT_ANSWER
     rendering = fmt.render(messages)
     assert any(s.kind == "tool_result" and s.trainable for s in rendering.segments)
     result = ConversationEncoder(fmt, tokenizer).encode(messages)

@@ -28,34 +28,14 @@ from pawlette.tokenization import ConversationEncoder, TokenizerBackend
 from pawlette.types import Rendering
 
 from ..support.small_spm import STYLES, spm_tokenizer
-from .support import FORMATS, assistant_indices, golden_cases, golden_input, strategy
-
-
-def cut_positions(fmt: Format, rendering: Rendering) -> list[int]:
-    """Character offsets where two text pieces of different trainability meet."""
-    pattern = marker_pattern(fmt.special_markers)
-    cuts = []
-    position = 0
-    previous: bool | None = None
-    for segment in rendering.segments:
-        spans = [(0, len(segment.text), False)]
-        if segment.special:
-            spans, start = [], 0
-            for match in pattern.finditer(segment.text):
-                spans += [(start, match.start(), False), (match.start(), match.end(), True)]
-                start = match.end()
-            spans.append((start, len(segment.text), False))
-        for start, end, is_marker in spans:
-            if start == end:
-                continue
-            if is_marker:
-                previous = None
-            else:
-                if previous is not None and previous != segment.trainable:
-                    cuts.append(position + start)
-                previous = segment.trainable
-        position += len(segment.text)
-    return cuts
+from .support import (
+    FORMATS,
+    assistant_indices,
+    cut_positions,
+    golden_cases,
+    golden_input,
+    strategy,
+)
 
 
 def text_spells_an_added_token(fmt: Format, tokenizer: Tokenizer, rendering: Rendering) -> bool:

@@ -30,6 +30,7 @@ from .support import (
     ALL_MARKERS,
     FORMATS,
     assistant_indices,
+    cut_positions,
     llama3_all,
     small,
     small_all,
@@ -184,31 +185,9 @@ def check_boundaries(
 def check_cuts(fmt: Format, request: dict[str, Any]) -> None:
     """Every place where two text pieces of different trainability meet (with no marker
     between) is the end of the completion prompt of some assistant turn."""
-    pattern = marker_pattern(fmt.special_markers)
     messages, tools = request["messages"], request.get("tools")
     rendering = fmt.render(request)
-    cuts = []
-    position = 0
-    previous: bool | None = None  # trainable of the text just before; None: a marker
-    for segment in rendering.segments:
-        spans = [(0, len(segment.text), False)]
-        if segment.special:
-            spans = []
-            start = 0
-            for match in pattern.finditer(segment.text):
-                spans += [(start, match.start(), False), (match.start(), match.end(), True)]
-                start = match.end()
-            spans.append((start, len(segment.text), False))
-        for start, end, is_marker in spans:
-            if start == end:
-                continue
-            if is_marker:
-                previous = None
-            else:
-                if previous is not None and previous != segment.trainable:
-                    cuts.append(position + start)
-                previous = segment.trainable
-        position += len(segment.text)
+    cuts = cut_positions(fmt, rendering)
     prompt_ends = {
         len(fmt.render(messages[:index], tools, add_generation_prompt=True).text)
         for index in assistant_indices(request)
