@@ -1,0 +1,252 @@
+"""Small programs built from parts of llama.cpp, as vendored by the llama-cpp-python sdist on PyPI.
+
+The tests check exports with llama.cpp's own code (its Jinja engine, its GBNF grammar engine)
+without building all of libllama (about 12 minutes): :func:`build_driver` compiles only the
+sources an engine needs together with one driver of ours (``tests/export/llama_cpp_*_driver.cpp``):
+
+1. looks in the cache directory (``$PAWLETTE_CACHE``, else ``~/.cache/pawlette``) for a driver
+   built from the same sdist, driver source, engine sources and compiler;
+2. else runs ``python -m pip download --no-deps --no-binary :all: llama-cpp-python==<pinned>``
+   in pip's hash-checking mode (about 77 MB; the sdist is kept in the cache), and fails the test
+   with pip's message when that does not work (nothing is skipped);
+3. checks the sdist's SHA-256, extracts only the engine's files with :mod:`tarfile`;
+4. compiles them and the driver, one object per process in parallel, and links.  The compiler is
+   ``$PAWLETTE_CXX`` when set (e.g. ``g++``), else ``g++`` when on the PATH, else
+   ``python -m ziglang c++`` (the ``ziglang`` package from PyPI, in the test extra), so a machine
+   with Python and PyPI only can build it.  A failed build fails the test with the compiler's
+   output.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+import tarfile
+import tempfile
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import NoReturn
+
+import pytest
+
+from .llama3 import cache_directory
+
+__all__ = ["LLAMA_CPP_PYTHON_VERSION", "Engine", "build_driver", "compiler_command"]
+
+# llama-cpp-python 0.3.36 vendors the llama.cpp whose engines are checked.
+LLAMA_CPP_PYTHON_VERSION = "0.3.36"
+_SDIST_NAME = f"llama_cpp_python-{LLAMA_CPP_PYTHON_VERSION}.tar.gz"
+_SDIST_SHA256 = "832db0699007f1be95a7e41ef12e88926b02ba836461e36a36372db2760c1a2e"
+_ROOT = f"llama_cpp_python-{LLAMA_CPP_PYTHON_VERSION}/vendor/llama.cpp/"
+# The sdist and the drivers are kept here (the folder's name predates the grammar driver).
+_CACHE = "llama_cpp_jinja"
+TIMEOUT = 900
+
+
+@dataclass(frozen=True)
+class Engine:
+    """A part of llama.cpp and the driver of ours that runs it."""
+
+    title: str  # for messages: "llama.cpp's Jinja engine"
+    prefix: str  # the cached driver's file name starts with it
+    driver: Path  # our C++ source with main()
+    members: tuple[str, ...]  # files and folders (ending in /) to extract, relative to _ROOT
+    sources: tuple[str, ...]  # the sources compiled with the driver, relative to _ROOT
+    includes: tuple[str, ...]  # include folders, relative to _ROOT
+    in_key: tuple[str, ...] = ()  # anything else the cached driver depends on
+
+
+_FAILURES: dict[str, str] = {}  # the first failure per engine, repeated to every later test
+
+
+def _fail(engine: Engine, message: str) -> NoReturn:
+    _FAILURES.setdefault(engine.title, f"{engine.title}: {message}")
+    pytest.fail(_FAILURES[engine.title], pytrace=False)
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as file:
+        for block in iter(lambda: file.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def compiler_command() -> list[str]:
+    """The C++ compiler the drivers are built with (see the module docstring)."""
+    configured = os.environ.get("PAWLETTE_CXX")
+    if configured:
+        return shlex.split(configured)
+    if shutil.which("g++"):
+        return ["g++"]
+    return [sys.executable, "-m", "ziglang", "c++"]
+
+
+def _download_sdist(engine: Engine, directory: Path) -> Path:
+    sdist = directory / _SDIST_NAME
+    if sdist.is_file() and _sha256(sdist) == _SDIST_SHA256:
+        return sdist
+    directory.mkdir(parents=True, exist_ok=True)
+    requirement = f"llama-cpp-python=={LLAMA_CPP_PYTHON_VERSION} --hash=sha256:{_SDIST_SHA256}\n"
+    with tempfile.TemporaryDirectory(dir=directory) as staging:
+        requirements = Path(staging) / "requirements.txt"
+        requirements.write_text(requirement)
+        command = [
+            sys.executable,
+            "-m",
+            "pip",
+            "download",
+            "--no-deps",
+            "--no-binary",
+            ":all:",
+            "--disable-pip-version-check",
+            "--quiet",
+            "-r",
+            str(requirements),
+            "--dest",
+            staging,
+        ]
+        try:
+            result = subprocess.run(
+                command, capture_output=True, text=True, timeout=TIMEOUT, check=False
+            )
+        except subprocess.TimeoutExpired:
+            _fail(
+                engine,
+                f"`{shlex.join(command)}` took over {TIMEOUT} s; expected the sdist from PyPI",
+            )
+        downloaded = Path(staging) / _SDIST_NAME
+        if result.returncode != 0 or not downloaded.is_file():
+            output = (result.stderr or result.stdout).strip()[-2000:]
+            _fail(
+                engine,
+                f"`{shlex.join(command)}` exited {result.returncode} with\n{output}\n"
+                f"expected {_SDIST_NAME} from PyPI. Without network, put it in {directory}"
+                " (set PAWLETTE_CACHE to move it)",
+            )
+        found = _sha256(downloaded)
+        if found != _SDIST_SHA256:
+            _fail(engine, f"{_SDIST_NAME} has SHA-256 {found}; expected {_SDIST_SHA256}")
+        os.replace(downloaded, sdist)
+    return sdist
+
+
+def _extract(engine: Engine, sdist: Path, destination: Path) -> None:
+    """Only the members the driver needs, written by name (no path from the archive is
+    trusted)."""
+    try:
+        with tarfile.open(sdist, "r:gz") as archive:
+            for member in archive:
+                if not member.isfile() or not member.name.startswith(_ROOT):
+                    continue
+                relative = member.name[len(_ROOT) :]
+                if ".." in relative.split("/") or not any(
+                    relative == name or (name.endswith("/") and relative.startswith(name))
+                    for name in engine.members
+                ):
+                    continue
+                data = archive.extractfile(member)
+                assert data is not None
+                target = destination / relative
+                target.parent.mkdir(parents=True, exist_ok=True)
+                target.write_bytes(data.read())
+    except (tarfile.TarError, OSError) as error:
+        _fail(engine, f"cannot read {sdist} ({error}); delete it to download it again")
+    missing = [name for name in engine.sources if not (destination / name).is_file()]
+    if missing:
+        _fail(engine, f"{sdist} lacks {', '.join(missing)}; expected {engine.title}'s sources")
+
+
+def _compile(engine: Engine, source_root: Path, build: Path, compiler: list[str]) -> Path:
+    flags = ["-std=c++17", "-O1", *(f"-I{source_root / name}" for name in engine.includes)]
+    jobs = []
+    objects = []
+    for source in [*(source_root / name for name in engine.sources), engine.driver]:
+        target = build / f"{source.stem}.o"
+        objects.append(target)
+        command = [*compiler, *flags, "-c", str(source), "-o", str(target)]
+        jobs.append(
+            (
+                command,
+                subprocess.Popen(
+                    command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+                ),
+            )
+        )
+    failures = []
+    for command, process in jobs:
+        try:
+            output, _ = process.communicate(timeout=TIMEOUT)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            output, _ = process.communicate()
+            failures.append(f"`{shlex.join(command)}` took over {TIMEOUT} s")
+            continue
+        if process.returncode != 0:
+            failures.append(
+                f"`{shlex.join(command)}` exited {process.returncode}:\n{output[-3000:]}"
+            )
+    if failures:
+        _fail(engine, "building the driver failed:\n" + "\n".join(failures))
+    program = build / "driver"
+    command = [*compiler, *(str(item) for item in objects), "-o", str(program)]
+    result = subprocess.run(command, capture_output=True, text=True, timeout=TIMEOUT, check=False)
+    if result.returncode != 0:
+        _fail(
+            engine,
+            f"`{shlex.join(command)}` exited {result.returncode}:\n"
+            + (result.stderr or result.stdout)[-3000:],
+        )
+    return program
+
+
+def build_driver(engine: Engine, extra_key: Sequence[str] = ()) -> Path:
+    """The engine's driver program, built (and cached) at first use; see the module docstring.
+
+    A failure fails every test that needs the driver with the same message, without trying
+    the download or the build again in this process.  Callers cache the result."""
+    if engine.title in _FAILURES:
+        pytest.fail(_FAILURES[engine.title], pytrace=False)
+    compiler = compiler_command()
+    key = hashlib.sha256(
+        "\0".join(
+            [_SDIST_SHA256, _sha256(engine.driver), *compiler, *engine.in_key, *extra_key]
+        ).encode()
+    ).hexdigest()[:16]
+    directory = cache_directory() / _CACHE
+    program = directory / f"{engine.prefix}-{key}"
+    if program.is_file():
+        return program
+    try:
+        version = subprocess.run(
+            [*compiler, "--version"], capture_output=True, text=True, timeout=120, check=False
+        )
+    except OSError as error:
+        _fail(
+            engine,
+            f"no C++ compiler `{shlex.join(compiler)}` ({error}); install the test extra (ziglang)",
+        )
+    if version.returncode != 0:
+        _fail(
+            engine,
+            f"`{shlex.join(compiler)} --version` failed:\n{version.stderr}"
+            "\nexpected a C++ compiler; install the test extra (ziglang) or set PAWLETTE_CXX",
+        )
+    sdist = _download_sdist(engine, directory)
+    started = time.monotonic()
+    with tempfile.TemporaryDirectory(dir=directory) as staging:
+        source_root = Path(staging) / "llama.cpp"
+        _extract(engine, sdist, source_root)
+        built = _compile(engine, source_root, Path(staging), compiler)
+        os.chmod(built, 0o755)
+        os.replace(built, program)
+    (directory / f"{engine.prefix}-{key}.log").write_text(
+        f"{shlex.join(compiler)}: built in {time.monotonic() - started:.1f} s\n"
+    )
+    return program
