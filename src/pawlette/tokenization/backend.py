@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import collections
 import itertools
+import json
 import os
 from collections.abc import Sequence
 from functools import cache
@@ -153,8 +154,6 @@ def _component_json(component: object) -> Any:
     """A normaliser's or pre-tokenizer's settings as JSON (None for none)."""
     if component is None:
         return None
-    import json
-
     return json.loads(component.__getstate__())  # type: ignore[attr-defined]  # its JSON
 
 
@@ -201,8 +200,6 @@ def _without_prefix(node: Any, *, keep_first: bool, keep_always: bool) -> tuple[
 def _context_copies(tokenizer: Tokenizer, plain: Tokenizer) -> tuple[Tokenizer, ...]:
     """The plain copy for each context (:data:`START`, :data:`AFTER_MARKER`,
     :data:`CONTINUATION`): the same object three times when no component adds a prefix."""
-    import json
-
     normalizer = _component_json(tokenizer.normalizer)
     pre_tokenizer = _component_json(tokenizer.pre_tokenizer)
     copies = [plain]
@@ -267,7 +264,6 @@ class TokenizerBackend:
         # Whether a run's context changes its ids (a pipeline that adds a prefix somewhere).
         self.contextual = any(copy is not self._plain for copy in self._copies)
         self._caches: tuple[dict[str, list[int]], ...] = ({}, {}, {})
-        self._cache = self._caches[START]
         # encode_batch_fast (tokenizers >= 0.21) skips the offsets nobody reads here.
         self._encoders = tuple(
             getattr(copy, "encode_batch_fast", copy.encode_batch) for copy in self._copies
@@ -421,7 +417,7 @@ class TokenizerBackend:
         return results
 
     def _encode_in(self, context: int, texts: Sequence[str]) -> list[list[int]]:
-        cache_ = self._caches[context] if self.contextual else self._cache
+        cache_ = self._caches[context]
         results: list[list[int] | None] = [cache_.get(text) for text in texts]
         missing = [index for index, found in enumerate(results) if found is None]
         if missing:
