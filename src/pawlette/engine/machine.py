@@ -159,14 +159,13 @@ class Parser:
     # ------------------------------------------------------------------ used by readers/actions
 
     def emit(self, event: Event) -> None:
-        if self._start_pending:
-            self.confirm_message()
         self._events.append(event)
 
     def begin_message(self, role: Role, *, pending: bool = False) -> None:
-        """Start a message.  ``pending``: only once something of it is read (the first event
-        or :meth:`confirm_message`); a pending message ended before that was never there
-        (ChatGLM3's training render ends with the stop token that opens no turn)."""
+        """Start a message.  ``pending``: only once its reader calls :meth:`confirm_message`
+        (before it emits anything of the message); a pending message ended before that was
+        never there (ChatGLM3's training render ends with the stop token that opens no turn).
+        The hot path (:meth:`emit`) never checks for one."""
         self.message_role = role
         self.calls_in_message = 0
         if pending:
@@ -217,7 +216,8 @@ class Parser:
         """Strict: raise.  Lenient: warn; the caller keeps ``text`` as content."""
         if self.strict:
             raise ParseError(offset, found, expected, text[:80])
-        self.emit(ParseWarning(offset, f"{found}; expected {expected}", text))
+        self.confirm_message()  # the text it warns about is the message's
+        self._events.append(ParseWarning(offset, f"{found}; expected {expected}", text))
 
     # ------------------------------------------------------------------ public
 
