@@ -173,26 +173,12 @@ def command_export_grammar(arguments: argparse.Namespace) -> int:
     choice: Any = arguments.tool_choice
     if choice not in ("auto", "none", "required"):
         choice = {"type": "function", "function": {"name": choice}}
+    request = (arguments.format, tools, choice, arguments.parallel, arguments.syntax)
     as_text = bool(arguments.markers_as_text)
     if arguments.bundle:
-        bundle = export_grammar_bundle(
-            arguments.format,
-            tools,
-            choice,
-            arguments.parallel,
-            arguments.syntax,
-            markers_as_text=as_text,
-        )
-        _print_json(bundle)
+        _print_json(export_grammar_bundle(*request, markers_as_text=as_text))
     else:
-        grammar = export_grammar(
-            arguments.format,
-            tools,
-            choice,
-            arguments.parallel,
-            arguments.syntax,
-            markers_as_text=as_text,
-        )
+        grammar = export_grammar(*request, markers_as_text=as_text)
         sys.stdout.write(grammar if grammar.endswith("\n") else grammar + "\n")
     return 0
 
