@@ -5,6 +5,7 @@ Routes::
     POST /v1/chat/completions   stream true or false
     GET  /v1/models             the one model served
     GET  /health                200 {"status": "ok"} while the server runs (no upstream call)
+    GET  /metrics               Prometheus text format (:mod:`~pawlette.serve.metrics`)
 
 A request is checked (:mod:`~pawlette.serve.request`), rendered with the format (with the
 generation prompt, plus any forced prefix from :mod:`~pawlette.serve.tool_choice`), sent to
@@ -60,8 +61,11 @@ from ..formats import get_format
 from ..openai import tools_from_openai
 from ..tokenization import ConversationEncoder, load_backend
 from ..types import Tool
+from .balancer import Balancer, NoReplica, ReplicaError
 from .config import ServeConfig
 from .engines import ENGINES
+from .metrics import CONTENT_TYPE, SharedMetrics
+from .observe import current, instrument
 from .pipeline import ChunkPipeline, Completion, encode_events
 from .request import ChatRequest, parse_chat_request
 from .sse import SSEDecoder
@@ -194,11 +198,12 @@ class Server:
             # The training encoder: prompts get exactly the ids the model was trained on.
             backend = load_backend(config.tokenizer, source=f"--tokenizer {config.tokenizer}")
             self.encoder = ConversationEncoder(self.format, backend)
-        base = config.upstream.rstrip("/")
-        if base.endswith("/v1"):
-            base = base[: -len("/v1")]
-        self.base_url = base
-        self.completions_url = base + "/v1/completions"
+        # Scale-out (pawlette.serve.balancer, .metrics, .workers): replicas and numbers.
+        self.metrics = SharedMetrics.from_environment()
+        self.upstreams = Balancer(
+            list(config.upstreams), self.metrics.registry, eject_seconds=config.eject_seconds
+        )
+        self.base_url = self.upstreams.replicas[0].base_url
         self.model = config.model
         self.created = int(time.time())
         self._clients: list[httpx.AsyncClient] = []
@@ -206,6 +211,14 @@ class Server:
         self._headers = {"content-type": "application/json"}
         if config.upstream_api_key:
             self._headers["authorization"] = f"Bearer {config.upstream_api_key}"
+
+    @property
+    def completions_url(self) -> str:
+        """The URL of the replica serving the current request (else the first replica's)."""
+        context = current()
+        if context is not None and context.completions_url is not None:
+            return context.completions_url
+        return self.upstreams.replicas[0].completions_url
 
     @property
     def advertised_model(self) -> str:
@@ -252,10 +265,24 @@ class Server:
                 self.engine.name,
                 "token-id" if self.encoder else "text",
             )
-            try:
-                yield
-            finally:
-                self._clients = []
+            async with anyio.create_task_group() as group:
+                group.start_soon(self._scale_out_chores)
+                try:
+                    yield
+                finally:
+                    group.cancel_scope.cancel()
+                    self._clients = []
+
+    async def _scale_out_chores(self) -> None:
+        """Probe ejected replicas; with ``--workers``, write this worker's metrics each second."""
+        async with anyio.create_task_group() as group:
+            group.start_soon(
+                self.upstreams.probe_forever,
+                lambda: self.client,
+                min(5.0, self.config.connect_timeout),
+            )
+            if self.metrics.directory is not None:
+                group.start_soon(self.metrics.dump_forever)
 
     async def _discover_model(self) -> None:
         """Ask the upstream's ``/v1/models`` for its model name (best effort)."""
@@ -282,6 +309,9 @@ class Server:
 
     async def health(self, request: Request) -> Response:
         return JSONResponse({"status": "ok"})
+
+    async def prometheus(self, request: Request) -> Response:
+        return Response(self.metrics.exposition(), media_type=CONTENT_TYPE)
 
     async def models(self, request: Request) -> Response:
         try:
@@ -422,28 +452,28 @@ class Server:
         return disconnected, result
 
     async def _send(self, body: dict[str, Any], *, stream: bool) -> httpx.Response:
-        request = self.client.build_request(
-            "POST",
-            self.completions_url,
-            content=json.dumps(body, ensure_ascii=False).encode(),
-            headers=self._headers,
-        )
+        content = json.dumps(body, ensure_ascii=False).encode()
         try:
-            response = await self.client.send(request, stream=stream)
-        except httpx.TimeoutException as error:
-            raise _upstream_failure(
-                504,
-                f"upstream {self.completions_url}: no answer within "
-                f"{self.config.timeout:g} s (--timeout) ({type(error).__name__})",
-                "upstream_timeout",
-            ) from error
-        except httpx.HTTPError as error:
+            response = await self.upstreams.send(
+                lambda: self.client, content, self._headers, stream=stream
+            )
+        except NoReplica as error:
+            raise _upstream_failure(503, str(error), "upstream_unavailable") from error
+        except ReplicaError as failure:
+            cause = failure.cause
+            if isinstance(cause, httpx.TimeoutException):
+                raise _upstream_failure(
+                    504,
+                    f"upstream {failure.url}: no answer within "
+                    f"{self.config.timeout:g} s (--timeout) ({type(cause).__name__})",
+                    "upstream_timeout",
+                ) from cause
             raise _upstream_failure(
                 502,
-                f"upstream {self.completions_url}: unreachable ({type(error).__name__}: "
-                f"{error or 'no detail'})",
+                f"upstream {failure.url}: unreachable ({type(cause).__name__}: "
+                f"{cause or 'no detail'})",
                 "upstream_unreachable",
-            ) from error
+            ) from cause
         if response.status_code >= 400:
             raise await self._status_error(response)
         return response
@@ -737,11 +767,13 @@ def build_app(config: ServeConfig) -> Starlette:
     """The Starlette app for ``config``; loads the format and tokenizer now (errors raise
     :class:`~pawlette.errors.PawletteError`), connects to the upstream on start-up."""
     server = Server(config)
+    chat_completions = instrument(server.chat_completions, server.metrics)
     app = Starlette(
         routes=[
-            Route("/v1/chat/completions", server.chat_completions, methods=["POST"]),
+            Route("/v1/chat/completions", chat_completions, methods=["POST"]),
             Route("/v1/models", server.models, methods=["GET"]),
             Route("/health", server.health, methods=["GET"]),
+            Route("/metrics", server.prometheus, methods=["GET"]),
         ],
         exception_handlers={HTTPException: _http_error, Exception: _internal_error},
         lifespan=server.lifespan,

@@ -7,6 +7,7 @@ Importing this module needs no optional dependency; :func:`serve_main` imports t
                    [--model NAME] [--tokenizer PATH] [--host 127.0.0.1] [--port 8000]
                    [--api-key KEY] [--upstream-api-key KEY] [--timeout S]
                    [--connect-timeout S] [--max-body-bytes N] [--max-tokens N]
+                   [--upstream URL ...] [--workers N] [--eject-seconds S]
 """
 
 from __future__ import annotations
@@ -47,6 +48,17 @@ class ServeConfig:
     max_connections: int = 1024
     """Connections to the upstream, pooled and reused."""
     log_level: str = "info"
+    # Scale-out (pawlette.serve.balancer and .workers).
+    replicas: tuple[str, ...] = ()
+    """Further engine replicas (``--upstream`` given again), balanced with ``upstream``."""
+    workers: int = 1
+    """Server processes sharing the port (``--workers``)."""
+    eject_seconds: float = 5.0
+    """How long a failed replica is out of the rotation at first (doubling in a row)."""
+
+    @property
+    def upstreams(self) -> tuple[str, ...]:
+        return (self.upstream, *self.replicas)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -55,7 +67,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--upstream",
         required=True,
-        help="base URL of a raw completion engine with POST /v1/completions",
+        action="append",
+        help="base URL of a raw completion engine with POST /v1/completions; repeat it for "
+        "replicas (least outstanding requests, failed replicas ejected for a while)",
     )
     parser.add_argument(
         "--engine",
@@ -103,12 +117,28 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="output budget for requests that set none (default: per engine; see the docs)",
     )
     parser.add_argument("--log-level", default="info", choices=["debug", "info", "warning"])
+    parser.add_argument(
+        "--workers",
+        type=int,
+        default=1,
+        help="server processes sharing the port (SO_REUSEPORT; default: 1)",
+    )
+    parser.add_argument(
+        "--eject-seconds",
+        type=float,
+        default=5.0,
+        help="with several --upstream: how long a failed replica is out of the rotation, "
+        "doubled for each failure in a row up to 60 s (default: 5)",
+    )
 
 
 def config_from_arguments(arguments: argparse.Namespace) -> ServeConfig:
     return ServeConfig(
         format=arguments.format,
-        upstream=arguments.upstream,
+        upstream=arguments.upstream[0],
+        replicas=tuple(arguments.upstream[1:]),
+        workers=arguments.workers,
+        eject_seconds=arguments.eject_seconds,
         engine=arguments.engine,
         model=arguments.model,
         tokenizer=arguments.tokenizer,
@@ -146,6 +176,7 @@ def run_config(config: ServeConfig) -> int:
 
     try:
         from .app import run
+        from .workers import run_workers
     except ImportError as error:
         sys.stderr.write(
             f"pawlette serve: needs the serve extra ({error.name or error}); "
@@ -153,6 +184,8 @@ def run_config(config: ServeConfig) -> int:
         )
         return 2
     try:
+        if config.workers != 1:
+            return run_workers(config)
         run(config)
     except PawletteError as error:
         sys.stderr.write(f"pawlette serve: {error}\n")

@@ -1,0 +1,306 @@
+"""Several engine replicas behind one server: least outstanding requests, with ejection.
+
+Policy (per server process; with ``--workers`` each process balances its own requests):
+
+- **choice**: the replica with the fewest requests in progress from this process (a stream
+  counts until its last byte is read); ties go round robin.  An engine's cost per request
+  varies by orders of magnitude (prompt and output lengths), so counting what is in progress
+  follows the real load where round robin would not.
+- **ejection**: a replica that fails (a refused or timed-out connect, a 5xx answer, a read
+  timeout, or a stream that breaks off) is out of the rotation for ``--eject-seconds``
+  (default 5), doubled after each ejection in a row up to 60 s; a successful answer resets the
+  doubling.  A lone ``--upstream`` is never ejected: there is nowhere else to send, so each
+  request tries it and its failure is the answer (502 or 504).
+- **recovery**: once its time is up, an ejected replica is probed with ``GET /v1/models``
+  (every engine serves it); any answer below 500 puts it back, anything else ejects it again
+  for twice as long.  No client request is spent on finding out.
+- **retry**: a request whose connect fails (nothing was sent) goes to the next replica;
+  one that reached an engine is never sent twice (the engine may have done the work).
+- **all down**: when every replica is out, the answer is a 503 (``upstream_unavailable``,
+  OpenAI's error body) without waiting.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import re
+import time
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass
+
+import anyio
+import httpx
+
+from .metrics import Registry
+from .observe import current
+
+logger = logging.getLogger("pawlette.serve")
+
+MAX_EJECT_SECONDS = 60.0
+_USAGE_TOKENS = re.compile(rb'"completion_tokens"\s*:\s*(\d+)')
+_TEXT_KEY = b'"text":'
+_TAIL = 64
+
+
+class NoReplica(Exception):
+    """Every replica is out of the rotation."""
+
+
+class ReplicaError(Exception):
+    """A transport failure talking to one replica (``cause`` is httpx's exception)."""
+
+    def __init__(self, url: str, cause: httpx.HTTPError) -> None:
+        super().__init__(str(cause))
+        self.url = url
+        self.cause = cause
+
+
+@dataclass(eq=False)
+class Replica:
+    base_url: str
+    completions_url: str
+    outstanding: int = 0
+    ejected_until: float | None = None
+    ejections: int = 0
+    """Ejections in a row (the backoff doubles with each); reset by a successful answer."""
+
+
+def base_of(url: str) -> str:
+    """The base URL of an engine: no trailing slash, no ``/v1``."""
+    base = url.rstrip("/")
+    return base[: -len("/v1")] if base.endswith("/v1") else base
+
+
+class Balancer:
+    def __init__(
+        self,
+        urls: list[str],
+        registry: Registry,
+        *,
+        eject_seconds: float = 5.0,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        if not urls:
+            raise ValueError("at least one upstream URL")
+        bases = list(dict.fromkeys(base_of(url) for url in urls))
+        self.replicas = [Replica(base, base + "/v1/completions") for base in bases]
+        self.registry = registry
+        self.eject_seconds = eject_seconds
+        self.clock = clock
+        self._turn = 0
+        for replica in self.replicas:
+            self._gauges(replica)
+
+    # ------------------------------------------------------------------ choice
+
+    def pick(self, exclude: set[Replica] | frozenset[Replica] = frozenset()) -> Replica | None:
+        """The replica for the next request: in the rotation, fewest in progress."""
+        replicas = self.replicas
+        lone = len(replicas) == 1
+        count = len(replicas)
+        self._turn = (self._turn + 1) % count
+        chosen: Replica | None = None
+        for offset in range(count):
+            replica = replicas[(self._turn + offset) % count]
+            if replica in exclude or (replica.ejected_until is not None and not lone):
+                continue
+            if chosen is None or replica.outstanding < chosen.outstanding:
+                chosen = replica
+        return chosen
+
+    def unavailable(self) -> NoReplica:
+        now = self.clock()
+        waits = [
+            replica.ejected_until - now
+            for replica in self.replicas
+            if replica.ejected_until is not None
+        ]
+        soonest = max(0.0, min(waits)) if waits else 0.0
+        names = ", ".join(replica.base_url for replica in self.replicas)
+        return NoReplica(
+            f"no upstream available: every replica ({names}) failed and is out of rotation; "
+            f"the next is probed in {soonest:.1f} s"
+        )
+
+    # ------------------------------------------------------------------ health
+
+    def failed(self, replica: Replica, kind: str) -> None:
+        self.registry.add("upstream_failures_total", upstream=replica.base_url, kind=kind)
+        if len(self.replicas) == 1 or replica.ejected_until is not None:
+            return
+        self._eject(replica, f"{kind} failure")
+
+    def succeeded(self, replica: Replica) -> None:
+        if replica.ejected_until is None:
+            replica.ejections = 0
+
+    def _eject(self, replica: Replica, why: str) -> None:
+        seconds = min(MAX_EJECT_SECONDS, self.eject_seconds * 2**replica.ejections)
+        replica.ejections += 1
+        replica.ejected_until = self.clock() + seconds
+        self.registry.add("upstream_ejections_total", upstream=replica.base_url)
+        self._gauges(replica)
+        logger.warning(
+            "upstream %s out of rotation for %g s after a %s", replica.base_url, seconds, why
+        )
+
+    def _readmit(self, replica: Replica) -> None:
+        replica.ejected_until = None
+        self._gauges(replica)
+        logger.warning("upstream %s back in rotation", replica.base_url)
+
+    def _gauges(self, replica: Replica) -> None:
+        registry, url = self.registry, replica.base_url
+        registry.set("upstream_outstanding", replica.outstanding, upstream=url)
+        registry.set("upstream_ejected", 0 if replica.ejected_until is None else 1, upstream=url)
+
+    async def probe_forever(self, client: Callable[[], httpx.AsyncClient], timeout: float) -> None:
+        """Probe ejected replicas whose time is up (run in the server's lifespan)."""
+        if len(self.replicas) == 1:
+            return
+        interval = max(0.05, min(1.0, self.eject_seconds / 4))
+        while True:
+            await anyio.sleep(interval)
+            now = self.clock()
+            for replica in self.replicas:
+                until = replica.ejected_until
+                if until is not None and now >= until:
+                    await self._probe(replica, client(), timeout)
+
+    async def _probe(self, replica: Replica, client: httpx.AsyncClient, timeout: float) -> None:
+        try:
+            response = await client.get(replica.base_url + "/v1/models", timeout=timeout)
+            status = response.status_code
+        except httpx.HTTPError as error:
+            why = f"failed probe ({type(error).__name__})"
+        else:
+            if status < 500:
+                self._readmit(replica)
+                return
+            why = f"failed probe (HTTP {status})"
+        replica.ejected_until = None
+        self._eject(replica, why)
+
+    # ------------------------------------------------------------------ sending
+
+    async def send(
+        self,
+        client: Callable[[], httpx.AsyncClient],
+        content: bytes,
+        headers: dict[str, str],
+        *,
+        stream: bool,
+    ) -> httpx.Response:
+        """POST ``content`` to a replica's ``/v1/completions``; the answer's head (and its
+        body, unless ``stream``) read.  The replica counts as busy until the response is
+        closed.  Raises :class:`NoReplica` or :class:`ReplicaError`."""
+        tried: set[Replica] = set()
+        context = current()
+        while True:
+            replica = self.pick(tried)
+            if replica is None:
+                raise self.unavailable()
+            tried.add(replica)
+            if context is not None:
+                context.completions_url = replica.completions_url
+            http = client()
+            request = http.build_request(
+                "POST", replica.completions_url, content=content, headers=headers
+            )
+            self._busy(replica, 1)
+            self.registry.add("upstream_requests_total", upstream=replica.base_url)
+            sent = time.monotonic()
+            try:
+                response = await http.send(request, stream=True)
+            except (httpx.ConnectError, httpx.ConnectTimeout) as error:
+                self._busy(replica, -1)
+                self.failed(replica, "connect")
+                if self.pick(tried) is not None:
+                    continue  # nothing reached the engine: the next replica may serve it
+                if len(self.replicas) > 1:
+                    raise self.unavailable() from error
+                raise ReplicaError(replica.completions_url, error) from error
+            except httpx.HTTPError as error:
+                self._busy(replica, -1)
+                kind = "timeout" if isinstance(error, httpx.TimeoutException) else "broken"
+                self.failed(replica, kind)
+                raise ReplicaError(replica.completions_url, error) from error
+            except BaseException:
+                self._busy(replica, -1)
+                raise
+            self.registry.observe(
+                "upstream_latency_seconds", time.monotonic() - sent, upstream=replica.base_url
+            )
+            if response.status_code >= 500:
+                self.failed(replica, "status")
+            else:
+                self.succeeded(replica)
+            response.stream = _Tracked(self, replica, response.stream, stream)
+            if not stream:
+                try:
+                    await response.aread()
+                except httpx.HTTPError as error:
+                    await response.aclose()
+                    raise ReplicaError(replica.completions_url, error) from error
+            return response
+
+    def _busy(self, replica: Replica, change: int) -> None:
+        replica.outstanding += change
+        self.registry.set("upstream_outstanding", replica.outstanding, upstream=replica.base_url)
+
+
+class _Tracked(httpx.AsyncByteStream):
+    """A response body that frees its replica when closed, reports a broken stream as the
+    replica's failure, and counts the time to the first piece, text events and usage."""
+
+    def __init__(
+        self,
+        balancer: Balancer,
+        replica: Replica,
+        inner: httpx.AsyncByteStream | object,
+        streaming: bool,
+    ) -> None:
+        assert isinstance(inner, httpx.AsyncByteStream)
+        self.balancer = balancer
+        self.replica = replica
+        self.inner = inner
+        self.streaming = streaming
+        self.context = current()
+        self.closed = False
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        registry = self.balancer.registry
+        first = self.streaming
+        tail = b""
+        try:
+            async for piece in self.inner:
+                if first and self.context is not None:
+                    first = False
+                    registry.observe(
+                        "time_to_first_token_seconds", time.monotonic() - self.context.started
+                    )
+                if self.streaming:
+                    registry.add("upstream_events_total", piece.count(_TEXT_KEY))
+                window = tail + piece
+                if b"completion_tokens" in window:
+                    for match in _USAGE_TOKENS.finditer(window):
+                        # Counted once: not in the last piece's pass (it ended in its tail),
+                        # and not at the window's end (the number may go on in the next piece).
+                        if len(tail) <= match.end() < len(window):
+                            registry.add("completion_tokens_total", int(match.group(1)))
+                tail = window[-_TAIL:]
+                yield piece
+        except httpx.TimeoutException:
+            self.balancer.failed(self.replica, "timeout")
+            raise
+        except httpx.TransportError:
+            self.balancer.failed(self.replica, "broken")
+            raise
+
+    async def aclose(self) -> None:
+        if not self.closed:
+            self.closed = True
+            self.balancer._busy(self.replica, -1)
+        with contextlib.suppress(httpx.HTTPError):
+            await self.inner.aclose()
