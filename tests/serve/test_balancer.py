@@ -1,0 +1,222 @@
+"""Several ``--upstream`` replicas: least outstanding requests, ejection after failures,
+recovery by probe, and the answer when every replica is out."""
+
+from __future__ import annotations
+
+import json
+import socket
+import time
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import httpx
+import pytest
+
+from pawlette.serve.balancer import Balancer
+from pawlette.serve.config import ServeConfig
+from pawlette.serve.metrics import Registry
+
+from .conftest import LiveServer
+from .prometheus import scrape, value
+from .scenarios import PROMPT
+from .upstream import FakeUpstream, Script
+
+
+def dead_url() -> str:
+    """A loopback URL nobody listens on (connects are refused)."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    return f"http://127.0.0.1:{port}"
+
+
+def post(server: LiveServer, **body: Any) -> httpx.Response:
+    return httpx.post(
+        server.url + "/v1/chat/completions", json={"messages": PROMPT, **body}, timeout=20
+    )
+
+
+def wait_until(condition: Callable[[], bool], seconds: float = 10.0) -> bool:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if condition():
+            return True
+        time.sleep(0.02)
+    return condition()
+
+
+@pytest.fixture(scope="module")
+def engines() -> Iterator[tuple[FakeUpstream, FakeUpstream]]:
+    first, second = FakeUpstream().start(), FakeUpstream().start()
+    yield first, second
+    first.stop()
+    second.stop()
+
+
+@pytest.fixture(autouse=True)
+def _healthy(engines: tuple[FakeUpstream, FakeUpstream]) -> None:
+    for engine in engines:
+        engine.queue.clear()
+        engine.default = Script()
+
+
+@pytest.fixture
+def start() -> Iterator[Callable[..., LiveServer]]:
+    servers: list[LiveServer] = []
+
+    def factory(*urls: str, **options: Any) -> LiveServer:
+        config = ServeConfig(
+            format="pcml", upstream=urls[0], replicas=tuple(urls[1:]), model="m", **options
+        )
+        servers.append(LiveServer(config))
+        return servers[-1]
+
+    yield factory
+    for server in servers:
+        server.stop()
+
+
+# ---------------------------------------------------------------------- the policy
+
+
+def test_least_outstanding_with_ties_in_turn() -> None:
+    balancer = Balancer(["http://a/v1", "http://b/", "http://c"], Registry())
+    a, b, c = balancer.replicas
+    assert [replica.base_url for replica in balancer.replicas] == [
+        "http://a",
+        "http://b",
+        "http://c",
+    ]
+    assert {id(balancer.pick()) for _ in range(6)} == {id(a), id(b), id(c)}  # ties rotate
+    a.outstanding, b.outstanding, c.outstanding = 2, 1, 3
+    assert all(balancer.pick() is b for _ in range(5))
+    b.outstanding = 4
+    assert all(balancer.pick() is a for _ in range(5))
+    assert balancer.pick(exclude={a}) is c
+
+
+def test_ejection_backs_off_and_a_lone_upstream_stays() -> None:
+    now = [100.0]
+    registry = Registry()
+    balancer = Balancer(["http://a", "http://b"], registry, eject_seconds=2, clock=lambda: now[0])
+    a, b = balancer.replicas
+    balancer.failed(a, "connect")
+    assert a.ejected_until == 102.0 and all(balancer.pick() is b for _ in range(4))
+    balancer.failed(a, "status")  # already out: counted, not ejected again
+    assert a.ejected_until == 102.0
+    a.ejected_until = None  # what a good probe does
+    balancer.failed(a, "status")
+    assert a.ejected_until == 104.0  # twice as long, in a row
+    a.ejected_until = None
+    balancer.succeeded(a)
+    balancer.failed(a, "broken")
+    assert a.ejected_until == 102.0  # a success resets the doubling
+    balancer.failed(b, "connect")
+    assert balancer.pick() is None
+    assert "every replica" in str(balancer.unavailable())
+    assert registry.value("upstream_ejections_total", upstream="http://a") == 3
+    assert registry.value("upstream_failures_total", upstream="http://a", kind="status") == 2
+    lone = Balancer(["http://solo"], Registry())
+    lone.failed(lone.replicas[0], "connect")
+    assert lone.replicas[0].ejected_until is None and lone.pick() is lone.replicas[0]
+
+
+# ---------------------------------------------------------------------- live
+
+
+def test_requests_go_to_the_replica_with_fewer_in_progress(
+    engines: tuple[FakeUpstream, FakeUpstream], start: Callable[..., LiveServer]
+) -> None:
+    first, second = engines
+    server = start(first.url, second.url)
+    base = [len(first.records), len(second.records)]
+    # A slow stream holds one replica (whichever the tie gives it) busy ...
+    for engine in engines:
+        engine.push(Script(first_delay=15))
+    slow = socket.create_connection(("127.0.0.1", server.port))
+    body = json.dumps({"messages": PROMPT, "stream": True}).encode()
+    slow.sendall(
+        b"POST /v1/chat/completions HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\n"
+        b"content-length: %d\r\n\r\n%s" % (len(body), body)
+    )
+    try:
+        assert wait_until(lambda: len(first.records) + len(second.records) > sum(base))
+        busy, idle = engines if len(first.records) > base[0] else engines[::-1]
+        idle.queue.clear()
+        busy_before, idle_before = len(busy.records), len(idle.records)
+        # ... so every other request goes to the other one.
+        for _ in range(4):
+            assert post(server).status_code == 200
+        assert len(busy.records) == busy_before
+        assert len(idle.records) == idle_before + 4
+        samples = scrape(server.url)
+        assert value(samples, "pawlette_upstream_outstanding", upstream=busy.url) == 1
+        assert value(samples, "pawlette_upstream_outstanding", upstream=idle.url) == 0
+    finally:
+        slow.close()
+    # The client's disconnect cancels the slow request, which frees its replica.
+    record = busy.records[busy_before - 1]
+    assert busy.wait_closed(record, 10)
+    assert wait_until(
+        lambda: value(scrape(server.url), "pawlette_upstream_outstanding", upstream=busy.url) == 0
+    )
+
+
+def test_a_refused_connect_is_retried_on_another_replica_and_ejects(
+    engines: tuple[FakeUpstream, FakeUpstream], start: Callable[..., LiveServer]
+) -> None:
+    live = engines[0]
+    dead = dead_url()
+    server = start(dead, live.url, eject_seconds=60)
+    before = len(live.records)
+    for stream in (False, True, False, True):
+        response = post(server, stream=stream)
+        assert response.status_code == 200 and '"error"' not in response.text
+    assert len(live.records) == before + 4
+    samples = scrape(server.url)
+    assert value(samples, "pawlette_upstream_ejected", upstream=dead) == 1
+    assert value(samples, "pawlette_upstream_failures_total", upstream=dead, kind="connect") == 1
+    assert value(samples, "pawlette_upstream_ejections_total", upstream=dead) == 1
+    assert value(samples, "pawlette_upstream_ejected", upstream=live.url) == 0
+
+
+def test_a_failing_replica_is_ejected_then_probed_back(
+    engines: tuple[FakeUpstream, FakeUpstream], start: Callable[..., LiveServer]
+) -> None:
+    first, second = engines
+    server = start(first.url, second.url, eject_seconds=0.3)
+    first.default = Script(status=500, error="out of memory")
+    statuses = [post(server).status_code for _ in range(2)]  # ties: one goes to each
+    assert sorted(statuses) == [200, 502]
+    samples = scrape(server.url)
+    assert value(samples, "pawlette_upstream_ejected", upstream=first.url) == 1
+    assert value(samples, "pawlette_upstream_failures_total", upstream=first.url, kind="status")
+    # While it is out, nothing is sent to it.
+    before = len(first.records)
+    assert all(post(server).status_code == 200 for _ in range(3))
+    assert len(first.records) == before
+    # The engine recovers; the probe (GET /v1/models) puts it back, and it gets requests.
+    first.default = Script()
+    assert wait_until(
+        lambda: value(scrape(server.url), "pawlette_upstream_ejected", upstream=first.url) == 0
+    )
+    assert all(post(server).status_code == 200 for _ in range(4))
+    assert len(first.records) > before
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_all_replicas_down_is_an_openai_503(start: Callable[..., LiveServer], stream: bool) -> None:
+    server = start(dead_url(), dead_url(), eject_seconds=60)
+    for _ in range(2):  # the first finds them down, the second is answered at once
+        response = post(server, stream=stream)
+        assert response.status_code == 503
+        body = response.json()
+        assert set(body) == {"error"} and set(body["error"]) == {"message", "type", "param", "code"}
+        assert body["error"]["code"] == "upstream_unavailable"
+        assert body["error"]["type"] == "server_error"
+        assert "every replica" in body["error"]["message"]
+    samples = scrape(server.url)
+    assert (
+        value(samples, "pawlette_request_errors_total", status="503", code="upstream_unavailable")
+        == 2
+    )

@@ -1,0 +1,106 @@
+"""``pawlette serve --workers N``: N processes on one port, metrics summed over them, a dead
+worker replaced, and a clean stop."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+
+import httpx
+
+from pawlette.serve.workers import worker_pids
+
+from .prometheus import Samples, scrape, total, value
+from .scenarios import PROMPT
+from .upstream import FakeUpstream
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def wait_until(condition: Callable[[], bool], seconds: float) -> bool:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if condition():
+            return True
+        time.sleep(0.1)
+    return condition()
+
+
+def healthy(url: str) -> bool:
+    try:
+        return httpx.get(url + "/health", timeout=2).status_code == 200
+    except httpx.HTTPError:
+        return False
+
+
+def test_workers_share_the_port_and_their_metrics(upstream: FakeUpstream) -> None:
+    port = free_port()
+    url = f"http://127.0.0.1:{port}"
+    command = [
+        sys.executable,
+        "-c",
+        "import sys; from pawlette.cli import main; sys.exit(main(sys.argv[1:]))",
+        "serve",
+        *("-f", "pcml", "--upstream", upstream.url, "--model", "m"),
+        *("--port", str(port), "--workers", "2", "--log-level", "warning"),
+    ]
+    supervisor = subprocess.Popen(
+        command, env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    )
+    try:
+        assert wait_until(lambda: len(worker_pids(supervisor.pid)) == 2, 60), "no 2 workers"
+        first_pids = worker_pids(supervisor.pid)
+        assert wait_until(lambda: healthy(url), 60)
+        # Each request on a new connection: SO_REUSEPORT spreads connections over workers.
+        for _ in range(30):
+            with httpx.Client(timeout=20) as client:
+                answer = client.post(url + "/v1/chat/completions", json={"messages": PROMPT})
+            assert answer.status_code == 200
+            assert answer.json()["choices"][0]["message"]["content"] == "Hello!"
+
+        def summed() -> Samples:
+            return scrape(url)
+
+        # Every worker writes its numbers each second; any of them answers with the sum.
+        assert wait_until(
+            lambda: value(summed(), "pawlette_requests_total", status="200") == 30, 20
+        )
+        samples = summed()
+        per_worker = [
+            value(samples, "pawlette_worker_requests_total", worker=str(index))
+            for index in range(2)
+        ]
+        assert sum(per_worker) == total(samples, "pawlette_worker_requests_total") == 30
+        assert min(per_worker) > 0, f"one worker got every connection: {per_worker}"
+
+        # A worker that dies is replaced; the sums do not go back.
+        os.kill(first_pids[0], signal.SIGKILL)
+        assert wait_until(
+            lambda: (
+                len(worker_pids(supervisor.pid)) == 2 and worker_pids(supervisor.pid) != first_pids
+            ),
+            60,
+        )
+        assert wait_until(lambda: healthy(url), 60)
+        for _ in range(10):
+            with httpx.Client(timeout=20) as client:
+                answer = client.post(url + "/v1/chat/completions", json={"messages": PROMPT})
+            assert answer.status_code == 200
+        # The new worker 0 continued its predecessor's counters: nothing was lost.
+        assert wait_until(
+            lambda: value(summed(), "pawlette_requests_total", status="200") == 40, 20
+        )
+    finally:
+        supervisor.send_signal(signal.SIGTERM)
+        status = supervisor.wait(60)
+    assert status == 0
+    assert worker_pids(supervisor.pid) == []
