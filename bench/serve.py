@@ -1,29 +1,44 @@
-"""``pawlette serve`` under load: concurrent streaming clients, through pawlette and direct.
+"""``pawlette serve`` under load: concurrent streaming clients through pawlette, through a bare
+pass-through proxy, and direct to the engine; one and two worker processes.
 
-Three processes on loopback: a fast scripted engine (``POST /v1/completions``, streaming
-``--chunks`` pieces per request, each carrying the engine's send time), the pawlette server in
-front of it, and this driver with ``--clients`` concurrent streaming clients (a minimal asyncio
-HTTP/1.1 client, so the driver costs little CPU).  Every chunk's latency is its arrival time
-minus the engine's send time (one machine, one monotonic clock).  Each phase runs against the
-engine directly, then through pawlette, ``--requests`` requests per client:
+Processes on loopback: a fast scripted engine (``POST /v1/completions``, streaming ``--chunks``
+pieces per request, each carrying the engine's send time), the servers in front of it, and
+this driver with ``--clients`` concurrent streaming clients (a minimal asyncio HTTP/1.1
+client, so the driver costs little CPU).  Every chunk's latency is its arrival time minus the
+engine's send time (one machine, one monotonic clock).  The targets:
 
-- **throughput**: the engine sends its pieces back to back; requests/s is the result (under
-  this load, pieces queue, and latencies measure the queue);
-- **paced N ms**: the engine sends a piece every N ms per stream, like a model decoding, and
-  the clients start spread over one request's duration (as independent users would); the
-  added p50/p99 is pawlette's latency per chunk minus the direct one.  While the total chunk
-  rate (clients x 1000 / N) stays under the server's capacity (the throughput phase's
-  chunks/s), this is pawlette's own cost; above it, it is queueing.
+- ``direct``: the engine itself (the floor);
+- ``proxy``: a bare pass-through proxy over the same engine, in the same stack family as
+  pawlette (uvicorn, Starlette, and pawlette's engine client: aiohttp when installed),
+  relaying the engine's bytes without parsing them: what any Python server in front costs;
+- ``proxy httpx`` (with ``--stacks``): the same proxy with httpx (32 pools, as pawlette kept
+  them) instead of aiohttp: with ``pawlette httpx``, the measure that chose the client;
+- ``pawlette``: ``pawlette serve`` (uvicorn's default stack: httptools and uvloop when
+  installed; aiohttp to the engine), and with ``--stacks`` also on h11 and asyncio's loop
+  (``pawlette h11``) and with httpx to the engine (``pawlette httpx``);
+- ``... x2``: two worker processes on one port (``SO_REUSEPORT``; ``pawlette x2 shared``:
+  one shared listening socket, as uvicorn's ``--workers`` does).
+
+Phases:
+
+- **throughput**: the engine sends its pieces back to back; chunks/s is the result, and the
+  servers' CPU time per chunk (user + system, from ``/proc`` for the server process and its
+  workers); ``--rounds`` rounds, the targets in a different order each round (sides
+  interleaved: the machine's other load falls on every side alike), the median round kept;
+- **paced N ms** (direct and pawlette): the engine sends a piece every N ms per stream, like a
+  model decoding, and the clients start spread over one request's duration; the added p50/p99
+  is pawlette's latency per chunk minus the direct one.
 
 The scripted engine samples nothing, so the driver passes the pacing in the request's
 ``temperature`` (seconds between pieces) and the chunk count in ``max_tokens``; pawlette
-forwards both as it forwards any sampling field.
+forwards both as it forwards any sampling field.  The load average is printed with every row:
+the machine may be shared.
 
 Errors (a non-200 answer, an error event, a stream without ``[DONE]``, a lost chunk) are
 counted and must be 0.  Bounded loops, loopback only.
 
-Usage: python bench/serve.py [--format pcml] [--clients 200] [--requests 3] [--chunks 16]
-                             [--interval-ms 250 50]
+Usage, from the repository root: python -m bench.serve [--format pcml] [--clients 50]
+    [--requests 4] [--chunks 16] [--rounds 3] [--interval-ms 250] [--stacks] [--no-workers]
 """
 
 from __future__ import annotations
@@ -165,9 +180,9 @@ async def _client(
 
 
 async def _load(
-    port: int, direct: bool, clients: int, requests: int, chunks: int, interval: float
+    port: int, completions: bool, clients: int, requests: int, chunks: int, interval: float
 ) -> tuple[Results, float]:
-    if direct:
+    if completions:
         path = b"/v1/completions"
         request = {"prompt": "x", "max_tokens": chunks, "temperature": interval, "stream": True}
     else:
@@ -194,7 +209,193 @@ async def _load(
     return results, time.monotonic() - started
 
 
+# ---------------------------------------------------------------------- the proxy
+
+
+def _proxy(engine_port: int, port: int, client_kind: str, reuse_port: bool) -> None:
+    """A bare pass-through proxy: ``POST /v1/completions`` relayed to the engine, bytes as
+    they come, nothing parsed (the floor for any Python server in the same stacks)."""
+    import contextlib
+
+    import uvicorn
+    from starlette.applications import Starlette
+    from starlette.requests import Request
+    from starlette.responses import StreamingResponse
+    from starlette.routing import Route
+
+    url = f"http://127.0.0.1:{engine_port}/v1/completions"
+    headers = {"content-type": "application/json"}
+    clients: list[object] = []
+    turn = [0]
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette):  # type: ignore[no-untyped-def]
+        async with contextlib.AsyncExitStack() as stack:
+            if client_kind == "httpx":
+                import httpx
+
+                # As pawlette: several small pools (httpcore's pool bookkeeping is quadratic).
+                limits = httpx.Limits(max_connections=32, max_keepalive_connections=32)
+                for _ in range(32):
+                    client = httpx.AsyncClient(limits=limits, timeout=600, trust_env=False)
+                    clients.append(await stack.enter_async_context(client))
+            else:
+                import aiohttp
+
+                connector = aiohttp.TCPConnector(limit=1024)
+                session = aiohttp.ClientSession(connector=connector, auto_decompress=False)
+                clients.append(await stack.enter_async_context(session))
+            yield
+
+    async def relay(request: Request) -> StreamingResponse:
+        body = await request.body()
+        turn[0] = (turn[0] + 1) % len(clients)
+        client = clients[turn[0]]
+        if client_kind == "httpx":
+            outgoing = client.build_request("POST", url, content=body, headers=headers)  # type: ignore[attr-defined]
+            response = await client.send(outgoing, stream=True)  # type: ignore[attr-defined]
+
+            async def pieces():  # type: ignore[no-untyped-def]
+                try:
+                    async for piece in response.aiter_raw():
+                        yield piece
+                finally:
+                    await response.aclose()
+
+            status = response.status_code
+        else:
+            answer = await client.post(url, data=body, headers=headers)  # type: ignore[attr-defined]
+
+            async def pieces():  # type: ignore[no-untyped-def]
+                try:
+                    async for piece in answer.content.iter_any():
+                        yield piece
+                finally:
+                    answer.release()
+
+            status = answer.status
+        return StreamingResponse(pieces(), status_code=status, media_type="text/event-stream")
+
+    app = Starlette(routes=[Route("/v1/completions", relay, methods=["POST"])], lifespan=lifespan)
+    sock = _listening(port, reuse_port)
+    uvicorn.Server(uvicorn.Config(app, log_level="warning")).run(sockets=[sock])
+
+
+def _listening(port: int, reuse_port: bool) -> socket.socket:
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    if reuse_port:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
+    sock.bind(("127.0.0.1", port))
+    sock.listen(2048)
+    return sock
+
+
 # ---------------------------------------------------------------------- the driver
+
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+@dataclass
+class Target:
+    name: str
+    path: str  # "completions" (the engine's own request) or "chat" (pawlette's)
+    commands: list[list[str]]  # processes to start (empty: the engine itself)
+    port: int = 0
+    listeners: int = 1
+    """Listening sockets on the port once every process is ready (SO_REUSEPORT: one each)."""
+    processes: list[subprocess.Popen[bytes]] = field(default_factory=list)
+
+
+def _pawlette_command(
+    fmt: str, engine_port: int, port: int, workers: int, stack: str, reuse_port: bool
+) -> list[str]:
+    config = (
+        f"ServeConfig(format={fmt!r}, upstream='http://127.0.0.1:{engine_port}', "
+        f"port={port}, log_level='warning', workers={workers})"
+    )
+    if workers > 1:
+        code = (
+            "import sys; from pawlette.serve.config import ServeConfig; "
+            "from pawlette.serve.workers import run_workers; "
+            f"sys.exit(run_workers({config}, reuse_port={reuse_port}))"
+        )
+    else:
+        http, loop = {"default": ("auto", "auto"), "h11": ("h11", "asyncio")}.get(
+            stack, ("auto", "auto")
+        )
+        # "httpx": the engine client pawlette uses without aiohttp.
+        without_aiohttp = "import pawlette.serve.transport as t; t.aiohttp = None; "
+        code = (
+            (without_aiohttp if stack == "httpx" else "")
+            + "import uvicorn; from pawlette.serve.config import ServeConfig; "
+            "from pawlette.serve.app import build_app; "
+            f"uvicorn.run(build_app({config}), host='127.0.0.1', port={port}, "
+            f"log_level='warning', http={http!r}, loop={loop!r})"
+        )
+    return [sys.executable, "-c", code]
+
+
+def _proxy_command(engine_port: int, port: int, client: str, reuse_port: bool) -> list[str]:
+    command = [sys.executable, "-m", "bench.serve", "--role", "proxy"]
+    command += ["--engine-port", str(engine_port), "--port", str(port), "--client", client]
+    return command + (["--reuse-port"] if reuse_port else [])
+
+
+def _targets(arguments: argparse.Namespace, engine_port: int) -> list[Target]:
+    fmt = arguments.format
+    targets = [Target("direct", "completions", [], engine_port)]
+
+    def add(
+        name: str, path: str, build: Callable[[int], list[list[str]]], listeners: int = 1
+    ) -> None:
+        port = _free_port()
+        targets.append(Target(name, path, build(port), port, listeners))
+
+    # The proxy uses pawlette's engine client: aiohttp when installed (see serve/transport.py).
+    client = "aiohttp" if _has("aiohttp") else "httpx"
+    add("proxy", "completions", lambda port: [_proxy_command(engine_port, port, client, False)])
+    add(
+        "pawlette",
+        "chat",
+        lambda port: [_pawlette_command(fmt, engine_port, port, 1, "default", False)],
+    )
+    if arguments.stacks:
+        add(
+            "proxy httpx",
+            "completions",
+            lambda port: [_proxy_command(engine_port, port, "httpx", False)],
+        )
+        add(
+            "pawlette httpx",
+            "chat",
+            lambda port: [_pawlette_command(fmt, engine_port, port, 1, "httpx", False)],
+        )
+        add(
+            "pawlette h11",
+            "chat",
+            lambda port: [_pawlette_command(fmt, engine_port, port, 1, "h11", False)],
+        )
+    if arguments.workers:
+        add(
+            "proxy x2",
+            "completions",
+            lambda port: [_proxy_command(engine_port, port, client, True) for _ in range(2)],
+            2,
+        )
+        add(
+            "pawlette x2",
+            "chat",
+            lambda port: [_pawlette_command(fmt, engine_port, port, 2, "default", True)],
+            2,
+        )
+        add(
+            "pawlette x2 shared",
+            "chat",
+            lambda port: [_pawlette_command(fmt, engine_port, port, 2, "default", False)],
+        )
+    return targets
 
 
 def _free_port() -> int:
@@ -203,13 +404,13 @@ def _free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def _wait_for(predicate: Callable[[], object], what: str, seconds: float = 20) -> None:
+def _wait_for(predicate: Callable[[], object], what: str, seconds: float = 60) -> None:
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
         if predicate():
             return
         time.sleep(0.05)
-    raise SystemExit(f"bench/serve.py: {what} did not start")
+    raise SystemExit(f"bench.serve: {what} did not start")
 
 
 def _read(path: str) -> str:
@@ -220,26 +421,65 @@ def _read(path: str) -> str:
         return ""
 
 
-def _healthy(port: int) -> bool:
+def _answers(port: int, path: str) -> bool:
+    """Whether a server answers on ``port`` (any HTTP status: the proxy has no /health)."""
     try:
         with socket.create_connection(("127.0.0.1", port), timeout=1) as sock:
-            sock.sendall(b"GET /health HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n")
-            return sock.recv(100).startswith(b"HTTP/1.1 200")
+            sock.sendall(f"GET {path} HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n".encode())
+            return sock.recv(100).startswith(b"HTTP/1.1 ")
     except OSError:
         return False
 
 
-def _cpu_seconds(pid: int) -> float:
-    """User + system CPU time of a process (Linux /proc; 0 elsewhere)."""
+def _listeners(port: int) -> int:
+    """Sockets listening on loopback ``port`` (Linux /proc/net/tcp; state 0A is LISTEN)."""
+    count = 0
+    with open("/proc/net/tcp") as handle:
+        for line in handle.readlines()[1:]:
+            fields = line.split()
+            if fields[1].endswith(f":{port:04X}") and fields[3] == "0A":
+                count += 1
+    return count
+
+
+def _tree(pids: list[int]) -> list[int]:
+    """``pids`` and all their descendants (Linux /proc)."""
+    parents: dict[int, int] = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as handle:
+                    parents[int(entry)] = int(handle.read().rsplit(")", 1)[1].split()[1])
+            except (OSError, ValueError, IndexError):
+                continue
+    found = list(pids)
+    for pid in found:
+        found.extend(child for child, parent in parents.items() if parent == pid)
+    return found
+
+
+def _cpu_seconds(pids: list[int]) -> float:
+    """User + system CPU time of these processes (Linux /proc; 0 elsewhere)."""
+    total = 0.0
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/stat") as handle:
+                fields = handle.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    return total
+
+
+def _has(module: str) -> bool:
     try:
-        with open(f"/proc/{pid}/stat") as handle:
-            fields = handle.read().rsplit(")", 1)[1].split()
-    except OSError:
-        return 0.0
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        __import__(module)
+    except ImportError:
+        return False
+    return True
 
 
-def _uvicorn_kind() -> str:
+def _stack() -> str:
     """What uvicorn's ``auto`` picks here: httptools and uvloop when installed, else h11."""
     try:
         import httptools  # noqa: F401
@@ -254,111 +494,189 @@ def _uvicorn_kind() -> str:
 
 def _quantile(values: list[float], q: float) -> float:
     ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))] if ordered else float("nan")
+
+
+@dataclass
+class Row:
+    phase: str
+    target: str
+    results: Results
+    seconds: float
+    cpu: float | None
+    load: float
+
+    @property
+    def chunks_per_second(self) -> float:
+        return len(self.results.latencies) / self.seconds
+
+    @property
+    def cpu_per_chunk(self) -> float | None:
+        if self.cpu is None:
+            return None
+        return self.cpu / max(1, len(self.results.latencies)) * 1e6
+
+
+def _run(target: Target, phase: str, interval: float, arguments: argparse.Namespace) -> Row:
+    pids = _tree([process.pid for process in target.processes]) if target.processes else []
+    cpu_before = _cpu_seconds(pids)
+    results, seconds = asyncio.run(
+        _load(
+            target.port,
+            target.path == "completions",
+            arguments.clients,
+            arguments.requests,
+            arguments.chunks,
+            interval,
+        )
+    )
+    if results.first_error:
+        print(f"{phase}/{target.name}: first error: {results.first_error}", file=sys.stderr)
+    cpu = _cpu_seconds(pids) - cpu_before if pids else None
+    return Row(phase, target.name, results, seconds, cpu, os.getloadavg()[0])
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--format", default="pcml")
-    parser.add_argument("--clients", type=int, default=200)
-    parser.add_argument("--requests", type=int, default=3, help="per client, phase and target")
+    parser.add_argument("--clients", type=int, default=50)
+    parser.add_argument("--requests", type=int, default=4, help="per client, round and target")
     parser.add_argument("--chunks", type=int, default=16, help="per completion")
+    parser.add_argument("--rounds", type=int, default=3, help="throughput rounds (median kept)")
     parser.add_argument(
         "--interval-ms",
         type=float,
         nargs="*",
-        default=[250.0, 50.0],
-        help="pacing of the latency phases, ms between chunks (default: 250 50)",
+        default=[250.0],
+        help="pacing of the latency phases, ms between chunks (default: 250)",
     )
-    parser.add_argument("--role", choices=["driver", "engine"], default="driver")
+    parser.add_argument(
+        "--stacks", action="store_true", help="also pawlette on h11 and the aiohttp proxy"
+    )
+    parser.add_argument(
+        "--no-workers", dest="workers", action="store_false", help="no two-worker targets"
+    )
+    parser.add_argument("--role", choices=["driver", "engine", "proxy"], default="driver")
     parser.add_argument("--port-file")
+    parser.add_argument("--engine-port", type=int)
+    parser.add_argument("--port", type=int)
+    parser.add_argument("--client", choices=["httpx", "aiohttp"], default="httpx")
+    parser.add_argument("--reuse-port", action="store_true")
     arguments = parser.parse_args()
     if arguments.role == "engine":
         asyncio.run(_engine(arguments.port_file))
         return 0
+    if arguments.role == "proxy":
+        _proxy(arguments.engine_port, arguments.port, arguments.client, arguments.reuse_port)
+        return 0
 
     port_file = f"/tmp/pawlette-bench-engine-{os.getpid()}"
     engine = subprocess.Popen(
-        [sys.executable, __file__, "--role", "engine", "--port-file", port_file]
+        [sys.executable, "-m", "bench.serve", "--role", "engine", "--port-file", port_file],
+        cwd=ROOT,
     )
-    server: subprocess.Popen[bytes] | None = None
+    targets: list[Target] = []
+    rows: list[Row] = []
     try:
         _wait_for(lambda: _read(port_file), "the engine")
         engine_port = int(_read(port_file))
-        server_port = _free_port()
-        code = (
-            "from pawlette.serve.config import ServeConfig, run_config; import sys; "
-            f"sys.exit(run_config(ServeConfig(format={arguments.format!r}, "
-            f"upstream='http://127.0.0.1:{engine_port}', port={server_port}, "
-            "log_level='warning')))"
-        )
-        server = subprocess.Popen([sys.executable, "-c", code])
-        _wait_for(lambda: _healthy(server_port), "the pawlette server")
-
-        rows = []
-        phases = [("throughput", 0.0)] + [
-            (f"paced {interval:g} ms", interval / 1000) for interval in arguments.interval_ms
-        ]
-        for phase, interval in phases:
-            for target, port in (("direct", engine_port), ("pawlette", server_port)):
-                cpu_before = _cpu_seconds(server.pid)
-                results, seconds = asyncio.run(
-                    _load(
-                        port,
-                        target == "direct",
-                        arguments.clients,
-                        arguments.requests,
-                        arguments.chunks,
-                        interval,
-                    )
-                )
-                if results.first_error:
-                    print(f"{phase}/{target}: first error: {results.first_error}", file=sys.stderr)
-                cpu = _cpu_seconds(server.pid) - cpu_before
-                rows.append((phase, target, results, seconds, cpu))
+        targets = _targets(arguments, engine_port)
+        for target in targets:
+            for command in target.commands:
+                target.processes.append(subprocess.Popen(command, cwd=ROOT))
+            probe = "/health" if target.path == "chat" else "/"
+            _wait_for(lambda target=target, probe=probe: _answers(target.port, probe), target.name)
+            _wait_for(
+                lambda target=target: _listeners(target.port) >= target.listeners, target.name
+            )
+        # A shared socket shows one listener however many workers accept on it: give the
+        # workers of such a target time to finish starting.
+        time.sleep(3.0)
+        for number in range(arguments.rounds):
+            shift = number % len(targets)
+            for target in targets[shift:] + targets[:shift]:
+                rows.append(_run(target, "throughput", 0.0, arguments))
+        for interval in arguments.interval_ms:
+            for target in targets:
+                if target.name in ("direct", "pawlette"):
+                    rows.append(_run(target, f"paced {interval:g} ms", interval / 1000, arguments))
     finally:
-        for process in (server, engine):
-            if process is not None:
+        for target in targets:
+            for process in target.processes:
                 process.terminate()
-                process.wait(10)
+        for target in targets:
+            for process in target.processes:
+                process.wait(20)
+        engine.terminate()
+        engine.wait(10)
         if os.path.exists(port_file):
             os.remove(port_file)
+    return _report(arguments, targets, rows)
 
+
+def _report(arguments: argparse.Namespace, targets: list[Target], rows: list[Row]) -> int:
     print(
         f"\npawlette serve -f {arguments.format}: {arguments.clients} concurrent streaming "
-        f"clients x {arguments.requests} requests x {arguments.chunks} chunks per phase and "
-        f"target; {os.cpu_count()} CPUs; uvicorn http={_uvicorn_kind()}\n"
+        f"clients x {arguments.requests} requests x {arguments.chunks} chunks per run; "
+        f"{os.cpu_count()} CPUs; uvicorn default stack here: {_stack()}\n"
     )
     header = (
-        f"{'phase':<15}{'target':<10}{'requests':>9}{'req/s':>8}{'chunks/s':>10}"
-        f"{'p50 ms':>9}{'p99 ms':>9}{'added p50':>11}{'added p99':>11}{'cpu us/chunk':>14}"
-        f"{'errors':>8}"
+        f"{'phase':<15}{'target':<20}{'chunks/s':>10}{'(rounds)':>24}{'cpu us/chunk':>14}"
+        f"{'p50 ms':>9}{'p99 ms':>9}{'load':>6}{'errors':>8}"
     )
     print(header)
     print("-" * len(header))
-    direct: dict[str, tuple[float, float]] = {}
-    total_errors = 0
-    for phase, target, results, seconds, cpu in rows:
-        p50 = _quantile(results.latencies, 0.50) * 1000
-        p99 = _quantile(results.latencies, 0.99) * 1000
-        total_errors += results.errors
-        if target == "direct":
-            direct[phase] = (p50, p99)
-            added = f"{'':>11}{'':>11}{'':>14}"
-        else:
-            chunk_cpu = cpu / max(1, len(results.latencies)) * 1e6
-            added = (
-                f"{p50 - direct[phase][0]:>+11.2f}{p99 - direct[phase][1]:>+11.2f}"
-                f"{chunk_cpu:>14.0f}"
-            )
+    total_errors = sum(row.results.errors for row in rows)
+    throughput: dict[str, float] = {}
+    for target in targets:
+        mine = [row for row in rows if row.phase == "throughput" and row.target == target.name]
+        if not mine:
+            continue
+        ordered = sorted(mine, key=lambda row: row.chunks_per_second)
+        median = ordered[len(ordered) // 2]
+        throughput[target.name] = median.chunks_per_second
+        spread = " ".join(f"{row.chunks_per_second:.0f}" for row in mine)
+        cpus = [row.cpu_per_chunk for row in mine if row.cpu_per_chunk is not None]
+        cpu = f"{_quantile(cpus, 0.5):.0f}" if cpus else "-"
         print(
-            f"{phase:<15}{target:<10}{results.requests:>9}{results.requests / seconds:>8.0f}"
-            f"{len(results.latencies) / seconds:>10.0f}{p50:>9.2f}{p99:>9.2f}{added}"
-            f"{results.errors:>8}"
+            f"{'throughput':<15}{target.name:<20}{median.chunks_per_second:>10.0f}"
+            f"{spread:>24}{cpu:>14}"
+            f"{_quantile(median.results.latencies, 0.5) * 1000:>9.1f}"
+            f"{_quantile(median.results.latencies, 0.99) * 1000:>9.1f}"
+            f"{median.load:>6.1f}{sum(row.results.errors for row in mine):>8}"
         )
+    direct: dict[str, tuple[float, float]] = {}
+    for row in rows:
+        if row.phase == "throughput":
+            continue
+        p50 = _quantile(row.results.latencies, 0.50) * 1000
+        p99 = _quantile(row.results.latencies, 0.99) * 1000
+        note = ""
+        if row.target == "direct":
+            direct[row.phase] = (p50, p99)
+        else:
+            base = direct.get(row.phase, (p50, p99))
+            note = f"  added p50 {p50 - base[0]:+.2f} ms, p99 {p99 - base[1]:+.2f} ms"
+        cpu = "-" if row.cpu_per_chunk is None else f"{row.cpu_per_chunk:.0f}"
+        print(
+            f"{row.phase:<15}{row.target:<20}{row.chunks_per_second:>10.0f}{'':>24}{cpu:>14}"
+            f"{p50:>9.2f}{p99:>9.2f}{row.load:>6.1f}{row.results.errors:>8}{note}"
+        )
+    print()
+    for name, versus in (
+        ("pawlette", "proxy"),
+        ("pawlette x2", "pawlette"),
+        ("proxy x2", "proxy"),
+        ("pawlette x2", "pawlette x2 shared"),
+        ("proxy", "proxy httpx"),
+        ("pawlette", "pawlette h11"),
+        ("pawlette", "pawlette httpx"),
+    ):
+        if name in throughput and versus in throughput:
+            print(f"{name} / {versus}: {throughput[name] / throughput[versus]:.2f}x chunks/s")
     print(
-        "\nadded: pawlette's latency per chunk minus the direct one; cpu: the pawlette server's "
-        "CPU time per chunk delivered"
+        "cpu: the target's processes' CPU time (user + system) per chunk delivered; "
+        "load: the 1-minute load average after the run"
     )
     print(f"errors: {total_errors}")
     return 1 if total_errors else 0

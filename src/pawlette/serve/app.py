@@ -70,6 +70,7 @@ from .pipeline import ChunkPipeline, Completion, encode_events
 from .request import ChatRequest, parse_chat_request
 from .sse import SSEDecoder
 from .tool_choice import ToolPlan, plan_tool_choice
+from .transport import aiohttp_sender
 
 logger = logging.getLogger("pawlette.serve")
 
@@ -255,6 +256,15 @@ class Server:
                     limits=limits, timeout=timeout, trust_env=False, verify=verify
                 )
                 self._clients.append(await stack.enter_async_context(client))
+            # Completion requests go through aiohttp when installed (pawlette.serve.transport).
+            self.upstreams.sender = await stack.enter_async_context(
+                aiohttp_sender(
+                    timeout=config.timeout,
+                    connect_timeout=config.connect_timeout,
+                    max_connections=config.max_connections,
+                    verify=verify,
+                )
+            )
             if self.model is None:
                 await self._discover_model()
             logger.info(

@@ -34,6 +34,7 @@ import httpx
 
 from .metrics import Registry
 from .observe import current
+from .transport import AiohttpSender
 
 logger = logging.getLogger("pawlette.serve")
 
@@ -88,6 +89,8 @@ class Balancer:
         self.registry = registry
         self.eject_seconds = eject_seconds
         self.clock = clock
+        self.sender: AiohttpSender | None = None
+        """The client for completion requests when aiohttp is installed (else httpx's)."""
         self._turn = 0
         for replica in self.replicas:
             self._gauges(replica)
@@ -204,15 +207,18 @@ class Balancer:
             tried.add(replica)
             if context is not None:
                 context.completions_url = replica.completions_url
-            http = client()
-            request = http.build_request(
-                "POST", replica.completions_url, content=content, headers=headers
-            )
             self._busy(replica, 1)
             self.registry.add("upstream_requests_total", upstream=replica.base_url)
             sent = time.monotonic()
             try:
-                response = await http.send(request, stream=True)
+                if self.sender is not None:
+                    response = await self.sender.open(replica.completions_url, content, headers)
+                else:
+                    http = client()
+                    request = http.build_request(
+                        "POST", replica.completions_url, content=content, headers=headers
+                    )
+                    response = await http.send(request, stream=True)
             except (httpx.ConnectError, httpx.ConnectTimeout) as error:
                 self._busy(replica, -1)
                 self.failed(replica, "connect")
