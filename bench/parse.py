@@ -6,9 +6,15 @@
 - render speed in conversations/s for a 6-message conversation with one tool, OpenAI dicts in,
   in every format (each format's copy leaves out the message fields it cannot express),
   against, when installed, transformers' chat-template renderer with the format's exported
-  Jinja template, and for PCML a plain Python f-string renderer of the same text (the floor).
+  Jinja template, and for PCML a plain Python f-string renderer of the same text (the floor);
+- with the peers (``bench/peers.py``; ``--no-peers`` to skip): a whole 2.5 KB PCML turn
+  against transformers' ``parse_response`` with an equivalent response template, per-token
+  parsing from ids against openai-harmony's Rust ``StreamableParser`` (the ``bench`` extra),
+  and the peak memory of streaming one 4 MB tool call through each, in CPU and wall time with
+  the sides interleaved.  The load average is printed: the machine may be shared.
 
 Usage, from the repository root: python -m bench.parse [--format pcml] [--megabytes 1]
+    [--no-peers] [--rounds 7] [--call-megabytes 4]
 (``-m`` keeps ``bench/`` off ``sys.path``: ``bench/tokenize.py`` would shadow the standard
 library's ``tokenize``.)
 """
@@ -17,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 from collections.abc import Callable
@@ -144,7 +151,11 @@ def main() -> int:
     options = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     options.add_argument("--format", default="pcml")
     options.add_argument("--megabytes", type=float, default=1.0)
+    options.add_argument("--no-peers", dest="peers", action="store_false")
+    options.add_argument("--rounds", type=int, default=7, help="rounds of the peer comparisons")
+    options.add_argument("--call-megabytes", type=float, default=4.0)
     arguments = options.parse_args()
+    print("load average at start: " + " ".join(f"{load:.2f}" for load in os.getloadavg()))
     fmt = pawlette.get_format(arguments.format)
     size = int(arguments.megabytes * 1_000_000)
     one = big_completion(fmt, size)
@@ -175,6 +186,13 @@ def main() -> int:
     print(f"{'format':28} {'ours':>10} {'transformers':>13} {'ours/transformers':>18}")
     for name in pawlette.formats():
         _render_row(name)
+    if arguments.peers:
+        from bench import peers
+
+        peers.whole_turn(200, arguments.rounds)
+        peers.per_token(arguments.rounds)
+        peers.peak_memory(arguments.call_megabytes)
+    print("load average at end: " + " ".join(f"{load:.2f}" for load in os.getloadavg()))
     return 0
 
 
