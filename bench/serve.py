@@ -582,6 +582,8 @@ def main() -> int:
         engine_port = int(_read(port_file))
         targets = _targets(arguments, engine_port)
         for target in targets:
+            if not target.commands:
+                continue  # the engine: ready since it wrote its port
             for command in target.commands:
                 target.processes.append(subprocess.Popen(command, cwd=ROOT))
             probe = "/health" if target.path == "chat" else "/"

@@ -24,6 +24,8 @@ Errors, always OpenAI's body ``{"error": {"message", "type", "param", "code"}}``
 429    the upstream answered 429
 502    the upstream is unreachable, answered a 5xx (or another error), or sent
        something that is not an OpenAI completion
+503    every replica (several ``--upstream``) is out of rotation after failures
+       (:mod:`~pawlette.serve.balancer`)
 504    the upstream sent nothing for ``--timeout`` seconds
 =====  ==============================================================================
 
