@@ -630,6 +630,7 @@ def _report(arguments: argparse.Namespace, targets: list[Target], rows: list[Row
     print("-" * len(header))
     total_errors = sum(row.results.errors for row in rows)
     throughput: dict[str, float] = {}
+    cpu_cost: dict[str, float] = {}
     for target in targets:
         mine = [row for row in rows if row.phase == "throughput" and row.target == target.name]
         if not mine:
@@ -640,6 +641,8 @@ def _report(arguments: argparse.Namespace, targets: list[Target], rows: list[Row
         spread = " ".join(f"{row.chunks_per_second:.0f}" for row in mine)
         cpus = [row.cpu_per_chunk for row in mine if row.cpu_per_chunk is not None]
         cpu = f"{_quantile(cpus, 0.5):.0f}" if cpus else "-"
+        if cpus:
+            cpu_cost[target.name] = _quantile(cpus, 0.5)
         print(
             f"{'throughput':<15}{target.name:<20}{median.chunks_per_second:>10.0f}"
             f"{spread:>24}{cpu:>14}"
@@ -675,10 +678,14 @@ def _report(arguments: argparse.Namespace, targets: list[Target], rows: list[Row
         ("pawlette", "pawlette httpx"),
     ):
         if name in throughput and versus in throughput:
-            print(f"{name} / {versus}: {throughput[name] / throughput[versus]:.2f}x chunks/s")
+            line = f"{name} / {versus}: {throughput[name] / throughput[versus]:.2f}x chunks/s"
+            if name in cpu_cost and versus in cpu_cost:
+                # CPU per chunk: what a loaded machine changes least (capacity per core).
+                line += f", {cpu_cost[name] / cpu_cost[versus]:.2f}x the CPU time per chunk"
+            print(line)
     print(
-        "cpu: the target's processes' CPU time (user + system) per chunk delivered; "
-        "load: the 1-minute load average after the run"
+        "cpu: the target's processes' CPU time (user + system) per chunk delivered, the median "
+        "of the rounds; load: the 1-minute load average after the run"
     )
     print(f"errors: {total_errors}")
     return 1 if total_errors else 0
