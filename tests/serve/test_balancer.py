@@ -3,6 +3,7 @@ recovery by probe, and the answer when every replica is out."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import socket
 import time
@@ -12,7 +13,7 @@ from typing import Any
 import httpx
 import pytest
 
-from pawlette.serve.balancer import Balancer
+from pawlette.serve.balancer import Balancer, _Tracked
 from pawlette.serve.config import ServeConfig
 from pawlette.serve.metrics import Registry
 
@@ -220,3 +221,38 @@ def test_all_replicas_down_is_an_openai_503(start: Callable[..., LiveServer], st
         value(samples, "pawlette_request_errors_total", status="503", code="upstream_unavailable")
         == 2
     )
+
+
+def test_usage_split_across_pieces_is_counted_once() -> None:
+    body = (
+        b'data: {"choices": [{"text": "Hi"}]}\n\ndata: {"choices": [], "usage": '
+        b'{"prompt_tokens": 5, "completion_tokens": 123, "total_tokens": 128}}\n\n'
+    )
+
+    class Pieces(httpx.AsyncByteStream):
+        def __init__(self, cuts: list[int]) -> None:
+            self.cuts = cuts
+
+        async def __aiter__(self):  # type: ignore[no-untyped-def]
+            start = 0
+            for cut in [*self.cuts, len(body)]:
+                yield body[start:cut]
+                start = cut
+
+    async def count(cuts: list[int]) -> tuple[float, float]:
+        registry = Registry()
+        balancer = Balancer(["http://a"], registry)
+        replica = balancer.replicas[0]
+        replica.outstanding = 1
+        tracked = _Tracked(balancer, replica, Pieces(cuts), True)
+        received = b"".join([piece async for piece in tracked])
+        await tracked.aclose()
+        assert received == body and replica.outstanding == 0
+        return (
+            registry.value("completion_tokens_total"),
+            registry.value("upstream_events_total"),
+        )
+
+    where = body.index(b"123")
+    for cuts in ([], [where + 1], [where + 2], [where + 3], [where - 5], [10, where, where + 2]):
+        assert asyncio.run(count(cuts)) == (123, 1), cuts
