@@ -185,7 +185,7 @@ def test_a_failing_replica_is_ejected_then_probed_back(
     engines: tuple[FakeUpstream, FakeUpstream], start: Callable[..., LiveServer]
 ) -> None:
     first, second = engines
-    server = start(first.url, second.url, eject_seconds=0.3)
+    server = start(first.url, second.url, eject_seconds=60)
     first.default = Script(status=500, error="out of memory")
     statuses = [post(server).status_code for _ in range(2)]  # ties: one goes to each
     assert sorted(statuses) == [200, 502]
@@ -196,8 +196,12 @@ def test_a_failing_replica_is_ejected_then_probed_back(
     before = len(first.records)
     assert all(post(server).status_code == 200 for _ in range(3))
     assert len(first.records) == before
-    # The engine recovers; the probe (GET /v1/models) puts it back, and it gets requests.
+    # The engine recovers and its time is up (moved forward here rather than waited for):
+    # the probe (GET /v1/models) puts it back, and it gets requests again.
     first.default = Script()
+    balancer = server.server.config.app.state.server.upstreams
+    replica = next(r for r in balancer.replicas if r.base_url == first.url)
+    replica.ejected_until = 0.0
     assert wait_until(
         lambda: value(scrape(server.url), "pawlette_upstream_ejected", upstream=first.url) == 0
     )

@@ -40,7 +40,7 @@ def server(request: pytest.FixtureRequest, upstream: FakeUpstream) -> Iterator[L
     if request.param == "httpx":
         transport.aiohttp = None  # type: ignore[assignment]
     try:
-        live = LiveServer(ServeConfig(format="pcml", upstream=upstream.url, model="m", timeout=1))
+        live = LiveServer(ServeConfig(format="pcml", upstream=upstream.url, model="m", timeout=2))
     finally:
         transport.aiohttp = saved
     sender = live.server.config.app.state.server.upstreams.sender
@@ -80,11 +80,11 @@ def test_a_broken_stream_delivers_what_came_before(
 
 
 def test_a_silent_engine_is_a_504(server: LiveServer, upstream: FakeUpstream) -> None:
-    upstream.push(Script(first_delay=5))
+    upstream.push(Script(first_delay=8))
     answer = post(server)
     assert answer.status_code == 504
     assert answer.json()["error"]["code"] == "upstream_timeout"
-    upstream.push(Script(text="Hello there<end>", sizes=(2,), delay=5))
+    upstream.push(Script(text="Hello there<end>", sizes=(2,), delay=8))
     streamed = post(server, stream=True)
     last = streamed.text.strip().splitlines()[-1]
     assert json.loads(last[len("data: ") :])["error"]["code"] == "upstream_timeout"
