@@ -13,6 +13,7 @@ from typing import Any
 import httpx
 import pytest
 
+from pawlette.errors import PawletteError
 from pawlette.serve.balancer import Balancer, _Tracked
 from pawlette.serve.config import ServeConfig
 from pawlette.serve.metrics import Registry
@@ -117,6 +118,8 @@ def test_ejection_backs_off_and_a_lone_upstream_stays() -> None:
     assert "every replica" in str(balancer.unavailable())
     assert registry.value("upstream_ejections_total", upstream="http://a") == 3
     assert registry.value("upstream_failures_total", upstream="http://a", kind="status") == 2
+    with pytest.raises(PawletteError, match="--eject-seconds: found 0"):
+        Balancer(["http://a", "http://b"], Registry(), eject_seconds=0)
     lone = Balancer(["http://solo"], Registry())
     lone.failed(lone.replicas[0], "connect")
     assert lone.replicas[0].ejected_until is None and lone.pick() is lone.replicas[0]

@@ -32,6 +32,7 @@ from dataclasses import dataclass
 import anyio
 import httpx
 
+from ..errors import PawletteError
 from .metrics import Registry
 from .observe import current
 from .transport import AiohttpSender
@@ -84,6 +85,10 @@ class Balancer:
     ) -> None:
         if not urls:
             raise ValueError("at least one upstream URL")
+        if not eject_seconds > 0:
+            raise PawletteError(
+                f"--eject-seconds: found {eject_seconds:g}; expected a positive number of seconds"
+            )
         bases = list(dict.fromkeys(base_of(url) for url in urls))
         self.replicas = [Replica(base, base + "/v1/completions") for base in bases]
         self.registry = registry
