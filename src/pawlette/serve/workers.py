@@ -162,8 +162,8 @@ def run_workers(config: ServeConfig, *, reuse_port: bool = True) -> int:
 
 
 def worker_pids(supervisor: int) -> list[int]:
-    """The live worker processes of supervisor ``supervisor`` (Linux /proc), for tests and the
-    bench (multiprocessing's resource tracker, also a child, is left out)."""
+    """The live worker processes of supervisor ``supervisor`` (Linux /proc), for the tests
+    (multiprocessing's resource tracker, also a child, is left out)."""
     children: list[int] = []
     with contextlib.suppress(OSError):
         for entry in os.listdir("/proc"):
