@@ -67,9 +67,8 @@ def start() -> Iterator[Callable[..., LiveServer]]:
     servers: list[LiveServer] = []
 
     def factory(*urls: str, **options: Any) -> LiveServer:
-        config = ServeConfig(
-            format="pcml", upstream=urls[0], replicas=tuple(urls[1:]), model="m", **options
-        )
+        options.setdefault("model", "m")
+        config = ServeConfig(format="pcml", upstream=urls[0], replicas=tuple(urls[1:]), **options)
         servers.append(LiveServer(config))
         return servers[-1]
 
@@ -179,6 +178,10 @@ def test_a_refused_connect_is_retried_on_another_replica_and_ejects(
     assert len(live.records) == before + 4
     samples = scrape(server.url)
     assert value(samples, "pawlette_upstream_ejected", upstream=dead) == 1
+    # The model name is asked of the first replica that answers.
+    named = start(dead, live.url, model=None)
+    models = httpx.get(named.url + "/v1/models", timeout=10).json()
+    assert models["data"][0]["id"] == "fake-model"
     assert value(samples, "pawlette_upstream_failures_total", upstream=dead, kind="connect") == 1
     assert value(samples, "pawlette_upstream_ejections_total", upstream=dead) == 1
     assert value(samples, "pawlette_upstream_ejected", upstream=live.url) == 0

@@ -297,25 +297,30 @@ class Server:
                 group.start_soon(self.metrics.dump_forever)
 
     async def _discover_model(self) -> None:
-        """Ask the upstream's ``/v1/models`` for its model name (best effort)."""
-        try:
-            response = await self.client.get(
-                self.base_url + "/v1/models",
-                headers=self._headers,
-                timeout=min(5.0, self.config.timeout),
-            )
-            response.raise_for_status()
-            name = response.json()["data"][0]["id"]
-        except (httpx.HTTPError, ValueError, LookupError, TypeError) as error:
-            logger.warning(
-                "upstream /v1/models: no model name (%s); serving as %r and sending no "
-                "model upstream (set --model to choose)",
-                error,
-                self.format.name,
-            )
+        """Ask the upstream's ``/v1/models`` for its model name (best effort; with several
+        replicas, the first that answers)."""
+        failure: Exception | None = None
+        for replica in self.upstreams.replicas:
+            try:
+                response = await self.client.get(
+                    replica.base_url + "/v1/models",
+                    headers=self._headers,
+                    timeout=min(5.0, self.config.timeout),
+                )
+                response.raise_for_status()
+                name = response.json()["data"][0]["id"]
+            except (httpx.HTTPError, ValueError, LookupError, TypeError) as error:
+                failure = error
+                continue
+            if isinstance(name, str) and name:
+                self.model = name
             return
-        if isinstance(name, str) and name:
-            self.model = name
+        logger.warning(
+            "upstream /v1/models: no model name (%s); serving as %r and sending no "
+            "model upstream (set --model to choose)",
+            failure,
+            self.format.name,
+        )
 
     # ------------------------------------------------------------------ routes
 
