@@ -15,7 +15,8 @@ engine's send time (one machine, one monotonic clock).  The targets:
   them) instead of aiohttp: with ``pawlette httpx``, the measure that chose the client;
 - ``pawlette``: ``pawlette serve`` (uvicorn's default stack: httptools and uvloop when
   installed; aiohttp to the engine), and with ``--stacks`` also on h11 and asyncio's loop
-  (``pawlette h11``) and with httpx to the engine (``pawlette httpx``);
+  (``pawlette h11``), with httpx to the engine (``pawlette httpx``), and with orjson for the
+  server's JSON, patched in (``pawlette orjson``);
 - ``... x2``: two worker processes on one port (``SO_REUSEPORT``; ``pawlette x2 shared``:
   one shared listening socket, as uvicorn's ``--workers`` does).
 
@@ -325,10 +326,18 @@ def _pawlette_command(
         http, loop = {"default": ("auto", "auto"), "h11": ("h11", "asyncio")}.get(
             stack, ("auto", "auto")
         )
-        # "httpx": the engine client pawlette uses without aiohttp.
-        without_aiohttp = "import pawlette.serve.transport as t; t.aiohttp = None; "
+        # "httpx": the engine client pawlette uses without aiohttp; "orjson": the server's
+        # JSON (the engine's events read, the chunks written) through orjson instead.
+        patches = {
+            "httpx": "import pawlette.serve.transport as t; t.aiohttp = None; ",
+            "orjson": "import types, orjson; "
+            "import pawlette.serve.app as a, pawlette.serve.pipeline as p; "
+            "shim = types.SimpleNamespace(loads=orjson.loads, "
+            "dumps=lambda value, **options: orjson.dumps(value).decode()); "
+            "a.json = p.json = shim; ",
+        }
         code = (
-            (without_aiohttp if stack == "httpx" else "")
+            patches.get(stack, "")
             + "import uvicorn; from pawlette.serve.config import ServeConfig; "
             "from pawlette.serve.app import build_app; "
             f"uvicorn.run(build_app({config}), host='127.0.0.1', port={port}, "
@@ -371,6 +380,11 @@ def _targets(arguments: argparse.Namespace, engine_port: int) -> list[Target]:
             "pawlette httpx",
             "chat",
             lambda port: [_pawlette_command(fmt, engine_port, port, 1, "httpx", False)],
+        )
+        add(
+            "pawlette orjson",
+            "chat",
+            lambda port: [_pawlette_command(fmt, engine_port, port, 1, "orjson", False)],
         )
         add(
             "pawlette h11",
@@ -676,6 +690,7 @@ def _report(arguments: argparse.Namespace, targets: list[Target], rows: list[Row
         ("proxy", "proxy httpx"),
         ("pawlette", "pawlette h11"),
         ("pawlette", "pawlette httpx"),
+        ("pawlette", "pawlette orjson"),
     ):
         if name in throughput and versus in throughput:
             line = f"{name} / {versus}: {throughput[name] / throughput[versus]:.2f}x chunks/s"
