@@ -10,16 +10,18 @@ from ..errors import PawletteError
 
 __all__ = ["TokenizeFailed", "TokenizeSummary", "reason_group"]
 
-_NUMBER = re.compile(r"\d+")
+_NUMBER = re.compile(r"(?<![\w-])\d+(?![\w-])")
 _QUOTED = re.compile(r"'[^']*'|\"[^\"]*\"")
 KEPT_REJECTIONS = 100
 SHOWN_GROUPS = 10
 
 
 def reason_group(reason: str) -> str:
-    """The reason with its particulars (numbers, quoted values) blanked, so that rejects of
-    one kind count together: ``messages[N].role: found '…'; expected ...``."""
-    return _NUMBER.sub("N", _QUOTED.sub("'…'", reason))[:200]
+    """The reason with its particulars blanked (numbers; quoted values before ``; expected``,
+    where what was found is), so that rejects of one kind count together:
+    ``messages[N].role: found '…'; expected ...``."""
+    found, separator, expected = reason.partition("; expected")
+    return (_NUMBER.sub("N", _QUOTED.sub("'…'", found)) + separator + expected)[:200]
 
 
 @dataclass
