@@ -98,5 +98,5 @@ def test_a_dataset_dict_names_its_splits(inputs: dict[str, Path]) -> None:
         PawletteError, match=r"a DatasetDict directory; expected one split's .*train"
     ):
         open_records(str(inputs["dict"]), chunk_records=50, chunk_bytes=1 << 20)
-    with pytest.raises(PawletteError, match="a directory without state.json"):
+    with pytest.raises(PawletteError, match=r"a directory without state\.json"):
         open_records(str(inputs["dict"].parent), chunk_records=50, chunk_bytes=1 << 20)

@@ -161,7 +161,7 @@ def test_workers_write_what_one_process_writes(
     source = write_lines(tmp_path / "in.jsonl", [record(n) for n in range(1, 700)])
     extra = ["--pack", pack] if pack else []
     assert run(capsys, breeze_tokenizer, source, tmp_path / "a.parquet", *extra)[0] == 0
-    status, err = run(
+    status, _ = run(
         capsys, breeze_tokenizer, source, tmp_path / "b.parquet", *extra, "--workers", "2"
     )
     assert status == 0
