@@ -878,10 +878,21 @@ def command_tokenizer_prepare(arguments: argparse.Namespace) -> int:
 
     prepared = write_tokenizer_directory(arguments.format, arguments.base, arguments.output)
     added = ", ".join(f"{marker} {token_id}" for marker, token_id in prepared.added) or "none"
+    grown = prepared.vocabulary_size - prepared.base_size
     sys.stdout.write(f"wrote {prepared.directory}\n")
     sys.stdout.write(f"added special tokens: {added}\n")
+    sys.stdout.write(f"bos_token: {prepared.bos_token or 'none (the base has none)'}\n")
+    sys.stdout.write(f"pad_token: {prepared.pad_token} ({prepared.pad_note})\n")
     sys.stdout.write(f"stop token ids: {', '.join(map(str, prepared.stop_ids))}\n")
     sys.stdout.write(
         "chat template: included\n" if prepared.chat_template else f"{prepared.note}\n"
     )
+    if grown:
+        sys.stdout.write(
+            f"the vocabulary grew by {grown} tokens, from {prepared.base_size:,} to"
+            f" {prepared.vocabulary_size:,}: resize the model's embeddings"
+            f" (model.resize_token_embeddings({prepared.vocabulary_size}))\n"
+        )
+    else:
+        sys.stdout.write(f"the vocabulary is unchanged ({prepared.vocabulary_size:,} tokens)\n")
     return 0
