@@ -40,15 +40,22 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..errors import PawletteError, TokenizerMismatch, UnsupportedFeature
+from ..errors import PawletteError, RequestError, TokenizerMismatch, UnsupportedFeature
 from ..format import Format
 from ..formats import get_format
-from .backend import load_tokenizer
+from .backend import TokenizerBackend, load_tokenizer
 
 if TYPE_CHECKING:
     from tokenizers import Tokenizer
 
-__all__ = ["PreparedTokenizer", "add_markers", "prepare_tokenizer", "write_tokenizer_directory"]
+__all__ = [
+    "PreparedTokenizer",
+    "add_markers",
+    "end_of_answer_id",
+    "end_of_sequence",
+    "prepare_tokenizer",
+    "write_tokenizer_directory",
+]
 
 
 def prepare_tokenizer(fmt: Format | str, base: object) -> Tokenizer:
@@ -103,6 +110,41 @@ def add_markers(base: object, markers: Sequence[str], *, owner: str = "the forma
 BOS_SPELLINGS = ("<|begin_of_text|>", "<s>", "<bos>", "[BOS]", "<|startoftext|>", "<BOS>")
 PAD_SPELLINGS = ("<|finetune_right_pad_id|>", "<pad>", "<|pad|>", "[PAD]", "<|padding|>", "<PAD>")
 NEW_PAD = "<|pad|>"
+EOS_SPELLINGS = ("<|end_of_text|>", "</s>", "<eos>", "<|endoftext|>", "[EOS]", "<EOS>")
+
+
+def end_of_sequence(tokenizer: object) -> str | None:
+    """The tokenizer's end-of-sequence token: a transformers tokenizer's ``eos_token``, the
+    ``eos_token`` of the ``tokenizer_config.json`` beside a ``tokenizer.json`` path (or in a
+    directory), else a special token spelled as an end of text (``<|end_of_text|>``,
+    ``</s>``, ``<eos>``, ``<|endoftext|>``, ...); None when there is none."""
+    if isinstance(tokenizer, TokenizerBackend):
+        tokenizer = tokenizer.tokenizer
+    configured = getattr(tokenizer, "eos_token", None)
+    if isinstance(configured, str) and configured:
+        return configured
+    found = _configured(_base_config(tokenizer), "eos_token")
+    if found is not None:
+        return found
+    return _special_spelled(load_tokenizer(tokenizer), EOS_SPELLINGS)
+
+
+def end_of_answer_id(tokenizer: object, backend: TokenizerBackend, eos_token: str | None) -> int:
+    """The id that ends a learned answer: ``eos_token``'s, else :func:`end_of_sequence`'s
+    (``backend`` is ``tokenizer``'s)."""
+    name = eos_token or end_of_sequence(tokenizer)
+    if name is None:
+        raise RequestError(
+            "tokenizer",
+            "no end-of-sequence token (no eos_token in a tokenizer_config.json, no special"
+            " token such as </s> or <|end_of_text|>)",
+            "a tokenizer with one, or eos_token=",
+            "Without it the model never learns to stop",
+        )
+    token_id = backend.added_id(name)
+    if token_id is None:
+        raise RequestError("eos_token", f"{name!r}", "a special token of the tokenizer")
+    return token_id
 
 
 @dataclass(frozen=True)
