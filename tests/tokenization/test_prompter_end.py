@@ -53,10 +53,10 @@ def test_a_template_eoa_is_the_end_and_no_eos_is_added() -> None:
 def test_no_end_of_sequence_is_refused() -> None:
     tokenizer = small_tokenizer(())
     with pytest.raises(
-        RequestError, match="tokenizer: no end-of-sequence token .*never learns to stop"
+        RequestError, match=r"tokenizer: no end-of-sequence token .*never learns to stop"
     ):
         ChatPrompter("x").tokenize(tokenizer, "hi", label="yo")
-    with pytest.raises(RequestError, match="eos_token: '<nope>'; expected a special token"):
+    with pytest.raises(RequestError, match=r"eos_token: '<nope>'; expected a special token"):
         ChatPrompter("x").tokenize(tokenizer, "hi", label="yo", eos_token="<nope>")
     prompt = ChatPrompter("x").tokenize(tokenizer, "hi")  # a prompt alone needs no end
     assert set(prompt.labels) == {IGNORE_INDEX}

@@ -9,11 +9,12 @@
   vocabulary is refused (:class:`~pawlette.errors.TokenizerMismatch`): ``tokenizers`` would
   give the special token that same id, and text spelling the marker would reach it;
 - ``DIR/tokenizer_config.json``: ``PreTrainedTokenizerFast``, ``eos_token`` the format's first
-  stop marker, ``bos_token`` and ``pad_token`` (below), and the format's chat template (``pawlette.export.export_jinja``; every
-  registered format has one, and a format that raises ``UnsupportedFeature`` there is written
-  without one, with the reason in :attr:`PreparedTokenizer.note`);
-- ``DIR/generation_config.json``: ``eos_token_id``, the ids of every stop marker, which is
-  what transformers' ``generate`` and vLLM stop on.
+  stop marker, ``bos_token`` and ``pad_token`` (below), and the format's chat template
+  (``pawlette.export.export_jinja``; every registered format has one, and a format that
+  raises ``UnsupportedFeature`` there is written without one, with the reason in
+  :attr:`PreparedTokenizer.note`);
+- ``DIR/generation_config.json``: ``eos_token_id``, the ids of every stop marker (which is
+  what transformers' ``generate`` and vLLM stop on), ``bos_token_id`` and ``pad_token_id``.
 
 **bos and pad.**  ``bos_token`` is the base's: its ``tokenizer_config.json`` when the base is
 a directory holding one, else the first special token of the base's post-processor template,
