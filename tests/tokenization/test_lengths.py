@@ -67,3 +67,22 @@ def test_drop_names_the_length_and_the_limit() -> None:
     assert fitted is None
     assert outcome == f"too long: {len(full)} tokens; expected at most 10 (--max-length)"
     assert fit_length(full, None, "drop") == (full, "fits")
+
+
+def test_the_record_tokenizer_applies_lengths_to_batches() -> None:
+    from pawlette.errors import PawletteError
+    from pawlette.tokenization import RecordTokenizer
+
+    short = {"messages": CONVERSATION["messages"][:3]}
+    encoded = ConversationEncoder("pcml", small("pcml")).encode(short)
+    length = len(encoded)
+    answer_end = learned_span_ends(encoded.labels)[-1]  # before the unlearned [/AST]
+    batch = {"messages": [short["messages"], CONVERSATION["messages"], short["messages"]]}
+    dropping = RecordTokenizer("pcml", small("pcml"), max_length=length)
+    assert dropping(batch)["length"] == [length, length]  # the long one left out
+    kept = RecordTokenizer("pcml", small("pcml"), max_length=length, errors="keep")(batch)
+    assert kept["length"] == [length, 0, length] and kept["error"][1].startswith("too long")
+    truncating = RecordTokenizer("pcml", small("pcml"), max_length=length, overflow="truncate")
+    assert truncating(batch)["length"] == [length, answer_end, length]
+    with pytest.raises(PawletteError, match=r"records\[0\]: too long"):
+        dropping(CONVERSATION)
