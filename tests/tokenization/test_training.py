@@ -387,3 +387,20 @@ def test_record_tokenizer_keeps_the_good_records_of_a_batch(tokenizer_path: Path
         RecordTokenizer("pcml", tokenizer_path).tokenize_records(records[:2])
     with pytest.raises(PawletteError, match="lone surrogate"):
         encoder.encode(json.loads(SURROGATE))
+
+
+def test_the_default_worker_count_follows_the_input_size(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from pawlette.tokenization.inputs import open_records
+
+    monkeypatch.setattr(training.os, "cpu_count", lambda: 2)
+    small_input, large_input = tmp_path / "small.jsonl", tmp_path / "large.jsonl"
+    write_input(small_input, 50, bad=False)
+    large_input.write_bytes(small_input.read_bytes() * (training.SMALL_INPUT_BYTES // 2000))
+    counts = []
+    for path in (small_input, large_input):
+        source = open_records(str(path), chunk_records=10, chunk_bytes=1 << 20)
+        counts.append(training.default_workers(source))
+        source.close()
+    assert counts == [0, 2]
