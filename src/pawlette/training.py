@@ -626,7 +626,8 @@ class _Run:
         offsets = ids.offsets.to_pylist()
         for row, line in enumerate(lines):
             start, end = offsets[row], offsets[row + 1]
-            packer.add(line, id_values[start:end], label_values[start:end])
+            # Copies: a view would keep its whole chunk alive while its row stays open.
+            packer.add(line, id_values[start:end].copy(), label_values[start:end].copy())
         self.summary.written += len(lines)
         packed = packer.take()
         if packed is not None:
