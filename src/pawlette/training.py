@@ -80,8 +80,11 @@ CHUNK_BYTES = 4 << 20
 ROW_GROUP_ROWS = 8192
 ROW_GROUP_TOKENS = 4 << 20
 SHOWN_REJECTS = 10
-SMALL_INPUT_BYTES = 4 << 20
-"""Below about this many bytes of records, one process is faster than starting workers."""
+SMALL_INPUT_BYTES = 1 << 20
+"""Below this many bytes of records (about 300 conversations of bench/tokenize.py), the run
+takes under a second in one process, and starting workers would be much of it; measured
+(``bench.tokenize --end-to-end --sweep``): at 3 MB two forked workers already took half the
+time of one process."""
 
 
 class RejectedRecord(PawletteError):
@@ -778,7 +781,7 @@ def add_tokenize_arguments(parser: argparse.ArgumentParser) -> None:
         "--workers",
         type=int,
         default=None,
-        help="processes (default: none for inputs under 4 MB, else one per core; 0: none)",
+        help="processes (default: none for inputs under 1 MB, else one per core; 0: none)",
     )
     parser.add_argument("--strict", action="store_true", help="stop at the first bad record")
     parser.add_argument(
