@@ -18,7 +18,16 @@ backend, like the tokenizer the other paths get, is built once before timing); t
 is warmed first; each path's time is its best of ``--repeat`` rounds in
 which the paths take turns.  The ids and masks of pawlette and transformers are compared.
 
+**End to end** (``--end-to-end``): the ``pawlette tokenize`` run (JSONL in, Parquet out, with
+masks, lengths, metadata and row groups) on ``--records`` records (default 100,000) against
+the floor on the same file in the same run: read each line, ``json.loads``, render and
+``tokenizers`` ``encode_batch`` in batches, no masks, nothing written.  Rows: in one process
+(``--workers 0``, the floor's footing), with the default worker count, and packed
+(``--pack 4096``).  ``--sweep`` also times 1,000 / 5,000 / 20,000 records with 0, 1 and 2
+workers (how the default was chosen).
+
 Usage: python bench/tokenize.py [--format pcml] [--conversations 2000] [--unique]
+       python bench/tokenize.py --end-to-end [--records 100000] [--sweep]
 """
 
 from __future__ import annotations
@@ -218,6 +227,97 @@ def timed(paths: dict[str, Callable[[], int]], repeat: int) -> list[tuple[str, f
     return [(name, best[name], tokens[name]) for name in paths]
 
 
+def end_to_end(fmt: pawlette.Format, tokenizer: Any, count: int, sweep: bool) -> None:
+    """The command's whole run against the floor (see the module docstring)."""
+    import tempfile
+
+    from pawlette.training import tokenize_file
+
+    directory = tempfile.mkdtemp(prefix="bench-tokenize-")
+    tokenizer_path = os.path.join(directory, "tokenizer.json")
+    tokenizer.save(tokenizer_path)
+
+    def write_records(number: int) -> str:
+        path = os.path.join(directory, f"in{number}.jsonl")
+        with open(path, "w", encoding="utf-8") as file:
+            start = 0
+            while start < number:  # in slices: 100,000 conversations at once are GBs
+                size = min(5000, number - start)
+                for item in conversations(size, unique=False, seed=start):
+                    file.write(json.dumps(item, ensure_ascii=False) + "\n")
+                start += size
+        return path
+
+    source = write_records(count)
+    output = os.path.join(directory, "out.parquet")
+    size = os.path.getsize(source)
+
+    def floor() -> int:
+        tokens = 0
+        batch: list[str] = []
+        with open(source, "rb") as file:
+            for line in file:
+                batch.append(fmt.render(json.loads(line)).text)
+                if len(batch) == 256:
+                    tokens += sum(
+                        len(e.ids) for e in tokenizer.encode_batch(batch, add_special_tokens=False)
+                    )
+                    batch = []
+        if batch:
+            tokens += sum(
+                len(e.ids) for e in tokenizer.encode_batch(batch, add_special_tokens=False)
+            )
+        return tokens
+
+    def command(**options: Any) -> Callable[[], int]:
+        def run() -> int:
+            summary = tokenize_file(
+                source, output, fmt=fmt.name, tokenizer=tokenizer_path, progress=False, **options
+            )
+            return summary.tokens
+
+        return run
+
+    print(
+        f"end to end: {count:,} records ({size / 2**20:,.0f} MB of JSONL), format {fmt.name},"
+        f" {os.cpu_count()} cores; one round each, in turn"
+    )
+    rows = timed(
+        {
+            "floor: parse + render + encode_batch": floor,
+            "pawlette tokenize --workers 0": command(workers=0),
+            "pawlette tokenize (default workers)": command(),
+            "pawlette tokenize --workers 0 --pack 4096": command(workers=0, pack=4096),
+            "pawlette tokenize --pack 4096 (default)": command(pack=4096),
+        },
+        1,
+    )
+    floor_seconds = rows[0][1]
+    header = f"{'path':44} {'seconds':>8} {'records/s':>10} {'tokens/s':>11} {'vs floor':>9}"
+    print(header)
+    print("-" * len(header))
+    for name, seconds, tokens in rows:
+        print(
+            f"{name:44} {seconds:8.1f} {count / seconds:10,.0f} {tokens / seconds:11,.0f}"
+            f" {seconds / floor_seconds:8.2f}x"
+        )
+    if sweep:
+        print("\nworkers sweep (seconds, one run each)")
+        for number in (1000, 5000, 20000):
+            path = write_records(number)
+            times = []
+            for workers in (0, 1, 2):
+                start = time.perf_counter()
+                tokenize_file(path, output, fmt=fmt.name, tokenizer=tokenizer_path,
+                              progress=False, workers=workers)  # fmt: skip
+                times.append(time.perf_counter() - start)
+            megabytes = os.path.getsize(path) / 2**20
+            print(
+                f"{number:>7,} records ({megabytes:5.1f} MB): "
+                + ", ".join(f"{w} workers {t:5.1f}" for w, t in zip((0, 1, 2), times, strict=True))
+            )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--format", default="pcml")
@@ -226,6 +326,9 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--unique", action="store_true", help="no shared system prompt or tools")
     parser.add_argument("--tokenizer", help="a tokenizer.json (default: Llama 3, from the cache)")
+    parser.add_argument("--end-to-end", action="store_true", help="the command against the floor")
+    parser.add_argument("--records", type=int, default=100_000)
+    parser.add_argument("--sweep", action="store_true", help="with --end-to-end: worker counts")
     arguments = parser.parse_args()
 
     from tokenizers import Tokenizer
@@ -243,6 +346,9 @@ def main() -> None:
         base = llama3_tokenizer()
         tokenizer_name = "Llama 3 (llama-models 0.3.0)"
     tokenizer = add_markers(base, fmt.special_markers, owner=f"format {fmt.name!r}")
+    if arguments.end_to_end:
+        end_to_end(fmt, tokenizer, arguments.records, arguments.sweep)
+        return
     data = conversations(arguments.conversations, unique=arguments.unique)
     chunks = batches(data, arguments.batch)
     hf = PreTrainedTokenizerFast(tokenizer_object=tokenizer)

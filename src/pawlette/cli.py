@@ -237,6 +237,12 @@ def build_parser() -> argparse.ArgumentParser:
         "tokenizer", help="prepare a tokenizer: a format's markers as special tokens"
     )
     add_tokenizer_arguments(tokenizer)
+    from .tokenization.inspection import add_inspect_arguments
+
+    inspect = commands.add_parser(
+        "inspect", help="show which tokens are learned: a record, or a row of tokenize's Parquet"
+    )
+    add_inspect_arguments(inspect)
 
     export = commands.add_parser("export", help="chat templates and grammars for other tools")
     exports = export.add_subparsers(dest="what", required=True, metavar="WHAT")

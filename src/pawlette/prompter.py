@@ -145,6 +145,7 @@ from .openai import message_from_openai, tools_from_openai
 from .tokenization.backend import CONTINUATION, START, load_backend
 from .tokenization.encoder import IGNORE_INDEX, MaskPolicy, Tokenized
 from .tokenization.encoder import tokenize as tokenize_conversation
+from .tokenization.prepare import end_of_answer_id
 from .types import Message, TextPart
 
 __all__ = [
@@ -667,6 +668,7 @@ class _Prompter:
         label: str | None = None,
         *,
         mask: MaskPolicy | str | None = None,
+        eos_token: str | None = None,
     ) -> Tokenized:
         """Token ids and labels (the loss mask) of :meth:`generate_prompt`'s prompt, and of
         ``label``, the answer to learn, when given.
@@ -684,9 +686,13 @@ class _Prompter:
           included (the LazyLLM design writes them as text), encoded with no added token
           matched, so no input can produce a control id.  The answer (the label and, for
           ChatPrompter, ``markers.assistant_close``) is encoded apart from the prompt, as the
-          model produces it after the prompt at inference, and is the only learned part.  No
-          end-of-sequence token is added (the template writes none); ``mask`` does not apply.
-          Tokens are ``(-1, "prompt")`` and ``(-1, "label")`` in the provenance.
+          model produces it after the prompt at inference, and is the only learned part.
+          The answer ends with an end-of-answer marker, learned, so the model learns to stop:
+          the template's ``eoa`` (``markers.assistant_close``) as text when it has one, else
+          the tokenizer's end-of-sequence token by id (``eos_token``, or the one
+          :func:`~pawlette.tokenization.prepare.end_of_sequence` finds; a tokenizer with none
+          is refused).  ``mask`` does not apply.  Tokens are ``(-1, "prompt")``, ``(-1,
+          "label")`` and ``(-1, "end")`` in the provenance.
         """
         if label is not None and not isinstance(label, str):
             raise RequestError("label", f"found {_kind(label)}", "a string or None")
@@ -711,15 +717,18 @@ class _Prompter:
         answer = self._to_text(bound)[len(prompt) :] if label is not None else ""
         # The answer continues the prompt's text (SentencePiece-style tokenizers add no
         # prefix there, as they would at the start of a text).
-        prompt_ids, answer_ids = load_backend(tokenizer).encode_texts(
-            [prompt, answer], [START, CONTINUATION]
-        )
+        backend = load_backend(tokenizer)
+        prompt_ids, answer_ids = backend.encode_texts([prompt, answer], [START, CONTINUATION])
         count = len(prompt_ids)
+        markers = getattr(self, "markers", None)
+        end = []  # no eoa in the template: the tokenizer's end of sequence ends the answer
+        if label is not None and not (markers is not None and markers.assistant_close):
+            end = [end_of_answer_id(tokenizer, backend, eos_token)]
         return Tokenized(
-            input_ids=prompt_ids + answer_ids,
-            labels=[IGNORE_INDEX] * count + answer_ids,
-            message_indices=[-1] * (count + len(answer_ids)),
-            kinds=["prompt"] * count + ["label"] * len(answer_ids),
+            input_ids=prompt_ids + answer_ids + end,
+            labels=[IGNORE_INDEX] * count + answer_ids + end,
+            message_indices=[-1] * (count + len(answer_ids) + len(end)),
+            kinds=["prompt"] * count + ["label"] * len(answer_ids) + ["end"] * len(end),
         )
 
     # ------------------------------------------------------------------ responses

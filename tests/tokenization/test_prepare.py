@@ -62,7 +62,17 @@ def test_the_directory_loads_offline_in_transformers(
     assert loaded.eos_token == "<|eot_id|>"
     assert len(loaded) == 128256 + len(prepared.added)
     generation = json.loads((tmp_path / "breeze" / "generation_config.json").read_text())
-    assert generation == {"eos_token_id": [128009, 128008]}
+    assert generation == {
+        "eos_token_id": [128009, 128008],
+        "bos_token_id": 128000,
+        "pad_token_id": 128004,
+    }
+    # Llama 3's own beginning of text and padding (3.1's fine-tuning pad), not the eos.
+    assert (loaded.bos_token, loaded.pad_token) == (
+        "<|begin_of_text|>",
+        "<|finetune_right_pad_id|>",
+    )
+    assert (prepared.base_size, prepared.vocabulary_size) == (128256, len(loaded))
 
     ours = tokenize(BREEZE, tmp_path / "breeze", MESSAGES)
     text = BREEZE.render(MESSAGES).text
@@ -86,6 +96,23 @@ def test_omni_markers_get_ids_in_order_and_its_template(tmp_path: Path) -> None:
     assert [token_id for _, token_id in prepared.added] == list(
         range(first, first + len(omni.special_markers))
     )
+
+
+def test_bos_and_pad_come_from_the_base_config_when_there_is_one(tmp_path: Path) -> None:
+    base = tmp_path / "base"
+    base.mkdir()
+    tokenizer = add_markers(small_tokenizer(()), ["<s>", "<unk>"], owner="the base")
+    tokenizer.save(str(base / "tokenizer.json"))
+    config = {"bos_token": {"content": "<s>"}, "pad_token": "<unk>"}
+    (base / "tokenizer_config.json").write_text(json.dumps(config), encoding="utf-8")
+    prepared = write_tokenizer_directory("pcml", base, tmp_path / "out")
+    assert (prepared.bos_token, prepared.pad_token) == ("<s>", "<unk>")
+    assert prepared.vocabulary_size - prepared.base_size == len(prepared.added)  # no new pad
+    written = json.loads((tmp_path / "out" / "tokenizer_config.json").read_text())
+    assert (written["bos_token"], written["pad_token"]) == ("<s>", "<unk>")
+    (base / "tokenizer_config.json").unlink()
+    again = write_tokenizer_directory("pcml", base, tmp_path / "again")
+    assert (again.bos_token, again.pad_token) == ("<s>", "<|pad|>")  # <s> by its spelling
 
 
 def test_a_format_without_a_template_is_written_without_one(
@@ -117,6 +144,11 @@ def test_prepare_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> 
     assert status == 0
     out = capsys.readouterr().out
     assert "added special tokens: [SYS] 2000," in out and "chat template: included" in out
+    assert "pad_token: <|pad|> (new: the base has no padding token)" in out
+    assert "bos_token: none (the base has none)" in out
+    grown = len(pawlette.get_format("pcml").special_markers) + 1
+    assert f"the vocabulary grew by {grown} tokens, from 2,000 to {2000 + grown:,}:" in out
+    assert f"model.resize_token_embeddings({2000 + grown})" in out
     assert (tmp_path / "d" / "tokenizer.json").is_file()
     missing = main(
         ["tokenizer", "prepare", "-f", "pcml", "--base", str(tmp_path / "nope.json"), "-o", "x"]

@@ -17,7 +17,7 @@ from pawlette import training
 from pawlette.cli import main
 from pawlette.errors import PawletteError
 from pawlette.tokenization import ConversationEncoder, RecordTokenizer
-from pawlette.training import RejectedRecord, tokenize_jsonl
+from pawlette.training import RejectedRecord, TokenizeFailed, tokenize_jsonl
 
 from .support import small
 
@@ -78,7 +78,7 @@ def test_jsonl_to_parquet_in_process(tokenizer_path: Path, tmp_path: Path) -> No
         assert report.startswith(f"{source}:{line}: rejected: ")
         assert reason in report
     table = pq.read_table(output)
-    assert table.column_names == ["line", "input_ids", "labels"]
+    assert table.column_names == ["line", "input_ids", "labels", "length"]
     rows = table.to_pylist()
     lines = [row["line"] for row in rows]
     assert lines == [n for n in range(1, 601) if n not in BAD_LINES and n != 15]
@@ -86,6 +86,7 @@ def test_jsonl_to_parquet_in_process(tokenizer_path: Path, tmp_path: Path) -> No
     for row in rows[:50]:
         expected = encoder.encode(record(row["line"]))
         assert row["input_ids"] == expected.input_ids and row["labels"] == expected.labels
+        assert row["length"] == len(expected)
     assert summary.tokens == sum(len(row["input_ids"]) for row in rows)
     assert summary.learned == sum(label != -100 for row in rows for label in row["labels"])
     assert "read 599 records, wrote 595, rejected 4" in str(summary)
@@ -170,23 +171,26 @@ def test_at_most_two_chunks_per_worker_are_in_flight(tokenizer_path: Path, tmp_p
         for number in range(40):
             in_flight.append(pulled - handled)
             pulled += 1
-            yield [(number + 1, json.dumps(record(number + 1)).encode())]
+            yield [(number + 1, json.dumps(record(number + 1)).encode())], 1
 
-    def handle(result: Any) -> None:
+    def handle(result: Any, chunk: Any) -> None:
         nonlocal handled
         handled += 1
 
-    policy = pawlette.tokenization.MaskPolicy()
-    training._run_pool("pcml", tokenizer_path, policy, 2, chunks(), handle)
+    options = training._Options("pcml", str(tokenizer_path), pawlette.tokenization.MaskPolicy())
+    encoder = ConversationEncoder("pcml", tokenizer_path)
+    training._run_pool(encoder, options, 2, chunks(), handle)
     assert handled == 40
     assert max(in_flight) <= 2 * 2, in_flight
 
 
-def test_empty_input_gives_an_empty_table(tokenizer_path: Path, tmp_path: Path) -> None:
+def test_empty_input_fails_and_writes_nothing(tokenizer_path: Path, tmp_path: Path) -> None:
     source, output = tmp_path / "in.jsonl", tmp_path / "out.parquet"
     source.write_text("\n\n", encoding="utf-8")
-    summary = tokenize_jsonl(source, output, fmt="pcml", tokenizer=tokenizer_path, workers=0)
-    assert summary.read == 0 and pq.read_table(output).num_rows == 0
+    with pytest.raises(TokenizeFailed, match="nothing written: 0 records read") as caught:
+        tokenize_jsonl(source, output, fmt="pcml", tokenizer=tokenizer_path, workers=0)
+    assert caught.value.summary.read == 0
+    assert not output.exists() and not (tmp_path / "out.parquet.partial").exists()
 
 
 def test_command_line(
@@ -214,7 +218,11 @@ def test_record_tokenizer_takes_records_and_batches(tokenizer_path: Path) -> Non
     encoder = ConversationEncoder("pcml", tokenizer_path)
     one = function(record(3))
     expected = encoder.encode(record(3))
-    assert one == {"input_ids": expected.input_ids, "labels": expected.labels}
+    assert one == {
+        "input_ids": expected.input_ids,
+        "labels": expected.labels,
+        "length": len(expected),
+    }
     records = [record(n) for n in range(1, 5)]
     columns = {
         "messages": [r["messages"] for r in records],
@@ -379,3 +387,20 @@ def test_record_tokenizer_keeps_the_good_records_of_a_batch(tokenizer_path: Path
         RecordTokenizer("pcml", tokenizer_path).tokenize_records(records[:2])
     with pytest.raises(PawletteError, match="lone surrogate"):
         encoder.encode(json.loads(SURROGATE))
+
+
+def test_the_default_worker_count_follows_the_input_size(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from pawlette.tokenization.inputs import open_records
+
+    monkeypatch.setattr(training.os, "cpu_count", lambda: 2)
+    small_input, large_input = tmp_path / "small.jsonl", tmp_path / "large.jsonl"
+    write_input(small_input, 50, bad=False)
+    large_input.write_bytes(small_input.read_bytes() * (training.SMALL_INPUT_BYTES // 2000))
+    counts = []
+    for path in (small_input, large_input):
+        source = open_records(str(path), chunk_records=10, chunk_bytes=1 << 20)
+        counts.append(training.default_workers(source))
+        source.close()
+    assert counts == [0, 2]

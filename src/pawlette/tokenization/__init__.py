@@ -7,7 +7,10 @@
 - :func:`prepare_tokenizer` / :func:`write_tokenizer_directory`: a tokenizer with a format's
   markers as special tokens, and a directory transformers loads.
 - :class:`RecordTokenizer`: chat-completions records to ids and labels, a ``datasets.map`` and
-  Ray ``map_batches`` function; :mod:`pawlette.training` runs it over JSONL into Parquet.
+  Ray ``map_batches`` function; :mod:`pawlette.training` runs it over files into Parquet, with
+  :mod:`.inputs` (JSONL, gzip, zstandard, Parquet, ``datasets`` directories), :mod:`.shapes`
+  (ShareGPT, drop policies), :mod:`.lengths` (maximum length, truncation), :mod:`.packing`
+  and :mod:`.report` (the summary); :mod:`.inspection` shows which tokens are learned.
 """
 
 from __future__ import annotations

@@ -24,17 +24,35 @@ is parsed as JSON.
 
 from __future__ import annotations
 
-import json
 import os
-from collections.abc import Mapping, Sequence
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from ..errors import PawletteError, RequestError
 from ..format import Format
 from ..formats import get_format
 from .encoder import ConversationEncoder, MaskPolicy, Tokenized, _coerce_mask, _record_error
+from .lengths import TooLong, check_length_options, fit_length
+from .shapes import (
+    RecordShape,
+    droppable_feature,
+    json_error,
+    parse_drop,
+    without_feature,
+)
 
-__all__ = ["RecordTokenizer", "conversation_of_record", "json_error"]
+__all__ = [
+    "EncodedRecords",
+    "RecordShape",
+    "RecordTokenizer",
+    "conversation_of_record",
+    "encode_records",
+    "json_error",
+]
+
+_DEFAULT_SHAPE = RecordShape()
 
 
 def conversation_of_record(record: object, *, drop_nulls: bool = False) -> tuple[object, object]:
@@ -43,64 +61,62 @@ def conversation_of_record(record: object, *, drop_nulls: bool = False) -> tuple
     ``messages`` and ``tools`` may be JSON strings.  ``drop_nulls`` drops null-valued keys at
     every depth (for records read from Arrow, which writes absent keys as nulls).
     """
-    if not isinstance(record, Mapping):
-        raise RequestError("record", f"a JSON {_json_kind(record)}", "an object with 'messages'")
-    if "messages" not in record:
-        keys = ", ".join(sorted(map(str, record))) or "none"
-        raise RequestError("record", f"keys {keys}", "a 'messages' list")
-    messages = _maybe_json(record["messages"], "messages")
-    tools = _maybe_json(record.get("tools"), "tools")
-    if drop_nulls:
-        messages = _without_nulls(messages)
-        tools = _without_nulls(tools)
-    if not isinstance(messages, list):
-        raise RequestError("messages", f"a JSON {_json_kind(messages)}", "a list of messages")
-    if not messages:
-        raise RequestError("messages", "an empty list", "at least one message")
-    return messages, tools
+    return _DEFAULT_SHAPE.conversation(record, drop_nulls=drop_nulls)
 
 
-def _maybe_json(value: object, path: str) -> object:
-    if not isinstance(value, str):
-        return value
-    try:
-        return json.loads(value)
-    except (ValueError, RecursionError) as error:
-        raise RequestError(
-            path, f"a string that is not JSON ({json_error(error)})", "JSON"
-        ) from error
+@dataclass
+class EncodedRecords:
+    """What :func:`encode_records` made of some records, one entry per record."""
+
+    results: list[Tokenized | PawletteError]
+    dropped: dict[int, Counter[str]] = field(default_factory=dict)
+    """Record number -> how many messages lost each dropped feature."""
 
 
-def json_error(error: BaseException) -> str:
-    """Why ``json.loads`` refused a text, in a few words."""
-    if isinstance(error, json.JSONDecodeError):
-        return f"{error.msg.removesuffix(' at')} at column {error.colno}"
-    if isinstance(error, RecursionError):
-        return "nested too deeply"
-    if isinstance(error, UnicodeDecodeError):
-        return f"not UTF-8: byte 0x{error.object[error.start]:02x} at byte {error.start}"
-    return str(error)
-
-
-def _json_kind(value: object) -> str:
-    if value is None:
-        return "null"
-    return {
-        dict: "object",
-        list: "array",
-        str: "string",
-        bool: "boolean",
-        int: "number",
-        float: "number",
-    }.get(type(value), type(value).__name__)
-
-
-def _without_nulls(value: Any) -> Any:
-    if isinstance(value, Mapping):
-        return {key: _without_nulls(item) for key, item in value.items() if item is not None}
-    if isinstance(value, (list, tuple)):
-        return [_without_nulls(item) for item in value]
-    return value
+def encode_records(
+    encoder: ConversationEncoder,
+    records: Sequence[object],
+    *,
+    shape: RecordShape = _DEFAULT_SHAPE,
+    drop: frozenset[str] = frozenset(),
+    drop_nulls: bool = False,
+) -> EncodedRecords:
+    """Tokenize records (one batch for all their text); a record that cannot be tokenized gets
+    its error in its place.  A feature the format refuses is dropped from the message that
+    holds it when ``drop`` names it (see :mod:`.shapes`), and the record encoded again."""
+    pairs: list[tuple[object, object]] = []
+    failures: dict[int, PawletteError] = {}
+    for number, record in enumerate(records):
+        try:
+            pairs.append(shape.conversation(record, drop_nulls=drop_nulls))
+        except Exception as error:
+            failures[number] = _record_error(error)
+            pairs.append(([], None))
+    results = encoder.encode_batch(pairs, errors="return")
+    for number, failure in failures.items():
+        results[number] = failure
+    encoded = EncodedRecords(results)
+    pending = [number for number in range(len(results)) if number not in failures]
+    while drop and pending:
+        retry: list[int] = []
+        for number in pending:
+            found = droppable_feature(results[number], drop)
+            if found is None:
+                continue
+            index, feature = found
+            messages = without_feature(pairs[number][0], index, feature)
+            if messages is None:
+                continue
+            pairs[number] = (messages, pairs[number][1])
+            encoded.dropped.setdefault(number, Counter())[feature] += 1
+            retry.append(number)
+        if not retry:
+            break
+        again = encoder.encode_batch([pairs[number] for number in retry], errors="return")
+        for number, result in zip(retry, again, strict=True):
+            results[number] = result
+        pending = retry
+    return encoded
 
 
 def _python(value: Any) -> Any:
@@ -118,14 +134,21 @@ def _python(value: Any) -> Any:
 
 
 class RecordTokenizer:
-    """Records to ``input_ids`` and ``labels``: a ``datasets.map`` and Ray ``map_batches``
-    function (see the module docstring).
+    """Records to ``input_ids``, ``labels`` and ``length``: a ``datasets.map`` and Ray
+    ``map_batches`` function (see the module docstring).
 
     ``fmt`` is a format name (or a registered :class:`~pawlette.Format`); ``tokenizer`` a
     ``tokenizer.json`` path or directory (or a ``tokenizers.Tokenizer``, carried as its JSON
     when pickled).  ``errors="raise"`` (default) raises on a record that cannot be tokenized,
     naming it; ``errors="keep"`` adds an ``error`` column (None, or the reason, with empty ids
     and labels) so the caller can count and filter them.
+
+    The options of ``pawlette tokenize``: ``drop`` (features to drop where the format refuses
+    them, ``"reasoning,name"``; see :mod:`.shapes`), ``messages_field`` and ``sharegpt`` (the
+    record's shape), ``max_length`` and ``overflow`` (``"drop"`` or ``"truncate"``; see
+    :mod:`.lengths`).  A record dropped for its length is an error (``errors="keep"``: its
+    reason in the ``error`` column); with ``errors="raise"`` a batch leaves it out (``datasets``
+    batched ``map`` and Ray take fewer rows than they gave) and a single record raises.
     """
 
     def __init__(
@@ -135,9 +158,15 @@ class RecordTokenizer:
         *,
         mask: MaskPolicy | str | None = None,
         errors: Literal["raise", "keep"] = "raise",
+        drop: str | Iterable[str] | None = None,
+        messages_field: str | None = None,
+        sharegpt: bool = False,
+        max_length: int | None = None,
+        overflow: Literal["drop", "truncate"] = "drop",
     ) -> None:
         if errors not in ("raise", "keep"):
             raise RequestError("errors", f"found {errors!r}", "'raise' or 'keep'")
+        check_length_options(max_length, overflow)
         self.format_name = fmt if isinstance(fmt, str) else fmt.name
         self._format = get_format(fmt) if isinstance(fmt, str) else fmt
         if isinstance(tokenizer, (str, os.PathLike)):
@@ -146,6 +175,10 @@ class RecordTokenizer:
             self.tokenizer = tokenizer
         self.mask = _coerce_mask(mask)
         self.errors = errors
+        self.drop = parse_drop(drop)
+        self.shape = RecordShape(messages_field=messages_field, sharegpt=sharegpt)
+        self.max_length = max_length
+        self.overflow = overflow
         self._encoder: ConversationEncoder | None = None
 
     def __getstate__(self) -> dict[str, Any]:
@@ -179,23 +212,28 @@ class RecordTokenizer:
         return self._encoder
 
     def __call__(self, batch: Any) -> dict[str, list[Any]]:
-        """Tokenize one record (a dict whose ``messages`` is a list of message objects) or a
+        """Tokenize one record (a dict whose messages field is a list of message objects) or a
         batch (a dict of columns, a pandas DataFrame or a pyarrow Table)."""
-        records, single = _records(batch)
-        results = self.tokenize_records(records)
-        columns: dict[str, list[Any]] = {"input_ids": [], "labels": []}
-        if self.errors == "keep":
+        records, single = _records(batch, self.shape.field)
+        keep = self.errors == "keep"
+        results = self._tokenize(records, keep_errors=True)
+        columns: dict[str, list[Any]] = {"input_ids": [], "labels": [], "length": []}
+        if keep:
             columns["error"] = []
-        for result in results:
+        for number, result in enumerate(results):
             if isinstance(result, Tokenized):
                 columns["input_ids"].append(result.input_ids)
                 columns["labels"].append(result.labels)
-                if self.errors == "keep":
+                columns["length"].append(len(result))
+                if keep:
                     columns["error"].append(None)
-            else:
+            elif keep:
                 columns["input_ids"].append([])
                 columns["labels"].append([])
+                columns["length"].append(0)
                 columns["error"].append(str(result))
+            elif single or not isinstance(result, TooLong):
+                raise PawletteError(f"records[{number}]: {result}") from result
         if single:
             return {name: values[0] for name, values in columns.items()}
         return columns
@@ -205,28 +243,28 @@ class RecordTokenizer:
     ) -> list[Tokenized | PawletteError]:
         """Tokenize records; a bad record raises (``errors="raise"``) or is returned as its
         error (``errors="keep"``)."""
-        pairs: list[object] = []
-        failures: dict[int, PawletteError] = {}
-        for number, record in enumerate(records):
-            try:
-                pairs.append(conversation_of_record(record, drop_nulls=drop_nulls))
-            except Exception as error:
-                failure = _record_error(error)
-                if self.errors == "raise":
-                    raise PawletteError(f"records[{number}]: {failure}") from error
-                failures[number] = failure
-                pairs.append(([], None))
-        results = self.encoder.encode_batch(pairs, errors="return")
-        for number, failure in failures.items():
-            results[number] = failure
-        if self.errors == "raise":
+        results = self._tokenize(records, drop_nulls=drop_nulls, keep_errors=False)
+        return results
+
+    def _tokenize(
+        self, records: Sequence[object], *, drop_nulls: bool = True, keep_errors: bool
+    ) -> list[Tokenized | PawletteError]:
+        encoded = encode_records(
+            self.encoder, records, shape=self.shape, drop=self.drop, drop_nulls=drop_nulls
+        )
+        results = encoded.results
+        for number, result in enumerate(results):
+            if isinstance(result, Tokenized) and self.max_length is not None:
+                fitted, outcome = fit_length(result, self.max_length, self.overflow)
+                results[number] = fitted if fitted is not None else TooLong(outcome)
+        if self.errors == "raise" and not keep_errors:
             for number, result in enumerate(results):
                 if isinstance(result, PawletteError):
                     raise PawletteError(f"records[{number}]: {result}") from result
         return results
 
 
-def _records(batch: Any) -> tuple[list[Any], bool]:
+def _records(batch: Any, field: str = "messages") -> tuple[list[Any], bool]:
     """The records of a batch, and whether it was a single record."""
     if hasattr(batch, "to_pylist"):  # pyarrow Table or RecordBatch
         return list(batch.to_pylist()), False
@@ -234,7 +272,7 @@ def _records(batch: Any) -> tuple[list[Any], bool]:
         return [_python(row) for row in batch.to_dict("records")], False
     if not isinstance(batch, Mapping):
         raise RequestError("batch", f"a {type(batch).__name__}", "a record or a batch of records")
-    messages = _python(batch.get("messages"))
+    messages = _python(batch.get(field))
     if isinstance(messages, str) or (messages and isinstance(messages[0], Mapping)):
         record = {key: _python(value) for key, value in batch.items()}
         return [record], True

@@ -1,0 +1,149 @@
+"""pawlette inspect: learned tokens marked, provenance per token, a page, a Parquet row."""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+import pawlette
+from pawlette.cli import main
+from pawlette.tokenization import ConversationEncoder, add_markers
+from pawlette.tokenization.inspection import LEARNED_CLOSE, LEARNED_OPEN
+
+from ..support.llama3 import llama3_tokenizer
+
+RECORD = {
+    "messages": [
+        {"role": "system", "content": "Answer briefly."},
+        {"role": "user", "content": "Weather in 北京?"},
+        {"role": "assistant", "content": "Sunny, 晴朗.\nWarm."},
+        {"role": "user", "content": "Thanks <|eot_id|>"},
+        {"role": "assistant", "content": "You're welcome."},
+    ]
+}
+
+
+@pytest.fixture(scope="module")
+def breeze(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("inspect") / "tokenizer.json"
+    fmt = pawlette.get_format("breeze")
+    add_markers(llama3_tokenizer(), fmt.special_markers, owner="breeze").save(str(path))
+    return path
+
+
+def learned_spans(text: str) -> list[str]:
+    return re.findall(f"{LEARNED_OPEN}(.*?){LEARNED_CLOSE}", text, flags=re.S)
+
+
+def test_a_record_shows_the_text_with_its_learned_spans(
+    breeze: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    source = tmp_path / "record.json"
+    source.write_text(json.dumps(RECORD), encoding="utf-8")
+    status = main(
+        ["inspect", "-f", "breeze", "--tokenizer", str(breeze), str(source), "--colour", "never"]
+    )
+    out = capsys.readouterr().out
+    assert status == 0
+    rendered = pawlette.get_format("breeze").render(RECORD).text
+    assert out.replace(LEARNED_OPEN, "").replace(LEARNED_CLOSE, "") == rendered + "\n"
+    assert learned_spans(out) == ["Sunny, 晴朗.\nWarm.<|eot_id|>", "You're welcome.<|eot_id|>"]
+    status = main(
+        ["inspect", "-f", "breeze", "--tokenizer", str(breeze), str(source), "--colour", "always"]
+    )
+    coloured = capsys.readouterr().out
+    assert "\x1b[30;42m" in coloured and LEARNED_OPEN not in coloured
+
+
+def test_provenance_is_one_token_a_line(
+    breeze: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    source = tmp_path / "records.jsonl"
+    source.write_text(
+        json.dumps({"messages": [{"role": "user", "content": "x"}]})
+        + "\n"
+        + json.dumps(RECORD)
+        + "\n",
+        encoding="utf-8",
+    )
+    assert (
+        main(
+            [
+                "inspect",
+                "-f",
+                "breeze",
+                "--tokenizer",
+                str(breeze),
+                str(source),
+                "--line",
+                "2",
+                "--provenance",
+            ]
+        )
+        == 0
+    )
+    lines = capsys.readouterr().out.splitlines()
+    expected = ConversationEncoder("breeze", breeze).encode(RECORD)
+    assert len(lines) == 1 + len(expected)
+    for line, token, label, (message, kind) in zip(
+        lines[1:], expected.input_ids, expected.labels, expected.provenance, strict=True
+    ):
+        fields = line.split(None, 2)
+        assert int(fields[1]) == token
+        assert (" yes " in line) == (label != -100)
+        assert f" {message:>7} {kind:12} " in line
+
+
+def test_a_parquet_row_and_a_packed_row_and_the_page(
+    breeze: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    source = tmp_path / "in.jsonl"
+    source.write_text((json.dumps(RECORD) + "\n") * 3, encoding="utf-8")
+    for name, extra in (("plain", []), ("packed", ["--pack", "512"])):
+        output = tmp_path / f"{name}.parquet"
+        assert (
+            main(
+                [
+                    "tokenize",
+                    "-f",
+                    "breeze",
+                    "--tokenizer",
+                    str(breeze),
+                    str(source),
+                    "-o",
+                    str(output),
+                    "--workers",
+                    "0",
+                    "--no-progress",
+                    *extra,
+                ]
+            )
+            == 0
+        )
+        capsys.readouterr()
+        page = tmp_path / f"{name}.html"
+        assert (
+            main(["inspect", str(output), "--row", "0", "--colour", "never", "--html", str(page)])
+            == 0
+        )
+        out = capsys.readouterr().out
+        spans = learned_spans(out)
+        if name == "plain":
+            assert spans == ["Sunny, 晴朗.\nWarm.<|eot_id|>", "You're welcome.<|eot_id|>"]
+        else:
+            assert out.count("── sequence from line") == 3 and len(spans) == 6
+        page_text = page.read_text(encoding="utf-8")
+        assert 'class="t l s" title="#' in page_text  # a learned special token (<|eot_id|>)
+        assert "<script" not in page_text
+        main_text = page_text.split("<main>")[1].split("</main>")[0]
+        main_text = re.sub(r'<span class="nl">↵</span>', "", main_text)
+        main_text = re.sub(r"<div class=\"rule\">[^<]*</div>", "", main_text)
+        shown = html.unescape(re.sub(r"<[^>]+>", "", main_text))
+        rendered = pawlette.get_format("breeze").render(RECORD).text
+        assert shown == rendered * (3 if name == "packed" else 1)
+    assert main(["inspect", str(tmp_path / "plain.parquet"), "--row", "3"]) == 2
+    assert "--row 3; expected 0 to 2" in capsys.readouterr().err
