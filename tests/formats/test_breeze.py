@@ -21,6 +21,7 @@ from pawlette.blocks.images import (
     pixel_boxes,
 )
 from pawlette.engine.fold import fold
+from pawlette.formats.breeze import INFERENCE_SYSTEM
 
 from ..helpers import sequential_ids
 
@@ -141,19 +142,20 @@ def test_image_token_function_is_an_option() -> None:
 
     fmt = BREEZE.with_options(image_tokens=five)
     text = fmt.render([{"role": "user", "content": [image(), {"type": "text", "text": "Hi"}]}])
-    assert "<|start_img|>" + "<|img|>" * 5 + "<|end_img|>Hi" in text.text
+    assert "<|start_img|>" + "<|img|>" * 5 + "<|end_img|>\nHi" in text.text
     assert BREEZE.options.image_tokens is not five  # the registered format is unchanged
 
 
 def test_parsed_images_carry_their_placeholder_count() -> None:
     header = "<|start_header_id|>user<|end_header_id|>\n\n"
-    text = header + "<|start_img|><|img|><|img|><|end_img|>x<|eot_id|>"
+    text = header + "<|start_img|><|img|><|img|><|end_img|>\nx<|eot_id|>"
     parsed = BREEZE.parse_conversation(text, strict=True)
-    assert parsed.messages[0]["content"][0] == {
-        "type": "image_url",
-        "image_url": {"url": "", "tokens": 2},
-    }
-    assert BREEZE.render(parsed.messages).text == "<|begin_of_text|>" + text
+    assert parsed.messages[0]["content"] == [
+        {"type": "image_url", "image_url": {"url": "", "tokens": 2}},
+        {"type": "text", "text": "x"},  # the line break after an image is the format's
+    ]
+    system = "<|start_header_id|>system<|end_header_id|>\n\nYou are a helpful AI assistant.<|eot_id|>"
+    assert BREEZE.render(parsed.messages).text == "<|begin_of_text|>" + system + text
 
 
 def test_box_conversion_both_ways() -> None:
@@ -205,9 +207,10 @@ def test_date_header_follows_the_tools_and_stands_alone_without_a_system_message
     request = {"messages": [{"role": "user", "content": "Hi"}], "tools": [WEATHER]}
     text = dated.render(request).text
     assert (
-        "\n\n---\nCutting Knowledge Date: December 2023\nToday Date: 1 Jan 2025\n\n<|eot_id|>"
-        in text
-    )
+        "\n\n---\nCutting Knowledge Date: December 2023\nToday Date: 1 Jan 2025\n\n"
+        + INFERENCE_SYSTEM
+        + "<|eot_id|>"
+    ) in text
     assert dated.parse_conversation(text, strict=True).to_request() == request
     alone = dated.render([{"role": "user", "content": "Hi"}]).text
     assert dated.parse_conversation(alone, strict=True).messages == [
@@ -353,6 +356,12 @@ def test_renders_the_seed_text(case: str) -> None:
     if case == "function_calling_e2e":  # the seed's final answer lacks its decision token
         head, _, answer = source.rpartition("\n\n")
         source = head + "\n\n<|answer|>" + answer
+    # Where the seed and MRPromptV3 (what Breeze 2 was trained with) differ, MRPromptV3:
+    # calls are joined by "," (the seed writes ", "), and a line break follows every image
+    # (the seed's box example leaves it out; its main example writes it "\n", which the
+    # case's source.txt holds as the line break it stands for).
+    source = source.replace("), get_weather(", "),get_weather(")
+    source = source.replace("<|end_img|>W", "<|end_img|>\nW")
     assert BREEZE.render(load(GOLDEN / "breeze" / case)).text == source
 
 

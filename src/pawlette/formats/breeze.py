@@ -64,10 +64,12 @@ Decisions:
 from __future__ import annotations
 
 import datetime
+import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from ..blocks.function_checks import check_conversation
 from ..blocks.images import default_image_tokens, placeholder_count
 from ..blocks.results import result_value, results_in_call_order
 from ..blocks.role_order import RoleOrder, check_role_order
@@ -103,6 +105,14 @@ ROLE_NAMES: dict[Role, str] = {"system": "system", "user": "user", "assistant": 
 ROLE_NAMES["tool"] = "ipython"
 TOOLS_LEAD, TOOLS_TRAIL = "Customized Functions: ", "\n\n---\n"
 DATE_HEADER = "Cutting Knowledge Date: {cutoff}\nToday Date: {today}\n\n"
+TRAINING_SYSTEM = "You are a helpful AI assistant."
+"""The system text when a conversation has none, in training mode (MRPromptV3's)."""
+INFERENCE_SYSTEM = (
+    "You are a helpful AI assistant built by MediaTek Research. The user you are helping speaks "
+    "Traditional Chinese and comes from Taiwan."
+)
+"""The system text when a conversation has none, in inference mode (MRPromptV3's)."""
+MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
 RULES = RoleOrder(
     system_only_at_start=True, assistant_after_user_or_tool=True, call_needs_answer=True
 )
@@ -115,9 +125,18 @@ class BreezeOptions:
     image_tokens: Callable[[ImagePart], int] = default_image_tokens
     """Placeholder tokens for an image without ``tokens`` (raise ValueError when unknown)."""
     today: datetime.date | str | None = None
-    """The date header's today (a date, written ``26 Jul 2024``, or text); None: no header."""
+    """None: MRPromptV3's training mode.  A date (written ``26 Jul 2024``) or its text:
+    inference mode, with the date header and that date (never read from a clock)."""
     knowledge_cutoff: str = "Oct 2024"
+    default_system: str | None = None
+    """The system text when the conversation has none; None: the mode's (MRPromptV3's)."""
+    begin_of_text: bool = True
+    """Start with ``<|begin_of_text|>`` (MRPromptV3's ``add_bos_token=True``)."""
     check_roles: bool = False
+    """Refuse MRPromptV3's role orders (``check_conversations``' order rules)."""
+    check_conversations: bool = False
+    """All of ``MRPromptV3.check_conversations``: the role order, the functions, and every
+    call's arguments and result (:mod:`pawlette.blocks.function_checks`)."""
 
 
 def _named_prefix(name: str) -> str:
@@ -135,7 +154,9 @@ def _grammar(options: BreezeOptions) -> GrammarBuilder:
         return after_blank_line(reader, HEADER_END)
 
     date = re.compile(r"Cutting Knowledge Date: [^\n]*\nToday Date: [^\n]*\n\n")
-    preamble = SystemPreamble(TOOLS_LEAD, TOOLS_TRAIL, date if options.today else None)
+    preamble = SystemPreamble(
+        TOOLS_LEAD, TOOLS_TRAIL, date if options.today else None, _default_system(options)
+    )
     roles = {name: role for role, name in ROLE_NAMES.items()}
     table = GrammarBuilder()
     table.fields["tool"] = {"id": "tool_call_id"}
@@ -143,7 +164,10 @@ def _grammar(options: BreezeOptions) -> GrammarBuilder:
     table.state("ended", ScaffoldReader)
     table.state("header", role_header_reader(roles))
     table.state("system.body", body(system_preamble_reader(preamble)), "system")
-    table.state("user.body", body(ContentReader), "user")
+    # The line break the writer puts after an image is not content (text without it, as in
+    # the seed's box example, is read too).
+    after_image = after_blank_line(ContentReader, IMAGE_END, "\n", optional=True)
+    table.state("user.body", body(after_image), "user")
     table.state("user.image", ScaffoldReader, "user")
     table.state("user.box", box_reader(BOX_END), "user")
     table.state("assistant.body", body(DecisionReader), "assistant")
@@ -237,6 +261,7 @@ def _write_parts(
             for _ in range(count):
                 writer.marker(IMAGE_TOKEN, "image")
             writer.marker(IMAGE_END, "image")
+            writer.raw("\n", "image")  # MRPromptV3 writes a line break after every image
 
 
 def _write_system(
@@ -247,17 +272,26 @@ def _write_system(
         for number, tool in enumerate(tools):
             if tool.kind != "function":
                 raise UnsupportedFeature(f"tools[{number}].type", f"{tool.kind!r}", "'function'")
-        listing = python_literal([dict(tool.definition) for tool in tools], path="tools")
+        definitions = [dict(tool.definition) for tool in tools]
+        listing = python_literal(definitions, quote="repr", path="tools")
         writer.text(TOOLS_LEAD + listing + TOOLS_TRAIL, "tools")
     if options.today is not None:
         today = options.today
-        if isinstance(today, datetime.date):
-            today = today.strftime("%d %b %Y")
+        if isinstance(today, datetime.date):  # "%d %b %Y" in English, whatever the locale
+            today = f"{today.day:02d} {MONTHS[today.month - 1]} {today.year}"
         date = DATE_HEADER.format(cutoff=options.knowledge_cutoff, today=today)
         writer.text(date, "system")
     if message is not None:
         _write_parts(writer, message, 0, options, trainable=False)
+    else:
+        writer.text(_default_system(options), "system")
     writer.marker(END_OF_TURN, "end")
+
+
+def _default_system(options: BreezeOptions) -> str:
+    if options.default_system is not None:
+        return options.default_system
+    return TRAINING_SYSTEM if options.today is None else INFERENCE_SYSTEM
 
 
 def _write_assistant(
@@ -273,7 +307,8 @@ def _write_assistant(
                 "breeze writes one or the other per turn: split the message",
             )
         calls = [(call.name, call.arguments) for call in message.tool_calls]
-        listing = encode_calls(calls, path=f"messages[{index}].tool_calls")
+        path = f"messages[{index}].tool_calls"
+        listing = encode_calls(calls, quote="repr", separator=",", path=path)
         opening, closing = (USE_TOOL, END_OF_TURN) if decide else (PYTHON_TAG, END_OF_MESSAGE)
         writer.marker(opening, "tool_call", trainable=True)
         writer.text(listing, "tool_call", trainable=True)
@@ -290,11 +325,25 @@ def _write_results(writer: Writer, run: list[Message], calls: list[str], index: 
     for number, message in enumerate(run):
         _check_text_only(message, index + number)
     ordered = results_in_call_order(run, calls)
-    values = [None if slot is None else result_value(slot.text) for slot in ordered]
+    values = [None if slot is None else _result(slot.text) for slot in ordered]
     writer.at("tool", index)
     _header(writer, "tool")
-    writer.text(python_literal(values, path=f"messages[{index}].content"), "tool_result")
+    listing = python_literal(values, quote="repr", path=f"messages[{index}].content")
+    writer.text(listing, "tool_result")
     writer.marker(END_OF_TURN, "end")
+
+
+def _result(content: str) -> object:
+    """A result as MRPromptV3 writes it: its JSON value (a JSON string too), else the text."""
+    value = result_value(content)
+    if value is content:
+        try:
+            decoded = json.loads(content)
+        except ValueError:
+            return content
+        if isinstance(decoded, str):
+            return decoded
+    return value
 
 
 def _check_text_only(message: Message, index: int) -> None:
@@ -311,16 +360,19 @@ def _write(
     tools: tuple[Tool, ...],
     prompt: bool,
 ) -> None:
-    if options.check_roles:
+    if options.check_roles or options.check_conversations:
         check_role_order(messages, RULES)
-    writer.marker(BEGIN, "begin")
+    if options.check_conversations:
+        check_conversation(messages, tools)
+    if options.begin_of_text:
+        writer.marker(BEGIN, "begin")
     start = 0
     if messages and messages[0].role == "system":
         writer.at("system", 0)
         _check(messages[0], 0)
         _write_system(writer, messages[0], tools, options)
         start = 1
-    elif tools or options.today is not None:
+    else:  # MRPromptV3 always writes a system turn
         writer.at("system", -1)
         _write_system(writer, None, tools, options)
     calls: list[str] = []
