@@ -149,7 +149,8 @@ def check_conversation(messages: Sequence[Message], tools: Sequence[Tool]) -> No
         if message.role == "assistant" and message.tool_calls:
             calls = message.tool_calls
             for number, call in enumerate(message.tool_calls):
-                _check_call(call.name, call.arguments, declared, f"messages[{index}].tool_calls[{number}]")
+                path = f"messages[{index}].tool_calls[{number}]"
+                _check_call(call.name, call.arguments, declared, path)
         elif message.role == "tool":
             _check_result(message, calls, bool(tools), index)
 

@@ -9,10 +9,10 @@ The wire format, as rendered (every ``<|...|>`` is a special token; role names a
     ---
     You are a helpful assistant.<|eot_id|><|start_header_id|>user<|end_header_id|>
 
-    <|start_img|><|img|>...<|img|><|end_img|>Weather in SF and Seattle?<|eot_id|>\\
-    <|start_header_id|>assistant<|end_header_id|>
+    <|start_img|><|img|>...<|img|><|end_img|>
+    Weather in SF and Seattle?<|eot_id|><|start_header_id|>assistant<|end_header_id|>
 
-    <|python_tag|>[get_weather(city='San Francisco'), get_weather(city='Seattle')]<|eom_id|>\\
+    <|python_tag|>[get_weather(city='San Francisco'),get_weather(city='Seattle')]<|eom_id|>\\
     <|start_header_id|>ipython<|end_header_id|>
 
     [{'temperature': '25 celsius'}, {'temperature': '21 celsius'}]<|eot_id|>\\
@@ -20,41 +20,66 @@ The wire format, as rendered (every ``<|...|>`` is a special token; role names a
 
     <|answer|>25 C in San Francisco, 21 C in Seattle.<|eot_id|>
 
-(``\\`` marks a line break added here for reading.)  The reference is the seed and
-MediaTek's ``MRPromptV3``.
+(``\\`` marks a line break added here for reading.)
 
-Decisions:
+**Reference reproduced: MediaTek's ``MRPromptV3.get_prompt``** (``mtkresearch`` 0.3.2 on
+PyPI), which Breeze 2 was trained with, in both its modes: 300 generated conversations of
+``tests/golden/breeze/mrpromptv3_0.3.2.json`` (text, images, boxes, parallel calls, results
+in any order, Chinese, both modes, with and without BOS) render byte for byte (300 of 300),
+and its checks refuse exactly the 71 of 80 invalid variants it refuses.  Where the seed and
+``MRPromptV3`` differ, ``MRPromptV3`` is followed: calls joined by ``,`` (the seed writes
+``, ``) and a line break after every image (the seed's box example has none).
 
-- **Tools** are the request's ``function`` objects as a Python literal (``repr``-style:
-  single-quoted strings, ``True``/``None``), ``Customized Functions: ...\\n\\n---\\n`` before
-  the first system message's text; with tools and no system message, a system turn holds
-  them alone (parsing drops it again).  No default system prompt is written.
+- **Modes** (``with_options``): training mode, the default (``MRPromptV3``'s
+  ``training=True``), and inference mode with ``today=datetime.date(...)`` (or its text): the
+  date header ``Cutting Knowledge Date: Oct 2024\\nToday Date: 26 Jul 2024\\n\\n`` after the
+  tools, never read from a clock (``knowledge_cutoff`` changes ``Oct 2024``).
+- **A system turn always**, as ``MRPromptV3`` writes: with no system message, its mode's text
+  (:data:`TRAINING_SYSTEM` ``You are a helpful AI assistant.``; in inference mode
+  :data:`INFERENCE_SYSTEM`), or ``default_system``.  Parsing reads that text (alone in its
+  turn, after the tools and date) as no system message.
+- **begin_of_text** (default True) writes ``<|begin_of_text|>`` (``add_bos_token=True``).
+- **Tools** are the request's ``function`` objects as Python's ``repr`` writes them
+  (``Customized Functions: ...\\n\\n---\\n``) before the system text.  Strings everywhere
+  (tools, arguments, results) are written as ``repr`` writes them, its quote choice included
+  (``"it's"``), except that private-use, unassigned and astral characters ``repr`` would
+  escape are kept as they are (so the Jinja template can follow).
 - **Decision tokens** (only when tools are declared): the last message, when it is an
   assistant's, starts with ``<|use_tool|>`` (calls, ended by ``<|eot_id|>``) or ``<|answer|>``
   (text).  Earlier calls are ``<|python_tag|>[...]<|eom_id|>``, earlier answers plain text;
   calls without declared tools are always written that way.  Parsing accepts every spelling
   (the seed's own final answer has no ``<|answer|>``).  A message cannot hold text and calls.
-- **Calls** are ``[f(a='x'), g(b=1)]`` (``, `` between calls, as the seed writes them;
-  ``MRPromptV3`` writes ``,``, also read), via :mod:`pawlette.codecs.python_calls`.  No ids are
+- **Calls** are ``[f(a='x', b=1),g()]`` (``,`` between calls, as ``MRPromptV3`` writes them;
+  the seed's ``, `` is read too), via :mod:`pawlette.codecs.python_calls`.  No ids are
   written: parsing numbers them and pairs results by position.
 - **Tool results**: the tool messages after an assistant message's calls are one ``ipython``
   turn holding a Python list of the results in call order (matched by ``tool_call_id``; a call
   without a result gets ``None``, as ``MRPromptV3`` writes; unmatched messages follow).  A
-  result whose content is JSON (other than a JSON string) is written as that value, any other
-  content as a string; parsing turns a string back into the content and any other value into
-  its JSON (``json.dumps``, so ``{"a":1}`` reads back as ``{"a": 1}``).  A tool message's
-  ``name`` is not written (the call it answers names it).
-- **Images**: ``<|start_img|>`` + N x ``<|img|>`` + ``<|end_img|>``, nothing else (the seed
-  writes text right after the image, or ``\\n``; send the newline as text).  N is
+  result whose content is JSON is written as that value (a JSON string as its text, as
+  ``MRPromptV3``'s ``json.loads`` does), any other content as a string; parsing turns a
+  string back into the content and any other value into its JSON (``json.dumps``, so
+  ``{"a":1}`` reads back as ``{"a": 1}``).  A tool message's ``name`` is not written (the call
+  it answers names it).
+- **Images**: ``<|start_img|>`` + N x ``<|img|>`` + ``<|end_img|>`` + ``\\n`` (the line break
+  is the format's: parsing drops it, and reads an image without it too).  N is
   ``image_url.tokens`` when given, else ``options.image_tokens(part)``, by default InternVL
   tiling of ``image_url.width``/``height`` (:mod:`pawlette.blocks.images`).  Parsing gives an
   image with ``url`` ``""`` and ``tokens`` N: the text holds the run, not the image.
 - **Boxes**: a ``bbox`` content part (0..1000) is ``<|start_bbox|>[[x1, y1, x2, y2]]<|end_bbox|>``,
   in user and assistant messages; :mod:`pawlette.blocks.images` converts pixels both ways.
-- **Date header** (Llama 3.2's ``Cutting Knowledge Date: ...\\nToday Date: ...\\n\\n``, after the
-  tools): ``with_options(today=datetime.date(...))``; off by default, never read from a clock.
 - **Options** (``with_options``): ``image_tokens``, ``today``, ``knowledge_cutoff``,
-  ``check_roles`` (``MRPromptV3.check_conversations``' role order, naming the message).
+  ``default_system``, ``begin_of_text``, ``check_roles`` (``MRPromptV3.check_conversations``'
+  role order, naming the message) and ``check_conversations`` (all of its checks: role
+  order, function declarations, each call's arguments: missing required parameter,
+  unexpected parameter, wrong type, value not in ``enum``; each result: JSON, answering a
+  call of the message before, with its name; see :mod:`pawlette.blocks.function_checks`).
+- **Remaining differences from MRPromptV3**, each where it loses information or fails: a
+  system text with spaces or line breaks at its ends is written as given (``MRPromptV3``
+  strips them); ``tools=[]`` is no tools (``MRPromptV3`` still writes ``<|answer|>`` for
+  ``functions=[]``, with no functions listed); pawlette writes what ``MRPromptV3`` refuses
+  (two images in a conversation, results that are not JSON, calls without declared tools,
+  any role order) unless ``check_conversations`` is on; text content holding a marker's
+  spelling is written as is by both.
 - ``forced_prefix``: ``required`` -> ``<|use_tool|>``, ``none`` -> ``<|answer|>``, a named
   function -> ``<|use_tool|>[name(``.
 - Markers are special tokens and are not escaped: text holding a marker's spelling (or

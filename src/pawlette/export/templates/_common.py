@@ -189,7 +189,10 @@ def _repr_escapes() -> list[tuple[str, str]]:
     """What ``quote="repr"`` escapes beyond :func:`_python_escapes`
     (:data:`pawlette.codecs.python_calls.REPR_ESCAPED`)."""
     return [
-        (character, f"\\x{ord(character):02x}" if ord(character) < 0x100 else f"\\u{ord(character):04x}")
+        (
+            character,
+            f"\\x{ord(character):02x}" if ord(character) < 0x100 else f"\\u{ord(character):04x}",
+        )
         for character in REPR_ESCAPED
     ]
 
