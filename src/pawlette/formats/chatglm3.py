@@ -246,8 +246,10 @@ def _write_assistant(writer: Writer, message: Message, index: int) -> None:
     for number, call in enumerate(message.tool_calls):
         metadata, body = _call_turn(call, f"messages[{index}].tool_calls[{number}].function")
         writer.marker(ASSISTANT, "header", trainable=continuation)
-        writer.text(metadata, "tool_call", trainable=True)
-        writer.raw("\n" + CALLS.opening, "tool_call", trainable=True)
+        # The metadata line and the fenced body are apart, as the reference encodes them.
+        writer.text(metadata, "metadata", trainable=True)
+        writer.raw("\n", "metadata", trainable=True)
+        writer.raw(CALLS.opening, "tool_call", trainable=True)
         writer.text(body, "tool_call", trainable=True)
         writer.raw(CALLS.closing, "tool_call", trainable=True)
         continuation = True
@@ -313,6 +315,8 @@ def build(options: ChatGLM3Options) -> Format:
         special_markers=SPECIAL,
         options=options,
         variant=build,
+        # build_chat_input encodes "{metadata}\n" and the content with separate calls.
+        encode_cuts=frozenset({"metadata"}),
     )
 
 
