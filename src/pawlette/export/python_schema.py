@@ -39,16 +39,24 @@ class PythonValues:
     def __init__(self, rules: Rules, quote: str) -> None:
         self.rules = rules
         self.quote = quote
-        suffix = "DQ" if quote == '"' else "SQ"
-        char_regex, char_gbnf = _string_char(quote)
-        q = quote
-        self.char_gbnf = f"py-char-{suffix.lower()}"
-        rules.gbnf_extra[self.char_gbnf] = char_gbnf
-        gbnf_q = self.gbnf_quote = '"\\""' if quote == '"' else f'"{quote}"'
-        rules.gbnf_extra[f"py-string-{suffix.lower()}"] = f"{gbnf_q} {self.char_gbnf}* {gbnf_q}"
-        self.char_regex = char_regex
+        # "repr" (breeze): Python's repr picks the quote per string, so either is accepted.
+        self._styles = ["'", '"'] if quote == "repr" else [quote]
+        suffix = "DQ" if quote == '"' else "SQ" if quote == "'" else "REPR"
+        for style in self._styles:
+            style_suffix = "dq" if style == '"' else "sq"
+            char_regex, char_gbnf = _string_char(style)
+            self.char_gbnf = f"py-char-{style_suffix}"
+            rules.gbnf_extra[self.char_gbnf] = char_gbnf
+            gbnf_q = self.gbnf_quote = '"\\""' if style == '"' else f'"{style}"'
+            string_rule = f"py-string-{style_suffix}"
+            rules.gbnf_extra[string_rule] = f"{gbnf_q} {self.char_gbnf}* {gbnf_q}"
+            self.char_regex = char_regex
+        if quote == "repr":
+            rules.gbnf_extra["py-string-repr"] = "py-string-sq | py-string-dq"
         self.string = Terminal(
-            f"PY_STRING_{suffix}", lark=f"/{q}{char_regex}*{q}/", gbnf=f"py-string-{suffix.lower()}"
+            f"PY_STRING_{suffix}",
+            lark="/" + "|".join(f"{q}{_string_char(q)[0]}*{q}" for q in self._styles) + "/",
+            gbnf=f"py-string-{suffix.lower()}",
         )
         self.integer = Terminal("PY_INTEGER", lark="/-?(0|[1-9][0-9]*)/", gbnf="py-integer")
         self.number = Terminal(
@@ -89,6 +97,11 @@ class PythonValues:
                     ),
                 ),
             )
+
+    @property
+    def styles(self) -> list[str]:
+        """The quotes a string may take."""
+        return list(self._styles)
 
     def literal(self, value: Any) -> Lit:
         return Lit(python_literal(value, quote=self.quote))  # type: ignore[arg-type]
@@ -148,14 +161,18 @@ class SchemaToPython(SchemaWalker[Node]):
         values = self.values
         if low is None and high is None:
             return values.string
-        q = values.quote
         count = bounds(int(low or 0), high)
         name = f"PY_STRING_{self.prefix.upper()}_{self.counter}"
         self.counter += 1
         rule = name.lower().replace("_", "-")
-        gbnf_q = values.gbnf_quote
-        self.rules.gbnf_extra[rule] = f"{gbnf_q} {values.char_gbnf}{count} {gbnf_q}"
-        return Terminal(name, lark=f"/{q}{values.char_regex}{count}{q}/", gbnf=rule)
+        lark, gbnf = [], []
+        for q in values.styles:
+            gbnf_q = '"\\""' if q == '"' else f'"{q}"'
+            char_gbnf = "py-char-dq" if q == '"' else "py-char-sq"
+            gbnf.append(f"{gbnf_q} {char_gbnf}{count} {gbnf_q}")
+            lark.append(f"{q}{_string_char(q)[0]}{count}{q}")
+        self.rules.gbnf_extra[rule] = " | ".join(gbnf)
+        return Terminal(name, lark="/" + "|".join(lark) + "/", gbnf=rule)
 
     def _scalar(self, kind: str) -> Node | None:
         if kind == "integer":
