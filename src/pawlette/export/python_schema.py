@@ -1,7 +1,8 @@
 """JSON Schema to grammar rules for values written as Python literals (chatglm3, breeze).
 
 Python-call formats write a call's arguments as keyword arguments, each value as
-:func:`pawlette.codecs.python_calls.python_literal` writes it: strings in one quote style
+:func:`pawlette.codecs.python_calls.python_literal` writes it: strings in one quote style (or
+with ``quote="repr"``, breeze's, in single quotes or, holding a ``'`` and no ``"``, double ones)
 with ``\\\\``, the quote, ``\\n`` ``\\r`` ``\\t``, ``\\xhh`` and ``\\uhhhh`` escapes; ``True``,
 ``False``, ``None``; numbers as Python prints them; ``[a, b]`` and ``{'k': v}`` with ``, ``
 and ``: ``.  The rules built here accept exactly that layout for values valid under the
@@ -33,31 +34,47 @@ def _string_char(quote: str) -> tuple[str, str]:
     return regex, gbnf
 
 
+def _repr_double_quoted() -> tuple[str, str, dict[str, str]]:
+    """(regex, GBNF rule, GBNF helper rules) of a string as Python's repr double-quotes it: only
+    a string holding ``'`` and no ``"`` (so at least one ``'``, no ``"``, no ``\\"``)."""
+    escaped_regex = "\\\\([\\\\nrt]|x[0-9a-f]{2}|u[0-9a-f]{4})"
+    char = f'([^"\\\\\\x00-\\x1F\\x7F-\\x9F]|{escaped_regex})'
+    plain = f"([^\"'\\\\\\x00-\\x1F\\x7F-\\x9F]|{escaped_regex})"
+    regex = f'"{plain}*\'{char}*"'
+    escaped_gbnf = '"\\\\" ([\\\\nrt] | "x" [0-9a-f]{2} | "u" [0-9a-f]{4})'
+    helpers = {
+        "py-char-dqr": f'[^\\"\\\\\\x00-\\x1F\\x7F-\\x9F] | {escaped_gbnf}',
+        "py-char-dqr-plain": f"[^\\\"'\\\\\\x00-\\x1F\\x7F-\\x9F] | {escaped_gbnf}",
+    }
+    gbnf = '"\\"" py-char-dqr-plain* "\'" py-char-dqr* "\\""'
+    return regex, gbnf, helpers
+
+
 class PythonValues:
     """Rules for Python-literal values in one quote style, shared by all schemas of a grammar."""
 
     def __init__(self, rules: Rules, quote: str) -> None:
         self.rules = rules
         self.quote = quote
-        # "repr" (breeze): Python's repr picks the quote per string, so either is accepted.
+        # "repr" (breeze): Python's repr picks the quote per string (see below).
         self._styles = ["'", '"'] if quote == "repr" else [quote]
         suffix = "DQ" if quote == '"' else "SQ" if quote == "'" else "REPR"
         for style in self._styles:
             style_suffix = "dq" if style == '"' else "sq"
             char_regex, char_gbnf = _string_char(style)
-            self.char_gbnf = f"py-char-{style_suffix}"
-            rules.gbnf_extra[self.char_gbnf] = char_gbnf
-            gbnf_q = self.gbnf_quote = '"\\""' if style == '"' else f'"{style}"'
-            string_rule = f"py-string-{style_suffix}"
-            rules.gbnf_extra[string_rule] = f"{gbnf_q} {self.char_gbnf}* {gbnf_q}"
-            self.char_regex = char_regex
+            char_rule = f"py-char-{style_suffix}"
+            rules.gbnf_extra[char_rule] = char_gbnf
+            gbnf_q = '"\\""' if style == '"' else f'"{style}"'
+            rules.gbnf_extra[f"py-string-{style_suffix}"] = f"{gbnf_q} {char_rule}* {gbnf_q}"
+        lark = f"/{quote}{char_regex}*{quote}/"
         if quote == "repr":
-            rules.gbnf_extra["py-string-repr"] = "py-string-sq | py-string-dq"
-        self.string = Terminal(
-            f"PY_STRING_{suffix}",
-            lark="/" + "|".join(f"{q}{_string_char(q)[0]}*{q}" for q in self._styles) + "/",
-            gbnf=f"py-string-{suffix.lower()}",
-        )
+            # Single quotes, or double quotes around text with a ' and no " (repr's choice).
+            double_regex, double_gbnf, helpers = _repr_double_quoted()
+            rules.gbnf_extra.update(helpers)
+            rules.gbnf_extra["py-string-dqr"] = double_gbnf
+            rules.gbnf_extra["py-string-repr"] = "py-string-sq | py-string-dqr"
+            lark = f"/'{_string_char(chr(39))[0]}*'|{double_regex}/"
+        self.string = Terminal(f"PY_STRING_{suffix}", lark=lark, gbnf=f"py-string-{suffix.lower()}")
         self.integer = Terminal("PY_INTEGER", lark="/-?(0|[1-9][0-9]*)/", gbnf="py-integer")
         self.number = Terminal(
             "PY_NUMBER",

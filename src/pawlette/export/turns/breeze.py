@@ -68,7 +68,8 @@ def build(fmt: Format, tools: tuple[Tool, ...], choice: ToolChoice, parallel: bo
         return rules.add(rule, alt(*options))
 
     def call_list(rules: Rules, first: Node) -> Node:
-        rest = Repeat(seq(Lit(","), call(rules))) if parallel else Lit("")  # MRPromptV3's ","
+        # MRPromptV3 writes "," between calls; the seed writes ", " (both are read).
+        rest = Repeat(seq(Lit(","), optional(Lit(" ")), call(rules))) if parallel else Lit("")
         return seq(first, rest, Lit("]"), Marker(breeze.END_OF_TURN))
 
     rules = new_rules()
