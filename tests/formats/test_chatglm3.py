@@ -308,11 +308,13 @@ def test_the_last_assistant_turn_learns_its_stop_token() -> None:
 
 
 def _reference_ids(history: list[dict[str, Any]], query: str, role: str = "user") -> list[int]:
-    """The ids ChatGLM3's ``build_chat_input(query, history, role)`` gives, re-stated from its
-    documented layout: ``[gMASK] sop``, then per history item the role token, the encoding of
-    ``{metadata}\\n`` and the encoding of the content (a system item's ``tools`` appended to it
-    as ``\\n`` + their JSON, indented by 4), each ``encode`` a SentencePiece call of its own
-    (with its own dummy prefix); then the query as an item of ``role`` and ``<|assistant|>``."""
+    """The ids ChatGLM3's ``build_chat_input(query, history, role)`` gives (THUDM chatglm3-6b's
+    ``tokenization_chatglm.py``, the revision with ``build_single_message`` and metadata),
+    re-stated from its layout: ``[gMASK] sop``, then per history item the role token, the
+    encoding of ``{metadata}\\n`` and the encoding of the content (a system item's ``tools``
+    appended to it as ``\\n`` + their JSON, indented by 4), each ``encode`` a SentencePiece
+    call of its own (with its own dummy prefix); then the query as an item of ``role`` and
+    ``<|assistant|>``."""
     processor, special = spm_processor(), {}
     for number, token in enumerate(SPECIAL_TOKENS):
         special[token] = processor.get_piece_size() + number
