@@ -81,6 +81,13 @@ class Format:
     """The format's render options, a frozen dataclass (see :meth:`with_options`); None: none."""
     variant: Callable[[Any], Format] | None = field(default=None, compare=False, repr=False)
     """Builds the format anew from other options (set by formats that have options)."""
+    encode_cuts: frozenset[str] | None = None
+    """How the format's reference cuts its text into tokenizer calls.  None: text between two
+    markers is encoded whole (as a chat template's text is).  A set of segment kinds: the
+    reference encodes each piece with a call of its own, with the tokenizer's start-of-text
+    behaviour (a SentencePiece dummy prefix each): a piece begins after every marker and
+    after a segment of one of these kinds followed by one of another kind (ChatGLM3's
+    ``build_chat_input`` encodes ``{metadata}\\n`` and the content apart)."""
 
     @staticmethod
     def escaping(markers: Sequence[str]) -> re.Pattern[str]:

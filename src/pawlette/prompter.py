@@ -15,10 +15,18 @@ A prompter is built once from an *instruction* and then called with each request
     <|Assistant|>:
     <BLANKLINE>
 
+Reference: **LazyLLM 0.1.2** (``lazyllm==0.1.2`` on PyPI).  Its answers are reproduced byte
+for byte: ``tests/golden/prompter/lazyllm_0.1.2.json`` holds 600 generated calls with the
+reference's answers (recorded by running it), and 522 of its 549 answers (95.1%) are
+reproduced exactly; the other 27 are the two differences listed below, where the reference
+loses information.  The seed's printed examples come from LazyLLM 0.1.1; where 0.1.2 answers
+them differently (every Alpaca string, and the ``{user}``-only instruction), 0.1.2 is followed
+(``tests/golden/prompter/seed_003.json`` records both answers).
+
 The templates, in full words (``{system}`` is the system text, by default
 ``You are an AI-Agent developed by LazyLLM.``; ``{tools}`` is the tools block)::
 
-    AlpacaPrompter   {system}\n{instruction}\n{tools}{user}### Response:\n
+    AlpacaPrompter   {system}\n{instruction}\n{tools}\n{user}### Response:\n
     ChatPrompter     {system_open}{system}{instruction}{tools}{system_close}\n\n{history}\n
                      {human_open}\n{user}{input}\n{human_close}{assistant_open}\n
 
@@ -26,10 +34,10 @@ The templates, in full words (``{system}`` is the system text, by default
                           messages such as input that provides further context if possible.
                           Write a response that appropriately completes the request.\n\n
                            ### Instruction:\n{instruction text}\n\n{extra keys}
-    Chat {instruction}    {instruction text}\n{extra keys}\n     (empty when both are empty)
+    Chat {instruction}    {instruction text}\n{extra keys}\n
     {extra keys}          Here are some extra messages you can referred to:\n\n
                           ### {key}:\n{value}\n\n      (per key, in order; empty without keys)
-    {tools}               ### Function-call Tools. \n\n{json of the tools}\n\n   (or empty)
+    {tools}               ### Function-call Tools. \n\n{json.dumps(tools)}\n\n   (or empty)
     Chat {history}        {human_open}{question}{human_close}{assistant_open}{answer}
                           {assistant_close}      (per past turn, no newlines, no separator)
 
@@ -43,30 +51,62 @@ With ``return_dict=True`` the same request becomes an OpenAI chat request for on
                   *history, {"role": "user", "content": "{user}{input}"}],
      "tools": [...]}                                            # the key only with tools
 
-(with ``system=None`` the system message is the instruction alone, and absent without one).
+(``{system}`` alone when ``{instruction}`` is empty; with ``system=None`` the system message
+is the instruction alone, and absent without one).
 
-Decisions where the seed contradicts itself (every worked example of the seed reproduces its
-printed text byte for byte in ``tests/test_prompter.py``, from
-``tests/golden/prompter/seed_003.json``; the one example the seed cuts off mid-string is the
-start of the output):
+LazyLLM 0.1.2's rules, reproduced (each is a golden case):
 
-- **Alpaca newlines.** The seed states ``{system}\n{instruction}\n{tools}\n{user}### Response:``
-  but every Alpaca example has one ``\n`` fewer before ``### Response:``, with and without
-  tools; the examples place the missing newline between ``{tools}`` and ``{user}``, so the
-  template above has none there.
-- **System text and instruction.** The chat string joins them with nothing
-  (``LazyLLM.请完成``), while every ``return_dict`` system message joins them with ``\n``
-  (and Alpaca's string form joins them with ``\n`` too).  Both are reproduced as shown.
+- **Instruction text.** A string instruction is the ``{instruction text}``; ``None`` (no
+  instruction) is written as the text ``None``, as LazyLLM writes it; ``""`` is an empty line.
+  A dict ``{"system": ..., "user": ...}`` puts the system part at ``{instruction text}`` and
+  the user part at ``{user}``; LazyLLM then ends ``{instruction}`` at the system part (no
+  ``\n\n`` after it, no extra keys: see the differences below).  ``AlpacaPrompter({"user":
+  ...})`` thus writes ``### Instruction:\n`` with nothing after it and the text before
+  ``### Response:``.
+- **Slots** are ``{name}`` with ``name`` made of word characters (Chinese included), in the
+  instruction, the user instruction and the extra keys (each extra key is a slot).  A string
+  or int input fills the one slot with ``str.format`` (so ``{{``/``}}`` read as ``{``/``}``
+  there); a dict input fills every slot by replacement, in one pass (braces stay as they
+  are).  Any other brace is literal text: where ``str.format`` cannot read an instruction
+  (``{a-b}``, JSON), LazyLLM fails and pawlette fills the slot and keeps the rest.
+- **Input.** A string or an int (written with ``str()``) fills the one slot; with no slot it
+  is ChatPrompter's user turn, and must be empty (``""`` or ``0``) for AlpacaPrompter, which
+  has no user turn.  A dict gives every slot a value; one key more, whatever its name, is the
+  user turn (``{"doc": ..., "query": "What is LazyLLM?"}`` with ``extro_keys="doc"``), again
+  empty for AlpacaPrompter; two keys more is an error naming them (and a likely typo).  ``{}``
+  with no slot is an empty user turn.
+- **History** (ChatPrompter): ``[[question, answer], ...]``; with ``return_dict=True`` also
+  message dicts, ``[question]`` (a user message alone) and ``[]`` (nothing).
+- **Tools JSON** is ``json.dumps(tools)`` with its defaults: ``", "``/``": "`` separators and
+  non-ASCII as ``\uXXXX`` (``"\u5929\u6c14"`` for ``天气``), as a model fine-tuned on LazyLLM's
+  prompts saw it.  ``return_dict`` passes the tools as they are.
 - **Past turns** are ``<|Human|>:你好<|Assistant|>:...``: no newline after the markers, unlike
-  the current turn's ``<|Human|>:\n``.  Reproduced as shown.
-- **Slots** are ``{name}`` with ``name`` made of word characters (Chinese included), filled in
-  one pass, so a value that contains ``{other}`` is never filled again.  Any other brace is
-  literal text (JSON examples in an instruction are safe, and so are ``{a-b}`` and
-  ``{a:>3}``); there is no ``{{`` escape.  When an input finds no slot to go in, or uses such a
-  brace's text as a key, the error says those braces are literal text and which slots exist.
-- **Tools JSON** is ``json.dumps`` with its default separators (as the seed shows) but with
-  ``ensure_ascii=False``: a model reads ``天气`` better than ``\u5929\u6c14``.  (LazyLLM
-  escapes; the seed's examples are ASCII, so both readings fit them.)
+  the current turn's ``<|Human|>:\n``; the system text and instruction are joined with nothing
+  in the Chat string (``LazyLLM.请完成``) and with ``\n`` in every ``return_dict`` system
+  message and in Alpaca's string.
+
+Remaining differences from LazyLLM 0.1.2, each where the reference loses information or fails:
+
+- **Extra keys with a dict instruction** are kept (Alpaca: ``\n\n{extra keys}`` after the system
+  instruction; Chat: ``\n{extra keys}\n``); LazyLLM drops their block, values and all.
+- **label with return_dict=True** is a final assistant message; LazyLLM drops it.
+- **Unknown keys of a dict instruction** (``{"sys": ...}``) are refused; LazyLLM ignores them.
+- **Where LazyLLM fails** pawlette answers or raises a ``RequestError`` saying where and what:
+  braces ``str.format`` cannot read (answered: slot filled, braces kept), a user instruction
+  with a newline (answered; LazyLLM's split cannot cross it), an int input with
+  ``return_dict=True`` (answered as text), message dicts in the string form's history
+  (answered, rendered like pairs when they are text), history tuples (answered), ``tools=[]``
+  at call time beside constructed tools (answered: no tools given); refused: two unexpected
+  keys, a missing slot, a non-empty Alpaca leftover, history for Alpaca, a string with two
+  slots, ``[question]`` in the string form.
+- **Where LazyLLM accepts anything** pawlette checks: history messages (OpenAI's shapes, no
+  system message, content or tool calls present), tools (OpenAI's shape), strings where text
+  goes (a bool input is refused, not written ``True``).
+- **get_response** without ``input``: LazyLLM returns what follows the output's *last*
+  ``### Response:`` (Chat: ``<|Assistant|>:``), which loses an answer that mentions it and keeps
+  the prompt's ``\n``; pawlette cuts an echoed prompt at its first end (below).
+- **Dict-input values with a ``{slot}`` in them** are filled in one pass here; LazyLLM's
+  replacement order follows a set's order, so its answer varies from run to run.
 
 Where an example's code and its printed output disagree, the printed output is reproduced
 (each case's ``note`` in the golden file says how):
@@ -75,7 +115,7 @@ Where an example's code and its printed output disagree, the printed output is r
   ``{input}, 现在`` (ASCII comma and a space), while its printed outputs (the opening example,
   walkthrough steps 5 and 6) show ``输入，现在`` with the full-width comma of the prompt design
   it starts from (``{问题}，现在``).  The tests build the instruction with that full-width
-  comma and compare against the seed's printed text, unchanged.
+  comma and compare against the seed's printed text (0.1.2's answer where it differs).
 - Walkthrough step 5 shows ``输入`` although step 2 gives ``input='问题'``; it is called with
   ``输入`` (the opening example's input); step 6 shows ``问题`` and is called with it.
 - ``ChatPrompter('请完成加法运算')`` with ``'a+b'``: the seed's string stops at
@@ -84,27 +124,17 @@ Where an example's code and its printed output disagree, the printed output is r
 - ``AlpacaPrompter('请完成加法运算', extro_keys='input')`` shows no call; its output implies
   ``generate_prompt('a+b')``.
 
-Rules beyond the seed's examples (decisions; each is tested):
+Rules beyond LazyLLM (pawlette's own; each is tested):
 
-- **Dict input keys** are exactly the instruction's slots and the extra keys.  ChatPrompter's
-  user turn of a dict input comes only from the reserved key ``input``, when ``input`` is not
-  a slot (LazyLLM users write ``{'input': ...}``); any other key is refused, naming it and the
-  accepted keys (a typo such as ``nmae`` is never taken as the user's text, as LazyLLM's
-  "one leftover key" rule would).  A Chat dict that fills no slot and has no ``input`` key
-  (``{}`` with no slots) is refused rather than rendered with an empty user turn; an empty
-  user turn remains where the seed shows one: every input went into slots (its Alpaca
-  ``{'role': 'user', 'content': ''}`` and ``ChatPrompter('...{input}')`` examples), or
-  ``{'input': ''}`` on purpose.
 - **History messages** need their content (``""`` for an empty turn on purpose; an assistant
   message may have ``tool_calls`` instead): a missing or null content is refused at
   ``history[i].content``.  A system (or developer) message in the history is refused: the
-  prompter writes the system turn itself, and the seed's history holds user and assistant
-  messages only.
+  prompter writes the system turn itself.
 - **system=** defaults to LazyLLM's ``You are an AI-Agent developed by LazyLLM.``, joined to
-  the instruction as the seed shows.  ``system=None`` means no system text: the system part
-  is the instruction alone, and with no instruction there is no system message at all, so
-  ``ChatPrompter(format=..., system=None)`` renders exactly a model's own prompt (and
-  ``system="..."`` with no instruction, exactly that system message).
+  the instruction as shown.  ``system=None`` means no system text: the system part is the
+  instruction alone, and with no instruction (``None`` or ``""``) and no extra keys there is no
+  system message at all, so ``ChatPrompter(format=..., system=None)`` renders exactly a
+  model's own prompt.
 - **get_response(output, input=None)** returns the model's answer: with ``input`` (the
   prompt), the output less the prompt when it starts with it, else the output unchanged (as
   LazyLLM's prompters do).  Without it, the output unchanged unless it is an echo of a prompt,
@@ -174,8 +204,6 @@ _ALPACA_RESPONSE = "### Response:\n"
 
 _SLOT = re.compile(r"\{(\w+)\}")
 _BRACES = re.compile(r"\{[^{}\n]*\}")
-# The dict key that holds a chat user turn when it is not a slot (LazyLLM users write it).
-_USER_TURN_KEY = "input"
 _INSTRUCTION_KEYS = ("system", "user")
 
 
@@ -227,6 +255,15 @@ def _fill(text: str, values: Mapping[str, str]) -> str:
     return _SLOT.sub(lambda match: values[match.group(1)], text)
 
 
+def _format_fill(parts: Sequence[str], slot: str, value: str | int) -> list[str] | None:
+    """``str.format`` of each part with the one slot (``{{`` read as ``{``), as LazyLLM fills
+    a string or int input; None when ``str.format`` cannot read a part (other braces)."""
+    try:
+        return [part.format(**{slot: value}) for part in parts]
+    except (KeyError, ValueError, IndexError, AttributeError, TypeError):
+        return None
+
+
 def _read_extra_keys(extro_keys: object, extra_keys: object) -> tuple[str, ...]:
     if extro_keys is not None and extra_keys is not None:
         raise RequestError(
@@ -270,13 +307,15 @@ def _read_tools(tools: object, path: str) -> list[dict[str, Any]]:
 def _tools_block(tools: Sequence[Mapping[str, Any]]) -> str:
     if not tools:
         return ""
-    return _TOOLS_HEADER + json.dumps(tools, ensure_ascii=False) + "\n\n"
+    # json.dumps' defaults, as LazyLLM writes it: non-ASCII text as \\uXXXX escapes.
+    return _TOOLS_HEADER + json.dumps(tools) + "\n\n"
 
 
-def _extra_keys_block(extras: Sequence[tuple[str, str]]) -> str:
-    if not extras:
+def _extra_keys_template(keys: Sequence[str]) -> str:
+    """The extra keys' block with a ``{key}`` slot per key (filled like the instruction)."""
+    if not keys:
         return ""
-    return _EXTRA_KEYS_HEADER + "".join(f"### {key}:\n{value}\n\n" for key, value in extras)
+    return _EXTRA_KEYS_HEADER + "".join(f"### {key}:\n{{{key}}}\n\n" for key in keys)
 
 
 # --------------------------------------------------------------------------- the shared machinery
@@ -287,10 +326,9 @@ class _Request:
     """One call's input, bound to the prompter: everything a template needs."""
 
     instruction: str
-    """The filled instruction text (the system-level part)."""
+    """The whole ``{instruction}`` text: the filled system-level instruction in its section."""
     user: str
     """The filled user-level instruction, written before the input in the user turn."""
-    extras: tuple[tuple[str, str], ...]
     user_input: str
     history: tuple[dict[str, Any], ...]
     tools: tuple[dict[str, Any], ...]
@@ -300,7 +338,7 @@ class _Request:
 class _Prompter:
     """What AlpacaPrompter and ChatPrompter share: instruction, slots, tools and the dict form."""
 
-    # Whether a string input with no slot to fill becomes the user turn (Chat) or is refused.
+    # Whether the input left over by the slots becomes the user turn (Chat) or must be empty.
     _has_user_turn = False
 
     def __init__(
@@ -317,18 +355,23 @@ class _Prompter:
                 "system", f"found {_kind(system)}", "a string, or None for no system text"
             )
         self._system = system
-        self._instruction, self._user = self._split_instruction(instruction)
+        self._split = isinstance(instruction, Mapping)
+        self._instruction, self._user = self._read_instruction(instruction)
         self._extra_keys = _read_extra_keys(extro_keys, extra_keys)
+        self._extras = _extra_keys_template(self._extra_keys)
         names = _slots_of(self._instruction) + _slots_of(self._user) + list(self._extra_keys)
         self._slots = tuple(dict.fromkeys(names))
         self._tools = _read_tools(tools, "tools")
 
     # ------------------------------------------------------------------ construction
 
-    def _split_instruction(self, instruction: object) -> tuple[str, str]:
+    def _read_instruction(self, instruction: object) -> tuple[str, str]:
         """``(system-level instruction, user-level instruction)`` from the caller's value."""
         if instruction is None:
-            return "", ""
+            # LazyLLM writes a missing instruction as the text "None" (an f-string of None);
+            # reproduced, so its users get their prompts.  Without system text (system=None,
+            # pawlette's) there is no instruction at all.
+            return ("" if self._system is None else "None"), ""
         if isinstance(instruction, str):
             return instruction, ""
         if not isinstance(instruction, Mapping):
@@ -375,7 +418,7 @@ class _Prompter:
     @overload
     def generate_prompt(
         self,
-        input: str | Mapping[str, str],
+        input: str | int | Mapping[str, str | int],
         history: Sequence[Sequence[str] | Mapping[str, Any]] | None = None,
         tools: Sequence[Mapping[str, Any]] | None = None,
         label: str | None = None,
@@ -386,7 +429,7 @@ class _Prompter:
     @overload
     def generate_prompt(
         self,
-        input: str | Mapping[str, str],
+        input: str | int | Mapping[str, str | int],
         history: Sequence[Sequence[str] | Mapping[str, Any]] | None = None,
         tools: Sequence[Mapping[str, Any]] | None = None,
         label: str | None = None,
@@ -397,7 +440,7 @@ class _Prompter:
     @overload
     def generate_prompt(
         self,
-        input: str | Mapping[str, str],
+        input: str | int | Mapping[str, str | int],
         history: Sequence[Sequence[str] | Mapping[str, Any]] | None = None,
         tools: Sequence[Mapping[str, Any]] | None = None,
         label: str | None = None,
@@ -407,7 +450,7 @@ class _Prompter:
 
     def generate_prompt(
         self,
-        input: str | Mapping[str, str],
+        input: str | int | Mapping[str, str | int],
         history: Sequence[Sequence[str] | Mapping[str, Any]] | None = None,
         tools: Sequence[Mapping[str, Any]] | None = None,
         label: str | None = None,
@@ -416,11 +459,11 @@ class _Prompter:
     ) -> str | dict[str, Any]:
         """The prompt for one request: a string for local models, a dict for online ones.
 
-        ``input`` is a string (it fills the one slot, or becomes the user turn) or a dict of
-        slot values.  ``history`` is ``[[question, answer], ...]`` or OpenAI message dicts.
-        ``tools`` are OpenAI tool dicts, refused when the prompter was built with tools.
-        ``label`` is the expected answer, for fine-tuning: appended after the prompt (as an
-        assistant message with ``return_dict=True``).
+        ``input`` is a string or an int (it fills the one slot, or becomes the user turn) or a
+        dict of slot values (one more key is the user turn).  ``history`` is ``[[question,
+        answer], ...]`` or OpenAI message dicts.  ``tools`` are OpenAI tool dicts, refused when
+        the prompter was built with tools.  ``label`` is the expected answer, for fine-tuning:
+        appended after the prompt (as an assistant message with ``return_dict=True``).
         """
         if not isinstance(return_dict, bool):
             raise RequestError("return_dict", f"found {_kind(return_dict)}", "True or False")
@@ -438,56 +481,52 @@ class _Prompter:
         *,
         for_dict: bool,
     ) -> _Request:
-        values, user_input = self._bind_input(input)
+        (instruction, user, extras), user_input = self._bind_input(input)
         if label is not None and not isinstance(label, str):
             raise RequestError("label", f"found {_kind(label)}", "a string or None")
         return _Request(
-            instruction=_fill(self._instruction, values),
-            user=_fill(self._user, values),
-            extras=tuple((key, values[key]) for key in self._extra_keys),
+            instruction=self._section(instruction, extras),
+            user=user,
             user_input=user_input,
             history=self._read_history(history, for_dict=for_dict),
             tools=tuple(self._call_tools(tools)),
             label=label,
         )
 
-    def _bind_input(self, input: object) -> tuple[dict[str, str], str]:
-        """``(slot values, user turn text)`` from a string or dict input."""
+    def _section(self, instruction: str, extras: str) -> str:
+        """The ``{instruction}`` text from the filled instruction and extra keys' block."""
+        raise NotImplementedError
+
+    def _bind_input(self, input: object) -> tuple[list[str], str]:
+        """``([instruction, user instruction, extra keys' block] filled, user turn text)``."""
         slots = self._slots
-        if isinstance(input, str):
-            if len(slots) == 1:
-                return {slots[0]: input}, ""
-            if not slots:
-                if self._has_user_turn:
-                    return {}, input
-                raise RequestError(
-                    "input",
-                    "a string, but the instruction has no {slot} and there are no extra keys"
-                    + self._literal_braces_note(),
-                    "an instruction with one {slot} or one extra key to put it in",
-                    f"{type(self).__name__} has no user turn",
-                )
+        parts = [self._instruction, self._user, self._extras]
+        if isinstance(input, bool) or not isinstance(input, (str, int, Mapping)):
             raise RequestError(
-                "input",
-                f"a string, but there are {len(slots)} slots ({', '.join(slots)})",
-                "a dict with a value for each",
+                "input", f"found {_kind(input)}", "a string, an int or a dict of strings"
             )
         if not isinstance(input, Mapping):
-            raise RequestError("input", f"found {_kind(input)}", "a string or a dict of strings")
+            if len(slots) == 1:
+                # LazyLLM fills a string with str.format ({{ reads as {}); where that cannot
+                # read the instruction (other braces), every brace but the slot is text.
+                filled = _format_fill(parts, slots[0], input)
+                if filled is None:
+                    filled = [_fill(part, {slots[0]: str(input)}) for part in parts]
+                return filled, ""
+            if slots:
+                raise RequestError(
+                    "input",
+                    f"{_kind(input)}, but there are {len(slots)} slots ({', '.join(slots)})",
+                    "a dict with a value for each",
+                )
+            return parts, self._leftover(input, "input")
         for key, value in input.items():
             if not isinstance(key, str):
                 raise RequestError("input", f"a key {key!r}", "string keys")
-            if not isinstance(value, str):
+            if key in slots and not isinstance(value, str):
                 raise RequestError(
                     f"input[{key!r}]", f"found {_kind(value)}", "a string", "convert it with str()"
                 )
-        # The user turn of a dict input comes only from the reserved key "input" (when it is
-        # not a slot); any other key that is no slot is a mistake (a typo, a renamed slot).
-        user_key = _USER_TURN_KEY if self._has_user_turn and _USER_TURN_KEY not in slots else None
-        accepted = [*slots, *([user_key] if user_key else [])]
-        leftover = [key for key in input if key not in accepted]
-        if leftover:
-            raise self._unexpected_keys(leftover, accepted)
         missing = [slot for slot in slots if slot not in input]
         if missing:
             raise RequestError(
@@ -495,23 +534,43 @@ class _Prompter:
                 f"no value for {', '.join(map(repr, missing))}",
                 f"a value for every slot ({', '.join(slots)})",
             )
-        if user_key is not None and not slots and user_key not in input:
-            # Nothing in the dict reaches the prompt: an empty user turn by accident.
-            raise RequestError(
-                "input",
-                "a dict with no 'input' key, but the instruction has no {slot} and there are no "
-                "extra keys" + self._literal_braces_note(),
-                "{'input': <the user's text>} or a string",
-                "give {'input': ''} for an empty user turn on purpose",
-            )
-        values = {slot: input[slot] for slot in slots}
-        return values, input.get(user_key, "") if user_key is not None else ""
+        # One key that is no slot is the user's input (LazyLLM's rule: {"doc": ..., "query":
+        # "What is LazyLLM?"} with extro_keys="doc"); two or more cannot be told apart.
+        leftover = [key for key in input if key not in slots]
+        if len(leftover) > 1:
+            raise self._unexpected_keys(leftover, slots)
+        user_input = ""
+        if leftover:
+            key = leftover[0]
+            value = input[key]
+            if isinstance(value, bool) or not isinstance(value, (str, int)):
+                raise RequestError(f"input[{key!r}]", f"found {_kind(value)}", "a string")
+            user_input = self._leftover(value, f"input[{key!r}]")
+        values = {slot: cast(str, input[slot]) for slot in slots}
+        return [_fill(part, values) for part in parts], user_input
+
+    def _leftover(self, value: str | int, path: str) -> str:
+        """The input no slot takes: the user turn (Chat) or nothing (Alpaca, where it must be
+        empty, ``""`` or ``0``: LazyLLM's ``All keys should in instruction or extro-keys``)."""
+        if self._has_user_turn:
+            return str(value)
+        if not value:
+            return ""
+        raise RequestError(
+            path,
+            f"{value!r}, but no {{slot}} or extra key is left to put it in"
+            + self._literal_braces_note(),
+            "every input in a slot of the instruction or an extra key",
+            f"{type(self).__name__} has no user turn",
+        )
 
     def _unexpected_keys(self, keys: Sequence[str], accepted: Sequence[str]) -> RequestError:
         listed = ", ".join(map(repr, keys))
-        found = f"unexpected key {listed}" if len(keys) == 1 else f"unexpected keys {listed}"
+        found = f"unexpected keys {listed}"
         expected = (
-            f"only the keys {', '.join(map(repr, accepted))}" if accepted else "no keys at all"
+            f"the keys {', '.join(map(repr, accepted))} and at most one more (the user's input)"
+            if accepted
+            else "at most one key (the user's input)"
         )
         hints = []
         for key in keys:
@@ -520,13 +579,6 @@ class _Prompter:
                 hints.append(f"{key!r} looks like a typo of {close[0]!r}")
             elif "{" + key + "}" in self._literal_braces():
                 hints.append(f"{{{key}}} in the instruction is literal text, not a slot")
-        if not self._has_user_turn:
-            hints.append(
-                f"{type(self).__name__} has no user turn: every key must be a {{slot}} of the "
-                "instruction or one of extra_keys"
-            )
-        elif _USER_TURN_KEY not in self._slots:
-            hints.append("the user's turn, if any, is the key 'input'")
         return RequestError("input", found, expected, "; ".join(hints))
 
     def _literal_braces(self) -> list[str]:
@@ -566,47 +618,59 @@ class _Prompter:
         for index, item in enumerate(history):
             path = f"history[{index}]"
             if isinstance(item, Mapping):
-                core = message_from_openai(item, path)
-                if core.role == "system":
-                    raise RequestError(
-                        f"{path}.role",
-                        f"a {item.get('role')} message in the history",
-                        "user, assistant or tool messages",
-                        "the prompter writes the system turn itself: give its text as "
-                        "instruction= or system=",
-                    )
-                if item.get("content") is None and not core.tool_calls:
-                    raise RequestError(
-                        f"{path}.content",
-                        "missing" if "content" not in item else "found None",
-                        'the message\'s text ("" for an empty turn on purpose)'
-                        + (" or tool_calls" if core.role == "assistant" else ""),
-                    )
-                if not for_dict and not self._text_history_can_hold(core):
+                messages.append(self._history_message(item, path, for_dict=for_dict))
+            elif isinstance(item, (list, tuple)):
+                # The dict form takes [question] (a turn without its answer) and [] too, as
+                # LazyLLM does; the string form writes every turn with its answer.
+                lengths = (0, 1, 2) if for_dict else (2,)
+                if len(item) not in lengths:
                     raise RequestError(
                         path,
-                        f"a {core.role} message"
-                        + (" with tool calls" if core.tool_calls else "")
-                        + (" with reasoning" if core.reasoning is not None else ""),
-                        "user or assistant messages with text content in the string form",
-                        "use return_dict=True or a format= prompter for other messages",
+                        f"found {len(item)} items",
+                        "[question, answer]" + (" or [question]" if for_dict else ""),
                     )
-                messages.append(copy.deepcopy(dict(item)))
-            elif isinstance(item, (list, tuple)):
-                if len(item) != 2:
-                    raise RequestError(path, f"found {len(item)} items", "[question, answer]")
                 for position, text in enumerate(item):
                     if not isinstance(text, str):
                         raise RequestError(
                             f"{path}[{position}]", f"found {_kind(text)}", "a string"
                         )
-                messages.append({"role": "user", "content": item[0]})
-                messages.append({"role": "assistant", "content": item[1]})
+                for role, text in zip(("user", "assistant"), item, strict=False):
+                    messages.append({"role": role, "content": text})
             else:
                 raise RequestError(
                     path, f"found {_kind(item)}", "[question, answer] or a message dict"
                 )
         return tuple(messages)
+
+    def _history_message(
+        self, item: Mapping[str, Any], path: str, *, for_dict: bool
+    ) -> dict[str, Any]:
+        core = message_from_openai(item, path)
+        if core.role == "system":
+            raise RequestError(
+                f"{path}.role",
+                f"a {item.get('role')} message in the history",
+                "user, assistant or tool messages",
+                "the prompter writes the system turn itself: give its text as "
+                "instruction= or system=",
+            )
+        if item.get("content") is None and not core.tool_calls:
+            raise RequestError(
+                f"{path}.content",
+                "missing" if "content" not in item else "found None",
+                'the message\'s text ("" for an empty turn on purpose)'
+                + (" or tool_calls" if core.role == "assistant" else ""),
+            )
+        if not for_dict and not self._text_history_can_hold(core):
+            raise RequestError(
+                path,
+                f"a {core.role} message"
+                + (" with tool calls" if core.tool_calls else "")
+                + (" with reasoning" if core.reasoning is not None else ""),
+                "user or assistant messages with text content in the string form",
+                "use return_dict=True or a format= prompter for other messages",
+            )
+        return copy.deepcopy(dict(item))
 
     @staticmethod
     def _text_history_can_hold(core: Message) -> bool:
@@ -620,15 +684,12 @@ class _Prompter:
 
     # ------------------------------------------------------------------ the two outputs
 
-    def _instruction_section(self, request: _Request) -> str:
-        raise NotImplementedError
-
     def _to_text(self, request: _Request) -> str:
         raise NotImplementedError
 
     def _messages(self, request: _Request) -> list[dict[str, Any]]:
         """The OpenAI messages of a request (the ``return_dict`` form)."""
-        section = self._instruction_section(request)
+        section = request.instruction
         # The seed joins system text and instruction with "\n" here (but not in ChatPrompter's
         # string form); both are reproduced as shown.
         messages: list[dict[str, Any]] = []
@@ -831,25 +892,22 @@ class AlpacaPrompter(_Prompter):
     ``instruction`` is a string with ``{slots}`` or a dict with ``system`` and/or ``user``;
     ``extro_keys`` (or ``extra_keys``) names extra inputs, listed after the instruction;
     ``tools`` are OpenAI tool dicts; ``system`` is the system text (``None`` for none).  Every
-    input must go into a slot or an extra key: a string input needs exactly one of them, a
-    dict input a value for each and nothing else (Alpaca has no user turn, so not even
-    ``input`` unless it is a slot).
+    input must go into a slot or an extra key: a string or int input needs exactly one of
+    them (or, with none, must be empty), a dict input a value for each and at most one more
+    key with an empty value (Alpaca has no user turn: LazyLLM 0.1.2's rules).
 
     >>> p = AlpacaPrompter("请完成加法运算, 输入为{instruction}")
-    >>> p.generate_prompt("a+b").endswith("输入为a+b\n\n\n### Response:\n")
+    >>> p.generate_prompt("a+b").endswith("输入为a+b\n\n\n\n### Response:\n")
     True
 
     Decisions:
 
-    - **Template.** ``{system}\n{instruction}\n{tools}{user}### Response:\n``: one ``\n``
-      fewer before ``### Response:`` than the seed's stated template, because every one of its
-      worked examples has one fewer (see the module docstring).
-    - **A dict instruction with only ``user``** fills the ``### Instruction:`` section, as the
-      seed's opening example shows (``AlpacaPrompter({"user": ...})`` renders exactly like
-      ``AlpacaPrompter(...)``, in the string and in the system message of ``return_dict``).
-      Alpaca has no user turn; its instruction section is the user's task.  With both
-      ``system`` and ``user``, the system instruction fills that section and the user
-      instruction goes at ``{user}``, before ``### Response:``, as the seed's note says.
+    - **Template.** ``{system}\n{instruction}\n{tools}\n{user}### Response:\n``, the seed's
+      stated template and LazyLLM 0.1.2's (the seed's printed examples, from 0.1.1, have one
+      ``\n`` fewer before ``### Response:``; see the module docstring).
+    - **A dict instruction**: its system part fills the ``### Instruction:`` section (which then
+      ends there, as in LazyLLM 0.1.2), its user part goes at ``{user}``, before
+      ``### Response:`` (with only ``user``, the section is the header alone).
     - **No history**: any non-empty history is refused (the seed: Alpaca has no multi-turn).
     - **return_dict** puts the whole instruction in the system message; the user message holds
       only the user instruction, so it is usually empty (as the seed shows).
@@ -858,12 +916,6 @@ class AlpacaPrompter(_Prompter):
     """
 
     _has_user_turn = False
-
-    def _split_instruction(self, instruction: object) -> tuple[str, str]:
-        system, user = super()._split_instruction(instruction)
-        if isinstance(instruction, Mapping) and "system" not in instruction:
-            return user, ""
-        return system, user
 
     def _read_history(self, history: object, *, for_dict: bool) -> tuple[dict[str, Any], ...]:
         if history is None or (isinstance(history, (list, tuple)) and not history):
@@ -877,14 +929,12 @@ class AlpacaPrompter(_Prompter):
             "AlpacaPrompter is single-turn; use ChatPrompter for conversations",
         )
 
-    def _instruction_section(self, request: _Request) -> str:
-        return (
-            ALPACA_PREAMBLE
-            + _ALPACA_INSTRUCTION_HEADER
-            + request.instruction
-            + "\n\n"
-            + _extra_keys_block(request.extras)
-        )
+    def _section(self, instruction: str, extras: str) -> str:
+        section = ALPACA_PREAMBLE + _ALPACA_INSTRUCTION_HEADER + instruction
+        if self._split and not extras:
+            # LazyLLM ends a {system, user} instruction at its system part.
+            return section
+        return section + "\n\n" + extras
 
     def _prompt_openings(self) -> list[str]:
         return [("" if self._system is None else self._system + "\n") + ALPACA_PREAMBLE]
@@ -897,9 +947,10 @@ class AlpacaPrompter(_Prompter):
     def _to_text(self, request: _Request) -> str:
         return (
             ("" if self._system is None else self._system + "\n")
-            + self._instruction_section(request)
+            + request.instruction
             + "\n"
             + _tools_block(request.tools)
+            + "\n"
             + request.user
             + _ALPACA_RESPONSE
             + (request.label or "")
@@ -911,9 +962,9 @@ class ChatPrompter(_Prompter):
 
     ``instruction`` is a string (its ``{slots}``, if any, are filled in the system part) or a
     dict with ``system`` and/or ``user`` (the user instruction is written at the start of the
-    user turn).  A string input fills the single slot if there is one, else it is the user
-    turn; a dict input fills the slots, and its key ``input``, when that is not a slot, is the
-    user turn; any other key is an error.  ``markers`` replaces the ``<|Human|>:``-style
+    user turn).  A string or int input fills the single slot if there is one, else it is the
+    user turn; a dict input fills the slots, and its one key that is no slot, if any, is the
+    user turn; two such keys are an error.  ``markers`` replaces the ``<|Human|>:``-style
     markers; ``format`` renders through a registered pawlette format instead; ``system=None``
     leaves out LazyLLM's system text.
 
@@ -1027,10 +1078,13 @@ class ChatPrompter(_Prompter):
         """The pawlette format this prompter renders through, if any."""
         return self._format
 
-    def _instruction_section(self, request: _Request) -> str:
-        if not request.instruction and not request.extras:
-            return ""
-        return request.instruction + "\n" + _extra_keys_block(request.extras) + "\n"
+    def _section(self, instruction: str, extras: str) -> str:
+        if self._split and not extras:
+            # LazyLLM ends a {system, user} instruction at its system part.
+            return instruction
+        if self._system is None and not instruction and not extras:
+            return ""  # pawlette's system=None without instruction: no system part at all
+        return instruction + "\n" + extras + "\n"
 
     def _history_text(self, request: _Request) -> str:
         markers = self._markers
@@ -1053,7 +1107,7 @@ class ChatPrompter(_Prompter):
         text = (
             markers.system_open
             + (self._system or "")
-            + self._instruction_section(request)
+            + request.instruction
             + _tools_block(request.tools)
             + markers.system_close
             + "\n\n"

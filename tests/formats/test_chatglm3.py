@@ -3,6 +3,7 @@ fenced calls and programs, strict and lenient malformed output, layout details."
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 from typing import Any
@@ -14,6 +15,8 @@ from pawlette import ParseError, RequestError, ToolCallDelta, ToolCallStart, Uns
 from pawlette.engine.fold import fold
 
 from ..helpers import sequential_ids
+from ..support.chatglm3_spm import SPECIAL_TOKENS, hf_tokenizer, spm_processor
+from ..support.llama3 import random_texts
 
 GLM = pawlette.get_format("chatglm3")
 CHECKED = GLM.with_options(check_roles=True)
@@ -299,3 +302,143 @@ def test_the_last_assistant_turn_learns_its_stop_token() -> None:
         "messages": [{"role": "user", "content": "hi"}, answer, {"role": "user", "content": ""}]
     }
     assert GLM.parse_conversation(GLM.render(request).text).to_request() == request
+
+
+# ------------------------------------------------------------------ ids as build_chat_input
+
+
+def _reference_ids(history: list[dict[str, Any]], query: str, role: str = "user") -> list[int]:
+    """The ids ChatGLM3's ``build_chat_input(query, history, role)`` gives (THUDM chatglm3-6b's
+    ``tokenization_chatglm.py``, the revision with ``build_single_message`` and metadata),
+    re-stated from its layout: ``[gMASK] sop``, then per history item the role token, the
+    encoding of ``{metadata}\\n`` and the encoding of the content (a system item's ``tools``
+    appended to it as ``\\n`` + their JSON, indented by 4), each ``encode`` a SentencePiece
+    call of its own (with its own dummy prefix); then the query as an item of ``role`` and
+    ``<|assistant|>``."""
+    processor, special = spm_processor(), {}
+    for number, token in enumerate(SPECIAL_TOKENS):
+        special[token] = processor.get_piece_size() + number
+    ids = [special["[gMASK]"], special["sop"]]
+    for item in [*history, {"role": role, "content": query}]:
+        content = item["content"]
+        if "tools" in item:
+            content += "\n" + json.dumps(item["tools"], indent=4, ensure_ascii=False)
+        ids.append(special[f"<|{item['role']}|>"])
+        ids += processor.encode(item.get("metadata", "") + "\n")
+        ids += processor.encode(content)
+    return [*ids, special["<|assistant|>"]]
+
+
+WEATHER_FUNCTION = {
+    "name": "get_weather",
+    "description": "查询天气",
+    "parameters": {"type": "object", "properties": {"city": {"type": "string"}}},
+}
+# (OpenAI messages + tools, ChatGLM3 history + query + role): the same conversation twice.
+CONVERSATIONS: list[tuple[list[dict[str, Any]], list[Any] | None, list[dict[str, Any]], str, str]]
+CONVERSATIONS = [
+    ([{"role": "user", "content": "Hi"}], None, [], "Hi", "user"),
+    (
+        [
+            {"role": "system", "content": "You are a helpful assistant. 请用中文回答。"},
+            {"role": "user", "content": "Hello  world\nwhat is 1234 + 5678?"},
+            {"role": "assistant", "content": "It is 6912."},
+            {"role": "user", "content": "  and the weather in 北京?"},
+        ],
+        None,
+        [
+            {"role": "system", "content": "You are a helpful assistant. 请用中文回答。"},
+            {"role": "user", "content": "Hello  world\nwhat is 1234 + 5678?"},
+            {"role": "assistant", "content": "It is 6912."},
+        ],
+        "  and the weather in 北京?",
+        "user",
+    ),
+    (
+        [
+            {"role": "system", "content": "Answer with tools."},
+            {"role": "user", "name": "Alice", "content": "Weather in Paris?"},
+            {
+                "role": "assistant",
+                "content": "Let me look.",
+                "tool_calls": [call("get_weather", {"city": "Paris"}, "c1")],
+            },
+            {"role": "tool", "tool_call_id": "c1", "content": '{"temperature": 22}'},
+        ],
+        [{"type": "function", "function": WEATHER_FUNCTION}],
+        [
+            {"role": "system", "content": "Answer with tools.", "tools": [WEATHER_FUNCTION]},
+            {"role": "user", "metadata": "Alice", "content": "Weather in Paris?"},
+            {"role": "assistant", "content": "Let me look."},
+            {
+                "role": "assistant",
+                "metadata": "get_weather",
+                "content": '```python\ntool_call(city="Paris")\n```',
+            },
+        ],
+        '{"temperature": 22}',
+        "observation",
+    ),
+    (
+        [
+            {"role": "user", "content": "Run it"},
+            {
+                "role": "assistant",
+                "tool_calls": [call("code_interpreter", {"code": "print(1 + 1)"}, "c1")],
+            },
+            {"role": "tool", "tool_call_id": "c1", "content": "2"},
+            {"role": "assistant", "content": "The result is 2."},
+            {"role": "user", "content": ""},
+        ],
+        [{"type": "function", "function": WEATHER_FUNCTION}],
+        [
+            {"role": "system", "content": "", "tools": [WEATHER_FUNCTION]},
+            {"role": "user", "content": "Run it"},
+            {
+                "role": "assistant",
+                "metadata": "interpreter",
+                "content": "```python\nprint(1 + 1)\n```",
+            },
+            {"role": "observation", "content": "2"},
+            {"role": "assistant", "content": "The result is 2."},
+        ],
+        "",
+        "user",
+    ),
+]
+
+
+@pytest.mark.parametrize("number", range(len(CONVERSATIONS)))
+def test_ids_are_build_chat_inputs(number: int) -> None:
+    messages, tools, history, query, role = CONVERSATIONS[number]
+    tokenizer = hf_tokenizer()
+    ids = pawlette.tokenize(GLM, tokenizer, messages, tools, add_generation_prompt=True).input_ids
+    assert ids == _reference_ids(history, query, role)
+    # The same text encoded whole between markers (no declared cuts) gives other ids: the
+    # header line's and the content's dummy prefixes are what the cuts keep.
+    whole = dataclasses.replace(GLM, encode_cuts=None)
+    whole_ids = pawlette.tokenize(whole, tokenizer, messages, tools, add_generation_prompt=True)
+    assert whole_ids.input_ids != ids
+
+
+def test_training_ids_are_the_reference_messages_then_the_stop_token() -> None:
+    messages, tools, history, query, role = CONVERSATIONS[1]
+    answer = {"role": "assistant", "content": "晴天, 25°C."}
+    result = pawlette.tokenize(GLM, hf_tokenizer(), [*messages, answer], tools, mask="last")
+    prompt = _reference_ids(history, query, role)
+    processor = spm_processor()
+    stop = processor.get_piece_size() + SPECIAL_TOKENS.index("<|user|>")
+    expected = prompt + processor.encode("\n") + processor.encode(answer["content"]) + [stop]
+    assert result.input_ids == expected
+    # Learned (the last turn): the answer's header line, its text and the stop token.
+    learned = [
+        token for token, label in zip(result.input_ids, result.labels, strict=True) if label != -100
+    ]
+    assert learned == expected[len(prompt) :]
+
+
+def test_the_converted_tokenizer_is_the_sentencepiece_model() -> None:
+    processor, tokenizer = spm_processor(), hf_tokenizer()
+    texts = [*random_texts(300, seed=5), "\n", "get_weather\n", 'tool_call(a="北京")\n```']
+    for text in texts:
+        assert tokenizer.encode(text, add_special_tokens=False).ids == processor.encode(text)

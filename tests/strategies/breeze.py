@@ -107,7 +107,7 @@ def _result_content(content: str) -> str:
         written = json.dumps(value, ensure_ascii=False, allow_nan=False)
     except ValueError:
         return content
-    return content if isinstance(value, str) else written
+    return value if isinstance(value, str) else written  # a JSON string is written as its text
 
 
 normalise_completion = canonical_arguments
@@ -135,6 +135,8 @@ def normalise(request: dict[str, Any]) -> dict[str, Any]:
     first = source[0] if source else None
     if request.get("tools") and first is not None and first == {"role": "system", "content": ""}:
         source = source[1:]
+    elif first == {"role": "system", "content": breeze.TRAINING_SYSTEM}:
+        source = source[1:]  # the text written when there is no system message: read as none
     messages: list[dict[str, Any]] = []
     index = 0
     while index < len(source):

@@ -15,6 +15,7 @@ import pawlette
 from pawlette.engine.lexer import marker_pattern
 from pawlette.format import Format
 from pawlette.tokenization.prepare import add_markers
+from pawlette.tokenizers import encode_plain
 from pawlette.types import Rendering
 
 from ..support.llama3 import llama3_tokenizer
@@ -94,3 +95,37 @@ def cut_positions(fmt: Format, rendering: Rendering) -> list[int]:
                 previous = segment.trainable
         position += len(segment.text)
     return cuts
+
+
+def call_ids(fmt: Format, tokenizer: Tokenizer, rendering: Rendering) -> list[int]:
+    """The ids of a format that declares ``encode_cuts`` (its reference encodes piece by
+    piece): markers by id, and each piece after a marker or a declared cut encoded by a
+    ``tokenizer.encode`` call of its own."""
+    assert fmt.encode_cuts is not None
+    pattern = marker_pattern(fmt.special_markers)
+    ids: list[int] = []
+    piece, kind = "", ""
+
+    added = [token.content for token in tokenizer.get_added_tokens_decoder().values()]
+
+    def flush() -> None:
+        nonlocal piece
+        if any(token in piece for token in added):
+            ids.extend(encode_plain(tokenizer, piece))  # text spelling a marker stays text
+        elif piece:
+            ids.extend(tokenizer.encode(piece, add_special_tokens=False).ids)
+        piece = ""
+
+    for segment in rendering.segments:
+        if segment.special and pattern.fullmatch(segment.text):
+            flush()
+            ids.append(tokenizer.token_to_id(segment.text))
+            kind = ""
+            continue
+        assert not segment.special, segment  # no format with cuts writes composite markers
+        if piece and kind in fmt.encode_cuts and segment.kind != kind:
+            flush()
+        piece += segment.text
+        kind = segment.kind
+    flush()
+    return ids

@@ -371,9 +371,12 @@ def test_llama3_breeze_ids_are_what_meta_and_transformers_write() -> None:
     tokenizer = llama3_all()
     messages = [{"role": "user", "content": "Hi"}, {"role": "assistant", "content": "Hello"}]
     result = tokenize(breeze, tokenizer, messages)
-    # <|begin_of_text|> <|start_header_id|> user <|end_header_id|> \n\n Hi <|eot_id|> ...
+    # <|begin_of_text|>, the default system turn (MRPromptV3's), then <|start_header_id|> user
+    # <|end_header_id|> \n\n Hi <|eot_id|> ...
+    system = tokenizer.encode("You are a helpful AI assistant.", add_special_tokens=False).ids
     assert result.input_ids == [
-        128000, 128006, 882, 128007, 271, 13347, 128009,
+        128000, 128006, 9125, 128007, 271, *system, 128009,
+        128006, 882, 128007, 271, 13347, 128009,
         128006, 78191, 128007, 271, 9906, 128009,
     ]  # fmt: skip
     assert learned_text(tokenizer, result) == "Hello<|eot_id|>"

@@ -31,6 +31,7 @@ from ..support.small_spm import STYLES, spm_tokenizer
 from .support import (
     FORMATS,
     assistant_indices,
+    call_ids,
     cut_positions,
     golden_cases,
     golden_input,
@@ -65,12 +66,20 @@ def own_ids(tokenizer: Tokenizer, text: str, cuts: list[int]) -> list[int] | Non
     return ids
 
 
+def expected_ids(fmt: Format, tokenizer: Tokenizer, rendering: Rendering) -> list[int] | None:
+    """The tokenizer's own ids of the rendering, as the format's reference encodes it: whole
+    between markers, or piece by piece for a format that declares ``encode_cuts``."""
+    if fmt.encode_cuts is not None:
+        return call_ids(fmt, tokenizer, rendering)
+    return own_ids(tokenizer, rendering.text, cut_positions(fmt, rendering))
+
+
 def check(fmt: Format, tokenizer: Tokenizer, encoder: ConversationEncoder, request: Any) -> int:
     """Compare with the tokenizer's own ids; the number of comparisons made."""
     compared = 0
     rendering = fmt.render(request)
     if not text_spells_an_added_token(fmt, tokenizer, rendering):
-        expected = own_ids(tokenizer, rendering.text, cut_positions(fmt, rendering))
+        expected = expected_ids(fmt, tokenizer, rendering)
         if expected is not None:
             assert encoder.encode(request).input_ids == expected, rendering.text
             compared += 1
@@ -80,7 +89,7 @@ def check(fmt: Format, tokenizer: Tokenizer, encoder: ConversationEncoder, reque
         if text_spells_an_added_token(fmt, tokenizer, prompt):
             continue
         # An earlier turn may hold a cut too (omni's tool results inside the assistant turn).
-        expected = own_ids(tokenizer, prompt.text, cut_positions(fmt, prompt))
+        expected = expected_ids(fmt, tokenizer, prompt)
         if expected is None:
             continue
         ours = encoder.encode(messages[:index], tools, add_generation_prompt=True).input_ids

@@ -30,6 +30,7 @@ from .support import (
     ALL_MARKERS,
     FORMATS,
     assistant_indices,
+    call_ids,
     cut_positions,
     llama3_all,
     small,
@@ -174,7 +175,10 @@ def check_boundaries(
     rendering = fmt.render(request)
     ours = encoder.encode(request).input_ids
     cut = stretches(fmt, rendering, cut_at_trainability=True)
-    assert ours == reference_ids(tokenizer, cut), rendering.text
+    if fmt.encode_cuts is not None:  # the reference encodes piece by piece (ChatGLM3)
+        assert ours == call_ids(fmt, tokenizer, rendering), rendering.text
+    else:
+        assert ours == reference_ids(tokenizer, cut), rendering.text
     whole = stretches(fmt, rendering, cut_at_trainability=False)
     if not spells_an_added_token(tokenizer, whole):
         # The reference is the tokenizer's encoding of the whole text, as transformers does it.

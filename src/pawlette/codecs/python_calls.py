@@ -81,7 +81,7 @@ from ..types import Event, ParseWarning, TextDelta, ToolCallDelta, ToolCallEnd, 
 __all__ = ["PythonCallDecoder", "encode_call", "encode_calls", "python_literal"]
 
 Mode = Literal["list", "single"]
-Quote = Literal["'", '"']
+Quote = Literal["'", '"', "repr"]
 
 # --------------------------------------------------------------------------- shared tables
 
@@ -823,9 +823,33 @@ def _escape_character(match: re.Match[str]) -> str:
     return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
 
 
+# What Python's repr escapes besides those, as far as a chat template can follow: the
+# assigned separator and format characters of the Basic Multilingual Plane (no-break and
+# other spaces, zero-width characters, bidirectional controls).  Private-use, unassigned and
+# astral characters, which repr escapes too, are kept (a template cannot list them all).
+REPR_ESCAPED = "".join(
+    character
+    for character in map(chr, range(0xA0, 0x10000))
+    if not character.isprintable() and unicodedata.category(character) in ("Zs", "Zl", "Zp", "Cf")
+)
+_REPR_ESCAPES = {
+    quote: re.compile(f"[\\\\{quote}\\x00-\\x1f\\x7f-\\x9f\\ud800-\\udfff{REPR_ESCAPED}]")
+    for quote in "'\""
+}
+
+
+def _string_literal(text: str, quote: str) -> str:
+    if quote == "repr":
+        # Python's repr (MRPromptV3 writes repr): its choice of quote, and its escapes (see
+        # REPR_ESCAPED for the few characters left as they are).
+        quote = '"' if "'" in text and '"' not in text else "'"
+        return quote + _REPR_ESCAPES[quote].sub(_escape_character, text) + quote
+    return quote + _STRING_ESCAPES[quote].sub(_escape_character, text) + quote
+
+
 def _write_literal(value: Any, quote: str, path: str, out: list[str]) -> None:
     if isinstance(value, str):
-        out.append(quote + _STRING_ESCAPES[quote].sub(_escape_character, value) + quote)
+        out.append(_string_literal(value, quote))
     elif value is None:
         out.append("None")
     elif isinstance(value, bool):  # before int: bool is an int
@@ -850,7 +874,7 @@ def _write_literal(value: Any, quote: str, path: str, out: list[str]) -> None:
                 raise TypeError(f"{path or 'value'}: dict key {key!r}; expected a string")
             if index:
                 out.append(", ")
-            out.append(quote + _STRING_ESCAPES[quote].sub(_escape_character, key) + quote)
+            out.append(_string_literal(key, quote))
             out.append(": ")
             _write_literal(item, quote, f"{path}.{key}", out)
         out.append("}")
@@ -861,7 +885,9 @@ def _write_literal(value: Any, quote: str, path: str, out: list[str]) -> None:
 def python_literal(value: Any, *, quote: Quote = "'", path: str = "") -> str:
     """A JSON value written as a Python literal that :class:`PythonCallDecoder` reads back.
 
-    Strings use ``quote`` and escape only the backslash, that quote and control characters;
+    Strings use ``quote`` and escape only the backslash, that quote and control characters
+    (``quote="repr"``: as Python's ``repr`` writes them, ``"it's"`` and ``'\\xa0'``, but for
+    private-use, unassigned and astral characters, kept);
     floats are written with ``repr``; NaN and infinities are refused (they are not JSON).
     ``path`` names the value in errors.
 

@@ -80,14 +80,17 @@ def role_header_reader(roles: Mapping[str, Role]) -> ReaderFactory:
 class _AfterBlankLine:
     """Drops the blank line a header ends with, then hands the text to the body's reader."""
 
-    __slots__ = ("_blank", "_held", "_inner", "_offset", "_parser")
+    __slots__ = ("_blank", "_held", "_inner", "_offset", "_optional", "_parser")
 
-    def __init__(self, parser: Parser, inner: Reader, blank: str, header_end: str) -> None:
+    def __init__(
+        self, parser: Parser, inner: Reader, blank: str, header_end: str, optional: bool = False
+    ) -> None:
         self._parser = parser
         self._inner = inner
         self._blank = blank if parser.entered_by == header_end else ""
         self._held = ""
         self._offset = 0
+        self._optional = optional
 
     def feed(self, text: str, offset: int) -> None:
         if self._blank:
@@ -105,7 +108,9 @@ class _AfterBlankLine:
     def _release(self) -> None:
         held, self._held, blank, self._blank = self._held, "", self._blank, ""
         if held != blank:
-            self._parser.malformed(self._offset, f"{held!r} after the header", repr(blank), held)
+            if not self._optional:
+                found = f"{held!r} after the header"
+                self._parser.malformed(self._offset, found, repr(blank), held)
             self._inner.feed(held, self._offset)
 
     def close(self, marker: str | None, offset: int) -> None:
@@ -114,11 +119,14 @@ class _AfterBlankLine:
         self._inner.close(marker, offset)
 
 
-def after_blank_line(reader: ReaderFactory, header_end: str, blank: str = "\n\n") -> ReaderFactory:
-    """``reader`` for a body that follows ``header_end`` + ``blank`` (and any other marker)."""
+def after_blank_line(
+    reader: ReaderFactory, header_end: str, blank: str = "\n\n", *, optional: bool = False
+) -> ReaderFactory:
+    """``reader`` for a body that follows ``header_end`` + ``blank`` (and any other marker);
+    ``optional``: text without ``blank`` there is read as it is, with no warning."""
 
     def make(parser: Parser) -> Reader:
-        return _AfterBlankLine(parser, reader(parser), blank, header_end)
+        return _AfterBlankLine(parser, reader(parser), blank, header_end, optional)
 
     return make
 
@@ -251,6 +259,8 @@ class SystemPreamble:
     tools_lead: str
     tools_trail: str
     date_header: re.Pattern[str] | None = None
+    default_text: str | None = None
+    """The system text the format writes when a conversation has none: read as none."""
 
 
 class SystemPreambleReader(WholeTextReader):
@@ -275,6 +285,8 @@ class SystemPreambleReader(WholeTextReader):
         if match is not None:
             text = text[match.end() :]
             scaffolding = True
+        if text and text == self._preamble.default_text:
+            text, scaffolding = "", True
         if text:
             self._parser.emit(TextDelta(text))
         if scaffolding:

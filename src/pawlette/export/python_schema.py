@@ -1,7 +1,8 @@
 """JSON Schema to grammar rules for values written as Python literals (chatglm3, breeze).
 
 Python-call formats write a call's arguments as keyword arguments, each value as
-:func:`pawlette.codecs.python_calls.python_literal` writes it: strings in one quote style
+:func:`pawlette.codecs.python_calls.python_literal` writes it: strings in one quote style (or
+with ``quote="repr"``, breeze's, in single quotes or, holding a ``'`` and no ``"``, double ones)
 with ``\\\\``, the quote, ``\\n`` ``\\r`` ``\\t``, ``\\xhh`` and ``\\uhhhh`` escapes; ``True``,
 ``False``, ``None``; numbers as Python prints them; ``[a, b]`` and ``{'k': v}`` with ``, ``
 and ``: ``.  The rules built here accept exactly that layout for values valid under the
@@ -33,23 +34,47 @@ def _string_char(quote: str) -> tuple[str, str]:
     return regex, gbnf
 
 
+def _repr_double_quoted() -> tuple[str, str, dict[str, str]]:
+    """(regex, GBNF rule, GBNF helper rules) of a string as Python's repr double-quotes it: only
+    a string holding ``'`` and no ``"`` (so at least one ``'``, no ``"``, no ``\\"``)."""
+    escaped_regex = "\\\\([\\\\nrt]|x[0-9a-f]{2}|u[0-9a-f]{4})"
+    char = f'([^"\\\\\\x00-\\x1F\\x7F-\\x9F]|{escaped_regex})'
+    plain = f"([^\"'\\\\\\x00-\\x1F\\x7F-\\x9F]|{escaped_regex})"
+    regex = f'"{plain}*\'{char}*"'
+    escaped_gbnf = '"\\\\" ([\\\\nrt] | "x" [0-9a-f]{2} | "u" [0-9a-f]{4})'
+    helpers = {
+        "py-char-dqr": f'[^\\"\\\\\\x00-\\x1F\\x7F-\\x9F] | {escaped_gbnf}',
+        "py-char-dqr-plain": f"[^\\\"'\\\\\\x00-\\x1F\\x7F-\\x9F] | {escaped_gbnf}",
+    }
+    gbnf = '"\\"" py-char-dqr-plain* "\'" py-char-dqr* "\\""'
+    return regex, gbnf, helpers
+
+
 class PythonValues:
     """Rules for Python-literal values in one quote style, shared by all schemas of a grammar."""
 
     def __init__(self, rules: Rules, quote: str) -> None:
         self.rules = rules
         self.quote = quote
-        suffix = "DQ" if quote == '"' else "SQ"
-        char_regex, char_gbnf = _string_char(quote)
-        q = quote
-        self.char_gbnf = f"py-char-{suffix.lower()}"
-        rules.gbnf_extra[self.char_gbnf] = char_gbnf
-        gbnf_q = self.gbnf_quote = '"\\""' if quote == '"' else f'"{quote}"'
-        rules.gbnf_extra[f"py-string-{suffix.lower()}"] = f"{gbnf_q} {self.char_gbnf}* {gbnf_q}"
-        self.char_regex = char_regex
-        self.string = Terminal(
-            f"PY_STRING_{suffix}", lark=f"/{q}{char_regex}*{q}/", gbnf=f"py-string-{suffix.lower()}"
-        )
+        # "repr" (breeze): Python's repr picks the quote per string (see below).
+        self._styles = ["'", '"'] if quote == "repr" else [quote]
+        suffix = "DQ" if quote == '"' else "SQ" if quote == "'" else "REPR"
+        for style in self._styles:
+            style_suffix = "dq" if style == '"' else "sq"
+            char_regex, char_gbnf = _string_char(style)
+            char_rule = f"py-char-{style_suffix}"
+            rules.gbnf_extra[char_rule] = char_gbnf
+            gbnf_q = '"\\""' if style == '"' else f'"{style}"'
+            rules.gbnf_extra[f"py-string-{style_suffix}"] = f"{gbnf_q} {char_rule}* {gbnf_q}"
+        lark = f"/{quote}{char_regex}*{quote}/"
+        if quote == "repr":
+            # Single quotes, or double quotes around text with a ' and no " (repr's choice).
+            double_regex, double_gbnf, helpers = _repr_double_quoted()
+            rules.gbnf_extra.update(helpers)
+            rules.gbnf_extra["py-string-dqr"] = double_gbnf
+            rules.gbnf_extra["py-string-repr"] = "py-string-sq | py-string-dqr"
+            lark = f"/'{_string_char(chr(39))[0]}*'|{double_regex}/"
+        self.string = Terminal(f"PY_STRING_{suffix}", lark=lark, gbnf=f"py-string-{suffix.lower()}")
         self.integer = Terminal("PY_INTEGER", lark="/-?(0|[1-9][0-9]*)/", gbnf="py-integer")
         self.number = Terminal(
             "PY_NUMBER",
@@ -89,6 +114,11 @@ class PythonValues:
                     ),
                 ),
             )
+
+    @property
+    def styles(self) -> list[str]:
+        """The quotes a string may take."""
+        return list(self._styles)
 
     def literal(self, value: Any) -> Lit:
         return Lit(python_literal(value, quote=self.quote))  # type: ignore[arg-type]
@@ -148,14 +178,18 @@ class SchemaToPython(SchemaWalker[Node]):
         values = self.values
         if low is None and high is None:
             return values.string
-        q = values.quote
         count = bounds(int(low or 0), high)
         name = f"PY_STRING_{self.prefix.upper()}_{self.counter}"
         self.counter += 1
         rule = name.lower().replace("_", "-")
-        gbnf_q = values.gbnf_quote
-        self.rules.gbnf_extra[rule] = f"{gbnf_q} {values.char_gbnf}{count} {gbnf_q}"
-        return Terminal(name, lark=f"/{q}{values.char_regex}{count}{q}/", gbnf=rule)
+        lark, gbnf = [], []
+        for q in values.styles:
+            gbnf_q = '"\\""' if q == '"' else f'"{q}"'
+            char_gbnf = "py-char-dq" if q == '"' else "py-char-sq"
+            gbnf.append(f"{gbnf_q} {char_gbnf}{count} {gbnf_q}")
+            lark.append(f"{q}{_string_char(q)[0]}{count}{q}")
+        self.rules.gbnf_extra[rule] = " | ".join(gbnf)
+        return Terminal(name, lark="/" + "|".join(lark) + "/", gbnf=rule)
 
     def _scalar(self, kind: str) -> Node | None:
         if kind == "integer":

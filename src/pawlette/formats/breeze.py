@@ -9,10 +9,10 @@ The wire format, as rendered (every ``<|...|>`` is a special token; role names a
     ---
     You are a helpful assistant.<|eot_id|><|start_header_id|>user<|end_header_id|>
 
-    <|start_img|><|img|>...<|img|><|end_img|>Weather in SF and Seattle?<|eot_id|>\\
-    <|start_header_id|>assistant<|end_header_id|>
+    <|start_img|><|img|>...<|img|><|end_img|>
+    Weather in SF and Seattle?<|eot_id|><|start_header_id|>assistant<|end_header_id|>
 
-    <|python_tag|>[get_weather(city='San Francisco'), get_weather(city='Seattle')]<|eom_id|>\\
+    <|python_tag|>[get_weather(city='San Francisco'),get_weather(city='Seattle')]<|eom_id|>\\
     <|start_header_id|>ipython<|end_header_id|>
 
     [{'temperature': '25 celsius'}, {'temperature': '21 celsius'}]<|eot_id|>\\
@@ -20,41 +20,66 @@ The wire format, as rendered (every ``<|...|>`` is a special token; role names a
 
     <|answer|>25 C in San Francisco, 21 C in Seattle.<|eot_id|>
 
-(``\\`` marks a line break added here for reading.)  The reference is the seed and
-MediaTek's ``MRPromptV3``.
+(``\\`` marks a line break added here for reading.)
 
-Decisions:
+**Reference reproduced: MediaTek's ``MRPromptV3.get_prompt``** (``mtkresearch`` 0.3.2 on
+PyPI), which Breeze 2 was trained with, in both its modes: 300 generated conversations of
+``tests/golden/breeze/mrpromptv3_0.3.2.json`` (text, images, boxes, parallel calls, results
+in any order, Chinese, both modes, with and without BOS) render byte for byte (300 of 300),
+and its checks refuse exactly the 71 of 80 invalid variants it refuses.  Where the seed and
+``MRPromptV3`` differ, ``MRPromptV3`` is followed: calls joined by ``,`` (the seed writes
+``, ``) and a line break after every image (the seed's box example has none).
 
-- **Tools** are the request's ``function`` objects as a Python literal (``repr``-style:
-  single-quoted strings, ``True``/``None``), ``Customized Functions: ...\\n\\n---\\n`` before
-  the first system message's text; with tools and no system message, a system turn holds
-  them alone (parsing drops it again).  No default system prompt is written.
+- **Modes** (``with_options``): training mode, the default (``MRPromptV3``'s
+  ``training=True``), and inference mode with ``today=datetime.date(...)`` (or its text): the
+  date header ``Cutting Knowledge Date: Oct 2024\\nToday Date: 26 Jul 2024\\n\\n`` after the
+  tools, never read from a clock (``knowledge_cutoff`` changes ``Oct 2024``).
+- **A system turn always**, as ``MRPromptV3`` writes: with no system message, its mode's text
+  (:data:`TRAINING_SYSTEM` ``You are a helpful AI assistant.``; in inference mode
+  :data:`INFERENCE_SYSTEM`), or ``default_system``.  Parsing reads that text (alone in its
+  turn, after the tools and date) as no system message.
+- **begin_of_text** (default True) writes ``<|begin_of_text|>`` (``add_bos_token=True``).
+- **Tools** are the request's ``function`` objects as Python's ``repr`` writes them
+  (``Customized Functions: ...\\n\\n---\\n``) before the system text.  Strings everywhere
+  (tools, arguments, results) are written as ``repr`` writes them, its quote choice included
+  (``"it's"``), except that private-use, unassigned and astral characters ``repr`` would
+  escape are kept as they are (so the Jinja template can follow).
 - **Decision tokens** (only when tools are declared): the last message, when it is an
   assistant's, starts with ``<|use_tool|>`` (calls, ended by ``<|eot_id|>``) or ``<|answer|>``
   (text).  Earlier calls are ``<|python_tag|>[...]<|eom_id|>``, earlier answers plain text;
   calls without declared tools are always written that way.  Parsing accepts every spelling
   (the seed's own final answer has no ``<|answer|>``).  A message cannot hold text and calls.
-- **Calls** are ``[f(a='x'), g(b=1)]`` (``, `` between calls, as the seed writes them;
-  ``MRPromptV3`` writes ``,``, also read), via :mod:`pawlette.codecs.python_calls`.  No ids are
+- **Calls** are ``[f(a='x', b=1),g()]`` (``,`` between calls, as ``MRPromptV3`` writes them;
+  the seed's ``, `` is read too), via :mod:`pawlette.codecs.python_calls`.  No ids are
   written: parsing numbers them and pairs results by position.
 - **Tool results**: the tool messages after an assistant message's calls are one ``ipython``
   turn holding a Python list of the results in call order (matched by ``tool_call_id``; a call
   without a result gets ``None``, as ``MRPromptV3`` writes; unmatched messages follow).  A
-  result whose content is JSON (other than a JSON string) is written as that value, any other
-  content as a string; parsing turns a string back into the content and any other value into
-  its JSON (``json.dumps``, so ``{"a":1}`` reads back as ``{"a": 1}``).  A tool message's
-  ``name`` is not written (the call it answers names it).
-- **Images**: ``<|start_img|>`` + N x ``<|img|>`` + ``<|end_img|>``, nothing else (the seed
-  writes text right after the image, or ``\\n``; send the newline as text).  N is
+  result whose content is JSON is written as that value (a JSON string as its text, as
+  ``MRPromptV3``'s ``json.loads`` does), any other content as a string; parsing turns a
+  string back into the content and any other value into its JSON (``json.dumps``, so
+  ``{"a":1}`` reads back as ``{"a": 1}``).  A tool message's ``name`` is not written (the call
+  it answers names it).
+- **Images**: ``<|start_img|>`` + N x ``<|img|>`` + ``<|end_img|>`` + ``\\n`` (the line break
+  is the format's: parsing drops it, and reads an image without it too).  N is
   ``image_url.tokens`` when given, else ``options.image_tokens(part)``, by default InternVL
   tiling of ``image_url.width``/``height`` (:mod:`pawlette.blocks.images`).  Parsing gives an
   image with ``url`` ``""`` and ``tokens`` N: the text holds the run, not the image.
 - **Boxes**: a ``bbox`` content part (0..1000) is ``<|start_bbox|>[[x1, y1, x2, y2]]<|end_bbox|>``,
   in user and assistant messages; :mod:`pawlette.blocks.images` converts pixels both ways.
-- **Date header** (Llama 3.2's ``Cutting Knowledge Date: ...\\nToday Date: ...\\n\\n``, after the
-  tools): ``with_options(today=datetime.date(...))``; off by default, never read from a clock.
 - **Options** (``with_options``): ``image_tokens``, ``today``, ``knowledge_cutoff``,
-  ``check_roles`` (``MRPromptV3.check_conversations``' role order, naming the message).
+  ``default_system``, ``begin_of_text``, ``check_roles`` (``MRPromptV3.check_conversations``'
+  role order, naming the message) and ``check_conversations`` (all of its checks: role
+  order, function declarations, each call's arguments: missing required parameter,
+  unexpected parameter, wrong type, value not in ``enum``; each result: JSON, answering a
+  call of the message before, with its name; see :mod:`pawlette.blocks.function_checks`).
+- **Remaining differences from MRPromptV3**, each where it loses information or fails: a
+  system text with spaces or line breaks at its ends is written as given (``MRPromptV3``
+  strips them); ``tools=[]`` is no tools (``MRPromptV3`` still writes ``<|answer|>`` for
+  ``functions=[]``, with no functions listed); pawlette writes what ``MRPromptV3`` refuses
+  (two images in a conversation, results that are not JSON, calls without declared tools,
+  any role order) unless ``check_conversations`` is on; text content holding a marker's
+  spelling is written as is by both.
 - ``forced_prefix``: ``required`` -> ``<|use_tool|>``, ``none`` -> ``<|answer|>``, a named
   function -> ``<|use_tool|>[name(``.
 - Markers are special tokens and are not escaped: text holding a marker's spelling (or
@@ -64,10 +89,12 @@ Decisions:
 from __future__ import annotations
 
 import datetime
+import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from ..blocks.function_checks import check_conversation
 from ..blocks.images import default_image_tokens, placeholder_count
 from ..blocks.results import result_value, results_in_call_order
 from ..blocks.role_order import RoleOrder, check_role_order
@@ -103,6 +130,14 @@ ROLE_NAMES: dict[Role, str] = {"system": "system", "user": "user", "assistant": 
 ROLE_NAMES["tool"] = "ipython"
 TOOLS_LEAD, TOOLS_TRAIL = "Customized Functions: ", "\n\n---\n"
 DATE_HEADER = "Cutting Knowledge Date: {cutoff}\nToday Date: {today}\n\n"
+TRAINING_SYSTEM = "You are a helpful AI assistant."
+"""The system text when a conversation has none, in training mode (MRPromptV3's)."""
+INFERENCE_SYSTEM = (
+    "You are a helpful AI assistant built by MediaTek Research. The user you are helping speaks "
+    "Traditional Chinese and comes from Taiwan."
+)
+"""The system text when a conversation has none, in inference mode (MRPromptV3's)."""
+MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
 RULES = RoleOrder(
     system_only_at_start=True, assistant_after_user_or_tool=True, call_needs_answer=True
 )
@@ -115,9 +150,18 @@ class BreezeOptions:
     image_tokens: Callable[[ImagePart], int] = default_image_tokens
     """Placeholder tokens for an image without ``tokens`` (raise ValueError when unknown)."""
     today: datetime.date | str | None = None
-    """The date header's today (a date, written ``26 Jul 2024``, or text); None: no header."""
+    """None: MRPromptV3's training mode.  A date (written ``26 Jul 2024``) or its text:
+    inference mode, with the date header and that date (never read from a clock)."""
     knowledge_cutoff: str = "Oct 2024"
+    default_system: str | None = None
+    """The system text when the conversation has none; None: the mode's (MRPromptV3's)."""
+    begin_of_text: bool = True
+    """Start with ``<|begin_of_text|>`` (MRPromptV3's ``add_bos_token=True``)."""
     check_roles: bool = False
+    """Refuse MRPromptV3's role orders (``check_conversations``' order rules)."""
+    check_conversations: bool = False
+    """All of ``MRPromptV3.check_conversations``: the role order, the functions, and every
+    call's arguments and result (:mod:`pawlette.blocks.function_checks`)."""
 
 
 def _named_prefix(name: str) -> str:
@@ -135,7 +179,9 @@ def _grammar(options: BreezeOptions) -> GrammarBuilder:
         return after_blank_line(reader, HEADER_END)
 
     date = re.compile(r"Cutting Knowledge Date: [^\n]*\nToday Date: [^\n]*\n\n")
-    preamble = SystemPreamble(TOOLS_LEAD, TOOLS_TRAIL, date if options.today else None)
+    preamble = SystemPreamble(
+        TOOLS_LEAD, TOOLS_TRAIL, date if options.today else None, _default_system(options)
+    )
     roles = {name: role for role, name in ROLE_NAMES.items()}
     table = GrammarBuilder()
     table.fields["tool"] = {"id": "tool_call_id"}
@@ -143,7 +189,10 @@ def _grammar(options: BreezeOptions) -> GrammarBuilder:
     table.state("ended", ScaffoldReader)
     table.state("header", role_header_reader(roles))
     table.state("system.body", body(system_preamble_reader(preamble)), "system")
-    table.state("user.body", body(ContentReader), "user")
+    # The line break the writer puts after an image is not content (text without it, as in
+    # the seed's box example, is read too).
+    after_image = after_blank_line(ContentReader, IMAGE_END, "\n", optional=True)
+    table.state("user.body", body(after_image), "user")
     table.state("user.image", ScaffoldReader, "user")
     table.state("user.box", box_reader(BOX_END), "user")
     table.state("assistant.body", body(DecisionReader), "assistant")
@@ -237,6 +286,7 @@ def _write_parts(
             for _ in range(count):
                 writer.marker(IMAGE_TOKEN, "image")
             writer.marker(IMAGE_END, "image")
+            writer.raw("\n", "image")  # MRPromptV3 writes a line break after every image
 
 
 def _write_system(
@@ -247,17 +297,26 @@ def _write_system(
         for number, tool in enumerate(tools):
             if tool.kind != "function":
                 raise UnsupportedFeature(f"tools[{number}].type", f"{tool.kind!r}", "'function'")
-        listing = python_literal([dict(tool.definition) for tool in tools], path="tools")
+        definitions = [dict(tool.definition) for tool in tools]
+        listing = python_literal(definitions, quote="repr", path="tools")
         writer.text(TOOLS_LEAD + listing + TOOLS_TRAIL, "tools")
     if options.today is not None:
         today = options.today
-        if isinstance(today, datetime.date):
-            today = today.strftime("%d %b %Y")
+        if isinstance(today, datetime.date):  # "%d %b %Y" in English, whatever the locale
+            today = f"{today.day:02d} {MONTHS[today.month - 1]} {today.year}"
         date = DATE_HEADER.format(cutoff=options.knowledge_cutoff, today=today)
         writer.text(date, "system")
     if message is not None:
         _write_parts(writer, message, 0, options, trainable=False)
+    else:
+        writer.text(_default_system(options), "system")
     writer.marker(END_OF_TURN, "end")
+
+
+def _default_system(options: BreezeOptions) -> str:
+    if options.default_system is not None:
+        return options.default_system
+    return TRAINING_SYSTEM if options.today is None else INFERENCE_SYSTEM
 
 
 def _write_assistant(
@@ -273,7 +332,8 @@ def _write_assistant(
                 "breeze writes one or the other per turn: split the message",
             )
         calls = [(call.name, call.arguments) for call in message.tool_calls]
-        listing = encode_calls(calls, path=f"messages[{index}].tool_calls")
+        path = f"messages[{index}].tool_calls"
+        listing = encode_calls(calls, quote="repr", separator=",", path=path)
         opening, closing = (USE_TOOL, END_OF_TURN) if decide else (PYTHON_TAG, END_OF_MESSAGE)
         writer.marker(opening, "tool_call", trainable=True)
         writer.text(listing, "tool_call", trainable=True)
@@ -290,11 +350,25 @@ def _write_results(writer: Writer, run: list[Message], calls: list[str], index: 
     for number, message in enumerate(run):
         _check_text_only(message, index + number)
     ordered = results_in_call_order(run, calls)
-    values = [None if slot is None else result_value(slot.text) for slot in ordered]
+    values = [None if slot is None else _result(slot.text) for slot in ordered]
     writer.at("tool", index)
     _header(writer, "tool")
-    writer.text(python_literal(values, path=f"messages[{index}].content"), "tool_result")
+    listing = python_literal(values, quote="repr", path=f"messages[{index}].content")
+    writer.text(listing, "tool_result")
     writer.marker(END_OF_TURN, "end")
+
+
+def _result(content: str) -> object:
+    """A result as MRPromptV3 writes it: its JSON value (a JSON string too), else the text."""
+    value = result_value(content)
+    if value is content:
+        try:
+            decoded = json.loads(content)
+        except ValueError:
+            return content
+        if isinstance(decoded, str):
+            return decoded
+    return value
 
 
 def _check_text_only(message: Message, index: int) -> None:
@@ -311,16 +385,19 @@ def _write(
     tools: tuple[Tool, ...],
     prompt: bool,
 ) -> None:
-    if options.check_roles:
+    if options.check_roles or options.check_conversations:
         check_role_order(messages, RULES)
-    writer.marker(BEGIN, "begin")
+    if options.check_conversations:
+        check_conversation(messages, tools)
+    if options.begin_of_text:
+        writer.marker(BEGIN, "begin")
     start = 0
     if messages and messages[0].role == "system":
         writer.at("system", 0)
         _check(messages[0], 0)
         _write_system(writer, messages[0], tools, options)
         start = 1
-    elif tools or options.today is not None:
+    else:  # MRPromptV3 always writes a system turn
         writer.at("system", -1)
         _write_system(writer, None, tools, options)
     calls: list[str] = []

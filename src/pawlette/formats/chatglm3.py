@@ -65,6 +65,15 @@ Decisions:
   the one pawlette's server stops on, and keeps every render a prefix of the render of the
   conversation continued.)  Parsing reads a role token with nothing after it, at the end of
   a conversation, as that stop token, not as an empty turn.
+- **Token ids** are ``build_chat_input``'s (ChatGLM3's ``tokenization_chatglm.py``): it
+  encodes each turn's ``{metadata}\\n`` and its content with separate SentencePiece calls,
+  each with its own dummy prefix, so this format declares ``encode_cuts={"metadata"}``
+  (:attr:`pawlette.Format.encode_cuts`): text after a role token, and the content after the
+  metadata line (a call turn's fenced body too), is encoded by a call of its own; a system
+  message's tools stay with its content, as the reference appends them to it.  Tested
+  against a re-statement of ``build_chat_input`` with a SentencePiece model trained with
+  ChatGLM3's settings and special tokens.  (A chat template's text encoded whole, as
+  transformers' ``apply_chat_template`` does, gives other ids at the start of turns.)
 - **Role order**: ``with_options(check_roles=True)`` refuses what the seed rules out (system
   messages after others, two user messages in a row, an assistant before any user, an
   observation not answering a call), naming the message.
@@ -246,8 +255,10 @@ def _write_assistant(writer: Writer, message: Message, index: int) -> None:
     for number, call in enumerate(message.tool_calls):
         metadata, body = _call_turn(call, f"messages[{index}].tool_calls[{number}].function")
         writer.marker(ASSISTANT, "header", trainable=continuation)
-        writer.text(metadata, "tool_call", trainable=True)
-        writer.raw("\n" + CALLS.opening, "tool_call", trainable=True)
+        # The metadata line and the fenced body are apart, as the reference encodes them.
+        writer.text(metadata, "metadata", trainable=True)
+        writer.raw("\n", "metadata", trainable=True)
+        writer.raw(CALLS.opening, "tool_call", trainable=True)
         writer.text(body, "tool_call", trainable=True)
         writer.raw(CALLS.closing, "tool_call", trainable=True)
         continuation = True
@@ -313,6 +324,8 @@ def build(options: ChatGLM3Options) -> Format:
         special_markers=SPECIAL,
         options=options,
         variant=build,
+        # build_chat_input encodes "{metadata}\n" and the content with separate calls.
+        encode_cuts=frozenset({"metadata"}),
     )
 
 

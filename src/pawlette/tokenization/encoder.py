@@ -337,20 +337,29 @@ class ConversationEncoder:
         """Markers and text runs of ``segments``; ``chosen`` (see :meth:`_chosen`) says which
         messages are learned, None: nothing is (a prompt).  Each run's context (``contexts``)
         is :data:`START` when nothing precedes it, :data:`AFTER_MARKER` after a marker and
-        :data:`CONTINUATION` after another run (a cut where trainability changes)."""
+        :data:`CONTINUATION` after another run (a cut where trainability changes); with the
+        format's ``encode_cuts``, a run after a marker or a declared cut is :data:`START` (a
+        call of its own)."""
         reasoning = self.mask.reasoning
         marker_ids = self._marker_ids
         items: list[_Item] = []
         pieces: list[_Piece] = []
         run_trainable = False
         owner = -1
+        # A format whose reference encodes piece by piece (Format.encode_cuts): each piece
+        # after a marker or a declared cut is a call of its own, as at the start of a text.
+        cuts = self.format.encode_cuts
+        run_kind = ""
+        after_cut = False  # the run being gathered begins at a declared cut
 
         def flush() -> None:
             code = -1 - len(runs)
-            if not items:
+            if not items or after_cut:
                 contexts.append(START)
+            elif items[-1][0] >= 0:
+                contexts.append(AFTER_MARKER if cuts is None else START)
             else:
-                contexts.append(AFTER_MARKER if items[-1][0] >= 0 else CONTINUATION)
+                contexts.append(CONTINUATION)
             first = pieces[0]
             if len(pieces) == 1:
                 runs.append(first[0])
@@ -390,13 +399,21 @@ class ConversationEncoder:
                     else:
                         if pieces and run_trainable != trainable:
                             flush()
+                        if not pieces:
+                            after_cut = False
                         pieces.append((piece, learned, index, kind))
-                        run_trainable = trainable
+                        run_trainable, run_kind = trainable, kind
                 continue
-            if pieces and run_trainable != trainable:
+            if pieces and cuts is not None and run_kind in cuts and kind != run_kind:
                 flush()
+                after_cut = True
+            elif pieces and run_trainable != trainable:
+                flush()
+                after_cut = False
+            elif not pieces:
+                after_cut = False
             pieces.append((text, learned, index, kind))
-            run_trainable = trainable
+            run_trainable, run_kind = trainable, kind
         if pieces:
             flush()
         return items

@@ -19,6 +19,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
+from ...codecs.python_calls import REPR_ESCAPED
+
 # The escapes every engine's lexer knows (llama.cpp's knows only these; no \x, \u or \0).
 _LITERAL_ESCAPES = {
     "\\": "\\\\",
@@ -183,6 +185,18 @@ def _python_escapes() -> list[tuple[str, str]]:
     return [(chr(code), named.get(chr(code), f"\\x{code:02x}")) for code in codes]
 
 
+def _repr_escapes() -> list[tuple[str, str]]:
+    """What ``quote="repr"`` escapes beyond :func:`_python_escapes`
+    (:data:`pawlette.codecs.python_calls.REPR_ESCAPED`)."""
+    return [
+        (
+            character,
+            f"\\x{ord(character):02x}" if ord(character) < 0x100 else f"\\u{ord(character):04x}",
+        )
+        for character in REPR_ESCAPED
+    ]
+
+
 # A NUL has no literal every engine reads, so it is found with ``tojson`` (which writes it
 # ``\u0000`` everywhere): once in the text with its backslashes removed (so ``\u0000`` can only
 # come from a NUL), then, when there is one, character by character.
@@ -193,11 +207,20 @@ PYTHON_LITERAL_MACROS = (
         for character, escaped in _python_escapes()
     )
     + "] -%}\n"
+    + "{%- set repr_escapes = ["
+    + ", ".join(
+        f"[{jinja_string(character)}, {jinja_string(escaped)}]"
+        for character, escaped in _repr_escapes()
+    )
+    + "] -%}\n"
     + r"""{%- macro python_string(text, quote) -%}
-{%- set out = namespace(text=text) -%}
+{%- set out = namespace(text=text, quote=quote) -%}
+{%- if quote == 'repr' -%}
+{%- set out.quote = '"' if ("'" in text and '"' not in text) else "'" -%}
+{%- endif -%}
 {%- set out.text = out.text|replace('\\', '\\\\') -%}
-{%- set out.text = out.text|replace(quote, '\\' ~ quote) -%}
-{%- for pair in python_escapes -%}
+{%- set out.text = out.text|replace(out.quote, '\\' ~ out.quote) -%}
+{%- for pair in python_escapes + (repr_escapes if quote == 'repr' else []) -%}
 {%- if pair[0] in out.text -%}{%- set out.text = out.text|replace(pair[0], pair[1]) -%}{%- endif -%}
 {%- endfor -%}
 {%- if '\\u0000' in (out.text|replace('\\', '')|tojson) -%}
@@ -208,7 +231,7 @@ PYTHON_LITERAL_MACROS = (
 {%- endfor -%}
 {%- set out.text = nul.text -%}
 {%- endif -%}
-{{- quote ~ out.text ~ quote -}}
+{{- out.quote ~ out.text ~ out.quote -}}
 {%- endmacro -%}
 {%- macro python_literal(value, quote, where) -%}
 {%- if value is none -%}

@@ -1,4 +1,4 @@
-"""Breeze 2 as a Hugging Face chat template (the default options: no date header, no role
+"""Breeze 2 as a Hugging Face chat template (the default options: MRPromptV3's training mode, no role
 check, InternVL image token counts).
 
 Expresses what :mod:`pawlette.formats.breeze` renders, with two differences in what it takes,
@@ -29,6 +29,14 @@ _HEADER = """{#- pawlette chat template: breeze (Breeze 2: Llama 3.2 headers, <|
       JavaScript objects also put integer-like keys ("9") first.
     - Image placeholders: image_url.tokens, else InternVL tiling of image_url.width/height
       (448-pixel tiles, at most 12, a thumbnail when more than one, 256 tokens each).
+    - As MRPromptV3 (mtkresearch 0.3.2) writes them: a system turn always (You are a
+      helpful AI assistant. when the conversation has none), a line break after every
+      image, calls joined by ",", strings as Python's repr writes them (the quote it picks;
+      repr's escapes of C0/C1 controls and of Unicode spaces and format characters, but not
+      of private-use or unassigned characters, which this template writes as they are).
+    - A tool result text that starts and ends with " is a JSON string and is written as its
+      value (escaped quotes, backslashes, slashes, n, r and t; other escapes raise: give
+      such a result as its text).
     - Raises on what breeze cannot write: names (except on tool messages), reasoning, metadata,
       text beside tool calls, parts a role cannot hold, function names that are not
       identifiers, images without a size or token count.
@@ -36,7 +44,8 @@ _HEADER = """{#- pawlette chat template: breeze (Breeze 2: Llama 3.2 headers, <|
 -#}
 """
 
-_BODY = r"""{%- macro check(message, index, role) -%}
+_BODY = r"""{%- set json_unescapes = {'"': '"', '\\': '\\', '/': '/', 'n': '\n', 'r': '\r', 't': '\t'} -%}
+{%- macro check(message, index, role) -%}
 {%- if role != 'tool' and message.name is defined and message.name is not none -%}
 {{- raise_exception('messages[' ~ index ~ '].name: a name; expected none: breeze has no names') -}}
 {%- endif -%}
@@ -90,7 +99,7 @@ _BODY = r"""{%- macro check(message, index, role) -%}
 {%- set count = image_tokens(part.image_url, where ~ '.image_url')|int -%}
 {{- @IMAGE@ -}}
 {%- for _ in range(count) -%}{{- @IMAGE_TOKEN@ -}}{%- endfor -%}
-{{- @IMAGE_END@ -}}
+{{- @IMAGE_END@ ~ '\n' -}}
 {%- else -%}
 {{- raise_exception(where ~ ': a ' ~ part.type ~ ' part; expected text' ~ (', bbox or image_url' if role == 'user' else ', bbox' if role == 'assistant' else '') ~ ' here') -}}
 {%- endif -%}
@@ -128,6 +137,22 @@ _BODY = r"""{%- macro check(message, index, role) -%}
 {%- endfor -%}
 {{- 'int' if scan.state in ['zero', 'int'] else 'float' if scan.state in ['fraction', 'exponent'] else '' -}}
 {%- endmacro -%}
+{%- macro json_string(bare, index) -%}
+{%- set js = namespace(out='', escape=false) -%}
+{%- for i in range(1, bare|length - 1) -%}
+{%- set c = bare[i:i + 1] -%}
+{%- if js.escape -%}
+{%- if c not in json_unescapes -%}
+{{- raise_exception('messages[' ~ index ~ '].content: a JSON string result with the escape \\' ~ c ~ '; Jinja cannot decode it: give the result as its text') -}}
+{%- endif -%}
+{%- set js.out = js.out ~ json_unescapes[c] -%}
+{%- set js.escape = false -%}
+{%- elif c == '\\' -%}{%- set js.escape = true -%}
+{%- else -%}{%- set js.out = js.out ~ c -%}
+{%- endif -%}
+{%- endfor -%}
+{{- js.out -}}
+{%- endmacro -%}
 {%- macro result_value(message, index) -%}
 {%- set content = message.content if message.content is defined else none -%}
 {%- if content is string -%}
@@ -139,15 +164,17 @@ _BODY = r"""{%- macro check(message, index, role) -%}
 {{- bare|int -}}
 {%- elif kind == 'float' and (bare|float) * 0 == 0 -%}
 {{- bare|float -}}
+{%- elif bare|length > 1 and bare[:1] == '"' and bare[-1:] == '"' -%}
+{{- python_string(json_string(bare, index), 'repr') -}}
 {%- elif bare[:1] in ['{', '['] -%}
 {{- raise_exception('messages[' ~ index ~ '].content: a tool result that may be JSON text; Jinja cannot parse JSON: give a JSON object or array result parsed, as an object or list') -}}
 {%- else -%}
-{{- python_string(content, "'") -}}
+{{- python_string(content, 'repr') -}}
 {%- endif -%}
 {%- elif content is none -%}
-{{- python_string('', "'") -}}
+{{- python_string('', 'repr') -}}
 {%- elif content is mapping or content is number or content is boolean -%}
-{{- python_literal(content, "'", 'messages[' ~ index ~ '].content') -}}
+{{- python_literal(content, 'repr', 'messages[' ~ index ~ '].content') -}}
 {%- else -%}
 {%- set joined = namespace(text='', parts=true) -%}
 {%- for part in content -%}
@@ -160,7 +187,7 @@ _BODY = r"""{%- macro check(message, index, role) -%}
 {%- if joined.parts -%}
 {{- result_value({'content': joined.text}, index) -}}
 {%- else -%}
-{{- python_literal(content, "'", 'messages[' ~ index ~ '].content') -}}
+{{- python_literal(content, 'repr', 'messages[' ~ index ~ '].content') -}}
 {%- endif -%}
 {%- endif -%}
 {%- endmacro -%}
@@ -181,19 +208,21 @@ _BODY = r"""{%- macro check(message, index, role) -%}
 {%- if not is_identifier(key) -%}
 {{- raise_exception(path ~ '.arguments: the argument name ' ~ key ~ '; expected a Python identifier that is not a keyword') -}}
 {%- endif -%}
-{%- set keywords.text = keywords.text ~ (', ' if loop.index0 else '') ~ key ~ '=' ~ python_literal(value, "'", path ~ '.arguments.' ~ key) -%}
+{%- set keywords.text = keywords.text ~ (', ' if loop.index0 else '') ~ key ~ '=' ~ python_literal(value, 'repr', path ~ '.arguments.' ~ key) -%}
 {%- endfor -%}
-{{- (', ' if loop.index0 else '') ~ call.function.name ~ '(' ~ keywords.text ~ ')' -}}
+{{- (',' if loop.index0 else '') ~ call.function.name ~ '(' ~ keywords.text ~ ')' -}}
 {%- endfor -%}
 {%- endmacro -%}
 {%- macro system_turn(message) -%}
 {{- header('system') -}}
 {%- if tools is defined and tools -%}
 @CHECK_FUNCTION_TOOLS@
-{{- @TOOLS_LEAD@ ~ python_literal(tools|map(attribute='function')|list, "'", 'tools') ~ @TOOLS_TRAIL@ -}}
+{{- @TOOLS_LEAD@ ~ python_literal(tools|map(attribute='function')|list, 'repr', 'tools') ~ @TOOLS_TRAIL@ -}}
 {%- endif -%}
 {%- if message is not none -%}
 {{- parts(message, 0, 'system') -}}
+{%- else -%}
+{{- @DEFAULT_SYSTEM@ -}}
 {%- endif -%}
 {{- @END_OF_TURN@ -}}
 {%- endmacro -%}
@@ -204,7 +233,7 @@ _BODY = r"""{%- macro check(message, index, role) -%}
 {{- check(messages[0], 0, 'system') -}}
 {{- system_turn(messages[0]) -}}
 {%- set state.start = 1 -%}
-{%- elif has_tools -%}
+{%- else -%}
 {{- system_turn(none) -}}
 {%- endif -%}
 {%- for message in messages -%}
@@ -304,6 +333,7 @@ def build() -> str:
         "@BOX_END@": jinja_string(breeze.BOX_END),
         "@TOOLS_LEAD@": jinja_string(breeze.TOOLS_LEAD),
         "@TOOLS_TRAIL@": jinja_string(breeze.TOOLS_TRAIL),
+        "@DEFAULT_SYSTEM@": jinja_string(breeze.TRAINING_SYSTEM),
         "@ROLE_NAMES@": role_names,
         "@GRIDS@": grids,
         "@TILE@": "448",

@@ -26,7 +26,7 @@ from ._common import function_tools_only, parameters, rules_for
 
 TEXT_NE = text_terminal("TEXT", "NE")
 COORDINATE = Terminal("BOX_COORDINATE", lark="/1000|[1-9]?[0-9]?[0-9]/", gbnf="box-coordinate")
-QUOTE = "'"
+QUOTE = "repr"  # strings as Python's repr writes them (MRPromptV3), either quote
 
 
 def build(fmt: Format, tools: tuple[Tool, ...], choice: ToolChoice, parallel: bool) -> TurnGrammar:
@@ -68,7 +68,8 @@ def build(fmt: Format, tools: tuple[Tool, ...], choice: ToolChoice, parallel: bo
         return rules.add(rule, alt(*options))
 
     def call_list(rules: Rules, first: Node) -> Node:
-        rest = Repeat(seq(Lit(", "), call(rules))) if parallel else Lit("")
+        # MRPromptV3 writes "," between calls; the seed writes ", " (both are read).
+        rest = Repeat(seq(Lit(","), optional(Lit(" ")), call(rules))) if parallel else Lit("")
         return seq(first, rest, Lit("]"), Marker(breeze.END_OF_TURN))
 
     rules = new_rules()
