@@ -81,6 +81,13 @@ class Format:
     """The format's render options, a frozen dataclass (see :meth:`with_options`); None: none."""
     variant: Callable[[Any], Format] | None = field(default=None, compare=False, repr=False)
     """Builds the format anew from other options (set by formats that have options)."""
+    declaration: Any = field(default=None, compare=False, repr=False)
+    """The :class:`pawlette.declare.Layout` the format was declared from (None: written by
+    hand): exporters read it from the value, never look the format up by name."""
+
+    def __hash__(self) -> int:
+        # The parse table holds dicts (unhashable): hash what equality compares that is.
+        return hash((self.name, self.summary, self.stop, self.special_markers))
 
     @staticmethod
     def escaping(markers: Sequence[str]) -> re.Pattern[str]:

@@ -1,4 +1,5 @@
-"""The format registry: one declaration module per format, loaded on first use."""
+"""The format registry: one declaration module per format, loaded on first use, and the
+formats registered at run time with :func:`register_format`."""
 
 from __future__ import annotations
 
@@ -7,19 +8,48 @@ import importlib
 from ..errors import RequestError
 from ..format import Format
 
-# name -> module under pawlette.formats that defines ``FORMAT``.
+# name -> module that defines ``FORMAT`` (under pawlette.formats unless the name is dotted).
 _MODULES: dict[str, str] = {
     "pcml": "pcml",
     "chatglm3": "chatglm3",
     "breeze": "breeze",
     "omni": "omni",
+    "chatml": "pawlette.declared.chatml",
+    "llama3": "pawlette.declared.llama3",
 }
 _LOADED: dict[str, Format] = {}
+_REGISTERED: dict[str, Format] = {}
 
 
 def formats() -> list[str]:
     """The names of every registered format."""
-    return list(_MODULES)
+    return [*_MODULES, *(name for name in _REGISTERED if name not in _MODULES)]
+
+
+def register_format(fmt: object, *, replace: bool = False) -> Format:
+    """Make a format known by its name everywhere a format is named (``get_format``, the
+    CLI's ``-f``, the server, ``export_jinja``, ``export_grammar``, ``tokenize``, the
+    prompters' ``format=``).
+
+    ``fmt`` is a :class:`~pawlette.Format` or a :class:`pawlette.declare.Layout` (declared
+    here).  A name already taken raises :class:`~pawlette.errors.RequestError` unless
+    ``replace``.  Returns the registered format.
+    """
+    if not isinstance(fmt, Format):
+        from ..declare import Layout, declare
+
+        if not isinstance(fmt, Layout):
+            raise RequestError(
+                "format", f"a {type(fmt).__name__}", "a pawlette Format or declare.Layout"
+            )
+        fmt = declare(fmt)
+    if not replace and (fmt.name in _MODULES or fmt.name in _REGISTERED):
+        raise RequestError(
+            "format.name", f"{fmt.name!r} is registered already", "a new name, or replace=True"
+        )
+    _REGISTERED[fmt.name] = fmt
+    _LOADED.pop(fmt.name, None)
+    return fmt
 
 
 def get_format(name: str) -> Format:
@@ -28,15 +58,19 @@ def get_format(name: str) -> Format:
     >>> get_format("pcml").name
     'pcml'
     """
+    registered = _REGISTERED.get(name)
+    if registered is not None:
+        return registered
     loaded = _LOADED.get(name)
     if loaded is not None:
         return loaded
     module_name = _MODULES.get(name)
     if module_name is None:
-        raise RequestError("format", f"found {name!r}", "one of " + ", ".join(_MODULES))
-    module = importlib.import_module(f"{__name__}.{module_name}")
+        raise RequestError("format", f"found {name!r}", "one of " + ", ".join(formats()))
+    qualified = module_name if "." in module_name else f"{__name__}.{module_name}"
+    module = importlib.import_module(qualified)
     declared = module.FORMAT
     if not isinstance(declared, Format):
-        raise TypeError(f"pawlette.formats.{module_name}.FORMAT is not a Format")
+        raise TypeError(f"{qualified}.FORMAT is not a Format")
     _LOADED[name] = declared
     return declared
