@@ -12,8 +12,8 @@ Markers are special-token nodes and layout text literals, straight from the fenc
 the format's text language (what its lexer reads back as text).  Where a fence's layout text
 starts with a newline right after free text, the text and that newline are one lexeme (the
 ``_NL`` terminals), because llguidance's lexer is greedy.  A layout whose calls are bare JSON
-objects (Llama 3) writes text that does not start like a call (Lark: not ``\\s*{\\s*"name"``;
-GBNF, tighter: text that starts with neither whitespace, ``{`` nor ``<``).
+objects (Llama 3) writes text whose first character other than whitespace is not ``{``
+(the parser reads that as a call); GBNF is tighter: not ``<`` either.
 
 The forced prefixes come from :func:`pawlette.declare.table.call_prefix`, the function
 :meth:`pawlette.Format.forced_prefix` reads too, so the two cannot disagree.
@@ -47,9 +47,11 @@ TEXT = text_terminal("TEXT")
 TEXT_NE = text_terminal("TEXT", "NE")
 TEXT_NL = text_terminal("TEXT", "NL")
 BARE_TEXT = Terminal(
-    "BARE_TEXT",
-    lark='(TEXT_NE) & ~/[ \\t\\r\\n]*\\{[ \\t\\r\\n]*"name"(?s:.*)/',
-    gbnf="bare-text",
+    "BARE_TEXT", lark='(TEXT_NE) & ~/[ \\t\\r\\n]*\\{(?s:.*)/', gbnf="bare-text"
+)
+BARE_TEXT_NOTE = (
+    "text of a turn whose calls are bare JSON objects: it may not start with '{' after "
+    "whitespace (that is a call), nor, in GBNF, with '<'"
 )
 
 
@@ -145,7 +147,9 @@ def _end(layout: declared.Layout) -> Node:
 
 def _bare_text(rules: Rules) -> None:
     rules.lark_extra["BARE_TEXT"] = BARE_TEXT.lark
-    rules.gbnf_extra["bare-text"] = '[^{<" \\t\\r\\n] text'
+    rules.gbnf_extra["bare-text"] = '[ \\t\\r\\n]+ | [ \\t\\r\\n]* [^{< \\t\\r\\n] text'
+    if BARE_TEXT_NOTE not in rules.notes:
+        rules.notes.append(BARE_TEXT_NOTE)
 
 
 def build_turn(
@@ -165,7 +169,7 @@ def build_turn(
     rules = rules_for(fmt)
     if bare:
         _bare_text(rules)
-    content: Node = optional(BARE_TEXT if bare and calls_possible else TEXT)
+    content: Node = optional(BARE_TEXT if bare else TEXT)
     answer: Node
     call_set = _Calls(layout, tools, choice.only) if calls_possible else None
     if call_set is None:

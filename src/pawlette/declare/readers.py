@@ -6,8 +6,9 @@
   optionally followed by the host message's text (a block written before the text).
 - :class:`ResultReader`: one tool result; it answers the call at its position.
 - :class:`BareCallReader`: an assistant turn that is either text or one call written as a
-  bare JSON object (Llama 3): held while it could still start ``{"name"``, then streamed as
-  text or as the call's arguments.
+  bare JSON object (Llama 3): a turn whose first character other than whitespace is ``{``
+  is a call (leading whitespace is held until that is known), then it is streamed as text
+  or as the call's arguments.
 - :func:`positional_call_reader`: the engine's JSON call reader, remembering call ids in
   order so results can name the call they answer.
 """
@@ -187,15 +188,13 @@ def tool_items_reader(
     return lambda parser: ToolItemsReader(parser, item_open, item_close, wrap, text_after)
 
 
-_CALL_START = re.compile(r'\{\s*"name"')
-_CALL_PREFIX = re.compile(r'\{\s*("(n(a(m(e)?)?)?)?)?\Z')
+_CALL_START = re.compile(r"\s*\{")
 
 
 class BareCallReader:
     """Text, or one call written as the whole turn's bare JSON object (see the module)."""
 
     __slots__ = ("_call", "_decided", "_envelope", "_held", "_parser", "_start")
-    _call: JsonCallReader | None
 
     def __init__(self, parser: Parser, envelope: CallEnvelope) -> None:
         self._parser = parser
@@ -218,8 +217,6 @@ class BareCallReader:
             return
         if _CALL_START.match(candidate):
             self._begin_call()
-        elif _CALL_PREFIX.match(candidate):
-            return
         self._decided = True
         self._held = []
         self._forward(held, self._start)
@@ -243,7 +240,7 @@ class BareCallReader:
         if not self._decided and self._held:
             held = "".join(self._held)
             self._held = []
-            if _CALL_START.match(held.lstrip()):
+            if _CALL_START.match(held):
                 self._begin_call()
             self._forward(held, self._start)
         if self._call is not None:

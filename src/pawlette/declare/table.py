@@ -129,14 +129,16 @@ class _Table:
             self.text(block.item_open),
             self.text(block.item_close),
             block.wrap,
-            text_after=block.first,
+            text_after=block.first and not block.close,
         )
         self.builder.state("system.tools", reader, "system")
         self.on("outside", with_tools + self.text(block.open), "system.tools", _begin("system"))
         if not block.first:
             self.on("system.body", self.text(block.separator, block.open), "system.tools")
         if block.close:
-            self.builder.state("system.after_tools", ScaffoldReader, "system")
+            # A block before the text: the system text follows its close.
+            after = ContentReader if block.first else ScaffoldReader
+            self.builder.state("system.after_tools", after, "system")
             self.on("system.tools", self.text(block.close), "system.after_tools")
             self.ends("system.after_tools", "system")
         else:

@@ -66,9 +66,11 @@ def template_inputs(format_name: str | Format) -> TemplateInputs:
     """What :func:`export_jinja`'s template for ``format_name`` needs (see
     :class:`TemplateInputs`)."""
     fmt = format_name if isinstance(format_name, Format) else get_format(format_name)
-    if _declared(fmt) is not None:
-        # Declared formats write arguments as tojson of the object (see pawlette.declare.jinja).
-        return TemplateInputs(object_arguments=True)
+    declaration = _declared(fmt)
+    if declaration is not None:
+        # Arguments written as tojson of the object take it as an object (pawlette.declare).
+        calls = getattr(declaration, "calls", None)
+        return TemplateInputs(object_arguments=getattr(calls, "arguments", "") == "tojson")
     return _INPUTS.get(fmt.name, TemplateInputs())
 
 
