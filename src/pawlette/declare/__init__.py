@@ -95,6 +95,8 @@ def declare(layout: Layout) -> Format:
     stop = tuple(joined(layout, pieces) for pieces in (assistant.end, *assistant.also_end))
 
     def variant(options: Any) -> Format:
+        if layout.from_options is not None:
+            return declare(layout.from_options(options))
         return declare(dataclasses.replace(layout, options=options))
 
     return Format(

@@ -60,7 +60,7 @@ Vocabulary
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeAlias
 
@@ -224,6 +224,9 @@ class Layout:
     pawlette never does, which is lossless; see the format's docstring)."""
     options: Any = None
     """A frozen dataclass of option values (:class:`Option` pieces read it)."""
+    from_options: Callable[[Any], Layout] | None = field(default=None, compare=False, repr=False)
+    """Builds the layout for other options (options that change its structure, such as a
+    default system text); without it only :class:`Option` pieces follow the options."""
     extra_special: tuple[str, ...] = ()
     """Markers the tokenizer has that the format never writes but must never come from text."""
     notes: tuple[str, ...] = field(default=())

@@ -157,6 +157,7 @@ def layout(options: ChatmlOptions) -> Layout:
             item_close=fence("\n", RESPONSE_END),
         ),
         options=options,
+        from_options=layout,
     )
 
 

@@ -126,6 +126,7 @@ def layout(options: Llama3Options) -> Layout:
         ),
         results=Results(frame=header("ipython")),
         options=options,
+        from_options=layout,
     )
 
 
