@@ -152,7 +152,10 @@ def normalise(fmt: Format, request: dict[str, Any]) -> dict[str, Any]:
                     bool(message.get("reasoning_content"))
                     or (index == len(messages) - 1 and reasoning.always_on_last)
                 )
-                message["reasoning_content"] = (message.get("reasoning_content") or "") if written else None
+                if written:
+                    message["reasoning_content"] = message.get("reasoning_content") or ""
+                else:
+                    message.pop("reasoning_content", None)
         elif message["role"] == "tool":
             message["tool_call_id"] = ids[message["tool_call_id"]]
     if messages and messages[0]["role"] == "system":
@@ -171,3 +174,19 @@ def last_query_index_of(messages: list[dict[str, Any]]) -> int:
 
 
 __all__ = ["TOOLS", "conversations", "last_query_index", "normalise", "texts"]
+
+
+def normalise_completion(fmt: Format, message: dict[str, Any]) -> dict[str, Any]:
+    """An assistant message as parsing its completion (the turn the model wrote last in its
+    conversation) gives it back; call ids aside."""
+    layout = layout_of(fmt)
+    message = copy.deepcopy(message)
+    calls = layout.calls
+    for call in message.get("tool_calls") or []:
+        if calls is not None and calls.arguments == "tojson":
+            arguments = json.loads(call["function"]["arguments"])
+            call["function"]["arguments"] = json.dumps(arguments, ensure_ascii=False)
+    reasoning = layout.reasoning
+    if reasoning is not None and reasoning.always_on_last and not message.get("reasoning_content"):
+        message["reasoning_content"] = ""
+    return message
