@@ -227,6 +227,9 @@ class Layout:
     from_options: Callable[[Any], Layout] | None = field(default=None, compare=False, repr=False)
     """Builds the layout for other options (options that change its structure, such as a
     default system text); without it only :class:`Option` pieces follow the options."""
+    variants: Mapping[str, Any] = field(default_factory=dict)
+    """Named option sets (``{"qwen2.5": ChatmlOptions(...)}``) that
+    :func:`pawlette.detect.detect` tries too."""
     extra_special: tuple[str, ...] = ()
     """Markers the tokenizer has that the format never writes but must never come from text."""
     notes: tuple[str, ...] = field(default=())

@@ -117,6 +117,10 @@ class ChatmlOptions:
     reasoning: bool = True
 
 
+QWEN3 = ChatmlOptions()
+QWEN25 = ChatmlOptions(default_system=QWEN25_SYSTEM, reasoning=False)
+
+
 def layout(options: ChatmlOptions) -> Layout:
     return Layout(
         name="chatml",
@@ -158,9 +162,8 @@ def layout(options: ChatmlOptions) -> Layout:
         ),
         options=options,
         from_options=layout,
+        variants={"qwen2.5": QWEN25},
     )
 
 
-QWEN3 = ChatmlOptions()
-QWEN25 = ChatmlOptions(default_system=QWEN25_SYSTEM, reasoning=False)
 FORMAT = declare(layout(QWEN3))

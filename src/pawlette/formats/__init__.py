@@ -1,9 +1,14 @@
-"""The format registry: one declaration module per format, loaded on first use, and the
-formats registered at run time with :func:`register_format`."""
+"""The format registry: one declaration module per format, loaded on first use; the
+formats registered at run time with :func:`register_format`; and the formats other packages
+declare under the ``pawlette.formats`` entry point group (``name = "module:ATTRIBUTE"``, a
+:class:`~pawlette.Format` or a :class:`pawlette.declare.Layout`), so the command line and
+the server know them too."""
 
 from __future__ import annotations
 
 import importlib
+import importlib.metadata
+from typing import Any
 
 from ..errors import RequestError
 from ..format import Format
@@ -19,11 +24,32 @@ _MODULES: dict[str, str] = {
 }
 _LOADED: dict[str, Format] = {}
 _REGISTERED: dict[str, Format] = {}
+_ENTRY_POINT_GROUP = "pawlette.formats"
+_PLUGINS: dict[str, Any] = {}  # name -> entry point, read once
+
+
+def _plugins() -> dict[str, Any]:
+    if not _PLUGINS:
+        found = {entry.name: entry for entry in importlib.metadata.entry_points(group=_ENTRY_POINT_GROUP)}
+        _PLUGINS.update(found or {"": None})  # {"": None}: looked, found none
+    return {name: entry for name, entry in _PLUGINS.items() if entry is not None}
 
 
 def formats() -> list[str]:
     """The names of every registered format."""
-    return [*_MODULES, *(name for name in _REGISTERED if name not in _MODULES)]
+    names = [*_MODULES, *(name for name in _REGISTERED if name not in _MODULES)]
+    return names + [name for name in _plugins() if name not in names]
+
+
+def _load_plugin(name: str, entry: Any) -> Format:
+    value = entry.load()
+    if not isinstance(value, Format):
+        from ..declare import Layout, declare
+
+        if not isinstance(value, Layout):
+            raise TypeError(f"entry point {_ENTRY_POINT_GROUP}:{name} is not a Format or Layout")
+        value = declare(value)
+    return value
 
 
 def register_format(fmt: object, *, replace: bool = False) -> Format:
@@ -66,7 +92,11 @@ def get_format(name: str) -> Format:
         return loaded
     module_name = _MODULES.get(name)
     if module_name is None:
-        raise RequestError("format", f"found {name!r}", "one of " + ", ".join(formats()))
+        entry = _plugins().get(name)
+        if entry is None:
+            raise RequestError("format", f"found {name!r}", "one of " + ", ".join(formats()))
+        _LOADED[name] = _load_plugin(name, entry)
+        return _LOADED[name]
     qualified = module_name if "." in module_name else f"{__name__}.{module_name}"
     module = importlib.import_module(qualified)
     declared = module.FORMAT
