@@ -67,7 +67,10 @@ def test_no_template_is_a_clear_error(tmp_path: Path) -> None:
 def run(*arguments: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "pawlette.cli", *arguments],
-        capture_output=True, text=True, timeout=120, check=False,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
     )
 
 
@@ -93,14 +96,30 @@ def test_format_auto_for_tokenize(tmp_path: Path) -> None:
     llama3_tokenizer().save(str(directory / "tokenizer.json"))
     records = tmp_path / "in.jsonl"
     records.write_text(
-        json.dumps({"messages": [{"role": "user", "content": "Hi"},
-                                 {"role": "assistant", "content": "Hello!"}]}) + "\n",
+        json.dumps(
+            {
+                "messages": [
+                    {"role": "user", "content": "Hi"},
+                    {"role": "assistant", "content": "Hello!"},
+                ]
+            }
+        )
+        + "\n",
         encoding="utf-8",
     )
     output = tmp_path / "out.parquet"
     result = run(
-        "tokenize", "-f", "auto", "--tokenizer", str(directory), str(records), "-o", str(output),
-        "--workers", "0", "--no-progress",
+        "tokenize",
+        "-f",
+        "auto",
+        "--tokenizer",
+        str(directory),
+        str(records),
+        "-o",
+        str(output),
+        "--workers",
+        "0",
+        "--no-progress",
     )
     assert result.returncode == 0, result.stderr
     assert "-f auto: llama3" in result.stderr

@@ -179,7 +179,9 @@ def read_chat_template(directory: str | Path) -> tuple[str, dict[str, str]]:
         return template_file.read_text(encoding="utf-8"), variables
     template = config.get("chat_template")
     if isinstance(template, list):
-        named = {item.get("name"): item.get("template") for item in template if isinstance(item, dict)}
+        named = {
+            item.get("name"): item.get("template") for item in template if isinstance(item, dict)
+        }
         template = named.get("default")
     if not isinstance(template, str):
         raise RequestError(
@@ -205,7 +207,7 @@ def _environment() -> Any:
         """``{% generation %}...{% endgeneration %}``: renders its body (the mask is not
         needed here)."""
 
-        tags = {"generation"}
+        tags = {"generation"}  # noqa: RUF012 (jinja2 declares it so)
 
         def parse(self, parser: Any) -> Any:
             lineno = next(parser.stream).lineno
@@ -223,7 +225,10 @@ def _environment() -> Any:
         sort_keys: bool = False,
     ) -> str:
         return json.dumps(
-            value, ensure_ascii=ensure_ascii, indent=indent, separators=separators,
+            value,
+            ensure_ascii=ensure_ascii,
+            indent=indent,
+            separators=separators,
             sort_keys=sort_keys,
         )
 
@@ -242,8 +247,13 @@ def _hugging_face(messages: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]
         copy = {key: value for key, value in message.items() if value is not None}
         if copy.get("tool_calls"):
             copy["tool_calls"] = [
-                {**call, "function": {**call["function"],
-                                      "arguments": json.loads(call["function"]["arguments"])}}
+                {
+                    **call,
+                    "function": {
+                        **call["function"],
+                        "arguments": json.loads(call["function"]["arguments"]),
+                    },
+                }
                 for call in copy["tool_calls"]
             ]
         result.append(copy)
@@ -290,7 +300,8 @@ def detect_template(
         for probe in probe_list:
             try:
                 rendered = fmt.render(
-                    list(probe.messages), list(probe.tools) or None,
+                    list(probe.messages),
+                    list(probe.tools) or None,
                     add_generation_prompt=probe.add_generation_prompt,
                 ).text
             except RequestError:

@@ -4,8 +4,9 @@
 the layout alone, so a format a user registers gets them too): tools when it has a tools
 block, reasoning when it has a reasoning block, calls as its calls allow (parallel or not,
 with text or not), results answering each round of calls in order.  Text never spells a
-marker of the format's lexer (such text is read as the marker from text; from ids it is
-exact, which the id tests cover) and never starts like a bare call (``{``, and ``<`` which bare-call GBNF refuses).
+marker of the format's lexer (parsed from text, such text is read as the marker) and, in a
+format whose calls are bare JSON, never starts with ``{`` (a call) or ``<`` (which that
+format's GBNF refuses there).
 
 :func:`normalise` is the request as ``parse_conversation(render(request))`` gives it back:
 call ids numbered in order (results name the call at their position), arguments as the
@@ -80,7 +81,9 @@ def arguments(draw: st.DrawFn, name: str, fmt: Format) -> str:
     if draw(st.booleans()):
         value["days"] = draw(st.integers(0, 9))
     compact = draw(st.booleans())
-    return json.dumps(value, ensure_ascii=draw(st.booleans()), separators=(",", ":") if compact else None)
+    return json.dumps(
+        value, ensure_ascii=draw(st.booleans()), separators=(",", ":") if compact else None
+    )
 
 
 @st.composite
@@ -88,7 +91,11 @@ def conversations(draw: st.DrawFn, fmt: Format, *, strip: bool = False) -> dict[
     """A request the format expresses exactly (see the module docstring)."""
     layout = layout_of(fmt)
     text = texts(fmt, strip=strip)
-    tools = TOOLS if layout.tools is not None and layout.calls is not None and draw(st.booleans()) else []
+    tools = (
+        TOOLS
+        if layout.tools is not None and layout.calls is not None and draw(st.booleans())
+        else []
+    )
     messages: list[dict[str, Any]] = []
     if draw(st.booleans()):
         messages.append({"role": "system", "content": draw(text)})

@@ -41,9 +41,7 @@ from . import user_format
 from .conversations import TOOLS, conversations, normalise
 from .tokens import accepts, random_walk, segment_ids, tokenizer
 
-DECLARED = [
-    name for name in pawlette.formats() if layout_of(pawlette.get_format(name)) is not None
-]
+DECLARED = [name for name in pawlette.formats() if layout_of(pawlette.get_format(name)) is not None]
 FORMATS = [*DECLARED, user_format.LAYOUT.name]
 
 
@@ -191,7 +189,10 @@ def test_forced_prefixes_have_one_source(fmt: Format) -> None:
         bundle = export_grammar_bundle(fmt.name, TOOLS, choice)
         prefixes = bundle["forced_prefix"]
         assert fmt.forced_prefix("required", TOOLS) == prefixes["required"]
-        assert fmt.forced_prefix(choice, TOOLS) in (prefixes["required"], prefixes["functions"]["now"])
+        assert fmt.forced_prefix(choice, TOOLS) in (
+            prefixes["required"],
+            prefixes["functions"]["now"],
+        )
         assert bundle["stop"] == list(fmt.stop)
 
 

@@ -29,7 +29,9 @@ def test_registered_by_layout_or_format_and_listed() -> None:
         assert layout_of(fmt) is user_format.LAYOUT
         with pytest.raises(pawlette.RequestError, match="registered already"):
             pawlette.register_format(user_format.LAYOUT)
-        assert pawlette.register_format(declare(user_format.LAYOUT), replace=True).name == "user-tiny"
+        assert (
+            pawlette.register_format(declare(user_format.LAYOUT), replace=True).name == "user-tiny"
+        )
     assert "user-tiny" not in pawlette.formats()
 
 
@@ -79,7 +81,11 @@ def test_an_entry_point_registers_a_format_for_the_command_line(tmp_path: Path) 
     def run(*arguments: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run(
             [sys.executable, "-m", "pawlette.cli", *arguments],
-            capture_output=True, text=True, timeout=120, check=False, env=environment,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+            env=environment,
         )
 
     listing = run("formats")
@@ -91,4 +97,6 @@ def test_an_entry_point_registers_a_format_for_the_command_line(tmp_path: Path) 
     assert template.returncode == 0 and "generation" in template.stdout
     grammar = run("export", "grammar", "-f", "user-tiny")
     assert grammar.returncode == 0, grammar.stderr
-    assert export_grammar(declare(user_format.LAYOUT), [], "auto").splitlines()[-1] in grammar.stdout
+    assert (
+        export_grammar(declare(user_format.LAYOUT), [], "auto").splitlines()[-1] in grammar.stdout
+    )

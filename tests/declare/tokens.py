@@ -33,8 +33,9 @@ def ll_tokenizer(name: str) -> Any:
     return llguidance.LLTokenizer(tok.to_str(), eos_token=tok.token_to_id(EOS))
 
 
-def segment_ids(name: str, rendering: Rendering, *, trainable_from: int | None = None,
-                start: int = 0) -> list[int]:
+def segment_ids(
+    name: str, rendering: Rendering, *, trainable_from: int | None = None, start: int = 0
+) -> list[int]:
     """Ids of the rendering's segments from character ``start`` on (markers by id, text
     with special tokens off); ``trainable_from``: only trainable segments of messages from
     that index on."""
@@ -88,8 +89,8 @@ def random_walk(name: str, lark: str, seed: int, steps: int = 400) -> list[int] 
     closers = {
         token
         for text, token in tok.get_vocab().items()
-        if text in ('"', "}", "]", "Ċ", "0", "1") or token >= vocabulary - len(
-            pawlette.get_format(name).special_markers) - 1
+        if text in ('"', "}", "]", "Ċ", "0", "1")
+        or token >= vocabulary - len(pawlette.get_format(name).special_markers) - 1
     }
     generator = random.Random(seed)
     matcher = llguidance.LLMatcher(ll_tokenizer(name), compiled(name, lark), log_level=0)

@@ -31,9 +31,7 @@ def without_reasoning(request: dict[str, Any]) -> dict[str, Any]:
 @given(request=conversations(QWEN3, strip=True), prompt=st.booleans())
 def test_qwen3_template(request: dict[str, Any], prompt: bool) -> None:
     messages = hugging_face_messages(request["messages"], empty_content=True)
-    expected = render_reference(
-        "Qwen-Qwen3-0.6B.jinja", messages, request.get("tools"), prompt
-    )
+    expected = render_reference("Qwen-Qwen3-0.6B.jinja", messages, request.get("tools"), prompt)
     assert QWEN3.render(request, add_generation_prompt=prompt).text == expected
 
 

@@ -59,8 +59,9 @@ def test_the_date_is_an_option() -> None:
     dated = LLAMA3.with_options(date_string="01 Jan 2025")
     for file_name in TEMPLATES:
         assert dated.render(request).text == meta(file_name, request, False, "01 Jan 2025")
-    from pawlette.export import export_jinja
     from transformers.utils.chat_template_utils import render_jinja_template
+
+    from pawlette.export import export_jinja
 
     rendered, _ = render_jinja_template(
         [request["messages"]], chat_template=export_jinja(LLAMA3), date_string="01 Jan 2025"
@@ -72,9 +73,12 @@ def test_where_meta_templates_are_lossy_pawlette_keeps_the_text() -> None:
     request = {
         "messages": [
             {"role": "user", "content": "  spaced  "},
-            {"role": "assistant", "tool_calls": [
-                {"id": "a", "type": "function",
-                 "function": {"name": "now", "arguments": "{}"}}]},
+            {
+                "role": "assistant",
+                "tool_calls": [
+                    {"id": "a", "type": "function", "function": {"name": "now", "arguments": "{}"}}
+                ],
+            },
             {"role": "tool", "tool_call_id": "a", "content": "12:00"},
         ],
         "tools": TOOLS,
@@ -91,9 +95,17 @@ def test_what_meta_templates_refuse_pawlette_refuses() -> None:
     two_calls = {
         "messages": [
             {"role": "user", "content": "q"},
-            {"role": "assistant", "tool_calls": [
-                {"id": f"c{n}", "type": "function", "function": {"name": "now", "arguments": "{}"}}
-                for n in range(2)]},
+            {
+                "role": "assistant",
+                "tool_calls": [
+                    {
+                        "id": f"c{n}",
+                        "type": "function",
+                        "function": {"name": "now", "arguments": "{}"},
+                    }
+                    for n in range(2)
+                ],
+            },
         ],
         "tools": TOOLS,
     }

@@ -21,6 +21,7 @@ def conversations() -> st.SearchStrategy[dict[str, Any]]:
 def normalise(request: dict[str, Any]) -> dict[str, Any]:
     return canonical(declared.normalise(FORMAT, request))
 
+
 CALL_IDS_ROUND_TRIP = False  # the format writes no call ids: results are matched by position
 
 

@@ -46,9 +46,7 @@ from .table import call_prefix, joined
 TEXT = text_terminal("TEXT")
 TEXT_NE = text_terminal("TEXT", "NE")
 TEXT_NL = text_terminal("TEXT", "NL")
-BARE_TEXT = Terminal(
-    "BARE_TEXT", lark='(TEXT_NE) & ~/[ \\t\\r\\n]*\\{(?s:.*)/', gbnf="bare-text"
-)
+BARE_TEXT = Terminal("BARE_TEXT", lark="(TEXT_NE) & ~/[ \\t\\r\\n]*\\{(?s:.*)/", gbnf="bare-text")
 BARE_TEXT_NOTE = (
     "text of a turn whose calls are bare JSON objects: it may not start with '{' after "
     "whitespace (that is a call), nor, in GBNF, with '<'"
@@ -147,7 +145,7 @@ def _end(layout: declared.Layout) -> Node:
 
 def _bare_text(rules: Rules) -> None:
     rules.lark_extra["BARE_TEXT"] = BARE_TEXT.lark
-    rules.gbnf_extra["bare-text"] = '[ \\t\\r\\n]+ | [ \\t\\r\\n]* [^{< \\t\\r\\n] text'
+    rules.gbnf_extra["bare-text"] = "[ \\t\\r\\n]+ | [ \\t\\r\\n]* [^{< \\t\\r\\n] text"
     if BARE_TEXT_NOTE not in rules.notes:
         rules.notes.append(BARE_TEXT_NOTE)
 
@@ -185,9 +183,7 @@ def build_turn(
         answer = seq(call_set.many(rules, parallel), end)
     reasoning = layout.reasoning
     if reasoning is not None:
-        block = seq(
-            *nodes(layout, reasoning.open), after_text(layout, reasoning.close, empty=True)
-        )
+        block = seq(*nodes(layout, reasoning.open), after_text(layout, reasoning.close, empty=True))
         rules.rules["start"] = seq(optional(rules.add("reasoning", block)), answer)
     else:
         rules.rules["start"] = answer

@@ -127,7 +127,7 @@ class _Emitter:
         block = layout.tools
         for role in ("user", "system"):
             self.out(f"{{%- elif message.role == {jinja_string(role)} -%}}")
-            frame = layout.frames[role]  # type: ignore[index]
+            frame = layout.frames["user" if role == "user" else "system"]
             self.fence(frame.open)
             if role == "user" and block is not None and block.host == "first_user":
                 self.out("{%- if has_tools and loop.index0 == first -%}")
@@ -241,9 +241,7 @@ class _Emitter:
         layout = self.layout
         self.out(TEXT_MACRO.strip())
         self.out("{%- set has_tools = tools is defined and tools is not none and tools -%}")
-        self.out(
-            '{%- set has_system = messages | length > 0 and messages[0].role == "system" -%}'
-        )
+        self.out('{%- set has_system = messages | length > 0 and messages[0].role == "system" -%}')
         self.out("{%- set first = 1 if has_system else 0 -%}")
         self.out("{%- set ns = namespace(last_query=-1) -%}")
         reasoning = layout.reasoning

@@ -154,7 +154,9 @@ class _Table:
         if block is None or block.host != "first_user":
             return
         if not block.first:
-            raise FormatError(f"{layout.name}: a tools block after the user's text is not a concept")
+            raise FormatError(
+                f"{layout.name}: a tools block after the user's text is not a concept"
+            )
         reader = tool_items_reader(
             self.text(block.item_open), self.text(block.item_close), block.wrap, text_after=True
         )

@@ -72,6 +72,8 @@ Decisions (reference: Qwen's own templates, ``Qwen-Qwen2.5-7B-Instruct.jinja`` a
   markers are exact; from text, message text spelling a marker is read as that marker.
 """
 
+# ruff: noqa: E501  (the docstring shows the wire format as it is, long lines included)
+
 from __future__ import annotations
 
 from dataclasses import dataclass

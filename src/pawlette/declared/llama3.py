@@ -54,6 +54,8 @@ differs only in reading the clock and in built-in tools):
 - The system turn is always written; parsing a system turn with no text gives no message.
 """
 
+# ruff: noqa: E501  (the docstring shows the wire format as it is, long lines included)
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -80,7 +82,7 @@ TOOLS_INTRO = (
     "Given the following functions, please respond with a JSON for a function call with its "
     "proper arguments that best answers the given prompt.\n\n"
     'Respond in the format {"name": function name, "parameters": dictionary of argument name '
-    'and its value}.Do not use variables.\n\n'
+    "and its value}.Do not use variables.\n\n"
 )
 
 
@@ -114,7 +116,10 @@ def layout(options: Llama3Options) -> Layout:
             ),
         ),
         tools=ToolsBlock(
-            host="first_user", first=True, open=fence(TOOLS_INTRO), item_close=fence("\n\n"),
+            host="first_user",
+            first=True,
+            open=fence(TOOLS_INTRO),
+            item_close=fence("\n\n"),
             indent=4,
         ),
         calls=JsonCalls(

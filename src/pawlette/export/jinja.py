@@ -77,9 +77,7 @@ def template_inputs(format_name: str | Format) -> TemplateInputs:
 def jinja_formats() -> list[str]:
     """The registered formats that have a chat template."""
     return [
-        name
-        for name in formats()
-        if name in _TEMPLATES or _declared(get_format(name)) is not None
+        name for name in formats() if name in _TEMPLATES or _declared(get_format(name)) is not None
     ]
 
 

@@ -25,14 +25,14 @@ _MODULES: dict[str, str] = {
 _LOADED: dict[str, Format] = {}
 _REGISTERED: dict[str, Format] = {}
 _ENTRY_POINT_GROUP = "pawlette.formats"
-_PLUGINS: dict[str, Any] = {}  # name -> entry point, read once
+_PLUGINS: list[dict[str, Any]] = []  # [name -> entry point], read once
 
 
 def _plugins() -> dict[str, Any]:
     if not _PLUGINS:
-        found = {entry.name: entry for entry in importlib.metadata.entry_points(group=_ENTRY_POINT_GROUP)}
-        _PLUGINS.update(found or {"": None})  # {"": None}: looked, found none
-    return {name: entry for name, entry in _PLUGINS.items() if entry is not None}
+        group = importlib.metadata.entry_points(group=_ENTRY_POINT_GROUP)
+        _PLUGINS.append({entry.name: entry for entry in group})
+    return _PLUGINS[0]
 
 
 def formats() -> list[str]:
