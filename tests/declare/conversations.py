@@ -197,3 +197,37 @@ def normalise_completion(fmt: Format, message: dict[str, Any]) -> dict[str, Any]
     if reasoning is not None and reasoning.always_on_last and not message.get("reasoning_content"):
         message["reasoning_content"] = ""
     return message
+
+
+@st.composite
+def assistant_turn(
+    draw: st.DrawFn,
+    fmt: Format,
+    text: st.SearchStrategy[str],
+    arguments_of: Any,
+    names: list[str],
+) -> dict[str, Any]:
+    """One assistant turn the layout can write, calling ``names`` with ``arguments_of(name)``
+    (for the shared grammar tests, which bring their own tools and texts)."""
+    layout = layout_of(fmt)
+    calls = layout.calls
+    if calls is not None and calls.open is None:
+        text = text.filter(lambda value: not _BARE_CALL.match(value))
+    message: dict[str, Any] = {"role": "assistant"}
+    count = draw(st.integers(0, 0 if calls is None else 3 if calls.parallel else 1))
+    if count:
+        message["tool_calls"] = [
+            {
+                "id": f"call_{number}",
+                "type": "function",
+                "function": {"name": name, "arguments": draw(arguments_of(name))},
+            }
+            for number, name in enumerate(
+                draw(st.lists(st.sampled_from(names), min_size=count, max_size=count))
+            )
+        ]
+    with_text = not count or (calls is not None and calls.with_content and draw(st.booleans()))
+    message["content"] = draw(text) if with_text else None
+    if layout.reasoning is not None and draw(st.booleans()):
+        message["reasoning_content"] = draw(text)
+    return message

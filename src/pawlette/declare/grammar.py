@@ -48,9 +48,10 @@ TEXT_NE = text_terminal("TEXT", "NE")
 TEXT_NL = text_terminal("TEXT", "NL")
 BARE_TEXT = Terminal("BARE_TEXT", lark="(TEXT_NE) & ~/[ \\t\\r\\n]*\\{(?s:.*)/", gbnf="bare-text")
 BARE_TEXT_NOTE = (
-    "text of a turn whose calls are bare JSON objects: it may not start with '{' after "
-    "whitespace (that is a call), nor, in GBNF, with '<'"
+    "text of a turn whose calls are bare JSON objects may not start with '{' after "
+    "whitespace (that is a call)"
 )
+BARE_TEXT_GBNF_NOTE = "nor, here, with '<' after whitespace (tighter than the parser)"
 
 
 def nodes(layout: declared.Layout, pieces: declared.Fence) -> list[Node]:
@@ -148,6 +149,7 @@ def _bare_text(rules: Rules) -> None:
     rules.gbnf_extra["bare-text"] = "[ \\t\\r\\n]+ | [ \\t\\r\\n]* [^{< \\t\\r\\n] text"
     if BARE_TEXT_NOTE not in rules.notes:
         rules.notes.append(BARE_TEXT_NOTE)
+        rules.syntax_notes.setdefault("gbnf", []).append(BARE_TEXT_GBNF_NOTE)
 
 
 def build_turn(
