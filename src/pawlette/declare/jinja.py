@@ -259,6 +259,10 @@ class _Emitter:
         self.fence(layout.begin)
         self.system()
         self.out("{%- for message in messages -%}")
+        self.raise_if(
+            "message.name is defined and message.name is not none",
+            f"a message name: {layout.name} has no place for it",
+        )
         self.out("{%- if loop.index0 < first -%}")
         self.plain()
         self.assistant()

@@ -8,6 +8,7 @@ tools, results and what follows the end fence are not.
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Callable
 from typing import Any
@@ -15,7 +16,7 @@ from typing import Any
 from ..engine.writer import Writer
 from ..errors import RequestError, UnsupportedFeature
 from ..types import Message, TextPart, Tool
-from .layout import Fence, Layout, Lit, Marker, Option
+from .layout import Fence, Layout, Marker, Option
 
 WriteConversation = Callable[[Writer, tuple[Message, ...], tuple[Tool, ...], bool], None]
 
@@ -29,20 +30,16 @@ def option_text(layout: Layout, piece: Option) -> str:
     return value
 
 
-def write_fence(
-    writer: Writer, layout: Layout, pieces: Fence, kind: str, *, trainable: bool = False
-) -> None:
-    for piece in pieces:
-        if isinstance(piece, Marker):
-            writer.marker(piece.text, kind, trainable=trainable)
-        elif isinstance(piece, Lit):
-            writer.raw(piece.text, kind, trainable=trainable)
-        else:
-            writer.raw(option_text(layout, piece), kind, trainable=trainable)
-
-
 def message_text(message: Message, index: int, format_name: str) -> str:
-    """The text of a message; other content parts are refused."""
+    """The text of a message; other content parts, names and metadata are refused."""
+    if message.name is not None:
+        raise UnsupportedFeature(
+            f"messages[{index}].name", repr(message.name), f"no name: {format_name} has no place"
+        )
+    if message.metadata:
+        raise UnsupportedFeature(
+            f"messages[{index}].metadata", "metadata", f"none: {format_name} has no place"
+        )
     for number, part in enumerate(message.content or ()):
         if not isinstance(part, TextPart):
             raise UnsupportedFeature(
@@ -53,6 +50,13 @@ def message_text(message: Message, index: int, format_name: str) -> str:
     return message.text
 
 
+@functools.lru_cache(maxsize=1024)
+def _indented(compact: str, indent: int) -> str:
+    # json.dumps with an indent runs the pure-Python encoder: tool listings repeat across
+    # requests, so each is indented once (the compact dump, in C, is the key).
+    return json.dumps(json.loads(compact), ensure_ascii=False, indent=indent)
+
+
 def tool_json(layout: Layout, tool: Tool) -> str:
     """One tool as the block writes it (Jinja's ``tojson``: ``ensure_ascii=False``)."""
     block = layout.tools
@@ -60,7 +64,9 @@ def tool_json(layout: Layout, tool: Tool) -> str:
     value: Any = dict(tool.definition)
     if block.wrap == "openai":
         value = {"type": "function", "function": value}
-    return json.dumps(value, ensure_ascii=False, indent=block.indent)
+    if block.indent is None:
+        return json.dumps(value, ensure_ascii=False)
+    return _indented(json.dumps(value, ensure_ascii=False), block.indent)
 
 
 def arguments_text(layout: Layout, arguments: str, where: str) -> str:
@@ -87,10 +93,17 @@ def last_query_index(messages: tuple[Message, ...]) -> int:
 class _Render:
     """One rendering: the layout's concepts written in conversation order."""
 
-    def __init__(self, layout: Layout, writer: Writer, tools: tuple[Tool, ...]) -> None:
+    def __init__(
+        self,
+        layout: Layout,
+        writer: Writer,
+        tools: tuple[Tool, ...],
+        cache: dict[int, tuple[Fence, tuple[tuple[bool, str], ...]]],
+    ) -> None:
         self.layout = layout
         self.writer = writer
         self.tools = tools
+        self.cache = cache
         for number, tool in enumerate(tools):
             if tool.kind != "function":
                 raise UnsupportedFeature(f"tools[{number}].type", f"{tool.kind!r}", "'function'")
@@ -98,7 +111,26 @@ class _Render:
             raise UnsupportedFeature("tools", "tools", f"none: {layout.name} has no tools block")
 
     def fence(self, pieces: Fence, kind: str, *, trainable: bool = False) -> None:
-        write_fence(self.writer, self.layout, pieces, kind, trainable=trainable)
+        if not pieces:
+            return
+        found = self.cache.get(id(pieces))
+        pairs = found[1] if found is not None and found[0] is pieces else self.resolve(pieces)
+        marker, raw = self.writer.marker, self.writer.raw
+        for is_marker, text in pairs:
+            (marker if is_marker else raw)(text, kind, trainable=trainable)
+
+    def resolve(self, pieces: Fence) -> tuple[tuple[bool, str], ...]:
+        """A fence as (is a marker, text) pairs, options read once per layout (cached by
+        the fence's identity: the layout holds its fences for as long as it lives)."""
+        pairs = tuple(
+            (
+                isinstance(piece, Marker),
+                option_text(self.layout, piece) if isinstance(piece, Option) else piece.text,
+            )
+            for piece in pieces
+        )
+        self.cache[id(pieces)] = (pieces, pairs)
+        return pairs
 
     def tools_block(self) -> None:
         block = self.layout.tools
@@ -253,10 +285,12 @@ def reasoning_written(layout: Layout, messages: tuple[Message, ...], index: int)
 def writer_of(layout: Layout) -> WriteConversation:
     """The render function of a layout (what :class:`pawlette.Format` calls)."""
 
+    cache: dict[int, tuple[Fence, tuple[tuple[bool, str], ...]]] = {}
+
     def write(
         writer: Writer, messages: tuple[Message, ...], tools: tuple[Tool, ...], prompt: bool
     ) -> None:
-        render = _Render(layout, writer, tools)
+        render = _Render(layout, writer, tools, cache)
         writer.at(None, -1)
         render.fence(layout.begin, "begin")
         first = 0
