@@ -108,3 +108,17 @@ def test_past_reasoning_is_dropped_like_qwen3_does() -> None:
     rendered = QWEN3.render(messages).text
     assert rendered == qwen3(messages)
     assert "r1" not in rendered and "<think>\nr2\n</think>\n\nd" in rendered
+
+
+@settings(max_examples=30)
+@given(request=conversations(QWEN3, strip=True), prompt=st.booleans())
+def test_token_ids_equal_qwen_tokenizer(request: dict[str, Any], prompt: bool) -> None:
+    """pawlette's ids are Qwen's tokenizer's own encoding of the rendered text (its added
+    tokens matched), since no generated text spells a marker or starts with whitespace."""
+    from ..support.qwen import qwen_tokenizer
+
+    tokenizer = qwen_tokenizer()
+    rendered = QWEN3.render(request, add_generation_prompt=prompt).text
+    expected = tokenizer.encode(rendered, add_special_tokens=False).ids
+    result = pawlette.tokenize(QWEN3, tokenizer, request, add_generation_prompt=prompt)
+    assert list(result.input_ids) == expected

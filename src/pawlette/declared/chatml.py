@@ -103,7 +103,7 @@ TOOLS_INTRO = (
 )
 TOOLS_OUTRO = (
     "\n</tools>\n\nFor each function call, return a json object with function name and "
-    "arguments within <tool_call></tool_call> XML tags:\n"
+    "arguments within "
 )
 
 
@@ -133,8 +133,12 @@ def layout(options: ChatmlOptions) -> Layout:
             host="system",
             open=fence(TOOLS_INTRO),
             item_open=fence("\n"),
+            # <tool_call> is a token even inside this text: Qwen's tokenizer matches it there.
             close=fence(
                 TOOLS_OUTRO,
+                TOOL_CALL,
+                TOOL_CALL_END,
+                " XML tags:\n",
                 TOOL_CALL,
                 '\n{"name": <function-name>, "arguments": <args-json-object>}\n',
                 TOOL_CALL_END,
