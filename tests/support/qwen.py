@@ -46,13 +46,14 @@ QWEN_PATTERN = (
     r"""(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*"""
     r"""|\s*[\r\n]+|\s+(?!\S)|\s+"""
 )
-_ADDED = """
+_ADDED_TEXT = """
 <|endoftext|> <|im_start|> <|im_end|> <|object_ref_start|> <|object_ref_end|>
 <|box_start|> <|box_end|> <|quad_start|> <|quad_end|> <|vision_start|> <|vision_end|>
 <|vision_pad|> <|image_pad|> <|video_pad|> <tool_call> </tool_call> <|fim_prefix|>
 <|fim_middle|> <|fim_suffix|> <|fim_pad|> <|repo_name|> <|file_sep|> <tool_response>
 </tool_response> <think> </think>
-""".split()
+"""
+_ADDED = _ADDED_TEXT.split()
 QWEN_SPECIAL_TOKENS = {text: 151643 + number for number, text in enumerate(_ADDED)}
 
 
