@@ -155,13 +155,9 @@ def normalise(fmt: Format, request: dict[str, Any]) -> dict[str, Any]:
             reasoning = layout.reasoning
             if reasoning is not None and reasoning.keep == "after_last_query":
                 kept = index > last_query
-                written = kept and (
-                    bool(message.get("reasoning_content"))
-                    or (index == len(messages) - 1 and reasoning.always_on_last)
-                )
-                if written:
-                    message["reasoning_content"] = message.get("reasoning_content") or ""
-                else:
+                # Kept when non-empty; an empty block (Qwen3 writes one on the last turn) reads
+                # back as no reasoning.
+                if not (kept and message.get("reasoning_content")):
                     message.pop("reasoning_content", None)
         elif message["role"] == "tool":
             message["tool_call_id"] = ids[message["tool_call_id"]]
@@ -195,7 +191,7 @@ def normalise_completion(fmt: Format, message: dict[str, Any]) -> dict[str, Any]
             call["function"]["arguments"] = json.dumps(arguments, ensure_ascii=False)
     reasoning = layout.reasoning
     if reasoning is not None and reasoning.always_on_last and not message.get("reasoning_content"):
-        message["reasoning_content"] = ""
+        message.pop("reasoning_content", None)  # an empty block is no reasoning
     return message
 
 

@@ -16,7 +16,10 @@ objects (Llama 3) writes text whose first character other than whitespace is not
 (the parser reads that as a call); GBNF is tighter: not ``<`` either.
 
 The forced prefixes come from :func:`pawlette.declare.table.call_prefix`, the function
-:meth:`pawlette.Format.forced_prefix` reads too, so the two cannot disagree.
+:meth:`pawlette.Format.forced_prefix` reads too, so the two cannot disagree.  In a layout that
+writes an empty reasoning block on a final turn without reasoning (Qwen3), a forced call
+starts with that empty block: forcing a call turns thinking off, as Qwen3's own prompt with
+thinking disabled does.
 """
 
 from __future__ import annotations
@@ -41,7 +44,7 @@ from ..export.turns._common import function_tools_only, json_arguments, rules_fo
 from ..format import Format
 from ..types import Tool
 from . import layout as declared
-from .table import call_prefix, joined
+from .table import call_prefix, empty_reasoning, joined
 
 TEXT = text_terminal("TEXT")
 TEXT_NE = text_terminal("TEXT", "NE")
@@ -223,6 +226,7 @@ def build_turn(
         return turn
     after = rules_for(fmt)
     prefix = turn.forced_prefixes["required" if choice.mode == "required" else choice.key()]
+    prefix = prefix[len(empty_reasoning(layout)) :]  # the call's part of the prefix
     firsts = [
         seq(*drop_prefix(call_set.items(after, number, tool), prefix))
         for number, tool in call_set.allowed()

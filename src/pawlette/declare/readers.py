@@ -22,7 +22,7 @@ from typing import Any
 
 from ..engine.machine import Parser, Reader, ReaderFactory
 from ..engine.readers import CallEnvelope, JsonCallReader, WholeTextReader
-from ..types import MetadataItem, TextDelta, Tool, ToolsDeclared
+from ..types import MetadataItem, ReasoningDelta, TextDelta, Tool, ToolsDeclared
 
 _CALLS = "declare.calls"
 _ANSWERED = "declare.answered"
@@ -79,6 +79,24 @@ def next_result_id(parser: Parser) -> str | None:
     answered: int = parser.shared.get(_ANSWERED, 0)
     parser.shared[_ANSWERED] = answered + 1
     return calls[answered] if answered < len(calls) else None
+
+
+class OptionalReasoningReader:
+    """Reasoning that may be empty: an empty block is no reasoning (a layout that writes an
+    empty block for a turn without reasoning cannot tell the two apart, and a stream shows
+    nothing for it)."""
+
+    __slots__ = ("_parser",)
+
+    def __init__(self, parser: Parser) -> None:
+        self._parser = parser
+
+    def feed(self, text: str, offset: int) -> None:
+        if text:
+            self._parser.emit(ReasoningDelta(text))
+
+    def close(self, marker: str | None, offset: int) -> None:
+        pass
 
 
 class ResultReader(WholeTextReader):

@@ -36,6 +36,7 @@ from ..errors import FormatError
 from ..types import Role
 from .layout import Fence, Layout, Lit, Marker
 from .readers import (
+    OptionalReasoningReader,
     ResultReader,
     bare_call_reader,
     host_text_reader,
@@ -182,7 +183,9 @@ class _Table:
             self.ends(state, "assistant")
         reasoning = layout.reasoning
         if reasoning is not None:
-            self.builder.state("assistant.reasoning", ReasoningReader, "assistant")
+            # A layout that writes an empty block for "no reasoning" reads one back as none.
+            reader = OptionalReasoningReader if reasoning.always_on_last else ReasoningReader
+            self.builder.state("assistant.reasoning", reader, "assistant")
             self.on("assistant.head", self.text(reasoning.open), "assistant.reasoning")
             self.on("assistant.reasoning", self.text(reasoning.close), "assistant.body")
         if calls is None:
@@ -237,11 +240,20 @@ def compile_table(layout: Layout) -> Grammar:
     return _Table(layout).build()
 
 
+def empty_reasoning(layout: Layout) -> str:
+    """The empty reasoning block a forced call starts with, in a layout that writes one on
+    a final turn without reasoning (Qwen3: as its prompt with thinking disabled ends)."""
+    reasoning = layout.reasoning
+    if reasoning is None or not reasoning.always_on_last:
+        return ""
+    return joined(layout, reasoning.open) + joined(layout, reasoning.close)
+
+
 def call_prefix(layout: Layout, name: str | None) -> str:
-    """What every call starts with (``name``: up to the arguments of a call to it)."""
+    """What a forced call starts with (``name``: up to the arguments of a call to it)."""
     calls = layout.calls
     assert calls is not None
-    text = joined(layout, calls.open or ())
+    text = empty_reasoning(layout) + joined(layout, calls.open or ())
     if name is None:
         return text
     return (

@@ -67,8 +67,9 @@ Decisions (reference: Qwen's own templates, ``Qwen-Qwen2.5-7B-Instruct.jinja`` a
   with one).  Content holding ``</think>`` without ``reasoning_content`` is split by the real
   template; pawlette keeps it as content.  A user message that itself starts with
   ``<tool_response>`` and ends with ``</tool_response>`` is not a query to Qwen3's template.
-- **Parsing**: a system turn equal to the default prompt parses to no message; a system turn
-  that only holds the tools parses to no message.  ChatML does not escape: from token ids
+- **Parsing**: an empty reasoning block is no reasoning (Qwen3 writes one for a final turn
+  without reasoning, so the two cannot be told apart); a system turn equal to the default
+  prompt, or one that only holds the tools, parses to no message.  ChatML does not escape: from token ids
   markers are exact; from text, message text spelling a marker is read as that marker.
 """
 
