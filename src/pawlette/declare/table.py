@@ -184,8 +184,10 @@ class _Table:
         reasoning = layout.reasoning
         if reasoning is not None:
             # A layout that writes an empty block for "no reasoning" reads one back as none.
-            reader = OptionalReasoningReader if reasoning.always_on_last else ReasoningReader
-            self.builder.state("assistant.reasoning", reader, "assistant")
+            thinking: ReaderFactory = (
+                OptionalReasoningReader if reasoning.always_on_last else ReasoningReader
+            )
+            self.builder.state("assistant.reasoning", thinking, "assistant")
             self.on("assistant.head", self.text(reasoning.open), "assistant.reasoning")
             self.on("assistant.reasoning", self.text(reasoning.close), "assistant.body")
         if calls is None:

@@ -94,7 +94,16 @@ class IdParser:
         self._marker_prefixes = frozenset(
             marker[:length] for marker in grammar_markers for length in range(1, len(marker))
         )
-        self._longest_marker = max(map(len, grammar_markers), default=0)
+        # Text alone never makes a marker: before the first special token of a marker only
+        # its leading layout text (the "\n" of "\n<tool_call>\n") may be held.
+        leads = {
+            marker[: min(marker.find(s) for s in special if s in marker)]
+            for marker in grammar_markers
+        }
+        self._lead_prefixes = frozenset(
+            lead[:length] for lead in leads for length in range(1, len(lead) + 1)
+        )
+        self._longest_marker = max(map(len, leads), default=0)
         self._held: list[tuple[bool, str]] = []  # (is a marker, text) pieces being joined
         self._token_bytes = self.backend.token_bytes()
         self._utf8 = codecs.getincrementaldecoder("utf-8")(errors="replace")
@@ -167,6 +176,10 @@ class IdParser:
             if joined in markers:
                 self._held = []
                 return self.parser.feed_marker(joined)
+        elif not any(held_is_marker for held_is_marker, _ in self._held):
+            if held + text in self._lead_prefixes:
+                self._held.append((False, text))  # still only layout that may lead a marker
+                return []
         else:
             best = 0
             for length in range(1, len(text) + 1):
@@ -202,7 +215,7 @@ class IdParser:
         """The length of the longest end of ``text`` that begins a marker (``\n`` before
         ``<tool_call>``)."""
         for length in range(min(len(text), self._longest_marker), 0, -1):
-            if text[len(text) - length :] in self._marker_prefixes:
+            if text[len(text) - length :] in self._lead_prefixes:
                 return length
         return 0
 
