@@ -134,3 +134,12 @@ def test_format_auto_needs_a_directory() -> None:
     result = run("serve", "-f", "auto", "--upstream", "http://127.0.0.1:9")
     assert result.returncode == 2
     assert "-f auto: needs --tokenizer" in result.stderr
+
+
+def test_a_variant_is_a_format_name_every_process_resolves() -> None:
+    qwen25 = pawlette.get_format("chatml:qwen2.5")
+    text = qwen25.render([{"role": "user", "content": "Hi"}]).text
+    assert text.startswith("<|im_start|>system\nYou are Qwen, created by Alibaba Cloud.")
+    assert pawlette.get_format("chatml:qwen2.5") is qwen25
+    with pytest.raises(pawlette.RequestError, match=r"qwen2\.5"):
+        pawlette.get_format("chatml:qwen9")

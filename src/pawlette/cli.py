@@ -201,9 +201,8 @@ def command_detect(arguments: argparse.Namespace) -> int:
 
 def _auto_format(arguments: argparse.Namespace) -> str:
     """``-f auto``: the format :func:`pawlette.detect.detect` names for the tokenizer's
-    directory (a detected variant is registered under its format's name in this process)."""
+    directory (a variant as ``name:variant``, which every worker process resolves too)."""
     from .detect import detect
-    from .formats import register_format
 
     tokenizer = getattr(arguments, "tokenizer", None)
     if not tokenizer:
@@ -212,9 +211,9 @@ def _auto_format(arguments: argparse.Namespace) -> str:
     detection = detect(path if path.is_dir() else path.parent)
     if detection.format is None or detection.name is None:
         raise UserError(f"-f auto: {detection.describe()}")
-    if detection.variant is not None:
-        register_format(detection.format, replace=True)
     sys.stderr.write(f"pawlette {arguments.command}: -f auto: {detection.describe()}\n")
+    if detection.variant is not None:
+        return f"{detection.name}:{detection.variant}"
     return detection.name
 
 

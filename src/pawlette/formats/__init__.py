@@ -78,8 +78,22 @@ def register_format(fmt: object, *, replace: bool = False) -> Format:
     return fmt
 
 
+def _variant(name: str) -> Format:
+    import dataclasses
+
+    base, _, variant = name.partition(":")
+    fmt = get_format(base)
+    variants = getattr(getattr(fmt, "declaration", None), "variants", None) or {}
+    if variant not in variants:
+        raise RequestError(
+            "format", f"found {name!r}", f"{base}:VARIANT, VARIANT one of: {', '.join(variants)}"
+        )
+    return fmt.with_options(**dataclasses.asdict(variants[variant]))
+
+
 def get_format(name: str) -> Format:
-    """The registered format called ``name``.
+    """The registered format called ``name`` (``"base:variant"``: a declared format with
+    the options its declaration names so, such as ``"chatml:qwen2.5"``).
 
     >>> get_format("pcml").name
     'pcml'
@@ -90,6 +104,9 @@ def get_format(name: str) -> Format:
     loaded = _LOADED.get(name)
     if loaded is not None:
         return loaded
+    if ":" in name:  # "chatml:qwen2.5": a declared format's named options (its variants)
+        _LOADED[name] = _variant(name)
+        return _LOADED[name]
     module_name = _MODULES.get(name)
     if module_name is None:
         entry = _plugins().get(name)
