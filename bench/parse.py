@@ -42,6 +42,8 @@ UNSUPPORTED_FIELDS = {
     "omni": ("name",),
     "chatglm3": ("reasoning_content",),
     "breeze": ("name", "reasoning_content"),
+    "chatml": ("name",),
+    "llama3": ("name", "reasoning_content"),
 }
 
 

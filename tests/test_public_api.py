@@ -15,6 +15,7 @@ def test_all_is_pinned() -> None:
         "Segment", "TextDelta", "TextPart", "ThinkStep", "TokenizerMismatch", "Tool", "ToolCall",
         "ToolCallDelta", "ToolCallEnd", "ToolCallStart", "ToolsDeclared", "UnsupportedFeature",
         "VoicePart", "formats", "get_format", "MaskPolicy", "Tokenized", "tokenize",
+        "register_format",
     }  # fmt: skip
     assert set(pawlette.__all__) == expected
     for name in pawlette.__all__:

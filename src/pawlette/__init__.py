@@ -17,7 +17,7 @@ from .errors import (
     UnsupportedFeature,
 )
 from .format import Completion, Format, ParsedConversation
-from .formats import formats, get_format
+from .formats import formats, get_format, register_format
 from .prompter import AlpacaPrompter, ChatPrompter
 from .serve.chunks import ChunkStream
 from .tokenization.encoder import MaskPolicy, Tokenized, tokenize
@@ -95,5 +95,6 @@ __all__ = [
     "VoicePart",
     "formats",
     "get_format",
+    "register_format",
     "tokenize",
 ]

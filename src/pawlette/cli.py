@@ -10,6 +10,7 @@ import codecs
 import json
 import sys
 from collections.abc import Iterator, Sequence
+from pathlib import Path
 from typing import Any, BinaryIO
 
 from .errors import PawletteError
@@ -190,6 +191,32 @@ def command_demo(arguments: argparse.Namespace) -> int:
     return run(sys.stdout, colour=colour)
 
 
+def command_detect(arguments: argparse.Namespace) -> int:
+    from .detect import detect
+
+    detection = detect(arguments.directory)
+    sys.stdout.write(detection.describe() + "\n")
+    return 0 if detection.format is not None else 1
+
+
+def _auto_format(arguments: argparse.Namespace) -> str:
+    """``-f auto``: the format :func:`pawlette.detect.detect` names for the tokenizer's
+    directory (a variant as ``name:variant``, which every worker process resolves too)."""
+    from .detect import detect
+
+    tokenizer = getattr(arguments, "tokenizer", None)
+    if not tokenizer:
+        raise UserError("-f auto: needs --tokenizer, a model directory with a chat template")
+    path = Path(tokenizer)
+    detection = detect(path if path.is_dir() else path.parent)
+    if detection.format is None or detection.name is None:
+        raise UserError(f"-f auto: {detection.describe()}")
+    sys.stderr.write(f"pawlette {arguments.command}: -f auto: {detection.describe()}\n")
+    if detection.variant is not None:
+        return f"{detection.name}:{detection.variant}"
+    return detection.name
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="pawlette", description="Render, parse, serve and export LLM chat formats."
@@ -244,6 +271,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     add_inspect_arguments(inspect)
 
+    detecting = commands.add_parser(
+        "detect", help="name the format a model directory's chat template writes"
+    )
+    detecting.add_argument("directory", help="a directory with tokenizer_config.json")
+    detecting.set_defaults(handler=command_detect)
+
     export = commands.add_parser("export", help="chat templates and grammars for other tools")
     exports = export.add_subparsers(dest="what", required=True, metavar="WHAT")
     jinja = exports.add_parser("jinja", help="a Hugging Face chat_template")
@@ -273,6 +306,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     arguments = parser.parse_args(argv)
     try:
+        if getattr(arguments, "format", None) == "auto":
+            arguments.format = _auto_format(arguments)
         status: int = arguments.handler(arguments)
         return status
     except (UserError, PawletteError) as error:

@@ -88,6 +88,13 @@ class Format:
     behaviour (a SentencePiece dummy prefix each): a piece begins after every marker and
     after a segment of one of these kinds followed by one of another kind (ChatGLM3's
     ``build_chat_input`` encodes ``{metadata}\\n`` and the content apart)."""
+    declaration: Any = field(default=None, compare=False, repr=False)
+    """The :class:`pawlette.declare.Layout` the format was declared from (None: written by
+    hand): exporters read it from the value, never look the format up by name."""
+
+    def __hash__(self) -> int:
+        # The parse table holds dicts (unhashable): hash what equality compares that is.
+        return hash((self.name, self.summary, self.stop, self.special_markers))
 
     @staticmethod
     def escaping(markers: Sequence[str]) -> re.Pattern[str]:

@@ -382,8 +382,18 @@ def python_call_choices(message: dict[str, Any]) -> list[tuple[Any, bool]]:
     return choices_for(message, openai_form=False)
 
 
+def declared_turns(name: str) -> st.SearchStrategy[dict[str, Any]]:
+    """Turns of a declared format (chatml, llama3): what its layout can write."""
+    from ..declare.conversations import assistant_turn
+
+    fmt = pawlette.get_format(name)
+    return assistant_turn(fmt, plain(name), lambda tool: arguments(name, tool), NAMES)
+
+
 TURNS = {
     "pcml": (TOOLS, assistant_turns, choices_for),
+    "chatml": (TOOLS, declared_turns, choices_for),
+    "llama3": (TOOLS, declared_turns, choices_for),
     "omni": (OMNI_TOOLS, lambda name: omni_turns(), omni_choices),
     "chatglm3": (TOOLS, lambda name: chatglm3_turns(), python_call_choices),
     "breeze": (TOOLS, lambda name: breeze_turns(), python_call_choices),

@@ -19,6 +19,7 @@ sources an engine needs together with one driver of ours (``tests/export/llama_c
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import shlex
@@ -37,7 +38,7 @@ import pytest
 
 from .llama3 import cache_directory
 
-__all__ = ["LLAMA_CPP_PYTHON_VERSION", "Engine", "build_driver", "compiler_command"]
+__all__ = ["LLAMA_CPP_PYTHON_VERSION", "Engine", "build_driver", "compiler_command", "sdist_text"]
 
 # llama-cpp-python 0.3.36 vendors the llama.cpp whose engines are checked.
 LLAMA_CPP_PYTHON_VERSION = "0.3.36"
@@ -250,3 +251,25 @@ def build_driver(engine: Engine, extra_key: Sequence[str] = ()) -> Path:
         f"{shlex.join(compiler)}: built in {time.monotonic() - started:.1f} s\n"
     )
     return program
+
+
+_TEMPLATES = Engine(
+    title="llama.cpp's reference chat templates",
+    prefix="templates",
+    driver=Path(__file__),
+    members=(),
+    sources=(),
+    includes=(),
+)
+
+
+@functools.cache
+def sdist_text(member: str) -> str:
+    """A text file of the pinned sdist, relative to ``vendor/llama.cpp/`` (the reference chat
+    templates in ``models/templates/``), from the same hash-checked download as the drivers."""
+    sdist = _download_sdist(_TEMPLATES, cache_directory() / _CACHE)
+    with tarfile.open(sdist) as archive:
+        file = archive.extractfile(_ROOT + member)
+        if file is None:
+            _fail(_TEMPLATES, f"{member}: not a file in {_SDIST_NAME}")
+        return file.read().decode("utf-8")

@@ -52,7 +52,9 @@ def _tokenizer(kind: str, name: str) -> Tokenizer:
 def check_prompt_prefixes(encoder: ConversationEncoder, request: dict[str, Any]) -> None:
     messages, tools = request["messages"], request.get("tools")
     full = encoder.encode(messages, tools)
-    for index in assistant_indices(request):
+    # A format may say where its prompts are prefixes (chatml: after the last user message).
+    indices = getattr(strategy(encoder.format.name), "prompt_prefix_indices", assistant_indices)
+    for index in indices(request):
         prompt = encoder.encode(messages[:index], tools, add_generation_prompt=True)
         size = len(prompt.input_ids)
         assert full.input_ids[:size] == prompt.input_ids, (index, messages)
@@ -196,6 +198,9 @@ def check_cuts(fmt: Format, request: dict[str, Any]) -> None:
         len(fmt.render(messages[:index], tools, add_generation_prompt=True).text)
         for index in assistant_indices(request)
     }
+    # A format whose earlier turns render differently later (chatml) says where its model
+    # starts writing in the whole render.
+    prompt_ends |= set(getattr(strategy(fmt.name), "writing_starts", lambda r: ())(rendering))
     assert set(cuts) <= prompt_ends, (cuts, prompt_ends, rendering.text)
 
 

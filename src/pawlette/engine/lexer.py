@@ -208,8 +208,16 @@ class Lexer:
                 return position
             start, end = match.span()
             marker = match.group()
-            if not final and end == len(buffer) and marker in self._extendable:
-                # It may still grow into a longer marker: decide when more text comes.
+            if not final:
+                # A marker that starts earlier and is not complete yet may still win
+                # (leftmost-longest: ``\n</tools>...<tool_call>...`` holds ``<tool_call>``).
+                earlier = self._incomplete_before(buffer, position, start)
+                if earlier is not None:
+                    return self._flush_before(buffer, position, earlier, tokens)
+            if not final and marker in self._extendable and buffer[start:] in self._prefixes:
+                # It may still grow into a longer marker (the text after it so far is the
+                # start of one, not only when the buffer ends with it): decide when more
+                # text comes.
                 return (
                     position
                     if start == position
@@ -226,6 +234,14 @@ class Lexer:
                     self._emit_text(tokens, before, position)
                 tokens.append((marker, marker, self._offset + start))
             position = end
+
+    def _incomplete_before(self, buffer: str, position: int, start: int) -> int | None:
+        """The first place before ``start`` where the rest of the buffer could still begin a
+        marker (only places within a marker's length of the end can)."""
+        for place in range(max(position, len(buffer) - self._longest_prefix), start):
+            if buffer[place:] in self._prefixes:
+                return place
+        return None
 
     def _flush_before(self, buffer: str, position: int, start: int, tokens: list[Token]) -> int:
         # Emit the text before a held marker, keeping any backslash run that escapes it.

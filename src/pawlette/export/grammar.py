@@ -110,7 +110,11 @@ class TurnGrammar:
 
 def grammar_formats() -> list[str]:
     """The registered formats that have a grammar export."""
-    return [name for name in formats() if name in _TURNS]
+    return [
+        name
+        for name in formats()
+        if name in _TURNS or getattr(get_format(name), "declaration", None) is not None
+    ]
 
 
 def _resolve(format_name: str | Format) -> Format:
@@ -133,8 +137,9 @@ def build_turn(
 ) -> TurnGrammar:
     """The syntax-free turn grammar (what the writers below print)."""
     fmt = _resolve(format_name)
+    declaration = getattr(fmt, "declaration", None)
     module_name = _TURNS.get(fmt.name)
-    if module_name is None:
+    if module_name is None and declaration is None:
         raise UnsupportedFeature(
             "format",
             f"{fmt.name!r} has no grammar export yet",
@@ -151,6 +156,10 @@ def build_turn(
             f"{choice.name!r} is not a declared tool",
             "one of " + (", ".join(repr(name) for name in names) or "the request's tools"),
         )
+    if declaration is not None:  # a declared format: its grammar comes from the declaration
+        from ..declare.grammar import build_turn as build_declared
+
+        return build_declared(fmt, declaration, tool_values, choice, parallel)
     module: Any = importlib.import_module(f"{__package__}.turns.{module_name}")
     turn: TurnGrammar = module.build(fmt, tool_values, choice, parallel)
     return turn

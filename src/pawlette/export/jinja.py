@@ -24,6 +24,7 @@ import importlib
 from dataclasses import dataclass
 
 from ..errors import UnsupportedFeature
+from ..format import Format
 from ..formats import formats, get_format
 
 # format name -> module under pawlette.export.templates that defines ``build() -> str``.
@@ -57,25 +58,43 @@ _INPUTS: dict[str, TemplateInputs] = {
 }
 
 
-def template_inputs(format_name: str) -> TemplateInputs:
+def _declared(fmt: Format) -> object:
+    return getattr(fmt, "declaration", None)
+
+
+def template_inputs(format_name: str | Format) -> TemplateInputs:
     """What :func:`export_jinja`'s template for ``format_name`` needs (see
     :class:`TemplateInputs`)."""
-    return _INPUTS.get(format_name, TemplateInputs())
+    fmt = format_name if isinstance(format_name, Format) else get_format(format_name)
+    declaration = _declared(fmt)
+    if declaration is not None:
+        # Arguments written as tojson of the object take it as an object (pawlette.declare).
+        calls = getattr(declaration, "calls", None)
+        return TemplateInputs(object_arguments=getattr(calls, "arguments", "") == "tojson")
+    return _INPUTS.get(fmt.name, TemplateInputs())
 
 
 def jinja_formats() -> list[str]:
     """The registered formats that have a chat template."""
-    return [name for name in formats() if name in _TEMPLATES]
+    return [
+        name for name in formats() if name in _TEMPLATES or _declared(get_format(name)) is not None
+    ]
 
 
-def export_jinja(format_name: str) -> str:
-    """The Hugging Face ``chat_template`` of a registered format.
+def export_jinja(format_name: str | Format) -> str:
+    """The Hugging Face ``chat_template`` of a format (a registered name or a value).
 
     >>> template = export_jinja("pcml")
     >>> "{%- generation -%}" in template
     True
     """
-    get_format(format_name)  # unknown names raise RequestError listing the formats
+    fmt = format_name if isinstance(format_name, Format) else get_format(format_name)
+    declaration = _declared(fmt)
+    if declaration is not None:
+        from ..declare.jinja import chat_template
+
+        return chat_template(declaration)  # type: ignore[arg-type]
+    format_name = fmt.name
     built = _BUILT.get(format_name)
     if built is not None:
         return built

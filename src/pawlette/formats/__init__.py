@@ -1,42 +1,123 @@
-"""The format registry: one declaration module per format, loaded on first use."""
+"""The format registry: one declaration module per format, loaded on first use; the
+formats registered at run time with :func:`register_format`; and the formats other packages
+declare under the ``pawlette.formats`` entry point group (``name = "module:ATTRIBUTE"``, a
+:class:`~pawlette.Format` or a :class:`pawlette.declare.Layout`), so the command line and
+the server know them too."""
 
 from __future__ import annotations
 
 import importlib
+import importlib.metadata
+from typing import Any
 
 from ..errors import RequestError
 from ..format import Format
 
-# name -> module under pawlette.formats that defines ``FORMAT``.
+# name -> module that defines ``FORMAT`` (under pawlette.formats unless the name is dotted).
 _MODULES: dict[str, str] = {
     "pcml": "pcml",
     "chatglm3": "chatglm3",
     "breeze": "breeze",
     "omni": "omni",
+    "chatml": "pawlette.declared.chatml",
+    "llama3": "pawlette.declared.llama3",
 }
 _LOADED: dict[str, Format] = {}
+_REGISTERED: dict[str, Format] = {}
+_ENTRY_POINT_GROUP = "pawlette.formats"
+_PLUGINS: list[dict[str, Any]] = []  # [name -> entry point], read once
+
+
+def _plugins() -> dict[str, Any]:
+    if not _PLUGINS:
+        group = importlib.metadata.entry_points(group=_ENTRY_POINT_GROUP)
+        _PLUGINS.append({entry.name: entry for entry in group})
+    return _PLUGINS[0]
 
 
 def formats() -> list[str]:
     """The names of every registered format."""
-    return list(_MODULES)
+    names = [*_MODULES, *(name for name in _REGISTERED if name not in _MODULES)]
+    return names + [name for name in _plugins() if name not in names]
+
+
+def _load_plugin(name: str, entry: Any) -> Format:
+    value = entry.load()
+    if not isinstance(value, Format):
+        from ..declare import Layout, declare
+
+        if not isinstance(value, Layout):
+            raise TypeError(f"entry point {_ENTRY_POINT_GROUP}:{name} is not a Format or Layout")
+        value = declare(value)
+    return value
+
+
+def register_format(fmt: object, *, replace: bool = False) -> Format:
+    """Make a format known by its name everywhere a format is named (``get_format``, the
+    CLI's ``-f``, the server, ``export_jinja``, ``export_grammar``, ``tokenize``, the
+    prompters' ``format=``).
+
+    ``fmt`` is a :class:`~pawlette.Format` or a :class:`pawlette.declare.Layout` (declared
+    here).  A name already taken raises :class:`~pawlette.errors.RequestError` unless
+    ``replace``.  Returns the registered format.
+    """
+    if not isinstance(fmt, Format):
+        from ..declare import Layout, declare
+
+        if not isinstance(fmt, Layout):
+            raise RequestError(
+                "format", f"a {type(fmt).__name__}", "a pawlette Format or declare.Layout"
+            )
+        fmt = declare(fmt)
+    if not replace and (fmt.name in _MODULES or fmt.name in _REGISTERED):
+        raise RequestError(
+            "format.name", f"{fmt.name!r} is registered already", "a new name, or replace=True"
+        )
+    _REGISTERED[fmt.name] = fmt
+    _LOADED.pop(fmt.name, None)
+    return fmt
+
+
+def _variant(name: str) -> Format:
+    import dataclasses
+
+    base, _, variant = name.partition(":")
+    fmt = get_format(base)
+    variants = getattr(getattr(fmt, "declaration", None), "variants", None) or {}
+    if variant not in variants:
+        raise RequestError(
+            "format", f"found {name!r}", f"{base}:VARIANT, VARIANT one of: {', '.join(variants)}"
+        )
+    return fmt.with_options(**dataclasses.asdict(variants[variant]))
 
 
 def get_format(name: str) -> Format:
-    """The registered format called ``name``.
+    """The registered format called ``name`` (``"base:variant"``: a declared format with
+    the options its declaration names so, such as ``"chatml:qwen2.5"``).
 
     >>> get_format("pcml").name
     'pcml'
     """
+    registered = _REGISTERED.get(name)
+    if registered is not None:
+        return registered
     loaded = _LOADED.get(name)
     if loaded is not None:
         return loaded
+    if ":" in name:  # "chatml:qwen2.5": a declared format's named options (its variants)
+        _LOADED[name] = _variant(name)
+        return _LOADED[name]
     module_name = _MODULES.get(name)
     if module_name is None:
-        raise RequestError("format", f"found {name!r}", "one of " + ", ".join(_MODULES))
-    module = importlib.import_module(f"{__name__}.{module_name}")
+        entry = _plugins().get(name)
+        if entry is None:
+            raise RequestError("format", f"found {name!r}", "one of " + ", ".join(formats()))
+        _LOADED[name] = _load_plugin(name, entry)
+        return _LOADED[name]
+    qualified = module_name if "." in module_name else f"{__name__}.{module_name}"
+    module = importlib.import_module(qualified)
     declared = module.FORMAT
     if not isinstance(declared, Format):
-        raise TypeError(f"pawlette.formats.{module_name}.FORMAT is not a Format")
+        raise TypeError(f"{qualified}.FORMAT is not a Format")
     _LOADED[name] = declared
     return declared

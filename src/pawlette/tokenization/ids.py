@@ -19,7 +19,10 @@ How the two reach the parser depends on the format:
   its id (:meth:`~pawlette.engine.machine.Parser.feed_marker`); text is fed as text
   (:meth:`~pawlette.engine.machine.Parser.feed_text`), so text spelling a marker stays text.
   This is the exact parse the text form cannot give.  Markers that the grammar only knows
-  joined (ChatGLM3's ``[gMASK]sop``, two tokens) are joined before they are fed.
+  joined (ChatGLM3's ``[gMASK]sop``, two tokens; a declared format's ``<think>\n`` or
+  ``\n<tool_call>\n``, a marker with layout text around it) are joined before they are
+  fed: the pieces are held while they can still become such a marker (text that could begin
+  one, like a trailing ``\n``, is held until the next id says).
 
 Tokenizers whose tokens are not byte runs (no ``ByteLevel`` decoder) are decoded by decoding
 the ids since the last emitted text again (the method of transformers' text streamer): text is
@@ -79,12 +82,29 @@ class IdParser:
             if token_id is not None:
                 self._markers[token_id] = marker
         self._as_text = self.format.grammar.escape
-        grammar_markers = self.format.grammar.markers
+        # The markers ids can spell: those holding a special token.  A grammar marker may
+        # join special tokens and layout text (``<think>\n``, ``\n<tool_call>\n``,
+        # ``<|start_header_id|>user<|end_header_id|>\n\n``): its pieces are held while they
+        # can still become one, and fed as the one marker the text form reads.
+        special = tuple(self.format.special_markers)
+        grammar_markers = frozenset(
+            marker for marker in self.format.grammar.markers if any(s in marker for s in special)
+        )
         self._grammar_markers = grammar_markers
         self._marker_prefixes = frozenset(
             marker[:length] for marker in grammar_markers for length in range(1, len(marker))
         )
-        self._held_marker = ""
+        # Text alone never makes a marker: before the first special token of a marker only
+        # its leading layout text (the "\n" of "\n<tool_call>\n") may be held.
+        leads = {
+            marker[: min(marker.find(s) for s in special if s in marker)]
+            for marker in grammar_markers
+        }
+        self._lead_prefixes = frozenset(
+            lead[:length] for lead in leads for length in range(1, len(lead) + 1)
+        )
+        self._longest_marker = max(map(len, leads), default=0)
+        self._held: list[tuple[bool, str]] = []  # (is a marker, text) pieces being joined
         self._token_bytes = self.backend.token_bytes()
         self._utf8 = codecs.getincrementaldecoder("utf-8")(errors="replace")
         # The generic decoder: text ids since the last marker, and how far they were emitted.
@@ -125,25 +145,89 @@ class IdParser:
     def _text(self, text: str) -> list[Event]:
         if self._as_text:
             return self.parser.feed(text)
-        events = self._release_marker()
-        return events + self.parser.feed_text(text)
+        return self._piece(False, text)
 
     def _marker(self, marker: str) -> list[Event]:
         if self._as_text:
             return self.parser.feed(marker)
-        joined = self._held_marker + marker
-        if joined in self._marker_prefixes:
-            self._held_marker = joined  # it may still grow into a longer marker
-            return []
-        if self._held_marker and joined not in self._grammar_markers:
-            events = self._release_marker()
-            return events + self._marker(marker)
-        self._held_marker = ""
-        return self.parser.feed_marker(joined)
+        return self._piece(True, marker)
+
+    def _piece(self, is_marker: bool, text: str) -> list[Event]:
+        """One decoded piece: held while the held pieces and it can still join into a
+        marker, fed as that marker once they do, else fed as they came."""
+        prefixes, markers = self._marker_prefixes, self._grammar_markers
+        held = "".join(piece for _, piece in self._held)
+        if not self._held:
+            if is_marker:
+                if text in prefixes:
+                    self._held = [(True, text)]
+                    return []
+                return self.parser.feed_marker(text)
+            cut = self._holdback(text)
+            events = self.parser.feed_text(text[: len(text) - cut]) if cut < len(text) else []
+            if cut:
+                self._held = [(False, text[len(text) - cut :])]
+            return events
+        if is_marker:
+            joined = held + text
+            if joined in prefixes:
+                self._held.append((True, text))
+                return []
+            if joined in markers:
+                self._held = []
+                return self.parser.feed_marker(joined)
+        elif not any(held_is_marker for held_is_marker, _ in self._held):
+            if held + text in self._lead_prefixes:
+                self._held.append((False, text))  # still only layout that may lead a marker
+                return []
+        else:
+            best = 0
+            for length in range(1, len(text) + 1):
+                joined = held + text[:length]
+                if joined in markers:
+                    best = length
+                if joined not in prefixes:
+                    break
+            else:
+                self._held.append((False, text))  # all of it may still grow into a marker
+                return []
+            if best:
+                self._held = []
+                events = self.parser.feed_marker(held + text[:best])
+                return events + (self._piece(False, text[best:]) if best < len(text) else [])
+        # No marker joins: the held pieces are what they came as (the whole run may itself
+        # be a marker that did not grow), then the new piece.
+        pieces, self._held = [*self._held, (is_marker, text)], []
+        events = []
+        if held in markers:
+            events += self.parser.feed_marker(held)
+            pieces = pieces[-1:]
+        else:
+            first_is_marker, first = pieces.pop(0)
+            events += (
+                self.parser.feed_marker(first) if first_is_marker else self.parser.feed_text(first)
+            )
+        for piece_is_marker, piece in pieces:
+            events += self._piece(piece_is_marker, piece)
+        return events
+
+    def _holdback(self, text: str) -> int:
+        """The length of the longest end of ``text`` that begins a marker (``\n`` before
+        ``<tool_call>``)."""
+        for length in range(min(len(text), self._longest_marker), 0, -1):
+            if text[len(text) - length :] in self._lead_prefixes:
+                return length
+        return 0
 
     def _release_marker(self) -> list[Event]:
-        held, self._held_marker = self._held_marker, ""
-        return self.parser.feed_marker(held) if held else []
+        pieces, self._held = self._held, []
+        held = "".join(piece for _, piece in pieces)
+        if held and held in self._grammar_markers:
+            return self.parser.feed_marker(held)
+        events: list[Event] = []
+        for is_marker, piece in pieces:
+            events += self.parser.feed_marker(piece) if is_marker else self.parser.feed_text(piece)
+        return events
 
     # ------------------------------------------------------------------ decoding
 

@@ -1,0 +1,119 @@
+"""Declare a chat format once; pawlette derives everything else from the declaration.
+
+A :class:`Layout` (see :mod:`pawlette.declare.layout` for the concepts and why they look like
+this) is turned into a :class:`pawlette.Format` by :func:`declare`: the writer, the parse
+table and its readers, the forced prefixes and stop set come from it at once; the Jinja chat
+template (:mod:`.jinja`) and the turn grammars (:mod:`.grammar`) are emitted from the same
+value when asked.  :func:`pawlette.register_format` makes a declared format known by name to
+everything that takes one (``get_format``, the CLI's ``-f``, the server, the exporters,
+``tokenize``, the prompters).
+
+>>> from pawlette.declare import Frame, Layout, Marker, declare, fence
+>>> END = Marker("<|end|>")
+>>> tiny = declare(Layout(
+...     name="tiny", summary="a tiny example",
+...     frames={role: Frame(fence(Marker("<|" + role + "|>")), fence(END), fence("\\n"))
+...             for role in ("system", "user", "assistant")}))
+>>> tiny.render([{"role": "user", "content": "Hi"}], add_generation_prompt=True).text
+'<|user|>Hi<|end|>\\n<|assistant|>'
+>>> tiny.parse("Hello!<|end|>").message["content"]
+'Hello!'
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+from ..format import Format
+from .layout import (
+    Fence,
+    Frame,
+    JsonCalls,
+    Layout,
+    Lit,
+    Marker,
+    Option,
+    Reasoning,
+    Results,
+    SystemTurn,
+    ToolsBlock,
+    fence,
+)
+from .table import compile_table, forced_prefixes, joined
+from .write import writer_of
+
+__all__ = [
+    "Fence",
+    "Frame",
+    "JsonCalls",
+    "Layout",
+    "Lit",
+    "Marker",
+    "Option",
+    "Reasoning",
+    "Results",
+    "SystemTurn",
+    "ToolsBlock",
+    "declare",
+    "fence",
+    "layout_of",
+    "markers_of",
+]
+
+
+def markers_of(layout: Layout) -> tuple[str, ...]:
+    """Every special token the layout writes (then ``extra_special``), first use first."""
+    seen: dict[str, None] = {}
+
+    def visit(value: Any) -> None:
+        if isinstance(value, Marker):
+            seen.setdefault(value.text, None)
+        elif isinstance(value, (tuple, list)):
+            for item in value:
+                visit(item)
+        elif isinstance(value, dict):
+            for item in value.values():
+                visit(item)
+        elif dataclasses.is_dataclass(value) and not isinstance(value, type):
+            for item in dataclasses.fields(value):
+                visit(getattr(value, item.name))
+
+    visit(layout.begin)
+    visit(dict(layout.frames))
+    for concept in (layout.system, layout.tools, layout.reasoning, layout.calls, layout.results):
+        visit(concept)
+    for text in layout.extra_special:
+        seen.setdefault(text, None)
+    return tuple(seen)
+
+
+def declare(layout: Layout) -> Format:
+    """The :class:`pawlette.Format` a layout declares (not registered: see
+    :func:`pawlette.register_format`)."""
+    assistant = layout.frames["assistant"]
+    stop = tuple(joined(layout, pieces) for pieces in (assistant.end, *assistant.also_end))
+
+    def variant(options: Any) -> Format:
+        if layout.from_options is not None:
+            return declare(layout.from_options(options))
+        return declare(dataclasses.replace(layout, options=options))
+
+    return Format(
+        name=layout.name,
+        summary=layout.summary,
+        grammar=compile_table(layout),
+        write=writer_of(layout),
+        stop=stop,
+        special_markers=markers_of(layout),
+        forced_prefixes=forced_prefixes(layout),
+        options=layout.options,
+        variant=variant if layout.options is not None else None,
+        declaration=layout,
+    )
+
+
+def layout_of(fmt: Format) -> Layout | None:
+    """The layout a format was declared from (None: a hand-written format)."""
+    declaration = getattr(fmt, "declaration", None)
+    return declaration if isinstance(declaration, Layout) else None

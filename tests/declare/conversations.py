@@ -1,0 +1,229 @@
+"""Conversations generated from a declaration, and what parsing their render must give.
+
+:func:`conversations` draws OpenAI requests that a layout can express exactly (derived from
+the layout alone, so a format a user registers gets them too): tools when it has a tools
+block, reasoning when it has a reasoning block, calls as its calls allow (parallel or not,
+with text or not), results answering each round of calls in order.  Text never spells a
+marker of the format's lexer (parsed from text, such text is read as the marker) and, in a
+format whose calls are bare JSON, never starts with ``{`` (a call) or ``<`` (which that
+format's GBNF refuses there).
+
+:func:`normalise` is the request as ``parse_conversation(render(request))`` gives it back:
+call ids numbered in order (results name the call at their position), arguments as the
+layout writes them, reasoning as the layout keeps it, the default system text dropped.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import re
+from typing import Any
+
+from hypothesis import strategies as st
+
+from pawlette.declare import Layout
+from pawlette.declare.write import last_query_index
+from pawlette.format import Format
+
+ALPHABET = "abcxyz XYZ019.,:;!?'\"-_/\\()[]{}<>|#*=+\n\té中😀"
+# A bare-call format reads text starting with "{" as a call; its GBNF refuses "<" there too.
+_BARE_CALL = re.compile(r"\s*[{<]")
+
+TOOLS = [
+    {
+        "type": "function",
+        "function": {
+            "name": "get_weather",
+            "description": "The weather in a city.",
+            "parameters": {
+                "type": "object",
+                "properties": {"city": {"type": "string"}, "days": {"type": "integer"}},
+                "required": ["city"],
+            },
+        },
+    },
+    {
+        "type": "function",
+        "function": {"name": "now", "parameters": {"type": "object", "properties": {}}},
+    },
+]
+
+
+def layout_of(fmt: Format) -> Layout:
+    layout = fmt.declaration
+    assert isinstance(layout, Layout), fmt.name
+    return layout
+
+
+def texts(fmt: Format, *, min_size: int = 1, strip: bool = False) -> st.SearchStrategy[str]:
+    """Text the format's lexer reads back as text (``strip``: no edge whitespace, which the
+    real templates of chatml and llama3 strip)."""
+    markers = tuple(fmt.grammar.markers)
+    calls = layout_of(fmt).calls
+    bare = calls is not None and calls.open is None
+
+    def fine(text: str) -> bool:
+        if any(marker in text for marker in markers):
+            return False
+        if bare and _BARE_CALL.match(text):
+            return False
+        return not strip or text == text.strip()
+
+    return st.text(st.sampled_from(ALPHABET), min_size=min_size, max_size=12).filter(fine)
+
+
+@st.composite
+def arguments(draw: st.DrawFn, name: str, fmt: Format) -> str:
+    if name == "now":
+        return "{}"
+    value: dict[str, Any] = {"city": draw(texts(fmt, min_size=0))}
+    if draw(st.booleans()):
+        value["days"] = draw(st.integers(0, 9))
+    compact = draw(st.booleans())
+    return json.dumps(
+        value, ensure_ascii=draw(st.booleans()), separators=(",", ":") if compact else None
+    )
+
+
+@st.composite
+def conversations(draw: st.DrawFn, fmt: Format, *, strip: bool = False) -> dict[str, Any]:
+    """A request the format expresses exactly (see the module docstring)."""
+    layout = layout_of(fmt)
+    text = texts(fmt, strip=strip)
+    tools = (
+        TOOLS
+        if layout.tools is not None and layout.calls is not None and draw(st.booleans())
+        else []
+    )
+    messages: list[dict[str, Any]] = []
+    if draw(st.booleans()):
+        messages.append({"role": "system", "content": draw(text)})
+    count = 0
+    calls = layout.calls
+    for _ in range(draw(st.integers(1, 3))):
+        messages.append({"role": "user", "content": draw(text)})
+        # Per query: maybe a turn of calls and their results, then maybe an answer.
+        if tools and calls is not None and draw(st.booleans()):
+            message: dict[str, Any] = {"role": "assistant"}
+            if layout.reasoning is not None and draw(st.booleans()):
+                message["reasoning_content"] = draw(text)
+            with_text = calls.with_content and draw(st.booleans())
+            message["content"] = draw(text) if with_text else None
+            message["tool_calls"] = []
+            for _ in range(draw(st.integers(1, 2 if calls.parallel else 1))):
+                name = draw(st.sampled_from(["get_weather", "now"]))
+                message["tool_calls"].append(
+                    {
+                        "id": f"id{count}",
+                        "type": "function",
+                        "function": {"name": name, "arguments": draw(arguments(name, fmt))},
+                    }
+                )
+                count += 1
+            messages.append(message)
+            for call in message["tool_calls"]:
+                messages.append({"role": "tool", "tool_call_id": call["id"], "content": draw(text)})
+        if draw(st.booleans()):
+            answer: dict[str, Any] = {"role": "assistant", "content": draw(text)}
+            if layout.reasoning is not None and draw(st.booleans()):
+                answer["reasoning_content"] = draw(text)
+            messages.append(answer)
+    request: dict[str, Any] = {"messages": messages}
+    if tools:
+        request["tools"] = tools
+    return request
+
+
+def normalise(fmt: Format, request: dict[str, Any]) -> dict[str, Any]:
+    """What parsing the request's render gives (see the module docstring)."""
+    layout = layout_of(fmt)
+    messages = copy.deepcopy(request["messages"])
+    ids: dict[str, str] = {}
+    number = 0
+    last_query = last_query_index_of(messages)
+    for index, message in enumerate(messages):
+        if message["role"] == "assistant":
+            for call in message.get("tool_calls") or []:
+                ids[call["id"]] = new = f"call_{number}"
+                number += 1
+                arguments = call["function"]["arguments"]
+                if layout.calls is not None and layout.calls.arguments == "tojson":
+                    arguments = json.dumps(json.loads(arguments), ensure_ascii=False)
+                call["function"] = {**call["function"], "arguments": arguments}
+                call["id"] = new
+            reasoning = layout.reasoning
+            if reasoning is not None and reasoning.keep == "after_last_query":
+                kept = index > last_query
+                # Kept when non-empty; an empty block (Qwen3 writes one on the last turn) reads
+                # back as no reasoning.
+                if not (kept and message.get("reasoning_content")):
+                    message.pop("reasoning_content", None)
+        elif message["role"] == "tool":
+            message["tool_call_id"] = ids[message["tool_call_id"]]
+    if messages and messages[0]["role"] == "system":
+        default = layout.system.default or ""
+        if messages[0]["content"] == default:
+            messages.pop(0)
+    normalised = {**request, "messages": messages}
+    return normalised
+
+
+def last_query_index_of(messages: list[dict[str, Any]]) -> int:
+    for index in range(len(messages) - 1, -1, -1):
+        if messages[index]["role"] == "user":
+            return index
+    return -1
+
+
+__all__ = ["TOOLS", "conversations", "last_query_index", "normalise", "texts"]
+
+
+def normalise_completion(fmt: Format, message: dict[str, Any]) -> dict[str, Any]:
+    """An assistant message as parsing its completion (the turn the model wrote last in its
+    conversation) gives it back; call ids aside."""
+    layout = layout_of(fmt)
+    message = copy.deepcopy(message)
+    calls = layout.calls
+    for call in message.get("tool_calls") or []:
+        if calls is not None and calls.arguments == "tojson":
+            arguments = json.loads(call["function"]["arguments"])
+            call["function"]["arguments"] = json.dumps(arguments, ensure_ascii=False)
+    reasoning = layout.reasoning
+    if reasoning is not None and reasoning.always_on_last and not message.get("reasoning_content"):
+        message.pop("reasoning_content", None)  # an empty block is no reasoning
+    return message
+
+
+@st.composite
+def assistant_turn(
+    draw: st.DrawFn,
+    fmt: Format,
+    text: st.SearchStrategy[str],
+    arguments_of: Any,
+    names: list[str],
+) -> dict[str, Any]:
+    """One assistant turn the layout can write, calling ``names`` with ``arguments_of(name)``
+    (for the shared grammar tests, which bring their own tools and texts)."""
+    layout = layout_of(fmt)
+    calls = layout.calls
+    if calls is not None and calls.open is None:
+        text = text.filter(lambda value: not _BARE_CALL.match(value))
+    message: dict[str, Any] = {"role": "assistant"}
+    count = draw(st.integers(0, 0 if calls is None else 3 if calls.parallel else 1))
+    if count:
+        message["tool_calls"] = [
+            {
+                "id": f"call_{number}",
+                "type": "function",
+                "function": {"name": name, "arguments": draw(arguments_of(name))},
+            }
+            for number, name in enumerate(
+                draw(st.lists(st.sampled_from(names), min_size=count, max_size=count))
+            )
+        ]
+    with_text = not count or (calls is not None and calls.with_content and draw(st.booleans()))
+    message["content"] = draw(text) if with_text else None
+    if layout.reasoning is not None and draw(st.booleans()):
+        message["reasoning_content"] = draw(text)
+    return message

@@ -1,0 +1,328 @@
+"""Cross-artifact checks generated for every declared format, a user-registered one included.
+
+From the declaration alone (conversations drawn by :mod:`.conversations`), for each format:
+
+- its render equals its exported Jinja template under transformers, text and
+  ``{% generation %}`` mask;
+- parsing the render gives the conversation back (normalised as the layout writes it);
+- a completion parsed whole equals it parsed in random pieces of text, and from token ids
+  (markers by id) fed in random pieces through :class:`~pawlette.tokenization.ids.IdParser`;
+- the turn grammar (Lark under llguidance, and GBNF turned into Lark by the test translator)
+  accepts every assistant turn the writer produces, under every tool choice that allows it;
+- the grammar rejects near misses of those turns: garbage after the arguments, a wrong name,
+  a marker out of place, a missing end;
+- what a random model constrained by the grammar writes parses back, from ids, to valid calls
+  of the declared tools (and to no warning).
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from collections.abc import Iterator
+from typing import Any
+
+import jsonschema
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import pawlette
+from pawlette.declare import layout_of
+from pawlette.export import export_grammar, export_jinja
+from pawlette.export.jinja import template_inputs
+from pawlette.format import Format
+from pawlette.tokenization.ids import IdParser
+
+from ..export import gbnf
+from ..export.support import merged, trainable_spans
+from ..helpers import canonical, feed_in_pieces, folded, random_sizes, sequential_ids
+from . import user_format
+from .conversations import TOOLS, conversations, normalise
+from .tokens import accepts, random_walk, segment_ids, tokenizer
+
+DECLARED = [name for name in pawlette.formats() if layout_of(pawlette.get_format(name)) is not None]
+FORMATS = [*DECLARED, user_format.LAYOUT.name]
+
+
+@pytest.fixture(scope="module", params=FORMATS)
+def fmt(request: pytest.FixtureRequest) -> Iterator[Format]:
+    if request.param == user_format.LAYOUT.name:
+        with user_format.registered():
+            yield pawlette.get_format(request.param)  # by name, as every user of it would
+    else:
+        yield pawlette.get_format(request.param)
+
+
+def test_the_shipped_declarations_are_checked() -> None:
+    assert {"chatml", "llama3"} <= set(DECLARED)
+
+
+# ------------------------------------------------------------------ render and Jinja
+
+
+def template_request(fmt: Format, request: dict[str, Any]) -> list[dict[str, Any]]:
+    """Messages as Hugging Face callers pass them: no None values, arguments as objects
+    (unless the format writes them verbatim: then as the string)."""
+    objects = template_inputs(fmt).object_arguments
+    messages = []
+    for message in request["messages"]:
+        message = {key: value for key, value in message.items() if value is not None}
+        if objects and message.get("tool_calls"):
+            message["tool_calls"] = [
+                {
+                    **call,
+                    "function": {
+                        **call["function"],
+                        "arguments": json.loads(call["function"]["arguments"]),
+                    },
+                }
+                for call in message["tool_calls"]
+            ]
+        messages.append(message)
+    return messages
+
+
+def jinja_render(
+    fmt: Format, request: dict[str, Any], prompt: bool
+) -> tuple[str, list[tuple[int, int]]]:
+    from transformers.utils.chat_template_utils import render_jinja_template
+
+    rendered, spans = render_jinja_template(
+        [template_request(fmt, request)],
+        tools=request.get("tools") or None,
+        chat_template=export_jinja(fmt.name),
+        add_generation_prompt=prompt,
+        return_assistant_tokens_mask=True,
+    )
+    return rendered[0], [tuple(span) for span in spans[0]]
+
+
+@settings(max_examples=30)
+@given(data=st.data())
+def test_render_equals_the_exported_template(fmt: Format, data: st.DataObject) -> None:
+    request = data.draw(conversations(fmt))
+    for prompt in (False, True):
+        rendering = fmt.render(request, add_generation_prompt=prompt)
+        text, spans = jinja_render(fmt, request, prompt)
+        assert text == rendering.text
+        assert merged(spans) == trainable_spans(rendering)
+
+
+def test_a_variant_made_with_replace_exports_by_value(fmt: Format) -> None:
+    import dataclasses
+
+    variant = dataclasses.replace(fmt, summary="a variant")
+    assert hash(variant) != hash(fmt) or variant != fmt
+    assert export_jinja(variant) == export_jinja(fmt)
+    assert export_grammar(variant, TOOLS, "required") == export_grammar(fmt.name, TOOLS, "required")
+
+
+# ------------------------------------------------------------------ parsing
+
+
+@settings(max_examples=40)
+@given(data=st.data())
+def test_parsing_the_render_gives_the_conversation(fmt: Format, data: st.DataObject) -> None:
+    request = data.draw(conversations(fmt))
+    parsed = fmt.parse_conversation(fmt.render(request).text, strict=True)
+    assert canonical(parsed.to_request()) == canonical(normalise(fmt, request))
+
+
+def last_assistant(request: dict[str, Any]) -> int:
+    return max(i for i, m in enumerate(request["messages"]) if m["role"] == "assistant")
+
+
+def completion(fmt: Format, request: dict[str, Any]) -> tuple[str, Any, int]:
+    """The text the model wrote for the last assistant message, checked to follow the
+    prompt render (the prompt is a prefix of the training render), and its prompt length."""
+    index = last_assistant(request)
+    messages = request["messages"][: index + 1]
+    tools = request.get("tools")
+    prompt = fmt.render(messages[:index], tools, add_generation_prompt=True).text
+    full = fmt.render(messages, tools)
+    assert full.text.startswith(prompt)
+    return full.text[len(prompt) :], full, len(prompt)
+
+
+def has_assistant(request: dict[str, Any]) -> bool:
+    return any(m["role"] == "assistant" for m in request["messages"])
+
+
+@settings(max_examples=40)
+@given(data=st.data())
+def test_streaming_text_and_ids_equals_whole(fmt: Format, data: st.DataObject) -> None:
+    request = data.draw(conversations(fmt).filter(has_assistant))
+    text, full, start = completion(fmt, request)
+    whole = folded(fmt, feed_in_pieces(fmt, text, [len(text) or 1], conversation=False))
+    assert not whole[2], whole
+    seed = data.draw(st.integers(0, 10_000))
+    assert folded(fmt, feed_in_pieces(fmt, text, random_sizes(seed), conversation=False)) == whole
+    ids = segment_ids(fmt.name, full, start=start)
+    generator = random.Random(seed)
+    parser = IdParser(fmt, tokenizer(fmt.name), id_factory=sequential_ids())
+    events = []
+    position = 0
+    while position < len(ids):
+        size = generator.choice([1, 1, 2, 3, 7])
+        events += parser.feed_ids(ids[position : position + size])
+        position += size
+    events += parser.finish()
+    assert folded(fmt, events) == whole
+    index = last_assistant(request)
+    through = {**request, "messages": request["messages"][: index + 1]}
+    expected = normalise(fmt, through)["messages"][index]
+    message = fmt.parse(text, id_factory=sequential_ids()).message
+    ids_in_order = {c["id"]: f"call_{n}" for n, c in enumerate(expected.get("tool_calls") or [])}
+    for call in expected.get("tool_calls") or []:
+        call["id"] = ids_in_order[call["id"]]
+    assert canonical({"messages": [message]}) == canonical({"messages": [expected]})
+
+
+# ------------------------------------------------------------------ grammars
+
+
+def test_forced_prefixes_have_one_source(fmt: Format) -> None:
+    from pawlette.export import export_grammar_bundle
+
+    for choice in ("required", {"type": "function", "function": {"name": "now"}}):
+        bundle = export_grammar_bundle(fmt.name, TOOLS, choice)
+        prefixes = bundle["forced_prefix"]
+        assert fmt.forced_prefix("required", TOOLS) == prefixes["required"]
+        assert fmt.forced_prefix(choice, TOOLS) in (
+            prefixes["required"],
+            prefixes["functions"]["now"],
+        )
+        assert bundle["stop"] == list(fmt.stop)
+
+
+def choices(message: dict[str, Any]) -> list[tuple[Any, bool]]:
+    calls = message.get("tool_calls") or []
+    if not calls:
+        return [("auto", True), ("none", True), ("auto", False)]
+    result: list[tuple[Any, bool]] = [("auto", True)]
+    if message.get("content"):
+        return result  # a forced call leaves no room for text before it
+    result.append(("required", True))
+    names = {call["function"]["name"] for call in calls}
+    if len(names) == 1:
+        name = names.pop()
+        result.append(({"type": "function", "function": {"name": name}}, True))
+    if len(calls) == 1:
+        result.append(("required", False))
+    return result
+
+
+def turn_ids(fmt: Format, request: dict[str, Any]) -> list[int]:
+    index = last_assistant(request)
+    rendering = fmt.render(request["messages"][: index + 1], request.get("tools"))
+    return segment_ids(fmt.name, rendering, trainable_from=index)
+
+
+def as_lark(fmt: Format, grammar: str, syntax: str) -> str:
+    if syntax == "gbnf":
+        return gbnf.to_lark(gbnf.parse(grammar, fmt.special_markers))
+    return grammar
+
+
+@pytest.mark.parametrize("syntax", ["lark", "gbnf"])
+@settings(max_examples=25)
+@given(data=st.data())
+def test_the_grammar_accepts_every_written_turn(
+    fmt: Format, syntax: str, data: st.DataObject
+) -> None:
+    request = data.draw(conversations(fmt).filter(has_assistant))
+    request["tools"] = TOOLS if layout_of(fmt).tools is not None else []  # type: ignore[union-attr]
+    message = request["messages"][last_assistant(request)]
+    ids = turn_ids(fmt, request)
+    for choice, parallel in choices(message):
+        grammar = export_grammar(fmt.name, request["tools"], choice, parallel, syntax)
+        assert accepts(fmt.name, as_lark(fmt, grammar, syntax), ids), (choice, parallel)
+
+
+def near_misses(fmt: Format, text: str) -> list[str]:
+    """Mutations of a written turn that the format's parser would not read as that turn."""
+    layout = layout_of(fmt)
+    assert layout is not None
+    misses = []
+    if '"get_weather"' in text:
+        misses.append(text.replace('"get_weather"', '"get_wether"', 1))
+        misses.append(text.replace('"get_weather"', '"get_weather" ', 1))
+    for key in ('"arguments": {', '"parameters": {'):
+        if key in text:
+            start = text.index(key) + len(key) - 1
+            _, position = json.JSONDecoder().raw_decode(text, start)
+            misses.append(text[:position] + " garbage" + text[position:])
+            misses.append(text[:position] + "}" + text[position:])
+    end = fmt.stop[0]
+    misses.append(text.replace(end, ""))
+    misses.append(text.replace(end, end + end))
+    misses.append(end + text)
+    if layout.reasoning is not None:
+        opening = "".join(p.text for p in layout.reasoning.open if hasattr(p, "text"))
+        misses.append(text.replace(end, opening + end))
+    return [miss for miss in misses if miss != text]
+
+
+def text_ids(fmt: Format, text: str) -> list[int]:
+    """Ids of a mutated turn: the format's special markers by id, the rest as text."""
+    import re
+
+    tok = tokenizer(fmt.name)
+    markers = sorted(fmt.special_markers, key=len, reverse=True)
+    pattern = re.compile("|".join(re.escape(marker) for marker in markers))
+    ids: list[int] = []
+    position = 0
+    for match in pattern.finditer(text):
+        ids += tok.encode(text[position : match.start()], add_special_tokens=False).ids
+        ids.append(tok.token_to_id(match.group()))
+        position = match.end()
+    return ids + tok.encode(text[position:], add_special_tokens=False).ids
+
+
+@settings(max_examples=25)
+@given(data=st.data())
+def test_the_grammar_rejects_near_misses(fmt: Format, data: st.DataObject) -> None:
+    request = data.draw(conversations(fmt).filter(has_assistant))
+    request["tools"] = TOOLS if layout_of(fmt).tools is not None else []  # type: ignore[union-attr]
+    index = last_assistant(request)
+    rendering = fmt.render(request["messages"][: index + 1], request["tools"])
+    written = "".join(
+        s.text for s in rendering.segments if s.trainable and s.message_index >= index
+    )
+    grammar = export_grammar(fmt.name, request["tools"], "auto")
+    assert accepts(fmt.name, grammar, text_ids(fmt, written))
+    for miss in near_misses(fmt, written):
+        assert not accepts(fmt.name, grammar, text_ids(fmt, miss)), miss
+
+
+@pytest.mark.parametrize("choice", ["auto", "required", "get_weather"])
+def test_random_walks_through_the_grammar_parse_to_valid_calls(fmt: Format, choice: str) -> None:
+    layout = layout_of(fmt)
+    assert layout is not None
+    if layout.calls is None or layout.tools is None:
+        pytest.skip("the format has no calls")  # (every declared format here has them)
+    grammar = export_grammar(fmt.name, TOOLS, choice)
+    schemas = {tool["function"]["name"]: tool["function"]["parameters"] for tool in TOOLS}
+    finished = calls = 0
+    for seed in range(40):
+        ids = random_walk(fmt.name, grammar, seed)
+        if ids is None:
+            continue
+        finished += 1
+        parser = IdParser(fmt, tokenizer(fmt.name), strict=True, tools=TOOLS)
+        events = parser.feed_ids(ids) + parser.finish()
+        messages, _, warnings = folded(fmt, events)
+        assert not warnings
+        for message in messages:
+            for call in message.tool_calls:
+                calls += 1
+                assert call.name in schemas
+                if choice == "get_weather":
+                    assert call.name == "get_weather"
+                jsonschema.validate(json.loads(call.arguments), schemas[call.name])
+        if choice != "auto":
+            assert any(message.tool_calls for message in messages)
+    assert finished >= 20, finished
+    if choice != "auto":
+        assert calls >= finished

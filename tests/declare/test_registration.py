@@ -1,0 +1,102 @@
+"""A format declared outside the package works everywhere a format is named."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import pawlette
+from pawlette.declare import declare, layout_of
+from pawlette.export import export_grammar, export_grammar_bundle, export_jinja, jinja_formats
+from pawlette.export.grammar import grammar_formats
+
+from . import user_format
+from .conversations import TOOLS
+
+CONVERSATION = [{"role": "user", "content": "Hi"}, {"role": "assistant", "content": "Hello!"}]
+
+
+def test_registered_by_layout_or_format_and_listed() -> None:
+    with user_format.registered() as fmt:
+        assert pawlette.get_format("user-tiny") is fmt
+        assert "user-tiny" in pawlette.formats()
+        assert "user-tiny" in jinja_formats() and "user-tiny" in grammar_formats()
+        assert layout_of(fmt) is user_format.LAYOUT
+        with pytest.raises(pawlette.RequestError, match="registered already"):
+            pawlette.register_format(user_format.LAYOUT)
+        assert (
+            pawlette.register_format(declare(user_format.LAYOUT), replace=True).name == "user-tiny"
+        )
+    assert "user-tiny" not in pawlette.formats()
+
+
+def test_formats_are_hashable_and_variants_export_by_value() -> None:
+    chatml = pawlette.get_format("chatml")
+    variant = dataclasses.replace(chatml, summary="my variant")
+    assert len({chatml, variant, pawlette.get_format("pcml")}) == 3
+    assert export_jinja(variant) == export_jinja("chatml")
+    bundle = export_grammar_bundle(variant, TOOLS, "required")
+    assert bundle["forced_prefix"]["required"] == variant.forced_prefix("required", TOOLS)
+
+
+def test_forced_prefix_of_every_declared_format_agrees_with_its_bundle() -> None:
+    for name in pawlette.formats():
+        fmt = pawlette.get_format(name)
+        if layout_of(fmt) is None:
+            continue
+        bundle = export_grammar_bundle(name, TOOLS, "required")
+        assert fmt.forced_prefix("required", TOOLS) == bundle["forced_prefix"]["required"]
+
+
+def test_tokenize_and_prompter_take_a_registered_format() -> None:
+    from .tokens import tokenizer
+
+    with user_format.registered():
+        result = pawlette.tokenize("user-tiny", tokenizer("user-tiny"), CONVERSATION)
+        assert len(result.input_ids) == len(result.labels) > 0
+        prompter = pawlette.ChatPrompter(format="user-tiny")
+        assert "<|user|>" in prompter.generate_prompt("Hi")
+
+
+def test_an_entry_point_registers_a_format_for_the_command_line(tmp_path: Path) -> None:
+    """A package declares its format under the ``pawlette.formats`` entry point group: the
+    CLI (a new process) renders with it, exports its template and its grammar."""
+    package = tmp_path / "site"
+    package.mkdir()
+    source = Path(user_format.__file__).read_text(encoding="utf-8")
+    (package / "tiny_format.py").write_text(source, encoding="utf-8")
+    info = package / "tiny_format-1.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: tiny-format\nVersion: 1.0\n")
+    (info / "entry_points.txt").write_text("[pawlette.formats]\nuser-tiny = tiny_format:LAYOUT\n")
+    conversation = tmp_path / "conversation.json"
+    conversation.write_text(json.dumps(CONVERSATION), encoding="utf-8")
+    environment = {"PYTHONPATH": f"{package}:{Path(pawlette.__file__).parent.parent}"}
+
+    def run(*arguments: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "pawlette.cli", *arguments],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+            env=environment,
+        )
+
+    listing = run("formats")
+    assert "user-tiny\t" in listing.stdout, listing.stderr
+    rendered = run("render", "-f", "user-tiny", str(conversation))
+    assert rendered.returncode == 0, rendered.stderr
+    assert rendered.stdout.startswith("<|user|>Hi<|end|>\n<|assistant|>Hello!<|end|>")
+    template = run("export", "jinja", "-f", "user-tiny")
+    assert template.returncode == 0 and "generation" in template.stdout
+    grammar = run("export", "grammar", "-f", "user-tiny")
+    assert grammar.returncode == 0, grammar.stderr
+    assert (
+        export_grammar(declare(user_format.LAYOUT), [], "auto").splitlines()[-1] in grammar.stdout
+    )

@@ -1,0 +1,113 @@
+"""Token ids for the cross-artifact checks: the small offline BPE with a format's markers as
+special tokens, llguidance over it, and random walks through a grammar."""
+
+from __future__ import annotations
+
+import random
+from functools import cache
+from typing import Any
+
+import llguidance
+from tokenizers import Tokenizer
+
+import pawlette
+from pawlette.types import Rendering
+
+from ..support.small_bpe import small_tokenizer
+
+EOS = "<|eos|>"  # llguidance needs an end-of-sequence token; it is no marker
+
+
+@cache
+def tokenizer(name: str) -> Tokenizer:
+    """A private copy (``encode_special_tokens`` is switched on it)."""
+    shared = small_tokenizer((*pawlette.get_format(name).special_markers, EOS))
+    copy = Tokenizer.from_str(shared.to_str())
+    copy.encode_special_tokens = True  # text is text: a marker spelled in it stays text
+    return copy
+
+
+@cache
+def ll_tokenizer(name: str) -> Any:
+    tok = tokenizer(name)
+    return llguidance.LLTokenizer(tok.to_str(), eos_token=tok.token_to_id(EOS))
+
+
+def segment_ids(
+    name: str, rendering: Rendering, *, trainable_from: int | None = None, start: int = 0
+) -> list[int]:
+    """Ids of the rendering's segments from character ``start`` on (markers by id, text
+    with special tokens off); ``trainable_from``: only trainable segments of messages from
+    that index on."""
+    tok = tokenizer(name)
+    ids: list[int] = []
+    position = 0
+    for segment in rendering.segments:
+        begin, position = position, position + len(segment.text)
+        if begin < start or not segment.text:
+            continue
+        if trainable_from is not None and not (
+            segment.trainable and segment.message_index >= trainable_from
+        ):
+            continue
+        if segment.special:
+            token = tok.token_to_id(segment.text)
+            assert token is not None, segment.text
+            ids.append(token)
+        else:
+            ids += tok.encode(segment.text, add_special_tokens=False).ids
+    return ids
+
+
+@cache
+def compiled(name: str, lark: str) -> str:
+    grammar: str = llguidance.LLMatcher.grammar_from_lark(lark)
+    error = llguidance.LLMatcher.validate_grammar(grammar, ll_tokenizer(name))
+    assert not error, error
+    return grammar
+
+
+def accepts(name: str, lark: str, ids: list[int]) -> bool:
+    matcher = llguidance.LLMatcher(ll_tokenizer(name), compiled(name, lark), log_level=0)
+    return bool(matcher.consume_tokens(ids) and matcher.is_accepting())
+
+
+def _allowed(matcher: Any, vocabulary: int) -> list[int]:
+    mask = int.from_bytes(bytes(matcher.compute_bitmask()), "little")
+    return [token for token in range(vocabulary) if mask >> token & 1]
+
+
+def random_walk(name: str, lark: str, seed: int, steps: int = 400) -> list[int] | None:
+    """Ids a random model constrained by the grammar writes (None: not done in ``steps``).
+
+    Tokens are drawn uniformly among those the grammar allows, except that, more and more
+    often as the walk goes on, one that can close something (a quote, a brace, a newline, a
+    special token or the end) is preferred, so walks end.
+    """
+    tok = tokenizer(name)
+    vocabulary = tok.get_vocab_size()
+    closers = {
+        token
+        for text, token in tok.get_vocab().items()
+        if text in ('"', "}", "]", "Ċ", "0", "1")
+        or token >= vocabulary - len(pawlette.get_format(name).special_markers) - 1
+    }
+    generator = random.Random(seed)
+    matcher = llguidance.LLMatcher(ll_tokenizer(name), compiled(name, lark), log_level=0)
+    eos = tok.token_to_id(EOS)
+    ids: list[int] = []
+    for step in range(steps):
+        allowed = _allowed(matcher, vocabulary)
+        if not allowed:
+            return None
+        if eos in allowed and (len(allowed) == 1 or generator.random() < step / 40):
+            return ids
+        preferred = [token for token in allowed if token in closers and token != eos]
+        pool = preferred if preferred and generator.random() < min(0.9, step / 30) else allowed
+        pool = [token for token in pool if token != eos] or pool
+        token = generator.choice(pool)
+        assert matcher.consume_token(token), matcher.get_error()
+        ids.append(token)
+        if matcher.is_stopped():
+            return ids
+    return None

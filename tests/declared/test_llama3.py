@@ -1,0 +1,140 @@
+"""llama3 against Meta's Llama 3.1, 3.2 and 3.3 templates, byte for byte, under transformers,
+and pawlette's token ids against Meta's tokenizer."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import pawlette
+
+from ..declare.conversations import TOOLS, conversations
+from ..support.llama3 import llama3_tokenizer
+from .reference import hugging_face_messages, render_reference
+
+LLAMA3 = pawlette.get_format("llama3")
+TEMPLATES = [
+    "meta-llama-Llama-3.1-8B-Instruct.jinja",
+    "meta-llama-Llama-3.2-3B-Instruct.jinja",
+    "meta-llama-Llama-3.3-70B-Instruct.jinja",
+]
+DATE = "26 Jul 2024"
+
+
+def meta(file_name: str, request: dict[str, Any], prompt: bool, date: str = DATE) -> str:
+    return render_reference(
+        file_name,
+        hugging_face_messages(request["messages"]),
+        request.get("tools"),
+        prompt,
+        date_string=date,
+        bos_token="<|begin_of_text|>",
+    )
+
+
+def results_quoted(request: dict[str, Any]) -> dict[str, Any]:
+    """The request with each tool result as Meta's template writes it: ``tojson`` of the
+    string (a string is iterable in Jinja), so ``18°C`` is written ``"18°C"``."""
+    messages = [
+        {**m, "content": json.dumps(m["content"], ensure_ascii=False)} if m["role"] == "tool" else m
+        for m in request["messages"]
+    ]
+    return {**request, "messages": messages}
+
+
+@pytest.mark.parametrize("file_name", TEMPLATES)
+@settings(max_examples=40)
+@given(request=conversations(LLAMA3, strip=True), prompt=st.booleans())
+def test_meta_templates(file_name: str, request: dict[str, Any], prompt: bool) -> None:
+    expected = meta(file_name, request, prompt)
+    assert LLAMA3.render(results_quoted(request), add_generation_prompt=prompt).text == expected
+
+
+def test_the_date_is_an_option() -> None:
+    request = {"messages": [{"role": "user", "content": "Hi"}]}
+    dated = LLAMA3.with_options(date_string="01 Jan 2025")
+    for file_name in TEMPLATES:
+        assert dated.render(request).text == meta(file_name, request, False, "01 Jan 2025")
+    from transformers.utils.chat_template_utils import render_jinja_template
+
+    from pawlette.export import export_jinja
+
+    rendered, _ = render_jinja_template(
+        [request["messages"]], chat_template=export_jinja(LLAMA3), date_string="01 Jan 2025"
+    )
+    assert rendered[0] == dated.render(request).text
+
+
+def test_where_meta_templates_are_lossy_pawlette_keeps_the_text() -> None:
+    request = {
+        "messages": [
+            {"role": "user", "content": "  spaced  "},
+            {
+                "role": "assistant",
+                "tool_calls": [
+                    {"id": "a", "type": "function", "function": {"name": "now", "arguments": "{}"}}
+                ],
+            },
+            {"role": "tool", "tool_call_id": "a", "content": "12:00"},
+        ],
+        "tools": TOOLS,
+    }
+    rendered = LLAMA3.render(request).text
+    real = meta(TEMPLATES[0], request, False)
+    assert "\n\n  spaced  <|eot_id|>" in rendered and "\n\nspaced<|eot_id|>" in real
+    assert "\n\n12:00<|eot_id|>" in rendered and '\n\n"12:00"<|eot_id|>' in real
+    parsed = LLAMA3.parse_conversation(rendered).messages
+    assert parsed[0]["content"] == "  spaced  " and parsed[2]["content"] == "12:00"
+
+
+def test_what_meta_templates_refuse_pawlette_refuses() -> None:
+    two_calls = {
+        "messages": [
+            {"role": "user", "content": "q"},
+            {
+                "role": "assistant",
+                "tool_calls": [
+                    {
+                        "id": f"c{n}",
+                        "type": "function",
+                        "function": {"name": "now", "arguments": "{}"},
+                    }
+                    for n in range(2)
+                ],
+            },
+        ],
+        "tools": TOOLS,
+    }
+    with pytest.raises(pawlette.UnsupportedFeature, match="one call per turn"):
+        LLAMA3.render(two_calls)
+    with pytest.raises(Exception, match="single tool-calls"):
+        meta(TEMPLATES[0], two_calls, False)
+
+
+@settings(max_examples=30)
+@given(request=conversations(LLAMA3, strip=True), prompt=st.booleans())
+def test_token_ids_equal_meta_tokenizer(request: dict[str, Any], prompt: bool) -> None:
+    """pawlette's ids are the tokenizer's own encoding of the rendered text (markers matched
+    as special tokens), since no generated text spells a marker and none starts with
+    whitespace (see the next test)."""
+    tokenizer = llama3_tokenizer()
+    rendered = LLAMA3.render(request, add_generation_prompt=prompt).text
+    expected = tokenizer.encode(rendered, add_special_tokens=False).ids
+    result = pawlette.tokenize(LLAMA3, tokenizer, request, add_generation_prompt=prompt)
+    assert list(result.input_ids) == expected
+
+
+def test_ids_are_cut_where_the_model_starts_writing() -> None:
+    """An answer starting with a newline: the tokenizer merges it with the header's blank
+    line (one token), pawlette keeps the prompt's ids whole, as the model saw them."""
+    tokenizer = llama3_tokenizer()
+    messages = [{"role": "user", "content": "q"}, {"role": "assistant", "content": "\na"}]
+    prompt = pawlette.tokenize(LLAMA3, tokenizer, messages[:1], add_generation_prompt=True)
+    full = pawlette.tokenize(LLAMA3, tokenizer, messages)
+    assert list(full.input_ids[: len(prompt.input_ids)]) == list(prompt.input_ids)
+    whole = tokenizer.encode(LLAMA3.render(messages).text, add_special_tokens=False).ids
+    assert whole[: len(prompt.input_ids)] != list(prompt.input_ids)

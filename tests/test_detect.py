@@ -1,0 +1,145 @@
+"""pawlette detect: a model directory's chat template named by the format that renders it."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import pawlette
+from pawlette.detect import detect
+from pawlette.export import export_jinja, jinja_formats
+
+from .declared.reference import reference_template
+
+REFERENCES = [
+    ("Qwen-Qwen3-0.6B.jinja", None, "chatml", None),
+    ("Qwen-Qwen2.5-7B-Instruct.jinja", None, "chatml", "qwen2.5"),
+    ("meta-llama-Llama-3.1-8B-Instruct.jinja", "<|begin_of_text|>", "llama3", None),
+    ("meta-llama-Llama-3.2-3B-Instruct.jinja", "<|begin_of_text|>", "llama3", None),
+    ("meta-llama-Llama-3.3-70B-Instruct.jinja", "<|begin_of_text|>", "llama3", None),
+]
+
+
+def model_directory(root: Path, template: str, bos: str | None = None) -> Path:
+    config: dict[str, object] = {"chat_template": template}
+    if bos is not None:
+        config["bos_token"] = {"content": bos, "special": True}
+    root.mkdir(parents=True, exist_ok=True)
+    (root / "tokenizer_config.json").write_text(json.dumps(config), encoding="utf-8")
+    return root
+
+
+@pytest.mark.parametrize(("file_name", "bos", "name", "variant"), REFERENCES)
+def test_real_templates_are_named(
+    tmp_path: Path, file_name: str, bos: str | None, name: str, variant: str | None
+) -> None:
+    detection = detect(model_directory(tmp_path, reference_template(file_name), bos))
+    assert (detection.name, detection.variant) == (name, variant), detection.describe()
+    assert len(detection.compared) >= 4
+
+
+@pytest.mark.parametrize("name", jinja_formats())
+def test_every_exported_template_is_named_by_its_format(tmp_path: Path, name: str) -> None:
+    (tmp_path / "chat_template.jinja").write_text(export_jinja(name), encoding="utf-8")
+    (tmp_path / "tokenizer_config.json").write_text("{}", encoding="utf-8")
+    assert detect(tmp_path).name == name
+
+
+def test_an_unknown_template_gets_the_first_differing_probe(tmp_path: Path) -> None:
+    template = "{% for m in messages %}{{ m.role }}: {{ m.content }}\n{% endfor %}"
+    detection = detect(model_directory(tmp_path, template))
+    assert detection.format is None
+    assert {m.candidate for m in detection.mismatches} >= set(pawlette.formats())
+    assert all(m.probe == "user prompt" for m in detection.mismatches)
+    assert "no registered format" in detection.describe()
+
+
+def test_no_template_is_a_clear_error(tmp_path: Path) -> None:
+    (tmp_path / "tokenizer_config.json").write_text("{}", encoding="utf-8")
+    with pytest.raises(pawlette.RequestError, match="no chat template"):
+        detect(tmp_path)
+
+
+def run(*arguments: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "pawlette.cli", *arguments],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+
+def test_the_command(tmp_path: Path) -> None:
+    known = model_directory(tmp_path / "qwen", reference_template(REFERENCES[1][0]))
+    result = run("detect", str(known))
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith("chatml (variant qwen2.5): ")
+    unknown = model_directory(tmp_path / "other", "{{ messages[0].content }}")
+    result = run("detect", str(unknown))
+    assert result.returncode == 1
+    assert "first differs on probe" in result.stdout
+
+
+def test_format_auto_for_tokenize(tmp_path: Path) -> None:
+    """``-f auto`` picks the format from the tokenizer's directory (Meta's tokenizer and
+    Llama 3.1's template), and tokenizes with it."""
+    from .support.llama3 import llama3_tokenizer
+
+    directory = model_directory(
+        tmp_path / "llama", reference_template(REFERENCES[2][0]), "<|begin_of_text|>"
+    )
+    llama3_tokenizer().save(str(directory / "tokenizer.json"))
+    records = tmp_path / "in.jsonl"
+    records.write_text(
+        json.dumps(
+            {
+                "messages": [
+                    {"role": "user", "content": "Hi"},
+                    {"role": "assistant", "content": "Hello!"},
+                ]
+            }
+        )
+        + "\n",
+        encoding="utf-8",
+    )
+    output = tmp_path / "out.parquet"
+    result = run(
+        "tokenize",
+        "-f",
+        "auto",
+        "--tokenizer",
+        str(directory),
+        str(records),
+        "-o",
+        str(output),
+        "--workers",
+        "0",
+        "--no-progress",
+    )
+    assert result.returncode == 0, result.stderr
+    assert "-f auto: llama3" in result.stderr
+    import pyarrow.parquet as parquet
+
+    ids = parquet.read_table(output).column("input_ids").to_pylist()[0]
+    expected = pawlette.tokenize("llama3", llama3_tokenizer(), json.loads(records.read_text()))
+    assert ids == list(expected.input_ids)
+
+
+def test_format_auto_needs_a_directory() -> None:
+    result = run("serve", "-f", "auto", "--upstream", "http://127.0.0.1:9")
+    assert result.returncode == 2
+    assert "-f auto: needs --tokenizer" in result.stderr
+
+
+def test_a_variant_is_a_format_name_every_process_resolves() -> None:
+    qwen25 = pawlette.get_format("chatml:qwen2.5")
+    text = qwen25.render([{"role": "user", "content": "Hi"}]).text
+    assert text.startswith("<|im_start|>system\nYou are Qwen, created by Alibaba Cloud.")
+    assert pawlette.get_format("chatml:qwen2.5") is qwen25
+    with pytest.raises(pawlette.RequestError, match=r"qwen2\.5"):
+        pawlette.get_format("chatml:qwen9")
