@@ -30,6 +30,13 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, cast
 
 from .errors import RequestError
+from .json_values import (
+    check_json_value,
+    check_text,
+    json_value_problem,
+    load_json_text,
+    surrogate_problem,
+)
 from .types import (
     ROLES,
     ActionPart,
@@ -45,6 +52,74 @@ from .types import (
     ToolCall,
     VoicePart,
 )
+
+MAX_IMAGE_SIZE = 1 << 16
+"""The largest ``image_url`` ``width``, ``height`` and ``tokens`` accepted (a placeholder count
+beyond it would be a prompt of millions of tokens)."""
+
+CHAT_REQUEST_KEYS = frozenset(
+    {
+        "messages",
+        "model",
+        "tools",
+        "tool_choice",
+        "parallel_tool_calls",
+        "stream",
+        "stream_options",
+        "temperature",
+        "top_p",
+        "n",
+        "stop",
+        "max_tokens",
+        "max_completion_tokens",
+        "presence_penalty",
+        "frequency_penalty",
+        "logit_bias",
+        "logprobs",
+        "top_logprobs",
+        "response_format",
+        "seed",
+        "user",
+        "store",
+        "metadata",
+        "service_tier",
+        "modalities",
+        "audio",
+        "prediction",
+        "reasoning_effort",
+        "verbosity",
+        "web_search_options",
+        "safety_identifier",
+        "prompt_cache_key",
+        "functions",
+        "function_call",
+    }
+)
+"""The top-level keys of OpenAI's chat-completions request."""
+
+ENGINE_SAMPLING_KEYS = ("top_k", "min_p", "repetition_penalty")
+"""Sampling keys OpenAI does not have that engines take (vLLM, SGLang, llama.cpp, TGI):
+``pawlette serve`` forwards them to the upstream as given; rendering ignores them."""
+
+REQUEST_KEYS = CHAT_REQUEST_KEYS | frozenset(ENGINE_SAMPLING_KEYS)
+"""Every top-level key a request may hold; any other is refused (a misspelt ``temprature`` or
+``tool`` would otherwise be silently ignored)."""
+
+
+def unknown_key_error(key: object, known: frozenset[str], path: str = "") -> RequestError:
+    """The error for an unknown key, with the closest known key as a hint."""
+    import difflib
+
+    name = key if isinstance(key, str) else repr(key)
+    close = difflib.get_close_matches(name, sorted(known), n=1)
+    hint = f"Did you mean {close[0]!r}?" if close else ""
+    return RequestError(
+        f"{path}.{name}" if path else name,
+        "an unknown key",
+        "a key of a chat-completions request (messages, tools, ...)",
+        hint,
+    )
+
 
 # Keys OpenAI clients echo back on assistant messages; accepted when null, refused otherwise.
 _NULLABLE_ECHO_KEYS = frozenset({"refusal", "audio", "function_call", "annotations"})
@@ -82,7 +157,7 @@ def _kind(value: object) -> str:
 def _require_str(value: object, path: str, what: str = "a string") -> str:
     if not isinstance(value, str):
         raise RequestError(path, f"found {_kind(value)}", what)
-    return value
+    return check_text(value, path)
 
 
 def _require_object(value: object, path: str) -> Mapping[str, Any]:
@@ -100,13 +175,9 @@ def _require_list(value: object, path: str) -> Sequence[Any]:
 
 
 def check_json_text(text: str, path: str, *, want_object: bool = True) -> None:
-    """Raise :class:`RequestError` unless ``text`` is JSON (an object when ``want_object``)."""
-    try:
-        value = json.loads(text)
-    except json.JSONDecodeError as error:
-        raise RequestError(
-            path, f"not valid JSON ({error.msg} at char {error.pos})", "a JSON object as text"
-        ) from error
+    """Raise :class:`RequestError` unless ``text`` is JSON (an object when ``want_object``)
+    that every format can print (see :mod:`pawlette.json_values`)."""
+    value = load_json_text(text, path)
     if want_object and not isinstance(value, dict):
         raise RequestError(path, f"JSON {_kind(value)}", "a JSON object as text")
 
@@ -126,6 +197,9 @@ def conversation_from_openai(
     if isinstance(data, Mapping):
         if "messages" not in data:
             raise RequestError("request", "no 'messages' key", "a request with 'messages'")
+        if not REQUEST_KEYS.issuperset(data):
+            unknown = next(key for key in data if key not in REQUEST_KEYS)
+            raise unknown_key_error(unknown, REQUEST_KEYS)
         raw_messages = data["messages"]
         if tools is None:
             tools = data.get("tools")
@@ -193,6 +267,8 @@ def _plain_message(data: object) -> Message | None:
     role = _PLAIN_ROLES.get(role_value) if type(role_value) is str else None
     text = get("content")
     if type(text) is not str:
+        if text is None and role != "assistant":
+            return None  # content is required (the general reader says so)
         # null, "" and [] all read as no content (which is None beside calls)
         text = "" if text is None else _plain_text_parts(text)
     name = get("name")
@@ -206,6 +282,7 @@ def _plain_message(data: object) -> Message | None:
         or (tool_call_id is not None and (role != "tool" or type(tool_call_id) is not str))
         or (reasoning is not None and (role != "assistant" or type(reasoning) is not str))
         or (raw_calls is not None and (role != "assistant" or type(raw_calls) is not list))
+        or not _plain_texts_are_unicode(text, name, tool_call_id, reasoning)
     ):
         return None
     tool_calls: tuple[ToolCall, ...] = ()
@@ -224,6 +301,10 @@ def _plain_message(data: object) -> Message | None:
     else:
         content = ()
     return Message(role, content, name, tool_calls, tool_call_id, reasoning)
+
+
+def _plain_texts_are_unicode(*texts: str | None) -> bool:
+    return all(text is None or surrogate_problem(text) is None for text in texts)
 
 
 def _plain_text_parts(value: object) -> str | None:
@@ -254,9 +335,13 @@ def _plain_call(data: object) -> ToolCall | None:
         return None
     try:
         value = json.loads(arguments)
-    except json.JSONDecodeError:
+    except (ValueError, RecursionError):
         return None
-    if type(value) is not dict:
+    if (
+        type(value) is not dict
+        or json_value_problem(value) is not None
+        or not _plain_texts_are_unicode(name, call_id)
+    ):
         return None
     return ToolCall("" if call_id is None else call_id, name, arguments.strip())
 
@@ -275,6 +360,7 @@ def _plain_tool(data: object) -> Tool | None:
         or not name
         or (parameters is not None and type(parameters) is not dict)
         or definition.get("returns") is not None
+        or json_value_problem(definition) is not None
     ):
         return None
     return Tool(name, dict(definition), "function")
@@ -295,6 +381,7 @@ def _read_tool(data: object, path: str) -> Tool:
     for key in ("parameters", "returns"):
         if key in definition and definition[key] is not None:
             _require_object(definition[key], f"{path}.{kind}.{key}")
+    check_json_value(definition, f"{path}.{kind}")
     return Tool(name=name, definition=dict(definition), kind=kind)
 
 
@@ -344,11 +431,21 @@ def _read_message(data: object, path: str) -> Message:
     if raw_metadata is not None:
         meta = _require_object(raw_metadata, f"{path}.metadata")
         metadata = tuple(
-            (str(key), _require_str(value, f"{path}.metadata.{key}")) for key, value in meta.items()
+            (
+                _require_str(key, f"{path}.metadata", "string keys"),
+                _require_str(value, f"{path}.metadata.{key}"),
+            )
+            for key, value in meta.items()
         )
     weight = obj.get("weight")
     if weight is not None and (isinstance(weight, bool) or weight not in (0, 1)):
         raise RequestError(f"{path}.weight", f"found {weight!r}", "0 or 1")
+    if content is None and role != "assistant":
+        raise RequestError(
+            f"{path}.content",
+            "missing" if "content" not in obj else "null",
+            f"the {role} message's text or content parts ('' for none)",
+        )
     if content is None and not (role == "assistant" and tool_calls):
         content = ()
     elif content == () and role == "assistant" and tool_calls:
@@ -370,7 +467,7 @@ def _content_from_openai(value: object, path: str, role: Role) -> tuple[ContentP
     if value is None:
         return None
     if isinstance(value, str):
-        return (TextPart(value),) if value else ()
+        return (TextPart(check_text(value, path)),) if value else ()
     items = _require_list(value, path)
     parts: list[ContentPart] = []
     for index, item in enumerate(items):
@@ -390,13 +487,21 @@ def _part_from_openai(value: object, path: str) -> ContentPart:
     if kind == "image_url":
         image = obj.get("image_url")
         if isinstance(image, str):
-            return ImagePart(url=image)
+            return ImagePart(url=check_text(image, f"{path}.image_url"))
         image_obj = _require_object(image, f"{path}.image_url")
         sizes = []
         for key in ("width", "height", "tokens"):
             size = image_obj.get(key)
-            if size is not None and (isinstance(size, bool) or not isinstance(size, int)):
-                raise RequestError(f"{path}.image_url.{key}", f"found {size!r}", "an integer")
+            if size is not None and (
+                isinstance(size, bool)
+                or not isinstance(size, int)
+                or not 0 <= size <= MAX_IMAGE_SIZE
+            ):
+                raise RequestError(
+                    f"{path}.image_url.{key}",
+                    f"found {size!r}" if not isinstance(size, int) else f"{size}",
+                    f"an integer from 0 to {MAX_IMAGE_SIZE}",
+                )
             sizes.append(size)
         detail = image_obj.get("detail")
         return ImagePart(
@@ -409,9 +514,11 @@ def _part_from_openai(value: object, path: str) -> ContentPart:
     if kind == "voice":
         voice = _require_object(obj.get("voice"), f"{path}.voice")
         prosody = voice.get("prosody", {})
+        prosody_object = _require_object(prosody, f"{path}.voice.prosody")
+        check_json_value(prosody_object, f"{path}.voice.prosody")
         return VoicePart(
             text=_require_str(voice.get("text"), f"{path}.voice.text"),
-            prosody=dict(_require_object(prosody, f"{path}.voice.prosody")),
+            prosody=dict(prosody_object),
         )
     if kind == "action":
         action = _require_object(obj.get("action"), f"{path}.action")
@@ -421,9 +528,9 @@ def _part_from_openai(value: object, path: str) -> ContentPart:
             name=_require_str(action.get("name"), f"{path}.action.name"), arguments=arguments
         )
     if kind == "image_request":
-        return ImageRequestPart(
-            dict(_require_object(obj.get("image_request"), f"{path}.image_request"))
-        )
+        request = _require_object(obj.get("image_request"), f"{path}.image_request")
+        check_json_value(request, f"{path}.image_request")
+        return ImageRequestPart(dict(request))
     if kind == "bbox":
         bbox = _require_object(obj.get("bbox"), f"{path}.bbox")
         boxes = []

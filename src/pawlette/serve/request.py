@@ -5,16 +5,23 @@ Everything here is pure (no HTTP, no optional dependency), so it is tested direc
 Read and honoured: ``messages``, ``tools``, ``tool_choice``, ``parallel_tool_calls``,
 ``stream``, ``stream_options.include_usage``, ``temperature``, ``top_p``, ``max_tokens`` /
 ``max_completion_tokens`` (the latter wins), ``seed``, ``stop`` (merged with the format's),
-``presence_penalty``, ``frequency_penalty``, ``logit_bias``, and the engine extensions
-``top_k``, ``min_p``, ``repetition_penalty`` (sent to the upstream as given).
+``presence_penalty``, ``frequency_penalty``, ``logit_bias``, and the engine sampling keys
+:data:`~pawlette.openai.ENGINE_SAMPLING_KEYS` (``top_k``, ``min_p``, ``repetition_penalty``:
+checked, then sent to the upstream as given).
 
 Refused with a 400 naming the field, because the server cannot honour them: ``n`` other than
 1, ``logprobs: true`` / ``top_logprobs``, a ``response_format`` other than ``text``, audio
-output, predicted outputs, and the legacy ``functions`` / ``function_call``.
+output, predicted outputs, ``reasoning_effort``, ``verbosity``, web search, and the legacy
+``functions`` / ``function_call``.
 
 Accepted and ignored, because they do not change the answer: ``model`` (this is a one-model
-server), ``user``, ``store``, ``metadata``, ``service_tier`` and any other unknown key (as
-vLLM does).
+server), ``user``, ``store``, ``metadata``, ``service_tier``, ``safety_identifier``,
+``prompt_cache_key``.
+
+Any other key is refused with a 400 naming it (``param``), as OpenAI answers: a misspelt
+``temprature`` or ``tool`` would otherwise change nothing, silently.  The whole body is checked
+as JSON every format can print first (:mod:`pawlette.json_values`): no ``NaN``, no string with a
+lone surrogate, nothing nested deeper than :data:`~pawlette.json_values.MAX_JSON_DEPTH`.
 """
 
 from __future__ import annotations
@@ -25,6 +32,8 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, TypeAlias
 
 from ..errors import RequestError
+from ..json_values import json_value_problem, shorten_path
+from ..openai import REQUEST_KEYS, unknown_key_error
 
 ToolChoiceMode: TypeAlias = Literal["auto", "none", "required", "function"]
 
@@ -69,6 +78,8 @@ _REFUSED_HINTS: dict[str, str] = {
     "functions": "the legacy 'functions' field is not supported; send 'tools'",
     "function_call": "the legacy 'function_call' field is not supported; send 'tool_choice'",
     "web_search_options": "web search is not supported by pawlette serve",
+    "reasoning_effort": "the model's reasoning is not configurable through pawlette serve",
+    "verbosity": "verbosity is not configurable through pawlette serve",
 }
 
 
@@ -174,6 +185,13 @@ def parse_chat_request(body: object) -> ChatRequest:
     """
     if not isinstance(body, Mapping):
         raise RequestError("", "a body that is not a JSON object", "a chat-completions request")
+    for key in body:
+        if key not in REQUEST_KEYS:
+            raise unknown_key_error(key, REQUEST_KEYS)
+    problem = json_value_problem(body)
+    if problem is not None:
+        path, found, expected = problem
+        raise RequestError(shorten_path(path.lstrip(".")), found, expected)
     if "messages" not in body:
         raise RequestError("messages", "missing", "an array of messages")
     if not isinstance(body["messages"], list):

@@ -1,0 +1,152 @@
+"""What a value from a caller may hold: JSON that every format can print, text that is Unicode.
+
+A request reaches pawlette as Python values (the Python API) or as decoded JSON (the CLI and the
+server), and both can hold things no prompt can carry: ``bytes``, sets, non-string keys,
+``NaN``, integers too long to print (Python refuses to print more than 4,300 digits), values
+nested deeper than the printers recurse, strings holding a lone surrogate (``"\\ud800"``, which
+is no Unicode character and cannot be encoded as UTF-8).  These checks find them first, so each
+one is a :class:`~pawlette.errors.RequestError` naming its JSON path, never a ``TypeError``, a
+``ValueError`` from deep inside ``json``, a ``RecursionError`` or a ``NaN`` written into a
+prompt.
+
+>>> json_value_problem({"a": [1, float("nan")]})
+('.a[1]', 'the number nan', 'a finite number (JSON has no NaN or infinity)')
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Iterable
+from typing import Any, NoReturn
+
+from .errors import RequestError
+
+MAX_JSON_DEPTH = 100
+"""How deep a JSON value may nest (objects and arrays); deeper is refused, not recursed into."""
+MAX_INTEGER_DIGITS = 4000
+"""The longest integer accepted, in decimal digits (Python prints at most 4,300)."""
+_MAX_INTEGER_BITS = math.ceil(MAX_INTEGER_DIGITS * math.log2(10))
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+Problem = tuple[str, str, str]
+"""``(path below the value, what was found, what was expected)``."""
+
+
+def surrogate_problem(text: str) -> str | None:
+    """What is wrong with ``text`` (a lone surrogate at some index), or None."""
+    if text.isascii():  # O(1) in CPython: nearly every string takes this path
+        return None
+    match = _SURROGATE.search(text)
+    if match is None:
+        return None
+    return f"a lone surrogate U+{ord(match.group()):04X} at index {match.start()}"
+
+
+def check_text(text: str, path: str) -> str:
+    """``text``, or :class:`RequestError` at ``path`` when it is not Unicode (a lone surrogate)."""
+    if not text.isascii():
+        problem = surrogate_problem(text)
+        if problem is not None:
+            raise RequestError(path, problem, "Unicode text (no lone surrogates)")
+    return text
+
+
+def shorten_path(path: str, limit: int = 160) -> str:
+    """``path``, its middle elided when longer than ``limit`` (a value nested 100 deep)."""
+    if len(path) <= limit:
+        return path
+    return path[: limit // 2] + "..." + path[-limit // 2 :]
+
+
+def _key_path(key: str) -> str:
+    return f".{key}" if key.isidentifier() else f"[{json.dumps(key)}]"
+
+
+def json_value_problem(value: object, max_depth: int = MAX_JSON_DEPTH) -> Problem | None:
+    """The first reason ``value`` is not a JSON value every format can print, or None."""
+    return _problem(value, max_depth, set())
+
+
+def _problem(value: object, depth: int, active: set[int]) -> Problem | None:
+    if isinstance(value, str):
+        problem = surrogate_problem(value)
+        return None if problem is None else ("", problem, "Unicode text (no lone surrogates)")
+    if value is None or isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        if value.bit_length() > _MAX_INTEGER_BITS:
+            return ("", "an integer too long to print", f"at most {MAX_INTEGER_DIGITS} digits")
+        return None
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            found = f"the number {value!r}"
+            return ("", found, "a finite number (JSON has no NaN or infinity)")
+        return None
+    items: Iterable[tuple[object, object]]
+    if isinstance(value, dict):
+        items = value.items()
+    elif isinstance(value, (list, tuple)):
+        items = enumerate(value)
+    else:
+        found = f"a {type(value).__name__} value"
+        return ("", found, "a JSON value (object, array, string, number, boolean or null)")
+    if depth <= 0:
+        return ("", "a value nested too deeply", f"at most {MAX_JSON_DEPTH} levels of nesting")
+    identity = id(value)
+    if identity in active:
+        return ("", "a value that contains itself", "a JSON value (a tree)")
+    active.add(identity)
+    try:
+        for key, item in items:
+            if not isinstance(value, dict):
+                where = f"[{key}]"
+            elif not isinstance(key, str):
+                return ("", f"the key {key!r}", "string keys (JSON object keys are strings)")
+            else:
+                problem = surrogate_problem(key)
+                if problem is not None:
+                    return ("", f"a key holding {problem}", "Unicode text (no lone surrogates)")
+                where = _key_path(key)
+            inner = _problem(item, depth - 1, active)
+            if inner is not None:
+                return (where + inner[0], inner[1], inner[2])
+    finally:
+        active.discard(identity)
+    return None
+
+
+def check_json_value(value: object, path: str) -> None:
+    """Raise :class:`RequestError` (naming the path inside ``value``) unless every format can
+    print ``value`` as JSON."""
+    problem = json_value_problem(value)
+    if problem is not None:
+        raise RequestError(shorten_path(path + problem[0]), problem[1], problem[2])
+
+
+def _refuse_constant(name: str) -> NoReturn:
+    raise ValueError(f"{name} is not JSON")
+
+
+def load_json_text(text: str, path: str, expected: str = "a JSON object as text") -> Any:
+    """``json.loads(text)``, or :class:`RequestError` at ``path``: not JSON, ``NaN``, an
+    integer too long, nested too deeply, or text holding a lone surrogate."""
+    try:
+        value = json.loads(text, parse_constant=_refuse_constant)
+    except json.JSONDecodeError as error:
+        found = f"not valid JSON ({error.msg} at char {error.pos})"
+        raise RequestError(path, found, expected) from error
+    except ValueError as error:  # NaN, or an integer beyond Python's reading limit
+        reason = "an integer too long to read" if "integer" in str(error) else str(error)
+        raise RequestError(path, f"not valid JSON ({reason})", expected) from None
+    except RecursionError:
+        raise RequestError(
+            path, "JSON nested too deeply", f"at most {MAX_JSON_DEPTH} levels of nesting"
+        ) from None
+    problem = json_value_problem(value)
+    if problem is not None:
+        where = f"at {shorten_path(problem[0])}" if problem[0] else "as the whole value"
+        raise RequestError(path, f"JSON holding {problem[1]} {where}", problem[2])
+    return value
