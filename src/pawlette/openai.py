@@ -102,8 +102,13 @@ ENGINE_SAMPLING_KEYS = ("top_k", "min_p", "repetition_penalty")
 ``pawlette serve`` forwards them to the upstream as given; rendering ignores them."""
 
 REQUEST_KEYS = CHAT_REQUEST_KEYS | frozenset(ENGINE_SAMPLING_KEYS)
-"""Every top-level key a request may hold; any other is refused (a misspelt ``temprature`` or
-``tool`` would otherwise be silently ignored)."""
+"""Every top-level key a request to ``pawlette serve`` may hold; any other is refused (a
+misspelt ``temprature`` or ``tool`` would otherwise be silently ignored)."""
+
+RENDER_REQUEST_KEYS = REQUEST_KEYS | {"add_generation_prompt"}
+"""The keys of a request given to render (Python API, ``pawlette render``): the server's, and
+vLLM's ``add_generation_prompt`` (a boolean; ``pawlette render`` honours it like
+``--generation-prompt``, ``Format.render`` takes it as its keyword argument)."""
 
 
 def unknown_key_error(key: object, known: frozenset[str], path: str = "") -> RequestError:
@@ -198,8 +203,7 @@ def conversation_from_openai(
         if "messages" not in data:
             raise RequestError("request", "no 'messages' key", "a request with 'messages'")
         if not REQUEST_KEYS.issuperset(data):
-            unknown = next(key for key in data if key not in REQUEST_KEYS)
-            raise unknown_key_error(unknown, REQUEST_KEYS)
+            _check_render_keys(data)
         raw_messages = data["messages"]
         if tools is None:
             tools = data.get("tools")
@@ -215,6 +219,15 @@ def conversation_from_openai(
             message = _read_message(item, f"{prefix}[{index}]")
         messages.append(message)
     return tuple(messages), tools_from_openai(tools)
+
+
+def _check_render_keys(data: Mapping[Any, Any]) -> None:
+    for key in data:
+        if key not in RENDER_REQUEST_KEYS:
+            raise unknown_key_error(key, RENDER_REQUEST_KEYS)
+    prompt = data.get("add_generation_prompt")
+    if prompt is not None and not isinstance(prompt, bool):
+        raise RequestError("add_generation_prompt", f"found {_kind(prompt)}", "true or false")
 
 
 def tools_from_openai(data: object, path: str = "tools") -> tuple[Tool, ...]:
