@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import math
 import re
+import reprlib
 from collections.abc import Iterable
 from typing import Any, NoReturn
 
@@ -54,15 +55,41 @@ def check_text(text: str, path: str) -> str:
     return text
 
 
+class _ShortRepr(reprlib.Repr):
+    def repr_int(self, x: int, level: int) -> str:
+        if x.bit_length() > 200:  # repr() refuses past 4,300 digits; nobody reads 60
+            return f"<an integer of {x.bit_length()} bits>"
+        return super().repr_int(x, level)
+
+
+_SHOW = _ShortRepr()
+_SHOW.maxlevel = 3
+_SHOW.maxstring = 60
+_SHOW.maxother = 60
+_SHOW.maxlist = _SHOW.maxdict = _SHOW.maxtuple = _SHOW.maxset = 4
+
+
+def show(value: object) -> str:
+    """``repr(value)`` for an error message: short, and safe on values nested 100,000 deep or
+    holding lone surrogates (escaped, so the message is UTF-8)."""
+    return _SHOW.repr(value)
+
+
+def _member(key: str) -> str:
+    return f".{key}" if key.isidentifier() and key.isascii() else f"[{json.dumps(key)}]"
+
+
+def key_path(path: str, key: str) -> str:
+    """``path.key``, or ``path["key"]`` (JSON-escaped, so ASCII) when the key is no identifier."""
+    member = _member(key)
+    return member[1:] if not path and member[0] == "." else path + member
+
+
 def shorten_path(path: str, limit: int = 160) -> str:
     """``path``, its middle elided when longer than ``limit`` (a value nested 100 deep)."""
     if len(path) <= limit:
         return path
     return path[: limit // 2] + "..." + path[-limit // 2 :]
-
-
-def _key_path(key: str) -> str:
-    return f".{key}" if key.isidentifier() else f"[{json.dumps(key)}]"
 
 
 def json_value_problem(value: object, max_depth: int = MAX_JSON_DEPTH) -> Problem | None:
@@ -109,7 +136,7 @@ def _problem(value: object, depth: int, active: set[int]) -> Problem | None:
                 problem = surrogate_problem(key)
                 if problem is not None:
                     return ("", f"a key holding {problem}", "Unicode text (no lone surrogates)")
-                where = _key_path(key)
+                where = _member(key)
             inner = _problem(item, depth - 1, active)
             if inner is not None:
                 return (where + inner[0], inner[1], inner[2])

@@ -34,7 +34,9 @@ from .json_values import (
     check_json_value,
     check_text,
     json_value_problem,
+    key_path,
     load_json_text,
+    show,
     surrogate_problem,
 )
 from .types import (
@@ -115,11 +117,11 @@ def unknown_key_error(key: object, known: frozenset[str], path: str = "") -> Req
     """The error for an unknown key, with the closest known key as a hint."""
     import difflib
 
-    name = key if isinstance(key, str) else repr(key)
+    name = key if isinstance(key, str) else show(key)
     close = difflib.get_close_matches(name, sorted(known), n=1)
     hint = f"Did you mean {close[0]!r}?" if close else ""
     return RequestError(
-        f"{path}.{name}" if path else name,
+        key_path(path, name),
         "an unknown key",
         "a key of a chat-completions request (messages, tools, ...)",
         hint,
@@ -386,7 +388,7 @@ def _read_tool(data: object, path: str) -> Tool:
     obj = _require_object(data, path)
     kind = obj.get("type", "function")
     if kind not in ("function", "action"):
-        raise RequestError(f"{path}.type", f"found {kind!r}", "'function' or 'action'")
+        raise RequestError(f"{path}.type", f"found {show(kind)}", "'function' or 'action'")
     definition = _require_object(obj.get(kind), f"{path}.{kind}")
     name = _require_str(definition.get("name"), f"{path}.{kind}.name")
     if not name:
@@ -406,7 +408,7 @@ def _read_message(data: object, path: str) -> Message:
         if key in _NULLABLE_ECHO_KEYS and value is None:
             continue
         raise RequestError(
-            f"{path}.{key}",
+            key_path(path, key) if isinstance(key, str) else f"{path}[{show(key)}]",
             "an unknown key",
             "one of " + ", ".join(sorted(_MESSAGE_KEYS)),
             "Put format header values under 'metadata'",
@@ -416,7 +418,7 @@ def _read_message(data: object, path: str) -> Message:
         role_value = "system"
     if role_value not in ROLES:
         raise RequestError(
-            f"{path}.role", f"found {role_value!r}", "'system', 'user', 'assistant' or 'tool'"
+            f"{path}.role", f"found {show(role_value)}", "'system', 'user', 'assistant' or 'tool'"
         )
     role = cast(Role, role_value)
     content = _content_from_openai(obj.get("content"), f"{path}.content", role)
@@ -452,7 +454,7 @@ def _read_message(data: object, path: str) -> Message:
         )
     weight = obj.get("weight")
     if weight is not None and (isinstance(weight, bool) or weight not in (0, 1)):
-        raise RequestError(f"{path}.weight", f"found {weight!r}", "0 or 1")
+        raise RequestError(f"{path}.weight", f"found {show(weight)}", "0 or 1")
     if content is None and role != "assistant":
         raise RequestError(
             f"{path}.content",
@@ -512,7 +514,7 @@ def _part_from_openai(value: object, path: str) -> ContentPart:
             ):
                 raise RequestError(
                     f"{path}.image_url.{key}",
-                    f"found {size!r}" if not isinstance(size, int) else f"{size}",
+                    f"found {show(size)}" if not isinstance(size, int) else f"{size}",
                     f"an integer from 0 to {MAX_IMAGE_SIZE}",
                 )
             sizes.append(size)
@@ -555,13 +557,13 @@ def _part_from_openai(value: object, path: str) -> ContentPart:
                 for c in coordinates
             ):
                 raise RequestError(
-                    box_path, f"found {list(coordinates)!r}", "four integers from 0 to 1000"
+                    box_path, f"found {show(list(coordinates))}", "four integers from 0 to 1000"
                 )
             boxes.append((coordinates[0], coordinates[1], coordinates[2], coordinates[3]))
         return BoxPart(tuple(boxes))
     raise RequestError(
         f"{path}.type",
-        f"found {kind!r}",
+        f"found {show(kind)}",
         "'text', 'image_url', 'voice', 'action', 'image_request' or 'bbox'",
     )
 
@@ -577,7 +579,7 @@ def _tool_calls_from_openai(value: object, path: str, role: Role) -> tuple[ToolC
         obj = _require_object(item, call_path)
         kind = obj.get("type", "function")
         if kind != "function":
-            raise RequestError(f"{call_path}.type", f"found {kind!r}", "'function'")
+            raise RequestError(f"{call_path}.type", f"found {show(kind)}", "'function'")
         function = _require_object(obj.get("function"), f"{call_path}.function")
         name = _require_str(function.get("name"), f"{call_path}.function.name")
         arguments = function.get("arguments")

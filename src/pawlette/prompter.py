@@ -141,6 +141,7 @@ from typing import Any, Literal, cast, overload
 from .errors import RequestError
 from .format import Format
 from .formats import get_format
+from .json_values import check_text
 from .openai import message_from_openai, tools_from_openai
 from .tokenization.backend import CONTINUATION, START, load_backend
 from .tokenization.encoder import IGNORE_INDEX, MaskPolicy, Tokenized
@@ -315,8 +316,9 @@ class _Prompter:
             raise RequestError(
                 "system", f"found {_kind(system)}", "a string, or None for no system text"
             )
-        self._system = system
+        self._system = None if system is None else check_text(system, "system")
         self._instruction, self._user = self._split_instruction(instruction)
+        check_text(self._instruction + self._user, "instruction")
         self._extra_keys = _read_extra_keys(extro_keys, extra_keys)
         names = _slots_of(self._instruction) + _slots_of(self._user) + list(self._extra_keys)
         self._slots = tuple(dict.fromkeys(names))
@@ -440,6 +442,12 @@ class _Prompter:
         values, user_input = self._bind_input(input)
         if label is not None and not isinstance(label, str):
             raise RequestError("label", f"found {_kind(label)}", "a string or None")
+        # Text that is not Unicode (a lone surrogate) can be in no prompt (issue 14).
+        for slot, text in values.items():
+            check_text(text, f"input[{slot!r}]")
+        check_text(user_input, "input")
+        if label is not None:
+            check_text(label, "label")
         return _Request(
             instruction=_fill(self._instruction, values),
             user=_fill(self._user, values),
@@ -599,6 +607,7 @@ class _Prompter:
                         raise RequestError(
                             f"{path}[{position}]", f"found {_kind(text)}", "a string"
                         )
+                    check_text(text, f"{path}[{position}]")
                 messages.append({"role": "user", "content": item[0]})
                 messages.append({"role": "assistant", "content": item[1]})
             else:

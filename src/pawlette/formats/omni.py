@@ -87,15 +87,21 @@ OpenAI JSON and decisions (the seed leaves these open):
   user and assistant turns.  **Image requests** (text to image): content part
   ``{"type": "image_request", "image_request": {...}}`` in assistant turns;
   :func:`image_prompt` builds the second-stage prompt from one.
-- **Input images**: ``image_url`` parts of a user message become, in order, image blocks
-  ``<|IMAGE_START|>`` + ``<|IMAGE|>`` x N + ``<|IMAGE_END|>`` after all its text.  N is the
-  part's ``image_url.tokens`` when given, else ``options.image_tokens(part)``: a caller's
-  function (``FORMAT.with_options(image_tokens=...)``; the image encoder decides), by default
-  :data:`DEFAULT_IMAGE_TOKENS` for every image.  ``<|IMAGE_1|>`` ... ``<|IMAGE_16|>`` in user
-  text are the reference tokens (written as control tokens; elsewhere they are escaped text).
-  An image's pixels are not in the text: parsing gives ``{"url": "", "tokens": N}`` with the
-  number of ``<|IMAGE|>`` tokens the block held (so rendering that gives the same text back)
-  and ignores any other text inside the block (the seed's ``...``).
+- **Input images**: an ``image_url`` part of a user message writes its reference token
+  ``<|IMAGE_k|>`` where it stands among the text (the ``k``-th image part of the message, up
+  to ``<|IMAGE_16|>``), and after all the text, in order, each image's block
+  ``<|IMAGE_START|>`` + ``<|IMAGE|>`` x N + ``<|IMAGE_END|>``: ``[image, "中的人和", image,
+  "中的人一起跳舞"]`` is the seed's ``<|IMAGE_1|>中的人和<|IMAGE_2|>中的人一起跳舞<|IMAGE_START|>
+  ...<|IMAGE_END|><|IMAGE_START|>...<|IMAGE_END|>``.  References come from structure only: a
+  reference spelt in any text is escaped like every other marker, so no text can make one.  N
+  is the part's ``image_url.tokens`` when given, else ``options.image_tokens(part)``: a
+  caller's function (``FORMAT.with_options(image_tokens=...)``; the image encoder decides), by
+  default :data:`DEFAULT_IMAGE_TOKENS` for every image.  An image's pixels are not in the
+  text: parsing gives ``{"url": "", "tokens": N}`` where its reference stands, N the number of
+  ``<|IMAGE|>`` tokens its block held (so rendering that gives the same text back), and ignores
+  any other text inside the block (the seed's ``...``).  A block with no reference is an image
+  where the block stands; a reference out of order or without a block is malformed (lenient:
+  its marker is kept as text, with a warning).
 - **Output image**: an assistant message whose content is exactly one image is an image
   output turn, ``<|IMAGE_OUTPUT_START|>`` + ``<|IMAGE|>`` x N (trainable); one image at most.
   :func:`image_output_prompt` ends a conversation there.

@@ -102,6 +102,11 @@ class ServerError(Exception):
         param: str | None = None,
         code: str | None = None,
     ) -> None:
+        # Messages quote what the client sent; a lone surrogate in it is escaped, so the body
+        # can always be encoded (it is refused long before, but an answer must never fail).
+        message = message.encode("utf-8", "backslashreplace").decode("utf-8")
+        if param is not None:
+            param = param.encode("utf-8", "backslashreplace").decode("utf-8")
         super().__init__(message)
         self.status = status
         self.message = message

@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, TypeAlias
 
 from ..errors import RequestError
-from ..json_values import json_value_problem, shorten_path
+from ..json_values import json_value_problem, shorten_path, show
 from ..openai import REQUEST_KEYS, unknown_key_error
 
 ToolChoiceMode: TypeAlias = Literal["auto", "none", "required", "function"]
@@ -96,7 +96,7 @@ def _number(body: Mapping[str, Any], key: str, low: float, high: float) -> float
     if value is None:
         return None
     if not _is_number(value) or not low <= value <= high:
-        raise RequestError(key, f"found {value!r}", f"a number from {low:g} to {high:g}")
+        raise RequestError(key, f"found {show(value)}", f"a number from {low:g} to {high:g}")
     return float(value) if isinstance(value, float) else value
 
 
@@ -106,7 +106,7 @@ def _integer(body: Mapping[str, Any], key: str, low: int | None = None) -> int |
         return None
     if not _is_integer(value) or (low is not None and value < low):
         expected = "an integer" if low is None else f"an integer of at least {low}"
-        raise RequestError(key, f"found {value!r}", expected)
+        raise RequestError(key, f"found {show(value)}", expected)
     return int(value)
 
 
@@ -115,7 +115,7 @@ def _boolean(body: Mapping[str, Any], key: str, default: bool) -> bool:
     if value is None:
         return default
     if not isinstance(value, bool):
-        raise RequestError(key, f"found {value!r}", "true or false")
+        raise RequestError(key, f"found {show(value)}", "true or false")
     return value
 
 
@@ -124,10 +124,10 @@ def _stop(value: object) -> tuple[str, ...]:
         return ()
     items = [value] if isinstance(value, str) else value
     if not isinstance(items, list):
-        raise RequestError("stop", f"found {value!r}", "a string or an array of strings")
+        raise RequestError("stop", f"found {show(value)}", "a string or an array of strings")
     for index, item in enumerate(items):
         if not isinstance(item, str) or not item:
-            raise RequestError(f"stop[{index}]", f"found {item!r}", "a non-empty string")
+            raise RequestError(f"stop[{index}]", f"found {show(item)}", "a non-empty string")
     return tuple(items)
 
 
@@ -147,19 +147,19 @@ def _tool_choice(value: object, tools: object) -> ToolChoice:
         if value.get("type", "function") != "function" or not isinstance(name, str):
             raise RequestError(
                 "tool_choice",
-                f"found {value!r}",
+                f"found {show(value)}",
                 "'none', 'auto', 'required' or {'type': 'function', 'function': {'name': ...}}",
             )
         if name not in names:
             raise RequestError(
                 "tool_choice.function.name",
-                f"found {name!r}",
+                f"found {show(name)}",
                 "the name of a function in 'tools'" + (f" ({', '.join(names)})" if names else ""),
             )
         return ToolChoice("function", name)
     raise RequestError(
         "tool_choice",
-        f"found {value!r}",
+        f"found {show(value)}",
         "'none', 'auto', 'required' or {'type': 'function', 'function': {'name': ...}}",
     )
 
@@ -201,7 +201,7 @@ def parse_chat_request(body: object) -> ChatRequest:
             raise RequestError(key, "a field pawlette serve cannot honour", "it absent", hint)
     model = body.get("model")
     if model is not None and not isinstance(model, str):
-        raise RequestError("model", f"found {model!r}", "a string")
+        raise RequestError("model", f"found {show(model)}", "a string")
 
     n = _integer(body, "n", 1)
     if n is not None and n != 1:
@@ -215,20 +215,20 @@ def parse_chat_request(body: object) -> ChatRequest:
         if kind != "text":
             raise RequestError(
                 "response_format.type",
-                f"found {kind!r}",
+                f"found {show(kind)}",
                 "'text'",
                 "JSON modes are not supported by pawlette serve",
             )
     modalities = body.get("modalities")
     if modalities is not None and modalities != ["text"]:
-        raise RequestError("modalities", f"found {modalities!r}", "['text']")
+        raise RequestError("modalities", f"found {show(modalities)}", "['text']")
 
     stream = _boolean(body, "stream", False)
     include_usage = False
     options = body.get("stream_options")
     if stream and options is not None:
         if not isinstance(options, Mapping):
-            raise RequestError("stream_options", f"found {options!r}", "an object")
+            raise RequestError("stream_options", f"found {show(options)}", "an object")
         include_usage = _boolean(options, "include_usage", False)
 
     sampling: dict[str, Any] = {}
@@ -257,7 +257,7 @@ def parse_chat_request(body: object) -> ChatRequest:
         if not isinstance(logit_bias, Mapping) or not all(
             _is_number(bias) for bias in logit_bias.values()
         ):
-            raise RequestError("logit_bias", f"found {logit_bias!r}", "an object of numbers")
+            raise RequestError("logit_bias", f"found {show(logit_bias)}", "an object of numbers")
         if logit_bias:
             sampling["logit_bias"] = dict(logit_bias)
 
