@@ -6,7 +6,9 @@ random source: a value replaced by a hostile one (a lone surrogate, ``NaN``, inf
 integer of 5,000 digits, nesting 100,000 deep, ``bytes``, a set, an arbitrary object, a
 non-string key, a value that contains itself, another type), hostile text inserted into a
 string (markers of every format, control characters, a lone surrogate), a key deleted, an
-unknown key added (``tool``, ``temprature``), call arguments replaced by hostile JSON text.
+unknown key added (``tool``, ``temprature``), call arguments replaced by hostile JSON text; and
+for the CLI and the server, one body in twenty broken as bytes (cut short, a byte that is not
+UTF-8, a NUL).
 
 Every input goes through:
 
@@ -264,7 +266,7 @@ def _hostile_value(rng: random.Random) -> Any:
     if roll < 0.45:
         return Hostile(rng.choice(HOSTILE_KINDS))
     if roll < 0.75:
-        return rng.choice(PLAIN_VALUES)
+        return copy.deepcopy(rng.choice(PLAIN_VALUES))  # a fresh one: later mutations edit it
     return rng.choice(HOSTILE_TEXTS) + rng.choice(MARKERS)
 
 
@@ -278,7 +280,7 @@ def mutate(request: dict[str, Any], rng: random.Random) -> dict[str, Any]:
         if path is None or operation < 0.08:  # an unknown key, at the top or inside
             target = mutated if path is None or rng.random() < 0.5 else _container(mutated, path)
             if isinstance(target, dict):
-                target[rng.choice(UNKNOWN_KEYS)] = rng.choice(PLAIN_VALUES)
+                target[rng.choice(UNKNOWN_KEYS)] = copy.deepcopy(rng.choice(PLAIN_VALUES))
             continue
         container = _container(mutated, path)
         key = path[-1]
@@ -337,6 +339,15 @@ def to_json_bytes(value: Any) -> bytes:
     for index, raw in enumerate(holes):
         text = text.replace(f'"@@HOLE{index}@@"', raw, 1)
     return text.encode()
+
+
+def corrupt(body: bytes, rng: random.Random) -> bytes:
+    """The JSON body broken as bytes: cut short, or a byte that is no UTF-8 or a NUL inserted."""
+    cut = rng.randint(0, len(body))
+    kind = rng.random()
+    if kind < 0.4:
+        return body[:cut]
+    return body[:cut] + (b"\xff" if kind < 0.7 else b"\x00") + body[cut:]
 
 
 def describe(value: Any, limit: int = 300) -> str:
@@ -411,9 +422,9 @@ class CliChannel:
     def close(self) -> None:
         pass
 
-    def check(self, format_name: str, request: Any, tally: Tally, show: int) -> None:
+    def check(self, format_name: str, request: Any, body: bytes, tally: Tally, show: int) -> None:
         tally.inputs += 1
-        stdin = io.TextIOWrapper(io.BytesIO(to_json_bytes(request)), encoding="utf-8")
+        stdin = io.TextIOWrapper(io.BytesIO(body), encoding="utf-8")
         out = io.TextIOWrapper(io.BytesIO(), encoding="utf-8", errors="strict")
         err = io.TextIOWrapper(io.BytesIO(), encoding="utf-8", errors="strict")
         saved = sys.stdin
@@ -482,12 +493,10 @@ class ServerChannel:
         self.loop.run_until_complete(stop())
         self.loop.close()
 
-    def check(self, request: Any, tally: Tally, show: int, *, stream: bool) -> None:
-        if stream and isinstance(request, dict):
-            request = {**request, "stream": True}
+    def check(self, request: Any, body: bytes, tally: Tally, show: int, *, stream: bool) -> None:
         tally.inputs += 1
         try:
-            status, body = self.loop.run_until_complete(self._post(to_json_bytes(request)))
+            status, body = self.loop.run_until_complete(self._post(body))
         except Exception as error:
             tally.fail("crash", request, _exception(error), show)
             return
@@ -601,14 +610,21 @@ def run_format(
     tallies = {channel: Tally() for channel in channels}
     cli = CliChannel() if "cli" in channels else None
     server = ServerChannel(format_name) if "server" in channels else None
+    rng = random.Random(f"{format_name}:{seed}:bytes")
     try:
         for number, request in zip(range(count), generate(format_name, seed), strict=False):
             if "python" in channels:
                 check_python(fmt, request, tallies["python"], show)
+            stream = number % 2 == 1
+            if stream and isinstance(request, dict):
+                request = {**request, "stream": True}
+            body = to_json_bytes(request)
+            if rng.random() < 0.05:
+                body = corrupt(body, rng)
             if cli is not None:
-                cli.check(format_name, request, tallies["cli"], show)
+                cli.check(format_name, request, body, tallies["cli"], show)
             if server is not None:
-                server.check(request, tallies["server"], show, stream=number % 2 == 1)
+                server.check(request, body, tallies["server"], show, stream=stream)
             if "prompter" in channels:
                 check_prompter(format_name, request, tallies["prompter"], show)
     finally:

@@ -342,7 +342,12 @@ def _plain_call(data: object) -> ToolCall | None:
         return None
     function = data.get("function")
     call_id = data.get("id", "")
-    if type(function) is not dict or not (call_id is None or type(call_id) is str):
+    if (
+        type(function) is not dict
+        or not (call_id is None or type(call_id) is str)
+        or not _CALL_KEYS.issuperset(data)
+        or not _FUNCTION_CALL_KEYS.issuperset(function)
+    ):
         return None
     name = function.get("name")
     arguments = function.get("arguments")
@@ -514,7 +519,7 @@ def _part_from_openai(value: object, path: str) -> ContentPart:
             ):
                 raise RequestError(
                     f"{path}.image_url.{key}",
-                    f"found {show(size)}" if not isinstance(size, int) else f"{size}",
+                    f"found {show(size)}",
                     f"an integer from 0 to {MAX_IMAGE_SIZE}",
                 )
             sizes.append(size)
@@ -568,6 +573,22 @@ def _part_from_openai(value: object, path: str) -> ContentPart:
     )
 
 
+# A call's keys (``index`` is what streamed calls carry, and clients echo it back).
+_CALL_KEYS = frozenset({"id", "type", "function", "index"})
+_FUNCTION_CALL_KEYS = frozenset({"name", "arguments"})
+
+
+def _refuse_unknown_keys(obj: Mapping[str, Any], known: frozenset[str], path: str) -> None:
+    if known.issuperset(obj):
+        return
+    key = next(key for key in obj if key not in known)
+    raise RequestError(
+        key_path(path, key) if isinstance(key, str) else f"{path}[{show(key)}]",
+        "an unknown key",
+        "one of " + ", ".join(sorted(known)),
+    )
+
+
 def _tool_calls_from_openai(value: object, path: str, role: Role) -> tuple[ToolCall, ...]:
     if value is None:
         return ()
@@ -577,10 +598,12 @@ def _tool_calls_from_openai(value: object, path: str, role: Role) -> tuple[ToolC
     for index, item in enumerate(_require_list(value, path)):
         call_path = f"{path}[{index}]"
         obj = _require_object(item, call_path)
+        _refuse_unknown_keys(obj, _CALL_KEYS, call_path)
         kind = obj.get("type", "function")
         if kind != "function":
             raise RequestError(f"{call_path}.type", f"found {show(kind)}", "'function'")
         function = _require_object(obj.get("function"), f"{call_path}.function")
+        _refuse_unknown_keys(function, _FUNCTION_CALL_KEYS, f"{call_path}.function")
         name = _require_str(function.get("name"), f"{call_path}.function.name")
         arguments = function.get("arguments")
         if not isinstance(arguments, str):

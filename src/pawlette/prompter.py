@@ -141,7 +141,7 @@ from typing import Any, Literal, cast, overload
 from .errors import RequestError
 from .format import Format
 from .formats import get_format
-from .json_values import check_text
+from .json_values import check_json_value, check_text
 from .openai import message_from_openai, tools_from_openai
 from .tokenization.backend import CONTINUATION, START, load_backend
 from .tokenization.encoder import IGNORE_INDEX, MaskPolicy, Tokenized
@@ -598,6 +598,7 @@ class _Prompter:
                         "user or assistant messages with text content in the string form",
                         "use return_dict=True or a format= prompter for other messages",
                     )
+                check_json_value(item, path)  # copied into the dict form whole: JSON only
                 messages.append(copy.deepcopy(dict(item)))
             elif isinstance(item, (list, tuple)):
                 if len(item) != 2:
