@@ -94,10 +94,56 @@ def shorten_path(path: str, limit: int = 160) -> str:
 
 def json_value_problem(value: object, max_depth: int = MAX_JSON_DEPTH) -> Problem | None:
     """The first reason ``value`` is not a JSON value every format can print, or None."""
-    return _problem(value, max_depth, set())
+    kind = type(value)
+    if (kind is dict or kind is list) and _clean(value, max_depth, set()):
+        return None  # the common case, at a fraction of the cost of the explaining walk
+    return _problem(value, max_depth, set(), set())
 
 
-def _problem(value: object, depth: int, active: set[int]) -> Problem | None:
+_BITS = _MAX_INTEGER_BITS
+_search = _SURROGATE.search
+_isfinite = math.isfinite
+
+
+def _clean(value: Any, depth: int, done: set[int]) -> bool:
+    """Whether a dict or list is plainly fine (False: ask :func:`_problem` what is wrong).
+
+    Rendering is on the serving path and every request's tool definitions are walked, so this
+    walk takes the leaves inline and uses exact type checks; anything unusual (a subclass, a
+    tuple, a value that contains itself) is left to the explaining walk.
+    """
+    if depth <= 0:
+        return False
+    if type(value) is dict:
+        for key in value:
+            if type(key) is not str or (not key.isascii() and _search(key)):
+                return False
+        items: Iterable[Any] = value.values()
+    else:
+        items = value
+    for item in items:
+        kind = type(item)
+        if kind is str:
+            if not item.isascii() and _search(item):
+                return False
+        elif kind is dict or kind is list:
+            identity = id(item)
+            if identity not in done:
+                if not _clean(item, depth - 1, done):
+                    return False
+                done.add(identity)  # shared, not repeated: checked once
+        elif kind is int:
+            if item.bit_length() > _BITS:
+                return False
+        elif kind is float:
+            if not _isfinite(item):
+                return False
+        elif item is not None and kind is not bool:
+            return False
+    return True
+
+
+def _problem(value: object, depth: int, active: set[int], done: set[int]) -> Problem | None:
     if isinstance(value, str):
         problem = surrogate_problem(value)
         return None if problem is None else ("", problem, "Unicode text (no lone surrogates)")
@@ -125,23 +171,26 @@ def _problem(value: object, depth: int, active: set[int]) -> Problem | None:
     identity = id(value)
     if identity in active:
         return ("", "a value that contains itself", "a JSON value (a tree)")
+    if identity in done:
+        return None
     active.add(identity)
     try:
         for key, item in items:
             if not isinstance(value, dict):
                 where = f"[{key}]"
             elif not isinstance(key, str):
-                return ("", f"the key {key!r}", "string keys (JSON object keys are strings)")
+                return ("", f"the key {show(key)}", "string keys (JSON object keys are strings)")
             else:
                 problem = surrogate_problem(key)
                 if problem is not None:
                     return ("", f"a key holding {problem}", "Unicode text (no lone surrogates)")
                 where = _member(key)
-            inner = _problem(item, depth - 1, active)
+            inner = _problem(item, depth - 1, active, done)
             if inner is not None:
                 return (where + inner[0], inner[1], inner[2])
     finally:
         active.discard(identity)
+    done.add(identity)
     return None
 
 
