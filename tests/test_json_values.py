@@ -36,6 +36,23 @@ def test_json_values_every_format_can_print_pass() -> None:
     )
     shared = {"x": 1}
     assert json_value_problem([shared, shared]) is None  # shared is not a cycle
+    doubled: Any = ["leaf"]
+    for _ in range(60):
+        doubled = [doubled, doubled]  # 2**60 paths, 61 lists: each checked once
+    assert json_value_problem(doubled) is None
+    cycle: dict[str, Any] = {"a": [1]}
+    cycle["a"].append(cycle)
+    assert json_value_problem(cycle) == (
+        ".a[1]",
+        "a value that contains itself",
+        "a JSON value (a tree)",
+    )
+    assert json_value_problem({"k": (1, "x")}) is None  # tuples print as arrays
+    assert json_value_problem({"k": {True: 1}}) == (
+        ".k",
+        "the key True",
+        "string keys (JSON object keys are strings)",
+    )
 
 
 def test_text_must_be_unicode() -> None:

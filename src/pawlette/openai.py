@@ -20,7 +20,13 @@ into strings:
 - tool ``{"type": "action", "action": {name, description, parameters}}``: a fire-and-forget
   action; a function object may carry ``returns`` (a JSON schema of its result).
 
-Invalid input raises :class:`~pawlette.errors.RequestError` naming the JSON path.
+Invalid input raises :class:`~pawlette.errors.RequestError` naming the JSON path: among it
+a top-level key that is not a chat-completions key (:data:`REQUEST_KEYS`, plus
+``add_generation_prompt`` when rendering; a misspelt ``tool`` would otherwise drop the tools
+silently), an unknown key in a message or a call, a system, user or tool message without
+``content``, text with a lone surrogate, and values no format can print (see
+:mod:`pawlette.json_values`: ``NaN``, ``bytes``, non-string keys, integers too long to print,
+nesting deeper than 100).
 """
 
 from __future__ import annotations
