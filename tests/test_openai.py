@@ -416,6 +416,17 @@ def test_call_arguments_json_cannot_hold_are_refused(arguments: str, found: str)
         assert found in str(caught.value), name
 
 
+def test_unknown_keys_in_tools_and_calls_are_refused() -> None:
+    tool = {"type": "function", "function": {"name": "f"}, "strict": True}
+    call = {"id": "c", "type": "function", "function": {"name": "f", "arguments": "{}", "x": 1}}
+    for name in pawlette.formats():
+        fmt = pawlette.get_format(name)
+        with pytest.raises(RequestError, match=r"^tools\[0\]\.strict: an unknown key"):
+            fmt.render([{"role": "user", "content": "x"}], [tool])
+        with pytest.raises(RequestError, match=r"^messages\[0\]\.tool_calls\[0\]\.function\.x"):
+            fmt.render([{"role": "assistant", "tool_calls": [call]}])
+
+
 def test_a_content_less_chatglm3_user_message_is_refused_like_everywhere() -> None:
     for name in pawlette.formats():
         fmt = pawlette.get_format(name)

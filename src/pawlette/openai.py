@@ -377,7 +377,11 @@ def _plain_call(data: object) -> ToolCall | None:
 
 def _plain_tool(data: object) -> Tool | None:
     """``{"type": "function", "function": {...}}`` read as a Tool, or None: not plain."""
-    if type(data) is not dict or data.get("type", "function") != "function":
+    if (
+        type(data) is not dict
+        or data.get("type", "function") != "function"
+        or not _TOOL_KEYS.issuperset(data)
+    ):
         return None
     definition = data.get("function")
     if type(definition) is not dict:
@@ -398,8 +402,12 @@ def _plain_tool(data: object) -> Tool | None:
 # The general readers: every accepted shape, and the errors.
 
 
+_TOOL_KEYS = frozenset({"type", "function", "action"})
+
+
 def _read_tool(data: object, path: str) -> Tool:
     obj = _require_object(data, path)
+    _refuse_unknown_keys(obj, _TOOL_KEYS, path)
     kind = obj.get("type", "function")
     if kind not in ("function", "action"):
         raise RequestError(f"{path}.type", f"found {show(kind)}", "'function' or 'action'")
