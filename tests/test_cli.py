@@ -118,7 +118,7 @@ def test_parse_whole_completion() -> None:
         (
             ("render", "-f", "omni"),
             '{"messages": [{"role": "user", "content": "\\ud800"}]}',
-            "messages[0].content: a lone surrogate U+D800",
+            "messages[0].content: text with a lone surrogate U+D800",
         ),
         (
             ("render", "-f", "breeze"),

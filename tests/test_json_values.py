@@ -58,7 +58,8 @@ def test_json_values_every_format_can_print_pass() -> None:
 def test_text_must_be_unicode() -> None:
     assert check_text("plain", "p") == "plain"
     assert check_text("é😀", "p") == "é😀"
-    with pytest.raises(RequestError, match=r"^p: a lone surrogate U\+DC00 at index 2;"):
+    found = r"^p: text with a lone surrogate U\+DC00 at character 2;"
+    with pytest.raises(RequestError, match=found):
         check_text("ab\udc00", "p")
 
 
@@ -69,7 +70,7 @@ def test_json_text_is_read_with_the_same_rules() -> None:
         ('{"a": NaN}', "not valid JSON (NaN is not JSON)"),
         ("1" * 5000, "not valid JSON (an integer too long to read)"),
         ("[" * 100_000, "JSON nested too deeply"),
-        ('["\\ud800"]', "JSON holding a lone surrogate U+D800 at index 0 at [0]"),
+        ('["\\ud800"]', "JSON holding text with a lone surrogate U+D800 at character 0 at [0]"),
     ]:
         with pytest.raises(RequestError) as caught:
             load_json_text(text, "p")

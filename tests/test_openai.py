@@ -330,11 +330,11 @@ def test_errors_are_the_general_readers(data: dict[str, Any], expected: str) -> 
         ),
         (
             {"messages": [{"role": "user", "content": "a\ud800"}]},
-            "messages[0].content: a lone surrogate U+D800 at index 1; expected Unicode text",
+            "messages[0].content: text with a lone surrogate U+D800 at character 1; expected valid",
         ),
         (
             {"messages": [{"role": "user", "content": "hi", "name": "\udfff"}]},
-            "messages[0].name: a lone surrogate U+DFFF at index 0",
+            "messages[0].name: text with a lone surrogate U+DFFF at character 0",
         ),
         (
             {"messages": [{"role": "user", "content": "hi", "\ud800": 1}]},
@@ -380,7 +380,7 @@ def _cycle() -> dict[str, Any]:
         ({"a": float("-inf")}, ".a", "the number -inf"),
         ({"a": _deep(100_000)}, ".a[0][0]", "a value nested too deeply"),
         ({"a": _cycle()}, ".a.a", "a value that contains itself"),
-        ({"\ud800": 1}, "", "a key holding a lone surrogate"),
+        ({"\ud800": 1}, "", "a key holding text with a lone surrogate"),
         ({"a b": ["\ud800"]}, '["a b"][0]', "a lone surrogate U+D800"),
     ],
 )

@@ -32,6 +32,9 @@ _MAX_INTEGER_BITS = math.ceil(MAX_INTEGER_DIGITS * math.log2(10))
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
+_UNICODE = "valid Unicode text (a \\ud800-\\udbff escape followed by a \\udc00-\\udfff one)"
+"""What a string must be (worded as pawlette.tokenize words it)."""
+
 Problem = tuple[str, str, str]
 """``(path below the value, what was found, what was expected)``."""
 
@@ -43,7 +46,7 @@ def surrogate_problem(text: str) -> str | None:
     match = _SURROGATE.search(text)
     if match is None:
         return None
-    return f"a lone surrogate U+{ord(match.group()):04X} at index {match.start()}"
+    return f"text with a lone surrogate U+{ord(match.group()):04X} at character {match.start()}"
 
 
 def check_text(text: str, path: str) -> str:
@@ -51,7 +54,7 @@ def check_text(text: str, path: str) -> str:
     if not text.isascii():
         problem = surrogate_problem(text)
         if problem is not None:
-            raise RequestError(path, problem, "Unicode text (no lone surrogates)")
+            raise RequestError(path, problem, _UNICODE)
     return text
 
 
@@ -146,7 +149,7 @@ def _clean(value: Any, depth: int, done: set[int]) -> bool:
 def _problem(value: object, depth: int, active: set[int], done: set[int]) -> Problem | None:
     if isinstance(value, str):
         problem = surrogate_problem(value)
-        return None if problem is None else ("", problem, "Unicode text (no lone surrogates)")
+        return None if problem is None else ("", problem, _UNICODE)
     if value is None or isinstance(value, bool):
         return None
     if isinstance(value, int):
@@ -183,7 +186,7 @@ def _problem(value: object, depth: int, active: set[int], done: set[int]) -> Pro
             else:
                 problem = surrogate_problem(key)
                 if problem is not None:
-                    return ("", f"a key holding {problem}", "Unicode text (no lone surrogates)")
+                    return ("", f"a key holding {problem}", _UNICODE)
                 where = _member(key)
             inner = _problem(item, depth - 1, active, done)
             if inner is not None:
