@@ -54,8 +54,9 @@ def test_every_golden_folder_is_a_registered_format() -> None:
 def test_render_and_mask(case: Path, update_golden: bool) -> None:
     fmt = pawlette.get_format(case.parent.name)
     data = load(case)
-    prompt = bool(data.pop("add_generation_prompt", False))  # the case's, not a request key
-    rendering = fmt.render(data, add_generation_prompt=prompt)
+    rendering = fmt.render(
+        data, add_generation_prompt=bool(data.get("add_generation_prompt", False))
+    )
     assert rendering.text == "".join(segment.text for segment in rendering.segments)
     check_file(case / "rendered.txt", rendering.text, update_golden)
     check_file(case / "mask.txt", mask_text(rendering), update_golden)
