@@ -104,6 +104,44 @@ def test_parse_whole_completion() -> None:
             "text [USR] more",
             "offset 5: marker '[USR]' in state 'assistant.head'",
         ),
+        # Hostile requests (issue 14): each one line naming the place, never a traceback.
+        (
+            ("render", "-f", "pcml"),
+            '{"messages": [{"role": "user", "content": "hi"}], "tool": [{"type": "function"}]}',
+            "tool: an unknown key; expected a key of a chat-completions request",
+        ),
+        (
+            ("render", "-f", "chatglm3"),
+            '{"messages": [{"role": "user"}]}',
+            "messages[0].content: missing",
+        ),
+        (
+            ("render", "-f", "omni"),
+            '{"messages": [{"role": "user", "content": "\\ud800"}]}',
+            "messages[0].content: text with a lone surrogate U+D800",
+        ),
+        (
+            ("render", "-f", "breeze"),
+            '{"messages": [], "stop": ' + "[" * 100_000 + "]" * 100_000 + "}",
+            "-: not valid JSON (nested too deeply)",
+        ),
+        (
+            ("render", "-f", "pcml"),
+            '{"messages": [], "seed": ' + "7" * 5000 + "}",
+            "-: not valid JSON (an integer too long to read)",
+        ),
+        (
+            ("render", "-f", "pcml"),
+            '{"messages": [{"role": "user", "content": "x"}], "tools": [{"type": "function", '
+            '"function": {"name": "f", "parameters": {"a": NaN}}}]}',
+            "tools[0].function.parameters.a: the number nan",
+        ),
+        (
+            ("render", "-f", "breeze"),
+            '{"messages": [{"role": "assistant", "tool_calls": [{"id": "1", "type": "function", '
+            '"function": {"name": "f", "arguments": "{\\"a\\": ' + "9" * 5000 + '}"}}]}]}',
+            "messages[0].tool_calls[0].function.arguments: not valid JSON (an integer too long",
+        ),
     ],
 )
 def test_user_errors_are_one_line_and_status_2(
@@ -150,3 +188,10 @@ def test_serve_with_an_unknown_format_is_a_user_error() -> None:
     result = run("serve", "-f", "nope", "--upstream", "http://127.0.0.1:9")
     assert result.returncode == 2
     assert "format: found 'nope'" in result.stderr
+
+
+def test_render_honours_add_generation_prompt_in_the_request() -> None:
+    request = {"messages": [{"role": "user", "content": "hi"}], "add_generation_prompt": True}
+    result = run("render", "-f", "pcml", stdin=json.dumps(request))
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == "[USR]hi[/USR]\n\n[AST]"

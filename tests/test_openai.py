@@ -10,6 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import pawlette
 from pawlette import RequestError, openai
 from pawlette.openai import conversation_from_openai, conversation_to_openai
 
@@ -131,6 +132,8 @@ VALUES: list[Any] = [
     *(None, "", "x", 0, 1, 1.5, True, [], {}, ("t",)),
     *("system", "user", "assistant", "tool", "developer", "function", "text", "image_url"),
     *("{}", "[1]", '"s"', "{nope", ' {"b": 2} '),
+    *("\ud800", "a\udfffb", '{"a": NaN}', '{"a": "\\ud800"}', '{"a": ' + "9" * 5000 + "}"),
+    *(float("nan"), 10**5000, b"x", {"\ud800": 1}),
     [{"type": "text", "text": 1}],
     [{"type": "image_url", "image_url": "u"}],
     [{"id": "c", "function": {"name": "f", "arguments": "{}"}}],
@@ -291,3 +294,149 @@ def test_the_common_tool_takes_the_plain_reader() -> None:
 def test_errors_are_the_general_readers(data: dict[str, Any], expected: str) -> None:
     assert openai._plain_message(data) is None
     assert error_of([data]) == expected
+
+
+# ---------------------------------------------------------------------- hostile input (issue 14)
+
+
+@pytest.mark.parametrize(
+    ("request_data", "expected"),
+    [
+        (
+            {"messages": [{"role": "user", "content": "hi"}], "tool": []},
+            "tool: an unknown key; expected a key of a chat-completions request (messages, "
+            "tools, ...). Did you mean 'tools'?",
+        ),
+        (
+            {"messages": [], "temprature": 0.5},
+            "temprature: an unknown key; expected a key of a chat-completions request (messages,"
+            " tools, ...). Did you mean 'temperature'?",
+        ),
+        (
+            {"messages": [], "\ud800": 1},
+            '["\\ud800"]: an unknown key; expected a key of a chat-completions request',
+        ),
+        (
+            {"messages": [], "add_generation_prompt": "yes"},
+            "add_generation_prompt: found a string; expected true or false",
+        ),
+        (
+            {"messages": [{"role": "user"}]},
+            "messages[0].content: missing; expected the user message's text or content parts",
+        ),
+        (
+            {"messages": [{"role": "tool", "content": None}]},
+            "messages[0].content: null; expected the tool message's text",
+        ),
+        (
+            {"messages": [{"role": "user", "content": "a\ud800"}]},
+            "messages[0].content: text with a lone surrogate U+D800 at character 1; expected valid",
+        ),
+        (
+            {"messages": [{"role": "user", "content": "hi", "name": "\udfff"}]},
+            "messages[0].name: text with a lone surrogate U+DFFF at character 0",
+        ),
+        (
+            {"messages": [{"role": "user", "content": "hi", "\ud800": 1}]},
+            'messages[0]["\\ud800"]: an unknown key',
+        ),
+        (
+            {"messages": [{"role": [[[[[[[[[[[]]]]]]]]]]], "content": "hi"}]},
+            "messages[0].role: found [[[[...]]]]",
+        ),
+    ],
+)
+def test_requests_with_unknown_keys_or_bad_text_are_refused(
+    request_data: dict[str, Any], expected: str
+) -> None:
+    for name in pawlette.formats():
+        with pytest.raises(RequestError) as caught:
+            pawlette.get_format(name).render(request_data)
+        assert expected in str(caught.value)
+        str(caught.value).encode("utf-8")  # a message that can be printed
+
+
+def _deep(depth: int) -> list[Any]:
+    value: list[Any] = []
+    for _ in range(depth):
+        value = [value]
+    return value
+
+
+def _cycle() -> dict[str, Any]:
+    value: dict[str, Any] = {}
+    value["a"] = value
+    return value
+
+
+@pytest.mark.parametrize(
+    ("parameters", "path", "found"),
+    [
+        ({"a": b"x"}, ".a", "a bytes value"),
+        ({"a": {1, 2}}, ".a", "a set value"),
+        ({1: "x"}, "", "the key 1"),
+        ({"a": 10**4400}, ".a", "an integer too long to print"),
+        ({"a": float("nan")}, ".a", "the number nan"),
+        ({"a": float("-inf")}, ".a", "the number -inf"),
+        ({"a": _deep(100_000)}, ".a[0][0]", "a value nested too deeply"),
+        ({"a": _cycle()}, ".a.a", "a value that contains itself"),
+        ({"\ud800": 1}, "", "a key holding text with a lone surrogate"),
+        ({"a b": ["\ud800"]}, '["a b"][0]', "a lone surrogate U+D800"),
+    ],
+)
+def test_tool_definitions_json_cannot_hold_are_refused(
+    parameters: dict[Any, Any], path: str, found: str
+) -> None:
+    tool = {"type": "function", "function": {"name": "f", "parameters": parameters}}
+    for name in pawlette.formats():
+        with pytest.raises(RequestError) as caught:
+            pawlette.get_format(name).render([{"role": "user", "content": "x"}], [tool])
+        assert caught.value.path.startswith("tools[0].function.parameters" + path), name
+        assert found in caught.value.found, name
+
+
+@pytest.mark.parametrize(
+    ("arguments", "found"),
+    [
+        ('{"a": ' + "9" * 5000 + "}", "not valid JSON (an integer too long to read)"),
+        ('{"a": ' + "[" * 100_000 + "]" * 100_000 + "}", "JSON nested too deeply"),
+        ('{"a": ' + "[" * 101 + "]" * 101 + "}", "a value nested too deeply"),
+        ('{"a": NaN}', "not valid JSON (NaN is not JSON)"),
+        ('{"a": -Infinity}', "not valid JSON (-Infinity is not JSON)"),
+        ('{"a": "\\ud800"}', "a lone surrogate U+D800"),
+    ],
+)
+def test_call_arguments_json_cannot_hold_are_refused(arguments: str, found: str) -> None:
+    call = {"id": "c1", "type": "function", "function": {"name": "f", "arguments": arguments}}
+    messages = [{"role": "user", "content": "x"}, {"role": "assistant", "tool_calls": [call]}]
+    for name in pawlette.formats():
+        with pytest.raises(RequestError) as caught:
+            pawlette.get_format(name).render(messages)
+        assert caught.value.path == "messages[1].tool_calls[0].function.arguments", name
+        assert found in str(caught.value), name
+
+
+def test_unknown_keys_in_tools_and_calls_are_refused() -> None:
+    tool = {"type": "function", "function": {"name": "f"}, "strict": True}
+    call = {"id": "c", "type": "function", "function": {"name": "f", "arguments": "{}", "x": 1}}
+    for name in pawlette.formats():
+        fmt = pawlette.get_format(name)
+        with pytest.raises(RequestError, match=r"^tools\[0\]\.strict: an unknown key"):
+            fmt.render([{"role": "user", "content": "x"}], [tool])
+        with pytest.raises(RequestError, match=r"^messages\[0\]\.tool_calls\[0\]\.function\.x"):
+            fmt.render([{"role": "assistant", "tool_calls": [call]}])
+
+
+def test_a_content_less_chatglm3_user_message_is_refused_like_everywhere() -> None:
+    for name in pawlette.formats():
+        fmt = pawlette.get_format(name)
+        for message in ({"role": "user"}, {"role": "user", "content": None}):
+            with pytest.raises(RequestError, match=r"messages\[1\]\.content"):
+                fmt.render([{"role": "system", "content": "s"}, message])
+        fmt.render([{"role": "user", "content": ""}])  # empty on purpose is fine
+
+
+def test_engine_sampling_keys_are_a_documented_list() -> None:
+    assert openai.ENGINE_SAMPLING_KEYS == ("top_k", "min_p", "repetition_penalty")
+    request = {"messages": [{"role": "user", "content": "hi"}], "top_k": 5, "model": "m"}
+    assert pawlette.get_format("pcml").render(request).text == "[USR]hi[/USR]"

@@ -1,12 +1,16 @@
 """The ``pawlette`` command line.
 
-User errors print one line on stderr and exit with status 2; no tracebacks.
+User errors print one line on stderr and exit with status 2; no tracebacks.  A request file
+is checked like a request to the server: an unknown top-level key (``"tool"`` for ``"tools"``),
+text with a lone surrogate, ``NaN``, an integer too long to print, JSON nested too deeply, are
+each one line naming the JSON path (see :mod:`pawlette.json_values`).
 """
 
 from __future__ import annotations
 
 import argparse
 import codecs
+import functools
 import json
 import sys
 from collections.abc import Iterator, Sequence
@@ -15,6 +19,7 @@ from typing import Any, BinaryIO
 
 from .errors import PawletteError
 from .formats import formats, get_format
+from .json_values import MAX_JSON_DEPTH
 from .serve.chunks import ChunkStream
 
 STREAM_PIECE_BYTES = 16  # small pieces, so --stream shows the parser working incrementally
@@ -51,6 +56,12 @@ def _read_json(path: str) -> Any:
     except json.JSONDecodeError as error:
         raise UserError(
             f"{path}: not valid JSON ({error.msg} at line {error.lineno} column {error.colno})"
+        ) from error
+    except ValueError as error:  # an integer beyond what Python reads (4,300 digits)
+        raise UserError(f"{path}: not valid JSON (an integer too long to read)") from error
+    except RecursionError as error:
+        raise UserError(
+            f"{path}: not valid JSON (nested too deeply); expected at most {MAX_JSON_DEPTH} levels"
         ) from error
 
 
@@ -96,7 +107,11 @@ def command_formats(arguments: argparse.Namespace) -> int:
 def command_render(arguments: argparse.Namespace) -> int:
     fmt = get_format(arguments.format)
     request = _read_json(arguments.file)
-    rendering = fmt.render(request, add_generation_prompt=arguments.generation_prompt)
+    # vLLM's request key says the same as --generation-prompt (either asks for it); it is
+    # checked (a boolean) with the rest of the request.
+    in_request = isinstance(request, dict) and request.get("add_generation_prompt") is True
+    prompt = arguments.generation_prompt or in_request
+    rendering = fmt.render(request, add_generation_prompt=prompt)
     if arguments.json:
         _print_json(
             {
@@ -302,8 +317,13 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+@functools.cache
+def _parser() -> argparse.ArgumentParser:
+    return build_parser()  # built once per process (in-process callers run main many times)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
+    parser = _parser()
     arguments = parser.parse_args(argv)
     try:
         if getattr(arguments, "format", None) == "auto":

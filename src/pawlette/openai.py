@@ -20,7 +20,13 @@ into strings:
 - tool ``{"type": "action", "action": {name, description, parameters}}``: a fire-and-forget
   action; a function object may carry ``returns`` (a JSON schema of its result).
 
-Invalid input raises :class:`~pawlette.errors.RequestError` naming the JSON path.
+Invalid input raises :class:`~pawlette.errors.RequestError` naming the JSON path: among it
+a top-level key that is not a chat-completions key (:data:`REQUEST_KEYS`, plus
+``add_generation_prompt`` when rendering; a misspelt ``tool`` would otherwise drop the tools
+silently), an unknown key in a message or a call, a system, user or tool message without
+``content``, text with a lone surrogate, and values no format can print (see
+:mod:`pawlette.json_values`: ``NaN``, ``bytes``, non-string keys, integers too long to print,
+nesting deeper than 100).
 """
 
 from __future__ import annotations
@@ -30,6 +36,15 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, cast
 
 from .errors import RequestError
+from .json_values import (
+    check_json_value,
+    check_text,
+    json_value_problem,
+    key_path,
+    load_json_text,
+    show,
+    surrogate_problem,
+)
 from .types import (
     ROLES,
     ActionPart,
@@ -45,6 +60,79 @@ from .types import (
     ToolCall,
     VoicePart,
 )
+
+MAX_IMAGE_SIZE = 1 << 16
+"""The largest ``image_url`` ``width``, ``height`` and ``tokens`` accepted (a placeholder count
+beyond it would be a prompt of millions of tokens)."""
+
+CHAT_REQUEST_KEYS = frozenset(
+    {
+        "messages",
+        "model",
+        "tools",
+        "tool_choice",
+        "parallel_tool_calls",
+        "stream",
+        "stream_options",
+        "temperature",
+        "top_p",
+        "n",
+        "stop",
+        "max_tokens",
+        "max_completion_tokens",
+        "presence_penalty",
+        "frequency_penalty",
+        "logit_bias",
+        "logprobs",
+        "top_logprobs",
+        "response_format",
+        "seed",
+        "user",
+        "store",
+        "metadata",
+        "service_tier",
+        "modalities",
+        "audio",
+        "prediction",
+        "reasoning_effort",
+        "verbosity",
+        "web_search_options",
+        "safety_identifier",
+        "prompt_cache_key",
+        "functions",
+        "function_call",
+    }
+)
+"""The top-level keys of OpenAI's chat-completions request."""
+
+ENGINE_SAMPLING_KEYS = ("top_k", "min_p", "repetition_penalty")
+"""Sampling keys OpenAI does not have that engines take (vLLM, SGLang, llama.cpp, TGI):
+``pawlette serve`` forwards them to the upstream as given; rendering ignores them."""
+
+REQUEST_KEYS = CHAT_REQUEST_KEYS | frozenset(ENGINE_SAMPLING_KEYS)
+"""Every top-level key a request to ``pawlette serve`` may hold; any other is refused (a
+misspelt ``temprature`` or ``tool`` would otherwise be silently ignored)."""
+
+RENDER_REQUEST_KEYS = REQUEST_KEYS | {"add_generation_prompt"}
+"""The keys of a request given to render (Python API, ``pawlette render``): the server's, and
+vLLM's ``add_generation_prompt`` (a boolean; ``pawlette render`` honours it like
+``--generation-prompt``, ``Format.render`` takes it as its keyword argument)."""
+
+
+def unknown_key_error(key: object, known: frozenset[str], path: str = "") -> RequestError:
+    """The error for an unknown key, with the closest known key as a hint."""
+    import difflib
+
+    name = key if isinstance(key, str) else show(key)
+    close = difflib.get_close_matches(name, sorted(known), n=1)
+    hint = f"Did you mean {close[0]!r}?" if close else ""
+    return RequestError(
+        key_path(path, name),
+        "an unknown key",
+        "a key of a chat-completions request (messages, tools, ...)",
+        hint,
+    )
+
 
 # Keys OpenAI clients echo back on assistant messages; accepted when null, refused otherwise.
 _NULLABLE_ECHO_KEYS = frozenset({"refusal", "audio", "function_call", "annotations"})
@@ -82,7 +170,7 @@ def _kind(value: object) -> str:
 def _require_str(value: object, path: str, what: str = "a string") -> str:
     if not isinstance(value, str):
         raise RequestError(path, f"found {_kind(value)}", what)
-    return value
+    return check_text(value, path)
 
 
 def _require_object(value: object, path: str) -> Mapping[str, Any]:
@@ -100,13 +188,9 @@ def _require_list(value: object, path: str) -> Sequence[Any]:
 
 
 def check_json_text(text: str, path: str, *, want_object: bool = True) -> None:
-    """Raise :class:`RequestError` unless ``text`` is JSON (an object when ``want_object``)."""
-    try:
-        value = json.loads(text)
-    except json.JSONDecodeError as error:
-        raise RequestError(
-            path, f"not valid JSON ({error.msg} at char {error.pos})", "a JSON object as text"
-        ) from error
+    """Raise :class:`RequestError` unless ``text`` is JSON (an object when ``want_object``)
+    that every format can print (see :mod:`pawlette.json_values`)."""
+    value = load_json_text(text, path)
     if want_object and not isinstance(value, dict):
         raise RequestError(path, f"JSON {_kind(value)}", "a JSON object as text")
 
@@ -126,6 +210,8 @@ def conversation_from_openai(
     if isinstance(data, Mapping):
         if "messages" not in data:
             raise RequestError("request", "no 'messages' key", "a request with 'messages'")
+        if not REQUEST_KEYS.issuperset(data):
+            _check_render_keys(data)
         raw_messages = data["messages"]
         if tools is None:
             tools = data.get("tools")
@@ -141,6 +227,15 @@ def conversation_from_openai(
             message = _read_message(item, f"{prefix}[{index}]")
         messages.append(message)
     return tuple(messages), tools_from_openai(tools)
+
+
+def _check_render_keys(data: Mapping[Any, Any]) -> None:
+    for key in data:
+        if key not in RENDER_REQUEST_KEYS:
+            raise unknown_key_error(key, RENDER_REQUEST_KEYS)
+    prompt = data.get("add_generation_prompt")
+    if prompt is not None and not isinstance(prompt, bool):
+        raise RequestError("add_generation_prompt", f"found {_kind(prompt)}", "true or false")
 
 
 def tools_from_openai(data: object, path: str = "tools") -> tuple[Tool, ...]:
@@ -193,6 +288,8 @@ def _plain_message(data: object) -> Message | None:
     role = _PLAIN_ROLES.get(role_value) if type(role_value) is str else None
     text = get("content")
     if type(text) is not str:
+        if text is None and role != "assistant":
+            return None  # content is required (the general reader says so)
         # null, "" and [] all read as no content (which is None beside calls)
         text = "" if text is None else _plain_text_parts(text)
     name = get("name")
@@ -206,6 +303,7 @@ def _plain_message(data: object) -> Message | None:
         or (tool_call_id is not None and (role != "tool" or type(tool_call_id) is not str))
         or (reasoning is not None and (role != "assistant" or type(reasoning) is not str))
         or (raw_calls is not None and (role != "assistant" or type(raw_calls) is not list))
+        or not _plain_texts_are_unicode(text, name, tool_call_id, reasoning)
     ):
         return None
     tool_calls: tuple[ToolCall, ...] = ()
@@ -224,6 +322,13 @@ def _plain_message(data: object) -> Message | None:
     else:
         content = ()
     return Message(role, content, name, tool_calls, tool_call_id, reasoning)
+
+
+def _plain_texts_are_unicode(*texts: str | None) -> bool:
+    for text in texts:  # nearly always ASCII: one O(1) check each
+        if text is not None and not text.isascii() and surrogate_problem(text) is not None:
+            return False
+    return True
 
 
 def _plain_text_parts(value: object) -> str | None:
@@ -246,7 +351,12 @@ def _plain_call(data: object) -> ToolCall | None:
         return None
     function = data.get("function")
     call_id = data.get("id", "")
-    if type(function) is not dict or not (call_id is None or type(call_id) is str):
+    if (
+        type(function) is not dict
+        or not (call_id is None or type(call_id) is str)
+        or not _CALL_KEYS.issuperset(data)
+        or not _FUNCTION_CALL_KEYS.issuperset(function)
+    ):
         return None
     name = function.get("name")
     arguments = function.get("arguments")
@@ -254,16 +364,24 @@ def _plain_call(data: object) -> ToolCall | None:
         return None
     try:
         value = json.loads(arguments)
-    except json.JSONDecodeError:
+    except (ValueError, RecursionError):
         return None
-    if type(value) is not dict:
+    if (
+        type(value) is not dict
+        or json_value_problem(value) is not None
+        or not _plain_texts_are_unicode(name, call_id)
+    ):
         return None
     return ToolCall("" if call_id is None else call_id, name, arguments.strip())
 
 
 def _plain_tool(data: object) -> Tool | None:
     """``{"type": "function", "function": {...}}`` read as a Tool, or None: not plain."""
-    if type(data) is not dict or data.get("type", "function") != "function":
+    if (
+        type(data) is not dict
+        or data.get("type", "function") != "function"
+        or not _TOOL_KEYS.issuperset(data)
+    ):
         return None
     definition = data.get("function")
     if type(definition) is not dict:
@@ -275,6 +393,7 @@ def _plain_tool(data: object) -> Tool | None:
         or not name
         or (parameters is not None and type(parameters) is not dict)
         or definition.get("returns") is not None
+        or json_value_problem(definition) is not None
     ):
         return None
     return Tool(name, dict(definition), "function")
@@ -283,11 +402,15 @@ def _plain_tool(data: object) -> Tool | None:
 # The general readers: every accepted shape, and the errors.
 
 
+_TOOL_KEYS = frozenset({"type", "function", "action"})
+
+
 def _read_tool(data: object, path: str) -> Tool:
     obj = _require_object(data, path)
+    _refuse_unknown_keys(obj, _TOOL_KEYS, path)
     kind = obj.get("type", "function")
     if kind not in ("function", "action"):
-        raise RequestError(f"{path}.type", f"found {kind!r}", "'function' or 'action'")
+        raise RequestError(f"{path}.type", f"found {show(kind)}", "'function' or 'action'")
     definition = _require_object(obj.get(kind), f"{path}.{kind}")
     name = _require_str(definition.get("name"), f"{path}.{kind}.name")
     if not name:
@@ -295,6 +418,7 @@ def _read_tool(data: object, path: str) -> Tool:
     for key in ("parameters", "returns"):
         if key in definition and definition[key] is not None:
             _require_object(definition[key], f"{path}.{kind}.{key}")
+    check_json_value(definition, f"{path}.{kind}")
     return Tool(name=name, definition=dict(definition), kind=kind)
 
 
@@ -306,7 +430,7 @@ def _read_message(data: object, path: str) -> Message:
         if key in _NULLABLE_ECHO_KEYS and value is None:
             continue
         raise RequestError(
-            f"{path}.{key}",
+            key_path(path, key) if isinstance(key, str) else f"{path}[{show(key)}]",
             "an unknown key",
             "one of " + ", ".join(sorted(_MESSAGE_KEYS)),
             "Put format header values under 'metadata'",
@@ -316,7 +440,7 @@ def _read_message(data: object, path: str) -> Message:
         role_value = "system"
     if role_value not in ROLES:
         raise RequestError(
-            f"{path}.role", f"found {role_value!r}", "'system', 'user', 'assistant' or 'tool'"
+            f"{path}.role", f"found {show(role_value)}", "'system', 'user', 'assistant' or 'tool'"
         )
     role = cast(Role, role_value)
     content = _content_from_openai(obj.get("content"), f"{path}.content", role)
@@ -344,11 +468,21 @@ def _read_message(data: object, path: str) -> Message:
     if raw_metadata is not None:
         meta = _require_object(raw_metadata, f"{path}.metadata")
         metadata = tuple(
-            (str(key), _require_str(value, f"{path}.metadata.{key}")) for key, value in meta.items()
+            (
+                _require_str(key, f"{path}.metadata", "string keys"),
+                _require_str(value, f"{path}.metadata.{key}"),
+            )
+            for key, value in meta.items()
         )
     weight = obj.get("weight")
     if weight is not None and (isinstance(weight, bool) or weight not in (0, 1)):
-        raise RequestError(f"{path}.weight", f"found {weight!r}", "0 or 1")
+        raise RequestError(f"{path}.weight", f"found {show(weight)}", "0 or 1")
+    if content is None and role != "assistant":
+        raise RequestError(
+            f"{path}.content",
+            "missing" if "content" not in obj else "null",
+            f"the {role} message's text or content parts ('' for none)",
+        )
     if content is None and not (role == "assistant" and tool_calls):
         content = ()
     elif content == () and role == "assistant" and tool_calls:
@@ -370,7 +504,7 @@ def _content_from_openai(value: object, path: str, role: Role) -> tuple[ContentP
     if value is None:
         return None
     if isinstance(value, str):
-        return (TextPart(value),) if value else ()
+        return (TextPart(check_text(value, path)),) if value else ()
     items = _require_list(value, path)
     parts: list[ContentPart] = []
     for index, item in enumerate(items):
@@ -390,13 +524,21 @@ def _part_from_openai(value: object, path: str) -> ContentPart:
     if kind == "image_url":
         image = obj.get("image_url")
         if isinstance(image, str):
-            return ImagePart(url=image)
+            return ImagePart(url=check_text(image, f"{path}.image_url"))
         image_obj = _require_object(image, f"{path}.image_url")
         sizes = []
         for key in ("width", "height", "tokens"):
             size = image_obj.get(key)
-            if size is not None and (isinstance(size, bool) or not isinstance(size, int)):
-                raise RequestError(f"{path}.image_url.{key}", f"found {size!r}", "an integer")
+            if size is not None and (
+                isinstance(size, bool)
+                or not isinstance(size, int)
+                or not 0 <= size <= MAX_IMAGE_SIZE
+            ):
+                raise RequestError(
+                    f"{path}.image_url.{key}",
+                    f"found {show(size)}",
+                    f"an integer from 0 to {MAX_IMAGE_SIZE}",
+                )
             sizes.append(size)
         detail = image_obj.get("detail")
         return ImagePart(
@@ -409,9 +551,11 @@ def _part_from_openai(value: object, path: str) -> ContentPart:
     if kind == "voice":
         voice = _require_object(obj.get("voice"), f"{path}.voice")
         prosody = voice.get("prosody", {})
+        prosody_object = _require_object(prosody, f"{path}.voice.prosody")
+        check_json_value(prosody_object, f"{path}.voice.prosody")
         return VoicePart(
             text=_require_str(voice.get("text"), f"{path}.voice.text"),
-            prosody=dict(_require_object(prosody, f"{path}.voice.prosody")),
+            prosody=dict(prosody_object),
         )
     if kind == "action":
         action = _require_object(obj.get("action"), f"{path}.action")
@@ -421,9 +565,9 @@ def _part_from_openai(value: object, path: str) -> ContentPart:
             name=_require_str(action.get("name"), f"{path}.action.name"), arguments=arguments
         )
     if kind == "image_request":
-        return ImageRequestPart(
-            dict(_require_object(obj.get("image_request"), f"{path}.image_request"))
-        )
+        request = _require_object(obj.get("image_request"), f"{path}.image_request")
+        check_json_value(request, f"{path}.image_request")
+        return ImageRequestPart(dict(request))
     if kind == "bbox":
         bbox = _require_object(obj.get("bbox"), f"{path}.bbox")
         boxes = []
@@ -435,14 +579,30 @@ def _part_from_openai(value: object, path: str) -> ContentPart:
                 for c in coordinates
             ):
                 raise RequestError(
-                    box_path, f"found {list(coordinates)!r}", "four integers from 0 to 1000"
+                    box_path, f"found {show(list(coordinates))}", "four integers from 0 to 1000"
                 )
             boxes.append((coordinates[0], coordinates[1], coordinates[2], coordinates[3]))
         return BoxPart(tuple(boxes))
     raise RequestError(
         f"{path}.type",
-        f"found {kind!r}",
+        f"found {show(kind)}",
         "'text', 'image_url', 'voice', 'action', 'image_request' or 'bbox'",
+    )
+
+
+# A call's keys (``index`` is what streamed calls carry, and clients echo it back).
+_CALL_KEYS = frozenset({"id", "type", "function", "index"})
+_FUNCTION_CALL_KEYS = frozenset({"name", "arguments"})
+
+
+def _refuse_unknown_keys(obj: Mapping[str, Any], known: frozenset[str], path: str) -> None:
+    if known.issuperset(obj):
+        return
+    key = next(key for key in obj if key not in known)
+    raise RequestError(
+        key_path(path, key) if isinstance(key, str) else f"{path}[{show(key)}]",
+        "an unknown key",
+        "one of " + ", ".join(sorted(known)),
     )
 
 
@@ -455,10 +615,12 @@ def _tool_calls_from_openai(value: object, path: str, role: Role) -> tuple[ToolC
     for index, item in enumerate(_require_list(value, path)):
         call_path = f"{path}[{index}]"
         obj = _require_object(item, call_path)
+        _refuse_unknown_keys(obj, _CALL_KEYS, call_path)
         kind = obj.get("type", "function")
         if kind != "function":
-            raise RequestError(f"{call_path}.type", f"found {kind!r}", "'function'")
+            raise RequestError(f"{call_path}.type", f"found {show(kind)}", "'function'")
         function = _require_object(obj.get("function"), f"{call_path}.function")
+        _refuse_unknown_keys(function, _FUNCTION_CALL_KEYS, f"{call_path}.function")
         name = _require_str(function.get("name"), f"{call_path}.function.name")
         arguments = function.get("arguments")
         if not isinstance(arguments, str):

@@ -171,6 +171,7 @@ from typing import Any, Literal, cast, overload
 from .errors import RequestError
 from .format import Format
 from .formats import get_format
+from .json_values import check_json_value, check_text
 from .openai import message_from_openai, tools_from_openai
 from .tokenization.backend import CONTINUATION, START, load_backend
 from .tokenization.encoder import IGNORE_INDEX, MaskPolicy, Tokenized
@@ -354,9 +355,10 @@ class _Prompter:
             raise RequestError(
                 "system", f"found {_kind(system)}", "a string, or None for no system text"
             )
-        self._system = system
+        self._system = None if system is None else check_text(system, "system")
         self._split = isinstance(instruction, Mapping)
         self._instruction, self._user = self._read_instruction(instruction)
+        check_text(self._instruction + self._user, "instruction")
         self._extra_keys = _read_extra_keys(extro_keys, extra_keys)
         self._extras = _extra_keys_template(self._extra_keys)
         names = _slots_of(self._instruction) + _slots_of(self._user) + list(self._extra_keys)
@@ -481,9 +483,18 @@ class _Prompter:
         *,
         for_dict: bool,
     ) -> _Request:
+        # Text that is not Unicode (a lone surrogate) can be in no prompt (issue 14).
+        if isinstance(input, str):
+            check_text(input, "input")
+        elif isinstance(input, Mapping):
+            for key, value in input.items():
+                if isinstance(value, str):
+                    check_text(value, f"input[{key!r}]")
         (instruction, user, extras), user_input = self._bind_input(input)
         if label is not None and not isinstance(label, str):
             raise RequestError("label", f"found {_kind(label)}", "a string or None")
+        if label is not None:
+            check_text(label, "label")
         return _Request(
             instruction=self._section(instruction, extras),
             user=user,
@@ -634,6 +645,7 @@ class _Prompter:
                         raise RequestError(
                             f"{path}[{position}]", f"found {_kind(text)}", "a string"
                         )
+                    check_text(text, f"{path}[{position}]")
                 for role, text in zip(("user", "assistant"), item, strict=False):
                     messages.append({"role": role, "content": text})
             else:
@@ -670,6 +682,7 @@ class _Prompter:
                 "user or assistant messages with text content in the string form",
                 "use return_dict=True or a format= prompter for other messages",
             )
+        check_json_value(item, path)  # copied into the dict form whole: JSON only
         return copy.deepcopy(dict(item))
 
     @staticmethod

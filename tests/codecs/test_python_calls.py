@@ -286,7 +286,6 @@ def test_every_literal_type(source: str, value: Any) -> None:
         (r"'\08'", "\x008"),
         (r"'\N{BULLET}\N{bullet}'", "••"),
         (r"'\d+'", "\\d+"),
-        (r"'\ud800'", "\ud800"),
         ("'a\\\nb'", "ab"),
         ("'a\\\r\nb'", "ab"),
         ("'\"quoted\"'", '"quoted"'),
@@ -397,6 +396,8 @@ REFUSALS: list[tuple[str, Mode, int]] = [
     ("[f(a='\\N{NOT A CHARACTER}')]", "list", 6),
     ("[f(a='\\x4g')]", "list", 6),
     ("[f(a='\\U00110000')]", "list", 6),
+    ("[f(a='\\ud800')]", "list", 6),  # a lone surrogate is no text (issue 14)
+    ("[f(a='\\U0000dfff')]", "list", 6),
     ("[f(a='\\Nx')]", "list", 6),
 ]
 
@@ -634,9 +635,11 @@ def test_encode_calls_names_the_failing_call() -> None:
 
 # --------------------------------------------------------------------------- properties
 
-SPECIAL_CHARACTERS = ["\ud800", "\udfff", "\\", "'", '"', "\n", "\r", "\x00", "\x7f", "\x85"]
+# No lone surrogates: the OpenAI edge refuses them, and decoding refuses their escapes (issue 14).
+SPECIAL_CHARACTERS = ["\\", "'", '"', "\n", "\r", "\x00", "\x7f", "\x85"]
 string_values = st.text(
-    st.one_of(st.characters(), st.sampled_from(SPECIAL_CHARACTERS)), max_size=12
+    st.one_of(st.characters(exclude_categories=["Cs"]), st.sampled_from(SPECIAL_CHARACTERS)),
+    max_size=12,
 )
 json_scalars = st.one_of(
     st.none(),

@@ -178,29 +178,80 @@ def test_image_token_count_comes_from_the_caller() -> None:
     image = {"type": "image_url", "image_url": {"url": "a.png", "width": 300, "height": 200}}
     other = {"type": "image_url", "image_url": {"url": "b.png", "width": 100, "height": 50}}
     counted = {"type": "image_url", "image_url": {"url": "c.png", "tokens": 2}}  # it wins
-    content = [image, {"type": "text", "text": "<|IMAGE_2|>?"}, other, counted]
+    content = [image, {"type": "text", "text": " and "}, other, counted]
     text = fmt.render([{"role": "user", "content": content}]).text
     one, two, three = ("<|IMAGE_START|>" + "<|IMAGE|>" * n + "<|IMAGE_END|>" for n in (3, 1, 2))
-    assert text.endswith(f"<|USER_START|><|IMAGE_2|>?{one}{two}{three}<|USER_END|>\n<|EOS|>")
+    references = "<|IMAGE_1|> and <|IMAGE_2|><|IMAGE_3|>"
+    assert text.endswith(f"<|USER_START|>{references}{one}{two}{three}<|USER_END|>\n<|EOS|>")
     assert [image.url for image in seen] == ["a.png", "b.png"]
     assert OMNI.render([{"role": "user", "content": content}]).text.count("<|IMAGE|>") == 514
     parsed = fmt.parse_conversation(text, strict=True).messages[0]["content"]
-    assert [part["image_url"] for part in parsed[1:]] == [
+    assert [part.get("image_url") for part in parsed] == [
         {"url": "", "tokens": 3},
+        None,
         {"url": "", "tokens": 1},
         {"url": "", "tokens": 2},
     ]
     assert fmt.render(fmt.parse_conversation(text).messages).text == text
 
 
-def test_image_references_are_control_tokens_in_user_text_only() -> None:
+def test_image_references_come_from_image_parts_never_from_text() -> None:
+    image = {"type": "image_url", "image_url": {"url": "a.png", "tokens": 1}}
     request = [
-        {"role": "user", "content": "<|IMAGE_1|>"},
+        {"role": "user", "content": [{"type": "text", "text": "<|IMAGE_1|> is "}, image]},
         {"role": "assistant", "content": "<|IMAGE_1|>"},
     ]
     rendering = OMNI.render(request)
     marks = [(s.text, s.special, s.role) for s in rendering.segments if "IMAGE_1" in s.text]
-    assert marks == [("<|IMAGE_1|>", True, "user"), ("\\<|IMAGE_1|>", False, "assistant")]
+    assert marks == [
+        ("\\<|IMAGE_1|> is ", False, "user"),
+        ("<|IMAGE_1|>", True, "user"),
+        ("\\<|IMAGE_1|>", False, "assistant"),
+    ]
+    parsed = OMNI.parse_conversation(rendering.text, strict=True).to_request()
+    assert parsed["messages"][0]["content"] == [
+        {"type": "text", "text": "<|IMAGE_1|> is "},
+        {"type": "image_url", "image_url": {"url": "", "tokens": 1}},
+    ]
+
+
+def test_at_most_sixteen_images_a_message() -> None:
+    image = {"type": "image_url", "image_url": {"url": "a.png", "tokens": 0}}
+    OMNI.render([{"role": "user", "content": [image] * 16}])
+    with pytest.raises(RequestError, match=r"messages\[0\]\.content\[16\]: image 17"):
+        OMNI.render([{"role": "user", "content": [image] * 17}])
+
+
+@pytest.mark.parametrize(
+    ("text", "warning", "kept"),
+    [
+        ("a<|IMAGE_2|>b", "after 0 reference(s)", "a<|IMAGE_2|>b"),
+        ("a<|IMAGE_1|>b", "no image block", "a<|IMAGE_1|>b"),
+        (
+            "a<|IMAGE_1|>b<|IMAGE_1|><|IMAGE_START|><|IMAGE_END|>",
+            "after 1 reference",
+            "ab<|IMAGE_1|>",
+        ),
+    ],
+)
+def test_references_without_their_image_are_malformed(text: str, warning: str, kept: str) -> None:
+    source = f"<|BOS|>\n<|USER_START|>{text}<|USER_END|>\n<|EOS|>"
+    with pytest.raises(ParseError, match=re.escape(warning)):
+        OMNI.parse_conversation(source, strict=True)
+    parsed = OMNI.parse_conversation(source)
+    assert [w.message for w in parsed.warnings if warning in w.message]
+    content = parsed.messages[0]["content"]
+    texts = content if isinstance(content, str) else "".join(p.get("text", "") for p in content)
+    assert texts == kept  # a reference without its image is kept as text
+
+
+def test_an_image_block_without_a_reference_is_an_image_where_it_stands() -> None:
+    source = "<|BOS|>\n<|USER_START|>look<|IMAGE_START|><|IMAGE|><|IMAGE_END|><|USER_END|>"
+    parsed = OMNI.parse_conversation(source, strict=True).messages[0]["content"]
+    assert parsed == [
+        {"type": "text", "text": "look"},
+        {"type": "image_url", "image_url": {"url": "", "tokens": 1}},
+    ]
 
 
 def test_bad_image_token_counts_are_refused() -> None:
@@ -229,9 +280,10 @@ def test_image_output_prompt_and_turn() -> None:
     user = {
         "role": "user",
         "content": [
-            {"type": "text", "text": "<|IMAGE_1|>和<|IMAGE_2|>一起跳舞"},
             {"type": "image_url", "image_url": {"url": "a.png"}},
+            {"type": "text", "text": "和"},
             {"type": "image_url", "image_url": {"url": "b.png"}},
+            {"type": "text", "text": "一起跳舞"},
         ],
     }
     fmt = OMNI.with_options(image_tokens=lambda image: 2)
@@ -282,7 +334,10 @@ def test_refusals_name_the_place() -> None:
             r"messages\[1\]\.tool_call_id: 'b'",
         ),
         (
-            [{"role": "assistant", "content": None, "tool_calls": [call]}, {"role": "user"}],
+            [
+                {"role": "assistant", "content": None, "tool_calls": [call]},
+                {"role": "user", "content": ""},
+            ],
             RequestError,
             r"messages\[1\]: a user message right after a function call",
         ),

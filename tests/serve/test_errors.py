@@ -12,10 +12,11 @@ import httpx
 import openai
 import pytest
 
+from pawlette.formats import get_format
 from pawlette.serve.pipeline import Completion
 
 from .conftest import ServerFactory
-from .scenarios import PROMPT, TOOLS
+from .scenarios import PROMPT, TOOLS, ask, completion_for
 from .upstream import FakeUpstream, Script
 
 KEY = "sk-test-key"
@@ -461,3 +462,165 @@ def test_upstream_dropping_the_connection_after_done_is_not_an_error(
     response = post(serve("pcml"), {"messages": PROMPT, "stream": True})
     assert response.text.endswith("data: [DONE]\n\n") and '"error"' not in response.text
     assert _content(response) == "Hi"
+
+
+# ---------------------------------------------------------------------- hostile input (issue 14)
+
+BIG = "9" * 5000
+DEEP = "[" * 100_000 + "]" * 100_000
+
+
+def _with_call(arguments: str) -> list[dict[str, Any]]:
+    call = {"id": "c1", "type": "function", "function": {"name": "f", "arguments": arguments}}
+    return [*PROMPT, {"role": "assistant", "content": None, "tool_calls": [call]}]
+
+
+@pytest.mark.parametrize("format_name", ["pcml", "chatglm3", "breeze", "omni"])
+@pytest.mark.parametrize(
+    ("body", "param", "words"),
+    [
+        ({"messages": PROMPT, "temprature": 0.5}, "temprature", "Did you mean 'temperature'?"),
+        ({"messages": PROMPT, "tool": TOOLS}, "tool", "an unknown key"),
+        ({"messages": PROMPT, "add_generation_prompt": True}, "add_generation_prompt", "unknown"),
+        ({"messages": [{"role": "user", "content": "\ud800"}]}, "messages[0].content", "U+D800"),
+        ({"messages": PROMPT, "stop": ["ok", "\udfff"]}, "stop[1]", "lone surrogate"),
+        (
+            {"messages": PROMPT, "tools": [{"type": "function", "function": {"name": "\ud800"}}]},
+            "tools[0].function.name",
+            "lone surrogate",
+        ),
+        ({"messages": PROMPT, "\ud800": 1}, '["\\ud800"]', "an unknown key"),
+        (
+            {"messages": _with_call('{"a": ' + BIG + "}")},
+            "messages[2].tool_calls[0].function.arguments",
+            "an integer too long to read",
+        ),
+        (
+            {"messages": _with_call('{"a": ' + DEEP + "}")},
+            "messages[2].tool_calls[0].function.arguments",
+            "nested too deeply",
+        ),
+        ({"messages": [{"role": "user"}]}, "messages[0].content", "missing"),
+        ({"messages": PROMPT, "top_k": "many"}, "top_k", "an integer"),
+    ],
+)
+def test_hostile_requests_are_400_naming_the_field(
+    serve: ServerFactory,
+    upstream: FakeUpstream,
+    format_name: str,
+    body: dict[str, Any],
+    param: str,
+    words: str,
+) -> None:
+    before = len(upstream.records)
+    response = post(serve(format_name), body)
+    assert response.status_code == 400, response.text
+    error = error_of(response)
+    assert error["type"] == "invalid_request_error"
+    assert error["param"] == param
+    assert words in error["message"]
+    assert len(upstream.records) == before
+
+
+@pytest.mark.parametrize(
+    ("raw", "words"),
+    [
+        (b'{"messages": ' + DEEP.encode() + b"}", "nested too deeply"),
+        (b'{"messages": [], "seed": ' + BIG.encode() + b"}", "not valid JSON"),
+        (b'{"messages": [{"role": "user", "content": "x"}], "temperature": NaN}', "nan"),
+    ],
+)
+def test_hostile_bodies_are_400(serve: ServerFactory, raw: bytes, words: str) -> None:
+    response = post(serve("pcml"), raw)
+    assert response.status_code == 400
+    assert words in error_of(response)["message"]
+
+
+def _exchange(sock: socket.socket, body: bytes) -> tuple[int, bytes]:
+    """One HTTP/1.1 request on an open connection; the status and the body."""
+    head = (
+        "POST /v1/chat/completions HTTP/1.1\r\nhost: test\r\ncontent-type: application/json\r\n"
+        f"content-length: {len(body)}\r\n\r\n"
+    ).encode()
+    sock.sendall(head + body)
+    data = b""
+    while b"\r\n\r\n" not in data:
+        piece = sock.recv(65536)
+        assert piece, "the server closed the connection"
+        data += piece
+    header, _, rest = data.partition(b"\r\n\r\n")
+    length = int(
+        next(
+            line.split(b":", 1)[1]
+            for line in header.split(b"\r\n")
+            if line.lower().startswith(b"content-length:")
+        )
+    )
+    while len(rest) < length:
+        piece = sock.recv(65536)
+        assert piece, "the server closed the connection"
+        rest += piece
+    return int(header.split(b" ", 2)[1]), rest
+
+
+def test_a_500_keeps_the_connection_alive(
+    serve: ServerFactory, upstream: FakeUpstream, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from pawlette.serve.app import Server
+
+    original = Server._prepare
+
+    async def broken(self: Server, chat: Any) -> Any:
+        if chat.messages and chat.messages[-1].get("content") == "explode":
+            raise RuntimeError("a bug")
+        return await original(self, chat)
+
+    monkeypatch.setattr(Server, "_prepare", broken)
+    server = serve("pcml")
+    upstream.push(Script(text="Hi<end>"))
+    with socket.create_connection(("127.0.0.1", server.port), timeout=10) as sock:
+        status, body = _exchange(
+            sock, json.dumps({"messages": [{"role": "user", "content": "explode"}]}).encode()
+        )
+        assert status == 500
+        assert json.loads(body)["error"]["type"] == "server_error"
+        status, body = _exchange(sock, json.dumps({"messages": PROMPT}).encode())
+        assert status == 200, body
+        assert json.loads(body)["choices"][0]["message"]["content"] == "Hi"
+
+
+# No tools, no tool calls (issue 14, part 3): what the model writes anyway is cut as under "none".
+
+
+@pytest.mark.parametrize("stream", [False, True])
+@pytest.mark.parametrize("format_name", ["pcml", "chatglm3", "breeze", "omni"])
+def test_a_request_without_tools_never_gets_tool_calls(
+    serve: ServerFactory, upstream: FakeUpstream, format_name: str, stream: bool
+) -> None:
+    fmt = get_format(format_name)
+    completion = completion_for(fmt, "text_and_call") or completion_for(fmt, "call")
+    assert completion is not None
+    client = serve(format_name).client()
+    upstream.push(Script(text=completion, sizes=(2, 3)))
+    message, finish = ask(client, stream, model="m", messages=PROMPT)
+    assert "tool_calls" not in message
+    assert finish == "stop"
+    assert upstream.last().body["prompt"] == fmt.render(PROMPT, add_generation_prompt=True).text
+    # With the tools declared, the same completion is a call.
+    upstream.push(Script(text=completion, sizes=(2, 3)))
+    message, finish = ask(client, stream, model="m", messages=PROMPT, tools=TOOLS)
+    assert message["tool_calls"][0]["function"]["name"] == "get_weather"
+    assert finish == "tool_calls"
+
+
+def test_hostile_requests_never_get_a_500() -> None:
+    """The bounded run of ``python -m bench.fuzz_requests`` (server in process, scripted
+    upstream): 200 or 400 with OpenAI's error body, streamed or not."""
+    from bench import fuzz_requests
+
+    for name in ("pcml", "chatglm3", "breeze", "omni"):
+        tallies = fuzz_requests.run_format(name, 120, 14, ("server",), show=3)
+        tally = tallies["server"]
+        assert tally.inputs == 120
+        assert (tally.crashes, tally.server_errors) == (0, 0), "\n".join(tally.examples)
+        assert set(tally.answered) == {"200", "400"}, tally.answered

@@ -1,8 +1,9 @@
-"""Conversations omni expresses: any text (markers included), functions with inline results,
-actions, structured thinking, voice parts, image requests and input images with references.
+"""Conversations omni expresses: any text (markers included, image references too: they are
+escaped text), functions with inline results, actions, structured thinking, voice parts, image
+requests and input images (each writes its reference where it stands).
 
 ``normalise`` is what the text cannot keep: call ids (numbered ``call_0``, ...), images (the
-url and sizes are not in the text, the token count is; images come after the text), the flat
+url and sizes are not in the text, the token count is; each stays where it stands), the flat
 ``reasoning_content`` of steps given alone, an empty system turn that only holds the tools and
 an empty assistant message after a result.
 Output images (an assistant message holding one image) are tested in tests/formats/test_omni.py:
@@ -148,25 +149,19 @@ def conversations(draw: st.DrawFn) -> dict[str, Any]:
 
 
 def _normalise_user(message: dict[str, Any]) -> dict[str, Any]:
+    """Images stay where they stand (their references do), as ``{"url": "", "tokens": N}``."""
     content = message["content"]
     if isinstance(content, str):
         return message
-    others = [part for part in content if part["type"] != "image_url"]
-    images = [
-        {
-            "type": "image_url",
-            "image_url": {"url": "", "tokens": part["image_url"].get("tokens", DEFAULT_TOKENS)},
-        }
-        for part in content
-        if part["type"] == "image_url"
-    ]
-    merged: list[dict[str, Any]] = []
-    for part in others:
-        if part["type"] == "text" and merged and merged[-1]["type"] == "text":
-            merged[-1] = {"type": "text", "text": merged[-1]["text"] + part["text"]}
+    parts: list[dict[str, Any]] = []
+    for part in content:
+        if part["type"] == "image_url":
+            tokens = part["image_url"].get("tokens", DEFAULT_TOKENS)
+            part = {"type": "image_url", "image_url": {"url": "", "tokens": tokens}}
+        if part["type"] == "text" and parts and parts[-1]["type"] == "text":
+            parts[-1] = {"type": "text", "text": parts[-1]["text"] + part["text"]}
         else:
-            merged.append(part)
-    parts = merged + images
+            parts.append(part)
     if all(part["type"] == "text" for part in parts):
         return {**message, "content": "".join(part["text"] for part in parts)}
     return {**message, "content": parts}

@@ -4,9 +4,12 @@ format and tokenizer, never yields a control id.
 
 The hypothesis test in test_properties.py draws a few dozen markers per run; this one puts each
 of them, alone and all together, into every slot: system, user and assistant content, reasoning,
-tool call arguments, tool names and descriptions, tool results and message names (each where
-the format can carry it: a slot the format refuses for plain text is left out, and a slot whose
-validation refuses a marker, such as a tool name, is counted as refused, not as passed).
+tool call arguments, tool names and descriptions, tool results and message names, and text
+around image parts (each where the format can carry it: a slot the format refuses for plain
+text is left out, and a slot whose validation refuses a marker, such as a tool name, is counted
+as refused, not as passed).  The control ids of each request are exactly those of the same
+request with plain text in the slot: text never adds a control token, not even one the format
+writes from structure (omni's image references ``<|IMAGE_1|>``, which come from image parts).
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ from .support import ALL_MARKERS, FORMATS, llama3_all, small_all
 SLOTS = (
     "system",
     "user",
+    "user_with_images",
     "assistant",
     "reasoning",
     "arguments",
@@ -74,6 +78,10 @@ def request(payload: str, slots: frozenset[str]) -> dict[str, Any]:
         first["reasoning_content"] = payload
         last["reasoning_content"] = payload
     user: dict[str, Any] = {"role": "user", "content": text("user", "Hi")}
+    if "user_with_images" in slots:
+        image = {"type": "image_url", "image_url": {"url": "a.png", "tokens": 1}}
+        part = {"type": "text", "text": payload}
+        user["content"] = [part, image, part, image, part]
     if "name" in slots:
         user["name"] = payload
     return {
@@ -146,11 +154,13 @@ def test_every_marker_in_every_slot_stays_text(name: str, kind: str) -> None:
     encoder = ConversationEncoder(fmt, tokenizer)
     slots = carried_slots(name)
     requests: list[dict[str, Any]] = []
+    plain: list[dict[str, Any]] = []  # each request with plain text in its slots
     refused: set[tuple[str, str]] = set()
     for payload in PAYLOADS:
         try:
             fmt.render(request(payload, slots))
             requests.append(request(payload, slots))
+            plain.append(request("zq_probe", slots))
             continue
         except PawletteError:
             pass
@@ -161,13 +171,15 @@ def test_every_marker_in_every_slot_stays_text(name: str, kind: str) -> None:
                 refused.add((slot, payload))
                 continue
             requests.append(request(payload, frozenset({slot})))
+            plain.append(request("zq_probe", frozenset({slot})))
     # Only a tool's name (an identifier) or a message name may refuse a marker.
     assert {slot for slot, _ in refused} <= {"tool_name", "name"}, sorted(refused)[:5]
     results = encoder.encode_batch(requests)
-    for one, result in zip(requests, results, strict=True):
+    for one, baseline, result in zip(requests, plain, results, strict=True):
         rendering = fmt.render(one)
         found = [token for token in result.input_ids if token in control]
         assert found == marker_ids_of(fmt, tokenizer, rendering), rendering.text
+        assert found == marker_ids_of(fmt, tokenizer, fmt.render(baseline)), rendering.text
         if kind in ("small", "llama3"):  # byte-level: every character has tokens
             assert tokenizer.decode(result.input_ids, skip_special_tokens=False) == rendering.text
     assert len(requests) >= len(PAYLOADS)

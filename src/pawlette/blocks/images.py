@@ -11,6 +11,9 @@ has more than one tile a thumbnail of the whole image is added; each tile is 256
 >>> internvl_image_tokens(896, 448)     # a 2x1 grid plus the thumbnail
 768
 
+**Image references** (:class:`ImageReferences`, omni's ``<|IMAGE_1|>``): where an image
+stands in a turn's text, written from the position of its part, never from text.
+
 **Bounding boxes** (:class:`~pawlette.types.BoxPart`) are ``(x1, y1, x2, y2)`` normalised to
 0..1000 of the image's width and height; :func:`normalise_box` and :func:`pixel_box` convert.
 
@@ -23,9 +26,13 @@ has more than one tile a thumbnail of the whole image is added; each tile is 256
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from functools import partial
+from typing import Any, cast
 
+from ..engine.machine import Action, Parser, ReaderFactory
 from ..errors import RequestError
-from ..types import BoxPart, ImagePart
+from ..types import BoxPart, Event, ImagePart, PartAdded, TextDelta
 
 BOX_SCALE = 1000
 """Normalised coordinates run from 0 to this."""
@@ -170,3 +177,177 @@ def box_part(boxes: Sequence[Sequence[float]], *, width: float, height: float) -
 def pixel_boxes(part: BoxPart, *, width: float, height: float) -> list[Box]:
     """The boxes of a (parsed) :class:`BoxPart` in pixels of a ``width`` x ``height`` image."""
     return [pixel_box(box, width=width, height=height) for box in part.boxes]
+
+
+# --------------------------------------------------------------------------- image references
+
+
+@dataclass(slots=True)
+class _Slot:
+    """Where an image reference stands among a turn's held events, until its block is read."""
+
+    marker: str
+    offset: int
+    image: ImagePart | None = None
+
+
+@dataclass(slots=True)
+class _Held:
+    """A turn's events from its first image reference on, held until its image blocks are read."""
+
+    events: list[Event | _Slot] = field(default_factory=list)
+    slots: list[_Slot] = field(default_factory=list)
+    resolved: int = 0
+
+
+class _HoldingParser:
+    """The parser as the readers of a turn with image references see it: what they emit is held
+    (in order) while references wait for their blocks; everything else is the parser's."""
+
+    __slots__ = ("_key", "_parser")
+
+    def __init__(self, parser: Parser, key: str) -> None:
+        self._parser = parser
+        self._key = key
+
+    def emit(self, event: Event) -> None:
+        held = self._parser.shared.get(self._key)
+        if isinstance(held, _Held):
+            held.events.append(event)
+        else:
+            self._parser.emit(event)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._parser, name)
+
+
+class _HeldReader:
+    """A reader given the holding parser; at the end of input it also releases what is held."""
+
+    __slots__ = ("_images", "_inner", "_parser")
+
+    def __init__(self, parser: Parser, images: ImageReferences, inner: ReaderFactory) -> None:
+        self._parser = parser
+        self._images = images
+        self._inner = inner(cast(Parser, _HoldingParser(parser, images.key)))
+
+    def feed(self, text: str, offset: int) -> None:
+        self._inner.feed(text, offset)
+
+    def close(self, marker: str | None, offset: int) -> None:
+        self._inner.close(marker, offset)
+        if marker is None:
+            self._images.release(self._parser, offset)
+
+
+class _ImageRunReader:
+    """An image block's run of placeholder tokens: the image of the next waiting reference
+    (or, with none waiting, an image part where the block stands)."""
+
+    __slots__ = ("_images", "_parser")
+
+    def __init__(self, parser: Parser, images: ImageReferences) -> None:
+        self._parser = parser
+        self._images = images
+        if parser.entered_by != images.token:
+            parser.shared[images.count_key] = 0
+
+    def feed(self, text: str, offset: int) -> None:
+        pass  # text inside a block is not part of anything (the seed's elided "...")
+
+    def close(self, marker: str | None, offset: int) -> None:
+        shared = self._parser.shared
+        count = shared.get(self._images.count_key, 0)
+        if marker == self._images.token:
+            shared[self._images.count_key] = count + 1
+            return
+        image = ImagePart(url="", tokens=count)
+        held = shared.get(self._images.key)
+        if isinstance(held, _Held) and held.resolved < len(held.slots):
+            held.slots[held.resolved].image = image
+            held.resolved += 1
+        elif isinstance(held, _Held):
+            held.events.append(PartAdded(image))
+        else:
+            self._parser.emit(PartAdded(image))
+
+
+@dataclass(frozen=True)
+class ImageReferences:
+    """Images referenced from a turn's text by structure (omni's ``<|IMAGE_1|>``, seed 000).
+
+    A turn writes the reference marker ``references[k - 1]`` where its ``k``-th image part
+    stands among its text, and after all its text each image's block: ``start`` + ``token``
+    x N + ``end``.  Text never makes a reference (it spells one only escaped), so references
+    come from image parts alone, numbered in order.
+
+    Parsing gives the parts back where their references stand: a turn's events from its first
+    reference on are held until its blocks are read (a user turn is never streamed to a
+    client), and the ``k``-th block is the ``k``-th reference's image (``{"url": "",
+    "tokens": N}``).  A block beyond the references is an image part where the block stands; a
+    reference out of order, or without a block when the turn ends, is malformed (lenient: its
+    marker is text, with a warning).
+    """
+
+    references: tuple[str, ...]
+    token: str
+    key: str = "image_references"
+
+    @property
+    def count_key(self) -> str:
+        return f"{self.key}:tokens"
+
+    def hold(self, reader: ReaderFactory) -> ReaderFactory:
+        """``reader`` for a state of the turn: its events are held while references wait."""
+        return partial(_HeldReader, images=self, inner=reader)
+
+    def run_reader(self) -> ReaderFactory:
+        """The reader of a block's run of tokens (a state looping on :attr:`token`)."""
+        return partial(_ImageRunReader, images=self)
+
+    def reference(self, number: int) -> Action:
+        """The action on the reference marker of the ``number``-th image (from 1)."""
+        marker = self.references[number - 1]
+
+        def action(parser: Parser, offset: int) -> None:
+            held = parser.shared.get(self.key)
+            if not isinstance(held, _Held):
+                held = parser.shared[self.key] = _Held()
+            if number != len(held.slots) + 1:
+                parser.malformed(
+                    offset,
+                    f"image reference {marker!r} after {len(held.slots)} reference(s)",
+                    f"{self.references[len(held.slots)]!r} (references are numbered in order)",
+                    marker,
+                )
+                held.events.append(TextDelta(marker))
+                return
+            slot = _Slot(marker, offset)
+            held.slots.append(slot)
+            held.events.append(slot)
+
+        return action
+
+    def release(self, parser: Parser, offset: int) -> None:
+        """Emit the held events, each reference as its image (the turn ends here)."""
+        held = parser.shared.pop(self.key, None)
+        parser.shared.pop(self.count_key, None)
+        if not isinstance(held, _Held):
+            return
+        for event in held.events:
+            if not isinstance(event, _Slot):
+                parser.emit(event)
+            elif event.image is not None:
+                parser.emit(PartAdded(event.image))
+            else:
+                parser.malformed(
+                    event.offset,
+                    f"image reference {event.marker!r} with no image block in its turn",
+                    "an image block for each reference, after the turn's text",
+                    event.marker,
+                )
+                parser.emit(TextDelta(event.marker))
+
+    def release_action(self) -> Action:
+        """The action on the marker that ends the turn."""
+        return self.release

@@ -736,6 +736,10 @@ class PythonCallDecoder:
         if code > 0x10FFFF:
             found = f"escape of U+{code:X}, beyond Unicode"
             return self._fail(text, position, self._escape_offset, found, "at most U+10FFFF")
+        if 0xD800 <= code <= 0xDFFF:  # issue 14: Python takes it, but no text can hold it
+            found = f"escape of U+{code:X}, a lone surrogate"
+            expected = "a Unicode character (not U+D800..U+DFFF)"
+            return self._fail(text, position, self._escape_offset, found, expected)
         self._write(chr(code))
         self._state = self._in_string
         return position + 1

@@ -87,15 +87,21 @@ OpenAI JSON and decisions (the seed leaves these open):
   user and assistant turns.  **Image requests** (text to image): content part
   ``{"type": "image_request", "image_request": {...}}`` in assistant turns;
   :func:`image_prompt` builds the second-stage prompt from one.
-- **Input images**: ``image_url`` parts of a user message become, in order, image blocks
-  ``<|IMAGE_START|>`` + ``<|IMAGE|>`` x N + ``<|IMAGE_END|>`` after all its text.  N is the
-  part's ``image_url.tokens`` when given, else ``options.image_tokens(part)``: a caller's
-  function (``FORMAT.with_options(image_tokens=...)``; the image encoder decides), by default
-  :data:`DEFAULT_IMAGE_TOKENS` for every image.  ``<|IMAGE_1|>`` ... ``<|IMAGE_16|>`` in user
-  text are the reference tokens (written as control tokens; elsewhere they are escaped text).
-  An image's pixels are not in the text: parsing gives ``{"url": "", "tokens": N}`` with the
-  number of ``<|IMAGE|>`` tokens the block held (so rendering that gives the same text back)
-  and ignores any other text inside the block (the seed's ``...``).
+- **Input images**: an ``image_url`` part of a user message writes its reference token
+  ``<|IMAGE_k|>`` where it stands among the text (the ``k``-th image part of the message, up
+  to ``<|IMAGE_16|>``), and after all the text, in order, each image's block
+  ``<|IMAGE_START|>`` + ``<|IMAGE|>`` x N + ``<|IMAGE_END|>``: ``[image, "中的人和", image,
+  "中的人一起跳舞"]`` is the seed's ``<|IMAGE_1|>中的人和<|IMAGE_2|>中的人一起跳舞<|IMAGE_START|>
+  ...<|IMAGE_END|><|IMAGE_START|>...<|IMAGE_END|>``.  References come from structure only: a
+  reference spelt in any text is escaped like every other marker, so no text can make one.  N
+  is the part's ``image_url.tokens`` when given, else ``options.image_tokens(part)``: a
+  caller's function (``FORMAT.with_options(image_tokens=...)``; the image encoder decides), by
+  default :data:`DEFAULT_IMAGE_TOKENS` for every image.  An image's pixels are not in the
+  text: parsing gives ``{"url": "", "tokens": N}`` where its reference stands, N the number of
+  ``<|IMAGE|>`` tokens its block held (so rendering that gives the same text back), and ignores
+  any other text inside the block (the seed's ``...``).  A block with no reference is an image
+  where the block stands; a reference out of order or without a block is malformed (lenient:
+  its marker is kept as text, with a warning).
 - **Output image**: an assistant message whose content is exactly one image is an image
   output turn, ``<|IMAGE_OUTPUT_START|>`` + ``<|IMAGE|>`` x N (trainable); one image at most.
   :func:`image_output_prompt` ends a conversation there.
@@ -114,11 +120,11 @@ OpenAI JSON and decisions (the seed leaves these open):
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from ..blocks.images import ImageReferences
 from ..engine.block_readers import (
     EdgeNewlines,
     HeadedText,
@@ -145,7 +151,6 @@ from ..types import (
     Message,
     Rendering,
     Role,
-    TextDelta,
     TextPart,
     Tool,
     ToolCall,
@@ -170,7 +175,7 @@ IMAGE_START, IMAGE, IMAGE_END = "<|IMAGE_START|>", "<|IMAGE|>", "<|IMAGE_END|>"
 IMAGE_OUTPUT_START = "<|IMAGE_OUTPUT_START|>"
 MAX_IMAGE_REFERENCES = 16
 IMAGE_REFERENCES = tuple(f"<|IMAGE_{k}|>" for k in range(1, MAX_IMAGE_REFERENCES + 1))
-_REFERENCE = re.compile("|".join(re.escape(marker) for marker in reversed(IMAGE_REFERENCES)))
+IMAGES = ImageReferences(IMAGE_REFERENCES, IMAGE)
 
 DEFAULT_IMAGE_TOKENS = 256
 """How many ``<|IMAGE|>`` tokens an image takes unless a caller says otherwise."""
@@ -247,13 +252,6 @@ def _begin(role: Role) -> Action:
 
 def _end(parser: Parser, offset: int) -> None:
     parser.end_message()
-
-
-def _emit_text(text: str) -> Action:
-    def action(parser: Parser, offset: int) -> None:
-        parser.emit(TextDelta(text))
-
-    return action
 
 
 def _image(tokens: int) -> ImagePart:
@@ -352,22 +350,24 @@ def _grammar() -> GrammarBuilder:
     table.on("system.function", FUNCTION_DEF_END, "system.tools")
     table.on("system.action", ACTION_DEF_END, "system.tools")
 
-    table.state("user.body", text_reader(_USER_EDGES), "user")
-    table.state("user.voice", VOICE.header_reader(), "user")
-    table.state("user.voice.text", VOICE.body_reader(), "user")
-    table.state("user.image", token_run_reader(IMAGE, _image), "user")
-    table.state("user.images", ScaffoldReader, "user")
-    table.on("user.body", USER_END, "outside", _end)
+    # A user turn's events wait from its first image reference until its image blocks are read
+    # (IMAGES.hold), so each image part comes back where its reference stands.
+    table.state("user.body", IMAGES.hold(text_reader(_USER_EDGES)), "user")
+    table.state("user.voice", IMAGES.hold(VOICE.header_reader()), "user")
+    table.state("user.voice.text", IMAGES.hold(VOICE.body_reader()), "user")
+    table.state("user.image", IMAGES.hold(IMAGES.run_reader()), "user")
+    table.state("user.images", IMAGES.hold(ScaffoldReader), "user")
+    table.on("user.body", USER_END, "outside", IMAGES.release_action(), _end)
     table.on("user.body", VOICE_START, "user.voice")
     table.on("user.voice", VOICE_CONTENT, "user.voice.text")
     table.on("user.voice.text", VOICE_END, "user.body")
-    for reference in IMAGE_REFERENCES:
-        table.on("user.body", reference, "user.body", _emit_text(reference))
+    for number, reference in enumerate(IMAGE_REFERENCES, 1):
+        table.on("user.body", reference, "user.body", IMAGES.reference(number))
     for state in ("user.body", "user.images"):
         table.on(state, IMAGE_START, "user.image")
     table.on("user.image", IMAGE, "user.image")
     table.on("user.image", IMAGE_END, "user.images")
-    table.on("user.images", USER_END, "outside", _end)
+    table.on("user.images", USER_END, "outside", IMAGES.release_action(), _end)
 
     _assistant_states(table, "assistant", ended="outside", returned="tool.result")
     table.state("tool.result", FUNCTION_CALL.result_reader(_RESULT_EDGES), "tool")
@@ -536,15 +536,18 @@ class _Renderer:
         images: list[tuple[int, ImagePart]] = []
         for number, part in enumerate(message.content or ()):
             if isinstance(part, TextPart):
-                position = 0
-                for match in _REFERENCE.finditer(part.text):
-                    writer.text(part.text[position : match.start()], "content")
-                    writer.marker(match.group(), "image_reference")
-                    position = match.end()
-                writer.text(part.text[position:], "content")
+                writer.text(part.text, "content")  # a reference spelt in text is escaped text
             elif isinstance(part, VoicePart):
                 self.voice(part, trainable=False)
             elif isinstance(part, ImagePart):
+                if len(images) == MAX_IMAGE_REFERENCES:
+                    raise UnsupportedFeature(
+                        f"messages[{index}].content[{number}]",
+                        f"image {len(images) + 1} of one message",
+                        f"at most {MAX_IMAGE_REFERENCES} images a message (<|IMAGE_1|> to "
+                        f"<|IMAGE_{MAX_IMAGE_REFERENCES}|>)",
+                    )
+                writer.marker(IMAGE_REFERENCES[len(images)], "image_reference")
                 images.append((number, part))
             else:
                 raise UnsupportedFeature(

@@ -29,6 +29,16 @@ Errors, always OpenAI's body ``{"error": {"message", "type", "param", "code"}}``
 504    the upstream sent nothing for ``--timeout`` seconds
 =====  ==============================================================================
 
+No tools, no tool calls: a request that declares no functions (no ``tools``, or only omni's
+actions), like one with ``tool_choice: "none"``, never gets ``tool_calls`` back, streamed or
+not.  A call the model writes anyway ends the answer where it begins (the upstream request is
+cancelled): the text before it is the content and ``finish_reason`` is ``"stop"``.
+
+Hostile input gets a 400 naming the field, never a 500: unknown top-level keys, text with a lone
+surrogate anywhere (``"\\ud800"``), ``NaN``, integers too long to print, JSON nested deeper than
+:data:`~pawlette.json_values.MAX_JSON_DEPTH` (a body nested 100,000 deep included).  A 500 is
+a bug: it is answered as OpenAI's error body like the others, on a connection kept alive.
+
 Once a stream has started, a failure upstream (the connection dies, a read times out, an
 error event, garbage) ends it with one ``data: {"error": {...}}`` event and no ``[DONE]``.
 A client that disconnects cancels its upstream request at once, streaming or not: the server
@@ -38,6 +48,7 @@ listens for the disconnect while it waits, and closes the upstream connection.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import hmac
 import json
 import logging
@@ -60,6 +71,7 @@ from starlette.types import Receive, Scope, Send
 
 from ..errors import PawletteError, RequestError
 from ..formats import get_format
+from ..json_values import MAX_JSON_DEPTH
 from ..openai import tools_from_openai
 from ..tokenization import ConversationEncoder, load_backend
 from ..types import Tool
@@ -97,6 +109,11 @@ class ServerError(Exception):
         param: str | None = None,
         code: str | None = None,
     ) -> None:
+        # Messages quote what the client sent; a lone surrogate in it is escaped, so the body
+        # can always be encoded (it is refused long before, but an answer must never fail).
+        message = message.encode("utf-8", "backslashreplace").decode("utf-8")
+        if param is not None:
+            param = param.encode("utf-8", "backslashreplace").decode("utf-8")
         super().__init__(message)
         self.status = status
         self.message = message
@@ -361,6 +378,15 @@ class Server:
             return ServerError(400, str(error), param=error.path or None).response()
         except ServerError as error:
             return error.response()
+        except Exception as error:
+            # A bug.  Answered here rather than re-raised to Starlette, which would answer the
+            # same 500 and then raise to the ASGI server, which drops the keep-alive connection.
+            logger.exception("internal error on %s %s", request.method, request.url.path)
+            return ServerError(
+                500,
+                f"internal error ({type(error).__name__}); see the server log",
+                kind="server_error",
+            ).response()
 
     # ------------------------------------------------------------------ request
 
@@ -404,6 +430,11 @@ class Server:
             raise ServerError(
                 400, f"request body: not valid JSON ({error}); expected a JSON object"
             ) from error
+        except RecursionError as error:  # the C decoder's own limit, far beyond MAX_JSON_DEPTH
+            raise ServerError(
+                400,
+                f"request body: JSON nested too deeply; expected at most {MAX_JSON_DEPTH} levels",
+            ) from error
 
     async def _prepare(self, chat: ChatRequest) -> Prepared:
         fmt = self.format
@@ -417,6 +448,10 @@ class Server:
             chat.parallel_tool_calls,
             token_ids=None if self.encoder is None else self.encoder.marker_ids,
         )
+        if not any(tool.kind == "function" for tool in tools):
+            # No functions declared: no call may come back, whatever the model writes.  As
+            # under tool_choice "none", the answer ends before a call (finish_reason "stop").
+            plan = dataclasses.replace(plan, max_calls=0)
         prompt: str | list[int]
         if self.encoder is not None:
             prompt = await anyio.to_thread.run_sync(self.encoder.prompt_ids, rendering, plan.prefix)

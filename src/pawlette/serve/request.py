@@ -5,16 +5,23 @@ Everything here is pure (no HTTP, no optional dependency), so it is tested direc
 Read and honoured: ``messages``, ``tools``, ``tool_choice``, ``parallel_tool_calls``,
 ``stream``, ``stream_options.include_usage``, ``temperature``, ``top_p``, ``max_tokens`` /
 ``max_completion_tokens`` (the latter wins), ``seed``, ``stop`` (merged with the format's),
-``presence_penalty``, ``frequency_penalty``, ``logit_bias``, and the engine extensions
-``top_k``, ``min_p``, ``repetition_penalty`` (sent to the upstream as given).
+``presence_penalty``, ``frequency_penalty``, ``logit_bias``, and the engine sampling keys
+:data:`~pawlette.openai.ENGINE_SAMPLING_KEYS` (``top_k``, ``min_p``, ``repetition_penalty``:
+checked, then sent to the upstream as given).
 
 Refused with a 400 naming the field, because the server cannot honour them: ``n`` other than
 1, ``logprobs: true`` / ``top_logprobs``, a ``response_format`` other than ``text``, audio
-output, predicted outputs, and the legacy ``functions`` / ``function_call``.
+output, predicted outputs, ``reasoning_effort``, ``verbosity``, web search, and the legacy
+``functions`` / ``function_call``.
 
 Accepted and ignored, because they do not change the answer: ``model`` (this is a one-model
-server), ``user``, ``store``, ``metadata``, ``service_tier`` and any other unknown key (as
-vLLM does).
+server), ``user``, ``store``, ``metadata``, ``service_tier``, ``safety_identifier``,
+``prompt_cache_key``.
+
+Any other key is refused with a 400 naming it (``param``), as OpenAI answers: a misspelt
+``temprature`` or ``tool`` would otherwise change nothing, silently.  The whole body is checked
+as JSON every format can print first (:mod:`pawlette.json_values`): no ``NaN``, no string with a
+lone surrogate, nothing nested deeper than :data:`~pawlette.json_values.MAX_JSON_DEPTH`.
 """
 
 from __future__ import annotations
@@ -25,6 +32,8 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, TypeAlias
 
 from ..errors import RequestError
+from ..json_values import json_value_problem, shorten_path, show
+from ..openai import REQUEST_KEYS, unknown_key_error
 
 ToolChoiceMode: TypeAlias = Literal["auto", "none", "required", "function"]
 
@@ -69,6 +78,8 @@ _REFUSED_HINTS: dict[str, str] = {
     "functions": "the legacy 'functions' field is not supported; send 'tools'",
     "function_call": "the legacy 'function_call' field is not supported; send 'tool_choice'",
     "web_search_options": "web search is not supported by pawlette serve",
+    "reasoning_effort": "the model's reasoning is not configurable through pawlette serve",
+    "verbosity": "verbosity is not configurable through pawlette serve",
 }
 
 
@@ -85,7 +96,7 @@ def _number(body: Mapping[str, Any], key: str, low: float, high: float) -> float
     if value is None:
         return None
     if not _is_number(value) or not low <= value <= high:
-        raise RequestError(key, f"found {value!r}", f"a number from {low:g} to {high:g}")
+        raise RequestError(key, f"found {show(value)}", f"a number from {low:g} to {high:g}")
     return float(value) if isinstance(value, float) else value
 
 
@@ -95,7 +106,7 @@ def _integer(body: Mapping[str, Any], key: str, low: int | None = None) -> int |
         return None
     if not _is_integer(value) or (low is not None and value < low):
         expected = "an integer" if low is None else f"an integer of at least {low}"
-        raise RequestError(key, f"found {value!r}", expected)
+        raise RequestError(key, f"found {show(value)}", expected)
     return int(value)
 
 
@@ -104,7 +115,7 @@ def _boolean(body: Mapping[str, Any], key: str, default: bool) -> bool:
     if value is None:
         return default
     if not isinstance(value, bool):
-        raise RequestError(key, f"found {value!r}", "true or false")
+        raise RequestError(key, f"found {show(value)}", "true or false")
     return value
 
 
@@ -113,10 +124,10 @@ def _stop(value: object) -> tuple[str, ...]:
         return ()
     items = [value] if isinstance(value, str) else value
     if not isinstance(items, list):
-        raise RequestError("stop", f"found {value!r}", "a string or an array of strings")
+        raise RequestError("stop", f"found {show(value)}", "a string or an array of strings")
     for index, item in enumerate(items):
         if not isinstance(item, str) or not item:
-            raise RequestError(f"stop[{index}]", f"found {item!r}", "a non-empty string")
+            raise RequestError(f"stop[{index}]", f"found {show(item)}", "a non-empty string")
     return tuple(items)
 
 
@@ -136,19 +147,19 @@ def _tool_choice(value: object, tools: object) -> ToolChoice:
         if value.get("type", "function") != "function" or not isinstance(name, str):
             raise RequestError(
                 "tool_choice",
-                f"found {value!r}",
+                f"found {show(value)}",
                 "'none', 'auto', 'required' or {'type': 'function', 'function': {'name': ...}}",
             )
         if name not in names:
             raise RequestError(
                 "tool_choice.function.name",
-                f"found {name!r}",
+                f"found {show(name)}",
                 "the name of a function in 'tools'" + (f" ({', '.join(names)})" if names else ""),
             )
         return ToolChoice("function", name)
     raise RequestError(
         "tool_choice",
-        f"found {value!r}",
+        f"found {show(value)}",
         "'none', 'auto', 'required' or {'type': 'function', 'function': {'name': ...}}",
     )
 
@@ -174,6 +185,13 @@ def parse_chat_request(body: object) -> ChatRequest:
     """
     if not isinstance(body, Mapping):
         raise RequestError("", "a body that is not a JSON object", "a chat-completions request")
+    for key in body:
+        if key not in REQUEST_KEYS:
+            raise unknown_key_error(key, REQUEST_KEYS)
+    problem = json_value_problem(body)
+    if problem is not None:
+        path, found, expected = problem
+        raise RequestError(shorten_path(path.lstrip(".")), found, expected)
     if "messages" not in body:
         raise RequestError("messages", "missing", "an array of messages")
     if not isinstance(body["messages"], list):
@@ -183,7 +201,7 @@ def parse_chat_request(body: object) -> ChatRequest:
             raise RequestError(key, "a field pawlette serve cannot honour", "it absent", hint)
     model = body.get("model")
     if model is not None and not isinstance(model, str):
-        raise RequestError("model", f"found {model!r}", "a string")
+        raise RequestError("model", f"found {show(model)}", "a string")
 
     n = _integer(body, "n", 1)
     if n is not None and n != 1:
@@ -197,20 +215,20 @@ def parse_chat_request(body: object) -> ChatRequest:
         if kind != "text":
             raise RequestError(
                 "response_format.type",
-                f"found {kind!r}",
+                f"found {show(kind)}",
                 "'text'",
                 "JSON modes are not supported by pawlette serve",
             )
     modalities = body.get("modalities")
     if modalities is not None and modalities != ["text"]:
-        raise RequestError("modalities", f"found {modalities!r}", "['text']")
+        raise RequestError("modalities", f"found {show(modalities)}", "['text']")
 
     stream = _boolean(body, "stream", False)
     include_usage = False
     options = body.get("stream_options")
     if stream and options is not None:
         if not isinstance(options, Mapping):
-            raise RequestError("stream_options", f"found {options!r}", "an object")
+            raise RequestError("stream_options", f"found {show(options)}", "an object")
         include_usage = _boolean(options, "include_usage", False)
 
     sampling: dict[str, Any] = {}
@@ -239,7 +257,7 @@ def parse_chat_request(body: object) -> ChatRequest:
         if not isinstance(logit_bias, Mapping) or not all(
             _is_number(bias) for bias in logit_bias.values()
         ):
-            raise RequestError("logit_bias", f"found {logit_bias!r}", "an object of numbers")
+            raise RequestError("logit_bias", f"found {show(logit_bias)}", "an object of numbers")
         if logit_bias:
             sampling["logit_bias"] = dict(logit_bias)
 

@@ -2,7 +2,7 @@
 
 Expresses what :mod:`pawlette.formats.omni` renders: the escaping of markers in text (with
 the writer's rule that a trailing backslash run is doubled only when a marker follows),
-image references in user text, functions with results inside the assistant turn (a
+image references where a user message's image parts stand, functions with results inside the assistant turn (a
 conversation ending with a tool result resumes the turn; one ending with a call ends at
 ``<|FUNCTION_RETURN|>``), actions, structured thinking, voice, image requests and output
 images.  A caller's own ``image_tokens`` function is not expressible; images without
@@ -79,27 +79,6 @@ _BODY = r"""{%- macro turn_start(marker) -%}
 {%- set prosody = part.voice.prosody if part.voice.prosody is defined and part.voice.prosody is not none else {} -%}
 {{- '\n' ~ @VOICE_START@ ~ '\n' ~ json_block(prosody) ~ '\n' ~ @VOICE_CONTENT@ ~ '\n' ~ escape(part.voice.text, false) ~ '\n' ~ @VOICE_END@ ~ '\n' -}}
 {%- endmacro -%}
-{%- macro user_text(text, before_marker) -%}
-{%- if @REFERENCE_LEAD@ not in text -%}
-{{- escape(text, before_marker) -}}
-{%- else -%}
-{%- set scan = namespace(out='', last=0, skip=0) -%}
-{%- for i in range(text|length) -%}
-{%- if i >= scan.skip and i + @REFERENCE_LEAD_LENGTH@ <= text|length and text[i:i + @REFERENCE_LEAD_LENGTH@] == @REFERENCE_LEAD@ -%}
-{%- set found = namespace(marker='') -%}
-{%- for reference in @REFERENCES@ -%}
-{%- if not found.marker and i + reference|length <= text|length and text[i:i + reference|length] == reference -%}{%- set found.marker = reference -%}{%- endif -%}
-{%- endfor -%}
-{%- if found.marker -%}
-{%- set scan.out = scan.out ~ escape(text[scan.last:i], true) ~ found.marker -%}
-{%- set scan.skip = i + found.marker|length -%}
-{%- set scan.last = scan.skip -%}
-{%- endif -%}
-{%- endif -%}
-{%- endfor -%}
-{{- scan.out ~ escape(text[scan.last:], before_marker) -}}
-{%- endif -%}
-{%- endmacro -%}
 {%- macro image_count(part, index, number) -%}
 {%- set image = part.image_url -%}
 {%- set count = image.tokens if image is mapping and image.tokens is defined and image.tokens is not none else @DEFAULT_IMAGE_TOKENS@ -%}
@@ -108,44 +87,37 @@ _BODY = r"""{%- macro turn_start(marker) -%}
 {%- endif -%}
 {{- count -}}
 {%- endmacro -%}
+{#- An image part writes its reference marker where it stands (<|IMAGE_1|>, <|IMAGE_2|>, ...,
+    in order) and its block after all the text: references come from structure, never from
+    text, which spells a marker only escaped. -#}
 {%- macro user_body(message, index) -%}
 {%- if message.content is string -%}
-{{- user_text(message.content, true) -}}
+{{- escape(message.content, true) -}}
 {%- elif message.content is defined and message.content is not none -%}
 {%- set parts = message.content -%}
+{%- set images = namespace(count=0) -%}
 {%- for part in parts -%}
 {%- set number = loop.index0 -%}
 {%- if part.type == 'text' -%}
 {%- if number == 0 or parts[number - 1].type != 'text' -%}
-{#- A marker follows this text unless the next thing written is text: a voice block, or
-    text that does not start with an image reference (images come after all the text). -#}
-{%- set next = namespace(phase='run', decided=false, before=true) -%}
+{#- A marker follows this text unless the next part is a voice block (written from '\n'). -#}
+{%- set next = namespace(decided=false, voice=false) -%}
 {%- for other in parts -%}
-{%- set j = loop.index0 -%}
-{%- if j > number and not next.decided -%}
-{%- if next.phase == 'run' and other.type == 'text' -%}
-{%- else -%}
-{%- set next.phase = 'after' -%}
-{%- if other.type == 'voice' -%}
-{%- set next.decided = true -%}{%- set next.before = false -%}
-{%- elif other.type == 'text' and parts[j - 1].type != 'text' -%}
-{%- set following = run_text(parts, j) -%}
-{%- if following -%}
-{%- set next.decided = true -%}
-{%- set next.before = false -%}
-{%- for reference in @REFERENCES@ -%}
-{%- if following[:reference|length] == reference -%}{%- set next.before = true -%}{%- endif -%}
-{%- endfor -%}
-{%- endif -%}
-{%- endif -%}
-{%- endif -%}
+{%- if loop.index0 > number and not next.decided and other.type != 'text' -%}
+{%- set next.decided = true -%}{%- set next.voice = other.type == 'voice' -%}
 {%- endif -%}
 {%- endfor -%}
-{{- user_text(run_text(parts, number), next.before) -}}
+{{- escape(run_text(parts, number), not next.voice) -}}
 {%- endif -%}
 {%- elif part.type == 'voice' -%}
 {{- voice(part) -}}
-{%- elif part.type != 'image_url' -%}
+{%- elif part.type == 'image_url' -%}
+{%- if images.count == @MAX_IMAGE_REFERENCES@ -%}
+{{- raise_exception('messages[' ~ index ~ '].content[' ~ number ~ ']: image ' ~ (images.count + 1) ~ ' of one message; expected at most @MAX_IMAGE_REFERENCES@ images a message (<|IMAGE_1|> to <|IMAGE_@MAX_IMAGE_REFERENCES@|>)') -}}
+{%- endif -%}
+{{- @REFERENCES@[images.count] -}}
+{%- set images.count = images.count + 1 -%}
+{%- else -%}
 {{- raise_exception('messages[' ~ index ~ '].content[' ~ number ~ ']: a ' ~ part.type ~ ' part in a user message; expected text, voice and image_url parts') -}}
 {%- endif -%}
 {%- endfor -%}
@@ -352,8 +324,6 @@ def build() -> str:
             "action": jinja_list([omni.ACTION_DEF_START, omni.ACTION_DEF_END]),
         }
     )
-    lead = "<|IMAGE_"
-    assert all(reference.startswith(lead) for reference in omni.IMAGE_REFERENCES)
     names = [
         "BOS",
         "EOS",
@@ -388,9 +358,8 @@ def build() -> str:
     values = {f"@{name}@": jinja_string(getattr(omni, name)) for name in names}
     values |= {
         "@DEFINITION_MARKERS@": definitions,
-        "@REFERENCES@": jinja_list(sorted(omni.IMAGE_REFERENCES, key=lambda m: (-len(m), m))),
-        "@REFERENCE_LEAD@": jinja_string(lead),
-        "@REFERENCE_LEAD_LENGTH@": str(len(lead)),
+        "@REFERENCES@": jinja_list(list(omni.IMAGE_REFERENCES)),
+        "@MAX_IMAGE_REFERENCES@": str(omni.MAX_IMAGE_REFERENCES),
         "@DEFAULT_IMAGE_TOKENS@": str(omni.DEFAULT_IMAGE_TOKENS),
     }
     return _HEADER + escape_macro(omni.SPECIAL) + fill(_BODY, values)
