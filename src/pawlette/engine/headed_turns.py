@@ -34,7 +34,7 @@ from ..types import (
     ToolCallStart,
     ToolsDeclared,
 )
-from .call_results import next_result_call_id, remember_call
+from .call_results import forget_call, next_result_call_id, remember_call
 from .machine import Parser, ReaderFactory
 from .python_call_reader import CallStream, ClosingFence
 
@@ -298,11 +298,16 @@ class AssistantTurnReader(_HeadedTurn):
             return
         closed, held = self._fence.close()
         problem = None if closed else f"no closing {self._calls.closing.strip()!r} fence"
-        if self._mode == "call" and self._stream is not None:
+        stream = self._stream
+        if self._mode == "call" and stream is not None:
             if not closed:
-                self._stream.feed(held, offset - len(held))
-            self._stream.finish(offset)
-            if problem is not None:
+                stream.feed(held, offset - len(held))
+            stream.finish(offset)
+            if stream.failed and not stream.calls:
+                # The call is no call: its text (the stream gave the rest) ends with the fence.
+                if closed:
+                    parser.emit(TextDelta(held))
+            elif problem is not None:  # the call stands (it closed at its ')')
                 raw = "".join(self._raw)
                 parser.malformed(offset, f"call {raw[:60]!r}: {problem}", "a fenced call", raw)
             return
@@ -313,13 +318,11 @@ class AssistantTurnReader(_HeadedTurn):
             parser.emit(ToolCallDelta(index, '"}'))
             parser.emit(ToolCallEnd(index))
             return
-        # Strict raises here; lenient keeps the call unterminated (its arguments are not valid
-        # JSON, so nobody mistakes it for a whole program) and the block as text.
-        if held:
-            parser.emit(ToolCallDelta(index, json.dumps(held, ensure_ascii=False)[1:-1]))
+        # Strict raises here; lenient: an unterminated program is no call, its block is text.
         raw = "".join(self._raw)
         parser.malformed(offset, f"program {raw[:60]!r}: {problem}", "a fenced program", raw)
-        parser.emit(ToolCallEnd(index))
+        forget_call(parser)
+        parser.abandon_call(index)
         parser.emit(TextDelta(raw))
 
 
