@@ -107,8 +107,11 @@ def test_breeze_text_spelling_a_marker_is_text_when_it_comes_as_text_ids() -> No
     events = parser.feed_ids(ids) + parser.finish()
     (message,) = folded(breeze, events)[0]
     assert message.text == messages[1]["content"]
-    # The text form cannot tell: the turn ends at the first spelling.
-    assert breeze.parse(token_text(tokenizer, ids)).message["content"] == "Write "
+    # The text form cannot tell: the turn ends at the first spelling, the rest is text after
+    # the end of the turn (content, with a warning).
+    from_text = breeze.parse(token_text(tokenizer, ids))
+    assert from_text.message["content"] == "Write  and then <|start_header_id|>.<|eot_id|>"
+    assert [w.text for w in from_text.warnings] == [" and then <|start_header_id|>.<|eot_id|>"]
 
 
 def test_chatglm3_conversation_from_ids_joins_gmask_and_sop() -> None:
