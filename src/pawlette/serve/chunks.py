@@ -32,6 +32,7 @@ from ..types import (
     ReasoningStepAdded,
     TextDelta,
     ToolCallDelta,
+    ToolCallEnd,
     ToolCallStart,
 )
 
@@ -45,9 +46,19 @@ class ChunkStream:
     """
 
     def __init__(
-        self, *, model: str, completion_id: str | None = None, created: int | None = None
+        self,
+        *,
+        model: str,
+        completion_id: str | None = None,
+        created: int | None = None,
+        stream_arguments: bool = False,
     ) -> None:
         self.model = model
+        self.stream_arguments = stream_arguments
+        """Send call deltas as they come; by default a call is sent once its ``ToolCallEnd``
+        arrives (a call that never ends, which a parser with ``stream_arguments`` emits for a
+        malformed call, is never sent: its text comes as content)."""
+        self._held: dict[int, list[ToolCallStart | ToolCallDelta]] = {}
         self.completion_id = completion_id or "chatcmpl-" + uuid.uuid4().hex[:24]
         self.created = int(time.time()) if created is None else created
         self._started = False
@@ -77,12 +88,32 @@ class ChunkStream:
                 # Nothing follows the finish chunk (a completion's parser ends its message
                 # once, at its end; events of a second message would be a caller's mistake).
                 break
+            if not self.stream_arguments and isinstance(event, (ToolCallStart, ToolCallDelta)):
+                self._held.setdefault(event.index, []).append(event)
+                continue
+            if isinstance(event, ToolCallEnd):
+                result.extend(self._release(event.index))
+                continue
             delta = self._delta(event)
             if delta is not None:
                 result.append(self._chunk(delta))
             elif isinstance(event, MessageEnd):
+                self._held.clear()  # calls that never ended are no calls
                 result.append(self.finish_chunk(event.finish_reason))
         return result
+
+    def _release(self, index: int) -> list[dict[str, Any]]:
+        """A held call, once it ended: its start, then its arguments in one delta."""
+        held = self._held.pop(index, [])
+        starts = [event for event in held if isinstance(event, ToolCallStart)]
+        if not starts:
+            return []
+        arguments = "".join(e.arguments for e in held if isinstance(e, ToolCallDelta))
+        chunks = [self._chunk(self._delta(starts[-1]) or {})]
+        delta = self._delta(ToolCallDelta(index, arguments))
+        if delta is not None:
+            chunks.append(self._chunk(delta))
+        return chunks
 
     def finish_chunk(self, finish_reason: str | None) -> dict[str, Any]:
         """The closing chunk; ``finish_reason`` defaults from what was streamed."""

@@ -47,6 +47,9 @@ class ServeConfig:
     max_connections: int = 1024
     """Connections to the upstream, pooled and reused."""
     log_level: str = "info"
+    stream_arguments: bool = False
+    """Stream call arguments as the model writes them, not once each call is known valid
+    (README, "Contracts": a malformed call may then reach the client partly)."""
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -103,6 +106,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="output budget for requests that set none (default: per engine; see the docs)",
     )
     parser.add_argument("--log-level", default="info", choices=["debug", "info", "warning"])
+    parser.add_argument(
+        "--stream-arguments",
+        action="store_true",
+        help="stream tool-call arguments as they are generated (default: send each call once "
+        "it is known valid; see the README's Contracts)",
+    )
 
 
 def config_from_arguments(arguments: argparse.Namespace) -> ServeConfig:
@@ -121,6 +130,7 @@ def config_from_arguments(arguments: argparse.Namespace) -> ServeConfig:
         max_body_bytes=arguments.max_body_bytes,
         max_tokens=arguments.max_tokens,
         log_level=arguments.log_level,
+        stream_arguments=arguments.stream_arguments,
     )
 
 

@@ -132,7 +132,9 @@ class ChunkPipeline:
         stream_arguments: bool = False,
     ) -> None:
         self.completion = Completion(fmt, plan, tools, stream_arguments=stream_arguments)
-        self.stream = ChunkStream(model=model, completion_id=completion_id)
+        self.stream = ChunkStream(
+            model=model, completion_id=completion_id, stream_arguments=stream_arguments
+        )
 
     @property
     def cut(self) -> bool:
