@@ -230,11 +230,16 @@ def test_lenient_call_without_fence_is_text() -> None:
     assert len(result.warnings) == 1
 
 
-def test_readability_newline_before_a_role_token() -> None:
-    # The prompt document's layout: a newline before each role token, not part of the text.
+def test_a_newline_before_a_role_token_is_text() -> None:
+    # The wire has no layout newlines: a newline there is the message's (text as from ids).
     text = "<|user|>\nHello\n<|assistant|>\nHi there\n<|user|>\nBye"
     parsed = GLM.parse_conversation(text, strict=True)
-    assert [m["content"] for m in parsed.messages] == ["Hello", "Hi there", "Bye"]
+    assert [m["content"] for m in parsed.messages] == ["Hello\n", "Hi there\n", "Bye"]
+    messages = [{"role": "user", "content": "a\n"}, {"role": "assistant", "content": "b\n"}]
+    assert GLM.parse_conversation(GLM.render(messages).text).messages == messages
+    # A completion's first line is its metadata: 'a' names a call whose fence never opens,
+    # so the whole text is content, every newline kept (as from token ids).
+    assert GLM.parse("a\n\n\n<|user|>").message["content"] == "a\n\n\n"
 
 
 def test_a_newline_before_a_role_token_is_kept_when_fed_as_a_token() -> None:

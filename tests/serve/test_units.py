@@ -24,7 +24,6 @@ from pawlette.serve.tool_choice import (
 )
 from pawlette.types import (
     MessageEnd,
-    MessageStart,
     TextDelta,
     ToolCallDelta,
     ToolCallEnd,
@@ -403,7 +402,7 @@ def test_calls_are_numbered_across_turns() -> None:
     # of the whole completion, and the completion's message ends once, at its end.
     completion = Completion(get_format("chatglm3"), ToolPlan())
     events = completion.feed(
-        'f\n```python\ntool_call(a=1)\n```<|assistant|>g\n```python\ntool_call(b=2)\n```'
+        "f\n```python\ntool_call(a=1)\n```<|assistant|>g\n```python\ntool_call(b=2)\n```"
     ) + completion.finish("stop")
     assert [e.index for e in events if isinstance(e, (ToolCallStart, ToolCallDelta))] == [
         0,

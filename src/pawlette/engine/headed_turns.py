@@ -99,11 +99,7 @@ class _HeadedTurn:
                 self._end(marker, offset)
                 return
             self._parser.confirm_message()
-            if marker is not None and marker.startswith("\n"):
-                # ``<|user|>name\n<|assistant|>``: the newline ends the metadata line (the
-                # turn is empty); it is a readability newline only after a body.
-                self._metadata(held, offset)
-            elif held:
+            if held:
                 self._parser.malformed(
                     self._line_offset or offset,
                     f"turn {held[:40]!r} with no newline after its metadata line",
@@ -259,11 +255,11 @@ class AssistantTurnReader(_HeadedTurn):
         parser = self._parser
         if line.strip() != calls.opening.strip():
             raw = "".join(self._raw)
-            parser.malformed(
-                offset,
+            parser.malformed(  # where the line began, and the text up to its end: however
+                self._offset,  # the input was split
                 f"{line[:40]!r} after the call name {self._name!r}",
                 f"{calls.opening!r} opening the call",
-                raw,
+                "".join(self._raw[:2]) + line,
             )
             self._mode = "text"
             parser.emit(TextDelta(raw))

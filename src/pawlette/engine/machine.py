@@ -220,9 +220,7 @@ class Parser:
             held.append(event)
         else:
             del self._held[event.index]
-            arguments = "".join(
-                part.arguments for part in held if isinstance(part, ToolCallDelta)
-            )
+            arguments = "".join(part.arguments for part in held if isinstance(part, ToolCallDelta))
             self._events.append(held[0])
             if arguments:
                 self._events.append(ToolCallDelta(event.index, arguments))
