@@ -265,7 +265,9 @@ class Parser:
             self._start_pending = False
             self._events.append(MessageStart(self.message_role))
 
-    def end_message(self, finish_reason: str | None = None) -> None:
+    def end_message(self) -> None:
+        """The current message ends (in a completion, its ``MessageEnd`` waits for
+        :meth:`finish`, which knows the finish reason)."""
         if self.message_role is None:
             return
         if self._start_pending:
@@ -275,7 +277,6 @@ class Parser:
         self.message_role = None
         if self.conversation:
             self._events.append(MessageEnd(None))
-        # A completion's message ends once, at finish(): nothing may follow its MessageEnd.
 
     def next_call_index(self) -> int:
         """The index of a new call: within the message in a conversation, within the whole
