@@ -442,3 +442,12 @@ def test_lenient_parsing_keeps_text_in_parts_too(pieces: list[str], conversation
         in_image |= conversation and piece in ("<|IMAGE_START|>", "<|IMAGE_OUTPUT_START|>")
         if piece not in omni.SPECIAL and piece.strip() and not in_image:
             assert piece.strip() in joined, (piece, text, joined)
+
+
+def test_an_unclosed_thinking_is_reported_where_it_began_however_split() -> None:
+    text = "a<|THINK_START|>\nb\n<|FUNCTION_START|>f<|ASSISTANT_END|>"
+    for pieces in ([text], list(text)):
+        parser = OMNI.parser()
+        events = [event for piece in pieces for event in parser.feed(piece)] + parser.finish()
+        offsets = [e.offset for e in events if isinstance(e, pawlette.ParseWarning)]
+        assert offsets == [text.index("<|FUNCTION_START|>"), len("a<|THINK_START|>")]

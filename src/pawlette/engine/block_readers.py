@@ -494,7 +494,7 @@ class _ThinkingReader:
         self._part = part
         self._trim = _Trim(False)
         self._text: list[str] = []
-        self._offset = 0
+        self._offset: int | None = None  # where its text began (however the input was split)
         state = parser.shared.get("thinking")
         if part == "preamble" or not isinstance(state, _Thinking):
             state = _Thinking()
@@ -516,7 +516,7 @@ class _ThinkingReader:
             self._parser.emit(ReasoningDelta(text))
 
     def feed(self, text: str, offset: int) -> None:
-        if not self._text:
+        if self._offset is None:
             self._offset = offset
         self._write(self._trim.feed(text))
 
@@ -533,7 +533,7 @@ class _ThinkingReader:
         if not inside:
             where = repr(marker) if marker is not None else "the end of the text"
             self._parser.malformed(
-                self._offset or offset,
+                offset if self._offset is None else self._offset,
                 f"the thinking is not closed: it ends at {where}",
                 f"{thinking.end!r} first",
                 text[-80:],
