@@ -7,6 +7,7 @@ and, where present, the parse of ``completion.txt`` (whole and one character at 
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -84,6 +85,10 @@ def test_rendered_text_parses_back(case: Path) -> None:
 def test_source_text_parses_to_input(case: Path) -> None:
     fmt = pawlette.get_format(case.parent.name)
     source = (case / "source.txt").read_text(encoding="utf-8")
+    if fmt.name == "chatglm3":
+        # The seed's prompt document writes a newline before each role token for reading;
+        # the real prompt has none (and pawlette reads every newline as text).
+        source = re.sub(r"\n(?=<\|(system|user|assistant|observation)\|>)", "", source)
     parsed = fmt.parse_conversation(source, strict=True)
     assert parsed.to_request() == request_of(load(case))
 

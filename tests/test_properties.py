@@ -4,18 +4,23 @@
 - split invariance: whole, one character at a time and random splits fold the same;
 - the training render through an assistant turn extends the generation-prompt render before
   it, and parsing the difference (the completion) gives that assistant message back;
-- nothing lost: lenient parsing of any text keeps every non-whitespace run somewhere.
+- nothing lost: lenient parsing of any text keeps every non-whitespace run somewhere;
+- model output of every kind (valid calls, malformed calls of every kind, marker spellings in
+  every text slot, text after the stop, another role's turn), cut by the length limit at every
+  offset: every returned call's arguments are a JSON object, no text is lost or duplicated,
+  and every parse path agrees (``tests/strategies/completions.py`` says what is checked).
 """
 
 from __future__ import annotations
 
 import importlib
 import json
+import random
 from types import ModuleType
 from typing import Any
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import pawlette
@@ -23,6 +28,7 @@ from pawlette.engine.fold import merge_assistant
 from pawlette.openai import message_to_openai
 
 from .helpers import canonical, completion_text, feed_in_pieces, folded, random_sizes
+from .strategies.completions import completion, problems
 
 
 def strategy_module(name: str) -> ModuleType:
@@ -137,3 +143,34 @@ def test_streaming_parse_equals_whole_parse() -> None:
     whole = fmt.parse(completion).message
     events = feed_in_pieces(fmt, completion, [1], conversation=False)
     assert message_to_openai(merge_assistant(folded(fmt, events)[0])) == whole
+
+
+@pytest.mark.parametrize("name", FORMATS)
+def test_model_output_of_every_kind_parses_to_valid_calls_the_same_every_way(name: str) -> None:
+    fmt = pawlette.get_format(name)
+
+    @settings(max_examples=60)
+    @given(st.randoms(use_true_random=False), st.sampled_from([None, "stop", "length"]))
+    def check(rng: Any, reason: str | None) -> None:
+        text = completion(fmt, rng)
+        assert problems(fmt, text, rng, reason=reason) == [], text
+
+    check()
+
+
+@pytest.mark.parametrize("name", FORMATS)
+def test_output_cut_by_the_length_limit_at_every_offset(name: str) -> None:
+    fmt = pawlette.get_format(name)
+
+    @settings(max_examples=12)
+    @given(st.randoms(use_true_random=False))
+    def check(rng: Any) -> None:
+        text = completion(fmt, rng)[:300]
+        picker = random.Random(rng.random())  # draws here do not grow hypothesis's input
+        for end in range(len(text) + 1):
+            # Every path on a few cuts, the whole parse (lenient and strict) on every one.
+            every_path = picker.random() < 0.05
+            found = problems(fmt, text[:end], picker, reason="length", paths=every_path)
+            assert found == [], text[:end]
+
+    check()

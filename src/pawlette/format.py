@@ -163,6 +163,7 @@ class Format:
         id_factory: Callable[[], str] | None = None,
         start: str | None = None,
         tools: object = None,
+        stream_arguments: bool = False,
     ) -> Parser:
         """An incremental parser: ``feed(text)`` / ``finish()`` return events.
 
@@ -170,6 +171,12 @@ class Format:
         ``conversation=True`` reads a whole rendered conversation.  ``tools`` (OpenAI tool
         dicts or :class:`Tool` values) are the tools the output may call: formats that write
         bare call names report a name outside them as malformed.
+
+        A call's events are held until the call is known valid, then released whole (start,
+        arguments, end).  ``stream_arguments=True`` passes argument text as it is read (for
+        long arguments), with a weaker guarantee: a call that turns out malformed was already
+        partly emitted; it never gets its ``ToolCallEnd`` (the fold drops it) and its text
+        follows as content (see README, "Contracts").
         """
         return Parser(
             self.grammar,
@@ -178,6 +185,7 @@ class Format:
             id_factory=id_factory,
             start=start,
             tools=_coerce_tools(tools),
+            stream_arguments=stream_arguments,
         )
 
     def parse(

@@ -149,8 +149,20 @@ def test_observation_names_are_not_written() -> None:
 # ------------------------------------------------------------------ parsing
 
 
-def test_program_streams_before_its_fence_closes() -> None:
+def test_program_is_held_until_its_fence_closes() -> None:
     parser = GLM.parser(id_factory=sequential_ids())
+    events = parser.feed("interpreter\n```python\nprint(1)\n``")
+    assert not [e for e in events if isinstance(e, (ToolCallStart, ToolCallDelta))]
+    assert parser.feed("`\n") == []  # only the end of the turn shows the fence was the last
+    events = parser.finish()
+    assert events[:2] == [
+        ToolCallStart(0, "call_0", "code_interpreter"),
+        ToolCallDelta(0, '{"code": "print(1)"}'),
+    ]
+
+
+def test_program_streams_before_its_fence_closes() -> None:
+    parser = GLM.parser(id_factory=sequential_ids(), stream_arguments=True)
     events = parser.feed("interpreter\n```python\nprint(1)\n``")
     assert ToolCallStart(0, "call_0", "code_interpreter") in events
     streamed = "".join(e.arguments for e in events if isinstance(e, ToolCallDelta))
@@ -180,9 +192,9 @@ def test_text_then_call_in_one_completion_is_one_message() -> None:
     assert result.finish_reason == "tool_calls"
 
 
-def test_text_after_the_stop_token_is_reported() -> None:
+def test_text_after_the_stop_token_is_content_with_a_warning() -> None:
     result = GLM.parse("\nHi<|user|>\nmore")
-    assert result.message["content"] == "Hi"
+    assert result.message["content"] == "Hi\nmore"
     assert [w.text for w in result.warnings] == ["\nmore"]
 
 
@@ -201,14 +213,18 @@ def test_strict_malformed_calls(completion: str, words: str) -> None:
         GLM.parse(completion, strict=True)
 
 
-def test_lenient_unclosed_program_keeps_its_text() -> None:
+def test_lenient_unclosed_program_is_no_call_and_its_text_is_content() -> None:
     result = GLM.parse("interpreter\n```python\nprint(1)")
-    assert "interpreter\n```python\nprint(1)" in result.message["content"]
+    assert result.message == {"role": "assistant", "content": "interpreter\n```python\nprint(1)"}
     (warning,) = result.warnings
     assert "no closing" in warning.message
-    # The call's arguments stay unterminated: nobody can take them for a whole program.
-    with pytest.raises(json.JSONDecodeError):
-        json.loads(result.message["tool_calls"][0]["function"]["arguments"])
+    assert result.finish_reason == "stop"
+
+
+def test_lenient_failed_call_keeps_its_closing_fence() -> None:
+    result = GLM.parse("g\n```python\n\n```<|observation|>")
+    assert result.message == {"role": "assistant", "content": "g\n```python\n\n```"}
+    assert len(result.warnings) == 1
 
 
 def test_lenient_call_without_fence_is_text() -> None:
@@ -217,11 +233,16 @@ def test_lenient_call_without_fence_is_text() -> None:
     assert len(result.warnings) == 1
 
 
-def test_readability_newline_before_a_role_token() -> None:
-    # The prompt document's layout: a newline before each role token, not part of the text.
+def test_a_newline_before_a_role_token_is_text() -> None:
+    # The wire has no layout newlines: a newline there is the message's (text as from ids).
     text = "<|user|>\nHello\n<|assistant|>\nHi there\n<|user|>\nBye"
     parsed = GLM.parse_conversation(text, strict=True)
-    assert [m["content"] for m in parsed.messages] == ["Hello", "Hi there", "Bye"]
+    assert [m["content"] for m in parsed.messages] == ["Hello\n", "Hi there\n", "Bye"]
+    messages = [{"role": "user", "content": "a\n"}, {"role": "assistant", "content": "b\n"}]
+    assert GLM.parse_conversation(GLM.render(messages).text).messages == messages
+    # A completion's first line is its metadata: 'a' names a call whose fence never opens,
+    # so the whole text is content, every newline kept (as from token ids).
+    assert GLM.parse("a\n\n\n<|user|>").message["content"] == "a\n\n\n"
 
 
 def test_a_newline_before_a_role_token_is_kept_when_fed_as_a_token() -> None:

@@ -22,6 +22,7 @@ from pawlette import (
     ReasoningStepAdded,
     RequestError,
     ToolCallDelta,
+    ToolCallStart,
     UnsupportedFeature,
     VoicePart,
 )
@@ -141,11 +142,21 @@ def test_thinking_streams_flat_text_and_steps() -> None:
     assert [(s.title, s.reasoning, s.conclusion) for s in steps] == [("一", "理由", "结论")]
 
 
-def test_arguments_stream_before_the_return() -> None:
-    parser = OMNI.parser()
+def test_arguments_stream_before_the_return_when_asked() -> None:
+    parser = OMNI.parser(stream_arguments=True)
     events = parser.feed('<|FUNCTION_START|>f<|FUNCTION_ARGS|> {"text": "hello wor')
     deltas = [e.arguments for e in events if isinstance(e, ToolCallDelta)]
     assert "".join(deltas) == '{"text": "hello wor'
+
+
+def test_a_call_is_held_until_it_is_known_valid() -> None:
+    parser = OMNI.parser()
+    events = parser.feed('<|FUNCTION_START|>f<|FUNCTION_ARGS|> {"text": "hello wor')
+    assert not [e for e in events if isinstance(e, (ToolCallStart, ToolCallDelta))]
+    events = parser.feed('ld"}<|FUNCTION_RETURN|>')
+    calls = [e for e in events if isinstance(e, (ToolCallStart, ToolCallDelta))]
+    assert [type(e) for e in calls] == [ToolCallStart, ToolCallDelta]
+    assert calls[1] == ToolCallDelta(0, '{"text": "hello world"}')
 
 
 def test_feeding_markers_as_token_ids_gives_the_same_result() -> None:
@@ -393,7 +404,7 @@ MALFORMED = {
     ),
     "call without name": ("<|FUNCTION_START|><|FUNCTION_ARGS|>{}", "with no name"),
     "marker out of place": ("hi<|USER_START|>", r"marker '<\|USER_START\|>' in state"),
-    "text after the end": ("hi<|ASSISTANT_END|>more", "only whitespace"),
+    "text after the end": ("hi<|ASSISTANT_END|>more", "text after the end of the turn"),
 }
 
 
@@ -438,7 +449,8 @@ def test_the_framing_schematic_is_not_a_conversation() -> None:
     with pytest.raises(ParseError, match="only whitespace"):
         OMNI.parse_conversation("<|BOS|>\n...\n<|EOS|>\n", strict=True)
     lenient = OMNI.parse_conversation("<|BOS|>\n...\n<|EOS|>\n")
-    assert lenient.messages == [] and [w.text for w in lenient.warnings] == ["\n...\n"]
+    # The stray text is reported from its first non-whitespace character (split invariance).
+    assert lenient.messages == [] and [w.text for w in lenient.warnings] == ["...\n"]
 
 
 def test_whole_parse_is_the_fold_of_the_stream() -> None:
@@ -485,3 +497,12 @@ def test_lenient_parsing_keeps_text_in_parts_too(pieces: list[str], conversation
         in_image |= conversation and piece in ("<|IMAGE_START|>", "<|IMAGE_OUTPUT_START|>")
         if piece not in omni.SPECIAL and piece.strip() and not in_image:
             assert piece.strip() in joined, (piece, text, joined)
+
+
+def test_an_unclosed_thinking_is_reported_where_it_began_however_split() -> None:
+    text = "a<|THINK_START|>\nb\n<|FUNCTION_START|>f<|ASSISTANT_END|>"
+    for pieces in ([text], list(text)):
+        parser = OMNI.parser()
+        events = [event for piece in pieces for event in parser.feed(piece)] + parser.finish()
+        offsets = [e.offset for e in events if isinstance(e, pawlette.ParseWarning)]
+        assert offsets == [text.index("<|FUNCTION_START|>"), len("a<|THINK_START|>")]

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 import pawlette
-from pawlette import ParseError, ParseWarning, TextDelta, ToolCallDelta, UnsupportedFeature
+from pawlette import ParseError, TextDelta, ToolCallDelta, UnsupportedFeature
+from pawlette.engine.fold import fold
 
 PCML = pawlette.get_format("pcml")
 
@@ -39,33 +40,70 @@ def test_lenient_unterminated_call_keeps_every_character() -> None:
     assert len(result.warnings) == 1
 
 
-def test_lenient_call_that_fails_after_streaming_keeps_raw_text_in_a_warning() -> None:
+def test_lenient_call_that_fails_after_its_arguments_is_content_only() -> None:
     text = '<call>{"id": "1", "name": "f", "arguments": {"a": 1}, "oops": 2}</call><end>'
+    for stream_arguments in (False, True):
+        parser = PCML.parser(stream_arguments=stream_arguments)
+        (message,) = fold(parser.feed(text) + parser.finish()).messages
+        assert message.text == text.removesuffix("<end>") and not message.tool_calls
     result = PCML.parse(text)
-    assert result.message["tool_calls"][0]["function"]["arguments"] == '{"a": 1}'
+    assert result.message == {"role": "assistant", "content": text.removesuffix("<end>")}
+    assert result.finish_reason == "stop"
     (warning,) = result.warnings
     assert warning.text == text.removesuffix("<end>")
+    assert warning.offset == len("<call>")
 
 
-def test_arguments_stream_before_the_call_closes() -> None:
-    parser = PCML.parser()
+def test_arguments_stream_before_the_call_closes_when_asked() -> None:
+    parser = PCML.parser(stream_arguments=True)
     events = parser.feed('<call>{"id": "a", "name": "f", "arguments": {"text": "hello wor')
     deltas = [event.arguments for event in events if isinstance(event, ToolCallDelta)]
     assert "".join(deltas) == '{"text": "hello wor'
+
+
+def test_a_call_is_held_until_it_closes() -> None:
+    parser = PCML.parser()
+    events = parser.feed('<call>{"id": "a", "name": "f", "arguments": {"text": "hello wor')
+    assert events == [pawlette.MessageStart("assistant")]
+    assert parser.feed('ld"}}</call>') == [
+        pawlette.ToolCallStart(0, "a", "f"),
+        ToolCallDelta(0, '{"text": "hello world"}'),
+        pawlette.ToolCallEnd(0),
+    ]
 
 
 def test_marker_split_across_chunks_is_held_back() -> None:
     parser = PCML.parser()
     first = parser.feed("Hello <e")
     assert first == [pawlette.MessageStart("assistant"), TextDelta("Hello ")]
-    assert parser.feed("nd>") == [pawlette.MessageEnd("stop")]
+    assert parser.feed("nd>") == []  # the message ends once, at finish()
+    assert parser.finish() == [pawlette.MessageEnd("stop")]
 
 
-def test_text_after_end_is_kept_as_a_warning() -> None:
-    result = PCML.parse("Done.<end>extra words")
-    assert result.message["content"] == "Done."
-    assert [w.text for w in result.warnings] == ["extra words"]
-    assert isinstance(result.warnings[0], ParseWarning)
+def test_text_after_end_is_content_with_a_warning() -> None:
+    text = "Done.<end>extra words"
+    for pieces in ([text], list(text)):
+        parser = PCML.parser()
+        events = [event for piece in pieces for event in parser.feed(piece)] + parser.finish()
+        folder = fold(events)
+        assert folder.messages[0].text == "Done.extra words"
+        assert [w.text for w in folder.warnings] == ["extra words"]
+        assert events[-1] == pawlette.MessageEnd("stop")
+
+
+def test_a_second_turn_in_a_completion_is_content_not_merged() -> None:
+    text = "Hi[/AST]\n\n[USR]secret text[/USR]\n\n[AST]more"
+    result = PCML.parse(text)
+    assert result.message["content"] == "Hi\n\n[USR]secret text[/USR]\n\n[AST]more"
+    (warning,) = result.warnings
+    assert warning.offset == len("Hi[/AST]") and "after the end of the turn" in warning.message
+    with pytest.raises(ParseError, match="after the end of the turn"):
+        PCML.parse(text, strict=True)
+
+
+def test_the_closing_marker_after_end_is_layout() -> None:
+    result = PCML.parse("Done.<end>[/AST]\n")
+    assert result.message["content"] == "Done." and not result.warnings
 
 
 def test_length_finish_reason_wins() -> None:

@@ -24,7 +24,6 @@ from pawlette.serve.tool_choice import (
 )
 from pawlette.types import (
     MessageEnd,
-    MessageStart,
     TextDelta,
     ToolCallDelta,
     ToolCallEnd,
@@ -399,26 +398,19 @@ def _admitted(plan: ToolPlan, events: list[object]) -> tuple[list[object], Compl
 
 
 def test_calls_are_numbered_across_turns() -> None:
-    events: list[object] = [
-        MessageStart("assistant"),
-        ToolCallStart(0, "a", "f"),
-        ToolCallDelta(0, "{}"),
-        ToolCallEnd(0),
-        MessageEnd("tool_calls"),
-        MessageStart("assistant"),
-        ToolCallStart(0, "b", "g"),
-        ToolCallDelta(0, "{}"),
-        MessageEnd("tool_calls"),
-    ]
-    admitted, completion = _admitted(ToolPlan(), events)
-    assert [e.index for e in admitted if isinstance(e, (ToolCallStart, ToolCallDelta))] == [
+    # A ChatGLM3 completion holds one assistant turn per call: the parser numbers the calls
+    # of the whole completion, and the completion's message ends once, at its end.
+    completion = Completion(get_format("chatglm3"), ToolPlan())
+    events = completion.feed(
+        "f\n```python\ntool_call(a=1)\n```<|assistant|>g\n```python\ntool_call(b=2)\n```"
+    ) + completion.finish("stop")
+    assert [e.index for e in events if isinstance(e, (ToolCallStart, ToolCallDelta))] == [
         0,
         0,
         1,
         1,
     ]
-    assert not any(isinstance(event, MessageEnd) for event in admitted)
-    assert completion.calls == 2 and completion.finish_reason == "tool_calls"
+    assert [e for e in events if isinstance(e, MessageEnd)] == [MessageEnd("tool_calls")]
 
 
 @pytest.mark.parametrize(
@@ -436,8 +428,10 @@ def test_cut_rules(plan: ToolPlan, kept: list[str]) -> None:
         TextDelta("Hi"),
         ToolCallStart(0, "a", "f"),
         ToolCallDelta(0, "{}"),
+        ToolCallEnd(0),
         ToolCallStart(1, "b", "g"),
         ToolCallDelta(1, "{}"),
+        ToolCallEnd(1),
     ]
     admitted, completion = _admitted(plan, events)
     assert [e.name for e in admitted if isinstance(e, ToolCallStart)] == kept

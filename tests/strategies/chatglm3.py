@@ -2,11 +2,11 @@
 messages, calls with identifier keys, code-interpreter programs, tools.
 
 Text never contains a marker's spelling (markers are special tokens, not escaped: text parses
-exactly only from token ids) and never ends in a newline (one newline before a role token is
-the documented readability newline).  ``normalise`` is what the text cannot keep: call ids
-(numbered ``call_0``, ... and paired with observations by position), the argument JSON's
-spelling, observation names, an empty system turn that only holds the tools, and a calls-only
-assistant message right after an assistant message (it joins that message).
+exactly only from token ids); it may end in a newline (every newline is text).
+``normalise`` is what the text cannot keep: call ids (numbered ``call_0``, ... and paired
+with observations by position), the argument JSON's spelling, observation names, an empty
+system turn that only holds the tools, and a calls-only assistant message right after an
+assistant message (it joins that message).
 """
 
 from __future__ import annotations
@@ -33,10 +33,6 @@ MARKERS = [*chatglm3.SPECIAL, chatglm3.PREFIX]
 
 
 # Named predicates, not lambdas: hypothesis describes a retried filter by its predicate.
-def no_final_newline(value: str) -> bool:
-    return not value.endswith("\n")
-
-
 def one_line(value: str) -> bool:
     return bool(value) and "\n" not in value
 
@@ -46,7 +42,7 @@ def call_name(value: str) -> bool:
     return value == value.strip() and value not in ("interpreter", "code_interpreter")
 
 
-text = plain_text(MARKERS).filter(no_final_newline)
+text = plain_text(MARKERS)
 names = text.filter(one_line)
 call_names = names.filter(call_name)
 arguments = keyword_arguments(MARKERS)

@@ -11,8 +11,9 @@ from hypothesis import strategies as st
 from tokenizers import Tokenizer, decoders
 
 import pawlette
-from pawlette.engine.fold import fold
+from pawlette.engine.fold import fold, merge_assistant
 from pawlette.errors import RequestError
+from pawlette.openai import message_to_openai
 from pawlette.tokenization import ConversationEncoder, IdParser
 from pawlette.types import Event
 
@@ -107,8 +108,11 @@ def test_breeze_text_spelling_a_marker_is_text_when_it_comes_as_text_ids() -> No
     events = parser.feed_ids(ids) + parser.finish()
     (message,) = folded(breeze, events)[0]
     assert message.text == messages[1]["content"]
-    # The text form cannot tell: the turn ends at the first spelling.
-    assert breeze.parse(token_text(tokenizer, ids)).message["content"] == "Write "
+    # The text form cannot tell: the turn ends at the first spelling, the rest is text after
+    # the end of the turn (content, with a warning).
+    from_text = breeze.parse(token_text(tokenizer, ids))
+    assert from_text.message["content"] == "Write  and then <|start_header_id|>.<|eot_id|>"
+    assert [w.text for w in from_text.warnings] == [" and then <|start_header_id|>.<|eot_id|>"]
 
 
 def test_chatglm3_conversation_from_ids_joins_gmask_and_sop() -> None:
@@ -181,3 +185,31 @@ def test_feed_text_reads_no_marker_and_flushes_held_text() -> None:
     events += parser.feed_marker("<|eot_id|>") + parser.finish()
     (message,) = folded(pawlette.get_format("breeze"), events)[0]
     assert message.text == "Hi <|eo<|eot_id|> stays text"
+
+
+@pytest.mark.parametrize("name", FORMATS)
+def test_model_output_of_every_kind_parses_from_ids_as_from_text(name: str) -> None:
+    """Malformed calls, marker spellings, text after the stop: the ids (markers as their
+    special tokens), fed one at a time, fold to what the text parses to, warnings included."""
+    from ..strategies.completions import completion, output_text
+
+    fmt = pawlette.get_format(name)
+    tokenizer = small(name)
+
+    @settings(max_examples=40)
+    @given(st.randoms(use_true_random=False), st.sampled_from([None, "length"]))
+    def check(rng: random.Random, reason: str | None) -> None:
+        text = completion(fmt, rng)
+        whole = fmt.parse(text, finish_reason=reason, id_factory=sequential_ids())
+        ids = tokenizer.encode(text, add_special_tokens=False).ids
+        parser = IdParser(fmt, tokenizer, id_factory=sequential_ids())
+        events = [event for token in ids for event in parser.feed_ids([token])]
+        result = fold(events + parser.finish(reason), fmt.grammar.fields)
+        message = message_to_openai(merge_assistant(result.messages))
+        assert output_text(message) == output_text(whole.message), text
+        assert result.finish_reason == whole.finish_reason
+        assert [(w.offset, w.text) for w in result.warnings] == [
+            (w.offset, w.text) for w in whole.warnings
+        ]
+
+    check()

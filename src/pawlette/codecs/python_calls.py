@@ -45,10 +45,13 @@ Decisions
   the input, later chunks too) is returned as ``TextDelta``, after one ``ParseWarning`` whose
   ``text`` is that raw text up to and including the offending character.  So every input
   character is in a completed call's source or in a ``TextDelta``.  A call that had already
-  started is closed with ``ToolCallEnd`` as it stands: its arguments are a proper prefix of a
-  JSON object (the closing ``}`` is only ever written at a valid ``)``), so they never parse as
-  JSON and nobody can mistake the half call for a complete one; its text is repeated whole in
-  the ``TextDelta``.  Events that were already returned are never retracted.
+  started never gets its ``ToolCallEnd``: a call without one is no call (its events are to
+  be dropped, as :class:`~pawlette.engine.machine.Parser` does); its text is in the
+  ``TextDelta``.  Events that were already returned are never retracted.
+- Containers (the call's arguments, lists, dicts) nest at most
+  :data:`~pawlette.engine.call_arguments.MAX_NESTING` deep, and a lone surrogate (Python
+  makes one of ``'\\ud800'``) is written as its JSON ``\\u`` escape, never raw: so every
+  call's arguments are JSON any consumer can read and encode.
 - Work per character is O(1) amortised: string contents are consumed by regular-expression
   jumps, tokens are buffered only until they end, and nothing consumed is scanned again.
 
@@ -75,6 +78,7 @@ import unicodedata
 from collections.abc import Callable, Sequence
 from typing import Any, Literal
 
+from ..engine.call_arguments import MAX_NESTING
 from ..errors import ParseError, RequestError, UnsupportedFeature
 from ..types import Event, ParseWarning, TextDelta, ToolCallDelta, ToolCallEnd, ToolCallStart
 
@@ -168,9 +172,21 @@ def _is_plain_identifier(name: str) -> bool:
     )
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _escape_surrogate(match: re.Match[str]) -> str:
+    return f"\\u{ord(match.group()):04x}"
+
+
 def _json_string_body(text: str) -> str:
-    """``text`` as JSON string content, escaped exactly as ``json.dumps`` escapes it."""
-    return json.dumps(text, ensure_ascii=False)[1:-1]
+    """``text`` as JSON string content, escaped as ``json.dumps`` escapes it, except that a
+    lone surrogate (``'\\ud800'`` is one in Python) is written as its ``\\u`` escape: no
+    UTF-8 text can hold it raw, and ``json.loads`` reads the escape back to the same string."""
+    body = json.dumps(text, ensure_ascii=False)[1:-1]
+    if _SURROGATE.search(body) is None:
+        return body
+    return _SURROGATE.sub(_escape_surrogate, body)
 
 
 def random_call_id() -> str:
@@ -295,7 +311,7 @@ class PythonCallDecoder:
             self._failure = ParseError(offset, "end of input", expected, raw[-60:])
             raise self._failure
         self._flush()
-        self._close_open_call()
+        self._call_index = None  # an unfinished call gets no ToolCallEnd: it is no call
         self._events.append(ParseWarning(offset, f"end of input; expected {expected}", raw))
         if raw:
             self._events.append(TextDelta(raw))
@@ -335,7 +351,7 @@ class PythonCallDecoder:
             self._failure = ParseError(offset, found, expected, known[-60:])
             raise self._failure
         self._flush()
-        self._close_open_call()
+        self._call_index = None  # an unfinished call gets no ToolCallEnd: it is no call
         self._events.append(ParseWarning(offset, f"{found}; expected {expected}", known))
         self._events.append(TextDelta("".join(self._raw) + text[self._commit :]))
         self._raw = []
@@ -520,6 +536,9 @@ class PythonCallDecoder:
             return position + 1
         if character in _DIGITS or character in "-.":
             return self._start_token(character, position, self._number)
+        if character in "[{" and len(self._frames) >= MAX_NESTING:
+            found = f"{character!r} nested deeper than {MAX_NESTING}"
+            return self._fail(text, position, self._offset(position), found, "a shallower value")
         if character == "[":
             self._frames.append(_Frame("list"))
             self._outgoing.append("[")

@@ -24,7 +24,6 @@ nothing is lost; in strict mode it raises :class:`~pawlette.errors.ParseError`.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import partial
@@ -47,6 +46,7 @@ from ..types import (
     ToolCallStart,
     ToolsDeclared,
 )
+from .call_arguments import load_json
 from .machine import Parser, ReaderFactory
 
 NEWLINE = "\n"
@@ -247,10 +247,9 @@ def _fail(
 
 def _json_object(text: str) -> tuple[dict[str, Any] | None, str]:
     """The JSON object in ``text``, or None and what is wrong."""
-    try:
-        value = json.loads(text)
-    except json.JSONDecodeError as error:
-        return None, f"not valid JSON ({error.msg} at char {error.pos})"
+    value, problem = load_json(text)
+    if problem is not None:
+        return None, problem
     if not isinstance(value, dict):
         return None, "not a JSON object"
     return value, ""
@@ -418,10 +417,17 @@ class _CallArgumentsReader:
                 parser.emit(PartAdded(ActionPart(block.name, text)))
             return
         if value is None:
-            # The call stays (its arguments streamed already); the warning keeps the raw text.
+            # No call: its text (markers included) comes back once, as content.
             expected = f"a JSON object then {call.close!r}"
             found = f"function {block.name!r}: {problem}"
-            parser.malformed(block.offset or offset, found, expected, "".join(block.raw))
+            raw = "".join(block.raw) + (marker if marker == call.close else "")
+            parser.malformed(block.offset or offset, found, expected, raw)
+            if block.index is not None:
+                parser.abandon_call(block.index)
+                block.index = None
+            block.failed = True
+            parser.emit(TextDelta(raw))
+            return
         if block.index is not None:
             parser.emit(ToolCallEnd(block.index))
 
@@ -488,7 +494,7 @@ class _ThinkingReader:
         self._part = part
         self._trim = _Trim(False)
         self._text: list[str] = []
-        self._offset = 0
+        self._offset: int | None = None  # where its text began (however the input was split)
         state = parser.shared.get("thinking")
         if part == "preamble" or not isinstance(state, _Thinking):
             state = _Thinking()
@@ -510,7 +516,7 @@ class _ThinkingReader:
             self._parser.emit(ReasoningDelta(text))
 
     def feed(self, text: str, offset: int) -> None:
-        if not self._text:
+        if self._offset is None:
             self._offset = offset
         self._write(self._trim.feed(text))
 
@@ -527,7 +533,7 @@ class _ThinkingReader:
         if not inside:
             where = repr(marker) if marker is not None else "the end of the text"
             self._parser.malformed(
-                self._offset or offset,
+                offset if self._offset is None else self._offset,
                 f"the thinking is not closed: it ends at {where}",
                 f"{thinking.end!r} first",
                 text[-80:],

@@ -23,6 +23,13 @@ def remember_call(parser: Parser, call_id: str) -> None:
     parser.shared[_CALLS].append(call_id)
 
 
+def forget_call(parser: Parser) -> None:
+    """The call last remembered turned out malformed: it is no call, no result answers it."""
+    calls: list[str] = parser.shared.get(_CALLS, [])
+    if calls:
+        calls.pop()
+
+
 def next_result_call_id(parser: Parser) -> str | None:
     """The id of the call the next result answers, in call order (None: no call left)."""
     calls: list[str] = parser.shared.get(_CALLS, [])

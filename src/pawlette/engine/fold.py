@@ -26,6 +26,7 @@ from ..types import (
     Tool,
     ToolCall,
     ToolCallDelta,
+    ToolCallEnd,
     ToolCallStart,
     ToolsDeclared,
 )
@@ -40,6 +41,7 @@ class _MessageBuilder:
         self.steps: list[ThinkStep] | None = None
         self.calls: dict[int, list[str]] = {}
         self.call_heads: dict[int, tuple[str, str]] = {}
+        self.ended_calls: set[int] = set()
         self.fields: dict[str, str] = {}
         self.metadata: list[tuple[str, str]] = []
         self.declared_tools = False
@@ -61,9 +63,12 @@ class _MessageBuilder:
 
     def build(self) -> Message:
         self.flush_text()
+        # Only calls that ended are calls: with ``stream_arguments`` a call found malformed
+        # never gets its ToolCallEnd (its text comes as content instead).
         calls = tuple(
             ToolCall(id=head[0], name=head[1], arguments="".join(self.calls[index]))
             for index, head in sorted(self.call_heads.items())
+            if index in self.ended_calls
         )
         parts = tuple(
             part for part in self.parts if not (isinstance(part, TextPart) and not part.text)
@@ -143,7 +148,8 @@ class Folder:
                 self._current.declared_tools = True
         elif isinstance(event, ParseWarning):
             self.warnings.append(event)
-        # ToolCallEnd carries nothing to fold: the call is complete with its last delta.
+        elif isinstance(event, ToolCallEnd):
+            self._builder().ended_calls.add(event.index)
 
     def _close(self) -> None:
         if self._current is not None and not self._current.only_declares_tools():

@@ -34,7 +34,7 @@ from ..types import (
     ToolCallStart,
     ToolsDeclared,
 )
-from .call_results import next_result_call_id, remember_call
+from .call_results import forget_call, next_result_call_id, remember_call
 from .machine import Parser, ReaderFactory
 from .python_call_reader import CallStream, ClosingFence
 
@@ -99,11 +99,7 @@ class _HeadedTurn:
                 self._end(marker, offset)
                 return
             self._parser.confirm_message()
-            if marker is not None and marker.startswith("\n"):
-                # ``<|user|>name\n<|assistant|>``: the newline ends the metadata line (the
-                # turn is empty); it is a readability newline only after a body.
-                self._metadata(held, offset)
-            elif held:
+            if held:
                 self._parser.malformed(
                     self._line_offset or offset,
                     f"turn {held[:40]!r} with no newline after its metadata line",
@@ -259,11 +255,11 @@ class AssistantTurnReader(_HeadedTurn):
         parser = self._parser
         if line.strip() != calls.opening.strip():
             raw = "".join(self._raw)
-            parser.malformed(
-                offset,
+            parser.malformed(  # where the line began, and the text up to its end: however
+                self._offset,  # the input was split
                 f"{line[:40]!r} after the call name {self._name!r}",
                 f"{calls.opening!r} opening the call",
-                raw,
+                "".join(self._raw[:2]) + line,
             )
             self._mode = "text"
             parser.emit(TextDelta(raw))
@@ -298,11 +294,16 @@ class AssistantTurnReader(_HeadedTurn):
             return
         closed, held = self._fence.close()
         problem = None if closed else f"no closing {self._calls.closing.strip()!r} fence"
-        if self._mode == "call" and self._stream is not None:
+        stream = self._stream
+        if self._mode == "call" and stream is not None:
             if not closed:
-                self._stream.feed(held, offset - len(held))
-            self._stream.finish(offset)
-            if problem is not None:
+                stream.feed(held, offset - len(held))
+            stream.finish(offset)
+            if stream.failed and not stream.calls:
+                # The call is no call: its text (the stream gave the rest) ends with the fence.
+                if closed:
+                    parser.emit(TextDelta(held))
+            elif problem is not None:  # the call stands (it closed at its ')')
                 raw = "".join(self._raw)
                 parser.malformed(offset, f"call {raw[:60]!r}: {problem}", "a fenced call", raw)
             return
@@ -313,13 +314,11 @@ class AssistantTurnReader(_HeadedTurn):
             parser.emit(ToolCallDelta(index, '"}'))
             parser.emit(ToolCallEnd(index))
             return
-        # Strict raises here; lenient keeps the call unterminated (its arguments are not valid
-        # JSON, so nobody mistakes it for a whole program) and the block as text.
-        if held:
-            parser.emit(ToolCallDelta(index, json.dumps(held, ensure_ascii=False)[1:-1]))
+        # Strict raises here; lenient: an unterminated program is no call, its block is text.
         raw = "".join(self._raw)
         parser.malformed(offset, f"program {raw[:60]!r}: {problem}", "a fenced program", raw)
-        parser.emit(ToolCallEnd(index))
+        forget_call(parser)
+        parser.abandon_call(index)
         parser.emit(TextDelta(raw))
 
 

@@ -12,8 +12,23 @@ Rules of the runtime:
 - a marker with no row is malformed output: strict mode raises :class:`ParseError`; lenient
   mode emits a :class:`ParseWarning` and gives the marker to the current reader as text;
 - ``finish()`` closes the reader; an open message ends with the completion's finish reason
-  (``length`` when the caller says so, else ``tool_calls`` when a call was parsed, else
+  (``length`` when the caller says so, else ``tool_calls`` when a valid call was parsed, else
   ``stop``).
+
+A completion (``conversation=False``) is one assistant message: one ``MessageStart`` when the
+parser is made, one ``MessageEnd`` at ``finish()``, nothing after it.  A format whose
+completion holds several assistant turns (ChatGLM3) continues the same message.  Once the
+turn has ended (the parser enters a state outside the assistant turn, or a scaffold state
+such as PCML's after ``<end>``), the rest of the input is *trailing*: whitespace and
+closing markers there are layout; anything else makes the whole rest, as written, content
+after one :class:`ParseWarning` at ``finish()`` (strict mode raises at once).
+
+Calls go through a gate (:meth:`Parser.emit`): by default a call's events are held until its
+``ToolCallEnd`` and then released as ``ToolCallStart``, one ``ToolCallDelta`` with all its
+arguments, ``ToolCallEnd``; a reader that finds the call malformed calls
+:meth:`Parser.abandon_call` (the held events vanish) and emits the call's text as content.
+With ``stream_arguments=True`` call events pass at once; an abandoned call then never gets its
+``ToolCallEnd``, and :func:`~pawlette.engine.fold.fold` keeps only ended calls.
 """
 
 from __future__ import annotations
@@ -24,8 +39,21 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from ..errors import FormatError, ParseError
-from ..types import Event, MessageEnd, MessageStart, ParseWarning, Role, Tool
+from ..types import (
+    Event,
+    MessageEnd,
+    MessageStart,
+    ParseWarning,
+    Role,
+    TextDelta,
+    Tool,
+    ToolCallDelta,
+    ToolCallEnd,
+    ToolCallStart,
+)
 from .lexer import Lexer
+
+_CALL_EVENTS = frozenset((ToolCallStart, ToolCallDelta, ToolCallEnd))
 
 
 class Reader(Protocol):
@@ -67,6 +95,9 @@ class Grammar:
     completion_start: str
     fields: Mapping[Role, Mapping[str, str]] = field(default_factory=dict)
     """Per role, header keys that are message fields (``{"tool": {"id": "tool_call_id"}}``)."""
+    completion_over: frozenset[str] = frozenset()
+    """States in which a completion's turn is over: those outside the assistant turn and the
+    scaffold states (readers marked ``scaffold``) inside it (see the module docstring)."""
 
     def expected(self, state: str) -> list[str]:
         return sorted(marker for (name, marker) in self.steps if name == state)
@@ -108,6 +139,11 @@ class GrammarBuilder:
             conversation_start=conversation_start,
             completion_start=completion_start,
             fields={role: dict(keys) for role, keys in self.fields.items()},
+            completion_over=frozenset(
+                name
+                for name, state in self.states.items()
+                if state.role != "assistant" or getattr(state.reader, "scaffold", False)
+            ),
         )
 
 
@@ -130,10 +166,19 @@ class Parser:
         id_factory: Callable[[], str] | None = None,
         start: str | None = None,
         tools: Sequence[Tool] = (),
+        stream_arguments: bool = False,
     ) -> None:
         self.grammar = grammar
         self.strict = strict
         self.conversation = conversation
+        self.stream_arguments = stream_arguments
+        """Pass call events at once instead of holding each call until it is known valid."""
+        self._held: dict[int, list[Event]] = {}
+        self._next_index = 0  # a completion numbers its calls across its turns
+        self._completion_started = False
+        self._trailing: list[str] | None = None  # raw text after a completion's turn ended
+        self._trailing_offset = 0
+        self._trailing_stray = False
         self.new_call_id = id_factory or random_call_id
         self.tools: tuple[Tool, ...] = tuple(tools)
         """The tools the output may call; readers that know call names check them (empty: any)."""
@@ -159,7 +204,37 @@ class Parser:
     # ------------------------------------------------------------------ used by readers/actions
 
     def emit(self, event: Event) -> None:
-        self._events.append(event)
+        if type(event) in _CALL_EVENTS and not self.stream_arguments:
+            self._hold(event)  # type: ignore[arg-type]
+        else:
+            self._events.append(event)
+
+    def _hold(self, event: ToolCallStart | ToolCallDelta | ToolCallEnd) -> None:
+        """The call gate (see the module docstring)."""
+        held = self._held.get(event.index)
+        if isinstance(event, ToolCallStart):
+            self._held[event.index] = [event]
+        elif held is None:  # not a held call (a reader's bug): nothing to wait for
+            self._events.append(event)
+        elif isinstance(event, ToolCallDelta):
+            held.append(event)
+        else:
+            del self._held[event.index]
+            arguments = "".join(part.arguments for part in held if isinstance(part, ToolCallDelta))
+            self._events.append(held[0])
+            if arguments:
+                self._events.append(ToolCallDelta(event.index, arguments))
+            self._events.append(event)
+
+    def abandon_call(self, index: int) -> None:
+        """The call ``index`` is malformed: it is no call.  Held events vanish (and its index
+        is free again); with ``stream_arguments`` it simply never gets a ``ToolCallEnd``.  The
+        reader emits the call's text as content."""
+        self.calls_in_message = max(0, self.calls_in_message - 1)
+        self.calls_in_completion = max(0, self.calls_in_completion - 1)
+        held = self._held.pop(index, None)
+        if held is not None and not self.conversation and index == self._next_index - 1:
+            self._next_index = index
 
     def begin_message(self, role: Role, *, pending: bool = False) -> None:
         """Start a message.  ``pending``: only once its reader calls :meth:`confirm_message`
@@ -168,6 +243,12 @@ class Parser:
         The hot path (:meth:`emit`) never checks for one."""
         self.message_role = role
         self.calls_in_message = 0
+        if not self.conversation:
+            # One message per completion: a later assistant turn (ChatGLM3) continues it.
+            if not self._completion_started:
+                self._completion_started = True
+                self._events.append(MessageStart(role))
+            return
         if pending:
             self._start_pending = True
         else:
@@ -184,20 +265,27 @@ class Parser:
             self._start_pending = False
             self._events.append(MessageStart(self.message_role))
 
-    def end_message(self, finish_reason: str | None = None) -> None:
+    def end_message(self) -> None:
+        """The current message ends (in a completion, its ``MessageEnd`` waits for
+        :meth:`finish`, which knows the finish reason)."""
         if self.message_role is None:
             return
         if self._start_pending:
             self._start_pending = False
             self.message_role = None
             return
-        if not self.conversation and finish_reason is None:
-            finish_reason = "tool_calls" if self.calls_in_completion else "stop"
         self.message_role = None
-        self._events.append(MessageEnd(finish_reason if not self.conversation else None))
+        if self.conversation:
+            self._events.append(MessageEnd(None))
 
     def next_call_index(self) -> int:
-        index = self.calls_in_message
+        """The index of a new call: within the message in a conversation, within the whole
+        completion otherwise (an OpenAI client merges deltas by index)."""
+        if self.conversation:
+            index = self.calls_in_message
+        else:
+            index = self._next_index
+            self._next_index += 1
         self.calls_in_message += 1
         self.calls_in_completion += 1
         return index
@@ -244,11 +332,69 @@ class Parser:
         self._dispatch(self._lexer.finish())
         self.finished = True
         self.reader.close(None, self._lexer.offset)
-        if finish_reason == "length" and not self.conversation:
-            self.end_message("length")
-        else:
+        if self.conversation:
             self.end_message()
+            return self._take()
+        self._end_trailing()
+        self.message_role = None
+        if not self._completion_started:
+            self._completion_started = True
+            self._events.append(MessageStart("assistant"))
+        # The engine's ``length`` wins over what the text shows: the output was cut by the
+        # limit (text after a turn end is content, so that too may be cut); otherwise
+        # ``tool_calls`` exactly when a valid call came back.
+        if finish_reason == "length":
+            reason = "length"
+        else:
+            reason = "tool_calls" if self.calls_in_completion else "stop"
+        self._events.append(MessageEnd(reason))
         return self._take()
+
+    # ------------------------------------------------------------------ after the turn
+
+    def _trail(self, marker: str | None, text: str, offset: int) -> None:
+        """A token after a completion's turn ended (see the module docstring)."""
+        trailing = self._trailing
+        assert trailing is not None
+        if not self._trailing_stray:
+            if marker is None:
+                if text.isspace():
+                    trailing.append(text)
+                    return
+                offset += len(text) - len(text.lstrip())
+            else:
+                step = self.grammar.steps.get((self.state.name, marker))
+                if (
+                    step is not None
+                    and not step.actions
+                    and step.target in self.grammar.completion_over
+                ):
+                    trailing.append(marker)
+                    self.state = self.grammar.states[step.target]
+                    return
+            self._trailing_stray = True
+            if self.strict:
+                found = marker or text.strip()
+                raise ParseError(
+                    offset,
+                    f"text after the end of the turn: {found[:40]!r}",
+                    "nothing (the completion ended)",
+                    found[:80],
+                )
+        trailing.append(marker or text)
+
+    def _end_trailing(self) -> None:
+        if self._trailing is None or not self._trailing_stray:
+            return
+        raw = "".join(self._trailing)
+        self._trailing = None
+        self.malformed(
+            self._trailing_offset,
+            f"text after the end of the turn: {raw[:40]!r}",
+            "nothing (the completion ended); it is kept as content",
+            raw,
+        )
+        self._events.append(TextDelta(raw))
 
     # ------------------------------------------------------------------ internals
 
@@ -260,6 +406,9 @@ class Parser:
     def _dispatch(self, tokens: list[tuple[str | None, str, int]]) -> None:
         steps = self.grammar.steps
         for marker, text, offset in tokens:
+            if self._trailing is not None:
+                self._trail(marker, text, offset)
+                continue
             if marker is None:
                 self.reader.feed(text, offset)
                 continue
@@ -280,3 +429,6 @@ class Parser:
             self.entered_by = marker
             self.state = self.grammar.states[self._redirect or step.target]
             self.reader = self.state.reader(self)
+            if not self.conversation and self.state.name in self.grammar.completion_over:
+                self._trailing = []
+                self._trailing_offset = offset + len(marker)

@@ -19,8 +19,8 @@ from typing import Any
 
 from ..codecs.python_calls import Mode, PythonCallDecoder
 from ..errors import ParseError
-from ..types import Event, ParseWarning, TextDelta, ToolCallDelta, ToolCallStart
-from .call_results import remember_call
+from ..types import Event, ParseWarning, TextDelta, ToolCallDelta, ToolCallEnd, ToolCallStart
+from .call_results import forget_call, remember_call
 from .machine import Parser, ReaderFactory
 
 
@@ -31,7 +31,19 @@ class CallStream:
     the unplaced text as content, exactly as the decoder documents.
     """
 
-    __slots__ = ("_decoder", "_fixed_callee", "_mode", "_name", "_offset", "_parser", "_preamble")
+    __slots__ = (
+        "_decoder",
+        "_fixed_callee",
+        "_indices",
+        "_mode",
+        "_name",
+        "_offset",
+        "_open",
+        "_parser",
+        "_preamble",
+        "calls",
+        "failed",
+    )
 
     def __init__(
         self,
@@ -51,6 +63,12 @@ class CallStream:
         content with the call's text when the call turns out malformed."""
         self._decoder: PythonCallDecoder | None = None
         self._offset = 0
+        self._indices: dict[int, int] = {}  # the decoder's call index -> the parser's
+        self._open: int | None = None  # the parser's index of the call being read
+        self.calls = 0
+        """Calls read whole (valid)."""
+        self.failed = False
+        """The decoder met text it could not place (lenient mode: that text is content)."""
 
     def _start(self, offset: int) -> PythonCallDecoder:
         if self._decoder is None:
@@ -78,8 +96,23 @@ class CallStream:
         for event in events:
             if isinstance(event, ToolCallStart):
                 self._check_name(event.name)
-                parser.next_call_index()
+                index = self._indices[event.index] = parser.next_call_index()
+                self._open = index
                 remember_call(parser, event.id)
+                event = ToolCallStart(index, event.id, event.name)
+            elif isinstance(event, ToolCallDelta):
+                event = ToolCallDelta(self._indices[event.index], event.arguments)
+            elif isinstance(event, ToolCallEnd):
+                event = ToolCallEnd(self._indices[event.index])
+                self._open = None
+                self.calls += 1
+                self._preamble = ""  # it belongs to this call, which stands
+            elif isinstance(event, ParseWarning):
+                self.failed = True
+                if self._open is not None:  # the call being read is no call
+                    forget_call(parser)
+                    parser.abandon_call(self._open)
+                    self._open = None
             parser.emit(event)
             if isinstance(event, ParseWarning) and self._preamble:
                 # The decoder's text of the failed call follows: put what preceded it first.
@@ -100,18 +133,29 @@ class CallStream:
 
 
 class PythonCallListReader:
-    """The text of the state is one call list, ``[f(a=1), g(b='x')]``."""
+    """The text of the state is one call list, ``[f(a=1), g(b='x')]``, of at least one call:
+    the state is entered by a marker that announces calls, so an empty list is malformed."""
 
-    __slots__ = ("_calls",)
+    __slots__ = ("_calls", "_parser", "_raw")
 
     def __init__(self, parser: Parser) -> None:
+        self._parser = parser
         self._calls = CallStream(parser, mode="list")
+        self._raw: list[str] = []  # kept only until the first call is read
 
     def feed(self, text: str, offset: int) -> None:
+        if not self._calls.calls:
+            self._raw.append(text)
         self._calls.feed(text, offset)
 
     def close(self, marker: str | None, offset: int) -> None:
-        self._calls.finish(offset)
+        calls = self._calls
+        calls.finish(offset)
+        if calls.calls or calls.failed:
+            return
+        raw = "".join(self._raw)
+        self._parser.malformed(offset, f"an empty list of calls {raw.strip()!r}", "a call", raw)
+        self._parser.emit(TextDelta(raw))
 
 
 def python_call_list_reader() -> ReaderFactory:

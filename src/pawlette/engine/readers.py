@@ -11,6 +11,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
+from typing import Any
 
 from ..types import (
     MetadataItem,
@@ -22,6 +23,7 @@ from ..types import (
     ToolCallStart,
     ToolsDeclared,
 )
+from .call_arguments import arguments_problem, load_json
 from .machine import Parser, Reader, ReaderFactory
 
 
@@ -82,10 +84,13 @@ class WholeTextReader:
 class ScaffoldReader:
     """Only whitespace belongs here (between turns, after the end of a completion).
 
-    Stray text is reported once, whole, when the state ends (strict mode: at once).
+    Stray text is reported once, whole, when the state ends (strict mode: at once): from its
+    first non-whitespace character, however the input was split.  ``scaffold`` marks the
+    state as outside a completion's turn (see :mod:`pawlette.engine.machine`).
     """
 
     __slots__ = ("_offset", "_parser", "_stray")
+    scaffold = True
 
     def __init__(self, parser: Parser) -> None:
         self._parser = parser
@@ -94,9 +99,11 @@ class ScaffoldReader:
 
     def feed(self, text: str, offset: int) -> None:
         if not self._stray:
-            if text.isspace():
+            stripped = text.lstrip()
+            if not stripped:
                 return
-            self._offset = offset
+            self._offset = offset + len(text) - len(stripped)
+            text = stripped
             if self._parser.strict:
                 self._report(text)
         self._stray.append(text)
@@ -236,6 +243,7 @@ class CallEnvelope:
 
 
 _STRING_STOP = re.compile(r'["\\]')
+_BAD_KEY = "\x00 not a key"  # a key that does not decode: no envelope key is this
 
 
 class JsonCallReader:
@@ -264,6 +272,7 @@ class JsonCallReader:
         self._held_arguments: list[str] = []
         self._outgoing: list[str] = []  # argument text of this feed, sent as one delta
         self._offset = 0
+        self._duplicate: str | None = None  # a top-level key written twice
 
     # the scanner ---------------------------------------------------------------------------
 
@@ -305,7 +314,10 @@ class JsonCallReader:
         else:
             self._in_string = False
             if self._key is not None and self._depth == 1 and self._value is None:
-                self._current_key = json.loads("".join(self._key))
+                try:
+                    self._current_key = json.loads("".join(self._key))
+                except ValueError:  # a control character in the key: the close reports it
+                    self._current_key = _BAD_KEY
                 self._key = None
         return end + 1
 
@@ -375,6 +387,8 @@ class JsonCallReader:
         self._current_key = None
         if key is None:
             return
+        if key in self._values:
+            self._duplicate = key
         self._values[key] = raw
         if key in (self._envelope.name, self._envelope.id):
             self._maybe_start(final=False)
@@ -389,15 +403,15 @@ class JsonCallReader:
         have_id = envelope.id is None or envelope.id in self._values
         if not (have_id or final):
             return
-        try:
-            name = json.loads(raw_name)
-            call_id = (
-                json.loads(self._values[envelope.id])
-                if envelope.id is not None and envelope.id in self._values
-                else self._parser.new_call_id()
-            )
-        except json.JSONDecodeError:
+        name, problem = load_json(raw_name)
+        call_id: Any = None
+        if envelope.id is not None and envelope.id in self._values:
+            call_id, id_problem = load_json(self._values[envelope.id])
+            problem = problem or id_problem
+        if problem is not None:
             return
+        if call_id is None:
+            call_id = self._parser.new_call_id()
         if not isinstance(name, str) or not isinstance(call_id, str):
             return
         self._index = self._parser.next_call_index()
@@ -417,26 +431,25 @@ class JsonCallReader:
                 self._parser.emit(ToolCallEnd(self._index))
                 return
             problem = "no call name"
-        raw = self._open_marker + text + (marker or "")
+        # Malformed: no call.  Its text, markers included, comes back once, as content.
+        closing = marker if marker == self._close_marker else ""
+        raw = self._open_marker + text + closing
         expected = f"a JSON object {{{self._describe()}}} then {self._close_marker!r}"
-        self._parser.malformed(self._offset, f"call {text[:60]!r}: {problem}", expected, raw)
-        self._flush()
+        where = self._offset if self._chunks else offset
+        self._parser.malformed(where, f"call {text[:60]!r}: {problem}", expected, raw)
+        self._outgoing = []
         if self._index is not None:
-            self._parser.emit(ToolCallEnd(self._index))
-        else:
-            self._parser.emit(TextDelta(self._open_marker + text))
-        if marker is not None and marker == self._close_marker and self._index is None:
-            self._parser.emit(TextDelta(marker))
+            self._parser.abandon_call(self._index)
+        self._parser.emit(TextDelta(raw))
 
     def _describe(self) -> str:
         keys = [self._envelope.id, self._envelope.name, self._envelope.arguments]
         return ", ".join(f'"{key}"' for key in keys if key is not None)
 
     def _validate(self, text: str) -> str | None:
-        try:
-            value = json.loads(text)
-        except json.JSONDecodeError as error:
-            return f"not valid JSON ({error.msg} at char {error.pos})"
+        value, problem = load_json(text)
+        if problem is not None:
+            return problem
         envelope = self._envelope
         if not isinstance(value, dict):
             return "not a JSON object"
@@ -452,11 +465,13 @@ class JsonCallReader:
             and not isinstance(value[envelope.id], str)
         ):
             return f'"{envelope.id}" is not a string'
-        if not isinstance(value.get(envelope.arguments, {}), dict):
-            return f'"{envelope.arguments}" is not an object'
         if envelope.arguments not in value:
             return f'no "{envelope.arguments}"'
-        return None
+        if not isinstance(value[envelope.arguments], dict):
+            return f'"{envelope.arguments}" is not an object'
+        if self._duplicate is not None:  # json keeps the last; the stream had both
+            return f"the key {self._duplicate!r} twice"
+        return arguments_problem(self._values.get(envelope.arguments, "").strip() or "{}")
 
 
 def json_call_reader(envelope: CallEnvelope, close_marker: str) -> ReaderFactory:

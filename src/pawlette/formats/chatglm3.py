@@ -49,9 +49,9 @@ Decisions:
   parsing; rendering writes none for observations (the reference writes none; the call it
   answers names it).  An assistant message cannot have a ``name`` (its metadata is the call).
 - **Readability newlines**: the reference's prompt document puts a newline before each role
-  token for readability and says real prompts have none.  Parsing drops one newline right
-  before a role token, so the documented examples parse as written; the cost is that text
-  (as opposed to token ids) cannot show content ending in a newline before the next turn.
+  token for readability and says real prompts have none.  Parsing keeps every newline, from
+  text as from token ids (the reference tokenizer's own layout), so content ending in a
+  newline round-trips; a prompt document is read once those layout newlines are removed.
   Markers are special tokens and are not escaped: text containing a role token's spelling
   parses exactly only from token ids.
 - **Training mask**: the model produces everything after the first ``<|assistant|>`` of its
@@ -162,11 +162,10 @@ def _grammar() -> GrammarBuilder:
         "assistant.more",
     ):
         for role, marker in TURNS.items():
-            for spelling in (marker, "\n" + marker):  # one newline before a role token is layout
-                if role == "assistant" and state.startswith("assistant."):
-                    table.on(state, spelling, "assistant.more")
-                else:
-                    table.on(state, spelling, f"{role}.turn", _turn(role))
+            if role == "assistant" and state.startswith("assistant."):
+                table.on(state, marker, "assistant.more")
+            else:
+                table.on(state, marker, f"{role}.turn", _turn(role))
     return table
 
 

@@ -616,7 +616,11 @@ class Server:
             logger.info("client went away; upstream request cancelled")
             return Response(status_code=499)
         pipeline = ChunkPipeline(
-            self.format, prepared.plan, prepared.tools, model=self.advertised_model
+            self.format,
+            prepared.plan,
+            prepared.tools,
+            model=self.advertised_model,
+            stream_arguments=self.config.stream_arguments,
         )
         include_usage = prepared.chat.include_usage
 

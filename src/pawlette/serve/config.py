@@ -48,6 +48,9 @@ class ServeConfig:
     max_connections: int = 1024
     """Connections to the upstream, pooled and reused."""
     log_level: str = "info"
+    stream_arguments: bool = False
+    """Stream call arguments as the model writes them, not once each call is known valid
+    (README, "Contracts": a malformed call may then reach the client partly)."""
     # Scale-out (pawlette.serve.balancer and .workers).
     replicas: tuple[str, ...] = ()
     """Further engine replicas (``--upstream`` given again), balanced with ``upstream``."""
@@ -130,6 +133,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="with several --upstream: how long a failed replica is out of the rotation, "
         "doubled for each failure in a row up to 60 s (default: 5)",
     )
+    parser.add_argument(
+        "--stream-arguments",
+        action="store_true",
+        help="stream tool-call arguments as they are generated (default: send each call once "
+        "it is known valid; see the README's Contracts)",
+    )
 
 
 def config_from_arguments(arguments: argparse.Namespace) -> ServeConfig:
@@ -151,6 +160,7 @@ def config_from_arguments(arguments: argparse.Namespace) -> ServeConfig:
         max_body_bytes=arguments.max_body_bytes,
         max_tokens=arguments.max_tokens,
         log_level=arguments.log_level,
+        stream_arguments=arguments.stream_arguments,
     )
 
 

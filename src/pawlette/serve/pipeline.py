@@ -3,17 +3,15 @@
 Sans-IO and shared by the streaming and the non-streaming paths, so they cannot disagree:
 
 - the plan's forced prefix (if any) is fed to the parser first: it is part of the turn;
-- tool-call indexes are numbered across the whole completion (a format whose completion can
-  hold several assistant turns, like ChatGLM3, numbers calls per turn);
+- tool-call indexes are numbered across the whole completion (the parser does that);
 - the plan's cut rules end the completion before a call it forbids (:attr:`cut` turns true
   and the caller stops reading the upstream);
-- the finish reason is ``length`` when the engine ran out of tokens inside the turn, else
-  ``tool_calls`` when a call was returned, else ``stop``.
+- the finish reason is ``length`` when the engine said so (and no cut ended the answer
+  first), else ``tool_calls`` when a valid call was returned, else ``stop``.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import json
 from typing import Any
 
@@ -23,10 +21,8 @@ from ..openai import message_to_openai
 from ..types import (
     Event,
     MessageEnd,
-    MessageStart,
     ParseWarning,
     Tool,
-    ToolCallDelta,
     ToolCallEnd,
     ToolCallStart,
 )
@@ -45,15 +41,24 @@ def encode_events(chunks: list[dict[str, Any]]) -> bytes:
 class Completion:
     """Feed the upstream's text; read events (:meth:`feed`) or chunks (:class:`ChunkPipeline`)."""
 
-    def __init__(self, fmt: Format, plan: ToolPlan, tools: tuple[Tool, ...] = ()) -> None:
+    def __init__(
+        self,
+        fmt: Format,
+        plan: ToolPlan,
+        tools: tuple[Tool, ...] = (),
+        *,
+        stream_arguments: bool = False,
+    ) -> None:
         self.format = fmt
         self.plan = plan
-        self.parser = fmt.parser(tools=tools)
+        self.parser = fmt.parser(tools=tools, stream_arguments=stream_arguments)
         self.cut = False
         self.calls = 0
+        """Calls started (what the plan's cut rules count)."""
+        self.valid_calls = 0
+        """Calls ended: valid ones (with ``stream_arguments`` a malformed call starts too)."""
         self.length = False
         self.warnings: list[ParseWarning] = []
-        self._call_base = 0
         self._pending: list[Event] = self._admit(self.parser.feed(plan.prefix))
 
     def feed(self, text: str) -> list[Event]:
@@ -78,7 +83,7 @@ class Completion:
     def finish_reason(self) -> str:
         if self.length and not self.cut:
             return "length"
-        return "tool_calls" if self.calls else "stop"
+        return "tool_calls" if self.valid_calls else "stop"
 
     def _admit(self, events: list[Event]) -> list[Event]:
         """Drop message ends (the completion ends once, in :meth:`finish`), renumber calls
@@ -95,13 +100,8 @@ class Completion:
                     self.cut = True
                     break
                 self.calls += 1
-                if self._call_base:
-                    event = dataclasses.replace(event, index=event.index + self._call_base)
-            elif isinstance(event, (ToolCallDelta, ToolCallEnd)):
-                if self._call_base:
-                    event = dataclasses.replace(event, index=event.index + self._call_base)
-            elif isinstance(event, MessageStart):
-                self._call_base = self.calls
+            elif isinstance(event, ToolCallEnd):
+                self.valid_calls += 1
             elif isinstance(event, MessageEnd):
                 if event.finish_reason == "length":
                     self.length = True
@@ -129,9 +129,12 @@ class ChunkPipeline:
         *,
         model: str,
         completion_id: str | None = None,
+        stream_arguments: bool = False,
     ) -> None:
-        self.completion = Completion(fmt, plan, tools)
-        self.stream = ChunkStream(model=model, completion_id=completion_id)
+        self.completion = Completion(fmt, plan, tools, stream_arguments=stream_arguments)
+        self.stream = ChunkStream(
+            model=model, completion_id=completion_id, stream_arguments=stream_arguments
+        )
 
     @property
     def cut(self) -> bool:

@@ -1,0 +1,437 @@
+"""Model output for every format, well formed or not, and the invariants every parse path holds.
+
+:func:`completion` writes one completion from a :class:`random.Random` (hypothesis drives it
+through ``st.randoms()``; ``bench/fuzz.py`` through a seeded one): content, reasoning, valid
+calls, malformed calls of every kind the format can get wrong (not JSON, not closed, not an
+object, nested too deep, ``NaN``, an over-long integer, a control character in a key, a
+duplicated key; in the Python-call formats an expression, a nested call, a positional
+argument, a bare name, an empty list, a missing fence), marker spellings in every text slot,
+and endings (the stop, nothing, text after the stop, another role's turn).
+
+Every run of text the generator writes carries a *sentinel*, ``Q<n>Z``, written once.  The
+oracle (:func:`problems`) parses the completion every way pawlette can (whole; fed one
+character at a time and in random pieces, folded; through :class:`~pawlette.ChunkStream`;
+through the server's pipeline, non-streamed and streamed; with live argument streaming) and
+reports what breaks a contract:
+
+- a returned call whose arguments ``json.loads`` does not turn into a JSON object;
+- a sentinel the input holds whole that the output (content, reasoning, names, call
+  arguments, content parts) holds other than exactly once: lost or duplicated text;
+- two paths that disagree (message, finish reason, warnings with their offsets);
+- a finish reason other than ``length`` when the engine said ``length``; ``tool_calls``
+  without a call, or a call without ``tool_calls``;
+- a chunk after the finish chunk, call indexes that are not 0, 1, 2, ... in order;
+- any exception in lenient mode, anything but :class:`~pawlette.ParseError` in strict mode.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+from collections import Counter
+from collections.abc import Callable
+from typing import Any
+
+import pawlette
+from pawlette.engine.call_arguments import MAX_NESTING
+from pawlette.engine.fold import fold, merge_assistant
+from pawlette.openai import message_to_openai
+from pawlette.serve.pipeline import ChunkPipeline
+from pawlette.serve.pipeline import Completion as ServedCompletion
+from pawlette.serve.tool_choice import ToolPlan
+from pawlette.types import Event
+
+SENTINEL = re.compile(r"Q\d+Z")
+_FILLER = ["", " ", "\n", "a", "北京", "{", "}", '"', "'", "(", ")", "[", "]", ",", "=", ":", "`"]
+
+
+class Writer:
+    """Numbers sentinels; draws filler, marker spellings and sentinels into text."""
+
+    def __init__(self, rng: random.Random, fmt: pawlette.Format) -> None:
+        self.rng = rng
+        self.markers = sorted(fmt.grammar.markers)
+        self._next = 0
+
+    def sentinel(self) -> str:
+        self._next += 1
+        return f"Q{self._next}Z"
+
+    def text(self, *, hostile: bool = True, newline: bool = True) -> str:
+        """A run of text holding one sentinel; sometimes a marker's spelling too."""
+        rng = self.rng
+        filler = [f for f in _FILLER if newline or "\n" not in f]
+        parts = [rng.choice(filler) for _ in range(rng.randint(0, 3))]
+        parts.insert(rng.randint(0, len(parts)), " " + self.sentinel() + " ")
+        if hostile and rng.random() < 0.25:
+            parts.insert(rng.randint(0, len(parts)), rng.choice(self.markers))
+        return "".join(parts)
+
+    def word(self) -> str:
+        """A sentinel alone (a value no layout can touch)."""
+        return self.sentinel()
+
+
+# --------------------------------------------------------------------------- JSON calls
+
+
+def _json_arguments(w: Writer) -> str:
+    """Valid arguments holding a sentinel."""
+    return json.dumps({"k": w.word(), "n": [1, {"x": None}], "t": "é"}, ensure_ascii=False)
+
+
+def _bad_json_arguments(w: Writer) -> str:
+    """Arguments that are no JSON object, each way, holding a sentinel."""
+    s = w.word()
+    deep = "[" * MAX_NESTING + "]" * MAX_NESTING
+    return w.rng.choice(
+        [
+            f'{{"k": tru, "s": "{s}"}}',  # not JSON
+            f'{{"k": "{s}"',  # not closed
+            f'["{s}"]',  # not an object
+            f'{{"k": "{s}", "d": {deep}}}',  # nested too deep
+            f'{{"k": "{s}", "x": NaN}}',  # not JSON, though Python reads it
+            f'{{"k": "{s}", "x": {"1" * 4400}}}',  # an integer json.loads refuses
+            f'{{"\n{s}": 1}}',  # a control character in a key
+            f'{{"k": "{s}{w.rng.choice(w.markers)}x"}}',  # a marker inside a string
+        ]
+    )
+
+
+def _pcml_call(w: Writer, valid: bool) -> str:
+    opening = w.rng.choice(["<call>", "\n<call>"])
+    if valid:
+        body = f'{{"id": "c{w.rng.randint(0, 9)}", "name": "f", "arguments": {_json_arguments(w)}}}'
+        return opening + body + "</call>"
+    s = w.word()
+    body = w.rng.choice(
+        [
+            f'{{"id": "c", "name": "f", "arguments": {_bad_json_arguments(w)}}}',
+            f'{{"name": "f", "arguments": {{"k": "{s}"}}, "arguments": {{"j": 1}}}}',
+            f'{{"arguments": {{"k": "{s}"}}}}',  # no name
+            f'{{"name": "f", "arguments": {{"k": "{s}"}}, "oops": 1}}',  # unknown key
+            f'{{"\n": "{s}"}}',
+            f'{{"name": "f", "arguments": {{"k": "{s}"}}',  # the object is not closed
+        ]
+    )
+    closing = w.rng.choice(["</call>", "</call>", ""])  # sometimes never closed
+    return opening + body + closing
+
+
+def _pcml(w: Writer) -> str:
+    rng = w.rng
+    out = []
+    if rng.random() < 0.3:
+        out.append(f"<think>{w.text(hostile=False)}</think>\n")
+    for _ in range(rng.randint(0, 4)):
+        kind = rng.random()
+        if kind < 0.4:
+            out.append(w.text())
+        else:
+            out.append(_pcml_call(w, valid=kind < 0.7))
+    out.append(
+        rng.choice(
+            [
+                "<end>",
+                "<end>",
+                "",
+                "<end>[/AST]\n",
+                f"<end>{w.text(hostile=False)}",
+                f"[/AST]\n\n[USR]{w.word()}[/USR]\n\n[AST]{w.word()}",
+            ]
+        )
+    )
+    return "".join(out)
+
+
+def _omni(w: Writer) -> str:
+    rng = w.rng
+    out = []
+    if rng.random() < 0.2:
+        out.append(f"<|THINK_START|>{w.text(hostile=False, newline=False)}<|THINK_END|>\n")
+    for _ in range(rng.randint(0, 3)):
+        if rng.random() < 0.7:
+            out.append(w.text())
+        else:
+            arguments = _json_arguments(w) if rng.random() < 0.5 else _bad_json_arguments(w)
+            out.append(f"<|ACTION_START|>sing<|ACTION_ARGS|>{arguments}<|ACTION_END|>")
+    ending = rng.random()
+    if ending < 0.5:
+        arguments = _json_arguments(w) if rng.random() < 0.5 else _bad_json_arguments(w)
+        name = rng.choice(["f", "f", ""])
+        close = rng.choice(["<|FUNCTION_RETURN|>", "", "<|ASSISTANT_END|>"])
+        out.append(f"<|FUNCTION_START|>{name}<|FUNCTION_ARGS|>{arguments}{close}")
+    else:
+        out.append(rng.choice(["<|ASSISTANT_END|>", "", f"<|ASSISTANT_END|>{w.word()}"]))
+    if rng.random() < 0.2:
+        out.append(f"\n\n<|USER_START|>{w.word()}<|USER_END|>")
+    return "".join(out)
+
+
+# --------------------------------------------------------------------------- Python calls
+
+
+def _python_value(w: Writer, quote: str) -> str:
+    s = w.word()
+    return w.rng.choice([f"{quote}{s}{quote}", f"[1, {{{quote}{s}{quote}: None}}]"])
+
+
+def _python_call(w: Writer, callee: str, valid: bool) -> str:
+    rng = w.rng
+    quote = rng.choice(["'", '"'])
+    if valid:
+        return f"{callee}(k={_python_value(w, quote)}, n=2.5, b=True)"
+    s = f"{quote}{w.word()}{quote}"
+    deep = "[" * MAX_NESTING + "]" * MAX_NESTING
+    return rng.choice(
+        [
+            f"{callee}(k={s}, b=g(2))",  # a nested call
+            f"{callee}(1, 2, k={s})",  # a positional argument
+            f"{callee}(k={s}, n=1+2)",  # an expression
+            f"{callee}(k={w.word()})",  # a bare name
+            f"{callee}(k={s}, d={deep})",  # nested too deep
+            f"{callee}(k={quote}{w.word()}",  # the string never closes
+            f"{callee}(k={s}",  # the call never closes
+            f"{callee}(k={quote}{w.word()}{rng.choice(w.markers)}{quote})",  # a marker inside
+        ]
+    )
+
+
+def _breeze(w: Writer) -> str:
+    rng = w.rng
+    kind = rng.random()
+    if kind < 0.35:
+        body = rng.choice(["", "<|answer|>"]) + w.text()
+        end = "<|eot_id|>"
+    else:
+        calls = [_python_call(w, "f", rng.random() < 0.6) for _ in range(rng.randint(0, 3))]
+        separator = rng.choice([", ", ","])
+        body = rng.choice(["<|use_tool|>", "<|python_tag|>"]) + "[" + separator.join(calls)
+        body += rng.choice(["]", "]", ""])
+        end = rng.choice(["<|eot_id|>", "<|eom_id|>"])
+    ending = rng.choice(
+        [end, end, "", f"{end}{w.word()}", f"{end}<|start_header_id|>user<|end_header_id|>x"]
+    )
+    return body + ending
+
+
+def _chatglm3(w: Writer) -> str:
+    rng = w.rng
+    turns = []
+    for _ in range(rng.randint(1, 3)):
+        kind = rng.random()
+        if kind < 0.4:
+            turns.append("\n" + w.text(newline=False))
+        elif kind < 0.85:
+            call = _python_call(w, "tool_call", rng.random() < 0.6)
+            opening = rng.choice(["```python\n", "```python\n", "```py\n", ""])
+            closing = rng.choice(["\n```", "\n```", ""])
+            turns.append(f"get_{rng.choice('ab')}\n{opening}{call}{closing}")
+        else:
+            closing = rng.choice(["\n```", ""])
+            turns.append(f"interpreter\n```python\nprint({w.word()!r}){closing}")
+    ending = rng.choice(
+        ["<|observation|>", "<|user|>", "", f"<|user|>\n{w.word()}", f"<|observation|>{w.word()}"]
+    )
+    return "<|assistant|>".join(turns) + ending
+
+
+GENERATORS: dict[str, Callable[[Writer], str]] = {
+    "pcml": _pcml,
+    "omni": _omni,
+    "breeze": _breeze,
+    "chatglm3": _chatglm3,
+}
+
+
+def completion(fmt: pawlette.Format, rng: random.Random) -> str:
+    """One completion of ``fmt`` (see the module docstring)."""
+    return GENERATORS[fmt.name](Writer(rng, fmt))
+
+
+# --------------------------------------------------------------------------- the oracle
+
+
+def _ids() -> Callable[[], str]:
+    counter = iter(range(10**9))
+    return lambda: f"call_{next(counter)}"
+
+
+def _pieces(text: str, sizes: list[int]) -> list[str]:
+    out, position, turn = [], 0, 0
+    while position < len(text):
+        size = sizes[turn % len(sizes)]
+        out.append(text[position : position + size])
+        position += size
+        turn += 1
+    return out
+
+
+def _parse_pieces(
+    fmt: pawlette.Format, pieces: list[str], reason: str | None, **options: Any
+) -> tuple[list[Event], Any]:
+    parser = fmt.parser(id_factory=_ids(), **options)
+    events: list[Event] = []
+    for piece in pieces:
+        events += parser.feed(piece)
+    events += parser.finish(reason)
+    folded = fold(events, fmt.grammar.fields)
+    message = message_to_openai(merge_assistant(folded.messages))
+    warnings = [(w.offset, w.message, w.text) for w in folded.warnings]
+    return events, (message, folded.finish_reason, warnings)
+
+
+def _from_chunks(chunks: list[dict[str, Any]]) -> tuple[dict[str, Any], str | None, list[str]]:
+    """The message an OpenAI client builds from chunks, the finish reason, and faults."""
+    faults: list[str] = []
+    content: list[str] = []
+    reasoning: list[str] = []
+    calls: dict[int, dict[str, Any]] = {}
+    order: list[int] = []
+    finish: str | None = None
+    for chunk in chunks:
+        for choice in chunk["choices"]:
+            if finish is not None:
+                faults.append(f"a chunk after the finish chunk: {choice}")
+            delta = choice["delta"]
+            content.append(delta.get("content") or "")
+            reasoning.append(delta.get("reasoning_content") or "")
+            for call in delta.get("tool_calls", []):
+                index = call["index"]
+                if "id" in call:
+                    if index in calls or index != len(calls):
+                        faults.append(f"call index {index} after {sorted(calls)}")
+                    calls[index] = {"id": call["id"], "name": call["function"]["name"], "a": []}
+                    order.append(index)
+                calls[index]["a"].append(call["function"].get("arguments", ""))
+            finish = choice["finish_reason"] or finish
+    message: dict[str, Any] = {
+        "content": "".join(content),
+        "reasoning": "".join(reasoning),
+        "calls": [(calls[i]["id"], calls[i]["name"], "".join(calls[i]["a"])) for i in order],
+    }
+    return message, finish, faults
+
+
+def _comparable(message: dict[str, Any]) -> dict[str, Any]:
+    """The parts of a whole message that chunks carry (text content, reasoning, calls)."""
+    content = message.get("content")
+    if isinstance(content, list):
+        content = "".join(part.get("text", "") for part in content if part["type"] == "text")
+    return {
+        "content": content or "",
+        "reasoning": message.get("reasoning_content") or "",
+        "calls": [
+            (c["id"], c["function"]["name"], c["function"]["arguments"])
+            for c in message.get("tool_calls", [])
+        ],
+    }
+
+
+def _chunks(fmt: pawlette.Format, pieces: list[str], reason: str | None) -> list[dict[str, Any]]:
+    parser = fmt.parser(id_factory=_ids())
+    stream = pawlette.ChunkStream(model="m", completion_id="x", created=0)
+    chunks: list[dict[str, Any]] = []
+    for piece in pieces:
+        chunks += stream.chunks(parser.feed(piece))
+    return chunks + stream.chunks(parser.finish(reason))
+
+
+def _served(
+    fmt: pawlette.Format, text: str, pieces: list[str], reason: str | None
+) -> tuple[dict[str, Any], str, list[dict[str, Any]]]:
+    completion = ServedCompletion(fmt, ToolPlan())
+    completion.parser.new_call_id = _ids()
+    message = completion.message(text, reason)
+    pipeline = ChunkPipeline(fmt, ToolPlan(), model="m", completion_id="x")
+    pipeline.completion.parser.new_call_id = _ids()
+    chunks = pipeline.start()
+    for piece in pieces:
+        chunks += pipeline.feed(piece)
+    chunks += pipeline.finish(reason)
+    return message, completion.finish_reason, chunks
+
+
+def output_text(message: dict[str, Any]) -> str:
+    """Everything the message returns, once (``reasoning_steps`` repeat the reasoning)."""
+    return json.dumps({k: v for k, v in message.items() if k != "reasoning_steps"})
+
+
+def problems(
+    fmt: pawlette.Format,
+    text: str,
+    rng: random.Random,
+    *,
+    reason: str | None = None,
+    paths: bool = True,
+) -> list[str]:
+    """What breaks a contract when ``text`` is parsed (see the module docstring); ``paths``
+    False checks the whole parse only (the fuzz bench's cheap mode)."""
+    found: list[str] = []
+    try:
+        whole = fmt.parse(text, finish_reason=reason, id_factory=_ids())
+    except Exception as error:  # the contract: lenient parsing never raises
+        return [f"crash: lenient parse raised {type(error).__name__}: {error}"]
+    message = whole.message
+    for call in message.get("tool_calls", []):
+        try:
+            arguments = json.loads(call["function"]["arguments"])
+        except ValueError as error:
+            found.append(f"invalid call: {call['function']} ({error})")
+            continue
+        if not isinstance(arguments, dict):
+            found.append(f"invalid call: {call['function']} (not an object)")
+        try:
+            call["function"]["arguments"].encode()
+        except UnicodeEncodeError:
+            found.append(f"invalid call: {call['function']} (not UTF-8 text)")
+    counts = Counter(SENTINEL.findall(output_text(message)))
+    for sentinel in set(SENTINEL.findall(text)):
+        if counts[sentinel] == 0:
+            found.append(f"lost: {sentinel}")
+        elif counts[sentinel] > 1:
+            found.append(f"duplicated: {sentinel} x{counts[sentinel]}")
+    if reason == "length" and whole.finish_reason != "length":
+        found.append(f"finish_reason {whole.finish_reason!r} though the engine said length")
+    if reason != "length" and (whole.finish_reason == "tool_calls") != bool(
+        message.get("tool_calls")
+    ):
+        found.append(f"finish_reason {whole.finish_reason!r} with {message.get('tool_calls')}")
+    try:
+        fmt.parse(text, strict=True, finish_reason=reason)
+    except pawlette.ParseError:
+        pass
+    except Exception as error:
+        found.append(f"crash: strict parse raised {type(error).__name__}: {error}")
+    if not paths:
+        return found
+    expected = (
+        message,
+        whole.finish_reason,
+        [(w.offset, w.message, w.text) for w in whole.warnings],
+    )
+    sizes = [rng.choice([1, 1, 2, 3, 5, 8, 13, 40]) for _ in range(32)]
+    for label, pieces in (
+        ("one character at a time", list(text)),
+        ("random pieces", _pieces(text, sizes)),
+    ):
+        _, result = _parse_pieces(fmt, pieces, reason)
+        if result != expected:
+            found.append(f"fed {label}: {result} != whole {expected}")
+        _, live = _parse_pieces(fmt, pieces, reason, stream_arguments=True)
+        if live != expected:
+            found.append(f"fed {label} with live arguments: {live} != whole {expected}")
+    pieces = _pieces(text, sizes)
+    streamed, finish, faults = _from_chunks(_chunks(fmt, pieces, reason))
+    found += [f"ChunkStream: {fault}" for fault in faults]
+    if (streamed, finish) != (_comparable(message), whole.finish_reason):
+        found.append(f"ChunkStream joined: {streamed, finish} != whole {_comparable(message)}")
+    served, served_reason, chunks = _served(fmt, text, pieces, reason)
+    if (served, served_reason) != (message, whole.finish_reason):
+        found.append(f"server: {served, served_reason} != whole {message, whole.finish_reason}")
+    streamed, finish, faults = _from_chunks(chunks)
+    found += [f"server stream: {fault}" for fault in faults]
+    if (streamed, finish) != (_comparable(message), whole.finish_reason):
+        found.append(f"server stream joined: {streamed, finish} != whole {_comparable(message)}")
+    return found
