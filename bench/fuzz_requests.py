@@ -474,11 +474,21 @@ class ServerChannel:
         config = ServeConfig(format=self.format_name, upstream="http://upstream.invalid", model="m")
         self.app = build_app(config)
         server = self.app.state.server
-        self._lifespan = server.lifespan(self.app)
-        await self._lifespan.__aenter__()
+        # The lifespan holds a task group, which must be left by the task that entered it:
+        # one task lives as long as the server, between the requests' run_until_complete.
+        started, self._stopping = asyncio.Event(), asyncio.Event()
+
+        async def live() -> None:
+            async with server.lifespan(self.app):
+                started.set()
+                await self._stopping.wait()
+
+        self._life = asyncio.ensure_future(live())
+        await started.wait()
         text = COMPLETIONS.get(self.format_name, "Sunny.")
         upstream = httpx.AsyncClient(transport=httpx.MockTransport(_upstream(text)))
         server._clients = [upstream]
+        server.upstreams.sender = None  # completions through the scripted client, not aiohttp
         self._upstream = upstream
         self.client = httpx.AsyncClient(
             transport=httpx.ASGITransport(app=self.app), base_url="http://pawlette"
@@ -488,7 +498,8 @@ class ServerChannel:
         async def stop() -> None:
             await self.client.aclose()
             await self._upstream.aclose()
-            await self._lifespan.__aexit__(None, None, None)
+            self._stopping.set()
+            await self._life
 
         self.loop.run_until_complete(stop())
         self.loop.close()

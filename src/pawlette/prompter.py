@@ -484,12 +484,17 @@ class _Prompter:
         for_dict: bool,
     ) -> _Request:
         # Text that is not Unicode (a lone surrogate) can be in no prompt (issue 14).
+        # An int input is written with str(): one too long for that is refused here.
         if isinstance(input, str):
             check_text(input, "input")
+        elif isinstance(input, int):
+            check_json_value(input, "input")
         elif isinstance(input, Mapping):
             for key, value in input.items():
                 if isinstance(value, str):
                     check_text(value, f"input[{key!r}]")
+                elif isinstance(value, int):
+                    check_json_value(value, f"input[{key!r}]")
         (instruction, user, extras), user_input = self._bind_input(input)
         if label is not None and not isinstance(label, str):
             raise RequestError("label", f"found {_kind(label)}", "a string or None")
