@@ -9,6 +9,7 @@
   bare JSON object (Llama 3): a turn whose first character other than whitespace is ``{``
   is a call (leading whitespace is held until that is known), then it is streamed as text
   or as the call's arguments.
+- :class:`BetweenCallsReader`: whitespace between calls, inside the turn.
 - :func:`positional_call_reader`: the engine's JSON call reader, remembering call ids in
   order so results can name the call they answer.
 """
@@ -21,7 +22,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..engine.machine import Parser, Reader, ReaderFactory
-from ..engine.readers import CallEnvelope, JsonCallReader, WholeTextReader
+from ..engine.readers import CallEnvelope, JsonCallReader, ScaffoldReader, WholeTextReader
 from ..types import MetadataItem, ReasoningDelta, TextDelta, Tool, ToolsDeclared
 
 _CALLS = "declare.calls"
@@ -79,6 +80,22 @@ def next_result_id(parser: Parser) -> str | None:
     answered: int = parser.shared.get(_ANSWERED, 0)
     parser.shared[_ANSWERED] = answered + 1
     return calls[answered] if answered < len(calls) else None
+
+
+class BetweenCallsReader(ScaffoldReader):
+    """Between a call's close and the next call or the end of the turn: only whitespace.
+
+    The turn is not over here (another call may follow), so the state is no scaffold state
+    for the engine (whose completions treat those as after the turn).  Stray text is reported
+    and, as nothing is dropped, kept as the message's content.
+    """
+
+    __slots__ = ()
+    scaffold = False
+
+    def _report(self, text: str) -> None:
+        super()._report(text)
+        self._parser.emit(TextDelta(text))
 
 
 class OptionalReasoningReader:

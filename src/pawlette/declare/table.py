@@ -36,6 +36,7 @@ from ..errors import FormatError
 from ..types import Role
 from .layout import Fence, Layout, Lit, Marker
 from .readers import (
+    BetweenCallsReader,
     OptionalReasoningReader,
     ResultReader,
     bare_call_reader,
@@ -211,7 +212,7 @@ class _Table:
         if not close:
             self.ends("assistant.call", "assistant")
             return
-        self.builder.state("assistant.after_call", ScaffoldReader, "assistant")
+        self.builder.state("assistant.after_call", BetweenCallsReader, "assistant")
         self.on("assistant.call", close, "assistant.after_call")
         for opening in sorted(openings):
             self.on("assistant.after_call", opening, "assistant.call")
