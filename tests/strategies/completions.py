@@ -49,9 +49,16 @@ _FILLER = ["", " ", "\n", "a", "北京", "{", "}", '"', "'", "(", ")", "[", "]",
 class Writer:
     """Numbers sentinels; draws filler, marker spellings and sentinels into text."""
 
-    def __init__(self, rng: random.Random, fmt: pawlette.Format) -> None:
+    def __init__(self, rng: random.Random, fmt: pawlette.Format, *, ids: bool = False) -> None:
         self.rng = rng
-        self.markers = sorted(fmt.grammar.markers)
+        # ``ids``: only markers token ids can spell (those holding a special token); a marker
+        # of plain text (ChatML's tools preamble) is text when it comes as ordinary ids.
+        special = tuple(fmt.special_markers)
+        self.markers = sorted(
+            marker
+            for marker in fmt.grammar.markers
+            if not ids or any(token in marker for token in special)
+        )
         self._next = 0
 
     def sentinel(self) -> str:
@@ -237,17 +244,90 @@ def _chatglm3(w: Writer) -> str:
     return "<|assistant|>".join(turns) + ending
 
 
+# --------------------------------------------------------------------------- declared formats
+
+
+def _declared_call(w: Writer, arguments_key: str, valid: bool) -> str:
+    """A JSON call ``{"name": ..., ARGUMENTS_KEY: ...}`` (ChatML's Hermes calls, Llama 3's)."""
+    if valid:
+        return f'{{"name": "f", "{arguments_key}": {_json_arguments(w)}}}'
+    s = w.word()
+    return w.rng.choice(
+        [
+            f'{{"name": "f", "{arguments_key}": {_bad_json_arguments(w)}}}',
+            f'{{"name": "f", "{arguments_key}": {{"k": "{s}"}}, "{arguments_key}": {{"j": 1}}}}',
+            f'{{"{arguments_key}": {{"k": "{s}"}}}}',  # no name
+            f'{{"name": "f", "{arguments_key}": {{"k": "{s}"}}',  # the object is not closed
+            f'{{"name": "f", "{arguments_key}": {{"k": "{s}"}}}} {w.word()}',  # text after it
+        ]
+    )
+
+
+def _chatml(w: Writer) -> str:
+    rng = w.rng
+    out = []
+    if rng.random() < 0.3:
+        out.append(f"<think>\n{w.text(hostile=False)}\n</think>\n\n")
+    for _ in range(rng.randint(0, 4)):
+        kind = rng.random()
+        if kind < 0.4:
+            out.append(w.text())
+        else:
+            call = _declared_call(w, "arguments", valid=kind < 0.7)
+            opening = rng.choice(["<tool_call>\n", "\n<tool_call>\n"])
+            closing = rng.choice(["\n</tool_call>", "\n</tool_call>", ""])  # sometimes open
+            out.append(opening + call + closing)
+    out.append(
+        rng.choice(
+            [
+                "<|im_end|>",
+                "<|im_end|>",
+                "",
+                "<|im_end|>\n",
+                f"<|im_end|>{w.text(hostile=False)}",
+                f"<|im_end|>\n<|im_start|>user\n{w.word()}<|im_end|>",
+            ]
+        )
+    )
+    return "".join(out)
+
+
+def _llama3(w: Writer) -> str:
+    rng = w.rng
+    kind = rng.random()
+    if kind < 0.35:
+        body = w.text()
+    elif kind < 0.7:
+        body = rng.choice(["", " ", "\n"]) + _declared_call(w, "parameters", rng.random() < 0.6)
+    else:
+        body = w.text() + "<|python_tag|>" + _declared_call(w, "parameters", rng.random() < 0.6)
+    end = rng.choice(["<|eot_id|>", "<|eom_id|>"])
+    ending = rng.choice(
+        [
+            end,
+            end,
+            "",
+            f"{end}{w.word()}",
+            f"{end}<|start_header_id|>user<|end_header_id|>\n\n{w.word()}",
+        ]
+    )
+    return body + ending
+
+
 GENERATORS: dict[str, Callable[[Writer], str]] = {
     "pcml": _pcml,
     "omni": _omni,
     "breeze": _breeze,
     "chatglm3": _chatglm3,
+    "chatml": _chatml,
+    "llama3": _llama3,
 }
 
 
-def completion(fmt: pawlette.Format, rng: random.Random) -> str:
-    """One completion of ``fmt`` (see the module docstring)."""
-    return GENERATORS[fmt.name](Writer(rng, fmt))
+def completion(fmt: pawlette.Format, rng: random.Random, *, ids: bool = False) -> str:
+    """One completion of ``fmt`` (see the module docstring); ``ids``: marker spellings only
+    of markers that token ids can spell (see :class:`Writer`)."""
+    return GENERATORS[fmt.name](Writer(rng, fmt, ids=ids))
 
 
 # --------------------------------------------------------------------------- the oracle

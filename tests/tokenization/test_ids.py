@@ -199,7 +199,7 @@ def test_model_output_of_every_kind_parses_from_ids_as_from_text(name: str) -> N
     @settings(max_examples=40)
     @given(st.randoms(use_true_random=False), st.sampled_from([None, "length"]))
     def check(rng: random.Random, reason: str | None) -> None:
-        text = completion(fmt, rng)
+        text = completion(fmt, rng, ids=True)
         whole = fmt.parse(text, finish_reason=reason, id_factory=sequential_ids())
         ids = tokenizer.encode(text, add_special_tokens=False).ids
         parser = IdParser(fmt, tokenizer, id_factory=sequential_ids())
