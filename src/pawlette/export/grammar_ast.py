@@ -117,6 +117,9 @@ class Rules:
     lark_extra: dict[str, str] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
     syntax_notes: dict[str, list[str]] = field(default_factory=dict)
+    markers: tuple[str, ...] = ()
+    """The format's markers, which no quoted string in the grammar may spell (see
+    :func:`pawlette.export.text_language.gbnf_string_rules`)."""
 
     def notes_for(self, syntax: str) -> list[str]:
         """The notes true of the grammar written in ``syntax``."""

@@ -18,19 +18,24 @@ from typing import Any
 from ..codecs.python_calls import python_literal
 from .grammar_ast import Lit, Node, Ref, Repeat, Rules, Terminal, alt, optional, seq
 from .schema_walk import SchemaWalker, _implied_type, bounds
+from .text_language import (
+    TextLanguage,
+    gbnf_bounded_string_rules,
+    gbnf_string_rules,
+    lark_without_markers,
+)
 
 
-def _string_char(quote: str) -> tuple[str, str]:
-    """(regex, GBNF) for one character of a string in ``quote``."""
+def _string_char(quote: str) -> tuple[str, str, str]:
+    """(regex, GBNF, GBNF of one escape sequence) for one character of a string in
+    ``quote``."""
     plain = f"[^{quote}\\\\\\x00-\\x1F\\x7F-\\x9F]"
     escaped = f"\\\\([{quote}\\\\nrt]|x[0-9a-f]{{2}}|u[0-9a-f]{{4}})"
     regex = f"({plain}|{escaped})"
     gbnf_quote = '\\"' if quote == '"' else quote
-    gbnf = (
-        f'[^{gbnf_quote}\\\\\\x00-\\x1F\\x7F-\\x9F] | "\\\\" ([{gbnf_quote}\\\\nrt] '
-        f'| "x" [0-9a-f]{{2}} | "u" [0-9a-f]{{4}})'
-    )
-    return regex, gbnf
+    escape = f'"\\\\" ([{gbnf_quote}\\\\nrt] | "x" [0-9a-f]{{2}} | "u" [0-9a-f]{{4}})'
+    gbnf = f"[^{gbnf_quote}\\\\\\x00-\\x1F\\x7F-\\x9F] | {escape}"
+    return regex, gbnf, escape
 
 
 class PythonValues:
@@ -40,15 +45,28 @@ class PythonValues:
         self.rules = rules
         self.quote = quote
         suffix = "DQ" if quote == '"' else "SQ"
-        char_regex, char_gbnf = _string_char(quote)
+        char_regex, char_gbnf, escape = _string_char(quote)
         q = quote
         self.char_gbnf = f"py-char-{suffix.lower()}"
-        rules.gbnf_extra[self.char_gbnf] = char_gbnf
         gbnf_q = self.gbnf_quote = '"\\""' if quote == '"' else f'"{quote}"'
-        rules.gbnf_extra[f"py-string-{suffix.lower()}"] = f"{gbnf_q} {self.char_gbnf}* {gbnf_q}"
+        body = f"{self.char_gbnf}*"
+        self.escape = escape
+        self.language = TextLanguage(rules.markers, escape=False)
+        if rules.markers:
+            # No marker spelled inside a string (a marker token would be sampled there).
+            base = f"py-str-{suffix.lower()}"
+            strings = gbnf_string_rules(
+                self.language, base, quote + "\\", "\\x00-\\x1F\\x7F-\\x9F", escape
+            )
+            rules.gbnf_extra.update(strings)
+            char_gbnf, body = f"{base}-char", f"{base}-body"
+        rules.gbnf_extra[self.char_gbnf] = char_gbnf
+        rules.gbnf_extra[f"py-string-{suffix.lower()}"] = f"{gbnf_q} {body} {gbnf_q}"
         self.char_regex = char_regex
         self.string = Terminal(
-            f"PY_STRING_{suffix}", lark=f"/{q}{char_regex}*{q}/", gbnf=f"py-string-{suffix.lower()}"
+            f"PY_STRING_{suffix}",
+            lark=lark_without_markers(self.language, f"/{q}{char_regex}*{q}/"),
+            gbnf=f"py-string-{suffix.lower()}",
         )
         self.integer = Terminal("PY_INTEGER", lark="/-?(0|[1-9][0-9]*)/", gbnf="py-integer")
         self.number = Terminal(
@@ -155,7 +173,22 @@ class SchemaToPython(SchemaWalker[Node]):
         rule = name.lower().replace("_", "-")
         gbnf_q = values.gbnf_quote
         self.rules.gbnf_extra[rule] = f"{gbnf_q} {values.char_gbnf}{count} {gbnf_q}"
-        return Terminal(name, lark=f"/{q}{values.char_regex}{count}{q}/", gbnf=rule)
+        if self.rules.markers:
+            built = gbnf_bounded_string_rules(
+                values.language,
+                rule + "-in",
+                q + "\\",
+                "\\x00-\\x1F\\x7F-\\x9F",
+                values.escape,
+                int(low or 0),
+                None if high is None else int(high),
+            )
+            if built is not None:
+                strings, first = built
+                self.rules.gbnf_extra.update(strings)
+                self.rules.gbnf_extra[rule] = f"{gbnf_q} {first} {gbnf_q}"
+        lark = lark_without_markers(values.language, f"/{q}{values.char_regex}{count}{q}/")
+        return Terminal(name, lark=lark, gbnf=rule)
 
     def _scalar(self, kind: str) -> Node | None:
         if kind == "integer":

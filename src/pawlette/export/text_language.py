@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 
 from ..format import Format
-from .grammar_ast import Rules, Terminal, gbnf_class, gbnf_string, regex_escape
+from .grammar_ast import Rules, Terminal, gbnf_char, gbnf_class, gbnf_string, regex_escape
 
 
 @dataclass(frozen=True)
@@ -231,3 +231,113 @@ def reads_as_text(language: TextLanguage, text: str, *, before_marker: bool = Tr
 
 def all_markers(languages: Iterable[TextLanguage]) -> set[str]:
     return {marker for language in languages for marker in language.markers}
+
+
+# ------------------------------------------------------------------ quoted strings
+
+
+def _class_body(characters: str) -> str:
+    return "".join(gbnf_char(character, in_class=True) for character in characters)
+
+
+def gbnf_string_rules(
+    language: TextLanguage, base: str, excluded: str, ranges: str, escape: str
+) -> dict[str, str]:
+    """GBNF rules for the inside of a quoted string (JSON's, a Python literal's) in which no
+    marker is spelled: ``{base}-body`` (any length) and ``{base}-char`` (one character that
+    cannot begin a marker, for strings of bounded length).
+
+    llama.cpp lets a special token stand for its text inside character rules, so a string
+    rule that allows every character lets the model sample a marker inside an argument; the
+    format's parser (reading text) then takes it as structure.  The body is an automaton over
+    the markers' characters (Aho-Corasick, as for free text) that refuses every marker's
+    spelling, which refuses the marker tokens too.  ``excluded`` (characters) and ``ranges``
+    (GBNF class ranges such as ``\\x00-\\x1F``) are never plain characters of the string;
+    ``escape`` is the GBNF of one escape sequence (it contains no marker character, so after
+    one no marker is under way).  A string may still *mean* a marker through escapes
+    (``\\u003c``), which no lexer reads as one.
+    """
+    automaton = _automaton(TextLanguage(language.markers, escape=False))
+    alphabet = "".join(c for c in automaton.alphabet if c not in excluded)
+    names = {state: f"{base}-s{number}" for number, state in enumerate(automaton.states)}
+    other = f"[^{_class_body(excluded + alphabet)}{ranges}]"
+    result: dict[str, str] = {}
+    for state in automaton.states:
+        by_target: dict[str, list[str]] = {}
+        for character, target in automaton.moves[state].items():
+            if character in alphabet:
+                by_target.setdefault(target, []).append(character)
+        options = []
+        for target, characters in by_target.items():
+            chars = "".join(characters)
+            piece = gbnf_string(chars) if len(chars) == 1 else gbnf_class(chars)
+            options.append(f"{piece} {names[target]}")
+        options += [f"{other} {names['']}", f"{escape} {names['']}", '""']
+        result[names[state]] = " | ".join(options)
+    result[f"{base}-body"] = names[""]
+    starts = "".join(sorted({marker[0] for marker in language.markers} - set(excluded)))
+    result[f"{base}-char"] = f"[^{_class_body(excluded + starts)}{ranges}] | {escape}"
+    return result
+
+
+def lark_without_markers(language: TextLanguage, regex: str) -> str:
+    """A Lark terminal definition: ``regex`` (a ``/.../``) minus every text spelling a marker."""
+    if not language.markers:
+        return regex
+    alternation = "|".join(regex_escape(marker) for marker in language.markers)
+    return f"{regex} & ~/(?s:.*)({alternation})(?s:.*)/"
+
+
+_PRODUCT_LIMIT = 4000
+"""The most rules a length-bounded string gets (marker states times counted characters)."""
+
+
+def gbnf_bounded_string_rules(
+    language: TextLanguage,
+    base: str,
+    excluded: str,
+    ranges: str,
+    escape: str,
+    low: int,
+    high: int | None,
+) -> tuple[dict[str, str], str] | None:
+    """Rules for the inside of a string of ``low`` to ``high`` characters (an escape counts
+    one) spelling no marker: the automaton of :func:`gbnf_string_rules` times a counter that
+    stops at ``high`` (or, unbounded, at ``low``).  Returns (rules, the first rule's name), or
+    None when that would exceed :data:`_PRODUCT_LIMIT` rules."""
+    automaton = _automaton(TextLanguage(language.markers, escape=False))
+    cap = high if high is not None else low
+    if (cap + 1) * len(automaton.states) > _PRODUCT_LIMIT:
+        return None
+    alphabet = "".join(c for c in automaton.alphabet if c not in excluded)
+    numbers = {state: number for number, state in enumerate(automaton.states)}
+    other = f"[^{_class_body(excluded + alphabet)}{ranges}]"
+
+    def name(state: str, count: int) -> str:
+        return f"{base}-s{numbers[state]}-n{count}"
+
+    result: dict[str, str] = {}
+    pending = [("", 0)]
+    seen = {("", 0)}
+    while pending:
+        state, count = pending.pop()
+        options = []
+        if high is None or count < high:
+            following = min(count + 1, cap)
+            by_target: dict[str, list[str]] = {}
+            for character, target in automaton.moves[state].items():
+                if character in alphabet:
+                    by_target.setdefault(target, []).append(character)
+            steps = [("".join(chars), target) for target, chars in by_target.items()]
+            for chars, target in steps:
+                piece = gbnf_string(chars) if len(chars) == 1 else gbnf_class(chars)
+                options.append(f"{piece} {name(target, following)}")
+            options += [f"{other} {name('', following)}", f"{escape} {name('', following)}"]
+            for target in [*(target for _, target in steps), ""]:
+                if (target, following) not in seen:
+                    seen.add((target, following))
+                    pending.append((target, following))
+        if count >= low:
+            options.append('""')
+        result[name(state, count)] = " | ".join(options) or '""'
+    return result, name("", 0)
