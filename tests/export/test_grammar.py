@@ -419,6 +419,11 @@ def test_every_rendered_turn_is_accepted(name: str, syntax: str, data: st.DataOb
         messages.append(following)
     request = {"messages": messages, "tools": tools}
     ids = completion_ids(fmt, request, 1)
+    if syntax == "lark" and "\\u" in fmt.render(request).text:
+        # llguidance's %json takes \uXXXX only for control characters unless told
+        # json_allow_general_unicode_escapes, which older llguidance (llama.cpp's) refuses
+        # whole: the grammar leaves that option out (see LARK_JSON_NOTE).
+        return
     for choice, parallel in choices(message):
         grammar = export_grammar(name, tools, choice, parallel, syntax)  # type: ignore[arg-type]
         assert accepts(name, grammar, syntax, ids), (choice, parallel, fmt.render(request).text)

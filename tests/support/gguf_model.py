@@ -48,10 +48,10 @@ _PUNCTUATION_ADVANTAGE = 9.0
 """Logit advantages over an ordinary token (exp(10) against 128k ordinary tokens: a marker is
 written about one time in a hundred where it is allowed, punctuation a little less)."""
 
-FAVOURED_TEXTS = ('"', "}", "]", ")", "'", "\n", ", ", "]]", '"}', "0", "1", "true", "x")
+FAVOURED_TEXTS = ('"', "}", "]", ")", "'", ", ", "]]", '"}', "0", "1", "true", "x")
 """Ordinary tokens the output layer favours: what closes a value, a string, a call."""
 
-_VERSION = "1"
+_VERSION = "2"
 """Bumped when the weights or the metadata change (part of the cache file's name)."""
 
 
@@ -149,8 +149,9 @@ def _write(path: Path, format_name: str, tokenizer_json: str) -> dict[str, int]:
     writer.add_token_merges(merges)
     stops = [marker_ids[marker] for marker in fmt.stop if marker in marker_ids]
     writer.add_eos_token_id(stops[0])
-    if len(stops) > 1:
-        writer.add_eot_token_id(stops[1])
+    # llama.cpp's llguidance ends a grammar with the end-of-turn token (else the end of
+    # sequence): the format's last stop, not Llama 3's own <|eot_id|> found by its text.
+    writer.add_eot_token_id(stops[-1] if len(stops) < 3 else stops[1])
     if len(stops) > 2:
         writer.add_eom_token_id(stops[2])
     writer.add_bos_token_id(vocabulary_map["<|begin_of_text|>"])

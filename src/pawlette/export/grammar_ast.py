@@ -190,8 +190,8 @@ def _lenient(schema: Mapping[str, Any]) -> dict[str, Any]:
     result = dict(schema)
     guidance = dict(result.get("x-guidance", {}))
     guidance.setdefault("lenient", True)
-    # json.dumps(ensure_ascii=True) writes \uXXXX for every non-ASCII character.
-    guidance.setdefault("json_allow_general_unicode_escapes", True)
+    # Not "json_allow_general_unicode_escapes": llguidance before 1.x (llama.cpp b11549's)
+    # refuses the whole grammar for that key, and llama.cpp then samples unconstrained.
     result["x-guidance"] = guidance
     return result
 

@@ -43,7 +43,9 @@ def parameters(tool: Tool) -> Any:
 
 LARK_JSON_NOTE = (
     "JSON arguments are llguidance's %json under each tool's schema with lenient: true: "
-    "keywords llguidance does not implement are ignored, not refused"
+    "keywords llguidance does not implement are ignored, not refused; a \\uXXXX escape "
+    "of a character that is not a control character is not accepted (older llguidance "
+    "refuses the option that allows it), the character itself is"
 )
 
 
