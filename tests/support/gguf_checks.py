@@ -122,7 +122,8 @@ def _text(content: Any) -> str:
 def problems(format_name: str, choice: str, parallel: bool | None, answer: Answer) -> list[str]:
     """Why ``answer`` breaks the contract of ``choice`` (empty: it keeps it)."""
     found: list[str] = []
-    markers = [m for m in get_format(format_name).special_markers if m in answer.content]
+    # The markers the format's lexer reads (chatglm3's "[gMASK]sop" is one; "sop" alone is text).
+    markers = [m for m in get_format(format_name).grammar.markers if m in answer.content]
     if markers:
         found.append(f"marker text {markers} in content {answer.content!r}")
     for name, text in answer.calls:

@@ -43,15 +43,19 @@ RMS norm it is about ``_NORMED_CONSTANT``, which a favoured token's output row m
 _NORMED_CONSTANT = _CONSTANT / ((_CONSTANT**2 + _EMBEDDING - 1) / _EMBEDDING) ** 0.5
 _OUTPUT_SCALE = 0.3
 """Random output weights: ordinary logits have a spread of about ``0.3 * sqrt(31)`` = 1.7."""
-_MARKER_ADVANTAGE = 10.0
-_PUNCTUATION_ADVANTAGE = 9.0
-"""Logit advantages over an ordinary token (exp(10) against 128k ordinary tokens: a marker is
-written about one time in a hundred where it is allowed, punctuation a little less)."""
+_MARKER_ADVANTAGE = 11.0
+_PUNCTUATION_ADVANTAGE = 10.0
+_QUOTE_ADVANTAGE = 13.0
+"""Logit advantages over an ordinary token.  The 128k ordinary tokens weigh about 540k
+(``128000 * exp(1.7**2 / 2)``): a marker (exp(11) = 60k) is written about one time in ten
+where it is allowed, and a closing quote (exp(13) = 440k) ends a string within a few tokens,
+so most answers end well within a small output budget."""
 
-FAVOURED_TEXTS = ('"', "}", "]", ")", "'", ", ", "]]", '"}', "0", "1", "true", "x")
+FAVOURED_TEXTS = ("}", "]", ")", ", ", "]]", '"}', "=", "0", "1", "true", "x")
+QUOTES = ('"', "'")
 """Ordinary tokens the output layer favours: what closes a value, a string, a call."""
 
-_VERSION = "2"
+_VERSION = "3"
 """Bumped when the weights or the metadata change (part of the cache file's name)."""
 
 
@@ -127,6 +131,9 @@ def _write(path: Path, format_name: str, tokenizer_json: str) -> dict[str, int]:
     for text in FAVOURED_TEXTS:
         for token_id in tokenizer.encode(text, add_special_tokens=False).ids:
             favoured[token_id] = _PUNCTUATION_ADVANTAGE
+    for text in QUOTES:
+        for token_id in tokenizer.encode(text, add_special_tokens=False).ids:
+            favoured[token_id] = _QUOTE_ADVANTAGE
     for token_id in marker_ids.values():
         favoured[token_id] = _MARKER_ADVANTAGE
 

@@ -53,6 +53,7 @@ class EngineProcess:
         line = self.process.stdout.readline().strip()
         if not line:
             code = self.process.wait(30)
+            self.process.stdout.close()
             raise RuntimeError(f"llama.cpp server for {model} exited {code} before listening")
         self.url = line if line.startswith("http") else f"http://{line}"
 
@@ -60,6 +61,8 @@ class EngineProcess:
         if self.process.poll() is None:
             self.process.kill()
         self.process.wait(30)
+        if self.process.stdout is not None:
+            self.process.stdout.close()
 
 
 if __name__ == "__main__":
