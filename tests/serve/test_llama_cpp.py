@@ -25,7 +25,7 @@ import pytest
 
 from pawlette.serve.config import ServeConfig
 
-from ..support.gguf_checks import MESSAGES, TOOLS, ask, problems
+from ..support.gguf_checks import MESSAGES, ask, problems
 from ..support.gguf_model import GgufModel, format_model
 from ..support.gguf_server import EngineProcess
 from .conftest import LiveServer
@@ -132,9 +132,7 @@ def test_engine_killed_mid_stream(pcml_model: GgufModel) -> None:
     engine = EngineProcess(pcml_model.path, 1)
     server = _pawlette(engine.url, pcml_model)
     try:
-        client = openai.OpenAI(
-            base_url=server.url + "/v1", api_key="x", max_retries=0, timeout=60
-        )
+        client = openai.OpenAI(base_url=server.url + "/v1", api_key="x", max_retries=0, timeout=60)
         stream = client.chat.completions.create(
             model="m",
             messages=MESSAGES,
