@@ -43,19 +43,19 @@ RMS norm it is about ``_NORMED_CONSTANT``, which a favoured token's output row m
 _NORMED_CONSTANT = _CONSTANT / ((_CONSTANT**2 + _EMBEDDING - 1) / _EMBEDDING) ** 0.5
 _OUTPUT_SCALE = 0.3
 """Random output weights: ordinary logits have a spread of about ``0.3 * sqrt(31)`` = 1.7."""
-_MARKER_ADVANTAGE = 11.0
+_MARKER_ADVANTAGE = 13.0
 _PUNCTUATION_ADVANTAGE = 10.0
 _QUOTE_ADVANTAGE = 13.0
 """Logit advantages over an ordinary token.  The 128k ordinary tokens weigh about 540k
-(``128000 * exp(1.7**2 / 2)``): a marker (exp(11) = 60k) is written about one time in ten
-where it is allowed, and a closing quote (exp(13) = 440k) ends a string within a few tokens,
+(``128000 * exp(1.7**2 / 2)``): a marker or a closing quote (exp(13) = 440k) is written within a few tokens where the
+grammar allows it (a reasoning block closes, a string ends),
 so most answers end well within a small output budget."""
 
-FAVOURED_TEXTS = ("}", "]", ")", ", ", "]]", '"}', "=", "0", "1", "true", "x")
+FAVOURED_TEXTS = ("}", "]", ")", "]]", '"}', "=", "0", "1", "true", "x")
 QUOTES = ('"', "'")
 """Ordinary tokens the output layer favours: what closes a value, a string, a call."""
 
-_VERSION = "3"
+_VERSION = "5"
 """Bumped when the weights or the metadata change (part of the cache file's name)."""
 
 

@@ -236,6 +236,13 @@ def all_markers(languages: Iterable[TextLanguage]) -> set[str]:
 # ------------------------------------------------------------------ quoted strings
 
 
+def _plain(character: str, excluded: str) -> bool:
+    """Whether a marker's character may stand unescaped in a quoted string (a marker's
+    newline may not: JSON and Python strings escape control characters)."""
+    code = ord(character)
+    return character not in excluded and code >= 0x20 and not 0x7F <= code <= 0x9F
+
+
 def _class_body(characters: str) -> str:
     return "".join(gbnf_char(character, in_class=True) for character in characters)
 
@@ -258,7 +265,7 @@ def gbnf_string_rules(
     (``\\u003c``), which no lexer reads as one.
     """
     automaton = _automaton(TextLanguage(language.markers, escape=False))
-    alphabet = "".join(c for c in automaton.alphabet if c not in excluded)
+    alphabet = "".join(c for c in automaton.alphabet if _plain(c, excluded))
     names = {state: f"{base}-s{number}" for number, state in enumerate(automaton.states)}
     other = f"[^{_class_body(excluded + alphabet)}{ranges}]"
     result: dict[str, str] = {}
@@ -309,7 +316,7 @@ def gbnf_bounded_string_rules(
     cap = high if high is not None else low
     if (cap + 1) * len(automaton.states) > _PRODUCT_LIMIT:
         return None
-    alphabet = "".join(c for c in automaton.alphabet if c not in excluded)
+    alphabet = "".join(c for c in automaton.alphabet if _plain(c, excluded))
     numbers = {state: number for number, state in enumerate(automaton.states)}
     other = f"[^{_class_body(excluded + alphabet)}{ranges}]"
 
