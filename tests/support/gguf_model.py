@@ -47,8 +47,8 @@ _MARKER_ADVANTAGE = 13.0
 _PUNCTUATION_ADVANTAGE = 10.0
 _QUOTE_ADVANTAGE = 13.0
 """Logit advantages over an ordinary token.  The 128k ordinary tokens weigh about 540k
-(``128000 * exp(1.7**2 / 2)``): a marker or a closing quote (exp(13) = 440k) is written within a few tokens where the
-grammar allows it (a reasoning block closes, a string ends),
+(``128000 * exp(1.7**2 / 2)``): a marker or a closing quote (exp(13) = 440k) is written
+within a few tokens where the grammar allows it (a reasoning block closes, a string ends),
 so most answers end well within a small output budget."""
 
 FAVOURED_TEXTS = ("}", "]", ")", "]]", '"}', "=", "0", "1", "true", "x")
