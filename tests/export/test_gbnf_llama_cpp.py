@@ -26,6 +26,7 @@ from typing import Any
 
 import pytest
 
+import pawlette
 from pawlette.export.grammar import export_grammar, export_grammar_bundle, grammar_formats
 from pawlette.format import Format
 
@@ -115,8 +116,13 @@ def completion_text(fmt: Format, request: dict[str, Any], index: int) -> str:
 
 
 def accepts(name: str, grammar: str, syntax: str, text: str) -> bool:
+    """As ``test_grammar.accepts``: a turn's own stop marker at its end is the engine's."""
     assert syntax == "gbnf"
     CASES[name] += 1
+    for stop in pawlette.get_format(name).stop:
+        if text.endswith(stop):
+            text = text[: -len(stop)]
+            break
     return llama_cpp_accepts(grammar, [text])[0]
 
 

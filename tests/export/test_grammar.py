@@ -163,7 +163,17 @@ def matcher_grammar(text: str, syntax: str, name: str) -> str:
     return grammar
 
 
+def stop_ids(name: str) -> set[int]:
+    return {tokenizer(name).token_to_id(marker) for marker in pawlette.get_format(name).stop}
+
+
 def accepts(name: str, grammar: str, syntax: str, ids: list[int]) -> bool:
+    """Whether the grammar accepts the turn ``ids`` whole.  A turn's own stop marker at its
+    end is left out: the grammar ends where the engine's stop takes over (an engine accepts no
+    end-of-generation token through a grammar), so it must be complete right there; a stop
+    marker anywhere else is a token the grammar must refuse."""
+    if ids and ids[-1] in stop_ids(name):
+        ids = ids[:-1]
     matcher = llguidance.LLMatcher(
         ll_tokenizer(name), matcher_grammar(grammar, syntax, name), log_level=0
     )
@@ -419,6 +429,11 @@ def test_every_rendered_turn_is_accepted(name: str, syntax: str, data: st.DataOb
         messages.append(following)
     request = {"messages": messages, "tools": tools}
     ids = completion_ids(fmt, request, 1)
+    if syntax == "lark" and "\\u" in fmt.render(request).text:
+        # llguidance's %json takes \uXXXX only for control characters unless told
+        # json_allow_general_unicode_escapes, which older llguidance (llama.cpp's) refuses
+        # whole: the grammar leaves that option out (see LARK_JSON_NOTE).
+        return
     for choice, parallel in choices(message):
         grammar = export_grammar(name, tools, choice, parallel, syntax)  # type: ignore[arg-type]
         assert accepts(name, grammar, syntax, ids), (choice, parallel, fmt.render(request).text)
@@ -455,10 +470,11 @@ REJECTED = {
     "odd backslash run before the end": ["a\\", END],
     "call marker with no newline after content": ["Sure", *weather_call(GOOD), END],
     "calls without separating newline": [*weather_call(GOOD), *weather_call(GOOD), END],
-    "no end marker": [*weather_call(GOOD)],
     "text after the end marker": ["Hi", END, "more"],
+    "the end marker written through the grammar": [*weather_call(GOOD), END, END],
 }
 ACCEPTED = {
+    "no end marker (the engine's stop ends the turn)": [*weather_call(GOOD)],
     "escaped marker in content": ["say \\<end> please", END],
     "even backslash run before the end": ["a\\\\", END],
     "content then a call": [
@@ -594,7 +610,9 @@ def test_python_call_grammars(syntax: Any) -> None:
     call = 'get_weather\n```python\ntool_call(city="Paris")\n```'
     chatglm3_cases = [
         ("auto", ["\nSunny today.", user], True),
-        ("auto", ["\nSunny today.", observation], False),
+        # The grammar ends where either stop token may end the turn: which one is the model's.
+        ("auto", ["\nSunny today.", observation], True),
+        ("auto", ["\nSunny today.", user, "more"], False),
         ("auto", ["\nLet me look.", assistant, call, observation], True),
         ("auto", [call, assistant, call, observation], True),
         ("auto", [call.replace('"Paris"', "'Paris'"), observation], False),  # chatglm3 uses "
@@ -780,10 +798,11 @@ def test_bad_requests() -> None:
 def test_token_ids_and_text_spelling() -> None:
     ids = {marker: 1000 + number for number, marker in enumerate(["<call>", "</call>", "<end>"])}
     lark = export_grammar("pcml", TOOLS, token_ids=ids)
-    assert "<[1000]>" in lark and "<[1002]>" in lark and "<think>" in lark
+    assert "<[1000]>" in lark and "<[1001]>" in lark and "<think>" in lark
+    assert "<[1002]>" not in lark  # the stop marker is the engine's, never the grammar's
     text = export_grammar("pcml", TOOLS, syntax="gbnf", markers_as_text=True)
     root = next(line for line in text.splitlines() if line.startswith("root ::="))
-    assert '"<end>"' in root and " <end>" not in root
+    assert " <think>" not in root and '"<think>"' in text
 
 
 # ------------------------------------------------------------------ text terminals vs the lexer
@@ -791,7 +810,7 @@ def test_token_ids_and_text_spelling() -> None:
 
 def text_grammar(language: TextLanguage, syntax: str, variant: str) -> str:
     rules = Rules()
-    rules.add("start", seq(optional(text_terminal("TEXT", variant)), MarkerNode("<end>")))
+    rules.add("start", seq(optional(text_terminal("TEXT", variant)), MarkerNode("</call>")))
     define(language, rules)
     spelling = MarkerSpelling()
     return to_lark(rules, [], spelling) if syntax == "lark" else to_gbnf(rules, [], spelling)
@@ -809,7 +828,7 @@ def test_text_terminal_is_what_the_lexer_reads_as_text(
     language = TextLanguage(TextLanguage.of(fmt).markers, escape)
     text = data.draw(tricky("pcml"))
     grammar = text_grammar(language, syntax, variant)
-    ids = [*encode_text("pcml", text), tokenizer("pcml").token_to_id("<end>")]
+    ids = [*encode_text("pcml", text), tokenizer("pcml").token_to_id("</call>")]
     expected = reads_as_text(language, text, before_marker=variant == "NE")
     assert accepts("pcml", grammar, syntax, ids) is expected, repr(text)
 

@@ -115,7 +115,10 @@ def test_a_forced_prefix_goes_upstream_as_ids_and_a_grammar_names_markers_by_id(
             for marker in bundle["special_tokens"]
             if any(f"<[{tokenizer.token_to_id(marker)}]>" in line for line in rules)
         ]
-        assert referred and not any(f" {marker} " in " ".join(rules) for marker in referred)
+        # A grammar ends before the stop marker (the engine's), so breeze's after its prefix
+        # names no marker at all; every marker it does name is named by id.
+        assert referred or fmt.name == "breeze"
+        assert not any(f" {marker} " in " ".join(rules) for marker in bundle["special_tokens"])
 
 
 def test_a_tokenizer_without_the_markers_is_refused(tmp_path: Path) -> None:

@@ -142,9 +142,19 @@ class _Calls:
         return seq(call, Repeat(seq(*nodes(self.layout, calls.separator), call)))
 
 
-def _end(layout: declared.Layout) -> Node:
+def _end(layout: declared.Layout, stop: tuple[str, ...]) -> Node:
+    """The end fence up to the format's stop marker: the grammar ends there and the engine's
+    own stop takes over (see :data:`pawlette.export.turns._common.STOP`)."""
     frame = layout.frames["assistant"]
-    return alt(*(seq(*nodes(layout, pieces)) for pieces in (frame.end, *frame.also_end)))
+    options = []
+    for pieces in (frame.end, *frame.also_end):
+        items = nodes(layout, pieces)
+        cut = next(
+            (at for at, item in enumerate(items) if isinstance(item, Marker) and item.text in stop),
+            len(items),
+        )
+        options.append(seq(*items[:cut]))
+    return alt(*options)
 
 
 def _bare_text(rules: Rules) -> None:
@@ -167,7 +177,7 @@ def build_turn(
     calls_possible = bool(tools) and choice.mode != "none" and calls is not None
     if calls_possible:
         function_tools_only(tools)
-    end = _end(layout)
+    end = _end(layout, fmt.stop)
     bare = calls is not None and calls.open is None
     rules = rules_for(fmt)
     if bare:

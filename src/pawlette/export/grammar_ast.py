@@ -117,6 +117,9 @@ class Rules:
     lark_extra: dict[str, str] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
     syntax_notes: dict[str, list[str]] = field(default_factory=dict)
+    markers: tuple[str, ...] = ()
+    """The format's markers, which no quoted string in the grammar may spell (see
+    :func:`pawlette.export.text_language.gbnf_string_rules`)."""
 
     def notes_for(self, syntax: str) -> list[str]:
         """The notes true of the grammar written in ``syntax``."""
@@ -187,8 +190,8 @@ def _lenient(schema: Mapping[str, Any]) -> dict[str, Any]:
     result = dict(schema)
     guidance = dict(result.get("x-guidance", {}))
     guidance.setdefault("lenient", True)
-    # json.dumps(ensure_ascii=True) writes \uXXXX for every non-ASCII character.
-    guidance.setdefault("json_allow_general_unicode_escapes", True)
+    # Not "json_allow_general_unicode_escapes": llguidance before 1.x (llama.cpp b11549's)
+    # refuses the whole grammar for that key, and llama.cpp then samples unconstrained.
     result["x-guidance"] = guidance
     return result
 

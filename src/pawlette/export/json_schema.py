@@ -15,7 +15,9 @@ from .grammar_ast import Rules, gbnf_name, gbnf_string
 from .schema_walk import SchemaWalker, bounds
 
 BASE_RULES = {
-    "json-ws": "[ \\t\\n\\r]*",
+    # Bounded (an indented line fits): unbounded whitespace lets a sampler spend the whole
+    # output budget inside a call's JSON.
+    "json-ws": "[ \\t\\n\\r]{0,16}",
     "json-char": '[^"\\\\\\x00-\\x1F] | "\\\\" (["\\\\/bfnrt] | "u" [0-9a-fA-F]{4})',
     "json-string": '"\\"" json-char* "\\""',
     "json-integer": '"-"? ("0" | [1-9] [0-9]*)',
@@ -29,6 +31,9 @@ BASE_RULES = {
         "json-object | json-array | json-string | json-number | json-boolean | json-null"
     ),
 }
+JSON_ESCAPE = '"\\\\" (["\\\\/bfnrt] | "u" [0-9a-fA-F]{4})'
+"""One JSON escape sequence, in GBNF."""
+
 _TYPES = {
     "string": "json-string",
     "number": "json-number",
@@ -91,6 +96,24 @@ class SchemaToGbnf(SchemaWalker[str]):
     def _string(self, low: Any, high: Any) -> str:
         if low is None and high is None:
             return "json-string"
+        if self.rules.markers:
+            from .text_language import TextLanguage, gbnf_bounded_string_rules
+
+            base = f"{self.prefix}-s{self.counter}"
+            self.counter += 1
+            built = gbnf_bounded_string_rules(
+                TextLanguage(self.rules.markers, escape=False),
+                base,
+                '"\\',
+                "\\x00-\\x1F",
+                JSON_ESCAPE,
+                int(low or 0),
+                None if high is None else int(high),
+            )
+            if built is not None:
+                strings, first = built
+                self.rules.gbnf_extra.update(strings)
+                return f'"\\"" {first} "\\""'
         return f'"\\"" json-char{bounds(low or 0, high)} "\\""'
 
     def _scalar(self, kind: str) -> str | None:

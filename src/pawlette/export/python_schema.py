@@ -19,19 +19,36 @@ from typing import Any
 from ..codecs.python_calls import python_literal
 from .grammar_ast import Lit, Node, Ref, Repeat, Rules, Terminal, alt, optional, seq
 from .schema_walk import SchemaWalker, _implied_type, bounds
+from .text_language import (
+    TextLanguage,
+    gbnf_bounded_string_rules,
+    gbnf_string_rules,
+    lark_without_markers,
+)
 
 
-def _string_char(quote: str) -> tuple[str, str]:
-    """(regex, GBNF) for one character of a string in ``quote``."""
+def _string_char(quote: str) -> tuple[str, str, str]:
+    """(regex, GBNF, GBNF of one escape sequence) for one character of a string in
+    ``quote``."""
     plain = f"[^{quote}\\\\\\x00-\\x1F\\x7F-\\x9F]"
     escaped = f"\\\\([{quote}\\\\nrt]|x[0-9a-f]{{2}}|u[0-9a-f]{{4}})"
     regex = f"({plain}|{escaped})"
     gbnf_quote = '\\"' if quote == '"' else quote
-    gbnf = (
-        f'[^{gbnf_quote}\\\\\\x00-\\x1F\\x7F-\\x9F] | "\\\\" ([{gbnf_quote}\\\\nrt] '
-        f'| "x" [0-9a-f]{{2}} | "u" [0-9a-f]{{4}})'
-    )
-    return regex, gbnf
+    escape = f'"\\\\" ([{gbnf_quote}\\\\nrt] | "x" [0-9a-f]{{2}} | "u" [0-9a-f]{{4}})'
+    gbnf = f"[^{gbnf_quote}\\\\\\x00-\\x1F\\x7F-\\x9F] | {escape}"
+    return regex, gbnf, escape
+
+
+_CONTROLS = "\\x00-\\x1F\\x7F-\\x9F"
+"""GBNF class ranges never written plainly inside a string (Python escapes them)."""
+_REPR_ESCAPED = "\\\\([\\\\nrt]|x[0-9a-f]{2}|u[0-9a-f]{4})"
+_REPR_CHAR = f'([^"\\\\\\x00-\\x1F\\x7F-\\x9F]|{_REPR_ESCAPED})'
+"""One character of a repr double-quoted string (regex): no ``"``, no ``\\"`` escape."""
+_REPR_DOUBLE_ESCAPE = '"\\\\" ([\\\\nrt] | "x" [0-9a-f]{2} | "u" [0-9a-f]{4})'
+
+
+def _gbnf_quote(quote: str) -> str:
+    return '"\\""' if quote == '"' else f'"{quote}"'
 
 
 def _repr_double_quoted() -> tuple[str, str, dict[str, str]]:
@@ -56,25 +73,56 @@ class PythonValues:
     def __init__(self, rules: Rules, quote: str) -> None:
         self.rules = rules
         self.quote = quote
+        self.language = TextLanguage(rules.markers, escape=False)
         # "repr" (breeze): Python's repr picks the quote per string (see below).
         self._styles = ["'", '"'] if quote == "repr" else [quote]
         suffix = "DQ" if quote == '"' else "SQ" if quote == "'" else "REPR"
+        self.char_regex: dict[str, str] = {}
+        self.char_gbnf: dict[str, str] = {}
+        self.escape: dict[str, str] = {}
         for style in self._styles:
             style_suffix = "dq" if style == '"' else "sq"
-            char_regex, char_gbnf = _string_char(style)
+            char_regex, char_gbnf, escape = _string_char(style)
             char_rule = f"py-char-{style_suffix}"
+            body = f"{char_rule}*"
+            if rules.markers:
+                # No marker spelled inside a string (a marker token would be sampled there).
+                base = f"py-str-{style_suffix}"
+                strings = gbnf_string_rules(self.language, base, style + "\\", _CONTROLS, escape)
+                rules.gbnf_extra.update(strings)
+                char_gbnf, body = f"{base}-char", f"{base}-body"
             rules.gbnf_extra[char_rule] = char_gbnf
-            gbnf_q = '"\\""' if style == '"' else f'"{style}"'
-            rules.gbnf_extra[f"py-string-{style_suffix}"] = f"{gbnf_q} {char_rule}* {gbnf_q}"
-        lark = f"/{quote}{char_regex}*{quote}/"
+            rules.gbnf_extra[f"py-string-{style_suffix}"] = (
+                f"{_gbnf_quote(style)} {body} {_gbnf_quote(style)}"
+            )
+            self.char_regex[style] = char_regex
+            self.char_gbnf[style] = char_rule
+            self.escape[style] = escape
+        lark = f"/{quote}{self.char_regex[quote]}*{quote}/" if quote != "repr" else ""
         if quote == "repr":
             # Single quotes, or double quotes around text with a ' and no " (repr's choice).
             double_regex, double_gbnf, helpers = _repr_double_quoted()
+            if rules.markers:
+                # X ' Y with X and Y marker-free: no marker holds a quote (else refuse).
+                if any("'" in marker or '"' in marker for marker in rules.markers):
+                    raise ValueError("repr-quoted strings need markers without quotes")
+                helpers = {}
+                for part, excluded in (("plain", "\"'\\"), ("rest", '"\\')):
+                    base = f"py-str-dqr-{part}"
+                    strings = gbnf_string_rules(
+                        self.language, base, excluded, _CONTROLS, _REPR_DOUBLE_ESCAPE
+                    )
+                    helpers.update(strings)
+                double_gbnf = '"\\"" py-str-dqr-plain-body "\'" py-str-dqr-rest-body "\\""'
             rules.gbnf_extra.update(helpers)
             rules.gbnf_extra["py-string-dqr"] = double_gbnf
             rules.gbnf_extra["py-string-repr"] = "py-string-sq | py-string-dqr"
-            lark = f"/'{_string_char(chr(39))[0]}*'|{double_regex}/"
-        self.string = Terminal(f"PY_STRING_{suffix}", lark=lark, gbnf=f"py-string-{suffix.lower()}")
+            lark = f"/'{self.char_regex[chr(39)]}*'|{double_regex}/"
+        self.string = Terminal(
+            f"PY_STRING_{suffix}",
+            lark=lark_without_markers(self.language, lark),
+            gbnf=f"py-string-{suffix.lower()}",
+        )
         self.integer = Terminal("PY_INTEGER", lark="/-?(0|[1-9][0-9]*)/", gbnf="py-integer")
         self.number = Terminal(
             "PY_NUMBER",
@@ -184,12 +232,52 @@ class SchemaToPython(SchemaWalker[Node]):
         rule = name.lower().replace("_", "-")
         lark, gbnf = [], []
         for q in values.styles:
-            gbnf_q = '"\\""' if q == '"' else f'"{q}"'
-            char_gbnf = "py-char-dq" if q == '"' else "py-char-sq"
-            gbnf.append(f"{gbnf_q} {char_gbnf}{count} {gbnf_q}")
-            lark.append(f"{q}{_string_char(q)[0]}{count}{q}")
+            gbnf_q = _gbnf_quote(q)
+            if values.quote == "repr" and q == '"':
+                # repr double-quotes only text with a ' and no ": X ' Y, counted as a whole.
+                lark.append(f'(/"{_REPR_CHAR}{count}"/ & /{_repr_double_quoted()[0]}/)')
+                gbnf.extend(self._repr_double(rule, low, high))
+                continue
+            lark.append(f"/{q}{values.char_regex[q]}{count}{q}/")
+            gbnf.append(f"{gbnf_q} {values.char_gbnf[q]}{count} {gbnf_q}")
+            if self.rules.markers:
+                built = gbnf_bounded_string_rules(
+                    values.language,
+                    rule + ("-dq" if q == '"' else "-sq"),
+                    q + "\\",
+                    _CONTROLS,
+                    values.escape[q],
+                    int(low or 0),
+                    None if high is None else int(high),
+                )
+                if built is not None:
+                    strings, first = built
+                    self.rules.gbnf_extra.update(strings)
+                    gbnf[-1] = f"{gbnf_q} {first} {gbnf_q}"
         self.rules.gbnf_extra[rule] = " | ".join(gbnf)
-        return Terminal(name, lark="/" + "|".join(lark) + "/", gbnf=rule)
+        regex = lark[0] if len(lark) == 1 else "(" + " | ".join(lark) + ")"
+        return Terminal(name, lark=lark_without_markers(values.language, regex), gbnf=rule)
+
+    def _repr_double(self, rule: str, low: Any, high: Any) -> list[str]:
+        """The GBNF of a counted repr double-quoted string (none when ``high`` is 0)."""
+        if high is not None and int(high) == 0:
+            return []
+        built = gbnf_bounded_string_rules(
+            self.values.language,
+            f"{rule}-dqr",
+            "\"'\\",
+            _CONTROLS,
+            _REPR_DOUBLE_ESCAPE,
+            int(low or 0),
+            None if high is None else int(high),
+            split=("'", '"\\'),
+        )
+        if built is None:
+            # Too many rules to count: the quoting and the markers still hold, not the length.
+            return ["py-string-dqr"]
+        strings, first = built
+        self.rules.gbnf_extra.update(strings)
+        return [f'"\\"" {first} "\\""']
 
     def _scalar(self, kind: str) -> Node | None:
         if kind == "integer":

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 
 from ..format import Format
-from .grammar_ast import Rules, Terminal, gbnf_class, gbnf_string, regex_escape
+from .grammar_ast import Rules, Terminal, gbnf_char, gbnf_class, gbnf_string, regex_escape
 
 
 @dataclass(frozen=True)
@@ -231,3 +231,150 @@ def reads_as_text(language: TextLanguage, text: str, *, before_marker: bool = Tr
 
 def all_markers(languages: Iterable[TextLanguage]) -> set[str]:
     return {marker for language in languages for marker in language.markers}
+
+
+# ------------------------------------------------------------------ quoted strings
+
+
+def _plain(character: str, excluded: str) -> bool:
+    """Whether a marker's character may stand unescaped in a quoted string (a marker's
+    newline may not: JSON and Python strings escape control characters)."""
+    code = ord(character)
+    return character not in excluded and code >= 0x20 and not 0x7F <= code <= 0x9F
+
+
+def _class_body(characters: str) -> str:
+    return "".join(gbnf_char(character, in_class=True) for character in characters)
+
+
+def gbnf_string_rules(
+    language: TextLanguage, base: str, excluded: str, ranges: str, escape: str
+) -> dict[str, str]:
+    """GBNF rules for the inside of a quoted string (JSON's, a Python literal's) in which no
+    marker is spelled: ``{base}-body`` (any length) and ``{base}-char`` (one character that
+    cannot begin a marker, for strings of bounded length).
+
+    llama.cpp lets a special token stand for its text inside character rules, so a string
+    rule that allows every character lets the model sample a marker inside an argument; the
+    format's parser (reading text) then takes it as structure.  The body is an automaton over
+    the markers' characters (Aho-Corasick, as for free text) that refuses every marker's
+    spelling, which refuses the marker tokens too.  ``excluded`` (characters) and ``ranges``
+    (GBNF class ranges such as ``\\x00-\\x1F``) are never plain characters of the string;
+    ``escape`` is the GBNF of one escape sequence (it contains no marker character, so after
+    one no marker is under way).  A string may still *mean* a marker through escapes
+    (``\\u003c``), which no lexer reads as one.
+    """
+    automaton = _automaton(TextLanguage(language.markers, escape=False))
+    alphabet = "".join(c for c in automaton.alphabet if _plain(c, excluded))
+    names = {state: f"{base}-s{number}" for number, state in enumerate(automaton.states)}
+    other = f"[^{_class_body(excluded + alphabet)}{ranges}]"
+    result: dict[str, str] = {}
+    for state in automaton.states:
+        by_target: dict[str, list[str]] = {}
+        for character, target in automaton.moves[state].items():
+            if character in alphabet:
+                by_target.setdefault(target, []).append(character)
+        options = []
+        for target, characters in by_target.items():
+            chars = "".join(characters)
+            piece = gbnf_string(chars) if len(chars) == 1 else gbnf_class(chars)
+            options.append(f"{piece} {names[target]}")
+        options += [f"{other} {names['']}", f"{escape} {names['']}", '""']
+        result[names[state]] = " | ".join(options)
+    result[f"{base}-body"] = names[""]
+    starts = "".join(sorted({marker[0] for marker in language.markers} - set(excluded)))
+    result[f"{base}-char"] = f"[^{_class_body(excluded + starts)}{ranges}] | {escape}"
+    return result
+
+
+def lark_without_markers(language: TextLanguage, regex: str) -> str:
+    """A Lark terminal definition: ``regex`` (a ``/.../``) minus every text spelling a marker."""
+    if not language.markers:
+        return regex
+    alternation = "|".join(regex_escape(marker) for marker in language.markers)
+    return f"{regex} & ~/(?s:.*)({alternation})(?s:.*)/"
+
+
+_PRODUCT_LIMIT = 4000
+"""The most rules a length-bounded string gets (marker states times counted characters)."""
+
+
+def gbnf_bounded_string_rules(
+    language: TextLanguage,
+    base: str,
+    excluded: str,
+    ranges: str,
+    escape: str,
+    low: int,
+    high: int | None,
+    split: tuple[str, str] | None = None,
+) -> tuple[dict[str, str], str] | None:
+    """Rules for the inside of a string of ``low`` to ``high`` characters (an escape counts
+    one) spelling no marker: the automaton of :func:`gbnf_string_rules` times a counter that
+    stops at ``high`` (or, unbounded, at ``low``).  Returns (rules, the first rule's name), or
+    None when that would exceed :data:`_PRODUCT_LIMIT` rules.
+
+    With ``split`` = (character, excluded after it), the string is ``X c Y``: ``X`` avoids
+    ``excluded`` (which holds ``c``), then exactly one ``c`` (counted), then ``Y`` avoids the
+    second set (Python's repr double-quoting a string: a ``'`` and no ``"``).  No marker may
+    hold ``c`` (the automaton restarts after it)."""
+    automaton = _automaton(TextLanguage(language.markers, escape=False))
+    cap = high if high is not None else low
+    phases = 1 if split is None else 2
+    if (cap + 1) * len(automaton.states) * phases > _PRODUCT_LIMIT:
+        return None
+    if split is not None and any(split[0] in marker for marker in language.markers):
+        raise ValueError(f"a marker holds {split[0]!r}: the string cannot restart after it")
+    if split is not None and high == 0:
+        raise ValueError("a split string holds at least its split character")
+    excluded_by_phase = [excluded] if split is None else [excluded, split[1]]
+    alphabets = [
+        "".join(c for c in automaton.alphabet if _plain(c, group)) for group in excluded_by_phase
+    ]
+    others = [
+        f"[^{_class_body(group + alphabet)}{ranges}]"
+        for group, alphabet in zip(excluded_by_phase, alphabets, strict=True)
+    ]
+    numbers = {state: number for number, state in enumerate(automaton.states)}
+
+    def name(state: str, count: int, phase: int) -> str:
+        tail = f"-p{phase}" if split is not None else ""
+        return f"{base}-s{numbers[state]}-n{count}{tail}"
+
+    result: dict[str, str] = {}
+    pending = [("", 0, 0)]
+    seen = {("", 0, 0)}
+    while pending:
+        state, count, phase = pending.pop()
+        options = []
+        if high is None or count < high:
+            following = min(count + 1, cap)
+            alphabet, other = alphabets[phase], others[phase]
+            by_target: dict[str, list[str]] = {}
+            for character, target in automaton.moves[state].items():
+                if character in alphabet:
+                    by_target.setdefault(target, []).append(character)
+            # Before the split character, leave room for it (no state without a way out).
+            room = split is None or phase == 1 or high is None or following < high
+            steps = [("".join(chars), target) for target, chars in by_target.items()]
+            targets: list[tuple[str, int]] = []
+            if room:
+                for chars, target in steps:
+                    piece = gbnf_string(chars) if len(chars) == 1 else gbnf_class(chars)
+                    options.append(f"{piece} {name(target, following, phase)}")
+                options += [
+                    f"{other} {name('', following, phase)}",
+                    f"{escape} {name('', following, phase)}",
+                ]
+                targets += [(target, phase) for _, target in steps] + [("", phase)]
+            if split is not None and phase == 0:
+                options.append(f"{gbnf_string(split[0])} {name('', following, 1)}")
+                targets.append(("", 1))
+            for target, target_phase in targets:
+                if (target, following, target_phase) not in seen:
+                    seen.add((target, following, target_phase))
+                    pending.append((target, following, target_phase))
+        if count >= low and phase == phases - 1:
+            options.append('""')
+        result[name(state, count, phase)] = " | ".join(options) or '""'
+    return result, name("", 0, 0)

@@ -28,16 +28,23 @@ spells markers as text.
 vLLM and SGLang drop special tokens from the text they return unless told otherwise, and the
 parser needs the format's markers, so pawlette sends ``skip_special_tokens: false`` and
 ``spaces_between_special_tokens: false`` to both, and ``add_special_tokens: false`` to vLLM
-(the format's render already writes any begin-of-text token).  With llama.cpp, run the server
-with a model whose markers detokenize as text; with text prompts it may add its own BOS, so
-prefer ``--tokenizer`` there.  TGI's ``/v1/completions`` takes text prompts only.
+(the format's render already writes any begin-of-text token).  With llama.cpp, run
+``llama-server --special`` (else it writes special tokens as nothing and the markers never
+reach the parser) with a model whose end-of-generation tokens are the format's stop markers;
+with text prompts it may add its own BOS, so prefer ``--tokenizer`` there.  Every grammar ends
+right before the turn's stop marker: llama.cpp accepts no end-of-generation token through a
+grammar, only once the grammar is complete, and then its own stop ends the turn (tested
+against a real llama.cpp, tests/serve/test_llama_cpp.py).  TGI's ``/v1/completions`` takes
+text prompts only.
 
 The output budget: the legacy completions API stops after **16 tokens** when ``max_tokens`` is
 absent (OpenAI's default, which vLLM and SGLang copy), unlike chat completions.  So when a
 request sets no ``max_tokens`` / ``max_completion_tokens``, pawlette sends ``--max-tokens`` if
 given, else what lets the engine run to its stop or its context end: ``max_tokens: null`` to
 vLLM (the rest of the context), nothing to llama.cpp (its default is unlimited), and
-:data:`DEFAULT_MAX_TOKENS` to the others.
+:data:`DEFAULT_MAX_TOKENS` to the others.  Unbounded is what OpenAI's chat completions mean;
+since the grammars end where the model's stop takes over, a constrained answer ends by the
+model's stop rather than at the end of the context.
 
 A grammar is sent only to honour a ``tool_choice`` or ``parallel_tool_calls: false``, with or
 after a forced prefix (see :mod:`pawlette.serve.tool_choice`).  llama.cpp alone takes a lazy

@@ -8,13 +8,25 @@ from ...errors import UnsupportedFeature
 from ...format import Format
 from ...types import Tool
 from ..grammar_ast import JsonSchemaValue, Lit, Rules
-from ..json_schema import SchemaToGbnf
-from ..text_language import TextLanguage, define
+from ..json_schema import JSON_ESCAPE, SchemaToGbnf
+from ..text_language import TextLanguage, define, gbnf_string_rules
 
 ANY_OBJECT = {"type": "object"}
 NO_ARGUMENTS = {"type": "object", "properties": {}, "additionalProperties": False}
 """A tool without ``parameters``: OpenAI documents that omitting them defines a function with
 an empty parameter list, so its arguments are ``{}`` (no keyword arguments in Python calls)."""
+
+
+STOP: Lit = Lit("")
+"""Where the turn's stop marker stands: the grammar ends there, and the engine's own stop
+ends generation.  llama.cpp never lets a grammar accept an end-of-generation token (it allows
+one only once the grammar is complete: ``src/llama-grammar.cpp``), so a grammar that ended
+with the stop marker could never be completed: the engine fails where nothing else is
+allowed and runs to the length limit where more text is.  llguidance (vLLM, llama.cpp's
+``%llguidance`` grammars) likewise allows the end-of-sequence token once the grammar is
+accepting.  The format's stop markers are the model's end-of-generation tokens; the engine
+strips a stop it was sent, and every parser reads a turn without its stop marker as ended by
+it."""
 
 
 def function_tools_only(tools: tuple[Tool, ...]) -> None:
@@ -31,7 +43,9 @@ def parameters(tool: Tool) -> Any:
 
 LARK_JSON_NOTE = (
     "JSON arguments are llguidance's %json under each tool's schema with lenient: true: "
-    "keywords llguidance does not implement are ignored, not refused"
+    "keywords llguidance does not implement are ignored, not refused; a \\uXXXX escape "
+    "of a character that is not a control character is not accepted (older llguidance "
+    "refuses the option that allows it), the character itself is"
 )
 
 
@@ -83,5 +97,14 @@ def rules_for(fmt: Format) -> Rules:
     terminals defined."""
     rules = Rules()
     rules.add("start", Lit(""))
-    define(TextLanguage.of(fmt), rules)
+    language = TextLanguage.of(fmt)
+    define(language, rules)
+    rules.markers = language.markers
+    # JSON strings spell no marker (they come before the schema rules, which keep them).
+    rules.gbnf_extra.update(
+        gbnf_string_rules(language, "json-str", '"\\', "\\x00-\\x1F", JSON_ESCAPE)
+    )
+    rules.gbnf_extra["json-char"] = "json-str-char"
+    rules.gbnf_extra["json-string"] = '"\\"" json-str-body "\\""'
+    rules.gbnf_extra["json-id-rest"] = 'json-str-body "\\""'
     return rules

@@ -22,10 +22,11 @@ from ..grammar import ToolChoice, TurnGrammar
 from ..grammar_ast import Lit, Marker, Node, Ref, Repeat, Rules, Terminal, alt, optional, seq
 from ..python_schema import PythonValues, SchemaToPython
 from ..text_language import text_terminal
-from ._common import function_tools_only, parameters, rules_for
+from ._common import STOP, function_tools_only, parameters, rules_for
 
 TEXT_NE = text_terminal("TEXT", "NE")
-COORDINATE = Terminal("BOX_COORDINATE", lark="/1000|[1-9]?[0-9]?[0-9]/", gbnf="box-coordinate")
+# 0..1000 without leading zeros, as the parser reads them (it refuses ``03``).
+COORDINATE = Terminal("BOX_COORDINATE", lark="/1000|[1-9][0-9]{0,2}|0/", gbnf="box-coordinate")
 QUOTE = "repr"  # strings as Python's repr writes them (MRPromptV3), either quote
 
 
@@ -35,7 +36,7 @@ def build(fmt: Format, tools: tuple[Tool, ...], choice: ToolChoice, parallel: bo
 
     def new_rules() -> Rules:
         rules = rules_for(fmt)
-        rules.gbnf_extra["box-coordinate"] = '"1000" | [1-9]? [0-9]? [0-9]'
+        rules.gbnf_extra["box-coordinate"] = '"1000" | [1-9] [0-9]? [0-9]? | "0"'
         return rules
 
     def content(rules: Rules) -> Node:
@@ -70,13 +71,13 @@ def build(fmt: Format, tools: tuple[Tool, ...], choice: ToolChoice, parallel: bo
     def call_list(rules: Rules, first: Node) -> Node:
         # MRPromptV3 writes "," between calls; the seed writes ", " (both are read).
         rest = Repeat(seq(Lit(","), optional(Lit(" ")), call(rules))) if parallel else Lit("")
-        return seq(first, rest, Lit("]"), Marker(breeze.END_OF_TURN))
+        return seq(first, rest, Lit("]"), STOP)
 
     rules = new_rules()
-    answer = seq(Marker(breeze.ANSWER), content(rules), Marker(breeze.END_OF_TURN))
+    answer = seq(Marker(breeze.ANSWER), content(rules), STOP)
     use_tool = seq(Marker(breeze.USE_TOOL), Lit("["))
     if not tools:
-        rules.rules["start"] = seq(content(rules), Marker(breeze.END_OF_TURN))
+        rules.rules["start"] = seq(content(rules), STOP)
     elif choice.mode == "none":
         rules.rules["start"] = answer
     elif choice.mode == "auto":
@@ -104,7 +105,7 @@ def build(fmt: Format, tools: tuple[Tool, ...], choice: ToolChoice, parallel: bo
         return turn
     if choice.mode == "none":
         after = new_rules()
-        after.rules["start"] = seq(content(after), Marker(breeze.END_OF_TURN))
+        after.rules["start"] = seq(content(after), STOP)
         turn.after_prefix = after
         return turn
     turn.trigger = breeze.USE_TOOL

@@ -26,7 +26,7 @@ from ..grammar import ToolChoice, TurnGrammar
 from ..grammar_ast import Lit, Marker, Node, Ref, Repeat, Rules, alt, optional, seq
 from ..python_schema import PythonValues, SchemaToPython
 from ..text_language import text_terminal
-from ._common import function_tools_only, parameters, rules_for
+from ._common import STOP, function_tools_only, parameters, rules_for
 
 CALLS = FencedCalls()
 TEXT_NE = text_terminal("TEXT", "NE")
@@ -80,20 +80,20 @@ def build(fmt: Format, tools: tuple[Tool, ...], choice: ToolChoice, parallel: bo
 
     rules = rules_for(fmt)
     reply = seq(Lit("\n"), optional(TEXT_NE))
-    observation = Marker(chatglm3.OBSERVATION)
+    observation = STOP  # <|observation|>
     if not calls_possible:
-        rules.rules["start"] = seq(reply, Marker(chatglm3.USER))
+        rules.rules["start"] = seq(reply, STOP)
     elif choice.mode == "auto":
         with_text = seq(
             Lit("\n"), TEXT_NE, Marker(chatglm3.ASSISTANT), more(rules, call(rules)), observation
         )
         rules.rules["start"] = alt(
-            seq(reply, Marker(chatglm3.USER)), with_text, seq(more(rules, call(rules)), observation)
+            seq(reply, STOP), with_text, seq(more(rules, call(rules)), observation)
         )
     else:
         rules.rules["start"] = seq(more(rules, call(rules)), observation)
 
-    markers = [chatglm3.ASSISTANT, chatglm3.USER, chatglm3.OBSERVATION]
+    markers = [chatglm3.ASSISTANT]
     turn = TurnGrammar(
         rules=rules,
         markers=tuple(markers),

@@ -37,7 +37,7 @@ from ..grammar_ast import (
 )
 from ..json_schema import SchemaToGbnf
 from ..text_language import text_terminal
-from ._common import ANY_OBJECT, json_arguments, rules_for
+from ._common import ANY_OBJECT, STOP, json_arguments, rules_for
 
 TEXT_ANY_NL = text_terminal("TEXT", "ANY_NL")  # text (maybe none), then a newline
 TEXT_NE = text_terminal("TEXT", "NE")  # text right before a marker
@@ -64,7 +64,7 @@ class _Pieces:
             Lit(_name(self.fmt, tool.name)),
             Marker(omni.FUNCTION_ARGS),
             json_arguments(rules, number, tool),
-            Marker(omni.FUNCTION_RETURN),
+            STOP,  # <|FUNCTION_RETURN|>
         ]
 
     def call(self, rules: Rules, only: str | None) -> Ref:
@@ -136,7 +136,7 @@ def build(fmt: Format, tools: tuple[Tool, ...], choice: ToolChoice, parallel: bo
     rules = rules_for(fmt)
     thinking = optional(rules.add("thinking", _thinking()))
     body = Repeat(seq(TEXT_ANY_NL, pieces.blocks(rules)))
-    answer = seq(body, optional(TEXT_NE), Marker(omni.ASSISTANT_END))
+    answer = seq(body, optional(TEXT_NE), STOP)  # <|ASSISTANT_END|>
     if not calls_possible:
         rules.rules["start"] = seq(thinking, answer)
     elif choice.mode == "auto":
@@ -151,8 +151,7 @@ def build(fmt: Format, tools: tuple[Tool, ...], choice: ToolChoice, parallel: bo
     if pieces.actions:
         markers += [omni.ACTION_START, omni.ACTION_ARGS, omni.ACTION_END]
     if calls_possible:
-        markers += [omni.FUNCTION_START, omni.FUNCTION_ARGS, omni.FUNCTION_RETURN]
-    markers.append(omni.ASSISTANT_END)
+        markers += [omni.FUNCTION_START, omni.FUNCTION_ARGS]
     opening = "\n" + omni.FUNCTION_START
     turn = TurnGrammar(
         rules=rules,

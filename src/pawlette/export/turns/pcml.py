@@ -1,6 +1,6 @@
 """PCML's assistant turn, as the renderer writes it::
 
-    [<think>REASONING</think>\\n] ( [CONTENT] | CALLS | CONTENT\\n CALLS ) <end>
+    [<think>REASONING</think>\\n] ( [CONTENT] | CALLS | CONTENT\\n CALLS ) [<end>]
     CALLS = <call>{"id": "ID", "name": "NAME", "arguments": ARGS}</call> (\\n<call>...</call>)*
 
 Text is escaped PCML text (see :mod:`pawlette.export.text_language`).  ``required`` and a
@@ -33,14 +33,20 @@ from ..grammar_ast import (
     seq,
 )
 from ..json_schema import BASE_RULES
-from ..text_language import text_terminal
-from ._common import function_tools_only, json_arguments, rules_for
+from ..text_language import TextLanguage, lark_without_markers, text_terminal
+from ._common import STOP, function_tools_only, json_arguments, rules_for
 
-ID_REST = Terminal(
-    "JSON_ID_REST",
-    lark='/(\\\\(["\\\\\\x2F bfnrt]|u[a-fA-F0-9]{4})|[^"\\\\\\x00-\\x1F])*"/'.replace(" ", ""),
-    gbnf="json-id-rest",
+_ID_REST_REGEX = '/(\\\\(["\\\\\\x2F bfnrt]|u[a-fA-F0-9]{4})|[^"\\\\\\x00-\\x1F])*"/'.replace(
+    " ", ""
 )
+
+
+def _id_rest(fmt: Format) -> Terminal:
+    """The call id after its opening quote, through the closing quote (no marker in it)."""
+    lark = lark_without_markers(TextLanguage.of(fmt), _ID_REST_REGEX)
+    return Terminal("JSON_ID_REST", lark=lark, gbnf="json-id-rest")
+
+
 CONTENT = text_terminal("TEXT", "NE")
 CONTENT_NL = text_terminal("TEXT", "NL")
 
@@ -62,14 +68,14 @@ class _Calls:
     def items(self, rules: Rules, number: int) -> list[Node]:
         """The pieces of a call to ``tools[number]``, markers included."""
         rules.gbnf_extra.update({k: v for k, v in BASE_RULES.items() if k not in rules.gbnf_extra})
-        rules.gbnf_extra["json-id-rest"] = 'json-char* "\\""'
+        rules.gbnf_extra.setdefault("json-id-rest", 'json-char* "\\""')
         tool = self.tools[number]
         arguments = json_arguments(rules, number, tool)
         name = _escaped(self.fmt, json.dumps(tool.name, ensure_ascii=False))
         return [
             Marker(pcml.CALL),
             Lit('{"id": "'),
-            ID_REST,
+            _id_rest(self.fmt),
             Lit(f', "name": {name}, "arguments": '),
             arguments,
             Lit("}"),
@@ -89,7 +95,7 @@ class _Calls:
 def build(fmt: Format, tools: tuple[Tool, ...], choice: ToolChoice, parallel: bool) -> TurnGrammar:
     calls_possible = bool(tools) and choice.mode != "none"
     only = choice.only
-    end = Marker(pcml.END)
+    end = STOP
     reasoning = seq(Marker(pcml.THINK), optional(CONTENT), Marker(pcml.THINK_END), Lit("\n"))
     call_set = _Calls(fmt, tools) if calls_possible else None
 
@@ -112,7 +118,6 @@ def build(fmt: Format, tools: tuple[Tool, ...], choice: ToolChoice, parallel: bo
     markers = [pcml.THINK, pcml.THINK_END]
     if calls_possible:
         markers += [pcml.CALL, pcml.CALL_END]
-    markers.append(pcml.END)
     turn = TurnGrammar(
         rules=rules,
         markers=tuple(markers),

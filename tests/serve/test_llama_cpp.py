@@ -1,0 +1,220 @@
+"""``pawlette serve`` in front of a real llama.cpp (the ``xllamacpp`` wheel), every format.
+
+One tiny random-weight GGUF per format (tests/support/gguf_model.py, cached) and one llama.cpp
+server per format (a child process, four slots), shared by the module.  Through the stock
+``openai`` SDK, for ``required``, a named function, ``none`` and ``auto`` (with and without
+``parallel_tool_calls``), streamed and not: every call is to an allowed function with
+arguments that ``json.loads`` to an object, the answer ends by the engine's stop (never the
+length limit), no marker text reaches content, and the finish reason is right
+(tests/support/gguf_checks.py).  A random model under a correct grammar can only produce
+valid calls: that is the property these tests check, on several seeds per case.
+
+Faults: the engine killed mid-stream, the engine down, and a client that disconnects (the
+engine's slot is freed: a request that needs every slot still completes afterwards).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+
+import httpx
+import openai
+import pytest
+
+from pawlette.serve.config import ServeConfig
+
+from ..support.gguf_checks import MESSAGES, ask, problems
+from ..support.gguf_model import GgufModel, format_model
+from ..support.gguf_server import EngineProcess
+from .conftest import LiveServer
+
+FORMATS = ["pcml", "omni", "chatglm3", "breeze"]
+CASES = [
+    ("required", None),
+    ("named", None),
+    ("none", None),
+    ("auto", True),
+    ("auto", False),
+]
+SEEDS = (1,)
+MAX_TOKENS = 96
+SLOTS = 4
+
+
+class Stack:
+    """A format's model, its llama.cpp server, and pawlette in front of it."""
+
+    def __init__(self, format_name: str) -> None:
+        self.format = format_name
+        self.model: GgufModel = format_model(format_name)
+        self.engine = EngineProcess(self.model.path, SLOTS)
+        self.server = LiveServer(
+            ServeConfig(
+                format=format_name,
+                upstream=self.engine.url,
+                engine="llamacpp",
+                tokenizer=str(self.model.tokenizer),
+                model="m",
+            )
+        )
+
+    def client(self) -> openai.OpenAI:
+        return openai.OpenAI(
+            base_url=self.server.url + "/v1", api_key="unused", max_retries=0, timeout=300
+        )
+
+    def close(self) -> None:
+        self.server.stop()
+        self.engine.kill()
+
+
+@pytest.fixture(scope="module", params=FORMATS)
+def stack(request: pytest.FixtureRequest) -> Iterator[Stack]:
+    built = Stack(request.param)
+    yield built
+    built.close()
+
+
+def test_tool_choice_against_llama_cpp(stack: Stack) -> None:
+    """Every case, streamed and not, on each seed: run concurrently on the engine's slots."""
+    client = stack.client()
+    jobs = [
+        (choice, parallel, stream, seed)
+        for choice, parallel in CASES
+        for stream in (False, True)
+        for seed in SEEDS
+    ]
+
+    def run(job: tuple[str, bool | None, bool, int]) -> list[str]:
+        choice, parallel, stream, seed = job
+        answer = ask(
+            client, choice, stream=stream, parallel=parallel, max_tokens=MAX_TOKENS, seed=seed
+        )
+        found = problems(stack.format, choice, parallel, answer)
+        return [f"{job}: {problem} (answer {answer})" for problem in found]
+
+    with ThreadPoolExecutor(SLOTS) as pool:
+        failures = [problem for found in pool.map(run, jobs) for problem in found]
+    client.close()
+    assert not failures, "\n".join(failures)
+
+
+# ------------------------------------------------------------------ faults (pcml's stack)
+
+
+@pytest.fixture(scope="module")
+def pcml_model() -> GgufModel:
+    return format_model("pcml")
+
+
+def _pawlette(engine_url: str, model: GgufModel, timeout: float = 30.0) -> LiveServer:
+    return LiveServer(
+        ServeConfig(
+            format="pcml",
+            upstream=engine_url,
+            engine="llamacpp",
+            tokenizer=str(model.tokenizer),
+            model="m",
+            timeout=timeout,
+        )
+    )
+
+
+def _never_stop(model: GgufModel) -> dict[str, int]:
+    """A logit bias that keeps the model from writing any marker: it writes text until the
+    length limit (a long answer to interrupt)."""
+    return {str(token_id): -100 for token_id in model.marker_ids.values()}
+
+
+def test_engine_killed_mid_stream(pcml_model: GgufModel) -> None:
+    engine = EngineProcess(pcml_model.path, 1)
+    server = _pawlette(engine.url, pcml_model)
+    try:
+        client = openai.OpenAI(base_url=server.url + "/v1", api_key="x", max_retries=0, timeout=60)
+        stream = client.chat.completions.create(
+            model="m",
+            messages=MESSAGES,
+            max_tokens=3000,
+            temperature=1.0,
+            seed=11,
+            stream=True,
+            logit_bias=_never_stop(pcml_model),
+        )
+        chunks = 0
+        with pytest.raises(openai.APIError) as raised:
+            for _chunk in stream:
+                chunks += 1
+                if chunks == 2:
+                    engine.kill()
+        # The stream ends with an error event the SDK raises, not a silent truncation.
+        assert "upstream" in str(raised.value).lower() or raised.value.body is not None
+        # The next request gets a clear error (the engine is gone), not a hang or a 500.
+        with pytest.raises(openai.APIStatusError) as down:
+            client.chat.completions.create(model="m", messages=MESSAGES, max_tokens=4)
+        assert down.value.status_code in (502, 503, 504)
+        client.close()
+    finally:
+        server.stop()
+        engine.kill()
+
+
+def test_engine_down(pcml_model: GgufModel) -> None:
+    engine = EngineProcess(pcml_model.path, 1)
+    url = engine.url
+    engine.kill()
+    server = _pawlette(url, pcml_model)
+    try:
+        client = openai.OpenAI(base_url=server.url + "/v1", api_key="x", max_retries=0)
+        for stream in (False, True):
+            with pytest.raises(openai.APIStatusError) as raised:
+                answer = client.chat.completions.create(
+                    model="m", messages=MESSAGES, max_tokens=4, stream=stream
+                )
+                if stream:
+                    list(answer)  # type: ignore[arg-type]
+            assert raised.value.status_code in (502, 503, 504)
+        client.close()
+    finally:
+        server.stop()
+
+
+def _slots_busy(engine_url: str) -> int:
+    slots = httpx.get(engine_url + "/slots", timeout=10).json()
+    return sum(1 for slot in slots if slot.get("is_processing"))
+
+
+def test_client_disconnect_frees_the_engine_slot(pcml_model: GgufModel) -> None:
+    engine = EngineProcess(pcml_model.path, 1)
+    server = _pawlette(engine.url, pcml_model)
+    try:
+        body = {
+            "model": "m",
+            "messages": MESSAGES,
+            "max_tokens": 3000,
+            "temperature": 1.0,
+            "seed": 5,
+            "stream": True,
+            "logit_bias": _never_stop(pcml_model),
+        }
+        with (
+            httpx.Client(timeout=60) as http,
+            http.stream("POST", server.url + "/v1/chat/completions", json=body) as response,
+        ):
+            lines = response.iter_lines()
+            next(line for line in lines if line.startswith("data:"))
+            assert _slots_busy(engine.url) == 1
+        # The client is gone: pawlette cancels the upstream request, llama.cpp frees the slot.
+        deadline = time.monotonic() + 60
+        while _slots_busy(engine.url) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert _slots_busy(engine.url) == 0
+        # The one slot serves the next request (it would wait 3000 tokens otherwise).
+        client = openai.OpenAI(base_url=server.url + "/v1", api_key="x", max_retries=0)
+        answer = client.chat.completions.create(model="m", messages=MESSAGES, max_tokens=4)
+        assert answer.choices[0].finish_reason in ("stop", "length")
+        client.close()
+    finally:
+        server.stop()
+        engine.kill()

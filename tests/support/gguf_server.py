@@ -1,0 +1,69 @@
+"""llama.cpp's HTTP server (the ``xllamacpp`` wheel) in a child process, for the tests.
+
+The server runs in its own process so a test can kill it mid-stream like a crashed engine.
+``python -m tests.support.gguf_server MODEL.gguf N_PARALLEL`` starts it on a free loopback
+port, prints ``http://host:port`` on one line and serves until killed.  It runs as
+``llama-server --special -np N_PARALLEL`` would: ``--special`` makes llama.cpp write special
+tokens (the format's markers) as their text, which text-parsing clients need (``pawlette
+serve`` without ``--tokenizer``, and with it too: llama.cpp's ``/v1/completions`` returns text).
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+__all__ = ["EngineProcess"]
+
+_CONTEXT = 4096
+
+
+def _serve(model: str, parallel: int) -> None:
+    import xllamacpp
+
+    params = xllamacpp.CommonParams()
+    params.model.path = model
+    params.special = True  # llama-server --special
+    params.n_parallel = parallel  # -np: requests run concurrently, one slot each
+    params.n_ctx = _CONTEXT * parallel  # the context is shared by the slots
+    params.port = 0
+    params.cpuparams.n_threads = 1
+    params.cpuparams_batch.n_threads = 1
+    params.warmup = False
+    server = xllamacpp.Server(params)
+    print(server.listening_address, flush=True)
+    while True:
+        time.sleep(3600)
+
+
+class EngineProcess:
+    """A running llama.cpp server for one model; :meth:`kill` ends it like a crash."""
+
+    def __init__(self, model: Path, parallel: int = 4) -> None:
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "tests.support.gguf_server", str(model), str(parallel)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            text=True,
+            cwd=Path(__file__).resolve().parents[2],
+        )
+        assert self.process.stdout is not None
+        line = self.process.stdout.readline().strip()
+        if not line:
+            code = self.process.wait(30)
+            self.process.stdout.close()
+            raise RuntimeError(f"llama.cpp server for {model} exited {code} before listening")
+        self.url = line if line.startswith("http") else f"http://{line}"
+
+    def kill(self) -> None:
+        if self.process.poll() is None:
+            self.process.kill()
+        self.process.wait(30)
+        if self.process.stdout is not None:
+            self.process.stdout.close()
+
+
+if __name__ == "__main__":
+    _serve(sys.argv[1], int(sys.argv[2]))
