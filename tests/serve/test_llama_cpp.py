@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator
-from concurrent.futures import ThreadPoolExecutor
 
 import httpx
 import openai
@@ -78,7 +77,7 @@ def stack(request: pytest.FixtureRequest) -> Iterator[Stack]:
 
 
 def test_tool_choice_against_llama_cpp(stack: Stack) -> None:
-    """Every case, streamed and not, on each seed: run concurrently on the engine's slots."""
+    """Every case, streamed and not, on each seed, one after the other."""
     client = stack.client()
     jobs = [
         (choice, parallel, stream, seed)
@@ -95,8 +94,9 @@ def test_tool_choice_against_llama_cpp(stack: Stack) -> None:
         found = problems(stack.format, choice, parallel, answer)
         return [f"{job}: {problem} (answer {answer})" for problem in found]
 
-    with ThreadPoolExecutor(SLOTS) as pool:
-        failures = [problem for found in pool.map(run, jobs) for problem in found]
+    # One request at a time: each decoding batch then holds one sequence, so a seed gives the
+    # same tokens on every run (batches of several sequences round differently on the CPU).
+    failures = [problem for job in jobs for problem in run(job)]
     client.close()
     assert not failures, "\n".join(failures)
 
