@@ -255,7 +255,7 @@ def near_misses(fmt: Format, text: str) -> list[str]:
             misses.append(text[:position] + " garbage" + text[position:])
             misses.append(text[:position] + "}" + text[position:])
     end = fmt.stop[0]
-    misses.append(text.replace(end, ""))
+    # (the turn without its stop is no miss: the grammar ends where the engine's stop takes over)
     misses.append(text.replace(end, end + end))
     misses.append(end + text)
     if layout.reasoning is not None:

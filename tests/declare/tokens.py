@@ -68,6 +68,13 @@ def compiled(name: str, lark: str) -> str:
 
 
 def accepts(name: str, lark: str, ids: list[int]) -> bool:
+    """Whether the grammar accepts the turn ``ids`` whole.  The turn's own stop marker at its
+    end is left out: a grammar ends where the engine's stop takes over (an engine accepts no
+    end-of-generation token through a grammar), so it must be complete right there; a stop
+    marker anywhere else is a token the grammar must refuse."""
+    stops = {tokenizer(name).token_to_id(marker) for marker in pawlette.get_format(name).stop}
+    if ids and ids[-1] in stops:
+        ids = ids[:-1]
     matcher = llguidance.LLMatcher(ll_tokenizer(name), compiled(name, lark), log_level=0)
     return bool(matcher.consume_tokens(ids) and matcher.is_accepting())
 
