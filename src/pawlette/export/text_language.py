@@ -250,6 +250,14 @@ def _class_body(characters: str) -> str:
 def gbnf_string_rules(
     language: TextLanguage, base: str, excluded: str, ranges: str, escape: str
 ) -> dict[str, str]:
+    """:func:`_gbnf_string_rules`, a fresh dict (callers extend it)."""
+    return dict(_gbnf_string_rules(language, base, excluded, ranges, escape))
+
+
+@functools.lru_cache(maxsize=64)
+def _gbnf_string_rules(
+    language: TextLanguage, base: str, excluded: str, ranges: str, escape: str
+) -> Mapping[str, str]:
     """GBNF rules for the inside of a quoted string (JSON's, a Python literal's) in which no
     marker is spelled: ``{base}-body`` (any length) and ``{base}-char`` (one character that
     cannot begin a marker, for strings of bounded length).
@@ -284,7 +292,7 @@ def gbnf_string_rules(
     result[f"{base}-body"] = names[""]
     starts = "".join(sorted({marker[0] for marker in language.markers} - set(excluded)))
     result[f"{base}-char"] = f"[^{_class_body(excluded + starts)}{ranges}] | {escape}"
-    return result
+    return MappingProxyType(result)
 
 
 def lark_without_markers(language: TextLanguage, regex: str) -> str:
