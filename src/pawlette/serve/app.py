@@ -55,7 +55,7 @@ import logging
 import ssl
 import time
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -75,6 +75,7 @@ from ..json_values import MAX_JSON_DEPTH
 from ..openai import tools_from_openai
 from ..tokenization import ConversationEncoder, load_backend
 from ..types import Tool
+from .asgi import App, unless_disconnected
 from .balancer import Balancer, NoReplica, ReplicaError
 from .chunks import Delta
 from .config import ServeConfig
@@ -182,22 +183,7 @@ class EventStream(Response):
         async def write(data: bytes) -> None:
             await send({"type": "http.response.body", "body": data, "more_body": True})
 
-        disconnected = False
-        async with anyio.create_task_group() as group:
-
-            async def run() -> None:
-                try:
-                    await self.produce(write)
-                finally:
-                    group.cancel_scope.cancel()
-
-            group.start_soon(run)
-            while True:
-                message = await receive()
-                if message["type"] == "http.disconnect":
-                    disconnected = True
-                    group.cancel_scope.cancel()
-                    break
+        disconnected, _ = await unless_disconnected(receive, self.produce(write))
         if not disconnected:
             await send({"type": "http.response.body", "body": b"", "more_body": False})
 
@@ -479,35 +465,13 @@ class Server:
     # ------------------------------------------------------------------ upstream
 
     async def _unless_disconnected(
-        self, request: Request, work: Callable[[], Awaitable[T]]
+        self, request: Request, work: Callable[[], Coroutine[Any, Any, T]]
     ) -> tuple[bool, T | None]:
         """Run ``work`` unless the client goes away first: ``(disconnected, result)``.
 
         The request body has been read, so the next ASGI message is the disconnect.
         """
-        result: T | None = None
-        failure: BaseException | None = None
-        disconnected = False
-        async with anyio.create_task_group() as group:
-
-            async def run() -> None:
-                nonlocal result, failure
-                try:
-                    result = await work()
-                except Exception as error:
-                    failure = error
-                group.cancel_scope.cancel()
-
-            group.start_soon(run)
-            while True:
-                message = await request.receive()
-                if message["type"] == "http.disconnect":
-                    disconnected = True
-                    group.cancel_scope.cancel()
-                    break
-        if failure is not None:
-            raise failure
-        return disconnected, result
+        return await unless_disconnected(request.receive, work())
 
     async def _send(self, body: dict[str, Any], *, stream: bool) -> httpx.Response:
         content = json.dumps(body, ensure_ascii=False).encode()
@@ -642,8 +606,9 @@ class Server:
                 )
                 await write(failure.event())
             finally:
-                with anyio.CancelScope(shield=True):
-                    await response.aclose()
+                # A cancelled task (the client went away) awaits normally again once the
+                # cancellation is delivered: the upstream answer is closed either way.
+                await response.aclose()
 
         return EventStream(produce)
 
@@ -838,7 +803,7 @@ async def _internal_error(request: Request, error: Exception) -> Response:
     ).response()
 
 
-def build_app(config: ServeConfig) -> Starlette:
+def build_app(config: ServeConfig) -> App:
     """The Starlette app for ``config``; loads the format and tokenizer now (errors raise
     :class:`~pawlette.errors.PawletteError`), connects to the upstream on start-up."""
     server = Server(config)
@@ -854,7 +819,7 @@ def build_app(config: ServeConfig) -> Starlette:
         lifespan=server.lifespan,
     )
     app.state.server = server
-    return app
+    return App(app, chat_completions, "/v1/chat/completions")
 
 
 def run(config: ServeConfig) -> None:
