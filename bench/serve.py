@@ -213,7 +213,7 @@ async def _load(
 # ---------------------------------------------------------------------- the proxy
 
 
-def _proxy(engine_port: int, port: int, client_kind: str, reuse_port: bool) -> None:
+def _proxy(engine_port: int, port: int, client_kind: str, reuse_port: bool, bare: bool) -> None:
     """A bare pass-through proxy: ``POST /v1/completions`` relayed to the engine, bytes as
     they come, nothing parsed (the floor for any Python server in the same stacks)."""
     import contextlib
@@ -279,7 +279,38 @@ def _proxy(engine_port: int, port: int, client_kind: str, reuse_port: bool) -> N
 
     app = Starlette(routes=[Route("/v1/completions", relay, methods=["POST"])], lifespan=lifespan)
     sock = _listening(port, reuse_port)
-    uvicorn.Server(uvicorn.Config(app, log_level="warning")).run(sockets=[sock])
+    if not bare:
+        uvicorn.Server(uvicorn.Config(app, log_level="warning")).run(sockets=[sock])
+        return
+
+    async def bare_app(scope, receive, send):  # type: ignore[no-untyped-def]
+        """The relay in plain ASGI (no Starlette on the request's path), as pawlette's chat
+        route is served (serve/asgi.py); the lifespan still through Starlette."""
+        if scope["type"] != "http":
+            await app(scope, receive, send)
+            return
+        body = b""
+        while True:
+            message = await receive()
+            body += message.get("body", b"")
+            if not message.get("more_body"):
+                break
+        answer = await clients[0].post(url, data=body, headers=headers)  # type: ignore[attr-defined]
+        await send(
+            {
+                "type": "http.response.start",
+                "status": answer.status,
+                "headers": [(b"content-type", b"text/event-stream")],
+            }
+        )
+        try:
+            async for piece in answer.content.iter_any():
+                await send({"type": "http.response.body", "body": piece, "more_body": True})
+        finally:
+            answer.release()
+        await send({"type": "http.response.body", "body": b"", "more_body": False})
+
+    uvicorn.Server(uvicorn.Config(bare_app, log_level="warning")).run(sockets=[sock])
 
 
 def _listening(port: int, reuse_port: bool) -> socket.socket:
@@ -307,6 +338,8 @@ class Target:
     listeners: int = 1
     """Listening sockets on the port once every process is ready (SO_REUSEPORT: one each)."""
     processes: list[subprocess.Popen[bytes]] = field(default_factory=list)
+    environment: dict[str, str] | None = None
+    """The processes' environment (None: this one's)."""
 
 
 def _pawlette_command(
@@ -326,15 +359,17 @@ def _pawlette_command(
         http, loop = {"default": ("auto", "auto"), "h11": ("h11", "asyncio")}.get(
             stack, ("auto", "auto")
         )
-        # "httpx": the engine client pawlette uses without aiohttp; "orjson": the server's
-        # JSON (the engine's events read, the chunks written) through orjson instead.
+        # "httpx": the engine client pawlette uses without aiohttp; "json": the engine's
+        # events read without orjson; "lexer": a projection, not a configuration: each
+        # format's lexer tables built once (copies of one lexer per marker set), what the
+        # parsers will do once they cache them (building them is most of a parser's set-up).
         patches = {
             "httpx": "import pawlette.serve.transport as t; t.aiohttp = None; ",
-            "orjson": "import types, orjson; "
-            "import pawlette.serve.app as a, pawlette.serve.pipeline as p; "
-            "shim = types.SimpleNamespace(loads=orjson.loads, "
-            "dumps=lambda value, **options: orjson.dumps(value).decode()); "
-            "a.json = p.json = shim; ",
+            "json": "import pawlette.serve.app as a; a.orjson = None; ",
+            "lexer": "import copy, pawlette.engine.machine as m; made = {}; "
+            "build = m.Lexer; "
+            "m.Lexer = lambda markers, *, escape: copy.copy(made.get((frozenset(markers), escape)) "
+            "or made.setdefault((frozenset(markers), escape), build(markers, escape=escape))); ",
         }
         code = (
             patches.get(stack, "")
@@ -346,10 +381,12 @@ def _pawlette_command(
     return [sys.executable, "-c", code]
 
 
-def _proxy_command(engine_port: int, port: int, client: str, reuse_port: bool) -> list[str]:
+def _proxy_command(
+    engine_port: int, port: int, client: str, reuse_port: bool, bare: bool = False
+) -> list[str]:
     command = [sys.executable, "-m", "bench.serve", "--role", "proxy"]
     command += ["--engine-port", str(engine_port), "--port", str(port), "--client", client]
-    return command + (["--reuse-port"] if reuse_port else [])
+    return command + (["--reuse-port"] if reuse_port else []) + (["--bare"] if bare else [])
 
 
 def _targets(arguments: argparse.Namespace, engine_port: int) -> list[Target]:
@@ -357,19 +394,38 @@ def _targets(arguments: argparse.Namespace, engine_port: int) -> list[Target]:
     targets = [Target("direct", "completions", [], engine_port)]
 
     def add(
-        name: str, path: str, build: Callable[[int], list[list[str]]], listeners: int = 1
+        name: str,
+        path: str,
+        build: Callable[[int], list[list[str]]],
+        listeners: int = 1,
+        environment: dict[str, str] | None = None,
     ) -> None:
         port = _free_port()
-        targets.append(Target(name, path, build(port), port, listeners))
+        targets.append(Target(name, path, build(port), port, listeners, environment=environment))
 
     # The proxy uses pawlette's engine client: aiohttp when installed (see serve/transport.py).
     client = "aiohttp" if _has("aiohttp") else "httpx"
     add("proxy", "completions", lambda port: [_proxy_command(engine_port, port, client, False)])
+    if client == "aiohttp":
+        # Without Starlette on the request's path, as pawlette serves its chat route.
+        add(
+            "proxy asgi",
+            "completions",
+            lambda port: [_proxy_command(engine_port, port, client, False, bare=True)],
+        )
     add(
         "pawlette",
         "chat",
         lambda port: [_pawlette_command(fmt, engine_port, port, 1, "default", False)],
     )
+    if arguments.baseline_src:
+        environment = dict(os.environ, PYTHONPATH=os.path.abspath(arguments.baseline_src))
+        add(
+            "pawlette baseline",
+            "chat",
+            lambda port: [_pawlette_command(fmt, engine_port, port, 1, "default", False)],
+            environment=environment,
+        )
     if arguments.stacks:
         add(
             "proxy httpx",
@@ -382,9 +438,14 @@ def _targets(arguments: argparse.Namespace, engine_port: int) -> list[Target]:
             lambda port: [_pawlette_command(fmt, engine_port, port, 1, "httpx", False)],
         )
         add(
-            "pawlette orjson",
+            "pawlette json",
             "chat",
-            lambda port: [_pawlette_command(fmt, engine_port, port, 1, "orjson", False)],
+            lambda port: [_pawlette_command(fmt, engine_port, port, 1, "json", False)],
+        )
+        add(
+            "pawlette lexer cached",
+            "chat",
+            lambda port: [_pawlette_command(fmt, engine_port, port, 1, "lexer", False)],
         )
         add(
             "pawlette h11",
@@ -576,12 +637,24 @@ def main() -> int:
     parser.add_argument("--port", type=int)
     parser.add_argument("--client", choices=["httpx", "aiohttp"], default="httpx")
     parser.add_argument("--reuse-port", action="store_true")
+    parser.add_argument("--bare", action="store_true", help="proxy: plain ASGI, no Starlette")
+    parser.add_argument(
+        "--baseline-src",
+        help="also run pawlette from this source tree (a src/ directory, e.g. an older "
+        "commit's: git archive COMMIT src | tar -x -C DIR), interleaved with the current one",
+    )
     arguments = parser.parse_args()
     if arguments.role == "engine":
         asyncio.run(_engine(arguments.port_file))
         return 0
     if arguments.role == "proxy":
-        _proxy(arguments.engine_port, arguments.port, arguments.client, arguments.reuse_port)
+        _proxy(
+            arguments.engine_port,
+            arguments.port,
+            arguments.client,
+            arguments.reuse_port,
+            arguments.bare,
+        )
         return 0
 
     port_file = f"/tmp/pawlette-bench-engine-{os.getpid()}"
@@ -599,7 +672,7 @@ def main() -> int:
             if not target.commands:
                 continue  # the engine: ready since it wrote its port
             for command in target.commands:
-                target.processes.append(subprocess.Popen(command, cwd=ROOT))
+                target.processes.append(subprocess.Popen(command, cwd=ROOT, env=target.environment))
             probe = "/health" if target.path == "chat" else "/"
             _wait_for(lambda target=target, probe=probe: _answers(target.port, probe), target.name)
             _wait_for(
@@ -690,7 +763,12 @@ def _report(arguments: argparse.Namespace, targets: list[Target], rows: list[Row
         ("proxy", "proxy httpx"),
         ("pawlette", "pawlette h11"),
         ("pawlette", "pawlette httpx"),
-        ("pawlette", "pawlette orjson"),
+        ("pawlette", "proxy asgi"),
+        ("pawlette", "pawlette baseline"),
+        ("pawlette", "pawlette json"),
+        ("pawlette lexer cached", "proxy"),
+        ("pawlette lexer cached", "proxy asgi"),
+        ("proxy asgi", "proxy"),
     ):
         if name in throughput and versus in throughput:
             line = f"{name} / {versus}: {throughput[name] / throughput[versus]:.2f}x chunks/s"

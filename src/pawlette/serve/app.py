@@ -624,19 +624,23 @@ class Server:
         state = _StreamState()
         failure: ServerError | None = None
         encode = pipeline.encoder.encode
-        await write(encode(pipeline.start_deltas()))
-        pieces = response.aiter_bytes()
+        # The role chunk goes out with the first text (one write less per request; OpenAI
+        # sends them together too), or before an error event, or with the last chunk.
+        pending = encode(pipeline.start_deltas())
+        pieces = _pieces(response)
         try:
             async for data in pieces:
                 deltas = self._read_events(decoder.feed(data), state, pipeline)
                 if deltas:
-                    await write(encode(deltas))
+                    await write(pending + encode(deltas) if pending else encode(deltas))
+                    pending = b""
                 if state.done or pipeline.cut:
                     break
             else:
                 deltas = self._read_events(decoder.finish(), state, pipeline)
                 if deltas:
-                    await write(encode(deltas))
+                    await write(pending + encode(deltas))
+                    pending = b""
         except ServerError as error:
             failure = error
         except httpx.TimeoutException:
@@ -663,9 +667,11 @@ class Server:
             )
         if failure is not None:
             logger.warning("stream failed: %s", failure.message)
+            if pending:
+                await write(pending)
             await write(failure.event())
             return
-        final = encode(pipeline.finish_deltas(reason))
+        final = pending + encode(pipeline.finish_deltas(reason))
         if include_usage and state.usage is not None:
             final += encode_events([pipeline.stream.usage_chunk(state.usage)])
         _log_warnings(pipeline.completion)
@@ -737,6 +743,16 @@ def _stream_item(payload: str, url: str, state: _StreamState) -> str:
         state.reason = finish
     text = choice.get("text")
     return text if isinstance(text, str) else ""
+
+
+def _pieces(response: httpx.Response) -> AsyncIterator[bytes]:
+    """The answer's body as it arrives: straight from its stream when it is not compressed
+    (httpx's decoder and chunker layers cost time per piece and do nothing then)."""
+    stream = response.stream
+    encoding = response.headers.get("content-encoding", "identity").strip().lower()
+    if encoding in ("", "identity") and isinstance(stream, httpx.AsyncByteStream):
+        return stream.__aiter__()
+    return response.aiter_bytes()
 
 
 def _load_event(payload: str) -> Any:
