@@ -685,17 +685,33 @@ class Server:
     def _read_events(
         self, payloads: list[str], state: _StreamState, pipeline: ChunkPipeline
     ) -> list[Delta]:
-        deltas: list[Delta] = []
-        for payload in payloads:
-            if state.done or pipeline.cut:
-                break
-            if payload == "[DONE]":
-                state.done = True
-                break
-            text = _stream_item(payload, self.completions_url, state)
-            if text:
-                deltas += pipeline.feed_deltas(text)
-        return deltas
+        """The deltas for the events of one read from the upstream.
+
+        The texts of the events that arrived together go through the parser as one piece,
+        so they make one chunk where they were several (OpenAI's chunks are pieces of the
+        text of any length; only what has already arrived is joined, nothing waits).
+        """
+        if state.done or pipeline.cut:
+            return []
+        texts: list[str] = []
+        try:
+            for payload in payloads:
+                if payload == "[DONE]":
+                    state.done = True
+                    break
+                text = _stream_item(payload, self.completions_url, state)
+                if text:
+                    texts.append(text)
+        except ServerError:
+            # As if fed one by one: the texts before the bad event count, and an answer
+            # already cut short never sees it.
+            pipeline.feed_deltas("".join(texts))
+            if pipeline.cut:
+                return []
+            raise
+        if not texts:
+            return []
+        return pipeline.feed_deltas(texts[0] if len(texts) == 1 else "".join(texts))
 
 
 class _StreamState:
