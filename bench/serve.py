@@ -11,14 +11,25 @@ engine's send time (one machine, one monotonic clock).  The targets:
 - ``proxy``: a bare pass-through proxy over the same engine, in the same stack family as
   pawlette (uvicorn, Starlette, and pawlette's engine client: aiohttp when installed),
   relaying the engine's bytes without parsing them: what any Python server in front costs;
-- ``proxy httpx`` (with ``--stacks``): the same proxy with httpx (32 pools, as pawlette kept
-  them) instead of aiohttp: with ``pawlette httpx``, the measure that chose the client;
+- ``proxy asgi``: the same relay as a plain ASGI app, no Starlette on the request's path
+  (pawlette serves its chat route that way, serve/asgi.py): the leaner floor;
+- ``proxy httpx`` (with ``--stacks``): the Starlette proxy with httpx (32 pools, as pawlette
+  kept them) instead of aiohttp: with ``pawlette httpx``, the measure that chose the client;
 - ``pawlette``: ``pawlette serve`` (uvicorn's default stack: httptools and uvloop when
-  installed; aiohttp to the engine), and with ``--stacks`` also on h11 and asyncio's loop
-  (``pawlette h11``), with httpx to the engine (``pawlette httpx``), and with orjson for the
-  server's JSON, patched in (``pawlette orjson``);
+  installed; aiohttp to the engine; orjson reading the engine's events), and with
+  ``--stacks`` also on h11 and asyncio's loop (``pawlette h11``), with httpx to the engine
+  (``pawlette httpx``), reading the engine's events with ``json`` (``pawlette json``),
+  sending a chunk per engine event instead of one per read (``pawlette unjoined``), and a
+  projection, ``pawlette lexer cached``: the parsers' lexer tables built once per format
+  (patched in; what the parser-speed work is to do), not a configuration one can choose;
+- ``pawlette baseline`` (with ``--baseline-src DIR``): pawlette from another source tree,
+  e.g. the commit before a change, interleaved with the current one like every target;
 - ``... x2``: two worker processes on one port (``SO_REUSEPORT``; ``pawlette x2 shared``:
   one shared listening socket, as uvicorn's ``--workers`` does).
+
+A "chunk" is one of the engine's pieces (a token, for a real engine), counted by the stamp
+it carries wherever it arrives: pawlette joins the pieces that came in one read from the
+engine into one OpenAI chunk, so it sends fewer, larger events than it receives.
 
 Phases:
 
@@ -40,6 +51,7 @@ counted and must be 0.  Bounded loops, loopback only.
 
 Usage, from the repository root: python -m bench.serve [--format pcml] [--clients 50]
     [--requests 4] [--chunks 16] [--rounds 3] [--interval-ms 250] [--stacks] [--no-workers]
+    [--baseline-src DIR]
 """
 
 from __future__ import annotations
@@ -366,6 +378,7 @@ def _pawlette_command(
         patches = {
             "httpx": "import pawlette.serve.transport as t; t.aiohttp = None; ",
             "json": "import pawlette.serve.app as a; a.orjson = None; ",
+            "unjoined": "import pawlette.serve.app as a; a.JOIN_EVENTS = False; ",
             "lexer": "import copy, pawlette.engine.machine as m; made = {}; "
             "build = m.Lexer; "
             "m.Lexer = lambda markers, *, escape: copy.copy(made.get((frozenset(markers), escape)) "
@@ -441,6 +454,11 @@ def _targets(arguments: argparse.Namespace, engine_port: int) -> list[Target]:
             "pawlette json",
             "chat",
             lambda port: [_pawlette_command(fmt, engine_port, port, 1, "json", False)],
+        )
+        add(
+            "pawlette unjoined",
+            "chat",
+            lambda port: [_pawlette_command(fmt, engine_port, port, 1, "unjoined", False)],
         )
         add(
             "pawlette lexer cached",
@@ -626,7 +644,9 @@ def main() -> int:
         help="pacing of the latency phases, ms between chunks (default: 250)",
     )
     parser.add_argument(
-        "--stacks", action="store_true", help="also pawlette on h11 and the aiohttp proxy"
+        "--stacks",
+        action="store_true",
+        help="also the stack variants (h11, httpx, json, unjoined, lexer cached)",
     )
     parser.add_argument(
         "--no-workers", dest="workers", action="store_false", help="no two-worker targets"
@@ -766,6 +786,7 @@ def _report(arguments: argparse.Namespace, targets: list[Target], rows: list[Row
         ("pawlette", "proxy asgi"),
         ("pawlette", "pawlette baseline"),
         ("pawlette", "pawlette json"),
+        ("pawlette", "pawlette unjoined"),
         ("pawlette lexer cached", "proxy"),
         ("pawlette lexer cached", "proxy asgi"),
         ("proxy asgi", "proxy"),

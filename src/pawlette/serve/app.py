@@ -98,6 +98,10 @@ logger = logging.getLogger("pawlette.serve")
 T = TypeVar("T")
 Write = Callable[[bytes], Awaitable[None]]
 
+JOIN_EVENTS = True
+"""Join the texts of the events of one upstream read into one chunk (see ``_read_events``);
+``python -m bench.serve --stacks`` turns it off to measure what joining saves."""
+
 _DONE = b"data: [DONE]\n\n"
 _ERROR_DETAIL_CHARS = 500
 _DRAIN_SECONDS = 1.0
@@ -711,6 +715,8 @@ class Server:
             raise
         if not texts:
             return []
+        if not JOIN_EVENTS:
+            return [delta for text in texts for delta in pipeline.feed_deltas(text)]
         return pipeline.feed_deltas(texts[0] if len(texts) == 1 else "".join(texts))
 
 
