@@ -12,7 +12,6 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
 from collections.abc import Awaitable, Callable
 from typing import TypeVar
 
@@ -47,8 +46,9 @@ async def unless_disconnected(receive: Receive, work: Awaitable[T]) -> tuple[boo
         listener.cancel()
         return False, task.result()
     task.cancel()
-    with contextlib.suppress(asyncio.CancelledError, Exception):
-        await task  # its clean-up (closing the upstream answer) runs now
+    await asyncio.wait((task,))  # its clean-up (closing the upstream answer) runs now
+    if not task.cancelled():
+        task.exception()  # read: a failure while it was cancelled answers no one any more
     return True, None
 
 
