@@ -11,14 +11,25 @@ engine's send time (one machine, one monotonic clock).  The targets:
 - ``proxy``: a bare pass-through proxy over the same engine, in the same stack family as
   pawlette (uvicorn, Starlette, and pawlette's engine client: aiohttp when installed),
   relaying the engine's bytes without parsing them: what any Python server in front costs;
-- ``proxy httpx`` (with ``--stacks``): the same proxy with httpx (32 pools, as pawlette kept
-  them) instead of aiohttp: with ``pawlette httpx``, the measure that chose the client;
+- ``proxy asgi``: the same relay as a plain ASGI app, no Starlette on the request's path
+  (pawlette serves its chat route that way, serve/asgi.py): the leaner floor;
+- ``proxy httpx`` (with ``--stacks``): the Starlette proxy with httpx (32 pools, as pawlette
+  kept them) instead of aiohttp: with ``pawlette httpx``, the measure that chose the client;
 - ``pawlette``: ``pawlette serve`` (uvicorn's default stack: httptools and uvloop when
-  installed; aiohttp to the engine), and with ``--stacks`` also on h11 and asyncio's loop
-  (``pawlette h11``), with httpx to the engine (``pawlette httpx``), and with orjson for the
-  server's JSON, patched in (``pawlette orjson``);
+  installed; aiohttp to the engine; orjson reading the engine's events), and with
+  ``--stacks`` also on h11 and asyncio's loop (``pawlette h11``), with httpx to the engine
+  (``pawlette httpx``), reading the engine's events with ``json`` (``pawlette json``),
+  sending a chunk per engine event instead of one per read (``pawlette unjoined``), and a
+  projection, ``pawlette lexer cached``: the parsers' lexer tables built once per format
+  (patched in; what the parser-speed work is to do), not a configuration one can choose;
+- ``pawlette baseline`` (with ``--baseline-src DIR``): pawlette from another source tree,
+  e.g. the commit before a change, interleaved with the current one like every target;
 - ``... x2``: two worker processes on one port (``SO_REUSEPORT``; ``pawlette x2 shared``:
   one shared listening socket, as uvicorn's ``--workers`` does).
+
+A "chunk" is one of the engine's pieces (a token, for a real engine), counted by the stamp
+it carries wherever it arrives: pawlette joins the pieces that came in one read from the
+engine into one OpenAI chunk, so it sends fewer, larger events than it receives.
 
 Phases:
 
@@ -40,6 +51,7 @@ counted and must be 0.  Bounded loops, loopback only.
 
 Usage, from the repository root: python -m bench.serve [--format pcml] [--clients 50]
     [--requests 4] [--chunks 16] [--rounds 3] [--interval-ms 250] [--stacks] [--no-workers]
+    [--baseline-src DIR]
 """
 
 from __future__ import annotations
@@ -213,7 +225,7 @@ async def _load(
 # ---------------------------------------------------------------------- the proxy
 
 
-def _proxy(engine_port: int, port: int, client_kind: str, reuse_port: bool) -> None:
+def _proxy(engine_port: int, port: int, client_kind: str, reuse_port: bool, bare: bool) -> None:
     """A bare pass-through proxy: ``POST /v1/completions`` relayed to the engine, bytes as
     they come, nothing parsed (the floor for any Python server in the same stacks)."""
     import contextlib
@@ -279,7 +291,38 @@ def _proxy(engine_port: int, port: int, client_kind: str, reuse_port: bool) -> N
 
     app = Starlette(routes=[Route("/v1/completions", relay, methods=["POST"])], lifespan=lifespan)
     sock = _listening(port, reuse_port)
-    uvicorn.Server(uvicorn.Config(app, log_level="warning")).run(sockets=[sock])
+    if not bare:
+        uvicorn.Server(uvicorn.Config(app, log_level="warning")).run(sockets=[sock])
+        return
+
+    async def bare_app(scope, receive, send):  # type: ignore[no-untyped-def]
+        """The relay in plain ASGI (no Starlette on the request's path), as pawlette's chat
+        route is served (serve/asgi.py); the lifespan still through Starlette."""
+        if scope["type"] != "http":
+            await app(scope, receive, send)
+            return
+        body = b""
+        while True:
+            message = await receive()
+            body += message.get("body", b"")
+            if not message.get("more_body"):
+                break
+        answer = await clients[0].post(url, data=body, headers=headers)  # type: ignore[attr-defined]
+        await send(
+            {
+                "type": "http.response.start",
+                "status": answer.status,
+                "headers": [(b"content-type", b"text/event-stream")],
+            }
+        )
+        try:
+            async for piece in answer.content.iter_any():
+                await send({"type": "http.response.body", "body": piece, "more_body": True})
+        finally:
+            answer.release()
+        await send({"type": "http.response.body", "body": b"", "more_body": False})
+
+    uvicorn.Server(uvicorn.Config(bare_app, log_level="warning")).run(sockets=[sock])
 
 
 def _listening(port: int, reuse_port: bool) -> socket.socket:
@@ -307,6 +350,8 @@ class Target:
     listeners: int = 1
     """Listening sockets on the port once every process is ready (SO_REUSEPORT: one each)."""
     processes: list[subprocess.Popen[bytes]] = field(default_factory=list)
+    environment: dict[str, str] | None = None
+    """The processes' environment (None: this one's)."""
 
 
 def _pawlette_command(
@@ -326,15 +371,18 @@ def _pawlette_command(
         http, loop = {"default": ("auto", "auto"), "h11": ("h11", "asyncio")}.get(
             stack, ("auto", "auto")
         )
-        # "httpx": the engine client pawlette uses without aiohttp; "orjson": the server's
-        # JSON (the engine's events read, the chunks written) through orjson instead.
+        # "httpx": the engine client pawlette uses without aiohttp; "json": the engine's
+        # events read without orjson; "lexer": a projection, not a configuration: each
+        # format's lexer tables built once (copies of one lexer per marker set), what the
+        # parsers will do once they cache them (building them is most of a parser's set-up).
         patches = {
             "httpx": "import pawlette.serve.transport as t; t.aiohttp = None; ",
-            "orjson": "import types, orjson; "
-            "import pawlette.serve.app as a, pawlette.serve.pipeline as p; "
-            "shim = types.SimpleNamespace(loads=orjson.loads, "
-            "dumps=lambda value, **options: orjson.dumps(value).decode()); "
-            "a.json = p.json = shim; ",
+            "json": "import pawlette.serve.app as a; a.orjson = None; ",
+            "unjoined": "import pawlette.serve.app as a; a.JOIN_EVENTS = False; ",
+            "lexer": "import copy, pawlette.engine.machine as m; made = {}; "
+            "build = m.Lexer; "
+            "m.Lexer = lambda markers, *, escape: copy.copy(made.get((frozenset(markers), escape)) "
+            "or made.setdefault((frozenset(markers), escape), build(markers, escape=escape))); ",
         }
         code = (
             patches.get(stack, "")
@@ -346,10 +394,12 @@ def _pawlette_command(
     return [sys.executable, "-c", code]
 
 
-def _proxy_command(engine_port: int, port: int, client: str, reuse_port: bool) -> list[str]:
+def _proxy_command(
+    engine_port: int, port: int, client: str, reuse_port: bool, bare: bool = False
+) -> list[str]:
     command = [sys.executable, "-m", "bench.serve", "--role", "proxy"]
     command += ["--engine-port", str(engine_port), "--port", str(port), "--client", client]
-    return command + (["--reuse-port"] if reuse_port else [])
+    return command + (["--reuse-port"] if reuse_port else []) + (["--bare"] if bare else [])
 
 
 def _targets(arguments: argparse.Namespace, engine_port: int) -> list[Target]:
@@ -357,19 +407,38 @@ def _targets(arguments: argparse.Namespace, engine_port: int) -> list[Target]:
     targets = [Target("direct", "completions", [], engine_port)]
 
     def add(
-        name: str, path: str, build: Callable[[int], list[list[str]]], listeners: int = 1
+        name: str,
+        path: str,
+        build: Callable[[int], list[list[str]]],
+        listeners: int = 1,
+        environment: dict[str, str] | None = None,
     ) -> None:
         port = _free_port()
-        targets.append(Target(name, path, build(port), port, listeners))
+        targets.append(Target(name, path, build(port), port, listeners, environment=environment))
 
     # The proxy uses pawlette's engine client: aiohttp when installed (see serve/transport.py).
     client = "aiohttp" if _has("aiohttp") else "httpx"
     add("proxy", "completions", lambda port: [_proxy_command(engine_port, port, client, False)])
+    if client == "aiohttp":
+        # Without Starlette on the request's path, as pawlette serves its chat route.
+        add(
+            "proxy asgi",
+            "completions",
+            lambda port: [_proxy_command(engine_port, port, client, False, bare=True)],
+        )
     add(
         "pawlette",
         "chat",
         lambda port: [_pawlette_command(fmt, engine_port, port, 1, "default", False)],
     )
+    if arguments.baseline_src:
+        environment = dict(os.environ, PYTHONPATH=os.path.abspath(arguments.baseline_src))
+        add(
+            "pawlette baseline",
+            "chat",
+            lambda port: [_pawlette_command(fmt, engine_port, port, 1, "default", False)],
+            environment=environment,
+        )
     if arguments.stacks:
         add(
             "proxy httpx",
@@ -382,9 +451,19 @@ def _targets(arguments: argparse.Namespace, engine_port: int) -> list[Target]:
             lambda port: [_pawlette_command(fmt, engine_port, port, 1, "httpx", False)],
         )
         add(
-            "pawlette orjson",
+            "pawlette json",
             "chat",
-            lambda port: [_pawlette_command(fmt, engine_port, port, 1, "orjson", False)],
+            lambda port: [_pawlette_command(fmt, engine_port, port, 1, "json", False)],
+        )
+        add(
+            "pawlette unjoined",
+            "chat",
+            lambda port: [_pawlette_command(fmt, engine_port, port, 1, "unjoined", False)],
+        )
+        add(
+            "pawlette lexer cached",
+            "chat",
+            lambda port: [_pawlette_command(fmt, engine_port, port, 1, "lexer", False)],
         )
         add(
             "pawlette h11",
@@ -565,7 +644,9 @@ def main() -> int:
         help="pacing of the latency phases, ms between chunks (default: 250)",
     )
     parser.add_argument(
-        "--stacks", action="store_true", help="also pawlette on h11 and the aiohttp proxy"
+        "--stacks",
+        action="store_true",
+        help="also the stack variants (h11, httpx, json, unjoined, lexer cached)",
     )
     parser.add_argument(
         "--no-workers", dest="workers", action="store_false", help="no two-worker targets"
@@ -576,12 +657,24 @@ def main() -> int:
     parser.add_argument("--port", type=int)
     parser.add_argument("--client", choices=["httpx", "aiohttp"], default="httpx")
     parser.add_argument("--reuse-port", action="store_true")
+    parser.add_argument("--bare", action="store_true", help="proxy: plain ASGI, no Starlette")
+    parser.add_argument(
+        "--baseline-src",
+        help="also run pawlette from this source tree (a src/ directory, e.g. an older "
+        "commit's: git archive COMMIT src | tar -x -C DIR), interleaved with the current one",
+    )
     arguments = parser.parse_args()
     if arguments.role == "engine":
         asyncio.run(_engine(arguments.port_file))
         return 0
     if arguments.role == "proxy":
-        _proxy(arguments.engine_port, arguments.port, arguments.client, arguments.reuse_port)
+        _proxy(
+            arguments.engine_port,
+            arguments.port,
+            arguments.client,
+            arguments.reuse_port,
+            arguments.bare,
+        )
         return 0
 
     port_file = f"/tmp/pawlette-bench-engine-{os.getpid()}"
@@ -599,7 +692,7 @@ def main() -> int:
             if not target.commands:
                 continue  # the engine: ready since it wrote its port
             for command in target.commands:
-                target.processes.append(subprocess.Popen(command, cwd=ROOT))
+                target.processes.append(subprocess.Popen(command, cwd=ROOT, env=target.environment))
             probe = "/health" if target.path == "chat" else "/"
             _wait_for(lambda target=target, probe=probe: _answers(target.port, probe), target.name)
             _wait_for(
@@ -690,7 +783,13 @@ def _report(arguments: argparse.Namespace, targets: list[Target], rows: list[Row
         ("proxy", "proxy httpx"),
         ("pawlette", "pawlette h11"),
         ("pawlette", "pawlette httpx"),
-        ("pawlette", "pawlette orjson"),
+        ("pawlette", "proxy asgi"),
+        ("pawlette", "pawlette baseline"),
+        ("pawlette", "pawlette json"),
+        ("pawlette", "pawlette unjoined"),
+        ("pawlette lexer cached", "proxy"),
+        ("pawlette lexer cached", "proxy asgi"),
+        ("proxy asgi", "proxy"),
     ):
         if name in throughput and versus in throughput:
             line = f"{name} / {versus}: {throughput[name] / throughput[versus]:.2f}x chunks/s"

@@ -478,3 +478,36 @@ def test_output_budget_when_the_request_sets_none() -> None:
     assert budget("llamacpp") == "absent"
     assert budget("generic") == budget("sglang") == DEFAULT_MAX_TOKENS
     assert budget("vllm", 100) == budget("generic", 100) == 100
+
+
+@pytest.mark.parametrize(
+    "payload",
+    [
+        '{"choices": [{"text": "a\\u00e9\\ud83d\\ude00", "finish_reason": null}]}',
+        '{"choices": [{"text": "x"}], "usage": {"completion_tokens": 3}}',
+        '{"choices": [{"text": "\\ud800"}]}',  # a lone surrogate's escape: orjson refuses it
+        '{"choices": [{"text": "n"}], "score": NaN}',  # NaN: orjson refuses it
+        '{"choices": [{"text": "big"}], "n": 123456789012345678901234567890}',
+        '{"choices": [{"text": "a"}, {"text": "b"}], "a": 1, "a": 2}',
+        "[1, 2]",
+        "not json",
+        '{"choices": [',
+    ],
+)
+def test_engine_events_read_alike_with_and_without_orjson(
+    payload: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from pawlette.serve import app
+
+    def read() -> tuple[str, Any]:
+        state = app._StreamState()
+        try:
+            text = app._stream_item(payload, "u", state)
+        except app.ServerError as error:
+            return "error", (error.status, error.code)
+        return text, (state.reason, state.usage)
+
+    assert app.orjson is not None  # the serve extra installs it
+    with_orjson = read()
+    monkeypatch.setattr(app, "orjson", None)
+    assert read() == with_orjson

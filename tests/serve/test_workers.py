@@ -13,6 +13,7 @@ from collections.abc import Callable
 
 import httpx
 
+from pawlette.serve.metrics import DUMP_SECONDS
 from pawlette.serve.workers import worker_pids
 
 from .prometheus import Samples, scrape, total, value
@@ -70,11 +71,17 @@ def test_workers_share_the_port_and_their_metrics(upstream: FakeUpstream) -> Non
         def summed() -> Samples:
             return scrape(url)
 
-        # Every worker writes its numbers each second; any of them answers with the sum.
-        assert wait_until(
-            lambda: value(summed(), "pawlette_requests_total", status="200") == 30, 20
-        )
-        samples = summed()
+        # Every worker writes its numbers each second; any of them answers with the sum (of
+        # its own numbers and the others' last written ones: two scrapes answered by two
+        # workers may differ for a second, so the checks read the scrape that saw all 30).
+        scraped: list[Samples] = []
+
+        def complete() -> bool:
+            scraped[:] = [summed()]
+            return value(scraped[0], "pawlette_requests_total", status="200") == 30
+
+        assert wait_until(complete, 20)
+        samples = scraped[0]
         per_worker = [
             value(samples, "pawlette_worker_requests_total", worker=str(index))
             for index in range(2)
@@ -82,7 +89,9 @@ def test_workers_share_the_port_and_their_metrics(upstream: FakeUpstream) -> Non
         assert sum(per_worker) == total(samples, "pawlette_worker_requests_total") == 30
         assert min(per_worker) > 0, f"one worker got every connection: {per_worker}"
 
-        # A worker that dies is replaced; the sums do not go back.
+        # A worker that dies is replaced; the sums do not go back.  (What a killed worker
+        # counted after its last write, at most a second's worth, is lost: let both write.)
+        time.sleep(2 * DUMP_SECONDS)
         os.kill(first_pids[0], signal.SIGKILL)
         assert wait_until(
             lambda: (

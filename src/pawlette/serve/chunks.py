@@ -18,6 +18,7 @@ extension ``delta.content_parts`` (a list of OpenAI-style parts) that stock clie
 
 from __future__ import annotations
 
+import json
 import time
 import uuid
 from collections.abc import Iterable
@@ -35,6 +36,9 @@ from ..types import (
     ToolCallEnd,
     ToolCallStart,
 )
+
+Delta = tuple[dict[str, Any], str | None]
+"""A chunk's ``choices[0].delta`` and ``finish_reason``."""
 
 
 class ChunkStream:
@@ -79,10 +83,15 @@ class ChunkStream:
 
     def chunks(self, events: Iterable[Event]) -> list[dict[str, Any]]:
         """The chunks for these events (the role chunk comes first, once)."""
-        result: list[dict[str, Any]] = []
+        return [self._chunk(delta, reason) for delta, reason in self.deltas(events)]
+
+    def deltas(self, events: Iterable[Event]) -> list[Delta]:
+        """What :meth:`chunks` returns, as ``(delta, finish_reason)`` pairs: the parts that
+        differ from chunk to chunk (the server encodes the rest once, see :class:`ChunkEncoder`)."""
+        result: list[Delta] = []
         if not self._started:
             self._started = True
-            result.append(self._chunk({"role": "assistant", "content": ""}))
+            result.append(({"role": "assistant", "content": ""}, None))
         for event in events:
             if self.finished:
                 # Nothing follows the finish chunk (a completion's parser ends its message
@@ -96,38 +105,45 @@ class ChunkStream:
                 continue
             delta = self._delta(event)
             if delta is not None:
-                result.append(self._chunk(delta))
+                result.append((delta, None))
             elif isinstance(event, MessageEnd):
                 self._held.clear()  # calls that never ended are no calls
-                result.append(self.finish_chunk(event.finish_reason))
+                result.append(self._finish(event.finish_reason))
         return result
 
-    def _release(self, index: int) -> list[dict[str, Any]]:
+    def _release(self, index: int) -> list[Delta]:
         """A held call, once it ended: its start, then its arguments in one delta."""
         held = self._held.pop(index, [])
         starts = [event for event in held if isinstance(event, ToolCallStart)]
         if not starts:
             return []
         arguments = "".join(e.arguments for e in held if isinstance(e, ToolCallDelta))
-        chunks = [self._chunk(self._delta(starts[-1]) or {})]
+        deltas: list[Delta] = [(self._delta(starts[-1]) or {}, None)]
         delta = self._delta(ToolCallDelta(index, arguments))
         if delta is not None:
-            chunks.append(self._chunk(delta))
-        return chunks
+            deltas.append((delta, None))
+        return deltas
 
     def finish_chunk(self, finish_reason: str | None) -> dict[str, Any]:
         """The closing chunk; ``finish_reason`` defaults from what was streamed."""
+        return self._chunk(*self._finish(finish_reason))
+
+    def _finish(self, finish_reason: str | None) -> Delta:
         self.finished = True
         if finish_reason is None:
             finish_reason = "tool_calls" if self.saw_call else "stop"
-        return self._chunk({}, finish_reason)
+        return {}, finish_reason
 
     def usage_chunk(self, usage: dict[str, Any]) -> dict[str, Any]:
         """OpenAI's trailing usage chunk (``stream_options.include_usage``)."""
-        chunk = self._chunk({})
-        chunk["choices"] = []
-        chunk["usage"] = usage
-        return chunk
+        return {
+            "id": self.completion_id,
+            "object": "chat.completion.chunk",
+            "created": self.created,
+            "model": self.model,
+            "choices": [],
+            "usage": usage,
+        }
 
     def _delta(self, event: Event) -> dict[str, Any] | None:
         if isinstance(event, TextDelta):
@@ -168,3 +184,45 @@ class ChunkStream:
                 ]
             }
         return None
+
+
+# One encoder for every chunk: json.dumps with options builds a new encoder per call.
+_JSON = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
+_STRING = json.encoder.encode_basestring  # in C; what ensure_ascii=False writes
+
+
+class ChunkEncoder:
+    r"""One :class:`ChunkStream`'s chunks as server-sent events, the bytes ``json.dumps`` with
+    ``ensure_ascii=False`` and compact separators writes for the chunk dicts (the tests check
+    they are equal), with everything but the delta and the finish reason encoded once.
+
+    >>> stream = ChunkStream(model="m", completion_id="chatcmpl-1", created=0)
+    >>> ChunkEncoder(stream).encode(stream.deltas([TextDelta("Hi")])).split(b"\n\n")[1][-86:]
+    b'"choices":[{"index":0,"delta":{"content":"Hi"},"logprobs":null,"finish_reason":null}]}'
+    """
+
+    __slots__ = ("_head", "_open")
+
+    def __init__(self, stream: ChunkStream) -> None:
+        self._head = (
+            f'data: {{"id":{_STRING(stream.completion_id)},"object":"chat.completion.chunk",'
+            f'"created":{_JSON.encode(stream.created)},"model":{_STRING(stream.model)},'
+            '"choices":[{"index":0,"delta":'
+        )
+        self._open = ',"logprobs":null,"finish_reason":null}]}\n\n'
+
+    def encode(self, deltas: list[Delta]) -> bytes:
+        head = self._head
+        parts: list[str] = []
+        for delta, reason in deltas:
+            parts.append(head)
+            text = delta.get("content") if len(delta) == 1 else None
+            # The common chunk, a piece of text, without the general encoder.
+            parts.append(
+                '{"content":' + _STRING(text) + "}" if type(text) is str else _JSON.encode(delta)
+            )
+            if reason is None:
+                parts.append(self._open)
+            else:
+                parts.append(f',"logprobs":null,"finish_reason":{_STRING(reason)}}}]}}\n\n')
+        return "".join(parts).encode()

@@ -26,16 +26,16 @@ from ..types import (
     ToolCallEnd,
     ToolCallStart,
 )
-from .chunks import ChunkStream
+from .chunks import ChunkEncoder, ChunkStream, Delta
 from .tool_choice import ToolPlan
+
+# One encoder for every call: json.dumps with options builds a new encoder per call.
+_JSON = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
 
 
 def encode_events(chunks: list[dict[str, Any]]) -> bytes:
     """Chunks as server-sent events: ``data: {json}\\n\\n`` each."""
-    return "".join(
-        f"data: {json.dumps(chunk, ensure_ascii=False, separators=(',', ':'))}\n\n"
-        for chunk in chunks
-    ).encode()
+    return "".join(f"data: {_JSON.encode(chunk)}\n\n" for chunk in chunks).encode()
 
 
 class Completion:
@@ -135,6 +135,7 @@ class ChunkPipeline:
         self.stream = ChunkStream(
             model=model, completion_id=completion_id, stream_arguments=stream_arguments
         )
+        self.encoder = ChunkEncoder(self.stream)
 
     @property
     def cut(self) -> bool:
@@ -150,3 +151,14 @@ class ChunkPipeline:
     def finish(self, upstream_reason: str | None) -> list[dict[str, Any]]:
         """The remaining chunks, ending with the one that carries ``finish_reason``."""
         return self.stream.chunks(self.completion.finish(upstream_reason))
+
+    # The same, as (delta, finish_reason) pairs for :attr:`encoder` (what the server sends).
+
+    def start_deltas(self) -> list[Delta]:
+        return self.stream.deltas(self.completion.feed(""))
+
+    def feed_deltas(self, text: str) -> list[Delta]:
+        return self.stream.deltas(self.completion.feed(text))
+
+    def finish_deltas(self, upstream_reason: str | None) -> list[Delta]:
+        return self.stream.deltas(self.completion.finish(upstream_reason))

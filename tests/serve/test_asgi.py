@@ -1,0 +1,61 @@
+"""``unless_disconnected``: the work's result, its failure, or its cancellation on a disconnect."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+
+from pawlette.serve.asgi import unless_disconnected
+
+
+def _receive(disconnect: asyncio.Event) -> Any:
+    async def receive() -> dict[str, Any]:
+        await disconnect.wait()
+        return {"type": "http.disconnect"}
+
+    return receive
+
+
+def test_the_work_finishes_first() -> None:
+    async def main() -> tuple[bool, int | None]:
+        async def work() -> int:
+            await asyncio.sleep(0)
+            return 7
+
+        return await unless_disconnected(_receive(asyncio.Event()), work())
+
+    assert asyncio.run(main()) == (False, 7)
+
+
+def test_a_disconnect_cancels_the_work_and_its_clean_up_runs_at_once() -> None:
+    cleaned: list[str] = []
+
+    async def main() -> tuple[bool, None]:
+        disconnect = asyncio.Event()
+
+        async def work() -> None:
+            try:
+                disconnect.set()
+                await asyncio.Event().wait()  # an engine that never answers
+            finally:
+                await asyncio.sleep(0)  # a clean-up that awaits (closing a connection)
+                cleaned.append("closed")
+
+        answer = await unless_disconnected(_receive(disconnect), work())
+        assert cleaned == ["closed"]  # before the caller goes on
+        return answer  # type: ignore[return-value]
+
+    assert asyncio.run(main()) == (True, None)
+
+
+def test_the_works_failure_is_raised() -> None:
+    async def main() -> None:
+        async def work() -> None:
+            raise ValueError("broken")
+
+        await unless_disconnected(_receive(asyncio.Event()), work())
+
+    with pytest.raises(ValueError, match="broken"):
+        asyncio.run(main())

@@ -1,0 +1,80 @@
+"""The server's chunk encoder writes exactly the bytes ``json.dumps`` writes for the chunk dicts."""
+
+from __future__ import annotations
+
+import json
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from pawlette.serve.chunks import ChunkEncoder, ChunkStream
+from pawlette.serve.pipeline import encode_events
+from pawlette.types import (
+    Event,
+    MessageEnd,
+    ReasoningDelta,
+    ReasoningStepAdded,
+    TextDelta,
+    ThinkStep,
+    ToolCallDelta,
+    ToolCallEnd,
+    ToolCallStart,
+)
+
+# Any text a model or a client can send through (lone surrogates cannot be sent as UTF-8).
+TEXT = st.text(st.characters(exclude_categories=("Cs",)), max_size=12)
+
+
+@st.composite
+def event_lists(draw: st.DrawFn) -> list[Event]:
+    events: list[Event] = []
+    for number in range(draw(st.integers(0, 8))):
+        kind = draw(st.sampled_from(["text", "reasoning", "call", "step"]))
+        if kind == "text":
+            events.append(TextDelta(draw(TEXT)))
+        elif kind == "reasoning":
+            events.append(ReasoningDelta(draw(TEXT)))
+        elif kind == "step":
+            step = ThinkStep(draw(TEXT), draw(TEXT), draw(TEXT))
+            events.append(ReasoningStepAdded(step))
+        else:
+            events += [ToolCallStart(number, draw(TEXT), draw(TEXT))]
+            events += [ToolCallDelta(number, draw(TEXT)) for _ in range(draw(st.integers(0, 2)))]
+            events.append(ToolCallEnd(number))
+    if draw(st.booleans()):
+        events.append(MessageEnd(draw(st.sampled_from([None, "stop", "length", "tool_calls"]))))
+    return events
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    events=event_lists(),
+    model=TEXT,
+    completion_id=TEXT.filter(bool),  # empty: the stream makes up an id
+    created=st.integers(0, 2**40),
+    stream_arguments=st.booleans(),
+)
+def test_encoded_deltas_are_the_chunks_json(
+    events: list[Event], model: str, completion_id: str, created: int, stream_arguments: bool
+) -> None:
+    def stream() -> ChunkStream:
+        return ChunkStream(
+            model=model,
+            completion_id=completion_id,
+            created=created,
+            stream_arguments=stream_arguments,
+        )
+
+    by_deltas = stream()
+    encoded = ChunkEncoder(by_deltas).encode(by_deltas.deltas(events))
+    assert encoded == encode_events(stream().chunks(events))
+    for event in encoded.decode().split("\n\n")[:-1]:
+        assert json.loads(event.removeprefix("data: "))["object"] == "chat.completion.chunk"
+
+
+def test_a_text_delta_that_needs_escapes() -> None:
+    stream = ChunkStream(model='m"\\', completion_id="c\n", created=0)
+    encoded = ChunkEncoder(stream).encode(stream.deltas([TextDelta('"\\\n\x00é😀')]))
+    second = json.loads(encoded.split(b"\n\n")[1].removeprefix(b"data: "))
+    assert second["choices"][0]["delta"] == {"content": '"\\\n\x00é😀'}
+    assert (second["id"], second["model"]) == ("c\n", 'm"\\')
