@@ -624,3 +624,41 @@ def test_hostile_requests_never_get_a_500() -> None:
         assert tally.inputs == 120
         assert (tally.crashes, tally.server_errors) == (0, 0), "\n".join(tally.examples)
         assert set(tally.answered) == {"200", "400"}, tally.answered
+
+
+# ---------------------------------------------------------------------- engine text
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_a_lone_surrogate_from_the_engine_reaches_the_client_escaped(
+    serve: ServerFactory, upstream: FakeUpstream, stream: bool
+) -> None:
+    """An engine may send ``"\\ud800"`` (a lone surrogate's JSON escape; no UTF-8 spells it).
+    The answer carries it as the same JSON escape: not a 500, not a broken stream, nothing
+    replaced."""
+    server = serve("pcml")
+    text = "a\ud800b<end>"
+    if stream:
+        head = {"id": "c", "object": "text_completion"}
+        upstream.push(
+            Script(
+                events=[
+                    json.dumps({**head, "choices": [{"index": 0, "text": text}]}),
+                    json.dumps(
+                        {**head, "choices": [{"index": 0, "text": "", "finish_reason": "stop"}]}
+                    ),
+                ]
+            )
+        )
+    else:
+        upstream.push(Script(text=text))
+    response = post(server, {"messages": PROMPT, "stream": stream})
+    assert response.status_code == 200
+    if stream:
+        events = [line[6:] for line in response.text.splitlines() if line.startswith("data: {")]
+        chunks = [json.loads(event) for event in events]
+        assert not any("error" in chunk for chunk in chunks), chunks
+        content = "".join(chunk["choices"][0]["delta"].get("content") or "" for chunk in chunks)
+    else:
+        content = response.json()["choices"][0]["message"]["content"]
+    assert content == "a\ud800b"

@@ -77,7 +77,7 @@ from ..tokenization import ConversationEncoder, load_backend
 from ..types import Tool
 from .asgi import App, unless_disconnected
 from .balancer import Balancer, NoReplica, ReplicaError
-from .chunks import Delta
+from .chunks import Delta, utf8
 from .config import ServeConfig
 from .engines import ENGINES
 from .metrics import CONTENT_TYPE, SharedMetrics
@@ -144,11 +144,19 @@ class ServerError(Exception):
 
     def response(self) -> JSONResponse:
         headers = {"www-authenticate": "Bearer"} if self.status == 401 else None
-        return JSONResponse(self.body(), status_code=self.status, headers=headers)
+        return _JSONResponse(self.body(), status_code=self.status, headers=headers)
 
     def event(self) -> bytes:
         """The error as the last server-sent event of a stream."""
-        return f"data: {json.dumps(self.body(), ensure_ascii=False)}\n\n".encode()
+        return utf8(f"data: {json.dumps(self.body(), ensure_ascii=False)}\n\n")
+
+
+class _JSONResponse(JSONResponse):
+    """Starlette's JSON response, with a lone surrogate from the engine kept as its escape
+    (see :func:`.chunks.utf8`) instead of failing to encode."""
+
+    def render(self, content: Any) -> bytes:
+        return utf8(json.dumps(content, ensure_ascii=False, allow_nan=False, separators=(",", ":")))
 
 
 def _upstream_failure(status: int, message: str, code: str) -> ServerError:
@@ -578,7 +586,7 @@ class Server:
         }
         if usage is not None:
             answer["usage"] = usage
-        return JSONResponse(answer)
+        return _JSONResponse(answer)
 
     async def _stream(self, request: Request, prepared: Prepared) -> Response:
         disconnected, response = await self._unless_disconnected(

@@ -19,6 +19,7 @@ extension ``delta.content_parts`` (a list of OpenAI-style parts) that stock clie
 from __future__ import annotations
 
 import json
+import re
 import time
 import uuid
 from collections.abc import Iterable
@@ -186,6 +187,19 @@ class ChunkStream:
         return None
 
 
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def utf8(json_text: str) -> bytes:
+    """JSON text as UTF-8.  An engine may send a lone surrogate (``"\\ud800"``), which no
+    UTF-8 spells; in JSON text it can only stand inside a string, so it is written back as
+    the same escape: valid JSON, nothing replaced, no failure mid-answer."""
+    try:
+        return json_text.encode()
+    except UnicodeEncodeError:
+        return _LONE_SURROGATE.sub(lambda match: f"\\u{ord(match.group()):04x}", json_text).encode()
+
+
 # One encoder for every chunk: json.dumps with options builds a new encoder per call.
 _JSON = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
 _STRING = json.encoder.encode_basestring  # in C; what ensure_ascii=False writes
@@ -225,4 +239,4 @@ class ChunkEncoder:
                 parts.append(self._open)
             else:
                 parts.append(f',"logprobs":null,"finish_reason":{_STRING(reason)}}}]}}\n\n')
-        return "".join(parts).encode()
+        return utf8("".join(parts))

@@ -26,7 +26,7 @@ from ..types import (
     ToolCallEnd,
     ToolCallStart,
 )
-from .chunks import ChunkEncoder, ChunkStream, Delta
+from .chunks import ChunkEncoder, ChunkStream, Delta, utf8
 from .tool_choice import ToolPlan
 
 # One encoder for every call: json.dumps with options builds a new encoder per call.
@@ -35,7 +35,7 @@ _JSON = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
 
 def encode_events(chunks: list[dict[str, Any]]) -> bytes:
     """Chunks as server-sent events: ``data: {json}\\n\\n`` each."""
-    return "".join(f"data: {_JSON.encode(chunk)}\n\n" for chunk in chunks).encode()
+    return utf8("".join(f"data: {_JSON.encode(chunk)}\n\n" for chunk in chunks))
 
 
 class Completion:
