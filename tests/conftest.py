@@ -11,6 +11,12 @@ settings.register_profile(
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
+# The test command (.ci/run) runs the same examples every time, so a red run is a change's
+# doing and can be rerun; exploring new inputs is the long fuzz runs' job (bench.fuzz) and a
+# developer's plain ``pytest`` (random examples, as hypothesis does by default).
+settings.register_profile(
+    "ci", parent=settings.get_profile("pawlette"), derandomize=True, database=None
+)
 settings.load_profile("pawlette")
 
 
