@@ -2,7 +2,8 @@
 
 ``pawlette tokenize -f FORMAT --tokenizer PATH INPUT -o out.parquet``::
 
-    INPUT: JSONL (.gz, .zst), Parquet, a datasets save_to_disk directory (inputs.py)
+    INPUT: JSONL (.gz, .zst), Parquet, a datasets save_to_disk directory, a dataset of the
+       │   local Hub cache (inputs.py, hub_cache.py)
        │  read in chunks (the main process)
        ▼
     bounded queue of chunks ──► worker processes (--workers), each with its encoder:
@@ -343,6 +344,9 @@ def tokenize_file(
     max_rejected: object = None,
     rejects: str | os.PathLike[str] | None = None,
     start_method: str | None = None,
+    split: str | None = None,
+    data_files: str | None = None,
+    revision: str | None = None,
 ) -> TokenizeSummary:
     """Tokenize a file of chat records (see :mod:`pawlette.tokenization.inputs`; ``"-"``:
     JSONL on stdin) into a Parquet file.
@@ -351,7 +355,9 @@ def tokenize_file(
     gets a line per rejected record, the first ten (default: stderr).  ``drop``: features to
     drop where the format refuses them; ``messages_field``/``sharegpt``: the record shape;
     ``max_length``/``overflow``/``pack``: lengths and packing; ``max_rejected``: a count or
-    a fraction; ``rejects``: a JSONL file of every rejected record with its reason.  Raises
+    a fraction; ``rejects``: a JSONL file of every rejected record with its reason;
+    ``split``/``data_files``/``revision``: which files of a dataset in the local Hub cache
+    (``hf://datasets/OWNER/NAME``; :mod:`pawlette.tokenization.hub_cache`) are read.  Raises
     :class:`RejectedRecord` under ``strict`` and :class:`TokenizeFailed` when nothing was
     written or rejects exceed ``max_rejected`` (nothing is left at ``output`` then).
     """
@@ -378,7 +384,14 @@ def tokenize_file(
     encoder = ConversationEncoder(resolved, tokenizer, mask=policy)  # fails fast on markers
     if workers is not None and workers < 0:
         raise PawletteError(f"--workers: {workers}; expected 0 or more")
-    records = open_records(source_name, chunk_records=CHUNK_RECORDS, chunk_bytes=CHUNK_BYTES)
+    records = open_records(
+        source_name,
+        chunk_records=CHUNK_RECORDS,
+        chunk_bytes=CHUNK_BYTES,
+        split=split,
+        data_files=data_files,
+        revision=revision,
+    )
     try:
         if workers is None:
             workers = default_workers(records)
@@ -405,6 +418,7 @@ def tokenize_file(
             "drop": sorted(drops),
             "input": source_name,
             "input_kind": records.kind,
+            **records.details,
             "messages_field": shape.field,
             "sharegpt": sharegpt,
             "max_length": max_length,
@@ -774,7 +788,21 @@ def add_tokenize_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "input",
-        help="JSONL (.gz, .zst), Parquet, or a datasets save_to_disk directory; - for stdin",
+        help="JSONL (.gz, .zst), Parquet, a datasets save_to_disk directory, a dataset of the"
+        " local Hub cache (hf://datasets/OWNER/NAME[@REVISION], or its datasets--OWNER--NAME"
+        " folder); - for stdin",
+    )
+    parser.add_argument(
+        "--split", default=None, help="the split of a Hub dataset or a DatasetDict directory"
+    )
+    parser.add_argument(
+        "--data-files",
+        default=None,
+        metavar="GLOB",
+        help="a Hub dataset's files to read, relative to its snapshot (en/*.parquet, **/*.jsonl)",
+    )
+    parser.add_argument(
+        "--revision", default=None, help="a Hub dataset's branch, tag or commit (default main)"
     )
     parser.add_argument("-o", "--output", required=True, help="the Parquet file to write")
     parser.add_argument(
@@ -850,6 +878,9 @@ def command_tokenize(arguments: argparse.Namespace) -> int:
             pack=arguments.pack,
             max_rejected=arguments.max_rejected,
             rejects=arguments.rejects,
+            split=arguments.split,
+            data_files=arguments.data_files,
+            revision=arguments.revision,
         )
     except TokenizeFailed as failure:
         sys.stderr.write(f"pawlette tokenize: {failure.summary}\n")
