@@ -27,10 +27,13 @@
   :func:`default_workers`).
 
 Columns (unpacked): ``line`` (int64, the record's 1-based line or row number), ``input_ids``,
-``labels`` (list<int32>; -100 where nothing is learned) and ``length`` (int32).  Packed: see
-:mod:`pawlette.tokenization.packing`.  The file's key-value metadata ``pawlette`` is JSON:
-pawlette's version, format and its options, the tokenizer's SHA-256 and vocabulary size, the
-mask policy, drops, lengths, packing, the input and the summary's counts.
+``labels`` (list<int32>; -100 where nothing is learned), ``length`` (int32) and
+``provenance`` (each token's message and segment kind, as runs:
+:mod:`pawlette.tokenization.provenance`; what ``pawlette inspect --row N --provenance``
+shows).  Packed: see :mod:`pawlette.tokenization.packing`.  The file's key-value metadata
+``pawlette`` is JSON: pawlette's version, format and its options, the tokenizer's SHA-256
+and vocabulary size, the mask policy, drops, lengths, packing, the input and the summary's
+counts.
 """
 
 from __future__ import annotations
@@ -58,6 +61,14 @@ from .tokenization.encoder import ConversationEncoder, MaskPolicy, Tokenized, _c
 from .tokenization.inputs import Chunk, RecordSource, open_records
 from .tokenization.lengths import check_length_options, fit_length
 from .tokenization.packing import Packer, packed_schema
+from .tokenization.provenance import (
+    COLUMN,
+    Runs,
+    column_runs,
+    provenance_array,
+    provenance_type,
+    runs_of,
+)
 from .tokenization.records import RecordTokenizer, encode_records
 from .tokenization.report import TokenizeFailed, TokenizeSummary
 from .tokenization.shapes import RecordShape, json_error, parse_drop
@@ -180,6 +191,7 @@ def _tokenize_chunk(encoder: ConversationEncoder, options: _Options, chunk: Chun
     kept_lines: list[int] = []
     ids: list[list[int]] = []
     labels: list[list[int]] = []
+    runs: list[Runs] = []
     for line, tokenized in zip(lines, encoded.results, strict=True):
         if not isinstance(tokenized, Tokenized):
             rejected.append((line, str(tokenized), False))
@@ -193,6 +205,7 @@ def _tokenize_chunk(encoder: ConversationEncoder, options: _Options, chunk: Chun
         kept_lines.append(line)
         ids.append(fitted.input_ids)
         labels.append(fitted.labels)
+        runs.append(runs_of(fitted.message_indices, fitted.kinds))
         count = fitted.learned
         result.learned += count
         result.nothing_learned += not count
@@ -205,6 +218,7 @@ def _tokenize_chunk(encoder: ConversationEncoder, options: _Options, chunk: Chun
             pa.array(ids, type=token_lists),  # Arrow's own conversion: 5x a Python flatten
             pa.array(labels, type=token_lists),
             pa.array(lengths, type=pa.int32()),
+            provenance_array(runs),
         ],
         schema=_schema(),
     )
@@ -232,6 +246,7 @@ def _schema() -> Any:
             ("input_ids", pa.list_(pa.int32())),
             ("labels", pa.list_(pa.int32())),
             ("length", pa.int32()),
+            (COLUMN, provenance_type()),
         ]
     )
 
@@ -473,7 +488,7 @@ class _Run:
         self.strict = strict
         self.limit_count: int | None = None
         self.limit_fraction: float | None = None
-        self.packer = Packer(pack) if pack is not None else None
+        self.packer = Packer(pack, provenance=True) if pack is not None else None
         self.provenance = provenance
         self.report = report
         self.summary = TokenizeSummary(pack_capacity=pack or 0)
@@ -491,7 +506,7 @@ class _Run:
         pq = _module("pyarrow.parquet")
         summary = self.summary
         summary.workers = workers
-        schema = packed_schema() if self.packer is not None else _schema()
+        schema = packed_schema(provenance=True) if self.packer is not None else _schema()
         metadata = {b"pawlette": json.dumps(self.provenance).encode("utf-8")}
         writer = None
         rejects_file: IO[str] | None = None
@@ -641,10 +656,11 @@ class _Run:
         id_values = ids.values.to_numpy()
         label_values = labels.values.to_numpy()
         offsets = ids.offsets.to_pylist()
+        runs = column_runs(batch.column(COLUMN))
         for row, line in enumerate(lines):
             start, end = offsets[row], offsets[row + 1]
             # Copies: a view would keep its whole chunk alive while its row stays open.
-            packer.add(line, id_values[start:end].copy(), label_values[start:end].copy())
+            packer.add(line, id_values[start:end].copy(), label_values[start:end].copy(), runs[row])
         self.summary.written += len(lines)
         packed = packer.take()
         if packed is not None:
