@@ -106,6 +106,7 @@ def cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture
 def hub(cache: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.delenv("HUGGINGFACE_HUB_CACHE", raising=False)
     monkeypatch.setenv("HF_HUB_CACHE", str(cache))
     return cache
 
@@ -138,7 +139,7 @@ def messages(item: Any) -> Any:
 def test_the_cache_directory_follows_huggingface_hubs_variables(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    for variable in ("HF_HUB_CACHE", "HF_HOME", "XDG_CACHE_HOME"):
+    for variable in ("HF_HUB_CACHE", "HUGGINGFACE_HUB_CACHE", "HF_HOME", "XDG_CACHE_HOME"):
         monkeypatch.delenv(variable, raising=False)
     monkeypatch.setenv("HOME", str(tmp_path))
     assert hub_cache_directory() == tmp_path / ".cache" / "huggingface" / "hub"
@@ -146,6 +147,8 @@ def test_the_cache_directory_follows_huggingface_hubs_variables(
     assert hub_cache_directory() == tmp_path / "xdg" / "huggingface" / "hub"
     monkeypatch.setenv("HF_HOME", str(tmp_path / "home"))
     assert hub_cache_directory() == tmp_path / "home" / "hub"
+    monkeypatch.setenv("HUGGINGFACE_HUB_CACHE", str(tmp_path / "former"))
+    assert hub_cache_directory() == tmp_path / "former"
     monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "direct"))
     assert hub_cache_directory() == tmp_path / "direct"
 

@@ -3,7 +3,7 @@
 ``huggingface_hub`` (and ``datasets``, ``huggingface-cli download --repo-type dataset``)
 keeps a downloaded dataset repository as::
 
-    $HF_HUB_CACHE (else $HF_HOME/hub, else ~/.cache/huggingface/hub)
+    $HF_HUB_CACHE (else $HF_HOME/hub, else ~/.cache/huggingface/hub; as huggingface_hub)
     └── datasets--OWNER--NAME/
         ├── blobs/<sha>                     each file's content, stored once
         ├── refs/main                       a branch or tag: the commit hash it points at
@@ -91,10 +91,12 @@ class HubDataset:
 
 
 def hub_cache_directory() -> Path:
-    """The cache ``huggingface_hub`` uses: ``$HF_HUB_CACHE``, else ``$HF_HOME/hub``, else
+    """The cache ``huggingface_hub`` uses: ``$HF_HUB_CACHE``, else its former name
+    ``$HUGGINGFACE_HUB_CACHE``, else ``$HF_HOME/hub``, else
     ``$XDG_CACHE_HOME/huggingface/hub``, else ``~/.cache/huggingface/hub``."""
-    if os.environ.get("HF_HUB_CACHE"):
-        return Path(os.environ["HF_HUB_CACHE"]).expanduser()
+    for variable in ("HF_HUB_CACHE", "HUGGINGFACE_HUB_CACHE"):
+        if os.environ.get(variable):
+            return Path(os.environ[variable]).expanduser()
     if os.environ.get("HF_HOME"):
         return Path(os.environ["HF_HOME"]).expanduser() / "hub"
     if os.environ.get("XDG_CACHE_HOME"):
@@ -233,7 +235,7 @@ def _missing_repo(source: str, repo_id: str, cache: Path) -> str:
 
 
 def _cache_origin() -> str:
-    for variable in ("HF_HUB_CACHE", "HF_HOME", "XDG_CACHE_HOME"):
+    for variable in ("HF_HUB_CACHE", "HUGGINGFACE_HUB_CACHE", "HF_HOME", "XDG_CACHE_HOME"):
         if os.environ.get(variable):
             return f"${variable}"
     return "the default"
