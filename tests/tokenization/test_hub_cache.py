@@ -163,6 +163,20 @@ def test_a_split_reads_its_files_in_order_numbered_on(hub: Path) -> None:
     assert [messages(item) for _, item in items] == [messages(item) for item in TEST]
 
 
+def test_one_file_is_open_at_a_time(hub: Path) -> None:
+    records = open_records(
+        f"hf://datasets/{REPO}", chunk_records=7, chunk_bytes=1 << 20, split="train"
+    )
+    try:
+        opened = []
+        for _ in records.chunks():
+            opened.append(len(records._close))  # the files open while this chunk is read
+        assert max(opened) == 1
+    finally:
+        records.close()
+    assert records._close == []
+
+
 def test_the_folder_path_and_a_snapshot_path_read_the_same(hub: Path) -> None:
     folder = hub / f"datasets--{REPO.replace('/', '--')}"
     by_name, _, _ = read_all(f"hf://datasets/{REPO}", split="eval")  # a keyword of test

@@ -215,3 +215,7 @@ def test_a_parquet_row_shows_each_tokens_provenance(
     assert learned_spans(capsys.readouterr().out)
     assert main(["inspect", str(older), "--row", "1", "--provenance"]) == 2
     assert "no provenance column" in capsys.readouterr().err
+    records = tmp_path / "records.parquet"  # an input file, not tokenize's output
+    pq.write_table(pq.read_table(older).select(["line"]), records)
+    assert main(["inspect", str(records), "--row", "0", "--tokenizer", str(breeze)]) == 2
+    assert "columns line; expected input_ids and labels" in capsys.readouterr().err

@@ -313,6 +313,12 @@ def _parquet_row(
 
     file = importlib.import_module("pyarrow.parquet").ParquetFile(str(path))
     metadata = file.metadata.metadata or {}
+    names = file.schema_arrow.names
+    if "input_ids" not in names or "labels" not in names:
+        raise PawletteError(
+            f"{path}: columns {', '.join(names)}; expected input_ids and labels, as pawlette"
+            " tokenize writes them (a row of records: tokenize it first)"
+        )
     provenance = json.loads(metadata.get(b"pawlette", b"{}"))
     tokenizer = arguments.tokenizer or provenance.get("tokenizer")
     if not tokenizer or tokenizer == "object":
