@@ -22,23 +22,12 @@ from pathlib import Path
 from typing import Any
 
 import pawlette
+from pawlette.demo import WEATHER_TOOL
 from pawlette.export import export_jinja
 
 SDIST = "llama_cpp_python-0.3.36.tar.gz"
 ROOT = "llama_cpp_python-0.3.36/vendor/llama.cpp/models/templates/"
 REAL = {"chatml": "Qwen-Qwen3-0.6B.jinja", "llama3": "meta-llama-Llama-3.1-8B-Instruct.jinja"}
-WEATHER = {
-    "type": "function",
-    "function": {
-        "name": "get_weather",
-        "description": "Get current weather",
-        "parameters": {
-            "type": "object",
-            "properties": {"location": {"type": "string"}, "unit": {"type": "string"}},
-            "required": ["location"],
-        },
-    },
-}
 CALL = {
     "id": "call_0",
     "type": "function",
@@ -53,7 +42,7 @@ CONVERSATION: dict[str, Any] = {
         {"role": "assistant", "content": "It is 25 degrees Celsius and sunny in Beijing."},
         {"role": "user", "content": "Thanks! And tomorrow?"},
     ],
-    "tools": [WEATHER],
+    "tools": [WEATHER_TOOL],
 }
 
 

@@ -14,6 +14,20 @@ from .formats import formats, get_format
 from .openai import conversation_to_openai
 from .serve.chunks import ChunkStream
 
+WEATHER_TOOL: dict[str, Any] = {
+    "type": "function",
+    "function": {
+        "name": "get_weather",
+        "description": "Get current weather",
+        "parameters": {
+            "type": "object",
+            "properties": {"location": {"type": "string"}, "unit": {"type": "string"}},
+            "required": ["location"],
+        },
+    },
+}
+"""Seed 001's weather tool (bench/declared.py renders it too)."""
+
 WEATHER: dict[str, Any] = {
     "messages": [
         {"role": "system", "content": "You are a helpful assistant with access to weather tools."},
@@ -36,20 +50,7 @@ WEATHER: dict[str, Any] = {
         {"role": "tool", "tool_call_id": "call_abc123", "content": "25°C, Sunny"},
         {"role": "assistant", "content": "The weather in Beijing is 25 degrees Celsius and sunny."},
     ],
-    "tools": [
-        {
-            "type": "function",
-            "function": {
-                "name": "get_weather",
-                "description": "Get current weather",
-                "parameters": {
-                    "type": "object",
-                    "properties": {"location": {"type": "string"}, "unit": {"type": "string"}},
-                    "required": ["location"],
-                },
-            },
-        }
-    ],
+    "tools": [WEATHER_TOOL],
 }
 
 

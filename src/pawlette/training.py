@@ -2,7 +2,8 @@
 
 ``pawlette tokenize -f FORMAT --tokenizer PATH INPUT -o out.parquet``::
 
-    INPUT: JSONL (.gz, .zst), Parquet, a datasets save_to_disk directory (inputs.py)
+    INPUT: JSONL (.gz, .zst), Parquet, a datasets save_to_disk directory, a dataset of the
+       │   local Hub cache (inputs.py, hub_cache.py)
        │  read in chunks (the main process)
        ▼
     bounded queue of chunks ──► worker processes (--workers), each with its encoder:
@@ -26,10 +27,13 @@
   :func:`default_workers`).
 
 Columns (unpacked): ``line`` (int64, the record's 1-based line or row number), ``input_ids``,
-``labels`` (list<int32>; -100 where nothing is learned) and ``length`` (int32).  Packed: see
-:mod:`pawlette.tokenization.packing`.  The file's key-value metadata ``pawlette`` is JSON:
-pawlette's version, format and its options, the tokenizer's SHA-256 and vocabulary size, the
-mask policy, drops, lengths, packing, the input and the summary's counts.
+``labels`` (list<int32>; -100 where nothing is learned), ``length`` (int32) and
+``provenance`` (each token's message and segment kind, as runs:
+:mod:`pawlette.tokenization.provenance`; what ``pawlette inspect --row N --provenance``
+shows).  Packed: see :mod:`pawlette.tokenization.packing`.  The file's key-value metadata
+``pawlette`` is JSON: pawlette's version, format and its options, the tokenizer's SHA-256
+and vocabulary size, the mask policy, drops, lengths, packing, the input and the summary's
+counts.
 """
 
 from __future__ import annotations
@@ -57,6 +61,14 @@ from .tokenization.encoder import ConversationEncoder, MaskPolicy, Tokenized, _c
 from .tokenization.inputs import Chunk, RecordSource, open_records
 from .tokenization.lengths import check_length_options, fit_length
 from .tokenization.packing import Packer, packed_schema
+from .tokenization.provenance import (
+    COLUMN,
+    Runs,
+    column_runs,
+    provenance_array,
+    provenance_type,
+    runs_of,
+)
 from .tokenization.records import RecordTokenizer, encode_records
 from .tokenization.report import TokenizeFailed, TokenizeSummary
 from .tokenization.shapes import RecordShape, json_error, parse_drop
@@ -179,6 +191,7 @@ def _tokenize_chunk(encoder: ConversationEncoder, options: _Options, chunk: Chun
     kept_lines: list[int] = []
     ids: list[list[int]] = []
     labels: list[list[int]] = []
+    runs: list[Runs] = []
     for line, tokenized in zip(lines, encoded.results, strict=True):
         if not isinstance(tokenized, Tokenized):
             rejected.append((line, str(tokenized), False))
@@ -192,6 +205,7 @@ def _tokenize_chunk(encoder: ConversationEncoder, options: _Options, chunk: Chun
         kept_lines.append(line)
         ids.append(fitted.input_ids)
         labels.append(fitted.labels)
+        runs.append(runs_of(fitted.message_indices, fitted.kinds))
         count = fitted.learned
         result.learned += count
         result.nothing_learned += not count
@@ -204,6 +218,7 @@ def _tokenize_chunk(encoder: ConversationEncoder, options: _Options, chunk: Chun
             pa.array(ids, type=token_lists),  # Arrow's own conversion: 5x a Python flatten
             pa.array(labels, type=token_lists),
             pa.array(lengths, type=pa.int32()),
+            provenance_array(runs),
         ],
         schema=_schema(),
     )
@@ -231,6 +246,7 @@ def _schema() -> Any:
             ("input_ids", pa.list_(pa.int32())),
             ("labels", pa.list_(pa.int32())),
             ("length", pa.int32()),
+            (COLUMN, provenance_type()),
         ]
     )
 
@@ -343,6 +359,9 @@ def tokenize_file(
     max_rejected: object = None,
     rejects: str | os.PathLike[str] | None = None,
     start_method: str | None = None,
+    split: str | None = None,
+    data_files: str | None = None,
+    revision: str | None = None,
 ) -> TokenizeSummary:
     """Tokenize a file of chat records (see :mod:`pawlette.tokenization.inputs`; ``"-"``:
     JSONL on stdin) into a Parquet file.
@@ -351,7 +370,9 @@ def tokenize_file(
     gets a line per rejected record, the first ten (default: stderr).  ``drop``: features to
     drop where the format refuses them; ``messages_field``/``sharegpt``: the record shape;
     ``max_length``/``overflow``/``pack``: lengths and packing; ``max_rejected``: a count or
-    a fraction; ``rejects``: a JSONL file of every rejected record with its reason.  Raises
+    a fraction; ``rejects``: a JSONL file of every rejected record with its reason;
+    ``split``/``data_files``/``revision``: which files of a dataset in the local Hub cache
+    (``hf://datasets/OWNER/NAME``; :mod:`pawlette.tokenization.hub_cache`) are read.  Raises
     :class:`RejectedRecord` under ``strict`` and :class:`TokenizeFailed` when nothing was
     written or rejects exceed ``max_rejected`` (nothing is left at ``output`` then).
     """
@@ -378,7 +399,14 @@ def tokenize_file(
     encoder = ConversationEncoder(resolved, tokenizer, mask=policy)  # fails fast on markers
     if workers is not None and workers < 0:
         raise PawletteError(f"--workers: {workers}; expected 0 or more")
-    records = open_records(source_name, chunk_records=CHUNK_RECORDS, chunk_bytes=CHUNK_BYTES)
+    records = open_records(
+        source_name,
+        chunk_records=CHUNK_RECORDS,
+        chunk_bytes=CHUNK_BYTES,
+        split=split,
+        data_files=data_files,
+        revision=revision,
+    )
     try:
         if workers is None:
             workers = default_workers(records)
@@ -405,6 +433,7 @@ def tokenize_file(
             "drop": sorted(drops),
             "input": source_name,
             "input_kind": records.kind,
+            **records.details,
             "messages_field": shape.field,
             "sharegpt": sharegpt,
             "max_length": max_length,
@@ -459,7 +488,7 @@ class _Run:
         self.strict = strict
         self.limit_count: int | None = None
         self.limit_fraction: float | None = None
-        self.packer = Packer(pack) if pack is not None else None
+        self.packer = Packer(pack, provenance=True) if pack is not None else None
         self.provenance = provenance
         self.report = report
         self.summary = TokenizeSummary(pack_capacity=pack or 0)
@@ -477,7 +506,7 @@ class _Run:
         pq = _module("pyarrow.parquet")
         summary = self.summary
         summary.workers = workers
-        schema = packed_schema() if self.packer is not None else _schema()
+        schema = packed_schema(provenance=True) if self.packer is not None else _schema()
         metadata = {b"pawlette": json.dumps(self.provenance).encode("utf-8")}
         writer = None
         rejects_file: IO[str] | None = None
@@ -627,10 +656,11 @@ class _Run:
         id_values = ids.values.to_numpy()
         label_values = labels.values.to_numpy()
         offsets = ids.offsets.to_pylist()
+        runs = column_runs(batch.column(COLUMN))
         for row, line in enumerate(lines):
             start, end = offsets[row], offsets[row + 1]
             # Copies: a view would keep its whole chunk alive while its row stays open.
-            packer.add(line, id_values[start:end].copy(), label_values[start:end].copy())
+            packer.add(line, id_values[start:end].copy(), label_values[start:end].copy(), runs[row])
         self.summary.written += len(lines)
         packed = packer.take()
         if packed is not None:
@@ -774,7 +804,21 @@ def add_tokenize_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "input",
-        help="JSONL (.gz, .zst), Parquet, or a datasets save_to_disk directory; - for stdin",
+        help="JSONL (.gz, .zst), Parquet, a datasets save_to_disk directory, a dataset of the"
+        " local Hub cache (hf://datasets/OWNER/NAME[@REVISION], or its datasets--OWNER--NAME"
+        " folder); - for stdin",
+    )
+    parser.add_argument(
+        "--split", default=None, help="the split of a Hub dataset or a DatasetDict directory"
+    )
+    parser.add_argument(
+        "--data-files",
+        default=None,
+        metavar="GLOB",
+        help="a Hub dataset's files to read, relative to its snapshot (en/*.parquet, **/*.jsonl)",
+    )
+    parser.add_argument(
+        "--revision", default=None, help="a Hub dataset's branch, tag or commit (default main)"
     )
     parser.add_argument("-o", "--output", required=True, help="the Parquet file to write")
     parser.add_argument(
@@ -850,6 +894,9 @@ def command_tokenize(arguments: argparse.Namespace) -> int:
             pack=arguments.pack,
             max_rejected=arguments.max_rejected,
             rejects=arguments.rejects,
+            split=arguments.split,
+            data_files=arguments.data_files,
+            revision=arguments.revision,
         )
     except TokenizeFailed as failure:
         sys.stderr.write(f"pawlette tokenize: {failure.summary}\n")

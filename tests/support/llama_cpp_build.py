@@ -37,6 +37,7 @@ from typing import NoReturn
 import pytest
 
 from .llama3 import cache_directory
+from .pip_download import file_sha256, pip_download
 
 __all__ = ["LLAMA_CPP_PYTHON_VERSION", "Engine", "build_driver", "compiler_command", "sdist_text"]
 
@@ -71,14 +72,6 @@ def _fail(engine: Engine, message: str) -> NoReturn:
     pytest.fail(_FAILURES[engine.title], pytrace=False)
 
 
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as file:
-        for block in iter(lambda: file.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
 def compiler_command() -> list[str]:
     """The C++ compiler the drivers are built with (see the module docstring)."""
     configured = os.environ.get("PAWLETTE_CXX")
@@ -90,52 +83,15 @@ def compiler_command() -> list[str]:
 
 
 def _download_sdist(engine: Engine, directory: Path) -> Path:
-    sdist = directory / _SDIST_NAME
-    if sdist.is_file() and _sha256(sdist) == _SDIST_SHA256:
-        return sdist
-    directory.mkdir(parents=True, exist_ok=True)
-    requirement = f"llama-cpp-python=={LLAMA_CPP_PYTHON_VERSION} --hash=sha256:{_SDIST_SHA256}\n"
-    with tempfile.TemporaryDirectory(dir=directory) as staging:
-        requirements = Path(staging) / "requirements.txt"
-        requirements.write_text(requirement)
-        command = [
-            sys.executable,
-            "-m",
-            "pip",
-            "download",
-            "--no-deps",
-            "--no-binary",
-            ":all:",
-            "--disable-pip-version-check",
-            "--quiet",
-            "-r",
-            str(requirements),
-            "--dest",
-            staging,
-        ]
-        try:
-            result = subprocess.run(
-                command, capture_output=True, text=True, timeout=TIMEOUT, check=False
-            )
-        except subprocess.TimeoutExpired:
-            _fail(
-                engine,
-                f"`{shlex.join(command)}` took over {TIMEOUT} s; expected the sdist from PyPI",
-            )
-        downloaded = Path(staging) / _SDIST_NAME
-        if result.returncode != 0 or not downloaded.is_file():
-            output = (result.stderr or result.stdout).strip()[-2000:]
-            _fail(
-                engine,
-                f"`{shlex.join(command)}` exited {result.returncode} with\n{output}\n"
-                f"expected {_SDIST_NAME} from PyPI. Without network, put it in {directory}"
-                " (set PAWLETTE_CACHE to move it)",
-            )
-        found = _sha256(downloaded)
-        if found != _SDIST_SHA256:
-            _fail(engine, f"{_SDIST_NAME} has SHA-256 {found}; expected {_SDIST_SHA256}")
-        os.replace(downloaded, sdist)
-    return sdist
+    return pip_download(
+        f"llama-cpp-python=={LLAMA_CPP_PYTHON_VERSION}",
+        _SDIST_SHA256,
+        _SDIST_NAME,
+        directory,
+        source=True,
+        fail=functools.partial(_fail, engine),
+        timeout=TIMEOUT,
+    )
 
 
 def _extract(engine: Engine, sdist: Path, destination: Path) -> None:
@@ -217,7 +173,7 @@ def build_driver(engine: Engine, extra_key: Sequence[str] = ()) -> Path:
     compiler = compiler_command()
     key = hashlib.sha256(
         "\0".join(
-            [_SDIST_SHA256, _sha256(engine.driver), *compiler, *engine.in_key, *extra_key]
+            [_SDIST_SHA256, file_sha256(engine.driver), *compiler, *engine.in_key, *extra_key]
         ).encode()
     ).hexdigest()[:16]
     directory = cache_directory() / _CACHE

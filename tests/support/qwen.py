@@ -21,12 +21,10 @@ also NFC-normalises text; the texts the tests use are NFC already.
 from __future__ import annotations
 
 import hashlib
-import subprocess
-import sys
-import tempfile
 import zipfile
 from functools import cache
 from pathlib import Path
+from typing import NoReturn
 
 import pytest
 from tokenizers import Tokenizer
@@ -35,6 +33,7 @@ from pawlette.tokenizers import tiktoken_file
 from pawlette.tokenizers.tiktoken_file import read_tiktoken_ranks, tokenizer_from_tiktoken
 
 from .llama3 import cache_directory, random_texts
+from .pip_download import pip_download
 
 __all__ = ["QWEN_PATTERN", "QWEN_SPECIAL_TOKENS", "qwen_tokenizer"]
 
@@ -61,43 +60,28 @@ def _sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
+def _fail(message: str) -> NoReturn:
+    pytest.fail(f"Qwen's tokenizer: {message}", pytrace=False)
+
+
 def _ranks_file() -> Path:
     directory = cache_directory() / "qwen"
     ranks = directory / "qwen.tiktoken"
     if ranks.is_file() and _sha256(ranks.read_bytes()) == _RANKS_SHA256:
         return ranks
-    directory.mkdir(parents=True, exist_ok=True)
-    wheel = directory / f"qwen_agent-{QWEN_AGENT_VERSION}-py3-none-any.whl"
-    if not wheel.is_file():
-        with tempfile.TemporaryDirectory(dir=directory) as staging:
-            requirements = Path(staging) / "requirements.txt"
-            requirements.write_text(
-                f"qwen-agent=={QWEN_AGENT_VERSION} --hash=sha256:{_WHEEL_SHA256}\n"
-            )
-            command = [
-                sys.executable,
-                "-m",
-                "pip",
-                "download",
-                "--no-deps",
-                "--only-binary=:all:",
-                "--disable-pip-version-check",
-                "--quiet",
-                "-r",
-                str(requirements),
-                "--dest",
-                staging,
-            ]
-            result = subprocess.run(
-                command, capture_output=True, text=True, timeout=600, check=False
-            )
-            if result.returncode != 0:
-                pytest.fail(f"pip download qwen-agent failed:\n{result.stderr}", pytrace=False)
-            (Path(staging) / wheel.name).replace(wheel)
+    wheel = pip_download(
+        f"qwen-agent=={QWEN_AGENT_VERSION}",
+        _WHEEL_SHA256,
+        f"qwen_agent-{QWEN_AGENT_VERSION}-py3-none-any.whl",
+        directory,
+        source=False,
+        fail=_fail,
+        timeout=600,
+    )
     with zipfile.ZipFile(wheel) as archive:
         data = archive.read(_MEMBER)
     if _sha256(data) != _RANKS_SHA256:
-        pytest.fail(f"{wheel.name}: {_MEMBER} has an unexpected SHA-256", pytrace=False)
+        _fail(f"{wheel.name}: {_MEMBER} has an unexpected SHA-256")
     ranks.write_bytes(data)
     return ranks
 

@@ -95,8 +95,17 @@ def test_reading_is_chunked_and_progress_reaches_the_total(inputs: dict[str, Pat
 
 def test_a_dataset_dict_names_its_splits(inputs: dict[str, Path]) -> None:
     with pytest.raises(
-        PawletteError, match=r"a DatasetDict directory; expected one split's .*train"
+        PawletteError, match=r"a DatasetDict directory; expected --split naming one of train \("
     ):
         open_records(str(inputs["dict"]), chunk_records=50, chunk_bytes=1 << 20)
+    with pytest.raises(PawletteError, match=r"no split 'test'; expected one of train$"):
+        open_records(str(inputs["dict"]), chunk_records=50, chunk_bytes=1 << 20, split="test")
+    source = open_records(str(inputs["dict"]), chunk_records=50, chunk_bytes=1 << 20, split="train")
+    try:
+        assert sum(len(chunk) for chunk, _ in source.chunks()) == COUNT
+    finally:
+        source.close()
+    with pytest.raises(PawletteError, match=r"--split 'train' for a single file"):
+        open_records(str(inputs["in.jsonl"]), chunk_records=50, chunk_bytes=1, split="train")
     with pytest.raises(PawletteError, match=r"a directory without state\.json"):
         open_records(str(inputs["dict"].parent), chunk_records=50, chunk_bytes=1 << 20)

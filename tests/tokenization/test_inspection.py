@@ -7,6 +7,7 @@ import json
 import re
 from pathlib import Path
 
+import pyarrow.parquet as pq
 import pytest
 
 import pawlette
@@ -147,3 +148,74 @@ def test_a_parquet_row_and_a_packed_row_and_the_page(
         assert shown == rendered * (3 if name == "packed" else 1)
     assert main(["inspect", str(tmp_path / "plain.parquet"), "--row", "3"]) == 2
     assert "--row 3; expected 0 to 2" in capsys.readouterr().err
+
+
+def provenance_rows(lines: list[str]) -> list[tuple[int, int, bool, int, str]]:
+    """(position, id, learned, message, kind) of each token line of --provenance."""
+    rows = []
+    for line in lines[1:]:
+        if line.startswith("──"):
+            continue
+        position, token, rest = line.split(None, 2)
+        learned = rest.startswith("yes")
+        message, kind = rest.removeprefix("yes").split(None, 2)[:2]
+        rows.append((int(position), int(token), learned, int(message), kind))
+    return rows
+
+
+def test_a_parquet_row_shows_each_tokens_provenance(
+    breeze: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    short = {
+        "messages": [{"role": "user", "content": "Hi"}, {"role": "assistant", "content": "Yo"}]
+    }
+    source = tmp_path / "in.jsonl"
+    source.write_text(json.dumps(short) + "\n" + json.dumps(RECORD) + "\n", encoding="utf-8")
+    encoder = ConversationEncoder("breeze", breeze)
+    expected = [encoder.encode(short), encoder.encode(RECORD)]
+    for name, extra in (("plain", []), ("packed", ["--pack", "512"])):
+        output = tmp_path / f"{name}.parquet"
+        tokenize = ["tokenize", "-f", "breeze", "--tokenizer", str(breeze), str(source), "-o",
+                    str(output), "--workers", "0", "--no-progress", *extra]  # fmt: skip
+        assert main(tokenize) == 0
+        capsys.readouterr()
+        row = "1" if name == "plain" else "0"
+        assert main(["inspect", str(output), "--row", row, "--provenance"]) == 0
+        lines = capsys.readouterr().out.splitlines()
+        wanted = expected[1:] if name == "plain" else expected
+        tokens = [
+            (token, label != -100, message, kind)
+            for result in wanted
+            for token, label, (message, kind) in zip(
+                result.input_ids, result.labels, result.provenance, strict=True
+            )
+        ]
+        if name == "packed":  # the first label of every sequence is -100 in a packed row
+            second = len(expected[0])
+            tokens[0] = (tokens[0][0], False, *tokens[0][2:])
+            tokens[second] = (tokens[second][0], False, *tokens[second][2:])
+            assert [line for line in lines if line.startswith("──")] == [
+                "── sequence from line 1 ──",
+                "── sequence from line 2 ──",
+            ]
+        shown = provenance_rows(lines)
+        assert [position for position, *_ in shown] == list(range(len(tokens)))
+        assert [tuple(rest) for _, *rest in shown] == tokens
+    page = tmp_path / "row.html"
+    assert (
+        main(["inspect", str(tmp_path / "plain.parquet"), "--row", "1", "--html", str(page)]) == 0
+    )
+    capsys.readouterr()
+    assert " · learned · message 2 · content" in page.read_text(encoding="utf-8")  # on hover
+    # A file written without the column (an older pawlette, another tool): tokens, no table.
+    table = pq.read_table(tmp_path / "plain.parquet")
+    older = tmp_path / "older.parquet"
+    pq.write_table(table.drop_columns(["provenance"]), older)
+    assert main(["inspect", str(older), "--row", "1", "--colour", "never"]) == 0
+    assert learned_spans(capsys.readouterr().out)
+    assert main(["inspect", str(older), "--row", "1", "--provenance"]) == 2
+    assert "no provenance column" in capsys.readouterr().err
+    records = tmp_path / "records.parquet"  # an input file, not tokenize's output
+    pq.write_table(pq.read_table(older).select(["line"]), records)
+    assert main(["inspect", str(records), "--row", "0", "--tokenizer", str(breeze)]) == 2
+    assert "columns line; expected input_ids and labels" in capsys.readouterr().err

@@ -12,6 +12,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from pawlette.tokenization.packing import Packer
+from pawlette.tokenization.provenance import expand_runs
 from pawlette.training import tokenize_file
 
 from .support import small
@@ -76,6 +77,13 @@ def test_packed_rows_are_what_the_flattening_collator_makes(
         assert row["position_ids"] == expected["position_ids"][0].tolist()
         assert row["cu_seqlens"] == expected["cu_seq_lens_q"].tolist()
         assert row["seq_lengths"] == [rows[line]["length"] for line in row["lines"]]
+        # Each token keeps its conversation's provenance; every sequence starts a run.
+        assert expand_runs(row["provenance"], row["length"]) == [
+            pair
+            for line in row["lines"]
+            for pair in expand_runs(rows[line]["provenance"], rows[line]["length"])
+        ]
+        assert set(row["cu_seqlens"][:-1]) <= {run["start"] for run in row["provenance"]}
         seen += row["lines"]
     assert sorted(seen) == sorted(rows)  # every sequence once
 

@@ -17,6 +17,7 @@ from pawlette import training
 from pawlette.cli import main
 from pawlette.errors import PawletteError
 from pawlette.tokenization import ConversationEncoder, RecordTokenizer
+from pawlette.tokenization.provenance import expand_runs
 from pawlette.training import RejectedRecord, TokenizeFailed, tokenize_jsonl
 
 from .support import small
@@ -78,7 +79,7 @@ def test_jsonl_to_parquet_in_process(tokenizer_path: Path, tmp_path: Path) -> No
         assert report.startswith(f"{source}:{line}: rejected: ")
         assert reason in report
     table = pq.read_table(output)
-    assert table.column_names == ["line", "input_ids", "labels", "length"]
+    assert table.column_names == ["line", "input_ids", "labels", "length", "provenance"]
     rows = table.to_pylist()
     lines = [row["line"] for row in rows]
     assert lines == [n for n in range(1, 601) if n not in BAD_LINES and n != 15]
@@ -87,6 +88,7 @@ def test_jsonl_to_parquet_in_process(tokenizer_path: Path, tmp_path: Path) -> No
         expected = encoder.encode(record(row["line"]))
         assert row["input_ids"] == expected.input_ids and row["labels"] == expected.labels
         assert row["length"] == len(expected)
+        assert expand_runs(row["provenance"], len(expected)) == expected.provenance
     assert summary.tokens == sum(len(row["input_ids"]) for row in rows)
     assert summary.learned == sum(label != -100 for row in rows for label in row["labels"])
     assert "read 599 records, wrote 595, rejected 4" in str(summary)

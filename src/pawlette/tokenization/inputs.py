@@ -7,15 +7,18 @@
   is read;
 - a file starting with ``PAR1`` is Parquet, read a row group's batch at a time;
 - a directory written by ``datasets``' ``save_to_disk`` (``state.json`` and its Arrow files)
-  is read file by file, batch by batch, memory-mapped; a ``DatasetDict`` directory names its
-  splits in the error;
+  is read file by file, batch by batch, memory-mapped; a ``DatasetDict`` directory reads the
+  split ``split`` names, and without one names its splits in the error;
+- a dataset in the local Hugging Face Hub cache (``hf://datasets/OWNER/NAME``, or the path of
+  its ``datasets--OWNER--NAME`` folder; :mod:`.hub_cache`) is its split's data files read one
+  after the other, each as above;
 - anything else (and ``-``, stdin) is JSONL, one record per line.
 
 Every reader is streaming: a chunk of records at a time, so memory does not grow with the
 input.  A chunk is a list of ``(number, record)``: the 1-based line (JSONL, blank lines
-skipped but counted) or row number, and the line's bytes (JSON is parsed by whoever
-tokenizes it) or the row as a dict.  Progress is counted in bytes of the file as stored
-(compressed bytes for compressed JSONL) or in rows.
+skipped but counted) or row number (counted on across the files of a Hub dataset), and the
+line's bytes (JSON is parsed by whoever tokenizes it) or the row as a dict.  Progress is
+counted in bytes of the file as stored (compressed bytes for compressed JSONL) or in rows.
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from ..errors import PawletteError
+from .hub_cache import HubDataset, is_hub_address, resolve_hub_dataset
 
 __all__ = ["Chunk", "RecordSource", "open_records"]
 
@@ -47,7 +51,7 @@ class RecordSource:
 
     name: str
     kind: str
-    """``jsonl``, ``jsonl.gz``, ``jsonl.zst``, ``parquet`` or ``datasets``."""
+    """``jsonl``, ``jsonl.gz``, ``jsonl.zst``, ``parquet``, ``datasets`` or ``hub``."""
     total: int | None
     """The input's size in :attr:`unit` (None: unknown, such as stdin)."""
     unit: str
@@ -56,6 +60,9 @@ class RecordSource:
     """About how many bytes of records the input holds (to choose the worker count)."""
     _chunks: Iterator[tuple[Chunk, int]] = field(repr=False, default=iter(()))
     _close: list[Any] = field(repr=False, default_factory=list)
+    details: dict[str, object] = field(default_factory=dict)
+    """What the Parquet metadata records of the input beyond its name and kind (a Hub
+    dataset's repository, revision, commit, split and files)."""
 
     def chunks(self) -> Iterator[tuple[Chunk, int]]:
         """Chunks of records, each with how far it moved the progress (in :attr:`unit`)."""
@@ -77,13 +84,48 @@ def _module(name: str, extra: str = "tokenize") -> Any:
         ) from error
 
 
-def open_records(path: str, *, chunk_records: int, chunk_bytes: int) -> RecordSource:
-    """Open ``path`` (``"-"``: stdin) for reading records (see the module docstring)."""
+def open_records(
+    path: str,
+    *,
+    chunk_records: int,
+    chunk_bytes: int,
+    split: str | None = None,
+    data_files: str | None = None,
+    revision: str | None = None,
+) -> RecordSource:
+    """Open ``path`` (``"-"``: stdin) for reading records (see the module docstring).
+
+    ``split``: a split of a Hub dataset or a ``DatasetDict`` directory; ``data_files`` and
+    ``revision``: a Hub dataset's files and revision (:mod:`.hub_cache`)."""
+    if is_hub_address(path):
+        dataset = resolve_hub_dataset(path, split=split, data_files=data_files, revision=revision)
+        return _hub_dataset(path, dataset, chunk_records, chunk_bytes)
+    if data_files is not None or revision is not None:
+        option = "--data-files" if data_files is not None else "--revision"
+        raise PawletteError(
+            f"{path}: {option} is for a dataset of the Hub cache; expected hf://OWNER/NAME or"
+            " a datasets--OWNER--NAME folder"
+        )
     if path == "-":
+        _no_split(path, split)
         return _jsonl(path, sys.stdin.buffer, None, "jsonl", chunk_records, chunk_bytes, [])
     target = Path(path)
     if target.is_dir():
-        return _datasets_directory(target, chunk_records)
+        return _datasets_directory(target, chunk_records, split)
+    _no_split(path, split)
+    return _file(path, chunk_records, chunk_bytes)
+
+
+def _no_split(path: str, split: str | None) -> None:
+    if split is not None:
+        raise PawletteError(
+            f"{path}: --split {split!r} for a single file; expected a Hub dataset or a"
+            " DatasetDict directory"
+        )
+
+
+def _file(path: str, chunk_records: int, chunk_bytes: int) -> RecordSource:
+    target = Path(path)
     try:
         raw = open(target, "rb")  # noqa: SIM115 - closed by RecordSource.close
     except OSError as error:
@@ -195,16 +237,26 @@ def _parquet(path: Path, chunk_records: int) -> RecordSource:
     return RecordSource(str(path), "parquet", rows or None, "rows", size * 4, chunks(), [file])
 
 
-def _datasets_directory(path: Path, chunk_records: int) -> RecordSource:
+def _datasets_directory(path: Path, chunk_records: int, split: str | None) -> RecordSource:
     pa = _module("pyarrow")
     state_file = path / "state.json"
+    splits = path / "dataset_dict.json"
+    if split is not None:
+        if not splits.is_file():
+            _no_split(str(path), split)
+        names = json.loads(splits.read_text(encoding="utf-8")).get("splits", [])
+        if split not in names:
+            raise PawletteError(
+                f"{path}: no split {split!r}; expected one of {', '.join(names) or 'none'}"
+            )
+        return _datasets_directory(path / split, chunk_records, None)
     if not state_file.is_file():
-        splits = path / "dataset_dict.json"
         if splits.is_file():
             names = json.loads(splits.read_text(encoding="utf-8")).get("splits", [])
             raise PawletteError(
-                f"{path}: a DatasetDict directory; expected one split's directory"
-                f" ({', '.join(str(path / name) for name in names)})"
+                f"{path}: a DatasetDict directory; expected --split naming one of"
+                f" {', '.join(names)} (or one split's directory,"
+                f" {', '.join(str(path / name) for name in names)})"
             )
         raise PawletteError(
             f"{path}: a directory without state.json; expected a file, or a directory written"
@@ -235,3 +287,44 @@ def _datasets_directory(path: Path, chunk_records: int) -> RecordSource:
                     yield chunk, len(records)
 
     return RecordSource(str(path), "datasets", rows or None, "rows", size, chunks(), [])
+
+
+def _hub_dataset(
+    name: str, dataset: HubDataset, chunk_records: int, chunk_bytes: int
+) -> RecordSource:
+    """The files of a Hub dataset, one after the other, one open at a time; numbers count on
+    across them, progress is in bytes as stored (a Parquet file's rows as their share)."""
+    paths = [dataset.snapshot / file for file in dataset.files]
+    sizes = [path.stat().st_size for path in paths]
+    estimated = 0
+    for path, size in zip(paths, sizes, strict=True):
+        with open(path, "rb") as file:
+            plain = not file.read(4).startswith((GZIP_MAGIC, ZSTD_MAGIC, PARQUET_MAGIC))
+        estimated += size if plain else size * 4
+    handles: list[Any] = []
+    source = RecordSource(
+        name, "hub", sum(sizes) or None, "B", estimated, details=dataset.describe()
+    )
+
+    def chunks() -> Iterator[tuple[Chunk, int]]:
+        offset = 0  # the last number of the files before
+        for path, size in zip(paths, sizes, strict=True):
+            part = _file(str(path), chunk_records, chunk_bytes)
+            handles.append(part)
+            last = 0
+            rows_done = bytes_done = 0
+            for chunk, moved in part.chunks():
+                if chunk:
+                    last = chunk[-1][0]
+                if part.unit == "rows":  # a Parquet file: its rows as their share of its bytes
+                    rows_done += moved
+                    share = size * rows_done // part.total if part.total else size
+                    moved, bytes_done = share - bytes_done, share
+                yield [(offset + number, record) for number, record in chunk], moved
+            part.close()
+            handles.remove(part)
+            offset += last
+
+    source._chunks = chunks()
+    source._close = handles
+    return source

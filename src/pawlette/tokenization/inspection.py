@@ -8,9 +8,11 @@
 The text is printed token by token as the model sees it: learned tokens (labels not -100)
 are highlighted on a terminal (colour; ``--colour always|never``) and written between
 ``⟦`` and ``⟧`` otherwise; special tokens (markers) are shown in bold.  A packed row shows
-where each sequence starts.  A record inspected with ``-f`` carries each token's provenance
-(message index and segment kind, :attr:`~pawlette.tokenization.Tokenized.provenance`); a
-Parquet row has ids and labels only.
+where each sequence starts.  Each token's provenance (message index and segment kind,
+:attr:`~pawlette.tokenization.Tokenized.provenance`) comes from the encoder for a record
+inspected with ``-f``, and from the row's ``provenance`` column (:mod:`.provenance`, written
+by ``pawlette tokenize``) for a Parquet row; a file without that column (written before it
+existed, or by another tool) shows the tokens but refuses ``--provenance``.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from typing import Any
 from ..errors import PawletteError
 from .backend import TokenizerBackend, load_backend
 from .encoder import IGNORE_INDEX
+from .provenance import COLUMN, expand_runs
 
 __all__ = ["TokenView", "add_inspect_arguments", "command_inspect", "render_html", "render_text"]
 
@@ -125,9 +128,12 @@ def render_text(views: Sequence[TokenView], *, colour: bool) -> str:
 
 
 def render_provenance(views: Sequence[TokenView]) -> str:
-    """One line per token: position, id, learned, message index, kind, text."""
+    """One line per token: position, id, learned, message index, kind, text (a packed row:
+    a rule where each sequence starts)."""
     lines = [f"{'#':>6} {'id':>7} {'learned':7} {'message':>7} {'kind':12} text"]
     for position, view in enumerate(views):
+        if view.sequence_start is not None:
+            lines.append(f"── sequence from line {view.sequence_start} ──")
         message = "" if view.message_index is None else str(view.message_index)
         lines.append(
             f"{position:>6} {view.id:>7} {'yes' if view.learned else '':7} {message:>7}"
@@ -307,6 +313,12 @@ def _parquet_row(
 
     file = importlib.import_module("pyarrow.parquet").ParquetFile(str(path))
     metadata = file.metadata.metadata or {}
+    names = file.schema_arrow.names
+    if "input_ids" not in names or "labels" not in names:
+        raise PawletteError(
+            f"{path}: columns {', '.join(names)}; expected input_ids and labels, as pawlette"
+            " tokenize writes them (a row of records: tokenize it first)"
+        )
     provenance = json.loads(metadata.get(b"pawlette", b"{}"))
     tokenizer = arguments.tokenizer or provenance.get("tokenizer")
     if not tokenizer or tokenizer == "object":
@@ -320,7 +332,18 @@ def _parquet_row(
     if "cu_seqlens" in row:
         starts = dict(zip(row["cu_seqlens"][:-1], row["lines"], strict=True))
     where = f"line {row['line']}" if "line" in row else f"{len(starts)} packed sequences"
-    views = token_views(backend, row["input_ids"], row["labels"], None, starts)
+    runs = None
+    if COLUMN in row:
+        try:
+            runs = expand_runs(row[COLUMN], len(row["input_ids"]))
+        except ValueError as error:
+            raise PawletteError(f"{path}: row {arguments.row}: {error}") from error
+    elif arguments.provenance:
+        raise PawletteError(
+            f"{path}: no {COLUMN} column (written by an older pawlette, or another tool);"
+            " expected a file pawlette tokenize wrote, or inspect the record itself with -f"
+        )
+    views = token_views(backend, row["input_ids"], row["labels"], runs, starts)
     title = f"{path.name} row {arguments.row} ({where})"
     facts = [
         f"{key} {provenance[key]}" for key in ("format", "mask", "tokenizer") if key in provenance

@@ -12,7 +12,10 @@ packed row carries them as columns:
 - ``seq_lengths``: each sequence's length; ``cu_seqlens``: their running sums from 0
   (flash-attention's ``cu_seqlens``: ``len(seq_lengths) + 1`` entries, the last the row's
   length);
-- ``lines``: each sequence's source line (or row) number; ``length``: the row's tokens.
+- ``lines``: each sequence's source line (or row) number; ``length``: the row's tokens;
+- ``provenance`` (when the packer is built with ``provenance=True``, as ``pawlette tokenize``
+  does): each token's message and segment kind as runs (:mod:`.provenance`), every sequence
+  starting a run at its offset in the row.
 
 The first label of every sequence is -100: its first token is predicted by nobody (in a
 packed row, the last token of the sequence before would be made to predict it).  Templates
@@ -33,6 +36,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .encoder import IGNORE_INDEX
+from .provenance import COLUMN, Runs, provenance_array, provenance_type
 
 __all__ = ["PackedRows", "Packer", "packed_schema"]
 
@@ -41,8 +45,9 @@ def _arrow() -> Any:
     return importlib.import_module("pyarrow")
 
 
-def packed_schema() -> Any:
+def packed_schema(*, provenance: bool = False) -> Any:
     pa = _arrow()
+    extra = [(COLUMN, provenance_type())] if provenance else []
     return pa.schema(
         [
             ("input_ids", pa.list_(pa.int32())),
@@ -52,6 +57,7 @@ def packed_schema() -> Any:
             ("cu_seqlens", pa.list_(pa.int32())),
             ("lines", pa.list_(pa.int64())),
             ("length", pa.int32()),
+            *extra,
         ]
     )
 
@@ -60,7 +66,8 @@ def packed_schema() -> Any:
 class _Row:
     room: int
     number: int
-    sequences: list[tuple[int, Any, Any]] = field(default_factory=list)  # line, ids, labels
+    # line, ids, labels, provenance runs (from 0)
+    sequences: list[tuple[int, Any, Any, Runs | None]] = field(default_factory=list)
 
 
 @dataclass
@@ -76,8 +83,9 @@ class PackedRows:
 class Packer:
     """Packs sequences (numpy int32 arrays) into rows of at most ``capacity`` tokens."""
 
-    def __init__(self, capacity: int, *, open_rows: int = 64) -> None:
+    def __init__(self, capacity: int, *, open_rows: int = 64, provenance: bool = False) -> None:
         self.capacity = capacity
+        self.provenance = provenance
         self.open_rows = open_rows
         self._open: list[tuple[int, int]] = []  # (room, number), sorted
         self._rows: dict[int, _Row] = {}
@@ -85,8 +93,9 @@ class Packer:
         self._closed: list[_Row] = []
         self.counts = PackedRows()
 
-    def add(self, line: int, ids: Any, labels: Any) -> None:
-        """Add one sequence (at most ``capacity`` tokens)."""
+    def add(self, line: int, ids: Any, labels: Any, runs: Runs | None = None) -> None:
+        """Add one sequence (at most ``capacity`` tokens; ``runs``: its provenance, needed
+        when the packer writes provenance)."""
         size = len(ids)
         if size > self.capacity:
             raise ValueError(f"a sequence of {size} tokens in rows of {self.capacity}")
@@ -98,7 +107,9 @@ class Packer:
             number = next(self._numbers)
             row = self._rows[number] = _Row(self.capacity, number)
             room = self.capacity
-        row.sequences.append((line, ids, labels))
+        if self.provenance and runs is None:
+            raise ValueError("a sequence without provenance runs for a packer that writes them")
+        row.sequences.append((line, ids, labels, runs))
         row.room = room - size
         bisect.insort(self._open, (row.room, number))
         if len(self._open) > self.open_rows:
@@ -128,9 +139,17 @@ class Packer:
         lines: list[int] = []
         row_sizes: list[int] = []
         row_counts: list[int] = []
+        row_runs: list[Runs] = []
         for row in rows:
             total = 0
-            for line, ids, labels in row.sequences:
+            starts: list[int] = []
+            messages: list[int] = []
+            kinds: list[str] = []
+            for line, ids, labels, runs in row.sequences:
+                if runs is not None:
+                    starts += [total + start for start in runs[0]]
+                    messages += runs[1]
+                    kinds += runs[2]
                 id_parts.append(ids)
                 if len(labels) and labels[0] != IGNORE_INDEX:
                     labels = labels.copy()
@@ -142,6 +161,7 @@ class Packer:
                 total += len(ids)
             row_sizes.append(total)
             row_counts.append(len(row.sequences))
+            row_runs.append((starts, messages, kinds))
         all_ids = np.concatenate(id_parts).astype(np.int32, copy=False)
         all_labels = np.concatenate(label_parts).astype(np.int32, copy=False)
         sequence_lengths = np.asarray(lengths, dtype=np.int64)
@@ -164,6 +184,7 @@ class Packer:
         self.counts.rows += len(rows)
         self.counts.sequences += len(lengths)
         self.counts.tokens += len(all_ids)
+        extra = [provenance_array(row_runs)] if self.provenance else []
         return pa.RecordBatch.from_arrays(
             [
                 pa.ListArray.from_arrays(token_offsets, pa.array(all_ids)),
@@ -175,6 +196,7 @@ class Packer:
                 ),
                 pa.ListArray.from_arrays(sequence_offsets, pa.array(lines, type=pa.int64())),
                 pa.array(row_sizes, type=pa.int32()),
+                *extra,
             ],
-            schema=packed_schema(),
+            schema=packed_schema(provenance=self.provenance),
         )
