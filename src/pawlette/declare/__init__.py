@@ -40,6 +40,7 @@ from .layout import (
     ToolsBlock,
     fence,
 )
+from .python_calls import PythonCalls
 from .table import compile_table, forced_prefixes, joined
 from .write import writer_of
 
@@ -51,6 +52,7 @@ __all__ = [
     "Lit",
     "Marker",
     "Option",
+    "PythonCalls",
     "Reasoning",
     "Results",
     "SystemTurn",

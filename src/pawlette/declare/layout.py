@@ -62,7 +62,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal, TypeAlias
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias
+
+if TYPE_CHECKING:  # a concept module of its own (it imports this one)
+    from .python_calls import PythonCalls
 
 
 @dataclass(frozen=True)
@@ -217,7 +220,8 @@ class Layout:
     system: SystemTurn = SystemTurn()
     tools: ToolsBlock | None = None
     reasoning: Reasoning | None = None
-    calls: JsonCalls | None = None
+    calls: JsonCalls | PythonCalls | None = None
+    """JSON calls, or Python-literal call lists (:mod:`.python_calls`)."""
     results: Results | None = None
     trim_message_text: bool = False
     """Documentation only: whether the reference template strips message text (Llama 3 does;

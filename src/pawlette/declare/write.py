@@ -16,7 +16,8 @@ from typing import Any
 from ..engine.writer import Writer
 from ..errors import RequestError, UnsupportedFeature
 from ..types import Message, TextPart, Tool
-from .layout import Fence, Layout, Marker, Option
+from . import python_calls
+from .layout import Fence, JsonCalls, Layout, Marker, Option
 
 WriteConversation = Callable[[Writer, tuple[Message, ...], tuple[Tool, ...], bool], None]
 
@@ -223,6 +224,9 @@ class _Render:
             raise UnsupportedFeature(
                 f"messages[{index}].tool_calls", "tool calls", f"none: {self.layout.name}"
             )
+        if not isinstance(calls, JsonCalls):  # a concept of its own module
+            python_calls.write_calls(self, message, index, after_text=after_text)
+            return
         if after_text and not calls.with_content:
             raise UnsupportedFeature(
                 f"messages[{index}].content",

@@ -24,6 +24,21 @@ from .call_results import forget_call, remember_call
 from .machine import Parser, ReaderFactory
 
 
+class CallPairing:
+    """Where a reader remembers the calls it starts, so results can answer them by position:
+    by default :mod:`.call_results` (the declared layouts keep their own list: see
+    :mod:`pawlette.declare.python_calls`)."""
+
+    def remember(self, parser: Parser, call_id: str) -> None:
+        remember_call(parser, call_id)
+
+    def forget(self, parser: Parser) -> None:
+        forget_call(parser)
+
+
+_ENGINE_PAIRING = CallPairing()
+
+
 class CallStream:
     """A :class:`PythonCallDecoder` for one parse state, bound to the parser.
 
@@ -39,6 +54,7 @@ class CallStream:
         "_name",
         "_offset",
         "_open",
+        "_pairing",
         "_parser",
         "_preamble",
         "calls",
@@ -53,8 +69,10 @@ class CallStream:
         fixed_callee: str | None = None,
         name: str | None = None,
         preamble: str = "",
+        pairing: CallPairing | None = None,
     ) -> None:
         self._parser = parser
+        self._pairing = pairing or _ENGINE_PAIRING
         self._mode: Mode = mode
         self._fixed_callee = fixed_callee
         self._name = name
@@ -98,7 +116,7 @@ class CallStream:
                 self._check_name(event.name)
                 index = self._indices[event.index] = parser.next_call_index()
                 self._open = index
-                remember_call(parser, event.id)
+                self._pairing.remember(parser, event.id)
                 event = ToolCallStart(index, event.id, event.name)
             elif isinstance(event, ToolCallDelta):
                 event = ToolCallDelta(self._indices[event.index], event.arguments)
@@ -110,7 +128,7 @@ class CallStream:
             elif isinstance(event, ParseWarning):
                 self.failed = True
                 if self._open is not None:  # the call being read is no call
-                    forget_call(parser)
+                    self._pairing.forget(parser)
                     parser.abandon_call(self._open)
                     self._open = None
             parser.emit(event)
@@ -138,9 +156,9 @@ class PythonCallListReader:
 
     __slots__ = ("_calls", "_parser", "_raw")
 
-    def __init__(self, parser: Parser) -> None:
+    def __init__(self, parser: Parser, pairing: CallPairing | None = None) -> None:
         self._parser = parser
-        self._calls = CallStream(parser, mode="list")
+        self._calls = CallStream(parser, mode="list", pairing=pairing)
         self._raw: list[str] = []  # kept only until the first call is read
 
     def feed(self, text: str, offset: int) -> None:
