@@ -188,7 +188,10 @@ def build_turn(
     answer: Node
     call_set: _Calls | python_calls.PythonCallSet | None = None
     if calls_possible and python_calls.is_python(calls):  # a concept of its own module
-        call_set = python_calls.PythonCallSet(layout, tools, choice.only, nodes)
+        assert isinstance(calls, python_calls.PythonCalls)
+        call_set = python_calls.PythonCallSet(
+            calls, tools, choice.only, nodes(layout, calls.open), nodes(layout, calls.close)
+        )
     elif calls_possible:
         call_set = _Calls(layout, tools, choice.only)
     if call_set is None:

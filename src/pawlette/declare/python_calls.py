@@ -34,7 +34,6 @@ The lower-level pieces (:func:`call_list_reader`, :data:`JINJA_MACROS`,
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
@@ -52,7 +51,6 @@ from .readers import forget_started_call, remember_started_call
 
 if TYPE_CHECKING:  # the interpreters hand themselves in; importing them here would cycle
     from .jinja import _Emitter
-    from .layout import Layout
     from .table import _Table
     from .write import _Render
 
@@ -247,23 +245,25 @@ def keyword_arguments(values: PythonValues, number: int, tool: Tool) -> Node:
 class PythonCallSet:
     """The grammar of one turn's call list (the counterpart of :mod:`.grammar`'s JSON calls).
 
-    ``open [CALL (between CALL)*] close``, each ``CALL`` = ``name(`` keyword arguments ``)``.
+    ``OPEN [CALL (between CALL)*] CLOSE``, each ``CALL`` = ``name(`` keyword arguments ``)``;
+    ``opening`` and ``closing`` are the grammar nodes of the fences around the list (a layout's
+    ``open``/``close``, or what a format writes there instead, breeze's decision token).
+    ``only``: the one tool a named ``tool_choice`` allows.
     """
 
     def __init__(
         self,
-        layout: Layout,
+        calls: PythonCalls,
         tools: tuple[Tool, ...],
         only: str | None,
-        nodes: Callable[[Layout, Fence], list[Node]],
+        opening: list[Node],
+        closing: list[Node],
     ) -> None:
-        calls = layout.calls
-        assert isinstance(calls, PythonCalls)
-        self.layout = layout
         self.calls = calls
         self.tools = list(enumerate(tools))
         self.only = only
-        self.nodes = nodes
+        self.opening = opening
+        self.closing = closing
         self._arguments: dict[tuple[int, int], Node] = {}
         self._values: dict[int, PythonValues] = {}
 
@@ -292,7 +292,8 @@ class PythonCallSet:
             options.append(rules.add(name, body))
         return rules.add(rule, alt(*options))
 
-    def _rest(self, rules: Rules, parallel: bool) -> Node:
+    def more(self, rules: Rules, parallel: bool) -> Node:
+        """The calls after the first (none when the request or the layout is serial)."""
         if not (parallel and self.calls.parallel):
             return Lit("")
         comma = self.calls.between.rstrip() or ","
@@ -301,19 +302,17 @@ class PythonCallSet:
     def many(self, rules: Rules, parallel: bool) -> Node:
         """The whole list with its fences."""
         return seq(
-            *self.nodes(self.layout, self.calls.open),
+            *self.opening,
             Lit("["),
             self.call(rules),
-            self._rest(rules, parallel),
+            self.more(rules, parallel),
             Lit("]"),
-            *self.nodes(self.layout, self.calls.close),
+            *self.closing,
         )
 
     def after_prefix(self, rules: Rules, prefix: str, parallel: bool) -> Node:
         """The list after a forced prefix: ``open`` (``required``) or ``open[name(``."""
-        opening = "".join(
-            getattr(node, "text", "") for node in self.nodes(self.layout, self.calls.open)
-        )
+        opening = "".join(getattr(node, "text", "") for node in self.opening)
         rest = prefix[len(opening) :] if prefix.startswith(opening) else prefix
         if rest.startswith("[") and rest.endswith("("):  # a named call: its head is written
             first = self.call(rules, headless=True)
@@ -324,9 +323,9 @@ class PythonCallSet:
         return seq(
             *start,
             first,
-            self._rest(rules, parallel),
+            self.more(rules, parallel),
             Lit("]"),
-            *self.nodes(self.layout, self.calls.close),
+            *self.closing,
         )
 
 
