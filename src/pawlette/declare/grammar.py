@@ -175,6 +175,10 @@ def build_turn(
     parallel: bool,
 ) -> TurnGrammar:
     """The turn grammar of a declared format under one tool choice."""
+    if layout.decision is not None:  # a concept of its own module
+        from .decision import build_turn as decision_turn
+
+        return decision_turn(fmt, layout, tools, choice, parallel)
     calls = layout.calls
     calls_possible = bool(tools) and choice.mode != "none" and calls is not None
     if calls_possible:

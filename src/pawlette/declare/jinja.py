@@ -20,7 +20,7 @@ from __future__ import annotations
 import json
 
 from ..export.templates._common import TEXT_MACRO, jinja_string
-from . import python_calls
+from . import decision, python_calls
 from .layout import Fence, JsonCalls, Layout, Lit, Marker
 from .write import option_text
 
@@ -271,7 +271,10 @@ class _Emitter:
         )
         self.out("{%- if loop.index0 < first -%}")
         self.plain()
-        self.assistant()
+        if layout.decision is not None:  # a concept of its own module
+            decision.jinja_assistant(self)
+        else:
+            self.assistant()
         self.results()
         self.out("{%- else -%}")
         self.out(

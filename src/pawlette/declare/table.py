@@ -34,7 +34,7 @@ from ..engine.machine import Action, Grammar, GrammarBuilder, Parser, ReaderFact
 from ..engine.readers import CallEnvelope, ContentReader, ReasoningReader, ScaffoldReader
 from ..errors import FormatError
 from ..types import Role
-from . import python_calls
+from . import decision, python_calls
 from .layout import Fence, JsonCalls, Layout, Lit, Marker
 from .readers import (
     BetweenCallsReader,
@@ -196,6 +196,8 @@ class _Table:
             return
         if not isinstance(calls, JsonCalls):  # a concept of its own module
             python_calls.table_rows(self, texts)
+            if layout.decision is not None:
+                decision.table_rows(self, texts)
             return
         if calls.also_open:
             reader = positional_call_reader(envelope(layout), "the end", ends_turn=True)
@@ -275,6 +277,8 @@ def forced_prefixes(layout: Layout) -> ForcedPrefixes | None:
     """The tool-choice prefixes (the grammar bundle reports the same ones)."""
     if layout.calls is None:
         return None
+    if layout.decision is not None:  # a concept of its own module
+        return decision.forced_prefixes(layout)
     key = layout.calls.name_key if isinstance(layout.calls, JsonCalls) else ""
     required = call_prefix(layout, None) or '{"' + key + '": '
     named: Callable[[str], str] = lambda name: call_prefix(layout, name)  # noqa: E731

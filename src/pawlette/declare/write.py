@@ -16,7 +16,7 @@ from typing import Any
 from ..engine.writer import Writer
 from ..errors import RequestError, UnsupportedFeature
 from ..types import Message, TextPart, Tool
-from . import python_calls
+from . import decision, python_calls
 from .layout import Fence, JsonCalls, Layout, Marker, Option
 
 WriteConversation = Callable[[Writer, tuple[Message, ...], tuple[Tool, ...], bool], None]
@@ -322,7 +322,10 @@ def writer_of(layout: Layout) -> WriteConversation:
                     index += 1
                 render.results(run)
                 continue
-            if role == "assistant":
+            if role == "assistant" and layout.decision is not None:  # a concept of its own
+                decide = not prompt and decision.decided(layout, tools, len(messages), index)
+                decision.write_assistant(render, message, index, decide)
+            elif role == "assistant":
                 render.assistant_turn(message, index, reasoning_written(layout, messages, index))
             elif role in ("user", "system"):
                 render.plain_turn(message, index, with_tools=tools_in_user and index == first)
