@@ -3,8 +3,9 @@
 - :class:`CallStream`: one decoder inside a reader: the calls it starts are numbered within
   the parser's message and remembered for result pairing (:mod:`.call_results`), its events
   go to the parser as they come.
-- :func:`python_call_list_reader`: a state whose text is a call list ``[f(a=1), g()]``
-  (breeze's ``<|use_tool|>[...]<|eot_id|>``).
+- :class:`PythonCallListReader`: a state whose text is a call list ``[f(a=1), g()]``
+  (breeze's ``<|use_tool|>[...]<|eot_id|>``; a parse-table state gets it from
+  :func:`pawlette.declare.python_calls.call_list_reader`).
 - :class:`ClosingFence`: streams the body of a Markdown code block, holding back a tail that
   may be its closing fence (a line ````` ``` ````` followed by nothing but whitespace up to the
   end of the state), so a fenced call or program streams without waiting for its end.
@@ -21,7 +22,7 @@ from ..codecs.python_calls import Mode, PythonCallDecoder
 from ..errors import ParseError
 from ..types import Event, ParseWarning, TextDelta, ToolCallDelta, ToolCallEnd, ToolCallStart
 from .call_results import forget_call, remember_call
-from .machine import Parser, ReaderFactory
+from .machine import Parser
 
 
 class CallPairing:
@@ -174,10 +175,6 @@ class PythonCallListReader:
         raw = "".join(self._raw)
         self._parser.malformed(offset, f"an empty list of calls {raw.strip()!r}", "a call", raw)
         self._parser.emit(TextDelta(raw))
-
-
-def python_call_list_reader() -> ReaderFactory:
-    return PythonCallListReader
 
 
 # --------------------------------------------------------------------------- fenced blocks
