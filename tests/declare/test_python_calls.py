@@ -116,3 +116,14 @@ def test_decision_tokens_only_on_the_last_turn_of_a_request_with_tools() -> None
                 fmt.parse(text, strict=True).message["tool_calls"][0]["function"]["name"] == "now"
             )
         assert fmt.parse("<|answer|>ok<|end|>", strict=True).message["content"] == "ok"
+
+
+def test_decision_tokens_need_python_calls() -> None:
+    import dataclasses
+
+    from pawlette.declare import JsonCalls
+
+    json_calls = JsonCalls(open=fence("<call>"), with_content=False)
+    for calls in (json_calls, None):
+        with pytest.raises(pawlette.FormatError, match="decision tokens"):
+            declare(dataclasses.replace(decision_format.LAYOUT, calls=calls))

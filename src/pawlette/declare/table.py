@@ -172,6 +172,8 @@ class _Table:
 
     def assistant(self) -> None:
         layout = self.layout
+        if layout.decision is not None:
+            decision.check(layout)  # refused when declared, not when first written
         frame = layout.frames["assistant"]
         calls = layout.calls
         body: ReaderFactory = ContentReader
