@@ -24,15 +24,17 @@ is the ``answer`` fence, ``required`` the ``call`` fence, a named function ``cal
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ..blocks.tool_choice import ForcedPrefixes
 from ..errors import FormatError
-from ..export.grammar_ast import Node, alt, optional, seq
+from ..export.grammar_ast import Marker as Special
+from ..export.grammar_ast import Node, Rules, alt, optional, seq
 from ..types import Message, Tool
 from . import python_calls
-from .layout import Fence, Layout, Marker
+from .layout import Fence, Layout
 
 if TYPE_CHECKING:  # the interpreters hand themselves in; importing them here would cycle
     from ..export.grammar import ToolChoice, TurnGrammar
@@ -195,6 +197,73 @@ def forced_prefixes(layout: Layout) -> ForcedPrefixes:
     )
 
 
+def decision_turn(
+    fmt: Format,
+    tools: tuple[Tool, ...],
+    choice: ToolChoice,
+    parallel: bool,
+    *,
+    calls: python_calls.PythonCallSet,
+    answer: list[Node],
+    content: Callable[[Rules], Node],
+    end: Node,
+    markers: tuple[str, ...] | None = None,
+) -> TurnGrammar:
+    """The turn grammar of decision tokens, from its parts (:func:`build_turn` takes them from
+    a layout; a hand-written format passes its own)::
+
+        with tools:     CALL [CALLS] END  |  ANSWER CONTENT END
+        without tools:  CONTENT END
+
+    ``calls``: the call list opened by the ``call`` fence; ``answer``: the ``answer`` fence's
+    nodes; ``content(rules)``: the text of an answer; ``end``: up to the stop (the grammar
+    ends where the engine's stop takes over).  The forced prefixes are ``fmt``'s own
+    (:meth:`pawlette.Format.forced_prefix`: one source).
+    """
+    from ..export.grammar import TurnGrammar
+    from ..export.turns._common import function_tools_only, rules_for
+
+    function_tools_only(tools)
+    rules = rules_for(fmt)
+    answered = seq(*answer, content(rules), end)
+    if not tools:
+        rules.rules["start"] = seq(content(rules), end)
+    elif choice.mode == "none":
+        rules.rules["start"] = answered
+    elif choice.mode == "auto":
+        rules.rules["start"] = alt(seq(calls.many(rules, parallel), end), answered)
+    else:
+        rules.rules["start"] = seq(calls.many(rules, parallel), end)
+    turn = TurnGrammar(
+        rules=rules,
+        markers=tuple(fmt.special_markers) if markers is None else markers,
+        stop=fmt.stop,
+        forced_prefixes={"auto": "", "none": "", "required": ""},
+    )
+    if not tools:
+        return turn
+    turn.forced_prefixes["none"] = fmt.forced_prefix("none", tools) or ""
+    turn.forced_prefixes["required"] = fmt.forced_prefix("required", tools) or ""
+    for tool in tools:
+        named = {"type": "function", "function": {"name": tool.name}}
+        turn.forced_prefixes[tool.name] = fmt.forced_prefix(named, tools) or ""
+    after = rules_for(fmt)
+    if choice.mode == "none":
+        after.rules["start"] = seq(content(after), end)
+        turn.after_prefix = after
+        return turn
+    turn.trigger = next((node.text for node in calls.opening if isinstance(node, Special)), None)
+    if choice.mode == "auto":
+        lazy = rules_for(fmt)
+        lazy.rules["start"] = seq(calls.many(lazy, parallel), end)
+        turn.lazy = lazy
+        return turn
+    prefix = turn.forced_prefixes["required" if choice.mode == "required" else choice.key()]
+    after.rules["start"] = seq(calls.after_prefix(after, prefix, parallel), end)
+    turn.after_prefix = after
+    return turn
+
+
 def build_turn(
     fmt: Format,
     layout: Layout,
@@ -202,59 +271,23 @@ def build_turn(
     choice: ToolChoice,
     parallel: bool,
 ) -> TurnGrammar:
-    """The turn grammar of a layout with decision tokens (what the last turn is written as)::
-
-    with tools:     CALL [CALLS] END  |  ANSWER [TEXT] END
-    without tools:  [TEXT] END
-    """
-    from ..export.grammar import TurnGrammar
-    from ..export.turns._common import function_tools_only, rules_for
+    """The turn grammar of a layout with decision tokens (:func:`decision_turn`, the text of
+    an answer being the format's text language)."""
     from .grammar import TEXT, _end, nodes
 
     decision = check(layout)
     calls = layout.calls
     assert isinstance(calls, python_calls.PythonCalls)
-    function_tools_only(tools)
-    end = _end(layout, fmt.stop)
     call_set = python_calls.PythonCallSet(
         calls, tools, choice.only, nodes(layout, decision.call), nodes(layout, calls.close)
     )
-    rules = rules_for(fmt)
-    text: Node = seq(optional(TEXT), end)
-    answer = seq(*nodes(layout, decision.answer), text)
-    if not tools:
-        rules.rules["start"] = text
-    elif choice.mode == "none":
-        rules.rules["start"] = answer
-    elif choice.mode == "auto":
-        rules.rules["start"] = alt(seq(call_set.many(rules, parallel), end), answer)
-    else:
-        rules.rules["start"] = seq(call_set.many(rules, parallel), end)
-    turn = TurnGrammar(
-        rules=rules,
-        markers=tuple(fmt.special_markers),
-        stop=fmt.stop,
-        forced_prefixes={"auto": "", "none": "", "required": ""},
+    return decision_turn(
+        fmt,
+        tools,
+        choice,
+        parallel,
+        calls=call_set,
+        answer=nodes(layout, decision.answer),
+        content=lambda rules: optional(TEXT),
+        end=_end(layout, fmt.stop),
     )
-    if not tools:
-        return turn
-    prefixes = forced_prefixes(layout)
-    turn.forced_prefixes["none"] = prefixes.none
-    turn.forced_prefixes["required"] = prefixes.required
-    for tool in tools:
-        turn.forced_prefixes[tool.name] = prefixes.named(tool.name)
-    after = rules_for(fmt)
-    if choice.mode == "none":
-        after.rules["start"] = text
-        turn.after_prefix = after
-        return turn
-    turn.trigger = next((piece.text for piece in decision.call if isinstance(piece, Marker)), None)
-    if choice.mode == "auto":
-        lazy = rules_for(fmt)
-        lazy.rules["start"] = seq(call_set.many(lazy, parallel), end)
-        turn.lazy = lazy
-        return turn
-    prefix = turn.forced_prefixes["required" if choice.mode == "required" else choice.key()]
-    after.rules["start"] = seq(call_set.after_prefix(after, prefix, parallel), end)
-    turn.after_prefix = after
-    return turn
