@@ -37,18 +37,21 @@ from pawlette.tokenization.ids import IdParser
 from ..export import gbnf
 from ..export.support import merged, trainable_spans
 from ..helpers import canonical, feed_in_pieces, folded, random_sizes, sequential_ids
-from . import user_format
+from . import decision_format, python_format, user_format
 from .conversations import TOOLS, conversations, normalise
 from .tokens import accepts, random_walk, segment_ids, tokenizer
 
 DECLARED = [name for name in pawlette.formats() if layout_of(pawlette.get_format(name)) is not None]
-FORMATS = [*DECLARED, user_format.LAYOUT.name]
+USER_FORMATS = {
+    module.LAYOUT.name: module for module in (user_format, python_format, decision_format)
+}
+FORMATS = [*DECLARED, *USER_FORMATS]
 
 
 @pytest.fixture(scope="module", params=FORMATS)
 def fmt(request: pytest.FixtureRequest) -> Iterator[Format]:
-    if request.param == user_format.LAYOUT.name:
-        with user_format.registered():
+    if request.param in USER_FORMATS:
+        with USER_FORMATS[request.param].registered():
             yield pawlette.get_format(request.param)  # by name, as every user of it would
     else:
         yield pawlette.get_format(request.param)
@@ -254,6 +257,12 @@ def near_misses(fmt: Format, text: str) -> list[str]:
             _, position = json.JSONDecoder().raw_decode(text, start)
             misses.append(text[:position] + " garbage" + text[position:])
             misses.append(text[:position] + "}" + text[position:])
+    if "get_weather(" in text:  # Python calls
+        misses.append(text.replace("get_weather(", "get_wether(", 1))
+        misses.append(text.replace("get_weather(", "get_weather (", 1))
+    if ")]" in text:
+        misses.append(text.replace(")]", ") garbage]", 1))
+        misses.append(text.replace(")]", "))]", 1))
     end = fmt.stop[0]
     # (the turn without its stop is no miss: the grammar ends where the engine's stop takes over)
     misses.append(text.replace(end, end + end))

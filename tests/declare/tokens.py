@@ -96,7 +96,7 @@ def random_walk(name: str, lark: str, seed: int, steps: int = 400) -> list[int] 
     closers = {
         token
         for text, token in tok.get_vocab().items()
-        if text in ('"', "}", "]", "Ċ", "0", "1")
+        if text in ('"', "'", ")", "}", "]", "Ċ", "0", "1")
         or token >= vocabulary - len(pawlette.get_format(name).special_markers) - 1
     }
     generator = random.Random(seed)

@@ -26,6 +26,7 @@ import dataclasses
 from typing import Any
 
 from ..format import Format
+from .decision import Decision
 from .layout import (
     Fence,
     Frame,
@@ -40,10 +41,12 @@ from .layout import (
     ToolsBlock,
     fence,
 )
+from .python_calls import PythonCalls
 from .table import compile_table, forced_prefixes, joined
 from .write import writer_of
 
 __all__ = [
+    "Decision",
     "Fence",
     "Frame",
     "JsonCalls",
@@ -51,6 +54,7 @@ __all__ = [
     "Lit",
     "Marker",
     "Option",
+    "PythonCalls",
     "Reasoning",
     "Results",
     "SystemTurn",
@@ -83,6 +87,7 @@ def markers_of(layout: Layout) -> tuple[str, ...]:
     visit(dict(layout.frames))
     for concept in (layout.system, layout.tools, layout.reasoning, layout.calls, layout.results):
         visit(concept)
+    visit(layout.decision)
     for text in layout.extra_special:
         seen.setdefault(text, None)
     return tuple(seen)

@@ -44,6 +44,7 @@ from ..export.turns._common import function_tools_only, json_arguments, rules_fo
 from ..format import Format
 from ..types import Tool
 from . import layout as declared
+from . import python_calls
 from .table import call_prefix, empty_reasoning, joined
 
 TEXT = text_terminal("TEXT")
@@ -103,8 +104,9 @@ def drop_prefix(items: list[Node], prefix: str) -> list[Node]:
 class _Calls:
     def __init__(self, layout: declared.Layout, tools: tuple[Tool, ...], only: str | None):
         self.layout = layout
-        self.calls = layout.calls
-        assert self.calls is not None
+        calls = layout.calls
+        assert isinstance(calls, declared.JsonCalls)
+        self.calls = calls
         self.tools = [(number, tool) for number, tool in enumerate(tools)]
         self.only = only
 
@@ -173,18 +175,29 @@ def build_turn(
     parallel: bool,
 ) -> TurnGrammar:
     """The turn grammar of a declared format under one tool choice."""
+    if layout.decision is not None:  # a concept of its own module
+        from .decision import build_turn as decision_turn
+
+        return decision_turn(fmt, layout, tools, choice, parallel)
     calls = layout.calls
     calls_possible = bool(tools) and choice.mode != "none" and calls is not None
     if calls_possible:
         function_tools_only(tools)
     end = _end(layout, fmt.stop)
-    bare = calls is not None and calls.open is None
+    bare = isinstance(calls, declared.JsonCalls) and calls.open is None
     rules = rules_for(fmt)
     if bare:
         _bare_text(rules)
     content: Node = optional(BARE_TEXT if bare else TEXT)
     answer: Node
-    call_set = _Calls(layout, tools, choice.only) if calls_possible else None
+    call_set: _Calls | python_calls.PythonCallSet | None = None
+    if calls_possible and python_calls.is_python(calls):  # a concept of its own module
+        assert isinstance(calls, python_calls.PythonCalls)
+        call_set = python_calls.PythonCallSet(
+            calls, tools, choice.only, nodes(layout, calls.open), nodes(layout, calls.close)
+        )
+    elif calls_possible:
+        call_set = _Calls(layout, tools, choice.only)
     if call_set is None:
         answer = seq(content, end)
     elif choice.mode == "auto":
@@ -237,6 +250,10 @@ def build_turn(
     after = rules_for(fmt)
     prefix = turn.forced_prefixes["required" if choice.mode == "required" else choice.key()]
     prefix = prefix[len(empty_reasoning(layout)) :]  # the call's part of the prefix
+    if isinstance(call_set, python_calls.PythonCallSet):
+        after.rules["start"] = seq(call_set.after_prefix(after, prefix, parallel), end)
+        turn.after_prefix = after
+        return turn
     firsts = [
         seq(*drop_prefix(call_set.items(after, number, tool), prefix))
         for number, tool in call_set.allowed()

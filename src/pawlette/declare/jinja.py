@@ -20,7 +20,8 @@ from __future__ import annotations
 import json
 
 from ..export.templates._common import TEXT_MACRO, jinja_string
-from .layout import Fence, Layout, Lit, Marker
+from . import decision, python_calls
+from .layout import Fence, JsonCalls, Layout, Lit, Marker
 from .write import option_text
 
 
@@ -184,6 +185,9 @@ class _Emitter:
         if calls is None:
             self.raise_if(present, f"tool_calls: {self.layout.name} has no calls")
             return
+        if not isinstance(calls, JsonCalls):  # a concept of its own module
+            python_calls.jinja_calls(self)
+            return
         self.out(f"{{%- if {present} -%}}")
         has_text = "(message.content is defined and message.content)"
         if not calls.with_content:
@@ -240,6 +244,8 @@ class _Emitter:
     def build(self) -> str:
         layout = self.layout
         self.out(TEXT_MACRO.strip())
+        if python_calls.is_python(layout.calls):
+            self.out(python_calls.JINJA_MACROS.strip())
         self.out("{%- set has_tools = tools is defined and tools is not none and tools -%}")
         self.out('{%- set has_system = messages | length > 0 and messages[0].role == "system" -%}')
         self.out("{%- set first = 1 if has_system else 0 -%}")
@@ -265,7 +271,10 @@ class _Emitter:
         )
         self.out("{%- if loop.index0 < first -%}")
         self.plain()
-        self.assistant()
+        if layout.decision is not None:  # a concept of its own module
+            decision.jinja_assistant(self)
+        else:
+            self.assistant()
         self.results()
         self.out("{%- else -%}")
         self.out(

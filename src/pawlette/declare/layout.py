@@ -62,7 +62,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal, TypeAlias
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias
+
+if TYPE_CHECKING:  # concept modules of their own (they import this one)
+    from .decision import Decision
+    from .python_calls import PythonCalls
 
 
 @dataclass(frozen=True)
@@ -217,7 +221,11 @@ class Layout:
     system: SystemTurn = SystemTurn()
     tools: ToolsBlock | None = None
     reasoning: Reasoning | None = None
-    calls: JsonCalls | None = None
+    calls: JsonCalls | PythonCalls | None = None
+    """JSON calls, or Python-literal call lists (:mod:`.python_calls`)."""
+    decision: Decision | None = None
+    """Decision tokens opening the last assistant turn of a request with tools
+    (:mod:`.decision`)."""
     results: Results | None = None
     trim_message_text: bool = False
     """Documentation only: whether the reference template strips message text (Llama 3 does;

@@ -34,7 +34,8 @@ from ..engine.machine import Action, Grammar, GrammarBuilder, Parser, ReaderFact
 from ..engine.readers import CallEnvelope, ContentReader, ReasoningReader, ScaffoldReader
 from ..errors import FormatError
 from ..types import Role
-from .layout import Fence, Layout, Lit, Marker
+from . import decision, python_calls
+from .layout import Fence, JsonCalls, Layout, Lit, Marker
 from .readers import (
     BetweenCallsReader,
     OptionalReasoningReader,
@@ -71,7 +72,7 @@ def _end(parser: Parser, offset: int) -> None:
 
 def envelope(layout: Layout) -> CallEnvelope:
     calls = layout.calls
-    assert calls is not None
+    assert isinstance(calls, JsonCalls)
     return CallEnvelope(name=calls.name_key, arguments=calls.arguments_key, id=None)
 
 
@@ -171,10 +172,12 @@ class _Table:
 
     def assistant(self) -> None:
         layout = self.layout
+        if layout.decision is not None:
+            decision.check(layout)  # refused when declared, not when first written
         frame = layout.frames["assistant"]
         calls = layout.calls
         body: ReaderFactory = ContentReader
-        if calls is not None and calls.open is None:
+        if isinstance(calls, JsonCalls) and calls.open is None:
             body = bare_call_reader(envelope(layout))
         self.builder.state("assistant.head", body, "assistant")
         self.builder.state("assistant.body", body, "assistant")
@@ -192,6 +195,11 @@ class _Table:
             self.on("assistant.head", self.text(reasoning.open), "assistant.reasoning")
             self.on("assistant.reasoning", self.text(reasoning.close), "assistant.body")
         if calls is None:
+            return
+        if not isinstance(calls, JsonCalls):  # a concept of its own module
+            python_calls.table_rows(self, texts)
+            if layout.decision is not None:
+                decision.table_rows(self, texts)
             return
         if calls.also_open:
             reader = positional_call_reader(envelope(layout), "the end", ends_turn=True)
@@ -257,6 +265,8 @@ def call_prefix(layout: Layout, name: str | None) -> str:
     calls = layout.calls
     assert calls is not None
     text = empty_reasoning(layout) + joined(layout, calls.open or ())
+    if not isinstance(calls, JsonCalls):  # a concept of its own module
+        return python_calls.call_prefix(calls, text, name)
     if name is None:
         return text
     return (
@@ -269,6 +279,9 @@ def forced_prefixes(layout: Layout) -> ForcedPrefixes | None:
     """The tool-choice prefixes (the grammar bundle reports the same ones)."""
     if layout.calls is None:
         return None
-    required = call_prefix(layout, None) or '{"' + layout.calls.name_key + '": '
+    if layout.decision is not None:  # a concept of its own module
+        return decision.forced_prefixes(layout)
+    key = layout.calls.name_key if isinstance(layout.calls, JsonCalls) else ""
+    required = call_prefix(layout, None) or '{"' + key + '": '
     named: Callable[[str], str] = lambda name: call_prefix(layout, name)  # noqa: E731
     return ForcedPrefixes(required=required, none="", named=named, only_with_tools=True)

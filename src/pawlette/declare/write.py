@@ -16,7 +16,8 @@ from typing import Any
 from ..engine.writer import Writer
 from ..errors import RequestError, UnsupportedFeature
 from ..types import Message, TextPart, Tool
-from .layout import Fence, Layout, Marker, Option
+from . import decision, python_calls
+from .layout import Fence, JsonCalls, Layout, Marker, Option
 
 WriteConversation = Callable[[Writer, tuple[Message, ...], tuple[Tool, ...], bool], None]
 
@@ -223,6 +224,9 @@ class _Render:
             raise UnsupportedFeature(
                 f"messages[{index}].tool_calls", "tool calls", f"none: {self.layout.name}"
             )
+        if not isinstance(calls, JsonCalls):  # a concept of its own module
+            python_calls.write_calls(self, message, index, after_text=after_text)
+            return
         if after_text and not calls.with_content:
             raise UnsupportedFeature(
                 f"messages[{index}].content",
@@ -318,7 +322,10 @@ def writer_of(layout: Layout) -> WriteConversation:
                     index += 1
                 render.results(run)
                 continue
-            if role == "assistant":
+            if role == "assistant" and layout.decision is not None:  # a concept of its own
+                decide = not prompt and decision.decided(layout, tools, len(messages), index)
+                decision.write_assistant(render, message, index, decide)
+            elif role == "assistant":
                 render.assistant_turn(message, index, reasoning_written(layout, messages, index))
             elif role in ("user", "system"):
                 render.plain_turn(message, index, with_tools=tools_in_user and index == first)

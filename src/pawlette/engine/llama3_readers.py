@@ -3,10 +3,6 @@
 - :class:`RoleHeaderReader`: the role is text between two markers; at the closing marker the
   reader begins the message and sends the step to ``<role>.body`` (:meth:`Parser.goto`).
 - :func:`after_blank_line`: a body's reader, minus the ``\\n\\n`` the header ends with.
-- :class:`PlaceholderRun`: an image written as ``<start>`` + N x ``<token>`` + ``<end>``
-  becomes an :class:`~pawlette.types.ImagePart` with ``tokens=N`` (the text holds no image).
-- :class:`BoxReader`: ``[[x1, y1, x2, y2], ...]`` (0..1000) between two markers becomes a
-  :class:`~pawlette.types.BoxPart`.
 - :class:`ResultListReader`: a tool turn holding the Python list of the results of the
   latest calls, in call order, becomes one tool message per result.
 - :class:`SystemPreambleReader`: a system turn whose text may begin with a tools list
@@ -26,10 +22,7 @@ from functools import partial
 from ..blocks.results import result_text
 from ..errors import ParseError
 from ..types import (
-    BoxPart,
-    ImagePart,
     MetadataItem,
-    PartAdded,
     Role,
     TextDelta,
     Tool,
@@ -136,75 +129,6 @@ def end_turn(parser: Parser, offset: int) -> None:
     parser.end_message()
     if not parser.conversation:
         parser.goto("ended")
-
-
-# --------------------------------------------------------------------------- images and boxes
-
-
-class PlaceholderRun:
-    """Actions for ``<start>`` + N x ``<token>`` + ``<end>``: the image part, ``tokens=N``."""
-
-    key = "llama3_readers.placeholders"
-
-    @classmethod
-    def start(cls, parser: Parser, offset: int) -> None:
-        parser.shared[cls.key] = 0
-
-    @classmethod
-    def count(cls, parser: Parser, offset: int) -> None:
-        parser.shared[cls.key] = parser.shared.get(cls.key, 0) + 1
-
-    @classmethod
-    def end(cls, parser: Parser, offset: int) -> None:
-        parser.emit(PartAdded(ImagePart(url="", tokens=parser.shared.pop(cls.key, 0))))
-
-
-class BoxReader(WholeTextReader):
-    """``[[x1, y1, x2, y2], ...]`` as a Python (or JSON) literal, 0..1000."""
-
-    __slots__ = ("_close_marker",)
-
-    def __init__(self, parser: Parser, close_marker: str) -> None:
-        super().__init__(parser)
-        self._close_marker = close_marker
-
-    def close(self, marker: str | None, offset: int) -> None:
-        text = self._text()
-        problem = "the boxes are not closed"
-        if marker == self._close_marker:
-            try:
-                return self._parser.emit(PartAdded(_boxes(text, self._offset or offset)))
-            except ParseError as error:
-                problem = f"{error.found}; expected {error.expected}"
-        raw = (self._parser.entered_by or "") + text + (marker or "")
-        expected = "[[x1, y1, x2, y2], ...] with integers from 0 to 1000"
-        self._parser.malformed(
-            self._offset or offset, f"boxes {text[:40]!r}: {problem}", expected, raw
-        )
-        self._parser.emit(TextDelta((self._parser.entered_by or "") + text))
-        if marker == self._close_marker:
-            self._parser.emit(TextDelta(marker))
-
-
-def _boxes(text: str, offset: int) -> BoxPart:
-    value = parse_python_literal(text, offset=offset)
-    boxes = []
-    if isinstance(value, list) and value:
-        for box in value:
-            if not (
-                isinstance(box, list)
-                and len(box) == 4
-                and all(type(c) is int and 0 <= c <= 1000 for c in box)
-            ):
-                break
-            boxes.append((box[0], box[1], box[2], box[3]))
-        else:
-            return BoxPart(tuple(boxes))
-    raise ParseError(offset, f"the value {text[:40]!r}", "a list of four-integer boxes")
-
-
-def box_reader(close_marker: str) -> ReaderFactory:
-    return partial(BoxReader, close_marker=close_marker)
 
 
 # --------------------------------------------------------------------------- tool results
@@ -317,14 +241,11 @@ def system_preamble_reader(preamble: SystemPreamble) -> ReaderFactory:
 
 
 __all__ = [
-    "BoxReader",
-    "PlaceholderRun",
     "ResultListReader",
     "RoleHeaderReader",
     "SystemPreamble",
     "SystemPreambleReader",
     "after_blank_line",
-    "box_reader",
     "end_turn",
     "role_header_reader",
     "system_preamble_reader",

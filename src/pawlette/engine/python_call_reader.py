@@ -3,8 +3,9 @@
 - :class:`CallStream`: one decoder inside a reader: the calls it starts are numbered within
   the parser's message and remembered for result pairing (:mod:`.call_results`), its events
   go to the parser as they come.
-- :func:`python_call_list_reader`: a state whose text is a call list ``[f(a=1), g()]``
-  (breeze's ``<|use_tool|>[...]<|eot_id|>``).
+- :class:`PythonCallListReader`: a state whose text is a call list ``[f(a=1), g()]``
+  (breeze's ``<|use_tool|>[...]<|eot_id|>``; a parse-table state gets it from
+  :func:`pawlette.declare.python_calls.call_list_reader`).
 - :class:`ClosingFence`: streams the body of a Markdown code block, holding back a tail that
   may be its closing fence (a line ````` ``` ````` followed by nothing but whitespace up to the
   end of the state), so a fenced call or program streams without waiting for its end.
@@ -21,7 +22,22 @@ from ..codecs.python_calls import Mode, PythonCallDecoder
 from ..errors import ParseError
 from ..types import Event, ParseWarning, TextDelta, ToolCallDelta, ToolCallEnd, ToolCallStart
 from .call_results import forget_call, remember_call
-from .machine import Parser, ReaderFactory
+from .machine import Parser
+
+
+class CallPairing:
+    """Where a reader remembers the calls it starts, so results can answer them by position:
+    by default :mod:`.call_results` (the declared layouts keep their own list: see
+    :mod:`pawlette.declare.python_calls`)."""
+
+    def remember(self, parser: Parser, call_id: str) -> None:
+        remember_call(parser, call_id)
+
+    def forget(self, parser: Parser) -> None:
+        forget_call(parser)
+
+
+_ENGINE_PAIRING = CallPairing()
 
 
 class CallStream:
@@ -39,6 +55,7 @@ class CallStream:
         "_name",
         "_offset",
         "_open",
+        "_pairing",
         "_parser",
         "_preamble",
         "calls",
@@ -53,8 +70,10 @@ class CallStream:
         fixed_callee: str | None = None,
         name: str | None = None,
         preamble: str = "",
+        pairing: CallPairing | None = None,
     ) -> None:
         self._parser = parser
+        self._pairing = pairing or _ENGINE_PAIRING
         self._mode: Mode = mode
         self._fixed_callee = fixed_callee
         self._name = name
@@ -98,7 +117,7 @@ class CallStream:
                 self._check_name(event.name)
                 index = self._indices[event.index] = parser.next_call_index()
                 self._open = index
-                remember_call(parser, event.id)
+                self._pairing.remember(parser, event.id)
                 event = ToolCallStart(index, event.id, event.name)
             elif isinstance(event, ToolCallDelta):
                 event = ToolCallDelta(self._indices[event.index], event.arguments)
@@ -110,7 +129,7 @@ class CallStream:
             elif isinstance(event, ParseWarning):
                 self.failed = True
                 if self._open is not None:  # the call being read is no call
-                    forget_call(parser)
+                    self._pairing.forget(parser)
                     parser.abandon_call(self._open)
                     self._open = None
             parser.emit(event)
@@ -138,9 +157,9 @@ class PythonCallListReader:
 
     __slots__ = ("_calls", "_parser", "_raw")
 
-    def __init__(self, parser: Parser) -> None:
+    def __init__(self, parser: Parser, pairing: CallPairing | None = None) -> None:
         self._parser = parser
-        self._calls = CallStream(parser, mode="list")
+        self._calls = CallStream(parser, mode="list", pairing=pairing)
         self._raw: list[str] = []  # kept only until the first call is read
 
     def feed(self, text: str, offset: int) -> None:
@@ -156,10 +175,6 @@ class PythonCallListReader:
         raw = "".join(self._raw)
         self._parser.malformed(offset, f"an empty list of calls {raw.strip()!r}", "a call", raw)
         self._parser.emit(TextDelta(raw))
-
-
-def python_call_list_reader() -> ReaderFactory:
-    return PythonCallListReader
 
 
 # --------------------------------------------------------------------------- fenced blocks

@@ -95,23 +95,23 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from ..blocks.function_checks import check_conversation
-from ..blocks.images import default_image_tokens, placeholder_count
+from ..blocks.images import default_image_tokens
 from ..blocks.results import result_value, results_in_call_order
 from ..blocks.role_order import RoleOrder, check_role_order
 from ..blocks.tool_choice import ForcedPrefixes
-from ..codecs.python_calls import encode_call, encode_calls, python_literal
+from ..codecs.python_calls import python_literal
+from ..declare import python_calls
+from ..declare.layout import Marker, fence
+from ..declare.media import Boxes, PlaceholderImages
 from ..engine.llama3_readers import (
-    PlaceholderRun,
     ResultListReader,
     SystemPreamble,
     after_blank_line,
-    box_reader,
     end_turn,
     role_header_reader,
     system_preamble_reader,
 )
 from ..engine.machine import GrammarBuilder, Parser, ReaderFactory
-from ..engine.python_call_reader import python_call_list_reader
 from ..engine.readers import ContentReader, ScaffoldReader
 from ..engine.writer import Writer
 from ..errors import UnsupportedFeature
@@ -164,8 +164,19 @@ class BreezeOptions:
     call's arguments and result (:mod:`pawlette.blocks.function_checks`)."""
 
 
+IMAGES = PlaceholderImages(IMAGE, IMAGE_TOKEN, IMAGE_END, after="\n")
+"""Images as placeholder runs; MRPromptV3 writes a line break after every image."""
+BOXES = Boxes(BOX, BOX_END)
+CALLS = python_calls.PythonCalls(
+    open=fence(Marker(PYTHON_TAG)), between=",", quote="repr", with_content=False
+)
+"""Breeze's calls (the Python-calls building block): ``[f(a='x'),g()]``, strings as ``repr``
+writes them, ``,`` between calls; the decision token ``<|use_tool|>`` replaces ``open`` on the
+final turn of a request with tools."""
+
+
 def _named_prefix(name: str) -> str:
-    return USE_TOOL + "[" + encode_call(name, "{}", path="tool_choice.function")[:-1]
+    return USE_TOOL + python_calls.named_head(CALLS, name)
 
 
 FORCED = ForcedPrefixes(required=USE_TOOL, none=ANSWER, named=_named_prefix)
@@ -193,22 +204,16 @@ def _grammar(options: BreezeOptions) -> GrammarBuilder:
     # the seed's box example, is read too).
     after_image = after_blank_line(ContentReader, IMAGE_END, "\n", optional=True)
     table.state("user.body", body(after_image), "user")
-    table.state("user.image", ScaffoldReader, "user")
-    table.state("user.box", box_reader(BOX_END), "user")
     table.state("assistant.body", body(DecisionReader), "assistant")
-    table.state("assistant.box", box_reader(BOX_END), "assistant")
-    table.state("assistant.calls", python_call_list_reader(), "assistant")
+    table.state("assistant.calls", python_calls.call_list_reader(), "assistant")
     table.state("tool.body", body(ResultListReader), "tool")
     for marker in (BEGIN, END_OF_TEXT):
         table.on("outside", marker, "outside")
     table.on("outside", HEADER, "header")
     table.on("header", HEADER_END, "user.body")  # the reader sends it to <role>.body
-    table.on("user.body", IMAGE, "user.image", PlaceholderRun.start)
-    table.on("user.image", IMAGE_TOKEN, "user.image", PlaceholderRun.count)
-    table.on("user.image", IMAGE_END, "user.body", PlaceholderRun.end)
+    IMAGES.rows(table, "user.body", "user.image", "user")
     for role in ("user", "assistant"):
-        table.on(f"{role}.body", BOX, f"{role}.box")
-        table.on(f"{role}.box", BOX_END, f"{role}.body")
+        BOXES.rows(table, f"{role}.body", f"{role}.box", role)
     table.on("assistant.body", ANSWER, "assistant.body")
     for marker in (USE_TOOL, PYTHON_TAG):
         table.on("assistant.body", marker, "assistant.calls")
@@ -276,17 +281,9 @@ def _write_parts(
             kinds = ", ".join(kind.__name__ for kind in allowed)
             raise UnsupportedFeature(path, f"a {type(part).__name__}", f"{kinds} here")
         if isinstance(part, BoxPart):
-            boxes = python_literal([list(box) for box in part.boxes])
-            writer.marker(BOX, "bbox", trainable=trainable)
-            writer.text(boxes, "bbox", trainable=trainable)
-            writer.marker(BOX_END, "bbox", trainable=trainable)
+            BOXES.write(writer, part, trainable=trainable)
         elif isinstance(part, ImagePart):
-            count = placeholder_count(part, options.image_tokens, path)
-            writer.marker(IMAGE, "image")
-            for _ in range(count):
-                writer.marker(IMAGE_TOKEN, "image")
-            writer.marker(IMAGE_END, "image")
-            writer.raw("\n", "image")  # MRPromptV3 writes a line break after every image
+            IMAGES.write(writer, part, options.image_tokens, path)
 
 
 def _write_system(
@@ -331,9 +328,7 @@ def _write_assistant(
                 "text or calls",
                 "breeze writes one or the other per turn: split the message",
             )
-        calls = [(call.name, call.arguments) for call in message.tool_calls]
-        path = f"messages[{index}].tool_calls"
-        listing = encode_calls(calls, quote="repr", separator=",", path=path)
+        listing = python_calls.encoded(CALLS, message, index)
         opening, closing = (USE_TOOL, END_OF_TURN) if decide else (PYTHON_TAG, END_OF_MESSAGE)
         writer.marker(opening, "tool_call", trainable=True)
         writer.text(listing, "tool_call", trainable=True)

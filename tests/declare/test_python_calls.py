@@ -1,0 +1,129 @@
+"""The Python-calls building block (``pawlette.declare.python_calls``) on its own.
+
+The generated cross-artifact checks run it inside declared layouts (``python_format``,
+``decision_format``); breeze's tests run it inside breeze.  Here: what it promises by itself.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import pawlette
+from pawlette.codecs.python_calls import encode_calls
+from pawlette.declare import PythonCalls, declare, fence
+from pawlette.declare.python_calls import encoded, named_head
+from pawlette.errors import UnsupportedFeature
+from pawlette.export import export_grammar_bundle
+from pawlette.types import Message, ToolCall
+
+from . import decision_format, python_format
+from .conversations import TOOLS
+
+CALLS = PythonCalls(open=fence("<calls>"), quote="repr")
+
+
+def message(*calls: tuple[str, str]) -> Message:
+    tool_calls = tuple(
+        ToolCall(f"id{n}", name, arguments) for n, (name, arguments) in enumerate(calls)
+    )
+    return Message(role="assistant", content=None, tool_calls=tool_calls)
+
+
+values = st.recursive(
+    st.none() | st.booleans() | st.integers(-5, 5) | st.text("ab'\"\\\né", max_size=4),
+    lambda inner: (
+        st.lists(inner, max_size=2) | st.dictionaries(st.text("ab", max_size=2), inner, max_size=2)
+    ),
+    max_leaves=4,
+)
+
+
+@settings(max_examples=60)
+@given(arguments=st.dictionaries(st.sampled_from(["a", "b_1", "city"]), values, max_size=3))
+def test_the_writer_is_the_codec_and_parses_back(arguments: dict[str, object]) -> None:
+    text = json.dumps(arguments)
+    written = encoded(CALLS, message(("f", text), ("g", "{}")), 0)
+    assert written == encode_calls([("f", text), ("g", "{}")], quote="repr", separator=",")
+    with python_format.registered() as fmt:
+        parsed = fmt.parse("<calls>" + written + "</calls>", strict=True)
+    assert [json.loads(call["function"]["arguments"]) for call in parsed.message["tool_calls"]] == [
+        arguments,
+        {},
+    ]
+
+
+def test_the_named_prefix_opens_the_call() -> None:
+    assert named_head(CALLS, "get_weather") == "[get_weather("
+    with python_format.registered() as fmt:
+        named = {"type": "function", "function": {"name": "get_weather"}}
+        assert fmt.forced_prefix(named, TOOLS) == "<calls>[get_weather("
+        bundle = export_grammar_bundle(fmt.name, TOOLS, named)
+        assert bundle["forced_prefix"]["functions"]["get_weather"] == "<calls>[get_weather("
+        assert bundle["trigger"]["marker"] == "<calls>"
+
+
+def test_what_a_layout_refuses_is_said_where() -> None:
+    import dataclasses
+
+    calls = PythonCalls(open=fence("<calls>"), parallel=False, with_content=False)
+    serial = declare(dataclasses.replace(python_format.LAYOUT, name="serial", calls=calls))
+    call = {"id": "a", "type": "function", "function": {"name": "now", "arguments": "{}"}}
+    messages = [
+        {"role": "user", "content": "hi"},
+        {"role": "assistant", "content": "text", "tool_calls": [call]},
+    ]
+    with pytest.raises(UnsupportedFeature, match=r"messages\[1\]\.content"):
+        serial.render(messages, TOOLS)
+    messages[1] = {"role": "assistant", "tool_calls": [call, call]}
+    with pytest.raises(UnsupportedFeature, match=r"messages\[1\]\.tool_calls"):
+        serial.render(messages, TOOLS)
+
+
+def test_decision_layouts_are_checked() -> None:
+    import dataclasses
+
+    from pawlette.declare import Reasoning
+
+    layout = decision_format.LAYOUT
+    texts = dataclasses.replace(layout, calls=dataclasses.replace(layout.calls, with_content=True))
+    thinking = dataclasses.replace(
+        layout, reasoning=Reasoning(open=fence("<t>"), close=fence("</t>"))
+    )
+    for bad in (texts, thinking):
+        with pytest.raises(pawlette.FormatError):
+            declare(bad)
+
+
+def test_decision_tokens_only_on_the_last_turn_of_a_request_with_tools() -> None:
+    with decision_format.registered() as fmt:
+        call = {"id": "a", "type": "function", "function": {"name": "now", "arguments": "{}"}}
+        messages = [{"role": "user", "content": "hi"}, {"role": "assistant", "tool_calls": [call]}]
+        assert fmt.render(messages, TOOLS).text.endswith(
+            "<|assistant|><|use_tool|>[now()]<|end|>\n"
+        )
+        assert fmt.render(messages).text.endswith("<|assistant|><|python_tag|>[now()]<|eom|>\n")
+        answer = [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "ok"}]
+        assert fmt.render(answer, TOOLS).text.endswith("<|assistant|><|answer|>ok<|end|>\n")
+        assert fmt.render(answer).text.endswith("<|assistant|>ok<|end|>\n")
+        assert fmt.forced_prefix("none", TOOLS) == "<|answer|>"
+        assert fmt.forced_prefix("required", TOOLS) == "<|use_tool|>"
+        for text in ("<|use_tool|>[now()]", "<|python_tag|>[now()]<|eom|>"):
+            assert (
+                fmt.parse(text, strict=True).message["tool_calls"][0]["function"]["name"] == "now"
+            )
+        assert fmt.parse("<|answer|>ok<|end|>", strict=True).message["content"] == "ok"
+
+
+def test_decision_tokens_need_python_calls() -> None:
+    import dataclasses
+
+    from pawlette.declare import JsonCalls
+
+    json_calls = JsonCalls(open=fence("<call>"), with_content=False)
+    for calls in (json_calls, None):
+        with pytest.raises(pawlette.FormatError, match="decision tokens"):
+            declare(dataclasses.replace(decision_format.LAYOUT, calls=calls))
