@@ -218,11 +218,27 @@ class Lexer:
     def feed(self, text: str) -> list[Token]:
         buffer = self._buffer + text if self._buffer else text
         tokens: list[Token] = []
-        position = self._scan(buffer, tokens)
-        hold = self._holdback(buffer, position)
-        end = len(buffer) - hold
+        length = len(buffer)
+        if length <= self._short and self._search(buffer) is None:
+            position = 0  # most feeds of a stream: no marker, nothing to scan
+        else:
+            position = self._scan(buffer, tokens)
+        # Hold back the end that could still begin a marker (the longest end that is a
+        # proper prefix of one) and, escaping, the backslash run before it.
+        hold = 0
+        search = self._holdback_search
+        if search is not None:
+            match = search(buffer, max(position, length - self._longest_prefix))
+            if match is not None:
+                hold = length - match.start()
+        if self._escape and buffer[length - hold - 1 : length - hold] == "\\":
+            hold += _backslashes_before(buffer, length - hold, position)
+        end = length - hold
         if end > position:
-            self._emit_text(tokens, buffer[position:end], position)
+            if tokens and tokens[-1][0] is None:
+                self._emit_text(tokens, buffer[position:end], position)
+            else:
+                tokens.append((None, buffer[position:end], self._offset + position))
         self._offset += end
         self._buffer = buffer[end:] if hold else ""
         return tokens
@@ -272,12 +288,12 @@ class Lexer:
 
     def _scan(self, buffer: str, tokens: list[Token], *, final: bool = False) -> int:
         """Emit every complete marker (and the text before it); return where scanning stopped."""
-        if len(buffer) <= self._short:
+        if len(buffer) <= self._short:  # one search with the whole pattern
             match = self._search(buffer)
             if match is None:
                 return 0  # most feeds of a stream: no marker
             searches: tuple[Callable[[str, int], re.Match[str] | None], ...] = (self._search,)
-            found = [match]
+            found: list[re.Match[str] | None] = [match]
         else:
             searches = self._group_searches
             found = [search(buffer, 0) for search in searches]
@@ -345,17 +361,3 @@ class Lexer:
         if start - run > position:
             self._emit_text(tokens, buffer[position : start - run], position)
         return start - run
-
-    def _holdback(self, buffer: str, position: int) -> int:
-        """How many trailing characters of ``buffer[position:]`` could still be the start of
-        a marker (or its escape)."""
-        length = len(buffer)
-        hold = 0
-        search = self._holdback_search
-        if search is not None:
-            match = search(buffer, max(position, length - self._longest_prefix))
-            if match is not None:
-                hold = length - match.start()
-        if self._escape and buffer[length - hold - 1 : length - hold] == "\\":
-            hold += _backslashes_before(buffer, length - hold, position)
-        return hold
