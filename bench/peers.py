@@ -1,7 +1,12 @@
 """The peers of ``python -m bench.parse``: transformers' ``parse_response`` on a whole turn,
 openai-harmony's Rust ``StreamableParser`` per token, and peak memory streaming one 4 MB call.
 
-Every measure is CPU time of this process (``time.process_time``) and wall time, per call,
+Memory: each case runs in a fresh process, with the input built and the tokenizer's tables
+built (a one-time cost per tokenizer) before the measure; freed memory is handed back to the
+system (``malloc_trim``) so the resident set's growth is the stream's own, and pawlette's
+cases run again under tracemalloc for Python's account of the peak.
+
+Times are CPU time of this process (``time.process_time``) and wall time, per call,
 over rounds in which the sides take turns (so the machine's other load falls on both alike);
 the best round is kept (other work only ever slows a round down), the median is printed too.
 
