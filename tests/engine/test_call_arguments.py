@@ -18,7 +18,6 @@ from hypothesis import strategies as st
 import pawlette
 from pawlette.engine import readers
 from pawlette.engine.call_arguments import MAX_NESTING, load_json, read_object
-from pawlette.engine.call_scanner import PIECES_PER_BLOCK, TextPieces
 
 from ..strategies.completions import completion
 
@@ -82,15 +81,6 @@ def test_read_object_refuses_what_load_json_refuses() -> None:
     assert read_object("[1]") is None  # JSON, but no object
     ok = '{"a": ' + "[" * (MAX_NESTING - 1) + "]" * (MAX_NESTING - 1) + "}"
     assert read_object(ok) is not None and load_json(ok)[1] is None
-
-
-@given(st.lists(st.text(max_size=3), max_size=3 * PIECES_PER_BLOCK))
-def test_text_pieces_give_back_what_was_appended(pieces: list[str]) -> None:
-    buffer = TextPieces()
-    for piece in pieces:
-        buffer.append(piece)
-    assert buffer.take() == "".join(pieces)
-    assert buffer.take() == ""
 
 
 def _events(fmt: pawlette.Format, text: str, sizes: list[int], live: bool) -> list[Any]:
