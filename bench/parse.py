@@ -1,8 +1,8 @@
 """Parser and renderer throughput (PCML by default).  Prints a table; not a test.
 
 - streaming a ~1 MB completion with long tool-call arguments in 1- and 4-character chunks,
-  and the same at twice the size (linear cost: the time should about double);
-- whole-text parse speed in MB/s;
+  and the same at twice the size (linear cost: the time should about double), in CPU time;
+- whole-text parse speed in MB/s (CPU time);
 - render speed in conversations/s for a 6-message conversation with one tool, OpenAI dicts in,
   in every format (each format's copy leaves out the message fields it cannot express),
   against, when installed, transformers' chat-template renderer with the format's exported
@@ -10,8 +10,9 @@
 - with the peers (``bench/peers.py``; ``--no-peers`` to skip): a whole 2.5 KB PCML turn
   against transformers' ``parse_response`` with an equivalent response template, per-token
   parsing from ids against openai-harmony's Rust ``StreamableParser`` (the ``bench`` extra),
-  and the peak memory of streaming one 4 MB tool call through each, in CPU and wall time with
-  the sides interleaved.  The load average is printed: the machine may be shared.
+  in CPU and wall time with the sides interleaved, and the peak memory of streaming one 4 MB
+  tool call through each (the resident set's growth after ``malloc_trim``, and for pawlette
+  also tracemalloc's peak).  The load average is printed: the machine may be shared.
 
 Usage, from the repository root: python -m bench.parse [--format pcml] [--megabytes 1]
     [--no-peers] [--rounds 7] [--call-megabytes 4]
@@ -88,12 +89,13 @@ def big_completion(fmt: pawlette.Format, size: int) -> str:
 
 
 def stream(fmt: pawlette.Format, text: str, piece: int) -> float:
+    """CPU seconds to stream ``text`` in pieces of ``piece`` characters."""
     parser = fmt.parser()
-    start = time.perf_counter()
+    start = time.process_time()
     for position in range(0, len(text), piece):
         parser.feed(text[position : position + piece])
     parser.finish()
-    return time.perf_counter() - start
+    return time.process_time() - start
 
 
 def best(function: Callable[[], float], repeat: int = 3) -> float:
@@ -179,6 +181,7 @@ def main() -> int:
         ("whole-text parse", len(one) / whole / 1e6, f"{len(one) / whole / 1e6:.1f} MB/s", "")
     )
     print(f"pawlette {pawlette.__version__}, format {fmt.name}, completion {len(one):,} chars")
+    print("(parse rates in CPU time of this process; render rates below in wall time)")
     print(f"{'measure':28} {'result':>22}  note")
     for label, _, result, note in rows:
         print(f"{label:28} {result:>22}  {note}")
@@ -212,9 +215,10 @@ def _render_row(name: str) -> None:
 
 
 def _timed(function: Callable[[], object]) -> float:
-    start = time.perf_counter()
+    """CPU seconds of one call (the machine may be shared: see the module docstring)."""
+    start = time.process_time()
     function()
-    return time.perf_counter() - start
+    return time.process_time() - start
 
 
 def _transformers_rate(fmt: pawlette.Format, conversation: dict[str, Any]) -> float | None:

@@ -1,7 +1,12 @@
 """The peers of ``python -m bench.parse``: transformers' ``parse_response`` on a whole turn,
 openai-harmony's Rust ``StreamableParser`` per token, and peak memory streaming one 4 MB call.
 
-Every measure is CPU time of this process (``time.process_time``) and wall time, per call,
+Memory: each case runs in a fresh process, with the input built and the tokenizer's tables
+built (a one-time cost per tokenizer) before the measure; freed memory is handed back to the
+system (``malloc_trim``) so the resident set's growth is the stream's own, and pawlette's
+cases run again under tracemalloc for Python's account of the peak.
+
+Times are CPU time of this process (``time.process_time``) and wall time, per call,
 over rounds in which the sides take turns (so the machine's other load falls on both alike);
 the best round is kept (other work only ever slows a round down), the median is printed too.
 
@@ -21,6 +26,9 @@ it once; harmony reads it through ``TIKTOKEN_ENCODINGS_BASE``.
 
 from __future__ import annotations
 
+import ctypes
+import ctypes.util
+import gc
 import hashlib
 import json
 import os
@@ -28,6 +36,7 @@ import statistics
 import subprocess
 import sys
 import time
+import tracemalloc
 import zipfile
 from collections.abc import Callable
 from pathlib import Path
@@ -338,12 +347,15 @@ def per_token(rounds: int) -> None:
 
 
 def peak_memory(megabytes: float) -> None:
-    """Each case in a fresh process: the peak resident memory it adds while streaming."""
+    """Each case in a fresh process: the peak memory it adds while streaming."""
     print(
-        f"\npeak memory streaming one {megabytes:g} MB tool call (resident set growth over the"
-        " input already in memory; events are handed on, not kept)"
+        f"\npeak memory streaming one {megabytes:g} MB tool call (growth over the input already"
+        " in memory and the tokenizer's tables already built; events are handed on, not kept)"
     )
-    print(f"  {'case':44}{'input MB':>10}{'peak MB':>10}{'x input':>9}{'CPU s':>8}")
+    print(
+        f"  {'case':34}{'input MB':>9}{'RSS peak MB':>12}{'x input':>8}"
+        f"{'traced MB':>10}{'x input':>8}{'CPU s':>7}"
+    )
     cases = ["pawlette text, 16-char feeds", "pawlette text, 1-char feeds", "pawlette IdParser"]
     cases.append("harmony StreamableParser")
     for case in cases:
@@ -351,10 +363,16 @@ def peak_memory(megabytes: float) -> None:
         done = subprocess.run(command, capture_output=True, text=True, check=False)
         if done.returncode != 0:
             reason = (done.stderr.strip().splitlines() or ["failed"])[-1]
-            print(f"  {case:44}  ({reason})")
+            print(f"  {case:34}  ({reason})")
             continue
-        size, peak, cpu = (float(value) for value in done.stdout.split())
-        print(f"  {case:44}{size / 1e6:>10.2f}{peak / 1e6:>10.2f}{peak / size:>9.2f}{cpu:>8.2f}")
+        size, peak, traced, cpu = (float(value) for value in done.stdout.split())
+        traced_columns = (
+            f"{'-':>10}{'':>8}" if traced < 0 else f"{traced / 1e6:>10.2f}{traced / size:>8.2f}"
+        )
+        print(
+            f"  {case:34}{size / 1e6:>9.2f}{peak / 1e6:>12.2f}{peak / size:>8.2f}"
+            f"{traced_columns}{cpu:>7.2f}"
+        )
 
 
 def _status(field: str) -> int:
@@ -405,6 +423,7 @@ def _measure(case: str, megabytes: float) -> None:
 
             tokenizer = pcml_o200k_tokenizer()
             ids = tokenizer.encode(text, add_special_tokens=False).ids
+            IdParser(fmt, tokenizer).feed_ids(ids[:100])  # builds the tokenizer's tables
 
             def stream() -> None:
                 parser = IdParser(fmt, tokenizer)
@@ -422,13 +441,25 @@ def _measure(case: str, megabytes: float) -> None:
                 parser.finish()
 
     size = len(text.encode())
+    # Memory freed while building the input stays resident in malloc's heap, where the stream
+    # would reuse it unseen: give it back first, so the resident set's growth is the stream's.
+    gc.collect()
+    ctypes.CDLL(ctypes.util.find_library("c")).malloc_trim(0)
     with open("/proc/self/clear_refs", "w") as handle:
         handle.write("5")  # resets VmHWM (the peak) to the current resident set
     before = _status("VmRSS")
     started = time.process_time()
     stream()
     cpu = time.process_time() - started
-    print(size, _status("VmHWM") - before, f"{cpu:.3f}")
+    peak = _status("VmHWM") - before
+    traced = -1  # harmony allocates in Rust, out of tracemalloc's sight
+    if not case.startswith("harmony"):
+        # Python's own account: the most memory the stream's objects held at once.
+        tracemalloc.start()
+        stream()
+        traced = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
+    print(size, peak, traced, f"{cpu:.3f}")
 
 
 if __name__ == "__main__":

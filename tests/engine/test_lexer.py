@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pawlette.engine.lexer import Lexer, Token, escape_text, marker_pattern
+from pawlette.engine.lexer import Lexer, Token, _tables, escape_text, marker_pattern
 
 MARKERS = ["[SYS]", "[/SYS]", "<call>", "\n<call>", "</think>", "</think>\n", "<end>", "<|x|>"]
 PATTERN = marker_pattern(MARKERS)
@@ -92,3 +92,33 @@ def test_feed_marker_halves_the_backslash_run_the_writer_doubled() -> None:
     lexer = Lexer(MARKERS, escape=True)
     tokens = lexer.feed(escaped) + lexer.feed_marker("<end>")
     assert merge(tokens) == [(None, "a\\", 0), ("<end>", "<end>", 3)]
+
+
+# Long texts: a feed longer than a few dozen characters is searched one marker group (first
+# character) at a time, a short one with the whole pattern; both must find the same markers.
+long_texts = st.lists(pieces, min_size=20, max_size=80).map("".join)
+
+
+@given(long_texts, st.lists(st.integers(1, 40), min_size=1, max_size=5))
+def test_long_feeds_find_what_short_feeds_find(text: str, sizes: list[int]) -> None:
+    for escape in (True, False):
+        assert run(text, [], escape=escape) == run(text, [1], escape=escape)
+        assert run(text, sizes, escape=escape) == run(text, [1], escape=escape)
+
+
+@given(st.lists(st.text(alphabet="ab<\n", min_size=1, max_size=5), min_size=1, max_size=6))
+def test_the_holdback_regex_matches_exactly_the_proper_prefixes(markers: list[str]) -> None:
+    tables = _tables(frozenset(markers))
+    prefixes = {marker[:length] for marker in markers for length in range(1, len(marker))}
+    assert tables.prefixes == prefixes
+    candidates = {marker[:length] for marker in markers for length in range(len(marker) + 1)}
+    candidates |= {candidate + extra for candidate in candidates for extra in "ab<\n"}
+    for candidate in candidates:
+        found = tables.holdback is not None and tables.holdback.fullmatch(candidate) is not None
+        assert found == (candidate in prefixes), candidate
+
+
+def test_tables_are_built_once_per_marker_set() -> None:
+    first = Lexer(MARKERS, escape=True)
+    second = Lexer(list(reversed(MARKERS)), escape=False)
+    assert first._prefixes is second._prefixes

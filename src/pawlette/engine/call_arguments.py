@@ -10,7 +10,9 @@ a consumer's recursive decoder never runs out of stack: CPython's fails near 1,0
 from __future__ import annotations
 
 import json
-from typing import Any
+import re
+from collections.abc import Callable
+from typing import Any, cast
 
 MAX_NESTING = 100
 """The deepest nesting of objects and arrays accepted in arguments (the object itself is 1)."""
@@ -39,6 +41,13 @@ def _depth(value: Any) -> int:
     return deepest
 
 
+def _may_nest_deeper(text: str, limit: int) -> bool:
+    """Whether ``text`` may hold containers nested deeper than ``limit``: each level needs its
+    own ``{`` or ``[``, so text with at most ``limit`` of them cannot (two C-speed counts
+    spare walking the decoded value, the common case)."""
+    return text.count("{") + text.count("[") > limit
+
+
 def load_json(text: str) -> tuple[Any, str | None]:
     """``(value, None)`` for strict JSON text nested at most :data:`MAX_NESTING` deep, else
     ``(None, what is wrong)``.  Never raises (Python's ``json`` raises ``RecursionError`` and
@@ -51,7 +60,7 @@ def load_json(text: str) -> tuple[Any, str | None]:
         return None, f"nested deeper than {MAX_NESTING}"
     except ValueError as error:  # NaN/Infinity, an integer over Python's digit limit
         return None, f"not valid JSON ({error})"
-    if _depth(value) > MAX_NESTING:
+    if _may_nest_deeper(text, MAX_NESTING) and _depth(value) > MAX_NESTING:
         return None, f"nested deeper than {MAX_NESTING}"
     return value, None
 
@@ -64,3 +73,65 @@ def arguments_problem(text: str) -> str | None:
     if not isinstance(value, dict):
         return "not a JSON object"
     return None
+
+
+# ---------------------------------------------------------------------- whole call objects
+
+# JSON's whitespace, as json's decoder skips it (the pattern always matches: typed so, once)
+_skip = cast(Callable[[str, int], "re.Match[str]"], re.compile(r"[ \t\n\r]*").match)
+# json's C scanners (typeshed leaves them out): a value at an index, a string after its quote.
+_scan_value: Callable[[str, int], tuple[Any, int]] = json.JSONDecoder(
+    parse_constant=_refuse_constant
+).scan_once  # type: ignore[attr-defined]
+_scan_string: Callable[[str, int, bool], tuple[str, int]] = json.decoder.scanstring  # type: ignore[attr-defined]
+
+Member = tuple[Any, int, int]
+"""A top-level member's decoded value and where its text begins and ends."""
+
+
+def read_object(text: str) -> dict[str, Member] | None:
+    """The members of ``text`` when it is one strict JSON object (as :func:`load_json` takes
+    it, nested at most :data:`MAX_NESTING` deep) with no key written twice; else None (the
+    caller then finds out what is wrong the slow way).
+
+    The values are decoded by ``json``'s C scanner in place, so a call's arguments are found
+    and checked without copying them or walking them in Python.
+    """
+    skip = _skip
+    try:
+        position = skip(text, 0).end()
+        if text[position : position + 1] != "{":
+            return None
+        position = skip(text, position + 1).end()
+        members: dict[str, Member] = {}
+        if text[position : position + 1] == "}":
+            position += 1
+        else:
+            while True:
+                if text[position : position + 1] != '"':
+                    return None
+                key, position = _scan_string(text, position + 1, True)
+                if key in members:
+                    return None
+                position = skip(text, position).end()
+                if text[position : position + 1] != ":":
+                    return None
+                start = skip(text, position + 1).end()
+                value, position = _scan_value(text, start)
+                members[key] = (value, start, position)
+                position = skip(text, position).end()
+                separator = text[position : position + 1]
+                position = skip(text, position + 1).end()
+                if separator == "}":
+                    break
+                if separator != ",":
+                    return None
+    except (ValueError, StopIteration, RecursionError):
+        return None
+    if skip(text, position).end() != len(text):
+        return None
+    if _may_nest_deeper(text, MAX_NESTING) and any(
+        _depth(value) >= MAX_NESTING for value, _, _ in members.values()
+    ):
+        return None
+    return members

@@ -19,6 +19,7 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Callable, Iterable
+from typing import Any
 
 Token = tuple[str | None, str, int]
 """``(marker, text, offset)``: ``marker`` is None for a text run; offsets are absolute."""
@@ -106,6 +107,77 @@ def escape_text(text: str, pattern: re.Pattern[str], *, before_marker: bool) -> 
     return "".join(pieces)
 
 
+class _Tables:
+    """What a lexer needs to know about its markers: built once per set of markers (formats
+    are constants, and a server makes a parser per request)."""
+
+    __slots__ = (
+        "extendable",
+        "group_searches",
+        "holdback",
+        "literal",
+        "longest_prefix",
+        "pattern",
+        "prefixes",
+    )
+
+    def __init__(self, markers: frozenset[str]) -> None:
+        self.pattern = marker_pattern(markers)
+        # One regex per first character: ``re`` finds a literal first character fast, but
+        # tries a set of them (PCML's ``[``, ``<``, newline) at every place, a few ns each.
+        # Long texts are searched group by group (see Lexer._scan).
+        by_first: dict[str, list[str]] = {}
+        for marker in markers:
+            by_first.setdefault(marker[:1], []).append(marker)
+        self.group_searches = (
+            (self.pattern.search,)
+            if "" in by_first
+            else tuple(marker_pattern(group).search for _, group in sorted(by_first.items()))
+        )
+        self.prefixes = frozenset(
+            marker[:length] for marker in markers for length in range(1, len(marker))
+        )
+        # A marker that is a proper prefix of another may still grow: hold it back at the end.
+        self.extendable = frozenset(marker for marker in markers if marker in self.prefixes)
+        # An escaped marker is the shortest marker that begins it (see the module docstring).
+        self.literal = {
+            marker: min((other for other in markers if marker.startswith(other)), key=len)
+            for marker in markers
+        }
+        self.longest_prefix = max((len(marker) - 1 for marker in markers), default=0)
+        # ``holdback.search(text, start)``: the longest end of ``text`` (from ``start`` on)
+        # that is a proper prefix of a marker, in one regex call instead of a slice and a set
+        # lookup per length.  The prefixes are written as a trie, so the regex tries each
+        # place once.
+        self.holdback = _prefix_regex(self.prefixes)
+
+
+def _prefix_regex(prefixes: frozenset[str]) -> re.Pattern[str] | None:
+    """A regex matching exactly the strings of ``prefixes`` (closed under taking prefixes:
+    every node of their trie is one of them), then the end of the text."""
+    if not prefixes:
+        return None
+    trie: dict[str, Any] = {}
+    for prefix in prefixes:
+        node = trie
+        for character in prefix:
+            node = node.setdefault(character, {})
+
+    def branches(node: dict[str, Any]) -> str:
+        alternatives = []
+        for character, child in sorted(node.items()):
+            rest = branches(child)
+            alternatives.append(re.escape(character) + (f"(?:{rest})?" if rest else ""))
+        return "|".join(alternatives)
+
+    return re.compile(f"(?:{branches(trie)})\\Z")
+
+
+@functools.lru_cache(maxsize=64)
+def _tables(markers: frozenset[str]) -> _Tables:
+    return _Tables(markers)
+
+
 class Lexer:
     """Incremental marker lexer (sans-IO): ``feed(text)`` / ``feed_marker(m)`` / ``finish()``."""
 
@@ -113,27 +185,27 @@ class Lexer:
         "_buffer",
         "_escape",
         "_extendable",
+        "_group_searches",
+        "_holdback_search",
         "_literal",
         "_longest_prefix",
         "_offset",
-        "_pattern",
         "_prefixes",
+        "_search",
+        "_short",
     )
 
     def __init__(self, markers: Iterable[str], *, escape: bool) -> None:
-        marker_set = frozenset(markers)
-        self._pattern = marker_pattern(marker_set)
-        self._prefixes = frozenset(
-            marker[:length] for marker in marker_set for length in range(1, len(marker))
-        )
-        # A marker that is a proper prefix of another may still grow: hold it back at the end.
-        self._extendable = frozenset(marker for marker in marker_set if marker in self._prefixes)
-        # An escaped marker is the shortest marker that begins it (see the module docstring).
-        self._literal = {
-            marker: min((other for other in marker_set if marker.startswith(other)), key=len)
-            for marker in marker_set
-        }
-        self._longest_prefix = max((len(marker) - 1 for marker in marker_set), default=0)
+        tables = _tables(markers if isinstance(markers, frozenset) else frozenset(markers))
+        self._search = tables.pattern.search
+        self._group_searches = tables.group_searches
+        # Up to this length one search with the whole pattern costs less than one per group.
+        self._short = 40 * len(tables.group_searches)
+        self._prefixes = tables.prefixes
+        self._extendable = tables.extendable
+        self._literal = tables.literal
+        self._longest_prefix = tables.longest_prefix
+        self._holdback_search = None if tables.holdback is None else tables.holdback.search
         self._escape = escape
         self._buffer = ""
         self._offset = 0
@@ -146,13 +218,29 @@ class Lexer:
     def feed(self, text: str) -> list[Token]:
         buffer = self._buffer + text if self._buffer else text
         tokens: list[Token] = []
-        position = self._scan(buffer, tokens)
-        tail = buffer[position:]
-        hold = self._holdback(tail)
-        if hold < len(tail):
-            self._emit_text(tokens, tail[: len(tail) - hold], position)
-        self._offset += position + len(tail) - hold
-        self._buffer = tail[len(tail) - hold :]
+        length = len(buffer)
+        if length <= self._short and self._search(buffer) is None:
+            position = 0  # most feeds of a stream: no marker, nothing to scan
+        else:
+            position = self._scan(buffer, tokens)
+        # Hold back the end that could still begin a marker (the longest end that is a
+        # proper prefix of one) and, escaping, the backslash run before it.
+        hold = 0
+        search = self._holdback_search
+        if search is not None:
+            match = search(buffer, max(position, length - self._longest_prefix))
+            if match is not None:
+                hold = length - match.start()
+        if self._escape and buffer[length - hold - 1 : length - hold] == "\\":
+            hold += _backslashes_before(buffer, length - hold, position)
+        end = length - hold
+        if end > position:
+            if tokens and tokens[-1][0] is None:
+                self._emit_text(tokens, buffer[position:end], position)
+            else:
+                tokens.append((None, buffer[position:end], self._offset + position))
+        self._offset += end
+        self._buffer = buffer[end:] if hold else ""
         return tokens
 
     def feed_marker(self, marker: str) -> list[Token]:
@@ -200,21 +288,39 @@ class Lexer:
 
     def _scan(self, buffer: str, tokens: list[Token], *, final: bool = False) -> int:
         """Emit every complete marker (and the text before it); return where scanning stopped."""
+        if len(buffer) <= self._short:  # one search with the whole pattern
+            match = self._search(buffer)
+            if match is None:
+                return 0  # most feeds of a stream: no marker
+            searches: tuple[Callable[[str, int], re.Match[str] | None], ...] = (self._search,)
+            found: list[re.Match[str] | None] = [match]
+        else:
+            searches = self._group_searches
+            found = [search(buffer, 0) for search in searches]
         position = 0
-        search = self._pattern.search
+        last = len(buffer) - self._longest_prefix  # a marker may begin unfinished from here
         while True:
-            match = search(buffer, position)
+            # The leftmost marker: the first of the groups' (their first characters differ).
+            match = None
+            for candidate in found:
+                if candidate is not None and (match is None or candidate.start() < match.start()):
+                    match = candidate
             if match is None:
                 return position
             start, end = match.span()
             marker = match.group()
-            if not final:
+            if not final and start > last:
                 # A marker that starts earlier and is not complete yet may still win
                 # (leftmost-longest: ``\n</tools>...<tool_call>...`` holds ``<tool_call>``).
                 earlier = self._incomplete_before(buffer, position, start)
                 if earlier is not None:
                     return self._flush_before(buffer, position, earlier, tokens)
-            if not final and marker in self._extendable and buffer[start:] in self._prefixes:
+            if (
+                not final
+                and marker in self._extendable
+                and start >= last
+                and buffer[start:] in self._prefixes
+            ):
                 # It may still grow into a longer marker (the text after it so far is the
                 # start of one, not only when the buffer ends with it): decide when more
                 # text comes.
@@ -234,14 +340,20 @@ class Lexer:
                     self._emit_text(tokens, before, position)
                 tokens.append((marker, marker, self._offset + start))
             position = end
+            for index, candidate in enumerate(found):
+                if candidate is not None and candidate.start() < position:
+                    found[index] = searches[index](buffer, position)
 
     def _incomplete_before(self, buffer: str, position: int, start: int) -> int | None:
         """The first place before ``start`` where the rest of the buffer could still begin a
         marker (only places within a marker's length of the end can)."""
-        for place in range(max(position, len(buffer) - self._longest_prefix), start):
-            if buffer[place:] in self._prefixes:
-                return place
-        return None
+        search = self._holdback_search
+        if search is None:
+            return None
+        match = search(buffer, max(position, len(buffer) - self._longest_prefix))
+        if match is None or match.start() >= start:
+            return None
+        return match.start()
 
     def _flush_before(self, buffer: str, position: int, start: int, tokens: list[Token]) -> int:
         # Emit the text before a held marker, keeping any backslash run that escapes it.
@@ -249,15 +361,3 @@ class Lexer:
         if start - run > position:
             self._emit_text(tokens, buffer[position : start - run], position)
         return start - run
-
-    def _holdback(self, tail: str) -> int:
-        """How many trailing characters could still be the start of a marker (or its escape)."""
-        hold = 0
-        prefixes = self._prefixes
-        for length in range(min(len(tail), self._longest_prefix), 0, -1):
-            if tail[-length:] in prefixes:
-                hold = length
-                break
-        if self._escape:
-            hold += _backslashes_before(tail, len(tail) - hold, 0)
-        return hold

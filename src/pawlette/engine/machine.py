@@ -311,8 +311,14 @@ class Parser:
 
     def feed(self, text: str) -> list[Event]:
         """Feed a chunk of text; return the events it completed."""
-        self._dispatch(self._lexer.feed(text))
-        return self._take()
+        tokens = self._lexer.feed(text)
+        if len(tokens) == 1 and tokens[0][0] is None and self._trailing is None:
+            self.reader.feed(tokens[0][1], tokens[0][2])  # the usual: one run of text
+        elif tokens:
+            self._dispatch(tokens)
+        events = self._events
+        self._events = []
+        return events
 
     def feed_marker(self, marker: str) -> list[Event]:
         """Feed a marker known to be one (decoded from a special token id)."""

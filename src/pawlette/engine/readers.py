@@ -11,7 +11,6 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
-from typing import Any
 
 from ..types import (
     MetadataItem,
@@ -23,7 +22,8 @@ from ..types import (
     ToolCallStart,
     ToolsDeclared,
 )
-from .call_arguments import arguments_problem, load_json
+from .call_arguments import arguments_problem, load_json, read_object
+from .call_scanner import CallScanner, TextPieces
 from .machine import Parser, Reader, ReaderFactory
 
 
@@ -242,16 +242,18 @@ class CallEnvelope:
     id: str | None = "id"
 
 
-_STRING_STOP = re.compile(r'["\\]')
-_BAD_KEY = "\x00 not a key"  # a key that does not decode: no envelope key is this
-
-
 class JsonCallReader:
     """One call written as a JSON object; the arguments value is streamed verbatim.
 
-    The object is scanned once, character by character outside strings and by jumps inside
-    them.  ``ToolCallStart`` is emitted once the name and id are known; argument text seen
-    before that is held and released then.  The whole object is validated at the close.
+    The call's text is kept (compactly: :class:`TextPieces`) and read whole at the close by
+    ``json``'s C scanner (:func:`read_object`): a valid call becomes ``ToolCallStart``, one
+    ``ToolCallDelta`` with its arguments as written, ``ToolCallEnd`` (which is what the
+    parser's call gate releases anyway).  With ``stream_arguments`` a :class:`CallScanner`
+    also follows the call as it comes, starting it once its name and id are known and passing
+    argument text on at once.  Anything :func:`read_object` does not accept goes the slow way,
+    which finds out what is wrong: the scanner run over the whole text (as it would have run
+    over the pieces, so generated ids are asked for as before) and the checks of
+    :meth:`_validate`.
     """
 
     def __init__(self, parser: Parser, envelope: CallEnvelope, close_marker: str) -> None:
@@ -259,194 +261,104 @@ class JsonCallReader:
         self._envelope = envelope
         self._close_marker = close_marker
         self._open_marker = parser.entered_by or ""
-        self._chunks: list[str] = []
-        self._depth = 0
-        self._in_string = False
-        self._escaped = False
-        self._key: list[str] | None = None  # a top-level key being read
-        self._current_key: str | None = None
-        self._value: list[str] | None = None  # raw text of the top-level value being read
-        self._pending_space = ""  # whitespace inside the arguments value, not yet emitted
-        self._values: dict[str, str] = {}
-        self._index: int | None = None
-        self._held_arguments: list[str] = []
-        self._outgoing: list[str] = []  # argument text of this feed, sent as one delta
+        self._text = TextPieces()
+        self._allowed = frozenset(
+            key for key in (envelope.id, envelope.name, envelope.arguments) if key
+        )
+        self._fed = False
         self._offset = 0
-        self._duplicate: str | None = None  # a top-level key written twice
-
-    # the scanner ---------------------------------------------------------------------------
+        self._live = (
+            CallScanner(parser, envelope, keep_arguments=False, emit=True)
+            if parser.stream_arguments
+            else None
+        )
 
     def feed(self, text: str, offset: int) -> None:
-        if not self._chunks:
+        if not self._fed:
+            self._fed = True
             self._offset = offset
-        self._chunks.append(text)
-        position = 0
-        length = len(text)
-        while position < length:
-            if self._in_string:
-                position = self._scan_string(text, position)
-                continue
-            character = text[position]
-            position += 1
-            self._structural(character)
-        self._flush()
-
-    def _flush(self) -> None:
-        if self._outgoing and self._index is not None:
-            self._parser.emit(ToolCallDelta(self._index, "".join(self._outgoing)))
-            self._outgoing = []
-
-    def _scan_string(self, text: str, position: int) -> int:
-        if self._escaped:
-            self._escaped = False
-            self._capture(text[position])
-            return position + 1
-        match = _STRING_STOP.search(text, position)
-        end = len(text) if match is None else match.start()
-        if end > position:
-            self._capture(text[position:end])
-        if match is None:
-            return end
-        character = text[end]
-        self._capture(character)
-        if character == "\\":
-            self._escaped = True
-        else:
-            self._in_string = False
-            if self._key is not None and self._depth == 1 and self._value is None:
-                try:
-                    self._current_key = json.loads("".join(self._key))
-                except ValueError:  # a control character in the key: the close reports it
-                    self._current_key = _BAD_KEY
-                self._key = None
-        return end + 1
-
-    def _capture(self, text: str) -> None:
-        if self._key is not None and self._value is None:
-            self._key.append(text)
-        elif self._value is not None:
-            self._value.append(text)
-            if self._current_key == self._envelope.arguments:
-                self._stream(text)
-
-    def _structural(self, character: str) -> None:
-        depth = self._depth
-        if character in " \t\r\n":
-            if self._value is not None and self._value:
-                self._value.append(character)
-                if self._current_key == self._envelope.arguments:
-                    self._pending_space += character
-            return
-        if depth == 1 and self._value is None:
-            # Between top-level members: a key, a colon, or a comma.
-            if character == '"' and self._current_key is None:
-                self._key = ['"']
-                self._in_string = True
-            elif character == ":" and self._current_key is not None:
-                self._value = []
-            elif character == "}":
-                self._depth = 0
-            return
-        if depth == 0:
-            if character == "{":
-                self._depth = 1
-            return
-        # Inside a top-level value.
-        value = self._value
-        if value is None:  # stray text between members: the validation at the close reports it
-            return
-        if depth == 1 and character in ",}":
-            self._end_value()
-            if character == "}":
-                self._depth = 0
-            return
-        if character in "{[":
-            self._depth += 1
-        elif character in "}]":
-            self._depth -= 1
-        elif character == '"':
-            self._in_string = True
-        value.append(character)
-        if self._current_key == self._envelope.arguments:
-            self._stream(character)
-
-    def _stream(self, text: str) -> None:
-        if self._pending_space:
-            text = self._pending_space + text
-            self._pending_space = ""
-        if self._index is None:
-            self._held_arguments.append(text)
-        else:
-            self._outgoing.append(text)
-
-    def _end_value(self) -> None:
-        key = self._current_key
-        raw = "".join(self._value or [])
-        self._pending_space = ""
-        self._value = None
-        self._current_key = None
-        if key is None:
-            return
-        if key in self._values:
-            self._duplicate = key
-        self._values[key] = raw
-        if key in (self._envelope.name, self._envelope.id):
-            self._maybe_start(final=False)
-
-    def _maybe_start(self, *, final: bool) -> None:
-        if self._index is not None:
-            return
-        envelope = self._envelope
-        raw_name = self._values.get(envelope.name)
-        if raw_name is None:
-            return
-        have_id = envelope.id is None or envelope.id in self._values
-        if not (have_id or final):
-            return
-        name, problem = load_json(raw_name)
-        call_id: Any = None
-        if envelope.id is not None and envelope.id in self._values:
-            call_id, id_problem = load_json(self._values[envelope.id])
-            problem = problem or id_problem
-        if problem is not None:
-            return
-        if call_id is None:
-            call_id = self._parser.new_call_id()
-        if not isinstance(name, str) or not isinstance(call_id, str):
-            return
-        self._index = self._parser.next_call_index()
-        self._parser.emit(ToolCallStart(self._index, call_id, name))
-        self._outgoing = self._held_arguments
-        self._held_arguments = []
+        self._text.append(text)
+        if self._live is not None:
+            self._live.feed(text)
 
     # the close -----------------------------------------------------------------------------
 
     def close(self, marker: str | None, offset: int) -> None:
-        text = "".join(self._chunks)
-        problem = self._validate(text) if marker is not None else "the call is not closed"
+        text = self._text.take()
+        if marker is not None and self._accept(text):
+            return
+        # The slow way: what the scanner makes of the whole text, and what is wrong with it.
+        scanner = self._live
+        if scanner is None:
+            scanner = CallScanner(self._parser, self._envelope, keep_arguments=True, emit=True)
+            scanner.feed(text)
+        if marker is None:
+            problem: str | None = "the call is not closed"
+        elif scanner is self._live:  # the live scanner kept no arguments: read them again
+            checked = CallScanner(self._parser, self._envelope, keep_arguments=True, emit=False)
+            checked.feed(text)
+            problem = self._validate(text, checked)
+        else:
+            problem = self._validate(text, scanner)
         if problem is None:
-            self._maybe_start(final=True)
-            self._flush()
-            if self._index is not None:
-                self._parser.emit(ToolCallEnd(self._index))
+            scanner.maybe_start(final=True)
+            scanner.flush()
+            if scanner.index is not None:
+                self._parser.emit(ToolCallEnd(scanner.index))
                 return
             problem = "no call name"
         # Malformed: no call.  Its text, markers included, comes back once, as content.
         closing = marker if marker == self._close_marker else ""
         raw = self._open_marker + text + closing
         expected = f"a JSON object {{{self._describe()}}} then {self._close_marker!r}"
-        where = self._offset if self._chunks else offset
+        where = self._offset if self._fed else offset
         self._parser.malformed(where, f"call {text[:60]!r}: {problem}", expected, raw)
-        self._outgoing = []
-        if self._index is not None:
-            self._parser.abandon_call(self._index)
+        scanner.drop_outgoing()
+        if scanner.index is not None:
+            self._parser.abandon_call(scanner.index)
         self._parser.emit(TextDelta(raw))
+
+    def _accept(self, text: str) -> bool:
+        """A valid call, read in bulk: emit it and say True; else False (nothing emitted)."""
+        members = read_object(text)
+        if members is None:
+            return False
+        envelope = self._envelope
+        name = members.get(envelope.name)
+        arguments = members.get(envelope.arguments)
+        call_id = None if envelope.id is None else members.get(envelope.id)
+        if (
+            name is None
+            or arguments is None
+            or not isinstance(name[0], str)
+            or not isinstance(arguments[0], dict)
+            or (call_id is not None and not isinstance(call_id[0], str))
+            or not self._allowed.issuperset(members)
+        ):
+            return False
+        start, end = arguments[1], arguments[2]
+        del arguments, members  # the decoded arguments go before their text is copied
+        parser = self._parser
+        scanner = self._live
+        if scanner is not None:  # started already, or starts now: as it would have
+            scanner.maybe_start(final=True)
+            scanner.flush()
+            index = scanner.index
+        else:
+            identifier = parser.new_call_id() if call_id is None else call_id[0]
+            index = parser.next_call_index()
+            parser.emit(ToolCallStart(index, identifier, name[0]))
+            parser.emit(ToolCallDelta(index, text[start:end]))
+        if index is None:  # cannot happen (the scanner saw the same name): the slow way says
+            return False
+        parser.emit(ToolCallEnd(index))
+        return True
 
     def _describe(self) -> str:
         keys = [self._envelope.id, self._envelope.name, self._envelope.arguments]
         return ", ".join(f'"{key}"' for key in keys if key is not None)
 
-    def _validate(self, text: str) -> str | None:
+    def _validate(self, text: str, scanner: CallScanner) -> str | None:
         value, problem = load_json(text)
         if problem is not None:
             return problem
@@ -469,9 +381,9 @@ class JsonCallReader:
             return f'no "{envelope.arguments}"'
         if not isinstance(value[envelope.arguments], dict):
             return f'"{envelope.arguments}" is not an object'
-        if self._duplicate is not None:  # json keeps the last; the stream had both
-            return f"the key {self._duplicate!r} twice"
-        return arguments_problem(self._values.get(envelope.arguments, "").strip() or "{}")
+        if scanner.duplicate is not None:  # json keeps the last; the stream had both
+            return f"the key {scanner.duplicate!r} twice"
+        return arguments_problem(scanner.values.get(envelope.arguments, "").strip() or "{}")
 
 
 def json_call_reader(envelope: CallEnvelope, close_marker: str) -> ReaderFactory:

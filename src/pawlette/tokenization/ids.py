@@ -32,6 +32,7 @@ emitted once it no longer ends with U+FFFD.
 from __future__ import annotations
 
 import codecs
+from collections import OrderedDict
 from collections.abc import Iterable
 
 from ..errors import RequestError
@@ -41,6 +42,72 @@ from ..types import Event
 from .backend import TokenizerBackend, load_backend
 
 __all__ = ["IdParser"]
+
+
+class _Tables:
+    """What an :class:`IdParser` needs to know of a format and a tokenizer, built once per
+    pair (a server makes an IdParser per request): the marker ids, the markers ids can spell
+    and their prefixes, and the text of each id already decoded (filled as ids come)."""
+
+    __slots__ = (
+        "grammar_markers",
+        "lead_prefixes",
+        "longest_marker",
+        "marker_prefixes",
+        "markers",
+        "owners",
+        "texts",
+        "token_bytes",
+    )
+
+    def __init__(self, fmt: Format, backend: TokenizerBackend) -> None:
+        self.owners = (fmt, backend)  # kept alive while cached: their ids are the key
+        self.markers: dict[int, str] = {}
+        for marker in fmt.special_markers:
+            token_id = backend.added_id(marker)
+            if token_id is not None:
+                self.markers[token_id] = marker
+        # The markers ids can spell: those holding a special token.  A grammar marker may
+        # join special tokens and layout text (``<think>\n``, ``\n<tool_call>\n``,
+        # ``<|start_header_id|>user<|end_header_id|>\n\n``): its pieces are held while they
+        # can still become one, and fed as the one marker the text form reads.
+        special = tuple(fmt.special_markers)
+        grammar_markers = frozenset(
+            marker for marker in fmt.grammar.markers if any(s in marker for s in special)
+        )
+        self.grammar_markers = grammar_markers
+        self.marker_prefixes = frozenset(
+            marker[:length] for marker in grammar_markers for length in range(1, len(marker))
+        )
+        # Text alone never makes a marker: before the first special token of a marker only
+        # its leading layout text (the "\n" of "\n<tool_call>\n") may be held.
+        leads = {
+            marker[: min(marker.find(s) for s in special if s in marker)]
+            for marker in grammar_markers
+        }
+        self.lead_prefixes = frozenset(
+            lead[:length] for lead in leads for length in range(1, len(lead) + 1)
+        )
+        self.longest_marker = max(map(len, leads), default=0)
+        self.token_bytes = backend.token_bytes()
+        # The text of an id whose bytes decode whole (most ids), as decoding them gives it.
+        self.texts: dict[int, str] = {}
+
+
+_TABLES: OrderedDict[tuple[int, int], _Tables] = OrderedDict()
+_TABLES_KEPT = 8
+
+
+def _tables(fmt: Format, backend: TokenizerBackend) -> _Tables:
+    key = (id(fmt), id(backend))
+    found = _TABLES.get(key)
+    if found is not None:
+        _TABLES.move_to_end(key)
+        return found
+    tables = _TABLES[key] = _Tables(fmt, backend)
+    while len(_TABLES) > _TABLES_KEPT:
+        _TABLES.popitem(last=False)
+    return tables
 
 
 class IdParser:
@@ -76,37 +143,19 @@ class IdParser:
         if not isinstance(parser, Parser):
             raise RequestError("parser", f"a {type(parser).__name__}", "a pawlette Parser")
         self.parser = parser
-        self._markers: dict[int, str] = {}
-        for marker in self.format.special_markers:
-            token_id = self.backend.added_id(marker)
-            if token_id is not None:
-                self._markers[token_id] = marker
+        tables = _tables(self.format, self.backend)
+        self._markers = tables.markers
         self._as_text = self.format.grammar.escape
-        # The markers ids can spell: those holding a special token.  A grammar marker may
-        # join special tokens and layout text (``<think>\n``, ``\n<tool_call>\n``,
-        # ``<|start_header_id|>user<|end_header_id|>\n\n``): its pieces are held while they
-        # can still become one, and fed as the one marker the text form reads.
-        special = tuple(self.format.special_markers)
-        grammar_markers = frozenset(
-            marker for marker in self.format.grammar.markers if any(s in marker for s in special)
-        )
-        self._grammar_markers = grammar_markers
-        self._marker_prefixes = frozenset(
-            marker[:length] for marker in grammar_markers for length in range(1, len(marker))
-        )
-        # Text alone never makes a marker: before the first special token of a marker only
-        # its leading layout text (the "\n" of "\n<tool_call>\n") may be held.
-        leads = {
-            marker[: min(marker.find(s) for s in special if s in marker)]
-            for marker in grammar_markers
-        }
-        self._lead_prefixes = frozenset(
-            lead[:length] for lead in leads for length in range(1, len(lead) + 1)
-        )
-        self._longest_marker = max(map(len, leads), default=0)
+        self._grammar_markers = tables.grammar_markers
+        self._marker_prefixes = tables.marker_prefixes
+        self._lead_prefixes = tables.lead_prefixes
+        self._longest_marker = tables.longest_marker
         self._held: list[tuple[bool, str]] = []  # (is a marker, text) pieces being joined
-        self._token_bytes = self.backend.token_bytes()
-        self._utf8 = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        self._token_bytes = tables.token_bytes
+        self._texts = tables.texts
+        self._partial = b""  # the bytes of a character not yet whole
+        # Text goes to the parser as text to lex (escaping formats) or as known text.
+        self._feed_text = parser.feed if self._as_text else self._piece_of_text
         # The generic decoder: text ids since the last marker, and how far they were emitted.
         self._text_ids: list[int] = []
         self._prefix = 0
@@ -118,12 +167,20 @@ class IdParser:
         """Feed token ids; return the events they completed."""
         events: list[Event] = []
         markers = self._markers
+        texts = self._texts
         for token in ids:
             marker = markers.get(token)
             if marker is None:
-                text = self._decode(token)
+                text = None if self._partial else texts.get(token)
+                if text is None:
+                    text = self._decode(token)
                 if text:
-                    events += self._text(text)
+                    fed = self._feed_text(text)
+                    if fed:
+                        if events:
+                            events += fed
+                        else:
+                            events = fed
                 continue
             tail = self._flush_text()
             if tail:
@@ -143,8 +200,9 @@ class IdParser:
     # ------------------------------------------------------------------ markers and text
 
     def _text(self, text: str) -> list[Event]:
-        if self._as_text:
-            return self.parser.feed(text)
+        return self._feed_text(text)
+
+    def _piece_of_text(self, text: str) -> list[Event]:
         return self._piece(False, text)
 
     def _marker(self, marker: str) -> list[Event]:
@@ -238,7 +296,15 @@ class IdParser:
                 raise RequestError(
                     "ids", f"id {token}", f"an id of the tokenizer (0..{len(table) - 1})"
                 )
-            return self._utf8.decode(table[token])
+            # As codecs' incremental UTF-8 decoder does: bytes of a character not yet whole
+            # wait for the next id.
+            partial = self._partial
+            data = partial + table[token] if partial else table[token]
+            text, consumed = codecs.utf_8_decode(data, "replace", False)
+            self._partial = data[consumed:]
+            if not partial and consumed == len(data):
+                self._texts[token] = text
+            return text
         self._text_ids.append(token)
         decode = self.backend.decode
         before = decode(self._text_ids[self._prefix : self._read])
@@ -250,9 +316,8 @@ class IdParser:
 
     def _flush_text(self) -> str:
         if self._token_bytes is not None:
-            tail = self._utf8.decode(b"", final=True)
-            self._utf8.reset()
-            return tail
+            partial, self._partial = self._partial, b""
+            return codecs.utf_8_decode(partial, "replace", True)[0] if partial else ""
         if self._read == len(self._text_ids):
             self._text_ids, self._prefix, self._read = [], 0, 0
             return ""

@@ -1,0 +1,110 @@
+"""Reading a call object whole (``read_object``, json's C scanner) against the slow way.
+
+The bulk read is only a shortcut: whatever it accepts, the character scanner and the checks
+of ``JsonCallReader._validate`` accept with the same values, and a parse gives the same
+events (ids, warnings, offsets) with the shortcut on or off.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import pawlette
+from pawlette.engine import readers
+from pawlette.engine.call_arguments import MAX_NESTING, load_json, read_object
+
+from ..strategies.completions import completion
+
+values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=4), inner),
+    max_leaves=8,
+)
+spaces = st.sampled_from(["", " ", "\n", " \t\r\n"])
+breakers = st.sampled_from(["", "{", "}", '"', ",", ":", "\\", "NaN", "]", "\x01", "1" * 5000])
+
+
+@st.composite
+def objects(draw: st.DrawFn) -> str:
+    """A JSON object as a model may write it, sometimes broken or with a key written twice."""
+    keys = draw(st.lists(st.sampled_from(["id", "name", "arguments", "x", "n\\u0061me"])))
+    members = [
+        draw(spaces)
+        + f'"{key}"'
+        + draw(spaces)
+        + ":"
+        + draw(spaces)
+        + json.dumps(draw(values), ensure_ascii=draw(st.booleans()))
+        + draw(spaces)
+        for key in keys
+    ]
+    text = draw(spaces) + "{" + ",".join(members) + "}" + draw(spaces)
+    if draw(st.booleans()):
+        at = draw(st.integers(0, len(text)))
+        cut = draw(st.integers(0, 3))
+        text = text[:at] + draw(breakers) + text[at + cut :]
+    return text
+
+
+@settings(max_examples=300)
+@given(objects())
+def test_read_object_accepts_only_strict_objects_and_finds_each_value(text: str) -> None:
+    members = read_object(text)
+    value, problem = load_json(text)
+    if members is None:
+        assert problem is not None or not isinstance(value, dict) or _has_duplicate(text)
+        return
+    assert problem is None
+    assert value == {key: member[0] for key, member in members.items()}
+    for key, (decoded, start, end) in members.items():
+        assert json.loads(text[start:end]) == decoded, key
+        assert text[start:end] == text[start:end].strip(" \t\r\n")
+
+
+def _has_duplicate(text: str) -> bool:
+    pairs = json.loads(text, object_pairs_hook=lambda items: items)
+    keys = [key for key, _ in pairs]
+    return len(keys) != len(set(keys))
+
+
+def test_read_object_refuses_what_load_json_refuses() -> None:
+    deep = '{"a": ' + "[" * MAX_NESTING + "]" * MAX_NESTING + "}"
+    for text in ('{"a": NaN}', '{"a": 1,}', '{"a": 1} x', deep, '{"a": ' + "1" * 5000 + "}"):
+        assert read_object(text) is None, text
+        assert load_json(text)[1] is not None, text
+    assert read_object("[1]") is None  # JSON, but no object
+    ok = '{"a": ' + "[" * (MAX_NESTING - 1) + "]" * (MAX_NESTING - 1) + "}"
+    assert read_object(ok) is not None and load_json(ok)[1] is None
+
+
+def _events(fmt: pawlette.Format, text: str, sizes: list[int], live: bool) -> list[Any]:
+    counter = iter(range(10**6))
+    parser = fmt.parser(id_factory=lambda: f"id{next(counter)}", stream_arguments=live)
+    events: list[Any] = []
+    position = 0
+    for size in sizes * len(text):
+        if position >= len(text):
+            break
+        events += parser.feed(text[position : position + size])
+        position += size
+    return events + parser.finish()
+
+
+@pytest.mark.parametrize("name", pawlette.formats())
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 2**32), sizes=st.lists(st.integers(1, 9), min_size=1, max_size=4))
+def test_the_shortcut_changes_no_event(name: str, seed: int, sizes: list[int]) -> None:
+    fmt = pawlette.get_format(name)
+    text = completion(fmt, random.Random(seed))
+    for live in (False, True):
+        fast = _events(fmt, text, sizes, live)
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(readers, "read_object", lambda text: None)
+            slow = _events(fmt, text, sizes, live)
+        assert fast == slow
