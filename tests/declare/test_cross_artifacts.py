@@ -206,6 +206,8 @@ def choices(message: dict[str, Any]) -> list[tuple[Any, bool]]:
     result: list[tuple[Any, bool]] = [("auto", True)]
     if message.get("content"):
         return result  # a forced call leaves no room for text before it
+    if message.get("reasoning_content") is not None:
+        return result  # nor for reasoning (a forced choice turns it off: pawlette.export.forced)
     result.append(("required", True))
     names = {call["function"]["name"] for call in calls}
     if len(names) == 1:

@@ -263,7 +263,8 @@ def choices_for(message: dict[str, Any], *, openai_form: bool = True) -> list[tu
         result.append(("auto", False))
     if not calls:
         result.append(("none", True))
-    elif not message.get("content"):
+    elif not message.get("content") and message.get("reasoning_content") is None:
+        # (a forced choice turns reasoning off: pawlette.export.forced)
         result.append(("required", True))
         names = {call["function"]["name"] for call in calls}
         if len(names) == 1:
@@ -329,8 +330,11 @@ def omni_turns(draw: st.DrawFn) -> dict[str, Any]:
 def omni_choices(message: dict[str, Any]) -> list[tuple[Any, bool]]:
     calls = message.get("tool_calls", [])
     result: list[tuple[Any, bool]] = [("auto", True), ("auto", False)]
+    thinking = message.get("reasoning_content") is not None or "reasoning_steps" in message
     if not calls:
         result.append(("none", True))
+    elif thinking:
+        pass  # a forced choice turns reasoning off (pawlette.export.forced)
     elif not any(part["type"] != "text" or part["text"] for part in message["content"]):
         result.append(("required", False))
         result.append((calls[0]["function"]["name"], True))

@@ -1,13 +1,14 @@
 """``pawlette serve`` in front of a real llama.cpp (the ``xllamacpp`` wheel), every format.
 
 One tiny random-weight GGUF per format (tests/support/gguf_model.py, cached) and one llama.cpp
-server per format (a child process, four slots), shared by the module.  Through the stock
-``openai`` SDK, for ``required``, a named function, ``none`` and ``auto`` (with and without
+server per format (a child process), shared by the module.  Through the stock ``openai``
+SDK, for ``required``, a named function, ``none`` and ``auto`` (with and without
 ``parallel_tool_calls``), streamed and not: every call is to an allowed function with
 arguments that ``json.loads`` to an object, the answer ends by the engine's stop (never the
 length limit), no marker text reaches content, and the finish reason is right
 (tests/support/gguf_checks.py).  A random model under a correct grammar can only produce
-valid calls: that is the property these tests check, on several seeds per case.
+valid calls: that is the property these tests check.  ``python -m bench.engine`` runs the
+same checks on more seeds and prints the README's table.
 
 Faults: the engine killed mid-stream, the engine down, and a client that disconnects (the
 engine's slot is freed: a request that needs every slot still completes afterwards).
@@ -22,14 +23,17 @@ import httpx
 import openai
 import pytest
 
+from pawlette.export.grammar import grammar_formats
 from pawlette.serve.config import ServeConfig
 
-from ..support.gguf_checks import MESSAGES, ask, problems
+from ..support.gguf_checks import ask_choice, problems
 from ..support.gguf_model import GgufModel, format_model
-from ..support.gguf_server import EngineProcess
+from ..support.gguf_server import EngineProcess, Stack
 from .conftest import LiveServer
+from .scenarios import PROMPT
 
-FORMATS = ["pcml", "omni", "chatglm3", "breeze"]
+FORMATS = grammar_formats()
+"""Every registered format with a grammar export (the declared ones included)."""
 CASES = [
     ("required", None),
     ("named", None),
@@ -37,36 +41,9 @@ CASES = [
     ("auto", True),
     ("auto", False),
 ]
-SEEDS = (1,)
+SEED = 1
+"""One seed per case (streamed and not): the bench runs ten; the test stays lean."""
 MAX_TOKENS = 96
-SLOTS = 4
-
-
-class Stack:
-    """A format's model, its llama.cpp server, and pawlette in front of it."""
-
-    def __init__(self, format_name: str) -> None:
-        self.format = format_name
-        self.model: GgufModel = format_model(format_name)
-        self.engine = EngineProcess(self.model.path, SLOTS)
-        self.server = LiveServer(
-            ServeConfig(
-                format=format_name,
-                upstream=self.engine.url,
-                engine="llamacpp",
-                tokenizer=str(self.model.tokenizer),
-                model="m",
-            )
-        )
-
-    def client(self) -> openai.OpenAI:
-        return openai.OpenAI(
-            base_url=self.server.url + "/v1", api_key="unused", max_retries=0, timeout=300
-        )
-
-    def close(self) -> None:
-        self.server.stop()
-        self.engine.kill()
 
 
 @pytest.fixture(scope="module", params=FORMATS)
@@ -77,26 +54,19 @@ def stack(request: pytest.FixtureRequest) -> Iterator[Stack]:
 
 
 def test_tool_choice_against_llama_cpp(stack: Stack) -> None:
-    """Every case, streamed and not, on each seed, one after the other."""
+    """Every case, streamed and not, one after the other."""
     client = stack.client()
-    jobs = [
-        (choice, parallel, stream, seed)
-        for choice, parallel in CASES
-        for stream in (False, True)
-        for seed in SEEDS
-    ]
-
-    def run(job: tuple[str, bool | None, bool, int]) -> list[str]:
-        choice, parallel, stream, seed = job
-        answer = ask(
-            client, choice, stream=stream, parallel=parallel, max_tokens=MAX_TOKENS, seed=seed
-        )
-        found = problems(stack.format, choice, parallel, answer)
-        return [f"{job}: {problem} (answer {answer})" for problem in found]
-
+    failures = []
     # One request at a time: each decoding batch then holds one sequence, so a seed gives the
     # same tokens on every run (batches of several sequences round differently on the CPU).
-    failures = [problem for job in jobs for problem in run(job)]
+    for choice, parallel in CASES:
+        for stream in (False, True):
+            message, finish = ask_choice(
+                client, choice, stream=stream, parallel=parallel, max_tokens=MAX_TOKENS, seed=SEED
+            )
+            found = problems(stack.format, choice, parallel, message, finish)
+            case = (choice, parallel, stream)
+            failures += [f"{case}: {problem} (answer {message}, {finish})" for problem in found]
     client.close()
     assert not failures, "\n".join(failures)
 
@@ -135,7 +105,7 @@ def test_engine_killed_mid_stream(pcml_model: GgufModel) -> None:
         client = openai.OpenAI(base_url=server.url + "/v1", api_key="x", max_retries=0, timeout=60)
         stream = client.chat.completions.create(
             model="m",
-            messages=MESSAGES,
+            messages=PROMPT,
             max_tokens=3000,
             temperature=1.0,
             seed=11,
@@ -152,7 +122,7 @@ def test_engine_killed_mid_stream(pcml_model: GgufModel) -> None:
         assert "upstream" in str(raised.value).lower() or raised.value.body is not None
         # The next request gets a clear error (the engine is gone), not a hang or a 500.
         with pytest.raises(openai.APIStatusError) as down:
-            client.chat.completions.create(model="m", messages=MESSAGES, max_tokens=4)
+            client.chat.completions.create(model="m", messages=PROMPT, max_tokens=4)
         assert down.value.status_code in (502, 503, 504)
         client.close()
     finally:
@@ -170,7 +140,7 @@ def test_engine_down(pcml_model: GgufModel) -> None:
         for stream in (False, True):
             with pytest.raises(openai.APIStatusError) as raised:
                 answer = client.chat.completions.create(
-                    model="m", messages=MESSAGES, max_tokens=4, stream=stream
+                    model="m", messages=PROMPT, max_tokens=4, stream=stream
                 )
                 if stream:
                     list(answer)  # type: ignore[arg-type]
@@ -191,7 +161,7 @@ def test_client_disconnect_frees_the_engine_slot(pcml_model: GgufModel) -> None:
     try:
         body = {
             "model": "m",
-            "messages": MESSAGES,
+            "messages": PROMPT,
             "max_tokens": 3000,
             "temperature": 1.0,
             "seed": 5,
@@ -212,7 +182,7 @@ def test_client_disconnect_frees_the_engine_slot(pcml_model: GgufModel) -> None:
         assert _slots_busy(engine.url) == 0
         # The one slot serves the next request (it would wait 3000 tokens otherwise).
         client = openai.OpenAI(base_url=server.url + "/v1", api_key="x", max_retries=0)
-        answer = client.chat.completions.create(model="m", messages=MESSAGES, max_tokens=4)
+        answer = client.chat.completions.create(model="m", messages=PROMPT, max_tokens=4)
         assert answer.choices[0].finish_reason in ("stop", "length")
         client.close()
     finally:

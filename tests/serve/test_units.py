@@ -302,15 +302,16 @@ def test_lazy_grammar_fields_for_llamacpp() -> None:
 @pytest.mark.parametrize(
     ("engine", "words"),
     [
-        ("vllm", ["%llguidance", "<call>"]),
+        ("vllm", ["%llguidance", "</call>"]),
         ("vllm-0.9", ["%llguidance"]),
-        ("llamacpp", ["root ::=", " <call> "]),
-        ("sglang", ["root ::=", '"<call>"']),
+        ("llamacpp", ["root ::=", " </call>"]),
+        ("sglang", ["root ::=", '"</call>"']),
     ],
 )
 def test_real_grammars_per_engine(engine: str, words: list[str]) -> None:
     plan = plan_tool_choice(PCML, ENGINES[engine], CORE_TOOLS, NAMED, False)
-    assert plan.grammar is not None and plan.prefix == ""  # PCML's turn may open with <think>
+    # A forced choice turns reasoning off (pawlette.export.forced): the prefix, then its grammar.
+    assert plan.grammar is not None and plan.prefix == '<call>{"id": "'
     assert plan.max_calls == 1 and plan.only_function == "get_time"
     for word in words:
         assert word in plan.grammar

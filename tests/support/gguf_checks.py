@@ -1,72 +1,70 @@
-"""One tool_choice request through the stock ``openai`` SDK, and what makes its answer right.
+"""One tool_choice request to ``pawlette serve`` over a real engine, and what makes its answer
+right.
 
 Shared by the real-engine tests (tests/serve/test_llama_cpp.py) and the measurement script
-(``python -m bench.llama_cpp``), so the README's table counts what the tests assert.
+(``python -m bench.engine``), so the README's table counts what the tests assert.  The prompt,
+the tools and the client side (an SDK call, streamed or not, folded into one message) are the
+scripted-upstream tests' own (tests/serve/scenarios.py).
 """
 
 from __future__ import annotations
 
+import copy
 import json
-from dataclasses import dataclass, field
 from typing import Any
 
 import openai
 
 from pawlette.formats import get_format
 
-# Closed objects, as strict tool definitions are: a random model writes endless extra
-# property names otherwise (identifiers are not closed by any favoured token).
-TOOLS: list[dict[str, Any]] = [
-    {
-        "type": "function",
-        "function": {
-            "name": "get_weather",
-            "description": "The weather in a city",
-            "parameters": {
-                "type": "object",
-                "properties": {"city": {"type": "string"}, "days": {"type": "integer"}},
-                "required": ["city"],
-                "additionalProperties": False,
-            },
-        },
-    },
-    {
-        "type": "function",
-        "function": {
-            "name": "get_time",
-            "description": "The time in a zone",
-            "parameters": {
-                "type": "object",
-                "properties": {"zone": {"type": "string"}},
-                "additionalProperties": False,
-            },
-        },
-    },
-]
-NAMES = {tool["function"]["name"] for tool in TOOLS}
-MESSAGES: list[dict[str, Any]] = [
-    {"role": "system", "content": "You are terse."},
-    {"role": "user", "content": "What's the weather in Paris?"},
-]
+from ..serve.scenarios import PROMPT, ask
+from ..serve.scenarios import TOOLS as SCENARIO_TOOLS
 
+
+def _closed(tools: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The tools with closed objects, as strict tool definitions are: a random model writes
+    endless extra property names otherwise (identifiers are not closed by any favoured
+    token).  ``get_weather`` also takes an integer, so numbers are sampled too."""
+    closed = copy.deepcopy(tools)
+    for tool in closed:
+        parameters = tool["function"]["parameters"]
+        parameters["additionalProperties"] = False
+        if tool["function"]["name"] == "get_weather":
+            parameters["properties"]["days"] = {"type": "integer"}
+    return closed
+
+
+TOOLS = _closed(SCENARIO_TOOLS)
+NAMES = {tool["function"]["name"] for tool in TOOLS}
+NAMED = "get_time"
 CHOICES: dict[str, Any] = {
     "required": "required",
-    "named": {"type": "function", "function": {"name": "get_time"}},
+    "named": {"type": "function", "function": {"name": NAMED}},
     "none": "none",
     "auto": "auto",
 }
 
 
-@dataclass
-class Answer:
-    """What a client saw: content, calls (name, arguments text), finish reason."""
+def request(
+    choice: str, *, parallel: bool | None = None, max_tokens: int = 96, seed: int = 0
+) -> dict[str, Any]:
+    """The chat completion's fields under ``CHOICES[choice]`` (``parallel``:
+    ``parallel_tool_calls``, None: not sent)."""
+    fields: dict[str, Any] = {
+        "model": "m",
+        "messages": PROMPT,
+        "tools": TOOLS,
+        "tool_choice": CHOICES[choice],
+        "max_tokens": max_tokens,
+        "temperature": 1.0,
+        "seed": seed,
+    }
+    if parallel is not None:
+        fields["parallel_tool_calls"] = parallel
+    return fields
 
-    content: str = ""
-    calls: list[tuple[str, str]] = field(default_factory=list)
-    finish_reason: str | None = None
 
-
-def ask(
+def ask_choice(
     client: openai.OpenAI,
     choice: str,
     *,
@@ -74,49 +72,16 @@ def ask(
     parallel: bool | None = None,
     max_tokens: int = 96,
     seed: int = 0,
-) -> Answer:
-    """One chat completion under ``CHOICES[choice]`` (``parallel``: ``parallel_tool_calls``)."""
-    extra: dict[str, Any] = {}
-    if parallel is not None:
-        extra["parallel_tool_calls"] = parallel
-    arguments: dict[str, Any] = {
-        "model": "m",
-        "messages": MESSAGES,
-        "tools": TOOLS,
-        "tool_choice": CHOICES[choice],
-        "max_tokens": max_tokens,
-        "temperature": 1.0,
-        "seed": seed,
-        **extra,
-    }
-    answer = Answer()
-    if not stream:
-        completion = client.chat.completions.create(**arguments)
-        message = completion.choices[0].message
-        answer.content = _text(message.content)
-        for call in message.tool_calls or []:
-            answer.calls.append((call.function.name, call.function.arguments))
-        answer.finish_reason = completion.choices[0].finish_reason
-        return answer
-    calls: dict[int, list[str]] = {}
-    for chunk in client.chat.completions.create(stream=True, **arguments):
-        if not chunk.choices:
-            continue
-        delta = chunk.choices[0].delta
-        answer.content += _text(delta.content)
-        for call in delta.tool_calls or []:
-            entry = calls.setdefault(call.index, ["", ""])
-            if call.function is not None:
-                entry[0] += call.function.name or ""
-                entry[1] += call.function.arguments or ""
-        if chunk.choices[0].finish_reason is not None:
-            answer.finish_reason = chunk.choices[0].finish_reason
-    answer.calls = [(name, text) for _, (name, text) in sorted(calls.items())]
-    return answer
+) -> tuple[dict[str, Any], str | None]:
+    """One request under ``choice``: the message as the client reads it, and its finish
+    reason."""
+    fields = request(choice, parallel=parallel, max_tokens=max_tokens, seed=seed)
+    return ask(client, stream, **fields)
 
 
-def _text(content: Any) -> str:
+def content_text(message: dict[str, Any]) -> str:
     """A message's text (content parts, as omni and breeze return boxes, joined)."""
+    content = message.get("content")
     if content is None:
         return ""
     if isinstance(content, str):
@@ -126,17 +91,33 @@ def _text(content: Any) -> str:
     )
 
 
-def problems(format_name: str, choice: str, parallel: bool | None, answer: Answer) -> list[str]:
-    """Why ``answer`` breaks the contract of ``choice`` (empty: it keeps it)."""
+def calls_of(message: dict[str, Any]) -> list[tuple[str, str]]:
+    """The message's calls as (name, arguments text)."""
+    return [
+        (call["function"].get("name", ""), call["function"].get("arguments", ""))
+        for call in message.get("tool_calls") or []
+    ]
+
+
+def problems(
+    format_name: str,
+    choice: str,
+    parallel: bool | None,
+    message: dict[str, Any],
+    finish_reason: str | None,
+) -> list[str]:
+    """Why the answer breaks the contract of ``choice`` (empty: it keeps it)."""
     found: list[str] = []
+    content = content_text(message)
+    calls = calls_of(message)
     # The markers the format's lexer reads (chatglm3's "[gMASK]sop" is one; "sop" alone is
     # text).  Under ``auto`` no grammar constrains the text (llama.cpp's lazy grammar starts
     # at the call trigger), so a random model's marker soup may come back as text there.
-    markers = [m for m in get_format(format_name).grammar.markers if m in answer.content]
+    markers = [m for m in get_format(format_name).grammar.markers if m in content]
     if markers and choice != "auto":
-        found.append(f"marker text {markers} in content {answer.content!r}")
-    for name, text in answer.calls:
-        expected = {"get_time"} if choice == "named" else NAMES
+        found.append(f"marker text {markers} in content {content!r}")
+    for name, text in calls:
+        expected = {NAMED} if choice == "named" else NAMES
         if name not in expected:
             found.append(f"call to {name!r}, expected one of {sorted(expected)}")
         try:
@@ -146,18 +127,18 @@ def problems(format_name: str, choice: str, parallel: bool | None, answer: Answe
         else:
             if not isinstance(value, dict):
                 found.append(f"arguments {text!r} are not an object")
-    if choice in ("required", "named") and not answer.calls:
+    if choice in ("required", "named") and not calls:
         found.append("no call")
-    if choice == "none" and answer.calls:
-        found.append(f"calls under none: {answer.calls}")
-    if parallel is False and len(answer.calls) > 1:
-        found.append(f"{len(answer.calls)} calls with parallel_tool_calls false")
-    expected_reason = "tool_calls" if answer.calls else "stop"
+    if choice == "none" and calls:
+        found.append(f"calls under none: {calls}")
+    if parallel is False and len(calls) > 1:
+        found.append(f"{len(calls)} calls with parallel_tool_calls false")
+    expected_reason = "tool_calls" if calls else "stop"
     # A random model may repeat parallel calls until the budget: the engine's length limit
     # then ends an answer of complete, valid calls, and pawlette rightly says "length".
-    repeated = parallel is not False and choice != "none" and len(answer.calls) >= 2
-    if answer.finish_reason == "length" and repeated and not found:
+    repeated = parallel is not False and choice != "none" and len(calls) >= 2
+    if finish_reason == "length" and repeated and not found:
         return found
-    if answer.finish_reason != expected_reason:
-        found.append(f"finish_reason {answer.finish_reason!r}, expected {expected_reason!r}")
+    if finish_reason != expected_reason:
+        found.append(f"finish_reason {finish_reason!r}, expected {expected_reason!r}")
     return found

@@ -14,8 +14,12 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-__all__ = ["EngineProcess"]
+if TYPE_CHECKING:
+    import openai
+
+__all__ = ["EngineProcess", "Stack"]
 
 _CONTEXT = 4096
 
@@ -63,6 +67,45 @@ class EngineProcess:
         self.process.wait(30)
         if self.process.stdout is not None:
             self.process.stdout.close()
+
+
+class Stack:
+    """A format's test model, its llama.cpp server, and ``pawlette serve --engine llamacpp
+    --tokenizer`` in front of it (in a thread of this process)."""
+
+    def __init__(self, format_name: str, slots: int = 1) -> None:
+        from pawlette.serve.config import ServeConfig
+
+        from ..serve.conftest import LiveServer
+        from .gguf_model import format_model
+
+        self.format = format_name
+        self.model = format_model(format_name)
+        self.engine = EngineProcess(self.model.path, slots)
+        try:
+            self.server = LiveServer(
+                ServeConfig(
+                    format=format_name,
+                    upstream=self.engine.url,
+                    engine="llamacpp",
+                    tokenizer=str(self.model.tokenizer),
+                    model="m",
+                )
+            )
+        except BaseException:
+            self.engine.kill()
+            raise
+
+    def client(self) -> openai.OpenAI:
+        import openai
+
+        return openai.OpenAI(
+            base_url=self.server.url + "/v1", api_key="unused", max_retries=0, timeout=300
+        )
+
+    def close(self) -> None:
+        self.server.stop()
+        self.engine.kill()
 
 
 if __name__ == "__main__":

@@ -101,7 +101,7 @@ class TurnGrammar:
     """The grammar from the trigger on (``auto`` with tools): for lazy grammar engines."""
     forced_prefixes: dict[str, str] = field(default_factory=dict)
     """Per tool choice key (``auto``, ``none``, ``required``, each function's name): the text
-    every turn under it begins with (once any reasoning block is written)."""
+    every turn under it begins with."""
     after_prefix: Rules | None = None
     """The grammar that follows this choice's forced prefix (None when it is empty)."""
     reasoning: tuple[str, str] | None = None
@@ -156,13 +156,17 @@ def build_turn(
             f"{choice.name!r} is not a declared tool",
             "one of " + (", ".join(repr(name) for name in names) or "the request's tools"),
         )
+    from .forced import forced_turn  # a forced choice turns reasoning off (see there)
+
     if declaration is not None:  # a declared format: its grammar comes from the declaration
         from ..declare.grammar import build_turn as build_declared
 
-        return build_declared(fmt, declaration, tool_values, choice, parallel)
+        return forced_turn(
+            fmt, build_declared(fmt, declaration, tool_values, choice, parallel), choice
+        )
     module: Any = importlib.import_module(f"{__package__}.turns.{module_name}")
     turn: TurnGrammar = module.build(fmt, tool_values, choice, parallel)
-    return turn
+    return forced_turn(fmt, turn, choice)
 
 
 def _header(fmt: Format, turn: TurnGrammar, choice: ToolChoice, parallel: bool) -> list[str]:
@@ -227,12 +231,11 @@ def export_grammar_bundle(
     the marker that starts a call (``special``: whether the grammars spell it as a special
     token, false with ``markers_as_text``), and ``lazy_grammar`` the grammar from it on
     (``auto`` with tools only; engines that enable a grammar when the trigger appears).
-    ``forced_prefix``: per tool choice, the text every turn under it begins with (after any
-    reasoning block, see ``reasoning``); a server may write it itself, then constrain the
-    rest with ``grammar_after_prefix`` (the requested choice's).  Written right after the
-    generation prompt, a prefix leaves no room for a reasoning block: ``pawlette serve`` then
-    prefers the whole-turn ``grammar`` on engines that take one.  ``notes``: what the grammar,
-    in this ``syntax``, does not enforce.
+    ``forced_prefix``: per tool choice, the text every turn under it begins with; a server
+    may write it itself, then constrain the rest with ``grammar_after_prefix`` (the requested
+    choice's).  ``reasoning``: the block a turn under this choice may open with (None under a
+    forced choice, which turns reasoning off: :mod:`pawlette.export.forced`).  ``notes``: what
+    the grammar, in this ``syntax``, does not enforce.
     """
     fmt = _resolve(format_name)
     choice = ToolChoice.read(tool_choice)

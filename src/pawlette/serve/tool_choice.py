@@ -22,12 +22,11 @@ Prefix or grammar, and what a prefix costs:
 
 - A forced prefix is written right after the generation prompt, so a turn forced by one has
   **no reasoning block** (PCML's ``<think>``, omni's thinking) and no content before the
-  call.  The latter is what ``required`` and a named choice mean anyway (the grammars allow no
-  content before the first call either); the former is a loss.  So on an engine that takes
-  grammars, a format whose turn may open with a reasoning block (the bundle's ``reasoning``)
-  gets **no prefix but the whole-turn grammar**, which keeps the reasoning block and forces
-  the choice after it.  Formats without reasoning (breeze, ChatGLM3) get the prefix and the
-  grammar that follows it.
+  call.  The latter is what ``required`` and a named choice mean anyway; the former is the
+  policy on every engine (:mod:`pawlette.export.forced`: a forced choice turns reasoning off,
+  since no grammar can make a model close its reasoning in time).  So an engine that takes
+  grammars gets the prefix and the grammar that follows it, for every format; a bundle whose
+  turn may still open with reasoning (its ``reasoning``) gets the whole-turn grammar instead.
 - On an engine without grammars (``generic``, ``tgi``) the prefix is all there is: the turn
   loses its reasoning block.  Where the bundle's prefix stops short of the function's name
   (PCML's calls begin with a model-written ``"id"``: ``<call>{"id": "``), a call to another

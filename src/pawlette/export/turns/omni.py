@@ -10,8 +10,9 @@ tool result when the turn resumes)::
 
 One function call at most: the model stops at ``<|FUNCTION_RETURN|>`` for the result.
 Actions are content, so every tool choice allows the declared actions; ``none`` allows no
-function call, ``required`` and a named choice allow no text or blocks before the call (its
-forced prefix is ``\\n<|FUNCTION_START|>``, and the name too for a named choice).
+function call, ``required`` and a named choice allow no thinking, text or blocks before the
+call: the turn is its forced prefix ``\\n<|FUNCTION_START|>`` (and the name too for a named
+choice), then the call (a forced choice turns reasoning off: :mod:`pawlette.export.forced`).
 ``parallel_tool_calls`` changes nothing.  Output images (``<|IMAGE_OUTPUT_START|>`` turns) are
 another generation prompt and not covered.
 """
@@ -134,16 +135,18 @@ def build(fmt: Format, tools: tuple[Tool, ...], choice: ToolChoice, parallel: bo
     only = choice.only
 
     rules = rules_for(fmt)
-    thinking = optional(rules.add("thinking", _thinking()))
-    body = Repeat(seq(TEXT_ANY_NL, pieces.blocks(rules)))
-    answer = seq(body, optional(TEXT_NE), STOP)  # <|ASSISTANT_END|>
-    if not calls_possible:
-        rules.rules["start"] = seq(thinking, answer)
-    elif choice.mode == "auto":
-        ends_in_call = seq(body, TEXT_ANY_NL, pieces.call(rules, None))
-        rules.rules["start"] = seq(thinking, alt(answer, ends_in_call))
+    forced = calls_possible and choice.mode != "auto"
+    if forced:  # the call right away, no thinking block (pawlette.export.forced says why)
+        rules.rules["start"] = seq(Lit("\n"), pieces.call(rules, only))
     else:
-        rules.rules["start"] = seq(thinking, Lit("\n"), pieces.call(rules, only))
+        thinking = optional(rules.add("thinking", _thinking()))
+        body = Repeat(seq(TEXT_ANY_NL, pieces.blocks(rules)))
+        answer = seq(body, optional(TEXT_NE), STOP)  # <|ASSISTANT_END|>
+        if calls_possible:  # auto
+            ends_in_call = seq(body, TEXT_ANY_NL, pieces.call(rules, None))
+            rules.rules["start"] = seq(thinking, alt(answer, ends_in_call))
+        else:
+            rules.rules["start"] = seq(thinking, answer)
 
     markers = [omni.THINK_START, omni.THINK_STEP, omni.THINK_REASONING, omni.THINK_CONCLUSION]
     markers += [omni.THINK_END, omni.VOICE_START, omni.VOICE_CONTENT, omni.VOICE_END]
@@ -157,7 +160,7 @@ def build(fmt: Format, tools: tuple[Tool, ...], choice: ToolChoice, parallel: bo
         rules=rules,
         markers=tuple(markers),
         stop=fmt.stop,
-        reasoning=("\n" + omni.THINK_START, "\n" + omni.THINK_END + "\n"),
+        reasoning=None if forced else ("\n" + omni.THINK_START, "\n" + omni.THINK_END + "\n"),
         forced_prefixes={
             "auto": "",
             "none": "",

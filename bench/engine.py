@@ -1,0 +1,153 @@
+"""``pawlette serve`` over a real llama.cpp, every format: the README's per-format pass table.
+
+For each registered format with a grammar export (every format with calls), one llama.cpp
+server (the ``xllamacpp`` wheel, one slot) over the format's tiny biased random-weight GGUF
+(tests/support/gguf_model.py, cached) and ``pawlette serve --engine llamacpp --tokenizer`` in
+front of it; then, through the stock ``openai`` SDK, ``required``, a named function (``get_time``),
+``none`` and ``auto`` on ``--seeds`` seeds each, one request at a time (one sequence per batch:
+a seed gives the same tokens on every run).  An answer passes the checks the real-engine test
+asserts (tests/support/gguf_checks.py): calls only to the allowed functions with arguments
+that ``json.loads`` to an object, at least one under ``required``/named and none under
+``none``, no marker text in content outside ``auto``, and ``finish_reason`` ``tool_calls``
+with calls else ``stop`` (never ``length``).
+
+Printed: a Markdown table (passed/requests per tool choice, engine errors: an HTTP error from
+pawlette, which answers 502 when the engine fails; length cuts: answers that ended by
+``max_tokens``; the seconds the format took), then every failure reason with its count, and
+the load average before and after (the machine may be shared: times are not comparable
+across loads, pass counts are).
+
+Usage, from the repository root (``pip install -e '.[serve,test]'``: xllamacpp, gguf, openai):
+
+    python -m bench.engine [--formats pcml,omni] [--seeds 10] [--max-tokens 96] [--stream]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+
+import openai
+
+from pawlette.export.grammar import grammar_formats
+from tests.support.gguf_checks import CHOICES, ask_choice, problems
+from tests.support.gguf_server import Stack
+
+
+@dataclass
+class Cell:
+    """One format under one tool choice, over the seeds."""
+
+    requests: int = 0
+    passed: int = 0
+    engine_errors: int = 0
+    length_cuts: int = 0
+    reasons: Counter[str] = field(default_factory=Counter)
+
+
+@dataclass
+class Row:
+    format: str
+    cells: dict[str, Cell] = field(default_factory=dict)
+    seconds: float = 0.0
+
+
+def _reason(problem: str) -> str:
+    """A problem without the answer's own text (so equal kinds count together)."""
+    for cut in (" in content ", " are not", " expected", ": ["):
+        if cut in problem:
+            return problem.split(cut)[0] + cut.rstrip(": [")
+    return problem
+
+
+def run_format(name: str, seeds: int, max_tokens: int, stream: bool) -> Row:
+    row = Row(name)
+    started = time.monotonic()
+    stack = Stack(name)
+    try:
+        client = stack.client()
+        for choice in CHOICES:
+            cell = row.cells[choice] = Cell()
+            for seed in range(seeds):
+                cell.requests += 1
+                try:
+                    message, finish = ask_choice(
+                        client, choice, stream=stream, max_tokens=max_tokens, seed=seed
+                    )
+                except openai.APIError as error:
+                    status = getattr(error, "status_code", None)
+                    if status is not None and status < 500:  # refused: a failure, no engine's
+                        cell.reasons[f"HTTP {status}: {error.message}"] += 1
+                        continue
+                    cell.engine_errors += 1
+                    cell.reasons[f"engine error (HTTP {status or 'stream error event'})"] += 1
+                    continue
+                cell.length_cuts += finish == "length"
+                found = problems(name, choice, None, message, finish)
+                cell.passed += not found
+                for problem in found:
+                    cell.reasons[_reason(problem)] += 1
+        client.close()
+    finally:
+        stack.close()
+    row.seconds = time.monotonic() - started
+    return row
+
+
+def table(rows: list[Row]) -> str:
+    choices = list(CHOICES)
+    head = ["format", *choices, "engine errors", "length cuts", "seconds"]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for row in rows:
+        cells = [row.cells[choice] for choice in choices]
+        values = [row.format, *(f"{cell.passed}/{cell.requests}" for cell in cells)]
+        values.append(str(sum(cell.engine_errors for cell in cells)))
+        values.append(str(sum(cell.length_cuts for cell in cells)))
+        values.append(f"{row.seconds:.0f}")
+        lines.append("| " + " | ".join(values) + " |")
+    return "\n".join(lines)
+
+
+def reasons(rows: list[Row]) -> list[str]:
+    lines = []
+    for row in rows:
+        for choice, cell in row.cells.items():
+            for reason, count in sorted(cell.reasons.items()):
+                lines.append(f"{row.format} {choice}: {count} x {reason}")
+    return lines
+
+
+def _load() -> str:
+    return "load average " + " ".join(f"{value:.2f}" for value in os.getloadavg())
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--formats", default=",".join(grammar_formats()))
+    parser.add_argument("--seeds", type=int, default=10)
+    parser.add_argument("--max-tokens", type=int, default=96)
+    parser.add_argument("--stream", action="store_true", help="stream every answer")
+    options = parser.parse_args()
+    names = [name for name in options.formats.split(",") if name]
+    print(
+        f"{len(names)} formats x {len(CHOICES)} tool choices x {options.seeds} seeds, "
+        f"max_tokens {options.max_tokens}, temperature 1, "
+        f"{'streamed' if options.stream else 'not streamed'}; before: {_load()}",
+        flush=True,
+    )
+    rows = []
+    for name in names:
+        rows.append(run_format(name, options.seeds, options.max_tokens, options.stream))
+        print(f"  {name}: {rows[-1].seconds:.0f} s ({_load()})", flush=True)
+    print()
+    print(table(rows))
+    print()
+    print("\n".join(reasons(rows)) or "no failure")
+    print(f"after: {_load()}")
+
+
+if __name__ == "__main__":
+    main()
