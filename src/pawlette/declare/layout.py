@@ -62,7 +62,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal, TypeAlias
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias
+
+if TYPE_CHECKING:
+    from .headed import HeadedTurns
 
 
 @dataclass(frozen=True)
@@ -234,6 +237,9 @@ class Layout:
     """Markers the tokenizer has that the format never writes but must never come from text."""
     notes: tuple[str, ...] = field(default=())
     """What the declaration decided, for the docs (free text)."""
+    headed: HeadedTurns | None = None
+    """Turns headed by a role marker and a metadata line, ended by the next one (ChatGLM3):
+    the concept's own interpreters (:mod:`pawlette.declare.headed`) render and read it."""
 
     @property
     def generation_prompt(self) -> Fence:

@@ -240,6 +240,10 @@ class _Table:
 
 def compile_table(layout: Layout) -> Grammar:
     """The parse table of a layout."""
+    if layout.headed is not None:
+        from .headed.table import compile_table as headed_table
+
+        return headed_table(layout)
     return _Table(layout).build()
 
 
