@@ -271,6 +271,10 @@ def call_prefix(layout: Layout, name: str | None) -> str:
 
 def forced_prefixes(layout: Layout) -> ForcedPrefixes | None:
     """The tool-choice prefixes (the grammar bundle reports the same ones)."""
+    if layout.headed is not None:
+        from .headed.table import forced_prefixes as headed_prefixes
+
+        return headed_prefixes(layout)
     if layout.calls is None:
         return None
     required = call_prefix(layout, None) or '{"' + layout.calls.name_key + '": '

@@ -103,17 +103,18 @@ def build_turn(
         forced_prefixes={"auto": "", "none": "", "required": ""},
     )
     turn.rules.notes.append(
-        "calls begin right after the generation prompt or after <|assistant|>: no lazy trigger"
+        f"calls begin right after the generation prompt or after {assistant}: no lazy trigger"
     )
+    # The prefixes are the format's own (:func:`.table.forced_prefixes`): one source.  A call
+    # begins with its function's name: ``required`` has a prefix when one function can be
+    # called, none when several can (no prefix says "any of these names").
     for tool in tools:
         if tool.name != calls.code_tool:
-            turn.forced_prefixes[tool.name] = _head(tool.name)
-    # A call begins with its function's name: ``required`` has a prefix when one function can
-    # be called, none when several can (no prefix says "any of these names").
-    single = len(tools) == 1 and tools[0].name != calls.code_tool
-    if single:
-        turn.forced_prefixes["required"] = _head(tools[0].name)
-    if (only is not None and only != calls.code_tool) or (choice.mode == "required" and single):
+            named = {"type": "function", "function": {"name": tool.name}}
+            turn.forced_prefixes[tool.name] = fmt.forced_prefix(named, tools) or ""
+    required = fmt.forced_prefix("required", tools) or ""
+    turn.forced_prefixes["required"] = required
+    if (only is not None and only != calls.code_tool) or (choice.mode == "required" and required):
         after = rules_for(fmt)
         first = call(after, skip_head=True)
         rest: Node = Repeat(seq(Marker(assistant), call(after))) if parallel else Lit("")

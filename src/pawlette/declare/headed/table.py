@@ -17,9 +17,12 @@ next role marker ends it.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
+from ...blocks.tool_choice import ForcedPrefixes
 from ...engine.machine import Action, Grammar, GrammarBuilder, Parser
 from ...engine.readers import ScaffoldReader
-from ...types import Role
+from ...types import Role, Tool
 from ..layout import Layout
 from . import headed_of, role_markers, text_of
 from .readers import assistant_turn_reader, headed_text_reader
@@ -77,3 +80,23 @@ def compile_table(layout: Layout) -> Grammar:
     return table.build(
         escape=False, conversation_start="outside", completion_start="assistant.turn"
     )
+
+
+def forced_prefixes(layout: Layout) -> ForcedPrefixes:
+    """The tool-choice prefixes: a forced call begins with its turn's head (the function's
+    name, the fence, ``tool_call(``); ``required`` has one only when a single function (not
+    the code interpreter, whose program has no head to force) can be called.  The grammar
+    (:mod:`.grammar`) reports these."""
+    calls = headed_of(layout)
+
+    def named(name: str) -> str:
+        return "" if name == calls.code_tool else calls.head(name)
+
+    def required_for(tools: Sequence[Tool] | None) -> str | None:
+        if tools is None:
+            return None  # which function is unknown
+        if len(tools) == 1 and tools[0].name != calls.code_tool:
+            return calls.head(tools[0].name)
+        return ""
+
+    return ForcedPrefixes(required="", none="", named=named, required_for=required_for)
