@@ -18,6 +18,7 @@ from __future__ import annotations
 import copy
 import json
 import re
+from dataclasses import dataclass
 from typing import Any
 
 from hypothesis import strategies as st
@@ -56,12 +57,40 @@ def layout_of(fmt: Format) -> Layout:
     return layout
 
 
+@dataclass(frozen=True)
+class CallRules:
+    """What calls a layout writes, whichever concept declares them."""
+
+    parallel: bool
+    with_content: bool
+    bare: bool
+    """Calls are bare JSON objects (text may not start with ``{``)."""
+    rewrites_arguments: bool
+    """Arguments come back as ``json.dumps`` of their value, not as the caller spelled them."""
+
+
+def call_rules(layout: Layout) -> CallRules | None:
+    """The calls of a layout (None: it has none)."""
+    calls = layout.calls
+    if calls is not None:
+        tojson = calls.arguments == "tojson"
+        return CallRules(calls.parallel, calls.with_content, calls.open is None, tojson)
+    if layout.headed is not None:  # one turn per call, Python keyword arguments
+        return CallRules(parallel=True, with_content=True, bare=False, rewrites_arguments=True)
+    return None
+
+
+def has_tools(layout: Layout) -> bool:
+    """Whether the layout writes the request's tools (a tools block or a headed listing)."""
+    return layout.tools is not None or layout.headed is not None
+
+
 def texts(fmt: Format, *, min_size: int = 1, strip: bool = False) -> st.SearchStrategy[str]:
     """Text the format's lexer reads back as text (``strip``: no edge whitespace, which the
     real templates of chatml and llama3 strip)."""
     markers = tuple(fmt.grammar.markers)
-    calls = layout_of(fmt).calls
-    bare = calls is not None and calls.open is None
+    calls = call_rules(layout_of(fmt))
+    bare = calls is not None and calls.bare
 
     def fine(text: str) -> bool:
         if any(marker in text for marker in markers):
@@ -81,9 +110,11 @@ def arguments(draw: st.DrawFn, name: str, fmt: Format) -> str:
     if draw(st.booleans()):
         value["days"] = draw(st.integers(0, 9))
     compact = draw(st.booleans())
-    return json.dumps(
-        value, ensure_ascii=draw(st.booleans()), separators=(",", ":") if compact else None
-    )
+    # \uXXXX escapes of non-control characters reach the text only where arguments are written
+    # verbatim, and the Lark grammars refuse them there (LARK_JSON_NOTE: llguidance's JSON).
+    rules = call_rules(layout_of(fmt))
+    ascii_escapes = rules is not None and rules.rewrites_arguments and draw(st.booleans())
+    return json.dumps(value, ensure_ascii=ascii_escapes, separators=(",", ":") if compact else None)
 
 
 @st.composite
@@ -91,16 +122,12 @@ def conversations(draw: st.DrawFn, fmt: Format, *, strip: bool = False) -> dict[
     """A request the format expresses exactly (see the module docstring)."""
     layout = layout_of(fmt)
     text = texts(fmt, strip=strip)
-    tools = (
-        TOOLS
-        if layout.tools is not None and layout.calls is not None and draw(st.booleans())
-        else []
-    )
+    calls = call_rules(layout)
+    tools = TOOLS if has_tools(layout) and calls is not None and draw(st.booleans()) else []
     messages: list[dict[str, Any]] = []
     if draw(st.booleans()):
         messages.append({"role": "system", "content": draw(text)})
     count = 0
-    calls = layout.calls
     for _ in range(draw(st.integers(1, 3))):
         messages.append({"role": "user", "content": draw(text)})
         # Per query: maybe a turn of calls and their results, then maybe an answer.
@@ -148,7 +175,8 @@ def normalise(fmt: Format, request: dict[str, Any]) -> dict[str, Any]:
                 ids[call["id"]] = new = f"call_{number}"
                 number += 1
                 arguments = call["function"]["arguments"]
-                if layout.calls is not None and layout.calls.arguments == "tojson":
+                rules = call_rules(layout)
+                if rules is not None and rules.rewrites_arguments:
                     arguments = json.dumps(json.loads(arguments), ensure_ascii=False)
                 call["function"] = {**call["function"], "arguments": arguments}
                 call["id"] = new
@@ -176,7 +204,16 @@ def last_query_index_of(messages: list[dict[str, Any]]) -> int:
     return -1
 
 
-__all__ = ["TOOLS", "conversations", "last_query_index", "normalise", "texts"]
+__all__ = [
+    "TOOLS",
+    "CallRules",
+    "call_rules",
+    "conversations",
+    "has_tools",
+    "last_query_index",
+    "normalise",
+    "texts",
+]
 
 
 def normalise_completion(fmt: Format, message: dict[str, Any]) -> dict[str, Any]:
@@ -184,9 +221,9 @@ def normalise_completion(fmt: Format, message: dict[str, Any]) -> dict[str, Any]
     conversation) gives it back; call ids aside."""
     layout = layout_of(fmt)
     message = copy.deepcopy(message)
-    calls = layout.calls
+    calls = call_rules(layout)
     for call in message.get("tool_calls") or []:
-        if calls is not None and calls.arguments == "tojson":
+        if calls is not None and calls.rewrites_arguments:
             arguments = json.loads(call["function"]["arguments"])
             call["function"]["arguments"] = json.dumps(arguments, ensure_ascii=False)
     reasoning = layout.reasoning
@@ -206,8 +243,8 @@ def assistant_turn(
     """One assistant turn the layout can write, calling ``names`` with ``arguments_of(name)``
     (for the shared grammar tests, which bring their own tools and texts)."""
     layout = layout_of(fmt)
-    calls = layout.calls
-    if calls is not None and calls.open is None:
+    calls = call_rules(layout)
+    if calls is not None and calls.bare:
         text = text.filter(lambda value: not _BARE_CALL.match(value))
     message: dict[str, Any] = {"role": "assistant"}
     count = draw(st.integers(0, 0 if calls is None else 3 if calls.parallel else 1))

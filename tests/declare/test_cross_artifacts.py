@@ -38,7 +38,7 @@ from ..export import gbnf
 from ..export.support import merged, trainable_spans
 from ..helpers import canonical, feed_in_pieces, folded, random_sizes, sequential_ids
 from . import decision_format, python_format, user_format
-from .conversations import TOOLS, conversations, normalise
+from .conversations import TOOLS, call_rules, conversations, has_tools, normalise
 from .tokens import accepts, random_walk, segment_ids, tokenizer
 
 DECLARED = [name for name in pawlette.formats() if layout_of(pawlette.get_format(name)) is not None]
@@ -58,7 +58,7 @@ def fmt(request: pytest.FixtureRequest) -> Iterator[Format]:
 
 
 def test_the_shipped_declarations_are_checked() -> None:
-    assert {"chatml", "llama3"} <= set(DECLARED)
+    assert {"chatml", "llama3", "chatglm3"} <= set(DECLARED)
 
 
 # ------------------------------------------------------------------ render and Jinja
@@ -186,17 +186,31 @@ def test_streaming_text_and_ids_equals_whole(fmt: Format, data: st.DataObject) -
 
 
 def test_forced_prefixes_have_one_source(fmt: Format) -> None:
+    """The format's forced prefixes are the grammar bundle's, for several tools and for one,
+    and each is where the writer's turn calling the function begins."""
     from pawlette.export import export_grammar_bundle
 
-    for choice in ("required", {"type": "function", "function": {"name": "now"}}):
-        bundle = export_grammar_bundle(fmt.name, TOOLS, choice)
-        prefixes = bundle["forced_prefix"]
-        assert fmt.forced_prefix("required", TOOLS) == prefixes["required"]
-        assert fmt.forced_prefix(choice, TOOLS) in (
-            prefixes["required"],
-            prefixes["functions"]["now"],
-        )
-        assert bundle["stop"] == list(fmt.stop)
+    for tools in (TOOLS, TOOLS[1:]):
+        call = {"id": "c", "type": "function", "function": {"name": "now", "arguments": "{}"}}
+        request = {
+            "messages": [
+                {"role": "user", "content": "What time is it?"},
+                {"role": "assistant", "content": None, "tool_calls": [call]},
+            ],
+            "tools": tools,
+        }
+        written, _, _ = completion(fmt, request)
+        for choice in ("required", {"type": "function", "function": {"name": "now"}}):
+            bundle = export_grammar_bundle(fmt.name, tools, choice)
+            prefixes = bundle["forced_prefix"]
+            assert written.startswith(prefixes["required"])
+            assert written.startswith(prefixes["functions"]["now"])
+            assert fmt.forced_prefix("required", tools) == prefixes["required"]
+            assert fmt.forced_prefix(choice, tools) in (
+                prefixes["required"],
+                prefixes["functions"]["now"],
+            )
+            assert bundle["stop"] == list(fmt.stop)
 
 
 def choices(message: dict[str, Any]) -> list[tuple[Any, bool]]:
@@ -237,7 +251,7 @@ def test_the_grammar_accepts_every_written_turn(
     fmt: Format, syntax: str, data: st.DataObject
 ) -> None:
     request = data.draw(conversations(fmt).filter(has_assistant))
-    request["tools"] = TOOLS if layout_of(fmt).tools is not None else []  # type: ignore[union-attr]
+    request["tools"] = TOOLS if has_tools(layout_of(fmt)) else []  # type: ignore[arg-type]
     message = request["messages"][last_assistant(request)]
     ids = turn_ids(fmt, request)
     for choice, parallel in choices(message):
@@ -272,6 +286,16 @@ def near_misses(fmt: Format, text: str) -> list[str]:
     if layout.reasoning is not None:
         opening = "".join(p.text for p in layout.reasoning.open if hasattr(p, "text"))
         misses.append(text.replace(end, opening + end))
+    if layout.headed is not None:  # calls as turns: NAME\n```python\ntool_call(k=v)\n```
+        headed = layout.headed
+        head = headed.head("get_weather")
+        misses.append(text.replace(head, headed.head("get_wether"), 1))
+        assistant = "".join(p.text for p in layout.frames["assistant"].open if hasattr(p, "text"))
+        misses.append(text.replace(head, head + assistant, 1))
+        close = ")" + headed.closing
+        misses.append(text.replace(close, ") garbage" + headed.closing, 1))
+        misses.append(text.replace(close, "))" + headed.closing, 1))
+        misses.append(text.replace(close, ")", 1))
     return [miss for miss in misses if miss != text]
 
 
@@ -295,7 +319,7 @@ def text_ids(fmt: Format, text: str) -> list[int]:
 @given(data=st.data())
 def test_the_grammar_rejects_near_misses(fmt: Format, data: st.DataObject) -> None:
     request = data.draw(conversations(fmt).filter(has_assistant))
-    request["tools"] = TOOLS if layout_of(fmt).tools is not None else []  # type: ignore[union-attr]
+    request["tools"] = TOOLS if has_tools(layout_of(fmt)) else []  # type: ignore[arg-type]
     index = last_assistant(request)
     rendering = fmt.render(request["messages"][: index + 1], request["tools"])
     written = "".join(
@@ -307,11 +331,40 @@ def test_the_grammar_rejects_near_misses(fmt: Format, data: st.DataObject) -> No
         assert not accepts(fmt.name, grammar, text_ids(fmt, miss)), miss
 
 
+def test_a_call_turn_has_near_misses_and_the_grammar_rejects_them(fmt: Format) -> None:
+    """The mutations of one fixed call turn (so every format's are exercised, whatever the
+    conversations drawn above): garbage after the arguments, a wrong name, markers out of
+    place."""
+    if call_rules(layout_of(fmt)) is None:
+        pytest.skip("the format has no calls")  # (every declared format here has them)
+    arguments = json.dumps({"city": "Paris", "days": 2})
+    call = {
+        "id": "c",
+        "type": "function",
+        "function": {"name": "get_weather", "arguments": arguments},
+    }
+    request = {
+        "messages": [
+            {"role": "user", "content": "Weather?"},
+            {"role": "assistant", "tool_calls": [call]},
+        ],
+        "tools": TOOLS,
+    }
+    rendering = fmt.render(request["messages"], TOOLS)
+    written = "".join(s.text for s in rendering.segments if s.trainable and s.message_index >= 1)
+    grammar = export_grammar(fmt.name, TOOLS, "auto")
+    assert accepts(fmt.name, grammar, text_ids(fmt, written))
+    misses = near_misses(fmt, written)
+    assert len(misses) >= 5, misses
+    for miss in misses:
+        assert not accepts(fmt.name, grammar, text_ids(fmt, miss)), miss
+
+
 @pytest.mark.parametrize("choice", ["auto", "required", "get_weather"])
 def test_random_walks_through_the_grammar_parse_to_valid_calls(fmt: Format, choice: str) -> None:
     layout = layout_of(fmt)
     assert layout is not None
-    if layout.calls is None or layout.tools is None:
+    if call_rules(layout) is None or not has_tools(layout):
         pytest.skip("the format has no calls")  # (every declared format here has them)
     grammar = export_grammar(fmt.name, TOOLS, choice)
     schemas = {tool["function"]["name"]: tool["function"]["parameters"] for tool in TOOLS}

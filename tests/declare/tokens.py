@@ -88,15 +88,15 @@ def random_walk(name: str, lark: str, seed: int, steps: int = 400) -> list[int] 
     """Ids a random model constrained by the grammar writes (None: not done in ``steps``).
 
     Tokens are drawn uniformly among those the grammar allows, except that, more and more
-    often as the walk goes on, one that can close something (a quote, a brace, a newline, a
-    special token or the end) is preferred, so walks end.
+    often as the walk goes on, one that can close something (a quote, a brace, a parenthesis, a
+    backtick, a newline, a special token or the end) is preferred, so walks end.
     """
     tok = tokenizer(name)
     vocabulary = tok.get_vocab_size()
     closers = {
         token
         for text, token in tok.get_vocab().items()
-        if text in ('"', "'", ")", "}", "]", "Ċ", "0", "1")
+        if text in ('"', "'", ")", "`", "}", "]", "Ċ", "0", "1")
         or token >= vocabulary - len(pawlette.get_format(name).special_markers) - 1
     }
     generator = random.Random(seed)

@@ -16,7 +16,7 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from pawlette.formats import chatglm3
+from pawlette.declared import chatglm3
 
 from .common import (
     ANY_ROLES,
@@ -29,7 +29,7 @@ from .common import (
 )
 
 CALL_IDS_ROUND_TRIP = False
-MARKERS = [*chatglm3.SPECIAL, chatglm3.PREFIX]
+MARKERS = [*chatglm3.FORMAT.special_markers, chatglm3.GMASK.text + chatglm3.SOP.text]
 
 
 # Named predicates, not lambdas: hypothesis describes a retried filter by its predicate.

@@ -39,6 +39,9 @@ class ForcedPrefixes:
     none: str
     named: Callable[[str], str]
     only_with_tools: bool = True
+    required_for: Callable[[Sequence[Tool] | None], str | None] | None = None
+    """``required``'s prefix when it depends on the tools (None: ``required``): ChatGLM3's
+    calls begin with the function's name, so only a single function has one."""
 
 
 def tool_choice_name(tool_choice: object) -> str | None:
@@ -81,6 +84,8 @@ def forced_prefix(
     if tools is not None and not tools and prefixes.only_with_tools:
         return None
     if name is None:
+        if tool_choice == "required" and prefixes.required_for is not None:
+            return prefixes.required_for(tools)
         return prefixes.required if tool_choice == "required" else prefixes.none
     if tools is not None and name not in {tool.name for tool in tools}:
         raise RequestError(

@@ -115,6 +115,7 @@ def declare(layout: Layout) -> Format:
         options=layout.options,
         variant=variant if layout.options is not None else None,
         declaration=layout,
+        encode_cuts=layout.headed.encode_cuts if layout.headed is not None else None,
     )
 
 

@@ -179,6 +179,10 @@ def build_turn(
         from .decision import build_turn as decision_turn
 
         return decision_turn(fmt, layout, tools, choice, parallel)
+    if layout.headed is not None:
+        from .headed.grammar import build_turn as headed_turn
+
+        return headed_turn(fmt, layout, tools, choice, parallel)
     calls = layout.calls
     calls_possible = bool(tools) and choice.mode != "none" and calls is not None
     if calls_possible:

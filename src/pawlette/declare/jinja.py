@@ -291,4 +291,8 @@ class _Emitter:
 
 def chat_template(layout: Layout) -> str:
     """The chat template of a layout (see the module docstring)."""
+    if layout.headed is not None:
+        from .headed.jinja import chat_template as headed_template
+
+        return headed_template(layout)
     return _Emitter(layout).build()

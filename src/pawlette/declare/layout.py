@@ -66,6 +66,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
 if TYPE_CHECKING:  # concept modules of their own (they import this one)
     from .decision import Decision
+    from .headed import HeadedTurns
     from .python_calls import PythonCalls
 
 
@@ -242,6 +243,9 @@ class Layout:
     """Markers the tokenizer has that the format never writes but must never come from text."""
     notes: tuple[str, ...] = field(default=())
     """What the declaration decided, for the docs (free text)."""
+    headed: HeadedTurns | None = None
+    """Turns headed by a role marker and a metadata line, ended by the next one (ChatGLM3):
+    the concept's own interpreters (:mod:`pawlette.declare.headed`) render and read it."""
 
     @property
     def generation_prompt(self) -> Fence:

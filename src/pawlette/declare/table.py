@@ -248,6 +248,10 @@ class _Table:
 
 def compile_table(layout: Layout) -> Grammar:
     """The parse table of a layout."""
+    if layout.headed is not None:
+        from .headed.table import compile_table as headed_table
+
+        return headed_table(layout)
     return _Table(layout).build()
 
 
@@ -277,6 +281,10 @@ def call_prefix(layout: Layout, name: str | None) -> str:
 
 def forced_prefixes(layout: Layout) -> ForcedPrefixes | None:
     """The tool-choice prefixes (the grammar bundle reports the same ones)."""
+    if layout.headed is not None:
+        from .headed.table import forced_prefixes as headed_prefixes
+
+        return headed_prefixes(layout)
     if layout.calls is None:
         return None
     if layout.decision is not None:  # a concept of its own module

@@ -288,6 +288,10 @@ def reasoning_written(layout: Layout, messages: tuple[Message, ...], index: int)
 
 def writer_of(layout: Layout) -> WriteConversation:
     """The render function of a layout (what :class:`pawlette.Format` calls)."""
+    if layout.headed is not None:
+        from .headed.write import writer_of as headed_writer
+
+        return headed_writer(layout)
 
     cache: dict[int, tuple[Fence, tuple[tuple[bool, str], ...]]] = {}
 

@@ -40,7 +40,6 @@ ToolChoiceMode: TypeAlias = Literal["auto", "none", "required", "function"]
 _TURNS: dict[str, str] = {
     "pcml": "pcml",
     "omni": "omni",
-    "chatglm3": "chatglm3",
     "breeze": "breeze",
 }
 

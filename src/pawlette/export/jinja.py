@@ -30,7 +30,6 @@ from ..formats import formats, get_format
 # format name -> module under pawlette.export.templates that defines ``build() -> str``.
 _TEMPLATES: dict[str, str] = {
     "pcml": "pcml",
-    "chatglm3": "chatglm3",
     "breeze": "breeze",
     "omni": "omni",
 }
@@ -53,7 +52,6 @@ class TemplateInputs:
 
 
 _INPUTS: dict[str, TemplateInputs] = {
-    "chatglm3": TemplateInputs(object_arguments=True),
     "breeze": TemplateInputs(object_arguments=True, parsed_tool_results=True),
 }
 
@@ -70,7 +68,11 @@ def template_inputs(format_name: str | Format) -> TemplateInputs:
     if declaration is not None:
         # Arguments written as tojson of the object take it as an object (pawlette.declare).
         calls = getattr(declaration, "calls", None)
-        return TemplateInputs(object_arguments=getattr(calls, "arguments", "") == "tojson")
+        # Headed turns write arguments as Python keyword arguments: parsed objects too.
+        objects = getattr(declaration, "headed", None) is not None
+        return TemplateInputs(
+            object_arguments=objects or getattr(calls, "arguments", "") == "tojson"
+        )
     return _INPUTS.get(fmt.name, TemplateInputs())
 
 

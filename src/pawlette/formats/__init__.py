@@ -16,7 +16,7 @@ from ..format import Format
 # name -> module that defines ``FORMAT`` (under pawlette.formats unless the name is dotted).
 _MODULES: dict[str, str] = {
     "pcml": "pcml",
-    "chatglm3": "chatglm3",
+    "chatglm3": "pawlette.declared.chatglm3",
     "breeze": "breeze",
     "omni": "omni",
     "chatml": "pawlette.declared.chatml",

@@ -1,4 +1,5 @@
-"""ChatGLM3's assistant turn, as the renderer writes it (after the ``<|assistant|>`` of the
+"""The turn grammar of headed turns (see :mod:`pawlette.declare.headed`): ChatGLM3's assistant
+turn, as the renderer writes it (after the ``<|assistant|>`` of the
 generation prompt), through the role token that ends it::
 
     \\nTEXT <|user|>                                        a reply
@@ -18,25 +19,26 @@ call, so there is no trigger for lazy grammars.
 
 from __future__ import annotations
 
-from ...engine.headed_turns import FencedCalls
+from ...export.grammar import ToolChoice, TurnGrammar
+from ...export.grammar_ast import Lit, Marker, Node, Ref, Repeat, Rules, alt, optional, seq
+from ...export.python_schema import PythonValues, SchemaToPython
+from ...export.text_language import text_terminal
+from ...export.turns._common import STOP, function_tools_only, parameters, rules_for
 from ...format import Format
-from ...formats import chatglm3
 from ...types import Tool
-from ..grammar import ToolChoice, TurnGrammar
-from ..grammar_ast import Lit, Marker, Node, Ref, Repeat, Rules, alt, optional, seq
-from ..python_schema import PythonValues, SchemaToPython
-from ..text_language import text_terminal
-from ._common import STOP, function_tools_only, parameters, rules_for
+from ..layout import Layout
+from . import headed_of, role_markers
 
-CALLS = FencedCalls()
 TEXT_NE = text_terminal("TEXT", "NE")
 
 
-def _head(name: str) -> str:
-    return name + "\n" + CALLS.opening + CALLS.callee + "("
-
-
-def build(fmt: Format, tools: tuple[Tool, ...], choice: ToolChoice, parallel: bool) -> TurnGrammar:
+def build_turn(
+    fmt: Format, layout: Layout, tools: tuple[Tool, ...], choice: ToolChoice, parallel: bool
+) -> TurnGrammar:
+    """The turn grammar of a layout with headed turns under one tool choice."""
+    calls = headed_of(layout)
+    assistant = role_markers(layout)["assistant"]
+    _head = calls.head
     function_tools_only(tools)
     only = choice.only
     calls_possible = bool(tools) and choice.mode != "none"
@@ -48,16 +50,16 @@ def build(fmt: Format, tools: tuple[Tool, ...], choice: ToolChoice, parallel: bo
         rule = "call_rest" if skip_head else "call"
         if rule in rules.rules:  # once per grammar: its schema's rules are named, not redefined
             return Ref(rule)
-        values = PythonValues(rules, CALLS.quote)
+        values = PythonValues(rules, calls.quote)
         options = []
         for number, tool in enumerate(tools):
             if only is not None and tool.name != only:
                 continue
-            if tool.name == CALLS.code_tool:
+            if tool.name == calls.code_tool:
                 body: Node = seq(
-                    Lit(CALLS.code_metadata + "\n" + CALLS.opening),
+                    Lit(calls.code_metadata + "\n" + calls.opening),
                     optional(TEXT_NE),
-                    Lit(CALLS.closing),
+                    Lit(calls.closing),
                 )
             else:
                 keywords = arguments.get((id(rules), number))
@@ -69,14 +71,14 @@ def build(fmt: Format, tools: tuple[Tool, ...], choice: ToolChoice, parallel: bo
                         parameters(tool)
                     )
                 head: Node = Lit("") if skip_head else Lit(_head(tool.name))
-                body = seq(head, keywords, Lit(")" + CALLS.closing))
+                body = seq(head, keywords, Lit(")" + calls.closing))
             options.append(rules.add(f"call_{number}" + ("_rest" if skip_head else ""), body))
         return rules.add(rule, alt(*options))
 
     def more(rules: Rules, first: Node) -> Node:
         if not parallel:
             return first
-        return seq(first, Repeat(seq(Marker(chatglm3.ASSISTANT), call(rules))))
+        return seq(first, Repeat(seq(Marker(assistant), call(rules))))
 
     rules = rules_for(fmt)
     reply = seq(Lit("\n"), optional(TEXT_NE))
@@ -85,7 +87,7 @@ def build(fmt: Format, tools: tuple[Tool, ...], choice: ToolChoice, parallel: bo
         rules.rules["start"] = seq(reply, STOP)
     elif choice.mode == "auto":
         with_text = seq(
-            Lit("\n"), TEXT_NE, Marker(chatglm3.ASSISTANT), more(rules, call(rules)), observation
+            Lit("\n"), TEXT_NE, Marker(assistant), more(rules, call(rules)), observation
         )
         rules.rules["start"] = alt(
             seq(reply, STOP), with_text, seq(more(rules, call(rules)), observation)
@@ -93,7 +95,7 @@ def build(fmt: Format, tools: tuple[Tool, ...], choice: ToolChoice, parallel: bo
     else:
         rules.rules["start"] = seq(more(rules, call(rules)), observation)
 
-    markers = [chatglm3.ASSISTANT]
+    markers = [assistant]
     turn = TurnGrammar(
         rules=rules,
         markers=tuple(markers),
@@ -101,20 +103,21 @@ def build(fmt: Format, tools: tuple[Tool, ...], choice: ToolChoice, parallel: bo
         forced_prefixes={"auto": "", "none": "", "required": ""},
     )
     turn.rules.notes.append(
-        "calls begin right after the generation prompt or after <|assistant|>: no lazy trigger"
+        f"calls begin right after the generation prompt or after {assistant}: no lazy trigger"
     )
+    # The prefixes are the format's own (:func:`.table.forced_prefixes`): one source.  A call
+    # begins with its function's name: ``required`` has a prefix when one function can be
+    # called, none when several can (no prefix says "any of these names").
     for tool in tools:
-        if tool.name != CALLS.code_tool:
-            turn.forced_prefixes[tool.name] = _head(tool.name)
-    # A call begins with its function's name: ``required`` has a prefix when one function can
-    # be called, none when several can (no prefix says "any of these names").
-    single = len(tools) == 1 and tools[0].name != CALLS.code_tool
-    if single:
-        turn.forced_prefixes["required"] = _head(tools[0].name)
-    if (only is not None and only != CALLS.code_tool) or (choice.mode == "required" and single):
+        if tool.name != calls.code_tool:
+            named = {"type": "function", "function": {"name": tool.name}}
+            turn.forced_prefixes[tool.name] = fmt.forced_prefix(named, tools) or ""
+    required = fmt.forced_prefix("required", tools) or ""
+    turn.forced_prefixes["required"] = required
+    if (only is not None and only != calls.code_tool) or (choice.mode == "required" and required):
         after = rules_for(fmt)
         first = call(after, skip_head=True)
-        rest: Node = Repeat(seq(Marker(chatglm3.ASSISTANT), call(after))) if parallel else Lit("")
+        rest: Node = Repeat(seq(Marker(assistant), call(after))) if parallel else Lit("")
         after.rules["start"] = seq(first, rest, observation)
         turn.after_prefix = after
     return turn

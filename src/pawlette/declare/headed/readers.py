@@ -1,13 +1,15 @@
-"""Readers for turns whose first line is metadata: ``<|role|>{metadata}\\n{body}`` (ChatGLM3).
+"""The readers of headed turns: ``<|role|>{metadata}\\n{body}``.
+
+See :mod:`pawlette.declare.headed` for the concept.
 
 A turn runs from its role marker to the next one; its first line is plain-text metadata.
 
 - :class:`HeadedTextReader`: metadata is the message's ``name``; the body is content.
   ``results=True`` (observations) also pairs the message with the call it answers
-  (:mod:`.call_results`); ``tools_block=True`` (the system turn) reads a JSON tools list at
-  the end of the body (see :func:`split_tools_block`).
+  (:mod:`pawlette.engine.call_results`); ``tools_block=True`` (the system turn) reads a
+  JSON tools list at the end of the body (see :func:`split_tools_block`).
 - :class:`AssistantTurnReader`: empty metadata is a text turn; metadata naming a tool is a
-  call written as a fenced ``tool_call(...)`` block (:class:`FencedCalls`); the code
+  call written as a fenced ``tool_call(...)`` block (:class:`~.HeadedTurns`); the code
   interpreter's metadata is a fenced program, read as a call to a built-in tool.  A turn that
   continues an assistant message (``continuation``) joins it when it is a call, so one
   OpenAI message with content and calls (written as several turns) parses back as one.
@@ -20,12 +22,13 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
-from ..codecs.python_calls import Quote
-from ..types import (
+from ...engine.call_results import forget_call, next_result_call_id, remember_call
+from ...engine.machine import Parser, ReaderFactory
+from ...engine.python_call_reader import CallStream, ClosingFence
+from ...types import (
     MetadataItem,
     TextDelta,
     Tool,
@@ -34,31 +37,7 @@ from ..types import (
     ToolCallStart,
     ToolsDeclared,
 )
-from .call_results import forget_call, next_result_call_id, remember_call
-from .machine import Parser, ReaderFactory
-from .python_call_reader import CallStream, ClosingFence
-
-
-@dataclass(frozen=True)
-class FencedCalls:
-    """How an assistant turn writes a call: ``<|assistant|>name\\n```python\\ntool_call(...)\\n```
-    ``, and the code interpreter: ``<|assistant|>interpreter\\n```python\\n<code>\\n```.``"""
-
-    language: str = "python"
-    callee: str = "tool_call"
-    quote: Quote = '"'
-    code_metadata: str = "interpreter"
-    """The metadata of a code-interpreter turn."""
-    code_tool: str = "code_interpreter"
-    """The built-in tool a program is a call to; its one argument is ``code_argument``."""
-    code_argument: str = "code"
-
-    @property
-    def opening(self) -> str:
-        return f"```{self.language}\n"
-
-    closing = "\n```"
-
+from . import HeadedTurns
 
 # --------------------------------------------------------------------------- the metadata line
 
@@ -202,7 +181,7 @@ def headed_text_reader(*, tools_block: bool = False, results: bool = False) -> R
 class AssistantTurnReader(_HeadedTurn):
     """An assistant turn: text, a fenced call, or a fenced program (see the module docstring)."""
 
-    def __init__(self, parser: Parser, calls: FencedCalls, *, continuation: bool) -> None:
+    def __init__(self, parser: Parser, calls: HeadedTurns, *, continuation: bool) -> None:
         super().__init__(parser)
         self._calls = calls
         self._continuation = continuation
@@ -322,13 +301,12 @@ class AssistantTurnReader(_HeadedTurn):
         parser.emit(TextDelta(raw))
 
 
-def assistant_turn_reader(calls: FencedCalls, *, continuation: bool) -> ReaderFactory:
+def assistant_turn_reader(calls: HeadedTurns, *, continuation: bool) -> ReaderFactory:
     return partial(AssistantTurnReader, calls=calls, continuation=continuation)
 
 
 __all__ = [
     "AssistantTurnReader",
-    "FencedCalls",
     "HeadedTextReader",
     "assistant_turn_reader",
     "headed_text_reader",
