@@ -26,6 +26,7 @@ import dataclasses
 from typing import Any
 
 from ..format import Format
+from .containers import Containers, Headers, escape_pattern
 from .layout import (
     Fence,
     Frame,
@@ -44,8 +45,10 @@ from .table import compile_table, forced_prefixes, joined
 from .write import writer_of
 
 __all__ = [
+    "Containers",
     "Fence",
     "Frame",
+    "Headers",
     "JsonCalls",
     "Layout",
     "Lit",
@@ -64,6 +67,10 @@ __all__ = [
 
 def markers_of(layout: Layout) -> tuple[str, ...]:
     """Every special token the layout writes (then ``extra_special``), first use first."""
+    if layout.containers is not None:  # in the containers' reading order
+        from .containers import special_markers
+
+        return special_markers(layout)
     seen: dict[str, None] = {}
 
     def visit(value: Any) -> None:
@@ -107,6 +114,7 @@ def declare(layout: Layout) -> Format:
         stop=stop,
         special_markers=markers_of(layout),
         forced_prefixes=forced_prefixes(layout),
+        escape_pattern=escape_pattern(layout) if layout.containers is not None else None,
         options=layout.options,
         variant=variant if layout.options is not None else None,
         declaration=layout,

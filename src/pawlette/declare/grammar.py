@@ -173,6 +173,10 @@ def build_turn(
     parallel: bool,
 ) -> TurnGrammar:
     """The turn grammar of a declared format under one tool choice."""
+    if layout.containers is not None:
+        from .containers import build_turn as containers_turn
+
+        return containers_turn(fmt, layout, tools, choice, parallel)
     calls = layout.calls
     calls_possible = bool(tools) and choice.mode != "none" and calls is not None
     if calls_possible:

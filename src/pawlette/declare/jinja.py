@@ -282,4 +282,8 @@ class _Emitter:
 
 def chat_template(layout: Layout) -> str:
     """The chat template of a layout (see the module docstring)."""
+    if layout.containers is not None:
+        from .containers import chat_template as containers_template
+
+        return containers_template(layout)
     return _Emitter(layout).build()

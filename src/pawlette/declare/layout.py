@@ -62,7 +62,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal, TypeAlias
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias
+
+if TYPE_CHECKING:
+    from .containers import Containers
 
 
 @dataclass(frozen=True)
@@ -234,6 +237,8 @@ class Layout:
     """Markers the tokenizer has that the format never writes but must never come from text."""
     notes: tuple[str, ...] = field(default=())
     """What the declaration decided, for the docs (free text)."""
+    containers: Containers | None = None
+    """Every message in a headed container, text escaped (:mod:`.containers`, PCML)."""
 
     @property
     def generation_prompt(self) -> Fence:

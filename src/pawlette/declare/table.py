@@ -240,6 +240,10 @@ class _Table:
 
 def compile_table(layout: Layout) -> Grammar:
     """The parse table of a layout."""
+    if layout.containers is not None:
+        from .containers import compile_table as containers_table
+
+        return containers_table(layout)
     return _Table(layout).build()
 
 
@@ -267,6 +271,10 @@ def call_prefix(layout: Layout, name: str | None) -> str:
 
 def forced_prefixes(layout: Layout) -> ForcedPrefixes | None:
     """The tool-choice prefixes (the grammar bundle reports the same ones)."""
+    if layout.containers is not None:
+        from .containers import forced_prefixes as containers_prefixes
+
+        return containers_prefixes(layout)
     if layout.calls is None:
         return None
     required = call_prefix(layout, None) or '{"' + layout.calls.name_key + '": '

@@ -284,6 +284,10 @@ def reasoning_written(layout: Layout, messages: tuple[Message, ...], index: int)
 
 def writer_of(layout: Layout) -> WriteConversation:
     """The render function of a layout (what :class:`pawlette.Format` calls)."""
+    if layout.containers is not None:
+        from .containers import writer_of as containers_writer
+
+        return containers_writer(layout)
 
     cache: dict[int, tuple[Fence, tuple[tuple[bool, str], ...]]] = {}
 

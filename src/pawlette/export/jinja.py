@@ -29,7 +29,6 @@ from ..formats import formats, get_format
 
 # format name -> module under pawlette.export.templates that defines ``build() -> str``.
 _TEMPLATES: dict[str, str] = {
-    "pcml": "pcml",
     "chatglm3": "chatglm3",
     "breeze": "breeze",
     "omni": "omni",
