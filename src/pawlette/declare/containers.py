@@ -168,21 +168,59 @@ def envelope(layout: Layout) -> CallEnvelope:
 # ------------------------------------------------------------------ writer
 
 
-class _Render:
-    def __init__(self, layout: Layout, writer: Writer) -> None:
-        self.layout = layout
-        self.containers = _containers(layout)
-        self.writer = writer
+Spelled = tuple[bool, str] | None
+"""A fence as the writer writes it: (holds a marker, its text); None: an empty fence."""
 
-    def fence(self, pieces: Fence, kind: str, *, trainable: bool = False) -> None:
-        """One segment: special when the fence holds a marker (its layout goes with it)."""
-        if not pieces:
-            return
-        text = joined(self.layout, pieces)
-        if any(isinstance(piece, Marker) for piece in pieces):
-            self.writer.marker(text, kind, trainable=trainable)
-        else:
-            self.writer.raw(text, kind, trainable=trainable)
+
+def spelled(layout: Layout, pieces: Fence) -> Spelled:
+    """One segment per fence: special when it holds a marker (its layout goes with it)."""
+    if not pieces:
+        return None
+    return any(isinstance(piece, Marker) for piece in pieces), joined(layout, pieces)
+
+
+def _spellings(layout: Layout) -> dict[str, Spelled]:
+    """Every fence the writer writes, spelled once per layout (rendering is on the serving
+    path: a render writes dozens of fences)."""
+    result: dict[str, Spelled] = {}
+    for role in ROLES:
+        frame = frame_of(layout, role)
+        result[f"open:{role}"] = spelled(layout, frame.open)
+        result[f"close:{role}"] = spelled(layout, closing(frame))
+    result["between"] = spelled(layout, _containers(layout).between)
+    result["end"] = spelled(layout, layout.frames["assistant"].end)
+    result["prompt"] = spelled(layout, layout.generation_prompt)
+    if layout.tools is not None:
+        block = layout.tools
+        result["tools"] = spelled(layout, block.open)
+        result["tools_line"] = spelled(layout, (*block.separator, *block.open))
+        result["tools_close"] = spelled(layout, block.close)
+    if layout.reasoning is not None:
+        result["think"] = spelled(layout, layout.reasoning.open)
+        result["think_end"] = spelled(layout, layout.reasoning.close)
+    if layout.calls is not None:
+        calls = layout.calls
+        result["call"] = spelled(layout, calls.open or ())
+        result["call_line"] = spelled(layout, (*calls.separator, *(calls.open or ())))
+        result["call_end"] = spelled(layout, calls.close)
+    return result
+
+
+class _Render:
+    def __init__(
+        self, layout: Layout, containers: Containers, spellings: dict[str, Spelled], writer: Writer
+    ) -> None:
+        self.layout = layout
+        self.containers = containers
+        self.spellings = spellings
+        self.writer = writer
+        self.marker = writer.marker
+        self.raw = writer.raw
+
+    def put(self, fence_name: str, kind: str, trainable: bool = False) -> None:
+        found = self.spellings[fence_name]
+        if found is not None:
+            (self.marker if found[0] else self.raw)(found[1], kind, trainable=trainable)
 
     def text_parts(self, message: Message, index: int, trainable: bool) -> bool:
         """Write the text parts; True when any text was written."""
@@ -234,7 +272,7 @@ class _Render:
         for number, tool in enumerate(tools):
             if tool.kind != "function":
                 raise UnsupportedFeature(f"tools[{number}].type", f"{tool.kind!r}", "'function'")
-        self.fence((*block.separator, *block.open) if after_text else block.open, "tools")
+        self.put("tools_line" if after_text else "tools", "tools")
         listing = [dict(tool.definition) for tool in tools]
         if block.wrap == "openai":
             listing = [{"type": "function", "function": value} for value in listing]
@@ -242,7 +280,7 @@ class _Render:
             self.writer.text(compact_json(listing), "tools")
         else:
             self.writer.text(json.dumps(listing, ensure_ascii=False, indent=block.indent), "tools")
-        self.fence(block.close, "tools")
+        self.put("tools_close", "tools")
 
     def assistant(self, message: Message, index: int) -> None:
         layout = self.layout
@@ -255,9 +293,9 @@ class _Render:
                 raise UnsupportedFeature(
                     f"messages[{index}].reasoning_content", "reasoning", f"none: {layout.name}"
                 )
-            self.fence(layout.reasoning.open, "reasoning", trainable=True)
+            self.put("think", "reasoning", True)
             self.writer.text(message.reasoning, "reasoning", trainable=True)
-            self.fence(layout.reasoning.close, "reasoning", trainable=True)
+            self.put("think_end", "reasoning", True)
         after_block = self.text_parts(message, index, trainable=True)
         calls = layout.calls
         if message.tool_calls and calls is None:
@@ -266,8 +304,7 @@ class _Render:
             )
         for number, call in enumerate(message.tool_calls):
             assert calls is not None
-            opening = (*calls.separator, *(calls.open or ())) if after_block else calls.open
-            self.fence(opening or (), "tool_call", trainable=True)
+            self.put("call_line" if after_block else "call", "tool_call", True)
             where = f"messages[{index}].tool_calls[{number}].function.arguments"
             key = self.containers.call_id
             head = "" if key is None else f"{json_string(key)}: {json_string(call.id)}, "
@@ -277,32 +314,29 @@ class _Render:
                 f"{arguments_text(layout, call.arguments, where)}}}"
             )
             self.writer.text(body, "tool_call", trainable=True)
-            self.fence(calls.close, "tool_call", trainable=True)
+            self.put("call_end", "tool_call", True)
             after_block = True
-        self.fence(layout.frames["assistant"].end, "end", trainable=True)
+        self.put("end", "end", True)
 
     def write(self, messages: tuple[Message, ...], tools: tuple[Tool, ...], prompt: bool) -> None:
         layout, writer = self.layout, self.writer
-        between = self.containers.between
         if tools and layout.tools is None:
             raise UnsupportedFeature("tools", "tools", f"none: {layout.name} has no tools block")
         tools_pending = bool(tools)
         if tools_pending and (not messages or messages[0].role != "system"):
-            frame = frame_of(layout, "system")
             writer.at("system", -1)
-            self.fence(frame.open, "header")
+            self.put("open:system", "header")
             self.tools(tools, after_text=False)
-            self.fence(closing(frame), "header")
+            self.put("close:system", "header")
             tools_pending = False
             if messages or prompt:
-                self.fence(between, "separator")
+                self.put("between", "separator")
         for index, message in enumerate(messages):
             role = message.role
             writer.at(role, index)
             if index:
-                self.fence(between, "separator")
-            frame = frame_of(layout, role)
-            self.fence(frame.open, "header")
+                self.put("between", "separator")
+            self.put(f"open:{role}", "header")
             if message.name is not None or message.metadata or message.tool_call_id is not None:
                 self.header(message, index)  # (most messages have no header)
             if role == "assistant":
@@ -312,21 +346,24 @@ class _Render:
                 if role == "system" and tools_pending:
                     self.tools(tools, after_text=wrote_text)
                     tools_pending = False
-            self.fence(closing(frame), "close")
+            self.put(f"close:{role}", "close")
         if prompt:
             writer.at("assistant", len(messages))
             if messages:
-                self.fence(between, "separator")
-            self.fence(layout.generation_prompt, "generation_prompt")
+                self.put("between", "separator")
+            self.put("prompt", "generation_prompt")
 
 
 def writer_of(layout: Layout) -> WriteConversation:
     """The render function of a layout with containers."""
 
+    spellings = _spellings(layout)
+    containers = _containers(layout)
+
     def write(
         writer: Writer, messages: tuple[Message, ...], tools: tuple[Tool, ...], prompt: bool
     ) -> None:
-        _Render(layout, writer).write(messages, tools, prompt)
+        _Render(layout, containers, spellings, writer).write(messages, tools, prompt)
 
     return write
 
