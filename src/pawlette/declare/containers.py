@@ -20,7 +20,7 @@ parse table, Jinja, grammar); the shared interpreters hand a layout that has
 - **Calls with ids** (``call_id``): a call is ``{"<call_id>": ID, "<name>": NAME,
   "<arguments>": ARGS}``; ids are written and read back (a call without one in model output
   gets a generated one), and results name the call they answer in their header.
-- **Tools as one JSON array** of the tools block, compact, after the host's text (the
+- **Tools as one JSON array** of function objects, compact, after the system text (the
   block's ``separator`` + ``open`` is one marker there); with tools and no system message,
   a system container holding only the tools is written, and parsed to no message.
 
@@ -83,10 +83,11 @@ class Headers:
 class Containers:
     """Headed containers with escaped text (see the module docstring)."""
 
+    headers: Headers
     between: Fence = field(default_factory=lambda: fence("\n\n"))
-    headers: Headers | None = None
-    call_id: str | None = "id"
-    """The key of a call's id in its JSON (None: calls carry no id)."""
+    call_id: str = "id"
+    """The key of a call's id in its JSON, which comes first; a result names the call it
+    answers in its header (the ``tool`` field that is ``tool_call_id``)."""
 
 
 ROLES: tuple[Role, ...] = ("system", "user", "assistant", "tool")
@@ -138,9 +139,7 @@ def special_markers(layout: Layout) -> tuple[str, ...]:
         frame = frame_of(layout, role)
         for text in _markers(frame.open) + _markers(closing(frame)):
             found.setdefault(text, None)
-    headers = _containers(layout).headers
-    if headers is not None:
-        found.setdefault(headers.separator.text, None)
+    found.setdefault(_containers(layout).headers.separator.text, None)
     groups: list[Fence] = []
     if layout.reasoning is not None:
         groups += [layout.reasoning.open, layout.reasoning.close]
@@ -187,6 +186,8 @@ def _spellings(layout: Layout) -> dict[str, Spelled]:
         frame = frame_of(layout, role)
         result[f"open:{role}"] = spelled(layout, frame.open)
         result[f"close:{role}"] = spelled(layout, closing(frame))
+    # The assistant's end is written apart (the model writes it): only its after closes.
+    result["close:assistant"] = spelled(layout, layout.frames["assistant"].after)
     result["between"] = spelled(layout, _containers(layout).between)
     result["end"] = spelled(layout, layout.frames["assistant"].end)
     result["prompt"] = spelled(layout, layout.generation_prompt)
@@ -239,12 +240,6 @@ class _Render:
 
     def header(self, message: Message, index: int) -> None:
         headers = self.containers.headers
-        if headers is None:
-            if message.name is not None or message.metadata:
-                raise UnsupportedFeature(
-                    f"messages[{index}]", "a name or metadata", f"none: {self.layout.name}"
-                )
-            return
         taken = headers.fields.get(message.role, {})
         pairs: list[tuple[str, str]] = []
         for key, name in taken.items():
@@ -274,12 +269,7 @@ class _Render:
                 raise UnsupportedFeature(f"tools[{number}].type", f"{tool.kind!r}", "'function'")
         self.put("tools_line" if after_text else "tools", "tools")
         listing = [dict(tool.definition) for tool in tools]
-        if block.wrap == "openai":
-            listing = [{"type": "function", "function": value} for value in listing]
-        if block.indent is None:
-            self.writer.text(compact_json(listing), "tools")
-        else:
-            self.writer.text(json.dumps(listing, ensure_ascii=False, indent=block.indent), "tools")
+        self.writer.text(compact_json(listing), "tools")
         self.put("tools_close", "tools")
 
     def assistant(self, message: Message, index: int) -> None:
@@ -306,10 +296,9 @@ class _Render:
             assert calls is not None
             self.put("call_line" if after_block else "call", "tool_call", True)
             where = f"messages[{index}].tool_calls[{number}].function.arguments"
-            key = self.containers.call_id
-            head = "" if key is None else f"{json_string(key)}: {json_string(call.id)}, "
             body = (
-                f"{{{head}{json_string(calls.name_key)}: {json_string(call.name)}, "
+                f"{{{json_string(self.containers.call_id)}: {json_string(call.id)}, "
+                f"{json_string(calls.name_key)}: {json_string(call.name)}, "
                 f"{json_string(calls.arguments_key)}: "
                 f"{arguments_text(layout, call.arguments, where)}}}"
             )
@@ -409,20 +398,25 @@ def compile_table(layout: Layout) -> Grammar:
     containers = _containers(layout)
     table = GrammarBuilder()
     headers = containers.headers
-    if headers is not None:
-        table.fields.update({role: dict(keys) for role, keys in headers.fields.items()})  # type: ignore[misc]
+    table.fields.update({role: dict(keys) for role, keys in headers.fields.items()})  # type: ignore[misc]
     table.state("outside", ScaffoldReader)
-    separator = headers.separator.text if headers is not None else None
+    separator = headers.separator.text
     for role in ROLES:
         frame = frame_of(layout, role)
-        reader = header_reader(separator) if separator is not None else ContentReader
-        head = table.state(f"{role}.head", reader, role)
+        head = table.state(f"{role}.head", header_reader(separator), role)
         table.on("outside", joined(layout, frame.open), head, _begin(role))
-        if separator is not None:
-            table.on(head, separator, head)
+        table.on(head, separator, head)
         table.on(head, joined(layout, closing(frame)), "outside", _end)
     block = layout.tools
     if block is not None:
+        if block.host != "system" or block.first or block.item_open or block.item_close:
+            raise FormatError(
+                f"{layout.name}: containers write the tools as one array last in the system turn"
+            )
+        if block.indent is not None or block.wrap != "function":
+            raise FormatError(
+                f"{layout.name}: containers write the tools array compact, of function objects"
+            )
         system_close = joined(layout, closing(frame_of(layout, "system")))
         table.state("system.tools", JsonToolsReader, "system")
         table.state("system.after_tools", ContentReader, "system")
@@ -467,20 +461,13 @@ def compile_table(layout: Layout) -> Grammar:
 
 def call_prefix(layout: Layout, name: str | None) -> str:
     """What a forced call starts with (``name``: through the opening quote of the call's
-    id, the first thing a call holds that the model writes freely; without ids, up to the
-    arguments of a call to ``name``)."""
+    id, the first thing a call holds, which the model writes freely)."""
     calls = layout.calls
     assert calls is not None
     text = joined(layout, calls.open or ())
     if name is None:
         return text
-    key = _containers(layout).call_id
-    if key is not None:
-        return f'{text}{{{json_string(key)}: "'
-    return (
-        f"{text}{{{json_string(calls.name_key)}: {json_string(name)}, "
-        f"{json_string(calls.arguments_key)}: "
-    )
+    return f'{text}{{{json_string(_containers(layout).call_id)}: "'
 
 
 def forced_prefixes(layout: Layout) -> ForcedPrefixes | None:
@@ -621,19 +608,11 @@ def _role_condition(roles: list[str]) -> str:
     return f"role in {jinja_list(roles)}"
 
 
-def _header_macro(layout: Layout, headers: Headers | None) -> str:
+def _header_macro(layout: Layout, headers: Headers) -> str:
     """The ``header`` macro: the field pairs, then the metadata pairs (checked)."""
     from ..export.templates._common import fill, jinja_string
 
     name = jinja_string(layout.name)[1:-1]
-    if headers is None:
-        return (
-            "{%- macro header(message, index, role) -%}\n"
-            "{%- if (message.name is defined and message.name is not none) or (message.metadata"
-            " is defined and message.metadata) -%}\n"
-            f"{{{{- raise_exception('messages[' ~ index ~ ']: a name or metadata; {name} has no"
-            " place for them') -}}\n{%- endif -%}\n{%- endmacro -%}\n"
-        )
     if headers.key != _KEY_PATTERN:
         raise FormatError(f"{layout.name}: header keys other than identifiers have no template")
     present = [role for role in ROLES if role in headers.fields]
@@ -700,17 +679,10 @@ def chat_template(layout: Layout) -> str:
     def text(pieces: Fence) -> str:
         return jinja_string(joined(layout, pieces))
 
-    key = containers.call_id
     name_key = jinja_string(f"{json_string(calls.name_key)}: ")
-    call_head = "'{' ~ " + name_key
-    if key is not None:  # the id first: {"id": ID, "name": ...
-        opening = jinja_string(f"{{{json_string(key)}: ")
-        call_head = f"{opening} ~ call_id|tojson ~ ', ' ~ {name_key}"
+    opening = jinja_string(f"{{{json_string(containers.call_id)}: ")
+    call_head = f"{opening} ~ call_id|tojson ~ ', ' ~ {name_key}"  # the id first
     tool_json = "tool.function|tojson(separators=(',', ':'))"
-    if block.wrap == "openai":
-        tool_json = "{'type': 'function', 'function': tool.function}|tojson(separators=(',', ':'))"
-    if block.indent is not None:
-        raise FormatError(f"{layout.name}: an indented tools array has no containers template")
     turns = jinja_mapping(
         {
             role: jinja_list(
@@ -815,16 +787,13 @@ def build_turn(
         rules.gbnf_extra.update({k: v for k, v in BASE_RULES.items() if k not in rules.gbnf_extra})
         tool = tools[number]
         name = escaped(json.dumps(tool.name, ensure_ascii=False))
-        head: list[Node] = []
         named = f"{json_string(calls.name_key)}: {name}, {json_string(calls.arguments_key)}: "
-        if key is not None:  # the id is free (a JSON string with no marker in it)
-            rules.gbnf_extra.setdefault("json-id-rest", 'json-char* "\\""')
-            head = [LitNode(f"{{{json_string(key)}: " + '"'), id_rest, LitNode(", " + named)]
-        else:
-            head = [LitNode("{" + named)]
-        return [
+        rules.gbnf_extra.setdefault("json-id-rest", 'json-char* "\\""')
+        return [  # the id is free: a JSON string with no marker in it
             *nodes(layout, calls.open or ()),
-            *head,
+            LitNode(f"{{{json_string(key)}: " + '"'),
+            id_rest,
+            LitNode(", " + named),
             json_arguments(rules, number, tool),
             LitNode("}"),
             *nodes(layout, calls.close),
