@@ -37,18 +37,20 @@ from pawlette.tokenization.ids import IdParser
 from ..export import gbnf
 from ..export.support import merged, trainable_spans
 from ..helpers import canonical, feed_in_pieces, folded, random_sizes, sequential_ids
-from . import user_format
+from . import user_containers, user_format
 from .conversations import TOOLS, conversations, normalise, writes_call_ids
 from .tokens import accepts, random_walk, segment_ids, tokenizer
 
 DECLARED = [name for name in pawlette.formats() if layout_of(pawlette.get_format(name)) is not None]
-FORMATS = [*DECLARED, user_format.LAYOUT.name]
+USER_FORMATS = {module.LAYOUT.name: module for module in (user_format, user_containers)}
+FORMATS = [*DECLARED, *USER_FORMATS]
 
 
 @pytest.fixture(scope="module", params=FORMATS)
 def fmt(request: pytest.FixtureRequest) -> Iterator[Format]:
-    if request.param == user_format.LAYOUT.name:
-        with user_format.registered():
+    module = USER_FORMATS.get(request.param)
+    if module is not None:
+        with module.registered():
             yield pawlette.get_format(request.param)  # by name, as every user of it would
     else:
         yield pawlette.get_format(request.param)
