@@ -28,6 +28,12 @@ Reasoning, calls, results and the tools block are the layout's usual concepts
 (:class:`~.layout.Reasoning`, :class:`~.layout.JsonCalls`, :class:`~.layout.Results`,
 :class:`~.layout.ToolsBlock` with ``host="system"``); reasoning is written whenever a message
 has it (``keep="all"``), and results are one container each.
+
+Limits, refused with :class:`~pawlette.errors.FormatError` when the layout is declared: the
+tools block is one compact array of function objects (no items, indent or OpenAI wrapping);
+a call separator is a newline or nothing (text and the separator before a call are one
+grammar lexeme, and llguidance's lexer is greedy); calls have an open fence.  The template
+needs a tools block, reasoning and calls, and header keys that are identifiers.
 """
 
 # ruff: noqa: E501  (Jinja source: one tag per line reads better than wrapped tags)
