@@ -9,8 +9,9 @@ format whose calls are bare JSON, never starts with ``{`` (a call) or ``<`` (whi
 format's GBNF refuses there).
 
 :func:`normalise` is the request as ``parse_conversation(render(request))`` gives it back:
-call ids numbered in order (results name the call at their position), arguments as the
-layout writes them, reasoning as the layout keeps it, the default system text dropped.
+call ids numbered in order (results name the call at their position) unless the layout
+writes ids (containers with a ``call_id``: kept as written), arguments as the layout writes
+them, reasoning as the layout keeps it, the default system text dropped.
 """
 
 from __future__ import annotations
@@ -83,6 +84,12 @@ def call_rules(layout: Layout) -> CallRules | None:
 def has_tools(layout: Layout) -> bool:
     """Whether the layout writes the request's tools (a tools block or a headed listing)."""
     return layout.tools is not None or layout.headed is not None
+
+
+def writes_call_ids(fmt: Format) -> bool:
+    """Whether the layout writes call ids (then they are read back as written)."""
+    containers = layout_of(fmt).containers
+    return containers is not None and containers.call_id is not None
 
 
 def texts(fmt: Format, *, min_size: int = 1, strip: bool = False) -> st.SearchStrategy[str]:
@@ -169,10 +176,11 @@ def normalise(fmt: Format, request: dict[str, Any]) -> dict[str, Any]:
     ids: dict[str, str] = {}
     number = 0
     last_query = last_query_index_of(messages)
+    keep_ids = writes_call_ids(fmt)
     for index, message in enumerate(messages):
         if message["role"] == "assistant":
             for call in message.get("tool_calls") or []:
-                ids[call["id"]] = new = f"call_{number}"
+                ids[call["id"]] = new = call["id"] if keep_ids else f"call_{number}"
                 number += 1
                 arguments = call["function"]["arguments"]
                 rules = call_rules(layout)
@@ -213,6 +221,7 @@ __all__ = [
     "last_query_index",
     "normalise",
     "texts",
+    "writes_call_ids",
 ]
 
 

@@ -4,6 +4,7 @@ special tokens, llguidance over it, and random walks through a grammar."""
 from __future__ import annotations
 
 import random
+import re
 from functools import cache
 from typing import Any
 
@@ -33,6 +34,22 @@ def ll_tokenizer(name: str) -> Any:
     return llguidance.LLTokenizer(tok.to_str(), eos_token=tok.token_to_id(EOS))
 
 
+def special_ids(name: str, text: str) -> list[int]:
+    """A special segment's ids: its markers by id, layout it carries (PCML's ``</think>\\n``,
+    one segment) as text."""
+    tok = tokenizer(name)
+    markers = pawlette.get_format(name).special_markers
+    pattern = re.compile("|".join(re.escape(marker) for marker in sorted(markers, key=len)[::-1]))
+    ids: list[int] = []
+    position = 0
+    for match in pattern.finditer(text):
+        ids += tok.encode(text[position : match.start()], add_special_tokens=False).ids
+        ids.append(tok.token_to_id(match.group()))
+        position = match.end()
+    assert position, f"the special segment {text!r} holds no marker"
+    return ids + tok.encode(text[position:], add_special_tokens=False).ids
+
+
 def segment_ids(
     name: str, rendering: Rendering, *, trainable_from: int | None = None, start: int = 0
 ) -> list[int]:
@@ -51,9 +68,7 @@ def segment_ids(
         ):
             continue
         if segment.special:
-            token = tok.token_to_id(segment.text)
-            assert token is not None, segment.text
-            ids.append(token)
+            ids += special_ids(name, segment.text)
         else:
             ids += tok.encode(segment.text, add_special_tokens=False).ids
     return ids

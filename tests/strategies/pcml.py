@@ -6,11 +6,17 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from pawlette.formats import pcml
+import pawlette
 
 from .common import ANY_ROLES, arguments_text, chat_request, function_tool, identifiers, tricky_text
 
-MARKERS = [*pcml.SPECIAL, pcml.THINK_END_LINE, pcml.TOOLS_LINE, pcml.CALL_LINE]
+# Every marker of the lexer: the special tokens, then the spellings with their layout
+# (``</think>\n``, ``\n<tools>``, ``\n<call>``).
+_FORMAT = pawlette.get_format("pcml")
+MARKERS = [
+    *_FORMAT.special_markers,
+    *sorted(_FORMAT.grammar.markers - set(_FORMAT.special_markers), reverse=True),
+]
 text = tricky_text(MARKERS)
 metadata = st.dictionaries(
     identifiers.filter(lambda key: key not in ("name", "id")), text, max_size=2

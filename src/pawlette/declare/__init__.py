@@ -26,6 +26,7 @@ import dataclasses
 from typing import Any
 
 from ..format import Format
+from .containers import Containers, Headers, escape_pattern
 from .decision import Decision
 from .layout import (
     Fence,
@@ -46,9 +47,11 @@ from .table import compile_table, forced_prefixes, joined
 from .write import writer_of
 
 __all__ = [
+    "Containers",
     "Decision",
     "Fence",
     "Frame",
+    "Headers",
     "JsonCalls",
     "Layout",
     "Lit",
@@ -68,6 +71,10 @@ __all__ = [
 
 def markers_of(layout: Layout) -> tuple[str, ...]:
     """Every special token the layout writes (then ``extra_special``), first use first."""
+    if layout.containers is not None:  # in the containers' reading order
+        from .containers import special_markers
+
+        return special_markers(layout)
     seen: dict[str, None] = {}
 
     def visit(value: Any) -> None:
@@ -112,6 +119,7 @@ def declare(layout: Layout) -> Format:
         stop=stop,
         special_markers=markers_of(layout),
         forced_prefixes=forced_prefixes(layout),
+        escape_pattern=escape_pattern(layout) if layout.containers is not None else None,
         options=layout.options,
         variant=variant if layout.options is not None else None,
         declaration=layout,

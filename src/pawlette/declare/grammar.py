@@ -183,6 +183,10 @@ def build_turn(
         from .headed.grammar import build_turn as headed_turn
 
         return headed_turn(fmt, layout, tools, choice, parallel)
+    if layout.containers is not None:
+        from .containers import build_turn as containers_turn
+
+        return containers_turn(fmt, layout, tools, choice, parallel)
     calls = layout.calls
     calls_possible = bool(tools) and choice.mode != "none" and calls is not None
     if calls_possible:

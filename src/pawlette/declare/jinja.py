@@ -295,4 +295,8 @@ def chat_template(layout: Layout) -> str:
         from .headed.jinja import chat_template as headed_template
 
         return headed_template(layout)
+    if layout.containers is not None:
+        from .containers import chat_template as containers_template
+
+        return containers_template(layout)
     return _Emitter(layout).build()

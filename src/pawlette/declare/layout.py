@@ -65,6 +65,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
 if TYPE_CHECKING:  # concept modules of their own (they import this one)
+    from .containers import Containers
     from .decision import Decision
     from .headed import HeadedTurns
     from .python_calls import PythonCalls
@@ -246,6 +247,8 @@ class Layout:
     headed: HeadedTurns | None = None
     """Turns headed by a role marker and a metadata line, ended by the next one (ChatGLM3):
     the concept's own interpreters (:mod:`pawlette.declare.headed`) render and read it."""
+    containers: Containers | None = None
+    """Every message in a headed container, text escaped (:mod:`.containers`, PCML)."""
 
     @property
     def generation_prompt(self) -> Fence:

@@ -252,6 +252,10 @@ def compile_table(layout: Layout) -> Grammar:
         from .headed.table import compile_table as headed_table
 
         return headed_table(layout)
+    if layout.containers is not None:
+        from .containers import compile_table as containers_table
+
+        return containers_table(layout)
     return _Table(layout).build()
 
 
@@ -285,6 +289,10 @@ def forced_prefixes(layout: Layout) -> ForcedPrefixes | None:
         from .headed.table import forced_prefixes as headed_prefixes
 
         return headed_prefixes(layout)
+    if layout.containers is not None:
+        from .containers import forced_prefixes as containers_prefixes
+
+        return containers_prefixes(layout)
     if layout.calls is None:
         return None
     if layout.decision is not None:  # a concept of its own module

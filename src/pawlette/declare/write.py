@@ -292,6 +292,10 @@ def writer_of(layout: Layout) -> WriteConversation:
         from .headed.write import writer_of as headed_writer
 
         return headed_writer(layout)
+    if layout.containers is not None:
+        from .containers import writer_of as containers_writer
+
+        return containers_writer(layout)
 
     cache: dict[int, tuple[Fence, tuple[tuple[bool, str], ...]]] = {}
 

@@ -4,9 +4,11 @@
 ``apply_chat_template``, byte for byte what :meth:`pawlette.Format.render` renders, with
 ``{% generation %}`` around the trainable segments (``return_assistant_tokens_mask=True``).
 
-Each format's template is written by hand next to its declaration's constants
-(``pawlette/export/templates/<format>.py``) and checked against the renderer by the tests in
-``tests/export`` (golden cases and generated conversations).  A format without a template
+A declared format's template is emitted from its declaration (:mod:`pawlette.declare.jinja`,
+which pcml, chatml and llama3 use); the others are written by hand next to their
+declaration's constants (``pawlette/export/templates/<format>.py``).  Each is checked
+against the renderer by the tests in ``tests/export`` (golden cases and generated
+conversations).  A format without a template
 raises :class:`~pawlette.errors.UnsupportedFeature` rather than getting a template that would
 render differently.
 
@@ -29,7 +31,6 @@ from ..formats import formats, get_format
 
 # format name -> module under pawlette.export.templates that defines ``build() -> str``.
 _TEMPLATES: dict[str, str] = {
-    "pcml": "pcml",
     "breeze": "breeze",
     "omni": "omni",
 }

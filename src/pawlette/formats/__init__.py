@@ -15,7 +15,7 @@ from ..format import Format
 
 # name -> module that defines ``FORMAT`` (under pawlette.formats unless the name is dotted).
 _MODULES: dict[str, str] = {
-    "pcml": "pcml",
+    "pcml": "pawlette.declared.pcml",
     "chatglm3": "pawlette.declared.chatglm3",
     "breeze": "breeze",
     "omni": "omni",
