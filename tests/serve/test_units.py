@@ -344,14 +344,27 @@ def test_markers_a_syntax_cannot_spell_leave_the_prefix() -> None:
 
 
 @pytest.mark.parametrize("engine", ["generic", "vllm"])
-def test_a_schema_no_grammar_can_write_is_a_400_only_where_a_call_must_be_forced(
+def test_a_schema_no_grammar_can_write_falls_back_to_the_prefix_else_is_a_400(
     engine: str,
 ) -> None:
     def source(*arguments: Any) -> dict[str, Any]:
         raise ValueError("tools[0].parameters.$ref: 'http://x'; expected a local reference")
 
+    # PCML forces a call by its own prefix (Format.forced_prefix, one source with the
+    # bundle): the call is forced without a grammar, its arguments checked when parsed.
+    plan = _plan(ToolChoice("required"), engine=engine, source=source)
+    assert plan.prefix == "<call>" and plan.grammar is None
+    # chatglm3 has no prefix for `required` with several functions (a call begins with the
+    # function's name): a 400 that says why.
     with pytest.raises(UnsupportedFeature, match=r"no grammar for it.*local reference"):
-        _plan(ToolChoice("required"), engine=engine, source=source)
+        plan_tool_choice(
+            get_format("chatglm3"),
+            ENGINES[engine],
+            CORE_TOOLS,
+            ToolChoice("required"),
+            True,
+            bundle_source=source,
+        )
     # The cuts need no grammar: none and no parallel calls still work, with the format's stops.
     assert _plan(ToolChoice("none"), engine=engine, source=source) == ToolPlan(max_calls=0)
     assert _plan(ToolChoice("auto"), False, engine, source) == ToolPlan(max_calls=1)
