@@ -7,9 +7,7 @@ with ``<|eom|>``.
 
 from __future__ import annotations
 
-import importlib
-from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager
 
 import pawlette
 from pawlette.declare import (
@@ -22,6 +20,8 @@ from pawlette.declare import (
     ToolsBlock,
     fence,
 )
+
+from . import registering
 
 END, END_OF_MESSAGE = Marker("<|end|>"), Marker("<|eom|>")
 
@@ -48,12 +48,6 @@ LAYOUT = Layout(
 )
 
 
-@contextmanager
-def registered() -> Iterator[pawlette.Format]:
-    """The format registered for the duration (the registry is the process's)."""
-    registry = importlib.import_module("pawlette.formats")
-    fmt = pawlette.register_format(LAYOUT)
-    try:
-        yield fmt
-    finally:
-        registry._REGISTERED.pop(LAYOUT.name, None)
+def registered() -> AbstractContextManager[pawlette.Format]:
+    """The format registered for the duration of a block."""
+    return registering.registered(LAYOUT)

@@ -7,12 +7,12 @@ strings quoted as Python's ``repr`` picks (breeze's choice), results one turn ea
 
 from __future__ import annotations
 
-import importlib
-from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager
 
 import pawlette
 from pawlette.declare import Frame, Layout, Marker, PythonCalls, Results, ToolsBlock, fence
+
+from . import registering
 
 END = Marker("<|end|>")
 
@@ -36,12 +36,6 @@ LAYOUT = Layout(
 )
 
 
-@contextmanager
-def registered() -> Iterator[pawlette.Format]:
-    """The format registered for the duration (the registry is the process's)."""
-    registry = importlib.import_module("pawlette.formats")
-    fmt = pawlette.register_format(LAYOUT)
-    try:
-        yield fmt
-    finally:
-        registry._REGISTERED.pop(LAYOUT.name, None)
+def registered() -> AbstractContextManager[pawlette.Format]:
+    """The format registered for the duration of a block."""
+    return registering.registered(LAYOUT)
