@@ -39,9 +39,13 @@ marker, and two optional nodes in a row make the table ambiguous), and a Jinja e
 arbitrary trees writes slow, unreadable templates.  Fixed concepts keep every interpreter a
 direct walk: each concept knows which fences open and close it, so the table rows, the Jinja
 branches and the grammar rules follow from the concept, and a new format is a new value, not
-new code.  What does not fit a concept (Python-literal calls, image tiling, omni's in-turn
-results) is to become a concept of its own with its four interpreters (the next step of
-issue 16; the seed formats are not migrated yet).
+new code.  What does not fit the basic concepts is a concept of its own, in its own module
+with its four interpreters, hooked into the shared interpreters by one field of the layout:
+containers (PCML, :mod:`.containers`), headed turns (ChatGLM3, :mod:`.headed`), Python-literal
+calls (:mod:`.python_calls`), decision tokens (:mod:`.decision`), image placeholders and boxes
+(:mod:`.media`, building blocks breeze uses; not yet a layout field).  breeze and omni are
+not declared yet (omni's in-turn results, structured thinking and image tiling have no
+concept).
 
 Costs, stated: a format whose layout needs a concept that is not here cannot be declared until
 the concept is added (the API says so with :class:`~pawlette.errors.FormatError`); the Jinja the
