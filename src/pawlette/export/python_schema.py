@@ -7,8 +7,10 @@ with ``\\\\``, the quote, ``\\n`` ``\\r`` ``\\t``, ``\\xhh`` and ``\\uhhhh`` esc
 ``False``, ``None``; numbers as Python prints them; ``[a, b]`` and ``{'k': v}`` with ``, ``
 and ``: ``.  The rules built here accept exactly that layout for values valid under the
 schema (the subset :mod:`pawlette.export.schema_walk` walks for both grammars; keys in the
-declared order).  They are syntax-free :class:`~pawlette.export.grammar_ast.Node` trees,
-so both the Lark and the GBNF writer print them.
+declared order), except that ``repr`` strings may take either quote around any text, as the
+parser reads them (see :class:`PythonValues`).  They are syntax-free
+:class:`~pawlette.export.grammar_ast.Node` trees, so both the Lark and the GBNF writer print
+them.
 """
 
 from __future__ import annotations
@@ -41,30 +43,10 @@ def _string_char(quote: str) -> tuple[str, str, str]:
 
 _CONTROLS = "\\x00-\\x1F\\x7F-\\x9F"
 """GBNF class ranges never written plainly inside a string (Python escapes them)."""
-_REPR_ESCAPED = "\\\\([\\\\nrt]|x[0-9a-f]{2}|u[0-9a-f]{4})"
-_REPR_CHAR = f'([^"\\\\\\x00-\\x1F\\x7F-\\x9F]|{_REPR_ESCAPED})'
-"""One character of a repr double-quoted string (regex): no ``"``, no ``\\"`` escape."""
-_REPR_DOUBLE_ESCAPE = '"\\\\" ([\\\\nrt] | "x" [0-9a-f]{2} | "u" [0-9a-f]{4})'
 
 
 def _gbnf_quote(quote: str) -> str:
     return '"\\""' if quote == '"' else f'"{quote}"'
-
-
-def _repr_double_quoted() -> tuple[str, str, dict[str, str]]:
-    """(regex, GBNF rule, GBNF helper rules) of a string as Python's repr double-quotes it: only
-    a string holding ``'`` and no ``"`` (so at least one ``'``, no ``"``, no ``\\"``)."""
-    escaped_regex = "\\\\([\\\\nrt]|x[0-9a-f]{2}|u[0-9a-f]{4})"
-    char = f'([^"\\\\\\x00-\\x1F\\x7F-\\x9F]|{escaped_regex})'
-    plain = f"([^\"'\\\\\\x00-\\x1F\\x7F-\\x9F]|{escaped_regex})"
-    regex = f'"{plain}*\'{char}*"'
-    escaped_gbnf = '"\\\\" ([\\\\nrt] | "x" [0-9a-f]{2} | "u" [0-9a-f]{4})'
-    helpers = {
-        "py-char-dqr": f'[^\\"\\\\\\x00-\\x1F\\x7F-\\x9F] | {escaped_gbnf}',
-        "py-char-dqr-plain": f"[^\\\"'\\\\\\x00-\\x1F\\x7F-\\x9F] | {escaped_gbnf}",
-    }
-    gbnf = '"\\"" py-char-dqr-plain* "\'" py-char-dqr* "\\""'
-    return regex, gbnf, helpers
 
 
 class PythonValues:
@@ -100,24 +82,14 @@ class PythonValues:
             self.escape[style] = escape
         lark = f"/{quote}{self.char_regex[quote]}*{quote}/" if quote != "repr" else ""
         if quote == "repr":
-            # Single quotes, or double quotes around text with a ' and no " (repr's choice).
-            double_regex, double_gbnf, helpers = _repr_double_quoted()
-            if rules.markers:
-                # X ' Y with X and Y marker-free: no marker holds a quote (else refuse).
-                if any("'" in marker or '"' in marker for marker in rules.markers):
-                    raise ValueError("repr-quoted strings need markers without quotes")
-                helpers = {}
-                for part, excluded in (("plain", "\"'\\"), ("rest", '"\\')):
-                    base = f"py-str-dqr-{part}"
-                    strings = gbnf_string_rules(
-                        self.language, base, excluded, _CONTROLS, _REPR_DOUBLE_ESCAPE
-                    )
-                    helpers.update(strings)
-                double_gbnf = '"\\"" py-str-dqr-plain-body "\'" py-str-dqr-rest-body "\\""'
-            rules.gbnf_extra.update(helpers)
-            rules.gbnf_extra["py-string-dqr"] = double_gbnf
-            rules.gbnf_extra["py-string-repr"] = "py-string-sq | py-string-dqr"
-            lark = f"/'{self.char_regex[chr(39)]}*'|{double_regex}/"
+            # Either quote, as the parser reads them.  The writer follows repr (double quotes
+            # only around text with a ' and no "), but a grammar that demanded that would trap
+            # a model that opens a string with " until it writes a ': on a real engine a
+            # random model ran out of tokens that way in 6 of 10 forced calls, and a real
+            # model writing city="Paris" could not close it.
+            rules.gbnf_extra["py-string-repr"] = "py-string-sq | py-string-dq"
+            single, double = self.char_regex["'"], self.char_regex['"']
+            lark = f"/'{single}*'|\"{double}*\"/"
         self.string = Terminal(
             f"PY_STRING_{suffix}",
             lark=lark_without_markers(self.language, lark),
@@ -233,11 +205,6 @@ class SchemaToPython(SchemaWalker[Node]):
         lark, gbnf = [], []
         for q in values.styles:
             gbnf_q = _gbnf_quote(q)
-            if values.quote == "repr" and q == '"':
-                # repr double-quotes only text with a ' and no ": X ' Y, counted as a whole.
-                lark.append(f'(/"{_REPR_CHAR}{count}"/ & /{_repr_double_quoted()[0]}/)')
-                gbnf.extend(self._repr_double(rule, low, high))
-                continue
             lark.append(f"/{q}{values.char_regex[q]}{count}{q}/")
             gbnf.append(f"{gbnf_q} {values.char_gbnf[q]}{count} {gbnf_q}")
             if self.rules.markers:
@@ -257,27 +224,6 @@ class SchemaToPython(SchemaWalker[Node]):
         self.rules.gbnf_extra[rule] = " | ".join(gbnf)
         regex = lark[0] if len(lark) == 1 else "(" + " | ".join(lark) + ")"
         return Terminal(name, lark=lark_without_markers(values.language, regex), gbnf=rule)
-
-    def _repr_double(self, rule: str, low: Any, high: Any) -> list[str]:
-        """The GBNF of a counted repr double-quoted string (none when ``high`` is 0)."""
-        if high is not None and int(high) == 0:
-            return []
-        built = gbnf_bounded_string_rules(
-            self.values.language,
-            f"{rule}-dqr",
-            "\"'\\",
-            _CONTROLS,
-            _REPR_DOUBLE_ESCAPE,
-            int(low or 0),
-            None if high is None else int(high),
-            split=("'", '"\\'),
-        )
-        if built is None:
-            # Too many rules to count: the quoting and the markers still hold, not the length.
-            return ["py-string-dqr"]
-        strings, first = built
-        self.rules.gbnf_extra.update(strings)
-        return [f'"\\"" {first} "\\""']
 
     def _scalar(self, kind: str) -> Node | None:
         if kind == "integer":
