@@ -587,7 +587,7 @@ def test_python_call_grammars(syntax: Any) -> None:
         # choice traps a model that opens with " (it cannot close without writing a ').
         ("auto", [use, '[get_weather(city="Paris")]', eot], True),
         ("auto", [use, '[get_weather(city="Pa\\"ris")]', eot], True),
-        ("auto", [use, '[get_weather(city="Paris\')]', eot], False),  # quotes that do not match
+        ("auto", [use, "[get_weather(city=\"Paris')]", eot], False),  # quotes that do not match
         ("auto", [use, "[get_weather(unit='celsius')]", eot], False),  # city is required
         ("auto", [use, "[get_weather(city='P', unit='kelvin')]", eot], False),
         ("auto", [use, "[get_wether(city='P')]", eot], False),
