@@ -250,15 +250,8 @@ def _class_body(characters: str) -> str:
     return "".join(gbnf_char(character, in_class=True) for character in characters)
 
 
-def gbnf_string_rules(
-    language: TextLanguage, base: str, excluded: str, ranges: str, escape: str
-) -> dict[str, str]:
-    """:func:`_gbnf_string_rules`, a fresh dict (callers extend it)."""
-    return dict(_gbnf_string_rules(language, base, excluded, ranges, escape))
-
-
 @functools.lru_cache(maxsize=64)
-def _gbnf_string_rules(
+def gbnf_string_rules(
     language: TextLanguage, base: str, excluded: str, ranges: str, escape: str
 ) -> Mapping[str, str]:
     """GBNF rules for the inside of a quoted string (JSON's, a Python literal's) in which no
@@ -310,6 +303,7 @@ _PRODUCT_LIMIT = 4000
 """The most rules a length-bounded string gets (marker states times counted characters)."""
 
 
+@functools.lru_cache(maxsize=256)
 def gbnf_bounded_string_rules(
     language: TextLanguage,
     base: str,
@@ -318,90 +312,44 @@ def gbnf_bounded_string_rules(
     escape: str,
     low: int,
     high: int | None,
-    split: tuple[str, str] | None = None,
-) -> tuple[dict[str, str], str] | None:
-    """:func:`_gbnf_bounded_string_rules` with a fresh dict (callers extend it)."""
-    built = _gbnf_bounded_string_rules(language, base, excluded, ranges, escape, low, high, split)
-    return None if built is None else (dict(built[0]), built[1])
-
-
-@functools.lru_cache(maxsize=256)
-def _gbnf_bounded_string_rules(
-    language: TextLanguage,
-    base: str,
-    excluded: str,
-    ranges: str,
-    escape: str,
-    low: int,
-    high: int | None,
-    split: tuple[str, str] | None = None,
-) -> tuple[dict[str, str], str] | None:
+) -> tuple[Mapping[str, str], str] | None:
     """Rules for the inside of a string of ``low`` to ``high`` characters (an escape counts
     one) spelling no marker: the automaton of :func:`gbnf_string_rules` times a counter that
-    stops at ``high`` (or, unbounded, at ``low``).  Returns (rules, the first rule's name), or
-    None when that would exceed :data:`_PRODUCT_LIMIT` rules.
-
-    With ``split`` = (character, excluded after it), the string is ``X c Y``: ``X`` avoids
-    ``excluded`` (which holds ``c``), then exactly one ``c`` (counted), then ``Y`` avoids the
-    second set (Python's repr double-quoting a string: a ``'`` and no ``"``).  No marker may
-    hold ``c`` (the automaton restarts after it)."""
+    stops at ``high`` (or, unbounded, at ``low``).  Returns (rules, read-only and shared, the
+    first rule's name), or None when that would exceed :data:`_PRODUCT_LIMIT` rules."""
     automaton = _automaton(TextLanguage(language.markers, escape=False))
     cap = high if high is not None else low
-    phases = 1 if split is None else 2
-    if (cap + 1) * len(automaton.states) * phases > _PRODUCT_LIMIT:
+    if (cap + 1) * len(automaton.states) > _PRODUCT_LIMIT:
         return None
-    if split is not None and any(split[0] in marker for marker in language.markers):
-        raise ValueError(f"a marker holds {split[0]!r}: the string cannot restart after it")
-    if split is not None and high == 0:
-        raise ValueError("a split string holds at least its split character")
-    excluded_by_phase = [excluded] if split is None else [excluded, split[1]]
-    alphabets = [
-        "".join(c for c in automaton.alphabet if _plain(c, group)) for group in excluded_by_phase
-    ]
-    others = [
-        f"[^{_class_body(group + alphabet)}{ranges}]"
-        for group, alphabet in zip(excluded_by_phase, alphabets, strict=True)
-    ]
+    alphabet = "".join(c for c in automaton.alphabet if _plain(c, excluded))
+    other = f"[^{_class_body(excluded + alphabet)}{ranges}]"
     numbers = {state: number for number, state in enumerate(automaton.states)}
 
-    def name(state: str, count: int, phase: int) -> str:
-        tail = f"-p{phase}" if split is not None else ""
-        return f"{base}-s{numbers[state]}-n{count}{tail}"
+    def name(state: str, count: int) -> str:
+        return f"{base}-s{numbers[state]}-n{count}"
 
     result: dict[str, str] = {}
-    pending = [("", 0, 0)]
-    seen = {("", 0, 0)}
+    pending = [("", 0)]
+    seen = {("", 0)}
     while pending:
-        state, count, phase = pending.pop()
+        state, count = pending.pop()
         options = []
         if high is None or count < high:
             following = min(count + 1, cap)
-            alphabet, other = alphabets[phase], others[phase]
             by_target: dict[str, list[str]] = {}
             for character, target in automaton.moves[state].items():
                 if character in alphabet:
                     by_target.setdefault(target, []).append(character)
-            # Before the split character, leave room for it (no state without a way out).
-            room = split is None or phase == 1 or high is None or following < high
-            steps = [("".join(chars), target) for target, chars in by_target.items()]
-            targets: list[tuple[str, int]] = []
-            if room:
-                for chars, target in steps:
-                    piece = gbnf_string(chars) if len(chars) == 1 else gbnf_class(chars)
-                    options.append(f"{piece} {name(target, following, phase)}")
-                options += [
-                    f"{other} {name('', following, phase)}",
-                    f"{escape} {name('', following, phase)}",
-                ]
-                targets += [(target, phase) for _, target in steps] + [("", phase)]
-            if split is not None and phase == 0:
-                options.append(f"{gbnf_string(split[0])} {name('', following, 1)}")
-                targets.append(("", 1))
-            for target, target_phase in targets:
-                if (target, following, target_phase) not in seen:
-                    seen.add((target, following, target_phase))
-                    pending.append((target, following, target_phase))
-        if count >= low and phase == phases - 1:
+            for target, characters in by_target.items():
+                chars = "".join(characters)
+                piece = gbnf_string(chars) if len(chars) == 1 else gbnf_class(chars)
+                options.append(f"{piece} {name(target, following)}")
+            options += [f"{other} {name('', following)}", f"{escape} {name('', following)}"]
+            for target in [*by_target, ""]:
+                if (target, following) not in seen:
+                    seen.add((target, following))
+                    pending.append((target, following))
+        if count >= low:
             options.append('""')
-        result[name(state, count, phase)] = " | ".join(options) or '""'
-    return result, name("", 0, 0)
+        result[name(state, count)] = " | ".join(options) or '""'
+    return MappingProxyType(result), name("", 0)
