@@ -63,8 +63,9 @@ from ..engine.readers import (
 from ..engine.writer import Writer
 from ..errors import FormatError, RequestError, UnsupportedFeature
 from ..types import Message, Role, TextPart, Tool
-from .layout import Fence, Frame, JsonCalls, Layout, Lit, Marker, fence
-from .write import WriteConversation, arguments_text, option_text
+from .layout import Fence, Frame, JsonCalls, Layout, Marker, fence
+from .table import joined, reasoning_text
+from .write import WriteConversation, arguments_text
 
 if TYPE_CHECKING:
     from ..export.grammar import ToolChoice, TurnGrammar
@@ -126,13 +127,6 @@ def frame_of(layout: Layout, role: str) -> Frame:
 def closing(frame: Frame) -> Fence:
     """What closes a container: the frame's ``after`` when it has one, else its ``end``."""
     return frame.after or frame.end
-
-
-def joined(layout: Layout, pieces: Fence) -> str:
-    return "".join(
-        option_text(layout, piece) if not isinstance(piece, (Marker, Lit)) else piece.text
-        for piece in pieces
-    )
 
 
 def bare(pieces: Fence) -> str:
@@ -867,11 +861,7 @@ def build_turn(
         rules=rules,
         markers=tuple(markers),
         stop=fmt.stop,
-        reasoning=(
-            None
-            if reasoning is None
-            else (joined(layout, reasoning.open), joined(layout, reasoning.close))
-        ),
+        reasoning=reasoning_text(layout),
         forced_prefixes={
             "auto": "",
             "none": "",

@@ -45,7 +45,7 @@ from ..format import Format
 from ..types import Tool
 from . import layout as declared
 from . import python_calls
-from .table import call_prefix, empty_reasoning, joined
+from .table import call_prefix, empty_reasoning, joined, reasoning_text
 
 TEXT = text_terminal("TEXT")
 TEXT_NE = text_terminal("TEXT", "NE")
@@ -229,11 +229,7 @@ def build_turn(
         rules=rules,
         markers=tuple(markers),
         stop=fmt.stop,
-        reasoning=(
-            None
-            if reasoning is None
-            else (joined(layout, reasoning.open), joined(layout, reasoning.close))
-        ),
+        reasoning=reasoning_text(layout),
         forced_prefixes={"auto": "", "none": ""},
     )
     if calls is not None and tools:

@@ -59,6 +59,14 @@ def joined(layout: Layout, pieces: Fence) -> str:
     return "".join(parts)
 
 
+def reasoning_text(layout: Layout) -> tuple[str, str] | None:
+    """The reasoning block's opening and closing fences as text (None: no reasoning)."""
+    reasoning = layout.reasoning
+    if reasoning is None:
+        return None
+    return joined(layout, reasoning.open), joined(layout, reasoning.close)
+
+
 def _begin(role: Role, *, pending: bool = False) -> Action:
     def action(parser: Parser, offset: int) -> None:
         parser.begin_message(role, pending=pending)
