@@ -78,12 +78,14 @@ def call_rules(layout: Layout) -> CallRules | None:
         return CallRules(calls.parallel, calls.with_content, calls.open is None, tojson)
     if layout.headed is not None:  # one turn per call, Python keyword arguments
         return CallRules(parallel=True, with_content=True, bare=False, rewrites_arguments=True)
+    if layout.blocks is not None:  # one call per message, its result inside the turn
+        return CallRules(parallel=False, with_content=True, bare=False, rewrites_arguments=False)
     return None
 
 
 def has_tools(layout: Layout) -> bool:
     """Whether the layout writes the request's tools (a tools block or a headed listing)."""
-    return layout.tools is not None or layout.headed is not None
+    return layout.tools is not None or layout.headed is not None or layout.blocks is not None
 
 
 def writes_call_ids(fmt: Format) -> bool:

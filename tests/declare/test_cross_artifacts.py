@@ -300,6 +300,15 @@ def near_misses(fmt: Format, text: str) -> list[str]:
         misses.append(text.replace(close, ") garbage" + headed.closing, 1))
         misses.append(text.replace(close, "))" + headed.closing, 1))
         misses.append(text.replace(close, ")", 1))
+    if layout.blocks is not None:  # inline calls: \n<start>NAME<arguments>{...}<close>
+        calls = layout.blocks.calls
+        start, arguments, close = calls.start.text, calls.arguments.text, calls.close.text
+        head = start + "get_weather" + arguments
+        misses.append(text.replace(head, start + "get_wether" + arguments, 1))
+        misses.append(text.replace(head, start + "get_weather " + arguments, 1))
+        misses.append(text.replace("}" + close, "} garbage" + close, 1))
+        misses.append(text.replace("}" + close, "}}" + close, 1))
+        misses.append(text.replace(arguments, arguments + arguments, 1))
     return [miss for miss in misses if miss != text]
 
 

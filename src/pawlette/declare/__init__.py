@@ -71,6 +71,10 @@ __all__ = [
 
 def markers_of(layout: Layout) -> tuple[str, ...]:
     """Every special token the layout writes (then ``extra_special``), first use first."""
+    if layout.blocks is not None:  # in the blocks' declaration order
+        from .blocks import special_markers as block_markers
+
+        return block_markers(layout)
     if layout.containers is not None:  # in the containers' reading order
         from .containers import special_markers
 
@@ -105,6 +109,11 @@ def declare(layout: Layout) -> Format:
     :func:`pawlette.register_format`)."""
     assistant = layout.frames["assistant"]
     stop = tuple(joined(layout, pieces) for pieces in (assistant.end, *assistant.also_end))
+    escape = escape_pattern(layout) if layout.containers is not None else None
+    if layout.blocks is not None:  # text escaped (a concept of its own module)
+        from .blocks import escape_pattern as blocks_escape
+
+        escape = blocks_escape(layout)
 
     def variant(options: Any) -> Format:
         if layout.from_options is not None:
@@ -119,7 +128,7 @@ def declare(layout: Layout) -> Format:
         stop=stop,
         special_markers=markers_of(layout),
         forced_prefixes=forced_prefixes(layout),
-        escape_pattern=escape_pattern(layout) if layout.containers is not None else None,
+        escape_pattern=escape,
         options=layout.options,
         variant=variant if layout.options is not None else None,
         declaration=layout,

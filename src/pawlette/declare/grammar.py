@@ -183,6 +183,10 @@ def build_turn(
         from .headed.grammar import build_turn as headed_turn
 
         return headed_turn(fmt, layout, tools, choice, parallel)
+    if layout.blocks is not None:
+        from .blocks.grammar import build_turn as blocks_turn
+
+        return blocks_turn(fmt, layout, tools, choice, parallel)
     if layout.containers is not None:
         from .containers import build_turn as containers_turn
 

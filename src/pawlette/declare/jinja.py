@@ -295,6 +295,10 @@ def chat_template(layout: Layout) -> str:
         from .headed.jinja import chat_template as headed_template
 
         return headed_template(layout)
+    if layout.blocks is not None:
+        from .blocks.jinja import chat_template as blocks_template
+
+        return blocks_template(layout)
     if layout.containers is not None:
         from .containers import chat_template as containers_template
 

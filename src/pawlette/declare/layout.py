@@ -69,6 +69,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
 if TYPE_CHECKING:  # concept modules of their own (they import this one)
+    from .blocks import BlockTurns
     from .containers import Containers
     from .decision import Decision
     from .headed import HeadedTurns
@@ -253,6 +254,9 @@ class Layout:
     the concept's own interpreters (:mod:`pawlette.declare.headed`) render and read it."""
     containers: Containers | None = None
     """Every message in a headed container, text escaped (:mod:`.containers`, PCML)."""
+    blocks: BlockTurns | None = None
+    """Turns of text and blocks on their own lines, results inside the assistant turn,
+    structured thinking, image tiling (:mod:`.blocks`, omni)."""
 
     @property
     def generation_prompt(self) -> Fence:

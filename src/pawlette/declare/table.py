@@ -260,6 +260,10 @@ def compile_table(layout: Layout) -> Grammar:
         from .headed.table import compile_table as headed_table
 
         return headed_table(layout)
+    if layout.blocks is not None:
+        from .blocks.table import compile_table as blocks_table
+
+        return blocks_table(layout)
     if layout.containers is not None:
         from .containers import compile_table as containers_table
 
@@ -301,6 +305,10 @@ def forced_prefixes(layout: Layout) -> ForcedPrefixes | None:
         from .containers import forced_prefixes as containers_prefixes
 
         return containers_prefixes(layout)
+    if layout.blocks is not None:
+        from .blocks import forced_prefixes as blocks_prefixes
+
+        return blocks_prefixes(layout)
     if layout.calls is None:
         return None
     if layout.decision is not None:  # a concept of its own module

@@ -292,6 +292,10 @@ def writer_of(layout: Layout) -> WriteConversation:
         from .headed.write import writer_of as headed_writer
 
         return headed_writer(layout)
+    if layout.blocks is not None:
+        from .blocks.write import writer_of as blocks_writer
+
+        return blocks_writer(layout)
     if layout.containers is not None:
         from .containers import writer_of as containers_writer
 

@@ -18,7 +18,7 @@ _MODULES: dict[str, str] = {
     "pcml": "pawlette.declared.pcml",
     "chatglm3": "pawlette.declared.chatglm3",
     "breeze": "breeze",
-    "omni": "omni",
+    "omni": "pawlette.declared.omni",
     "chatml": "pawlette.declared.chatml",
     "llama3": "pawlette.declared.llama3",
 }
