@@ -148,7 +148,7 @@ def conversations(draw: st.DrawFn) -> dict[str, Any]:
 # ------------------------------------------------------------------ what the text cannot keep
 
 
-def _normalise_user(message: dict[str, Any]) -> dict[str, Any]:
+def _normalise_user(message: dict[str, Any], default_tokens: int) -> dict[str, Any]:
     """Images stay where they stand (their references do), as ``{"url": "", "tokens": N}``."""
     content = message["content"]
     if isinstance(content, str):
@@ -156,7 +156,7 @@ def _normalise_user(message: dict[str, Any]) -> dict[str, Any]:
     parts: list[dict[str, Any]] = []
     for part in content:
         if part["type"] == "image_url":
-            tokens = part["image_url"].get("tokens", DEFAULT_TOKENS)
+            tokens = part["image_url"].get("tokens", default_tokens)
             part = {"type": "image_url", "image_url": {"url": "", "tokens": tokens}}
         if part["type"] == "text" and parts and parts[-1]["type"] == "text":
             parts[-1] = {"type": "text", "text": parts[-1]["text"] + part["text"]}
@@ -184,7 +184,8 @@ def normalise_completion(message: dict[str, Any]) -> dict[str, Any]:
     return {key: result[key] for key in order if key in result}
 
 
-def normalise(request: dict[str, Any]) -> dict[str, Any]:
+def normalise(request: dict[str, Any], default_tokens: int = DEFAULT_TOKENS) -> dict[str, Any]:
+    """(``default_tokens``: the tiling's default, for another format of the blocks concept.)"""
     messages = request["messages"]
     tools = request.get("tools")
     if (
@@ -200,7 +201,7 @@ def normalise(request: dict[str, Any]) -> dict[str, Any]:
     for message in messages:
         role = message["role"]
         if role == "user":
-            message = _normalise_user(message)
+            message = _normalise_user(message, default_tokens)
         elif role == "assistant":
             if after_result and message == {"role": "assistant", "content": ""}:
                 after_result = False
