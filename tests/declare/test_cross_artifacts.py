@@ -28,7 +28,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import pawlette
-from pawlette.declare import layout_of
+from pawlette.declare import PythonCalls, layout_of
 from pawlette.export import export_grammar, export_jinja
 from pawlette.export.jinja import template_inputs
 from pawlette.format import Format
@@ -280,9 +280,10 @@ def near_misses(fmt: Format, text: str) -> list[str]:
     if "get_weather(" in text:  # Python calls
         misses.append(text.replace("get_weather(", "get_wether(", 1))
         misses.append(text.replace("get_weather(", "get_weather (", 1))
-    if ")]" in text:
-        misses.append(text.replace(")]", ") garbage]", 1))
-        misses.append(text.replace(")]", "))]", 1))
+    if ")]" in text and isinstance(layout.calls, PythonCalls):  # the list's end: the last
+        cut = text.rindex(")]")  # (text may spell ")]" too: it is no call)
+        misses.append(text[:cut] + ") garbage]" + text[cut + 2 :])
+        misses.append(text[:cut] + "))]" + text[cut + 2 :])
     end = fmt.stop[0]
     # (the turn without its stop is no miss: the grammar ends where the engine's stop takes over)
     misses.append(text.replace(end, end + end))

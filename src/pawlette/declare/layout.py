@@ -43,9 +43,9 @@ new code.  What does not fit the basic concepts is a concept of its own, in its 
 with its four interpreters, hooked into the shared interpreters by one field of the layout:
 containers (PCML, :mod:`.containers`), headed turns (ChatGLM3, :mod:`.headed`), Python-literal
 calls (:mod:`.python_calls`), decision tokens (:mod:`.decision`), image placeholders and boxes
-(:mod:`.media`, building blocks breeze uses; not yet a layout field).  breeze and omni are
-not declared yet (omni's in-turn results, structured thinking and image tiling have no
-concept).
+(:mod:`.media`, building blocks breeze uses; not yet a layout field), block turns (omni,
+:mod:`.blocks`: in-turn results, structured thinking, JSON blocks and voice, image tiling,
+each a module of its own).  breeze is not declared yet.
 
 Costs, stated: a format whose layout needs a concept that is not here cannot be declared until
 the concept is added (the API says so with :class:`~pawlette.errors.FormatError`); the Jinja the

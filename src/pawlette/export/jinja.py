@@ -32,7 +32,6 @@ from ..formats import formats, get_format
 # format name -> module under pawlette.export.templates that defines ``build() -> str``.
 _TEMPLATES: dict[str, str] = {
     "breeze": "breeze",
-    "omni": "omni",
 }
 _BUILT: dict[str, str] = {}
 
