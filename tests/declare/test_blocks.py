@@ -34,7 +34,7 @@ from ..helpers import (
     sequential_ids,
 )
 from ..strategies import omni as strategy
-from . import user_blocks
+from . import user_blocks, user_blocks_lean
 from .test_cross_artifacts import jinja_render
 from .tokens import segment_ids, tokenizer
 
@@ -97,3 +97,64 @@ def test_every_block_round_trips_and_renders_as_its_template(
             position += size
         streamed = feed_in_pieces(fmt, completion, [len(completion) or 1], conversation=False)
         assert folded(fmt, events + parser.finish()) == folded(fmt, streamed)
+
+
+LEAN_REQUEST = {
+    "messages": [
+        {"role": "user", "content": "Weather in Paris?"},
+        {
+            "role": "assistant",
+            "content": "Looking.",
+            "reasoning_content": "plan\nfind\nthe tool\ncall it",
+            "reasoning_steps": [
+                {"title": "find", "reasoning": "the tool", "conclusion": "call it"}
+            ],
+            "tool_calls": [
+                {
+                    "id": "c",
+                    "type": "function",
+                    "function": {"name": "get_weather", "arguments": '{"city": "Paris"}'},
+                }
+            ],
+        },
+        {"role": "tool", "tool_call_id": "c", "content": "sunny"},
+        {"role": "assistant", "content": "Sunny."},
+    ],
+    "tools": [{"type": "function", "function": {"name": "get_weather", "parameters": {}}}],
+}
+
+
+@pytest.mark.parametrize(
+    "part",
+    [
+        {"type": "voice", "voice": {"text": "hi", "prosody": {}}},
+        {"type": "image_url", "image_url": {"url": "https://x/a.png"}},
+    ],
+)
+def test_a_layout_without_a_block_refuses_its_parts(part: dict[str, Any]) -> None:
+    from pawlette.errors import UnsupportedFeature
+
+    with user_blocks_lean.registered() as lean:
+        request = {"messages": [{"role": "user", "content": [{"type": "text", "text": "a"}, part]}]}
+        with pytest.raises(UnsupportedFeature, match=r"messages\[0\]\.content\[1\]"):
+            lean.render(request)
+        with pytest.raises(Exception, match="expected none"):
+            jinja_render(lean, request, False)
+
+
+def test_a_layout_with_some_blocks_writes_them_as_its_template() -> None:
+    with user_blocks_lean.registered() as lean:
+        for prompt in (False, True):
+            rendering = lean.render(LEAN_REQUEST, add_generation_prompt=prompt)
+            text, spans = jinja_render(lean, LEAN_REQUEST, prompt)
+            assert text == rendering.text
+            assert merged(spans) == trainable_spans(rendering)
+        rendered = lean.render(LEAN_REQUEST).text
+        assert "<|t|>plan\n<|step|>find\n<|r|>the tool\n<|c|>call it\n<|/t|>" in rendered
+        assert "<|wait|>\nsunny\n<|got|>\nSunny.<|/a|>" in rendered
+        parsed = lean.parse_conversation(rendered, strict=True).to_request()
+        assert (
+            parsed["messages"][1]["reasoning_steps"]
+            == LEAN_REQUEST["messages"][1]["reasoning_steps"]
+        )
+        assert [m["role"] for m in parsed["messages"]] == ["user", "assistant", "tool", "assistant"]

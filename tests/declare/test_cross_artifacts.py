@@ -37,14 +37,28 @@ from pawlette.tokenization.ids import IdParser
 from ..export import gbnf
 from ..export.support import merged, trainable_spans
 from ..helpers import canonical, feed_in_pieces, folded, random_sizes, sequential_ids
-from . import decision_format, python_format, user_blocks, user_containers, user_format
+from . import (
+    decision_format,
+    python_format,
+    user_blocks,
+    user_blocks_lean,
+    user_containers,
+    user_format,
+)
 from .conversations import TOOLS, call_rules, conversations, has_tools, normalise, writes_call_ids
 from .tokens import accepts, random_walk, segment_ids, tokenizer
 
 DECLARED = [name for name in pawlette.formats() if layout_of(pawlette.get_format(name)) is not None]
 USER_FORMATS = {
     module.LAYOUT.name: module
-    for module in (user_format, python_format, decision_format, user_containers, user_blocks)
+    for module in (
+        user_format,
+        python_format,
+        decision_format,
+        user_containers,
+        user_blocks,
+        user_blocks_lean,
+    )
 }
 FORMATS = [*DECLARED, *USER_FORMATS]
 

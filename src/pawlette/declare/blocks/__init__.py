@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING
 
 from ...blocks.tool_choice import ForcedPrefixes
 from ...engine.lexer import escape_text, marker_pattern
+from ...errors import FormatError
 from ..layout import Marker
 from .inline_calls import InlineCall
 from .json_blocks import HeadedText, JsonBlock
@@ -56,24 +57,47 @@ class BlockTurns:
     """The blocks of a block-turns layout (see the module).
 
     ``definitions``: the tools block, one :class:`JsonBlock` per tool kind (``"function"``,
-    ``"action"``).  ``calls``: function calls, their results in the turn (``result_end``);
-    ``actions``: action calls (no result).
+    and ``"action"`` when the layout has ``actions``).  ``calls``: function calls, their
+    results in the turn (``result_end``); ``actions``: action calls (no result).  The other
+    blocks are optional: a layout without one refuses the content it would write.
     """
 
     end: Marker
     definitions: Mapping[str, JsonBlock]
     calls: InlineCall
-    actions: InlineCall
-    thinking: StructuredThinking
-    voice: HeadedText
-    image_requests: JsonBlock
-    tiling: ImageTiling
+    actions: InlineCall | None = None
+    thinking: StructuredThinking | None = None
+    voice: HeadedText | None = None
+    image_requests: JsonBlock | None = None
+    tiling: ImageTiling | None = None
 
 
 def blocks_of(layout: Layout) -> BlockTurns:
     blocks = layout.blocks
     assert blocks is not None
     return blocks
+
+
+def check(layout: Layout) -> None:
+    """Refuse, when declared, what the interpreters cannot write."""
+    blocks = blocks_of(layout)
+    kinds = {"function", "action"} if blocks.actions is not None else {"function"}
+    if set(blocks.definitions) != kinds:
+        raise FormatError(
+            f"{layout.name}: definitions for {sorted(blocks.definitions)}; expected one block "
+            f"for each of {sorted(kinds)} (actions need their definitions and the reverse)"
+        )
+    if blocks.calls.kind != "function" or blocks.calls.result_end is None:
+        raise FormatError(f"{layout.name}: calls must be function calls with a result_end")
+    if blocks.actions is not None and (
+        blocks.actions.kind != "action" or blocks.actions.result_end is not None
+    ):
+        raise FormatError(f"{layout.name}: actions are action calls with no result_end")
+    for role in ("system", "user", "assistant"):
+        frame = layout.frames[role]
+        for pieces in (frame.open, frame.end):
+            if len(pieces) != 1 or not isinstance(pieces[0], Marker):
+                raise FormatError(f"{layout.name}: a block turn's frame is one marker ({role})")
 
 
 def special_markers(layout: Layout) -> tuple[str, ...]:
@@ -85,15 +109,22 @@ def special_markers(layout: Layout) -> tuple[str, ...]:
         markers += [piece for piece in (*frame.open, *frame.end) if isinstance(piece, Marker)]
     for block in blocks.definitions.values():
         markers += [block.open, block.close]
-    calls, actions, thinking = blocks.calls, blocks.actions, blocks.thinking
+    calls = blocks.calls
     markers += [calls.start, calls.arguments, calls.close]
     markers += [calls.result_end] if calls.result_end is not None else []
-    markers += [actions.start, actions.arguments, actions.close]
-    markers += [thinking.start, thinking.step, thinking.reasoning, thinking.conclusion]
-    markers += [thinking.end, blocks.voice.start, blocks.voice.body, blocks.voice.end]
-    markers += [blocks.image_requests.open, blocks.image_requests.close]
+    if blocks.actions is not None:
+        markers += [blocks.actions.start, blocks.actions.arguments, blocks.actions.close]
+    thinking = blocks.thinking
+    if thinking is not None:
+        markers += [thinking.start, thinking.step, thinking.reasoning, thinking.conclusion]
+        markers += [thinking.end]
+    if blocks.voice is not None:
+        markers += [blocks.voice.start, blocks.voice.body, blocks.voice.end]
+    if blocks.image_requests is not None:
+        markers += [blocks.image_requests.open, blocks.image_requests.close]
     tiling = blocks.tiling
-    markers += [tiling.start, tiling.token, tiling.end, tiling.output, *tiling.references]
+    if tiling is not None:
+        markers += [tiling.start, tiling.token, tiling.end, tiling.output, *tiling.references]
     return tuple(dict.fromkeys(marker.text for marker in markers))
 
 

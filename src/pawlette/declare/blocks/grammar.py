@@ -21,7 +21,7 @@ from ...export.text_language import text_terminal
 from ...export.turns._common import STOP, rules_for
 from ...format import Format
 from ...types import Tool
-from ..layout import Layout
+from ..layout import Layout, Marker
 from . import BlockTurns, blocks_of, inline_calls, json_blocks, thinking
 
 TEXT_ANY_NL = text_terminal("TEXT", "ANY_NL")  # text (maybe none), then a newline
@@ -47,24 +47,23 @@ class _Pieces:
         ]
         return rules.add("call", alt(*options))
 
-    def blocks_rule(self, rules: Rules) -> Ref:
+    def blocks_rule(self, rules: Rules) -> Ref | None:
+        """The blocks a turn may hold between texts (None: the layout has none)."""
         blocks = self.blocks
-        voice = json_blocks.headed_grammar(blocks.voice, rules)
-        request = json_blocks.json_block_grammar(blocks.image_requests, rules, "image-request")
-        options: list[Node] = [rules.add("voice", voice), rules.add("image_request", request)]
-        for number, tool in self.actions:
-            action = seq(
-                *inline_calls.grammar_items(
-                    self.fmt,
-                    blocks.actions,
-                    rules,
-                    number,
-                    tool,
-                    MarkerNode(blocks.actions.close.text),
-                ),
-                Lit("\n"),
-            )
-            options.append(rules.add(f"action_{number}", action))
+        options: list[Node] = []
+        if blocks.voice is not None:
+            options.append(rules.add("voice", json_blocks.headed_grammar(blocks.voice, rules)))
+        if blocks.image_requests is not None:
+            request = json_blocks.json_block_grammar(blocks.image_requests, rules, "image-request")
+            options.append(rules.add("image_request", request))
+        actions = blocks.actions
+        for number, tool in self.actions if actions is not None else []:
+            assert actions is not None
+            close = MarkerNode(actions.close.text)
+            items = inline_calls.grammar_items(self.fmt, actions, rules, number, tool, close)
+            options.append(rules.add(f"action_{number}", seq(*items, Lit("\n"))))
+        if not options:
+            return None
         return rules.add("block", alt(*options))  # after the newline that opens it
 
 
@@ -81,19 +80,27 @@ def build_turn(
     if forced:  # the call right away, no thinking block (pawlette.export.forced says why)
         rules.rules["start"] = seq(Lit("\n"), pieces.call(rules, only))
     else:
-        block = optional(rules.add("thinking", thinking.grammar(blocks.thinking)))
-        body = Repeat(seq(TEXT_ANY_NL, pieces.blocks_rule(rules)))
-        answer = seq(body, optional(TEXT_NE), STOP)  # the turn's end
+        thought: Node | None = None
+        if blocks.thinking is not None:
+            thought = optional(rules.add("thinking", thinking.grammar(blocks.thinking)))
+        inner = pieces.blocks_rule(rules)
+        body: list[Node] = [] if inner is None else [Repeat(seq(TEXT_ANY_NL, inner))]
+        answer = seq(*body, optional(TEXT_NE), STOP)  # the turn's end
+        turn_body: Node = answer
         if calls_possible:  # auto
-            ends_in_call = seq(body, TEXT_ANY_NL, pieces.call(rules, None))
-            rules.rules["start"] = seq(block, alt(answer, ends_in_call))
-        else:
-            rules.rules["start"] = seq(block, answer)
+            ends_in_call = seq(*body, TEXT_ANY_NL, pieces.call(rules, None))
+            turn_body = alt(answer, ends_in_call)
+        rules.rules["start"] = turn_body if thought is None else seq(thought, turn_body)
 
     think, voice, request = blocks.thinking, blocks.voice, blocks.image_requests
-    markers = [think.start, think.step, think.reasoning, think.conclusion, think.end]
-    markers += [voice.start, voice.body, voice.end, request.open, request.close]
-    if pieces.actions:
+    markers: list[Marker] = []
+    if think is not None:
+        markers += [think.start, think.step, think.reasoning, think.conclusion, think.end]
+    if voice is not None:
+        markers += [voice.start, voice.body, voice.end]
+    if request is not None:
+        markers += [request.open, request.close]
+    if pieces.actions and blocks.actions is not None:
         markers += [blocks.actions.start, blocks.actions.arguments, blocks.actions.close]
     if calls_possible:
         markers += [blocks.calls.start, blocks.calls.arguments]
@@ -102,7 +109,7 @@ def build_turn(
         rules=rules,
         markers=tuple(marker.text for marker in markers),
         stop=fmt.stop,
-        reasoning=None if forced else thinking.fences(think),
+        reasoning=None if forced or think is None else thinking.fences(think),
         forced_prefixes={
             "auto": "",
             "none": "",

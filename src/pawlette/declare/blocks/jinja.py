@@ -42,7 +42,7 @@ _BODY = r"""{%- macro turn_start(marker) -%}
 {%- macro definitions() -%}
 {%- for tool in tools -%}
 {%- set kind = tool.type if tool.type is defined else 'function' -%}
-{%- if kind not in ['function', 'action'] or tool[kind] is not defined or tool[kind] is not mapping -%}
+{%- if kind not in @DEFINITION_KINDS@ or tool[kind] is not defined or tool[kind] is not mapping -%}
 {{- raise_exception('tools[' ~ loop.index0 ~ ']: type ' ~ kind ~ '; expected a function or action object') -}}
 {%- endif -%}
 {%- set marks = @DEFINITION_MARKERS@[kind] -%}
@@ -132,7 +132,7 @@ _BODY = r"""{%- macro turn_start(marker) -%}
 {%- elif part.type == 'voice' -%}
 {{- voice(part) -}}
 {%- elif part.type == 'action' -%}
-{{- call_block(@ACTION_START@, part.action.name, @ACTION_ARGS@, arguments_text(part.action.arguments, where ~ '.action.arguments'), @ACTION_END@, where ~ '.action.name') ~ '\n' -}}
+{{- @ACTION_PART@ -}}
 {%- elif part.type == 'image_request' -%}
 {{- @IMAGE_REQUEST@ -}}
 {%- else -%}
@@ -191,7 +191,7 @@ _BODY = r"""{%- macro turn_start(marker) -%}
 {%- if part.type == 'image_url' -%}{%- set images.count = images.count + 1 -%}{%- endif -%}
 {%- endfor -%}
 {%- endif -%}
-{%- set image_output = images.count > 0 -%}
+{%- set image_output = images.count > 0 and @HAS_TILING@ -%}
 {%- if image_output -%}
 {%- if images.count > 1 or images.count != images.parts -%}
 {{- raise_exception('messages[' ~ index ~ '].content: ' ~ images.count ~ ' image(s) among ' ~ images.parts ~ ' parts; expected an assistant message holding exactly one image (@NAME@ outputs one image at most)') -}}
@@ -250,9 +250,23 @@ _BODY = r"""{%- macro turn_start(marker) -%}
 """
 
 
+def _refused(signature: str, what: str) -> str:
+    """A macro of a block the layout does not have: it raises (pawlette refuses it too)."""
+    return (
+        f"{{%- macro {signature} -%}}\n"
+        f"{{{{- raise_exception({jinja_string(what)}) -}}}}\n"
+        "{%- endmacro -%}"
+    )
+
+
+def _refusal(what: str) -> str:
+    return f"raise_exception({jinja_string(what)})"
+
+
 def chat_template(layout: Layout) -> str:
-    """The chat template of a block-turns layout."""
+    """The chat template of a block-turns layout (a block it does not have raises)."""
     blocks = blocks_of(layout)
+    name = layout.name
     definitions = jinja_mapping(
         {
             kind: jinja_list([block.open.text, block.close.text])
@@ -262,6 +276,18 @@ def chat_template(layout: Layout) -> str:
     calls, actions = blocks.calls, blocks.actions
     assert calls.result_end is not None
     begin = "".join(piece.text for piece in layout.begin if isinstance(piece, Marker))
+    action_part = _refusal(f"an action part; expected none: {name} has no actions")
+    if actions is not None:
+        action_part = (
+            f"call_block({jinja_string(actions.start.text)}, part.action.name, "
+            f"{jinja_string(actions.arguments.text)}, arguments_text(part.action.arguments, "
+            f"where ~ '.action.arguments'), {jinja_string(actions.close.text)}, "
+            "where ~ '.action.name') ~ '\\n'"
+        )
+    request = _refusal(f"an image_request part; expected none: {name} has no image requests")
+    if blocks.image_requests is not None:
+        request = json_blocks.jinja_json_block(blocks.image_requests, "part.image_request")
+    images = blocks.tiling
     values = {
         "@BOS@": jinja_string(begin),
         "@EOS@": jinja_string(blocks.end.text),
@@ -269,15 +295,13 @@ def chat_template(layout: Layout) -> str:
         "@FUNCTION_ARGS@": jinja_string(calls.arguments.text),
         "@FUNCTION_RETURN@": jinja_string(calls.close.text),
         "@FUNCTION_END@": jinja_string(calls.result_end.text),
-        "@ACTION_START@": jinja_string(actions.start.text),
-        "@ACTION_ARGS@": jinja_string(actions.arguments.text),
-        "@ACTION_END@": jinja_string(actions.close.text),
-        "@IMAGE_OUTPUT_START@": jinja_string(blocks.tiling.output.text),
-        "@IMAGE_REQUEST@": json_blocks.jinja_json_block(
-            blocks.image_requests, "part.image_request"
-        ),
+        "@ACTION_PART@": action_part,
+        "@HAS_TILING@": "true" if images is not None else "false",
+        "@IMAGE_OUTPUT_START@": jinja_string(images.output.text if images is not None else ""),
+        "@IMAGE_REQUEST@": request,
         "@DEFINITION_MARKERS@": definitions,
-        "@NAME@": layout.name,
+        "@DEFINITION_KINDS@": jinja_list(list(blocks.definitions)),
+        "@NAME@": name,
     }
     for role in ("system", "user", "assistant"):
         for which, suffix in (("open", "START"), ("end", "END")):
@@ -285,17 +309,32 @@ def chat_template(layout: Layout) -> str:
     header = fill(
         _HEADER,
         {
-            "@NAME@": layout.name,
+            "@NAME@": name,
             "@SUMMARY@": layout.summary,
-            "@TOKENS@": str(blocks.tiling.default_tokens),
+            "@TOKENS@": str(images.default_tokens) if images is not None else "no",
         },
     )
-    macros = "\n".join(
-        (
-            json_blocks.jinja(blocks.voice),
-            tiling.jinja(blocks.tiling),
-            inline_calls.JINJA,
-            thinking.jinja(blocks.thinking),
+    macros = [json_blocks.JSON_JINJA, inline_calls.JINJA]
+    if blocks.voice is not None:
+        macros.append(json_blocks.jinja(blocks.voice))
+    else:
+        macros.append(_refused("voice(part)", f"a voice part; expected none: {name} has no voice"))
+    if images is not None:
+        macros.append(tiling.jinja(images))
+    else:
+        refusal = f"an image part; expected none: {name} has no images"
+        macros += [
+            _refused("image_reference(index, number, written)", refusal),
+            "{%- macro image_tiles(parts, index) -%}{%- endmacro -%}",
+            _refused("output_tokens(part, index)", refusal),
+        ]
+    if blocks.thinking is not None:
+        macros.append(thinking.jinja(blocks.thinking))
+    else:
+        macros.append(
+            _refused(
+                "thinking(message, index)", f"reasoning; expected none: {name} has no thinking"
+            )
         )
-    )
-    return header + escape_macro(special_markers(layout)) + macros + "\n" + fill(_BODY, values)
+    body = fill(_BODY, values)
+    return header + escape_macro(special_markers(layout)) + "\n".join(macros) + "\n" + body

@@ -234,17 +234,19 @@ def write_headed(
     writer.raw("\n", "voice", trainable=trainable)
 
 
-_JINJA = r"""{%- macro json_block(value) -%}
+JSON_JINJA = r"""{%- macro json_block(value) -%}
 {{- escape(value|tojson(indent=4), false) -}}
-{%- endmacro -%}
-{%- macro voice(part) -%}
+{%- endmacro -%}"""
+"""``json_block(value)``: a JSON object as the writer writes it (needs the ``escape`` macro)."""
+
+_JINJA = r"""{%- macro voice(part) -%}
 {%- set prosody = part.voice.prosody if part.voice.prosody is defined and part.voice.prosody is not none else {} -%}
 {{- '\n' ~ @START@ ~ '\n' ~ json_block(prosody) ~ '\n' ~ @BODY@ ~ '\n' ~ escape(part.voice.text, false) ~ '\n' ~ @END@ ~ '\n' -}}
 {%- endmacro -%}"""
 
 
 def jinja(headed: HeadedText) -> str:
-    """``json_block(value)`` and ``voice(part)`` (they need the ``escape`` macro)."""
+    """``voice(part)`` (it needs the ``json_block`` and ``escape`` macros)."""
     values = {
         f"@{name.upper()}@": jinja_string(getattr(headed, name).text)
         for name in ("start", "body", "end")

@@ -84,6 +84,8 @@ class Render:
             return
         self.close_open_turn()
         if prompt == "image":
+            if self.blocks.tiling is None:
+                raise UnsupportedFeature("prompt", "an output image", f"none: {layout.name}")
             output = self.blocks.tiling.output.text
             self.begin_turn("assistant", len(messages), output, "generation_prompt")
             return
@@ -122,7 +124,9 @@ class Render:
                 f"a {role} message right after a function call",
                 "the call's result (a tool message) first",
             )
-        image = tiling.output_image(message, index, layout.name) if role == "assistant" else None
+        image = None
+        if role == "assistant" and self.blocks.tiling is not None:
+            image = tiling.output_image(message, index, layout.name)
         if role == "assistant" and self.open_turn is not None and image is None:
             self.open_turn = None
             self.writer.at("assistant", index)
@@ -141,7 +145,7 @@ class Render:
             self.begin_turn("user", index, _marker(layout, "user", "open"))
             self.user_body(message, index)
             writer.marker(_marker(layout, "user", "end"), "close")
-        elif image is not None:
+        elif image is not None and self.blocks.tiling is not None:
             self.begin_turn("assistant", index, self.blocks.tiling.output.text)
             tiling.write_output(writer, self.blocks.tiling, layout.options, image, index)
         else:
@@ -173,11 +177,11 @@ class Render:
         for number, part in enumerate(message.content or ()):
             if isinstance(part, TextPart):
                 writer.text(part.text, "content")  # a reference spelt in text is escaped text
-            elif isinstance(part, VoicePart):
+            elif isinstance(part, VoicePart) and blocks.voice is not None:
                 json_blocks.write_headed(
                     writer, blocks.voice, part.prosody, part.text, trainable=False
                 )
-            elif isinstance(part, ImagePart):
+            elif isinstance(part, ImagePart) and blocks.tiling is not None:
                 where = f"messages[{index}].content[{number}]"
                 tiling.write_reference(writer, blocks.tiling, len(images), where)
                 images.append((number, part))
@@ -185,29 +189,42 @@ class Render:
                 raise UnsupportedFeature(
                     f"messages[{index}].content[{number}]",
                     f"a {type(part).__name__} in a user message",
-                    "text, voice and image_url parts",
+                    self.parts("text", voice="voice", tiling="image_url") + " parts",
                 )
-        tiling.write_tiles(writer, blocks.tiling, self.layout.options, images, index)
+        if blocks.tiling is not None:
+            tiling.write_tiles(writer, blocks.tiling, self.layout.options, images, index)
+
+    def parts(self, *always: str, **optional: str) -> str:
+        """The part types this layout writes (``optional``: block field -> part type)."""
+        names = [*always]
+        names += [name for field, name in optional.items() if getattr(self.blocks, field)]
+        return ", ".join(names[:-1]) + " and " + names[-1] if len(names) > 1 else names[0]
 
     def assistant_body(self, message: Message, index: int) -> None:
         writer, blocks = self.writer, self.blocks
         if message.reasoning is not None or message.reasoning_steps is not None:
+            if blocks.thinking is None:
+                raise UnsupportedFeature(
+                    f"messages[{index}].reasoning_content",
+                    "reasoning",
+                    f"none: {self.layout.name} has no thinking block",
+                )
             thinking.write(writer, blocks.thinking, message, index)
         for number, part in enumerate(message.content or ()):
             where = f"messages[{index}].content[{number}]"
             if isinstance(part, TextPart):
                 writer.text(part.text, "content", trainable=True)
-            elif isinstance(part, VoicePart):
+            elif isinstance(part, VoicePart) and blocks.voice is not None:
                 json_blocks.write_headed(
                     writer, blocks.voice, part.prosody, part.text, trainable=True
                 )
-            elif isinstance(part, ActionPart):
+            elif isinstance(part, ActionPart) and blocks.actions is not None:
                 where = f"{where}.action.name"
                 inline_calls.write_call(
                     writer, blocks.actions, part.name, part.arguments, "action", where
                 )
                 writer.raw("\n", "action", trainable=True)
-            elif isinstance(part, ImageRequestPart):
+            elif isinstance(part, ImageRequestPart) and blocks.image_requests is not None:
                 json_blocks.write_json_block(
                     writer, blocks.image_requests, part.request, "image_request", trainable=True
                 )
@@ -215,7 +232,11 @@ class Render:
                 raise UnsupportedFeature(
                     where,
                     f"a {type(part).__name__} in an assistant message with other content",
-                    "text, voice, action and image_request parts (an output image stands alone)",
+                    self.parts(
+                        "text", voice="voice", actions="action", image_requests="image_request"
+                    )
+                    + " parts"
+                    + (" (an output image stands alone)" if blocks.tiling is not None else ""),
                 )
         if len(message.tool_calls) > 1:
             raise UnsupportedFeature(
