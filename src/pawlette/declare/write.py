@@ -13,7 +13,7 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from ..engine.writer import Writer
+from ..engine.writer import ConstantSegments, Writer
 from ..errors import RequestError, UnsupportedFeature
 from ..types import Message, TextPart, Tool
 from . import decision, python_calls
@@ -100,11 +100,13 @@ class _Render:
         writer: Writer,
         tools: tuple[Tool, ...],
         cache: dict[int, tuple[Fence, tuple[tuple[bool, str], ...]]],
+        constants: ConstantSegments | None = None,
     ) -> None:
         self.layout = layout
         self.writer = writer
         self.tools = tools
         self.cache = cache
+        self.constants = ConstantSegments() if constants is None else constants
         for number, tool in enumerate(tools):
             if tool.kind != "function":
                 raise UnsupportedFeature(f"tools[{number}].type", f"{tool.kind!r}", "'function'")
@@ -114,11 +116,18 @@ class _Render:
     def fence(self, pieces: Fence, kind: str, *, trainable: bool = False) -> None:
         if not pieces:
             return
-        found = self.cache.get(id(pieces))
-        pairs = found[1] if found is not None and found[0] is pieces else self.resolve(pieces)
-        marker, raw = self.writer.marker, self.writer.raw
-        for is_marker, text in pairs:
-            (marker if is_marker else raw)(text, kind, trainable=trainable)
+        # The fence's segments in this message context, from the layout's cache; keyed by the
+        # fence's identity, which is safe: a fence is built into that cache only after
+        # resolve() has kept it (alive) in ``cache``, so its id is never another's.
+        writer = self.writer
+        segments = self.constants.found.get(
+            (id(pieces), kind, trainable, writer.role, writer.message_index)
+        )
+        if segments is None:
+            found = self.cache.get(id(pieces))
+            pairs = found[1] if found is not None and found[0] is pieces else self.resolve(pieces)
+            segments = self.constants.build(writer, id(pieces), pairs, kind, trainable)
+        writer.extend(segments)
 
     def resolve(self, pieces: Fence) -> tuple[tuple[bool, str], ...]:
         """A fence as (is a marker, text) pairs, options read once per layout (cached by
@@ -298,11 +307,12 @@ def writer_of(layout: Layout) -> WriteConversation:
         return containers_writer(layout)
 
     cache: dict[int, tuple[Fence, tuple[tuple[bool, str], ...]]] = {}
+    constants = ConstantSegments()
 
     def write(
         writer: Writer, messages: tuple[Message, ...], tools: tuple[Tool, ...], prompt: bool
     ) -> None:
-        render = _Render(layout, writer, tools, cache)
+        render = _Render(layout, writer, tools, cache, constants)
         writer.at(None, -1)
         render.fence(layout.begin, "begin")
         first = 0
