@@ -33,8 +33,7 @@ from __future__ import annotations
 
 import json
 import json.scanner
-import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, cast
 
 from .errors import RequestError
@@ -401,20 +400,22 @@ def _plain_call(data: object) -> ToolCall | None:
 
 # json's C scanner, called directly: ``json.loads`` wraps it in Python steps (type checks, a
 # decoder method, two whitespace matches) that cost about as much as scanning short arguments.
-_scan_json = json.scanner.make_scanner(json.JSONDecoder())  # type: ignore[attr-defined]
-_skip_whitespace = re.compile(r"[ \t\n\r]*").match
+_DECODER: Any = json.JSONDecoder()  # (typeshed types make_scanner's argument as itself)
+_scan_json: Callable[[str, int], tuple[Any, int]] = json.scanner.make_scanner(_DECODER)
+_JSON_WHITESPACE = " \t\n\r"
 
 
 def _plain_json_object(text: str) -> dict[str, Any] | None:
     """``json.loads(text)`` when that is an object, or None: anything else, or an error."""
-    start = _skip_whitespace(text).end()
+    start = len(text) - len(text.lstrip(_JSON_WHITESPACE))
     if not text.startswith("{", start):
         return None
     try:
         value, end = _scan_json(text, start)
     except (StopIteration, ValueError, RecursionError):
         return None
-    if _skip_whitespace(text, end).end() != len(text) or type(value) is not dict:
+    # An object ends with "}", so the rest is whitespace when stripping it ends there.
+    if type(value) is not dict or len(text.rstrip(_JSON_WHITESPACE)) != end:
         return None
     return cast(dict[str, Any], value)
 
