@@ -45,6 +45,7 @@ import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from json.encoder import encode_basestring as string  # json_string of a str, without its steps
 from typing import TYPE_CHECKING
 
 from ..blocks.tool_choice import ForcedPrefixes
@@ -243,30 +244,38 @@ Row = dict[str, tuple[Segment, ...]]
 
 
 class _Plan:
-    """A layout's steps as segments, per message context, built on first use and kept (up to
-    :data:`~pawlette.engine.writer.MAX_CACHED_INDEX` messages: longer conversations build the
-    rest anew)."""
+    """A layout's steps as segments, per message context: each context's row is built whole
+    on first use and kept (up to :data:`~pawlette.engine.writer.MAX_CACHED_INDEX` messages:
+    longer conversations build the rest anew)."""
 
-    def __init__(self, spellings: dict[str, Spelled]) -> None:
-        self.spellings = spellings
+    def __init__(self, layout: Layout) -> None:
+        self.spellings = _spellings(layout)
         self.rows: dict[tuple[Role | None, int], Row] = {}
+        calls = json_calls(layout)
+        # A call's JSON around its id, name and arguments: the keys are the layout's.
+        self.call_keys = ("", "", "")
+        if calls is not None:
+            self.call_keys = (
+                f"{{{json_string(_containers(layout).call_id)}: ",
+                f", {json_string(calls.name_key)}: ",
+                f", {json_string(calls.arguments_key)}: ",
+            )
 
     def row(self, role: Role | None, index: int) -> Row:
         found = self.rows.get((role, index))
         if found is None:
             found = {}
+            for step, fences in _STEPS.items():
+                names = [name.format(role=role) for name, _, _ in fences]
+                if all(name in self.spellings for name in names):  # (the layout has them)
+                    found[step] = tuple(
+                        Segment(text, special, role, index, kind, trainable)
+                        for name, (_, kind, trainable) in zip(names, fences, strict=True)
+                        for special, text in self.spellings[name]
+                    )
             if index < MAX_CACHED_INDEX:
                 self.rows[(role, index)] = found
         return found
-
-    def build(self, row: Row, step: str, role: Role | None, index: int) -> tuple[Segment, ...]:
-        segments = tuple(
-            Segment(text, special, role, index, kind, trainable)
-            for name, kind, trainable in _STEPS[step]
-            for special, text in self.spellings[name.format(role=role)]
-        )
-        row[step] = segments
-        return segments
 
 
 class _Render:
@@ -282,22 +291,15 @@ class _Render:
         self.plan = plan
         self.writer = writer
         self.row: Row = {}
-        self.role: Role | None = None
-        self.index = -1
 
     def at(self, role: Role | None, index: int) -> None:
         """Following steps belong to this message (``-1``: outside any message)."""
         self.writer.at(role, index)
         self.row = self.plan.row(role, index)
-        self.role = role
-        self.index = index
 
     def put(self, step: str) -> None:
         """Write a step of :data:`_STEPS` in the current message context."""
-        segments = self.row.get(step)
-        if segments is None:
-            segments = self.plan.build(self.row, step, self.role, self.index)
-        self.writer.extend(segments)
+        self.writer.extend(self.row[step])
 
     def text_parts(self, message: Message, index: int, trainable: bool) -> bool:
         """Write the text parts; True when any text was written."""
@@ -335,7 +337,7 @@ class _Render:
         for key, value in pairs:
             writer = self.writer
             writer.raw(f"{key}=", "metadata")
-            writer.text(json_string(value), "metadata")
+            writer.text(string(value), "metadata")
             writer.marker(headers.separator.text, "metadata")
 
     def tools(self, tools: tuple[Tool, ...], after_text: bool) -> None:
@@ -373,10 +375,9 @@ class _Render:
             assert calls is not None
             self.put("call_line" if after_block else "call")
             where = f"messages[{index}].tool_calls[{number}].function.arguments"
+            head, name_key, arguments_key = self.plan.call_keys
             body = (
-                f"{{{json_string(self.containers.call_id)}: {json_string(call.id)}, "
-                f"{json_string(calls.name_key)}: {json_string(call.name)}, "
-                f"{json_string(calls.arguments_key)}: "
+                f"{head}{string(call.id)}{name_key}{string(call.name)}{arguments_key}"
                 f"{arguments_text(layout, call.arguments, where)}}}"
             )
             self.writer.text(body, "tool_call", trainable=True)
@@ -396,21 +397,31 @@ class _Render:
             tools_pending = False
             if messages or prompt:
                 self.put("between")
+        writer = self.writer
+        extend, text, at = writer.extend, writer.text, writer.at
+        rows, row_of = self.plan.rows, self.plan.row
         for index, message in enumerate(messages):
+            # (the steps inline: a render writes a few dozen, and every call costs)
             role = message.role
-            self.at(role, index)
-            self.put("lead" if index else "open")
+            at(role, index)
+            row = self.row = rows.get((role, index)) or row_of(role, index)
+            extend(row["lead" if index else "open"])
             if message.name is not None or message.metadata or message.tool_call_id is not None:
                 self.header(message, index)  # (most messages have no header)
             if role == "assistant":
                 self.assistant(message, index)
-                self.put("end_close")
+                extend(row["end_close"])
+                continue
+            content = message.content
+            if content and len(content) == 1 and type(content[0]) is TextPart:
+                wrote_text = bool(content[0].text)
+                text(content[0].text, "content")
             else:
                 wrote_text = self.text_parts(message, index, trainable=False)
-                if role == "system" and tools_pending:
-                    self.tools(tools, after_text=wrote_text)
-                    tools_pending = False
-                self.put("close")
+            if role == "system" and tools_pending:
+                self.tools(tools, after_text=wrote_text)
+                tools_pending = False
+            extend(row["close"])
         if prompt:
             self.at("assistant", len(messages))
             self.put("prompt" if messages else "prompt_only")
@@ -419,7 +430,7 @@ class _Render:
 def writer_of(layout: Layout) -> WriteConversation:
     """The render function of a layout with containers."""
 
-    plan = _Plan(_spellings(layout))
+    plan = _Plan(layout)
     containers = _containers(layout)
 
     def write(
