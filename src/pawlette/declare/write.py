@@ -11,13 +11,18 @@ from __future__ import annotations
 import functools
 import json
 from collections.abc import Callable
+from json.encoder import encode_basestring_ascii as ascii_string  # json.dumps of a str
 from typing import Any
 
+from ..engine.json_text import json_string
 from ..engine.writer import ConstantSegments, Writer
 from ..errors import RequestError, UnsupportedFeature
 from ..types import Message, TextPart, Tool
 from . import decision, python_calls
 from .layout import Fence, JsonCalls, Layout, Marker, Option
+
+# ``json_string`` is ``json.dumps(value, ensure_ascii=False)`` with its encoder made once
+# (json.dumps makes one per call when given options).
 
 WriteConversation = Callable[[Writer, tuple[Message, ...], tuple[Tool, ...], bool], None]
 
@@ -41,6 +46,9 @@ def message_text(message: Message, index: int, format_name: str) -> str:
         raise UnsupportedFeature(
             f"messages[{index}].metadata", "metadata", f"none: {format_name} has no place"
         )
+    content = message.content
+    if content and len(content) == 1 and type(content[0]) is TextPart:
+        return content[0].text  # the common case, without the general walk below
     for number, part in enumerate(message.content or ()):
         if not isinstance(part, TextPart):
             raise UnsupportedFeature(
@@ -66,8 +74,8 @@ def tool_json(layout: Layout, tool: Tool) -> str:
     if block.wrap == "openai":
         value = {"type": "function", "function": value}
     if block.indent is None:
-        return json.dumps(value, ensure_ascii=False)
-    return _indented(json.dumps(value, ensure_ascii=False), block.indent)
+        return json_string(value)
+    return _indented(json_string(value), block.indent)
 
 
 def arguments_text(layout: Layout, arguments: str, where: str) -> str:
@@ -80,7 +88,7 @@ def arguments_text(layout: Layout, arguments: str, where: str) -> str:
         value = json.loads(stripped or "{}")
     except json.JSONDecodeError as error:
         raise RequestError(where, f"not valid JSON ({error.msg})", "a JSON object") from error
-    return json.dumps(value, ensure_ascii=False)
+    return json_string(value)
 
 
 def last_query_index(messages: tuple[Message, ...]) -> int:
@@ -254,8 +262,8 @@ class _Render:
             self.fence(calls.open or (), "tool_call", trainable=True)
             where = f"messages[{index}].tool_calls[{number}].function.arguments"
             body = (
-                f"{{{json.dumps(calls.name_key)}: {json.dumps(call.name, ensure_ascii=False)}, "
-                f"{json.dumps(calls.arguments_key)}: "
+                f"{{{ascii_string(calls.name_key)}: {json_string(call.name)}, "
+                f"{ascii_string(calls.arguments_key)}: "
                 f"{arguments_text(self.layout, call.arguments, where)}}}"
             )
             self.writer.text(body, "tool_call", trainable=True)
