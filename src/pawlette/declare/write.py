@@ -14,15 +14,12 @@ from collections.abc import Callable
 from json.encoder import encode_basestring_ascii as ascii_string  # json.dumps of a str
 from typing import Any
 
-from ..engine.json_text import json_string
+from ..engine.json_text import json_string  # json.dumps(ensure_ascii=False), encoder made once
 from ..engine.writer import ConstantSegments, Writer
 from ..errors import RequestError, UnsupportedFeature
 from ..types import Message, TextPart, Tool
 from . import decision, python_calls
 from .layout import Fence, JsonCalls, Layout, Marker, Option
-
-# ``json_string`` is ``json.dumps(value, ensure_ascii=False)`` with its encoder made once
-# (json.dumps makes one per call when given options).
 
 WriteConversation = Callable[[Writer, tuple[Message, ...], tuple[Tool, ...], bool], None]
 

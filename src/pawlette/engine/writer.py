@@ -132,6 +132,8 @@ class ConstantSegments:
     segment tuples in every render.  Keys (``found``) are ``(fence key, kind, trainable,
     role, index)``, the fence key chosen by the caller (a name, or the id of a fence the
     caller keeps alive); each layout holds one cache, bounded by :data:`MAX_CACHED_INDEX`.
+    A writer looks a key up in ``found`` (the hot path: one dict lookup), calls :meth:`build`
+    when it is missing, and writes the segments with :meth:`Writer.extend`.
     """
 
     __slots__ = ("found",)
@@ -154,12 +156,3 @@ class ConstantSegments:
         if index < MAX_CACHED_INDEX:
             self.found[(key, kind, trainable, role, index)] = segments
         return segments
-
-    def write(
-        self, writer: Writer, key: Hashable, pieces: Pieces, kind: str, trainable: bool = False
-    ) -> None:
-        """Write ``pieces`` as :meth:`Writer.marker` and :meth:`Writer.raw` calls would."""
-        segments = self.found.get((key, kind, trainable, writer.role, writer.message_index))
-        if segments is None:
-            segments = self.build(writer, key, pieces, kind, trainable)
-        writer.extend(segments)
