@@ -14,9 +14,9 @@ Usage, from the repository root: python -m bench.declared
 from __future__ import annotations
 
 import json
+import os
 import sys
 import tarfile
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -47,8 +47,6 @@ CONVERSATION: dict[str, Any] = {
 
 
 def cache_directory() -> Path:
-    import os
-
     configured = os.environ.get("PAWLETTE_CACHE")
     return Path(configured) if configured else Path.home() / ".cache" / "pawlette"
 
@@ -60,23 +58,6 @@ def real_template(file_name: str) -> str | None:
     with tarfile.open(sdist) as archive:
         member = archive.extractfile(ROOT + file_name)
         return None if member is None else member.read().decode("utf-8")
-
-
-def rate(function: Callable[[], object], seconds: float = 1.0, windows: int = 5) -> float:
-    """Calls per second: the best of ``windows`` equal windows (others' load only slows)."""
-    best = 0.0
-    for _ in range(windows):
-        count = 0
-        start = time.perf_counter()
-        while True:
-            for _ in range(50):
-                function()
-            count += 50
-            elapsed = time.perf_counter() - start
-            if elapsed >= seconds / windows:
-                best = max(best, count / elapsed)
-                break
-    return best
 
 
 def hugging_face(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -99,16 +80,20 @@ def hugging_face(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def main() -> int:
+    from bench.parse import render_rates
+
     try:
         from transformers.utils.chat_template_utils import render_jinja_template
     except ImportError:
         print("transformers is not installed: only pawlette's rate is measured", file=sys.stderr)
         render_jinja_template = None
+    print("load average at start: " + " ".join(f"{load:.2f}" for load in os.getloadavg()))
     print(f"{'format':8} {'pawlette':>10} {'exported':>10} {'real':>10} {'pawlette/real':>14}")
     for name in ("chatml", "llama3"):
         fmt = pawlette.get_format(name)
-        ours = rate(lambda fmt=fmt: fmt.render(CONVERSATION, add_generation_prompt=True))
-        rates: dict[str, float | None] = {"exported": None, "real": None}
+        sides: dict[str, Callable[[], object]] = {
+            "pawlette": lambda fmt=fmt: fmt.render(CONVERSATION, add_generation_prompt=True)
+        }
         if render_jinja_template is not None:
             messages = hugging_face(CONVERSATION["messages"])
             variables = {"date_string": "26 Jul 2024", "bos_token": "<|begin_of_text|>"}
@@ -139,12 +124,18 @@ def main() -> int:
                     assert text == expected, "the exported template differs from render"
                 elif name == "chatml":
                     assert text == expected, "the real template differs from render"
-                rates[label] = rate(run)
-        real = rates["real"]
+                sides[label] = run
+        rates = render_rates(sides)
+        ours, real = rates["pawlette"], rates.get("real")
         ratio = f"{ours / real:13.1f}x" if real else f"{'-':>14}"
-        columns = [f"{value:10.0f}" if value else f"{'-':>10}" for value in rates.values()]
+        columns = [
+            f"{rates[label]:10.0f}" if label in rates else f"{'-':>10}"
+            for label in ("exported", "real")
+        ]
         print(f"{name:8} {ours:10.0f} {columns[0]} {columns[1]} {ratio}")
-    print("(conversations rendered per second, best of 5 windows of 0.2 s)")
+    print("(conversations rendered per CPU second of this process, best of 5 windows of 0.2 s,")
+    print(" the sides taking turns)")
+    print("load average at end: " + " ".join(f"{load:.2f}" for load in os.getloadavg()))
     return 0
 
 

@@ -102,25 +102,30 @@ def best(function: Callable[[], float], repeat: int = 3) -> float:
     return min(function() for _ in range(repeat))
 
 
-def render_rate(function: Callable[[], object], seconds: float = 1.0, windows: int = 5) -> float:
-    """Calls per second: the best of ``windows`` equal windows of ``seconds`` in all.
+def render_rates(
+    functions: dict[str, Callable[[], object]], seconds: float = 0.2, rounds: int = 5
+) -> dict[str, float]:
+    """Calls per CPU second of each function: the best of ``rounds`` windows of ``seconds``.
 
-    Other work on the machine only ever slows a window down, so the best window is the
-    steadiest measure (as ``timeit`` takes the minimum); every row is measured the same way.
+    The sides take turns (one window of each per round), so a slow spell on the shared
+    machine falls on all of them; CPU time of this process is what is counted, and other work
+    only ever slows a window down, so the best window is the steadiest measure (as ``timeit``
+    takes the minimum).  Every row is measured the same way.
     """
-    best_rate = 0.0
-    for _ in range(windows):
-        count = 0
-        start = time.perf_counter()
-        while True:
-            for _ in range(100):
-                function()
-            count += 100
-            elapsed = time.perf_counter() - start
-            if elapsed >= seconds / windows:
-                best_rate = max(best_rate, count / elapsed)
-                break
-    return best_rate
+    best = dict.fromkeys(functions, 0.0)
+    for _ in range(rounds):
+        for label, function in functions.items():
+            count = 0
+            start = time.process_time()
+            while True:
+                for _ in range(50):
+                    function()
+                count += 50
+                elapsed = time.process_time() - start
+                if elapsed >= seconds:
+                    best[label] = max(best[label], count / elapsed)
+                    break
+    return best
 
 
 def plain_pcml(request: dict[str, Any]) -> str:
@@ -158,8 +163,13 @@ def main() -> int:
     options.add_argument("--no-peers", dest="peers", action="store_false")
     options.add_argument("--rounds", type=int, default=7, help="rounds of the peer comparisons")
     options.add_argument("--call-megabytes", type=float, default=4.0)
+    options.add_argument("--render-only", action="store_true", help="only the render rows")
     arguments = options.parse_args()
     print("load average at start: " + " ".join(f"{load:.2f}" for load in os.getloadavg()))
+    if arguments.render_only:
+        _render_rows()
+        print("load average at end: " + " ".join(f"{load:.2f}" for load in os.getloadavg()))
+        return 0
     fmt = pawlette.get_format(arguments.format)
     size = int(arguments.megabytes * 1_000_000)
     one = big_completion(fmt, size)
@@ -181,16 +191,12 @@ def main() -> int:
         ("whole-text parse", len(one) / whole / 1e6, f"{len(one) / whole / 1e6:.1f} MB/s", "")
     )
     print(f"pawlette {pawlette.__version__}, format {fmt.name}, completion {len(one):,} chars")
-    print("(parse rates in CPU time of this process; render rates below in wall time)")
+    print("(parse and render rates in CPU time of this process)")
     print(f"{'measure':28} {'result':>22}  note")
     for label, _, result, note in rows:
         print(f"{label:28} {result:>22}  {note}")
     print()
-    print("render, 6 messages + 1 tool, OpenAI dicts in (each format's copy of the conversation")
-    print("leaves out the fields it cannot express); conversations per second:")
-    print(f"{'format':28} {'ours':>10} {'transformers':>13} {'ours/transformers':>18}")
-    for name in pawlette.formats():
-        _render_row(name)
+    _render_rows()
     if arguments.peers:
         from bench import peers
 
@@ -201,15 +207,36 @@ def main() -> int:
     return 0
 
 
+def _render_rows() -> None:
+    print("render, 6 messages + 1 tool, OpenAI dicts in (each format's copy of the conversation")
+    print("leaves out the fields it cannot express); conversations per CPU second, best of 5")
+    print("0.2-second windows, the sides taking turns:")
+    print(f"{'format':28} {'ours':>10} {'transformers':>13} {'ours/transformers':>18}")
+    for name in pawlette.formats():
+        _render_row(name)
+
+
 def _render_row(name: str) -> None:
     fmt = pawlette.get_format(name)
     conversation = conversation_for(name)
-    ours = render_rate(lambda: fmt.render(conversation, add_generation_prompt=True))
-    peer = _transformers_rate(fmt, conversation)
-    versus = "" if peer is None else f"{peer:>13,.0f} {ours / peer:>17.2f}x"
+    sides: dict[str, Callable[[], object]] = {
+        "ours": lambda: fmt.render(conversation, add_generation_prompt=True)
+    }
+    peer = _transformers_render(fmt, conversation)
+    if peer is not None:
+        sides["transformers"] = peer
+    if name == "pcml":
+        sides["floor"] = lambda: plain_pcml(CONVERSATION)
+    rates = render_rates(sides)
+    ours = rates["ours"]
+    versus = (
+        ""
+        if peer is None
+        else f"{rates['transformers']:>13,.0f} {ours / rates['transformers']:>17.2f}x"
+    )
     print(f"{name:28} {ours:>10,.0f} {versus}")
     if name == "pcml":
-        floor = render_rate(lambda: plain_pcml(CONVERSATION))
+        floor = rates["floor"]
         label = "  plain f-string floor"
         print(f"{label:28} {floor:>10,.0f}   (ours/floor = {ours / floor:.2f})")
 
@@ -221,8 +248,10 @@ def _timed(function: Callable[[], object]) -> float:
     return time.process_time() - start
 
 
-def _transformers_rate(fmt: pawlette.Format, conversation: dict[str, Any]) -> float | None:
-    """transformers' apply_chat_template with pawlette's exported template, if both exist.
+def _transformers_render(
+    fmt: pawlette.Format, conversation: dict[str, Any]
+) -> Callable[[], object] | None:
+    """transformers' chat-template renderer with pawlette's exported template, if both exist.
 
     Call arguments go in as JSON text, as OpenAI sends them, or, for templates that cannot read
     JSON text in Jinja (those that write calls as Python), as objects (Hugging Face's form).
@@ -250,7 +279,7 @@ def _transformers_rate(fmt: pawlette.Format, conversation: dict[str, Any]) -> fl
         except Exception as error:  # a peer failure is reported, not fatal to the benchmark
             failures.append(str(error))
             continue
-        return render_rate(run)
+        return run
     print(f"transformers template failed ({fmt.name}): {failures[-1]}", file=sys.stderr)
     return None
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import json
 from collections.abc import Callable
 from typing import Any
 
@@ -440,3 +441,36 @@ def test_engine_sampling_keys_are_a_documented_list() -> None:
     assert openai.ENGINE_SAMPLING_KEYS == ("top_k", "min_p", "repetition_penalty")
     request = {"messages": [{"role": "user", "content": "hi"}], "top_k": 5, "model": "m"}
     assert pawlette.get_format("pcml").render(request).text == "[USR]hi[/USR]"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"a": 1}',
+        '  \n{"a": [1, {"b": null}]}\t\r\n ',
+        "{}",
+        '{"a": 1} x',
+        '{"a": 1}}',
+        '{"a": 1',
+        "[1]",
+        '"{}"',
+        " ",
+        "",
+        "\ufeff{}",
+        '{"a": NaN}',
+        "{\u00a0}",
+        '{"a": 1}\u00a0',
+        '{"a": 1e400}',
+        '{"a": "\\ud800"}',
+    ],
+)
+def test_plain_json_object_reads_what_json_loads_reads(text: str) -> None:
+    try:
+        expected = json.loads(text)
+    except ValueError:
+        expected = None
+    found = openai._plain_json_object(text)
+    if isinstance(expected, dict):
+        assert found == expected or (found is not None and repr(found) == repr(expected))
+    else:
+        assert found is None

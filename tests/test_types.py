@@ -10,18 +10,20 @@ import pytest
 from pawlette.types import Message, TextPart, ThinkStep, ToolCall
 
 
-def generated_message_class() -> type:
-    """A frozen slots dataclass with Message's fields, and the __init__ dataclasses writes."""
+def generated_message_class(cls: type = Message) -> type:
+    """A frozen slots dataclass with the fields of ``cls``, and the __init__ dataclasses
+    writes."""
     fields = [
         (field.name, field.type, dataclasses.field(default=field.default))
-        for field in dataclasses.fields(Message)
+        for field in dataclasses.fields(cls)
     ]
     return dataclasses.make_dataclass("Generated", fields, frozen=True, slots=True)
 
 
-def test_message_init_takes_the_generated_parameters() -> None:
-    ours = inspect.signature(Message.__init__).parameters
-    generated = inspect.signature(generated_message_class().__init__).parameters
+@pytest.mark.parametrize("cls", [Message, TextPart, ToolCall])
+def test_message_init_takes_the_generated_parameters(cls: type) -> None:
+    ours = inspect.signature(cls.__init__).parameters
+    generated = inspect.signature(generated_message_class(cls).__init__).parameters
     assert [(p.name, p.kind, p.default) for p in ours.values()] == [
         (p.name, p.kind, p.default) for p in generated.values()
     ]
@@ -51,3 +53,16 @@ def test_message_init_sets_every_field(
     assert changed.weight == 0.0
     with pytest.raises(dataclasses.FrozenInstanceError):
         message.role = "tool"  # type: ignore[misc]
+
+
+def test_text_part_and_tool_call_set_every_field() -> None:
+    call = ToolCall(id="c", name="f", arguments="{}")
+    assert (call.id, call.name, call.arguments) == ("c", "f", "{}")
+    assert call == ToolCall("c", "f", "{}") and hash(call) == hash(ToolCall("c", "f", "{}"))
+    assert dataclasses.replace(call, name="g") == ToolCall("c", "g", "{}")
+    part = TextPart("hi")
+    assert part.text == "hi" and part == TextPart(text="hi") and part != TextPart("ho")
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        part.text = "ho"  # type: ignore[misc]
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        call.id = "d"  # type: ignore[misc]

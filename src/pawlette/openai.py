@@ -32,7 +32,8 @@ nesting deeper than 100).
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping, Sequence
+import json.scanner
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, cast
 
 from .errors import RequestError
@@ -286,35 +287,60 @@ def _plain_message(data: object) -> Message | None:
     get = data.get
     role_value = get("role")
     role = _PLAIN_ROLES.get(role_value) if type(role_value) is str else None
+    if role is None:
+        return None
     text = get("content")
-    if type(text) is not str:
-        if text is None and role != "assistant":
+    if type(text) is str:
+        if not text.isascii() and surrogate_problem(text) is not None:
+            return None
+    elif text is None:
+        if role != "assistant":
             return None  # content is required (the general reader says so)
-        # null, "" and [] all read as no content (which is None beside calls)
-        text = "" if text is None else _plain_text_parts(text)
+        text = ""  # null, "" and [] all read as no content (which is None beside calls)
+    else:
+        text = _plain_text_parts(text)
+        if text is None or (not text.isascii() and surrogate_problem(text) is not None):
+            return None
     name = get("name")
-    tool_call_id = get("tool_call_id")
-    reasoning = get("reasoning_content")
-    raw_calls = get("tool_calls")
-    if (
-        role is None
-        or text is None
-        or (name is not None and type(name) is not str)
-        or (tool_call_id is not None and (role != "tool" or type(tool_call_id) is not str))
-        or (reasoning is not None and (role != "assistant" or type(reasoning) is not str))
-        or (raw_calls is not None and (role != "assistant" or type(raw_calls) is not list))
-        or not _plain_texts_are_unicode(text, name, tool_call_id, reasoning)
+    if name is not None and (
+        type(name) is not str or (not name.isascii() and surrogate_problem(name) is not None)
     ):
         return None
-    tool_calls: tuple[ToolCall, ...] = ()
-    if raw_calls:
-        calls = []
-        for raw_call in raw_calls:
-            call = _plain_call(raw_call)
-            if call is None:
+    if role == "assistant":
+        tool_call_id = None
+        if get("tool_call_id") is not None:
+            return None
+        reasoning = get("reasoning_content")
+        if reasoning is not None and (
+            type(reasoning) is not str
+            or (not reasoning.isascii() and surrogate_problem(reasoning) is not None)
+        ):
+            return None
+        raw_calls = get("tool_calls")
+        tool_calls: tuple[ToolCall, ...] = ()
+        if raw_calls is not None:
+            if type(raw_calls) is not list:
                 return None
-            calls.append(call)
-        tool_calls = tuple(calls)
+            if raw_calls:
+                calls = []
+                for raw_call in raw_calls:
+                    call = _plain_call(raw_call)
+                    if call is None:
+                        return None
+                    calls.append(call)
+                tool_calls = tuple(calls)
+    else:
+        reasoning = None
+        tool_calls = ()
+        if get("reasoning_content") is not None or get("tool_calls") is not None:
+            return None
+        tool_call_id = get("tool_call_id")
+        if tool_call_id is not None and (
+            role != "tool"
+            or type(tool_call_id) is not str
+            or (not tool_call_id.isascii() and surrogate_problem(tool_call_id) is not None)
+        ):
+            return None
     if text:
         content: tuple[ContentPart, ...] | None = (TextPart(text),)
     elif tool_calls:
@@ -362,17 +388,36 @@ def _plain_call(data: object) -> ToolCall | None:
     arguments = function.get("arguments")
     if type(name) is not str or type(arguments) is not str:
         return None
-    try:
-        value = json.loads(arguments)
-    except (ValueError, RecursionError):
-        return None
+    value = _plain_json_object(arguments)
     if (
-        type(value) is not dict
+        value is None
         or json_value_problem(value) is not None
         or not _plain_texts_are_unicode(name, call_id)
     ):
         return None
     return ToolCall("" if call_id is None else call_id, name, arguments.strip())
+
+
+# json's C scanner, called directly: ``json.loads`` wraps it in Python steps (type checks, a
+# decoder method, two whitespace matches) that cost about as much as scanning short arguments.
+_DECODER: Any = json.JSONDecoder()  # (typeshed types make_scanner's argument as itself)
+_scan_json: Callable[[str, int], tuple[Any, int]] = json.scanner.make_scanner(_DECODER)
+_JSON_WHITESPACE = " \t\n\r"
+
+
+def _plain_json_object(text: str) -> dict[str, Any] | None:
+    """``json.loads(text)`` when that is an object, or None: anything else, or an error."""
+    start = len(text) - len(text.lstrip(_JSON_WHITESPACE))
+    if not text.startswith("{", start):
+        return None
+    try:
+        value, end = _scan_json(text, start)
+    except (StopIteration, ValueError, RecursionError):
+        return None
+    # An object ends with "}", so the rest is whitespace when stripping it ends there.
+    if type(value) is not dict or len(text.rstrip(_JSON_WHITESPACE)) != end:
+        return None
+    return cast(dict[str, Any], value)
 
 
 def _plain_tool(data: object) -> Tool | None:

@@ -23,11 +23,16 @@ ROLES: tuple[Role, ...] = ("system", "user", "assistant", "tool")
 # --------------------------------------------------------------------------- content parts
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, init=False)
 class TextPart:
     """Plain text."""
 
     text: str
+
+    def __init__(self, text: str) -> None:
+        # The slot's own setter, as Message's __init__ does (see there): every render makes one
+        # per message.
+        _set_text(self, text)
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,13 +89,19 @@ ContentPart: TypeAlias = TextPart | ImagePart | VoicePart | ActionPart | ImageRe
 # --------------------------------------------------------------------------- messages and tools
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, init=False)
 class ToolCall:
     """One function call; ``arguments`` is JSON text, kept verbatim."""
 
     id: str
     name: str
     arguments: str
+
+    def __init__(self, id: str, name: str, arguments: str) -> None:
+        # The slots' own setters, as Message's __init__ does (see there).
+        _set_call_id(self, id)
+        _set_call_name(self, name)
+        _set_call_arguments(self, arguments)
 
 
 @dataclass(frozen=True, slots=True)
@@ -162,6 +173,10 @@ def _slot_setter(cls: type, name: str) -> Callable[[object, Any], None]:
     return setter
 
 
+_set_text = _slot_setter(TextPart, "text")
+_set_call_id = _slot_setter(ToolCall, "id")
+_set_call_name = _slot_setter(ToolCall, "name")
+_set_call_arguments = _slot_setter(ToolCall, "arguments")
 _set_role = _slot_setter(Message, "role")
 _set_content = _slot_setter(Message, "content")
 _set_name = _slot_setter(Message, "name")

@@ -45,6 +45,7 @@ import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from json.encoder import encode_basestring as string  # json_string of a str, without its steps
 from typing import TYPE_CHECKING
 
 from ..blocks.tool_choice import ForcedPrefixes
@@ -60,9 +61,9 @@ from ..engine.readers import (
     header_reader,
     json_call_reader,
 )
-from ..engine.writer import Writer
+from ..engine.writer import MAX_CACHED_INDEX, Writer
 from ..errors import FormatError, RequestError, UnsupportedFeature
-from ..types import Message, Role, TextPart, Tool
+from ..types import Message, Role, Segment, TextPart, Tool
 from .layout import Fence, Frame, JsonCalls, Layout, Marker, fence
 from .table import joined, reasoning_text
 from .write import WriteConversation, arguments_text
@@ -177,15 +178,15 @@ def envelope(layout: Layout) -> CallEnvelope:
 # ------------------------------------------------------------------ writer
 
 
-Spelled = tuple[bool, str] | None
-"""A fence as the writer writes it: (holds a marker, its text); None: an empty fence."""
+Spelled = tuple[tuple[bool, str], ...]
+"""A fence as the writer writes it: one (holds a marker, its text) pair; empty: an empty fence."""
 
 
 def spelled(layout: Layout, pieces: Fence) -> Spelled:
     """One segment per fence: special when it holds a marker (its layout goes with it)."""
     if not pieces:
-        return None
-    return any(isinstance(piece, Marker) for piece in pieces), joined(layout, pieces)
+        return ()
+    return ((any(isinstance(piece, Marker) for piece in pieces), joined(layout, pieces)),)
 
 
 def _spellings(layout: Layout) -> dict[str, Spelled]:
@@ -217,21 +218,88 @@ def _spellings(layout: Layout) -> dict[str, Spelled]:
     return result
 
 
+# What the writer writes between caller texts, by step: the fences of each step, each with its
+# kind and trainability ("{role}": the message's role).  A step's segments depend only on the
+# message context (role and index), so each is built once per layout and context.
+_STEPS: dict[str, tuple[tuple[str, str, bool], ...]] = {
+    "open": (("open:{role}", "header", False),),
+    "lead": (("between", "separator", False), ("open:{role}", "header", False)),
+    "close": (("close:{role}", "close", False),),
+    "host_close": (("close:system", "header", False),),
+    "between": (("between", "separator", False),),
+    "tools": (("tools", "tools", False),),
+    "tools_line": (("tools_line", "tools", False),),
+    "tools_close": (("tools_close", "tools", False),),
+    "think": (("think", "reasoning", True),),
+    "think_end": (("think_end", "reasoning", True),),
+    "call": (("call", "tool_call", True),),
+    "call_line": (("call_line", "tool_call", True),),
+    "call_end": (("call_end", "tool_call", True),),
+    "end_close": (("end", "end", True), ("close:assistant", "close", False)),
+    "prompt": (("between", "separator", False), ("prompt", "generation_prompt", False)),
+    "prompt_only": (("prompt", "generation_prompt", False),),
+}
+
+Row = dict[str, tuple[Segment, ...]]
+
+
+class _Plan:
+    """A layout's steps as segments, per message context: each context's row is built whole
+    on first use and kept (up to :data:`~pawlette.engine.writer.MAX_CACHED_INDEX` messages:
+    longer conversations build the rest anew)."""
+
+    def __init__(self, layout: Layout) -> None:
+        self.spellings = _spellings(layout)
+        self.rows: dict[tuple[Role | None, int], Row] = {}
+        calls = json_calls(layout)
+        # A call's JSON around its id, name and arguments: the keys are the layout's.
+        self.call_keys = ("", "", "")
+        if calls is not None:
+            self.call_keys = (
+                f"{{{json_string(_containers(layout).call_id)}: ",
+                f", {json_string(calls.name_key)}: ",
+                f", {json_string(calls.arguments_key)}: ",
+            )
+
+    def row(self, role: Role | None, index: int) -> Row:
+        found = self.rows.get((role, index))
+        if found is None:
+            found = {}
+            for step, fences in _STEPS.items():
+                names = [name.format(role=role) for name, _, _ in fences]
+                if all(name in self.spellings for name in names):  # (the layout has them)
+                    found[step] = tuple(
+                        Segment(text, special, role, index, kind, trainable)
+                        for name, (_, kind, trainable) in zip(names, fences, strict=True)
+                        for special, text in self.spellings[name]
+                    )
+            if index < MAX_CACHED_INDEX:
+                self.rows[(role, index)] = found
+        return found
+
+
 class _Render:
     def __init__(
-        self, layout: Layout, containers: Containers, spellings: dict[str, Spelled], writer: Writer
+        self,
+        layout: Layout,
+        containers: Containers,
+        plan: _Plan,
+        writer: Writer,
     ) -> None:
         self.layout = layout
         self.containers = containers
-        self.spellings = spellings
+        self.plan = plan
         self.writer = writer
-        self.marker = writer.marker
-        self.raw = writer.raw
+        self.row: Row = {}
 
-    def put(self, fence_name: str, kind: str, trainable: bool = False) -> None:
-        found = self.spellings[fence_name]
-        if found is not None:
-            (self.marker if found[0] else self.raw)(found[1], kind, trainable=trainable)
+    def at(self, role: Role | None, index: int) -> None:
+        """Following steps belong to this message (``-1``: outside any message)."""
+        self.writer.at(role, index)
+        self.row = self.plan.row(role, index)
+
+    def put(self, step: str) -> None:
+        """Write a step of :data:`_STEPS` in the current message context."""
+        self.writer.extend(self.row[step])
 
     def text_parts(self, message: Message, index: int, trainable: bool) -> bool:
         """Write the text parts; True when any text was written."""
@@ -267,9 +335,10 @@ class _Render:
                 )
             pairs.append((key, value))
         for key, value in pairs:
-            self.writer.raw(f"{key}=", "metadata")
-            self.writer.text(json_string(value), "metadata")
-            self.writer.marker(headers.separator.text, "metadata")
+            writer = self.writer
+            writer.raw(f"{key}=", "metadata")
+            writer.text(string(value), "metadata")
+            writer.marker(headers.separator.text, "metadata")
 
     def tools(self, tools: tuple[Tool, ...], after_text: bool) -> None:
         block = self.layout.tools
@@ -277,10 +346,10 @@ class _Render:
         for number, tool in enumerate(tools):
             if tool.kind != "function":
                 raise UnsupportedFeature(f"tools[{number}].type", f"{tool.kind!r}", "'function'")
-        self.put("tools_line" if after_text else "tools", "tools")
+        self.put("tools_line" if after_text else "tools")
         listing = [dict(tool.definition) for tool in tools]
         self.writer.text(compact_json(listing), "tools")
-        self.put("tools_close", "tools")
+        self.put("tools_close")
 
     def assistant(self, message: Message, index: int) -> None:
         layout = self.layout
@@ -293,9 +362,9 @@ class _Render:
                 raise UnsupportedFeature(
                     f"messages[{index}].reasoning_content", "reasoning", f"none: {layout.name}"
                 )
-            self.put("think", "reasoning", True)
+            self.put("think")
             self.writer.text(message.reasoning, "reasoning", trainable=True)
-            self.put("think_end", "reasoning", True)
+            self.put("think_end")
         after_block = self.text_parts(message, index, trainable=True)
         calls = json_calls(layout)
         if message.tool_calls and calls is None:
@@ -304,65 +373,70 @@ class _Render:
             )
         for number, call in enumerate(message.tool_calls):
             assert calls is not None
-            self.put("call_line" if after_block else "call", "tool_call", True)
+            self.put("call_line" if after_block else "call")
             where = f"messages[{index}].tool_calls[{number}].function.arguments"
+            head, name_key, arguments_key = self.plan.call_keys
             body = (
-                f"{{{json_string(self.containers.call_id)}: {json_string(call.id)}, "
-                f"{json_string(calls.name_key)}: {json_string(call.name)}, "
-                f"{json_string(calls.arguments_key)}: "
+                f"{head}{string(call.id)}{name_key}{string(call.name)}{arguments_key}"
                 f"{arguments_text(layout, call.arguments, where)}}}"
             )
             self.writer.text(body, "tool_call", trainable=True)
-            self.put("call_end", "tool_call", True)
+            self.put("call_end")
             after_block = True
-        self.put("end", "end", True)
 
     def write(self, messages: tuple[Message, ...], tools: tuple[Tool, ...], prompt: bool) -> None:
-        layout, writer = self.layout, self.writer
+        layout = self.layout
         if tools and layout.tools is None:
             raise UnsupportedFeature("tools", "tools", f"none: {layout.name} has no tools block")
         tools_pending = bool(tools)
         if tools_pending and (not messages or messages[0].role != "system"):
-            writer.at("system", -1)
-            self.put("open:system", "header")
+            self.at("system", -1)
+            self.put("open")
             self.tools(tools, after_text=False)
-            self.put("close:system", "header")
+            self.put("host_close")
             tools_pending = False
             if messages or prompt:
-                self.put("between", "separator")
+                self.put("between")
+        writer = self.writer
+        extend, text, at = writer.extend, writer.text, writer.at
+        rows, row_of = self.plan.rows, self.plan.row
         for index, message in enumerate(messages):
+            # (the steps inline: a render writes a few dozen, and every call costs)
             role = message.role
-            writer.at(role, index)
-            if index:
-                self.put("between", "separator")
-            self.put(f"open:{role}", "header")
+            at(role, index)
+            row = self.row = rows.get((role, index)) or row_of(role, index)
+            extend(row["lead" if index else "open"])
             if message.name is not None or message.metadata or message.tool_call_id is not None:
                 self.header(message, index)  # (most messages have no header)
             if role == "assistant":
                 self.assistant(message, index)
+                extend(row["end_close"])
+                continue
+            content = message.content
+            if content and len(content) == 1 and type(content[0]) is TextPart:
+                wrote_text = bool(content[0].text)
+                text(content[0].text, "content")
             else:
                 wrote_text = self.text_parts(message, index, trainable=False)
-                if role == "system" and tools_pending:
-                    self.tools(tools, after_text=wrote_text)
-                    tools_pending = False
-            self.put(f"close:{role}", "close")
+            if role == "system" and tools_pending:
+                self.tools(tools, after_text=wrote_text)
+                tools_pending = False
+            extend(row["close"])
         if prompt:
-            writer.at("assistant", len(messages))
-            if messages:
-                self.put("between", "separator")
-            self.put("prompt", "generation_prompt")
+            self.at("assistant", len(messages))
+            self.put("prompt" if messages else "prompt_only")
 
 
 def writer_of(layout: Layout) -> WriteConversation:
     """The render function of a layout with containers."""
 
-    spellings = _spellings(layout)
+    plan = _Plan(layout)
     containers = _containers(layout)
 
     def write(
         writer: Writer, messages: tuple[Message, ...], tools: tuple[Tool, ...], prompt: bool
     ) -> None:
-        _Render(layout, containers, spellings, writer).write(messages, tools, prompt)
+        _Render(layout, containers, plan, writer).write(messages, tools, prompt)
 
     return write
 

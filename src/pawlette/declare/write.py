@@ -11,9 +11,11 @@ from __future__ import annotations
 import functools
 import json
 from collections.abc import Callable
+from json.encoder import encode_basestring_ascii as ascii_string  # json.dumps of a str
 from typing import Any
 
-from ..engine.writer import Writer
+from ..engine.json_text import json_string  # json.dumps(ensure_ascii=False), encoder made once
+from ..engine.writer import ConstantSegments, Writer
 from ..errors import RequestError, UnsupportedFeature
 from ..types import Message, TextPart, Tool
 from . import decision, python_calls
@@ -41,6 +43,9 @@ def message_text(message: Message, index: int, format_name: str) -> str:
         raise UnsupportedFeature(
             f"messages[{index}].metadata", "metadata", f"none: {format_name} has no place"
         )
+    content = message.content
+    if content and len(content) == 1 and type(content[0]) is TextPart:
+        return content[0].text  # the common case, without the general walk below
     for number, part in enumerate(message.content or ()):
         if not isinstance(part, TextPart):
             raise UnsupportedFeature(
@@ -66,8 +71,8 @@ def tool_json(layout: Layout, tool: Tool) -> str:
     if block.wrap == "openai":
         value = {"type": "function", "function": value}
     if block.indent is None:
-        return json.dumps(value, ensure_ascii=False)
-    return _indented(json.dumps(value, ensure_ascii=False), block.indent)
+        return json_string(value)
+    return _indented(json_string(value), block.indent)
 
 
 def arguments_text(layout: Layout, arguments: str, where: str) -> str:
@@ -80,7 +85,7 @@ def arguments_text(layout: Layout, arguments: str, where: str) -> str:
         value = json.loads(stripped or "{}")
     except json.JSONDecodeError as error:
         raise RequestError(where, f"not valid JSON ({error.msg})", "a JSON object") from error
-    return json.dumps(value, ensure_ascii=False)
+    return json_string(value)
 
 
 def last_query_index(messages: tuple[Message, ...]) -> int:
@@ -100,11 +105,13 @@ class _Render:
         writer: Writer,
         tools: tuple[Tool, ...],
         cache: dict[int, tuple[Fence, tuple[tuple[bool, str], ...]]],
+        constants: ConstantSegments | None = None,
     ) -> None:
         self.layout = layout
         self.writer = writer
         self.tools = tools
         self.cache = cache
+        self.constants = ConstantSegments() if constants is None else constants
         for number, tool in enumerate(tools):
             if tool.kind != "function":
                 raise UnsupportedFeature(f"tools[{number}].type", f"{tool.kind!r}", "'function'")
@@ -114,11 +121,18 @@ class _Render:
     def fence(self, pieces: Fence, kind: str, *, trainable: bool = False) -> None:
         if not pieces:
             return
-        found = self.cache.get(id(pieces))
-        pairs = found[1] if found is not None and found[0] is pieces else self.resolve(pieces)
-        marker, raw = self.writer.marker, self.writer.raw
-        for is_marker, text in pairs:
-            (marker if is_marker else raw)(text, kind, trainable=trainable)
+        # The fence's segments in this message context, from the layout's cache; keyed by the
+        # fence's identity, which is safe: a fence is built into that cache only after
+        # resolve() has kept it (alive) in ``cache``, so its id is never another's.
+        writer = self.writer
+        segments = self.constants.found.get(
+            (id(pieces), kind, trainable, writer.role, writer.message_index)
+        )
+        if segments is None:
+            found = self.cache.get(id(pieces))
+            pairs = found[1] if found is not None and found[0] is pieces else self.resolve(pieces)
+            segments = self.constants.build(writer, id(pieces), pairs, kind, trainable)
+        writer.extend(segments)
 
     def resolve(self, pieces: Fence) -> tuple[tuple[bool, str], ...]:
         """A fence as (is a marker, text) pairs, options read once per layout (cached by
@@ -245,8 +259,8 @@ class _Render:
             self.fence(calls.open or (), "tool_call", trainable=True)
             where = f"messages[{index}].tool_calls[{number}].function.arguments"
             body = (
-                f"{{{json.dumps(calls.name_key)}: {json.dumps(call.name, ensure_ascii=False)}, "
-                f"{json.dumps(calls.arguments_key)}: "
+                f"{{{ascii_string(calls.name_key)}: {json_string(call.name)}, "
+                f"{ascii_string(calls.arguments_key)}: "
                 f"{arguments_text(self.layout, call.arguments, where)}}}"
             )
             self.writer.text(body, "tool_call", trainable=True)
@@ -302,11 +316,12 @@ def writer_of(layout: Layout) -> WriteConversation:
         return containers_writer(layout)
 
     cache: dict[int, tuple[Fence, tuple[tuple[bool, str], ...]]] = {}
+    constants = ConstantSegments()
 
     def write(
         writer: Writer, messages: tuple[Message, ...], tools: tuple[Tool, ...], prompt: bool
     ) -> None:
-        render = _Render(layout, writer, tools, cache)
+        render = _Render(layout, writer, tools, cache, constants)
         writer.at(None, -1)
         render.fence(layout.begin, "begin")
         first = 0

@@ -5,12 +5,15 @@ Markers become special segments; format scaffolding is written raw; caller text 
 
 Rendering is on the serving path (one render per request), so the three write methods are
 kept lean: a render makes dozens of segments, and each method is a few attribute reads and
-one append.
+one append.  Most segments are a format's own fences, which are the same in every render for
+the same message role and index: :class:`ConstantSegments` builds those once per layout and
+:meth:`Writer.extend` writes them in one step.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Hashable
 from operator import itemgetter
 
 from ..types import Rendering, Role, Segment
@@ -32,6 +35,7 @@ class Writer:
     __slots__ = (
         "_append",
         "_escape",
+        "_extend",
         "_holds_marker",
         "_segments",
         "_unfinished",
@@ -45,6 +49,7 @@ class Writer:
         self._holds_marker = _holds_nothing if escape is None else marker_scan(escape)
         self._segments: list[Segment] = []
         self._append = self._segments.append
+        self._extend = self._segments.extend
         # Caller text that ends with a backslash, written as the last segment: if a real marker
         # comes next, its trailing backslash run must be doubled (see :func:`escape_text`).
         self._unfinished: str | None = None
@@ -86,6 +91,17 @@ class Writer:
             _new_tuple(Segment, (text, False, self.role, self.message_index, kind, trainable))
         )
 
+    def extend(self, segments: tuple[Segment, ...]) -> None:
+        """Write segments built for the current message context (:class:`ConstantSegments`):
+        the same as writing each with :meth:`marker` or :meth:`raw`."""
+        if not segments:
+            return
+        if self._unfinished is not None:
+            if segments[0][1]:  # a marker comes first: settle the text's backslashes
+                self._finish_backslashes()
+            self._unfinished = None
+        self._extend(segments)
+
     def _finish_backslashes(self) -> None:
         # A real marker follows caller text ending in backslashes: the run must not escape it.
         source = self._unfinished
@@ -99,3 +115,44 @@ class Writer:
     def rendering(self) -> Rendering:
         segments = tuple(self._segments)
         return Rendering("".join(map(_text_of, segments)), segments)
+
+
+MAX_CACHED_INDEX = 256
+"""Segments of messages up to this index are kept (per layout); later ones are built anew."""
+
+Pieces = tuple[tuple[bool, str], ...]
+"""A fence as ``(is a marker, text)`` pairs."""
+
+
+class ConstantSegments:
+    """A layout's fences as segments, built once per message context and kept.
+
+    A fence's segments depend on nothing but the fence, its kind and trainability, and the
+    message context (role and index) they are written in, so a layout renders the same
+    segment tuples in every render.  Keys (``found``) are ``(fence key, kind, trainable,
+    role, index)``, the fence key chosen by the caller (a name, or the id of a fence the
+    caller keeps alive); each layout holds one cache, bounded by :data:`MAX_CACHED_INDEX`.
+    A writer looks a key up in ``found`` (the hot path: one dict lookup), calls :meth:`build`
+    when it is missing, and writes the segments with :meth:`Writer.extend`.
+    """
+
+    __slots__ = ("found",)
+
+    def __init__(self) -> None:
+        self.found: dict[tuple[Hashable, str, bool, Role | None, int], tuple[Segment, ...]] = {}
+
+    def build(
+        self, writer: Writer, key: Hashable, pieces: Pieces, kind: str, trainable: bool = False
+    ) -> tuple[Segment, ...]:
+        """The segments :meth:`Writer.marker` and :meth:`Writer.raw` would write for
+        ``pieces`` (what ``key`` stands for) in the writer's context, kept for next time."""
+        role = writer.role
+        index = writer.message_index
+        segments = tuple(
+            _new_tuple(Segment, (text, special, role, index, kind, trainable))
+            for special, text in pieces
+            if special or text  # raw() writes no empty text; marker() writes any
+        )
+        if index < MAX_CACHED_INDEX:
+            self.found[(key, kind, trainable, role, index)] = segments
+        return segments
