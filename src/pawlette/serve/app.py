@@ -643,11 +643,15 @@ class Server:
         try:
             async for data in pieces:
                 deltas = self._read_events(decoder.feed(data), state, pipeline)
+                if state.done or pipeline.cut:
+                    # The end came in this read: its text goes out with the last chunk, in
+                    # one write (nothing waits: the end is written right after).
+                    if deltas:
+                        pending += encode(deltas)
+                    break
                 if deltas:
                     await write(pending + encode(deltas) if pending else encode(deltas))
                     pending = b""
-                if state.done or pipeline.cut:
-                    break
             else:
                 deltas = self._read_events(decoder.finish(), state, pipeline)
                 if deltas:
@@ -706,11 +710,30 @@ class Server:
         if state.done or pipeline.cut:
             return []
         texts: list[str] = []
+        loads = orjson.loads if orjson is not None else None
         try:
             for payload in payloads:
                 if payload == "[DONE]":
                     state.done = True
                     break
+                if loads is not None:
+                    # The common event (a text, maybe a finish reason, nothing else to note)
+                    # read inline; any other goes through _stream_item, which decides.
+                    try:
+                        data = loads(payload)
+                    except ValueError:
+                        data = None
+                    if type(data) is dict and "error" not in data and "usage" not in data:
+                        choices = data.get("choices")
+                        if type(choices) is list and choices and type(choices[0]) is dict:
+                            text = choices[0].get("text")
+                            finish = choices[0].get("finish_reason")
+                            if type(text) is str and (finish is None or type(finish) is str):
+                                if finish is not None:
+                                    state.reason = finish
+                                if text:
+                                    texts.append(text)
+                                continue
                 text = _stream_item(payload, self.completions_url, state)
                 if text:
                     texts.append(text)
