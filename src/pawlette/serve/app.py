@@ -47,6 +47,7 @@ listens for the disconnect while it waits, and closes the upstream connection.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import dataclasses
 import hmac
@@ -64,10 +65,10 @@ import httpx
 import uvicorn
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
-from starlette.types import Receive, Scope, Send
+from starlette.types import Message, Receive, Scope, Send
 
 from ..errors import PawletteError, RequestError
 from ..formats import get_format
@@ -191,12 +192,25 @@ class EventStream(Response):
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         await send({"type": "http.response.start", "status": 200, "headers": self.raw_headers})
+        complete = False
 
         async def write(data: bytes) -> None:
-            await send({"type": "http.response.body", "body": data, "more_body": True})
+            # ``[DONE]`` is the stream's last event: its write ends the body too (one socket
+            # write less per request; the engine's answer is drained after it).
+            nonlocal complete
+            complete = data.endswith(_DONE)
+            await send({"type": "http.response.body", "body": data, "more_body": not complete})
 
-        disconnected, _ = await unless_disconnected(receive, self.produce(write))
-        if not disconnected:
+        async def listen() -> Message:
+            message = await receive()
+            if complete:
+                # The answer is whole: the ASGI server reports a disconnect from now on, and
+                # nothing is to be cancelled any more (the drain ends by itself).
+                await asyncio.Future()
+            return message
+
+        disconnected, _ = await unless_disconnected(listen, self.produce(write))
+        if not disconnected and not complete:
             await send({"type": "http.response.body", "body": b"", "more_body": False})
 
 
@@ -423,11 +437,18 @@ class Server:
             raise too_large
         pieces: list[bytes] = []
         size = 0
-        async for piece in request.stream():
+        receive = request.receive  # read directly: Starlette's stream() is a generator more
+        while True:
+            message = await receive()
+            if message["type"] == "http.disconnect":
+                raise ClientDisconnect()
+            piece = message.get("body", b"")
             size += len(piece)
             if size > limit:
                 raise too_large
             pieces.append(piece)
+            if not message.get("more_body", False):
+                break
         try:
             return json.loads(b"".join(pieces))
         except (ValueError, UnicodeDecodeError) as error:

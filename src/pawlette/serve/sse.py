@@ -32,9 +32,7 @@ class SSEDecoder:
             rest = blocks[-1]
             if "\n" not in rest:
                 events = [block[6:] for block in blocks[:-1]]
-                if all(
-                    block.startswith("data: ") and "\n" not in block for block in blocks[:-1]
-                ):
+                if all(block.startswith("data: ") and "\n" not in block for block in blocks[:-1]):
                     self._tail = rest
                     return events
         lines = text.split("\n")
