@@ -50,6 +50,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import gc
 import hmac
 import json
 import logging
@@ -158,6 +159,23 @@ class _JSONResponse(JSONResponse):
 
     def render(self, content: Any) -> bytes:
         return utf8(json.dumps(content, ensure_ascii=False, allow_nan=False, separators=(",", ":")))
+
+
+_YOUNG_COLLECTION = 10_000
+
+
+def _tune_collector() -> None:
+    """Collect the youngest generation every 10,000 allocations instead of 700.
+
+    Fifty streams in flight keep a few thousand young objects alive (parsers, chunks,
+    tasks): at 700 the collector walks them again and again, and now and then the whole
+    heap (measured with ``gc.callbacks`` over 48,000 streamed chunks: 0.13 s in the
+    collector, 2.8 µs a chunk, against 0.03 s at 10,000).  Only cyclic garbage waits
+    longer; everything else is freed by reference counts as before.
+    """
+    young, middle, old = gc.get_threshold()
+    if 0 < young < _YOUNG_COLLECTION:
+        gc.set_threshold(_YOUNG_COLLECTION, middle, old)
 
 
 def _upstream_failure(status: int, message: str, code: str) -> ServerError:
@@ -281,6 +299,7 @@ class Server:
 
     @contextlib.asynccontextmanager
     async def lifespan(self, app: Starlette) -> AsyncIterator[None]:
+        _tune_collector()
         config = self.config
         per_pool = max(1, config.max_connections // _POOLS)
         limits = httpx.Limits(max_connections=per_pool, max_keepalive_connections=per_pool)
