@@ -37,9 +37,10 @@ Phases:
   servers' CPU time per chunk (user + system, from ``/proc`` for the server process and its
   workers); ``--rounds`` rounds, the targets in a different order each round (sides
   interleaved: the machine's other load falls on every side alike), the median round kept;
-- **paced N ms** (direct and pawlette): the engine sends a piece every N ms per stream, like a
-  model decoding, and the clients start spread over one request's duration; the added p50/p99
-  is pawlette's latency per chunk minus the direct one.
+- **paced N ms** (direct, proxy and pawlette): the engine sends a piece every N ms per stream,
+  like a model decoding, and the clients start spread over one request's duration; the added
+  p50/p99 is the target's latency per chunk minus the direct one, and the CPU per chunk is
+  the cost where every engine event arrives in a read of its own (a chunk per token).
 
 The scripted engine samples nothing, so the driver passes the pacing in the request's
 ``temperature`` (seconds between pieces) and the chunk count in ``max_tokens``; pawlette
@@ -710,7 +711,7 @@ def main() -> int:
                 rows.append(_run(target, "throughput", 0.0, arguments))
         for interval in arguments.interval_ms:
             for target in targets:
-                if target.name in ("direct", "pawlette"):
+                if target.name in ("direct", "proxy", "pawlette"):
                     rows.append(_run(target, f"paced {interval:g} ms", interval / 1000, arguments))
     finally:
         for target in targets:
@@ -779,6 +780,15 @@ def _report(arguments: argparse.Namespace, targets: list[Target], rows: list[Row
             f"{p50:>9.2f}{p99:>9.2f}{row.load:>6.1f}{row.results.errors:>8}{note}"
         )
     print()
+    paced: dict[tuple[str, str], float] = {
+        (row.phase, row.target): row.cpu_per_chunk
+        for row in rows
+        if row.phase != "throughput" and row.cpu_per_chunk is not None
+    }
+    for phase, target in paced:
+        if target == "pawlette" and (phase, "proxy") in paced:
+            ratio = paced[phase, target] / paced[phase, "proxy"]
+            print(f"{phase}: pawlette / proxy: {ratio:.2f}x the CPU time per chunk")
     for name, versus in (
         ("pawlette", "proxy"),
         ("pawlette x2", "pawlette"),
