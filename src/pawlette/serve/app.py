@@ -54,9 +54,9 @@ import gc
 import hmac
 import json
 import logging
+import os
 import ssl
 import time
-import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine
 from dataclasses import dataclass
 from typing import Any, TypeVar
@@ -611,7 +611,7 @@ class Server:
         message.setdefault("refusal", None)
         _log_warnings(completion)
         answer: dict[str, Any] = {
-            "id": "chatcmpl-" + uuid.uuid4().hex[:24],
+            "id": "chatcmpl-" + os.urandom(12).hex(),
             "object": "chat.completion",
             "created": int(time.time()),
             "model": self.advertised_model,
