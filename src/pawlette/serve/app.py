@@ -263,6 +263,7 @@ class Server:
         self.model = config.model
         self.created = int(time.time())
         self._clients: list[httpx.AsyncClient] = []
+        self._plans_without_calls: dict[ToolPlan, ToolPlan] = {}
         self._next_client = 0
         self._headers = {"content-type": "application/json"}
         if config.upstream_api_key:
@@ -495,7 +496,7 @@ class Server:
         if not any(tool.kind == "function" for tool in tools):
             # No functions declared: no call may come back, whatever the model writes.  As
             # under tool_choice "none", the answer ends before a call (finish_reason "stop").
-            plan = dataclasses.replace(plan, max_calls=0)
+            plan = self._without_calls(plan)
         prompt: str | list[int]
         if self.encoder is not None:
             prompt = await anyio.to_thread.run_sync(self.encoder.prompt_ids, rendering, plan.prefix)
@@ -513,6 +514,17 @@ class Server:
             max_tokens=self.config.max_tokens,
         )
         return Prepared(chat, plan, tools, body)
+
+    def _without_calls(self, plan: ToolPlan) -> ToolPlan:
+        """``plan`` with ``max_calls=0``, made once per distinct plan (a request without
+        functions has one of a few; ``dataclasses.replace`` costs about 4 µs)."""
+        cache = self._plans_without_calls
+        replaced = cache.get(plan)
+        if replaced is None:
+            if len(cache) >= 64:
+                cache.clear()
+            replaced = cache[plan] = dataclasses.replace(plan, max_calls=0)
+        return replaced
 
     # ------------------------------------------------------------------ upstream
 
