@@ -47,7 +47,6 @@ listens for the disconnect while it waits, and closes the upstream connection.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import dataclasses
 import gc
@@ -69,7 +68,7 @@ from starlette.exceptions import HTTPException
 from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
-from starlette.types import Message, Receive, Scope, Send
+from starlette.types import Receive, Scope, Send
 
 from ..errors import PawletteError, RequestError
 from ..formats import get_format
@@ -210,25 +209,16 @@ class EventStream(Response):
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         await send({"type": "http.response.start", "status": 200, "headers": self.raw_headers})
-        complete = False
 
         async def write(data: bytes) -> None:
-            # ``[DONE]`` is the stream's last event: its write ends the body too (one socket
-            # write less per request; the engine's answer is drained after it).
-            nonlocal complete
-            complete = data.endswith(_DONE)
-            await send({"type": "http.response.body", "body": data, "more_body": not complete})
+            await send({"type": "http.response.body", "body": data, "more_body": True})
 
-        async def listen() -> Message:
-            message = await receive()
-            if complete:
-                # The answer is whole: the ASGI server reports a disconnect from now on, and
-                # nothing is to be cancelled any more (the drain ends by itself).
-                await asyncio.Future()
-            return message
-
-        disconnected, _ = await unless_disconnected(listen, self.produce(write))
-        if not disconnected and not complete:
+        # The body ends after produce, which drains the engine's answer after [DONE] first: its
+        # connection is back in the pool before the client can send its next request (ending
+        # the body with [DONE] saved a write, but then the next request took another pooled
+        # connection, one the engine may have closed as idle: llama.cpp's test failed so).
+        disconnected, _ = await unless_disconnected(receive, self.produce(write))
+        if not disconnected:
             await send({"type": "http.response.body", "body": b"", "more_body": False})
 
 
