@@ -37,9 +37,10 @@ Phases:
   servers' CPU time per chunk (user + system, from ``/proc`` for the server process and its
   workers); ``--rounds`` rounds, the targets in a different order each round (sides
   interleaved: the machine's other load falls on every side alike), the median round kept;
-- **paced N ms** (direct and pawlette): the engine sends a piece every N ms per stream, like a
-  model decoding, and the clients start spread over one request's duration; the added p50/p99
-  is pawlette's latency per chunk minus the direct one.
+- **paced N ms** (direct, proxy and pawlette): the engine sends a piece every N ms per stream,
+  like a model decoding, and the clients start spread over one request's duration; the added
+  p50/p99 is the target's latency per chunk minus the direct one, and the CPU per chunk is
+  the cost where every engine event arrives in a read of its own (a chunk per token).
 
 The scripted engine samples nothing, so the driver passes the pacing in the request's
 ``temperature`` (seconds between pieces) and the chunk count in ``max_tokens``; pawlette
@@ -50,7 +51,7 @@ Errors (a non-200 answer, an error event, a stream without ``[DONE]``, a lost ch
 counted and must be 0.  Bounded loops, loopback only.
 
 Usage, from the repository root: python -m bench.serve [--format pcml] [--clients 50]
-    [--requests 4] [--chunks 16] [--rounds 3] [--interval-ms 250] [--stacks] [--no-workers]
+    [--requests 16] [--chunks 16] [--rounds 3] [--interval-ms 250] [--stacks] [--no-workers]
     [--baseline-src DIR]
 """
 
@@ -618,7 +619,8 @@ def _run(target: Target, phase: str, interval: float, arguments: argparse.Namesp
             target.port,
             target.path == "completions",
             arguments.clients,
-            arguments.requests,
+            # Paced runs last chunks x interval per request: 4 requests are plenty there.
+            arguments.requests if not interval else min(arguments.requests, 4),
             arguments.chunks,
             interval,
         )
@@ -633,7 +635,9 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--format", default="pcml")
     parser.add_argument("--clients", type=int, default=50)
-    parser.add_argument("--requests", type=int, default=4, help="per client, round and target")
+    # 16 requests x 50 clients x 16 chunks: a run of a few seconds, so the CPU times read from
+    # /proc (10 ms ticks) are within about 1% (4 requests made runs of about 1 s: 15%).
+    parser.add_argument("--requests", type=int, default=16, help="per client, round and target")
     parser.add_argument("--chunks", type=int, default=16, help="per completion")
     parser.add_argument("--rounds", type=int, default=3, help="throughput rounds (median kept)")
     parser.add_argument(
@@ -707,7 +711,7 @@ def main() -> int:
                 rows.append(_run(target, "throughput", 0.0, arguments))
         for interval in arguments.interval_ms:
             for target in targets:
-                if target.name in ("direct", "pawlette"):
+                if target.name in ("direct", "proxy", "pawlette"):
                     rows.append(_run(target, f"paced {interval:g} ms", interval / 1000, arguments))
     finally:
         for target in targets:
@@ -729,8 +733,9 @@ def _report(arguments: argparse.Namespace, targets: list[Target], rows: list[Row
         f"clients x {arguments.requests} requests x {arguments.chunks} chunks per run; "
         f"{os.cpu_count()} CPUs; uvicorn default stack here: {_stack()}\n"
     )
+    width = 2 + 7 * arguments.rounds  # the rounds' numbers, a space apart
     header = (
-        f"{'phase':<15}{'target':<20}{'chunks/s':>10}{'(rounds)':>24}{'cpu us/chunk':>14}"
+        f"{'phase':<15}{'target':<20}{'chunks/s':>10}{'(rounds)':>{width}}{'cpu us/chunk':>14}"
         f"{'p50 ms':>9}{'p99 ms':>9}{'load':>6}{'errors':>8}"
     )
     print(header)
@@ -752,7 +757,7 @@ def _report(arguments: argparse.Namespace, targets: list[Target], rows: list[Row
             cpu_cost[target.name] = _quantile(cpus, 0.5)
         print(
             f"{'throughput':<15}{target.name:<20}{median.chunks_per_second:>10.0f}"
-            f"{spread:>24}{cpu:>14}"
+            f"{spread:>{width}}{cpu:>14}"
             f"{_quantile(median.results.latencies, 0.5) * 1000:>9.1f}"
             f"{_quantile(median.results.latencies, 0.99) * 1000:>9.1f}"
             f"{median.load:>6.1f}{sum(row.results.errors for row in mine):>8}"
@@ -771,10 +776,19 @@ def _report(arguments: argparse.Namespace, targets: list[Target], rows: list[Row
             note = f"  added p50 {p50 - base[0]:+.2f} ms, p99 {p99 - base[1]:+.2f} ms"
         cpu = "-" if row.cpu_per_chunk is None else f"{row.cpu_per_chunk:.0f}"
         print(
-            f"{row.phase:<15}{row.target:<20}{row.chunks_per_second:>10.0f}{'':>24}{cpu:>14}"
+            f"{row.phase:<15}{row.target:<20}{row.chunks_per_second:>10.0f}{'':>{width}}{cpu:>14}"
             f"{p50:>9.2f}{p99:>9.2f}{row.load:>6.1f}{row.results.errors:>8}{note}"
         )
     print()
+    paced: dict[tuple[str, str], float] = {
+        (row.phase, row.target): row.cpu_per_chunk
+        for row in rows
+        if row.phase != "throughput" and row.cpu_per_chunk is not None
+    }
+    for phase, target in paced:
+        if target == "pawlette" and (phase, "proxy") in paced:
+            ratio = paced[phase, target] / paced[phase, "proxy"]
+            print(f"{phase}: pawlette / proxy: {ratio:.2f}x the CPU time per chunk")
     for name, versus in (
         ("pawlette", "proxy"),
         ("pawlette x2", "pawlette"),

@@ -59,3 +59,45 @@ def test_the_works_failure_is_raised() -> None:
 
     with pytest.raises(ValueError, match="broken"):
         asyncio.run(main())
+
+
+def test_a_cancellation_from_outside_is_raised_and_cancels_the_work() -> None:
+    cleaned: list[str] = []
+
+    async def main() -> None:
+        started = asyncio.Event()
+
+        async def work() -> None:
+            try:
+                started.set()
+                await asyncio.Event().wait()
+            finally:
+                cleaned.append("closed")
+
+        task = asyncio.ensure_future(unless_disconnected(_receive(asyncio.Event()), work()))
+        await started.wait()
+        task.cancel()  # the server stops: not a disconnect
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+    asyncio.run(main())
+    assert cleaned == ["closed"]
+
+
+def test_a_disconnect_as_the_work_ends_leaves_the_task_uncancelled() -> None:
+    """The listener's disconnect and the work's end in one loop turn: the answer says
+    disconnected, and the caller's task goes on normally (no stray cancellation)."""
+
+    async def main() -> tuple[tuple[bool, int | None], str]:
+        disconnect = asyncio.Event()
+
+        async def work() -> int:
+            disconnect.set()
+            return 7
+
+        answer = await unless_disconnected(_receive(disconnect), work())
+        await asyncio.sleep(0.01)  # a stray cancellation would land here
+        return answer, "went on"
+
+    answer, went_on = asyncio.run(main())
+    assert went_on == "went on" and answer in ((False, 7), (True, 7), (True, None))

@@ -137,6 +137,37 @@ def test_sse_decoder_is_split_invariant() -> None:
         assert events + decoder.finish() == expected
 
 
+def test_sse_decoder_fast_path_reads_as_the_line_reader() -> None:
+    """Whole ``data:`` events take a shortcut; random streams mixing them with every other
+    shape (CRLF, comments, fields, multi-line data, blank runs) read as line by line."""
+    pieces = [
+        b'data: {"t": "a"}\n\n',
+        b"data: [DONE]\n\n",
+        b"data:x\n\n",
+        b"data: one\ndata: two\n\n",
+        b": comment\n\n",
+        b"data: crlf\r\n\r\n",
+        b"event: e\nid: 1\ndata: y\n\n",
+        b"\n\n\n",
+        b"data: \xc3\xa9\n\n",
+        b"data: no end",
+    ]
+    generator = random.Random(11)
+    for _ in range(300):
+        stream = b"".join(generator.choice(pieces) for _ in range(generator.randint(1, 8)))
+        reference = SSEDecoder()
+        expected = reference._events(reference._decoder.decode(stream).split("\n"))
+        expected += reference.finish()
+        decoder = SSEDecoder()
+        events: list[str] = []
+        position = 0
+        while position < len(stream):
+            size = generator.choice([1, 5, 30, 200, len(stream)])
+            events += decoder.feed(stream[position : position + size])
+            position += size
+        assert events + decoder.finish() == expected, stream
+
+
 # ---------------------------------------------------------------------- engines
 
 

@@ -49,12 +49,13 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import gc
 import hmac
 import json
 import logging
+import os
 import ssl
 import time
-import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine
 from dataclasses import dataclass
 from typing import Any, TypeVar
@@ -64,7 +65,7 @@ import httpx
 import uvicorn
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
@@ -159,6 +160,23 @@ class _JSONResponse(JSONResponse):
         return utf8(json.dumps(content, ensure_ascii=False, allow_nan=False, separators=(",", ":")))
 
 
+_YOUNG_COLLECTION = 10_000
+
+
+def _tune_collector() -> None:
+    """Collect the youngest generation every 10,000 allocations instead of 700.
+
+    Fifty streams in flight keep a few thousand young objects alive (parsers, chunks,
+    tasks): at 700 the collector walks them again and again, and now and then the whole
+    heap (measured with ``gc.callbacks`` over 48,000 streamed chunks: 0.13 s in the
+    collector, 2.8 µs a chunk, against 0.03 s at 10,000).  Only cyclic garbage waits
+    longer; everything else is freed by reference counts as before.
+    """
+    young, middle, old = gc.get_threshold()
+    if 0 < young < _YOUNG_COLLECTION:
+        gc.set_threshold(_YOUNG_COLLECTION, middle, old)
+
+
 def _upstream_failure(status: int, message: str, code: str) -> ServerError:
     return ServerError(status, message, kind="server_error", code=code)
 
@@ -195,6 +213,10 @@ class EventStream(Response):
         async def write(data: bytes) -> None:
             await send({"type": "http.response.body", "body": data, "more_body": True})
 
+        # The body ends after produce, which drains the engine's answer after [DONE] first: its
+        # connection is back in the pool before the client can send its next request (ending
+        # the body with [DONE] saved a write, but then the next request took another pooled
+        # connection, one the engine may have closed as idle: llama.cpp's test failed so).
         disconnected, _ = await unless_disconnected(receive, self.produce(write))
         if not disconnected:
             await send({"type": "http.response.body", "body": b"", "more_body": False})
@@ -231,6 +253,7 @@ class Server:
         self.model = config.model
         self.created = int(time.time())
         self._clients: list[httpx.AsyncClient] = []
+        self._plans_without_calls: dict[ToolPlan, ToolPlan] = {}
         self._next_client = 0
         self._headers = {"content-type": "application/json"}
         if config.upstream_api_key:
@@ -267,6 +290,7 @@ class Server:
 
     @contextlib.asynccontextmanager
     async def lifespan(self, app: Starlette) -> AsyncIterator[None]:
+        _tune_collector()
         config = self.config
         per_pool = max(1, config.max_connections // _POOLS)
         limits = httpx.Limits(max_connections=per_pool, max_keepalive_connections=per_pool)
@@ -423,11 +447,18 @@ class Server:
             raise too_large
         pieces: list[bytes] = []
         size = 0
-        async for piece in request.stream():
+        receive = request.receive  # read directly: Starlette's stream() is a generator more
+        while True:
+            message = await receive()
+            if message["type"] == "http.disconnect":
+                raise ClientDisconnect()
+            piece = message.get("body", b"")
             size += len(piece)
             if size > limit:
                 raise too_large
             pieces.append(piece)
+            if not message.get("more_body", False):
+                break
         try:
             return json.loads(b"".join(pieces))
         except (ValueError, UnicodeDecodeError) as error:
@@ -455,7 +486,7 @@ class Server:
         if not any(tool.kind == "function" for tool in tools):
             # No functions declared: no call may come back, whatever the model writes.  As
             # under tool_choice "none", the answer ends before a call (finish_reason "stop").
-            plan = dataclasses.replace(plan, max_calls=0)
+            plan = self._without_calls(plan)
         prompt: str | list[int]
         if self.encoder is not None:
             prompt = await anyio.to_thread.run_sync(self.encoder.prompt_ids, rendering, plan.prefix)
@@ -473,6 +504,17 @@ class Server:
             max_tokens=self.config.max_tokens,
         )
         return Prepared(chat, plan, tools, body)
+
+    def _without_calls(self, plan: ToolPlan) -> ToolPlan:
+        """``plan`` with ``max_calls=0``, made once per distinct plan (a request without
+        functions has one of a few; ``dataclasses.replace`` costs about 4 µs)."""
+        cache = self._plans_without_calls
+        replaced = cache.get(plan)
+        if replaced is None:
+            if len(cache) >= 64:
+                cache.clear()
+            replaced = cache[plan] = dataclasses.replace(plan, max_calls=0)
+        return replaced
 
     # ------------------------------------------------------------------ upstream
 
@@ -571,7 +613,7 @@ class Server:
         message.setdefault("refusal", None)
         _log_warnings(completion)
         answer: dict[str, Any] = {
-            "id": "chatcmpl-" + uuid.uuid4().hex[:24],
+            "id": "chatcmpl-" + os.urandom(12).hex(),
             "object": "chat.completion",
             "created": int(time.time()),
             "model": self.advertised_model,
@@ -643,11 +685,15 @@ class Server:
         try:
             async for data in pieces:
                 deltas = self._read_events(decoder.feed(data), state, pipeline)
+                if state.done or pipeline.cut:
+                    # The end came in this read: its text goes out with the last chunk, in
+                    # one write (nothing waits: the end is written right after).
+                    if deltas:
+                        pending += encode(deltas)
+                    break
                 if deltas:
                     await write(pending + encode(deltas) if pending else encode(deltas))
                     pending = b""
-                if state.done or pipeline.cut:
-                    break
             else:
                 deltas = self._read_events(decoder.finish(), state, pipeline)
                 if deltas:
@@ -706,11 +752,30 @@ class Server:
         if state.done or pipeline.cut:
             return []
         texts: list[str] = []
+        loads = orjson.loads if orjson is not None else None
         try:
             for payload in payloads:
                 if payload == "[DONE]":
                     state.done = True
                     break
+                if loads is not None:
+                    # The common event (a text, maybe a finish reason, nothing else to note)
+                    # read inline; any other goes through _stream_item, which decides.
+                    try:
+                        data = loads(payload)
+                    except ValueError:
+                        data = None
+                    if type(data) is dict and "error" not in data and "usage" not in data:
+                        choices = data.get("choices")
+                        if type(choices) is list and choices and type(choices[0]) is dict:
+                            text = choices[0].get("text")
+                            finish = choices[0].get("finish_reason")
+                            if type(text) is str and (finish is None or type(finish) is str):
+                                if finish is not None:
+                                    state.reason = finish
+                                if text:
+                                    texts.append(text)
+                                continue
                 text = _stream_item(payload, self.completions_url, state)
                 if text:
                     texts.append(text)

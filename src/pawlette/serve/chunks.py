@@ -19,9 +19,9 @@ extension ``delta.content_parts`` (a list of OpenAI-style parts) that stock clie
 from __future__ import annotations
 
 import json
+import os
 import re
 import time
-import uuid
 from collections.abc import Iterable
 from typing import Any
 
@@ -64,7 +64,8 @@ class ChunkStream:
         arrives (a call that never ends, which a parser with ``stream_arguments`` emits for a
         malformed call, is never sent: its text comes as content)."""
         self._held: dict[int, list[ToolCallStart | ToolCallDelta]] = {}
-        self.completion_id = completion_id or "chatcmpl-" + uuid.uuid4().hex[:24]
+        # 24 random hex digits as before, without building a UUID (a fifth of the time).
+        self.completion_id = completion_id or "chatcmpl-" + os.urandom(12).hex()
         self.created = int(time.time()) if created is None else created
         self._started = False
         self.finished = False

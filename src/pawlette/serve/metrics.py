@@ -135,6 +135,13 @@ class _Histogram:
         return sum(self.counts)
 
 
+def _key(name: str, labels: dict[str, str]) -> tuple[str, Labels]:
+    """The key of a value: labels in name order (none or one, the common cases, unsorted)."""
+    if len(labels) < 2:
+        return name, tuple(labels.items())
+    return name, tuple(sorted(labels.items()))
+
+
 @dataclass
 class Registry:
     """One process's numbers.  Values are keyed by ``(family name, labels)``."""
@@ -143,14 +150,14 @@ class Registry:
     histograms: dict[tuple[str, Labels], _Histogram] = field(default_factory=dict)
 
     def add(self, name: str, amount: float = 1.0, **labels: str) -> None:
-        key = (name, tuple(sorted(labels.items())))
+        key = _key(name, labels)
         self.values[key] = self.values.get(key, 0.0) + amount
 
     def set(self, name: str, value: float, **labels: str) -> None:
-        self.values[(name, tuple(sorted(labels.items())))] = value
+        self.values[_key(name, labels)] = value
 
     def observe(self, name: str, seconds: float, **labels: str) -> None:
-        key = (name, tuple(sorted(labels.items())))
+        key = _key(name, labels)
         histogram = self.histograms.get(key)
         buckets = FAMILIES[name].buckets
         if histogram is None:
