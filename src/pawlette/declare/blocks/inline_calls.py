@@ -7,7 +7,8 @@ as a tool message, and the same assistant turn resumes after it (an *in-turn res
 *action* (``result_end`` None) is fire and forget: a content part, generation goes on.  When
 the parser knows the tools, a name outside those of the call's kind is malformed.
 
-All of the concept's interpreters are here: the writer pieces (:func:`write_call`), the readers (name, arguments, inline result), the Jinja macros
+All of the concept's interpreters are here: the writer pieces (:func:`write_call`,
+:func:`write_result`), the readers (name, arguments, inline result), the Jinja macros
 (:data:`JINJA`) and the grammar items (:func:`grammar_items`).
 """
 
@@ -209,6 +210,18 @@ def write_call(
     writer.marker(call.arguments.text, kind, trainable=True)
     writer.text(arguments.strip(), kind, trainable=True)
     writer.marker(call.close.text, kind, trainable=True)
+
+
+def write_result(writer: Writer, call: InlineCall, texts: list[str]) -> None:
+    """An in-turn result, ``\\n{result}\\n<result_end>\\n``: written by the system (not
+    trainable); the assistant turn resumes after it."""
+    assert call.result_end is not None
+    writer.raw("\n", "tool_result")
+    for text in texts:
+        writer.text(text, "tool_result")
+    writer.raw("\n", "tool_result")
+    writer.marker(call.result_end.text, "tool_result")
+    writer.raw("\n", "separator")
 
 
 JINJA = r"""{%- macro arguments_text(value, where) -%}

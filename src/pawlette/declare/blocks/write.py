@@ -161,7 +161,9 @@ class Render:
                 self.writer, block, tool.definition, "tools", trainable=False, edge_after=False
             )
 
-    def text_only(self, message: Message, index: int, kind: str, *, trainable: bool) -> None:
+    def texts(self, message: Message, index: int) -> list[str]:
+        """A message's text parts (any other part is refused)."""
+        texts = []
         for number, part in enumerate(message.content or ()):
             if not isinstance(part, TextPart):
                 raise UnsupportedFeature(
@@ -169,7 +171,12 @@ class Render:
                     f"a {type(part).__name__} in a {message.role} message",
                     "text only",
                 )
-            self.writer.text(part.text, kind, trainable=trainable)
+            texts.append(part.text)
+        return texts
+
+    def text_only(self, message: Message, index: int, kind: str, *, trainable: bool) -> None:
+        for text in self.texts(message, index):
+            self.writer.text(text, kind, trainable=trainable)
 
     def user_body(self, message: Message, index: int) -> None:
         writer, blocks = self.writer, self.blocks
@@ -269,14 +276,9 @@ class Render:
                 f"{message.tool_call_id!r}",
                 f"{call.id!r}, the id of the call in messages[{call_index}]",
             )
+        texts = self.texts(message, index)
         self.writer.at("tool", index)
-        self.writer.raw("\n", "tool_result")
-        self.text_only(message, index, "tool_result", trainable=False)
-        self.writer.raw("\n", "tool_result")
-        result_end = self.blocks.calls.result_end
-        assert result_end is not None
-        self.writer.marker(result_end.text, "tool_result")
-        self.writer.raw("\n", "separator")
+        inline_calls.write_result(self.writer, self.blocks.calls, texts)
         self.pending = None
         self.open_turn = index
 
