@@ -322,3 +322,14 @@ def test_a_damaged_cache_through_the_command_line(
     arguments = ["tokenize", "-f", "pcml", "--tokenizer", str(tokenizer)]
     assert main([*arguments, "hf://datasets/no/snapshots", "-o", output]) == 2
     assert "has no snapshots directory" in capsys.readouterr().err
+
+
+def test_a_link_to_a_directory_is_no_data_file(tmp_path: Path) -> None:
+    """A snapshot entry named like a data file that links to a directory was read as a
+    file (IsADirectoryError from ``pawlette tokenize``)."""
+    folder = tmp_path / "datasets--linked--dir"
+    add_snapshot(folder, MAIN, {"train.jsonl": jsonl_bytes(TRAIN[:3])})
+    set_ref(folder, "main", MAIN)
+    (folder / "elsewhere").mkdir()
+    (folder / "snapshots" / MAIN / "extra.jsonl").symlink_to("../../elsewhere")
+    assert resolve_hub_dataset(str(folder), data_files="*.jsonl").files == ("train.jsonl",)

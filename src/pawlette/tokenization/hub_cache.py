@@ -289,7 +289,9 @@ def _data_files(snapshot: Path) -> list[str]:
         raise PawletteError(f"{snapshot}: no such snapshot directory")
     names = []
     for entry in snapshot.rglob("*"):
-        if entry.is_dir() and not entry.is_symlink():
+        # A directory, or a link to one, is no data file (a dangling link is kept: its
+        # missing blob is reported below).
+        if entry.is_dir():
             continue
         relative = entry.relative_to(snapshot).as_posix()
         if relative.lower().endswith(DATA_SUFFIXES):

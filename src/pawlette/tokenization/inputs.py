@@ -143,11 +143,47 @@ def _file(path: str, chunk_records: int, chunk_bytes: int) -> RecordSource:
         stream: Any = gzip.GzipFile(fileobj=raw, mode="rb")
         return _jsonl(path, stream, raw, "jsonl.gz", chunk_records, chunk_bytes, [stream, raw])
     if magic == ZSTD_MAGIC:
-        zstandard = _module("zstandard")
-        stream = zstandard.ZstdDecompressor().stream_reader(raw, read_across_frames=True)
-        lines = _BufferedLines(stream)
-        return _jsonl(path, lines, raw, "jsonl.zst", chunk_records, chunk_bytes, [stream, raw])
+        lines = _BufferedLines(_ZstdFrames(path, raw, _module("zstandard")))
+        return _jsonl(path, lines, raw, "jsonl.zst", chunk_records, chunk_bytes, [raw])
     return _jsonl(path, raw, raw, "jsonl", chunk_records, chunk_bytes, [raw])
+
+
+class _ZstdFrames:
+    """The decompressed bytes of zstandard frames, one after the other, refusing a file that
+    ends inside a frame: zstandard's ``stream_reader`` returns what it has and no error
+    there, so a cut download read as fewer records, silently."""
+
+    def __init__(self, name: str, raw: IO[bytes], zstandard: Any) -> None:
+        self._name, self._raw = name, raw
+        self._decompressor = zstandard.ZstdDecompressor()
+        self._error = zstandard.ZstdError
+        self._frame = self._decompressor.decompressobj()
+        self._inside = False
+
+    def read(self, size: int) -> bytes:
+        while True:
+            data = self._raw.read(size)
+            if not data:
+                if self._inside:
+                    raise PawletteError(
+                        f"{self._name}: ends inside a zstandard frame; expected a whole"
+                        " .jsonl.zst file (an interrupted download?)"
+                    )
+                return b""
+            output = b""
+            while data:
+                try:
+                    output += self._frame.decompress(data)
+                except self._error as error:
+                    raise PawletteError(
+                        f"{self._name}: not valid zstandard data ({error})"
+                    ) from error
+                self._inside = not self._frame.eof
+                data = self._frame.unused_data if self._frame.eof else b""
+                if self._frame.eof:
+                    self._frame = self._decompressor.decompressobj()
+            if output:
+                return output
 
 
 class _BufferedLines:
@@ -192,7 +228,7 @@ def _jsonl(
         chunk: Chunk = []
         size = 0
         position = 0
-        for number, line in enumerate(stream, start=1):
+        for number, line in _lines(name, kind, stream):
             size += len(line)
             if line.strip():  # a blank line is not a record
                 chunk.append((number, line))
@@ -205,6 +241,25 @@ def _jsonl(
             yield chunk, moved
 
     return RecordSource(name, kind, total, "B", estimated, chunks(), handles)
+
+
+def _lines(name: str, kind: str, stream: Any) -> Iterator[tuple[int, bytes]]:
+    """Numbered lines; a compressed file cut short (gzip's EOFError, a damaged block's
+    OSError) is an error naming the file and the last line read, not a traceback."""
+    number = 0
+    iterator = iter(stream)
+    while True:
+        try:
+            line = next(iterator)
+        except StopIteration:
+            return
+        except (EOFError, OSError) as error:
+            raise PawletteError(
+                f"{name}: cannot read past line {number} ({error}); expected a whole .{kind}"
+                " file (an interrupted download?)"
+            ) from error
+        number += 1
+        yield number, line
 
 
 def _moved(raw: IO[bytes] | None, position: int, size: int) -> tuple[int, int]:
