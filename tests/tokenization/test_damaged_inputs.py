@@ -57,3 +57,50 @@ def test_damaged_zstandard_data_is_an_error(tmp_path: Path) -> None:
     path.write_bytes(bytes(whole))
     with pytest.raises(PawletteError, match=r"bad\.jsonl\.zst"):
         read(path)
+
+
+def test_a_damaged_parquet_file_is_an_error(tmp_path: Path) -> None:
+    pyarrow = pytest.importorskip("pyarrow")
+    pq = pytest.importorskip("pyarrow.parquet")
+    rows = [{"messages": [{"role": "user", "content": f"hi {n}"}]} for n in range(300)]
+    path = tmp_path / "damaged.parquet"
+    pq.write_table(pyarrow.Table.from_pylist(rows), str(path), row_group_size=50)
+    data = bytearray(path.read_bytes())
+    data[len(data) // 3 : len(data) // 3 + 200] = b"\x00" * 200  # a page, footer intact
+    path.write_bytes(bytes(data))
+    with pytest.raises(PawletteError, match=r"damaged\.parquet: cannot read past row \d+"):
+        read(path)
+
+
+@pytest.mark.parametrize(
+    ("files", "found"),
+    [
+        ({"state.json": b"garbage"}, r"state\.json: cannot read as JSON"),
+        ({"state.json": b"\xff"}, r"state\.json: cannot read as JSON"),
+        ({"state.json": b"[1]"}, r"state\.json: a list; expected a JSON object"),
+        ({"state.json": b'{"_data_files": [1]}'}, r"_data_files is a list; expected a list of"),
+        ({"state.json": b'{"_data_files": {}}'}, r"_data_files is a dict; expected"),
+        (
+            {"state.json": b'{"_data_files": [{"filename": "gone.arrow"}]}'},
+            r"gone\.arrow: cannot read as an Arrow stream",
+        ),
+        (
+            {"state.json": b'{"_data_files": [{"filename": "x.arrow"}]}', "x.arrow": b"junk"},
+            r"x\.arrow: cannot read as an Arrow stream",
+        ),
+        ({"dataset_dict.json": b'{"splits": 5}'}, r"splits is an int; expected a list of names"),
+        ({"dataset_dict.json": b"{"}, r"dataset_dict\.json: cannot read as JSON"),
+    ],
+)
+def test_a_damaged_datasets_directory_is_an_error(
+    tmp_path: Path, files: dict[str, bytes], found: str
+) -> None:
+    """``save_to_disk`` directories whose JSON or Arrow files are damaged raised
+    JSONDecodeError, AttributeError, KeyError or pyarrow's errors."""
+    pytest.importorskip("pyarrow")
+    directory = tmp_path / "saved"
+    directory.mkdir()
+    for name, content in files.items():
+        (directory / name).write_bytes(content)
+    with pytest.raises(PawletteError, match=found):
+        read(directory)

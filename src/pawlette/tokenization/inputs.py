@@ -274,6 +274,7 @@ def _moved(raw: IO[bytes] | None, position: int, size: int) -> tuple[int, int]:
 
 
 def _parquet(path: Path, chunk_records: int) -> RecordSource:
+    pa = _module("pyarrow")
     pq = _module("pyarrow.parquet")
     try:
         file = pq.ParquetFile(str(path))
@@ -283,13 +284,51 @@ def _parquet(path: Path, chunk_records: int) -> RecordSource:
 
     def chunks() -> Iterator[tuple[Chunk, int]]:
         number = 0
-        for batch in file.iter_batches(batch_size=chunk_records):
+        batches = file.iter_batches(batch_size=chunk_records)
+        while True:
+            try:
+                batch = next(batches)
+            except StopIteration:
+                return
+            except (OSError, pa.ArrowException) as error:  # a damaged page or row group
+                raise PawletteError(
+                    f"{path}: cannot read past row {number} ({error}); expected a whole"
+                    " Parquet file"
+                ) from error
             records = batch.to_pylist()
             yield [(number + offset + 1, row) for offset, row in enumerate(records)], len(records)
             number += len(records)
 
     size = path.stat().st_size
     return RecordSource(str(path), "parquet", rows or None, "rows", size * 4, chunks(), [file])
+
+
+def _json_object(path: Path) -> dict[str, Any]:
+    """A JSON object file of a ``datasets`` directory; anything else is an error naming it."""
+    try:
+        value = json.loads(path.read_bytes().decode("utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError) as error:
+        raise PawletteError(
+            f"{path}: cannot read as JSON ({error}); expected the file datasets' save_to_disk"
+            " writes"
+        ) from error
+    if not isinstance(value, dict):
+        raise PawletteError(f"{path}: {_shape(value)}; expected a JSON object")
+    return value
+
+
+def _shape(value: object) -> str:
+    if value is None:
+        return "missing"
+    name = type(value).__name__
+    return f"{'an' if name[0] in 'aeiou' else 'a'} {name}"
+
+
+def _split_names(path: Path) -> list[str]:
+    names = _json_object(path).get("splits", [])
+    if not isinstance(names, list) or not all(isinstance(name, str) for name in names):
+        raise PawletteError(f"{path}: splits is {_shape(names)}; expected a list of names")
+    return names
 
 
 def _datasets_directory(path: Path, chunk_records: int, split: str | None) -> RecordSource:
@@ -299,7 +338,7 @@ def _datasets_directory(path: Path, chunk_records: int, split: str | None) -> Re
     if split is not None:
         if not splits.is_file():
             _no_split(str(path), split)
-        names = json.loads(splits.read_text(encoding="utf-8")).get("splits", [])
+        names = _split_names(splits)
         if split not in names:
             raise PawletteError(
                 f"{path}: no split {split!r}; expected one of {', '.join(names) or 'none'}"
@@ -307,7 +346,7 @@ def _datasets_directory(path: Path, chunk_records: int, split: str | None) -> Re
         return _datasets_directory(path / split, chunk_records, None)
     if not state_file.is_file():
         if splits.is_file():
-            names = json.loads(splits.read_text(encoding="utf-8")).get("splits", [])
+            names = _split_names(splits)
             raise PawletteError(
                 f"{path}: a DatasetDict directory; expected --split naming one of"
                 f" {', '.join(names)} (or one split's directory,"
@@ -317,19 +356,32 @@ def _datasets_directory(path: Path, chunk_records: int, split: str | None) -> Re
             f"{path}: a directory without state.json; expected a file, or a directory written"
             " by datasets' save_to_disk"
         )
-    state = json.loads(state_file.read_text(encoding="utf-8"))
-    files = [path / entry["filename"] for entry in state.get("_data_files", [])]
+    state = _json_object(state_file)
+    entries = state.get("_data_files")
+    if not isinstance(entries, list) or not all(
+        isinstance(entry, dict) and isinstance(entry.get("filename"), str) for entry in entries
+    ):
+        raise PawletteError(
+            f"{state_file}: _data_files is {_shape(entries)}; expected a list of"
+            ' {"filename": ...} objects, as datasets\' save_to_disk writes'
+        )
+    files = [path / entry["filename"] for entry in entries]
     if not files:
         raise PawletteError(f"{state_file}: no _data_files; expected datasets' save_to_disk")
     readers = []
     rows = 0
     size = 0
     for file in files:
-        reader = pa.ipc.open_stream(pa.memory_map(str(file)))
-        readers.append(reader)
-        size += file.stat().st_size
-    for file in files:  # the row count, from each file's metadata-light stream reader
-        rows += pa.ipc.open_stream(pa.memory_map(str(file))).read_all().num_rows
+        try:
+            readers.append(pa.ipc.open_stream(pa.memory_map(str(file))))
+            size += file.stat().st_size
+            # The row count, from each file's metadata-light stream reader.
+            rows += pa.ipc.open_stream(pa.memory_map(str(file))).read_all().num_rows
+        except (OSError, pa.ArrowException) as error:
+            raise PawletteError(
+                f"{file}: cannot read as an Arrow stream ({error}); expected the data file"
+                f" {state_file} names"
+            ) from error
 
     def chunks() -> Iterator[tuple[Chunk, int]]:
         number = 0
