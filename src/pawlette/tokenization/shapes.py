@@ -143,7 +143,9 @@ class RecordShape:
             raise RequestError(field, "an empty list", "at least one message")
         if self.sharegpt:
             system = record.get("system")
-            messages = _from_sharegpt(messages, field, system if isinstance(system, str) else "")
+            if system is not None and not isinstance(system, str):  # never dropped silently
+                raise RequestError("system", f"a JSON {json_kind(system)}", "a string")
+            messages = _from_sharegpt(messages, field, system or "")
             tools = _function_tools(tools)
         return messages, tools
 
@@ -170,6 +172,8 @@ def _from_sharegpt(turns: list[Any], field: str, system: str) -> list[dict[str, 
         if role == "function_call":
             calls = maybe_json(value, f"{path}.value")
             listed = calls if isinstance(calls, list) else [calls]
+            if not listed:  # else an assistant turn with nothing in it, learned as an answer
+                raise RequestError(f"{path}.value", "an empty list", "at least one call")
             tool_calls = []
             for position, call in enumerate(listed):
                 where = f"{path}.value" + (f"[{position}]" if isinstance(calls, list) else "")
