@@ -256,6 +256,10 @@ def _schema() -> Any:
 
 def check_output(path: str | os.PathLike[str], what: str = "-o") -> Path:
     """``path`` as a file that can be written: not a directory, in a writable directory."""
+    if os.fspath(path) == "-":  # an input's "-" is stdin; a file named "-" would surprise
+        raise PawletteError(
+            f"{what} -: standard output is not written to; expected a file path to write"
+        )
     target = Path(path)
     if target.is_dir():
         raise PawletteError(f"{what} {target}: a directory; expected a file path to write")
