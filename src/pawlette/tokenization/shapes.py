@@ -38,6 +38,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import RequestError, UnsupportedFeature
+from ..json_values import show
 
 __all__ = ["DROPPABLE", "RecordShape", "droppable_feature", "parse_drop", "without_feature"]
 
@@ -163,7 +164,7 @@ def _from_sharegpt(turns: list[Any], field: str, system: str) -> list[dict[str, 
         role = SHAREGPT_ROLES.get(speaker) if isinstance(speaker, str) else None
         if role is None:
             raise RequestError(
-                f"{path}.from", f"found {speaker!r}", "one of " + ", ".join(SHAREGPT_ROLES)
+                f"{path}.from", f"found {show(speaker)}", "one of " + ", ".join(SHAREGPT_ROLES)
             )
         value = turn.get("value")
         if not isinstance(value, str):
