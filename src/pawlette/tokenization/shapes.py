@@ -68,7 +68,11 @@ def parse_drop(spec: str | Iterable[str] | None) -> frozenset[str]:
     """The features to drop, from ``"reasoning,name"`` or an iterable of names."""
     if spec is None:
         return frozenset()
-    words = spec.split(",") if isinstance(spec, str) else list(spec)
+    words = spec.split(",") if isinstance(spec, str) else None
+    if words is None and isinstance(spec, Iterable):
+        words = list(spec)
+    if words is None or not all(isinstance(word, str) for word in words):
+        raise RequestError("drop", f"found {show(spec)}", '"reasoning,name" or a set of names')
     found = frozenset(word.strip() for word in words if word.strip())
     unknown = sorted(found - DROPPABLE.keys())
     if unknown:
