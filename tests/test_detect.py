@@ -143,3 +143,25 @@ def test_a_variant_is_a_format_name_every_process_resolves() -> None:
     assert pawlette.get_format("chatml:qwen2.5") is qwen25
     with pytest.raises(pawlette.RequestError, match=r"qwen2\.5"):
         pawlette.get_format("chatml:qwen9")
+
+
+@pytest.mark.parametrize(
+    ("files", "found"),
+    [
+        (
+            {"tokenizer_config.json": b"[]"},
+            "tokenizer_config.json: a JSON list; expected an object",
+        ),
+        ({"chat_template.jinja": b"\xff\xfe{{ x }}"}, "chat_template.jinja: unreadable"),
+        ({"chat_template.jinja": b"{% if %}"}, "chat_template: not valid Jinja"),
+    ],
+)
+def test_a_damaged_directory_is_a_request_error(
+    tmp_path: Path, files: dict[str, bytes], found: str
+) -> None:
+    """The audit found these as AttributeError, UnicodeDecodeError and TemplateSyntaxError
+    tracebacks of ``pawlette detect`` (and of ``-f auto``)."""
+    for name, content in files.items():
+        (tmp_path / name).write_bytes(content)
+    with pytest.raises(pawlette.RequestError, match=found):
+        detect(tmp_path)

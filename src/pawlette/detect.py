@@ -169,6 +169,8 @@ def read_chat_template(directory: str | Path) -> tuple[str, dict[str, str]]:
             config = json.loads(config_path.read_text(encoding="utf-8"))
         except (OSError, ValueError) as error:
             raise RequestError(str(config_path), f"unreadable ({error})", "JSON") from error
+        if not isinstance(config, dict):
+            raise RequestError(str(config_path), f"a JSON {type(config).__name__}", "an object")
     variables = {
         key: text
         for key in ("bos_token", "eos_token", "unk_token", "pad_token")
@@ -176,7 +178,10 @@ def read_chat_template(directory: str | Path) -> tuple[str, dict[str, str]]:
     }
     template_file = folder / "chat_template.jinja"
     if template_file.is_file():
-        return template_file.read_text(encoding="utf-8"), variables
+        try:
+            return template_file.read_text(encoding="utf-8"), variables
+        except (OSError, ValueError) as error:
+            raise RequestError(str(template_file), f"unreadable ({error})", "UTF-8 text") from error
     template = config.get("chat_template")
     if isinstance(template, list):
         named = {
@@ -291,7 +296,14 @@ def detect_template(
 ) -> Detection:
     """:func:`detect` for a template given as text."""
     environment = _environment()
-    compiled = environment.from_string(template)
+    import jinja2
+
+    try:
+        compiled = environment.from_string(template)
+    except jinja2.TemplateSyntaxError as error:
+        raise RequestError(
+            "chat_template", f"not valid Jinja ({error.message}, line {error.lineno})", "a template"
+        ) from error
     probe_list = list(probes)
     mismatches: list[Mismatch] = []
     for name, variant, fmt in _candidates():

@@ -256,6 +256,10 @@ def _schema() -> Any:
 
 def check_output(path: str | os.PathLike[str], what: str = "-o") -> Path:
     """``path`` as a file that can be written: not a directory, in a writable directory."""
+    if os.fspath(path) == "-":  # an input's "-" is stdin; a file named "-" would surprise
+        raise PawletteError(
+            f"{what} -: standard output is not written to; expected a file path to write"
+        )
     target = Path(path)
     if target.is_dir():
         raise PawletteError(f"{what} {target}: a directory; expected a file path to write")
@@ -385,8 +389,10 @@ def tokenize_file(
     policy = _coerce_mask(mask)
     drops = parse_drop(drop)
     shape = RecordShape(messages_field=messages_field, sharegpt=sharegpt)
+    if messages_field is not None and not isinstance(messages_field, str):
+        raise RequestError("messages_field", f"found {messages_field!r}", "a key name")
     if pack is not None:
-        if isinstance(pack, bool) or pack < 1:
+        if type(pack) is not int or pack < 1:
             raise RequestError("pack", f"found {pack!r}", "a positive number of tokens")
         if max_length is not None and max_length > pack:
             raise RequestError(
@@ -395,10 +401,14 @@ def tokenize_file(
         max_length = pack if max_length is None else max_length
     check_length_options(max_length, overflow)
     limit_count, limit_fraction = parse_max_rejected(max_rejected)
+    if not isinstance(fmt, (str, Format)):
+        raise RequestError(
+            "fmt", f"found a {type(fmt).__name__} object", "a format name or a pawlette Format"
+        )
     resolved = get_format(fmt) if isinstance(fmt, str) else fmt
     encoder = ConversationEncoder(resolved, tokenizer, mask=policy)  # fails fast on markers
-    if workers is not None and workers < 0:
-        raise PawletteError(f"--workers: {workers}; expected 0 or more")
+    if workers is not None and (type(workers) is not int or workers < 0):
+        raise PawletteError(f"--workers: {workers!r}; expected a whole number, 0 or more")
     records = open_records(
         source_name,
         chunk_records=CHUNK_RECORDS,

@@ -451,3 +451,16 @@ def test_a_cleared_cache_encodes_the_same_ids() -> None:
     backend.clear_cache()
     assert not any(backend._caches)
     assert encoder.encode(CONVERSATION, TOOLS) == first
+
+
+def test_arguments_of_the_wrong_type_are_refused() -> None:
+    """Found by the audit: ``encode_batch(5)`` raised TypeError, ``encode_batch`` of one
+    request dict encoded its keys, and ``add_generation_prompt="no"`` counted as true."""
+    messages = [{"role": "user", "content": "hi"}]
+    encoder = ConversationEncoder("pcml", small("pcml"))
+    for conversations in (5, {"messages": messages}, "hi"):
+        with pytest.raises(RequestError, match=r"conversations: .*expected a list"):
+            encoder.encode_batch(conversations)  # type: ignore[arg-type]
+    with pytest.raises(RequestError, match="add_generation_prompt: found 'no'"):
+        pawlette.tokenize("pcml", small("pcml"), messages, add_generation_prompt="no")  # type: ignore[arg-type]
+    assert len(encoder.encode_batch([messages, (messages, None)])) == 2

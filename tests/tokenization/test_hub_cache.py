@@ -293,3 +293,43 @@ def test_tokenize_reads_the_cache_with_no_network(
     )  # fmt: skip
     assert status == 2
     assert "expected --split naming one" in capsys.readouterr().err
+
+
+def test_a_damaged_cache_is_an_error_not_a_traceback(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A dataset folder left without ``snapshots/`` (an interrupted download) and a ref that
+    is not a commit hash (bytes that are not text) are reported, never an OSError or a
+    UnicodeDecodeError (the audit found both as tracebacks of ``pawlette tokenize``)."""
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path))
+    set_ref(tmp_path / "datasets--no--snapshots", "main", MAIN)
+    with pytest.raises(PawletteError, match="has no snapshots directory"):
+        resolve_hub_dataset("hf://datasets/no/snapshots")
+    garbled = tmp_path / "datasets--garbled--ref"
+    add_snapshot(garbled, MAIN, {"train.jsonl": b"{}\n"})
+    (garbled / "refs").mkdir()
+    (garbled / "refs" / "main").write_bytes(b"\xff\xfe\x00")
+    with pytest.raises(PawletteError, match=r"refs/main points at .*which has no snapshot"):
+        resolve_hub_dataset(str(garbled))
+
+
+def test_a_damaged_cache_through_the_command_line(
+    tmp_path: Path, tokenizer: Path, monkeypatch: pytest.MonkeyPatch, capsys: Any
+) -> None:
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path))
+    set_ref(tmp_path / "datasets--no--snapshots", "main", MAIN)
+    output = str(tmp_path / "out.parquet")
+    arguments = ["tokenize", "-f", "pcml", "--tokenizer", str(tokenizer)]
+    assert main([*arguments, "hf://datasets/no/snapshots", "-o", output]) == 2
+    assert "has no snapshots directory" in capsys.readouterr().err
+
+
+def test_a_link_to_a_directory_is_no_data_file(tmp_path: Path) -> None:
+    """A snapshot entry named like a data file that links to a directory was read as a
+    file (IsADirectoryError from ``pawlette tokenize``)."""
+    folder = tmp_path / "datasets--linked--dir"
+    add_snapshot(folder, MAIN, {"train.jsonl": jsonl_bytes(TRAIN[:3])})
+    set_ref(folder, "main", MAIN)
+    (folder / "elsewhere").mkdir()
+    (folder / "snapshots" / MAIN / "extra.jsonl").symlink_to("../../elsewhere")
+    assert resolve_hub_dataset(str(folder), data_files="*.jsonl").files == ("train.jsonl",)

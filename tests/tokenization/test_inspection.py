@@ -219,3 +219,46 @@ def test_a_parquet_row_shows_each_tokens_provenance(
     pq.write_table(pq.read_table(older).select(["line"]), records)
     assert main(["inspect", str(records), "--row", "0", "--tokenizer", str(breeze)]) == 2
     assert "columns line; expected input_ids and labels" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("rows", "found"),
+    [
+        ([{"input_ids": [1, 2, 3], "labels": [1, -100]}], "3 input_ids and 2 labels"),
+        ([{"input_ids": None, "labels": None}], "input_ids is null; expected a list"),
+        ([{"input_ids": [10**12], "labels": [-100]}], r"input_ids\[0\] is 1000000000000"),
+        ([{"input_ids": [-1], "labels": [-100]}], r"input_ids\[0\] is -1; expected a token id"),
+        ([{"input_ids": [5], "labels": [-7]}], r"labels\[0\] is -7; expected a token id or -100"),
+        ([{"input_ids": "x", "labels": "y"}], "input_ids is a str; expected a list"),
+    ],
+)
+def test_a_row_another_tool_wrote_is_refused_clearly(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], rows: list[object], found: str
+) -> None:
+    """Rows whose ids and labels are not what pawlette tokenize writes: the audit found a
+    ValueError (lengths), TypeError (null, text) and OverflowError (an id over 2**32)."""
+    import pyarrow
+
+    from .support import small
+
+    tokenizer = tmp_path / "tokenizer.json"
+    small("pcml").save(str(tokenizer))
+    path = tmp_path / "other.parquet"
+    pq.write_table(pyarrow.Table.from_pylist(rows), str(path))
+    assert main(["inspect", str(path), "--row", "0", "--tokenizer", str(tokenizer)]) == 2
+    assert re.search(found, capsys.readouterr().err)
+
+
+def test_a_missing_or_damaged_file_is_named(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A missing file was reported as ``a record; expected -f FORMAT and --tokenizer``, a file
+    with Parquet's magic and no footer raised pyarrow's error."""
+    assert main(["inspect", str(tmp_path / "missing.parquet")]) == 2
+    assert "missing.parquet: no such file" in capsys.readouterr().err
+    assert main(["inspect", str(tmp_path)]) == 2
+    assert "a directory; expected a record" in capsys.readouterr().err
+    fake = tmp_path / "fake.parquet"
+    fake.write_bytes(b"PAR1 not really")
+    assert main(["inspect", str(fake), "--tokenizer", str(fake)]) == 2
+    assert "fake.parquet: cannot read as Parquet" in capsys.readouterr().err

@@ -81,6 +81,22 @@ def test_sharegpt_errors_name_the_turn() -> None:
         shape.conversation(OPENAI)
 
 
+def test_sharegpt_never_drops_a_system_or_turns_no_call_into_an_answer() -> None:
+    """Found by the audit: a record's ``system`` that is not a string was dropped silently,
+    and ``function_call`` holding ``[]`` became an empty assistant answer, learned."""
+    shape = RecordShape(sharegpt=True)
+    turns = [{"from": "human", "value": "q"}]
+    for system in (5, ["x"], {"content": "x"}):
+        with pytest.raises(RequestError, match=r"^system: a JSON \w+; expected a string"):
+            shape.conversation({"conversations": turns, "system": system})
+    assert shape.conversation({"conversations": turns, "system": None})[0] == [
+        {"role": "user", "content": "q"}
+    ]
+    no_call = [*turns, {"from": "function_call", "value": "[]"}]
+    with pytest.raises(RequestError, match=r"conversations\[1\]\.value: an empty list"):
+        shape.conversation({"conversations": no_call})
+
+
 def test_another_messages_field() -> None:
     record = {"dialogue": OPENAI["messages"], "tools": OPENAI["tools"]}
     assert RecordShape(messages_field="dialogue").conversation(record) == (

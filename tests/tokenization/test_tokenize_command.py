@@ -154,6 +154,23 @@ def test_the_output_is_checked_before_any_work(
         locked.chmod(0o700)
 
 
+def test_a_dash_is_no_output_file(
+    breeze_tokenizer: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``-`` is stdin as the input; as ``-o`` or ``--rejects`` it wrote a file named ``-``
+    in the working directory (found by the audit)."""
+    monkeypatch.chdir(tmp_path)
+    source = write_lines(tmp_path / "in.jsonl", [{"messages": [{"role": "user", "content": "hi"}]}])
+    status, err = run(capsys, breeze_tokenizer, source, Path("-"))
+    assert status == 2 and "-o -: standard output is not written to" in err
+    status, err = run(capsys, breeze_tokenizer, source, tmp_path / "o.parquet", "--rejects", "-")
+    assert status == 2 and "--rejects -: standard output is not written to" in err
+    assert not (tmp_path / "-").exists()
+
+
 @pytest.mark.parametrize("pack", [None, "300"])
 def test_workers_write_what_one_process_writes(
     breeze_tokenizer: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], pack: str | None

@@ -406,3 +406,29 @@ def test_the_default_worker_count_follows_the_input_size(
         counts.append(training.default_workers(source))
         source.close()
     assert counts == [0, 2]
+
+
+@pytest.mark.parametrize(
+    ("option", "found"),
+    [
+        ({"workers": "2"}, r"--workers: '2'; expected a whole number"),
+        ({"workers": True}, r"--workers: True; expected a whole number"),
+        ({"drop": 5}, r"drop: found 5; expected"),
+        ({"drop": [5]}, r"drop: found \[5\]; expected"),
+        ({"fmt": 5}, r"fmt: found a int object; expected a format name"),
+        ({"max_length": 2.5}, r"max_length: found 2\.5; expected a positive number"),
+        ({"pack": 3.5}, r"pack: found 3\.5; expected a positive number"),
+        ({"messages_field": 5}, r"messages_field: found 5; expected a key name"),
+    ],
+)
+def test_python_options_of_the_wrong_type_are_refused_up_front(
+    tokenizer_path: Path, tmp_path: Path, option: dict[str, Any], found: str
+) -> None:
+    """The audit found TypeError/AttributeError for these (``workers="2"``, ``drop=5``,
+    ``fmt=5``), and floats for lengths accepted until every record was rejected."""
+    source = tmp_path / "in.jsonl"
+    source.write_text(json.dumps(record(1)) + "\n", encoding="utf-8")
+    arguments: dict[str, Any] = {"fmt": "pcml", "tokenizer": tokenizer_path, "progress": False}
+    with pytest.raises(PawletteError, match=found):
+        training.tokenize_file(source, tmp_path / "out.parquet", **{**arguments, **option})
+    assert not (tmp_path / "out.parquet").exists()

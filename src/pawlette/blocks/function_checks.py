@@ -33,6 +33,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..errors import RequestError
+from ..json_values import show
 from ..types import Message, Tool
 
 # JSON Schema type -> the Python types MRPromptV3 accepts for it (other types: unchecked).
@@ -56,12 +57,12 @@ def check_functions(tools: Sequence[Tool]) -> None:
                 raise RequestError(f"{path}.{key}", "missing", f"a {key} (MRPromptV3 needs it)")
         for key in ("name", "description"):
             if not isinstance(definition[key], str):
-                raise RequestError(f"{path}.{key}", f"{definition[key]!r}", "a string")
+                raise RequestError(f"{path}.{key}", show(definition[key]), "a string")
         parameters = definition["parameters"]
         if parameters is None:
             continue
         if not isinstance(parameters, Mapping):
-            raise RequestError(f"{path}.parameters", f"{parameters!r}", "an object or null")
+            raise RequestError(f"{path}.parameters", show(parameters), "an object or null")
         if parameters:
             _check_parameters(parameters, f"{path}.parameters")
 
@@ -72,10 +73,10 @@ def _check_parameters(parameters: Mapping[str, Any], path: str) -> None:
             raise RequestError(f"{path}.{key}", "missing", f"a {key} in non-empty parameters")
     properties = parameters["properties"]
     if not isinstance(properties, Mapping):
-        raise RequestError(f"{path}.properties", f"{properties!r}", "an object")
+        raise RequestError(f"{path}.properties", show(properties), "an object")
     required = parameters.get("required", [])
     if not isinstance(required, list):
-        raise RequestError(f"{path}.required", f"{required!r}", "a list of parameter names")
+        raise RequestError(f"{path}.required", show(required), "a list of parameter names")
     for name in required:
         if name not in properties:
             raise RequestError(f"{path}.required", f"{name!r}", "names among the properties")
@@ -87,11 +88,11 @@ def _check_parameters(parameters: Mapping[str, Any], path: str) -> None:
         # MRPromptV3 reads a default as its type (an int from a float, a bool from text);
         # what cannot be read so is refused.
         if expected is int and (isinstance(default, str) or not _is_number(default)):
-            raise RequestError(f"{path}.properties.{name}.default", f"{default!r}", "an integer")
+            raise RequestError(f"{path}.properties.{name}.default", show(default), "an integer")
         if expected is float and not _is_number(default):
-            raise RequestError(f"{path}.properties.{name}.default", f"{default!r}", "a number")
+            raise RequestError(f"{path}.properties.{name}.default", show(default), "a number")
         if expected is str and not isinstance(default, str):
-            raise RequestError(f"{path}.properties.{name}.default", f"{default!r}", "a string")
+            raise RequestError(f"{path}.properties.{name}.default", show(default), "a string")
 
 
 def _is_number(value: object) -> bool:
@@ -131,7 +132,9 @@ def argument_problems(arguments: Mapping[str, Any], definition: Mapping[str, Any
             found = type(value).__name__
             problems.append(f"incorrect type for {name!r}: {found}, expected {kind}")
         if "enum" in schema and value not in schema["enum"]:
-            problems.append(f"incorrect value for {name!r}: {value!r}, not one of {schema['enum']}")
+            problems.append(
+                f"incorrect value for {name!r}: {show(value)}, not one of {schema['enum']}"
+            )
     return problems
 
 

@@ -22,6 +22,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from ..errors import RequestError
+from ..json_values import show
 from ..types import Tool
 
 
@@ -54,7 +55,7 @@ def tool_choice_name(tool_choice: object) -> str | None:
         if tool_choice not in (None, "auto", "none", "required"):
             raise RequestError(
                 "tool_choice",
-                f"found {tool_choice!r}",
+                f"found {show(tool_choice)}",
                 "'auto', 'none', 'required' or {'type': 'function', 'function': {'name': ...}}",
             )
         return None
@@ -65,7 +66,7 @@ def tool_choice_name(tool_choice: object) -> str | None:
             return name
     raise RequestError(
         "tool_choice",
-        f"found {tool_choice!r}",
+        f"found {show(tool_choice)}",
         "'auto', 'none', 'required' or {'type': 'function', 'function': {'name': ...}}",
     )
 
@@ -90,7 +91,7 @@ def forced_prefix(
     if tools is not None and name not in {tool.name for tool in tools}:
         raise RequestError(
             "tool_choice.function.name",
-            f"found {name!r}",
+            f"found {show(name)}",
             "the name of one of the request's tools: "
             + ", ".join(repr(tool.name) for tool in tools),
         )

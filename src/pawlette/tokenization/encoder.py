@@ -224,6 +224,13 @@ class ConversationEncoder:
         """
         if errors not in ("raise", "return"):
             raise RequestError("errors", f"found {errors!r}", "'raise' or 'return'")
+        # One request dict or a string would be iterated as keys or characters: a list is meant.
+        if isinstance(conversations, (str, bytes, Mapping)) or not isinstance(
+            conversations, Iterable
+        ):
+            raise RequestError(
+                "conversations", f"a {type(conversations).__name__}", "a list of conversations"
+            )
         pairs = [_pair(conversation) for conversation in conversations]
         return self._encode_many(pairs, add_generation_prompt, keep_errors=errors == "return")
 
@@ -256,6 +263,8 @@ class ConversationEncoder:
     def _encode_many(
         self, conversations: Sequence[tuple[object, object]], prompt: bool, *, keep_errors: bool
     ) -> list[Tokenized | PawletteError]:
+        if not isinstance(prompt, bool):  # "no" would be true
+            raise RequestError("add_generation_prompt", f"found {prompt!r}", "true or false")
         runs: list[str] = []
         contexts: list[int] = []  # run number -> where the run stands (backend.START, ...)
         owners: list[int] = []  # run number -> conversation number

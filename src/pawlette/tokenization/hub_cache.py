@@ -247,13 +247,21 @@ def _refs(folder: Path) -> dict[str, str]:
     if refs.is_dir():
         for entry in sorted(refs.rglob("*")):
             if entry.is_file():
-                found[entry.relative_to(refs).as_posix()] = entry.read_text().strip()
+                # huggingface_hub writes a commit hash: anything else is a damaged cache,
+                # reported as such (not a UnicodeDecodeError) by the lookup that uses it.
+                text = entry.read_bytes().decode("ascii", errors="replace").strip()
+                found[entry.relative_to(refs).as_posix()] = text
     return found
 
 
 def _commit(source: str, folder: Path, revision: str) -> str:
     """The commit of ``revision``: a ref's hash, a snapshot's name, or a unique prefix."""
     refs = _refs(folder)
+    if not (folder / "snapshots").is_dir():  # an interrupted or hand-pruned download
+        raise PawletteError(
+            f"{source}: {folder} has no snapshots directory; expected"
+            " snapshots/<commit>/ (download the dataset again)"
+        )
     snapshots = sorted(entry.name for entry in (folder / "snapshots").iterdir() if entry.is_dir())
     if revision in refs:
         commit = refs[revision]
@@ -281,7 +289,9 @@ def _data_files(snapshot: Path) -> list[str]:
         raise PawletteError(f"{snapshot}: no such snapshot directory")
     names = []
     for entry in snapshot.rglob("*"):
-        if entry.is_dir() and not entry.is_symlink():
+        # A directory, or a link to one, is no data file (a dangling link is kept: its
+        # missing blob is reported below).
+        if entry.is_dir():
             continue
         relative = entry.relative_to(snapshot).as_posix()
         if relative.lower().endswith(DATA_SUFFIXES):

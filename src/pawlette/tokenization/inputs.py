@@ -143,11 +143,47 @@ def _file(path: str, chunk_records: int, chunk_bytes: int) -> RecordSource:
         stream: Any = gzip.GzipFile(fileobj=raw, mode="rb")
         return _jsonl(path, stream, raw, "jsonl.gz", chunk_records, chunk_bytes, [stream, raw])
     if magic == ZSTD_MAGIC:
-        zstandard = _module("zstandard")
-        stream = zstandard.ZstdDecompressor().stream_reader(raw, read_across_frames=True)
-        lines = _BufferedLines(stream)
-        return _jsonl(path, lines, raw, "jsonl.zst", chunk_records, chunk_bytes, [stream, raw])
+        lines = _BufferedLines(_ZstdFrames(path, raw, _module("zstandard")))
+        return _jsonl(path, lines, raw, "jsonl.zst", chunk_records, chunk_bytes, [raw])
     return _jsonl(path, raw, raw, "jsonl", chunk_records, chunk_bytes, [raw])
+
+
+class _ZstdFrames:
+    """The decompressed bytes of zstandard frames, one after the other, refusing a file that
+    ends inside a frame: zstandard's ``stream_reader`` returns what it has and no error
+    there, so a cut download read as fewer records, silently."""
+
+    def __init__(self, name: str, raw: IO[bytes], zstandard: Any) -> None:
+        self._name, self._raw = name, raw
+        self._decompressor = zstandard.ZstdDecompressor()
+        self._error = zstandard.ZstdError
+        self._frame = self._decompressor.decompressobj()
+        self._inside = False
+
+    def read(self, size: int) -> bytes:
+        while True:
+            data = self._raw.read(size)
+            if not data:
+                if self._inside:
+                    raise PawletteError(
+                        f"{self._name}: ends inside a zstandard frame; expected a whole"
+                        " .jsonl.zst file (an interrupted download?)"
+                    )
+                return b""
+            output = b""
+            while data:
+                try:
+                    output += self._frame.decompress(data)
+                except self._error as error:
+                    raise PawletteError(
+                        f"{self._name}: not valid zstandard data ({error})"
+                    ) from error
+                self._inside = not self._frame.eof
+                data = self._frame.unused_data if self._frame.eof else b""
+                if self._frame.eof:
+                    self._frame = self._decompressor.decompressobj()
+            if output:
+                return output
 
 
 class _BufferedLines:
@@ -192,7 +228,7 @@ def _jsonl(
         chunk: Chunk = []
         size = 0
         position = 0
-        for number, line in enumerate(stream, start=1):
+        for number, line in _lines(name, kind, stream):
             size += len(line)
             if line.strip():  # a blank line is not a record
                 chunk.append((number, line))
@@ -207,6 +243,25 @@ def _jsonl(
     return RecordSource(name, kind, total, "B", estimated, chunks(), handles)
 
 
+def _lines(name: str, kind: str, stream: Any) -> Iterator[tuple[int, bytes]]:
+    """Numbered lines; a compressed file cut short (gzip's EOFError, a damaged block's
+    OSError) is an error naming the file and the last line read, not a traceback."""
+    number = 0
+    iterator = iter(stream)
+    while True:
+        try:
+            line = next(iterator)
+        except StopIteration:
+            return
+        except (EOFError, OSError) as error:
+            raise PawletteError(
+                f"{name}: cannot read past line {number} ({error}); expected a whole .{kind}"
+                " file (an interrupted download?)"
+            ) from error
+        number += 1
+        yield number, line
+
+
 def _moved(raw: IO[bytes] | None, position: int, size: int) -> tuple[int, int]:
     """Progress in stored bytes: the raw file's position when it is compressed."""
     if raw is None:
@@ -219,6 +274,7 @@ def _moved(raw: IO[bytes] | None, position: int, size: int) -> tuple[int, int]:
 
 
 def _parquet(path: Path, chunk_records: int) -> RecordSource:
+    pa = _module("pyarrow")
     pq = _module("pyarrow.parquet")
     try:
         file = pq.ParquetFile(str(path))
@@ -228,13 +284,51 @@ def _parquet(path: Path, chunk_records: int) -> RecordSource:
 
     def chunks() -> Iterator[tuple[Chunk, int]]:
         number = 0
-        for batch in file.iter_batches(batch_size=chunk_records):
+        batches = file.iter_batches(batch_size=chunk_records)
+        while True:
+            try:
+                batch = next(batches)
+            except StopIteration:
+                return
+            except (OSError, pa.ArrowException) as error:  # a damaged page or row group
+                raise PawletteError(
+                    f"{path}: cannot read past row {number} ({error}); expected a whole"
+                    " Parquet file"
+                ) from error
             records = batch.to_pylist()
             yield [(number + offset + 1, row) for offset, row in enumerate(records)], len(records)
             number += len(records)
 
     size = path.stat().st_size
     return RecordSource(str(path), "parquet", rows or None, "rows", size * 4, chunks(), [file])
+
+
+def _json_object(path: Path) -> dict[str, Any]:
+    """A JSON object file of a ``datasets`` directory; anything else is an error naming it."""
+    try:
+        value = json.loads(path.read_bytes().decode("utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError) as error:
+        raise PawletteError(
+            f"{path}: cannot read as JSON ({error}); expected the file datasets' save_to_disk"
+            " writes"
+        ) from error
+    if not isinstance(value, dict):
+        raise PawletteError(f"{path}: {_shape(value)}; expected a JSON object")
+    return value
+
+
+def _shape(value: object) -> str:
+    if value is None:
+        return "missing"
+    name = type(value).__name__
+    return f"{'an' if name[0] in 'aeiou' else 'a'} {name}"
+
+
+def _split_names(path: Path) -> list[str]:
+    names = _json_object(path).get("splits", [])
+    if not isinstance(names, list) or not all(isinstance(name, str) for name in names):
+        raise PawletteError(f"{path}: splits is {_shape(names)}; expected a list of names")
+    return names
 
 
 def _datasets_directory(path: Path, chunk_records: int, split: str | None) -> RecordSource:
@@ -244,7 +338,7 @@ def _datasets_directory(path: Path, chunk_records: int, split: str | None) -> Re
     if split is not None:
         if not splits.is_file():
             _no_split(str(path), split)
-        names = json.loads(splits.read_text(encoding="utf-8")).get("splits", [])
+        names = _split_names(splits)
         if split not in names:
             raise PawletteError(
                 f"{path}: no split {split!r}; expected one of {', '.join(names) or 'none'}"
@@ -252,7 +346,7 @@ def _datasets_directory(path: Path, chunk_records: int, split: str | None) -> Re
         return _datasets_directory(path / split, chunk_records, None)
     if not state_file.is_file():
         if splits.is_file():
-            names = json.loads(splits.read_text(encoding="utf-8")).get("splits", [])
+            names = _split_names(splits)
             raise PawletteError(
                 f"{path}: a DatasetDict directory; expected --split naming one of"
                 f" {', '.join(names)} (or one split's directory,"
@@ -262,19 +356,32 @@ def _datasets_directory(path: Path, chunk_records: int, split: str | None) -> Re
             f"{path}: a directory without state.json; expected a file, or a directory written"
             " by datasets' save_to_disk"
         )
-    state = json.loads(state_file.read_text(encoding="utf-8"))
-    files = [path / entry["filename"] for entry in state.get("_data_files", [])]
+    state = _json_object(state_file)
+    entries = state.get("_data_files")
+    if not isinstance(entries, list) or not all(
+        isinstance(entry, dict) and isinstance(entry.get("filename"), str) for entry in entries
+    ):
+        raise PawletteError(
+            f"{state_file}: _data_files is {_shape(entries)}; expected a list of"
+            ' {"filename": ...} objects, as datasets\' save_to_disk writes'
+        )
+    files = [path / entry["filename"] for entry in entries]
     if not files:
         raise PawletteError(f"{state_file}: no _data_files; expected datasets' save_to_disk")
     readers = []
     rows = 0
     size = 0
     for file in files:
-        reader = pa.ipc.open_stream(pa.memory_map(str(file)))
-        readers.append(reader)
-        size += file.stat().st_size
-    for file in files:  # the row count, from each file's metadata-light stream reader
-        rows += pa.ipc.open_stream(pa.memory_map(str(file))).read_all().num_rows
+        try:
+            readers.append(pa.ipc.open_stream(pa.memory_map(str(file))))
+            size += file.stat().st_size
+            # The row count, from each file's metadata-light stream reader.
+            rows += pa.ipc.open_stream(pa.memory_map(str(file))).read_all().num_rows
+        except (OSError, pa.ArrowException) as error:
+            raise PawletteError(
+                f"{file}: cannot read as an Arrow stream ({error}); expected the data file"
+                f" {state_file} names"
+            ) from error
 
     def chunks() -> Iterator[tuple[Chunk, int]]:
         number = 0

@@ -220,8 +220,14 @@ def add_inspect_arguments(parser: argparse.ArgumentParser) -> None:
 
 def command_inspect(arguments: argparse.Namespace) -> int:
     path = Path(arguments.file)
+    if not path.is_file():
+        raise PawletteError(
+            f"{path}: {'a directory' if path.is_dir() else 'no such file'}; expected a record"
+            " (JSON or JSONL) or a Parquet file pawlette tokenize wrote"
+        )
     try:
-        magic = path.read_bytes()[:4] if path.is_file() else b""
+        with path.open("rb") as handle:
+            magic = handle.read(4)
     except OSError as error:
         raise PawletteError(f"{path}: cannot read ({error.strerror})") from error
     if magic == b"PAR1":
@@ -311,7 +317,11 @@ def _parquet_row(
 ) -> tuple[list[TokenView], str, list[str]]:
     import importlib
 
-    file = importlib.import_module("pyarrow.parquet").ParquetFile(str(path))
+    pyarrow = importlib.import_module("pyarrow")
+    try:
+        file = importlib.import_module("pyarrow.parquet").ParquetFile(str(path))
+    except (OSError, pyarrow.ArrowException) as error:
+        raise PawletteError(f"{path}: cannot read as Parquet ({error})") from error
     metadata = file.metadata.metadata or {}
     names = file.schema_arrow.names
     if "input_ids" not in names or "labels" not in names:
@@ -319,18 +329,33 @@ def _parquet_row(
             f"{path}: columns {', '.join(names)}; expected input_ids and labels, as pawlette"
             " tokenize writes them (a row of records: tokenize it first)"
         )
-    provenance = json.loads(metadata.get(b"pawlette", b"{}"))
+    try:
+        provenance = json.loads(metadata.get(b"pawlette", b"{}"))
+    except ValueError:  # another tool's key of that name: no provenance to show
+        provenance = {}
+    if not isinstance(provenance, dict):
+        provenance = {}
     tokenizer = arguments.tokenizer or provenance.get("tokenizer")
     if not tokenizer or tokenizer == "object":
         raise PawletteError(f"{path}: names no tokenizer file; expected --tokenizer")
     rows = file.metadata.num_rows
     if not 0 <= arguments.row < rows:
         raise PawletteError(f"{path}: --row {arguments.row}; expected 0 to {rows - 1}")
-    row = _read_row(file, arguments.row)
+    try:
+        row = _read_row(file, arguments.row)
+    except (OSError, pyarrow.ArrowException) as error:
+        raise PawletteError(f"{path}: row {arguments.row}: cannot read ({error})") from error
+    _check_row(f"{path}: row {arguments.row}", row)
     backend = load_backend(tokenizer)
     starts: dict[int, int] = {}
     if "cu_seqlens" in row:
-        starts = dict(zip(row["cu_seqlens"][:-1], row["lines"], strict=True))
+        try:
+            starts = dict(zip(row["cu_seqlens"][:-1], row["lines"], strict=True))
+        except (TypeError, ValueError, KeyError) as error:
+            raise PawletteError(
+                f"{path}: row {arguments.row}: cu_seqlens and lines do not match ({error});"
+                " expected one line per packed sequence"
+            ) from error
     where = f"line {row['line']}" if "line" in row else f"{len(starts)} packed sequences"
     runs = None
     if COLUMN in row:
@@ -349,6 +374,27 @@ def _parquet_row(
         f"{key} {provenance[key]}" for key in ("format", "mask", "tokenizer") if key in provenance
     ]
     return views, title, facts
+
+
+def _check_row(where: str, row: dict[str, Any]) -> None:
+    """The row's ``input_ids`` and ``labels``: lists of token ids of one length (labels may
+    be -100), as pawlette tokenize writes them; another tool's file may hold anything."""
+    ids, labels = row.get("input_ids"), row.get("labels")
+    for name, values, ignored in (("input_ids", ids, None), ("labels", labels, IGNORE_INDEX)):
+        if not isinstance(values, list):
+            found = "null" if values is None else f"a {type(values).__name__}"
+            raise PawletteError(f"{where}: {name} is {found}; expected a list")
+        for index, value in enumerate(values):
+            if type(value) is not int or not (0 <= value < 1 << 32 or value == ignored):
+                raise PawletteError(
+                    f"{where}: {name}[{index}] is {value!r}; expected a token id"
+                    + (" or -100" if name == "labels" else "")
+                )
+    assert isinstance(ids, list) and isinstance(labels, list)
+    if len(ids) != len(labels):
+        raise PawletteError(
+            f"{where}: {len(ids)} input_ids and {len(labels)} labels; expected one label a token"
+        )
 
 
 def _read_row(file: Any, row: int) -> dict[str, Any]:

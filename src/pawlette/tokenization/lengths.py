@@ -38,7 +38,7 @@ Fitted = tuple["Tokenized | None", str]
 
 
 def check_length_options(max_length: int | None, overflow: str) -> None:
-    if max_length is not None and (isinstance(max_length, bool) or max_length < 1):
+    if max_length is not None and (type(max_length) is not int or max_length < 1):
         raise RequestError("max_length", f"found {max_length!r}", "a positive number of tokens")
     if overflow not in OVERFLOW_POLICIES:
         raise RequestError("overflow", f"found {overflow!r}", "'drop' or 'truncate'")

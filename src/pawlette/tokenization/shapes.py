@@ -38,6 +38,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import RequestError, UnsupportedFeature
+from ..json_values import show
 
 __all__ = ["DROPPABLE", "RecordShape", "droppable_feature", "parse_drop", "without_feature"]
 
@@ -67,7 +68,11 @@ def parse_drop(spec: str | Iterable[str] | None) -> frozenset[str]:
     """The features to drop, from ``"reasoning,name"`` or an iterable of names."""
     if spec is None:
         return frozenset()
-    words = spec.split(",") if isinstance(spec, str) else list(spec)
+    words = spec.split(",") if isinstance(spec, str) else None
+    if words is None and isinstance(spec, Iterable):
+        words = list(spec)
+    if words is None or not all(isinstance(word, str) for word in words):
+        raise RequestError("drop", f"found {show(spec)}", '"reasoning,name" or a set of names')
     found = frozenset(word.strip() for word in words if word.strip())
     unknown = sorted(found - DROPPABLE.keys())
     if unknown:
@@ -143,7 +148,9 @@ class RecordShape:
             raise RequestError(field, "an empty list", "at least one message")
         if self.sharegpt:
             system = record.get("system")
-            messages = _from_sharegpt(messages, field, system if isinstance(system, str) else "")
+            if system is not None and not isinstance(system, str):  # never dropped silently
+                raise RequestError("system", f"a JSON {json_kind(system)}", "a string")
+            messages = _from_sharegpt(messages, field, system or "")
             tools = _function_tools(tools)
         return messages, tools
 
@@ -161,7 +168,7 @@ def _from_sharegpt(turns: list[Any], field: str, system: str) -> list[dict[str, 
         role = SHAREGPT_ROLES.get(speaker) if isinstance(speaker, str) else None
         if role is None:
             raise RequestError(
-                f"{path}.from", f"found {speaker!r}", "one of " + ", ".join(SHAREGPT_ROLES)
+                f"{path}.from", f"found {show(speaker)}", "one of " + ", ".join(SHAREGPT_ROLES)
             )
         value = turn.get("value")
         if not isinstance(value, str):
@@ -170,6 +177,8 @@ def _from_sharegpt(turns: list[Any], field: str, system: str) -> list[dict[str, 
         if role == "function_call":
             calls = maybe_json(value, f"{path}.value")
             listed = calls if isinstance(calls, list) else [calls]
+            if not listed:  # else an assistant turn with nothing in it, learned as an answer
+                raise RequestError(f"{path}.value", "an empty list", "at least one call")
             tool_calls = []
             for position, call in enumerate(listed):
                 where = f"{path}.value" + (f"[{position}]" if isinstance(calls, list) else "")
