@@ -474,3 +474,13 @@ def test_plain_json_object_reads_what_json_loads_reads(text: str) -> None:
         assert found == expected or (found is not None and repr(found) == repr(expected))
     else:
         assert found is None
+
+
+@pytest.mark.parametrize(
+    "message",
+    [{"role": "assistant"}, {"role": "assistant", "content": None, "tool_calls": []}],
+)
+def test_an_assistant_with_neither_content_nor_calls_is_refused(message: dict[str, Any]) -> None:
+    # OpenAI refuses both; rendering them as an empty answer would train on one.
+    with pytest.raises(RequestError, match=r"messages\[1\].content: (missing|null)"):
+        conversation_from_openai([{"role": "user", "content": "hi"}, message])

@@ -294,7 +294,7 @@ def _plain_message(data: object) -> Message | None:
         if not text.isascii() and surrogate_problem(text) is not None:
             return None
     elif text is None:
-        if role != "assistant":
+        if role != "assistant" or not (get("tool_calls") or get("reasoning_content")):
             return None  # content is required (the general reader says so)
         text = ""  # null, "" and [] all read as no content (which is None beside calls)
     else:
@@ -527,6 +527,14 @@ def _read_message(data: object, path: str) -> Message:
             f"{path}.content",
             "missing" if "content" not in obj else "null",
             f"the {role} message's text or content parts ('' for none)",
+        )
+    if content is None and not (tool_calls or reasoning is not None or steps):
+        # OpenAI requires an assistant's content unless it calls tools; an assistant with
+        # neither would render as an empty answer (and be learned as one).
+        raise RequestError(
+            f"{path}.content",
+            "missing" if "content" not in obj else "null",
+            "the assistant's text ('' for an empty answer), or tool_calls beside it",
         )
     if content is None and not (role == "assistant" and tool_calls):
         content = ()

@@ -100,3 +100,22 @@ def test_an_entry_point_registers_a_format_for_the_command_line(tmp_path: Path) 
     assert (
         export_grammar(declare(user_format.LAYOUT), [], "auto").splitlines()[-1] in grammar.stdout
     )
+
+
+@pytest.mark.parametrize("name", ["", "a b", "x\n", "auto", "chatml:qwen2.5", "-x"])
+def test_a_name_no_command_line_can_reach_is_refused(name: str) -> None:
+    variant = dataclasses.replace(pawlette.get_format("chatml"), name=name)
+    with pytest.raises(pawlette.RequestError, match=r"format\.name"):
+        pawlette.register_format(variant)
+    assert name not in pawlette.formats()
+
+
+def test_workers_refuse_a_format_only_this_process_registered() -> None:
+    pytest.importorskip("uvicorn")
+    from pawlette.serve.config import ServeConfig
+    from pawlette.serve.workers import run_workers
+
+    with user_format.registered():
+        config = ServeConfig(format="user-tiny", upstream="http://127.0.0.1:9", workers=2)
+        with pytest.raises(pawlette.PawletteError, match="entry point group"):
+            run_workers(config)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import importlib
 import importlib.metadata
+import re
 from typing import Any
 
 from ..errors import RequestError
@@ -22,6 +23,7 @@ _MODULES: dict[str, str] = {
     "chatml": "pawlette.declared.chatml",
     "llama3": "pawlette.declared.llama3",
 }
+_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
 _LOADED: dict[str, Format] = {}
 _REGISTERED: dict[str, Format] = {}
 _ENTRY_POINT_GROUP = "pawlette.formats"
@@ -69,6 +71,14 @@ def register_format(fmt: object, *, replace: bool = False) -> Format:
                 "format", f"a {type(fmt).__name__}", "a pawlette Format or declare.Layout"
             )
         fmt = declare(fmt)
+    if not isinstance(fmt.name, str) or not _NAME.fullmatch(fmt.name) or fmt.name == "auto":
+        # "auto" is what -f auto means, "base:variant" a declared format's options, and a
+        # name with spaces or newlines cannot be named on a command line.
+        raise RequestError(
+            "format.name",
+            repr(fmt.name)[:80],
+            "a name of letters, digits, '.', '_' and '-' (not 'auto', no ':')",
+        )
     if not replace and (fmt.name in _MODULES or fmt.name in _REGISTERED):
         raise RequestError(
             "format.name", f"{fmt.name!r} is registered already", "a new name, or replace=True"
@@ -76,6 +86,12 @@ def register_format(fmt: object, *, replace: bool = False) -> Format:
     _REGISTERED[fmt.name] = fmt
     _LOADED.pop(fmt.name, None)
     return fmt
+
+
+def registered_in_this_process(name: str) -> bool:
+    """Whether ``name`` is known only through :func:`register_format` in this process (a
+    fresh interpreter, such as a server worker, cannot find it)."""
+    return name.partition(":")[0] in _REGISTERED
 
 
 def _variant(name: str) -> Format:

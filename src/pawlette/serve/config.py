@@ -180,6 +180,31 @@ def serve_main(argv: Sequence[str]) -> int:
     return run_config(config)
 
 
+def check_config(config: ServeConfig) -> None:
+    """Refuse settings no server can run with, before any socket or process is made (a port
+    out of range started one worker and crashed the next; an upstream that is not a URL made
+    every request fail)."""
+    from urllib.parse import urlsplit
+
+    from ..errors import RequestError
+
+    if not 0 <= config.port <= 65535:
+        raise RequestError("--port", repr(config.port), "a port number from 0 to 65535")
+    for upstream in config.upstreams:
+        parts = urlsplit(upstream)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise RequestError("--upstream", repr(upstream), "an http:// or https:// URL")
+    if config.workers < 1:
+        raise RequestError("--workers", repr(config.workers), "at least 1")
+    for option, value in (
+        ("--timeout", config.timeout),
+        ("--connect-timeout", config.connect_timeout),
+        ("--eject-seconds", config.eject_seconds),
+    ):
+        if not value > 0:
+            raise RequestError(option, repr(value), "a number of seconds above 0")
+
+
 def run_config(config: ServeConfig) -> int:
     """Run the server for ``config``; errors are one line on stderr and status 2."""
     from ..errors import PawletteError
@@ -194,6 +219,7 @@ def run_config(config: ServeConfig) -> int:
         )
         return 2
     try:
+        check_config(config)
         if config.workers != 1:
             return run_workers(config)
         run(config)

@@ -86,9 +86,18 @@ def run_workers(config: ServeConfig, *, reuse_port: bool = True) -> int:
         raise PawletteError(f"--workers: found {config.workers}; expected at least 1")
     if not hasattr(socket, "SO_REUSEPORT"):
         reuse_port = False
+    from ..formats import registered_in_this_process
     from .app import build_app
 
     build_app(config)  # unknown format, unusable tokenizer: one error now, not N
+    if registered_in_this_process(config.format):
+        # Workers are spawned interpreters: they import pawlette afresh and never run the
+        # caller's register_format, so each would die on an unknown format.
+        raise PawletteError(
+            f"--workers {config.workers}: format {config.format!r} was registered with "
+            "register_format in this process, which worker processes cannot see; declare it "
+            "under the 'pawlette.formats' entry point group, or run one worker"
+        )
     try:
         # With SO_REUSEPORT this socket only holds the port (and resolves port 0) for the
         # workers' own sockets: a socket that does not listen gets no connections.
