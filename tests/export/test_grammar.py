@@ -916,3 +916,11 @@ def test_a_recursive_schema_under_every_tool_choice(name: str, syntax: str) -> N
                 }
                 ids = completion_ids(fmt, request, 1)
                 assert accepts(name, grammar, syntax, ids) is expected, (choice, parallel)
+
+
+def test_a_huge_tool_choice_name_is_quoted_short_in_the_error() -> None:
+    # the error names the value, it does not repeat a megabyte of it
+    choice = {"type": "function", "function": {"name": "g" * 1_000_000}}
+    with pytest.raises(RequestError, match="is not a declared tool") as raised:
+        export_grammar("pcml", [], choice)
+    assert len(str(raised.value)) < 500

@@ -30,6 +30,7 @@ from typing import Any, Literal, TypeAlias
 from ..errors import RequestError, UnsupportedFeature
 from ..format import Format
 from ..formats import formats, get_format
+from ..json_values import show
 from ..openai import tools_from_openai
 from ..types import Tool
 from .grammar_ast import MarkerSpelling, Rules, Syntax, to_gbnf, to_lark
@@ -70,7 +71,7 @@ class ToolChoice:
                     return cls("function", name)
         raise RequestError(
             "tool_choice",
-            f"found {value!r}",
+            f"found {show(value)}",
             "'auto', 'none', 'required' or {'type': 'function', 'function': {'name': ...}}",
         )
 
@@ -150,8 +151,8 @@ def build_turn(
     if choice.mode == "function" and choice.name not in names:
         raise RequestError(
             "tool_choice.function.name",
-            f"{choice.name!r} is not a declared tool",
-            "one of " + (", ".join(repr(name) for name in names) or "the request's tools"),
+            f"{show(choice.name)} is not a declared tool",
+            "one of " + (", ".join(show(name) for name in names) or "the request's tools"),
         )
     from .forced import forced_turn  # a forced choice turns reasoning off (see there)
 
