@@ -1,10 +1,6 @@
 """The peers of ``python -m bench.parse``: transformers' ``parse_response`` on a whole turn,
-openai-harmony's Rust ``StreamableParser`` per token, and peak memory streaming one 4 MB call.
-
-Memory: each case runs in a fresh process, with the input built and the tokenizer's tables
-built (a one-time cost per tokenizer) before the measure; freed memory is handed back to the
-system (``malloc_trim``) so the resident set's growth is the stream's own, and pawlette's
-cases run again under tracemalloc for Python's account of the peak.
+openai-harmony's Rust ``StreamableParser`` per token, and peak memory streaming one 4 MB call
+(measured by ``bench/stream_memory.py``, harmony included).
 
 Times are CPU time of this process (``time.process_time``) and wall time, per call,
 over rounds in which the sides take turns (so the machine's other load falls on both alike);
@@ -26,9 +22,6 @@ it once; harmony reads it through ``TIKTOKEN_ENCODINGS_BASE``.
 
 from __future__ import annotations
 
-import ctypes
-import ctypes.util
-import gc
 import hashlib
 import json
 import os
@@ -36,7 +29,6 @@ import statistics
 import subprocess
 import sys
 import time
-import tracemalloc
 import zipfile
 from collections.abc import Callable
 from pathlib import Path
@@ -347,120 +339,10 @@ def per_token(rounds: int) -> None:
 
 
 def peak_memory(megabytes: float) -> None:
-    """Each case in a fresh process: the peak memory it adds while streaming."""
-    print(
-        f"\npeak memory streaming one {megabytes:g} MB tool call (growth over the input already"
-        " in memory and the tokenizer's tables already built; events are handed on, not kept)"
+    """Peak memory streaming one big call, per format and feed: see ``bench.stream_memory``."""
+    from bench import stream_memory
+
+    print()
+    stream_memory.table(
+        list(stream_memory.FORMATS), list(stream_memory.FEEDS), megabytes, harmony=True
     )
-    print(
-        f"  {'case':34}{'input MB':>9}{'RSS peak MB':>12}{'x input':>8}"
-        f"{'traced MB':>10}{'x input':>8}{'CPU s':>7}"
-    )
-    cases = ["pawlette text, 16-char feeds", "pawlette text, 1-char feeds", "pawlette IdParser"]
-    cases.append("harmony StreamableParser")
-    for case in cases:
-        command = [sys.executable, "-m", "bench.peers", case, str(megabytes)]
-        done = subprocess.run(command, capture_output=True, text=True, check=False)
-        if done.returncode != 0:
-            reason = (done.stderr.strip().splitlines() or ["failed"])[-1]
-            print(f"  {case:34}  ({reason})")
-            continue
-        size, peak, traced, cpu = (float(value) for value in done.stdout.split())
-        traced_columns = (
-            f"{'-':>10}{'':>8}" if traced < 0 else f"{traced / 1e6:>10.2f}{traced / size:>8.2f}"
-        )
-        print(
-            f"  {case:34}{size / 1e6:>9.2f}{peak / 1e6:>12.2f}{peak / size:>8.2f}"
-            f"{traced_columns}{cpu:>7.2f}"
-        )
-
-
-def _status(field: str) -> int:
-    with open("/proc/self/status") as handle:
-        for line in handle:
-            if line.startswith(field + ":"):
-                return int(line.split()[1]) * 1024
-    raise SystemExit(f"no {field} in /proc/self/status")
-
-
-def _measure(case: str, megabytes: float) -> None:
-    """Build the input, reset the peak, stream, print: input bytes, peak growth, CPU s."""
-    arguments = {"text": ("lorem ipsum dolor sit amet, " * 200_000)[: int(megabytes * 1e6)]}
-    if case.startswith("harmony"):
-        encoding = harmony_encoding()
-        from openai_harmony import Role, StreamableParser
-
-        text = (
-            "<|channel|>commentary to=functions.store <|constrain|>json<|message|>"
-            f"{json.dumps(arguments)}<|call|>"
-        )
-        ids = encoding.encode(text, allowed_special="all")
-
-        def stream() -> None:
-            parser = StreamableParser(encoding, role=Role.ASSISTANT)
-            for token in ids:
-                parser.process(token)
-                parser.last_content_delta  # noqa: B018  (what a server reads per token)
-
-    else:
-        fmt = pawlette.get_format("pcml")
-        message = {
-            "role": "assistant",
-            "content": None,
-            "tool_calls": [
-                {
-                    "id": "call_1",
-                    "type": "function",
-                    "function": {"name": "store", "arguments": json.dumps(arguments)},
-                }
-            ],
-        }
-        question = [{"role": "user", "content": "go"}]
-        prompt = fmt.render(question, add_generation_prompt=True).text
-        text = fmt.render([*question, message]).text[len(prompt) :]
-        if case == "pawlette IdParser":
-            from pawlette.tokenization import IdParser
-
-            tokenizer = pcml_o200k_tokenizer()
-            ids = tokenizer.encode(text, add_special_tokens=False).ids
-            IdParser(fmt, tokenizer).feed_ids(ids[:100])  # builds the tokenizer's tables
-
-            def stream() -> None:
-                parser = IdParser(fmt, tokenizer)
-                for token in ids:
-                    parser.feed_ids((token,))
-                parser.finish()
-
-        else:
-            piece = 1 if "1-char" in case else 16
-
-            def stream() -> None:
-                parser = fmt.parser()
-                for position in range(0, len(text), piece):
-                    parser.feed(text[position : position + piece])
-                parser.finish()
-
-    size = len(text.encode())
-    # Memory freed while building the input stays resident in malloc's heap, where the stream
-    # would reuse it unseen: give it back first, so the resident set's growth is the stream's.
-    gc.collect()
-    ctypes.CDLL(ctypes.util.find_library("c")).malloc_trim(0)
-    with open("/proc/self/clear_refs", "w") as handle:
-        handle.write("5")  # resets VmHWM (the peak) to the current resident set
-    before = _status("VmRSS")
-    started = time.process_time()
-    stream()
-    cpu = time.process_time() - started
-    peak = _status("VmHWM") - before
-    traced = -1  # harmony allocates in Rust, out of tracemalloc's sight
-    if not case.startswith("harmony"):
-        # Python's own account: the most memory the stream's objects held at once.
-        tracemalloc.start()
-        stream()
-        traced = tracemalloc.get_traced_memory()[1]
-        tracemalloc.stop()
-    print(size, peak, traced, f"{cpu:.3f}")
-
-
-if __name__ == "__main__":
-    _measure(sys.argv[1], float(sys.argv[2]))

@@ -171,6 +171,21 @@ def test_tokenizers_without_byte_tokens_decode_by_windows() -> None:
     assert expected[0][0].text == text
 
 
+def test_the_generic_decoder_keeps_only_the_ids_it_may_decode_again() -> None:
+    pcml = pawlette.get_format("pcml")
+    byte_level = small("pcml")
+    generic = Tokenizer.from_str(byte_level.to_str())
+    generic.decoder = decoders.Sequence([decoders.ByteLevel()])
+    text = "naïve 你好 🙂 done, " * 200
+    ids = byte_level.encode(text, add_special_tokens=False).ids
+    parser = IdParser(pcml, generic)
+    for token in ids:
+        parser.feed_ids([token])
+        assert len(parser._text_ids) <= 2 * 256
+    ids.append(byte_level.token_to_id("<end>"))
+    assert parse_ids(pcml, generic, ids, [1]) == parse_ids(pcml, byte_level, ids, [1])
+
+
 def test_an_id_outside_the_vocabulary_is_refused() -> None:
     parser = IdParser("pcml", small("pcml"))
     with pytest.raises(RequestError, match="id 999999"):

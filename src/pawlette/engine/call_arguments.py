@@ -135,3 +135,37 @@ def read_object(text: str) -> dict[str, Member] | None:
     ):
         return None
     return members
+
+
+def member_start(text: str, key: str) -> int | None:
+    """Where the value of the top-level member ``key`` begins in ``text``, the beginning of a
+    JSON object (a call being streamed), when everything before that value is strict JSON
+    object text with no key written twice and the value has begun; else None (not yet, or
+    never: the caller reads the call whole instead)."""
+    skip = _skip
+    try:
+        position = skip(text, 0).end()
+        if text[position : position + 1] != "{":
+            return None
+        position = skip(text, position + 1).end()
+        seen: set[str] = set()
+        while True:
+            if text[position : position + 1] != '"':
+                return None
+            name, position = _scan_string(text, position + 1, True)
+            if name in seen:
+                return None
+            seen.add(name)
+            position = skip(text, position).end()
+            if text[position : position + 1] != ":":
+                return None
+            start = skip(text, position + 1).end()
+            if name == key:
+                return start if start < len(text) else None
+            _, position = _scan_value(text, start)
+            position = skip(text, position).end()
+            if text[position : position + 1] != ",":
+                return None
+            position = skip(text, position + 1).end()
+    except (ValueError, StopIteration, RecursionError):
+        return None

@@ -51,6 +51,7 @@ from ..types import (
     ToolCallEnd,
     ToolCallStart,
 )
+from .call_scanner import TextPieces
 from .lexer import Lexer
 
 _CALL_EVENTS = frozenset((ToolCallStart, ToolCallDelta, ToolCallEnd))
@@ -173,7 +174,9 @@ class Parser:
         self.conversation = conversation
         self.stream_arguments = stream_arguments
         """Pass call events at once instead of holding each call until it is known valid."""
-        self._held: dict[int, list[Event]] = {}
+        # Held calls: their start and their arguments so far (compactly: a call streamed a
+        # character at a time is not kept as an event per character).
+        self._held: dict[int, tuple[ToolCallStart, TextPieces]] = {}
         self._next_index = 0  # a completion numbers its calls across its turns
         self._completion_started = False
         self._trailing: list[str] | None = None  # raw text after a completion's turn ended
@@ -213,14 +216,14 @@ class Parser:
         """The call gate (see the module docstring)."""
         held = self._held.get(event.index)
         if isinstance(event, ToolCallStart):
-            self._held[event.index] = [event]
+            self._held[event.index] = (event, TextPieces())
         elif held is None:  # not a held call (a reader's bug): nothing to wait for
             self._events.append(event)
         elif isinstance(event, ToolCallDelta):
-            held.append(event)
+            held[1].append(event.arguments)
         else:
             del self._held[event.index]
-            arguments = "".join(part.arguments for part in held if isinstance(part, ToolCallDelta))
+            arguments = held[1].take()  # one piece: that very string, not a copy
             self._events.append(held[0])
             if arguments:
                 self._events.append(ToolCallDelta(event.index, arguments))

@@ -23,7 +23,8 @@ from ..types import (
     ToolsDeclared,
 )
 from .call_arguments import arguments_problem, load_json, read_object
-from .call_scanner import CallScanner, TextPieces
+from .call_scanner import CallScanner
+from .call_text import CallText
 from .machine import Parser, Reader, ReaderFactory
 
 
@@ -245,15 +246,16 @@ class CallEnvelope:
 class JsonCallReader:
     """One call written as a JSON object; the arguments value is streamed verbatim.
 
-    The call's text is kept (compactly: :class:`TextPieces`) and read whole at the close by
-    ``json``'s C scanner (:func:`read_object`): a valid call becomes ``ToolCallStart``, one
-    ``ToolCallDelta`` with its arguments as written, ``ToolCallEnd`` (which is what the
-    parser's call gate releases anyway).  With ``stream_arguments`` a :class:`CallScanner`
-    also follows the call as it comes, starting it once its name and id are known and passing
-    argument text on at once.  Anything :func:`read_object` does not accept goes the slow way,
-    which finds out what is wrong: the scanner run over the whole text (as it would have run
-    over the pieces, so generated ids are asked for as before) and the checks of
-    :meth:`_validate`.
+    The call's text is kept (once: :class:`CallText`, which keeps a big call's arguments
+    apart, checked as they come) and read whole at the close by ``json``'s C scanner
+    (:func:`read_object`; for a big call, the text around the arguments): a valid call
+    becomes ``ToolCallStart``, one ``ToolCallDelta`` with its arguments as written,
+    ``ToolCallEnd`` (which is what the parser's call gate releases anyway).  With
+    ``stream_arguments`` a :class:`CallScanner` also follows the call as it comes, starting
+    it once its name and id are known and passing argument text on at once.  Anything
+    :func:`read_object` does not accept goes the slow way, which finds out what is wrong: the
+    scanner run over the whole text (as it would have run over the pieces, so generated ids
+    are asked for as before) and the checks of :meth:`_validate`.
     """
 
     def __init__(self, parser: Parser, envelope: CallEnvelope, close_marker: str) -> None:
@@ -261,7 +263,7 @@ class JsonCallReader:
         self._envelope = envelope
         self._close_marker = close_marker
         self._open_marker = parser.entered_by or ""
-        self._text = TextPieces()
+        self._text = CallText(envelope.arguments)
         self._allowed = frozenset(
             key for key in (envelope.id, envelope.name, envelope.arguments) if key
         )
@@ -284,9 +286,16 @@ class JsonCallReader:
     # the close -----------------------------------------------------------------------------
 
     def close(self, marker: str | None, offset: int) -> None:
+        if marker is not None:
+            envelope = self._text.envelope()  # a big call: the text around its arguments
+            if envelope is None:
+                accepted = self._accept(self._text.text())
+            else:
+                accepted = self._accept(envelope, self._text.arguments)
+            if accepted:
+                self._text.clear()
+                return
         text = self._text.take()
-        if marker is not None and self._accept(text):
-            return
         # The slow way: what the scanner makes of the whole text, and what is wrong with it.
         scanner = self._live
         if scanner is None:
@@ -318,8 +327,12 @@ class JsonCallReader:
             self._parser.abandon_call(scanner.index)
         self._parser.emit(TextDelta(raw))
 
-    def _accept(self, text: str) -> bool:
-        """A valid call, read in bulk: emit it and say True; else False (nothing emitted)."""
+    def _accept(self, text: str, kept_arguments: Callable[[], str] | None = None) -> bool:
+        """A valid call, read in bulk: emit it and say True; else False (nothing emitted).
+
+        ``kept_arguments``: gives the arguments, kept apart and known to be a valid object (asked
+        only if they are handed on here, not streamed); ``text`` holds ``{}`` in their place.
+        """
         members = read_object(text)
         if members is None:
             return False
@@ -348,7 +361,9 @@ class JsonCallReader:
             identifier = parser.new_call_id() if call_id is None else call_id[0]
             index = parser.next_call_index()
             parser.emit(ToolCallStart(index, identifier, name[0]))
-            parser.emit(ToolCallDelta(index, text[start:end]))
+            written = text[start:end] if kept_arguments is None else kept_arguments()
+            parser.emit(ToolCallDelta(index, written))
+            del written
         if index is None:  # cannot happen (the scanner saw the same name): the slow way says
             return False
         parser.emit(ToolCallEnd(index))

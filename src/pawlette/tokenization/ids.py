@@ -94,6 +94,10 @@ class _Tables:
         self.texts: dict[int, str] = {}
 
 
+_IDS_KEPT = 256
+"""The generic decoder lets go of the ids it will not decode again once this many pile up (a
+long text between markers would otherwise keep every id of it)."""
+
 _TABLES: OrderedDict[tuple[int, int], _Tables] = OrderedDict()
 _TABLES_KEPT = 8
 
@@ -311,6 +315,10 @@ class IdParser:
         now = decode(self._text_ids[self._prefix :])
         if len(now) > len(before) and not now.endswith("\ufffd"):
             self._prefix, self._read = self._read, len(self._text_ids)
+            if self._prefix >= _IDS_KEPT:  # the ids before the prefix are not decoded again
+                del self._text_ids[: self._prefix]
+                self._read -= self._prefix
+                self._prefix = 0
             return now[len(before) :]
         return ""
 

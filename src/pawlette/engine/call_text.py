@@ -1,0 +1,234 @@
+"""The text of a JSON call being streamed, kept once: a big call's arguments kept apart.
+
+A call reader keeps its call's text until the close: a valid call hands its arguments on as
+written, a malformed one gives its whole text back as content.  :class:`CallText` keeps it
+in as little memory as it can:
+
+- the text grows as one string, extended in place (CPython resizes a string that nothing
+  else references instead of copying it; big strings are resized by the system's ``mremap``,
+  with no copy at all), not as a list of pieces joined at the end (the pieces and the joined
+  copy would be held at once);
+- once the text passes :data:`SPLIT_AT` characters and the arguments' value has begun after
+  well-formed members, the text is kept in three parts: the members before the arguments,
+  the arguments' value (growing in place) and the rest; an :class:`ObjectCheck` follows the
+  arguments as they come, so at the close they are known to be a valid JSON object and can
+  be handed on as they are: no copy of them is cut from the whole text and no decoded copy
+  is made to check them.  If the check refuses them (not an object, not strict JSON, too
+  deep), the parts are joined back and the call is read whole, as a small call always is.
+
+The two ways give the same result (the check refuses nothing the whole read accepts as an
+object): only memory differs.
+"""
+
+from __future__ import annotations
+
+import codecs
+import mmap
+import sys
+
+from .call_arguments import member_start
+from .call_scanner import TextPieces
+from .json_check import ObjectCheck
+
+SPLIT_AT = 1 << 16
+"""Below this many characters a call is read whole at the close (fastest, and its copies
+are small); from it on, its arguments are kept apart (see the module docstring)."""
+RETRY_GROWTH = 2.0
+"""How much the text grows before the arguments are looked for again (each look reads the
+members before them again)."""
+STEP = 1 << 12
+"""The arguments are checked and kept by pieces of at least this many characters (feeds of a
+character or a token each cost a list append, not a check each)."""
+
+
+class CallText:
+    """A call's text, appended piece by piece (see the module docstring)."""
+
+    __slots__ = (
+        "_arguments",
+        "_check",
+        "_key",
+        "_next_try",
+        "_pending",
+        "_pending_size",
+        "_prefix",
+        "_rest",
+        "_size",
+        "_text",
+    )
+
+    def __init__(self, arguments_key: str) -> None:
+        self._key = arguments_key
+        self._text = TextPieces()  # the whole text, while it is not split
+        self._size = 0
+        self._next_try = SPLIT_AT  # the length at which to look for the arguments next
+        self._check: ObjectCheck | None = None  # set once split
+        self._prefix = ""
+        self._arguments = MappedText()
+        self._pending: list[str] = []  # the latest pieces, not yet checked
+        self._pending_size = 0
+        self._rest: list[str] = []  # the text after the arguments
+
+    def append(self, text: str) -> None:
+        if self._check is None:
+            self._text.append(text)
+            self._size += len(text)
+            if self._size >= self._next_try:
+                self._split()
+            return
+        self._pending.append(text)
+        self._pending_size += len(text)
+        if self._pending_size >= STEP:
+            self._flush()
+
+    def _split(self) -> None:
+        whole = self._text.take()
+        start = member_start(whole, self._key)
+        if start is None:
+            # Not yet (or a long member comes first): look again once the text has grown.
+            self._next_try = max(len(whole) + 1, int(len(whole) * RETRY_GROWTH))
+            self._text.append(whole)
+            return
+        check = ObjectCheck()
+        self._check = check
+        self._prefix = whole[:start]
+        self._take_arguments(check, whole, start)
+
+    def _flush(self) -> None:
+        """Check the pending pieces and keep them (arguments, or the text after them)."""
+        check = self._check
+        pending = self._pending
+        if check is None or not pending:
+            return
+        batch = pending[0] if len(pending) == 1 else "".join(pending)
+        self._pending = []
+        self._pending_size = 0
+        if check.ended:
+            self._rest.append(batch)
+        else:
+            self._take_arguments(check, batch, 0)
+
+    def _take_arguments(self, check: ObjectCheck, text: str, start: int) -> None:
+        end = check.feed(text, start)
+        if check.failed:
+            if start:  # refused at once, by _split: ``text`` is the whole text so far
+                self._prefix = ""
+            self._unsplit(text)
+            return
+        self._arguments.append(text if end is None and not start else text[start:end])
+        if end is not None and end < len(text):
+            self._rest.append(text[end:])
+
+    def _unsplit(self, text: str) -> None:
+        """Back to one text (the arguments are no valid object: the call is read whole)."""
+        self._check = None
+        self._next_try = sys.maxsize  # never again
+        for piece in (self._prefix, self._arguments.take(), *self._pending, text):
+            self._text.append(piece)
+        self._prefix = ""
+        self._pending = []
+        self._pending_size = 0
+
+    def envelope(self) -> str | None:
+        """When split and the arguments ended as a valid object: the call's text with ``{}``
+        in place of the arguments (:meth:`arguments` gives them); else None."""
+        self._flush()
+        check = self._check
+        if check is None or not check.ended:
+            return None
+        return "".join((self._prefix, "{}", *self._rest))
+
+    def arguments(self) -> str:
+        """The arguments kept apart, as one string (once :meth:`envelope` gave a text)."""
+        return self._arguments.text()
+
+    def text(self) -> str:
+        """The whole text, as one string (kept: joined back if it was split)."""
+        self._flush()
+        if self._check is not None:
+            rest, self._rest = self._rest, []
+            self._unsplit("".join(rest))
+        text = self._text.take()
+        self._text.append(text)
+        return text
+
+    def take(self) -> str:
+        """The whole text, as one string; the buffer is empty afterwards."""
+        text = self.text()
+        self._text.take()
+        return text
+
+    def clear(self) -> None:
+        """Let go of the text (the call was handed on)."""
+        self._text.take()
+        self._arguments.clear()
+        self._prefix = ""
+        self._pending = []
+        self._rest = []
+        self._check = None
+
+
+class MappedText:
+    """Text kept as UTF-8 in an anonymous memory map, which grows without copying (the
+    system moves its pages: ``mremap``) and holds memory only for the bytes written; a
+    string grown in place is instead moved and copied by ``malloc`` whenever it meets a
+    block in use, and the place it left stays in the process.  The first piece is kept as
+    it came (a call fed whole needs no map).  ``text`` decodes it all back, once."""
+
+    __slots__ = ("_first", "_map", "_size")
+
+    def __init__(self) -> None:
+        self._first = ""
+        self._map: mmap.mmap | None = None
+        self._size = 0
+
+    def append(self, text: str) -> None:
+        if self._map is None:
+            if not self._first:
+                self._first = text
+                return
+            first, self._first = self._first, ""
+            self._map = _anonymous_map(2 * max(len(first) + len(text), mmap.PAGESIZE))
+            self._write(self._map, first)
+        self._write(self._map, text)
+
+    def _write(self, buffer: mmap.mmap, text: str) -> None:
+        data = text.encode("utf-8", "surrogatepass")
+        end = self._size + len(data)
+        if end > len(buffer):
+            buffer.resize(max(end, 2 * len(buffer)))
+        buffer[self._size : end] = data
+        self._size = end
+
+    def text(self) -> str:
+        """All the text appended, as one string (kept as a string from then on)."""
+        buffer, self._map = self._map, None
+        if buffer is not None:
+            with memoryview(buffer) as view, view[: self._size] as written:
+                self._first = codecs.utf_8_decode(written, "surrogatepass", True)[0]
+            buffer.close()  # its memory goes back to the system at once
+            self._size = 0
+        return self._first
+
+    def take(self) -> str:
+        """All the text appended, as one string; empty afterwards."""
+        text = self.text()
+        self._first = ""
+        return text
+
+    def clear(self) -> None:
+        """Let go of the text, unread."""
+        buffer, self._map = self._map, None
+        if buffer is not None:
+            buffer.close()
+        self._first = ""
+        self._size = 0
+
+
+def _anonymous_map(size: int) -> mmap.mmap:
+    """A private anonymous map (a shared one cannot grow: its pages past the first size
+    fault); Windows has no such flag, and its maps grow by copying."""
+    private = getattr(mmap, "MAP_PRIVATE", None)
+    if private is None:
+        return mmap.mmap(-1, size)
+    return mmap.mmap(-1, size, flags=private)

@@ -1,0 +1,114 @@
+"""A call's text kept once: split around its arguments or whole, every parse is the same.
+
+The split (arguments kept apart in a memory map, checked as they stream) only saves memory:
+with it forced on from the first character, every format's random completions (valid and
+malformed calls) give the same events, with arguments streamed or held, however the text is
+cut; and big calls, ASCII or not, come back as written.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import pawlette
+from pawlette.engine import call_text
+from pawlette.engine.call_text import CallText, MappedText
+
+from ..strategies.completions import completion
+
+
+def _events(fmt: pawlette.Format, text: str, sizes: list[int], live: bool) -> list[Any]:
+    counter = iter(range(10**6))
+    parser = fmt.parser(id_factory=lambda: f"id{next(counter)}", stream_arguments=live)
+    events: list[Any] = []
+    position = 0
+    for size in sizes * len(text):
+        if position >= len(text):
+            break
+        events += parser.feed(text[position : position + size])
+        position += size
+    return events + parser.finish()
+
+
+@pytest.mark.parametrize("name", pawlette.formats())
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 2**32), sizes=st.lists(st.integers(1, 9), min_size=1, max_size=4))
+def test_the_split_changes_no_event(name: str, seed: int, sizes: list[int]) -> None:
+    fmt = pawlette.get_format(name)
+    text = completion(fmt, random.Random(seed))
+    for live in (False, True):
+        whole = _events(fmt, text, sizes, live)
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(call_text, "SPLIT_AT", 1)
+            patch.setattr(call_text, "RETRY_GROWTH", 1.0)  # look at every piece
+            patch.setattr(call_text, "STEP", 1 + seed % 5)
+            split = _events(fmt, text, sizes, live)
+        assert split == whole
+
+
+def _big_call(fmt: pawlette.Format, arguments: str) -> str:
+    call = {"id": "call_1", "type": "function", "function": {"name": "f", "arguments": arguments}}
+    question = [{"role": "user", "content": "go"}]
+    message = {"role": "assistant", "content": None, "tool_calls": [call]}
+    prompt = fmt.render(question, add_generation_prompt=True).text
+    return fmt.render([*question, message]).text[len(prompt) :]
+
+
+@pytest.mark.parametrize("name", ["pcml", "chatml", "llama3"])
+@pytest.mark.parametrize("piece", [1, 7, 5000, 10**7])
+def test_big_calls_come_back_as_written(name: str, piece: int) -> None:
+    fmt = pawlette.get_format(name)
+    body = ('東京 "quoted" \\ text\n' * 15_000)[: 300_000 if piece > 1 else 90_000]
+    value = {"text": body, "numbers": list(range(300)), "nested": [{"a": None}]}
+    arguments = json.dumps(value, ensure_ascii=False)
+    text = _big_call(fmt, arguments)
+    for live in (False, True):
+        events = _events(fmt, text, [piece], live)
+        deltas = [event.arguments for event in events if type(event).__name__ == "ToolCallDelta"]
+        assert "".join(deltas) == arguments
+        assert [type(event).__name__ for event in events].count("ToolCallEnd") == 1
+        assert not [event for event in events if type(event).__name__ == "ParseWarning"]
+
+
+@pytest.mark.parametrize(
+    "broken", ['{"pad": F, "b": NaN}', '{"pad": F, "b": 1', "[1, F]", '{"pad": F} x', '"F"']
+)
+def test_big_malformed_calls_come_back_as_text(broken: str) -> None:
+    fmt = pawlette.get_format("pcml")
+    arguments = broken.replace("F", json.dumps("x" * 100_000))
+    text = '<call>{"id": "c", "name": "f", "arguments": ' + arguments + "}</call><end>"
+    for piece in (3, 4096, len(text)):
+        events = _events(fmt, text, [piece], False)
+        assert not [event for event in events if type(event).__name__.startswith("ToolCall")]
+        content = "".join(event.text for event in events if type(event).__name__ == "TextDelta")
+        assert content == text[: -len("<end>")]
+
+
+@given(st.lists(st.text() | st.just("\ud800 lone \udfff"), max_size=8))
+def test_mapped_text_gives_back_what_was_appended(pieces: list[str]) -> None:
+    buffer = MappedText()
+    for piece in pieces:
+        buffer.append(piece)
+    whole = "".join(pieces)
+    assert buffer.text() == whole
+    assert buffer.take() == whole
+    assert buffer.take() == ""
+
+
+def test_call_text_gives_back_the_whole_text_however_split() -> None:
+    text = '{"name": "f", "arguments": {"a": [1, 2, "' + "y" * 70_000 + '"]}, "id": "x"}  '
+    for step in (1, 10, 100_000):
+        buffer = CallText("arguments")
+        for position in range(0, len(text), step):
+            buffer.append(text[position : position + step])
+        envelope = buffer.envelope()
+        assert envelope is not None
+        assert json.loads(envelope) == {"name": "f", "arguments": {}, "id": "x"}
+        assert buffer.arguments() == text[text.index('{"a"') : text.index(', "id"')]
+        assert buffer.take() == text
