@@ -228,3 +228,10 @@ def test_model_output_of_every_kind_parses_from_ids_as_from_text(name: str) -> N
         ]
 
     check()
+
+
+@pytest.mark.parametrize("bad", ["a", 1.5, None])
+def test_an_id_that_is_not_an_int_is_a_request_error(bad: Any) -> None:
+    parser = IdParser("pcml", llama3_all())
+    with pytest.raises(RequestError, match=r"ids: found .*; expected token ids"):
+        parser.feed_ids([bad])

@@ -38,6 +38,7 @@ from collections.abc import Iterable
 from ..errors import RequestError
 from ..format import Format
 from ..formats import get_format
+from ..json_values import show
 from ..types import Event
 from .backend import TokenizerBackend, load_backend
 
@@ -294,6 +295,9 @@ class IdParser:
     # ------------------------------------------------------------------ decoding
 
     def _decode(self, token: int) -> str:
+        # Only ids missing from the caches come here, so the check costs the hot path nothing.
+        if type(token) is not int:
+            raise RequestError("ids", f"found {show(token)}", "token ids (int)")
         table = self._token_bytes
         if table is not None:
             if not 0 <= token < len(table):
