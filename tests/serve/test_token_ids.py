@@ -142,7 +142,10 @@ def test_tgi_takes_no_token_ids(tmp_path: Path) -> None:
     ("arguments", "words"),
     [
         (["-f", "nope", "--upstream", "http://127.0.0.1:9"], "format: found 'nope'"),
-        (["-f", "pcml", "--upstream", "x", "--tokenizer", "/no/such/file.json"], "no such file"),
+        (
+            ["-f", "pcml", "--upstream", "http://127.0.0.1:9", "--tokenizer", "/no/such/file.json"],
+            "no such file",
+        ),
     ],
 )
 def test_serve_main_reports_one_line(
