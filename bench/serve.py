@@ -388,7 +388,7 @@ def _pawlette_command(
         code = (
             patches.get(stack, "")
             + "import uvicorn; from pawlette.serve.config import ServeConfig; "
-            "from pawlette.serve.app import build_app; "
+            "from pawlette.serve.app import build_app, tune_collector; tune_collector(); "
             f"uvicorn.run(build_app({config}), host='127.0.0.1', port={port}, "
             f"log_level='warning', http={http!r}, loop={loop!r})"
         )

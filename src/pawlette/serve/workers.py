@@ -69,7 +69,7 @@ def _worker_main(
     """One worker: a whole server on the shared socket, or on its own SO_REUSEPORT socket."""
     import uvicorn
 
-    from .app import build_app
+    from .app import build_app, tune_collector
 
     os.environ[DIRECTORY_VARIABLE] = directory
     os.environ[WORKER_VARIABLE] = str(index)
@@ -77,6 +77,7 @@ def _worker_main(
     server = uvicorn.Server(
         uvicorn.Config(build_app(config), log_level=config.log_level, lifespan="on")
     )
+    tune_collector()  # the worker owns its process (see app.tune_collector)
     server.run(sockets=[sock])
 
 
