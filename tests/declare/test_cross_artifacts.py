@@ -35,16 +35,17 @@ from pawlette.format import Format
 from pawlette.tokenization.ids import IdParser
 
 from ..export import gbnf
+from ..export.support import _result_value as result_value
 from ..export.support import merged, trainable_spans
 from ..helpers import canonical, feed_in_pieces, folded, random_sizes, sequential_ids
-from . import decision_format, python_format, user_containers, user_format
+from . import decision_format, parts_format, python_format, user_containers, user_format
 from .conversations import TOOLS, call_rules, conversations, has_tools, normalise, writes_call_ids
 from .tokens import accepts, random_walk, segment_ids, tokenizer
 
 DECLARED = [name for name in pawlette.formats() if layout_of(pawlette.get_format(name)) is not None]
 USER_FORMATS = {
     module.LAYOUT.name: module
-    for module in (user_format, python_format, decision_format, user_containers)
+    for module in (user_format, python_format, decision_format, parts_format, user_containers)
 }
 FORMATS = [*DECLARED, *USER_FORMATS]
 
@@ -70,9 +71,12 @@ def template_request(fmt: Format, request: dict[str, Any]) -> list[dict[str, Any
     """Messages as Hugging Face callers pass them: no None values, arguments as objects
     (unless the format writes them verbatim: then as the string)."""
     objects = template_inputs(fmt).object_arguments
+    parsed_results = template_inputs(fmt).parsed_tool_results
     messages = []
     for message in request["messages"]:
         message = {key: value for key, value in message.items() if value is not None}
+        if parsed_results and message["role"] == "tool":
+            message["content"] = result_value(message.get("content"))
         if objects and message.get("tool_calls"):
             message["tool_calls"] = [
                 {

@@ -98,7 +98,8 @@ def write_assistant(render: _Render, message: Message, index: int, decide: bool)
         )
     from .write import message_text
 
-    text = message_text(message, index, layout.name)
+    parts = layout.parts is not None  # content parts (:mod:`.parts`) write the answer
+    text = message.text if parts else message_text(message, index, layout.name)
     end = frame.end
     if message.tool_calls:
         python_calls.check_calls(calls, layout.name, message, index)
@@ -110,7 +111,12 @@ def write_assistant(render: _Render, message: Message, index: int, decide: bool)
     else:
         if decide:
             render.fence(decision.answer, "content", trainable=True)
-        render.writer.text(text, "content", trainable=True)
+        if parts:
+            from .parts import write_content
+
+            write_content(render, message, index, trainable=True)
+        else:
+            render.writer.text(text, "content", trainable=True)
     render.fence(end, "end", trainable=True)
     render.fence(frame.after, "separator")
 
@@ -274,6 +280,7 @@ def build_turn(
     """The turn grammar of a layout with decision tokens (:func:`decision_turn`, the text of
     an answer being the format's text language)."""
     from .grammar import TEXT, _end, nodes
+    from .parts import grammar_content
 
     decision = check(layout)
     calls = layout.calls
@@ -288,6 +295,6 @@ def build_turn(
         parallel,
         calls=call_set,
         answer=nodes(layout, decision.answer),
-        content=lambda rules: optional(TEXT),
+        content=lambda rules: grammar_content(layout, rules, optional(TEXT)),
         end=_end(layout, fmt.stop),
     )

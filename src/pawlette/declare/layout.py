@@ -42,10 +42,12 @@ branches and the grammar rules follow from the concept, and a new format is a ne
 new code.  What does not fit the basic concepts is a concept of its own, in its own module
 with its four interpreters, hooked into the shared interpreters by one field of the layout:
 containers (PCML, :mod:`.containers`), headed turns (ChatGLM3, :mod:`.headed`), Python-literal
-calls (:mod:`.python_calls`), decision tokens (:mod:`.decision`), image placeholders and boxes
-(:mod:`.media`, building blocks breeze uses; not yet a layout field).  breeze and omni are
-not declared yet (omni's in-turn results, structured thinking and image tiling have no
-concept).
+calls (:mod:`.python_calls`), decision tokens (:mod:`.decision`), content parts (images as
+placeholder runs and boxes in messages, :mod:`.parts` over :mod:`.media`'s blocks), results
+and a tools block written as one Python list (:mod:`.python_results`, :mod:`.python_tools`).
+breeze and omni are not declared yet (breeze's date after its tools, its lenient headers and
+``<|end_of_text|>``, MRPromptV3's checks; omni's in-turn results, structured thinking and
+image tiling have no concept).
 
 Costs, stated: a format whose layout needs a concept that is not here cannot be declared until
 the concept is added (the API says so with :class:`~pawlette.errors.FormatError`); the Jinja the
@@ -72,7 +74,9 @@ if TYPE_CHECKING:  # concept modules of their own (they import this one)
     from .containers import Containers
     from .decision import Decision
     from .headed import HeadedTurns
+    from .parts import ContentParts
     from .python_calls import PythonCalls
+    from .python_results import PythonResults
 
 
 @dataclass(frozen=True)
@@ -232,7 +236,8 @@ class Layout:
     decision: Decision | None = None
     """Decision tokens opening the last assistant turn of a request with tools
     (:mod:`.decision`)."""
-    results: Results | None = None
+    results: Results | PythonResults | None = None
+    """Results turns, or a run of results as one Python list (:mod:`.python_results`)."""
     trim_message_text: bool = False
     """Documentation only: whether the reference template strips message text (Llama 3 does;
     pawlette never does, which is lossless; see the format's docstring)."""
@@ -253,6 +258,8 @@ class Layout:
     the concept's own interpreters (:mod:`pawlette.declare.headed`) render and read it."""
     containers: Containers | None = None
     """Every message in a headed container, text escaped (:mod:`.containers`, PCML)."""
+    parts: ContentParts | None = None
+    """Images and boxes in messages (:mod:`.parts`, breeze)."""
 
     @property
     def generation_prompt(self) -> Fence:

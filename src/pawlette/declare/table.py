@@ -34,7 +34,7 @@ from ..engine.machine import Action, Grammar, GrammarBuilder, Parser, ReaderFact
 from ..engine.readers import CallEnvelope, ContentReader, ReasoningReader, ScaffoldReader
 from ..errors import FormatError
 from ..types import Role
-from . import decision, python_calls
+from . import decision, python_calls, python_results, python_tools
 from .layout import Fence, JsonCalls, Layout, Lit, Marker
 from .readers import (
     BetweenCallsReader,
@@ -118,6 +118,10 @@ class _Table:
         self.user()
         self.assistant()
         self.results()
+        if layout.parts is not None:  # a concept of its own module
+            from .parts import table_rows
+
+            table_rows(self)
         return builder.build(
             escape=False, conversation_start="outside", completion_start="assistant.head"
         )
@@ -142,6 +146,8 @@ class _Table:
             block.wrap,
             text_after=block.first and not block.close,
         )
+        if isinstance(block, python_tools.PythonToolsBlock):  # a concept of its own module
+            reader = python_tools.tools_reader(text_after=block.first and not block.close)
         self.builder.state("system.tools", reader, "system")
         self.on("outside", with_tools + self.text(block.open), "system.tools", _begin("system"))
         if not block.first:
@@ -239,6 +245,8 @@ class _Table:
         results = layout.results
         if results is None:
             return
+        if isinstance(results, python_results.PythonResults):  # a concept of its own module
+            return python_results.table_rows(self)
         self.builder.state("tool.item", ResultReader, "tool")
         frame = results.frame
         self.on("outside", self.text(frame.open, results.item_open), "tool.item")
