@@ -2,7 +2,8 @@
 
 Breeze's images and boxes under other markers, on top of the decision-token format: images
 (a run of ``<t>`` with a line break after it) in user turns, boxes in user and assistant turns,
-the tools block and a run of tool results each written as one Python list.
+the tools block (before the system text; a default system text, read back as none after it
+too) and a run of tool results each written as one Python list.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from pawlette.declare import (
     PlaceholderImages,
     PythonResults,
     PythonToolsBlock,
+    SystemTurn,
     fence,
 )
 
@@ -30,6 +32,7 @@ LAYOUT = dataclasses.replace(
         images=PlaceholderImages("<img>", "<t>", "</img>", after="\n"),
         boxes=Boxes("<box>", "</box>"),
     ),
+    system=SystemTurn(default="You help.", always=True),
     tools=PythonToolsBlock(
         host="system", first=True, open=fence("Functions: "), close=fence("\n---\n")
     ),

@@ -88,6 +88,26 @@ def tools_reader(text_after: bool) -> ReaderFactory:
     return lambda parser: PythonToolsReader(parser, text_after)
 
 
+class AfterBlockReader(WholeTextReader):
+    """The host's text after a block written first: the format's default text (what it
+    writes when the conversation has no system message) is no text."""
+
+    __slots__ = ("_default",)
+
+    def __init__(self, parser: Parser, default: str) -> None:
+        super().__init__(parser)
+        self._default = default
+
+    def close(self, marker: str | None, offset: int) -> None:
+        text = self._text()
+        if text and text != self._default:
+            self._parser.emit(TextDelta(text))
+
+
+def after_block_reader(default: str) -> ReaderFactory:
+    return lambda parser: AfterBlockReader(parser, default)
+
+
 def jinja_listing(emitter: _Emitter) -> None:
     """The block in Jinja (called by :mod:`.jinja` in place of the JSON items)."""
     block = emitter.layout.tools

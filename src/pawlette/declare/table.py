@@ -154,7 +154,9 @@ class _Table:
             self.on("system.body", self.text(block.separator, block.open), "system.tools")
         if block.close:
             # A block before the text: the system text follows its close.
-            after = ContentReader if block.first else ScaffoldReader
+            after: ReaderFactory = ContentReader if block.first else ScaffoldReader
+            if isinstance(block, python_tools.PythonToolsBlock) and block.first:
+                after = python_tools.after_block_reader(layout.system.default or "")
             self.builder.state("system.after_tools", after, "system")
             self.on("system.tools", self.text(block.close), "system.after_tools")
             self.ends("system.after_tools", "system")
