@@ -38,14 +38,28 @@ from ..export import gbnf
 from ..export.support import _result_value as result_value
 from ..export.support import merged, trainable_spans
 from ..helpers import canonical, feed_in_pieces, folded, random_sizes, sequential_ids
-from . import decision_format, parts_format, python_format, user_containers, user_format
+from . import (
+    breeze_declared,
+    decision_format,
+    parts_format,
+    python_format,
+    user_containers,
+    user_format,
+)
 from .conversations import TOOLS, call_rules, conversations, has_tools, normalise, writes_call_ids
 from .tokens import accepts, random_walk, segment_ids, tokenizer
 
 DECLARED = [name for name in pawlette.formats() if layout_of(pawlette.get_format(name)) is not None]
 USER_FORMATS = {
     module.LAYOUT.name: module
-    for module in (user_format, python_format, decision_format, parts_format, user_containers)
+    for module in (
+        user_format,
+        python_format,
+        decision_format,
+        parts_format,
+        user_containers,
+        breeze_declared,
+    )
 }
 FORMATS = [*DECLARED, *USER_FORMATS]
 

@@ -108,6 +108,10 @@ class _Emitter:
             self.out("{%- if has_tools -%}")
             self.fence(system.preamble_with_tools)
             self.out("{%- endif -%}")
+        if system.preamble_without_tools:
+            self.out("{%- if not has_tools -%}")
+            self.fence(system.preamble_without_tools)
+            self.out("{%- endif -%}")
         self.fence(system.preamble)
         if host_system:
             self.out("{%- if has_tools -%}")

@@ -71,6 +71,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
 if TYPE_CHECKING:  # concept modules of their own (they import this one)
+    from ..types import Message, Tool
     from .containers import Containers
     from .decision import Decision
     from .headed import HeadedTurns
@@ -139,6 +140,9 @@ class SystemTurn:
     always: bool = False
     preamble: Fence = ()
     preamble_with_tools: Fence = ()
+    preamble_without_tools: Fence = ()
+    """Written before ``preamble`` only when the request has no tools (a format that writes
+    a header after its tools block puts it in the block's ``close`` too: Breeze's date)."""
 
 
 @dataclass(frozen=True)
@@ -258,6 +262,11 @@ class Layout:
     the concept's own interpreters (:mod:`pawlette.declare.headed`) render and read it."""
     containers: Containers | None = None
     """Every message in a headed container, text escaped (:mod:`.containers`, PCML)."""
+    check: Callable[[tuple[Message, ...], tuple[Tool, ...]], None] | None = None
+    """A format's own checks of a request, run before it is written (raising
+    :class:`~pawlette.errors.RequestError`): options that refuse what a reference refuses
+    (Breeze's ``check_conversations``, :mod:`pawlette.blocks.function_checks`).  The writer
+    runs it; a chat template cannot (it is exported for the default options)."""
     parts: ContentParts | None = None
     """Images and boxes in messages (:mod:`.parts`, breeze)."""
 

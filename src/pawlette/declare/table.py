@@ -133,6 +133,7 @@ class _Table:
         default = system.default or ""
         self.builder.state("system.body", host_text_reader(default), "system")
         openings = {self.text(frame.open), self.text(frame.open, system.preamble)}
+        openings.add(self.text(frame.open, system.preamble_without_tools, system.preamble))
         with_tools = self.text(frame.open, system.preamble_with_tools, system.preamble)
         for opening in sorted(openings | {with_tools}):
             self.on("outside", opening, "system.body", _begin("system", pending=True))

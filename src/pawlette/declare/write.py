@@ -174,6 +174,8 @@ class _Render:
         self.fence(frame.open, "header")
         if self.tools:
             self.fence(layout.system.preamble_with_tools, "header")
+        else:
+            self.fence(layout.system.preamble_without_tools, "header")
         self.fence(layout.system.preamble, "header")
         if tools_here:
             self.host_body(text)
@@ -318,6 +320,8 @@ def writer_of(layout: Layout) -> WriteConversation:
     def write(
         writer: Writer, messages: tuple[Message, ...], tools: tuple[Tool, ...], prompt: bool
     ) -> None:
+        if layout.check is not None:  # the format's own checks (options)
+            layout.check(messages, tools)
         render = _Render(layout, writer, tools, cache)
         render.messages = messages
         writer.at(None, -1)
