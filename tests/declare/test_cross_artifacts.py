@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import random
+import re
 from collections.abc import Iterator
 from typing import Any
 
@@ -28,7 +29,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import pawlette
-from pawlette.declare import layout_of
+from pawlette.declare import PythonCalls, layout_of
 from pawlette.export import export_grammar, export_jinja
 from pawlette.export.jinja import template_inputs
 from pawlette.format import Format
@@ -298,9 +299,12 @@ def near_misses(fmt: Format, text: str) -> list[str]:
     if "get_weather(" in text:  # Python calls
         misses.append(text.replace("get_weather(", "get_wether(", 1))
         misses.append(text.replace("get_weather(", "get_weather (", 1))
-    if ")]" in text:
-        misses.append(text.replace(")]", ") garbage]", 1))
-        misses.append(text.replace(")]", "))]", 1))
+    # The end of a Python call list (the last ")]" of a turn that holds one; text such as
+    # reasoning may spell ")]" too, and mutating it there is no miss).
+    cut = text.rfind(")]")
+    if isinstance(layout.calls, PythonCalls) and re.search(r"\[(get_weather|now)\(", text):
+        misses.append(text[:cut] + ") garbage]" + text[cut + 2 :])
+        misses.append(text[:cut] + "))]" + text[cut + 2 :])
     end = fmt.stop[0]
     # (the turn without its stop is no miss: the grammar ends where the engine's stop takes over)
     misses.append(text.replace(end, end + end))
