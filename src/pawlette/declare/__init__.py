@@ -48,6 +48,7 @@ from .python_calls import PythonCalls
 from .python_results import PythonResults
 from .python_tools import PythonToolsBlock
 from .table import compile_table, forced_prefixes, joined
+from .turn_reading import TurnReading
 from .write import writer_of
 
 __all__ = [
@@ -71,6 +72,7 @@ __all__ = [
     "Results",
     "SystemTurn",
     "ToolsBlock",
+    "TurnReading",
     "declare",
     "fence",
     "layout_of",
@@ -104,6 +106,7 @@ def markers_of(layout: Layout) -> tuple[str, ...]:
     for concept in (layout.system, layout.tools, layout.reasoning, layout.calls, layout.results):
         visit(concept)
     visit(layout.decision)
+    visit(layout.turn_reading)
     if layout.parts is not None:  # a concept of its own module (markers as text)
         from .parts import markers
 

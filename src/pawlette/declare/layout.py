@@ -78,6 +78,7 @@ if TYPE_CHECKING:  # concept modules of their own (they import this one)
     from .parts import ContentParts
     from .python_calls import PythonCalls
     from .python_results import PythonResults
+    from .turn_reading import TurnReading
 
 
 @dataclass(frozen=True)
@@ -269,6 +270,8 @@ class Layout:
     runs it; a chat template cannot (it is exported for the default options)."""
     parts: ContentParts | None = None
     """Images and boxes in messages (:mod:`.parts`, breeze)."""
+    turn_reading: TurnReading | None = None
+    """Headers read in pieces and an end of text, read only (:mod:`.turn_reading`)."""
 
     @property
     def generation_prompt(self) -> Fence:

@@ -122,6 +122,10 @@ class _Table:
             from .parts import table_rows
 
             table_rows(self)
+        if layout.turn_reading is not None:  # a concept of its own module (after the rest)
+            from .turn_reading import table_rows as reading_rows
+
+            reading_rows(self)
         return builder.build(
             escape=False, conversation_start="outside", completion_start="assistant.head"
         )

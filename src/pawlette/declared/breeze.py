@@ -46,6 +46,7 @@ from ..declare import (
     PythonResults,
     PythonToolsBlock,
     SystemTurn,
+    TurnReading,
     declare,
     fence,
 )
@@ -127,6 +128,7 @@ def layout(options: BreezeOptions) -> Layout:
             images=PlaceholderImages("<|start_img|>", "<|img|>", "<|end_img|>", after="\n"),
             boxes=Boxes("<|start_bbox|>", "<|end_bbox|>"),
         ),
+        turn_reading=TurnReading(HEADER, HEADER_END, end_of_text=Marker("<|end_of_text|>")),
         check=checks(options),
         extra_special=SPECIAL,
         options=options,
