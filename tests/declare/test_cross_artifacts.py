@@ -39,28 +39,14 @@ from ..export import gbnf
 from ..export.support import _result_value as result_value
 from ..export.support import merged, trainable_spans
 from ..helpers import canonical, feed_in_pieces, folded, random_sizes, sequential_ids
-from . import (
-    breeze_declared,
-    decision_format,
-    parts_format,
-    python_format,
-    user_containers,
-    user_format,
-)
+from . import decision_format, parts_format, python_format, user_containers, user_format
 from .conversations import TOOLS, call_rules, conversations, has_tools, normalise, writes_call_ids
 from .tokens import accepts, random_walk, segment_ids, tokenizer
 
 DECLARED = [name for name in pawlette.formats() if layout_of(pawlette.get_format(name)) is not None]
 USER_FORMATS = {
     module.LAYOUT.name: module
-    for module in (
-        user_format,
-        python_format,
-        decision_format,
-        parts_format,
-        user_containers,
-        breeze_declared,
-    )
+    for module in (user_format, python_format, decision_format, parts_format, user_containers)
 }
 FORMATS = [*DECLARED, *USER_FORMATS]
 
@@ -122,10 +108,32 @@ def jinja_render(
     return rendered[0], [tuple(span) for span in spans[0]]
 
 
+def undecidable(content: Any) -> bool:
+    """A result given as text that starts like a JSON object or array but is none."""
+    if not isinstance(content, str) or content.strip(" \t\n\r")[:1] not in ("{", "["):
+        return False
+    try:
+        json.loads(content)
+    except ValueError:
+        return True
+    return False
+
+
 @settings(max_examples=30)
 @given(data=st.data())
 def test_render_equals_the_exported_template(fmt: Format, data: st.DataObject) -> None:
     request = data.draw(conversations(fmt))
+    if template_inputs(fmt).parsed_tool_results and any(
+        message["role"] == "tool" and undecidable(message["content"])
+        for message in request["messages"]
+    ):
+        # Documented (TemplateInputs): such a template cannot parse JSON, so it refuses a
+        # result that may be JSON text ("[" given as text) rather than guess.
+        from jinja2.exceptions import TemplateError
+
+        with pytest.raises(TemplateError, match="a tool result that may be JSON text"):
+            jinja_render(fmt, request, False)
+        return
     for prompt in (False, True):
         rendering = fmt.render(request, add_generation_prompt=prompt)
         text, spans = jinja_render(fmt, request, prompt)

@@ -137,7 +137,8 @@ class _Emitter:
         layout = self.layout
         block = layout.tools
         for role in ("user", "system"):
-            self.out(f"{{%- elif message.role == {jinja_string(role)} -%}}")
+            roles = '["system", "developer"]' if role == "system" else jinja_string(role)
+            self.out(f"{{%- elif message.role in {roles} -%}}")
             frame = layout.frames["user" if role == "user" else "system"]
             self.fence(frame.open)
             if role == "user" and block is not None and block.host == "first_user":
@@ -267,7 +268,11 @@ class _Emitter:
         if python_results.is_python(layout.results):  # a concept of its own module
             self.out(python_results.jinja_macros(layout))
         self.out("{%- set has_tools = tools is defined and tools is not none and tools -%}")
-        self.out('{%- set has_system = messages | length > 0 and messages[0].role == "system" -%}')
+        # OpenAI's ``developer`` role is the system role (pawlette.openai reads it so).
+        self.out(
+            "{%- set has_system = messages | length > 0"
+            ' and messages[0].role in ["system", "developer"] -%}'
+        )
         self.out("{%- set first = 1 if has_system else 0 -%}")
         self.out("{%- set ns = namespace(last_query=-1) -%}")
         reasoning = layout.reasoning

@@ -44,10 +44,9 @@ with its four interpreters, hooked into the shared interpreters by one field of 
 containers (PCML, :mod:`.containers`), headed turns (ChatGLM3, :mod:`.headed`), Python-literal
 calls (:mod:`.python_calls`), decision tokens (:mod:`.decision`), content parts (images as
 placeholder runs and boxes in messages, :mod:`.parts` over :mod:`.media`'s blocks), results
-and a tools block written as one Python list (:mod:`.python_results`, :mod:`.python_tools`).
-breeze is declared (:mod:`pawlette.declared.breeze`) but not registered yet (its lenient
-headers and ``<|end_of_text|>`` have no concept); omni is not declared (its in-turn results,
-structured thinking and image tiling have no concept).
+and a tools block written as one Python list (:mod:`.python_results`, :mod:`.python_tools`),
+turn reading (headers read in pieces, an end of text: :mod:`.turn_reading`).  omni is not
+declared (its in-turn results, structured thinking and image tiling have no concept).
 
 Costs, stated: a format whose layout needs a concept that is not here cannot be declared until
 the concept is added (the API says so with :class:`~pawlette.errors.FormatError`); the Jinja the

@@ -101,7 +101,7 @@ class ResultListReader(WholeTextReader):
     __slots__ = ()
 
     def close(self, marker: str | None, offset: int) -> None:
-        from ..engine.python_call_reader import parse_python_literal
+        from .python_reader import parse_python_literal
 
         text = self._text()
         try:

@@ -61,7 +61,7 @@ class PythonToolsReader(WholeTextReader):
         parser.confirm_message()
 
     def close(self, marker: str | None, offset: int) -> None:
-        from ..engine.python_call_reader import parse_python_literal
+        from .python_reader import parse_python_literal
 
         text = self._text()
         try:

@@ -35,7 +35,7 @@ def message_text(message: Message, index: int, format_name: str) -> str:
     """The text of a message; other content parts, names and metadata are refused."""
     if message.name is not None:
         raise UnsupportedFeature(
-            f"messages[{index}].name", repr(message.name), f"no name: {format_name} has no place"
+            f"messages[{index}].name", "a name", f"none: {format_name} has no names"
         )
     if message.metadata:
         raise UnsupportedFeature(

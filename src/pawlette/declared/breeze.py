@@ -1,22 +1,10 @@
-"""Breeze 2 (seed 004, MediaTek Research's MRPromptV3) as one declared layout.
+"""Breeze 2 (seed 004): Llama 3.2 framing with MediaTek Research's tokens, one declared layout.
 
-NOT YET REGISTERED: ``pawlette.get_format("breeze")`` is still the hand-written
-:mod:`pawlette.formats.breeze` (whose docstring documents the format and the reference it
-reproduces).  This declaration renders, templates and parses what it renders identically
-(``tests/declare/test_breeze_declaration.py`` compares them on generated conversations in
-both MRPromptV3 modes); before it replaces the hand-written module, it still lacks:
-reading ``<|end_of_text|>`` as the end of any turn, reading unknown role headers and headers
-without their blank line leniently (as text, with a warning), refusing a decision token after
-text in strict mode, reading a date header other than the options' own, the ``developer`` role
-in its template, and the hand-written module's segment split (its tools block and date are
-one text segment each).  Found different: an empty system text after the date header reads
-back as an empty system message (the hand-written reader drops it).
-
-The wire format (``<|...|>`` are special tokens)::
+The wire format, as rendered (every ``<|...|>`` is a special token; role names are text)::
 
     <|begin_of_text|><|start_header_id|>system<|end_header_id|>
 
-    Customized Functions: [{'name': 'get_weather', ...}]
+    Customized Functions: [{'name': 'get_weather', 'parameters': {...}}]
 
     ---
     You are a helpful assistant.<|eot_id|><|start_header_id|>user<|end_header_id|>
@@ -24,16 +12,56 @@ The wire format (``<|...|>`` are special tokens)::
     <|start_img|><|img|>...<|img|><|end_img|>
     Weather in SF and Seattle?<|eot_id|><|start_header_id|>assistant<|end_header_id|>
 
-    <|python_tag|>[get_weather(city='San Francisco'),get_weather(city='Seattle')]<|eom_id|>...
+    <|python_tag|>[get_weather(city='San Francisco'),get_weather(city='Seattle')]<|eom_id|>\\
+    <|start_header_id|>ipython<|end_header_id|>
+
+    [{'temperature': '25 celsius'}, {'temperature': '21 celsius'}]<|eot_id|>\\
+    <|start_header_id|>assistant<|end_header_id|>
+
+    <|answer|>25 C in San Francisco, 21 C in Seattle.<|eot_id|>
+
+(``\\`` marks a line break added here for reading.)
+
+**Reference reproduced: MediaTek's ``MRPromptV3.get_prompt``** (``mtkresearch`` 0.3.2 on
+PyPI), which Breeze 2 was trained with, in both its modes: the 300 recorded conversations of
+``tests/golden/breeze/mrpromptv3_0.3.2.json`` render byte for byte, and its checks refuse
+exactly what it refuses.  Where the seed and ``MRPromptV3`` differ, ``MRPromptV3`` is
+followed: calls joined by ``,`` (the seed's ``, `` is read too) and a line break after every
+image (read without it too).
+
+- **Modes**: training mode (the default) and inference mode with ``today=`` a date or its
+  text: the date header after the tools, never read from a clock.  A system turn always, with
+  the mode's text when there is no system message (read back as none).
+- **Tools** are the ``function`` objects as ``repr`` writes them (:mod:`.python_tools`), before
+  the system text.  **Calls** ``[f(a='x'),g()]`` (:mod:`.python_calls`), no ids (numbered when
+  parsed, results paired by position).  **Decision tokens** (:mod:`.decision`): with tools, the
+  last assistant turn starts with ``<|use_tool|>`` or ``<|answer|>``; a turn holds text or
+  calls, and a decision or call marker after text is malformed.  **Results** of a turn's
+  calls are one ``ipython`` turn holding a Python list in call order (:mod:`.python_results`).
+  **Images** are placeholder runs, **boxes** ``<|start_bbox|>[[x1, y1, x2, y2]]<|end_bbox|>``
+  (:mod:`.parts`, :mod:`pawlette.blocks.images`).
+- **Reading** (:mod:`.turn_reading`): ``<|end_of_text|>`` ends any turn (base models);
+  an unknown role or a header without its blank line is malformed (lenient: read as text).
+- **Options** (``with_options``): see :class:`BreezeOptions`; ``check_conversations`` is
+  ``MRPromptV3.check_conversations`` (:mod:`pawlette.blocks.function_checks`).
+- **Remaining differences from MRPromptV3**, each where it loses information or fails: a
+  system text with spaces at its ends is written as given (``MRPromptV3`` strips them);
+  ``tools=[]`` is no tools; pawlette writes what ``MRPromptV3`` refuses unless
+  ``check_conversations`` is on.  Parsing: a date header other than the options' own is
+  system text, and an empty system text after the date header is an empty system message.
+- Markers are special tokens and are not escaped: text holding a marker's spelling parses
+  exactly only from token ids.
 """
 
 from __future__ import annotations
 
 import datetime
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from ..blocks.function_checks import check_conversation
-from ..blocks.role_order import check_role_order
+from ..blocks.images import default_image_tokens
+from ..blocks.role_order import RoleOrder, check_role_order
 from ..declare import (
     Boxes,
     ContentParts,
@@ -50,18 +78,49 @@ from ..declare import (
     declare,
     fence,
 )
-from ..formats.breeze import (
-    INFERENCE_SYSTEM,
-    MONTHS,
-    RULES,
-    SPECIAL,
-    TRAINING_SYSTEM,
-    BreezeOptions,
-)
-from ..types import Message, Tool
+from ..types import ImagePart, Message, Tool
 
 HEADER, HEADER_END = Marker("<|start_header_id|>"), Marker("<|end_header_id|>")
 END_OF_TURN, END_OF_MESSAGE = Marker("<|eot_id|>"), Marker("<|eom_id|>")
+
+SPECIAL = (  # the tokenizer's markers, the ones the layout never writes included
+    *("<|begin_of_text|>", "<|end_of_text|>", "<|start_header_id|>", "<|end_header_id|>"),
+    *("<|eot_id|>", "<|eom_id|>", "<|python_tag|>", "<|use_tool|>", "<|answer|>"),
+    *("<|start_img|>", "<|img|>", "<|end_img|>", "<|start_bbox|>", "<|end_bbox|>"),
+)
+TOOLS_LEAD = "Customized Functions: "
+TRAINING_SYSTEM = "You are a helpful AI assistant."
+"""The system text when a conversation has none, in training mode (MRPromptV3's)."""
+INFERENCE_SYSTEM = (
+    "You are a helpful AI assistant built by MediaTek Research. The user you are helping speaks "
+    "Traditional Chinese and comes from Taiwan."
+)
+"""The system text when a conversation has none, in inference mode (MRPromptV3's)."""
+MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
+RULES = RoleOrder(
+    system_only_at_start=True, assistant_after_user_or_tool=True, call_needs_answer=True
+)
+
+
+@dataclass(frozen=True)
+class BreezeOptions:
+    """Render options (``FORMAT.with_options(...)``)."""
+
+    image_tokens: Callable[[ImagePart], int] = default_image_tokens
+    """Placeholder tokens for an image without ``tokens`` (raise ValueError when unknown)."""
+    today: datetime.date | str | None = None
+    """None: MRPromptV3's training mode.  A date (written ``26 Jul 2024``) or its text:
+    inference mode, with the date header and that date (never read from a clock)."""
+    knowledge_cutoff: str = "Oct 2024"
+    default_system: str | None = None
+    """The system text when the conversation has none; None: the mode's (MRPromptV3's)."""
+    begin_of_text: bool = True
+    """Start with ``<|begin_of_text|>`` (MRPromptV3's ``add_bos_token=True``)."""
+    check_roles: bool = False
+    """Refuse MRPromptV3's role orders (``check_conversations``' order rules)."""
+    check_conversations: bool = False
+    """All of ``MRPromptV3.check_conversations``: the role order, the functions, and every
+    call's arguments and result (:mod:`pawlette.blocks.function_checks`)."""
 
 
 def header(role: str) -> Frame:
@@ -112,7 +171,7 @@ def layout(options: BreezeOptions) -> Layout:
         tools=PythonToolsBlock(
             host="system",
             first=True,
-            open=fence("Customized Functions: "),
+            open=fence(TOOLS_LEAD),
             close=fence("\n\n---\n" + date),
         ),
         calls=PythonCalls(
@@ -138,4 +197,3 @@ def layout(options: BreezeOptions) -> Layout:
 
 LAYOUT = layout(BreezeOptions())
 FORMAT = declare(LAYOUT)
-"""The declared format (not registered; see the module docstring)."""

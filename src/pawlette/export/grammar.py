@@ -39,7 +39,6 @@ ToolChoiceMode: TypeAlias = Literal["auto", "none", "required", "function"]
 # format name -> module under pawlette.export.turns that defines ``build(...) -> TurnGrammar``.
 _TURNS: dict[str, str] = {
     "omni": "omni",
-    "breeze": "breeze",
 }
 
 

@@ -31,7 +31,6 @@ from ..formats import formats, get_format
 
 # format name -> module under pawlette.export.templates that defines ``build() -> str``.
 _TEMPLATES: dict[str, str] = {
-    "breeze": "breeze",
     "omni": "omni",
 }
 _BUILT: dict[str, str] = {}
@@ -52,9 +51,7 @@ class TemplateInputs:
     """A tool message whose content is JSON other than a string must give it parsed."""
 
 
-_INPUTS: dict[str, TemplateInputs] = {
-    "breeze": TemplateInputs(object_arguments=True, parsed_tool_results=True),
-}
+_INPUTS: dict[str, TemplateInputs] = {}
 
 
 def _declared(fmt: Format) -> object:
