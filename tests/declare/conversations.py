@@ -24,7 +24,9 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from pawlette.declare import Layout
+from pawlette.blocks.results import result_text
+from pawlette.declare import Layout, PythonResults
+from pawlette.declare.python_results import written_value
 from pawlette.declare.write import last_query_index
 from pawlette.format import Format
 
@@ -199,6 +201,8 @@ def normalise(fmt: Format, request: dict[str, Any]) -> dict[str, Any]:
                     message.pop("reasoning_content", None)
         elif message["role"] == "tool":
             message["tool_call_id"] = ids[message["tool_call_id"]]
+            if isinstance(layout.results, PythonResults):  # written as its Python value
+                message["content"] = result_text(written_value(message["content"]))
     if messages and messages[0]["role"] == "system":
         default = layout.system.default or ""
         if messages[0]["content"] == default:

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import random
+import re
 from collections.abc import Iterator
 from typing import Any
 
@@ -35,10 +36,12 @@ from pawlette.format import Format
 from pawlette.tokenization.ids import IdParser
 
 from ..export import gbnf
+from ..export.support import _result_value as result_value
 from ..export.support import merged, trainable_spans
 from ..helpers import canonical, feed_in_pieces, folded, random_sizes, sequential_ids
 from . import (
     decision_format,
+    parts_format,
     python_format,
     user_blocks,
     user_blocks_lean,
@@ -55,6 +58,7 @@ USER_FORMATS = {
         user_format,
         python_format,
         decision_format,
+        parts_format,
         user_containers,
         user_blocks,
         user_blocks_lean,
@@ -84,9 +88,12 @@ def template_request(fmt: Format, request: dict[str, Any]) -> list[dict[str, Any
     """Messages as Hugging Face callers pass them: no None values, arguments as objects
     (unless the format writes them verbatim: then as the string)."""
     objects = template_inputs(fmt).object_arguments
+    parsed_results = template_inputs(fmt).parsed_tool_results
     messages = []
     for message in request["messages"]:
         message = {key: value for key, value in message.items() if value is not None}
+        if parsed_results and message["role"] == "tool":
+            message["content"] = result_value(message.get("content"))
         if objects and message.get("tool_calls"):
             message["tool_calls"] = [
                 {
@@ -117,10 +124,32 @@ def jinja_render(
     return rendered[0], [tuple(span) for span in spans[0]]
 
 
+def undecidable(content: Any) -> bool:
+    """A result given as text that starts like a JSON object or array but is none."""
+    if not isinstance(content, str) or content.strip(" \t\n\r")[:1] not in ("{", "["):
+        return False
+    try:
+        json.loads(content)
+    except ValueError:
+        return True
+    return False
+
+
 @settings(max_examples=30)
 @given(data=st.data())
 def test_render_equals_the_exported_template(fmt: Format, data: st.DataObject) -> None:
     request = data.draw(conversations(fmt))
+    if template_inputs(fmt).parsed_tool_results and any(
+        message["role"] == "tool" and undecidable(message["content"])
+        for message in request["messages"]
+    ):
+        # Documented (TemplateInputs): such a template cannot parse JSON, so it refuses a
+        # result that may be JSON text ("[" given as text) rather than guess.
+        from jinja2.exceptions import TemplateError
+
+        with pytest.raises(TemplateError, match="a tool result that may be JSON text"):
+            jinja_render(fmt, request, False)
+        return
     for prompt in (False, True):
         rendering = fmt.render(request, add_generation_prompt=prompt)
         text, spans = jinja_render(fmt, request, prompt)
@@ -294,8 +323,10 @@ def near_misses(fmt: Format, text: str) -> list[str]:
     if "get_weather(" in text:  # Python calls
         misses.append(text.replace("get_weather(", "get_wether(", 1))
         misses.append(text.replace("get_weather(", "get_weather (", 1))
-    if ")]" in text and isinstance(layout.calls, PythonCalls):  # the list's end: the last
-        cut = text.rindex(")]")  # (text may spell ")]" too: it is no call)
+    # The end of a Python call list (the last ")]" of a turn that holds one; text such as
+    # reasoning may spell ")]" too, and mutating it there is no miss).
+    cut = text.rfind(")]")
+    if isinstance(layout.calls, PythonCalls) and re.search(r"\[(get_weather|now)\(", text):
         misses.append(text[:cut] + ") garbage]" + text[cut + 2 :])
         misses.append(text[:cut] + "))]" + text[cut + 2 :])
     end = fmt.stop[0]

@@ -42,12 +42,19 @@ from .layout import (
     ToolsBlock,
     fence,
 )
+from .media import Boxes, PlaceholderImages
+from .parts import ContentParts
 from .python_calls import PythonCalls
+from .python_results import PythonResults
+from .python_tools import PythonToolsBlock
 from .table import compile_table, forced_prefixes, joined
+from .turn_reading import TurnReading
 from .write import writer_of
 
 __all__ = [
+    "Boxes",
     "Containers",
+    "ContentParts",
     "Decision",
     "Fence",
     "Frame",
@@ -57,11 +64,15 @@ __all__ = [
     "Lit",
     "Marker",
     "Option",
+    "PlaceholderImages",
     "PythonCalls",
+    "PythonResults",
+    "PythonToolsBlock",
     "Reasoning",
     "Results",
     "SystemTurn",
     "ToolsBlock",
+    "TurnReading",
     "declare",
     "fence",
     "layout_of",
@@ -99,6 +110,12 @@ def markers_of(layout: Layout) -> tuple[str, ...]:
     for concept in (layout.system, layout.tools, layout.reasoning, layout.calls, layout.results):
         visit(concept)
     visit(layout.decision)
+    visit(layout.turn_reading)
+    if layout.parts is not None:  # a concept of its own module (markers as text)
+        from .parts import markers
+
+        for text in markers(layout.parts):
+            seen.setdefault(text, None)
     for text in layout.extra_special:
         seen.setdefault(text, None)
     return tuple(seen)

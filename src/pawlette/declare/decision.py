@@ -25,10 +25,13 @@ is the ``answer`` fence, ``required`` the ``call`` fence, a named function ``cal
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from functools import partial
 from typing import TYPE_CHECKING
 
 from ..blocks.tool_choice import ForcedPrefixes
+from ..engine.machine import Parser
+from ..engine.readers import ContentReader
 from ..errors import FormatError
 from ..export.grammar_ast import Marker as Special
 from ..export.grammar_ast import Node, Rules, alt, optional, seq
@@ -98,7 +101,8 @@ def write_assistant(render: _Render, message: Message, index: int, decide: bool)
         )
     from .write import message_text
 
-    text = message_text(message, index, layout.name)
+    parts = layout.parts is not None  # content parts (:mod:`.parts`) write the answer
+    text = message.text if parts else message_text(message, index, layout.name)
     end = frame.end
     if message.tool_calls:
         python_calls.check_calls(calls, layout.name, message, index)
@@ -110,7 +114,12 @@ def write_assistant(render: _Render, message: Message, index: int, decide: bool)
     else:
         if decide:
             render.fence(decision.answer, "content", trainable=True)
-        render.writer.text(text, "content", trainable=True)
+        if parts:
+            from .parts import write_content
+
+            write_content(render, message, index, trainable=True)
+        else:
+            render.writer.text(text, "content", trainable=True)
     render.fence(end, "end", trainable=True)
     render.fence(frame.after, "separator")
 
@@ -124,6 +133,34 @@ def table_rows(table: _Table, texts: tuple[str, ...]) -> None:
     head, body = texts
     table.on(head, table.text(decision.answer), body)
     table.on(head, table.text(decision.call), "assistant.call")
+    # A turn holds text or calls: a decision or call marker after text is malformed.
+    calls = table.layout.calls
+    assert isinstance(calls, python_calls.PythonCalls)
+    leads = frozenset(table.text(pieces) for pieces in (decision.answer, decision.call, calls.open))
+    states = table.builder.states
+    for name, decided in ((head, False), (body, True)):
+        reader = partial(FirstInTurnReader, leads=leads, decided=decided)
+        states[name] = replace(states[name], reader=reader)
+
+
+class FirstInTurnReader(ContentReader):
+    """Assistant text; a decision or call marker (``leads``) must come before any text (in
+    the body state, entered by a decision, there is one already: ``decided``)."""
+
+    __slots__ = ("_leads", "_text")
+
+    def __init__(self, parser: Parser, leads: frozenset[str], decided: bool) -> None:
+        super().__init__(parser)
+        self._leads = leads
+        self._text = decided
+
+    def feed(self, text: str, offset: int) -> None:
+        self._text = self._text or bool(text)
+        super().feed(text, offset)
+
+    def close(self, marker: str | None, offset: int) -> None:
+        if self._text and marker in self._leads:
+            self._parser.malformed(offset, f"{marker} after text", "it first in the turn", "")
 
 
 # ------------------------------------------------------------------ Jinja
@@ -274,6 +311,7 @@ def build_turn(
     """The turn grammar of a layout with decision tokens (:func:`decision_turn`, the text of
     an answer being the format's text language)."""
     from .grammar import TEXT, _end, nodes
+    from .parts import grammar_content
 
     decision = check(layout)
     calls = layout.calls
@@ -288,6 +326,6 @@ def build_turn(
         parallel,
         calls=call_set,
         answer=nodes(layout, decision.answer),
-        content=lambda rules: optional(TEXT),
+        content=lambda rules: grammar_content(layout, rules, optional(TEXT)),
         end=_end(layout, fmt.stop),
     )

@@ -201,6 +201,10 @@ def build_turn(
     if bare:
         _bare_text(rules)
     content: Node = optional(BARE_TEXT if bare else TEXT)
+    if layout.parts is not None:  # a concept of its own module
+        from .parts import grammar_content
+
+        content = grammar_content(layout, rules, content)
     answer: Node
     call_set: _Calls | python_calls.PythonCallSet | None = None
     if calls_possible and python_calls.is_python(calls):  # a concept of its own module

@@ -20,7 +20,7 @@ from __future__ import annotations
 import json
 
 from ..export.templates._common import TEXT_MACRO, jinja_string
-from . import decision, python_calls
+from . import decision, python_calls, python_results, python_tools
 from .layout import Fence, JsonCalls, Layout, Lit, Marker
 from .write import option_text
 
@@ -44,6 +44,10 @@ class _Emitter:
                 self.out(f"{{%- else -%}}{{{{- {default} -}}}}{{%- endif -%}}")
 
     def text(self, message: str, index: str) -> None:
+        if self.layout.parts is not None:  # a concept of its own module
+            from .parts import jinja_content
+
+            return self.out(jinja_content(self.layout, message, index))
         self.out(f"{{{{- text_of({message}, {index}, {jinja_string(self.layout.name)}) -}}}}")
 
     def raise_if(self, condition: str, message: str) -> None:
@@ -56,6 +60,8 @@ class _Emitter:
     def tools_block(self) -> None:
         block = self.layout.tools
         assert block is not None
+        if isinstance(block, python_tools.PythonToolsBlock):  # a concept of its own module
+            return python_tools.jinja_listing(self)
         self.fence(block.open)
         self.out("{%- for tool in tools -%}")
         self.fence(block.item_open)
@@ -102,6 +108,10 @@ class _Emitter:
             self.out("{%- if has_tools -%}")
             self.fence(system.preamble_with_tools)
             self.out("{%- endif -%}")
+        if system.preamble_without_tools:
+            self.out("{%- if not has_tools -%}")
+            self.fence(system.preamble_without_tools)
+            self.out("{%- endif -%}")
         self.fence(system.preamble)
         if host_system:
             self.out("{%- if has_tools -%}")
@@ -127,7 +137,8 @@ class _Emitter:
         layout = self.layout
         block = layout.tools
         for role in ("user", "system"):
-            self.out(f"{{%- elif message.role == {jinja_string(role)} -%}}")
+            roles = '["system", "developer"]' if role == "system" else jinja_string(role)
+            self.out(f"{{%- elif message.role in {roles} -%}}")
             frame = layout.frames["user" if role == "user" else "system"]
             self.fence(frame.open)
             if role == "user" and block is not None and block.host == "first_user":
@@ -218,6 +229,8 @@ class _Emitter:
 
     def results(self) -> None:
         results = self.layout.results
+        if isinstance(results, python_results.PythonResults):  # a concept of its own module
+            return python_results.jinja_results(self)
         self.out('{%- elif message.role == "tool" -%}')
         if results is None:
             self.out(
@@ -246,8 +259,20 @@ class _Emitter:
         self.out(TEXT_MACRO.strip())
         if python_calls.is_python(layout.calls):
             self.out(python_calls.JINJA_MACROS.strip())
+        if python_tools.literal_macros(layout):  # for the concepts writing Python literals
+            self.out(python_tools.literal_macros(layout))
+        if layout.parts is not None:  # a concept of its own module
+            from .parts import jinja_macros
+
+            self.out(jinja_macros(layout))
+        if python_results.is_python(layout.results):  # a concept of its own module
+            self.out(python_results.jinja_macros(layout))
         self.out("{%- set has_tools = tools is defined and tools is not none and tools -%}")
-        self.out('{%- set has_system = messages | length > 0 and messages[0].role == "system" -%}')
+        # OpenAI's ``developer`` role is the system role (pawlette.openai reads it so).
+        self.out(
+            "{%- set has_system = messages | length > 0"
+            ' and messages[0].role in ["system", "developer"] -%}'
+        )
         self.out("{%- set first = 1 if has_system else 0 -%}")
         self.out("{%- set ns = namespace(last_query=-1) -%}")
         reasoning = layout.reasoning
@@ -265,8 +290,11 @@ class _Emitter:
         self.fence(layout.begin)
         self.system()
         self.out("{%- for message in messages -%}")
+        named = "message.name is defined and message.name is not none"
+        if python_results.is_python(layout.results):  # its tool messages may carry names
+            named += ' and message.role != "tool"'
         self.raise_if(
-            "message.name is defined and message.name is not none",
+            named,
             f"a message name: {layout.name} has no place for it",
         )
         self.out("{%- if loop.index0 < first -%}")

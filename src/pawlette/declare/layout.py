@@ -42,10 +42,12 @@ branches and the grammar rules follow from the concept, and a new format is a ne
 new code.  What does not fit the basic concepts is a concept of its own, in its own module
 with its four interpreters, hooked into the shared interpreters by one field of the layout:
 containers (PCML, :mod:`.containers`), headed turns (ChatGLM3, :mod:`.headed`), Python-literal
-calls (:mod:`.python_calls`), decision tokens (:mod:`.decision`), image placeholders and boxes
-(:mod:`.media`, building blocks breeze uses; not yet a layout field), block turns (omni,
-:mod:`.blocks`: in-turn results, structured thinking, JSON blocks and voice, image tiling,
-each a module of its own).  breeze is not declared yet.
+calls (:mod:`.python_calls`), decision tokens (:mod:`.decision`), content parts (images as
+placeholder runs and boxes in messages, :mod:`.parts` over :mod:`.media`'s blocks), results
+and a tools block written as one Python list (:mod:`.python_results`, :mod:`.python_tools`),
+turn reading (headers read in pieces, an end of text: :mod:`.turn_reading`), block turns
+(omni, :mod:`.blocks`: in-turn results, structured thinking, JSON blocks and voice, image
+tiling, each a module of its own).  Every seed format is declared.
 
 Costs, stated: a format whose layout needs a concept that is not here cannot be declared until
 the concept is added (the API says so with :class:`~pawlette.errors.FormatError`); the Jinja the
@@ -69,11 +71,15 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
 if TYPE_CHECKING:  # concept modules of their own (they import this one)
+    from ..types import Message, Tool
     from .blocks import BlockTurns
     from .containers import Containers
     from .decision import Decision
     from .headed import HeadedTurns
+    from .parts import ContentParts
     from .python_calls import PythonCalls
+    from .python_results import PythonResults
+    from .turn_reading import TurnReading
 
 
 @dataclass(frozen=True)
@@ -136,6 +142,9 @@ class SystemTurn:
     always: bool = False
     preamble: Fence = ()
     preamble_with_tools: Fence = ()
+    preamble_without_tools: Fence = ()
+    """Written before ``preamble`` only when the request has no tools (a format that writes
+    a header after its tools block puts it in the block's ``close`` too: Breeze's date)."""
 
 
 @dataclass(frozen=True)
@@ -233,7 +242,8 @@ class Layout:
     decision: Decision | None = None
     """Decision tokens opening the last assistant turn of a request with tools
     (:mod:`.decision`)."""
-    results: Results | None = None
+    results: Results | PythonResults | None = None
+    """Results turns, or a run of results as one Python list (:mod:`.python_results`)."""
     trim_message_text: bool = False
     """Documentation only: whether the reference template strips message text (Llama 3 does;
     pawlette never does, which is lossless; see the format's docstring)."""
@@ -257,6 +267,15 @@ class Layout:
     blocks: BlockTurns | None = None
     """Turns of text and blocks on their own lines, results inside the assistant turn,
     structured thinking, image tiling (:mod:`.blocks`, omni)."""
+    check: Callable[[tuple[Message, ...], tuple[Tool, ...]], None] | None = None
+    """A format's own checks of a request, run before it is written (raising
+    :class:`~pawlette.errors.RequestError`): options that refuse what a reference refuses
+    (Breeze's ``check_conversations``, :mod:`pawlette.blocks.function_checks`).  The writer
+    runs it; a chat template cannot (it is exported for the default options)."""
+    parts: ContentParts | None = None
+    """Images and boxes in messages (:mod:`.parts`, breeze)."""
+    turn_reading: TurnReading | None = None
+    """Headers read in pieces and an end of text, read only (:mod:`.turn_reading`)."""
 
     @property
     def generation_prompt(self) -> Fence:

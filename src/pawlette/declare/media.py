@@ -26,13 +26,13 @@ from functools import partial
 from ..blocks.images import _grids, placeholder_count
 from ..codecs.python_calls import python_literal
 from ..engine.machine import GrammarBuilder, Parser, ReaderFactory
-from ..engine.python_call_reader import parse_python_literal
 from ..engine.readers import WholeTextReader
 from ..engine.writer import Writer
 from ..errors import ParseError
 from ..export.grammar_ast import Lit, Marker, Node, Repeat, Rules, Terminal, seq
 from ..export.templates._common import jinja_string
 from ..types import BoxPart, ImagePart, PartAdded, Role, TextDelta
+from .python_reader import parse_python_literal
 
 # --------------------------------------------------------------------------- images
 

@@ -39,7 +39,6 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from ..codecs.python_calls import Quote, encode_call, encode_calls
 from ..engine.machine import Parser, Reader, ReaderFactory
-from ..engine.python_call_reader import CallPairing, PythonCallListReader
 from ..errors import UnsupportedFeature
 from ..export.grammar_ast import Lit, Node, Ref, Repeat, Rules, alt, optional, seq
 from ..export.python_schema import PythonValues, SchemaToPython
@@ -47,6 +46,7 @@ from ..export.templates._common import IDENTIFIER_MACRO, PYTHON_LITERAL_MACROS, 
 from ..export.turns._common import parameters
 from ..types import Message, Tool
 from .layout import Fence
+from .python_reader import CallPairing, PythonCallListReader
 from .readers import forget_started_call, remember_started_call
 
 if TYPE_CHECKING:  # the interpreters hand themselves in; importing them here would cycle

@@ -34,7 +34,7 @@ from ..engine.machine import Action, Grammar, GrammarBuilder, Parser, ReaderFact
 from ..engine.readers import CallEnvelope, ContentReader, ReasoningReader, ScaffoldReader
 from ..errors import FormatError
 from ..types import Role
-from . import decision, python_calls
+from . import decision, python_calls, python_results, python_tools
 from .layout import Fence, JsonCalls, Layout, Lit, Marker
 from .readers import (
     BetweenCallsReader,
@@ -118,6 +118,14 @@ class _Table:
         self.user()
         self.assistant()
         self.results()
+        if layout.parts is not None:  # a concept of its own module
+            from .parts import table_rows
+
+            table_rows(self)
+        if layout.turn_reading is not None:  # a concept of its own module (after the rest)
+            from .turn_reading import table_rows as reading_rows
+
+            reading_rows(self)
         return builder.build(
             escape=False, conversation_start="outside", completion_start="assistant.head"
         )
@@ -129,6 +137,7 @@ class _Table:
         default = system.default or ""
         self.builder.state("system.body", host_text_reader(default), "system")
         openings = {self.text(frame.open), self.text(frame.open, system.preamble)}
+        openings.add(self.text(frame.open, system.preamble_without_tools, system.preamble))
         with_tools = self.text(frame.open, system.preamble_with_tools, system.preamble)
         for opening in sorted(openings | {with_tools}):
             self.on("outside", opening, "system.body", _begin("system", pending=True))
@@ -142,13 +151,17 @@ class _Table:
             block.wrap,
             text_after=block.first and not block.close,
         )
+        if isinstance(block, python_tools.PythonToolsBlock):  # a concept of its own module
+            reader = python_tools.tools_reader(text_after=block.first and not block.close)
         self.builder.state("system.tools", reader, "system")
         self.on("outside", with_tools + self.text(block.open), "system.tools", _begin("system"))
         if not block.first:
             self.on("system.body", self.text(block.separator, block.open), "system.tools")
         if block.close:
             # A block before the text: the system text follows its close.
-            after = ContentReader if block.first else ScaffoldReader
+            after: ReaderFactory = ContentReader if block.first else ScaffoldReader
+            if isinstance(block, python_tools.PythonToolsBlock) and block.first:
+                after = python_tools.after_block_reader(layout.system.default or "")
             self.builder.state("system.after_tools", after, "system")
             self.on("system.tools", self.text(block.close), "system.after_tools")
             self.ends("system.after_tools", "system")
@@ -239,6 +252,8 @@ class _Table:
         results = layout.results
         if results is None:
             return
+        if isinstance(results, python_results.PythonResults):  # a concept of its own module
+            return python_results.table_rows(self)
         self.builder.state("tool.item", ResultReader, "tool")
         frame = results.frame
         self.on("outside", self.text(frame.open, results.item_open), "tool.item")

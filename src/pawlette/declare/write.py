@@ -18,7 +18,7 @@ from ..engine.json_text import json_string  # json.dumps(ensure_ascii=False), en
 from ..engine.writer import ConstantSegments, Writer
 from ..errors import RequestError, UnsupportedFeature
 from ..types import Message, TextPart, Tool
-from . import decision, python_calls
+from . import decision, python_calls, python_results, python_tools
 from .layout import Fence, JsonCalls, Layout, Marker, Option
 
 WriteConversation = Callable[[Writer, tuple[Message, ...], tuple[Tool, ...], bool], None]
@@ -37,7 +37,7 @@ def message_text(message: Message, index: int, format_name: str) -> str:
     """The text of a message; other content parts, names and metadata are refused."""
     if message.name is not None:
         raise UnsupportedFeature(
-            f"messages[{index}].name", repr(message.name), f"no name: {format_name} has no place"
+            f"messages[{index}].name", "a name", f"none: {format_name} has no names"
         )
     if message.metadata:
         raise UnsupportedFeature(
@@ -112,6 +112,7 @@ class _Render:
         self.tools = tools
         self.cache = cache
         self.constants = ConstantSegments() if constants is None else constants
+        self.messages: tuple[Message, ...] = ()
         for number, tool in enumerate(tools):
             if tool.kind != "function":
                 raise UnsupportedFeature(f"tools[{number}].type", f"{tool.kind!r}", "'function'")
@@ -150,6 +151,8 @@ class _Render:
     def tools_block(self) -> None:
         block = self.layout.tools
         assert block is not None
+        if isinstance(block, python_tools.PythonToolsBlock):  # a concept of its own module
+            return python_tools.write_listing(self)
         self.fence(block.open, "tools")
         for tool in self.tools:
             self.fence(block.item_open, "tools")
@@ -185,6 +188,8 @@ class _Render:
         self.fence(frame.open, "header")
         if self.tools:
             self.fence(layout.system.preamble_with_tools, "header")
+        else:
+            self.fence(layout.system.preamble_without_tools, "header")
         self.fence(layout.system.preamble, "header")
         if tools_here:
             self.host_body(text)
@@ -197,11 +202,16 @@ class _Render:
         frame = self.layout.frames[message.role]  # type: ignore[index]
         self.writer.at(message.role, index)
         self.fence(frame.open, "header")
-        text = message_text(message, index, self.layout.name)
-        if with_tools:
-            self.host_body(text)
+        if self.layout.parts is not None and not with_tools:  # a concept of its own module
+            from .parts import write_content
+
+            write_content(self, message, index, trainable=False)
         else:
-            self.writer.text(text, "content")
+            text = message_text(message, index, self.layout.name)
+            if with_tools:
+                self.host_body(text)
+            else:
+                self.writer.text(text, "content")
         self.fence(frame.end, "close")
         self.fence(frame.after, "separator")
 
@@ -225,8 +235,14 @@ class _Render:
             self.fence(reasoning.open, "reasoning", trainable=True)
             self.writer.text(message.reasoning or "", "reasoning", trainable=True)
             self.fence(reasoning.close, "reasoning", trainable=True)
-        text = message_text(message, index, layout.name)
-        self.writer.text(text, "content", trainable=True)
+        if layout.parts is not None:  # a concept of its own module
+            from .parts import write_content
+
+            write_content(self, message, index, trainable=True)
+            text = message.text
+        else:
+            text = message_text(message, index, layout.name)
+            self.writer.text(text, "content", trainable=True)
         if message.tool_calls:
             self.calls(message, index, after_text=bool(text))
         self.fence(frame.end, "end", trainable=True)
@@ -268,6 +284,8 @@ class _Render:
 
     def results(self, run: list[tuple[int, Message]]) -> None:
         results = self.layout.results
+        if isinstance(results, python_results.PythonResults):  # a concept of its own module
+            return python_results.write_results(self, run)
         if results is None:
             index = run[0][0]
             raise UnsupportedFeature(
@@ -321,7 +339,10 @@ def writer_of(layout: Layout) -> WriteConversation:
     def write(
         writer: Writer, messages: tuple[Message, ...], tools: tuple[Tool, ...], prompt: bool
     ) -> None:
+        if layout.check is not None:  # the format's own checks (options)
+            layout.check(messages, tools)
         render = _Render(layout, writer, tools, cache, constants)
+        render.messages = messages
         writer.at(None, -1)
         render.fence(layout.begin, "begin")
         first = 0

@@ -22,7 +22,6 @@ Grammar engines are optional: nothing here imports one.
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeAlias
@@ -36,11 +35,6 @@ from ..types import Tool
 from .grammar_ast import MarkerSpelling, Rules, Syntax, to_gbnf, to_lark
 
 ToolChoiceMode: TypeAlias = Literal["auto", "none", "required", "function"]
-
-# format name -> module under pawlette.export.turns that defines ``build(...) -> TurnGrammar``.
-_TURNS: dict[str, str] = {
-    "breeze": "breeze",
-}
 
 
 @dataclass(frozen=True)
@@ -109,9 +103,7 @@ class TurnGrammar:
 def grammar_formats() -> list[str]:
     """The registered formats that have a grammar export."""
     return [
-        name
-        for name in formats()
-        if name in _TURNS or getattr(get_format(name), "declaration", None) is not None
+        name for name in formats() if getattr(get_format(name), "declaration", None) is not None
     ]
 
 
@@ -136,8 +128,7 @@ def build_turn(
     """The syntax-free turn grammar (what the writers below print)."""
     fmt = _resolve(format_name)
     declaration = getattr(fmt, "declaration", None)
-    module_name = _TURNS.get(fmt.name)
-    if module_name is None and declaration is None:
+    if declaration is None:
         raise UnsupportedFeature(
             "format",
             f"{fmt.name!r} has no grammar export yet",
@@ -154,17 +145,10 @@ def build_turn(
             f"{show(choice.name)} is not a declared tool",
             "one of " + (", ".join(show(name) for name in names) or "the request's tools"),
         )
+    from ..declare.grammar import build_turn as build_declared  # every grammar is declared
     from .forced import forced_turn  # a forced choice turns reasoning off (see there)
 
-    if declaration is not None:  # a declared format: its grammar comes from the declaration
-        from ..declare.grammar import build_turn as build_declared
-
-        return forced_turn(
-            fmt, build_declared(fmt, declaration, tool_values, choice, parallel), choice
-        )
-    module: Any = importlib.import_module(f"{__package__}.turns.{module_name}")
-    turn: TurnGrammar = module.build(fmt, tool_values, choice, parallel)
-    return forced_turn(fmt, turn, choice)
+    return forced_turn(fmt, build_declared(fmt, declaration, tool_values, choice, parallel), choice)
 
 
 def _header(fmt: Format, turn: TurnGrammar, choice: ToolChoice, parallel: bool) -> list[str]:

@@ -22,18 +22,11 @@ literals, string slices but never ``text[i]``.
 
 from __future__ import annotations
 
-import importlib
 from dataclasses import dataclass
 
 from ..errors import UnsupportedFeature
 from ..format import Format
 from ..formats import formats, get_format
-
-# format name -> module under pawlette.export.templates that defines ``build() -> str``.
-_TEMPLATES: dict[str, str] = {
-    "breeze": "breeze",
-}
-_BUILT: dict[str, str] = {}
 
 
 @dataclass(frozen=True)
@@ -51,11 +44,6 @@ class TemplateInputs:
     """A tool message whose content is JSON other than a string must give it parsed."""
 
 
-_INPUTS: dict[str, TemplateInputs] = {
-    "breeze": TemplateInputs(object_arguments=True, parsed_tool_results=True),
-}
-
-
 def _declared(fmt: Format) -> object:
     return getattr(fmt, "declaration", None)
 
@@ -70,17 +58,18 @@ def template_inputs(format_name: str | Format) -> TemplateInputs:
         calls = getattr(declaration, "calls", None)
         # Headed turns write arguments as Python keyword arguments: parsed objects too.
         objects = getattr(declaration, "headed", None) is not None
+        from ..declare.python_results import PythonResults  # results written as Python values
+
         return TemplateInputs(
-            object_arguments=objects or getattr(calls, "arguments", "") == "tojson"
+            object_arguments=objects or getattr(calls, "arguments", "") == "tojson",
+            parsed_tool_results=isinstance(getattr(declaration, "results", None), PythonResults),
         )
-    return _INPUTS.get(fmt.name, TemplateInputs())
+    return TemplateInputs()
 
 
 def jinja_formats() -> list[str]:
     """The registered formats that have a chat template."""
-    return [
-        name for name in formats() if name in _TEMPLATES or _declared(get_format(name)) is not None
-    ]
+    return [name for name in formats() if _declared(get_format(name)) is not None]
 
 
 def export_jinja(format_name: str | Format) -> str:
@@ -96,18 +85,8 @@ def export_jinja(format_name: str | Format) -> str:
         from ..declare.jinja import chat_template
 
         return chat_template(declaration)  # type: ignore[arg-type]
-    format_name = fmt.name
-    built = _BUILT.get(format_name)
-    if built is not None:
-        return built
-    module_name = _TEMPLATES.get(format_name)
-    if module_name is None:
-        raise UnsupportedFeature(
-            "format",
-            f"{format_name!r} has no chat template yet",
-            "one of " + ", ".join(jinja_formats()),
-        )
-    module = importlib.import_module(f"{__package__}.templates.{module_name}")
-    template: str = module.build()
-    _BUILT[format_name] = template
-    return template
+    raise UnsupportedFeature(
+        "format",
+        f"{fmt.name!r} is not declared (a Format built by hand has no chat template)",
+        "one of " + ", ".join(jinja_formats()),
+    )

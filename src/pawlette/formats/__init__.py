@@ -18,7 +18,7 @@ from ..format import Format
 _MODULES: dict[str, str] = {
     "pcml": "pawlette.declared.pcml",
     "chatglm3": "pawlette.declared.chatglm3",
-    "breeze": "breeze",
+    "breeze": "pawlette.declared.breeze",
     "omni": "pawlette.declared.omni",
     "chatml": "pawlette.declared.chatml",
     "llama3": "pawlette.declared.llama3",

@@ -27,7 +27,6 @@ from typing import Any
 
 from ...engine.call_results import forget_call, next_result_call_id, remember_call
 from ...engine.machine import Parser, ReaderFactory
-from ...engine.python_call_reader import CallStream, ClosingFence
 from ...types import (
     MetadataItem,
     TextDelta,
@@ -37,6 +36,7 @@ from ...types import (
     ToolCallStart,
     ToolsDeclared,
 )
+from ..python_reader import CallStream, ClosingFence
 from . import HeadedTurns
 
 # --------------------------------------------------------------------------- the metadata line

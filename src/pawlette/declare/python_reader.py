@@ -1,8 +1,8 @@
 """Readers that drive :class:`~pawlette.codecs.python_calls.PythonCallDecoder` in parse states.
 
 - :class:`CallStream`: one decoder inside a reader: the calls it starts are numbered within
-  the parser's message and remembered for result pairing (:mod:`.call_results`), its events
-  go to the parser as they come.
+  the parser's message and remembered for result pairing
+  (:mod:`pawlette.engine.call_results`), its events go to the parser as they come.
 - :class:`PythonCallListReader`: a state whose text is a call list ``[f(a=1), g()]``
   (breeze's ``<|use_tool|>[...]<|eot_id|>``; a parse-table state gets it from
   :func:`pawlette.declare.python_calls.call_list_reader`).
@@ -19,15 +19,15 @@ import json
 from typing import Any
 
 from ..codecs.python_calls import Mode, PythonCallDecoder
+from ..engine.call_results import forget_call, remember_call
+from ..engine.machine import Parser
 from ..errors import ParseError
 from ..types import Event, ParseWarning, TextDelta, ToolCallDelta, ToolCallEnd, ToolCallStart
-from .call_results import forget_call, remember_call
-from .machine import Parser
 
 
 class CallPairing:
     """Where a reader remembers the calls it starts, so results can answer them by position:
-    by default :mod:`.call_results` (the declared layouts keep their own list: see
+    by default :mod:`pawlette.engine.call_results` (the declared layouts keep their own list: see
     :mod:`pawlette.declare.python_calls`)."""
 
     def remember(self, parser: Parser, call_id: str) -> None:

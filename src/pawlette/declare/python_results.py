@@ -1,0 +1,308 @@
+"""Tool results as one Python list: a concept of the declaration layer, all its interpreters.
+
+A layout whose ``results`` is a :class:`PythonResults` writes each run of tool messages as one
+results turn holding a Python list of the results, in the order of the calls they answer (the
+calls of the message before the run, matched by ``tool_call_id``; a call without a result
+gets ``None``; messages answering no call follow)::
+
+    <|start_header_id|>ipython<|end_header_id|>\\n\\n[{'temperature': 25}, 'sunny', None]<|eot_id|>
+
+A result whose content is JSON is written as that value (a JSON string as its text, as
+MediaTek's ``MRPromptV3`` does with ``json.loads``), any other content as a string; parsing
+turns a string back into the content and any other value into its JSON (``json.dumps``).  A
+tool message's ``name`` is not written (the call it answers names it) and is allowed.
+
+The interpreters, each called from the shared one through one dispatch line:
+:func:`write_results` (writer), :func:`table_rows` with :class:`ResultListReader` (parse
+table), :data:`JINJA_MACROS` and :func:`jinja_results` (Jinja: JSON text is decoded in the
+template where Jinja can; a result string that may be a JSON object or array raises, as
+Jinja has no JSON parser: give it parsed).  The model never writes results, so the turn
+grammar has no part here.
+"""
+
+# ruff: noqa: E501  (Jinja source: one tag per line reads better than wrapped tags)
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from ..blocks.results import result_text, result_value, results_in_call_order
+from ..codecs.python_calls import Quote, python_literal
+from ..engine.readers import WholeTextReader
+from ..errors import ParseError, UnsupportedFeature
+from ..export.templates._common import jinja_string
+from ..types import Message, MetadataItem, TextDelta, TextPart
+from .layout import Frame, Layout
+
+if TYPE_CHECKING:  # the interpreters hand themselves in; importing them here would cycle
+    from .jinja import _Emitter
+    from .table import _Table
+    from .write import _Render
+
+
+@dataclass(frozen=True)
+class PythonResults:
+    """A run of tool results as one Python list in ``frame`` (see the module docstring)."""
+
+    frame: Frame
+    quote: Quote = "repr"
+    between: str = ", "
+
+
+# ------------------------------------------------------------------ writer
+
+
+def written_value(content: str) -> object:
+    """A result as ``MRPromptV3`` writes it: its JSON value (a JSON string too), else the text."""
+    value = result_value(content)
+    if value is content:
+        try:
+            decoded = json.loads(content)
+        except ValueError:
+            return content
+        if isinstance(decoded, str):
+            return decoded
+    return value
+
+
+def write_results(render: _Render, run: list[tuple[int, Message]]) -> None:
+    """One results turn for a run of tool messages (called by :mod:`.write`)."""
+    results = render.layout.results
+    assert isinstance(results, PythonResults)
+    first = run[0][0]
+    for index, message in run:
+        if message.metadata:
+            raise UnsupportedFeature(f"messages[{index}].metadata", "metadata", "none")
+        for number, part in enumerate(message.content or ()):
+            if not isinstance(part, TextPart):
+                path = f"messages[{index}].content[{number}]"
+                raise UnsupportedFeature(path, f"a {type(part).__name__}", "text parts only")
+    before = render.messages[first - 1] if first > 0 else None
+    calls = [call.id for call in before.tool_calls] if before is not None else []
+    ordered = results_in_call_order([message for _, message in run], calls)
+    values = [None if slot is None else written_value(slot.text) for slot in ordered]
+    render.writer.at("tool", first)
+    render.fence(results.frame.open, "header")
+    listing = python_literal(values, quote=results.quote, path=f"messages[{first}].content")
+    render.writer.text(listing, "tool_result")
+    render.fence(results.frame.end, "end")
+    render.fence(results.frame.after, "separator")
+
+
+# ------------------------------------------------------------------ parse table
+
+
+class ResultListReader(WholeTextReader):
+    """A results turn: each item of its Python list a tool message answering the next call
+    in order; text that is not a non-empty list is one tool message."""
+
+    __slots__ = ()
+
+    def close(self, marker: str | None, offset: int) -> None:
+        from .python_reader import parse_python_literal
+
+        text = self._text()
+        try:
+            value = parse_python_literal(text, offset=self._offset)
+        except ParseError:
+            value = None
+        if not isinstance(value, list) or not value:
+            return self._result(text)
+        for item in value:
+            self._result(result_text(item))
+
+    def _result(self, content: str) -> None:
+        from .readers import next_result_id
+
+        parser = self._parser
+        parser.begin_message("tool")
+        call_id = next_result_id(parser)
+        if call_id is not None:
+            parser.emit(MetadataItem("tool_call_id", call_id))
+        if content:
+            parser.emit(TextDelta(content))
+        parser.end_message()
+
+
+def table_rows(table: _Table) -> None:
+    """The results turn's rows (called by :mod:`.table`)."""
+    results = table.layout.results
+    assert isinstance(results, PythonResults)
+    frame = results.frame
+    table.builder.state("tool.list", ResultListReader, "tool")
+    table.on("outside", table.text(frame.open), "tool.list")
+    for pieces in (frame.end, *frame.also_end):
+        table.on("tool.list", table.text(pieces), "outside")
+
+
+# ------------------------------------------------------------------ Jinja
+
+JINJA_MACROS = r"""{%- set json_unescapes = {'"': '"', '\\': '\\', '/': '/', 'n': '\n', 'r': '\r', 't': '\t'} -%}
+{%- macro json_trim(text) -%}
+{%- set edge = namespace(start=0, end=text|length) -%}
+{%- for i in range(text|length) -%}
+{%- if edge.start == i and text[i:i + 1] in [' ', '\t', '\n', '\r'] -%}{%- set edge.start = i + 1 -%}{%- endif -%}
+{%- endfor -%}
+{%- for i in range(text|length) -%}
+{%- if edge.end == text|length - i and edge.end > edge.start and text[edge.end - 1:edge.end] in [' ', '\t', '\n', '\r'] -%}{%- set edge.end = edge.end - 1 -%}{%- endif -%}
+{%- endfor -%}
+{{- text[edge.start:edge.end] -}}
+{%- endmacro -%}
+{%- macro json_number_kind(text) -%}
+{%- set scan = namespace(state='start') -%}
+{%- for i in range(text|length) -%}
+{%- set c = text[i:i + 1] -%}
+{%- if c -%}
+{%- set digit = c in '0123456789' -%}
+{%- if scan.state == 'start' and c == '-' -%}{%- set scan.state = 'sign' -%}
+{%- elif scan.state in ['start', 'sign'] and c == '0' -%}{%- set scan.state = 'zero' -%}
+{%- elif scan.state in ['start', 'sign'] and digit -%}{%- set scan.state = 'int' -%}
+{%- elif scan.state == 'int' and digit -%}
+{%- elif scan.state in ['zero', 'int'] and c == '.' -%}{%- set scan.state = 'dot' -%}
+{%- elif scan.state in ['dot', 'fraction'] and digit -%}{%- set scan.state = 'fraction' -%}
+{%- elif scan.state in ['zero', 'int', 'fraction'] and c in 'eE' -%}{%- set scan.state = 'e' -%}
+{%- elif scan.state == 'e' and c in '+-' -%}{%- set scan.state = 'esign' -%}
+{%- elif scan.state in ['e', 'esign', 'exponent'] and digit -%}{%- set scan.state = 'exponent' -%}
+{%- else -%}{%- set scan.state = 'bad' -%}
+{%- endif -%}
+{%- endif -%}
+{%- endfor -%}
+{{- 'int' if scan.state in ['zero', 'int'] else 'float' if scan.state in ['fraction', 'exponent'] else '' -}}
+{%- endmacro -%}
+{%- macro json_string(bare, index) -%}
+{%- set js = namespace(out='', escape=false) -%}
+{%- for i in range(1, bare|length - 1) -%}
+{%- set c = bare[i:i + 1] -%}
+{%- if js.escape -%}
+{%- if c not in json_unescapes -%}
+{{- raise_exception('messages[' ~ index ~ '].content: a JSON string result with the escape \\' ~ c ~ '; Jinja cannot decode it: give the result as its text') -}}
+{%- endif -%}
+{%- set js.out = js.out ~ json_unescapes[c] -%}
+{%- set js.escape = false -%}
+{%- elif c == '\\' -%}{%- set js.escape = true -%}
+{%- else -%}{%- set js.out = js.out ~ c -%}
+{%- endif -%}
+{%- endfor -%}
+{{- js.out -}}
+{%- endmacro -%}
+{%- macro result_value(message, index, quote) -%}
+{%- set content = message.content if message.content is defined else none -%}
+{%- if content is string -%}
+{%- set bare = json_trim(content) -%}
+{%- set kind = json_number_kind(bare) -%}
+{%- if bare == 'true' or bare == 'false' or bare == 'null' -%}
+{{- {'true': 'True', 'false': 'False', 'null': 'None'}[bare] -}}
+{%- elif kind == 'int' -%}
+{{- bare|int -}}
+{%- elif kind == 'float' and (bare|float) * 0 == 0 -%}
+{{- bare|float -}}
+{%- elif bare|length > 1 and bare[:1] == '"' and bare[-1:] == '"' -%}
+{{- python_string(json_string(bare, index), quote) -}}
+{%- elif bare[:1] in ['{', '['] -%}
+{{- raise_exception('messages[' ~ index ~ '].content: a tool result that may be JSON text; Jinja cannot parse JSON: give a JSON object or array result parsed, as an object or list') -}}
+{%- else -%}
+{{- python_string(content, quote) -}}
+{%- endif -%}
+{%- elif content is none -%}
+{{- python_string('', quote) -}}
+{%- elif content is mapping or content is number or content is boolean -%}
+{{- python_literal(content, quote, 'messages[' ~ index ~ '].content') -}}
+{%- else -%}
+{%- set joined = namespace(text='', parts=true) -%}
+{%- for part in content -%}
+{%- if part is not mapping or part.type is not defined -%}{%- set joined.parts = false -%}
+{%- elif part.type != 'text' -%}
+{{- raise_exception('messages[' ~ index ~ '].content[' ~ loop.index0 ~ ']: a ' ~ part.type ~ ' part; expected text parts only') -}}
+{%- else -%}{%- set joined.text = joined.text ~ part.text -%}
+{%- endif -%}
+{%- endfor -%}
+{%- if joined.parts -%}
+{{- result_value({'content': joined.text}, index, quote) -}}
+{%- else -%}
+{{- python_literal(content, quote, 'messages[' ~ index ~ '].content') -}}
+{%- endif -%}
+{%- endif -%}
+{%- endmacro -%}
+"""
+"""``result_value(message, index, quote)``: a tool message's result as a Python literal
+(with the Python-literal macros, :func:`jinja_macros`)."""
+
+
+def jinja_macros(layout: Layout) -> str:
+    """The macros a template of the layout defines once for its results (after the
+    Python-literal macros: :func:`.python_tools.literal_macros`)."""
+    return JINJA_MACROS.strip()
+
+
+_RESULTS = r"""{%- if loop.last or messages[loop.index0 + 1].role != 'tool' -%}
+{%- set run = namespace(start=loop.index0, open=true) -%}
+{%- for back in range(loop.index0, first - 1, -1) -%}
+{%- if run.open and messages[back].role == 'tool' -%}{%- set run.start = back -%}{%- else -%}{%- set run.open = false -%}{%- endif -%}
+{%- endfor -%}
+{%- set before = messages[run.start - 1] if run.start > 0 else none -%}
+{%- set slots = namespace(results=[], taken=[], extra=[], calls=[]) -%}
+{%- if before is not none and before.tool_calls is defined and before.tool_calls -%}
+{%- for call in before.tool_calls -%}
+{%- set slots.calls = slots.calls + [call.id if call.id is defined and call.id is not none else ''] -%}
+{%- set slots.results = slots.results + [none] -%}
+{%- endfor -%}
+{%- endif -%}
+{%- for index in range(run.start, loop.index0 + 1) -%}
+{%- set item = [index, messages[index]] -%}
+{%- set found = namespace(slot=-1) -%}
+{%- for call_id in slots.calls -%}
+{%- if found.slot < 0 and item[1].tool_call_id is defined and call_id == item[1].tool_call_id and loop.index0 not in slots.taken -%}
+{%- set found.slot = loop.index0 -%}
+{%- endif -%}
+{%- endfor -%}
+{%- if found.slot >= 0 -%}
+{%- set slots.taken = slots.taken + [found.slot] -%}
+{%- set replaced = namespace(results=[]) -%}
+{%- for value in slots.results -%}
+{%- set replaced.results = replaced.results + [item if loop.index0 == found.slot else value] -%}
+{%- endfor -%}
+{%- set slots.results = replaced.results -%}
+{%- else -%}
+{%- set slots.extra = slots.extra + [item] -%}
+{%- endif -%}
+{%- endfor -%}
+@OPEN@{{- '[' -}}
+{%- for item in slots.results + slots.extra -%}
+{{- (@BETWEEN@ if loop.index0 else '') ~ ('None' if item is none else result_value(item[1], item[0], @QUOTE@)) -}}
+{%- endfor -%}
+{{- ']' -}}
+@END@
+{%- endif -%}"""
+
+
+def jinja_results(emitter: _Emitter) -> None:
+    """The Jinja branch of a tool message (called by :mod:`.jinja`): at the last message of
+    a run, the run's results in call order."""
+    from .jinja import _Emitter
+
+    results = emitter.layout.results
+    assert isinstance(results, PythonResults)
+    emitter.out('{%- elif message.role == "tool" -%}')
+    emitter.raise_if(
+        "message.metadata is defined and message.metadata",
+        f"messages: metadata on a tool message: {emitter.layout.name} has no place for it",
+    )
+    pieces = []
+    for fences in ((results.frame.open,), (results.frame.end, results.frame.after)):
+        part = _Emitter(emitter.layout)
+        for pieces_of in fences:
+            part.fence(pieces_of)
+        pieces.append("\n".join(part.lines))
+    emitter.out(
+        _RESULTS.replace("@OPEN@", pieces[0] + "\n" if pieces[0] else "")
+        .replace("@END@", pieces[1])
+        .replace("@BETWEEN@", jinja_string(results.between))
+        .replace("@QUOTE@", jinja_string(results.quote))
+    )
+
+
+def is_python(results: Any) -> bool:
+    """Whether a layout's ``results`` is this concept (the shared interpreters dispatch on it)."""
+    return isinstance(results, PythonResults)
