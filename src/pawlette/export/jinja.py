@@ -4,13 +4,12 @@
 ``apply_chat_template``, byte for byte what :meth:`pawlette.Format.render` renders, with
 ``{% generation %}`` around the trainable segments (``return_assistant_tokens_mask=True``).
 
-A declared format's template is emitted from its declaration (:mod:`pawlette.declare.jinja`,
-which pcml, chatml and llama3 use); the others are written by hand next to their
-declaration's constants (``pawlette/export/templates/<format>.py``).  Each is checked
-against the renderer by the tests in ``tests/export`` (golden cases and generated
-conversations).  A format without a template
-raises :class:`~pawlette.errors.UnsupportedFeature` rather than getting a template that would
-render differently.
+Every template is emitted from its format's declaration (:mod:`pawlette.declare.jinja` and
+the concept modules' Jinja pieces); a format registered as a hand-built
+:class:`~pawlette.Format` without a declaration raises
+:class:`~pawlette.errors.UnsupportedFeature` rather than getting a template that would render
+differently.  Each is checked against the renderer by the tests in ``tests/export`` and
+``tests/declare`` (golden cases and generated conversations).
 
 Checked in the test suite under transformers' Jinja (text and ``{% generation %}`` masks) and
 under llama.cpp's own C++ Jinja engine as vendored by llama-cpp-python 0.3.36 (text only: it

@@ -1,0 +1,1 @@
+"""Jinja building blocks the declared formats' template emitters share (``_common``)."""

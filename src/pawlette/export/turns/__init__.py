@@ -1,1 +1,1 @@
-"""One module per format: the structure of an assistant turn, as grammar rules."""
+"""Grammar building blocks the declared formats' turn grammars share (``_common``)."""
