@@ -870,17 +870,50 @@ def _string_literal(text: str, quote: str) -> str:
     return quote + _STRING_ESCAPES[quote].sub(_escape_character, text) + quote
 
 
-def _write_literal(value: Any, quote: str, path: str, out: list[str]) -> None:
-    if isinstance(value, str):
+# A value's place, built only when an error names it: (parent place, "[3]" or ".key").
+_Place = tuple[Any, str] | str
+
+
+def _path(place: _Place) -> str:
+    steps = []
+    while isinstance(place, tuple):
+        place, step = place
+        steps.append(step)
+    return place + "".join(reversed(steps))
+
+
+def _write_literal(value: Any, quote: str, place: _Place, out: list[str]) -> None:
+    kind = type(value)
+    if kind is str:
         out.append(_string_literal(value, quote))
+    elif kind is dict:
+        out.append("{")
+        first = True
+        for key, item in value.items():
+            if type(key) is not str:
+                path = _path(place)
+                raise TypeError(f"{path or 'value'}: dict key {key!r}; expected a string")
+            if not first:
+                out.append(", ")
+            first = False
+            out.append(_string_literal(key, quote))
+            out.append(": ")
+            if type(item) is str:  # most values: no place made for them
+                out.append(_string_literal(item, quote))
+            else:
+                _write_literal(item, quote, (place, f".{key}"), out)
+        out.append("}")
     elif value is None:
         out.append("None")
+    elif isinstance(value, str):
+        out.append(_string_literal(str(value), quote))
     elif isinstance(value, bool):  # before int: bool is an int
         out.append("True" if value else "False")
     elif isinstance(value, int):
         out.append(str(value))
     elif isinstance(value, float):
         if not math.isfinite(value):
+            path = _path(place)
             raise UnsupportedFeature(path, f"the number {value!r}", "a finite number (JSON)")
         out.append(repr(value))
     elif isinstance(value, (list, tuple)):
@@ -888,20 +921,12 @@ def _write_literal(value: Any, quote: str, path: str, out: list[str]) -> None:
         for index, item in enumerate(value):
             if index:
                 out.append(", ")
-            _write_literal(item, quote, f"{path}[{index}]", out)
+            _write_literal(item, quote, (place, f"[{index}]"), out)
         out.append("]")
     elif isinstance(value, dict):
-        out.append("{")
-        for index, (key, item) in enumerate(value.items()):
-            if not isinstance(key, str):
-                raise TypeError(f"{path or 'value'}: dict key {key!r}; expected a string")
-            if index:
-                out.append(", ")
-            out.append(_string_literal(key, quote))
-            out.append(": ")
-            _write_literal(item, quote, f"{path}.{key}", out)
-        out.append("}")
+        _write_literal(dict(value), quote, place, out)
     else:
+        path = _path(place)
         raise TypeError(f"{path or 'value'}: {type(value).__name__}; expected a JSON value")
 
 
