@@ -43,8 +43,12 @@ def canonical(request: dict[str, Any]) -> dict[str, Any]:
     return conversation_to_openai(messages, tools)
 
 
-def feed_in_pieces(fmt: Format, text: str, sizes: list[int], *, conversation: bool) -> list[Event]:
-    parser = fmt.parser(conversation=conversation, id_factory=sequential_ids())
+def feed_in_pieces(
+    fmt: Format, text: str, sizes: list[int], *, conversation: bool, stream_arguments: bool = False
+) -> list[Event]:
+    parser = fmt.parser(
+        conversation=conversation, id_factory=sequential_ids(), stream_arguments=stream_arguments
+    )
     events: list[Event] = []
     position = 0
     for size in itertools.cycle(sizes or [len(text) or 1]):

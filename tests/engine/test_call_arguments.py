@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import random
-from typing import Any
 
 import pytest
 from hypothesis import given, settings
@@ -19,6 +18,7 @@ import pawlette
 from pawlette.engine import readers
 from pawlette.engine.call_arguments import MAX_NESTING, load_json, read_object
 
+from ..helpers import feed_in_pieces
 from ..strategies.completions import completion
 
 values = st.recursive(
@@ -83,19 +83,6 @@ def test_read_object_refuses_what_load_json_refuses() -> None:
     assert read_object(ok) is not None and load_json(ok)[1] is None
 
 
-def _events(fmt: pawlette.Format, text: str, sizes: list[int], live: bool) -> list[Any]:
-    counter = iter(range(10**6))
-    parser = fmt.parser(id_factory=lambda: f"id{next(counter)}", stream_arguments=live)
-    events: list[Any] = []
-    position = 0
-    for size in sizes * len(text):
-        if position >= len(text):
-            break
-        events += parser.feed(text[position : position + size])
-        position += size
-    return events + parser.finish()
-
-
 @pytest.mark.parametrize("name", pawlette.formats())
 @settings(max_examples=40, deadline=None)
 @given(seed=st.integers(0, 2**32), sizes=st.lists(st.integers(1, 9), min_size=1, max_size=4))
@@ -103,8 +90,8 @@ def test_the_shortcut_changes_no_event(name: str, seed: int, sizes: list[int]) -
     fmt = pawlette.get_format(name)
     text = completion(fmt, random.Random(seed))
     for live in (False, True):
-        fast = _events(fmt, text, sizes, live)
+        fast = feed_in_pieces(fmt, text, sizes, conversation=False, stream_arguments=live)
         with pytest.MonkeyPatch.context() as patch:
             patch.setattr(readers, "read_object", lambda text: None)
-            slow = _events(fmt, text, sizes, live)
+            slow = feed_in_pieces(fmt, text, sizes, conversation=False, stream_arguments=live)
         assert fast == slow

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import random
-from typing import Any
 
 import pytest
 from hypothesis import given, settings
@@ -20,20 +19,8 @@ import pawlette
 from pawlette.engine import call_text
 from pawlette.engine.call_text import CallText, MappedText
 
+from ..helpers import feed_in_pieces
 from ..strategies.completions import completion
-
-
-def _events(fmt: pawlette.Format, text: str, sizes: list[int], live: bool) -> list[Any]:
-    counter = iter(range(10**6))
-    parser = fmt.parser(id_factory=lambda: f"id{next(counter)}", stream_arguments=live)
-    events: list[Any] = []
-    position = 0
-    for size in sizes * len(text):
-        if position >= len(text):
-            break
-        events += parser.feed(text[position : position + size])
-        position += size
-    return events + parser.finish()
 
 
 @pytest.mark.parametrize("name", pawlette.formats())
@@ -43,12 +30,12 @@ def test_the_split_changes_no_event(name: str, seed: int, sizes: list[int]) -> N
     fmt = pawlette.get_format(name)
     text = completion(fmt, random.Random(seed))
     for live in (False, True):
-        whole = _events(fmt, text, sizes, live)
+        whole = feed_in_pieces(fmt, text, sizes, conversation=False, stream_arguments=live)
         with pytest.MonkeyPatch.context() as patch:
             patch.setattr(call_text, "SPLIT_AT", 1)
             patch.setattr(call_text, "RETRY_GROWTH", 1.0)  # look at every piece
             patch.setattr(call_text, "STEP", 1 + seed % 5)
-            split = _events(fmt, text, sizes, live)
+            split = feed_in_pieces(fmt, text, sizes, conversation=False, stream_arguments=live)
         assert split == whole
 
 
@@ -69,7 +56,7 @@ def test_big_calls_come_back_as_written(name: str, piece: int) -> None:
     arguments = json.dumps(value, ensure_ascii=False)
     text = _big_call(fmt, arguments)
     for live in (False, True):
-        events = _events(fmt, text, [piece], live)
+        events = feed_in_pieces(fmt, text, [piece], conversation=False, stream_arguments=live)
         deltas = [event.arguments for event in events if type(event).__name__ == "ToolCallDelta"]
         assert "".join(deltas) == arguments
         assert [type(event).__name__ for event in events].count("ToolCallEnd") == 1
@@ -84,7 +71,7 @@ def test_big_malformed_calls_come_back_as_text(broken: str) -> None:
     arguments = broken.replace("F", json.dumps("x" * 100_000))
     text = '<call>{"id": "c", "name": "f", "arguments": ' + arguments + "}</call><end>"
     for piece in (3, 4096, len(text)):
-        events = _events(fmt, text, [piece], False)
+        events = feed_in_pieces(fmt, text, [piece], conversation=False)
         assert not [event for event in events if type(event).__name__.startswith("ToolCall")]
         content = "".join(event.text for event in events if type(event).__name__ == "TextDelta")
         assert content == text[: -len("<end>")]

@@ -277,3 +277,12 @@ def parse_python_literal(text: str, *, offset: int = 0) -> Any:
     if list(arguments) != ["v"]:
         raise ParseError(offset, f"{text[:40]!r}", "one Python literal", text[:80])
     return arguments["v"]
+
+
+def python_literal_or_none(text: str, *, offset: int = 0) -> Any:
+    """:func:`parse_python_literal`, or None for text that is not one literal (a reader then
+    keeps the text as it is)."""
+    try:
+        return parse_python_literal(text, offset=offset)
+    except ParseError:
+        return None

@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 from ..blocks.results import result_text, result_value, results_in_call_order
 from ..codecs.python_calls import Quote, python_literal
 from ..engine.readers import WholeTextReader
-from ..errors import ParseError, UnsupportedFeature
+from ..errors import UnsupportedFeature
 from ..export.templates._common import jinja_string
 from ..types import Message, MetadataItem, TextDelta, TextPart
 from .layout import Frame, Layout
@@ -101,13 +101,10 @@ class ResultListReader(WholeTextReader):
     __slots__ = ()
 
     def close(self, marker: str | None, offset: int) -> None:
-        from .python_reader import parse_python_literal
+        from .python_reader import python_literal_or_none
 
         text = self._text()
-        try:
-            value = parse_python_literal(text, offset=self._offset)
-        except ParseError:
-            value = None
+        value = python_literal_or_none(text, offset=self._offset)
         if not isinstance(value, list) or not value:
             return self._result(text)
         for item in value:

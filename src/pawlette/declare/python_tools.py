@@ -22,7 +22,6 @@ from typing import TYPE_CHECKING
 from ..codecs.python_calls import Quote, python_literal
 from ..engine.machine import Parser, ReaderFactory
 from ..engine.readers import WholeTextReader
-from ..errors import ParseError
 from ..export.templates._common import PYTHON_LITERAL_MACROS, jinja_string
 from ..types import TextDelta, Tool, ToolsDeclared
 from .layout import Layout, ToolsBlock
@@ -61,13 +60,10 @@ class PythonToolsReader(WholeTextReader):
         parser.confirm_message()
 
     def close(self, marker: str | None, offset: int) -> None:
-        from .python_reader import parse_python_literal
+        from .python_reader import python_literal_or_none
 
         text = self._text()
-        try:
-            value = parse_python_literal(text, offset=self._offset)
-        except ParseError:
-            value = None
+        value = python_literal_or_none(text, offset=self._offset)
         tools = (
             tuple(Tool(item["name"], item) for item in value)
             if isinstance(value, list)

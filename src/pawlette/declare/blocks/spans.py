@@ -22,9 +22,7 @@ from typing import Any
 from ...engine.call_arguments import load_json
 from ...engine.machine import Parser, ReaderFactory
 from ...types import (
-    ContentPart,
     Event,
-    PartAdded,
     TextDelta,
 )
 
@@ -132,39 +130,6 @@ def text_reader(
     lazy: LazyMessage | None = None,
 ) -> ReaderFactory:
     return partial(TextReader, edges=edges, make=make, lazy=lazy)
-
-
-class TokenRunReader:
-    """A run of placeholder tokens that stands for a part (an image's tokens).
-
-    The run is a state that loops on ``token``; this reader counts the loops and, when the run
-    ends (at any other marker or the end of the text), emits ``make(count)``.  Text inside the
-    run is not part of anything (an elided ``...``) and is ignored.
-    """
-
-    __slots__ = ("_make", "_parser", "_token")
-
-    def __init__(self, parser: Parser, token: str, make: Callable[[int], ContentPart]) -> None:
-        self._parser = parser
-        self._token = token
-        self._make = make
-        if parser.entered_by != token:
-            parser.shared[f"run:{token}"] = 0
-
-    def feed(self, text: str, offset: int) -> None:
-        pass
-
-    def close(self, marker: str | None, offset: int) -> None:
-        key = f"run:{self._token}"
-        count = self._parser.shared.get(key, 0)
-        if marker == self._token:
-            self._parser.shared[key] = count + 1
-        else:
-            self._parser.emit(PartAdded(self._make(count)))
-
-
-def token_run_reader(token: str, make: Callable[[int], ContentPart]) -> ReaderFactory:
-    return partial(TokenRunReader, token=token, make=make)
 
 
 # ------------------------------------------------------------------ blocks spanning states
