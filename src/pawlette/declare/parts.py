@@ -88,15 +88,15 @@ def write_content(render: _Render, message: Message, index: int, *, trainable: b
     from .write import message_text
 
     layout = render.layout
-    parts = layout.parts
-    assert parts is not None
-    allowed = parts.allowed(message.role)
     content = message.content or ()
-    if all(isinstance(part, TextPart) for part in content):
+    if all(type(part) is TextPart for part in content):  # text only: the plain writer's path
         render.writer.text(
             message_text(message, index, layout.name), "content", trainable=trainable
         )
         return
+    parts = layout.parts
+    assert parts is not None
+    allowed = parts.allowed(message.role)
     if message.name is not None or message.metadata:
         message_text(message, index, layout.name)  # raises what the plain writer raises
     for number, part in enumerate(content):
