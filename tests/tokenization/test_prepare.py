@@ -11,7 +11,7 @@ import pytest
 import pawlette
 import pawlette.export
 from pawlette.cli import main
-from pawlette.errors import TokenizerMismatch, UnsupportedFeature
+from pawlette.errors import RequestError, TokenizerMismatch, UnsupportedFeature
 from pawlette.tokenization import (
     IGNORE_INDEX,
     add_markers,
@@ -114,6 +114,20 @@ def test_bos_and_pad_come_from_the_base_config_when_there_is_one(tmp_path: Path)
     (base / "tokenizer_config.json").unlink()
     again = write_tokenizer_directory("pcml", base, tmp_path / "again")
     assert (again.bos_token, again.pad_token) == ("<s>", "<|pad|>")  # <s> by its spelling
+
+
+@pytest.mark.parametrize(
+    ("data", "found"), [(b"\xff\xfe", "unreadable JSON"), (b"[]", "a list"), (b"{", "unreadable")]
+)
+def test_a_damaged_base_config_is_an_error_not_a_guess(
+    tmp_path: Path, data: bytes, found: str
+) -> None:
+    base = tmp_path / "base"
+    base.mkdir()
+    add_markers(small_tokenizer(()), ["<s>"], owner="the base").save(str(base / "tokenizer.json"))
+    (base / "tokenizer_config.json").write_bytes(data)
+    with pytest.raises(RequestError, match=f"tokenizer_config.json: {found}"):
+        write_tokenizer_directory("pcml", base, tmp_path / "out")
 
 
 def test_a_format_without_a_template_is_written_without_one(

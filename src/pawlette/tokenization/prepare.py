@@ -251,11 +251,16 @@ def _base_config(base: object) -> dict[str, object]:
         path = Path(base)
         config = (path if path.is_dir() else path.parent) / "tokenizer_config.json"
         if config.is_file():
+            # A damaged config is an error: guessing bos and pad without it would be silent.
             try:
                 loaded = json.loads(config.read_text(encoding="utf-8"))
-            except ValueError:
-                return {}
-            return loaded if isinstance(loaded, dict) else {}
+            except ValueError as error:  # UnicodeDecodeError is one too
+                raise RequestError(
+                    str(config), f"unreadable JSON ({error})", "a JSON object"
+                ) from error
+            if not isinstance(loaded, dict):
+                raise RequestError(str(config), f"a {type(loaded).__name__}", "a JSON object")
+            return loaded
     return {}
 
 
