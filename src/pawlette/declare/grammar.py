@@ -25,6 +25,7 @@ thinking disabled does.
 from __future__ import annotations
 
 import json
+from typing import cast
 
 from ..export.grammar import ToolChoice, TurnGrammar
 from ..export.grammar_ast import (
@@ -45,6 +46,7 @@ from ..format import Format
 from ..types import Tool
 from . import layout as declared
 from . import python_calls
+from .owners import owner
 from .table import call_prefix, empty_reasoning, joined, reasoning_text
 
 TEXT = text_terminal("TEXT")
@@ -179,18 +181,9 @@ def build_turn(
         from .decision import build_turn as decision_turn
 
         return decision_turn(fmt, layout, tools, choice, parallel)
-    if layout.headed is not None:
-        from .headed.grammar import build_turn as headed_turn
-
-        return headed_turn(fmt, layout, tools, choice, parallel)
-    if layout.blocks is not None:
-        from .blocks.grammar import build_turn as blocks_turn
-
-        return blocks_turn(fmt, layout, tools, choice, parallel)
-    if layout.containers is not None:
-        from .containers import build_turn as containers_turn
-
-        return containers_turn(fmt, layout, tools, choice, parallel)
+    concept = owner(layout, "build_turn")
+    if concept is not None:
+        return cast(TurnGrammar, concept(fmt, layout, tools, choice, parallel))
     calls = layout.calls
     calls_possible = bool(tools) and choice.mode != "none" and calls is not None
     if calls_possible:

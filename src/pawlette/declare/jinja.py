@@ -18,10 +18,12 @@ an :class:`~.layout.Option` as the template variable of the same name when it is
 from __future__ import annotations
 
 import json
+from typing import cast
 
 from ..export.templates._common import TEXT_MACRO, jinja_string
 from . import decision, python_calls, python_results, python_tools
 from .layout import Fence, JsonCalls, Layout, Lit, Marker
+from .owners import owner
 from .write import option_text
 
 
@@ -319,16 +321,7 @@ class _Emitter:
 
 def chat_template(layout: Layout) -> str:
     """The chat template of a layout (see the module docstring)."""
-    if layout.headed is not None:
-        from .headed.jinja import chat_template as headed_template
-
-        return headed_template(layout)
-    if layout.blocks is not None:
-        from .blocks.jinja import chat_template as blocks_template
-
-        return blocks_template(layout)
-    if layout.containers is not None:
-        from .containers import chat_template as containers_template
-
-        return containers_template(layout)
+    concept = owner(layout, "chat_template")
+    if concept is not None:
+        return cast(str, concept(layout))
     return _Emitter(layout).build()

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from typing import cast
 
 from ..blocks.tool_choice import ForcedPrefixes
 from ..engine.machine import Action, Grammar, GrammarBuilder, Parser, ReaderFactory
@@ -36,6 +37,7 @@ from ..errors import FormatError
 from ..types import Role
 from . import decision, python_calls, python_results, python_tools
 from .layout import Fence, JsonCalls, Layout, Lit, Marker
+from .owners import owner
 from .readers import (
     BetweenCallsReader,
     OptionalReasoningReader,
@@ -271,18 +273,9 @@ class _Table:
 
 def compile_table(layout: Layout) -> Grammar:
     """The parse table of a layout."""
-    if layout.headed is not None:
-        from .headed.table import compile_table as headed_table
-
-        return headed_table(layout)
-    if layout.blocks is not None:
-        from .blocks.table import compile_table as blocks_table
-
-        return blocks_table(layout)
-    if layout.containers is not None:
-        from .containers import compile_table as containers_table
-
-        return containers_table(layout)
+    concept = owner(layout, "compile_table")
+    if concept is not None:
+        return cast(Grammar, concept(layout))
     return _Table(layout).build()
 
 
@@ -312,18 +305,9 @@ def call_prefix(layout: Layout, name: str | None) -> str:
 
 def forced_prefixes(layout: Layout) -> ForcedPrefixes | None:
     """The tool-choice prefixes (the grammar bundle reports the same ones)."""
-    if layout.headed is not None:
-        from .headed.table import forced_prefixes as headed_prefixes
-
-        return headed_prefixes(layout)
-    if layout.containers is not None:
-        from .containers import forced_prefixes as containers_prefixes
-
-        return containers_prefixes(layout)
-    if layout.blocks is not None:
-        from .blocks import forced_prefixes as blocks_prefixes
-
-        return blocks_prefixes(layout)
+    concept = owner(layout, "forced_prefixes")
+    if concept is not None:
+        return cast("ForcedPrefixes | None", concept(layout))
     if layout.calls is None:
         return None
     if layout.decision is not None:  # a concept of its own module

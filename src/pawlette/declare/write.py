@@ -12,7 +12,7 @@ import functools
 import json
 from collections.abc import Callable
 from json.encoder import encode_basestring_ascii as ascii_string  # json.dumps of a str
-from typing import Any
+from typing import Any, cast
 
 from ..engine.json_text import json_string  # json.dumps(ensure_ascii=False), encoder made once
 from ..engine.writer import ConstantSegments, Writer
@@ -20,6 +20,7 @@ from ..errors import RequestError, UnsupportedFeature
 from ..types import Message, TextPart, Tool
 from . import decision, python_calls, python_results, python_tools
 from .layout import Fence, JsonCalls, Layout, Marker, Option
+from .owners import owner
 
 WriteConversation = Callable[[Writer, tuple[Message, ...], tuple[Tool, ...], bool], None]
 
@@ -320,18 +321,9 @@ def reasoning_written(layout: Layout, messages: tuple[Message, ...], index: int)
 
 def writer_of(layout: Layout) -> WriteConversation:
     """The render function of a layout (what :class:`pawlette.Format` calls)."""
-    if layout.headed is not None:
-        from .headed.write import writer_of as headed_writer
-
-        return headed_writer(layout)
-    if layout.blocks is not None:
-        from .blocks.write import writer_of as blocks_writer
-
-        return blocks_writer(layout)
-    if layout.containers is not None:
-        from .containers import writer_of as containers_writer
-
-        return containers_writer(layout)
+    concept = owner(layout, "writer_of")
+    if concept is not None:
+        return cast(WriteConversation, concept(layout))
 
     cache: dict[int, tuple[Fence, tuple[tuple[bool, str], ...]]] = {}
     constants = ConstantSegments()
