@@ -9,7 +9,7 @@ from pawlette.openai import message_to_openai
 from pawlette.tokenization.ids import IdParser
 
 from ..helpers import sequential_ids
-from .tokens import tokenizer
+from .tokens import feed_pieces, tokenizer
 
 CHATML = pawlette.get_format("chatml")
 
@@ -18,14 +18,7 @@ def parse_pieces(pieces: list[tuple[bool, str]]) -> dict[str, object]:
     """Feed (is a marker, text) pieces as ids: markers by id, text by any token cut."""
     tok = tokenizer("chatml")
     parser = IdParser(CHATML, tok, id_factory=sequential_ids())
-    events = []
-    for is_marker, text in pieces:
-        if is_marker:
-            events += parser.feed_ids([tok.token_to_id(text)])
-        else:
-            for character in text:  # the worst cut: one token per character
-                events += parser.feed_ids(tok.encode(character, add_special_tokens=False).ids)
-    events += parser.finish()
+    events = feed_pieces(parser, tok, pieces)
     return message_to_openai(merge_assistant(fold(events, CHATML.grammar.fields).messages))
 
 

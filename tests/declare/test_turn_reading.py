@@ -16,7 +16,7 @@ from pawlette.errors import ParseError
 from pawlette.openai import message_to_openai
 from pawlette.tokenization.ids import IdParser
 
-from .tokens import tokenizer
+from .tokens import feed_pieces, tokenizer
 
 HEAD = "<|start_header_id|>{}<|end_header_id|>\n\n"
 
@@ -60,14 +60,7 @@ def test_headers_in_pieces_read_the_same_from_token_ids() -> None:
     ]  # fmt: skip
     tok = tokenizer("breeze")
     parser = IdParser(breeze(), tok, conversation=True)
-    events = []
-    for is_marker, text in pieces:
-        if is_marker:
-            events += parser.feed_ids([tok.token_to_id(text)])
-        else:
-            for character in text:  # the worst cut: one token per character
-                events += parser.feed_ids(tok.encode(character, add_special_tokens=False).ids)
-    events += parser.finish()
+    events = feed_pieces(parser, tok, pieces)
     messages = [message_to_openai(m) for m in fold(events, breeze().grammar.fields).messages]
     text = "".join(text for _, text in pieces)
     assert (

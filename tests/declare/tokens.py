@@ -74,6 +74,19 @@ def segment_ids(
     return ids
 
 
+def feed_pieces(parser: Any, tok: Tokenizer, pieces: list[tuple[bool, str]]) -> list[Any]:
+    """Feed (is a marker, text) pieces to an ``IdParser`` as ids: markers by id, text one
+    token per character (the worst cut); the events, finished."""
+    events: list[Any] = []
+    for is_marker, text in pieces:
+        if is_marker:
+            events += parser.feed_ids([tok.token_to_id(text)])
+        else:
+            for character in text:
+                events += parser.feed_ids(tok.encode(character, add_special_tokens=False).ids)
+    return events + parser.finish()
+
+
 @cache
 def compiled(name: str, lark: str) -> str:
     grammar: str = llguidance.LLMatcher.grammar_from_lark(lark)
