@@ -194,6 +194,14 @@ class JsonCalls:
     only).  ``arguments``: ``"tojson"`` writes them as Jinja's ``tojson`` of the parsed object
     (what the Hugging Face templates do), ``"verbatim"`` as the caller's string.
     ``parallel``: several calls in one turn; ``with_content``: text before the calls.
+
+    Reading only (the writer, Jinja and grammars write the declared spelling alone):
+    ``loose_fences``: ``open``, ``separator`` + ``open`` and ``close`` are also read with the
+    whitespace they write around their markers left out, at either end or both
+    (``<tool_call>{...}</tool_call>``; any whitespace around the object is JSON's own).
+    ``also_arguments_keys``: other keys a model writes the arguments under (Llama 3 models
+    write ``"arguments"`` as often as the declared ``"parameters"``); a call holding two of
+    them, or none, is malformed.
     """
 
     open: Fence | None
@@ -205,6 +213,8 @@ class JsonCalls:
     arguments: Literal["tojson", "verbatim"] = "tojson"
     parallel: bool = True
     with_content: bool = True
+    loose_fences: bool = False
+    also_arguments_keys: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

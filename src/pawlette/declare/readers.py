@@ -60,16 +60,39 @@ class _EndedByInput(JsonCallReader):
         super().close("" if marker is None else marker, offset)
 
 
+class _ClosedByAny(JsonCallReader):
+    """A call with several spellings of its close (``JsonCalls.loose_fences``): the one that
+    closed it is part of the call's text if the call is malformed and becomes content."""
+
+    def __init__(
+        self, parser: Parser, envelope: CallEnvelope, close: str, closes: frozenset[str]
+    ) -> None:
+        super().__init__(parser, envelope, close)
+        self._closes = closes
+
+    def close(self, marker: str | None, offset: int) -> None:
+        if marker in self._closes:
+            self._close_marker = marker
+        super().close(marker, offset)
+
+
 def positional_call_reader(
-    envelope: CallEnvelope, close: str, *, ends_turn: bool = False
+    envelope: CallEnvelope,
+    close: str,
+    *,
+    ends_turn: bool = False,
+    also_close: frozenset[str] = frozenset(),
 ) -> ReaderFactory:
     """A JSON call (no id in the text); its generated id is remembered for the results.
-    ``ends_turn``: the call runs to the end of the turn (no close fence of its own)."""
+    ``ends_turn``: the call runs to the end of the turn (no close fence of its own);
+    ``also_close``: other spellings of ``close``."""
 
     def make(parser: Parser) -> Reader:
         _remembering(parser)
         if ends_turn:
             return _EndedByInput(parser, envelope, close)
+        if also_close - {close}:
+            return _ClosedByAny(parser, envelope, close, also_close)
         return JsonCallReader(parser, envelope, close)
 
     return make

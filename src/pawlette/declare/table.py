@@ -83,7 +83,25 @@ def _end(parser: Parser, offset: int) -> None:
 def envelope(layout: Layout) -> CallEnvelope:
     calls = layout.calls
     assert isinstance(calls, JsonCalls)
-    return CallEnvelope(name=calls.name_key, arguments=calls.arguments_key, id=None)
+    return CallEnvelope(
+        name=calls.name_key,
+        arguments=calls.arguments_key,
+        id=None,
+        also_arguments=calls.also_arguments_keys,
+    )
+
+
+def loose_spellings(spellings: set[str]) -> set[str]:
+    """What ``JsonCalls.loose_fences`` also reads for some fences' texts: each without the
+    whitespace around its markers, at either end or both (``\n<tool_call>\n`` is also read
+    as ``<tool_call>``, ``\n<tool_call>`` and ``<tool_call>\n``).  A spelling that leaves
+    no text is none (a fence of whitespace alone is no marker)."""
+    found = set()
+    for text in spellings:
+        for loose in (text.strip(), text.lstrip(), text.rstrip()):
+            if loose:
+                found.add(loose)
+    return found - spellings
 
 
 class _Table:
@@ -234,9 +252,15 @@ class _Table:
         if calls.open is None:
             return
         close = self.text(calls.close)
-        reader = positional_call_reader(envelope(layout), close, ends_turn=not close)
-        self.builder.state("assistant.call", reader, "assistant")
         openings = {self.text(calls.open), self.text(calls.separator, calls.open)}
+        closes = {close} if close else set()
+        if calls.loose_fences:  # read, never written: the declared spelling stays the one
+            openings |= loose_spellings(openings)
+            closes |= loose_spellings(closes)
+        reader = positional_call_reader(
+            envelope(layout), close, ends_turn=not close, also_close=frozenset(closes)
+        )
+        self.builder.state("assistant.call", reader, "assistant")
         for opening in sorted(openings):
             for state in texts:
                 self.on(state, opening, "assistant.call")
@@ -244,7 +268,8 @@ class _Table:
             self.ends("assistant.call", "assistant")
             return
         self.builder.state("assistant.after_call", BetweenCallsReader, "assistant")
-        self.on("assistant.call", close, "assistant.after_call")
+        for spelling in sorted(closes):
+            self.on("assistant.call", spelling, "assistant.after_call")
         for opening in sorted(openings):
             self.on("assistant.after_call", opening, "assistant.call")
         self.ends("assistant.after_call", "assistant")

@@ -160,6 +160,7 @@ def layout(options: ChatmlOptions) -> Layout:
             open=fence(TOOL_CALL, "\n"),
             close=fence("\n", TOOL_CALL_END),
             separator=fence("\n"),
+            loose_fences=True,  # models also write <tool_call>{...}</tool_call>
         ),
         results=Results(
             frame=Frame(open=fence(IM_START, "user"), end=fence(IM_END), after=fence("\n")),

@@ -125,7 +125,8 @@ def layout(options: Llama3Options) -> Layout:
         calls=JsonCalls(
             open=None,
             also_open=(fence(PYTHON_TAG),),
-            arguments_key="parameters",
+            arguments_key="parameters",  # what Meta's templates write
+            also_arguments_keys=("arguments",),  # what models write as well
             parallel=False,
             with_content=False,
         ),

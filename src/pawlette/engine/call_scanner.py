@@ -82,7 +82,8 @@ class CallScanner:
     ) -> None:
         self._parser = parser
         self._envelope = envelope
-        self._arguments_key = envelope.arguments
+        self._arguments_keys = envelope.arguments_keys
+        self._streamed_key: str | None = None  # the arguments key streamed (the first seen)
         self._keep_arguments = keep_arguments
         self._emit = emit
         self._depth = 0
@@ -234,7 +235,12 @@ class CallScanner:
 
     def _begin_value(self) -> None:
         self._value = []
-        self._streaming = self._current_key == self._arguments_key
+        key = self._current_key
+        # Arguments under a second accepted key (``"parameters"`` and ``"arguments"``) make
+        # the call malformed (the close says so); only the first is streamed.
+        self._streaming = key in self._arguments_keys and self._streamed_key in (None, key)
+        if self._streaming:
+            self._streamed_key = key
         self._store = self._keep_arguments or not self._streaming
 
     def _stream(self, text: str) -> None:

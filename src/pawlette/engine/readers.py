@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from functools import partial
 
@@ -236,11 +236,24 @@ class JsonToolsReader(WholeTextReader):
 
 @dataclass(frozen=True, slots=True)
 class CallEnvelope:
-    """The keys of a JSON call object: ``{"id": ..., "name": ..., "arguments": {...}}``."""
+    """The keys of a JSON call object: ``{"id": ..., "name": ..., "arguments": {...}}``.
+
+    ``also_arguments``: other keys the arguments may come under (exactly one of
+    ``arguments`` and these is in a valid call)."""
 
     name: str = "name"
     arguments: str = "arguments"
     id: str | None = "id"
+    also_arguments: tuple[str, ...] = ()
+
+    @property
+    def arguments_keys(self) -> tuple[str, ...]:
+        return (self.arguments, *self.also_arguments)
+
+    def arguments_key_in(self, keys: Collection[str]) -> str | None:
+        """The one arguments key among ``keys`` (None: none of them, or several)."""
+        present = [key for key in self.arguments_keys if key in keys]
+        return present[0] if len(present) == 1 else None
 
 
 class JsonCallReader:
@@ -265,7 +278,7 @@ class JsonCallReader:
         self._open_marker = parser.entered_by or ""
         self._text = CallText(envelope.arguments)
         self._allowed = frozenset(
-            key for key in (envelope.id, envelope.name, envelope.arguments) if key
+            key for key in (envelope.id, envelope.name, *envelope.arguments_keys) if key
         )
         self._fed = False
         self._offset = 0
@@ -338,7 +351,11 @@ class JsonCallReader:
             return False
         envelope = self._envelope
         name = members.get(envelope.name)
-        arguments = members.get(envelope.arguments)
+        if envelope.also_arguments:
+            key = envelope.arguments_key_in(members)
+            arguments = None if key is None else members[key]
+        else:
+            arguments = members.get(envelope.arguments)
         call_id = None if envelope.id is None else members.get(envelope.id)
         if (
             name is None
@@ -370,6 +387,7 @@ class JsonCallReader:
         return True
 
     def _describe(self) -> str:
+        # The declared keys (also read: ``also_arguments``, which the problem names).
         keys = [self._envelope.id, self._envelope.name, self._envelope.arguments]
         return ", ".join(f'"{key}"' for key in keys if key is not None)
 
@@ -380,8 +398,7 @@ class JsonCallReader:
         envelope = self._envelope
         if not isinstance(value, dict):
             return "not a JSON object"
-        allowed = {key for key in (envelope.id, envelope.name, envelope.arguments) if key}
-        unknown = sorted(set(value) - allowed)
+        unknown = sorted(set(value) - self._allowed)
         if unknown:
             return f"unknown keys {unknown}"
         if not isinstance(value.get(envelope.name), str):
@@ -392,13 +409,17 @@ class JsonCallReader:
             and not isinstance(value[envelope.id], str)
         ):
             return f'"{envelope.id}" is not a string'
-        if envelope.arguments not in value:
-            return f'no "{envelope.arguments}"'
-        if not isinstance(value[envelope.arguments], dict):
-            return f'"{envelope.arguments}" is not an object'
+        present = [key for key in envelope.arguments_keys if key in value]
+        if not present:
+            return "no " + " or ".join(f'"{key}"' for key in envelope.arguments_keys)
+        if len(present) > 1:
+            return "both " + " and ".join(f'"{key}"' for key in present) + " (one is the arguments)"
+        key = present[0]
+        if not isinstance(value[key], dict):
+            return f'"{key}" is not an object'
         if scanner.duplicate is not None:  # json keeps the last; the stream had both
             return f"the key {scanner.duplicate!r} twice"
-        return arguments_problem(scanner.values.get(envelope.arguments, "").strip() or "{}")
+        return arguments_problem(scanner.values.get(key, "").strip() or "{}")
 
 
 def json_call_reader(envelope: CallEnvelope, close_marker: str) -> ReaderFactory:
