@@ -1015,3 +1015,81 @@ def test_tokenize_refuses_a_mask_without_a_format_and_a_bad_label() -> None:
         ChatPrompter("x").tokenize(tokenizer, "hi", label="yo", mask="last")
     with pytest.raises(RequestError, match="label"):
         ChatPrompter("x").tokenize(tokenizer, "hi", label=3)  # type: ignore[arg-type]
+
+
+# --------------------------------------------------------------------------- format= for both
+
+
+def _reference_requests() -> list[dict[str, Any]]:
+    """The reference's own ``return_dict`` answers that pawlette reproduces exactly: what
+    LazyLLM 0.1.2 hands an online chat model, for both prompters."""
+    cases = []
+    for case in GENERATED["cases"]:
+        expected = case["expected"].get("output")
+        reproduced = expected is not None and _generated_call(case) == expected
+        if case["call"]["return_dict"] and reproduced:
+            cases.append(case)
+    return cases
+
+
+REFERENCE_REQUESTS = _reference_requests()
+
+
+@pytest.mark.parametrize("name", ["chatml", "llama3", "pcml"])
+def test_both_prompters_with_a_format_render_what_lazyllm_hands_a_chat_model(name: str) -> None:
+    """``format=f`` is LazyLLM 0.1.2's ``return_dict`` request rendered by ``f`` (what a chat
+    model served with ``f`` gets from LazyLLM), for Alpaca as for Chat."""
+    fmt = pawlette.get_format(name)
+    seen = {"alpaca": 0, "chat": 0}
+    for case in REFERENCE_REQUESTS:
+        init, call = copy.deepcopy(case["init"]), copy.deepcopy(case["call"])
+        reference = case["expected"]["output"]
+        prompter = PROMPTERS[case["prompter"]](
+            init["instruction"], init["extro_keys"], tools=init.get("tools"), format=name
+        )
+        try:
+            expected: Any = fmt.render(
+                reference["messages"], reference.get("tools"), add_generation_prompt=True
+            ).text
+        except RequestError as error:  # the format cannot hold it: the prompter says so too
+            expected = type(error)
+        try:
+            output: Any = prompter.generate_prompt(
+                call["input"], call.get("history"), call.get("tools")
+            )
+        except RequestError as error:
+            output = type(error)
+        assert output == expected, case["name"]
+        assert prompter.format is fmt
+        seen[case["prompter"]] += expected is not RequestError
+    assert min(seen.values()) >= 20, seen  # both prompters, many real requests each
+
+
+def test_alpaca_with_a_format_parses_tokenizes_and_cuts_its_echo() -> None:
+    from .support.small_bpe import small_tokenizer
+
+    prompter = AlpacaPrompter("请完成加法运算, 输入为{instruction}", format="chatml", tools=WEATHER)
+    chatml = pawlette.get_format("chatml")
+    prompt = prompter.generate_prompt("a+b")
+    assert prompt.startswith(f"<|im_start|>system\n{DEFAULT_SYSTEM}\n{ALPACA_PREAMBLE}")
+    assert prompt.endswith("<|im_start|>user\n<|im_end|>\n<|im_start|>assistant\n")
+    # A label is the final assistant turn, its end marker written.
+    assert prompter.generate_prompt("a+b", label="c").endswith("\nc<|im_end|>\n")
+    # The answer is parsed by the format: calls come back as tool_calls.
+    call = '<tool_call>{"name": "get_weather", "arguments": {"city": "北京"}}</tool_call>'
+    message = prompter.parse_response(prompt + call, prompt)
+    assert message["tool_calls"][0]["function"]["name"] == "get_weather"
+    assert prompter.get_response(prompt + "c<|im_end|>") == "c<|im_end|>"
+    # Token ids through the format: only the label's turn is learned.
+    tokenizer = small_tokenizer(chatml.special_markers)
+    result = prompter.tokenize(tokenizer, "a+b", label="c")
+    request = prompter.generate_prompt("a+b", label="c", return_dict=True)
+    assert result == pawlette.tokenize(chatml, tokenizer, request, mask="last")
+    assert _learned(tokenizer, result) == "<think>\n\n</think>\n\nc<|im_end|>"
+
+
+def test_alpaca_refuses_a_format_that_is_no_format() -> None:
+    with pytest.raises(RequestError, match="format"):
+        AlpacaPrompter("x", format=3)  # type: ignore[arg-type]
+    with pytest.raises(RequestError, match="nope"):
+        AlpacaPrompter("x", format="nope")

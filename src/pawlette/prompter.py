@@ -152,9 +152,16 @@ The seed's walkthrough steps 1 and 3 print an intermediate instruction (``{{cont
 after ``### Instruction:\n``, a stray ``}``) that no public call returns and that contradicts the
 final output of step 6; they are illustrations, not tested outputs.
 
-``format=`` (beyond the seed) renders the ``return_dict`` request through any registered
-pawlette format instead of the markers above, and :meth:`ChatPrompter.parse_response` parses a
-completion with that format.
+``format=`` (beyond the seed; both prompters take it, with the same meaning) renders the
+``return_dict`` request through any registered pawlette format instead of the string
+templates above, and ``parse_response`` parses a completion with that format.  LazyLLM 0.1.2
+takes no ``format``: it gives an online model (whose server applies the model's chat
+template) the ``return_dict`` request of either prompter, and its per-model markers
+(``_set_model_configs``, shared by both classes) reach only ChatPrompter's string template,
+since Alpaca's has none.  So ``AlpacaPrompter(..., format=f)`` is what a chat model served
+with ``f`` gets from LazyLLM's AlpacaPrompter: a system message holding the whole Alpaca
+instruction and a user message holding the user instruction (usually empty), rendered by
+``f``; ``ChatPrompter(..., format=f)`` likewise with its history and user turn.
 """
 
 from __future__ import annotations
@@ -350,7 +357,10 @@ class _Prompter:
         extra_keys: str | Sequence[str] | None = None,
         tools: Sequence[Mapping[str, Any]] | None = None,
         system: str | None = DEFAULT_SYSTEM,
+        format: str | Format | None = None,
     ) -> None:
+        self._format = _read_format(format)
+        self._echo_shape: _EchoShape | None = None  # the format's, read on first use
         if system is not None and not isinstance(system, str):
             raise RequestError(
                 "system", f"found {_kind(system)}", "a string, or None for no system text"
@@ -415,6 +425,11 @@ class _Prompter:
         """A copy of the tools given at construction."""
         return copy.deepcopy(self._tools)
 
+    @property
+    def format(self) -> Format | None:
+        """The pawlette format this prompter renders through, if any."""
+        return self._format
+
     # ------------------------------------------------------------------ generate_prompt
 
     @overload
@@ -469,7 +484,9 @@ class _Prompter:
         """
         if not isinstance(return_dict, bool):
             raise RequestError("return_dict", f"found {_kind(return_dict)}", "True or False")
-        request = self._bind(input, history, tools, label, for_dict=return_dict)
+        # A format renders the dict form, so it takes the dict form's history ([question]).
+        for_dict = return_dict or self._format is not None
+        request = self._bind(input, history, tools, label, for_dict=for_dict)
         if return_dict:
             return self._to_dict(request)
         return self._to_text(request)
@@ -705,6 +722,14 @@ class _Prompter:
     def _to_text(self, request: _Request) -> str:
         raise NotImplementedError
 
+    def _format_text(self, fmt: Format, request: _Request) -> str:
+        """The prompt through a format: the ``return_dict`` request rendered, with the
+        generation prompt unless a label (a final assistant message) ends it."""
+        messages = self._messages(request)
+        tools = list(request.tools) or None
+        answering = request.label is None
+        return fmt.render(messages, tools, add_generation_prompt=answering).text
+
     def _messages(self, request: _Request) -> list[dict[str, Any]]:
         """The OpenAI messages of a request (the ``return_dict`` form)."""
         section = request.instruction
@@ -734,9 +759,6 @@ class _Prompter:
         return result
 
     # ------------------------------------------------------------------ token ids
-
-    # The registered format a prompter renders through (ChatPrompter's format=), if any.
-    _format: Format | None = None
 
     def tokenize(
         self,
@@ -841,10 +863,16 @@ class _Prompter:
             if not isinstance(input, str):
                 raise RequestError("input", f"found {_kind(input)}", "the prompt string or None")
             return output[len(input) :] if output.startswith(input) else output
-        openings = [opening for opening in self._prompt_openings() if opening]
-        if not any(output.startswith(opening) for opening in openings):
+        if self._format is not None:
+            openings = self._format_openings(self._format)
+        else:
+            openings = self._prompt_openings()
+        if not any(output.startswith(opening) for opening in openings if opening):
             return output
-        end = self._end_of_echoed_prompt(output)
+        if self._format is not None:
+            end = self._format_end_of_echoed_prompt(self._format, output)
+        else:
+            end = self._end_of_echoed_prompt(output)
         return output if end is None else output[end:]
 
     def _prompt_openings(self) -> list[str]:
@@ -855,16 +883,54 @@ class _Prompter:
         """Where the prompt echoed at the start of ``output`` ends, or None if it does not."""
         raise NotImplementedError
 
+    def _format_echo_shape(self, fmt: Format) -> _EchoShape:
+        if self._echo_shape is None:
+            self._echo_shape = _read_echo_shape(fmt)
+        return self._echo_shape
+
+    def _format_openings(self, fmt: Format) -> list[str]:
+        shape = self._format_echo_shape(fmt)
+        # With system text there is always a system message; without, only with an
+        # instruction.
+        if self._system is not None:
+            return [shape.system_opening]
+        return [shape.system_opening, shape.user_opening]
+
+    def _format_end_of_echoed_prompt(self, fmt: Format, output: str) -> int | None:
+        shape = self._format_echo_shape(fmt)
+        # The prompt ends with the last user turn: the first end of a user turn and
+        # generation prompt after that turn's opening.  Past turns hold the generation
+        # prompt too, and an answer may mention it, so neither the first nor the last
+        # generation prompt of the output will do.
+        start = output.rfind(shape.user_open)
+        if start < 0:
+            return None
+        index = output.find(shape.end_of_prompt, start + len(shape.user_open))
+        return None if index < 0 else index + len(shape.end_of_prompt)
+
     def parse_response(self, output: str, input: str | None = None) -> dict[str, Any]:
         """The model's answer as an OpenAI assistant message.
 
-        Without a format this is ``{"role": "assistant", "content": get_response(...)}``: the
-        default templates have no tool-call syntax to parse.
+        With ``format=``, the completion (what follows the prompt: ``input`` is stripped when
+        the output starts with it) is parsed by the format, so tool calls and reasoning come
+        back as ``tool_calls`` and ``reasoning_content``.  Without a format this is
+        ``{"role": "assistant", "content": get_response(...)}``: the default templates have
+        no tool-call syntax to parse.
         """
+        if self._format is not None:
+            return self._format.parse(self.get_response(output, input)).message
         return {"role": "assistant", "content": self.get_response(output, input)}
 
 
 # --------------------------------------------------------------------------- the prompters
+
+
+def _read_format(format: object) -> Format | None:
+    if format is None or isinstance(format, Format):
+        return format
+    if isinstance(format, str):
+        return get_format(format)
+    raise RequestError("format", f"found {_kind(format)}", "a format name")
 
 
 @dataclass(frozen=True, slots=True)
@@ -931,6 +997,9 @@ class AlpacaPrompter(_Prompter):
       only the user instruction, so it is usually empty (as the seed shows).
     - **label** is appended after ``### Response:\n`` as is.
     - **system=None** drops ``{system}\n``: the prompt starts with the Alpaca preamble.
+    - **format=** as ChatPrompter's: the ``return_dict`` request rendered through the format
+      (the label a final assistant message), ``tokenize`` and ``parse_response`` through it
+      (see the module docstring for why Alpaca takes it too).
     """
 
     _has_user_turn = False
@@ -963,6 +1032,8 @@ class AlpacaPrompter(_Prompter):
         return None if index < 0 else index + len(_ALPACA_RESPONSE)
 
     def _to_text(self, request: _Request) -> str:
+        if self._format is not None:
+            return self._format_text(self._format, request)
         return (
             ("" if self._system is None else self._system + "\n")
             + request.instruction
@@ -1036,50 +1107,26 @@ class ChatPrompter(_Prompter):
         markers: ChatMarkers | None = None,
         format: str | Format | None = None,
     ) -> None:
-        super().__init__(instruction, extro_keys, extra_keys=extra_keys, tools=tools, system=system)
         if markers is not None and format is not None:
             raise RequestError(
                 "markers", "both markers and format", "one of them", "a format has its own markers"
             )
         if markers is not None and not isinstance(markers, ChatMarkers):
             raise RequestError("markers", f"found {_kind(markers)}", "a ChatMarkers")
+        super().__init__(
+            instruction,
+            extro_keys,
+            extra_keys=extra_keys,
+            tools=tools,
+            system=system,
+            format=format,
+        )
         self._markers = markers or ChatMarkers()
-        if format is not None:
-            if isinstance(format, Format):
-                self._format = format
-            elif isinstance(format, str):
-                self._format = get_format(format)
-            else:
-                raise RequestError("format", f"found {_kind(format)}", "a format name")
-        self._echo_shape: _EchoShape | None = None  # a format's, read on first use
-
-    def _format_echo_shape(self, fmt: Format) -> _EchoShape:
-        if self._echo_shape is None:
-            self._echo_shape = _read_echo_shape(fmt)
-        return self._echo_shape
 
     def _prompt_openings(self) -> list[str]:
-        if self._format is not None:
-            shape = self._format_echo_shape(self._format)
-            # With system text there is always a system message; without, only with an
-            # instruction.
-            if self._system is not None:
-                return [shape.system_opening]
-            return [shape.system_opening, shape.user_opening]
         return [self._markers.system_open + (self._system or "")]
 
     def _end_of_echoed_prompt(self, output: str) -> int | None:
-        if self._format is not None:
-            shape = self._format_echo_shape(self._format)
-            # The prompt ends with the last user turn: the first end of a user turn and
-            # generation prompt after that turn's opening.  Past turns hold the generation
-            # prompt too, and an answer may mention it, so neither the first nor the last
-            # generation prompt of the output will do.
-            start = output.rfind(shape.user_open)
-            if start < 0:
-                return None
-            index = output.find(shape.end_of_prompt, start + len(shape.user_open))
-            return None if index < 0 else index + len(shape.end_of_prompt)
         markers = self._markers
         # Only the current turn has newlines around the markers (past turns are written
         # "<|Human|>:q<|Assistant|>:a"), so the first one is the end of the prompt.
@@ -1090,11 +1137,6 @@ class ChatPrompter(_Prompter):
     @property
     def markers(self) -> ChatMarkers:
         return self._markers
-
-    @property
-    def format(self) -> Format | None:
-        """The pawlette format this prompter renders through, if any."""
-        return self._format
 
     def _section(self, instruction: str, extras: str) -> str:
         if self._split and not extras:
@@ -1117,10 +1159,7 @@ class ChatPrompter(_Prompter):
 
     def _to_text(self, request: _Request) -> str:
         if self._format is not None:
-            messages = self._messages(request)
-            tools = list(request.tools) or None
-            answering = request.label is None
-            return self._format.render(messages, tools, add_generation_prompt=answering).text
+            return self._format_text(self._format, request)
         markers = self._markers
         text = (
             markers.system_open
@@ -1143,15 +1182,3 @@ class ChatPrompter(_Prompter):
         if request.label is not None:
             text += request.label + markers.assistant_close
         return text
-
-    def parse_response(self, output: str, input: str | None = None) -> dict[str, Any]:
-        """The model's answer as an OpenAI assistant message.
-
-        With ``format=``, the completion (what follows the prompt: ``input`` is stripped when
-        the output starts with it) is parsed by the format, so tool calls and reasoning come
-        back as ``tool_calls`` and ``reasoning_content``.  Without a format, the content is
-        :meth:`get_response`.
-        """
-        if self._format is None:
-            return super().parse_response(output, input)
-        return self._format.parse(self.get_response(output, input)).message
