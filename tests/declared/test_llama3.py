@@ -11,9 +11,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import pawlette
+from pawlette.errors import ParseError
 
 from ..declare.conversations import TOOLS, conversations
 from ..support.llama3 import llama3_tokenizer
+from .model_output import calls_of, check_every_way
 from .reference import hugging_face_messages, render_reference
 
 LLAMA3 = pawlette.get_format("llama3")
@@ -138,3 +140,89 @@ def test_ids_are_cut_where_the_model_starts_writing() -> None:
     assert list(full.input_ids[: len(prompt.input_ids)]) == list(prompt.input_ids)
     whole = tokenizer.encode(LLAMA3.render(messages).text, add_special_tokens=False).ids
     assert whole[: len(prompt.input_ids)] != list(prompt.input_ids)
+
+
+# --------------------------------------------------------------------------- model output
+# Meta's templates write '{"name": ..., "parameters": {...}}'; Llama 3.x models write
+# "arguments" as often, after '<|python_tag|>' or not, ending with <|eot_id|> or <|eom_id|>.
+# vLLM's llama3_json parser reads both keys and refuses a call holding both.
+
+WORDS = st.text(alphabet="abc xyz北京晴,.!?:", min_size=1, max_size=12)
+ARGUMENTS = st.dictionaries(
+    st.sampled_from(["city", "q", "n", "地点"]),
+    st.one_of(WORDS, st.integers(-5, 500), st.booleans(), st.lists(st.integers(0, 9))),
+    max_size=3,
+)
+
+
+@st.composite
+def llama_turns(draw: st.DrawFn) -> tuple[str, str, dict[str, Any]]:
+    name = draw(st.sampled_from(["get_weather", "search", "天气"]))
+    arguments = draw(ARGUMENTS)
+    key = draw(st.sampled_from(["parameters", "arguments"]))
+    members = [(key, arguments), ("name", name)]
+    if draw(st.booleans()):
+        members.reverse()
+    compact = draw(st.booleans())
+    body = json.dumps(dict(members), ensure_ascii=False, separators=(",", ":") if compact else None)
+    lead = draw(st.sampled_from(["", "<|python_tag|>", "\n", " "]))
+    end = draw(st.sampled_from(["", "\n", "<|eot_id|>", "<|eom_id|>"]))
+    return lead + body + end, name, arguments
+
+
+@settings(max_examples=40, deadline=None)
+@given(turn=llama_turns(), seed=st.integers(0, 1000))
+def test_calls_are_read_under_parameters_or_arguments(
+    turn: tuple[str, str, dict[str, Any]], seed: int
+) -> None:
+    """The gap found: a call under "arguments" read as content with a warning.  Either key
+    reads as the call, whole, as streamed text in any pieces and as Meta's token ids in any
+    groups; strict mode accepts it."""
+    text, name, arguments = turn
+    reading = check_every_way(LLAMA3, llama3_tokenizer(), text, seed)
+    assert reading[2] == [], reading
+    ((called, written),) = calls_of(reading)
+    assert called == name and json.loads(written) == arguments
+    assert reading[1] == "tool_calls"
+    LLAMA3.parse(text, strict=True)
+
+
+def test_render_writes_parameters() -> None:
+    messages = [
+        {"role": "user", "content": "q"},
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [
+                {"id": "call_0", "type": "function", "function": {"name": "f", "arguments": "{}"}}
+            ],
+        },
+    ]
+    rendered = LLAMA3.render(messages).text
+    assert rendered.endswith('{"name": "f", "parameters": {}}<|eot_id|>')
+    assert LLAMA3.parse_conversation(rendered).messages == messages
+
+
+LLAMA_MISREAD = [
+    ('{"name": "f", "parameters": {"a": 1}, "arguments": {"a": 2}}', 'both "parameters" and'),
+    ('{"name": "f", "arguments": {"a": 1}, "parameters": {"a": 1}}', 'both "parameters" and'),
+    ('{"name": "f"}', 'no "parameters" or "arguments"'),
+    ('{"name": "f", "arguments": "{}"}', '"arguments" is not an object'),
+    ('<|python_tag|>{"name": "f", "arguments": [1]}', '"arguments" is not an object'),
+    # vLLM reads several calls joined by ';': this format writes one call per turn.
+    ('{"name": "f", "parameters": {}}; {"name": "g", "parameters": {}}', "not valid JSON"),
+    # Meta's built-in tools (brave_search, wolfram_alpha): pawlette's llama3 declares none.
+    ('<|python_tag|>brave_search.call(query="x")', "not valid JSON"),
+    ('{"type": "function", "name": "f", "parameters": {}}', "unknown keys ['type']"),
+]
+
+
+@pytest.mark.parametrize(("text", "problem"), LLAMA_MISREAD)
+def test_a_call_not_read_is_reported_and_kept(text: str, problem: str) -> None:
+    reading = check_every_way(LLAMA3, llama3_tokenizer(), text)
+    assert calls_of(reading) == []
+    result = LLAMA3.parse(text)
+    assert any(problem in warning.message for warning in result.warnings), result.warnings
+    assert text.removeprefix("<|python_tag|>") in result.core.text
+    with pytest.raises(ParseError):
+        LLAMA3.parse(text, strict=True)
