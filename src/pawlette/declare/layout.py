@@ -196,9 +196,10 @@ class JsonCalls:
     ``parallel``: several calls in one turn; ``with_content``: text before the calls.
 
     Reading only (the writer, Jinja and grammars write the declared spelling alone):
-    ``loose_fences``: ``open``, ``separator`` + ``open`` and ``close`` are also read with the
-    whitespace they write around their markers left out, at either end or both
-    (``<tool_call>{...}</tool_call>``; any whitespace around the object is JSON's own).
+    ``loose_fences`` (on unless turned off): ``open``, ``separator`` + ``open`` and ``close``
+    are also read with the whitespace they write around their markers left out, at either
+    end or both (``<tool_call>{...}</tool_call>``; any whitespace around the object is
+    JSON's own).  Off, such a spelling is no marker: the call reads as content.
     ``also_arguments_keys``: other keys a model writes the arguments under (Llama 3 models
     write ``"arguments"`` as often as the declared ``"parameters"``); a call holding two of
     them, or none, is malformed.
@@ -213,7 +214,7 @@ class JsonCalls:
     arguments: Literal["tojson", "verbatim"] = "tojson"
     parallel: bool = True
     with_content: bool = True
-    loose_fences: bool = False
+    loose_fences: bool = True
     also_arguments_keys: tuple[str, ...] = ()
 
 
