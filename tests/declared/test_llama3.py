@@ -214,6 +214,9 @@ LLAMA_MISREAD = [
     # Meta's built-in tools (brave_search, wolfram_alpha): pawlette's llama3 declares none.
     ('<|python_tag|>brave_search.call(query="x")', "not valid JSON"),
     ('{"type": "function", "name": "f", "parameters": {}}', "unknown keys ['type']"),
+    # A list of calls: vLLM reads the first; this format writes one call, as an object.
+    ('[{"name": "f", "parameters": {"a": 1}}]', "a JSON list of 1 call(s)"),
+    ('[{"name": "f", "arguments": {}}, {"name": "g", "parameters": {}}]', "a JSON list of 2"),
 ]
 
 
@@ -226,3 +229,12 @@ def test_a_call_not_read_is_reported_and_kept(text: str, problem: str) -> None:
     assert text.removeprefix("<|python_tag|>") in result.core.text
     with pytest.raises(ParseError):
         LLAMA3.parse(text, strict=True)
+
+
+@pytest.mark.parametrize(
+    "text", ["[1, 2]", '[{"name": "f"}]', '["a", {"name": "f", "parameters": {}}]', "[", "[x"]
+)
+def test_a_json_list_that_holds_no_calls_is_plain_content(text: str) -> None:
+    reading = check_every_way(LLAMA3, llama3_tokenizer(), text)
+    assert reading[2] == [] and calls_of(reading) == []
+    assert LLAMA3.parse(text, strict=True).message == {"role": "assistant", "content": text}

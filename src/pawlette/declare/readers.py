@@ -8,7 +8,8 @@
 - :class:`BareCallReader`: an assistant turn that is either text or one call written as a
   bare JSON object (Llama 3): a turn whose first character other than whitespace is ``{``
   is a call (leading whitespace is held until that is known), then it is streamed as text
-  or as the call's arguments.
+  or as the call's arguments.  A turn that is a JSON list of call objects (``[{...}]``, what
+  some models write for several calls) is content with a warning: the layout writes one.
 - :class:`BetweenCallsReader`: whitespace between calls, inside the turn.
 - :func:`positional_call_reader`: the engine's JSON call reader, remembering call ids in
   order so results can name the call they answer.
@@ -21,6 +22,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+from ..engine.call_scanner import TextPieces
 from ..engine.machine import Parser, Reader, ReaderFactory
 from ..engine.readers import CallEnvelope, JsonCallReader, ScaffoldReader, WholeTextReader
 from ..types import MetadataItem, ReasoningDelta, TextDelta, Tool, ToolsDeclared
@@ -263,12 +265,32 @@ def tool_items_reader(
 
 
 _CALL_START = re.compile(r"\s*\{")
+_LIST_START = re.compile(r"\s*\[")
+
+
+def _listed_calls(text: str, envelope: CallEnvelope) -> int:
+    """How many calls a turn written as a JSON list of call objects holds (0: it is not one).
+    Such a turn is content with a warning: the layout writes one call, as an object."""
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return 0
+    if not isinstance(value, list) or not value:
+        return 0
+    for item in value:
+        if not (
+            isinstance(item, dict)
+            and isinstance(item.get(envelope.name), str)
+            and envelope.arguments_key_in(item) is not None
+        ):
+            return 0
+    return len(value)
 
 
 class BareCallReader:
     """Text, or one call written as the whole turn's bare JSON object (see the module)."""
 
-    __slots__ = ("_call", "_decided", "_envelope", "_held", "_parser", "_start")
+    __slots__ = ("_call", "_decided", "_envelope", "_held", "_listed", "_parser", "_start")
 
     def __init__(self, parser: Parser, envelope: CallEnvelope) -> None:
         self._parser = parser
@@ -277,6 +299,8 @@ class BareCallReader:
         self._start = 0
         self._decided = False
         self._call: JsonCallReader | None = None
+        # A turn that starts as a JSON list: its text, to tell a list of calls at the close.
+        self._listed: TextPieces | None = None
 
     def feed(self, text: str, offset: int) -> None:
         if self._decided:
@@ -291,6 +315,8 @@ class BareCallReader:
             return
         if _CALL_START.match(candidate):
             self._begin_call()
+        elif _LIST_START.match(candidate):
+            self._listed = TextPieces()
         self._decided = True
         self._held = []
         self._forward(held, self._start)
@@ -308,6 +334,8 @@ class BareCallReader:
         if self._call is not None:
             self._call.feed(text, offset)
         else:
+            if self._listed is not None:
+                self._listed.append(text)
             self._parser.emit(TextDelta(text))
 
     def close(self, marker: str | None, offset: int) -> None:
@@ -316,9 +344,22 @@ class BareCallReader:
             self._held = []
             if _CALL_START.match(held):
                 self._begin_call()
+            elif _LIST_START.match(held):
+                self._listed = TextPieces()
             self._forward(held, self._start)
         if self._call is not None:
             self._call.close(marker, offset)
+        elif self._listed is not None:
+            text = self._listed.take()
+            self._listed = None
+            count = _listed_calls(text, self._envelope)
+            if count:  # the text is content already: reported, not dropped
+                self._parser.malformed(
+                    self._start,
+                    f"a JSON list of {count} call(s) {text[:60]!r}",
+                    "one call per turn, written as a JSON object",
+                    text,
+                )
 
 
 def bare_call_reader(envelope: CallEnvelope) -> Callable[[Parser], Reader]:
