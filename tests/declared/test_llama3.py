@@ -160,9 +160,11 @@ def llama_turns(draw: st.DrawFn) -> tuple[str, str, dict[str, Any]]:
     name = draw(st.sampled_from(["get_weather", "search", "天气"]))
     arguments = draw(ARGUMENTS)
     key = draw(st.sampled_from(["parameters", "arguments"]))
-    members = [(key, arguments), ("name", name)]
+    members: list[tuple[str, Any]] = [(key, arguments), ("name", name)]
     if draw(st.booleans()):
         members.reverse()
+    if draw(st.booleans()):  # the OpenAI wrapper's key, which llama.cpp reads too
+        members.insert(draw(st.integers(0, 2)), ("type", "function"))
     compact = draw(st.booleans())
     body = json.dumps(dict(members), ensure_ascii=False, separators=(",", ":") if compact else None)
     lead = draw(st.sampled_from(["", "<|python_tag|>", "\n", " "]))
@@ -213,7 +215,8 @@ LLAMA_MISREAD = [
     ('{"name": "f", "parameters": {}}; {"name": "g", "parameters": {}}', "not valid JSON"),
     # Meta's built-in tools (brave_search, wolfram_alpha): pawlette's llama3 declares none.
     ('<|python_tag|>brave_search.call(query="x")', "not valid JSON"),
-    ('{"type": "function", "name": "f", "parameters": {}}', "unknown keys ['type']"),
+    ('{"type": "tool", "name": "f", "parameters": {}}', '"type" is not "function"'),
+    ('{"kind": "function", "name": "f", "parameters": {}}', "unknown keys ['kind']"),
     # A list of calls: vLLM reads the first; this format writes one call, as an object.
     ('[{"name": "f", "parameters": {"a": 1}}]', "a JSON list of 1 call(s)"),
     ('[{"name": "f", "arguments": {}}, {"name": "g", "parameters": {}}]', "a JSON list of 2"),

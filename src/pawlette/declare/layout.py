@@ -202,7 +202,9 @@ class JsonCalls:
     JSON's own).  Off, such a spelling is no marker: the call reads as content.
     ``also_arguments_keys``: other keys a model writes the arguments under (Llama 3 models
     write ``"arguments"`` as often as the declared ``"parameters"``); a call holding two of
-    them, or none, is malformed.
+    them, or none, is malformed.  ``ignored_members``: ``(key, value)`` members a model may
+    add, each with its one string value, read and dropped (they say nothing the call does not;
+    llama.cpp reads Llama 3's ``"type": "function"`` so); another value is malformed.
     """
 
     open: Fence | None
@@ -216,6 +218,7 @@ class JsonCalls:
     with_content: bool = True
     loose_fences: bool = True
     also_arguments_keys: tuple[str, ...] = ()
+    ignored_members: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)

@@ -88,6 +88,7 @@ def envelope(layout: Layout) -> CallEnvelope:
         arguments=calls.arguments_key,
         id=None,
         also_arguments=calls.also_arguments_keys,
+        ignored=calls.ignored_members,
     )
 
 

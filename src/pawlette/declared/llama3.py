@@ -43,7 +43,10 @@ differs only in reading the clock and in built-in tools):
   drops the text and raises on several calls).  In model output a call may also start with
   ``<|python_tag|>`` and the turn may end with ``<|eom_id|>``: both are read, and both end
   tokens are in the stop set.  A turn whose text starts with ``{"name"`` is read as a call
-  (its text is held until that is decided).
+  (its text is held until that is decided).  Models write ``"arguments"`` as often as
+  ``"parameters"`` (vLLM's llama3_json parser reads both) and add ``"type": "function"``
+  (llama.cpp reads it for these templates): both are read, never written; a turn that is a
+  JSON list of calls, or several calls joined by ``;``, is content with a warning.
 - **Results** are ``ipython`` turns, one per tool message, matched to calls by position.
   Their text is written as given.  Meta's template writes ``message.content | tojson`` for
   any string (a string is iterable in Jinja), so it double-quotes every text result:
@@ -127,6 +130,9 @@ def layout(options: Llama3Options) -> Layout:
             also_open=(fence(PYTHON_TAG),),
             arguments_key="parameters",  # what Meta's templates write
             also_arguments_keys=("arguments",),  # what models write as well
+            # Models given Meta's JSON instruction also write the OpenAI wrapper's key
+            # (llama.cpp's common/chat-diff-analyzer.cpp reads it for these templates).
+            ignored_members=(("type", "function"),),
             parallel=False,
             with_content=False,
         ),

@@ -239,12 +239,14 @@ class CallEnvelope:
     """The keys of a JSON call object: ``{"id": ..., "name": ..., "arguments": {...}}``.
 
     ``also_arguments``: other keys the arguments may come under (exactly one of
-    ``arguments`` and these is in a valid call)."""
+    ``arguments`` and these is in a valid call).  ``ignored``: ``(key, value)`` members a
+    valid call may hold, with exactly that string value; they are dropped."""
 
     name: str = "name"
     arguments: str = "arguments"
     id: str | None = "id"
     also_arguments: tuple[str, ...] = ()
+    ignored: tuple[tuple[str, str], ...] = ()
 
     @property
     def arguments_keys(self) -> tuple[str, ...]:
@@ -277,8 +279,9 @@ class JsonCallReader:
         self._close_marker = close_marker
         self._open_marker = parser.entered_by or ""
         self._text = CallText(envelope.arguments)
+        ignored = [key for key, _ in envelope.ignored]
         self._allowed = frozenset(
-            key for key in (envelope.id, envelope.name, *envelope.arguments_keys) if key
+            key for key in (envelope.id, envelope.name, *envelope.arguments_keys, *ignored) if key
         )
         self._fed = False
         self._offset = 0
@@ -366,6 +369,9 @@ class JsonCallReader:
             or not self._allowed.issuperset(members)
         ):
             return False
+        for key, value in envelope.ignored:
+            if key in members and members[key][0] != value:
+                return False
         start, end = arguments[1], arguments[2]
         del arguments, members  # the decoded arguments go before their text is copied
         parser = self._parser
@@ -417,6 +423,9 @@ class JsonCallReader:
         key = present[0]
         if not isinstance(value[key], dict):
             return f'"{key}" is not an object'
+        for ignored, fixed in envelope.ignored:
+            if ignored in value and value[ignored] != fixed:
+                return f'"{ignored}" is not {json.dumps(fixed)}'
         if scanner.duplicate is not None:  # json keeps the last; the stream had both
             return f"the key {scanner.duplicate!r} twice"
         return arguments_problem(scanner.values.get(key, "").strip() or "{}")
