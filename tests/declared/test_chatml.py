@@ -144,10 +144,11 @@ ARGUMENTS = st.dictionaries(
 )
 
 
-def call_json(name: str, arguments: dict[str, Any], compact: bool) -> str:
+def call_json(name: str, arguments: dict[str, Any], compact: bool, name_first: bool) -> str:
     separators = (",", ":") if compact else (", ", ": ")
     body = json.dumps(arguments, ensure_ascii=False, separators=separators)
-    return json.dumps({"name": name, "arguments": "@"}, separators=separators).replace('"@"', body)
+    members = {"name": name, "arguments": "@"} if name_first else {"arguments": "@", "name": name}
+    return json.dumps(members, ensure_ascii=False, separators=separators).replace('"@"', body)
 
 
 @st.composite
@@ -162,7 +163,7 @@ def qwen_turns(draw: st.DrawFn) -> tuple[str, str, list[tuple[str, str]]]:
     pieces = [text + prefix]
     for index in range(draw(st.integers(1, 3))):
         name, arguments = draw(NAMES), draw(ARGUMENTS)
-        body = call_json(name, arguments, draw(st.booleans()))
+        body = call_json(name, arguments, draw(st.booleans()), draw(st.booleans()))
         before = draw(st.sampled_from(SPACES)) if index or prefix else ""
         opened, closed = draw(st.sampled_from(SPACES)), draw(st.sampled_from(SPACES))
         pieces.append(f"{before}<tool_call>{opened}{body}{closed}</tool_call>")
