@@ -20,7 +20,7 @@ from starlette.responses import Response
 from .metrics import SharedMetrics
 
 Handler = Callable[[Request], Awaitable[Response]]
-Write = Callable[[bytes], Awaitable[None]]
+Write = Callable[[bytes, bool], Awaitable[None]]
 Produce = Callable[[Write], Awaitable[None]]
 
 _ERROR_EVENT = b'data: {"error"'
@@ -73,10 +73,12 @@ def instrument(handler: Handler, metrics: SharedMetrics) -> Handler:
             return response
 
         async def counted_produce(write: Write) -> None:
-            async def watched(data: bytes) -> None:
-                if data.startswith(_ERROR_EVENT):
-                    registry.add("stream_errors_total", code=_event_code(data))
-                await write(data)
+            async def watched(data: bytes, end: bool) -> None:
+                if _ERROR_EVENT in data:
+                    # The error event is the last of a write (chunks before it may share it).
+                    event = data[data.rindex(_ERROR_EVENT) :]
+                    registry.add("stream_errors_total", code=_event_code(event))
+                await write(data, end)
 
             try:
                 await produce(watched)
