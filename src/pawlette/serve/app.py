@@ -76,7 +76,7 @@ from ..json_values import MAX_JSON_DEPTH
 from ..openai import tools_from_openai
 from ..tokenization import ConversationEncoder, load_backend
 from ..types import Tool
-from .asgi import App, unless_disconnected
+from .asgi import WATCH, App, DisconnectWatch, watched
 from .balancer import Balancer, NoReplica, ReplicaError
 from .chunks import Delta, utf8
 from .config import ServeConfig
@@ -84,7 +84,7 @@ from .engines import ENGINES
 from .metrics import CONTENT_TYPE, SharedMetrics
 from .observe import current, instrument
 from .pipeline import ChunkPipeline, Completion, encode_events
-from .request import ChatRequest, parse_chat_request
+from .request import ChatRequest, ToolChoice, parse_chat_request
 from .sse import SSEDecoder
 from .tool_choice import ToolPlan, plan_tool_choice
 from .transport import Answer, aiohttp_sender
@@ -108,6 +108,8 @@ _DONE = b"data: [DONE]\n\n"
 _ERROR_DETAIL_CHARS = 500
 _DRAIN_SECONDS = 1.0
 _POOLS = 32
+_PLANS = 64
+"""Tool plans kept (distinct tool lists in use; a full cache starts again)."""
 
 
 class ServerError(Exception):
@@ -178,6 +180,14 @@ def tune_collector() -> None:
         gc.set_threshold(_YOUNG_COLLECTION, middle, old)
 
 
+def _too_large(limit: int) -> ServerError:
+    return ServerError(
+        413,
+        f"request body: over {limit} bytes; expected at most {limit} (--max-body-bytes)",
+        code="request_too_large",
+    )
+
+
 def _upstream_failure(status: int, message: str, code: str) -> ServerError:
     return ServerError(status, message, kind="server_error", code=code)
 
@@ -201,28 +211,37 @@ class EventStream(Response):
     """
 
     media_type = "text/event-stream"
+    _HEADERS = (
+        (b"cache-control", b"no-cache"),
+        (b"x-accel-buffering", b"no"),
+        (b"content-type", b"text/event-stream; charset=utf-8"),
+    )
 
     def __init__(self, produce: Callable[[Write], Awaitable[None]]) -> None:
         self.status_code = 200
         self.background = None
         self.produce = produce
-        self.init_headers({"cache-control": "no-cache", "x-accel-buffering": "no"})
+        self.raw_headers = list(self._HEADERS)  # what init_headers made, made once
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         await send({"type": "http.response.start", "status": 200, "headers": self.raw_headers})
 
         ended = False
 
+        watch: DisconnectWatch | None = scope.get(WATCH)
+
         async def write(data: bytes, end: bool) -> None:
             nonlocal ended
             if not ended:
                 ended = end
+                if end and watch is not None:
+                    watch.close()  # uvicorn's receive reports a disconnect once the body ends
                 await send({"type": "http.response.body", "body": data, "more_body": not end})
 
         # produce ends the body with its last write when the engine's answer is read to its
         # end (its connection back in the pool before the client can send its next request);
         # else the body ends here, after produce has drained the engine's answer.
-        disconnected, _ = await unless_disconnected(receive, self.produce(write))
+        disconnected, _ = await watched(scope, receive, self.produce(write))
         if not disconnected and not ended:
             await send({"type": "http.response.body", "body": b"", "more_body": False})
 
@@ -258,7 +277,8 @@ class Server:
         self.model = config.model
         self.created = int(time.time())
         self._clients: list[httpx.AsyncClient] = []
-        self._plans_without_calls: dict[ToolPlan, ToolPlan] = {}
+        self._plans: dict[tuple[str | None, ToolChoice, bool], tuple[tuple[Tool, ...], ToolPlan]]
+        self._plans = {}
         self._next_client = 0
         self._headers = {"content-type": "application/json"}
         if config.upstream_api_key:
@@ -441,14 +461,9 @@ class Server:
 
     async def _read_json(self, request: Request) -> object:
         limit = self.config.max_body_bytes
-        too_large = ServerError(
-            413,
-            f"request body: over {limit} bytes; expected at most {limit} (--max-body-bytes)",
-            code="request_too_large",
-        )
         declared = request.headers.get("content-length")
         if declared is not None and declared.isdigit() and int(declared) > limit:
-            raise too_large
+            raise _too_large(limit)
         pieces: list[bytes] = []
         size = 0
         receive = request.receive  # read directly: Starlette's stream() is a generator more
@@ -459,7 +474,7 @@ class Server:
             piece = message.get("body", b"")
             size += len(piece)
             if size > limit:
-                raise too_large
+                raise _too_large(limit)
             pieces.append(piece)
             if not message.get("more_body", False):
                 break
@@ -478,19 +493,7 @@ class Server:
     async def _prepare(self, chat: ChatRequest) -> Prepared:
         fmt = self.format
         rendering = fmt.render(chat.messages, chat.tools, add_generation_prompt=True)
-        tools = tools_from_openai(chat.tools)
-        plan = plan_tool_choice(
-            fmt,
-            self.engine,
-            tools,
-            chat.tool_choice,
-            chat.parallel_tool_calls,
-            token_ids=None if self.encoder is None else self.encoder.marker_ids,
-        )
-        if not any(tool.kind == "function" for tool in tools):
-            # No functions declared: no call may come back, whatever the model writes.  As
-            # under tool_choice "none", the answer ends before a call (finish_reason "stop").
-            plan = self._without_calls(plan)
+        tools, plan = self._tool_plan(chat)
         prompt: str | list[int]
         if self.encoder is not None:
             prompt = await anyio.to_thread.run_sync(self.encoder.prompt_ids, rendering, plan.prefix)
@@ -509,16 +512,37 @@ class Server:
         )
         return Prepared(chat, plan, tools, body)
 
-    def _without_calls(self, plan: ToolPlan) -> ToolPlan:
-        """``plan`` with ``max_calls=0``, made once per distinct plan (a request without
-        functions has one of a few; ``dataclasses.replace`` costs about 4 µs)."""
-        cache = self._plans_without_calls
-        replaced = cache.get(plan)
-        if replaced is None:
-            if len(cache) >= 64:
+    def _tool_plan(self, chat: ChatRequest) -> tuple[tuple[Tool, ...], ToolPlan]:
+        """The request's tools and tool plan, made once per distinct (tools, choice, parallel).
+
+        Both depend on nothing else, and a plan with tools exports the format's grammar
+        bundle (milliseconds): they are kept by the tools' JSON text (exact content, key
+        order included, since formats print definitions as given), never by the identity of
+        a request's mutable dicts.  A request whose tools are refused is never kept.
+        """
+        key = (_json_key(chat.tools), chat.tool_choice, chat.parallel_tool_calls)
+        cache = self._plans
+        known = cache.get(key) if key[0] is not None else None
+        if known is not None:
+            return known
+        tools = tools_from_openai(chat.tools)
+        plan = plan_tool_choice(
+            self.format,
+            self.engine,
+            tools,
+            chat.tool_choice,
+            chat.parallel_tool_calls,
+            token_ids=None if self.encoder is None else self.encoder.marker_ids,
+        )
+        if not any(tool.kind == "function" for tool in tools):
+            # No functions declared: no call may come back, whatever the model writes.  As
+            # under tool_choice "none", the answer ends before a call (finish_reason "stop").
+            plan = dataclasses.replace(plan, max_calls=0)
+        if key[0] is not None:
+            if len(cache) >= _PLANS:
                 cache.clear()
-            replaced = cache[plan] = dataclasses.replace(plan, max_calls=0)
-        return replaced
+            cache[key] = (tools, plan)
+        return tools, plan
 
     # ------------------------------------------------------------------ upstream
 
@@ -529,7 +553,7 @@ class Server:
 
         The request body has been read, so the next ASGI message is the disconnect.
         """
-        return await unless_disconnected(request.receive, work())
+        return await watched(request.scope, request.receive, work())
 
     async def _send(self, body: dict[str, Any], *, stream: bool) -> Answer:
         content = _dump_body(body)
@@ -845,6 +869,18 @@ def _stream_item(payload: str, url: str, state: _StreamState) -> str:
         state.reason = finish
     text = choice.get("text")
     return text if isinstance(text, str) else ""
+
+
+_KEY_JSON = json.JSONEncoder(ensure_ascii=False, allow_nan=False)
+
+
+def _json_key(value: object) -> str | None:
+    """``value``'s JSON text, exact (key order kept; ``1`` and ``1.0`` differ): a cache key
+    by content.  None when it cannot be written (the request is refused elsewhere)."""
+    try:
+        return _KEY_JSON.encode(value)
+    except (TypeError, ValueError):
+        return None
 
 
 def _dump_body(body: dict[str, Any]) -> bytes:
