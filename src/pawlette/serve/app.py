@@ -222,6 +222,8 @@ class EventStream(Response):
         self.background = None
         self.produce = produce
         self.raw_headers = list(self._HEADERS)  # what init_headers made, made once
+        self.last_write: Callable[[bytes], None] | None = None
+        """Shown the body's last write (the metrics count an error event there)."""
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         await send({"type": "http.response.start", "status": 200, "headers": self.raw_headers})
@@ -229,13 +231,17 @@ class EventStream(Response):
         ended = False
 
         watch: DisconnectWatch | None = scope.get(WATCH)
+        last_write = self.last_write
 
         async def write(data: bytes, end: bool) -> None:
             nonlocal ended
             if not ended:
                 ended = end
-                if end and watch is not None:
-                    watch.close()  # uvicorn's receive reports a disconnect once the body ends
+                if end:
+                    if watch is not None:
+                        watch.close()  # uvicorn's receive reports a disconnect once the body ends
+                    if last_write is not None:
+                        last_write(data)
                 await send({"type": "http.response.body", "body": data, "more_body": not end})
 
         # produce ends the body with its last write when the engine's answer is read to its
@@ -877,6 +883,11 @@ _KEY_JSON = json.JSONEncoder(ensure_ascii=False, allow_nan=False)
 def _json_key(value: object) -> str | None:
     """``value``'s JSON text, exact (key order kept; ``1`` and ``1.0`` differ): a cache key
     by content.  None when it cannot be written (the request is refused elsewhere)."""
+    if value is None:
+        return "null"
+    if orjson is not None:
+        with contextlib.suppress(TypeError):  # orjson.JSONEncodeError: json decides
+            return orjson.dumps(value).decode()
     try:
         return _KEY_JSON.encode(value)
     except (TypeError, ValueError):
@@ -989,8 +1000,23 @@ def build_app(config: ServeConfig) -> App:
     return App(app, chat_completions, "/v1/chat/completions")
 
 
-def run(config: ServeConfig) -> None:
-    """Serve ``config`` with uvicorn until interrupted."""
+def run(config: ServeConfig, **uvicorn_options: Any) -> None:
+    """Serve ``config`` with uvicorn until interrupted (``uvicorn_options``: more of
+    ``uvicorn.run``'s, e.g. ``http`` and ``loop``)."""
     app = build_app(config)
     tune_collector()  # the server owns this process; an app mounted elsewhere leaves gc be
-    uvicorn.run(app, host=config.host, port=config.port, log_level=config.log_level)
+    uvicorn.run(
+        app,
+        host=config.host,
+        port=config.port,
+        log_level=config.log_level,
+        # uvicorn builds every access-log line's arguments even when the level drops it
+        # (about 2% of the CPU time per request): no access log unless it can be printed.
+        access_log=access_log(config.log_level),
+        **uvicorn_options,
+    )
+
+
+def access_log(log_level: str) -> bool:
+    """Whether uvicorn's access log (level info) can print at ``log_level``."""
+    return log_level.lower() in ("trace", "debug", "info")

@@ -46,7 +46,9 @@ def instrument(handler: Handler, metrics: SharedMetrics) -> Handler:
     """``handler`` with its answers counted: status, error code, duration, in-flight gauge.
 
     A streaming answer (an object with a ``produce(write)`` coroutine, the server's event
-    stream) is counted when it ends, and its error event (if any) by code.
+    stream) is counted when it ends, and its error event (if any) by code: the stream hands
+    its last write to ``last_write`` (an error event always ends a stream), so the writes
+    before it pass through no wrapper.
     """
     registry = metrics.registry
     worker = str(metrics.worker)
@@ -72,19 +74,19 @@ def instrument(handler: Handler, metrics: SharedMetrics) -> Handler:
             _finished(metrics, context)
             return response
 
-        async def counted_produce(write: Write) -> None:
-            async def watched(data: bytes, end: bool) -> None:
-                if _ERROR_EVENT in data:
-                    # The error event is the last of a write (chunks before it may share it).
-                    event = data[data.rindex(_ERROR_EVENT) :]
-                    registry.add("stream_errors_total", code=_event_code(event))
-                await write(data, end)
+        def last_write(data: bytes) -> None:
+            # An error event ends its stream: it is in the last write (after any chunks).
+            if _ERROR_EVENT in data:
+                event = data[data.rindex(_ERROR_EVENT) :]
+                registry.add("stream_errors_total", code=_event_code(event))
 
+        async def counted_produce(write: Write) -> None:
             try:
-                await produce(watched)
+                await produce(write)
             finally:
                 _finished(metrics, context)
 
+        response.last_write = last_write  # type: ignore[attr-defined]
         response.produce = counted_produce  # type: ignore[attr-defined]
         return response
 
