@@ -87,7 +87,7 @@ from .pipeline import ChunkPipeline, Completion, encode_events
 from .request import ChatRequest, ToolChoice, parse_chat_request
 from .sse import SSEDecoder
 from .tool_choice import ToolPlan, plan_tool_choice
-from .transport import Answer, aiohttp_sender
+from .transport import KEEPALIVE_SECONDS, Answer, aiohttp_sender
 
 try:
     import orjson
@@ -323,7 +323,11 @@ class Server:
     async def lifespan(self, app: Starlette) -> AsyncIterator[None]:
         config = self.config
         per_pool = max(1, config.max_connections // _POOLS)
-        limits = httpx.Limits(max_connections=per_pool, max_keepalive_connections=per_pool)
+        limits = httpx.Limits(
+            max_connections=per_pool,
+            max_keepalive_connections=per_pool,
+            keepalive_expiry=KEEPALIVE_SECONDS,  # below the engines' idle timeouts (transport)
+        )
         timeout = httpx.Timeout(config.timeout, connect=config.connect_timeout)
         verify = ssl.create_default_context()  # one context for all pools (each costs ~40 ms)
         async with contextlib.AsyncExitStack() as stack:
