@@ -118,11 +118,12 @@ class DisconnectWatch:
         current = asyncio.current_task()
         if current is None or not hasattr(current, "uncancel"):
             return await _two_tasks(self.receive, work)
+        late: asyncio.Handle | None = None
         if self.disconnected:
-            if asyncio.iscoroutine(work):
-                work.close()
-            return True, None
-        if self._listener is None:
+            # Gone before this use: the work still starts and is cancelled where it first
+            # waits, so its clean-up runs (closing the engine's answer), as with a listener.
+            late = asyncio.get_running_loop().call_soon(self._cancel)
+        elif self._listener is None:
             self._listener = asyncio.ensure_future(_disconnect(self.receive))
             self._listener.add_done_callback(self._heard)
         self._task = current
@@ -136,6 +137,8 @@ class DisconnectWatch:
             raise
         finally:
             self._task = None
+            if late is not None:
+                late.cancel()
         if self._cancelled:  # the work ended as the cancellation came: it is delivered here
             current.uncancel()
             return True, result
@@ -145,6 +148,10 @@ class DisconnectWatch:
         if listener.cancelled() or listener.exception() is not None:
             return
         self.disconnected = True
+        self._cancel()
+
+    def _cancel(self) -> None:
+        """Cancel the work in progress (called by the loop: its task is waiting)."""
         if self._task is not None:
             self._cancelled = True
             self._task.cancel()
