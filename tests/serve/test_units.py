@@ -577,10 +577,18 @@ def test_tool_plans_are_kept_by_the_tools_content_not_their_identity() -> None:
     changed[0]["function"]["parameters"]["properties"]["city"]["type"] = "integer"
     other_tools, other = plan(changed)
     assert other.grammar != first.grammar and other_tools != tools
-    # The caller's dicts changed after the plan was kept: the next request with the old
-    # content still gets the plan of that content.
-    mutated = copy.deepcopy(TOOLS)
-    plan(mutated)
+    # A caller's dicts changed after their plan was kept change nothing kept.
+    mutated = copy.deepcopy(changed)
+    mutated[0]["function"]["description"] = "another"
+    kept_tools, kept = plan(mutated)
     mutated[0]["function"]["name"] = "renamed"
-    assert plan(copy.deepcopy(TOOLS))[1] == first
+    mutated[0]["function"]["description"] = "changed later"
+    mutated[0]["function"]["parameters"]["properties"].clear()
+    restored = copy.deepcopy(changed)
+    restored[0]["function"]["description"] = "another"
+    again = plan(restored)
+    assert again[0] is kept_tools and again[1] is kept
+    assert kept_tools[0].definition["description"] == "another"
+    assert kept_tools[0].definition["parameters"]["properties"]
+    assert plan(copy.deepcopy(TOOLS))[1] is first
     assert plan(TOOLS, "none")[1] != first and plan(None, "auto")[1].max_calls == 0

@@ -535,7 +535,8 @@ class Server:
         known = cache.get(key) if key[0] is not None else None
         if known is not None:
             return known
-        tools = tools_from_openai(chat.tools)
+        # Kept tools are read from the key's text: their own dicts, which no caller holds.
+        tools = tools_from_openai(chat.tools if key[0] is None else json.loads(key[0]))
         plan = plan_tool_choice(
             self.format,
             self.engine,
