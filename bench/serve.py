@@ -293,7 +293,9 @@ def _proxy(engine_port: int, port: int, client_kind: str, reuse_port: bool, bare
     app = Starlette(routes=[Route("/v1/completions", relay, methods=["POST"])], lifespan=lifespan)
     sock = _listening(port, reuse_port)
     if not bare:
-        uvicorn.Server(uvicorn.Config(app, log_level="warning")).run(sockets=[sock])
+        uvicorn.Server(uvicorn.Config(app, log_level="warning", access_log=False)).run(
+            sockets=[sock]
+        )
         return
 
     async def bare_app(scope, receive, send):  # type: ignore[no-untyped-def]
@@ -323,7 +325,9 @@ def _proxy(engine_port: int, port: int, client_kind: str, reuse_port: bool, bare
             answer.release()
         await send({"type": "http.response.body", "body": b"", "more_body": False})
 
-    uvicorn.Server(uvicorn.Config(bare_app, log_level="warning")).run(sockets=[sock])
+    uvicorn.Server(uvicorn.Config(bare_app, log_level="warning", access_log=False)).run(
+        sockets=[sock]
+    )
 
 
 def _listening(port: int, reuse_port: bool) -> socket.socket:
@@ -385,12 +389,18 @@ def _pawlette_command(
             "m.Lexer = lambda markers, *, escape: copy.copy(made.get((frozenset(markers), escape)) "
             "or made.setdefault((frozenset(markers), escape), build(markers, escape=escape))); ",
         }
+        # As `pawlette serve` runs (serve.app.run: the collector tuned, no access log at
+        # level warning); a source tree without run's uvicorn options gets the same by hand.
         code = (
             patches.get(stack, "")
-            + "import uvicorn; from pawlette.serve.config import ServeConfig; "
-            "from pawlette.serve.app import build_app, tune_collector; tune_collector(); "
-            f"uvicorn.run(build_app({config}), host='127.0.0.1', port={port}, "
-            f"log_level='warning', http={http!r}, loop={loop!r})"
+            + "import inspect, uvicorn; from pawlette.serve.config import ServeConfig; "
+            "import pawlette.serve.app as a; "
+            f"config = {config}; "
+            "modern = 'uvicorn_options' in inspect.signature(a.run).parameters; "
+            f"a.run(config, http={http!r}, loop={loop!r}) if modern else "
+            "(a.tune_collector(), uvicorn.run(a.build_app(config), host='127.0.0.1', "
+            f"port={port}, log_level='warning', http={http!r}, loop={loop!r}, "
+            "access_log=False))"
         )
     return [sys.executable, "-c", code]
 

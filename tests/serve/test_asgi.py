@@ -1,4 +1,5 @@
-"""``unless_disconnected``: the work's result, its failure, or its cancellation on a disconnect."""
+"""``unless_disconnected`` and ``DisconnectWatch``: the work's result, its failure, or its
+cancellation on a disconnect (its clean-up run)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from pawlette.serve.asgi import unless_disconnected
+from pawlette.serve.asgi import DisconnectWatch, unless_disconnected
 
 
 def _receive(disconnect: asyncio.Event) -> Any:
@@ -101,3 +102,61 @@ def test_a_disconnect_as_the_work_ends_leaves_the_task_uncancelled() -> None:
 
     answer, went_on = asyncio.run(main())
     assert went_on == "went on" and answer in ((False, 7), (True, 7), (True, None))
+
+
+def test_one_watch_serves_several_uses_and_cancels_the_one_in_progress() -> None:
+    async def main() -> tuple[Any, Any, list[str]]:
+        disconnect = asyncio.Event()
+        watch = DisconnectWatch(_receive(disconnect))
+        cleaned: list[str] = []
+
+        async def quick() -> int:
+            await asyncio.sleep(0)
+            return 1
+
+        async def slow() -> int:
+            try:
+                await asyncio.sleep(30)
+            finally:
+                cleaned.append("slow")
+            return 2
+
+        first = await watch.run(quick())
+        listener = watch._listener
+        asyncio.get_running_loop().call_later(0.01, disconnect.set)
+        second = await watch.run(slow())
+        assert watch._listener is listener  # one listener for both uses
+        watch.close()
+        return first, second, cleaned
+
+    assert asyncio.run(main()) == ((False, 1), (True, None), ["slow"])
+
+
+def test_a_disconnect_between_uses_still_lets_the_next_work_clean_up() -> None:
+    async def main() -> tuple[Any, list[str], bool]:
+        disconnect = asyncio.Event()
+        watch = DisconnectWatch(_receive(disconnect))
+        cleaned: list[str] = []
+
+        async def quick() -> int:
+            await asyncio.sleep(0)
+            return 1
+
+        async def stream() -> int:
+            try:
+                await asyncio.sleep(30)
+            finally:
+                cleaned.append("closed the engine's answer")
+            return 2
+
+        await watch.run(quick())
+        disconnect.set()
+        await asyncio.sleep(0.01)  # the listener hears it while no work is running
+        result = await watch.run(stream())
+        task = asyncio.current_task()
+        assert task is not None
+        await asyncio.sleep(0)  # no cancellation left pending for the caller
+        cancelling = getattr(task, "cancelling", lambda: 0)  # Python 3.11+
+        return result, cleaned, cancelling() == 0
+
+    assert asyncio.run(main()) == ((True, None), ["closed the engine's answer"], True)

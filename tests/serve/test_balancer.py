@@ -14,9 +14,10 @@ import httpx
 import pytest
 
 from pawlette.errors import PawletteError
-from pawlette.serve.balancer import Balancer, _Tracked
+from pawlette.serve.balancer import Balancer, Tracked
 from pawlette.serve.config import ServeConfig
 from pawlette.serve.metrics import Registry
+from pawlette.serve.transport import Answer
 
 from .conftest import LiveServer
 from .prometheus import scrape, value
@@ -239,23 +240,27 @@ def test_usage_split_across_pieces_is_counted_once() -> None:
         b'{"prompt_tokens": 5, "completion_tokens": 123, "total_tokens": 128}}\n\n'
     )
 
-    class Pieces(httpx.AsyncByteStream):
+    class Pieces(Answer):
         def __init__(self, cuts: list[int]) -> None:
-            self.cuts = cuts
+            self.status_code = 200
+            self.content = b""
+            self.pieces = [
+                body[start:end] for start, end in zip([0, *cuts], [*cuts, len(body)], strict=True)
+            ]
 
-        async def __aiter__(self):  # type: ignore[no-untyped-def]
-            start = 0
-            for cut in [*self.cuts, len(body)]:
-                yield body[start:cut]
-                start = cut
+        async def next_piece(self) -> bytes:
+            return self.pieces.pop(0) if self.pieces else b""
+
+        async def aclose(self) -> None:
+            pass
 
     async def count(cuts: list[int]) -> tuple[float, float]:
         registry = Registry()
         balancer = Balancer(["http://a"], registry)
         replica = balancer.replicas[0]
         replica.outstanding = 1
-        tracked = _Tracked(balancer, replica, Pieces(cuts), True)
-        received = b"".join([piece async for piece in tracked])
+        tracked = Tracked(balancer, replica, Pieces(cuts), True)
+        received = await tracked.read()
         await tracked.aclose()
         assert received == body and replica.outstanding == 0
         return (

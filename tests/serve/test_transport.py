@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import socket
+import threading
 from collections.abc import Iterator
 from typing import Any
 
@@ -102,3 +103,76 @@ def test_a_refused_connect_is_a_502() -> None:
     assert answer.status_code == 502
     error = answer.json()["error"]
     assert error["code"] == "upstream_unreachable" and "ConnectError" in error["message"]
+
+
+class ClosingEngine:
+    """An engine that answers the first request of each connection and closes the connection
+    when a second request arrives on it, unanswered: what a request meets on a pooled
+    connection the engine has just closed as idle (llama.cpp's server closes idle ones after
+    5 s), with the race always lost."""
+
+    def __init__(self) -> None:
+        self.answered = 0
+        self.dropped = 0
+        self.listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+        self.listener.bind(("127.0.0.1", 0))
+        self.listener.listen(64)
+        self.url = f"http://127.0.0.1:{self.listener.getsockname()[1]}"
+        self.thread = threading.Thread(target=self._accept, daemon=True)
+        self.thread.start()
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                connection, _ = self.listener.accept()
+            except OSError:
+                return
+            threading.Thread(target=self._serve, args=(connection,), daemon=True).start()
+
+    def _serve(self, connection: socket.socket) -> None:
+        with connection, connection.makefile("rb") as reader:
+            for number in range(2):
+                head = b""
+                while not head.endswith(b"\r\n\r\n"):
+                    byte = reader.read(1)
+                    if not byte:
+                        return
+                    head += byte
+                length = int(head.lower().split(b"content-length:")[1].split(b"\r\n")[0])
+                stream = json.loads(reader.read(length)).get("stream")
+                if number == 1:
+                    self.dropped += 1
+                    return  # the second request on this connection: closed, nothing answered
+                self.answered += 1
+                event = {"choices": [{"index": 0, "text": "Hi", "finish_reason": "stop"}]}
+                if stream:
+                    body = f"data: {json.dumps(event)}\n\ndata: [DONE]\n\n".encode()
+                    kind = b"text/event-stream"
+                else:
+                    body, kind = json.dumps(event).encode(), b"application/json"
+                connection.sendall(
+                    b"HTTP/1.1 200 OK\r\ncontent-type: %s\r\ncontent-length: %d\r\n\r\n%s"
+                    % (kind, len(body), body)
+                )
+
+    def close(self) -> None:
+        self.listener.close()
+
+
+def test_a_connection_the_engine_closed_is_not_the_clients_failure() -> None:
+    assert transport.KEEPALIVE_SECONDS < 5  # llama.cpp (cpp-httplib) and uvicorn: 5 s
+    engine = ClosingEngine()
+    live = LiveServer(ServeConfig(format="pcml", upstream=engine.url, model="m", timeout=5))
+    try:
+        for stream in (False, True, False, True, True, False):
+            answer = post(live, stream=stream)
+            assert answer.status_code == 200, answer.text
+            if stream:
+                assert answer.text.endswith("data: [DONE]\n\n") and '"error"' not in answer.text
+                assert streamed_content(answer) == "Hi"
+            else:
+                assert answer.json()["choices"][0]["message"]["content"] == "Hi"
+    finally:
+        live.stop()
+        engine.close()
+    assert engine.answered == 6 and engine.dropped >= 1  # the pooled connection was tried

@@ -556,3 +556,39 @@ def test_engine_events_read_alike_with_and_without_orjson(
     with_orjson = read()
     monkeypatch.setattr(app, "orjson", None)
     assert read() == with_orjson
+
+
+def test_tool_plans_are_kept_by_the_tools_content_not_their_identity() -> None:
+    import copy
+
+    from pawlette.serve.app import Server
+    from pawlette.serve.config import ServeConfig
+
+    server = Server(ServeConfig(format="pcml", upstream="http://127.0.0.1:9", engine="llamacpp"))
+
+    def plan(tools: Any, choice: Any = "required") -> Any:
+        body = {"messages": PROMPT, "tools": tools, "tool_choice": choice}
+        return server._tool_plan(parse_chat_request(body))
+
+    tools, first = plan(TOOLS)
+    again = plan(copy.deepcopy(TOOLS))
+    assert again[0] is tools and again[1] is first  # equal content: the kept plan
+    changed = copy.deepcopy(TOOLS)
+    changed[0]["function"]["parameters"]["properties"]["city"]["type"] = "integer"
+    other_tools, other = plan(changed)
+    assert other.grammar != first.grammar and other_tools != tools
+    # A caller's dicts changed after their plan was kept change nothing kept.
+    mutated = copy.deepcopy(changed)
+    mutated[0]["function"]["description"] = "another"
+    kept_tools, kept = plan(mutated)
+    mutated[0]["function"]["name"] = "renamed"
+    mutated[0]["function"]["description"] = "changed later"
+    mutated[0]["function"]["parameters"]["properties"].clear()
+    restored = copy.deepcopy(changed)
+    restored[0]["function"]["description"] = "another"
+    again = plan(restored)
+    assert again[0] is kept_tools and again[1] is kept
+    assert kept_tools[0].definition["description"] == "another"
+    assert kept_tools[0].definition["parameters"]["properties"]
+    assert plan(copy.deepcopy(TOOLS))[1] is first
+    assert plan(TOOLS, "none")[1] != first and plan(None, "auto")[1].max_calls == 0

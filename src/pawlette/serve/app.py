@@ -76,7 +76,7 @@ from ..json_values import MAX_JSON_DEPTH
 from ..openai import tools_from_openai
 from ..tokenization import ConversationEncoder, load_backend
 from ..types import Tool
-from .asgi import App, unless_disconnected
+from .asgi import WATCH, App, DisconnectWatch, watched
 from .balancer import Balancer, NoReplica, ReplicaError
 from .chunks import Delta, utf8
 from .config import ServeConfig
@@ -84,10 +84,10 @@ from .engines import ENGINES
 from .metrics import CONTENT_TYPE, SharedMetrics
 from .observe import current, instrument
 from .pipeline import ChunkPipeline, Completion, encode_events
-from .request import ChatRequest, parse_chat_request
+from .request import ChatRequest, ToolChoice, parse_chat_request
 from .sse import SSEDecoder
 from .tool_choice import ToolPlan, plan_tool_choice
-from .transport import aiohttp_sender
+from .transport import KEEPALIVE_SECONDS, Answer, aiohttp_sender
 
 try:
     import orjson
@@ -97,7 +97,8 @@ except ImportError:  # optional (the serve extra installs it): json reads alone
 logger = logging.getLogger("pawlette.serve")
 
 T = TypeVar("T")
-Write = Callable[[bytes], Awaitable[None]]
+Write = Callable[[bytes, bool], Awaitable[None]]
+"""``write(data, end)``: send ``data``; ``end`` ends the answer's body in the same write."""
 
 JOIN_EVENTS = True
 """Join the texts of the events of one upstream read into one chunk (see ``_read_events``);
@@ -107,6 +108,8 @@ _DONE = b"data: [DONE]\n\n"
 _ERROR_DETAIL_CHARS = 500
 _DRAIN_SECONDS = 1.0
 _POOLS = 32
+_PLANS = 64
+"""Tool plans kept (distinct tool lists in use; a full cache starts again)."""
 
 
 class ServerError(Exception):
@@ -177,6 +180,14 @@ def tune_collector() -> None:
         gc.set_threshold(_YOUNG_COLLECTION, middle, old)
 
 
+def _too_large(limit: int) -> ServerError:
+    return ServerError(
+        413,
+        f"request body: over {limit} bytes; expected at most {limit} (--max-body-bytes)",
+        code="request_too_large",
+    )
+
+
 def _upstream_failure(status: int, message: str, code: str) -> ServerError:
     return ServerError(status, message, kind="server_error", code=code)
 
@@ -200,25 +211,44 @@ class EventStream(Response):
     """
 
     media_type = "text/event-stream"
+    _HEADERS = (
+        (b"cache-control", b"no-cache"),
+        (b"x-accel-buffering", b"no"),
+        (b"content-type", b"text/event-stream; charset=utf-8"),
+    )
 
     def __init__(self, produce: Callable[[Write], Awaitable[None]]) -> None:
         self.status_code = 200
         self.background = None
         self.produce = produce
-        self.init_headers({"cache-control": "no-cache", "x-accel-buffering": "no"})
+        self.raw_headers = list(self._HEADERS)  # what init_headers made, made once
+        self.last_write: Callable[[bytes], None] | None = None
+        """Shown the body's last write (the metrics count an error event there)."""
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         await send({"type": "http.response.start", "status": 200, "headers": self.raw_headers})
 
-        async def write(data: bytes) -> None:
-            await send({"type": "http.response.body", "body": data, "more_body": True})
+        ended = False
 
-        # The body ends after produce, which drains the engine's answer after [DONE] first: its
-        # connection is back in the pool before the client can send its next request (ending
-        # the body with [DONE] saved a write, but then the next request took another pooled
-        # connection, one the engine may have closed as idle: llama.cpp's test failed so).
-        disconnected, _ = await unless_disconnected(receive, self.produce(write))
-        if not disconnected:
+        watch: DisconnectWatch | None = scope.get(WATCH)
+        last_write = self.last_write
+
+        async def write(data: bytes, end: bool) -> None:
+            nonlocal ended
+            if not ended:
+                ended = end
+                if end:
+                    if watch is not None:
+                        watch.close()  # uvicorn's receive reports a disconnect once the body ends
+                    if last_write is not None:
+                        last_write(data)
+                await send({"type": "http.response.body", "body": data, "more_body": not end})
+
+        # produce ends the body with its last write when the engine's answer is read to its
+        # end (its connection back in the pool before the client can send its next request);
+        # else the body ends here, after produce has drained the engine's answer.
+        disconnected, _ = await watched(scope, receive, self.produce(write))
+        if not disconnected and not ended:
             await send({"type": "http.response.body", "body": b"", "more_body": False})
 
 
@@ -253,7 +283,8 @@ class Server:
         self.model = config.model
         self.created = int(time.time())
         self._clients: list[httpx.AsyncClient] = []
-        self._plans_without_calls: dict[ToolPlan, ToolPlan] = {}
+        self._plans: dict[tuple[str | None, ToolChoice, bool], tuple[tuple[Tool, ...], ToolPlan]]
+        self._plans = {}
         self._next_client = 0
         self._headers = {"content-type": "application/json"}
         if config.upstream_api_key:
@@ -292,7 +323,11 @@ class Server:
     async def lifespan(self, app: Starlette) -> AsyncIterator[None]:
         config = self.config
         per_pool = max(1, config.max_connections // _POOLS)
-        limits = httpx.Limits(max_connections=per_pool, max_keepalive_connections=per_pool)
+        limits = httpx.Limits(
+            max_connections=per_pool,
+            max_keepalive_connections=per_pool,
+            keepalive_expiry=KEEPALIVE_SECONDS,  # below the engines' idle timeouts (transport)
+        )
         timeout = httpx.Timeout(config.timeout, connect=config.connect_timeout)
         verify = ssl.create_default_context()  # one context for all pools (each costs ~40 ms)
         async with contextlib.AsyncExitStack() as stack:
@@ -436,14 +471,9 @@ class Server:
 
     async def _read_json(self, request: Request) -> object:
         limit = self.config.max_body_bytes
-        too_large = ServerError(
-            413,
-            f"request body: over {limit} bytes; expected at most {limit} (--max-body-bytes)",
-            code="request_too_large",
-        )
         declared = request.headers.get("content-length")
         if declared is not None and declared.isdigit() and int(declared) > limit:
-            raise too_large
+            raise _too_large(limit)
         pieces: list[bytes] = []
         size = 0
         receive = request.receive  # read directly: Starlette's stream() is a generator more
@@ -454,12 +484,12 @@ class Server:
             piece = message.get("body", b"")
             size += len(piece)
             if size > limit:
-                raise too_large
+                raise _too_large(limit)
             pieces.append(piece)
             if not message.get("more_body", False):
                 break
         try:
-            return json.loads(b"".join(pieces))
+            return _load_body(b"".join(pieces))
         except (ValueError, UnicodeDecodeError) as error:
             raise ServerError(
                 400, f"request body: not valid JSON ({error}); expected a JSON object"
@@ -473,19 +503,7 @@ class Server:
     async def _prepare(self, chat: ChatRequest) -> Prepared:
         fmt = self.format
         rendering = fmt.render(chat.messages, chat.tools, add_generation_prompt=True)
-        tools = tools_from_openai(chat.tools)
-        plan = plan_tool_choice(
-            fmt,
-            self.engine,
-            tools,
-            chat.tool_choice,
-            chat.parallel_tool_calls,
-            token_ids=None if self.encoder is None else self.encoder.marker_ids,
-        )
-        if not any(tool.kind == "function" for tool in tools):
-            # No functions declared: no call may come back, whatever the model writes.  As
-            # under tool_choice "none", the answer ends before a call (finish_reason "stop").
-            plan = self._without_calls(plan)
+        tools, plan = self._tool_plan(chat)
         prompt: str | list[int]
         if self.encoder is not None:
             prompt = await anyio.to_thread.run_sync(self.encoder.prompt_ids, rendering, plan.prefix)
@@ -504,16 +522,38 @@ class Server:
         )
         return Prepared(chat, plan, tools, body)
 
-    def _without_calls(self, plan: ToolPlan) -> ToolPlan:
-        """``plan`` with ``max_calls=0``, made once per distinct plan (a request without
-        functions has one of a few; ``dataclasses.replace`` costs about 4 µs)."""
-        cache = self._plans_without_calls
-        replaced = cache.get(plan)
-        if replaced is None:
-            if len(cache) >= 64:
+    def _tool_plan(self, chat: ChatRequest) -> tuple[tuple[Tool, ...], ToolPlan]:
+        """The request's tools and tool plan, made once per distinct (tools, choice, parallel).
+
+        Both depend on nothing else, and a plan with tools exports the format's grammar
+        bundle (milliseconds): they are kept by the tools' JSON text (exact content, key
+        order included, since formats print definitions as given), never by the identity of
+        a request's mutable dicts.  A request whose tools are refused is never kept.
+        """
+        key = (_json_key(chat.tools), chat.tool_choice, chat.parallel_tool_calls)
+        cache = self._plans
+        known = cache.get(key) if key[0] is not None else None
+        if known is not None:
+            return known
+        # Kept tools are read from the key's text: their own dicts, which no caller holds.
+        tools = tools_from_openai(chat.tools if key[0] is None else json.loads(key[0]))
+        plan = plan_tool_choice(
+            self.format,
+            self.engine,
+            tools,
+            chat.tool_choice,
+            chat.parallel_tool_calls,
+            token_ids=None if self.encoder is None else self.encoder.marker_ids,
+        )
+        if not any(tool.kind == "function" for tool in tools):
+            # No functions declared: no call may come back, whatever the model writes.  As
+            # under tool_choice "none", the answer ends before a call (finish_reason "stop").
+            plan = dataclasses.replace(plan, max_calls=0)
+        if key[0] is not None:
+            if len(cache) >= _PLANS:
                 cache.clear()
-            replaced = cache[plan] = dataclasses.replace(plan, max_calls=0)
-        return replaced
+            cache[key] = (tools, plan)
+        return tools, plan
 
     # ------------------------------------------------------------------ upstream
 
@@ -524,10 +564,10 @@ class Server:
 
         The request body has been read, so the next ASGI message is the disconnect.
         """
-        return await unless_disconnected(request.receive, work())
+        return await watched(request.scope, request.receive, work())
 
-    async def _send(self, body: dict[str, Any], *, stream: bool) -> httpx.Response:
-        content = json.dumps(body, ensure_ascii=False).encode()
+    async def _send(self, body: dict[str, Any], *, stream: bool) -> Answer:
+        content = _dump_body(body)
         try:
             response = await self.upstreams.send(
                 lambda: self.client, content, self._headers, stream=stream
@@ -553,9 +593,9 @@ class Server:
             raise await self._status_error(response)
         return response
 
-    async def _status_error(self, response: httpx.Response) -> ServerError:
+    async def _status_error(self, response: Answer) -> ServerError:
         try:
-            raw = await response.aread()
+            raw = await response.read()
         except httpx.HTTPError:
             raw = b""
         finally:
@@ -581,7 +621,7 @@ class Server:
     async def _post(self, body: dict[str, Any]) -> tuple[str, str | None, Any]:
         response = await self._send(body, stream=False)
         try:
-            data = response.json()
+            data = json.loads(response.content)
             choice = data["choices"][0]
             text = choice["text"]
             reason = choice.get("finish_reason")
@@ -657,7 +697,7 @@ class Server:
                     f"internal error ({type(error).__name__}); see the server log",
                     kind="server_error",
                 )
-                await write(failure.event())
+                await write(failure.event(), True)
             finally:
                 # A cancelled task (the client went away) awaits normally again once the
                 # cancellation is delivered: the upstream answer is closed either way.
@@ -667,7 +707,7 @@ class Server:
 
     async def _relay(
         self,
-        response: httpx.Response,
+        response: Answer,
         pipeline: ChunkPipeline,
         include_usage: bool,
         write: Write,
@@ -680,9 +720,9 @@ class Server:
         # The role chunk goes out with the first text (one write less per request; OpenAI
         # sends them together too), or before an error event, or with the last chunk.
         pending = encode(pipeline.start_deltas())
-        pieces = _pieces(response)
+        next_piece = response.next_piece
         try:
-            async for data in pieces:
+            while data := await next_piece():
                 deltas = self._read_events(decoder.feed(data), state, pipeline)
                 if state.done or pipeline.cut:
                     # The end came in this read: its text goes out with the last chunk, in
@@ -691,13 +731,12 @@ class Server:
                         pending += encode(deltas)
                     break
                 if deltas:
-                    await write(pending + encode(deltas) if pending else encode(deltas))
+                    await write(pending + encode(deltas) if pending else encode(deltas), False)
                     pending = b""
             else:
                 deltas = self._read_events(decoder.finish(), state, pipeline)
                 if deltas:
-                    await write(pending + encode(deltas))
-                    pending = b""
+                    pending += encode(deltas)
         except ServerError as error:
             failure = error
         except httpx.TimeoutException:
@@ -724,20 +763,24 @@ class Server:
             )
         if failure is not None:
             logger.warning("stream failed: %s", failure.message)
-            if pending:
-                await write(pending)
-            await write(failure.event())
+            await write(pending + failure.event(), True)
             return
         final = pending + encode(pipeline.finish_deltas(reason))
         if include_usage and state.usage is not None:
             final += encode_events([pipeline.stream.usage_chunk(state.usage)])
         _log_warnings(pipeline.completion)
-        await write(final + _DONE)
-        if done:
-            # Read the end of the upstream's answer, so its connection goes back to the pool.
-            with anyio.move_on_after(_DRAIN_SECONDS), contextlib.suppress(httpx.HTTPError):
-                async for _ in pieces:
-                    pass
+        if not done or response.at_end():
+            # The engine's answer is read to its end (its connection is back in the pool) or
+            # cut short (closed after this): the last chunk, [DONE] and the body's end go out
+            # in one write.
+            await write(final + _DONE, True)
+            return
+        await write(final + _DONE, False)
+        # Read the end of the upstream's answer, so its connection goes back to the pool before
+        # the body ends (and the client sends its next request).
+        with anyio.move_on_after(_DRAIN_SECONDS), contextlib.suppress(httpx.HTTPError):
+            while await next_piece():
+                pass
 
     def _read_events(
         self, payloads: list[str], state: _StreamState, pipeline: ChunkPipeline
@@ -839,14 +882,44 @@ def _stream_item(payload: str, url: str, state: _StreamState) -> str:
     return text if isinstance(text, str) else ""
 
 
-def _pieces(response: httpx.Response) -> AsyncIterator[bytes]:
-    """The answer's body as it arrives: straight from its stream when it is not compressed
-    (httpx's decoder and chunker layers cost time per piece and do nothing then)."""
-    stream = response.stream
-    encoding = response.headers.get("content-encoding", "identity").strip().lower()
-    if encoding in ("", "identity") and isinstance(stream, httpx.AsyncByteStream):
-        return stream.__aiter__()
-    return response.aiter_bytes()
+_KEY_JSON = json.JSONEncoder(ensure_ascii=False, allow_nan=False)
+
+
+def _json_key(value: object) -> str | None:
+    """``value``'s JSON text, exact (key order kept; ``1`` and ``1.0`` differ): a cache key
+    by content.  None when it cannot be written (the request is refused elsewhere)."""
+    if value is None:
+        return "null"
+    if orjson is not None:
+        with contextlib.suppress(TypeError):  # orjson.JSONEncodeError: json decides
+            return orjson.dumps(value).decode()
+    try:
+        return _KEY_JSON.encode(value)
+    except (TypeError, ValueError):
+        return None
+
+
+def _dump_body(body: dict[str, Any]) -> bytes:
+    """The upstream request's body as JSON: orjson when installed (a tenth of the time), json
+    for what orjson refuses (an integer over 64 bits; a lone surrogate fails either way)."""
+    if orjson is not None:
+        try:
+            return orjson.dumps(body)
+        except TypeError:  # orjson.JSONEncodeError
+            pass
+    return json.dumps(body, ensure_ascii=False).encode()
+
+
+def _load_body(raw: bytes) -> Any:
+    """The client's request body: orjson when installed; whatever orjson refuses (NaN, a lone
+    surrogate's escape, an integer over 64 bits, deep nesting, bad JSON) is read by json,
+    which decides, so answers and error messages do not depend on orjson."""
+    if orjson is not None:
+        try:
+            return orjson.loads(raw)
+        except orjson.JSONDecodeError:
+            pass
+    return json.loads(raw)
 
 
 def _load_event(payload: str) -> Any:
@@ -932,8 +1005,23 @@ def build_app(config: ServeConfig) -> App:
     return App(app, chat_completions, "/v1/chat/completions")
 
 
-def run(config: ServeConfig) -> None:
-    """Serve ``config`` with uvicorn until interrupted."""
+def run(config: ServeConfig, **uvicorn_options: Any) -> None:
+    """Serve ``config`` with uvicorn until interrupted (``uvicorn_options``: more of
+    ``uvicorn.run``'s, e.g. ``http`` and ``loop``)."""
     app = build_app(config)
     tune_collector()  # the server owns this process; an app mounted elsewhere leaves gc be
-    uvicorn.run(app, host=config.host, port=config.port, log_level=config.log_level)
+    uvicorn.run(
+        app,
+        host=config.host,
+        port=config.port,
+        log_level=config.log_level,
+        # uvicorn builds every access-log line's arguments even when the level drops it
+        # (about 2% of the CPU time per request): no access log unless it can be printed.
+        access_log=access_log(config.log_level),
+        **uvicorn_options,
+    )
+
+
+def access_log(log_level: str) -> bool:
+    """Whether uvicorn's access log (level info) can print at ``log_level``."""
+    return log_level.lower() in ("trace", "debug", "info")

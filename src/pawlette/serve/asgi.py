@@ -91,6 +91,87 @@ async def _two_tasks(receive: Receive, work: Awaitable[T]) -> tuple[bool, T | No
     return True, None
 
 
+WATCH = "pawlette.watch"
+"""The scope key of a request's :class:`DisconnectWatch` (set by :class:`App`)."""
+
+
+class DisconnectWatch:
+    """The client's disconnect, listened for once for a whole request: one task, however many
+    times :meth:`run` is used (a streamed request uses it twice: the upstream's head, then the
+    stream), instead of a listener per use.
+
+    Python 3.11's ``uncancel`` tells this cancellation from any other; Python 3.10 falls back
+    to :func:`unless_disconnected`'s two tasks per use.
+    """
+
+    __slots__ = ("_cancelled", "_listener", "_task", "disconnected", "receive")
+
+    def __init__(self, receive: Receive) -> None:
+        self.receive = receive
+        self.disconnected = False
+        self._listener: asyncio.Future[None] | None = None
+        self._task: asyncio.Task[Any] | None = None
+        self._cancelled = False
+
+    async def run(self, work: Awaitable[T]) -> tuple[bool, T | None]:
+        """As :func:`unless_disconnected`."""
+        current = asyncio.current_task()
+        if current is None or not hasattr(current, "uncancel"):
+            return await _two_tasks(self.receive, work)
+        late: asyncio.Handle | None = None
+        if self.disconnected:
+            # Gone before this use: the work still starts and is cancelled where it first
+            # waits, so its clean-up runs (closing the engine's answer), as with a listener.
+            late = asyncio.get_running_loop().call_soon(self._cancel)
+        elif self._listener is None:
+            self._listener = asyncio.ensure_future(_disconnect(self.receive))
+            self._listener.add_done_callback(self._heard)
+        self._task = current
+        self._cancelled = False
+        try:
+            result = await work
+        except asyncio.CancelledError:
+            # Ours (the client went away) unless the task was cancelled from outside as well.
+            if self._cancelled and current.uncancel() == 0:
+                return True, None
+            raise
+        finally:
+            self._task = None
+            if late is not None:
+                late.cancel()
+        if self._cancelled:  # the work ended as the cancellation came: it is delivered here
+            current.uncancel()
+            return True, result
+        return False, result
+
+    def _heard(self, listener: asyncio.Future[None]) -> None:
+        if listener.cancelled() or listener.exception() is not None:
+            return
+        self.disconnected = True
+        self._cancel()
+
+    def _cancel(self) -> None:
+        """Cancel the work in progress (called by the loop: its task is waiting)."""
+        if self._task is not None:
+            self._cancelled = True
+            self._task.cancel()
+
+    def close(self) -> None:
+        """Stop listening (the answer is complete: uvicorn's ``receive`` now returns a
+        disconnect, which is no client going away)."""
+        if self._listener is not None:
+            self._listener.cancel()
+            self._listener = None
+
+
+async def watched(scope: Scope, receive: Receive, work: Awaitable[T]) -> tuple[bool, T | None]:
+    """:meth:`DisconnectWatch.run` with the request's watch, or :func:`unless_disconnected`."""
+    watch: DisconnectWatch | None = scope.get(WATCH)
+    if watch is None:
+        return await unless_disconnected(receive, work)
+    return await watch.run(work)
+
+
 class App:
     """The server's ASGI app: the chat route directly, the rest through ``starlette``."""
 
@@ -111,7 +192,11 @@ class App:
             and not scope.get("root_path")
         ):
             scope["app"] = self.starlette
-            response = await self.chat(Request(scope, receive, send))
-            await response(scope, receive, send)
+            watch = scope[WATCH] = DisconnectWatch(receive)
+            try:
+                response = await self.chat(Request(scope, receive, send))
+                await response(scope, receive, send)
+            finally:
+                watch.close()
             return
         await self.starlette(scope, receive, send)

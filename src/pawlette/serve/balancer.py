@@ -26,7 +26,7 @@ import contextlib
 import logging
 import re
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import anyio
@@ -34,8 +34,8 @@ import httpx
 
 from ..errors import PawletteError
 from .metrics import Registry
-from .observe import current
-from .transport import AiohttpSender
+from .observe import RequestContext, current
+from .transport import AiohttpSender, Answer, HttpxAnswer
 
 logger = logging.getLogger("pawlette.serve")
 
@@ -199,9 +199,9 @@ class Balancer:
         headers: dict[str, str],
         *,
         stream: bool,
-    ) -> httpx.Response:
+    ) -> Tracked:
         """POST ``content`` to a replica's ``/v1/completions``; the answer's head (and its
-        body, unless ``stream``) read.  The replica counts as busy until the response is
+        body, unless ``stream``) read.  The replica counts as busy until the answer is
         closed.  Raises :class:`NoReplica` or :class:`ReplicaError`."""
         tried: set[Replica] = set()
         context = current()
@@ -215,15 +215,16 @@ class Balancer:
             self._busy(replica, 1)
             self.registry.add("upstream_requests_total", upstream=replica.base_url)
             sent = time.monotonic()
+            answer: Answer
             try:
                 if self.sender is not None:
-                    response = await self.sender.open(replica.completions_url, content, headers)
+                    answer = await self.sender.open(replica.completions_url, content, headers)
                 else:
                     http = client()
                     request = http.build_request(
                         "POST", replica.completions_url, content=content, headers=headers
                     )
-                    response = await http.send(request, stream=True)
+                    answer = HttpxAnswer(await http.send(request, stream=True))
             except (httpx.ConnectError, httpx.ConnectTimeout) as error:
                 self._busy(replica, -1)
                 self.failed(replica, "connect")
@@ -243,71 +244,80 @@ class Balancer:
             self.registry.observe(
                 "upstream_latency_seconds", time.monotonic() - sent, upstream=replica.base_url
             )
-            if response.status_code >= 500:
+            if answer.status_code >= 500:
                 self.failed(replica, "status")
             else:
                 self.succeeded(replica)
-            response.stream = _Tracked(self, replica, response.stream, stream)
+            tracked = Tracked(self, replica, answer, stream, context)
             if not stream:
                 try:
-                    await response.aread()
+                    await tracked.read()
                 except httpx.HTTPError as error:
-                    await response.aclose()
                     raise ReplicaError(replica.completions_url, error) from error
-            return response
+                finally:
+                    await tracked.aclose()  # read whole: the replica is free again
+            return tracked
 
     def _busy(self, replica: Replica, change: int) -> None:
         replica.outstanding += change
         self.registry.set("upstream_outstanding", replica.outstanding, upstream=replica.base_url)
 
 
-class _Tracked(httpx.AsyncByteStream):
-    """A response body that frees its replica when closed, reports a broken stream as the
+class Tracked(Answer):
+    """An engine's answer that frees its replica when closed, reports a broken stream as the
     replica's failure, and counts the time to the first piece, text events and usage."""
 
     def __init__(
         self,
         balancer: Balancer,
         replica: Replica,
-        inner: httpx.AsyncByteStream | object,
+        inner: Answer,
         streaming: bool,
+        context: RequestContext | None = None,
     ) -> None:
-        assert isinstance(inner, httpx.AsyncByteStream)
         self.balancer = balancer
         self.replica = replica
         self.inner = inner
+        self.status_code = inner.status_code
+        self.content = b""
         self.streaming = streaming
-        self.context = current()
+        self.context = context
         self.closed = False
+        self._first = streaming
+        self._tail = b""
 
-    async def __aiter__(self) -> AsyncIterator[bytes]:
-        registry = self.balancer.registry
-        first = self.streaming
-        tail = b""
+    async def next_piece(self) -> bytes:
         try:
-            async for piece in self.inner:
-                if first and self.context is not None:
-                    first = False
-                    registry.observe(
-                        "time_to_first_token_seconds", time.monotonic() - self.context.started
-                    )
-                if self.streaming:
-                    registry.add("upstream_events_total", piece.count(_TEXT_KEY))
-                window = tail + piece
-                if b"completion_tokens" in window:
-                    for match in _USAGE_TOKENS.finditer(window):
-                        # Counted once: not in the last piece's pass (it ended in its tail),
-                        # and not at the window's end (the number may go on in the next piece).
-                        if len(tail) <= match.end() < len(window):
-                            registry.add("completion_tokens_total", int(match.group(1)))
-                tail = window[-_TAIL:]
-                yield piece
+            piece = await self.inner.next_piece()
         except httpx.TimeoutException:
             self.balancer.failed(self.replica, "timeout")
             raise
         except httpx.TransportError:
             self.balancer.failed(self.replica, "broken")
             raise
+        if not piece:
+            return piece
+        registry = self.balancer.registry
+        if self.streaming:
+            if self._first:
+                self._first = False
+                if self.context is not None:
+                    registry.observe(
+                        "time_to_first_token_seconds", time.monotonic() - self.context.started
+                    )
+            registry.add("upstream_events_total", piece.count(_TEXT_KEY))
+        window = self._tail + piece
+        if b"completion_tokens" in window:
+            for match in _USAGE_TOKENS.finditer(window):
+                # Counted once: not in the last piece's pass (it ended in its tail), and not
+                # at the window's end (the number may go on in the next piece).
+                if len(self._tail) <= match.end() < len(window):
+                    registry.add("completion_tokens_total", int(match.group(1)))
+        self._tail = window[-_TAIL:]
+        return piece
+
+    def at_end(self) -> bool:
+        return self.inner.at_end()
 
     async def aclose(self) -> None:
         if not self.closed:

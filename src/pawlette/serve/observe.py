@@ -20,7 +20,7 @@ from starlette.responses import Response
 from .metrics import SharedMetrics
 
 Handler = Callable[[Request], Awaitable[Response]]
-Write = Callable[[bytes], Awaitable[None]]
+Write = Callable[[bytes, bool], Awaitable[None]]
 Produce = Callable[[Write], Awaitable[None]]
 
 _ERROR_EVENT = b'data: {"error"'
@@ -46,7 +46,9 @@ def instrument(handler: Handler, metrics: SharedMetrics) -> Handler:
     """``handler`` with its answers counted: status, error code, duration, in-flight gauge.
 
     A streaming answer (an object with a ``produce(write)`` coroutine, the server's event
-    stream) is counted when it ends, and its error event (if any) by code.
+    stream) is counted when it ends, and its error event (if any) by code: the stream hands
+    its last write to ``last_write`` (an error event always ends a stream), so the writes
+    before it pass through no wrapper.
     """
     registry = metrics.registry
     worker = str(metrics.worker)
@@ -72,17 +74,19 @@ def instrument(handler: Handler, metrics: SharedMetrics) -> Handler:
             _finished(metrics, context)
             return response
 
-        async def counted_produce(write: Write) -> None:
-            async def watched(data: bytes) -> None:
-                if data.startswith(_ERROR_EVENT):
-                    registry.add("stream_errors_total", code=_event_code(data))
-                await write(data)
+        def last_write(data: bytes) -> None:
+            # An error event ends its stream: it is in the last write (after any chunks).
+            if _ERROR_EVENT in data:
+                event = data[data.rindex(_ERROR_EVENT) :]
+                registry.add("stream_errors_total", code=_event_code(event))
 
+        async def counted_produce(write: Write) -> None:
             try:
-                await produce(watched)
+                await produce(write)
             finally:
                 _finished(metrics, context)
 
+        response.last_write = last_write  # type: ignore[attr-defined]
         response.produce = counted_produce  # type: ignore[attr-defined]
         return response
 

@@ -2,12 +2,21 @@
 
 Chosen by measurement (``python -m bench.serve --stacks``, README): a bare pass-through proxy
 spends about a third of the CPU per streamed chunk with an aiohttp client that it spends with
-httpx (httpx's pool, httpcore and anyio layers run per read).  The rest of the server keeps
-httpx's types: an aiohttp answer is handed over as an ``httpx.Response`` whose body streams
-from aiohttp, and aiohttp's failures are raised as the httpx exceptions they correspond to
-(a refused connect is ``httpx.ConnectError``, a silent engine ``httpx.ReadTimeout``, a broken
-stream ``httpx.ReadError``), so error answers do not depend on the client.  Discovery and
-health probes (rare) stay on httpx.
+httpx (httpx's pool, httpcore and anyio layers run per read).  Either client's answer is
+handed over as an :class:`Answer`: the status, then the body piece by piece straight from the
+client's own reader (no ``httpx.Response`` around an aiohttp answer: it cost about 7 µs a
+request, and its stream layers a call per piece).  Failures are raised as the httpx
+exceptions they correspond to (a refused connect is ``httpx.ConnectError``, a silent engine
+``httpx.ReadTimeout``, a broken stream ``httpx.ReadError``), so error answers do not depend
+on the client.  Discovery and health probes (rare) stay on httpx.
+
+**Idle connections.**  An engine closes a kept-alive connection that stays idle: llama.cpp's
+server after 5 s (cpp-httplib's ``CPPHTTPLIB_KEEPALIVE_TIMEOUT_SECOND``, which llama.cpp does
+not change), vLLM and SGLang (uvicorn) after 5 s too.  aiohttp keeps idle connections 15 s by
+default, so a request could go out on a connection the engine had just closed and fail with no
+answer.  Two guards: idle connections are dropped after :data:`KEEPALIVE_SECONDS` (below every
+engine's), and a request whose connection dies before any byte of the answer arrived (what a
+connection the engine closed as idle does) is sent once more, on a new connection.
 """
 
 from __future__ import annotations
@@ -25,73 +34,103 @@ try:
 except ImportError:  # the serve extra installs it; httpx alone still works
     aiohttp = None  # type: ignore[assignment]
 
-
-class AiohttpSender:
-    """POSTs with one aiohttp session (one pool of up to ``max_connections``)."""
-
-    def __init__(self, session: Any) -> None:
-        self.session = session
-        # An httpx.Request parses its URL (about 20 µs): one per replica, shared by answers
-        # (the server reads only its URL).
-        self._requests: dict[str, httpx.Request] = {}
-
-    async def open(self, url: str, content: bytes, headers: dict[str, str]) -> httpx.Response:
-        """The answer's head read, its body not yet: an ``httpx.Response`` streaming it."""
-        try:
-            answer = await self.session.post(url, data=content, headers=headers)
-        except aiohttp.ClientConnectorError as error:
-            raise httpx.ConnectError(str(error) or type(error).__name__) from error
-        except asyncio.TimeoutError as error:  # aiohttp's connect and read timeouts both
-            if isinstance(error, aiohttp.ConnectionTimeoutError):
-                raise httpx.ConnectTimeout(str(error) or "connect timeout") from error
-            raise httpx.ReadTimeout(str(error) or "no answer head") from error
-        except (aiohttp.ClientError, OSError) as error:
-            raise httpx.RemoteProtocolError(str(error) or type(error).__name__) from error
-        return httpx.Response(
-            answer.status,
-            headers=[
-                (key.decode("latin-1"), value.decode("latin-1"))
-                for key, value in answer.raw_headers
-            ],
-            stream=_Body(answer),
-            request=self._request(url),
-        )
-
-    def _request(self, url: str) -> httpx.Request:
-        request = self._requests.get(url)
-        if request is None:
-            request = self._requests[url] = httpx.Request("POST", url)
-        return request
+KEEPALIVE_SECONDS = 2.0
+"""How long an idle engine connection is kept for reuse: below the 5 s after which llama.cpp's
+server (cpp-httplib) and uvicorn-based engines close theirs."""
 
 
-class _Body(httpx.AsyncByteStream):
-    def __init__(self, answer: Any) -> None:
-        self.answer = answer
+class Answer:
+    """An engine's answer with its head read: ``status_code``, then the body.
 
-    async def __aiter__(self) -> AsyncIterator[bytes]:
-        content = self.answer.content
-        while True:
-            try:
-                piece = await content.readany()
-            except asyncio.TimeoutError as error:
-                raise httpx.ReadTimeout(str(error) or "no data") from error
-            except (aiohttp.ClientError, OSError) as error:
-                # aiohttp raises a dead connection's error before the data that arrived
-                # ahead of it (still in its buffer): deliver that data first, as httpx does.
-                rest = _buffered(content)
-                if rest:
-                    yield rest
-                raise httpx.ReadError(str(error) or type(error).__name__) from error
-            if not piece:
-                return
-            yield piece
+    ``next_piece()`` returns the body as it arrives, ``b""`` at its end; ``read()`` the rest
+    at once (kept in ``content``); ``at_end()`` whether the body is read to its end (so the
+    connection is free again); ``aclose()`` frees the connection, or closes it when the body
+    was cut short (which cancels the engine's work).
+    """
+
+    status_code: int
+    content: bytes
+    whole = False
+    """Whether :meth:`read` has read the body (then ``content`` holds it)."""
+
+    async def next_piece(self) -> bytes:
+        raise NotImplementedError
+
+    async def read(self) -> bytes:
+        if self.whole:
+            return self.content  # read before (the answer may be closed since)
+        pieces = []
+        while piece := await self.next_piece():
+            pieces.append(piece)
+        self.content = b"".join(pieces)
+        self.whole = True
+        return self.content
+
+    def at_end(self) -> bool:
+        return False
 
     async def aclose(self) -> None:
-        answer = self.answer
+        raise NotImplementedError
+
+
+class AiohttpAnswer(Answer):
+    def __init__(self, answer: Any) -> None:
+        self._answer = answer
+        self._body = answer.content
+        self.status_code: int = answer.status
+        self.content = b""
+
+    async def next_piece(self) -> bytes:
+        body = self._body
+        try:
+            piece: bytes = await body.readany()
+            return piece
+        except asyncio.TimeoutError as error:
+            raise httpx.ReadTimeout(str(error) or "no data") from error
+        except (aiohttp.ClientError, OSError) as error:
+            # aiohttp raises a dead connection's error before the data that arrived ahead of
+            # it (still in its buffer): that data comes first, as httpx delivers it (the
+            # error stays set, so the next call raises it).
+            rest = _buffered(body)
+            if rest:
+                return rest
+            raise httpx.ReadError(str(error) or type(error).__name__) from error
+
+    def at_end(self) -> bool:
+        return bool(self._body.at_eof())
+
+    async def aclose(self) -> None:
+        answer = self._answer
         if answer.content.at_eof():
             answer.release()  # read to the end: the connection goes back to the pool
         else:
             answer.close()  # cut short: close the connection, which cancels the engine's work
+
+
+class HttpxAnswer(Answer):
+    """An ``httpx.Response`` opened with ``stream=True`` (the client without aiohttp)."""
+
+    def __init__(self, response: httpx.Response) -> None:
+        self.response = response
+        self.status_code = response.status_code
+        self.content = b""
+        self._pieces = response.aiter_bytes()
+        self._ended = False
+
+    async def next_piece(self) -> bytes:
+        if self._ended:
+            return b""
+        try:
+            return await self._pieces.__anext__()
+        except StopAsyncIteration:
+            self._ended = True
+            return b""
+
+    def at_end(self) -> bool:
+        return self._ended
+
+    async def aclose(self) -> None:
+        await self.response.aclose()
 
 
 def _buffered(content: Any) -> bytes:
@@ -102,21 +141,73 @@ def _buffered(content: Any) -> bytes:
         return b""
 
 
+def _stale_errors() -> tuple[type[BaseException], ...]:
+    """aiohttp's errors for a connection that died before the answer's head."""
+    if aiohttp is None:
+        return ()
+    names = ("ServerDisconnectedError", "ClientOSError", "ClientConnectionResetError")
+    return tuple(getattr(aiohttp, name) for name in names if hasattr(aiohttp, name))
+
+
+_STALE = _stale_errors()
+
+
+class AiohttpSender:
+    """POSTs with one aiohttp session (one pool of up to ``max_connections``)."""
+
+    def __init__(self, session: Any, fresh: Any = None) -> None:
+        self.session = session
+        self.fresh = fresh
+        """A session that opens a new connection for every request (the one retry)."""
+
+    async def open(self, url: str, content: bytes, headers: dict[str, str]) -> AiohttpAnswer:
+        """The answer's head read, its body not yet."""
+        try:
+            try:
+                answer = await self.session.post(url, data=content, headers=headers)
+            except _STALE as error:
+                if isinstance(error, aiohttp.ClientConnectorError) or self.fresh is None:
+                    raise
+                # The connection died before any byte of the answer came: a pooled connection
+                # the engine had closed as idle (the engine read nothing).  Once more, anew.
+                answer = await self.fresh.post(url, data=content, headers=headers)
+        except aiohttp.ClientConnectorError as error:
+            raise httpx.ConnectError(str(error) or type(error).__name__) from error
+        except asyncio.TimeoutError as error:  # aiohttp's connect and read timeouts both
+            if isinstance(error, aiohttp.ConnectionTimeoutError):
+                raise httpx.ConnectTimeout(str(error) or "connect timeout") from error
+            raise httpx.ReadTimeout(str(error) or "no answer head") from error
+        except (aiohttp.ClientError, OSError) as error:
+            raise httpx.RemoteProtocolError(str(error) or type(error).__name__) from error
+        return AiohttpAnswer(answer)
+
+
 @contextlib.asynccontextmanager
 async def aiohttp_sender(
-    *, timeout: float, connect_timeout: float, max_connections: int, verify: ssl.SSLContext
+    *,
+    timeout: float,
+    connect_timeout: float,
+    max_connections: int,
+    verify: ssl.SSLContext,
+    keepalive_seconds: float = KEEPALIVE_SECONDS,
 ) -> AsyncIterator[AiohttpSender | None]:
     """An aiohttp sender for the server's lifetime, or None without aiohttp."""
     if aiohttp is None:
         yield None
         return
-    connector = aiohttp.TCPConnector(limit=max_connections, limit_per_host=0, ssl=verify)
-    session = aiohttp.ClientSession(
-        connector=connector,
-        # connect: the wait for a connection; sock_read: for each piece of the answer.
-        timeout=aiohttp.ClientTimeout(total=None, connect=connect_timeout, sock_read=timeout),
-        auto_decompress=False,  # the httpx.Response decodes, as it reads content-encoding
-        trust_env=False,  # the engine is reached directly, never through a proxy
+    # connect: the wait for a connection; sock_read: for each piece of the answer.
+    client_timeout = aiohttp.ClientTimeout(total=None, connect=connect_timeout, sock_read=timeout)
+    connector = aiohttp.TCPConnector(
+        limit=max_connections, limit_per_host=0, ssl=verify, keepalive_timeout=keepalive_seconds
     )
-    async with session:
-        yield AiohttpSender(session)
+    fresh_connector = aiohttp.TCPConnector(limit=0, ssl=verify, force_close=True)
+    options: dict[str, Any] = {
+        "timeout": client_timeout,
+        # Engines stream events; compressed answers are decoded by aiohttp.
+        "auto_decompress": True,
+        "trust_env": False,  # the engine is reached directly, never through a proxy
+    }
+    session = aiohttp.ClientSession(connector=connector, **options)
+    fresh = aiohttp.ClientSession(connector=fresh_connector, **options)
+    async with session, fresh:
+        yield AiohttpSender(session, fresh)

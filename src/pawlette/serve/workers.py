@@ -69,13 +69,18 @@ def _worker_main(
     """One worker: a whole server on the shared socket, or on its own SO_REUSEPORT socket."""
     import uvicorn
 
-    from .app import build_app, tune_collector
+    from .app import access_log, build_app, tune_collector
 
     os.environ[DIRECTORY_VARIABLE] = directory
     os.environ[WORKER_VARIABLE] = str(index)
     sock = shared or listening_socket(config.host, port, reuse_port=True, listen=True)
     server = uvicorn.Server(
-        uvicorn.Config(build_app(config), log_level=config.log_level, lifespan="on")
+        uvicorn.Config(
+            build_app(config),
+            log_level=config.log_level,
+            lifespan="on",
+            access_log=access_log(config.log_level),
+        )
     )
     tune_collector()  # the worker owns its process (see app.tune_collector)
     server.run(sockets=[sock])
