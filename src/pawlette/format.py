@@ -114,6 +114,13 @@ class Format:
 
         ``add_generation_prompt`` ends the text where the model's next turn begins.
         """
+        # A declaration's plain render (containers: PCML) reads and writes the common shape of
+        # OpenAI dicts in one pass; None means anything else, for the general path below.
+        plain = getattr(self.write, "plain_render", None)
+        if plain is not None:
+            rendering: Rendering | None = plain(messages, tools, add_generation_prompt)
+            if rendering is not None:
+                return rendering
         core_messages, core_tools = coerce_conversation(messages, tools)
         writer = Writer(self.escape_pattern)
         self.write(writer, core_messages, core_tools, add_generation_prompt)
