@@ -22,12 +22,13 @@ import json.scanner
 import math
 from collections.abc import Callable, Collection
 from json.encoder import encode_basestring as string  # json_string of a str, without its steps
+from operator import itemgetter
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from ..engine.json_text import compact_json
 from ..engine.lexer import escape_text, marker_pattern, marker_scan
 from ..engine.writer import MAX_CACHED_INDEX
-from ..json_values import _SURROGATE, MAX_INTEGER_DIGITS, MAX_JSON_DEPTH, json_value_problem
+from ..json_values import MAX_INTEGER_DIGITS, MAX_JSON_DEPTH, json_value_problem
 from ..openai import (
     _CALL_KEYS,
     _FUNCTION_CALL_KEYS,
@@ -43,13 +44,14 @@ if TYPE_CHECKING:
     from .containers import _Plan
 
 _new_tuple = tuple.__new__
-_surrogate = _SURROGATE.search
 PlainRender = Callable[[object, object, bool], "Rendering | None"]
 """``(messages, tools, add_generation_prompt) -> Rendering``, or None: take the general path."""
 
 _JOIN = "\x00"
 """Joins the caller texts of a render for the checks made once over all of them (no marker
 holds it, so a marker found in the joined text is a marker inside one caller text)."""
+_BACKSLASH_END = "\\" + _JOIN
+_text_of = itemgetter(0)
 
 
 def _refuse_constant(name: str) -> NoReturn:
@@ -199,6 +201,12 @@ def plain_renderer(layout: Layout, plan: _Plan, markers: Collection[str]) -> Pla
         return None
     escape = marker_pattern(markers)  # (the format's escape_pattern)
     holds_marker = marker_scan(escape)
+    # The constant texts that are not special (layout text, header keys) hold no marker, so a
+    # segment not special that holds one is caller text (the escaping fix-up relies on it).
+    raw = [text for spelled in plan.spellings.values() for special, text in spelled if not special]
+    raw += [key for found in pairs.values() for key, _ in found]
+    if any(holds_marker(text) for text in raw):
+        return None
     head, name_key, arguments_key = plan.call_keys
     rows, row_of = plan.rows, plan.row
     tools_text = _ToolsText()
@@ -253,9 +261,9 @@ def plain_renderer(layout: Layout, plan: _Plan, markers: Collection[str]) -> Pla
                     return None
         segments: list[Any] = []
         append, extend = segments.append, segments.extend
-        # Where the caller texts are: checked (Unicode, a marker inside, a backslash at the
-        # end) once over all of them, at the end.
-        texts: list[int] = []
+        # The caller texts: checked (Unicode, a marker inside, a backslash at the end) once
+        # over all of them, at the end.
+        texts: list[str] = []
         mark = texts.append
         pending = listing is not None
         if pending:
@@ -264,7 +272,7 @@ def plain_renderer(layout: Layout, plan: _Plan, markers: Collection[str]) -> Pla
                 row = context("system", -1)[0]
                 extend(row["open"])
                 extend(row["tools"])
-                mark(len(segments))
+                mark(listing)
                 append(_new_tuple(Segment, (listing, False, "system", -1, "tools", False)))
                 extend(row["tools_close"])
                 extend(row["host_close"])
@@ -306,10 +314,9 @@ def plain_renderer(layout: Layout, plan: _Plan, markers: Collection[str]) -> Pla
                     if type(value) is not str:
                         return None
                     append(key_segment)
-                    mark(len(segments))
-                    append(
-                        _new_tuple(Segment, (string(value), False, role, index, "metadata", False))
-                    )
+                    value = string(value)
+                    mark(value)
+                    append(_new_tuple(Segment, (value, False, role, index, "metadata", False)))
                     append(separator_segment)
             if role == "assistant":
                 if get("name") is not None and not header:  # (a format without names)
@@ -320,13 +327,13 @@ def plain_renderer(layout: Layout, plan: _Plan, markers: Collection[str]) -> Pla
                         return None
                     extend(row["think"])
                     if reasoning:
-                        mark(len(segments))
+                        mark(reasoning)
                         append(
                             _new_tuple(Segment, (reasoning, False, role, index, "reasoning", True))
                         )
                     extend(row["think_end"])
                 if text:
-                    mark(len(segments))
+                    mark(text)
                     append(_new_tuple(Segment, (text, False, role, index, "content", True)))
                 raw_calls = get("tool_calls")
                 if raw_calls is not None:
@@ -338,7 +345,7 @@ def plain_renderer(layout: Layout, plan: _Plan, markers: Collection[str]) -> Pla
                         if body is None:
                             return None
                         extend(row["call_line" if after_block else "call"])
-                        mark(len(segments))
+                        mark(body)
                         append(_new_tuple(Segment, (body, False, role, index, "tool_call", True)))
                         extend(row["call_end"])
                         after_block = True
@@ -347,11 +354,11 @@ def plain_renderer(layout: Layout, plan: _Plan, markers: Collection[str]) -> Pla
             if get("name") is not None and not any(a == "name" for _, _, a in header):
                 return None
             if text:
-                mark(len(segments))
+                mark(text)
                 append(_new_tuple(Segment, (text, False, role, index, "content", False)))
             if pending:  # (only the first message can be the system message that hosts tools)
                 extend(row["tools_line" if text else "tools"])
-                mark(len(segments))
+                mark(listing)
                 append(_new_tuple(Segment, (listing, False, role, index, "tools", False)))
                 extend(row["tools_close"])
                 pending = False
@@ -360,19 +367,23 @@ def plain_renderer(layout: Layout, plan: _Plan, markers: Collection[str]) -> Pla
             row = context("assistant", len(items))[0]
             extend(row["prompt" if items else "prompt_only"])
         if texts:
-            joined = _JOIN.join([segments[position][0] for position in texts])
-            if not joined.isascii() and _surrogate(joined) is not None:
-                return None  # a lone surrogate: the general reader says where
-            if joined[-1] == "\\" or "\\" + _JOIN in joined:
+            joined = _JOIN.join(texts)
+            if not joined.isascii():
+                try:
+                    joined.encode()
+                except UnicodeEncodeError:
+                    return None  # a lone surrogate: the general reader says where
+            if joined[-1] == "\\" or _BACKSLASH_END in joined:
                 return None  # a text ends with a backslash: the general writer settles it
             if holds_marker(joined):
-                for position in texts:
-                    segment = segments[position]
-                    if holds_marker(segment[0]):
+                # (rare) Escape the caller texts holding one: the segments not special that
+                # hold a marker (no constant one does: see above).
+                for position, segment in enumerate(segments):
+                    if not segment[1] and holds_marker(segment[0]):
                         written = escape_text(segment[0], escape, before_marker=False)
                         segments[position] = segment._replace(text=written)
         rendered = tuple(segments)
-        return Rendering("".join([segment[0] for segment in rendered]), rendered)
+        return Rendering("".join(map(_text_of, rendered)), rendered)
 
     return render
 
