@@ -251,21 +251,22 @@ def plain_renderer(layout: Layout, plan: _Plan, markers: Collection[str]) -> Pla
             items = data
         if type(items) is not list:
             return None
-        listing = None
+        listing = ""  # (the tools block's JSON: "" for no tools)
         if tools is not None:
             if type(tools) is not list:
                 return None
             if tools:
-                listing = tools_text(tools)
-                if listing is None:
+                found = tools_text(tools)
+                if found is None:
                     return None
+                listing = found
         segments: list[Any] = []
         append, extend = segments.append, segments.extend
         # The caller texts: checked (Unicode, a marker inside, a backslash at the end) once
         # over all of them, at the end.
         texts: list[str] = []
         mark = texts.append
-        pending = listing is not None
+        pending = bool(listing)
         if pending:
             first = items[0].get("role") if items and type(items[0]) is dict else None
             if type(first) is not str or _PLAIN_ROLES.get(first) != "system":
