@@ -127,24 +127,48 @@ def test_call_arguments_agree(arguments: str) -> None:
     assert_agrees(PCML, [{"role": "assistant", "content": None, "tool_calls": [call]}], None, False)
 
 
+class LyingDict(dict):  # type: ignore[type-arg]
+    """Equal to everything: a store of checked tools must not trust a value's own methods."""
+
+    def __eq__(self, other: object) -> bool:
+        return True
+
+    __hash__ = dict.__hash__  # type: ignore[assignment]
+
+
 @pytest.mark.parametrize(
     "parameters",
     [
         {1: {"type": "string"}},
+        {True: 1},
         {"a": float("nan")},
         {"a": 10**4100},
         {"a": "\ud800"},
         {"\ud800": 1},
         {"a": (1, 2)},
         {"a": b"x"},
+        {"a": True},
+        {"a": 1.0},
+        {"a": -0.0},
+        LyingDict({1: "x"}),
+        {"a": LyingDict({1: "x"})},
         {"a": {"b": [1, 2.5, None, True]}},
     ],
 )
-def test_tools_agree_after_a_listing_with_the_same_dump(parameters: dict[Any, Any]) -> None:
-    """A checked listing is kept by its dump: a listing with the same dump that is not valid
-    (an integer key dumps as a string) must still be refused."""
-    same_dump = {str(key): value for key, value in parameters.items()}
-    for value in (same_dump, parameters, same_dump, parameters):
+def test_tools_agree_after_a_similar_listing(parameters: dict[Any, Any]) -> None:
+    """Checked tools are kept: tools like them that dump the same (an integer key dumps as a
+    string, a tuple as a list), or are equal (``1 == 1.0 == True``), must still be checked
+    and written as the general path does."""
+    keys = {
+        str(key) if not isinstance(key, str) else key: value for key, value in parameters.items()
+    }
+    similar = [
+        keys,
+        {key: list(value) if isinstance(value, tuple) else value for key, value in keys.items()},
+        {key: 1 for key in keys},
+        {key: 0.0 for key in keys},
+    ]
+    for value in [*similar, parameters, *similar, parameters]:
         tool = {"type": "function", "function": {"name": "f", "parameters": value}}
         assert_agrees(PCML, [{"role": "user", "content": "hi"}], [tool], False)
 

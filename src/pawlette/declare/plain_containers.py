@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 import json.encoder
 import json.scanner
+import marshal
 import math
 from collections.abc import Callable, Collection
 from json.encoder import encode_basestring as string  # json_string of a str, without its steps
@@ -119,58 +120,68 @@ def _checked_arguments(text: str) -> bool:
 
 
 class _ToolsText:
-    """The tools block's JSON of a request's function definitions, checked.
+    """The tools block's JSON of a request's tools, checked, or None: not plain.
 
-    Checking is a walk of every definition (:func:`json_value_problem`); a server gets the
-    same tools in every request, so a listing that passed is kept, keyed by its dump (which
-    the block needs anyway), with the value read back from it.  A later listing with the same
-    dump that equals that value holds the same keys (all strings: an integer key dumps as a
-    string, but is not equal to one) and values, so it passes too; any other is walked.
+    Checking walks every definition (:func:`json_value_problem`) and the block dumps them; a
+    server gets the same tools in every request, so each listing that passed is kept, keyed
+    by the tools' ``marshal`` bytes.  ``marshal`` writes only values of the exact built-in
+    types (a subclass, whose methods could say anything, is refused, and is checked the long
+    way) and writes each type, key order and value apart (``1`` and ``"1"``, ``1`` and
+    ``True``, a list and a tuple), so equal bytes are an equal value of the same types: one
+    that passes the same checks and dumps to the same JSON.
     """
 
     __slots__ = ("checked",)
 
     LIMIT = 64
     """Listings kept (then the store starts over)."""
+    LONGEST = 1 << 18
+    """Tools of more ``marshal`` bytes than this are not kept."""
 
     def __init__(self) -> None:
-        self.checked: dict[str, Any] = {}
+        self.checked: dict[bytes, str] = {}
 
     def __call__(self, tools: list[Any]) -> str | None:
-        definitions = []
-        for tool in tools:
-            if (
-                type(tool) is not dict
-                or tool.get("type", "function") != "function"
-                or not _TOOL_KEYS.issuperset(tool)
-            ):
-                return None
-            definition = tool.get("function")
-            if type(definition) is not dict:
-                return None
-            name = definition.get("name")
-            parameters = definition.get("parameters")
-            if (
-                type(name) is not str
-                or not name
-                or (parameters is not None and type(parameters) is not dict)
-                or definition.get("returns") is not None
-            ):
-                return None
-            definitions.append(definition)
         try:
-            text = _dump(definitions)
-        except (ValueError, TypeError, RecursionError):
-            return None  # (NaN, a value of no JSON type, a cycle: the general reader words it)
-        known = self.checked.get(text)
-        if known is None or known != definitions:
-            for definition in definitions:
-                if json_value_problem(definition) is not None:
-                    return None
+            key = marshal.dumps(tools, 2)
+        except ValueError:  # (a subclass, a value of no built-in type, nested too deeply)
+            return _tools_text(tools)
+        known = self.checked.get(key)
+        if known is not None:
+            return known
+        text = _tools_text(tools)
+        if text is not None and len(key) <= self.LONGEST:
             if len(self.checked) >= self.LIMIT:
                 self.checked.clear()
-            self.checked[text] = json.loads(text)
+            self.checked[key] = text
         return text
+
+
+def _tools_text(tools: list[Any]) -> str | None:
+    """The tools block's JSON of plain function tools, checked, or None: not plain."""
+    definitions = []
+    for tool in tools:
+        if (
+            type(tool) is not dict
+            or tool.get("type", "function") != "function"
+            or not _TOOL_KEYS.issuperset(tool)
+        ):
+            return None
+        definition = tool.get("function")
+        if type(definition) is not dict:
+            return None
+        name = definition.get("name")
+        parameters = definition.get("parameters")
+        if (
+            type(name) is not str
+            or not name
+            or (parameters is not None and type(parameters) is not dict)
+            or definition.get("returns") is not None
+            or json_value_problem(definition) is not None
+        ):
+            return None
+        definitions.append(definition)
+    return _dump(definitions)
 
 
 def plain_renderer(layout: Layout, plan: _Plan, markers: Collection[str]) -> PlainRender | None:
