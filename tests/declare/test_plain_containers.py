@@ -9,6 +9,7 @@ message index, kind, trainability), or the same error, word for word.
 from __future__ import annotations
 
 import copy
+import dataclasses
 from typing import Any
 
 import pytest
@@ -225,3 +226,21 @@ def test_conversations_agree(fmt: pawlette.Format, request: dict[str, Any], prom
         "tools": request.get("tools", []),
     }
     assert_agrees(fmt, plain_only, None, prompt)
+
+
+def test_values_checked_but_not_written_agree() -> None:
+    """A layout may leave a result's id out of its header: the id is still checked."""
+    layout = dataclasses.replace(
+        user_containers.LAYOUT,
+        containers=dataclasses.replace(
+            user_containers.LAYOUT.containers,  # type: ignore[arg-type]
+            headers=dataclasses.replace(
+                user_containers.LAYOUT.containers.headers,  # type: ignore[union-attr]
+                fields={"user": {"who": "name"}},
+            ),
+        ),
+    )
+    fmt = pawlette.declare.declare(layout)
+    for call_id in ("c1", "c\ud800", "ends\\", "[USR]"):
+        messages = [{"role": "tool", "tool_call_id": call_id, "content": "x"}]
+        assert_agrees(fmt, messages, None, False)

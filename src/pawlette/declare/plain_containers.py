@@ -318,8 +318,11 @@ def plain_renderer(layout: Layout, plan: _Plan, markers: Collection[str]) -> Pla
                 if get("reasoning_content") is not None or get("tool_calls") is not None:
                     return None
                 call_id = get("tool_call_id")
-                if call_id is not None and (role != "tool" or type(call_id) is not str):
-                    return None
+                if call_id is not None:
+                    if role != "tool" or type(call_id) is not str:
+                        return None
+                    if not any(a == "tool_call_id" for _, _, a in header):
+                        mark(call_id)  # (not written, but checked as the general reader does)
             for key_segment, separator_segment, attribute in header:
                 value = get(attribute)
                 if value is not None:
