@@ -227,6 +227,7 @@ def _render_row(name: str) -> None:
         sides["transformers"] = peer
     if name == "pcml":
         sides["floor"] = lambda: plain_pcml(CONVERSATION)
+        sides["new tools"] = _with_new_tools(fmt, conversation)
     rates = render_rates(sides)
     ours = rates["ours"]
     versus = (
@@ -239,6 +240,26 @@ def _render_row(name: str) -> None:
         floor = rates["floor"]
         label = "  plain f-string floor"
         print(f"{label:28} {floor:>10,.0f}   (ours/floor = {ours / floor:.2f})")
+        fresh = rates["new tools"]
+        label = "  ours, tools new each time"
+        print(f"{label:28} {fresh:>10,.0f}   (its/floor = {fresh / floor:.2f})")
+
+
+def _with_new_tools(fmt: pawlette.Format, conversation: dict[str, Any]) -> Callable[[], object]:
+    """A render whose tools were not rendered before: PCML keeps the tools block of tools it
+    checked (a server gets the same tools each request), so this is the first request's cost.
+    The tools differ in their description (1,000 lists, more than are kept), taken in turn."""
+    variants = []
+    for number in range(1000):
+        tool = json.loads(json.dumps(conversation["tools"][0]))
+        tool["function"]["description"] += f" ({number})"
+        variants.append({"messages": conversation["messages"], "tools": [tool]})
+    turn = iter(range(1 << 62))
+
+    def render() -> object:
+        return fmt.render(variants[next(turn) % 1000], add_generation_prompt=True)
+
+    return render
 
 
 def _timed(function: Callable[[], object]) -> float:

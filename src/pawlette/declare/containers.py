@@ -65,6 +65,7 @@ from ..engine.writer import MAX_CACHED_INDEX, Writer
 from ..errors import FormatError, RequestError, UnsupportedFeature
 from ..types import Message, Role, Segment, TextPart, Tool
 from .layout import Fence, Frame, JsonCalls, Layout, Marker, fence
+from .plain_containers import plain_renderer
 from .table import joined, reasoning_text
 from .write import WriteConversation, arguments_text
 
@@ -427,18 +428,28 @@ class _Render:
             self.put("prompt" if messages else "prompt_only")
 
 
+class _Write:
+    """The render function of a layout with containers (a ``WriteConversation``), and its
+    plain render (:mod:`.plain_containers`), which :meth:`pawlette.Format.render` tries first
+    on OpenAI dicts; kept on the function so that the two are always of the same layout."""
+
+    __slots__ = ("containers", "layout", "plain_render", "plan")
+
+    def __init__(self, layout: Layout) -> None:
+        self.layout = layout
+        self.plan = _Plan(layout)
+        self.containers = _containers(layout)
+        self.plain_render = plain_renderer(layout, self.plan, compile_table(layout).markers)
+
+    def __call__(
+        self, writer: Writer, messages: tuple[Message, ...], tools: tuple[Tool, ...], prompt: bool
+    ) -> None:
+        _Render(self.layout, self.containers, self.plan, writer).write(messages, tools, prompt)
+
+
 def writer_of(layout: Layout) -> WriteConversation:
     """The render function of a layout with containers."""
-
-    plan = _Plan(layout)
-    containers = _containers(layout)
-
-    def write(
-        writer: Writer, messages: tuple[Message, ...], tools: tuple[Tool, ...], prompt: bool
-    ) -> None:
-        _Render(layout, containers, plan, writer).write(messages, tools, prompt)
-
-    return write
+    return _Write(layout)
 
 
 def escape_pattern(layout: Layout) -> re.Pattern[str]:

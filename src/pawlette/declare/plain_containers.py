@@ -1,0 +1,440 @@
+"""The plain render of a layout with containers: OpenAI dicts to segments in one pass.
+
+Rendering is on the serving path.  The general path reads the request into core values
+(:mod:`pawlette.openai`) and then writes them (:mod:`.containers`), walking every message
+twice and building a :class:`~pawlette.types.Message` per message that nothing keeps.  This
+render takes the plain shape that nearly every request has (what the plain readers of
+:mod:`pawlette.openai` take: a dict per message with string or text-part content, names,
+calls, ids and reasoning, function tools) and checks and writes each message in one step.
+
+It never raises and never decides an error: for anything else (another shape, an invalid
+value, text the writer would have to escape at a marker's edge) it returns None and
+:meth:`pawlette.Format.render` takes the general path from the start, which reads, checks and
+words every error as before.  For every input it renders, its rendering equals the general
+path's, segment for segment (tested in tests/declare/test_plain_containers.py).
+"""
+
+from __future__ import annotations
+
+import json
+import json.encoder
+import json.scanner
+import marshal
+import math
+from collections.abc import Callable, Collection
+from json.encoder import encode_basestring as string  # json_string of a str, without its steps
+from operator import itemgetter
+from typing import TYPE_CHECKING, Any, NoReturn
+
+from ..engine.json_text import compact_json
+from ..engine.lexer import escape_text, marker_pattern, marker_scan
+from ..engine.writer import MAX_CACHED_INDEX
+from ..json_values import MAX_INTEGER_DIGITS, MAX_JSON_DEPTH, json_value_problem
+from ..openai import (
+    _CALL_KEYS,
+    _FUNCTION_CALL_KEYS,
+    _PLAIN_MESSAGE_KEYS,
+    _PLAIN_ROLES,
+    _TOOL_KEYS,
+    REQUEST_KEYS,
+)
+from ..types import Rendering, Role, Segment
+from .layout import JsonCalls, Layout
+
+if TYPE_CHECKING:
+    from .containers import _Plan
+
+_new_tuple = tuple.__new__
+PlainRender = Callable[[object, object, bool], "Rendering | None"]
+"""``(messages, tools, add_generation_prompt) -> Rendering``, or None: take the general path."""
+
+_JOIN = "\x00"
+"""Joins the caller texts of a render for the checks made once over all of them (no marker
+holds it, so a marker found in the joined text is a marker inside one caller text)."""
+_BACKSLASH_END = "\\" + _JOIN
+_text_of = itemgetter(0)
+
+
+def _refuse_constant(name: str) -> NoReturn:
+    raise ValueError(name)
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):  # 1e999: JSON text, but no number a format can print
+        raise ValueError(text)
+    return value
+
+
+# json's C scanner, refusing what JSON text can hold but no format prints (NaN, Infinity and
+# floats beyond the double range), so that a scanned value needs no walk when its text is short,
+# shallow and holds no \u escape (see _checked_arguments).
+_scan = json.scanner.make_scanner(
+    json.JSONDecoder(parse_constant=_refuse_constant, parse_float=_finite_float)  # type: ignore[arg-type]
+)
+_WHITESPACE = " \t\n\r"
+
+
+def _dump_encoder() -> Callable[[Any], str]:
+    """``compact_json`` without its per-call steps (``JSONEncoder.encode`` builds a new C
+    encoder each call), refusing NaN; ``compact_json`` itself where the C encoder is missing
+    or differs."""
+    make = getattr(json.encoder, "c_make_encoder", None)
+    if make is None:
+        return compact_json
+    try:
+        encode = make(None, None, string, None, ":", ",", False, False, False)
+        sample = [{"a": [1, 2.5, None, True, "\u00e9\n"], "b": {}}]
+        if "".join(encode(sample, 0)) != compact_json(sample):
+            return compact_json
+    except Exception:
+        return compact_json
+    return lambda value: "".join(encode(value, 0))
+
+
+_dump = _dump_encoder()
+
+
+def _checked_arguments(text: str) -> bool:
+    """Whether ``text`` is a JSON object that every format can print (False: not plain, the
+    general reader decides).  Nearly always without walking the value: a text of at most
+    4,000 characters holds no integer too long, one with at most 100 brackets nests no deeper
+    than 100, one without ``\\u`` escapes holds no lone surrogate written as one (a raw one is
+    found in the caller texts' check), and the scanner refuses NaN and infinities."""
+    start = len(text) - len(text.lstrip(_WHITESPACE))
+    if not text.startswith("{", start):
+        return False
+    try:
+        value, end = _scan(text, start)
+    except (StopIteration, ValueError, RecursionError):
+        return False
+    if type(value) is not dict or len(text.rstrip(_WHITESPACE)) != end:
+        return False
+    if (
+        len(text) <= MAX_INTEGER_DIGITS
+        and "\\u" not in text
+        and text.count("{") + text.count("[") <= MAX_JSON_DEPTH
+    ):
+        return True
+    return json_value_problem(value) is None
+
+
+class _ToolsText:
+    """The tools block's JSON of a request's tools, checked, or None: not plain.
+
+    Checking walks every definition (:func:`json_value_problem`) and the block dumps them; a
+    server gets the same tools in every request, so each listing that passed is kept, keyed
+    by the tools' ``marshal`` bytes.  ``marshal`` writes only values of the exact built-in
+    types (a subclass, whose methods could say anything, is refused, and is checked the long
+    way) and writes each type, key order and value apart (``1`` and ``"1"``, ``1`` and
+    ``True``, a list and a tuple), so equal bytes are an equal value of the same types: one
+    that passes the same checks and dumps to the same JSON.
+    """
+
+    __slots__ = ("checked",)
+
+    LIMIT = 64
+    """Listings kept (then the store starts over)."""
+    LONGEST = 1 << 18
+    """Tools of more ``marshal`` bytes than this are not kept."""
+
+    def __init__(self) -> None:
+        self.checked: dict[bytes, str] = {}
+
+    def __call__(self, tools: list[Any]) -> str | None:
+        try:
+            key = marshal.dumps(tools, 2)
+        except ValueError:  # (a subclass, a value of no built-in type, nested too deeply)
+            return _tools_text(tools)
+        known = self.checked.get(key)
+        if known is not None:
+            return known
+        text = _tools_text(tools)
+        if text is not None and len(key) <= self.LONGEST:
+            if len(self.checked) >= self.LIMIT:
+                self.checked.clear()
+            self.checked[key] = text
+        return text
+
+
+def _tools_text(tools: list[Any]) -> str | None:
+    """The tools block's JSON of plain function tools, checked, or None: not plain."""
+    definitions = []
+    for tool in tools:
+        if (
+            type(tool) is not dict
+            or tool.get("type", "function") != "function"
+            or not _TOOL_KEYS.issuperset(tool)
+        ):
+            return None
+        definition = tool.get("function")
+        if type(definition) is not dict:
+            return None
+        name = definition.get("name")
+        parameters = definition.get("parameters")
+        if (
+            type(name) is not str
+            or not name
+            or (parameters is not None and type(parameters) is not dict)
+            or definition.get("returns") is not None
+            or json_value_problem(definition) is not None
+        ):
+            return None
+        definitions.append(definition)
+    return _dump(definitions)
+
+
+def plain_renderer(layout: Layout, plan: _Plan, markers: Collection[str]) -> PlainRender | None:
+    """The plain render of a containers layout, or None when the layout is not one it writes
+    (it writes a tools block, reasoning and verbatim JSON calls; headers of names and ids)."""
+    from .containers import _containers
+
+    calls, block = layout.calls, layout.tools
+    if (
+        not isinstance(calls, JsonCalls)
+        or calls.arguments != "verbatim"
+        or block is None
+        or layout.reasoning is None
+    ):
+        return None
+    headers = _containers(layout).headers
+    # Per role: the header pairs as (key text "k=", the OpenAI key of its value).
+    pairs: dict[str, tuple[tuple[str, str], ...]] = {}
+    for role in ("system", "user", "assistant", "tool"):
+        found = []
+        for key, attribute in headers.fields.get(role, {}).items():
+            if attribute not in ("name", "tool_call_id"):
+                return None
+            found.append((f"{key}=", attribute))
+        pairs[role] = tuple(found)
+    separator = headers.separator.text
+    if any(_JOIN in text for text in markers):
+        return None
+    escape = marker_pattern(markers)  # (the format's escape_pattern)
+    holds_marker = marker_scan(escape)
+    # The constant texts that are not special (layout text, header keys) hold no marker, so a
+    # segment not special that holds one is caller text (the escaping fix-up relies on it).
+    raw = [text for spelled in plan.spellings.values() for special, text in spelled if not special]
+    raw += [key for found in pairs.values() for key, _ in found]
+    if any(holds_marker(text) for text in raw):
+        return None
+    head, name_key, arguments_key = plan.call_keys
+    rows, row_of = plan.rows, plan.row
+    tools_text = _ToolsText()
+    # Per message context: the plan's row, and the header pairs as their constant segments
+    # ("k=", "[SEP]") and the OpenAI key of the value between them.
+    Context = tuple[dict[str, Any], tuple[tuple[Segment, Segment, str], ...]]
+    contexts: dict[tuple[Role, int], Context] = {}
+
+    def context(role: Role, index: int) -> Context:
+        found = contexts.get((role, index))
+        if found is None:
+            row = rows.get((role, index)) or row_of(role, index)
+            found = (
+                row,
+                tuple(
+                    (
+                        Segment(key_text, False, role, index, "metadata", False),
+                        Segment(separator, True, role, index, "metadata", False),
+                        attribute,
+                    )
+                    for key_text, attribute in pairs[role]
+                ),
+            )
+            if index < MAX_CACHED_INDEX:
+                contexts[(role, index)] = found
+        return found
+
+    def render(data: object, tools: object, prompt: bool) -> Rendering | None:
+        try:
+            return write(data, tools, prompt)
+        except Exception:  # (nothing plain raises: anything unusual is the general path's)
+            return None
+
+    def write(data: object, tools: object, prompt: bool) -> Rendering | None:
+        if type(data) is dict:
+            if "messages" not in data or not REQUEST_KEYS.issuperset(data):
+                return None
+            items = data["messages"]
+            if tools is None:
+                tools = data.get("tools")
+        else:
+            items = data
+        if type(items) is not list:
+            return None
+        listing = ""  # (the tools block's JSON: "" for no tools)
+        if tools is not None:
+            if type(tools) is not list:
+                return None
+            if tools:
+                found = tools_text(tools)
+                if found is None:
+                    return None
+                listing = found
+        segments: list[Any] = []
+        append, extend = segments.append, segments.extend
+        # The caller texts: checked (Unicode, a marker inside, a backslash at the end) once
+        # over all of them, at the end.
+        texts: list[str] = []
+        mark = texts.append
+        pending = bool(listing)
+        if pending:
+            first = items[0].get("role") if items and type(items[0]) is dict else None
+            if type(first) is not str or _PLAIN_ROLES.get(first) != "system":
+                row = context("system", -1)[0]
+                extend(row["open"])
+                extend(row["tools"])
+                mark(listing)
+                append(_new_tuple(Segment, (listing, False, "system", -1, "tools", False)))
+                extend(row["tools_close"])
+                extend(row["host_close"])
+                if items or prompt:
+                    extend(row["between"])
+                pending = False
+        for index, item in enumerate(items):
+            if type(item) is not dict or not _PLAIN_MESSAGE_KEYS.issuperset(item):
+                return None
+            get = item.get
+            role_value = get("role")
+            role = _PLAIN_ROLES.get(role_value) if type(role_value) is str else None
+            if role is None:
+                return None
+            text = get("content")
+            if type(text) is not str:
+                if text is None:
+                    if role != "assistant" or not (get("tool_calls") or get("reasoning_content")):
+                        return None
+                    text = ""
+                else:
+                    text = _text_parts(text)
+                    if text is None:
+                        return None
+            row, header = contexts.get((role, index)) or context(role, index)
+            extend(row["lead" if index else "open"])
+            if role == "assistant":
+                if get("tool_call_id") is not None:
+                    return None
+            else:
+                if get("reasoning_content") is not None or get("tool_calls") is not None:
+                    return None
+                call_id = get("tool_call_id")
+                if call_id is not None:
+                    if role != "tool" or type(call_id) is not str:
+                        return None
+                    if not any(a == "tool_call_id" for _, _, a in header):
+                        mark(call_id)  # (not written, but checked as the general reader does)
+            for key_segment, separator_segment, attribute in header:
+                value = get(attribute)
+                if value is not None:
+                    if type(value) is not str:
+                        return None
+                    append(key_segment)
+                    value = string(value)
+                    mark(value)
+                    append(_new_tuple(Segment, (value, False, role, index, "metadata", False)))
+                    append(separator_segment)
+            if role == "assistant":
+                if get("name") is not None and not header:  # (a format without names)
+                    return None
+                reasoning = get("reasoning_content")
+                if reasoning is not None:
+                    if type(reasoning) is not str:
+                        return None
+                    extend(row["think"])
+                    if reasoning:
+                        mark(reasoning)
+                        append(
+                            _new_tuple(Segment, (reasoning, False, role, index, "reasoning", True))
+                        )
+                    extend(row["think_end"])
+                if text:
+                    mark(text)
+                    append(_new_tuple(Segment, (text, False, role, index, "content", True)))
+                raw_calls = get("tool_calls")
+                if raw_calls is not None:
+                    if type(raw_calls) is not list:
+                        return None
+                    after_block = bool(text)
+                    for raw_call in raw_calls:
+                        body = _call_body(raw_call, head, name_key, arguments_key)
+                        if body is None:
+                            return None
+                        extend(row["call_line" if after_block else "call"])
+                        mark(body)
+                        append(_new_tuple(Segment, (body, False, role, index, "tool_call", True)))
+                        extend(row["call_end"])
+                        after_block = True
+                extend(row["end_close"])
+                continue
+            if get("name") is not None and not any(a == "name" for _, _, a in header):
+                return None
+            if text:
+                mark(text)
+                append(_new_tuple(Segment, (text, False, role, index, "content", False)))
+            if pending:  # (only the first message can be the system message that hosts tools)
+                extend(row["tools_line" if text else "tools"])
+                mark(listing)
+                append(_new_tuple(Segment, (listing, False, role, index, "tools", False)))
+                extend(row["tools_close"])
+                pending = False
+            extend(row["close"])
+        if prompt:
+            row = context("assistant", len(items))[0]
+            extend(row["prompt" if items else "prompt_only"])
+        if texts:
+            joined = _JOIN.join(texts)
+            if not joined.isascii():
+                try:
+                    joined.encode()
+                except UnicodeEncodeError:
+                    return None  # a lone surrogate: the general reader says where
+            if joined[-1] == "\\" or _BACKSLASH_END in joined:
+                return None  # a text ends with a backslash: the general writer settles it
+            if holds_marker(joined):
+                # (rare) Escape the caller texts holding one: the segments not special that
+                # hold a marker (no constant one does: see above).
+                for position, segment in enumerate(segments):
+                    if not segment[1] and holds_marker(segment[0]):
+                        written = escape_text(segment[0], escape, before_marker=False)
+                        segments[position] = segment._replace(text=written)
+        rendered = tuple(segments)
+        return Rendering("".join(map(_text_of, rendered)), rendered)
+
+    return render
+
+
+def _call_body(data: object, head: str, name_key: str, arguments_key: str) -> str | None:
+    """A plain call's JSON as the writer writes it, or None: not plain."""
+    if type(data) is not dict or data.get("type", "function") != "function":
+        return None
+    function = data.get("function")
+    call_id = data.get("id", "")
+    if (
+        type(function) is not dict
+        or not (call_id is None or type(call_id) is str)
+        or not _CALL_KEYS.issuperset(data)
+        or not _FUNCTION_CALL_KEYS.issuperset(function)
+    ):
+        return None
+    name = function.get("name")
+    arguments = function.get("arguments")
+    if type(name) is not str or type(arguments) is not str or not _checked_arguments(arguments):
+        return None
+    if call_id is None:
+        call_id = ""
+    return f"{head}{string(call_id)}{name_key}{string(name)}{arguments_key}{arguments.strip()}}}"
+
+
+def _text_parts(value: object) -> str | None:
+    """A list of text parts, joined (the general reader merges them), or None: not that."""
+    if type(value) is not list:
+        return None
+    texts = []
+    for part in value:
+        if type(part) is not dict or part.get("type") != "text":
+            return None
+        text = part.get("text")
+        if type(text) is not str:
+            return None
+        texts.append(text)
+    return "".join(texts)

@@ -1,0 +1,246 @@
+"""The plain render of containers layouts (PCML) against the general path.
+
+``Format.render`` first tries the plain render (OpenAI dicts checked and written in one pass)
+and takes the general path (read into core values, then written) when it declines.  For every
+input the result must be the general path's: the same text and segments (text, special, role,
+message index, kind, trainability), or the same error, word for word.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import pawlette
+from pawlette.engine.writer import Writer
+from pawlette.format import coerce_conversation
+from tests.strategies import pcml as pcml_strategies
+from tests.test_openai import near_plain_messages, outcome
+from tests.test_openai import tools as near_plain_tools
+
+from . import user_containers
+
+PCML = pawlette.get_format("pcml")
+WEATHER_TOOL = {
+    "type": "function",
+    "function": {
+        "name": "get_weather",
+        "description": "Get current weather",
+        "parameters": {
+            "type": "object",
+            "properties": {"location": {"type": "string"}},
+            "required": ["location"],
+        },
+    },
+}
+CONVERSATION: list[dict[str, Any]] = [
+    {"role": "system", "content": "You are helpful."},
+    {"role": "user", "name": "Alice", "content": "What's the weather in Beijing?"},
+    {
+        "role": "assistant",
+        "content": None,
+        "reasoning_content": "I should call the tool.",
+        "tool_calls": [
+            {
+                "id": "call_1",
+                "type": "function",
+                "function": {"name": "get_weather", "arguments": '{"location": "Beijing"}'},
+            }
+        ],
+    },
+    {"role": "tool", "tool_call_id": "call_1", "content": "25°C, Sunny"},
+    {"role": "assistant", "content": "It is 25°C and sunny."},
+    {"role": "user", "content": "Thanks! And tomorrow?"},
+]
+
+
+def general(fmt: pawlette.Format, messages: object, tools: object, prompt: bool) -> object:
+    """The general path alone: read into core values, then write."""
+    core_messages, core_tools = coerce_conversation(messages, tools)
+    writer = Writer(fmt.escape_pattern)
+    fmt.write(writer, core_messages, core_tools, prompt)
+    return writer.rendering()
+
+
+def assert_agrees(fmt: pawlette.Format, messages: object, tools: object, prompt: bool) -> object:
+    expected = outcome(lambda: general(fmt, messages, tools, prompt))
+    found = outcome(lambda: fmt.render(messages, tools, add_generation_prompt=prompt))
+    assert found == expected
+    plain = fmt.write.plain_render(messages, tools, prompt)  # type: ignore[attr-defined]
+    if plain is not None:
+        assert plain == expected
+    return plain
+
+
+def test_common_requests_take_the_plain_render() -> None:
+    for messages in (CONVERSATION, CONVERSATION[1:], []):
+        for tools in (None, [], [WEATHER_TOOL], [WEATHER_TOOL, WEATHER_TOOL]):
+            for prompt in (False, True):
+                assert assert_agrees(PCML, messages, tools, prompt) is not None
+    request = {"model": "m", "messages": CONVERSATION, "tools": [WEATHER_TOOL], "stream": True}
+    assert assert_agrees(PCML, request, None, True) is not None
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["[USR]inside", "ends with a backslash\\", "two\\\\", "<think>", "a\n<call>b", "x[SEP", "é"],
+)
+def test_texts_to_escape_agree(text: str) -> None:
+    call = {"id": text, "function": {"name": text, "arguments": '{"a": "' + text + '"}'}}
+    if "\\" in text:
+        call["function"]["arguments"] = "{}"
+    messages = [
+        {"role": "system", "content": text},
+        {"role": "user", "name": text, "content": text},
+        {"role": "assistant", "content": text, "reasoning_content": text, "tool_calls": [call]},
+        {"role": "tool", "tool_call_id": text, "content": text},
+    ]
+    tool = copy.deepcopy(WEATHER_TOOL)
+    tool["function"]["description"] = text
+    assert_agrees(PCML, messages, [tool], True)
+
+
+BAD_ARGUMENTS = [
+    '{"a": NaN}',
+    '{"a": -Infinity}',
+    '{"a": 1e999}',
+    '{"a": "\\ud800"}',
+    '{"a": "\\u00e9"}',
+    '{"a": ' + "9" * 4100 + "}",
+    '{"a": ' + "[" * 120 + "]" * 120 + "}",
+    '{"a": ' + "[" * 99 + "]" * 99 + "}",
+    '{"a": ' + "[" * 100 + "]" * 100 + "}",
+    "[1]",
+    " {} ",
+    "{} x",
+    "",
+]
+
+
+@pytest.mark.parametrize("arguments", BAD_ARGUMENTS)
+def test_call_arguments_agree(arguments: str) -> None:
+    call = {"id": "c", "type": "function", "function": {"name": "f", "arguments": arguments}}
+    assert_agrees(PCML, [{"role": "assistant", "content": None, "tool_calls": [call]}], None, False)
+
+
+class LyingDict(dict):  # type: ignore[type-arg]
+    """Equal to everything: a store of checked tools must not trust a value's own methods."""
+
+    def __eq__(self, other: object) -> bool:
+        return True
+
+    __hash__ = dict.__hash__  # type: ignore[assignment]
+
+
+@pytest.mark.parametrize(
+    "parameters",
+    [
+        {1: {"type": "string"}},
+        {True: 1},
+        {"a": float("nan")},
+        {"a": 10**4100},
+        {"a": "\ud800"},
+        {"\ud800": 1},
+        {"a": (1, 2)},
+        {"a": b"x"},
+        {"a": True},
+        {"a": 1.0},
+        {"a": -0.0},
+        LyingDict({1: "x"}),
+        {"a": LyingDict({1: "x"})},
+        {"a": {"b": [1, 2.5, None, True]}},
+    ],
+)
+def test_tools_agree_after_a_similar_listing(parameters: dict[Any, Any]) -> None:
+    """Checked tools are kept: tools like them that dump the same (an integer key dumps as a
+    string, a tuple as a list), or are equal (``1 == 1.0 == True``), must still be checked
+    and written as the general path does."""
+    keys = {
+        str(key) if not isinstance(key, str) else key: value for key, value in parameters.items()
+    }
+    similar = [
+        keys,
+        {key: list(value) if isinstance(value, tuple) else value for key, value in keys.items()},
+        {key: 1 for key in keys},
+        {key: 0.0 for key in keys},
+    ]
+    for value in [*similar, parameters, *similar, parameters]:
+        tool = {"type": "function", "function": {"name": "f", "parameters": value}}
+        assert_agrees(PCML, [{"role": "user", "content": "hi"}], [tool], False)
+
+
+def test_a_deep_or_circular_tool_is_the_general_path_s() -> None:
+    deep: dict[str, Any] = {}
+    inner = deep
+    for _ in range(120):
+        inner["a"] = {}
+        inner = inner["a"]
+    circular: dict[str, Any] = {"type": "object"}
+    circular["self"] = circular
+    for parameters in (deep, circular):
+        tool = {"type": "function", "function": {"name": "f", "parameters": parameters}}
+        assert_agrees(PCML, [{"role": "user", "content": "hi"}], [tool], False)
+
+
+FORMATS = [PCML, pawlette.declare.declare(user_containers.LAYOUT)]
+
+
+@settings(max_examples=300)
+@given(
+    st.sampled_from(FORMATS),
+    st.lists(near_plain_messages(), max_size=4),
+    st.none() | st.lists(near_plain_tools, max_size=2),
+    st.booleans(),
+    st.booleans(),
+)
+def test_near_plain_requests_agree(
+    fmt: pawlette.Format,
+    messages: list[Any],
+    tools: list[Any] | None,
+    prompt: bool,
+    as_request: bool,
+) -> None:
+    if as_request:
+        request: dict[str, Any] = {"messages": messages}
+        if tools is not None:
+            request["tools"] = tools
+        assert_agrees(fmt, request, None, prompt)
+    else:
+        assert_agrees(fmt, messages, tools, prompt)
+
+
+@settings(max_examples=200)
+@given(st.sampled_from(FORMATS), pcml_strategies.conversations(), st.booleans())
+def test_conversations_agree(fmt: pawlette.Format, request: dict[str, Any], prompt: bool) -> None:
+    assert_agrees(fmt, request, None, prompt)
+    plain_only = {
+        "messages": [
+            {key: value for key, value in message.items() if key != "metadata"}
+            for message in request["messages"]
+        ],
+        "tools": request.get("tools", []),
+    }
+    assert_agrees(fmt, plain_only, None, prompt)
+
+
+def test_values_checked_but_not_written_agree() -> None:
+    """A layout may leave a result's id out of its header: the id is still checked."""
+    layout = dataclasses.replace(
+        user_containers.LAYOUT,
+        containers=dataclasses.replace(
+            user_containers.LAYOUT.containers,  # type: ignore[arg-type]
+            headers=dataclasses.replace(
+                user_containers.LAYOUT.containers.headers,  # type: ignore[union-attr]
+                fields={"user": {"who": "name"}},
+            ),
+        ),
+    )
+    fmt = pawlette.declare.declare(layout)
+    for call_id in ("c1", "c\ud800", "ends\\", "[USR]"):
+        messages = [{"role": "tool", "tool_call_id": call_id, "content": "x"}]
+        assert_agrees(fmt, messages, None, False)
