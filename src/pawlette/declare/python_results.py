@@ -28,7 +28,7 @@ import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ..blocks.results import result_text, result_value, results_in_call_order
+from ..blocks.results import result_text, results_in_call_order
 from ..codecs.python_calls import Quote, python_literal
 from ..engine.readers import WholeTextReader
 from ..errors import UnsupportedFeature
@@ -54,16 +54,31 @@ class PythonResults:
 # ------------------------------------------------------------------ writer
 
 
+_WHITESPACE = " \t\n\r"  # JSON's
+_decode = json.JSONDecoder().raw_decode
+_check_finite = json.JSONEncoder(allow_nan=False).encode
+
+
 def written_value(content: str) -> object:
-    """A result as ``MRPromptV3`` writes it: its JSON value (a JSON string too), else the text."""
-    value = result_value(content)
-    if value is content:
-        try:
-            decoded = json.loads(content)
-        except ValueError:
-            return content
-        if isinstance(decoded, str):
-            return decoded
+    """A result as ``MRPromptV3`` writes it: its JSON value (a JSON string too), else the text
+    (what :func:`~pawlette.blocks.results.result_value` reads, JSON strings decoded).
+
+    ``json.loads`` as its parts, so that text that only starts as JSON (``25°C, sunny``: the
+    usual result) is known without a failed parse: raising costs more than the rest.
+    """
+    start = len(content) - len(content.lstrip(_WHITESPACE))
+    try:
+        value, end = _decode(content, start)
+    except ValueError:
+        return content
+    if end != len(content) and content[end:].strip(_WHITESPACE):
+        return content  # JSON followed by more text (json.loads' "Extra data")
+    if isinstance(value, str):
+        return value
+    try:
+        _check_finite(value)  # NaN and infinities are not JSON values
+    except ValueError:
+        return content
     return value
 
 
