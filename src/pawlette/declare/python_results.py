@@ -34,7 +34,9 @@ from ..engine.readers import WholeTextReader
 from ..errors import UnsupportedFeature
 from ..export.templates._common import jinja_string
 from ..types import Message, MetadataItem, TextDelta, TextPart
+from . import rows
 from .layout import Frame, Layout
+from .rows import Row
 
 if TYPE_CHECKING:  # the interpreters hand themselves in; importing them here would cycle
     from .jinja import _Emitter
@@ -82,28 +84,42 @@ def written_value(content: str) -> object:
     return value
 
 
+def _derive(layout: Layout) -> tuple[PythonResults, Row, Row]:
+    """The results turn's fences as rows: the header, and the end with what follows it."""
+    results = layout.results
+    assert isinstance(results, PythonResults)
+    frame = results.frame
+    head = rows.pieces(layout, frame.open, "header")
+    tail = rows.pieces(layout, frame.end, "end") + rows.pieces(layout, frame.after, "separator")
+    return results, head, tail
+
+
+_rows_of = rows.per_layout(_derive)
+
+
 def write_results(render: _Render, run: list[tuple[int, Message]]) -> None:
     """One results turn for a run of tool messages (called by :mod:`.write`)."""
-    results = render.layout.results
-    assert isinstance(results, PythonResults)
+    results, head, tail = _rows_of(render.layout)
     first = run[0][0]
     for index, message in run:
         if message.metadata:
             raise UnsupportedFeature(f"messages[{index}].metadata", "metadata", "none")
-        for number, part in enumerate(message.content or ()):
-            if not isinstance(part, TextPart):
-                path = f"messages[{index}].content[{number}]"
-                raise UnsupportedFeature(path, f"a {type(part).__name__}", "text parts only")
+        content = message.content
+        if content and (len(content) != 1 or type(content[0]) is not TextPart):
+            for number, part in enumerate(content):
+                if not isinstance(part, TextPart):
+                    path = f"messages[{index}].content[{number}]"
+                    raise UnsupportedFeature(path, f"a {type(part).__name__}", "text parts only")
     before = render.messages[first - 1] if first > 0 else None
     calls = [call.id for call in before.tool_calls] if before is not None else []
     ordered = results_in_call_order([message for _, message in run], calls)
     values = [None if slot is None else written_value(slot.text) for slot in ordered]
-    render.writer.at("tool", first)
-    render.fence(results.frame.open, "header")
     listing = python_literal(values, quote=results.quote, path=f"messages[{first}].content")
-    render.writer.text(listing, "tool_result")
-    render.fence(results.frame.end, "end")
-    render.fence(results.frame.after, "separator")
+    writer = render.writer
+    writer.at("tool", first)
+    rows.write(writer, head)
+    writer.text(listing, "tool_result")
+    rows.write(writer, tail)
 
 
 # ------------------------------------------------------------------ parse table

@@ -24,7 +24,9 @@ from ..engine.machine import Parser, ReaderFactory
 from ..engine.readers import WholeTextReader
 from ..export.templates._common import PYTHON_LITERAL_MACROS, jinja_string
 from ..types import TextDelta, Tool, ToolsDeclared
+from . import rows
 from .layout import Layout, ToolsBlock
+from .rows import Row
 
 if TYPE_CHECKING:  # the interpreters hand themselves in; importing them here would cycle
     from .jinja import _Emitter
@@ -38,14 +40,24 @@ class PythonToolsBlock(ToolsBlock):
     quote: Quote = "repr"
 
 
+def _derive(layout: Layout) -> tuple[PythonToolsBlock, Row, Row]:
+    block = layout.tools
+    assert isinstance(block, PythonToolsBlock)
+    head = rows.pieces(layout, block.open, "tools")
+    return block, head, rows.pieces(layout, block.close, "tools")
+
+
+_rows_of = rows.per_layout(_derive)
+
+
 def write_listing(render: _Render) -> None:
     """The block, written (called by :mod:`.write` in place of the JSON items)."""
-    block = render.layout.tools
-    assert isinstance(block, PythonToolsBlock)
-    render.fence(block.open, "tools")
+    block, head, tail = _rows_of(render.layout)
     definitions = [dict(tool.definition) for tool in render.tools]
-    render.writer.text(python_literal(definitions, quote=block.quote, path="tools"), "tools")
-    render.fence(block.close, "tools")
+    listing = python_literal(definitions, quote=block.quote, path="tools")
+    rows.write(render.writer, head)
+    render.writer.text(listing, "tools")
+    rows.write(render.writer, tail)
 
 
 class PythonToolsReader(WholeTextReader):
