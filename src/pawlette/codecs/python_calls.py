@@ -949,6 +949,13 @@ _LEAVES = frozenset((str, int, bool, type(None)))
 _isfinite = math.isfinite
 
 
+def plain_json(value: Any) -> bool:
+    """Whether ``value`` is a plain JSON value: only dicts with string keys, lists, strings,
+    ints, finite floats, booleans and None, of exactly those types, nested at most 64 deep.
+    Its ``repr`` then tells it from any other such value (a cache key)."""
+    return _plain(value, _PLAIN_DEPTH)
+
+
 def _plain(value: Any, depth: int) -> bool:
     """Whether ``value`` is only dicts with string keys, lists and plain leaves (exact types)."""
     kind = type(value)

@@ -87,7 +87,7 @@ def decided(layout: Layout, tools: tuple[Tool, ...], messages: int, index: int) 
 
 @dataclass(frozen=True)
 class _Rows:
-    """What the writer derives from the layout once (:func:`.rows.per_layout`): each
+    """What the writer derives from the layout once (:func:`.rows.once_per`): each
     assistant turn's runs of fences as rows, indexed by whether the turn is decided."""
 
     calls: python_calls.PythonCalls
@@ -112,16 +112,19 @@ def _derive(layout: Layout) -> _Rows:
         calls=calls,
         with_parts=layout.parts is not None,
         call_head=(
-            header + rows.pieces(layout, calls.open, "tool_call", True),
-            header + rows.pieces(layout, decision.call, "tool_call", True),
+            Row(header + rows.pieces(layout, calls.open, "tool_call", True)),
+            Row(header + rows.pieces(layout, decision.call, "tool_call", True)),
         ),
-        call_tail=(close + undecided_end + after, close + end + after),
-        text_head=(header, header + rows.pieces(layout, decision.answer, "content", True)),
-        text_tail=end + after,
+        call_tail=(Row(close + undecided_end + after), Row(close + end + after)),
+        text_head=(
+            Row(header),
+            Row(header + rows.pieces(layout, decision.answer, "content", True)),
+        ),
+        text_tail=Row(end + after),
     )
 
 
-_rows_of = rows.per_layout(_derive)
+_rows_of = rows.once_per(_derive)
 
 
 def write_assistant(render: _Render, message: Message, index: int, decide: bool) -> None:
@@ -142,16 +145,16 @@ def write_assistant(render: _Render, message: Message, index: int, decide: bool)
     if message.tool_calls:
         python_calls.check_calls(derived.calls, layout.name, message, index)
         listing = python_calls.encoded(derived.calls, message, index)
-        rows.write(writer, derived.call_head[decide])
+        derived.call_head[decide].write(writer)
         writer.text(listing, "tool_call", trainable=True)
-        rows.write(writer, derived.call_tail[decide])
+        derived.call_tail[decide].write(writer)
         return
-    rows.write(writer, derived.text_head[decide])
+    derived.text_head[decide].write(writer)
     if derived.with_parts:
         parts.write_content(render, message, index, trainable=True)
     else:
         writer.text(text, "content", trainable=True)
-    rows.write(writer, derived.text_tail)
+    derived.text_tail.write(writer)
 
 
 # ------------------------------------------------------------------ parse table

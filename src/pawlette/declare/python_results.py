@@ -89,12 +89,12 @@ def _derive(layout: Layout) -> tuple[PythonResults, Row, Row]:
     results = layout.results
     assert isinstance(results, PythonResults)
     frame = results.frame
-    head = rows.pieces(layout, frame.open, "header")
+    head = Row(rows.pieces(layout, frame.open, "header"))
     tail = rows.pieces(layout, frame.end, "end") + rows.pieces(layout, frame.after, "separator")
-    return results, head, tail
+    return results, head, Row(tail)
 
 
-_rows_of = rows.per_layout(_derive)
+_rows_of = rows.once_per(_derive)
 
 
 def write_results(render: _Render, run: list[tuple[int, Message]]) -> None:
@@ -117,9 +117,9 @@ def write_results(render: _Render, run: list[tuple[int, Message]]) -> None:
     listing = python_literal(values, quote=results.quote, path=f"messages[{first}].content")
     writer = render.writer
     writer.at("tool", first)
-    rows.write(writer, head)
+    head.write(writer)
     writer.text(listing, "tool_result")
-    rows.write(writer, tail)
+    tail.write(writer)
 
 
 # ------------------------------------------------------------------ parse table

@@ -43,11 +43,11 @@ class PythonToolsBlock(ToolsBlock):
 def _derive(layout: Layout) -> tuple[PythonToolsBlock, Row, Row]:
     block = layout.tools
     assert isinstance(block, PythonToolsBlock)
-    head = rows.pieces(layout, block.open, "tools")
-    return block, head, rows.pieces(layout, block.close, "tools")
+    head = Row(rows.pieces(layout, block.open, "tools"))
+    return block, head, Row(rows.pieces(layout, block.close, "tools"))
 
 
-_rows_of = rows.per_layout(_derive)
+_rows_of = rows.once_per(_derive)
 
 
 def write_listing(render: _Render) -> None:
@@ -55,9 +55,9 @@ def write_listing(render: _Render) -> None:
     block, head, tail = _rows_of(render.layout)
     definitions = [dict(tool.definition) for tool in render.tools]
     listing = python_literal(definitions, quote=block.quote, path="tools")
-    rows.write(render.writer, head)
+    head.write(render.writer)
     render.writer.text(listing, "tools")
-    rows.write(render.writer, tail)
+    tail.write(render.writer)
 
 
 class PythonToolsReader(WholeTextReader):
