@@ -258,7 +258,7 @@ _compact: Callable[[Any, int], Any] | None = (
 _INDENTED: dict[str, str] = {}
 MAX_INDENTED = 256
 """Indented texts kept (definitions recur in every request: each is indented once)."""
-MAX_KEPT_KEY = 1 << 16
+MAX_KEPT_KEY = 1 << 14
 """A definition whose compact text is longer is indented every time (a bound on memory)."""
 
 
