@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 
 from pawlette.codecs.python_calls import (
     PythonCallDecoder,
+    _write_literal,
     encode_call,
     encode_calls,
     python_literal,
@@ -810,3 +811,117 @@ def test_fuzz_strict_raises_only_parse_errors(text: str, mode: Any) -> None:
     assert_well_formed(events)
     for _, arguments in calls_of(events):
         assert isinstance(json.loads(arguments), dict)
+
+
+# --------------------------------------------------------------------------- the writer's fast path
+
+# What repr escapes and the literal keeps (private use, unassigned, astral), what both escape
+# (unprintable: controls, no-break and zero-width spaces, separators), and the quotes.
+AWKWARD_CHARACTERS = [
+    *SPECIAL_CHARACTERS, "\ue000", "\U000e0001", "\U0001f600", "\u0378", "\xa0", "\u200b",
+    "\u2028", "\ufeff", "\t", "a", "é", "北",
+]  # fmt: skip
+awkward_strings = st.text(
+    st.one_of(st.characters(), st.sampled_from(AWKWARD_CHARACTERS)), max_size=8
+)
+
+
+class StringKind(str):
+    pass
+
+
+class IntKind(int):
+    def __str__(self) -> str:
+        return "IntKind"
+
+
+# Plain JSON values and what python_literal also takes or refuses (tuples, subclasses,
+# non-string keys, floats that are not finite, sets): the fast path must write what the
+# escaping walk writes, and refuse what it refuses.
+literal_leaves = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(),
+    st.floats(),
+    awkward_strings,
+    awkward_strings.map(StringKind),
+    st.integers(-3, 3).map(IntKind),
+)
+literal_values = st.recursive(
+    literal_leaves,
+    lambda children: (
+        st.lists(children, max_size=3)
+        | st.lists(children, max_size=3).map(tuple)
+        | st.dictionaries(awkward_strings, children, max_size=3)
+        | st.dictionaries(st.integers(0, 3), children, min_size=1, max_size=2)
+        | st.frozensets(st.integers(), max_size=2)
+    ),
+    max_leaves=8,
+)
+ALL_QUOTES = ("'", '"', "repr")
+
+
+def escaping_walk(value: Any, quote: str) -> str:
+    """What python_literal writes without its fast path (the walk that escapes each string)."""
+    out: list[str] = []
+    _write_literal(value, quote, "", out)
+    return "".join(out)
+
+
+def outcome(function: Callable[[], str]) -> tuple[str, str]:
+    try:
+        return ("text", function())
+    except (TypeError, UnsupportedFeature) as error:
+        return (type(error).__name__, str(error))
+
+
+@settings(max_examples=300)
+@given(value=literal_values, quote=st.sampled_from(ALL_QUOTES))
+def test_the_fast_path_writes_what_the_escaping_walk_writes(value: Any, quote: Any) -> None:
+    assert outcome(lambda: python_literal(value, quote=quote)) == outcome(
+        lambda: escaping_walk(value, quote)
+    )
+
+
+@pytest.mark.parametrize("quote", ALL_QUOTES)
+@pytest.mark.parametrize(
+    "text",
+    ["plain", "it's", 'say "hi"', "both ' and \"", "a\\b", "\xa0", "\ue000", "😀", "\u2028"],
+)
+def test_strings_are_written_as_the_escaping_walk_writes_them(text: str, quote: Any) -> None:
+    assert python_literal(text, quote=quote) == escaping_walk(text, quote)
+    assert python_literal({"k": [text]}, quote=quote) == escaping_walk({"k": [text]}, quote)
+
+
+def test_repr_quotes_are_pythons_for_printable_text() -> None:
+    for text in ("plain", "it's", 'say "hi"', "both ' and \"", "a\\b", "北京 é"):
+        assert python_literal(text, quote="repr") == repr(text)
+
+
+def test_a_value_holding_itself_is_refused_as_before() -> None:
+    looped: list[Any] = []
+    looped.append(looped)
+    with pytest.raises(RecursionError):
+        python_literal(looped)
+
+
+@settings(max_examples=150)
+@given(arguments=st.dictionaries(identifier_keys, literal_values, max_size=3), quote=quotes)
+def test_encode_call_writes_each_argument_as_the_walk_does(
+    arguments: dict[str, Any], quote: Any
+) -> None:
+    try:
+        arguments_json = json.dumps(arguments, allow_nan=False)
+    except (TypeError, ValueError):
+        return  # not JSON: encode_call takes JSON text (the refusals are tested above)
+    expected = outcome(
+        lambda: (
+            "f("
+            + ", ".join(
+                f"{key}={escaping_walk(value, quote)}"
+                for key, value in json.loads(arguments_json).items()
+            )
+            + ")"
+        )
+    )
+    assert outcome(lambda: encode_call("f", arguments_json, quote=quote)) == expected

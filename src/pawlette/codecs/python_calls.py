@@ -862,6 +862,14 @@ _REPR_ESCAPES = {
 
 
 def _string_literal(text: str, quote: str) -> str:
+    if text.isprintable():
+        # Nothing to escape but the backslash and a quote (every character the patterns below
+        # escape is unprintable), so the common string takes no regular expression: Python's
+        # repr escapes exactly the backslash and the quote it picks, as ours does.
+        if quote == "repr":
+            return repr(text)
+        if quote not in text and "\\" not in text:
+            return quote + text + quote
     if quote == "repr":
         # Python's repr (MRPromptV3 writes repr): its choice of quote, and its escapes (see
         # REPR_ESCAPED for the few characters left as they are).
@@ -930,6 +938,62 @@ def _write_literal(value: Any, quote: str, place: _Place, out: list[str]) -> Non
         raise TypeError(f"{path or 'value'}: {type(value).__name__}; expected a JSON value")
 
 
+# The fast path: a value of plain JSON types written by Python's own repr (in C).  repr writes
+# dicts, lists, ints, floats, True/False/None and printable strings exactly as _write_literal
+# does ("{'k': [1, 2.5, None]}", the same separators), so where the value holds nothing else
+# and the text shows no escape, repr's text is the literal.  Anything else (a tuple, a
+# subclass, a non-string key, a float that is not finite, a string to escape, nesting deeper
+# than _PLAIN_DEPTH: a value holding itself too) takes _write_literal, errors included.
+_PLAIN_DEPTH = 64
+_LEAVES = frozenset((str, int, bool, type(None)))
+_isfinite = math.isfinite
+
+
+def plain_json(value: Any) -> bool:
+    """Whether ``value`` is a plain JSON value: only dicts with string keys, lists, strings,
+    ints, finite floats, booleans and None, of exactly those types, nested at most 64 deep.
+    Its ``repr`` then tells it from any other such value (a cache key)."""
+    return _plain(value, _PLAIN_DEPTH)
+
+
+def _plain(value: Any, depth: int) -> bool:
+    """Whether ``value`` is only dicts with string keys, lists and plain leaves (exact types)."""
+    kind = type(value)
+    if kind in _LEAVES:
+        return True
+    if kind is float:
+        return _isfinite(value)
+    if depth <= 0:
+        return False
+    if kind is dict:
+        for key in value:
+            if type(key) is not str:
+                return False
+        items = value.values()
+    elif kind is list:
+        items = value
+    else:
+        return False
+    for item in items:
+        kind = type(item)
+        if kind in _LEAVES:
+            continue
+        if not _plain(item, depth - 1):
+            return False
+    return True
+
+
+def _repr_text(text: str, quote: str) -> str | None:
+    """``repr``'s text of a plain value if it is the literal in ``quote`` (else None)."""
+    if "\\" in text:  # a string repr escaped: _string_literal decides what to keep
+        return None
+    if quote == "repr":
+        return text
+    if quote == "'" and '"' not in text:  # every string in single quotes, none holding one
+        return text
+    return None
+
+
 def python_literal(value: Any, *, quote: Quote = "'", path: str = "") -> str:
     """A JSON value written as a Python literal that :class:`PythonCallDecoder` reads back.
 
@@ -942,6 +1006,10 @@ def python_literal(value: Any, *, quote: Quote = "'", path: str = "") -> str:
     >>> python_literal({"k": [1, 2.5, None, True, "it's"]})
     "{'k': [1, 2.5, None, True, 'it\\\\'s']}"
     """
+    if _plain(value, _PLAIN_DEPTH):
+        text = _repr_text(repr(value), quote)
+        if text is not None:
+            return text
     out: list[str] = []
     _write_literal(value, quote, path, out)
     return "".join(out)
@@ -960,31 +1028,55 @@ def encode_call(name: str, arguments_json: str, *, quote: Quote = "'", path: str
     >>> encode_call("get_weather", '{"city": "Paris", "days": 3}', quote='"')
     'get_weather(city="Paris", days=3)'
     """
-    prefix = f"{path}." if path else ""
     expected = "a Python identifier that is not a keyword"
-    if not _is_plain_identifier(name):
+    if not _identifier(name):
+        prefix = f"{path}." if path else ""
         raise UnsupportedFeature(f"{prefix}name", f"the function name {name!r}", expected)
-    arguments_path = f"{prefix}arguments"
     try:
-        arguments = json.loads(arguments_json, parse_constant=_refuse_constant)
+        arguments = (
+            _ARGUMENTS.decode(arguments_json)
+            if not arguments_json.startswith("\ufeff")
+            else json.loads(arguments_json, parse_constant=_refuse_constant)  # its BOM error
+        )
     except ValueError as error:
-        raise RequestError(arguments_path, f"not valid JSON ({error})", "a JSON object") from error
-    if not isinstance(arguments, dict):
-        found = f"a JSON {type(arguments).__name__}"
-        raise RequestError(arguments_path, found, "a JSON object")
+        where = f"{path}.arguments" if path else "arguments"
+        raise RequestError(where, f"not valid JSON ({error})", "a JSON object") from error
+    if type(arguments) is not dict:
+        where = f"{path}.arguments" if path else "arguments"
+        raise RequestError(where, f"a JSON {type(arguments).__name__}", "a JSON object")
     parts: list[str] = []
     for key, value in arguments.items():
-        if not _is_plain_identifier(key):
+        if not _identifier(key):
             raise UnsupportedFeature(
-                arguments_path,
+                f"{path}.arguments" if path else "arguments",
                 f"the argument name {key!r}",
                 expected,
                 "Python-call formats write arguments as keyword arguments",
             )
-        out = [key, "="]
-        _write_literal(value, quote, f"{arguments_path}.{key}", out)
-        parts.append("".join(out))
+        # json.loads made the value, so it is plain but for a float out of range (1e400).
+        text = _repr_text(repr(value), quote) if _plain(value, _PLAIN_DEPTH) else None
+        if text is None:
+            out: list[str] = []
+            where = f"{path}.arguments.{key}" if path else f"arguments.{key}"
+            _write_literal(value, quote, where, out)
+            text = "".join(out)
+        parts.append(f"{key}={text}")
     return f"{name}({', '.join(parts)})"
+
+
+_ARGUMENTS = json.JSONDecoder(parse_constant=_refuse_constant)
+"""``json.loads(text, parse_constant=...)`` builds a decoder per call; this one is built once."""
+_IDENTIFIERS: dict[str, bool] = {}
+"""Names already checked by :func:`_is_plain_identifier` (the same few recur in every render)."""
+
+
+def _identifier(name: str) -> bool:
+    known = _IDENTIFIERS.get(name)
+    if known is None:
+        known = _is_plain_identifier(name)
+        if len(_IDENTIFIERS) < 4096:  # bounded: names come from requests
+            _IDENTIFIERS[name] = known
+    return known
 
 
 def encode_calls(

@@ -32,12 +32,13 @@ from typing import TYPE_CHECKING
 from ..blocks.tool_choice import ForcedPrefixes
 from ..engine.machine import Parser
 from ..engine.readers import ContentReader
-from ..errors import FormatError
+from ..errors import FormatError, UnsupportedFeature
 from ..export.grammar_ast import Marker as Special
 from ..export.grammar_ast import Node, Rules, alt, optional, seq
 from ..types import Message, Tool
-from . import python_calls
+from . import parts, python_calls, rows
 from .layout import Fence, Layout
+from .rows import Row
 
 if TYPE_CHECKING:  # the interpreters hand themselves in; importing them here would cycle
     from ..export.grammar import ToolChoice, TurnGrammar
@@ -84,44 +85,76 @@ def decided(layout: Layout, tools: tuple[Tool, ...], messages: int, index: int) 
 # ------------------------------------------------------------------ writer
 
 
-def write_assistant(render: _Render, message: Message, index: int, decide: bool) -> None:
-    """The writer's assistant turn in a layout with decision tokens."""
-    layout = render.layout
+@dataclass(frozen=True)
+class _Rows:
+    """What the writer derives from the layout once (:func:`.rows.once_per`): each
+    assistant turn's runs of fences as rows, indexed by whether the turn is decided."""
+
+    calls: python_calls.PythonCalls
+    with_parts: bool  # content parts (:mod:`.parts`) write the answer
+    call_head: tuple[Row, Row]  # the header, then the calls' open or the call token
+    call_tail: tuple[Row, Row]  # the calls' close, the end (undecided or not), what follows
+    text_head: tuple[Row, Row]  # the header, then (decided) the answer token
+    text_tail: Row  # the end and what follows
+
+
+def _derive(layout: Layout) -> _Rows:
     decision = check(layout)
     calls = layout.calls
     assert isinstance(calls, python_calls.PythonCalls)
     frame = layout.frames["assistant"]
-    render.writer.at("assistant", index)
-    render.fence(frame.open, "header")
-    if message.reasoning is not None or message.reasoning_steps is not None:
-        from ..errors import UnsupportedFeature
+    header = rows.pieces(layout, frame.open, "header")
+    after = rows.pieces(layout, frame.after, "separator")
+    end = rows.pieces(layout, frame.end, "end", True)
+    undecided_end = rows.pieces(layout, decision.undecided_end or frame.end, "end", True)
+    close = rows.pieces(layout, calls.close, "tool_call", True)
+    return _Rows(
+        calls=calls,
+        with_parts=layout.parts is not None,
+        call_head=(
+            Row(header + rows.pieces(layout, calls.open, "tool_call", True)),
+            Row(header + rows.pieces(layout, decision.call, "tool_call", True)),
+        ),
+        call_tail=(Row(close + undecided_end + after), Row(close + end + after)),
+        text_head=(
+            Row(header),
+            Row(header + rows.pieces(layout, decision.answer, "content", True)),
+        ),
+        text_tail=Row(end + after),
+    )
 
+
+_rows_of = rows.once_per(_derive)
+
+
+def write_assistant(render: _Render, message: Message, index: int, decide: bool) -> None:
+    """The writer's assistant turn in a layout with decision tokens."""
+    layout = render.layout
+    derived = _rows_of(layout)
+    writer = render.writer
+    writer.at("assistant", index)
+    if message.reasoning is not None or message.reasoning_steps is not None:
         raise UnsupportedFeature(
             f"messages[{index}].reasoning_content", "reasoning", f"none: {layout.name}"
         )
-    from .write import message_text
+    text = ""
+    if not derived.with_parts:
+        from .write import message_text  # (write imports this module)
 
-    parts = layout.parts is not None  # content parts (:mod:`.parts`) write the answer
-    text = message.text if parts else message_text(message, index, layout.name)
-    end = frame.end
+        text = message_text(message, index, layout.name)  # refuses names, metadata, parts
     if message.tool_calls:
-        python_calls.check_calls(calls, layout.name, message, index)
-        render.fence(decision.call if decide else calls.open, "tool_call", trainable=True)
-        listing = python_calls.encoded(calls, message, index)
-        render.writer.text(listing, "tool_call", trainable=True)
-        render.fence(calls.close, "tool_call", trainable=True)
-        end = end if decide or not decision.undecided_end else decision.undecided_end
+        python_calls.check_calls(derived.calls, layout.name, message, index)
+        listing = python_calls.encoded(derived.calls, message, index)
+        derived.call_head[decide].write(writer)
+        writer.text(listing, "tool_call", trainable=True)
+        derived.call_tail[decide].write(writer)
+        return
+    derived.text_head[decide].write(writer)
+    if derived.with_parts:
+        parts.write_content(render, message, index, trainable=True)
     else:
-        if decide:
-            render.fence(decision.answer, "content", trainable=True)
-        if parts:
-            from .parts import write_content
-
-            write_content(render, message, index, trainable=True)
-        else:
-            render.writer.text(text, "content", trainable=True)
-    render.fence(end, "end", trainable=True)
-    render.fence(frame.after, "separator")
+        writer.text(text, "content", trainable=True)
+    derived.text_tail.write(writer)
 
 
 # ------------------------------------------------------------------ parse table

@@ -85,10 +85,15 @@ def image_rule(layout: Layout) -> Callable[[ImagePart], int]:
 def write_content(render: _Render, message: Message, index: int, *, trainable: bool) -> None:
     """A message's content parts (names and metadata refused as :func:`.write.message_text`
     refuses them)."""
-    from .write import message_text
+    content = message.content or ()
+    if len(content) == 1 and message.name is None and not message.metadata:
+        (part,) = content
+        if type(part) is TextPart:  # the common case, checked inline
+            render.writer.text(part.text, "content", trainable=trainable)
+            return
+    from .write import message_text  # (write imports this module's importers)
 
     layout = render.layout
-    content = message.content or ()
     if all(type(part) is TextPart for part in content):  # text only: the plain writer's path
         render.writer.text(
             message_text(message, index, layout.name), "content", trainable=trainable

@@ -28,13 +28,15 @@ import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ..blocks.results import result_text, result_value, results_in_call_order
+from ..blocks.results import result_text, results_in_call_order
 from ..codecs.python_calls import Quote, python_literal
 from ..engine.readers import WholeTextReader
 from ..errors import UnsupportedFeature
 from ..export.templates._common import jinja_string
 from ..types import Message, MetadataItem, TextDelta, TextPart
+from . import rows
 from .layout import Frame, Layout
+from .rows import Row
 
 if TYPE_CHECKING:  # the interpreters hand themselves in; importing them here would cycle
     from .jinja import _Emitter
@@ -54,41 +56,70 @@ class PythonResults:
 # ------------------------------------------------------------------ writer
 
 
+_WHITESPACE = " \t\n\r"  # JSON's
+_decode = json.JSONDecoder().raw_decode
+_check_finite = json.JSONEncoder(allow_nan=False).encode
+
+
 def written_value(content: str) -> object:
-    """A result as ``MRPromptV3`` writes it: its JSON value (a JSON string too), else the text."""
-    value = result_value(content)
-    if value is content:
-        try:
-            decoded = json.loads(content)
-        except ValueError:
-            return content
-        if isinstance(decoded, str):
-            return decoded
+    """A result as ``MRPromptV3`` writes it: its JSON value (a JSON string too), else the text
+    (what :func:`~pawlette.blocks.results.result_value` reads, JSON strings decoded).
+
+    ``json.loads`` as its parts, so that text that only starts as JSON (``25°C, sunny``: the
+    usual result) is known without a failed parse: raising costs more than the rest.
+    """
+    start = len(content) - len(content.lstrip(_WHITESPACE))
+    try:
+        value, end = _decode(content, start)
+    except ValueError:
+        return content
+    if end != len(content) and content[end:].strip(_WHITESPACE):
+        return content  # JSON followed by more text (json.loads' "Extra data")
+    if isinstance(value, str):
+        return value
+    try:
+        _check_finite(value)  # NaN and infinities are not JSON values
+    except ValueError:
+        return content
     return value
+
+
+def _derive(layout: Layout) -> tuple[PythonResults, Row, Row]:
+    """The results turn's fences as rows: the header, and the end with what follows it."""
+    results = layout.results
+    assert isinstance(results, PythonResults)
+    frame = results.frame
+    head = Row(rows.pieces(layout, frame.open, "header"))
+    tail = rows.pieces(layout, frame.end, "end") + rows.pieces(layout, frame.after, "separator")
+    return results, head, Row(tail)
+
+
+_rows_of = rows.once_per(_derive)
 
 
 def write_results(render: _Render, run: list[tuple[int, Message]]) -> None:
     """One results turn for a run of tool messages (called by :mod:`.write`)."""
-    results = render.layout.results
-    assert isinstance(results, PythonResults)
+    results, head, tail = _rows_of(render.layout)
     first = run[0][0]
     for index, message in run:
         if message.metadata:
             raise UnsupportedFeature(f"messages[{index}].metadata", "metadata", "none")
-        for number, part in enumerate(message.content or ()):
-            if not isinstance(part, TextPart):
-                path = f"messages[{index}].content[{number}]"
-                raise UnsupportedFeature(path, f"a {type(part).__name__}", "text parts only")
+        content = message.content
+        if content and (len(content) != 1 or type(content[0]) is not TextPart):
+            for number, part in enumerate(content):
+                if not isinstance(part, TextPart):
+                    path = f"messages[{index}].content[{number}]"
+                    raise UnsupportedFeature(path, f"a {type(part).__name__}", "text parts only")
     before = render.messages[first - 1] if first > 0 else None
     calls = [call.id for call in before.tool_calls] if before is not None else []
     ordered = results_in_call_order([message for _, message in run], calls)
     values = [None if slot is None else written_value(slot.text) for slot in ordered]
-    render.writer.at("tool", first)
-    render.fence(results.frame.open, "header")
     listing = python_literal(values, quote=results.quote, path=f"messages[{first}].content")
-    render.writer.text(listing, "tool_result")
-    render.fence(results.frame.end, "end")
-    render.fence(results.frame.after, "separator")
+    writer = render.writer
+    writer.at("tool", first)
+    head.write(writer)
+    writer.text(listing, "tool_result")
+    tail.write(writer)
 
 
 # ------------------------------------------------------------------ parse table

@@ -16,15 +16,18 @@ writes the tools, so the turn grammar has no part here.
 
 from __future__ import annotations
 
+import marshal
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ..codecs.python_calls import Quote, python_literal
 from ..engine.machine import Parser, ReaderFactory
 from ..engine.readers import WholeTextReader
 from ..export.templates._common import PYTHON_LITERAL_MACROS, jinja_string
 from ..types import TextDelta, Tool, ToolsDeclared
+from . import rows
 from .layout import Layout, ToolsBlock
+from .rows import Row
 
 if TYPE_CHECKING:  # the interpreters hand themselves in; importing them here would cycle
     from .jinja import _Emitter
@@ -38,14 +41,51 @@ class PythonToolsBlock(ToolsBlock):
     quote: Quote = "repr"
 
 
+def _derive(layout: Layout) -> tuple[PythonToolsBlock, Row, Row]:
+    block = layout.tools
+    assert isinstance(block, PythonToolsBlock)
+    head = Row(rows.pieces(layout, block.open, "tools"))
+    return block, head, Row(rows.pieces(layout, block.close, "tools"))
+
+
+_rows_of = rows.once_per(_derive)
+
+
+_LISTINGS: dict[bytes, str] = {}
+MAX_LISTINGS = 256
+"""Listings kept (the same tools come with every request: each is written once)."""
+MAX_KEPT_KEY = 1 << 14
+"""A listing whose key is longer is written every time (a bound on memory)."""
+
+
+def listing(definitions: list[dict[str, Any]], quote: Quote) -> str:
+    """The tools as one Python literal, kept: keyed by the definitions' ``marshal`` bytes
+    (format 2, without references), which only exact built-in types have and which tell any
+    two values apart (an ``int`` key from a ``str`` one, ``True`` from ``1``), so one key is
+    one literal.  A value ``marshal`` refuses (a subclass, an object) is written each time,
+    and refused, by :func:`~pawlette.codecs.python_calls.python_literal` itself."""
+    try:
+        key = marshal.dumps((quote, definitions), 2)
+    except ValueError:
+        return python_literal(definitions, quote=quote, path="tools")
+    found = _LISTINGS.get(key)
+    if found is None:
+        found = python_literal(definitions, quote=quote, path="tools")
+        if len(key) <= MAX_KEPT_KEY:
+            if len(_LISTINGS) >= MAX_LISTINGS:
+                _LISTINGS.clear()
+            _LISTINGS[key] = found
+    return found
+
+
 def write_listing(render: _Render) -> None:
     """The block, written (called by :mod:`.write` in place of the JSON items)."""
-    block = render.layout.tools
-    assert isinstance(block, PythonToolsBlock)
-    render.fence(block.open, "tools")
+    block, head, tail = _rows_of(render.layout)
     definitions = [dict(tool.definition) for tool in render.tools]
-    render.writer.text(python_literal(definitions, quote=block.quote, path="tools"), "tools")
-    render.fence(block.close, "tools")
+    text = listing(definitions, block.quote)
+    head.write(render.writer)
+    render.writer.text(text, "tools")
+    tail.write(render.writer)
 
 
 class PythonToolsReader(WholeTextReader):

@@ -38,7 +38,9 @@ from ...types import (
     ToolCallEnd,
     ToolCallStart,
 )
+from .. import rows
 from ..layout import Marker
+from ..rows import Row
 from .spans import (
     Block,
     EdgeNewlines,
@@ -198,30 +200,75 @@ class _CallArgumentsReader:
             parser.emit(ToolCallEnd(block.index))
 
 
+CallKind = Literal["tool_call", "action"]
+"""The segment kind a call is written with (a function call's, an action's)."""
+
+
+@dataclass(frozen=True)
+class _CallRows:
+    """A call's and a result's fences as rows (:mod:`..rows`), one set per call block."""
+
+    start: dict[CallKind, Row]  # by kind ("tool_call", "action"): "\n<start>"
+    arguments: dict[CallKind, Row]  # "<arguments>"
+    close: dict[CallKind, Row]  # "<close>"
+    result_start: Row  # "\n" before a result
+    result_end: Row  # "\n<result_end>\n"
+
+
+def _derive(call: InlineCall) -> _CallRows:
+    kinds: tuple[CallKind, ...] = ("tool_call", "action")
+    end = Row(())
+    if call.result_end is not None:
+        end = Row(
+            (
+                (False, "\n", "tool_result", False),
+                (True, call.result_end.text, "tool_result", False),
+                (False, "\n", "separator", False),
+            )
+        )
+    return _CallRows(
+        start={
+            kind: Row(((False, "\n", kind, True), (True, call.start.text, kind, True)))
+            for kind in kinds
+        },
+        arguments={kind: Row(((True, call.arguments.text, kind, True),)) for kind in kinds},
+        close={kind: Row(((True, call.close.text, kind, True),)) for kind in kinds},
+        result_start=Row(((False, "\n", "tool_result", False),)),
+        result_end=end,
+    )
+
+
+_rows_of = rows.once_per(_derive)
+
+
 def write_call(
-    writer: Writer, call: InlineCall, name: str, arguments: str, kind: str, where: str
+    writer: Writer,
+    call: InlineCall,
+    name: str,
+    arguments: str,
+    kind: CallKind,
+    where: str,
 ) -> None:
     """``\\n<start>name<arguments>ARGUMENTS<close>`` (trainable: the model writes it)."""
     if not name:
         raise RequestError(where, "an empty name", "a function or action name")
-    writer.raw("\n", kind, trainable=True)
-    writer.marker(call.start.text, kind, trainable=True)
+    derived = _rows_of(call)
+    derived.start[kind].write(writer)
     writer.text(name, kind, trainable=True)
-    writer.marker(call.arguments.text, kind, trainable=True)
+    derived.arguments[kind].write(writer)
     writer.text(arguments.strip(), kind, trainable=True)
-    writer.marker(call.close.text, kind, trainable=True)
+    derived.close[kind].write(writer)
 
 
 def write_result(writer: Writer, call: InlineCall, texts: list[str]) -> None:
     """An in-turn result, ``\\n{result}\\n<result_end>\\n``: written by the system (not
     trainable); the assistant turn resumes after it."""
     assert call.result_end is not None
-    writer.raw("\n", "tool_result")
+    derived = _rows_of(call)
+    derived.result_start.write(writer)
     for text in texts:
         writer.text(text, "tool_result")
-    writer.raw("\n", "tool_result")
-    writer.marker(call.result_end.text, "tool_result")
-    writer.raw("\n", "separator")
+    derived.result_end.write(writer)
 
 
 JINJA = r"""{%- macro arguments_text(value, where) -%}

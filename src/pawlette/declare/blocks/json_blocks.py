@@ -14,6 +14,7 @@ All of the concepts' interpreters are here: writers, readers, Jinja macros and g
 
 from __future__ import annotations
 
+import json.encoder
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import partial
@@ -30,7 +31,9 @@ from ...export.templates._common import fill, jinja_string
 from ...export.text_language import text_terminal
 from ...export.turns._common import ANY_OBJECT
 from ...types import ContentPart, Event, PartAdded, Tool, ToolsDeclared
+from .. import rows
 from ..layout import Marker
+from ..rows import Row
 from .spans import Block, Trim, close_json_block, continue_block, fail, open_block
 
 
@@ -204,17 +207,87 @@ def write_json_block(
     *,
     trainable: bool,
     edge_after: bool = True,
+    recurring: bool = False,
 ) -> None:
     """``\\n<open>\\n{json}\\n<close>\\n`` (``edge_after``: with the last newline; a
-    tool definition has none, the next one or the turn's end follows)."""
-    writer.raw("\n", kind, trainable=trainable)
-    writer.marker(block.open.text, kind, trainable=trainable)
-    writer.raw("\n", kind, trainable=trainable)
-    writer.text(indented_json(dict(value)), kind, trainable=trainable)
-    writer.raw("\n", kind, trainable=trainable)
-    writer.marker(block.close.text, kind, trainable=trainable)
-    if edge_after:
-        writer.raw("\n", kind, trainable=trainable)
+    tool definition has none, the next one or the turn's end follows; ``recurring``: a
+    value that comes back in other requests, a tool definition, whose text is kept)."""
+    head, tail = _block_rows(block, kind, trainable, edge_after)
+    text = recurring_json(value) if recurring else indented_json(dict(value))
+    head.write(writer)
+    writer.text(text, kind, trainable=trainable)
+    tail.write(writer)
+
+
+def _block_rows(block: JsonBlock, kind: str, trainable: bool, edge_after: bool) -> tuple[Row, Row]:
+    known = _rows_of(block)
+    key = (kind, trainable, edge_after)
+    found = known.get(key)
+    if found is None:
+        newline = (False, "\n", kind, trainable)
+        head = (newline, (True, block.open.text, kind, trainable), newline)
+        tail = (newline, (True, block.close.text, kind, trainable))
+        found = known[key] = (Row(head), Row((*tail, newline) if edge_after else tail))
+    return found
+
+
+def _no_rows(block: JsonBlock) -> dict[tuple[str, bool, bool], tuple[Row, Row]]:
+    return {}  # filled by _block_rows: a block is written in a few kinds
+
+
+_rows_of = rows.once_per(_no_rows)
+
+
+def _refuse(value: object) -> Any:
+    raise TypeError(f"{type(value).__name__} is not a JSON value")
+
+
+# A compact JSON encoder (C) built once: ``JSONEncoder.encode`` builds one in every call, which
+# costs more than encoding a tool definition.  It keeps no record of the containers it is in
+# (a value holding itself recurses until Python stops it, and then takes the slow path).
+# Without the C encoder (another Python), nothing is kept.
+_make_encoder = getattr(json.encoder, "c_make_encoder", None)  # None: no C encoder here
+_compact: Callable[[Any, int], Any] | None = (
+    None
+    if _make_encoder is None
+    else _make_encoder(
+        None, _refuse, json.encoder.encode_basestring, None, ": ", ", ", False, False, True
+    )
+)
+
+_INDENTED: dict[str, str] = {}
+MAX_INDENTED = 256
+"""Indented texts kept (definitions recur in every request: each is indented once)."""
+MAX_KEPT_KEY = 1 << 14
+"""A definition whose compact text is longer is indented every time (a bound on memory)."""
+
+
+def recurring_json(value: Mapping[str, Any]) -> str:
+    """An object as :func:`~pawlette.engine.json_text.indented_json` writes it, kept.
+
+    Tool definitions come in every request, so the text of each is kept, keyed by the
+    object's compact JSON text (from a C encoder: a fraction of the cost of indenting).  The
+    key is exact: ``json.dumps`` with ``indent`` writes the very tokens it writes without,
+    only laid out, so one compact text has one indented text.  (The one value json's two
+    encoders read apart, a list subclass whose iteration is not its items, is no JSON a
+    request carries.)  A value the encoder refuses is indented (and refused) by
+    ``indented_json`` itself.
+    """
+    plain = dict(value)
+    if _compact is None:
+        return indented_json(plain)
+    try:
+        key = "".join(_compact(plain, 0))
+    except (TypeError, ValueError, RecursionError):
+        return indented_json(plain)
+    found = _INDENTED.get(key)
+    if found is None:
+        found = indented_json(plain)
+        if len(key) <= MAX_KEPT_KEY:
+            if len(_INDENTED) >= MAX_INDENTED:
+                _INDENTED.clear()
+            _INDENTED[key] = found
+    return found
 
 
 def write_headed(

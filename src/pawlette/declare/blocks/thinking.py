@@ -26,7 +26,9 @@ from ...export.grammar_ast import Marker as MarkerNode
 from ...export.templates._common import fill, jinja_string
 from ...export.text_language import text_terminal
 from ...types import Message, ReasoningDelta, ReasoningStepAdded, ThinkStep
+from .. import rows
 from ..layout import Marker
+from ..rows import Pieces, Row
 from .spans import NEWLINE, Trim
 
 PARTS = ("preamble", "title", "reasoning", "conclusion")
@@ -153,21 +155,36 @@ def write(writer: Writer, thinking: StructuredThinking, message: Message, index:
             "the preamble, then each step's title, reasoning and conclusion, one per line",
             "Leave reasoning_content out to write the steps alone",
         )
-    writer.raw("\n", "reasoning", trainable=True)
-    writer.marker(thinking.start.text, "reasoning", trainable=True)
+    derived = _rows_of(thinking)
+    derived[0].write(writer)
     writer.text(preamble, "reasoning", trainable=True)
     for step in steps:
-        for marker, text in (
-            (thinking.step, step.title),
-            (thinking.reasoning, step.reasoning),
-            (thinking.conclusion, step.conclusion),
+        for row, text in zip(
+            derived[1:4], (step.title, step.reasoning, step.conclusion), strict=True
         ):
-            writer.raw("\n", "reasoning", trainable=True)
-            writer.marker(marker.text, "reasoning", trainable=True)
+            row.write(writer)
             writer.text(text, "reasoning", trainable=True)
-    writer.raw("\n", "reasoning", trainable=True)
-    writer.marker(thinking.end.text, "reasoning", trainable=True)
-    writer.raw("\n", "reasoning", trainable=True)
+    derived[4].write(writer)
+
+
+def _derive(thinking: StructuredThinking) -> tuple[Row, Row, Row, Row, Row]:
+    """The block's fences as rows: ``\\n<start>``, ``\\n<step>``, ``\\n<reasoning>``,
+    ``\\n<conclusion>``, and ``\\n<end>\\n``."""
+
+    def opening(marker: Marker) -> Pieces:
+        return ((False, "\n", "reasoning", True), (True, marker.text, "reasoning", True))
+
+    closing = (*opening(thinking.end), (False, "\n", "reasoning", True))
+    return (
+        Row(opening(thinking.start)),
+        Row(opening(thinking.step)),
+        Row(opening(thinking.reasoning)),
+        Row(opening(thinking.conclusion)),
+        Row(closing),
+    )
+
+
+_rows_of = rows.once_per(_derive)
 
 
 def table_rows(

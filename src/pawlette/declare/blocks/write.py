@@ -23,7 +23,9 @@ from ...types import (
     ToolCall,
     VoicePart,
 )
+from .. import rows
 from ..layout import Layout, Marker
+from ..rows import Row
 from ..write import WriteConversation
 from . import BlockTurns, blocks_of, inline_calls, json_blocks, thinking, tiling
 
@@ -37,12 +39,85 @@ def _marker(layout: Layout, role: Role, which: Literal["open", "end"]) -> str:
     return piece.text
 
 
+class _Rows:
+    """What the writer derives from a layout once (:func:`..rows.once_per`): its blocks, and
+    its scaffolding as rows (:mod:`..rows`)."""
+
+    __slots__ = (
+        "begin",
+        "blocks",
+        "closes",
+        "end",
+        "ended",
+        "known",
+        "markers",
+        "opens",
+        "tools_end",
+    )
+
+    def __init__(self, layout: Layout) -> None:
+        self.blocks: BlockTurns = blocks_of(layout)
+        self.markers: dict[tuple[Role, str], str] = {
+            (role, which): _marker(layout, role, which)
+            for role in layout.frames
+            for which in ("open", "end")
+        }
+        self.begin = Row(
+            tuple(
+                (True, piece.text, "begin", False)  # type: ignore[union-attr]
+                for piece in layout.begin  # every piece a marker, as block layouts declare it
+            )
+        )
+        self.end = Row(
+            ((False, "\n", "separator", False), (True, self.blocks.end.text, "end", False))
+        )
+        self.known: dict[tuple[str, str, bool], Row] = {}
+        roles: list[Role] = [
+            role for role in ("system", "user", "assistant") if role in layout.frames
+        ]
+        # A turn's opening after another turn, and first in the text (indexed by "first").
+        self.opens = {
+            role: (
+                self.turn(self.markers[role, "open"], "header", False),
+                self.turn(self.markers[role, "open"], "header", True),
+            )
+            for role in roles
+        }
+        self.closes = {
+            role: Row(((True, self.markers[role, "end"], "close", False),)) for role in roles
+        }
+        # The system turn's end after the tool definitions, and the assistant's own end.
+        self.tools_end = Row(
+            (
+                (False, "\n", "separator", False),
+                (True, self.markers["system", "end"], "close", False),
+            )
+        )
+        self.ended = Row(((True, self.markers["assistant", "end"], "end", True),))
+
+    def turn(self, marker: str, kind: str, first: bool) -> Row:
+        """A turn's opening: the separator before it (``\\n`` first, else ``\\n\\n``) and
+        its marker."""
+        key = (marker, kind, first)
+        found = self.known.get(key)
+        if found is None:
+            separator = "\n" if first else "\n\n"
+            found = Row(((False, separator, "separator", False), (True, marker, kind, False)))
+            self.known[key] = found
+        return found
+
+
+_rows_of = rows.once_per(_Rows)
+_ACTION_EDGE = Row(((False, "\n", "action", True),))
+
+
 class Render:
     """Writes one conversation; tracks an assistant turn left open by calls and results."""
 
     def __init__(self, layout: Layout, writer: Writer, tools: tuple[Tool, ...]) -> None:
         self.layout = layout
-        self.blocks: BlockTurns = blocks_of(layout)
+        self.derived = derived = _rows_of(layout)
+        self.blocks: BlockTurns = derived.blocks
         self.writer = writer
         self.tools = tools
         for number, tool in enumerate(tools):
@@ -61,12 +136,12 @@ class Render:
     def run(self, messages: tuple[Message, ...], prompt: Prompt) -> None:
         writer, layout = self.writer, self.layout
         writer.at(None, -1)
-        for piece in layout.begin:
-            writer.marker(piece.text, "begin")  # type: ignore[union-attr]
+        derived = self.derived
+        derived.begin.write(writer)
         if self.tools and (not messages or messages[0].role != "system"):
-            self.begin_turn("system", -1, _marker(layout, "system", "open"))
+            self.open_turn_of("system", -1)
             self.definitions()
-            writer.marker(_marker(layout, "system", "end"), "close")
+            derived.closes["system"].write(writer)
         for index, message in enumerate(messages):
             self.message(message, index)
         if self.pending is not None:
@@ -79,7 +154,7 @@ class Render:
             return  # the text ends where the model stopped, at the call's close
         if prompt == "assistant":
             if self.open_turn is None:  # else the turn resumes after the result
-                opening = _marker(layout, "assistant", "open")
+                opening = self.derived.markers["assistant", "open"]
                 self.begin_turn("assistant", len(messages), opening, "generation_prompt")
             return
         self.close_open_turn()
@@ -90,19 +165,23 @@ class Render:
             self.begin_turn("assistant", len(messages), output, "generation_prompt")
             return
         writer.at(None, -1)
-        writer.raw("\n", "separator")
-        writer.marker(self.blocks.end.text, "end")
+        self.derived.end.write(writer)
 
     def begin_turn(self, role: Role, index: int, marker: str, kind: str = "header") -> None:
         self.writer.at(role, index)
-        self.writer.raw("\n\n" if self.turns else "\n", "separator")
-        self.writer.marker(marker, kind)
+        self.derived.turn(marker, kind, not self.turns).write(self.writer)
+        self.turns += 1
+
+    def open_turn_of(self, role: Role, index: int) -> None:
+        """:meth:`begin_turn` with the role's own opening marker."""
+        self.writer.at(role, index)
+        self.derived.opens[role][not self.turns].write(self.writer)
         self.turns += 1
 
     def close_open_turn(self) -> None:
         if self.open_turn is not None:
             self.writer.at("tool", self.open_turn)
-            self.writer.marker(_marker(self.layout, "assistant", "end"), "close")
+            self.derived.closes["assistant"].write(self.writer)
             self.open_turn = None
 
     def message(self, message: Message, index: int) -> None:
@@ -135,21 +214,22 @@ class Render:
         self.close_open_turn()
         writer = self.writer
         if role == "system":
-            self.begin_turn("system", index, _marker(layout, "system", "open"))
+            self.open_turn_of("system", index)
             self.text_only(message, index, "content", trainable=False)
             if index == 0 and self.tools:
                 self.definitions()
-                writer.raw("\n", "separator")
-            writer.marker(_marker(layout, "system", "end"), "close")
+                self.derived.tools_end.write(writer)
+            else:
+                self.derived.closes["system"].write(writer)
         elif role == "user":
-            self.begin_turn("user", index, _marker(layout, "user", "open"))
+            self.open_turn_of("user", index)
             self.user_body(message, index)
-            writer.marker(_marker(layout, "user", "end"), "close")
+            self.derived.closes["user"].write(writer)
         elif image is not None and self.blocks.tiling is not None:
             self.begin_turn("assistant", index, self.blocks.tiling.output.text)
             tiling.write_output(writer, self.blocks.tiling, layout.options, image, index)
         else:
-            self.begin_turn("assistant", index, _marker(layout, "assistant", "open"))
+            self.open_turn_of("assistant", index)
             self.assistant_body(message, index)
 
     # pieces ------------------------------------------------------------------------------
@@ -158,7 +238,13 @@ class Render:
         for tool in self.tools:
             block = self.blocks.definitions[tool.kind]
             json_blocks.write_json_block(
-                self.writer, block, tool.definition, "tools", trainable=False, edge_after=False
+                self.writer,
+                block,
+                tool.definition,
+                "tools",
+                trainable=False,
+                edge_after=False,
+                recurring=True,
             )
 
     def texts(self, message: Message, index: int) -> list[str]:
@@ -230,7 +316,7 @@ class Render:
                 inline_calls.write_call(
                     writer, blocks.actions, part.name, part.arguments, "action", where
                 )
-                writer.raw("\n", "action", trainable=True)
+                _ACTION_EDGE.write(writer)
             elif isinstance(part, ImageRequestPart) and blocks.image_requests is not None:
                 json_blocks.write_json_block(
                     writer, blocks.image_requests, part.request, "image_request", trainable=True
@@ -260,7 +346,7 @@ class Render:
             )
             self.pending = (index, call)
         else:
-            writer.marker(_marker(self.layout, "assistant", "end"), "end", trainable=True)
+            self.derived.ended.write(writer)
 
     def result(self, message: Message, index: int) -> None:
         if self.pending is None:
