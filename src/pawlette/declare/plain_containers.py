@@ -19,7 +19,6 @@ from __future__ import annotations
 import json
 import json.encoder
 import json.scanner
-import marshal
 import math
 from collections.abc import Callable, Collection
 from json.encoder import encode_basestring as string  # json_string of a str, without its steps
@@ -27,6 +26,7 @@ from operator import itemgetter
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from ..engine.json_text import compact_json
+from ..engine.kept import Kept, marshal_key
 from ..engine.lexer import escape_text, marker_pattern, marker_scan
 from ..engine.writer import MAX_CACHED_INDEX
 from ..json_values import MAX_INTEGER_DIGITS, MAX_JSON_DEPTH, json_value_problem
@@ -119,42 +119,21 @@ def _checked_arguments(text: str) -> bool:
     return json_value_problem(value) is None
 
 
-class _ToolsText:
+def _tools_text_kept() -> Callable[[list[Any]], str | None]:
     """The tools block's JSON of a request's tools, checked, or None: not plain.
 
     Checking walks every definition (:func:`json_value_problem`) and the block dumps them; a
-    server gets the same tools in every request, so each listing that passed is kept, keyed
-    by the tools' ``marshal`` bytes.  ``marshal`` writes only values of the exact built-in
-    types (a subclass, whose methods could say anything, is refused, and is checked the long
-    way) and writes each type, key order and value apart (``1`` and ``"1"``, ``1`` and
-    ``True``, a list and a tuple), so equal bytes are an equal value of the same types: one
-    that passes the same checks and dumps to the same JSON.
+    server gets the same tools in every request, so each outcome is kept by the tools'
+    content (:func:`~pawlette.engine.kept.marshal_key`: equal keys are an equal value of the
+    same exact built-in types, one that passes the same checks and dumps to the same JSON; a
+    subclass, whose methods could say anything, has no key and is checked the long way).
     """
+    kept: Kept[str | None] = Kept(limit=64, longest=1 << 18)
 
-    __slots__ = ("checked",)
+    def tools_text(tools: list[Any]) -> str | None:
+        return kept.get(marshal_key(tools), lambda: _tools_text(tools))
 
-    LIMIT = 64
-    """Listings kept (then the store starts over)."""
-    LONGEST = 1 << 18
-    """Tools of more ``marshal`` bytes than this are not kept."""
-
-    def __init__(self) -> None:
-        self.checked: dict[bytes, str] = {}
-
-    def __call__(self, tools: list[Any]) -> str | None:
-        try:
-            key = marshal.dumps(tools, 2)
-        except ValueError:  # (a subclass, a value of no built-in type, nested too deeply)
-            return _tools_text(tools)
-        known = self.checked.get(key)
-        if known is not None:
-            return known
-        text = _tools_text(tools)
-        if text is not None and len(key) <= self.LONGEST:
-            if len(self.checked) >= self.LIMIT:
-                self.checked.clear()
-            self.checked[key] = text
-        return text
+    return tools_text
 
 
 def _tools_text(tools: list[Any]) -> str | None:
@@ -220,7 +199,7 @@ def plain_renderer(layout: Layout, plan: _Plan, markers: Collection[str]) -> Pla
         return None
     head, name_key, arguments_key = plan.call_keys
     rows, row_of = plan.rows, plan.row
-    tools_text = _ToolsText()
+    tools_text = _tools_text_kept()
     # Per message context: the plan's row, and the header pairs as their constant segments
     # ("k=", "[SEP]") and the OpenAI key of the value between them.
     Context = tuple[dict[str, Any], tuple[tuple[Segment, Segment, str], ...]]

@@ -16,11 +16,11 @@ writes the tools, so the turn grammar has no part here.
 
 from __future__ import annotations
 
-import marshal
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..codecs.python_calls import Quote, python_literal
+from ..engine.kept import Kept, marshal_key
 from ..engine.machine import Parser, ReaderFactory
 from ..engine.readers import WholeTextReader
 from ..export.templates._common import PYTHON_LITERAL_MACROS, jinja_string
@@ -51,31 +51,21 @@ def _derive(layout: Layout) -> tuple[PythonToolsBlock, Row, Row]:
 _rows_of = rows.once_per(_derive)
 
 
-_LISTINGS: dict[bytes, str] = {}
-MAX_LISTINGS = 256
-"""Listings kept (the same tools come with every request: each is written once)."""
-MAX_KEPT_KEY = 1 << 14
-"""A listing whose key is longer is written every time (a bound on memory)."""
+_LISTINGS: Kept[str] = Kept(limit=256, longest=1 << 14)
+"""Listings kept (the same tools come with every request: each is written once); a listing
+whose key is longer than ``longest`` bytes is written every time (a bound on memory)."""
 
 
 def listing(definitions: list[dict[str, Any]], quote: Quote) -> str:
-    """The tools as one Python literal, kept: keyed by the definitions' ``marshal`` bytes
-    (format 2, without references), which only exact built-in types have and which tell any
-    two values apart (an ``int`` key from a ``str`` one, ``True`` from ``1``), so one key is
-    one literal.  A value ``marshal`` refuses (a subclass, an object) is written each time,
-    and refused, by :func:`~pawlette.codecs.python_calls.python_literal` itself."""
-    try:
-        key = marshal.dumps((quote, definitions), 2)
-    except ValueError:
-        return python_literal(definitions, quote=quote, path="tools")
-    found = _LISTINGS.get(key)
-    if found is None:
-        found = python_literal(definitions, quote=quote, path="tools")
-        if len(key) <= MAX_KEPT_KEY:
-            if len(_LISTINGS) >= MAX_LISTINGS:
-                _LISTINGS.clear()
-            _LISTINGS[key] = found
-    return found
+    """The tools as one Python literal, kept by the definitions' content
+    (:func:`~pawlette.engine.kept.marshal_key`, which tells any two values apart: an ``int``
+    key from a ``str`` one, ``True`` from ``1``), so one key is one literal.  A value with no
+    such key (a subclass, an object) is written each time, and refused, by
+    :func:`~pawlette.codecs.python_calls.python_literal` itself."""
+    return _LISTINGS.get(
+        marshal_key((quote, definitions)),
+        lambda: python_literal(definitions, quote=quote, path="tools"),
+    )
 
 
 def write_listing(render: _Render) -> None:

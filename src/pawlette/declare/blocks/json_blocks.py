@@ -21,6 +21,7 @@ from functools import partial
 from typing import Any
 
 from ...engine.json_text import indented_json
+from ...engine.kept import Kept
 from ...engine.machine import Parser, ReaderFactory
 from ...engine.writer import Writer
 from ...errors import RequestError
@@ -255,11 +256,9 @@ _compact: Callable[[Any, int], Any] | None = (
     )
 )
 
-_INDENTED: dict[str, str] = {}
-MAX_INDENTED = 256
-"""Indented texts kept (definitions recur in every request: each is indented once)."""
-MAX_KEPT_KEY = 1 << 14
-"""A definition whose compact text is longer is indented every time (a bound on memory)."""
+_INDENTED: Kept[str] = Kept(limit=256, longest=1 << 14)
+"""Indented texts kept (definitions recur in every request: each is indented once); a
+definition whose compact text is longer than ``longest`` is indented every time."""
 
 
 def recurring_json(value: Mapping[str, Any]) -> str:
@@ -280,14 +279,7 @@ def recurring_json(value: Mapping[str, Any]) -> str:
         key = "".join(_compact(plain, 0))
     except (TypeError, ValueError, RecursionError):
         return indented_json(plain)
-    found = _INDENTED.get(key)
-    if found is None:
-        found = indented_json(plain)
-        if len(key) <= MAX_KEPT_KEY:
-            if len(_INDENTED) >= MAX_INDENTED:
-                _INDENTED.clear()
-            _INDENTED[key] = found
-    return found
+    return _INDENTED.get(key, lambda: indented_json(plain))
 
 
 def write_headed(

@@ -1,0 +1,57 @@
+"""Work done once per distinct input and kept: a bounded store keyed by the input's content.
+
+A server gets the same tools with every request, so the writers keep what they derive from
+them (a checked tools block, a Python-literal listing, an indented definition).  The key must
+be the content, never the identity of a mutable dict a caller may change later, and must tell
+apart any two inputs that could be written differently.  :func:`marshal_key` gives such a key
+for plain data: ``marshal`` writes only the exact built-in types (a subclass, whose methods
+could say anything, is refused) and writes each type, key order and value apart (``1`` and
+``"1"``, ``1`` and ``True``, a list and a tuple), so equal bytes are an equal value of the
+same types.  A store that is full starts over: the inputs that recur come back at once.
+"""
+
+from __future__ import annotations
+
+import marshal
+from collections.abc import Callable
+from typing import Any, Generic, TypeVar
+
+Value = TypeVar("Value")
+
+_MISSING = object()
+
+
+def marshal_key(value: Any) -> bytes | None:
+    """``value``'s ``marshal`` bytes (format 2: no references), or None for a value of a type
+    ``marshal`` does not write exactly (a subclass, an object) or nested too deeply."""
+    try:
+        return marshal.dumps(value, 2)
+    except ValueError:
+        return None
+
+
+class Kept(Generic[Value]):
+    """At most ``limit`` values, each made once per key of at most ``longest`` characters or
+    bytes (a longer key's value is made every time: a bound on memory)."""
+
+    __slots__ = ("_kept", "limit", "longest")
+
+    def __init__(self, limit: int, longest: int) -> None:
+        self._kept: dict[bytes | str, Value] = {}
+        self.limit = limit
+        self.longest = longest
+
+    def get(self, key: bytes | str | None, make: Callable[[], Value]) -> Value:
+        """The value kept for ``key``, else ``make()`` (kept when the key is short enough);
+        a None key (an input with no exact key) is made every time."""
+        if key is None:
+            return make()
+        found = self._kept.get(key, _MISSING)
+        if found is not _MISSING:
+            return found  # type: ignore[return-value]
+        made = make()
+        if len(key) <= self.longest:
+            if len(self._kept) >= self.limit:
+                self._kept.clear()
+            self._kept[key] = made
+        return made
