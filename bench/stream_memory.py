@@ -45,7 +45,7 @@ from typing import Any
 
 import pawlette
 
-FORMATS = ("pcml", "chatml", "breeze")
+FORMATS = ("pcml", "chatml", "breeze", "chatglm3", "llama3", "omni")
 FEEDS = ("1", "16", "4096", "whole", "ids", "live16")
 LINE = 'def store(path):\n    """Keep the "lorem ipsum" text \\ as written."""\n    return 1\n'
 

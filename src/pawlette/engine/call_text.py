@@ -216,6 +216,9 @@ class MappedText:
         self._first = ""
         return text
 
+    def __bool__(self) -> bool:
+        return bool(self._first) or self._size > 0
+
     def clear(self) -> None:
         """Let go of the text, unread."""
         buffer, self._map = self._map, None
@@ -223,6 +226,53 @@ class MappedText:
             buffer.close()
         self._first = ""
         self._size = 0
+
+
+class MappedPieces:
+    """Text appended in pieces of any size (a character, a token, a whole feed), kept in a
+    :class:`MappedText` by batches of :data:`PIECES_PER_BATCH` pieces or :data:`STEP`
+    characters, whichever comes first: memory for the
+    characters only (no object per piece), and given back to the system as soon as it is
+    taken or cleared (text kept by ``malloc`` would stay in the process once freed, where
+    a later big string need not fit)."""
+
+    __slots__ = ("_mapped", "_pieces", "_size")
+
+    def __init__(self) -> None:
+        self._pieces: list[str] = []
+        self._size = 0  # characters in the pieces
+        self._mapped = MappedText()
+
+    def append(self, text: str) -> None:
+        pieces = self._pieces
+        pieces.append(text)
+        self._size += len(text)
+        if self._size >= STEP or len(pieces) >= PIECES_PER_BATCH:
+            self._mapped.append(pieces[0] if len(pieces) == 1 else "".join(pieces))
+            pieces.clear()
+            self._size = 0
+
+    def __bool__(self) -> bool:
+        return bool(self._pieces) or bool(self._mapped)
+
+    def take(self) -> str:
+        """All the text appended, as one string; empty afterwards."""
+        pieces = self._pieces
+        if pieces:
+            self._mapped.append(pieces[0] if len(pieces) == 1 else "".join(pieces))
+            pieces.clear()
+            self._size = 0
+        return self._mapped.take()
+
+    def clear(self) -> None:
+        """Let go of the text, unread."""
+        self._pieces.clear()
+        self._size = 0
+        self._mapped.clear()
+
+
+PIECES_PER_BATCH = 1024
+"""How many pieces :class:`MappedPieces` joins before it stores them."""
 
 
 def _anonymous_map(size: int) -> mmap.mmap:
