@@ -52,6 +52,11 @@ Decisions
   :data:`~pawlette.engine.call_arguments.MAX_NESTING` deep, and a lone surrogate (Python
   makes one of ``'\\ud800'``) is written as its JSON ``\\u`` escape, never raw: so every
   call's arguments are JSON any consumer can read and encode.
+- ``hold_arguments=True`` (a parser that holds each call until it is known valid): a call's
+  arguments come as one ``ToolCallDelta`` at its ``)``, kept meanwhile as UTF-8 in a memory
+  map (:class:`~pawlette.engine.call_text.MappedPieces`), as is the raw text since the last
+  commit point; the raw text is let go before the arguments' string is made.  Events are
+  otherwise the same: joined, the deltas are the same text.
 - Work per character is O(1) amortised: string contents are consumed by regular-expression
   jumps, tokens are buffered only until they end, and nothing consumed is scanned again.
 
