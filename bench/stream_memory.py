@@ -23,7 +23,8 @@ until it is known valid, as a parser does by default, so its arguments are hande
 string at its end.  ``harmony`` is openai-harmony's ``StreamableParser`` on the
 same arguments, one token at a time (the ``bench`` extra; Rust, so not traced).
 
-Usage: python -m bench.stream_memory [--megabytes 4] [--formats pcml,chatml,breeze]
+Usage: python -m bench.stream_memory [--megabytes 4]
+    [--formats pcml,chatml,breeze,chatglm3,llama3,omni]
     [--feeds 1,16,4096,whole,ids,live16] [--no-harmony]
 """
 
@@ -45,7 +46,7 @@ from typing import Any
 
 import pawlette
 
-FORMATS = ("pcml", "chatml", "breeze")
+FORMATS = ("pcml", "chatml", "breeze", "chatglm3", "llama3", "omni")
 FEEDS = ("1", "16", "4096", "whole", "ids", "live16")
 LINE = 'def store(path):\n    """Keep the "lorem ipsum" text \\ as written."""\n    return 1\n'
 

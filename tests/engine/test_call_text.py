@@ -99,3 +99,29 @@ def test_call_text_gives_back_the_whole_text_however_split() -> None:
         assert json.loads(envelope) == {"name": "f", "arguments": {}, "id": "x"}
         assert buffer.arguments() == text[text.index('{"a"') : text.index(', "id"')]
         assert buffer.take() == text
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(
+        st.one_of(
+            st.text(max_size=6),  # a character or a token (surrogates too: kept as written)
+            st.integers(1, 3).map(lambda blocks: "ab\ud800ü" * (call_text.STEP * blocks // 4)),
+        ),
+        max_size=40,
+    ),
+    st.sampled_from(["take", "clear"]),
+)
+def test_mapped_and_packed_pieces_give_back_what_was_appended(pieces: list[str], end: str) -> None:
+    # Pieces of any size, past a batch (a map, a compressed window) or not.
+    for kept in (call_text.MappedPieces(), call_text.PackedText()):
+        for piece in pieces:
+            kept.append(piece)
+        if end == "clear" and isinstance(kept, call_text.MappedPieces):
+            kept.clear()
+            assert kept.take() == ""
+            continue
+        assert kept.take() == "".join(pieces)
+        assert kept.take() == ""  # empty afterwards
+        kept.append("again")
+        assert kept.take() == "again"

@@ -52,6 +52,11 @@ Decisions
   :data:`~pawlette.engine.call_arguments.MAX_NESTING` deep, and a lone surrogate (Python
   makes one of ``'\\ud800'``) is written as its JSON ``\\u`` escape, never raw: so every
   call's arguments are JSON any consumer can read and encode.
+- ``hold_arguments=True`` (a parser that holds each call until it is known valid): a call's
+  arguments come as one ``ToolCallDelta`` at its ``)``, kept meanwhile as UTF-8 in a memory
+  map (:class:`~pawlette.engine.call_text.MappedPieces`), as is the raw text since the last
+  commit point; the raw text is let go before the arguments' string is made.  Events are
+  otherwise the same: joined, the deltas are the same text.
 - Work per character is O(1) amortised: string contents are consumed by regular-expression
   jumps, tokens are buffered only until they end, and nothing consumed is scanned again.
 
@@ -79,6 +84,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, Literal
 
 from ..engine.call_arguments import MAX_NESTING
+from ..engine.call_text import MappedPieces
 from ..errors import ParseError, RequestError, UnsupportedFeature
 from ..types import Event, ParseWarning, TextDelta, ToolCallDelta, ToolCallEnd, ToolCallStart
 
@@ -116,6 +122,7 @@ _SIMPLE_ESCAPES = {
     "v": "\v",
 }
 _HEX_ESCAPE_LENGTH = {"x": 2, "u": 4, "U": 8}
+_HELD_BATCH = 1024  # held arguments: pieces joined and stored at a time within one feed
 _LONGEST_CHARACTER_NAME = 256  # far above any Unicode name; bounds what \N{ may buffer
 
 # Python's decimal literals (PEP 515 underscores), with the unary minus models write.
@@ -235,6 +242,7 @@ class PythonCallDecoder:
         fixed_callee: str | None = None,
         name: str | None = None,
         base_offset: int = 0,
+        hold_arguments: bool = False,
     ) -> None:
         if mode not in ("list", "single"):
             raise ValueError(f"mode: {mode!r}; expected 'list' or 'single'")
@@ -251,12 +259,19 @@ class PythonCallDecoder:
         self._state: _State = self._before_calls
         self._events: list[Event] = []
         self._outgoing: list[str] = []  # argument text of this feed, sent as one delta
+        # Held (``hold_arguments``): a call's JSON arguments kept as UTF-8 in a memory map as
+        # they are transcoded, handed on as one delta at its ')': no delta per feed, no list
+        # of pieces, no decoded value (a parser that holds calls until they are known valid
+        # would only join the deltas at the ')').
+        self._held: MappedPieces | None = MappedPieces() if hold_arguments else None
         self._frames: list[_Frame] = []
         self._call_index: int | None = None  # the call whose arguments are being read
         self._consumed = 0  # characters in earlier chunks
         # Raw text since the last commit point: earlier chunks in ``_raw``, this chunk from
         # ``_commit``.  Lenient mode returns it as text on an error; strict quotes its tail.
-        self._raw: list[str] = []
+        # (Kept compactly, outside ``malloc``: a call fed a character at a time is not a list
+        # of characters, and its memory is the system's again at the call's end.)
+        self._raw = MappedPieces()
         self._commit = 0
         self._passing_through = False  # lenient, after an error: everything is text
         self._failure: ParseError | None = None
@@ -287,8 +302,15 @@ class PythonCallDecoder:
             self._commit = 0
             position = 0
             length = len(text)
-            while position < length:
-                position = self._state(text, position)
+            if self._held is None:
+                while position < length:
+                    position = self._state(text, position)
+            else:
+                outgoing = self._outgoing  # one list, cleared in place by _flush
+                while position < length:
+                    position = self._state(text, position)
+                    if len(outgoing) >= _HELD_BATCH:  # a big feed is not kept as pieces
+                        self._flush()
             if not self._passing_through and self._commit < length:
                 self._raw.append(text[self._commit :])
         self._consumed += len(text)
@@ -304,18 +326,18 @@ class PythonCallDecoder:
         if self._passing_through or self._state == self._done:
             self._flush()
             return self._take()
-        raw = "".join(self._raw)
+        raw = self._raw.take()
         offset = self._base_offset + self._consumed
         expected = self._expected_at_end()
         if self._strict:
             self._failure = ParseError(offset, "end of input", expected, raw[-60:])
             raise self._failure
+        self._drop_held()
         self._flush()
         self._call_index = None  # an unfinished call gets no ToolCallEnd: it is no call
         self._events.append(ParseWarning(offset, f"end of input; expected {expected}", raw))
         if raw:
             self._events.append(TextDelta(raw))
-        self._raw = []
         return self._take()
 
     # ------------------------------------------------------------------ plumbing
@@ -332,9 +354,20 @@ class PythonCallDecoder:
         return events
 
     def _flush(self) -> None:
-        if self._outgoing and self._call_index is not None:
-            self._events.append(ToolCallDelta(self._call_index, "".join(self._outgoing)))
-        self._outgoing = []
+        outgoing = self._outgoing
+        if outgoing and self._call_index is not None:
+            joined = outgoing[0] if len(outgoing) == 1 else "".join(outgoing)
+            if self._held is None:
+                self._events.append(ToolCallDelta(self._call_index, joined))
+            else:
+                self._held.append(joined)
+        outgoing.clear()
+
+    def _drop_held(self) -> None:
+        """The call being read is no call: its held arguments go (streamed ones were sent)."""
+        if self._held is not None:
+            self._outgoing.clear()
+            self._held.clear()
 
     def _close_open_call(self) -> None:
         if self._call_index is not None:
@@ -346,15 +379,16 @@ class PythonCallDecoder:
 
     def _fail(self, text: str, position: int, offset: int, found: str, expected: str) -> int:
         """The character at ``position`` cannot be placed; ``offset`` is what to report."""
-        known = "".join(self._raw) + text[self._commit : position + 1]
+        earlier = self._raw.take()
+        known = earlier + text[self._commit : position + 1]
         if self._strict:
             self._failure = ParseError(offset, found, expected, known[-60:])
             raise self._failure
+        self._drop_held()
         self._flush()
         self._call_index = None  # an unfinished call gets no ToolCallEnd: it is no call
         self._events.append(ParseWarning(offset, f"{found}; expected {expected}", known))
-        self._events.append(TextDelta("".join(self._raw) + text[self._commit :]))
-        self._raw = []
+        self._events.append(TextDelta(earlier + text[self._commit :]))
         self._frames = []
         self._passing_through = True
         return len(text)
@@ -365,7 +399,7 @@ class PythonCallDecoder:
 
     def _commit_through(self, position: int) -> None:
         """Everything up to and including ``position`` is placed: forget its raw text."""
-        self._raw = []
+        self._raw.clear()
         self._commit = position + 1
 
     def _expected_at_end(self) -> str:
@@ -441,10 +475,16 @@ class PythonCallDecoder:
 
     def _end_call(self, position: int) -> int:
         self._outgoing.append("}")
+        # The call's raw text goes first: the held arguments' one string is made next.
+        self._commit_through(position)
         self._flush()
+        held = self._held
+        if held is not None and self._call_index is not None:
+            arguments = held.take()  # the map is released as the string is made
+            if arguments:
+                self._events.append(ToolCallDelta(self._call_index, arguments))
         self._close_open_call()
         self._frames = []
-        self._commit_through(position)
         self._state = self._after_call if self._mode == "list" else self._done
         return position + 1
 

@@ -60,6 +60,7 @@ class CallStream:
         "_preamble",
         "calls",
         "failed",
+        "started",
     )
 
     def __init__(
@@ -88,6 +89,9 @@ class CallStream:
         """Calls read whole (valid)."""
         self.failed = False
         """The decoder met text it could not place (lenient mode: that text is content)."""
+        self.started = False
+        """A call has begun (it will end, or the decoder fails: either way it is no empty
+        list)."""
 
     def _start(self, offset: int) -> PythonCallDecoder:
         if self._decoder is None:
@@ -100,6 +104,9 @@ class CallStream:
                 fixed_callee=self._fixed_callee,
                 name=self._name,
                 base_offset=offset,
+                # A parser holding calls until they are known valid gets each call's
+                # arguments as one delta at its end: the decoder keeps them compactly.
+                hold_arguments=not self._parser.stream_arguments,
             )
         return self._decoder
 
@@ -115,6 +122,7 @@ class CallStream:
         for event in events:
             if isinstance(event, ToolCallStart):
                 self._check_name(event.name)
+                self.started = True
                 index = self._indices[event.index] = parser.next_call_index()
                 self._open = index
                 self._pairing.remember(parser, event.id)
@@ -160,19 +168,24 @@ class PythonCallListReader:
     def __init__(self, parser: Parser, pairing: CallPairing | None = None) -> None:
         self._parser = parser
         self._calls = CallStream(parser, mode="list", pairing=pairing)
-        self._raw: list[str] = []  # kept only until the first call is read
+        # The text, kept only until a call begins (then the list is not empty: the call ends,
+        # or the decoder fails and gives the text back itself).
+        self._raw: list[str] | None = []
 
     def feed(self, text: str, offset: int) -> None:
-        if not self._calls.calls:
-            self._raw.append(text)
+        raw = self._raw
+        if raw is not None:
+            raw.append(text)
         self._calls.feed(text, offset)
+        if raw is not None and self._calls.started:
+            self._raw = None
 
     def close(self, marker: str | None, offset: int) -> None:
         calls = self._calls
         calls.finish(offset)
         if calls.calls or calls.failed:
             return
-        raw = "".join(self._raw)
+        raw = "".join(self._raw or ())
         self._parser.malformed(offset, f"an empty list of calls {raw.strip()!r}", "a call", raw)
         self._parser.emit(TextDelta(raw))
 

@@ -25,6 +25,7 @@ from __future__ import annotations
 import codecs
 import mmap
 import sys
+import zlib
 
 from .call_arguments import member_start
 from .call_scanner import TextPieces
@@ -216,6 +217,9 @@ class MappedText:
         self._first = ""
         return text
 
+    def __bool__(self) -> bool:
+        return bool(self._first) or self._size > 0
+
     def clear(self) -> None:
         """Let go of the text, unread."""
         buffer, self._map = self._map, None
@@ -223,6 +227,109 @@ class MappedText:
             buffer.close()
         self._first = ""
         self._size = 0
+
+
+class MappedPieces:
+    """Text appended in pieces of any size (a character, a token, a whole feed), kept in a
+    :class:`MappedText` by batches of :data:`PIECES_PER_BATCH` pieces or :data:`STEP`
+    characters, whichever comes first: memory for the
+    characters only (no object per piece), and given back to the system as soon as it is
+    taken or cleared (text kept by ``malloc`` would stay in the process once freed, where
+    a later big string need not fit)."""
+
+    __slots__ = ("_mapped", "_pieces", "_size")
+
+    def __init__(self) -> None:
+        self._pieces: list[str] = []
+        self._size = 0  # characters in the pieces
+        self._mapped = MappedText()
+
+    def append(self, text: str) -> None:
+        pieces = self._pieces
+        pieces.append(text)
+        self._size += len(text)
+        if self._size >= STEP or len(pieces) >= PIECES_PER_BATCH:
+            self._mapped.append(pieces[0] if len(pieces) == 1 else "".join(pieces))
+            pieces.clear()
+            self._size = 0
+
+    def __bool__(self) -> bool:
+        return bool(self._pieces) or bool(self._mapped)
+
+    def take(self) -> str:
+        """All the text appended, as one string; empty afterwards."""
+        pieces = self._pieces
+        if pieces:
+            self._mapped.append(pieces[0] if len(pieces) == 1 else "".join(pieces))
+            pieces.clear()
+            self._size = 0
+        return self._mapped.take()
+
+    def clear(self) -> None:
+        """Let go of the text, unread."""
+        self._pieces.clear()
+        self._size = 0
+        self._mapped.clear()
+
+
+class PackedText:
+    """Text kept only in case it is needed again (a block's text, given back as content if
+    the block turns out malformed), appended in pieces: once it passes :data:`STEP`
+    characters it is kept compressed (zlib's fastest level), batch by batch.  A reader that
+    keeps a call's text this way, next to the call's arguments, adds a fraction of the
+    text to its peak memory instead of the text's whole size."""
+
+    __slots__ = ("_compressor", "_packed", "_pieces", "_size")
+
+    def __init__(self) -> None:
+        self._pieces: list[str] = []
+        self._size = 0  # characters in the pieces
+        self._packed: list[bytes] = []
+        self._compressor: zlib._Compress | None = None
+
+    def append(self, text: str) -> None:
+        if len(text) > STEP:  # packed a window at a time: no whole UTF-8 copy of it at once
+            self._pack()
+            for start in range(0, len(text), STEP):
+                self._pieces.append(text[start : start + STEP])
+                self._pack()
+            return
+        pieces = self._pieces
+        pieces.append(text)
+        self._size += len(text)
+        if self._size >= STEP:
+            self._pack()
+
+    def _pack(self) -> None:
+        if not self._pieces:
+            return
+        if self._compressor is None:
+            self._compressor = zlib.compressobj(1)
+        data = "".join(self._pieces).encode("utf-8", "surrogatepass")
+        self._pieces.clear()
+        self._size = 0
+        packed = self._compressor.compress(data)
+        if packed:
+            self._packed.append(packed)
+
+    def take(self) -> str:
+        """All the text appended, as one string; empty afterwards."""
+        compressor, self._compressor = self._compressor, None
+        if compressor is None:
+            text = "".join(self._pieces)
+        else:
+            tail = "".join(self._pieces).encode("utf-8", "surrogatepass")
+            self._packed.append(compressor.compress(tail) + compressor.flush())
+            data = zlib.decompress(b"".join(self._packed))
+            self._packed.clear()
+            text = codecs.utf_8_decode(data, "surrogatepass", True)[0]
+        self._pieces.clear()
+        self._size = 0
+        return text
+
+
+PIECES_PER_BATCH = 1024
+"""How many pieces :class:`MappedPieces` joins before it stores them."""
 
 
 def _anonymous_map(size: int) -> mmap.mmap:

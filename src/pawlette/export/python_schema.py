@@ -28,6 +28,18 @@ from .text_language import (
     lark_without_markers,
 )
 
+# Numbers as the parser reads them back to JSON (codecs/python_calls): an integer is
+# converted by ``int`` and a float by ``float``, which refuses what a double cannot hold (JSON
+# has no infinity), so the grammar allows only numbers that stay finite: at most
+# INTEGER_DIGITS digits before the point and an exponent of at most EXPONENT_DIGITS digits
+# (below 10**(200 + 99), far inside a double's range); a fraction may be of any length (it
+# can only round, or underflow to 0).  An unbounded exponent let a sampled ``1e0111000``
+# through, which the parser refuses.
+INTEGER_DIGITS = 200
+EXPONENT_DIGITS = 2
+INTEGER_REGEX = f"-?(0|[1-9][0-9]{{0,{INTEGER_DIGITS - 1}}})"
+NUMBER_REGEX = f"{INTEGER_REGEX}(\\.[0-9]+)?(e[+-]?[0-9]{{1,{EXPONENT_DIGITS}}})?"
+
 
 def _string_char(quote: str) -> tuple[str, str, str]:
     """(regex, GBNF, GBNF of one escape sequence) for one character of a string in
@@ -95,17 +107,15 @@ class PythonValues:
             lark=lark_without_markers(self.language, lark),
             gbnf=f"py-string-{suffix.lower()}",
         )
-        self.integer = Terminal("PY_INTEGER", lark="/-?(0|[1-9][0-9]*)/", gbnf="py-integer")
-        self.number = Terminal(
-            "PY_NUMBER",
-            lark="/-?(0|[1-9][0-9]*)(\\.[0-9]+)?(e[+-]?[0-9]+)?/",
-            gbnf="py-number",
-        )
+        self.integer = Terminal("PY_INTEGER", lark=f"/{INTEGER_REGEX}/", gbnf="py-integer")
+        self.number = Terminal("PY_NUMBER", lark=f"/{NUMBER_REGEX}/", gbnf="py-number")
         self.identifier = Terminal(
             "PY_IDENTIFIER", lark="/[A-Za-z_][A-Za-z0-9_]*/", gbnf="py-identifier"
         )
-        rules.gbnf_extra["py-integer"] = '"-"? ("0" | [1-9] [0-9]*)'
-        rules.gbnf_extra["py-number"] = 'py-integer ("." [0-9]+)? ("e" [-+]? [0-9]+)?'
+        rules.gbnf_extra["py-integer"] = f'"-"? ("0" | [1-9] [0-9]{{0,{INTEGER_DIGITS - 1}}})'
+        rules.gbnf_extra["py-number"] = (
+            f'py-integer ("." [0-9]+)? ("e" [-+]? [0-9]{{1,{EXPONENT_DIGITS}}})?'
+        )
         rules.gbnf_extra["py-identifier"] = "[A-Za-z_] [A-Za-z0-9_]*"
         any_name = f"py_any_{suffix.lower()}"
         item = Ref(any_name)

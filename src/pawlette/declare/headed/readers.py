@@ -26,6 +26,7 @@ from functools import partial
 from typing import Any
 
 from ...engine.call_results import forget_call, next_result_call_id, remember_call
+from ...engine.call_text import PackedText
 from ...engine.machine import Parser, ReaderFactory
 from ...types import (
     MetadataItem,
@@ -191,7 +192,10 @@ class AssistantTurnReader(_HeadedTurn):
         self._fence = ClosingFence()
         self._stream: CallStream | None = None
         self._code_index: int | None = None
-        self._raw: list[str] = []  # the block as written, for lenient fallbacks
+        # The block as written, for lenient fallbacks (compressed once big: a call's text
+        # is rarely needed again, and is kept next to its arguments).
+        self._raw = PackedText()
+        self._head = ""  # the block's first line (the call's name) and its newline
         self._offset = 0
 
     def _metadata(self, metadata: str, offset: int) -> None:
@@ -205,7 +209,9 @@ class AssistantTurnReader(_HeadedTurn):
         self._name = name
         self._mode = "opening"
         self._offset = offset
-        self._raw = [metadata, "\n"]
+        self._head = metadata + "\n"
+        self._raw = PackedText()
+        self._raw.append(self._head)
 
     def _body(self, text: str, offset: int) -> None:
         if self._mode == "text":
@@ -233,12 +239,12 @@ class AssistantTurnReader(_HeadedTurn):
         calls = self._calls
         parser = self._parser
         if line.strip() != calls.opening.strip():
-            raw = "".join(self._raw)
+            raw = self._raw.take()
             parser.malformed(  # where the line began, and the text up to its end: however
                 self._offset,  # the input was split
                 f"{line[:40]!r} after the call name {self._name!r}",
                 f"{calls.opening!r} opening the call",
-                "".join(self._raw[:2]) + line,
+                self._head + line,
             )
             self._mode = "text"
             parser.emit(TextDelta(raw))
@@ -257,14 +263,14 @@ class AssistantTurnReader(_HeadedTurn):
                 mode="single",
                 fixed_callee=calls.callee,
                 name=self._name,
-                preamble="".join(self._raw[:2]) + line,
+                preamble=self._head + line,
             )
         return True
 
     def _end(self, marker: str | None, offset: int) -> None:
         parser = self._parser
         if self._mode == "opening":  # the turn ended inside the fence's first line
-            raw = "".join(self._raw)
+            raw = self._raw.take()
             expected = f"{self._calls.opening!r} opening the call"
             parser.malformed(offset, f"call {raw[:60]!r} ends in its first line", expected, raw)
             parser.emit(TextDelta(raw))
@@ -283,7 +289,7 @@ class AssistantTurnReader(_HeadedTurn):
                 if closed:
                     parser.emit(TextDelta(held))
             elif problem is not None:  # the call stands (it closed at its ')')
-                raw = "".join(self._raw)
+                raw = self._raw.take()
                 parser.malformed(offset, f"call {raw[:60]!r}: {problem}", "a fenced call", raw)
             return
         index = self._code_index
@@ -294,7 +300,7 @@ class AssistantTurnReader(_HeadedTurn):
             parser.emit(ToolCallEnd(index))
             return
         # Strict raises here; lenient: an unterminated program is no call, its block is text.
-        raw = "".join(self._raw)
+        raw = self._raw.take()
         parser.malformed(offset, f"program {raw[:60]!r}: {problem}", "a fenced program", raw)
         forget_call(parser)
         parser.abandon_call(index)
