@@ -298,7 +298,7 @@ def _plain_message(data: object) -> Message | None:
             return None  # content is required (the general reader says so)
         text = ""  # null, "" and [] all read as no content (which is None beside calls)
     else:
-        text = _plain_text_parts(text)
+        text = plain_text_parts(text)
         if text is None or (not text.isascii() and surrogate_problem(text) is not None):
             return None
     name = get("name")
@@ -357,7 +357,7 @@ def _plain_texts_are_unicode(*texts: str | None) -> bool:
     return True
 
 
-def _plain_text_parts(value: object) -> str | None:
+def plain_text_parts(value: object) -> str | None:
     """A list of text parts, joined (the general reader merges them), or None: not that."""
     if type(value) is not list:
         return None
@@ -372,7 +372,9 @@ def _plain_text_parts(value: object) -> str | None:
     return "".join(texts)
 
 
-def _plain_call(data: object) -> ToolCall | None:
+def plain_call_fields(data: object) -> tuple[str | None, str, str] | None:
+    """A call of the plain shape as ``(id, name, arguments)``, unchecked texts, or None: not
+    that shape (the general reader says what is wrong).  The plain render shares it."""
     if type(data) is not dict or data.get("type", "function") != "function":
         return None
     function = data.get("function")
@@ -388,6 +390,14 @@ def _plain_call(data: object) -> ToolCall | None:
     arguments = function.get("arguments")
     if type(name) is not str or type(arguments) is not str:
         return None
+    return call_id, name, arguments
+
+
+def _plain_call(data: object) -> ToolCall | None:
+    fields = plain_call_fields(data)
+    if fields is None:
+        return None
+    call_id, name, arguments = fields
     value = _plain_json_object(arguments)
     if (
         value is None
@@ -420,8 +430,9 @@ def _plain_json_object(text: str) -> dict[str, Any] | None:
     return cast(dict[str, Any], value)
 
 
-def _plain_tool(data: object) -> Tool | None:
-    """``{"type": "function", "function": {...}}`` read as a Tool, or None: not plain."""
+def plain_tool_definition(data: object) -> dict[str, Any] | None:
+    """``{"type": "function", "function": {...}}``'s definition, checked, or None: not plain
+    (the general reader says what is wrong).  The plain render shares it."""
     if (
         type(data) is not dict
         or data.get("type", "function") != "function"
@@ -441,7 +452,15 @@ def _plain_tool(data: object) -> Tool | None:
         or json_value_problem(definition) is not None
     ):
         return None
-    return Tool(name, dict(definition), "function")
+    return cast(dict[str, Any], definition)
+
+
+def _plain_tool(data: object) -> Tool | None:
+    """``{"type": "function", "function": {...}}`` read as a Tool, or None: not plain."""
+    definition = plain_tool_definition(data)
+    if definition is None:
+        return None
+    return Tool(definition["name"], dict(definition), "function")
 
 
 # The general readers: every accepted shape, and the errors.

@@ -31,12 +31,12 @@ from ..engine.lexer import escape_text, marker_pattern, marker_scan
 from ..engine.writer import MAX_CACHED_INDEX
 from ..json_values import MAX_INTEGER_DIGITS, MAX_JSON_DEPTH, json_value_problem
 from ..openai import (
-    _CALL_KEYS,
-    _FUNCTION_CALL_KEYS,
     _PLAIN_MESSAGE_KEYS,
     _PLAIN_ROLES,
-    _TOOL_KEYS,
     REQUEST_KEYS,
+    plain_call_fields,
+    plain_text_parts,
+    plain_tool_definition,
 )
 from ..types import Rendering, Role, Segment
 from .layout import JsonCalls, Layout
@@ -140,24 +140,8 @@ def _tools_text(tools: list[Any]) -> str | None:
     """The tools block's JSON of plain function tools, checked, or None: not plain."""
     definitions = []
     for tool in tools:
-        if (
-            type(tool) is not dict
-            or tool.get("type", "function") != "function"
-            or not _TOOL_KEYS.issuperset(tool)
-        ):
-            return None
-        definition = tool.get("function")
-        if type(definition) is not dict:
-            return None
-        name = definition.get("name")
-        parameters = definition.get("parameters")
-        if (
-            type(name) is not str
-            or not name
-            or (parameters is not None and type(parameters) is not dict)
-            or definition.get("returns") is not None
-            or json_value_problem(definition) is not None
-        ):
+        definition = plain_tool_definition(tool)
+        if definition is None:
             return None
         definitions.append(definition)
     return _dump(definitions)
@@ -285,7 +269,7 @@ def plain_renderer(layout: Layout, plan: _Plan, markers: Collection[str]) -> Pla
                         return None
                     text = ""
                 else:
-                    text = _text_parts(text)
+                    text = plain_text_parts(text)
                     if text is None:
                         return None
             row, header = contexts.get((role, index)) or context(role, index)
@@ -384,36 +368,10 @@ def plain_renderer(layout: Layout, plan: _Plan, markers: Collection[str]) -> Pla
 
 def _call_body(data: object, head: str, name_key: str, arguments_key: str) -> str | None:
     """A plain call's JSON as the writer writes it, or None: not plain."""
-    if type(data) is not dict or data.get("type", "function") != "function":
+    fields = plain_call_fields(data)
+    if fields is None or not _checked_arguments(fields[2]):
         return None
-    function = data.get("function")
-    call_id = data.get("id", "")
-    if (
-        type(function) is not dict
-        or not (call_id is None or type(call_id) is str)
-        or not _CALL_KEYS.issuperset(data)
-        or not _FUNCTION_CALL_KEYS.issuperset(function)
-    ):
-        return None
-    name = function.get("name")
-    arguments = function.get("arguments")
-    if type(name) is not str or type(arguments) is not str or not _checked_arguments(arguments):
-        return None
+    call_id, name, arguments = fields
     if call_id is None:
         call_id = ""
     return f"{head}{string(call_id)}{name_key}{string(name)}{arguments_key}{arguments.strip()}}}"
-
-
-def _text_parts(value: object) -> str | None:
-    """A list of text parts, joined (the general reader merges them), or None: not that."""
-    if type(value) is not list:
-        return None
-    texts = []
-    for part in value:
-        if type(part) is not dict or part.get("type") != "text":
-            return None
-        text = part.get("text")
-        if type(text) is not str:
-            return None
-        texts.append(text)
-    return "".join(texts)
