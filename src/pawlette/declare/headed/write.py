@@ -7,6 +7,12 @@ later assistant marker of it too) and the marker that ends its turn: the next us
 marker right after its message, and, when a training render ends with an assistant message,
 the stop it writes there at inference (the result marker after calls, the user marker after
 text), learned: without it single-turn training data would never teach the model to stop.
+
+Rendering is on the serving path: the fences (each role's marker, with the metadata line's
+newline when the turn has no name; the call fences; the prompt and the final stop) are rows
+built once per layout (:mod:`..rows`), and the tools listing is indented once per distinct
+set of definitions and kept (:class:`~pawlette.engine.kept.Kept`), as a server gets the same
+tools with every request.
 """
 
 from __future__ import annotations
