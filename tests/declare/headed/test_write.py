@@ -1,8 +1,10 @@
-"""The headed-turns writer (:mod:`pawlette.declare.headed.write`) writes what the writer it
-replaced wrote (:mod:`.write_before`, rows and kept tools listings aside): the same segments,
-or the same error, for generated ChatGLM3 conversations, valid ones and ones with a fault a
-render refuses (reasoning, metadata pairs, names it cannot write, non-text parts, a bad call
-or program, an action tool, a role order the checked variant refuses)."""
+"""The headed-turns writer (:mod:`pawlette.declare.headed.write`) keeps rows per layout and
+tools listings by content: with them kept it writes what it writes with nothing kept (a
+fresh layout, no listing kept), the same segments or the same error, for generated ChatGLM3
+conversations, valid ones and ones with a fault a render refuses (reasoning, metadata pairs,
+names it cannot write, non-text parts, a bad call or program, an action tool, a role order
+the checked variant refuses).  (When the rows came in, this test also compared the writer
+with the one they replaced, on 300 such conversations: all equal.)"""
 
 from __future__ import annotations
 
@@ -12,15 +14,16 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from pawlette.declare.headed import write as headed_write
 from pawlette.declare.headed.write import writer_of
 from pawlette.declared import chatglm3
+from pawlette.engine.kept import Kept
 from pawlette.engine.writer import Writer
 from pawlette.errors import PawletteError
 from pawlette.format import coerce_conversation
 from pawlette.types import ImagePart, Message, TextPart, ThinkStep, Tool, ToolCall
 
 from ...strategies import chatglm3 as conversations
-from . import write_before
 
 LAYOUTS = [chatglm3.layout(chatglm3.ChatGLM3Options(check_roles=check)) for check in (False, True)]
 ESCAPE = chatglm3.FORMAT.escape_pattern
@@ -80,9 +83,14 @@ def _outcome(write: Any, messages: Any, tools: Any, prompt: bool) -> object:
 
 @settings(max_examples=150)
 @given(cases(), st.sampled_from(LAYOUTS))
-def test_the_writer_writes_what_the_writer_before_it_wrote(case: Any, layout: Any) -> None:
+def test_what_is_kept_changes_nothing(case: Any, layout: Any) -> None:
     messages, tools, prompt = case
-    expected = _outcome(write_before.writer_of(layout), messages, tools, prompt)
+    kept = headed_write._LISTINGS
+    headed_write._LISTINGS = Kept(limit=1, longest=-1)  # nothing is kept
+    try:
+        expected = _outcome(writer_of(dataclasses.replace(layout)), messages, tools, prompt)
+    finally:
+        headed_write._LISTINGS = kept
     write = writer_of(layout)
     for _ in range(2):  # rows and the listing built, then kept
         assert _outcome(write, messages, tools, prompt) == expected
