@@ -7,6 +7,12 @@ later assistant marker of it too) and the marker that ends its turn: the next us
 marker right after its message, and, when a training render ends with an assistant message,
 the stop it writes there at inference (the result marker after calls, the user marker after
 text), learned: without it single-turn training data would never teach the model to stop.
+
+Rendering is on the serving path: the fences (each role's marker, with the metadata line's
+newline when the turn has no name; the call fences; the prompt and the final stop) are rows
+built once per layout (:mod:`..rows`), and the tools listing is indented once per distinct
+set of definitions and kept (:class:`~pawlette.engine.kept.Kept`), as a server gets the same
+tools with every request.
 """
 
 from __future__ import annotations
@@ -17,20 +23,15 @@ from typing import Any
 from ...blocks.role_order import check_role_order
 from ...codecs.python_calls import encode_call
 from ...engine.json_text import indented_json
+from ...engine.kept import Kept, marshal_key
 from ...engine.writer import Writer
 from ...errors import UnsupportedFeature
 from ...types import Message, Role, TextPart, Tool, ToolCall
-from ..layout import Fence, Layout, Marker
+from .. import rows
+from ..layout import Fence, Layout
+from ..rows import Row
 from ..write import WriteConversation
 from . import TOOLS_OPEN, HeadedTurns, headed_of, role_markers, title
-
-
-def _fence(writer: Writer, pieces: Fence, kind: str, *, trainable: bool = False) -> None:
-    for piece in pieces:
-        if isinstance(piece, Marker):
-            writer.marker(piece.text, kind, trainable=trainable)
-        else:
-            writer.raw(piece.text, kind, trainable=trainable)  # type: ignore[union-attr]
 
 
 def _text(message: Message, index: int) -> str:
@@ -96,84 +97,142 @@ def _call_turn(calls: HeadedTurns, call: ToolCall, path: str) -> tuple[str, str]
     return call.name, encode_call(calls.callee, call.arguments, quote=calls.quote, path=path)
 
 
-def _write_tools(writer: Writer, tools: tuple[Tool, ...]) -> None:
+_LISTINGS: Kept[str] = Kept(limit=256, longest=1 << 14)
+"""Tools listings kept (the same tools come with every request: each is indented once); a
+listing whose key is longer than ``longest`` bytes is indented every time (a bound)."""
+
+
+def _listing(tools: tuple[Tool, ...]) -> str:
+    """The tools block's text, kept by the definitions' content
+    (:func:`~pawlette.engine.kept.marshal_key`: one key is one value of the same types, so
+    one text); a definition with no such key (a subclass, an object) is indented each time."""
     for number, tool in enumerate(tools):
         if tool.kind != "function":
             raise UnsupportedFeature(f"tools[{number}].type", f"{tool.kind!r}", "'function'")
     listing = [dict(tool.definition) for tool in tools]
-    writer.text(TOOLS_OPEN + indented_json(listing), "tools")
+    return _LISTINGS.get(marshal_key(listing), lambda: TOOLS_OPEN + indented_json(listing))
 
 
-class _Render:
-    def __init__(self, layout: Layout, writer: Writer) -> None:
-        self.layout = layout
+class _Rows:
+    """A layout's fences as rows (:mod:`..rows`), derived once per layout: each turn's marker,
+    with the metadata line's newline when the turn has no metadata, and the call fences."""
+
+    def __init__(self, layout: Layout) -> None:
         self.calls = headed_of(layout)
-        self.writer = writer
         results = layout.results
         assert results is not None
-        self.opens: dict[Role, Fence] = {
+        opens: dict[Role, Fence] = {
             "system": layout.frames["system"].open,
             "user": layout.frames["user"].open,
             "assistant": layout.frames["assistant"].open,
             "tool": results.frame.open,
         }
 
-    def assistant(self, message: Message, index: int) -> None:
-        writer, calls = self.writer, self.calls
-        _metadata(self.layout, message, index)
-        continuation = False
-        if message.content or not message.tool_calls:
-            _fence(writer, self.opens["assistant"], "header")
-            writer.raw("\n", "metadata", trainable=True)
-            writer.text(_text(message, index), "content", trainable=True)
-            continuation = True
-        for number, call in enumerate(message.tool_calls):
-            path = f"messages[{index}].tool_calls[{number}].function"
-            metadata, body = _call_turn(calls, call, path)
-            _fence(writer, self.opens["assistant"], "header", trainable=continuation)
-            # The metadata line and the fenced body are apart, as the reference encodes them.
-            writer.text(metadata, "metadata", trainable=True)
-            writer.raw("\n", "metadata", trainable=True)
-            writer.raw(calls.opening, "tool_call", trainable=True)
-            writer.text(body, "tool_call", trainable=True)
-            writer.raw(calls.closing, "tool_call", trainable=True)
-            continuation = True
+        def head(role: Role, kind: str, trainable: bool) -> rows.Pieces:
+            return rows.pieces(layout, opens[role], kind, trainable)
 
-    def write(self, messages: tuple[Message, ...], tools: tuple[Tool, ...], prompt: bool) -> None:
-        writer, layout = self.writer, self.layout
-        if self.calls.role_order is not None:
-            check_role_order(messages, self.calls.role_order)
-        _fence(writer, layout.begin, "begin")
-        tools_pending = bool(tools)
-        if tools_pending and (not messages or messages[0].role != "system"):
-            writer.at("system", -1)
-            _fence(writer, self.opens["system"], "header")
-            writer.raw("\n", "metadata")
-            _write_tools(writer, tools)
-            tools_pending = False
-        previous: Role | None = None
-        for index, message in enumerate(messages):
-            writer.at(message.role, index)
-            if message.role == "assistant":
-                self.assistant(message, index)
-            else:
-                # The model ends its turn by writing the next role marker: learn that one.
-                stop = previous == "assistant" and message.role in ("user", "tool")
-                _fence(writer, self.opens[message.role], "header", trainable=stop)
-                writer.text(_metadata(layout, message, index), "metadata")
+        newline: rows.Piece = (False, "\n", "metadata", False)
+        learned_newline: rows.Piece = (False, "\n", "metadata", True)
+        self.begin = Row(rows.pieces(layout, layout.begin, "begin"))
+        # [role][stop]: the marker alone (metadata follows), and with the newline after it.
+        self.header = {
+            role: (Row(head(role, "header", False)), Row(head(role, "header", True)))
+            for role in opens
+        }
+        self.header_line = {
+            role: (
+                Row((*head(role, "header", False), newline)),
+                Row((*head(role, "header", True), newline)),
+            )
+            for role in opens
+        }
+        self.text_turn = Row((*head("assistant", "header", False), learned_newline))
+        self.call_head = (
+            Row(head("assistant", "header", False)),
+            Row(head("assistant", "header", True)),
+        )
+        self.call_open = Row((learned_newline, (False, self.calls.opening, "tool_call", True)))
+        self.call_close = Row(((False, self.calls.closing, "tool_call", True),))
+        self.prompt = Row(head("assistant", "generation_prompt", False))
+        self.after_calls = Row(head("tool", "end", True))
+        self.after_text = Row(head("user", "end", True))
+
+
+_rows_of = rows.once_per(_Rows)
+
+
+def _content(message: Message, index: int) -> str:
+    content = message.content
+    if content and len(content) == 1 and type(content[0]) is TextPart:
+        return content[0].text  # the common case: one text part
+    return _text(message, index)
+
+
+def _assistant(writer: Writer, layout: Layout, found: _Rows, message: Message, index: int) -> None:
+    calls = found.calls
+    _metadata(layout, message, index)
+    continuation = False
+    if message.content or not message.tool_calls:
+        found.text_turn.write(writer)
+        writer.text(_content(message, index), "content", trainable=True)
+        continuation = True
+    for number, call in enumerate(message.tool_calls):
+        path = f"messages[{index}].tool_calls[{number}].function"
+        metadata, body = _call_turn(calls, call, path)
+        found.call_head[continuation].write(writer)
+        # The metadata line and the fenced body are apart, as the reference encodes them.
+        writer.text(metadata, "metadata", trainable=True)
+        found.call_open.write(writer)
+        writer.text(body, "tool_call", trainable=True)
+        found.call_close.write(writer)
+        continuation = True
+
+
+def _write(
+    layout: Layout,
+    writer: Writer,
+    messages: tuple[Message, ...],
+    tools: tuple[Tool, ...],
+    prompt: bool,
+) -> None:
+    found = _rows_of(layout)
+    calls = found.calls
+    if calls.role_order is not None:
+        check_role_order(messages, calls.role_order)
+    found.begin.write(writer)
+    tools_pending = bool(tools)
+    if tools_pending and (not messages or messages[0].role != "system"):
+        writer.at("system", -1)
+        found.header_line["system"][False].write(writer)
+        writer.text(_listing(tools), "tools")
+        tools_pending = False
+    previous: Role | None = None
+    for index, message in enumerate(messages):
+        role = message.role
+        writer.at(role, index)
+        if role == "assistant":
+            _assistant(writer, layout, found, message, index)
+        else:
+            # The model ends its turn by writing the next role marker: learn that one.
+            stop = previous == "assistant" and role != "system"
+            metadata = _metadata(layout, message, index)
+            if metadata:
+                found.header[role][stop].write(writer)
+                writer.text(metadata, "metadata")
                 writer.raw("\n", "metadata")
-                writer.text(_text(message, index), "content")
-                if message.role == "system" and tools_pending:
-                    _write_tools(writer, tools)
-                    tools_pending = False
-            previous = message.role
-        if prompt:
-            writer.at("assistant", len(messages))
-            _fence(writer, self.opens["assistant"], "generation_prompt")
-        elif previous == "assistant":
-            # A final assistant turn ends with the stop the model writes at inference.
-            end = self.opens["tool" if messages[-1].tool_calls else "user"]
-            _fence(writer, end, "end", trainable=True)
+            else:
+                found.header_line[role][stop].write(writer)
+            writer.text(_content(message, index), "content")
+            if tools_pending and role == "system":
+                writer.text(_listing(tools), "tools")
+                tools_pending = False
+        previous = role
+    if prompt:
+        writer.at("assistant", len(messages))
+        found.prompt.write(writer)
+    elif previous == "assistant":
+        # A final assistant turn ends with the stop the model writes at inference.
+        (found.after_calls if messages[-1].tool_calls else found.after_text).write(writer)
 
 
 def writer_of(layout: Layout) -> WriteConversation:
@@ -183,6 +242,6 @@ def writer_of(layout: Layout) -> WriteConversation:
     def write(
         writer: Writer, messages: tuple[Message, ...], tools: tuple[Tool, ...], prompt: bool
     ) -> None:
-        _Render(layout, writer).write(messages, tools, prompt)
+        _write(layout, writer, messages, tools, prompt)
 
     return write
