@@ -25,7 +25,10 @@ same arguments, one token at a time (the ``bench`` extra; Rust, so not traced).
 
 Usage: python -m bench.stream_memory [--megabytes 4]
     [--formats pcml,chatml,breeze,chatglm3,llama3,omni]
-    [--feeds 1,16,4096,whole,ids,live16] [--no-harmony]
+    [--feeds 1,16,4096,whole,ids,live16] [--no-harmony] [--text code|ordinary]
+
+``--text ordinary``: the call's text is random words and numbers instead of a repeated line
+of code (which compresses to almost nothing: chatglm3 keeps its block's text compressed).
 """
 
 from __future__ import annotations
@@ -36,7 +39,9 @@ import ctypes.util
 import functools
 import gc
 import json
+import random
 import resource
+import string
 import subprocess
 import sys
 import time
@@ -51,11 +56,38 @@ FEEDS = ("1", "16", "4096", "whole", "ids", "live16")
 LINE = 'def store(path):\n    """Keep the "lorem ipsum" text \\ as written."""\n    return 1\n'
 
 
-def arguments_text(megabytes: float) -> str:
-    """The call's arguments: one JSON object of about ``megabytes`` MB, with escapes."""
+def arguments_text(megabytes: float, kind: str = "code") -> str:
+    """The call's arguments: one JSON object of about ``megabytes`` MB, with escapes.
+
+    ``kind``: ``code`` (one line of code repeated: compresses to almost nothing) or
+    ``ordinary`` (random words, numbers, quotes and newlines: what zlib keeps a good part of).
+    """
     size = int(megabytes * 1e6)
-    body = (LINE * (size // len(LINE) + 1))[: size * 4 // 5]
+    if kind == "ordinary":
+        body = _ordinary_text(size * 4 // 5)
+    else:
+        body = (LINE * (size // len(LINE) + 1))[: size * 4 // 5]
     return json.dumps({"path": "notes/lorem.py", "text": body, "lines": list(range(50))})
+
+
+def _ordinary_text(size: int) -> str:
+    """``size`` characters of random words (random letters), numbers and punctuation, with
+    quotes, backslashes and newlines (escapes): text that does not compress well."""
+    chooser = random.Random(size)
+    letters = string.ascii_lowercase
+    words: list[str] = []
+    length = 0
+    while length < size:
+        roll = chooser.random()
+        if roll < 0.1:
+            word = str(chooser.randrange(10**6))
+        elif roll < 0.13:
+            word = chooser.choice(('"quoted"', "back\\slash", "line.\n", "tab\t"))
+        else:
+            word = "".join(chooser.choices(letters, k=chooser.randint(2, 10)))
+        words.append(word)
+        length += len(word) + 1
+    return " ".join(words)[:size]
 
 
 def completion(fmt: pawlette.Format, arguments: str) -> str:
@@ -163,10 +195,10 @@ def _check(name: str, text: str, arguments: str) -> None:
         raise SystemExit(f"bench.stream_memory: {name} did not parse the call back")
 
 
-def measure(name: str, feed: str, megabytes: float) -> dict[str, float]:
+def measure(name: str, feed: str, megabytes: float, kind: str = "code") -> dict[str, float]:
     """One case, in this (fresh) process: see the module docstring."""
-    small_arguments = arguments_text(0.05)
-    arguments = arguments_text(megabytes)
+    small_arguments = arguments_text(0.05, kind)
+    arguments = arguments_text(megabytes, kind)
     fmt = None if name == "harmony" else pawlette.get_format(name)
     small = "" if fmt is None else completion(fmt, small_arguments)
     text = "" if fmt is None else completion(fmt, arguments)
@@ -195,11 +227,13 @@ def measure(name: str, feed: str, megabytes: float) -> dict[str, float]:
     return {"size": size, "rss": peak - before, "traced": traced, "cpu": cpu}
 
 
-def table(formats: list[str], feeds: list[str], megabytes: float, harmony: bool) -> None:
+def table(
+    formats: list[str], feeds: list[str], megabytes: float, harmony: bool, kind: str = "code"
+) -> None:
     """Each case in a fresh process; one row per case."""
     print(
-        f"peak memory streaming one {megabytes:g} MB tool call (growth over the input already"
-        " in memory; events handed on, not kept)"
+        f"peak memory streaming one {megabytes:g} MB tool call ({kind} text; growth over the"
+        " input already in memory; events handed on, not kept)"
     )
     print(
         f"  {'format':8}{'feed':>7}{'input MB':>10}{'RSS MB':>9}{'RSS/input':>11}"
@@ -210,7 +244,7 @@ def table(formats: list[str], feeds: list[str], megabytes: float, harmony: bool)
         cases.append(("harmony", "ids"))
     for name, feed in cases:
         command = [sys.executable, "-m", "bench.stream_memory", "--case", name, feed]
-        command.append(str(megabytes))
+        command += [str(megabytes), "--text", kind]
         done = subprocess.run(command, capture_output=True, text=True, check=False)
         if done.returncode != 0:
             reason = (done.stderr.strip().splitlines() or ["failed"])[-1]
@@ -234,17 +268,19 @@ def main() -> int:
     options.add_argument("--formats", default=",".join(FORMATS))
     options.add_argument("--feeds", default=",".join(FEEDS))
     options.add_argument("--no-harmony", dest="harmony", action="store_false")
+    options.add_argument("--text", choices=("code", "ordinary"), default="code")
     options.add_argument("--case", nargs=3, metavar=("FORMAT", "FEED", "MB"))
     arguments = options.parse_args()
     if arguments.case:
         name, feed, megabytes = arguments.case
-        print(json.dumps(measure(name, feed, float(megabytes))))
+        print(json.dumps(measure(name, feed, float(megabytes), arguments.text)))
         return 0
     table(
         arguments.formats.split(","),
         arguments.feeds.split(","),
         arguments.megabytes,
         arguments.harmony,
+        arguments.text,
     )
     return 0
 

@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 import pawlette
 from pawlette.engine import call_text
-from pawlette.engine.call_text import CallText, MappedText
+from pawlette.engine.call_text import CallText, MappedText, ObjectText
 
 from ..helpers import feed_in_pieces
 from ..strategies.completions import completion
@@ -47,7 +47,7 @@ def _big_call(fmt: pawlette.Format, arguments: str) -> str:
     return fmt.render([*question, message]).text[len(prompt) :]
 
 
-@pytest.mark.parametrize("name", ["pcml", "chatml", "llama3"])
+@pytest.mark.parametrize("name", ["pcml", "chatml", "llama3", "omni"])
 @pytest.mark.parametrize("piece", [1, 7, 5000, 10**7])
 def test_big_calls_come_back_as_written(name: str, piece: int) -> None:
     fmt = pawlette.get_format(name)
@@ -75,6 +75,64 @@ def test_big_malformed_calls_come_back_as_text(broken: str) -> None:
         assert not [event for event in events if type(event).__name__.startswith("ToolCall")]
         content = "".join(event.text for event in events if type(event).__name__ == "TextDelta")
         assert content == text[: -len("<end>")]
+
+
+@pytest.mark.parametrize(
+    "broken",
+    ['{"pad": F, "b": NaN}', '{"pad": F, "b": 1', "[1, F]", '{"pad": F} x', '"F"', ' {"pad": F} '],
+)
+@pytest.mark.parametrize("kind", ["FUNCTION", "ACTION"])
+def test_big_omni_calls_come_back_as_text_when_malformed(broken: str, kind: str) -> None:
+    # Omni's arguments after their marker: kept once and checked as they come (ObjectText).
+    fmt = pawlette.get_format("omni")
+    arguments = broken.replace("F", json.dumps("x" * 100_000))
+    close = "<|FUNCTION_RETURN|>" if kind == "FUNCTION" else "<|ACTION_END|>"
+    call = f"<|{kind}_START|>f<|{kind}_ARGS|>{arguments}{close}"
+    for piece in (3, 4096, len(call)):
+        for live in (False, True):
+            events = feed_in_pieces(fmt, call, [piece], conversation=False, stream_arguments=live)
+            names = [type(event).__name__ for event in events]
+            if broken == ' {"pad": F} ':  # whitespace around a valid object: a valid call
+                assert "ParseWarning" not in names
+                assert ("ToolCallEnd" in names) == (kind == "FUNCTION")
+                if kind == "FUNCTION":
+                    deltas = [e.arguments for e in events if type(e).__name__ == "ToolCallDelta"]
+                    assert "".join(deltas) == arguments.strip()
+                continue
+            assert "ToolCallEnd" not in names and "ParseWarning" in names
+            text = "".join(event.text for event in events if type(event).__name__ == "TextDelta")
+            assert text == call
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    st.sampled_from(['{"a": [1, "x"]}', '{"a": tru}', "[1]", '{"a": 1} x', '{"a": "\\u00e9"}']),
+    st.text(" \t\n\r\u00a0", max_size=3),
+    st.text(" \t\n\r\u2028", max_size=3),
+    st.integers(1, 5),
+    st.integers(1, 4),
+)
+def test_object_text_keeps_the_text_and_checks_it_as_json_does(
+    body: str, before: str, after: str, size: int, step: int
+) -> None:
+    text = before + body + after
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(call_text, "STEP", step)
+        for end in ("take", "object"):
+            kept = ObjectText()
+            for position in range(0, len(text), size):
+                kept.append(text[position : position + size])
+            try:
+                valid = isinstance(json.loads(text.strip()), dict)
+            except ValueError:
+                valid = False
+            checked = kept.checked_object()
+            assert not checked or valid  # never accepts what json refuses
+            if checked and end == "object":
+                assert kept.take_object() == text.strip()
+            else:
+                assert kept.take() == text
+            assert kept.take() == ""
 
 
 @given(st.lists(st.text() | st.just("\ud800 lone \udfff"), max_size=8))

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import codecs
 import mmap
+import re
 import sys
 import zlib
 
@@ -326,6 +327,105 @@ class PackedText:
         self._pieces.clear()
         self._size = 0
         return text
+
+
+class ObjectText:
+    """The text of one JSON object with whitespace around it (a call's arguments as written
+    after a marker: omni's ``<arguments>``), appended in pieces of any size and kept once:
+    the object in a :class:`MappedText`, the whitespace before and the text after it apart.
+    Pieces are checked by :class:`ObjectCheck` in batches of :data:`STEP` characters, so a
+    big object is known valid at its end with no decoded copy of it and no object per piece.
+
+    :meth:`checked_object` says whether it was checked so and is a valid object (a text of
+    fewer than :data:`STEP` characters is never checked: ``json`` reads it faster at the
+    close); :meth:`take_object` then gives the object's text alone (what ``str.strip`` of the
+    whole text gives), :meth:`take` gives the whole text as written.
+    """
+
+    __slots__ = ("_check", "_checked", "_lead", "_object", "_pending", "_pending_size", "_rest")
+
+    def __init__(self) -> None:
+        self._check = ObjectCheck()
+        self._checked = False  # some text went through the check
+        self._lead = ""  # JSON whitespace before the object
+        self._object = MappedText()  # from the object's first character (all of it if refused)
+        self._pending: list[str] = []  # the latest pieces, not yet checked
+        self._pending_size = 0
+        self._rest: list[str] = []  # the text after the object's end
+
+    def append(self, text: str) -> None:
+        self._pending.append(text)
+        self._pending_size += len(text)
+        if self._pending_size >= STEP:
+            self._flush()
+
+    def _flush(self) -> None:
+        pending = self._pending
+        if not pending:
+            return
+        batch = pending[0] if len(pending) == 1 else "".join(pending)
+        pending.clear()
+        self._pending_size = 0
+        self._checked = True
+        check = self._check
+        if check.ended:
+            self._rest.append(batch)
+            return
+        if check.failed:
+            self._object.append(batch)
+            return
+        start = 0
+        if not self._object:  # the object has not begun: whitespace before it is kept apart
+            start = _JSON_SPACE.match(batch).end()  # type: ignore[union-attr]
+            if start == len(batch):
+                self._lead += batch
+                return
+            self._lead += batch[:start]
+        end = check.feed(batch, start)
+        if end is None:  # the object goes on (or was refused: then all is kept as it came)
+            self._object.append(batch[start:] if start else batch)
+            return
+        self._object.append(batch if not start and end == len(batch) else batch[start:end])
+        if end < len(batch):
+            self._rest.append(batch[end:])
+
+    def checked_object(self) -> bool:
+        """Whether the text was checked as it came and is one valid JSON object, with only
+        whitespace (``str.strip``'s) around it."""
+        if not self._checked:
+            return False
+        self._flush()
+        return self._check.ended and not any(piece.strip() for piece in self._rest)
+
+    def take_object(self) -> str:
+        """The object's text alone (once :meth:`checked_object` said True); empty afterwards."""
+        self._lead = ""
+        self._rest = []
+        return self._object.take()
+
+    def take(self) -> str:
+        """The whole text as written; empty afterwards."""
+        if not self._checked:  # a small text: not checked, only joined
+            text = "".join(self._pending)
+            self._pending = []
+            self._pending_size = 0
+            return text
+        self._flush()
+        text = "".join((self._lead, self._object.take(), *self._rest))
+        self._lead = ""
+        self._rest = []
+        return text
+
+    def clear(self) -> None:
+        """Let go of the text, unread."""
+        self._pending = []
+        self._pending_size = 0
+        self._lead = ""
+        self._rest = []
+        self._object.clear()
+
+
+_JSON_SPACE = re.compile(r"[ \t\n\r]*")
 
 
 PIECES_PER_BATCH = 1024

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Literal
 
+from ...engine.call_text import ObjectText
 from ...engine.lexer import escape_text
 from ...engine.machine import Parser, ReaderFactory
 from ...engine.writer import Writer
@@ -130,24 +131,33 @@ class _CallNameReader:
 
 
 class _CallArgumentsReader:
-    """Arguments: streamed verbatim (function calls) with surrounding whitespace dropped."""
+    """Arguments: streamed verbatim (function calls) with surrounding whitespace dropped.
 
-    __slots__ = ("_block", "_call", "_chunks", "_parser", "_space", "_started")
+    The text is kept once (:class:`ObjectText`: a big call's arguments in a memory map,
+    checked as they come, never a decoded copy or a piece per feed).  With
+    ``stream_arguments`` each piece is passed on at once; otherwise the parser's call gate
+    would hold the pieces until the close anyway, so they are handed on there, in one
+    ``ToolCallDelta`` (what the gate releases either way).
+    """
+
+    __slots__ = ("_block", "_call", "_kept", "_live", "_parser", "_space", "_started")
 
     def __init__(self, parser: Parser, call: InlineCall) -> None:
         self._parser = parser
         self._call = call
         self._block = continue_block(parser, call.key)
-        self._chunks: list[str] = []
+        self._kept = ObjectText()
+        self._live = parser.stream_arguments
         self._space = ""  # whitespace not yet known to be inside the arguments
         self._started = False
 
     def feed(self, text: str, offset: int) -> None:
         block = self._block
-        if block.passes_on(self._parser, text):
+        if block.failed:
+            block.passes_on(self._parser, text)
             return
-        self._chunks.append(text)
-        if block.index is None:
+        self._kept.append(text)
+        if block.index is None or not self._live:
             return
         if not self._started:
             text = text.lstrip()
@@ -164,7 +174,20 @@ class _CallArgumentsReader:
         parser, call, block = self._parser, self._call, self._block
         if block.closes_as_text(parser, marker, call.close.text):
             return
-        text = "".join(self._chunks).strip()
+        kept = self._kept
+        if marker == call.close.text and kept.checked_object():  # a big call, valid
+            if call.kind == "action":
+                parser.emit(PartAdded(ActionPart(block.name, kept.take_object())))
+            elif block.index is not None:
+                if self._live:
+                    kept.clear()
+                else:
+                    parser.emit(ToolCallDelta(block.index, kept.take_object()))
+                parser.emit(ToolCallEnd(block.index))
+            return
+        text = kept.take()
+        block.raw.append(text)  # the raw block, as written, in case it is no call
+        text = text.strip()
         value, problem = json_object(text)
         if marker is None and value is None:
             problem = f"unterminated {call.arguments.text!r}: the arguments end before a whole JSON object"
@@ -197,6 +220,8 @@ class _CallArgumentsReader:
             parser.emit(TextDelta(raw))
             return
         if block.index is not None:
+            if not self._live and text:
+                parser.emit(ToolCallDelta(block.index, text))
             parser.emit(ToolCallEnd(block.index))
 
 
