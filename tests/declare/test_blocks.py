@@ -12,7 +12,6 @@ turn parsed as a completion gives that message back, and token ids parse as text
 
 from __future__ import annotations
 
-import json
 import random
 from collections.abc import Iterator
 from typing import Any
@@ -22,7 +21,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import pawlette
-from pawlette.declare.blocks.json_blocks import recurring_json
 from pawlette.format import Format
 from pawlette.tokenization.ids import IdParser
 
@@ -160,36 +158,3 @@ def test_a_layout_with_some_blocks_writes_them_as_its_template() -> None:
             == LEAN_REQUEST["messages"][1]["reasoning_steps"]
         )
         assert [m["role"] for m in parsed["messages"]] == ["user", "assistant", "tool", "assistant"]
-
-
-# --------------------------------------------------------------------------- kept definitions
-
-json_like = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=4),
-    lambda children: (
-        st.lists(children, max_size=3)
-        | st.lists(children, max_size=2).map(tuple)
-        | st.dictionaries(st.text(max_size=3), children, max_size=3)
-        | st.dictionaries(st.integers(0, 2) | st.booleans() | st.none(), children, max_size=2)
-    ),
-    max_leaves=8,
-)
-
-
-@settings(max_examples=300)
-@given(st.dictionaries(st.text(max_size=3), json_like, max_size=4))
-def test_a_kept_definition_is_what_json_indents(value: dict[str, Any]) -> None:
-    expected = json.dumps(value, ensure_ascii=False, indent=4)
-    assert recurring_json(value) == expected
-    assert recurring_json(value) == expected  # kept
-
-
-def test_kept_definitions_with_one_compact_text_agree_and_refusals_stay() -> None:
-    for value in ({"1": (1.0, None)}, {1: [1.0, None]}, {"1": [1.0, None]}):
-        assert recurring_json(value) == json.dumps(value, ensure_ascii=False, indent=4)
-    looped: dict[str, Any] = {}
-    looped["self"] = looped
-    with pytest.raises(ValueError, match="Circular"):
-        recurring_json(looped)
-    with pytest.raises(TypeError, match="set"):
-        recurring_json({"a": {1}})

@@ -7,10 +7,17 @@ import math
 from collections.abc import Callable
 from typing import Any
 
-from hypothesis import given
+import pytest
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pawlette.engine.json_text import MAX_DEPTH, compact_json, indented_json, json_string
+from pawlette.engine.json_text import (
+    MAX_DEPTH,
+    compact_json,
+    indented_json,
+    json_string,
+    kept_indented_json,
+)
 
 scalars = st.one_of(
     st.none(),
@@ -84,3 +91,36 @@ def test_special_numbers_are_jsons() -> None:
         for value in (number, [number], {"n": number}):
             expected = json.dumps(value, ensure_ascii=False, indent=4)
             assert indented_json(value) == expected
+
+
+# Kept: the same text, kept by content.
+
+definition_like = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=4),
+    lambda children: (
+        st.lists(children, max_size=3)
+        | st.lists(children, max_size=2).map(tuple)
+        | st.dictionaries(st.text(max_size=3), children, max_size=3)
+        | st.dictionaries(st.integers(0, 2) | st.booleans() | st.none(), children, max_size=2)
+    ),
+    max_leaves=8,
+)
+
+
+@settings(max_examples=300)
+@given(st.dictionaries(st.text(max_size=3), definition_like, max_size=4))
+def test_a_kept_definition_is_what_json_indents(value: dict[str, Any]) -> None:
+    expected = json.dumps(value, ensure_ascii=False, indent=4)
+    assert kept_indented_json(value) == expected
+    assert kept_indented_json(value) == expected  # kept
+
+
+def test_kept_definitions_that_compare_equal_agree_and_refusals_stay() -> None:
+    for value in ({"1": (1.0, None)}, {1: [1.0, None]}, {"1": [1.0, None]}):
+        assert kept_indented_json(value) == json.dumps(value, ensure_ascii=False, indent=4)
+    looped: dict[str, Any] = {}
+    looped["self"] = looped
+    with pytest.raises(ValueError, match="Circular"):
+        kept_indented_json(looped)
+    with pytest.raises(TypeError, match="set"):
+        kept_indented_json({"a": {1}})

@@ -12,6 +12,8 @@ serving path:
   ``list``, ``str``, ``int``, finite ``float``, ``bool``, ``None``) and leaves anything else to
   ``json.dumps`` itself: other types, NaN and infinities, non-string keys, and nesting deeper
   than :data:`MAX_DEPTH` (which is also how a circular value still gets ``json``'s error).
+- :func:`kept_indented_json`: the same, kept by the value's content for values that come
+  back with every request (tool definitions).
 """
 
 from __future__ import annotations
@@ -19,6 +21,8 @@ from __future__ import annotations
 import json
 import math
 from typing import Any
+
+from .kept import Kept, marshal_key
 
 json_string = json.JSONEncoder(ensure_ascii=False).encode
 compact_json = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
@@ -45,6 +49,20 @@ def indented_json(value: Any) -> str:
     if _write(value, pieces, "\n", 0):
         return "".join(pieces)
     return json.dumps(value, ensure_ascii=False, indent=len(_INDENT))
+
+
+_INDENTED: Kept[str] = Kept(limit=256, longest=1 << 14)
+"""Indented texts kept; a value whose key is longer than ``longest`` bytes is indented every
+time (a bound on memory)."""
+
+
+def kept_indented_json(value: Any) -> str:
+    """:func:`indented_json` of ``value``, kept by its content
+    (:func:`~pawlette.engine.kept.marshal_key`: one key is one value of the same types, so one
+    text): tool definitions come with every request and are indented once.  A value with no
+    such key (a subclass, a set, a value holding itself) is indented, or refused, each time
+    by :func:`indented_json` itself."""
+    return _INDENTED.get(marshal_key(value), lambda: indented_json(value))
 
 
 def _write(value: Any, pieces: list[str], newline: str, depth: int) -> bool:

@@ -14,9 +14,9 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pawlette.declare.headed import write as headed_write
 from pawlette.declare.headed.write import writer_of
 from pawlette.declared import chatglm3
+from pawlette.engine import json_text
 from pawlette.engine.kept import Kept
 from pawlette.engine.writer import Writer
 from pawlette.errors import PawletteError
@@ -85,12 +85,12 @@ def _outcome(write: Any, messages: Any, tools: Any, prompt: bool) -> object:
 @given(cases(), st.sampled_from(LAYOUTS))
 def test_what_is_kept_changes_nothing(case: Any, layout: Any) -> None:
     messages, tools, prompt = case
-    kept = headed_write._LISTINGS
-    headed_write._LISTINGS = Kept(limit=1, longest=-1)  # nothing is kept
+    kept = json_text._INDENTED
+    json_text._INDENTED = Kept(limit=1, longest=-1)  # nothing is kept
     try:
         expected = _outcome(writer_of(dataclasses.replace(layout)), messages, tools, prompt)
     finally:
-        headed_write._LISTINGS = kept
+        json_text._INDENTED = kept
     write = writer_of(layout)
     for _ in range(2):  # rows and the listing built, then kept
         assert _outcome(write, messages, tools, prompt) == expected

@@ -14,14 +14,12 @@ All of the concepts' interpreters are here: writers, readers, Jinja macros and g
 
 from __future__ import annotations
 
-import json.encoder
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
-from ...engine.json_text import indented_json
-from ...engine.kept import Kept
+from ...engine.json_text import indented_json, kept_indented_json
 from ...engine.machine import Parser, ReaderFactory
 from ...engine.writer import Writer
 from ...errors import RequestError
@@ -214,7 +212,7 @@ def write_json_block(
     tool definition has none, the next one or the turn's end follows; ``recurring``: a
     value that comes back in other requests, a tool definition, whose text is kept)."""
     head, tail = _block_rows(block, kind, trainable, edge_after)
-    text = recurring_json(value) if recurring else indented_json(dict(value))
+    text = (kept_indented_json if recurring else indented_json)(dict(value))
     head.write(writer)
     writer.text(text, kind, trainable=trainable)
     tail.write(writer)
@@ -237,49 +235,6 @@ def _no_rows(block: JsonBlock) -> dict[tuple[str, bool, bool], tuple[Row, Row]]:
 
 
 _rows_of = rows.once_per(_no_rows)
-
-
-def _refuse(value: object) -> Any:
-    raise TypeError(f"{type(value).__name__} is not a JSON value")
-
-
-# A compact JSON encoder (C) built once: ``JSONEncoder.encode`` builds one in every call, which
-# costs more than encoding a tool definition.  It keeps no record of the containers it is in
-# (a value holding itself recurses until Python stops it, and then takes the slow path).
-# Without the C encoder (another Python), nothing is kept.
-_make_encoder = getattr(json.encoder, "c_make_encoder", None)  # None: no C encoder here
-_compact: Callable[[Any, int], Any] | None = (
-    None
-    if _make_encoder is None
-    else _make_encoder(
-        None, _refuse, json.encoder.encode_basestring, None, ": ", ", ", False, False, True
-    )
-)
-
-_INDENTED: Kept[str] = Kept(limit=256, longest=1 << 14)
-"""Indented texts kept (definitions recur in every request: each is indented once); a
-definition whose compact text is longer than ``longest`` is indented every time."""
-
-
-def recurring_json(value: Mapping[str, Any]) -> str:
-    """An object as :func:`~pawlette.engine.json_text.indented_json` writes it, kept.
-
-    Tool definitions come in every request, so the text of each is kept, keyed by the
-    object's compact JSON text (from a C encoder: a fraction of the cost of indenting).  The
-    key is exact: ``json.dumps`` with ``indent`` writes the very tokens it writes without,
-    only laid out, so one compact text has one indented text.  (The one value json's two
-    encoders read apart, a list subclass whose iteration is not its items, is no JSON a
-    request carries.)  A value the encoder refuses is indented (and refused) by
-    ``indented_json`` itself.
-    """
-    plain = dict(value)
-    if _compact is None:
-        return indented_json(plain)
-    try:
-        key = "".join(_compact(plain, 0))
-    except (TypeError, ValueError, RecursionError):
-        return indented_json(plain)
-    return _INDENTED.get(key, lambda: indented_json(plain))
 
 
 def write_headed(

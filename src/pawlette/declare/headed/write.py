@@ -11,8 +11,8 @@ text), learned: without it single-turn training data would never teach the model
 Rendering is on the serving path: the fences (each role's marker, with the metadata line's
 newline when the turn has no name; the call fences; the prompt and the final stop) are rows
 built once per layout (:mod:`..rows`), and the tools listing is indented once per distinct
-set of definitions and kept (:class:`~pawlette.engine.kept.Kept`), as a server gets the same
-tools with every request.
+set of definitions and kept (:func:`~pawlette.engine.json_text.kept_indented_json`), as a
+server gets the same tools with every request.
 """
 
 from __future__ import annotations
@@ -22,8 +22,7 @@ from typing import Any
 
 from ...blocks.role_order import check_role_order
 from ...codecs.python_calls import encode_call
-from ...engine.json_text import indented_json
-from ...engine.kept import Kept, marshal_key
+from ...engine.json_text import kept_indented_json
 from ...engine.writer import Writer
 from ...errors import UnsupportedFeature
 from ...types import Message, Role, TextPart, Tool, ToolCall
@@ -97,20 +96,14 @@ def _call_turn(calls: HeadedTurns, call: ToolCall, path: str) -> tuple[str, str]
     return call.name, encode_call(calls.callee, call.arguments, quote=calls.quote, path=path)
 
 
-_LISTINGS: Kept[str] = Kept(limit=256, longest=1 << 14)
-"""Tools listings kept (the same tools come with every request: each is indented once); a
-listing whose key is longer than ``longest`` bytes is indented every time (a bound)."""
-
-
 def _listing(tools: tuple[Tool, ...]) -> str:
-    """The tools block's text, kept by the definitions' content
-    (:func:`~pawlette.engine.kept.marshal_key`: one key is one value of the same types, so
-    one text); a definition with no such key (a subclass, an object) is indented each time."""
+    """The tools block's text, its JSON kept by the definitions' content
+    (:func:`~pawlette.engine.json_text.kept_indented_json`)."""
     for number, tool in enumerate(tools):
         if tool.kind != "function":
             raise UnsupportedFeature(f"tools[{number}].type", f"{tool.kind!r}", "'function'")
     listing = [dict(tool.definition) for tool in tools]
-    return _LISTINGS.get(marshal_key(listing), lambda: TOOLS_OPEN + indented_json(listing))
+    return TOOLS_OPEN + kept_indented_json(listing)
 
 
 class _Rows:
