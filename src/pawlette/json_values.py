@@ -205,7 +205,8 @@ def check_json_value(value: object, path: str) -> None:
         raise RequestError(shorten_path(path + problem[0]), problem[1], problem[2])
 
 
-def _refuse_constant(name: str) -> NoReturn:
+def refuse_json_constant(name: str) -> NoReturn:
+    """``parse_constant`` for ``json``: NaN, Infinity and -Infinity are no JSON."""
     raise ValueError(f"{name} is not JSON")
 
 
@@ -213,7 +214,7 @@ def load_json_text(text: str, path: str, expected: str = "a JSON object as text"
     """``json.loads(text)``, or :class:`RequestError` at ``path``: not JSON, ``NaN``, an
     integer too long, nested too deeply, or text holding a lone surrogate."""
     try:
-        value = json.loads(text, parse_constant=_refuse_constant)
+        value = json.loads(text, parse_constant=refuse_json_constant)
     except json.JSONDecodeError as error:
         found = f"not valid JSON ({error.msg} at char {error.pos})"
         raise RequestError(path, found, expected) from error

@@ -86,6 +86,7 @@ from typing import Any, Literal
 from ..engine.call_arguments import MAX_NESTING
 from ..engine.call_text import MappedPieces
 from ..errors import ParseError, RequestError, UnsupportedFeature
+from ..json_values import refuse_json_constant
 from ..types import Event, ParseWarning, TextDelta, ToolCallDelta, ToolCallEnd, ToolCallStart
 
 __all__ = ["PythonCallDecoder", "encode_call", "encode_calls", "python_literal"]
@@ -1055,10 +1056,6 @@ def python_literal(value: Any, *, quote: Quote = "'", path: str = "") -> str:
     return "".join(out)
 
 
-def _refuse_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not JSON")
-
-
 def encode_call(name: str, arguments_json: str, *, quote: Quote = "'", path: str = "") -> str:
     """``name(key=value, ...)`` from JSON arguments text (an object with identifier keys).
 
@@ -1076,7 +1073,7 @@ def encode_call(name: str, arguments_json: str, *, quote: Quote = "'", path: str
         arguments = (
             _ARGUMENTS.decode(arguments_json)
             if not arguments_json.startswith("\ufeff")
-            else json.loads(arguments_json, parse_constant=_refuse_constant)  # its BOM error
+            else json.loads(arguments_json, parse_constant=refuse_json_constant)  # its BOM error
         )
     except ValueError as error:
         where = f"{path}.arguments" if path else "arguments"
@@ -1104,7 +1101,7 @@ def encode_call(name: str, arguments_json: str, *, quote: Quote = "'", path: str
     return f"{name}({', '.join(parts)})"
 
 
-_ARGUMENTS = json.JSONDecoder(parse_constant=_refuse_constant)
+_ARGUMENTS = json.JSONDecoder(parse_constant=refuse_json_constant)
 """``json.loads(text, parse_constant=...)`` builds a decoder per call; this one is built once."""
 _IDENTIFIERS: dict[str, bool] = {}
 """Names already checked by :func:`_is_plain_identifier` (the same few recur in every render)."""

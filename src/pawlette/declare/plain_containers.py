@@ -23,13 +23,18 @@ import math
 from collections.abc import Callable, Collection
 from json.encoder import encode_basestring as string  # json_string of a str, without its steps
 from operator import itemgetter
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import TYPE_CHECKING, Any
 
 from ..engine.json_text import compact_json
 from ..engine.kept import Kept, marshal_key
 from ..engine.lexer import escape_text, marker_pattern, marker_scan
 from ..engine.writer import MAX_CACHED_INDEX
-from ..json_values import MAX_INTEGER_DIGITS, MAX_JSON_DEPTH, json_value_problem
+from ..json_values import (
+    MAX_INTEGER_DIGITS,
+    MAX_JSON_DEPTH,
+    json_value_problem,
+    refuse_json_constant,
+)
 from ..openai import (
     _PLAIN_MESSAGE_KEYS,
     _PLAIN_ROLES,
@@ -55,10 +60,6 @@ _BACKSLASH_END = "\\" + _JOIN
 _text_of = itemgetter(0)
 
 
-def _refuse_constant(name: str) -> NoReturn:
-    raise ValueError(name)
-
-
 def _finite_float(text: str) -> float:
     value = float(text)
     if not math.isfinite(value):  # 1e999: JSON text, but no number a format can print
@@ -70,7 +71,7 @@ def _finite_float(text: str) -> float:
 # floats beyond the double range), so that a scanned value needs no walk when its text is short,
 # shallow and holds no \u escape (see _checked_arguments).
 _scan = json.scanner.make_scanner(
-    json.JSONDecoder(parse_constant=_refuse_constant, parse_float=_finite_float)  # type: ignore[arg-type]
+    json.JSONDecoder(parse_constant=refuse_json_constant, parse_float=_finite_float)  # type: ignore[arg-type]
 )
 _WHITESPACE = " \t\n\r"
 

@@ -14,12 +14,10 @@ import re
 from collections.abc import Callable
 from typing import Any, cast
 
+from ..json_values import refuse_json_constant
+
 MAX_NESTING = 100
 """The deepest nesting of objects and arrays accepted in arguments (the object itself is 1)."""
-
-
-def _refuse_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not JSON")
 
 
 def _depth(value: Any) -> int:
@@ -53,7 +51,7 @@ def load_json(text: str) -> tuple[Any, str | None]:
     ``(None, what is wrong)``.  Never raises (Python's ``json`` raises ``RecursionError`` and
     plain ``ValueError`` on some inputs, not only ``JSONDecodeError``)."""
     try:
-        value = json.loads(text, parse_constant=_refuse_constant)
+        value = json.loads(text, parse_constant=refuse_json_constant)
     except json.JSONDecodeError as error:
         return None, f"not valid JSON ({error.msg} at char {error.pos})"
     except RecursionError:
@@ -81,7 +79,7 @@ def arguments_problem(text: str) -> str | None:
 _skip = cast(Callable[[str, int], "re.Match[str]"], re.compile(r"[ \t\n\r]*").match)
 # json's C scanners (typeshed leaves them out): a value at an index, a string after its quote.
 _scan_value: Callable[[str, int], tuple[Any, int]] = json.JSONDecoder(
-    parse_constant=_refuse_constant
+    parse_constant=refuse_json_constant
 ).scan_once  # type: ignore[attr-defined]
 _scan_string: Callable[[str, int, bool], tuple[str, int]] = json.decoder.scanstring  # type: ignore[attr-defined]
 
