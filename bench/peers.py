@@ -119,16 +119,6 @@ def pcml_turn(arguments: dict[str, Any] = ARGUMENTS) -> tuple[str, str]:
     return prompt, completion[:end]
 
 
-def harmony_turn(arguments: dict[str, Any] = ARGUMENTS) -> str:
-    """The same contents in harmony, after ``<|start|>assistant`` (the parser's role)."""
-    return (
-        f"<|channel|>analysis<|message|>{REASONING}<|end|>"
-        f"<|start|>assistant<|channel|>commentary<|message|>{CONTENT}<|end|>"
-        "<|start|>assistant<|channel|>commentary to=functions.get_weather "
-        f"<|constrain|>json<|message|>{json.dumps(arguments)}<|call|>"
-    )
-
-
 def expected() -> tuple[str, str, str, Any]:
     return REASONING.strip(), CONTENT.strip(), "get_weather", ARGUMENTS
 
@@ -185,25 +175,6 @@ def o200k_file() -> Path:
         raise SystemExit(f"bench.parse: {wheel} holds a different o200k_base file")
     target.write_bytes(data)
     return target
-
-
-def pcml_o200k_tokenizer() -> Any:
-    """o200k_base as a ``tokenizers.Tokenizer`` with PCML's markers as special tokens."""
-    from tokenizers import Tokenizer
-
-    from pawlette.tokenizers import tokenizer_from_tiktoken
-
-    cached = cache_directory() / "harmony" / "o200k_pcml.json"
-    if cached.is_file():
-        return Tokenizer.from_file(str(cached))
-    markers = pawlette.get_format("pcml").special_markers
-    tokenizer = tokenizer_from_tiktoken(
-        o200k_file(),
-        pattern=O200K_PATTERN,
-        special_tokens={marker: 201_000 + number for number, marker in enumerate(markers)},
-    )
-    tokenizer.save(str(cached))
-    return tokenizer
 
 
 def harmony_encoding() -> Any:
@@ -270,69 +241,215 @@ def _rows(results: dict[str, tuple[tuple[float, float, float], int]], unit: str)
 
 # ---------------------------------------------------------------------- per token
 
+PER_TOKEN_FORMATS = ("pcml", "chatml", "llama3", "breeze", "chatglm3", "omni")
+TURN_PARTS: dict[str, tuple[str, ...]] = {
+    "pcml": ("reasoning", "content", "call"),
+    "chatml": ("reasoning", "content", "call"),
+    "omni": ("reasoning", "content", "call"),
+    "chatglm3": ("content", "call"),  # no reasoning block
+    "llama3": ("call",),  # a turn is text or one call, no reasoning
+    "breeze": ("call",),  # the same
+}
+"""What each format's turn holds: the bench's reasoning, text and call where it can write
+them (the render refuses the rest: these are the most of the turn each format writes)."""
+STOP = {
+    "pcml": "<end>",
+    "chatml": "<|im_end|>",
+    "llama3": "<|eot_id|>",
+    "breeze": "<|eot_id|>",
+    "chatglm3": "<|observation|>",
+    "omni": "<|FUNCTION_RETURN|>",
+}
+"""Where the engine stops each format's turn (its stop marker, included)."""
+TOOLS = [
+    {
+        "type": "function",
+        "function": {
+            "name": "get_weather",
+            "parameters": {"type": "object", "properties": {}},
+        },
+    }
+]
 
-def per_token(rounds: int) -> None:
-    print("\nper-token parse of the same turn from token ids, one id at a time")
-    try:
-        tokenizer = pcml_o200k_tokenizer()
-        encoding = harmony_encoding()
-        from openai_harmony import Role, StreamableParser
-    except (ImportError, OSError, subprocess.CalledProcessError) as error:
-        print(f"  (openai-harmony or the o200k file unavailable: {error}; pip install .[bench])")
-        return
+
+def format_turn(name: str, arguments: dict[str, Any] = ARGUMENTS) -> str:
+    """The completion of ``name``'s turn holding ``TURN_PARTS[name]``, up to its stop."""
+    if name == "pcml":
+        return pcml_turn(arguments)[1]
+    fmt = pawlette.get_format(name)
+    parts = TURN_PARTS[name]
+    question = [{"role": "user", "content": "What's the weather in Paris this week?"}]
+    message: dict[str, Any] = {
+        "role": "assistant",
+        "tool_calls": [
+            {
+                "id": "call_1",
+                "type": "function",
+                "function": {"name": "get_weather", "arguments": json.dumps(arguments)},
+            }
+        ],
+    }
+    if "reasoning" in parts:
+        message["reasoning_content"] = REASONING
+    if "content" in parts:
+        message["content"] = CONTENT
+    prompt = fmt.render(question, tools=TOOLS, add_generation_prompt=True).text
+    full = fmt.render([*question, message], tools=TOOLS).text
+    completion = full[len(prompt) :]
+    end = completion.index(STOP[name]) + len(STOP[name])
+    return completion[:end]
+
+
+def harmony_parts_turn(parts: tuple[str, ...], arguments: dict[str, Any] = ARGUMENTS) -> str:
+    """Harmony's turn with the same parts (after ``<|start|>assistant``)."""
+    messages = []
+    if "reasoning" in parts:
+        messages.append(f"<|channel|>analysis<|message|>{REASONING}<|end|>")
+    if "content" in parts:
+        messages.append(f"<|channel|>commentary<|message|>{CONTENT}<|end|>")
+    messages.append(
+        "<|channel|>commentary to=functions.get_weather "
+        f"<|constrain|>json<|message|>{json.dumps(arguments)}<|call|>"
+    )
+    return "<|start|>assistant".join(messages)
+
+
+def check_parts(
+    side: str, parts: tuple[str, ...], reasoning: str, content: str, name: str, arguments: Any
+) -> None:
+    want = (
+        REASONING.strip() if "reasoning" in parts else "",
+        CONTENT.strip() if "content" in parts else "",
+        "get_weather",
+        ARGUMENTS,
+    )
+    got = (reasoning.strip(), content.strip(), name, arguments)
+    if got != want:
+        raise SystemExit(f"bench.peers: {side} parsed the turn differently: {got!r}")
+
+
+def o200k_tokenizer(name: str) -> Any:
+    """o200k_base as a ``tokenizers.Tokenizer`` with ``name``'s markers as special tokens."""
+    from tokenizers import Tokenizer
+
+    from pawlette.tokenizers import tokenizer_from_tiktoken
+
+    cached = cache_directory() / "harmony" / f"o200k_{name}.json"
+    if cached.is_file():
+        return Tokenizer.from_file(str(cached))
+    markers = pawlette.get_format(name).special_markers
+    tokenizer = tokenizer_from_tiktoken(
+        o200k_file(),
+        pattern=O200K_PATTERN,
+        special_tokens={marker: 201_000 + number for number, marker in enumerate(markers)},
+    )
+    tokenizer.save(str(cached))
+    return tokenizer
+
+
+def _pawlette_side(name: str) -> tuple[Callable[[], list[Any]], int]:
+    """A run of ``IdParser`` over ``name``'s turn one id at a time (checked), and its ids."""
     from pawlette.engine.fold import fold
     from pawlette.tokenization import IdParser
 
-    fmt = pawlette.get_format("pcml")
-    _, turn = pcml_turn()
-    ours = tokenizer.encode(turn, add_special_tokens=False).ids
-    theirs = encoding.encode(harmony_turn(), allowed_special="all")
+    fmt = pawlette.get_format(name)
+    tokenizer = o200k_tokenizer(name)
+    ids = tokenizer.encode(format_turn(name), add_special_tokens=False).ids
 
-    def run_ours() -> list[Any]:
+    def run() -> list[Any]:
         parser = IdParser(fmt, tokenizer)
         events = []
-        for token in ours:
+        for token in ids:
             events += parser.feed_ids((token,))
         return events + parser.finish()
 
-    def run_theirs() -> Any:
+    message = pawlette.openai.message_to_openai(fold(run(), fmt.grammar.fields).messages[0])
+    calls = message.get("tool_calls") or [{"function": {"name": "", "arguments": "null"}}]
+    check_parts(
+        f"pawlette IdParser ({name})",
+        TURN_PARTS[name],
+        message.get("reasoning_content") or "",
+        message.get("content") or "",
+        calls[0]["function"]["name"],
+        json.loads(calls[0]["function"]["arguments"]),
+    )
+    return run, len(ids)
+
+
+def _harmony_side(encoding: Any, parts: tuple[str, ...]) -> tuple[Callable[[], Any], int]:
+    """A run of harmony's ``StreamableParser`` over its turn with ``parts`` (checked)."""
+    from openai_harmony import Role, StreamableParser
+
+    ids = encoding.encode(harmony_parts_turn(parts), allowed_special="all")
+
+    def run() -> Any:
         parser = StreamableParser(encoding, role=Role.ASSISTANT)
         deltas = []
-        for token in theirs:
+        for token in ids:
             parser.process(token)
             delta = parser.last_content_delta
             if delta:
                 deltas.append(delta)
         return parser
 
-    folded = fold(run_ours(), fmt.grammar.fields).messages[0]
-    message = pawlette.openai.message_to_openai(folded)
-    call = message["tool_calls"][0]["function"]
-    check(
-        "pawlette IdParser",
-        message["reasoning_content"],
-        message["content"],
-        call["name"],
-        json.loads(call["arguments"]),
-    )
-    analysis, preamble, tool = run_theirs().messages
-    check(
-        "harmony",
-        analysis.content[0].text,
-        preamble.content[0].text,
+    messages = list(run().messages)
+    tool = messages.pop()
+    reasoning = messages.pop(0).content[0].text if "reasoning" in parts else ""
+    content = messages.pop(0).content[0].text if "content" in parts else ""
+    check_parts(
+        f"harmony ({'+'.join(parts)})",
+        parts,
+        reasoning,
+        content,
         (tool.recipient or "").removeprefix("functions."),
         json.loads(tool.content[0].text),
     )
-    print(f"  tokens: pawlette {len(ours)} (o200k + PCML markers), harmony {len(theirs)}")
-    sides = {"pawlette IdParser": run_ours, "harmony StreamableParser": run_theirs}
+    return run, len(ids)
+
+
+def per_token(rounds: int, formats: tuple[str, ...] = PER_TOKEN_FORMATS) -> dict[str, float]:
+    """Per format: ``IdParser`` over o200k + the format's markers, one id at a time, on the
+    format's turn, against harmony on a turn of the same parts; the sides interleaved.
+    Returns the best CPU µs/token of each side."""
+    print("\nper-token parse from token ids, one id at a time (each side checked first)")
+    try:
+        encoding = harmony_encoding()
+        import openai_harmony  # noqa: F401
+    except (ImportError, OSError, subprocess.CalledProcessError) as error:
+        print(f"  (openai-harmony or the o200k file unavailable: {error}; pip install .[bench])")
+        return {}
+    sides: dict[str, Callable[[], object]] = {}
+    tokens: dict[str, int] = {}
+    for name in formats:
+        sides[name], tokens[name] = _pawlette_side(name)
+    compositions = sorted({TURN_PARTS[name] for name in formats}, key=len, reverse=True)
+    for parts in compositions:
+        label = "harmony " + "+".join(parts)
+        sides[label], tokens[label] = _harmony_side(encoding, parts)
     results = interleaved(sides, 20, rounds)
-    _rows(
-        {
-            "pawlette IdParser": (results["pawlette IdParser"], len(ours)),
-            "harmony StreamableParser": (results["harmony StreamableParser"], len(theirs)),
-        },
-        "token",
+    best = {side: results[side][0] / tokens[side] * 1e6 for side in sides}
+    median = {side: results[side][1] / tokens[side] * 1e6 for side in sides}
+    full = "harmony " + "+".join(compositions[0])
+    print(
+        f"  {'format':9}{'turn':25}{'tokens':>7}{'CPU us/token':>14}{'(median)':>10}"
+        f"{'harmony same turn':>19}{'ratio':>7}{'vs harmony ' + compositions[0][0] + '...':>24}"
     )
+    for name in formats:
+        parts = TURN_PARTS[name]
+        peer = "harmony " + "+".join(parts)
+        print(
+            f"  {name:9}{'+'.join(parts):25}{tokens[name]:>7}{best[name]:>14.2f}"
+            f"{median[name]:>10.2f}{best[peer]:>13.2f} ({tokens[peer]})"
+            f"{best[name] / best[peer]:>6.2f}x{best[name] / best[full]:>23.2f}x"
+        )
+    for parts in compositions:
+        label = "harmony " + "+".join(parts)
+        print(f"  {label:34}{tokens[label]:>7}{best[label]:>14.2f}{median[label]:>10.2f}")
+    print(
+        "  (ratio: pawlette's CPU per token over harmony's on a turn of the same parts; the "
+        "turns differ in tokens: o200k spells each format's syntax its own way)"
+    )
+    return best
 
 
 # ---------------------------------------------------------------------- peak memory
@@ -346,3 +463,22 @@ def peak_memory(megabytes: float) -> None:
     stream_memory.table(
         list(stream_memory.FORMATS), list(stream_memory.FEEDS), megabytes, harmony=True
     )
+
+
+def main() -> int:
+    """``python -m bench.peers``: the per-token comparison alone, every format."""
+    import argparse
+
+    options = argparse.ArgumentParser(description="per-token parse against openai-harmony")
+    options.add_argument("--rounds", type=int, default=7)
+    options.add_argument("--formats", default=",".join(PER_TOKEN_FORMATS))
+    arguments = options.parse_args()
+    print("load average at start: " + " ".join(f"{load:.2f}" for load in os.getloadavg()))
+    print(f"pawlette {pawlette.__version__} from {Path(pawlette.__file__).parent}")
+    per_token(arguments.rounds, tuple(arguments.formats.split(",")))
+    print("load average at end: " + " ".join(f"{load:.2f}" for load in os.getloadavg()))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
