@@ -124,6 +124,7 @@ _SIMPLE_ESCAPES = {
 }
 _HEX_ESCAPE_LENGTH = {"x": 2, "u": 4, "U": 8}
 _HELD_BATCH = 1024  # held arguments: pieces joined and stored at a time within one feed
+_HELD_STEP = 4096  # held arguments: stored at least once per this many characters fed
 _LONGEST_CHARACTER_NAME = 256  # far above any Unicode name; bounds what \N{ may buffer
 
 # Python's decimal literals (PEP 515 underscores), with the unary minus models write.
@@ -187,10 +188,17 @@ def _escape_surrogate(match: re.Match[str]) -> str:
     return f"\\u{ord(match.group()):04x}"
 
 
+# What json.dumps(ensure_ascii=False) escapes in a string (the quote, the backslash, control
+# characters) and the lone surrogates written escaped here: text with none is its own body.
+_JSON_ESCAPED = re.compile(r'["\\\x00-\x1f\ud800-\udfff]')
+
+
 def _json_string_body(text: str) -> str:
     """``text`` as JSON string content, escaped as ``json.dumps`` escapes it, except that a
     lone surrogate (``'\\ud800'`` is one in Python) is written as its ``\\u`` escape: no
     UTF-8 text can hold it raw, and ``json.loads`` reads the escape back to the same string."""
+    if _JSON_ESCAPED.search(text) is None:
+        return text  # most text: nothing to escape
     body = json.dumps(text, ensure_ascii=False)[1:-1]
     if _SURROGATE.search(body) is None:
         return body
@@ -260,6 +268,7 @@ class PythonCallDecoder:
         self._state: _State = self._before_calls
         self._events: list[Event] = []
         self._outgoing: list[str] = []  # argument text of this feed, sent as one delta
+        self._unflushed = 0  # characters fed since the outgoing text was last stored (held)
         # Held (``hold_arguments``): a call's JSON arguments kept as UTF-8 in a memory map as
         # they are transcoded, handed on as one delta at its ')': no delta per feed, no list
         # of pieces, no decoded value (a parser that holds calls until they are known valid
@@ -295,14 +304,15 @@ class PythonCallDecoder:
 
     def feed(self, text: str) -> list[Event]:
         """Read a chunk of text; return the events it completed."""
-        self._check_usable()
+        if self._failure is not None or self._finished:
+            self._check_usable()
+        length = len(text)
         if self._passing_through:
             if text:
                 self._events.append(TextDelta(text))
         else:
             self._commit = 0
             position = 0
-            length = len(text)
             if self._held is None:
                 while position < length:
                     position = self._state(text, position)
@@ -313,10 +323,21 @@ class PythonCallDecoder:
                     if len(outgoing) >= _HELD_BATCH:  # a big feed is not kept as pieces
                         self._flush()
             if not self._passing_through and self._commit < length:
-                self._raw.append(text[self._commit :])
-        self._consumed += len(text)
-        self._flush()
-        return self._take()
+                self._raw.append(text[self._commit :] if self._commit else text)
+        self._consumed += length
+        if self._held is None or self._call_index is None:
+            self._flush()
+        else:
+            # Held arguments: small feeds (a token each) gather their pieces here and are
+            # stored a batch at a time, not a store per feed (the delta comes at the ')').
+            self._unflushed += length
+            if self._unflushed >= _HELD_STEP:
+                self._flush()
+        events = self._events
+        if not events:
+            return []
+        self._events = []
+        return events
 
     def finish(self) -> list[Event]:
         """End of input: an unterminated call or list is an error (strict) or text (lenient)."""
@@ -355,6 +376,7 @@ class PythonCallDecoder:
         return events
 
     def _flush(self) -> None:
+        self._unflushed = 0
         outgoing = self._outgoing
         if outgoing and self._call_index is not None:
             joined = outgoing[0] if len(outgoing) == 1 else "".join(outgoing)

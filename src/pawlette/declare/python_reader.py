@@ -112,7 +112,12 @@ class CallStream:
 
     def feed(self, text: str, offset: int) -> None:
         if text:
-            self._forward(self._start(offset).feed(text))
+            decoder = self._decoder
+            if decoder is None:
+                decoder = self._start(offset)
+            events = decoder.feed(text)
+            if events:  # most feeds (a token inside a call) complete no event
+                self._forward(events)
 
     def finish(self, offset: int) -> None:
         self._forward(self._start(offset).finish())

@@ -263,7 +263,7 @@ class Lexer:
 
         The buffer is flushed as text first, as :meth:`feed_marker` does.
         """
-        tokens = self.finish()
+        tokens = self.finish() if self._buffer else []  # (an empty buffer: finish does nothing)
         if text:
             tokens.append((None, text, self._offset))
             self._offset += len(text)

@@ -331,8 +331,14 @@ class Parser:
     def feed_text(self, text: str) -> list[Event]:
         """Feed text known to be text (decoded from ordinary token ids): no marker is read in
         it, whatever it spells (formats that do not escape markers parse exactly from ids)."""
-        self._dispatch(self._lexer.feed_text(text))
-        return self._take()
+        tokens = self._lexer.feed_text(text)
+        if len(tokens) == 1 and tokens[0][0] is None and self._trailing is None:
+            self.reader.feed(tokens[0][1], tokens[0][2])  # the usual: the text itself
+        else:
+            self._dispatch(tokens)
+        events = self._events
+        self._events = []
+        return events
 
     def finish(self, finish_reason: str | None = None) -> list[Event]:
         """End of input.  ``finish_reason`` is the engine's (``length`` wins over ours)."""

@@ -52,6 +52,7 @@ class _Tables:
 
     __slots__ = (
         "grammar_markers",
+        "lead_characters",
         "lead_prefixes",
         "longest_marker",
         "marker_prefixes",
@@ -90,6 +91,8 @@ class _Tables:
             lead[:length] for lead in leads for length in range(1, len(lead) + 1)
         )
         self.longest_marker = max(map(len, leads), default=0)
+        # Every character of that leading text: a text ending in none of them holds nothing.
+        self.lead_characters = frozenset("".join(leads))
         self.token_bytes = backend.token_bytes()
         # The text of an id whose bytes decode whole (most ids), as decoding them gives it.
         self.texts: dict[int, str] = {}
@@ -154,6 +157,7 @@ class IdParser:
         self._grammar_markers = tables.grammar_markers
         self._marker_prefixes = tables.marker_prefixes
         self._lead_prefixes = tables.lead_prefixes
+        self._lead_characters = tables.lead_characters
         self._longest_marker = tables.longest_marker
         self._held: list[tuple[bool, str]] = []  # (is a marker, text) pieces being joined
         self._token_bytes = tables.token_bytes
@@ -208,6 +212,10 @@ class IdParser:
         return self._feed_text(text)
 
     def _piece_of_text(self, text: str) -> list[Event]:
+        # The usual: nothing held, and no end of the text can begin a marker (its last
+        # character is in none of the markers' leading layout text): the text goes at once.
+        if not self._held and text[-1] not in self._lead_characters:
+            return self.parser.feed_text(text)
         return self._piece(False, text)
 
     def _marker(self, marker: str) -> list[Event]:
@@ -219,7 +227,6 @@ class IdParser:
         """One decoded piece: held while the held pieces and it can still join into a
         marker, fed as that marker once they do, else fed as they came."""
         prefixes, markers = self._marker_prefixes, self._grammar_markers
-        held = "".join(piece for _, piece in self._held)
         if not self._held:
             if is_marker:
                 if text in prefixes:
@@ -231,6 +238,7 @@ class IdParser:
             if cut:
                 self._held = [(False, text[len(text) - cut :])]
             return events
+        held = "".join(piece for _, piece in self._held)
         if is_marker:
             joined = held + text
             if joined in prefixes:
