@@ -235,3 +235,39 @@ def test_an_id_that_is_not_an_int_is_a_request_error(bad: Any) -> None:
     parser = IdParser("pcml", llama3_all())
     with pytest.raises(RequestError, match=r"ids: found .*; expected token ids"):
         parser.feed_ids([bad])
+
+
+def holdback_by_definition(parser: IdParser, text: str) -> int:
+    """The longest end of ``text`` that is a proper start of a marker's leading layout text,
+    by trying every length (what ``IdParser._holdback`` finds with a regex)."""
+    leads = parser._lead_prefixes
+    return max((n for n in range(1, len(text) + 1) if text[len(text) - n :] in leads), default=0)
+
+
+@pytest.mark.parametrize("name", FORMATS)
+def test_the_held_end_of_a_text_is_the_longest_start_of_a_markers_lead(name: str) -> None:
+    parser = IdParser(name, small(name))
+    leads = sorted({lead for lead in parser._lead_prefixes})
+    pieces = [*leads, "\n", " ", "a", "x\n", "<", "</", "{"]
+    rng = random.Random(19)
+    texts = [lead[cut:] for lead in leads for cut in range(len(lead))]
+    texts += ["".join(rng.choices(pieces, k=rng.randint(1, 4))) for _ in range(300)]
+    for text in texts:
+        assert parser._holdback(text) == holdback_by_definition(parser, text), repr(text)
+
+
+def test_chatml_text_ending_in_a_markers_lead_is_held_until_the_next_id() -> None:
+    # "\n" may begin "\n<tool_call>": held, then joined with the marker id into that marker;
+    # text ending in letters of the long tools-block lead holds nothing.
+    chatml = pawlette.get_format("chatml")
+    tokenizer = small("chatml")
+    parser = IdParser(chatml, tokenizer, strict=True, id_factory=sequential_ids())
+    assert parser._holdback("Let me check\n") == 1
+    assert parser._holdback("For each") == 0
+    text = 'Let me check\n<tool_call>\n{"name": "f", "arguments": {}}\n</tool_call><|im_end|>'
+    ids = tokenizer.encode(text, add_special_tokens=False).ids
+    events = [event for token in ids for event in parser.feed_ids([token])]
+    whole = chatml.parse(text, strict=True, id_factory=sequential_ids())
+    message = message_to_openai(merge_assistant(fold(events + parser.finish()).messages))
+    assert message["content"] == whole.message["content"] == "Let me check"
+    assert message["tool_calls"] == whole.message["tool_calls"]

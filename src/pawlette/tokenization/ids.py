@@ -35,6 +35,7 @@ import codecs
 from collections import OrderedDict
 from collections.abc import Iterable
 
+from ..engine.lexer import _prefix_regex
 from ..errors import RequestError
 from ..format import Format
 from ..formats import get_format
@@ -54,6 +55,8 @@ class _Tables:
         "grammar_markers",
         "lead_characters",
         "lead_prefixes",
+        "lead_search",
+        "lead_starts",
         "longest_marker",
         "marker_prefixes",
         "markers",
@@ -93,6 +96,11 @@ class _Tables:
         self.longest_marker = max(map(len, leads), default=0)
         # Every character of that leading text: a text ending in none of them holds nothing.
         self.lead_characters = frozenset("".join(leads))
+        self.lead_starts = tuple(sorted({lead[0] for lead in leads if lead}))
+        # ``lead_search(text, start)``: where the longest end of ``text`` (from ``start`` on)
+        # that begins a lead starts (the prefixes of the leads are closed under prefixes).
+        pattern = _prefix_regex(self.lead_prefixes)
+        self.lead_search = None if pattern is None else pattern.search
         self.token_bytes = backend.token_bytes()
         # The text of an id whose bytes decode whole (most ids), as decoding them gives it.
         self.texts: dict[int, str] = {}
@@ -158,6 +166,8 @@ class IdParser:
         self._marker_prefixes = tables.marker_prefixes
         self._lead_prefixes = tables.lead_prefixes
         self._lead_characters = tables.lead_characters
+        self._lead_starts = tables.lead_starts
+        self._lead_search = tables.lead_search
         self._longest_marker = tables.longest_marker
         self._held: list[tuple[bool, str]] = []  # (is a marker, text) pieces being joined
         self._token_bytes = tables.token_bytes
@@ -213,8 +223,9 @@ class IdParser:
 
     def _piece_of_text(self, text: str) -> list[Event]:
         # The usual: nothing held, and no end of the text can begin a marker (its last
-        # character is in none of the markers' leading layout text): the text goes at once.
-        if not self._held and text[-1] not in self._lead_characters:
+        # character is in none of the markers' leading layout text, or no end of it is the
+        # start of such text): the text goes at once.
+        if not self._held and (text[-1] not in self._lead_characters or not self._holdback(text)):
             return self.parser.feed_text(text)
         return self._piece(False, text)
 
@@ -285,9 +296,16 @@ class IdParser:
     def _holdback(self, text: str) -> int:
         """The length of the longest end of ``text`` that begins a marker (``\n`` before
         ``<tool_call>``)."""
-        for length in range(min(len(text), self._longest_marker), 0, -1):
-            if text[len(text) - length :] in self._lead_prefixes:
-                return length
+        search = self._lead_search
+        if search is None:
+            return 0
+        window = max(0, len(text) - self._longest_marker)
+        # Such an end begins with a marker's first character: most texts hold none (a
+        # str.find each), and only those that do are matched against the markers' leads.
+        for first in self._lead_starts:
+            if text.find(first, window) >= 0:
+                match = search(text, window)
+                return 0 if match is None else len(text) - match.start()
         return 0
 
     def _release_marker(self) -> list[Event]:
