@@ -813,6 +813,96 @@ def test_fuzz_strict_raises_only_parse_errors(text: str, mode: Any) -> None:
         assert isinstance(json.loads(arguments), dict)
 
 
+def held(events: Iterable[Event]) -> list[Event]:
+    """What a decoder holding arguments gives for a streaming decoder's ``events``: each
+    ended call's deltas as one delta just before its end, a call that never ends none."""
+    arguments: dict[int, list[str]] = {}
+    out: list[Event] = []
+    for event in events:
+        if isinstance(event, ToolCallDelta):
+            arguments.setdefault(event.index, []).append(event.arguments)
+            continue
+        if isinstance(event, ToolCallEnd) and arguments.get(event.index):
+            out.append(ToolCallDelta(event.index, "".join(arguments.pop(event.index))))
+        out.append(event)
+    return out
+
+
+@settings(max_examples=200)
+@given(text=any_input, mode=modes, strict=st.booleans(), data=st.data())
+def test_held_arguments_are_the_streamed_ones_in_one_delta(
+    text: str, mode: Any, strict: bool, data: st.DataObject
+) -> None:
+    """Held (small feeds gather their pieces before they are stored) or streamed, fed whole,
+    a character or a random piece at a time: the same events, a call's deltas joined."""
+
+    def run(chunks: Sequence[str], hold: bool) -> list[Event] | tuple[int, str]:
+        try:
+            return decode(text, mode, strict=strict, chunks=chunks, hold_arguments=hold)
+        except ParseError as error:
+            return (error.offset, str(error))
+
+    for chunks in ([text], list(text), data.draw(chunked(text))):
+        streamed, got = run(chunks, False), run(chunks, True)
+        if isinstance(streamed, tuple):
+            assert got == streamed
+        else:
+            assert got == held(streamed)  # the same events, feed by feed
+            assert canonical(got) == canonical(held(run([text], False)))  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("strict", [True, False])
+def test_held_arguments_over_many_small_feeds(strict: bool) -> None:
+    # Thousands of one-character feeds (past the batch in which small feeds are stored),
+    # escapes and other quotes among them; then the same calls cut short, and broken.
+    value = ('line "one"\n\tx\\y é 北 ' * 300)[:5000]
+    plain = "plain words " * 800  # a piece per feed: stored by characters, not by pieces
+    first = json.dumps({"a": value, "b": [1, 2.5, None], "p": plain})
+    text = encode_calls([("f", first), ("g", '{"c": {"k": "v"}}')])
+    for size in (1, 8):
+        chunks = [text[start : start + size] for start in range(0, len(text), size)]
+        streamed = decode(text, strict=strict, chunks=chunks)
+        events = decode(text, strict=strict, chunks=chunks, hold_arguments=True)
+        assert events == held(streamed)
+        assert len([event for event in events if isinstance(event, ToolCallDelta)]) == 2
+    assert [(name, json.loads(arguments)) for name, arguments in calls_of(events)] == [
+        ("f", json.loads(first)),
+        ("g", {"c": {"k": "v"}}),
+    ]
+    for variant in (text[:-40], text[:4500] + "\n" + text[4500:]):  # a line break: no string
+        try:
+            expected = held(decode(variant, strict=strict, chunks=list(variant)))
+        except ParseError as error:
+            with pytest.raises(ParseError) as raised:
+                decode(variant, strict=strict, chunks=list(variant), hold_arguments=True)
+            assert (raised.value.offset, str(raised.value)) == (error.offset, str(error))
+        else:
+            got = decode(variant, strict=strict, chunks=list(variant), hold_arguments=True)
+            assert got == expected
+            assert text_of(got) and warnings_of(got) and not calls_of(got)
+
+
+@pytest.mark.parametrize("code", [*range(0x80), 0xA0, 0x2028, 0xD800, 0xDFFF, 0xE9, 0x1F600])
+def test_string_contents_stream_as_json_dumps_writes_them(code: int) -> None:
+    # Text needing no escape is passed on as it is, the rest as json.dumps escapes it (a
+    # lone surrogate as its \u escape): the arguments are that JSON either way.
+    character = chr(code)
+    literal = f"\\x{code:02x}" if code < 0x100 else f"\\U{code:08x}"
+    for written in (character, literal):
+        if written in ("'", "\\", "\n", "\r"):
+            continue  # these end or escape a string: only their escape is a character
+        text = f"f(a='x{written}y{written}')"
+        if code in range(0xD800, 0xE000) and written == literal:
+            with pytest.raises(ParseError, match="a lone surrogate"):
+                arguments_of(text)  # refused as an escape; a raw one is escaped below
+            continue
+        arguments = arguments_of(text)
+        expected = json.dumps({"a": f"x{character}y{character}"}, ensure_ascii=False)
+        if code in range(0xD800, 0xE000):
+            expected = expected.replace(character, f"\\u{code:04x}")
+        assert arguments == expected
+
+
 # --------------------------------------------------------------------------- the writer's fast path
 
 # What repr escapes and the literal keeps (private use, unassigned, astral), what both escape
