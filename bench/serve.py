@@ -39,7 +39,8 @@ Phases:
   interleaved: the machine's other load falls on every side alike), the median round kept;
 - ``pawlette aiohttp`` (with ``--aiohttp`` or ``--stacks``): aiohttp to the engine instead of
   pawlette's lean HTTP/1.1 client (the client before it);
-- **paced N ms** (direct, proxy, pawlette, and the baseline and aiohttp variants when run): the engine sends a piece every N ms per stream,
+- **paced N ms** (direct, proxy, pawlette, and the baseline and aiohttp variants when run):
+  the engine sends a piece every N ms per stream,
   like a model decoding, and the clients start spread over one request's duration; the added
   p50/p99 is the target's latency per chunk minus the direct one, and the CPU per chunk is
   the cost where every engine event arrives in a read of its own (a chunk per token).

@@ -668,7 +668,8 @@ class LeanClient:
         connection, reused = await self._connection(pool)
         try:
             return await self._exchange(connection, message)
-        except httpx.HTTPError:
+        except (httpx.RemoteProtocolError, httpx.ReadError):
+            # Not a timeout: an engine slow to its first byte (a long prompt) is not retried.
             if not reused or connection.answer_started:
                 raise
         # The reused connection died before any byte of the answer: a connection the engine
