@@ -260,6 +260,28 @@ def test_a_bad_status_and_a_huge_line() -> None:
     assert asyncio.run(with_engine(engine, work)) == 1
 
 
+def test_a_slow_reader_pauses_the_socket_and_the_connection_is_reused() -> None:
+    body = bytes(range(256)) * 12_000  # 3 MB: over the unread bytes held before pausing
+
+    async def engine(
+        reader: asyncio.StreamReader, writer: asyncio.StreamWriter, number: int
+    ) -> bool:
+        writer.write(head(f"content-length: {len(body)}\r\n") + body)
+        await writer.drain()
+        return True
+
+    async def work(url: str) -> None:
+        http = client()
+        for _ in range(2):
+            answer = await http.post(url, b"{}", {})
+            await asyncio.sleep(0.3)  # the engine writes on while nobody reads
+            assert await answer.read() == body
+            await answer.aclose()
+        http.close()
+
+    assert asyncio.run(with_engine(engine, work)) == 1
+
+
 def test_a_reused_connection_the_engine_closed_is_retried_once_on_a_new_one() -> None:
     async def one_each(
         reader: asyncio.StreamReader, writer: asyncio.StreamWriter, number: int

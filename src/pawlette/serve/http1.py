@@ -371,9 +371,11 @@ class LeanAnswer(Answer):
         if body:
             self._pieces.append(body)
             self._buffered += len(body)
-            if self._buffered > HIGH_WATER and self.connection.transport is not None:
-                self.connection.transport.pause_reading()
-                self.connection.paused = True
+            connection = self.connection
+            slow = self._buffered > HIGH_WATER and not parser.done and not connection.paused
+            if slow and connection.transport is not None:  # the reader is behind: wait for it
+                connection.transport.pause_reading()
+                connection.paused = True
         if parser.done:
             self._release()
         if parser.head_done or body:
@@ -432,6 +434,9 @@ class LeanAnswer(Answer):
             self._timer = None
         connection = self.connection
         connection.answer = None
+        if connection.paused and connection.transport is not None:
+            connection.paused = False  # the answer is whole: the next one reads at once
+            connection.transport.resume_reading()
         if self.parser.keep_alive and not connection.closed:
             connection.pool.put_back(connection)
         else:
@@ -463,8 +468,8 @@ class LeanAnswer(Answer):
                 pieces.clear()
                 self._buffered = 0
                 connection = self.connection
-                if connection.paused and connection.transport is not None:
-                    connection.paused = False
+                if connection.paused and not self._released and connection.transport is not None:
+                    connection.paused = False  # read: the socket may fill the buffer again
                     connection.transport.resume_reading()
                 return piece
             if self._error is not None:
