@@ -37,7 +37,10 @@ Phases:
   servers' CPU time per chunk (user + system, from ``/proc`` for the server process and its
   workers); ``--rounds`` rounds, the targets in a different order each round (sides
   interleaved: the machine's other load falls on every side alike), the median round kept;
-- **paced N ms** (direct, proxy and pawlette): the engine sends a piece every N ms per stream,
+- ``pawlette aiohttp`` (with ``--aiohttp`` or ``--stacks``): aiohttp to the engine instead of
+  pawlette's lean HTTP/1.1 client (the client before it);
+- **paced N ms** (direct, proxy, pawlette, and the baseline and aiohttp variants when run):
+  the engine sends a piece every N ms per stream,
   like a model decoding, and the clients start spread over one request's duration; the added
   p50/p99 is the target's latency per chunk minus the direct one, and the CPU per chunk is
   the cost where every engine event arrives in a read of its own (a chunk per token).
@@ -51,8 +54,8 @@ Errors (a non-200 answer, an error event, a stream without ``[DONE]``, a lost ch
 counted and must be 0.  Bounded loops, loopback only.
 
 Usage, from the repository root: python -m bench.serve [--format pcml] [--clients 50]
-    [--requests 16] [--chunks 16] [--rounds 3] [--interval-ms 250] [--stacks] [--no-workers]
-    [--baseline-src DIR]
+    [--requests 16] [--chunks 16] [--rounds 3] [--interval-ms 250] [--stacks] [--aiohttp]
+    [--no-workers] [--baseline-src DIR]
 """
 
 from __future__ import annotations
@@ -63,6 +66,7 @@ import json
 import os
 import re
 import socket
+import statistics
 import subprocess
 import sys
 import time
@@ -376,12 +380,13 @@ def _pawlette_command(
         http, loop = {"default": ("auto", "auto"), "h11": ("h11", "asyncio")}.get(
             stack, ("auto", "auto")
         )
-        # "httpx": the engine client pawlette uses without aiohttp; "json": the engine's
+        # "httpx", "aiohttp": those engine clients instead of the lean one; "json": the engine's
         # events read without orjson; "lexer": a projection, not a configuration: each
         # format's lexer tables built once (copies of one lexer per marker set), what the
         # parsers will do once they cache them (building them is most of a parser's set-up).
         patches = {
-            "httpx": "import pawlette.serve.transport as t; t.aiohttp = None; ",
+            "httpx": "import pawlette.serve.transport as t; t.aiohttp = None; t.CLIENT = 'httpx'; ",
+            "aiohttp": "import pawlette.serve.transport as t; t.CLIENT = 'aiohttp'; ",
             "json": "import pawlette.serve.app as a; a.orjson = None; ",
             "unjoined": "import pawlette.serve.app as a; a.JOIN_EVENTS = False; ",
             "lexer": "import copy, pawlette.engine.machine as m; made = {}; "
@@ -449,6 +454,12 @@ def _targets(arguments: argparse.Namespace, engine_port: int) -> list[Target]:
             "chat",
             lambda port: [_pawlette_command(fmt, engine_port, port, 1, "default", False)],
             environment=environment,
+        )
+    if arguments.stacks or arguments.aiohttp:
+        add(
+            "pawlette aiohttp",
+            "chat",
+            lambda port: [_pawlette_command(fmt, engine_port, port, 1, "aiohttp", False)],
         )
     if arguments.stacks:
         add(
@@ -663,6 +674,11 @@ def main() -> int:
         help="also the stack variants (h11, httpx, json, unjoined, lexer cached)",
     )
     parser.add_argument(
+        "--aiohttp",
+        action="store_true",
+        help="also pawlette with aiohttp to the engine instead of its lean client",
+    )
+    parser.add_argument(
         "--no-workers", dest="workers", action="store_false", help="no two-worker targets"
     )
     parser.add_argument("--role", choices=["driver", "engine", "proxy"], default="driver")
@@ -721,7 +737,7 @@ def main() -> int:
                 rows.append(_run(target, "throughput", 0.0, arguments))
         for interval in arguments.interval_ms:
             for target in targets:
-                if target.name in ("direct", "proxy", "pawlette"):
+                if target.name in _PACED:
                     rows.append(_run(target, f"paced {interval:g} ms", interval / 1000, arguments))
     finally:
         for target in targets:
@@ -735,6 +751,10 @@ def main() -> int:
         if os.path.exists(port_file):
             os.remove(port_file)
     return _report(arguments, targets, rows)
+
+
+_PACED = ("direct", "proxy", "pawlette", "pawlette baseline", "pawlette aiohttp")
+"""The targets of the paced phases."""
 
 
 def _report(arguments: argparse.Namespace, targets: list[Target], rows: list[Row]) -> int:
@@ -790,15 +810,23 @@ def _report(arguments: argparse.Namespace, targets: list[Target], rows: list[Row
             f"{p50:>9.2f}{p99:>9.2f}{row.load:>6.1f}{row.results.errors:>8}{note}"
         )
     print()
-    paced: dict[tuple[str, str], float] = {
-        (row.phase, row.target): row.cpu_per_chunk
-        for row in rows
-        if row.phase != "throughput" and row.cpu_per_chunk is not None
-    }
-    for phase, target in paced:
-        if target == "pawlette" and (phase, "proxy") in paced:
-            ratio = paced[phase, target] / paced[phase, "proxy"]
-            print(f"{phase}: pawlette / proxy: {ratio:.2f}x the CPU time per chunk")
+    # A pacing given several times (--interval-ms 250 250 250) is several interleaved rounds:
+    # the median of each target's CPU per chunk over them.
+    paced_rounds: dict[tuple[str, str], list[float]] = {}
+    for row in rows:
+        if row.phase != "throughput" and row.cpu_per_chunk is not None:
+            paced_rounds.setdefault((row.phase, row.target), []).append(row.cpu_per_chunk)
+    paced = {key: statistics.median(values) for key, values in paced_rounds.items()}
+    for (phase, target), values in paced_rounds.items():
+        if target == "pawlette":
+            for versus in ("proxy", "pawlette baseline", "pawlette aiohttp"):
+                if paced.get((phase, versus)):
+                    ratio = paced[phase, target] / paced[phase, versus]
+                    print(
+                        f"{phase}: pawlette / {versus}: {ratio:.2f}x the CPU time per chunk "
+                        f"(median of {len(values)}: {paced[phase, target]:.0f} µs against "
+                        f"{paced[phase, versus]:.0f})"
+                    )
     for name, versus in (
         ("pawlette", "proxy"),
         ("pawlette x2", "pawlette"),
@@ -809,6 +837,7 @@ def _report(arguments: argparse.Namespace, targets: list[Target], rows: list[Row
         ("pawlette", "pawlette httpx"),
         ("pawlette", "proxy asgi"),
         ("pawlette", "pawlette baseline"),
+        ("pawlette", "pawlette aiohttp"),
         ("pawlette", "pawlette json"),
         ("pawlette", "pawlette unjoined"),
         ("pawlette lexer cached", "proxy"),
@@ -817,7 +846,7 @@ def _report(arguments: argparse.Namespace, targets: list[Target], rows: list[Row
     ):
         if name in throughput and versus in throughput:
             line = f"{name} / {versus}: {throughput[name] / throughput[versus]:.2f}x chunks/s"
-            if name in cpu_cost and versus in cpu_cost:
+            if cpu_cost.get(name) and cpu_cost.get(versus):
                 # CPU per chunk: what a loaded machine changes least (capacity per core).
                 line += f", {cpu_cost[name] / cpu_cost[versus]:.2f}x the CPU time per chunk"
             print(line)

@@ -1,5 +1,6 @@
-"""The engine client: aiohttp when installed, httpx without it; the same answers either way
-(content, error statuses, a stream broken off after some pieces, a silent engine)."""
+"""The engine clients: the lean HTTP/1.1 client (the default), aiohttp and httpx; the same
+answers from each (content, error statuses, a stream broken off after some pieces, a silent
+engine)."""
 
 from __future__ import annotations
 
@@ -35,17 +36,17 @@ def streamed_content(response: httpx.Response) -> str:
     return text
 
 
-@pytest.fixture(scope="module", params=["aiohttp", "httpx"])
+@pytest.fixture(scope="module", params=["lean", "aiohttp", "httpx"])
 def server(request: pytest.FixtureRequest, upstream: FakeUpstream) -> Iterator[LiveServer]:
-    saved = transport.aiohttp
-    if request.param == "httpx":
-        transport.aiohttp = None  # type: ignore[assignment]
+    saved = transport.CLIENT
+    transport.CLIENT = request.param
     try:
         live = LiveServer(ServeConfig(format="pcml", upstream=upstream.url, model="m", timeout=2))
     finally:
-        transport.aiohttp = saved
+        transport.CLIENT = saved
     sender = live.server.config.app.state.server.upstreams.sender
-    assert (sender is not None) == (request.param == "aiohttp")
+    expected = {"lean": transport.LeanSender, "aiohttp": transport.AiohttpSender}
+    assert type(sender) is expected.get(request.param, type(None))
     yield live
     live.stop()
 

@@ -87,7 +87,7 @@ from .pipeline import ChunkPipeline, Completion, encode_events
 from .request import ChatRequest, ToolChoice, parse_chat_request
 from .sse import SSEDecoder
 from .tool_choice import ToolPlan, plan_tool_choice
-from .transport import KEEPALIVE_SECONDS, Answer, aiohttp_sender
+from .transport import KEEPALIVE_SECONDS, Answer, engine_sender
 
 try:
     import orjson
@@ -337,9 +337,9 @@ class Server:
                     limits=limits, timeout=timeout, trust_env=False, verify=verify
                 )
                 self._clients.append(await stack.enter_async_context(client))
-            # Completion requests go through aiohttp when installed (pawlette.serve.transport).
+            # Completion requests go through the lean client (pawlette.serve.transport).
             self.upstreams.sender = await stack.enter_async_context(
-                aiohttp_sender(
+                engine_sender(
                     timeout=config.timeout,
                     connect_timeout=config.connect_timeout,
                     max_connections=config.max_connections,

@@ -35,7 +35,7 @@ import httpx
 from ..errors import PawletteError
 from .metrics import Registry
 from .observe import RequestContext, current
-from .transport import AiohttpSender, Answer, HttpxAnswer
+from .transport import Answer, HttpxAnswer, Sender
 
 logger = logging.getLogger("pawlette.serve")
 
@@ -94,8 +94,8 @@ class Balancer:
         self.registry = registry
         self.eject_seconds = eject_seconds
         self.clock = clock
-        self.sender: AiohttpSender | None = None
-        """The client for completion requests when aiohttp is installed (else httpx's)."""
+        self.sender: Sender | None = None
+        """The client for completion requests (None: httpx's, :mod:`pawlette.serve.transport`)."""
         self._turn = 0
         for replica in self.replicas:
             self._gauges(replica)

@@ -1,8 +1,10 @@
-"""The client that sends completion requests to the engines: aiohttp when installed, else httpx.
+"""The client that sends completion requests to the engines: pawlette's own lean HTTP/1.1
+client (:mod:`pawlette.serve.http1`) by default; aiohttp or httpx on request (:data:`CLIENT`).
 
 Chosen by measurement (``python -m bench.serve --stacks``, README): a bare pass-through proxy
 spends about a third of the CPU per streamed chunk with an aiohttp client that it spends with
-httpx (httpx's pool, httpcore and anyio layers run per read).  Either client's answer is
+httpx (httpx's pool, httpcore and anyio layers run per read), and pawlette's server less again
+with the lean client than with aiohttp (aiohttp's per-request machinery).  Every client's answer is
 handed over as an :class:`Answer`: the status, then the body piece by piece straight from the
 client's own reader (no ``httpx.Response`` around an aiohttp answer: it cost about 7 µs a
 request, and its stream layers a call per piece).  Failures are raised as the httpx
@@ -25,7 +27,7 @@ import asyncio
 import contextlib
 import ssl
 from collections.abc import AsyncIterator
-from typing import Any
+from typing import Any, Protocol
 
 import httpx
 
@@ -33,6 +35,10 @@ try:
     import aiohttp
 except ImportError:  # the serve extra installs it; httpx alone still works
     aiohttp = None  # type: ignore[assignment]
+
+CLIENT = "lean"
+"""The engine client: ``"lean"`` (:mod:`pawlette.serve.http1`), ``"aiohttp"`` (when installed)
+or ``"httpx"``; set before the server starts (the benchmark's and tests' variants)."""
 
 KEEPALIVE_SECONDS = 2.0
 """How long an idle engine connection is kept for reuse: below the 5 s after which llama.cpp's
@@ -150,6 +156,56 @@ def _stale_errors() -> tuple[type[BaseException], ...]:
 
 
 _STALE = _stale_errors()
+
+
+class Sender(Protocol):
+    async def open(self, url: str, content: bytes, headers: dict[str, str]) -> Answer:
+        """POST ``content``; the answer's head read, its body not yet."""
+        ...
+
+
+class LeanSender:
+    """POSTs with pawlette's lean HTTP/1.1 client (one pool per engine)."""
+
+    def __init__(self, client: Any) -> None:
+        self.client = client
+
+    async def open(self, url: str, content: bytes, headers: dict[str, str]) -> Answer:
+        answer: Answer = await self.client.post(url, content, headers)
+        return answer
+
+
+@contextlib.asynccontextmanager
+async def engine_sender(
+    *,
+    timeout: float,
+    connect_timeout: float,
+    max_connections: int,
+    verify: ssl.SSLContext,
+    keepalive_seconds: float = KEEPALIVE_SECONDS,
+) -> AsyncIterator[Sender | None]:
+    """The sender of :data:`CLIENT` for the server's lifetime; None for httpx (the caller's)."""
+    options: dict[str, Any] = {
+        "timeout": timeout,
+        "connect_timeout": connect_timeout,
+        "max_connections": max_connections,
+        "verify": verify,
+        "keepalive_seconds": keepalive_seconds,
+    }
+    if CLIENT == "lean":
+        from .http1 import LeanClient  # http1 builds on this module's Answer
+
+        client = LeanClient(**options)
+        try:
+            yield LeanSender(client)
+        finally:
+            client.close()
+        return
+    if CLIENT == "aiohttp":
+        async with aiohttp_sender(**options) as sender:
+            yield sender
+        return
+    yield None
 
 
 class AiohttpSender:

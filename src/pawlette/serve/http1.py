@@ -1,0 +1,717 @@
+"""A lean HTTP/1.1 client for the engines' completion requests, on asyncio's Protocol.
+
+Why not aiohttp (measured, ``python -m bench.serve``): its per-request client machinery (the
+request and response objects, the connector's bookkeeping, tracing hooks, a timer re-armed
+on every read) was about a fifth of the server's CPU samples, and a streamed request only
+needs a POST written in one write and a body read as it arrives.  Here:
+
+- **one write per request**: the head (built once per URL and headers) and the body;
+- **the answer parsed as it arrives** (:class:`ResponseParser`, sans-IO): the status line
+  and headers, then a chunked, ``content-length`` or read-until-close body, decoded
+  (``gzip``, ``deflate``) when the engine compresses it; whatever the engine sends that is not
+  HTTP/1.1 is a :class:`httpx.RemoteProtocolError`;
+- **one timer per answer, not per read**: the read timeout (``--timeout``: the longest the
+  engine may stay silent) is a timer armed once, which on firing looks at when data last
+  came and re-arms itself for the rest; a read costs a clock read, not a timer;
+- **a keep-alive pool** per engine (LIFO: the connection used last is warm), at most
+  ``max_connections`` open, idle ones dropped after ``keepalive_seconds``;
+- **one retry**: a request sent on a reused connection that dies before any byte of the
+  answer (the engine had just closed it as idle, so it read nothing) is sent once more on a
+  new connection; a request that reached an engine otherwise is never sent twice.
+
+Failures are httpx's exceptions, as with the other clients (:mod:`pawlette.serve.transport`):
+a refused connect ``httpx.ConnectError``, a connect past the timeout ``httpx.ConnectTimeout``,
+a silent engine ``httpx.ReadTimeout``, a stream broken off ``httpx.ReadError``, an answer that
+is not HTTP ``httpx.RemoteProtocolError``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import re
+import ssl
+import zlib
+from typing import Any
+from urllib.parse import urlsplit
+
+import httpx
+
+from .transport import Answer
+
+MAX_HEAD_BYTES = 65536
+"""The longest answer head (status line and headers) read; longer is a protocol error."""
+MAX_LINE_BYTES = 4096
+"""The longest chunk-size or trailer line of a chunked body."""
+HIGH_WATER = 1 << 20
+"""Unread body bytes held before the socket's reading is paused (the consumer is slow)."""
+
+_HEX = re.compile(rb"[0-9A-Fa-f]{1,15}")
+_STATUS = re.compile(rb"HTTP/1\.([01]) ([0-9]{3})(?: [^\r\n]*)?")
+
+# Parser states.
+_HEAD, _CHUNK_SIZE, _CHUNK_DATA, _CHUNK_END, _TRAILER, _LENGTH, _UNTIL_CLOSE, _DONE = range(8)
+
+
+class ResponseParser:
+    """One HTTP/1.1 answer, fed the bytes as they arrive (sans-IO).
+
+    ``feed(data)`` returns the body bytes that ``data`` completed (decoded); ``status``,
+    ``headers`` and ``keep_alive`` are set once ``head_done``; ``done`` once the body ended;
+    ``close()`` tells it the connection closed (the end of a read-until-close body, else a
+    :class:`httpx.ReadError`).  Bytes after the answer make the connection not reusable.
+    """
+
+    __slots__ = (
+        "_decoder",
+        "_partial",
+        "_remaining",
+        "done",
+        "head_done",
+        "headers",
+        "keep_alive",
+        "state",
+        "status",
+    )
+
+    def __init__(self) -> None:
+        self.state = _HEAD
+        self._partial = b""
+        self._remaining = 0
+        self._decoder: Any = None
+        self.status = 0
+        self.headers: dict[str, str] = {}
+        self.keep_alive = True
+        self.head_done = False
+        self.done = False
+
+    def feed(self, data: bytes) -> bytes:
+        if self._partial:
+            data = self._partial + data
+            self._partial = b""
+        state = self.state
+        if _CHUNK_SIZE <= state <= _TRAILER:
+            body = self._chunks(data)  # the hot path
+        elif state == _HEAD:
+            body = self._head(data)
+        elif state == _LENGTH:
+            body = self._length(data)
+        elif state == _UNTIL_CLOSE:
+            body = data
+        else:  # _DONE: bytes after the answer
+            self.keep_alive = bool(self.keep_alive and not data)
+            return b""
+        decoder = self._decoder
+        if decoder is not None:
+            body = decoder.decompress(body)
+            if self.done:
+                body += decoder.flush()
+                self._decoder = None
+        return body
+
+    def close(self) -> bytes:
+        """The connection closed: the end of the body, or a broken answer."""
+        if self.state == _UNTIL_CLOSE:
+            self.state = _DONE
+            self.done = True
+            self.keep_alive = False
+            return self._decoder.flush() if self._decoder is not None else b""
+        if self.state != _DONE:
+            where = "head" if self.state == _HEAD else "body"
+            message = f"the engine closed the connection in the answer's {where}"
+            if self.state == _HEAD:  # as httpx reports a server that hung up before answering
+                raise httpx.RemoteProtocolError(message)
+            raise httpx.ReadError(message)
+        return b""
+
+    # ------------------------------------------------------------------ head
+
+    def _head(self, data: bytes) -> bytes:
+        while True:
+            end = data.find(b"\r\n\r\n")
+            size = 4
+            if end < 0:
+                end, size = data.find(b"\n\n"), 2
+            if end < 0:
+                if len(data) > MAX_HEAD_BYTES:
+                    raise httpx.RemoteProtocolError(
+                        f"an answer head longer than {MAX_HEAD_BYTES} bytes"
+                    )
+                self._partial = data
+                return b""
+            if end > MAX_HEAD_BYTES:
+                raise httpx.RemoteProtocolError(
+                    f"an answer head longer than {MAX_HEAD_BYTES} bytes"
+                )
+            head, data = data[:end], data[end + size :]
+            status = self._read_head(head)
+            if 100 <= status < 200:  # an interim answer (100 Continue, 103): the real one follows
+                self.headers = {}
+                continue
+            return self._start_body(status, data)
+
+    def _read_head(self, head: bytes) -> int:
+        lines = head.replace(b"\r\n", b"\n").split(b"\n")
+        match = _STATUS.fullmatch(lines[0])
+        if match is None:
+            shown = lines[0][:80].decode("latin-1")
+            raise httpx.RemoteProtocolError(f"not an HTTP/1.x status line: {shown!r}")
+        headers: dict[str, str] = {}
+        for line in lines[1:]:
+            name, colon, value = line.partition(b":")
+            if not colon or not name or name != name.strip():
+                shown = line[:80].decode("latin-1")
+                raise httpx.RemoteProtocolError(f"not a header line: {shown!r}")
+            key = name.decode("latin-1").lower()
+            text = value.strip().decode("latin-1")
+            # Repeated headers join with commas (RFC 9110 5.3), content-length excepted.
+            if key in headers and key != "content-length":
+                headers[key] += ", " + text
+            elif key in headers and headers[key] != text:
+                raise httpx.RemoteProtocolError("two different content-length headers")
+            else:
+                headers[key] = text
+        self.headers = headers
+        self.keep_alive = match.group(1) == b"1"
+        connection = headers.get("connection", "").lower()
+        if "close" in connection:
+            self.keep_alive = False
+        elif "keep-alive" in connection:
+            self.keep_alive = True
+        return int(match.group(2))
+
+    def _start_body(self, status: int, data: bytes) -> bytes:
+        self.status = status
+        self.head_done = True
+        headers = self.headers
+        encoding = headers.get("content-encoding", "identity").strip().lower()
+        if encoding in ("gzip", "x-gzip"):
+            self._decoder = zlib.decompressobj(16 + zlib.MAX_WBITS)
+        elif encoding == "deflate":
+            self._decoder = zlib.decompressobj()
+        elif encoding not in ("identity", ""):
+            raise httpx.RemoteProtocolError(f"an answer encoded as {encoding!r}")
+        transfer = headers.get("transfer-encoding")
+        if status in (204, 304):
+            self._finish()
+            return b""
+        if transfer is not None:
+            codings = [coding.strip().lower() for coding in transfer.split(",")]
+            if codings[-1] != "chunked":
+                # Not chunked last: the body runs to the connection's end (RFC 9112 6.3).
+                self.keep_alive = False
+                self.state = _UNTIL_CLOSE
+                return data
+            self.state = _CHUNK_SIZE
+            return self._chunks(data) if data else b""
+        length = headers.get("content-length")
+        if length is not None:
+            if not length.isdigit() or not length.isascii():
+                raise httpx.RemoteProtocolError(f"a content-length of {length[:40]!r}")
+            self._remaining = int(length)
+            self.state = _LENGTH
+            return self._length(data)
+        self.keep_alive = False
+        self.state = _UNTIL_CLOSE
+        return data
+
+    def _finish(self) -> None:
+        self.state = _DONE
+        self.done = True
+
+    # ------------------------------------------------------------------ bodies
+
+    def _length(self, data: bytes) -> bytes:
+        remaining = self._remaining
+        available = len(data)
+        if available < remaining:
+            self._remaining = remaining - available
+            return data
+        self._remaining = 0
+        self._finish()
+        if available > remaining:
+            self.keep_alive = False  # bytes after the answer: this connection is not reused
+            return data[:remaining]
+        return data
+
+    def _chunks(self, data: bytes) -> bytes:
+        pieces: list[bytes] = []
+        position = 0
+        size = len(data)
+        state = self.state
+        while position < size:
+            if state == _CHUNK_DATA:
+                remaining = self._remaining
+                end = position + remaining
+                if end > size:
+                    pieces.append(data[position:])
+                    self._remaining = remaining - (size - position)
+                    position = size
+                    break
+                pieces.append(data[position:end])
+                position = end
+                state = _CHUNK_END
+                continue
+            line_end = data.find(b"\n", position)
+            if line_end < 0:
+                rest = data[position:]
+                if len(rest) > MAX_LINE_BYTES:
+                    raise httpx.RemoteProtocolError("a chunked body's line is too long")
+                if state == _CHUNK_END and rest != b"\r":
+                    raise httpx.RemoteProtocolError("a chunk not followed by its line end")
+                self._partial = rest
+                position = size
+                break
+            line = data[position:line_end]
+            if line_end - position > MAX_LINE_BYTES:
+                raise httpx.RemoteProtocolError("a chunked body's line is too long")
+            if line.endswith(b"\r"):
+                line = line[:-1]
+            position = line_end + 1
+            if state == _CHUNK_SIZE:
+                digits = line.split(b";", 1)[0].strip(b" \t")
+                if _HEX.fullmatch(digits) is None:
+                    shown = line[:40].decode("latin-1")
+                    raise httpx.RemoteProtocolError(f"not a chunk size: {shown!r}")
+                chunk = int(digits, 16)
+                if chunk:
+                    self._remaining = chunk
+                    state = _CHUNK_DATA
+                else:
+                    state = _TRAILER
+            elif state == _CHUNK_END:
+                if line:
+                    raise httpx.RemoteProtocolError("a chunk not followed by its line end")
+                state = _CHUNK_SIZE
+            elif not line:  # _TRAILER: the empty line after the (skipped) trailer fields
+                state = _DONE
+                self.done = True
+                if position < size:
+                    self.keep_alive = False
+                break
+        self.state = state
+        return pieces[0] if len(pieces) == 1 else b"".join(pieces)
+
+
+class Connection(asyncio.Protocol):
+    """One connection to an engine; carries one :class:`LeanAnswer` at a time."""
+
+    def __init__(self, pool: Pool) -> None:
+        self.pool = pool
+        self.transport: asyncio.Transport | None = None
+        self.answer: LeanAnswer | None = None
+        self.closed = False
+        self.idle_since = 0.0
+        self.paused = False
+        self.answer_started = False
+        """Whether any byte of the last answer arrived before the exchange failed."""
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self.transport = transport  # type: ignore[assignment]
+
+    def data_received(self, data: bytes) -> None:
+        answer = self.answer
+        if answer is None:  # an idle connection that talks: not reusable
+            self.close()
+            return
+        answer.received(data)
+
+    def eof_received(self) -> bool:
+        return False  # close the transport: connection_lost follows
+
+    def connection_lost(self, error: Exception | None) -> None:
+        self.closed = True
+        self.pool.lost(self)
+        answer = self.answer
+        if answer is not None:
+            answer.lost(error)
+
+    def close(self) -> None:
+        if not self.closed:
+            self.closed = True
+            if self.transport is not None:
+                self.transport.close()
+
+
+class LeanAnswer(Answer):
+    """An engine's answer read from one :class:`Connection`."""
+
+    def __init__(
+        self, connection: Connection, timeout: float, loop: asyncio.AbstractEventLoop
+    ) -> None:
+        self.connection = connection
+        self.parser = ResponseParser()
+        self.loop = loop
+        self.timeout = timeout
+        self.status_code = 0
+        self.content = b""
+        self.whole = False
+        self.any_byte = False
+        self._pieces: list[bytes] = []
+        self._buffered = 0
+        self._error: BaseException | None = None
+        self._waiter: asyncio.Future[None] | None = None
+        now = loop.time()
+        self._last_data = now
+        self._wait_started = now
+        self._timer: asyncio.TimerHandle | None = loop.call_at(now + timeout, self._check_timeout)
+        self._released = False
+
+    # ------------------------------------------------------------------ events
+
+    def received(self, data: bytes) -> None:
+        self._last_data = self.loop.time()
+        self.any_byte = True
+        parser = self.parser
+        try:
+            body = parser.feed(data)
+        except httpx.HTTPError as error:
+            self._fail(error)
+            return
+        if body:
+            self._pieces.append(body)
+            self._buffered += len(body)
+            connection = self.connection
+            slow = self._buffered > HIGH_WATER and not parser.done and not connection.paused
+            if slow and connection.transport is not None:  # the reader is behind: wait for it
+                connection.transport.pause_reading()
+                connection.paused = True
+        if parser.done:
+            self._release()
+        if parser.head_done or body:
+            self._wake()
+
+    def lost(self, error: Exception | None) -> None:
+        if self.parser.done:
+            return
+        try:
+            tail = self.parser.close()
+        except httpx.HTTPError as failure:
+            if error is not None:
+                failure = httpx.ReadError(f"{failure} ({type(error).__name__}: {error})")
+            self._error = failure
+        else:
+            if tail:
+                self._pieces.append(tail)
+            self._release()
+        self._wake()
+
+    def _fail(self, error: BaseException) -> None:
+        self._error = error
+        self.connection.answer = None
+        self.connection.close()
+        self._wake()
+
+    def _wake(self) -> None:
+        waiter = self._waiter
+        if waiter is not None:
+            self._waiter = None
+            if not waiter.done():
+                waiter.set_result(None)
+
+    def _check_timeout(self) -> None:
+        self._timer = None
+        if self.parser.done or self._error is not None:
+            return
+        since = max(self._last_data, self._wait_started)
+        now = self.loop.time()
+        if self._waiter is not None and now - since >= self.timeout:
+            what = "no answer head" if not self.parser.head_done else "no data"
+            self._fail(httpx.ReadTimeout(f"{what} for {self.timeout:g} s"))
+            return
+        # Data came since (or nobody waits): the rest of the time from the last data or wait.
+        deadline = since + self.timeout
+        when = deadline if deadline > now else now + self.timeout
+        self._timer = self.loop.call_at(when, self._check_timeout)
+
+    def _release(self) -> None:
+        """The answer is whole: its connection goes back to the pool."""
+        if self._released:
+            return
+        self._released = True
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        connection = self.connection
+        connection.answer = None
+        if connection.paused and connection.transport is not None:
+            connection.paused = False  # the answer is whole: the next one reads at once
+            connection.transport.resume_reading()
+        if self.parser.keep_alive and not connection.closed:
+            connection.pool.put_back(connection)
+        else:
+            connection.close()
+            connection.pool.lost(connection)
+
+    # ------------------------------------------------------------------ reading
+
+    async def wait_head(self) -> None:
+        while not self.parser.head_done:
+            if self._error is not None:
+                raise self._error
+            await self._wait()
+
+    async def _wait(self) -> None:
+        waiter = self.loop.create_future()
+        self._waiter = waiter
+        self._wait_started = self.loop.time()
+        try:
+            await waiter
+        finally:
+            self._waiter = None
+
+    async def next_piece(self) -> bytes:
+        while True:
+            pieces = self._pieces
+            if pieces:
+                piece = pieces[0] if len(pieces) == 1 else b"".join(pieces)
+                pieces.clear()
+                self._buffered = 0
+                connection = self.connection
+                if connection.paused and not self._released and connection.transport is not None:
+                    connection.paused = False  # read: the socket may fill the buffer again
+                    connection.transport.resume_reading()
+                return piece
+            if self._error is not None:
+                raise self._error
+            if self.parser.done:
+                return b""
+            await self._wait()
+
+    async def read(self) -> bytes:
+        if self.whole:
+            return self.content
+        pieces = []
+        while piece := await self.next_piece():
+            pieces.append(piece)
+        self.content = b"".join(pieces)
+        self.whole = True
+        return self.content
+
+    def at_end(self) -> bool:
+        return self.parser.done and not self._pieces
+
+    async def aclose(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        if not self.parser.done:
+            # Cut short: close the connection, which cancels the engine's work.
+            connection = self.connection
+            connection.answer = None
+            connection.close()
+            self._released = True
+
+
+class Pool:
+    """The keep-alive connections to one engine (scheme, host, port)."""
+
+    def __init__(
+        self,
+        client: LeanClient,
+        host: str,
+        port: int,
+        tls: ssl.SSLContext | None,
+    ) -> None:
+        self.client = client
+        self.host = host
+        self.port = port
+        self.tls = tls
+        self.idle: collections.deque[Connection] = collections.deque()
+        self.open: set[Connection] = set()
+
+    def put_back(self, connection: Connection) -> None:
+        connection.idle_since = self.client.loop.time()
+        waiters = self.client.waiters
+        while waiters:  # a request waiting for a free connection takes this one
+            waiter = waiters.popleft()
+            if not waiter.done():
+                self.idle.append(connection)
+                waiter.set_result(None)
+                return
+        self.idle.append(connection)
+
+    def lost(self, connection: Connection) -> None:
+        if connection in self.open:
+            self.open.discard(connection)
+            self.client.count -= 1
+            self.client.wake_one()
+        if connection in self.idle:
+            self.idle.remove(connection)
+
+    def take_idle(self) -> Connection | None:
+        idle = self.idle
+        if not idle:
+            return None
+        oldest = self.client.loop.time() - self.client.keepalive_seconds
+        while idle and idle[0].idle_since < oldest:
+            stale = idle.popleft()
+            stale.close()
+            self.lost(stale)
+        while idle:
+            connection = idle.pop()  # the one used last
+            if not connection.closed:
+                return connection
+            self.lost(connection)
+        return None
+
+    async def connect(self) -> Connection:
+        client = self.client
+        try:
+            _, connection = await asyncio.wait_for(
+                client.loop.create_connection(
+                    lambda: Connection(self),
+                    self.host,
+                    self.port,
+                    ssl=self.tls,
+                    server_hostname=self.host if self.tls is not None else None,
+                ),
+                client.connect_timeout,
+            )
+        except asyncio.TimeoutError as error:
+            raise httpx.ConnectTimeout(
+                f"no connection to {self.host}:{self.port} within {client.connect_timeout:g} s"
+            ) from error
+        except OSError as error:
+            raise httpx.ConnectError(
+                f"cannot connect to {self.host}:{self.port}: {error.strerror or error}"
+            ) from error
+        if connection.closed:  # closed at once by the engine
+            raise httpx.ConnectError(f"{self.host}:{self.port} closed the connection at once")
+        self.open.add(connection)
+        return connection
+
+
+class LeanClient:
+    """POSTs to engines over kept-alive HTTP/1.1 connections, up to ``max_connections``."""
+
+    def __init__(
+        self,
+        *,
+        timeout: float,
+        connect_timeout: float,
+        max_connections: int,
+        verify: ssl.SSLContext,
+        keepalive_seconds: float,
+    ) -> None:
+        self.timeout = timeout
+        self.connect_timeout = connect_timeout
+        self.max_connections = max_connections
+        self.verify = verify
+        self.keepalive_seconds = keepalive_seconds
+        self.loop = asyncio.get_running_loop()
+        self.pools: dict[str, Pool] = {}
+        self.heads: dict[tuple[str, tuple[tuple[str, str], ...]], tuple[Pool, bytes]] = {}
+        self.count = 0
+        """Connections open (idle or busy), across the pools."""
+        self.waiters: collections.deque[asyncio.Future[None]] = collections.deque()
+
+    def wake_one(self) -> None:
+        while self.waiters:
+            waiter = self.waiters.popleft()
+            if not waiter.done():
+                waiter.set_result(None)
+                return
+
+    def _target(self, url: str, headers: dict[str, str]) -> tuple[Pool, bytes]:
+        key = (url, tuple(headers.items()))
+        known = self.heads.get(key)
+        if known is not None:
+            return known
+        parts = urlsplit(url)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise httpx.ConnectError(f"not an http(s) URL: {url!r}")
+        tls = self.verify if parts.scheme == "https" else None
+        port = parts.port or (443 if tls is not None else 80)
+        name = f"{parts.scheme}://{parts.hostname}:{port}"
+        pool = self.pools.get(name)
+        if pool is None:
+            pool = self.pools[name] = Pool(self, parts.hostname, port, tls)
+        path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+        host = parts.netloc.rpartition("@")[2]
+        lines = [f"POST {path} HTTP/1.1", f"host: {host}"]
+        lines += [f"{name}: {value}" for name, value in headers.items()]
+        head = ("\r\n".join(lines) + "\r\ncontent-length: ").encode("latin-1")
+        self.heads[key] = (pool, head)
+        return pool, head
+
+    async def _connection(self, pool: Pool) -> tuple[Connection, bool]:
+        """A connection to ``pool``'s engine and whether it was used before."""
+        while True:
+            connection = pool.take_idle()
+            if connection is not None:
+                return connection, True
+            if self.count < self.max_connections:
+                self.count += 1
+                try:
+                    return await pool.connect(), False
+                except BaseException:
+                    self.count -= 1
+                    self.wake_one()
+                    raise
+            # Every connection busy: wait for one to come back or close (another pool's
+            # idle connection is closed to make room).
+            if self._close_an_idle_elsewhere(pool):
+                continue
+            waiter = self.loop.create_future()
+            self.waiters.append(waiter)
+            await waiter
+
+    def _close_an_idle_elsewhere(self, pool: Pool) -> bool:
+        for other in self.pools.values():
+            if other is not pool and other.idle:
+                connection = other.idle.popleft()
+                connection.close()
+                other.lost(connection)
+                return True
+        return False
+
+    async def post(self, url: str, content: bytes, headers: dict[str, str]) -> LeanAnswer:
+        """The answer's head read (its body not yet)."""
+        pool, head = self._target(url, headers)
+        message = b"%s%d\r\n\r\n%s" % (head, len(content), content)
+        connection, reused = await self._connection(pool)
+        try:
+            return await self._exchange(connection, message)
+        except (httpx.RemoteProtocolError, httpx.ReadError):
+            # Not a timeout: an engine slow to its first byte (a long prompt) is not retried.
+            if not reused or connection.answer_started:
+                raise
+        # The reused connection died before any byte of the answer: a connection the engine
+        # had closed as idle (it read nothing).  Once more, on a new connection.
+        self.count += 1
+        try:
+            connection = await pool.connect()
+        except BaseException:
+            self.count -= 1
+            self.wake_one()
+            raise
+        return await self._exchange(connection, message)
+
+    async def _exchange(self, connection: Connection, message: bytes) -> LeanAnswer:
+        answer = LeanAnswer(connection, self.timeout, self.loop)
+        connection.answer = answer
+        connection.answer_started = False
+        transport = connection.transport
+        if connection.closed or transport is None or transport.is_closing():
+            connection.answer = None
+            answer.lost(None)
+        else:
+            transport.write(message)
+        try:
+            await answer.wait_head()
+        except httpx.HTTPError:
+            connection.answer_started = answer.any_byte
+            await answer.aclose()
+            raise
+        except BaseException:
+            await answer.aclose()
+            raise
+        answer.status_code = answer.parser.status
+        return answer
+
+    def close(self) -> None:
+        for pool in self.pools.values():
+            for connection in list(pool.open):
+                connection.close()
+            pool.idle.clear()
