@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import json
 from typing import Any
 
 import pytest
@@ -244,3 +245,97 @@ def test_values_checked_but_not_written_agree() -> None:
     for call_id in ("c1", "c\ud800", "ends\\", "[USR]"):
         messages = [{"role": "tool", "tool_call_id": call_id, "content": "x"}]
         assert_agrees(fmt, messages, None, False)
+
+
+# An outsider's requests (audit): text pieces that meet at markers, backslashes and NULs (the
+# plain render joins the caller texts with a NUL to check them once), lone surrogates, values
+# of subclasses and of the wrong types, and tools changed in place between two renders (the
+# kept tools block is keyed by the tools' content, never by the list's identity).
+
+_PIECES = [
+    *("hi", "[SYS]", "[USR]", "[/AST]", "[SEP]", "<end>", "<think>", "</think>", "<call>"),
+    *("\n<call>", "</think>\n", "<|me|>", "<|;|>", "<act>", "<muse>", "[", "]", "<", ">"),
+    *("\\", "\\\\", "\x00", "\\\x00", "\n", '"', "\ud800", "é", "😀", "\u2028", "\\u0000"),
+]
+_text = st.lists(st.sampled_from(_PIECES), max_size=5).map("".join)
+
+
+class _Text(str):
+    pass
+
+
+class _Dict(dict):  # type: ignore[type-arg]
+    pass
+
+
+_odd = st.sampled_from([None, 0, 1, True, 1.5, -0.0, [], {}, ("t",), b"x", _Text("x")])
+_value = st.one_of(*[_text] * 8, _odd)
+_json = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | _text,
+    lambda inner: st.lists(inner, max_size=2) | st.dictionaries(_text, inner, max_size=2),
+    max_leaves=5,
+)
+
+
+@st.composite
+def _odd_call(draw: st.DrawFn) -> Any:
+    arguments = draw(
+        st.one_of(
+            st.dictionaries(_text, _json, max_size=2).map(json.dumps),
+            st.dictionaries(_text, _json, max_size=2).map(lambda v: f" {json.dumps(v)}\n"),
+            _value,
+        )
+    )
+    call: Any = {"id": draw(_value), "function": {"name": draw(_value), "arguments": arguments}}
+    return _Dict(call) if draw(st.integers(0, 15)) == 0 else call
+
+
+@st.composite
+def _odd_message(draw: st.DrawFn) -> Any:
+    role = draw(st.sampled_from(["system", "user", "assistant", "tool", "developer", None]))
+    message: Any = {"role": role, "content": draw(_value)}
+    for key in ("name", "tool_call_id", "reasoning_content"):
+        if draw(st.integers(0, 3)) == 0:
+            message[key] = draw(_value)
+    if role == "assistant" and draw(st.booleans()):
+        message["tool_calls"] = draw(st.lists(_odd_call(), max_size=2))
+    return _Dict(message) if draw(st.integers(0, 15)) == 0 else message
+
+
+_parameters = st.dictionaries(
+    st.one_of(_text, st.integers(0, 2), st.booleans()), st.one_of(_json, _odd), max_size=3
+)
+# Values a kept store could mistake for each other: equal (0.0 == -0.0, 1 == True), or dumped
+# alike by a lenient writer (a tuple as a list, an integer key as a string).
+_TWINS = [(0.0, -0.0), (1, True), (1, 1.0), ([0], (0,)), ({"1": 0}, {1: 0}), ("a", _Text("a"))]
+_odd_tool = st.builds(
+    lambda name, parameters: {
+        "type": "function",
+        "function": {"name": name, "parameters": parameters},
+    },
+    st.one_of(st.just("get_weather"), _value),
+    _parameters,
+)
+
+
+@settings(max_examples=150)
+@given(
+    st.sampled_from(FORMATS),
+    st.lists(_odd_message(), max_size=3),
+    st.none() | st.lists(_odd_tool, max_size=2),
+    st.booleans(),
+    st.sampled_from(_TWINS),
+)
+def test_odd_requests_agree_and_tools_changed_in_place_are_rendered_anew(
+    fmt: pawlette.Format,
+    messages: list[Any],
+    tools: list[Any] | None,
+    prompt: bool,
+    twins: tuple[Any, Any],
+) -> None:
+    assert_agrees(fmt, messages, tools, prompt)
+    assert_agrees(fmt, {"messages": messages, "tools": tools}, None, prompt)
+    if tools:  # the same list changed in place to values that dump alike or compare equal
+        for value in (*twins, *twins):
+            tools[0]["function"]["parameters"]["k"] = value
+            assert_agrees(fmt, messages, tools, prompt)

@@ -8,6 +8,7 @@ grammar's verdict, run through llguidance, is compared with the ``jsonschema`` p
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
 from functools import cache
 from typing import Any
@@ -183,3 +184,65 @@ def test_unenforced_keywords_are_noted() -> None:
         {"type": "object", "properties": {"n": {"type": "integer", "minimum": 0}}}
     )
     assert rules.notes == ["tools[0].parameters.properties.n: 'minimum' is not enforced in GBNF"]
+
+
+MARKER_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "a": {"const": "</call><end>"},
+        "b": {"enum": ["<end>", ["x<call>"], 1]},
+        "<call>": {"type": "integer"},
+    },
+    "required": ["a", "b", "<call>"],
+    "additionalProperties": False,
+}
+
+
+def test_literals_spell_no_marker() -> None:
+    """A ``const``, an ``enum`` value or a property name spelling a marker is written with a
+    ``\\u`` escape of the marker's first character: the same JSON value, but text the engine's
+    stop strings and the format's lexer do not read as the marker (spelt, it ended the call
+    the grammar forced: a real engine under ``tool_choice: required`` answered no call)."""
+    rules = Rules(markers=("<end>", "<call>", "</call>"))
+    rule = SchemaToGbnf(rules, "value", "schema").convert(MARKER_SCHEMA)
+    rules.add("start", JsonSchemaValue(MARKER_SCHEMA, gbnf=rule))
+    lark = llguidance.LLMatcher.grammar_from_lark(
+        gbnf.to_lark(gbnf.parse(to_gbnf(rules, [], MarkerSpelling())))
+    )
+    tok, ll = tokenizers()
+
+    def accepts(text: str) -> bool:
+        matcher = llguidance.LLMatcher(ll, lark, log_level=0)
+        ids = tok.encode(text, add_special_tokens=False).ids
+        return bool(matcher.consume_tokens(ids) and matcher.is_accepting())
+
+    escaped = '{"a": "\\u003c/call>\\u003cend>", "b": ["x\\u003ccall>"], "\\u003ccall>": 3}'
+    assert json.loads(escaped) == {"a": "</call><end>", "b": ["x<call>"], "<call>": 3}
+    assert accepts(escaped)
+    assert not accepts('{"a": "</call><end>", "b": ["x<call>"], "<call>": 3}')
+
+
+@pytest.mark.parametrize("name", ["pcml", "chatml", "llama3", "omni"])
+def test_no_quoted_string_of_a_json_call_grammar_spells_a_marker(name: str) -> None:
+    import pawlette
+    from pawlette.export import export_grammar
+
+    fmt = pawlette.get_format(name)
+    # (GBNF's quoted strings are checked raw: these markers hold no character GBNF escapes)
+    plain = sorted(
+        marker
+        for marker in fmt.grammar.markers
+        if marker.isprintable() and not set(marker) & set('"\\')
+    )
+    schema = json.loads(json.dumps(MARKER_SCHEMA))
+    spelled = plain[0]  # one of the format's own markers, in every literal slot
+    schema["properties"]["a"]["const"] = spelled
+    schema["properties"]["b"]["enum"][1] = [f"x{spelled}"]
+    schema["properties"][spelled] = schema["properties"].pop("<call>")
+    schema["required"] = ["a", "b", spelled]
+    tools = [{"type": "function", "function": {"name": "f", "parameters": schema}}]
+    text = export_grammar(fmt, tools, "required", syntax="gbnf")
+    rules = [line for line in text.splitlines() if line.startswith("args-")]  # the schema's
+    assert rules
+    quoted = [body for line in rules for body in re.findall(r'"((?:[^"\\]|\\.)*)"', line)]
+    assert not [piece for piece in quoted if any(marker in piece for marker in plain)]

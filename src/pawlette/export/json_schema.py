@@ -73,7 +73,7 @@ class SchemaToGbnf(SchemaWalker[str]):
         return "json-value"
 
     def _literal(self, value: Any) -> str:
-        return gbnf_string(json.dumps(value, ensure_ascii=False))
+        return gbnf_string(json_literal(value, self.rules.markers))
 
     def _either(self, options: list[str]) -> str:
         return " | ".join(options)
@@ -151,6 +151,43 @@ class SchemaToGbnf(SchemaWalker[str]):
         after = self._new(f'("," json-ws {extra})*' if extra else '""')
         start = self._new(f"({extra} {after})?" if extra else '""')
         return after, start
+
+
+def json_literal(value: Any, markers: tuple[str, ...] = ()) -> str:
+    """``json.dumps(value, ensure_ascii=False)`` with every marker spelt inside a string
+    broken by a ``\\u`` escape of its first character: the same value, in text that neither
+    the engine's stop strings nor the format's lexer read as the marker (a ``const`` or
+    ``enum`` value, or a property name, of ``"</call>"`` would otherwise end the call that the
+    grammar forces the model to write).  Values that spell no marker are dumped unchanged."""
+    text = json.dumps(value, ensure_ascii=False)
+    if not any(marker and marker in text for marker in markers):
+        return text
+    if isinstance(value, str):
+        return _break_markers(text, markers)
+    if isinstance(value, list):
+        return "[" + ", ".join(json_literal(item, markers) for item in value) + "]"
+    if isinstance(value, dict) and all(isinstance(key, str) for key in value):
+        members = (
+            f"{json_literal(k, markers)}: {json_literal(v, markers)}" for k, v in value.items()
+        )
+        return "{" + ", ".join(members) + "}"
+    return text  # (a marker outside any string cannot be broken: JSON has no escape there)
+
+
+def _break_markers(text: str, markers: tuple[str, ...]) -> str:
+    """A JSON string's text with the first character of each marker in it escaped."""
+    while True:
+        found = [(text.find(marker), marker) for marker in markers if marker and marker in text]
+        if not found:
+            return text
+        position = min(found)[0]
+        code = ord(text[position])
+        if code > 0xFFFF:  # a surrogate pair, as JSON spells a character beyond the BMP
+            code -= 0x10000
+            escape = f"\\u{0xD800 + (code >> 10):04x}\\u{0xDC00 + (code & 0x3FF):04x}"
+        else:
+            escape = f"\\u{code:04x}"
+        text = text[:position] + escape + text[position + 1 :]
 
 
 def _join(*parts: str) -> str:
