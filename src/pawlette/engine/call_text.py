@@ -313,13 +313,16 @@ class PackedText:
         self._packed: list[bytes] = []
         self._compressor: zlib._Compress | None = None
 
-    def append(self, text: str) -> None:
-        if len(text) > STEP:  # packed a window at a time: no whole UTF-8 copy of it at once
+    def append(self, text: str, start: int = 0) -> None:
+        """Append ``text[start:]`` (cut here by windows when big: no copy of it whole)."""
+        if len(text) - start > STEP:  # packed a window at a time: no whole UTF-8 copy
             self._pack()
-            for start in range(0, len(text), STEP):
-                self._pieces.append(text[start : start + STEP])
+            for window in range(start, len(text), STEP):
+                self._pieces.append(text[window : window + STEP])
                 self._pack()
             return
+        if start:
+            text = text[start:]
         pieces = self._pieces
         pieces.append(text)
         self._size += len(text)

@@ -469,12 +469,18 @@ class Parser:
         steps = self.grammar.steps
         tokens.reverse()
         while tokens:
-            marker, text, offset = tokens.pop()  # each run goes once read
+            marker = tokens[-1][0]
+            if marker is None and self._trailing is None:
+                offset = tokens[-1][2]
+                # The reader gets the run as its only holder (no local here, the list lets
+                # go): one that keeps only a part of a big run can let the rest go.
+                self.reader.feed(tokens.pop()[1], offset)
+                continue
+            marker, text, offset = tokens.pop()
             if self._trailing is not None:
                 self._trail(marker, text, offset)
                 continue
-            if marker is None:
-                self.reader.feed(text, offset)
+            if marker is None:  # never: a run is read above, or trails
                 continue
             step = steps.get((self.state.name, marker))
             if step is None:
