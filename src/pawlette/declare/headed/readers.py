@@ -345,6 +345,8 @@ class FenceTail:
 
     def feed(self, text: str, start: int = 0) -> tuple[str, int]:
         """``(held, end)``: the text released is ``held + text[start:end]``."""
+        if not self._held and text.find("\n", start) < 0:
+            return "", len(text)  # most feeds: no line ends, nothing held
         cut = len(text)
         while cut > start and text[cut - 1] in _FENCE_CHARACTERS:
             cut -= 1
