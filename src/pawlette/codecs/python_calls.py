@@ -56,7 +56,10 @@ Decisions
   arguments come as one ``ToolCallDelta`` at its ``)``, kept meanwhile as UTF-8 in a memory
   map (:class:`~pawlette.engine.call_text.MappedPieces`), as is the raw text since the last
   commit point; the raw text is let go before the arguments' string is made.  Events are
-  otherwise the same: joined, the deltas are the same text.
+  otherwise the same: joined, the deltas are the same text.  ``hold_arguments="late"``
+  (:class:`~pawlette.engine.machine.Parser`'s readers): that delta's arguments are a
+  :class:`~pawlette.engine.call_text.LateText` whose string its consumer makes later, once
+  the text fed is let go (a call fed whole is not held three times: text, map, string).
 - Work per character is O(1) amortised: string contents are consumed by regular-expression
   jumps, tokens are buffered only until they end, and nothing consumed is scanned again.
 
@@ -84,7 +87,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, Literal
 
 from ..engine.call_arguments import MAX_NESTING
-from ..engine.call_text import MappedPieces
+from ..engine.call_text import MappedPieces, late_text
 from ..errors import ParseError, RequestError, UnsupportedFeature
 from ..json_values import refuse_json_constant
 from ..types import Event, ParseWarning, TextDelta, ToolCallDelta, ToolCallEnd, ToolCallStart
@@ -251,7 +254,7 @@ class PythonCallDecoder:
         fixed_callee: str | None = None,
         name: str | None = None,
         base_offset: int = 0,
-        hold_arguments: bool = False,
+        hold_arguments: bool | Literal["late"] = False,
     ) -> None:
         if mode not in ("list", "single"):
             raise ValueError(f"mode: {mode!r}; expected 'list' or 'single'")
@@ -274,6 +277,7 @@ class PythonCallDecoder:
         # of pieces, no decoded value (a parser that holds calls until they are known valid
         # would only join the deltas at the ')').
         self._held: MappedPieces | None = MappedPieces() if hold_arguments else None
+        self._late = hold_arguments == "late"
         self._frames: list[_Frame] = []
         self._call_index: int | None = None  # the call whose arguments are being read
         self._consumed = 0  # characters in earlier chunks
@@ -503,9 +507,14 @@ class PythonCallDecoder:
         self._flush()
         held = self._held
         if held is not None and self._call_index is not None:
-            arguments = held.take()  # the map is released as the string is made
-            if arguments:
-                self._events.append(ToolCallDelta(self._call_index, arguments))
+            if self._late:  # the consumer makes the string (see the module docstring)
+                if held:
+                    self._held = MappedPieces()
+                    self._events.append(ToolCallDelta(self._call_index, late_text(held)))
+            else:
+                arguments = held.take()  # the map is released as the string is made
+                if arguments:
+                    self._events.append(ToolCallDelta(self._call_index, arguments))
         self._close_open_call()
         self._frames = []
         self._state = self._after_call if self._mode == "list" else self._done

@@ -105,8 +105,9 @@ class CallStream:
                 name=self._name,
                 base_offset=offset,
                 # A parser holding calls until they are known valid gets each call's
-                # arguments as one delta at its end: the decoder keeps them compactly.
-                hold_arguments=not self._parser.stream_arguments,
+                # arguments as one delta at its end: the decoder keeps them compactly, and
+                # the parser makes their string once the text it read is let go.
+                hold_arguments=False if self._parser.stream_arguments else "late",
             )
         return self._decoder
 

@@ -273,6 +273,31 @@ class MappedPieces:
         self._mapped.clear()
 
 
+class LateText(str):
+    """A held call's arguments whose one string is not made yet: an empty ``str`` standing
+    in a ``ToolCallDelta`` until its consumer (:class:`~pawlette.engine.machine.Parser`)
+    calls :meth:`take`.
+
+    A decoder reading a big call fed whole gets its text as one string, which its caller
+    still holds when the call's ``)`` comes; the arguments' string made there would be a
+    third copy next to that text and the arguments' map.  The parser makes it once the
+    text it read is let go (at the end of the feed), so the same events come out, in the
+    same order, with map and string (2x of the arguments) as the peak instead."""
+
+    source: MappedPieces
+
+    def take(self) -> str:
+        """The arguments as one string (once: the map is released as it is made)."""
+        return self.source.take()
+
+
+def late_text(source: MappedPieces) -> LateText:
+    """A :class:`LateText` made of ``source`` (which it keeps: the caller lets go of it)."""
+    late = LateText()
+    late.source = source
+    return late
+
+
 class PackedText:
     """Text kept only in case it is needed again (a block's text, given back as content if
     the block turns out malformed), appended in pieces: once it passes :data:`STEP`
@@ -288,13 +313,16 @@ class PackedText:
         self._packed: list[bytes] = []
         self._compressor: zlib._Compress | None = None
 
-    def append(self, text: str) -> None:
-        if len(text) > STEP:  # packed a window at a time: no whole UTF-8 copy of it at once
+    def append(self, text: str, start: int = 0) -> None:
+        """Append ``text[start:]`` (cut here by windows when big: no copy of it whole)."""
+        if len(text) - start > STEP:  # packed a window at a time: no whole UTF-8 copy
             self._pack()
-            for start in range(0, len(text), STEP):
-                self._pieces.append(text[start : start + STEP])
+            for window in range(start, len(text), STEP):
+                self._pieces.append(text[window : window + STEP])
                 self._pack()
             return
+        if start:
+            text = text[start:]
         pieces = self._pieces
         pieces.append(text)
         self._size += len(text)

@@ -29,6 +29,12 @@ arguments, ``ToolCallEnd``; a reader that finds the call malformed calls
 :meth:`Parser.abandon_call` (the held events vanish) and emits the call's text as content.
 With ``stream_arguments=True`` call events pass at once; an abandoned call then never gets its
 ``ToolCallEnd``, and :func:`~pawlette.engine.fold.fold` keeps only ended calls.
+
+A held call's arguments may come as a :class:`~pawlette.engine.call_text.LateText` (a
+Python-call reader's: see ``hold_arguments`` in :mod:`pawlette.codecs.python_calls`): their
+one string is made when the feed's text runs have been let go, just before the feed returns
+its events, so a call fed whole is not held three times at once (the run, the arguments'
+map, their string).  The events are the same, in the same order.
 """
 
 from __future__ import annotations
@@ -52,6 +58,7 @@ from ..types import (
     ToolCallStart,
 )
 from .call_scanner import TextPieces
+from .call_text import LateText
 from .lexer import Lexer
 
 _CALL_EVENTS = frozenset((ToolCallStart, ToolCallDelta, ToolCallEnd))
@@ -177,6 +184,8 @@ class Parser:
         # Held calls: their start and their arguments so far (compactly: a call streamed a
         # character at a time is not kept as an event per character).
         self._held: dict[int, tuple[ToolCallStart, TextPieces]] = {}
+        self._late_held: dict[int, LateText] = {}  # held calls' arguments not made yet
+        self._late: list[int] = []  # where in ``_events`` a LateText waits (see the docstring)
         self._next_index = 0  # a completion numbers its calls across its turns
         self._completion_started = False
         self._trailing: list[str] | None = None  # raw text after a completion's turn ended
@@ -217,17 +226,44 @@ class Parser:
         held = self._held.get(event.index)
         if isinstance(event, ToolCallStart):
             self._held[event.index] = (event, TextPieces())
+            if self._late_held:
+                self._late_held.pop(event.index, None)
         elif held is None:  # not a held call (a reader's bug): nothing to wait for
             self._events.append(event)
         elif isinstance(event, ToolCallDelta):
-            held[1].append(event.arguments)
+            arguments = event.arguments
+            if self._late_held or type(arguments) is LateText:
+                self._hold_late(event.index, held[1], arguments)
+            else:
+                held[1].append(arguments)
         else:
             del self._held[event.index]
+            late = self._late_held.pop(event.index, None) if self._late_held else None
             arguments = held[1].take()  # one piece: that very string, not a copy
             self._events.append(held[0])
-            if arguments:
+            if late is not None:  # its string is made by _settle
+                self._late.append(len(self._events))
+                self._events.append(ToolCallDelta(event.index, late))
+            elif arguments:
                 self._events.append(ToolCallDelta(event.index, arguments))
             self._events.append(event)
+
+    def _hold_late(self, index: int, pieces: TextPieces, arguments: str) -> None:
+        """A held call's delta when a :class:`LateText` is involved: the late arguments stay
+        unmade while they are the call's only text (as a reader gives them); otherwise (not
+        seen from our readers) they are made now, keeping the text's order."""
+        late = self._late_held.pop(index, None)
+        if late is not None:
+            pieces.append(late.take())
+        if type(arguments) is not LateText:
+            pieces.append(arguments)
+            return
+        earlier = pieces.take()
+        if earlier:
+            pieces.append(earlier)
+            pieces.append(arguments.take())
+        else:
+            self._late_held[index] = arguments
 
     def abandon_call(self, index: int) -> None:
         """The call ``index`` is malformed: it is no call.  Held events vanish (and its index
@@ -236,6 +272,8 @@ class Parser:
         self.calls_in_message = max(0, self.calls_in_message - 1)
         self.calls_in_completion = max(0, self.calls_in_completion - 1)
         held = self._held.pop(index, None)
+        if self._late_held:
+            self._late_held.pop(index, None)
         if held is not None and not self.conversation and index == self._next_index - 1:
             self._next_index = index
 
@@ -319,6 +357,9 @@ class Parser:
             self.reader.feed(tokens[0][1], tokens[0][2])  # the usual: one run of text
         elif tokens:
             self._dispatch(tokens)
+        del tokens  # the runs go before late arguments are made
+        if self._late:
+            self._settle()
         events = self._events
         self._events = []
         return events
@@ -414,18 +455,38 @@ class Parser:
     # ------------------------------------------------------------------ internals
 
     def _take(self) -> list[Event]:
+        if self._late:
+            self._settle()
         events = self._events
         self._events = []
         return events
 
+    def _settle(self) -> None:
+        """Make the late arguments' strings (see the module docstring), in place."""
+        events = self._events
+        for position in self._late:
+            event = events[position]
+            assert isinstance(event, ToolCallDelta) and type(event.arguments) is LateText
+            events[position] = ToolCallDelta(event.index, event.arguments.take())
+        self._late = []
+
     def _dispatch(self, tokens: list[tuple[str | None, str, int]]) -> None:
+        """Run the tokens; the list is emptied (its runs are let go: see ``_settle``)."""
         steps = self.grammar.steps
-        for marker, text, offset in tokens:
+        tokens.reverse()
+        while tokens:
+            marker = tokens[-1][0]
+            if marker is None and self._trailing is None:
+                offset = tokens[-1][2]
+                # The reader gets the run as its only holder (no local here, the list lets
+                # go): one that keeps only a part of a big run can let the rest go.
+                self.reader.feed(tokens.pop()[1], offset)
+                continue
+            marker, text, offset = tokens.pop()
             if self._trailing is not None:
                 self._trail(marker, text, offset)
                 continue
-            if marker is None:
-                self.reader.feed(text, offset)
+            if marker is None:  # never: a run is read above, or trails
                 continue
             step = steps.get((self.state.name, marker))
             if step is None:

@@ -37,7 +37,7 @@ from ...types import (
     ToolCallStart,
     ToolsDeclared,
 )
-from ..python_reader import CallStream, ClosingFence
+from ..python_reader import CallStream
 from . import HeadedTurns
 
 # --------------------------------------------------------------------------- the metadata line
@@ -52,22 +52,24 @@ class _HeadedTurn:
         self._line_offset: int | None = None
 
     def feed(self, text: str, offset: int) -> None:
-        if self._line is not None:
-            if self._line_offset is None:
-                self._line_offset = offset
-            newline = text.find("\n")
-            if newline < 0:
-                self._line.append(text)
-                return
-            metadata = "".join(self._line) + text[:newline]
-            self._line = None
-            self._parser.confirm_message()
-            self._metadata(metadata, offset + newline + 1)
-            text = text[newline + 1 :]
-            offset += newline + 1
-            if not text:
-                return
-        self._body(text, offset)
+        start = 0 if self._line is None else self._end_line(text, offset)
+        if 0 <= start < len(text):
+            self._body(text[start:] if start else text, offset + start)
+
+    def _end_line(self, text: str, offset: int) -> int:
+        """Read the metadata line in ``text``: where the body begins in it (-1: not yet)."""
+        assert self._line is not None
+        if self._line_offset is None:
+            self._line_offset = offset
+        newline = text.find("\n")
+        if newline < 0:
+            self._line.append(text)
+            return -1
+        metadata = "".join(self._line) + text[:newline]
+        self._line = None
+        self._parser.confirm_message()
+        self._metadata(metadata, offset + newline + 1)
+        return newline + 1
 
     def close(self, marker: str | None, offset: int) -> None:
         if self._line is not None:
@@ -189,7 +191,7 @@ class AssistantTurnReader(_HeadedTurn):
         self._mode = "text"  # text, opening (the fence's first line), call, code
         self._name = ""
         self._opening: list[str] = []
-        self._fence = ClosingFence()
+        self._fence = FenceTail()
         self._stream: CallStream | None = None
         self._code_index: int | None = None
         # The block as written, for lenient fallbacks (compressed once big: a call's text
@@ -213,26 +215,39 @@ class AssistantTurnReader(_HeadedTurn):
         self._raw = PackedText()
         self._raw.append(self._head)
 
-    def _body(self, text: str, offset: int) -> None:
-        if self._mode == "text":
-            self._parser.emit(TextDelta(text))
+    def feed(self, text: str, offset: int) -> None:
+        # All in this one frame, by offsets: the machine gives the run as its only holder,
+        # so the one slice of a big call's body fed to the decoder is, once cut, the only
+        # copy of that text (no slice per line, and the run goes before the decoder reads).
+        start = 0 if self._line is None else self._end_line(text, offset)
+        if start < 0 or start == len(text):
             return
-        self._raw.append(text)
+        if self._mode == "text":
+            self._parser.emit(TextDelta(text[start:] if start else text))
+            return
+        self._raw.append(text, start)
         if self._mode == "opening":
-            newline = text.find("\n")
-            self._opening.append(text if newline < 0 else text[: newline + 1])
+            newline = text.find("\n", start)
+            self._opening.append(text[start:] if newline < 0 else text[start : newline + 1])
             if newline < 0:
                 return
-            if not self._open("".join(self._opening), offset):
+            if not self._open("".join(self._opening), offset + start):
                 return
-            text, offset = text[newline + 1 :], offset + newline + 1
-        released = self._fence.feed(text)
+            start = newline + 1
+        held, end = self._fence.feed(text, start)
         if self._mode == "call" and self._stream is not None:
-            self._stream.feed(released, offset)
-        elif self._mode == "code" and released and self._code_index is not None:
-            self._parser.emit(
-                ToolCallDelta(self._code_index, json.dumps(released, ensure_ascii=False)[1:-1])
-            )
+            body = text[start:end] if start or end < len(text) else text
+            del text  # the run goes now (see above)
+            self._stream.feed(held + body if held else body, offset + start)
+        elif self._mode == "code" and self._code_index is not None:
+            released = held + text[start:end]
+            if released:
+                self._parser.emit(
+                    ToolCallDelta(self._code_index, json.dumps(released, ensure_ascii=False)[1:-1])
+                )
+
+    def _body(self, text: str, offset: int) -> None:
+        self.feed(text, offset)  # the metadata line is read: feed reads it all as body
 
     def _open(self, line: str, offset: int) -> bool:
         """The fence's first line: start the call or the program (False: not a fence)."""
@@ -307,12 +322,61 @@ class AssistantTurnReader(_HeadedTurn):
         parser.emit(TextDelta(raw))
 
 
+# What may follow a line's end in a closing fence, and the fence's unfinished tail: a
+# newline, then up to three backticks, then (after three) whitespace.
+_FENCE_CHARACTERS = frozenset(" \t\r\n`")
+_FENCE_TAIL = re.compile(r"\n(?:`{0,2}|```[ \t\r\n]*)\Z")
+
+
+class FenceTail:
+    """The body of a fenced block, streamed by offsets: the tail that may still be its closing
+    fence (a line ````` ``` ````` then only whitespace up to the end of the turn) is held back.
+
+    What :class:`~pawlette.declare.python_reader.ClosingFence` does, piece for piece, without
+    cutting a fed text into lines: the held tail is the text from the earliest newline from
+    which all the rest still reads as the fence's beginning (``_FENCE_TAIL``), so each feed
+    releases the earlier held text (or a part of it) and one range of the fed text.
+    """
+
+    __slots__ = ("_held",)
+
+    def __init__(self) -> None:
+        self._held = ""
+
+    def feed(self, text: str, start: int = 0) -> tuple[str, int]:
+        """``(held, end)``: the text released is ``held + text[start:end]``."""
+        if not self._held and text.find("\n", start) < 0:
+            return "", len(text)  # most feeds: no line ends, nothing held
+        cut = len(text)
+        while cut > start and text[cut - 1] in _FENCE_CHARACTERS:
+            cut -= 1
+        held = self._held
+        if cut > start or not held:  # what was held is released (there is one, or none)
+            match = _FENCE_TAIL.search(text, cut)
+            end = len(text) if match is None else match.start()
+            self._held = text[end:]
+            return held, end
+        # All the fed text may still be the fence's: where the tail begins, held text too.
+        joined = held + text[start:]
+        match = _FENCE_TAIL.search(joined)
+        tail = len(joined) if match is None else match.start()
+        self._held = joined[tail:]
+        if tail < len(held):
+            return held[:tail], start
+        return held, start + tail - len(held)
+
+    def close(self) -> tuple[bool, str]:
+        """``(True, fence)`` when the held tail is the closing fence, else ``(False, text)``."""
+        return self._held.startswith("\n```"), self._held
+
+
 def assistant_turn_reader(calls: HeadedTurns, *, continuation: bool) -> ReaderFactory:
     return partial(AssistantTurnReader, calls=calls, continuation=continuation)
 
 
 __all__ = [
     "AssistantTurnReader",
+    "FenceTail",
     "HeadedTextReader",
     "assistant_turn_reader",
     "headed_text_reader",
