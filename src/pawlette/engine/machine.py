@@ -377,9 +377,8 @@ class Parser:
             self.reader.feed(tokens[0][1], tokens[0][2])  # the usual: the text itself
         else:
             self._dispatch(tokens)
-        events = self._events
-        self._events = []
-        return events
+        del tokens  # the runs go before late arguments are made
+        return self._take()
 
     def finish(self, finish_reason: str | None = None) -> list[Event]:
         """End of input.  ``finish_reason`` is the engine's (``length`` wins over ours)."""
