@@ -244,6 +244,15 @@ class Rendering:
     text: str
     segments: tuple[Segment, ...]
 
+    def __init__(self, text: str, segments: tuple[Segment, ...]) -> None:
+        # The slots' own setters, as Message's __init__ does (see there): one per render.
+        _set_rendering_text(self, text)
+        _set_segments(self, segments)
+
+
+_set_rendering_text = _slot_setter(Rendering, "text")
+_set_segments = _slot_setter(Rendering, "segments")
+
 
 # --------------------------------------------------------------------------- parser events
 

@@ -20,13 +20,14 @@ import json
 import json.encoder
 import json.scanner
 import math
+import re
 from collections.abc import Callable, Collection
 from json.encoder import encode_basestring as string  # json_string of a str, without its steps
 from operator import itemgetter
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 from ..engine.json_text import compact_json
-from ..engine.kept import Kept, marshal_key
+from ..engine.kept import MISSING, Kept, marshal_key
 from ..engine.lexer import escape_text, marker_pattern, marker_scan
 from ..engine.writer import MAX_CACHED_INDEX
 from ..json_values import (
@@ -38,6 +39,7 @@ from ..json_values import (
 from ..openai import (
     _PLAIN_MESSAGE_KEYS,
     _PLAIN_ROLES,
+    _TOOL_KEYS,
     REQUEST_KEYS,
     plain_call_fields,
     plain_text_parts,
@@ -102,14 +104,15 @@ def _checked_arguments(text: str) -> bool:
     4,000 characters holds no integer too long, one with at most 100 brackets nests no deeper
     than 100, one without ``\\u`` escapes holds no lone surrogate written as one (a raw one is
     found in the caller texts' check), and the scanner refuses NaN and infinities."""
-    start = len(text) - len(text.lstrip(_WHITESPACE))
+    # (Arguments nearly always start with "{" and end with "}": no stripping then.)
+    start = 0 if text[:1] == "{" else len(text) - len(text.lstrip(_WHITESPACE))
     if not text.startswith("{", start):
         return False
     try:
         value, end = _scan(text, start)
     except (StopIteration, ValueError, RecursionError):
         return False
-    if type(value) is not dict or len(text.rstrip(_WHITESPACE)) != end:
+    if type(value) is not dict or (end != len(text) and len(text.rstrip(_WHITESPACE)) != end):
         return False
     if (
         len(text) <= MAX_INTEGER_DIGITS
@@ -120,19 +123,38 @@ def _checked_arguments(text: str) -> bool:
     return json_value_problem(value) is None
 
 
-def _tools_text_kept() -> Callable[[list[Any]], str | None]:
+Listing: TypeAlias = "tuple[str, bool] | None"
+"""A tools block's JSON and whether the render checks it as a caller text, or None: not plain."""
+
+
+def _tools_text_kept(holds_marker: Callable[[str], bool]) -> Callable[[list[Any]], Listing]:
     """The tools block's JSON of a request's tools, checked, or None: not plain.
 
-    Checking walks every definition (:func:`json_value_problem`) and the block dumps them; a
-    server gets the same tools in every request, so each outcome is kept by the tools'
-    content (:func:`~pawlette.engine.kept.marshal_key`: equal keys are an equal value of the
-    same exact built-in types, one that passes the same checks and dumps to the same JSON; a
+    Checking walks every definition and the block dumps them; a server gets the same tools in
+    every request, so each outcome is kept by the tools' content
+    (:func:`~pawlette.engine.kept.marshal_key`: equal keys are an equal value of the same
+    exact built-in types, one that passes the same checks and dumps to the same JSON; a
     subclass, whose methods could say anything, has no key and is checked the long way).
+    A kept listing also says whether it is a caller text the render must still check (a
+    marker to escape, a lone surrogate): nearly never, so a kept listing is not scanned again.
     """
-    kept: Kept[str | None] = Kept(limit=64, longest=1 << 18)
+    kept: Kept[Listing] = Kept(limit=64, longest=1 << 18)
 
-    def tools_text(tools: list[Any]) -> str | None:
-        return kept.get(marshal_key(tools), lambda: _tools_text(tools))
+    def tools_text(tools: list[Any]) -> Listing:
+        key = marshal_key(tools)
+        if key is None:  # (a subclass or an object: the general checks, each time)
+            text = _tools_text(tools)
+            return None if text is None else (text, True)
+        found = kept.find(key)
+        if found is MISSING:
+            found = _checked_listing(_exact_tools_text(tools))
+            kept.keep(key, found)
+        return found
+
+    def _checked_listing(text: str | None) -> Listing:
+        if text is None:
+            return None
+        return text, not text.isascii() or holds_marker(text)
 
     return tools_text
 
@@ -146,6 +168,72 @@ def _tools_text(tools: list[Any]) -> str | None:
             return None
         definitions.append(definition)
     return _dump(definitions)
+
+
+def _exact_tools_text(tools: list[Any]) -> str | None:
+    """:func:`_tools_text` of tools that have a ``marshal`` key: every value in them is of an
+    exact built-in type and none contains itself, so the check is :func:`_exact_json`'s walk
+    (``json_value_problem``'s, without the set of containers already seen that a value
+    holding itself or sharing parts needs).  None: not plain."""
+    definitions = []
+    for tool in tools:
+        if type(tool) is not dict or not _TOOL_KEYS.issuperset(tool):
+            return None
+        get = tool.get
+        if get("type", "function") != "function":
+            return None
+        definition = get("function")
+        if type(definition) is not dict:
+            return None
+        get = definition.get
+        name = get("name")
+        parameters = get("parameters")
+        if (
+            type(name) is not str
+            or not name
+            or (parameters is not None and type(parameters) is not dict)
+            or get("returns") is not None
+            or not _exact_json(definition, MAX_JSON_DEPTH)
+        ):
+            return None
+        definitions.append(definition)
+    return _dump(definitions)
+
+
+_INTEGER_BITS = math.ceil(MAX_INTEGER_DIGITS * math.log2(10))
+_surrogate = re.compile("[\ud800-\udfff]").search
+
+
+def _exact_json(value: dict[Any, Any] | list[Any], depth: int) -> bool:
+    """Whether a dict or list of exact built-in types is a JSON value every format prints
+    (``json_value_problem`` is None), nested at most ``depth`` deep.  False may also mean a
+    value the general reader accepts (a tuple): the general path then renders it."""
+    if depth <= 0:
+        return False
+    if type(value) is dict:
+        for key in value:
+            if type(key) is not str or (not key.isascii() and _surrogate(key)):
+                return False
+        items: Any = value.values()
+    else:
+        items = value
+    for item in items:
+        kind = type(item)
+        if kind is str:
+            if not item.isascii() and _surrogate(item):
+                return False
+        elif kind is dict or kind is list:
+            if not _exact_json(item, depth - 1):
+                return False
+        elif kind is int:
+            if item.bit_length() > _INTEGER_BITS:
+                return False
+        elif kind is float:
+            if not math.isfinite(item):
+                return False
+        elif item is not None and kind is not bool:
+            return False
+    return True
 
 
 def plain_renderer(layout: Layout, plan: _Plan, markers: Collection[str]) -> PlainRender | None:
@@ -184,27 +272,27 @@ def plain_renderer(layout: Layout, plan: _Plan, markers: Collection[str]) -> Pla
         return None
     head, name_key, arguments_key = plan.call_keys
     rows, row_of = plan.rows, plan.row
-    tools_text = _tools_text_kept()
-    # Per message context: the plan's row, and the header pairs as their constant segments
-    # ("k=", "[SEP]") and the OpenAI key of the value between them.
-    Context = tuple[dict[str, Any], tuple[tuple[Segment, Segment, str], ...]]
+    tools_text = _tools_text_kept(holds_marker)
+    # Per message context: the plan's row; the header pairs as their constant segments
+    # ("k=", "[SEP]") and the OpenAI key of the value between them; whether the header writes
+    # a name and an id (a name it does not write is refused, an id is checked all the same).
+    Context = tuple[dict[str, Any], tuple[tuple[Segment, Segment, str], ...], bool, bool]
     contexts: dict[tuple[Role, int], Context] = {}
 
     def context(role: Role, index: int) -> Context:
         found = contexts.get((role, index))
         if found is None:
             row = rows.get((role, index)) or row_of(role, index)
-            found = (
-                row,
-                tuple(
-                    (
-                        Segment(key_text, False, role, index, "metadata", False),
-                        Segment(separator, True, role, index, "metadata", False),
-                        attribute,
-                    )
-                    for key_text, attribute in pairs[role]
-                ),
+            header = tuple(
+                (
+                    Segment(key_text, False, role, index, "metadata", False),
+                    Segment(separator, True, role, index, "metadata", False),
+                    attribute,
+                )
+                for key_text, attribute in pairs[role]
             )
+            attributes = [attribute for _, attribute in pairs[role]]
+            found = (row, header, "name" in attributes, "tool_call_id" in attributes)
             if index < MAX_CACHED_INDEX:
                 contexts[(role, index)] = found
         return found
@@ -227,6 +315,12 @@ def plain_renderer(layout: Layout, plan: _Plan, markers: Collection[str]) -> Pla
         if type(items) is not list:
             return None
         listing = ""  # (the tools block's JSON: "" for no tools)
+        segments: list[Any] = []
+        append, extend = segments.append, segments.extend
+        # The caller texts: checked (Unicode, a marker inside, a backslash at the end) once
+        # over all of them, at the end.
+        texts: list[str] = []
+        mark = texts.append
         if tools is not None:
             if type(tools) is not list:
                 return None
@@ -234,13 +328,9 @@ def plain_renderer(layout: Layout, plan: _Plan, markers: Collection[str]) -> Pla
                 found = tools_text(tools)
                 if found is None:
                     return None
-                listing = found
-        segments: list[Any] = []
-        append, extend = segments.append, segments.extend
-        # The caller texts: checked (Unicode, a marker inside, a backslash at the end) once
-        # over all of them, at the end.
-        texts: list[str] = []
-        mark = texts.append
+                listing, unchecked = found
+                if unchecked:
+                    mark(listing)
         pending = bool(listing)
         if pending:
             first = items[0].get("role") if items and type(items[0]) is dict else None
@@ -248,7 +338,6 @@ def plain_renderer(layout: Layout, plan: _Plan, markers: Collection[str]) -> Pla
                 row = context("system", -1)[0]
                 extend(row["open"])
                 extend(row["tools"])
-                mark(listing)
                 append(_new_tuple(Segment, (listing, False, "system", -1, "tools", False)))
                 extend(row["tools_close"])
                 extend(row["host_close"])
@@ -256,7 +345,7 @@ def plain_renderer(layout: Layout, plan: _Plan, markers: Collection[str]) -> Pla
                     extend(row["between"])
                 pending = False
         for index, item in enumerate(items):
-            if type(item) is not dict or not _PLAIN_MESSAGE_KEYS.issuperset(item):
+            if type(item) is not dict:
                 return None
             get = item.get
             role_value = get("role")
@@ -264,80 +353,96 @@ def plain_renderer(layout: Layout, plan: _Plan, markers: Collection[str]) -> Pla
             if role is None:
                 return None
             text = get("content")
-            if type(text) is not str:
-                if text is None:
-                    if role != "assistant" or not (get("tool_calls") or get("reasoning_content")):
-                        return None
-                    text = ""
-                else:
-                    text = plain_text_parts(text)
-                    if text is None:
-                        return None
-            row, header = contexts.get((role, index)) or context(role, index)
-            extend(row["lead" if index else "open"])
-            if role == "assistant":
-                if get("tool_call_id") is not None:
-                    return None
-            else:
-                if get("reasoning_content") is not None or get("tool_calls") is not None:
-                    return None
-                call_id = get("tool_call_id")
-                if call_id is not None:
-                    if role != "tool" or type(call_id) is not str:
-                        return None
-                    if not any(a == "tool_call_id" for _, _, a in header):
-                        mark(call_id)  # (not written, but checked as the general reader does)
-            for key_segment, separator_segment, attribute in header:
-                value = get(attribute)
-                if value is not None:
-                    if type(value) is not str:
-                        return None
-                    append(key_segment)
-                    value = string(value)
-                    mark(value)
-                    append(_new_tuple(Segment, (value, False, role, index, "metadata", False)))
-                    append(separator_segment)
-            if role == "assistant":
-                if get("name") is not None and not header:  # (a format without names)
-                    return None
-                reasoning = get("reasoning_content")
-                if reasoning is not None:
-                    if type(reasoning) is not str:
-                        return None
-                    extend(row["think"])
-                    if reasoning:
-                        mark(reasoning)
-                        append(
-                            _new_tuple(Segment, (reasoning, False, role, index, "reasoning", True))
-                        )
-                    extend(row["think_end"])
-                if text:
-                    mark(text)
-                    append(_new_tuple(Segment, (text, False, role, index, "content", True)))
-                raw_calls = get("tool_calls")
-                if raw_calls is not None:
-                    if type(raw_calls) is not list:
-                        return None
-                    after_block = bool(text)
-                    for raw_call in raw_calls:
-                        body = _call_body(raw_call, head, name_key, arguments_key)
-                        if body is None:
-                            return None
-                        extend(row["call_line" if after_block else "call"])
-                        mark(body)
-                        append(_new_tuple(Segment, (body, False, role, index, "tool_call", True)))
-                        extend(row["call_end"])
-                        after_block = True
-                extend(row["end_close"])
-                continue
-            if get("name") is not None and not any(a == "name" for _, _, a in header):
+            # The common message: a role and a text (two keys, both found), nothing else to
+            # read or check.
+            simple = type(text) is str and len(item) == 2
+            if not simple and not _PLAIN_MESSAGE_KEYS.issuperset(item):
                 return None
+            row, header, names, ids = contexts.get((role, index)) or context(role, index)
+            extend(row["lead" if index else "open"])
+            if simple:
+                if role == "assistant":
+                    if text:
+                        mark(text)
+                        append(_new_tuple(Segment, (text, False, role, index, "content", True)))
+                    extend(row["end_close"])
+                    continue
+            else:
+                if type(text) is not str:
+                    if text is None:
+                        if role != "assistant" or not (
+                            get("tool_calls") or get("reasoning_content")
+                        ):
+                            return None
+                        text = ""
+                    else:
+                        text = plain_text_parts(text)
+                        if text is None:
+                            return None
+                if role == "assistant":
+                    if get("tool_call_id") is not None:
+                        return None
+                else:
+                    if get("reasoning_content") is not None or get("tool_calls") is not None:
+                        return None
+                    call_id = get("tool_call_id")
+                    if call_id is not None:
+                        if role != "tool" or type(call_id) is not str:
+                            return None
+                        if not ids:
+                            mark(call_id)  # (not written, but checked as the general reader does)
+                for key_segment, separator_segment, attribute in header:
+                    value = get(attribute)
+                    if value is not None:
+                        if type(value) is not str:
+                            return None
+                        append(key_segment)
+                        value = string(value)
+                        mark(value)
+                        append(_new_tuple(Segment, (value, False, role, index, "metadata", False)))
+                        append(separator_segment)
+                if not names and get("name") is not None:  # (a format without names)
+                    return None
+                if role == "assistant":
+                    reasoning = get("reasoning_content")
+                    if reasoning is not None:
+                        if type(reasoning) is not str:
+                            return None
+                        extend(row["think"])
+                        if reasoning:
+                            mark(reasoning)
+                            append(
+                                _new_tuple(
+                                    Segment, (reasoning, False, role, index, "reasoning", True)
+                                )
+                            )
+                        extend(row["think_end"])
+                    if text:
+                        mark(text)
+                        append(_new_tuple(Segment, (text, False, role, index, "content", True)))
+                    raw_calls = get("tool_calls")
+                    if raw_calls is not None:
+                        if type(raw_calls) is not list:
+                            return None
+                        after_block = bool(text)
+                        for raw_call in raw_calls:
+                            body = _call_body(raw_call, head, name_key, arguments_key)
+                            if body is None:
+                                return None
+                            extend(row["call_line" if after_block else "call"])
+                            mark(body)
+                            append(
+                                _new_tuple(Segment, (body, False, role, index, "tool_call", True))
+                            )
+                            extend(row["call_end"])
+                            after_block = True
+                    extend(row["end_close"])
+                    continue
             if text:
                 mark(text)
                 append(_new_tuple(Segment, (text, False, role, index, "content", False)))
             if pending:  # (only the first message can be the system message that hosts tools)
                 extend(row["tools_line" if text else "tools"])
-                mark(listing)
                 append(_new_tuple(Segment, (listing, False, role, index, "tools", False)))
                 extend(row["tools_close"])
                 pending = False
