@@ -24,7 +24,7 @@ import re
 from collections.abc import Callable, Collection
 from json.encoder import encode_basestring as string  # json_string of a str, without its steps
 from operator import itemgetter
-from typing import TYPE_CHECKING, Any, TypeAlias
+from typing import TYPE_CHECKING, Any
 
 from ..engine.json_text import compact_json
 from ..engine.kept import MISSING, Kept, marshal_key
@@ -123,38 +123,40 @@ def _checked_arguments(text: str) -> bool:
     return json_value_problem(value) is None
 
 
-Listing: TypeAlias = "tuple[str, bool] | None"
-"""A tools block's JSON and whether the render checks it as a caller text, or None: not plain."""
+_TO_CHECK = _JOIN
+"""Starts a kept ASCII listing that holds a marker (no JSON text starts with a NUL): the
+render checks it as a caller text (escapes the marker).  A listing that is not ASCII is
+checked too (a lone surrogate); any other is not scanned again.  (A mark inside the string,
+not a (text, flag) tuple: a kept tuple is one more object for the cyclic garbage collector to
+track, which costs a render on new tools about a microsecond.)"""
 
 
-def _tools_text_kept(holds_marker: Callable[[str], bool]) -> Callable[[list[Any]], Listing]:
-    """The tools block's JSON of a request's tools, checked, or None: not plain.
+def _tools_text_kept(holds_marker: Callable[[str], bool]) -> Callable[[list[Any]], str | None]:
+    """The tools block's JSON of a request's tools, checked, or None: not plain; an ASCII one
+    that the render must still check as a caller text starts with :data:`_TO_CHECK`.
 
     Checking walks every definition and the block dumps them; a server gets the same tools in
     every request, so each outcome is kept by the tools' content
     (:func:`~pawlette.engine.kept.marshal_key`: equal keys are an equal value of the same
     exact built-in types, one that passes the same checks and dumps to the same JSON; a
     subclass, whose methods could say anything, has no key and is checked the long way).
-    A kept listing also says whether it is a caller text the render must still check (a
-    marker to escape, a lone surrogate): nearly never, so a kept listing is not scanned again.
     """
-    kept: Kept[Listing] = Kept(limit=64, longest=1 << 18)
+    kept: Kept[str | None] = Kept(limit=64, longest=1 << 18)
 
-    def tools_text(tools: list[Any]) -> Listing:
+    def tools_text(tools: list[Any]) -> str | None:
         key = marshal_key(tools)
         if key is None:  # (a subclass or an object: the general checks, each time)
-            text = _tools_text(tools)
-            return None if text is None else (text, True)
+            return _marked(_tools_text(tools))
         found = kept.find(key)
         if found is MISSING:
-            found = _checked_listing(_exact_tools_text(tools))
+            found = _marked(_exact_tools_text(tools))
             kept.keep(key, found)
         return found
 
-    def _checked_listing(text: str | None) -> Listing:
-        if text is None:
-            return None
-        return text, not text.isascii() or holds_marker(text)
+    def _marked(text: str | None) -> str | None:
+        if text is not None and text.isascii() and holds_marker(text):
+            return _TO_CHECK + text
+        return text
 
     return tools_text
 
@@ -328,8 +330,11 @@ def plain_renderer(layout: Layout, plan: _Plan, markers: Collection[str]) -> Pla
                 found = tools_text(tools)
                 if found is None:
                     return None
-                listing, unchecked = found
-                if unchecked:
+                listing = found
+                if not listing.isascii():
+                    mark(listing)  # (a lone surrogate, a marker: checked with the texts)
+                elif listing[0] == _TO_CHECK:
+                    listing = listing[1:]
                     mark(listing)
         pending = bool(listing)
         if pending:
