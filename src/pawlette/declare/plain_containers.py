@@ -361,11 +361,9 @@ def plain_renderer(layout: Layout, plan: _Plan, markers: Collection[str]) -> Pla
             # The common message: a role and a text (two keys, both found), nothing else to
             # read or check.
             simple = type(text) is str and len(item) == 2
-            if not simple and not _PLAIN_MESSAGE_KEYS.issuperset(item):
-                return None
             row, header, names, ids = contexts.get((role, index)) or context(role, index)
-            extend(row["lead" if index else "open"])
             if simple:
+                extend(row["lead" if index else "open"])
                 if role == "assistant":
                     if text:
                         mark(text)
@@ -373,29 +371,46 @@ def plain_renderer(layout: Layout, plan: _Plan, markers: Collection[str]) -> Pla
                     extend(row["end_close"])
                     continue
             else:
-                if type(text) is not str:
-                    if text is None:
-                        if role != "assistant" or not (
-                            get("tool_calls") or get("reasoning_content")
-                        ):
-                            return None
-                        text = ""
-                    else:
-                        text = plain_text_parts(text)
+                # When the keys found (not None) are as many as the message has, they are all
+                # it has: no other key to refuse, none of another role's to check.
+                name = get("name")
+                if role == "assistant":
+                    reasoning = get("reasoning_content")
+                    raw_calls = get("tool_calls")
+                    present = (text is not None) + (name is not None) + (reasoning is not None)
+                    if len(item) != 1 + present + (raw_calls is not None) and (
+                        not _PLAIN_MESSAGE_KEYS.issuperset(item) or get("tool_call_id") is not None
+                    ):
+                        return None
+                    if type(text) is not str:
+                        if text is None:
+                            if not (raw_calls or reasoning):
+                                return None  # content is required (the general reader says so)
+                            text = ""
+                        else:
+                            text = plain_text_parts(text)
+                            if text is None:
+                                return None
+                else:
+                    call_id = get("tool_call_id")
+                    if len(item) != 2 + (name is not None) + (call_id is not None) and (
+                        not _PLAIN_MESSAGE_KEYS.issuperset(item)
+                        or get("reasoning_content") is not None
+                        or get("tool_calls") is not None
+                    ):
+                        return None
+                    if type(text) is not str:
+                        text = plain_text_parts(text)  # (None: content is required)
                         if text is None:
                             return None
-                if role == "assistant":
-                    if get("tool_call_id") is not None:
-                        return None
-                else:
-                    if get("reasoning_content") is not None or get("tool_calls") is not None:
-                        return None
-                    call_id = get("tool_call_id")
                     if call_id is not None:
                         if role != "tool" or type(call_id) is not str:
                             return None
                         if not ids:
                             mark(call_id)  # (not written, but checked as the general reader does)
+                if not names and name is not None:  # (a format without names)
+                    return None
+                extend(row["lead" if index else "open"])
                 for key_segment, separator_segment, attribute in header:
                     value = get(attribute)
                     if value is not None:
@@ -406,10 +421,7 @@ def plain_renderer(layout: Layout, plan: _Plan, markers: Collection[str]) -> Pla
                         mark(value)
                         append(_new_tuple(Segment, (value, False, role, index, "metadata", False)))
                         append(separator_segment)
-                if not names and get("name") is not None:  # (a format without names)
-                    return None
                 if role == "assistant":
-                    reasoning = get("reasoning_content")
                     if reasoning is not None:
                         if type(reasoning) is not str:
                             return None
@@ -425,7 +437,6 @@ def plain_renderer(layout: Layout, plan: _Plan, markers: Collection[str]) -> Pla
                     if text:
                         mark(text)
                         append(_new_tuple(Segment, (text, False, role, index, "content", True)))
-                    raw_calls = get("tool_calls")
                     if raw_calls is not None:
                         if type(raw_calls) is not list:
                             return None
