@@ -279,10 +279,12 @@ def plain_renderer(layout: Layout, plan: _Plan, markers: Collection[str]) -> Pla
     # ("k=", "[SEP]") and the OpenAI key of the value between them; whether the header writes
     # a name and an id (a name it does not write is refused, an id is checked all the same).
     Context = tuple[dict[str, Any], tuple[tuple[Segment, Segment, str], ...], bool, bool]
-    contexts: dict[tuple[Role, int], Context] = {}
+    # (Kept per message index, then role: a list and a dict of interned role names is
+    # quicker to look up than a (role, index) key built and hashed per message.)
+    contexts: list[dict[str, Context]] = [{} for _ in range(MAX_CACHED_INDEX)]
 
     def context(role: Role, index: int) -> Context:
-        found = contexts.get((role, index))
+        found = contexts[index].get(role) if 0 <= index < MAX_CACHED_INDEX else None
         if found is None:
             row = rows.get((role, index)) or row_of(role, index)
             header = tuple(
@@ -295,8 +297,8 @@ def plain_renderer(layout: Layout, plan: _Plan, markers: Collection[str]) -> Pla
             )
             attributes = [attribute for _, attribute in pairs[role]]
             found = (row, header, "name" in attributes, "tool_call_id" in attributes)
-            if index < MAX_CACHED_INDEX:
-                contexts[(role, index)] = found
+            if 0 <= index < MAX_CACHED_INDEX:
+                contexts[index][role] = found
         return found
 
     def render(data: object, tools: object, prompt: bool) -> Rendering | None:
@@ -361,7 +363,10 @@ def plain_renderer(layout: Layout, plan: _Plan, markers: Collection[str]) -> Pla
             # The common message: a role and a text (two keys, both found), nothing else to
             # read or check.
             simple = type(text) is str and len(item) == 2
-            row, header, names, ids = contexts.get((role, index)) or context(role, index)
+            try:
+                row, header, names, ids = contexts[index][role]
+            except (IndexError, KeyError):
+                row, header, names, ids = context(role, index)
             if simple:
                 extend(row["lead" if index else "open"])
                 if role == "assistant":
