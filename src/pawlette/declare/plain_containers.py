@@ -33,14 +33,13 @@ from ..engine.writer import MAX_CACHED_INDEX
 from ..json_values import (
     MAX_INTEGER_DIGITS,
     MAX_JSON_DEPTH,
-    json_value_problem,
-    refuse_json_constant,
 )
 from ..openai import (
     _PLAIN_MESSAGE_KEYS,
     _PLAIN_ROLES,
     _TOOL_KEYS,
     REQUEST_KEYS,
+    plain_arguments,
     plain_call_fields,
     plain_text_parts,
     plain_tool_definition,
@@ -62,22 +61,6 @@ _BACKSLASH_END = "\\" + _JOIN
 _text_of = itemgetter(0)
 
 
-def _finite_float(text: str) -> float:
-    value = float(text)
-    if not math.isfinite(value):  # 1e999: JSON text, but no number a format can print
-        raise ValueError(text)
-    return value
-
-
-# json's C scanner, refusing what JSON text can hold but no format prints (NaN, Infinity and
-# floats beyond the double range), so that a scanned value needs no walk when its text is short,
-# shallow and holds no \u escape (see _checked_arguments).
-_scan = json.scanner.make_scanner(
-    json.JSONDecoder(parse_constant=refuse_json_constant, parse_float=_finite_float)  # type: ignore[arg-type]
-)
-_WHITESPACE = " \t\n\r"
-
-
 def _dump_encoder() -> Callable[[Any], str]:
     """``compact_json`` without its per-call steps (``JSONEncoder.encode`` builds a new C
     encoder each call), refusing NaN; ``compact_json`` itself where the C encoder is missing
@@ -96,31 +79,6 @@ def _dump_encoder() -> Callable[[Any], str]:
 
 
 _dump = _dump_encoder()
-
-
-def _checked_arguments(text: str) -> bool:
-    """Whether ``text`` is a JSON object that every format can print (False: not plain, the
-    general reader decides).  Nearly always without walking the value: a text of at most
-    4,000 characters holds no integer too long, one with at most 100 brackets nests no deeper
-    than 100, one without ``\\u`` escapes holds no lone surrogate written as one (a raw one is
-    found in the caller texts' check), and the scanner refuses NaN and infinities."""
-    # (Arguments nearly always start with "{" and end with "}": no stripping then.)
-    start = 0 if text[:1] == "{" else len(text) - len(text.lstrip(_WHITESPACE))
-    if not text.startswith("{", start):
-        return False
-    try:
-        value, end = _scan(text, start)
-    except (StopIteration, ValueError, RecursionError):
-        return False
-    if type(value) is not dict or (end != len(text) and len(text.rstrip(_WHITESPACE)) != end):
-        return False
-    if (
-        len(text) <= MAX_INTEGER_DIGITS
-        and "\\u" not in text
-        and text.count("{") + text.count("[") <= MAX_JSON_DEPTH
-    ):
-        return True
-    return json_value_problem(value) is None
 
 
 _TO_CHECK = _JOIN
@@ -496,7 +454,7 @@ def plain_renderer(layout: Layout, plan: _Plan, markers: Collection[str]) -> Pla
 def _call_body(data: object, head: str, name_key: str, arguments_key: str) -> str | None:
     """A plain call's JSON as the writer writes it, or None: not plain."""
     fields = plain_call_fields(data)
-    if fields is None or not _checked_arguments(fields[2]):
+    if fields is None or not plain_arguments(fields[2]):
         return None
     call_id, name, arguments = fields
     if call_id is None:
