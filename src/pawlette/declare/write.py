@@ -138,7 +138,10 @@ class _Render:
             found = self.cache.get(key)
             pairs = found[1] if found is not None and found[0] is pieces else self.resolve(pieces)
             segments = self.constants.build(writer, key, pairs, kind, trainable)
-        writer.extend(segments)
+        if writer._unfinished is None:  # (Writer.extend's common case, without its call)
+            writer._extend(segments)
+        else:
+            writer.extend(segments)
 
     def resolve(self, pieces: Fence) -> tuple[tuple[bool, str], ...]:
         """A fence as (is a marker, text) pairs, options read once per layout (cached by
