@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 import pawlette
 from pawlette import RequestError, openai
+from pawlette.json_values import json_value_problem
 from pawlette.openai import conversation_from_openai, conversation_to_openai
 
 from .helpers import canonical
@@ -484,3 +485,67 @@ def test_an_assistant_with_neither_content_nor_calls_is_refused(message: dict[st
     # OpenAI refuses both; rendering them as an empty answer would train on one.
     with pytest.raises(RequestError, match=r"messages\[1\].content: (missing|null)"):
         conversation_from_openai([{"role": "user", "content": "hi"}, message])
+
+
+PLAIN_ARGUMENTS = [
+    "{}",
+    ' {"a": 1} ',
+    '{"a": "\\u00e9", "b": [1, 2.5, true, null]}',
+    '{"a": NaN}',
+    '{"a": -Infinity}',
+    '{"a": 1e999}',
+    '{"a": "\\ud800"}',
+    '{"a": "\ud800"}',
+    '{"\ud800": 1}',
+    '{"a": ' + "9" * 4100 + "}",
+    '{"a": ' + "9" * 3990 + "}",
+    '{"a": ' + "[" * 120 + "]" * 120 + "}",
+    '{"a": ' + "[" * 99 + "]" * 99 + "}",
+    '{"a": ' + "[" * 100 + "]" * 100 + "}",
+    "[1]",
+    "{} x",
+    "{",
+    "",
+]
+
+
+@pytest.mark.parametrize("text", PLAIN_ARGUMENTS)
+def test_plain_arguments_are_what_the_walk_accepts(text: str) -> None:
+    """The shortcut (no walk for short, shallow text without \\u escapes) decides as reading
+    the value and walking it does."""
+    value = openai._plain_json_object(text)
+    expected = value is not None and json_value_problem(value) is None
+    assert openai.plain_arguments(text) == expected
+
+
+def test_a_tool_list_found_plain_is_kept_by_content_only() -> None:
+    """The same list again is read without its checks; changed in place, or a list equal to
+    it but of other types, it is checked again."""
+    definition = {"name": "kept_f", "parameters": {"type": "object", "properties": {}}}
+    tools: list[Any] = [{"type": "function", "function": definition}]
+    first = openai.tools_from_openai(tools)
+    assert openai.tools_from_openai(tools) == first
+    assert openai.tools_from_openai(tools)[0].definition is not definition  # built anew
+    definition["parameters"]["properties"]["x"] = float("nan")
+    with pytest.raises(RequestError, match=r"NaN|nan"):
+        openai.tools_from_openai(tools)
+    definition["parameters"]["properties"] = {1: "x"}
+    with pytest.raises(RequestError, match="the key 1"):
+        openai.tools_from_openai(tools)
+    definition["parameters"]["properties"] = {"x": {"type": "string"}}
+    assert openai.tools_from_openai(tools) == openai.tools_from_openai(tools)
+    for tools_again in ([*tools, {"type": "action", "action": {"name": "wave"}}], [tools[0]] * 2):
+        expected = outcome(lambda t=tools_again: openai._read_tools(t, "tools")[0])  # type: ignore[misc]
+        for _ in range(2):
+            assert outcome(lambda t=tools_again: openai.tools_from_openai(t)) == expected  # type: ignore[misc]
+
+
+@settings(max_examples=300)
+@given(st.lists(tools, min_size=1, max_size=3))
+def test_tool_lists_agree_with_the_general_reader_new_and_kept(data: list[Any]) -> None:
+    def general() -> object:
+        return tuple(openai._read_tool(item, f"tools[{n}]") for n, item in enumerate(data))
+
+    expected = outcome(general)
+    for _ in range(2):
+        assert outcome(lambda: openai.tools_from_openai(data)) == expected

@@ -33,16 +33,21 @@ from __future__ import annotations
 
 import json
 import json.scanner
+import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, cast
 
+from .engine.kept import Kept, marshal_key
 from .errors import RequestError
 from .json_values import (
+    MAX_INTEGER_DIGITS,
+    MAX_JSON_DEPTH,
     check_json_value,
     check_text,
     json_value_problem,
     key_path,
     load_json_text,
+    refuse_json_constant,
     show,
     surrogate_problem,
 )
@@ -239,17 +244,42 @@ def _check_render_keys(data: Mapping[Any, Any]) -> None:
         raise RequestError("add_generation_prompt", f"found {_kind(prompt)}", "true or false")
 
 
+_PLAIN_TOOLS: Kept[bool] = Kept(limit=64, longest=1 << 18)
+"""Tool lists found plain (every tool read by :func:`plain_tool_definition`), by content."""
+
+
 def tools_from_openai(data: object, path: str = "tools") -> tuple[Tool, ...]:
     if data is None:
         return ()
+    if type(data) is list and data:
+        # A server gets the same tools in every request: a list found plain before (equal
+        # ``marshal`` bytes: an equal value of the same exact types, which passes the same
+        # checks) is read without checking its definitions again.  Each Tool is built anew
+        # from this request's values, as below.
+        key = marshal_key(data)
+        if key is not None and _PLAIN_TOOLS.find(key) is True:
+            return tuple(
+                Tool(item["function"]["name"], dict(item["function"]), "function") for item in data
+            )
+        tools, plain = _read_tools(data, path)
+        if plain and key is not None:
+            _PLAIN_TOOLS.keep(key, True)
+        return tools
+    return _read_tools(data, path)[0]
+
+
+def _read_tools(data: object, path: str) -> tuple[tuple[Tool, ...], bool]:
+    """The tools, and whether every one was plain."""
     items = _require_list(data, path)
     tools = []
+    plain = True
     for index, item in enumerate(items):
         tool = _plain_tool(item)
         if tool is None:
+            plain = False
             tool = _read_tool(item, f"{path}[{index}]")
         tools.append(tool)
-    return tuple(tools)
+    return tuple(tools), plain
 
 
 def tool_from_openai(data: object, path: str) -> Tool:
@@ -282,7 +312,7 @@ _PLAIN_ROLES["developer"] = "system"
 
 def _plain_message(data: object) -> Message | None:
     """``data`` read as a plain message, or None: not plain (or not valid)."""
-    if type(data) is not dict or not _PLAIN_MESSAGE_KEYS.issuperset(data):
+    if type(data) is not dict:
         return None
     get = data.get
     role_value = get("role")
@@ -290,6 +320,12 @@ def _plain_message(data: object) -> Message | None:
     if role is None:
         return None
     text = get("content")
+    if type(text) is str and len(data) == 2:  # a role and a text (both found): nothing else
+        if not text.isascii() and surrogate_problem(text) is not None:
+            return None
+        return Message(role, (TextPart(text),) if text else ())
+    if not _PLAIN_MESSAGE_KEYS.issuperset(data):
+        return None
     if type(text) is str:
         if not text.isascii() and surrogate_problem(text) is not None:
             return None
@@ -398,14 +434,52 @@ def _plain_call(data: object) -> ToolCall | None:
     if fields is None:
         return None
     call_id, name, arguments = fields
-    value = _plain_json_object(arguments)
-    if (
-        value is None
-        or json_value_problem(value) is not None
-        or not _plain_texts_are_unicode(name, call_id)
-    ):
+    if not plain_arguments(arguments) or not _plain_texts_are_unicode(name, call_id):
         return None
     return ToolCall("" if call_id is None else call_id, name, arguments.strip())
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):  # 1e999: JSON text, but no number a format can print
+        raise ValueError(text)
+    return value
+
+
+# json's C scanner, refusing what JSON text can hold but no format prints (NaN, Infinity and
+# floats beyond the double range), so that a scanned value needs no walk when its text is short,
+# shallow and holds no \u escape (see plain_arguments).
+_scan_printable: Callable[[str, int], tuple[Any, int]] = json.scanner.make_scanner(
+    json.JSONDecoder(parse_constant=refuse_json_constant, parse_float=_finite_float)  # type: ignore[arg-type]
+)
+
+
+def plain_arguments(text: str) -> bool:
+    """Whether ``text`` is a JSON object that every format can print (``json.loads`` gives an
+    object that ``json_value_problem`` passes), or False: not plain, the general reader
+    decides.  Nearly always without walking the value: a text of at most 4,000 characters
+    holds no integer too long, one with at most 100 brackets nests no deeper than 100, one
+    without ``\\u`` escapes or raw lone surrogates holds no lone surrogate, and the scanner
+    refuses NaN and infinities.  The plain render shares it."""
+    # (Arguments nearly always start with "{" and end with "}": no stripping then.)
+    start = 0 if text[:1] == "{" else len(text) - len(text.lstrip(_JSON_WHITESPACE))
+    if not text.startswith("{", start):
+        return False
+    try:
+        value, end = _scan_printable(text, start)
+    except (StopIteration, ValueError, RecursionError):
+        return False
+    # An object ends with "}", so the rest is whitespace when stripping it ends there.
+    if type(value) is not dict or (end != len(text) and len(text.rstrip(_JSON_WHITESPACE)) != end):
+        return False
+    if (
+        len(text) <= MAX_INTEGER_DIGITS
+        and "\\u" not in text
+        and text.count("{") + text.count("[") <= MAX_JSON_DEPTH
+        and (text.isascii() or surrogate_problem(text) is None)
+    ):
+        return True
+    return json_value_problem(value) is None
 
 
 # json's C scanner, called directly: ``json.loads`` wraps it in Python steps (type checks, a

@@ -201,6 +201,15 @@ class Tool:
     definition: JSONObject
     kind: Literal["function", "action"] = "function"
 
+    def __init__(
+        self, name: str, definition: JSONObject, kind: Literal["function", "action"] = "function"
+    ) -> None:
+        # The slots' own setters, as Message's __init__ does (see there): every render reads
+        # the request's tools into Tools.
+        _set_tool_name(self, name)
+        _set_definition(self, definition)
+        _set_kind(self, kind)
+
     @property
     def description(self) -> str | None:
         value = self.definition.get("description")
@@ -210,6 +219,11 @@ class Tool:
     def parameters(self) -> JSONObject | None:
         value = self.definition.get("parameters")
         return value if isinstance(value, Mapping) else None
+
+
+_set_tool_name = _slot_setter(Tool, "name")
+_set_definition = _slot_setter(Tool, "definition")
+_set_kind = _slot_setter(Tool, "kind")
 
 
 # --------------------------------------------------------------------------- rendering
@@ -243,6 +257,15 @@ class Rendering:
 
     text: str
     segments: tuple[Segment, ...]
+
+    def __init__(self, text: str, segments: tuple[Segment, ...]) -> None:
+        # The slots' own setters, as Message's __init__ does (see there): one per render.
+        _set_rendering_text(self, text)
+        _set_segments(self, segments)
+
+
+_set_rendering_text = _slot_setter(Rendering, "text")
+_set_segments = _slot_setter(Rendering, "segments")
 
 
 # --------------------------------------------------------------------------- parser events

@@ -339,3 +339,109 @@ def test_odd_requests_agree_and_tools_changed_in_place_are_rendered_anew(
         for value in (*twins, *twins):
             tools[0]["function"]["parameters"]["k"] = value
             assert_agrees(fmt, messages, tools, prompt)
+
+
+# Tools checked by the walk for exact types (tools with a marshal key, the common case) and
+# kept with whether the render must still check their JSON as a caller text.
+
+CLEAN_LEAVES = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(-(10**20), 10**20),
+    st.floats(allow_nan=False, allow_infinity=False),
+    st.sampled_from(["", "x", "[USR]", "<think>", "é", "a\\", "\x00", "[SEP]x", "\n\n"]),
+)
+CLEAN_VALUES = st.recursive(
+    CLEAN_LEAVES,
+    lambda inner: (
+        st.lists(inner, max_size=3)
+        | st.dictionaries(st.sampled_from(["a", "type", "é", "[USR]"]), inner, max_size=3)
+    ),
+    max_leaves=8,
+)
+HOSTILE_VALUES = [float("nan"), float("-inf"), 10**4100, (1, 2), b"x", frozenset({1}), 1j, ...]
+HOSTILE_VALUES += ["\ud800", LyingDict(a=1), [LyingDict({1: "x"})]]
+HOSTILE_KEYS = [1, True, None, 1.5, "\ud800", (1,)]
+
+
+@st.composite
+def json_values(draw: st.DrawFn) -> Any:
+    """A JSON value every format prints, or one with a single hostile value or key put into
+    one of its containers (the general path refuses or accepts it; the plain render must do
+    the same)."""
+    value = draw(CLEAN_VALUES)
+    containers = [value] if isinstance(value, (dict, list)) else []
+    for container in containers:
+        children = container.values() if isinstance(container, dict) else container
+        containers += [child for child in children if isinstance(child, (dict, list))]
+    if not containers or draw(st.booleans()):
+        return value
+    target = draw(st.sampled_from(containers))
+    if isinstance(target, list):
+        target.append(draw(st.sampled_from(HOSTILE_VALUES)))
+    elif draw(st.booleans()):
+        target[draw(st.sampled_from(HOSTILE_KEYS))] = draw(CLEAN_LEAVES)
+    else:
+        target["h"] = draw(st.sampled_from(HOSTILE_VALUES))
+    return value
+
+
+JSON_VALUES = json_values()
+
+
+@settings(max_examples=300)
+@given(
+    st.fixed_dictionaries(
+        {"name": st.sampled_from(["f", "get_weather", "", 3, "[USR]"])},
+        optional={
+            "description": JSON_VALUES,
+            "parameters": st.dictionaries(st.just("properties"), JSON_VALUES),
+            "returns": st.sampled_from([None, {"type": "string"}]),
+            "strict": JSON_VALUES,
+        },
+    ),
+    st.sampled_from([{}, {"type": "function"}, {"type": "action"}, {"extra": 1}]),
+    st.booleans(),
+)
+def test_hostile_tools_agree_new_and_kept(
+    definition: dict[str, Any], envelope: dict[str, Any], prompt: bool
+) -> None:
+    """Each tool list twice (new, then kept) and a copy (new again): the same as the general
+    path each time, whatever the definition holds."""
+    tool = {**envelope, "function": definition}
+    messages = [{"role": "system", "content": "s"}, {"role": "user", "content": "hi"}]
+    for tools in ([tool], [tool], [copy.copy(tool), tool]):
+        assert_agrees(PCML, messages, tools, prompt)
+        assert_agrees(PCML, messages[1:], tools, prompt)
+
+
+def test_shared_parts_of_a_tool_agree() -> None:
+    """The walk for exact types has no set of containers seen: a definition sharing a part
+    (a DAG, not a cycle: ``marshal`` refuses those) is walked once per place it appears."""
+    shared = {"type": "string", "enum": ["a", "b"]}
+    parameters = {"type": "object", "properties": {"x": shared, "y": shared, "z": [shared]}}
+    tool = {"type": "function", "function": {"name": "f", "parameters": parameters}}
+    for _ in range(2):
+        assert assert_agrees(PCML, [{"role": "user", "content": "hi"}], [tool], False) is not None
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        {"role": "user", "name": "x"},
+        {"role": "user", "content": None},
+        {"content": "x", "name": "y"},
+        {"role": "user", "extra": "x"},
+        {"role": "assistant", "content": "x"},
+        {"role": "tool", "content": "x"},
+        {"role": "developer", "content": "x"},
+        {"role": "user", "content": ["x"]},
+        {"role": "user", "content": [{"type": "text", "text": "x"}]},
+        {"role": "User", "content": "x"},
+    ],
+)
+def test_two_key_messages_agree(message: dict[str, Any]) -> None:
+    """A message of two keys with a string content takes the short path: any other two
+    keys, or a content not a string, must still be read as the general path reads them."""
+    for messages in ([message], [{"role": "system", "content": "s"}, message]):
+        assert_agrees(PCML, messages, [WEATHER_TOOL], True)

@@ -17,6 +17,7 @@ from pawlette.engine.json_text import (
     indented_json,
     json_string,
     kept_indented_json,
+    kept_json_string,
 )
 
 scalars = st.one_of(
@@ -124,3 +125,22 @@ def test_kept_definitions_that_compare_equal_agree_and_refusals_stay() -> None:
         kept_indented_json(looped)
     with pytest.raises(TypeError, match="set"):
         kept_indented_json({"a": {1}})
+
+
+@given(values)
+def test_kept_json_string_is_json_dumps_new_and_kept(value: Any) -> None:
+    """Written through the C encoder made once (a value with a marshal key) or json_string
+    (one without): json.dumps's text or error, the first time and when kept."""
+    expected = outcome(lambda: json.dumps(value, ensure_ascii=False))
+    for _ in range(2):
+        assert outcome(lambda: kept_json_string(value)) == expected
+    for odd in ({"a": {1, 2}}, {"a": b"x"}, {"a": 1j}, {(1,): 2}):  # marshal keys, no JSON
+        assert outcome(lambda odd=odd: kept_json_string(odd)) == outcome(  # type: ignore[misc]
+            lambda odd=odd: json.dumps(odd, ensure_ascii=False)  # type: ignore[misc]
+        )
+
+
+def test_kept_json_string_of_a_circular_value_gets_jsons_error() -> None:
+    value: dict[str, Any] = {"a": []}
+    value["a"].append(value)
+    assert outcome(lambda: kept_json_string(value)) == (ValueError, "Circular reference detected")

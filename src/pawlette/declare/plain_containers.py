@@ -20,25 +20,26 @@ import json
 import json.encoder
 import json.scanner
 import math
+import re
 from collections.abc import Callable, Collection
 from json.encoder import encode_basestring as string  # json_string of a str, without its steps
 from operator import itemgetter
 from typing import TYPE_CHECKING, Any
 
 from ..engine.json_text import compact_json
-from ..engine.kept import Kept, marshal_key
+from ..engine.kept import MISSING, Kept, marshal_key
 from ..engine.lexer import escape_text, marker_pattern, marker_scan
 from ..engine.writer import MAX_CACHED_INDEX
 from ..json_values import (
     MAX_INTEGER_DIGITS,
     MAX_JSON_DEPTH,
-    json_value_problem,
-    refuse_json_constant,
 )
 from ..openai import (
     _PLAIN_MESSAGE_KEYS,
     _PLAIN_ROLES,
+    _TOOL_KEYS,
     REQUEST_KEYS,
+    plain_arguments,
     plain_call_fields,
     plain_text_parts,
     plain_tool_definition,
@@ -58,22 +59,6 @@ _JOIN = "\x00"
 holds it, so a marker found in the joined text is a marker inside one caller text)."""
 _BACKSLASH_END = "\\" + _JOIN
 _text_of = itemgetter(0)
-
-
-def _finite_float(text: str) -> float:
-    value = float(text)
-    if not math.isfinite(value):  # 1e999: JSON text, but no number a format can print
-        raise ValueError(text)
-    return value
-
-
-# json's C scanner, refusing what JSON text can hold but no format prints (NaN, Infinity and
-# floats beyond the double range), so that a scanned value needs no walk when its text is short,
-# shallow and holds no \u escape (see _checked_arguments).
-_scan = json.scanner.make_scanner(
-    json.JSONDecoder(parse_constant=refuse_json_constant, parse_float=_finite_float)  # type: ignore[arg-type]
-)
-_WHITESPACE = " \t\n\r"
 
 
 def _dump_encoder() -> Callable[[Any], str]:
@@ -96,43 +81,40 @@ def _dump_encoder() -> Callable[[Any], str]:
 _dump = _dump_encoder()
 
 
-def _checked_arguments(text: str) -> bool:
-    """Whether ``text`` is a JSON object that every format can print (False: not plain, the
-    general reader decides).  Nearly always without walking the value: a text of at most
-    4,000 characters holds no integer too long, one with at most 100 brackets nests no deeper
-    than 100, one without ``\\u`` escapes holds no lone surrogate written as one (a raw one is
-    found in the caller texts' check), and the scanner refuses NaN and infinities."""
-    start = len(text) - len(text.lstrip(_WHITESPACE))
-    if not text.startswith("{", start):
-        return False
-    try:
-        value, end = _scan(text, start)
-    except (StopIteration, ValueError, RecursionError):
-        return False
-    if type(value) is not dict or len(text.rstrip(_WHITESPACE)) != end:
-        return False
-    if (
-        len(text) <= MAX_INTEGER_DIGITS
-        and "\\u" not in text
-        and text.count("{") + text.count("[") <= MAX_JSON_DEPTH
-    ):
-        return True
-    return json_value_problem(value) is None
+_TO_CHECK = _JOIN
+"""Starts a kept ASCII listing that holds a marker (no JSON text starts with a NUL): the
+render checks it as a caller text (escapes the marker).  A listing that is not ASCII is
+checked too (a lone surrogate); any other is not scanned again.  (A mark inside the string,
+not a (text, flag) tuple: a kept tuple is one more object for the cyclic garbage collector to
+track, which costs a render on new tools about a microsecond.)"""
 
 
-def _tools_text_kept() -> Callable[[list[Any]], str | None]:
-    """The tools block's JSON of a request's tools, checked, or None: not plain.
+def _tools_text_kept(holds_marker: Callable[[str], bool]) -> Callable[[list[Any]], str | None]:
+    """The tools block's JSON of a request's tools, checked, or None: not plain; an ASCII one
+    that the render must still check as a caller text starts with :data:`_TO_CHECK`.
 
-    Checking walks every definition (:func:`json_value_problem`) and the block dumps them; a
-    server gets the same tools in every request, so each outcome is kept by the tools'
-    content (:func:`~pawlette.engine.kept.marshal_key`: equal keys are an equal value of the
-    same exact built-in types, one that passes the same checks and dumps to the same JSON; a
+    Checking walks every definition and the block dumps them; a server gets the same tools in
+    every request, so each outcome is kept by the tools' content
+    (:func:`~pawlette.engine.kept.marshal_key`: equal keys are an equal value of the same
+    exact built-in types, one that passes the same checks and dumps to the same JSON; a
     subclass, whose methods could say anything, has no key and is checked the long way).
     """
     kept: Kept[str | None] = Kept(limit=64, longest=1 << 18)
 
     def tools_text(tools: list[Any]) -> str | None:
-        return kept.get(marshal_key(tools), lambda: _tools_text(tools))
+        key = marshal_key(tools)
+        if key is None:  # (a subclass or an object: the general checks, each time)
+            return _marked(_tools_text(tools))
+        found = kept.find(key)
+        if found is MISSING:
+            found = _marked(_exact_tools_text(tools))
+            kept.keep(key, found)
+        return found
+
+    def _marked(text: str | None) -> str | None:
+        if text is not None and text.isascii() and holds_marker(text):
+            return _TO_CHECK + text
+        return text
 
     return tools_text
 
@@ -146,6 +128,72 @@ def _tools_text(tools: list[Any]) -> str | None:
             return None
         definitions.append(definition)
     return _dump(definitions)
+
+
+def _exact_tools_text(tools: list[Any]) -> str | None:
+    """:func:`_tools_text` of tools that have a ``marshal`` key: every value in them is of an
+    exact built-in type and none contains itself, so the check is :func:`_exact_json`'s walk
+    (``json_value_problem``'s, without the set of containers already seen that a value
+    holding itself or sharing parts needs).  None: not plain."""
+    definitions = []
+    for tool in tools:
+        if type(tool) is not dict or not _TOOL_KEYS.issuperset(tool):
+            return None
+        get = tool.get
+        if get("type", "function") != "function":
+            return None
+        definition = get("function")
+        if type(definition) is not dict:
+            return None
+        get = definition.get
+        name = get("name")
+        parameters = get("parameters")
+        if (
+            type(name) is not str
+            or not name
+            or (parameters is not None and type(parameters) is not dict)
+            or get("returns") is not None
+            or not _exact_json(definition, MAX_JSON_DEPTH)
+        ):
+            return None
+        definitions.append(definition)
+    return _dump(definitions)
+
+
+_INTEGER_BITS = math.ceil(MAX_INTEGER_DIGITS * math.log2(10))
+_surrogate = re.compile("[\ud800-\udfff]").search
+
+
+def _exact_json(value: dict[Any, Any] | list[Any], depth: int) -> bool:
+    """Whether a dict or list of exact built-in types is a JSON value every format prints
+    (``json_value_problem`` is None), nested at most ``depth`` deep.  False may also mean a
+    value the general reader accepts (a tuple): the general path then renders it."""
+    if depth <= 0:
+        return False
+    if type(value) is dict:
+        for key in value:
+            if type(key) is not str or (not key.isascii() and _surrogate(key)):
+                return False
+        items: Any = value.values()
+    else:
+        items = value
+    for item in items:
+        kind = type(item)
+        if kind is str:
+            if not item.isascii() and _surrogate(item):
+                return False
+        elif kind is dict or kind is list:
+            if not _exact_json(item, depth - 1):
+                return False
+        elif kind is int:
+            if item.bit_length() > _INTEGER_BITS:
+                return False
+        elif kind is float:
+            if not math.isfinite(item):
+                return False
+        elif item is not None and kind is not bool:
+            return False
+    return True
 
 
 def plain_renderer(layout: Layout, plan: _Plan, markers: Collection[str]) -> PlainRender | None:
@@ -184,29 +232,31 @@ def plain_renderer(layout: Layout, plan: _Plan, markers: Collection[str]) -> Pla
         return None
     head, name_key, arguments_key = plan.call_keys
     rows, row_of = plan.rows, plan.row
-    tools_text = _tools_text_kept()
-    # Per message context: the plan's row, and the header pairs as their constant segments
-    # ("k=", "[SEP]") and the OpenAI key of the value between them.
-    Context = tuple[dict[str, Any], tuple[tuple[Segment, Segment, str], ...]]
-    contexts: dict[tuple[Role, int], Context] = {}
+    tools_text = _tools_text_kept(holds_marker)
+    # Per message context: the plan's row; the header pairs as their constant segments
+    # ("k=", "[SEP]") and the OpenAI key of the value between them; whether the header writes
+    # a name and an id (a name it does not write is refused, an id is checked all the same).
+    Context = tuple[dict[str, Any], tuple[tuple[Segment, Segment, str], ...], bool, bool]
+    # (Kept per message index, then role: a list and a dict of interned role names is
+    # quicker to look up than a (role, index) key built and hashed per message.)
+    contexts: list[dict[str, Context]] = [{} for _ in range(MAX_CACHED_INDEX)]
 
     def context(role: Role, index: int) -> Context:
-        found = contexts.get((role, index))
+        found = contexts[index].get(role) if 0 <= index < MAX_CACHED_INDEX else None
         if found is None:
             row = rows.get((role, index)) or row_of(role, index)
-            found = (
-                row,
-                tuple(
-                    (
-                        Segment(key_text, False, role, index, "metadata", False),
-                        Segment(separator, True, role, index, "metadata", False),
-                        attribute,
-                    )
-                    for key_text, attribute in pairs[role]
-                ),
+            header = tuple(
+                (
+                    Segment(key_text, False, role, index, "metadata", False),
+                    Segment(separator, True, role, index, "metadata", False),
+                    attribute,
+                )
+                for key_text, attribute in pairs[role]
             )
-            if index < MAX_CACHED_INDEX:
-                contexts[(role, index)] = found
+            attributes = [attribute for _, attribute in pairs[role]]
+            found = (row, header, "name" in attributes, "tool_call_id" in attributes)
+            if 0 <= index < MAX_CACHED_INDEX:
+                contexts[index][role] = found
         return found
 
     def render(data: object, tools: object, prompt: bool) -> Rendering | None:
@@ -227,6 +277,12 @@ def plain_renderer(layout: Layout, plan: _Plan, markers: Collection[str]) -> Pla
         if type(items) is not list:
             return None
         listing = ""  # (the tools block's JSON: "" for no tools)
+        segments: list[Any] = []
+        append, extend = segments.append, segments.extend
+        # The caller texts: checked (Unicode, a marker inside, a backslash at the end) once
+        # over all of them, at the end.
+        texts: list[str] = []
+        mark = texts.append
         if tools is not None:
             if type(tools) is not list:
                 return None
@@ -235,12 +291,11 @@ def plain_renderer(layout: Layout, plan: _Plan, markers: Collection[str]) -> Pla
                 if found is None:
                     return None
                 listing = found
-        segments: list[Any] = []
-        append, extend = segments.append, segments.extend
-        # The caller texts: checked (Unicode, a marker inside, a backslash at the end) once
-        # over all of them, at the end.
-        texts: list[str] = []
-        mark = texts.append
+                if not listing.isascii():
+                    mark(listing)  # (a lone surrogate, a marker: checked with the texts)
+                elif listing[0] == _TO_CHECK:
+                    listing = listing[1:]
+                    mark(listing)
         pending = bool(listing)
         if pending:
             first = items[0].get("role") if items and type(items[0]) is dict else None
@@ -248,7 +303,6 @@ def plain_renderer(layout: Layout, plan: _Plan, markers: Collection[str]) -> Pla
                 row = context("system", -1)[0]
                 extend(row["open"])
                 extend(row["tools"])
-                mark(listing)
                 append(_new_tuple(Segment, (listing, False, "system", -1, "tools", False)))
                 extend(row["tools_close"])
                 extend(row["host_close"])
@@ -256,7 +310,7 @@ def plain_renderer(layout: Layout, plan: _Plan, markers: Collection[str]) -> Pla
                     extend(row["between"])
                 pending = False
         for index, item in enumerate(items):
-            if type(item) is not dict or not _PLAIN_MESSAGE_KEYS.issuperset(item):
+            if type(item) is not dict:
                 return None
             get = item.get
             role_value = get("role")
@@ -264,80 +318,110 @@ def plain_renderer(layout: Layout, plan: _Plan, markers: Collection[str]) -> Pla
             if role is None:
                 return None
             text = get("content")
-            if type(text) is not str:
-                if text is None:
-                    if role != "assistant" or not (get("tool_calls") or get("reasoning_content")):
-                        return None
-                    text = ""
-                else:
-                    text = plain_text_parts(text)
-                    if text is None:
-                        return None
-            row, header = contexts.get((role, index)) or context(role, index)
-            extend(row["lead" if index else "open"])
-            if role == "assistant":
-                if get("tool_call_id") is not None:
-                    return None
+            # The common message: a role and a text (two keys, both found), nothing else to
+            # read or check.
+            simple = type(text) is str and len(item) == 2
+            try:
+                row, header, names, ids = contexts[index][role]
+            except (IndexError, KeyError):
+                row, header, names, ids = context(role, index)
+            if simple:
+                extend(row["lead" if index else "open"])
+                if role == "assistant":
+                    if text:
+                        mark(text)
+                        append(_new_tuple(Segment, (text, False, role, index, "content", True)))
+                    extend(row["end_close"])
+                    continue
             else:
-                if get("reasoning_content") is not None or get("tool_calls") is not None:
-                    return None
-                call_id = get("tool_call_id")
-                if call_id is not None:
-                    if role != "tool" or type(call_id) is not str:
+                # When the keys found (not None) are as many as the message has, they are all
+                # it has: no other key to refuse, none of another role's to check.
+                name = get("name")
+                if role == "assistant":
+                    reasoning = get("reasoning_content")
+                    raw_calls = get("tool_calls")
+                    present = (text is not None) + (name is not None) + (reasoning is not None)
+                    if len(item) != 1 + present + (raw_calls is not None) and (
+                        not _PLAIN_MESSAGE_KEYS.issuperset(item) or get("tool_call_id") is not None
+                    ):
                         return None
-                    if not any(a == "tool_call_id" for _, _, a in header):
-                        mark(call_id)  # (not written, but checked as the general reader does)
-            for key_segment, separator_segment, attribute in header:
-                value = get(attribute)
-                if value is not None:
-                    if type(value) is not str:
+                    if type(text) is not str:
+                        if text is None:
+                            if not (raw_calls or reasoning):
+                                return None  # content is required (the general reader says so)
+                            text = ""
+                        else:
+                            text = plain_text_parts(text)
+                            if text is None:
+                                return None
+                else:
+                    call_id = get("tool_call_id")
+                    if len(item) != 2 + (name is not None) + (call_id is not None) and (
+                        not _PLAIN_MESSAGE_KEYS.issuperset(item)
+                        or get("reasoning_content") is not None
+                        or get("tool_calls") is not None
+                    ):
                         return None
-                    append(key_segment)
-                    value = string(value)
-                    mark(value)
-                    append(_new_tuple(Segment, (value, False, role, index, "metadata", False)))
-                    append(separator_segment)
-            if role == "assistant":
-                if get("name") is not None and not header:  # (a format without names)
-                    return None
-                reasoning = get("reasoning_content")
-                if reasoning is not None:
-                    if type(reasoning) is not str:
-                        return None
-                    extend(row["think"])
-                    if reasoning:
-                        mark(reasoning)
-                        append(
-                            _new_tuple(Segment, (reasoning, False, role, index, "reasoning", True))
-                        )
-                    extend(row["think_end"])
-                if text:
-                    mark(text)
-                    append(_new_tuple(Segment, (text, False, role, index, "content", True)))
-                raw_calls = get("tool_calls")
-                if raw_calls is not None:
-                    if type(raw_calls) is not list:
-                        return None
-                    after_block = bool(text)
-                    for raw_call in raw_calls:
-                        body = _call_body(raw_call, head, name_key, arguments_key)
-                        if body is None:
+                    if type(text) is not str:
+                        text = plain_text_parts(text)  # (None: content is required)
+                        if text is None:
                             return None
-                        extend(row["call_line" if after_block else "call"])
-                        mark(body)
-                        append(_new_tuple(Segment, (body, False, role, index, "tool_call", True)))
-                        extend(row["call_end"])
-                        after_block = True
-                extend(row["end_close"])
-                continue
-            if get("name") is not None and not any(a == "name" for _, _, a in header):
-                return None
+                    if call_id is not None:
+                        if role != "tool" or type(call_id) is not str:
+                            return None
+                        if not ids:
+                            mark(call_id)  # (not written, but checked as the general reader does)
+                if not names and name is not None:  # (a format without names)
+                    return None
+                extend(row["lead" if index else "open"])
+                for key_segment, separator_segment, attribute in header:
+                    value = get(attribute)
+                    if value is not None:
+                        if type(value) is not str:
+                            return None
+                        append(key_segment)
+                        value = string(value)
+                        mark(value)
+                        append(_new_tuple(Segment, (value, False, role, index, "metadata", False)))
+                        append(separator_segment)
+                if role == "assistant":
+                    if reasoning is not None:
+                        if type(reasoning) is not str:
+                            return None
+                        extend(row["think"])
+                        if reasoning:
+                            mark(reasoning)
+                            append(
+                                _new_tuple(
+                                    Segment, (reasoning, False, role, index, "reasoning", True)
+                                )
+                            )
+                        extend(row["think_end"])
+                    if text:
+                        mark(text)
+                        append(_new_tuple(Segment, (text, False, role, index, "content", True)))
+                    if raw_calls is not None:
+                        if type(raw_calls) is not list:
+                            return None
+                        after_block = bool(text)
+                        for raw_call in raw_calls:
+                            body = _call_body(raw_call, head, name_key, arguments_key)
+                            if body is None:
+                                return None
+                            extend(row["call_line" if after_block else "call"])
+                            mark(body)
+                            append(
+                                _new_tuple(Segment, (body, False, role, index, "tool_call", True))
+                            )
+                            extend(row["call_end"])
+                            after_block = True
+                    extend(row["end_close"])
+                    continue
             if text:
                 mark(text)
                 append(_new_tuple(Segment, (text, False, role, index, "content", False)))
             if pending:  # (only the first message can be the system message that hosts tools)
                 extend(row["tools_line" if text else "tools"])
-                mark(listing)
                 append(_new_tuple(Segment, (listing, False, role, index, "tools", False)))
                 extend(row["tools_close"])
                 pending = False
@@ -370,7 +454,7 @@ def plain_renderer(layout: Layout, plan: _Plan, markers: Collection[str]) -> Pla
 def _call_body(data: object, head: str, name_key: str, arguments_key: str) -> str | None:
     """A plain call's JSON as the writer writes it, or None: not plain."""
     fields = plain_call_fields(data)
-    if fields is None or not _checked_arguments(fields[2]):
+    if fields is None or not plain_arguments(fields[2]):
         return None
     call_id, name, arguments = fields
     if call_id is None:

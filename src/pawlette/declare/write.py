@@ -14,7 +14,10 @@ from collections.abc import Callable
 from json.encoder import encode_basestring_ascii as ascii_string  # json.dumps of a str
 from typing import Any, cast
 
-from ..engine.json_text import json_string  # json.dumps(ensure_ascii=False), encoder made once
+from ..engine.json_text import (
+    json_string,  # json.dumps(ensure_ascii=False), encoder made once
+    kept_json_string,
+)
 from ..engine.writer import ConstantSegments, Writer
 from ..errors import RequestError, UnsupportedFeature
 from ..types import Message, TextPart, Tool
@@ -72,8 +75,8 @@ def tool_json(layout: Layout, tool: Tool) -> str:
     if block.wrap == "openai":
         value = {"type": "function", "function": value}
     if block.indent is None:
-        return json_string(value)
-    return _indented(json_string(value), block.indent)
+        return kept_json_string(value)
+    return _indented(kept_json_string(value), block.indent)
 
 
 def arguments_text(layout: Layout, arguments: str, where: str) -> str:
@@ -127,14 +130,18 @@ class _Render:
         # fence's identity, which is safe: a fence is built into that cache only after
         # resolve() has kept it (alive) in ``cache``, so its id is never another's.
         writer = self.writer
+        key = id(pieces)
         segments = self.constants.found.get(
-            (id(pieces), kind, trainable, writer.role, writer.message_index)
+            (key, kind, trainable, writer.role, writer.message_index)
         )
         if segments is None:
-            found = self.cache.get(id(pieces))
+            found = self.cache.get(key)
             pairs = found[1] if found is not None and found[0] is pieces else self.resolve(pieces)
-            segments = self.constants.build(writer, id(pieces), pairs, kind, trainable)
-        writer.extend(segments)
+            segments = self.constants.build(writer, key, pairs, kind, trainable)
+        if writer._unfinished is None:  # (Writer.extend's common case, without its call)
+            writer._extend(segments)
+        else:
+            writer.extend(segments)
 
     def resolve(self, pieces: Fence) -> tuple[tuple[bool, str], ...]:
         """A fence as (is a marker, text) pairs, options read once per layout (cached by

@@ -12,14 +12,16 @@ serving path:
   ``list``, ``str``, ``int``, finite ``float``, ``bool``, ``None``) and leaves anything else to
   ``json.dumps`` itself: other types, NaN and infinities, non-string keys, and nesting deeper
   than :data:`MAX_DEPTH` (which is also how a circular value still gets ``json``'s error).
-- :func:`kept_indented_json`: the same, kept by the value's content for values that come
-  back with every request (tool definitions).
+- :func:`kept_indented_json` and :func:`kept_json_string`: the same, kept by the value's
+  content for values that come back with every request (tool definitions).
 """
 
 from __future__ import annotations
 
 import json
+import json.encoder
 import math
+from collections.abc import Callable
 from typing import Any
 
 from .kept import Kept, marshal_key
@@ -63,6 +65,54 @@ def kept_indented_json(value: Any) -> str:
     such key (a subclass, a set, a value holding itself) is indented, or refused, each time
     by :func:`indented_json` itself."""
     return _INDENTED.get(marshal_key(value), lambda: indented_json(value))
+
+
+_KEPT: Kept[str] = Kept(limit=256, longest=1 << 14)
+"""Texts of :func:`kept_json_string`; the same bound on memory as :data:`_INDENTED`."""
+
+
+def _c_json_string() -> Callable[[Any], str]:
+    """:data:`json_string` of a value that holds no container twice on one path (a value
+    with a ``marshal`` key), from json's C encoder made once: ``JSONEncoder.encode`` makes a
+    new one (with a fresh set of containers seen, to refuse a circular value) per call, which
+    costs more than encoding a tool definition.  :data:`json_string` itself where the C
+    encoder is missing or writes otherwise."""
+    make = getattr(json.encoder, "c_make_encoder", None)
+    if make is None:
+        return json_string
+    encoder = json.JSONEncoder(ensure_ascii=False)  # (its default raises json's TypeError)
+    try:
+        encode = make(
+            None,
+            encoder.default,
+            json.encoder.encode_basestring,
+            None,
+            ": ",
+            ", ",
+            False,
+            False,
+            True,
+        )
+        sample = [{"a": [1, 2.5, None, True, "\u00e9\n"], "b": {}}, (1,)]
+        if "".join(encode(sample, 0)) != json_string(sample):
+            return json_string
+    except Exception:
+        return json_string
+    return lambda value: "".join(encode(value, 0))
+
+
+_acyclic_json_string = _c_json_string()
+
+
+def kept_json_string(value: Any) -> str:
+    """:data:`json_string` of ``value``, kept by its content (as :func:`kept_indented_json`):
+    tool definitions come with every request and are written once.  A value with no
+    ``marshal`` key (a subclass, a value holding itself) is written, or refused, each time by
+    :data:`json_string` itself."""
+    key = marshal_key(value)
+    if key is None:
+        return json_string(value)
+    return _KEPT.get(key, lambda: _acyclic_json_string(value))
 
 
 def _write(value: Any, pieces: list[str], newline: str, depth: int) -> bool:

@@ -18,7 +18,8 @@ from typing import Any, Generic, TypeVar
 
 Value = TypeVar("Value")
 
-_MISSING = object()
+MISSING: Any = object()
+"""What :meth:`Kept.find` returns for a key with no value kept."""
 
 
 def marshal_key(value: Any) -> bytes | None:
@@ -46,12 +47,21 @@ class Kept(Generic[Value]):
         a None key (an input with no exact key) is made every time."""
         if key is None:
             return make()
-        found = self._kept.get(key, _MISSING)
-        if found is not _MISSING:
-            return found  # type: ignore[return-value]
+        found = self._kept.get(key, MISSING)
+        if found is not MISSING:
+            return found  # type: ignore[no-any-return]
         made = make()
+        self.keep(key, made)
+        return made
+
+    def find(self, key: bytes | str) -> Value:
+        """The value kept for ``key``, or :data:`MISSING` (then :meth:`keep` what is made):
+        :meth:`get` without making a function to call on a miss."""
+        return self._kept.get(key, MISSING)  # type: ignore[no-any-return]
+
+    def keep(self, key: bytes | str, made: Value) -> None:
+        """Keep ``made`` for ``key`` when the key is short enough (see the class)."""
         if len(key) <= self.longest:
             if len(self._kept) >= self.limit:
                 self._kept.clear()
             self._kept[key] = made
-        return made

@@ -94,13 +94,11 @@ class Writer:
     def extend(self, segments: tuple[Segment, ...]) -> None:
         """Write segments built for the current message context (:class:`ConstantSegments`):
         the same as writing each with :meth:`marker` or :meth:`raw`."""
-        if not segments:
-            return
-        if self._unfinished is not None:
+        if self._unfinished is not None and segments:
             if segments[0][1]:  # a marker comes first: settle the text's backslashes
                 self._finish_backslashes()
             self._unfinished = None
-        self._extend(segments)
+        self._extend(segments)  # (no segments: extends by nothing)
 
     def _finish_backslashes(self) -> None:
         # A real marker follows caller text ending in backslashes: the run must not escape it.
