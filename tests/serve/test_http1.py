@@ -1,4 +1,5 @@
-"""The lean engine client (serve/http1.py) against correct and hostile engines.
+"""The lean engine client (serve/http1.py) and its answer parser (serve/http1_response.py)
+against correct and hostile engines.
 
 The parser is fed bodies split at every byte and at random places and must give the same
 bytes; the client talks to scripted engines on loopback that split their chunks byte by
@@ -18,7 +19,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pawlette.serve.http1 import MAX_HEAD_BYTES, LeanClient, ResponseParser
+from pawlette.serve.http1 import LeanClient
+from pawlette.serve.http1_response import MAX_HEAD_BYTES, ResponseParser
 
 
 def chunked(pieces: list[bytes], trailer: bytes = b"") -> bytes:
