@@ -18,7 +18,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ..codecs.python_calls import python_literal
+from ..codecs.python_calls import _is_plain_identifier, python_literal
+from ..errors import UnsupportedFeature
 from .grammar_ast import Lit, Node, Ref, Repeat, Rules, Terminal, alt, optional, seq
 from .schema_walk import SchemaWalker, _implied_type, bounds
 from .text_language import (
@@ -27,6 +28,27 @@ from .text_language import (
     gbnf_string_rules,
     lark_without_markers,
 )
+
+KEYWORD_EXPECTED = "a Python identifier that is not a keyword"
+KEYWORD_HINT = "Python-call formats write arguments as keyword arguments"
+
+
+def check_keyword_names(schema: Any, where: str) -> None:
+    """Refuse an arguments schema whose property names cannot be keyword arguments: a grammar
+    that wrote them (``城市 "q"=``, ``<|eot_id|>x=``) would force calls the parser refuses, or
+    spell a marker; the writer refuses the same names (``encode_call``)."""
+    properties = schema.get("properties") if isinstance(schema, Mapping) else None
+    if not isinstance(properties, Mapping):
+        return
+    for name in properties:
+        if not (isinstance(name, str) and _is_plain_identifier(name)):
+            raise UnsupportedFeature(
+                f"{where}.properties",
+                f"the argument name {name!r}",
+                KEYWORD_EXPECTED,
+                KEYWORD_HINT,
+            )
+
 
 # Numbers as the parser reads them back to JSON (codecs/python_calls): an integer is
 # converted by ``int`` and a float by ``float``, which refuses what a double cannot hold (JSON
@@ -168,6 +190,7 @@ class SchemaToPython(SchemaWalker[Node]):
         self.root = schema
         if not isinstance(schema, Mapping):
             return Lit("")
+        check_keyword_names(schema, self.where)
         return self._members(schema, self.where, keyword=True)
 
     def value(self, schema: Any) -> Node:
