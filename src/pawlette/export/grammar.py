@@ -176,8 +176,8 @@ def _check_python_names(declaration: object, tools: tuple[Tool, ...]) -> None:
 def unwritable_tools(
     format_name: str | Format, tools: object, parallel: bool = True
 ) -> dict[int, RequestError]:
-    """The tools (by index) a forced choice cannot call in this format, each with why: its
-    grammar refuses them (a name or argument name a Python-call format cannot write).  The
+    """The tools (by index) a forced choice cannot call in this format, each with why: a name
+    or an argument name a Python-call format cannot write.  The
     server leaves them out of a ``required`` grammar (:mod:`pawlette.serve.tool_choice`)."""
     fmt = _resolve(format_name)
     problems: dict[int, RequestError] = {}
@@ -185,6 +185,8 @@ def unwritable_tools(
         try:
             build_turn(fmt, (tool,), "required", parallel)
         except RequestError as error:
+            if error.expected != KEYWORD_EXPECTED:
+                continue  # not a name (a schema the grammar cannot write): no grammar, as before
             path = error.path
             if path.startswith("tools[0]"):  # built alone: its index in the request's list
                 path = f"tools[{number}]" + path[len("tools[0]") :]

@@ -173,7 +173,38 @@ class PythonValues:
         return list(self._styles)
 
     def literal(self, value: Any) -> Lit:
-        return Lit(python_literal(value, quote=self.quote))  # type: ignore[arg-type]
+        """``value`` written as the writer writes it, each marker spelt inside a string broken
+        by an escape (:func:`python_literal_text`)."""
+        text = python_literal(value, quote=self.quote)  # type: ignore[arg-type]
+        return Lit(python_literal_text(text, self.rules.markers))
+
+
+def python_literal_text(text: str, markers: tuple[str, ...]) -> str:
+    """A Python literal's text (``'<|eot_id|>x'``) with one character of every marker spelt in
+    it escaped (``'\\x3c|eot_id|>x'``): the same value, read back by the parser, in text that
+    neither the engine's stop strings nor the format's lexer read as the marker (a ``const``,
+    an ``enum`` value or a property name spelling one would otherwise end the call the
+    grammar forces).  In a literal of JSON values (strings, numbers, ``True``/``False``/
+    ``None``, lists, dicts) a marker can only be spelt inside a string, where an escape is
+    allowed; a character after an odd run of backslashes belongs to an escape, so the next
+    one is escaped instead.  ``\\xhh`` below 0x100, ``\\uhhhh`` in the BMP (what the
+    grammar's strings allow)."""
+    while True:
+        found = [(text.find(marker), marker) for marker in markers if marker and marker in text]
+        if not found:
+            return text
+        start, marker = min(found)
+        for position in range(start, start + len(marker)):
+            backslashes = 0
+            while position - backslashes > 0 and text[position - backslashes - 1] == "\\":
+                backslashes += 1
+            code = ord(text[position])
+            if backslashes % 2 == 0 and code <= 0xFFFF:
+                escape = f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+                text = text[:position] + escape + text[position + 1 :]
+                break
+        else:  # pragma: no cover - no marker is a run of escapes and astral characters
+            raise ValueError(f"cannot break the marker {marker!r} in {text!r}")
 
 
 class SchemaToPython(SchemaWalker[Node]):

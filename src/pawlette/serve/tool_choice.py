@@ -176,7 +176,9 @@ def plan_tool_choice(
         try:
             bundle = source(fmt, tools, choice, parallel, engine, token_ids or {})
         except RequestError as error:
-            if choice.mode not in ("required", "function") or not error.path.startswith("tools["):
+            from ..export.python_schema import KEYWORD_EXPECTED
+
+            if choice.mode not in ("required", "function") or error.expected != KEYWORD_EXPECTED:
                 raise
             # A tool the format cannot write: force the others, or refuse (never a silent
             # no-call).  Worked out only here, so a request without one pays nothing.
