@@ -30,6 +30,7 @@ from pawlette.export.grammar_ast import Marker as MarkerNode
 from pawlette.export.grammar_ast import (
     MarkerSpelling,
     Rules,
+    Syntax,
     Terminal,
     optional,
     seq,
@@ -924,3 +925,45 @@ def test_a_huge_tool_choice_name_is_quoted_short_in_the_error() -> None:
     with pytest.raises(RequestError, match="is not a declared tool") as raised:
         export_grammar("pcml", [], choice)
     assert len(str(raised.value)) < 500
+
+
+@pytest.mark.parametrize("syntax", ["gbnf", "lark"])
+@pytest.mark.parametrize(
+    ("format_name", "function", "path", "found"),
+    [
+        ("breeze", {"name": "mark-er"}, "tools[0].function.name", "'mark-er'"),
+        ("breeze", {"name": "pick.unit"}, "tools[0].function.name", "'pick.unit'"),
+        (
+            "breeze",
+            {"name": "f", "parameters": {"type": "object", "properties": {"<|eot_id|>x": {}}}},
+            "tools[0].parameters.properties",
+            "'<|eot_id|>x'",
+        ),
+        (
+            "chatglm3",
+            {"name": "f", "parameters": {"type": "object", "properties": {'城市 "q"': {}}}},
+            "tools[0].parameters.properties",
+            "'城市 \"q\"'",
+        ),
+        (
+            "chatglm3",
+            {"name": "f", "parameters": {"type": "object", "properties": {"class": {}}}},
+            "tools[0].parameters.properties",
+            "'class'",
+        ),
+    ],
+)
+def test_python_call_grammars_refuse_names_they_cannot_write(
+    format_name: str, function: dict[str, Any], path: str, found: str, syntax: Syntax
+) -> None:
+    """A Python-call grammar never writes a non-identifier (or a marker) as a function or
+    argument name, under any tool choice: it refuses, naming the tool's field (under
+    ``required`` it named ``tool_choice.function.name`` before)."""
+    tools = [{"type": "function", "function": function}]
+    for choice in ("required", "auto", function["name"]):
+        with pytest.raises(UnsupportedFeature) as caught:
+            export_grammar(format_name, tools, choice, True, syntax)
+        assert caught.value.path == path and caught.value.found.endswith(found)
+        assert caught.value.expected == "a Python identifier that is not a keyword"
+    fine = [{"type": "function", "function": {"name": "f", "parameters": {"type": "object"}}}]
+    assert "f(" in export_grammar("breeze", fine, "required", True, syntax)

@@ -246,3 +246,25 @@ def test_no_quoted_string_of_a_json_call_grammar_spells_a_marker(name: str) -> N
     assert rules
     quoted = [body for line in rules for body in re.findall(r'"((?:[^"\\]|\\.)*)"', line)]
     assert not [piece for piece in quoted if any(marker in piece for marker in plain)]
+
+
+def test_lark_says_which_literal_spells_a_marker() -> None:
+    """llguidance's %json writes a ``const`` as it is and takes no ``\\u`` escape of it, so
+    the Lark export cannot break a marker a literal spells (GBNF does, above): it says so."""
+    from pawlette.export import export_grammar
+
+    def tools(const: str) -> list[dict[str, Any]]:
+        schema = {"type": "object", "properties": {"a": {"const": const}}}
+        return [{"type": "function", "function": {"name": "f", "parameters": schema}}]
+
+    lark = export_grammar("pcml", tools("x</call>"), "required", syntax="lark")
+    notes = [line for line in lark.splitlines() if "spells the marker" in line]
+    assert notes == [
+        "// note: tools[0].parameters: the literal \"x</call>\" spells the marker '</call>'; "
+        "llguidance's %json writes it as it is (GBNF escapes one character), so a call "
+        "forced to write it may end there"
+    ]
+    assert "spells the marker" not in export_grammar(
+        "pcml", tools("x</call>"), "required", syntax="gbnf"
+    )
+    assert "spells the marker" not in export_grammar("pcml", tools("x"), "required", syntax="lark")

@@ -14,7 +14,7 @@ import httpx
 import pytest
 
 from pawlette.errors import PawletteError
-from pawlette.serve.balancer import Balancer, Tracked
+from pawlette.serve.balancer import EJECT_AFTER, Balancer, Tracked
 from pawlette.serve.config import ServeConfig
 from pawlette.serve.metrics import Registry
 from pawlette.serve.transport import Answer
@@ -107,22 +107,50 @@ def test_ejection_backs_off_and_a_lone_upstream_stays() -> None:
     balancer.failed(a, "status")  # already out: counted, not ejected again
     assert a.ejected_until == 102.0
     a.ejected_until = None  # what a good probe does
-    balancer.failed(a, "status")
+    balancer.failed(a, "connect")
     assert a.ejected_until == 104.0  # twice as long, in a row
     a.ejected_until = None
     balancer.succeeded(a)
-    balancer.failed(a, "broken")
+    balancer.failed(a, "connect")
     assert a.ejected_until == 102.0  # a success resets the doubling
     balancer.failed(b, "connect")
-    assert balancer.pick() is None
+    assert balancer.pick() is a  # every replica out: the one whose time ends soonest
+    assert balancer.pick(exclude={a}) is b and balancer.pick(exclude={a, b}) is None
     assert "every replica" in str(balancer.unavailable())
     assert registry.value("upstream_ejections_total", upstream="http://a") == 3
-    assert registry.value("upstream_failures_total", upstream="http://a", kind="status") == 2
+    assert registry.value("upstream_failures_total", upstream="http://a", kind="status") == 1
     with pytest.raises(PawletteError, match="--eject-seconds: found 0"):
         Balancer(["http://a", "http://b"], Registry(), eject_seconds=0)
     lone = Balancer(["http://solo"], Registry())
     lone.failed(lone.replicas[0], "connect")
     assert lone.replicas[0].ejected_until is None and lone.pick() is lone.replicas[0]
+
+
+def test_failed_answers_eject_only_after_several_in_a_row() -> None:
+    registry = Registry()
+    balancer = Balancer(["http://a", "http://b"], registry, clock=lambda: 100.0)
+    a, _ = balancer.replicas
+    assert balancer.eject_after == EJECT_AFTER == 5
+    for kind in ("status", "timeout", "broken", "status"):  # four in a row: still in
+        balancer.failed(a, kind)
+    assert a.ejected_until is None
+    balancer.succeeded(a)  # a success starts the count again
+    for _ in range(EJECT_AFTER - 1):
+        balancer.failed(a, "status")
+    assert (
+        a.ejected_until is None
+        and registry.value("upstream_ejections_total", upstream="http://a") == 0
+    )
+    balancer.failed(a, "status")
+    assert a.ejected_until == 105.0
+    assert registry.value("upstream_ejections_total", upstream="http://a") == 1
+    assert registry.value("upstream_failures_total", upstream="http://a", kind="status") == 7
+    # A request sent while it was out (every replica was) that succeeds puts it back; a
+    # request sent before the ejection whose answer arrives after it does not.
+    balancer.succeeded(a)
+    assert a.ejected_until == 105.0
+    balancer.succeeded(a, ejected=True)
+    assert a.ejected_until is None and registry.value("upstream_ejected", upstream="http://a") == 0
 
 
 # ---------------------------------------------------------------------- live
@@ -194,11 +222,14 @@ def test_a_failing_replica_is_ejected_then_probed_back(
     first, second = engines
     server = start(first.url, second.url, eject_seconds=60)
     first.default = Script(status=500, error="out of memory")
-    statuses = [post(server).status_code for _ in range(2)]  # ties: one goes to each
-    assert sorted(statuses) == [200, 502]
+    # Ties alternate: the failing replica answers 502s until EJECT_AFTER of them in a row.
+    statuses = [post(server).status_code for _ in range(2 * EJECT_AFTER)]
+    assert sorted(statuses) == [200] * EJECT_AFTER + [502] * EJECT_AFTER
     samples = scrape(server.url)
     assert value(samples, "pawlette_upstream_ejected", upstream=first.url) == 1
-    assert value(samples, "pawlette_upstream_failures_total", upstream=first.url, kind="status")
+    assert value(samples, "pawlette_upstream_ejections_total", upstream=first.url) == 1
+    failures = "pawlette_upstream_failures_total"
+    assert value(samples, failures, upstream=first.url, kind="status") == EJECT_AFTER
     # While it is out, nothing is sent to it.
     before = len(first.records)
     assert all(post(server).status_code == 200 for _ in range(3))
@@ -214,6 +245,38 @@ def test_a_failing_replica_is_ejected_then_probed_back(
     )
     assert all(post(server).status_code == 200 for _ in range(4))
     assert len(first.records) > before
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_one_dead_replica_and_one_bad_answer_do_not_stop_service(
+    engines: tuple[FakeUpstream, FakeUpstream], start: Callable[..., LiveServer], stream: bool
+) -> None:
+    """The audit's case: one replica dead, the live one answers one 500 (or times out once):
+    the live one stays in, and even once both are out requests still reach it."""
+    live = engines[0]
+    dead = dead_url()
+    server = start(dead, live.url, eject_seconds=60, timeout=1.0)
+    assert post(server, stream=stream).status_code == 200  # ejects the dead one
+    live.push(Script(status=500, error="one bad answer"))
+    assert post(server, stream=stream).status_code == 502
+    live.push(Script(first_delay=3))  # slower than the read timeout: a 504
+    assert post(server, stream=stream).status_code == 504
+    assert [post(server, stream=stream).status_code for _ in range(4)] == [200] * 4
+    samples = scrape(server.url)
+    assert value(samples, "pawlette_upstream_ejected", upstream=live.url) == 0
+    assert value(samples, "pawlette_upstream_ejections_total", upstream=live.url) == 0
+    # Both out (the live one taken out by hand): the request goes to the one whose time ends
+    # soonest that accepts a connection, and its answer puts it back.
+    balancer = server.server.config.app.state.server.upstreams
+    replica = next(r for r in balancer.replicas if r.base_url == live.url)
+    balancer._eject(replica, "test")
+    assert value(scrape(server.url), "pawlette_upstream_ejected", upstream=live.url) == 1
+    before = len(live.records)
+    response = post(server, stream=stream)
+    assert response.status_code == 200 and '"error"' not in response.text
+    assert len(live.records) == before + 1
+    assert value(scrape(server.url), "pawlette_upstream_ejected", upstream=live.url) == 0
+    assert value(scrape(server.url), "pawlette_upstream_ejected", upstream=dead) == 1
 
 
 @pytest.mark.parametrize("stream", [False, True])

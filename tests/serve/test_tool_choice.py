@@ -12,10 +12,14 @@ import httpx
 import openai
 import pytest
 
+from pawlette.errors import UnsupportedFeature
 from pawlette.export import export_grammar_bundle, grammar_formats
 from pawlette.format import Format
 from pawlette.formats import formats, get_format
+from pawlette.openai import tool_from_openai
 from pawlette.serve.engines import ENGINES
+from pawlette.serve.request import ToolChoice
+from pawlette.serve.tool_choice import plan_tool_choice
 
 from .conftest import ServerFactory
 from .scenarios import (
@@ -247,3 +251,74 @@ def test_llamacpp_gets_the_lazy_grammar_under_auto(
     expected = fmt.parse(cut_at_stop(completion, list(fmt.stop)), tools=TOOLS)
     assert without_ids(message) == without_ids(expected.message)
     assert finish == "tool_calls"
+
+
+# ------------------------------------------------- tools a Python-call format cannot write
+
+
+def _tool(name: str, **properties: Any) -> dict[str, Any]:
+    parameters = {"type": "object", "properties": {k: {"type": "string"} for k in properties}}
+    return {"type": "function", "function": {"name": name, "parameters": parameters}}
+
+
+ARGUMENTS = "tools[0].parameters.properties"
+UNWRITABLE = [
+    ("breeze", _tool("mark-er"), "tools[0].function.name", "'mark-er'"),
+    ("breeze", _tool("pick.unit"), "tools[0].function.name", "'pick.unit'"),
+    ("breeze", _tool("odd_args", **{"<|eot_id|>x": 1}), ARGUMENTS, "<|eot_id|>x"),
+    ("chatglm3", _tool("odd_args", **{'城市 "q"': 1}), ARGUMENTS, '城市 "q"'),
+]
+
+
+@pytest.mark.parametrize(("format_name", "tool", "path", "found"), UNWRITABLE)
+@pytest.mark.parametrize("engine", ["llamacpp", "generic"])
+def test_forcing_only_tools_the_format_cannot_write_is_refused(
+    format_name: str, tool: dict[str, Any], path: str, found: str, engine: str
+) -> None:
+    """The audit's case: ``required`` with a tool breeze (or ChatGLM3) cannot write as a Python
+    call forced only the prefix and answered no call; now a 400 naming the tool's field."""
+    tools = (tool_from_openai(tool, "tools[0]"),)
+    for choice in (ToolChoice("required", None), ToolChoice("function", tools[0].name)):
+        with pytest.raises(UnsupportedFeature) as caught:
+            plan_tool_choice(get_format(format_name), ENGINES[engine], tools, choice, True)
+        assert caught.value.path == path and found in caught.value.found
+        assert caught.value.expected == "a Python identifier that is not a keyword"
+
+
+def test_forcing_leaves_out_the_tools_the_format_cannot_write() -> None:
+    good = _tool("get_weather", city=1)
+    for format_name, bad, _, _ in UNWRITABLE:
+        tools = (tool_from_openai(bad, "tools[0]"), tool_from_openai(good, "tools[1]"))
+        fmt = get_format(format_name)
+        plan = plan_tool_choice(fmt, ENGINES["llamacpp"], tools, ToolChoice("required", None), True)
+        assert plan.grammar is not None and "get_weather" in plan.grammar
+        assert tools[0].name not in plan.grammar  # left out
+        named = ToolChoice("function", tools[0].name)
+        with pytest.raises(UnsupportedFeature, match=r"tools\[0\]"):
+            plan_tool_choice(fmt, ENGINES["llamacpp"], tools, named, True)
+    # ChatGLM3 writes a call's name as a line of its own: any name is fine there.
+    mark = (tool_from_openai(_tool("mark-er", city=1), "tools[0]"),)
+    plan = plan_tool_choice(
+        get_format("chatglm3"), ENGINES["llamacpp"], mark, ToolChoice("required", None), True
+    )
+    assert plan.prefix.startswith("mark-er\n") and plan.grammar is not None
+
+
+def test_the_server_answers_400_for_an_unwritable_forced_tool(
+    serve: ServerFactory, upstream: FakeUpstream
+) -> None:
+    client = serve("breeze", engine="llamacpp").client()
+    before = len(upstream.records)
+    with pytest.raises(openai.BadRequestError) as caught:
+        ask(
+            client,
+            False,
+            model="m",
+            messages=PROMPT,
+            tools=[_tool("mark-er")],
+            tool_choice="required",
+        )
+    body = caught.value.body
+    assert isinstance(body, dict) and body["param"] == "tools[0].function.name"
+    assert body["type"] == "invalid_request_error" and "'mark-er'" in body["message"]
+    assert len(upstream.records) == before

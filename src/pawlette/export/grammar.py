@@ -26,6 +26,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeAlias
 
+from ..codecs.python_calls import _is_plain_identifier
 from ..errors import RequestError, UnsupportedFeature
 from ..format import Format
 from ..formats import formats, get_format
@@ -33,6 +34,7 @@ from ..json_values import show
 from ..openai import tools_from_openai
 from ..types import Tool
 from .grammar_ast import MarkerSpelling, Rules, Syntax, to_gbnf, to_lark
+from .python_schema import KEYWORD_EXPECTED
 
 ToolChoiceMode: TypeAlias = Literal["auto", "none", "required", "function"]
 
@@ -145,10 +147,51 @@ def build_turn(
             f"{show(choice.name)} is not a declared tool",
             "one of " + (", ".join(show(name) for name in names) or "the request's tools"),
         )
+    _check_python_names(declaration, tool_values)
     from ..declare.grammar import build_turn as build_declared  # every grammar is declared
     from .forced import forced_turn  # a forced choice turns reasoning off (see there)
 
     return forced_turn(fmt, build_declared(fmt, declaration, tool_values, choice, parallel), choice)
+
+
+def _check_python_names(declaration: object, tools: tuple[Tool, ...]) -> None:
+    """Refuse a tool a Python-call format (breeze) cannot write: its calls are
+    ``name(key=value)``, so the name must be an identifier (the forced prefix ``[name(`` and
+    the grammar would otherwise hold a call the parser refuses).  Argument names are checked
+    where the arguments' grammar is built (:func:`.python_schema.check_keyword_names`)."""
+    from ..declare.python_calls import is_python
+
+    if not is_python(getattr(declaration, "calls", None)):
+        return
+    for number, tool in enumerate(tools):
+        if not _is_plain_identifier(tool.name):
+            raise UnsupportedFeature(
+                f"tools[{number}].function.name",
+                f"the function name {tool.name!r}",
+                KEYWORD_EXPECTED,
+                "Python-call formats write calls as name(key=value)",
+            )
+
+
+def unwritable_tools(
+    format_name: str | Format, tools: object, parallel: bool = True
+) -> dict[int, RequestError]:
+    """The tools (by index) a forced choice cannot call in this format, each with why: a name
+    or an argument name a Python-call format cannot write.  The
+    server leaves them out of a ``required`` grammar (:mod:`pawlette.serve.tool_choice`)."""
+    fmt = _resolve(format_name)
+    problems: dict[int, RequestError] = {}
+    for number, tool in enumerate(_tools(tools)):
+        try:
+            build_turn(fmt, (tool,), "required", parallel)
+        except RequestError as error:
+            if error.expected != KEYWORD_EXPECTED:
+                continue  # not a name (a schema the grammar cannot write): no grammar, as before
+            path = error.path
+            if path.startswith("tools[0]"):  # built alone: its index in the request's list
+                path = f"tools[{number}]" + path[len("tools[0]") :]
+            problems[number] = type(error)(path, error.found, error.expected, error.hint)
+    return problems
 
 
 def _header(fmt: Format, turn: TurnGrammar, choice: ToolChoice, parallel: bool) -> list[str]:

@@ -18,7 +18,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ..codecs.python_calls import python_literal
+from ..codecs.python_calls import _is_plain_identifier, python_literal
+from ..errors import UnsupportedFeature
 from .grammar_ast import Lit, Node, Ref, Repeat, Rules, Terminal, alt, optional, seq
 from .schema_walk import SchemaWalker, _implied_type, bounds
 from .text_language import (
@@ -27,6 +28,27 @@ from .text_language import (
     gbnf_string_rules,
     lark_without_markers,
 )
+
+KEYWORD_EXPECTED = "a Python identifier that is not a keyword"
+KEYWORD_HINT = "Python-call formats write arguments as keyword arguments"
+
+
+def check_keyword_names(schema: Any, where: str) -> None:
+    """Refuse an arguments schema whose property names cannot be keyword arguments: a grammar
+    that wrote them (``城市 "q"=``, ``<|eot_id|>x=``) would force calls the parser refuses, or
+    spell a marker; the writer refuses the same names (``encode_call``)."""
+    properties = schema.get("properties") if isinstance(schema, Mapping) else None
+    if not isinstance(properties, Mapping):
+        return
+    for name in properties:
+        if not (isinstance(name, str) and _is_plain_identifier(name)):
+            raise UnsupportedFeature(
+                f"{where}.properties",
+                f"the argument name {name!r}",
+                KEYWORD_EXPECTED,
+                KEYWORD_HINT,
+            )
+
 
 # Numbers as the parser reads them back to JSON (codecs/python_calls): an integer is
 # converted by ``int`` and a float by ``float``, which refuses what a double cannot hold (JSON
@@ -151,7 +173,38 @@ class PythonValues:
         return list(self._styles)
 
     def literal(self, value: Any) -> Lit:
-        return Lit(python_literal(value, quote=self.quote))  # type: ignore[arg-type]
+        """``value`` written as the writer writes it, each marker spelt inside a string broken
+        by an escape (:func:`python_literal_text`)."""
+        text = python_literal(value, quote=self.quote)  # type: ignore[arg-type]
+        return Lit(python_literal_text(text, self.rules.markers))
+
+
+def python_literal_text(text: str, markers: tuple[str, ...]) -> str:
+    """A Python literal's text (``'<|eot_id|>x'``) with one character of every marker spelt in
+    it escaped (``'\\x3c|eot_id|>x'``): the same value, read back by the parser, in text that
+    neither the engine's stop strings nor the format's lexer read as the marker (a ``const``,
+    an ``enum`` value or a property name spelling one would otherwise end the call the
+    grammar forces).  In a literal of JSON values (strings, numbers, ``True``/``False``/
+    ``None``, lists, dicts) a marker can only be spelt inside a string, where an escape is
+    allowed; a character after an odd run of backslashes belongs to an escape, so the next
+    one is escaped instead.  ``\\xhh`` below 0x100, ``\\uhhhh`` in the BMP (what the
+    grammar's strings allow)."""
+    while True:
+        found = [(text.find(marker), marker) for marker in markers if marker and marker in text]
+        if not found:
+            return text
+        start, marker = min(found)
+        for position in range(start, start + len(marker)):
+            backslashes = 0
+            while position - backslashes > 0 and text[position - backslashes - 1] == "\\":
+                backslashes += 1
+            code = ord(text[position])
+            if backslashes % 2 == 0 and code <= 0xFFFF:
+                escape = f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+                text = text[:position] + escape + text[position + 1 :]
+                break
+        else:  # pragma: no cover - no marker is a run of escapes and astral characters
+            raise ValueError(f"cannot break the marker {marker!r} in {text!r}")
 
 
 class SchemaToPython(SchemaWalker[Node]):
@@ -168,6 +221,7 @@ class SchemaToPython(SchemaWalker[Node]):
         self.root = schema
         if not isinstance(schema, Mapping):
             return Lit("")
+        check_keyword_names(schema, self.where)
         return self._members(schema, self.where, keyword=True)
 
     def value(self, schema: Any) -> Node:

@@ -6,18 +6,22 @@ Policy (per server process; with ``--workers`` each process balances its own req
   counts until its last byte is read); ties go round robin.  An engine's cost per request
   varies by orders of magnitude (prompt and output lengths), so counting what is in progress
   follows the real load where round robin would not.
-- **ejection**: a replica that fails (a refused or timed-out connect, a 5xx answer, a read
-  timeout, or a stream that breaks off) is out of the rotation for ``--eject-seconds``
-  (default 5), doubled after each ejection in a row up to 60 s; a successful answer resets the
-  doubling.  A lone ``--upstream`` is never ejected: there is nowhere else to send, so each
-  request tries it and its failure is the answer (502 or 504).
+- **ejection**: a replica whose connect is refused or times out is out of the rotation at
+  once (nothing answers there); one that answers a 5xx, times out reading, or breaks off a
+  stream is out only after ``EJECT_AFTER`` (5, Envoy's ``consecutive_5xx`` default) such
+  failures in a row, so one bad answer from a working engine does not take it away.  Out
+  means for ``--eject-seconds`` (default 5), doubled after each ejection in a row up to 60 s;
+  a successful answer resets both counts.  A lone ``--upstream`` is never ejected: there is
+  nowhere else to send, so each request tries it and its failure is the answer (502 or 504).
 - **recovery**: once its time is up, an ejected replica is probed with ``GET /v1/models``
   (every engine serves it); any answer below 500 puts it back, anything else ejects it again
   for twice as long.  No client request is spent on finding out.
 - **retry**: a request whose connect fails (nothing was sent) goes to the next replica;
   one that reached an engine is never sent twice (the engine may have done the work).
-- **all down**: when every replica is out, the answer is a 503 (``upstream_unavailable``,
-  OpenAI's error body) without waiting.
+- **all out** (Envoy's panic routing): when every replica is out, a request goes to the one
+  whose ejection ends soonest (then the next, while connects are refused); a successful
+  answer from it puts it back.  The answer is a 503 (``upstream_unavailable``, OpenAI's error
+  body) only when no replica accepts the connection.
 """
 
 from __future__ import annotations
@@ -40,6 +44,8 @@ from .transport import Answer, HttpxAnswer, Sender
 logger = logging.getLogger("pawlette.serve")
 
 MAX_EJECT_SECONDS = 60.0
+EJECT_AFTER = 5
+"""Failed answers in a row (5xx, read timeout, broken stream) that eject a replica."""
 _USAGE_TOKENS = re.compile(rb'"completion_tokens"\s*:\s*(\d+)')
 _TEXT_KEY = b'"text":'
 _TAIL = 64
@@ -66,6 +72,8 @@ class Replica:
     ejected_until: float | None = None
     ejections: int = 0
     """Ejections in a row (the backoff doubles with each); reset by a successful answer."""
+    failures: int = 0
+    """Failed answers in a row; reset by a successful answer."""
 
 
 def base_of(url: str) -> str:
@@ -81,6 +89,7 @@ class Balancer:
         registry: Registry,
         *,
         eject_seconds: float = 5.0,
+        eject_after: int = EJECT_AFTER,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         if not urls:
@@ -93,6 +102,7 @@ class Balancer:
         self.replicas = [Replica(base, base + "/v1/completions") for base in bases]
         self.registry = registry
         self.eject_seconds = eject_seconds
+        self.eject_after = eject_after
         self.clock = clock
         self.sender: Sender | None = None
         """The client for completion requests (None: httpx's, :mod:`pawlette.serve.transport`)."""
@@ -103,7 +113,8 @@ class Balancer:
     # ------------------------------------------------------------------ choice
 
     def pick(self, exclude: set[Replica] | frozenset[Replica] = frozenset()) -> Replica | None:
-        """The replica for the next request: in the rotation, fewest in progress."""
+        """The replica for the next request: in the rotation, fewest in progress; when every
+        replica not in ``exclude`` is out, the one whose ejection ends soonest."""
         replicas = self.replicas
         lone = len(replicas) == 1
         count = len(replicas)
@@ -115,6 +126,10 @@ class Balancer:
                 continue
             if chosen is None or replica.outstanding < chosen.outstanding:
                 chosen = replica
+        if chosen is None:
+            ejected = [replica for replica in replicas if replica not in exclude]
+            if ejected:
+                return min(ejected, key=lambda replica: replica.ejected_until or 0.0)
         return chosen
 
     def unavailable(self) -> NoReplica:
@@ -134,18 +149,30 @@ class Balancer:
     # ------------------------------------------------------------------ health
 
     def failed(self, replica: Replica, kind: str) -> None:
+        """Count a failure of ``kind`` (connect, status, timeout, broken); a refused or
+        timed-out connect ejects at once, a failed answer after ``eject_after`` in a row."""
         self.registry.add("upstream_failures_total", upstream=replica.base_url, kind=kind)
+        replica.failures += 1
         if len(self.replicas) == 1 or replica.ejected_until is not None:
             return
-        self._eject(replica, f"{kind} failure")
+        if kind == "connect":
+            self._eject(replica, "connect failure")
+        elif replica.failures >= self.eject_after:
+            self._eject(replica, f"{replica.failures} failures in a row (the last: {kind})")
 
-    def succeeded(self, replica: Replica) -> None:
+    def succeeded(self, replica: Replica, ejected: bool = False) -> None:
+        """A successful answer; ``ejected``: the request was sent while the replica was out
+        (every replica was), so the answer puts it back like a passing probe."""
+        if ejected and replica.ejected_until is not None:
+            self._readmit(replica)
         if replica.ejected_until is None:
             replica.ejections = 0
+            replica.failures = 0
 
     def _eject(self, replica: Replica, why: str) -> None:
         seconds = min(MAX_EJECT_SECONDS, self.eject_seconds * 2**replica.ejections)
         replica.ejections += 1
+        replica.failures = 0
         replica.ejected_until = self.clock() + seconds
         self.registry.add("upstream_ejections_total", upstream=replica.base_url)
         self._gauges(replica)
@@ -210,6 +237,7 @@ class Balancer:
             if replica is None:
                 raise self.unavailable()
             tried.add(replica)
+            ejected = replica.ejected_until is not None and len(self.replicas) > 1
             if context is not None:
                 context.completions_url = replica.completions_url
             self._busy(replica, 1)
@@ -247,7 +275,7 @@ class Balancer:
             if answer.status_code >= 500:
                 self.failed(replica, "status")
             else:
-                self.succeeded(replica)
+                self.succeeded(replica, ejected)
             tracked = Tracked(self, replica, answer, stream, context)
             if not stream:
                 try:

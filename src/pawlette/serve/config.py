@@ -130,8 +130,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--eject-seconds",
         type=float,
         default=5.0,
-        help="with several --upstream: how long a failed replica is out of the rotation, "
-        "doubled for each failure in a row up to 60 s (default: 5)",
+        help="with several --upstream: how long a replica is out of the rotation after a "
+        "refused connect or 5 failed answers in a row, doubled for each ejection in a row up "
+        "to 60 s (default: 5)",
     )
     parser.add_argument(
         "--stream-arguments",

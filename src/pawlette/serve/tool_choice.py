@@ -33,6 +33,11 @@ Prefix or grammar, and what a prefix costs:
   function is cut (the answer ends before it, ``finish_reason: "stop"``).  ChatGLM3's calls
   begin with the function's name, so ``required`` has a prefix only when one function can be
   called; with several it is refused there (no prefix can say "any of these names").
+- A tool a Python-call format cannot write (breeze: a name that is not an identifier,
+  ``mark-er``; breeze and ChatGLM3: an argument name that is not one, ``城市 "q"``) is left
+  out of a forced grammar; when none remains, or the named function is one, the request is a
+  **400** naming the tool's field (``tools[0].function.name``), never a prefix no call can
+  follow (which answered 200 with no call).
 
 =========================  ================================================================
 request                    honoured by
@@ -57,7 +62,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ..errors import PawletteError, UnsupportedFeature
+from ..errors import PawletteError, RequestError, UnsupportedFeature
 from ..format import Format
 from ..types import Tool
 from .engines import Engine
@@ -168,7 +173,19 @@ def plan_tool_choice(
     problem = f"upstream engine {engine.name!r} takes no grammar"
     bundle: Bundle | None = None
     try:
-        bundle = source(fmt, tools, choice, parallel, engine, token_ids or {})
+        try:
+            bundle = source(fmt, tools, choice, parallel, engine, token_ids or {})
+        except RequestError as error:
+            from ..export.python_schema import KEYWORD_EXPECTED
+
+            if choice.mode not in ("required", "function") or error.expected != KEYWORD_EXPECTED:
+                raise
+            # A tool the format cannot write: force the others, or refuse (never a silent
+            # no-call).  Worked out only here, so a request without one pays nothing.
+            tools = _forcible(fmt, tools, choice)
+            bundle = source(fmt, tools, choice, parallel, engine, token_ids or {})
+    except NoForcibleTool:
+        raise  # from _forcible: the 400
     except (PawletteError, ValueError) as error:  # a marker or a schema it cannot write
         problem = f"no grammar for it ({error})"
         if takes_grammar:
@@ -191,6 +208,42 @@ def plan_tool_choice(
             "'auto' or 'none'",
         )
     return plan
+
+
+class NoForcibleTool(UnsupportedFeature):
+    """A forced ``tool_choice`` whose tools the format can call none of (a 400)."""
+
+
+def _forcible(fmt: Format, tools: tuple[Tool, ...], choice: ToolChoice) -> tuple[Tool, ...]:
+    """The tools a forced choice may call: those the format's grammar can write (a
+    Python-call format cannot write ``mark-er(`` or ``城市 "q"=``).  The others are left out of
+    the forced grammar; when none remains (or the named one is left out) the request is
+    refused naming the tool's field, rather than forcing a prefix no call can follow (which
+    answered with no call at all)."""
+    from ..export.grammar import grammar_formats, unwritable_tools
+
+    if fmt.name not in grammar_formats():
+        return tools
+    problems = unwritable_tools(fmt, tools)
+    if not problems:
+        return tools
+    if choice.mode == "function":
+        for number, tool in enumerate(tools):
+            if tool.name == choice.name and number in problems:
+                problem = problems[number]
+                raise NoForcibleTool(problem.path, problem.found, problem.expected, problem.hint)
+    kept = tuple(tool for number, tool in enumerate(tools) if number not in problems)
+    if not kept:
+        first = problems[min(problems)]
+        others = len(problems) - 1
+        raise NoForcibleTool(
+            first.path,
+            first.found + (f" (and every other tool: {others} more)" if others else ""),
+            first.expected,
+            f"tool_choice {choice.describe()} needs a tool format {fmt.name!r} can call. "
+            + first.hint,
+        )
+    return kept
 
 
 def _from_bundle(

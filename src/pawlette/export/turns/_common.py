@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from ...errors import UnsupportedFeature
@@ -80,6 +81,22 @@ class _JsonArguments(SchemaToGbnf):
             notes = self.rules.syntax_notes.setdefault("lark", [])
             if note not in notes:
                 notes.append(note)
+
+    def _literal(self, value: Any) -> str:
+        # GBNF breaks a marker a literal spells (json_literal); llguidance's %json writes the
+        # literal as it is and takes no \u escape of it, so the Lark grammar says so.
+        text = json.dumps(value, ensure_ascii=False)
+        spelled = [marker for marker in self.rules.markers if marker and marker in text]
+        if spelled:
+            note = (
+                f"{self.where}: the literal {text} spells the marker {spelled[0]!r}; llguidance's "
+                "%json writes it as it is (GBNF escapes one character), so a call forced to "
+                "write it may end there"
+            )
+            notes = self.rules.syntax_notes.setdefault("lark", [])
+            if note not in notes:
+                notes.append(note)
+        return super()._literal(value)
 
 
 def json_arguments(rules: Rules, number: int, tool: Tool) -> JsonSchemaValue:
