@@ -1,0 +1,267 @@
+"""The answer half of :mod:`pawlette.serve.http1`: one HTTP/1.1 answer parsed as its bytes
+arrive (sans-IO), so the client's protocol only hands bytes on and the parser is tested alone,
+split at every byte.
+
+The status line and headers, then a chunked, ``content-length`` or read-until-close body,
+decoded (``gzip``, ``deflate``) when the engine compresses it; interim ``1xx`` answers are
+skipped; whatever is not HTTP/1.1 is a :class:`httpx.RemoteProtocolError`.
+"""
+
+from __future__ import annotations
+
+import re
+import zlib
+from typing import Any
+
+import httpx
+
+MAX_HEAD_BYTES = 65536
+"""The longest answer head (status line and headers) read; longer is a protocol error."""
+MAX_LINE_BYTES = 4096
+"""The longest chunk-size or trailer line of a chunked body."""
+
+_HEX = re.compile(rb"[0-9A-Fa-f]{1,15}")
+_STATUS = re.compile(rb"HTTP/1\.([01]) ([0-9]{3})(?: [^\r\n]*)?")
+
+# Parser states.
+_HEAD, _CHUNK_SIZE, _CHUNK_DATA, _CHUNK_END, _TRAILER, _LENGTH, _UNTIL_CLOSE, _DONE = range(8)
+
+
+class ResponseParser:
+    """One HTTP/1.1 answer, fed the bytes as they arrive (sans-IO).
+
+    ``feed(data)`` returns the body bytes that ``data`` completed (decoded); ``status``,
+    ``headers`` and ``keep_alive`` are set once ``head_done``; ``done`` once the body ended;
+    ``close()`` tells it the connection closed (the end of a read-until-close body, else a
+    :class:`httpx.ReadError`).  Bytes after the answer make the connection not reusable.
+    """
+
+    __slots__ = (
+        "_decoder",
+        "_partial",
+        "_remaining",
+        "done",
+        "head_done",
+        "headers",
+        "keep_alive",
+        "state",
+        "status",
+    )
+
+    def __init__(self) -> None:
+        self.state = _HEAD
+        self._partial = b""
+        self._remaining = 0
+        self._decoder: Any = None
+        self.status = 0
+        self.headers: dict[str, str] = {}
+        self.keep_alive = True
+        self.head_done = False
+        self.done = False
+
+    def feed(self, data: bytes) -> bytes:
+        if self._partial:
+            data = self._partial + data
+            self._partial = b""
+        state = self.state
+        if _CHUNK_SIZE <= state <= _TRAILER:
+            body = self._chunks(data)  # the hot path
+        elif state == _HEAD:
+            body = self._head(data)
+        elif state == _LENGTH:
+            body = self._length(data)
+        elif state == _UNTIL_CLOSE:
+            body = data
+        else:  # _DONE: bytes after the answer
+            self.keep_alive = bool(self.keep_alive and not data)
+            return b""
+        decoder = self._decoder
+        if decoder is not None:
+            body = decoder.decompress(body)
+            if self.done:
+                body += decoder.flush()
+                self._decoder = None
+        return body
+
+    def close(self) -> bytes:
+        """The connection closed: the end of the body, or a broken answer."""
+        if self.state == _UNTIL_CLOSE:
+            self.state = _DONE
+            self.done = True
+            self.keep_alive = False
+            return self._decoder.flush() if self._decoder is not None else b""
+        if self.state != _DONE:
+            where = "head" if self.state == _HEAD else "body"
+            message = f"the engine closed the connection in the answer's {where}"
+            if self.state == _HEAD:  # as httpx reports a server that hung up before answering
+                raise httpx.RemoteProtocolError(message)
+            raise httpx.ReadError(message)
+        return b""
+
+    # ------------------------------------------------------------------ head
+
+    def _head(self, data: bytes) -> bytes:
+        while True:
+            end = data.find(b"\r\n\r\n")
+            size = 4
+            if end < 0:
+                end, size = data.find(b"\n\n"), 2
+            if end < 0:
+                if len(data) > MAX_HEAD_BYTES:
+                    raise httpx.RemoteProtocolError(
+                        f"an answer head longer than {MAX_HEAD_BYTES} bytes"
+                    )
+                self._partial = data
+                return b""
+            if end > MAX_HEAD_BYTES:
+                raise httpx.RemoteProtocolError(
+                    f"an answer head longer than {MAX_HEAD_BYTES} bytes"
+                )
+            head, data = data[:end], data[end + size :]
+            status = self._read_head(head)
+            if 100 <= status < 200:  # an interim answer (100 Continue, 103): the real one follows
+                self.headers = {}
+                continue
+            return self._start_body(status, data)
+
+    def _read_head(self, head: bytes) -> int:
+        lines = head.replace(b"\r\n", b"\n").split(b"\n")
+        match = _STATUS.fullmatch(lines[0])
+        if match is None:
+            shown = lines[0][:80].decode("latin-1")
+            raise httpx.RemoteProtocolError(f"not an HTTP/1.x status line: {shown!r}")
+        headers: dict[str, str] = {}
+        for line in lines[1:]:
+            name, colon, value = line.partition(b":")
+            if not colon or not name or name != name.strip():
+                shown = line[:80].decode("latin-1")
+                raise httpx.RemoteProtocolError(f"not a header line: {shown!r}")
+            key = name.decode("latin-1").lower()
+            text = value.strip().decode("latin-1")
+            # Repeated headers join with commas (RFC 9110 5.3), content-length excepted.
+            if key in headers and key != "content-length":
+                headers[key] += ", " + text
+            elif key in headers and headers[key] != text:
+                raise httpx.RemoteProtocolError("two different content-length headers")
+            else:
+                headers[key] = text
+        self.headers = headers
+        self.keep_alive = match.group(1) == b"1"
+        connection = headers.get("connection", "").lower()
+        if "close" in connection:
+            self.keep_alive = False
+        elif "keep-alive" in connection:
+            self.keep_alive = True
+        return int(match.group(2))
+
+    def _start_body(self, status: int, data: bytes) -> bytes:
+        self.status = status
+        self.head_done = True
+        headers = self.headers
+        encoding = headers.get("content-encoding", "identity").strip().lower()
+        if encoding in ("gzip", "x-gzip"):
+            self._decoder = zlib.decompressobj(16 + zlib.MAX_WBITS)
+        elif encoding == "deflate":
+            self._decoder = zlib.decompressobj()
+        elif encoding not in ("identity", ""):
+            raise httpx.RemoteProtocolError(f"an answer encoded as {encoding!r}")
+        transfer = headers.get("transfer-encoding")
+        if status in (204, 304):
+            self._finish()
+            return b""
+        if transfer is not None:
+            codings = [coding.strip().lower() for coding in transfer.split(",")]
+            if codings[-1] != "chunked":
+                # Not chunked last: the body runs to the connection's end (RFC 9112 6.3).
+                self.keep_alive = False
+                self.state = _UNTIL_CLOSE
+                return data
+            self.state = _CHUNK_SIZE
+            return self._chunks(data) if data else b""
+        length = headers.get("content-length")
+        if length is not None:
+            if not length.isdigit() or not length.isascii():
+                raise httpx.RemoteProtocolError(f"a content-length of {length[:40]!r}")
+            self._remaining = int(length)
+            self.state = _LENGTH
+            return self._length(data)
+        self.keep_alive = False
+        self.state = _UNTIL_CLOSE
+        return data
+
+    def _finish(self) -> None:
+        self.state = _DONE
+        self.done = True
+
+    # ------------------------------------------------------------------ bodies
+
+    def _length(self, data: bytes) -> bytes:
+        remaining = self._remaining
+        available = len(data)
+        if available < remaining:
+            self._remaining = remaining - available
+            return data
+        self._remaining = 0
+        self._finish()
+        if available > remaining:
+            self.keep_alive = False  # bytes after the answer: this connection is not reused
+            return data[:remaining]
+        return data
+
+    def _chunks(self, data: bytes) -> bytes:
+        pieces: list[bytes] = []
+        position = 0
+        size = len(data)
+        state = self.state
+        while position < size:
+            if state == _CHUNK_DATA:
+                remaining = self._remaining
+                end = position + remaining
+                if end > size:
+                    pieces.append(data[position:])
+                    self._remaining = remaining - (size - position)
+                    position = size
+                    break
+                pieces.append(data[position:end])
+                position = end
+                state = _CHUNK_END
+                continue
+            line_end = data.find(b"\n", position)
+            if line_end < 0:
+                rest = data[position:]
+                if len(rest) > MAX_LINE_BYTES:
+                    raise httpx.RemoteProtocolError("a chunked body's line is too long")
+                if state == _CHUNK_END and rest != b"\r":
+                    raise httpx.RemoteProtocolError("a chunk not followed by its line end")
+                self._partial = rest
+                position = size
+                break
+            line = data[position:line_end]
+            if line_end - position > MAX_LINE_BYTES:
+                raise httpx.RemoteProtocolError("a chunked body's line is too long")
+            if line.endswith(b"\r"):
+                line = line[:-1]
+            position = line_end + 1
+            if state == _CHUNK_SIZE:
+                digits = line.split(b";", 1)[0].strip(b" \t")
+                if _HEX.fullmatch(digits) is None:
+                    shown = line[:40].decode("latin-1")
+                    raise httpx.RemoteProtocolError(f"not a chunk size: {shown!r}")
+                chunk = int(digits, 16)
+                if chunk:
+                    self._remaining = chunk
+                    state = _CHUNK_DATA
+                else:
+                    state = _TRAILER
+            elif state == _CHUNK_END:
+                if line:
+                    raise httpx.RemoteProtocolError("a chunk not followed by its line end")
+                state = _CHUNK_SIZE
+            elif not line:  # _TRAILER: the empty line after the (skipped) trailer fields
+                state = _DONE
+                self.done = True
+                if position < size:
+                    self.keep_alive = False
+                break
+        self.state = state
+        return pieces[0] if len(pieces) == 1 else b"".join(pieces)
