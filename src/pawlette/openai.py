@@ -388,7 +388,7 @@ def plain_call_fields(data: object) -> tuple[str | None, str, str] | None:
         return None
     name = function.get("name")
     arguments = function.get("arguments")
-    if type(name) is not str or type(arguments) is not str:
+    if type(name) is not str or not name or type(arguments) is not str:
         return None
     return call_id, name, arguments
 
@@ -694,6 +694,8 @@ def _tool_calls_from_openai(value: object, path: str, role: Role) -> tuple[ToolC
         function = _require_object(obj.get("function"), f"{call_path}.function")
         _refuse_unknown_keys(function, _FUNCTION_CALL_KEYS, f"{call_path}.function")
         name = _require_str(function.get("name"), f"{call_path}.function.name")
+        if not name:  # no format reads a call with an empty name back (README: Contracts)
+            raise RequestError(f"{call_path}.function.name", "an empty name", "a function name")
         arguments = function.get("arguments")
         if not isinstance(arguments, str):
             raise RequestError(
