@@ -694,8 +694,6 @@ def _tool_calls_from_openai(value: object, path: str, role: Role) -> tuple[ToolC
         function = _require_object(obj.get("function"), f"{call_path}.function")
         _refuse_unknown_keys(function, _FUNCTION_CALL_KEYS, f"{call_path}.function")
         name = _require_str(function.get("name"), f"{call_path}.function.name")
-        if not name:  # no format reads a call with an empty name back (README: Contracts)
-            raise RequestError(f"{call_path}.function.name", "an empty name", "a function name")
         arguments = function.get("arguments")
         if not isinstance(arguments, str):
             raise RequestError(
