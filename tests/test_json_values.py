@@ -18,6 +18,7 @@ from pawlette.json_values import (
     json_value_problem,
     key_path,
     load_json_text,
+    refuse_json_overflow,
     show,
 )
 
@@ -75,6 +76,15 @@ def test_json_text_is_read_with_the_same_rules() -> None:
         with pytest.raises(RequestError) as caught:
             load_json_text(text, "p")
         assert found in str(caught.value)
+
+
+def test_numbers_json_reads_as_infinity_are_refused() -> None:
+    for text in ("1e400", "-1e400", "1E+999", "1" * 400 + ".0"):
+        with pytest.raises(ValueError, match="beyond a double's range") as caught:
+            json.loads('{"a": [' + text + "]}", parse_float=refuse_json_overflow)
+        assert len(str(caught.value)) < 100  # a 400-digit number is shown shortened
+    assert refuse_json_overflow("1e-400") == 0.0  # underflow is no infinity
+    assert refuse_json_overflow("-1.5E+308") == -1.5e308
 
 
 def test_messages_quote_values_safely() -> None:

@@ -405,6 +405,7 @@ def test_tool_definitions_json_cannot_hold_are_refused(
         ('{"a": ' + "[" * 101 + "]" * 101 + "}", "a value nested too deeply"),
         ('{"a": NaN}', "not valid JSON (NaN is not JSON)"),
         ('{"a": -Infinity}', "not valid JSON (-Infinity is not JSON)"),
+        ('{"a": [1e400]}', "JSON holding the number inf at .a[0]"),  # what json reads
         ('{"a": "\\ud800"}', "a lone surrogate U+D800"),
     ],
 )
@@ -416,6 +417,26 @@ def test_call_arguments_json_cannot_hold_are_refused(arguments: str, found: str)
             pawlette.get_format(name).render(messages)
         assert caught.value.path == "messages[1].tool_calls[0].function.arguments", name
         assert found in str(caught.value), name
+
+
+def test_an_empty_call_or_tool_name_is_refused_in_every_format() -> None:
+    # Parsing reads a call with an empty name as no call (README, Contracts, rule 2), so no
+    # format writes one: render(c) then parse gives c back.  The plain one-pass render, the
+    # general one and pawlette's own Message objects alike.
+    call = {"id": "c1", "type": "function", "function": {"name": "", "arguments": "{}"}}
+    messages = [{"role": "user", "content": "x"}, {"role": "assistant", "tool_calls": [call]}]
+    typed = list(conversation_from_openai(messages)[0])
+    tool = {"type": "function", "function": {"name": "", "parameters": {"type": "object"}}}
+    for name in pawlette.formats():
+        fmt = pawlette.get_format(name)
+        for conversation in (messages, typed):
+            with pytest.raises(RequestError) as caught:
+                fmt.render(conversation)
+            assert caught.value.path == "messages[1].tool_calls[0].function.name", name
+            assert "''" in str(caught.value) or "empty name" in str(caught.value), name
+        with pytest.raises(RequestError) as caught:
+            fmt.render(messages[:1], tools=[tool])
+        assert str(caught.value) == "tools[0].function.name: an empty name; expected a tool name"
 
 
 def test_unknown_keys_in_tools_and_calls_are_refused() -> None:

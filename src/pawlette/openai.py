@@ -424,7 +424,7 @@ def plain_call_fields(data: object) -> tuple[str | None, str, str] | None:
         return None
     name = function.get("name")
     arguments = function.get("arguments")
-    if type(name) is not str or type(arguments) is not str:
+    if type(name) is not str or not name or type(arguments) is not str:
         return None
     return call_id, name, arguments
 

@@ -75,7 +75,15 @@ def _has_duplicate(text: str) -> bool:
 
 def test_read_object_refuses_what_load_json_refuses() -> None:
     deep = '{"a": ' + "[" * MAX_NESTING + "]" * MAX_NESTING + "}"
-    for text in ('{"a": NaN}', '{"a": 1,}', '{"a": 1} x', deep, '{"a": ' + "1" * 5000 + "}"):
+    too_big = ('{"a": 1e400}', '{"a": [-1E+999]}', '{"a": {"b": ' + "1" * 400 + ".0}}")
+    for text in (
+        '{"a": NaN}',
+        '{"a": 1,}',
+        '{"a": 1} x',
+        deep,
+        '{"a": ' + "1" * 5000 + "}",
+        *too_big,
+    ):
         assert read_object(text) is None, text
         assert load_json(text)[1] is not None, text
     assert read_object("[1]") is None  # JSON, but no object

@@ -133,3 +133,15 @@ def test_refusals() -> None:
     digits = sys.get_int_max_str_digits()
     assert _check('{"a": ' + "1" * (digits + 1) + "}", []) == (None, True)
     assert _check('{"a": 1.' + "1" * (digits + 1) + "}", [])[1] is False
+
+
+@pytest.mark.parametrize(
+    "number", ["1e400", "-1e400", "1E+999", "1" * 400 + ".5", "1" * 400 + "e1"]
+)
+def test_numbers_beyond_a_double_are_refused(number: str) -> None:
+    # json reads them as infinity, which no JSON reader takes back (README, Contracts, rule 1)
+    text = '{"a": [' + number + "]}"
+    for size in (1, 3, len(text)):
+        assert _check(text, list(range(size, len(text), size))) == (None, True), (number, size)
+    for fits in ("1e-400", "1.7e308", "-1.7E+308", "9" * 400):  # underflow is 0; ints are exact
+        assert _check('{"a": ' + fits + "}", []) == (len(fits) + 7, False), fits

@@ -14,7 +14,7 @@ import pawlette
 from pawlette import ParseError, RequestError, ToolCallDelta, ToolCallStart, UnsupportedFeature
 from pawlette.engine.fold import fold
 
-from ..helpers import sequential_ids
+from ..helpers import feed_in_pieces, sequential_ids
 from ..support.chatglm3_spm import SPECIAL_TOKENS, hf_tokenizer, spm_processor
 from ..support.llama3 import random_texts
 
@@ -225,6 +225,43 @@ def test_lenient_failed_call_keeps_its_closing_fence() -> None:
     result = GLM.parse("g\n```python\n\n```<|observation|>")
     assert result.message == {"role": "assistant", "content": "g\n```python\n\n```"}
     assert len(result.warnings) == 1
+
+
+@pytest.mark.parametrize(
+    ("tail", "stop"), [("", ""), ("\n", ""), ("", "<|observation|>"), ("", "<|user|>")]
+)
+def test_lenient_call_missing_only_its_closing_fence_stays_a_call(tail: str, stop: str) -> None:
+    # The README's exception to "cut off is no call": the call was complete at its ")"
+    # (Contracts, rule 2; chatglm3 section).  One warning where the fence was expected, whose
+    # text is the call's (not given again as content); strict raises (see above).
+    text = 'get_weather\n```python\ntool_call(city="x")' + tail
+    for sizes in ([1], [3], []):
+        events = feed_in_pieces(GLM, text + stop, sizes, conversation=False)
+        result = fold(events, GLM.grammar.fields)
+        (message,) = result.messages
+        assert message.content is None, sizes
+        assert [(c.name, c.arguments) for c in message.tool_calls] == [
+            ("get_weather", '{"city": "x"}')
+        ]
+        (warning,) = result.warnings
+        assert (warning.offset, warning.text) == (len(text), text), sizes
+        assert warning.message.endswith("no closing '```' fence; expected a fenced call")
+    whole = GLM.parse(text + stop)
+    assert whole.finish_reason == "tool_calls"
+    assert whole.message["content"] is None
+    assert len(whole.message["tool_calls"]) == 1
+    with pytest.raises(ParseError, match="no closing"):
+        GLM.parse(text + stop, strict=True)
+
+
+def test_lenient_text_after_the_call_with_no_fence_is_content() -> None:
+    result = GLM.parse('get_weather\n```python\ntool_call(city="x")\nmore')
+    assert result.message["content"] == "\nmore"
+    assert len(result.message["tool_calls"]) == 1
+    assert [w.message.split(";")[0] for w in result.warnings] == [
+        "text after the call ('m')",
+        "call 'get_weather\\n```python\\ntool_call(city=\"x\")\\nmore': no closing '```' fence",
+    ]
 
 
 def test_lenient_call_without_fence_is_text() -> None:

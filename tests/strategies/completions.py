@@ -3,10 +3,10 @@
 :func:`completion` writes one completion from a :class:`random.Random` (hypothesis drives it
 through ``st.randoms()``; ``bench/fuzz.py`` through a seeded one): content, reasoning, valid
 calls, malformed calls of every kind the format can get wrong (not JSON, not closed, not an
-object, nested too deep, ``NaN``, an over-long integer, a control character in a key, a
-duplicated key; in the Python-call formats an expression, a nested call, a positional
-argument, a bare name, an empty list, a missing fence), marker spellings in every text slot,
-and endings (the stop, nothing, text after the stop, another role's turn).
+object, nested too deep, ``NaN``, ``1e400``, an empty name, an over-long integer, a control
+character in a key, a duplicated key; in the Python-call formats an expression, a nested
+call, a positional argument, a bare name, an empty list, a missing fence), marker spellings
+in every text slot, and endings (the stop, nothing, text after the stop, another role's turn).
 
 Every run of text the generator writes carries a *sentinel*, ``Q<n>Z``, written once.  The
 oracle (:func:`problems`) parses the completion every way pawlette can (whole; fed one
@@ -14,7 +14,8 @@ character at a time and in random pieces, folded; through :class:`~pawlette.Chun
 through the server's pipeline, non-streamed and streamed; with live argument streaming) and
 reports what breaks a contract:
 
-- a returned call whose arguments ``json.loads`` does not turn into a JSON object;
+- a returned call whose arguments strict JSON (no ``NaN``, nothing read as infinity) does
+  not turn into a JSON object, or whose name is empty;
 - a sentinel the input holds whole that the output (content, reasoning, names, call
   arguments, content parts) holds other than exactly once: lost or duplicated text;
 - two paths that disagree (message, finish reason, warnings with their offsets);
@@ -99,6 +100,7 @@ def _bad_json_arguments(w: Writer) -> str:
             f'["{s}"]',  # not an object
             f'{{"k": "{s}", "d": {deep}}}',  # nested too deep
             f'{{"k": "{s}", "x": NaN}}',  # not JSON, though Python reads it
+            f'{{"k": "{s}", "x": [-1e400]}}',  # beyond a double: Python reads infinity
             f'{{"k": "{s}", "x": {"1" * 4400}}}',  # an integer json.loads refuses
             f'{{"\n{s}": 1}}',  # a control character in a key
             f'{{"k": "{s}{w.rng.choice(w.markers)}x"}}',  # a marker inside a string
@@ -117,6 +119,7 @@ def _pcml_call(w: Writer, valid: bool) -> str:
             f'{{"id": "c", "name": "f", "arguments": {_bad_json_arguments(w)}}}',
             f'{{"name": "f", "arguments": {{"k": "{s}"}}, "arguments": {{"j": 1}}}}',
             f'{{"arguments": {{"k": "{s}"}}}}',  # no name
+            f'{{"name": "", "arguments": {{"k": "{s}"}}}}',  # an empty name is none
             f'{{"name": "f", "arguments": {{"k": "{s}"}}, "oops": 1}}',  # unknown key
             f'{{"\n": "{s}"}}',
             f'{{"name": "f", "arguments": {{"k": "{s}"}}',  # the object is not closed
@@ -257,6 +260,7 @@ def _declared_call(w: Writer, arguments_key: str, valid: bool) -> str:
             f'{{"name": "f", "{arguments_key}": {_bad_json_arguments(w)}}}',
             f'{{"name": "f", "{arguments_key}": {{"k": "{s}"}}, "{arguments_key}": {{"j": 1}}}}',
             f'{{"{arguments_key}": {{"k": "{s}"}}}}',  # no name
+            f'{{"name": "", "{arguments_key}": {{"k": "{s}"}}}}',  # an empty name is none
             f'{{"name": "f", "{arguments_key}": {{"k": "{s}"}}',  # the object is not closed
             f'{{"name": "f", "{arguments_key}": {{"k": "{s}"}}}} {w.word()}',  # text after it
         ]
@@ -433,6 +437,17 @@ def _served(
     return message, completion.finish_reason, chunks
 
 
+def _refuse(name: str) -> None:
+    raise ValueError(f"{name} is not JSON")
+
+
+def _finite(text: str) -> float:
+    value = float(text)
+    if value in (float("inf"), float("-inf")):
+        raise ValueError(f"{text[:40]} is beyond a double")
+    return value
+
+
 def output_text(message: dict[str, Any]) -> str:
     """Everything the message returns, once (``reasoning_steps`` repeat the reasoning)."""
     return json.dumps({k: v for k, v in message.items() if k != "reasoning_steps"})
@@ -455,8 +470,12 @@ def problems(
         return [f"crash: lenient parse raised {type(error).__name__}: {error}"]
     message = whole.message
     for call in message.get("tool_calls", []):
-        try:
-            arguments = json.loads(call["function"]["arguments"])
+        if not call["function"]["name"]:
+            found.append(f"invalid call: {call['function']} (an empty name)")
+        try:  # strict JSON: no NaN or Infinity, nothing Python reads as infinity (1e400)
+            arguments = json.loads(
+                call["function"]["arguments"], parse_constant=_refuse, parse_float=_finite
+            )
         except ValueError as error:
             found.append(f"invalid call: {call['function']} ({error})")
             continue

@@ -38,7 +38,8 @@ def message(draw: st.DrawFn, role: str) -> dict[str, Any]:
                         "id": text,
                         "type": st.just("function"),
                         "function": st.fixed_dictionaries(
-                            {"name": text, "arguments": arguments_text()}
+                            # an empty name is no call (README: Contracts, rule 2)
+                            {"name": text.filter(bool), "arguments": arguments_text()}
                         ),
                     }
                 ),

@@ -375,6 +375,9 @@ class _Render:
         for number, call in enumerate(message.tool_calls):
             assert calls is not None
             self.put("call_line" if after_block else "call")
+            if not call.name:  # no name: parsing reads no call (README: Contracts, rule 2)
+                name_path = f"messages[{index}].tool_calls[{number}].function.name"
+                raise RequestError(name_path, "an empty name", "a function name")
             where = f"messages[{index}].tool_calls[{number}].function.arguments"
             head, name_key, arguments_key = self.plan.call_keys
             body = (

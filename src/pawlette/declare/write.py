@@ -281,6 +281,9 @@ class _Render:
             if after_text or number:
                 self.fence(calls.separator, "tool_call", trainable=True)
             self.fence(calls.open or (), "tool_call", trainable=True)
+            if not call.name:  # no name: parsing reads no call (README: Contracts, rule 2)
+                name_path = f"messages[{index}].tool_calls[{number}].function.name"
+                raise RequestError(name_path, "an empty name", "a function name")
             where = f"messages[{index}].tool_calls[{number}].function.arguments"
             body = (
                 f"{{{ascii_string(calls.name_key)}: {json_string(call.name)}, "

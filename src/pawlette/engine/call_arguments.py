@@ -2,8 +2,9 @@
 
 A tool call pawlette returns has arguments that ``json.loads`` turns into a JSON object, in
 any consumer: so the text is strict JSON (no ``NaN``/``Infinity``, which Python's ``json``
-would accept but JSON does not), an object, no integer longer than Python's default limit
-(4,300 digits: ``json.loads`` refuses it), and nested at most :data:`MAX_NESTING` deep (so
+would accept but JSON does not; no number beyond a double's range such as ``1e400``, which
+Python's ``json`` reads as infinity), an object, no integer longer than Python's default
+limit (4,300 digits: ``json.loads`` refuses it), and nested at most :data:`MAX_NESTING` deep (so
 a consumer's recursive decoder never runs out of stack: CPython's fails near 1,000).
 """
 
@@ -14,7 +15,7 @@ import re
 from collections.abc import Callable
 from typing import Any, cast
 
-from ..json_values import refuse_json_constant
+from ..json_values import refuse_json_constant, refuse_json_overflow
 
 MAX_NESTING = 100
 """The deepest nesting of objects and arrays accepted in arguments (the object itself is 1)."""
@@ -51,12 +52,14 @@ def load_json(text: str) -> tuple[Any, str | None]:
     ``(None, what is wrong)``.  Never raises (Python's ``json`` raises ``RecursionError`` and
     plain ``ValueError`` on some inputs, not only ``JSONDecodeError``)."""
     try:
-        value = json.loads(text, parse_constant=refuse_json_constant)
+        value = json.loads(
+            text, parse_constant=refuse_json_constant, parse_float=refuse_json_overflow
+        )
     except json.JSONDecodeError as error:
         return None, f"not valid JSON ({error.msg} at char {error.pos})"
     except RecursionError:
         return None, f"nested deeper than {MAX_NESTING}"
-    except ValueError as error:  # NaN/Infinity, an integer over Python's digit limit
+    except ValueError as error:  # NaN/Infinity, 1e400, an integer over Python's digit limit
         return None, f"not valid JSON ({error})"
     if _may_nest_deeper(text, MAX_NESTING) and _depth(value) > MAX_NESTING:
         return None, f"nested deeper than {MAX_NESTING}"
@@ -79,7 +82,7 @@ def arguments_problem(text: str) -> str | None:
 _skip = cast(Callable[[str, int], "re.Match[str]"], re.compile(r"[ \t\n\r]*").match)
 # json's C scanners (typeshed leaves them out): a value at an index, a string after its quote.
 _scan_value: Callable[[str, int], tuple[Any, int]] = json.JSONDecoder(
-    parse_constant=refuse_json_constant
+    parse_constant=refuse_json_constant, parse_float=refuse_json_overflow
 ).scan_once  # type: ignore[attr-defined]
 _scan_string: Callable[[str, int, bool], tuple[str, int]] = json.decoder.scanstring  # type: ignore[attr-defined]
 

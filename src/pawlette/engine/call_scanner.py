@@ -286,8 +286,8 @@ class CallScanner:
             return
         if call_id is None:
             call_id = self._parser.new_call_id()
-        if not isinstance(name, str) or not isinstance(call_id, str):
-            return
+        if not isinstance(name, str) or not name or not isinstance(call_id, str):
+            return  # (an empty name is no name: such a call is never started)
         self.index = self._parser.next_call_index()
         self._parser.emit(ToolCallStart(self.index, call_id, name))
         self._outgoing = self._held_arguments

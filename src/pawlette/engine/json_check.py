@@ -8,12 +8,12 @@ decoded value as well (a 4 MB string decodes to another 4 MB string).
 
 What it accepts is what :func:`pawlette.engine.call_arguments.read_object` accepts as a
 member's value that is an object: strict JSON (``json``'s own reading of it: no ``NaN`` or
-``Infinity``, no control character inside a string, any ``\\uXXXX`` escape), nested at most
-:data:`MAX_DEPTH` deep, no integer longer than Python's limit on integer digits.  It may
-refuse more than that (an integer or a word cut across pieces and longer than a few hundred
-characters): its caller then reads the call the usual way, so a refusal costs memory, never a
-different result.  Runs of string characters, whitespace and digits are read by ``re`` (C
-speed); Python runs once per token.
+``Infinity``, no number beyond a double's range such as ``1e400``, no control character
+inside a string, any ``\\uXXXX`` escape), nested at most :data:`MAX_DEPTH` deep, no integer
+longer than Python's limit on integer digits.  It may refuse more than that (an integer or
+a word cut across pieces and longer than a few hundred characters): its caller then reads the
+call the usual way, so a refusal costs memory, never a different result.  Runs of string
+characters, whitespace and digits are read by ``re`` (C speed); Python runs once per token.
 """
 
 from __future__ import annotations
@@ -166,7 +166,7 @@ class ObjectCheck:
                     position = length
                     break
                 number = text[position:end]
-                if not _is_number(number) or _too_many_digits(number):
+                if not _is_number(number) or _too_many_digits(number) or _overflows(number):
                     return -1
                 position = end
                 state = AFTER
@@ -202,6 +202,15 @@ def _is_number(text: str) -> bool:
     if integer[:1] == "-":
         integer = integer[1:]
     return integer.isdigit() and (integer[0] != "0" or integer == "0")
+
+
+def _overflows(number: str) -> bool:
+    """A number ``json`` reads as infinity (``1e400``: a fraction or exponent beyond a
+    double's range; an integer has no such limit), which no JSON reader takes."""
+    return any(mark in number for mark in ".eE") and float(number) in (_INFINITY, -_INFINITY)
+
+
+_INFINITY = float("inf")
 
 
 def _too_many_digits(number: str) -> bool:

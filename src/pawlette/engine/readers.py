@@ -364,6 +364,7 @@ class JsonCallReader:
             name is None
             or arguments is None
             or not isinstance(name[0], str)
+            or not name[0]  # an empty name is no name
             or not isinstance(arguments[0], dict)
             or (call_id is not None and not isinstance(call_id[0], str))
             or not self._allowed.issuperset(members)
@@ -409,6 +410,8 @@ class JsonCallReader:
             return f"unknown keys {unknown}"
         if not isinstance(value.get(envelope.name), str):
             return f'"{envelope.name}" is not a string'
+        if not value[envelope.name]:
+            return f'"{envelope.name}" is empty (no name)'
         if (
             envelope.id is not None
             and envelope.id in value
