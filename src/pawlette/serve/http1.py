@@ -6,10 +6,10 @@ on every read) was about a fifth of the server's CPU samples, and a streamed req
 needs a POST written in one write and a body read as it arrives.  Here:
 
 - **one write per request**: the head (built once per URL and headers) and the body;
-- **the answer parsed as it arrives** (:class:`~pawlette.serve.http1_response.ResponseParser`, sans-IO): the status line
-  and headers, then a chunked, ``content-length`` or read-until-close body, decoded
-  (``gzip``, ``deflate``) when the engine compresses it; whatever the engine sends that is not
-  HTTP/1.1 is a :class:`httpx.RemoteProtocolError`;
+- **the answer parsed as it arrives** (:mod:`pawlette.serve.http1_response`, sans-IO): the
+  status line and headers, then a chunked, ``content-length`` or read-until-close body,
+  decoded (``gzip``, ``deflate``) when the engine compresses it; whatever the engine sends
+  that is not HTTP/1.1 is a :class:`httpx.RemoteProtocolError`;
 - **one timer per answer, not per read**: the read timeout (``--timeout``: the longest the
   engine may stay silent) is a timer armed once, which on firing looks at when data last
   came and re-arms itself for the rest; a read costs a clock read, not a timer;
