@@ -226,16 +226,6 @@ class LeanAnswer(Answer):
                 return b""
             await self._wait()
 
-    async def read(self) -> bytes:
-        if self.whole:
-            return self.content
-        pieces = []
-        while piece := await self.next_piece():
-            pieces.append(piece)
-        self.content = b"".join(pieces)
-        self.whole = True
-        return self.content
-
     def at_end(self) -> bool:
         return self.parser.done and not self._pieces
 
