@@ -16,9 +16,6 @@ path's, segment for segment (tested in tests/declare/test_plain_containers.py).
 
 from __future__ import annotations
 
-import json
-import json.encoder
-import json.scanner
 import math
 import re
 from collections.abc import Callable, Collection
@@ -26,7 +23,7 @@ from json.encoder import encode_basestring as string  # json_string of a str, wi
 from operator import itemgetter
 from typing import TYPE_CHECKING, Any
 
-from ..engine.json_text import compact_json
+from ..engine.json_text import c_encoder, compact_json
 from ..engine.kept import MISSING, Kept, marshal_key
 from ..engine.lexer import escape_text, marker_pattern, marker_scan
 from ..engine.writer import MAX_CACHED_INDEX
@@ -61,24 +58,8 @@ _BACKSLASH_END = "\\" + _JOIN
 _text_of = itemgetter(0)
 
 
-def _dump_encoder() -> Callable[[Any], str]:
-    """``compact_json`` without its per-call steps (``JSONEncoder.encode`` builds a new C
-    encoder each call), refusing NaN; ``compact_json`` itself where the C encoder is missing
-    or differs."""
-    make = getattr(json.encoder, "c_make_encoder", None)
-    if make is None:
-        return compact_json
-    try:
-        encode = make(None, None, string, None, ":", ",", False, False, False)
-        sample = [{"a": [1, 2.5, None, True, "\u00e9\n"], "b": {}}]
-        if "".join(encode(sample, 0)) != compact_json(sample):
-            return compact_json
-    except Exception:
-        return compact_json
-    return lambda value: "".join(encode(value, 0))
-
-
-_dump = _dump_encoder()
+_dump = c_encoder(compact_json, (",", ":"), allow_nan=False)
+"""``compact_json`` of exact JSON values without its per-call steps, refusing NaN."""
 
 
 _TO_CHECK = _JOIN

@@ -71,37 +71,50 @@ _KEPT: Kept[str] = Kept(limit=256, longest=1 << 14)
 """Texts of :func:`kept_json_string`; the same bound on memory as :data:`_INDENTED`."""
 
 
-def _c_json_string() -> Callable[[Any], str]:
-    """:data:`json_string` of a value that holds no container twice on one path (a value
-    with a ``marshal`` key), from json's C encoder made once: ``JSONEncoder.encode`` makes a
-    new one (with a fresh set of containers seen, to refuse a circular value) per call, which
-    costs more than encoding a tool definition.  :data:`json_string` itself where the C
-    encoder is missing or writes otherwise."""
+def c_encoder(
+    reference: Callable[[Any], str],
+    separators: tuple[str, str],
+    *,
+    allow_nan: bool,
+    default: Callable[[Any], Any] | None = None,
+) -> Callable[[Any], str]:
+    """``reference`` (a dump of JSON values with these ``(item, key)`` separators) through
+    json's C encoder made once, for values that hold no container twice on one path (a value
+    with a ``marshal`` key): ``JSONEncoder.encode`` makes a new C encoder (with a fresh set of
+    containers seen, to refuse a circular value) per call, which costs more than encoding a
+    tool definition.  ``reference`` itself where the C encoder is missing or writes a sample
+    otherwise.  ``default`` is called for a value of no JSON type (None: the caller passes
+    only JSON types)."""
     make = getattr(json.encoder, "c_make_encoder", None)
     if make is None:
-        return json_string
-    encoder = json.JSONEncoder(ensure_ascii=False)  # (its default raises json's TypeError)
+        return reference
+    item_separator, key_separator = separators
     try:
         encode = make(
             None,
-            encoder.default,
+            default,
             json.encoder.encode_basestring,
             None,
-            ": ",
-            ", ",
+            key_separator,
+            item_separator,
             False,
             False,
-            True,
+            allow_nan,
         )
         sample = [{"a": [1, 2.5, None, True, "\u00e9\n"], "b": {}}, (1,)]
-        if "".join(encode(sample, 0)) != json_string(sample):
-            return json_string
+        if "".join(encode(sample, 0)) != reference(sample):
+            return reference
     except Exception:
-        return json_string
+        return reference
     return lambda value: "".join(encode(value, 0))
 
 
-_acyclic_json_string = _c_json_string()
+_acyclic_json_string = c_encoder(
+    json_string,
+    (", ", ": "),
+    allow_nan=True,
+    default=json.JSONEncoder(ensure_ascii=False).default,  # raises json's TypeError
+)
 
 
 def kept_json_string(value: Any) -> str:
