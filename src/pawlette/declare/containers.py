@@ -67,7 +67,7 @@ from ..types import Message, Role, Segment, TextPart, Tool
 from .layout import Fence, Frame, JsonCalls, Layout, Marker, fence
 from .plain_containers import plain_renderer
 from .table import joined, reasoning_text
-from .write import WriteConversation, arguments_text
+from .write import WriteConversation, arguments_text, check_call_name
 
 if TYPE_CHECKING:
     from ..export.grammar import ToolChoice, TurnGrammar
@@ -375,9 +375,7 @@ class _Render:
         for number, call in enumerate(message.tool_calls):
             assert calls is not None
             self.put("call_line" if after_block else "call")
-            if not call.name:  # no name: parsing reads no call (README: Contracts, rule 2)
-                name_path = f"messages[{index}].tool_calls[{number}].function.name"
-                raise RequestError(name_path, "an empty name", "a function name")
+            check_call_name(call.name, index, number)
             where = f"messages[{index}].tool_calls[{number}].function.arguments"
             head, name_key, arguments_key = self.plan.call_keys
             body = (

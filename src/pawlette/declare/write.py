@@ -79,6 +79,14 @@ def tool_json(layout: Layout, tool: Tool) -> str:
     return _indented(kept_json_string(value), block.indent)
 
 
+def check_call_name(name: str, index: int, number: int) -> None:
+    """A JSON call's name is written as given, but an empty one parses back as no call
+    (README: Contracts, rule 2), so a render refuses it."""
+    if not name:
+        name_path = f"messages[{index}].tool_calls[{number}].function.name"
+        raise RequestError(name_path, "an empty name", "a function name")
+
+
 def arguments_text(layout: Layout, arguments: str, where: str) -> str:
     calls = layout.calls
     assert calls is not None
@@ -281,9 +289,7 @@ class _Render:
             if after_text or number:
                 self.fence(calls.separator, "tool_call", trainable=True)
             self.fence(calls.open or (), "tool_call", trainable=True)
-            if not call.name:  # no name: parsing reads no call (README: Contracts, rule 2)
-                name_path = f"messages[{index}].tool_calls[{number}].function.name"
-                raise RequestError(name_path, "an empty name", "a function name")
+            check_call_name(call.name, index, number)
             where = f"messages[{index}].tool_calls[{number}].function.arguments"
             body = (
                 f"{{{ascii_string(calls.name_key)}: {json_string(call.name)}, "
