@@ -214,13 +214,10 @@ def refuse_json_overflow(text: str) -> float:
     """``parse_float`` for ``json``: a number beyond a double's range (``1e400``) is refused,
     not read as infinity (which no strict JSON reader or writer takes: JSON has no infinity)."""
     value = float(text)
-    if value in (_INFINITY, -_INFINITY):
+    if math.isinf(value):
         shown = text if len(text) <= 40 else f"{text[:20]}...{text[-12:]}"
         raise ValueError(f"the number {shown} is beyond a double's range, read as infinity")
     return value
-
-
-_INFINITY = float("inf")
 
 
 def load_json_text(text: str, path: str, expected: str = "a JSON object as text") -> Any:

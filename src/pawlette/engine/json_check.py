@@ -18,6 +18,7 @@ characters, whitespace and digits are read by ``re`` (C speed); Python runs once
 
 from __future__ import annotations
 
+import math
 import re
 import sys
 
@@ -207,10 +208,7 @@ def _is_number(text: str) -> bool:
 def _overflows(number: str) -> bool:
     """A number ``json`` reads as infinity (``1e400``: a fraction or exponent beyond a
     double's range; an integer has no such limit), which no JSON reader takes."""
-    return any(mark in number for mark in ".eE") and float(number) in (_INFINITY, -_INFINITY)
-
-
-_INFINITY = float("inf")
+    return any(mark in number for mark in ".eE") and math.isinf(float(number))
 
 
 def _too_many_digits(number: str) -> bool:
