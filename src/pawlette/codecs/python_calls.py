@@ -87,7 +87,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, Literal
 
 from ..engine.call_arguments import MAX_NESTING
-from ..engine.call_text import MappedPieces, late_text
+from ..engine.call_text import EchoText, LateText, MappedPieces, late_text
 from ..errors import ParseError, RequestError, UnsupportedFeature
 from ..json_values import refuse_json_constant
 from ..types import Event, ParseWarning, TextDelta, ToolCallDelta, ToolCallEnd, ToolCallStart
@@ -126,7 +126,13 @@ _SIMPLE_ESCAPES = {
     "v": "\v",
 }
 _HEX_ESCAPE_LENGTH = {"x": 2, "u": 4, "U": 8}
-_HELD_BATCH = 1024  # held arguments: pieces joined and stored at a time within one feed
+# Simple escapes whose JSON is the escape as written (``\\"`` ``\\n``...): kept by reference.
+_SAME_ESCAPES = frozenset(
+    character
+    for character, decoded in _SIMPLE_ESCAPES.items()
+    if json.dumps(decoded, ensure_ascii=False)[1:-1] == "\\" + character
+)
+_HELD_BATCH = 256  # held arguments: pieces joined and stored at a time within one feed
 _HELD_STEP = 4096  # held arguments: stored at least once per this many characters fed
 _LONGEST_CHARACTER_NAME = 256  # far above any Unicode name; bounds what \N{ may buffer
 
@@ -255,9 +261,12 @@ class PythonCallDecoder:
         name: str | None = None,
         base_offset: int = 0,
         hold_arguments: bool | Literal["late"] = False,
+        keep_text: bool = False,
     ) -> None:
         if mode not in ("list", "single"):
             raise ValueError(f"mode: {mode!r}; expected 'list' or 'single'")
+        if keep_text and (mode != "single" or not hold_arguments):
+            raise ValueError("keep_text: only with mode='single' and hold_arguments")
         if fixed_callee is not None and not _is_plain_identifier(fixed_callee):
             raise ValueError(f"fixed_callee: {fixed_callee!r}; expected a Python identifier")
         self._mode: Mode = mode
@@ -287,6 +296,19 @@ class PythonCallDecoder:
         # of characters, and its memory is the system's again at the call's end.)
         self._raw = MappedPieces()
         self._commit = 0
+        self._end = 0  # where this chunk's text ends (``feed``'s ``end``)
+        # ``keep_text``: all the text fed is kept, as references into the call's JSON where
+        # they read the same (:class:`EchoText`), for :meth:`text` and in place of ``_raw``.
+        self._echo: EchoText | None = None
+        self._mark = 0  # this chunk's text before this is in the echo
+        self._commit_size = 0  # the echo's length at the last commit point
+        self._json_size = 0  # JSON characters of the call written before ``_counted``...
+        self._counted = 0  # ...pieces of ``_outgoing``
+        self._made: str | None = None  # the call's arguments, once made (a LateText, late)
+        if keep_text:
+            self._echo = EchoText()
+            self._in_string = self._in_string_echo  # type: ignore[method-assign]
+            self._string_escape = self._string_escape_echo  # type: ignore[method-assign]
         self._passing_through = False  # lenient, after an error: everything is text
         self._failure: ParseError | None = None
         self._finished = False
@@ -306,17 +328,22 @@ class PythonCallDecoder:
 
     # ------------------------------------------------------------------ public
 
-    def feed(self, text: str) -> list[Event]:
-        """Read a chunk of text; return the events it completed."""
+    def feed(self, text: str, start: int = 0, end: int | None = None) -> list[Event]:
+        """Read a chunk of text, ``text[start:end]`` (read in place: no copy of it is made
+        to be read); return the events it completed."""
         if self._failure is not None or self._finished:
             self._check_usable()
-        length = len(text)
+        length = len(text) if end is None else end
         if self._passing_through:
-            if text:
-                self._events.append(TextDelta(text))
+            if length > start:
+                passed = text[start:length] if start or length < len(text) else text
+                self._events.append(TextDelta(passed))
+                if self._echo is not None:
+                    self._echo.literal(passed)
         else:
-            self._commit = 0
-            position = 0
+            self._commit = self._mark = position = start
+            self._end = length
+            self._consumed -= start  # offsets in ``text`` are positions from its start
             if self._held is None:
                 while position < length:
                     position = self._state(text, position)
@@ -326,9 +353,16 @@ class PythonCallDecoder:
                     position = self._state(text, position)
                     if len(outgoing) >= _HELD_BATCH:  # a big feed is not kept as pieces
                         self._flush()
-            if not self._passing_through and self._commit < length:
-                self._raw.append(text[self._commit :] if self._commit else text)
-        self._consumed += length
+            self._consumed += start
+            if self._passing_through:
+                pass
+            elif self._echo is not None:
+                if self._mark < length:
+                    self._echo.literal(text[self._mark : length])
+            elif self._commit < length:
+                whole = not self._commit and length == len(text)
+                self._raw.append(text if whole else text[self._commit : length])
+        self._consumed += length - start
         if self._held is None or self._call_index is None:
             self._flush()
         else:
@@ -352,7 +386,12 @@ class PythonCallDecoder:
         if self._passing_through or self._state == self._done:
             self._flush()
             return self._take()
-        raw = self._raw.take()
+        if self._echo is None:
+            raw = self._raw.take()
+        else:
+            whole = self._echo.text(self._echo_json())
+            raw = whole[self._commit_size :]
+            self._echo.replace(whole)  # the call's JSON goes below
         offset = self._base_offset + self._consumed
         expected = self._expected_at_end()
         if self._strict:
@@ -382,6 +421,9 @@ class PythonCallDecoder:
     def _flush(self) -> None:
         self._unflushed = 0
         outgoing = self._outgoing
+        if self._echo is not None:
+            self._json_position()
+            self._counted = 0
         if outgoing and self._call_index is not None:
             joined = outgoing[0] if len(outgoing) == 1 else "".join(outgoing)
             if self._held is None:
@@ -394,6 +436,7 @@ class PythonCallDecoder:
         """The call being read is no call: its held arguments go (streamed ones were sent)."""
         if self._held is not None:
             self._outgoing.clear()
+            self._counted = 0
             self._held.clear()
 
     def _close_open_call(self) -> None:
@@ -406,8 +449,20 @@ class PythonCallDecoder:
 
     def _fail(self, text: str, position: int, offset: int, found: str, expected: str) -> int:
         """The character at ``position`` cannot be placed; ``offset`` is what to report."""
-        earlier = self._raw.take()
-        known = earlier + text[self._commit : position + 1]
+        end = self._end
+        echo = self._echo
+        if echo is None:
+            earlier = self._raw.take()
+            known = earlier + text[self._commit : position + 1]
+            rest = earlier + text[self._commit : end]
+        else:  # the raw text since the commit point, out of all the text kept
+            whole = echo.text(self._echo_json())
+            kept = len(whole)
+            whole += text[self._mark : end]
+            known = whole[self._commit_size : kept + position + 1 - self._mark]
+            rest = whole[self._commit_size :]
+            echo.replace(whole)  # kept as it is from now on: the call's JSON goes below
+            self._mark = end
         if self._strict:
             self._failure = ParseError(offset, found, expected, known[-60:])
             raise self._failure
@@ -415,19 +470,109 @@ class PythonCallDecoder:
         self._flush()
         self._call_index = None  # an unfinished call gets no ToolCallEnd: it is no call
         self._events.append(ParseWarning(offset, f"{found}; expected {expected}", known))
-        self._events.append(TextDelta(earlier + text[self._commit :]))
+        self._events.append(TextDelta(rest))
         self._frames = []
         self._passing_through = True
-        return len(text)
+        return end
 
     def _fail_here(self, text: str, position: int, expected: str) -> int:
         found = repr(text[position])
         return self._fail(text, position, self._offset(position), found, expected)
 
     def _commit_through(self, position: int) -> None:
-        """Everything up to and including ``position`` is placed: forget its raw text."""
-        self._raw.clear()
+        """Everything up to and including ``position`` is placed: forget its raw text (kept
+        with ``keep_text``: only the commit point's place in it is noted)."""
+        if self._echo is None:
+            self._raw.clear()
+        else:
+            self._commit_size = self._echo.size + position + 1 - self._mark
         self._commit = position + 1
+
+    # ------------------------------------------------------------------ kept text
+
+    def text(self) -> str:
+        """All the text fed, as written (``keep_text``; once the call is read or failed)."""
+        if self._echo is None or self._call_index is not None:
+            raise RuntimeError("PythonCallDecoder.text: keep_text, and no call being read")
+        return self._echo.text(self._echo_json())
+
+    def _echo_json(self) -> str:
+        """The JSON the echo refers to: the call's arguments (those being read are taken
+        from the held map: the caller lets them go)."""
+        if self._call_index is not None and self._held is not None:
+            self._flush()
+            return self._held.take()
+        made = self._made
+        if made is None:
+            return ""
+        return made.take() if type(made) is LateText else made
+
+    def _json_position(self) -> int:
+        """How many characters of JSON the call has written so far."""
+        outgoing = self._outgoing
+        counted = self._counted
+        count = len(outgoing)
+        if counted < count:
+            size = self._json_size
+            for index in range(counted, count):
+                size += len(outgoing[index])
+            self._json_size = size
+            self._counted = count
+        return self._json_size
+
+    def _echo_copy(self, text: str, first: int, last: int, json_start: int) -> None:
+        """``text[first:last]`` reads as the JSON from ``json_start`` on: keep it as that
+        (what came before it since the mark is kept as it is)."""
+        mark = self._mark
+        borrow = 0
+        if first > mark:
+            self._echo.literal(text[mark:first])  # type: ignore[union-attr]
+        elif first < mark:  # an escape's backslash ended the chunk before: kept literally
+            borrow = mark - first
+            first = mark
+        self._echo.copy(text, first, last, json_start, borrow)  # type: ignore[union-attr]
+        self._mark = last
+
+    def _in_string_echo(self, text: str, position: int) -> int:
+        """:meth:`_in_string`, keeping a run that reads the same in JSON as a reference."""
+        stop = self._end
+        match = self._string_stop.search(text, position, stop)
+        end = stop if match is None else match.start()
+        if end > position:
+            run = text[position:end]
+            json_start = self._json_position()
+            body = _json_string_body(run)
+            self._outgoing.append(body)
+            if self._key is not None:
+                self._key.append(run)
+            if body is run:
+                self._echo_copy(text, position, end, json_start)
+            else:  # the characters JSON escapes are kept as they are, the rest referred to
+                cursor = position
+                shift = json_start - position  # JSON place - raw place, in this stretch
+                for escaped in _JSON_ESCAPED.finditer(run):
+                    at = position + escaped.start()
+                    if at > cursor:
+                        self._echo_copy(text, cursor, at, cursor + shift)
+                    shift += len(_json_string_body(escaped.group())) - 1
+                    cursor = at + 1
+                if end > cursor:
+                    self._echo_copy(text, cursor, end, cursor + shift)
+        if match is None:
+            return end
+        return self._string_stop_at(text, end)
+
+    def _string_escape_echo(self, text: str, position: int) -> int:
+        """:meth:`_string_escape`, keeping an escape that reads the same in JSON (``\\"``,
+        ``\\n``...) as a reference."""
+        character = text[position]
+        if character not in _SAME_ESCAPES:
+            return PythonCallDecoder._string_escape(self, text, position)
+        json_start = self._json_position()
+        self._write(_SIMPLE_ESCAPES[character])
+        self._state = self._in_string
+        self._echo_copy(text, position - 1, position + 1, json_start)
+        return position + 1
 
     def _expected_at_end(self) -> str:
         if self._state == self._before_calls:
@@ -493,6 +638,9 @@ class PythonCallDecoder:
         index = self._next_index
         self._next_index += 1
         self._call_index = index
+        if self._echo is not None:  # the echo's references are to this call's JSON
+            self._json_size = 0
+            self._counted = len(self._outgoing)
         reported = callee if self._reported_name is None else self._reported_name
         self._events.append(ToolCallStart(index, self._new_id(), reported))
         self._outgoing.append("{")
@@ -510,11 +658,16 @@ class PythonCallDecoder:
             if self._late:  # the consumer makes the string (see the module docstring)
                 if held:
                     self._held = MappedPieces()
-                    self._events.append(ToolCallDelta(self._call_index, late_text(held)))
+                    late = late_text(held)
+                    self._events.append(ToolCallDelta(self._call_index, late))
+                    if self._echo is not None:
+                        self._made = late
             else:
                 arguments = held.take()  # the map is released as the string is made
                 if arguments:
                     self._events.append(ToolCallDelta(self._call_index, arguments))
+                if self._echo is not None:
+                    self._made = arguments
         self._close_open_call()
         self._frames = []
         self._state = self._after_call if self._mode == "list" else self._done
@@ -769,12 +922,17 @@ class PythonCallDecoder:
             self._key.append(decoded)
 
     def _in_string(self, text: str, position: int) -> int:
-        match = self._string_stop.search(text, position)
-        end = len(text) if match is None else match.start()
+        stop = self._end
+        match = self._string_stop.search(text, position, stop)
+        end = stop if match is None else match.start()
         if end > position:
             self._write(text[position:end])
         if match is None:
             return end
+        return self._string_stop_at(text, end)
+
+    def _string_stop_at(self, text: str, end: int) -> int:
+        """The string's contents stop at ``end``: its quote, a backslash or a line break."""
         character = text[end]
         if character == self._quote:
             self._state = self._after_string

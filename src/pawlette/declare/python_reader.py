@@ -51,6 +51,7 @@ class CallStream:
         "_decoder",
         "_fixed_callee",
         "_indices",
+        "_keep_text",
         "_mode",
         "_name",
         "_offset",
@@ -72,6 +73,7 @@ class CallStream:
         name: str | None = None,
         preamble: str = "",
         pairing: CallPairing | None = None,
+        keep_text: bool = False,
     ) -> None:
         self._parser = parser
         self._pairing = pairing or _ENGINE_PAIRING
@@ -82,6 +84,10 @@ class CallStream:
         """Text written before the call (a fence, a name line): in lenient mode it goes to
         content with the call's text when the call turns out malformed."""
         self._decoder: PythonCallDecoder | None = None
+        self._keep_text = keep_text
+        """Keep all the text fed (for :meth:`text`), as references into the call's JSON where
+        they read the same (``mode="single"`` and a parser holding calls; else the decoder
+        keeps no text past the call, and :meth:`text` is refused)."""
         self._offset = 0
         self._indices: dict[int, int] = {}  # the decoder's call index -> the parser's
         self._open: int | None = None  # the parser's index of the call being read
@@ -108,17 +114,25 @@ class CallStream:
                 # arguments as one delta at its end: the decoder keeps them compactly, and
                 # the parser makes their string once the text it read is let go.
                 hold_arguments=False if self._parser.stream_arguments else "late",
+                keep_text=self._keep_text and not self._parser.stream_arguments,
             )
         return self._decoder
 
-    def feed(self, text: str, offset: int) -> None:
-        if text:
+    def feed(self, text: str, offset: int, start: int = 0, end: int | None = None) -> None:
+        """Read ``text[start:end]`` (in place), which begins at ``offset``."""
+        if (len(text) if end is None else end) > start:
             decoder = self._decoder
             if decoder is None:
                 decoder = self._start(offset)
-            events = decoder.feed(text)
+            events = decoder.feed(text, start, end)
             if events:  # most feeds (a token inside a call) complete no event
                 self._forward(events)
+
+    def text(self) -> str:
+        """All the text fed, as written (``keep_text``, once finished)."""
+        if self._decoder is None:
+            return ""
+        return self._decoder.text()
 
     def finish(self, offset: int) -> None:
         self._forward(self._start(offset).finish())

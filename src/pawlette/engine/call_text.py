@@ -27,6 +27,7 @@ import mmap
 import re
 import sys
 import zlib
+from array import array
 
 from .call_arguments import member_start
 from .call_scanner import TextPieces
@@ -285,10 +286,15 @@ class LateText(str):
     same order, with map and string (2x of the arguments) as the peak instead."""
 
     source: MappedPieces
+    made: str | None = None
 
     def take(self) -> str:
-        """The arguments as one string (once: the map is released as it is made)."""
-        return self.source.take()
+        """The arguments as one string (made once: the map is released as it is made; later
+        calls give the same string)."""
+        made = self.made
+        if made is None:
+            made = self.made = self.source.take()
+        return made
 
 
 def late_text(source: MappedPieces) -> LateText:
@@ -355,6 +361,113 @@ class PackedText:
         self._pieces.clear()
         self._size = 0
         return text
+
+
+class EchoText:
+    """Raw text kept as references into the JSON text transcoded from it: a stretch of the
+    raw text that equals a stretch of the JSON (a string's contents, whose escapes read the
+    same in the Python literal and in JSON) is kept as that stretch's place in the JSON;
+    the rest (names, ``=``, quotes, numbers, whitespace, escapes that differ) is kept as it
+    is (:class:`PackedText`).  A call's raw text, needed again only for a lenient warning,
+    then costs a few places and its punctuation, not a second copy of its arguments.
+
+    The raw text is a sequence of entries ``(literal length, JSON start, JSON length)``: that
+    many characters of the kept literal text, then that stretch of the JSON; the literal text
+    after the last entry ends it.  :meth:`text` rebuilds it exactly, given the JSON.  Should
+    the entries grow past a small fraction of the text (a string whose every few characters
+    escape differently), the rest is kept as literal text (:meth:`literal` from then on): a
+    bound on the entries' memory, never a change in the text.
+    """
+
+    __slots__ = (
+        "_entries",
+        "_given_up",
+        "_literal_run",
+        "_pending",
+        "_pending_size",
+        "_store",
+        "size",
+    )
+
+    def __init__(self) -> None:
+        self._entries = array("q")  # flat (literal length, JSON start, JSON length) triples
+        self._store = PackedText()  # the literal text, but for the pending pieces
+        self._pending: list[str] = []  # the latest literal pieces
+        self._pending_size = 0
+        self._literal_run = 0  # literal characters since the last entry
+        self._given_up = False
+        self.size = 0
+        """The raw text's length so far, in characters."""
+
+    def literal(self, text: str) -> None:
+        """Append raw text kept as it is."""
+        pending = self._pending
+        pending.append(text)
+        self._pending_size += len(text)
+        self._literal_run += len(text)
+        self.size += len(text)
+        if self._pending_size >= STEP or len(pending) >= PIECES_PER_BATCH:
+            self._store.append(pending[0] if len(pending) == 1 else "".join(pending))
+            pending.clear()
+            self._pending_size = 0
+
+    def copy(self, text: str, first: int, last: int, json_start: int, borrow: int = 0) -> None:
+        """Append raw text equal to the JSON from ``json_start`` on: ``text[first:last]``,
+        after the ``borrow`` characters that ended what :meth:`literal` kept last (the JSON's
+        from ``json_start`` on too)."""
+        if self._given_up:
+            self.literal(text[first:last])
+            return
+        pending = self._pending
+        if borrow and pending and len(pending[-1]) >= borrow:
+            pending[-1] = pending[-1][:-borrow]
+            self._pending_size -= borrow
+            self._literal_run -= borrow
+            self.size -= borrow
+        else:  # (stored already: they stay literal, the JSON after them is referred to)
+            json_start += borrow
+            borrow = 0
+        length = last - first + borrow
+        entries = self._entries
+        self.size += length
+        if not self._literal_run and entries and entries[-2] + entries[-1] == json_start:
+            entries[-1] += length  # it goes on where the last stretch ended
+            return
+        entries.append(self._literal_run)
+        entries.append(json_start)
+        entries.append(length)
+        self._literal_run = 0
+        if len(entries) > 3 * (ENTRIES_FREE + self.size // CHARACTERS_PER_ENTRY):
+            self._given_up = True
+
+    def text(self, json_text: str) -> str:
+        """The raw text, given the JSON its entries refer to (it is kept)."""
+        literal = self._store.take() + "".join(self._pending)
+        self._store.append(literal)
+        self._pending = []
+        self._pending_size = 0
+        entries = self._entries
+        parts: list[str] = []
+        cursor = 0
+        for index in range(0, len(entries), 3):
+            literal_length, start, length = entries[index : index + 3]
+            parts.append(literal[cursor : cursor + literal_length])
+            cursor += literal_length
+            parts.append(json_text[start : start + length])
+        parts.append(literal[cursor:])
+        return "".join(parts)
+
+    def replace(self, text: str) -> None:
+        """Keep ``text`` as the raw text, literally (the JSON referred to is let go)."""
+        self.__init__()  # type: ignore[misc]
+        self.literal(text)
+
+
+ENTRIES_FREE = 64
+"""Entries an :class:`EchoText` may always have."""
+CHARACTERS_PER_ENTRY = 256
+"""Beyond :data:`ENTRIES_FREE`, an :class:`EchoText` keeps an entry per this many characters
+of raw text at most (24 bytes each: under a tenth of the text), then keeps the rest literally."""
 
 
 class ObjectText:

@@ -195,8 +195,11 @@ class AssistantTurnReader(_HeadedTurn):
         self._stream: CallStream | None = None
         self._code_index: int | None = None
         # The block as written, for lenient fallbacks (compressed once big: a call's text
-        # is rarely needed again, and is kept next to its arguments).
+        # is rarely needed again, and is kept next to its arguments).  A held call's body
+        # is not in it: the decoder keeps it, as references into the call's JSON where they
+        # read the same (``keep_text``), and gives it back (:meth:`CallStream.text`).
         self._raw = PackedText()
+        self._keep_body = parser.stream_arguments  # a call's body kept here (see above)
         self._head = ""  # the block's first line (the call's name) and its newline
         self._offset = 0
 
@@ -216,29 +219,33 @@ class AssistantTurnReader(_HeadedTurn):
         self._raw.append(self._head)
 
     def feed(self, text: str, offset: int) -> None:
-        # All in this one frame, by offsets: the machine gives the run as its only holder,
-        # so the one slice of a big call's body fed to the decoder is, once cut, the only
-        # copy of that text (no slice per line, and the run goes before the decoder reads).
+        # All by offsets: a call's body is read by the decoder inside the run (no slice of
+        # it, no slice per line), and kept by it (see ``_raw``).
         start = 0 if self._line is None else self._end_line(text, offset)
         if start < 0 or start == len(text):
             return
         if self._mode == "text":
             self._parser.emit(TextDelta(text[start:] if start else text))
             return
-        self._raw.append(text, start)
         if self._mode == "opening":
             newline = text.find("\n", start)
-            self._opening.append(text[start:] if newline < 0 else text[start : newline + 1])
+            line_end = len(text) if newline < 0 else newline + 1
+            line = text[start:line_end] if start or line_end < len(text) else text
+            self._opening.append(line)
+            self._raw.append(line)
             if newline < 0:
                 return
-            if not self._open("".join(self._opening), offset + start):
+            if not self._open("".join(self._opening), offset + start, text, line_end):
                 return
-            start = newline + 1
+            start = line_end
+        if self._mode == "code" or self._keep_body:
+            self._raw.append(text, start)
         held, end = self._fence.feed(text, start)
         if self._mode == "call" and self._stream is not None:
-            body = text[start:end] if start or end < len(text) else text
-            del text  # the run goes now (see above)
-            self._stream.feed(held + body if held else body, offset + start)
+            if held:
+                self._stream.feed(held + text[start:end], offset + start)
+            else:
+                self._stream.feed(text, offset + start, start, end)
         elif self._mode == "code" and self._code_index is not None:
             released = held + text[start:end]
             if released:
@@ -249,11 +256,13 @@ class AssistantTurnReader(_HeadedTurn):
     def _body(self, text: str, offset: int) -> None:
         self.feed(text, offset)  # the metadata line is read: feed reads it all as body
 
-    def _open(self, line: str, offset: int) -> bool:
-        """The fence's first line: start the call or the program (False: not a fence)."""
+    def _open(self, line: str, offset: int, text: str, rest: int) -> bool:
+        """The fence's first line: start the call or the program (False: not a fence, and
+        the block so far with ``text[rest:]``, the rest of the feed, is content)."""
         calls = self._calls
         parser = self._parser
         if line.strip() != calls.opening.strip():
+            self._raw.append(text, rest)
             raw = self._raw.take()
             parser.malformed(  # where the line began, and the text up to its end: however
                 self._offset,  # the input was split
@@ -279,6 +288,7 @@ class AssistantTurnReader(_HeadedTurn):
                 fixed_callee=calls.callee,
                 name=self._name,
                 preamble=self._head + line,
+                keep_text=not self._keep_body,
             )
         return True
 
@@ -305,6 +315,8 @@ class AssistantTurnReader(_HeadedTurn):
                     parser.emit(TextDelta(held))
             elif problem is not None:  # the call stands (it closed at its ')')
                 raw = self._raw.take()
+                if not self._keep_body:
+                    raw += stream.text()
                 parser.malformed(offset, f"call {raw[:60]!r}: {problem}", "a fenced call", raw)
             return
         index = self._code_index
