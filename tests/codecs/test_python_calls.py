@@ -21,6 +21,7 @@ from pawlette.codecs.python_calls import (
     encode_calls,
     python_literal,
 )
+from pawlette.engine.call_text import LateText
 from pawlette.errors import ParseError, RequestError, UnsupportedFeature
 from pawlette.types import (
     Event,
@@ -1015,3 +1016,79 @@ def test_encode_call_writes_each_argument_as_the_walk_does(
         )
     )
     assert outcome(lambda: encode_call("f", arguments_json, quote=quote)) == expected
+
+
+# --------------------------------------------------------------------------- kept text
+
+
+def made(events: Iterable[Event]) -> list[Event]:
+    """Late arguments (``hold_arguments="late"``) made into their strings, as a parser does."""
+    return [
+        ToolCallDelta(event.index, event.arguments.take())
+        if isinstance(event, ToolCallDelta) and isinstance(event.arguments, LateText)
+        else event
+        for event in events
+    ]
+
+
+def kept_run(
+    text: str, chunks: Sequence[str], strict: bool, hold: Any, keep: bool, padded: bool
+) -> tuple[list[Event] | tuple[int, str], str | None]:
+    """Events (or the error) and, with ``keep``, the text the decoder gives back; ``padded``
+    feeds each chunk by offsets inside a longer text."""
+    reader = decoder("single", strict=strict, hold_arguments=hold, keep_text=keep)
+    events: list[Event] = []
+    try:
+        for chunk in chunks:
+            if padded:
+                events.extend(reader.feed(f"x)'\\{chunk}\\'(", 4, 4 + len(chunk)))
+            else:
+                events.extend(reader.feed(chunk))
+        events.extend(reader.finish())
+    except ParseError as error:
+        return (error.offset, str(error)), None
+    events = made(events)
+    return events, reader.text() if keep else None
+
+
+def check_kept_text(text: str, chunks: Sequence[str], strict: bool) -> None:
+    for hold in (True, "late"):
+        expected, _ = kept_run(text, chunks, strict, hold, False, False)
+        for padded in (False, True):
+            got, kept = kept_run(text, chunks, strict, hold, True, padded)
+            assert got == expected
+            assert kept in (None, text)
+            assert kept is not None or strict
+
+
+@settings(max_examples=200)
+@given(text=any_input, strict=st.booleans(), data=st.data())
+def test_kept_text_changes_no_event_and_gives_the_text_back(
+    text: str, strict: bool, data: st.DataObject
+) -> None:
+    """``keep_text`` (the call's text kept as references into its JSON) and feeds by offsets:
+    the same events and errors as the held decoder, and all the text fed given back."""
+    for chunks in ([text], list(text), data.draw(chunked(text))):
+        check_kept_text(text, chunks, strict)
+
+
+@pytest.mark.parametrize("size", [1, 7, 4096, None])
+def test_kept_text_of_big_calls_over_its_bound(size: int | None) -> None:
+    """Thousands of strings (a stretch each, past the echo's bound: the rest kept as it is),
+    long strings with escapes that read the same in JSON and others that do not, cut short,
+    broken, with text after the call or none missing: the same events, the same text."""
+    strings = ", ".join(
+        ["'it\\'s'", '"a\\"b"', "'say \"hi\"'", '"\\x41\\u00e9\\N{BULLET}\\101"', '"\\t\\n"'] * 60
+    )
+    long = '"' + 'lorem \\"ipsum\\"\\n\\\\ é 北 ' * 300 + '"'
+    calls = [
+        f"tool_call(a={long}, b=[{strings}], c={{'k': [1_000, .5, True, None]}}, d={long})",
+        f"tool_call(b=[{strings}])",
+    ]
+    variants = []
+    for call in calls:
+        variants += [call, call + "  \n", call[:-30], call + " junk", call[:3000] + "\n" + call]
+    for text in variants:
+        chunks = [text] if size is None else [text[i : i + size] for i in range(0, len(text), size)]
+        for strict in (True, False):
+            check_kept_text(text, chunks, strict)

@@ -183,3 +183,57 @@ def test_mapped_and_packed_pieces_give_back_what_was_appended(pieces: list[str],
         assert kept.take() == ""  # empty afterwards
         kept.append("again")
         assert kept.take() == "again"
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    json_text=st.text(min_size=1, max_size=300),
+    steps=st.lists(
+        st.tuples(st.sampled_from(["literal", "copy", "borrow"]), st.text(max_size=9000)),
+        max_size=40,
+    ),
+    data=st.data(),
+)
+def test_echo_text_rebuilds_its_text_from_the_json(
+    json_text: str, steps: list[tuple[str, str]], data: st.DataObject
+) -> None:
+    """Literal pieces (some past the store's batch) and stretches of the JSON, some taking
+    the end of the literal before them (an escape's backslash): the same text back, past the
+    entries' bound too (small JSON stretches, thousands of them)."""
+    echo = call_text.EchoText()
+    expected: list[str] = []
+    cursor = 0
+    for kind, piece in steps:
+        if kind == "literal" or cursor >= len(json_text):
+            echo.literal(piece)
+            expected.append(piece)
+            continue
+        length = data.draw(st.integers(1, len(json_text) - cursor))
+        stretch = json_text[cursor : cursor + length]
+        borrow = 0
+        if kind == "borrow" and expected and expected[-1]:
+            borrow = 1  # the literal kept last ends with the stretch's first character
+            echo.literal(stretch[0])
+            expected.append(stretch[0])
+        padded = "<" + stretch[borrow:] + ">"  # read in place, inside a longer text
+        echo.copy(padded, 1, len(padded) - 1, cursor, borrow)
+        expected.append(stretch[borrow:])
+        cursor += data.draw(st.sampled_from([length, length + 1]))  # on, or a gap
+    assert echo.text(json_text) == "".join(expected)
+    assert echo.size == len("".join(expected))
+    assert echo.text(json_text) == "".join(expected)  # kept: the same again
+
+
+def test_echo_text_keeps_few_entries_and_bounds_them() -> None:
+    echo = call_text.EchoText()
+    json_text = "x" * 10**6
+    for start in range(0, 10**6, 1000):  # a stretch and a literal piece by turns
+        echo.literal("'")
+        echo.copy(json_text, start, start + 999, start)
+    assert echo.text(json_text) == "".join("'" + "x" * 999 for _ in range(1000))
+    bounded = call_text.EchoText()
+    for start in range(0, 30000, 3):  # an entry per 3 characters: past the bound
+        bounded.literal("'")
+        bounded.copy(json_text, start, start + 2, start)
+    assert bounded.text(json_text) == "'xx" * 10000
+    assert len(bounded._entries) <= 3 * (call_text.ENTRIES_FREE + 30000 // 256 + 1)

@@ -12,7 +12,8 @@ from hypothesis import strategies as st
 import pawlette
 from pawlette.declare.headed.readers import FenceTail
 from pawlette.declare.python_reader import ClosingFence
-from pawlette.types import Event, TextDelta
+from pawlette.errors import ParseError
+from pawlette.types import Event, ParseWarning, TextDelta
 
 from ...helpers import feed_in_pieces
 
@@ -84,3 +85,21 @@ def test_a_big_fenced_call_reads_the_same_whole_and_in_pieces(text: str) -> None
     for sizes in ([1000], [4096, 3], [7]):
         assert _joined(feed_in_pieces(fmt, text, sizes, conversation=False)) == _joined(whole)
     assert all(type(getattr(event, "arguments", "")) is str for event in whole)
+
+
+@pytest.mark.parametrize("tail", ["", "\n", "\n``", "  \n", " x"])
+def test_a_big_call_missing_its_closing_fence_warns_with_its_text_as_written(tail: str) -> None:
+    """The call stands at its ')' and the turn ends without the fence: the warning's text is
+    the block as written, rebuilt from the call's JSON and what differs from it (escapes
+    that read the same in JSON, others that do not, single-quoted strings, numbers)."""
+    fmt = pawlette.get_format("chatglm3")
+    value = '"' + "lorem \\\"ipsum\\\"\\n\\\\ é\\t北 \\x41\\u00e9 \\'q\\' " * 2000 + '"'
+    call = f"tool_call(text={value}, other='a \"b\" c', n=[1_000, .5, True, None],\n k={{}})"
+    block = "store\n```python\n" + call + tail
+    for sizes in ([7], [4096, 3], [len(block) + 20]):
+        events = feed_in_pieces(fmt, block + "<|observation|>", sizes, conversation=False)
+        warnings = [event for event in events if isinstance(event, ParseWarning)]
+        assert warnings[-1].text == block, sizes
+        assert warnings[-1].message.endswith("no closing '```' fence; expected a fenced call")
+    with pytest.raises(ParseError):  # (the fence missing, or the backticks after the call)
+        fmt.parse(block, strict=True)
