@@ -14,6 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from pawlette.codecs import python_calls
 from pawlette.codecs.python_calls import (
     PythonCallDecoder,
     _write_literal,
@@ -1052,10 +1053,13 @@ def kept_run(
 
 
 def check_kept_text(text: str, chunks: Sequence[str], strict: bool) -> None:
+    """Kept as it is (a small call) and as references (``ECHO_FROM`` 0: from the start)."""
     for hold in (True, "late"):
         expected, _ = kept_run(text, chunks, strict, hold, False, False)
-        for padded in (False, True):
-            got, kept = kept_run(text, chunks, strict, hold, True, padded)
+        for echo_from, padded in ((python_calls.ECHO_FROM, True), (0, False), (0, True)):
+            with pytest.MonkeyPatch.context() as patch:
+                patch.setattr(python_calls, "ECHO_FROM", echo_from)
+                got, kept = kept_run(text, chunks, strict, hold, True, padded)
             assert got == expected
             assert kept in (None, text)
             assert kept is not None or strict

@@ -132,6 +132,9 @@ _SAME_ESCAPES = frozenset(
     for character, decoded in _SIMPLE_ESCAPES.items()
     if json.dumps(decoded, ensure_ascii=False)[1:-1] == "\\" + character
 )
+ECHO_FROM = 1 << 14
+"""``keep_text``: past this many characters a call's text is kept as references into its JSON
+(below, as it is: a small call is cheaper kept than referred to)."""
 _HELD_BATCH = 256  # held arguments: pieces joined and stored at a time within one feed
 _HELD_STEP = 4096  # held arguments: stored at least once per this many characters fed
 _LONGEST_CHARACTER_NAME = 256  # far above any Unicode name; bounds what \N{ may buffer
@@ -250,6 +253,51 @@ class PythonCallDecoder:
     '{"location": "beijing"}'
     """
 
+    __slots__ = (
+        "_after_name",
+        "_base_offset",
+        "_call_index",
+        "_commit",
+        "_commit_size",
+        "_consumed",
+        "_counted",
+        "_counted_size",
+        "_echo",
+        "_end",
+        "_escape",
+        "_escape_length",
+        "_escape_offset",
+        "_events",
+        "_failure",
+        "_finished",
+        "_fixed_callee",
+        "_frames",
+        "_held",
+        "_in_string",
+        "_json_stored",
+        "_keep",
+        "_key",
+        "_late",
+        "_made",
+        "_mark",
+        "_mode",
+        "_new_id",
+        "_next_index",
+        "_outgoing",
+        "_passing_through",
+        "_pending_name",
+        "_quote",
+        "_raw",
+        "_reported_name",
+        "_state",
+        "_strict",
+        "_string_escape",
+        "_string_stop",
+        "_token",
+        "_token_offset",
+        "_unflushed",
+    )
+
     def __init__(
         self,
         *,
@@ -278,6 +326,9 @@ class PythonCallDecoder:
         self._base_offset = base_offset
 
         self._state: _State = self._before_calls
+        # The string's readers (their ``keep_text`` variants once the call's text is echoed).
+        self._in_string: _State = self._read_string
+        self._string_escape: _State = self._read_escape
         self._events: list[Event] = []
         self._outgoing: list[str] = []  # argument text of this feed, sent as one delta
         self._unflushed = 0  # characters fed since the outgoing text was last stored (held)
@@ -297,18 +348,17 @@ class PythonCallDecoder:
         self._raw = MappedPieces()
         self._commit = 0
         self._end = 0  # where this chunk's text ends (``feed``'s ``end``)
-        # ``keep_text``: all the text fed is kept, as references into the call's JSON where
+        # ``keep_text``: all the text fed is kept (in ``_raw`` while the call is small; past
+        # ECHO_FROM characters as references into the call's JSON where
         # they read the same (:class:`EchoText`), for :meth:`text` and in place of ``_raw``.
+        self._keep = keep_text
         self._echo: EchoText | None = None
-        self._mark = 0  # this chunk's text before this is in the echo
-        self._commit_size = 0  # the echo's length at the last commit point
-        self._json_size = 0  # JSON characters of the call written before ``_counted``...
-        self._counted = 0  # ...pieces of ``_outgoing``
+        self._mark = 0  # this chunk's text before this is kept (``keep_text``)
+        self._commit_size = 0  # characters fed up to the last commit point (``keep_text``)
+        self._json_stored = 0  # JSON characters of the call stored (``keep_text``)
+        self._counted = 0  # pieces of ``_outgoing`` counted...
+        self._counted_size = 0  # ...and their characters
         self._made: str | None = None  # the call's arguments, once made (a LateText, late)
-        if keep_text:
-            self._echo = EchoText()
-            self._in_string = self._in_string_echo  # type: ignore[method-assign]
-            self._string_escape = self._string_escape_echo  # type: ignore[method-assign]
         self._passing_through = False  # lenient, after an error: everything is text
         self._failure: ParseError | None = None
         self._finished = False
@@ -334,16 +384,20 @@ class PythonCallDecoder:
         if self._failure is not None or self._finished:
             self._check_usable()
         length = len(text) if end is None else end
+        consumed = self._consumed
         if self._passing_through:
             if length > start:
-                passed = text[start:length] if start or length < len(text) else text
+                passed = text[start:length]  # (``text`` itself when it is all of it)
                 self._events.append(TextDelta(passed))
-                if self._echo is not None:
-                    self._echo.literal(passed)
+                if self._keep:
+                    self._keep_text(passed)
         else:
+            if self._keep and self._echo is None and consumed + length - start > ECHO_FROM:
+                self._start_echo()  # (from the start of a feed: a call fed whole, too)
             self._commit = self._mark = position = start
             self._end = length
-            self._consumed -= start  # offsets in ``text`` are positions from its start
+            if start:
+                self._consumed = consumed - start  # offsets in ``text`` are positions
             if self._held is None:
                 while position < length:
                     position = self._state(text, position)
@@ -353,16 +407,14 @@ class PythonCallDecoder:
                     position = self._state(text, position)
                     if len(outgoing) >= _HELD_BATCH:  # a big feed is not kept as pieces
                         self._flush()
-            self._consumed += start
             if self._passing_through:
                 pass
-            elif self._echo is not None:
+            elif self._keep:  # all of it (up to the mark: in the echo already)
                 if self._mark < length:
-                    self._echo.literal(text[self._mark : length])
+                    self._keep_text(text[self._mark : length])
             elif self._commit < length:
-                whole = not self._commit and length == len(text)
-                self._raw.append(text if whole else text[self._commit : length])
-        self._consumed += length - start
+                self._raw.append(text[self._commit : length])  # (``text`` itself when all)
+        self._consumed = consumed + length - start
         if self._held is None or self._call_index is None:
             self._flush()
         else:
@@ -386,12 +438,12 @@ class PythonCallDecoder:
         if self._passing_through or self._state == self._done:
             self._flush()
             return self._take()
-        if self._echo is None:
+        if not self._keep:
             raw = self._raw.take()
         else:
-            whole = self._echo.text(self._echo_json())
+            whole = self._take_kept()
             raw = whole[self._commit_size :]
-            self._echo.replace(whole)  # the call's JSON goes below
+            self._keep_again(whole)  # (the call's JSON goes below)
         offset = self._base_offset + self._consumed
         expected = self._expected_at_end()
         if self._strict:
@@ -421,22 +473,23 @@ class PythonCallDecoder:
     def _flush(self) -> None:
         self._unflushed = 0
         outgoing = self._outgoing
-        if self._echo is not None:
-            self._json_position()
-            self._counted = 0
         if outgoing and self._call_index is not None:
             joined = outgoing[0] if len(outgoing) == 1 else "".join(outgoing)
             if self._held is None:
                 self._events.append(ToolCallDelta(self._call_index, joined))
             else:
                 self._held.append(joined)
+                if self._keep:
+                    self._json_stored += len(joined)
+        if self._counted:
+            self._counted = self._counted_size = 0
         outgoing.clear()
 
     def _drop_held(self) -> None:
         """The call being read is no call: its held arguments go (streamed ones were sent)."""
         if self._held is not None:
             self._outgoing.clear()
-            self._counted = 0
+            self._counted = self._counted_size = 0
             self._held.clear()
 
     def _close_open_call(self) -> None:
@@ -450,18 +503,17 @@ class PythonCallDecoder:
     def _fail(self, text: str, position: int, offset: int, found: str, expected: str) -> int:
         """The character at ``position`` cannot be placed; ``offset`` is what to report."""
         end = self._end
-        echo = self._echo
-        if echo is None:
+        if not self._keep:
             earlier = self._raw.take()
             known = earlier + text[self._commit : position + 1]
             rest = earlier + text[self._commit : end]
         else:  # the raw text since the commit point, out of all the text kept
-            whole = echo.text(self._echo_json())
+            whole = self._take_kept()
             kept = len(whole)
             whole += text[self._mark : end]
             known = whole[self._commit_size : kept + position + 1 - self._mark]
             rest = whole[self._commit_size :]
-            echo.replace(whole)  # kept as it is from now on: the call's JSON goes below
+            self._keep_again(whole)  # kept as it is from now on: the call's JSON goes below
             self._mark = end
         if self._strict:
             self._failure = ParseError(offset, found, expected, known[-60:])
@@ -482,19 +534,64 @@ class PythonCallDecoder:
     def _commit_through(self, position: int) -> None:
         """Everything up to and including ``position`` is placed: forget its raw text (kept
         with ``keep_text``: only the commit point's place in it is noted)."""
-        if self._echo is None:
-            self._raw.clear()
+        if self._keep:
+            self._commit_size = self._consumed + position + 1
         else:
-            self._commit_size = self._echo.size + position + 1 - self._mark
+            self._raw.clear()
         self._commit = position + 1
 
     # ------------------------------------------------------------------ kept text
 
     def text(self) -> str:
         """All the text fed, as written (``keep_text``; once the call is read or failed)."""
-        if self._echo is None or self._call_index is not None:
+        if not self._keep or self._call_index is not None:
             raise RuntimeError("PythonCallDecoder.text: keep_text, and no call being read")
+        if self._echo is not None:
+            return self._echo.text(self._echo_json())
+        whole = self._raw.take()
+        self._raw.append(whole)
+        return whole
+
+    def _keep_text(self, text: str) -> None:
+        if self._echo is None:
+            self._raw.append(text)
+        else:
+            self._echo.literal(text)
+
+    def _take_kept(self) -> str:
+        """All the text kept (``keep_text``), up to the mark; the JSON being held, if any,
+        is taken with it (the caller lets it go)."""
+        if self._echo is None:
+            return self._raw.take()
         return self._echo.text(self._echo_json())
+
+    def _keep_again(self, whole: str) -> None:
+        """Keep ``whole`` as the text so far, as it is (the JSON is let go)."""
+        self._echo = None
+        self._raw.clear()
+        self._raw.append(whole)
+        state = self._state
+        in_string, escape = self._in_string, self._string_escape
+        self._in_string = self._read_string  # the plain readers again
+        self._string_escape = self._read_escape
+        if state == in_string:
+            self._state = self._in_string
+        elif state == escape:
+            self._state = self._string_escape
+
+    def _start_echo(self) -> None:
+        """The call is big: from now on its text is kept as references into its JSON where
+        they read the same (the text so far stays as it is)."""
+        echo = self._echo = EchoText()
+        echo.literal(self._raw.take())
+        state = self._state
+        in_string, escape = self._in_string, self._string_escape
+        self._in_string = self._read_string_echo
+        self._string_escape = self._read_escape_echo
+        if state == in_string:
+            self._state = self._in_string
+        elif state == escape:
+            self._state = self._string_escape
 
     def _echo_json(self) -> str:
         """The JSON the echo refers to: the call's arguments (those being read are taken
@@ -510,15 +607,13 @@ class PythonCallDecoder:
     def _json_position(self) -> int:
         """How many characters of JSON the call has written so far."""
         outgoing = self._outgoing
-        counted = self._counted
         count = len(outgoing)
-        if counted < count:
-            size = self._json_size
-            for index in range(counted, count):
-                size += len(outgoing[index])
-            self._json_size = size
-            self._counted = count
-        return self._json_size
+        size = self._counted_size
+        for index in range(self._counted, count):
+            size += len(outgoing[index])
+        self._counted_size = size
+        self._counted = count
+        return self._json_stored + size
 
     def _echo_copy(self, text: str, first: int, last: int, json_start: int) -> None:
         """``text[first:last]`` reads as the JSON from ``json_start`` on: keep it as that
@@ -533,8 +628,8 @@ class PythonCallDecoder:
         self._echo.copy(text, first, last, json_start, borrow)  # type: ignore[union-attr]
         self._mark = last
 
-    def _in_string_echo(self, text: str, position: int) -> int:
-        """:meth:`_in_string`, keeping a run that reads the same in JSON as a reference."""
+    def _read_string_echo(self, text: str, position: int) -> int:
+        """:meth:`_read_string`, keeping a run that reads the same in JSON as a reference."""
         stop = self._end
         match = self._string_stop.search(text, position, stop)
         end = stop if match is None else match.start()
@@ -560,14 +655,14 @@ class PythonCallDecoder:
                     self._echo_copy(text, cursor, end, cursor + shift)
         if match is None:
             return end
-        return self._string_stop_at(text, end)
+        return self._read_string(text, end)  # the stop character
 
-    def _string_escape_echo(self, text: str, position: int) -> int:
-        """:meth:`_string_escape`, keeping an escape that reads the same in JSON (``\\"``,
+    def _read_escape_echo(self, text: str, position: int) -> int:
+        """:meth:`_read_escape`, keeping an escape that reads the same in JSON (``\\"``,
         ``\\n``...) as a reference."""
         character = text[position]
         if character not in _SAME_ESCAPES:
-            return PythonCallDecoder._string_escape(self, text, position)
+            return self._read_escape(text, position)
         json_start = self._json_position()
         self._write(_SIMPLE_ESCAPES[character])
         self._state = self._in_string
@@ -638,9 +733,8 @@ class PythonCallDecoder:
         index = self._next_index
         self._next_index += 1
         self._call_index = index
-        if self._echo is not None:  # the echo's references are to this call's JSON
-            self._json_size = 0
-            self._counted = len(self._outgoing)
+        if self._keep:  # the echo's references are to this call's JSON
+            self._json_stored = self._counted = self._counted_size = 0
         reported = callee if self._reported_name is None else self._reported_name
         self._events.append(ToolCallStart(index, self._new_id(), reported))
         self._outgoing.append("{")
@@ -660,13 +754,13 @@ class PythonCallDecoder:
                     self._held = MappedPieces()
                     late = late_text(held)
                     self._events.append(ToolCallDelta(self._call_index, late))
-                    if self._echo is not None:
+                    if self._keep:
                         self._made = late
             else:
                 arguments = held.take()  # the map is released as the string is made
                 if arguments:
                     self._events.append(ToolCallDelta(self._call_index, arguments))
-                if self._echo is not None:
+                if self._keep:
                     self._made = arguments
         self._close_open_call()
         self._frames = []
@@ -921,7 +1015,7 @@ class PythonCallDecoder:
         if self._key is not None:
             self._key.append(decoded)
 
-    def _in_string(self, text: str, position: int) -> int:
+    def _read_string(self, text: str, position: int) -> int:
         stop = self._end
         match = self._string_stop.search(text, position, stop)
         end = stop if match is None else match.start()
@@ -929,10 +1023,6 @@ class PythonCallDecoder:
             self._write(text[position:end])
         if match is None:
             return end
-        return self._string_stop_at(text, end)
-
-    def _string_stop_at(self, text: str, end: int) -> int:
-        """The string's contents stop at ``end``: its quote, a backslash or a line break."""
         character = text[end]
         if character == self._quote:
             self._state = self._after_string
@@ -945,7 +1035,7 @@ class PythonCallDecoder:
             return self._fail(text, end, self._offset(end), found, expected)
         return end + 1
 
-    def _string_escape(self, text: str, position: int) -> int:
+    def _read_escape(self, text: str, position: int) -> int:
         character = text[position]
         simple = _SIMPLE_ESCAPES.get(character)
         self._state = self._in_string

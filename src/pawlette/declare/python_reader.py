@@ -120,13 +120,14 @@ class CallStream:
 
     def feed(self, text: str, offset: int, start: int = 0, end: int | None = None) -> None:
         """Read ``text[start:end]`` (in place), which begins at ``offset``."""
-        if (len(text) if end is None else end) > start:
-            decoder = self._decoder
-            if decoder is None:
-                decoder = self._start(offset)
-            events = decoder.feed(text, start, end)
-            if events:  # most feeds (a token inside a call) complete no event
-                self._forward(events)
+        if not text if end is None else end <= start:
+            return
+        decoder = self._decoder
+        if decoder is None:
+            decoder = self._start(offset)
+        events = decoder.feed(text) if end is None else decoder.feed(text, start, end)
+        if events:  # most feeds (a token inside a call) complete no event
+            self._forward(events)
 
     def text(self) -> str:
         """All the text fed, as written (``keep_text``, once finished)."""
