@@ -127,11 +127,11 @@ _SIMPLE_ESCAPES = {
 }
 _HEX_ESCAPE_LENGTH = {"x": 2, "u": 4, "U": 8}
 # Simple escapes whose JSON is the escape as written (``\\"`` ``\\n``...): kept by reference.
-_SAME_ESCAPES = frozenset(
-    character
+_SAME_ESCAPES = {
+    character: "\\" + character
     for character, decoded in _SIMPLE_ESCAPES.items()
     if json.dumps(decoded, ensure_ascii=False)[1:-1] == "\\" + character
-)
+}
 ECHO_FROM = 1 << 14
 """``keep_text``: past this many characters a call's text is kept as references into its JSON
 (below, as it is: a small call is cheaper kept than referred to)."""
@@ -260,6 +260,9 @@ class PythonCallDecoder:
         "_commit",
         "_commit_size",
         "_consumed",
+        "_copy_end",
+        "_copy_raw",
+        "_copy_start",
         "_counted",
         "_counted_size",
         "_echo",
@@ -359,6 +362,9 @@ class PythonCallDecoder:
         self._counted = 0  # pieces of ``_outgoing`` counted...
         self._counted_size = 0  # ...and their characters
         self._made: str | None = None  # the call's arguments, once made (a LateText, late)
+        self._copy_raw = -1  # the echo's stretch being read: where in this chunk (-1: none)...
+        self._copy_start = 0  # ...and its place in the JSON
+        self._copy_end = 0
         self._passing_through = False  # lenient, after an error: everything is text
         self._failure: ParseError | None = None
         self._finished = False
@@ -410,6 +416,8 @@ class PythonCallDecoder:
             if self._passing_through:
                 pass
             elif self._keep:  # all of it (up to the mark: in the echo already)
+                if self._copy_raw >= 0:
+                    self._flush_copy(text)
                 if self._mark < length:
                     self._keep_text(text[self._mark : length])
             elif self._commit < length:
@@ -508,6 +516,7 @@ class PythonCallDecoder:
             known = earlier + text[self._commit : position + 1]
             rest = earlier + text[self._commit : end]
         else:  # the raw text since the commit point, out of all the text kept
+            self._flush_copy(text)
             whole = self._take_kept()
             kept = len(whole)
             whole += text[self._mark : end]
@@ -617,16 +626,34 @@ class PythonCallDecoder:
 
     def _echo_copy(self, text: str, first: int, last: int, json_start: int) -> None:
         """``text[first:last]`` reads as the JSON from ``json_start`` on: keep it as that
-        (what came before it since the mark is kept as it is)."""
+        (what came before it since the mark is kept as it is).  The stretch being read is
+        held here (``_copy_*``) while the next ones go on from it, and given to the echo when
+        one does not (or the chunk ends: :meth:`_flush_copy`)."""
         mark = self._mark
-        borrow = 0
+        if first == mark and json_start == self._copy_end and self._copy_raw >= 0:
+            self._copy_end = json_start + last - first
+            self._mark = last
+            return
+        self._flush_copy(text)
+        echo: EchoText = self._echo  # type: ignore[assignment]
         if first > mark:
-            self._echo.literal(text[mark:first])  # type: ignore[union-attr]
+            echo.literal(text[mark:first])
         elif first < mark:  # an escape's backslash ended the chunk before: kept literally
-            borrow = mark - first
-            first = mark
-        self._echo.copy(text, first, last, json_start, borrow)  # type: ignore[union-attr]
+            echo.copy(text, mark, last, json_start, mark - first)
+            self._mark = last
+            return
+        self._copy_raw = first
+        self._copy_start = json_start
+        self._copy_end = json_start + last - first
         self._mark = last
+
+    def _flush_copy(self, text: str) -> None:
+        """The stretch held (in ``text``, this chunk) goes to the echo."""
+        raw = self._copy_raw
+        if raw >= 0:
+            self._copy_raw = -1
+            start = self._copy_start
+            self._echo.copy(text, raw, raw + self._copy_end - start, start)  # type: ignore[union-attr]
 
     def _read_string_echo(self, text: str, position: int) -> int:
         """:meth:`_read_string`, keeping a run that reads the same in JSON as a reference."""
@@ -635,9 +662,14 @@ class PythonCallDecoder:
         end = stop if match is None else match.start()
         if end > position:
             run = text[position:end]
-            json_start = self._json_position()
+            outgoing = self._outgoing
+            if self._counted != len(outgoing):
+                self._json_position()
+            json_start = self._json_stored + self._counted_size
             body = _json_string_body(run)
-            self._outgoing.append(body)
+            outgoing.append(body)
+            self._counted += 1
+            self._counted_size += len(body)
             if self._key is not None:
                 self._key.append(run)
             if body is run:
@@ -663,10 +695,22 @@ class PythonCallDecoder:
         character = text[position]
         if character not in _SAME_ESCAPES:
             return self._read_escape(text, position)
-        json_start = self._json_position()
-        self._write(_SIMPLE_ESCAPES[character])
+        outgoing = self._outgoing
+        if self._counted != len(outgoing):
+            self._json_position()
+        json_start = self._json_stored + self._counted_size
+        outgoing.append(_SAME_ESCAPES[character])  # the escape as written is its JSON
+        self._counted += 1
+        self._counted_size += 2
+        if self._key is not None:
+            self._key.append(_SIMPLE_ESCAPES[character])
         self._state = self._in_string
-        self._echo_copy(text, position - 1, position + 1, json_start)
+        first = position - 1
+        if first == self._mark and json_start == self._copy_end and self._copy_raw >= 0:
+            self._copy_end = json_start + 2  # it goes on the stretch held (most escapes)
+            self._mark = position + 1
+        else:
+            self._echo_copy(text, first, position + 1, json_start)
         return position + 1
 
     def _expected_at_end(self) -> str:
