@@ -60,6 +60,16 @@ Decisions
   (:class:`~pawlette.engine.machine.Parser`'s readers): that delta's arguments are a
   :class:`~pawlette.engine.call_text.LateText` whose string its consumer makes later, once
   the text fed is let go (a call fed whole is not held three times: text, map, string).
+- ``keep_text=True`` (``mode="single"``, held arguments; chatglm3's reader): the decoder
+  keeps all the text it is fed, for :meth:`PythonCallDecoder.text` (the fenced call's text,
+  given back in a warning when its closing fence is missing) and in place of the raw text
+  since the commit point.  Up to :data:`ECHO_FROM` characters it is kept as it is; past
+  that, as references into the call's JSON wherever the two read the same
+  (:class:`~pawlette.engine.call_text.EchoText`: string contents, and the escapes whose JSON
+  is the escape as written, ``\\"`` ``\\\\`` ``\\n`` ``\\t``...), the rest (names, quotes,
+  numbers, other escapes) as it is: a big call's text costs a few entries, not a copy.
+- ``feed(text, start, end)`` reads ``text[start:end]`` in place: a reader holding a big run
+  of text hands over a part of it with no copy cut out of it.
 - Work per character is O(1) amortised: string contents are consumed by regular-expression
   jumps, tokens are buffered only until they end, and nothing consumed is scanned again.
 
