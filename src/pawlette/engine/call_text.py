@@ -457,11 +457,6 @@ class EchoText:
         parts.append(literal[cursor:])
         return "".join(parts)
 
-    def replace(self, text: str) -> None:
-        """Keep ``text`` as the raw text, literally (the JSON referred to is let go)."""
-        self.__init__()  # type: ignore[misc]
-        self.literal(text)
-
 
 ENTRIES_FREE = 64
 """Entries an :class:`EchoText` may always have."""
