@@ -445,3 +445,16 @@ def test_two_key_messages_agree(message: dict[str, Any]) -> None:
     keys, or a content not a string, must still be read as the general path reads them."""
     for messages in ([message], [{"role": "system", "content": "s"}, message]):
         assert_agrees(PCML, messages, [WEATHER_TOOL], True)
+
+
+@given(st.text(min_size=1))
+def test_only_one_byte_texts_skip_the_surrogate_check(text: str) -> None:
+    """The caller texts are encoded (a lone surrogate refused) unless their size says every
+    character is below U+0100: never a text with a wider character."""
+    from sys import getsizeof
+
+    from pawlette.declare.plain_containers import _ONE_BYTE_SIZE
+
+    for sample in (text, text + "é", "é" + text, text + "\ud800", "\U0001f600" + text):
+        skipped = getsizeof(sample) - len(sample) == _ONE_BYTE_SIZE
+        assert skipped == (not sample.isascii() and max(sample) < "\u0100")

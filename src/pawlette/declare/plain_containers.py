@@ -17,13 +17,14 @@ path's, segment for segment (tested in tests/declare/test_plain_containers.py).
 from __future__ import annotations
 
 import math
-import re
+import sys
 from collections.abc import Callable, Collection
 from json.encoder import encode_basestring as string  # json_string of a str, without its steps
 from operator import itemgetter
+from sys import getsizeof
 from typing import TYPE_CHECKING, Any
 
-from ..engine.json_text import c_encoder, compact_json
+from ..engine.json_text import c_encoder, checked_compact_json, compact_json
 from ..engine.kept import MISSING, Kept, marshal_key
 from ..engine.lexer import escape_text, marker_pattern, marker_scan
 from ..engine.writer import MAX_CACHED_INDEX
@@ -61,6 +62,25 @@ _text_of = itemgetter(0)
 _dump = c_encoder(compact_json, (",", ":"), allow_nan=False)
 """``compact_json`` of exact JSON values without its per-call steps, refusing NaN."""
 
+
+def _one_byte_size() -> int:
+    """``getsizeof(text) - len(text)`` of a compact string whose characters are all below
+    U+0100 (CPython stores such a string one byte a character), which holds no lone surrogate
+    and needs no UTF-8 encode to say so (it costs about 0.4 µs on a render's texts, and a
+    European text is seldom ASCII).  A string of wider characters is two or four bytes a
+    character, so its size less its length is larger for any length; -1 (every text is
+    encoded) where sizes do not behave so (another Python)."""
+    size = getsizeof("\u00e9") - 1
+    for length in (1, 2, 7, 300):
+        if getsizeof("\u00e9" * length) - length != size:
+            return -1
+        for wide in ("\u0100", "\ud800", "\U00010000"):
+            if getsizeof(wide * length) - length == size:
+                return -1
+    return size if sys.implementation.name == "cpython" else -1
+
+
+_ONE_BYTE_SIZE = _one_byte_size()
 
 _TO_CHECK = _JOIN
 """Starts a kept ASCII listing that holds a marker (no JSON text starts with a NUL): the
@@ -112,10 +132,11 @@ def _tools_text(tools: list[Any]) -> str | None:
 
 
 def _exact_tools_text(tools: list[Any]) -> str | None:
-    """:func:`_tools_text` of tools that have a ``marshal`` key: every value in them is of an
-    exact built-in type and none contains itself, so the check is :func:`_exact_json`'s walk
-    (``json_value_problem``'s, without the set of containers already seen that a value
-    holding itself or sharing parts needs).  None: not plain."""
+    """:func:`_tools_text` of tools that have a ``marshal`` key (every value in them of an
+    exact built-in type, none containing itself), or None: not plain.  The definitions are
+    checked and written in one walk (:func:`~pawlette.engine.json_text.checked_compact_json`:
+    ``json_value_problem``'s checks but for lone surrogates, which a listing that is not ASCII
+    is checked for with the caller texts, as the render does for every such listing)."""
     definitions = []
     for tool in tools:
         if type(tool) is not dict or not _TOOL_KEYS.issuperset(tool):
@@ -134,47 +155,14 @@ def _exact_tools_text(tools: list[Any]) -> str | None:
             or not name
             or (parameters is not None and type(parameters) is not dict)
             or get("returns") is not None
-            or not _exact_json(definition, MAX_JSON_DEPTH)
         ):
             return None
         definitions.append(definition)
-    return _dump(definitions)
+    # (The list is one level above the definitions, which may nest MAX_JSON_DEPTH deep.)
+    return checked_compact_json(definitions, MAX_JSON_DEPTH + 1, _INTEGER_BITS)
 
 
 _INTEGER_BITS = math.ceil(MAX_INTEGER_DIGITS * math.log2(10))
-_surrogate = re.compile("[\ud800-\udfff]").search
-
-
-def _exact_json(value: dict[Any, Any] | list[Any], depth: int) -> bool:
-    """Whether a dict or list of exact built-in types is a JSON value every format prints
-    (``json_value_problem`` is None), nested at most ``depth`` deep.  False may also mean a
-    value the general reader accepts (a tuple): the general path then renders it."""
-    if depth <= 0:
-        return False
-    if type(value) is dict:
-        for key in value:
-            if type(key) is not str or (not key.isascii() and _surrogate(key)):
-                return False
-        items: Any = value.values()
-    else:
-        items = value
-    for item in items:
-        kind = type(item)
-        if kind is str:
-            if not item.isascii() and _surrogate(item):
-                return False
-        elif kind is dict or kind is list:
-            if not _exact_json(item, depth - 1):
-                return False
-        elif kind is int:
-            if item.bit_length() > _INTEGER_BITS:
-                return False
-        elif kind is float:
-            if not math.isfinite(item):
-                return False
-        elif item is not None and kind is not bool:
-            return False
-    return True
 
 
 def plain_renderer(layout: Layout, plan: _Plan, markers: Collection[str]) -> PlainRender | None:
@@ -412,12 +400,13 @@ def plain_renderer(layout: Layout, plan: _Plan, markers: Collection[str]) -> Pla
             extend(row["prompt" if items else "prompt_only"])
         if texts:
             joined = _JOIN.join(texts)
-            if not joined.isascii():
+            if not joined.isascii() and getsizeof(joined) - len(joined) != _ONE_BYTE_SIZE:
                 try:
                     joined.encode()
                 except UnicodeEncodeError:
                     return None  # a lone surrogate: the general reader says where
-            if joined[-1] == "\\" or _BACKSLASH_END in joined:
+            # (A backslash is rare: one character's search, a fast one, before the pair's.)
+            if "\\" in joined and (joined[-1] == "\\" or _BACKSLASH_END in joined):
                 return None  # a text ends with a backslash: the general writer settles it
             if holds_marker(joined):
                 # (rare) Escape the caller texts holding one: the segments not special that
