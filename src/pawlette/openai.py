@@ -37,7 +37,7 @@ import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, cast
 
-from .engine.kept import Kept, marshal_key
+from .engine.kept import Kept, shared_key
 from .errors import RequestError
 from .json_values import (
     MAX_INTEGER_DIGITS,
@@ -256,7 +256,7 @@ def tools_from_openai(data: object, path: str = "tools") -> tuple[Tool, ...]:
         # ``marshal`` bytes: an equal value of the same exact types, which passes the same
         # checks) is read without checking its definitions again.  Each Tool is built anew
         # from this request's values, as below.
-        key = marshal_key(data)
+        key = shared_key(data)  # (a list holding itself is never found plain: never kept)
         if key is not None and _PLAIN_TOOLS.find(key) is True:
             return tuple(
                 Tool(item["function"]["name"], dict(item["function"]), "function") for item in data

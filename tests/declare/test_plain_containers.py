@@ -183,9 +183,16 @@ def test_a_deep_or_circular_tool_is_the_general_path_s() -> None:
         inner = inner["a"]
     circular: dict[str, Any] = {"type": "object"}
     circular["self"] = circular
-    for parameters in (deep, circular):
-        tool = {"type": "function", "function": {"name": "f", "parameters": parameters}}
-        assert_agrees(PCML, [{"role": "user", "content": "hi"}], [tool], False)
+    in_a_list: dict[str, Any] = {"type": "object", "items": []}
+    in_a_list["items"].append([in_a_list])
+    chatml = pawlette.get_format("chatml")  # (the general path's kept tool lists)
+    messages = [{"role": "user", "content": "hi"}]
+    for parameters in (deep, circular, in_a_list):
+        tools = [{"type": "function", "function": {"name": "f", "parameters": parameters}}]
+        for _ in range(2):  # (new, then kept: a circular value has a shared_key)
+            assert_agrees(PCML, messages, tools, False)
+            expected = outcome(lambda tools=tools: general(chatml, messages, tools, False))
+            assert outcome(lambda tools=tools: chatml.render(messages, tools)) == expected
 
 
 FORMATS = [PCML, pawlette.declare.declare(user_containers.LAYOUT)]

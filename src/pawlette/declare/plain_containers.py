@@ -20,12 +20,13 @@ import math
 import sys
 from collections.abc import Callable, Collection
 from json.encoder import encode_basestring as string  # json_string of a str, without its steps
+from marshal import dumps as marshal_dumps
 from operator import itemgetter
 from sys import getsizeof
 from typing import TYPE_CHECKING, Any
 
 from ..engine.json_text import c_encoder, checked_compact_json, compact_json
-from ..engine.kept import MISSING, Kept, marshal_key
+from ..engine.kept import MISSING, Kept
 from ..engine.lexer import escape_text, marker_pattern, marker_scan
 from ..engine.writer import MAX_CACHED_INDEX
 from ..json_values import (
@@ -96,17 +97,21 @@ def _tools_text_kept(holds_marker: Callable[[str], bool]) -> Callable[[list[Any]
 
     Checking walks every definition and the block dumps them; a server gets the same tools in
     every request, so each outcome is kept by the tools' content
-    (:func:`~pawlette.engine.kept.marshal_key`: equal keys are an equal value of the same
+    (:func:`~pawlette.engine.kept.shared_key`: equal keys are an equal value of the same
     exact built-in types, one that passes the same checks and dumps to the same JSON; a
-    subclass, whose methods could say anything, has no key and is checked the long way).
+    subclass, whose methods could say anything, has no key and is checked the long way; a
+    value holding itself has one, and the walk, bounded in depth, refuses it).
     """
     kept: Kept[str | None] = Kept(limit=64, longest=1 << 18)
+    find = kept.kept.get
 
     def tools_text(tools: list[Any]) -> str | None:
-        key = marshal_key(tools)
-        if key is None:  # (a subclass or an object: the general checks, each time)
+        # (shared_key and Kept.find inline: a kept block costs the key and one look-up.)
+        try:
+            key = marshal_dumps(tools, 4)
+        except ValueError:  # (a subclass or an object: the general checks, each time)
             return _marked(_tools_text(tools))
-        found = kept.find(key)
+        found: str | None = find(key, MISSING)
         if found is MISSING:
             found = _marked(_exact_tools_text(tools))
             kept.keep(key, found)
@@ -133,7 +138,8 @@ def _tools_text(tools: list[Any]) -> str | None:
 
 def _exact_tools_text(tools: list[Any]) -> str | None:
     """:func:`_tools_text` of tools that have a ``marshal`` key (every value in them of an
-    exact built-in type, none containing itself), or None: not plain.  The definitions are
+    exact built-in type; one holding itself is nested deeper than any depth allowed), or
+    None: not plain.  The definitions are
     checked and written in one walk (:func:`~pawlette.engine.json_text.checked_compact_json`:
     ``json_value_problem``'s checks but for lone surrogates, which a listing that is not ASCII
     is checked for with the caller texts, as the render does for every such listing)."""
