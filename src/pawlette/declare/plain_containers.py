@@ -25,7 +25,7 @@ from operator import itemgetter
 from sys import getsizeof
 from typing import TYPE_CHECKING, Any
 
-from ..engine.json_text import c_encoder, checked_compact_json, compact_json
+from ..engine.json_text import c_encoder, compact_json, compact_pieces
 from ..engine.kept import MISSING, Kept
 from ..engine.lexer import escape_text, marker_pattern, marker_scan
 from ..engine.writer import MAX_CACHED_INDEX
@@ -139,19 +139,23 @@ def _tools_text(tools: list[Any]) -> str | None:
 def _exact_tools_text(tools: list[Any]) -> str | None:
     """:func:`_tools_text` of tools that have a ``marshal`` key (every value in them of an
     exact built-in type; one holding itself is nested deeper than any depth allowed), or
-    None: not plain.  The definitions are
-    checked and written in one walk (:func:`~pawlette.engine.json_text.checked_compact_json`:
-    ``json_value_problem``'s checks but for lone surrogates, which a listing that is not ASCII
-    is checked for with the caller texts, as the render does for every such listing)."""
-    definitions = []
+    None: not plain.  The definitions are checked and written in one walk
+    (:func:`~pawlette.engine.json_text.checked_compact_json`: ``json_value_problem``'s checks
+    but for lone surrogates, which a listing that is not ASCII is checked for with the caller
+    texts, as the render does for every such listing)."""
+    pieces: list[str] = []
+    append = pieces.append
+    separator = "["
     for tool in tools:
-        if type(tool) is not dict or not _TOOL_KEYS.issuperset(tool):
+        if type(tool) is not dict:
             return None
         get = tool.get
-        if get("type", "function") != "function":
-            return None
         definition = get("function")
-        if type(definition) is not dict:
+        if (
+            type(definition) is not dict
+            or get("type", "function") != "function"
+            or not _TOOL_KEYS.issuperset(tool)
+        ):
             return None
         get = definition.get
         name = get("name")
@@ -163,9 +167,12 @@ def _exact_tools_text(tools: list[Any]) -> str | None:
             or get("returns") is not None
         ):
             return None
-        definitions.append(definition)
-    # (The list is one level above the definitions, which may nest MAX_JSON_DEPTH deep.)
-    return checked_compact_json(definitions, MAX_JSON_DEPTH + 1, _INTEGER_BITS)
+        append(separator)
+        if not compact_pieces(definition, MAX_JSON_DEPTH, append, _INTEGER_BITS):
+            return None
+        separator = ","
+    append("]" if pieces else "[]")
+    return "".join(pieces)
 
 
 _INTEGER_BITS = math.ceil(MAX_INTEGER_DIGITS * math.log2(10))

@@ -219,20 +219,21 @@ def checked_compact_json(value: Any, depth: int, integer_bits: int) -> str | Non
         return _encode_string(value)
     pieces: list[str] = []
     if kind is dict or kind is list:
-        if not _compact(value, depth, pieces.append, integer_bits):
+        if not compact_pieces(value, depth, pieces.append, integer_bits):
             return None
     elif not _compact_leaf(value, kind, pieces.append, integer_bits):
         return None
     return "".join(pieces)
 
 
-def _compact(
+def compact_pieces(
     value: dict[Any, Any] | list[Any],
     depth: int,
     append: Callable[[str], None],
     integer_bits: int,
 ) -> bool:
-    """Append the compact text of a dict or list; False: not plain (see the caller)."""
+    """Append the pieces of :func:`checked_compact_json`'s text of a dict or list (for a caller
+    that writes around them); False: not plain, and the pieces appended are to be dropped."""
     if depth <= 0:
         return False
     if type(value) is dict:
@@ -249,7 +250,7 @@ def _compact(
             else:
                 append(f"{separator}{_encode_string(key)}:")
                 if kind is dict or kind is list:
-                    if not _compact(item, depth - 1, append, integer_bits):
+                    if not compact_pieces(item, depth - 1, append, integer_bits):
                         return False
                 elif not _compact_leaf(item, kind, append, integer_bits):
                     return False
@@ -267,7 +268,7 @@ def _compact(
         else:
             append(separator)
             if kind is dict or kind is list:
-                if not _compact(item, depth - 1, append, integer_bits):
+                if not compact_pieces(item, depth - 1, append, integer_bits):
                     return False
             elif not _compact_leaf(item, kind, append, integer_bits):
                 return False
