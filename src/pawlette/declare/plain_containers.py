@@ -69,8 +69,9 @@ def _one_byte_size() -> int:
     U+0100 (CPython stores such a string one byte a character), which holds no lone surrogate
     and needs no UTF-8 encode to say so (it costs about 0.4 µs on a render's texts, and a
     European text is seldom ASCII).  A string of wider characters is two or four bytes a
-    character, so its size less its length is larger for any length; -1 (every text is
-    encoded) where sizes do not behave so (another Python)."""
+    character, so its size less its length is larger for any length, as is a string whose
+    UTF-8 form Python keeps (it is encoded: the safe side); -1 (every text is encoded) where
+    sizes do not behave so (another Python)."""
     size = getsizeof("\u00e9") - 1
     for length in (1, 2, 7, 300):
         if getsizeof("\u00e9" * length) - length != size:
