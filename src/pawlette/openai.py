@@ -37,7 +37,7 @@ import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, cast
 
-from .engine.kept import Kept, marshal_key
+from .engine.kept import Kept, shared_key
 from .errors import RequestError
 from .json_values import (
     MAX_INTEGER_DIGITS,
@@ -256,7 +256,7 @@ def tools_from_openai(data: object, path: str = "tools") -> tuple[Tool, ...]:
         # ``marshal`` bytes: an equal value of the same exact types, which passes the same
         # checks) is read without checking its definitions again.  Each Tool is built anew
         # from this request's values, as below.
-        key = marshal_key(data)
+        key = shared_key(data)  # (a list holding itself is never found plain: never kept)
         if key is not None and _PLAIN_TOOLS.find(key) is True:
             return tuple(
                 Tool(item["function"]["name"], dict(item["function"]), "function") for item in data
@@ -462,9 +462,12 @@ def plain_arguments(text: str) -> bool:
     without ``\\u`` escapes or raw lone surrogates holds no lone surrogate, and the scanner
     refuses NaN and infinities.  The plain render shares it."""
     # (Arguments nearly always start with "{" and end with "}": no stripping then.)
-    start = 0 if text[:1] == "{" else len(text) - len(text.lstrip(_JSON_WHITESPACE))
-    if not text.startswith("{", start):
-        return False
+    if text[:1] == "{":
+        start = 0
+    else:
+        start = len(text) - len(text.lstrip(_JSON_WHITESPACE))
+        if not text.startswith("{", start):
+            return False
     try:
         value, end = _scan_printable(text, start)
     except (StopIteration, ValueError, RecursionError):
@@ -472,10 +475,13 @@ def plain_arguments(text: str) -> bool:
     # An object ends with "}", so the rest is whitespace when stripping it ends there.
     if type(value) is not dict or (end != len(text) and len(text.rstrip(_JSON_WHITESPACE)) != end):
         return False
+    # (A backslash is searched for alone first: a one-character search is the fast one; a
+    # text no longer than the depth allowed has no more brackets than that.)
+    length = len(text)
     if (
-        len(text) <= MAX_INTEGER_DIGITS
-        and "\\u" not in text
-        and text.count("{") + text.count("[") <= MAX_JSON_DEPTH
+        length <= MAX_INTEGER_DIGITS
+        and ("\\" not in text or "\\u" not in text)
+        and (length <= MAX_JSON_DEPTH or text.count("{") + text.count("[") <= MAX_JSON_DEPTH)
         and (text.isascii() or surrogate_problem(text) is None)
     ):
         return True

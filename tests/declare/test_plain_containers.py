@@ -183,9 +183,16 @@ def test_a_deep_or_circular_tool_is_the_general_path_s() -> None:
         inner = inner["a"]
     circular: dict[str, Any] = {"type": "object"}
     circular["self"] = circular
-    for parameters in (deep, circular):
-        tool = {"type": "function", "function": {"name": "f", "parameters": parameters}}
-        assert_agrees(PCML, [{"role": "user", "content": "hi"}], [tool], False)
+    in_a_list: dict[str, Any] = {"type": "object", "items": []}
+    in_a_list["items"].append([in_a_list])
+    chatml = pawlette.get_format("chatml")  # (the general path's kept tool lists)
+    messages = [{"role": "user", "content": "hi"}]
+    for parameters in (deep, circular, in_a_list):
+        tools = [{"type": "function", "function": {"name": "f", "parameters": parameters}}]
+        for _ in range(2):  # (new, then kept: a circular value has a shared_key)
+            assert_agrees(PCML, messages, tools, False)
+            expected = outcome(lambda tools=tools: general(chatml, messages, tools, False))
+            assert outcome(lambda tools=tools: chatml.render(messages, tools)) == expected
 
 
 FORMATS = [PCML, pawlette.declare.declare(user_containers.LAYOUT)]
@@ -445,3 +452,21 @@ def test_two_key_messages_agree(message: dict[str, Any]) -> None:
     keys, or a content not a string, must still be read as the general path reads them."""
     for messages in ([message], [{"role": "system", "content": "s"}, message]):
         assert_agrees(PCML, messages, [WEATHER_TOOL], True)
+
+
+@given(st.text(min_size=1))
+def test_only_one_byte_texts_skip_the_surrogate_check(text: str) -> None:
+    """The caller texts are encoded (a lone surrogate refused) unless their size says every
+    character is below U+0100: never a text with a wider character.  (A string whose UTF-8
+    form Python keeps, as it may for one it made itself, is a size larger: it is encoded.)"""
+    from sys import getsizeof
+
+    from pawlette.declare.plain_containers import _ONE_BYTE_SIZE
+
+    def one_byte(sample: str) -> bool:
+        return not sample.isascii() and max(sample) < "\u0100"
+
+    assert getsizeof(text) - len(text) != _ONE_BYTE_SIZE or one_byte(text)
+    for parts in ([text, "é"], ["é", text], [text, "\ud800"], ["\U0001f600", text]):
+        joined = "\x00".join(parts)  # (new, as the render joins the caller texts)
+        assert (getsizeof(joined) - len(joined) == _ONE_BYTE_SIZE) == one_byte(joined)

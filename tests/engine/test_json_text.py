@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 from pawlette.engine.json_text import (
     MAX_DEPTH,
+    checked_compact_json,
     compact_json,
     indented_json,
     json_string,
@@ -144,3 +145,63 @@ def test_kept_json_string_of_a_circular_value_gets_jsons_error() -> None:
     value: dict[str, Any] = {"a": []}
     value["a"].append(value)
     assert outcome(lambda: kept_json_string(value)) == (ValueError, "Circular reference detected")
+
+
+# Checked and written in one walk: json's compact text of a plain value, or None.
+
+BITS = 64
+
+
+def plain(value: Any, depth: int) -> bool:
+    """What checked_compact_json takes, said plainly: exact JSON types, string keys, finite
+    floats, integers of at most BITS bits, containers at most ``depth`` deep."""
+    kind = type(value)
+    if kind is dict or kind is list:
+        if depth <= 0:
+            return False
+        if kind is dict:
+            if any(type(key) is not str for key in value):
+                return False
+            value = list(value.values())
+        return all(plain(item, depth - 1) for item in value)
+    if kind is int:
+        return bool(value.bit_length() <= BITS)
+    if kind is float:
+        return math.isfinite(value)
+    return kind in (str, bool, type(None))
+
+
+@given(values, st.integers(1, 5))
+def test_checked_compact_json_is_json_dumps_of_plain_values(value: Any, depth: int) -> None:
+    found = checked_compact_json(value, depth, BITS)
+    if plain(value, depth):
+        assert found == json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    else:
+        assert found is None
+
+
+def test_checked_compact_json_refuses_what_json_would_write_otherwise() -> None:
+    class Text(str):
+        pass
+
+    for value in (
+        {1: "a"},  # json writes "1"
+        {True: "a"},
+        {None: 1},
+        [(1, 2)],  # json writes a list
+        {"a": Text("x")},
+        [math.nan],
+        [-math.inf],
+        [2**BITS],
+        [{1, 2}],
+        [b"x"],
+    ):
+        assert checked_compact_json(value, 8, BITS) is None, value
+    assert checked_compact_json([2**BITS - 1, -(2**BITS - 1)], 8, BITS) is not None
+    looped: list[Any] = []
+    looped.append(looped)
+    assert checked_compact_json(looped, 50, BITS) is None  # (the depth bounds the walk)
+    assert checked_compact_json(nested(6), 20, BITS) == compact_json(nested(6))
+    assert checked_compact_json([[[]]], 3, BITS) == "[[[]]]"
+    assert checked_compact_json([[[]]], 2, BITS) is None
+    assert checked_compact_json("\ud800", 1, BITS) == '"\ud800"'  # (the caller checks text)

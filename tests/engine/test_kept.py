@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from pawlette.engine.kept import Kept, marshal_key
+from typing import Any
+
+from pawlette.engine.kept import Kept, marshal_key, shared_key
 
 
 def test_values_that_compare_equal_have_different_keys() -> None:
@@ -53,3 +55,27 @@ def test_a_kept_none_is_returned_not_made_again() -> None:
     for _ in range(3):
         assert kept.get(b"k", lambda: made.append(1)) is None  # type: ignore[func-returns-value]
     assert made == [1]
+
+
+def test_shared_keys_tell_values_apart_and_decode_to_the_value() -> None:
+    """Format 4 writes an object met again as a reference: equal keys still decode to one
+    value (so an equal value of the same types); the same value shared or copied may differ."""
+    import marshal
+
+    values: list[Any] = [[1], [1.0], [True], (1,), ["1"], {"a": 1}, {1: "a"}, [0.0], [-0.0]]
+    keys = [shared_key(value) for value in values]
+    assert None not in keys
+    assert len(set(keys)) == len(keys)
+    part = {"type": "string"}
+    for value in ([part, part], [part, dict(part)], {"x": [part], "y": part}):
+        key = shared_key(value)
+        assert key is not None and marshal.loads(key) == value
+    looped: list[Any] = []
+    looped.append(looped)
+    assert shared_key(looped) is not None  # (a store using it refuses such a value itself)
+
+    class Text(str):
+        pass
+
+    assert shared_key([Text("a")]) is None
+    assert shared_key({"a": {Text("a"): 1}}) is None

@@ -17,14 +17,16 @@ path's, segment for segment (tested in tests/declare/test_plain_containers.py).
 from __future__ import annotations
 
 import math
-import re
+import sys
 from collections.abc import Callable, Collection
 from json.encoder import encode_basestring as string  # json_string of a str, without its steps
+from marshal import dumps as marshal_dumps
 from operator import itemgetter
+from sys import getsizeof
 from typing import TYPE_CHECKING, Any
 
-from ..engine.json_text import c_encoder, compact_json
-from ..engine.kept import MISSING, Kept, marshal_key
+from ..engine.json_text import c_encoder, compact_json, compact_pieces
+from ..engine.kept import MISSING, Kept
 from ..engine.lexer import escape_text, marker_pattern, marker_scan
 from ..engine.writer import MAX_CACHED_INDEX
 from ..json_values import (
@@ -62,6 +64,26 @@ _dump = c_encoder(compact_json, (",", ":"), allow_nan=False)
 """``compact_json`` of exact JSON values without its per-call steps, refusing NaN."""
 
 
+def _one_byte_size() -> int:
+    """``getsizeof(text) - len(text)`` of a compact string whose characters are all below
+    U+0100 (CPython stores such a string one byte a character), which holds no lone surrogate
+    and needs no UTF-8 encode to say so (it costs about 0.4 µs on a render's texts, and a
+    European text is seldom ASCII).  A string of wider characters is two or four bytes a
+    character, so its size less its length is larger for any length, as is a string whose
+    UTF-8 form Python keeps (it is encoded: the safe side); -1 (every text is encoded) where
+    sizes do not behave so (another Python)."""
+    size = getsizeof("\u00e9") - 1
+    for length in (1, 2, 7, 300):
+        if getsizeof("\u00e9" * length) - length != size:
+            return -1
+        for wide in ("\u0100", "\ud800", "\U00010000"):
+            if getsizeof(wide * length) - length == size:
+                return -1
+    return size if sys.implementation.name == "cpython" else -1
+
+
+_ONE_BYTE_SIZE = _one_byte_size()
+
 _TO_CHECK = _JOIN
 """Starts a kept ASCII listing that holds a marker (no JSON text starts with a NUL): the
 render checks it as a caller text (escapes the marker).  A listing that is not ASCII is
@@ -76,17 +98,21 @@ def _tools_text_kept(holds_marker: Callable[[str], bool]) -> Callable[[list[Any]
 
     Checking walks every definition and the block dumps them; a server gets the same tools in
     every request, so each outcome is kept by the tools' content
-    (:func:`~pawlette.engine.kept.marshal_key`: equal keys are an equal value of the same
+    (:func:`~pawlette.engine.kept.shared_key`: equal keys are an equal value of the same
     exact built-in types, one that passes the same checks and dumps to the same JSON; a
-    subclass, whose methods could say anything, has no key and is checked the long way).
+    subclass, whose methods could say anything, has no key and is checked the long way; a
+    value holding itself has one, and the walk, bounded in depth, refuses it).
     """
     kept: Kept[str | None] = Kept(limit=64, longest=1 << 18)
+    find = kept.kept.get
 
     def tools_text(tools: list[Any]) -> str | None:
-        key = marshal_key(tools)
-        if key is None:  # (a subclass or an object: the general checks, each time)
+        # (shared_key and Kept.find inline: a kept block costs the key and one look-up.)
+        try:
+            key = marshal_dumps(tools, 4)
+        except ValueError:  # (a subclass or an object: the general checks, each time)
             return _marked(_tools_text(tools))
-        found = kept.find(key)
+        found: str | None = find(key, MISSING)
         if found is MISSING:
             found = _marked(_exact_tools_text(tools))
             kept.keep(key, found)
@@ -112,19 +138,25 @@ def _tools_text(tools: list[Any]) -> str | None:
 
 
 def _exact_tools_text(tools: list[Any]) -> str | None:
-    """:func:`_tools_text` of tools that have a ``marshal`` key: every value in them is of an
-    exact built-in type and none contains itself, so the check is :func:`_exact_json`'s walk
-    (``json_value_problem``'s, without the set of containers already seen that a value
-    holding itself or sharing parts needs).  None: not plain."""
-    definitions = []
+    """:func:`_tools_text` of tools that have a ``marshal`` key (every value in them of an
+    exact built-in type; one holding itself is nested deeper than any depth allowed), or
+    None: not plain.  The definitions are checked and written in one walk
+    (:func:`~pawlette.engine.json_text.checked_compact_json`: ``json_value_problem``'s checks
+    but for lone surrogates, which a listing that is not ASCII is checked for with the caller
+    texts, as the render does for every such listing)."""
+    pieces: list[str] = []
+    append = pieces.append
+    separator = "["
     for tool in tools:
-        if type(tool) is not dict or not _TOOL_KEYS.issuperset(tool):
+        if type(tool) is not dict:
             return None
         get = tool.get
-        if get("type", "function") != "function":
-            return None
         definition = get("function")
-        if type(definition) is not dict:
+        if (
+            type(definition) is not dict
+            or get("type", "function") != "function"
+            or not _TOOL_KEYS.issuperset(tool)
+        ):
             return None
         get = definition.get
         name = get("name")
@@ -134,47 +166,17 @@ def _exact_tools_text(tools: list[Any]) -> str | None:
             or not name
             or (parameters is not None and type(parameters) is not dict)
             or get("returns") is not None
-            or not _exact_json(definition, MAX_JSON_DEPTH)
         ):
             return None
-        definitions.append(definition)
-    return _dump(definitions)
+        append(separator)
+        if not compact_pieces(definition, MAX_JSON_DEPTH, append, _INTEGER_BITS):
+            return None
+        separator = ","
+    append("]" if pieces else "[]")
+    return "".join(pieces)
 
 
 _INTEGER_BITS = math.ceil(MAX_INTEGER_DIGITS * math.log2(10))
-_surrogate = re.compile("[\ud800-\udfff]").search
-
-
-def _exact_json(value: dict[Any, Any] | list[Any], depth: int) -> bool:
-    """Whether a dict or list of exact built-in types is a JSON value every format prints
-    (``json_value_problem`` is None), nested at most ``depth`` deep.  False may also mean a
-    value the general reader accepts (a tuple): the general path then renders it."""
-    if depth <= 0:
-        return False
-    if type(value) is dict:
-        for key in value:
-            if type(key) is not str or (not key.isascii() and _surrogate(key)):
-                return False
-        items: Any = value.values()
-    else:
-        items = value
-    for item in items:
-        kind = type(item)
-        if kind is str:
-            if not item.isascii() and _surrogate(item):
-                return False
-        elif kind is dict or kind is list:
-            if not _exact_json(item, depth - 1):
-                return False
-        elif kind is int:
-            if item.bit_length() > _INTEGER_BITS:
-                return False
-        elif kind is float:
-            if not math.isfinite(item):
-                return False
-        elif item is not None and kind is not bool:
-            return False
-    return True
 
 
 def plain_renderer(layout: Layout, plan: _Plan, markers: Collection[str]) -> PlainRender | None:
@@ -412,12 +414,13 @@ def plain_renderer(layout: Layout, plan: _Plan, markers: Collection[str]) -> Pla
             extend(row["prompt" if items else "prompt_only"])
         if texts:
             joined = _JOIN.join(texts)
-            if not joined.isascii():
+            if not joined.isascii() and getsizeof(joined) - len(joined) != _ONE_BYTE_SIZE:
                 try:
                     joined.encode()
                 except UnicodeEncodeError:
                     return None  # a lone surrogate: the general reader says where
-            if joined[-1] == "\\" or _BACKSLASH_END in joined:
+            # (A backslash is rare: one character's search, a fast one, before the pair's.)
+            if "\\" in joined and (joined[-1] == "\\" or _BACKSLASH_END in joined):
                 return None  # a text ends with a backslash: the general writer settles it
             if holds_marker(joined):
                 # (rare) Escape the caller texts holding one: the segments not special that

@@ -14,6 +14,8 @@ serving path:
   than :data:`MAX_DEPTH` (which is also how a circular value still gets ``json``'s error).
 - :func:`kept_indented_json` and :func:`kept_json_string`: the same, kept by the value's
   content for values that come back with every request (tool definitions).
+- :func:`checked_compact_json`: :data:`compact_json` of a plain value, checked in the same walk
+  that writes it (a request's new tool definitions).
 """
 
 from __future__ import annotations
@@ -25,6 +27,11 @@ from collections.abc import Callable
 from typing import Any
 
 from .kept import Kept, marshal_key
+
+_encode_string = json.encoder.encode_basestring  # (json's C string encoder)
+_int_text = int.__repr__
+_float_text = float.__repr__
+_isfinite = math.isfinite
 
 json_string = json.JSONEncoder(ensure_ascii=False).encode
 compact_json = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
@@ -187,4 +194,102 @@ def _write_array(value: list[Any], pieces: list[str], newline: str, depth: int) 
             return False
         separator = "," + inner
     pieces.append(newline + "]")
+    return True
+
+
+def checked_compact_json(value: Any, depth: int, integer_bits: int) -> str | None:
+    """:data:`compact_json` of ``value`` (``json.dumps(value, ensure_ascii=False,
+    separators=(",", ":"))``) when it is a plain JSON value: exact ``dict`` with ``str`` keys,
+    ``list``, ``str``, ``int`` of at most ``integer_bits`` bits, finite ``float``, ``bool``,
+    ``None``, its containers nested at most ``depth`` deep (``value`` itself is at depth 1);
+    else None (another type, a subclass, a tuple, a key of another type: json writes ``1`` as
+    ``"1"``).  Strings are not checked for lone surrogates: the caller checks the text.
+
+    The check is a walk in Python either way, and writing in that walk costs less than the
+    walk and json's C encoder after it (which builds a list of ``(key, value)`` tuples per
+    object).
+
+    >>> checked_compact_json({"a": [1, 2.5, None, True, "x"], "b": {}}, 8, 64)
+    '{"a":[1,2.5,null,true,"x"],"b":{}}'
+    >>> checked_compact_json({1: "a"}, 8, 64) is None
+    True
+    """
+    kind = type(value)
+    if kind is str:
+        return _encode_string(value)
+    pieces: list[str] = []
+    if kind is dict or kind is list:
+        if not compact_pieces(value, depth, pieces.append, integer_bits):
+            return None
+    elif not _compact_leaf(value, kind, pieces.append, integer_bits):
+        return None
+    return "".join(pieces)
+
+
+def compact_pieces(
+    value: dict[Any, Any] | list[Any],
+    depth: int,
+    append: Callable[[str], None],
+    integer_bits: int,
+) -> bool:
+    """Append the pieces of :func:`checked_compact_json`'s text of a dict or list (for a caller
+    that writes around them); False: not plain, and the pieces appended are to be dropped."""
+    if depth <= 0:
+        return False
+    if type(value) is dict:
+        if not value:
+            append("{}")
+            return True
+        separator = "{"
+        for key, item in value.items():
+            if type(key) is not str:
+                return False
+            kind = type(item)
+            if kind is str:
+                append(f"{separator}{_encode_string(key)}:{_encode_string(item)}")
+            else:
+                append(f"{separator}{_encode_string(key)}:")
+                if kind is dict or kind is list:
+                    if not compact_pieces(item, depth - 1, append, integer_bits):
+                        return False
+                elif not _compact_leaf(item, kind, append, integer_bits):
+                    return False
+            separator = ","
+        append("}")
+        return True
+    if not value:
+        append("[]")
+        return True
+    separator = "["
+    for item in value:
+        kind = type(item)
+        if kind is str:
+            append(separator + _encode_string(item))
+        else:
+            append(separator)
+            if kind is dict or kind is list:
+                if not compact_pieces(item, depth - 1, append, integer_bits):
+                    return False
+            elif not _compact_leaf(item, kind, append, integer_bits):
+                return False
+        separator = ","
+    append("]")
+    return True
+
+
+def _compact_leaf(item: Any, kind: type, append: Callable[[str], None], integer_bits: int) -> bool:
+    if kind is int:
+        if item.bit_length() > integer_bits:
+            return False
+        append(_int_text(item))
+    elif kind is bool:
+        append("true" if item else "false")
+    elif item is None:
+        append("null")
+    elif kind is float:
+        if not _isfinite(item):
+            return False
+        append(_float_text(item))
+    else:
+        return False
     return True

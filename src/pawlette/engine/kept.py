@@ -31,14 +31,31 @@ def marshal_key(value: Any) -> bytes | None:
         return None
 
 
+def shared_key(value: Any) -> bytes | None:
+    """A content key as :func:`marshal_key`'s, in ``marshal``'s format 4, about half the cost
+    (a short ASCII string is written as it is, not encoded to UTF-8 first), or None.
+
+    Format 4 writes an object met again (one with other references) as a reference to the
+    first, so equal keys are still an equal value of the same exact types (the bytes decode to
+    one value), but equal values may have different keys (a miss, never a wrong value), and a
+    value holding itself has a key: only for a store whose value is made by a step that
+    refuses such a value itself (a walk bounded in depth)."""
+    try:
+        return marshal.dumps(value, 4)
+    except ValueError:
+        return None
+
+
 class Kept(Generic[Value]):
     """At most ``limit`` values, each made once per key of at most ``longest`` characters or
     bytes (a longer key's value is made every time: a bound on memory)."""
 
-    __slots__ = ("_kept", "limit", "longest")
+    __slots__ = ("kept", "limit", "longest")
 
     def __init__(self, limit: int, longest: int) -> None:
-        self._kept: dict[bytes | str, Value] = {}
+        self.kept: dict[bytes | str, Value] = {}
+        """The values by key: read it directly where a method call counts (``kept.get(key,
+        MISSING)``: the dict stays the same object); add through :meth:`keep`."""
         self.limit = limit
         self.longest = longest
 
@@ -47,7 +64,7 @@ class Kept(Generic[Value]):
         a None key (an input with no exact key) is made every time."""
         if key is None:
             return make()
-        found = self._kept.get(key, MISSING)
+        found = self.kept.get(key, MISSING)
         if found is not MISSING:
             return found  # type: ignore[no-any-return]
         made = make()
@@ -57,11 +74,11 @@ class Kept(Generic[Value]):
     def find(self, key: bytes | str) -> Value:
         """The value kept for ``key``, or :data:`MISSING` (then :meth:`keep` what is made):
         :meth:`get` without making a function to call on a miss."""
-        return self._kept.get(key, MISSING)  # type: ignore[no-any-return]
+        return self.kept.get(key, MISSING)  # type: ignore[no-any-return]
 
     def keep(self, key: bytes | str, made: Value) -> None:
         """Keep ``made`` for ``key`` when the key is short enough (see the class)."""
         if len(key) <= self.longest:
-            if len(self._kept) >= self.limit:
-                self._kept.clear()
-            self._kept[key] = made
+            if len(self.kept) >= self.limit:
+                self.kept.clear()
+            self.kept[key] = made
