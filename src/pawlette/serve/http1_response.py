@@ -20,7 +20,9 @@ MAX_HEAD_BYTES = 65536
 MAX_LINE_BYTES = 4096
 """The longest chunk-size or trailer line of a chunked body."""
 
-_HEX = re.compile(rb"[0-9A-Fa-f]{1,15}")
+_HEX = re.compile(rb"0*([0-9A-Fa-f]{1,15})")
+"""A chunk size: leading zeros any number (llhttp reads them), then at most 15 digits."""
+_BLANK_LINE = re.compile(rb"\n\r?\n")
 _STATUS = re.compile(rb"HTTP/1\.([01]) ([0-9]{3})(?: [^\r\n]*)?")
 
 # Parser states.
@@ -102,22 +104,25 @@ class ResponseParser:
 
     def _head(self, data: bytes) -> bytes:
         while True:
-            end = data.find(b"\r\n\r\n")
-            size = 4
-            if end < 0:
-                end, size = data.find(b"\n\n"), 2
-            if end < 0:
+            # The first blank line ends the head, whatever mix of CRLF and LF its lines end
+            # in (as h11 and llhttp read it): searching CRLF CRLF first would find one in the
+            # body after an LF-only head (a chunked body's last line), or none at all.
+            blank = _BLANK_LINE.search(data)
+            if blank is None:
                 if len(data) > MAX_HEAD_BYTES:
                     raise httpx.RemoteProtocolError(
                         f"an answer head longer than {MAX_HEAD_BYTES} bytes"
                     )
                 self._partial = data
                 return b""
+            end = blank.start()
             if end > MAX_HEAD_BYTES:
                 raise httpx.RemoteProtocolError(
                     f"an answer head longer than {MAX_HEAD_BYTES} bytes"
                 )
-            head, data = data[:end], data[end + size :]
+            head, data = data[:end], data[blank.end() :]
+            if head.endswith(b"\r"):
+                head = head[:-1]
             status = self._read_head(head)
             if 100 <= status < 200:  # an interim answer (100 Continue, 103): the real one follows
                 self.headers = {}
@@ -244,10 +249,11 @@ class ResponseParser:
             position = line_end + 1
             if state == _CHUNK_SIZE:
                 digits = line.split(b";", 1)[0].strip(b" \t")
-                if _HEX.fullmatch(digits) is None:
+                size_match = _HEX.fullmatch(digits)
+                if size_match is None:
                     shown = line[:40].decode("latin-1")
                     raise httpx.RemoteProtocolError(f"not a chunk size: {shown!r}")
-                chunk = int(digits, 16)
+                chunk = int(size_match.group(1), 16)
                 if chunk:
                     self._remaining = chunk
                     state = _CHUNK_DATA
