@@ -460,8 +460,9 @@ COMPLETIONS = {
 class ServerChannel:
     """The server in process (httpx's ASGI transport), its upstream scripted in process."""
 
-    def __init__(self, format_name: str) -> None:
+    def __init__(self, format_name: str, engine: str = "generic") -> None:
         self.format_name = format_name
+        self.engine = engine
         self.loop = asyncio.new_event_loop()
         self.loop.run_until_complete(self._start())
 
@@ -471,7 +472,12 @@ class ServerChannel:
         from pawlette.serve.app import build_app
         from pawlette.serve.config import ServeConfig
 
-        config = ServeConfig(format=self.format_name, upstream="http://upstream.invalid", model="m")
+        config = ServeConfig(
+            format=self.format_name,
+            upstream="http://upstream.invalid",
+            model="m",
+            engine=self.engine,
+        )
         self.app = build_app(config)
         server = self.app.state.server
         # The lifespan holds a task group, which must be left by the task that entered it:

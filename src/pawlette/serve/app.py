@@ -686,10 +686,14 @@ class Server:
             stream_arguments=self.config.stream_arguments,
         )
         include_usage = prepared.chat.include_usage
+        # The replica's URL for the stream's error messages, read now: the body is written
+        # after the handler returned, when the request's context (which names the replica the
+        # balancer chose) is no longer current, and the first replica would be named instead.
+        url = self.completions_url
 
         async def produce(write: Write) -> None:
             try:
-                await self._relay(response, pipeline, include_usage, write)
+                await self._relay(response, pipeline, include_usage, write, url)
             except Exception as error:  # a bug: still end the stream with an error event
                 logger.exception("internal error while streaming")
                 failure = ServerError(
@@ -711,8 +715,10 @@ class Server:
         pipeline: ChunkPipeline,
         include_usage: bool,
         write: Write,
+        url: str,
     ) -> None:
-        """Upstream SSE in, client SSE out; a failure becomes one error event."""
+        """Upstream SSE in, client SSE out; a failure becomes one error event (naming ``url``,
+        the replica's completions URL)."""
         decoder = SSEDecoder()
         state = _StreamState()
         failure: ServerError | None = None
@@ -723,7 +729,7 @@ class Server:
         next_piece = response.next_piece
         try:
             while data := await next_piece():
-                deltas = self._read_events(decoder.feed(data), state, pipeline)
+                deltas = self._read_events(decoder.feed(data), state, pipeline, url)
                 if state.done or pipeline.cut:
                     # The end came in this read: its text goes out with the last chunk, in
                     # one write (nothing waits: the end is written right after).
@@ -734,7 +740,7 @@ class Server:
                     await write(pending + encode(deltas) if pending else encode(deltas), False)
                     pending = b""
             else:
-                deltas = self._read_events(decoder.finish(), state, pipeline)
+                deltas = self._read_events(decoder.finish(), state, pipeline, url)
                 if deltas:
                     pending += encode(deltas)
         except ServerError as error:
@@ -742,14 +748,14 @@ class Server:
         except httpx.TimeoutException:
             failure = _upstream_failure(
                 504,
-                f"upstream {self.completions_url}: nothing for {self.config.timeout:g} s "
+                f"upstream {url}: nothing for {self.config.timeout:g} s "
                 "(--timeout); the completion is incomplete",
                 "upstream_timeout",
             )
         except httpx.HTTPError as error:
             failure = _upstream_failure(
                 502,
-                f"upstream {self.completions_url}: the stream broke off "
+                f"upstream {url}: the stream broke off "
                 f"({type(error).__name__}: {error or 'no detail'}); the completion is incomplete",
                 "upstream_disconnected",
             )
@@ -757,7 +763,7 @@ class Server:
         if failure is None and not (done or pipeline.cut or reason is not None):
             failure = _upstream_failure(
                 502,
-                f"upstream {self.completions_url}: the stream ended without a finish_reason "
+                f"upstream {url}: the stream ended without a finish_reason "
                 "or [DONE]; the completion may be incomplete",
                 "upstream_disconnected",
             )
@@ -783,7 +789,7 @@ class Server:
                 pass
 
     def _read_events(
-        self, payloads: list[str], state: _StreamState, pipeline: ChunkPipeline
+        self, payloads: list[str], state: _StreamState, pipeline: ChunkPipeline, url: str
     ) -> list[Delta]:
         """The deltas for the events of one read from the upstream.
 
@@ -818,7 +824,7 @@ class Server:
                                 if text:
                                     texts.append(text)
                                 continue
-                text = _stream_item(payload, self.completions_url, state)
+                text = _stream_item(payload, url, state)
                 if text:
                     texts.append(text)
         except ServerError:

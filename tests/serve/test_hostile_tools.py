@@ -1,0 +1,95 @@
+"""Hostile tool schemas and a replica failing mid-stream, found by an outsider's audit (both
+failed before their fixes):
+
+- a schema keyword of the wrong JSON type (``"type": 5``, ``"enum": 5``, ``"properties": []``,
+  ``"required": 5``, ``"allOf": 5``, ``"minItems": [1]``, ``"type": [["string"]]``) crashed the
+  grammar export with a TypeError or AttributeError: a **500** for every format whose plan
+  exports a grammar (``required``, a named function, and ``auto`` on grammar engines), where a
+  schema the export cannot write falls back to no grammar (or a 400) as a ValueError did;
+  thousands of ``prefixItems`` overflowed Python's stack in the walk (RecursionError, a 500);
+- a stream that broke off on the second of two ``--upstream`` replicas named the *first*
+  replica in its error event (the request's context, which names the replica the balancer
+  chose, is gone by the time the body is written).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import httpx
+import pytest
+
+from pawlette.export.grammar import grammar_formats
+
+from .conftest import ServerFactory
+from .raw_engine import RawEngine, answer, chunked, events, piece
+from .upstream import FakeUpstream
+
+BAD_SCHEMAS: dict[str, Any] = {
+    "type 5": {"type": 5},
+    "type of lists": {"type": [["string"]]},
+    "enum 5": {"type": "string", "enum": 5},
+    "properties list": {"type": "object", "properties": ["a"]},
+    "required 5": {"type": "object", "properties": {"a": {"type": "string"}}, "required": 5},
+    "allOf 5": {"allOf": 5},
+    "minItems list": {"type": "array", "items": {"type": "integer"}, "minItems": [1]},
+    "3000 prefixItems": {"type": "array", "prefixItems": [{"type": "integer"}] * 3000},
+}
+
+
+def _tools(schema: Any) -> list[dict[str, Any]]:
+    parameters = {"type": "object", "properties": {"x": schema}, "required": ["x"]}
+    return [{"type": "function", "function": {"name": "f", "parameters": parameters}}]
+
+
+@pytest.mark.parametrize("engine", ["generic", "llamacpp"])
+@pytest.mark.parametrize("format_name", grammar_formats())
+def test_tool_schemas_with_keywords_of_the_wrong_type_are_never_a_500(
+    serve: ServerFactory, format_name: str, engine: str
+) -> None:
+    server = serve(format_name, engine=engine, model="m")
+    failures = []
+    with httpx.Client(timeout=30) as http:
+        for name, schema in BAD_SCHEMAS.items():
+            for choice in ("auto", "required", {"type": "function", "function": {"name": "f"}}):
+                body = {
+                    "messages": [{"role": "user", "content": "hi"}],
+                    "tools": _tools(schema),
+                    "tool_choice": choice,
+                }
+                response = http.post(server.url + "/v1/chat/completions", json=body)
+                if response.status_code == 400:
+                    error = response.json()["error"]
+                    assert set(error) == {"message", "type", "param", "code"}
+                elif response.status_code != 200:
+                    failures.append(f"{name} {choice}: {response.status_code} {response.text}")
+    assert not failures, "\n".join(failures)
+
+
+def test_a_stream_broken_on_the_second_replica_names_that_replica(
+    serve: ServerFactory, upstream: FakeUpstream
+) -> None:
+    broken = RawEngine()
+    try:
+        server = serve("pcml", replicas=(broken.url,), model="m")
+        head = b"HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n"
+        cut = chunked([events(piece("Hel"))])[:-5]  # the chunked body's end never comes
+        named = []
+        with httpx.Client(timeout=30) as http:
+            for _ in range(6):  # least outstanding, ties in turn: both replicas get requests
+                broken.plays.append(answer(head + cut, close=True))
+                response = http.post(
+                    server.url + "/v1/chat/completions",
+                    json={"messages": [{"role": "user", "content": "hi"}], "stream": True},
+                )
+                assert response.status_code == 200
+                for line in response.text.split("\n"):
+                    if line.startswith('data: {"error"'):
+                        named.append(json.loads(line[6:])["error"]["message"])
+        assert named, "no request reached the broken replica"
+        for message in named:
+            assert f"upstream {broken.url}/v1/completions: the stream broke off" in message
+            assert upstream.url not in message
+    finally:
+        broken.stop()
