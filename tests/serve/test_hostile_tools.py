@@ -9,12 +9,17 @@ failed before their fixes):
   thousands of ``prefixItems`` overflowed Python's stack in the walk (RecursionError, a 500);
 - a stream that broke off on the second of two ``--upstream`` replicas named the *first*
   replica in its error event (the request's context, which names the replica the balancer
-  chose, is gone by the time the body is written).
+  chose, is gone by the time the body is written);
+- an engine answering an error status with an endless body (a byte now and then, never
+  silent for ``--timeout``) held the request as long as it dripped: the error body is now
+  read for at most ``--timeout`` in all and 64 KiB, then the connection is closed.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
+import time
 from typing import Any
 
 import httpx
@@ -93,3 +98,37 @@ def test_a_stream_broken_on_the_second_replica_names_that_replica(
             assert upstream.url not in message
     finally:
         broken.stop()
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_an_endless_error_body_is_not_waited_for(serve: ServerFactory, stream: bool) -> None:
+    dripping = RawEngine()
+
+    async def drip(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> bool:
+        writer.write(b"HTTP/1.1 503 Busy\r\ntransfer-encoding: chunked\r\n\r\n")
+        try:
+            while True:  # a byte every 0.1 s, never silent for the 0.5 s timeout, never ending
+                writer.write(b"1\r\nx\r\n")
+                await writer.drain()
+                await asyncio.sleep(0.1)
+        except ConnectionError:  # pawlette closed the connection
+            return False
+
+    try:
+        dripping.plays.append(drip)
+        server = serve("pcml", upstream=dripping.url, model="m", timeout=0.5)
+        response = httpx.post(
+            server.url + "/v1/chat/completions",
+            json={"messages": [{"role": "user", "content": "hi"}], "stream": stream},
+            timeout=60,  # it hung here (for as long as the engine dripped) before the fix
+        )
+        assert response.status_code == 502
+        error = response.json()["error"]
+        assert error["code"] == "upstream_error" and "answered HTTP 503: x" in error["message"]
+        for _ in range(200):  # and the connection was closed (the engine stops dripping)
+            if dripping.closed:
+                break
+            time.sleep(0.05)
+        assert dripping.closed == 1
+    finally:
+        dripping.stop()

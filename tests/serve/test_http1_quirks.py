@@ -31,6 +31,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import pawlette.serve.transport as transport
+from pawlette.export.grammar import grammar_formats
 from pawlette.serve.config import ServeConfig
 from pawlette.serve.http1 import LeanClient
 from pawlette.serve.http1_response import ResponseParser
@@ -342,3 +343,16 @@ def test_every_client_streams_a_quirky_engines_answer(
                 text += choice["delta"].get("content") or ""
     assert text == "Hello world"
     assert time.monotonic() - started < 20  # answered, not timed out (a bound, not a speed)
+
+
+def test_the_upstream_framing_fuzz_target_finds_nothing() -> None:
+    """The bounded run of ``python -m bench.fuzz --targets upstream`` (every format's
+    completions streamed with odd framing, read as the server reads them); it lost the end
+    of the stream or the whole text before the fixes above."""
+    from bench import fuzz
+
+    targets = [target for target in fuzz.TARGETS if target.name == "upstream"]
+    tallies = fuzz.run(targets, grammar_formats(), 60, 3)
+    assert not any(sum((tally.counts or {}).values()) for tally in tallies.values()), fuzz.report(
+        tallies
+    )

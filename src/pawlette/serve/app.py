@@ -106,6 +106,8 @@ JOIN_EVENTS = True
 
 _DONE = b"data: [DONE]\n\n"
 _ERROR_DETAIL_CHARS = 500
+_ERROR_BODY_BYTES = 65536
+"""The most of an engine's error body read (its message is shown up to 500 characters)."""
 _DRAIN_SECONDS = 1.0
 _POOLS = 32
 _PLANS = 64
@@ -595,11 +597,9 @@ class Server:
 
     async def _status_error(self, response: Answer) -> ServerError:
         try:
-            raw = await response.read()
-        except httpx.HTTPError:
-            raw = b""
+            raw = await _error_body(response, self.config.timeout)
         finally:
-            await response.aclose()
+            await response.aclose()  # cut short (an endless body): the connection is closed
         detail = _error_detail(raw)
         status = response.status_code
         if status in (400, 413, 422):
@@ -938,6 +938,23 @@ def _load_event(payload: str) -> Any:
             # over 64 bits): json decides, so the answer does not depend on orjson.
             pass
     return json.loads(payload)
+
+
+async def _error_body(response: Answer, seconds: float) -> bytes:
+    """The start of an error answer's body: at most :data:`_ERROR_BODY_BYTES`, read for at most
+    ``seconds`` in all.  An engine (or a proxy before it) that drips an endless error page
+    would otherwise hold the request for as long as it drips, whatever ``--timeout`` says
+    (the timeout is per silence, and the page is never silent)."""
+    pieces: list[bytes] = []
+    size = 0
+    with anyio.move_on_after(seconds), contextlib.suppress(httpx.HTTPError):
+        while size < _ERROR_BODY_BYTES:
+            piece = await response.next_piece()
+            if not piece:
+                break
+            pieces.append(piece)
+            size += len(piece)
+    return b"".join(pieces)
 
 
 def _error_detail(raw: bytes) -> str:
