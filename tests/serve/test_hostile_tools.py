@@ -132,3 +132,55 @@ def test_an_endless_error_body_is_not_waited_for(serve: ServerFactory, stream: b
         assert dripping.closed == 1
     finally:
         dripping.stop()
+
+
+WORDS = ["Hello", "there,", "this", "is", "a", "longer", "answer", "with", "words", "in", "it."]
+
+
+def _streamed(server_url: str, **fields: Any) -> tuple[str, str | None, list[str], bool]:
+    """Content, finish reason, error codes and whether [DONE] came, as a client reads them."""
+    response = httpx.post(
+        server_url + "/v1/chat/completions",
+        json={"messages": [{"role": "user", "content": "hi"}], "stream": True, **fields},
+        timeout=30,
+    )
+    content, finish, errors = "", None, []
+    for line in response.text.split("\n"):
+        if line.startswith("data: {"):
+            data = json.loads(line[6:])
+            if "error" in data:
+                errors.append(data["error"]["code"])
+                continue
+            for choice in data["choices"]:
+                content += choice["delta"].get("content") or ""
+                finish = choice.get("finish_reason") or finish
+    return content, finish, errors, response.text.endswith("data: [DONE]\n\n")
+
+
+def test_text_before_a_bad_event_in_the_same_read_reaches_the_client(
+    serve: ServerFactory,
+) -> None:
+    """The texts of one read go through the parser together; a bad event among them dropped
+    the texts before it (the client got the error alone), where the same events split over
+    reads gave the client the text, then the error."""
+    engine = RawEngine()
+    try:
+        server = serve("pcml", upstream=engine.url, model="m")
+        good = events(*(piece(word + " ") for word in WORDS))
+        body = good + b"data: not json\n\n" + events(piece("!", "stop"), b"[DONE]")
+        head = b"HTTP/1.1 200 OK\r\ncontent-length: %d\r\n\r\n" % len(body)
+        for every_byte in (False, True):  # one read, then a read per byte
+            engine.plays.append(answer(head + body, every_byte=every_byte))
+            content, _, errors, done = _streamed(server.url)
+            assert (content, errors, done) == (" ".join(WORDS) + " ", ["upstream_invalid"], False)
+        # Cut before a call tool_choice "none" forbids, a bad event after it in the same read:
+        # the text before the call is the answer (it was lost too), the bad event never seen.
+        call = '<call>{"name": "get_weather", "arguments": {"city": "Paris"}}</call>'
+        body = events(piece("Sure. "), piece(call)) + b"data: not json\n\n"
+        head = b"HTTP/1.1 200 OK\r\ncontent-length: %d\r\n\r\n" % len(body)
+        engine.plays.append(answer(head + body))
+        tools = [{"type": "function", "function": {"name": "get_weather", "parameters": {}}}]
+        content, finish, errors, done = _streamed(server.url, tools=tools, tool_choice="none")
+        assert (content, finish, errors, done) == ("Sure. ", "stop", [], True)
+    finally:
+        engine.stop()

@@ -769,6 +769,8 @@ class Server:
             )
         if failure is not None:
             logger.warning("stream failed: %s", failure.message)
+            if state.unsent:
+                pending += encode(state.unsent)
             await write(pending + failure.event(), True)
             return
         final = pending + encode(pipeline.finish_deltas(reason))
@@ -828,11 +830,13 @@ class Server:
                 if text:
                     texts.append(text)
         except ServerError:
-            # As if fed one by one: the texts before the bad event count, and an answer
-            # already cut short never sees it.
-            pipeline.feed_deltas("".join(texts))
+            # As if fed one by one: the texts before the bad event count and reach the client
+            # ahead of the error (as they do when the bad event comes in a later read), and
+            # an answer already cut short never sees it.
+            deltas = pipeline.feed_deltas("".join(texts))
             if pipeline.cut:
-                return []
+                return deltas
+            state.unsent = deltas
             raise
         if not texts:
             return []
@@ -844,12 +848,14 @@ class Server:
 class _StreamState:
     """What the upstream's stream has said so far besides text."""
 
-    __slots__ = ("done", "reason", "usage")
+    __slots__ = ("done", "reason", "unsent", "usage")
 
     def __init__(self) -> None:
         self.done = False
         self.reason: str | None = None
         self.usage: dict[str, Any] | None = None
+        self.unsent: list[Delta] = []
+        """The deltas of the texts that came in the same read before a bad event."""
 
 
 def _stream_item(payload: str, url: str, state: _StreamState) -> str:
