@@ -184,3 +184,18 @@ def test_text_before_a_bad_event_in_the_same_read_reaches_the_client(
         assert (content, finish, errors, done) == ("Sure. ", "stop", [], True)
     finally:
         engine.stop()
+
+
+@pytest.mark.parametrize("name", ["type 5", "enum 5", "properties list", "3000 prefixItems"])
+def test_pawlette_export_grammar_refuses_such_schemas_in_one_line(
+    name: str, tmp_path: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The same walk behind ``pawlette export grammar``: a traceback before (TypeError,
+    RecursionError, and a ValueError for a schema it cannot write), exit 2 and one line now."""
+    from pawlette.cli import main
+
+    tools = tmp_path / "tools.json"
+    tools.write_text(json.dumps(_tools(BAD_SCHEMAS[name])))
+    assert main(["export", "grammar", "-f", "pcml", "--tools", str(tools)]) == 2
+    error = capsys.readouterr().err
+    assert error.startswith("pawlette export: --tools: ") and error.count("\n") == 1

@@ -228,8 +228,8 @@ class Balancer:
         stream: bool,
     ) -> Tracked:
         """POST ``content`` to a replica's ``/v1/completions``; the answer's head (and its
-        body, unless ``stream`` or an error status) read.  The replica counts as busy until the answer is
-        closed.  Raises :class:`NoReplica` or :class:`ReplicaError`."""
+        body, unless ``stream`` or an error status) read.  The replica counts as busy until
+        the answer is closed.  Raises :class:`NoReplica` or :class:`ReplicaError`."""
         tried: set[Replica] = set()
         context = current()
         while True:
