@@ -356,3 +356,35 @@ def test_the_upstream_framing_fuzz_target_finds_nothing() -> None:
     assert not any(sum((tally.counts or {}).values()) for tally in tallies.values()), fuzz.report(
         tallies
     )
+
+
+def test_a_body_that_does_not_decode_is_an_error_not_a_hang() -> None:
+    """A ``content-encoding: gzip`` body that is not gzip raised zlib's error out of the
+    client's ``data_received``: asyncio closed the connection with the answer's parser done,
+    nothing woke the reader, and the request waited forever (its read timer had stopped)."""
+    head = b"HTTP/1.1 200 OK\r\ncontent-encoding: gzip\r\n"
+    with pytest.raises(httpx.DecodingError, match="gzip body does not decode"):
+        parse(head + b"content-length: 9\r\n\r\nnot gzip!", [])
+    with pytest.raises(httpx.DecodingError, match="gzip body does not decode"):
+        parse(head + b"connection: close\r\n\r\nnot gzip!", [])  # at the close
+    engine = RawEngine()
+    try:
+
+        async def work() -> None:
+            http = lean()
+            for body in (b"content-length: 9\r\n\r\nnot gzip!", b"\r\nnot gzip!"):
+                engine.plays.append(answer(head + body, close=body.startswith(b"\r\n")))
+                response = await http.post(engine.url, b"{}", {})
+                with pytest.raises(httpx.DecodingError):
+                    await asyncio.wait_for(response.read(), 10)  # it hung here before
+                await response.aclose()
+            for _ in range(100):
+                if engine.open == 0:
+                    break
+                await asyncio.sleep(0.05)
+            assert (http.count, engine.open) == (0, 0)  # closed, not back in the pool
+            http.close()
+
+        asyncio.run(work())
+    finally:
+        engine.stop()

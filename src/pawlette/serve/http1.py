@@ -23,7 +23,8 @@ needs a POST written in one write and a body read as it arrives.  Here:
 Failures are httpx's exceptions, as with the other clients (:mod:`pawlette.serve.transport`):
 a refused connect ``httpx.ConnectError``, a connect past the timeout ``httpx.ConnectTimeout``,
 a silent engine ``httpx.ReadTimeout``, a stream broken off ``httpx.ReadError``, an answer that
-is not HTTP ``httpx.RemoteProtocolError``.
+is not HTTP ``httpx.RemoteProtocolError``, a body its ``content-encoding`` does not decode
+``httpx.DecodingError`` (as httpx reports each).
 """
 
 from __future__ import annotations
@@ -115,7 +116,13 @@ class LeanAnswer(Answer):
         try:
             body = parser.feed(data)
         except httpx.HTTPError as error:
+            # The answer cannot go on (its connection is closed).  Never raised out of
+            # data_received: asyncio would close the transport with the parser done, and
+            # nothing would wake the reader (it waited forever, the timer stopped).
             self._fail(error)
+            return
+        except Exception as error:  # a parser bug: still an error the reader sees, not a hang
+            self._fail(httpx.RemoteProtocolError(f"unreadable answer ({type(error).__name__})"))
             return
         if body:
             self._pieces.append(body)
@@ -135,6 +142,8 @@ class LeanAnswer(Answer):
             return
         try:
             tail = self.parser.close()
+        except httpx.DecodingError as failure:
+            self._error = failure
         except httpx.HTTPError as failure:
             if error is not None:
                 failure = httpx.ReadError(f"{failure} ({type(error).__name__}: {error})")

@@ -79,11 +79,22 @@ class ResponseParser:
             return b""
         decoder = self._decoder
         if decoder is not None:
-            body = decoder.decompress(body)
-            if self.done:
-                body += decoder.flush()
-                self._decoder = None
+            try:
+                body = decoder.decompress(body)
+                if self.done:
+                    body += decoder.flush()
+                    self._decoder = None
+            except zlib.error as error:
+                raise self._undecodable(error) from error
         return body
+
+    def _undecodable(self, error: zlib.error) -> httpx.DecodingError:
+        """A body its ``content-encoding`` does not decode (as httpx reports it): the answer
+        cannot go on, so the connection is not reused either."""
+        self._decoder = None
+        self.keep_alive = False
+        encoding = self.headers.get("content-encoding", "")
+        return httpx.DecodingError(f"the answer's {encoding} body does not decode ({error})")
 
     def close(self) -> bytes:
         """The connection closed: the end of the body, or a broken answer."""
@@ -91,7 +102,10 @@ class ResponseParser:
             self.state = _DONE
             self.done = True
             self.keep_alive = False
-            return self._decoder.flush() if self._decoder is not None else b""
+            try:
+                return self._decoder.flush() if self._decoder is not None else b""
+            except zlib.error as error:
+                raise self._undecodable(error) from error
         if self.state != _DONE:
             where = "head" if self.state == _HEAD else "body"
             message = f"the engine closed the connection in the answer's {where}"
