@@ -199,3 +199,39 @@ def test_pawlette_export_grammar_refuses_such_schemas_in_one_line(
     assert main(["export", "grammar", "-f", "pcml", "--tools", str(tools)]) == 2
     error = capsys.readouterr().err
     assert error.startswith("pawlette export: --tools: ") and error.count("\n") == 1
+
+
+def test_integers_beyond_64_bits_reach_the_prompt_exactly(
+    serve: ServerFactory, upstream: FakeUpstream
+) -> None:
+    """orjson reads an integer beyond 64 bits as a float without a word: a tool's enum value
+    ``12345678901234567890123`` reached the engine's prompt as ``1.2345678901234568e+22``
+    (the Python API and ``pawlette render`` print it exactly), and a ``seed`` of 2**70 was
+    refused as a float."""
+    import pawlette
+
+    big = 12345678901234567890123
+    tools = [
+        {
+            "type": "function",
+            "function": {
+                "name": "pick",
+                "parameters": {
+                    "type": "object",
+                    "properties": {"n": {"enum": [big, -(2**63) - 1]}},
+                },
+            },
+        }
+    ]
+    messages = [{"role": "user", "content": "hi"}]
+    server = serve("pcml", model="m")
+    response = httpx.post(
+        server.url + "/v1/chat/completions",
+        json={"messages": messages, "tools": tools, "seed": 2**70},
+        timeout=30,
+    )
+    assert response.status_code == 200, response.text
+    sent = upstream.last().body
+    assert sent["seed"] == 2**70
+    rendered = pawlette.get_format("pcml").render(messages, tools, add_generation_prompt=True)
+    assert str(big) in sent["prompt"] and sent["prompt"].startswith(rendered.text)

@@ -54,6 +54,7 @@ import hmac
 import json
 import logging
 import os
+import re
 import ssl
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine
@@ -924,14 +925,21 @@ def _dump_body(body: dict[str, Any]) -> bytes:
 
 def _load_body(raw: bytes) -> Any:
     """The client's request body: orjson when installed; whatever orjson refuses (NaN, a lone
-    surrogate's escape, an integer over 64 bits, deep nesting, bad JSON) is read by json,
-    which decides, so answers and error messages do not depend on orjson."""
-    if orjson is not None:
+    surrogate's escape, deep nesting, bad JSON) is read by json, which decides, so answers and
+    error messages do not depend on orjson.  A body with a run of 19 digits or more is read
+    by json alone: orjson reads an integer beyond 64 bits as a float, silently (a tool's
+    ``"enum": [12345678901234567890123]`` reached the prompt as ``1.2345678901234568e+22``,
+    and a ``seed`` of 2**70 was refused as "found 1.18e+21; expected an integer")."""
+    if orjson is not None and _LONG_DIGITS.search(raw) is None:
         try:
             return orjson.loads(raw)
         except orjson.JSONDecodeError:
             pass
     return json.loads(raw)
+
+
+_LONG_DIGITS = re.compile(rb"[0-9]{19}")
+"""19 digits: the shortest integer orjson may turn into a float (below -2**63)."""
 
 
 def _load_event(payload: str) -> Any:
