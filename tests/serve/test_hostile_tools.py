@@ -235,3 +235,22 @@ def test_integers_beyond_64_bits_reach_the_prompt_exactly(
     assert sent["seed"] == 2**70
     rendered = pawlette.get_format("pcml").render(messages, tools, add_generation_prompt=True)
     assert str(big) in sent["prompt"] and sent["prompt"].startswith(rendered.text)
+
+
+def test_a_bad_include_usage_is_named_by_its_path(serve: ServerFactory) -> None:
+    """``stream_options.include_usage`` of the wrong type was refused naming ``include_usage``
+    (a top-level key the request does not have) as its ``param``."""
+    server = serve("pcml", model="m")
+    response = httpx.post(
+        server.url + "/v1/chat/completions",
+        json={
+            "messages": [{"role": "user", "content": "hi"}],
+            "stream": True,
+            "stream_options": {"include_usage": "yes"},
+        },
+        timeout=30,
+    )
+    assert response.status_code == 400
+    error = response.json()["error"]
+    assert error["param"] == "stream_options.include_usage"
+    assert error["message"] == ("stream_options.include_usage: found 'yes'; expected true or false")
