@@ -20,8 +20,8 @@ MAX_HEAD_BYTES = 65536
 MAX_LINE_BYTES = 4096
 """The longest chunk-size or trailer line of a chunked body."""
 
-_HEX = re.compile(rb"0*([0-9A-Fa-f]{1,15})")
-"""A chunk size: leading zeros any number (llhttp reads them), then at most 15 digits."""
+_HEX = re.compile(rb"[0-9A-Fa-f]{1,15}")
+"""A chunk size: at most 15 digits after any leading zeros (llhttp reads any number)."""
 _BLANK_LINE = re.compile(rb"\n\r?\n")
 _STATUS = re.compile(rb"HTTP/1\.([01]) ([0-9]{3})(?: [^\r\n]*)?")
 
@@ -263,11 +263,12 @@ class ResponseParser:
             position = line_end + 1
             if state == _CHUNK_SIZE:
                 digits = line.split(b";", 1)[0].strip(b" \t")
-                size_match = _HEX.fullmatch(digits)
-                if size_match is None:
+                if len(digits) > 15:  # leading zeros do not count (checked only when long)
+                    digits = digits.lstrip(b"0") or b"0"
+                if _HEX.fullmatch(digits) is None:
                     shown = line[:40].decode("latin-1")
                     raise httpx.RemoteProtocolError(f"not a chunk size: {shown!r}")
-                chunk = int(size_match.group(1), 16)
+                chunk = int(digits, 16)
                 if chunk:
                     self._remaining = chunk
                     state = _CHUNK_DATA
