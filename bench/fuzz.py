@@ -11,6 +11,7 @@ Prompter or server target takes the same shape: ``check(format, rng) -> (input, 
 
     python -m bench.fuzz                         # 100,000 inputs per format and target
     python -m bench.fuzz --inputs 2000 --seed 7 --formats pcml omni --targets parsers
+    python -m bench.fuzz --inputs 20000 --targets upstream   # odd engine framing, server side
 """
 
 from __future__ import annotations
@@ -58,6 +59,88 @@ def _parsers(fmt: pawlette.Format, rng: random.Random) -> tuple[str, list[str]]:
 
 
 register(Target("parsers", _parsers))
+
+
+def _upstream_framing(fmt: pawlette.Format, rng: random.Random) -> tuple[str, list[str]]:
+    """One completion streamed by an engine with odd framing, read as the server reads it
+    (serve/http1_response.py, then serve/sse.py): the text, event by event, must come back
+    whole, nothing lost or duplicated.  The odd parts: the head's line ends (CRLF, LF, a mix),
+    interim 1xx answers, chunk sizes in either case with leading zeros and extensions,
+    trailers, gzip, content-length or read-until-close bodies; events in CRLF, LF or lone-CR
+    lines, comments, other fields, a payload split over several ``data:`` lines, no blank line
+    after the last event; the bytes cut into reads at random places (some one byte each)."""
+    import gzip
+    import json
+
+    from pawlette.serve.http1_response import ResponseParser
+    from pawlette.serve.sse import SSEDecoder
+
+    text = completion(fmt, rng)
+    pieces, position = [], 0
+    while position < len(text):
+        size = rng.choice([1, 2, 3, 7, 20])
+        pieces.append(text[position : position + size])
+        position += size
+    end = rng.choice(["\n", "\r\n", "\r"])
+    stream = ""
+    for piece in pieces:
+        payload = json.dumps(
+            {"choices": [{"index": 0, "text": piece}]}, ensure_ascii=rng.random() < 0.5
+        )
+        if rng.random() < 0.1:
+            stream += rng.choice([": keep-alive", "event: completion", "id: 7", "retry: 10"]) + end
+        if rng.random() < 0.2 and ", " in payload:  # one payload over two data lines
+            first, rest = payload.split(", ", 1)
+            stream += f"data: {first},{end}data: {rest}{end}{end}"
+        else:
+            stream += f"data:{rng.choice([' ', ''])}{payload}{end}{end}"
+    stream += "data: [DONE]" + (end + end if rng.random() < 0.8 else "")
+    body = stream.encode()
+    head_end = rng.choice([b"\r\n", b"\n"])
+    lines = [b"HTTP/1.1 200 OK", b"content-type: text/event-stream"]
+    if rng.random() < 0.3:
+        body = gzip.compress(body)
+        lines.append(b"content-encoding: gzip")
+    framing = rng.choice(["chunked", "length", "close"])
+    if framing == "chunked":
+        lines.append(b"transfer-encoding: chunked")
+        framed, start = b"", 0
+        while start < len(body):
+            part = body[start : start + rng.choice([1, 5, 64, 1000])]
+            start += len(part)
+            size = rng.choice([b"%x", b"%X", b"000%x", b"%x;ext=1"]) % len(part)
+            framed += size + b"\r\n" + part + b"\r\n"
+        body = framed + b"0\r\n" + rng.choice([b"", b"x-trailer: 1\r\n"]) + b"\r\n"
+    elif framing == "length":
+        lines.append(b"content-length: %d" % len(body))
+    else:
+        lines.append(b"connection: close")
+    interim = b"HTTP/1.1 100 Continue\r\n\r\n" if rng.random() < 0.1 else b""
+    data = interim + b"".join(line + rng.choice([head_end, b"\r\n"]) for line in lines)
+    data += head_end + body
+    parser, decoder = ResponseParser(), SSEDecoder()
+    payloads: list[str] = []
+    position = 0
+    try:
+        while position < len(data):
+            step = 1 if rng.random() < 0.3 else rng.randint(1, 200)
+            payloads += decoder.feed(parser.feed(data[position : position + step]))
+            position += step
+        if not parser.done:
+            payloads += decoder.feed(parser.close())
+        payloads += decoder.finish()
+    except Exception as error:  # any exception is the finding
+        return text, [f"crash: {type(error).__name__}: {error}"]
+    if not payloads or payloads[-1] != "[DONE]":
+        return text, [f"lost: the stream's end ([DONE]) (payloads {payloads[-2:]!r})"]
+    got = "".join(json.loads(payload)["choices"][0]["text"] for payload in payloads[:-1])
+    if got == text:
+        return text, []
+    kind = "duplicated" if len(got) > len(text) else "lost"
+    return text, [f"{kind}: read {got[:200]!r}, sent {text[:200]!r}"]
+
+
+register(Target("upstream", _upstream_framing))
 
 
 def kind_of(problem: str) -> str:

@@ -27,6 +27,7 @@ Every input goes through:
 
 Usage: python -m bench.fuzz_requests [--count 100000] [--seed 0] [--formats pcml omni ...]
                                      [--channels python cli server prompter] [--show 3]
+                                     [--engine generic|llamacpp|vllm|...]
 
 It prints, per format and channel, the inputs, the crashes (exceptions other than pawlette's,
 and non-UTF-8 output) and the 500s (server answers other than 200 and 400, or an error
@@ -181,6 +182,35 @@ def _tool(name: str) -> dict[str, Any]:
     }
 
 
+def _rich_tool(name: str) -> dict[str, Any]:
+    """A tool whose schema uses every keyword the grammar export reads."""
+    return {
+        "type": "function",
+        "function": {
+            "name": name,
+            "parameters": {
+                "type": "object",
+                "properties": {
+                    "query": {"type": "string", "minLength": 1, "maxLength": 40},
+                    "mode": {"enum": ["fast", "exact", 3, None]},
+                    "where": {"anyOf": [{"type": "string"}, {"$ref": "#/$defs/point"}]},
+                    "tags": {"type": "array", "items": {"type": "string"}, "maxItems": 3},
+                    "pair": {"type": "array", "prefixItems": [{"type": "integer"}], "items": False},
+                    "flag": {"type": ["boolean", "null"], "const": True},
+                },
+                "required": ["query"],
+                "additionalProperties": False,
+                "$defs": {
+                    "point": {
+                        "type": "object",
+                        "properties": {"x": {"type": "number"}, "y": {"type": "number"}},
+                    }
+                },
+            },
+        },
+    }
+
+
 def _call(call_id: str, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
     return {
         "id": call_id,
@@ -216,7 +246,22 @@ def base_requests(format_name: str) -> list[dict[str, Any]]:
         "max_tokens": 64,
         "stop": ["###"],
     }
-    requests = [chat, calls]
+    # Forced calls and the sampling options (the grammar export and the request checks run
+    # on what the mutations make of them: a schema keyword of another type, n 2, logprobs).
+    forced = copy.deepcopy(calls)
+    forced.update(
+        tool_choice="required",
+        parallel_tool_calls=False,
+        stream_options={"include_usage": True},
+        n=1,
+        logprobs=False,
+        seed=7,
+        top_p=0.9,
+    )
+    named = copy.deepcopy(calls)
+    named["tools"].append(_rich_tool("search"))
+    named["tool_choice"] = {"type": "function", "function": {"name": "search"}}
+    requests = [chat, calls, forced, named]
     if format_name in ("pcml", "omni"):
         reasoning = copy.deepcopy(chat)
         reasoning["messages"][2]["reasoning_content"] = "Look outside."
@@ -460,8 +505,9 @@ COMPLETIONS = {
 class ServerChannel:
     """The server in process (httpx's ASGI transport), its upstream scripted in process."""
 
-    def __init__(self, format_name: str) -> None:
+    def __init__(self, format_name: str, engine: str = "generic") -> None:
         self.format_name = format_name
+        self.engine = engine
         self.loop = asyncio.new_event_loop()
         self.loop.run_until_complete(self._start())
 
@@ -471,7 +517,12 @@ class ServerChannel:
         from pawlette.serve.app import build_app
         from pawlette.serve.config import ServeConfig
 
-        config = ServeConfig(format=self.format_name, upstream="http://upstream.invalid", model="m")
+        config = ServeConfig(
+            format=self.format_name,
+            upstream="http://upstream.invalid",
+            model="m",
+            engine=self.engine,
+        )
         self.app = build_app(config)
         server = self.app.state.server
         # The lifespan holds a task group, which must be left by the task that entered it:
@@ -614,13 +665,19 @@ CHANNELS = ("python", "cli", "server", "prompter")
 
 
 def run_format(
-    format_name: str, count: int, seed: int, channels: tuple[str, ...], show: int
+    format_name: str,
+    count: int,
+    seed: int,
+    channels: tuple[str, ...],
+    show: int,
+    engine: str = "generic",
 ) -> dict[str, Tally]:
-    """Run ``count`` generated inputs of the format through each channel."""
+    """Run ``count`` generated inputs of the format through each channel (the server's
+    upstream spoken to as ``engine``: a grammar engine's plans export grammars)."""
     fmt = pawlette.get_format(format_name)
     tallies = {channel: Tally() for channel in channels}
     cli = CliChannel() if "cli" in channels else None
-    server = ServerChannel(format_name) if "server" in channels else None
+    server = ServerChannel(format_name, engine) if "server" in channels else None
     rng = random.Random(f"{format_name}:{seed}:bytes")
     try:
         for number, request in zip(range(count), generate(format_name, seed), strict=False):
@@ -653,6 +710,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--formats", nargs="*", default=list(pawlette.formats()))
     parser.add_argument("--channels", nargs="*", default=list(CHANNELS), choices=CHANNELS)
     parser.add_argument("--show", type=int, default=3, help="failing inputs shown per channel")
+    parser.add_argument(
+        "--engine", default="generic", help="the server's --engine (llamacpp, vllm: grammars)"
+    )
     arguments = parser.parse_args(argv)
     import logging
 
@@ -662,7 +722,12 @@ def main(argv: list[str] | None = None) -> int:
     for format_name in arguments.formats:
         started = time.monotonic()
         tallies = run_format(
-            format_name, arguments.count, arguments.seed, tuple(arguments.channels), arguments.show
+            format_name,
+            arguments.count,
+            arguments.seed,
+            tuple(arguments.channels),
+            arguments.show,
+            arguments.engine,
         )
         for channel, tally in tallies.items():
             outcomes = ", ".join(f"{k} {v}" for k, v in sorted(tally.answered.items()))

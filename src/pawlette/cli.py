@@ -191,11 +191,16 @@ def command_export_grammar(arguments: argparse.Namespace) -> int:
         choice = {"type": "function", "function": {"name": choice}}
     request = (arguments.format, tools, choice, arguments.parallel, arguments.syntax)
     as_text = bool(arguments.markers_as_text)
-    if arguments.bundle:
-        _print_json(export_grammar_bundle(*request, markers_as_text=as_text))
-    else:
+    try:
+        if arguments.bundle:
+            _print_json(export_grammar_bundle(*request, markers_as_text=as_text))
+            return 0
         grammar = export_grammar(*request, markers_as_text=as_text)
-        sys.stdout.write(grammar if grammar.endswith("\n") else grammar + "\n")
+    except ValueError as error:  # a schema the grammar cannot write (its place and why)
+        raise UserError(f"--tools: {error}") from error
+    except RecursionError as error:
+        raise UserError("--tools: the schemas nest too deeply to write as a grammar") from error
+    sys.stdout.write(grammar if grammar.endswith("\n") else grammar + "\n")
     return 0
 
 

@@ -183,6 +183,7 @@ class SchemaWalker(ABC, Generic[Grammar]):
         for key in schema:
             if key not in _HANDLED and key not in _DESCRIPTIVE:
                 self._note(where, repr(key))
+        _check_shapes(schema, where)
         if "$ref" in schema:
             return self._ref(schema["$ref"], where)
         if "const" in schema:
@@ -281,6 +282,7 @@ class SchemaWalker(ABC, Generic[Grammar]):
 
     def _members(self, schema: Mapping[str, Any], where: str, *, keyword: bool) -> Grammar:
         """An object's members (no braces): the declared ones in order, then any extra."""
+        _check_shapes(schema, where)
         properties: Mapping[str, Any] = schema.get("properties") or {}
         required = [name for name in schema.get("required", []) if isinstance(name, str)]
         additional = schema.get("additionalProperties", True)
@@ -307,6 +309,30 @@ class SchemaWalker(ABC, Generic[Grammar]):
             after = self._new(with_comma if is_required else self._either([with_comma, after]))
             start = self._new(first if is_required else self._either([first, start]))
         return start
+
+
+_LISTS = ("enum", "anyOf", "oneOf", "allOf", "prefixItems", "required")
+_BOUNDS = ("minItems", "maxItems", "minLength", "maxLength")
+
+
+def _check_shapes(schema: Mapping[str, Any], where: str) -> None:
+    """A keyword whose value has the wrong JSON type is the schema's error (a ValueError, as a
+    wrong type name is), never a crash: ``"type": 5``, ``"enum": 5``, ``"properties": []``."""
+    kinds = schema.get("type")
+    if kinds is not None and not (
+        isinstance(kinds, str)
+        or (isinstance(kinds, list) and all(isinstance(kind, str) for kind in kinds))
+    ):
+        raise ValueError(f"{where}.type: {kinds!r}; expected a type name or a list of them")
+    for key in _LISTS:
+        if key in schema and not isinstance(schema[key], list):
+            raise ValueError(f"{where}.{key}: {schema[key]!r}; expected an array")
+    properties = schema.get("properties")
+    if properties is not None and not isinstance(properties, Mapping):
+        raise ValueError(f"{where}.properties: {properties!r}; expected an object")
+    for key in _BOUNDS:
+        if isinstance(schema.get(key), (list, Mapping)):
+            raise ValueError(f"{where}.{key}: {schema[key]!r}; expected a number")
 
 
 def _merged(parent: Mapping[str, Any], child: Any, key: str) -> Any:

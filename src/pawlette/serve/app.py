@@ -106,6 +106,8 @@ JOIN_EVENTS = True
 
 _DONE = b"data: [DONE]\n\n"
 _ERROR_DETAIL_CHARS = 500
+_ERROR_BODY_BYTES = 65536
+"""The most of an engine's error body read (its message is shown up to 500 characters)."""
 _DRAIN_SECONDS = 1.0
 _POOLS = 32
 _PLANS = 64
@@ -595,11 +597,9 @@ class Server:
 
     async def _status_error(self, response: Answer) -> ServerError:
         try:
-            raw = await response.read()
-        except httpx.HTTPError:
-            raw = b""
+            raw = await _error_body(response, self.config.timeout)
         finally:
-            await response.aclose()
+            await response.aclose()  # cut short (an endless body): the connection is closed
         detail = _error_detail(raw)
         status = response.status_code
         if status in (400, 413, 422):
@@ -686,10 +686,14 @@ class Server:
             stream_arguments=self.config.stream_arguments,
         )
         include_usage = prepared.chat.include_usage
+        # The replica's URL for the stream's error messages, read now: the body is written
+        # after the handler returned, when the request's context (which names the replica the
+        # balancer chose) is no longer current, and the first replica would be named instead.
+        url = self.completions_url
 
         async def produce(write: Write) -> None:
             try:
-                await self._relay(response, pipeline, include_usage, write)
+                await self._relay(response, pipeline, include_usage, write, url)
             except Exception as error:  # a bug: still end the stream with an error event
                 logger.exception("internal error while streaming")
                 failure = ServerError(
@@ -711,8 +715,10 @@ class Server:
         pipeline: ChunkPipeline,
         include_usage: bool,
         write: Write,
+        url: str,
     ) -> None:
-        """Upstream SSE in, client SSE out; a failure becomes one error event."""
+        """Upstream SSE in, client SSE out; a failure becomes one error event (naming ``url``,
+        the replica's completions URL)."""
         decoder = SSEDecoder()
         state = _StreamState()
         failure: ServerError | None = None
@@ -723,7 +729,7 @@ class Server:
         next_piece = response.next_piece
         try:
             while data := await next_piece():
-                deltas = self._read_events(decoder.feed(data), state, pipeline)
+                deltas = self._read_events(decoder.feed(data), state, pipeline, url)
                 if state.done or pipeline.cut:
                     # The end came in this read: its text goes out with the last chunk, in
                     # one write (nothing waits: the end is written right after).
@@ -734,7 +740,7 @@ class Server:
                     await write(pending + encode(deltas) if pending else encode(deltas), False)
                     pending = b""
             else:
-                deltas = self._read_events(decoder.finish(), state, pipeline)
+                deltas = self._read_events(decoder.finish(), state, pipeline, url)
                 if deltas:
                     pending += encode(deltas)
         except ServerError as error:
@@ -742,14 +748,14 @@ class Server:
         except httpx.TimeoutException:
             failure = _upstream_failure(
                 504,
-                f"upstream {self.completions_url}: nothing for {self.config.timeout:g} s "
+                f"upstream {url}: nothing for {self.config.timeout:g} s "
                 "(--timeout); the completion is incomplete",
                 "upstream_timeout",
             )
         except httpx.HTTPError as error:
             failure = _upstream_failure(
                 502,
-                f"upstream {self.completions_url}: the stream broke off "
+                f"upstream {url}: the stream broke off "
                 f"({type(error).__name__}: {error or 'no detail'}); the completion is incomplete",
                 "upstream_disconnected",
             )
@@ -757,12 +763,14 @@ class Server:
         if failure is None and not (done or pipeline.cut or reason is not None):
             failure = _upstream_failure(
                 502,
-                f"upstream {self.completions_url}: the stream ended without a finish_reason "
+                f"upstream {url}: the stream ended without a finish_reason "
                 "or [DONE]; the completion may be incomplete",
                 "upstream_disconnected",
             )
         if failure is not None:
             logger.warning("stream failed: %s", failure.message)
+            if state.unsent:
+                pending += encode(state.unsent)
             await write(pending + failure.event(), True)
             return
         final = pending + encode(pipeline.finish_deltas(reason))
@@ -783,7 +791,7 @@ class Server:
                 pass
 
     def _read_events(
-        self, payloads: list[str], state: _StreamState, pipeline: ChunkPipeline
+        self, payloads: list[str], state: _StreamState, pipeline: ChunkPipeline, url: str
     ) -> list[Delta]:
         """The deltas for the events of one read from the upstream.
 
@@ -818,15 +826,17 @@ class Server:
                                 if text:
                                     texts.append(text)
                                 continue
-                text = _stream_item(payload, self.completions_url, state)
+                text = _stream_item(payload, url, state)
                 if text:
                     texts.append(text)
         except ServerError:
-            # As if fed one by one: the texts before the bad event count, and an answer
-            # already cut short never sees it.
-            pipeline.feed_deltas("".join(texts))
+            # As if fed one by one: the texts before the bad event count and reach the client
+            # ahead of the error (as they do when the bad event comes in a later read), and
+            # an answer already cut short never sees it.
+            deltas = pipeline.feed_deltas("".join(texts))
             if pipeline.cut:
-                return []
+                return deltas
+            state.unsent = deltas
             raise
         if not texts:
             return []
@@ -838,12 +848,14 @@ class Server:
 class _StreamState:
     """What the upstream's stream has said so far besides text."""
 
-    __slots__ = ("done", "reason", "usage")
+    __slots__ = ("done", "reason", "unsent", "usage")
 
     def __init__(self) -> None:
         self.done = False
         self.reason: str | None = None
         self.usage: dict[str, Any] | None = None
+        self.unsent: list[Delta] = []
+        """The deltas of the texts that came in the same read before a bad event."""
 
 
 def _stream_item(payload: str, url: str, state: _StreamState) -> str:
@@ -912,14 +924,23 @@ def _dump_body(body: dict[str, Any]) -> bytes:
 
 def _load_body(raw: bytes) -> Any:
     """The client's request body: orjson when installed; whatever orjson refuses (NaN, a lone
-    surrogate's escape, an integer over 64 bits, deep nesting, bad JSON) is read by json,
-    which decides, so answers and error messages do not depend on orjson."""
-    if orjson is not None:
+    surrogate's escape, deep nesting, bad JSON) is read by json, which decides, so answers and
+    error messages do not depend on orjson.  A body with a run of 19 digits or more is read
+    by json alone: orjson reads an integer beyond 64 bits as a float, silently (a tool's
+    ``"enum": [12345678901234567890123]`` reached the prompt as ``1.2345678901234568e+22``,
+    and a ``seed`` of 2**70 was refused as "found 1.18e+21; expected an integer")."""
+    if orjson is not None and raw.translate(_DIGITS_AS_ZERO).find(_LONG_DIGITS) < 0:
         try:
             return orjson.loads(raw)
         except orjson.JSONDecodeError:
             pass
     return json.loads(raw)
+
+
+_DIGITS_AS_ZERO = bytes(48 if 48 <= byte <= 57 else 32 for byte in range(256))
+_LONG_DIGITS = b"0" * 19
+"""19 digits: the shortest integer orjson may turn into a float (below -2**63).  Found by
+mapping every digit to ``0`` and searching (about 1.5 ns a byte; a regex took 17)."""
 
 
 def _load_event(payload: str) -> Any:
@@ -932,6 +953,23 @@ def _load_event(payload: str) -> Any:
             # over 64 bits): json decides, so the answer does not depend on orjson.
             pass
     return json.loads(payload)
+
+
+async def _error_body(response: Answer, seconds: float) -> bytes:
+    """The start of an error answer's body: at most :data:`_ERROR_BODY_BYTES`, read for at most
+    ``seconds`` in all.  An engine (or a proxy before it) that drips an endless error page
+    would otherwise hold the request for as long as it drips, whatever ``--timeout`` says
+    (the timeout is per silence, and the page is never silent)."""
+    pieces: list[bytes] = []
+    size = 0
+    with anyio.move_on_after(seconds), contextlib.suppress(httpx.HTTPError):
+        while size < _ERROR_BODY_BYTES:
+            piece = await response.next_piece()
+            if not piece:
+                break
+            pieces.append(piece)
+            size += len(piece)
+    return b"".join(pieces)
 
 
 def _error_detail(raw: bytes) -> str:

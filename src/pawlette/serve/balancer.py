@@ -228,8 +228,8 @@ class Balancer:
         stream: bool,
     ) -> Tracked:
         """POST ``content`` to a replica's ``/v1/completions``; the answer's head (and its
-        body, unless ``stream``) read.  The replica counts as busy until the answer is
-        closed.  Raises :class:`NoReplica` or :class:`ReplicaError`."""
+        body, unless ``stream`` or an error status) read.  The replica counts as busy until
+        the answer is closed.  Raises :class:`NoReplica` or :class:`ReplicaError`."""
         tried: set[Replica] = set()
         context = current()
         while True:
@@ -277,7 +277,9 @@ class Balancer:
             else:
                 self.succeeded(replica, ejected)
             tracked = Tracked(self, replica, answer, stream, context)
-            if not stream:
+            # An error answer's body is read by the caller, bounded (app._error_body): an
+            # engine dripping an endless error page would hold the request here.
+            if not stream and answer.status_code < 400:
                 try:
                     await tracked.read()
                 except httpx.HTTPError as error:

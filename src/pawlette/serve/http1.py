@@ -14,7 +14,8 @@ needs a POST written in one write and a body read as it arrives.  Here:
   engine may stay silent) is a timer armed once, which on firing looks at when data last
   came and re-arms itself for the rest; a read costs a clock read, not a timer;
 - **a keep-alive pool** per engine (LIFO: the connection used last is warm), at most
-  ``max_connections`` open, idle ones dropped after ``keepalive_seconds``;
+  ``max_connections`` open, idle ones closed after ``keepalive_seconds`` (by a timer, so
+  they do not stay open on the engine until the next request);
 - **one retry**: a request sent on a reused connection that dies before any byte of the
   answer (the engine had just closed it as idle, so it read nothing) is sent once more on a
   new connection; a request that reached an engine otherwise is never sent twice.
@@ -22,7 +23,8 @@ needs a POST written in one write and a body read as it arrives.  Here:
 Failures are httpx's exceptions, as with the other clients (:mod:`pawlette.serve.transport`):
 a refused connect ``httpx.ConnectError``, a connect past the timeout ``httpx.ConnectTimeout``,
 a silent engine ``httpx.ReadTimeout``, a stream broken off ``httpx.ReadError``, an answer that
-is not HTTP ``httpx.RemoteProtocolError``.
+is not HTTP ``httpx.RemoteProtocolError``, a body its ``content-encoding`` does not decode
+``httpx.DecodingError`` (as httpx reports each).
 """
 
 from __future__ import annotations
@@ -114,7 +116,13 @@ class LeanAnswer(Answer):
         try:
             body = parser.feed(data)
         except httpx.HTTPError as error:
+            # The answer cannot go on (its connection is closed).  Never raised out of
+            # data_received: asyncio would close the transport with the parser done, and
+            # nothing would wake the reader (it waited forever, the timer stopped).
             self._fail(error)
+            return
+        except Exception as error:  # a parser bug: still an error the reader sees, not a hang
+            self._fail(httpx.RemoteProtocolError(f"unreadable answer ({type(error).__name__})"))
             return
         if body:
             self._pieces.append(body)
@@ -134,6 +142,8 @@ class LeanAnswer(Answer):
             return
         try:
             tail = self.parser.close()
+        except httpx.DecodingError as failure:
+            self._error = failure
         except httpx.HTTPError as failure:
             if error is not None:
                 failure = httpx.ReadError(f"{failure} ({type(error).__name__}: {error})")
@@ -260,6 +270,7 @@ class Pool:
 
     def put_back(self, connection: Connection) -> None:
         connection.idle_since = self.client.loop.time()
+        self.client.sweep_later()
         waiters = self.client.waiters
         while waiters:  # a request waiting for a free connection takes this one
             waiter = waiters.popleft()
@@ -277,15 +288,20 @@ class Pool:
         if connection in self.idle:
             self.idle.remove(connection)
 
-    def take_idle(self) -> Connection | None:
+    def drop_stale(self, oldest: float) -> None:
+        """Close the idle connections unused since before ``oldest`` (the left end of
+        :attr:`idle` is the one idle longest)."""
         idle = self.idle
-        if not idle:
-            return None
-        oldest = self.client.loop.time() - self.client.keepalive_seconds
         while idle and idle[0].idle_since < oldest:
             stale = idle.popleft()
             stale.close()
             self.lost(stale)
+
+    def take_idle(self) -> Connection | None:
+        idle = self.idle
+        if not idle:
+            return None
+        self.drop_stale(self.client.loop.time() - self.client.keepalive_seconds)
         while idle:
             connection = idle.pop()  # the one used last
             if not connection.closed:
@@ -343,6 +359,27 @@ class LeanClient:
         self.count = 0
         """Connections open (idle or busy), across the pools."""
         self.waiters: collections.deque[asyncio.Future[None]] = collections.deque()
+        self._sweep: asyncio.TimerHandle | None = None
+
+    def sweep_later(self) -> None:
+        """Close idle connections once they pass ``keepalive_seconds``, even when no request
+        comes to find them stale: an engine that never closes idle connections (llama.cpp
+        and uvicorn do after 5 s; others need not) would otherwise keep every connection of
+        the last burst open, up to ``max_connections``.  One timer for all pools."""
+        if self._sweep is None:
+            self._sweep = self.loop.call_later(self.keepalive_seconds, self._sweep_idle)
+
+    def _sweep_idle(self) -> None:
+        self._sweep = None
+        now = self.loop.time()
+        soonest: float | None = None
+        for pool in self.pools.values():
+            pool.drop_stale(now - self.keepalive_seconds)
+            if pool.idle:
+                since = pool.idle[0].idle_since
+                soonest = since if soonest is None else min(soonest, since)
+        if soonest is not None:
+            self._sweep = self.loop.call_at(soonest + self.keepalive_seconds, self._sweep_idle)
 
     def wake_one(self) -> None:
         while self.waiters:
@@ -393,7 +430,15 @@ class LeanClient:
                 continue
             waiter = self.loop.create_future()
             self.waiters.append(waiter)
-            await waiter
+            try:
+                await waiter
+            except asyncio.CancelledError:
+                if waiter.done() and not waiter.cancelled():
+                    # Woken, then cancelled before it ran (its client went away): the wake
+                    # (a connection free or room for one) passes on, else the next waiter
+                    # sleeps on while a connection sits idle.
+                    self.wake_one()
+                raise
 
     def _close_an_idle_elsewhere(self, pool: Pool) -> bool:
         for other in self.pools.values():
@@ -449,6 +494,9 @@ class LeanClient:
         return answer
 
     def close(self) -> None:
+        if self._sweep is not None:
+            self._sweep.cancel()
+            self._sweep = None
         for pool in self.pools.values():
             for connection in list(pool.open):
                 connection.close()

@@ -21,6 +21,8 @@ MAX_LINE_BYTES = 4096
 """The longest chunk-size or trailer line of a chunked body."""
 
 _HEX = re.compile(rb"[0-9A-Fa-f]{1,15}")
+"""A chunk size: at most 15 digits after any leading zeros (llhttp reads any number)."""
+_BLANK_LINE = re.compile(rb"\n\r?\n")
 _STATUS = re.compile(rb"HTTP/1\.([01]) ([0-9]{3})(?: [^\r\n]*)?")
 
 # Parser states.
@@ -77,11 +79,22 @@ class ResponseParser:
             return b""
         decoder = self._decoder
         if decoder is not None:
-            body = decoder.decompress(body)
-            if self.done:
-                body += decoder.flush()
-                self._decoder = None
+            try:
+                body = decoder.decompress(body)
+                if self.done:
+                    body += decoder.flush()
+                    self._decoder = None
+            except zlib.error as error:
+                raise self._undecodable(error) from error
         return body
+
+    def _undecodable(self, error: zlib.error) -> httpx.DecodingError:
+        """A body its ``content-encoding`` does not decode (as httpx reports it): the answer
+        cannot go on, so the connection is not reused either."""
+        self._decoder = None
+        self.keep_alive = False
+        encoding = self.headers.get("content-encoding", "")
+        return httpx.DecodingError(f"the answer's {encoding} body does not decode ({error})")
 
     def close(self) -> bytes:
         """The connection closed: the end of the body, or a broken answer."""
@@ -89,7 +102,10 @@ class ResponseParser:
             self.state = _DONE
             self.done = True
             self.keep_alive = False
-            return self._decoder.flush() if self._decoder is not None else b""
+            try:
+                return self._decoder.flush() if self._decoder is not None else b""
+            except zlib.error as error:
+                raise self._undecodable(error) from error
         if self.state != _DONE:
             where = "head" if self.state == _HEAD else "body"
             message = f"the engine closed the connection in the answer's {where}"
@@ -102,22 +118,25 @@ class ResponseParser:
 
     def _head(self, data: bytes) -> bytes:
         while True:
-            end = data.find(b"\r\n\r\n")
-            size = 4
-            if end < 0:
-                end, size = data.find(b"\n\n"), 2
-            if end < 0:
+            # The first blank line ends the head, whatever mix of CRLF and LF its lines end
+            # in (as h11 and llhttp read it): searching CRLF CRLF first would find one in the
+            # body after an LF-only head (a chunked body's last line), or none at all.
+            blank = _BLANK_LINE.search(data)
+            if blank is None:
                 if len(data) > MAX_HEAD_BYTES:
                     raise httpx.RemoteProtocolError(
                         f"an answer head longer than {MAX_HEAD_BYTES} bytes"
                     )
                 self._partial = data
                 return b""
+            end = blank.start()
             if end > MAX_HEAD_BYTES:
                 raise httpx.RemoteProtocolError(
                     f"an answer head longer than {MAX_HEAD_BYTES} bytes"
                 )
-            head, data = data[:end], data[end + size :]
+            head, data = data[:end], data[blank.end() :]
+            if head.endswith(b"\r"):
+                head = head[:-1]
             status = self._read_head(head)
             if 100 <= status < 200:  # an interim answer (100 Continue, 103): the real one follows
                 self.headers = {}
@@ -244,6 +263,8 @@ class ResponseParser:
             position = line_end + 1
             if state == _CHUNK_SIZE:
                 digits = line.split(b";", 1)[0].strip(b" \t")
+                if len(digits) > 15:  # leading zeros do not count (checked only when long)
+                    digits = digits.lstrip(b"0") or b"0"
                 if _HEX.fullmatch(digits) is None:
                     shown = line[:40].decode("latin-1")
                     raise httpx.RemoteProtocolError(f"not a chunk size: {shown!r}")

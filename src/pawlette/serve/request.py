@@ -229,7 +229,13 @@ def parse_chat_request(body: object) -> ChatRequest:
     if stream and options is not None:
         if not isinstance(options, Mapping):
             raise RequestError("stream_options", f"found {show(options)}", "an object")
-        include_usage = _boolean(options, "include_usage", False)
+        value = options.get("include_usage")
+        if value is not None and not isinstance(value, bool):
+            # Named by its whole path (``_boolean`` names a top-level key).
+            raise RequestError(
+                "stream_options.include_usage", f"found {show(value)}", "true or false"
+            )
+        include_usage = bool(value)
 
     sampling: dict[str, Any] = {}
     max_tokens = _integer(body, "max_completion_tokens", 1)

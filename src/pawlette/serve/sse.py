@@ -2,8 +2,9 @@
 
 Sans-IO: ``feed(bytes)`` returns the ``data`` payloads of the events it completed; ``finish()``
 returns an event the stream ended inside.  Comments (``: keep-alive``) and the ``event``,
-``id`` and ``retry`` fields are skipped; lines may end in LF or CRLF; UTF-8 split across reads
-is held back.
+``id`` and ``retry`` fields are skipped; lines may end in LF, CRLF or a lone CR (the spec's
+three; a CR at the end of a read waits for the next, which may bring its LF); a ``data`` line
+without a colon is an empty value; UTF-8 split across reads is held back.
 
 >>> decoder = SSEDecoder()
 >>> decoder.feed(b'data: {"a": 1}\\n\\nda'), decoder.feed(b"ta: [DONE]\\n\\n")
@@ -35,29 +36,40 @@ class SSEDecoder:
                 if all(block.startswith("data: ") and "\n" not in block for block in blocks[:-1]):
                     self._tail = rest
                     return events
+        held = ""
+        if "\r" in text:
+            if text.endswith("\r"):  # a CR ending this read: is an LF coming next?
+                text, held = text[:-1], "\r"
+            text = text.replace("\r\n", "\n").replace("\r", "\n")
         lines = text.split("\n")
-        self._tail = lines.pop()
+        self._tail = lines.pop() + held
         return self._events(lines)
 
     def finish(self) -> list[str]:
         """The end of the stream: an event still open (no blank line after it) completes."""
-        lines = (self._tail + self._decoder.decode(b"", final=True)).split("\n")
+        text = self._tail + self._decoder.decode(b"", final=True)
+        lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
         self._tail = ""
         return self._events([*lines, ""])
 
     def _events(self, lines: list[str]) -> list[str]:
         events: list[str] = []
         for line in lines:
-            if line.endswith("\r"):
+            if line.endswith("\r"):  # lines split at LF alone (feed splits at every line end)
                 line = line[:-1]
             if not line:
                 if self._data is not None:
                     events.append("\n".join(self._data))
                     self._data = None
-            elif line.startswith("data:"):
+                continue
+            if line.startswith("data:"):
                 value = line[6:] if line.startswith("data: ") else line[5:]
-                if self._data is None:
-                    self._data = [value]
-                else:
-                    self._data.append(value)
+            elif line == "data":  # a field name alone: its value is empty
+                value = ""
+            else:
+                continue
+            if self._data is None:
+                self._data = [value]
+            else:
+                self._data.append(value)
         return events
