@@ -106,7 +106,8 @@ def test_assistant_token_mask_is_the_trainable_tokens(name: str, data: st.DataOb
             return_assistant_tokens_mask=True,
         )
     except TemplateError as error:
-        # The documented refusal (see the test above): a tool result that may be JSON text.
+        # The documented refusal the test above allows too: a tool result that may be JSON
+        # text (breeze's '['), for a template that writes results as Python literals.
         assert template_inputs(name).parsed_tool_results, error
         assert "Jinja cannot parse JSON" in str(error), error
         assume(False)
