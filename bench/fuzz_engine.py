@@ -32,6 +32,7 @@ import random
 import threading
 import time
 from collections import Counter
+from collections.abc import Callable
 
 import httpx
 import openai
@@ -129,17 +130,8 @@ def concurrent(format_name: str, seeds: int, clients: int, slots: int, max_token
                 one(client, format_name, case, stream, seed, max_tokens, tally)
             client.close()
 
-        threads = [threading.Thread(target=worker) for _ in range(clients)]
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join()
-        metrics = httpx.get(server.url + "/metrics", timeout=10).text
-        for line in metrics.splitlines():
-            if line.startswith(("pawlette_requests_total", "pawlette_request_errors_total")):
-                tally.add("metrics: " + line)
-            if line.startswith("pawlette_stream_errors_total"):
-                tally.add("metrics: " + line)
+        run_workers(worker, clients)
+        count_metrics(server.url, tally, REQUEST_METRICS)
         server.stop()
     finally:
         engine.kill()
@@ -191,30 +183,43 @@ def replicas(rounds: int, clients: int, slots: int, max_tokens: int) -> Tally:
                     tally.add("after the kill: " + ("passed" if ok else "FAILED"))
             client.close()
 
-        threads = [threading.Thread(target=worker) for _ in range(clients)]
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join()
-        metrics = httpx.get(server.url + "/metrics", timeout=10).text
-        for line in metrics.splitlines():
-            if line.startswith(
-                (
-                    "pawlette_requests_total",
-                    "pawlette_request_errors_total",
-                    "pawlette_stream_errors_total",
-                    "pawlette_upstream_ejections_total",
-                    "pawlette_upstream_failures_total",
-                    "pawlette_upstream_requests_total",
-                    "pawlette_upstream_ejected",
-                )
-            ):
-                tally.add("metrics: " + line)
+        run_workers(worker, clients)
+        count_metrics(server.url, tally, REQUEST_METRICS + UPSTREAM_METRICS)
         server.stop()
     finally:
         first.kill()
         second.kill()
     return tally
+
+
+REQUEST_METRICS = (
+    "pawlette_requests_total",
+    "pawlette_request_errors_total",
+    "pawlette_stream_errors_total",
+)
+UPSTREAM_METRICS = (
+    "pawlette_upstream_ejections_total",
+    "pawlette_upstream_failures_total",
+    "pawlette_upstream_requests_total",
+    "pawlette_upstream_ejected",
+)
+
+
+def run_workers(worker: Callable[[], None], clients: int) -> None:
+    """Run ``worker`` in ``clients`` threads at once, until each returns."""
+    threads = [threading.Thread(target=worker) for _ in range(clients)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+
+
+def count_metrics(url: str, tally: Tally, names: tuple[str, ...]) -> None:
+    """Add the server's ``/metrics`` lines for ``names`` to the tally (to compare with what
+    was sent)."""
+    for line in httpx.get(url + "/metrics", timeout=10).text.splitlines():
+        if line.startswith(names):
+            tally.add("metrics: " + line)
 
 
 def report(title: str, tally: Tally, seconds: float) -> None:
