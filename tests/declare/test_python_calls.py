@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import pawlette
-from pawlette.codecs.python_calls import encode_calls
+from pawlette.codecs.python_literals import encode_calls
 from pawlette.declare import PythonCalls, declare, fence
 from pawlette.declare.python_calls import encoded, named_head
 from pawlette.errors import UnsupportedFeature

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pawlette.codecs.python_calls import python_literal
+from pawlette.codecs.python_literals import python_literal
 from pawlette.declare.python_tools import listing
 
 

@@ -6,4 +6,6 @@ the parse engine drives it between the format's markers.
 
 - :mod:`pawlette.codecs.python_calls`: Python call syntax, literals only (ChatGLM3's
   ``tool_call(...)``, Breeze / Llama 3.2's ``[f(...), g(...)]``).
+- :mod:`pawlette.codecs.python_literals`: the encoder that writes what it reads (literals,
+  calls, lists of calls).
 """

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from functools import partial
 
 from ..blocks.images import _grids, placeholder_count
-from ..codecs.python_calls import python_literal
+from ..codecs.python_literals import python_literal
 from ..engine.machine import GrammarBuilder, Parser, ReaderFactory
 from ..engine.readers import WholeTextReader
 from ..engine.writer import Writer

@@ -37,7 +37,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
-from ..codecs.python_calls import Quote, encode_call, encode_calls
+from ..codecs.python_literals import Quote, encode_call, encode_calls
 from ..engine.machine import Parser, Reader, ReaderFactory
 from ..errors import UnsupportedFeature
 from ..export.grammar_ast import Lit, Node, Ref, Repeat, Rules, alt, optional, seq

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..blocks.results import result_text, results_in_call_order
-from ..codecs.python_calls import Quote, python_literal
+from ..codecs.python_literals import Quote, python_literal
 from ..engine.readers import WholeTextReader
 from ..errors import UnsupportedFeature
 from ..export.templates._common import jinja_string

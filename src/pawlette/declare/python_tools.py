@@ -19,7 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ..codecs.python_calls import Quote, python_literal
+from ..codecs.python_literals import Quote, python_literal
 from ..engine.kept import Kept, marshal_key
 from ..engine.machine import Parser, ReaderFactory
 from ..engine.readers import WholeTextReader
@@ -61,7 +61,7 @@ def listing(definitions: list[dict[str, Any]], quote: Quote) -> str:
     (:func:`~pawlette.engine.kept.marshal_key`, which tells any two values apart: an ``int``
     key from a ``str`` one, ``True`` from ``1``), so one key is one literal.  A value with no
     such key (a subclass, an object) is written each time, and refused, by
-    :func:`~pawlette.codecs.python_calls.python_literal` itself."""
+    :func:`~pawlette.codecs.python_literals.python_literal` itself."""
     return _LISTINGS.get(
         marshal_key((quote, definitions)),
         lambda: python_literal(definitions, quote=quote, path="tools"),

@@ -1,7 +1,7 @@
 """JSON Schema to grammar rules for values written as Python literals (chatglm3, breeze).
 
 Python-call formats write a call's arguments as keyword arguments, each value as
-:func:`pawlette.codecs.python_calls.python_literal` writes it: strings in one quote style (or
+:func:`pawlette.codecs.python_literals.python_literal` writes it: strings in one quote style (or
 with ``quote="repr"``, breeze's, in single quotes or, holding a ``'`` and no ``"``, double ones)
 with ``\\\\``, the quote, ``\\n`` ``\\r`` ``\\t``, ``\\xhh`` and ``\\uhhhh`` escapes; ``True``,
 ``False``, ``None``; numbers as Python prints them; ``[a, b]`` and ``{'k': v}`` with ``, ``
@@ -18,7 +18,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ..codecs.python_calls import _is_plain_identifier, python_literal
+from ..codecs.python_calls import _is_plain_identifier
+from ..codecs.python_literals import python_literal
 from ..errors import UnsupportedFeature
 from .grammar_ast import Lit, Node, Ref, Repeat, Rules, Terminal, alt, optional, seq
 from .schema_walk import SchemaWalker, _implied_type, bounds

@@ -20,7 +20,7 @@ What the concept adds, beyond those fences:
 - **The metadata line**: the first line of every turn.  A system or user message's ``name``
   is written there (and read back from it); an assistant turn's metadata names its call.
 - **Calls as turns of their own**: ``<|assistant|>NAME\\n```python\\ntool_call(k=v)\\n```\\ ``,
-  keyword arguments as Python literals (:func:`pawlette.codecs.python_calls.encode_call`),
+  keyword arguments as Python literals (:func:`pawlette.codecs.python_literals.encode_call`),
   one turn per call; an OpenAI message with text and calls is a text turn and then its call
   turns, joined again when parsed.
 - **The code interpreter**: a turn whose metadata is ``code_metadata`` holds a fenced
@@ -41,7 +41,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ...blocks.role_order import RoleOrder
-from ...codecs.python_calls import Quote
+from ...codecs.python_literals import Quote
 from ...types import Role
 from ..layout import Fence, Layout, Lit, Marker
 

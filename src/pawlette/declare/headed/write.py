@@ -21,7 +21,7 @@ import json
 from typing import Any
 
 from ...blocks.role_order import check_role_order
-from ...codecs.python_calls import encode_call
+from ...codecs.python_literals import encode_call
 from ...engine.json_text import kept_indented_json
 from ...engine.writer import Writer
 from ...errors import UnsupportedFeature

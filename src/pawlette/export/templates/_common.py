@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
-from ...codecs.python_calls import REPR_ESCAPED
+from ...codecs.python_literals import REPR_ESCAPED
 
 # The escapes every engine's lexer knows (llama.cpp's knows only these; no \x, \u or \0).
 _LITERAL_ESCAPES = {
@@ -187,7 +187,7 @@ def _python_escapes() -> list[tuple[str, str]]:
 
 def _repr_escapes() -> list[tuple[str, str]]:
     """What ``quote="repr"`` escapes beyond :func:`_python_escapes`
-    (:data:`pawlette.codecs.python_calls.REPR_ESCAPED`)."""
+    (:data:`pawlette.codecs.python_literals.REPR_ESCAPED`)."""
     return [
         (
             character,
@@ -262,7 +262,7 @@ PYTHON_LITERAL_MACROS = (
 """
 )
 """``python_literal(value, quote, where)``: a JSON value as
-:func:`pawlette.codecs.python_calls.python_literal` writes it (floats as Python prints
+:func:`pawlette.codecs.python_literals.python_literal` writes it (floats as Python prints
 them: engines outside Python print ``1.0`` as ``1``)."""
 
 _KEYWORDS = [
