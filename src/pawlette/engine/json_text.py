@@ -218,10 +218,7 @@ def checked_compact_json(value: Any, depth: int, integer_bits: int) -> str | Non
     if kind is str:
         return _encode_string(value)
     pieces: list[str] = []
-    if kind is dict or kind is list:
-        if not compact_pieces(value, depth, pieces.append, integer_bits):
-            return None
-    elif not _compact_leaf(value, kind, pieces.append, integer_bits):
+    if not _compact_value(value, kind, depth, pieces.append, integer_bits):
         return None
     return "".join(pieces)
 
@@ -249,10 +246,7 @@ def compact_pieces(
                 append(f"{separator}{_encode_string(key)}:{_encode_string(item)}")
             else:
                 append(f"{separator}{_encode_string(key)}:")
-                if kind is dict or kind is list:
-                    if not compact_pieces(item, depth - 1, append, integer_bits):
-                        return False
-                elif not _compact_leaf(item, kind, append, integer_bits):
+                if not _compact_value(item, kind, depth - 1, append, integer_bits):
                     return False
             separator = ","
         append("}")
@@ -267,17 +261,20 @@ def compact_pieces(
             append(separator + _encode_string(item))
         else:
             append(separator)
-            if kind is dict or kind is list:
-                if not compact_pieces(item, depth - 1, append, integer_bits):
-                    return False
-            elif not _compact_leaf(item, kind, append, integer_bits):
+            if not _compact_value(item, kind, depth - 1, append, integer_bits):
                 return False
         separator = ","
     append("]")
     return True
 
 
-def _compact_leaf(item: Any, kind: type, append: Callable[[str], None], integer_bits: int) -> bool:
+def _compact_value(
+    item: Any, kind: type, depth: int, append: Callable[[str], None], integer_bits: int
+) -> bool:
+    """Append the text of a value that is not a string (a dict or list nested at most
+    ``depth`` deep, or a leaf); False: not plain."""
+    if kind is dict or kind is list:
+        return compact_pieces(item, depth, append, integer_bits)
     if kind is int:
         if item.bit_length() > integer_bits:
             return False
