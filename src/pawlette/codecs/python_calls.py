@@ -584,28 +584,25 @@ class PythonCallDecoder:
         self._echo = None
         self._raw.clear()
         self._raw.append(whole)
-        state = self._state
-        in_string, escape = self._in_string, self._string_escape
-        self._in_string = self._read_string  # the plain readers again
-        self._string_escape = self._read_escape
-        if state == in_string:
-            self._state = self._in_string
-        elif state == escape:
-            self._state = self._string_escape
+        self._use_string_readers(self._read_string, self._read_escape)  # the plain ones again
 
     def _start_echo(self) -> None:
         """The call is big: from now on its text is kept as references into its JSON where
         they read the same (the text so far stays as it is)."""
         echo = self._echo = EchoText()
         echo.literal(self._raw.take())
+        self._use_string_readers(self._read_string_echo, self._read_escape_echo)
+
+    def _use_string_readers(self, read_string: _State, read_escape: _State) -> None:
+        """Read strings' contents and escapes with these from now on (a state inside a string
+        moves to its counterpart)."""
         state = self._state
-        in_string, escape = self._in_string, self._string_escape
-        self._in_string = self._read_string_echo
-        self._string_escape = self._read_escape_echo
-        if state == in_string:
-            self._state = self._in_string
-        elif state == escape:
-            self._state = self._string_escape
+        if state == self._in_string:
+            self._state = read_string
+        elif state == self._string_escape:
+            self._state = read_escape
+        self._in_string = read_string
+        self._string_escape = read_escape
 
     def _echo_json(self) -> str:
         """The JSON the echo refers to: the call's arguments (those being read are taken
