@@ -22,7 +22,8 @@ Grammar engines are optional: nothing here imports one.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import contextlib
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeAlias
 
@@ -151,7 +152,20 @@ def build_turn(
     from ..declare.grammar import build_turn as build_declared  # every grammar is declared
     from .forced import forced_turn  # a forced choice turns reasoning off (see there)
 
-    return forced_turn(fmt, build_declared(fmt, declaration, tool_values, choice, parallel), choice)
+    with _nesting_refused():
+        turn = build_declared(fmt, declaration, tool_values, choice, parallel)
+        return forced_turn(fmt, turn, choice)
+
+
+@contextlib.contextmanager
+def _nesting_refused() -> Iterator[None]:
+    """Schemas whose grammar nests deeper than Python's stack (thousands of ``prefixItems``)
+    are schemas the grammar cannot write: a ValueError, as for any other, never a
+    RecursionError (the server's fallback and the CLI's one line read ValueError)."""
+    try:
+        yield
+    except RecursionError as error:
+        raise ValueError("the tools' schemas nest too deeply to write as a grammar") from error
 
 
 def _check_python_names(declaration: object, tools: tuple[Tool, ...]) -> None:
@@ -208,10 +222,11 @@ def _write(
     header: Sequence[str],
     spelling: MarkerSpelling,
 ) -> str:
-    if syntax == "lark":
-        return to_lark(rules, header, spelling)
-    if syntax == "gbnf":
-        return to_gbnf(rules, header, spelling)
+    with _nesting_refused():
+        if syntax == "lark":
+            return to_lark(rules, header, spelling)
+        if syntax == "gbnf":
+            return to_gbnf(rules, header, spelling)
     raise RequestError("syntax", f"found {syntax!r}", "'lark' or 'gbnf'")
 
 

@@ -186,15 +186,11 @@ def plan_tool_choice(
             bundle = source(fmt, tools, choice, parallel, engine, token_ids or {})
     except NoForcibleTool:
         raise  # from _forcible: the 400
-    except (PawletteError, ValueError, RecursionError) as error:
-        # A marker or a schema it cannot write (RecursionError: a schema whose grammar nests
-        # deeper than Python's stack, e.g. thousands of prefixItems: no grammar, never a 500).
-        if isinstance(error, RecursionError):
-            error = ValueError("the tools' schemas nest too deeply to write as a grammar")
+    except (PawletteError, ValueError) as error:  # a marker or a schema it cannot write
         problem = f"no grammar for it ({error})"
         if takes_grammar:
             # The prefixes do not depend on how markers are spelled: ask again, grammar unused.
-            with contextlib.suppress(PawletteError, ValueError, RecursionError):
+            with contextlib.suppress(PawletteError, ValueError):
                 bundle = source(fmt, tools, choice, parallel, _NO_GRAMMAR, {})
         takes_grammar = False
     if bundle is None:  # no grammar export (or none for these tools): the declaration's prefix
