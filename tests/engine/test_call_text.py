@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 import pawlette
 from pawlette.engine import call_text
-from pawlette.engine.call_text import CallText, MappedText, ObjectText
+from pawlette.engine.call_text import CallText, MappedPieces, MappedText, ObjectText, late_text
 
 from ..helpers import feed_in_pieces
 from ..strategies.completions import completion
@@ -146,6 +146,38 @@ def test_mapped_text_gives_back_what_was_appended(pieces: list[str]) -> None:
     assert buffer.take() == ""
 
 
+@given(
+    st.lists(st.text() | st.just("\ud800 lone \udfff") | st.just("é€😀"), max_size=8),
+    st.integers(4, 40),
+)
+def test_mapped_text_gives_back_what_was_appended_in_pieces(
+    pieces: list[str], piece_bytes: int
+) -> None:
+    buffer = MappedText()
+    for piece in pieces:
+        buffer.append(piece)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(call_text, "PIECE_BYTES", piece_bytes)
+        made = buffer.take_pieces()
+    whole = "".join(pieces)
+    assert "".join(made) == whole
+    if len(made) > 1:  # cut from a map: pieces of at most piece_bytes, none empty
+        assert all(0 < len(part.encode("utf-8", "surrogatepass")) <= piece_bytes for part in made)
+    assert buffer.take_pieces() == []
+    assert buffer.take() == ""
+
+
+def test_late_text_makes_its_pieces_once_and_joins_them_once() -> None:
+    buffer = MappedPieces()
+    for _ in range(3):
+        buffer.append("ab" * call_text.PIECE_BYTES)
+    late = late_text(buffer)
+    pieces = late.pieces()
+    assert len(pieces) == 6 and late.pieces() is pieces
+    assert late.take() == "ab" * 3 * call_text.PIECE_BYTES
+    assert late.take() is late.take()
+
+
 def test_call_text_gives_back_the_whole_text_however_split() -> None:
     text = '{"name": "f", "arguments": {"a": [1, 2, "' + "y" * 70_000 + '"]}, "id": "x"}  '
     for step in (1, 10, 100_000):
@@ -155,8 +187,13 @@ def test_call_text_gives_back_the_whole_text_however_split() -> None:
         envelope = buffer.envelope()
         assert envelope is not None
         assert json.loads(envelope) == {"name": "f", "arguments": {}, "id": "x"}
-        assert buffer.arguments() == text[text.index('{"a"') : text.index(', "id"')]
         assert buffer.take() == text
+        assert buffer.envelope() is None  # joined back: no arguments kept apart any more
+        buffer = CallText("arguments")
+        for position in range(0, len(text), step):
+            buffer.append(text[position : position + step])
+        assert buffer.envelope() is not None
+        assert buffer.arguments().take() == text[text.index('{"a"') : text.index(', "id"')]
 
 
 @settings(max_examples=60, deadline=None)

@@ -7,6 +7,7 @@ import json
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from pawlette.engine.call_text import PIECE_BYTES
 from pawlette.serve.chunks import ChunkEncoder, ChunkStream
 from pawlette.serve.pipeline import encode_events
 from pawlette.types import (
@@ -78,3 +79,29 @@ def test_a_text_delta_that_needs_escapes() -> None:
     second = json.loads(encoded.split(b"\n\n")[1].removeprefix(b"data: "))
     assert second["choices"][0]["delta"] == {"content": '"\\\n\x00é😀'}
     assert (second["id"], second["model"]) == ("c\n", 'm"\\')
+
+
+def _arguments_deltas(chunks: list[dict[str, object]]) -> list[str]:
+    found = []
+    for chunk in chunks:
+        delta = chunk["choices"][0]["delta"]  # type: ignore[index]
+        for call in delta.get("tool_calls", ()):
+            if call["function"]["arguments"]:
+                found.append(call["function"]["arguments"])
+    return found
+
+
+def test_a_held_call_is_sent_as_its_deltas_batched_up_to_a_piece() -> None:
+    # A live parser's many small deltas are joined into pieces of PIECE_BYTES characters;
+    # a parser's big pieces are sent as they are (joined, they would be held twice).
+    small = ["ab"] * (PIECE_BYTES // 2 + 5)
+    big = ["x" * PIECE_BYTES, "y" * PIECE_BYTES, "z"]
+    for pieces, expected in ((small, 2), (big, 3), (["", "{}", ""], 1), ([""], 0)):
+        stream = ChunkStream(model="m", completion_id="c", created=0)
+        events: list[Event] = [ToolCallStart(0, "call", "f")]
+        events += [ToolCallDelta(0, piece) for piece in pieces]
+        events.append(ToolCallEnd(0))
+        sent = _arguments_deltas(stream.chunks(events))
+        assert "".join(sent) == "".join(pieces)
+        assert len(sent) == expected
+        assert all(len(piece) <= PIECE_BYTES for piece in sent)

@@ -54,12 +54,14 @@ Decisions
   call's arguments are JSON any consumer can read and encode.
 - ``hold_arguments=True`` (a parser that holds each call until it is known valid): a call's
   arguments come as one ``ToolCallDelta`` at its ``)``, kept meanwhile as UTF-8 in a memory
-  map (:class:`~pawlette.engine.call_text.MappedPieces`), as is the raw text since the last
-  commit point; the raw text is let go before the arguments' string is made.  Events are
-  otherwise the same: joined, the deltas are the same text.  ``hold_arguments="late"``
+  map (:class:`~pawlette.engine.call_text.MappedPieces`); the raw text since the last
+  commit point is kept compressed (:class:`~pawlette.engine.call_text.PackedText`), and let
+  go before the arguments' string is made.  Events are otherwise the same: joined, the
+  deltas are the same text.  ``hold_arguments="late"``
   (:class:`~pawlette.engine.machine.Parser`'s readers): that delta's arguments are a
-  :class:`~pawlette.engine.call_text.LateText` whose string its consumer makes later, once
-  the text fed is let go (a call fed whole is not held three times: text, map, string).
+  :class:`~pawlette.engine.call_text.LateText` whose strings its consumer makes later, once
+  the text fed is let go (a call fed whole is not held three times: text, map, string), in
+  pieces as the map is released (a delta each: see :mod:`pawlette.engine.machine`).
 - ``keep_text=True`` (``mode="single"``, held arguments; chatglm3's reader): the decoder
   keeps all the text it is fed, for :meth:`PythonCallDecoder.text` (the fenced call's text,
   given back in a warning when its closing fence is missing) and in place of the raw text
@@ -94,7 +96,7 @@ from collections.abc import Callable
 from typing import Literal
 
 from ..engine.call_arguments import MAX_NESTING
-from ..engine.call_text import EchoText, LateText, MappedPieces, late_text
+from ..engine.call_text import EchoText, LateText, MappedPieces, PackedText, late_text
 from ..errors import ParseError
 from ..types import Event, ParseWarning, TextDelta, ToolCallDelta, ToolCallEnd, ToolCallStart
 
@@ -351,9 +353,10 @@ class PythonCallDecoder:
         self._consumed = 0  # characters in earlier chunks
         # Raw text since the last commit point: earlier chunks in ``_raw``, this chunk from
         # ``_commit``.  Lenient mode returns it as text on an error; strict quotes its tail.
-        # (Kept compactly, outside ``malloc``: a call fed a character at a time is not a list
-        # of characters, and its memory is the system's again at the call's end.)
-        self._raw = MappedPieces()
+        # (Kept compressed: a call fed a character at a time is not a list of characters,
+        # and a big call's text, needed only if it fails, is not a second copy of it next
+        # to its arguments.)
+        self._raw = PackedText()
         self._commit = 0
         self._end = 0  # where this chunk's text ends (``feed``'s ``end``)
         # ``keep_text``: all the text fed is kept (in ``_raw`` while the call is small; past
@@ -426,7 +429,7 @@ class PythonCallDecoder:
                 if self._mark < length:
                     self._keep_text(text[self._mark : length])
             elif self._commit < length:
-                self._raw.append(text[self._commit : length])  # (``text`` itself when all)
+                self._raw.append(text, self._commit, length)
         self._consumed = consumed + length - start
         if self._held is None or self._call_index is None:
             self._flush()

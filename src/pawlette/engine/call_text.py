@@ -141,9 +141,11 @@ class CallText:
             return None
         return "".join((self._prefix, "{}", *self._rest))
 
-    def arguments(self) -> str:
-        """The arguments kept apart, as one string (once :meth:`envelope` gave a text)."""
-        return self._arguments.text()
+    def arguments(self) -> LateText:
+        """The arguments kept apart (once :meth:`envelope` gave a text), made by their
+        consumer: a :class:`LateText` that takes their map with it."""
+        kept, self._arguments = self._arguments, MappedText()
+        return late_text(kept)
 
     def text(self) -> str:
         """The whole text, as one string (kept: joined back if it was split)."""
@@ -213,6 +215,33 @@ class MappedText:
             self._size = 0
         return self._first
 
+    def take_pieces(self) -> list[str]:
+        """All the text appended, as strings of at most :data:`PIECE_BYTES` of UTF-8 each
+        (one string if it never needed a map); empty afterwards.  Each piece's pages of the
+        map go back to the system as soon as it is made, so the map and the pieces together
+        hold the text about once, where one string made from the map holds it twice."""
+        buffer, self._map = self._map, None
+        if buffer is None:
+            first, self._first = self._first, ""
+            return [first] if first else []
+        size, self._size = self._size, 0
+        pieces: list[str] = []
+        start = released = 0
+        with memoryview(buffer) as view:
+            while start < size:
+                end = min(start + PIECE_BYTES, size)
+                with view[start:end] as part:
+                    # Not final but at the end: a character cut by ``end`` waits for the next.
+                    piece, used = codecs.utf_8_decode(part, "surrogatepass", end == size)
+                pieces.append(piece)
+                start += used
+                whole_pages = start - start % mmap.PAGESIZE
+                if _RELEASE is not None and whole_pages > released:
+                    buffer.madvise(_RELEASE, released, whole_pages - released)
+                    released = whole_pages
+        buffer.close()
+        return pieces
+
     def take(self) -> str:
         """All the text appended, as one string; empty afterwards."""
         text = self.text()
@@ -260,12 +289,20 @@ class MappedPieces:
 
     def take(self) -> str:
         """All the text appended, as one string; empty afterwards."""
+        self._store()
+        return self._mapped.take()
+
+    def take_pieces(self) -> list[str]:
+        """All the text appended, as :meth:`MappedText.take_pieces` gives it; empty afterwards."""
+        self._store()
+        return self._mapped.take_pieces()
+
+    def _store(self) -> None:
         pieces = self._pieces
         if pieces:
             self._mapped.append(pieces[0] if len(pieces) == 1 else "".join(pieces))
             pieces.clear()
             self._size = 0
-        return self._mapped.take()
 
     def clear(self) -> None:
         """Let go of the text, unread."""
@@ -275,29 +312,37 @@ class MappedPieces:
 
 
 class LateText(str):
-    """A held call's arguments whose one string is not made yet: an empty ``str`` standing
-    in a ``ToolCallDelta`` until its consumer (:class:`~pawlette.engine.machine.Parser`)
-    calls :meth:`take`.
+    """A held call's arguments not made into strings yet: an empty ``str`` standing in a
+    ``ToolCallDelta`` until its consumer (:class:`~pawlette.engine.machine.Parser`) calls
+    :meth:`pieces` and hands them on as one delta each.
 
-    A decoder reading a big call fed whole gets its text as one string, which its caller
-    still holds when the call's ``)`` comes; the arguments' string made there would be a
-    third copy next to that text and the arguments' map.  The parser makes it once the
-    text it read is let go (at the end of the feed), so the same events come out, in the
-    same order, with map and string (2x of the arguments) as the peak instead."""
+    Made at the close, the arguments' one string would be a second copy of them next to the
+    map that holds them, and for a call fed whole a third next to the text the reader still
+    holds.  The parser makes them once the text it read is let go (at the end of the feed),
+    in pieces of :data:`PIECE_BYTES`, releasing the map as it goes: the same text, in the
+    same order, held about once instead."""
 
-    source: MappedPieces
-    made: str | None = None
+    source: MappedPieces | MappedText
+    made: list[str] | None = None
 
-    def take(self) -> str:
-        """The arguments as one string (made once: the map is released as it is made; later
-        calls give the same string)."""
+    def pieces(self) -> list[str]:
+        """The arguments, in pieces (made once; later calls give the same list)."""
         made = self.made
         if made is None:
-            made = self.made = self.source.take()
+            made = self.made = self.source.take_pieces()
         return made
 
+    def take(self) -> str:
+        """The arguments as one string (the pieces joined, once: kept as the one piece)."""
+        pieces = self.pieces()
+        if len(pieces) == 1:
+            return pieces[0]
+        joined = "".join(pieces)
+        pieces[:] = [joined]
+        return joined
 
-def late_text(source: MappedPieces) -> LateText:
+
+def late_text(source: MappedPieces | MappedText) -> LateText:
     """A :class:`LateText` made of ``source`` (which it keeps: the caller lets go of it)."""
     late = LateText()
     late.source = source
@@ -319,16 +364,18 @@ class PackedText:
         self._packed: list[bytes] = []
         self._compressor: zlib._Compress | None = None
 
-    def append(self, text: str, start: int = 0) -> None:
-        """Append ``text[start:]`` (cut here by windows when big: no copy of it whole)."""
-        if len(text) - start > STEP:  # packed a window at a time: no whole UTF-8 copy
+    def append(self, text: str, start: int = 0, end: int | None = None) -> None:
+        """Append ``text[start:end]`` (cut here by windows when big: no copy of it whole)."""
+        if end is None:
+            end = len(text)
+        if end - start > STEP:  # packed a window at a time: no whole UTF-8 copy
             self._pack()
-            for window in range(start, len(text), STEP):
-                self._pieces.append(text[window : window + STEP])
+            for window in range(start, end, STEP):
+                self._pieces.append(text[window : min(window + STEP, end)])
                 self._pack()
             return
-        if start:
-            text = text[start:]
+        if start or end < len(text):
+            text = text[start:end]
         pieces = self._pieces
         pieces.append(text)
         self._size += len(text)
@@ -361,6 +408,13 @@ class PackedText:
         self._pieces.clear()
         self._size = 0
         return text
+
+    def clear(self) -> None:
+        """Let go of the text, unread."""
+        self._pieces.clear()
+        self._size = 0
+        self._packed.clear()
+        self._compressor = None
 
 
 class EchoText:
@@ -539,6 +593,14 @@ class ObjectText:
         self._rest = []
         return self._object.take()
 
+    def late_object(self) -> LateText:
+        """What :meth:`take_object` gives, made by its consumer: a :class:`LateText` that
+        takes the object's map with it."""
+        self._lead = ""
+        self._rest = []
+        kept, self._object = self._object, MappedText()
+        return late_text(kept)
+
     def take(self) -> str:
         """The whole text as written; empty afterwards."""
         if not self._checked:  # a small text: not checked, only joined
@@ -566,6 +628,13 @@ _JSON_SPACE = re.compile(r"[ \t\n\r]*")
 
 PIECES_PER_BATCH = 1024
 """How many pieces :class:`MappedPieces` joins before it stores them."""
+PIECE_BYTES = 1 << 18
+"""The most UTF-8 bytes of one piece :meth:`MappedText.take_pieces` makes: the peak above
+the text held once is about one piece (6% of a 4 MB call), and a call under this size is
+handed on in one piece."""
+_RELEASE: int | None = getattr(mmap, "MADV_DONTNEED", None)
+"""How pages of a map already read are given back (Linux: at once; elsewhere, when the map
+is closed)."""
 
 
 def _anonymous_map(size: int) -> mmap.mmap:

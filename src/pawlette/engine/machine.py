@@ -25,16 +25,20 @@ after one :class:`ParseWarning` at ``finish()`` (strict mode raises at once).
 
 Calls go through a gate (:meth:`Parser.emit`): by default a call's events are held until its
 ``ToolCallEnd`` and then released as ``ToolCallStart``, one ``ToolCallDelta`` with all its
-arguments, ``ToolCallEnd``; a reader that finds the call malformed calls
-:meth:`Parser.abandon_call` (the held events vanish) and emits the call's text as content.
+arguments (a big call's in pieces, below), ``ToolCallEnd``; a reader that finds the call
+malformed calls :meth:`Parser.abandon_call` (the held events vanish) and emits the call's
+text as content.
 With ``stream_arguments=True`` call events pass at once; an abandoned call then never gets its
 ``ToolCallEnd``, and :func:`~pawlette.engine.fold.fold` keeps only ended calls.
 
-A held call's arguments may come as a :class:`~pawlette.engine.call_text.LateText` (a
-Python-call reader's: see ``hold_arguments`` in :mod:`pawlette.codecs.python_calls`): their
-one string is made when the feed's text runs have been let go, just before the feed returns
-its events, so a call fed whole is not held three times at once (the run, the arguments'
-map, their string).  The events are the same, in the same order.
+A held call's arguments may come as a :class:`~pawlette.engine.call_text.LateText` (a big
+JSON call's, kept in a map, or a Python-call reader's: see ``hold_arguments`` in
+:mod:`pawlette.codecs.python_calls`): their strings are made when the feed's text runs have
+been let go, just before the feed returns its events, so a call fed whole is not held three
+times at once (the run, the arguments' map, their string), and in pieces of at most
+:data:`~pawlette.engine.call_text.PIECE_BYTES` (a ``ToolCallDelta`` each, one after the
+other) as the map is released, so a big call's arguments are held about once, not as the map
+and a string made from it.  A call under that size still gets one delta.
 """
 
 from __future__ import annotations
@@ -62,6 +66,9 @@ from .call_text import LateText
 from .lexer import Lexer
 
 _CALL_EVENTS = frozenset((ToolCallStart, ToolCallDelta, ToolCallEnd))
+WINDOW = 1 << 18
+"""A text fed at once past this many characters is read a window at a time (see
+:meth:`Parser.feed`): the same events, joined (a long run may come as a delta per window)."""
 
 
 class Reader(Protocol):
@@ -352,6 +359,8 @@ class Parser:
 
     def feed(self, text: str) -> list[Event]:
         """Feed a chunk of text; return the events it completed."""
+        if len(text) > WINDOW:
+            return self._feed_windows(text)
         tokens = self._lexer.feed(text)
         if len(tokens) == 1 and tokens[0][0] is None and self._trailing is None:
             self.reader.feed(tokens[0][1], tokens[0][2])  # the usual: one run of text
@@ -363,6 +372,17 @@ class Parser:
         events = self._events
         self._events = []
         return events
+
+    def _feed_windows(self, text: str) -> list[Event]:
+        """A big text, lexed and read a :data:`WINDOW` at a time (as if fed so): its runs are
+        cut from a window, not from the whole, so what a reader keeps of a big call is never
+        held beside a copy of all its text (the caller's text aside)."""
+        for start in range(0, len(text), WINDOW):
+            tokens = self._lexer.feed(text[start : start + WINDOW])
+            if tokens:
+                self._dispatch(tokens)
+            del tokens
+        return self._take()
 
     def feed_marker(self, marker: str) -> list[Event]:
         """Feed a marker known to be one (decoded from a special token id)."""
@@ -461,12 +481,19 @@ class Parser:
         return events
 
     def _settle(self) -> None:
-        """Make the late arguments' strings (see the module docstring), in place."""
+        """Make the late arguments' strings (see the module docstring): a delta per piece."""
         events = self._events
+        settled: list[Event] = []
+        done = 0
         for position in self._late:
             event = events[position]
             assert isinstance(event, ToolCallDelta) and type(event.arguments) is LateText
-            events[position] = ToolCallDelta(event.index, event.arguments.take())
+            settled += events[done:position]
+            index = event.index
+            settled += [ToolCallDelta(index, piece) for piece in event.arguments.pieces() or ("",)]
+            done = position + 1
+        settled += events[done:]
+        self._events = settled
         self._late = []
 
     def _dispatch(self, tokens: list[tuple[str | None, str, int]]) -> None:

@@ -25,6 +25,7 @@ import time
 from collections.abc import Iterable
 from typing import Any
 
+from ..engine.call_text import PIECE_BYTES
 from ..openai import part_to_openai
 from ..types import (
     Event,
@@ -114,17 +115,31 @@ class ChunkStream:
         return result
 
     def _release(self, index: int) -> list[Delta]:
-        """A held call, once it ended: its start, then its arguments in one delta."""
+        """A held call, once it ended: its start, then its arguments in one delta (a big
+        call's in pieces of about ``PIECE_BYTES`` characters, as a parser hands them on:
+        joined whole they would be held twice)."""
         held = self._held.pop(index, [])
         starts = [event for event in held if isinstance(event, ToolCallStart)]
         if not starts:
             return []
-        arguments = "".join(e.arguments for e in held if isinstance(e, ToolCallDelta))
         deltas: list[Delta] = [(self._delta(starts[-1]) or {}, None)]
-        delta = self._delta(ToolCallDelta(index, arguments))
-        if delta is not None:
-            deltas.append((delta, None))
+        batch: list[str] = []
+        size = 0
+        for event in held:
+            if not isinstance(event, ToolCallDelta):
+                continue
+            if batch and size + len(event.arguments) > PIECE_BYTES:
+                deltas.append(self._arguments_delta(index, batch))
+                batch = []
+                size = 0
+            batch.append(event.arguments)
+            size += len(event.arguments)
+        if size:
+            deltas.append(self._arguments_delta(index, batch))
         return deltas
+
+    def _arguments_delta(self, index: int, pieces: list[str]) -> Delta:
+        return self._delta(ToolCallDelta(index, "".join(pieces))) or {}, None
 
     def finish_chunk(self, finish_reason: str | None) -> dict[str, Any]:
         """The closing chunk; ``finish_reason`` defaults from what was streamed."""

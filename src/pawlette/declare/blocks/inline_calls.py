@@ -182,7 +182,7 @@ class _CallArgumentsReader:
                 if self._live:
                     kept.clear()
                 else:
-                    parser.emit(ToolCallDelta(block.index, kept.take_object()))
+                    parser.emit(ToolCallDelta(block.index, kept.late_object()))
                 parser.emit(ToolCallEnd(block.index))
             return
         text = kept.take()
