@@ -1,20 +1,26 @@
 """The parse machine's runtime: runs are let go as they are read, and a held call's late
-arguments (a Python-call reader's) come out as the same events, made before the feed returns."""
+arguments (a Python-call reader's) come out as the same events, made before the feed returns;
+a big text fed whole is read in windows with the same outcome, strict errors' messages too."""
 
 from __future__ import annotations
 
 import gc
 import json
+import random
 from typing import ClassVar
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import pawlette
+from pawlette.engine import machine
 from pawlette.engine.call_text import PIECE_BYTES, MappedPieces, late_text
 from pawlette.engine.machine import WINDOW, GrammarBuilder, Parser
 from pawlette.types import ToolCallDelta, ToolCallEnd, ToolCallStart
 
 from ..helpers import feed_in_pieces, folded
+from ..strategies.completions import completion
 
 
 class _Recorder:
@@ -161,3 +167,54 @@ def test_a_big_text_fed_whole_reads_as_fed_in_pieces(name: str, shift: int) -> N
     assert folded(fmt, whole) == folded(fmt, feed_in_pieces(fmt, text, [4093], conversation=True))
     first = folded(fmt, whole)[0][0]
     assert "".join(getattr(part, "text", "") for part in first.content) == "u" + filler
+
+
+@pytest.mark.parametrize("before", [1, 5, 39])
+@pytest.mark.parametrize(
+    ("ending", "found"),
+    [
+        ("<|im_end|>", "text after the end of the turn"),
+        ('<tool_call>\n{"name": "f", "arguments": {"a": 1}}\n</tool_call>', "text in state"),
+    ],
+)
+def test_a_strict_error_at_a_window_edge_quotes_the_text_as_written(
+    before: int, ending: str, found: str
+) -> None:
+    # The text a strict parser refuses begins `before` characters short of a window's edge:
+    # fed whole, its message quotes it as a feed of all of it did (the window's last run
+    # is read with the next window's first), not cut at the edge ('s' for before=1).
+    fmt = pawlette.get_format("chatml")
+    stray = " stray text that goes on for well over forty characters"
+    text = "a" * (WINDOW - before - len(ending) - 1) + ending + stray  # s at WINDOW - before
+    with pytest.raises(pawlette.ParseError) as raised:
+        fmt.parse(text, strict=True)
+    assert raised.value.offset == WINDOW - before
+    assert found in str(raised.value)
+    assert repr(stray.strip()[:40]) in str(raised.value)
+
+
+@pytest.mark.parametrize("name", pawlette.formats())
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(rng=st.randoms(use_true_random=False), window=st.integers(1, 48), tail=st.integers(0, 9))
+def test_a_text_read_in_windows_parses_as_fed_whole(
+    name: str, rng: random.Random, window: int, tail: int
+) -> None:
+    # Windows of a few characters on the fuzz's completions: lenient events fold the same
+    # whatever the tail kept back; strict errors (with the tail as shipped) say the same.
+    fmt = pawlette.get_format(name)
+    text = completion(fmt, rng)
+    whole = _outcome(fmt, text, strict=True)
+    lenient = folded(fmt, feed_in_pieces(fmt, text, [len(text)], conversation=False))
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(machine, "WINDOW", window)
+        assert _outcome(fmt, text, strict=True) == whole
+        patch.setattr(machine, "WINDOW_TAIL", tail)
+        events = feed_in_pieces(fmt, text, [len(text)], conversation=False)
+        assert folded(fmt, events) == lenient
+
+
+def _outcome(fmt: pawlette.Format, text: str, *, strict: bool) -> object:
+    try:
+        return fmt.parse(text, strict=strict, id_factory=lambda: "c").message
+    except pawlette.ParseError as error:
+        return error.offset, str(error)
