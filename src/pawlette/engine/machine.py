@@ -399,7 +399,8 @@ class Parser:
             if start < last and tokens and tokens[-1][0] is None:
                 run = tokens[-1][1]
                 word = _WORD.search(run)
-                if word is None or len(run) - word.start() < WINDOW_TAIL:
+                # (Whitespace alone is never quoted: held, a text of it would pile up.)
+                if word is not None and len(run) - word.start() < WINDOW_TAIL:
                     held = tokens.pop()
             if tokens:
                 self._dispatch(tokens)
