@@ -20,6 +20,7 @@ from pawlette.engine.machine import WINDOW, GrammarBuilder, Parser
 from pawlette.types import ToolCallDelta, ToolCallEnd, ToolCallStart
 
 from ..helpers import feed_in_pieces, folded
+from ..serve.upstream import cut_at_stop
 from ..strategies.completions import completion
 
 
@@ -142,6 +143,33 @@ def test_a_big_held_call_comes_out_in_pieces_at_its_close(name: str, step: int |
 
 
 _CALL_KINDS = (ToolCallStart, ToolCallDelta, ToolCallEnd)
+
+
+@pytest.mark.parametrize("name", ["pcml", "chatml", "llama3", "omni", "breeze", "chatglm3"])
+@pytest.mark.parametrize("step", [4096, None])
+def test_a_big_held_call_cut_at_a_stop_string_comes_out_in_pieces(
+    name: str, step: int | None
+) -> None:
+    # As an engine sends it: cut at the format's first stop string, which is the call's
+    # close in omni (<|FUNCTION_RETURN|>); the call ends with the output, still in pieces
+    # (omni's came as one delta of all its arguments, read whole at the end).
+    fmt = pawlette.get_format(name)
+    arguments = json.dumps({"text": 'é€😀 "quoted" \\ line\n' * (PIECE_BYTES // 12)})
+    call = {"id": "c", "type": "function", "function": {"name": "store", "arguments": arguments}}
+    question = [{"role": "user", "content": "go"}]
+    message = {"role": "assistant", "content": None, "tool_calls": [call]}
+    prompt = fmt.render(question, add_generation_prompt=True).text
+    text = fmt.render([*question, message]).text[len(prompt) :]
+    text = cut_at_stop(text, list(fmt.stop))
+    events = feed_in_pieces(fmt, text, [step or len(text)], conversation=False)
+    deltas = [event.arguments for event in events if isinstance(event, ToolCallDelta)]
+    assert [type(event).__name__ for event in events if type(event) in _CALL_KINDS] == [
+        "ToolCallStart",
+        *["ToolCallDelta"] * len(deltas),
+        "ToolCallEnd",
+    ]
+    assert len(deltas) >= 2
+    assert json.loads("".join(deltas)) == json.loads(arguments)
 
 
 @pytest.mark.parametrize("name", ["pcml", "chatml", "llama3", "omni", "breeze", "chatglm3"])
