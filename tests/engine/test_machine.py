@@ -7,6 +7,7 @@ from __future__ import annotations
 import gc
 import json
 import random
+import sys
 from typing import ClassVar
 
 import pytest
@@ -50,6 +51,37 @@ def test_the_machine_hands_each_run_on_without_keeping_it() -> None:
     parser.feed("first run" * 50 + "<m>" + "second run" * 50 + "<m>" + "third" * 50)
     parser.finish()
     assert _Recorder.holders == [0, 0, 0]
+
+
+class _Counter:
+    """A reader that notes each run's reference count (its holders, names in frames too)."""
+
+    counts: ClassVar[list[int]] = []
+
+    def __init__(self, parser: Parser) -> None:
+        pass
+
+    def feed(self, text: str, offset: int) -> None:
+        _Counter.counts.append(sys.getrefcount(text))
+
+    def close(self, marker: str | None, offset: int) -> None:
+        pass
+
+
+def test_a_text_read_in_windows_hands_each_run_on_without_keeping_it() -> None:
+    # As a small feed's run: the reader holds it alone (a name in the window loop, or a
+    # match object of it, would keep a window's run alive beside what the reader keeps).
+    builder = GrammarBuilder()
+    builder.state("a", _Counter, "assistant")
+    builder.on("a", "<m>", "a")
+    grammar = builder.build(escape=False, conversation_start="a", completion_start="a")
+    _Counter.counts = []
+    Parser(grammar).feed("x" * 100 + "<m>" + "y" * 100)
+    small = _Counter.counts[-1]
+    _Counter.counts = []
+    Parser(grammar).feed("<m>" + "x" * (3 * WINDOW) + "<m>" + "z" * 50)
+    assert len(_Counter.counts) >= 4
+    assert set(_Counter.counts) == {small}
 
 
 def _parser() -> Parser:

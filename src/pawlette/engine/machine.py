@@ -78,6 +78,14 @@ after that place would be quoted cut, where the text fed whole is quoted as writ
 _WORD = re.compile(r"\S")  # where a run's text past its leading whitespace begins
 
 
+def _short(run: str) -> bool:
+    """Whether ``run`` has text past its leading whitespace, fewer than :data:`WINDOW_TAIL`
+    characters (whitespace alone is never quoted: kept back, a text of it would pile up).
+    (A function: no name of the caller's holds the run once it is handed on.)"""
+    word = _WORD.search(run)
+    return word is not None and len(run) - word.start() < WINDOW_TAIL
+
+
 class Reader(Protocol):
     """Consumes the text of one state; emits events through the parser."""
 
@@ -396,12 +404,8 @@ class Parser:
                 else:
                     tokens.insert(0, held)
                 held = None
-            if start < last and tokens and tokens[-1][0] is None:
-                run = tokens[-1][1]
-                word = _WORD.search(run)
-                # (Whitespace alone is never quoted: held, a text of it would pile up.)
-                if word is not None and len(run) - word.start() < WINDOW_TAIL:
-                    held = tokens.pop()
+            if start < last and tokens and tokens[-1][0] is None and _short(tokens[-1][1]):
+                held = tokens.pop()
             if tokens:
                 self._dispatch(tokens)
             del tokens
