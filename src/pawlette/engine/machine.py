@@ -410,7 +410,8 @@ class Parser:
                 self._dispatch(tokens)
             del tokens
         if held is not None:
-            self._dispatch([held])
+            tokens, held = [held], None
+            self._dispatch(tokens)
         return self._take()
 
     def feed_marker(self, marker: str) -> list[Event]:
