@@ -28,6 +28,11 @@ same arguments, one token at a time (the ``bench`` extra; Rust, so not traced).
 Usage: python -m bench.stream_memory [--megabytes 4]
     [--formats pcml,chatml,breeze,chatglm3,llama3,omni]
     [--feeds 1,16,4096,whole,ids,live16] [--no-harmony] [--text code|ordinary]
+    [--ending close|stop]
+
+``--ending stop``: the completion as an engine sends it, cut at the format's first stop string
+(the stop string removed): omni's call then ends with the output, not with its close marker
+(``<|FUNCTION_RETURN|>`` is a stop string), as it does when served.
 
 ``--text ordinary``: the call's text is random words and numbers instead of a repeated line
 of code (which compresses to almost nothing: what a reader keeps compressed, chatglm3's block
@@ -93,14 +98,23 @@ def _ordinary_text(size: int) -> str:
     return " ".join(words)[:size]
 
 
+ENDING = "close"
+"""``close``: the completion as rendered; ``stop``: cut at its first stop string (``--ending``)."""
+
+
 def completion(fmt: pawlette.Format, arguments: str) -> str:
-    """What the model writes: the assistant turn holding one call with ``arguments``."""
+    """What the model writes: the assistant turn holding one call with ``arguments`` (cut at
+    the format's first stop string, as an engine sends it, when :data:`ENDING` is ``stop``)."""
     call = {"id": "call_1", "type": "function", "function": {"name": "store", "arguments": ""}}
     call["function"]["arguments"] = arguments
     message = {"role": "assistant", "content": None, "tool_calls": [call]}
     question = [{"role": "user", "content": "go"}]
     prompt = fmt.render(question, add_generation_prompt=True).text
-    return fmt.render([*question, message]).text[len(prompt) :]
+    text = fmt.render([*question, message]).text[len(prompt) :]
+    if ENDING == "stop":
+        cuts = [index for index in (text.find(stop) for stop in fmt.stop) if index >= 0]
+        text = text[: min(cuts, default=len(text))]
+    return text
 
 
 @functools.cache
@@ -240,7 +254,8 @@ def table(
 ) -> None:
     """Each case in a fresh process; one row per case."""
     print(
-        f"peak memory streaming one {megabytes:g} MB tool call ({kind} text; growth over the"
+        f"peak memory streaming one {megabytes:g} MB tool call ({kind} text, ending at its"
+        f" {ENDING}; growth over the"
         " input already in memory; events handed on, not kept)"
     )
     print(
@@ -252,7 +267,7 @@ def table(
         cases.append(("harmony", "ids"))
     for name, feed in cases:
         command = [sys.executable, "-m", "bench.stream_memory", "--case", name, feed]
-        command += [str(megabytes), "--text", kind]
+        command += [str(megabytes), "--text", kind, "--ending", ENDING]
         done = subprocess.run(command, capture_output=True, text=True, check=False)
         if done.returncode != 0:
             reason = (done.stderr.strip().splitlines() or ["failed"])[-1]
@@ -277,8 +292,11 @@ def main() -> int:
     options.add_argument("--feeds", default=",".join(FEEDS))
     options.add_argument("--no-harmony", dest="harmony", action="store_false")
     options.add_argument("--text", choices=("code", "ordinary"), default="code")
+    options.add_argument("--ending", choices=("close", "stop"), default="close")
     options.add_argument("--case", nargs=3, metavar=("FORMAT", "FEED", "MB"))
     arguments = options.parse_args()
+    global ENDING
+    ENDING = arguments.ending
     if arguments.case:
         name, feed, megabytes = arguments.case
         print(json.dumps(measure(name, feed, float(megabytes), arguments.text)))

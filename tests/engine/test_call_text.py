@@ -274,3 +274,35 @@ def test_echo_text_keeps_few_entries_and_bounds_them() -> None:
         bounded.copy(json_text, start, start + 2, start)
     assert bounded.text(json_text) == "'xx" * 10000
     assert len(bounded._entries) <= 3 * (call_text.ENTRIES_FREE + 30000 // 256 + 1)
+
+
+@pytest.mark.parametrize("character", ["é", "€", "😀", "\ud800"])
+@pytest.mark.parametrize("shift", [-1, 0, 1])
+def test_pieces_at_the_piece_size_cut_no_character(character: str, shift: int) -> None:
+    # A map of exactly PIECE_BYTES bytes, one less, one more, ending in a character of 2, 3
+    # or 4 bytes (a lone surrogate: 3, with surrogatepass): one more, and the cut falls in it.
+    size = len(character.encode("utf-8", "surrogatepass"))
+    text = "a" * (call_text.PIECE_BYTES + shift - size) + character
+    buffer = MappedText()
+    buffer.append(text[:10])
+    buffer.append(text[10:])
+    pieces = buffer.take_pieces()
+    if shift <= 0:
+        assert pieces == [text]
+    else:
+        assert pieces == [text[:-1], character]
+
+
+@pytest.mark.parametrize("name", ["pcml", "omni", "breeze"])
+def test_pieces_without_releasing_pages_are_the_same(name: str) -> None:
+    # Where the system has no MADV_DONTNEED the map is only closed at the end: same pieces.
+    fmt = pawlette.get_format(name)
+    arguments = json.dumps({"text": 'é€😀 "q" \\ line\n' * 40_000}, ensure_ascii=False)
+    text = _big_call(fmt, arguments)
+    released = feed_in_pieces(fmt, text, [65_537], conversation=False)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(call_text, "_RELEASE", None)
+        kept = feed_in_pieces(fmt, text, [65_537], conversation=False)
+    assert kept == released
+    deltas = [event.arguments for event in kept if type(event).__name__ == "ToolCallDelta"]
+    assert len(deltas) >= 3 and json.loads("".join(deltas)) == json.loads(arguments)

@@ -1,20 +1,28 @@
 """The parse machine's runtime: runs are let go as they are read, and a held call's late
-arguments (a Python-call reader's) come out as the same events, made before the feed returns."""
+arguments (a Python-call reader's) come out as the same events, made before the feed returns;
+a big text fed whole is read in windows with the same outcome, strict errors' messages too."""
 
 from __future__ import annotations
 
 import gc
 import json
+import random
+import sys
 from typing import ClassVar
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import pawlette
+from pawlette.engine import machine
 from pawlette.engine.call_text import PIECE_BYTES, MappedPieces, late_text
 from pawlette.engine.machine import WINDOW, GrammarBuilder, Parser
 from pawlette.types import ToolCallDelta, ToolCallEnd, ToolCallStart
 
 from ..helpers import feed_in_pieces, folded
+from ..serve.upstream import cut_at_stop
+from ..strategies.completions import completion
 
 
 class _Recorder:
@@ -43,6 +51,37 @@ def test_the_machine_hands_each_run_on_without_keeping_it() -> None:
     parser.feed("first run" * 50 + "<m>" + "second run" * 50 + "<m>" + "third" * 50)
     parser.finish()
     assert _Recorder.holders == [0, 0, 0]
+
+
+class _Counter:
+    """A reader that notes each run's reference count (its holders, names in frames too)."""
+
+    counts: ClassVar[list[int]] = []
+
+    def __init__(self, parser: Parser) -> None:
+        pass
+
+    def feed(self, text: str, offset: int) -> None:
+        _Counter.counts.append(sys.getrefcount(text))
+
+    def close(self, marker: str | None, offset: int) -> None:
+        pass
+
+
+def test_a_text_read_in_windows_hands_each_run_on_without_keeping_it() -> None:
+    # As a small feed's run: the reader holds it alone (a name in the window loop, or a
+    # match object of it, would keep a window's run alive beside what the reader keeps).
+    builder = GrammarBuilder()
+    builder.state("a", _Counter, "assistant")
+    builder.on("a", "<m>", "a")
+    grammar = builder.build(escape=False, conversation_start="a", completion_start="a")
+    _Counter.counts = []
+    Parser(grammar).feed("x" * 100 + "<m>" + "y" * 100)
+    small = _Counter.counts[-1]
+    _Counter.counts = []
+    Parser(grammar).feed("<m>" + "x" * (3 * WINDOW) + "<m>" + "z" * 50)
+    assert len(_Counter.counts) >= 4
+    assert set(_Counter.counts) == {small}
 
 
 def _parser() -> Parser:
@@ -139,6 +178,33 @@ _CALL_KINDS = (ToolCallStart, ToolCallDelta, ToolCallEnd)
 
 
 @pytest.mark.parametrize("name", ["pcml", "chatml", "llama3", "omni", "breeze", "chatglm3"])
+@pytest.mark.parametrize("step", [4096, None])
+def test_a_big_held_call_cut_at_a_stop_string_comes_out_in_pieces(
+    name: str, step: int | None
+) -> None:
+    # As an engine sends it: cut at the format's first stop string, which is the call's
+    # close in omni (<|FUNCTION_RETURN|>); the call ends with the output, still in pieces
+    # (omni's came as one delta of all its arguments, read whole at the end).
+    fmt = pawlette.get_format(name)
+    arguments = json.dumps({"text": 'é€😀 "quoted" \\ line\n' * (PIECE_BYTES // 12)})
+    call = {"id": "c", "type": "function", "function": {"name": "store", "arguments": arguments}}
+    question = [{"role": "user", "content": "go"}]
+    message = {"role": "assistant", "content": None, "tool_calls": [call]}
+    prompt = fmt.render(question, add_generation_prompt=True).text
+    text = fmt.render([*question, message]).text[len(prompt) :]
+    text = cut_at_stop(text, list(fmt.stop))
+    events = feed_in_pieces(fmt, text, [step or len(text)], conversation=False)
+    deltas = [event.arguments for event in events if isinstance(event, ToolCallDelta)]
+    assert [type(event).__name__ for event in events if type(event) in _CALL_KINDS] == [
+        "ToolCallStart",
+        *["ToolCallDelta"] * len(deltas),
+        "ToolCallEnd",
+    ]
+    assert len(deltas) >= 2
+    assert json.loads("".join(deltas)) == json.loads(arguments)
+
+
+@pytest.mark.parametrize("name", ["pcml", "chatml", "llama3", "omni", "breeze", "chatglm3"])
 @pytest.mark.parametrize("shift", [-3, -1, 0, 1, 2])
 def test_a_big_text_fed_whole_reads_as_fed_in_pieces(name: str, shift: int) -> None:
     # Fed whole, a text past WINDOW is read a window at a time: a marker (or its escape)
@@ -161,3 +227,54 @@ def test_a_big_text_fed_whole_reads_as_fed_in_pieces(name: str, shift: int) -> N
     assert folded(fmt, whole) == folded(fmt, feed_in_pieces(fmt, text, [4093], conversation=True))
     first = folded(fmt, whole)[0][0]
     assert "".join(getattr(part, "text", "") for part in first.content) == "u" + filler
+
+
+@pytest.mark.parametrize("before", [1, 5, 39])
+@pytest.mark.parametrize(
+    ("ending", "found"),
+    [
+        ("<|im_end|>", "text after the end of the turn"),
+        ('<tool_call>\n{"name": "f", "arguments": {"a": 1}}\n</tool_call>', "text in state"),
+    ],
+)
+def test_a_strict_error_at_a_window_edge_quotes_the_text_as_written(
+    before: int, ending: str, found: str
+) -> None:
+    # The text a strict parser refuses begins `before` characters short of a window's edge:
+    # fed whole, its message quotes it as a feed of all of it did (the window's last run
+    # is read with the next window's first), not cut at the edge ('s' for before=1).
+    fmt = pawlette.get_format("chatml")
+    stray = " stray text that goes on for well over forty characters"
+    text = "a" * (WINDOW - before - len(ending) - 1) + ending + stray  # s at WINDOW - before
+    with pytest.raises(pawlette.ParseError) as raised:
+        fmt.parse(text, strict=True)
+    assert raised.value.offset == WINDOW - before
+    assert found in str(raised.value)
+    assert repr(stray.strip()[:40]) in str(raised.value)
+
+
+@pytest.mark.parametrize("name", pawlette.formats())
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(rng=st.randoms(use_true_random=False), window=st.integers(1, 48), tail=st.integers(0, 9))
+def test_a_text_read_in_windows_parses_as_fed_whole(
+    name: str, rng: random.Random, window: int, tail: int
+) -> None:
+    # Windows of a few characters on the fuzz's completions: lenient events fold the same
+    # whatever the tail kept back; strict errors (with the tail as shipped) say the same.
+    fmt = pawlette.get_format(name)
+    text = completion(fmt, rng)
+    whole = _outcome(fmt, text, strict=True)
+    lenient = folded(fmt, feed_in_pieces(fmt, text, [len(text)], conversation=False))
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(machine, "WINDOW", window)
+        assert _outcome(fmt, text, strict=True) == whole
+        patch.setattr(machine, "WINDOW_TAIL", tail)
+        events = feed_in_pieces(fmt, text, [len(text)], conversation=False)
+        assert folded(fmt, events) == lenient
+
+
+def _outcome(fmt: pawlette.Format, text: str, *, strict: bool) -> object:
+    try:
+        return fmt.parse(text, strict=strict, id_factory=lambda: "c").message
+    except pawlette.ParseError as error:
+        return error.offset, str(error)

@@ -254,6 +254,22 @@ def test_lenient_call_missing_only_its_closing_fence_stays_a_call(tail: str, sto
         GLM.parse(text + stop, strict=True)
 
 
+@pytest.mark.parametrize("sizes", [[4096], [65_537], []])
+def test_lenient_big_call_missing_only_its_closing_fence_stays_a_call(sizes: list[int]) -> None:
+    # The same exception for a call past the piece size, whose arguments are kept in a map
+    # until the parser makes them: the warning gives its block as written, rebuilt from
+    # that JSON (made into one string for it), and the call keeps its arguments whole.
+    value = 'é€😀 "quoted" \\ line\n' * 30_000
+    block = "store\n```python\ntool_call(text=" + json.dumps(value, ensure_ascii=False) + ")"
+    events = feed_in_pieces(GLM, block + "<|observation|>", sizes, conversation=False)
+    deltas = [event.arguments for event in events if isinstance(event, ToolCallDelta)]
+    assert json.loads("".join(deltas)) == {"text": value}
+    result = fold(events, GLM.grammar.fields)
+    (warning,) = result.warnings
+    assert (warning.offset, warning.text) == (len(block), block)
+    assert result.messages[0].content is None
+
+
 def test_lenient_text_after_the_call_with_no_fence_is_content() -> None:
     result = GLM.parse('get_weather\n```python\ntool_call(city="x")\nmore')
     assert result.message["content"] == "\nmore"

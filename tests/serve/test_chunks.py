@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pawlette.engine.call_text import PIECE_BYTES
+from pawlette.serve import chunks
 from pawlette.serve.chunks import ChunkEncoder, ChunkStream
 from pawlette.serve.pipeline import encode_events
 from pawlette.types import (
@@ -105,3 +107,35 @@ def test_a_held_call_is_sent_as_its_deltas_batched_up_to_a_piece() -> None:
         assert "".join(sent) == "".join(pieces)
         assert len(sent) == expected
         assert all(len(piece) <= PIECE_BYTES for piece in sent)
+
+
+@settings(max_examples=100, deadline=None)
+@given(events=event_lists(), big=st.integers(0, 30))
+def test_big_chunks_encoded_on_their_own_are_the_same_bytes(events: list[Event], big: int) -> None:
+    # Chunks past BIG_CHUNK characters of delta JSON are made UTF-8 one by one (no joined
+    # string of a big call's JSON); the bytes are the same as the chunks' JSON.
+    expected = encode_events(ChunkStream(model="m", completion_id="c", created=0).chunks(events))
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(chunks, "BIG_CHUNK", big)
+        stream = ChunkStream(model="m", completion_id="c", created=0)
+        assert ChunkEncoder(stream).encode(stream.deltas(events)) == expected
+
+
+def test_a_big_call_with_a_lone_surrogate_encodes_as_its_json() -> None:
+    pieces = ["é😀\ud800" + "x" * PIECE_BYTES, '"\\' * 1000, "\udfff" * 70_000]
+    events: list[Event] = [ToolCallStart(0, "call", "f")]
+    events += [ToolCallDelta(0, piece) for piece in pieces]
+    events += [ToolCallEnd(0), TextDelta("after"), MessageEnd(None)]
+    stream = ChunkStream(model="m", completion_id="c", created=0)
+    encoded = ChunkEncoder(stream).encode(stream.deltas(events))
+    assert encoded == encode_events(
+        ChunkStream(model="m", completion_id="c", created=0).chunks(events)
+    )
+    arguments = "".join(
+        call["function"].get("arguments", "")
+        for event in encoded.split(b"\n\n")[:-1]
+        for call in json.loads(event.removeprefix(b"data: "))["choices"][0]["delta"].get(
+            "tool_calls", ()
+        )
+    )
+    assert arguments == "".join(pieces)

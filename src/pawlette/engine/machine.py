@@ -43,6 +43,7 @@ and a string made from it.  A call under that size still gets one delta.
 
 from __future__ import annotations
 
+import re
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -69,6 +70,20 @@ _CALL_EVENTS = frozenset((ToolCallStart, ToolCallDelta, ToolCallEnd))
 WINDOW = 1 << 18
 """A text fed at once past this many characters is read a window at a time (see
 :meth:`Parser.feed`): the same events, joined (a long run may come as a delta per window)."""
+WINDOW_TAIL = 1 << 12
+"""A window's last run of text with fewer characters than this past its leading whitespace
+is read joined to the next window's first run: a reader that refuses text quotes the run
+from where it goes wrong (a strict error's message), so a run cut by a window's edge just
+after that place would be quoted cut, where the text fed whole is quoted as written."""
+_WORD = re.compile(r"\S")  # where a run's text past its leading whitespace begins
+
+
+def _short(run: str) -> bool:
+    """Whether ``run`` has text past its leading whitespace, fewer than :data:`WINDOW_TAIL`
+    characters (whitespace alone is never quoted: kept back, a text of it would pile up).
+    (A function: no name of the caller's holds the run once it is handed on.)"""
+    word = _WORD.search(run)
+    return word is not None and len(run) - word.start() < WINDOW_TAIL
 
 
 class Reader(Protocol):
@@ -376,12 +391,27 @@ class Parser:
     def _feed_windows(self, text: str) -> list[Event]:
         """A big text, lexed and read a :data:`WINDOW` at a time (as if fed so): its runs are
         cut from a window, not from the whole, so what a reader keeps of a big call is never
-        held beside a copy of all its text (the caller's text aside)."""
+        held beside a copy of all its text (the caller's text aside).  A window's last run, if
+        short past its leading whitespace (:data:`WINDOW_TAIL`), is read with the next
+        window's first: a strict error there quotes the text as a whole feed does."""
+        held: tuple[str | None, str, int] | None = None  # a short last run (WINDOW_TAIL)
+        last = len(text) - WINDOW  # where the last window starts, or past it
         for start in range(0, len(text), WINDOW):
             tokens = self._lexer.feed(text[start : start + WINDOW])
+            if held is not None:
+                if tokens and tokens[0][0] is None:
+                    tokens[0] = (None, held[1] + tokens[0][1], held[2])
+                else:
+                    tokens.insert(0, held)
+                held = None
+            if start < last and tokens and tokens[-1][0] is None and _short(tokens[-1][1]):
+                held = tokens.pop()
             if tokens:
                 self._dispatch(tokens)
             del tokens
+        if held is not None:
+            tokens, held = [held], None
+            self._dispatch(tokens)
         return self._take()
 
     def feed_marker(self, marker: str) -> list[Event]:

@@ -216,6 +216,10 @@ def utf8(json_text: str) -> bytes:
         return _LONE_SURROGATE.sub(lambda match: f"\\u{ord(match.group()):04x}", json_text).encode()
 
 
+BIG_CHUNK = 1 << 16
+"""A chunk's delta past this many characters of JSON is encoded to UTF-8 on its own (see
+:meth:`ChunkEncoder.encode`)."""
+
 # One encoder for every chunk: json.dumps with options builds a new encoder per call.
 _JSON = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
 _STRING = json.encoder.encode_basestring  # in C; what ensure_ascii=False writes
@@ -244,15 +248,24 @@ class ChunkEncoder:
     def encode(self, deltas: list[Delta]) -> bytes:
         head = self._head
         parts: list[str] = []
+        encoded: list[bytes] = []  # the chunks up to a big one, as UTF-8 (see below)
         for delta, reason in deltas:
             parts.append(head)
             text = delta.get("content") if len(delta) == 1 else None
             # The common chunk, a piece of text, without the general encoder.
-            parts.append(
-                '{"content":' + _STRING(text) + "}" if type(text) is str else _JSON.encode(delta)
-            )
+            body = '{"content":' + _STRING(text) + "}" if type(text) is str else _JSON.encode(delta)
+            parts.append(body)
             if reason is None:
                 parts.append(self._open)
             else:
                 parts.append(f',"logprobs":null,"finish_reason":{_STRING(reason)}}}]}}\n\n')
-        return utf8("".join(parts))
+            if len(body) > BIG_CHUNK:
+                # A big chunk (a held call's piece of arguments): made UTF-8 at once, so the
+                # deltas' JSON is not held whole as strings, then joined, then encoded.
+                encoded.append(utf8("".join(parts)))
+                parts.clear()
+        if not encoded:
+            return utf8("".join(parts))
+        if parts:
+            encoded.append(utf8("".join(parts)))
+        return encoded[0] if len(encoded) == 1 else b"".join(encoded)

@@ -175,7 +175,9 @@ class _CallArgumentsReader:
         if block.closes_as_text(parser, marker, call.close.text):
             return
         kept = self._kept
-        if marker == call.close.text and kept.checked_object():  # a big call, valid
+        # A big call, valid: closed, or ended by the end of the output (an engine stops at
+        # the close when it is a stop string, and cuts it: omni's), as the whole read takes it.
+        if marker in (call.close.text, None) and kept.checked_object():
             if call.kind == "action":
                 parser.emit(PartAdded(ActionPart(block.name, kept.take_object())))
             elif block.index is not None:
