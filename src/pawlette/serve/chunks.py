@@ -126,7 +126,7 @@ class ChunkStream:
         batch: list[str] = []
         size = 0
         for event in held:
-            if not isinstance(event, ToolCallDelta):
+            if not isinstance(event, ToolCallDelta) or not event.arguments:
                 continue
             if batch and size + len(event.arguments) > PIECE_BYTES:
                 deltas.append(self._arguments_delta(index, batch))
