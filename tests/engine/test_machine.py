@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 import pawlette
 from pawlette.engine import machine
 from pawlette.engine.call_text import PIECE_BYTES, MappedPieces, late_text
-from pawlette.engine.machine import WINDOW, GrammarBuilder, Parser
+from pawlette.engine.machine import WINDOW, Grammar, GrammarBuilder, Parser
 from pawlette.types import ToolCallDelta, ToolCallEnd, ToolCallStart
 
 from ..helpers import feed_in_pieces, folded
@@ -41,13 +41,17 @@ class _Recorder:
         pass
 
 
-def test_the_machine_hands_each_run_on_without_keeping_it() -> None:
+def _grammar(reader: type) -> Grammar:
+    """One state read by ``reader``, and a marker that re-enters it."""
     builder = GrammarBuilder()
-    builder.state("a", _Recorder, "assistant")
-    builder.on("a", "<m>", "a")
-    grammar = builder.build(escape=False, conversation_start="a", completion_start="a")
+    builder.state("a", reader, "assistant")
+    builder.on("a", "<m>", "a")  # a grammar has markers (none: the lexer matches "" forever)
+    return builder.build(escape=False, conversation_start="a", completion_start="a")
+
+
+def test_the_machine_hands_each_run_on_without_keeping_it() -> None:
     _Recorder.holders = []
-    parser = Parser(grammar)
+    parser = Parser(_grammar(_Recorder))
     parser.feed("first run" * 50 + "<m>" + "second run" * 50 + "<m>" + "third" * 50)
     parser.finish()
     assert _Recorder.holders == [0, 0, 0]
@@ -71,10 +75,7 @@ class _Counter:
 def test_a_text_read_in_windows_hands_each_run_on_without_keeping_it() -> None:
     # As a small feed's run: the reader holds it alone (a name in the window loop, or a
     # match object of it, would keep a window's run alive beside what the reader keeps).
-    builder = GrammarBuilder()
-    builder.state("a", _Counter, "assistant")
-    builder.on("a", "<m>", "a")
-    grammar = builder.build(escape=False, conversation_start="a", completion_start="a")
+    grammar = _grammar(_Counter)
     _Counter.counts = []
     Parser(grammar).feed("x" * 100 + "<m>" + "y" * 100)
     small = _Counter.counts[-1]
@@ -85,11 +86,7 @@ def test_a_text_read_in_windows_hands_each_run_on_without_keeping_it() -> None:
 
 
 def _parser() -> Parser:
-    builder = GrammarBuilder()
-    builder.state("a", _Recorder, "assistant")
-    builder.on("a", "<m>", "a")  # a grammar has markers (none: the lexer matches "" forever)
-    grammar = builder.build(escape=False, conversation_start="a", completion_start="a")
-    return Parser(grammar)
+    return Parser(_grammar(_Recorder))
 
 
 def _late(text: str) -> str:
