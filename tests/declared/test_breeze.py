@@ -17,7 +17,7 @@ import datetime
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 
 import pawlette
 from pawlette.errors import PawletteError
@@ -34,9 +34,25 @@ OPTIONS: list[dict[str, Any]] = [
 ]
 
 
+TWO_EMPTY_SYSTEMS: dict[str, Any] = {
+    "messages": [
+        {"role": "system", "content": ""},
+        {"role": "system", "content": ""},
+        {"role": "user", "content": "hi"},
+    ],
+    "tools": [
+        {
+            "type": "function",
+            "function": {"name": "f", "description": "d", "parameters": {"type": "object"}},
+        }
+    ],
+}
+
+
 @pytest.mark.parametrize("options", OPTIONS, ids=lambda options: ",".join(options) or "default")
 @settings(max_examples=25)
 @given(request=strategy.conversations())
+@example(request=TWO_EMPTY_SYSTEMS)  # (found by a random run: the first alone is the loss)
 def test_what_it_writes_reads_back_to_the_same_text(
     options: dict[str, Any], request: dict[str, Any]
 ) -> None:
@@ -52,9 +68,10 @@ def test_what_it_writes_reads_back_to_the_same_text(
     assert lenient.to_request() == strict.to_request()
     read = strict.to_request()
     empty = {"role": "system", "content": ""}
-    if request["messages"][:1] == [empty] and read["messages"][:1] != [empty]:
+    if _leading(request["messages"], empty) == _leading(read["messages"], empty) + 1:
         # The one loss (the strategy's ``normalise`` names it): an empty system text after
-        # the tools is a turn that only holds the tools, read as no system message.
+        # the tools is a turn that only holds the tools, read as no system message (more
+        # empty system messages after it are read as they are).
         read["messages"].insert(0, empty)
     assert breeze.render(read).text == text
     messages, tools = read["messages"], read.get("tools")
@@ -65,6 +82,14 @@ def test_what_it_writes_reads_back_to_the_same_text(
     completion = breeze.render(messages[: last + 1], tools).text[len(prompt) :]
     message = breeze.parse(completion, tools=tools).message
     assert without_ids(message) == without_ids(messages[last])
+
+
+def _leading(messages: list[dict[str, Any]], message: dict[str, Any]) -> int:
+    """How many of ``messages`` are ``message`` before any other."""
+    count = 0
+    while count < len(messages) and messages[count] == message:
+        count += 1
+    return count
 
 
 def without_ids(message: dict[str, Any]) -> dict[str, Any]:
