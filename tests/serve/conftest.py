@@ -13,6 +13,7 @@ import openai
 import pytest
 import uvicorn
 
+from pawlette.serve import transport
 from pawlette.serve.app import build_app
 from pawlette.serve.config import ServeConfig
 
@@ -45,6 +46,17 @@ class LiveServer:
             if time.monotonic() > deadline or not self.thread.is_alive():
                 raise RuntimeError("the pawlette server did not start")
             time.sleep(0.01)
+
+    @classmethod
+    def with_client(cls, client: str, upstream: str) -> LiveServer:
+        """A pcml server on ``upstream`` whose engine client is ``client`` (``lean``,
+        ``aiohttp`` or ``httpx``: chosen when the app is built), with a 2 s timeout."""
+        saved = transport.CLIENT
+        transport.CLIENT = client
+        try:
+            return cls(ServeConfig(format="pcml", upstream=upstream, model="m", timeout=2))
+        finally:
+            transport.CLIENT = saved
 
     @property
     def url(self) -> str:

@@ -30,9 +30,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import pawlette.serve.transport as transport
 from pawlette.export.grammar import grammar_formats
-from pawlette.serve.config import ServeConfig
 from pawlette.serve.http1 import LeanClient
 from pawlette.serve.http1_response import ResponseParser
 from pawlette.serve.sse import SSEDecoder
@@ -296,12 +294,7 @@ def quirky() -> Iterator[RawEngine]:
 
 @pytest.fixture(scope="module", params=["lean", "aiohttp", "httpx"])
 def server(request: pytest.FixtureRequest, quirky: RawEngine) -> Iterator[LiveServer]:
-    saved = transport.CLIENT
-    transport.CLIENT = request.param
-    try:
-        live = LiveServer(ServeConfig(format="pcml", upstream=quirky.url, model="m", timeout=2))
-    finally:
-        transport.CLIENT = saved
+    live = LiveServer.with_client(request.param, quirky.url)
     yield live
     live.stop()
 

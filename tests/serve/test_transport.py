@@ -38,12 +38,7 @@ def streamed_content(response: httpx.Response) -> str:
 
 @pytest.fixture(scope="module", params=["lean", "aiohttp", "httpx"])
 def server(request: pytest.FixtureRequest, upstream: FakeUpstream) -> Iterator[LiveServer]:
-    saved = transport.CLIENT
-    transport.CLIENT = request.param
-    try:
-        live = LiveServer(ServeConfig(format="pcml", upstream=upstream.url, model="m", timeout=2))
-    finally:
-        transport.CLIENT = saved
+    live = LiveServer.with_client(request.param, upstream.url)
     sender = live.server.config.app.state.server.upstreams.sender
     expected = {"lean": transport.LeanSender, "aiohttp": transport.AiohttpSender}
     assert type(sender) is expected.get(request.param, type(None))
