@@ -119,9 +119,7 @@ def concurrent(format_name: str, seeds: int, clients: int, slots: int, max_token
         lock = threading.Lock()
 
         def worker() -> None:
-            client = openai.OpenAI(
-                base_url=server.url + "/v1", api_key="x", max_retries=0, timeout=600
-            )
+            client = sdk_client(server.url)
             while True:
                 with lock:
                     if not work:
@@ -163,9 +161,7 @@ def replicas(rounds: int, clients: int, slots: int, max_tokens: int) -> Tally:
 
         def worker() -> None:
             nonlocal done, killed_at
-            client = openai.OpenAI(
-                base_url=server.url + "/v1", api_key="x", max_retries=0, timeout=600
-            )
+            client = sdk_client(server.url)
             while True:
                 with lock:
                     if not work:
@@ -203,6 +199,12 @@ UPSTREAM_METRICS = (
     "pawlette_upstream_requests_total",
     "pawlette_upstream_ejected",
 )
+
+
+def sdk_client(url: str) -> openai.OpenAI:
+    """An SDK client of the server at ``url``: no retries (a failure is counted, not hidden),
+    a timeout long enough for a slow engine's longest answer."""
+    return openai.OpenAI(base_url=url + "/v1", api_key="x", max_retries=0, timeout=600)
 
 
 def run_workers(worker: Callable[[], None], clients: int) -> None:
