@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .blocks.tool_choice import ForcedPrefixes, forced_prefix
-from .engine.fold import fold, merge_assistant
+from .engine.fold import fold, merge_assistant, pair_results
 from .engine.lexer import marker_pattern
 from .engine.machine import Grammar, Parser
 from .engine.writer import Writer
@@ -89,7 +89,7 @@ class Format:
     after a segment of one of these kinds followed by one of another kind (ChatGLM3's
     ``build_chat_input`` encodes ``{metadata}\\n`` and the content apart)."""
     declaration: Any = field(default=None, compare=False, repr=False)
-    """The :class:`pawlette.declare.Layout` the format was declared from (None: written by
+    """The :class:`pawlette.legacy.Layout` the format was declared from (None: written by
     hand): exporters read it from the value, never look the format up by name."""
 
     _plain_render: Callable[[object, object, bool], Rendering | None] | None = field(
@@ -240,7 +240,10 @@ class Format:
         )
         events = parser.feed(text) + parser.finish()
         folded = fold(events, self.grammar.fields)
-        messages = tuple(folded.messages)
+        # A format whose results name no call answers calls by position (pair_results); one
+        # that reads a result's call id (a field of the tool role) keeps what it read.
+        paired = "tool" in self.grammar.fields
+        messages = tuple(folded.messages if paired else pair_results(folded.messages))
         tools = tuple(folded.tools)
         return ParsedConversation(
             messages=[message_to_openai(message) for message in messages],

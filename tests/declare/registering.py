@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 import pawlette
-from pawlette.declare import Layout
+from pawlette.legacy import Layout
 
 
 @contextmanager

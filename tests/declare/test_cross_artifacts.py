@@ -29,10 +29,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import pawlette
-from pawlette.declare import PythonCalls, layout_of
 from pawlette.export import export_grammar, export_jinja
 from pawlette.export.jinja import template_inputs
 from pawlette.format import Format
+from pawlette.legacy import PythonCalls
 from pawlette.tokenization.ids import IdParser
 
 from ..export import gbnf
@@ -48,10 +48,21 @@ from . import (
     user_containers,
     user_format,
 )
-from .conversations import TOOLS, call_rules, conversations, has_tools, normalise, writes_call_ids
+from .conversations import (
+    TOOLS,
+    call_rules,
+    conversations,
+    has_tools,
+    layout_of,
+    normalise,
+    reasoning_rules,
+    writes_call_ids,
+)
 from .tokens import accepts, random_walk, segment_ids, tokenizer
 
-DECLARED = [name for name in pawlette.formats() if layout_of(pawlette.get_format(name)) is not None]
+DECLARED = [
+    name for name in pawlette.formats() if pawlette.get_format(name).declaration is not None
+]
 USER_FORMATS = {
     module.LAYOUT.name: module
     for module in (
@@ -326,17 +337,21 @@ def near_misses(fmt: Format, text: str) -> list[str]:
     # The end of a Python call list (the last ")]" of a turn that holds one; text such as
     # reasoning may spell ")]" too, and mutating it there is no miss).
     cut = text.rfind(")]")
-    if isinstance(layout.calls, PythonCalls) and re.search(r"\[(get_weather|now)\(", text):
+    if isinstance(getattr(layout, "calls", None), PythonCalls) and re.search(
+        r"\[(get_weather|now)\(", text
+    ):
         misses.append(text[:cut] + ") garbage]" + text[cut + 2 :])
         misses.append(text[:cut] + "))]" + text[cut + 2 :])
     end = fmt.stop[0]
     # (the turn without its stop is no miss: the grammar ends where the engine's stop takes over)
     misses.append(text.replace(end, end + end))
     misses.append(end + text)
-    if layout.reasoning is not None:
-        opening = "".join(p.text for p in layout.reasoning.open if hasattr(p, "text"))
-        misses.append(text.replace(end, opening + end))
-    if layout.headed is not None:  # calls as turns: NAME\n```python\ntool_call(k=v)\n```
+    reasoning = reasoning_rules(layout)
+    if reasoning is not None:
+        misses.append(text.replace(end, reasoning.open + end))
+    if (
+        getattr(layout, "headed", None) is not None
+    ):  # calls as turns: NAME\n```python\ntool_call(k=v)\n```
         headed = layout.headed
         head = headed.head("get_weather")
         misses.append(text.replace(head, headed.head("get_wether"), 1))
@@ -346,7 +361,9 @@ def near_misses(fmt: Format, text: str) -> list[str]:
         misses.append(text.replace(close, ") garbage" + headed.closing, 1))
         misses.append(text.replace(close, "))" + headed.closing, 1))
         misses.append(text.replace(close, ")", 1))
-    if layout.blocks is not None:  # inline calls: \n<start>NAME<arguments>{...}<close>
+    if (
+        getattr(layout, "blocks", None) is not None
+    ):  # inline calls: \n<start>NAME<arguments>{...}<close>
         calls = layout.blocks.calls
         start, arguments, close = calls.start.text, calls.arguments.text, calls.close.text
         head = start + "get_weather" + arguments

@@ -1,7 +1,7 @@
 """The format registry: one declaration module per format, loaded on first use; the
 formats registered at run time with :func:`register_format`; and the formats other packages
 declare under the ``pawlette.formats`` entry point group (``name = "module:ATTRIBUTE"``, a
-:class:`~pawlette.Format` or a :class:`pawlette.declare.Layout`), so the command line and
+:class:`~pawlette.Format` or a :class:`pawlette.legacy.Layout`), so the command line and
 the server know them too."""
 
 from __future__ import annotations
@@ -20,8 +20,8 @@ _MODULES: dict[str, str] = {
     "chatglm3": "pawlette.declared.chatglm3",
     "breeze": "pawlette.declared.breeze",
     "omni": "pawlette.declared.omni",
-    "chatml": "pawlette.declared.chatml",
-    "llama3": "pawlette.declared.llama3",
+    "chatml": "pawlette.formats.chatml",
+    "llama3": "pawlette.formats.llama3",
 }
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
 _LOADED: dict[str, Format] = {}
@@ -46,7 +46,7 @@ def formats() -> list[str]:
 def _load_plugin(name: str, entry: Any) -> Format:
     value = entry.load()
     if not isinstance(value, Format):
-        from ..declare import Layout, declare
+        from ..legacy import Layout, declare
 
         if not isinstance(value, Layout):
             raise TypeError(f"entry point {_ENTRY_POINT_GROUP}:{name} is not a Format or Layout")
@@ -59,12 +59,12 @@ def register_format(fmt: object, *, replace: bool = False) -> Format:
     CLI's ``-f``, the server, ``export_jinja``, ``export_grammar``, ``tokenize``, the
     prompters' ``format=``).
 
-    ``fmt`` is a :class:`~pawlette.Format` or a :class:`pawlette.declare.Layout` (declared
+    ``fmt`` is a :class:`~pawlette.Format` or a :class:`pawlette.legacy.Layout` (declared
     here).  A name already taken raises :class:`~pawlette.errors.RequestError` unless
     ``replace``.  Returns the registered format.
     """
     if not isinstance(fmt, Format):
-        from ..declare import Layout, declare
+        from ..legacy import Layout, declare
 
         if not isinstance(fmt, Layout):
             raise RequestError(

@@ -1,6 +1,6 @@
 """The readers of headed turns: ``<|role|>{metadata}\\n{body}``.
 
-See :mod:`pawlette.declare.headed` for the concept.
+See :mod:`pawlette.legacy.headed` for the concept.
 
 A turn runs from its role marker to the next one; its first line is plain-text metadata.
 
@@ -344,7 +344,7 @@ class FenceTail:
     """The body of a fenced block, streamed by offsets: the tail that may still be its closing
     fence (a line ````` ``` ````` then only whitespace up to the end of the turn) is held back.
 
-    What :class:`~pawlette.declare.python_reader.ClosingFence` does, piece for piece, without
+    What :class:`~pawlette.legacy.python_reader.ClosingFence` does, piece for piece, without
     cutting a fed text into lines: the held tail is the text from the earliest newline from
     which all the rest still reads as the fence's beginning (``_FENCE_TAIL``), so each feed
     releases the earlier held text (or a part of it) and one range of the fed text.

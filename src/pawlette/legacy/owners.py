@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 
 INTERPRETERS = ("writer_of", "compile_table", "forced_prefixes", "chat_template", "build_turn")
 
-# layout field -> interpreter -> module under pawlette.declare that defines it.
+# layout field -> interpreter -> module under pawlette.legacy that defines it.
 OWNERS: dict[str, dict[str, str]] = {
     "headed": {
         "writer_of": "headed.write",

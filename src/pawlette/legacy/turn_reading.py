@@ -1,6 +1,6 @@
 """Turn reading: what a parser reads of Llama 3 style turns beyond what the writer writes.
 
-A concept of the declaration layer (:mod:`pawlette.declare.layout`) with its one interpreter,
+A concept of the declaration layer (:mod:`pawlette.legacy.layout`) with its one interpreter,
 the parse table (nothing here is written, templated or generated, so the writer, Jinja and
 grammar never see it).  A layout whose frames open with ``header_open`` + role name +
 ``header_close`` + ``blank`` (``<|start_header_id|>user<|end_header_id|>\\n\\n``) reads each

@@ -1,9 +1,9 @@
 """Headed turns: ``<|role|>{metadata}\\n{body}``, each turn ended by the next role marker.
 
-A concept of the declaration layer (:mod:`pawlette.declare.layout`) for layouts in ChatGLM3's
+A concept of the declaration layer (:mod:`pawlette.legacy.layout`) for layouts in ChatGLM3's
 family, with all of its interpreters in this package: the writer (:mod:`.write`), the parse
 table (:mod:`.table`) and its readers (:mod:`.readers`), the Jinja chat template
-(:mod:`.jinja`) and the turn grammar (:mod:`.grammar`).  A :class:`~pawlette.declare.Layout`
+(:mod:`.jinja`) and the turn grammar (:mod:`.grammar`).  A :class:`~pawlette.legacy.Layout`
 whose ``headed`` is a :class:`HeadedTurns` is interpreted by them; its other fields still say
 what they say elsewhere:
 

@@ -1,4 +1,4 @@
-"""The Jinja chat template of headed turns (see :mod:`pawlette.declare.headed`).
+"""The Jinja chat template of headed turns (see :mod:`pawlette.legacy.headed`).
 
 Expresses what :mod:`.write` renders (without the ``role_order`` check), with one difference
 in what it takes: tool call ``arguments`` must be **objects** (the Hugging Face convention),

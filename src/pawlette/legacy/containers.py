@@ -538,7 +538,7 @@ def compile_table(layout: Layout) -> Grammar:
             raise FormatError(f"{layout.name}: calls in containers need an open fence")
         if joined(layout, calls.separator) not in ("", "\n"):
             # Text before the separator is one grammar lexeme with it: only a newline has one
-            # (llguidance's lexer is greedy; see pawlette.declare.grammar).
+            # (llguidance's lexer is greedy; see pawlette.legacy.grammar).
             raise FormatError(f"{layout.name}: a call separator is a newline or nothing")
         call_close = joined(layout, calls.close)
         table.state("assistant.call", json_call_reader(envelope(layout), call_close), "assistant")

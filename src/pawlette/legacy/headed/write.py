@@ -1,4 +1,4 @@
-"""The writer of headed turns (see :mod:`pawlette.declare.headed`).
+"""The writer of headed turns (see :mod:`pawlette.legacy.headed`).
 
 Segments, per turn: the role marker (``header``), the metadata line (``metadata``: the name,
 or a call's name, and its newline), the body (``content``, ``tool_call``, or the tools

@@ -1,4 +1,4 @@
-"""The turn grammar of headed turns (see :mod:`pawlette.declare.headed`): ChatGLM3's assistant
+"""The turn grammar of headed turns (see :mod:`pawlette.legacy.headed`): ChatGLM3's assistant
 turn, as the renderer writes it (after the ``<|assistant|>`` of the
 generation prompt), through the role token that ends it::
 

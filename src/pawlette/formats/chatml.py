@@ -86,7 +86,7 @@ from pawlette.declare import (
     Marker,
     Reasoning,
     Results,
-    SystemTurn,
+    SystemPrompt,
     ToolsBlock,
     declare,
     fence,
@@ -123,50 +123,51 @@ class ChatmlOptions:
 QWEN3 = ChatmlOptions()
 QWEN25 = ChatmlOptions(default_system=QWEN25_SYSTEM, reasoning=False)
 
+REASONING = Reasoning(
+    open=fence(THINK, "\n"),
+    close=fence("\n", THINK_END, "\n\n"),
+    keep="after_last_query",
+    empty_on_last=True,
+)
+
 
 def layout(options: ChatmlOptions) -> Layout:
     return Layout(
         name="chatml",
         summary="ChatML (Qwen2.5/Qwen3): <|im_start|>role, <tool_call> JSON, <think>",
-        frames={role: frame(role) for role in ("system", "user", "assistant")},
-        system=SystemTurn(default=options.default_system),
-        tools=ToolsBlock(
-            host="system",
-            open=fence(TOOLS_INTRO),
-            item_open=fence("\n"),
-            # <tool_call> is a token even inside this text: Qwen's tokenizer matches it there.
-            close=fence(
-                TOOLS_OUTRO,
-                TOOL_CALL,
-                TOOL_CALL_END,
-                " XML tags:\n",
-                TOOL_CALL,
-                '\n{"name": <function-name>, "arguments": <args-json-object>}\n',
-                TOOL_CALL_END,
+        frames={
+            **{role: frame(role) for role in ("system", "user", "assistant")},
+            "tool": Frame(open=fence(IM_START, "user"), end=fence(IM_END), after=fence("\n")),
+        },
+        concepts=(
+            SystemPrompt(default=options.default_system),
+            ToolsBlock(
+                place="system",
+                open=fence(TOOLS_INTRO),
+                item_open=fence("\n"),
+                # <tool_call> is a token even inside this text: Qwen's tokenizer matches it there.
+                close=fence(
+                    TOOLS_OUTRO,
+                    TOOL_CALL,
+                    TOOL_CALL_END,
+                    " XML tags:\n",
+                    TOOL_CALL,
+                    '\n{"name": <function-name>, "arguments": <args-json-object>}\n',
+                    TOOL_CALL_END,
+                ),
+                separator=fence("\n\n"),
             ),
-            separator=fence("\n\n"),
-        ),
-        reasoning=(
-            Reasoning(
-                open=fence(THINK, "\n"),
-                close=fence("\n", THINK_END, "\n\n"),
-                keep="after_last_query",
-                always_on_last=True,
-            )
-            if options.reasoning
-            else None
-        ),
-        calls=JsonCalls(
-            open=fence(TOOL_CALL, "\n"),
-            close=fence("\n", TOOL_CALL_END),
-            separator=fence("\n"),
-            loose_fences=True,  # models also write <tool_call>{...}</tool_call>
-        ),
-        results=Results(
-            frame=Frame(open=fence(IM_START, "user"), end=fence(IM_END), after=fence("\n")),
-            grouped=True,
-            item_open=fence("\n", RESPONSE, "\n"),
-            item_close=fence("\n", RESPONSE_END),
+            *((REASONING,) if options.reasoning else ()),
+            JsonCalls(
+                open=fence(TOOL_CALL, "\n"),
+                close=fence("\n", TOOL_CALL_END),
+                separator=fence("\n"),
+            ),
+            Results(
+                grouped=True,
+                item_open=fence("\n", RESPONSE, "\n"),
+                item_close=fence("\n", RESPONSE_END),
+            ),
         ),
         options=options,
         from_options=layout,

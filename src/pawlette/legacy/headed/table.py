@@ -1,4 +1,4 @@
-"""The parse table of headed turns (see :mod:`pawlette.declare.headed`).
+"""The parse table of headed turns (see :mod:`pawlette.legacy.headed`).
 
 A turn runs from its role marker to the next one, so every state has a row for every role
 marker and no turn has an end row::

@@ -5,7 +5,7 @@
   (:mod:`pawlette.engine.call_results`), its events go to the parser as they come.
 - :class:`PythonCallListReader`: a state whose text is a call list ``[f(a=1), g()]``
   (breeze's ``<|use_tool|>[...]<|eot_id|>``; a parse-table state gets it from
-  :func:`pawlette.declare.python_calls.call_list_reader`).
+  :func:`pawlette.legacy.python_calls.call_list_reader`).
 - :class:`ClosingFence`: streams the body of a Markdown code block, holding back a tail that
   may be its closing fence (a line ````` ``` ````` followed by nothing but whitespace up to the
   end of the state), so a fenced call or program streams without waiting for its end.
@@ -28,7 +28,7 @@ from ..types import Event, ParseWarning, TextDelta, ToolCallDelta, ToolCallEnd, 
 class CallPairing:
     """Where a reader remembers the calls it starts, so results can answer them by position:
     by default :mod:`pawlette.engine.call_results` (the declared layouts keep their own list: see
-    :mod:`pawlette.declare.python_calls`)."""
+    :mod:`pawlette.legacy.python_calls`)."""
 
     def remember(self, parser: Parser, call_id: str) -> None:
         remember_call(parser, call_id)

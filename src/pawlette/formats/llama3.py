@@ -70,7 +70,7 @@ from pawlette.declare import (
     Marker,
     Option,
     Results,
-    SystemTurn,
+    SystemPrompt,
     ToolsBlock,
     declare,
     fence,
@@ -108,35 +108,40 @@ def layout(options: Llama3Options) -> Layout:
         name="llama3",
         summary="Llama 3.1/3.2: header ids, JSON calls, ipython results, date as an option",
         begin=fence(BEGIN),
-        frames={role: header(role) for role in ("system", "user", "assistant")},
-        system=SystemTurn(
-            always=True,
-            preamble_with_tools=fence("Environment: ipython\n"),
-            preamble=fence(
-                "Cutting Knowledge Date: December 2023\nToday Date: ",
-                Option("date_string"),
-                "\n\n",
+        frames={
+            **{role: header(role) for role in ("system", "user", "assistant")},
+            "tool": header("ipython"),
+        },
+        concepts=(
+            SystemPrompt(
+                always=True,
+                preamble_with_tools=fence("Environment: ipython\n"),
+                preamble=fence(
+                    "Cutting Knowledge Date: December 2023\nToday Date: ",
+                    Option("date_string"),
+                    "\n\n",
+                ),
             ),
+            ToolsBlock(
+                place="first_user",
+                first=True,
+                open=fence(TOOLS_INTRO),
+                item_close=fence("\n\n"),
+                indent=4,
+            ),
+            JsonCalls(
+                open=None,
+                also_open=(fence(PYTHON_TAG),),
+                arguments_key="parameters",  # what Meta's templates write
+                also_arguments_keys=("arguments",),  # what models write as well
+                # Models given Meta's JSON instruction also write the OpenAI wrapper's key
+                # (llama.cpp's common/chat-diff-analyzer.cpp reads it for these templates).
+                ignored_members=(("type", "function"),),
+                parallel=False,
+                with_content=False,
+            ),
+            Results(),
         ),
-        tools=ToolsBlock(
-            host="first_user",
-            first=True,
-            open=fence(TOOLS_INTRO),
-            item_close=fence("\n\n"),
-            indent=4,
-        ),
-        calls=JsonCalls(
-            open=None,
-            also_open=(fence(PYTHON_TAG),),
-            arguments_key="parameters",  # what Meta's templates write
-            also_arguments_keys=("arguments",),  # what models write as well
-            # Models given Meta's JSON instruction also write the OpenAI wrapper's key
-            # (llama.cpp's common/chat-diff-analyzer.cpp reads it for these templates).
-            ignored_members=(("type", "function"),),
-            parallel=False,
-            with_content=False,
-        ),
-        results=Results(frame=header("ipython")),
         options=options,
         from_options=layout,
     )
