@@ -38,6 +38,7 @@ from .results import Results
 from .system import SystemPrompt
 from .table import compile_table
 from .tools import ToolsBlock
+from .xml_calls import XmlCalls
 from .write import writer_of
 
 __all__ = [
@@ -57,6 +58,7 @@ __all__ = [
     "SystemPrompt",
     "ToolsBlock",
     "Trimmed",
+    "XmlCalls",
     "declare",
     "fence",
     "layout_of",

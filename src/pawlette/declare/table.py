@@ -22,6 +22,7 @@ start of the assistant's turn, where reasoning may open), ``assistant.body`` (af
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
@@ -71,16 +72,30 @@ confirm.__name__ = "confirm"
 
 
 def loose_spellings(spellings: Iterable[str]) -> set[str]:
-    """Each spelling also without the whitespace around it, at either end or both
-    (``\\n<tool_call>\\n`` is also read as ``<tool_call>``, ``\\n<tool_call>`` and
-    ``<tool_call>\\n``); a spelling of whitespace alone is none."""
+    """Each spelling also without some of its whitespace: ``\n<tool_call>\n`` is also read
+    as ``<tool_call>``, ``\n<tool_call>`` and ``<tool_call>\n``; a fence with a few runs of
+    whitespace inside (``<tool_call>\n<function=``) is also read with any of them left out.
+    A spelling of whitespace alone is none."""
     given = set(spellings)
-    found = set()
+    found: set[str] = set()
     for text in given:
-        for loose in (text.strip(), text.lstrip(), text.rstrip()):
-            if loose:
+        runs = [match.span() for match in _WHITESPACE.finditer(text)]
+        if len(runs) > 4:  # long instruction text: only its ends
+            runs = [span for span in runs if span[0] == 0 or span[1] == len(text)]
+        for chosen in range(1, 1 << len(runs)):
+            pieces, position = [], 0
+            for bit, (start, end) in enumerate(runs):
+                if chosen >> bit & 1:
+                    pieces.append(text[position:start])
+                    position = end
+            pieces.append(text[position:])
+            loose = "".join(pieces)
+            if loose.strip():
                 found.add(loose)
     return found - given
+
+
+_WHITESPACE = re.compile(r"\s+")
 
 
 class Table:
