@@ -18,6 +18,22 @@ conversation: :class:`Rendered` holds the refusal and its message, never an exce
 :func:`own_turns` cuts each assistant turn out of the template's own text and checks that the
 format parses it back into the message.  Both return reports whose ``describe()`` prints the
 conversation, both sides and the first differing offset.
+
+A family's test, for example::
+
+    FORMAT = pawlette.get_format("chatml")
+    QWEN3 = corpus_reference("Qwen-Qwen3-0.6B", empty_content=True)
+    CONVERSATIONS = generate_conversations(
+        40, names=False, tool_names=False, avoid=FORMAT.special_markers
+    )
+
+    def test_renders_as_the_template() -> None:
+        report = compare_renders(FORMAT, QWEN3, CONVERSATIONS)
+        assert report.agrees, report.describe()
+
+    def test_the_templates_turns_parse_back() -> None:
+        report = own_turns(FORMAT, QWEN3, CONVERSATIONS)
+        assert report.agrees, report.describe()
 """
 
 from __future__ import annotations
@@ -49,6 +65,7 @@ __all__ = [
     "canonical_message",
     "compare_renders",
     "compose",
+    "corpus_reference",
     "first_difference",
     "hugging_face_messages",
     "own_turns",
@@ -217,6 +234,21 @@ class Reference:
         return self.render(
             request["messages"], request.get("tools"), add_generation_prompt=add_generation_prompt
         )
+
+
+def corpus_reference(name: str, **settings: Any) -> Reference:
+    """The corpus template ``name`` (a file stem) with its model's bos/eos tokens (as the
+    corpus table gives them; ``None`` where unknown) and other ``settings`` of
+    :class:`Reference` (``variables``, ``today``, ``empty_content``, or the tokens)."""
+    from .template_corpus import corpus_template
+
+    template = corpus_template(name)
+    values: dict[str, Any] = {
+        "bos_token": template.bos_token,
+        "eos_token": template.eos_token,
+        **settings,
+    }
+    return Reference(template.text, template.name, **values)
 
 
 def as_reference(

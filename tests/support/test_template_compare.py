@@ -20,12 +20,12 @@ from .template_compare import (
     Reference,
     canonical_message,
     compare_renders,
+    corpus_reference,
     first_difference,
     hugging_face_messages,
     own_turns,
     strip_text,
 )
-from .template_corpus import corpus_template
 
 CHATML = pawlette.get_format("chatml")
 LLAMA3 = pawlette.get_format("llama3")
@@ -34,25 +34,13 @@ TEXTS = ("plain", "non-ascii", "markdown", "quotes-backslashes", "empty-text", "
 
 
 def qwen3() -> Reference:
-    template = corpus_template("Qwen-Qwen3-0.6B")
     # Qwen3's template reads message.content even on a turn of calls alone.
-    return Reference(
-        template.text,
-        template.name,
-        bos_token=template.bos_token,
-        eos_token=template.eos_token,
-        empty_content=True,
-    )
+    return corpus_reference("Qwen-Qwen3-0.6B", empty_content=True)
 
 
 def llama31() -> Reference:
-    template = corpus_template("meta-llama-Llama-3.1-8B-Instruct")
-    return Reference(
-        template.text,
-        template.name,
-        template.bos_token,
-        template.eos_token,
-        variables={"date_string": "26 Jul 2024"},
+    return corpus_reference(
+        "meta-llama-Llama-3.1-8B-Instruct", variables={"date_string": "26 Jul 2024"}
     )
 
 
@@ -208,9 +196,8 @@ def test_llama3_renders_as_meta_templates_with_results_quoted() -> None:
 
 
 def test_llama32_reads_the_clock_the_comparison_gives() -> None:
-    template = corpus_template("meta-llama-Llama-3.2-3B-Instruct")
-    reference = Reference(
-        template.text, template.name, "<|begin_of_text|>", today=datetime.date(2025, 1, 1)
+    reference = corpus_reference(
+        "meta-llama-Llama-3.2-3B-Instruct", today=datetime.date(2025, 1, 1)
     )
     dated = LLAMA3.with_options(date_string="01 Jan 2025")
     report = compare_renders(dated, reference, llama3_conversations(10, tools=False))
