@@ -38,8 +38,8 @@ from .results import Results
 from .system import SystemPrompt
 from .table import compile_table
 from .tools import ToolsBlock
-from .xml_calls import XmlCalls
 from .write import writer_of
+from .xml_calls import XmlCalls
 
 __all__ = [
     "Alternation",
