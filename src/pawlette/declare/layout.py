@@ -123,6 +123,11 @@ class Layout:
     - ``extra_special``: special tokens the tokenizer has that the format never writes but
       that text must never become.
     - ``notes``: what the declaration decided, for the docs.
+    - ``template_variables``: the reference chat template's variables the options stand for
+      (``lambda options: {"enable_thinking": options.thinking}``), so detection and the
+      comparisons render the template as the options render the format.
+    - ``today``: the name of the date option a template reads from its clock
+      (``strftime_now``); the comparison freezes the clock at that date.
     """
 
     name: str
@@ -135,6 +140,16 @@ class Layout:
     variants: Mapping[str, Any] = field(default_factory=dict)
     extra_special: tuple[str, ...] = ()
     notes: tuple[str, ...] = ()
+    template_variables: Callable[[Any], Mapping[str, Any]] | None = field(
+        default=None, compare=False, repr=False
+    )
+    today: str | None = None
+
+    def reference_variables(self) -> dict[str, Any]:
+        """The template variables of this layout's options (see ``template_variables``)."""
+        if self.template_variables is None:
+            return {}
+        return dict(self.template_variables(self.options))
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not _NAME.fullmatch(self.name):
