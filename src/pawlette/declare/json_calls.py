@@ -175,11 +175,11 @@ class JsonCalls(Concept):
 
     def rows(self, table: Table) -> None:
         envelope = self.envelope
-        texts = ("assistant.head", "assistant.body")
+        texts = tuple(table.call_states)
         if self.open is None:
             from .bare_calls import bare_call_reader
 
-            for state in texts:
+            for state in ("assistant.head", "assistant.body"):
                 table.reader(state, bare_call_reader(envelope))
         if self.also_open:
             reader = call_reader(envelope, "the end", ends_turn=True)

@@ -164,7 +164,7 @@ class NamedCalls(Concept):
         return sorted(texts)
 
     def rows(self, table: Table) -> None:
-        texts = ("assistant.head", "assistant.body")
+        texts = tuple(table.call_states)
         table.state("call.name", NameReader, "assistant")
         table.state("call.arguments", ArgumentsReader, "assistant", ends=not self.close)
         between = "assistant.after_call"

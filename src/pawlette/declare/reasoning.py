@@ -56,6 +56,7 @@ class Reasoning(Concept):
     empty_on_last: bool = False
     prompt: Literal["", "open", "empty", "opened"] = ""
     loose: bool = True
+    calls_end: bool = False
 
     handles: ClassVar[frozenset[str]] = frozenset({"reasoning"})
 
@@ -123,6 +124,8 @@ class Reasoning(Concept):
             table.on("assistant.reasoning", spelling, "assistant.body")
         if self.prompt in ("open", "opened"):
             table.completion_start = "assistant.reasoning"
+        if self.calls_end:
+            table.call_states.append("assistant.reasoning")
         if self.prompt == "opened":  # a turn opened as the prompt opens it is inside the block
             frame = table.layout.frames["assistant"]
             for pieces in frame.prompt_after.values():

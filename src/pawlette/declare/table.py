@@ -112,6 +112,10 @@ class Table:
         self.begin_actions: tuple[Action, ...] = ()
         self.first_state: dict[str, str] = {}
         """The state a role's turn begins in (``assistant.head``, ``user.body``, ...)."""
+        self.call_states: list[str] = ["assistant.head", "assistant.body"]
+        """The states from which a call may open: calls concepts add their rows from each
+        (a reasoning concept whose block a call ends adds its own state, so it must come
+        before the calls concept in the layout)."""
 
     # ------------------------------------------------------------------ what concepts use
 

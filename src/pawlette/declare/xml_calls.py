@@ -175,7 +175,7 @@ class XmlCalls(Concept):
         )
 
     def rows(self, table: Table) -> None:
-        texts = ("assistant.head", "assistant.body")
+        texts = tuple(table.call_states)
         tags = self.tags(table)
         inner = {
             piece.text
