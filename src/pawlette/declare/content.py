@@ -24,9 +24,10 @@ IGNORABLE = {
 
 @dataclass(frozen=True)
 class Ignored(Concept):
-    """Fields the format's template accepts and does not write (``"reasoning"``, ``"tools"``,
-    ``"name"``, ``"calls"``): render writes the rest and reports each dropped field in
-    :attr:`pawlette.types.Rendering.losses`, where a format without this would refuse it."""
+    """``fields``: what the format's template accepts and does not write (``"reasoning"``,
+    ``"tools"``, ``"name"``, ``"calls"``).  Render writes the rest and reports each dropped
+    field in :attr:`pawlette.types.Rendering.losses`, where a format without this would
+    refuse it."""
 
     fields: tuple[str, ...]
 
@@ -61,7 +62,7 @@ class Ignored(Concept):
 @dataclass(frozen=True)
 class Trimmed(Concept):
     """Message text is written with the whitespace at its ends removed (Python's
-    ``str.strip``, Jinja's ``trim``), in the ``roles`` given: what templates that
+    ``str.strip``, Jinja's ``trim``), in the ``roles`` given (``roles``): what templates that
     ``| trim`` every message do.  A text that changes is a recorded loss."""
 
     roles: tuple[str, ...] = ("system", "user", "assistant", "tool")

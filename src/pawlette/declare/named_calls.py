@@ -165,8 +165,13 @@ class NamedCalls(Concept):
 
     def rows(self, table: Table) -> None:
         texts = tuple(table.call_states)
-        table.state("call.name", NameReader, "assistant")
-        table.state("call.arguments", ArgumentsReader, "assistant", ends=not self.close)
+        # A turn may end in the middle of a call (the call is then content): every state of
+        # a call ends at the turn's end fences.
+        table.state("call.name", NameReader, "assistant", ends=True)
+        closed = bool(self.close)
+        table.state(
+            "call.arguments", lambda parser: ArgumentsReader(parser, closed), "assistant", ends=True
+        )
         between = "assistant.after_call"
         table.state(between, BetweenCallsReader, "assistant", ends=not self.section_close)
         openings = self._spellings(table, self.open)
@@ -182,7 +187,7 @@ class NamedCalls(Concept):
                 for spelling in self._spellings(table, self.text_separator, self.open):
                     table.on(state, spelling, "call.name")
         if self.id_open is not None:
-            table.state("call.id", IdReader, "assistant")
+            table.state("call.id", IdReader, "assistant", ends=True)
             for spelling in self._spellings(table, self.id_open):
                 table.on("call.name", spelling, "call.id")
             for spelling in self._spellings(table, self.arguments_open):
@@ -417,12 +422,15 @@ class IdReader:
 
 
 class ArgumentsReader:
-    """A call's JSON arguments; the call is emitted (or refused) at the close."""
+    """A call's JSON arguments; the call is emitted (or refused) at the close.  ``closed``:
+    the call has a close fence of its own, so one cut off by the end of the turn or of the
+    output is no call; without one, the turn's end closes it."""
 
-    __slots__ = ("_parser", "_started", "_text")
+    __slots__ = ("_closed", "_parser", "_started", "_text")
 
-    def __init__(self, parser: Parser) -> None:
+    def __init__(self, parser: Parser, closed: bool) -> None:
         self._parser = parser
+        self._closed = closed
         self._text: list[str] = []
         parts = _parts(parser)
         self._started = False
@@ -456,8 +464,8 @@ class ArgumentsReader:
             return
         parts.raw.append(text)
         arguments = text.strip()
-        problem = arguments_problem(arguments or "{}") if arguments or marker else None
-        if marker is None and not arguments:
+        problem = arguments_problem(arguments or "{}")
+        if (self._closed and not closing) or (marker is None and not arguments):
             problem = "the call is not closed"
         if problem is not None:
             parts.raw.append(closing or "")

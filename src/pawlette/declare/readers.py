@@ -16,6 +16,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from typing import Any
 
 from ..engine.machine import Parser, Reader, ReaderFactory
@@ -74,6 +75,20 @@ class HostTextReader(WholeTextReader):
 
 def host_text_reader(default: str) -> ReaderFactory:
     return lambda parser: HostTextReader(parser, default)
+
+
+@dataclass
+class DeclaredTools:
+    """The tools a conversation being parsed declares in its own text (a parser context):
+    readers that type call arguments by the tools' schemas read them when the caller gave
+    none."""
+
+    tools: tuple[Tool, ...] = ()
+
+
+def schema_tools(parser: Parser) -> tuple[Tool, ...]:
+    """The tools whose schemas type a call's arguments: the caller's, else the declared."""
+    return parser.tools or parser.context(DeclaredTools).tools
 
 
 def _tool_of(value: Any, wrap: str) -> Tool | None:
@@ -158,6 +173,7 @@ class ToolItemsReader(WholeTextReader):
                 rest,
             )
         self._parser.emit(ToolsDeclared(tuple(tools)))
+        self._parser.context(DeclaredTools).tools = tuple(tools)
         if rest:
             self._parser.emit(TextDelta(rest))
 

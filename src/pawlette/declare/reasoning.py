@@ -48,6 +48,15 @@ class Reasoning(Concept):
     - ``loose``: reading also takes ``open`` and ``close`` without the whitespace they write
       around their markers (``<think>X</think>Y`` where the template writes
       ``<think>\\nX\\n</think>\\n\\n``), as the peers' reasoning parsers read them.
+    - ``calls_end``: a call opening inside the block ends the reasoning and is read as a call
+      (what vLLM's and SGLang's Qwen3, Kimi K2 and GLM parsers do); otherwise a call marker
+      inside the block is reasoning text, with a warning.  The concept must come before the
+      calls concept in the layout.
+
+    Reading follows the prompt, as llama.cpp does: a completion whose prompt opened the block
+    (``prompt`` ``"open"``/``"opened"``) starts inside it, so text without the close is all
+    reasoning; otherwise text without the open fence is content.  A block never closed is
+    reasoning (the output was cut while thinking).
     """
 
     open: Fence

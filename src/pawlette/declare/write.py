@@ -265,7 +265,7 @@ def refuse_unhandled(out: Render) -> None:
     for index, message in enumerate(out.messages):
         role = message.role
         where = f"messages[{index}]"
-        if role not in frames and role not in out.plan.claims:
+        if role not in out.plan.claims and (role not in frames or role == "tool"):
             raise UnsupportedFeature(f"{where}.role", repr(role), f"a role {name} writes")
         named = "tool_name" if role == "tool" else "name"
         if message.name is not None and named not in handled:

@@ -37,7 +37,7 @@ from .concept import Concept
 from .grammar import drop_prefix, text_before
 from .json_calls import check_call_name
 from .pieces import Fence, Marker, text_of
-from .readers import BetweenCallsReader
+from .readers import BetweenCallsReader, schema_tools
 from .table import loose_spellings
 
 if TYPE_CHECKING:
@@ -72,7 +72,8 @@ class XmlCalls(Concept):
     parameter's name; ``value_close`` after its value; ``close`` after the last parameter;
     ``section_open`` / ``section_close`` around all the calls of a turn, ``separator``
     between two calls, ``text_separator`` between text and the calls; ``values``: how a
-    value that is not a string is written (``"json"`` or ``"python"``); ``parallel``.
+    value that is not a string is written (``"json"`` or ``"python"``); ``parallel``: several
+    calls in one turn; ``loose``: the fences are also read without their whitespace.
     """
 
     open: Fence
@@ -327,7 +328,8 @@ class XmlCallReader(WholeTextReader):
         text = self._text()
         opening = parser.entered_by or ""
         closes = parser.grammar.steps.get((parser.state.name, marker or ""))
-        closing = marker if closes is not None and marker is not None else ""
+        ended = closes is None or closes.target != "assistant.after_call"
+        closing = "" if ended or marker is None else marker
         problem, name, arguments = self._read(text) if closing else ("not closed", None, None)
         if problem is not None or name is None or arguments is None:
             raw = opening + text + (closing or "")
@@ -357,9 +359,9 @@ class XmlCallReader(WholeTextReader):
         if not name:
             return "no call name", None, None
         tools = self._parser.tools
-        tool = next((item for item in tools if item.name == name), None)
-        if tools and tool is None:
+        if tools and all(item.name != name for item in tools):
             return f"no tool named {name!r}", None, None
+        tool = next((item for item in schema_tools(self._parser) if item.name == name), None)
         arguments: dict[str, Any] = {}
         position = rest_start
         while True:
