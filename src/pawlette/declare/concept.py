@@ -68,6 +68,13 @@ class Concept:
 
     # ------------------------------------------------------------------ the writer
 
+    def turn_roles(self) -> frozenset[str] | None:
+        """The roles whose framed turns this concept's turn hooks (``write_before`` through
+        ``turn_end``, and their Jinja counterparts) act on; None: every role.  Interpreters
+        call a turn hook only for these roles, so a concept that says so is never asked about
+        the others (and costs nothing there)."""
+        return None
+
     def check(self, out: Render) -> None:
         """Refuse what this concept cannot write, or record what it drops
         (:meth:`~pawlette.declare.write.Render.lose`), before anything is written."""

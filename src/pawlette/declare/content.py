@@ -43,6 +43,9 @@ class Ignored(Concept):
     def handles(self) -> frozenset[str]:
         return frozenset(self.fields)
 
+    def turn_roles(self) -> frozenset[str]:
+        return frozenset()
+
     def check(self, out: Render) -> None:
         for name in self.fields:
             if name in out.handled:
@@ -68,6 +71,9 @@ class Trimmed(Concept):
     roles: tuple[str, ...] = ("system", "user", "assistant", "tool")
 
     handles: ClassVar[frozenset[str]] = frozenset()
+
+    def turn_roles(self) -> frozenset[str]:
+        return frozenset(self.roles)
 
     def check(self, out: Render) -> None:
         for index, message in enumerate(out.messages):

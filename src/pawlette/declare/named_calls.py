@@ -99,6 +99,9 @@ class NamedCalls(Concept):
 
     # ------------------------------------------------------------------ the writer
 
+    def turn_roles(self) -> frozenset[str]:
+        return frozenset({"assistant"})
+
     def check(self, out: Render) -> None:
         out.handles("calls")
         for index, message in enumerate(out.messages):

@@ -97,6 +97,9 @@ class Reasoning(Concept):
 
     # ------------------------------------------------------------------ the writer
 
+    def turn_roles(self) -> frozenset[str]:
+        return frozenset({"assistant"})
+
     def check(self, out: Render) -> None:
         out.handles("reasoning")
         for index, message in enumerate(out.messages):

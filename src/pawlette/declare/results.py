@@ -68,6 +68,9 @@ class Results(Concept):
 
     # ------------------------------------------------------------------ the writer
 
+    def turn_roles(self) -> frozenset[str]:
+        return frozenset()
+
     def check(self, out: Render) -> None:
         out.handles("tool_name")
         pattern = None if self.id_pattern is None else re.compile(self.id_pattern)

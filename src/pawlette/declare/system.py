@@ -87,6 +87,9 @@ class SystemPrompt(Concept):
 
     # ------------------------------------------------------------------ the writer
 
+    def turn_roles(self) -> frozenset[str]:
+        return frozenset({"system"})
+
     def check(self, out: Render) -> None:
         if self.placement == "first_only":
             for index, message in enumerate(out.messages):

@@ -117,6 +117,13 @@ class ToolsBlock(Concept):
 
     # ------------------------------------------------------------------ the writer
 
+    def turn_roles(self) -> frozenset[str]:
+        if self.place == "system":
+            return frozenset({"system"})
+        if self.place == "own_turn":
+            return frozenset()
+        return frozenset({"user"})
+
     def check(self, out: Render) -> None:
         out.handles("tools")
         for number, tool in enumerate(out.tools):

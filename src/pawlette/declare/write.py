@@ -22,9 +22,9 @@ from typing import Any, TypeVar
 
 from ..engine.writer import ConstantSegments, Writer
 from ..errors import UnsupportedFeature
-from ..types import Message, TextPart, Tool
-from .concept import overrides
-from .layout import Frame, Layout
+from ..types import Message, Segment, TextPart, Tool
+from .concept import Concept, overrides
+from .layout import ROLES, Frame, Layout
 from .pieces import Fence, Marker, piece_text
 
 WriteConversation = Callable[[Writer, tuple[Message, ...], tuple[Tool, ...], bool], None]
@@ -32,6 +32,25 @@ State = TypeVar("State")
 
 HANDLED = ("tools", "name", "tool_name", "metadata", "reasoning", "calls", "parts", "steps")
 """What a concept may declare it handles (:meth:`Render.handles`); the rest is refused."""
+
+
+class TurnHooks:
+    """The turn hooks that act on one role's turns, in the layout's order."""
+
+    __slots__ = ("before", "closing", "content", "opening", "turn_end", "turn_open")
+
+    def __init__(self, concepts: tuple[Concept, ...], role: str) -> None:
+        acting = [c for c in concepts if (roles := c.turn_roles()) is None or role in roles]
+
+        def hooked(method: str) -> list[Any]:
+            return [getattr(c, method) for c in acting if overrides(c, method)]
+
+        self.before = hooked("write_before")
+        self.turn_open = hooked("turn_open")
+        self.opening = hooked("write_opening")
+        self.content = hooked("write_content")
+        self.closing = hooked("write_closing")
+        self.turn_end = hooked("turn_end")
 
 
 class Plan:
@@ -48,13 +67,9 @@ class Plan:
         self.check = hooked("check")
         self.start = hooked("write_start")
         self.wants_system = hooked("wants_system_turn")
-        self.before = hooked("write_before")
         self.turn_open = hooked("turn_open")
-        self.opening = hooked("write_opening")
-        self.content = hooked("write_content")
-        self.closing = hooked("write_closing")
-        self.turn_end = hooked("turn_end")
         self.prompt = hooked("write_prompt")
+        self.turns = {role: TurnHooks(concepts, role) for role in ROLES}
         self.claims: dict[str, Callable[[Render, int], None]] = {
             role: concept.write_message for concept in concepts for role in concept.claims
         }
@@ -156,17 +171,23 @@ class Render:
         if not pieces:
             return
         writer = self.writer
-        identity = id(pieces)
-        key: Hashable = identity
         constants = self.plan.constants
-        segments = constants.found.get((key, kind, trainable, writer.role, writer.message_index))
+        segments = constants.found.get(
+            (id(pieces), kind, trainable, writer.role, writer.message_index)
+        )
         if segments is None:
-            pairs = self.plan.resolve(pieces)
-            kept = self.plan.pairs.get(identity)
-            if kept is None or kept[0] is not pieces:
-                key = ("uncached", pairs)  # a fence made per render: keyed by its text
-            segments = constants.build(writer, key, pairs, kind, trainable)
+            segments = self._build(pieces, kind, trainable)
         writer.extend(segments)
+
+    def _build(self, pieces: Fence, kind: str, trainable: bool) -> tuple[Segment, ...]:
+        """A fence's segments in this context, kept for the layout's own fences."""
+        plan = self.plan
+        pairs = plan.resolve(pieces)
+        kept = plan.pairs.get(id(pieces))
+        key: Hashable = id(pieces)
+        if kept is None or kept[0] is not pieces:
+            key = ("uncached", pairs)  # a fence made per render: keyed by its text
+        return plan.constants.build(self.writer, key, pairs, kind, trainable)
 
     def text(self, text: str, kind: str, *, trainable: bool = False) -> None:
         """Caller text (escaped when the format escapes)."""
@@ -194,44 +215,53 @@ class Render:
     def turn(self, index: int, role: str | None = None) -> None:
         """Write ``messages[index]`` as a framed turn (``index`` -1 with ``role``: a turn that
         holds no message, such as a system turn the format always writes)."""
-        plan = self.plan
         message = self.messages[index] if index >= 0 else None
         role = role or (message.role if message is not None else "system")
+        hooks = self.plan.turns[role]
         frame = self.layout.frames[role]
         assistant = role == "assistant"
+        writer = self.writer
         self.role, self.index = role, index
-        self.at(role, index)
-        for hook in plan.before:
-            hook(self, index)
-        self.role, self.index = role, index
-        self.at(role, index)
+        writer.at(role, index)  # type: ignore[arg-type]
+        if hooks.before:
+            for hook in hooks.before:
+                hook(self, index)
+            self.role, self.index = role, index
+            writer.at(role, index)  # type: ignore[arg-type]
         opener = None
-        for hook in plan.turn_open:
+        for hook in hooks.turn_open:
             opener = hook(self, index)
             if opener is not None:
                 break
         self.fence(frame.opener(self.previous) if opener is None else opener, "header")
-        for hook in plan.opening:
+        for hook in hooks.opening:
             hook(self, index)
         self.has_content = message is not None
-        for hook in plan.content:
+        for hook in hooks.content:
             if hook(self, index):
                 break
         else:
             if message is not None:
-                self.text(self.message_text(index), "content", trainable=assistant)
-        for hook in plan.closing:
+                content = message.content
+                if content and len(content) == 1 and type(content[0]) is TextPart:
+                    text = content[0].text
+                else:
+                    text = self.message_text(index)
+                writer.text(text, "content", trainable=assistant)
+        for hook in hooks.closing:
             hook(self, index)
         end = None
-        for hook in plan.turn_end:
+        for hook in hooks.turn_end:
             end = hook(self, index)
             if end is not None:
                 break
-        self.at(role, index)
+        if writer.role != role or writer.message_index != index:
+            writer.at(role, index)  # type: ignore[arg-type]
         self.fence(
             frame.end if end is None else end, "end" if assistant else "close", trainable=assistant
         )
-        self.fence(frame.after, "separator")
+        if frame.after:
+            self.fence(frame.after, "separator")
         self.previous = role
 
     def generation_prompt(self) -> None:
@@ -240,7 +270,7 @@ class Render:
         self.role, self.index = "assistant", index
         self.at("assistant", index)
         opener = None
-        for hook in plan.turn_open:
+        for hook in plan.turns["assistant"].turn_open:
             opener = hook(self, index)
             if opener is not None:
                 break

@@ -113,6 +113,9 @@ class XmlCalls(Concept):
 
     # ------------------------------------------------------------------ the writer
 
+    def turn_roles(self) -> frozenset[str]:
+        return frozenset({"assistant"})
+
     def check(self, out: Render) -> None:
         out.handles("calls")
         for index, message in enumerate(out.messages):
