@@ -22,7 +22,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..export.templates._common import TEXT_MACRO, jinja_string
-from .concept import overrides
+from .concept import Concept, overrides
 from .layout import Layout
 from .pieces import Fence, Option, piece_text
 
@@ -128,7 +128,7 @@ class Template:
 
     def open_fence(self, role: str, *, prompt: bool = False) -> None:
         frame = self.layout.frames[role]
-        for concept in self._hooks["jinja_open"]:
+        for concept in self.acting("jinja_open", role):
             if concept.jinja_open(self, role):
                 return
         after = {**frame.open_after, **(frame.prompt_after if prompt else {})}
@@ -143,29 +143,37 @@ class Template:
         else:
             self.branches(choices, frame.open, "ns.previous")
 
+    def acting(self, hook: str, role: str) -> list[Concept]:
+        """The concepts whose ``hook`` acts on ``role``'s turns (see ``turn_roles``)."""
+        return [
+            concept
+            for concept in self._hooks[hook]
+            if (roles := concept.turn_roles()) is None or role in roles
+        ]
+
     def turn(self, role: str, *, message: bool = True) -> None:
         """A framed turn of ``role`` (``message``: a ``message`` is in scope; else a turn the
         format writes with no message, ``message`` and ``index`` none and -1)."""
         frame = self.layout.frames[role]
         assistant = role == "assistant"
-        for concept in self._hooks["jinja_before"]:
+        for concept in self.acting("jinja_before", role):
             concept.jinja_before(self, role)
         self.open_fence(role)
         if assistant:
             self.out("{%- generation -%}")
-        for concept in self._hooks["jinja_opening"]:
+        for concept in self.acting("jinja_opening", role):
             concept.jinja_opening(self, role)
         if "content" in self.namespace:
             self.out(f"{{%- set ns.content = {'message is not none' if message else 'false'} -%}}")
-        for concept in self._hooks["jinja_content"]:
+        for concept in self.acting("jinja_content", role):
             if concept.jinja_content(self, role):
                 break
         else:
             if message:
                 self.text()
-        for concept in self._hooks["jinja_closing"]:
+        for concept in self.acting("jinja_closing", role):
             concept.jinja_closing(self, role)
-        for concept in self._hooks["jinja_end"]:
+        for concept in self.acting("jinja_end", role):
             if concept.jinja_end(self, role):
                 break
         else:
