@@ -27,9 +27,8 @@ from hypothesis import strategies as st
 from pawlette import declare
 from pawlette.blocks.results import result_text
 from pawlette.format import Format
-from pawlette.legacy import Layout, PythonResults
-from pawlette.legacy.python_results import written_value
-from pawlette.legacy.write import last_query_index
+from pawlette.formats.breeze.python_results import PythonResults, written_value
+from pawlette.legacy import Layout
 
 ALPHABET = "abcxyz XYZ019.,:;!?'\"-_/\\()[]{}<>|#*=+\n\té中😀"
 # A bare-call format reads text starting with "{" as a call; its GBNF refuses "<" there too.
@@ -110,6 +109,9 @@ def call_rules(layout: Any) -> CallRules | None:
         if found is not None:
             tojson = found.arguments == "tojson"
             return CallRules(found.parallel, found.with_content, found.open is None, tojson)
+        python = layout.concept(declare.PythonCalls)  # arguments written from their value
+        if python is not None:
+            return CallRules(python.parallel, python.with_content, False, True)
         return None
     calls = layout.calls
     if calls is not None:
@@ -244,7 +246,7 @@ def normalise(fmt: Format, request: dict[str, Any]) -> dict[str, Any]:
                     message.pop("reasoning_content", None)
         elif message["role"] == "tool":
             message["tool_call_id"] = ids[message["tool_call_id"]]
-            if isinstance(getattr(layout, "results", None), PythonResults):  # a Python value
+            if results_as_values(layout):  # a Python value
                 message["content"] = result_text(written_value(message["content"]))
     if messages and messages[0]["role"] == "system":
         default = default_system(layout)
@@ -252,6 +254,13 @@ def normalise(fmt: Format, request: dict[str, Any]) -> dict[str, Any]:
             messages.pop(0)
     normalised = {**request, "messages": messages}
     return normalised
+
+
+def results_as_values(layout: Any) -> bool:
+    """Whether the layout writes results as Python values (read back as their JSON)."""
+    if isinstance(layout, declare.Layout):
+        return layout.concept(PythonResults) is not None
+    return False
 
 
 def last_query_index_of(messages: list[dict[str, Any]]) -> int:
@@ -267,7 +276,7 @@ __all__ = [
     "call_rules",
     "conversations",
     "has_tools",
-    "last_query_index",
+    "last_query_index_of",
     "normalise",
     "texts",
     "writes_call_ids",

@@ -29,10 +29,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import pawlette
+from pawlette.declare import Layout, PythonCalls
 from pawlette.export import export_grammar, export_jinja
 from pawlette.export.jinja import template_inputs
 from pawlette.format import Format
-from pawlette.legacy import PythonCalls
 from pawlette.tokenization.ids import IdParser
 
 from ..export import gbnf
@@ -337,9 +337,8 @@ def near_misses(fmt: Format, text: str) -> list[str]:
     # The end of a Python call list (the last ")]" of a turn that holds one; text such as
     # reasoning may spell ")]" too, and mutating it there is no miss).
     cut = text.rfind(")]")
-    if isinstance(getattr(layout, "calls", None), PythonCalls) and re.search(
-        r"\[(get_weather|now)\(", text
-    ):
+    python = isinstance(layout, Layout) and layout.concept(PythonCalls)
+    if python and re.search(r"\[(get_weather|now)\(", text):
         misses.append(text[:cut] + ") garbage]" + text[cut + 2 :])
         misses.append(text[:cut] + "))]" + text[cut + 2 :])
     end = fmt.stop[0]

@@ -26,7 +26,7 @@ from ..types import Tool
 from . import pieces as pieces_module
 from .concept import overrides
 from .layout import Layout
-from .pieces import Fence
+from .pieces import Fence, text_of
 
 if TYPE_CHECKING:
     from ..export.grammar import ToolChoice, TurnGrammar
@@ -135,6 +135,10 @@ class Turn:
         self.call_lead = ""
         """What a forced call starts with before the calls' own prefix (an empty reasoning
         block, in formats that write one when a turn has no reasoning)."""
+        self.answer_lead: Fence = ()
+        """What an answer without calls starts with when the request has tools (Breeze's
+        ``<|answer|>`` decision token): the grammar writes it before the text, and it is
+        the forced prefix of ``tool_choice`` "none"."""
         self.stop = stop
 
     def allowed(self) -> list[tuple[int, Tool]]:
@@ -182,7 +186,8 @@ def forced_prefixes(layout: Layout) -> ForcedPrefixes | None:
     lead = turn.call_lead
     required = lead + calls.prefix(None)
     named: Callable[[str], str] = lambda name: lead + calls.prefix(name)  # noqa: E731
-    return ForcedPrefixes(required=required, none="", named=named, only_with_tools=True)
+    none = text_of(turn.answer_lead, layout.options, layout.name)
+    return ForcedPrefixes(required=required, none=none, named=named, only_with_tools=True)
 
 
 def build_turn(
@@ -203,11 +208,13 @@ def build_turn(
         function_tools_only(tools)
     rules = turn.rules
     end = turn.end()
+    lead = turn.nodes(turn.answer_lead) if tools else []
+    answered = seq(*lead, turn.content, end)
     answer: Node
     if calls is None:
-        answer = seq(turn.content, end)
+        answer = answered
     elif choice.mode == "auto":
-        options = [seq(turn.content, end), seq(calls.many(turn, rules, parallel), end)]
+        options = [answered, seq(calls.many(turn, rules, parallel), end)]
         if calls.with_content:
             options.append(
                 seq(calls.after_text(turn, rules), calls.many(turn, rules, parallel), end)
@@ -228,6 +235,8 @@ def build_turn(
         reasoning=turn.reasoning,
         forced_prefixes={"auto": "", "none": ""},
     )
+    if lead:  # the answer's lead is forced, then its text
+        grammar.forced_prefixes["none"] = text_of(turn.answer_lead, layout.options, layout.name)
     all_calls = turn.calls
     if all_calls is not None and tools:
         grammar.forced_prefixes["required"] = fmt.forced_prefix("required", tools) or ""
@@ -236,6 +245,12 @@ def build_turn(
     else:
         grammar.forced_prefixes["required"] = ""
     if calls is None:
+        if lead and choice.mode == "none":  # the text after the forced lead, in rules of its own
+            after = turn.new_rules()
+            again = Turn(layout, tools, choice.only, lambda: after, fmt.stop)
+            _contributions(again)
+            after.rules["start"] = seq(again.content, again.end())
+            grammar.after_prefix = after
         return grammar
     grammar.trigger = calls.trigger
     if choice.mode == "auto":

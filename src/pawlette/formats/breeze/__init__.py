@@ -33,17 +33,18 @@ image (read without it too).
   text: the date header after the tools, never read from a clock.  A system turn always, with
   the mode's text when there is no system message (read back as none).
 - **Tools** are the ``function`` objects as ``repr`` writes them (:mod:`.python_tools`), before
-  the system text.  **Calls** ``[f(a='x'),g()]`` (:mod:`.python_calls`), no ids (numbered when
-  parsed, results paired by position).  **Decision tokens** (:mod:`.decision`): with tools, the
-  last assistant turn starts with ``<|use_tool|>`` or ``<|answer|>``; a turn holds text or
-  calls, and a decision or call marker after text is malformed.  **Results** of a turn's
-  calls are one ``ipython`` turn holding a Python list in call order (:mod:`.python_results`).
-  **Images** are placeholder runs, **boxes** ``<|start_bbox|>[[x1, y1, x2, y2]]<|end_bbox|>``
-  (:mod:`.parts`, :mod:`pawlette.blocks.images`).
+  the system text.  **Calls** ``[f(a='x'),g()]`` (:class:`pawlette.declare.PythonCalls`), no
+  ids (numbered when parsed, results paired by position).  **Decision tokens**
+  (:mod:`.decision`): with tools, the last assistant turn starts with ``<|use_tool|>`` or
+  ``<|answer|>``; a turn holds text or calls, and a decision or call marker after text is
+  malformed.  **Results** of a turn's calls are one ``ipython`` turn holding a Python list in
+  call order (:mod:`.python_results`).  **Images** are placeholder runs, **boxes**
+  ``<|start_bbox|>[[x1, y1, x2, y2]]<|end_bbox|>`` (:mod:`.parts`, :mod:`.media`,
+  :mod:`pawlette.blocks.images`).
 - **Reading** (:mod:`.turn_reading`): ``<|end_of_text|>`` ends any turn (base models);
   an unknown role or a header without its blank line is malformed (lenient: read as text).
 - **Options** (``with_options``): see :class:`BreezeOptions`; ``check_conversations`` is
-  ``MRPromptV3.check_conversations`` (:mod:`pawlette.blocks.function_checks`).
+  ``MRPromptV3.check_conversations`` (:mod:`.checks`, :mod:`pawlette.blocks.function_checks`).
 - **Remaining differences from MRPromptV3**, each where it loses information or fails: a
   system text with spaces at its ends is written as given (``MRPromptV3`` strips them);
   ``tools=[]`` is no tools; pawlette writes what ``MRPromptV3`` refuses unless
@@ -59,26 +60,27 @@ import datetime
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from ..blocks.function_checks import check_conversation
-from ..blocks.images import default_image_tokens
-from ..blocks.role_order import RoleOrder, check_role_order
-from ..legacy import (
-    Boxes,
-    ContentParts,
-    Decision,
-    Frame,
-    Layout,
-    Marker,
-    PlaceholderImages,
-    PythonCalls,
-    PythonResults,
-    PythonToolsBlock,
-    SystemTurn,
-    TurnReading,
-    declare,
-    fence,
-)
-from ..types import ImagePart, Message, Tool
+from ...blocks.images import default_image_tokens
+from ...declare import Frame, Layout, Marker, SystemPrompt, declare, fence
+from ...types import ImagePart
+from .checks import RULES, ReferenceChecks
+from .decision import DecisionCalls
+from .media import Boxes, PlaceholderImages
+from .parts import ContentParts
+from .python_results import PythonResults
+from .python_tools import PythonTools
+from .turn_reading import TurnReading
+
+__all__ = [
+    "FORMAT",
+    "INFERENCE_SYSTEM",
+    "LAYOUT",
+    "RULES",
+    "SPECIAL",
+    "TRAINING_SYSTEM",
+    "BreezeOptions",
+    "layout",
+]
 
 HEADER, HEADER_END = Marker("<|start_header_id|>"), Marker("<|end_header_id|>")
 END_OF_TURN, END_OF_MESSAGE = Marker("<|eot_id|>"), Marker("<|eom_id|>")
@@ -97,9 +99,6 @@ INFERENCE_SYSTEM = (
 )
 """The system text when a conversation has none, in inference mode (MRPromptV3's)."""
 MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
-RULES = RoleOrder(
-    system_only_at_start=True, assistant_after_user_or_tool=True, call_needs_answer=True
-)
 
 
 @dataclass(frozen=True)
@@ -141,54 +140,48 @@ def date_header(options: BreezeOptions) -> str:
     return f"Cutting Knowledge Date: {options.knowledge_cutoff}\nToday Date: {today}\n\n"
 
 
-def checks(
-    options: BreezeOptions,
-) -> Callable[[tuple[Message, ...], tuple[Tool, ...]], None] | None:
-    """MRPromptV3's ``check_conversations`` (its role order, or all of it) as options."""
-
-    def check(messages: tuple[Message, ...], tools: tuple[Tool, ...]) -> None:
-        if options.check_roles or options.check_conversations:
-            check_role_order(messages, RULES)
-        if options.check_conversations:
-            check_conversation(messages, tools)
-
-    return check if options.check_roles or options.check_conversations else None
-
-
 def layout(options: BreezeOptions) -> Layout:
     date = date_header(options)
     default = options.default_system
     if default is None:
         default = TRAINING_SYSTEM if options.today is None else INFERENCE_SYSTEM
+    checks = options.check_roles or options.check_conversations
     return Layout(
         name="breeze",
         summary="Breeze 2: Llama 3.2 headers, <|use_tool|>/<|answer|>, Python call lists, images",
         begin=fence(Marker("<|begin_of_text|>")) if options.begin_of_text else (),
-        frames={role: header(role) for role in ("system", "user", "assistant")},
-        system=SystemTurn(
-            default=default, always=True, preamble_without_tools=fence(date) if date else ()
+        frames={
+            **{role: header(role) for role in ("system", "user", "assistant")},
+            "tool": header("ipython"),
+        },
+        concepts=(
+            *(
+                (ReferenceChecks(options.check_roles, options.check_conversations),)
+                if checks
+                else ()
+            ),
+            SystemPrompt(
+                default=default, always=True, preamble_without_tools=fence(date) if date else ()
+            ),
+            PythonTools(
+                place="system", first=True, open=fence(TOOLS_LEAD), close=fence("\n\n---\n" + date)
+            ),
+            DecisionCalls(
+                open=fence(Marker("<|python_tag|>")),
+                between=",",
+                quote="repr",
+                with_content=False,
+                call=fence(Marker("<|use_tool|>")),
+                answer=fence(Marker("<|answer|>")),
+                undecided_end=fence(END_OF_MESSAGE),
+            ),
+            PythonResults(),
+            ContentParts(
+                images=PlaceholderImages("<|start_img|>", "<|img|>", "<|end_img|>", after="\n"),
+                boxes=Boxes("<|start_bbox|>", "<|end_bbox|>"),
+            ),
+            TurnReading(HEADER, HEADER_END, end_of_text=Marker("<|end_of_text|>")),
         ),
-        tools=PythonToolsBlock(
-            host="system",
-            first=True,
-            open=fence(TOOLS_LEAD),
-            close=fence("\n\n---\n" + date),
-        ),
-        calls=PythonCalls(
-            open=fence(Marker("<|python_tag|>")), between=",", quote="repr", with_content=False
-        ),
-        decision=Decision(
-            call=fence(Marker("<|use_tool|>")),
-            answer=fence(Marker("<|answer|>")),
-            undecided_end=fence(END_OF_MESSAGE),
-        ),
-        results=PythonResults(frame=header("ipython")),
-        parts=ContentParts(
-            images=PlaceholderImages("<|start_img|>", "<|img|>", "<|end_img|>", after="\n"),
-            boxes=Boxes("<|start_bbox|>", "<|end_bbox|>"),
-        ),
-        turn_reading=TurnReading(HEADER, HEADER_END, end_of_text=Marker("<|end_of_text|>")),
-        check=checks(options),
         extra_special=SPECIAL,
         options=options,
         from_options=layout,
