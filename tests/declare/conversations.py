@@ -28,6 +28,7 @@ from pawlette import declare
 from pawlette.blocks.results import result_text
 from pawlette.format import Format
 from pawlette.formats.breeze.python_results import PythonResults, written_value
+from pawlette.formats.omni.blocks import BlockTurns
 from pawlette.legacy import Layout
 
 ALPHABET = "abcxyz XYZ019.,:;!?'\"-_/\\()[]{}<>|#*=+\n\té中😀"
@@ -112,6 +113,10 @@ def call_rules(layout: Any) -> CallRules | None:
         python = layout.concept(declare.PythonCalls)  # arguments written from their value
         if python is not None:
             return CallRules(python.parallel, python.with_content, False, True)
+        if layout.concept(BlockTurns) is not None:  # one call per message, its result inside
+            return CallRules(
+                parallel=False, with_content=True, bare=False, rewrites_arguments=False
+            )
         return None
     calls = layout.calls
     if calls is not None:
@@ -119,16 +124,14 @@ def call_rules(layout: Any) -> CallRules | None:
         return CallRules(calls.parallel, calls.with_content, calls.open is None, tojson)
     if layout.headed is not None:  # one turn per call, Python keyword arguments
         return CallRules(parallel=True, with_content=True, bare=False, rewrites_arguments=True)
-    if layout.blocks is not None:  # one call per message, its result inside the turn
-        return CallRules(parallel=False, with_content=True, bare=False, rewrites_arguments=False)
     return None
 
 
 def has_tools(layout: Any) -> bool:
     """Whether the layout writes the request's tools (a tools block or a headed listing)."""
     if isinstance(layout, declare.Layout):
-        return layout.concept(declare.ToolsBlock) is not None
-    return layout.tools is not None or layout.headed is not None or layout.blocks is not None
+        return any(layout.concept(kind) is not None for kind in (declare.ToolsBlock, BlockTurns))
+    return layout.tools is not None or layout.headed is not None
 
 
 def writes_call_ids(fmt: Format) -> bool:

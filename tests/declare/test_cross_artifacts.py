@@ -33,6 +33,7 @@ from pawlette.declare import Layout, PythonCalls
 from pawlette.export import export_grammar, export_jinja
 from pawlette.export.jinja import template_inputs
 from pawlette.format import Format
+from pawlette.formats.omni.blocks import BlockTurns
 from pawlette.tokenization.ids import IdParser
 
 from ..export import gbnf
@@ -360,10 +361,9 @@ def near_misses(fmt: Format, text: str) -> list[str]:
         misses.append(text.replace(close, ") garbage" + headed.closing, 1))
         misses.append(text.replace(close, "))" + headed.closing, 1))
         misses.append(text.replace(close, ")", 1))
-    if (
-        getattr(layout, "blocks", None) is not None
-    ):  # inline calls: \n<start>NAME<arguments>{...}<close>
-        calls = layout.blocks.calls
+    blocks = layout.concept(BlockTurns) if isinstance(layout, Layout) else None
+    if blocks is not None:  # inline calls: \n<start>NAME<arguments>{...}<close>
+        calls = blocks.calls
         start, arguments, close = calls.start.text, calls.arguments.text, calls.close.text
         head = start + "get_weather" + arguments
         misses.append(text.replace(head, start + "get_wether" + arguments, 1))

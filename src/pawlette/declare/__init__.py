@@ -28,7 +28,7 @@ from ..format import Format
 from .checks import Alternation
 from .concept import Concept
 from .content import Ignored, Trimmed
-from .grammar import forced_prefixes, markers_of
+from .grammar import escaped_markers, forced_prefixes, markers_of
 from .json_calls import JsonCalls
 from .layout import Frame, Layout
 from .named_calls import NamedCalls
@@ -91,6 +91,7 @@ def declare(layout: Layout) -> Format:
             return declare(layout.from_options(options))
         return declare(dataclasses.replace(layout, options=options))
 
+    escaped = escaped_markers(layout)
     return Format(
         name=layout.name,
         summary=layout.summary,
@@ -98,6 +99,7 @@ def declare(layout: Layout) -> Format:
         write=writer_of(layout),
         stop=stop,
         special_markers=markers_of(layout),
+        escape_pattern=Format.escaping(escaped) if escaped else None,
         forced_prefixes=forced_prefixes(layout),
         options=layout.options,
         variant=variant if layout.options is not None else None,

@@ -11,14 +11,17 @@ interpreter           hooks (methods of :class:`Concept`, all optional)
 the writer            ``check``, ``write_start``, ``write_message`` (roles in
                       ``claims``), ``write_before``, ``turn_open``,
                       ``write_opening``, ``write_content``, ``write_closing``,
-                      ``turn_end``, ``write_prompt``, ``wants_system_turn``
+                      ``turn_end``, ``write_prompt``, ``write_finish``,
+                      ``wants_system_turn``
 the parse table       ``rows``
 the Jinja template    ``jinja_setup``, ``jinja_start``, ``jinja_message``,
                       ``jinja_wants_system_turn``,
                       ``jinja_before``, ``jinja_open``, ``jinja_opening``,
                       ``jinja_content``, ``jinja_closing``, ``jinja_end``,
-                      ``jinja_prompt``
+                      ``jinja_prompt``, ``jinja_finish``
 the turn grammar      ``grammar``
+all four, and         ``escaped_markers`` (caller text escaped: the writer escapes
+:func:`declare`       it, the lexer reads escapes, the template has ``escape``)
 ====================  ============================================================
 
 The writer's skeleton, for each message that no concept claims (``claims``)::
@@ -65,6 +68,14 @@ class Concept:
     def validate(self, layout: Layout) -> None:
         """Refuse an inconsistent declaration with :class:`~pawlette.errors.FormatError`
         (naming the field, what was given and what is allowed)."""
+
+    def escaped_markers(self, layout: Layout) -> tuple[str, ...]:
+        """The markers whose spelling in caller text is escaped (a backslash before it, as
+        :func:`pawlette.engine.lexer.escape_text` writes it), so that no text becomes a marker
+        (PCML, omni): the format's writer escapes caller text, its lexer reads an escaped
+        marker as text, and its template defines the ``escape(text, before_marker)`` macro.
+        Empty: this concept escapes nothing."""
+        return ()
 
     # ------------------------------------------------------------------ the writer
 
@@ -115,6 +126,10 @@ class Concept:
     def write_prompt(self, out: Render) -> None:
         """After the generation prompt's open fence."""
 
+    def write_finish(self, out: Render) -> None:
+        """At the end of the conversation: after the last message, and after the generation
+        prompt when there is one (``out.prompt``)."""
+
     # ------------------------------------------------------------------ the parse table
 
     def rows(self, table: Table) -> None:
@@ -158,6 +173,10 @@ class Concept:
 
     def jinja_prompt(self, out: Template) -> None:
         """The counterpart of :meth:`write_prompt`."""
+
+    def jinja_finish(self, out: Template) -> None:
+        """The counterpart of :meth:`write_finish` (after the generation prompt's branch;
+        ``add_generation_prompt`` tells the two cases apart)."""
 
     # ------------------------------------------------------------------ the turn grammar
 

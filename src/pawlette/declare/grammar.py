@@ -20,6 +20,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Protocol
 
 from ..blocks.tool_choice import ForcedPrefixes
+from ..errors import UnsupportedFeature
 from ..export.grammar_ast import Lit, Marker, Node, Rules, alt, optional, seq
 from ..export.text_language import text_terminal
 from ..types import Tool
@@ -56,6 +57,10 @@ class CallSet(Protocol):
 
     def after_prefix(self, turn: Turn, rules: Rules, prefix: str, parallel: bool) -> Node:
         """The calls from the forced ``prefix`` on."""
+
+    def lazy(self, turn: Turn, rules: Rules, parallel: bool) -> Node:
+        """The calls from the ``trigger`` marker on (where a lazy grammar starts: the calls
+        themselves, or what follows layout text they open with)."""
 
 
 def nodes(layout: Layout, pieces: Fence) -> list[Node]:
@@ -135,6 +140,8 @@ class Turn:
         self.call_lead = ""
         """What a forced call starts with before the calls' own prefix (an empty reasoning
         block, in formats that write one when a turn has no reasoning)."""
+        self.tool_kinds: frozenset[str] = frozenset({"function"})
+        """The kinds of tools a request may declare (omni's ``action`` tools too)."""
         self.answer_lead: Fence = ()
         """What an answer without calls starts with when the request has tools (Breeze's
         ``<|answer|>`` decision token): the grammar writes it before the text, and it is
@@ -199,13 +206,16 @@ def build_turn(
 ) -> TurnGrammar:
     """The turn grammar of a declared format under one tool choice."""
     from ..export.grammar import TurnGrammar
-    from ..export.turns._common import function_tools_only, rules_for
+    from ..export.turns._common import rules_for
 
     turn = Turn(layout, tools, choice.only, lambda: rules_for(fmt), fmt.stop)
     _contributions(turn)
     calls = turn.calls if tools and choice.mode != "none" else None
     if calls is not None:
-        function_tools_only(tools)
+        for number, tool in enumerate(tools):
+            if tool.kind not in turn.tool_kinds:
+                expected = " or ".join(repr(kind) for kind in sorted(turn.tool_kinds))
+                raise UnsupportedFeature(f"tools[{number}].type", f"{tool.kind!r}", expected)
     rules = turn.rules
     end = turn.end()
     lead = turn.nodes(turn.answer_lead) if tools else []
@@ -241,7 +251,8 @@ def build_turn(
     if all_calls is not None and tools:
         grammar.forced_prefixes["required"] = fmt.forced_prefix("required", tools) or ""
         for tool in tools:
-            grammar.forced_prefixes[tool.name] = turn.call_lead + all_calls.prefix(tool.name)
+            if tool.kind == "function":
+                grammar.forced_prefixes[tool.name] = turn.call_lead + all_calls.prefix(tool.name)
     else:
         grammar.forced_prefixes["required"] = ""
     if calls is None:
@@ -256,7 +267,7 @@ def build_turn(
     if choice.mode == "auto":
         if calls.trigger is not None:
             lazy = turn.new_rules()
-            lazy.rules["start"] = seq(calls.many(turn, lazy, parallel), end)
+            lazy.rules["start"] = seq(calls.lazy(turn, lazy, parallel), end)
             grammar.lazy = lazy
         return grammar
     after = turn.new_rules()
@@ -265,6 +276,17 @@ def build_turn(
     after.rules["start"] = seq(calls.after_prefix(turn, after, prefix, parallel), end)
     grammar.after_prefix = after
     return grammar
+
+
+def escaped_markers(layout: Layout) -> tuple[str, ...]:
+    """The markers caller text is escaped against (:meth:`Concept.escaped_markers` of every
+    concept; empty: the format escapes nothing)."""
+    seen: dict[str, None] = {}
+    for concept in layout.concepts:
+        if overrides(concept, "escaped_markers"):
+            for marker in concept.escaped_markers(layout):
+                seen.setdefault(marker, None)
+    return tuple(seen)
 
 
 def markers_of(layout: Layout) -> tuple[str, ...]:

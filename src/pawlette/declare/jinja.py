@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..export.templates._common import TEXT_MACRO, jinja_string
+from ..export.templates._common import TEXT_MACRO, escape_macro, jinja_string
 from .concept import Concept, overrides
 from .layout import Layout
 from .pieces import Fence, Option, piece_text
@@ -49,8 +49,17 @@ class Template:
                 "jinja_closing",
                 "jinja_end",
                 "jinja_prompt",
+                "jinja_finish",
             )
         }
+        from .grammar import escaped_markers
+
+        self.escaped = escaped_markers(layout)
+        """The markers caller text is escaped against (then the ``escape(text, before_marker)``
+        macro is defined: see :meth:`~.concept.Concept.escaped_markers`)."""
+        self.prompt = False
+        """Whether the open fence being written is the generation prompt's (for
+        ``jinja_open``)."""
         self.handled: set[str] = set()
         self.object_arguments = False
         """Whether the template needs call arguments as objects (it writes them as JSON)."""
@@ -128,9 +137,13 @@ class Template:
 
     def open_fence(self, role: str, *, prompt: bool = False) -> None:
         frame = self.layout.frames[role]
-        for concept in self.acting("jinja_open", role):
-            if concept.jinja_open(self, role):
-                return
+        self.prompt = prompt
+        try:
+            for concept in self.acting("jinja_open", role):
+                if concept.jinja_open(self, role):
+                    return
+        finally:
+            self.prompt = False
         after = {**frame.open_after, **(frame.prompt_after if prompt else {})}
         choices = {("none" if key == "start" else key): pieces for key, pieces in after.items()}
         if "none" in choices:
@@ -204,6 +217,8 @@ class Template:
         body_start = len(self.lines)
         for concept in layout.concepts:
             self.handled |= concept_handles(concept)
+        if self.escaped:
+            self.macro("escape", escape_macro(self.escaped))
         for concept in self._hooks["jinja_setup"]:
             concept.jinja_setup(self)
         if self.layout.frames and "tools" not in self.handled:
@@ -239,6 +254,8 @@ class Template:
         for concept in self._hooks["jinja_prompt"]:
             concept.jinja_prompt(self)
         self.out("{%- endif -%}")
+        for concept in self._hooks["jinja_finish"]:
+            concept.jinja_finish(self)
         body = self.lines[body_start:]
         head = [TEXT_MACRO.strip(), *self.macros.values()]
         head.append("{%- set has_tools = tools is defined and tools is not none and tools -%}")

@@ -298,6 +298,9 @@ class _JsonCallSet:
             return call
         return seq(call, Repeat(seq(*turn.nodes(self.calls.separator), call)))
 
+    def lazy(self, turn: Turn, rules: Rules, parallel: bool) -> Node:
+        return self.many(turn, rules, parallel)
+
     def after_text(self, turn: Turn, rules: Rules) -> Node:
         return text_before(turn.layout, self.calls.separator, empty=False)
 

@@ -325,6 +325,9 @@ class PythonCallSet:
             *self.closing,
         )
 
+    def lazy(self, turn: Turn, rules: Rules, parallel: bool) -> Node:
+        return self.many(turn, rules, parallel)
+
     def after_text(self, turn: Turn, rules: Rules) -> Node:
         return text_before(turn.layout, self.calls.separator, empty=False)
 

@@ -140,10 +140,13 @@ class Table:
         self.states[name] = StateSpec(reader, role, ends, frozenset(inner))
         return name
 
-    def reader(self, name: str, reader: ReaderFactory) -> None:
+    def reader(self, name: str, reader: ReaderFactory, *, ends: bool | None = None) -> None:
         """Read state ``name`` with another reader (a concept that reads a turn's text its
-        own way: the system text that may be the format's default)."""
+        own way: the system text that may be the format's default); ``ends`` (given): whether
+        the role's end fences end the turn there (False: the concept adds its own end rows)."""
         self.states[name].reader = reader
+        if ends is not None:
+            self.states[name].ends = ends
 
     def on(self, state: str, marker: str, target: str, *actions: Action) -> None:
         """A row: ``marker`` in ``state`` goes to ``target`` after ``actions``."""
@@ -235,18 +238,28 @@ class Table:
         for (state, marker), (target, actions) in self.steps.items():
             builder.on(state, marker, target, *actions)
         builder.fields.update({role: dict(keys) for role, keys in self.fields.items()})  # type: ignore[misc]
-        from .grammar import markers_of
+        from .grammar import escaped_markers, markers_of
 
         special = markers_of(self.layout)
         soft = frozenset(
             marker for (_, marker) in self.steps if not any(token in marker for token in special)
         )
-        return builder.build(
-            escape=False,
+        escaped = escaped_markers(self.layout)
+        grammar = builder.build(
+            escape=bool(escaped),
             conversation_start="outside",
             completion_start=self.completion_start,
             soft=soft,
         )
+        # Escaping writes a backslash before every escaped marker in text; the lexer must know
+        # each to read the escape.
+        missing = sorted(frozenset(escaped) - grammar.markers)
+        if missing:
+            raise FormatError(
+                f"{self.layout.name}: escaped markers with no row: {missing}; expected a row "
+                "reading each"
+            )
+        return grammar
 
     def _ends(self, implicit: dict[str, set[str]]) -> None:
         """Every ending state of each role ends its turn at the role's end fences; where

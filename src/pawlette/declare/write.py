@@ -2,7 +2,8 @@
 
 The skeleton (see :mod:`.concept` for the hooks): ``begin``, every concept's
 ``write_start``, then each message, written by the concept that claims its role or as a
-framed turn, then the generation prompt.  A framed turn is::
+framed turn, then the generation prompt, then every concept's ``write_finish``.  A framed
+turn is::
 
     write_before  open  write_opening  content  write_closing  end  after
 
@@ -69,6 +70,7 @@ class Plan:
         self.wants_system = hooked("wants_system_turn")
         self.turn_open = hooked("turn_open")
         self.prompt = hooked("write_prompt")
+        self.finish = hooked("write_finish")
         self.turns = {role: TurnHooks(concepts, role) for role in ROLES}
         self.claims: dict[str, Callable[[Render, int], None]] = {
             role: concept.write_message for concept in concepts for role in concept.claims
@@ -344,5 +346,7 @@ def writer_of(layout: Layout) -> WriteConversation:
                 claimed(out, index)
         if prompt:
             out.generation_prompt()
+        for finish in plan.finish:
+            finish(out)
 
     return write

@@ -19,7 +19,7 @@ _MODULES: dict[str, str] = {
     "pcml": "pawlette.declared.pcml",
     "chatglm3": "pawlette.declared.chatglm3",
     "breeze": "pawlette.formats.breeze",
-    "omni": "pawlette.declared.omni",
+    "omni": "pawlette.formats.omni",
     "chatml": "pawlette.formats.chatml",
     "llama3": "pawlette.formats.llama3",
 }

@@ -1,8 +1,8 @@
 """omni: a multimodal special-token format (seed 000): functions, actions, thinking, voice, images.
 
-Declared with the block-turns concept (:mod:`pawlette.legacy.blocks`: in-turn results,
-structured thinking, JSON blocks and voice, image tiling), from which the writer, the parse
-table, the Jinja chat template and the turn grammars are derived.
+Declared with the block-turns concept (:mod:`.blocks`: in-turn results, structured thinking,
+JSON blocks and voice, image tiling) and escaped text (:mod:`.escaping`), from which the
+writer, the parse table, the Jinja chat template and the turn grammars are derived.
 
 The wire format, as rendered (every ``<|...|>`` is a control token)::
 
@@ -124,24 +124,21 @@ OpenAI JSON and decisions (the seed leaves these open):
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from pawlette.engine.writer import Writer
-from pawlette.errors import RequestError
-from pawlette.format import Format, coerce_conversation
-from pawlette.legacy import Frame, Layout, Marker, declare, fence
-from pawlette.legacy.blocks import (
-    BlockTurns,
-    HeadedText,
-    ImageTiling,
-    InlineCall,
-    JsonBlock,
-    StructuredThinking,
-)
-from pawlette.legacy.blocks.write import render
-from pawlette.types import ImagePart, ImageRequestPart, Rendering
+from ...declare import Frame, Layout, Marker, declare, fence, layout_of
+from ...errors import RequestError
+from ...format import Format
+from ...types import ImagePart, ImageRequestPart, Rendering
+from .blocks import BlockTurns
+from .escaping import Escaped
+from .inline_calls import InlineCall
+from .json_blocks import HeadedText, JsonBlock
+from .thinking import StructuredThinking
+from .tiling import ImageTiling
 
 BOS, EOS = "<|BOS|>", "<|EOS|>"
 SYSTEM_START, SYSTEM_END = "<|SYSTEM_START|>", "<|SYSTEM_END|>"
@@ -200,29 +197,32 @@ LAYOUT = Layout(
         # The model ends its turn, or stops at a call for the result written in the turn.
         "assistant": _frame(ASSISTANT_START, ASSISTANT_END, FUNCTION_RETURN),
     },
-    blocks=BlockTurns(
-        end=M(EOS),
-        definitions={
-            "function": JsonBlock(M(FUNCTION_DEF_START), M(FUNCTION_DEF_END)),
-            "action": JsonBlock(M(ACTION_DEF_START), M(ACTION_DEF_END)),
-        },
-        calls=InlineCall(
-            "function", M(FUNCTION_START), M(FUNCTION_ARGS), M(FUNCTION_RETURN), M(FUNCTION_END)
+    concepts=(
+        BlockTurns(
+            end=M(EOS),
+            definitions={
+                "function": JsonBlock(M(FUNCTION_DEF_START), M(FUNCTION_DEF_END)),
+                "action": JsonBlock(M(ACTION_DEF_START), M(ACTION_DEF_END)),
+            },
+            calls=InlineCall(
+                "function", M(FUNCTION_START), M(FUNCTION_ARGS), M(FUNCTION_RETURN), M(FUNCTION_END)
+            ),
+            actions=InlineCall("action", M(ACTION_START), M(ACTION_ARGS), M(ACTION_END)),
+            thinking=StructuredThinking(
+                M(THINK_START), M(THINK_STEP), M(THINK_REASONING), M(THINK_CONCLUSION), M(THINK_END)
+            ),
+            voice=HeadedText(M(VOICE_START), M(VOICE_CONTENT), M(VOICE_END)),
+            image_requests=JsonBlock(M(IMAGE_REQUEST_START), M(IMAGE_REQUEST_END)),
+            tiling=ImageTiling(
+                references=tuple(M(text) for text in IMAGE_REFERENCES),
+                start=M(IMAGE_START),
+                token=M(IMAGE),
+                end=M(IMAGE_END),
+                output=M(IMAGE_OUTPUT_START),
+                default_tokens=DEFAULT_IMAGE_TOKENS,
+            ),
         ),
-        actions=InlineCall("action", M(ACTION_START), M(ACTION_ARGS), M(ACTION_END)),
-        thinking=StructuredThinking(
-            M(THINK_START), M(THINK_STEP), M(THINK_REASONING), M(THINK_CONCLUSION), M(THINK_END)
-        ),
-        voice=HeadedText(M(VOICE_START), M(VOICE_CONTENT), M(VOICE_END)),
-        image_requests=JsonBlock(M(IMAGE_REQUEST_START), M(IMAGE_REQUEST_END)),
-        tiling=ImageTiling(
-            references=tuple(M(text) for text in IMAGE_REFERENCES),
-            start=M(IMAGE_START),
-            token=M(IMAGE),
-            end=M(IMAGE_END),
-            output=M(IMAGE_OUTPUT_START),
-            default_tokens=DEFAULT_IMAGE_TOKENS,
-        ),
+        Escaped(),
     ),
     options=OmniOptions(),
 )
@@ -234,11 +234,29 @@ SPECIAL = FORMAT.special_markers
 # ------------------------------------------------------------------ public helpers
 
 
-def _layout(fmt: Format) -> Layout:
-    layout = fmt.declaration
-    if not isinstance(layout, Layout) or layout.blocks is None:
+def _image_prompter(fmt: Format) -> Format:
+    """``fmt`` whose generation prompt opens an output image (its block turns'
+    ``image_prompt``)."""
+    layout = layout_of(fmt)
+    blocks = None if layout is None else layout.concept(BlockTurns)
+    if layout is None or blocks is None:
         raise RequestError("fmt", f"the {fmt.name} format", "omni (or a variant of it)")
-    return layout
+    found = _IMAGE_PROMPTERS.get(id(layout))
+    if found is None or found[0] is not layout:
+        concepts = tuple(
+            dataclasses.replace(concept, image_prompt=True) if concept is blocks else concept
+            for concept in layout.concepts
+        )
+        if len(_IMAGE_PROMPTERS) >= 16:  # variants made per request (with_options): a bound
+            _IMAGE_PROMPTERS.clear()
+        found = _IMAGE_PROMPTERS[id(layout)] = (
+            layout,
+            declare(dataclasses.replace(layout, concepts=concepts)),
+        )
+    return found[1]
+
+
+_IMAGE_PROMPTERS: dict[int, tuple[Layout, Format]] = {}
 
 
 def image_output_prompt(
@@ -250,10 +268,7 @@ def image_output_prompt(
     >>> image_output_prompt(request).text
     '<|BOS|>\\n<|USER_START|>a cat<|USER_END|>\\n\\n<|IMAGE_OUTPUT_START|>'
     """
-    core_messages, core_tools = coerce_conversation(messages, tools)
-    writer = Writer(fmt.escape_pattern)
-    render(_layout(fmt), writer, core_messages, core_tools, "image")
-    return writer.rendering()
+    return _image_prompter(fmt).render(messages, tools, add_generation_prompt=True)
 
 
 def image_prompt(request: ImageRequestPart | Mapping[str, Any]) -> Rendering:

@@ -1,0 +1,229 @@
+"""What the block concepts share: text between blocks, and the state of one block.
+
+A *block* is a run of markup between an opening and a closing marker that is not plain
+content (a call, a thinking block, a voice part, a JSON block).  Text between blocks is read
+by :class:`TextReader` with :class:`EdgeNewlines`: one newline right after a block's closing
+marker, and one right before a block's opening marker, belong to the block (the layout
+``text\\n<|A_START|>...<|A_END|>\\ntext``), so text never gains or loses one.  With
+:class:`LazyMessage` the state's message begins only once it has text or ends at a marker, so
+a rendering that ends where a message would begin parses to no empty message.  A block that
+spans several states shares a :class:`Block`; in lenient mode a block that does not fit
+becomes text (markers included) plus a warning, so nothing is lost; in strict mode it raises
+:class:`~pawlette.errors.ParseError`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from functools import partial
+from typing import Any
+
+from ...engine.call_arguments import load_json
+from ...engine.machine import Parser, ReaderFactory
+from ...types import (
+    Event,
+    TextDelta,
+)
+
+NEWLINE = "\n"
+
+
+# ------------------------------------------------------------------ newlines at block edges
+
+
+@dataclass(frozen=True, slots=True)
+class EdgeNewlines:
+    """Markers that own the newline next to them: ``after`` (``<|A_END|>\\n``) and ``before``
+    (``\\n<|A_START|>``)."""
+
+    after: frozenset[str] = frozenset()
+    before: frozenset[str] = frozenset()
+
+
+class Trim:
+    """Drops one leading newline (if asked) and holds back one trailing newline until it is
+    known whether the closing marker owns it."""
+
+    __slots__ = ("_drop_first", "_held")
+
+    def __init__(self, drop_first: bool) -> None:
+        self._drop_first = drop_first
+        self._held = False
+
+    def feed(self, text: str) -> str:
+        if self._drop_first and text:
+            self._drop_first = False
+            if text[0] == NEWLINE:
+                text = text[1:]
+        if not text:
+            return ""
+        if self._held:
+            text = NEWLINE + text
+        self._held = text[-1] == NEWLINE
+        return text[:-1] if self._held else text
+
+    def close(self, drop_held: bool) -> str:
+        held, self._held = self._held, False
+        return NEWLINE if held and not drop_held else ""
+
+
+@dataclass(frozen=True, slots=True)
+class LazyMessage:
+    """Begin the state's message with ``start`` once it has text or ends at a marker.
+
+    ``silent`` lists ``(entered by, closed by)`` marker pairs at which an empty state makes no
+    message (a turn that closes right after an inline tool result).  The end of input never
+    begins one.
+    """
+
+    start: Callable[[Parser], None]
+    silent: frozenset[tuple[str | None, str]] = frozenset()
+
+
+class TextReader:
+    """Text (content, reasoning, a tool result) whose edge newlines may belong to markers."""
+
+    __slots__ = ("_edges", "_entered", "_lazy", "_make", "_parser", "_trim")
+
+    def __init__(
+        self,
+        parser: Parser,
+        edges: EdgeNewlines,
+        make: Callable[[str], Event] = TextDelta,
+        lazy: LazyMessage | None = None,
+    ) -> None:
+        self._parser = parser
+        self._edges = edges
+        self._make = make
+        self._lazy = lazy
+        self._entered = parser.entered_by
+        self._trim = Trim(parser.entered_by in edges.after)
+
+    def _begin(self) -> None:
+        lazy = self._lazy
+        if lazy is not None and self._parser.message_role is None:
+            lazy.start(self._parser)
+
+    def feed(self, text: str, offset: int) -> None:
+        out = self._trim.feed(text)
+        if out:
+            self._begin()
+            self._parser.emit(self._make(out))
+
+    def close(self, marker: str | None, offset: int) -> None:
+        out = self._trim.close(marker in self._edges.before)
+        if out:
+            self._begin()
+            self._parser.emit(self._make(out))
+        elif (
+            marker is not None
+            and self._lazy is not None
+            and (self._entered, marker) not in self._lazy.silent
+        ):
+            self._begin()
+
+
+def text_reader(
+    edges: EdgeNewlines,
+    make: Callable[[str], Event] = TextDelta,
+    lazy: LazyMessage | None = None,
+) -> ReaderFactory:
+    return partial(TextReader, edges=edges, make=make, lazy=lazy)
+
+
+# ------------------------------------------------------------------ blocks spanning states
+
+
+@dataclass(slots=True)
+class Block:
+    """What the readers of one block share: its raw text so far (markers included) and the
+    fields read; ``failed`` once it turned into text."""
+
+    raw: list[str] = field(default_factory=list)
+    offset: int = 0
+    name: str = ""
+    header: str = ""
+    index: int | None = None
+    call_id: str | None = None
+    failed: bool = False
+
+    def passes_on(self, parser: Parser, text: str) -> bool:
+        """Keep ``text`` in the raw block; a failed block also passes it on as text (True)."""
+        self.raw.append(text)
+        if self.failed:
+            parser.emit(TextDelta(text))
+        return self.failed
+
+    def closes_as_text(self, parser: Parser, marker: str | None, close: str) -> bool:
+        """True for a failed block, whose closing marker (when it ends there) is text too."""
+        if self.failed and marker == close:
+            parser.emit(TextDelta(close))
+        return self.failed
+
+
+def open_block(parser: Parser, key: str) -> Block:
+    block = Block(raw=[parser.entered_by or ""])
+    parser.shared[key] = block
+    return block
+
+
+def continue_block(parser: Parser, key: str) -> Block:
+    block = parser.shared.get(key)
+    if not isinstance(block, Block):  # entered without its opening state: treat as text
+        block = Block(failed=True)
+        parser.shared[key] = block
+    block.raw.append(parser.entered_by or "")
+    if block.failed:
+        parser.emit(TextDelta(parser.entered_by or ""))
+    return block
+
+
+def fail(
+    parser: Parser, block: Block, offset: int, found: str, expected: str, tail: str = ""
+) -> None:
+    """Report a block that does not fit; lenient: it becomes text, markers included."""
+    raw = "".join(block.raw) + tail
+    parser.malformed(block.offset or offset, found, expected, raw)
+    block.failed = True
+    parser.emit(TextDelta(raw))
+
+
+def json_object(text: str) -> tuple[dict[str, Any] | None, str]:
+    """The JSON object in ``text``, or None and what is wrong."""
+    value, problem = load_json(text)
+    if problem is not None:
+        return None, problem
+    if not isinstance(value, dict):
+        return None, "not a JSON object"
+    return value, ""
+
+
+def close_json_block(
+    parser: Parser,
+    block: Block,
+    offset: int,
+    marker: str | None,
+    close: str,
+    text: str,
+    make: Callable[[dict[str, Any]], Event],
+    errors: tuple[type[Exception], ...],
+    found: str,
+    expected: str,
+) -> None:
+    """The end of a block holding a JSON object: ``make(object)`` is emitted when the block
+    closed at ``close`` with an object ``make`` accepts; otherwise the block fails with
+    ``found`` and the problem (``expected``: what should have been there, before ``close``)."""
+    value, problem = json_object(text)
+    if marker != close:
+        value, problem = None, "the block is not closed"
+    if value is not None:
+        try:
+            event = make(value)
+        except errors as error:
+            problem = str(error)
+        else:
+            parser.emit(event)
+            return
+    tail = marker if marker == close else ""
+    fail(parser, block, offset, f"{found}: {problem}", f"{expected} then {close!r}", tail)
