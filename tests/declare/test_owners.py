@@ -18,9 +18,7 @@ def _layout(name: str) -> pawlette.legacy.Layout:
     return layout
 
 
-@pytest.mark.parametrize(
-    ("name", "field"), [("pcml", "containers"), ("chatglm3", "headed"), ("omni", "blocks")]
-)
+@pytest.mark.parametrize(("name", "field"), [("pcml", "containers"), ("chatglm3", "headed")])
 def test_each_owner_has_every_interpreter(name: str, field: str) -> None:
     layout = _layout(name)
     assert set(OWNERS[field]) == set(INTERPRETERS)
@@ -30,7 +28,9 @@ def test_each_owner_has_every_interpreter(name: str, field: str) -> None:
 
 
 def test_a_layout_without_an_owner_uses_the_shared_interpreters() -> None:
-    assert all(owner(_layout("breeze"), interpreter) is None for interpreter in INTERPRETERS)
+    from . import user_format
+
+    assert all(owner(user_format.LAYOUT, interpreter) is None for interpreter in INTERPRETERS)
 
 
 def test_two_owners_are_refused_when_declared() -> None:

@@ -86,6 +86,12 @@ class Concept:
         the others (and costs nothing there)."""
         return None
 
+    def hook_roles(self, hook: str) -> frozenset[str] | None:
+        """The roles whose framed turns the turn hook ``hook`` (its name: ``"turn_end"``,
+        ``"jinja_content"``, ...) acts on; by default :meth:`turn_roles`.  A concept whose turn
+        hooks act on different roles says so hook by hook, and costs nothing elsewhere."""
+        return self.turn_roles()
+
     def check(self, out: Render) -> None:
         """Refuse what this concept cannot write, or record what it drops
         (:meth:`~pawlette.declare.write.Render.lose`), before anything is written."""

@@ -157,11 +157,11 @@ class Template:
             self.branches(choices, frame.open, "ns.previous")
 
     def acting(self, hook: str, role: str) -> list[Concept]:
-        """The concepts whose ``hook`` acts on ``role``'s turns (see ``turn_roles``)."""
+        """The concepts whose ``hook`` acts on ``role``'s turns (see ``hook_roles``)."""
         return [
             concept
             for concept in self._hooks[hook]
-            if (roles := concept.turn_roles()) is None or role in roles
+            if (roles := concept.hook_roles(hook)) is None or role in roles
         ]
 
     def turn(self, role: str, *, message: bool = True) -> None:

@@ -104,6 +104,8 @@ class PythonCalls(Concept):
 
     def check(self, out: Render) -> None:
         out.handles("calls")
+        if "calls" not in out.present:
+            return
         for index, message in enumerate(out.messages):
             if message.tool_calls and message.role == "assistant":
                 self.check_message(out, message, index)

@@ -102,6 +102,8 @@ class Reasoning(Concept):
 
     def check(self, out: Render) -> None:
         out.handles("reasoning")
+        if "reasoning" not in out.present:
+            return
         for index, message in enumerate(out.messages):
             if message.reasoning and message.role == "assistant" and not self.written(out, index):
                 why = "never written" if self.keep == "none" else "before the last user message"

@@ -73,6 +73,8 @@ class Results(Concept):
 
     def check(self, out: Render) -> None:
         out.handles("tool_name")
+        if self.id_close is None and "tool_name" not in out.present:
+            return
         pattern = None if self.id_pattern is None else re.compile(self.id_pattern)
         for index, message in enumerate(out.messages):
             if message.role != "tool":

@@ -90,6 +90,13 @@ class SystemPrompt(Concept):
     def turn_roles(self) -> frozenset[str]:
         return frozenset({"system"})
 
+    def hook_roles(self, hook: str) -> frozenset[str] | None:
+        """The opening hooks only where there is a preamble to write."""
+        preambles = self.preamble or self.preamble_with_tools or self.preamble_without_tools
+        if hook.endswith("_opening") and not preambles:
+            return frozenset()
+        return self.turn_roles()
+
     def check(self, out: Render) -> None:
         if self.placement == "first_only":
             for index, message in enumerate(out.messages):

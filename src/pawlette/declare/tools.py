@@ -124,6 +124,17 @@ class ToolsBlock(Concept):
             return frozenset()
         return frozenset({"user"})
 
+    def hook_roles(self, hook: str) -> frozenset[str] | None:
+        """Each turn hook only where it writes (the block before the turn, or first or last
+        in it)."""
+        if hook.endswith("_before") and self.place != "before_last_user":
+            return frozenset()
+        if hook.endswith("_opening") and not self.first:
+            return frozenset()
+        if hook.endswith("_closing") and self.first:
+            return frozenset()
+        return self.turn_roles()
+
     def check(self, out: Render) -> None:
         out.handles("tools")
         for number, tool in enumerate(out.tools):

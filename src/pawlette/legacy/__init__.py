@@ -27,7 +27,6 @@ from typing import Any
 
 from ..format import Format
 from .containers import Containers, Headers, escape_pattern
-from .decision import Decision
 from .layout import (
     Fence,
     Frame,
@@ -42,20 +41,11 @@ from .layout import (
     ToolsBlock,
     fence,
 )
-from .media import Boxes, PlaceholderImages
-from .parts import ContentParts
-from .python_calls import PythonCalls
-from .python_results import PythonResults
-from .python_tools import PythonToolsBlock
 from .table import compile_table, forced_prefixes, joined
-from .turn_reading import TurnReading
 from .write import writer_of
 
 __all__ = [
-    "Boxes",
     "Containers",
-    "ContentParts",
-    "Decision",
     "Fence",
     "Frame",
     "Headers",
@@ -64,15 +54,10 @@ __all__ = [
     "Lit",
     "Marker",
     "Option",
-    "PlaceholderImages",
-    "PythonCalls",
-    "PythonResults",
-    "PythonToolsBlock",
     "Reasoning",
     "Results",
     "SystemTurn",
     "ToolsBlock",
-    "TurnReading",
     "declare",
     "fence",
     "layout_of",
@@ -82,10 +67,6 @@ __all__ = [
 
 def markers_of(layout: Layout) -> tuple[str, ...]:
     """Every special token the layout writes (then ``extra_special``), first use first."""
-    if layout.blocks is not None:  # in the blocks' declaration order
-        from .blocks import special_markers as block_markers
-
-        return block_markers(layout)
     if layout.containers is not None:  # in the containers' reading order
         from .containers import special_markers
 
@@ -109,13 +90,6 @@ def markers_of(layout: Layout) -> tuple[str, ...]:
     visit(dict(layout.frames))
     for concept in (layout.system, layout.tools, layout.reasoning, layout.calls, layout.results):
         visit(concept)
-    visit(layout.decision)
-    visit(layout.turn_reading)
-    if layout.parts is not None:  # a concept of its own module (markers as text)
-        from .parts import markers
-
-        for text in markers(layout.parts):
-            seen.setdefault(text, None)
     for text in layout.extra_special:
         seen.setdefault(text, None)
     return tuple(seen)
@@ -127,10 +101,6 @@ def declare(layout: Layout) -> Format:
     assistant = layout.frames["assistant"]
     stop = tuple(joined(layout, pieces) for pieces in (assistant.end, *assistant.also_end))
     escape = escape_pattern(layout) if layout.containers is not None else None
-    if layout.blocks is not None:  # text escaped (a concept of its own module)
-        from .blocks import escape_pattern as blocks_escape
-
-        escape = blocks_escape(layout)
 
     def variant(options: Any) -> Format:
         if layout.from_options is not None:

@@ -45,7 +45,6 @@ from ..export.turns._common import function_tools_only, json_arguments, rules_fo
 from ..format import Format
 from ..types import Tool
 from . import layout as declared
-from . import python_calls
 from .owners import owner
 from .table import call_prefix, empty_reasoning, joined, reasoning_text
 
@@ -177,10 +176,6 @@ def build_turn(
     parallel: bool,
 ) -> TurnGrammar:
     """The turn grammar of a declared format under one tool choice."""
-    if layout.decision is not None:  # a concept of its own module
-        from .decision import build_turn as decision_turn
-
-        return decision_turn(fmt, layout, tools, choice, parallel)
     concept = owner(layout, "build_turn")
     if concept is not None:
         return cast(TurnGrammar, concept(fmt, layout, tools, choice, parallel))
@@ -194,19 +189,8 @@ def build_turn(
     if bare:
         _bare_text(rules)
     content: Node = optional(BARE_TEXT if bare else TEXT)
-    if layout.parts is not None:  # a concept of its own module
-        from .parts import grammar_content
-
-        content = grammar_content(layout, rules, content)
     answer: Node
-    call_set: _Calls | python_calls.PythonCallSet | None = None
-    if calls_possible and python_calls.is_python(calls):  # a concept of its own module
-        assert isinstance(calls, python_calls.PythonCalls)
-        call_set = python_calls.PythonCallSet(
-            calls, tools, choice.only, nodes(layout, calls.open), nodes(layout, calls.close)
-        )
-    elif calls_possible:
-        call_set = _Calls(layout, tools, choice.only)
+    call_set = _Calls(layout, tools, choice.only) if calls_possible else None
     if call_set is None:
         answer = seq(content, end)
     elif choice.mode == "auto":
@@ -255,10 +239,6 @@ def build_turn(
     after = rules_for(fmt)
     prefix = turn.forced_prefixes["required" if choice.mode == "required" else choice.key()]
     prefix = prefix[len(empty_reasoning(layout)) :]  # the call's part of the prefix
-    if isinstance(call_set, python_calls.PythonCallSet):
-        after.rules["start"] = seq(call_set.after_prefix(after, prefix, parallel), end)
-        turn.after_prefix = after
-        return turn
     firsts = [
         seq(*drop_prefix(call_set.items(after, number, tool), prefix))
         for number, tool in call_set.allowed()

@@ -21,8 +21,7 @@ import json
 from typing import cast
 
 from ..export.templates._common import TEXT_MACRO, jinja_string
-from . import decision, python_calls, python_results, python_tools
-from .layout import Fence, JsonCalls, Layout, Lit, Marker
+from .layout import Fence, Layout, Lit, Marker
 from .owners import owner
 from .write import option_text
 
@@ -46,10 +45,6 @@ class _Emitter:
                 self.out(f"{{%- else -%}}{{{{- {default} -}}}}{{%- endif -%}}")
 
     def text(self, message: str, index: str) -> None:
-        if self.layout.parts is not None:  # a concept of its own module
-            from .parts import jinja_content
-
-            return self.out(jinja_content(self.layout, message, index))
         self.out(f"{{{{- text_of({message}, {index}, {jinja_string(self.layout.name)}) -}}}}")
 
     def raise_if(self, condition: str, message: str) -> None:
@@ -62,8 +57,6 @@ class _Emitter:
     def tools_block(self) -> None:
         block = self.layout.tools
         assert block is not None
-        if isinstance(block, python_tools.PythonToolsBlock):  # a concept of its own module
-            return python_tools.jinja_listing(self)
         self.fence(block.open)
         self.out("{%- for tool in tools -%}")
         self.fence(block.item_open)
@@ -198,9 +191,6 @@ class _Emitter:
         if calls is None:
             self.raise_if(present, f"tool_calls: {self.layout.name} has no calls")
             return
-        if not isinstance(calls, JsonCalls):  # a concept of its own module
-            python_calls.jinja_calls(self)
-            return
         self.out(f"{{%- if {present} -%}}")
         has_text = "(message.content is defined and message.content)"
         if not calls.with_content:
@@ -231,8 +221,6 @@ class _Emitter:
 
     def results(self) -> None:
         results = self.layout.results
-        if isinstance(results, python_results.PythonResults):  # a concept of its own module
-            return python_results.jinja_results(self)
         self.out('{%- elif message.role == "tool" -%}')
         if results is None:
             self.out(
@@ -259,16 +247,6 @@ class _Emitter:
     def build(self) -> str:
         layout = self.layout
         self.out(TEXT_MACRO.strip())
-        if python_calls.is_python(layout.calls):
-            self.out(python_calls.JINJA_MACROS.strip())
-        if python_tools.literal_macros(layout):  # for the concepts writing Python literals
-            self.out(python_tools.literal_macros(layout))
-        if layout.parts is not None:  # a concept of its own module
-            from .parts import jinja_macros
-
-            self.out(jinja_macros(layout))
-        if python_results.is_python(layout.results):  # a concept of its own module
-            self.out(python_results.jinja_macros(layout))
         self.out("{%- set has_tools = tools is defined and tools is not none and tools -%}")
         # OpenAI's ``developer`` role is the system role (pawlette.openai reads it so).
         self.out(
@@ -293,18 +271,13 @@ class _Emitter:
         self.system()
         self.out("{%- for message in messages -%}")
         named = "message.name is defined and message.name is not none"
-        if python_results.is_python(layout.results):  # its tool messages may carry names
-            named += ' and message.role != "tool"'
         self.raise_if(
             named,
             f"a message name: {layout.name} has no place for it",
         )
         self.out("{%- if loop.index0 < first -%}")
         self.plain()
-        if layout.decision is not None:  # a concept of its own module
-            decision.jinja_assistant(self)
-        else:
-            self.assistant()
+        self.assistant()
         self.results()
         self.out("{%- else -%}")
         self.out(

@@ -41,13 +41,8 @@ direct walk: each concept knows which fences open and close it, so the table row
 branches and the grammar rules follow from the concept, and a new format is a new value, not
 new code.  What does not fit the basic concepts is a concept of its own, in its own module
 with its four interpreters, hooked into the shared interpreters by one field of the layout:
-containers (PCML, :mod:`.containers`), headed turns (ChatGLM3, :mod:`.headed`), Python-literal
-calls (:mod:`.python_calls`), decision tokens (:mod:`.decision`), content parts (images as
-placeholder runs and boxes in messages, :mod:`.parts` over :mod:`.media`'s blocks), results
-and a tools block written as one Python list (:mod:`.python_results`, :mod:`.python_tools`),
-turn reading (headers read in pieces, an end of text: :mod:`.turn_reading`), block turns
-(omni, :mod:`.blocks`: in-turn results, structured thinking, JSON blocks and voice, image
-tiling, each a module of its own).  Every seed format is declared.
+containers (PCML, :mod:`.containers`) and headed turns (ChatGLM3, :mod:`.headed`).  Breeze
+and omni are declared on :mod:`pawlette.declare`.
 
 Costs, stated: a format whose layout needs a concept that is not here cannot be declared until
 the concept is added (the API says so with :class:`~pawlette.errors.FormatError`); the Jinja the
@@ -71,15 +66,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
 if TYPE_CHECKING:  # concept modules of their own (they import this one)
-    from ..types import Message, Tool
-    from .blocks import BlockTurns
     from .containers import Containers
-    from .decision import Decision
     from .headed import HeadedTurns
-    from .parts import ContentParts
-    from .python_calls import PythonCalls
-    from .python_results import PythonResults
-    from .turn_reading import TurnReading
 
 
 @dataclass(frozen=True)
@@ -251,13 +239,8 @@ class Layout:
     system: SystemTurn = SystemTurn()
     tools: ToolsBlock | None = None
     reasoning: Reasoning | None = None
-    calls: JsonCalls | PythonCalls | None = None
-    """JSON calls, or Python-literal call lists (:mod:`.python_calls`)."""
-    decision: Decision | None = None
-    """Decision tokens opening the last assistant turn of a request with tools
-    (:mod:`.decision`)."""
-    results: Results | PythonResults | None = None
-    """Results turns, or a run of results as one Python list (:mod:`.python_results`)."""
+    calls: JsonCalls | None = None
+    results: Results | None = None
     trim_message_text: bool = False
     """Documentation only: whether the reference template strips message text (Llama 3 does;
     pawlette never does, which is lossless; see the format's docstring)."""
@@ -278,18 +261,6 @@ class Layout:
     the concept's own interpreters (:mod:`pawlette.legacy.headed`) render and read it."""
     containers: Containers | None = None
     """Every message in a headed container, text escaped (:mod:`.containers`, PCML)."""
-    blocks: BlockTurns | None = None
-    """Turns of text and blocks on their own lines, results inside the assistant turn,
-    structured thinking, image tiling (:mod:`.blocks`, omni)."""
-    check: Callable[[tuple[Message, ...], tuple[Tool, ...]], None] | None = None
-    """A format's own checks of a request, run before it is written (raising
-    :class:`~pawlette.errors.RequestError`): options that refuse what a reference refuses
-    (Breeze's ``check_conversations``, :mod:`pawlette.blocks.function_checks`).  The writer
-    runs it; a chat template cannot (it is exported for the default options)."""
-    parts: ContentParts | None = None
-    """Images and boxes in messages (:mod:`.parts`, breeze)."""
-    turn_reading: TurnReading | None = None
-    """Headers read in pieces and an end of text, read only (:mod:`.turn_reading`)."""
 
     @property
     def generation_prompt(self) -> Fence:

@@ -1,7 +1,7 @@
 """Which concept module interprets a whole layout.
 
-Three concepts own every turn of the layouts that use them: headed turns (ChatGLM3), block
-turns (omni) and containers (PCML).  Each keeps its five interpreters under the shared
+Two concepts own every turn of the layouts that use them: headed turns (ChatGLM3) and
+containers (PCML).  Each keeps its five interpreters under the shared
 interpreters' names (``writer_of``, ``compile_table``, ``forced_prefixes``,
 ``chat_template``, ``build_turn``).  Where they live is this one table, kept as data (as
 h11 keeps its state table), so the shared interpreters ask it rather than each keeping its
@@ -30,13 +30,6 @@ OWNERS: dict[str, dict[str, str]] = {
         "forced_prefixes": "headed.table",
         "chat_template": "headed.jinja",
         "build_turn": "headed.grammar",
-    },
-    "blocks": {
-        "writer_of": "blocks.write",
-        "compile_table": "blocks.table",
-        "forced_prefixes": "blocks",
-        "chat_template": "blocks.jinja",
-        "build_turn": "blocks.grammar",
     },
     "containers": dict.fromkeys(INTERPRETERS, "containers"),
 }

@@ -100,22 +100,6 @@ def positional_call_reader(
     return make
 
 
-def remember_started_call(parser: Parser, call_id: str) -> None:
-    """A call that the parser has counted already started (readers built on the Python-call
-    stream, :mod:`.python_calls`): remembered for the results as :func:`_remember` does."""
-    if parser.calls_in_message <= 1:
-        parser.shared[_CALLS] = []
-        parser.shared[_ANSWERED] = 0
-    parser.shared.setdefault(_CALLS, []).append(call_id)
-
-
-def forget_started_call(parser: Parser) -> None:
-    """The call last remembered turned out malformed: no result answers it."""
-    calls: list[str] = parser.shared.get(_CALLS, [])
-    if calls:
-        calls.pop()
-
-
 def next_result_id(parser: Parser) -> str | None:
     calls: list[str] = parser.shared.get(_CALLS, [])
     answered: int = parser.shared.get(_ANSWERED, 0)

@@ -35,7 +35,6 @@ from ..engine.machine import Action, Grammar, GrammarBuilder, Parser, ReaderFact
 from ..engine.readers import CallEnvelope, ContentReader, ReasoningReader, ScaffoldReader
 from ..errors import FormatError
 from ..types import Role
-from . import decision, python_calls, python_results, python_tools
 from .layout import Fence, JsonCalls, Layout, Lit, Marker
 from .owners import owner
 from .readers import (
@@ -139,14 +138,6 @@ class _Table:
         self.user()
         self.assistant()
         self.results()
-        if layout.parts is not None:  # a concept of its own module
-            from .parts import table_rows
-
-            table_rows(self)
-        if layout.turn_reading is not None:  # a concept of its own module (after the rest)
-            from .turn_reading import table_rows as reading_rows
-
-            reading_rows(self)
         return builder.build(
             escape=False, conversation_start="outside", completion_start="assistant.head"
         )
@@ -172,8 +163,6 @@ class _Table:
             block.wrap,
             text_after=block.first and not block.close,
         )
-        if isinstance(block, python_tools.PythonToolsBlock):  # a concept of its own module
-            reader = python_tools.tools_reader(text_after=block.first and not block.close)
         self.builder.state("system.tools", reader, "system")
         self.on("outside", with_tools + self.text(block.open), "system.tools", _begin("system"))
         if not block.first:
@@ -181,8 +170,6 @@ class _Table:
         if block.close:
             # A block before the text: the system text follows its close.
             after: ReaderFactory = ContentReader if block.first else ScaffoldReader
-            if isinstance(block, python_tools.PythonToolsBlock) and block.first:
-                after = python_tools.after_block_reader(layout.system.default or "")
             self.builder.state("system.after_tools", after, "system")
             self.on("system.tools", self.text(block.close), "system.after_tools")
             self.ends("system.after_tools", "system")
@@ -214,12 +201,10 @@ class _Table:
 
     def assistant(self) -> None:
         layout = self.layout
-        if layout.decision is not None:
-            decision.check(layout)  # refused when declared, not when first written
         frame = layout.frames["assistant"]
         calls = layout.calls
         body: ReaderFactory = ContentReader
-        if isinstance(calls, JsonCalls) and calls.open is None:
+        if calls is not None and calls.open is None:
             body = bare_call_reader(envelope(layout))
         self.builder.state("assistant.head", body, "assistant")
         self.builder.state("assistant.body", body, "assistant")
@@ -237,11 +222,6 @@ class _Table:
             self.on("assistant.head", self.text(reasoning.open), "assistant.reasoning")
             self.on("assistant.reasoning", self.text(reasoning.close), "assistant.body")
         if calls is None:
-            return
-        if not isinstance(calls, JsonCalls):  # a concept of its own module
-            python_calls.table_rows(self, texts)
-            if layout.decision is not None:
-                decision.table_rows(self, texts)
             return
         if calls.also_open:
             reader = positional_call_reader(envelope(layout), "the end", ends_turn=True)
@@ -280,8 +260,6 @@ class _Table:
         results = layout.results
         if results is None:
             return
-        if isinstance(results, python_results.PythonResults):  # a concept of its own module
-            return python_results.table_rows(self)
         self.builder.state("tool.item", ResultReader, "tool")
         frame = results.frame
         self.on("outside", self.text(frame.open, results.item_open), "tool.item")
@@ -319,8 +297,6 @@ def call_prefix(layout: Layout, name: str | None) -> str:
     calls = layout.calls
     assert calls is not None
     text = empty_reasoning(layout) + joined(layout, calls.open or ())
-    if not isinstance(calls, JsonCalls):  # a concept of its own module
-        return python_calls.call_prefix(calls, text, name)
     if name is None:
         return text
     return (
@@ -336,9 +312,6 @@ def forced_prefixes(layout: Layout) -> ForcedPrefixes | None:
         return cast("ForcedPrefixes | None", concept(layout))
     if layout.calls is None:
         return None
-    if layout.decision is not None:  # a concept of its own module
-        return decision.forced_prefixes(layout)
-    key = layout.calls.name_key if isinstance(layout.calls, JsonCalls) else ""
-    required = call_prefix(layout, None) or '{"' + key + '": '
+    required = call_prefix(layout, None) or '{"' + layout.calls.name_key + '": '
     named: Callable[[str], str] = lambda name: call_prefix(layout, name)  # noqa: E731
     return ForcedPrefixes(required=required, none="", named=named, only_with_tools=True)

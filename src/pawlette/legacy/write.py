@@ -21,8 +21,7 @@ from ..engine.json_text import (
 from ..engine.writer import ConstantSegments, Writer
 from ..errors import RequestError, UnsupportedFeature
 from ..types import Message, TextPart, Tool
-from . import decision, python_calls, python_results, python_tools
-from .layout import Fence, JsonCalls, Layout, Marker, Option
+from .layout import Fence, Layout, Marker, Option
 from .owners import owner
 
 WriteConversation = Callable[[Writer, tuple[Message, ...], tuple[Tool, ...], bool], None]
@@ -167,8 +166,6 @@ class _Render:
     def tools_block(self) -> None:
         block = self.layout.tools
         assert block is not None
-        if isinstance(block, python_tools.PythonToolsBlock):  # a concept of its own module
-            return python_tools.write_listing(self)
         self.fence(block.open, "tools")
         for tool in self.tools:
             self.fence(block.item_open, "tools")
@@ -218,16 +215,11 @@ class _Render:
         frame = self.layout.frames[message.role]  # type: ignore[index]
         self.writer.at(message.role, index)
         self.fence(frame.open, "header")
-        if self.layout.parts is not None and not with_tools:  # a concept of its own module
-            from .parts import write_content
-
-            write_content(self, message, index, trainable=False)
+        text = message_text(message, index, self.layout.name)
+        if with_tools:
+            self.host_body(text)
         else:
-            text = message_text(message, index, self.layout.name)
-            if with_tools:
-                self.host_body(text)
-            else:
-                self.writer.text(text, "content")
+            self.writer.text(text, "content")
         self.fence(frame.end, "close")
         self.fence(frame.after, "separator")
 
@@ -251,14 +243,8 @@ class _Render:
             self.fence(reasoning.open, "reasoning", trainable=True)
             self.writer.text(message.reasoning or "", "reasoning", trainable=True)
             self.fence(reasoning.close, "reasoning", trainable=True)
-        if layout.parts is not None:  # a concept of its own module
-            from .parts import write_content
-
-            write_content(self, message, index, trainable=True)
-            text = message.text
-        else:
-            text = message_text(message, index, layout.name)
-            self.writer.text(text, "content", trainable=True)
+        text = message_text(message, index, layout.name)
+        self.writer.text(text, "content", trainable=True)
         if message.tool_calls:
             self.calls(message, index, after_text=bool(text))
         self.fence(frame.end, "end", trainable=True)
@@ -270,9 +256,6 @@ class _Render:
             raise UnsupportedFeature(
                 f"messages[{index}].tool_calls", "tool calls", f"none: {self.layout.name}"
             )
-        if not isinstance(calls, JsonCalls):  # a concept of its own module
-            python_calls.write_calls(self, message, index, after_text=after_text)
-            return
         if after_text and not calls.with_content:
             raise UnsupportedFeature(
                 f"messages[{index}].content",
@@ -301,8 +284,6 @@ class _Render:
 
     def results(self, run: list[tuple[int, Message]]) -> None:
         results = self.layout.results
-        if isinstance(results, python_results.PythonResults):  # a concept of its own module
-            return python_results.write_results(self, run)
         if results is None:
             index = run[0][0]
             raise UnsupportedFeature(
@@ -347,8 +328,6 @@ def writer_of(layout: Layout) -> WriteConversation:
     def write(
         writer: Writer, messages: tuple[Message, ...], tools: tuple[Tool, ...], prompt: bool
     ) -> None:
-        if layout.check is not None:  # the format's own checks (options)
-            layout.check(messages, tools)
         render = _Render(layout, writer, tools, cache, constants)
         render.messages = messages
         writer.at(None, -1)
@@ -378,10 +357,7 @@ def writer_of(layout: Layout) -> WriteConversation:
                     index += 1
                 render.results(run)
                 continue
-            if role == "assistant" and layout.decision is not None:  # a concept of its own
-                decide = not prompt and decision.decided(layout, tools, len(messages), index)
-                decision.write_assistant(render, message, index, decide)
-            elif role == "assistant":
+            if role == "assistant":
                 render.assistant_turn(message, index, reasoning_written(layout, messages, index))
             elif role in ("user", "system"):
                 render.plain_turn(message, index, with_tools=tools_in_user and index == first)

@@ -83,6 +83,8 @@ class DecisionCalls(PythonCalls):
 
     def check(self, out: Render) -> None:
         out.handles("calls")
+        if out.present.isdisjoint(("calls", "reasoning", "steps")):
+            return
         for index, message in enumerate(out.messages):
             if message.role != "assistant":
                 continue
@@ -94,7 +96,8 @@ class DecisionCalls(PythonCalls):
                 self.check_message(out, message, index)
 
     def write_opening(self, out: Render, index: int) -> None:
-        if index >= 0 and not out.messages[index].tool_calls and self.decided(out, index):
+        decided = index == len(out.messages) - 1 and out.tools and not out.prompt
+        if decided and not out.messages[index].tool_calls:
             out.fence(self.answer, "content", trainable=True)
 
     def write_content(self, out: Render, index: int) -> bool:
@@ -107,7 +110,8 @@ class DecisionCalls(PythonCalls):
     def turn_end(self, out: Render, index: int) -> Fence | None:
         if not self.undecided_end or index < 0 or not out.messages[index].tool_calls:
             return None
-        return None if self.decided(out, index) else self.undecided_end
+        decided = out.tools and index == len(out.messages) - 1 and not out.prompt
+        return None if decided else self.undecided_end
 
     # ------------------------------------------------------------------ the parse table
 

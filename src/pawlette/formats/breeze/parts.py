@@ -83,6 +83,8 @@ class ContentParts(Concept):
 
     def check(self, out: Render) -> None:
         out.handles("parts")
+        if "parts" not in out.present:
+            return
         for index, message in enumerate(out.messages):
             if message.role == "tool" or all(
                 type(part) is TextPart for part in message.content or ()
@@ -108,9 +110,11 @@ class ContentParts(Concept):
     def write_content(self, out: Render, index: int) -> bool:
         if index < 0:
             return False
-        content = out.messages[index].content or ()
-        if all(type(part) is TextPart for part in content):
+        content = out.messages[index].content
+        if not content or (len(content) == 1 and type(content[0]) is TextPart):
             return False  # text alone: the writer's own path
+        if all(type(part) is TextPart for part in content):
+            return False
         trainable = out.role == "assistant"
         writer = out.writer
         rule = image_rule(out.options)

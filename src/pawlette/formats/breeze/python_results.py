@@ -69,6 +69,8 @@ class PythonResults(Concept):
 
     def check(self, out: Render) -> None:
         out.handles("tool_name")
+        if out.present.isdisjoint(("metadata", "parts")):
+            return
         for index, message in enumerate(out.messages):
             if message.role != "tool":
                 continue

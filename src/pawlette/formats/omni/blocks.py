@@ -25,7 +25,7 @@ message's text (a system turn holding only them when there is none).
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
 
 from ...declare import Concept, Marker
@@ -84,7 +84,7 @@ class BlockTurns(Concept):
     tiling: ImageTiling | None = None
     image_prompt: bool = False
 
-    claims: ClassVar[frozenset[str]] = frozenset({"tool"})
+    claims: ClassVar[frozenset[str]] = frozenset({"system", "user", "assistant", "tool"})
     handles: ClassVar[frozenset[str]] = frozenset(
         {"tools", "name", "tool_name", "metadata", "reasoning", "calls", "parts", "steps"}
     )
@@ -142,98 +142,114 @@ class BlockTurns(Concept):
 
     # ------------------------------------------------------------------ the writer
 
+    def hook_roles(self, hook: str) -> frozenset[str] | None:
+        return _HOOK_ROLES.get(hook)
+
     def check(self, out: Render) -> None:
-        out.handles(*self.handles)
+        out.handled.update(self.handles)
+        out.states[WriteState] = WriteState(_pieces(out.layout))
+        definitions = self.definitions
         for number, tool in enumerate(out.tools):
-            if tool.kind not in self.definitions:
+            if tool.kind not in definitions:
                 raise UnsupportedFeature(
                     f"tools[{number}].type",
                     f"{tool.kind!r}",
                     " or ".join(repr(kind) for kind in self.definitions),
                 )
 
-    def wants_system_turn(self, out: Render) -> bool:
-        return bool(out.tools)
-
     def write_start(self, out: Render) -> None:
         messages = out.messages
         if out.tools and (not messages or messages[0].role != "system"):
-            out.turn(-1, "system")
+            state = out.states[WriteState]
+            pieces = state.pieces
+            self.open_turn_of(out, state, pieces, "system", -1)
+            self.definitions_of(out)
+            pieces.closes["system"].write(out.writer)
 
-    def state(self, out: Render) -> WriteState:
-        return out.state(WriteState, WriteState)
-
-    def write_before(self, out: Render, index: int) -> None:
-        state = self.state(out)
-        role = out.role
-        if index >= 0:
-            message = out.messages[index]
+    def write_message(self, out: Render, index: int) -> None:
+        """One message: a turn of its own, or (an assistant message after a result, a tool
+        message) part of the assistant turn left open."""
+        message = out.messages[index]
+        if message.name is not None or message.metadata:
             names(message, index, out.layout.name)
-            if state.pending is not None:
-                raise RequestError(
-                    f"messages[{index}]",
-                    f"a {role} message right after a function call",
-                    "the call's result (a tool message) first",
-                )
-            state.image = None
-            if role == "assistant" and self.tiling is not None:
-                state.image = tiling.output_image(message, index, out.layout.name)
-            if role == "assistant" and state.open_turn is not None and state.image is None:
-                state.open_turn = None
-                state.continuing = True
-                return
-        state.continuing = False
-        self.close_open_turn(out, state)
-        out.at(out.role, index)
-        out.raw("\n\n" if state.turns else "\n", "separator")
+        state = out.states[WriteState]
+        role = message.role
+        if role == "tool":
+            self.result(out, state, message, index)
+            return
+        if state.pending is not None:
+            raise RequestError(
+                f"messages[{index}]",
+                f"a {role} message right after a function call",
+                "the call's result (a tool message) first",
+            )
+        image = None
+        if role == "assistant" and self.tiling is not None:
+            image = tiling.output_image(message, index, out.layout.name)
+        writer = out.writer
+        if role == "assistant" and state.open_turn is not None and image is None:
+            state.open_turn = None
+            writer.at("assistant", index)
+            self.assistant_body(out, state, message, index)
+            return
+        if state.open_turn is not None:
+            self.close_open_turn(out, state)
+        pieces = state.pieces
+        if role == "system":
+            self.open_turn_of(out, state, pieces, "system", index)
+            for text in texts(message, index):
+                writer.text(text, "content")
+            if index == 0 and out.tools:
+                self.definitions_of(out)
+                pieces.tools_end.write(writer)
+            else:
+                pieces.closes["system"].write(writer)
+        elif role == "user":
+            self.open_turn_of(out, state, pieces, "user", index)
+            self.user_body(out, message, index)
+            pieces.closes["user"].write(writer)
+        elif image is not None and self.tiling is not None:
+            self.begin_turn(out, state, index, pieces.output)
+            tiling.write_output(writer, self.tiling, out.layout.options, image, index)
+        else:
+            self.open_turn_of(out, state, pieces, "assistant", index)
+            self.assistant_body(out, state, message, index)
+
+    def open_turn_of(
+        self, out: Render, state: WriteState, pieces: _Pieces, role: str, index: int
+    ) -> None:
+        """A turn's opening: ``\n`` before the first turn, ``\n\n`` before the others, and
+        the role's marker."""
+        out.writer.at(role, index)  # type: ignore[arg-type]
+        pieces.opens[role][not state.turns].write(out.writer)
+        state.turns += 1
+
+    def begin_turn(
+        self, out: Render, state: WriteState, index: int, opening: tuple[Row, Row]
+    ) -> None:
+        """A turn opened by another marker (an output image's, the generation prompt's)."""
+        out.writer.at("assistant", index)
+        opening[not state.turns].write(out.writer)
         state.turns += 1
 
     def close_open_turn(self, out: Render, state: WriteState) -> None:
         if state.open_turn is not None:
-            out.at("tool", state.open_turn)
-            _pieces(out.layout).closes.write(out.writer)
+            out.writer.at("tool", state.open_turn)
+            state.pieces.closes["assistant"].write(out.writer)
             state.open_turn = None
 
-    def turn_open(self, out: Render, index: int) -> Fence | None:
-        if index >= len(out.messages):  # the generation prompt: written by write_prompt
-            return ()
-        state = self.state(out)
-        if state.continuing:
-            return ()
-        if state.image is not None:
-            return _pieces(out.layout).output
-        return None
-
-    def write_opening(self, out: Render, index: int) -> None:
-        if out.role != "assistant" or index < 0 or self.state(out).image is not None:
-            return
-        message = out.messages[index]
-        if message.reasoning is not None or message.reasoning_steps is not None:
-            if self.thinking is None:
-                raise UnsupportedFeature(
-                    f"messages[{index}].reasoning_content",
-                    "reasoning",
-                    f"none: {out.layout.name} has no thinking block",
-                )
-            thinking.write(out.writer, self.thinking, message, index)
-
-    def write_content(self, out: Render, index: int) -> bool:
-        if index < 0:
-            return True
-        message = out.messages[index]
-        role = out.role
-        if role == "system":
-            for text in texts(message, index):
-                out.writer.text(text, "content")
-        elif role == "user":
-            self.user_body(out, message, index)
-        else:
-            image = self.state(out).image
-            if image is not None and self.tiling is not None:
-                tiling.write_output(out.writer, self.tiling, out.options, image, index)
-            else:
-                self.assistant_parts(out, message, index)
-        return True
+    def definitions_of(self, out: Render) -> None:
+        for tool in out.tools:
+            block = self.definitions[tool.kind]
+            json_blocks.write_json_block(
+                out.writer,
+                block,
+                tool.definition,
+                "tools",
+                trainable=False,
+                edge_after=False,
+                recurring=True,
+            )
 
     def user_body(self, out: Render, message: Message, index: int) -> None:
         writer = out.writer
@@ -256,7 +272,7 @@ class BlockTurns(Concept):
                     self.parts("text", voice="voice", tiling="image_url") + " parts",
                 )
         if self.tiling is not None:
-            tiling.write_tiles(writer, self.tiling, out.options, images, index)
+            tiling.write_tiles(writer, self.tiling, out.layout.options, images, index)
 
     def parts(self, *always: str, **optional: str) -> str:
         """The part types this layout writes (``optional``: block field -> part type)."""
@@ -264,8 +280,17 @@ class BlockTurns(Concept):
         names += [name for field, name in optional.items() if getattr(self, field)]
         return ", ".join(names[:-1]) + " and " + names[-1] if len(names) > 1 else names[0]
 
-    def assistant_parts(self, out: Render, message: Message, index: int) -> None:
+    def assistant_body(self, out: Render, state: WriteState, message: Message, index: int) -> None:
+        """Thinking, the content's parts, then the call (the turn is left open) or the end."""
         writer = out.writer
+        if message.reasoning is not None or message.reasoning_steps is not None:
+            if self.thinking is None:
+                raise UnsupportedFeature(
+                    f"messages[{index}].reasoning_content",
+                    "reasoning",
+                    f"none: {out.layout.name} has no thinking block",
+                )
+            thinking.write(writer, self.thinking, message, index)
         for number, part in enumerate(message.content or ()):
             where = f"messages[{index}].content[{number}]"
             if isinstance(part, TextPart):
@@ -294,18 +319,6 @@ class BlockTurns(Concept):
                     + " parts"
                     + (" (an output image stands alone)" if self.tiling is not None else ""),
                 )
-
-    def write_closing(self, out: Render, index: int) -> None:
-        role = out.role
-        if role == "system":
-            if out.tools and index <= 0:
-                self.write_definitions(out)
-                if index == 0:  # after the system text, the turn's end on a line of its own
-                    out.raw("\n", "separator")
-            return
-        if role != "assistant" or index < 0 or self.state(out).image is not None:
-            return
-        message = out.messages[index]
         if len(message.tool_calls) > 1:
             raise UnsupportedFeature(
                 f"messages[{index}].tool_calls",
@@ -317,36 +330,14 @@ class BlockTurns(Concept):
             call = message.tool_calls[0]
             where = f"messages[{index}].tool_calls[0].function.name"
             inline_calls.write_call(
-                out.writer, self.calls, call.name, call.arguments, "tool_call", where
+                writer, self.calls, call.name, call.arguments, "tool_call", where
             )
-            self.state(out).pending = (index, call)
+            state.pending = (index, call)
+        else:
+            state.pieces.ended.write(writer)
 
-    def write_definitions(self, out: Render) -> None:
-        for tool in out.tools:
-            block = self.definitions[tool.kind]
-            json_blocks.write_json_block(
-                out.writer,
-                block,
-                tool.definition,
-                "tools",
-                trainable=False,
-                edge_after=False,
-                recurring=True,
-            )
-
-    def turn_end(self, out: Render, index: int) -> Fence | None:
-        if out.role != "assistant" or index < 0:
-            return None
-        state = self.state(out)
-        if state.image is not None or (state.pending is not None and state.pending[0] == index):
-            return ()  # an output image has no end; a call leaves the turn open
-        return None
-
-    def write_message(self, out: Render, index: int) -> None:
+    def result(self, out: Render, state: WriteState, message: Message, index: int) -> None:
         """A tool message: the result of the call just before it, inside the same turn."""
-        state = self.state(out)
-        message = out.messages[index]
-        names(message, index, out.layout.name)
         if state.pending is None:
             raise UnsupportedFeature(
                 f"messages[{index}]",
@@ -361,14 +352,16 @@ class BlockTurns(Concept):
                 f"{call.id!r}, the id of the call in messages[{call_index}]",
             )
         written = texts(message, index)
-        out.at("tool", index)
+        out.writer.at("tool", index)
         inline_calls.write_result(out.writer, self.calls, written)
         state.pending = None
         state.open_turn = index
-        out.previous = "tool"
+
+    def turn_open(self, out: Render, index: int) -> Fence | None:
+        return ()  # the generation prompt: written by write_prompt
 
     def write_prompt(self, out: Render) -> None:
-        state = self.state(out)
+        state = out.states[WriteState]
         if state.pending is not None:
             raise RequestError(
                 f"messages[{state.pending[0]}].tool_calls",
@@ -376,27 +369,22 @@ class BlockTurns(Concept):
                 "a tool message with its result before the generation prompt",
             )
         index = len(out.messages)
+        pieces = state.pieces
         if self.image_prompt:
             self.close_open_turn(out, state)
             if self.tiling is None:
                 raise UnsupportedFeature("prompt", "an output image", f"none: {out.layout.name}")
-            self.begin_prompt(out, state, index, _pieces(out.layout).image_prompt)
+            self.begin_turn(out, state, index, pieces.image_prompt)
         elif state.open_turn is None:  # else the turn resumes after the result
-            self.begin_prompt(out, state, index, _pieces(out.layout).prompt)
-
-    def begin_prompt(self, out: Render, state: WriteState, index: int, marker: Row) -> None:
-        out.at("assistant", index)
-        out.raw("\n\n" if state.turns else "\n", "separator")
-        marker.write(out.writer)
-        state.turns += 1
+            self.begin_turn(out, state, index, pieces.prompt)
 
     def write_finish(self, out: Render) -> None:
-        state = self.state(out)
+        state = out.states[WriteState]
         if out.prompt or state.pending is not None:
             return  # a prompt ends where the model goes on; a call, where the model stopped
         self.close_open_turn(out, state)
-        out.at(None, -1)
-        _pieces(out.layout).end.write(out.writer)
+        out.writer.at(None, -1)
+        state.pieces.end.write(out.writer)
 
     # ------------------------------------------------------------------ the parse table
 
@@ -417,36 +405,16 @@ class BlockTurns(Concept):
 
         start(self, out)
 
-    def jinja_before(self, out: Template, role: str) -> None:
-        from .jinja import before
-
-        before(self, out, role)
-
     def jinja_open(self, out: Template, role: str) -> bool:
-        from .jinja import open_turn
+        from .jinja import prompt
 
-        return open_turn(self, out, role)
-
-    def jinja_content(self, out: Template, role: str) -> bool:
-        from .jinja import content
-
-        content(self, out, role)
+        prompt(self, out)
         return True
 
-    def jinja_closing(self, out: Template, role: str) -> None:
-        from .jinja import closing
-
-        closing(self, out, role)
-
-    def jinja_end(self, out: Template, role: str) -> bool:
-        from .jinja import end
-
-        return end(self, out, role)
-
     def jinja_message(self, out: Template, role: str) -> None:
-        from .jinja import result
+        from .jinja import message
 
-        result(self, out)
+        message(self, out, role)
 
     def jinja_finish(self, out: Template) -> None:
         from .jinja import finish
@@ -461,17 +429,18 @@ class BlockTurns(Concept):
         contribute(self, turn)
 
 
-@dataclass
 class WriteState:
     """One rendering's turns: how many are written, the assistant turn left open by a result
     (the tool message after which it goes on), a call waiting for its result, and the
-    assistant message being written (continuing an open turn, or an output image)."""
+    layout's pieces."""
 
-    turns: int = 0
-    open_turn: int | None = None
-    pending: tuple[int, ToolCall] | None = None
-    continuing: bool = False
-    image: ImagePart | None = field(default=None)
+    __slots__ = ("open_turn", "pending", "pieces", "turns")
+
+    def __init__(self, pieces: _Pieces) -> None:
+        self.turns = 0
+        self.open_turn: int | None = None
+        self.pending: tuple[int, ToolCall] | None = None
+        self.pieces = pieces
 
 
 def names(message: Message, index: int, format_name: str) -> None:
@@ -500,32 +469,50 @@ def texts(message: Message, index: int) -> list[str]:
 
 
 _ACTION_EDGE = Row(((False, "\n", "action", True),))
+_ASSISTANT = frozenset({"assistant"})
+_HOOK_ROLES: dict[str, frozenset[str] | None] = {
+    "turn_open": _ASSISTANT,
+    "jinja_open": _ASSISTANT,
+}
+"""The roles each turn hook acts on (the generation prompt's opening; every message is this
+concept's own: :attr:`BlockTurns.claims`)."""
 
 
-@dataclass(frozen=True)
 class _Pieces:
-    """What the writer derives from a layout once: its fixed runs of segments."""
+    """What the writer derives from a layout once: its scaffolding as rows (a turn's opening
+    first in the text and after another turn, its close, ...)."""
 
-    closes: Row  # the assistant's end, closing a turn left open by a result
-    output: Fence  # an output image's opening
-    prompt: Row  # the generation prompt's marker
-    image_prompt: Row  # the output image prompt's marker
-    end: Row  # "\n" and the end after the last turn
+    __slots__ = ("closes", "end", "ended", "image_prompt", "opens", "output", "prompt", "tools_end")
+
+    def __init__(self, layout: Layout) -> None:
+        blocks = layout.concept(BlockTurns)
+        assert isinstance(blocks, BlockTurns)
+
+        def opening(marker: str, kind: str) -> tuple[Row, Row]:
+            """After another turn, and first in the text."""
+            return (
+                Row(((False, "\n\n", "separator", False), (True, marker, kind, False))),
+                Row(((False, "\n", "separator", False), (True, marker, kind, False))),
+            )
+
+        self.opens = {
+            role: opening(blocks.marker(layout, role, "open"), "header") for role in ROLES
+        }
+        self.closes = {
+            role: Row(((True, blocks.marker(layout, role, "end"), "close", False),))
+            for role in ROLES
+        }
+        system_end = blocks.marker(layout, "system", "end")
+        self.tools_end = Row(
+            ((False, "\n", "separator", False), (True, system_end, "close", False))
+        )
+        self.ended = Row(((True, blocks.marker(layout, "assistant", "end"), "end", True),))
+        output = blocks.tiling.output.text if blocks.tiling is not None else ""
+        self.output = opening(output, "header")
+        self.prompt = opening(blocks.marker(layout, "assistant", "open"), "generation_prompt")
+        self.image_prompt = opening(output, "generation_prompt")
+        self.end = Row(((False, "\n", "separator", False), (True, blocks.end.text, "end", False)))
 
 
-def _derive(layout: Layout) -> _Pieces:
-    blocks = layout.concept(BlockTurns)
-    assert isinstance(blocks, BlockTurns)
-    output = blocks.tiling.output.text if blocks.tiling is not None else ""
-    opening = blocks.marker(layout, "assistant", "open")
-    return _Pieces(
-        closes=Row(((True, blocks.marker(layout, "assistant", "end"), "close", False),)),
-        output=(Marker(output),) if output else (),
-        prompt=Row(((True, opening, "generation_prompt", False),)),
-        image_prompt=Row(((True, output, "generation_prompt", False),)),
-        end=Row(((False, "\n", "separator", False), (True, blocks.end.text, "end", False))),
-    )
-
-
-_pieces = once_per(_derive)
+_pieces = once_per(_Pieces)
 """The pieces of a layout with block turns, derived once."""

@@ -6,8 +6,8 @@ tiling's ``default_tokens``).  Splitting ``reasoning_content`` from the steps' t
 lengths and slices, which transformers.js measures differently for characters outside the
 Basic Multilingual Plane.  The blocks' macros come from their modules.  The template's
 namespace holds the turns written (``ns.turns``), the assistant turn left open by a result
-(``ns.open_turn``), a call waiting for its result (``ns.pending``) and whether the assistant
-message being written continues an open turn (``ns.continuing``).
+(``ns.open_turn``) and a call waiting for its result (``ns.pending``); every message is the
+concept's own (:func:`message`), the generation prompt's opening too (:func:`prompt`).
 """
 
 # ruff: noqa: E501  (Jinja source: one tag per line reads better than wrapped tags)
@@ -189,9 +189,6 @@ _IMAGE_OUTPUT = """{%- set images = namespace(count=0, parts=0) -%}
 {%- endif -%}
 {%- endif -%}"""
 
-_SEPARATOR = """{{- '\\n\\n' if ns.turns else '\\n' -}}
-{%- set ns.turns = ns.turns + 1 -%}"""
-
 _RESULT = """{%- if not ns.pending -%}
 {{- raise_exception('messages[' ~ index ~ ']: a tool message that answers no call just before it; expected each tool message right after the assistant message whose call it answers') -}}
 {%- endif -%}
@@ -309,7 +306,6 @@ def setup(blocks: BlockTurns, out: Template) -> None:
     for variable, initial in (
         ("turns", "0"),
         ("open_turn", "false"),
-        ("continuing", "false"),
         ("pending", "false"),
         ("pending_index", "-1"),
         ("pending_id", "''"),
@@ -329,94 +325,75 @@ def start(blocks: BlockTurns, out: Template) -> None:
     out.out("{%- endif -%}")
 
 
-def before(blocks: BlockTurns, out: Template, role: str) -> None:
-    """A message's checks, then the open turn closed and the separator before the turn (an
-    assistant message after a result continues the open turn instead)."""
+def message(blocks: BlockTurns, out: Template, role: str) -> None:
+    """The branch of a message of ``role`` (every message is the concept's: see
+    :attr:`BlockTurns.claims`): the message's checks, then its turn, as the writer writes it."""
     found = values(blocks, out)
     out.out(fill(_NAMES, found))
+    if role == "tool":
+        out.out(fill(_RESULT, found))
+        return
     out.out(_PENDING)
     if role == "assistant":
         out.out(fill(_IMAGE_OUTPUT, found))
         out.out("{%- if ns.open_turn and not image_output -%}")
-        out.out("{%- set ns.open_turn = false -%}{%- set ns.continuing = true -%}")
+        out.out("{%- set ns.open_turn = false -%}")
+        out.out("{%- generation -%}{{- assistant_body(message, index) -}}{%- endgeneration -%}")
         out.out("{%- else -%}")
-        out.out("{%- set ns.continuing = false -%}")
     out.out("{{- close_open_turn() -}}")
-    out.out(_SEPARATOR)
-    if role == "assistant":
-        out.out("{%- endif -%}")
-
-
-def open_turn(blocks: BlockTurns, out: Template, role: str) -> bool:
-    """The assistant's opening: none when it continues an open turn, an output image's, or
-    the generation prompt's."""
-    if role != "assistant":
-        return False
-    found = values(blocks, out)
-    if out.prompt:
-        out.out("{%- if ns.pending -%}")
-        out.raise_if(
-            "true",
-            "a call whose result is missing; expected a tool message with its result before "
-            "the generation prompt",
-        )
-        if blocks.image_prompt:
-            out.out("{%- else -%}")
-            out.out("{{- close_open_turn() -}}")
-            out.out(f"{{{{- turn_start({found['@IMAGE_OUTPUT_START@']}) -}}}}")
-        else:
-            out.out("{%- elif not ns.open_turn -%}")
-            out.out(f"{{{{- turn_start({found['@ASSISTANT_START@']}) -}}}}")
-        out.out("{%- endif -%}")
-        return True
-    out.out("{%- if ns.continuing -%}")
-    out.out("{%- elif image_output -%}")
-    out.out(f"{{{{- {found['@IMAGE_OUTPUT_START@']} -}}}}")
-    out.out("{%- else -%}")
-    out.out(f"{{{{- {found['@ASSISTANT_START@']} -}}}}")
-    out.out("{%- endif -%}")
-    return True
-
-
-def content(blocks: BlockTurns, out: Template, role: str) -> None:
     if role == "system":
-        out.out("{{- text_parts(message, index, not (index == 0 and has_tools)) -}}")
+        out.out(f"{{{{- turn_start({found['@SYSTEM_START@']}) -}}}}")
+        out.out("{%- if index == 0 and has_tools -%}")
+        out.out("{{- text_parts(message, index, false) ~ definitions() ~ '\\n' -}}")
+        out.out("{%- else -%}")
+        out.out("{{- text_parts(message, index, true) -}}")
+        out.out("{%- endif -%}")
+        out.out(f"{{{{- {found['@SYSTEM_END@']} -}}}}")
     elif role == "user":
-        out.out("{{- user_body(message, index) -}}")
+        out.out(
+            f"{{{{- turn_start({found['@USER_START@']}) ~ user_body(message, index) ~ "
+            f"{found['@USER_END@']} -}}}}"
+        )
     else:
         out.out("{%- if image_output -%}")
-        out.out("{{- output_tokens(message.content[0], index) -}}")
+        out.out(f"{{{{- turn_start({found['@IMAGE_OUTPUT_START@']}) -}}}}")
+        out.out(
+            "{%- generation -%}{{- output_tokens(message.content[0], index) -}}"
+            "{%- endgeneration -%}"
+        )
         out.out("{%- else -%}")
-        out.out("{{- assistant_body(message, index) -}}")
+        out.out(f"{{{{- turn_start({found['@ASSISTANT_START@']}) -}}}}")
+        out.out("{%- generation -%}{{- assistant_body(message, index) -}}{%- endgeneration -%}")
+        out.out("{%- endif -%}")
+        out.out("{%- endif -%}")
+        out.out("{%- if message.tool_calls is defined and message.tool_calls -%}")
+        out.out("{%- set ns.pending = true -%}")
+        out.out("{%- set ns.pending_index = index -%}")
+        out.out(
+            "{%- set ns.pending_id = message.tool_calls[0].id if message.tool_calls[0].id is "
+            "defined and message.tool_calls[0].id is not none else '' -%}"
+        )
         out.out("{%- endif -%}")
 
 
-def closing(blocks: BlockTurns, out: Template, role: str) -> None:
-    if role == "system":
-        out.out("{%- if index == 0 and has_tools -%}{{- definitions() ~ '\\n' -}}{%- endif -%}")
-
-
-def end(blocks: BlockTurns, out: Template, role: str) -> bool:
-    """The assistant's end is written by its body (or is a call's); a call waits for its
-    result."""
-    if role != "assistant":
-        return False
-    out.out("{%- if message.tool_calls is defined and message.tool_calls -%}")
-    out.out("{%- set ns.pending = true -%}")
-    out.out("{%- set ns.pending_index = index -%}")
-    out.out(
-        "{%- set ns.pending_id = message.tool_calls[0].id if message.tool_calls[0].id is "
-        "defined and message.tool_calls[0].id is not none else '' -%}"
-    )
-    out.out("{%- endif -%}")
-    return True
-
-
-def result(blocks: BlockTurns, out: Template) -> None:
-    """A tool message: the result of the call just before it, inside the same turn."""
+def prompt(blocks: BlockTurns, out: Template) -> None:
+    """The generation prompt: an assistant turn's opening, or nothing when the turn resumes
+    after a result (the output image's opening for an image prompt)."""
     found = values(blocks, out)
-    out.out(fill(_NAMES, found))
-    out.out(fill(_RESULT, found))
+    out.out("{%- if ns.pending -%}")
+    out.raise_if(
+        "true",
+        "a call whose result is missing; expected a tool message with its result before "
+        "the generation prompt",
+    )
+    if blocks.image_prompt:
+        out.out("{%- else -%}")
+        out.out("{{- close_open_turn() -}}")
+        out.out(f"{{{{- turn_start({found['@IMAGE_OUTPUT_START@']}) -}}}}")
+    else:
+        out.out("{%- elif not ns.open_turn -%}")
+        out.out(f"{{{{- turn_start({found['@ASSISTANT_START@']}) -}}}}")
+    out.out("{%- endif -%}")
 
 
 def finish(blocks: BlockTurns, out: Template) -> None:
