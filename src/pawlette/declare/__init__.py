@@ -24,6 +24,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
+from ..engine.lexer import marker_pattern
 from ..format import Format
 from .call_list import JsonCallList
 from .checks import Alternation
@@ -86,6 +87,12 @@ def declare(layout: Layout) -> Format:
         if text
     )
 
+    escaping = any(concept.escapes_markers() for concept in layout.concepts)
+    cuts = next(
+        (found for concept in layout.concepts if (found := concept.encode_cuts()) is not None),
+        None,
+    )
+
     def variant(options: Any) -> Format:
         if layout.from_options is not None:
             return declare(layout.from_options(options))
@@ -99,6 +106,8 @@ def declare(layout: Layout) -> Format:
         stop=stop,
         special_markers=markers_of(layout),
         forced_prefixes=forced_prefixes(layout),
+        escape_pattern=marker_pattern(table.markers) if escaping else None,
+        encode_cuts=cuts,
         options=layout.options,
         variant=variant if layout.options is not None else None,
         declaration=layout,

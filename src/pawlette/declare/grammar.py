@@ -20,8 +20,9 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Protocol
 
 from ..blocks.tool_choice import ForcedPrefixes
-from ..export.grammar_ast import Lit, Marker, Node, Rules, alt, optional, seq
-from ..export.text_language import text_terminal
+from ..engine.lexer import escape_text
+from ..export.grammar_ast import Lit, Marker, Node, Rules, Terminal, alt, optional, seq
+from ..export.text_language import TextLanguage, lark_without_markers, text_terminal
 from ..types import Tool
 from . import pieces as pieces_module
 from .concept import overrides
@@ -32,6 +33,9 @@ if TYPE_CHECKING:
     from ..export.grammar import ToolChoice, TurnGrammar
     from ..format import Format
 
+_ID_REST_REGEX = '/(\\\\(["\\\\\\x2F bfnrt]|u[a-fA-F0-9]{4})|[^"\\\\\\x00-\\x1F])*"/'.replace(
+    " ", ""
+)
 TEXT = text_terminal("TEXT")
 TEXT_NE = text_terminal("TEXT", "NE")
 TEXT_NL = text_terminal("TEXT", "NL")
@@ -116,8 +120,11 @@ class Turn:
         only: str | None = None,
         rules: Callable[[], Rules] | None = None,
         stop: tuple[str, ...] = (),
+        fmt: Format | None = None,
     ) -> None:
         self.layout = layout
+        self.fmt = fmt
+        """The format being exported (None: forced prefixes only, no text to escape)."""
         self.tools = tools
         self.only = only
         """The one tool a named ``tool_choice`` allows (None: any)."""
@@ -147,6 +154,22 @@ class Turn:
 
     def nodes(self, pieces: Fence) -> list[Node]:
         return nodes(self.layout, pieces)
+
+    def escaped(self, text: str) -> str:
+        """Caller text (a tool's name in a call) as the format writes it: escaped where it
+        escapes markers (:meth:`.concept.Concept.escapes_markers`)."""
+        escape = None if self.fmt is None else self.fmt.escape_pattern
+        if escape is None:
+            return text
+        return escape_text(text, escape, before_marker=False)
+
+    def id_rest(self) -> Node:
+        """A free call id's characters after its opening quote, through its closing quote:
+        a JSON string's body that spells no marker."""
+        language = TextLanguage.of(self.fmt) if self.fmt is not None else TextLanguage((), False)
+        return Terminal(
+            "JSON_ID_REST", lark=lark_without_markers(language, _ID_REST_REGEX), gbnf="json-id-rest"
+        )
 
     def end(self) -> Node:
         """The end fences up to the format's stop marker."""
@@ -196,7 +219,7 @@ def build_turn(
     from ..export.grammar import TurnGrammar
     from ..export.turns._common import function_tools_only, rules_for
 
-    turn = Turn(layout, tools, choice.only, lambda: rules_for(fmt), fmt.stop)
+    turn = Turn(layout, tools, choice.only, lambda: rules_for(fmt), fmt.stop, fmt)
     _contributions(turn)
     calls = turn.calls if tools and choice.mode != "none" else None
     if calls is not None:

@@ -170,7 +170,7 @@ class Reasoning(Concept):
         if self.prompt not in ("open", "opened"):
             out.fence(self.open)  # (else the prompt's, written by jinja_lead)
         out.out("{%- if message.reasoning_content is defined -%}")
-        out.out("{{- message.reasoning_content or '' -}}")
+        out.value("message.reasoning_content or ''")
         out.out("{%- endif -%}")
         out.fence(self.close)
         out.out("{%- endif -%}")

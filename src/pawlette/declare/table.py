@@ -242,7 +242,7 @@ class Table:
             marker for (_, marker) in self.steps if not any(token in marker for token in special)
         )
         return builder.build(
-            escape=False,
+            escape=any(concept.escapes_markers() for concept in self.layout.concepts),
             conversation_start="outside",
             completion_start=self.completion_start,
             soft=soft,

@@ -37,7 +37,7 @@ HANDLED = ("tools", "name", "tool_name", "metadata", "reasoning", "calls", "part
 class TurnHooks:
     """The turn hooks that act on one role's turns, in the layout's order."""
 
-    __slots__ = ("before", "closing", "content", "opening", "turn_end", "turn_open")
+    __slots__ = ("after", "before", "closing", "content", "opening", "turn_end", "turn_open")
 
     def __init__(self, concepts: tuple[Concept, ...], role: str) -> None:
         acting = [c for c in concepts if (roles := c.turn_roles()) is None or role in roles]
@@ -51,6 +51,7 @@ class TurnHooks:
         self.content = hooked("write_content")
         self.closing = hooked("write_closing")
         self.turn_end = hooked("turn_end")
+        self.after = hooked("write_after")
 
 
 class Plan:
@@ -73,6 +74,9 @@ class Plan:
         self.claims: dict[str, Callable[[Render, int], None]] = {
             role: concept.write_message for concept in concepts for role in concept.claims
         }
+        self.joined = any(concept.escapes_markers() for concept in concepts)
+        """Each fence is written as one segment (special when it holds a marker): the format
+        escapes markers in text, and the lexer reads a fence's whole text as one marker."""
         self.constants = ConstantSegments()
         # Fences by identity, kept alive here so an id is never another fence's.
         self.pairs: dict[int, tuple[Fence, tuple[tuple[bool, str], ...]]] = {}
@@ -95,6 +99,8 @@ class Plan:
             )
             for piece in pieces
         )
+        if self.joined and pairs:
+            pairs = ((any(special for special, _ in pairs), "".join(text for _, text in pairs)),)
         if len(self.pairs) < 4096:  # a layout's own fences; fences made per render are not kept
             self.pairs[id(pieces)] = (pieces, pairs)
         return pairs
@@ -260,6 +266,8 @@ class Render:
         self.fence(
             frame.end if end is None else end, "end" if assistant else "close", trainable=assistant
         )
+        for hook in hooks.after:
+            hook(self, index)
         if frame.after:
             self.fence(frame.after, "separator")
         self.previous = role
@@ -269,8 +277,14 @@ class Render:
         index = len(self.messages)
         self.role, self.index = "assistant", index
         self.at("assistant", index)
+        hooks = plan.turns["assistant"]
+        if hooks.before:
+            for hook in hooks.before:
+                hook(self, index)
+            self.role, self.index = "assistant", index
+            self.at("assistant", index)
         opener = None
-        for hook in plan.turns["assistant"].turn_open:
+        for hook in hooks.turn_open:
             opener = hook(self, index)
             if opener is not None:
                 break
