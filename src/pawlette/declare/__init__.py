@@ -78,11 +78,12 @@ def declare(layout: Layout) -> Format:
         raise FormatError(f"declare: a {type(layout).__name__}; expected a pawlette.declare.Layout")
     assistant = layout.frames["assistant"]
     table = compile_table(layout)
+    stops = [stop for concept in layout.concepts for stop in concept.stops()]
     stop = tuple(
         text
         for text in (
             text_of(pieces, layout.options, layout.name)
-            for pieces in (assistant.end, *assistant.also_end)
+            for pieces in (assistant.end, *assistant.also_end, *stops)
         )
         if text
     )

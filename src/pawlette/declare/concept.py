@@ -12,15 +12,15 @@ the writer            ``check``, ``write_start``, ``write_message`` (roles in
                       ``claims``), ``write_before``, ``turn_open``,
                       ``write_opening``, ``write_content``, ``write_closing``,
                       ``turn_end``, ``write_after``, ``write_prompt``,
-                      ``wants_system_turn``
+                      ``write_finish``, ``wants_system_turn``
 the parse table       ``rows``
 the Jinja template    ``jinja_setup``, ``jinja_start``, ``jinja_message``,
                       ``jinja_wants_system_turn``,
                       ``jinja_before``, ``jinja_open``, ``jinja_lead``, ``jinja_opening``,
                       ``jinja_content``, ``jinja_closing``, ``jinja_end``,
-                      ``jinja_after``, ``jinja_prompt``
+                      ``jinja_after``, ``jinja_prompt``, ``jinja_finish``
 the turn grammar      ``grammar``
-all of them           ``escapes_markers``, ``encode_cuts``
+all of them           ``escapes_markers``, ``encode_cuts``, ``stops``
 ====================  ============================================================
 
 The writer's skeleton, for each message that no concept claims (``claims``)::
@@ -81,6 +81,13 @@ class Concept:
         the grammars' text excludes unescaped markers."""
         return False
 
+    def stops(self) -> tuple[Fence, ...]:
+        """Fences the model writes to end its turn, beyond the assistant frame's ``end`` and
+        ``also_end``: they join the format's stop set (:attr:`pawlette.Format.stop`) and end
+        the turn grammars, and the concept writes and reads them itself (ChatGLM3 ends a turn
+        with the next turn's opener)."""
+        return ()
+
     def encode_cuts(self) -> frozenset[str] | None:
         """How the format's reference cuts its text into tokenizer calls
         (:attr:`pawlette.Format.encode_cuts`; None: this concept says nothing)."""
@@ -139,6 +146,10 @@ class Concept:
     def write_prompt(self, out: Render) -> None:
         """After the generation prompt's open fence."""
 
+    def write_finish(self, out: Render) -> None:
+        """At the end of the conversation: after the last message, and after the generation
+        prompt when there is one (``out.prompt``)."""
+
     # ------------------------------------------------------------------ the parse table
 
     def rows(self, table: Table) -> None:
@@ -192,6 +203,10 @@ class Concept:
 
     def jinja_prompt(self, out: Template) -> None:
         """The counterpart of :meth:`write_prompt`."""
+
+    def jinja_finish(self, out: Template) -> None:
+        """The counterpart of :meth:`write_finish` (after the generation prompt's branch;
+        ``add_generation_prompt`` tells the two cases apart)."""
 
     # ------------------------------------------------------------------ the turn grammar
 

@@ -205,7 +205,12 @@ def forced_prefixes(layout: Layout) -> ForcedPrefixes | None:
     lead = turn.call_lead
     required = lead + calls.prefix(None)
     named: Callable[[str], str] = lambda name: lead + calls.prefix(name)  # noqa: E731
-    return ForcedPrefixes(required=required, none="", named=named, only_with_tools=True)
+    # A calls concept whose required prefix depends on the tools (calls that begin with the
+    # function's name: only one function has one) says so with ``required_for``.
+    required_for = getattr(calls, "required_for", None)
+    return ForcedPrefixes(
+        required=required, none="", named=named, only_with_tools=True, required_for=required_for
+    )
 
 
 def build_turn(
@@ -270,6 +275,8 @@ def build_turn(
     after = turn.new_rules()
     key = "required" if choice.mode == "required" else choice.key()
     prefix = grammar.forced_prefixes[key][len(turn.call_lead) :]  # the calls' part
+    if not grammar.forced_prefixes[key]:
+        return grammar  # nothing is forced: the turn's grammar is the whole grammar
     after.rules["start"] = seq(calls.after_prefix(turn, after, prefix, parallel), end)
     grammar.after_prefix = after
     return grammar

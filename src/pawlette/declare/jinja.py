@@ -51,6 +51,7 @@ class Template:
                 "jinja_end",
                 "jinja_after",
                 "jinja_prompt",
+                "jinja_finish",
             )
         }
         self.handled: set[str] = set()
@@ -258,6 +259,8 @@ class Template:
         for concept in self._hooks["jinja_prompt"]:
             concept.jinja_prompt(self)
         self.out("{%- endif -%}")
+        for concept in self._hooks["jinja_finish"]:
+            concept.jinja_finish(self)
         body = self.lines[body_start:]
         head = [TEXT_MACRO.strip(), *self.macros.values()]
         if self.escaping:

@@ -160,8 +160,9 @@ class Results(Concept):
         for concept in out.acting("jinja_before", "tool"):
             concept.jinja_before(out, "tool")
         out.open_fence("tool")
-        for concept in out.acting("jinja_opening", "tool"):
-            concept.jinja_opening(out, "tool")
+        for hook in ("jinja_lead", "jinja_opening"):
+            for concept in out.acting(hook, "tool"):
+                getattr(concept, hook)(out, "tool")
         if self.grouped:
             out.out("{%- endif -%}")
         if self.id_close is not None:

@@ -70,6 +70,7 @@ class Plan:
         self.wants_system = hooked("wants_system_turn")
         self.turn_open = hooked("turn_open")
         self.prompt = hooked("write_prompt")
+        self.finish = hooked("write_finish")
         self.turns = {role: TurnHooks(concepts, role) for role in ROLES}
         self.claims: dict[str, Callable[[Render, int], None]] = {
             role: concept.write_message for concept in concepts for role in concept.claims
@@ -358,5 +359,7 @@ def writer_of(layout: Layout) -> WriteConversation:
                 claimed(out, index)
         if prompt:
             out.generation_prompt()
+        for finish in plan.finish:
+            finish(out)
 
     return write

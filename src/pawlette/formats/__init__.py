@@ -17,7 +17,7 @@ from ..format import Format
 # name -> module that defines ``FORMAT`` (under pawlette.formats unless the name is dotted).
 _MODULES: dict[str, str] = {
     "pcml": "pawlette.formats.pcml",
-    "chatglm3": "pawlette.declared.chatglm3",
+    "chatglm3": "pawlette.formats.chatglm3",
     "breeze": "pawlette.declared.breeze",
     "omni": "pawlette.declared.omni",
     "chatml": "pawlette.formats.chatml",

@@ -136,7 +136,8 @@ class Headers(Concept):
     def jinja_setup(self, out: Template) -> None:
         out.macro("header", _header_macro(out, self))
 
-    def jinja_opening(self, out: Template, role: str) -> None:
+    def jinja_lead(self, out: Template, role: str) -> None:
+        # (never trainable: before an assistant turn's generation block)
         out.out("{%- if message is not none -%}{{- header(message, index, role) -}}{%- endif -%}")
 
 
