@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..export.templates._common import TEXT_MACRO, escape_macro, jinja_string
+from ..export.templates._common import TEXT_MACRO, escape_macro, fill, jinja_string
 from .concept import Concept, overrides
 from .layout import Layout
 from .pieces import Fence, Option, piece_text
@@ -216,6 +216,12 @@ class Template:
         for key, (condition, what) in checks.items():
             if key not in handled:
                 self.raise_if(condition, f"{what}: {name} has no place for it")
+        if "steps" not in handled:
+            self.raise_if(
+                "message.reasoning_steps is defined and message.reasoning_steps is not none",
+                f"reasoning_steps: structured thinking; {name} writes reasoning_content",
+            )
+        self.out(fill("@CHECK_CALLS_ON_ASSISTANT@", {}))
 
     def build(self) -> str:
         layout = self.layout

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal
 from ..engine.json_text import kept_indented_json, kept_json_string
 from ..engine.readers import ContentReader, ScaffoldReader
 from ..errors import FormatError, RequestError, UnsupportedFeature
-from ..export.templates._common import jinja_string
+from ..export.templates._common import fill, jinja_string
 from ..types import Tool
 from .concept import Concept
 from .pieces import Fence, Marker
@@ -288,6 +288,9 @@ class ToolsBlock(Concept):
         return None
 
     def jinja_setup(self, out: Template) -> None:
+        out.out("{%- if has_tools -%}")
+        out.out(fill("@CHECK_FUNCTION_TOOLS@", {}))  # function tools only, as render
+        out.out("{%- endif -%}")
         if self.separator and self.separator_when == "message":
             out.has_content()
         if self.place in ("first_user", "last_user", "before_last_user"):
