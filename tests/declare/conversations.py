@@ -27,6 +27,8 @@ from hypothesis import strategies as st
 from pawlette import declare
 from pawlette.blocks.results import result_text
 from pawlette.format import Format
+from pawlette.formats.chatglm3.calls import FencedCalls
+from pawlette.formats.chatglm3.tools import ToolsListing
 from pawlette.legacy import Layout, PythonResults
 from pawlette.legacy.python_results import written_value
 from pawlette.legacy.write import last_query_index
@@ -115,6 +117,8 @@ def call_rules(layout: Any) -> CallRules | None:
             if other is not None:
                 with_content = getattr(other, "content", "written") == "written"
                 return CallRules(other.parallel, with_content, False, True)
+        if layout.concept(FencedCalls) is not None:  # one turn per call, Python arguments
+            return CallRules(parallel=True, with_content=True, bare=False, rewrites_arguments=True)
         return None
     calls = layout.calls
     if calls is not None:
@@ -130,7 +134,7 @@ def call_rules(layout: Any) -> CallRules | None:
 def has_tools(layout: Any) -> bool:
     """Whether the layout writes the request's tools (a tools block or a headed listing)."""
     if isinstance(layout, declare.Layout):
-        return layout.concept(declare.ToolsBlock) is not None
+        return any(layout.concept(kind) is not None for kind in (declare.ToolsBlock, ToolsListing))
     return layout.tools is not None or layout.headed is not None or layout.blocks is not None
 
 

@@ -29,9 +29,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import pawlette
+from pawlette import declare
 from pawlette.export import export_grammar, export_jinja
 from pawlette.export.jinja import template_inputs
 from pawlette.format import Format
+from pawlette.formats.chatglm3.calls import FencedCalls
 from pawlette.legacy import PythonCalls
 from pawlette.tokenization.ids import IdParser
 
@@ -371,10 +373,8 @@ def near_misses(fmt: Format, text: str) -> list[str]:
     reasoning = reasoning_rules(layout)
     if reasoning is not None:
         misses.append(text.replace(end, reasoning.open + end))
-    if (
-        getattr(layout, "headed", None) is not None
-    ):  # calls as turns: NAME\n```python\ntool_call(k=v)\n```
-        headed = layout.headed
+    headed = layout.concept(FencedCalls) if isinstance(layout, declare.Layout) else None
+    if headed is not None:  # calls as turns: NAME\n```python\ntool_call(k=v)\n```
         head = headed.head("get_weather")
         misses.append(text.replace(head, headed.head("get_wether"), 1))
         assistant = "".join(p.text for p in layout.frames["assistant"].open if hasattr(p, "text"))

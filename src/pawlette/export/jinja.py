@@ -66,12 +66,10 @@ def template_inputs(format_name: str | Format) -> TemplateInputs:
     if declaration is not None:
         # Arguments written as tojson of the object take it as an object (pawlette.legacy).
         calls = getattr(declaration, "calls", None)
-        # Headed turns write arguments as Python keyword arguments: parsed objects too.
-        objects = getattr(declaration, "headed", None) is not None
         from ..legacy.python_results import PythonResults  # results written as Python values
 
         return TemplateInputs(
-            object_arguments=objects or getattr(calls, "arguments", "") == "tojson",
+            object_arguments=getattr(calls, "arguments", "") == "tojson",
             parsed_tool_results=isinstance(getattr(declaration, "results", None), PythonResults),
         )
     return TemplateInputs()

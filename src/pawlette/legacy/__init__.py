@@ -26,7 +26,6 @@ import dataclasses
 from typing import Any
 
 from ..format import Format
-from .containers import Containers, Headers, escape_pattern
 from .decision import Decision
 from .layout import (
     Fence,
@@ -53,12 +52,10 @@ from .write import writer_of
 
 __all__ = [
     "Boxes",
-    "Containers",
     "ContentParts",
     "Decision",
     "Fence",
     "Frame",
-    "Headers",
     "JsonCalls",
     "Layout",
     "Lit",
@@ -86,10 +83,6 @@ def markers_of(layout: Layout) -> tuple[str, ...]:
         from .blocks import special_markers as block_markers
 
         return block_markers(layout)
-    if layout.containers is not None:  # in the containers' reading order
-        from .containers import special_markers
-
-        return special_markers(layout)
     seen: dict[str, None] = {}
 
     def visit(value: Any) -> None:
@@ -126,7 +119,7 @@ def declare(layout: Layout) -> Format:
     :func:`pawlette.register_format`)."""
     assistant = layout.frames["assistant"]
     stop = tuple(joined(layout, pieces) for pieces in (assistant.end, *assistant.also_end))
-    escape = escape_pattern(layout) if layout.containers is not None else None
+    escape = None
     if layout.blocks is not None:  # text escaped (a concept of its own module)
         from .blocks import escape_pattern as blocks_escape
 
@@ -149,7 +142,6 @@ def declare(layout: Layout) -> Format:
         options=layout.options,
         variant=variant if layout.options is not None else None,
         declaration=layout,
-        encode_cuts=layout.headed.encode_cuts if layout.headed is not None else None,
     )
 
 

@@ -41,13 +41,12 @@ direct walk: each concept knows which fences open and close it, so the table row
 branches and the grammar rules follow from the concept, and a new format is a new value, not
 new code.  What does not fit the basic concepts is a concept of its own, in its own module
 with its four interpreters, hooked into the shared interpreters by one field of the layout:
-containers (PCML, :mod:`.containers`), headed turns (ChatGLM3, :mod:`.headed`), Python-literal
-calls (:mod:`.python_calls`), decision tokens (:mod:`.decision`), content parts (images as
-placeholder runs and boxes in messages, :mod:`.parts` over :mod:`.media`'s blocks), results
-and a tools block written as one Python list (:mod:`.python_results`, :mod:`.python_tools`),
-turn reading (headers read in pieces, an end of text: :mod:`.turn_reading`), block turns
-(omni, :mod:`.blocks`: in-turn results, structured thinking, JSON blocks and voice, image
-tiling, each a module of its own).  Every seed format is declared.
+Python-literal calls (:mod:`.python_calls`), decision tokens (:mod:`.decision`), content
+parts (images as placeholder runs and boxes in messages, :mod:`.parts` over :mod:`.media`'s
+blocks), results and a tools block written as one Python list (:mod:`.python_results`,
+:mod:`.python_tools`), turn reading (headers read in pieces, an end of text:
+:mod:`.turn_reading`), block turns (omni, :mod:`.blocks`: in-turn results, structured
+thinking, JSON blocks and voice, image tiling, each a module of its own).
 
 Costs, stated: a format whose layout needs a concept that is not here cannot be declared until
 the concept is added (the API says so with :class:`~pawlette.errors.FormatError`); the Jinja the
@@ -73,9 +72,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 if TYPE_CHECKING:  # concept modules of their own (they import this one)
     from ..types import Message, Tool
     from .blocks import BlockTurns
-    from .containers import Containers
     from .decision import Decision
-    from .headed import HeadedTurns
     from .parts import ContentParts
     from .python_calls import PythonCalls
     from .python_results import PythonResults
@@ -273,11 +270,6 @@ class Layout:
     """Markers the tokenizer has that the format never writes but must never come from text."""
     notes: tuple[str, ...] = field(default=())
     """What the declaration decided, for the docs (free text)."""
-    headed: HeadedTurns | None = None
-    """Turns headed by a role marker and a metadata line, ended by the next one (ChatGLM3):
-    the concept's own interpreters (:mod:`pawlette.legacy.headed`) render and read it."""
-    containers: Containers | None = None
-    """Every message in a headed container, text escaped (:mod:`.containers`, PCML)."""
     blocks: BlockTurns | None = None
     """Turns of text and blocks on their own lines, results inside the assistant turn,
     structured thinking, image tiling (:mod:`.blocks`, omni)."""

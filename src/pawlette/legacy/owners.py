@@ -1,7 +1,7 @@
 """Which concept module interprets a whole layout.
 
-Three concepts own every turn of the layouts that use them: headed turns (ChatGLM3), block
-turns (omni) and containers (PCML).  Each keeps its five interpreters under the shared
+A concept may own every turn of the layouts that use it: block turns (omni).  Each keeps its
+five interpreters under the shared
 interpreters' names (``writer_of``, ``compile_table``, ``forced_prefixes``,
 ``chat_template``, ``build_turn``).  Where they live is this one table, kept as data (as
 h11 keeps its state table), so the shared interpreters ask it rather than each keeping its
@@ -24,13 +24,6 @@ INTERPRETERS = ("writer_of", "compile_table", "forced_prefixes", "chat_template"
 
 # layout field -> interpreter -> module under pawlette.legacy that defines it.
 OWNERS: dict[str, dict[str, str]] = {
-    "headed": {
-        "writer_of": "headed.write",
-        "compile_table": "headed.table",
-        "forced_prefixes": "headed.table",
-        "chat_template": "headed.jinja",
-        "build_turn": "headed.grammar",
-    },
     "blocks": {
         "writer_of": "blocks.write",
         "compile_table": "blocks.table",
@@ -38,7 +31,6 @@ OWNERS: dict[str, dict[str, str]] = {
         "chat_template": "blocks.jinja",
         "build_turn": "blocks.grammar",
     },
-    "containers": dict.fromkeys(INTERPRETERS, "containers"),
 }
 
 
