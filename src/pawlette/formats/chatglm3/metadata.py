@@ -105,7 +105,11 @@ class MetadataLine(Concept):
         # turn): the message is pending until its turn reads something.  A completion ends
         # at the next role marker.
         table.state("ended", ScaffoldReader)
-        firsts = {"system.body": "system", "user.body": "user", "tool.item": "tool"}
+        firsts: dict[str, Role] = {
+            "system.body": "system",
+            "user.body": "user",
+            "tool.item": "tool",
+        }
         for (state, marker), (target, _) in list(table.steps.items()):
             role = firsts.get(target)
             if state == "outside" and role is not None:

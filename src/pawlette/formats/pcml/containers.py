@@ -43,8 +43,9 @@ class Containers(Concept):
     def write_before(self, out: Render, index: int) -> None:
         if out.previous is None:
             return
-        if out.state(_BETWEEN_WRITTEN, list):  # written after a turn that holds no message
-            out.state(_BETWEEN_WRITTEN, list).clear()
+        written: list[bool] = out.state(_BETWEEN_WRITTEN, list)
+        if written:  # written after a turn that holds no message
+            written.clear()
             return
         out.fence(self.between, "separator")
 
@@ -56,7 +57,8 @@ class Containers(Concept):
             # A turn the format writes with no message (the tools' system turn): the text
             # between it and the next belongs to it.
             out.fence(self.between, "separator")
-            out.state(_BETWEEN_WRITTEN, list).append(True)
+            written: list[bool] = out.state(_BETWEEN_WRITTEN, list)
+            written.append(True)
 
     # ------------------------------------------------------------------ the parse table
 
