@@ -28,8 +28,9 @@ from pawlette import declare
 from pawlette.blocks.results import result_text
 from pawlette.format import Format
 from pawlette.formats.breeze.python_results import PythonResults, written_value
+from pawlette.formats.chatglm3.calls import FencedCalls
+from pawlette.formats.chatglm3.tools import ToolsListing
 from pawlette.formats.omni.blocks import BlockTurns
-from pawlette.legacy import Layout
 
 ALPHABET = "abcxyz XYZ019.,:;!?'\"-_/\\()[]{}<>|#*=+\n\té中😀"
 # A bare-call format reads text starting with "{" as a call; its GBNF refuses "<" there too.
@@ -57,7 +58,7 @@ TOOLS = [
 
 def layout_of(fmt: Format) -> Any:
     layout = fmt.declaration
-    assert isinstance(layout, (Layout, declare.Layout)), fmt.name
+    assert isinstance(layout, declare.Layout), fmt.name
     return layout
 
 
@@ -77,18 +78,14 @@ def reasoning_rules(layout: Any) -> ReasoningRules | None:
             return None
         opening = "".join(piece.text for piece in found.open if hasattr(piece, "text"))
         return ReasoningRules(found.keep, found.empty_on_last, opening)
-    legacy = layout.reasoning
-    if legacy is None:
-        return None
-    opening = "".join(piece.text for piece in legacy.open if hasattr(piece, "text"))
-    return ReasoningRules(legacy.keep, legacy.always_on_last, opening)
+    return None
 
 
 def default_system(layout: Any) -> str:
     if isinstance(layout, declare.Layout):
         system = layout.concept(declare.SystemPrompt)
         return system.default if system is not None and isinstance(system.default, str) else ""
-    return layout.system.default or ""
+    return ""
 
 
 @dataclass(frozen=True)
@@ -113,25 +110,26 @@ def call_rules(layout: Any) -> CallRules | None:
         python = layout.concept(declare.PythonCalls)  # arguments written from their value
         if python is not None:
             return CallRules(python.parallel, python.with_content, False, True)
+        for kind in (declare.NamedCalls, declare.XmlCalls, declare.JsonCallList):
+            other = layout.concept(kind)
+            if other is not None:
+                with_content = getattr(other, "content", "written") == "written"
+                return CallRules(other.parallel, with_content, False, True)
         if layout.concept(BlockTurns) is not None:  # one call per message, its result inside
             return CallRules(
                 parallel=False, with_content=True, bare=False, rewrites_arguments=False
             )
-        return None
-    calls = layout.calls
-    if calls is not None:
-        tojson = calls.arguments == "tojson"
-        return CallRules(calls.parallel, calls.with_content, calls.open is None, tojson)
-    if layout.headed is not None:  # one turn per call, Python keyword arguments
-        return CallRules(parallel=True, with_content=True, bare=False, rewrites_arguments=True)
+        if layout.concept(FencedCalls) is not None:  # one turn per call, Python arguments
+            return CallRules(parallel=True, with_content=True, bare=False, rewrites_arguments=True)
     return None
 
 
 def has_tools(layout: Any) -> bool:
     """Whether the layout writes the request's tools (a tools block or a headed listing)."""
     if isinstance(layout, declare.Layout):
-        return any(layout.concept(kind) is not None for kind in (declare.ToolsBlock, BlockTurns))
-    return layout.tools is not None or layout.headed is not None
+        kinds = (declare.ToolsBlock, BlockTurns, ToolsListing)
+        return any(layout.concept(kind) is not None for kind in kinds)
+    return False
 
 
 def writes_call_ids(fmt: Format) -> bool:
@@ -139,9 +137,14 @@ def writes_call_ids(fmt: Format) -> bool:
     layout = layout_of(fmt)
     if isinstance(layout, declare.Layout):
         calls = layout.concept(declare.JsonCalls)
-        return calls is not None and calls.id_key is not None
-    containers = layout.containers
-    return containers is not None and containers.call_id is not None
+        named = layout.concept(declare.NamedCalls)
+        listed = layout.concept(declare.JsonCallList)
+        return (
+            (calls is not None and calls.id_key is not None)
+            or (named is not None and named.id_open is not None)
+            or (listed is not None and listed.key("id") is not None)
+        )
+    return False
 
 
 def texts(fmt: Format, *, min_size: int = 1, strip: bool = False) -> st.SearchStrategy[str]:

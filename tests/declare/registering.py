@@ -7,11 +7,11 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 import pawlette
-from pawlette import declare, legacy
+from pawlette import declare
 
 
 @contextmanager
-def registered(layout: declare.Layout | legacy.Layout) -> Iterator[pawlette.Format]:
+def registered(layout: declare.Layout) -> Iterator[pawlette.Format]:
     """The format registered for the duration (the registry is the process's)."""
     registry = importlib.import_module("pawlette.formats")
     fmt = pawlette.register_format(layout)

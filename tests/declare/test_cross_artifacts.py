@@ -29,10 +29,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import pawlette
-from pawlette.declare import Layout, PythonCalls
+from pawlette import declare
 from pawlette.export import export_grammar, export_jinja
 from pawlette.export.jinja import template_inputs
 from pawlette.format import Format
+from pawlette.formats.chatglm3.calls import FencedCalls
 from pawlette.formats.omni.blocks import BlockTurns
 from pawlette.tokenization.ids import IdParser
 
@@ -44,8 +45,10 @@ from . import (
     decision_format,
     parts_format,
     python_format,
+    registering,
     user_blocks,
     user_blocks_lean,
+    user_concepts,
     user_containers,
     user_format,
 )
@@ -76,13 +79,18 @@ USER_FORMATS = {
         user_blocks_lean,
     )
 }
-FORMATS = [*DECLARED, *USER_FORMATS]
+CONCEPT_FORMATS = {layout.name: layout for layout in user_concepts.LAYOUTS}
+FORMATS = [*DECLARED, *USER_FORMATS, *CONCEPT_FORMATS]
 
 
 @pytest.fixture(scope="module", params=FORMATS)
 def fmt(request: pytest.FixtureRequest) -> Iterator[Format]:
+    layout = CONCEPT_FORMATS.get(request.param)
     module = USER_FORMATS.get(request.param)
-    if module is not None:
+    if layout is not None:
+        with registering.registered(layout):
+            yield pawlette.get_format(request.param)
+    elif module is not None:
         with module.registered():
             yield pawlette.get_format(request.param)  # by name, as every user of it would
     else:
@@ -214,13 +222,17 @@ def has_assistant(request: dict[str, Any]) -> bool:
 def test_streaming_text_and_ids_equals_whole(fmt: Format, data: st.DataObject) -> None:
     request = data.draw(conversations(fmt).filter(has_assistant))
     text, full, start = completion(fmt, request)
-    whole = folded(fmt, feed_in_pieces(fmt, text, [len(text) or 1], conversation=False))
+    prompt = full.text[:start]
+    whole = folded(
+        fmt, feed_in_pieces(fmt, text, [len(text) or 1], conversation=False, prompt=prompt)
+    )
     assert not whole[2], whole
     seed = data.draw(st.integers(0, 10_000))
-    assert folded(fmt, feed_in_pieces(fmt, text, random_sizes(seed), conversation=False)) == whole
+    pieces = feed_in_pieces(fmt, text, random_sizes(seed), conversation=False, prompt=prompt)
+    assert folded(fmt, pieces) == whole
     ids = segment_ids(fmt.name, full, start=start)
     generator = random.Random(seed)
-    parser = IdParser(fmt, tokenizer(fmt.name), id_factory=sequential_ids())
+    parser = IdParser(fmt, tokenizer(fmt.name), id_factory=sequential_ids(), prompt=prompt)
     events = []
     position = 0
     while position < len(ids):
@@ -232,7 +244,7 @@ def test_streaming_text_and_ids_equals_whole(fmt: Format, data: st.DataObject) -
     index = last_assistant(request)
     through = {**request, "messages": request["messages"][: index + 1]}
     expected = normalise(fmt, through)["messages"][index]
-    message = fmt.parse(text, id_factory=sequential_ids()).message
+    message = fmt.parse(text, id_factory=sequential_ids(), prompt=prompt).message
     if not writes_call_ids(fmt):  # generated in order, from the completion's own count
         calls = expected.get("tool_calls") or []
         ids_in_order = {c["id"]: f"call_{n}" for n, c in enumerate(calls)}
@@ -326,6 +338,17 @@ def near_misses(fmt: Format, text: str) -> list[str]:
     if '"get_weather"' in text:
         misses.append(text.replace('"get_weather"', '"get_wether"', 1))
         misses.append(text.replace('"get_weather"', '"get_weather" ', 1))
+    elif "get_weather" in text and "get_weather(" not in text:  # a name outside the JSON
+        misses.append(text.replace("get_weather", "get_wether", 1))
+        misses.append(text.replace("get_weather", "get_weatherx", 1))
+    if '{"city"' in text and '"arguments": {' not in text and '"parameters": {' not in text:
+        start = text.index('{"city"')
+        _, position = json.JSONDecoder().raw_decode(text, start)
+        misses.append(text[:position] + " garbage" + text[position:])
+        misses.append(text[:position] + "}" + text[position:])
+    if "<parameter=city>" in text:  # a tag per parameter
+        misses.append(text.replace("<parameter=city>", "<parameter=cty>", 1))
+        misses.append(text.replace("</parameter>", "</parameter></parameter>", 1))
     for key in ('"arguments": {', '"parameters": {'):
         if key in text:
             start = text.index(key) + len(key) - 1
@@ -338,7 +361,7 @@ def near_misses(fmt: Format, text: str) -> list[str]:
     # The end of a Python call list (the last ")]" of a turn that holds one; text such as
     # reasoning may spell ")]" too, and mutating it there is no miss).
     cut = text.rfind(")]")
-    python = isinstance(layout, Layout) and layout.concept(PythonCalls)
+    python = isinstance(layout, declare.Layout) and layout.concept(declare.PythonCalls)
     if python and re.search(r"\[(get_weather|now)\(", text):
         misses.append(text[:cut] + ") garbage]" + text[cut + 2 :])
         misses.append(text[:cut] + "))]" + text[cut + 2 :])
@@ -349,10 +372,8 @@ def near_misses(fmt: Format, text: str) -> list[str]:
     reasoning = reasoning_rules(layout)
     if reasoning is not None:
         misses.append(text.replace(end, reasoning.open + end))
-    if (
-        getattr(layout, "headed", None) is not None
-    ):  # calls as turns: NAME\n```python\ntool_call(k=v)\n```
-        headed = layout.headed
+    headed = layout.concept(FencedCalls) if isinstance(layout, declare.Layout) else None
+    if headed is not None:  # calls as turns: NAME\n```python\ntool_call(k=v)\n```
         head = headed.head("get_weather")
         misses.append(text.replace(head, headed.head("get_wether"), 1))
         assistant = "".join(p.text for p in layout.frames["assistant"].open if hasattr(p, "text"))
@@ -361,7 +382,7 @@ def near_misses(fmt: Format, text: str) -> list[str]:
         misses.append(text.replace(close, ") garbage" + headed.closing, 1))
         misses.append(text.replace(close, "))" + headed.closing, 1))
         misses.append(text.replace(close, ")", 1))
-    blocks = layout.concept(BlockTurns) if isinstance(layout, Layout) else None
+    blocks = layout.concept(BlockTurns) if isinstance(layout, declare.Layout) else None
     if blocks is not None:  # inline calls: \n<start>NAME<arguments>{...}<close>
         calls = blocks.calls
         start, arguments, close = calls.start.text, calls.arguments.text, calls.close.text

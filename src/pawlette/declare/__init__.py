@@ -24,11 +24,13 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
+from ..engine.lexer import marker_pattern
 from ..format import Format
+from .call_list import JsonCallList
 from .checks import Alternation
 from .concept import Concept
 from .content import Ignored, Trimmed
-from .grammar import escaped_markers, forced_prefixes, markers_of
+from .grammar import forced_prefixes, markers_of
 from .json_calls import JsonCalls
 from .layout import Frame, Layout
 from .named_calls import NamedCalls
@@ -48,6 +50,7 @@ __all__ = [
     "Fence",
     "Frame",
     "Ignored",
+    "JsonCallList",
     "JsonCalls",
     "Layout",
     "Lit",
@@ -77,13 +80,20 @@ def declare(layout: Layout) -> Format:
         raise FormatError(f"declare: a {type(layout).__name__}; expected a pawlette.declare.Layout")
     assistant = layout.frames["assistant"]
     table = compile_table(layout)
+    stops = [stop for concept in layout.concepts for stop in concept.stops()]
     stop = tuple(
         text
         for text in (
             text_of(pieces, layout.options, layout.name)
-            for pieces in (assistant.end, *assistant.also_end)
+            for pieces in (assistant.end, *assistant.also_end, *stops)
         )
         if text
+    )
+
+    escaping = any(concept.escapes_markers() for concept in layout.concepts)
+    cuts = next(
+        (found for concept in layout.concepts if (found := concept.encode_cuts()) is not None),
+        None,
     )
 
     def variant(options: Any) -> Format:
@@ -91,7 +101,6 @@ def declare(layout: Layout) -> Format:
             return declare(layout.from_options(options))
         return declare(dataclasses.replace(layout, options=options))
 
-    escaped = escaped_markers(layout)
     return Format(
         name=layout.name,
         summary=layout.summary,
@@ -99,8 +108,9 @@ def declare(layout: Layout) -> Format:
         write=writer_of(layout),
         stop=stop,
         special_markers=markers_of(layout),
-        escape_pattern=Format.escaping(escaped) if escaped else None,
         forced_prefixes=forced_prefixes(layout),
+        escape_pattern=marker_pattern(table.markers) if escaping else None,
+        encode_cuts=cuts,
         options=layout.options,
         variant=variant if layout.options is not None else None,
         declaration=layout,

@@ -11,23 +11,25 @@ interpreter           hooks (methods of :class:`Concept`, all optional)
 the writer            ``check``, ``write_start``, ``write_message`` (roles in
                       ``claims``), ``write_before``, ``turn_open``,
                       ``write_opening``, ``write_content``, ``write_closing``,
-                      ``turn_end``, ``write_prompt``, ``write_finish``,
-                      ``wants_system_turn``
+                      ``turn_end``, ``write_after``, ``write_prompt``,
+                      ``write_finish``, ``wants_system_turn``
 the parse table       ``rows``
 the Jinja template    ``jinja_setup``, ``jinja_start``, ``jinja_message``,
                       ``jinja_wants_system_turn``,
-                      ``jinja_before``, ``jinja_open``, ``jinja_opening``,
+                      ``jinja_before``, ``jinja_open``, ``jinja_lead``, ``jinja_opening``,
                       ``jinja_content``, ``jinja_closing``, ``jinja_end``,
-                      ``jinja_prompt``, ``jinja_finish``
+                      ``jinja_after``, ``jinja_prompt``, ``jinja_finish``
 the turn grammar      ``grammar``
-all four, and         ``escaped_markers`` (caller text escaped: the writer escapes
-:func:`declare`       it, the lexer reads escapes, the template has ``escape``)
+all of them           ``escapes_markers``, ``encode_cuts``, ``stops``
 ====================  ============================================================
 
 The writer's skeleton, for each message that no concept claims (``claims``)::
 
     write_before  turn_open|frame.open  write_opening  write_content|text  write_closing
-    turn_end|frame.end  frame.after
+    turn_end|frame.end  write_after  frame.after
+
+The generation prompt opens an assistant turn at ``index == len(messages)``: ``write_before``,
+``turn_open``|the frame's prompt, ``write_prompt``.
 
 The Jinja template mirrors it branch for branch, and the parse table and the turn grammar are
 built from the same values, so the artifacts agree (``tests/declare`` checks that they do for
@@ -69,13 +71,27 @@ class Concept:
         """Refuse an inconsistent declaration with :class:`~pawlette.errors.FormatError`
         (naming the field, what was given and what is allowed)."""
 
-    def escaped_markers(self, layout: Layout) -> tuple[str, ...]:
-        """The markers whose spelling in caller text is escaped (a backslash before it, as
-        :func:`pawlette.engine.lexer.escape_text` writes it), so that no text becomes a marker
-        (PCML, omni): the format's writer escapes caller text, its lexer reads an escaped
-        marker as text, and its template defines the ``escape(text, before_marker)`` macro.
-        Empty: this concept escapes nothing."""
+    def escapes_markers(self) -> bool:
+        """Whether the format escapes marker spellings inside caller text (a backslash before
+        each marker its parse table reads; see :func:`pawlette.engine.lexer.escape_text`), so
+        any text reads back as text (PCML, omni).  When a concept says so, every interpreter
+        escapes: the writer escapes caller text and writes each fence as one segment (the lexer
+        reads a fence's whole text as one marker, so a backslash before its layout escapes it),
+        the lexer reads escapes, the template writes caller text through its ``escape`` macro
+        (:meth:`.jinja.Template.value`), and the grammars' text excludes unescaped markers."""
+        return False
+
+    def stops(self) -> tuple[Fence, ...]:
+        """Fences the model writes to end its turn, beyond the assistant frame's ``end`` and
+        ``also_end``: they join the format's stop set (:attr:`pawlette.Format.stop`) and end
+        the turn grammars, and the concept writes and reads them itself (ChatGLM3 ends a turn
+        with the next turn's opener)."""
         return ()
+
+    def encode_cuts(self) -> frozenset[str] | None:
+        """How the format's reference cuts its text into tokenizer calls
+        (:attr:`pawlette.Format.encode_cuts`; None: this concept says nothing)."""
+        return None
 
     # ------------------------------------------------------------------ the writer
 
@@ -108,7 +124,7 @@ class Concept:
 
     def write_before(self, out: Render, index: int) -> None:
         """Before the turn of ``messages[index]`` opens (``index`` -1: a written system turn
-        that holds no message)."""
+        that holds no message; ``len(messages)``: the generation prompt)."""
 
     def turn_open(self, out: Render, index: int) -> Fence | None:
         """The fence that opens this turn instead of its frame's (None: the frame's)."""
@@ -128,6 +144,10 @@ class Concept:
     def turn_end(self, out: Render, index: int) -> Fence | None:
         """The fence that ends this turn instead of its frame's (None: the frame's)."""
         return None
+
+    def write_after(self, out: Render, index: int) -> None:
+        """After the turn's end fence, before its frame's ``after`` (never trainable: what
+        the format writes after the model's end, such as a container's close)."""
 
     def write_prompt(self, out: Render) -> None:
         """After the generation prompt's open fence."""
@@ -157,14 +177,21 @@ class Concept:
         """The branch of the message loop for ``role`` (a role in :attr:`claims`)."""
 
     def jinja_before(self, out: Template, role: str) -> None:
-        """The counterpart of :meth:`write_before` (``message``, ``index`` in scope)."""
+        """The counterpart of :meth:`write_before` (``message``, ``index`` in scope; for the
+        generation prompt, ``role`` ``"assistant"`` after the message loop, ``ns.previous``
+        in scope)."""
 
     def jinja_open(self, out: Template, role: str) -> bool:
         """Write the turn's open fence (True: written) as :meth:`turn_open` chooses it."""
         return False
 
+    def jinja_lead(self, out: Template, role: str) -> None:
+        """The part of :meth:`write_opening` that is not trainable in an assistant turn,
+        written before the turn's ``{% generation %}`` block opens (a reasoning block's open
+        fence that the generation prompt holds)."""
+
     def jinja_opening(self, out: Template, role: str) -> None:
-        """The counterpart of :meth:`write_opening`."""
+        """The counterpart of :meth:`write_opening` (its trainable part)."""
 
     def jinja_content(self, out: Template, role: str) -> bool:
         """The counterpart of :meth:`write_content`."""
@@ -176,6 +203,9 @@ class Concept:
     def jinja_end(self, out: Template, role: str) -> bool:
         """Write the turn's end fence (True: written) as :meth:`turn_end` chooses it."""
         return False
+
+    def jinja_after(self, out: Template, role: str) -> None:
+        """The counterpart of :meth:`write_after` (after the ``{% generation %}`` block)."""
 
     def jinja_prompt(self, out: Template) -> None:
         """The counterpart of :meth:`write_prompt`."""

@@ -20,9 +20,10 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Protocol
 
 from ..blocks.tool_choice import ForcedPrefixes
+from ..engine.lexer import escape_text
 from ..errors import UnsupportedFeature
-from ..export.grammar_ast import Lit, Marker, Node, Rules, alt, optional, seq
-from ..export.text_language import text_terminal
+from ..export.grammar_ast import Lit, Marker, Node, Rules, Terminal, alt, optional, seq
+from ..export.text_language import TextLanguage, lark_without_markers, text_terminal
 from ..types import Tool
 from . import pieces as pieces_module
 from .concept import overrides
@@ -33,6 +34,9 @@ if TYPE_CHECKING:
     from ..export.grammar import ToolChoice, TurnGrammar
     from ..format import Format
 
+_ID_REST_REGEX = '/(\\\\(["\\\\\\x2F bfnrt]|u[a-fA-F0-9]{4})|[^"\\\\\\x00-\\x1F])*"/'.replace(
+    " ", ""
+)
 TEXT = text_terminal("TEXT")
 TEXT_NE = text_terminal("TEXT", "NE")
 TEXT_NL = text_terminal("TEXT", "NL")
@@ -121,8 +125,11 @@ class Turn:
         only: str | None = None,
         rules: Callable[[], Rules] | None = None,
         stop: tuple[str, ...] = (),
+        fmt: Format | None = None,
     ) -> None:
         self.layout = layout
+        self.fmt = fmt
+        """The format being exported (None: forced prefixes only, no text to escape)."""
         self.tools = tools
         self.only = only
         """The one tool a named ``tool_choice`` allows (None: any)."""
@@ -159,6 +166,22 @@ class Turn:
     def nodes(self, pieces: Fence) -> list[Node]:
         return nodes(self.layout, pieces)
 
+    def escaped(self, text: str) -> str:
+        """Caller text (a tool's name in a call) as the format writes it: escaped where it
+        escapes markers (:meth:`.concept.Concept.escapes_markers`)."""
+        escape = None if self.fmt is None else self.fmt.escape_pattern
+        if escape is None:
+            return text
+        return escape_text(text, escape, before_marker=False)
+
+    def id_rest(self) -> Node:
+        """A free call id's characters after its opening quote, through its closing quote:
+        a JSON string's body that spells no marker."""
+        language = TextLanguage.of(self.fmt) if self.fmt is not None else TextLanguage((), False)
+        return Terminal(
+            "JSON_ID_REST", lark=lark_without_markers(language, _ID_REST_REGEX), gbnf="json-id-rest"
+        )
+
     def end(self) -> Node:
         """The end fences up to the format's stop marker."""
         frame = self.layout.frames["assistant"]
@@ -194,7 +217,12 @@ def forced_prefixes(layout: Layout) -> ForcedPrefixes | None:
     required = lead + calls.prefix(None)
     named: Callable[[str], str] = lambda name: lead + calls.prefix(name)  # noqa: E731
     none = text_of(turn.answer_lead, layout.options, layout.name)
-    return ForcedPrefixes(required=required, none=none, named=named, only_with_tools=True)
+    # A calls concept whose required prefix depends on the tools (calls that begin with the
+    # function's name: only one function has one) says so with ``required_for``.
+    required_for = getattr(calls, "required_for", None)
+    return ForcedPrefixes(
+        required=required, none=none, named=named, only_with_tools=True, required_for=required_for
+    )
 
 
 def build_turn(
@@ -208,7 +236,7 @@ def build_turn(
     from ..export.grammar import TurnGrammar
     from ..export.turns._common import rules_for
 
-    turn = Turn(layout, tools, choice.only, lambda: rules_for(fmt), fmt.stop)
+    turn = Turn(layout, tools, choice.only, lambda: rules_for(fmt), fmt.stop, fmt)
     _contributions(turn)
     calls = turn.calls if tools and choice.mode != "none" else None
     if calls is not None:
@@ -273,20 +301,11 @@ def build_turn(
     after = turn.new_rules()
     key = "required" if choice.mode == "required" else choice.key()
     prefix = grammar.forced_prefixes[key][len(turn.call_lead) :]  # the calls' part
+    if not grammar.forced_prefixes[key]:
+        return grammar  # nothing is forced: the turn's grammar is the whole grammar
     after.rules["start"] = seq(calls.after_prefix(turn, after, prefix, parallel), end)
     grammar.after_prefix = after
     return grammar
-
-
-def escaped_markers(layout: Layout) -> tuple[str, ...]:
-    """The markers caller text is escaped against (:meth:`Concept.escaped_markers` of every
-    concept; empty: the format escapes nothing)."""
-    seen: dict[str, None] = {}
-    for concept in layout.concepts:
-        if overrides(concept, "escaped_markers"):
-            for marker in concept.escaped_markers(layout):
-                seen.setdefault(marker, None)
-    return tuple(seen)
 
 
 def markers_of(layout: Layout) -> tuple[str, ...]:

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..export.templates._common import TEXT_MACRO, escape_macro, jinja_string
+from ..export.templates._common import TEXT_MACRO, escape_macro, fill, jinja_string
 from .concept import Concept, overrides
 from .layout import Layout
 from .pieces import Fence, Option, piece_text
@@ -44,23 +44,22 @@ class Template:
                 "jinja_start",
                 "jinja_before",
                 "jinja_open",
+                "jinja_lead",
                 "jinja_opening",
                 "jinja_content",
                 "jinja_closing",
                 "jinja_end",
+                "jinja_after",
                 "jinja_prompt",
                 "jinja_finish",
             )
         }
-        from .grammar import escaped_markers
-
-        self.escaped = escaped_markers(layout)
-        """The markers caller text is escaped against (then the ``escape(text, before_marker)``
-        macro is defined: see :meth:`~.concept.Concept.escaped_markers`)."""
         self.prompt = False
         """Whether the open fence being written is the generation prompt's (for
         ``jinja_open``)."""
         self.handled: set[str] = set()
+        self.escaping = any(concept.escapes_markers() for concept in concepts)
+        """Whether caller text goes through the ``escape`` macro (see :meth:`value`)."""
         self.object_arguments = False
         """Whether the template needs call arguments as objects (it writes them as JSON)."""
         self.parsed_results = False
@@ -91,9 +90,18 @@ class Template:
     def option(self, piece: Option) -> str:
         return piece_text(piece, self.layout.options, self.layout.name)
 
+    def value(self, expression: str) -> None:
+        """Write caller text (a Jinja expression): escaped where the format escapes markers
+        in text (:meth:`.concept.Concept.escapes_markers`; a marker always follows caller
+        text in such a format, so a trailing run of backslashes is doubled)."""
+        if self.escaping:
+            self.out(f"{{{{- escape({expression}, true) -}}}}")
+        else:
+            self.out(f"{{{{- {expression} -}}}}")
+
     def text(self, message: str = "message", index: str = "index") -> None:
         """A message's text (its string, or its text parts)."""
-        self.out(f"{{{{- text_of({message}, {index}, {jinja_string(self.layout.name)}) -}}}}")
+        self.value(f"text_of({message}, {index}, {jinja_string(self.layout.name)})")
 
     def raise_if(self, condition: str, message: str) -> None:
         self.out(f"{{%- if {condition} -%}}")
@@ -172,6 +180,8 @@ class Template:
         for concept in self.acting("jinja_before", role):
             concept.jinja_before(self, role)
         self.open_fence(role)
+        for concept in self.acting("jinja_lead", role):
+            concept.jinja_lead(self, role)
         if assistant:
             self.out("{%- generation -%}")
         for concept in self.acting("jinja_opening", role):
@@ -193,6 +203,8 @@ class Template:
             self.fence(frame.end)
         if assistant:
             self.out("{%- endgeneration -%}")
+        for concept in self.acting("jinja_after", role):
+            concept.jinja_after(self, role)
         self.fence(frame.after)
         self.out(f"{{%- set ns.previous = {jinja_string(role)} -%}}")
 
@@ -211,14 +223,18 @@ class Template:
         for key, (condition, what) in checks.items():
             if key not in handled:
                 self.raise_if(condition, f"{what}: {name} has no place for it")
+        if "steps" not in handled:
+            self.raise_if(
+                "message.reasoning_steps is defined and message.reasoning_steps is not none",
+                f"reasoning_steps: structured thinking; {name} writes reasoning_content",
+            )
+        self.out(fill("@CHECK_CALLS_ON_ASSISTANT@", {}))
 
     def build(self) -> str:
         layout = self.layout
         body_start = len(self.lines)
         for concept in layout.concepts:
             self.handled |= concept_handles(concept)
-        if self.escaped:
-            self.macro("escape", escape_macro(self.escaped))
         for concept in self._hooks["jinja_setup"]:
             concept.jinja_setup(self)
         if self.layout.frames and "tools" not in self.handled:
@@ -250,6 +266,8 @@ class Template:
         self.out("{%- endif -%}")
         self.out("{%- endfor -%}")
         self.out("{%- if add_generation_prompt -%}")
+        for concept in self.acting("jinja_before", "assistant"):
+            concept.jinja_before(self, "assistant")
         self.open_fence("assistant", prompt=True)
         for concept in self._hooks["jinja_prompt"]:
             concept.jinja_prompt(self)
@@ -258,6 +276,10 @@ class Template:
             concept.jinja_finish(self)
         body = self.lines[body_start:]
         head = [TEXT_MACRO.strip(), *self.macros.values()]
+        if self.escaping:
+            from .table import compile_table
+
+            head.insert(0, escape_macro(compile_table(layout).markers).strip())
         head.append("{%- set has_tools = tools is defined and tools is not none and tools -%}")
         namespace = ", ".join(f"{key}={value}" for key, value in self.namespace.items())
         head.append(f"{{%- set ns = namespace({namespace}) -%}}")

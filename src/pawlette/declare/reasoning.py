@@ -112,7 +112,9 @@ class Reasoning(Concept):
     def write_opening(self, out: Render, index: int) -> None:
         if out.role != "assistant" or index < 0 or not self.written(out, index):
             return
-        out.fence(self.open, "reasoning", trainable=True)
+        # Where the generation prompt opens the block, its open fence is the prompt's: the
+        # model's own part of the turn (trainable) begins after it.
+        out.fence(self.open, "reasoning", trainable=self.prompt not in ("open", "opened"))
         out.text(out.messages[index].reasoning or "", "reasoning", trainable=True)
         out.fence(self.close, "reasoning", trainable=True)
 
@@ -125,7 +127,10 @@ class Reasoning(Concept):
     # ------------------------------------------------------------------ the parse table
 
     def rows(self, table: Table) -> None:
-        reader = OptionalReasoningReader if self.empty_on_last else ReasoningReader
+        # Where the format writes empty blocks (an empty one on the last turn, every turn's
+        # block emptied, a prompt that opens one), an empty block reads as no reasoning.
+        empty_written = self.empty_on_last or self.keep == "none" or self.prompt != ""
+        reader = OptionalReasoningReader if empty_written else ReasoningReader
         table.state("assistant.reasoning", reader, "assistant", ends=True)
         opens = {table.text(self.open)}
         closes = {table.text(self.close)}
@@ -164,12 +169,19 @@ class Reasoning(Concept):
         if role != "assistant":
             return
         out.out(f"{{%- if {self._condition(out)} -%}}")
-        out.fence(self.open)
+        if self.prompt not in ("open", "opened"):
+            out.fence(self.open)  # (else the prompt's, written by jinja_lead)
         out.out("{%- if message.reasoning_content is defined -%}")
-        out.out("{{- message.reasoning_content or '' -}}")
+        out.value("message.reasoning_content or ''")
         out.out("{%- endif -%}")
         out.fence(self.close)
         out.out("{%- endif -%}")
+
+    def jinja_lead(self, out: Template, role: str) -> None:
+        if role == "assistant" and self.prompt in ("open", "opened"):
+            out.out(f"{{%- if {self._condition(out)} -%}}")
+            out.fence(self.open)  # the generation prompt's: not trainable
+            out.out("{%- endif -%}")
 
     def jinja_prompt(self, out: Template) -> None:
         if self.prompt in ("open", "empty"):
@@ -189,5 +201,7 @@ class Reasoning(Concept):
         opened = text_of(self.open, layout.options, layout.name)
         closed = text_of(self.close, layout.options, layout.name)
         turn.reasoning = (opened, closed)
-        if self.empty_on_last:
+        if self.prompt in ("open", "opened"):
+            turn.call_lead = closed  # the turn begins inside the block: a forced call closes it
+        elif self.empty_on_last:
             turn.call_lead = opened + closed

@@ -160,7 +160,10 @@ class SystemPrompt(Concept):
     def rows(self, table: Table) -> None:
         layout = table.layout
         frame = layout.frames["system"]
-        default = table.text(self.default_fence)
+        # What the format writes when there is no system message (None: no turn then, so
+        # an empty turn is a message).
+        written = self.default is not None or self.always
+        default = table.text(self.default_fence) if written else None
         table.reader("system.body", host_text_reader(default))
         spellings = {
             table.text(frame.open, self.preamble_without_tools, self.preamble),

@@ -238,28 +238,18 @@ class Table:
         for (state, marker), (target, actions) in self.steps.items():
             builder.on(state, marker, target, *actions)
         builder.fields.update({role: dict(keys) for role, keys in self.fields.items()})  # type: ignore[misc]
-        from .grammar import escaped_markers, markers_of
+        from .grammar import markers_of
 
         special = markers_of(self.layout)
         soft = frozenset(
             marker for (_, marker) in self.steps if not any(token in marker for token in special)
         )
-        escaped = escaped_markers(self.layout)
-        grammar = builder.build(
-            escape=bool(escaped),
+        return builder.build(
+            escape=any(concept.escapes_markers() for concept in self.layout.concepts),
             conversation_start="outside",
             completion_start=self.completion_start,
             soft=soft,
         )
-        # Escaping writes a backslash before every escaped marker in text; the lexer must know
-        # each to read the escape.
-        missing = sorted(frozenset(escaped) - grammar.markers)
-        if missing:
-            raise FormatError(
-                f"{self.layout.name}: escaped markers with no row: {missing}; expected a row "
-                "reading each"
-            )
-        return grammar
 
     def _ends(self, implicit: dict[str, set[str]]) -> None:
         """Every ending state of each role ends its turn at the role's end fences; where
@@ -307,7 +297,7 @@ class Table:
             if not open_ended:
                 continue
             for marker, target, actions in opening:
-                if (name, marker) not in self.steps and target != name:
+                if (name, marker) not in self.steps:
                     self.steps[(name, marker)] = (target, (end, *actions))
 
 

@@ -5,7 +5,7 @@ The skeleton (see :mod:`.concept` for the hooks): ``begin``, every concept's
 framed turn, then the generation prompt, then every concept's ``write_finish``.  A framed
 turn is::
 
-    write_before  open  write_opening  content  write_closing  end  after
+    write_before  open  write_opening  content  write_closing  end  write_after  after
 
 Every fence piece becomes one segment (a :class:`~.pieces.Marker` a special one); message
 text is caller text.  In the assistant's turn, everything from ``write_opening`` through
@@ -41,6 +41,7 @@ class TurnHooks:
     frame: what every turn of the role reads)."""
 
     __slots__ = (
+        "after",
         "assistant",
         "before",
         "closing",
@@ -81,6 +82,7 @@ class TurnHooks:
         self.content = hooked("write_content")
         self.closing = hooked("write_closing")
         self.turn_end = hooked("turn_end")
+        self.after = hooked("write_after")
 
 
 class Plan:
@@ -110,6 +112,9 @@ class Plan:
             if role not in self.claims and (role not in layout.frames or role == "tool")
         )
         """The roles no concept claims and no frame writes (a message of one is refused)."""
+        self.joined = any(concept.escapes_markers() for concept in concepts)
+        """Each fence is written as one segment (special when it holds a marker): the format
+        escapes markers in text, and the lexer reads a fence's whole text as one marker."""
         self.constants = ConstantSegments()
         # Fences by identity, kept alive here so an id is never another fence's.
         self.pairs: dict[int, tuple[Fence, tuple[tuple[bool, str], ...]]] = {}
@@ -132,6 +137,8 @@ class Plan:
             )
             for piece in pieces
         )
+        if self.joined and pairs:
+            pairs = ((any(special for special, _ in pairs), "".join(text for _, text in pairs)),)
         if len(self.pairs) < 4096:  # a layout's own fences; fences made per render are not kept
             self.pairs[id(pieces)] = (pieces, pairs)
         return pairs
@@ -342,7 +349,7 @@ class Render:
         if writer.role != role or writer.message_index != index:
             writer.role = role  # type: ignore[assignment]
             writer.message_index = index
-        if end is None:
+        if end is None and not hooks.after:
             segments = hooks.ended.get(index)
             if segments is None:
                 segments = self._frame_segments(hooks, index, opening=False)
@@ -353,7 +360,9 @@ class Render:
         else:
             frame = hooks.frame
             assert frame is not None
-            self.fence(end, hooks.end_kind, trainable=hooks.assistant)
+            self.fence(frame.end if end is None else end, hooks.end_kind, trainable=hooks.assistant)
+            for hook in hooks.after:
+                hook(self, index)
             self.fence(frame.after, "separator")
         self.previous = role
 
@@ -381,8 +390,14 @@ class Render:
         index = len(self.messages)
         self.role, self.index = "assistant", index
         self.at("assistant", index)
+        hooks = plan.turns["assistant"]
+        if hooks.before:
+            for hook in hooks.before:
+                hook(self, index)
+            self.role, self.index = "assistant", index
+            self.at("assistant", index)
         opener = None
-        for hook in plan.turns["assistant"].turn_open:
+        for hook in hooks.turn_open:
             opener = hook(self, index)
             if opener is not None:
                 break

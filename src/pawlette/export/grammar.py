@@ -129,7 +129,9 @@ def build_turn(
 ) -> TurnGrammar:
     """The syntax-free turn grammar (what the writers below print)."""
     fmt = _resolve(format_name)
-    declaration = getattr(fmt, "declaration", None)
+    from ..declare import layout_of
+
+    declaration = layout_of(fmt)
     if declaration is None:
         raise UnsupportedFeature(
             "format",
@@ -147,19 +149,11 @@ def build_turn(
             f"{show(choice.name)} is not a declared tool",
             "one of " + (", ".join(show(name) for name in names) or "the request's tools"),
         )
-    from ..declare import Layout
+    from ..declare.grammar import build_turn as build_layout
     from .forced import forced_turn  # a forced choice turns reasoning off (see there)
 
-    if isinstance(declaration, Layout):
-        from ..declare.grammar import build_turn as build_layout
-
-        with _nesting_refused():
-            turn = build_layout(fmt, declaration, tool_values, choice, parallel)
-            return forced_turn(fmt, turn, choice)
-    from ..legacy.grammar import build_turn as build_declared  # every grammar is declared
-
     with _nesting_refused():
-        turn = build_declared(fmt, declaration, tool_values, choice, parallel)
+        turn = build_layout(fmt, declaration, tool_values, choice, parallel)
         return forced_turn(fmt, turn, choice)
 
 

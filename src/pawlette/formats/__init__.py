@@ -16,8 +16,8 @@ from ..format import Format
 
 # name -> module that defines ``FORMAT`` (under pawlette.formats unless the name is dotted).
 _MODULES: dict[str, str] = {
-    "pcml": "pawlette.declared.pcml",
-    "chatglm3": "pawlette.declared.chatglm3",
+    "pcml": "pawlette.formats.pcml",
+    "chatglm3": "pawlette.formats.chatglm3",
     "breeze": "pawlette.formats.breeze",
     "omni": "pawlette.formats.omni",
     "chatml": "pawlette.formats.chatml",
@@ -53,17 +53,12 @@ def _load_plugin(name: str, entry: Any) -> Format:
     return value
 
 
-def _declared(layout: object) -> Format | None:
-    """The format a layout declares (None: ``layout`` is no layout)."""
+def _declared(value: object) -> Format | None:
+    """The format a layout declares (None: not a layout)."""
     from ..declare import Layout, declare
 
-    if isinstance(layout, Layout):
-        return declare(layout)
-    from ..legacy import Layout as LegacyLayout
-    from ..legacy import declare as declare_legacy
-
-    if isinstance(layout, LegacyLayout):
-        return declare_legacy(layout)
+    if isinstance(value, Layout):
+        return declare(value)
     return None
 
 

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ...declare.grammar import escaped_markers
 from ...engine.lexer import escape_text, marker_pattern
 from ...export.grammar_ast import Lit, Node, Ref, Repeat, Rules, alt, optional, seq
 from ...export.grammar_ast import Marker as MarkerNode
@@ -75,10 +74,12 @@ def body(blocks: BlockTurns, turn: Turn, rules: Rules) -> list[Node]:
 
 def written_name(turn: Turn, name: str) -> str:
     """A name as the writer writes it (escaped, before a marker)."""
-    escaped = escaped_markers(turn.layout)
-    if not escaped:
+    if not any(concept.escapes_markers() for concept in turn.layout.concepts):
         return name
-    return escape_text(name, marker_pattern(escaped), before_marker=True)
+    from ...declare.table import compile_table
+
+    markers = compile_table(turn.layout).markers
+    return escape_text(name, marker_pattern(markers), before_marker=True)
 
 
 def contribute(blocks: BlockTurns, turn: Turn) -> None:

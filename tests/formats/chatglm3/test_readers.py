@@ -1,4 +1,4 @@
-"""The headed turns' readers: the fence read by offsets is the fence read by lines, and a
+"""ChatGLM3's readers: the fence read by offsets is the fence read by lines, and a
 big fenced call reads the same fed whole as in pieces (events, warnings, content)."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 import pawlette
 from pawlette.errors import ParseError
-from pawlette.legacy.headed.readers import FenceTail
+from pawlette.formats.chatglm3.readers import FenceTail
 from pawlette.legacy.python_reader import ClosingFence
 from pawlette.types import Event, ParseWarning, TextDelta
 

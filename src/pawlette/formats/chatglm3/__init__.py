@@ -1,7 +1,11 @@
 """ChatGLM3 (seed 002): role tokens with a metadata line, calls as fenced Python.
 
-Declared with the headed-turns concept (:mod:`pawlette.legacy.headed`), from which the
-writer, the parse table, the Jinja chat template and the turn grammars are derived.
+Declared with the concepts of :mod:`pawlette.declare` (frames whose turns have no end marker,
+the system prompt, results) and ChatGLM3's own, beside this file: :mod:`.metadata` (the
+metadata line), :mod:`.calls` (calls as turns of their own, the code interpreter),
+:mod:`.tools` (the tools listing), :mod:`.stop` (the learned stop), :mod:`.order` (role-order
+rules).  The writer, the parse table, the Jinja chat template and the turn grammars are
+derived from this one value.
 
 The wire format, as rendered (``[gMASK]``, ``sop`` and the four role tokens are special
 tokens; the rest is text)::
@@ -71,10 +75,10 @@ Decisions:
 - **Token ids** are ``build_chat_input``'s (ChatGLM3's ``tokenization_chatglm.py``): it
   encodes each turn's ``{metadata}\\n`` and its content with separate SentencePiece calls,
   each with its own dummy prefix, so this format declares ``encode_cuts={"metadata"}``
-  (:attr:`pawlette.Format.encode_cuts`; the concept's ``encode_cuts``): text after a role
-  token, and the content after the metadata line (a call turn's fenced body too), is
-  encoded by a call of its own; a system message's tools stay with its content, as the
-  reference appends them to it.  Tested
+  (:attr:`pawlette.Format.encode_cuts`; :meth:`.metadata.MetadataLine.encode_cuts`): text
+  after a role token, and the content after the metadata line (a call turn's fenced body
+  too), is encoded by a call of its own; a system message's tools stay with its content, as
+  the reference appends them to it.  Tested
   against a re-statement of ``build_chat_input`` with a SentencePiece model trained with
   ChatGLM3's settings and special tokens.  (A chat template's text encoded whole, as
   transformers' ``apply_chat_template`` does, gives other ids at the start of turns.)
@@ -88,8 +92,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from pawlette.blocks.role_order import RoleOrder
-from pawlette.legacy import Frame, Layout, Marker, Results, declare, fence
-from pawlette.legacy.headed import HeadedTurns
+from pawlette.declare import Frame, Layout, Marker, Results, SystemPrompt, declare, fence
+
+from .calls import FencedCalls
+from .metadata import MetadataLine
+from .order import RoleOrderCheck
+from .stop import LearnedStop
+from .tools import ToolsListing
 
 GMASK, SOP = Marker("[gMASK]"), Marker("sop")  # one marker in text: the word "sop" is none
 SYSTEM, USER = Marker("<|system|>"), Marker("<|user|>")
@@ -105,20 +114,27 @@ class ChatGLM3Options:
 
 
 def layout(options: ChatGLM3Options) -> Layout:
+    # No turn has an end marker: each runs to the next role marker.  After an assistant turn
+    # the user's or the result's marker is the one the model wrote (LearnedStop writes it).
     return Layout(
         name="chatglm3",
         summary="ChatGLM3: [gMASK]sop, <|role|>metadata lines, fenced tool_call(...), interpreter",
         begin=fence(GMASK, SOP),
         frames={
-            "system": Frame(open=fence(SYSTEM), end=()),
-            "user": Frame(open=fence(USER), end=()),
-            # The model ends a reply with <|user|> and a turn of calls with <|observation|>.
-            "assistant": Frame(
-                open=fence(ASSISTANT), end=fence(USER), also_end=(fence(OBSERVATION),)
-            ),
+            "system": Frame(open=fence(SYSTEM)),
+            "user": Frame(open=fence(USER), open_after={"assistant": ()}),
+            "assistant": Frame(open=fence(ASSISTANT)),
+            "tool": Frame(open=fence(OBSERVATION), open_after={"assistant": ()}),
         },
-        results=Results(frame=Frame(open=fence(OBSERVATION), end=())),
-        headed=HeadedTurns(role_order=RoleOrder() if options.check_roles else None),
+        concepts=(
+            RoleOrderCheck(RoleOrder() if options.check_roles else None),
+            SystemPrompt(),
+            Results(),
+            MetadataLine(),
+            ToolsListing(),
+            FencedCalls(turn=ASSISTANT),
+            LearnedStop(after_text=USER, after_calls=OBSERVATION),
+        ),
         options=options,
         from_options=layout,
     )

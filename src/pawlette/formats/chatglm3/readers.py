@@ -1,6 +1,4 @@
-"""The readers of headed turns: ``<|role|>{metadata}\\n{body}``.
-
-See :mod:`pawlette.legacy.headed` for the concept.
+"""The readers of ChatGLM3's turns: ``<|role|>{metadata}\\n{body}``.
 
 A turn runs from its role marker to the next one; its first line is plain-text metadata.
 
@@ -9,7 +7,7 @@ A turn runs from its role marker to the next one; its first line is plain-text m
   (:mod:`pawlette.engine.call_results`); ``tools_block=True`` (the system turn) reads a
   JSON tools list at the end of the body (see :func:`split_tools_block`).
 - :class:`AssistantTurnReader`: empty metadata is a text turn; metadata naming a tool is a
-  call written as a fenced ``tool_call(...)`` block (:class:`~.HeadedTurns`); the code
+  call written as a fenced ``tool_call(...)`` block (:class:`~.calls.FencedCalls`); the code
   interpreter's metadata is a fenced program, read as a call to a built-in tool.  A turn that
   continues an assistant message (``continuation``) joins it when it is a call, so one
   OpenAI message with content and calls (written as several turns) parses back as one.
@@ -23,11 +21,12 @@ from __future__ import annotations
 import json
 import re
 from functools import partial
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ...engine.call_results import forget_call, next_result_call_id, remember_call
 from ...engine.call_text import PackedText
 from ...engine.machine import Parser, ReaderFactory
+from ...declare.python_reader import CallStream
 from ...types import (
     MetadataItem,
     TextDelta,
@@ -37,8 +36,9 @@ from ...types import (
     ToolCallStart,
     ToolsDeclared,
 )
-from ..python_reader import CallStream
-from . import HeadedTurns
+
+if TYPE_CHECKING:
+    from .calls import FencedCalls
 
 # --------------------------------------------------------------------------- the metadata line
 
@@ -184,7 +184,7 @@ def headed_text_reader(*, tools_block: bool = False, results: bool = False) -> R
 class AssistantTurnReader(_HeadedTurn):
     """An assistant turn: text, a fenced call, or a fenced program (see the module docstring)."""
 
-    def __init__(self, parser: Parser, calls: HeadedTurns, *, continuation: bool) -> None:
+    def __init__(self, parser: Parser, calls: FencedCalls, *, continuation: bool) -> None:
         super().__init__(parser)
         self._calls = calls
         self._continuation = continuation
@@ -344,9 +344,8 @@ class FenceTail:
     """The body of a fenced block, streamed by offsets: the tail that may still be its closing
     fence (a line ````` ``` ````` then only whitespace up to the end of the turn) is held back.
 
-    What :class:`~pawlette.legacy.python_reader.ClosingFence` does, piece for piece, without
-    cutting a fed text into lines: the held tail is the text from the earliest newline from
-    which all the rest still reads as the fence's beginning (``_FENCE_TAIL``), so each feed
+    Fed texts are never cut into lines: the held tail is the text from the earliest newline
+    from which all the rest still reads as the fence's beginning (``_FENCE_TAIL``), so each feed
     releases the earlier held text (or a part of it) and one range of the fed text.
     """
 
@@ -382,7 +381,7 @@ class FenceTail:
         return self._held.startswith("\n```"), self._held
 
 
-def assistant_turn_reader(calls: HeadedTurns, *, continuation: bool) -> ReaderFactory:
+def assistant_turn_reader(calls: FencedCalls, *, continuation: bool) -> ReaderFactory:
     return partial(AssistantTurnReader, calls=calls, continuation=continuation)
 
 

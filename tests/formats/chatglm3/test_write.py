@@ -1,10 +1,9 @@
-"""The headed-turns writer (:mod:`pawlette.legacy.headed.write`) keeps rows per layout and
-tools listings by content: with them kept it writes what it writes with nothing kept (a
-fresh layout, no listing kept), the same segments or the same error, for generated ChatGLM3
-conversations, valid ones and ones with a fault a render refuses (reasoning, metadata pairs,
-names it cannot write, non-text parts, a bad call or program, an action tool, a role order
-the checked variant refuses).  (When the rows came in, this test also compared the writer
-with the one they replaced, on 300 such conversations: all equal.)"""
+"""ChatGLM3's writer (:func:`pawlette.declare.write.writer_of` of its layout) keeps fences'
+segments per layout and tools listings by content: with them kept it writes what it writes
+with nothing kept (a fresh layout, no listing kept), the same segments or the same error, for
+generated ChatGLM3 conversations, valid ones and ones with a fault a render refuses
+(reasoning, metadata pairs, names it cannot write, non-text parts, a bad call or program, an
+action tool, a role order the checked variant refuses)."""
 
 from __future__ import annotations
 
@@ -14,13 +13,13 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pawlette.declared import chatglm3
+from pawlette.declare.write import writer_of
 from pawlette.engine import json_text
 from pawlette.engine.kept import Kept
 from pawlette.engine.writer import Writer
 from pawlette.errors import PawletteError
 from pawlette.format import coerce_conversation
-from pawlette.legacy.headed.write import writer_of
+from pawlette.formats import chatglm3
 from pawlette.types import ImagePart, Message, TextPart, ThinkStep, Tool, ToolCall
 
 from ...strategies import chatglm3 as conversations

@@ -43,26 +43,32 @@ Decisions (the seed leaves these open):
 - Reasoning comes first in a turn, then content, then calls.  Only text content, and no
   structured thinking steps: anything else is :class:`~pawlette.errors.UnsupportedFeature`.
 
-Declared with the public API: the containers, headers, escaping and call ids are
-:mod:`pawlette.legacy.containers`; the writer, parse table, Jinja template and grammars
-are derived from this one value.
+Declared with the concepts of :mod:`pawlette.declare`: the system prompt, the tools block
+(one compact array of function objects), reasoning, JSON calls with an ``id`` key and results,
+plus three concepts of PCML's own, beside this file: :mod:`.headers` (``key="value"[SEP]``),
+:mod:`.containers` (text between containers, ``[/AST]`` after ``<end>``) and :mod:`.escaping`
+(markers in text).  The writer, parse table, Jinja template and grammars are derived from this
+one value.
 """
 
 from __future__ import annotations
 
-from pawlette.legacy import (
-    Containers,
+from pawlette.declare import (
     Frame,
-    Headers,
     JsonCalls,
     Layout,
     Marker,
     Reasoning,
     Results,
+    SystemPrompt,
     ToolsBlock,
     declare,
     fence,
 )
+
+from .containers import Containers
+from .escaping import EscapedText
+from .headers import Headers
 
 SYSTEM, SYSTEM_END = Marker("[SYS]"), Marker("[/SYS]")
 USER, USER_END = Marker("[USR]"), Marker("[/USR]")
@@ -82,24 +88,14 @@ LAYOUT = Layout(
     frames={
         "system": Frame(open=fence(SYSTEM), end=fence(SYSTEM_END)),
         "user": Frame(open=fence(USER), end=fence(USER_END)),
-        # The model writes <end>; the system closes the container with [/AST].
-        "assistant": Frame(open=fence(ASSISTANT), end=fence(END), after=fence(ASSISTANT_END)),
+        # The model writes <end>; the system closes the container with [/AST] (Containers).
+        "assistant": Frame(open=fence(ASSISTANT), end=fence(END)),
+        "tool": Frame(open=fence(OBSERVATION), end=fence(OBSERVATION_END)),
     },
-    tools=ToolsBlock(
-        host="system",
-        open=fence(TOOLS),
-        close=fence(TOOLS_END),
-        separator=fence("\n"),
-        wrap="function",
-    ),
-    reasoning=Reasoning(open=fence(THINK), close=fence(THINK_END, "\n")),
-    calls=JsonCalls(
-        open=fence(CALL), close=fence(CALL_END), separator=fence("\n"), arguments="verbatim"
-    ),
-    results=Results(frame=Frame(open=fence(OBSERVATION), end=fence(OBSERVATION_END))),
-    containers=Containers(
-        between=fence("\n\n"),
-        headers=Headers(
+    concepts=(
+        SystemPrompt(),
+        Results(),
+        Headers(
             separator=SEPARATOR,
             fields={
                 "system": NAME,
@@ -108,7 +104,27 @@ LAYOUT = Layout(
                 "tool": {"name": "name", "id": "tool_call_id"},
             },
         ),
-        call_id="id",
+        ToolsBlock(
+            place="system",
+            open=fence(TOOLS),
+            close=fence(TOOLS_END),
+            separator=fence("\n"),
+            separator_when="text",
+            wrap="function",
+            array=True,
+            separators=(",", ":"),
+        ),
+        Reasoning(open=fence(THINK), close=fence(THINK_END, "\n")),
+        JsonCalls(
+            open=fence(CALL),
+            close=fence(CALL_END),
+            separator=fence("\n"),
+            id_key="id",
+            arguments="verbatim",
+            text_after=True,
+        ),
+        Containers(between=fence("\n\n"), close={"assistant": fence(ASSISTANT_END)}),
+        EscapedText(),
     ),
 )
 
