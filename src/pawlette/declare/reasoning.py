@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, ClassVar, Literal
 
 from ..engine.readers import ReasoningReader
 from ..errors import FormatError
-from ..export.grammar_ast import seq
+from ..export.grammar_ast import alt, seq
 from .concept import Concept
 from .grammar import text_before
 from .pieces import Fence, text_of
@@ -48,6 +48,10 @@ class Reasoning(Concept):
     - ``loose``: reading also takes ``open`` and ``close`` without the whitespace they write
       around their markers (``<think>X</think>Y`` where the template writes
       ``<think>\\nX\\n</think>\\n\\n``), as the peers' reasoning parsers read them.
+    - ``absent``: what a turn writes where it writes no block (it has no reasoning, or
+      ``keep`` drops it): nothing (the default), an empty block (``open`` + ``close``: GLM-4.6,
+      Kimi K2 Thinking) or the close alone (GLM-4.7, MiniMax-M3).  The last turn of
+      ``empty_on_last`` gets its empty block instead.  Read back as no reasoning.
     - ``calls_end``: a call opening inside the block ends the reasoning and is read as a call
       (what vLLM's and SGLang's Qwen3, Kimi K2 and GLM parsers do); otherwise a call marker
       inside the block is reasoning text, with a warning.  The concept must come before the
@@ -66,6 +70,7 @@ class Reasoning(Concept):
     prompt: Literal["", "open", "empty", "opened"] = ""
     loose: bool = True
     calls_end: bool = False
+    absent: Fence = ()
 
     handles: ClassVar[frozenset[str]] = frozenset({"reasoning"})
 
@@ -108,7 +113,10 @@ class Reasoning(Concept):
                 out.lose(f"messages[{index}].reasoning_content", f"dropped ({why})")
 
     def write_opening(self, out: Render, index: int) -> None:
-        if out.role != "assistant" or index < 0 or not self.written(out, index):
+        if out.role != "assistant" or index < 0:
+            return
+        if not self.written(out, index):
+            out.fence(self.absent, "reasoning", trainable=True)
             return
         out.fence(self.open, "reasoning", trainable=True)
         out.text(out.messages[index].reasoning or "", "reasoning", trainable=True)
@@ -123,7 +131,8 @@ class Reasoning(Concept):
     # ------------------------------------------------------------------ the parse table
 
     def rows(self, table: Table) -> None:
-        reader = OptionalReasoningReader if self.empty_on_last else ReasoningReader
+        optional = self.empty_on_last or bool(self.absent)
+        reader = OptionalReasoningReader if optional else ReasoningReader
         table.state("assistant.reasoning", reader, "assistant", ends=True)
         opens = {table.text(self.open)}
         closes = {table.text(self.close)}
@@ -134,6 +143,12 @@ class Reasoning(Concept):
             table.on("assistant.head", spelling, "assistant.reasoning")
         for spelling in sorted(closes):
             table.on("assistant.reasoning", spelling, "assistant.body")
+        if self.absent:  # the turn's stand-in for a block: no reasoning
+            absent = {table.text(self.absent)}
+            if self.loose:
+                absent |= loose_spellings(absent)
+            for spelling in sorted(absent - opens):
+                table.on("assistant.head", spelling, "assistant.body")
         if self.prompt in ("open", "opened"):
             table.completion_start = "assistant.reasoning"
         if self.calls_end:
@@ -167,6 +182,9 @@ class Reasoning(Concept):
         out.out("{{- message.reasoning_content or '' -}}")
         out.out("{%- endif -%}")
         out.fence(self.close)
+        if self.absent:
+            out.out("{%- else -%}")
+            out.fence(self.absent)
         out.out("{%- endif -%}")
 
     def jinja_prompt(self, out: Template) -> None:
@@ -184,6 +202,9 @@ class Reasoning(Concept):
             turn.head, turn.head_required = close, True
         elif self.prompt == "":
             turn.head = seq(*turn.nodes(self.open), close)
+            if self.absent:  # a block or its stand-in, always one of them
+                turn.head = alt(turn.head, seq(*turn.nodes(self.absent)))
+                turn.head_required = True
         opened = text_of(self.open, layout.options, layout.name)
         closed = text_of(self.close, layout.options, layout.name)
         turn.reasoning = (opened, closed)
