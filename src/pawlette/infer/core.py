@@ -54,6 +54,32 @@ class Inference:
         """The capabilities inference could not declare, with why (and the concept)."""
         return tuple(item.describe() for item in self.capabilities if item.status == "not derived")
 
+    def source(self) -> str:
+        """The inferred declaration as Python source (see :mod:`.source`)."""
+        from .source import declaration_source
+
+        if self.layout is None:
+            raise ValueError("no declaration: the turns could not be derived")
+        lines = [f"{self.layout.name}: a chat format inferred by pawlette from a chat template."]
+        if self.verification is not None:
+            state = "Verified" if self.accepted else "NOT verified"
+            lines += ["", f"{state}: {self.verification.describe()}."]
+        if not self.accepted and self.refusal:
+            lines += ["", f"Refused: {self.refusal}"]
+        listed = [item.describe() for item in self.capabilities]
+        if listed:
+            lines += ["", "What each kind of content does:", ""]
+            lines += [f"- {line}" for line in listed]
+        lines += [
+            "",
+            "Save it as a module, edit it, and register it:",
+            "",
+            "    import pawlette",
+            "    from my_format import FORMAT",
+            "    pawlette.register_format(FORMAT)",
+        ]
+        return declaration_source(self.layout, "\n".join(lines))
+
     def describe(self) -> str:
         lines = []
         if self.accepted:

@@ -22,7 +22,7 @@ from .atoms import common_prefix, common_suffix
 from .calls import ALPHA, BETA
 from .draft import Draft, FrameText
 from .probe import Probe, Underivable, call, message
-from .tools import PROBE_TOOLS
+from .tools import PROBE_TOOLS, insertions
 
 __all__ = ["derive_results"]
 
@@ -52,11 +52,7 @@ def _derive(probe: Probe, draft: Draft) -> None:
     calls_two = message("assistant", None, tool_calls=[first, second])
     result_one = message("tool", "Zt1q", tool_call_id="Zi1qabcde")
     result_two = message("tool", "Zt2q", tool_call_id="Zi2qabcde")
-    base = _render(probe, [user, calls_one])
-    one = _render(probe, [user, calls_one, result_one])
-    if not one.startswith(base):
-        raise Underivable("a result changes the turn of calls before it")
-    written = one[len(base) :]
+    written = _added(probe, [user, calls_one], [result_one])
     if "Zt1q" not in written:
         raise Underivable(
             f"the template does not write a result's text after the calls ({written[:80]!r})"
@@ -71,11 +67,8 @@ def _derive(probe: Probe, draft: Draft) -> None:
         opening, identifier = before.split("Zi1qabcde", 1)
     else:
         opening = before
-    base_two = _render(probe, [user, calls_two])
-    two = _render(probe, [user, calls_two, result_one, result_two])
-    if not two.startswith(base_two):
-        raise Underivable("results change the turn of calls before them")
-    pieces = Probe.cut(two[len(base_two) :], ["Zt1q", "Zt2q"], "two results")
+    added = _added(probe, [user, calls_two], [result_one, result_two])
+    pieces = Probe.cut(added, ["Zt1q", "Zt2q"], "two results")
     between = pieces[1]
     item_open = item_close = ""
     grouped = False
@@ -121,6 +114,22 @@ def _derive(probe: Probe, draft: Draft) -> None:
     )
 
 
+def _added(probe: Probe, before: list[dict[str, Any]], results: list[dict[str, Any]]) -> str:
+    """What the results add after the turn of calls.  A template that writes the last turn
+    differently (an empty reasoning block) may take something out of the calls' turn once it
+    is no longer last: only such removals are allowed beside the results."""
+    base = _render(probe, before)
+    written = _render(probe, [*before, *results])
+    if written.startswith(base):
+        return written[len(base) :]
+    edits = insertions(probe.tokens, base, written)
+    at_end = [edit for edit in edits if edit[0] == len(base) and not edit[1]]
+    others = [edit for edit in edits if edit not in at_end]
+    if len(at_end) != 1 or any(inserted for _, _, inserted in others):
+        raise Underivable("results change the turn of calls before them")
+    return at_end[0][2]
+
+
 def _reasoning_prompt(draft: Draft) -> str:
     for concept in draft.concepts:
         if isinstance(concept, Reasoning):
@@ -134,13 +143,28 @@ def _reasoning_prompt(draft: Draft) -> str:
 def _after_results(probe: Probe, draft: Draft, messages: list[dict[str, Any]]) -> None:
     """The assistant's opener and generation prompt after results, where they differ."""
     assistant = draft.frames["assistant"]
+    u2 = probe.sentinel("u", 2)
+    # The answer is followed by a user message: a last turn may be written otherwise.
+    answered = _added(probe, messages, [message("assistant", "Za2q"), message("user", u2)])
+    if "Za2q" not in answered:
+        raise Underivable("the template does not write an answer after results")
+    opening = answered[: answered.find("Za2q")]
+    absent = ""
+    for concept in draft.concepts:
+        if isinstance(concept, Reasoning):
+            absent = text_of(concept.absent)
+    if opening != assistant.open + absent:
+        if absent and not opening.endswith(absent):
+            raise Underivable("the answer after results has no reasoning stand-in (needs concept)")
+        assistant.open_after["tool"] = opening[: len(opening) - len(absent)]
     plain = _render(probe, messages)
     prompted = _render(probe, messages, prompt=True)
     if not prompted.startswith(plain):
         raise Underivable("the generation prompt after results rewrites them")
     prompt = prompted[len(plain) :]
     added = _reasoning_prompt(draft)
-    expected = assistant.prompt_after.get("user", assistant.open)
+    # What the frame writes as the prompt after a result (Frame.prompt).
+    expected = assistant.prompt_after.get("tool", assistant.open_after.get("tool", assistant.open))
     if prompt != expected + added:
         if added and prompt.endswith(added):
             assistant.prompt_after["tool"] = prompt[: len(prompt) - len(added)]
@@ -151,18 +175,3 @@ def _after_results(probe: Probe, draft: Draft, messages: list[dict[str, Any]]) -
             )
         else:
             assistant.prompt_after["tool"] = prompt
-    answered = probe.render([*messages, message("assistant", "Za2q")], list(PROBE_TOOLS))
-    if answered is None or not answered.startswith(plain):
-        raise Underivable("an answer after results rewrites them")
-    turn = answered[len(plain) :]
-    if "Za2q" not in turn:
-        raise Underivable("the template does not write an answer after results")
-    opening = turn[: turn.find("Za2q")]
-    absent = ""
-    for concept in draft.concepts:
-        if isinstance(concept, Reasoning):
-            absent = text_of(concept.absent)
-    if opening != assistant.open + absent:
-        if absent and not opening.endswith(absent):
-            raise Underivable("the answer after results has no reasoning stand-in (needs concept)")
-        assistant.open_after["tool"] = opening[: len(opening) - len(absent)]
