@@ -136,7 +136,10 @@ class Features:
     reasoning_with_calls: bool = True
     edge_whitespace: frozenset[str] = frozenset({"system", "user", "assistant", "tool"})
     """The roles whose text may start or end with whitespace."""
-    empty_text: bool = True
+    empty_roles: frozenset[str] = frozenset({"system", "user", "assistant", "tool", "reasoning"})
+    """The roles whose text may be empty."""
+    names: bool = True
+    """User messages may carry a ``name``."""
     alternating: bool = False
     """User and assistant messages strictly alternate (no user after a user)."""
 
@@ -175,6 +178,9 @@ class _Maker:
         return not any(marker in text for marker in self.avoid)
 
     def text(self, role: str) -> str:
+        if role in self.features.empty_roles and self.random.random() < 0.08:
+            self.kinds.add(f"empty-{role}")
+            return ""
         pools: list[tuple[str, tuple[str, ...]]] = [
             ("plain", _PLAIN),
             ("non-ascii", _NON_ASCII),
@@ -222,6 +228,9 @@ def _conversation(number: int, seed: int, features: Features, avoid: Iterable[st
     if features.system and (number % 3 != 1):
         messages.append({"role": "system", "content": maker.text("system")})
         maker.kinds.add("system")
+        if features.later_system and number % 7 == 3:
+            messages.append({"role": "system", "content": maker.text("system")})
+            maker.kinds.add("several-systems")
     if with_tools:
         count = 1 + number % len(TOOLS)
         tools = [TOOLS[(number + offset) % len(TOOLS)] for offset in range(count)]
@@ -229,10 +238,14 @@ def _conversation(number: int, seed: int, features: Features, avoid: Iterable[st
         maker.kinds.add("tools")
     rounds = 1 + (number // 2) % 3
     for turn in range(rounds):
-        if features.later_system and turn == 1 and shape == 5 and messages:
+        if features.later_system and turn == 1 and shape in (1, 5):
             messages.append({"role": "system", "content": maker.text("system")})
             maker.kinds.add("later-system")
-        messages.append({"role": "user", "content": maker.text("user")})
+        user: dict[str, Any] = {"role": "user", "content": maker.text("user")}
+        if features.names and pick.random() < 0.15:
+            user["name"] = pick.choice(("alice", "bob_2"))
+            maker.kinds.add("named")
+        messages.append(user)
         if turn and not features.alternating and pick.random() < 0.2:
             messages.append({"role": "user", "content": maker.text("user")})
             maker.kinds.add("consecutive-users")
@@ -240,9 +253,6 @@ def _conversation(number: int, seed: int, features: Features, avoid: Iterable[st
             _call_rounds(maker, messages, request["tools"], features)
         elif turn < rounds - 1 or shape in (1, 3):
             messages.append(_answer(maker, features))
-    if shape == 4 and features.empty_text and messages[-1]["role"] == "assistant":
-        messages[-1]["content"] = ""
-        maker.kinds.add("empty-text")
     if rounds > 1:
         maker.kinds.add("multi-turn")
     request["messages"] = messages
@@ -278,7 +288,7 @@ def _call_rounds(
             return  # the calls end the conversation
         maker.kinds.add("results")
         for call in calls:
-            result = pick.choice(_RESULTS)
+            result = maker.text("tool") if pick.random() < 0.1 else pick.choice(_RESULTS)
             messages.append({"role": "tool", "tool_call_id": call["id"], "content": result})
         if round_number:
             maker.kinds.add("several-call-rounds")

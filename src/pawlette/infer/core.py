@@ -16,6 +16,7 @@ from ..errors import FormatError
 from ..format import Format
 from .atoms import Tokens
 from .conversations import Features, generate
+from .culprits import find_culprit
 from .draft import Capability, Draft
 from .frames import derive_frames, derive_system
 from .probe import Probe, Underivable
@@ -44,6 +45,8 @@ class Inference:
     verification: Verification | None
     refusal: str | None
     seconds: float = 0.0
+    empty_content: bool = False
+    """The template needs ``"content": ""`` on a turn of calls (verification passed it so)."""
 
     @property
     def accepted(self) -> bool:
@@ -107,6 +110,8 @@ def _features(draft: Draft) -> Features:
         reasoning=ok("reasoning"),
         reasoning_with_calls=ok("reasoning"),
         edge_whitespace=frozenset(draft.edge_roles),
+        empty_roles=frozenset(draft.empty_roles),
+        names=ok("names"),
         alternating=draft.status("consecutive user messages") is not None,
     )
 
@@ -190,9 +195,18 @@ def infer_template(
                 verification,
                 None,
                 time.perf_counter() - began,
+                runner.empty_content,
             )
         failure = verification.failure
-        culprit = None if failure is None else _culprit(failure.kinds, blocked)
+        culprit = None
+        if failure is not None and failure.sample is not None:
+            culprit = find_culprit(
+                fmt,
+                runner,
+                failure.sample,
+                blocked,
+                lambda fmt, runner, samples: verify(fmt, runner, samples, renders),
+            )
         if failure is None or culprit is None:
             detail = failure.describe() if failure is not None else "renders differ"
             return _refused(
@@ -208,27 +222,6 @@ def infer_template(
 
 ATTEMPTS = 8
 """Verifications tried, each after giving up the capability the last one failed on."""
-
-_CULPRITS = (
-    ("text-with-calls", "text with tool calls"),
-    ("parallel-calls", "parallel tool calls"),
-    ("results", "tool results"),
-    ("call", "tool calls"),
-    ("tools", "tools"),
-    ("reasoning", "reasoning"),
-    ("later-system", "later system messages"),
-    ("consecutive-users", "consecutive user messages"),
-    ("edge-whitespace", "whitespace at the ends of text"),
-    ("system", "system messages"),
-)
-
-
-def _culprit(kinds: frozenset[str], blocked: dict[str, str]) -> str | None:
-    """The capability to give up after a failure on a conversation of these kinds."""
-    for kind, capability in _CULPRITS:
-        if kind in kinds and capability not in blocked:
-            return capability
-    return None
 
 
 def _refused(
@@ -246,7 +239,12 @@ def _refused(
 def _stages() -> list[Any]:
     from .calls import derive_calls
     from .dates import derive_date
-    from .fields import derive_alternation, derive_names, derive_whitespace
+    from .fields import (
+        derive_alternation,
+        derive_empty_texts,
+        derive_names,
+        derive_whitespace,
+    )
     from .reasoning import derive_reasoning
     from .results import derive_results
     from .tools import derive_tools
@@ -254,6 +252,7 @@ def _stages() -> list[Any]:
     return [
         derive_system,
         derive_whitespace,
+        derive_empty_texts,
         derive_alternation,
         derive_names,
         derive_reasoning,

@@ -99,6 +99,8 @@ class Draft:
     empty_content: bool = False
     today: datetime.date | None = None
     date_format: str | None = None
+    empty_roles: set[str] = field(default_factory=lambda: {"system", "user", "assistant", "tool"})
+    """The roles whose empty text the declaration writes as the template does."""
     blocked: dict[str, str] = field(default_factory=dict)
     """Capabilities given up after a failed verification, with why."""
     last_extra: str = ""
@@ -126,6 +128,8 @@ class Draft:
                 )
             elif self.status(name) != "not derived":
                 self.capability(name, "not derived", reason)
+            if name.startswith("empty ") and name.endswith(" text"):
+                self.empty_roles.discard(name.split()[1])
 
     def status(self, name: str) -> Status | None:
         return next((item.status for item in self.capabilities if item.name == name), None)
@@ -135,8 +139,12 @@ class Draft:
 
     def refused(self) -> dict[str, str]:
         """What the declaration must refuse at use, by capability name."""
+        # Empty texts the template refuses: no other concept refuses them.
         return {
-            item.name: item.detail for item in self.capabilities if item.status == "not derived"
+            item.name: item.detail
+            for item in self.capabilities
+            if item.status == "not derived"
+            or (item.status == "refused" and item.name.startswith("empty "))
         }
 
     def layout(self, name: str, summary: str) -> Layout:

@@ -52,9 +52,10 @@ def derive_whitespace(probe: Probe, draft: Draft) -> None:
             trimmed.append(role)
         elif found == "changed":
             draft.edge_roles.discard(role)
-            draft.notes.append(
-                f"The template changes whitespace at the ends of {role} text in a way no concept "
-                f"declares; the declaration writes such text as given."
+            draft.capability(
+                f"whitespace at the ends of {role} text",
+                "differs",
+                "the template changes it in a way no concept declares; written as given",
             )
     if trimmed:
         draft.concepts.append(Trimmed(roles=tuple(trimmed)))
@@ -95,3 +96,37 @@ def derive_names(probe: Probe, draft: Draft) -> None:
         draft.capability(
             "names", "not derived", "the template writes a message's name (needs concept: names)"
         )
+
+
+def derive_empty_texts(probe: Probe, draft: Draft) -> None:
+    """Messages with no text: written as any other (an empty turn), or not."""
+    u1, u2, a1, s1 = (
+        probe.sentinel("u", 1),
+        probe.sentinel("u", 2),
+        probe.sentinel("a", 1),
+        probe.sentinel("s", 1),
+    )
+    conversations: dict[str, tuple[list[dict[str, object]], int]] = {
+        "user": ([message("user", u1)], 0),
+        "assistant": ([message("user", u1), message("assistant", a1), message("user", u2)], 1),
+    }
+    if "system" in draft.frames:
+        conversations["system"] = ([message("system", s1), message("user", u1)], 0)
+    for role, (plain, index) in conversations.items():
+        sentinel = str(plain[index]["content"])
+        empty = [dict(item) for item in plain]
+        empty[index]["content"] = ""
+        base = probe.render(plain)
+        written = probe.render(empty)
+        if base is not None and written == base.replace(sentinel, ""):
+            continue
+        draft.empty_roles.discard(role)
+        if written is None:
+            draft.capability(f"empty {role} text", "refused", "the template refuses it")
+        else:
+            draft.capability(
+                f"empty {role} text",
+                "not derived",
+                f"the template writes a {role} message with no text otherwise than others "
+                "(needs concept: empty text)",
+            )

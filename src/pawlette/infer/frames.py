@@ -262,6 +262,24 @@ def _placement(
         return "first_only", "\n\n", ""
     later_open = after_assistant[len(tail) :]
     user_open = between[len(close) :]
+    alone = probe.render(
+        [message("user", u1), message("assistant", a1), message("system", s2), message("user", u2)]
+    )
+    lone = probe.render([message("user", u1)])
+    if (
+        alone is None
+        or lone is None
+        or s2 not in alone
+        or alone.find(s2) < alone.find(a1)
+        or alone[: alone.find(u1)] != lone[: lone.find(u1)]
+    ):
+        draft.capability(
+            "later system messages",
+            "not derived",
+            "a system message after the first user message, with none before it, changes the "
+            "start of the conversation or is moved (needs concept)",
+        )
+        return "first_only", "\n\n", ""
     if user_open != user.open:
         draft.capability(
             "later system messages",

@@ -164,8 +164,26 @@ def derive_reasoning(probe: Probe, draft: Draft) -> None:
         "derived" if keep != "none" else "dropped",
         f"{opening.strip()} ... {closing.strip()}, {kept}",
     )
-    if keep != "none" and _keeps_whitespace(probe, lead, opening, closing):
-        draft.edge_roles.add("reasoning")
+    if keep != "none":
+        if _keeps_whitespace(probe, lead, opening, closing):
+            draft.edge_roles.add("reasoning")
+        else:
+            draft.capability(
+                "whitespace at the ends of reasoning",
+                "differs",
+                "the template changes it in a way no concept declares; written as given",
+            )
+        empty = probe.render([user, message("assistant", a1, reasoning_content="")])
+        if empty is None or empty == probe.render([user, message("assistant", a1)]) != last.replace(
+            r1, ""
+        ):
+            draft.capability(
+                "empty reasoning",
+                "not derived",
+                "the template writes an empty reasoning_content as none (needs concept)",
+            )
+        else:
+            draft.empty_roles.add("reasoning")
 
 
 def _keeps_whitespace(probe: Probe, lead: str, opening: str, closing: str) -> bool:

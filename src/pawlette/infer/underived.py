@@ -25,7 +25,7 @@ class Underived(Concept):
     """``refused``: ``(capability, reason)`` pairs, the capabilities being ``"tools"``,
     ``"tool calls"``, ``"parallel tool calls"``, ``"text with tool calls"``, ``"tool results"``,
     ``"reasoning"``, ``"system messages"``, ``"later system messages"``, ``"consecutive user
-    messages"`` and ``"names"``."""
+    messages"``, ``"names"`` and ``"empty ROLE text"`` (a message of ROLE with no text)."""
 
     refused: tuple[tuple[str, str], ...]
 
@@ -60,10 +60,16 @@ class Underived(Concept):
                 seen_other = True
             if message.role == "tool":
                 refuse("tool results", f"{where}.role", "a tool result")
+            if not out.message_text(index) and not (
+                message.role == "assistant" and message.tool_calls
+            ):
+                refuse(f"empty {message.role} text", f"{where}.content", "an empty text")
             if message.name is not None and message.role != "tool":
                 refuse("names", f"{where}.name", "a name")
             if message.reasoning is not None and message.role == "assistant":
                 refuse("reasoning", f"{where}.reasoning_content", "reasoning")
+                if not message.reasoning:
+                    refuse("empty reasoning", f"{where}.reasoning_content", "an empty text")
             if message.tool_calls:
                 refuse("tool calls", f"{where}.tool_calls", "tool calls")
                 if len(message.tool_calls) > 1:

@@ -44,6 +44,7 @@ class Failure:
     declaration: str
     message_index: int = -1
     kinds: frozenset[str] = frozenset()
+    sample: Sample | None = None
 
     def describe(self) -> str:
         messages = json.dumps(self.request.get("messages"), ensure_ascii=False)
@@ -197,7 +198,14 @@ def verify(
                         else "the declaration rendered it"
                     )
                     failure = Failure(
-                        "refusal", request, prompt, -1, template, declaration, kinds=sample.kinds
+                        "refusal",
+                        request,
+                        prompt,
+                        -1,
+                        template,
+                        declaration,
+                        kinds=sample.kinds,
+                        sample=sample,
                     )
                 else:
                     offset = _first_difference(expected.text, ours)
@@ -209,6 +217,7 @@ def verify(
                         _window(expected.text, offset),
                         _window(ours, offset),
                         kinds=sample.kinds,
+                        sample=sample,
                     )
         messages = sample.messages
         for index, message in enumerate(messages):
@@ -240,6 +249,7 @@ def verify(
                         f"an error: {error}",
                         index,
                         sample.kinds,
+                        sample,
                     )
                 continue
             if canonical(_expected(message, index, losses)) == canonical(parsed):
@@ -254,5 +264,6 @@ def verify(
                     json.dumps(canonical(parsed), ensure_ascii=False),
                     index,
                     sample.kinds,
+                    sample,
                 )
     return Verification(compared, identical, turns, parsed_back, failure)
