@@ -238,7 +238,7 @@ def _conversation(number: int, seed: int, features: Features, avoid: Iterable[st
         maker.kinds.add("tools")
     rounds = 1 + (number // 2) % 3
     for turn in range(rounds):
-        if features.later_system and turn == 1 and shape in (1, 5):
+        if features.system and features.later_system and turn == 1 and shape in (1, 5):
             messages.append({"role": "system", "content": maker.text("system")})
             maker.kinds.add("later-system")
         user: dict[str, Any] = {"role": "user", "content": maker.text("user")}

@@ -145,8 +145,8 @@ def find_culprit(
     blocked: dict[str, str],
     verify: Callable[[Format, TemplateRunner, list[Sample]], Any],
 ) -> str | None:
-    """The capability the failure on ``failed`` is about (None: it holds none, or giving
-    each up in turn leaves it failing)."""
+    """The capability the failure on ``failed`` is about (None: no kind of content, taken
+    out alone, makes the conversation agree: the declaration is wrong elsewhere)."""
     candidates = [
         (kind, capability, strip)
         for kind, capability, strip in CULPRITS
@@ -159,4 +159,4 @@ def find_culprit(
             continue
         if verify(fmt, runner, [Sample(request, failed.kinds - {kind})]).passed:
             return capability
-    return candidates[0][1] if candidates else None
+    return None

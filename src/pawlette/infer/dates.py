@@ -72,8 +72,14 @@ def date_format(render: Callable[[datetime.date], str | None], today: datetime.d
     """The strftime format of the date the template writes (None: no date found).
 
     ``render`` renders the same conversation with the clock at a given day."""
-    first = render(today)
-    second = render(OTHER_DAYS[0])
+    renders: dict[datetime.date, str | None] = {}
+
+    def at(day: datetime.date) -> str | None:
+        if day not in renders:
+            renders[day] = render(day)
+        return renders[day]
+
+    first, second = at(today), at(OTHER_DAYS[0])
     if first is None or second is None or first == second:
         return None
     start = 0
@@ -85,22 +91,35 @@ def date_format(render: Callable[[datetime.date], str | None], today: datetime.d
     ):
         end_first -= 1
         end_second -= 1
-    # Widen to whole words and numbers: "2024-07-26" and "2025-11-03" share "202".
+    # Widen to whole words and numbers ("2024-07-26" and "2025-11-03" share "202"), then
+    # word by word: parts the two days share ("2025") are part of the date too.
     while start > 0 and _ALNUM.match(first[start - 1]):
         start -= 1
     while end_first < len(first) and _ALNUM.match(first[end_first]):
         end_first += 1
-    candidate = _format_of(first[start:end_first], today)
-    if "%" not in candidate.replace("%%", ""):
-        return None
-    for day in OTHER_DAYS:
-        again = render(day)
-        if (
-            again is None
-            or again.replace(_written(day, candidate), _written(today, candidate)) != first
-        ):
-            return None
-    return candidate
+    before = [match.start() for match in _WORD.finditer(first, max(0, start - 24), start)]
+    after = [match.end() for match in _WORD.finditer(first, end_first, end_first + 24)]
+    starts = [start, *reversed(before)]
+    ends = [end_first, *after]
+    for left in starts:
+        for right in ends:
+            candidate = _format_of(first[left:right], today)
+            if "%" not in candidate.replace("%%", ""):
+                continue
+            if all(_same(at(day), first, day, today, candidate) for day in OTHER_DAYS):
+                return candidate
+    return None
+
+
+_WORD = re.compile(r"[0-9A-Za-z]+")
+
+
+def _same(
+    again: str | None, first: str, day: datetime.date, today: datetime.date, candidate: str
+) -> bool:
+    if again is None:
+        return False
+    return again.replace(_written(day, candidate), _written(today, candidate)) == first
 
 
 def _with_option(pieces: Fence, written: str, option: Option) -> Fence:
