@@ -13,9 +13,35 @@ from typing import TYPE_CHECKING
 
 from ..declare.concept import Concept
 from ..errors import UnsupportedFeature
+from ..export.templates._common import jinja_string
 
 if TYPE_CHECKING:
+    from ..declare.jinja import Template
     from ..declare.write import Render
+
+_TEXT = "(text_of(message, loop.index0, '') | length == 0)"
+_CALLS = "(message.tool_calls is defined and message.tool_calls)"
+_REASONING = "(message.reasoning_content is defined and message.reasoning_content is not none)"
+_CONDITIONS = {
+    "system messages": "message.role in ['system', 'developer']",
+    "later system messages": "loop.index0 > 0 and message.role in ['system', 'developer']",
+    "consecutive user messages": (
+        "loop.index0 > 0 and message.role == 'user' and messages[loop.index0 - 1].role == 'user'"
+    ),
+    "tool results": "message.role == 'tool'",
+    "names": "message.role != 'tool' and message.name is defined and message.name is not none",
+    "reasoning": f"message.role == 'assistant' and {_REASONING}",
+    "empty reasoning": (
+        f"message.role == 'assistant' and {_REASONING} and not message.reasoning_content"
+    ),
+    "tool calls": _CALLS,
+    "parallel tool calls": f"{_CALLS} and message.tool_calls | length > 1",
+    "text with tool calls": f"{_CALLS} and not {_TEXT}",
+    "empty system text": f"message.role in ['system', 'developer'] and {_TEXT}",
+    "empty user text": f"message.role == 'user' and {_TEXT}",
+    "empty assistant text": f"message.role == 'assistant' and not {_CALLS} and {_TEXT}",
+    "empty tool text": f"message.role == 'tool' and {_TEXT}",
+}
 
 __all__ = ["Underived"]
 
@@ -28,6 +54,32 @@ class Underived(Concept):
     messages"``, ``"names"`` and ``"empty ROLE text"`` (a message of ROLE with no text)."""
 
     refused: tuple[tuple[str, str], ...]
+
+    def jinja_setup(self, out: Template) -> None:
+        """The exported template refuses what the declaration refuses, saying why."""
+        name = out.layout.name
+        lines = []
+        for capability, reason in self.refused:
+            message = jinja_string(f"{name} has no {capability} ({reason[:200]})")
+            if capability == "tools":
+                lines.append(
+                    "{%- if tools is defined and tools -%}{{- raise_exception("
+                    + message
+                    + ") -}}{%- endif -%}"
+                )
+                continue
+            condition = _CONDITIONS.get(capability)
+            if condition is None:
+                continue
+            lines.append(
+                "{%- for message in messages -%}{%- if "
+                + condition
+                + " -%}{{- raise_exception('messages[' ~ loop.index0 ~ ']: ' ~ "
+                + message
+                + ") -}}{%- endif -%}{%- endfor -%}"
+            )
+        if lines:
+            out.macro("underived", "\n".join(lines))
 
     def check(self, out: Render) -> None:
         reasons = dict(self.refused)
