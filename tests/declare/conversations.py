@@ -110,6 +110,11 @@ def call_rules(layout: Any) -> CallRules | None:
         if found is not None:
             tojson = found.arguments == "tojson"
             return CallRules(found.parallel, found.with_content, found.open is None, tojson)
+        for kind in (declare.NamedCalls, declare.XmlCalls, declare.JsonCallList):
+            other = layout.concept(kind)
+            if other is not None:
+                with_content = getattr(other, "content", "written") == "written"
+                return CallRules(other.parallel, with_content, False, True)
         return None
     calls = layout.calls
     if calls is not None:
@@ -134,7 +139,13 @@ def writes_call_ids(fmt: Format) -> bool:
     layout = layout_of(fmt)
     if isinstance(layout, declare.Layout):
         calls = layout.concept(declare.JsonCalls)
-        return calls is not None and calls.id_key is not None
+        named = layout.concept(declare.NamedCalls)
+        listed = layout.concept(declare.JsonCallList)
+        return (
+            (calls is not None and calls.id_key is not None)
+            or (named is not None and named.id_open is not None)
+            or (listed is not None and listed.key("id") is not None)
+        )
     containers = layout.containers
     return containers is not None and containers.call_id is not None
 

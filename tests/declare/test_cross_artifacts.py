@@ -43,8 +43,10 @@ from . import (
     decision_format,
     parts_format,
     python_format,
+    registering,
     user_blocks,
     user_blocks_lean,
+    user_concepts,
     user_containers,
     user_format,
 )
@@ -75,13 +77,18 @@ USER_FORMATS = {
         user_blocks_lean,
     )
 }
-FORMATS = [*DECLARED, *USER_FORMATS]
+CONCEPT_FORMATS = {layout.name: layout for layout in user_concepts.LAYOUTS}
+FORMATS = [*DECLARED, *USER_FORMATS, *CONCEPT_FORMATS]
 
 
 @pytest.fixture(scope="module", params=FORMATS)
 def fmt(request: pytest.FixtureRequest) -> Iterator[Format]:
+    layout = CONCEPT_FORMATS.get(request.param)
     module = USER_FORMATS.get(request.param)
-    if module is not None:
+    if layout is not None:
+        with registering.registered(layout):
+            yield pawlette.get_format(request.param)
+    elif module is not None:
         with module.registered():
             yield pawlette.get_format(request.param)  # by name, as every user of it would
     else:
@@ -213,13 +220,17 @@ def has_assistant(request: dict[str, Any]) -> bool:
 def test_streaming_text_and_ids_equals_whole(fmt: Format, data: st.DataObject) -> None:
     request = data.draw(conversations(fmt).filter(has_assistant))
     text, full, start = completion(fmt, request)
-    whole = folded(fmt, feed_in_pieces(fmt, text, [len(text) or 1], conversation=False))
+    prompt = full.text[:start]
+    whole = folded(
+        fmt, feed_in_pieces(fmt, text, [len(text) or 1], conversation=False, prompt=prompt)
+    )
     assert not whole[2], whole
     seed = data.draw(st.integers(0, 10_000))
-    assert folded(fmt, feed_in_pieces(fmt, text, random_sizes(seed), conversation=False)) == whole
+    pieces = feed_in_pieces(fmt, text, random_sizes(seed), conversation=False, prompt=prompt)
+    assert folded(fmt, pieces) == whole
     ids = segment_ids(fmt.name, full, start=start)
     generator = random.Random(seed)
-    parser = IdParser(fmt, tokenizer(fmt.name), id_factory=sequential_ids())
+    parser = IdParser(fmt, tokenizer(fmt.name), id_factory=sequential_ids(), prompt=prompt)
     events = []
     position = 0
     while position < len(ids):
@@ -231,7 +242,7 @@ def test_streaming_text_and_ids_equals_whole(fmt: Format, data: st.DataObject) -
     index = last_assistant(request)
     through = {**request, "messages": request["messages"][: index + 1]}
     expected = normalise(fmt, through)["messages"][index]
-    message = fmt.parse(text, id_factory=sequential_ids()).message
+    message = fmt.parse(text, id_factory=sequential_ids(), prompt=prompt).message
     if not writes_call_ids(fmt):  # generated in order, from the completion's own count
         calls = expected.get("tool_calls") or []
         ids_in_order = {c["id"]: f"call_{n}" for n, c in enumerate(calls)}
@@ -325,6 +336,17 @@ def near_misses(fmt: Format, text: str) -> list[str]:
     if '"get_weather"' in text:
         misses.append(text.replace('"get_weather"', '"get_wether"', 1))
         misses.append(text.replace('"get_weather"', '"get_weather" ', 1))
+    elif "get_weather" in text and "get_weather(" not in text:  # a name outside the JSON
+        misses.append(text.replace("get_weather", "get_wether", 1))
+        misses.append(text.replace("get_weather", "get_weatherx", 1))
+    if '{"city"' in text and '"arguments": {' not in text and '"parameters": {' not in text:
+        start = text.index('{"city"')
+        _, position = json.JSONDecoder().raw_decode(text, start)
+        misses.append(text[:position] + " garbage" + text[position:])
+        misses.append(text[:position] + "}" + text[position:])
+    if "<parameter=city>" in text:  # a tag per parameter
+        misses.append(text.replace("<parameter=city>", "<parameter=cty>", 1))
+        misses.append(text.replace("</parameter>", "</parameter></parameter>", 1))
     for key in ('"arguments": {', '"parameters": {'):
         if key in text:
             start = text.index(key) + len(key) - 1

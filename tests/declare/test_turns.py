@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 from pawlette.declare import (
     Frame,
     Ignored,
+    JsonCallList,
     Layout,
     Marker,
     NamedCalls,
@@ -331,3 +332,41 @@ def test_what_each_layout_writes_reads_back(city: str, days: int) -> None:
         text = fmt.render(request).text
         parsed = fmt.parse_conversation(text, strict=True).messages[1]["tool_calls"][0]
         assert json.loads(parsed["function"]["arguments"]) == {"city": city, "days": days}
+
+
+# Mistral-Nemo-like calls: one JSON array of call objects holding their ids.
+LISTED = declare(
+    Layout(
+        name="listed",
+        summary="calls as one JSON array",
+        frames={
+            "user": Frame(open=fence(M("[INST]")), end=fence(M("[/INST]"))),
+            "assistant": Frame(end=fence(M("</s>"))),
+            "tool": Frame(open=fence(M("[RES]")), end=fence(M("[/RES]"))),
+        },
+        concepts=(
+            Ignored(("tools",)),
+            JsonCallList(
+                open=fence(M("[CALLS]")),
+                keys=(("name", "name"), ("arguments", "arguments"), ("id", "id")),
+            ),
+            Results(),
+        ),
+    )
+)
+
+
+def test_a_call_list_is_written_and_read_back_with_its_ids() -> None:
+    request = {"messages": CONVERSATION["messages"][1:6], "tools": [WEATHER]}
+    text = LISTED.render(request).text
+    assert (
+        '[CALLS][{"name": "get_weather", "arguments": {"city": "Paris"}, "id": "abcdefgh1"}, '
+        '{"name": "get_weather", "arguments": {"city": "Köln", "days": 2, "exact": true, '
+        '"tags": ["a"]}, "id": "abcdefgh2"}]</s>'
+    ) in text
+    parsed = LISTED.parse_conversation(text, strict=True).messages[1]
+    assert [call["id"] for call in parsed["tool_calls"]] == ["abcdefgh1", "abcdefgh2"]
+    loose = LISTED.parse('[CALLS] [{"arguments": "{\\"city\\": \\"X\\"}", "name": "get_weather"}]')
+    assert json.loads(loose.message["tool_calls"][0]["function"]["arguments"]) == {"city": "X"}
+    broken = LISTED.parse('[CALLS][{"name": "get_weather", "arguments": [1]}]</s>')
+    assert "tool_calls" not in broken.message and len(broken.warnings) == 1

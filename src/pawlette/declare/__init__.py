@@ -25,6 +25,7 @@ import dataclasses
 from typing import Any
 
 from ..format import Format
+from .call_list import JsonCallList
 from .checks import Alternation
 from .concept import Concept
 from .content import Ignored, Trimmed
@@ -47,6 +48,7 @@ __all__ = [
     "Fence",
     "Frame",
     "Ignored",
+    "JsonCallList",
     "JsonCalls",
     "Layout",
     "Lit",

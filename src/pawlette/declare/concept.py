@@ -15,7 +15,7 @@ the writer            ``check``, ``write_start``, ``write_message`` (roles in
 the parse table       ``rows``
 the Jinja template    ``jinja_setup``, ``jinja_start``, ``jinja_message``,
                       ``jinja_wants_system_turn``,
-                      ``jinja_before``, ``jinja_open``, ``jinja_opening``,
+                      ``jinja_before``, ``jinja_open``, ``jinja_lead``, ``jinja_opening``,
                       ``jinja_content``, ``jinja_closing``, ``jinja_end``,
                       ``jinja_prompt``
 the turn grammar      ``grammar``
@@ -142,8 +142,13 @@ class Concept:
         """Write the turn's open fence (True: written) as :meth:`turn_open` chooses it."""
         return False
 
+    def jinja_lead(self, out: Template, role: str) -> None:
+        """The part of :meth:`write_opening` that is not trainable in an assistant turn,
+        written before the turn's ``{% generation %}`` block opens (a reasoning block's open
+        fence that the generation prompt holds)."""
+
     def jinja_opening(self, out: Template, role: str) -> None:
-        """The counterpart of :meth:`write_opening`."""
+        """The counterpart of :meth:`write_opening` (its trainable part)."""
 
     def jinja_content(self, out: Template, role: str) -> bool:
         """The counterpart of :meth:`write_content`."""

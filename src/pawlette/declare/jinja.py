@@ -44,6 +44,7 @@ class Template:
                 "jinja_start",
                 "jinja_before",
                 "jinja_open",
+                "jinja_lead",
                 "jinja_opening",
                 "jinja_content",
                 "jinja_closing",
@@ -159,6 +160,8 @@ class Template:
         for concept in self.acting("jinja_before", role):
             concept.jinja_before(self, role)
         self.open_fence(role)
+        for concept in self.acting("jinja_lead", role):
+            concept.jinja_lead(self, role)
         if assistant:
             self.out("{%- generation -%}")
         for concept in self.acting("jinja_opening", role):

@@ -82,6 +82,10 @@ class JsonCalls(Concept):
       two of them, or none, is malformed.
     - ``ignored_members``: ``(key, value)`` members a model may add, read and dropped
       (Llama 3 models add ``"type": "function"``).
+    - ``joined_by``: for calls that run to the end of the turn (``open=None`` or
+      ``also_open``), separators a model writes between several calls (Llama 3 models join
+      them with ``;``, which vLLM and SGLang read as several calls).
+    - ``arguments_optional``: such a call without arguments has ``{}`` (SGLang's reading).
     """
 
     open: Fence | None = ()
@@ -97,6 +101,8 @@ class JsonCalls(Concept):
     also_open: tuple[Fence, ...] = ()
     also_arguments_keys: tuple[str, ...] = ()
     ignored_members: tuple[tuple[str, str], ...] = ()
+    joined_by: tuple[str, ...] = ()
+    arguments_optional: bool = False
 
     handles: ClassVar[frozenset[str]] = frozenset({"calls"})
 
@@ -179,13 +185,18 @@ class JsonCalls(Concept):
     def rows(self, table: Table) -> None:
         envelope = self.envelope
         texts = tuple(table.call_states)
-        if self.open is None:
-            from .bare_calls import bare_call_reader
+        from .bare_calls import bare_call_reader, lenient_call_reader
 
+        lenient = (self.joined_by, self.arguments_optional)
+        if self.open is None:
             for state in ("assistant.head", "assistant.body"):
-                table.reader(state, bare_call_reader(envelope))
+                table.reader(state, bare_call_reader(envelope, *lenient))
         if self.also_open:
-            reader = call_reader(envelope, "the end", ends_turn=True)
+            reader = (
+                lenient_call_reader(envelope, *lenient)
+                if self.joined_by or self.arguments_optional
+                else call_reader(envelope, "the end", ends_turn=True)
+            )
             table.state("assistant.tagged_call", reader, "assistant", ends=True)
             for pieces in self.also_open:
                 for state in texts:

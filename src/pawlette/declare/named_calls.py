@@ -28,10 +28,10 @@ from typing import TYPE_CHECKING, ClassVar, Literal
 from ..engine.call_arguments import arguments_problem
 from ..engine.machine import Parser
 from ..errors import FormatError, RequestError
-from ..export.grammar_ast import Lit, Node, Repeat, Rules, alt, seq
+from ..export.grammar_ast import Lit, Node, Repeat, Rules, alt, optional, seq
 from ..types import TextDelta, ToolCallDelta, ToolCallEnd, ToolCallStart
 from .concept import Concept
-from .grammar import drop_prefix, text_before
+from .grammar import TEXT_NE, drop_prefix, text_before
 from .json_calls import arguments_json, check_call_name
 from .pieces import Fence, Marker, text_of
 from .readers import BetweenCallsReader
@@ -282,9 +282,13 @@ class _NamedCallSet:
         calls = self.calls
         tool = turn.tools[number]
         rules.gbnf_extra.update({k: v for k, v in BASE_RULES.items() if k not in rules.gbnf_extra})
+        identified: list[Node] = []
+        if calls.id_open is not None:  # written in a conversation; a model may write one
+            identified.append(optional(seq(*turn.nodes(calls.id_open), TEXT_NE)))
         return [
             *turn.nodes(calls.open),
             Lit(tool.name),
+            *identified,
             *turn.nodes(calls.arguments_open),
             json_arguments(rules, number, tool),
             *turn.nodes(calls.close),
@@ -316,6 +320,8 @@ class _NamedCallSet:
     def prefix(self, name: str | None) -> str:
         if name is None:
             return self.lead
+        if self.calls.id_open is not None:  # an id may come between the name and arguments
+            return self.lead + name
         return self.lead + name + self.arguments_open
 
     def after_prefix(self, turn: Turn, rules: Rules, prefix: str, parallel: bool) -> Node:

@@ -118,7 +118,9 @@ class Reasoning(Concept):
         if not self.written(out, index):
             out.fence(self.absent, "reasoning", trainable=True)
             return
-        out.fence(self.open, "reasoning", trainable=True)
+        # Where the generation prompt opens the block, its open fence is the prompt's: the
+        # model's own part of the turn (trainable) begins after it.
+        out.fence(self.open, "reasoning", trainable=self.prompt not in ("open", "opened"))
         out.text(out.messages[index].reasoning or "", "reasoning", trainable=True)
         out.fence(self.close, "reasoning", trainable=True)
 
@@ -131,8 +133,13 @@ class Reasoning(Concept):
     # ------------------------------------------------------------------ the parse table
 
     def rows(self, table: Table) -> None:
-        optional = self.empty_on_last or bool(self.absent)
-        reader = OptionalReasoningReader if optional else ReasoningReader
+        # Where the format writes empty blocks (an empty one on the last turn, every turn's
+        # block emptied, a prompt that opens one, a stand-in for the block), an empty block
+        # reads as no reasoning.
+        empty_written = (
+            self.empty_on_last or self.keep == "none" or self.prompt != "" or bool(self.absent)
+        )
+        reader = OptionalReasoningReader if empty_written else ReasoningReader
         table.state("assistant.reasoning", reader, "assistant", ends=True)
         opens = {table.text(self.open)}
         closes = {table.text(self.close)}
@@ -177,7 +184,8 @@ class Reasoning(Concept):
         if role != "assistant":
             return
         out.out(f"{{%- if {self._condition(out)} -%}}")
-        out.fence(self.open)
+        if self.prompt not in ("open", "opened"):
+            out.fence(self.open)  # (else the prompt's, written by jinja_lead)
         out.out("{%- if message.reasoning_content is defined -%}")
         out.out("{{- message.reasoning_content or '' -}}")
         out.out("{%- endif -%}")
@@ -186,6 +194,12 @@ class Reasoning(Concept):
             out.out("{%- else -%}")
             out.fence(self.absent)
         out.out("{%- endif -%}")
+
+    def jinja_lead(self, out: Template, role: str) -> None:
+        if role == "assistant" and self.prompt in ("open", "opened"):
+            out.out(f"{{%- if {self._condition(out)} -%}}")
+            out.fence(self.open)  # the generation prompt's: not trainable
+            out.out("{%- endif -%}")
 
     def jinja_prompt(self, out: Template) -> None:
         if self.prompt in ("open", "empty"):
@@ -208,5 +222,7 @@ class Reasoning(Concept):
         opened = text_of(self.open, layout.options, layout.name)
         closed = text_of(self.close, layout.options, layout.name)
         turn.reasoning = (opened, closed)
-        if self.empty_on_last:
+        if self.prompt in ("open", "opened"):
+            turn.call_lead = closed  # the turn begins inside the block: a forced call closes it
+        elif self.empty_on_last:
             turn.call_lead = opened + closed

@@ -294,7 +294,7 @@ class Table:
             if not open_ended:
                 continue
             for marker, target, actions in opening:
-                if (name, marker) not in self.steps and target != name:
+                if (name, marker) not in self.steps:
                     self.steps[(name, marker)] = (target, (end, *actions))
 
 

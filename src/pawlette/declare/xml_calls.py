@@ -419,21 +419,27 @@ class _XmlCallSet:
         self.name_close = text_of(calls.name_close, layout.options, layout.name)
 
     def _value(self, turn: Turn, rules: Rules, number: int, key: str, schema: Any) -> Node:
-        from ..export.text_language import TextLanguage, define, text_terminal
+        """A parameter's value and the fence after it.  A string runs to the first close
+        tag: in Lark a lazy lexeme (llguidance's lexer is greedy, and the tag is text it
+        could otherwise swallow), in GBNF text that holds no close tag, then the fence."""
+        from ..export.grammar_ast import Terminal, gbnf_string
+        from ..export.text_language import TextLanguage, define, gbnf_text_rule
         from ..export.turns._common import json_arguments
 
-        kinds = schema.get("type") if isinstance(schema, dict) else None
-        if kinds == "string":
-            close = text_of(self.calls.value_close, turn.layout.options, turn.layout.name)
-            markers = tuple(sorted({*rules.markers, close.strip()}, key=lambda m: (-len(m), m)))
+        close = turn.nodes(self.calls.value_close)
+        kinds = schema.get("type") if isinstance(schema, Mapping) else None
+        if kinds == "string" and all(isinstance(item, Lit) for item in close):
+            text = text_of(self.calls.value_close, turn.layout.options, turn.layout.name)
+            markers = tuple(sorted({*rules.markers, text.strip()}, key=lambda m: (-len(m), m)))
             define(TextLanguage(markers, escape=False), rules, "XMLVALUE")
-            return text_terminal("XMLVALUE")
+            rules.lark_extra["XMLVALUE_CLOSED"] = f"XMLVALUE {gbnf_string(text)}"
+            rules.lark_extra["xml_value[lazy]"] = "XMLVALUE_CLOSED"
+            rules.gbnf_extra["xml-value"] = f"{gbnf_text_rule('XMLVALUE')} {gbnf_string(text)}"
+            return Terminal("xml_value", lark="", gbnf="xml-value")
         value = json_arguments(
-            rules,
-            number,
-            Tool(name=key, definition={"name": key, "parameters": schema}),
+            rules, number, Tool(name=key, definition={"name": key, "parameters": schema})
         )
-        return JsonSchemaValue(value.schema, value.gbnf)
+        return seq(JsonSchemaValue(value.schema, value.gbnf), *close)
 
     def items(self, turn: Turn, rules: Rules, number: int) -> list[Node]:
         calls = self.calls
@@ -452,7 +458,6 @@ class _XmlCallSet:
                 Lit(key),
                 *turn.nodes(calls.key_close),
                 self._value(turn, rules, number, key, schema),
-                *turn.nodes(calls.value_close),
             )
             pieces.append(parameter if key in required else optional(parameter))
         pieces += turn.nodes(calls.close)

@@ -312,6 +312,8 @@ class JsonCallReader:
                 self._text.clear()
                 return
         text = self._text.take()
+        if marker is not None and self.recover(text):
+            return
         # The slow way: what the scanner makes of the whole text, and what is wrong with it.
         scanner = self._live
         if scanner is None:
@@ -342,6 +344,25 @@ class JsonCallReader:
         if scanner.index is not None:
             self._parser.abandon_call(scanner.index)
         self._parser.emit(TextDelta(raw))
+
+    def recover(self, text: str) -> bool:
+        """Read a closed call's text that is not one valid call object another way, and say
+        True when that gave calls (they are emitted); False: it is malformed.  A subclass's
+        hook for what models write beside the declared spelling (several calls joined by
+        ``;``); with ``stream_arguments`` a call the live scanner began is given up first."""
+        return False
+
+    def give_up_live(self) -> str | None:
+        """Give up a call the live scanner began (before :meth:`recover` emits its own);
+        the id it had (None: none began), for the first call read instead."""
+        scanner = self._live
+        if scanner is None:
+            return None
+        scanner.drop_outgoing()
+        if scanner.index is not None:
+            self._parser.abandon_call(scanner.index)
+        self._live = None
+        return scanner.call_id
 
     def _accept(self, text: str, kept_arguments: Callable[[], str] | None = None) -> bool:
         """A valid call, read in bulk: emit it and say True; else False (nothing emitted).

@@ -1,7 +1,7 @@
 """The format registry: one declaration module per format, loaded on first use; the
 formats registered at run time with :func:`register_format`; and the formats other packages
 declare under the ``pawlette.formats`` entry point group (``name = "module:ATTRIBUTE"``, a
-:class:`~pawlette.Format` or a :class:`pawlette.legacy.Layout`), so the command line and
+:class:`~pawlette.Format` or a :class:`pawlette.declare.Layout`), so the command line and
 the server know them too."""
 
 from __future__ import annotations
@@ -46,12 +46,25 @@ def formats() -> list[str]:
 def _load_plugin(name: str, entry: Any) -> Format:
     value = entry.load()
     if not isinstance(value, Format):
-        from ..legacy import Layout, declare
-
-        if not isinstance(value, Layout):
+        declared = _declared(value)
+        if declared is None:
             raise TypeError(f"entry point {_ENTRY_POINT_GROUP}:{name} is not a Format or Layout")
-        value = declare(value)
+        value = declared
     return value
+
+
+def _declared(value: object) -> Format | None:
+    """The format a layout declares (None: not a layout)."""
+    from ..declare import Layout, declare
+
+    if isinstance(value, Layout):
+        return declare(value)
+    from ..legacy import Layout as LegacyLayout
+    from ..legacy import declare as declare_legacy
+
+    if isinstance(value, LegacyLayout):
+        return declare_legacy(value)
+    return None
 
 
 def register_format(fmt: object, *, replace: bool = False) -> Format:
@@ -59,18 +72,17 @@ def register_format(fmt: object, *, replace: bool = False) -> Format:
     CLI's ``-f``, the server, ``export_jinja``, ``export_grammar``, ``tokenize``, the
     prompters' ``format=``).
 
-    ``fmt`` is a :class:`~pawlette.Format` or a :class:`pawlette.legacy.Layout` (declared
+    ``fmt`` is a :class:`~pawlette.Format` or a :class:`pawlette.declare.Layout` (declared
     here).  A name already taken raises :class:`~pawlette.errors.RequestError` unless
     ``replace``.  Returns the registered format.
     """
     if not isinstance(fmt, Format):
-        from ..legacy import Layout, declare
-
-        if not isinstance(fmt, Layout):
+        declared = _declared(fmt)
+        if declared is None:
             raise RequestError(
                 "format", f"a {type(fmt).__name__}", "a pawlette Format or declare.Layout"
             )
-        fmt = declare(fmt)
+        fmt = declared
     if not isinstance(fmt.name, str) or not _NAME.fullmatch(fmt.name) or fmt.name == "auto":
         # "auto" is what -f auto means, "base:variant" a declared format's options, and a
         # name with spaces or newlines cannot be named on a command line.
