@@ -56,6 +56,23 @@ def _listed_calls(text: str, envelope: CallEnvelope) -> int:
 _DECODER = json.JSONDecoder()
 
 
+def _refuse_duplicates(pairs: list[tuple[str, object]]) -> dict[str, object]:
+    keys = [key for key, _ in pairs]
+    if len(set(keys)) != len(keys):
+        raise ValueError("a key written twice")
+    return dict(pairs)
+
+
+def _has_duplicate_key(text: str) -> bool:
+    """Whether an object anywhere in ``text`` holds a key twice (``json`` keeps the last:
+    read so, the first would be silently lost)."""
+    try:
+        json.loads(text, object_pairs_hook=_refuse_duplicates)
+    except ValueError:
+        return True
+    return False
+
+
 def joined_calls(
     text: str, envelope: CallEnvelope, separators: tuple[str, ...], optional_arguments: bool
 ) -> list[tuple[str, str]] | None:
@@ -74,6 +91,8 @@ def joined_calls(
         except ValueError:
             return None
         value, problem = load_json(text[position:end])
+        if problem is None and _has_duplicate_key(text[position:end]):
+            problem = "a key written twice"
         if problem is not None or not isinstance(value, dict) or not allowed.issuperset(value):
             return None
         name = value.get(envelope.name)
@@ -118,11 +137,10 @@ class LenientCallReader(JsonCallReader):
     def close(self, marker: str | None, offset: int) -> None:
         super().close("" if marker is None else marker, offset)
 
-    def recover(self, text: str) -> bool:
+    def recover(self, text: str, begun: str | None) -> bool:
         calls = joined_calls(text, self._envelope, self._separators, self._optional)
         if calls is None:
             return False
-        begun = self.give_up_live()  # its id goes to the first call, as read whole
         parser = self._parser
         for name, arguments in calls:
             index = parser.next_call_index()
