@@ -122,13 +122,10 @@ def measure(
     started = time.perf_counter()
     variables = template.tokens.variables()
     try:
-        detection = detect_template(template.text, variables)
+        # The declared families only (inference has its own table: python -m bench.infer).
+        detection = detect_template(template.text, variables, infer=False)
         fmt = detection.format
-        detected = (
-            "not recognised"
-            if fmt is None
-            else f"{detection.name}" + (f" ({detection.variant})" if detection.variant else "")
-        )
+        detected = "not recognised" if fmt is None else f"{detection.name}"
     except PawletteError as error:
         fmt, detected = None, f"error: {error}"
     base = Reference(

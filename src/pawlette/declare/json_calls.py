@@ -85,6 +85,10 @@ class JsonCalls(Concept):
       (Llama 3 models add ``"type": "function"``).
     - ``text_after``: text after a call's close is the turn's text, read as content (PCML);
       otherwise only whitespace comes between calls (stray text is kept, with a warning).
+    - ``joined_by``: for calls that run to the end of the turn (``open=None`` or
+      ``also_open``), separators a model writes between several calls (Llama 3 models join
+      them with ``;``, which vLLM and SGLang read as several calls).
+    - ``arguments_optional``: such a call without arguments has ``{}`` (SGLang's reading).
     """
 
     open: Fence | None = ()
@@ -101,6 +105,8 @@ class JsonCalls(Concept):
     also_arguments_keys: tuple[str, ...] = ()
     ignored_members: tuple[tuple[str, str], ...] = ()
     text_after: bool = False
+    joined_by: tuple[str, ...] = ()
+    arguments_optional: bool = False
 
     handles: ClassVar[frozenset[str]] = frozenset({"calls"})
 
@@ -189,13 +195,18 @@ class JsonCalls(Concept):
     def rows(self, table: Table) -> None:
         envelope = self.envelope
         texts = tuple(table.call_states)
-        if self.open is None:
-            from .bare_calls import bare_call_reader
+        from .bare_calls import bare_call_reader, lenient_call_reader
 
+        lenient = (self.joined_by, self.arguments_optional)
+        if self.open is None:
             for state in ("assistant.head", "assistant.body"):
-                table.reader(state, bare_call_reader(envelope))
+                table.reader(state, bare_call_reader(envelope, *lenient))
         if self.also_open:
-            reader = call_reader(envelope, "the end", ends_turn=True)
+            reader = (
+                lenient_call_reader(envelope, *lenient)
+                if self.joined_by or self.arguments_optional
+                else call_reader(envelope, "the end", ends_turn=True)
+            )
             table.state("assistant.tagged_call", reader, "assistant", ends=True)
             for pieces in self.also_open:
                 for state in texts:

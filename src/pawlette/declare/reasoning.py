@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, ClassVar, Literal
 
 from ..engine.readers import ReasoningReader
 from ..errors import FormatError
-from ..export.grammar_ast import seq
+from ..export.grammar_ast import alt, seq
 from .concept import Concept
 from .grammar import text_before
 from .pieces import Fence, text_of
@@ -48,6 +48,10 @@ class Reasoning(Concept):
     - ``loose``: reading also takes ``open`` and ``close`` without the whitespace they write
       around their markers (``<think>X</think>Y`` where the template writes
       ``<think>\\nX\\n</think>\\n\\n``), as the peers' reasoning parsers read them.
+    - ``absent``: what a turn writes where it writes no block (it has no reasoning, or
+      ``keep`` drops it): nothing (the default), an empty block (``open`` + ``close``: GLM-4.6,
+      Kimi K2 Thinking) or the close alone (GLM-4.7, MiniMax-M3).  The last turn of
+      ``empty_on_last`` gets its empty block instead.  Read back as no reasoning.
     - ``calls_end``: a call opening inside the block ends the reasoning and is read as a call
       (what vLLM's and SGLang's Qwen3, Kimi K2 and GLM parsers do); otherwise a call marker
       inside the block is reasoning text, with a warning.  The concept must come before the
@@ -66,6 +70,7 @@ class Reasoning(Concept):
     prompt: Literal["", "open", "empty", "opened"] = ""
     loose: bool = True
     calls_end: bool = False
+    absent: Fence = ()
 
     handles: ClassVar[frozenset[str]] = frozenset({"reasoning"})
 
@@ -110,7 +115,10 @@ class Reasoning(Concept):
                 out.lose(f"messages[{index}].reasoning_content", f"dropped ({why})")
 
     def write_opening(self, out: Render, index: int) -> None:
-        if out.role != "assistant" or index < 0 or not self.written(out, index):
+        if out.role != "assistant" or index < 0:
+            return
+        if not self.written(out, index):
+            out.fence(self.absent, "reasoning", trainable=True)
             return
         # Where the generation prompt opens the block, its open fence is the prompt's: the
         # model's own part of the turn (trainable) begins after it.
@@ -128,8 +136,11 @@ class Reasoning(Concept):
 
     def rows(self, table: Table) -> None:
         # Where the format writes empty blocks (an empty one on the last turn, every turn's
-        # block emptied, a prompt that opens one), an empty block reads as no reasoning.
-        empty_written = self.empty_on_last or self.keep == "none" or self.prompt != ""
+        # block emptied, a prompt that opens one, a stand-in for the block), an empty block
+        # reads as no reasoning.
+        empty_written = (
+            self.empty_on_last or self.keep == "none" or self.prompt != "" or bool(self.absent)
+        )
         reader = OptionalReasoningReader if empty_written else ReasoningReader
         table.state("assistant.reasoning", reader, "assistant", ends=True)
         opens = {table.text(self.open)}
@@ -141,6 +152,12 @@ class Reasoning(Concept):
             table.on("assistant.head", spelling, "assistant.reasoning")
         for spelling in sorted(closes):
             table.on("assistant.reasoning", spelling, "assistant.body")
+        if self.absent:  # the turn's stand-in for a block: no reasoning
+            absent = {table.text(self.absent)}
+            if self.loose:
+                absent |= loose_spellings(absent)
+            for spelling in sorted(absent - opens):
+                table.on("assistant.head", spelling, "assistant.body")
         if self.prompt in ("open", "opened"):
             table.completion_start = "assistant.reasoning"
         if self.calls_end:
@@ -175,6 +192,9 @@ class Reasoning(Concept):
         out.value("message.reasoning_content or ''")
         out.out("{%- endif -%}")
         out.fence(self.close)
+        if self.absent:
+            out.out("{%- else -%}")
+            out.fence(self.absent)
         out.out("{%- endif -%}")
 
     def jinja_lead(self, out: Template, role: str) -> None:
@@ -198,6 +218,9 @@ class Reasoning(Concept):
             turn.head, turn.head_required = close, True
         elif self.prompt == "":
             turn.head = seq(*turn.nodes(self.open), close)
+            if self.absent:  # a block or its stand-in, always one of them
+                turn.head = alt(turn.head, seq(*turn.nodes(self.absent)))
+                turn.head_required = True
         opened = text_of(self.open, layout.options, layout.name)
         closed = text_of(self.close, layout.options, layout.name)
         turn.reasoning = (opened, closed)

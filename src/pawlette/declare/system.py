@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, ClassVar, Literal
 
 from ..errors import FormatError, UnsupportedFeature
 from ..export.templates._common import jinja_string
-from .concept import Concept
+from .concept import Concept, overrides
 from .pieces import Fence, fence
 from .readers import host_text_reader
 from .table import begin
@@ -271,6 +271,12 @@ class SystemPrompt(Concept):
         if self.placement == "gathered":
             out.out("{%- endif -%}")
         out.out("{%- else -%}")
-        out.text()
+        # A message's text is the next concept's to write, as in the writer (Trimmed).
+        later = out.layout.concepts[out.layout.concepts.index(self) + 1 :]
+        for concept in later:
+            if overrides(concept, "jinja_content") and concept.jinja_content(out, role):
+                break
+        else:
+            out.text()
         out.out("{%- endif -%}")
         return True

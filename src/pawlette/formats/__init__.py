@@ -114,9 +114,17 @@ def _variant(name: str) -> Format:
     return fmt.with_options(**dataclasses.asdict(variants[variant]))
 
 
+def _is_directory(name: str) -> bool:
+    """A path to a directory (never a format name: names hold no ``/``)."""
+    import os
+
+    return (os.sep in name or "/" in name or name.startswith(".")) and os.path.isdir(name)
+
+
 def get_format(name: str) -> Format:
     """The registered format called ``name`` (``"base:variant"``: a declared format with
-    the options its declaration names so, such as ``"chatml:qwen2.5"``).
+    the options its declaration names so, such as ``"chatml:qwen2.5"``; a path to a model
+    directory: the format :func:`pawlette.detect.detect` finds for its chat template).
 
     >>> get_format("pcml").name
     'pcml'
@@ -127,6 +135,11 @@ def get_format(name: str) -> Format:
     loaded = _LOADED.get(name)
     if loaded is not None:
         return loaded
+    if _is_directory(name):  # "-f ./model-dir": the format its chat template writes
+        from ..detect import format_of_directory
+
+        _LOADED[name] = format_of_directory(name)
+        return _LOADED[name]
     if ":" in name:  # "chatml:qwen2.5": a declared format's named options (its variants)
         _LOADED[name] = _variant(name)
         return _LOADED[name]

@@ -137,6 +137,10 @@ def layout(options: Llama3Options) -> Layout:
                 # Models given Meta's JSON instruction also write the OpenAI wrapper's key
                 # (llama.cpp's common/chat-diff-analyzer.cpp reads it for these templates).
                 ignored_members=(("type", "function"),),
+                # What vLLM and SGLang read: several calls joined by ";", a call without
+                # arguments ({}); the writer and grammars keep Meta's one call per turn.
+                joined_by=(";",),
+                arguments_optional=True,
                 parallel=False,
                 with_content=False,
             ),
