@@ -22,11 +22,14 @@ literals, string slices but never ``text[i]``.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from ..declare import Layout
 from ..errors import UnsupportedFeature
 from ..format import Format
 from ..formats import formats, get_format
+
+if TYPE_CHECKING:
+    from ..declare import Layout
 
 
 @dataclass(frozen=True)
@@ -46,8 +49,9 @@ class TemplateInputs:
 
 def _declared(fmt: Format) -> Layout | None:
     """The layout a format was declared from (None: a hand-built format)."""
-    declaration = getattr(fmt, "declaration", None)
-    return declaration if isinstance(declaration, Layout) else None
+    from ..declare import layout_of
+
+    return layout_of(fmt)
 
 
 def template_inputs(format_name: str | Format) -> TemplateInputs:

@@ -12,10 +12,10 @@ from hypothesis import strategies as st
 import pawlette
 from pawlette.errors import ParseError
 from pawlette.formats.chatglm3.readers import FenceTail
-from pawlette.legacy.python_reader import ClosingFence
 from pawlette.types import Event, ParseWarning, TextDelta
 
 from ...helpers import feed_in_pieces
+from .closing_fence import ClosingFence
 
 
 def _joined(events: list[Event]) -> list[Event]:

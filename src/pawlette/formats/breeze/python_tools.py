@@ -52,8 +52,8 @@ class PythonTools(ToolsBlock):
                 "one Python list)"
             )
 
-    def block(self, out: Render) -> None:
-        out.fence(self.open, "tools")
+    def block(self, out: Render, *, separated: bool = False) -> None:
+        out.fence(self.separated_open if separated else self.open, "tools")
         definitions = [dict(tool.definition) for tool in out.tools]
         out.text(listing(definitions, self.quote), "tools")
         out.fence(self.close, "tools")
@@ -84,8 +84,8 @@ class PythonTools(ToolsBlock):
         super().jinja_setup(out)
         literal_macros(out)
 
-    def jinja_block(self, out: Template) -> None:
-        out.fence(self.open)
+    def jinja_block(self, out: Template, *, separated: bool = False) -> None:
+        out.fence(self.separated_open if separated else self.open)
         out.out(
             "{{- python_literal(tools | map(attribute='function') | list, "
             f"{jinja_string(self.quote)}, 'tools') -}}}}"

@@ -309,6 +309,9 @@ class _FencedCallSet:
             return first
         return seq(first, Repeat(seq(MarkerNode(self.calls.turn.text), self.call(turn, rules))))
 
+    def lazy(self, turn: Turn, rules: Rules, parallel: bool) -> Node:
+        return self.many(turn, rules, parallel)
+
     def many(self, turn: Turn, rules: Rules, parallel: bool) -> Node:
         return self._more(turn, rules, self.call(turn, rules), parallel)
 

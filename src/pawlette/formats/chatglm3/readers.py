@@ -23,10 +23,10 @@ import re
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
+from ...declare.python_reader import CallStream
 from ...engine.call_results import forget_call, next_result_call_id, remember_call
 from ...engine.call_text import PackedText
 from ...engine.machine import Parser, ReaderFactory
-from ...declare.python_reader import CallStream
 from ...types import (
     MetadataItem,
     TextDelta,
