@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, ClassVar, Literal
 
 from ..errors import FormatError, UnsupportedFeature
 from ..export.templates._common import jinja_string
-from .concept import Concept, overrides
+from .concept import Concept
 from .pieces import Fence, fence
 from .readers import host_text_reader
 from .table import begin
@@ -272,9 +272,11 @@ class SystemPrompt(Concept):
             out.out("{%- endif -%}")
         out.out("{%- else -%}")
         # A message's text is the next concept's to write, as in the writer (Trimmed).
-        later = out.layout.concepts[out.layout.concepts.index(self) + 1 :]
-        for concept in later:
-            if overrides(concept, "jinja_content") and concept.jinja_content(out, role):
+        # Only the concepts whose content hook acts on this role, as the writer asks them.
+        concepts = out.layout.concepts
+        later = concepts[concepts.index(self) + 1 :]
+        for concept in out.acting("jinja_content", role):
+            if concept in later and concept.jinja_content(out, role):
                 break
         else:
             out.text()
