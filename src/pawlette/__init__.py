@@ -49,8 +49,7 @@ from .types import (
     ToolsDeclared,
     VoicePart,
 )
-
-__version__ = "0.1.0"
+from .version import __version__ as __version__
 
 __all__ = [
     "ActionPart",

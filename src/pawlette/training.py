@@ -57,7 +57,7 @@ from typing import IO, Any
 from .errors import PawletteError, RequestError
 from .format import Format
 from .formats import get_format
-from .tokenization.encoder import ConversationEncoder, MaskPolicy, Tokenized, _coerce_mask
+from .tokenization.encoder import ConversationEncoder, MaskPolicy, Tokenized, coerce_mask
 from .tokenization.inputs import Chunk, RecordSource, open_records
 from .tokenization.lengths import check_length_options, fit_length
 from .tokenization.packing import Packer, packed_schema
@@ -386,7 +386,7 @@ def tokenize_file(
     source_name = os.fspath(source)
     if source_name != "-" and Path(source_name).resolve() == output_path.resolve():
         raise PawletteError(f"-o {output_path}: the input itself; expected another file")
-    policy = _coerce_mask(mask)
+    policy = coerce_mask(mask)
     drops = parse_drop(drop)
     shape = RecordShape(messages_field=messages_field, sharegpt=sharegpt)
     if messages_field is not None and not isinstance(messages_field, str):
@@ -473,7 +473,7 @@ def _tokenizer_json(tokenizer: object) -> str:
 
 
 def _version() -> str:
-    from . import __version__
+    from .version import __version__
 
     return __version__
 

@@ -20,14 +20,8 @@ from hypothesis import strategies as st
 from tokenizers import Tokenizer
 
 import pawlette
-from pawlette.errors import RequestError, UnsupportedFeature
-from pawlette.export.grammar import (
-    export_grammar,
-    export_grammar_bundle,
-    grammar_formats,
-)
-from pawlette.export.grammar_ast import Marker as MarkerNode
-from pawlette.export.grammar_ast import (
+from pawlette.emit.grammar_ast import Marker as MarkerNode
+from pawlette.emit.grammar_ast import (
     MarkerSpelling,
     Rules,
     Syntax,
@@ -37,7 +31,13 @@ from pawlette.export.grammar_ast import (
     to_gbnf,
     to_lark,
 )
-from pawlette.export.text_language import TextLanguage, define, reads_as_text, text_terminal
+from pawlette.emit.text_language import TextLanguage, define, reads_as_text, text_terminal
+from pawlette.errors import RequestError, UnsupportedFeature
+from pawlette.export.grammar import (
+    export_grammar,
+    export_grammar_bundle,
+    grammar_formats,
+)
 from pawlette.format import Format
 
 from ..support.small_bpe import small_tokenizer

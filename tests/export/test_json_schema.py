@@ -19,8 +19,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pawlette.export.grammar_ast import JsonSchemaValue, MarkerSpelling, Rules, to_gbnf
-from pawlette.export.json_schema import SchemaToGbnf
+from pawlette.emit.grammar_ast import JsonSchemaValue, MarkerSpelling, Rules, to_gbnf
+from pawlette.emit.json_schema import SchemaToGbnf
 
 from ..support.small_bpe import small_tokenizer
 from . import gbnf

@@ -13,8 +13,8 @@ from hypothesis import strategies as st
 
 from pawlette.codecs.python_calls import parse_python_literal
 from pawlette.codecs.python_literals import python_literal
+from pawlette.emit.python_schema import INTEGER_REGEX, NUMBER_REGEX, python_literal_text
 from pawlette.errors import ParseError
-from pawlette.export.python_schema import INTEGER_REGEX, NUMBER_REGEX, python_literal_text
 
 
 def read_back(written: str) -> object:

@@ -41,7 +41,7 @@ BOX_SCALE = 1000
 # --------------------------------------------------------------------------- placeholder counts
 
 
-def _grids(min_tiles: int, max_tiles: int) -> list[tuple[int, int]]:
+def grids(min_tiles: int, max_tiles: int) -> list[tuple[int, int]]:
     """Every (columns, rows) grid with ``min_tiles..max_tiles`` tiles, fewest tiles first."""
     grids = {
         (columns, rows)
@@ -67,7 +67,7 @@ def internvl_grid(
     area = width * height
     best_difference = float("inf")
     best = (1, 1)
-    for columns, rows in _grids(min_tiles, max_tiles):
+    for columns, rows in grids(min_tiles, max_tiles):
         difference = abs(aspect_ratio - columns / rows)
         if difference < best_difference:
             best_difference = difference

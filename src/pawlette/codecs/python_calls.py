@@ -191,7 +191,7 @@ def _misplaced_name(name: str, character: str, otherwise: str) -> str:
     return otherwise
 
 
-def _is_plain_identifier(name: str) -> bool:
+def is_plain_identifier(name: str) -> bool:
     """What a keyword argument or callee may be, exactly as the decoder will read it back."""
     return (
         name.isidentifier()
@@ -325,7 +325,7 @@ class PythonCallDecoder:
             raise ValueError(f"mode: {mode!r}; expected 'list' or 'single'")
         if keep_text and (mode != "single" or not hold_arguments):
             raise ValueError("keep_text: only with mode='single' and hold_arguments")
-        if fixed_callee is not None and not _is_plain_identifier(fixed_callee):
+        if fixed_callee is not None and not is_plain_identifier(fixed_callee):
             raise ValueError(f"fixed_callee: {fixed_callee!r}; expected a Python identifier")
         self._mode: Mode = mode
         self._strict = strict

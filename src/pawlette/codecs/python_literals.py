@@ -21,7 +21,7 @@ from typing import Any, Literal
 
 from ..errors import RequestError, UnsupportedFeature
 from ..json_values import refuse_json_constant
-from .python_calls import _is_plain_identifier
+from .python_calls import is_plain_identifier
 
 __all__ = ["REPR_ESCAPED", "Quote", "encode_call", "encode_calls", "python_literal"]
 
@@ -254,13 +254,13 @@ def encode_call(name: str, arguments_json: str, *, quote: Quote = "'", path: str
 _ARGUMENTS = json.JSONDecoder(parse_constant=refuse_json_constant)
 """``json.loads(text, parse_constant=...)`` builds a decoder per call; this one is built once."""
 _IDENTIFIERS: dict[str, bool] = {}
-"""Names already checked by :func:`_is_plain_identifier` (the same few recur in every render)."""
+"""Names already checked by :func:`is_plain_identifier` (the same few recur in every render)."""
 
 
 def _identifier(name: str) -> bool:
     known = _IDENTIFIERS.get(name)
     if known is None:
-        known = _is_plain_identifier(name)
+        known = is_plain_identifier(name)
         if len(_IDENTIFIERS) < 4096:  # bounded: names come from requests
             _IDENTIFIERS[name] = known
     return known

@@ -20,11 +20,11 @@ import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from ..emit.grammar_ast import Node, Terminal, optional
 from ..engine.call_arguments import load_json
 from ..engine.call_scanner import TextPieces
 from ..engine.machine import Parser, Reader
 from ..engine.readers import CallEnvelope, JsonCallReader
-from ..export.grammar_ast import Node, Terminal, optional
 from ..types import TextDelta, ToolCallDelta, ToolCallEnd, ToolCallStart
 
 if TYPE_CHECKING:

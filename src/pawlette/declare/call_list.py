@@ -26,12 +26,12 @@ from dataclasses import dataclass
 from json.encoder import encode_basestring_ascii as ascii_string
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
+from ..emit.grammar_ast import JsonSchemaValue, Lit, Node, Repeat, Rules, alt, seq
 from ..engine.call_arguments import arguments_problem, load_json
 from ..engine.json_text import json_string
 from ..engine.machine import Parser
 from ..engine.readers import WholeTextReader
 from ..errors import FormatError, RequestError
-from ..export.grammar_ast import JsonSchemaValue, Lit, Node, Repeat, Rules, alt, seq
 from ..types import TextDelta, ToolCallDelta, ToolCallEnd, ToolCallStart
 from .concept import Concept
 from .grammar import drop_prefix, text_before
@@ -291,8 +291,8 @@ class _CallListSet:
         self.lead = text_of(calls.open, turn.layout.options, turn.layout.name) + "["
 
     def items(self, turn: Turn, rules: Rules, number: int) -> list[Node]:
-        from ..export.json_schema import BASE_RULES
-        from ..export.turns._common import json_arguments
+        from ..emit.json_schema import BASE_RULES
+        from ..emit.turn_rules import json_arguments
 
         calls = self.calls
         tool = turn.tools[number]

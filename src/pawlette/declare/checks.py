@@ -6,8 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from ..emit.jinja_text import jinja_string
 from ..errors import RequestError
-from ..export.templates._common import jinja_string
 from .concept import Concept
 
 if TYPE_CHECKING:

@@ -20,10 +20,10 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Protocol
 
 from ..blocks.tool_choice import ForcedPrefixes
+from ..emit.grammar_ast import Lit, Marker, Node, Rules, Terminal, alt, optional, seq
+from ..emit.text_language import TextLanguage, lark_without_markers, text_terminal
 from ..engine.lexer import escape_text
 from ..errors import UnsupportedFeature
-from ..export.grammar_ast import Lit, Marker, Node, Rules, Terminal, alt, optional, seq
-from ..export.text_language import TextLanguage, lark_without_markers, text_terminal
 from ..types import Tool
 from . import pieces as pieces_module
 from .concept import overrides
@@ -31,7 +31,8 @@ from .layout import Layout
 from .pieces import Fence, text_of
 
 if TYPE_CHECKING:
-    from ..export.grammar import ToolChoice, TurnGrammar
+    from ..emit.tool_choice import ToolChoice
+    from ..emit.turn_grammar import TurnGrammar
     from ..format import Format
 
 _ID_REST_REGEX = '/(\\\\(["\\\\\\x2F bfnrt]|u[a-fA-F0-9]{4})|[^"\\\\\\x00-\\x1F])*"/'.replace(
@@ -233,8 +234,8 @@ def build_turn(
     parallel: bool,
 ) -> TurnGrammar:
     """The turn grammar of a declared format under one tool choice."""
-    from ..export.grammar import TurnGrammar
-    from ..export.turns._common import rules_for
+    from ..emit.turn_grammar import TurnGrammar
+    from ..emit.turn_rules import rules_for
 
     turn = Turn(layout, tools, choice.only, lambda: rules_for(fmt), fmt.stop, fmt)
     _contributions(turn)

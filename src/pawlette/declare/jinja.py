@@ -3,7 +3,7 @@
 The template mirrors :mod:`.write` hook for hook, with ``{% generation %}`` around what the
 writer marks trainable, so ``apply_chat_template`` renders byte for byte what
 :meth:`pawlette.Format.render` renders (checked by the generated cross-artifact tests).  It
-follows the rules of :mod:`pawlette.export.templates._common`: every tag strips the
+follows the rules of :mod:`pawlette.emit.jinja_text`: every tag strips the
 whitespace around it, literal text is written as ``{{- "..." -}}``, no Python string
 methods, so it renders the same under transformers, llama.cpp's Jinja engine and
 transformers.js.
@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..export.templates._common import TEXT_MACRO, escape_macro, fill, jinja_string
+from ..emit.jinja_text import TEXT_MACRO, escape_macro, fill, jinja_string
 from .concept import Concept, overrides
 from .layout import Layout
 from .pieces import Fence, Option, piece_text

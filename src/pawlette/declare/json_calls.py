@@ -18,11 +18,11 @@ from functools import cached_property
 from json.encoder import encode_basestring_ascii as ascii_string
 from typing import TYPE_CHECKING, ClassVar, Literal
 
+from ..emit.grammar_ast import Lit, Node, Repeat, Rules, alt, seq
+from ..emit.jinja_text import jinja_string
 from ..engine.json_text import json_string
 from ..engine.readers import CallEnvelope
 from ..errors import FormatError, RequestError, UnsupportedFeature
-from ..export.grammar_ast import Lit, Node, Repeat, Rules, alt, seq
-from ..export.templates._common import jinja_string
 from ..types import Message
 from .concept import Concept
 from .grammar import drop_prefix, text_before
@@ -314,8 +314,8 @@ class _JsonCallSet:
         self.lead = "".join(piece.text for piece in opening if hasattr(piece, "text"))
 
     def items(self, turn: Turn, rules: Rules, number: int) -> list[Node]:
-        from ..export.json_schema import BASE_RULES
-        from ..export.turns._common import json_arguments
+        from ..emit.json_schema import BASE_RULES
+        from ..emit.turn_rules import json_arguments
 
         calls = self.calls
         tool = turn.tools[number]

@@ -25,10 +25,10 @@ import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, ClassVar, Literal
 
+from ..emit.grammar_ast import Lit, Node, Repeat, Rules, alt, optional, seq
 from ..engine.call_arguments import arguments_problem
 from ..engine.machine import Parser
 from ..errors import FormatError, RequestError
-from ..export.grammar_ast import Lit, Node, Repeat, Rules, alt, optional, seq
 from ..types import TextDelta, ToolCallDelta, ToolCallEnd, ToolCallStart
 from .concept import Concept
 from .grammar import TEXT_NE, drop_prefix, text_before
@@ -276,8 +276,8 @@ class _NamedCallSet:
         self.arguments_open = text_of(calls.arguments_open, layout.options, layout.name)
 
     def items(self, turn: Turn, rules: Rules, number: int) -> list[Node]:
-        from ..export.json_schema import BASE_RULES
-        from ..export.turns._common import json_arguments
+        from ..emit.json_schema import BASE_RULES
+        from ..emit.turn_rules import json_arguments
 
         calls = self.calls
         tool = turn.tools[number]

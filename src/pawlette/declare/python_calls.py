@@ -24,14 +24,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
 
-from ..codecs.python_calls import _is_plain_identifier
+from ..codecs.python_calls import is_plain_identifier
 from ..codecs.python_literals import Quote, encode_call, encode_calls
+from ..emit.grammar_ast import Lit, Node, Ref, Repeat, Rules, alt, optional, seq
+from ..emit.grammar_ast import Marker as MarkerNode
+from ..emit.jinja_text import IDENTIFIER_MACRO, PYTHON_LITERAL_MACROS, jinja_string
+from ..emit.python_schema import KEYWORD_EXPECTED, PythonValues, SchemaToPython
 from ..engine.machine import Parser, Reader
 from ..errors import FormatError, UnsupportedFeature
-from ..export.grammar_ast import Lit, Node, Ref, Repeat, Rules, alt, optional, seq
-from ..export.grammar_ast import Marker as MarkerNode
-from ..export.python_schema import KEYWORD_EXPECTED, PythonValues, SchemaToPython
-from ..export.templates._common import IDENTIFIER_MACRO, PYTHON_LITERAL_MACROS, jinja_string
 from ..types import Message, Tool
 from .concept import Concept
 from .grammar import text_before
@@ -205,9 +205,9 @@ def check_names(tools: tuple[Tool, ...]) -> None:
     """Refuse a tool whose calls cannot be written: ``name(key=value)`` needs a name that is
     an identifier (the forced prefix ``[name(`` and the grammar would otherwise hold a call the
     parser refuses).  Argument names are checked where the arguments' grammar is built
-    (:func:`pawlette.export.python_schema.check_keyword_names`)."""
+    (:func:`pawlette.emit.python_schema.check_keyword_names`)."""
     for number, tool in enumerate(tools):
-        if not _is_plain_identifier(tool.name):
+        if not is_plain_identifier(tool.name):
             raise UnsupportedFeature(
                 f"tools[{number}].function.name",
                 f"the function name {tool.name!r}",
@@ -262,7 +262,7 @@ def jinja_macros(out: Template) -> None:
 
 def keyword_arguments(values: PythonValues, number: int, tool: Tool) -> Node:
     """A tool's keyword arguments (``a='x', b=1``) under its schema, in ``values``' rules."""
-    from ..export.turns._common import parameters
+    from ..emit.turn_rules import parameters
 
     converter = SchemaToPython(values, f"args_{number}", f"tools[{number}].parameters")
     return converter.keyword_arguments(parameters(tool))

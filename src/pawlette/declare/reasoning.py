@@ -10,9 +10,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar, Literal
 
+from ..emit.grammar_ast import alt, seq
 from ..engine.readers import ReasoningReader
 from ..errors import FormatError
-from ..export.grammar_ast import alt, seq
 from .concept import Concept
 from .grammar import text_before
 from .pieces import Fence, text_of

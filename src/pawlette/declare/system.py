@@ -10,8 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar, Literal
 
+from ..emit.jinja_text import jinja_string
 from ..errors import FormatError, UnsupportedFeature
-from ..export.templates._common import jinja_string
 from .concept import Concept
 from .pieces import Fence, fence
 from .readers import host_text_reader

@@ -14,10 +14,10 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
+from ..emit.jinja_text import fill, jinja_string
 from ..engine.json_text import kept_indented_json, kept_json_string
 from ..engine.readers import ContentReader, ScaffoldReader
 from ..errors import FormatError, RequestError, UnsupportedFeature
-from ..export.templates._common import fill, jinja_string
 from ..types import Tool
 from .concept import Concept
 from .pieces import Fence, Marker

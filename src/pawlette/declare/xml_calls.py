@@ -27,11 +27,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
+from ..emit.grammar_ast import JsonSchemaValue, Lit, Node, Repeat, Rules, alt, optional, seq
 from ..engine.call_arguments import arguments_problem
 from ..engine.machine import Parser
 from ..engine.readers import WholeTextReader
 from ..errors import FormatError, RequestError
-from ..export.grammar_ast import JsonSchemaValue, Lit, Node, Repeat, Rules, alt, optional, seq
 from ..types import TextDelta, Tool, ToolCallDelta, ToolCallEnd, ToolCallStart
 from .concept import Concept
 from .grammar import drop_prefix, text_before
@@ -422,9 +422,9 @@ class _XmlCallSet:
         """A parameter's value and the fence after it.  A string runs to the first close
         tag: in Lark a lazy lexeme (llguidance's lexer is greedy, and the tag is text it
         could otherwise swallow), in GBNF text that holds no close tag, then the fence."""
-        from ..export.grammar_ast import Terminal, gbnf_string
-        from ..export.text_language import TextLanguage, define, gbnf_text_rule
-        from ..export.turns._common import json_arguments
+        from ..emit.grammar_ast import Terminal, gbnf_string
+        from ..emit.text_language import TextLanguage, define, gbnf_text_rule
+        from ..emit.turn_rules import json_arguments
 
         close = turn.nodes(self.calls.value_close)
         kinds = schema.get("type") if isinstance(schema, Mapping) else None

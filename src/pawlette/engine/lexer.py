@@ -153,7 +153,7 @@ class _Tables:
         # ``re`` nests a group per character of the trie: markers longer than _TRIE_DEPTH (a
         # fixed system text an inferred format writes whole) are held back past that depth
         # by ``held_long`` instead.
-        self.holdback = _prefix_regex(
+        self.holdback = prefix_regex(
             frozenset(prefix for prefix in self.prefixes if len(prefix) <= _TRIE_DEPTH)
         )
         self.long_markers = tuple(marker for marker in markers if len(marker) > _TRIE_DEPTH + 1)
@@ -181,7 +181,7 @@ class _Tables:
 _TRIE_DEPTH = 200
 
 
-def _prefix_regex(prefixes: frozenset[str]) -> re.Pattern[str] | None:
+def prefix_regex(prefixes: frozenset[str]) -> re.Pattern[str] | None:
     """A regex matching exactly the strings of ``prefixes`` (closed under taking prefixes:
     every node of their trie is one of them), then the end of the text."""
     if not prefixes:

@@ -12,7 +12,8 @@ file and at the top of every exported template and grammar.
 
 from __future__ import annotations
 
-from .grammar import ToolChoice, export_grammar, export_grammar_bundle, grammar_formats
+from ..emit.tool_choice import ToolChoice
+from .grammar import export_grammar, export_grammar_bundle, grammar_formats
 from .jinja import export_jinja, jinja_formats
 
 __all__ = [

@@ -21,9 +21,10 @@ from __future__ import annotations
 
 import re
 
+from ..emit.grammar_ast import Lit, Marker, Node, Rules, seq
+from ..emit.tool_choice import ToolChoice
+from ..emit.turn_grammar import TurnGrammar
 from ..format import Format
-from .grammar import ToolChoice, TurnGrammar
-from .grammar_ast import Lit, Marker, Node, Rules, seq
 
 
 def prefix_nodes(text: str, markers: tuple[str, ...]) -> list[Node]:

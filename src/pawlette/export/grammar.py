@@ -6,7 +6,7 @@ marker) under a ``tool_choice`` (``auto``, ``none``, ``required`` or a function)
 ``parallel_tool_calls``.  Each call's arguments are constrained by the tool's JSON schema;
 markers are special-token references (``<call>``, or ``<[id]>`` given ``token_ids``); text
 between markers is constrained to what the format's lexer reads back as text (see
-:mod:`pawlette.export.text_language`).
+:mod:`pawlette.emit.text_language`).
 
 :func:`export_grammar_bundle` wraps it in the JSON document a server needs: stop markers, the
 marker that starts a call (a trigger for engines that switch a grammar on lazily) with the
@@ -24,82 +24,18 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Any, Literal, TypeAlias
+from typing import Any
 
+from ..emit.grammar_ast import MarkerSpelling, Rules, Syntax, to_gbnf, to_lark
+from ..emit.python_schema import KEYWORD_EXPECTED
+from ..emit.tool_choice import ToolChoice
+from ..emit.turn_grammar import TurnGrammar
 from ..errors import RequestError, UnsupportedFeature
 from ..format import Format
 from ..formats import formats, get_format
 from ..json_values import show
 from ..openai import tools_from_openai
 from ..types import Tool
-from .grammar_ast import MarkerSpelling, Rules, Syntax, to_gbnf, to_lark
-from .python_schema import KEYWORD_EXPECTED
-
-ToolChoiceMode: TypeAlias = Literal["auto", "none", "required", "function"]
-
-
-@dataclass(frozen=True)
-class ToolChoice:
-    """``tool_choice`` normalised: a mode, and the function's name for a named choice."""
-
-    mode: ToolChoiceMode
-    name: str | None = None
-
-    @classmethod
-    def read(cls, value: object) -> ToolChoice:
-        """``"auto"``/``"none"``/``"required"``, a function name, or OpenAI's
-        ``{"type": "function", "function": {"name": ...}}``."""
-        if isinstance(value, ToolChoice):
-            return value
-        if value is None:
-            return cls("auto")
-        if isinstance(value, str):
-            if value in ("auto", "none", "required"):
-                return cls(value)  # type: ignore[arg-type]
-            if value:
-                return cls("function", value)
-        if isinstance(value, Mapping):
-            function = value.get("function")
-            if value.get("type") == "function" and isinstance(function, Mapping):
-                name = function.get("name")
-                if isinstance(name, str) and name:
-                    return cls("function", name)
-        raise RequestError(
-            "tool_choice",
-            f"found {show(value)}",
-            "'auto', 'none', 'required' or {'type': 'function', 'function': {'name': ...}}",
-        )
-
-    def key(self) -> str:
-        return self.name if self.mode == "function" and self.name else self.mode
-
-    @property
-    def only(self) -> str | None:
-        """The one function a named choice allows (None: any tool)."""
-        return self.name if self.mode == "function" else None
-
-
-@dataclass
-class TurnGrammar:
-    """What a format's turn module builds for one request."""
-
-    rules: Rules
-    """The whole turn."""
-    markers: tuple[str, ...]
-    """The markers the grammar refers to (special tokens)."""
-    stop: tuple[str, ...]
-    trigger: str | None = None
-    """The marker that starts a call, if calls are possible under this choice."""
-    lazy: Rules | None = None
-    """The grammar from the trigger on (``auto`` with tools): for lazy grammar engines."""
-    forced_prefixes: dict[str, str] = field(default_factory=dict)
-    """Per tool choice key (``auto``, ``none``, ``required``, each function's name): the text
-    every turn under it begins with."""
-    after_prefix: Rules | None = None
-    """The grammar that follows this choice's forced prefix (None when it is empty)."""
-    reasoning: tuple[str, str] | None = None
-    """The reasoning block's opening and closing markers, when the turn may start with one."""
 
 
 def grammar_formats() -> list[str]:

@@ -12,8 +12,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ..declare.concept import Concept
+from ..emit.jinja_text import jinja_string
 from ..errors import UnsupportedFeature
-from ..export.templates._common import jinja_string
 
 if TYPE_CHECKING:
     from ..declare.jinja import Template

@@ -70,6 +70,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
+from ..emit.tool_choice import ToolChoice
 from ..errors import PawletteError, RequestError
 from ..formats import get_format
 from ..json_values import MAX_JSON_DEPTH
@@ -84,7 +85,7 @@ from .engines import ENGINES
 from .metrics import CONTENT_TYPE, SharedMetrics
 from .observe import current, instrument
 from .pipeline import ChunkPipeline, Completion, encode_events
-from .request import ChatRequest, ToolChoice, parse_chat_request
+from .request import ChatRequest, parse_chat_request
 from .sse import SSEDecoder
 from .tool_choice import ToolPlan, plan_tool_choice
 from .transport import KEEPALIVE_SECONDS, Answer, engine_sender

@@ -29,28 +29,12 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal, TypeAlias
+from typing import Any
 
+from ..emit.tool_choice import ToolChoice
 from ..errors import RequestError
 from ..json_values import json_value_problem, shorten_path, show
 from ..openai import REQUEST_KEYS, unknown_key_error
-
-ToolChoiceMode: TypeAlias = Literal["auto", "none", "required", "function"]
-
-
-@dataclass(frozen=True)
-class ToolChoice:
-    """``tool_choice`` normalised: a mode, and the function's name when the mode is named."""
-
-    mode: ToolChoiceMode
-    name: str | None = None
-
-    def describe(self) -> str:
-        return (
-            f"{{'function': {{'name': {self.name!r}}}}}"
-            if self.mode == "function"
-            else repr(self.mode)
-        )
 
 
 @dataclass(frozen=True)

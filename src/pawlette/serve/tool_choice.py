@@ -62,11 +62,11 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from ..emit.tool_choice import ToolChoice
 from ..errors import PawletteError, RequestError, UnsupportedFeature
 from ..format import Format
 from ..types import Tool
 from .engines import Engine
-from .request import ToolChoice
 
 
 @dataclass(frozen=True)
@@ -176,7 +176,7 @@ def plan_tool_choice(
         try:
             bundle = source(fmt, tools, choice, parallel, engine, token_ids or {})
         except RequestError as error:
-            from ..export.python_schema import KEYWORD_EXPECTED
+            from ..emit.python_schema import KEYWORD_EXPECTED
 
             if choice.mode not in ("required", "function") or error.expected != KEYWORD_EXPECTED:
                 raise

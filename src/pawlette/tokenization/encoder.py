@@ -175,7 +175,7 @@ class ConversationEncoder:
     ) -> None:
         self.format = get_format(fmt) if isinstance(fmt, str) else fmt
         self.backend: TokenizerBackend = load_backend(tokenizer)
-        self.mask = _coerce_mask(mask)
+        self.mask = coerce_mask(mask)
         self._marker_ids = self.backend.marker_ids(self.format.special_markers, self.format.name)
         self._marker_split = marker_pattern(self.format.special_markers)
         self._composites: dict[str, tuple[tuple[int | None, str], ...]] = {}
@@ -281,7 +281,7 @@ class ConversationEncoder:
                 del contexts[start:]
                 for run in [run for run in mixed if run >= start]:
                     del mixed[run]
-                plans.append(_record_error(error))
+                plans.append(record_error(error))
             owners.extend([number] * (len(runs) - start))
         run_ids = self._encode_runs_keeping_errors(runs, contexts, owners, plans, conversations)
         results: list[Tokenized | PawletteError] = []
@@ -530,7 +530,7 @@ class ConversationEncoder:
             previous = stop
 
 
-def _record_error(error: Exception) -> PawletteError:
+def record_error(error: Exception) -> PawletteError:
     """A conversation's error as a :class:`PawletteError` (malformed input deep in a record
     can raise Python's own errors while it is read or rendered)."""
     if isinstance(error, PawletteError):
@@ -620,7 +620,7 @@ def _pair(conversation: object) -> tuple[object, object]:
     return conversation, None
 
 
-def _coerce_mask(mask: MaskPolicy | str | None) -> MaskPolicy:
+def coerce_mask(mask: MaskPolicy | str | None) -> MaskPolicy:
     if mask is None:
         return MaskPolicy()
     if isinstance(mask, str):
@@ -681,6 +681,6 @@ def tokenize(
         tokenizer.decode([t for t in result.labels if t != -100], skip_special_tokens=False)
         # 'Hello!<end>'
     """
-    return _encoder_for(fmt, tokenizer, _coerce_mask(mask)).encode(
+    return _encoder_for(fmt, tokenizer, coerce_mask(mask)).encode(
         messages, tools, add_generation_prompt=add_generation_prompt
     )

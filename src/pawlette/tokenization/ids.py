@@ -35,7 +35,7 @@ import codecs
 from collections import OrderedDict
 from collections.abc import Iterable
 
-from ..engine.lexer import _prefix_regex
+from ..engine.lexer import prefix_regex
 from ..errors import RequestError
 from ..format import Format
 from ..formats import get_format
@@ -99,7 +99,7 @@ class _Tables:
         self.lead_starts = tuple(sorted({lead[0] for lead in leads if lead}))
         # ``lead_search(text, start)``: where the longest end of ``text`` (from ``start`` on)
         # that begins a lead starts (the prefixes of the leads are closed under prefixes).
-        pattern = _prefix_regex(self.lead_prefixes)
+        pattern = prefix_regex(self.lead_prefixes)
         self.lead_search = None if pattern is None else pattern.search
         self.token_bytes = backend.token_bytes()
         # The text of an id whose bytes decode whole (most ids), as decoding them gives it.

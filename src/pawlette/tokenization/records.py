@@ -33,7 +33,7 @@ from typing import Any, Literal
 from ..errors import PawletteError, RequestError
 from ..format import Format
 from ..formats import get_format
-from .encoder import ConversationEncoder, MaskPolicy, Tokenized, _coerce_mask, _record_error
+from .encoder import ConversationEncoder, MaskPolicy, Tokenized, coerce_mask, record_error
 from .lengths import TooLong, check_length_options, fit_length
 from .shapes import (
     RecordShape,
@@ -90,7 +90,7 @@ def encode_records(
         try:
             pairs.append(shape.conversation(record, drop_nulls=drop_nulls))
         except Exception as error:
-            failures[number] = _record_error(error)
+            failures[number] = record_error(error)
             pairs.append(([], None))
     results = encoder.encode_batch(pairs, errors="return")
     for number, failure in failures.items():
@@ -173,7 +173,7 @@ class RecordTokenizer:
             self.tokenizer: object = os.fspath(tokenizer)
         else:
             self.tokenizer = tokenizer
-        self.mask = _coerce_mask(mask)
+        self.mask = coerce_mask(mask)
         self.errors = errors
         self.drop = parse_drop(drop)
         self.shape = RecordShape(messages_field=messages_field, sharegpt=sharegpt)

@@ -24,15 +24,15 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
 
-from ...blocks.images import _grids, placeholder_count
+from ...blocks.images import grids, placeholder_count
 from ...codecs.python_calls import parse_python_literal
 from ...codecs.python_literals import python_literal
+from ...emit.grammar_ast import Lit, Marker, Node, Repeat, Rules, Terminal, seq
+from ...emit.jinja_text import jinja_string
 from ...engine.machine import Parser, ReaderFactory
 from ...engine.readers import WholeTextReader
 from ...engine.writer import Writer
 from ...errors import ParseError
-from ...export.grammar_ast import Lit, Marker, Node, Repeat, Rules, Terminal, seq
-from ...export.templates._common import jinja_string
 from ...types import BoxPart, ImagePart, PartAdded, TextDelta
 
 # --------------------------------------------------------------------------- images
@@ -95,9 +95,9 @@ class PlaceholderImages:
 
     def jinja_macro(self) -> str:
         """``image_tokens(image, where)``: ``tokens``, else InternVL tiling of the size."""
-        grids = "[" + ", ".join(f"[{c}, {r}]" for c, r in _grids(1, self.max_tiles)) + "]"
+        grid_list = "[" + ", ".join(f"[{c}, {r}]" for c, r in grids(1, self.max_tiles)) + "]"
         return (
-            _IMAGE_TOKENS_MACRO.replace("@GRIDS@", grids)
+            _IMAGE_TOKENS_MACRO.replace("@GRIDS@", grid_list)
             .replace("@TILE@", str(self.tile))
             .replace("@PER_TILE@", str(self.tokens_per_tile))
         )

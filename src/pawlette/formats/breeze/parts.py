@@ -25,11 +25,11 @@ from typing import TYPE_CHECKING, ClassVar
 from ...blocks.images import default_image_tokens
 from ...declare import Concept, Marker
 from ...declare.python_calls import literal_macros
+from ...emit.grammar_ast import Repeat, optional, seq
+from ...emit.jinja_text import jinja_string
+from ...emit.text_language import text_terminal
 from ...engine.readers import ScaffoldReader
 from ...errors import UnsupportedFeature
-from ...export.grammar_ast import Repeat, optional, seq
-from ...export.templates._common import jinja_string
-from ...export.text_language import text_terminal
 from ...types import BoxPart, ImagePart, TextPart
 from .media import Boxes, PlaceholderImages, PlaceholderRun
 

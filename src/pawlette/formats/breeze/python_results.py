@@ -31,9 +31,9 @@ from ...codecs.python_calls import python_literal_or_none
 from ...codecs.python_literals import Quote, python_literal
 from ...declare import Concept
 from ...declare.python_calls import literal_macros
+from ...emit.jinja_text import jinja_string
 from ...engine.readers import WholeTextReader
 from ...errors import FormatError, UnsupportedFeature
-from ...export.templates._common import jinja_string
 from ...types import TextDelta, TextPart
 
 if TYPE_CHECKING:

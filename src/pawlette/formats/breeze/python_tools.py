@@ -22,11 +22,11 @@ from ...codecs.python_literals import Quote, python_literal
 from ...declare import SystemPrompt, ToolsBlock
 from ...declare.python_calls import literal_macros
 from ...declare.table import begin
+from ...emit.jinja_text import jinja_string
 from ...engine.kept import Kept, marshal_key
 from ...engine.machine import Parser, ReaderFactory
 from ...engine.readers import ScaffoldReader, WholeTextReader
 from ...errors import FormatError
-from ...export.templates._common import jinja_string
 from ...types import TextDelta, Tool, ToolsDeclared
 
 if TYPE_CHECKING:

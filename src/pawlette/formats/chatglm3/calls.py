@@ -26,11 +26,11 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from ...codecs.python_literals import Quote, encode_call
 from ...declare import Concept, Fence, Marker
+from ...emit.grammar_ast import Lit, Node, Ref, Repeat, Rules, alt, optional, seq
+from ...emit.grammar_ast import Marker as MarkerNode
+from ...emit.jinja_text import IDENTIFIER_MACRO, PYTHON_LITERAL_MACROS, jinja_string
+from ...emit.text_language import text_terminal
 from ...errors import UnsupportedFeature
-from ...export.grammar_ast import Lit, Node, Ref, Repeat, Rules, alt, optional, seq
-from ...export.grammar_ast import Marker as MarkerNode
-from ...export.templates._common import IDENTIFIER_MACRO, PYTHON_LITERAL_MACROS, jinja_string
-from ...export.text_language import text_terminal
 from ...types import Tool, ToolCall
 from .readers import assistant_turn_reader
 
@@ -257,7 +257,7 @@ class _FencedCallSet:
         CALL = NAME\\n```python\\ntool_call(k=v, ...)\\n```
 
     Arguments are keyword arguments whose values are Python literals under the tool's schema
-    (:mod:`pawlette.export.python_schema`).  A named choice's forced prefix is the whole call
+    (:mod:`pawlette.emit.python_schema`).  A named choice's forced prefix is the whole call
     head, ``NAME\\n```python\\ntool_call(``, and so is ``required``'s when exactly one function
     (not the code interpreter) is declared; with several, ``required`` has no prefix.  The
     code interpreter is allowed when a tool named ``code_interpreter`` is declared, its
@@ -274,8 +274,8 @@ class _FencedCallSet:
         self._arguments: dict[tuple[int, int], Node] = {}
 
     def call(self, turn: Turn, rules: Rules, skip_head: bool = False) -> Node:
-        from ...export.python_schema import PythonValues, SchemaToPython
-        from ...export.turns._common import parameters
+        from ...emit.python_schema import PythonValues, SchemaToPython
+        from ...emit.turn_rules import parameters
 
         calls = self.calls
         rule = "call_rest" if skip_head else "call"

@@ -18,10 +18,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
 
 from ...declare import Concept
+from ...emit.jinja_text import jinja_string
 from ...engine.machine import Action, Parser
 from ...engine.readers import ScaffoldReader
 from ...errors import UnsupportedFeature
-from ...export.templates._common import jinja_string
 from ...types import Role, TextPart
 from .readers import headed_text_reader
 

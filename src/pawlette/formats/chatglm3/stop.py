@@ -19,7 +19,7 @@ from functools import cached_property
 from typing import TYPE_CHECKING
 
 from ...declare import Concept, Fence, Marker
-from ...export.templates._common import jinja_string
+from ...emit.jinja_text import jinja_string
 
 if TYPE_CHECKING:
     from ...declare.jinja import Template

@@ -14,9 +14,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
 
 from ...declare import Concept
+from ...emit.jinja_text import fill
 from ...engine.json_text import kept_indented_json
 from ...errors import UnsupportedFeature
-from ...export.templates._common import fill
 from .readers import headed_text_reader
 
 if TYPE_CHECKING:

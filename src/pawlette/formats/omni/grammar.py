@@ -18,11 +18,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from ...emit.grammar_ast import Lit, Node, Ref, Repeat, Rules, alt, optional, seq
+from ...emit.grammar_ast import Marker as MarkerNode
+from ...emit.text_language import text_terminal
+from ...emit.turn_rules import STOP, json_arguments
 from ...engine.lexer import escape_text, marker_pattern
-from ...export.grammar_ast import Lit, Node, Ref, Repeat, Rules, alt, optional, seq
-from ...export.grammar_ast import Marker as MarkerNode
-from ...export.text_language import text_terminal
-from ...export.turns._common import STOP, json_arguments
 from ...types import Tool
 from . import json_blocks, thinking
 

@@ -21,6 +21,9 @@ from functools import partial
 from typing import Literal
 
 from ...declare.pieces import Marker
+from ...emit.grammar_ast import Lit, Node, Rules
+from ...emit.grammar_ast import Marker as MarkerNode
+from ...emit.turn_rules import json_arguments
 from ...engine import rows
 from ...engine.call_text import ObjectText
 from ...engine.lexer import escape_text
@@ -28,9 +31,6 @@ from ...engine.machine import Parser, ReaderFactory
 from ...engine.rows import Row
 from ...engine.writer import Writer
 from ...errors import RequestError
-from ...export.grammar_ast import Lit, Node, Rules
-from ...export.grammar_ast import Marker as MarkerNode
-from ...export.turns._common import json_arguments
 from ...format import Format
 from ...types import (
     ActionPart,

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ...export.templates._common import fill, jinja_list, jinja_mapping, jinja_string
+from ...emit.jinja_text import fill, jinja_list, jinja_mapping, jinja_string
 from . import inline_calls, json_blocks, thinking, tiling
 
 if TYPE_CHECKING:

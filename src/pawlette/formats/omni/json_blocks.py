@@ -20,18 +20,18 @@ from functools import partial
 from typing import Any
 
 from ...declare.pieces import Marker
+from ...emit.grammar_ast import JsonSchemaValue, Lit, Node, Rules, seq
+from ...emit.grammar_ast import Marker as MarkerNode
+from ...emit.jinja_text import fill, jinja_string
+from ...emit.json_schema import SchemaToGbnf
+from ...emit.text_language import text_terminal
+from ...emit.turn_rules import ANY_OBJECT
 from ...engine import rows
 from ...engine.json_text import indented_json, kept_indented_json
 from ...engine.machine import Parser, ReaderFactory
 from ...engine.rows import Row
 from ...engine.writer import Writer
 from ...errors import RequestError
-from ...export.grammar_ast import JsonSchemaValue, Lit, Node, Rules, seq
-from ...export.grammar_ast import Marker as MarkerNode
-from ...export.json_schema import SchemaToGbnf
-from ...export.templates._common import fill, jinja_string
-from ...export.text_language import text_terminal
-from ...export.turns._common import ANY_OBJECT
 from ...types import ContentPart, Event, PartAdded, Tool, ToolsDeclared
 from .spans import Block, Trim, close_json_block, continue_block, fail, open_block
 

@@ -18,15 +18,15 @@ from functools import partial
 from typing import Literal
 
 from ...declare.pieces import Marker
+from ...emit.grammar_ast import Lit, Node, Repeat, seq
+from ...emit.grammar_ast import Marker as MarkerNode
+from ...emit.jinja_text import fill, jinja_string
+from ...emit.text_language import text_terminal
 from ...engine import rows
 from ...engine.machine import Parser, ReaderFactory
 from ...engine.rows import Pieces, Row
 from ...engine.writer import Writer
 from ...errors import RequestError
-from ...export.grammar_ast import Lit, Node, Repeat, seq
-from ...export.grammar_ast import Marker as MarkerNode
-from ...export.templates._common import fill, jinja_string
-from ...export.text_language import text_terminal
 from ...types import Message, ReasoningDelta, ReasoningStepAdded, ThinkStep
 from .spans import NEWLINE, Trim
 

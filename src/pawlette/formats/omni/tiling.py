@@ -27,11 +27,11 @@ from typing import TYPE_CHECKING, Any
 
 from ...blocks.images import ImageReferences
 from ...declare.pieces import Marker
+from ...emit.jinja_text import fill, jinja_list, jinja_string
 from ...engine.machine import Action, Parser, ReaderFactory
 from ...engine.readers import ScaffoldReader
 from ...engine.writer import Writer
 from ...errors import RequestError, UnsupportedFeature
-from ...export.templates._common import fill, jinja_list, jinja_string
 from ...types import ContentPart, ImagePart, Message, PartAdded
 
 if TYPE_CHECKING:

@@ -24,9 +24,9 @@ from json.encoder import encode_basestring as string  # a str as JSON, without j
 from typing import TYPE_CHECKING, Any
 
 from pawlette.declare import Concept, Fence, Marker
+from pawlette.emit.jinja_text import fill, jinja_string
 from pawlette.engine.machine import Parser, Reader, ReaderFactory
 from pawlette.errors import FormatError, RequestError
-from pawlette.export.templates._common import fill, jinja_string
 from pawlette.types import MetadataItem
 
 if TYPE_CHECKING:

@@ -1,16 +1,17 @@
-"""What the turn grammars of every format build alike."""
+"""What the turn grammars of every format build alike: JSON arguments by schema, the rules
+a format starts from, the checks on tools."""
 
 from __future__ import annotations
 
 import json
 from typing import Any
 
-from ...errors import UnsupportedFeature
-from ...format import Format
-from ...types import Tool
-from ..grammar_ast import JsonSchemaValue, Lit, Rules
-from ..json_schema import JSON_ESCAPE, SchemaToGbnf
-from ..text_language import TextLanguage, define, gbnf_string_rules
+from ..errors import UnsupportedFeature
+from ..format import Format
+from ..types import Tool
+from .grammar_ast import JsonSchemaValue, Lit, Rules
+from .json_schema import JSON_ESCAPE, SchemaToGbnf
+from .text_language import TextLanguage, define, gbnf_string_rules
 
 ANY_OBJECT = {"type": "object"}
 NO_ARGUMENTS = {"type": "object", "properties": {}, "additionalProperties": False}

@@ -1,7 +1,7 @@
 """JSON Schema to GBNF rules (the subset tool parameters use), for the GBNF export.
 
 The Lark export hands schemas to llguidance (``%json``), which implements far more of JSON
-Schema; GBNF has no such hook, so the schema is walked here: :mod:`pawlette.export.schema_walk`
+Schema; GBNF has no such hook, so the schema is walked here: :mod:`pawlette.emit.schema_walk`
 decides what it allows (the subset, and what is only noted), :class:`SchemaToGbnf` writes it as
 GBNF rules.  An integer is written without a fraction (``1``, not ``1.0``), as in llguidance.
 """

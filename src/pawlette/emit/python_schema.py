@@ -6,10 +6,10 @@ with ``quote="repr"``, breeze's, in single quotes or, holding a ``'`` and no ``"
 with ``\\\\``, the quote, ``\\n`` ``\\r`` ``\\t``, ``\\xhh`` and ``\\uhhhh`` escapes; ``True``,
 ``False``, ``None``; numbers as Python prints them; ``[a, b]`` and ``{'k': v}`` with ``, ``
 and ``: ``.  The rules built here accept exactly that layout for values valid under the
-schema (the subset :mod:`pawlette.export.schema_walk` walks for both grammars; keys in the
+schema (the subset :mod:`pawlette.emit.schema_walk` walks for both grammars; keys in the
 declared order), except that ``repr`` strings may take either quote around any text, as the
 parser reads them (see :class:`PythonValues`).  They are syntax-free
-:class:`~pawlette.export.grammar_ast.Node` trees, so both the Lark and the GBNF writer print
+:class:`~pawlette.emit.grammar_ast.Node` trees, so both the Lark and the GBNF writer print
 them.
 """
 
@@ -18,11 +18,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ..codecs.python_calls import _is_plain_identifier
+from ..codecs.python_calls import is_plain_identifier
 from ..codecs.python_literals import python_literal
 from ..errors import UnsupportedFeature
 from .grammar_ast import Lit, Node, Ref, Repeat, Rules, Terminal, alt, optional, seq
-from .schema_walk import SchemaWalker, _implied_type, bounds
+from .schema_walk import SchemaWalker, bounds, implied_type
 from .text_language import (
     TextLanguage,
     gbnf_bounded_string_rules,
@@ -42,7 +42,7 @@ def check_keyword_names(schema: Any, where: str) -> None:
     if not isinstance(properties, Mapping):
         return
     for name in properties:
-        if not (isinstance(name, str) and _is_plain_identifier(name)):
+        if not (isinstance(name, str) and is_plain_identifier(name)):
             raise UnsupportedFeature(
                 f"{where}.properties",
                 f"the argument name {name!r}",
@@ -233,7 +233,7 @@ class SchemaToPython(SchemaWalker[Node]):
 
     def _kinds(self, schema: Mapping[str, Any]) -> Any:
         # An empty ``type`` ("" or []) reads as absent here (the GBNF walk takes it as given).
-        return schema.get("type") or _implied_type(schema)
+        return schema.get("type") or implied_type(schema)
 
     def _any(self) -> Node:
         return self.values.any

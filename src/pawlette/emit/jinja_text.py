@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
-from ...codecs.python_literals import REPR_ESCAPED
+from ..codecs.python_literals import REPR_ESCAPED
 
 # The escapes every engine's lexer knows (llama.cpp's knows only these; no \x, \u or \0).
 _LITERAL_ESCAPES = {

@@ -1,8 +1,8 @@
 """The JSON Schema subset the grammars enforce, walked once for both value syntaxes.
 
 :class:`SchemaWalker` decides what a schema allows; a subclass only spells it:
-:class:`~pawlette.export.json_schema.SchemaToGbnf` as GBNF rules for JSON values,
-:class:`~pawlette.export.python_schema.SchemaToPython` as grammar nodes for Python literals.
+:class:`~pawlette.emit.json_schema.SchemaToGbnf` as GBNF rules for JSON values,
+:class:`~pawlette.emit.python_schema.SchemaToPython` as grammar nodes for Python literals.
 So the JSON and the Python-call grammars cannot disagree about a schema.
 
 Enforced: ``type`` (one or a list), ``properties`` in their declared order with ``required``,
@@ -215,7 +215,7 @@ class SchemaWalker(ABC, Generic[Grammar]):
     def _kinds(self, schema: Mapping[str, Any]) -> Any:
         """``type``, or the type the other keywords imply."""
         kinds = schema.get("type")
-        return _implied_type(schema) if kinds is None else kinds
+        return implied_type(schema) if kinds is None else kinds
 
     def _ref(self, reference: Any, where: str) -> Grammar:
         if not isinstance(reference, str) or not reference.startswith("#"):
@@ -343,7 +343,7 @@ def _merged(parent: Mapping[str, Any], child: Any, key: str) -> Any:
     return {**siblings, **child}
 
 
-def _implied_type(schema: Mapping[str, Any]) -> list[str]:
+def implied_type(schema: Mapping[str, Any]) -> list[str]:
     if any(key in schema for key in ("properties", "required", "additionalProperties")):
         return ["object"]
     if any(key in schema for key in ("items", "prefixItems", "minItems", "maxItems")):

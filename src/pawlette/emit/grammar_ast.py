@@ -4,8 +4,8 @@ A format's turn grammar is built as :class:`Rules` (named rule bodies made of th
 and written out by :func:`to_lark` or :func:`to_gbnf`.  The nodes that are languages rather
 than structure (free text between markers, a JSON value under a schema) are written per syntax:
 Lark gets llguidance's regex intersection/negation and ``%json``; GBNF gets rules generated
-from an automaton and from the schema (:mod:`pawlette.export.text_language`,
-:mod:`pawlette.export.json_schema`).
+from an automaton and from the schema (:mod:`pawlette.emit.text_language`,
+:mod:`pawlette.emit.json_schema`).
 """
 
 from __future__ import annotations
@@ -82,7 +82,7 @@ class JsonSchemaValue:
 
     schema: Mapping[str, Any]
     gbnf: str
-    """The GBNF rule the caller defines for it (see :mod:`pawlette.export.json_schema`)."""
+    """The GBNF rule the caller defines for it (see :mod:`pawlette.emit.json_schema`)."""
 
 
 Node: TypeAlias = Seq | Alt | Repeat | Lit | Marker | Ref | CharClass | Terminal | JsonSchemaValue
@@ -119,7 +119,7 @@ class Rules:
     syntax_notes: dict[str, list[str]] = field(default_factory=dict)
     markers: tuple[str, ...] = ()
     """The format's markers, which no quoted string in the grammar may spell (see
-    :func:`pawlette.export.text_language.gbnf_string_rules`)."""
+    :func:`pawlette.emit.text_language.gbnf_string_rules`)."""
 
     def notes_for(self, syntax: str) -> list[str]:
         """The notes true of the grammar written in ``syntax``."""

@@ -1,1 +1,0 @@
-"""Jinja building blocks the declared formats' template emitters share (``_common``)."""

@@ -1,1 +1,0 @@
-"""Grammar building blocks the declared formats' turn grammars share (``_common``)."""
