@@ -264,6 +264,8 @@ def normalise(fmt: Format, request: dict[str, Any]) -> dict[str, Any]:
                 call["function"] = {**call["function"], "arguments": arguments}
                 call["id"] = new
             reasoning = reasoning_rules(layout)
+            if reasoning is not None and reasoning.keep == "none":
+                message.pop("reasoning_content", None)  # never written (a recorded loss)
             if reasoning is not None and reasoning.keep == "after_last_query":
                 kept = index > last_query
                 # Kept when non-empty; an empty block (Qwen3 writes one on the last turn) reads
