@@ -176,3 +176,29 @@ def test_r1_renders_as_its_templates(template: str, name: str, without: tuple[st
     )
     report = compare_renders(fmt, reference, conversations)
     assert report.agrees, report.describe()
+
+
+def test_v3_1_thinking_renders_and_reads_as_its_template() -> None:
+    from pawlette.declare import layout_of
+
+    from ..support.conversations import generate_conversations
+    from ..support.template_compare import (
+        compare_renders,
+        corpus_reference,
+        own_turns,
+        without_reasoning,
+    )
+
+    fmt = pawlette.get_format("deepseek:v3.1-thinking")
+    layout = layout_of(fmt)
+    assert layout is not None
+    reference = corpus_reference(
+        "deepseek-ai-DeepSeek-V3.1", variables=layout.reference_variables()
+    )
+    conversations = generate_conversations(
+        12, seed=1, avoid=fmt.special_markers, system_positions=("none", "first", "several")
+    )
+    report = compare_renders(fmt, reference, conversations)
+    assert report.agrees, report.describe()
+    turns = own_turns(fmt, reference, conversations, normalise=without_reasoning)
+    assert turns.agrees, turns.describe()

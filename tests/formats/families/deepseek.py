@@ -8,6 +8,8 @@ from ..families import FamilyCase
 # The template writes no reasoning_content and no tools; every system message goes to the
 # start, so only a leading system message renders where the conversation has it.
 SWITCHES = {"system_positions": ("none", "first", "several")}
+# (Thinking is a variable of the same template, not another template: the thinking variant's
+# renders and own turns are compared in tests/formats/test_deepseek.py.)
 
 CASES = [
     FamilyCase(
@@ -15,12 +17,5 @@ CASES = [
         format="deepseek",
         switches=SWITCHES,
         normalise=without_reasoning,
-    ),
-    FamilyCase(
-        template="deepseek-ai-DeepSeek-V3.1",
-        format="deepseek:v3.1-thinking",
-        switches=SWITCHES,
-        normalise=without_reasoning,
-        seed=1,
     ),
 ]
