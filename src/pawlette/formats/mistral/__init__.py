@@ -108,7 +108,7 @@ class MistralOptions:
     small-3.2's default system text names (its template reads the clock)."""
 
     version: Version = "small-3.2"
-    today: datetime.date = datetime.date(2025, 6, 20)
+    today: datetime.date = datetime.date(2024, 7, 26)
 
 
 SMALL = MistralOptions()
