@@ -206,3 +206,20 @@ def test_ids_with_the_real_tekken_tokenizer() -> None:
     assert tokenizer.decode(ids, skip_special_tokens=False) == WRITTEN
     trained = [token for token in result.labels if token != -100]
     assert tokenizer.decode(trained, skip_special_tokens=False).endswith("3 °C.</s>")
+
+
+def test_ministrals_default_system_text_spells_its_think_tokens() -> None:
+    """The template's default text holds ``[THINK]``/``[/THINK]``: control tokens in the
+    model's ids, and parsing the conversation back gives no system message."""
+    from ..support.pypi_tokenizers import TEKKEN_SPECIAL_TOKENS, tekken_tokenizer
+
+    fmt = pawlette.get_format("mistral:ministral-3-reasoning")
+    messages = [{"role": "user", "content": "Hi"}, {"role": "assistant", "content": "Yo"}]
+    ids = list(pawlette.tokenize(fmt, tekken_tokenizer(), messages).input_ids)
+    assert TEKKEN_SPECIAL_TOKENS["[THINK]"] in ids
+    assert TEKKEN_SPECIAL_TOKENS["[/THINK]"] in ids
+    parsed = fmt.parse_conversation(fmt.render(messages).text)
+    assert [message["role"] for message in parsed.to_request()["messages"]] == [
+        "user",
+        "assistant",
+    ]

@@ -7,13 +7,14 @@
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar, Literal
 
 from ..errors import FormatError, UnsupportedFeature
 from ..export.templates._common import jinja_string
 from .concept import Concept, overrides
-from .pieces import Fence, fence
+from .pieces import Fence, Marker, fence
 from .readers import host_text_reader
 from .table import begin
 
@@ -155,6 +156,10 @@ class SystemPrompt(Concept):
         frame = layout.frames["system"]
         default = table.text(self.default_fence)
         table.reader("system.body", host_text_reader(default))
+        spoken = {table.text((piece,)) for piece in self.default_fence if isinstance(piece, Marker)}
+        if spoken:  # markers the default text spells (Ministral 3's [THINK] example) are text
+            body = table.states["system.body"]
+            table.states["system.body"] = dataclasses.replace(body, inner=body.inner | spoken)
         spellings = {
             table.text(frame.open, self.preamble_without_tools, self.preamble),
             table.text(frame.open, self.preamble),

@@ -120,7 +120,10 @@ def _default_system(version: Version) -> str | tuple[object, ...]:
     if version == "devstral":
         return DEVSTRAL_SYSTEM
     if version == "ministral-3-reasoning":
-        return MINISTRAL_REASONING_SYSTEM
+        # The template's text spells [THINK] and [/THINK]: control tokens in its ids.
+        before, _, rest = MINISTRAL_REASONING_SYSTEM.partition("[THINK]")
+        inside, _, after = rest.partition("[/THINK]")
+        return fence(before, THINK, inside, THINK_END, after)
     return fence(SMALL_SYSTEM_BEFORE_DATE, Option("today", "%Y-%m-%d"), SMALL_SYSTEM_AFTER_DATE)
 
 
