@@ -317,6 +317,8 @@ def normalise_completion(fmt: Format, message: dict[str, Any]) -> dict[str, Any]
     reasoning = reasoning_rules(layout)
     if reasoning is not None and reasoning.empty_on_last and not message.get("reasoning_content"):
         message.pop("reasoning_content", None)  # an empty block is no reasoning
+    if reasoning is not None and reasoning.keep == "none":
+        message.pop("reasoning_content", None)  # never written (a recorded loss)
     return message
 
 
