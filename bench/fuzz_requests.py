@@ -229,15 +229,16 @@ def base_requests(format_name: str) -> list[dict[str, Any]]:
             {"role": "user", "content": [{"type": "text", "text": "And tomorrow?"}]},
         ]
     }
+    # (A call id of 9 letters and digits: Mistral's templates refuse others.)
     calls = {
         "messages": [
             {"role": "user", "content": "Weather in Paris?"},
             {
                 "role": "assistant",
                 "content": None,
-                "tool_calls": [_call("c1", "get_weather", {"city": "Paris", "days": 2})],
+                "tool_calls": [_call("c1a2b3c4d", "get_weather", {"city": "Paris", "days": 2})],
             },
-            {"role": "tool", "tool_call_id": "c1", "content": '{"temperature": 21}'},
+            {"role": "tool", "tool_call_id": "c1a2b3c4d", "content": '{"temperature": 21}'},
             {"role": "assistant", "content": "21 degrees."},
         ],
         "tools": [_tool("get_weather")],

@@ -132,6 +132,23 @@ def has_tools(layout: Any) -> bool:
     return False
 
 
+def alternates(layout: Any) -> bool:
+    """Whether the layout refuses user and assistant messages that do not alternate (then
+    every query gets an answer)."""
+    return isinstance(layout, declare.Layout) and layout.concept(declare.Alternation) is not None
+
+
+def call_id(layout: Any, count: int) -> str:
+    """The id of the ``count``-th call: 9 letters and digits where the layout checks ids
+    (Mistral's templates), else ``id<count>``."""
+    if isinstance(layout, declare.Layout):
+        for kind in (declare.NamedCalls, declare.Results):
+            found = layout.concept(kind)
+            if found is not None and getattr(found, "id_pattern", None) is not None:
+                return f"id{count:07d}"
+    return f"id{count}"
+
+
 def writes_call_ids(fmt: Format) -> bool:
     """Whether the layout writes call ids (then they are read back as written)."""
     layout = layout_of(fmt)
@@ -204,7 +221,7 @@ def conversations(draw: st.DrawFn, fmt: Format, *, strip: bool = False) -> dict[
                 name = draw(st.sampled_from(["get_weather", "now"]))
                 message["tool_calls"].append(
                     {
-                        "id": f"id{count}",
+                        "id": call_id(layout, count),
                         "type": "function",
                         "function": {"name": name, "arguments": draw(arguments(name, fmt))},
                     }
@@ -213,7 +230,7 @@ def conversations(draw: st.DrawFn, fmt: Format, *, strip: bool = False) -> dict[
             messages.append(message)
             for call in message["tool_calls"]:
                 messages.append({"role": "tool", "tool_call_id": call["id"], "content": draw(text)})
-        if draw(st.booleans()):
+        if alternates(layout) or draw(st.booleans()):
             answer: dict[str, Any] = {"role": "assistant", "content": draw(text)}
             if reasoning_rules(layout) is not None and draw(st.booleans()):
                 answer["reasoning_content"] = draw(text)
@@ -244,6 +261,8 @@ def normalise(fmt: Format, request: dict[str, Any]) -> dict[str, Any]:
                 call["function"] = {**call["function"], "arguments": arguments}
                 call["id"] = new
             reasoning = reasoning_rules(layout)
+            if reasoning is not None and reasoning.keep == "none":
+                message.pop("reasoning_content", None)  # never written (a recorded loss)
             if reasoning is not None and reasoning.keep == "after_last_query":
                 kept = index > last_query
                 # Kept when non-empty; an empty block (Qwen3 writes one on the last turn) reads
@@ -302,6 +321,8 @@ def normalise_completion(fmt: Format, message: dict[str, Any]) -> dict[str, Any]
     reasoning = reasoning_rules(layout)
     if reasoning is not None and reasoning.empty_on_last and not message.get("reasoning_content"):
         message.pop("reasoning_content", None)  # an empty block is no reasoning
+    if reasoning is not None and reasoning.keep == "none":
+        message.pop("reasoning_content", None)  # never written (a recorded loss)
     return message
 
 

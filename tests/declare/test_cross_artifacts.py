@@ -30,7 +30,8 @@ from hypothesis import strategies as st
 
 import pawlette
 from pawlette import declare
-from pawlette.export import export_grammar, export_jinja
+from pawlette.export import export_grammar as export_grammar_of
+from pawlette.export import export_jinja
 from pawlette.export.jinja import template_inputs
 from pawlette.format import Format
 from pawlette.formats.chatglm3.calls import FencedCalls
@@ -54,6 +55,7 @@ from . import (
 )
 from .conversations import (
     TOOLS,
+    call_id,
     call_rules,
     conversations,
     has_tools,
@@ -62,7 +64,7 @@ from .conversations import (
     reasoning_rules,
     writes_call_ids,
 )
-from .tokens import accepts, random_walk, segment_ids, tokenizer
+from .tokens import accepts, marker_ids, random_walk, segment_ids, tokenizer
 
 DECLARED = [
     name for name in pawlette.formats() if pawlette.get_format(name).declaration is not None
@@ -95,6 +97,12 @@ def fmt(request: pytest.FixtureRequest) -> Iterator[Format]:
             yield pawlette.get_format(request.param)  # by name, as every user of it would
     else:
         yield pawlette.get_format(request.param)
+
+
+def export_grammar(fmt: Format | str, *arguments: Any) -> str:
+    """The format's grammar, its markers spelled by id where their text cannot be."""
+    name = fmt if isinstance(fmt, str) else fmt.name
+    return export_grammar_of(fmt, *arguments, token_ids=marker_ids(name))
 
 
 def test_the_shipped_declarations_are_checked() -> None:
@@ -262,7 +270,11 @@ def test_forced_prefixes_have_one_source(fmt: Format) -> None:
     from pawlette.export import export_grammar_bundle
 
     for tools in (TOOLS, TOOLS[1:]):
-        call = {"id": "c", "type": "function", "function": {"name": "now", "arguments": "{}"}}
+        call = {
+            "id": call_id(layout_of(fmt), 0),
+            "type": "function",
+            "function": {"name": "now", "arguments": "{}"},
+        }
         request = {
             "messages": [
                 {"role": "user", "content": "What time is it?"},
@@ -272,7 +284,7 @@ def test_forced_prefixes_have_one_source(fmt: Format) -> None:
         }
         written, _, _ = completion(fmt, request)
         for choice in ("required", {"type": "function", "function": {"name": "now"}}):
-            bundle = export_grammar_bundle(fmt.name, tools, choice)
+            bundle = export_grammar_bundle(fmt.name, tools, choice, token_ids=marker_ids(fmt.name))
             prefixes = bundle["forced_prefix"]
             assert written.startswith(prefixes["required"])
             assert written.startswith(prefixes["functions"]["now"])
@@ -435,7 +447,7 @@ def test_a_call_turn_has_near_misses_and_the_grammar_rejects_them(fmt: Format) -
         pytest.skip("the format has no calls")  # (every declared format here has them)
     arguments = json.dumps({"city": "Paris", "days": 2})
     call = {
-        "id": "c",
+        "id": call_id(layout_of(fmt), 0),
         "type": "function",
         "function": {"name": "get_weather", "arguments": arguments},
     }

@@ -35,6 +35,17 @@ def ll_tokenizer(name: str) -> Any:
     return llguidance.LLTokenizer(tok.to_str(), eos_token=tok.token_to_id(EOS))
 
 
+def marker_ids(name: str) -> dict[str, int] | None:
+    """The format's markers by id, for a grammar that must spell them so (a marker not shaped
+    ``<...>``, Mistral's ``[INST]``, has no other special-token reference); None: the format's
+    markers are all spelled by their text."""
+    markers = pawlette.get_format(name).special_markers
+    if all(marker.startswith("<") and marker.endswith(">") for marker in markers):
+        return None
+    tok = tokenizer(name)
+    return {marker: tok.token_to_id(marker) for marker in markers}
+
+
 def special_ids(name: str, text: str) -> list[int]:
     """A special segment's ids: its markers by id, layout it carries (PCML's ``</think>\\n``,
     one segment) as text."""

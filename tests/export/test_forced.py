@@ -24,11 +24,21 @@ CALL = {
 
 
 def _with_reasoning() -> list[str]:
+    """The formats with a reasoning block that a turn writes (DeepSeek V3.1 reads one but
+    never writes ``reasoning_content``)."""
     return [
         name
         for name in grammar_formats()
-        if export_grammar_bundle(name, TOOLS, "auto")["reasoning"] is not None
+        # (markers as text: only whether there is a reasoning block is asked here)
+        if export_grammar_bundle(name, TOOLS, "auto", markers_as_text=True)["reasoning"] is not None
+        and _writes_reasoning(name)
     ]
+
+
+def _writes_reasoning(name: str) -> bool:
+    message = {"role": "assistant", "content": "a", "reasoning_content": "b"}
+    rendering = pawlette.get_format(name).render([{"role": "user", "content": "hi"}, message])
+    return not rendering.losses
 
 
 def _turn(name: str, reasoning: str | None) -> list[int]:

@@ -47,7 +47,7 @@ PROMPT: list[dict[str, Any]] = [
 
 def _call(index: int, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
     return {
-        "id": f"call_{index}",
+        "id": f"call{index:05d}",  # 9 letters and digits: Mistral's templates refuse others
         "type": "function",
         "function": {"name": name, "arguments": json.dumps(arguments, ensure_ascii=False)},
     }

@@ -318,6 +318,44 @@ def _llama3(w: Writer) -> str:
     return body + ending
 
 
+def _named_call(w: Writer, open_: str, separator: str, close: str, valid: bool) -> str:
+    """A call with its name outside the arguments (Mistral's, DeepSeek's)."""
+    name = "f" if valid or w.rng.random() < 0.5 else w.rng.choice(["", " "])
+    arguments = _json_arguments(w) if valid else _bad_json_arguments(w)
+    return open_ + name + separator + arguments + close
+
+
+def _mistral(w: Writer) -> str:
+    rng = w.rng
+    out = [w.text()] if rng.random() < 0.5 else []
+    for _ in range(rng.randint(0, 3)):
+        call_id = rng.choice(["", "[CALL_ID]a1b2c3d4e"])
+        out.append(_named_call(w, "[TOOL_CALLS]", call_id + "[ARGS]", "", rng.random() < 0.6))
+    out.append(rng.choice(["</s>", "</s>", "", f"</s>{w.word()}", f"</s>[INST]{w.word()}[/INST]"]))
+    return "".join(out)
+
+
+def _deepseek(w: Writer) -> str:
+    rng = w.rng
+    out = [w.text()] if rng.random() < 0.5 else []
+    if rng.random() < 0.5:
+        calls = [
+            _named_call(
+                w,
+                "<｜tool▁call▁begin｜>",
+                "<｜tool▁sep｜>",
+                "<｜tool▁call▁end｜>",
+                rng.random() < 0.6,
+            )
+            for _ in range(rng.randint(1, 3))
+        ]
+        closing = rng.choice(["<｜tool▁calls▁end｜>", "<｜tool▁calls▁end｜>", ""])
+        out.append("<｜tool▁calls▁begin｜>" + "".join(calls) + closing)
+    end = "<｜end▁of▁sentence｜>"
+    out.append(rng.choice([end, end, "", f"{end}{w.word()}", f"{end}<｜User｜>{w.word()}"]))
+    return "".join(out)
+
+
 GENERATORS: dict[str, Callable[[Writer], str]] = {
     "pcml": _pcml,
     "omni": _omni,
@@ -325,6 +363,8 @@ GENERATORS: dict[str, Callable[[Writer], str]] = {
     "chatglm3": _chatglm3,
     "chatml": _chatml,
     "llama3": _llama3,
+    "mistral": _mistral,
+    "deepseek": _deepseek,
 }
 
 

@@ -719,7 +719,9 @@ def own_turns(
                 continue
             turn_text = after.text[len(before.text) :]
             try:
-                parsed = fmt.parse(turn_text, tools=tools).message
+                # Read knowing the prompt, as llama.cpp does (a prompt that opened a
+                # reasoning block leaves the model inside it; one after results does not).
+                parsed = fmt.parse(turn_text, tools=tools, prompt=before.text).message
             except Exception as error:  # strict=False should not raise: reported, not hidden
                 problems.append(
                     TurnDifference(

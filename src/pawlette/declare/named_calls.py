@@ -351,6 +351,10 @@ class CallParts:
     raw: list[str] = field(default_factory=list)
     offset: int = 0
     index: int | None = None
+    generated: bool = False
+    spare_id: str | None = None
+    """An id generated for a streamed call that was then given up: the next call takes it,
+    so streamed calls get the ids a whole parse gives."""
 
 
 def _parts(parser: Parser) -> CallParts:
@@ -362,6 +366,8 @@ def _malformed(parser: Parser, parts: CallParts, problem: str, expected: str) ->
     parser.malformed(parts.offset, f"call {raw[:60]!r}: {problem}", expected, raw)
     if parts.index is not None:
         parser.abandon_call(parts.index)
+        if parts.generated:
+            parts.spare_id = parts.call_id
     parser.emit(TextDelta(raw))
     parts.raw = []
     parts.index = None
@@ -451,7 +457,10 @@ class ArgumentsReader:
 
     def _start(self, parts: CallParts) -> None:
         parser = self._parser
-        identifier = parts.call_id or parser.new_call_id()
+        parts.generated = parts.call_id is None
+        identifier = parts.call_id or parts.spare_id or parser.new_call_id()
+        if parts.generated:
+            parts.spare_id = None
         parts.call_id = identifier
         parts.index = parser.next_call_index()
         parser.emit(ToolCallStart(parts.index, identifier, parts.name or ""))

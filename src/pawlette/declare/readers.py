@@ -28,11 +28,12 @@ class PendingContentReader:
     """Content of a turn that may not be there: whitespace is held until text makes the
     message real; a turn of whitespace alone that another opener ends was layout."""
 
-    __slots__ = ("_held", "_parser")
+    __slots__ = ("_ends", "_held", "_parser")
 
-    def __init__(self, parser: Parser) -> None:
+    def __init__(self, parser: Parser, ends: frozenset[str] = frozenset()) -> None:
         self._parser = parser
         self._held: list[str] = []
+        self._ends = ends  # the turn's own end spellings: whitespace they end was its text
 
     def feed(self, text: str, offset: int) -> None:
         parser = self._parser
@@ -50,6 +51,8 @@ class PendingContentReader:
         parser.emit(TextDelta(text))
 
     def close(self, marker: str | None, offset: int) -> None:
+        if self._held and self._parser.message_pending and marker in self._ends:
+            self._parser.confirm_message()
         if self._held and not self._parser.message_pending:
             self._parser.emit(TextDelta("".join(self._held)))
         self._held = []

@@ -7,13 +7,14 @@
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar, Literal
 
 from ..emit.jinja_text import jinja_string
 from ..errors import FormatError, UnsupportedFeature
 from .concept import Concept
-from .pieces import Fence, fence
+from .pieces import Fence, Marker, fence
 from .readers import host_text_reader
 from .table import begin
 
@@ -166,6 +167,10 @@ class SystemPrompt(Concept):
         written = self.default is not None or self.always or not frame.open
         default = table.text(self.default_fence) if written else None
         table.reader("system.body", host_text_reader(default))
+        spoken = {table.text((piece,)) for piece in self.default_fence if isinstance(piece, Marker)}
+        if spoken:  # markers the default text spells (Ministral 3's [THINK] example) are text
+            body = table.states["system.body"]
+            table.states["system.body"] = dataclasses.replace(body, inner=body.inner | spoken)
         spellings = {
             table.text(frame.open, self.preamble_without_tools, self.preamble),
             table.text(frame.open, self.preamble),

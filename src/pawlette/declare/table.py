@@ -271,7 +271,7 @@ class Table:
                     self.on(state, spelling, target, *actions)
         for role in implicit:
             head = self.first_state[role]
-            self.reader(head, _pending(self.states[head].reader))
+            self.reader(head, _pending(self.states[head].reader, frozenset(self.ends(role))))
             for (state, marker), (target, actions) in list(self.steps.items()):
                 spec = self.states.get(target)
                 if state == head and spec is not None and spec.role == role:
@@ -301,11 +301,12 @@ class Table:
                     self.steps[(name, marker)] = (target, (end, *actions))
 
 
-def _pending(reader: ReaderFactory) -> ReaderFactory:
+def _pending(reader: ReaderFactory, ends: frozenset[str]) -> ReaderFactory:
     """The reader of a turn's first state when the turn may not be there: what it reads
-    makes the message real (leading whitespace is held until then)."""
+    makes the message real (leading whitespace is held until then; whitespace the turn's
+    own end closes was the turn's text)."""
     if reader is ContentReader:
-        return PendingContentReader
+        return lambda parser: PendingContentReader(parser, ends)
     return reader
 
 

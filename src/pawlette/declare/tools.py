@@ -30,8 +30,9 @@ if TYPE_CHECKING:
     from .table import Table
     from .write import Render
 
-Place = Literal["system", "first_user", "last_user", "before_last_user", "own_turn"]
-PLACES = ("system", "first_user", "last_user", "before_last_user", "own_turn")
+Place = Literal["system", "first_user", "last_user", "before_last_user", "own_turn", "after_system"]
+PLACES = ("system", "first_user", "last_user", "before_last_user", "own_turn", "after_system")
+_ON_ITS_OWN = ("before_last_user", "own_turn", "after_system")
 
 
 @dataclass(frozen=True)
@@ -44,7 +45,8 @@ class ToolsBlock(Concept):
       conversation has none), ``"first_user"`` / ``"last_user"`` (inside that user turn),
       ``"before_last_user"`` (on its own just before the last user turn opens: Mistral), or
       ``"own_turn"`` (on its own at the start: ``open`` and ``close`` hold the whole turn's
-      frame, Kimi's ``tool_declare``).
+      frame, Kimi's ``tool_declare``), or ``"after_system"`` (on its own right after the
+      first system turn, written or default: Devstral, Ministral 3).
     - ``open`` / ``close``: the fences around the block (instructions included).
     - ``first``: inside a host turn, the block comes before the host's text (else after it,
       with ``separator`` between when the host turn has a message; ``separator_when``
@@ -93,7 +95,7 @@ class ToolsBlock(Concept):
                 f"{layout.name}: ToolsBlock: item_open/item_close with array=True; expected "
                 "either items each in their fences or one JSON array"
             )
-        if self.place in ("before_last_user", "own_turn") and not (self.open or self.close):
+        if self.place in _ON_ITS_OWN and not (self.open or self.close):
             raise FormatError(
                 f"{layout.name}: ToolsBlock(place={self.place!r}) has no open or close fence; "
                 "expected fences that tell the block from the turns around it"
@@ -132,11 +134,13 @@ class ToolsBlock(Concept):
 
     # ------------------------------------------------------------------ the writer
 
-    def turn_roles(self) -> frozenset[str]:
+    def turn_roles(self) -> frozenset[str] | None:
         if self.place == "system":
             return frozenset({"system"})
         if self.place == "own_turn":
             return frozenset()
+        if self.place == "after_system":
+            return None
         return frozenset({"user"})
 
     def hook_roles(self, hook: str) -> frozenset[str] | None:
@@ -200,7 +204,11 @@ class ToolsBlock(Concept):
             self.block(out)
 
     def write_before(self, out: Render, index: int) -> None:
-        if self.place == "before_last_user" and out.tools and index == out.last_query:
+        if not out.tools:
+            return
+        if (self.place == "before_last_user" and index == out.last_query) or (
+            self.place == "after_system" and index == _after_first_system(out)
+        ):
             out.at(None, -1)
             self.block(out)
 
@@ -226,7 +234,7 @@ class ToolsBlock(Concept):
             text_after=self.first and not self.close,
             array=self.array,
         )
-        if self.place in ("before_last_user", "own_turn"):
+        if self.place in _ON_ITS_OWN:
             table.state("tools.block", reader)
             close = table.text(self.close)
             if close:
@@ -324,6 +332,11 @@ class ToolsBlock(Concept):
             out.out(f"{{%- if has_tools and index == {out.needs_last_query()} -%}}")
             self.jinja_block(out)
             out.out("{%- endif -%}")
+        if self.place == "after_system":
+            first = '(1 if messages and messages[0].role == "system" else 0)'
+            out.out(f"{{%- if has_tools and index == {first} -%}}")
+            self.jinja_block(out)
+            out.out("{%- endif -%}")
 
     def jinja_opening(self, out: Template, role: str) -> None:
         host = self._jinja_host(out, role)
@@ -349,3 +362,9 @@ class ToolsBlock(Concept):
             if self.separator:
                 out.out("{%- endif -%}")
             out.out("{%- endif -%}")
+
+
+def _after_first_system(out: Render) -> int:
+    """The index of the message after the first system message (0: the conversation opens
+    with no system message, so the block follows a default system turn)."""
+    return 1 if out.messages and out.messages[0].role == "system" else 0

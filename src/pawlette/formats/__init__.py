@@ -22,6 +22,8 @@ _MODULES: dict[str, str] = {
     "omni": "pawlette.formats.omni",
     "chatml": "pawlette.formats.chatml",
     "llama3": "pawlette.formats.llama3",
+    "mistral": "pawlette.formats.mistral",
+    "deepseek": "pawlette.formats.deepseek",
 }
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
 _LOADED: dict[str, Format] = {}
