@@ -152,7 +152,11 @@ def writes_call_ids(fmt: Format) -> bool:
 
 def texts(fmt: Format, *, min_size: int = 1, strip: bool = False) -> st.SearchStrategy[str]:
     """Text the format's lexer reads back as text (``strip``: no edge whitespace, which the
-    real templates of chatml and llama3 strip)."""
+    real templates of chatml and llama3 strip; always for a layout that trims its texts)."""
+    from pawlette.declare import Trimmed
+
+    layout = layout_of(fmt)
+    strip = strip or (layout is not None and layout.concept(Trimmed) is not None)
     markers = tuple(fmt.grammar.markers)
     calls = call_rules(layout_of(fmt))
     bare = calls is not None and calls.bare
