@@ -194,10 +194,15 @@ def conversations(draw: st.DrawFn, fmt: Format, *, strip: bool = False) -> dict[
     calls = call_rules(layout)
     tools = TOOLS if has_tools(layout) and calls is not None and draw(st.booleans()) else []
     messages: list[dict[str, Any]] = []
-    if draw(st.booleans()):
+    if "system" in layout.frames and draw(st.booleans()):
         messages.append({"role": "system", "content": draw(text)})
     count = 0
-    for _ in range(draw(st.integers(1, 3))):
+    # A layout that checks alternation gets an answer after every query but the last.
+    from pawlette.declare import Alternation
+
+    alternates = layout.concept(Alternation) is not None
+    queries = draw(st.integers(1, 3))
+    for query in range(queries):
         messages.append({"role": "user", "content": draw(text)})
         # Per query: maybe a turn of calls and their results, then maybe an answer.
         if tools and calls is not None and draw(st.booleans()):
@@ -220,7 +225,7 @@ def conversations(draw: st.DrawFn, fmt: Format, *, strip: bool = False) -> dict[
             messages.append(message)
             for call in message["tool_calls"]:
                 messages.append({"role": "tool", "tool_call_id": call["id"], "content": draw(text)})
-        if draw(st.booleans()):
+        if (alternates and query < queries - 1) or draw(st.booleans()):
             answer: dict[str, Any] = {"role": "assistant", "content": draw(text)}
             if reasoning_rules(layout) is not None and draw(st.booleans()):
                 answer["reasoning_content"] = draw(text)
