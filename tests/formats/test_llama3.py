@@ -127,3 +127,31 @@ def test_a_quoted_result_reads_back_as_its_text_and_other_text_as_written() -> N
     for written, text in (('"18°C"', "18°C"), ("18°C", "18°C"), ('{"a": 1}', '{"a": 1}')):
         messages = LLAMA3.parse_conversation(head + turn.format(written)).messages
         assert messages[-1]["content"] == text
+
+
+def test_the_exported_template_writes_what_the_format_writes() -> None:
+    """The exported chat template's share of the declaration's choices: the tools' host after
+    the first system message, text beside a call dropped, results quoted, texts trimmed, the
+    tools in the system turn, and the 3.2 variant's date option."""
+    from transformers.utils.chat_template_utils import render_jinja_template
+
+    from pawlette.export import export_jinja
+
+    call = {"id": "a", "type": "function", "function": {"name": "now", "arguments": "{}"}}
+    request = {
+        "messages": [
+            {"role": "system", "content": "A"},
+            {"role": "system", "content": " B "},
+            {"role": "user", "content": "C"},
+            {"role": "assistant", "content": "Let me see.", "tool_calls": [call]},
+            {"role": "tool", "tool_call_id": "a", "content": "12:00"},
+            {"role": "assistant", "content": "Noon. "},
+        ],
+        "tools": TOOLS,
+    }
+    dated = pawlette.get_format("llama3:3.2").with_options(date=datetime.date(2025, 3, 5))
+    for fmt in (LLAMA3, LLAMA3.with_options(tools_in_user_message=False), dated):
+        rendered, _ = render_jinja_template(
+            [request["messages"]], tools=TOOLS, chat_template=export_jinja(fmt)
+        )
+        assert rendered[0] == fmt.render(request).text
