@@ -153,10 +153,9 @@ def writes_call_ids(fmt: Format) -> bool:
 def texts(fmt: Format, *, min_size: int = 1, strip: bool = False) -> st.SearchStrategy[str]:
     """Text the format's lexer reads back as text (``strip``: no edge whitespace, which the
     real templates of chatml and llama3 strip; always for a layout that trims its texts)."""
-    from pawlette.declare import Trimmed
-
     layout = layout_of(fmt)
-    strip = strip or (layout is not None and layout.concept(Trimmed) is not None)
+    declared = isinstance(layout, declare.Layout)
+    strip = strip or (declared and layout.concept(declare.Trimmed) is not None)
     markers = tuple(fmt.grammar.markers)
     calls = call_rules(layout_of(fmt))
     bare = calls is not None and calls.bare
@@ -194,13 +193,12 @@ def conversations(draw: st.DrawFn, fmt: Format, *, strip: bool = False) -> dict[
     calls = call_rules(layout)
     tools = TOOLS if has_tools(layout) and calls is not None and draw(st.booleans()) else []
     messages: list[dict[str, Any]] = []
-    if "system" in layout.frames and draw(st.booleans()):
+    declared = isinstance(layout, declare.Layout)
+    if (not declared or "system" in layout.frames) and draw(st.booleans()):
         messages.append({"role": "system", "content": draw(text)})
     count = 0
     # A layout that checks alternation gets an answer after every query but the last.
-    from pawlette.declare import Alternation
-
-    alternates = layout.concept(Alternation) is not None
+    alternates = declared and layout.concept(declare.Alternation) is not None
     queries = draw(st.integers(1, 3))
     for query in range(queries):
         messages.append({"role": "user", "content": draw(text)})
