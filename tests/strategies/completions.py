@@ -318,14 +318,6 @@ def _llama3(w: Writer) -> str:
     return body + ending
 
 
-def _gemma(w: Writer) -> str:
-    """Gemma 2: text only (no calls), ended by <end_of_turn> or cut off."""
-    ending = w.rng.choice(
-        ["<end_of_turn>", "<end_of_turn>", "", f"<end_of_turn>\n<start_of_turn>user\n{w.word()}"]
-    )
-    return w.text() + ending
-
-
 GENERATORS: dict[str, Callable[[Writer], str]] = {
     "pcml": _pcml,
     "omni": _omni,
@@ -333,7 +325,6 @@ GENERATORS: dict[str, Callable[[Writer], str]] = {
     "chatglm3": _chatglm3,
     "chatml": _chatml,
     "llama3": _llama3,
-    "gemma": _gemma,
 }
 
 

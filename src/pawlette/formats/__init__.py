@@ -22,7 +22,6 @@ _MODULES: dict[str, str] = {
     "omni": "pawlette.declared.omni",
     "chatml": "pawlette.formats.chatml",
     "llama3": "pawlette.formats.llama3",
-    "gemma": "pawlette.formats.gemma",
 }
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
 _LOADED: dict[str, Format] = {}
