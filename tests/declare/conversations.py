@@ -166,7 +166,10 @@ def writes_call_ids(fmt: Format) -> bool:
 
 def texts(fmt: Format, *, min_size: int = 1, strip: bool = False) -> st.SearchStrategy[str]:
     """Text the format's lexer reads back as text (``strip``: no edge whitespace, which the
-    real templates of chatml and llama3 strip)."""
+    real templates of chatml and llama3 strip; always for a layout that trims its texts)."""
+    layout = layout_of(fmt)
+    declared = isinstance(layout, declare.Layout)
+    strip = strip or (declared and layout.concept(declare.Trimmed) is not None)
     markers = tuple(fmt.grammar.markers)
     calls = call_rules(layout_of(fmt))
     bare = calls is not None and calls.bare
@@ -204,10 +207,14 @@ def conversations(draw: st.DrawFn, fmt: Format, *, strip: bool = False) -> dict[
     calls = call_rules(layout)
     tools = TOOLS if has_tools(layout) and calls is not None and draw(st.booleans()) else []
     messages: list[dict[str, Any]] = []
-    if draw(st.booleans()):
+    declared = isinstance(layout, declare.Layout)
+    if (not declared or "system" in layout.frames) and draw(st.booleans()):
         messages.append({"role": "system", "content": draw(text)})
     count = 0
-    for _ in range(draw(st.integers(1, 3))):
+    # A layout that checks alternation gets an answer after every query but the last.
+    alternating = alternates(layout)
+    queries = draw(st.integers(1, 3))
+    for query in range(queries):
         messages.append({"role": "user", "content": draw(text)})
         # Per query: maybe a turn of calls and their results, then maybe an answer.
         if tools and calls is not None and draw(st.booleans()):
@@ -230,7 +237,7 @@ def conversations(draw: st.DrawFn, fmt: Format, *, strip: bool = False) -> dict[
             messages.append(message)
             for call in message["tool_calls"]:
                 messages.append({"role": "tool", "tool_call_id": call["id"], "content": draw(text)})
-        if alternates(layout) or draw(st.booleans()):
+        if (alternating and query < queries - 1) or draw(st.booleans()):
             answer: dict[str, Any] = {"role": "assistant", "content": draw(text)}
             if reasoning_rules(layout) is not None and draw(st.booleans()):
                 answer["reasoning_content"] = draw(text)

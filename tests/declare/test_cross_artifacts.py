@@ -269,6 +269,11 @@ def test_forced_prefixes_have_one_source(fmt: Format) -> None:
     and each is where the writer's turn calling the function begins."""
     from pawlette.export import export_grammar_bundle
 
+    if call_rules(layout_of(fmt)) is None:  # no calls (Gemma 2): no prefix forces one
+        bundle = export_grammar_bundle(fmt.name, TOOLS, "required")
+        assert bundle["forced_prefix"]["functions"] == {}
+        assert not fmt.forced_prefix("required", TOOLS)
+        return
     for tools in (TOOLS, TOOLS[1:]):
         call = {
             "id": call_id(layout_of(fmt), 0),

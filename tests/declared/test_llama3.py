@@ -38,22 +38,12 @@ def meta(file_name: str, request: dict[str, Any], prompt: bool, date: str = DATE
     )
 
 
-def results_quoted(request: dict[str, Any]) -> dict[str, Any]:
-    """The request with each tool result as Meta's template writes it: ``tojson`` of the
-    string (a string is iterable in Jinja), so ``18°C`` is written ``"18°C"``."""
-    messages = [
-        {**m, "content": json.dumps(m["content"], ensure_ascii=False)} if m["role"] == "tool" else m
-        for m in request["messages"]
-    ]
-    return {**request, "messages": messages}
-
-
 @pytest.mark.parametrize("file_name", TEMPLATES)
 @settings(max_examples=40)
 @given(request=conversations(LLAMA3, strip=True), prompt=st.booleans())
 def test_meta_templates(file_name: str, request: dict[str, Any], prompt: bool) -> None:
     expected = meta(file_name, request, prompt)
-    assert LLAMA3.render(results_quoted(request), add_generation_prompt=prompt).text == expected
+    assert LLAMA3.render(request, add_generation_prompt=prompt).text == expected
 
 
 def test_the_date_is_an_option() -> None:
@@ -71,12 +61,16 @@ def test_the_date_is_an_option() -> None:
     assert rendered[0] == dated.render(request).text
 
 
-def test_where_meta_templates_are_lossy_pawlette_keeps_the_text() -> None:
+def test_what_meta_templates_drop_is_a_recorded_loss() -> None:
+    """Meta's templates trim every text, drop a call's text and quote a text result
+    (``tojson`` of a string): pawlette writes the same, records the losses, and reads the
+    quoted result back as its text."""
     request = {
         "messages": [
             {"role": "user", "content": "  spaced  "},
             {
                 "role": "assistant",
+                "content": "Let me see.",
                 "tool_calls": [
                     {"id": "a", "type": "function", "function": {"name": "now", "arguments": "{}"}}
                 ],
@@ -85,12 +79,16 @@ def test_where_meta_templates_are_lossy_pawlette_keeps_the_text() -> None:
         ],
         "tools": TOOLS,
     }
-    rendered = LLAMA3.render(request).text
-    real = meta(TEMPLATES[0], request, False)
-    assert "\n\n  spaced  <|eot_id|>" in rendered and "\n\nspaced<|eot_id|>" in real
-    assert "\n\n12:00<|eot_id|>" in rendered and '\n\n"12:00"<|eot_id|>' in real
-    parsed = LLAMA3.parse_conversation(rendered).messages
-    assert parsed[0]["content"] == "  spaced  " and parsed[2]["content"] == "12:00"
+    rendering = LLAMA3.render(request)
+    assert rendering.text == meta(TEMPLATES[0], request, False)
+    assert "\n\nspaced<|eot_id|>" in rendering.text
+    assert '\n\n"12:00"<|eot_id|>' in rendering.text
+    assert set(rendering.losses) == {
+        "messages[0].content: whitespace at its ends trimmed",
+        "messages[1].content: not written beside tool calls",
+    }
+    parsed = LLAMA3.parse_conversation(rendering.text).messages
+    assert parsed[0]["content"] == "spaced" and parsed[2]["content"] == "12:00"
 
 
 def test_what_meta_templates_refuse_pawlette_refuses() -> None:
@@ -131,15 +129,16 @@ def test_token_ids_equal_meta_tokenizer(request: dict[str, Any], prompt: bool) -
 
 
 def test_ids_are_cut_where_the_model_starts_writing() -> None:
-    """An answer starting with a newline: the tokenizer merges it with the header's blank
-    line (one token), pawlette keeps the prompt's ids whole, as the model saw them."""
+    """An answer starting with a newline: Meta's templates trim it, so its ids follow the
+    prompt's whole (the tokenizer would otherwise merge the newline with the header's blank
+    line), and they are the tokenizer's own encoding of the whole text."""
     tokenizer = llama3_tokenizer()
     messages = [{"role": "user", "content": "q"}, {"role": "assistant", "content": "\na"}]
     prompt = pawlette.tokenize(LLAMA3, tokenizer, messages[:1], add_generation_prompt=True)
     full = pawlette.tokenize(LLAMA3, tokenizer, messages)
     assert list(full.input_ids[: len(prompt.input_ids)]) == list(prompt.input_ids)
     whole = tokenizer.encode(LLAMA3.render(messages).text, add_special_tokens=False).ids
-    assert whole[: len(prompt.input_ids)] != list(prompt.input_ids)
+    assert whole == list(full.input_ids)
 
 
 # --------------------------------------------------------------------------- model output

@@ -218,12 +218,16 @@ def test_a_big_text_fed_whole_reads_as_fed_in_pieces(name: str, shift: int) -> N
     tail = fmt.render(conversation).text
     head = fmt.render([{"role": "user", "content": "u"}]).text
     filler = "x" * (WINDOW - len(head) - 8 + shift) + "\\<end>\\[x]\n"
-    text = fmt.render([{"role": "user", "content": "u" + filler}, *conversation[1:]]).text
+    rendering = fmt.render([{"role": "user", "content": "u" + filler}, *conversation[1:]])
+    text = rendering.text
+    written = "u" + filler
+    if "messages[0].content: whitespace at its ends trimmed" in rendering.losses:
+        written = written.strip()  # Llama 3's templates trim every text
     assert len(text) > WINDOW and len(tail) < len(text)
     whole = feed_in_pieces(fmt, text, [len(text)], conversation=True)
     assert folded(fmt, whole) == folded(fmt, feed_in_pieces(fmt, text, [4093], conversation=True))
     first = folded(fmt, whole)[0][0]
-    assert "".join(getattr(part, "text", "") for part in first.content) == "u" + filler
+    assert "".join(getattr(part, "text", "") for part in first.content) == written
 
 
 @pytest.mark.parametrize("before", [1, 5, 39])

@@ -3,13 +3,12 @@ the right offset, the template's own turns cut out and parsed back.
 
 The two formats declared today, chatml and llama3, must come out identical to Qwen3's and
 Llama 3.1's templates on the kinds they express, with the differences their docstrings
-document (Llama 3's templates trim text and double-quote tool results)."""
+document (Llama 3's templates trim text)."""
 
 from __future__ import annotations
 
 import dataclasses
 import datetime
-import json
 from typing import Any
 
 import pawlette
@@ -69,15 +68,6 @@ def llama3_conversations(count: int, **switches: Any) -> list[Conversation]:
         "avoid": LLAMA3.special_markers,
     }
     return generate_conversations(count, seed=2, **{**options, **switches})
-
-
-def results_quoted(request: dict[str, Any]) -> dict[str, Any]:
-    """Meta's templates write a tool result as ``tojson`` of its text (see llama3's docstring)."""
-    messages = [
-        {**m, "content": json.dumps(m["content"], ensure_ascii=False)} if m["role"] == "tool" else m
-        for m in request["messages"]
-    ]
-    return {**request, "messages": messages}
 
 
 # ------------------------------------------------------------------ the reference render
@@ -186,13 +176,11 @@ def test_qwen3s_documented_differences_are_its_edge_whitespace() -> None:
     assert report.differing_kinds()["edge-whitespace"] == len(report.differing)
 
 
-def test_llama3_renders_as_meta_templates_with_results_quoted() -> None:
+def test_llama3_renders_as_meta_templates_results_quoted_too() -> None:
     conversations = llama3_conversations(40)
-    report = compare_renders(LLAMA3, llama31(), conversations, adjust=results_quoted)
-    assert report.agrees, report.describe()
-    unadjusted = compare_renders(LLAMA3, llama31(), conversations)
     with_results = [c for c in conversations if any(m["role"] == "tool" for m in c.messages)]
-    assert with_results and len(unadjusted.differing) >= len(with_results)
+    report = compare_renders(LLAMA3, llama31(), conversations)
+    assert with_results and report.agrees, report.describe()
 
 
 def test_llama32_reads_the_clock_the_comparison_gives() -> None:
@@ -206,7 +194,7 @@ def test_llama32_reads_the_clock_the_comparison_gives() -> None:
 
 def test_what_the_template_refuses_and_the_format_too_is_counted_apart() -> None:
     calls = llama3_conversations(20, parallel_calls=True)
-    report = compare_renders(LLAMA3, llama31(), calls, adjust=results_quoted)
+    report = compare_renders(LLAMA3, llama31(), calls)
     parallel = [r for r in report.reference_refused if "parallel-calls" in r.conversation.kinds]
     assert parallel and all(r.pawlette is not None and "one call" in r.pawlette for r in parallel)
     assert all("single tool-calls" in (r.reference or "") for r in parallel)

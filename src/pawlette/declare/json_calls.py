@@ -24,7 +24,7 @@ from ..engine.json_text import json_string
 from ..engine.readers import CallEnvelope
 from ..errors import FormatError, RequestError, UnsupportedFeature
 from ..types import Message
-from .concept import Concept
+from .concept import Concept, overrides
 from .grammar import drop_prefix, text_before
 from .pieces import Fence, Marker
 from .readers import BetweenCallsReader, call_reader
@@ -72,6 +72,9 @@ class JsonCalls(Concept):
     - ``arguments``: ``"tojson"`` writes them as Jinja's ``tojson`` of the parsed object
       (what Hugging Face templates do), ``"verbatim"`` as the caller's string.
     - ``parallel``: several calls in one turn; ``with_content``: text before the calls.
+    - ``drops_content``: with ``with_content=False``, a turn's text alongside its calls is
+      not written and recorded as a loss (Meta's Llama 3 templates drop it), instead of
+      refused.
 
     Reading only (never written, and allowed by no grammar):
 
@@ -107,6 +110,7 @@ class JsonCalls(Concept):
     text_after: bool = False
     joined_by: tuple[str, ...] = ()
     arguments_optional: bool = False
+    drops_content: bool = False
 
     handles: ClassVar[frozenset[str]] = frozenset({"calls"})
 
@@ -163,11 +167,13 @@ class JsonCalls(Concept):
     def _check_message(self, out: Render, message: Message, index: int) -> None:
         name = out.layout.name
         if not self.with_content and out.message_text(index):
-            raise UnsupportedFeature(
-                f"messages[{index}].content",
-                "text alongside tool calls",
-                f"either text or calls: {name} writes a call as the whole turn",
-            )
+            if not self.drops_content:
+                raise UnsupportedFeature(
+                    f"messages[{index}].content",
+                    "text alongside tool calls",
+                    f"either text or calls: {name} writes a call as the whole turn",
+                )
+            out.lose(f"messages[{index}].content", "not written beside tool calls")
         if len(message.tool_calls) > 1 and not self.parallel:
             raise UnsupportedFeature(
                 f"messages[{index}].tool_calls",
@@ -177,11 +183,37 @@ class JsonCalls(Concept):
         for number, call in enumerate(message.tool_calls):
             check_call_name(call.name, index, number)
 
+    def _dropped(self, out: Render, index: int) -> bool:
+        """Whether the text of ``messages[index]`` is dropped beside its calls."""
+        return (
+            self.drops_content
+            and not self.with_content
+            and out.role == "assistant"
+            and index >= 0
+            and bool(out.messages[index].tool_calls)
+        )
+
+    def write_content(self, out: Render, index: int) -> bool:
+        return self._dropped(out, index)
+
+    def jinja_content(self, out: Template, role: str) -> bool:
+        if not (self.drops_content and not self.with_content and role == "assistant"):
+            return False
+        out.out("{%- if not (message.tool_calls is defined and message.tool_calls) -%}")
+        later = out.layout.concepts[out.layout.concepts.index(self) + 1 :]
+        for concept in later:
+            if overrides(concept, "jinja_content") and concept.jinja_content(out, role):
+                break
+        else:
+            out.text()
+        out.out("{%- endif -%}")
+        return True
+
     def write_closing(self, out: Render, index: int) -> None:
         if out.role != "assistant" or index < 0:
             return
         message = out.messages[index]
-        after_text = bool(out.message_text(index))
+        after_text = bool(out.message_text(index)) and not self._dropped(out, index)
         for number, call in enumerate(message.tool_calls):
             opening = self.separated_open if after_text or number else self.open or ()
             out.fence(opening, "tool_call", trainable=True)
@@ -247,7 +279,7 @@ class JsonCalls(Concept):
         name = out.layout.name
         out.out("{%- if message.tool_calls is defined and message.tool_calls -%}")
         has_text = "(message.content is defined and message.content)"
-        if not self.with_content:
+        if not self.with_content and not self.drops_content:
             out.raise_if(has_text, f"content alongside tool calls: {name}")
         if not self.parallel:
             out.raise_if("message.tool_calls | length > 1", f"one call per turn: {name}")

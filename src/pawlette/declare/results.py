@@ -11,6 +11,7 @@ True
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
@@ -41,6 +42,9 @@ class Results(Concept):
     - ``id_close``: the format writes the ``tool_call_id`` of the call a result answers
       first, then this fence (Mistral's ``[TOOL_RESULTS]ID[TOOL_CONTENT]...``); None: no
       ids (results answer calls by position).  ``id_pattern``: what a written id must match.
+    - ``json_text``: each result's text is written as a JSON string (Jinja's ``tojson`` of
+      it, non-ASCII kept: Meta's Llama 3 templates quote every text result so); reading
+      decodes a whole JSON string back, and keeps any other text as written.
 
     A tool message's ``name`` is accepted and not written (the call it answers names it);
     the rendering records the loss, unless another concept writes it.  A results turn gets
@@ -52,6 +56,7 @@ class Results(Concept):
     item_close: Fence = ()
     id_close: Fence | None = None
     id_pattern: str | None = None
+    json_text: bool = False
 
     claims: ClassVar[frozenset[str]] = frozenset({"tool"})
     handles: ClassVar[frozenset[str]] = frozenset({"tool_name"})
@@ -117,7 +122,8 @@ class Results(Concept):
             out.text(out.messages[index].tool_call_id or "", "tool_result")
             out.fence(self.id_close, "tool_result")
         out.fence(self.item_open, "tool_result")
-        out.text(out.message_text(index), "tool_result")
+        text = out.message_text(index)
+        out.text(json.dumps(text, ensure_ascii=False) if self.json_text else text, "tool_result")
         out.fence(self.item_close, "tool_result")
         if last:
             out.fence(frame.end, "close")
@@ -139,7 +145,8 @@ class Results(Concept):
                 table.on("outside", opener, "tool.id")
             table.on("tool.id", table.text(self.id_close, self.item_open), "tool.item")
         else:
-            table.state("tool.item", ResultReader, "tool", ends=not self.item_close)
+            reader = JsonResultReader if self.json_text else ResultReader
+            table.state("tool.item", reader, "tool", ends=not self.item_close)
             for opener in sorted(openers):
                 if opener + table.text(self.item_open):
                     table.on(
@@ -171,7 +178,10 @@ class Results(Concept):
             out.out("{{- message.tool_call_id -}}")
             out.fence(self.id_close)
         out.fence(self.item_open)
-        out.text()
+        if self.json_text:
+            out.out(f"{{{{- text_of(message, index, {out.layout.name!r}) | tojson -}}}}")
+        else:
+            out.text()
         out.fence(self.item_close)
         if self.grouped:
             out.out('{%- if loop.last or messages[index + 1].role != "tool" -%}')
@@ -180,3 +190,18 @@ class Results(Concept):
         out.out('{%- set ns.previous = "tool" -%}')
         if self.grouped:
             out.out("{%- endif -%}")
+
+
+class JsonResultReader(ResultReader):
+    """A result written as a JSON string (``Results.json_text``): its decoded text; text that
+    is not one whole JSON string is kept as written."""
+
+    __slots__ = ()
+
+    def _text(self) -> str:
+        text = super()._text()
+        try:
+            value = json.loads(text)
+        except ValueError:
+            return text
+        return value if isinstance(value, str) else text

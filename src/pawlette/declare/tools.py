@@ -58,6 +58,10 @@ class ToolsBlock(Concept):
       ``{"type": "function", "function": {...}}``) or its ``"function"`` object.
     - ``indent`` / ``separators``: the JSON as Jinja's ``tojson(indent=..., separators=...)``
       writes it (non-ASCII kept).
+    - ``after_system``: with ``place="first_user"``, the host is the message right after the
+      first system message (the first message when there is none), whatever its role, written
+      as a user turn: Meta's Llama 3 templates take that message so.  A system message there
+      loses its role (a recorded loss); any other role is refused.
     """
 
     place: Place = "system"
@@ -72,6 +76,7 @@ class ToolsBlock(Concept):
     array: bool = False
     separators: tuple[str, str] | None = None
     separator_when: Literal["message", "text"] = "message"
+    after_system: bool = False
 
     handles: ClassVar[frozenset[str]] = frozenset({"tools"})
 
@@ -104,6 +109,11 @@ class ToolsBlock(Concept):
             raise FormatError(
                 f"{layout.name}: ToolsBlock.separator_when: {self.separator_when!r}; expected "
                 "'message' or 'text'"
+            )
+        if self.after_system and self.place != "first_user":
+            raise FormatError(
+                f"{layout.name}: ToolsBlock(after_system=True) with place={self.place!r}; "
+                "expected place='first_user'"
             )
         if self.place == "system" and "system" not in layout.frames:
             raise FormatError(
@@ -141,7 +151,7 @@ class ToolsBlock(Concept):
             return frozenset()
         if self.place == "after_system":
             return None
-        return frozenset({"user"})
+        return frozenset({"user", "system"}) if self.after_system else frozenset({"user"})
 
     def hook_roles(self, hook: str) -> frozenset[str] | None:
         """Each turn hook only where it writes (the block before the turn, or first or last
@@ -167,8 +177,23 @@ class ToolsBlock(Concept):
                 f"a user message: {out.layout.name} writes the tools "
                 + self.place.replace("_", " ").replace("before", "before the"),
             )
+        if out.tools and self.after_system:
+            host = self._host_index(out)
+            role = out.messages[host].role
+            if role == "system":
+                out.lose(f"messages[{host}].role", "written as the user turn holding the tools")
+            elif role != "user":
+                raise RequestError(
+                    f"messages[{host}].role",
+                    repr(role),
+                    f"a user message: {out.layout.name} writes the tools into the message "
+                    "after the first system message",
+                )
 
     def _host_index(self, out: Render) -> int:
+        if self.after_system:
+            first = 1 if out.messages and out.messages[0].role == "system" else 0
+            return first if first < len(out.messages) else -1
         if self.place == "first_user":
             return next((n for n, m in enumerate(out.messages) if m.role == "user"), -1)
         if self.place in ("last_user", "before_last_user"):
@@ -181,8 +206,14 @@ class ToolsBlock(Concept):
         if self.place == "system":
             return out.role == "system" and index <= 0
         if self.place in ("first_user", "last_user"):
-            return out.role == "user" and index == self._host_index(out)
+            roles = ("user", "system") if self.after_system else ("user",)
+            return out.role in roles and index == self._host_index(out)
         return False
+
+    def turn_open(self, out: Render, index: int) -> Fence | None:
+        if self.after_system and out.role == "system" and self._hosts(out, index):
+            return out.layout.frames["user"].opener(out.previous)
+        return None
 
     def block(self, out: Render, *, separated: bool = False) -> None:
         out.fence(self.separated_open if separated else self.open, "tools")
@@ -292,8 +323,16 @@ class ToolsBlock(Concept):
     def _jinja_host(self, out: Template, role: str) -> str | None:
         if self.place == "system":
             return "has_tools and index <= 0" if role == "system" else None
-        if role != "user":
+        if role != "user" and not (self.after_system and role == "system"):
             return None
+        if self.after_system:
+            out.macro(
+                "first_user",
+                "{%- set first_user = namespace(index=-1) -%}{%- if messages -%}"
+                '{%- set first_user.index = 1 if messages[0].role in ["system", "developer"] '
+                "else 0 -%}{%- endif -%}",
+            )
+            return "has_tools and index == first_user.index"
         if self.place == "first_user":
             out.macro(
                 "first_user",
@@ -337,6 +376,16 @@ class ToolsBlock(Concept):
             out.out(f"{{%- if has_tools and index == {first} -%}}")
             self.jinja_block(out)
             out.out("{%- endif -%}")
+
+    def jinja_open(self, out: Template, role: str) -> bool:
+        if not (self.after_system and role == "system"):
+            return False
+        out.out(f"{{%- if {self._jinja_host(out, role)} -%}}")
+        out.fence(out.layout.frames["user"].open)
+        out.out("{%- else -%}")
+        out.fence(out.layout.frames["system"].open)
+        out.out("{%- endif -%}")
+        return True
 
     def jinja_opening(self, out: Template, role: str) -> None:
         host = self._jinja_host(out, role)

@@ -1,0 +1,157 @@
+"""Llama 3: what the models write, read as the peers read it (their test cases, in
+``families/data/llama3.json``), whole, streamed and from Meta's token ids; where pawlette
+reads otherwise the output stays content as written, with a warning; and the declaration's
+own decisions (the 3.2 variant's date, the tools in the system turn, the tools' host)."""
+
+from __future__ import annotations
+
+import datetime
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import pawlette
+from tests.support.template_compare import corpus_reference
+
+from ..declared.model_output import check_every_way
+from ..support.llama3 import llama3_tokenizer
+
+LLAMA3 = pawlette.get_format("llama3")
+DATA = json.loads((Path(__file__).parent / "families" / "data" / "llama3.json").read_text())
+CASES = DATA["cases"]
+AS_PEERS = [case for case in CASES if "pawlette" not in case]
+OTHERWISE = [case for case in CASES if "pawlette" in case]
+TOOLS = [
+    {
+        "type": "function",
+        "function": {
+            "name": "now",
+            "description": "The time.",
+            "parameters": {"type": "object", "properties": {}},
+        },
+    }
+]
+
+
+def _label(case: dict[str, Any]) -> str:
+    return case["source"].rpartition("#")[2][:60]
+
+
+def _reading(text: str) -> tuple[str | None, list[tuple[str, Any]], list[str]]:
+    messages, _, warnings = check_every_way(LLAMA3, llama3_tokenizer(), text)
+    (message,) = messages
+    calls = [(call.name, json.loads(call.arguments)) for call in message.tool_calls]
+    return message.text or None, calls, warnings
+
+
+@pytest.mark.parametrize("case", AS_PEERS, ids=_label)
+def test_what_models_write_reads_as_the_peers_read_it(case: dict[str, Any]) -> None:
+    content, calls, warnings = _reading(case["output"])
+    expected = case["expected"]
+    assert calls == [(call["name"], call["arguments"]) for call in expected["tool_calls"]]
+    assert content == expected["content"]
+    if expected["tool_calls"]:
+        assert warnings == []  # (a malformed call read as text is reported)
+
+
+@pytest.mark.parametrize("case", OTHERWISE, ids=_label)
+def test_where_pawlette_reads_otherwise_it_says_so(case: dict[str, Any]) -> None:
+    content, calls, warnings = _reading(case["output"])
+    if calls:  # a call without arguments: {} (SGLang's reading)
+        assert calls == [("toolWithoutParams", {})] and content is None
+    else:
+        assert content == case["output"]
+        expected_warning = case["expected"]["tool_calls"] or "builtin" in case["source"]
+        assert bool(warnings) == bool(expected_warning)
+
+
+def test_the_3_2_variant_writes_its_date_as_the_clock_would() -> None:
+    day = datetime.date(2025, 3, 5)
+    fmt = pawlette.get_format("llama3:3.2").with_options(date=day)
+    request = {"messages": [{"role": "user", "content": "Hi"}]}
+    reference = corpus_reference("meta-llama-Llama-3.2-3B-Instruct", today=day)
+    rendered = reference.render_request(request, add_generation_prompt=True)
+    assert rendered.read_clock and rendered.text is not None
+    assert "Today Date: 05 Mar 2025\n" in rendered.text
+    assert fmt.render(request, add_generation_prompt=True).text == rendered.text
+    assert pawlette.get_format("llama3:3.2").declaration.today == "date"
+
+
+def test_tools_in_the_system_turn_as_the_templates_variable_says() -> None:
+    fmt = LLAMA3.with_options(tools_in_user_message=False)
+    request = {
+        "messages": [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Hi"}],
+        "tools": TOOLS,
+    }
+    for template in ("meta-llama-Llama-3.1-8B-Instruct", "meta-llama-Llama-3.2-3B-Instruct"):
+        reference = corpus_reference(template, variables={"tools_in_user_message": False})
+        expected = reference.render_request(request, add_generation_prompt=True).text
+        assert fmt.render(request, add_generation_prompt=True).text == expected
+    parsed = fmt.parse_conversation(fmt.render(request).text)
+    assert [tool["function"]["name"] for tool in parsed.tools] == ["now"]
+    assert parsed.messages[0]["content"] == "Be brief."
+
+
+def test_a_second_system_message_hosts_the_tools_as_the_templates_write_it() -> None:
+    request = {
+        "messages": [
+            {"role": "system", "content": "A"},
+            {"role": "system", "content": "B"},
+            {"role": "user", "content": "C"},
+        ],
+        "tools": TOOLS,
+    }
+    reference = corpus_reference("meta-llama-Llama-3.1-8B-Instruct")
+    rendering = LLAMA3.render(request, add_generation_prompt=True)
+    assert rendering.text == reference.render_request(request, add_generation_prompt=True).text
+    assert "messages[1].role: written as the user turn holding the tools" in rendering.losses
+    parsed = LLAMA3.parse_conversation(LLAMA3.render(request).text).messages
+    roles = [message["role"] for message in parsed]
+    assert roles == ["system", "user", "user"]
+
+
+def test_a_tools_host_that_is_no_user_or_system_message_is_refused() -> None:
+    request = {
+        "messages": [{"role": "assistant", "content": "Hello."}, {"role": "user", "content": "C"}],
+        "tools": TOOLS,
+    }
+    with pytest.raises(pawlette.RequestError, match=r"messages\[0\]\.role"):
+        LLAMA3.render(request)
+
+
+def test_a_quoted_result_reads_back_as_its_text_and_other_text_as_written() -> None:
+    turn = "<|start_header_id|>ipython<|end_header_id|>\n\n{}<|eot_id|>"
+    head = "<|begin_of_text|><|start_header_id|>user<|end_header_id|>\n\nq<|eot_id|>"
+    for written, text in (('"18°C"', "18°C"), ("18°C", "18°C"), ('{"a": 1}', '{"a": 1}')):
+        messages = LLAMA3.parse_conversation(head + turn.format(written)).messages
+        assert messages[-1]["content"] == text
+
+
+def test_the_exported_template_writes_what_the_format_writes() -> None:
+    """The exported chat template's share of the declaration's choices: the tools' host after
+    the first system message, text beside a call dropped, results quoted, texts trimmed, the
+    tools in the system turn, and the 3.2 variant's date option."""
+    from transformers.utils.chat_template_utils import render_jinja_template
+
+    from pawlette.export import export_jinja
+
+    call = {"id": "a", "type": "function", "function": {"name": "now", "arguments": "{}"}}
+    request = {
+        "messages": [
+            {"role": "system", "content": "A"},
+            {"role": "system", "content": " B "},
+            {"role": "user", "content": "C"},
+            {"role": "assistant", "content": "Let me see.", "tool_calls": [call]},
+            {"role": "tool", "tool_call_id": "a", "content": "12:00"},
+            {"role": "assistant", "content": "Noon. "},
+        ],
+        "tools": TOOLS,
+    }
+    dated = pawlette.get_format("llama3:3.2").with_options(date=datetime.date(2025, 3, 5))
+    for fmt in (LLAMA3, LLAMA3.with_options(tools_in_user_message=False), dated):
+        rendered, _ = render_jinja_template(
+            [request["messages"]], tools=TOOLS, chat_template=export_jinja(fmt)
+        )
+        assert rendered[0] == fmt.render(request).text
