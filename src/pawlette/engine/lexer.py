@@ -173,9 +173,18 @@ def _prefix_regex(prefixes: frozenset[str]) -> re.Pattern[str] | None:
     return re.compile(f"(?:{branches(trie)})\\Z")
 
 
-@functools.lru_cache(maxsize=64)
+_KEPT_TABLES: dict[frozenset[str], _Tables] = {}
+
+
 def _tables(markers: frozenset[str]) -> _Tables:
-    return _Tables(markers)
+    """The tables of ``markers``, built once (a dict lookup, not ``lru_cache``'s wrapper:
+    a server makes a parser per request).  Kept for at most 64 sets of markers."""
+    tables = _KEPT_TABLES.get(markers)
+    if tables is None:
+        if len(_KEPT_TABLES) >= 64:
+            _KEPT_TABLES.clear()
+        tables = _KEPT_TABLES[markers] = _Tables(markers)
+    return tables
 
 
 class Lexer:
@@ -196,7 +205,7 @@ class Lexer:
     )
 
     def __init__(self, markers: Iterable[str], *, escape: bool) -> None:
-        tables = _tables(markers if isinstance(markers, frozenset) else frozenset(markers))
+        tables = _tables(markers if type(markers) is frozenset else frozenset(markers))
         self._search = tables.pattern.search
         self._group_searches = tables.group_searches
         # Up to this length one search with the whole pattern costs less than one per group.
@@ -219,8 +228,10 @@ class Lexer:
         buffer = self._buffer + text if self._buffer else text
         tokens: list[Token] = []
         length = len(buffer)
-        if length <= self._short and self._search(buffer) is None:
-            position = 0  # most feeds of a stream: no marker, nothing to scan
+        if length <= self._short:
+            match = self._search(buffer)
+            # Most feeds of a stream: no marker, nothing to scan.
+            position = 0 if match is None else self._scan(buffer, tokens, match=match)
         else:
             position = self._scan(buffer, tokens)
         # Hold back the end that could still begin a marker (the longest end that is a
@@ -286,74 +297,114 @@ class Lexer:
         else:
             tokens.append((None, text, self._offset + position))
 
-    def _scan(self, buffer: str, tokens: list[Token], *, final: bool = False) -> int:
-        """Emit every complete marker (and the text before it); return where scanning stopped."""
-        if len(buffer) <= self._short:  # one search with the whole pattern
-            match = self._search(buffer)
+    def _scan(
+        self,
+        buffer: str,
+        tokens: list[Token],
+        *,
+        final: bool = False,
+        match: re.Match[str] | None = None,
+    ) -> int:
+        """Emit every complete marker (and the text before it); return where scanning stopped.
+        ``match``: the whole pattern's first match in a short buffer, when already found."""
+        length = len(buffer)
+        if length <= self._short:  # one search with the whole pattern
             if match is None:
-                return 0  # most feeds of a stream: no marker
+                match = self._search(buffer)
+                if match is None:
+                    return 0  # most feeds of a stream: no marker
             searches: tuple[Callable[[str, int], re.Match[str] | None], ...] = (self._search,)
             found: list[re.Match[str] | None] = [match]
         else:
             searches = self._group_searches
             found = [search(buffer, 0) for search in searches]
+        single = len(found) == 1
         position = 0
-        last = len(buffer) - self._longest_prefix  # a marker may begin unfinished from here
+        last = length - self._longest_prefix  # a marker may begin unfinished from here
+        escape = self._escape
+        # Where the rest of the buffer could still begin a marker (see _incomplete_before),
+        # found once: -2 not looked for yet, -1 nowhere.
+        incomplete = -2
         while True:
             # The leftmost marker: the first of the groups' (their first characters differ).
-            match = None
-            for candidate in found:
-                if candidate is not None and (match is None or candidate.start() < match.start()):
-                    match = candidate
+            if single:
+                match = found[0]
+            else:
+                match = None
+                for candidate in found:
+                    if candidate is not None and (
+                        match is None or candidate.start() < match.start()
+                    ):
+                        match = candidate
             if match is None:
                 return position
             start, end = match.span()
             marker = match.group()
-            if not final and start > last:
+            if start > last and not final:
                 # A marker that starts earlier and is not complete yet may still win
                 # (leftmost-longest: ``\n</tools>...<tool_call>...`` holds ``<tool_call>``).
-                earlier = self._incomplete_before(buffer, position, start)
-                if earlier is not None:
-                    return self._flush_before(buffer, position, earlier, tokens)
-            if (
-                not final
+                if incomplete == -2 or 0 <= incomplete < position:
+                    incomplete = self._incomplete_from(buffer, position)
+                if 0 <= incomplete < start:
+                    return self._flush_before(buffer, position, incomplete, tokens)
+                if (
+                    start >= last
+                    and marker in self._extendable
+                    and buffer[start:] in self._prefixes
+                ):
+                    # It may still grow into a longer marker (the text after it so far is the
+                    # start of one, not only when the buffer ends with it): decide when more
+                    # text comes.
+                    return (
+                        position
+                        if start == position
+                        else self._flush_before(buffer, position, start, tokens)
+                    )
+            elif (
+                start == last
+                and not final
                 and marker in self._extendable
-                and start >= last
                 and buffer[start:] in self._prefixes
             ):
-                # It may still grow into a longer marker (the text after it so far is the
-                # start of one, not only when the buffer ends with it): decide when more
-                # text comes.
                 return (
                     position
                     if start == position
                     else self._flush_before(buffer, position, start, tokens)
                 )
-            run = _backslashes_before(buffer, start, position) if self._escape else 0
-            before = buffer[position : start - run] + "\\" * (run // 2)
+            run = (
+                _backslashes_before(buffer, start, position)
+                if escape and buffer[start - 1 : start] == "\\"
+                else 0
+            )
             if run % 2:
+                before = buffer[position : start - run] + "\\" * (run // 2)
                 marker = self._literal[marker]
                 end = start + len(marker)
                 self._emit_text(tokens, before + marker, position)
             else:
-                if before:
-                    self._emit_text(tokens, before, position)
+                if start > position or run:
+                    before = buffer[position : start - run] + "\\" * (run // 2)
+                    if tokens and tokens[-1][0] is None:
+                        self._emit_text(tokens, before, position)
+                    else:
+                        tokens.append((None, before, self._offset + position))
                 tokens.append((marker, marker, self._offset + start))
             position = end
-            for index, candidate in enumerate(found):
-                if candidate is not None and candidate.start() < position:
-                    found[index] = searches[index](buffer, position)
+            if single:
+                found[0] = searches[0](buffer, position)
+            else:
+                for index, candidate in enumerate(found):
+                    if candidate is not None and candidate.start() < position:
+                        found[index] = searches[index](buffer, position)
 
-    def _incomplete_before(self, buffer: str, position: int, start: int) -> int | None:
-        """The first place before ``start`` where the rest of the buffer could still begin a
-        marker (only places within a marker's length of the end can)."""
+    def _incomplete_from(self, buffer: str, position: int) -> int:
+        """The first place from ``position`` on (and within a marker's length of the end)
+        where the rest of the buffer could still begin a marker; -1: none."""
         search = self._holdback_search
         if search is None:
-            return None
-        match = search(buffer, max(position, len(buffer) - self._longest_prefix))
-        if match is None or match.start() >= start:
-            return None
-        return match.start()
+            return -1
+        found = search(buffer, max(position, len(buffer) - self._longest_prefix))
+        return -1 if found is None else found.start()
 
     def _flush_before(self, buffer: str, position: int, start: int, tokens: list[Token]) -> int:
         # Emit the text before a held marker, keeping any backslash run that escapes it.

@@ -128,6 +128,17 @@ class Grammar:
     completion_over: frozenset[str] = frozenset()
     """States in which a completion's turn is over: those outside the assistant turn and the
     scaffold states (readers marked ``scaffold``) inside it (see the module docstring)."""
+    rows: Mapping[str, Mapping[str, Step]] = field(
+        default_factory=dict, init=False, compare=False, repr=False
+    )
+    """Per state, its rows by marker (``steps`` split by state, once: the runtime looks a
+    marker up in its state's row, not a ``(state, marker)`` tuple it would build each time)."""
+
+    def __post_init__(self) -> None:
+        rows: dict[str, dict[str, Step]] = {name: {} for name in self.states}
+        for (state, marker), step in self.steps.items():
+            rows.setdefault(state, {})[marker] = step
+        object.__setattr__(self, "rows", rows)
 
     def expected(self, state: str) -> list[str]:
         return sorted(marker for (name, marker) in self.steps if name == state)
@@ -187,6 +198,22 @@ class Parser:
     Use :meth:`pawlette.Format.parser` to make one.
     """
 
+    # Defaults read from the class until first set (a server makes a parser per request;
+    # each attribute set in __init__ costs): only immutable values here.
+    _next_index = 0  # a completion numbers its calls across its turns
+    _completion_started = False
+    _trailing: list[str] | None = None  # raw text after a completion's turn ended
+    _trailing_offset = 0
+    _trailing_stray = False
+    message_role: Role | None = None
+    _start_pending = False
+    calls_in_message = 0
+    calls_in_completion = 0
+    finished = False
+    _redirect: str | None = None
+    entered_by: str | None = None
+    """The marker that entered the current state (readers quote it in lenient text)."""
+
     def __init__(
         self,
         grammar: Grammar,
@@ -208,32 +235,26 @@ class Parser:
         self._held: dict[int, tuple[ToolCallStart, TextPieces]] = {}
         self._late_held: dict[int, LateText] = {}  # held calls' arguments not made yet
         self._late: list[int] = []  # where in ``_events`` a LateText waits (see the docstring)
-        self._next_index = 0  # a completion numbers its calls across its turns
-        self._completion_started = False
-        self._trailing: list[str] | None = None  # raw text after a completion's turn ended
-        self._trailing_offset = 0
-        self._trailing_stray = False
         self.new_call_id = id_factory or random_call_id
-        self.tools: tuple[Tool, ...] = tuple(tools)
+        self.tools: tuple[Tool, ...] = tools if type(tools) is tuple else tuple(tools)
         """The tools the output may call; readers that know call names check them (empty: any)."""
         self.shared: dict[str, Any] = {}
         """What the reader of one state leaves for the next within a block that spans several
         states (a call's name and index, a voice block's header)."""
         self._lexer = Lexer(grammar.markers, escape=grammar.escape)
-        self._events: list[Event] = []
-        self.message_role: Role | None = None
-        self._start_pending = False
-        self.calls_in_message = 0
-        self.calls_in_completion = 0
-        self.finished = False
-        self._redirect: str | None = None
-        self.entered_by: str | None = None
-        """The marker that entered the current state (readers quote it in lenient text)."""
+        self._rows = grammar.rows
+        self._over = grammar.completion_over
         name = start or (grammar.conversation_start if conversation else grammar.completion_start)
-        self.state = grammar.states[name]
-        if not conversation and self.state.role is not None:
-            self.begin_message(self.state.role)
-        self.reader: Reader = self.state.reader(self)
+        self.state = state = grammar.states[name]
+        self._row = self._rows[name]
+        if not conversation and state.role is not None:
+            # begin_message, inlined: the completion's one MessageStart.
+            self.message_role = state.role
+            self._completion_started = True
+            self._events: list[Event] = [MessageStart(state.role)]
+        else:
+            self._events = []
+        self.reader: Reader = state.reader(self)
 
     # ------------------------------------------------------------------ used by readers/actions
 
@@ -242,6 +263,31 @@ class Parser:
             self._hold(event)  # type: ignore[arg-type]
         else:
             self._events.append(event)
+
+    def emit_call(self, index: int, identifier: str, name: str, arguments: str) -> None:
+        """Emit a whole valid call at once: what :meth:`emit` gives for its
+        ``ToolCallStart``, one ``ToolCallDelta`` with ``arguments`` and its ``ToolCallEnd``
+        (readers that read a call whole at its close), without passing each through the
+        gate."""
+        events = self._events
+        if self.stream_arguments:
+            events.append(ToolCallStart(index, identifier, name))
+            events.append(ToolCallDelta(index, arguments))
+            events.append(ToolCallEnd(index))
+            return
+        # As the gate would: a call held under this index before is replaced, and an empty
+        # delta is no delta.
+        if self._held:
+            self._held.pop(index, None)
+        if self._late_held:
+            self._late_held.pop(index, None)
+        events.append(ToolCallStart(index, identifier, name))
+        if type(arguments) is LateText:  # its string is made by _settle
+            self._late.append(len(events))
+            events.append(ToolCallDelta(index, arguments))
+        elif arguments:
+            events.append(ToolCallDelta(index, arguments))
+        events.append(ToolCallEnd(index))
 
     def _hold(self, event: ToolCallStart | ToolCallDelta | ToolCallEnd) -> None:
         """The call gate (see the module docstring)."""
@@ -468,7 +514,7 @@ class Parser:
                     return
                 offset += len(text) - len(text.lstrip())
             else:
-                step = self.grammar.steps.get((self.state.name, marker))
+                step = self._row.get(marker)
                 if (
                     step is not None
                     and not step.actions
@@ -476,6 +522,7 @@ class Parser:
                 ):
                     trailing.append(marker)
                     self.state = self.grammar.states[step.target]
+                    self._row = self._rows[step.target]
                     return
             self._trailing_stray = True
             if self.strict:
@@ -528,7 +575,6 @@ class Parser:
 
     def _dispatch(self, tokens: list[tuple[str | None, str, int]]) -> None:
         """Run the tokens; the list is emptied (its runs are let go: see ``_settle``)."""
-        steps = self.grammar.steps
         tokens.reverse()
         while tokens:
             marker = tokens[-1][0]
@@ -544,7 +590,7 @@ class Parser:
                 continue
             if marker is None:  # never: a run is read above, or trails
                 continue
-            step = steps.get((self.state.name, marker))
+            step = self._row.get(marker)
             if step is None:
                 self.malformed(
                     offset,
@@ -559,8 +605,10 @@ class Parser:
             for action in step.actions:
                 action(self, offset)
             self.entered_by = marker
-            self.state = self.grammar.states[self._redirect or step.target]
+            target = self._redirect or step.target
+            self.state = self.grammar.states[target]
+            self._row = self._rows[target]
             self.reader = self.state.reader(self)
-            if not self.conversation and self.state.name in self.grammar.completion_over:
+            if not self.conversation and target in self._over:
                 self._trailing = []
                 self._trailing_offset = offset + len(marker)

@@ -17,9 +17,7 @@ from ..types import (
     ReasoningDelta,
     TextDelta,
     Tool,
-    ToolCallDelta,
     ToolCallEnd,
-    ToolCallStart,
     ToolsDeclared,
 )
 from .call_arguments import arguments_problem, load_json, read_object
@@ -278,11 +276,11 @@ class JsonCallReader:
         self._envelope = envelope
         self._close_marker = close_marker
         self._open_marker = parser.entered_by or ""
-        self._text = CallText(envelope.arguments)
-        ignored = [key for key, _ in envelope.ignored]
-        self._allowed = frozenset(
-            key for key in (envelope.id, envelope.name, *envelope.arguments_keys, *ignored) if key
-        )
+        # The call's text: its first piece as it came (a call fed whole is one piece: nothing
+        # else is made for it), a CallText from the second piece on.
+        self._first = ""
+        self._text: CallText | None = None
+        self._allowed = _allowed_keys(envelope)
         self._fed = False
         self._offset = 0
         self._live = (
@@ -295,23 +293,45 @@ class JsonCallReader:
         if not self._fed:
             self._fed = True
             self._offset = offset
-        self._text.append(text)
+            self._first = text
+        else:
+            kept = self._text
+            if kept is None:
+                kept = self._text = CallText(self._envelope.arguments)
+                kept.append(self._first)
+                self._first = ""
+            kept.append(text)
         if self._live is not None:
             self._live.feed(text)
+
+    def _take_text(self) -> str:
+        """The call's whole text, let go here."""
+        kept = self._text
+        if kept is None:
+            text, self._first = self._first, ""
+            return text
+        return kept.take()
 
     # the close -----------------------------------------------------------------------------
 
     def close(self, marker: str | None, offset: int) -> None:
         if marker is not None:
-            envelope = self._text.envelope()  # a big call: the text around its arguments
-            if envelope is None:
-                accepted = self._accept(self._text.text())
+            kept = self._text
+            if kept is None:
+                accepted = self._accept(self._first)
+                if accepted:
+                    self._first = ""
+                    return
             else:
-                accepted = self._accept(envelope, self._text.arguments)
-            if accepted:
-                self._text.clear()
-                return
-        text = self._text.take()
+                envelope = kept.envelope()  # a big call: the text around its arguments
+                if envelope is None:
+                    accepted = self._accept(kept.text())
+                else:
+                    accepted = self._accept(envelope, kept.arguments)
+                if accepted:
+                    kept.clear()
+                    return
+        text = self._take_text()
         # The slow way: what the scanner makes of the whole text, and what is wrong with it.
         scanner = self._live
         if scanner is None:
@@ -384,10 +404,10 @@ class JsonCallReader:
         else:
             identifier = parser.new_call_id() if call_id is None else call_id[0]
             index = parser.next_call_index()
-            parser.emit(ToolCallStart(index, identifier, name[0]))
             written = text[start:end] if kept_arguments is None else kept_arguments()
-            parser.emit(ToolCallDelta(index, written))
+            parser.emit_call(index, identifier, name[0], written)
             del written
+            return True
         if index is None:  # cannot happen (the scanner saw the same name): the slow way says
             return False
         parser.emit(ToolCallEnd(index))
@@ -432,6 +452,25 @@ class JsonCallReader:
         if scanner.duplicate is not None:  # json keeps the last; the stream had both
             return f"the key {scanner.duplicate!r} twice"
         return arguments_problem(scanner.values.get(key, "").strip() or "{}")
+
+
+_ALLOWED: dict[int, tuple[CallEnvelope, frozenset[str]]] = {}
+
+
+def _allowed_keys(envelope: CallEnvelope) -> frozenset[str]:
+    """The keys a valid call of ``envelope`` may hold, worked out once per envelope (kept
+    by identity, with the envelope: a reader is made per call)."""
+    kept = _ALLOWED.get(id(envelope))
+    if kept is not None and kept[0] is envelope:
+        return kept[1]
+    ignored = [key for key, _ in envelope.ignored]
+    allowed = frozenset(
+        key for key in (envelope.id, envelope.name, *envelope.arguments_keys, *ignored) if key
+    )
+    if len(_ALLOWED) >= 256:
+        _ALLOWED.clear()
+    _ALLOWED[id(envelope)] = (envelope, allowed)
+    return allowed
 
 
 def json_call_reader(envelope: CallEnvelope, close_marker: str) -> ReaderFactory:
