@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 import pawlette
 from pawlette.engine import readers
-from pawlette.engine.call_arguments import MAX_NESTING, load_json, read_object
+from pawlette.engine.call_arguments import MAX_NESTING, load_json, nested_deeper, read_object
 
 from ..helpers import feed_in_pieces
 from ..strategies.completions import completion
@@ -103,3 +103,40 @@ def test_the_shortcut_changes_no_event(name: str, seed: int, sizes: list[int]) -
             patch.setattr(readers, "read_object", lambda text: None)
             slow = feed_in_pieces(fmt, text, sizes, conversation=False, stream_arguments=live)
         assert fast == slow
+
+
+def _depth(value: object) -> int:
+    """The reference: the nesting of a decoded value, by walking it (the object itself is 1)."""
+    if isinstance(value, dict):
+        return 1 + max((_depth(item) for item in value.values()), default=0)
+    if isinstance(value, list):
+        return 1 + max((_depth(item) for item in value), default=0)
+    return 0
+
+
+# Strings full of what the measure must see through: brackets, quotes, backslashes, escapes.
+awkward = st.text(alphabet='[]{}"\\/nu0 a\u00e9\U0001f600\ud800', max_size=6)
+nested = st.recursive(
+    st.none() | st.integers() | awkward,
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(awkward, inner, max_size=3),
+    max_leaves=30,
+)
+
+
+@settings(max_examples=400)
+@given(nested, st.booleans(), st.sampled_from([None, 1]))
+def test_nested_deeper_measures_the_text_as_a_walk_measures_the_value(
+    value: object, ascii_only: bool, indent: int | None
+) -> None:
+    text = json.dumps(value, ensure_ascii=ascii_only, indent=indent)
+    depth = _depth(value)
+    for limit in {0, 1, max(depth - 1, 0), depth, depth + 1}:
+        assert nested_deeper(text, limit) == (depth > limit), (text, limit)
+
+
+def test_nested_deeper_at_the_limit() -> None:
+    for depth in (99, 100, 101, 150):
+        text = "[" * depth + '"]]][[{"' + "]" * depth
+        assert nested_deeper(text) == (depth > MAX_NESTING)
+        text = '{"a": ' + '{"b": [' * (depth // 2) + '"\\"' + "]}" * (depth // 2) + "}"
+        assert nested_deeper(text) == (1 + 2 * (depth // 2) > MAX_NESTING)

@@ -115,6 +115,7 @@ class _Tables:
         "extendable",
         "group_searches",
         "holdback",
+        "inner",
         "literal",
         "longest_prefix",
         "pattern",
@@ -139,6 +140,14 @@ class _Tables:
         )
         # A marker that is a proper prefix of another may still grow: hold it back at the end.
         self.extendable = frozenset(marker for marker in markers if marker in self.prefixes)
+        # Markers written inside another one, after its start (chatml's ``<tool_call>`` in its
+        # tools block's long marker): only these can be part of a longer marker that began
+        # earlier and is not complete yet (see Lexer._scan).
+        self.inner = frozenset(
+            marker
+            for marker in markers
+            if any(other.find(marker, 1) > 0 for other in markers if other != marker)
+        )
         # An escaped marker is the shortest marker that begins it (see the module docstring).
         self.literal = {
             marker: min((other for other in markers if marker.startswith(other)), key=len)
@@ -196,6 +205,7 @@ class Lexer:
         "_extendable",
         "_group_searches",
         "_holdback_search",
+        "_inner",
         "_literal",
         "_longest_prefix",
         "_offset",
@@ -212,6 +222,7 @@ class Lexer:
         self._short = 40 * len(tables.group_searches)
         self._prefixes = tables.prefixes
         self._extendable = tables.extendable
+        self._inner = tables.inner
         self._literal = tables.literal
         self._longest_prefix = tables.longest_prefix
         self._holdback_search = None if tables.holdback is None else tables.holdback.search
@@ -283,6 +294,8 @@ class Lexer:
     def finish(self) -> list[Token]:
         tokens: list[Token] = []
         buffer = self._buffer
+        if not buffer:
+            return tokens
         self._buffer = ""
         position = self._scan(buffer, tokens, final=True)
         if position < len(buffer):
@@ -343,10 +356,13 @@ class Lexer:
             if start > last and not final:
                 # A marker that starts earlier and is not complete yet may still win
                 # (leftmost-longest: ``\n</tools>...<tool_call>...`` holds ``<tool_call>``).
-                if incomplete == -2 or 0 <= incomplete < position:
-                    incomplete = self._incomplete_from(buffer, position)
-                if 0 <= incomplete < start:
-                    return self._flush_before(buffer, position, incomplete, tokens)
+                # That longer marker would hold this one after its start: only an inner one
+                # needs looking for it.
+                if marker in self._inner:
+                    if incomplete == -2 or 0 <= incomplete < position:
+                        incomplete = self._incomplete_from(buffer, position)
+                    if 0 <= incomplete < start:
+                        return self._flush_before(buffer, position, incomplete, tokens)
                 if (
                     start >= last
                     and marker in self._extendable

@@ -480,13 +480,18 @@ class Parser:
         """End of input.  ``finish_reason`` is the engine's (``length`` wins over ours)."""
         if self.finished:
             return []
-        self._dispatch(self._lexer.finish())
+        lexer = self._lexer
+        tokens = lexer.finish()
+        if tokens:
+            self._dispatch(tokens)
+        del tokens
         self.finished = True
-        self.reader.close(None, self._lexer.offset)
+        self.reader.close(None, lexer.offset)
         if self.conversation:
             self.end_message()
             return self._take()
-        self._end_trailing()
+        if self._trailing_stray:
+            self._end_trailing()
         self.message_role = None
         if not self._completion_started:
             self._completion_started = True
