@@ -96,6 +96,10 @@ _skip = cast(Callable[[str, int], "re.Match[str]"], re.compile(r"[ \t\n\r]*").ma
 _scan_value: Callable[[str, int], tuple[Any, int]] = json.JSONDecoder(
     parse_constant=refuse_json_constant, parse_float=refuse_json_overflow
 ).scan_once  # type: ignore[attr-defined]
+scan_value = _scan_value
+"""``(value, end)`` of the strict JSON value at an index of a text (json's C scanner, refusing
+``NaN``, infinities and numbers beyond a double; ``StopIteration`` or ``ValueError`` if
+none is there)."""
 _scan_string: Callable[[str, int, bool], tuple[str, int]] = json.decoder.scanstring  # type: ignore[attr-defined]
 
 # A key with no escape (nor control character), its colon and the whitespace after it; a

@@ -20,7 +20,7 @@ from ..types import (
     ToolCallEnd,
     ToolsDeclared,
 )
-from .call_arguments import arguments_problem, load_json, read_object
+from .call_arguments import arguments_problem, load_json, nested_deeper, read_object, scan_value
 from .call_scanner import CallScanner
 from .call_text import CallText
 from .machine import Parser, Reader, ReaderFactory
@@ -120,6 +120,7 @@ class ScaffoldReader:
 
 _KEY_START = re.compile(r"[A-Za-z_]")
 _KEY_CHAR = re.compile(r"[A-Za-z0-9_.\-]")
+_KEY_RUN = re.compile(r"[A-Za-z_][A-Za-z0-9_.\-]*").match
 
 
 class HeaderReader:
@@ -142,6 +143,15 @@ class HeaderReader:
         if self._phase == "content":
             self._parser.emit(TextDelta(text))
             return
+        if self._phase == "start":
+            # The usual turn starts with text that is no header: a word ended by anything
+            # but ``=`` (what the character steps below find, at C speed).
+            key = _KEY_RUN(text)
+            end = 0 if key is None else key.end()
+            if end < len(text) and (end == 0 or text[end] != "="):
+                self._phase = "content"
+                self._parser.emit(TextDelta(text))
+                return
         for character in text:
             if not self._advance(character):
                 self._phase = "content"
@@ -369,6 +379,20 @@ class JsonCallReader:
         ``kept_arguments``: gives the arguments, kept apart and known to be a valid object (asked
         only if they are handed on here, not streamed); ``text`` holds ``{}`` in their place.
         """
+        if self._live is None:
+            plain = _plain_call(self._envelope, text)
+            if plain is not None:  # the usual call: read with one match and the C scanner
+                caller = self._parser
+                written_id, called, begin, finish = plain
+                # The id first, then the index (as below: an id factory may count the calls).
+                identifier = caller.new_call_id() if written_id is None else written_id
+                caller.emit_call(
+                    caller.next_call_index(),
+                    identifier,
+                    called,
+                    text[begin:finish] if kept_arguments is None else kept_arguments(),
+                )
+                return True
         members = read_object(text)
         if members is None:
             return False
@@ -455,6 +479,65 @@ class JsonCallReader:
 
 
 _ALLOWED: dict[int, tuple[CallEnvelope, frozenset[str]]] = {}
+_PLAIN_CALLS: dict[int, tuple[CallEnvelope, Callable[[str], re.Match[str] | None] | None]] = {}
+_SPACE = "[ \t\n\r]*"
+_PLAIN = '"([^"\\\\\x00-\x1f]*)"'  # a JSON string with no escape nor control character
+_CLOSE = re.compile(_SPACE + r"\}" + _SPACE + r"\Z").match
+
+
+def _plain_call_match(envelope: CallEnvelope) -> Callable[[str], re.Match[str] | None] | None:
+    """A match of a call's text up to its arguments, for the usual calls of ``envelope``:
+    its keys and nothing else (the id, if any, before or after the name), written plain
+    (no escape), the name not empty.  None: the envelope ignores keys (read the long way)."""
+    kept = _PLAIN_CALLS.get(id(envelope))
+    if kept is not None and kept[0] is envelope:
+        return kept[1]
+    match = None
+    if not envelope.ignored:
+        member = f"{_SPACE}:{_SPACE}"
+        identifier = (
+            ""
+            if envelope.id is None
+            else f'(?:"{re.escape(envelope.id)}"{member}{_PLAIN}{_SPACE},{_SPACE})?'
+        )
+        keys = "|".join(re.escape(key) for key in envelope.arguments_keys)
+        name = f'"{re.escape(envelope.name)}"{member}"([^"\\\\\x00-\x1f]+)"{_SPACE},{_SPACE}'
+        match = re.compile(
+            f'{_SPACE}\\{{{_SPACE}{identifier}{name}{identifier}"(?:{keys})"{member}'
+        ).match
+    if len(_PLAIN_CALLS) >= 256:
+        _PLAIN_CALLS.clear()
+    _PLAIN_CALLS[id(envelope)] = (envelope, match)
+    return match
+
+
+def _plain_call(envelope: CallEnvelope, text: str) -> tuple[str | None, str, int, int] | None:
+    """``(id or None, name, start, end)`` of the arguments when ``text`` is a valid call of
+    ``envelope`` written the usual way (see :func:`_plain_call_match`), its arguments an
+    object as :func:`read_object` takes it; else None (the caller reads it the long way,
+    which also says what is wrong)."""
+    match = _plain_call_match(envelope)
+    found = None if match is None else match(text)
+    if found is None:
+        return None
+    groups = found.groups()
+    if len(groups) == 3:
+        before, name, after = groups
+        if before is not None and after is not None:
+            return None  # the id written twice
+        identifier = before if after is None else after
+    else:
+        identifier, name = None, groups[0]
+    start = found.end()
+    if not text.startswith("{", start):
+        return None
+    try:
+        value, end = scan_value(text, start)
+    except (ValueError, StopIteration, RecursionError):
+        return None
+    if type(value) is not dict or _CLOSE(text, end) is None or nested_deeper(text):
+        return None
+    return identifier, name, start, end
 
 
 def _allowed_keys(envelope: CallEnvelope) -> frozenset[str]:
