@@ -596,8 +596,15 @@ def _pawlette_side(name: str) -> tuple[Callable[[], list[Any]], int]:
     return run, len(ids)
 
 
-def _harmony_side(encoding: Any, parts: tuple[str, ...]) -> tuple[Callable[[], Any], int]:
-    """A run of harmony's ``StreamableParser`` over its turn with ``parts`` (checked)."""
+def _harmony_side(
+    encoding: Any, parts: tuple[str, ...], *, wrapped: bool = False
+) -> tuple[Callable[[], Any], int]:
+    """A run of harmony's ``StreamableParser`` over its turn with ``parts`` (checked).
+
+    The Rust parser is called directly (``process`` and ``last_content_delta`` of the object
+    the Python class wraps, as that class itself calls them), so the per-token comparison is
+    with the Rust engine, not with a Python method call around it; ``wrapped``: through the
+    Python class, a variant that favours pawlette."""
     from openai_harmony import Role, StreamableParser
 
     ids = encoding.encode(harmony_parts_turn(parts), allowed_special="all")
@@ -605,9 +612,18 @@ def _harmony_side(encoding: Any, parts: tuple[str, ...]) -> tuple[Callable[[], A
     def run() -> Any:
         parser = StreamableParser(encoding, role=Role.ASSISTANT)
         deltas = []
+        if wrapped:
+            for token in ids:
+                parser.process(token)
+                delta = parser.last_content_delta
+                if delta:
+                    deltas.append(delta)
+            return parser
+        inner = parser._inner  # the Rust StreamableParser
+        process = inner.process
         for token in ids:
-            parser.process(token)
-            delta = parser.last_content_delta
+            process(token)
+            delta = inner.last_content_delta
             if delta:
                 deltas.append(delta)
         return parser
@@ -646,7 +662,9 @@ def per_token(rounds: int, formats: tuple[str, ...] = PER_TOKEN_FORMATS) -> dict
     for parts in compositions:
         label = "harmony " + "+".join(parts)
         sides[label], tokens[label] = _harmony_side(encoding, parts)
-    results = interleaved(sides, 20, rounds)
+    wrapped = "harmony, Python wrapper, " + "+".join(compositions[0])
+    sides[wrapped], tokens[wrapped] = _harmony_side(encoding, compositions[0], wrapped=True)
+    results = interleaved(sides, 20, rounds, clock=time.thread_time)
     best = {side: results[side][0] / tokens[side] * 1e6 for side in sides}
     median = {side: results[side][1] / tokens[side] * 1e6 for side in sides}
     full = "harmony " + "+".join(compositions[0])
@@ -665,6 +683,10 @@ def per_token(rounds: int, formats: tuple[str, ...] = PER_TOKEN_FORMATS) -> dict
     for parts in compositions:
         label = "harmony " + "+".join(parts)
         print(f"  {label:34}{tokens[label]:>7}{best[label]:>14.2f}{median[label]:>10.2f}")
+    print(
+        f"  {wrapped:34}{tokens[wrapped]:>7}{best[wrapped]:>14.2f}{median[wrapped]:>10.2f}"
+        "  (favours pawlette: a Python call around each Rust call)"
+    )
     print(
         "  (ratio: pawlette's CPU per token over harmony's on a turn of the same parts; vs "
         f"largest turn: over {full}'s; the turns differ in tokens: o200k spells each "
