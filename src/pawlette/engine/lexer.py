@@ -113,6 +113,7 @@ class _Tables:
 
     __slots__ = (
         "extendable",
+        "group_firsts",
         "group_searches",
         "holdback",
         "inner",
@@ -135,6 +136,10 @@ class _Tables:
             if "" in by_first
             else tuple(marker_pattern(group).search for _, group in sorted(by_first.items()))
         )
+        # Each group's first character (empty: the one search with the whole pattern), which
+        # ``str.find`` looks for first: memchr's speed, where ``re`` steps through the text
+        # a character at a time (a long text often holds none of a group's first character).
+        self.group_firsts = ("",) if "" in by_first else tuple(sorted(by_first))
         self.prefixes = frozenset(
             marker[:length] for marker in markers for length in range(1, len(marker))
         )
@@ -203,6 +208,7 @@ class Lexer:
         "_buffer",
         "_escape",
         "_extendable",
+        "_group_firsts",
         "_group_searches",
         "_holdback_search",
         "_inner",
@@ -218,6 +224,7 @@ class Lexer:
         tables = _tables(markers if type(markers) is frozenset else frozenset(markers))
         self._search = tables.pattern.search
         self._group_searches = tables.group_searches
+        self._group_firsts = tables.group_firsts
         # Up to this length one search with the whole pattern costs less than one per group.
         self._short = 40 * len(tables.group_searches)
         self._prefixes = tables.prefixes
@@ -330,7 +337,11 @@ class Lexer:
             found: list[re.Match[str] | None] = [match]
         else:
             searches = self._group_searches
-            found = [search(buffer, 0) for search in searches]
+            firsts = self._group_firsts
+            found = []
+            for first, search in zip(firsts, searches, strict=True):
+                at = buffer.find(first)
+                found.append(None if at < 0 else search(buffer, at))
         single = len(found) == 1
         position = 0
         last = length - self._longest_prefix  # a marker may begin unfinished from here
@@ -411,7 +422,8 @@ class Lexer:
             else:
                 for index, candidate in enumerate(found):
                     if candidate is not None and candidate.start() < position:
-                        found[index] = searches[index](buffer, position)
+                        at = buffer.find(firsts[index], position)
+                        found[index] = None if at < 0 else searches[index](buffer, at)
 
     def _incomplete_from(self, buffer: str, position: int) -> int:
         """The first place from ``position`` on (and within a marker's length of the end)

@@ -290,7 +290,6 @@ class JsonCallReader:
         # else is made for it), a CallText from the second piece on.
         self._first = ""
         self._text: CallText | None = None
-        self._allowed = _allowed_keys(envelope)
         self._fed = False
         self._offset = 0
         self._live = (
@@ -411,7 +410,7 @@ class JsonCallReader:
             or not name[0]  # an empty name is no name
             or not isinstance(arguments[0], dict)
             or (call_id is not None and not isinstance(call_id[0], str))
-            or not self._allowed.issuperset(members)
+            or not _allowed_keys(envelope).issuperset(members)
         ):
             return False
         for key, value in envelope.ignored:
@@ -449,7 +448,7 @@ class JsonCallReader:
         envelope = self._envelope
         if not isinstance(value, dict):
             return "not a JSON object"
-        unknown = sorted(set(value) - self._allowed)
+        unknown = sorted(set(value) - _allowed_keys(envelope))
         if unknown:
             return f"unknown keys {unknown}"
         if not isinstance(value.get(envelope.name), str):
