@@ -34,34 +34,23 @@ from ..types import (
 
 
 class _MessageBuilder:
-    __slots__ = (
-        "call_heads",
-        "calls",
-        "declared_tools",
-        "ended_calls",
-        "fields",
-        "metadata",
-        "parts",
-        "reasoning",
-        "role",
-        "steps",
-        "text",
-    )
+    # Fields that most messages never set are read from the class until set (a parse builds
+    # one builder per message, and most hold text and nothing else).
+    reasoning: list[str] | None = None
+    steps: list[ThinkStep] | None = None
+    # Calls, made on the first: index -> argument pieces, index -> (id, name), the indexes
+    # that ended.
+    calls: dict[int, list[str]] | None = None
+    call_heads: dict[int, tuple[str, str]] | None = None
+    ended_calls: set[int] | None = None
+    fields: dict[str, str] | None = None
+    metadata: list[tuple[str, str]] | None = None
+    declared_tools = False
 
     def __init__(self, role: Role) -> None:
         self.role = role
         self.parts: list[ContentPart] = []
         self.text: list[str] = []
-        self.reasoning: list[str] | None = None
-        self.steps: list[ThinkStep] | None = None
-        # Calls, made on the first (most messages have none): index -> argument pieces,
-        # index -> (id, name), the indexes that ended.
-        self.calls: dict[int, list[str]] | None = None
-        self.call_heads: dict[int, tuple[str, str]] | None = None
-        self.ended_calls: set[int] | None = None
-        self.fields: dict[str, str] | None = None
-        self.metadata: list[tuple[str, str]] | None = None
-        self.declared_tools = False
 
     def only_declares_tools(self) -> bool:
         """A turn written only to hold the tools (no text, no header): not a message."""
@@ -269,9 +258,15 @@ def fold(events: Iterable[Event], fields: Mapping[Role, Mapping[str, str]] | Non
     folder = Folder(fields)
     handlers = _HANDLERS
     for event in events:
-        handler = handlers.get(type(event))
+        kind = type(event)
+        if kind is TextDelta:  # the most frequent, inline
+            current = folder._current
+            if current is not None:
+                current.text.append(event.text)  # type: ignore[union-attr]
+                continue
+        handler = handlers.get(kind)
         if handler is None:
-            handler = _handler_of(type(event))
+            handler = _handler_of(kind)
         handler(folder, event)
     return folder.close()
 

@@ -213,6 +213,10 @@ class Parser:
     calls_in_completion = 0
     finished = False
     _redirect: str | None = None
+    # Held calls: their start and their arguments so far (compactly: a call streamed a
+    # character at a time is not kept as an event per character); made on the first.
+    _held: dict[int, tuple[ToolCallStart, TextPieces]] | None = None
+    _late_held: dict[int, LateText] | None = None  # held calls' arguments not made yet
     entered_by: str | None = None
     """The marker that entered the current state (readers quote it in lenient text)."""
 
@@ -234,8 +238,6 @@ class Parser:
         """Pass call events at once instead of holding each call until it is known valid."""
         # Held calls: their start and their arguments so far (compactly: a call streamed a
         # character at a time is not kept as an event per character).
-        self._held: dict[int, tuple[ToolCallStart, TextPieces]] = {}
-        self._late_held: dict[int, LateText] = {}  # held calls' arguments not made yet
         self._late: list[int] = []  # where in ``_events`` a LateText waits (see the docstring)
         self.new_call_id = id_factory or random_call_id
         self.tools: tuple[Tool, ...] = tools if type(tools) is tuple else tuple(tools)
@@ -293,9 +295,12 @@ class Parser:
 
     def _hold(self, event: ToolCallStart | ToolCallDelta | ToolCallEnd) -> None:
         """The call gate (see the module docstring)."""
-        held = self._held.get(event.index)
+        held_calls = self._held
+        if held_calls is None:
+            held_calls = self._held = {}
+        held = held_calls.get(event.index)
         if isinstance(event, ToolCallStart):
-            self._held[event.index] = (event, TextPieces())
+            held_calls[event.index] = (event, TextPieces())
             if self._late_held:
                 self._late_held.pop(event.index, None)
         elif held is None:  # not a held call (a reader's bug): nothing to wait for
@@ -307,7 +312,7 @@ class Parser:
             else:
                 held[1].append(arguments)
         else:
-            del self._held[event.index]
+            del held_calls[event.index]
             late = self._late_held.pop(event.index, None) if self._late_held else None
             arguments = held[1].take()  # one piece: that very string, not a copy
             self._events.append(held[0])
@@ -322,7 +327,10 @@ class Parser:
         """A held call's delta when a :class:`LateText` is involved: the late arguments stay
         unmade while they are the call's only text (as a reader gives them); otherwise (not
         seen from our readers) they are made now, keeping the text's order."""
-        late = self._late_held.pop(index, None)
+        late_held = self._late_held
+        if late_held is None:
+            late_held = self._late_held = {}
+        late = late_held.pop(index, None)
         if late is not None:
             pieces.append(late.take())
         if type(arguments) is not LateText:
@@ -333,7 +341,7 @@ class Parser:
             pieces.append(earlier)
             pieces.append(arguments.take())
         else:
-            self._late_held[index] = arguments
+            late_held[index] = arguments
 
     def abandon_call(self, index: int) -> None:
         """The call ``index`` is malformed: it is no call.  Held events vanish (and its index
@@ -341,7 +349,7 @@ class Parser:
         reader emits the call's text as content."""
         self.calls_in_message = max(0, self.calls_in_message - 1)
         self.calls_in_completion = max(0, self.calls_in_completion - 1)
-        held = self._held.pop(index, None)
+        held = self._held.pop(index, None) if self._held else None
         if self._late_held:
             self._late_held.pop(index, None)
         if held is not None and not self.conversation and index == self._next_index - 1:
