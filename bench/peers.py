@@ -289,7 +289,7 @@ def peer_templates() -> dict[str, tuple[dict[str, Any], str]]:
     return templates
 
 
-def _comparable(message: dict[str, Any], *, decoded: bool) -> tuple[Any, ...]:
+def comparable(message: dict[str, Any], *, decoded: bool) -> tuple[Any, ...]:
     """What both sides must agree on: reasoning and content (stripped: transformers strips
     text), each call's name and arguments (decoded)."""
     calls = tuple(
@@ -368,7 +368,7 @@ def _whole_turn_row(name: str, shape: str, compiled: Any, rounds: int, budget: f
     text = shape_completion(name, shape)
     ours = fmt.parse(text).message
     theirs = parse_response(text, compiled, prefix="")
-    if _comparable(ours, decoded=False) != _comparable(theirs, decoded=True):
+    if comparable(ours, decoded=False) != comparable(theirs, decoded=True):
         raise SystemExit(f"bench.peers: {name} {shape}: the sides parse differently")
 
     def pawlette_side() -> object:
