@@ -116,11 +116,13 @@ class _Tables:
         "group_firsts",
         "group_searches",
         "holdback",
+        "holdback_search",
         "inner",
         "literal",
         "longest_prefix",
         "pattern",
         "prefixes",
+        "short",
     )
 
     def __init__(self, markers: frozenset[str]) -> None:
@@ -164,6 +166,9 @@ class _Tables:
         # lookup per length.  The prefixes are written as a trie, so the regex tries each
         # place once.
         self.holdback = _prefix_regex(self.prefixes)
+        self.holdback_search = None if self.holdback is None else self.holdback.search
+        # Up to this length one search with the whole pattern costs less than one per group.
+        self.short = 40 * len(self.group_searches)
 
 
 def _prefix_regex(prefixes: frozenset[str]) -> re.Pattern[str] | None:
@@ -207,32 +212,23 @@ class Lexer:
     __slots__ = (
         "_buffer",
         "_escape",
-        "_extendable",
-        "_group_firsts",
-        "_group_searches",
         "_holdback_search",
-        "_inner",
-        "_literal",
         "_longest_prefix",
         "_offset",
-        "_prefixes",
         "_search",
         "_short",
+        "_tables",
     )
 
     def __init__(self, markers: Iterable[str], *, escape: bool) -> None:
+        # What every feed reads is kept here; the rest is read from the tables (one set of
+        # them per set of markers) when a feed holds a marker.
         tables = _tables(markers if type(markers) is frozenset else frozenset(markers))
+        self._tables = tables
         self._search = tables.pattern.search
-        self._group_searches = tables.group_searches
-        self._group_firsts = tables.group_firsts
-        # Up to this length one search with the whole pattern costs less than one per group.
-        self._short = 40 * len(tables.group_searches)
-        self._prefixes = tables.prefixes
-        self._extendable = tables.extendable
-        self._inner = tables.inner
-        self._literal = tables.literal
+        self._short = tables.short
         self._longest_prefix = tables.longest_prefix
-        self._holdback_search = None if tables.holdback is None else tables.holdback.search
+        self._holdback_search = tables.holdback_search
         self._escape = escape
         self._buffer = ""
         self._offset = 0
@@ -336,8 +332,8 @@ class Lexer:
             searches: tuple[Callable[[str, int], re.Match[str] | None], ...] = (self._search,)
             found: list[re.Match[str] | None] = [match]
         else:
-            searches = self._group_searches
-            firsts = self._group_firsts
+            searches = self._tables.group_searches
+            firsts = self._tables.group_firsts
             found = []
             for first, search in zip(firsts, searches, strict=True):
                 at = buffer.find(first)
@@ -369,15 +365,15 @@ class Lexer:
                 # (leftmost-longest: ``\n</tools>...<tool_call>...`` holds ``<tool_call>``).
                 # That longer marker would hold this one after its start: only an inner one
                 # needs looking for it.
-                if marker in self._inner:
+                if marker in self._tables.inner:
                     if incomplete == -2 or 0 <= incomplete < position:
                         incomplete = self._incomplete_from(buffer, position)
                     if 0 <= incomplete < start:
                         return self._flush_before(buffer, position, incomplete, tokens)
                 if (
                     start >= last
-                    and marker in self._extendable
-                    and buffer[start:] in self._prefixes
+                    and marker in self._tables.extendable
+                    and buffer[start:] in self._tables.prefixes
                 ):
                     # It may still grow into a longer marker (the text after it so far is the
                     # start of one, not only when the buffer ends with it): decide when more
@@ -390,8 +386,8 @@ class Lexer:
             elif (
                 start == last
                 and not final
-                and marker in self._extendable
-                and buffer[start:] in self._prefixes
+                and marker in self._tables.extendable
+                and buffer[start:] in self._tables.prefixes
             ):
                 return (
                     position
@@ -405,7 +401,7 @@ class Lexer:
             )
             if run % 2:
                 before = buffer[position : start - run] + "\\" * (run // 2)
-                marker = self._literal[marker]
+                marker = self._tables.literal[marker]
                 end = start + len(marker)
                 self._emit_text(tokens, before + marker, position)
             else:

@@ -281,22 +281,22 @@ class JsonCallReader:
     are asked for as before) and the checks of :meth:`_validate`.
     """
 
+    # The call's text: its first piece as it came (a call fed whole is one piece: nothing
+    # else is made for it), a CallText from the second piece on.  Defaults read from the
+    # class until set (a reader is made per call).
+    _first = ""
+    _text: CallText | None = None
+    _fed = False
+    _offset = 0
+    _live: CallScanner | None = None
+
     def __init__(self, parser: Parser, envelope: CallEnvelope, close_marker: str) -> None:
         self._parser = parser
         self._envelope = envelope
         self._close_marker = close_marker
         self._open_marker = parser.entered_by or ""
-        # The call's text: its first piece as it came (a call fed whole is one piece: nothing
-        # else is made for it), a CallText from the second piece on.
-        self._first = ""
-        self._text: CallText | None = None
-        self._fed = False
-        self._offset = 0
-        self._live = (
-            CallScanner(parser, envelope, keep_arguments=False, emit=True)
-            if parser.stream_arguments
-            else None
-        )
+        if parser.stream_arguments:
+            self._live = CallScanner(parser, envelope, keep_arguments=False, emit=True)
 
     def feed(self, text: str, offset: int) -> None:
         if not self._fed:
