@@ -330,51 +330,53 @@ class Lexer:
                 if match is None:
                     return 0  # most feeds of a stream: no marker
             searches: tuple[Callable[[str, int], re.Match[str] | None], ...] = (self._search,)
-            found: list[re.Match[str] | None] = [match]
+            firsts: tuple[str, ...] = ("",)
+            matches: list[re.Match[str] | None] = [match]
+            starts = [match.start()]
         else:
-            searches = self._tables.group_searches
-            firsts = self._tables.group_firsts
-            found = []
+            tables = self._tables
+            searches = tables.group_searches
+            firsts = tables.group_firsts
+            matches = []
+            starts = []
             for first, search in zip(firsts, searches, strict=True):
                 at = buffer.find(first)
-                found.append(None if at < 0 else search(buffer, at))
-        single = len(found) == 1
+                found = None if at < 0 else search(buffer, at)
+                matches.append(found)
+                # Each group's next marker, or the buffer's length: none (no marker starts
+                # there), so the leftmost is min(starts), found in C.
+                starts.append(length if found is None else found.start())
+        groups = len(starts)
         position = 0
         last = length - self._longest_prefix  # a marker may begin unfinished from here
         escape = self._escape
-        # Where the rest of the buffer could still begin a marker (see _incomplete_before),
+        offset = self._offset
+        # Where the rest of the buffer could still begin a marker (see _incomplete_from),
         # found once: -2 not looked for yet, -1 nowhere.
         incomplete = -2
         while True:
             # The leftmost marker: the first of the groups' (their first characters differ).
-            if single:
-                match = found[0]
+            if groups == 1:
+                start = starts[0]
+                match = matches[0]
             else:
-                match = None
-                for candidate in found:
-                    if candidate is not None and (
-                        match is None or candidate.start() < match.start()
-                    ):
-                        match = candidate
-            if match is None:
+                start = min(starts)
+                match = matches[starts.index(start)]
+            if start == length or match is None:
                 return position
-            start, end = match.span()
+            end = match.end()
             marker = match.group()
-            if start > last and not final:
-                # A marker that starts earlier and is not complete yet may still win
-                # (leftmost-longest: ``\n</tools>...<tool_call>...`` holds ``<tool_call>``).
-                # That longer marker would hold this one after its start: only an inner one
-                # needs looking for it.
-                if marker in self._tables.inner:
+            if start >= last and not final:
+                if start > last and marker in self._tables.inner:
+                    # A marker that starts earlier and is not complete yet may still win
+                    # (leftmost-longest: ``\n</tools>...<tool_call>...`` holds
+                    # ``<tool_call>``); it would hold this one after its start: only an inner
+                    # one needs looking for it.
                     if incomplete == -2 or 0 <= incomplete < position:
                         incomplete = self._incomplete_from(buffer, position)
                     if 0 <= incomplete < start:
                         return self._flush_before(buffer, position, incomplete, tokens)
-                if (
-                    start >= last
-                    and marker in self._tables.extendable
-                    and buffer[start:] in self._tables.prefixes
-                ):
+                if marker in self._tables.extendable and buffer[start:] in self._tables.prefixes:
                     # It may still grow into a longer marker (the text after it so far is the
                     # start of one, not only when the buffer ends with it): decide when more
                     # text comes.
@@ -383,17 +385,6 @@ class Lexer:
                         if start == position
                         else self._flush_before(buffer, position, start, tokens)
                     )
-            elif (
-                start == last
-                and not final
-                and marker in self._tables.extendable
-                and buffer[start:] in self._tables.prefixes
-            ):
-                return (
-                    position
-                    if start == position
-                    else self._flush_before(buffer, position, start, tokens)
-                )
             run = (
                 _backslashes_before(buffer, start, position)
                 if escape and buffer[start - 1 : start] == "\\"
@@ -410,16 +401,20 @@ class Lexer:
                     if tokens and tokens[-1][0] is None:
                         self._emit_text(tokens, before, position)
                     else:
-                        tokens.append((None, before, self._offset + position))
-                tokens.append((marker, marker, self._offset + start))
+                        tokens.append((None, before, offset + position))
+                tokens.append((marker, marker, offset + start))
             position = end
-            if single:
-                found[0] = searches[0](buffer, position)
+            if groups == 1:
+                found = searches[0](buffer, position)
+                matches[0] = found
+                starts[0] = length if found is None else found.start()
             else:
-                for index, candidate in enumerate(found):
-                    if candidate is not None and candidate.start() < position:
+                for index in range(groups):
+                    if starts[index] < position:
                         at = buffer.find(firsts[index], position)
-                        found[index] = None if at < 0 else searches[index](buffer, at)
+                        found = None if at < 0 else searches[index](buffer, at)
+                        matches[index] = found
+                        starts[index] = length if found is None else found.start()
 
     def _incomplete_from(self, buffer: str, position: int) -> int:
         """The first place from ``position`` on (and within a marker's length of the end)
