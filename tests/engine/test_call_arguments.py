@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 import pawlette
 from pawlette.engine import readers
 from pawlette.engine.call_arguments import MAX_NESTING, load_json, nested_deeper, read_object
+from pawlette.engine.readers import CallEnvelope, plain_call
 
 from ..helpers import feed_in_pieces
 from ..strategies.completions import completion
@@ -27,6 +28,11 @@ values = st.recursive(
     max_leaves=8,
 )
 spaces = st.sampled_from(["", " ", "\n", " \t\r\n"])
+plain_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=5),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=4), inner),
+    max_leaves=8,
+)
 breakers = st.sampled_from(["", "{", "}", '"', ",", ":", "\\", "NaN", "]", "\x01", "1" * 5000])
 
 
@@ -140,3 +146,75 @@ def test_nested_deeper_at_the_limit() -> None:
         assert nested_deeper(text) == (depth > MAX_NESTING)
         text = '{"a": ' + '{"b": [' * (depth // 2) + '"\\"' + "]}" * (depth // 2) + "}"
         assert nested_deeper(text) == (1 + 2 * (depth // 2) > MAX_NESTING)
+
+
+ENVELOPES = [
+    CallEnvelope(),
+    CallEnvelope(id=None),
+    CallEnvelope(arguments="parameters", also_arguments=("arguments",), id=None),
+    CallEnvelope(ignored=(("type", "function"),)),
+]
+
+
+@st.composite
+def calls(draw: st.DrawFn) -> str:
+    """A call object as models write one: its envelope's keys in some order, sometimes a key
+    more, twice or escaped, plain or awkward strings, objects or other values as arguments,
+    sometimes broken."""
+    usual = [
+        ["name", "arguments"],
+        ["id", "name", "arguments"],
+        ["name", "id", "arguments"],
+        ["name", "parameters"],
+        ["name", "arguments", "parameters"],
+        ["arguments", "name"],
+        ["id", "name", "id", "arguments"],
+        ["type", "name", "arguments"],
+    ]
+    if draw(st.integers(0, 3)):
+        keys = list(draw(st.sampled_from(usual)))
+    else:
+        keys = draw(st.permutations(["id", "name", "arguments", "parameters", "type", "x"]))
+        keys = keys[: draw(st.integers(1, 5))]
+    if not draw(st.integers(0, 5)):
+        keys.append(draw(st.sampled_from(keys)))
+    strings = st.sampled_from(
+        ["f", "get_weather", "call_1", "f", "get_weather", "", 'q"', "é", "a\\b", "\x01"]
+    )
+    members = []
+    for key in keys:
+        if key in ("arguments", "parameters") and draw(st.integers(0, 4)):
+            value = draw(st.dictionaries(st.text(max_size=3), plain_values, max_size=3))
+        elif key in ("id", "name", "type") and draw(st.integers(0, 4)):
+            value = draw(strings)
+        else:
+            value = draw(values)
+        name = key if draw(st.integers(0, 9)) else key.replace("a", "\\u0061")
+        members.append(
+            f'"{name}"' + draw(spaces) + ":" + draw(spaces) + json.dumps(value) + draw(spaces)
+        )
+    text = draw(spaces) + "{" + draw(spaces) + ",".join(members) + "}" + draw(spaces)
+    if draw(st.integers(0, 3)) == 0:
+        at = draw(st.integers(0, len(text)))
+        text = text[:at] + draw(breakers) + text[at + draw(st.integers(0, 2)) :]
+    return text
+
+
+@settings(max_examples=500)
+@given(calls(), st.sampled_from(ENVELOPES))
+def test_a_plain_call_is_what_the_long_read_accepts(text: str, envelope: CallEnvelope) -> None:
+    """The one-match read of a usual call gives what read_object and the envelope's checks
+    give, or leaves the text to them."""
+    found = plain_call(envelope, text)
+    if found is None:
+        return
+    members = read_object(text)
+    assert members is not None
+    identifier, name, start, end = found
+    key = envelope.arguments_key_in(members)
+    assert key is not None and members[key][1:] == (start, end)
+    assert isinstance(members[key][0], dict)
+    assert members[envelope.name][0] == name and name
+    assert set(members) <= {envelope.name, key} | ({envelope.id} if envelope.id else set())
+    written_id = members.get(envelope.id)[0] if envelope.id and envelope.id in members else None
+    assert identifier == written_id

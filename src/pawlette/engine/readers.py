@@ -379,7 +379,7 @@ class JsonCallReader:
         only if they are handed on here, not streamed); ``text`` holds ``{}`` in their place.
         """
         if self._live is None:
-            plain = _plain_call(self._envelope, text)
+            plain = plain_call(self._envelope, text)
             if plain is not None:  # the usual call: read with one match and the C scanner
                 caller = self._parser
                 written_id, called, begin, finish = plain
@@ -484,7 +484,7 @@ _PLAIN = '"([^"\\\\\x00-\x1f]*)"'  # a JSON string with no escape nor control ch
 _CLOSE = re.compile(_SPACE + r"\}" + _SPACE + r"\Z").match
 
 
-def _plain_call_match(envelope: CallEnvelope) -> Callable[[str], re.Match[str] | None] | None:
+def plain_call_match(envelope: CallEnvelope) -> Callable[[str], re.Match[str] | None] | None:
     """A match of a call's text up to its arguments, for the usual calls of ``envelope``:
     its keys and nothing else (the id, if any, before or after the name), written plain
     (no escape), the name not empty.  None: the envelope ignores keys (read the long way)."""
@@ -510,12 +510,12 @@ def _plain_call_match(envelope: CallEnvelope) -> Callable[[str], re.Match[str] |
     return match
 
 
-def _plain_call(envelope: CallEnvelope, text: str) -> tuple[str | None, str, int, int] | None:
+def plain_call(envelope: CallEnvelope, text: str) -> tuple[str | None, str, int, int] | None:
     """``(id or None, name, start, end)`` of the arguments when ``text`` is a valid call of
-    ``envelope`` written the usual way (see :func:`_plain_call_match`), its arguments an
+    ``envelope`` written the usual way (see :func:`plain_call_match`), its arguments an
     object as :func:`read_object` takes it; else None (the caller reads it the long way,
     which also says what is wrong)."""
-    match = _plain_call_match(envelope)
+    match = plain_call_match(envelope)
     found = None if match is None else match(text)
     if found is None:
         return None
