@@ -119,6 +119,7 @@ class _Tables:
         "holdback_search",
         "inner",
         "literal",
+        "long_markers",
         "longest_prefix",
         "pattern",
         "prefixes",
@@ -165,10 +166,38 @@ class _Tables:
         # that is a proper prefix of a marker, in one regex call instead of a slice and a set
         # lookup per length.  The prefixes are written as a trie, so the regex tries each
         # place once.
-        self.holdback = _prefix_regex(self.prefixes)
+        # ``re`` nests a group per character of the trie: markers longer than _TRIE_DEPTH (a
+        # fixed system text an inferred format writes whole) are held back past that depth
+        # by ``held_start`` instead.
+        self.holdback = _prefix_regex(
+            frozenset(prefix for prefix in self.prefixes if len(prefix) <= _TRIE_DEPTH)
+        )
         self.holdback_search = None if self.holdback is None else self.holdback.search
+        self.long_markers = tuple(marker for marker in markers if len(marker) > _TRIE_DEPTH + 1)
         # Up to this length one search with the whole pattern costs less than one per group.
         self.short = 40 * len(self.group_searches)
+
+    def held_start(self, buffer: str, low: int) -> int | None:
+        """Where the longest end of ``buffer`` (from ``low`` on) that is a proper prefix of a
+        marker begins (None: no such end)."""
+        found = None
+        if self.holdback is not None:
+            match = self.holdback.search(buffer, low)
+            if match is not None:
+                found = match.start()
+        length = len(buffer)
+        for marker in self.long_markers:
+            head = marker[: _TRIE_DEPTH + 1]
+            start = buffer.find(head, max(low, length - len(marker) + 1))
+            while start != -1 and (found is None or start < found):
+                if marker.startswith(buffer[start:]):
+                    found = start
+                    break
+                start = buffer.find(head, start + 1)
+        return found
+
+
+_TRIE_DEPTH = 200
 
 
 def _prefix_regex(prefixes: frozenset[str]) -> re.Pattern[str] | None:
@@ -212,6 +241,7 @@ class Lexer:
     __slots__ = (
         "_buffer",
         "_escape",
+        "_held_start",
         "_holdback_search",
         "_longest_prefix",
         "_offset",
@@ -229,6 +259,8 @@ class Lexer:
         self._short = tables.short
         self._longest_prefix = tables.longest_prefix
         self._holdback_search = tables.holdback_search
+        # Only markers longer than the holdback regex nests need the slower search.
+        self._held_start = tables.held_start if tables.long_markers else None
         self._escape = escape
         self._buffer = ""
         self._offset = 0
@@ -252,8 +284,13 @@ class Lexer:
         # proper prefix of one) and, escaping, the backslash run before it.
         hold = 0
         search = self._holdback_search
-        if search is not None:
-            match = search(buffer, max(position, length - self._longest_prefix))
+        low = max(position, length - self._longest_prefix)
+        if self._held_start is not None:
+            held = self._held_start(buffer, low)
+            if held is not None:
+                hold = length - held
+        elif search is not None:
+            match = search(buffer, low)
             if match is not None:
                 hold = length - match.start()
         if self._escape and buffer[length - hold - 1 : length - hold] == "\\":
@@ -419,10 +456,14 @@ class Lexer:
     def _incomplete_from(self, buffer: str, position: int) -> int:
         """The first place from ``position`` on (and within a marker's length of the end)
         where the rest of the buffer could still begin a marker; -1: none."""
+        low = max(position, len(buffer) - self._longest_prefix)
+        if self._held_start is not None:
+            held = self._held_start(buffer, low)
+            return -1 if held is None else held
         search = self._holdback_search
         if search is None:
             return -1
-        found = search(buffer, max(position, len(buffer) - self._longest_prefix))
+        found = search(buffer, low)
         return -1 if found is None else found.start()
 
     def _flush_before(self, buffer: str, position: int, start: int, tokens: list[Token]) -> int:
