@@ -113,6 +113,33 @@ def long_conversation(rounds: int = 6) -> dict[str, Any]:
     return {"messages": messages, "tools": CONVERSATION["tools"]}
 
 
+def fresh_conversations(conversation: dict[str, Any], count: int = 1000) -> list[dict[str, Any]]:
+    """``count`` copies of ``conversation`` whose call arguments and tool description differ
+    from copy to copy (more than pawlette keeps: every render writes them anew)."""
+    made = []
+    for number in range(count):
+        copy = json.loads(json.dumps(conversation))
+        for message in copy["messages"]:
+            for call in message.get("tool_calls", ()):
+                arguments = json.loads(call["function"]["arguments"])
+                arguments["unit"] = f"celsius {number}"
+                call["function"]["arguments"] = json.dumps(arguments)
+        copy["tools"][0]["function"]["description"] += f" ({number})"
+        made.append(copy)
+    return made
+
+
+def cycling(function: Callable[[Any], object], inputs: list[Any]) -> Callable[[], object]:
+    """``function`` of each input in turn, one per call."""
+    turn = iter(range(1 << 62))
+    size = len(inputs)
+
+    def call() -> object:
+        return function(inputs[next(turn) % size])
+
+    return call
+
+
 def _minijinja(template: str) -> Callable[..., str] | None:
     """``render(**variables)`` of ``template`` compiled once in minijinja (None: not
     installed), with transformers' Jinja settings (trim_blocks, lstrip_blocks, Python
@@ -175,51 +202,60 @@ def render_table(rounds: int = 7) -> Any:
             table.notes.append(f"{name}: the real template is not in the test cache")
             continue
         compiled = _minijinja(template)
-        for conversation in (CONVERSATION, long_conversation()):
-            messages = hugging_face(conversation["messages"])
-            tools = conversation["tools"]
-            ours = fmt.render(conversation, add_generation_prompt=True).text
+        cases = [
+            ("", [CONVERSATION]),
+            ("", [long_conversation()]),
+            (", new arguments and tools each render", fresh_conversations(long_conversation())),
+        ]
+        for label, conversations in cases:
+            count = len(conversations[0]["messages"])
+            peers_input = [
+                (hugging_face(conversation["messages"]), conversation["tools"])
+                for conversation in conversations
+            ]
+            ours = fmt.render(conversations[0], add_generation_prompt=True).text
             sides: dict[str, Callable[[], object]] = {
-                "pawlette": lambda fmt=fmt, conversation=conversation: fmt.render(
-                    conversation, add_generation_prompt=True
+                "pawlette": cycling(
+                    lambda conversation, fmt=fmt: fmt.render(
+                        conversation, add_generation_prompt=True
+                    ),
+                    conversations,
                 )
             }
             same = []
             if compiled is not None:
 
                 def mini(
+                    given: tuple[list[dict[str, Any]], list[dict[str, Any]]],
                     compiled: Callable[..., str] = compiled,
-                    messages: list[dict[str, Any]] = messages,
-                    tools: list[dict[str, Any]] = tools,
                 ) -> str:
                     return compiled(
-                        messages=messages, tools=tools, add_generation_prompt=True, **variables
+                        messages=given[0], tools=given[1], add_generation_prompt=True, **variables
                     )
 
-                sides["minijinja"] = mini
-                same.append(f"minijinja {'yes' if mini() == ours else 'no'}")
+                sides["minijinja"] = cycling(mini, peers_input)
+                same.append(f"minijinja {'yes' if mini(peers_input[0]) == ours else 'no'}")
             if render_jinja_template is not None:
 
                 def hugging(
+                    given: tuple[list[dict[str, Any]], list[dict[str, Any]]],
                     template: str = template,
-                    messages: list[dict[str, Any]] = messages,
-                    tools: list[dict[str, Any]] = tools,
                 ) -> str:
                     rendered, _ = render_jinja_template(
-                        conversations=[messages],
-                        tools=tools,
+                        conversations=[given[0]],
+                        tools=given[1],
                         chat_template=template,
                         add_generation_prompt=True,
                         **variables,
                     )
                     return str(rendered[0])
 
-                sides["transformers"] = hugging
-                same.append(f"transformers {'yes' if hugging() == ours else 'no'}")
-            calls = max(20, 6000 // len(messages))
+                sides["transformers"] = cycling(hugging, peers_input)
+                same.append(f"transformers {'yes' if hugging(peers_input[0]) == ours else 'no'}")
+            calls = max(20, 6000 // count)
             results = interleaved(sides, calls, rounds, clock=time.thread_time)
             best, median, _ = results["pawlette"]
-            row = [name, str(len(messages)), f"{best * 1e6:.1f} ({median * 1e6:.1f})"]
+            row = [name, f"{count}{label}", f"{best * 1e6:.1f} ({median * 1e6:.1f})"]
             for peer in ("minijinja", "transformers"):
                 if peer in results:
                     peer_best, peer_median, _ = results[peer]
