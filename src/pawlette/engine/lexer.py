@@ -271,6 +271,8 @@ class Lexer:
         return self._offset
 
     def feed(self, text: str) -> list[Token]:
+        if not text and not self._buffer:
+            return []  # (nothing to scan or hold: an empty completion, an empty delta)
         buffer = self._buffer + text if self._buffer else text
         tokens: list[Token] = []
         length = len(buffer)
