@@ -642,7 +642,7 @@ _KEPT_ARGUMENTS: dict[str, tuple[str, str]] = {}
 conversation's earlier calls come again with every later request (at most
 :data:`_KEPT_LIMIT` texts of at most :data:`_LONGEST_KEPT` characters; a text not kept is
 checked and written each time)."""
-_KEPT_LIMIT = 4096
+_KEPT_LIMIT = 1024
 _LONGEST_KEPT = 4096
 
 
