@@ -7,12 +7,16 @@
   in every format (each format's copy leaves out the message fields it cannot express),
   against, when installed, transformers' chat-template renderer with the format's exported
   Jinja template, and for PCML a plain Python f-string renderer of the same text (the floor);
-- with the peers (``bench/peers.py``; ``--no-peers`` to skip): a whole 2.5 KB PCML turn
-  against transformers' ``parse_response`` with an equivalent response template, per-token
-  parsing from ids against openai-harmony's Rust ``StreamableParser`` (the ``bench`` extra),
-  in CPU and wall time with the sides interleaved, and the peak memory of streaming one 4 MB
-  tool call through each (the resident set's growth after ``malloc_trim``, and for pawlette
-  also tracemalloc's peak).  The load average is printed: the machine may be shared.
+- with the peers (``bench/peers.py``; ``--no-peers`` to skip): the fixed cost of a
+  completion per format; whole turns of six shapes (a short call, prose, a 2.5 KB turn,
+  parallel calls, 200 nested objects, an 80 KB string) in PCML and chatml against
+  transformers' ``parse_response`` with the format's response template loaded once
+  (chatml's is transformers' own), on the completion alone, in thread CPU and wall time with
+  the sides interleaved; per-token parsing from ids against openai-harmony's Rust
+  ``StreamableParser`` called directly (the ``bench`` extra); and the peak memory of
+  streaming one 4 MB tool call through each (the resident set's growth after
+  ``malloc_trim``, and for pawlette also tracemalloc's peak).  Each table comes with its
+  facts (date, commit, load average, the peer's version): ``bench.tables.Table``.
 
 Usage, from the repository root: python -m bench.parse [--format pcml] [--megabytes 1]
     [--no-peers] [--rounds 7] [--call-megabytes 4]

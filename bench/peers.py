@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Any
 
 import pawlette
+from bench.tables import Table, load_average, machine_facts, version_of
 
 O200K_URL = "https://openaipublic.blob.core.windows.net/encodings/o200k_base.tiktoken"
 O200K_SHA256 = "446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d"
@@ -133,9 +134,15 @@ def check(side: str, reasoning: str, content: str, name: str, arguments: Any) ->
 
 
 def interleaved(
-    sides: dict[str, Callable[[], object]], calls: int, rounds: int
+    sides: dict[str, Callable[[], object]],
+    calls: int,
+    rounds: int,
+    *,
+    clock: Callable[[], float] = time.process_time,
 ) -> dict[str, tuple[float, float, float]]:
-    """Per side: (best CPU s/call, median CPU s/call, best wall s/call); sides alternate."""
+    """Per side: (best CPU s/call, median CPU s/call, best wall s/call); sides alternate.
+    ``clock``: the CPU clock (the process's by default; ``time.thread_time`` for work done
+    on the calling thread alone, which other threads' work cannot reach)."""
     cpu: dict[str, list[float]] = {name: [] for name in sides}
     wall: dict[str, list[float]] = {name: [] for name in sides}
     names = list(sides)
@@ -143,10 +150,10 @@ def interleaved(
         order = names if number % 2 == 0 else names[::-1]
         for name in order:
             function = sides[name]
-            cpu_start, wall_start = time.process_time(), time.perf_counter()
+            cpu_start, wall_start = clock(), time.perf_counter()
             for _ in range(calls):
                 function()
-            cpu[name].append((time.process_time() - cpu_start) / calls)
+            cpu[name].append((clock() - cpu_start) / calls)
             wall[name].append((time.perf_counter() - wall_start) / calls)
     return {name: (min(cpu[name]), statistics.median(cpu[name]), min(wall[name])) for name in names}
 
@@ -186,37 +193,250 @@ def harmony_encoding() -> Any:
 
 # ---------------------------------------------------------------------- whole turn
 
+PCML_TEMPLATE = {
+    "start_anchor": "[AST]",
+    "fields": {
+        "reasoning_content": {"open": "<think>", "close": "</think>"},
+        "content": {"close": "<end>"},
+        "tool_calls": {
+            "open": "<call>",
+            "close": "</call>",
+            "content": "json",
+            "repeats": True,
+            "transform": {
+                "id": "{content.id}",
+                "type": "function",
+                "function": {"name": "{content.name}", "arguments": "{content.arguments}"},
+            },
+        },
+    },
+}
+"""A transformers response template that reads a PCML assistant turn, with literal markers
+(faster in transformers than ``TEMPLATE``'s pattern for the content's end: the best of the
+spellings tried; both read the same messages, stripped as transformers strips text)."""
+
+SHAPE_NAMES = ("small", "prose", "turn", "parallel", "nested", "long string")
+"""The whole-turn shapes, each the same message in every format (see :func:`shape_message`)."""
+
+
+def _call(number: int, arguments: dict[str, Any], name: str = "get_weather") -> dict[str, Any]:
+    return {
+        "id": f"call_{number}",
+        "type": "function",
+        "function": {"name": name, "arguments": json.dumps(arguments)},
+    }
+
+
+def shape_message(shape: str) -> dict[str, Any]:
+    """The assistant message of a whole-turn shape: ``small`` (a sentence and one short
+    call), ``prose`` (2.7 KB of text, no call), ``turn`` (the 2.5 KB reasoning, text and
+    call of the per-token comparison), ``parallel`` (three short calls), ``nested``
+    (arguments holding an array of 200 objects, 13.5 KB) and ``long string`` (one 80 KB
+    string with quotes and backslashes)."""
+    if shape == "small":
+        return {"content": "Let me check.", "tool_calls": [_call(0, {"city": "Paris"})]}
+    if shape == "prose":
+        sentence = "The weather in Paris is mild this week, with some rain on Tuesday. "
+        return {"content": (sentence * 40).strip()}
+    if shape == "turn":
+        return {
+            "reasoning_content": REASONING,
+            "content": CONTENT,
+            "tool_calls": [_call(0, ARGUMENTS)],
+        }
+    if shape == "parallel":
+        cities = ("Paris", "Lyon", "Nice")
+        return {
+            "content": None,
+            "tool_calls": [_call(n, {"city": c, "unit": "celsius"}) for n, c in enumerate(cities)],
+        }
+    if shape == "nested":
+        rows = [
+            {"id": n, "name": f"item {n}", "tags": ["a", "b"], "price": n * 1.5} for n in range(200)
+        ]
+        return {"content": None, "tool_calls": [_call(0, {"rows": rows}, "store")]}
+    if shape == "long string":
+        text = 'lorem ipsum dolor sit amet, "quoted" \\ ' * 2000
+        return {"content": None, "tool_calls": [_call(0, {"path": "a.txt", "text": text}, "store")]}
+    raise ValueError(f"unknown shape {shape!r}")
+
+
+def shape_completion(name: str, shape: str) -> str:
+    """Format ``name``'s completion of a shape's message, up to and with its stop marker."""
+    fmt = pawlette.get_format(name)
+    question = [{"role": "user", "content": "What's the weather in Paris this week?"}]
+    message = {"role": "assistant", **shape_message(shape)}
+    prompt = fmt.render(question, tools=TOOLS, add_generation_prompt=True).text
+    full = fmt.render([*question, message], tools=TOOLS).text
+    completion = full[len(prompt) :]
+    return completion[: completion.index(STOP[name]) + len(STOP[name])]
+
+
+def peer_templates() -> dict[str, tuple[dict[str, Any], str]]:
+    """Per format, the transformers response template its users would hold, and where it
+    comes from: chatml's is transformers' own (the one its server uses for Qwen2/Qwen3
+    models); PCML has none in transformers, so ``PCML_TEMPLATE``."""
+    templates: dict[str, tuple[dict[str, Any], str]] = {
+        "pcml": (PCML_TEMPLATE, "written for this benchmark (literal markers)")
+    }
+    try:
+        from transformers.cli.serving.utils import _RESPONSE_TEMPLATE_FALLBACKS
+    except ImportError:
+        return templates
+    for model_types, template in _RESPONSE_TEMPLATE_FALLBACKS.items():
+        if "qwen3" in model_types:
+            templates["chatml"] = (template, "transformers' own, for qwen2/qwen3 models")
+    return templates
+
+
+def comparable(message: dict[str, Any], *, decoded: bool) -> tuple[Any, ...]:
+    """What both sides must agree on: reasoning and content (stripped: transformers strips
+    text), each call's name and arguments (decoded)."""
+    calls = tuple(
+        (
+            call["function"]["name"],
+            call["function"]["arguments"] if decoded else json.loads(call["function"]["arguments"]),
+        )
+        for call in message.get("tool_calls") or ()
+    )
+    return (
+        (message.get("reasoning_content") or "").strip(),
+        (message.get("content") or "").strip(),
+        json.dumps(calls, sort_keys=True),
+    )
+
+
+def whole_turns(
+    formats: tuple[str, ...] = ("pcml", "chatml"),
+    shapes: tuple[str, ...] = SHAPE_NAMES,
+    rounds: int = 7,
+    budget: float = 0.05,
+) -> Table:
+    """``Format.parse`` against transformers' ``parse_response`` with the format's response
+    template loaded once (``load_response_template``, as a server holds it), on the
+    completion alone (``prefix=""``: the turn's own text, no prompt to search), per format
+    and shape; the sides interleaved in every round, thread CPU time and wall time, best and
+    median.  Each side's message is checked against the other's first."""
+    from transformers.utils.chat_parsing.response_templates import load_response_template
+
+    table = Table(
+        "Whole-turn parse: pawlette Format.parse against transformers' parse_response",
+        [
+            "format",
+            "shape",
+            "bytes",
+            "pawlette µs CPU (median)",
+            "transformers µs CPU (median)",
+            "pawlette / transformers CPU",
+            "wall µs: pawlette, transformers",
+        ],
+    )
+    table.facts.update(machine_facts())
+    table.facts["load average at start"] = load_average()
+    table.facts["peer"] = (
+        f"transformers {version_of('transformers')} parse_response(completion, template, "
+        'prefix=""), the template loaded once with load_response_template'
+    )
+    templates = peer_templates()
+    sources = []
+    for name in formats:
+        if name not in templates:
+            continue
+        template, source = templates[name]
+        sources.append(f"{name}: {source}")
+        compiled = load_response_template(template)
+        for shape in shapes:
+            table.rows.append(_whole_turn_row(name, shape, compiled, rounds, budget))
+    table.facts["templates"] = "; ".join(sources)
+    table.facts["timing"] = (
+        f"best and median of {rounds} rounds, the sides taking turns (order reversed every "
+        "other round), thread CPU time per call (time.thread_time) and wall time"
+    )
+    table.facts["load average at end"] = load_average()
+    table.notes.append(
+        "pawlette returns the OpenAI message (arguments as JSON text, checked: strict JSON, "
+        "nesting at most 100, numbers within a double) and a core Message; transformers "
+        "returns a dict whose arguments are decoded."
+    )
+    return table
+
+
+def _whole_turn_row(name: str, shape: str, compiled: Any, rounds: int, budget: float) -> list[str]:
+    from transformers.utils.chat_parsing.response_parser import parse_response
+
+    fmt = pawlette.get_format(name)
+    text = shape_completion(name, shape)
+    ours = fmt.parse(text).message
+    theirs = parse_response(text, compiled, prefix="")
+    if comparable(ours, decoded=False) != comparable(theirs, decoded=True):
+        raise SystemExit(f"bench.peers: {name} {shape}: the sides parse differently")
+
+    def pawlette_side() -> object:
+        return fmt.parse(text)
+
+    def transformers_side() -> object:
+        return parse_response(text, compiled, prefix="")
+
+    calls = max(5, int(budget / _once(pawlette_side)))
+    results = interleaved(
+        {"pawlette": pawlette_side, "transformers": transformers_side},
+        calls,
+        rounds,
+        clock=time.thread_time,
+    )
+    ours_cpu, ours_median, ours_wall = results["pawlette"]
+    peer_cpu, peer_median, peer_wall = results["transformers"]
+    return [
+        name,
+        shape,
+        f"{len(text.encode()):,}",
+        f"{ours_cpu * 1e6:,.1f} ({ours_median * 1e6:,.1f})",
+        f"{peer_cpu * 1e6:,.1f} ({peer_median * 1e6:,.1f})",
+        f"**{ours_cpu / peer_cpu:.2f}x**",
+        f"{ours_wall * 1e6:,.1f}, {peer_wall * 1e6:,.1f}",
+    ]
+
+
+def fixed_cost(rounds: int = 7) -> Table:
+    """The fixed cost of a completion: ``Format.parse`` of the shortest turn (its end
+    marker alone), per format, and a parser made and finished with nothing fed."""
+    table = Table(
+        "The fixed cost of a completion",
+        ["format", "completion", "µs CPU (median)"],
+    )
+    table.facts.update(machine_facts())
+    table.facts["load average at start"] = load_average()
+    for name in PER_TOKEN_FORMATS:
+        fmt = pawlette.get_format(name)
+        text = STOP[name] if name == "pcml" else ""
+        results = interleaved(
+            {
+                "parse": lambda fmt=fmt, text=text: fmt.parse(text),  # type: ignore[misc]
+            },
+            20000,
+            rounds,
+            clock=time.thread_time,
+        )
+        best, median, _ = results["parse"]
+        table.rows.append([name, repr(text), f"{best * 1e6:.2f} ({median * 1e6:.2f})"])
+    table.facts["load average at end"] = load_average()
+    return table
+
+
+def _once(function: Callable[[], object]) -> float:
+    """CPU seconds of one call, after one warm-up call."""
+    function()
+    start = time.thread_time()
+    function()
+    return max(time.thread_time() - start, 1e-6)
+
 
 def whole_turn(calls: int, rounds: int) -> None:
-    prompt, turn = pcml_turn()
-    fmt = pawlette.get_format("pcml")
-    print(f"\nwhole-turn parse of a {len(turn.encode()):,}-byte PCML turn (reasoning, text, call)")
-    sides: dict[str, Callable[[], object]] = {"pawlette Format.parse": lambda: fmt.parse(turn)}
-    message = fmt.parse(turn).message
-    call = message["tool_calls"][0]["function"]
-    check(
-        "pawlette",
-        message["reasoning_content"],
-        message["content"],
-        call["name"],
-        json.loads(call["arguments"]),
-    )
-    try:
-        from transformers.utils.chat_parsing.response_parser import parse_response
-    except ImportError:
-        print("  (transformers 5 not installed: no peer)")
-    else:
-        theirs = parse_response(turn, TEMPLATE, prefix=prompt)
-        function = theirs["tool_calls"][0]["function"]
-        check(
-            "transformers",
-            theirs["reasoning_content"],
-            theirs["content"],
-            function["name"],
-            function["arguments"],
-        )
-        sides["transformers parse_response"] = lambda: parse_response(turn, TEMPLATE, prefix=prompt)
-    _table(interleaved(sides, calls, rounds), "call", 1)
+    """The comparisons above, printed (``python -m bench.parse`` calls this)."""
+    print()
+    print(fixed_cost(rounds).text())
+    print()
+    print(whole_turns(rounds=rounds).text())
 
 
 def _table(results: dict[str, tuple[float, float, float]], unit: str, per: int) -> None:
@@ -376,8 +596,15 @@ def _pawlette_side(name: str) -> tuple[Callable[[], list[Any]], int]:
     return run, len(ids)
 
 
-def _harmony_side(encoding: Any, parts: tuple[str, ...]) -> tuple[Callable[[], Any], int]:
-    """A run of harmony's ``StreamableParser`` over its turn with ``parts`` (checked)."""
+def _harmony_side(
+    encoding: Any, parts: tuple[str, ...], *, wrapped: bool = False
+) -> tuple[Callable[[], Any], int]:
+    """A run of harmony's ``StreamableParser`` over its turn with ``parts`` (checked).
+
+    The Rust parser is called directly (``process`` and ``last_content_delta`` of the object
+    the Python class wraps, as that class itself calls them), so the per-token comparison is
+    with the Rust engine, not with a Python method call around it; ``wrapped``: through the
+    Python class, a variant that favours pawlette."""
     from openai_harmony import Role, StreamableParser
 
     ids = encoding.encode(harmony_parts_turn(parts), allowed_special="all")
@@ -385,9 +612,18 @@ def _harmony_side(encoding: Any, parts: tuple[str, ...]) -> tuple[Callable[[], A
     def run() -> Any:
         parser = StreamableParser(encoding, role=Role.ASSISTANT)
         deltas = []
+        if wrapped:
+            for token in ids:
+                parser.process(token)
+                delta = parser.last_content_delta
+                if delta:
+                    deltas.append(delta)
+            return parser
+        inner = parser._inner  # the Rust StreamableParser
+        process = inner.process
         for token in ids:
-            parser.process(token)
-            delta = parser.last_content_delta
+            process(token)
+            delta = inner.last_content_delta
             if delta:
                 deltas.append(delta)
         return parser
@@ -426,7 +662,9 @@ def per_token(rounds: int, formats: tuple[str, ...] = PER_TOKEN_FORMATS) -> dict
     for parts in compositions:
         label = "harmony " + "+".join(parts)
         sides[label], tokens[label] = _harmony_side(encoding, parts)
-    results = interleaved(sides, 20, rounds)
+    wrapped = "harmony, Python wrapper, " + "+".join(compositions[0])
+    sides[wrapped], tokens[wrapped] = _harmony_side(encoding, compositions[0], wrapped=True)
+    results = interleaved(sides, 20, rounds, clock=time.thread_time)
     best = {side: results[side][0] / tokens[side] * 1e6 for side in sides}
     median = {side: results[side][1] / tokens[side] * 1e6 for side in sides}
     full = "harmony " + "+".join(compositions[0])
@@ -445,6 +683,10 @@ def per_token(rounds: int, formats: tuple[str, ...] = PER_TOKEN_FORMATS) -> dict
     for parts in compositions:
         label = "harmony " + "+".join(parts)
         print(f"  {label:34}{tokens[label]:>7}{best[label]:>14.2f}{median[label]:>10.2f}")
+    print(
+        f"  {wrapped:34}{tokens[wrapped]:>7}{best[wrapped]:>14.2f}{median[wrapped]:>10.2f}"
+        "  (favours pawlette: a Python call around each Rust call)"
+    )
     print(
         "  (ratio: pawlette's CPU per token over harmony's on a turn of the same parts; vs "
         f"largest turn: over {full}'s; the turns differ in tokens: o200k spells each "

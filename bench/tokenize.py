@@ -44,11 +44,14 @@ sys.path.insert(0, os.path.dirname(_HERE))  # the repository, for tests.support
 import argparse  # noqa: E402
 import json  # noqa: E402
 import random  # noqa: E402
+import statistics  # noqa: E402
 import time  # noqa: E402
 from collections.abc import Callable  # noqa: E402
+from dataclasses import dataclass  # noqa: E402
 from typing import Any  # noqa: E402
 
 import pawlette  # noqa: E402
+from bench.tables import Table, load_average, machine_facts, version_of  # noqa: E402
 from pawlette.export import export_jinja  # noqa: E402
 from pawlette.export.jinja import template_inputs  # noqa: E402
 from pawlette.tokenization import IGNORE_INDEX, ConversationEncoder, add_markers  # noqa: E402
@@ -215,16 +218,45 @@ def batches(items: list[Any], size: int) -> list[list[Any]]:
 
 
 def timed(paths: dict[str, Callable[[], int]], repeat: int) -> list[tuple[str, float, int]]:
-    """The best time of each path over ``repeat`` rounds; the paths take turns within each
-    round, so a burst of load on the machine does not land on one path only."""
-    best = dict.fromkeys(paths, float("inf"))
+    """The best wall time of each path over ``repeat`` rounds (see :func:`measured`)."""
+    return [(name, row.wall, row.tokens) for name, row in measured(paths, repeat).items()]
+
+
+@dataclass(frozen=True)
+class Measured:
+    """One path's times over the rounds: best and median of the process's CPU time (every
+    thread: the tokenizers' Rust threads do the encoding on both sides) and of wall time."""
+
+    cpu: float
+    cpu_median: float
+    wall: float
+    wall_median: float
+    tokens: int
+
+
+def measured(paths: dict[str, Callable[[], int]], repeat: int) -> dict[str, Measured]:
+    """Each path ``repeat`` times, the paths taking turns in each round (the order reversed
+    every other round), so a burst of load on the shared machine falls on all of them."""
+    cpu: dict[str, list[float]] = {name: [] for name in paths}
+    wall: dict[str, list[float]] = {name: [] for name in paths}
     tokens = dict.fromkeys(paths, 0)
-    for _ in range(repeat):
-        for name, function in paths.items():
-            start = time.perf_counter()
-            tokens[name] = function()
-            best[name] = min(best[name], time.perf_counter() - start)
-    return [(name, best[name], tokens[name]) for name in paths]
+    names = list(paths)
+    for number in range(repeat):
+        for name in names if number % 2 == 0 else names[::-1]:
+            cpu_start, wall_start = time.process_time(), time.perf_counter()
+            tokens[name] = paths[name]()
+            wall[name].append(time.perf_counter() - wall_start)
+            cpu[name].append(time.process_time() - cpu_start)
+    return {
+        name: Measured(
+            min(cpu[name]),
+            statistics.median(cpu[name]),
+            min(wall[name]),
+            statistics.median(wall[name]),
+            tokens[name],
+        )
+        for name in names
+    }
 
 
 def end_to_end(fmt: pawlette.Format, tokenizer: Any, count: int, sweep: bool) -> None:
@@ -318,50 +350,87 @@ def end_to_end(fmt: pawlette.Format, tokenizer: Any, count: int, sweep: bool) ->
             )
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--format", default="pcml")
-    parser.add_argument("--conversations", type=int, default=2000)
-    parser.add_argument("--batch", type=int, default=256)
-    parser.add_argument("--repeat", type=int, default=5)
-    parser.add_argument("--unique", action="store_true", help="no shared system prompt or tools")
-    parser.add_argument("--tokenizer", help="a tokenizer.json (default: Llama 3, from the cache)")
-    parser.add_argument("--end-to-end", action="store_true", help="the command against the floor")
-    parser.add_argument("--records", type=int, default=100_000)
-    parser.add_argument("--sweep", action="store_true", help="with --end-to-end: worker counts")
-    arguments = parser.parse_args()
-
-    from tokenizers import Tokenizer
+def masked_table(
+    format_names: list[str],
+    tokenizer_factory: Callable[[pawlette.Format], Any],
+    tokenizer_name: str,
+    *,
+    count: int,
+    repeat: int,
+    batch: int = 256,
+    kinds: tuple[bool, ...] = (False, True),
+) -> Table:
+    """pawlette's masked path against transformers' and the floor, per format and kind of
+    conversation (shared or unique system prompts and tools): one row each, the three paths
+    interleaved in every round, process CPU time and wall time, best and median."""
     from transformers import PreTrainedTokenizerFast
     from transformers.utils import logging as transformers_logging
 
     transformers_logging.set_verbosity_error()
-    fmt = pawlette.get_format(arguments.format)
-    if arguments.tokenizer:
-        base = Tokenizer.from_file(arguments.tokenizer)
-        tokenizer_name = arguments.tokenizer
-    else:
-        from tests.support.llama3 import llama3_tokenizer
+    table = Table(
+        "Tokenizing conversations with loss masks: pawlette against transformers' masked path",
+        [
+            "format, system prompt and tools",
+            "pawlette ms CPU (median)",
+            "transformers ms CPU (median)",
+            "pawlette / transformers CPU",
+            "wall ms: pawlette, transformers",
+            "pawlette / transformers wall",
+            "floor ms CPU",
+            "pawlette / floor CPU",
+            "identical ids, masks",
+        ],
+    )
+    table.facts.update(machine_facts())
+    table.facts["load average at start"] = load_average()
+    table.facts["peer"] = (
+        f"transformers {version_of('transformers')} apply_chat_template(tokenize=True, "
+        "return_dict=True, return_assistant_tokens_mask=True) with the format's exported "
+        "template (it has the {% generation %} blocks the masks need), one call per batch "
+        "and tool set; tokenizers " + version_of("tokenizers")
+    )
+    table.facts["workload"] = (
+        f"{count} conversations of 7 messages (system, user, call, result, answer, user, "
+        f"answer), batches of {batch}; tokenizer {tokenizer_name} with the format's markers"
+    )
+    table.facts["timing"] = (
+        f"best and median of {repeat} rounds, the paths taking turns (order reversed every "
+        "other round); CPU is the process's (the tokenizers' threads included, on every "
+        "side); each pawlette round starts with an empty text cache"
+    )
+    for name in format_names:
+        fmt = pawlette.get_format(name)
+        tokenizer = tokenizer_factory(fmt)
+        hf = PreTrainedTokenizerFast(tokenizer_object=tokenizer)
+        hf.chat_template = export_jinja(fmt.name)
+        backend = TokenizerBackend(tokenizer)  # built once, like the tokenizer the peer gets
+        for unique in kinds:
+            data = conversations(count, unique=unique)
+            table.rows.append(_masked_row(fmt, tokenizer, hf, backend, data, unique, batch, repeat))
+    table.facts["load average at end"] = load_average()
+    table.notes.append(
+        "pawlette / transformers: at most 0.5x is the target (twice as fast); the floor renders "
+        "with pawlette and encodes with tokenizers' encode_batch, no masks."
+    )
+    return table
 
-        base = llama3_tokenizer()
-        tokenizer_name = "Llama 3 (llama-models 0.3.0)"
-    tokenizer = add_markers(base, fmt.special_markers, owner=f"format {fmt.name!r}")
-    if arguments.end_to_end:
-        end_to_end(fmt, tokenizer, arguments.records, arguments.sweep)
-        return
-    data = conversations(arguments.conversations, unique=arguments.unique)
-    chunks = batches(data, arguments.batch)
-    hf = PreTrainedTokenizerFast(tokenizer_object=tokenizer)
-    hf.chat_template = export_jinja(fmt.name)
+
+def _masked_row(
+    fmt: pawlette.Format,
+    tokenizer: Any,
+    hf: Any,
+    backend: TokenizerBackend,
+    data: list[dict[str, Any]],
+    unique: bool,
+    batch: int,
+    repeat: int,
+) -> list[str]:
+    chunks = batches(data, batch)
     hf_chunks = [
         [(template_messages(fmt.name, item["messages"]), item["tools"]) for item in chunk]
         for chunk in chunks
     ]
-
     outputs: dict[str, list[tuple[list[int], list[int]]]] = {}
-
-    # Built once, like the tokenizer the other paths are given; each run starts cold.
-    backend = TokenizerBackend(tokenizer)
 
     def run_pawlette() -> int:
         backend.clear_cache()
@@ -405,41 +474,81 @@ def main() -> None:
         return tokens
 
     run_floor()  # warm the tokenizer's own caches for every path alike
-    rows = timed(
-        {
-            "pawlette.tokenize, masks": run_pawlette,
-            "transformers apply_chat_template, masks": run_transformers,
-            "floor: render + encode_batch, no masks": run_floor,
-        },
-        arguments.repeat,
+    rows = measured(
+        {"pawlette": run_pawlette, "transformers": run_transformers, "floor": run_floor}, repeat
     )
-
-    mismatched_ids = mismatched_masks = 0
+    same_ids = same_masks = 0
     for (ids, labels), (hf_ids, hf_mask) in zip(
         outputs["pawlette"], outputs["transformers"], strict=True
     ):
-        mismatched_ids += ids != hf_ids
-        mismatched_masks += [int(label != IGNORE_INDEX) for label in labels] != hf_mask
+        same_ids += ids == hf_ids
+        same_masks += [int(label != IGNORE_INDEX) for label in labels] == hf_mask
+    ours, peer, floor = rows["pawlette"], rows["transformers"], rows["floor"]
+    kind = "unique per conversation" if unique else "shared (4 prompts, 2 tool sets)"
+    return [
+        f"{fmt.name}, {kind}",
+        f"{ours.cpu * 1e3:,.0f} ({ours.cpu_median * 1e3:,.0f})",
+        f"{peer.cpu * 1e3:,.0f} ({peer.cpu_median * 1e3:,.0f})",
+        f"**{ours.cpu / peer.cpu:.2f}x**",
+        f"{ours.wall * 1e3:,.0f}, {peer.wall * 1e3:,.0f}",
+        f"{ours.wall / peer.wall:.2f}x",
+        f"{floor.cpu * 1e3:,.0f}",
+        f"{ours.cpu / floor.cpu:.2f}x",
+        f"{same_ids}/{len(data)}, {same_masks}/{len(data)}",
+    ]
 
-    count = len(data)
-    transformers_seconds, floor_seconds = rows[1][1], rows[2][1]
-    print(
-        f"format {fmt.name}, {count} conversations of 7 messages"
-        f" ({'unique' if arguments.unique else 'shared'} system prompts and tools),"
-        f" tokenizer {tokenizer_name}, {os.cpu_count()} cores"
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--format", default=None, help="one format (default: --formats)")
+    parser.add_argument("--formats", default="pcml,breeze,chatglm3,omni,chatml,llama3")
+    parser.add_argument("--conversations", type=int, default=2000)
+    parser.add_argument("--batch", type=int, default=256)
+    parser.add_argument("--repeat", type=int, default=7)
+    parser.add_argument("--unique", action="store_true", help="only unique system prompts/tools")
+    parser.add_argument("--shared", action="store_true", help="only shared system prompts/tools")
+    parser.add_argument("--markdown", action="store_true", help="print the table as markdown")
+    parser.add_argument("--tokenizer", help="a tokenizer.json (default: Llama 3, from the cache)")
+    parser.add_argument("--end-to-end", action="store_true", help="the command against the floor")
+    parser.add_argument("--records", type=int, default=100_000)
+    parser.add_argument("--sweep", action="store_true", help="with --end-to-end: worker counts")
+    arguments = parser.parse_args()
+
+    from tokenizers import Tokenizer
+
+    if arguments.tokenizer:
+        base = Tokenizer.from_file(arguments.tokenizer)
+        tokenizer_name = arguments.tokenizer
+    else:
+        from tests.support.llama3 import llama3_tokenizer
+
+        base = llama3_tokenizer()
+        tokenizer_name = "Llama 3 (llama-models 0.3.0)"
+
+    def with_markers(fmt: pawlette.Format) -> Any:
+        return add_markers(base, fmt.special_markers, owner=f"format {fmt.name!r}")
+
+    names = [arguments.format] if arguments.format else arguments.formats.split(",")
+    if arguments.end_to_end:
+        fmt = pawlette.get_format(names[0])
+        end_to_end(fmt, with_markers(fmt), arguments.records, arguments.sweep)
+        return
+    kinds = (True,) if arguments.unique else (False,) if arguments.shared else (False, True)
+    table = masked_table(
+        names,
+        with_markers,
+        tokenizer_name,
+        count=arguments.conversations,
+        repeat=arguments.repeat,
+        batch=arguments.batch,
+        kinds=kinds,
     )
-    header = f"{'path':42} {'conv/s':>9} {'tokens/s':>11} {'vs transformers':>16} {'vs floor':>9}"
-    print(header)
-    print("-" * len(header))
-    for name, seconds, tokens in rows:
-        print(
-            f"{name:42} {count / seconds:9,.0f} {tokens / seconds:11,.0f}"
-            f" {transformers_seconds / seconds:15.2f}x {seconds / floor_seconds:8.2f}x"
-        )
-    print(
-        f"pawlette vs transformers: {count - mismatched_ids}/{count} identical ids,"
-        f" {count - mismatched_masks}/{count} identical masks"
-    )
+    if arguments.markdown:
+        print("\n".join(f"- {name}: {value}" for name, value in table.facts.items()))
+        print()
+        print(table.markdown())
+    else:
+        print(table.text())
 
 
 if __name__ == "__main__":

@@ -7,7 +7,36 @@ import inspect
 
 import pytest
 
-from pawlette.types import Message, TextPart, ThinkStep, ToolCall
+from pawlette.types import (
+    Message,
+    MessageEnd,
+    MessageStart,
+    MetadataItem,
+    ReasoningDelta,
+    TextDelta,
+    TextPart,
+    ThinkStep,
+    ToolCall,
+    ToolCallDelta,
+    ToolCallEnd,
+    ToolCallStart,
+)
+
+# The types whose __init__ is written by hand (slot setters): each must take the generated
+# parameters and set every field.
+HAND_WRITTEN = [
+    Message,
+    TextPart,
+    ToolCall,
+    MessageStart,
+    MetadataItem,
+    TextDelta,
+    ReasoningDelta,
+    ToolCallStart,
+    ToolCallDelta,
+    ToolCallEnd,
+    MessageEnd,
+]
 
 
 def generated_message_class(cls: type = Message) -> type:
@@ -20,7 +49,7 @@ def generated_message_class(cls: type = Message) -> type:
     return dataclasses.make_dataclass("Generated", fields, frozen=True, slots=True)
 
 
-@pytest.mark.parametrize("cls", [Message, TextPart, ToolCall])
+@pytest.mark.parametrize("cls", HAND_WRITTEN)
 def test_message_init_takes_the_generated_parameters(cls: type) -> None:
     ours = inspect.signature(cls.__init__).parameters
     generated = inspect.signature(generated_message_class(cls).__init__).parameters
@@ -66,3 +95,17 @@ def test_text_part_and_tool_call_set_every_field() -> None:
         part.text = "ho"  # type: ignore[misc]
     with pytest.raises(dataclasses.FrozenInstanceError):
         call.id = "d"  # type: ignore[misc]
+
+
+@pytest.mark.parametrize("cls", HAND_WRITTEN[3:])
+def test_event_init_sets_every_field(cls: type) -> None:
+    values = [f"{field.name}-value" for field in dataclasses.fields(cls)]
+    event = cls(*values)
+    generated = generated_message_class(cls)(*values)
+    assert dataclasses.astuple(event) == dataclasses.astuple(generated)
+    assert event == cls(**{f.name: v for f, v in zip(dataclasses.fields(cls), values, strict=True)})
+    assert hash(event) == hash(cls(*values)) and event != cls(*["other"] * len(values))
+    assert repr(event).startswith(cls.__name__ + "(")
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        setattr(event, dataclasses.fields(cls)[0].name, "x")
+    assert MessageEnd().finish_reason is None

@@ -27,7 +27,7 @@ WriteConversation = Callable[[Writer, tuple[Message, ...], tuple[Tool, ...], boo
 """A declaration's renderer: write the messages (and tools), then the generation prompt."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, init=False)
 class Completion:
     """A parsed completion: ``message`` is an OpenAI assistant message dict."""
 
@@ -35,6 +35,19 @@ class Completion:
     finish_reason: str
     warnings: tuple[ParseWarning, ...]
     core: Message
+
+    def __init__(
+        self,
+        message: dict[str, Any],
+        finish_reason: str,
+        warnings: tuple[ParseWarning, ...],
+        core: Message,
+    ) -> None:
+        # The fields straight into the instance's dict: the generated frozen __init__ sets
+        # each through object.__setattr__, and a server makes one per completion.
+        self.__dict__.update(
+            message=message, finish_reason=finish_reason, warnings=warnings, core=core
+        )
 
 
 @dataclass(frozen=True)
@@ -246,15 +259,24 @@ class Format:
     ) -> Completion:
         """Parse a whole completion into an OpenAI assistant message and a finish reason
         (``prompt``: the generation prompt it follows, see :meth:`parser`)."""
-        parser = self.parser(strict=strict, id_factory=id_factory, tools=tools, prompt=prompt)
-        events = parser.feed(completion) + parser.finish(finish_reason)
-        folded = fold(events, self.grammar.fields)
-        message = merge_assistant(folded.messages)
+        grammar = self.grammar
+        parser = Parser(
+            grammar,
+            strict=strict,
+            id_factory=id_factory,
+            start=None if prompt is None else self.completion_start(prompt),
+            tools=() if tools is None else _coerce_tools(tools),
+        )
+        events = parser.feed(completion)
+        events += parser.finish(finish_reason)
+        folded = fold(events, grammar.fields)
+        messages = folded.messages
+        message = messages[0] if len(messages) == 1 else merge_assistant(messages)
         return Completion(
-            message=message_to_openai(message),
-            finish_reason=folded.finish_reason or "stop",
-            warnings=tuple(folded.warnings),
-            core=message,
+            message_to_openai(message),
+            folded.finish_reason or "stop",
+            tuple(folded.warnings),
+            message,
         )
 
     def parse_conversation(

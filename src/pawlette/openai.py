@@ -306,8 +306,8 @@ def message_from_openai(data: object, path: str) -> Message:
 _PLAIN_MESSAGE_KEYS = frozenset(
     {"role", "content", "name", "tool_calls", "tool_call_id", "reasoning_content"}
 )
-_PLAIN_ROLES: dict[str, Role] = {role: role for role in ROLES}
-_PLAIN_ROLES["developer"] = "system"
+PLAIN_ROLES: dict[str, Role] = {role: role for role in ROLES}
+PLAIN_ROLES["developer"] = "system"
 
 
 def _plain_message(data: object) -> Message | None:
@@ -316,7 +316,7 @@ def _plain_message(data: object) -> Message | None:
         return None
     get = data.get
     role_value = get("role")
-    role = _PLAIN_ROLES.get(role_value) if type(role_value) is str else None
+    role = PLAIN_ROLES.get(role_value) if type(role_value) is str else None
     if role is None:
         return None
     text = get("content")
@@ -853,10 +853,16 @@ def tool_call_to_openai(call: ToolCall) -> dict[str, Any]:
 
 def message_to_openai(message: Message) -> dict[str, Any]:
     """A core message as an OpenAI message dict (extensions only when set)."""
-    result: dict[str, Any] = {"role": message.role}
-    if message.name is not None:
-        result["name"] = message.name
-    result["content"] = content_to_openai(message.content)
+    name = message.name
+    content = message.content
+    if content is not None and len(content) == 1 and type(content[0]) is TextPart:
+        text: str | list[dict[str, Any]] | None = content[0].text  # the usual: one text
+    else:
+        text = content_to_openai(content)
+    if name is None:
+        result: dict[str, Any] = {"role": message.role, "content": text}
+    else:
+        result = {"role": message.role, "name": name, "content": text}
     if message.reasoning is not None:
         result["reasoning_content"] = message.reasoning
     if message.reasoning_steps is not None:
@@ -865,7 +871,14 @@ def message_to_openai(message: Message) -> dict[str, Any]:
             for s in message.reasoning_steps
         ]
     if message.tool_calls:
-        result["tool_calls"] = [tool_call_to_openai(call) for call in message.tool_calls]
+        result["tool_calls"] = [
+            {
+                "id": call.id,
+                "type": "function",
+                "function": {"name": call.name, "arguments": call.arguments},
+            }
+            for call in message.tool_calls
+        ]  # tool_call_to_openai's, inline (a call each)
     if message.tool_call_id is not None:
         result["tool_call_id"] = message.tool_call_id
     if message.metadata:

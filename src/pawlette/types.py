@@ -280,27 +280,43 @@ _set_losses = _slot_setter(Rendering, "losses")
 
 
 # --------------------------------------------------------------------------- parser events
+#
+# Each event's __init__ sets its slots through their own setters, as Message's does (see
+# there): a parse makes an event per run of text, marker and call part.
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, init=False)
 class MessageStart:
     role: Role
 
+    def __init__(self, role: Role) -> None:
+        _set_start_role(self, role)
 
-@dataclass(frozen=True, slots=True)
+
+@dataclass(frozen=True, slots=True, init=False)
 class MetadataItem:
     key: str
     value: str
 
+    def __init__(self, key: str, value: str) -> None:
+        _set_metadata_key(self, key)
+        _set_metadata_value(self, value)
 
-@dataclass(frozen=True, slots=True)
+
+@dataclass(frozen=True, slots=True, init=False)
 class TextDelta:
     text: str
 
+    def __init__(self, text: str) -> None:
+        _set_text_delta(self, text)
 
-@dataclass(frozen=True, slots=True)
+
+@dataclass(frozen=True, slots=True, init=False)
 class ReasoningDelta:
     text: str
+
+    def __init__(self, text: str) -> None:
+        _set_reasoning_delta(self, text)
 
 
 @dataclass(frozen=True, slots=True)
@@ -308,22 +324,34 @@ class ReasoningStepAdded:
     step: ThinkStep
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, init=False)
 class ToolCallStart:
     index: int
     id: str
     name: str
 
+    def __init__(self, index: int, id: str, name: str) -> None:
+        _set_start_index(self, index)
+        _set_start_id(self, id)
+        _set_start_name(self, name)
 
-@dataclass(frozen=True, slots=True)
+
+@dataclass(frozen=True, slots=True, init=False)
 class ToolCallDelta:
     index: int
     arguments: str
 
+    def __init__(self, index: int, arguments: str) -> None:
+        _set_delta_index(self, index)
+        _set_delta_arguments(self, arguments)
 
-@dataclass(frozen=True, slots=True)
+
+@dataclass(frozen=True, slots=True, init=False)
 class ToolCallEnd:
     index: int
+
+    def __init__(self, index: int) -> None:
+        _set_end_index(self, index)
 
 
 @dataclass(frozen=True, slots=True)
@@ -338,11 +366,14 @@ class ToolsDeclared:
     tools: tuple[Tool, ...]
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, init=False)
 class MessageEnd:
     """The end of a message; ``finish_reason`` is set on the end of a completion."""
 
     finish_reason: str | None = None
+
+    def __init__(self, finish_reason: str | None = None) -> None:
+        _set_finish_reason(self, finish_reason)
 
 
 @dataclass(frozen=True, slots=True)
@@ -352,6 +383,20 @@ class ParseWarning:
     offset: int
     message: str
     text: str
+
+
+_set_start_role = _slot_setter(MessageStart, "role")
+_set_metadata_key = _slot_setter(MetadataItem, "key")
+_set_metadata_value = _slot_setter(MetadataItem, "value")
+_set_text_delta = _slot_setter(TextDelta, "text")
+_set_reasoning_delta = _slot_setter(ReasoningDelta, "text")
+_set_start_index = _slot_setter(ToolCallStart, "index")
+_set_start_id = _slot_setter(ToolCallStart, "id")
+_set_start_name = _slot_setter(ToolCallStart, "name")
+_set_delta_index = _slot_setter(ToolCallDelta, "index")
+_set_delta_arguments = _slot_setter(ToolCallDelta, "arguments")
+_set_end_index = _slot_setter(ToolCallEnd, "index")
+_set_finish_reason = _slot_setter(MessageEnd, "finish_reason")
 
 
 Event: TypeAlias = (

@@ -16,7 +16,8 @@ from hypothesis import strategies as st
 
 import pawlette
 from pawlette.engine import readers
-from pawlette.engine.call_arguments import MAX_NESTING, load_json, read_object
+from pawlette.engine.call_arguments import MAX_NESTING, load_json, nested_deeper, read_object
+from pawlette.engine.readers import CallEnvelope, plain_call
 
 from ..helpers import feed_in_pieces
 from ..strategies.completions import completion
@@ -27,6 +28,11 @@ values = st.recursive(
     max_leaves=8,
 )
 spaces = st.sampled_from(["", " ", "\n", " \t\r\n"])
+plain_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=5),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=4), inner),
+    max_leaves=8,
+)
 breakers = st.sampled_from(["", "{", "}", '"', ",", ":", "\\", "NaN", "]", "\x01", "1" * 5000])
 
 
@@ -103,3 +109,112 @@ def test_the_shortcut_changes_no_event(name: str, seed: int, sizes: list[int]) -
             patch.setattr(readers, "read_object", lambda text: None)
             slow = feed_in_pieces(fmt, text, sizes, conversation=False, stream_arguments=live)
         assert fast == slow
+
+
+def _depth(value: object) -> int:
+    """The reference: the nesting of a decoded value, by walking it (the object itself is 1)."""
+    if isinstance(value, dict):
+        return 1 + max((_depth(item) for item in value.values()), default=0)
+    if isinstance(value, list):
+        return 1 + max((_depth(item) for item in value), default=0)
+    return 0
+
+
+# Strings full of what the measure must see through: brackets, quotes, backslashes, escapes.
+awkward = st.text(alphabet='[]{}"\\/nu0 a\u00e9\U0001f600\ud800', max_size=6)
+nested = st.recursive(
+    st.none() | st.integers() | awkward,
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(awkward, inner, max_size=3),
+    max_leaves=30,
+)
+
+
+@settings(max_examples=400)
+@given(nested, st.booleans(), st.sampled_from([None, 1]))
+def test_nested_deeper_measures_the_text_as_a_walk_measures_the_value(
+    value: object, ascii_only: bool, indent: int | None
+) -> None:
+    text = json.dumps(value, ensure_ascii=ascii_only, indent=indent)
+    depth = _depth(value)
+    for limit in {0, 1, max(depth - 1, 0), depth, depth + 1}:
+        assert nested_deeper(text, limit) == (depth > limit), (text, limit)
+
+
+def test_nested_deeper_at_the_limit() -> None:
+    for depth in (99, 100, 101, 150):
+        text = "[" * depth + '"]]][[{"' + "]" * depth
+        assert nested_deeper(text) == (depth > MAX_NESTING)
+        text = '{"a": ' + '{"b": [' * (depth // 2) + '"\\"' + "]}" * (depth // 2) + "}"
+        assert nested_deeper(text) == (1 + 2 * (depth // 2) > MAX_NESTING)
+
+
+ENVELOPES = [
+    CallEnvelope(),
+    CallEnvelope(id=None),
+    CallEnvelope(arguments="parameters", also_arguments=("arguments",), id=None),
+    CallEnvelope(ignored=(("type", "function"),)),
+]
+
+
+@st.composite
+def calls(draw: st.DrawFn) -> str:
+    """A call object as models write one: its envelope's keys in some order, sometimes a key
+    more, twice or escaped, plain or awkward strings, objects or other values as arguments,
+    sometimes broken."""
+    usual = [
+        ["name", "arguments"],
+        ["id", "name", "arguments"],
+        ["name", "id", "arguments"],
+        ["name", "parameters"],
+        ["name", "arguments", "parameters"],
+        ["arguments", "name"],
+        ["id", "name", "id", "arguments"],
+        ["type", "name", "arguments"],
+    ]
+    if draw(st.integers(0, 3)):
+        keys = list(draw(st.sampled_from(usual)))
+    else:
+        keys = draw(st.permutations(["id", "name", "arguments", "parameters", "type", "x"]))
+        keys = keys[: draw(st.integers(1, 5))]
+    if not draw(st.integers(0, 5)):
+        keys.append(draw(st.sampled_from(keys)))
+    strings = st.sampled_from(
+        ["f", "get_weather", "call_1", "f", "get_weather", "", 'q"', "é", "a\\b", "\x01"]
+    )
+    members = []
+    for key in keys:
+        if key in ("arguments", "parameters") and draw(st.integers(0, 4)):
+            value = draw(st.dictionaries(st.text(max_size=3), plain_values, max_size=3))
+        elif key in ("id", "name", "type") and draw(st.integers(0, 4)):
+            value = draw(strings)
+        else:
+            value = draw(values)
+        name = key if draw(st.integers(0, 9)) else key.replace("a", "\\u0061")
+        members.append(
+            f'"{name}"' + draw(spaces) + ":" + draw(spaces) + json.dumps(value) + draw(spaces)
+        )
+    text = draw(spaces) + "{" + draw(spaces) + ",".join(members) + "}" + draw(spaces)
+    if draw(st.integers(0, 3)) == 0:
+        at = draw(st.integers(0, len(text)))
+        text = text[:at] + draw(breakers) + text[at + draw(st.integers(0, 2)) :]
+    return text
+
+
+@settings(max_examples=500)
+@given(calls(), st.sampled_from(ENVELOPES))
+def test_a_plain_call_is_what_the_long_read_accepts(text: str, envelope: CallEnvelope) -> None:
+    """The one-match read of a usual call gives what read_object and the envelope's checks
+    give, or leaves the text to them."""
+    found = plain_call(envelope, text)
+    if found is None:
+        return
+    members = read_object(text)
+    assert members is not None
+    identifier, name, start, end = found
+    key = envelope.arguments_key_in(members)
+    assert key is not None and members[key][1:] == (start, end)
+    assert isinstance(members[key][0], dict)
+    assert members[envelope.name][0] == name and name
+    assert set(members) <= {envelope.name, key} | ({envelope.id} if envelope.id else set())
+    written_id = members.get(envelope.id)[0] if envelope.id and envelope.id in members else None
+    assert identifier == written_id

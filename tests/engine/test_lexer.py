@@ -121,7 +121,7 @@ def test_the_holdback_regex_matches_exactly_the_proper_prefixes(markers: list[st
 def test_tables_are_built_once_per_marker_set() -> None:
     first = Lexer(MARKERS, escape=True)
     second = Lexer(list(reversed(MARKERS)), escape=False)
-    assert first._prefixes is second._prefixes
+    assert first._tables is second._tables
 
 
 LONG = "<|system|>" + "A fixed system text the format writes whole. " * 40 + "<|end|>"

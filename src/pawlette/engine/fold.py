@@ -7,7 +7,8 @@ non-streaming results cannot disagree.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
 
 from ..types import (
     ContentPart,
@@ -34,18 +35,23 @@ from ..types import (
 
 
 class _MessageBuilder:
+    # Fields that most messages never set are read from the class until set (a parse builds
+    # one builder per message, and most hold text and nothing else).
+    reasoning: list[str] | None = None
+    steps: list[ThinkStep] | None = None
+    # Calls, made on the first: index -> argument pieces, index -> (id, name), the indexes
+    # that ended.
+    calls: dict[int, list[str]] | None = None
+    call_heads: dict[int, tuple[str, str]] | None = None
+    ended_calls: set[int] | None = None
+    fields: dict[str, str] | None = None
+    metadata: list[tuple[str, str]] | None = None
+    declared_tools = False
+
     def __init__(self, role: Role) -> None:
         self.role = role
         self.parts: list[ContentPart] = []
         self.text: list[str] = []
-        self.reasoning: list[str] | None = None
-        self.steps: list[ThinkStep] | None = None
-        self.calls: dict[int, list[str]] = {}
-        self.call_heads: dict[int, tuple[str, str]] = {}
-        self.ended_calls: set[int] = set()
-        self.fields: dict[str, str] = {}
-        self.metadata: list[tuple[str, str]] = []
-        self.declared_tools = False
 
     def only_declares_tools(self) -> bool:
         """A turn written only to hold the tools (no text, no header): not a message."""
@@ -63,29 +69,46 @@ class _MessageBuilder:
             self.text = []
 
     def build(self) -> Message:
-        self.flush_text()
+        text = self.text
+        parts = self.parts
+        if text:
+            joined = text[0] if len(text) == 1 else "".join(text)
+            if parts:
+                parts.append(TextPart(joined))
+                content: tuple[ContentPart, ...] | None = None
+            else:  # the usual: the text is the content
+                content = (TextPart(joined),) if joined else ()
+        else:
+            content = ()
+        if parts:
+            content = tuple(
+                part for part in parts if not (isinstance(part, TextPart) and not part.text)
+            )
         # Only calls that ended are calls: with ``stream_arguments`` a call found malformed
         # never gets its ToolCallEnd (its text comes as content instead).
-        calls = tuple(
-            ToolCall(id=head[0], name=head[1], arguments="".join(self.calls[index]))
-            for index, head in sorted(self.call_heads.items())
-            if index in self.ended_calls
-        )
-        parts = tuple(
-            part for part in self.parts if not (isinstance(part, TextPart) and not part.text)
-        )
-        content: tuple[ContentPart, ...] | None = parts
-        if not parts and calls:
+        calls: tuple[ToolCall, ...] = ()
+        heads = self.call_heads
+        if heads:
+            pieces = self.calls
+            ended = self.ended_calls
+            assert pieces is not None and ended is not None
+            calls = tuple(
+                ToolCall(head[0], head[1], "".join(pieces[index]))
+                for index, head in sorted(heads.items())
+                if index in ended
+            )
+        if not content and calls:
             content = None
+        fields = self.fields
         return Message(
-            role=self.role,
-            content=content,
-            name=self.fields.get("name"),
-            tool_calls=calls,
-            tool_call_id=self.fields.get("tool_call_id"),
-            reasoning=None if self.reasoning is None else "".join(self.reasoning),
-            reasoning_steps=None if self.steps is None else tuple(self.steps),
-            metadata=tuple(self.metadata),
+            self.role,
+            content,
+            None if fields is None else fields.get("name"),
+            calls,
+            None if fields is None else fields.get("tool_call_id"),
+            None if self.reasoning is None else "".join(self.reasoning),
+            None if self.steps is None else tuple(self.steps),
+            () if self.metadata is None else tuple(self.metadata),
         )
 
 
@@ -107,54 +130,98 @@ class Folder:
         return self._current
 
     def add(self, event: Event) -> None:
-        if isinstance(event, TextDelta):
-            self._builder().text.append(event.text)
-        elif isinstance(event, ToolCallDelta):
-            self._builder().calls[event.index].append(event.arguments)
-        elif isinstance(event, ReasoningDelta):
-            builder = self._builder()
-            if builder.reasoning is None:
-                builder.reasoning = []
-            builder.reasoning.append(event.text)
-        elif isinstance(event, ToolCallStart):
-            builder = self._builder()
-            builder.call_heads[event.index] = (event.id, event.name)
-            builder.calls[event.index] = []
-        elif isinstance(event, MessageStart):
+        handler = _HANDLERS.get(type(event))
+        if handler is None:
+            handler = _handler_of(type(event))
+        handler(self, event)
+
+    # One method per event type, found by the event's type (see _HANDLERS): no chain of
+    # isinstance tests per event.
+
+    def _text(self, event: TextDelta) -> None:
+        current = self._current
+        if current is None:
+            current = self._builder()
+        current.text.append(event.text)
+
+    def _call_delta(self, event: ToolCallDelta) -> None:
+        current = self._current
+        if current is None or current.calls is None:
+            raise KeyError(event.index)  # a delta of a call never started
+        current.calls[event.index].append(event.arguments)
+
+    def _reasoning(self, event: ReasoningDelta) -> None:
+        builder = self._builder()
+        if builder.reasoning is None:
+            builder.reasoning = []
+        builder.reasoning.append(event.text)
+
+    def _call_start(self, event: ToolCallStart) -> None:
+        builder = self._builder()
+        if builder.call_heads is None:
+            builder.call_heads = {}
+            builder.calls = {}
+            builder.ended_calls = set()
+        builder.call_heads[event.index] = (event.id, event.name)
+        builder.calls[event.index] = []  # type: ignore[index]
+
+    def _message_start(self, event: MessageStart) -> None:
+        if self._current is not None:
             self._close()
-            self._current = _MessageBuilder(event.role)
-        elif isinstance(event, MessageEnd):
+        self._current = _MessageBuilder(event.role)
+
+    def _message_end(self, event: MessageEnd) -> None:
+        if self._current is not None:
             self._close()
-            if event.finish_reason is not None:
-                self.finish_reason = event.finish_reason
-        elif isinstance(event, MetadataItem):
-            builder = self._builder()
-            field = self._fields.get(builder.role, {}).get(event.key)
-            if field is not None and field not in builder.fields:
-                builder.fields[field] = event.value
-            else:
-                builder.metadata.append((event.key, event.value))
-        elif isinstance(event, PartAdded):
-            builder = self._builder()
-            builder.flush_text()
-            builder.parts.append(event.part)
-        elif isinstance(event, ReasoningStepAdded):
-            builder = self._builder()
-            if builder.steps is None:
-                builder.steps = []
-            builder.steps.append(event.step)
-        elif isinstance(event, ToolsDeclared):
-            self.tools.extend(event.tools)
-            if self._current is not None:
-                self._current.declared_tools = True
-        elif isinstance(event, ParseWarning):
-            self.warnings.append(event)
-        elif isinstance(event, ToolCallEnd):
-            self._builder().ended_calls.add(event.index)
+        if event.finish_reason is not None:
+            self.finish_reason = event.finish_reason
+
+    def _metadata(self, event: MetadataItem) -> None:
+        builder = self._builder()
+        field = self._fields.get(builder.role, {}).get(event.key)
+        if builder.fields is None:
+            builder.fields = {}
+        if field is not None and field not in builder.fields:
+            builder.fields[field] = event.value
+        else:
+            if builder.metadata is None:
+                builder.metadata = []
+            builder.metadata.append((event.key, event.value))
+
+    def _part(self, event: PartAdded) -> None:
+        builder = self._builder()
+        builder.flush_text()
+        builder.parts.append(event.part)
+
+    def _step(self, event: ReasoningStepAdded) -> None:
+        builder = self._builder()
+        if builder.steps is None:
+            builder.steps = []
+        builder.steps.append(event.step)
+
+    def _tools(self, event: ToolsDeclared) -> None:
+        self.tools.extend(event.tools)
+        if self._current is not None:
+            self._current.declared_tools = True
+
+    def _warning(self, event: ParseWarning) -> None:
+        self.warnings.append(event)
+
+    def _call_end(self, event: ToolCallEnd) -> None:
+        builder = self._builder()
+        if builder.ended_calls is None:
+            builder.call_heads = {}
+            builder.calls = {}
+            builder.ended_calls = set()
+        builder.ended_calls.add(event.index)
+
+    def _ignore(self, event: Event) -> None:
+        pass
 
     def _close(self) -> None:
-        if self._current is not None and not self._current.only_declares_tools():
-            self.messages.append(self._current.build())
+        current = self._current
+        if current is not None and not current.only_declares_tools():
+            self.messages.append(current.build())
         self._current = None
 
     def close(self) -> Folder:
@@ -162,10 +229,46 @@ class Folder:
         return self
 
 
+_HANDLERS: dict[type, Callable[[Folder, Any], None]] = {
+    TextDelta: Folder._text,
+    ToolCallDelta: Folder._call_delta,
+    ReasoningDelta: Folder._reasoning,
+    ToolCallStart: Folder._call_start,
+    MessageStart: Folder._message_start,
+    MessageEnd: Folder._message_end,
+    MetadataItem: Folder._metadata,
+    PartAdded: Folder._part,
+    ReasoningStepAdded: Folder._step,
+    ToolsDeclared: Folder._tools,
+    ParseWarning: Folder._warning,
+    ToolCallEnd: Folder._call_end,
+}
+
+
+def _handler_of(kind: type) -> Callable[[Folder, Any], None]:
+    """The handler of an event type that is not one of the table's (a subclass: its
+    nearest base's; anything else is ignored, as before)."""
+    for base in kind.__mro__:
+        handler = _HANDLERS.get(base)
+        if handler is not None:
+            return handler
+    return Folder._ignore
+
+
 def fold(events: Iterable[Event], fields: Mapping[Role, Mapping[str, str]] | None = None) -> Folder:
     folder = Folder(fields)
+    handlers = _HANDLERS
     for event in events:
-        folder.add(event)
+        kind = type(event)
+        if kind is TextDelta:  # the most frequent, inline
+            current = folder._current
+            if current is not None:
+                current.text.append(event.text)  # type: ignore[union-attr]
+                continue
+        handler = handlers.get(kind)
+        if handler is None:
+            handler = _handler_of(kind)
+        handler(folder, event)
     return folder.close()
 
 

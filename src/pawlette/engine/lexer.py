@@ -113,13 +113,17 @@ class _Tables:
 
     __slots__ = (
         "extendable",
+        "group_firsts",
         "group_searches",
         "holdback",
+        "holdback_search",
+        "inner",
         "literal",
         "long_markers",
         "longest_prefix",
         "pattern",
         "prefixes",
+        "short",
     )
 
     def __init__(self, markers: frozenset[str]) -> None:
@@ -135,11 +139,23 @@ class _Tables:
             if "" in by_first
             else tuple(marker_pattern(group).search for _, group in sorted(by_first.items()))
         )
+        # Each group's first character (empty: the one search with the whole pattern), which
+        # ``str.find`` looks for first: memchr's speed, where ``re`` steps through the text
+        # a character at a time (a long text often holds none of a group's first character).
+        self.group_firsts = ("",) if "" in by_first else tuple(sorted(by_first))
         self.prefixes = frozenset(
             marker[:length] for marker in markers for length in range(1, len(marker))
         )
         # A marker that is a proper prefix of another may still grow: hold it back at the end.
         self.extendable = frozenset(marker for marker in markers if marker in self.prefixes)
+        # Markers written inside another one, after its start (chatml's ``<tool_call>`` in its
+        # tools block's long marker): only these can be part of a longer marker that began
+        # earlier and is not complete yet (see Lexer._scan).
+        self.inner = frozenset(
+            marker
+            for marker in markers
+            if any(other.find(marker, 1) > 0 for other in markers if other != marker)
+        )
         # An escaped marker is the shortest marker that begins it (see the module docstring).
         self.literal = {
             marker: min((other for other in markers if marker.startswith(other)), key=len)
@@ -152,11 +168,14 @@ class _Tables:
         # place once.
         # ``re`` nests a group per character of the trie: markers longer than _TRIE_DEPTH (a
         # fixed system text an inferred format writes whole) are held back past that depth
-        # by ``held_long`` instead.
+        # by ``held_start`` instead.
         self.holdback = prefix_regex(
             frozenset(prefix for prefix in self.prefixes if len(prefix) <= _TRIE_DEPTH)
         )
+        self.holdback_search = None if self.holdback is None else self.holdback.search
         self.long_markers = tuple(marker for marker in markers if len(marker) > _TRIE_DEPTH + 1)
+        # Up to this length one search with the whole pattern costs less than one per group.
+        self.short = 40 * len(self.group_searches)
 
     def held_start(self, buffer: str, low: int) -> int | None:
         """Where the longest end of ``buffer`` (from ``low`` on) that is a proper prefix of a
@@ -202,9 +221,18 @@ def prefix_regex(prefixes: frozenset[str]) -> re.Pattern[str] | None:
     return re.compile(f"(?:{branches(trie)})\\Z")
 
 
-@functools.lru_cache(maxsize=64)
+_KEPT_TABLES: dict[frozenset[str], _Tables] = {}
+
+
 def _tables(markers: frozenset[str]) -> _Tables:
-    return _Tables(markers)
+    """The tables of ``markers``, built once (a dict lookup, not ``lru_cache``'s wrapper:
+    a server makes a parser per request).  Kept for at most 64 sets of markers."""
+    tables = _KEPT_TABLES.get(markers)
+    if tables is None:
+        if len(_KEPT_TABLES) >= 64:
+            _KEPT_TABLES.clear()
+        tables = _KEPT_TABLES[markers] = _Tables(markers)
+    return tables
 
 
 class Lexer:
@@ -213,29 +241,25 @@ class Lexer:
     __slots__ = (
         "_buffer",
         "_escape",
-        "_extendable",
-        "_group_searches",
         "_held_start",
         "_holdback_search",
-        "_literal",
         "_longest_prefix",
         "_offset",
-        "_prefixes",
         "_search",
         "_short",
+        "_tables",
     )
 
     def __init__(self, markers: Iterable[str], *, escape: bool) -> None:
-        tables = _tables(markers if isinstance(markers, frozenset) else frozenset(markers))
+        # What every feed reads is kept here; the rest is read from the tables (one set of
+        # them per set of markers) when a feed holds a marker.
+        tables = _tables(markers if type(markers) is frozenset else frozenset(markers))
+        self._tables = tables
         self._search = tables.pattern.search
-        self._group_searches = tables.group_searches
-        # Up to this length one search with the whole pattern costs less than one per group.
-        self._short = 40 * len(tables.group_searches)
-        self._prefixes = tables.prefixes
-        self._extendable = tables.extendable
-        self._literal = tables.literal
+        self._short = tables.short
         self._longest_prefix = tables.longest_prefix
-        self._holdback_search = None if tables.holdback is None else tables.holdback.search
+        self._holdback_search = tables.holdback_search
+        # Only markers longer than the holdback regex nests need the slower search.
         self._held_start = tables.held_start if tables.long_markers else None
         self._escape = escape
         self._buffer = ""
@@ -247,11 +271,15 @@ class Lexer:
         return self._offset
 
     def feed(self, text: str) -> list[Token]:
+        if not text and not self._buffer:
+            return []  # (nothing to scan or hold: an empty completion, an empty delta)
         buffer = self._buffer + text if self._buffer else text
         tokens: list[Token] = []
         length = len(buffer)
-        if length <= self._short and self._search(buffer) is None:
-            position = 0  # most feeds of a stream: no marker, nothing to scan
+        if length <= self._short:
+            match = self._search(buffer)
+            # Most feeds of a stream: no marker, nothing to scan.
+            position = 0 if match is None else self._scan(buffer, tokens, match=match)
         else:
             position = self._scan(buffer, tokens)
         # Hold back the end that could still begin a marker (the longest end that is a
@@ -308,6 +336,8 @@ class Lexer:
     def finish(self) -> list[Token]:
         tokens: list[Token] = []
         buffer = self._buffer
+        if not buffer:
+            return tokens
         self._buffer = ""
         position = self._scan(buffer, tokens, final=True)
         if position < len(buffer):
@@ -322,78 +352,121 @@ class Lexer:
         else:
             tokens.append((None, text, self._offset + position))
 
-    def _scan(self, buffer: str, tokens: list[Token], *, final: bool = False) -> int:
-        """Emit every complete marker (and the text before it); return where scanning stopped."""
-        if len(buffer) <= self._short:  # one search with the whole pattern
-            match = self._search(buffer)
+    def _scan(
+        self,
+        buffer: str,
+        tokens: list[Token],
+        *,
+        final: bool = False,
+        match: re.Match[str] | None = None,
+    ) -> int:
+        """Emit every complete marker (and the text before it); return where scanning stopped.
+        ``match``: the whole pattern's first match in a short buffer, when already found."""
+        length = len(buffer)
+        if length <= self._short:  # one search with the whole pattern
             if match is None:
-                return 0  # most feeds of a stream: no marker
+                match = self._search(buffer)
+                if match is None:
+                    return 0  # most feeds of a stream: no marker
             searches: tuple[Callable[[str, int], re.Match[str] | None], ...] = (self._search,)
-            found: list[re.Match[str] | None] = [match]
+            firsts: tuple[str, ...] = ("",)
+            matches: list[re.Match[str] | None] = [match]
+            starts = [match.start()]
         else:
-            searches = self._group_searches
-            found = [search(buffer, 0) for search in searches]
+            tables = self._tables
+            searches = tables.group_searches
+            firsts = tables.group_firsts
+            matches = []
+            starts = []
+            for first, search in zip(firsts, searches, strict=True):
+                at = buffer.find(first)
+                found = None if at < 0 else search(buffer, at)
+                matches.append(found)
+                # Each group's next marker, or the buffer's length: none (no marker starts
+                # there), so the leftmost is min(starts), found in C.
+                starts.append(length if found is None else found.start())
+        groups = len(starts)
         position = 0
-        last = len(buffer) - self._longest_prefix  # a marker may begin unfinished from here
+        last = length - self._longest_prefix  # a marker may begin unfinished from here
+        escape = self._escape
+        offset = self._offset
+        # Where the rest of the buffer could still begin a marker (see _incomplete_from),
+        # found once: -2 not looked for yet, -1 nowhere.
+        incomplete = -2
         while True:
             # The leftmost marker: the first of the groups' (their first characters differ).
-            match = None
-            for candidate in found:
-                if candidate is not None and (match is None or candidate.start() < match.start()):
-                    match = candidate
-            if match is None:
+            if groups == 1:
+                start = starts[0]
+                match = matches[0]
+            else:
+                start = min(starts)
+                match = matches[starts.index(start)]
+            if start == length or match is None:
                 return position
-            start, end = match.span()
+            end = match.end()
             marker = match.group()
-            if not final and start > last:
-                # A marker that starts earlier and is not complete yet may still win
-                # (leftmost-longest: ``\n</tools>...<tool_call>...`` holds ``<tool_call>``).
-                earlier = self._incomplete_before(buffer, position, start)
-                if earlier is not None:
-                    return self._flush_before(buffer, position, earlier, tokens)
-            if (
-                not final
-                and marker in self._extendable
-                and start >= last
-                and buffer[start:] in self._prefixes
-            ):
-                # It may still grow into a longer marker (the text after it so far is the
-                # start of one, not only when the buffer ends with it): decide when more
-                # text comes.
-                return (
-                    position
-                    if start == position
-                    else self._flush_before(buffer, position, start, tokens)
-                )
-            run = _backslashes_before(buffer, start, position) if self._escape else 0
-            before = buffer[position : start - run] + "\\" * (run // 2)
+            if start >= last and not final:
+                if start > last and marker in self._tables.inner:
+                    # A marker that starts earlier and is not complete yet may still win
+                    # (leftmost-longest: ``\n</tools>...<tool_call>...`` holds
+                    # ``<tool_call>``); it would hold this one after its start: only an inner
+                    # one needs looking for it.
+                    if incomplete == -2 or 0 <= incomplete < position:
+                        incomplete = self._incomplete_from(buffer, position)
+                    if 0 <= incomplete < start:
+                        return self._flush_before(buffer, position, incomplete, tokens)
+                if marker in self._tables.extendable and buffer[start:] in self._tables.prefixes:
+                    # It may still grow into a longer marker (the text after it so far is the
+                    # start of one, not only when the buffer ends with it): decide when more
+                    # text comes.
+                    return (
+                        position
+                        if start == position
+                        else self._flush_before(buffer, position, start, tokens)
+                    )
+            run = (
+                _backslashes_before(buffer, start, position)
+                if escape and buffer[start - 1 : start] == "\\"
+                else 0
+            )
             if run % 2:
-                marker = self._literal[marker]
+                before = buffer[position : start - run] + "\\" * (run // 2)
+                marker = self._tables.literal[marker]
                 end = start + len(marker)
                 self._emit_text(tokens, before + marker, position)
             else:
-                if before:
-                    self._emit_text(tokens, before, position)
-                tokens.append((marker, marker, self._offset + start))
+                if start > position or run:
+                    before = buffer[position : start - run] + "\\" * (run // 2)
+                    if tokens and tokens[-1][0] is None:
+                        self._emit_text(tokens, before, position)
+                    else:
+                        tokens.append((None, before, offset + position))
+                tokens.append((marker, marker, offset + start))
             position = end
-            for index, candidate in enumerate(found):
-                if candidate is not None and candidate.start() < position:
-                    found[index] = searches[index](buffer, position)
+            if groups == 1:
+                found = searches[0](buffer, position)
+                matches[0] = found
+                starts[0] = length if found is None else found.start()
+            else:
+                for index in range(groups):
+                    if starts[index] < position:
+                        at = buffer.find(firsts[index], position)
+                        found = None if at < 0 else searches[index](buffer, at)
+                        matches[index] = found
+                        starts[index] = length if found is None else found.start()
 
-    def _incomplete_before(self, buffer: str, position: int, start: int) -> int | None:
-        """The first place before ``start`` where the rest of the buffer could still begin a
-        marker (only places within a marker's length of the end can)."""
+    def _incomplete_from(self, buffer: str, position: int) -> int:
+        """The first place from ``position`` on (and within a marker's length of the end)
+        where the rest of the buffer could still begin a marker; -1: none."""
         low = max(position, len(buffer) - self._longest_prefix)
         if self._held_start is not None:
             held = self._held_start(buffer, low)
-            return None if held is None or held >= start else held
+            return -1 if held is None else held
         search = self._holdback_search
         if search is None:
-            return None
-        match = search(buffer, low)
-        if match is None or match.start() >= start:
-            return None
-        return match.start()
+            return -1
+        found = search(buffer, low)
+        return -1 if found is None else found.start()
 
     def _flush_before(self, buffer: str, position: int, start: int, tokens: list[Token]) -> int:
         # Emit the text before a held marker, keeping any backslash run that escapes it.

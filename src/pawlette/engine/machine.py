@@ -43,8 +43,8 @@ and a string made from it.  A call under that size still gets one delta.
 
 from __future__ import annotations
 
+import os
 import re
-import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar
@@ -136,6 +136,17 @@ class Grammar:
     completion_over: frozenset[str] = frozenset()
     """States in which a completion's turn is over: those outside the assistant turn and the
     scaffold states (readers marked ``scaffold``) inside it (see the module docstring)."""
+    rows: Mapping[str, Mapping[str, Step]] = field(
+        default_factory=dict, init=False, compare=False, repr=False
+    )
+    """Per state, its rows by marker (``steps`` split by state, once: the runtime looks a
+    marker up in its state's row, not a ``(state, marker)`` tuple it would build each time)."""
+
+    def __post_init__(self) -> None:
+        rows: dict[str, dict[str, Step]] = {name: {} for name in self.states}
+        for (state, marker), step in self.steps.items():
+            rows.setdefault(state, {})[marker] = step
+        object.__setattr__(self, "rows", rows)
 
     def expected(self, state: str) -> list[str]:
         return sorted(marker for (name, marker) in self.steps if name == state)
@@ -200,7 +211,9 @@ class GrammarBuilder:
 
 
 def random_call_id() -> str:
-    return "call_" + uuid.uuid4().hex[:24]
+    """``call_`` and 24 random hex digits (96 bits from the system's generator, as
+    ``uuid4`` takes its bits, without making a UUID)."""
+    return "call_" + os.urandom(12).hex()
 
 
 class Parser:
@@ -208,6 +221,27 @@ class Parser:
 
     Use :meth:`pawlette.Format.parser` to make one.
     """
+
+    # Defaults read from the class until first set (a server makes a parser per request;
+    # each attribute set in __init__ costs): only immutable values here.
+    _next_index = 0  # a completion numbers its calls across its turns
+    _completion_started = False
+    _trailing: list[str] | None = None  # raw text after a completion's turn ended
+    _trailing_offset = 0
+    _trailing_stray = False
+    message_role: Role | None = None
+    _start_pending = False
+    calls_in_message = 0
+    calls_in_completion = 0
+    finished = False
+    _redirect: str | None = None
+    # Held calls: their start and their arguments so far (compactly: a call streamed a
+    # character at a time is not kept as an event per character); made on the first.
+    _held: dict[int, tuple[ToolCallStart, TextPieces]] | None = None
+    _late_held: dict[int, LateText] | None = None  # held calls' arguments not made yet
+    _contexts: dict[type[Any], Any] | None = None  # see context(); made on first use
+    entered_by: str | None = None
+    """The marker that entered the current state (readers quote it in lenient text)."""
 
     def __init__(
         self,
@@ -227,36 +261,27 @@ class Parser:
         """Pass call events at once instead of holding each call until it is known valid."""
         # Held calls: their start and their arguments so far (compactly: a call streamed a
         # character at a time is not kept as an event per character).
-        self._held: dict[int, tuple[ToolCallStart, TextPieces]] = {}
-        self._late_held: dict[int, LateText] = {}  # held calls' arguments not made yet
         self._late: list[int] = []  # where in ``_events`` a LateText waits (see the docstring)
-        self._next_index = 0  # a completion numbers its calls across its turns
-        self._completion_started = False
-        self._trailing: list[str] | None = None  # raw text after a completion's turn ended
-        self._trailing_offset = 0
-        self._trailing_stray = False
         self.new_call_id = id_factory or random_call_id
-        self.tools: tuple[Tool, ...] = tuple(tools)
+        self.tools: tuple[Tool, ...] = tools if type(tools) is tuple else tuple(tools)
         """The tools the output may call; readers that know call names check them (empty: any)."""
         self.shared: dict[str, Any] = {}
         """What the reader of one state leaves for the next within a block that spans several
         states (a call's name and index, a voice block's header)."""
-        self._contexts: dict[type[Any], Any] = {}
         self._lexer = Lexer(grammar.markers, escape=grammar.escape)
-        self._events: list[Event] = []
-        self.message_role: Role | None = None
-        self._start_pending = False
-        self.calls_in_message = 0
-        self.calls_in_completion = 0
-        self.finished = False
-        self._redirect: str | None = None
-        self.entered_by: str | None = None
-        """The marker that entered the current state (readers quote it in lenient text)."""
+        self._rows = grammar.rows
+        self._over = grammar.completion_over
         name = start or (grammar.conversation_start if conversation else grammar.completion_start)
-        self.state = grammar.states[name]
-        if not conversation and self.state.role is not None:
-            self.begin_message(self.state.role)
-        self.reader: Reader = self.state.reader(self)
+        self.state = state = grammar.states[name]
+        self._row = self._rows[name]
+        if not conversation and state.role is not None:
+            # begin_message, inlined: the completion's one MessageStart.
+            self.message_role = state.role
+            self._completion_started = True
+            self._events: list[Event] = [MessageStart(state.role)]
+        else:
+            self._events = []
+        self.reader: Reader = state.reader(self)
 
     # ------------------------------------------------------------------ used by readers/actions
 
@@ -264,9 +289,12 @@ class Parser:
         """The parser's one value of ``kind`` (made with ``kind()`` on first use): what the
         reader of one state leaves for the next within a block that spans several states (a
         call's name before its arguments), typed."""
-        found = self._contexts.get(kind)
+        contexts = self._contexts
+        if contexts is None:
+            contexts = self._contexts = {}
+        found = contexts.get(kind)
         if found is None:
-            found = self._contexts[kind] = kind()
+            found = contexts[kind] = kind()
         return found
 
     def emit(self, event: Event) -> None:
@@ -275,11 +303,39 @@ class Parser:
         else:
             self._events.append(event)
 
+    def emit_call(self, index: int, identifier: str, name: str, arguments: str) -> None:
+        """Emit a whole valid call at once: what :meth:`emit` gives for its
+        ``ToolCallStart``, one ``ToolCallDelta`` with ``arguments`` and its ``ToolCallEnd``
+        (readers that read a call whole at its close), without passing each through the
+        gate."""
+        events = self._events
+        if self.stream_arguments:
+            events.append(ToolCallStart(index, identifier, name))
+            events.append(ToolCallDelta(index, arguments))
+            events.append(ToolCallEnd(index))
+            return
+        # As the gate would: a call held under this index before is replaced, and an empty
+        # delta is no delta.
+        if self._held:
+            self._held.pop(index, None)
+        if self._late_held:
+            self._late_held.pop(index, None)
+        events.append(ToolCallStart(index, identifier, name))
+        if type(arguments) is LateText:  # its string is made by _settle
+            self._late.append(len(events))
+            events.append(ToolCallDelta(index, arguments))
+        elif arguments:
+            events.append(ToolCallDelta(index, arguments))
+        events.append(ToolCallEnd(index))
+
     def _hold(self, event: ToolCallStart | ToolCallDelta | ToolCallEnd) -> None:
         """The call gate (see the module docstring)."""
-        held = self._held.get(event.index)
+        held_calls = self._held
+        if held_calls is None:
+            held_calls = self._held = {}
+        held = held_calls.get(event.index)
         if isinstance(event, ToolCallStart):
-            self._held[event.index] = (event, TextPieces())
+            held_calls[event.index] = (event, TextPieces())
             if self._late_held:
                 self._late_held.pop(event.index, None)
         elif held is None:  # not a held call (a reader's bug): nothing to wait for
@@ -291,7 +347,7 @@ class Parser:
             else:
                 held[1].append(arguments)
         else:
-            del self._held[event.index]
+            del held_calls[event.index]
             late = self._late_held.pop(event.index, None) if self._late_held else None
             arguments = held[1].take()  # one piece: that very string, not a copy
             self._events.append(held[0])
@@ -306,7 +362,10 @@ class Parser:
         """A held call's delta when a :class:`LateText` is involved: the late arguments stay
         unmade while they are the call's only text (as a reader gives them); otherwise (not
         seen from our readers) they are made now, keeping the text's order."""
-        late = self._late_held.pop(index, None)
+        late_held = self._late_held
+        if late_held is None:
+            late_held = self._late_held = {}
+        late = late_held.pop(index, None)
         if late is not None:
             pieces.append(late.take())
         if type(arguments) is not LateText:
@@ -317,7 +376,7 @@ class Parser:
             pieces.append(earlier)
             pieces.append(arguments.take())
         else:
-            self._late_held[index] = arguments
+            late_held[index] = arguments
 
     def abandon_call(self, index: int) -> None:
         """The call ``index`` is malformed: it is no call.  Held events vanish (and its index
@@ -325,7 +384,7 @@ class Parser:
         reader emits the call's text as content."""
         self.calls_in_message = max(0, self.calls_in_message - 1)
         self.calls_in_completion = max(0, self.calls_in_completion - 1)
-        held = self._held.pop(index, None)
+        held = self._held.pop(index, None) if self._held else None
         if self._late_held:
             self._late_held.pop(index, None)
         if held is not None and not self.conversation and index == self._next_index - 1:
@@ -466,13 +525,18 @@ class Parser:
         """End of input.  ``finish_reason`` is the engine's (``length`` wins over ours)."""
         if self.finished:
             return []
-        self._dispatch(self._lexer.finish())
+        lexer = self._lexer
+        tokens = lexer.finish()
+        if tokens:
+            self._dispatch(tokens)
+        del tokens
         self.finished = True
-        self.reader.close(None, self._lexer.offset)
+        self.reader.close(None, lexer.offset)
         if self.conversation:
             self.end_message()
             return self._take()
-        self._end_trailing()
+        if self._trailing_stray:
+            self._end_trailing()
         self.message_role = None
         if not self._completion_started:
             self._completion_started = True
@@ -500,7 +564,7 @@ class Parser:
                     return
                 offset += len(text) - len(text.lstrip())
             else:
-                step = self.grammar.steps.get((self.state.name, marker))
+                step = self._row.get(marker)
                 if (
                     step is not None
                     and not step.actions
@@ -508,6 +572,7 @@ class Parser:
                 ):
                     trailing.append(marker)
                     self.state = self.grammar.states[step.target]
+                    self._row = self._rows[step.target]
                     return
             self._trailing_stray = True
             if self.strict:
@@ -560,7 +625,6 @@ class Parser:
 
     def _dispatch(self, tokens: list[tuple[str | None, str, int]]) -> None:
         """Run the tokens; the list is emptied (its runs are let go: see ``_settle``)."""
-        steps = self.grammar.steps
         tokens.reverse()
         while tokens:
             marker = tokens[-1][0]
@@ -576,7 +640,7 @@ class Parser:
                 continue
             if marker is None:  # never: a run is read above, or trails
                 continue
-            step = steps.get((self.state.name, marker))
+            step = self._row.get(marker)
             if step is None and (marker in self.state.inner or marker in self.grammar.soft):
                 self.reader.feed(marker, offset)
                 continue
@@ -594,8 +658,10 @@ class Parser:
             for action in step.actions:
                 action(self, offset)
             self.entered_by = marker
-            self.state = self.grammar.states[self._redirect or step.target]
+            target = self._redirect or step.target
+            self.state = self.grammar.states[target]
+            self._row = self._rows[target]
             self.reader = self.state.reader(self)
-            if not self.conversation and self.state.name in self.grammar.completion_over:
+            if not self.conversation and target in self._over:
                 self._trailing = []
                 self._trailing_offset = offset + len(marker)

@@ -17,12 +17,10 @@ from ..types import (
     ReasoningDelta,
     TextDelta,
     Tool,
-    ToolCallDelta,
     ToolCallEnd,
-    ToolCallStart,
     ToolsDeclared,
 )
-from .call_arguments import arguments_problem, load_json, read_object
+from .call_arguments import arguments_problem, load_json, nested_deeper, read_object, scan_value
 from .call_scanner import CallScanner
 from .call_text import CallText
 from .machine import Parser, Reader, ReaderFactory
@@ -122,6 +120,7 @@ class ScaffoldReader:
 
 _KEY_START = re.compile(r"[A-Za-z_]")
 _KEY_CHAR = re.compile(r"[A-Za-z0-9_.\-]")
+_KEY_RUN = re.compile(r"[A-Za-z_][A-Za-z0-9_.\-]*").match
 
 
 class HeaderReader:
@@ -144,6 +143,15 @@ class HeaderReader:
         if self._phase == "content":
             self._parser.emit(TextDelta(text))
             return
+        if self._phase == "start":
+            # The usual turn starts with text that is no header: a word ended by anything
+            # but ``=`` (what the character steps below find, at C speed).
+            key = _KEY_RUN(text)
+            end = 0 if key is None else key.end()
+            if end < len(text) and (end == 0 or text[end] != "="):
+                self._phase = "content"
+                self._parser.emit(TextDelta(text))
+                return
         for character in text:
             if not self._advance(character):
                 self._phase = "content"
@@ -273,45 +281,66 @@ class JsonCallReader:
     are asked for as before) and the checks of :meth:`_validate`.
     """
 
+    # The call's text: its first piece as it came (a call fed whole is one piece: nothing
+    # else is made for it), a CallText from the second piece on.  Defaults read from the
+    # class until set (a reader is made per call).
+    _first = ""
+    _text: CallText | None = None
+    _fed = False
+    _offset = 0
+    _live: CallScanner | None = None
+
     def __init__(self, parser: Parser, envelope: CallEnvelope, close_marker: str) -> None:
         self._parser = parser
         self._envelope = envelope
         self._close_marker = close_marker
         self._open_marker = parser.entered_by or ""
-        self._text = CallText(envelope.arguments)
-        ignored = [key for key, _ in envelope.ignored]
-        self._allowed = frozenset(
-            key for key in (envelope.id, envelope.name, *envelope.arguments_keys, *ignored) if key
-        )
-        self._fed = False
-        self._offset = 0
-        self._live = (
-            CallScanner(parser, envelope, keep_arguments=False, emit=True)
-            if parser.stream_arguments
-            else None
-        )
+        if parser.stream_arguments:
+            self._live = CallScanner(parser, envelope, keep_arguments=False, emit=True)
 
     def feed(self, text: str, offset: int) -> None:
         if not self._fed:
             self._fed = True
             self._offset = offset
-        self._text.append(text)
+            self._first = text
+        else:
+            kept = self._text
+            if kept is None:
+                kept = self._text = CallText(self._envelope.arguments)
+                kept.append(self._first)
+                self._first = ""
+            kept.append(text)
         if self._live is not None:
             self._live.feed(text)
+
+    def _take_text(self) -> str:
+        """The call's whole text, let go here."""
+        kept = self._text
+        if kept is None:
+            text, self._first = self._first, ""
+            return text
+        return kept.take()
 
     # the close -----------------------------------------------------------------------------
 
     def close(self, marker: str | None, offset: int) -> None:
         if marker is not None:
-            envelope = self._text.envelope()  # a big call: the text around its arguments
-            if envelope is None:
-                accepted = self._accept(self._text.text())
+            kept = self._text
+            if kept is None:
+                accepted = self._accept(self._first)
+                if accepted:
+                    self._first = ""
+                    return
             else:
-                accepted = self._accept(envelope, self._text.arguments)
-            if accepted:
-                self._text.clear()
-                return
-        text = self._text.take()
+                envelope = kept.envelope()  # a big call: the text around its arguments
+                if envelope is None:
+                    accepted = self._accept(kept.text())
+                else:
+                    accepted = self._accept(envelope, kept.arguments)
+                if accepted:
+                    kept.clear()
+                    return
+        text = self._take_text()
         # The slow way: what the scanner makes of the whole text, and what is wrong with it.
         scanner = self._live
         if scanner is None:
@@ -361,6 +390,20 @@ class JsonCallReader:
         ``kept_arguments``: gives the arguments, kept apart and known to be a valid object (asked
         only if they are handed on here, not streamed); ``text`` holds ``{}`` in their place.
         """
+        if self._live is None:
+            plain = plain_call(self._envelope, text)
+            if plain is not None:  # the usual call: read with one match and the C scanner
+                caller = self._parser
+                written_id, called, begin, finish = plain
+                # The id first, then the index (as below: an id factory may count the calls).
+                identifier = caller.new_call_id() if written_id is None else written_id
+                caller.emit_call(
+                    caller.next_call_index(),
+                    identifier,
+                    called,
+                    text[begin:finish] if kept_arguments is None else kept_arguments(),
+                )
+                return True
         members = read_object(text)
         if members is None:
             return False
@@ -379,7 +422,7 @@ class JsonCallReader:
             or not name[0]  # an empty name is no name
             or not isinstance(arguments[0], dict)
             or (call_id is not None and not isinstance(call_id[0], str))
-            or not self._allowed.issuperset(members)
+            or not _allowed_keys(envelope).issuperset(members)
         ):
             return False
         for key, value in envelope.ignored:
@@ -396,10 +439,10 @@ class JsonCallReader:
         else:
             identifier = parser.new_call_id() if call_id is None else call_id[0]
             index = parser.next_call_index()
-            parser.emit(ToolCallStart(index, identifier, name[0]))
             written = text[start:end] if kept_arguments is None else kept_arguments()
-            parser.emit(ToolCallDelta(index, written))
+            parser.emit_call(index, identifier, name[0], written)
             del written
+            return True
         if index is None:  # cannot happen (the scanner saw the same name): the slow way says
             return False
         parser.emit(ToolCallEnd(index))
@@ -417,7 +460,7 @@ class JsonCallReader:
         envelope = self._envelope
         if not isinstance(value, dict):
             return "not a JSON object"
-        unknown = sorted(set(value) - self._allowed)
+        unknown = sorted(set(value) - _allowed_keys(envelope))
         if unknown:
             return f"unknown keys {unknown}"
         if not isinstance(value.get(envelope.name), str):
@@ -444,6 +487,84 @@ class JsonCallReader:
         if scanner.duplicate is not None:  # json keeps the last; the stream had both
             return f"the key {scanner.duplicate!r} twice"
         return arguments_problem(scanner.values.get(key, "").strip() or "{}")
+
+
+_ALLOWED: dict[int, tuple[CallEnvelope, frozenset[str]]] = {}
+_PLAIN_CALLS: dict[int, tuple[CallEnvelope, Callable[[str], re.Match[str] | None] | None]] = {}
+_SPACE = "[ \t\n\r]*"
+_PLAIN = '"([^"\\\\\x00-\x1f]*)"'  # a JSON string with no escape nor control character
+_CLOSE = re.compile(_SPACE + r"\}" + _SPACE + r"\Z").match
+
+
+def plain_call_match(envelope: CallEnvelope) -> Callable[[str], re.Match[str] | None] | None:
+    """A match of a call's text up to its arguments, for the usual calls of ``envelope``:
+    its keys and nothing else (the id, if any, before or after the name), written plain
+    (no escape), the name not empty.  None: the envelope ignores keys (read the long way)."""
+    kept = _PLAIN_CALLS.get(id(envelope))
+    if kept is not None and kept[0] is envelope:
+        return kept[1]
+    match = None
+    if not envelope.ignored:
+        member = f"{_SPACE}:{_SPACE}"
+        identifier = (
+            ""
+            if envelope.id is None
+            else f'(?:"{re.escape(envelope.id)}"{member}{_PLAIN}{_SPACE},{_SPACE})?'
+        )
+        keys = "|".join(re.escape(key) for key in envelope.arguments_keys)
+        name = f'"{re.escape(envelope.name)}"{member}"([^"\\\\\x00-\x1f]+)"{_SPACE},{_SPACE}'
+        match = re.compile(
+            f'{_SPACE}\\{{{_SPACE}{identifier}{name}{identifier}"(?:{keys})"{member}'
+        ).match
+    if len(_PLAIN_CALLS) >= 256:
+        _PLAIN_CALLS.clear()
+    _PLAIN_CALLS[id(envelope)] = (envelope, match)
+    return match
+
+
+def plain_call(envelope: CallEnvelope, text: str) -> tuple[str | None, str, int, int] | None:
+    """``(id or None, name, start, end)`` of the arguments when ``text`` is a valid call of
+    ``envelope`` written the usual way (see :func:`plain_call_match`), its arguments an
+    object as :func:`read_object` takes it; else None (the caller reads it the long way,
+    which also says what is wrong)."""
+    match = plain_call_match(envelope)
+    found = None if match is None else match(text)
+    if found is None:
+        return None
+    groups = found.groups()
+    if len(groups) == 3:
+        before, name, after = groups
+        if before is not None and after is not None:
+            return None  # the id written twice
+        identifier = before if after is None else after
+    else:
+        identifier, name = None, groups[0]
+    start = found.end()
+    if not text.startswith("{", start):
+        return None
+    try:
+        value, end = scan_value(text, start)
+    except (ValueError, StopIteration, RecursionError):
+        return None
+    if type(value) is not dict or _CLOSE(text, end) is None or nested_deeper(text):
+        return None
+    return identifier, name, start, end
+
+
+def _allowed_keys(envelope: CallEnvelope) -> frozenset[str]:
+    """The keys a valid call of ``envelope`` may hold, worked out once per envelope (kept
+    by identity, with the envelope: a reader is made per call)."""
+    kept = _ALLOWED.get(id(envelope))
+    if kept is not None and kept[0] is envelope:
+        return kept[1]
+    ignored = [key for key, _ in envelope.ignored]
+    allowed = frozenset(
+        key for key in (envelope.id, envelope.name, *envelope.arguments_keys, *ignored) if key
+    )
+    if len(_ALLOWED) >= 256:
+        _ALLOWED.clear()
+    _ALLOWED[id(envelope)] = (envelope, allowed)
+    return allowed
 
 
 def json_call_reader(envelope: CallEnvelope, close_marker: str) -> ReaderFactory:

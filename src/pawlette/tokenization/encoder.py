@@ -512,6 +512,9 @@ class ConversationEncoder:
         starts, ends = self.backend.token_ends([piece[0] for piece in pieces], tokens, context)
         last = len(pieces) - 1
         previous = 0
+        # A run whose pieces differ only in provenance (the usual: a header and its content,
+        # none learned) needs no look back for a token that a learned piece began.
+        some_learned = any(piece[1] for piece in pieces)
         for number, (_, learned, index, kind) in enumerate(pieces):
             stop = len(tokens) if number == last else bisect_right(ends, starts[number + 1])
             count = stop - previous
@@ -519,7 +522,7 @@ class ConversationEncoder:
                 continue
             chunk = tokens[previous:stop]
             labels += chunk if learned else [IGNORE_INDEX] * count
-            if not learned and number:
+            if not learned and number and some_learned:
                 # The first token may begin in earlier pieces; any learned one makes it learned.
                 begin = ends[previous - 1] if previous else 0
                 first = bisect_right(starts, begin) - 1

@@ -1,0 +1,34 @@
+"""The benchmark tables and the whole-turn comparison's inputs (``bench/tables.py``,
+``bench/peers.py``): a table writes as markdown, and on every shape pawlette and
+transformers' ``parse_response`` read the same message, so the timed sides do the same job."""
+
+from __future__ import annotations
+
+import pytest
+
+import pawlette
+from bench import peers
+from bench.tables import Table
+
+
+def test_a_table_writes_its_rows_as_markdown_and_its_facts_as_text() -> None:
+    table = Table("Title", ["a", "b"], [["1", "2"], ["3", "4"]], {"load": "0.5"}, ["a note"])
+    assert table.markdown() == "| a | b |\n|---|---|\n| 1 | 2 |\n| 3 | 4 |\n\na note"
+    text = table.text().splitlines()
+    assert text[0] == "Title" and "load: 0.5" in text[1] and text[-1].strip() == "a note"
+
+
+@pytest.mark.parametrize("name", ["pcml", "chatml"])
+@pytest.mark.parametrize("shape", peers.SHAPE_NAMES)
+def test_both_sides_read_the_same_message_on_every_shape(name: str, shape: str) -> None:
+    from transformers.utils.chat_parsing.response_parser import parse_response
+    from transformers.utils.chat_parsing.response_templates import load_response_template
+
+    template, _ = peers.peer_templates()[name]
+    text = peers.shape_completion(name, shape)
+    ours = pawlette.get_format(name).parse(text)
+    theirs = parse_response(text, load_response_template(template), prefix="")
+    assert not ours.warnings
+    assert peers.comparable(ours.message, decoded=False) == peers.comparable(theirs, decoded=True)
+    expected = peers.shape_message(shape)
+    assert len(ours.message.get("tool_calls") or ()) == len(expected.get("tool_calls") or ())
