@@ -124,7 +124,8 @@ def render(page: Page, run: Run, body: str) -> str:
     return "\n".join(lines)
 
 
-def write(page: Page, run: Run, body: str, directory: Path = PAGES) -> Path:
+def write(page: Page, run: Run, body: str, directory: Path | None = None) -> Path:
+    directory = PAGES if directory is None else directory
     directory.mkdir(parents=True, exist_ok=True)
     path = directory / f"{page.measure}.md"
     path.write_text(render(page, run, body), encoding="utf-8")
@@ -210,5 +211,6 @@ def run(
         version=pawlette.__version__,
     )
     path = write(chosen, measured, as_markdown(tee.kept.getvalue()))
-    print(f"{FLAG}: wrote {path.relative_to(ROOT)}", file=sys.stderr)
+    shown = path.relative_to(ROOT) if path.is_relative_to(ROOT) else path
+    print(f"{FLAG}: wrote {shown}", file=sys.stderr)
     return 0

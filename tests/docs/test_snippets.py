@@ -8,6 +8,7 @@ import re
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -54,11 +55,10 @@ def server() -> Iterator[str]:
 
     engine = FakeUpstream().start()
     port = _free_port()
+    log = tempfile.TemporaryFile()  # noqa: SIM115 (closed when the server is stopped)
+    command = ["serve", "-f", "pcml", "--upstream", engine.url, "--port", str(port)]
     process = subprocess.Popen(
-        [sys.executable, "-m", "pawlette.cli", "serve", "-f", "pcml", "--upstream", engine.url]
-        + ["--port", str(port)],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
+        [sys.executable, "-m", "pawlette.cli", *command], stdout=subprocess.DEVNULL, stderr=log
     )
     url = f"http://127.0.0.1:{port}"
     try:
@@ -69,14 +69,15 @@ def server() -> Iterator[str]:
                     break
             except OSError:
                 if process.poll() is not None or time.monotonic() > deadline:
-                    raise RuntimeError(
-                        "pawlette serve did not start: " + process.stderr.read().decode()  # type: ignore[union-attr]
-                    ) from None
+                    log.seek(0)
+                    output = log.read().decode(errors="replace")
+                    raise RuntimeError(f"pawlette serve did not start: {output}") from None
                 time.sleep(0.1)
         yield url
     finally:
         process.terminate()
         process.wait(20)
+        log.close()
         engine.stop()
 
 
@@ -127,10 +128,10 @@ def test_python_example_runs(
     for earlier in snippets(snippet.path):
         if earlier.line >= snippet.line:
             break
-        if earlier.language in ("python", "py") and earlier.skip is None:
-            if earlier.line not in page.ran:
-                _run(earlier, page, server)
-                page.ran.add(earlier.line)
+        runs = earlier.language in ("python", "py") and earlier.skip is None
+        if runs and earlier.line not in page.ran:
+            _run(earlier, page, server)
+            page.ran.add(earlier.line)
     if snippet.line not in page.ran:
         _run(snippet, page, server)
         page.ran.add(snippet.line)
@@ -186,4 +187,3 @@ def test_readme_links_point_at_files() -> None:
         if "://" in target:
             continue
         assert (ROOT / target).exists(), f"README.md links to {target}, which does not exist"
-
