@@ -26,10 +26,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 DOCS = ROOT / "docs"
 GENERATED = (
-    "formats/",  # python -m docs.gen
-    "reference/cli.md",
     "benchmarks/",  # the bench scripts
-    "supported-models.md",  # python -m bench.matrix
+    "models.md",  # python -m bench.models
 )
 _FENCE = re.compile(r"^(?P<indent> *)(?P<ticks>```+)(?P<info>[^`\n]*)$")
 _MARKER = re.compile(r"^\s*<!-- snippet: (?P<what>[^>]*?) -->\s*$")
