@@ -173,13 +173,19 @@ def _peer_versions() -> str:
 
 
 def render_page(
-    models: Sequence[Model], command: str, conversations: int, seed: int, run: str
+    models: Sequence[Model],
+    command: str,
+    conversations: int,
+    seed: int,
+    run: str,
+    out: Path = PAGE,
 ) -> str:
     declared = [model for model in models if model.family]
     inferred = [model for model in models if model.inferred]
     families = sorted({model.family for model in declared})
     unmatched = [name for name in pawlette.formats() if name not in families]
     date = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    commit = pages.commit(ignoring=[out] if out.resolve().is_relative_to(ROOT) else [])
     lines = [
         "<!-- Written by python -m bench.models; rerun it, never edit this page. -->",
         "",
@@ -208,7 +214,7 @@ def render_page(
         "|---|---|",
         f"| command | `{command}` |",
         f"| date | {date} |",
-        f"| pawlette | {pawlette.__version__}, commit `{pages.commit()}` |",
+        f"| pawlette | {pawlette.__version__}, commit `{commit}` |",
         f"| peers | {_peer_versions()} |",
         f"| conversations | {conversations} per template (seed {seed}) |",
         f"| run | {run} |",
@@ -264,7 +270,7 @@ def main(argv: list[str] | None = None) -> int:
     wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
     run = f"{wall:.1f} s wall, {cpu:.1f} s CPU; {pages.machine(load)}"
     command = " ".join([COMMAND, *map(shlex.quote, given)])
-    page = render_page(models, command, options.conversations, options.seed, run)
+    page = render_page(models, command, options.conversations, options.seed, run, options.out)
     options.out.parent.mkdir(parents=True, exist_ok=True)
     options.out.write_text(page, encoding="utf-8")
     shown = options.out.relative_to(ROOT) if options.out.is_relative_to(ROOT) else options.out

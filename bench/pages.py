@@ -60,8 +60,9 @@ class Run:
     """Figures carried over from a run on an earlier commit (the page says so)."""
 
 
-def commit() -> str:
-    """The short commit of the working tree, with ``+changes`` when it differs from it."""
+def commit(ignoring: Sequence[Path] = ()) -> str:
+    """The short commit of the working tree, with ``+changes`` when it differs from it
+    (files in ``ignoring``, such as the page being rewritten, do not count)."""
     try:
         head = subprocess.run(
             ["git", "rev-parse", "--short", "HEAD"],
@@ -71,7 +72,15 @@ def commit() -> str:
             cwd=ROOT,
         ).stdout.strip()
         dirty = subprocess.run(
-            ["git", "status", "--porcelain", "--untracked-files=no"],
+            [
+                "git",
+                "status",
+                "--porcelain",
+                "--untracked-files=no",
+                "--",
+                ".",
+                *(f":(exclude){path.resolve().relative_to(ROOT)}" for path in ignoring),
+            ],
             capture_output=True,
             text=True,
             check=False,
