@@ -116,8 +116,8 @@ def test_every_benchmark_page_says_when_where_and_against_what() -> None:
 
 # Words of a development log, not of documentation: the pages speak of the software as it is.
 HISTORY = re.compile(
-    r"\bissue \d+|#\d{2,}\b|\bthis round\b|\bbefore this (?:work|round)|\bthe round before\b"
-    r"|\.\./shared/|\bother engineers\b|\bhelpers?\b|\bthe lead\b",
+    r"\bissue \d+|(?<![&\w])#\d{2,}\b|\bthis round\b|\bbefore this (?:work|round)"
+    r"|\bthe round before\b|\.\./shared/|\bother engineers\b|\bhelpers?\b|\bthe lead\b",
     re.IGNORECASE,
 )
 
@@ -132,3 +132,16 @@ def test_no_page_speaks_of_the_projects_history() -> None:
         for number, line in enumerate(text.splitlines(), 1):
             found = HISTORY.search(line)
             assert found is None, f"{where}:{number}: {found.group(0)!r}"
+
+
+# A commit as a git short hash (seven hex digits, letters and digits both): only the dated
+# measurement pages name the commit they measured.
+SHORT_HASH = re.compile(r"\b(?=[0-9a-f]*[0-9])(?=[0-9a-f]*[a-f])[0-9a-f]{7}\b")
+
+
+def test_no_hand_written_page_names_a_commit() -> None:
+    assert SHORT_HASH.search("measured on 1dcafa3.") and not SHORT_HASH.search("a1b2c3d4e")
+    for path in hand_written_pages():
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            found = SHORT_HASH.search(line)
+            assert found is None, f"{path.relative_to(ROOT)}:{number}: {found.group(0)!r}"
