@@ -140,24 +140,31 @@ def families_table(models: Sequence[Model]) -> str:
 
 def templates_table(models: Sequence[Model]) -> str:
     lines = [
-        "| template | bos / eos | family | variant | renders identical | own turns parsed back"
-        " | `pawlette detect` | template renders | kinds it never renders |",
-        "|---|---|---|---|---|---|---|---|---|",
+        "| template | family | variant | renders identical | own turns parsed back"
+        " | `pawlette detect` | template renders |",
+        "|---|---|---|---|---|---|---|",
     ]
     for model in models:
         row = model.matrix
         cells = (
             f"`{row.template}`",
-            _cell(row.tokens),
             _family_link(model.family),
             model.variant or ("default" if model.family else "—"),
             _cell(row.renders),
             row.turns,
             _cell(model.detect),
             row.coverage,
-            _cell(row.never),
         )
         lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def tokens_table(models: Sequence[Model]) -> str:
+    """What each template is given, and the kinds of conversation it refuses."""
+    lines = ["| template | bos / eos | kinds it never renders |", "|---|---|---|"]
+    for model in models:
+        row = model.matrix
+        lines.append(f"| `{row.template}` | {_cell(row.tokens)} | {_cell(row.never)} |")
     return "\n".join(lines)
 
 
@@ -208,7 +215,8 @@ def render_page(
         " a declaration from the template and verifies it on conversations of its own, or"
         " refuses and says why;",
         "- **template renders**: how many of the conversations the template renders at all"
-        " (it raises on the others), and the kinds it never renders.",
+        " (it raises on the others); [below](#what-each-template-is-given), the kinds it"
+        " never renders.",
         "",
         "| | |",
         "|---|---|",
@@ -242,6 +250,13 @@ def render_page(
         "## Every template",
         "",
         templates_table(models),
+        "",
+        "## What each template is given",
+        "",
+        "The `bos_token` and `eos_token` each template is rendered with (the model's"
+        " tokenizer's), and the kinds of generated conversation it never renders.",
+        "",
+        tokens_table(models),
         "",
     ]
     return "\n".join(lines)
