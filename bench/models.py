@@ -73,9 +73,13 @@ def detect_column(template: CorpusTemplate, family: str, variant: str) -> tuple[
         return NOT_RECOGNISED, False
     verification = inference.verification
     if detection.inferred and verification is not None:
-        return f"inferred and verified: {verification.describe()}", True
+        return (
+            f"inferred and verified: {verification.identical}/{verification.compared}"
+            f" renders, {verification.parsed_back}/{verification.turns} own turns",
+            True,
+        )
     why = (inference.refusal or "no declaration").splitlines()[0]
-    why = why if len(why) <= 90 else why[:89] + "…"
+    why = why if len(why) <= 70 else why[:69] + "…"
     return f"refused: {why}", False
 
 
@@ -115,6 +119,11 @@ def _cell(text: str) -> str:
     return "".join(written)
 
 
+def _name(template: str) -> str:
+    """A template's name as plain text, which wraps at its hyphens in a narrow column."""
+    return html.escape(template, quote=False).replace("_", "\\_")
+
+
 def _family_link(family: str) -> str:
     return f"[{family}](formats/{family}.md)" if family else "—"
 
@@ -147,7 +156,7 @@ def templates_table(models: Sequence[Model]) -> str:
     for model in models:
         row = model.matrix
         cells = (
-            f"`{row.template}`",
+            _name(row.template),
             _family_link(model.family),
             model.variant or ("default" if model.family else "—"),
             _cell(row.renders),
