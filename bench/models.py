@@ -26,7 +26,7 @@ import re
 import shlex
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import pawlette
@@ -37,7 +37,7 @@ from tests.support.llama_cpp_build import LLAMA_CPP_PYTHON_VERSION
 from tests.support.template_corpus import CorpusTemplate, corpus
 
 from . import pages
-from .matrix import Row, measure
+from .matrix import RESULTS, Row, _engine_results, measure
 
 ROOT = Path(__file__).resolve().parent.parent
 PAGE = ROOT / "docs" / "models.md"
@@ -83,8 +83,12 @@ def detect_column(template: CorpusTemplate, family: str, variant: str) -> tuple[
     return f"refused: {why}", False
 
 
-def measure_model(template: CorpusTemplate, conversations: list[Conversation]) -> Model:
-    row = measure(template, conversations, {})
+def measure_model(
+    template: CorpusTemplate,
+    conversations: list[Conversation],
+    engine: Mapping[str, str] | None = None,
+) -> Model:
+    row = measure(template, conversations, dict(engine or {}))
     declared = row.detected != NOT_RECOGNISED and not row.detected.startswith("error:")
     family, _, variant = row.detected.partition(":") if declared else ("", "", "")
     detect, inferred = detect_column(template, family, variant)
@@ -148,14 +152,15 @@ def families_table(models: Sequence[Model]) -> str:
 
 
 def templates_table(models: Sequence[Model]) -> str:
+    engine = any(model.matrix.engine != "not run" for model in models)
     lines = [
         "| template | family | variant | renders identical | own turns parsed back"
-        " | `pawlette detect` | template renders |",
-        "|---|---|---|---|---|---|---|",
+        " | `pawlette detect` | template renders |" + (" engine tool choice |" if engine else ""),
+        "|---|---|---|---|---|---|---|" + ("---|" if engine else ""),
     ]
     for model in models:
         row = model.matrix
-        cells = (
+        cells = [
             _name(row.template),
             _family_link(model.family),
             model.variant or ("default" if model.family else "—"),
@@ -163,7 +168,9 @@ def templates_table(models: Sequence[Model]) -> str:
             row.turns,
             _cell(model.detect),
             row.coverage,
-        )
+        ]
+        if engine:
+            cells.append(_cell(row.engine))
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
@@ -226,6 +233,14 @@ def render_page(
         "- **template renders**: how many of the conversations the template renders at all"
         " (it raises on the others); [below](#what-each-template-is-given), the kinds it"
         " never renders.",
+    ]
+    if any(model.matrix.engine != "not run" for model in models):
+        lines[-1] = lines[-1][:-1] + ";"
+        lines.append(
+            "- **engine tool choice**: `tool_choice` through `pawlette serve` on a real engine,"
+            " from the engine runs' results file."
+        )
+    lines += [
         "",
         "| | |",
         "|---|---|",
@@ -277,18 +292,25 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--only", default="*", help="a glob over template names")
     parser.add_argument("--out", type=Path, default=PAGE, help="the page (docs/models.md)")
+    parser.add_argument(
+        "--engine-results",
+        type=Path,
+        default=RESULTS,
+        help="tool_choice results of real engine runs, by template (a column when present)",
+    )
     options = parser.parse_args(argv)
     given = list(sys.argv[1:] if argv is None else argv)
 
     load = " ".join(f"{value:.2f}" for value in os.getloadavg())
     wall, cpu = time.perf_counter(), time.process_time()
     conversations = generate_conversations(options.conversations, seed=options.seed)
+    engine = _engine_results(options.engine_results)
     templates = [t for t in corpus() if fnmatch.fnmatchcase(t.name, options.only)]
     if not templates:
         raise SystemExit(f"--only {options.only!r}: no template of the collection matches")
     models = []
     for template in templates:
-        models.append(measure_model(template, conversations))
+        models.append(measure_model(template, conversations, engine))
         model = models[-1]
         print(f"{template.name}: {model.matrix.detected}; {model.detect}", file=sys.stderr)
     wall, cpu = time.perf_counter() - wall, time.process_time() - cpu

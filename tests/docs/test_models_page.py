@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -50,6 +51,19 @@ def test_the_page_says_when_on_what_and_against_which_peers(tmp_path: Path) -> N
     assert row in text
     assert "| `Qwen-Qwen3-0.6B` | — / <code>&lt;&#124;im_end&#124;&gt;</code> | " in text
     assert "| [chatml](formats/chatml.md) | default | `Qwen-Qwen3-0.6B` |" in text
+
+
+def test_engine_results_when_there_are_some_are_a_column(tmp_path: Path) -> None:
+    results = tmp_path / "tool_choice.json"
+    results.write_text(json.dumps({"Qwen-Qwen3-0.6B": "required: 3/3"}))
+    page = tmp_path / "models.md"
+    arguments = ["--only", "Qwen-Qwen3-0.6B", "--conversations", "2", "--out", str(page)]
+    assert main([*arguments, "--engine-results", str(results)]) == 0
+    text = page.read_text(encoding="utf-8")
+    assert "| template renders | engine tool choice |" in text
+    assert text.count("| required: 3/3 |") == 1 and "- **engine tool choice**" in text
+    assert main([*arguments, "--engine-results", str(tmp_path / "none.json")]) == 0
+    assert "engine tool choice" not in page.read_text(encoding="utf-8")
 
 
 def test_cells_keep_pipes_and_markers_from_breaking_the_table() -> None:
