@@ -154,16 +154,16 @@ def families_table(models: Sequence[Model]) -> str:
 def templates_table(models: Sequence[Model]) -> str:
     engine = any(model.matrix.engine != "not run" for model in models)
     lines = [
-        "| template | family | variant | renders identical | own turns parsed back"
+        "| template | family / variant | renders identical | own turns parsed back"
         " | `pawlette detect` | template renders |" + (" engine tool choice |" if engine else ""),
-        "|---|---|---|---|---|---|---|" + ("---|" if engine else ""),
+        "|---|---|---|---|---|---|" + ("---|" if engine else ""),
     ]
     for model in models:
         row = model.matrix
         cells = [
             _name(row.template),
-            _family_link(model.family),
-            model.variant or ("default" if model.family else "—"),
+            _family_link(model.family)
+            + (f" / {model.variant or 'default'}" if model.family else ""),
             _cell(row.renders),
             row.turns,
             _cell(model.detect),

@@ -47,7 +47,7 @@ def test_the_page_says_when_on_what_and_against_which_peers(tmp_path: Path) -> N
     assert re.search(rf"\| pawlette \| {pawlette.__version__}, commit `[0-9a-f]{{7,}}", text)
     assert f"transformers {transformers.__version__}" in text
     assert f"jinja2 {jinja2.__version__}" in text
-    row = "| Qwen-Qwen3-0.6B | [chatml](formats/chatml.md) | default | "
+    row = "| Qwen-Qwen3-0.6B | [chatml](formats/chatml.md) / default | "
     assert row in text
     assert "| `Qwen-Qwen3-0.6B` | — / <code>&lt;&#124;im_end&#124;&gt;</code> | " in text
     assert "| [chatml](formats/chatml.md) | default | `Qwen-Qwen3-0.6B` |" in text
