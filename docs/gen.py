@@ -108,6 +108,42 @@ def _options(fmt: pawlette.Format) -> list[str]:
     return [*lines, ""]
 
 
+def _measured_models(name: str) -> list[str]:
+    """The templates the Supported models page (``docs/models.md``, measured by ``python -m
+    bench.models``) found written in this format, with its figures and its date."""
+    path = DOCS / "models.md"
+    text = path.read_text(encoding="utf-8") if path.exists() else ""
+    date = re.search(r"^\| date \| (.*) \|$", text, re.MULTILINE)
+    if date is None:
+        return []
+    row = re.compile(
+        rf"^\| \[{re.escape(name)}\]\(formats/{re.escape(name)}\.md\) \| ([^|]*) \| (.*)"
+        r" \| ([^|]*) \| ([^|]*) \|$",
+        re.MULTILINE,
+    )
+    found = row.findall(text)
+    lines = ["## Models", ""]
+    if not found:
+        return [
+            *lines,
+            f"On the last measure of [Supported models](../models.md) ({date.group(1)}), no"
+            " template of llama.cpp's collection was written in this format.",
+            "",
+        ]
+    lines += [
+        f"The templates of llama.cpp's collection written in this format, as"
+        f" [Supported models](../models.md) measured them ({date.group(1)}):",
+        "",
+        "| variant | templates | renders identical | own turns parsed back |",
+        "|---|---|---|---|",
+    ]
+    lines += [
+        f"| {variant} | {templates} | {renders} | {turns} |"
+        for variant, templates, renders, turns in found
+    ]
+    return [*lines, ""]
+
+
 def format_page(name: str) -> str:
     fmt = pawlette.get_format(name)
     module = declaring_module(fmt)
@@ -132,6 +168,7 @@ def format_page(name: str) -> str:
     if doc:
         lines += ["## The format", "", docstring_markdown(doc)]
     lines += _options(fmt)
+    lines += _measured_models(name)
     example = _renderable(fmt)
     if example is not None:
         request, dropped = example

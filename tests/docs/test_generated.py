@@ -145,3 +145,17 @@ def test_no_hand_written_page_names_a_commit() -> None:
         for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
             found = SHORT_HASH.search(line)
             assert found is None, f"{path.relative_to(ROOT)}:{number}: {found.group(0)!r}"
+
+
+def test_a_format_page_lists_the_templates_the_models_page_measured_in_it() -> None:
+    text = (DOCS / "models.md").read_text(encoding="utf-8")
+    rows = re.findall(r"^\| \[(\S+)\]\(formats/\1\.md\) \| ([^|]*) \| ([^|]*) \|", text, re.M)
+    assert rows, "docs/models.md has no family table"
+    for name in pawlette.formats():
+        page = gen.format_page(name)
+        assert "## Models" in page
+        for family, variant, templates in rows:
+            if family == name:
+                assert f"| {variant} | {templates} |" in page, (name, variant)
+        if not any(family == name for family, _, _ in rows):
+            assert "no template of llama.cpp's collection" in page
