@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import importlib
 import io
 import re
 import socket
@@ -105,6 +106,17 @@ def _run(snippet: Snippet, page: Page, server: Any) -> None:
     compiled = compile(code, snippet.name, "exec")
     with contextlib.redirect_stdout(io.StringIO()):
         exec(compiled, page.namespace)
+
+
+@pytest.fixture(autouse=True)
+def _registry_restored() -> Iterator[None]:
+    """A page's example that registers a format (``pawlette.register_format``) registers it
+    in this process: it is taken out again, so no later test meets a format of the docs."""
+    registry = importlib.import_module("pawlette.formats")
+    before = dict(registry._REGISTERED)
+    yield
+    registry._REGISTERED.clear()
+    registry._REGISTERED.update(before)
 
 
 @pytest.mark.parametrize("snippet", SNIPPETS, ids=[snippet.name for snippet in SNIPPETS])
