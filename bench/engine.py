@@ -150,4 +150,20 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    from bench import pages
+
+    PAGE = pages.Page(
+        measure="engine-tool-choice",
+        title="tool_choice on a real llama.cpp",
+        what=(
+            "`/v1/chat/completions` through `pawlette serve --engine llamacpp --tokenizer` "
+            "over a real llama.cpp (the `xllamacpp` wheel) serving a tiny random-weight model "
+            "per format, biased towards the format's markers: for each `tool_choice` "
+            "(`required`, a named function, `none`, `auto`), ten requests with seeds 0-9. A "
+            "request passes when its calls go only to allowed functions with JSON-object "
+            "arguments, at least one call comes under `required` or a named function and none "
+            "under `none`, no marker text is in the content, and the finish reason is right."
+        ),
+        peer="none (the contract is absolute); llama.cpp from the `xllamacpp` wheel",
+    )
+    raise SystemExit(pages.run(main, PAGE))

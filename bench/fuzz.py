@@ -214,4 +214,18 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from bench import pages
+
+    PAGE = pages.Page(
+        measure="fuzz-parsers",
+        title="Fuzzing the parsers with generated model output",
+        what=(
+            "Generated model output for every format (valid calls, malformed calls of every "
+            "kind, marker spellings in every text slot, each ending), parsed whole, a "
+            "character at a time, in random pieces, with live arguments, as OpenAI chunks and "
+            "through the server's pipeline; a sentinel in every run of text tells lost or "
+            "repeated text. Every column but the inputs and the seconds must be 0."
+        ),
+        peer="none (the contract is absolute)",
+    )
+    sys.exit(pages.run(main, PAGE))

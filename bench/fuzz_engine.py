@@ -256,4 +256,17 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    from bench import pages
+
+    PAGE = pages.Page(
+        measure="fuzz-engine",
+        title="A real llama.cpp under concurrency and failover",
+        what=(
+            "`pawlette serve` over a real llama.cpp (the `xllamacpp` wheel, the tiny biased "
+            "model per format, 4 slots) with concurrent clients running every tool_choice "
+            "case streamed and not, and over two replicas with one killed halfway: every "
+            "answer must keep the tool_choice contract, with no HTTP 500."
+        ),
+        peer="none (the contract is absolute); llama.cpp from the `xllamacpp` wheel",
+    )
+    raise SystemExit(pages.run(main, PAGE))

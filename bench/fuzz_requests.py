@@ -746,4 +746,19 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from bench import pages
+
+    PAGE = pages.Page(
+        measure="fuzz-requests",
+        title="Fuzzing every entry point with hostile requests",
+        what=(
+            "A valid request of the format with one to three mutations (lone surrogates, NaN, "
+            "5,000-digit integers, deep nesting, bytes, sets, cycles, unknown keys, markers "
+            "inserted into strings, broken JSON), sent through the Python API, `pawlette "
+            "render`, the server (streamed and not) and the Prompter. A crash is any "
+            "exception other than pawlette's, or output that is not UTF-8; the server must "
+            "answer 200 or 400 with OpenAI's error body, never a 500."
+        ),
+        peer="none (the contract is absolute)",
+    )
+    sys.exit(pages.run(main, PAGE))

@@ -25,8 +25,11 @@ The template's clock reads 26 Jul 2024, and a turn of calls without text is pass
 Usage, from the repository root::
 
     python -m bench.matrix                                   # the table on stdout
-    python -m bench.matrix --write docs/supported-models.md  # and that page
+    python -m bench.matrix --write matrix.md                 # and a page of it
     python -m bench.matrix --conversations 20 --only 'Qwen*'
+
+The site's Supported models page is ``python -m bench.models`` (this table and what
+``pawlette detect`` infers for the other templates).
 """
 
 from __future__ import annotations

@@ -31,7 +31,7 @@ import json
 import os
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import pawlette
@@ -329,4 +329,36 @@ def _arguments_as_objects(messages: list[dict[str, Any]]) -> list[dict[str, Any]
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from bench import pages
+
+    def page(arguments: Sequence[str]) -> pages.Page:
+        if "--render-only" in arguments:
+            return pages.Page(
+                measure="render-speed",
+                title="Render speed",
+                what=(
+                    "A six-message conversation with one tool (the demo's weather conversation "
+                    "and a follow-up; each format's copy leaves out what it cannot express), "
+                    "OpenAI dicts in, validated, with segments, in every format, against "
+                    "transformers rendering the format's exported template, and for pcml "
+                    "against a bare f-string renderer of the same text (no validation, "
+                    "segments or escaping: the floor). Conversations per CPU second of the "
+                    "process, the best of five 0.2-second windows, the sides taking turns. "
+                    "The second pcml row renders with tools new each time (a first request)."
+                ),
+                peer="transformers (`render_jinja_template`, the `bench` extra's version)",
+            )
+        return pages.Page(
+            measure="parse-speed",
+            title="Parse and render speed",
+            what=(
+                "Streaming a ~1 MB completion with long call arguments in 1- and "
+                "4-character pieces, the whole-text parse, and the render rows (see "
+                "[Render speed](render-speed.md)), in CPU time of the process; then the "
+                "peers: transformers' `parse_response` on a whole 2.5 KB turn, "
+                "openai-harmony per token and peak memory streaming a 4 MB call."
+            ),
+            peer="transformers `parse_response`; openai-harmony `StreamableParser`",
+        )
+
+    sys.exit(pages.run(main, page))

@@ -46,7 +46,7 @@ import json  # noqa: E402
 import random  # noqa: E402
 import statistics  # noqa: E402
 import time  # noqa: E402
-from collections.abc import Callable  # noqa: E402
+from collections.abc import Callable, Sequence  # noqa: E402
 from dataclasses import dataclass  # noqa: E402
 from typing import Any  # noqa: E402
 
@@ -552,4 +552,32 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    from bench import pages
+
+    def page(arguments: Sequence[str]) -> pages.Page:
+        if "--end-to-end" in arguments:
+            return pages.Page(
+                measure="tokenize-end-to-end",
+                title="pawlette tokenize, end to end",
+                what=(
+                    "`pawlette tokenize` on generated conversations of seven messages with a "
+                    "tool call (PCML on Llama 3's tokenizer with the format's markers), JSONL "
+                    "in, Parquet with masks, lengths and metadata out, against the floor: "
+                    "read each line, parse it, render it and encode the text with "
+                    "`tokenizers`' `encode_batch`, with no mask and nothing written."
+                ),
+                peer="the floor (render + `tokenizers` `encode_batch`, no masks)",
+            )
+        return pages.Page(
+            measure="tokenize",
+            title="Token ids with loss masks",
+            what=(
+                "Conversations of seven messages with a tool call, tokenized with loss "
+                "masks by pawlette and by transformers' `apply_chat_template(tokenize=True, "
+                "return_assistant_tokens_mask=True)` on the exported template (both give "
+                "the same ids and masks), and the floor (render + `encode_batch`, no masks)."
+            ),
+            peer="transformers `apply_chat_template` with the exported template",
+        )
+
+    sys.exit(pages.run(main, page))

@@ -99,4 +99,17 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    from bench import pages
+
+    PAGE = pages.Page(
+        measure="tokenize-scale",
+        title="Tokenizing on datasets and Ray",
+        what=(
+            "The per-record function `pawlette tokenize` runs (`RecordTokenizer`), on 🤗 "
+            "datasets' `map(num_proc=2)` and on Ray Data's `map_batches` (local, two CPUs, "
+            "output written as Parquet), timed from the records in memory to the rows "
+            "materialised."
+        ),
+        peer="none (the same function on two engines)",
+    )
+    sys.exit(pages.run(main, PAGE))

@@ -167,6 +167,13 @@ def command_parse(arguments: argparse.Namespace) -> int:
     return 0
 
 
+def command_table(arguments: argparse.Namespace) -> int:
+    from .state_table import table_text
+
+    sys.stdout.write(table_text(get_format(arguments.format)))
+    return 0
+
+
 def command_serve(arguments: argparse.Namespace) -> int:
     from .serve.config import config_from_arguments, run_config
 
@@ -281,6 +288,12 @@ def build_parser() -> argparse.ArgumentParser:
     mode.add_argument("--conversation", action="store_true", help="print request JSON")
     parse.add_argument("--strict", action="store_true", help="fail on malformed output")
     parse.set_defaults(handler=command_parse)
+
+    table = commands.add_parser(
+        "table", help="print a format's parse machine: its states, readers and rows"
+    )
+    table.add_argument("-f", "--format", required=True)
+    table.set_defaults(handler=command_table)
 
     from .serve.config import add_arguments as add_serve_arguments
 

@@ -94,7 +94,7 @@ def test_role_order_counts_observations_against_calls() -> None:
 def test_seed_conversations_keep_the_role_order() -> None:
     from ..test_golden import GOLDEN, load
 
-    for case in sorted((GOLDEN / "chatglm3").iterdir()):
+    for case in sorted(path for path in (GOLDEN / "chatglm3").iterdir() if path.is_dir()):
         CHECKED.render(load(case))
 
 

@@ -1,0 +1,1 @@
+"""Tests of the documentation: its examples run, its generated pages are current."""

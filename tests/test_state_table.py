@@ -1,0 +1,123 @@
+"""``pawlette table -f FMT``: every registered format's parse machine, snapshotted.
+
+``tests/golden/<format>/table.txt`` holds what the command prints; a change to a declaration
+that changes its machine shows here as a diff (rewrite with ``pytest --update-golden`` and
+review it).
+"""
+
+from __future__ import annotations
+
+import functools
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import pawlette
+from pawlette.engine.machine import GrammarBuilder, Parser
+from pawlette.state_table import describe_callable, grammar_text, show_marker, table_text
+
+GOLDEN = Path(__file__).parent / "golden"
+
+
+@pytest.mark.parametrize("name", pawlette.formats())
+def test_table_matches_its_snapshot(name: str, update_golden: bool) -> None:
+    text = table_text(pawlette.get_format(name))
+    path = GOLDEN / name / "table.txt"
+    if update_golden:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+        return
+    assert path.exists(), f"{path} is missing: run pytest --update-golden and review it"
+    assert text == path.read_text(encoding="utf-8"), f"{path} differs: the machine changed"
+
+
+@pytest.mark.parametrize("name", pawlette.formats())
+def test_table_lists_every_state_and_row_once(name: str) -> None:
+    grammar = pawlette.get_format(name).grammar
+    lines = table_text(pawlette.get_format(name)).splitlines()
+    rows = [line for line in lines if "--> " in line]
+    assert len(rows) == len(grammar.steps)
+    for (state, marker), step in grammar.steps.items():
+        wanted = f"  {state} --{show_marker(marker)}--> {step.target}"
+        assert sum(1 for row in rows if row.split("  [")[0] == wanted) == 1, wanted
+    first = next(index for index, line in enumerate(lines) if line.startswith("states")) + 2
+    listed = [line.split()[0] for line in lines[first : first + len(grammar.states)]]
+    assert listed == list(grammar.states)
+    assert lines[first + len(grammar.states)] == ""
+    assert "0x" not in "\n".join(lines)  # no memory address, so the snapshot is stable
+
+
+def test_the_command_prints_the_table() -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "pawlette.cli", "table", "-f", "pcml"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == table_text(pawlette.get_format("pcml"))
+
+
+def test_an_unknown_format_is_one_line_and_exit_2() -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "pawlette.cli", "table", "-f", "no-such-format"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert result.returncode == 2
+    assert result.stdout == ""
+    assert result.stderr.count("\n") == 1 and "no-such-format" in result.stderr
+
+
+class _Reader:
+    def __init__(self, parser: Parser, label: str = "", sizes: tuple[int, ...] = ()) -> None:
+        self.label = label
+
+    def feed(self, text: str, offset: int) -> None:
+        pass
+
+    def close(self, marker: str | None, offset: int) -> None:
+        pass
+
+
+def _closing(role: str, count: int, unprintable: object) -> object:
+    def action(parser: Parser, offset: int) -> None:
+        # role is shown; unprintable is captured but not a plain value, so it is not shown;
+        # count is not captured at all (only a closure's free variables are shown)
+        parser.shared["seen"] = (role, unprintable, offset)
+
+    return action
+
+
+def test_readers_and_actions_are_named_without_addresses() -> None:
+    builder = GrammarBuilder()
+    builder.state("outside", _Reader)
+    builder.state("body", functools.partial(_Reader, label="x\ny", sizes=(1, 2)), role="assistant")
+    builder.on("outside", "<open>\n", "body", _closing("assistant", 3, object()))  # type: ignore[arg-type]
+    builder.on("body", "<close>", "outside")
+    grammar = builder.build(escape=False, conversation_start="outside", completion_start="body")
+    text = grammar_text(grammar, "tiny")
+    assert "format tiny: 2 states, 2 rows" in text
+    assert "body     assistant  _Reader(label='x\\ny', sizes=(1, 2))" in text
+    assert "outside --<open>\\n--> body  [_closing.action(role='assistant')]" in text
+    assert "body --<close>--> outside\n" in text
+    assert "0x" not in text
+
+
+def test_values_by_kind() -> None:
+    assert describe_callable(functools.partial(_Reader, flags={"b", "a"})) == (
+        "_Reader(flags={'a', 'b'})"
+    )
+    assert describe_callable(functools.partial(_Reader, kinds=(ValueError,))) == (
+        "_Reader(kinds=(ValueError,))"
+    )
+    assert describe_callable(functools.partial(_Reader, thing=object())) == (
+        "_Reader(thing=object)"
+    )
+    assert describe_callable(str.upper) == "str.upper"
+    assert show_marker("a\t\\\x01") == "a\\t\\\\\\x01"
