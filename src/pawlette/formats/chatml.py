@@ -61,12 +61,14 @@ Decisions (reference: Qwen's own templates, ``Qwen-Qwen2.5-7B-Instruct.jinja`` a
   with ``add_generation_prompt=True`` gives a prefix of the training render (tested).  A turn
   before the last user message is rendered as Qwen3 renders it at inference (no reasoning):
   train on it through a conversation that ends with its own query if its reasoning matters.
-- **Verbatim text.**  pawlette never strips: Qwen3 strips newlines around reasoning and
-  before the content that follows it; pawlette writes them as given (lossless; the real
-  template differs only when reasoning starts or ends with a newline or such content starts
-  with one).  Content holding ``</think>`` without ``reasoning_content`` is split by the real
-  template; pawlette keeps it as content.  A user message that itself starts with
-  ``<tool_response>`` and ends with ``</tool_response>`` is not a query to Qwen3's template.
+- **Trimmed text.**  Qwen3 writes a turn's reasoning without the newlines at its ends and
+  the content after the block without the newlines at its start; pawlette writes them as
+  Qwen3 does and reports the change as a loss (``Reasoning(trim="\\n")``).  Content holding
+  ``</think>`` without ``reasoning_content`` is split by the real template; pawlette keeps it
+  as content.  A user message that itself starts with ``<tool_response>`` and ends with
+  ``</tool_response>`` is not a query to Qwen3's template.
+- **Dropped fields**: neither template writes a message's ``name`` and Qwen2.5's writes no
+  reasoning: both are reported losses (``Ignored``), never refusals.
 - **Parsing**: an empty reasoning block is no reasoning (Qwen3 writes one for a final turn
   without reasoning, so the two cannot be told apart); a system turn equal to the default
   prompt, or one that only holds the tools, parses to no message.  ChatML does not escape: from token ids
@@ -81,6 +83,7 @@ from dataclasses import dataclass
 
 from pawlette.declare import (
     Frame,
+    Ignored,
     JsonCalls,
     Layout,
     Marker,
@@ -128,6 +131,7 @@ REASONING = Reasoning(
     close=fence("\n", THINK_END, "\n\n"),
     keep="after_last_query",
     empty_on_last=True,
+    trim="\n",
 )
 
 
@@ -158,6 +162,8 @@ def layout(options: ChatmlOptions) -> Layout:
                 separator=fence("\n\n"),
             ),
             *((REASONING,) if options.reasoning else ()),
+            # Both templates never write a message's name; Qwen2.5's never writes reasoning.
+            Ignored(("name",) if options.reasoning else ("name", "reasoning")),
             JsonCalls(
                 open=fence(TOOL_CALL, "\n"),
                 close=fence("\n", TOOL_CALL_END),
