@@ -75,6 +75,8 @@ Decisions (reference: Qwen's own templates, ``Qwen-Qwen2.5-7B-Instruct.jinja`` a
   after its last ``</think>`` and strips newlines at its start; pawlette writes such content
   as given.  A training render does not extend the prompt render (the prompt opens a block
   no past turn holds): that is the template's own shape.
+- **MiMo-VL** (``chatml:mimo-vl``): Qwen2.5's template with MiMo's default system text
+  ("You are MiMo, an AI assistant developed by Xiaomi.").
 - **Thinking off** (``thinking=False``, ``enable_thinking=false``): Qwen3's prompt writes an
   empty block.
 - **Dropped fields**: neither template writes a message's ``name`` and Qwen2.5's writes no
@@ -146,6 +148,8 @@ class ChatmlOptions:
 QWEN3 = ChatmlOptions()
 QWEN25 = ChatmlOptions(default_system=QWEN25_SYSTEM, reasoning=False)
 QWQ = ChatmlOptions(reasoning=False, think_prompt=True)
+MIMO_SYSTEM = "You are MiMo, an AI assistant developed by Xiaomi."
+MIMO_VL = ChatmlOptions(default_system=MIMO_SYSTEM, reasoning=False)
 
 REASONING = Reasoning(
     open=fence(THINK, "\n"),
@@ -222,7 +226,7 @@ def layout(options: ChatmlOptions) -> Layout:
         ),
         options=options,
         from_options=layout,
-        variants={"qwen2.5": QWEN25, "qwq": QWQ},
+        variants={"qwen2.5": QWEN25, "qwq": QWQ, "mimo-vl": MIMO_VL},
         template_variables=lambda options: {"enable_thinking": options.thinking},
     )
 

@@ -1,4 +1,8 @@
-"""The ChatML family (:mod:`pawlette.formats.chatml`): Qwen2.5 and Qwen3."""
+"""The ChatML family (:mod:`pawlette.formats.chatml`): Qwen2.5, Qwen3 and MiMo-VL.
+
+QwQ (``chatml:qwq``) renders as its template does, but has no case here: its prompt opens a
+``<think>`` block no past turn holds, so no training render extends a prompt render and the
+shared own-turns test cannot apply (its reading is tested in ``test_chatml``)."""
 
 from __future__ import annotations
 
@@ -36,5 +40,11 @@ CASES = [
         format="chatml",
         empty_content=True,
         normalise=qwen3_trimmed,
+    ),
+    FamilyCase(
+        template="MiMo-VL",
+        format="chatml:mimo-vl",
+        empty_content=True,
+        normalise=without_reasoning,
     ),
 ]
