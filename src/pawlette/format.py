@@ -89,7 +89,7 @@ class Format:
     after a segment of one of these kinds followed by one of another kind (ChatGLM3's
     ``build_chat_input`` encodes ``{metadata}\\n`` and the content apart)."""
     declaration: Any = field(default=None, compare=False, repr=False)
-    """The :class:`pawlette.legacy.Layout` the format was declared from (None: written by
+    """The :class:`pawlette.declare.Layout` the format was declared from (None: written by
     hand): exporters read it from the value, never look the format up by name."""
 
     _plain_render: Callable[[object, object, bool], Rendering | None] | None = field(

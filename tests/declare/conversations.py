@@ -27,9 +27,10 @@ from hypothesis import strategies as st
 from pawlette import declare
 from pawlette.blocks.results import result_text
 from pawlette.format import Format
-from pawlette.legacy import Layout, PythonResults
-from pawlette.legacy.python_results import written_value
-from pawlette.legacy.write import last_query_index
+from pawlette.formats.breeze.python_results import PythonResults, written_value
+from pawlette.formats.chatglm3.calls import FencedCalls
+from pawlette.formats.chatglm3.tools import ToolsListing
+from pawlette.formats.omni.blocks import BlockTurns
 
 ALPHABET = "abcxyz XYZ019.,:;!?'\"-_/\\()[]{}<>|#*=+\n\té中😀"
 # A bare-call format reads text starting with "{" as a call; its GBNF refuses "<" there too.
@@ -57,7 +58,7 @@ TOOLS = [
 
 def layout_of(fmt: Format) -> Any:
     layout = fmt.declaration
-    assert isinstance(layout, (Layout, declare.Layout)), fmt.name
+    assert isinstance(layout, declare.Layout), fmt.name
     return layout
 
 
@@ -77,18 +78,14 @@ def reasoning_rules(layout: Any) -> ReasoningRules | None:
             return None
         opening = "".join(piece.text for piece in found.open if hasattr(piece, "text"))
         return ReasoningRules(found.keep, found.empty_on_last, opening)
-    legacy = layout.reasoning
-    if legacy is None:
-        return None
-    opening = "".join(piece.text for piece in legacy.open if hasattr(piece, "text"))
-    return ReasoningRules(legacy.keep, legacy.always_on_last, opening)
+    return None
 
 
 def default_system(layout: Any) -> str:
     if isinstance(layout, declare.Layout):
         system = layout.concept(declare.SystemPrompt)
         return system.default if system is not None and isinstance(system.default, str) else ""
-    return layout.system.default or ""
+    return ""
 
 
 @dataclass(frozen=True)
@@ -110,28 +107,29 @@ def call_rules(layout: Any) -> CallRules | None:
         if found is not None:
             tojson = found.arguments == "tojson"
             return CallRules(found.parallel, found.with_content, found.open is None, tojson)
+        python = layout.concept(declare.PythonCalls)  # arguments written from their value
+        if python is not None:
+            return CallRules(python.parallel, python.with_content, False, True)
         for kind in (declare.NamedCalls, declare.XmlCalls, declare.JsonCallList):
             other = layout.concept(kind)
             if other is not None:
                 with_content = getattr(other, "content", "written") == "written"
                 return CallRules(other.parallel, with_content, False, True)
-        return None
-    calls = layout.calls
-    if calls is not None:
-        tojson = calls.arguments == "tojson"
-        return CallRules(calls.parallel, calls.with_content, calls.open is None, tojson)
-    if layout.headed is not None:  # one turn per call, Python keyword arguments
-        return CallRules(parallel=True, with_content=True, bare=False, rewrites_arguments=True)
-    if layout.blocks is not None:  # one call per message, its result inside the turn
-        return CallRules(parallel=False, with_content=True, bare=False, rewrites_arguments=False)
+        if layout.concept(BlockTurns) is not None:  # one call per message, its result inside
+            return CallRules(
+                parallel=False, with_content=True, bare=False, rewrites_arguments=False
+            )
+        if layout.concept(FencedCalls) is not None:  # one turn per call, Python arguments
+            return CallRules(parallel=True, with_content=True, bare=False, rewrites_arguments=True)
     return None
 
 
 def has_tools(layout: Any) -> bool:
     """Whether the layout writes the request's tools (a tools block or a headed listing)."""
     if isinstance(layout, declare.Layout):
-        return layout.concept(declare.ToolsBlock) is not None
-    return layout.tools is not None or layout.headed is not None or layout.blocks is not None
+        kinds = (declare.ToolsBlock, BlockTurns, ToolsListing)
+        return any(layout.concept(kind) is not None for kind in kinds)
+    return False
 
 
 def writes_call_ids(fmt: Format) -> bool:
@@ -146,8 +144,7 @@ def writes_call_ids(fmt: Format) -> bool:
             or (named is not None and named.id_open is not None)
             or (listed is not None and listed.key("id") is not None)
         )
-    containers = layout.containers
-    return containers is not None and containers.call_id is not None
+    return False
 
 
 def texts(fmt: Format, *, min_size: int = 1, strip: bool = False) -> st.SearchStrategy[str]:
@@ -255,7 +252,7 @@ def normalise(fmt: Format, request: dict[str, Any]) -> dict[str, Any]:
                     message.pop("reasoning_content", None)
         elif message["role"] == "tool":
             message["tool_call_id"] = ids[message["tool_call_id"]]
-            if isinstance(getattr(layout, "results", None), PythonResults):  # a Python value
+            if results_as_values(layout):  # a Python value
                 message["content"] = result_text(written_value(message["content"]))
     if messages and messages[0]["role"] == "system":
         default = default_system(layout)
@@ -263,6 +260,13 @@ def normalise(fmt: Format, request: dict[str, Any]) -> dict[str, Any]:
             messages.pop(0)
     normalised = {**request, "messages": messages}
     return normalised
+
+
+def results_as_values(layout: Any) -> bool:
+    """Whether the layout writes results as Python values (read back as their JSON)."""
+    if isinstance(layout, declare.Layout):
+        return layout.concept(PythonResults) is not None
+    return False
 
 
 def last_query_index_of(messages: list[dict[str, Any]]) -> int:
@@ -278,7 +282,7 @@ __all__ = [
     "call_rules",
     "conversations",
     "has_tools",
-    "last_query_index",
+    "last_query_index_of",
     "normalise",
     "texts",
     "writes_call_ids",

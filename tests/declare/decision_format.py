@@ -10,16 +10,8 @@ from __future__ import annotations
 from contextlib import AbstractContextManager
 
 import pawlette
-from pawlette.legacy import (
-    Decision,
-    Frame,
-    Layout,
-    Marker,
-    PythonCalls,
-    Results,
-    ToolsBlock,
-    fence,
-)
+from pawlette.declare import Frame, Layout, Marker, Results, SystemPrompt, ToolsBlock, fence
+from pawlette.formats.breeze.decision import DecisionCalls
 
 from . import registering
 
@@ -33,18 +25,27 @@ def turn(role: str) -> Frame:
     )
 
 
+CALLS = DecisionCalls(
+    open=fence(Marker("<|python_tag|>")),
+    quote="repr",
+    with_content=False,
+    call=fence(Marker("<|use_tool|>")),
+    answer=fence(Marker("<|answer|>")),
+    undecided_end=fence(END_OF_MESSAGE),
+)
 LAYOUT = Layout(
     name="user-decide",
     summary="a format a user declares: decision tokens before Python call lists",
-    frames={role: turn(role) for role in ("system", "user", "assistant")},
-    tools=ToolsBlock(host="system", open=fence(Marker("<tools>")), separator=fence("\n")),
-    calls=PythonCalls(open=fence(Marker("<|python_tag|>")), quote="repr", with_content=False),
-    decision=Decision(
-        call=fence(Marker("<|use_tool|>")),
-        answer=fence(Marker("<|answer|>")),
-        undecided_end=fence(END_OF_MESSAGE),
+    frames={
+        **{role: turn(role) for role in ("system", "user", "assistant")},
+        "tool": turn("result"),
+    },
+    concepts=(
+        SystemPrompt(),
+        ToolsBlock(place="system", open=fence(Marker("<tools>")), separator=fence("\n")),
+        CALLS,
+        Results(),
     ),
-    results=Results(frame=turn("result")),
 )
 
 

@@ -12,15 +12,11 @@ import dataclasses
 from contextlib import AbstractContextManager
 
 import pawlette
-from pawlette.legacy import (
-    Boxes,
-    ContentParts,
-    PlaceholderImages,
-    PythonResults,
-    PythonToolsBlock,
-    SystemTurn,
-    fence,
-)
+from pawlette.declare import SystemPrompt, fence
+from pawlette.formats.breeze.media import Boxes, PlaceholderImages
+from pawlette.formats.breeze.parts import ContentParts
+from pawlette.formats.breeze.python_results import PythonResults
+from pawlette.formats.breeze.python_tools import PythonTools
 
 from . import decision_format, registering
 
@@ -28,15 +24,16 @@ LAYOUT = dataclasses.replace(
     decision_format.LAYOUT,
     name="user-parts",
     summary="a format a user declares: decision tokens, Python calls, images and boxes",
-    parts=ContentParts(
-        images=PlaceholderImages("<img>", "<t>", "</img>", after="\n"),
-        boxes=Boxes("<box>", "</box>"),
+    concepts=(
+        SystemPrompt(default="You help.", always=True),
+        PythonTools(place="system", first=True, open=fence("Functions: "), close=fence("\n---\n")),
+        decision_format.CALLS,
+        PythonResults(),
+        ContentParts(
+            images=PlaceholderImages("<img>", "<t>", "</img>", after="\n"),
+            boxes=Boxes("<box>", "</box>"),
+        ),
     ),
-    system=SystemTurn(default="You help.", always=True),
-    tools=PythonToolsBlock(
-        host="system", first=True, open=fence("Functions: "), close=fence("\n---\n")
-    ),
-    results=PythonResults(frame=decision_format.turn("result")),
 )
 
 

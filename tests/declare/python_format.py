@@ -1,8 +1,8 @@
 """A format a user declares with Python-literal calls (public imports only).
 
-It reuses the Python-calls building block breeze is declared with, under other markers: calls
-closed by their own fence (breeze's run to the end of the turn), text allowed before them,
-strings quoted as Python's ``repr`` picks (breeze's choice), results one turn each.
+It uses the Python-calls concept breeze is declared with, under other markers: calls closed
+by their own fence (breeze's run to the end of the turn), text allowed before them, strings
+quoted as Python's ``repr`` picks (breeze's choice), results one turn each.
 """
 
 from __future__ import annotations
@@ -10,7 +10,16 @@ from __future__ import annotations
 from contextlib import AbstractContextManager
 
 import pawlette
-from pawlette.legacy import Frame, Layout, Marker, PythonCalls, Results, ToolsBlock, fence
+from pawlette.declare import (
+    Frame,
+    Layout,
+    Marker,
+    PythonCalls,
+    Results,
+    SystemPrompt,
+    ToolsBlock,
+    fence,
+)
 
 from . import registering
 
@@ -24,15 +33,21 @@ def turn(role: str) -> Frame:
 LAYOUT = Layout(
     name="user-python",
     summary="a format a user declares: <|role|> turns, Python call lists in <calls>",
-    frames={role: turn(role) for role in ("system", "user", "assistant")},
-    tools=ToolsBlock(host="system", open=fence(Marker("<tools>")), separator=fence("\n")),
-    calls=PythonCalls(
-        open=fence(Marker("<calls>")),
-        close=fence(Marker("</calls>")),
-        separator=fence("\n"),
-        quote="repr",
+    frames={
+        **{role: turn(role) for role in ("system", "user", "assistant")},
+        "tool": turn("result"),
+    },
+    concepts=(
+        SystemPrompt(),
+        ToolsBlock(place="system", open=fence(Marker("<tools>")), separator=fence("\n")),
+        PythonCalls(
+            open=fence(Marker("<calls>")),
+            close=fence(Marker("</calls>")),
+            separator=fence("\n"),
+            quote="repr",
+        ),
+        Results(),
     ),
-    results=Results(frame=turn("result")),
 )
 
 

@@ -1,4 +1,4 @@
-"""The block-turns concept (:mod:`pawlette.legacy.blocks`) on a user-declared format.
+"""The block-turns concept (:mod:`pawlette.formats.omni.blocks`) on a user-declared format.
 
 The generated checks (:mod:`.test_cross_artifacts`) draw text, calls and results; here the
 user's format (:mod:`.user_blocks`, other markers than omni's) gets what only the concept's
@@ -22,6 +22,7 @@ from hypothesis import strategies as st
 
 import pawlette
 from pawlette.format import Format
+from pawlette.formats.omni.blocks import BlockTurns
 from pawlette.tokenization.ids import IdParser
 
 from ..export.support import merged, trainable_spans
@@ -38,7 +39,8 @@ from . import user_blocks, user_blocks_lean
 from .test_cross_artifacts import jinja_render
 from .tokens import segment_ids, tokenizer
 
-REFERENCES = len(user_blocks.LAYOUT.blocks.tiling.references)  # type: ignore[union-attr]
+BLOCKS = user_blocks.LAYOUT.concept(BlockTurns)
+REFERENCES = len(BLOCKS.tiling.references)
 
 
 @pytest.fixture(scope="module")
@@ -71,7 +73,7 @@ def test_every_block_round_trips_and_renders_as_its_template(
         assert merged(spans) == trainable_spans(rendering)
     full = fmt.render(request)
     parsed = fmt.parse_conversation(full.text, strict=True)
-    default = user_blocks.LAYOUT.blocks.tiling.default_tokens  # type: ignore[union-attr]
+    default = BLOCKS.tiling.default_tokens
     assert parsed.to_request() == strategy.normalise(canonical(request), default)
     whole = folded(fmt, feed_in_pieces(fmt, full.text, [], conversation=True))
     pieces = feed_in_pieces(fmt, full.text, random_sizes(seed), conversation=True)

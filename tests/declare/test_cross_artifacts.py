@@ -29,10 +29,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import pawlette
+from pawlette import declare
 from pawlette.export import export_grammar, export_jinja
 from pawlette.export.jinja import template_inputs
 from pawlette.format import Format
-from pawlette.legacy import PythonCalls
+from pawlette.formats.chatglm3.calls import FencedCalls
+from pawlette.formats.omni.blocks import BlockTurns
 from pawlette.tokenization.ids import IdParser
 
 from ..export import gbnf
@@ -359,9 +361,8 @@ def near_misses(fmt: Format, text: str) -> list[str]:
     # The end of a Python call list (the last ")]" of a turn that holds one; text such as
     # reasoning may spell ")]" too, and mutating it there is no miss).
     cut = text.rfind(")]")
-    if isinstance(getattr(layout, "calls", None), PythonCalls) and re.search(
-        r"\[(get_weather|now)\(", text
-    ):
+    python = isinstance(layout, declare.Layout) and layout.concept(declare.PythonCalls)
+    if python and re.search(r"\[(get_weather|now)\(", text):
         misses.append(text[:cut] + ") garbage]" + text[cut + 2 :])
         misses.append(text[:cut] + "))]" + text[cut + 2 :])
     end = fmt.stop[0]
@@ -371,10 +372,8 @@ def near_misses(fmt: Format, text: str) -> list[str]:
     reasoning = reasoning_rules(layout)
     if reasoning is not None:
         misses.append(text.replace(end, reasoning.open + end))
-    if (
-        getattr(layout, "headed", None) is not None
-    ):  # calls as turns: NAME\n```python\ntool_call(k=v)\n```
-        headed = layout.headed
+    headed = layout.concept(FencedCalls) if isinstance(layout, declare.Layout) else None
+    if headed is not None:  # calls as turns: NAME\n```python\ntool_call(k=v)\n```
         head = headed.head("get_weather")
         misses.append(text.replace(head, headed.head("get_wether"), 1))
         assistant = "".join(p.text for p in layout.frames["assistant"].open if hasattr(p, "text"))
@@ -383,10 +382,9 @@ def near_misses(fmt: Format, text: str) -> list[str]:
         misses.append(text.replace(close, ") garbage" + headed.closing, 1))
         misses.append(text.replace(close, "))" + headed.closing, 1))
         misses.append(text.replace(close, ")", 1))
-    if (
-        getattr(layout, "blocks", None) is not None
-    ):  # inline calls: \n<start>NAME<arguments>{...}<close>
-        calls = layout.blocks.calls
+    blocks = layout.concept(BlockTurns) if isinstance(layout, declare.Layout) else None
+    if blocks is not None:  # inline calls: \n<start>NAME<arguments>{...}<close>
+        calls = blocks.calls
         start, arguments, close = calls.start.text, calls.arguments.text, calls.close.text
         head = start + "get_weather" + arguments
         misses.append(text.replace(head, start + "get_wether" + arguments, 1))

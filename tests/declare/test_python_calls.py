@@ -1,4 +1,4 @@
-"""The Python-calls building block (``pawlette.legacy.python_calls``) on its own.
+"""The Python-calls concept (``pawlette.declare.PythonCalls``) on its own.
 
 The generated cross-artifact checks run it inside declared layouts (``python_format``,
 ``decision_format``); breeze's tests run it inside breeze.  Here: what it promises by itself.
@@ -14,10 +14,10 @@ from hypothesis import strategies as st
 
 import pawlette
 from pawlette.codecs.python_literals import encode_calls
+from pawlette.declare import PythonCalls, declare, fence
 from pawlette.errors import UnsupportedFeature
 from pawlette.export import export_grammar_bundle
-from pawlette.legacy import PythonCalls, declare, fence
-from pawlette.legacy.python_calls import encoded, named_head
+from pawlette.formats.breeze.decision import DecisionCalls
 from pawlette.types import Message, ToolCall
 
 from . import decision_format, python_format
@@ -46,7 +46,7 @@ values = st.recursive(
 @given(arguments=st.dictionaries(st.sampled_from(["a", "b_1", "city"]), values, max_size=3))
 def test_the_writer_is_the_codec_and_parses_back(arguments: dict[str, object]) -> None:
     text = json.dumps(arguments)
-    written = encoded(CALLS, message(("f", text), ("g", "{}")), 0)
+    written = CALLS.encoded(message(("f", text), ("g", "{}")), 0)
     assert written == encode_calls([("f", text), ("g", "{}")], quote="repr", separator=",")
     with python_format.registered() as fmt:
         parsed = fmt.parse("<calls>" + written + "</calls>", strict=True)
@@ -57,7 +57,7 @@ def test_the_writer_is_the_codec_and_parses_back(arguments: dict[str, object]) -
 
 
 def test_the_named_prefix_opens_the_call() -> None:
-    assert named_head(CALLS, "get_weather") == "[get_weather("
+    assert CALLS.head("get_weather") == "[get_weather("
     with python_format.registered() as fmt:
         named = {"type": "function", "function": {"name": "get_weather"}}
         assert fmt.forced_prefix(named, TOOLS) == "<calls>[get_weather("
@@ -70,7 +70,11 @@ def test_what_a_layout_refuses_is_said_where() -> None:
     import dataclasses
 
     calls = PythonCalls(open=fence("<calls>"), parallel=False, with_content=False)
-    serial = declare(dataclasses.replace(python_format.LAYOUT, name="serial", calls=calls))
+    concepts = tuple(
+        calls if isinstance(concept, PythonCalls) else concept
+        for concept in python_format.LAYOUT.concepts
+    )
+    serial = declare(dataclasses.replace(python_format.LAYOUT, name="serial", concepts=concepts))
     call = {"id": "a", "type": "function", "function": {"name": "now", "arguments": "{}"}}
     messages = [
         {"role": "user", "content": "hi"},
@@ -86,16 +90,19 @@ def test_what_a_layout_refuses_is_said_where() -> None:
 def test_decision_layouts_are_checked() -> None:
     import dataclasses
 
-    from pawlette.legacy import Reasoning
+    from pawlette.declare import Reasoning
 
     layout = decision_format.LAYOUT
-    texts = dataclasses.replace(layout, calls=dataclasses.replace(layout.calls, with_content=True))
-    thinking = dataclasses.replace(
-        layout, reasoning=Reasoning(open=fence("<t>"), close=fence("</t>"))
+    texts = tuple(
+        dataclasses.replace(concept, with_content=True)
+        if isinstance(concept, DecisionCalls)
+        else concept
+        for concept in layout.concepts
     )
-    for bad in (texts, thinking):
+    thinking = (*layout.concepts, Reasoning(open=fence("<t>"), close=fence("</t>")))
+    for concepts in (texts, thinking):
         with pytest.raises(pawlette.FormatError):
-            declare(bad)
+            declare(dataclasses.replace(layout, concepts=concepts))
 
 
 def test_decision_tokens_only_on_the_last_turn_of_a_request_with_tools() -> None:
@@ -119,11 +126,14 @@ def test_decision_tokens_only_on_the_last_turn_of_a_request_with_tools() -> None
 
 
 def test_decision_tokens_need_python_calls() -> None:
+    """Decision tokens are Python calls' (DecisionCalls is a PythonCalls): a layout that has
+    another calls concept beside them is refused."""
     import dataclasses
 
-    from pawlette.legacy import JsonCalls
+    from pawlette.declare import JsonCalls
 
     json_calls = JsonCalls(open=fence("<call>"), with_content=False)
-    for calls in (json_calls, None):
-        with pytest.raises(pawlette.FormatError, match="decision tokens"):
-            declare(dataclasses.replace(decision_format.LAYOUT, calls=calls))
+    beside = (*decision_format.LAYOUT.concepts, json_calls)
+    with pytest.raises(pawlette.FormatError, match="decision tokens"):
+        declare(dataclasses.replace(decision_format.LAYOUT, concepts=beside))
+    assert isinstance(decision_format.CALLS, PythonCalls)

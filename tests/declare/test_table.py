@@ -11,10 +11,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from pawlette.declare import Frame, JsonCalls, Layout, Marker, declare, fence
+from pawlette.declare.table import loose_spellings
 from pawlette.engine.fold import fold
 from pawlette.errors import ParseError
-from pawlette.legacy import Frame, JsonCalls, Layout, Marker, declare, fence
-from pawlette.legacy.table import loose_spellings
 
 from ..helpers import feed_in_pieces, random_sizes, sequential_ids
 
@@ -40,21 +40,25 @@ LOOSE = Layout(
     name="user-loose",
     summary="a user's format whose call fences carry layout: <call>\\n...\\n</call>",
     frames={role: frame(role) for role in ("system", "user", "assistant")},
-    calls=JsonCalls(
-        open=fence(Marker("<call>"), "\n"),
-        close=fence("\n", Marker("</call>")),
-        separator=fence("\n\n"),
-        arguments_key="args",
-        also_arguments_keys=("arguments", "parameters"),
+    concepts=(
+        JsonCalls(
+            open=fence(Marker("<call>"), "\n"),
+            close=fence("\n", Marker("</call>")),
+            separator=fence("\n\n"),
+            arguments_key="args",
+            also_arguments_keys=("arguments", "parameters"),
+        ),
     ),
 )
+
+CALLS = LOOSE.concepts[0]
 
 
 def test_a_users_format_reads_its_loose_fences_and_other_keys() -> None:
     fmt = declare(LOOSE)
     strict = declare(
-        dataclasses.replace(LOOSE, calls=dataclasses.replace(LOOSE.calls, loose_fences=False))
-    )  # type: ignore[arg-type]
+        dataclasses.replace(LOOSE, concepts=(dataclasses.replace(CALLS, loose=False),))
+    )
     messages = [
         {"role": "user", "content": "q"},
         {

@@ -1,4 +1,4 @@
-"""Turn reading (:mod:`pawlette.legacy.turn_reading`) and the decision concept's rule that a
+"""Turn reading (:mod:`pawlette.formats.breeze.turn_reading`) and the decision concept's rule that a
 decision or call marker comes first in its turn, as breeze declares them.
 
 Breeze's own tests check the three malformed inputs' errors; here: what each row reads in both
@@ -10,9 +10,10 @@ from __future__ import annotations
 import pytest
 
 import pawlette
+from pawlette.declare import layout_of
 from pawlette.engine.fold import fold
 from pawlette.errors import ParseError
-from pawlette.legacy import TurnReading, layout_of
+from pawlette.formats.breeze.turn_reading import TurnReading
 from pawlette.openai import message_to_openai
 from pawlette.tokenization.ids import IdParser
 
@@ -27,7 +28,7 @@ def breeze() -> pawlette.Format:
 
 def test_breeze_declares_it_and_it_is_neither_written_nor_a_stop() -> None:
     layout = layout_of(breeze())
-    assert layout is not None and isinstance(layout.turn_reading, TurnReading)
+    assert layout is not None and isinstance(layout.concept(TurnReading), TurnReading)
     assert breeze().stop == ("<|eot_id|>", "<|eom_id|>")
     text = breeze().render([{"role": "user", "content": "Hi"}], add_generation_prompt=True).text
     assert "<|end_of_text|>" not in text

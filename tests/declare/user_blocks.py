@@ -1,6 +1,6 @@
 """A second format built on the block-turns concept (omni's), declared from outside the package.
 
-Every block concept of :mod:`pawlette.legacy.blocks` with markers of its own: in-turn
+Every block of :mod:`pawlette.formats.omni.blocks` with markers of its own: in-turn
 results (a call stops at ``<ret>``; its result is written before ``</fn>`` and the turn
 resumes), structured thinking, JSON blocks (definitions, image requests), voice, and image
 tiling with four references, 3 tokens an image by default, and no options (the tiling's
@@ -12,15 +12,13 @@ from __future__ import annotations
 from contextlib import AbstractContextManager
 
 import pawlette
-from pawlette.legacy import Frame, Layout, Marker, fence
-from pawlette.legacy.blocks import (
-    BlockTurns,
-    HeadedText,
-    ImageTiling,
-    InlineCall,
-    JsonBlock,
-    StructuredThinking,
-)
+from pawlette.declare import Frame, Layout, Marker, fence
+from pawlette.formats.omni.blocks import BlockTurns
+from pawlette.formats.omni.escaping import Escaped
+from pawlette.formats.omni.inline_calls import InlineCall
+from pawlette.formats.omni.json_blocks import HeadedText, JsonBlock
+from pawlette.formats.omni.thinking import StructuredThinking
+from pawlette.formats.omni.tiling import ImageTiling
 
 from . import registering
 
@@ -39,27 +37,30 @@ LAYOUT = Layout(
     summary="a format a user declares: blocks on their own lines, results inside the turn",
     begin=fence(M("<bos>")),
     frames={"system": turn("sys"), "user": turn("usr"), "assistant": turn("bot", "<ret>")},
-    blocks=BlockTurns(
-        end=M("<eos>"),
-        definitions={
-            "function": JsonBlock(M("<def>"), M("</def>")),
-            "action": JsonBlock(M("<adef>"), M("</adef>")),
-        },
-        calls=InlineCall("function", M("<fn>"), M("<args>"), M("<ret>"), M("</fn>")),
-        actions=InlineCall("action", M("<act>"), M("<aargs>"), M("</act>")),
-        thinking=StructuredThinking(
-            M("<think>"), M("<step>"), M("<why>"), M("<so>"), M("</think>")
+    concepts=(
+        BlockTurns(
+            end=M("<eos>"),
+            definitions={
+                "function": JsonBlock(M("<def>"), M("</def>")),
+                "action": JsonBlock(M("<adef>"), M("</adef>")),
+            },
+            calls=InlineCall("function", M("<fn>"), M("<args>"), M("<ret>"), M("</fn>")),
+            actions=InlineCall("action", M("<act>"), M("<aargs>"), M("</act>")),
+            thinking=StructuredThinking(
+                M("<think>"), M("<step>"), M("<why>"), M("<so>"), M("</think>")
+            ),
+            voice=HeadedText(M("<say>"), M("<words>"), M("</say>")),
+            image_requests=JsonBlock(M("<draw>"), M("</draw>")),
+            tiling=ImageTiling(
+                references=tuple(M(f"<img{k}>") for k in range(1, 5)),
+                start=M("<tiles>"),
+                token=M("<tile>"),
+                end=M("</tiles>"),
+                output=M("<paint>"),
+                default_tokens=3,
+            ),
         ),
-        voice=HeadedText(M("<say>"), M("<words>"), M("</say>")),
-        image_requests=JsonBlock(M("<draw>"), M("</draw>")),
-        tiling=ImageTiling(
-            references=tuple(M(f"<img{k}>") for k in range(1, 5)),
-            start=M("<tiles>"),
-            token=M("<tile>"),
-            end=M("</tiles>"),
-            output=M("<paint>"),
-            default_tokens=3,
-        ),
+        Escaped(),
     ),
 )
 

@@ -10,8 +10,12 @@ from __future__ import annotations
 from contextlib import AbstractContextManager
 
 import pawlette
-from pawlette.legacy import Frame, Layout, Marker, fence
-from pawlette.legacy.blocks import BlockTurns, InlineCall, JsonBlock, StructuredThinking
+from pawlette.declare import Frame, Layout, Marker, fence
+from pawlette.formats.omni.blocks import BlockTurns
+from pawlette.formats.omni.escaping import Escaped
+from pawlette.formats.omni.inline_calls import InlineCall
+from pawlette.formats.omni.json_blocks import JsonBlock
+from pawlette.formats.omni.thinking import StructuredThinking
 
 from . import registering
 
@@ -29,11 +33,16 @@ LAYOUT = Layout(
     name="user-blocks-lean",
     summary="a format a user declares: results inside the turn, structured thinking",
     frames={"system": turn("s"), "user": turn("u"), "assistant": turn("a", "<|wait|>")},
-    blocks=BlockTurns(
-        end=M("<|done|>"),
-        definitions={"function": JsonBlock(M("<|tool|>"), M("<|/tool|>"))},
-        calls=InlineCall("function", M("<|call|>"), M("<|with|>"), M("<|wait|>"), M("<|got|>")),
-        thinking=StructuredThinking(M("<|t|>"), M("<|step|>"), M("<|r|>"), M("<|c|>"), M("<|/t|>")),
+    concepts=(
+        BlockTurns(
+            end=M("<|done|>"),
+            definitions={"function": JsonBlock(M("<|tool|>"), M("<|/tool|>"))},
+            calls=InlineCall("function", M("<|call|>"), M("<|with|>"), M("<|wait|>"), M("<|got|>")),
+            thinking=StructuredThinking(
+                M("<|t|>"), M("<|step|>"), M("<|r|>"), M("<|c|>"), M("<|/t|>")
+            ),
+        ),
+        Escaped(),
     ),
 )
 

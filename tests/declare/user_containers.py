@@ -1,9 +1,10 @@
-"""A second format built on the containers concept (PCML's), declared from outside the package.
+"""A second format built on PCML's concepts (headers, containers, escaped text), declared from
+outside the package.
 
-It differs from pcml wherever the containers' interpreters read the declaration: other
-marker spellings, one newline between containers, two before the tools, a call id key and
-envelope keys of its own, header fields only some roles have, a reasoning close without
-layout, and an opening fence carrying layout text.
+It differs from pcml wherever those concepts read the declaration: other marker spellings,
+one newline between containers, two before the tools, a call id key and envelope keys of its
+own, header fields only some roles have, a reasoning close without layout, and an opening
+fence carrying layout text.
 """
 
 from __future__ import annotations
@@ -11,18 +12,20 @@ from __future__ import annotations
 from contextlib import AbstractContextManager
 
 import pawlette
-from pawlette.legacy import (
-    Containers,
+from pawlette.declare import (
     Frame,
-    Headers,
     JsonCalls,
     Layout,
     Marker,
     Reasoning,
     Results,
+    SystemPrompt,
     ToolsBlock,
     fence,
 )
+from pawlette.formats.pcml.containers import Containers
+from pawlette.formats.pcml.escaping import EscapedText
+from pawlette.formats.pcml.headers import Headers
 
 from . import registering
 
@@ -37,36 +40,39 @@ LAYOUT = Layout(
     frames={
         "system": box("sys"),
         "user": box("me"),
-        "assistant": Frame(
-            open=fence(Marker("<|bot|>"), "\n"),
-            end=fence(Marker("<|done|>")),
-            after=fence(Marker("<|/bot|>")),
-        ),
+        "assistant": Frame(open=fence(Marker("<|bot|>"), "\n"), end=fence(Marker("<|done|>"))),
+        "tool": box("out"),
     },
-    tools=ToolsBlock(
-        host="system",
-        open=fence(Marker("<toolbox>")),
-        close=fence(Marker("</toolbox>")),
-        separator=fence("\n\n"),
-        wrap="function",
-    ),
-    reasoning=Reasoning(open=fence(Marker("<muse>")), close=fence(Marker("</muse>"))),
-    calls=JsonCalls(
-        open=fence(Marker("<act>")),
-        close=fence(Marker("</act>")),
-        separator=fence("\n"),
-        name_key="tool",
-        arguments_key="input",
-        arguments="verbatim",
-    ),
-    results=Results(frame=box("out")),
-    containers=Containers(
-        headers=Headers(
+    concepts=(
+        SystemPrompt(),
+        Results(),
+        Headers(
             separator=Marker("<|;|>"),
             fields={"user": {"who": "name"}, "tool": {"call": "tool_call_id"}},
         ),
-        between=fence("\n"),
-        call_id="ref",
+        ToolsBlock(
+            place="system",
+            open=fence(Marker("<toolbox>")),
+            close=fence(Marker("</toolbox>")),
+            separator=fence("\n\n"),
+            separator_when="text",
+            wrap="function",
+            array=True,
+            separators=(",", ":"),
+        ),
+        Reasoning(open=fence(Marker("<muse>")), close=fence(Marker("</muse>"))),
+        JsonCalls(
+            open=fence(Marker("<act>")),
+            close=fence(Marker("</act>")),
+            separator=fence("\n"),
+            name_key="tool",
+            arguments_key="input",
+            id_key="ref",
+            arguments="verbatim",
+            text_after=True,
+        ),
+        Containers(between=fence("\n"), close={"assistant": fence(Marker("<|/bot|>"))}),
+        EscapedText(),
     ),
 )
 

@@ -12,7 +12,17 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 import pawlette
-from pawlette.legacy import Frame, JsonCalls, Layout, Marker, Reasoning, Results, ToolsBlock, fence
+from pawlette.declare import (
+    Frame,
+    JsonCalls,
+    Layout,
+    Marker,
+    Reasoning,
+    Results,
+    SystemPrompt,
+    ToolsBlock,
+    fence,
+)
 
 END = Marker("<|end|>")
 
@@ -24,23 +34,27 @@ def turn(role: str) -> Frame:
 LAYOUT = Layout(
     name="user-tiny",
     summary="a format a user declares: <|role|> turns, <think>, <call> JSON, <|result|>",
-    frames={role: turn(role) for role in ("system", "user", "assistant")},
-    tools=ToolsBlock(
-        host="system",
-        first=True,
-        open=fence(Marker("<tools>")),
-        item_open=fence("\n"),
-        close=fence("\n", Marker("</tools>"), "\n"),
-    ),
-    reasoning=Reasoning(open=fence(Marker("<think>")), close=fence(Marker("</think>"), "\n")),
-    calls=JsonCalls(
-        open=fence(Marker("<call>")),
-        close=fence(Marker("</call>")),
-        separator=fence("\n"),
-        arguments="verbatim",
-    ),
-    results=Results(
-        frame=turn("result"), item_open=fence(Marker("<r>")), item_close=fence(Marker("</r>"))
+    frames={
+        **{role: turn(role) for role in ("system", "user", "assistant")},
+        "tool": turn("result"),
+    },
+    concepts=(
+        SystemPrompt(),
+        ToolsBlock(
+            place="system",
+            first=True,
+            open=fence(Marker("<tools>")),
+            item_open=fence("\n"),
+            close=fence("\n", Marker("</tools>"), "\n"),
+        ),
+        Reasoning(open=fence(Marker("<think>")), close=fence(Marker("</think>"), "\n")),
+        JsonCalls(
+            open=fence(Marker("<call>")),
+            close=fence(Marker("</call>")),
+            separator=fence("\n"),
+            arguments="verbatim",
+        ),
+        Results(item_open=fence(Marker("<r>")), item_close=fence(Marker("</r>"))),
     ),
 )
 

@@ -1,4 +1,4 @@
-"""Breeze as declared (``pawlette.declared.breeze``) in each of its option sets.
+"""Breeze as declared (``pawlette.formats.breeze``) in each of its option sets.
 
 Its golden files (``tests/test_golden.py``), MRPromptV3's recorded prompts and checks and the
 format's behaviours (``tests/formats/test_breeze.py``), its template (``tests/export``) and its

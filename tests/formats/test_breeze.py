@@ -22,8 +22,8 @@ from pawlette.blocks.images import (
     pixel_box,
     pixel_boxes,
 )
-from pawlette.declared.breeze import INFERENCE_SYSTEM, TRAINING_SYSTEM
 from pawlette.engine.fold import fold
+from pawlette.formats.breeze import INFERENCE_SYSTEM, TRAINING_SYSTEM
 
 from ..helpers import sequential_ids
 

@@ -26,8 +26,8 @@ from pawlette import (
     UnsupportedFeature,
     VoicePart,
 )
-from pawlette.declared import omni
 from pawlette.engine.fold import fold, merge_assistant
+from pawlette.formats import omni
 
 from ..helpers import sequential_ids
 

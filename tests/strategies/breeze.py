@@ -15,7 +15,7 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from pawlette.declared import breeze
+from pawlette.formats import breeze
 
 from .common import (
     canonical_arguments,

@@ -16,7 +16,7 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from pawlette.declared import chatglm3
+from pawlette.formats import chatglm3
 
 from .common import (
     ANY_ROLES,

@@ -93,14 +93,14 @@ import re
 import secrets
 import unicodedata
 from collections.abc import Callable
-from typing import Literal
+from typing import Any, Literal
 
 from ..engine.call_arguments import MAX_NESTING
 from ..engine.call_text import EchoText, LateText, MappedPieces, PackedText, late_text
 from ..errors import ParseError
 from ..types import Event, ParseWarning, TextDelta, ToolCallDelta, ToolCallEnd, ToolCallStart
 
-__all__ = ["PythonCallDecoder"]
+__all__ = ["PythonCallDecoder", "parse_python_literal", "python_literal_or_none"]
 
 Mode = Literal["list", "single"]
 
@@ -1194,3 +1194,40 @@ class PythonCallDecoder:
         frame.keys.add(key)
         self._state = self._after_dict_key
         return position
+
+
+# --------------------------------------------------------------------------- one literal
+
+
+def parse_python_literal(text: str, *, offset: int = 0) -> Any:
+    """One Python literal (JSON-compatible: str, number, bool, None, list, dict) as a value.
+
+    Read by :class:`PythonCallDecoder` (as the argument of a call ``_(v=...)``), so only
+    literals are accepted and nothing is evaluated.  Raises :class:`ParseError` whose offset
+    is ``offset`` plus the position in ``text``.
+
+    >>> parse_python_literal("[{'temperature': 22}, None]")
+    [{'temperature': 22}, None]
+    """
+    prefix = "_(v="
+    decoder = PythonCallDecoder(
+        mode="single",
+        strict=True,
+        fixed_callee="_",
+        id_factory=lambda: "",
+        base_offset=offset - len(prefix),
+    )
+    events = decoder.feed(prefix) + decoder.feed(text) + decoder.feed(")") + decoder.finish()
+    arguments = json.loads("".join(e.arguments for e in events if isinstance(e, ToolCallDelta)))
+    if list(arguments) != ["v"]:
+        raise ParseError(offset, f"{text[:40]!r}", "one Python literal", text[:80])
+    return arguments["v"]
+
+
+def python_literal_or_none(text: str, *, offset: int = 0) -> Any:
+    """:func:`parse_python_literal`, or None for text that is not one literal (a reader then
+    keeps the text as it is)."""
+    try:
+        return parse_python_literal(text, offset=offset)
+    except ParseError:
+        return None

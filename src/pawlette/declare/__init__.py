@@ -24,6 +24,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
+from ..engine.lexer import marker_pattern
 from ..format import Format
 from .call_list import JsonCallList
 from .checks import Alternation
@@ -34,6 +35,7 @@ from .json_calls import JsonCalls
 from .layout import Frame, Layout
 from .named_calls import NamedCalls
 from .pieces import Fence, Lit, Marker, Option, fence, text_of
+from .python_calls import PythonCalls
 from .reasoning import Reasoning
 from .results import Results
 from .system import SystemPrompt
@@ -55,6 +57,7 @@ __all__ = [
     "Marker",
     "NamedCalls",
     "Option",
+    "PythonCalls",
     "Reasoning",
     "Results",
     "SystemPrompt",
@@ -77,13 +80,20 @@ def declare(layout: Layout) -> Format:
         raise FormatError(f"declare: a {type(layout).__name__}; expected a pawlette.declare.Layout")
     assistant = layout.frames["assistant"]
     table = compile_table(layout)
+    stops = [stop for concept in layout.concepts for stop in concept.stops()]
     stop = tuple(
         text
         for text in (
             text_of(pieces, layout.options, layout.name)
-            for pieces in (assistant.end, *assistant.also_end)
+            for pieces in (assistant.end, *assistant.also_end, *stops)
         )
         if text
+    )
+
+    escaping = any(concept.escapes_markers() for concept in layout.concepts)
+    cuts = next(
+        (found for concept in layout.concepts if (found := concept.encode_cuts()) is not None),
+        None,
     )
 
     def variant(options: Any) -> Format:
@@ -99,6 +109,8 @@ def declare(layout: Layout) -> Format:
         stop=stop,
         special_markers=markers_of(layout),
         forced_prefixes=forced_prefixes(layout),
+        escape_pattern=marker_pattern(table.markers) if escaping else None,
+        encode_cuts=cuts,
         options=layout.options,
         variant=variant if layout.options is not None else None,
         declaration=layout,

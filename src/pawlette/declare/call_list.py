@@ -324,6 +324,9 @@ class _CallListSet:
             rest.append(Repeat(seq(Lit(self.calls.separators[0]), self.call(turn, rules))))
         return [*rest, Lit("]"), *turn.nodes(self.calls.close)]
 
+    def lazy(self, turn: Turn, rules: Rules, parallel: bool) -> Node:
+        return self.many(turn, rules, parallel)
+
     def many(self, turn: Turn, rules: Rules, parallel: bool) -> Node:
         return seq(
             *turn.nodes(self.calls.open),

@@ -11,20 +11,25 @@ interpreter           hooks (methods of :class:`Concept`, all optional)
 the writer            ``check``, ``write_start``, ``write_message`` (roles in
                       ``claims``), ``write_before``, ``turn_open``,
                       ``write_opening``, ``write_content``, ``write_closing``,
-                      ``turn_end``, ``write_prompt``, ``wants_system_turn``
+                      ``turn_end``, ``write_after``, ``write_prompt``,
+                      ``write_finish``, ``wants_system_turn``
 the parse table       ``rows``
 the Jinja template    ``jinja_setup``, ``jinja_start``, ``jinja_message``,
                       ``jinja_wants_system_turn``,
                       ``jinja_before``, ``jinja_open``, ``jinja_lead``, ``jinja_opening``,
                       ``jinja_content``, ``jinja_closing``, ``jinja_end``,
-                      ``jinja_prompt``
+                      ``jinja_after``, ``jinja_prompt``, ``jinja_finish``
 the turn grammar      ``grammar``
+all of them           ``escapes_markers``, ``encode_cuts``, ``stops``
 ====================  ============================================================
 
 The writer's skeleton, for each message that no concept claims (``claims``)::
 
     write_before  turn_open|frame.open  write_opening  write_content|text  write_closing
-    turn_end|frame.end  frame.after
+    turn_end|frame.end  write_after  frame.after
+
+The generation prompt opens an assistant turn at ``index == len(messages)``: ``write_before``,
+``turn_open``|the frame's prompt, ``write_prompt``.
 
 The Jinja template mirrors it branch for branch, and the parse table and the turn grammar are
 built from the same values, so the artifacts agree (``tests/declare`` checks that they do for
@@ -66,6 +71,28 @@ class Concept:
         """Refuse an inconsistent declaration with :class:`~pawlette.errors.FormatError`
         (naming the field, what was given and what is allowed)."""
 
+    def escapes_markers(self) -> bool:
+        """Whether the format escapes marker spellings inside caller text (a backslash before
+        each marker its parse table reads; see :func:`pawlette.engine.lexer.escape_text`), so
+        any text reads back as text (PCML, omni).  When a concept says so, every interpreter
+        escapes: the writer escapes caller text and writes each fence as one segment (the lexer
+        reads a fence's whole text as one marker, so a backslash before its layout escapes it),
+        the lexer reads escapes, the template writes caller text through its ``escape`` macro
+        (:meth:`.jinja.Template.value`), and the grammars' text excludes unescaped markers."""
+        return False
+
+    def stops(self) -> tuple[Fence, ...]:
+        """Fences the model writes to end its turn, beyond the assistant frame's ``end`` and
+        ``also_end``: they join the format's stop set (:attr:`pawlette.Format.stop`) and end
+        the turn grammars, and the concept writes and reads them itself (ChatGLM3 ends a turn
+        with the next turn's opener)."""
+        return ()
+
+    def encode_cuts(self) -> frozenset[str] | None:
+        """How the format's reference cuts its text into tokenizer calls
+        (:attr:`pawlette.Format.encode_cuts`; None: this concept says nothing)."""
+        return None
+
     # ------------------------------------------------------------------ the writer
 
     def turn_roles(self) -> frozenset[str] | None:
@@ -74,6 +101,12 @@ class Concept:
         call a turn hook only for these roles, so a concept that says so is never asked about
         the others (and costs nothing there)."""
         return None
+
+    def hook_roles(self, hook: str) -> frozenset[str] | None:
+        """The roles whose framed turns the turn hook ``hook`` (its name: ``"turn_end"``,
+        ``"jinja_content"``, ...) acts on; by default :meth:`turn_roles`.  A concept whose turn
+        hooks act on different roles says so hook by hook, and costs nothing elsewhere."""
+        return self.turn_roles()
 
     def check(self, out: Render) -> None:
         """Refuse what this concept cannot write, or record what it drops
@@ -91,7 +124,7 @@ class Concept:
 
     def write_before(self, out: Render, index: int) -> None:
         """Before the turn of ``messages[index]`` opens (``index`` -1: a written system turn
-        that holds no message)."""
+        that holds no message; ``len(messages)``: the generation prompt)."""
 
     def turn_open(self, out: Render, index: int) -> Fence | None:
         """The fence that opens this turn instead of its frame's (None: the frame's)."""
@@ -112,8 +145,16 @@ class Concept:
         """The fence that ends this turn instead of its frame's (None: the frame's)."""
         return None
 
+    def write_after(self, out: Render, index: int) -> None:
+        """After the turn's end fence, before its frame's ``after`` (never trainable: what
+        the format writes after the model's end, such as a container's close)."""
+
     def write_prompt(self, out: Render) -> None:
         """After the generation prompt's open fence."""
+
+    def write_finish(self, out: Render) -> None:
+        """At the end of the conversation: after the last message, and after the generation
+        prompt when there is one (``out.prompt``)."""
 
     # ------------------------------------------------------------------ the parse table
 
@@ -136,7 +177,9 @@ class Concept:
         """The branch of the message loop for ``role`` (a role in :attr:`claims`)."""
 
     def jinja_before(self, out: Template, role: str) -> None:
-        """The counterpart of :meth:`write_before` (``message``, ``index`` in scope)."""
+        """The counterpart of :meth:`write_before` (``message``, ``index`` in scope; for the
+        generation prompt, ``role`` ``"assistant"`` after the message loop, ``ns.previous``
+        in scope)."""
 
     def jinja_open(self, out: Template, role: str) -> bool:
         """Write the turn's open fence (True: written) as :meth:`turn_open` chooses it."""
@@ -161,8 +204,15 @@ class Concept:
         """Write the turn's end fence (True: written) as :meth:`turn_end` chooses it."""
         return False
 
+    def jinja_after(self, out: Template, role: str) -> None:
+        """The counterpart of :meth:`write_after` (after the ``{% generation %}`` block)."""
+
     def jinja_prompt(self, out: Template) -> None:
         """The counterpart of :meth:`write_prompt`."""
+
+    def jinja_finish(self, out: Template) -> None:
+        """The counterpart of :meth:`write_finish` (after the generation prompt's branch;
+        ``add_generation_prompt`` tells the two cases apart)."""
 
     # ------------------------------------------------------------------ the turn grammar
 

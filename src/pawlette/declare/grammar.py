@@ -20,18 +20,23 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Protocol
 
 from ..blocks.tool_choice import ForcedPrefixes
-from ..export.grammar_ast import Lit, Marker, Node, Rules, alt, optional, seq
-from ..export.text_language import text_terminal
+from ..engine.lexer import escape_text
+from ..errors import UnsupportedFeature
+from ..export.grammar_ast import Lit, Marker, Node, Rules, Terminal, alt, optional, seq
+from ..export.text_language import TextLanguage, lark_without_markers, text_terminal
 from ..types import Tool
 from . import pieces as pieces_module
 from .concept import overrides
 from .layout import Layout
-from .pieces import Fence
+from .pieces import Fence, text_of
 
 if TYPE_CHECKING:
     from ..export.grammar import ToolChoice, TurnGrammar
     from ..format import Format
 
+_ID_REST_REGEX = '/(\\\\(["\\\\\\x2F bfnrt]|u[a-fA-F0-9]{4})|[^"\\\\\\x00-\\x1F])*"/'.replace(
+    " ", ""
+)
 TEXT = text_terminal("TEXT")
 TEXT_NE = text_terminal("TEXT", "NE")
 TEXT_NL = text_terminal("TEXT", "NL")
@@ -56,6 +61,10 @@ class CallSet(Protocol):
 
     def after_prefix(self, turn: Turn, rules: Rules, prefix: str, parallel: bool) -> Node:
         """The calls from the forced ``prefix`` on."""
+
+    def lazy(self, turn: Turn, rules: Rules, parallel: bool) -> Node:
+        """The calls from the ``trigger`` marker on (where a lazy grammar starts: the calls
+        themselves, or what follows layout text they open with)."""
 
 
 def nodes(layout: Layout, pieces: Fence) -> list[Node]:
@@ -116,8 +125,11 @@ class Turn:
         only: str | None = None,
         rules: Callable[[], Rules] | None = None,
         stop: tuple[str, ...] = (),
+        fmt: Format | None = None,
     ) -> None:
         self.layout = layout
+        self.fmt = fmt
+        """The format being exported (None: forced prefixes only, no text to escape)."""
         self.tools = tools
         self.only = only
         """The one tool a named ``tool_choice`` allows (None: any)."""
@@ -135,6 +147,12 @@ class Turn:
         self.call_lead = ""
         """What a forced call starts with before the calls' own prefix (an empty reasoning
         block, in formats that write one when a turn has no reasoning)."""
+        self.tool_kinds: frozenset[str] = frozenset({"function"})
+        """The kinds of tools a request may declare (omni's ``action`` tools too)."""
+        self.answer_lead: Fence = ()
+        """What an answer without calls starts with when the request has tools (Breeze's
+        ``<|answer|>`` decision token): the grammar writes it before the text, and it is
+        the forced prefix of ``tool_choice`` "none"."""
         self.stop = stop
 
     def allowed(self) -> list[tuple[int, Tool]]:
@@ -147,6 +165,22 @@ class Turn:
 
     def nodes(self, pieces: Fence) -> list[Node]:
         return nodes(self.layout, pieces)
+
+    def escaped(self, text: str) -> str:
+        """Caller text (a tool's name in a call) as the format writes it: escaped where it
+        escapes markers (:meth:`.concept.Concept.escapes_markers`)."""
+        escape = None if self.fmt is None else self.fmt.escape_pattern
+        if escape is None:
+            return text
+        return escape_text(text, escape, before_marker=False)
+
+    def id_rest(self) -> Node:
+        """A free call id's characters after its opening quote, through its closing quote:
+        a JSON string's body that spells no marker."""
+        language = TextLanguage.of(self.fmt) if self.fmt is not None else TextLanguage((), False)
+        return Terminal(
+            "JSON_ID_REST", lark=lark_without_markers(language, _ID_REST_REGEX), gbnf="json-id-rest"
+        )
 
     def end(self) -> Node:
         """The end fences up to the format's stop marker."""
@@ -182,7 +216,13 @@ def forced_prefixes(layout: Layout) -> ForcedPrefixes | None:
     lead = turn.call_lead
     required = lead + calls.prefix(None)
     named: Callable[[str], str] = lambda name: lead + calls.prefix(name)  # noqa: E731
-    return ForcedPrefixes(required=required, none="", named=named, only_with_tools=True)
+    none = text_of(turn.answer_lead, layout.options, layout.name)
+    # A calls concept whose required prefix depends on the tools (calls that begin with the
+    # function's name: only one function has one) says so with ``required_for``.
+    required_for = getattr(calls, "required_for", None)
+    return ForcedPrefixes(
+        required=required, none=none, named=named, only_with_tools=True, required_for=required_for
+    )
 
 
 def build_turn(
@@ -194,20 +234,25 @@ def build_turn(
 ) -> TurnGrammar:
     """The turn grammar of a declared format under one tool choice."""
     from ..export.grammar import TurnGrammar
-    from ..export.turns._common import function_tools_only, rules_for
+    from ..export.turns._common import rules_for
 
-    turn = Turn(layout, tools, choice.only, lambda: rules_for(fmt), fmt.stop)
+    turn = Turn(layout, tools, choice.only, lambda: rules_for(fmt), fmt.stop, fmt)
     _contributions(turn)
     calls = turn.calls if tools and choice.mode != "none" else None
     if calls is not None:
-        function_tools_only(tools)
+        for number, tool in enumerate(tools):
+            if tool.kind not in turn.tool_kinds:
+                expected = " or ".join(repr(kind) for kind in sorted(turn.tool_kinds))
+                raise UnsupportedFeature(f"tools[{number}].type", f"{tool.kind!r}", expected)
     rules = turn.rules
     end = turn.end()
+    lead = turn.nodes(turn.answer_lead) if tools else []
+    answered = seq(*lead, turn.content, end)
     answer: Node
     if calls is None:
-        answer = seq(turn.content, end)
+        answer = answered
     elif choice.mode == "auto":
-        options = [seq(turn.content, end), seq(calls.many(turn, rules, parallel), end)]
+        options = [answered, seq(calls.many(turn, rules, parallel), end)]
         if calls.with_content:
             options.append(
                 seq(calls.after_text(turn, rules), calls.many(turn, rules, parallel), end)
@@ -228,25 +273,36 @@ def build_turn(
         reasoning=turn.reasoning,
         forced_prefixes={"auto": "", "none": ""},
     )
+    if lead:  # the answer's lead is forced, then its text
+        grammar.forced_prefixes["none"] = text_of(turn.answer_lead, layout.options, layout.name)
     all_calls = turn.calls
     if all_calls is not None and tools:
         grammar.forced_prefixes["required"] = fmt.forced_prefix("required", tools) or ""
         for tool in tools:
-            grammar.forced_prefixes[tool.name] = turn.call_lead + all_calls.prefix(tool.name)
+            if tool.kind == "function":
+                grammar.forced_prefixes[tool.name] = turn.call_lead + all_calls.prefix(tool.name)
     else:
         grammar.forced_prefixes["required"] = ""
     if calls is None:
+        if lead and choice.mode == "none":  # the text after the forced lead, in rules of its own
+            after = turn.new_rules()
+            again = Turn(layout, tools, choice.only, lambda: after, fmt.stop)
+            _contributions(again)
+            after.rules["start"] = seq(again.content, again.end())
+            grammar.after_prefix = after
         return grammar
     grammar.trigger = calls.trigger
     if choice.mode == "auto":
         if calls.trigger is not None:
             lazy = turn.new_rules()
-            lazy.rules["start"] = seq(calls.many(turn, lazy, parallel), end)
+            lazy.rules["start"] = seq(calls.lazy(turn, lazy, parallel), end)
             grammar.lazy = lazy
         return grammar
     after = turn.new_rules()
     key = "required" if choice.mode == "required" else choice.key()
     prefix = grammar.forced_prefixes[key][len(turn.call_lead) :]  # the calls' part
+    if not grammar.forced_prefixes[key]:
+        return grammar  # nothing is forced: the turn's grammar is the whole grammar
     after.rules["start"] = seq(calls.after_prefix(turn, after, prefix, parallel), end)
     grammar.after_prefix = after
     return grammar

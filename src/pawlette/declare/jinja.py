@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..export.templates._common import TEXT_MACRO, jinja_string
+from ..export.templates._common import TEXT_MACRO, escape_macro, fill, jinja_string
 from .concept import Concept, overrides
 from .layout import Layout
 from .pieces import Fence, Option, piece_text
@@ -49,10 +49,17 @@ class Template:
                 "jinja_content",
                 "jinja_closing",
                 "jinja_end",
+                "jinja_after",
                 "jinja_prompt",
+                "jinja_finish",
             )
         }
+        self.prompt = False
+        """Whether the open fence being written is the generation prompt's (for
+        ``jinja_open``)."""
         self.handled: set[str] = set()
+        self.escaping = any(concept.escapes_markers() for concept in concepts)
+        """Whether caller text goes through the ``escape`` macro (see :meth:`value`)."""
         self.object_arguments = False
         """Whether the template needs call arguments as objects (it writes them as JSON)."""
         self.parsed_results = False
@@ -83,9 +90,18 @@ class Template:
     def option(self, piece: Option) -> str:
         return piece_text(piece, self.layout.options, self.layout.name)
 
+    def value(self, expression: str) -> None:
+        """Write caller text (a Jinja expression): escaped where the format escapes markers
+        in text (:meth:`.concept.Concept.escapes_markers`; a marker always follows caller
+        text in such a format, so a trailing run of backslashes is doubled)."""
+        if self.escaping:
+            self.out(f"{{{{- escape({expression}, true) -}}}}")
+        else:
+            self.out(f"{{{{- {expression} -}}}}")
+
     def text(self, message: str = "message", index: str = "index") -> None:
         """A message's text (its string, or its text parts)."""
-        self.out(f"{{{{- text_of({message}, {index}, {jinja_string(self.layout.name)}) -}}}}")
+        self.value(f"text_of({message}, {index}, {jinja_string(self.layout.name)})")
 
     def raise_if(self, condition: str, message: str) -> None:
         self.out(f"{{%- if {condition} -%}}")
@@ -129,9 +145,13 @@ class Template:
 
     def open_fence(self, role: str, *, prompt: bool = False) -> None:
         frame = self.layout.frames[role]
-        for concept in self.acting("jinja_open", role):
-            if concept.jinja_open(self, role):
-                return
+        self.prompt = prompt
+        try:
+            for concept in self.acting("jinja_open", role):
+                if concept.jinja_open(self, role):
+                    return
+        finally:
+            self.prompt = False
         after = {**frame.open_after, **(frame.prompt_after if prompt else {})}
         choices = {("none" if key == "start" else key): pieces for key, pieces in after.items()}
         if "none" in choices:
@@ -145,11 +165,11 @@ class Template:
             self.branches(choices, frame.open, "ns.previous")
 
     def acting(self, hook: str, role: str) -> list[Concept]:
-        """The concepts whose ``hook`` acts on ``role``'s turns (see ``turn_roles``)."""
+        """The concepts whose ``hook`` acts on ``role``'s turns (see ``hook_roles``)."""
         return [
             concept
             for concept in self._hooks[hook]
-            if (roles := concept.turn_roles()) is None or role in roles
+            if (roles := concept.hook_roles(hook)) is None or role in roles
         ]
 
     def turn(self, role: str, *, message: bool = True) -> None:
@@ -183,6 +203,8 @@ class Template:
             self.fence(frame.end)
         if assistant:
             self.out("{%- endgeneration -%}")
+        for concept in self.acting("jinja_after", role):
+            concept.jinja_after(self, role)
         self.fence(frame.after)
         self.out(f"{{%- set ns.previous = {jinja_string(role)} -%}}")
 
@@ -201,6 +223,12 @@ class Template:
         for key, (condition, what) in checks.items():
             if key not in handled:
                 self.raise_if(condition, f"{what}: {name} has no place for it")
+        if "steps" not in handled:
+            self.raise_if(
+                "message.reasoning_steps is defined and message.reasoning_steps is not none",
+                f"reasoning_steps: structured thinking; {name} writes reasoning_content",
+            )
+        self.out(fill("@CHECK_CALLS_ON_ASSISTANT@", {}))
 
     def build(self) -> str:
         layout = self.layout
@@ -238,12 +266,20 @@ class Template:
         self.out("{%- endif -%}")
         self.out("{%- endfor -%}")
         self.out("{%- if add_generation_prompt -%}")
+        for concept in self.acting("jinja_before", "assistant"):
+            concept.jinja_before(self, "assistant")
         self.open_fence("assistant", prompt=True)
         for concept in self._hooks["jinja_prompt"]:
             concept.jinja_prompt(self)
         self.out("{%- endif -%}")
+        for concept in self._hooks["jinja_finish"]:
+            concept.jinja_finish(self)
         body = self.lines[body_start:]
         head = [TEXT_MACRO.strip(), *self.macros.values()]
+        if self.escaping:
+            from .table import compile_table
+
+            head.insert(0, escape_macro(compile_table(layout).markers).strip())
         head.append("{%- set has_tools = tools is defined and tools is not none and tools -%}")
         namespace = ", ".join(f"{key}={value}" for key, value in self.namespace.items())
         head.append(f"{{%- set ns = namespace({namespace}) -%}}")

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from functools import cached_property
 from json.encoder import encode_basestring_ascii as ascii_string
 from typing import TYPE_CHECKING, ClassVar, Literal
 
@@ -82,6 +83,8 @@ class JsonCalls(Concept):
       two of them, or none, is malformed.
     - ``ignored_members``: ``(key, value)`` members a model may add, read and dropped
       (Llama 3 models add ``"type": "function"``).
+    - ``text_after``: text after a call's close is the turn's text, read as content (PCML);
+      otherwise only whitespace comes between calls (stray text is kept, with a warning).
     - ``joined_by``: for calls that run to the end of the turn (``open=None`` or
       ``also_open``), separators a model writes between several calls (Llama 3 models join
       them with ``;``, which vLLM and SGLang read as several calls).
@@ -101,10 +104,16 @@ class JsonCalls(Concept):
     also_open: tuple[Fence, ...] = ()
     also_arguments_keys: tuple[str, ...] = ()
     ignored_members: tuple[tuple[str, str], ...] = ()
+    text_after: bool = False
     joined_by: tuple[str, ...] = ()
     arguments_optional: bool = False
 
     handles: ClassVar[frozenset[str]] = frozenset({"calls"})
+
+    @cached_property
+    def separated_open(self) -> Fence:
+        """``separator`` + ``open``, one fence (kept: the writer keeps fences by identity)."""
+        return self.separator + (self.open or ())
 
     def validate(self, layout: Layout) -> None:
         if self.arguments not in ("tojson", "verbatim"):
@@ -145,6 +154,8 @@ class JsonCalls(Concept):
 
     def check(self, out: Render) -> None:
         out.handles("calls")
+        if "calls" not in out.present:
+            return
         for index, message in enumerate(out.messages):
             if message.tool_calls and message.role == "assistant":
                 self._check_message(out, message, index)
@@ -172,9 +183,8 @@ class JsonCalls(Concept):
         message = out.messages[index]
         after_text = bool(out.message_text(index))
         for number, call in enumerate(message.tool_calls):
-            if after_text or number:
-                out.fence(self.separator, "tool_call", trainable=True)
-            out.fence(self.open or (), "tool_call", trainable=True)
+            opening = self.separated_open if after_text or number else self.open or ()
+            out.fence(opening, "tool_call", trainable=True)
             where = f"messages[{index}].tool_calls[{number}].function.arguments"
             arguments = arguments_json(call.arguments, where, self.arguments == "verbatim")
             out.text(f"{self.head(call.name, call.id)}{arguments}}}", "tool_call", trainable=True)
@@ -216,6 +226,10 @@ class JsonCalls(Concept):
                 table.on(state, opening, "assistant.call")
         if not close:
             return
+        if self.text_after:
+            for spelling in sorted(closes):
+                table.on("assistant.call", spelling, "assistant.body")
+            return
         table.state("assistant.after_call", BetweenCallsReader, "assistant", ends=True)
         for spelling in sorted(closes):
             table.on("assistant.call", spelling, "assistant.after_call")
@@ -242,20 +256,37 @@ class JsonCalls(Concept):
         out.fence(self.separator)
         out.out("{%- endif -%}")
         out.fence(self.open or ())
-        if self.id_key is not None:
-            out.literal("{" + f"{json.dumps(self.id_key)}: ")
-            out.out("{{- call.id | tojson -}}")
-            out.literal(f", {json.dumps(self.name_key)}: ")
+        if out.escaping:  # the call's text is escaped as one
+            head = jinja_string("{")
+            if self.id_key is not None:
+                head += f" ~ {jinja_string(json.dumps(self.id_key) + ': ')} ~ call.id | tojson"
+                head += f" ~ {jinja_string(', ' + json.dumps(self.name_key) + ': ')}"
+            else:
+                head += f" ~ {jinja_string(json.dumps(self.name_key) + ': ')}"
+            arguments = (
+                "(call.function.arguments | trim if call.function.arguments is string"
+                " else call.function.arguments | tojson)"
+            )
+            out.value(
+                f"{head} ~ call.function.name | tojson"
+                f" ~ {jinja_string(', ' + json.dumps(self.arguments_key) + ': ')} ~ {arguments}"
+                f" ~ {jinja_string('}')}"
+            )
         else:
-            out.literal("{" + f"{json.dumps(self.name_key)}: ")
-        out.out("{{- call.function.name | tojson -}}")
-        out.literal(f", {json.dumps(self.arguments_key)}: ")
-        out.out("{%- if call.function.arguments is string -%}")
-        out.out("{{- call.function.arguments | trim -}}")
-        out.out("{%- else -%}")
-        out.out("{{- call.function.arguments | tojson -}}")
-        out.out("{%- endif -%}")
-        out.literal("}")
+            if self.id_key is not None:
+                out.literal("{" + f"{json.dumps(self.id_key)}: ")
+                out.out("{{- call.id | tojson -}}")
+                out.literal(f", {json.dumps(self.name_key)}: ")
+            else:
+                out.literal("{" + f"{json.dumps(self.name_key)}: ")
+            out.out("{{- call.function.name | tojson -}}")
+            out.literal(f", {json.dumps(self.arguments_key)}: ")
+            out.out("{%- if call.function.arguments is string -%}")
+            out.out("{{- call.function.arguments | trim -}}")
+            out.out("{%- else -%}")
+            out.out("{{- call.function.arguments | tojson -}}")
+            out.out("{%- endif -%}")
+            out.literal("}")
         out.fence(self.close)
         out.out("{%- endfor -%}")
         out.out("{%- endif -%}")
@@ -289,9 +320,16 @@ class _JsonCallSet:
         calls = self.calls
         tool = turn.tools[number]
         rules.gbnf_extra.update({k: v for k, v in BASE_RULES.items() if k not in rules.gbnf_extra})
+        head: list[Node] = [Lit(turn.escaped(calls.head(tool.name)))]
+        if calls.id_key is not None:  # a free id, a JSON string that spells no marker
+            head = [
+                Lit(f"{{{ascii_string(calls.id_key)}: " + '"'),
+                turn.id_rest(),
+                Lit(", " + turn.escaped(calls.head(tool.name))[1:]),
+            ]
         return [
             *turn.nodes(calls.open or ()),
-            Lit(calls.head(tool.name)),
+            *head,
             json_arguments(rules, number, tool),
             *turn.nodes((*_lit("}"), *calls.close)),
         ]
@@ -309,12 +347,17 @@ class _JsonCallSet:
             return call
         return seq(call, Repeat(seq(*turn.nodes(self.calls.separator), call)))
 
+    def lazy(self, turn: Turn, rules: Rules, parallel: bool) -> Node:
+        return self.many(turn, rules, parallel)
+
     def after_text(self, turn: Turn, rules: Rules) -> Node:
         return text_before(turn.layout, self.calls.separator, empty=False)
 
     def prefix(self, name: str | None) -> str:
         if name is None:
             return self.lead or "{" + json.dumps(self.calls.name_key) + ": "
+        if self.calls.id_key is not None:  # through the opening quote of the free id
+            return self.lead + "{" + json.dumps(self.calls.id_key) + ': "'
         return self.lead + self.calls.head(name)
 
     def after_prefix(self, turn: Turn, rules: Rules, prefix: str, parallel: bool) -> Node:

@@ -57,11 +57,12 @@ class PendingContentReader:
 
 class HostTextReader(WholeTextReader):
     """A system turn's text; the message was begun pending: text equal to ``default`` (what
-    the format writes when there is no system message) leaves no message."""
+    the format writes when there is no system message; None: it writes none) leaves no
+    message."""
 
     __slots__ = ("_default",)
 
-    def __init__(self, parser: Parser, default: str) -> None:
+    def __init__(self, parser: Parser, default: str | None) -> None:
         super().__init__(parser)
         self._default = default
 
@@ -70,10 +71,11 @@ class HostTextReader(WholeTextReader):
         if text == self._default and self._parser.message_pending:
             return
         self._parser.confirm_message()
-        self._parser.emit(TextDelta(text))
+        if text:
+            self._parser.emit(TextDelta(text))
 
 
-def host_text_reader(default: str) -> ReaderFactory:
+def host_text_reader(default: str | None) -> ReaderFactory:
     return lambda parser: HostTextReader(parser, default)
 
 
@@ -185,13 +187,10 @@ def tool_items_reader(
 
 
 class ResultReader(WholeTextReader):
-    """One tool result: a tool message (the fold pairs it with its call)."""
+    """One tool result: a tool message (the fold pairs it with its call; the row into its
+    state begins the message)."""
 
     __slots__ = ()
-
-    def __init__(self, parser: Parser) -> None:
-        super().__init__(parser)
-        parser.begin_message("tool")
 
     def close(self, marker: str | None, offset: int) -> None:
         self._parser.emit(TextDelta(self._text()))

@@ -113,6 +113,8 @@ class Reasoning(Concept):
 
     def check(self, out: Render) -> None:
         out.handles("reasoning")
+        if "reasoning" not in out.present:
+            return
         for index, message in enumerate(out.messages):
             if message.reasoning and message.role == "assistant" and not self.written(out, index):
                 why = "never written" if self.keep == "none" else "before the last user message"
@@ -212,11 +214,9 @@ class Reasoning(Concept):
             out.fence(self.open)  # (else the prompt's, written by jinja_lead)
         out.out("{%- if message.reasoning_content is defined -%}")
         if self.trim:
-            out.out(
-                f"{{{{- (message.reasoning_content or '').strip({jinja_string(self.trim)}) -}}}}"
-            )
+            out.value(f"(message.reasoning_content or '').strip({jinja_string(self.trim)})")
         else:
-            out.out("{{- message.reasoning_content or '' -}}")
+            out.value("message.reasoning_content or ''")
         out.out("{%- endif -%}")
         out.fence(self.close)
         if self.absent:
@@ -229,7 +229,7 @@ class Reasoning(Concept):
             return False
         text = f"text_of(message, index, {jinja_string(out.layout.name)})"
         out.out(f"{{%- if {self._condition(out)} -%}}")
-        out.out(f"{{{{- {text}.lstrip({jinja_string(self.trim)}) -}}}}")
+        out.value(f"{text}.lstrip({jinja_string(self.trim)})")
         out.out("{%- else -%}")
         out.text()
         out.out("{%- endif -%}")

@@ -20,6 +20,7 @@ from ..errors import FormatError, RequestError
 from .concept import Concept
 from .pieces import Fence
 from .readers import ResultIdReader, ResultReader, ResultTextReader
+from .table import begin
 
 if TYPE_CHECKING:
     from .jinja import Template
@@ -42,7 +43,8 @@ class Results(Concept):
       ids (results answer calls by position).  ``id_pattern``: what a written id must match.
 
     A tool message's ``name`` is accepted and not written (the call it answers names it);
-    the rendering records the loss.
+    the rendering records the loss, unless another concept writes it.  A results turn gets
+    the turn hooks ``write_before`` and ``write_opening`` (at its first result when grouped).
     """
 
     grouped: bool = False
@@ -72,12 +74,18 @@ class Results(Concept):
         return frozenset()
 
     def check(self, out: Render) -> None:
+        written = any(  # another concept writes the name
+            "tool_name" in getattr(concept, "handles", ()) and concept is not self
+            for concept in out.layout.concepts
+        )
         out.handles("tool_name")
+        if self.id_close is None and "tool_name" not in out.present:
+            return
         pattern = None if self.id_pattern is None else re.compile(self.id_pattern)
         for index, message in enumerate(out.messages):
             if message.role != "tool":
                 continue
-            if message.name is not None:
+            if message.name is not None and not written:
                 out.lose(f"messages[{index}].name", "not written (the call names the tool)")
             if self.id_close is not None:
                 found = message.tool_call_id or ""
@@ -96,8 +104,15 @@ class Results(Concept):
         last = not self.grouped or index == len(messages) - 1 or messages[index + 1].role != "tool"
         out.role, out.index = "tool", index
         out.at("tool", index)
+        hooks = out.plan.turns["tool"]
         if first:
+            for hook in hooks.before:
+                hook(out, index)
+            out.role, out.index = "tool", index
+            out.at("tool", index)
             out.fence(frame.opener(out.previous), "header")
+            for hook in hooks.opening:
+                hook(out, index)
         if self.id_close is not None:
             out.text(out.messages[index].tool_call_id or "", "tool_result")
             out.fence(self.id_close, "tool_result")
@@ -127,13 +142,16 @@ class Results(Concept):
             table.state("tool.item", ResultReader, "tool", ends=not self.item_close)
             for opener in sorted(openers):
                 if opener + table.text(self.item_open):
-                    table.on("outside", opener + table.text(self.item_open), "tool.item")
+                    table.on(
+                        "outside", opener + table.text(self.item_open), "tool.item", begin("tool")
+                    )
         if not self.item_close:
             return
         table.state("tool.between", ScaffoldReader, "tool", ends=True)
         table.on("tool.item", table.text(self.item_close), "tool.between")
         if self.grouped:
-            table.on("tool.between", table.text(self.item_open), "tool.item")
+            actions = (begin("tool"),) if self.id_close is None else ()
+            table.on("tool.between", table.text(self.item_open), "tool.item", *actions)
 
     # ------------------------------------------------------------------ the Jinja template
 
@@ -141,10 +159,14 @@ class Results(Concept):
         frame = out.layout.frames["tool"]
         if self.grouped:
             out.out('{%- if index == 0 or messages[index - 1].role != "tool" -%}')
-            out.open_fence("tool")
+        for concept in out.acting("jinja_before", "tool"):
+            concept.jinja_before(out, "tool")
+        out.open_fence("tool")
+        for hook in ("jinja_lead", "jinja_opening"):
+            for concept in out.acting(hook, "tool"):
+                getattr(concept, hook)(out, "tool")
+        if self.grouped:
             out.out("{%- endif -%}")
-        else:
-            out.open_fence("tool")
         if self.id_close is not None:
             out.out("{{- message.tool_call_id -}}")
             out.fence(self.id_close)

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, ClassVar, Literal
 
 from ..errors import FormatError, UnsupportedFeature
 from ..export.templates._common import jinja_string
-from .concept import Concept, overrides
+from .concept import Concept
 from .pieces import Fence, fence
 from .readers import host_text_reader
 from .table import begin
@@ -90,6 +90,13 @@ class SystemPrompt(Concept):
     def turn_roles(self) -> frozenset[str]:
         return frozenset({"system"})
 
+    def hook_roles(self, hook: str) -> frozenset[str] | None:
+        """The opening hooks only where there is a preamble to write."""
+        preambles = self.preamble or self.preamble_with_tools or self.preamble_without_tools
+        if hook.endswith("_opening") and not preambles:
+            return frozenset()
+        return self.turn_roles()
+
     def check(self, out: Render) -> None:
         if self.placement == "first_only":
             for index, message in enumerate(out.messages):
@@ -153,7 +160,10 @@ class SystemPrompt(Concept):
     def rows(self, table: Table) -> None:
         layout = table.layout
         frame = layout.frames["system"]
-        default = table.text(self.default_fence)
+        # What the format writes when there is no system message (None: no turn then, so
+        # an empty turn is a message).
+        written = self.default is not None or self.always
+        default = table.text(self.default_fence) if written else None
         table.reader("system.body", host_text_reader(default))
         spellings = {
             table.text(frame.open, self.preamble_without_tools, self.preamble),
@@ -262,9 +272,11 @@ class SystemPrompt(Concept):
             out.out("{%- endif -%}")
         out.out("{%- else -%}")
         # A message's text is the next concept's to write, as in the writer (Trimmed).
-        later = out.layout.concepts[out.layout.concepts.index(self) + 1 :]
-        for concept in later:
-            if overrides(concept, "jinja_content") and concept.jinja_content(out, role):
+        # Only the concepts whose content hook acts on this role, as the writer asks them.
+        concepts = out.layout.concepts
+        later = concepts[concepts.index(self) + 1 :]
+        for concept in out.acting("jinja_content", role):
+            if concept in later and concept.jinja_content(out, role):
                 break
         else:
             out.text()

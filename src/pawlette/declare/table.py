@@ -140,10 +140,13 @@ class Table:
         self.states[name] = StateSpec(reader, role, ends, frozenset(inner))
         return name
 
-    def reader(self, name: str, reader: ReaderFactory) -> None:
+    def reader(self, name: str, reader: ReaderFactory, *, ends: bool | None = None) -> None:
         """Read state ``name`` with another reader (a concept that reads a turn's text its
-        own way: the system text that may be the format's default)."""
+        own way: the system text that may be the format's default); ``ends`` (given): whether
+        the role's end fences end the turn there (False: the concept adds its own end rows)."""
         self.states[name].reader = reader
+        if ends is not None:
+            self.states[name].ends = ends
 
     def on(self, state: str, marker: str, target: str, *actions: Action) -> None:
         """A row: ``marker`` in ``state`` goes to ``target`` after ``actions``."""
@@ -242,7 +245,7 @@ class Table:
             marker for (_, marker) in self.steps if not any(token in marker for token in special)
         )
         return builder.build(
-            escape=False,
+            escape=any(concept.escapes_markers() for concept in self.layout.concepts),
             conversation_start="outside",
             completion_start=self.completion_start,
             soft=soft,

@@ -11,14 +11,16 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from functools import cached_property
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from ..engine.json_text import kept_indented_json, kept_json_string
 from ..engine.readers import ContentReader, ScaffoldReader
 from ..errors import FormatError, RequestError, UnsupportedFeature
+from ..export.templates._common import fill, jinja_string
 from ..types import Tool
 from .concept import Concept
-from .pieces import Fence
+from .pieces import Fence, Marker
 from .readers import tool_items_reader
 from .table import begin
 
@@ -45,7 +47,9 @@ class ToolsBlock(Concept):
       frame, Kimi's ``tool_declare``).
     - ``open`` / ``close``: the fences around the block (instructions included).
     - ``first``: inside a host turn, the block comes before the host's text (else after it,
-      with ``separator`` between when the host turn has text).
+      with ``separator`` between when the host turn has a message; ``separator_when``
+      ``"text"``: only when the message's text is not empty).  ``separator`` + ``open`` is
+      one fence (one marker of the lexer).
     - ``item_open`` / ``item_close``: around each tool; ``array``: the tools are one JSON
       array instead (no item fences).
     - ``wrap``: each tool as OpenAI's whole tool object (``"openai"``:
@@ -65,8 +69,14 @@ class ToolsBlock(Concept):
     wrap: Literal["openai", "function"] = "openai"
     array: bool = False
     separators: tuple[str, str] | None = None
+    separator_when: Literal["message", "text"] = "message"
 
     handles: ClassVar[frozenset[str]] = frozenset({"tools"})
+
+    @cached_property
+    def separated_open(self) -> Fence:
+        """``separator`` + ``open``, one fence (kept: the writer keeps fences by identity)."""
+        return self.separator + self.open
 
     def validate(self, layout: Layout) -> None:
         if self.place not in PLACES:
@@ -87,6 +97,11 @@ class ToolsBlock(Concept):
             raise FormatError(
                 f"{layout.name}: ToolsBlock(place={self.place!r}) has no open or close fence; "
                 "expected fences that tell the block from the turns around it"
+            )
+        if self.separator_when not in ("message", "text"):
+            raise FormatError(
+                f"{layout.name}: ToolsBlock.separator_when: {self.separator_when!r}; expected "
+                "'message' or 'text'"
             )
         if self.place == "system" and "system" not in layout.frames:
             raise FormatError(
@@ -124,6 +139,17 @@ class ToolsBlock(Concept):
             return frozenset()
         return frozenset({"user"})
 
+    def hook_roles(self, hook: str) -> frozenset[str] | None:
+        """Each turn hook only where it writes (the block before the turn, or first or last
+        in it)."""
+        if hook.endswith("_before") and self.place != "before_last_user":
+            return frozenset()
+        if hook.endswith("_opening") and not self.first:
+            return frozenset()
+        if hook.endswith("_closing") and self.first:
+            return frozenset()
+        return self.turn_roles()
+
     def check(self, out: Render) -> None:
         out.handles("tools")
         for number, tool in enumerate(out.tools):
@@ -154,8 +180,8 @@ class ToolsBlock(Concept):
             return out.role == "user" and index == self._host_index(out)
         return False
 
-    def block(self, out: Render) -> None:
-        out.fence(self.open, "tools")
+    def block(self, out: Render, *, separated: bool = False) -> None:
+        out.fence(self.separated_open if separated else self.open, "tools")
         if self.array:
             out.text(self.dump([self.value(tool) for tool in out.tools]), "tools")
         else:
@@ -184,9 +210,11 @@ class ToolsBlock(Concept):
 
     def write_closing(self, out: Render, index: int) -> None:
         if not self.first and self._hosts(out, index):
-            if out.has_content:
-                out.fence(self.separator, "tools")
-            self.block(out)
+            if self.separator_when == "text":
+                separated = index >= 0 and bool(out.message_text(index))
+            else:
+                separated = out.has_content
+            self.block(out, separated=separated)
 
     # ------------------------------------------------------------------ the parse table
 
@@ -217,9 +245,14 @@ class ToolsBlock(Concept):
             for (state, spelling), (target, _) in table.steps.items()
             if state == "outside" and target == f"{role}.body"
         } or {table.text(frame.open)}
-        if self.first or role == "system":
+        # A block whose open fence begins with a marker is read from the host's text (that
+        # marker is one of the lexer); one that begins with text is read with the opener.
+        marked = bool(self.open) and isinstance(self.open[0], Marker)
+        if (self.first or role == "system") and not marked:
             for opener in sorted(openers):
                 table.on("outside", opener + table.text(self.open), tools_state, begin(role))
+        elif marked:
+            table.on(f"{role}.body", table.text(self.open), tools_state)
         if not self.first:
             table.on(f"{role}.body", table.text(self.separator, self.open), tools_state)
         if self.close:
@@ -232,18 +265,18 @@ class ToolsBlock(Concept):
     def jinja_wants_system_turn(self) -> str | None:
         return "has_tools" if self.place == "system" else None
 
-    def jinja_block(self, out: Template) -> None:
-        out.fence(self.open)
+    def jinja_block(self, out: Template, *, separated: bool = False) -> None:
+        out.fence(self.separated_open if separated else self.open)
         value = "tool" if self.wrap == "openai" else "tool.function"
         if self.array:
             listed = (
                 "tools" if self.wrap == "openai" else 'tools | map(attribute="function") | list'
             )
-            out.out(f"{{{{- {listed} | {self._tojson()} -}}}}")
+            out.value(f"{listed} | {self._tojson()}")
         else:
             out.out("{%- for tool in tools -%}")
             out.fence(self.item_open)
-            out.out(f"{{{{- {value} | {self._tojson()} -}}}}")
+            out.value(f"{value} | {self._tojson()}")
             out.fence(self.item_close)
             out.out("{%- endfor -%}")
         out.fence(self.close)
@@ -266,7 +299,10 @@ class ToolsBlock(Concept):
         return None
 
     def jinja_setup(self, out: Template) -> None:
-        if self.separator:
+        out.out("{%- if has_tools -%}")
+        out.out(fill("@CHECK_FUNCTION_TOOLS@", {}))  # function tools only, as render
+        out.out("{%- endif -%}")
+        if self.separator and self.separator_when == "message":
             out.has_content()
         if self.place in ("first_user", "last_user", "before_last_user"):
             where = "first" if self.place == "first_user" else "last"
@@ -301,8 +337,15 @@ class ToolsBlock(Concept):
         if not self.first and host is not None:
             out.out(f"{{%- if {host} -%}}")
             if self.separator:
-                out.out(f"{{%- if {out.has_content()} -%}}")
-                out.fence(self.separator)
-                out.out("{%- endif -%}")
+                if self.separator_when == "text":
+                    name = jinja_string(out.layout.name)
+                    condition = f"message is not none and text_of(message, index, {name})"
+                else:
+                    condition = out.has_content()
+                out.out(f"{{%- if {condition} -%}}")
+                self.jinja_block(out, separated=True)
+                out.out("{%- else -%}")
             self.jinja_block(out)
+            if self.separator:
+                out.out("{%- endif -%}")
             out.out("{%- endif -%}")

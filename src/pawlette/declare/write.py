@@ -2,9 +2,10 @@
 
 The skeleton (see :mod:`.concept` for the hooks): ``begin``, every concept's
 ``write_start``, then each message, written by the concept that claims its role or as a
-framed turn, then the generation prompt.  A framed turn is::
+framed turn, then the generation prompt, then every concept's ``write_finish``.  A framed
+turn is::
 
-    write_before  open  write_opening  content  write_closing  end  after
+    write_before  open  write_opening  content  write_closing  end  write_after  after
 
 Every fence piece becomes one segment (a :class:`~.pieces.Marker` a special one); message
 text is caller text.  In the assistant's turn, everything from ``write_opening`` through
@@ -18,9 +19,10 @@ concept drops on purpose is recorded in :attr:`pawlette.types.Rendering.losses`.
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable
+from collections.abc import Set as AbstractSet
 from typing import Any, TypeVar
 
-from ..engine.writer import ConstantSegments, Writer
+from ..engine.writer import MAX_CACHED_INDEX, ConstantSegments, Writer
 from ..errors import UnsupportedFeature
 from ..types import Message, Segment, TextPart, Tool
 from .concept import Concept, overrides
@@ -35,15 +37,44 @@ HANDLED = ("tools", "name", "tool_name", "metadata", "reasoning", "calls", "part
 
 
 class TurnHooks:
-    """The turn hooks that act on one role's turns, in the layout's order."""
+    """The turn hooks that act on one role's turns, in the layout's order (and the role's
+    frame: what every turn of the role reads)."""
 
-    __slots__ = ("before", "closing", "content", "opening", "turn_end", "turn_open")
+    __slots__ = (
+        "after",
+        "assistant",
+        "before",
+        "closing",
+        "content",
+        "end_kind",
+        "ended",
+        "frame",
+        "opened",
+        "opening",
+        "opens",
+        "turn_end",
+        "turn_open",
+    )
 
-    def __init__(self, concepts: tuple[Concept, ...], role: str) -> None:
-        acting = [c for c in concepts if (roles := c.turn_roles()) is None or role in roles]
+    def __init__(self, concepts: tuple[Concept, ...], role: str, frame: Frame | None) -> None:
+        self.frame = frame
+        self.opens = frame is not None and not frame.open_after
+        """The turn always opens with the frame's ``open`` (unless a concept says otherwise)."""
+        self.assistant = role == "assistant"
+        """The assistant's turn: its content and end are trainable."""
+        self.end_kind = "end" if self.assistant else "close"
+        self.opened: dict[int, tuple[Segment, ...]] = {}
+        """The frame's ``open`` as segments, by message index (when it ``opens``)."""
+        self.ended: dict[int, tuple[Segment, ...]] = {}
+        """The frame's ``end`` then ``after`` as segments, by message index."""
 
         def hooked(method: str) -> list[Any]:
-            return [getattr(c, method) for c in acting if overrides(c, method)]
+            return [
+                getattr(c, method)
+                for c in concepts
+                if overrides(c, method)
+                and ((roles := c.hook_roles(method)) is None or role in roles)
+            ]
 
         self.before = hooked("write_before")
         self.turn_open = hooked("turn_open")
@@ -51,6 +82,7 @@ class TurnHooks:
         self.content = hooked("write_content")
         self.closing = hooked("write_closing")
         self.turn_end = hooked("turn_end")
+        self.after = hooked("write_after")
 
 
 class Plan:
@@ -69,10 +101,20 @@ class Plan:
         self.wants_system = hooked("wants_system_turn")
         self.turn_open = hooked("turn_open")
         self.prompt = hooked("write_prompt")
-        self.turns = {role: TurnHooks(concepts, role) for role in ROLES}
+        self.finish = hooked("write_finish")
+        self.turns = {role: TurnHooks(concepts, role, layout.frames.get(role)) for role in ROLES}
         self.claims: dict[str, Callable[[Render, int], None]] = {
             role: concept.write_message for concept in concepts for role in concept.claims
         }
+        self.unwritten = frozenset(
+            role
+            for role in ROLES
+            if role not in self.claims and (role not in layout.frames or role == "tool")
+        )
+        """The roles no concept claims and no frame writes (a message of one is refused)."""
+        self.joined = any(concept.escapes_markers() for concept in concepts)
+        """Each fence is written as one segment (special when it holds a marker): the format
+        escapes markers in text, and the lexer reads a fence's whole text as one marker."""
         self.constants = ConstantSegments()
         # Fences by identity, kept alive here so an id is never another fence's.
         self.pairs: dict[int, tuple[Fence, tuple[tuple[bool, str], ...]]] = {}
@@ -95,6 +137,8 @@ class Plan:
             )
             for piece in pieces
         )
+        if self.joined and pairs:
+            pairs = ((any(special for special, _ in pairs), "".join(text for _, text in pairs)),)
         if len(self.pairs) < 4096:  # a layout's own fences; fences made per render are not kept
             self.pairs[id(pieces)] = (pieces, pairs)
         return pairs
@@ -107,6 +151,24 @@ class Render:
     prompt; ``previous`` the role of the last turn written (None: none yet); ``role`` and
     ``index`` the turn being written.
     """
+
+    __slots__ = (
+        "_found",
+        "_last_query",
+        "_present",
+        "handled",
+        "has_content",
+        "index",
+        "layout",
+        "messages",
+        "plan",
+        "previous",
+        "prompt",
+        "role",
+        "states",
+        "tools",
+        "writer",
+    )
 
     def __init__(
         self,
@@ -126,11 +188,15 @@ class Render:
         self.role: str | None = None
         self.index = -1
         self.handled: set[str] = set()
+        self._present: AbstractSet[str] | None = None
         self.has_content = False
         """Whether the turn being written has content (a message, or a text the format
         writes in its place): a separator before a block after it depends on it."""
-        self._states: dict[Hashable, Any] = {}
+        self.states: dict[Hashable, Any] = {}
+        """The concepts' own values for this rendering, by owner (:meth:`state` makes one on
+        first use; a concept's hot path may read it directly once it is made)."""
         self._last_query: int | None = None
+        self._found = plan.constants.found
 
     # ------------------------------------------------------------------ what concepts use
 
@@ -152,9 +218,9 @@ class Render:
 
     def state(self, owner: Hashable, make: Callable[[], State]) -> State:
         """A concept's own state for this rendering (made on first use)."""
-        found = self._states.get(owner)
+        found = self.states.get(owner)
         if found is None:
-            found = self._states[owner] = make()
+            found = self.states[owner] = make()
         return found
 
     def handles(self, *what: str) -> None:
@@ -171,13 +237,13 @@ class Render:
         if not pieces:
             return
         writer = self.writer
-        constants = self.plan.constants
-        segments = constants.found.get(
-            (id(pieces), kind, trainable, writer.role, writer.message_index)
-        )
+        segments = self._found.get((id(pieces), kind, trainable, writer.role, writer.message_index))
         if segments is None:
             segments = self._build(pieces, kind, trainable)
-        writer.extend(segments)
+        if writer._unfinished is None:  # (Writer.extend's common case, without its call)
+            writer._extend(segments)
+        else:
+            writer.extend(segments)
 
     def _build(self, pieces: Fence, kind: str, trainable: bool) -> tuple[Segment, ...]:
         """A fence's segments in this context, kept for the layout's own fences."""
@@ -215,74 +281,180 @@ class Render:
     def turn(self, index: int, role: str | None = None) -> None:
         """Write ``messages[index]`` as a framed turn (``index`` -1 with ``role``: a turn that
         holds no message, such as a system turn the format always writes)."""
-        message = self.messages[index] if index >= 0 else None
-        role = role or (message.role if message is not None else "system")
+        if index >= 0:
+            message: Message | None = self.messages[index]
+            if role is None:
+                role = message.role  # type: ignore[union-attr]
+        else:
+            message = None
+            if role is None:
+                role = "system"
         hooks = self.plan.turns[role]
-        frame = self.layout.frames[role]
-        assistant = role == "assistant"
         writer = self.writer
-        self.role, self.index = role, index
-        writer.at(role, index)  # type: ignore[arg-type]
+        self.role = role
+        self.index = index
+        writer.role = role  # type: ignore[assignment]
+        writer.message_index = index
         if hooks.before:
             for hook in hooks.before:
                 hook(self, index)
-            self.role, self.index = role, index
-            writer.at(role, index)  # type: ignore[arg-type]
+            self.role = role
+            self.index = index
+            writer.role = role  # type: ignore[assignment]
+            writer.message_index = index
         opener = None
-        for hook in hooks.turn_open:
-            opener = hook(self, index)
-            if opener is not None:
-                break
-        self.fence(frame.opener(self.previous) if opener is None else opener, "header")
-        for hook in hooks.opening:
-            hook(self, index)
-        self.has_content = message is not None
-        for hook in hooks.content:
-            if hook(self, index):
-                break
+        if hooks.turn_open:
+            for hook in hooks.turn_open:
+                opener = hook(self, index)
+                if opener is not None:
+                    break
+        if opener is None and hooks.opens:
+            segments = hooks.opened.get(index)
+            if segments is None:
+                segments = self._frame_segments(hooks, index, opening=True)
+            if writer._unfinished is None:  # (Writer.extend's common case, without its call)
+                writer._extend(segments)
+            else:
+                writer.extend(segments)
         else:
-            if message is not None:
-                content = message.content
-                if content and len(content) == 1 and type(content[0]) is TextPart:
-                    text = content[0].text
-                else:
-                    text = self.message_text(index)
-                writer.text(text, "content", trainable=assistant)
-        for hook in hooks.closing:
-            hook(self, index)
+            frame = hooks.frame
+            assert frame is not None
+            self.fence(frame.opener(self.previous) if opener is None else opener, "header")
+        if hooks.opening:
+            for hook in hooks.opening:
+                hook(self, index)
+        self.has_content = message is not None
+        written = False
+        if hooks.content:
+            for hook in hooks.content:
+                if hook(self, index):
+                    written = True
+                    break
+        if not written and message is not None:
+            content = message.content
+            if content and len(content) == 1 and type(content[0]) is TextPart:
+                text = content[0].text
+            else:
+                text = self.message_text(index)
+            writer.text(text, "content", trainable=hooks.assistant)
+        if hooks.closing:
+            for hook in hooks.closing:
+                hook(self, index)
         end = None
-        for hook in hooks.turn_end:
-            end = hook(self, index)
-            if end is not None:
-                break
+        if hooks.turn_end:
+            for hook in hooks.turn_end:
+                end = hook(self, index)
+                if end is not None:
+                    break
         if writer.role != role or writer.message_index != index:
-            writer.at(role, index)  # type: ignore[arg-type]
-        self.fence(
-            frame.end if end is None else end, "end" if assistant else "close", trainable=assistant
-        )
-        if frame.after:
+            writer.role = role  # type: ignore[assignment]
+            writer.message_index = index
+        if end is None and not hooks.after:
+            segments = hooks.ended.get(index)
+            if segments is None:
+                segments = self._frame_segments(hooks, index, opening=False)
+            if writer._unfinished is None:
+                writer._extend(segments)
+            else:
+                writer.extend(segments)
+        else:
+            frame = hooks.frame
+            assert frame is not None
+            self.fence(frame.end if end is None else end, hooks.end_kind, trainable=hooks.assistant)
+            for hook in hooks.after:
+                hook(self, index)
             self.fence(frame.after, "separator")
         self.previous = role
+
+    def _frame_segments(
+        self, hooks: TurnHooks, index: int, *, opening: bool
+    ) -> tuple[Segment, ...]:
+        """The frame's ``open`` (``opening``), or its ``end`` then ``after``, as segments in
+        this turn's context, kept by message index (up to :data:`MAX_CACHED_INDEX`)."""
+        frame = hooks.frame
+        assert frame is not None
+        if opening:
+            segments = self._build(frame.open, "header", False) if frame.open else ()
+            cache = hooks.opened
+        else:
+            ended = self._build(frame.end, hooks.end_kind, hooks.assistant) if frame.end else ()
+            after = self._build(frame.after, "separator", False) if frame.after else ()
+            segments = ended + after
+            cache = hooks.ended
+        if index < MAX_CACHED_INDEX:
+            cache[index] = segments
+        return segments
 
     def generation_prompt(self) -> None:
         plan = self.plan
         index = len(self.messages)
         self.role, self.index = "assistant", index
         self.at("assistant", index)
+        hooks = plan.turns["assistant"]
+        if hooks.before:
+            for hook in hooks.before:
+                hook(self, index)
+            self.role, self.index = "assistant", index
+            self.at("assistant", index)
         opener = None
-        for hook in plan.turns["assistant"].turn_open:
+        for hook in hooks.turn_open:
             opener = hook(self, index)
             if opener is not None:
                 break
-        frame = self.layout.frames["assistant"]
-        self.fence(frame.prompt(self.previous) if opener is None else opener, "generation_prompt")
+        if opener is None:
+            opener = self.layout.frames["assistant"].prompt(self.previous)
+        if opener:
+            self.fence(opener, "generation_prompt")
         for prompt in plan.prompt:
             prompt(self)
+
+    @property
+    def present(self) -> AbstractSet[str]:
+        """What the messages hold of :data:`HANDLED` (``"tool_name"``: a tool message's
+        name), found on first use: a concept's check skips what is not there."""
+        found = self._present
+        if found is None:
+            found = self._present = present_in(self.messages)
+        return found
 
     def check(self) -> None:
         for hook in self.plan.check:
             hook(self)
         refuse_unhandled(self)
+
+
+ALL_FIELDS = frozenset(("name", "tool_name", "metadata", "reasoning", "steps", "calls", "parts"))
+"""What a message may hold that a concept must handle (:data:`HANDLED` but the tools)."""
+
+
+def present_in(messages: tuple[Message, ...]) -> AbstractSet[str]:
+    """What ``messages`` hold of :data:`HANDLED` (tools aside)."""
+    found: set[str] = set()
+    for message in messages:
+        content = message.content
+        if content and (len(content) != 1 or type(content[0]) is not TextPart):
+            for part in content:
+                if type(part) is not TextPart:
+                    found.add("parts")
+                    break
+        if message.tool_calls:
+            found.add("calls")
+        if (
+            message.name is None
+            and not message.metadata
+            and message.reasoning is None
+            and message.reasoning_steps is None
+        ):
+            continue  # the common message
+        if message.name is not None:
+            found.add("tool_name" if message.role == "tool" else "name")
+        if message.metadata:
+            found.add("metadata")
+        if message.reasoning is not None:
+            found.add("reasoning")
+        if message.reasoning_steps is not None:
+            found.add("steps")
+    return found
 
 
 def refuse_unhandled(out: Render) -> None:
@@ -292,34 +464,50 @@ def refuse_unhandled(out: Render) -> None:
     if out.tools and "tools" not in handled:
         raise UnsupportedFeature("tools", "tools", f"none: {name} has no tools block")
     frames = out.layout.frames
+    claims = out.plan.claims
+    if not out.plan.unwritten and (handled >= ALL_FIELDS or handled >= out.present):
+        return  # everything the messages hold is handled, and every role is written
+    names = "name" in handled
+    tool_names = "tool_name" in handled
+    metadata = "metadata" in handled
+    reasoning = "reasoning" in handled
+    steps = "steps" in handled
+    calls = "calls" in handled
+    parts = "parts" in handled
     for index, message in enumerate(out.messages):
         role = message.role
-        where = f"messages[{index}]"
-        if role not in out.plan.claims and (role not in frames or role == "tool"):
-            raise UnsupportedFeature(f"{where}.role", repr(role), f"a role {name} writes")
-        named = "tool_name" if role == "tool" else "name"
-        if message.name is not None and named not in handled:
-            raise UnsupportedFeature(f"{where}.name", "a name", f"none: {name} has no names")
-        if message.metadata and "metadata" not in handled:
-            raise UnsupportedFeature(f"{where}.metadata", "metadata", f"none: {name} has no place")
-        if message.reasoning is not None and "reasoning" not in handled:
+        if role not in claims and (role not in frames or role == "tool"):
+            raise UnsupportedFeature(f"messages[{index}].role", repr(role), f"a role {name} writes")
+        if message.name is not None and not (tool_names if role == "tool" else names):
             raise UnsupportedFeature(
-                f"{where}.reasoning_content", "reasoning", f"none: {name} has no reasoning block"
+                f"messages[{index}].name", "a name", f"none: {name} has no names"
             )
-        if message.reasoning_steps is not None and "steps" not in handled:
+        if message.metadata and not metadata:
             raise UnsupportedFeature(
-                f"{where}.reasoning_steps", "structured thinking", "reasoning_content"
+                f"messages[{index}].metadata", "metadata", f"none: {name} has no place"
             )
-        if message.tool_calls and "calls" not in handled:
-            raise UnsupportedFeature(f"{where}.tool_calls", "tool calls", f"none: {name}")
-        if "parts" not in handled:
-            for number, part in enumerate(message.content or ()):
-                if type(part) is not TextPart:
-                    raise UnsupportedFeature(
-                        f"{where}.content[{number}]",
-                        f"a {type(part).__name__}",
-                        f"text parts only: {name} has no markup for other content",
-                    )
+        if message.reasoning is not None and not reasoning:
+            raise UnsupportedFeature(
+                f"messages[{index}].reasoning_content",
+                "reasoning",
+                f"none: {name} has no reasoning block",
+            )
+        if message.reasoning_steps is not None and not steps:
+            raise UnsupportedFeature(
+                f"messages[{index}].reasoning_steps", "structured thinking", "reasoning_content"
+            )
+        if message.tool_calls and not calls:
+            raise UnsupportedFeature(f"messages[{index}].tool_calls", "tool calls", f"none: {name}")
+        content = message.content
+        if parts or not content or (len(content) == 1 and type(content[0]) is TextPart):
+            continue
+        for number, part in enumerate(content):
+            if type(part) is not TextPart:
+                raise UnsupportedFeature(
+                    f"messages[{index}].content[{number}]",
+                    f"a {type(part).__name__}",
+                    f"text parts only: {name} has no markup for other content",
+                )
 
 
 def writer_of(layout: Layout) -> WriteConversation:
@@ -344,5 +532,7 @@ def writer_of(layout: Layout) -> WriteConversation:
                 claimed(out, index)
         if prompt:
             out.generation_prompt()
+        for finish in plan.finish:
+            finish(out)
 
     return write

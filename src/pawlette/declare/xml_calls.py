@@ -483,6 +483,9 @@ class _XmlCallSet:
             self._list(turn, rules, self.call(turn, rules), parallel),
         )
 
+    def lazy(self, turn: Turn, rules: Rules, parallel: bool) -> Node:
+        return self.many(turn, rules, parallel)
+
     def after_text(self, turn: Turn, rules: Rules) -> Node:
         return text_before(turn.layout, self.calls.text_separator, empty=False)
 

@@ -27,7 +27,6 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeAlias
 
-from ..codecs.python_calls import _is_plain_identifier
 from ..errors import RequestError, UnsupportedFeature
 from ..format import Format
 from ..formats import formats, get_format
@@ -130,7 +129,9 @@ def build_turn(
 ) -> TurnGrammar:
     """The syntax-free turn grammar (what the writers below print)."""
     fmt = _resolve(format_name)
-    declaration = getattr(fmt, "declaration", None)
+    from ..declare import layout_of
+
+    declaration = layout_of(fmt)
     if declaration is None:
         raise UnsupportedFeature(
             "format",
@@ -148,20 +149,11 @@ def build_turn(
             f"{show(choice.name)} is not a declared tool",
             "one of " + (", ".join(show(name) for name in names) or "the request's tools"),
         )
-    from ..declare import Layout
+    from ..declare.grammar import build_turn as build_layout
     from .forced import forced_turn  # a forced choice turns reasoning off (see there)
 
-    if isinstance(declaration, Layout):
-        from ..declare.grammar import build_turn as build_layout
-
-        with _nesting_refused():
-            turn = build_layout(fmt, declaration, tool_values, choice, parallel)
-            return forced_turn(fmt, turn, choice)
-    _check_python_names(declaration, tool_values)
-    from ..legacy.grammar import build_turn as build_declared  # every grammar is declared
-
     with _nesting_refused():
-        turn = build_declared(fmt, declaration, tool_values, choice, parallel)
+        turn = build_layout(fmt, declaration, tool_values, choice, parallel)
         return forced_turn(fmt, turn, choice)
 
 
@@ -174,25 +166,6 @@ def _nesting_refused() -> Iterator[None]:
         yield
     except RecursionError as error:
         raise ValueError("the tools' schemas nest too deeply to write as a grammar") from error
-
-
-def _check_python_names(declaration: object, tools: tuple[Tool, ...]) -> None:
-    """Refuse a tool a Python-call format (breeze) cannot write: its calls are
-    ``name(key=value)``, so the name must be an identifier (the forced prefix ``[name(`` and
-    the grammar would otherwise hold a call the parser refuses).  Argument names are checked
-    where the arguments' grammar is built (:func:`.python_schema.check_keyword_names`)."""
-    from ..legacy.python_calls import is_python
-
-    if not is_python(getattr(declaration, "calls", None)):
-        return
-    for number, tool in enumerate(tools):
-        if not _is_plain_identifier(tool.name):
-            raise UnsupportedFeature(
-                f"tools[{number}].function.name",
-                f"the function name {tool.name!r}",
-                KEYWORD_EXPECTED,
-                "Python-call formats write calls as name(key=value)",
-            )
 
 
 def unwritable_tools(

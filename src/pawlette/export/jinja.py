@@ -4,8 +4,8 @@
 ``apply_chat_template``, byte for byte what :meth:`pawlette.Format.render` renders, with
 ``{% generation %}`` around the trainable segments (``return_assistant_tokens_mask=True``).
 
-Every template is emitted from its format's declaration (:mod:`pawlette.legacy.jinja` and
-the concept modules' Jinja pieces); a format registered as a hand-built
+Every template is emitted from its format's declaration (:mod:`pawlette.declare.jinja`
+and the concepts' Jinja hooks); a format registered as a hand-built
 :class:`~pawlette.Format` without a declaration raises
 :class:`~pawlette.errors.UnsupportedFeature` rather than getting a template that would render
 differently.  Each is checked against the renderer by the tests in ``tests/export`` and
@@ -22,10 +22,14 @@ literals, string slices but never ``text[i]``.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from ..errors import UnsupportedFeature
 from ..format import Format
 from ..formats import formats, get_format
+
+if TYPE_CHECKING:
+    from ..declare import Layout
 
 
 @dataclass(frozen=True)
@@ -43,8 +47,11 @@ class TemplateInputs:
     """A tool message whose content is JSON other than a string must give it parsed."""
 
 
-def _declared(fmt: Format) -> object:
-    return getattr(fmt, "declaration", None)
+def _declared(fmt: Format) -> Layout | None:
+    """The layout a format was declared from (None: a hand-built format)."""
+    from ..declare import layout_of
+
+    return layout_of(fmt)
 
 
 def template_inputs(format_name: str | Format) -> TemplateInputs:
@@ -52,9 +59,7 @@ def template_inputs(format_name: str | Format) -> TemplateInputs:
     :class:`TemplateInputs`)."""
     fmt = format_name if isinstance(format_name, Format) else get_format(format_name)
     declaration = _declared(fmt)
-    from ..declare import Layout
-
-    if isinstance(declaration, Layout):
+    if declaration is not None:
         from ..declare.jinja import Template
 
         template = Template(declaration)
@@ -62,17 +67,6 @@ def template_inputs(format_name: str | Format) -> TemplateInputs:
         return TemplateInputs(
             object_arguments=template.object_arguments,
             parsed_tool_results=template.parsed_results,
-        )
-    if declaration is not None:
-        # Arguments written as tojson of the object take it as an object (pawlette.legacy).
-        calls = getattr(declaration, "calls", None)
-        # Headed turns write arguments as Python keyword arguments: parsed objects too.
-        objects = getattr(declaration, "headed", None) is not None
-        from ..legacy.python_results import PythonResults  # results written as Python values
-
-        return TemplateInputs(
-            object_arguments=objects or getattr(calls, "arguments", "") == "tojson",
-            parsed_tool_results=isinstance(getattr(declaration, "results", None), PythonResults),
         )
     return TemplateInputs()
 
@@ -91,16 +85,10 @@ def export_jinja(format_name: str | Format) -> str:
     """
     fmt = format_name if isinstance(format_name, Format) else get_format(format_name)
     declaration = _declared(fmt)
-    from ..declare import Layout
-
-    if isinstance(declaration, Layout):
+    if declaration is not None:
         from ..declare.jinja import chat_template as declared_template
 
         return declared_template(declaration)
-    if declaration is not None:
-        from ..legacy.jinja import chat_template
-
-        return chat_template(declaration)  # type: ignore[arg-type]
     raise UnsupportedFeature(
         "format",
         f"{fmt.name!r} is not declared (a Format built by hand has no chat template)",

@@ -16,10 +16,10 @@ from ..format import Format
 
 # name -> module that defines ``FORMAT`` (under pawlette.formats unless the name is dotted).
 _MODULES: dict[str, str] = {
-    "pcml": "pawlette.declared.pcml",
-    "chatglm3": "pawlette.declared.chatglm3",
-    "breeze": "pawlette.declared.breeze",
-    "omni": "pawlette.declared.omni",
+    "pcml": "pawlette.formats.pcml",
+    "chatglm3": "pawlette.formats.chatglm3",
+    "breeze": "pawlette.formats.breeze",
+    "omni": "pawlette.formats.omni",
     "chatml": "pawlette.formats.chatml",
     "llama3": "pawlette.formats.llama3",
 }
@@ -59,11 +59,6 @@ def _declared(value: object) -> Format | None:
 
     if isinstance(value, Layout):
         return declare(value)
-    from ..legacy import Layout as LegacyLayout
-    from ..legacy import declare as declare_legacy
-
-    if isinstance(value, LegacyLayout):
-        return declare_legacy(value)
     return None
 
 

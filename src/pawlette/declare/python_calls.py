@@ -1,0 +1,349 @@
+"""Calls written as one Python list: ``open`` + ``[f(a=1),g()]`` + ``close``.
+
+Every call of a turn is one Python list of calls, each argument a keyword whose value is a
+Python literal::
+
+    OPEN [get_weather(city='Paris', days=3),now()] CLOSE
+
+(Breeze 2 spells ``OPEN`` ``<|python_tag|>`` and has no ``CLOSE``: its list runs to the end of
+the turn; LFM2 writes ``<|tool_call_start|>[f(a=1)]<|tool_call_end|>``.)  Strings are quoted
+in one ``quote`` style, or as Python's ``repr`` picks per string (``"it's"``).  Nothing is
+ever evaluated: the codec (:mod:`pawlette.codecs.python_calls`, written by
+:mod:`pawlette.codecs.python_literals`) is a streaming Python-literal tokenizer, driven in its
+parse state by :class:`~.python_reader.PythonCallListReader`.
+
+>>> from pawlette.declare import Marker, PythonCalls, fence
+>>> PythonCalls(open=fence(Marker("<calls>")), quote="repr").head("get_weather")
+'[get_weather('
+"""
+
+# ruff: noqa: E501  (Jinja source: one tag per line reads better than wrapped tags)
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, ClassVar
+
+from ..codecs.python_calls import _is_plain_identifier
+from ..codecs.python_literals import Quote, encode_call, encode_calls
+from ..engine.machine import Parser, Reader
+from ..errors import FormatError, UnsupportedFeature
+from ..export.grammar_ast import Lit, Node, Ref, Repeat, Rules, alt, optional, seq
+from ..export.grammar_ast import Marker as MarkerNode
+from ..export.python_schema import KEYWORD_EXPECTED, PythonValues, SchemaToPython
+from ..export.templates._common import IDENTIFIER_MACRO, PYTHON_LITERAL_MACROS, jinja_string
+from ..types import Message, Tool
+from .concept import Concept
+from .grammar import text_before
+from .pieces import Fence
+from .python_reader import UNPAIRED, PythonCallListReader
+from .readers import BetweenCallsReader
+
+if TYPE_CHECKING:
+    from .grammar import Turn
+    from .jinja import Template
+    from .layout import Layout
+    from .table import Table
+    from .write import Render
+
+
+@dataclass(frozen=True)
+class PythonCalls(Concept):
+    """Calls as one Python list (see the module docstring).
+
+    Fields:
+
+    - ``open`` / ``close``: the fences around the list; ``close=()``: the list runs to the
+      end of the turn (the turn's end closes it).
+    - ``separator``: before the list when text precedes it (``with_content``).
+    - ``between``: written between two calls (Breeze writes ``,``; the grammar allows a space
+      after the comma, and the reader reads any whitespace there).
+    - ``quote``: ``"'"``, ``'"'`` or ``"repr"`` (the quote Python's ``repr`` picks per string).
+    - ``parallel``: several calls in one list; ``with_content``: text before the calls.
+
+    Arguments are written from the parsed JSON object, so the chat template takes them as
+    objects; a call's name and argument names must be Python identifiers (the writer and the
+    grammar refuse others).
+    """
+
+    open: Fence
+    close: Fence = ()
+    separator: Fence = ()
+    between: str = ","
+    quote: Quote = "'"
+    parallel: bool = True
+    with_content: bool = True
+
+    handles: ClassVar[frozenset[str]] = frozenset({"calls"})
+
+    def validate(self, layout: Layout) -> None:
+        if not self.open:
+            raise FormatError(
+                f"{layout.name}: PythonCalls: an empty open fence; expected the fence that "
+                "starts the call list"
+            )
+        if self.quote not in ("'", '"', "repr"):
+            raise FormatError(
+                f"{layout.name}: PythonCalls.quote: {self.quote!r}; expected \"'\", '\"' or 'repr'"
+            )
+
+    def head(self, name: str) -> str:
+        """What a call list forced to call ``name`` starts with after ``open``: ``[name(``."""
+        return "[" + encode_call(name, "{}", quote=self.quote, path="tool_choice.function")[:-1]
+
+    def encoded(self, message: Message, index: int) -> str:
+        """The call list of an assistant message, as the codec writes it."""
+        pairs = [(call.name, call.arguments) for call in message.tool_calls]
+        path = f"messages[{index}].tool_calls"
+        return encode_calls(pairs, quote=self.quote, separator=self.between, path=path)
+
+    # ------------------------------------------------------------------ the writer
+
+    def turn_roles(self) -> frozenset[str]:
+        return frozenset({"assistant"})
+
+    def check(self, out: Render) -> None:
+        out.handles("calls")
+        if "calls" not in out.present:
+            return
+        for index, message in enumerate(out.messages):
+            if message.tool_calls and message.role == "assistant":
+                self.check_message(out, message, index)
+
+    def check_message(self, out: Render, message: Message, index: int) -> None:
+        """Refuse what the layout cannot write (text beside the calls, parallel calls)."""
+        name = out.layout.name
+        if not self.with_content and out.message_text(index):
+            raise UnsupportedFeature(
+                f"messages[{index}].content",
+                "text beside tool calls",
+                "text or calls",
+                f"{name} writes one or the other per turn: split the message",
+            )
+        if len(message.tool_calls) > 1 and not self.parallel:
+            raise UnsupportedFeature(
+                f"messages[{index}].tool_calls",
+                f"{len(message.tool_calls)} calls",
+                f"one call per turn: {name} has no parallel calls",
+            )
+
+    def write_list(self, out: Render, index: int, opening: Fence) -> None:
+        """``opening`` + the message's call list + ``close``."""
+        out.fence(opening, "tool_call", trainable=True)
+        out.text(self.encoded(out.messages[index], index), "tool_call", trainable=True)
+        out.fence(self.close, "tool_call", trainable=True)
+
+    def write_closing(self, out: Render, index: int) -> None:
+        if index < 0 or not out.messages[index].tool_calls:
+            return
+        if out.message_text(index):
+            out.fence(self.separator, "tool_call", trainable=True)
+        self.write_list(out, index, self.open)
+
+    # ------------------------------------------------------------------ the parse table
+
+    def rows(self, table: Table) -> None:
+        texts = tuple(table.call_states)
+        close = table.text(self.close)
+        table.state("assistant.call", list_reader, "assistant", ends=not close)
+        for opening in sorted({table.text(self.open), table.text(self.separator, self.open)}):
+            for state in texts:
+                table.on(state, opening, "assistant.call")
+        if close:
+            table.state("assistant.after_call", BetweenCallsReader, "assistant", ends=True)
+            table.on("assistant.call", close, "assistant.after_call")
+
+    # ------------------------------------------------------------------ the Jinja template
+
+    def jinja_setup(self, out: Template) -> None:
+        out.object_arguments = True
+        jinja_macros(out)
+
+    def jinja_list(self, message: str = "message", index: str = "index") -> str:
+        """A Jinja expression: the bracketed call list of ``message`` (a Jinja expression)."""
+        where = f"'messages[' ~ {index} ~ ']'"
+        return (
+            f"'[' ~ python_call_list({message}.tool_calls, {where}, {jinja_string(self.quote)}, "
+            f"{jinja_string(self.between)}) ~ ']'"
+        )
+
+    def jinja_refusals(self, out: Template) -> None:
+        """What :meth:`check_message` refuses, in a branch where the message has calls."""
+        name = out.layout.name
+        if not self.with_content:
+            out.raise_if(
+                "(message.content is defined and message.content)",
+                f"content alongside tool calls: {name}",
+            )
+        if not self.parallel:
+            out.raise_if("message.tool_calls | length > 1", f"one call per turn: {name}")
+
+    def jinja_closing(self, out: Template, role: str) -> None:
+        out.out("{%- if message.tool_calls is defined and message.tool_calls -%}")
+        self.jinja_refusals(out)
+        out.out("{%- if (message.content is defined and message.content) -%}")
+        out.fence(self.separator)
+        out.out("{%- endif -%}")
+        out.fence(self.open)
+        out.out(f"{{{{- {self.jinja_list()} -}}}}")
+        out.fence(self.close)
+        out.out("{%- endif -%}")
+
+    # ------------------------------------------------------------------ the turn grammar
+
+    def grammar(self, turn: Turn) -> None:
+        check_names(turn.tools)
+        turn.calls = PythonCallSet(self, turn, turn.nodes(self.open))
+
+
+def list_reader(parser: Parser) -> Reader:
+    """A state whose text is one call list (results pair with calls in the fold)."""
+    return PythonCallListReader(parser, UNPAIRED)
+
+
+def check_names(tools: tuple[Tool, ...]) -> None:
+    """Refuse a tool whose calls cannot be written: ``name(key=value)`` needs a name that is
+    an identifier (the forced prefix ``[name(`` and the grammar would otherwise hold a call the
+    parser refuses).  Argument names are checked where the arguments' grammar is built
+    (:func:`pawlette.export.python_schema.check_keyword_names`)."""
+    for number, tool in enumerate(tools):
+        if not _is_plain_identifier(tool.name):
+            raise UnsupportedFeature(
+                f"tools[{number}].function.name",
+                f"the function name {tool.name!r}",
+                KEYWORD_EXPECTED,
+                "Python-call formats write calls as name(key=value)",
+            )
+
+
+# ---------------------------------------------------------------------- Jinja macros
+
+_CALL_LIST_MACRO = r"""{%- macro python_call_list(calls, where, quote, between) -%}
+{%- for call in calls -%}
+{%- set path = where ~ '.tool_calls[' ~ loop.index0 ~ '].function' -%}
+{%- if call.function is not defined or call.function is not mapping -%}
+{{- raise_exception(path ~ ': missing; expected a function object') -}}
+{%- endif -%}
+{%- if call.function.arguments is not mapping -%}
+{{- raise_exception(path ~ '.arguments: not an object; expected the arguments as an object (they are written as Python keyword arguments, and Jinja cannot parse JSON text)') -}}
+{%- endif -%}
+{%- if not is_identifier(call.function.name) -%}
+{{- raise_exception(path ~ '.name: the function name ' ~ call.function.name ~ '; expected a Python identifier that is not a keyword') -}}
+{%- endif -%}
+{%- set keywords = namespace(text='') -%}
+{%- for key, value in call.function.arguments|items -%}
+{%- if not is_identifier(key) -%}
+{{- raise_exception(path ~ '.arguments: the argument name ' ~ key ~ '; expected a Python identifier that is not a keyword') -}}
+{%- endif -%}
+{%- set keywords.text = keywords.text ~ (', ' if loop.index0 else '') ~ key ~ '=' ~ python_literal(value, quote, path ~ '.arguments.' ~ key) -%}
+{%- endfor -%}
+{{- (between if loop.index0 else '') ~ call.function.name ~ '(' ~ keywords.text ~ ')' -}}
+{%- endfor -%}
+{%- endmacro -%}
+"""
+
+
+def literal_macros(out: Template) -> None:
+    """``python_literal(value, quote, where)`` and ``python_string(text, quote)``, once."""
+    out.macro("python_literal", PYTHON_LITERAL_MACROS)
+
+
+def jinja_macros(out: Template) -> None:
+    """The macros of a template writing Python calls, once: the literal macros,
+    ``is_identifier(name)`` and ``python_call_list(calls, where, quote, between)`` (the calls
+    without their brackets: ``f(a=1),g()``; arguments must be objects)."""
+    literal_macros(out)
+    out.macro("is_identifier", IDENTIFIER_MACRO)
+    out.macro("python_call_list", _CALL_LIST_MACRO)
+
+
+# ---------------------------------------------------------------------- the turn grammar
+
+
+def keyword_arguments(values: PythonValues, number: int, tool: Tool) -> Node:
+    """A tool's keyword arguments (``a='x', b=1``) under its schema, in ``values``' rules."""
+    from ..export.turns._common import parameters
+
+    converter = SchemaToPython(values, f"args_{number}", f"tools[{number}].parameters")
+    return converter.keyword_arguments(parameters(tool))
+
+
+class PythonCallSet:
+    """The turn grammar of :class:`PythonCalls` (see :class:`.grammar.CallSet`).
+
+    ``OPEN [CALL (between CALL)*] CLOSE``, each ``CALL`` = ``name(`` keyword arguments ``)``;
+    ``opening`` is the grammar nodes of what opens the list (the calls' ``open``, or what a
+    format writes there instead: breeze's decision token).
+    """
+
+    def __init__(self, calls: PythonCalls, turn: Turn, opening: list[Node]) -> None:
+        self.calls = calls
+        self.opening = opening
+        self.closing = turn.nodes(calls.close)
+        self.with_content = calls.with_content
+        self.trigger: str | None = next(
+            (node.text for node in opening if isinstance(node, MarkerNode)), None
+        )
+        self.lead = "".join(getattr(node, "text", "") for node in opening)
+        self._arguments: dict[tuple[int, int], Node] = {}
+        self._values: dict[int, PythonValues] = {}
+
+    def _keywords(self, rules: Rules, number: int, tool: Tool) -> Node:
+        found = self._arguments.get((id(rules), number))
+        if found is None:  # once per tool and rule set: calls with and without a head share it
+            values = self._values.get(id(rules))
+            if values is None:
+                values = self._values[id(rules)] = PythonValues(rules, self.calls.quote)
+            found = self._arguments[id(rules), number] = keyword_arguments(values, number, tool)
+        return found
+
+    def call(self, turn: Turn, rules: Rules, *, headless: bool = False) -> Node:
+        """One call of an allowed tool (``headless``: without ``name(``, after a forced one)."""
+        rule = "call_rest" if headless else "call"
+        if rule in rules.rules:  # once per grammar: its schema's rules are named, not redefined
+            return Ref(rule)
+        options = []
+        for number, tool in turn.allowed():
+            head: Node = Lit("") if headless else Lit(tool.name + "(")
+            name = f"call_{number}" + ("_rest" if headless else "")
+            body = seq(head, self._keywords(rules, number, tool), Lit(")"))
+            options.append(rules.add(name, body))
+        return rules.add(rule, alt(*options))
+
+    def more(self, turn: Turn, rules: Rules, parallel: bool) -> Node:
+        """The calls after the first (none when the request or the layout is serial)."""
+        if not (parallel and self.calls.parallel):
+            return Lit("")
+        comma = self.calls.between.rstrip() or ","
+        return Repeat(seq(Lit(comma), optional(Lit(" ")), self.call(turn, rules)))
+
+    def many(self, turn: Turn, rules: Rules, parallel: bool) -> Node:
+        return seq(
+            *self.opening,
+            Lit("["),
+            self.call(turn, rules),
+            self.more(turn, rules, parallel),
+            Lit("]"),
+            *self.closing,
+        )
+
+    def lazy(self, turn: Turn, rules: Rules, parallel: bool) -> Node:
+        return self.many(turn, rules, parallel)
+
+    def after_text(self, turn: Turn, rules: Rules) -> Node:
+        return text_before(turn.layout, self.calls.separator, empty=False)
+
+    def prefix(self, name: str | None) -> str:
+        return self.lead if name is None else self.lead + self.calls.head(name)
+
+    def after_prefix(self, turn: Turn, rules: Rules, prefix: str, parallel: bool) -> Node:
+        """The list after a forced prefix: the opening (``required``) or the opening and
+        ``[name(``."""
+        rest = prefix[len(self.lead) :] if prefix.startswith(self.lead) else prefix
+        if rest.startswith("[") and rest.endswith("("):  # a named call: its head is written
+            first = self.call(turn, rules, headless=True)
+            start: list[Node] = []
+        else:
+            first = self.call(turn, rules)
+            start = [Lit("[")] if not rest else []
+        return seq(*start, first, self.more(turn, rules, parallel), Lit("]"), *self.closing)

@@ -1,0 +1,212 @@
+"""Readers that drive :class:`~pawlette.codecs.python_calls.PythonCallDecoder` in parse states.
+
+- :class:`CallStream`: one decoder inside a reader: the calls it starts are numbered within
+  the parser's message (and remembered for result pairing where a :class:`CallPairing` says
+  so), its events go to the parser as they come.
+- :class:`PythonCallListReader`: a state whose text is a call list ``[f(a=1), g()]``
+  (breeze's ``<|use_tool|>[...]<|eot_id|>``: :class:`pawlette.declare.python_calls.PythonCalls`).
+"""
+
+from __future__ import annotations
+
+from ..codecs.python_calls import Mode, PythonCallDecoder
+from ..engine.call_results import forget_call, remember_call
+from ..engine.machine import Parser
+from ..types import Event, ParseWarning, TextDelta, ToolCallDelta, ToolCallEnd, ToolCallStart
+
+
+class CallPairing:
+    """Where a reader remembers the calls it starts, so results can answer them by position:
+    by default :mod:`pawlette.engine.call_results` (readers of hand-built tables); declared
+    layouts pair results in the fold (:func:`pawlette.engine.fold.pair_results`) and remember
+    nothing (:data:`UNPAIRED`)."""
+
+    def remember(self, parser: Parser, call_id: str) -> None:
+        remember_call(parser, call_id)
+
+    def forget(self, parser: Parser) -> None:
+        forget_call(parser)
+
+
+class _Unpaired(CallPairing):
+    def remember(self, parser: Parser, call_id: str) -> None:
+        pass
+
+    def forget(self, parser: Parser) -> None:
+        pass
+
+
+_ENGINE_PAIRING = CallPairing()
+UNPAIRED: CallPairing = _Unpaired()
+"""Calls remembered nowhere: the fold pairs results with calls by position."""
+
+
+class CallStream:
+    """A :class:`PythonCallDecoder` for one parse state, bound to the parser.
+
+    Strict parsers raise the decoder's :class:`ParseError`; lenient ones get its warning and
+    the unplaced text as content, exactly as the decoder documents.
+    """
+
+    __slots__ = (
+        "_decoder",
+        "_fixed_callee",
+        "_indices",
+        "_keep_text",
+        "_mode",
+        "_name",
+        "_offset",
+        "_open",
+        "_pairing",
+        "_parser",
+        "_preamble",
+        "calls",
+        "failed",
+        "started",
+    )
+
+    def __init__(
+        self,
+        parser: Parser,
+        *,
+        mode: Mode,
+        fixed_callee: str | None = None,
+        name: str | None = None,
+        preamble: str = "",
+        pairing: CallPairing | None = None,
+        keep_text: bool = False,
+    ) -> None:
+        self._parser = parser
+        self._pairing = pairing or _ENGINE_PAIRING
+        self._mode: Mode = mode
+        self._fixed_callee = fixed_callee
+        self._name = name
+        self._preamble = preamble
+        """Text written before the call (a fence, a name line): in lenient mode it goes to
+        content with the call's text when the call turns out malformed."""
+        self._decoder: PythonCallDecoder | None = None
+        self._keep_text = keep_text
+        """Keep all the text fed (for :meth:`text`), as references into the call's JSON where
+        they read the same (``mode="single"`` and a parser holding calls; else the decoder
+        keeps no text past the call, and :meth:`text` is refused)."""
+        self._offset = 0
+        self._indices: dict[int, int] = {}  # the decoder's call index -> the parser's
+        self._open: int | None = None  # the parser's index of the call being read
+        self.calls = 0
+        """Calls read whole (valid)."""
+        self.failed = False
+        """The decoder met text it could not place (lenient mode: that text is content)."""
+        self.started = False
+        """A call has begun (it will end, or the decoder fails: either way it is no empty
+        list)."""
+
+    def _start(self, offset: int) -> PythonCallDecoder:
+        if self._decoder is None:
+            self._offset = offset
+            self._decoder = PythonCallDecoder(
+                mode=self._mode,
+                strict=self._parser.strict,
+                first_index=self._parser.calls_in_message,
+                id_factory=self._parser.new_call_id,
+                fixed_callee=self._fixed_callee,
+                name=self._name,
+                base_offset=offset,
+                # A parser holding calls until they are known valid gets each call's
+                # arguments as one delta at its end: the decoder keeps them compactly, and
+                # the parser makes their string once the text it read is let go.
+                hold_arguments=False if self._parser.stream_arguments else "late",
+                keep_text=self._keep_text and not self._parser.stream_arguments,
+            )
+        return self._decoder
+
+    def feed(self, text: str, offset: int, start: int = 0, end: int | None = None) -> None:
+        """Read ``text[start:end]`` (in place), which begins at ``offset``."""
+        if not text if end is None else end <= start:
+            return
+        decoder = self._decoder
+        if decoder is None:
+            decoder = self._start(offset)
+        events = decoder.feed(text) if end is None else decoder.feed(text, start, end)
+        if events:  # most feeds (a token inside a call) complete no event
+            self._forward(events)
+
+    def text(self) -> str:
+        """All the text fed, as written (``keep_text``, once finished)."""
+        if self._decoder is None:
+            return ""
+        return self._decoder.text()
+
+    def finish(self, offset: int) -> None:
+        self._forward(self._start(offset).finish())
+
+    def _forward(self, events: list[Event]) -> None:
+        parser = self._parser
+        for event in events:
+            if isinstance(event, ToolCallStart):
+                self._check_name(event.name)
+                self.started = True
+                index = self._indices[event.index] = parser.next_call_index()
+                self._open = index
+                self._pairing.remember(parser, event.id)
+                event = ToolCallStart(index, event.id, event.name)
+            elif isinstance(event, ToolCallDelta):
+                event = ToolCallDelta(self._indices[event.index], event.arguments)
+            elif isinstance(event, ToolCallEnd):
+                event = ToolCallEnd(self._indices[event.index])
+                self._open = None
+                self.calls += 1
+                self._preamble = ""  # it belongs to this call, which stands
+            elif isinstance(event, ParseWarning):
+                self.failed = True
+                if self._open is not None:  # the call being read is no call
+                    self._pairing.forget(parser)
+                    parser.abandon_call(self._open)
+                    self._open = None
+            parser.emit(event)
+            if isinstance(event, ParseWarning) and self._preamble:
+                # The decoder's text of the failed call follows: put what preceded it first.
+                parser.emit(TextDelta(self._preamble))
+                self._preamble = ""
+
+    def _check_name(self, name: str) -> None:
+        """A name outside the declared tools (when the parser knows them) is malformed; lenient
+        mode keeps the call as written: the caller decides what an unknown name means."""
+        known = [tool.name for tool in self._parser.tools if tool.kind == "function"]
+        if self._parser.tools and name not in known:
+            self._parser.malformed(
+                self._offset,
+                f"unknown function {name!r}",
+                "one of " + ", ".join(repr(k) for k in known) if known else "no function",
+                name,
+            )
+
+
+class PythonCallListReader:
+    """The text of the state is one call list, ``[f(a=1), g(b='x')]``, of at least one call:
+    the state is entered by a marker that announces calls, so an empty list is malformed."""
+
+    __slots__ = ("_calls", "_parser", "_raw")
+
+    def __init__(self, parser: Parser, pairing: CallPairing | None = None) -> None:
+        self._parser = parser
+        self._calls = CallStream(parser, mode="list", pairing=pairing)
+        # The text, kept only until a call begins (then the list is not empty: the call ends,
+        # or the decoder fails and gives the text back itself).
+        self._raw: list[str] | None = []
+
+    def feed(self, text: str, offset: int) -> None:
+        raw = self._raw
+        if raw is not None:
+            raw.append(text)
+        self._calls.feed(text, offset)
+        if raw is not None and self._calls.started:
+            self._raw = None
+
+    def close(self, marker: str | None, offset: int) -> None:
+        calls = self._calls
+        calls.finish(offset)
+        if calls.calls or calls.failed:
+            return
+        raw = "".join(self._raw or ())
+        self._parser.malformed(offset, f"an empty list of calls {raw.strip()!r}", "a call", raw)
+        self._parser.emit(TextDelta(raw))
