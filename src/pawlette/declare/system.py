@@ -161,8 +161,9 @@ class SystemPrompt(Concept):
         layout = table.layout
         frame = layout.frames["system"]
         # What the format writes when there is no system message (None: no turn then, so
-        # an empty turn is a message).
-        written = self.default is not None or self.always
+        # an empty turn is a message).  Bare system text (a frame with no opener) is always
+        # there to read: empty, it is no message.
+        written = self.default is not None or self.always or not frame.open
         default = table.text(self.default_fence) if written else None
         table.reader("system.body", host_text_reader(default))
         spellings = {
