@@ -274,6 +274,14 @@ def normalise(fmt: Format, request: dict[str, Any]) -> dict[str, Any]:
                 kept = index > last_query
                 # Kept when non-empty; an empty block (Qwen3 writes one on the last turn) reads
                 # back as no reasoning.
+                trim = layout.concept(declare.Reasoning).trim
+                last = index == len(messages) - 1
+                if trim and kept and (message.get("reasoning_content") or last):
+                    # Qwen3 trims the text around the block it writes (a documented loss).
+                    thought = (message.get("reasoning_content") or "").strip(trim)
+                    message["reasoning_content"] = thought
+                    if isinstance(message.get("content"), str):
+                        message["content"] = message["content"].lstrip(trim)
                 if not (kept and message.get("reasoning_content")):
                     message.pop("reasoning_content", None)
         elif message["role"] == "tool":

@@ -83,22 +83,35 @@ def qwen3(messages: list[dict[str, Any]]) -> str:
 
 
 @pytest.mark.parametrize(
-    ("assistant", "lost"),
+    ("assistant", "loss"),
     [
-        ({"content": "ok", "reasoning_content": "\nthought\n"}, "newlines around reasoning"),
-        ({"content": "\nok", "reasoning_content": "r"}, "a newline starting content after it"),
-        ({"content": "a</think>b"}, "content holding </think> read as reasoning"),
+        (
+            {"content": "ok", "reasoning_content": "\nthought\n"},
+            "messages[1].reasoning_content: trimmed at its ends",
+        ),
+        (
+            {"content": "\nok", "reasoning_content": "r"},
+            "messages[1].content: trimmed at its start",
+        ),
     ],
 )
-def test_where_the_qwen3_template_is_lossy_pawlette_keeps_the_text(
-    assistant: dict[str, Any], lost: str
+def test_where_the_qwen3_template_trims_pawlette_trims_and_says_so(
+    assistant: dict[str, Any], loss: str
 ) -> None:
     messages = [{"role": "user", "content": "q"}, {"role": "assistant", **assistant}]
+    rendering = QWEN3.render(messages)
+    assert rendering.text == qwen3(messages)
+    assert loss in rendering.losses
+
+
+def test_content_holding_the_think_close_stays_content() -> None:
+    # The real template splits such content into reasoning; pawlette keeps it as content.
+    messages = [{"role": "user", "content": "q"}, {"role": "assistant", "content": "a</think>b"}]
     rendered = QWEN3.render(messages).text
-    assert rendered != qwen3(messages), lost
+    assert rendered != qwen3(messages)
     parsed = QWEN3.parse_conversation(rendered).messages[1]
-    assert parsed["content"] == assistant["content"]
-    assert parsed.get("reasoning_content") == assistant.get("reasoning_content")
+    assert parsed["content"] == "a</think>b"
+    assert parsed.get("reasoning_content") is None
 
 
 def test_past_reasoning_is_dropped_like_qwen3_does() -> None:

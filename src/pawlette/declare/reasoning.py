@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar, Literal
 
 from ..emit.grammar_ast import alt, seq
+from ..emit.jinja_text import jinja_string
 from ..engine.readers import ReasoningReader
 from ..errors import FormatError
 from .concept import Concept
@@ -56,6 +57,10 @@ class Reasoning(Concept):
       (what vLLM's and SGLang's Qwen3, Kimi K2 and GLM parsers do); otherwise a call marker
       inside the block is reasoning text, with a warning.  The concept must come before the
       calls concept in the layout.
+    - ``trim``: characters removed from both ends of the reasoning text, and from the start
+      of the content that follows, on turns that write a block (Qwen3: ``"\\n"``, its
+      template's ``strip('\\n')`` and ``lstrip('\\n')``).  A text that changes is a recorded
+      loss.  Default ``""``: written as given.
 
     Reading follows the prompt, as llama.cpp does: a completion whose prompt opened the block
     (``prompt`` ``"open"``/``"opened"``) starts inside it, so text without the close is all
@@ -71,6 +76,7 @@ class Reasoning(Concept):
     loose: bool = True
     calls_end: bool = False
     absent: Fence = ()
+    trim: str = ""
 
     handles: ClassVar[frozenset[str]] = frozenset({"reasoning"})
 
@@ -113,6 +119,13 @@ class Reasoning(Concept):
             if message.reasoning and message.role == "assistant" and not self.written(out, index):
                 why = "never written" if self.keep == "none" else "before the last user message"
                 out.lose(f"messages[{index}].reasoning_content", f"dropped ({why})")
+            elif self.trim and message.role == "assistant" and self.written(out, index):
+                reasoning = message.reasoning or ""
+                if reasoning != reasoning.strip(self.trim):
+                    out.lose(f"messages[{index}].reasoning_content", "trimmed at its ends")
+                text = out.message_text(index)
+                if text != text.lstrip(self.trim):
+                    out.lose(f"messages[{index}].content", "trimmed at its start")
 
     def write_opening(self, out: Render, index: int) -> None:
         if out.role != "assistant" or index < 0:
@@ -123,8 +136,19 @@ class Reasoning(Concept):
         # Where the generation prompt opens the block, its open fence is the prompt's: the
         # model's own part of the turn (trainable) begins after it.
         out.fence(self.open, "reasoning", trainable=self.prompt not in ("open", "opened"))
-        out.text(out.messages[index].reasoning or "", "reasoning", trainable=True)
+        reasoning = out.messages[index].reasoning or ""
+        out.text(
+            reasoning.strip(self.trim) if self.trim else reasoning, "reasoning", trainable=True
+        )
         out.fence(self.close, "reasoning", trainable=True)
+
+    def write_content(self, out: Render, index: int) -> bool:
+        if not self.trim or out.role != "assistant" or index < 0:
+            return False
+        if not self.written(out, index):
+            return False
+        out.text(out.message_text(index).lstrip(self.trim), "content", trainable=True)
+        return True
 
     def write_prompt(self, out: Render) -> None:
         if self.prompt in ("open", "empty"):
@@ -189,13 +213,27 @@ class Reasoning(Concept):
         if self.prompt not in ("open", "opened"):
             out.fence(self.open)  # (else the prompt's, written by jinja_lead)
         out.out("{%- if message.reasoning_content is defined -%}")
-        out.value("message.reasoning_content or ''")
+        if self.trim:
+            out.value(f"(message.reasoning_content or '').strip({jinja_string(self.trim)})")
+        else:
+            out.value("message.reasoning_content or ''")
         out.out("{%- endif -%}")
         out.fence(self.close)
         if self.absent:
             out.out("{%- else -%}")
             out.fence(self.absent)
         out.out("{%- endif -%}")
+
+    def jinja_content(self, out: Template, role: str) -> bool:
+        if not self.trim or role != "assistant":
+            return False
+        text = f"text_of(message, index, {jinja_string(out.layout.name)})"
+        out.out(f"{{%- if {self._condition(out)} -%}}")
+        out.value(f"{text}.lstrip({jinja_string(self.trim)})")
+        out.out("{%- else -%}")
+        out.text()
+        out.out("{%- endif -%}")
+        return True
 
     def jinja_lead(self, out: Template, role: str) -> None:
         if role == "assistant" and self.prompt in ("open", "opened"):

@@ -61,12 +61,26 @@ Decisions (reference: Qwen's own templates, ``Qwen-Qwen2.5-7B-Instruct.jinja`` a
   with ``add_generation_prompt=True`` gives a prefix of the training render (tested).  A turn
   before the last user message is rendered as Qwen3 renders it at inference (no reasoning):
   train on it through a conversation that ends with its own query if its reasoning matters.
-- **Verbatim text.**  pawlette never strips: Qwen3 strips newlines around reasoning and
-  before the content that follows it; pawlette writes them as given (lossless; the real
-  template differs only when reasoning starts or ends with a newline or such content starts
-  with one).  Content holding ``</think>`` without ``reasoning_content`` is split by the real
-  template; pawlette keeps it as content.  A user message that itself starts with
-  ``<tool_response>`` and ends with ``</tool_response>`` is not a query to Qwen3's template.
+- **Trimmed text.**  Qwen3 writes a turn's reasoning without the newlines at its ends and
+  the content after the block without the newlines at its start; pawlette writes them as
+  Qwen3 does and reports the change as a loss (``Reasoning(trim="\\n")``).  Content holding
+  ``</think>`` without ``reasoning_content`` is split by the real template; pawlette keeps it
+  as content.  A user message that itself starts with ``<tool_response>`` and ends with
+  ``</tool_response>`` is not a query to Qwen3's template.
+- **QwQ** (``chatml:qwq``): no default system text; with tools the system turn starts with
+  a blank line even without system text; no turn writes reasoning (a documented loss); the
+  generation prompt opens ``<think>\\n`` (``thinking=False``: ``<think>\\n</think>``, the
+  template's ``enable_thinking``), so a completion is read as ``reasoning</think>answer``.
+  Differences that remain: QwQ's template cuts a past assistant turn's content to the part
+  after its last ``</think>`` and strips newlines at its start; pawlette writes such content
+  as given.  A training render does not extend the prompt render (the prompt opens a block
+  no past turn holds): that is the template's own shape.
+- **MiMo-VL** (``chatml:mimo-vl``): Qwen2.5's template with MiMo's default system text
+  ("You are MiMo, an AI assistant developed by Xiaomi.").
+- **Thinking off** (``thinking=False``, ``enable_thinking=false``): Qwen3's prompt writes an
+  empty block.
+- **Dropped fields**: neither template writes a message's ``name`` and Qwen2.5's writes no
+  reasoning: both are reported losses (``Ignored``), never refusals.
 - **Parsing**: an empty reasoning block is no reasoning (Qwen3 writes one for a final turn
   without reasoning, so the two cannot be told apart); a system turn equal to the default
   prompt, or one that only holds the tools, parses to no message.  ChatML does not escape: from token ids
@@ -77,10 +91,11 @@ Decisions (reference: Qwen's own templates, ``Qwen-Qwen2.5-7B-Instruct.jinja`` a
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from pawlette.declare import (
     Frame,
+    Ignored,
     JsonCalls,
     Layout,
     Marker,
@@ -114,21 +129,56 @@ def frame(role: str) -> Frame:
 
 @dataclass(frozen=True)
 class ChatmlOptions:
-    """``default_system``: the system text written when there is none (Qwen2.5's)."""
+    """The options of the ChatML family.
+
+    - ``default_system``: the system text written when there is none (Qwen2.5's).
+    - ``reasoning``: Qwen3's reasoning blocks on the turns after the last query.
+    - ``think_prompt``: QwQ's: the generation prompt opens ``<think>`` and no past turn
+      writes its reasoning.
+    - ``thinking``: the template's ``enable_thinking``; False closes the block in the
+      generation prompt (Qwen3: an empty block; QwQ: ``<think>\\n</think>``).
+    """
 
     default_system: str | None = None
     reasoning: bool = True
+    think_prompt: bool = False
+    thinking: bool = True
 
 
 QWEN3 = ChatmlOptions()
 QWEN25 = ChatmlOptions(default_system=QWEN25_SYSTEM, reasoning=False)
+QWQ = ChatmlOptions(reasoning=False, think_prompt=True)
+MIMO_SYSTEM = "You are MiMo, an AI assistant developed by Xiaomi."
+MIMO_VL = ChatmlOptions(default_system=MIMO_SYSTEM, reasoning=False)
 
 REASONING = Reasoning(
     open=fence(THINK, "\n"),
     close=fence("\n", THINK_END, "\n\n"),
     keep="after_last_query",
     empty_on_last=True,
+    trim="\n",
 )
+
+
+def reasoning(options: ChatmlOptions) -> tuple[Reasoning, ...]:
+    if options.think_prompt:
+        # QwQ: the prompt opens the block (the model writes ``reasoning\\n</think>\\n\\n``);
+        # with thinking off it closes it at once, ``<think>\\n</think>``.
+        if options.thinking:
+            return (
+                Reasoning(
+                    open=fence(THINK, "\n"),
+                    close=fence("\n", THINK_END, "\n\n"),
+                    keep="none",
+                    prompt="open",
+                ),
+            )
+        return (
+            Reasoning(open=fence(THINK, "\n"), close=fence(THINK_END), keep="none", prompt="empty"),
+        )
+    if not options.reasoning:
+        return ()
+    return (REASONING if options.thinking else replace(REASONING, prompt="empty"),)
 
 
 def layout(options: ChatmlOptions) -> Layout:
@@ -143,7 +193,8 @@ def layout(options: ChatmlOptions) -> Layout:
             SystemPrompt(default=options.default_system),
             ToolsBlock(
                 place="system",
-                open=fence(TOOLS_INTRO),
+                # QwQ writes the blank line before the tools even without system text.
+                open=fence("\n\n", TOOLS_INTRO) if options.think_prompt else fence(TOOLS_INTRO),
                 item_open=fence("\n"),
                 # <tool_call> is a token even inside this text: Qwen's tokenizer matches it there.
                 close=fence(
@@ -155,9 +206,13 @@ def layout(options: ChatmlOptions) -> Layout:
                     '\n{"name": <function-name>, "arguments": <args-json-object>}\n',
                     TOOL_CALL_END,
                 ),
-                separator=fence("\n\n"),
+                separator=() if options.think_prompt else fence("\n\n"),
             ),
-            *((REASONING,) if options.reasoning else ()),
+            *reasoning(options),
+            # No template writes a message's name; Qwen2.5's never writes reasoning.
+            Ignored(
+                ("name",) if options.reasoning or options.think_prompt else ("name", "reasoning")
+            ),
             JsonCalls(
                 open=fence(TOOL_CALL, "\n"),
                 close=fence("\n", TOOL_CALL_END),
@@ -171,7 +226,8 @@ def layout(options: ChatmlOptions) -> Layout:
         ),
         options=options,
         from_options=layout,
-        variants={"qwen2.5": QWEN25},
+        variants={"qwen2.5": QWEN25, "qwq": QWQ, "mimo-vl": MIMO_VL},
+        template_variables=lambda options: {"enable_thinking": options.thinking},
     )
 
 
