@@ -36,6 +36,7 @@ from ..openai import tools_from_openai
 from ..types import Tool
 from .grammar_ast import MarkerSpelling, Rules, Syntax, to_gbnf, to_lark
 from .python_schema import KEYWORD_EXPECTED
+from .schema_walk import closed_objects
 
 ToolChoiceMode: TypeAlias = Literal["auto", "none", "required", "function"]
 
@@ -127,8 +128,15 @@ def build_turn(
     tools: object,
     tool_choice: object = "auto",
     parallel: bool = True,
+    *,
+    strict: bool = True,
 ) -> TurnGrammar:
-    """The syntax-free turn grammar (what the writers below print)."""
+    """The syntax-free turn grammar (what the writers below print).
+
+    ``strict`` (the default): arguments may hold only the properties a tool's schema
+    declares, unless the schema allows more (:func:`.schema_walk.closed_objects`), as
+    OpenAI's strict function calling; False follows JSON Schema's default (undeclared
+    properties allowed), except for a tool that says ``"strict": true`` itself."""
     fmt = _resolve(format_name)
     declaration = getattr(fmt, "declaration", None)
     if declaration is None:
@@ -149,12 +157,32 @@ def build_turn(
             "one of " + (", ".join(show(name) for name in names) or "the request's tools"),
         )
     _check_python_names(declaration, tool_values)
+    tool_values = _strict_tools(tool_values, strict)
     from ..declare.grammar import build_turn as build_declared  # every grammar is declared
     from .forced import forced_turn  # a forced choice turns reasoning off (see there)
 
     with _nesting_refused():
         turn = build_declared(fmt, declaration, tool_values, choice, parallel)
         return forced_turn(fmt, turn, choice)
+
+
+def _strict_tool(tool: Tool) -> Tool:
+    """``tool`` with its parameters' objects closed (see :func:`build_turn`)."""
+    parameters = tool.parameters
+    if parameters is None:
+        return tool  # no parameters: no arguments (already closed)
+    closed = closed_objects(parameters)
+    if closed == parameters:
+        return tool
+    return Tool(tool.name, {**tool.definition, "parameters": closed}, tool.kind)
+
+
+def _strict_tools(tools: tuple[Tool, ...], strict: bool) -> tuple[Tool, ...]:
+    """The tools a grammar is built for: all closed when ``strict``, else those that ask."""
+    return tuple(
+        _strict_tool(tool) if strict or tool.definition.get("strict") is True else tool
+        for tool in tools
+    )
 
 
 @contextlib.contextmanager
@@ -239,6 +267,7 @@ def export_grammar(
     *,
     token_ids: Mapping[str, int] | None = None,
     markers_as_text: bool = False,
+    strict: bool = True,
 ) -> str:
     """A grammar for one assistant turn (Lark for llguidance, or GBNF for llama.cpp).
 
@@ -247,10 +276,12 @@ def export_grammar(
     named form.  Markers are written as special tokens spelled by their text (``<call>``);
     ``token_ids`` spells them by id instead (needed for markers not shaped ``<...>``), and
     ``markers_as_text`` writes them as plain strings (engines without token references).
+    ``strict`` (the default) refuses properties a tool's schema does not declare unless it
+    allows them; False follows JSON Schema's default (see :func:`build_turn`).
     """
     fmt = _resolve(format_name)
     choice = ToolChoice.read(tool_choice)
-    turn = build_turn(fmt, tools, choice, parallel)
+    turn = build_turn(fmt, tools, choice, parallel, strict=strict)
     spelling = MarkerSpelling(dict(token_ids or {}), markers_as_text)
     return _write(turn.rules, syntax, _header(fmt, turn, choice, parallel), spelling)
 
@@ -264,6 +295,7 @@ def export_grammar_bundle(
     *,
     token_ids: Mapping[str, int] | None = None,
     markers_as_text: bool = False,
+    strict: bool = True,
 ) -> dict[str, Any]:
     """The grammar with what a server needs to use it, as one JSON-ready document.
 
@@ -275,11 +307,12 @@ def export_grammar_bundle(
     may write it itself, then constrain the rest with ``grammar_after_prefix`` (the requested
     choice's).  ``reasoning``: the block a turn under this choice may open with (None under a
     forced choice, which turns reasoning off: :mod:`pawlette.export.forced`).  ``notes``: what
-    the grammar, in this ``syntax``, does not enforce.
+    the grammar, in this ``syntax``, does not enforce.  ``strict``: as for
+    :func:`export_grammar`.
     """
     fmt = _resolve(format_name)
     choice = ToolChoice.read(tool_choice)
-    turn = build_turn(fmt, tools, choice, parallel)
+    turn = build_turn(fmt, tools, choice, parallel, strict=strict)
     spelling = MarkerSpelling(dict(token_ids or {}), markers_as_text)
     header = _header(fmt, turn, choice, parallel)
     tool_choice_json: Any = (
