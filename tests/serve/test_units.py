@@ -155,8 +155,12 @@ def test_sse_decoder_fast_path_reads_as_the_line_reader() -> None:
     generator = random.Random(11)
     for _ in range(300):
         stream = b"".join(generator.choice(pieces) for _ in range(generator.randint(1, 8)))
-        reference = SSEDecoder()
-        expected = reference._events(reference._decoder.decode(stream).split("\n"))
+        reference = SSEDecoder()  # a byte a time: never two line ends in one read
+        expected = [
+            event
+            for byte in range(len(stream))
+            for event in reference.feed(stream[byte : byte + 1])
+        ]
         expected += reference.finish()
         decoder = SSEDecoder()
         events: list[str] = []
@@ -539,23 +543,23 @@ def test_output_budget_when_the_request_sets_none() -> None:
         '{"choices": [',
     ],
 )
-def test_engine_events_read_alike_with_and_without_orjson(
-    payload: str, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    from pawlette.serve import app
+def test_engine_events_read_alike_with_and_without_orjson(payload: str) -> None:
+    from pawlette.serve import app, json_codec
+    from pawlette.serve.config import ServeConfig
 
-    def read() -> tuple[str, Any]:
+    def read(fast: bool) -> tuple[str, Any]:
+        config = ServeConfig(format="pcml", upstream="http://127.0.0.1:9", fast_json=fast)
+        server = app.Server(config)
+        assert (server.json.loads is not None) == fast
         state = app._StreamState()
         try:
-            text = app._stream_item(payload, "u", state)
+            text = server._stream_item(payload, server.upstreams.replicas[0], state)
         except app.ServerError as error:
             return "error", (error.status, error.code)
         return text, (state.reason, state.usage)
 
-    assert app.orjson is not None  # the serve extra installs it
-    with_orjson = read()
-    monkeypatch.setattr(app, "orjson", None)
-    assert read() == with_orjson
+    assert json_codec.orjson is not None  # the serve extra installs it
+    assert read(fast=False) == read(fast=True)
 
 
 def test_tool_plans_are_kept_by_the_tools_content_not_their_identity() -> None:

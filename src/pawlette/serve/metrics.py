@@ -14,7 +14,9 @@ The server's series (every name starts with ``pawlette_``):
   for vLLM, SGLang and llama.cpp): ``rate()`` of it is the tokens per second;
 - ``upstream_latency_seconds{upstream}`` (histogram): request sent to the answer's head;
 - ``upstream_requests_total{upstream}``, ``upstream_failures_total{upstream,kind}`` (kind:
-  connect, status, timeout, broken), ``upstream_ejections_total{upstream}`` (counters);
+  connect, status, timeout, broken, invalid, too_large, deadline),
+  ``upstream_ejections_total{upstream}`` (counters); ``upstream`` is the replica's URL
+  without credentials;
 - ``upstream_outstanding{upstream}``, ``upstream_ejected{upstream}``, ``requests_in_flight``
   (gauges);
 - ``worker_requests_total{worker}`` (counter): requests per worker process.
@@ -110,7 +112,8 @@ FAMILIES = {
         Family(
             "upstream_failures_total",
             "counter",
-            "Engine failures per replica: connect, status (5xx), timeout, broken (stream).",
+            "Engine failures per replica: connect, status (not a completion), timeout, broken "
+            "(cut short), invalid (malformed), too_large, deadline (--request-timeout).",
         ),
         Family("upstream_ejections_total", "counter", "Times a replica was taken out of rotation."),
         Family("upstream_outstanding", "gauge", "Requests in progress per engine replica."),
