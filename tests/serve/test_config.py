@@ -56,7 +56,7 @@ def test_every_bound_is_a_setting_with_its_default_in_the_help() -> None:
         ("--request-timeout", "3600"),
         ("--max-client-connections", "2048"),
         ("--max-requests-per-connection", "100"),
-        ("--max-answer-bytes", "64M"),
+        ("--max-answer-bytes", "16M"),
         ("--max-upstream-connections", "1024"),
         ("--allowed-host", "localhost"),
         ("--schema-default", "strict"),

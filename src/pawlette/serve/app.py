@@ -100,7 +100,7 @@ from .observe import current, instrument
 from .pipeline import ChunkPipeline, Completion, encode_events
 from .policy import RequestPolicy
 from .request import ChatRequest, ToolChoice, parse_chat_request
-from .sse import NotUtf8, SSEDecoder
+from .sse import LineTooLong, NotUtf8, SSEDecoder
 from .tool_choice import ToolPlan, plan_tool_choice
 from .transport import Answer, EngineError, EngineTimeout
 
@@ -702,7 +702,7 @@ class Server:
     ) -> None:
         """Upstream SSE in, client SSE out; a failure becomes one error event (naming the
         replica)."""
-        decoder = SSEDecoder()
+        decoder = SSEDecoder(self.config.max_answer_bytes)
         state = _StreamState()
         failure: ServerError | None = None
         encode = pipeline.encoder.encode
@@ -737,6 +737,10 @@ class Server:
                     raise upstream_failure(
                         502, f"{replica.name}: a malformed answer ({error})", "upstream_invalid"
                     ) from error
+            except LineTooLong as error:
+                raise upstream_failure(
+                    502, f"{replica.name}: an answer too large ({error})", "upstream_too_large"
+                ) from error
         except ServerError as error:
             failure = error
         except EngineError as error:
@@ -760,7 +764,11 @@ class Server:
             logger.warning("stream failed: %s", failure.message)
             if state.unsent:
                 pending += encode(state.unsent)
-            await write(pending + failure.event(), True)
+            event = failure.event()
+            # Not kept past here: a failure caught in this frame holds the frame in its
+            # traceback, a cycle that kept the decoder's pending megabytes until a collection.
+            failure = None
+            await write(pending + event, True)
             return
         final = pending + encode(pipeline.finish_deltas(reason))
         if include_usage and state.usage is not None:

@@ -295,8 +295,13 @@ class Balancer:
             answer: Answer
             request_headers = {**headers, **replica.headers} if replica.headers else headers
             try:
+                # A stream is not held whole: its events are bounded one by one (app._relay).
                 answer = await client.post(
-                    replica.completions_url, content, request_headers, deadline=deadline
+                    replica.completions_url,
+                    content,
+                    request_headers,
+                    deadline=deadline,
+                    bounded=not stream,
                 )
             except EngineSaturated as error:
                 # The pool is this worker's, shared by every replica: no other would do.

@@ -59,8 +59,9 @@ class ServeConfig:
     upstream_keep_alive: float = 2.0
     """How long an idle engine connection is kept for reuse: below the 5 s after which
     llama.cpp's server (cpp-httplib) and uvicorn-based engines close theirs."""
-    max_answer_bytes: int = 64 * MIB
-    """The most of one engine answer read (decoded), streamed or not."""
+    max_answer_bytes: int = 16 * MIB
+    """The most of an engine's answer held at once (decoded): a whole answer not streamed,
+    one event of a stream (a stream's length is bounded by ``request_timeout``)."""
     replicas: tuple[str, ...] = ()
     """Further engine replicas (``--upstream`` given again), balanced with ``upstream``."""
     eject_seconds: float = 5.0
@@ -192,9 +193,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     engine.add_argument(
         "--max-answer-bytes",
         type=_size,
-        default=64 * MIB,
-        help="the most of one engine answer read, decoded, streamed or not; more is a 502 "
-        "(default: 64M)",
+        default=16 * MIB,
+        help="the most of an engine answer held at once, decoded: a whole answer not "
+        "streamed, one event of a stream; more is a 502 (default: 16M)",
     )
     engine.add_argument(
         "--eject-seconds",

@@ -14,6 +14,7 @@ from starlette.responses import JSONResponse
 
 from .chunks import utf8
 
+
 class ServerError(Exception):
     """An error answer: HTTP status and OpenAI's error object."""
 

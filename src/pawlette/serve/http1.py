@@ -10,8 +10,8 @@ streamed request only needs a POST written in one write and a body read as it ar
 - **one write per request**: the head (built once per URL and headers) and the body;
 - **the answer parsed as it arrives** (:mod:`pawlette.serve.http1_response`, sans-IO): the
   status line and headers, then a chunked, ``content-length`` or read-until-close body,
-  decoded (``gzip``, ``deflate``) when the engine compresses it, bounded (the head at
-  64 KiB, the decoded body at ``max_answer_bytes``);
+  decoded (``gzip``, ``deflate``) when the engine compresses it a step at a time, bounded
+  (the head at 64 KiB; a body the caller holds whole at ``max_answer_bytes``, decoded);
 - **deadlines, not only silences**: the answer's head must come within ``timeout`` of the
   request's start (waiting for a free connection and connecting included), so a head
   trickled a line at a time or an endless run of interim ``1xx`` answers ends too; after it
@@ -34,9 +34,11 @@ from __future__ import annotations
 import asyncio
 import collections
 import ssl
+import zlib
+from typing import Any
 from urllib.parse import urlsplit
 
-from .http1_response import ResponseParser
+from .http1_response import ResponseParser, decompressor
 from .transport import (
     Answer,
     EngineDeadline,
@@ -45,11 +47,18 @@ from .transport import (
     EngineInvalid,
     EngineSaturated,
     EngineTimeout,
+    EngineTooLarge,
     EngineUnreachable,
 )
 
 HIGH_WATER = 1 << 20
 """Unread body bytes held before the socket's reading is paused (the consumer is slow)."""
+INFLATE_STEP = 1 << 18
+"""The most a compressed body is inflated at a time: between two steps the loop runs other
+work (inflating a 1 MB gzip bomb to a 64 MiB bound at once held the loop about 60 ms)."""
+FAIR_SHARE = 1 << 18
+"""The most of a body handed on without letting the loop run other work: an engine that
+floods a stream (faster than its client takes it) gets the loop a share at a time."""
 
 
 class Connection(asyncio.Protocol):
@@ -109,7 +118,8 @@ class EngineAnswer(Answer):
         max_body: int | None,
     ) -> None:
         self.connection = connection
-        self.parser = ResponseParser(max_body)
+        self.parser = ResponseParser(max_body, decode=False)
+        self.max_body = max_body
         self.loop = loop
         self.timeout = timeout
         self.head_deadline = head_deadline
@@ -127,6 +137,13 @@ class EngineAnswer(Answer):
         self._wait_started = now
         self._timer: asyncio.TimerHandle | None = loop.call_at(head_deadline, self._check_timeout)
         self._released = False
+        self._inflater: Any = None
+        """A compressed body's decompressor (made with the head)."""
+        self._unconsumed = b""
+        self._decoded = 0
+        self._stepped = False
+        self._unbroken = 0
+        """Body bytes handed on since the reader last waited for the engine."""
 
     # ------------------------------------------------------------------ events
 
@@ -178,8 +195,10 @@ class EngineAnswer(Answer):
 
     def _fail(self, error: BaseException) -> None:
         self._error = error
-        self.connection.answer = None
-        self.connection.close()
+        if not self._released:  # a released connection is the pool's (maybe another answer's)
+            self._released = True
+            self.connection.answer = None
+            self.connection.close()
         self._wake()
 
     def _wake(self) -> None:
@@ -249,6 +268,8 @@ class EngineAnswer(Answer):
             if self._error is not None:
                 raise self._error
             await self._wait()
+        if self.parser.encoding is not None:
+            self._inflater = decompressor(self.parser.encoding)
         if self._timer is not None:
             # From the head on, the silences and the request's deadline count.
             self._timer.cancel()
@@ -264,25 +285,102 @@ class EngineAnswer(Answer):
             self._waiter = None
 
     async def next_piece(self) -> bytes:
+        if self._inflater is not None:
+            return await self._next_inflated()
         while True:
             pieces = self._pieces
             if pieces:
-                piece = pieces[0] if len(pieces) == 1 else b"".join(pieces)
-                pieces.clear()
-                self._buffered = 0
-                connection = self.connection
-                if connection.paused and not self._released and connection.transport is not None:
-                    connection.paused = False  # read: the socket may fill the buffer again
-                    connection.transport.resume_reading()
+                if self._unbroken > FAIR_SHARE:
+                    # An engine faster than its reader (a flood, a burst): the loop runs other
+                    # requests' work (a health check) between two shares of this one's.
+                    self._unbroken = 0
+                    await asyncio.sleep(0)
+                    continue
+                if len(pieces) == 1 or self._buffered <= FAIR_SHARE:
+                    piece = self._take()
+                else:
+                    piece = pieces.pop(0)
+                    self._buffered -= len(piece)
+                    self._resume()
+                self._unbroken += len(piece)
                 return piece
             if self._error is not None:
                 raise self._error
             if self.parser.done:
                 return b""
+            self._unbroken = 0
             await self._wait()
 
+    def _take(self) -> bytes:
+        """The body bytes received and not read yet (the socket reads on)."""
+        pieces = self._pieces
+        piece = pieces[0] if len(pieces) == 1 else b"".join(pieces)
+        pieces.clear()
+        self._buffered = 0
+        self._resume()
+        return piece
+
+    def _resume(self) -> None:
+        connection = self.connection
+        if connection.paused and not self._released and connection.transport is not None:
+            connection.paused = False  # read: the socket may fill the buffer again
+            connection.transport.resume_reading()
+
+    async def _next_inflated(self) -> bytes:
+        """A compressed body, inflated at most :data:`INFLATE_STEP` bytes at a time, counted
+        against ``max_body``: the loop runs between two steps."""
+        inflater = self._inflater
+        while True:
+            if self._stepped:
+                self._stepped = False
+                await asyncio.sleep(0)  # the last step was full: let the loop run
+            data = self._unconsumed
+            if not data and self._pieces:
+                data = self._take()
+            if data:
+                room = INFLATE_STEP
+                if self.max_body is not None:
+                    room = min(room, self.max_body - self._decoded + 1)
+                try:
+                    out: bytes = inflater.decompress(data, room)
+                except zlib.error as error:
+                    raise self._undecodable(error) from error
+                self._unconsumed = inflater.unconsumed_tail
+                self._stepped = len(out) >= room
+            elif self.parser.done or self._error is not None:
+                if self._error is not None:
+                    raise self._error
+                try:
+                    out = inflater.flush()
+                except zlib.error as error:
+                    raise self._undecodable(error) from error
+                self._inflater = None
+                self._count(len(out))
+                return out
+            else:
+                await self._wait()
+                continue
+            self._count(len(out))
+            if out:
+                return out
+
+    def _count(self, size: int) -> None:
+        self._decoded += size
+        if self.max_body is not None and self._decoded > self.max_body:
+            # Never raised from a local name: the frame in its traceback would hold it (a
+            # reference cycle that keeps the answer's buffers until the collector runs).
+            self._fail(EngineTooLarge(f"an answer over {self.max_body} bytes (--max-answer-bytes)"))
+            assert self._error is not None
+            raise self._error
+
+    def _undecodable(self, error: zlib.error) -> EngineInvalid:
+        encoding = self.parser.encoding
+        failure = EngineInvalid(f"the answer's {encoding} body does not decode ({error})")
+        self._fail(failure)
+        return failure
+
     def at_end(self) -> bool:
-        return self.parser.done and not self._pieces
+        return self.parser.done and not self._pieces and self._inflater is None
 
     async def aclose(self) -> None:
         if self._timer is not None:
@@ -294,6 +392,14 @@ class EngineAnswer(Answer):
             connection.answer = None
             connection.close()
             self._released = True
+        # Let go of what the answer held: a failure raised from here holds this answer in its
+        # traceback's frames, a reference cycle only the collector frees (rarely: the server
+        # collects every 10,000 allocations), which kept megabytes of a refused body alive.
+        self._pieces = []
+        self._unconsumed = b""
+        self._inflater = None
+        if self._error is not None:
+            self._error = _Closed()
 
 
 class Pool:
@@ -383,7 +489,9 @@ class EngineClient:
     """Requests to engines over kept-alive HTTP/1.1 connections, up to ``max_connections``.
 
     ``timeout``: the longest wait for an answer's head (from the request's start) and the
-    longest silence in its body; ``max_answer_bytes``: the most decoded body bytes read."""
+    longest silence in its body; ``max_answer_bytes``: the most decoded body bytes read of an
+    answer the caller holds whole (``bounded``, the default; a stream's caller bounds its own
+    pieces)."""
 
     def __init__(
         self,
@@ -514,15 +622,18 @@ class EngineClient:
         headers: dict[str, str],
         *,
         deadline: float | None = None,
+        bounded: bool = True,
     ) -> EngineAnswer:
         """POST ``content``: the answer's head read (its body not yet).  ``deadline``: the
-        loop time by which the whole answer must have come (None: no bound)."""
-        return await self._request("POST", url, content, headers, deadline)
+        loop time by which the whole answer must have come (None: no bound); ``bounded``:
+        its body is held whole, so at most ``max_answer_bytes`` of it is read."""
+        limit = self.max_answer_bytes if bounded else None
+        return await self._request("POST", url, content, headers, deadline, limit)
 
     async def get(self, url: str, headers: dict[str, str], *, timeout: float) -> EngineAnswer:
         """GET ``url`` (discovery and health probes): the head read within ``timeout``."""
         deadline = self.loop.time() + timeout
-        return await self._request("GET", url, b"", headers, deadline)
+        return await self._request("GET", url, b"", headers, deadline, self.max_answer_bytes)
 
     async def _request(
         self,
@@ -531,6 +642,7 @@ class EngineClient:
         content: bytes,
         headers: dict[str, str],
         deadline: float | None,
+        max_body: int | None,
     ) -> EngineAnswer:
         pool, head = self._target(method, url, headers)
         message = b"%s%d\r\n\r\n%s" % (head, len(content), content) if method == "POST" else head
@@ -539,7 +651,7 @@ class EngineClient:
             head_deadline = deadline
         connection, reused = await self._connection(pool, head_deadline)
         try:
-            return await self._exchange(connection, message, head_deadline, deadline)
+            return await self._exchange(connection, message, head_deadline, deadline, max_body)
         except EngineDisconnected:
             # Not a timeout: an engine slow to its first byte (a long prompt) is not retried.
             if not reused or connection.answer_started:
@@ -555,7 +667,7 @@ class EngineClient:
             self.count -= 1
             self.wake_one()
             raise
-        return await self._exchange(connection, message, head_deadline, deadline)
+        return await self._exchange(connection, message, head_deadline, deadline, max_body)
 
     async def _exchange(
         self,
@@ -563,6 +675,7 @@ class EngineClient:
         message: bytes,
         head_deadline: float,
         deadline: float | None,
+        max_body: int | None,
     ) -> EngineAnswer:
         answer = EngineAnswer(
             connection,
@@ -570,7 +683,7 @@ class EngineClient:
             self.loop,
             head_deadline=head_deadline,
             deadline=deadline,
-            max_body=self.max_answer_bytes,
+            max_body=max_body,
         )
         connection.answer = answer
         connection.answer_started = False
@@ -601,6 +714,13 @@ class EngineClient:
             for connection in list(pool.open):
                 connection.close()
             pool.idle.clear()
+
+
+class _Closed(EngineError):
+    """Raised by an answer read after it was closed."""
+
+    def __init__(self) -> None:
+        super().__init__("the answer was closed")
 
 
 class _Expired(Exception):

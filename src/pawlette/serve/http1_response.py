@@ -39,6 +39,11 @@ _STATUS = re.compile(rb"HTTP/1\.([01]) ([0-9]{3})(?: [^\r\n]*)?")
 _HEAD, _CHUNK_SIZE, _CHUNK_DATA, _CHUNK_END, _TRAILER, _LENGTH, _UNTIL_CLOSE, _DONE = range(8)
 
 
+def decompressor(encoding: str) -> Any:
+    """A zlib decompressor for ``gzip`` or ``deflate``."""
+    return zlib.decompressobj(16 + zlib.MAX_WBITS if encoding == "gzip" else zlib.MAX_WBITS)
+
+
 class ResponseParser:
     """One HTTP/1.1 answer, fed the bytes as they arrive (sans-IO).
 
@@ -47,6 +52,9 @@ class ResponseParser:
     ``close()`` tells it the connection closed (the end of a read-until-close body, else an
     :class:`~pawlette.serve.transport.EngineDisconnected`).  Bytes after the answer make the
     connection not reusable.  ``max_body``: the most decoded body bytes read (None: no bound).
+    ``decode=False``: a compressed body comes out as it is (:attr:`encoding` names it), for a
+    caller that inflates it a step at a time (the client, which must not block its loop for
+    the time a bomb takes to inflate); it then counts the decoded bytes itself.
     """
 
     __slots__ = (
@@ -55,7 +63,9 @@ class ResponseParser:
         "_partial",
         "_remaining",
         "body_bytes",
+        "decode",
         "done",
+        "encoding",
         "head_done",
         "headers",
         "keep_alive",
@@ -64,7 +74,10 @@ class ResponseParser:
         "status",
     )
 
-    def __init__(self, max_body: int | None = None) -> None:
+    def __init__(self, max_body: int | None = None, *, decode: bool = True) -> None:
+        self.decode = decode
+        self.encoding: str | None = None
+        """``gzip`` or ``deflate`` when the body is compressed (set with the head)."""
         self.state = _HEAD
         self._partial = b""
         self._remaining = 0
@@ -97,7 +110,7 @@ class ResponseParser:
             return b""
         if self._decoder is not None:
             body = self._inflate(body)
-        elif body:
+        elif body and self.encoding is None:
             self._count(len(body))
         return body
 
@@ -216,10 +229,10 @@ class ResponseParser:
         self.head_done = True
         headers = self.headers
         encoding = headers.get("content-encoding", "identity").strip().lower()
-        if encoding in ("gzip", "x-gzip"):
-            self._decoder = zlib.decompressobj(16 + zlib.MAX_WBITS)
-        elif encoding == "deflate":
-            self._decoder = zlib.decompressobj()
+        if encoding in ("gzip", "x-gzip", "deflate"):
+            self.encoding = "deflate" if encoding == "deflate" else "gzip"
+            if self.decode:
+                self._decoder = decompressor(self.encoding)
         elif encoding not in ("identity", ""):
             raise EngineInvalid(f"an answer encoded as {encoding[:40]!r}")
         transfer = headers.get("transfer-encoding")

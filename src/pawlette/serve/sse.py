@@ -12,8 +12,8 @@ sequence), and each payload is decoded as UTF-8, strictly: a payload that is not
 without streaming refuses a body that is not UTF-8 (the two modes agree).  The cost is linear
 in the stream's length however long its lines are: a line that has not ended yet is kept as
 its pieces and joined once, when its end comes (joining it again on every read made a 64 MB
-line fed in 64 KiB reads take about a minute).  Its length is bounded by the server's bound
-on the whole answer (``--max-answer-bytes``).
+line fed in 64 KiB reads take about a minute).  ``max_line`` bounds a line (and an event's
+data) held at once (the server's ``--max-answer-bytes``): past it :class:`LineTooLong`.
 
 >>> decoder = SSEDecoder()
 >>> decoder.feed(b'data: {"a": 1}\\n\\nda'), decoder.feed(b"ta: [DONE]\\n\\n")
@@ -31,14 +31,24 @@ class NotUtf8(ValueError):
         self.before = before
 
 
-class SSEDecoder:
-    __slots__ = ("_data", "_held_cr", "_pending")
+class LineTooLong(ValueError):
+    """An event (or a line of one) over the decoder's ``max_line`` bytes."""
 
-    def __init__(self) -> None:
+    def __init__(self, limit: int) -> None:
+        super().__init__(f"a stream event over {limit} bytes (--max-answer-bytes)")
+
+
+class SSEDecoder:
+    __slots__ = ("_data", "_data_size", "_held_cr", "_pending", "_pending_size", "max_line")
+
+    def __init__(self, max_line: int | None = None) -> None:
+        self.max_line = max_line
         self._pending: list[bytes] = []
         """The pieces of the line not ended yet."""
+        self._pending_size = 0
         self._held_cr = False
         self._data: list[bytes] | None = None
+        self._data_size = 0
 
     def feed(self, chunk: bytes) -> list[str]:
         if self._held_cr:
@@ -47,11 +57,15 @@ class SSEDecoder:
         if b"\n" not in chunk and b"\r" not in chunk:
             if chunk:
                 self._pending.append(chunk)  # no line ended: nothing to join yet
+                self._pending_size += len(chunk)
+                if self.max_line is not None and self._pending_size > self.max_line:
+                    raise LineTooLong(self.max_line)
             return []
         if self._pending:
             self._pending.append(chunk)
             chunk = b"".join(self._pending)
             self._pending = []
+            self._pending_size = 0
         if self._data is None and b"\r" not in chunk:
             # The common shape, ``data: X`` and a blank line per event, split by events
             # rather than lines (a third of the time); anything else takes the line reader.
@@ -60,8 +74,7 @@ class SSEDecoder:
             if b"\n" not in rest and all(
                 block.startswith(b"data: ") and b"\n" not in block for block in blocks[:-1]
             ):
-                if rest:
-                    self._pending.append(rest)
+                self._keep(rest)
                 return self._decode([block[6:] for block in blocks[:-1]])
         if b"\r" in chunk:
             if chunk.endswith(b"\r"):  # a CR ending this read: is an LF coming next?
@@ -69,10 +82,16 @@ class SSEDecoder:
                 self._held_cr = True
             chunk = chunk.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
         lines = chunk.split(b"\n")
-        rest = lines.pop()
-        if rest:
-            self._pending.append(rest)
+        self._keep(lines.pop())
         return self._decode(self._events(lines))
+
+    def _keep(self, rest: bytes) -> None:
+        """The start of a line whose end has not come."""
+        if rest:
+            if self.max_line is not None and len(rest) > self.max_line:
+                raise LineTooLong(self.max_line)
+            self._pending.append(rest)
+            self._pending_size = len(rest)
 
     def finish(self) -> list[str]:
         """The end of the stream: an event still open (no blank line after it) completes."""
@@ -89,6 +108,7 @@ class SSEDecoder:
                 if self._data is not None:
                     events.append(b"\n".join(self._data))
                     self._data = None
+                    self._data_size = 0
                 continue
             if line.startswith(b"data:"):
                 value = line[6:] if line.startswith(b"data: ") else line[5:]
@@ -98,8 +118,12 @@ class SSEDecoder:
                 continue
             if self._data is None:
                 self._data = [value]
+                self._data_size = len(value)
             else:
                 self._data.append(value)
+                self._data_size += len(value)
+            if self.max_line is not None and self._data_size > self.max_line:
+                raise LineTooLong(self.max_line)
         return events
 
     @staticmethod

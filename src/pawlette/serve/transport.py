@@ -102,8 +102,13 @@ class Answer:
         if self.whole:
             return self.content  # read before (the answer may be closed since)
         pieces = []
-        while piece := await self.next_piece():
-            pieces.append(piece)
+        try:
+            while piece := await self.next_piece():
+                pieces.append(piece)
+        except BaseException:
+            # The failure's traceback holds this frame: let go of what was read.
+            pieces.clear()
+            raise
         self.content = b"".join(pieces)
         self.whole = True
         return self.content
