@@ -250,7 +250,7 @@ def _chat(port: int, content: str, stream: bool, read: bool, timeout: float) -> 
             with contextlib.suppress(OSError):
                 while True:
                     time.sleep(0.5)
-                    sock.send(b"")
+                    sock.send(b"\r\n")  # blank lines between requests: raises once dropped
             return b""
         data = b""
         while piece := sock.recv(65536):
@@ -426,7 +426,8 @@ def run_phases(arguments: argparse.Namespace, engine_port: int, source: str | No
             time.sleep(0.5)  # the attack under way
             prober = threading.Thread(target=_probe, args=(port, stop, phase))
             prober.start()
-            time.sleep(arguments.seconds)
+            # Stalled readers are dropped after --send-timeout (30 s): long enough to see it.
+            time.sleep(max(arguments.seconds, 40.0) if name == "stalled" else arguments.seconds)
             stop.set()
             prober.join()
             if attack is not None:

@@ -152,6 +152,8 @@ def test_a_huge_request_head_is_refused_while_health_answers(
     body = json.loads(answer.split(b"\r\n\r\n", 1)[1])
     assert body["error"]["code"] == "request_header_too_large"
     assert healthy(server)
+    samples = scrape(server.url)
+    assert value(samples, "pawlette_refused_total", code="request_header_too_large") == 1
 
 
 def test_idle_and_trickled_connections_are_closed(start: Callable[..., LiveServer]) -> None:
@@ -175,7 +177,9 @@ def test_idle_and_trickled_connections_are_closed(start: Callable[..., LiveServe
                 continue
             if b"\r\n\r\n" in answer:
                 break
-        assert answer.startswith(b"HTTP/1.1 408 "), answer
+        trickle.settimeout(20)
+        answer += read_to_close(trickle)
+        assert answer.startswith(b"HTTP/1.1 408 ") and b'"head_timeout"' in answer, answer
     with connect(server) as slow_body:
         slow_body.sendall(CHAT_HEAD + b"content-length: 1000\r\n\r\n{")
         slow_body.settimeout(0.1)
@@ -190,7 +194,9 @@ def test_idle_and_trickled_connections_are_closed(start: Callable[..., LiveServe
                 break
             if b"\r\n\r\n" in answer:
                 break
-        assert answer.startswith(b"HTTP/1.1 408 "), answer
+        slow_body.settimeout(20)
+        answer += read_to_close(slow_body)
+        assert answer.startswith(b"HTTP/1.1 408 ") and b'"body_timeout"' in answer, answer
     with connect(server) as kept:
         kept.sendall(b"GET /health HTTP/1.1\r\nhost: localhost\r\n\r\n")
         assert read_to_close(kept).startswith(b"HTTP/1.1 200 ")  # then closed when idle
@@ -253,6 +259,9 @@ def test_a_foreign_host_a_cross_site_origin_and_a_form_body_are_refused(
     )
     assert form.status_code == 415 and error_of(form)["code"] == "unsupported_media_type"
     assert not engine.heads  # none of them reached the engine
+    samples = scrape(server.url)
+    assert value(samples, "pawlette_refused_total", code="invalid_host") == 2
+    assert value(samples, "pawlette_refused_total", code="forbidden_origin") == 1
     # What programs send is served: no Origin, a JSON body, the loopback name; a page on the
     # server's own allowed host too; /health answers whatever Host a probe uses.
     engine.plays.extend([answer(SSE_HEAD + b"\r\n" + chunked([HELLO]))] * 2)

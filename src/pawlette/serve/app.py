@@ -975,7 +975,9 @@ def build_app(config: ServeConfig) -> App:
         lifespan=server.lifespan,
     )
     app.state.server = server
-    return App(app, chat_completions, "/v1/chat/completions", server.policy)
+    return App(
+        app, chat_completions, "/v1/chat/completions", server.policy, server.metrics.registry
+    )
 
 
 def uvicorn_config(config: ServeConfig, app: App | None = None, **options: Any) -> uvicorn.Config:
@@ -988,10 +990,13 @@ def uvicorn_config(config: ServeConfig, app: App | None = None, **options: Any) 
     # uvicorn builds every access-log line's arguments even when the level drops it
     # (about 2% of the CPU time per request): no access log unless it can be printed.
     options.setdefault("access_log", access_log(config.log_level))
+    if app is None:
+        app = build_app(config)
     # ``http``: another protocol instead of the guarded one (the benchmark's comparisons).
-    options.setdefault("http", guarded_protocol(config))
+    if "http" not in options:
+        options["http"] = guarded_protocol(config, app.state.server.metrics.registry)
     return uvicorn.Config(
-        app if app is not None else build_app(config),
+        app,
         timeout_keep_alive=config.keep_alive,  # type: ignore[arg-type]
         lifespan="on",
         **options,

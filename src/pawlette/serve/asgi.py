@@ -23,6 +23,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.types import Receive, Scope, Send
 
+from .metrics import Registry
 from .policy import RequestPolicy
 
 T = TypeVar("T")
@@ -180,12 +181,19 @@ class App:
     """The server's ASGI app: the chat route directly, the rest through ``starlette``."""
 
     def __init__(
-        self, starlette: Starlette, chat: Handler, path: str, policy: RequestPolicy | None = None
+        self,
+        starlette: Starlette,
+        chat: Handler,
+        path: str,
+        policy: RequestPolicy | None = None,
+        registry: Registry | None = None,
     ) -> None:
         self.starlette = starlette
         self.chat = chat
         self.path = path
         self.policy = policy
+        self.registry = registry
+        """Where refusals are counted (``refused_total{code}``)."""
 
     @property
     def state(self) -> State:
@@ -202,6 +210,8 @@ class App:
                     origin = value
             refusal = policy.check(host, origin, scope["path"] == "/health")
             if refusal is not None:
+                if self.registry is not None:
+                    self.registry.add("refused_total", code=refusal.code or "refused")
                 await refusal.response()(scope, receive, send)
                 return
         if (

@@ -225,8 +225,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "it is known valid; see the README's Contracts)",
     )
     client = parser.add_argument_group("the clients")
-    client.add_argument("--host", default="127.0.0.1", help="address to listen on")
-    client.add_argument("--port", type=int, default=8000)
+    client.add_argument(
+        "--host", default="127.0.0.1", help="address to listen on (default: 127.0.0.1)"
+    )
+    client.add_argument("--port", type=int, default=8000, help="(default: 8000)")
     client.add_argument(
         "--api-key",
         default=os.environ.get("PAWLETTE_API_KEY"),

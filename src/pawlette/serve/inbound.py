@@ -47,6 +47,7 @@ from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
 from .config import ServeConfig
 from .errors import ServerError
+from .metrics import Registry
 
 logger = logging.getLogger("pawlette.serve")
 
@@ -102,10 +103,12 @@ def connection_cap(config: ServeConfig) -> int:
 
 
 class Guard:
-    """One server's bookkeeping of its client connections (one per process)."""
+    """One server's bookkeeping of its client connections (one per process); refusals are
+    counted in ``registry`` (``refused_total{code}``) when given."""
 
-    def __init__(self, config: ServeConfig) -> None:
+    def __init__(self, config: ServeConfig, registry: Registry | None = None) -> None:
         self.config = config
+        self.registry = registry
         self.cap = connection_cap(config)
         self.open = 0
         self.waiting: collections.OrderedDict[GuardedProtocol, None] = collections.OrderedDict()
@@ -113,7 +116,10 @@ class Guard:
         self._logged: dict[str, float] = {}
 
     def note(self, what: str, message: str, *arguments: Any) -> None:
-        """Log ``message`` once per :data:`_LOG_EVERY` seconds per ``what``."""
+        """Count a refusal of kind ``what``; log ``message`` once per :data:`_LOG_EVERY`
+        seconds per kind."""
+        if self.registry is not None:
+            self.registry.add("refused_total", code=what)
         now = time.monotonic()
         if now - self._logged.get(what, -_LOG_EVERY) >= _LOG_EVERY:
             self._logged[what] = now
@@ -154,7 +160,7 @@ class GuardedProtocol(HttpToolsProtocol):
                 oldest._close()
             else:
                 guard.note(
-                    "refused",
+                    "too_many_connections",
                     "%d client connections, all with a request in progress "
                     "(--max-client-connections): refusing new ones",
                     guard.cap,
@@ -264,7 +270,7 @@ class GuardedProtocol(HttpToolsProtocol):
                 408,
                 f"request head: not whole within {seconds:g} s; expected it within "
                 f"{seconds:g} s (--head-timeout)",
-                code="request_timeout",
+                code="head_timeout",
             )
         )
 
@@ -289,7 +295,7 @@ class GuardedProtocol(HttpToolsProtocol):
                 408,
                 f"request body: not whole within {seconds:g} s; expected it within "
                 f"{seconds:g} s (--body-timeout)",
-                code="request_timeout",
+                code="body_timeout",
             )
             self.transport.write(error.raw())
         # The request reads a disconnect now (and its answer goes nowhere).
@@ -321,10 +327,12 @@ class GuardedProtocol(HttpToolsProtocol):
         self.transport.abort()
 
 
-def guarded_protocol(config: ServeConfig) -> type[GuardedProtocol]:
+def guarded_protocol(
+    config: ServeConfig, registry: Registry | None = None
+) -> type[GuardedProtocol]:
     """The protocol class for one server (uvicorn's ``http`` setting), with its own
-    :class:`Guard`."""
+    :class:`Guard` (its refusals counted in ``registry``)."""
     made: type[GuardedProtocol] = type(
-        "GuardedProtocol", (GuardedProtocol,), {"guard": Guard(config)}
+        "GuardedProtocol", (GuardedProtocol,), {"guard": Guard(config, registry)}
     )
     return made

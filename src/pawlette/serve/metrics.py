@@ -19,7 +19,9 @@ The server's series (every name starts with ``pawlette_``):
   without credentials;
 - ``upstream_outstanding{upstream}``, ``upstream_ejected{upstream}``, ``requests_in_flight``
   (gauges);
-- ``worker_requests_total{worker}`` (counter): requests per worker process.
+- ``worker_requests_total{worker}`` (counter): requests per worker process;
+- ``refused_total{code}`` (counter): requests and connections refused before a handler ran
+  (a foreign ``Host``, a head too large or too slow, the connection cap, ...).
 
 With ``--workers N`` every process keeps its own numbers and writes them to a shared directory
 each second; ``/metrics`` (answered by whichever process the kernel hands the connection to)
@@ -124,6 +126,14 @@ FAMILIES = {
         ),
         Family("requests_in_flight", "gauge", "Requests being answered."),
         Family("worker_requests_total", "counter", "Requests answered per worker process."),
+        Family(
+            "refused_total",
+            "counter",
+            "Requests and connections refused before a handler ran, by code: invalid_host, "
+            "forbidden_origin, request_header_too_large, head_timeout, body_timeout, "
+            "too_many_connections, evicted (an idle connection closed at the cap), stalled "
+            "(a client that took none of its answer for --send-timeout).",
+        ),
     )
 }
 
