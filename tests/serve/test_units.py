@@ -172,6 +172,34 @@ def test_sse_decoder_fast_path_reads_as_the_line_reader() -> None:
         assert events + decoder.finish() == expected, stream
 
 
+def test_sse_decoder_refuses_a_payload_that_is_not_utf8_after_the_ones_before_it() -> None:
+    from pawlette.serve.sse import NotUtf8
+
+    decoder = SSEDecoder()
+    with pytest.raises(NotUtf8) as refused:
+        decoder.feed(b"data: one\n\ndata: tw\xffo\n\ndata: three\n\n")
+    assert refused.value.before == ["one"]
+    # A character split across reads is no error: lines are split before they are decoded.
+    decoder = SSEDecoder()
+    assert decoder.feed(b"data: \xc3") == [] and decoder.feed(b"\xa9\n\n") == ["\u00e9"]
+
+
+def test_sse_decoder_bounds_a_line_and_an_event() -> None:
+    from pawlette.serve.sse import LineTooLong
+
+    for stream in (
+        [b"data: " + b"x" * 60, b"y" * 60],  # a line still open
+        [b"data: " + b"x" * 200 + b"\n"],  # a whole line in one read
+        [b"data: " + b"x" * 60 + b"\n" for _ in range(3)],  # an event of several lines
+    ):
+        decoder = SSEDecoder(max_line=100)
+        with pytest.raises(LineTooLong, match="over 100 bytes"):
+            for piece in stream:
+                decoder.feed(piece)
+    decoder = SSEDecoder(max_line=100)
+    assert decoder.feed(b"data: " + b"x" * 90 + b"\n\n") == ["x" * 90]
+
+
 # ---------------------------------------------------------------------- engines
 
 
