@@ -24,7 +24,7 @@ from starlette.responses import Response
 from starlette.types import Receive, Scope, Send
 
 from .metrics import Registry
-from .policy import RequestPolicy
+from .policy import EXEMPT_PATHS, RequestPolicy
 
 T = TypeVar("T")
 Handler = Callable[[Request], Awaitable[Response]]
@@ -208,7 +208,7 @@ class App:
                     host = value
                 elif name == b"origin":
                     origin = value
-            refusal = policy.check(host, origin, scope["path"] == "/health")
+            refusal = policy.check(host, origin, scope["path"] in EXEMPT_PATHS)
             if refusal is not None:
                 if self.registry is not None:
                     self.registry.add("refused_total", code=refusal.code or "refused")

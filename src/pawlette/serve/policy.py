@@ -17,8 +17,9 @@ that, none of which a program using the API (the openai SDK, curl, httpx) ever t
   ``+json``), as FastAPI-based servers require: the types a page may send without a preflight
   (``text/plain``, forms) are refused (415, ``unsupported_media_type``).
 
-``GET /health`` is exempt from the ``Host`` check: health probes (a load balancer's, a
-kubelet's) address the server by whatever name or address they know it by.
+``GET /health`` and ``GET /metrics`` are exempt from the ``Host`` check: health probes (a
+load balancer's, a kubelet's) and Prometheus address the server by whatever name or address
+they know it by (``/metrics`` takes no key either: keep it on a private network).
 """
 
 from __future__ import annotations
@@ -26,6 +27,9 @@ from __future__ import annotations
 from urllib.parse import urlsplit
 
 from .errors import ServerError
+
+EXEMPT_PATHS = frozenset({"/health", "/metrics"})
+"""Paths answered whatever the ``Host``."""
 
 
 def host_name(value: str) -> str:
@@ -55,10 +59,11 @@ class RequestPolicy:
             return True
         return any(name == suffix[1:] or name.endswith(suffix) for suffix in self._suffixes)
 
-    def check(self, host: bytes | None, origin: bytes | None, health: bool) -> ServerError | None:
-        """The refusal of a request with these ``Host`` and ``Origin`` headers, or None."""
+    def check(self, host: bytes | None, origin: bytes | None, exempt: bool) -> ServerError | None:
+        """The refusal of a request with these ``Host`` and ``Origin`` headers, or None
+        (``exempt``: a path answered whatever the ``Host``, :data:`EXEMPT_PATHS`)."""
         name = host_name(host.decode("latin-1")) if host is not None else ""
-        if not health and not self.allows(name):
+        if not exempt and not self.allows(name):
             shown = host.decode("latin-1")[:100] if host is not None else "no Host header"
             return ServerError(
                 400,
