@@ -149,8 +149,13 @@ def test_one_kept_alive_client_spreads_over_the_workers(upstream: FakeUpstream) 
                 for index in range(2)
             ]
 
-        assert wait_until(lambda: sum(per_worker()) >= 120, 20)
-        counts = per_worker()
+        counts: list[float] = []
+
+        def counted() -> bool:
+            counts[:] = per_worker()
+            return sum(counts) >= 120
+
+        assert wait_until(counted, 20), f"the workers counted {counts}"
         assert min(counts) >= 0.2 * sum(counts), f"the requests split {counts}"
     finally:
         supervisor.send_signal(signal.SIGTERM)
