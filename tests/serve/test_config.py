@@ -74,3 +74,35 @@ def test_allowed_hosts_default_to_loopback_names_on_a_loopback_address() -> None
     assert ServeConfig("pcml", "http://e", host="::1").hosts[0] == "localhost"
     assert ServeConfig("pcml", "http://e", host="0.0.0.0").hosts == ("*",)
     assert ServeConfig("pcml", "http://e", allowed_hosts=("api.example",)).hosts == ("api.example",)
+
+
+def test_the_serving_guide_describes_every_setting_with_its_default() -> None:
+    """docs/guides/serving.md has a table row for every option of ``pawlette serve --help``,
+    and the default it gives is the option's."""
+    import pathlib
+
+    from pawlette.serve.config import _size
+
+    guide = pathlib.Path(__file__).parents[2] / "docs" / "guides" / "serving.md"
+    rows: dict[str, str] = {}
+    for line in guide.read_text(encoding="utf-8").splitlines():
+        cells = [cell.strip() for cell in line.strip().strip("|").split("|")]
+        if line.startswith("| `-") and len(cells) >= 2:
+            for spelling in cells[0].split(","):
+                rows[spelling.strip().strip("`").split(" ")[0]] = cells[1].strip("`")
+    parser = argparse.ArgumentParser(prog="pawlette serve")
+    add_arguments(parser)
+    for action in parser._actions:
+        for flag in action.option_strings:
+            if not flag.startswith("--") or flag == "--help":
+                continue
+            assert flag in rows, f"{flag} is not described in {guide.name}"
+            default, written = action.default, rows[flag]
+            if isinstance(default, bool) or default is None:
+                continue
+            if action.type is _size:
+                assert _size(written) == default, (flag, written, default)
+            elif isinstance(default, (int, float)):
+                assert float(written.removesuffix(" s")) == default, (flag, written, default)
+            else:
+                assert written == default, (flag, written, default)
