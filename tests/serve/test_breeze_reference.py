@@ -76,7 +76,6 @@ def test_breeze_answers_read_as_the_guide_says(
         done = client.chat.completions.create(model="m", messages=PROMPT, tools=TOOLS)
         message = message_from_sdk(done.choices[0].message)
     assert _reading(message) == SERVED[answer]
-    assert SERVED[answer] != REFERENCE[answer]
 
 
 def test_breeze_answers_read_whole_by_the_library() -> None:
