@@ -21,9 +21,13 @@ idler``), and this driver.  Each phase runs one attack for ``--seconds`` while a
 
 Printed per phase: the probes' latency (p50, p99, max, in ms) and failures, the server's peak
 resident memory (RSS, MB) and file descriptors, and its CPU seconds during the phase.  The
-load average is printed too: the machine may be shared.  ``--baseline-src DIR`` runs the
-same phases against pawlette from DIR (e.g. 1dcafa3's ``src``); careful: there a gzip bomb
-costs the server gigabytes, and the header attack minutes of CPU (pass smaller sizes).
+load average is printed too: the machine may be shared.  So is the *floor*: a second prober
+asks a bare asyncio server in a process of its own (``--role floor``, no pawlette, no attack
+aimed at it) the same way at the same times; its p99 and max are what the machine's
+scheduling alone adds to a probe while the attack (and anything else running) takes the CPUs.
+``--baseline-src DIR`` runs the same phases against pawlette from DIR (e.g. 1dcafa3's
+``src``); careful: there a gzip bomb costs the server gigabytes, and the header attack minutes
+of CPU (pass smaller sizes).
 
 Usage, from the repository root:
     python -m bench.soak_attacks [--seconds 20] [--attacks quiet header idle slowloris bomb
@@ -163,6 +167,24 @@ def _raise_files() -> None:
         resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
 
 
+async def _floor(port_file: str) -> None:
+    """A bare HTTP server answering every request 200 (the probes' floor)."""
+    answer = b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\nconnection: close\r\n\r\nok"
+
+    async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        with contextlib.suppress(OSError, asyncio.IncompleteReadError):
+            await reader.readuntil(b"\r\n\r\n")
+            writer.write(answer)
+            await writer.drain()
+        writer.close()
+
+    server = await asyncio.start_server(handle, "127.0.0.1", 0)
+    with open(port_file + ".tmp", "w") as handle_file:
+        handle_file.write(str(server.sockets[0].getsockname()[1]))
+    os.replace(port_file + ".tmp", port_file)
+    await server.serve_forever()
+
+
 # ---------------------------------------------------------------------- the attacks
 
 
@@ -171,6 +193,8 @@ class Phase:
     name: str
     latencies: list[float] = field(default_factory=list)
     failures: int = 0
+    floor: list[float] = field(default_factory=list)
+    """The floor server's probe latencies, taken at the same times."""
     rss_mb: float = 0.0
     fds: int = 0
     cpu: float = 0.0
@@ -178,8 +202,9 @@ class Phase:
     note: str = ""
 
 
-def _probe(port: int, stop: threading.Event, phase: Phase) -> None:
+def _probe(port: int, stop: threading.Event, phase: Phase, floor: bool = False) -> None:
     request = b"GET /health HTTP/1.1\r\nhost: 127.0.0.1\r\nconnection: close\r\n\r\n"
+    latencies = phase.floor if floor else phase.latencies
     while not stop.is_set():
         started = time.monotonic()
         try:
@@ -192,11 +217,11 @@ def _probe(port: int, stop: threading.Event, phase: Phase) -> None:
                         break
                     answer += piece
             if answer.startswith(b"HTTP/1.1 200"):
-                phase.latencies.append(time.monotonic() - started)
-            else:
+                latencies.append(time.monotonic() - started)
+            elif not floor:
                 phase.failures += 1
         except OSError:
-            phase.failures += 1
+            phase.failures += not floor
         stop.wait(max(0.0, 0.05 - (time.monotonic() - started)))
 
 
@@ -367,7 +392,9 @@ def _cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def run_phases(arguments: argparse.Namespace, engine_port: int, source: str | None) -> list[Phase]:
+def run_phases(
+    arguments: argparse.Namespace, engine_port: int, floor_port: int, source: str | None
+) -> list[Phase]:
     port = _free_port()
     environment = dict(os.environ)
     if source:
@@ -425,11 +452,14 @@ def run_phases(arguments: argparse.Namespace, engine_port: int, source: str | No
                 attack.start()
             time.sleep(0.5)  # the attack under way
             prober = threading.Thread(target=_probe, args=(port, stop, phase))
+            floor_prober = threading.Thread(target=_probe, args=(floor_port, stop, phase, True))
             prober.start()
+            floor_prober.start()
             # Stalled readers are dropped after --send-timeout (30 s): long enough to see it.
             time.sleep(max(arguments.seconds, 40.0) if name == "stalled" else arguments.seconds)
             stop.set()
             prober.join()
+            floor_prober.join()
             if attack is not None:
                 attack.join(120)
             for idler in idlers:
@@ -460,7 +490,7 @@ def _quantile(values: list[float], q: float) -> float:
 
 HEADER = (
     f"{'phase':<11}{'probes':>7}{'p50 ms':>9}{'p99 ms':>9}{'max ms':>9}{'failed':>8}"
-    f"{'RSS MB':>8}{'FDs':>7}{'CPU s':>7}{'load':>6}  note"
+    f"{'floor p99':>10}{'floor max':>10}{'RSS MB':>8}{'FDs':>7}{'CPU s':>7}{'load':>6}  note"
 )
 
 
@@ -470,13 +500,15 @@ def _row(phase: Phase) -> str:
         f"{phase.name:<11}{len(values) + phase.failures:>7}"
         f"{_quantile(values, 0.5) * 1000:>9.1f}{_quantile(values, 0.99) * 1000:>9.1f}"
         f"{(max(values) if values else float('nan')) * 1000:>9.1f}{phase.failures:>8}"
+        f"{_quantile(phase.floor, 0.99) * 1000:>10.1f}"
+        f"{(max(phase.floor) if phase.floor else float('nan')) * 1000:>10.1f}"
         f"{phase.rss_mb:>8.0f}{phase.fds:>7}{phase.cpu:>7.1f}{phase.load:>6.1f}  {phase.note}"
     )
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--role", choices=["driver", "engine", "idler"], default="driver")
+    parser.add_argument("--role", choices=["driver", "engine", "idler", "floor"], default="driver")
     parser.add_argument("--port-file")
     parser.add_argument("--port", type=int)
     parser.add_argument("--count", type=int)
@@ -497,27 +529,38 @@ def main() -> int:
     if arguments.role == "idler":
         _idler(arguments.port, arguments.count)
         return 0
+    if arguments.role == "floor":
+        asyncio.run(_floor(arguments.port_file))
+        return 0
     _raise_files()
     port_file = f"/tmp/pawlette-attack-engine-{os.getpid()}"
     engine = subprocess.Popen(
         [sys.executable, "-m", "bench.soak_attacks", "--role", "engine", "--port-file", port_file],
         cwd=ROOT,
     )
+    floor_file = f"/tmp/pawlette-attack-floor-{os.getpid()}"
+    floor = subprocess.Popen(
+        [sys.executable, "-m", "bench.soak_attacks", "--role", "floor", "--port-file", floor_file],
+        cwd=ROOT,
+    )
     try:
         _wait_for(lambda: _read(port_file), "the engine")
-        engine_port = int(_read(port_file))
+        _wait_for(lambda: _read(floor_file), "the floor server")
+        engine_port, floor_port = int(_read(port_file)), int(_read(floor_file))
         results = {}
         for label, source in [("pawlette", None), ("baseline", arguments.baseline_src)]:
             if label == "baseline" and not source:
                 continue
             print(f"\n{label}: {os.cpu_count()} CPUs, {arguments.seconds:g} s per phase")
             print(HEADER)
-            results[label] = run_phases(arguments, engine_port, source)
+            results[label] = run_phases(arguments, engine_port, floor_port, source)
     finally:
-        engine.terminate()
-        engine.wait(10)
-        with contextlib.suppress(OSError):
-            os.remove(port_file)
+        for process in (engine, floor):
+            process.terminate()
+            process.wait(10)
+        for path in (port_file, floor_file):
+            with contextlib.suppress(OSError):
+                os.remove(path)
     failures = sum(phase.failures for phase in results.get("pawlette", []))
     worst = max(
         (_quantile(phase.latencies, 0.99) for phase in results.get("pawlette", [])), default=0.0
