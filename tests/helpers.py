@@ -44,10 +44,19 @@ def canonical(request: dict[str, Any]) -> dict[str, Any]:
 
 
 def feed_in_pieces(
-    fmt: Format, text: str, sizes: list[int], *, conversation: bool, stream_arguments: bool = False
+    fmt: Format,
+    text: str,
+    sizes: list[int],
+    *,
+    conversation: bool,
+    stream_arguments: bool = False,
+    prompt: str | None = None,
 ) -> list[Event]:
     parser = fmt.parser(
-        conversation=conversation, id_factory=sequential_ids(), stream_arguments=stream_arguments
+        conversation=conversation,
+        id_factory=sequential_ids(),
+        stream_arguments=stream_arguments,
+        prompt=prompt,
     )
     events: list[Event] = []
     position = 0

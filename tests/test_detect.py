@@ -1,4 +1,5 @@
-"""pawlette detect: a model directory's chat template named by the format that renders it."""
+"""pawlette detect: a model directory's chat template named by the declared family that
+renders it, else an inferred declaration (verified) or a refusal saying why."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ from .declared.reference import reference_template
 
 REFERENCES = [
     ("Qwen-Qwen3-0.6B.jinja", None, "chatml", None),
-    ("Qwen-Qwen2.5-7B-Instruct.jinja", None, "chatml", "qwen2.5"),
+    ("Qwen-Qwen2.5-7B-Instruct.jinja", None, "chatml:qwen2.5", "qwen2.5"),
     ("meta-llama-Llama-3.1-8B-Instruct.jinja", "<|begin_of_text|>", "llama3", None),
     ("meta-llama-Llama-3.2-3B-Instruct.jinja", "<|begin_of_text|>", "llama3", None),
     ("meta-llama-Llama-3.3-70B-Instruct.jinja", "<|begin_of_text|>", "llama3", None),
@@ -39,7 +40,7 @@ def test_real_templates_are_named(
 ) -> None:
     detection = detect(model_directory(tmp_path, reference_template(file_name), bos))
     assert (detection.name, detection.variant) == (name, variant), detection.describe()
-    assert len(detection.compared) >= 4
+    assert detection.declared and len(detection.compared) >= 4
 
 
 @pytest.mark.parametrize("name", jinja_formats())
@@ -51,11 +52,41 @@ def test_every_exported_template_is_named_by_its_format(tmp_path: Path, name: st
 
 def test_an_unknown_template_gets_the_first_differing_probe(tmp_path: Path) -> None:
     template = "{% for m in messages %}{{ m.role }}: {{ m.content }}\n{% endfor %}"
-    detection = detect(model_directory(tmp_path, template))
+    detection = detect(model_directory(tmp_path, template), infer=False)
     assert detection.format is None
     assert {m.candidate for m in detection.mismatches} >= set(pawlette.formats())
     assert all(m.probe == "user prompt" for m in detection.mismatches)
-    assert "no registered format" in detection.describe()
+    assert "no declared family" in detection.describe()
+
+
+def test_an_unknown_template_is_inferred_when_it_can_be(tmp_path: Path) -> None:
+    template = (
+        "{% for m in messages %}<|{{ m.role }}|>{{ m.content }}<|end|>\n{% endfor %}"
+        "{% if add_generation_prompt %}<|assistant|>{% endif %}"
+    )
+    detection = detect(model_directory(tmp_path / "model", template))
+    assert detection.inferred, detection.describe()
+    assert detection.name == "inferred-model"
+    assert detection.inference is not None and detection.inference.verification is not None
+    assert detection.inference.verification.passed
+    fmt = detection.format
+    assert fmt is not None
+    rendered = fmt.render([{"role": "user", "content": "Hi"}], add_generation_prompt=True)
+    assert rendered.text == "<|user|>Hi<|end|>\n<|assistant|>"
+    assert fmt.parse("Hello!<|end|>").message["content"] == "Hello!"
+
+
+def test_inference_refuses_what_it_cannot_verify(tmp_path: Path) -> None:
+    # The system text is written after the user's: no turn concept writes that.
+    template = (
+        "{% for m in messages %}{% if m.role != 'system' %}<|{{ m.role }}|>{{ m.content }}"
+        "{% if loop.index0 == 1 and messages[0].role == 'system' %} ({{ messages[0].content }})"
+        "{% endif %}<|end|>{% endif %}{% endfor %}{% if add_generation_prompt %}<|assistant|>"
+        "{% endif %}"
+    )
+    detection = detect(model_directory(tmp_path, template))
+    assert detection.inference is not None
+    assert "system messages: not derived" in detection.describe()
 
 
 def test_no_template_is_a_clear_error(tmp_path: Path) -> None:
@@ -78,11 +109,32 @@ def test_the_command(tmp_path: Path) -> None:
     known = model_directory(tmp_path / "qwen", reference_template(REFERENCES[1][0]))
     result = run("detect", str(known))
     assert result.returncode == 0, result.stderr
-    assert result.stdout.startswith("chatml (variant qwen2.5): ")
+    assert result.stdout.startswith("chatml:qwen2.5: a declared family")
     unknown = model_directory(tmp_path / "other", "{{ messages[0].content }}")
     result = run("detect", str(unknown))
     assert result.returncode == 1
     assert "first differs on probe" in result.stdout
+    assert "not inferred: the turns could not be derived" in result.stdout
+
+
+def test_the_command_prints_an_inferred_declaration(tmp_path: Path) -> None:
+    template = (
+        "{% for m in messages %}<|{{ m.role }}|>{{ m.content }}<|end|>\n{% endfor %}"
+        "{% if add_generation_prompt %}<|assistant|>{% endif %}"
+    )
+    directory = model_directory(tmp_path / "tiny", template)
+    result = run("detect", str(directory), "--declaration")
+    assert result.returncode == 0, result.stderr
+    namespace: dict[str, object] = {}
+    exec(compile(result.stdout, "declaration", "exec"), namespace)  # the printed module runs
+    fmt = namespace["FORMAT"]
+    assert isinstance(fmt, pawlette.Format)
+    assert fmt.name == "inferred-tiny"
+    request = tmp_path / "request.json"
+    request.write_text(json.dumps({"messages": [{"role": "user", "content": "Hi"}]}))
+    result = run("render", "-f", str(directory), str(request), "--generation-prompt")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == "<|user|>Hi<|end|>\n<|assistant|>"
 
 
 def test_format_auto_for_tokenize(tmp_path: Path) -> None:

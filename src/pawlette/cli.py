@@ -210,29 +210,47 @@ def command_demo(arguments: argparse.Namespace) -> int:
 
 
 def command_detect(arguments: argparse.Namespace) -> int:
+    import datetime
+
     from .detect import detect
 
-    detection = detect(arguments.directory)
+    today = None
+    if arguments.today:
+        try:
+            today = datetime.date.fromisoformat(arguments.today)
+        except ValueError as error:
+            raise UserError(f"--today: {arguments.today!r}; expected a date, YYYY-MM-DD") from error
+    detection = detect(arguments.directory, today=today, declared=not arguments.no_declared)
+    if arguments.declaration:
+        if detection.inference is not None and detection.inference.layout is None:
+            raise UserError(f"{arguments.directory}: {detection.inference.refusal}")
+        sys.stdout.write(detection.declaration())
+        if detection.format is None:
+            sys.stderr.write(f"pawlette detect: not verified: {detection.describe()}\n")
+        return 0 if detection.format is not None else 1
     sys.stdout.write(detection.describe() + "\n")
     return 0 if detection.format is not None else 1
 
 
 def _auto_format(arguments: argparse.Namespace) -> str:
-    """``-f auto``: the format :func:`pawlette.detect.detect` names for the tokenizer's
-    directory (a variant as ``name:variant``, which every worker process resolves too)."""
+    """``-f auto``: the format :func:`pawlette.detect.detect` finds for the tokenizer's
+    directory: a declared family by its registered name (``name:variant``), else the
+    directory itself, which every process resolves to its inferred declaration."""
     from .detect import detect
 
     tokenizer = getattr(arguments, "tokenizer", None)
     if not tokenizer:
         raise UserError("-f auto: needs --tokenizer, a model directory with a chat template")
     path = Path(tokenizer)
-    detection = detect(path if path.is_dir() else path.parent)
+    directory = path if path.is_dir() else path.parent
+    detection = detect(directory)
     if detection.format is None or detection.name is None:
         raise UserError(f"-f auto: {detection.describe()}")
-    sys.stderr.write(f"pawlette {arguments.command}: -f auto: {detection.describe()}\n")
-    if detection.variant is not None:
-        return f"{detection.name}:{detection.variant}"
-    return detection.name
+    summary = detection.describe().splitlines()[0 if detection.declared else -1]
+    sys.stderr.write(f"pawlette {arguments.command}: -f auto: {summary}\n")
+    if detection.declared:
+        return detection.name
+    return str(directory)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -290,9 +308,24 @@ def build_parser() -> argparse.ArgumentParser:
     add_inspect_arguments(inspect)
 
     detecting = commands.add_parser(
-        "detect", help="name the format a model directory's chat template writes"
+        "detect",
+        help="name the format a model directory's chat template writes, or infer and verify one",
     )
-    detecting.add_argument("directory", help="a directory with tokenizer_config.json")
+    detecting.add_argument(
+        "directory",
+        help="a model or tokenizer directory (tokenizer_config.json, chat_template.jinja)",
+    )
+    detecting.add_argument(
+        "--declaration",
+        action="store_true",
+        help="print the format as Python source to save, edit and register",
+    )
+    detecting.add_argument(
+        "--today", help="the date the template's clock reads, YYYY-MM-DD (default: 2024-07-26)"
+    )
+    detecting.add_argument(
+        "--no-declared", action="store_true", help="skip the declared families: infer only"
+    )
     detecting.set_defaults(handler=command_detect)
 
     export = commands.add_parser("export", help="chat templates and grammars for other tools")

@@ -1,18 +1,25 @@
-"""Name the pawlette format a model directory's chat template writes.
+"""Name the chat format a model directory's template writes: a declared family, or a
+declaration inferred from the template and verified against it.
 
-:func:`detect` reads a Hugging Face model or tokenizer directory's ``chat_template``
-(``chat_template.jinja``, or ``tokenizer_config.json``'s ``chat_template``, the ``default``
-one when it holds several), renders a fixed set of probe conversations with it, and compares
-each with what every registered format renders (for declared formats, also each named option
-set the declaration lists in ``variants``, such as chatml's ``qwen2.5``).  The first format
-that renders every probe it can express identically is the answer; when none does, the
-answer says so and gives, for each format, the first probe that differed.
+:func:`detect` reads a Hugging Face model or tokenizer directory: its ``chat_template``
+(``chat_template.jinja``, or ``tokenizer_config.json``'s, the ``default`` one when it holds
+several), its ``bos_token``/``eos_token``, and its added tokens (the special tokens an inferred
+declaration writes as markers).  Then, in order:
 
-The template runs in a Jinja environment set up as transformers sets up its own
-(``ImmutableSandboxedEnvironment`` with ``trim_blocks``/``lstrip_blocks``, ``loopcontrols``,
-a ``tojson`` that keeps non-ASCII text, ``raise_exception``, the ``generation`` tag), with the
-directory's ``bos_token``/``eos_token`` and the candidate's options (Llama 3's
-``date_string``: the date is never read from a clock).  It needs ``jinja2`` (the
+1. **Declared families.**  The template renders a fixed set of probe conversations; every
+   registered format and each named option set its declaration lists (``variants``, such as
+   ``chatml:qwen2.5``) renders them too, the template given the variables and the date the
+   candidate's options stand for (``Layout.template_variables``, ``Layout.today``).  The
+   first candidate that renders every probe it can express identically is the answer, by
+   its registered name.
+2. **Inference** (:mod:`pawlette.infer`), when no declared family matches: a declaration
+   derived from the template by differential probing, accepted only when it renders a set of
+   generated conversations exactly as the template does and parses the template's own
+   assistant turns back.  What it could not derive is refused at use, saying why; a
+   declaration that fails verification is never used (the answer then says where it failed).
+
+The template runs in a Jinja environment set up as transformers sets up its own, with a clock
+that never reads the machine's (:mod:`pawlette.infer.template`).  It needs ``jinja2`` (the
 ``transformers`` extra).
 
 >>> from pawlette.detect import detect  # doctest: +SKIP
@@ -23,17 +30,30 @@ directory's ``bos_token``/``eos_token`` and the candidate's options (Llama 3's
 from __future__ import annotations
 
 import dataclasses
+import datetime
 import json
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .errors import PawletteError, RequestError
+from .errors import RequestError
 from .format import Format
 from .formats import formats, get_format
+from .infer import Inference, infer_template
+from .infer.template import DEFAULT_TODAY, TemplateRunner
 
-__all__ = ["Detection", "Probe", "detect", "detect_template", "read_chat_template"]
+__all__ = [
+    "Detection",
+    "Mismatch",
+    "Probe",
+    "detect",
+    "detect_template",
+    "format_of_directory",
+    "read_chat_template",
+    "read_special_tokens",
+]
 
 _WEATHER = {
     "type": "function",
@@ -60,7 +80,11 @@ class Probe:
 
 
 def _call(name: str, arguments: str) -> dict[str, Any]:
-    return {"id": "call_0", "type": "function", "function": {"name": name, "arguments": arguments}}
+    return {
+        "id": "call00001",
+        "type": "function",
+        "function": {"name": name, "arguments": arguments},
+    }
 
 
 PROBES = (
@@ -113,39 +137,80 @@ PROBES = (
 
 @dataclass(frozen=True)
 class Mismatch:
-    """The first probe where a candidate and the directory's template differ."""
+    """The first probe where a declared candidate and the template differ."""
 
     candidate: str
     probe: str
     expected: str
-    """What the directory's template rendered."""
+    """What the template rendered."""
     rendered: str
     """What the candidate rendered."""
+    agreed: int = 0
+    """Probes the candidate rendered identically before this one."""
 
 
 @dataclass(frozen=True)
 class Detection:
-    """The answer of :func:`detect`: ``format`` (None: no registered format matches),
-    the registered ``name`` and the ``variant`` (a declaration's named options, or None),
-    the probes compared, and per other candidate the first probe that differed."""
+    """What :func:`detect` found.
+
+    - ``format``: the format to use (None: none, see :meth:`describe`);
+    - ``name``: its registered name (``"chatml:qwen2.5"``: a family and its variant), or the
+      inferred declaration's name;
+    - ``variant``: the declared family's named option set (None: its defaults, or inferred);
+    - ``compared``: the probes a declared family rendered identically;
+    - ``mismatches``: per declared candidate, the first probe that differed;
+    - ``inference``: what inference found when no declared family matched (None: not tried).
+    """
 
     format: Format | None
     name: str | None
     variant: str | None
     compared: tuple[str, ...]
     mismatches: tuple[Mismatch, ...]
+    inference: Inference | None = None
+
+    @property
+    def declared(self) -> bool:
+        """A declared family writes the template."""
+        return self.format is not None and self.inference is None
+
+    @property
+    def inferred(self) -> bool:
+        """An inferred declaration, verified, writes the template."""
+        return self.format is not None and self.inference is not None
 
     def describe(self) -> str:
-        if self.format is not None:
-            variant = f" (variant {self.variant})" if self.variant else ""
-            return f"{self.name}{variant}: {len(self.compared)} probes rendered identically"
-        lines = ["no registered format renders this chat template"]
-        for mismatch in self.mismatches:
+        if self.declared:
+            return (
+                f"{self.name}: a declared family; {len(self.compared)} probes rendered identically"
+            )
+        lines = ["no declared family renders this chat template"]
+        closest = sorted(self.mismatches, key=lambda item: -item.agreed)[:3]
+        for mismatch in closest:
             lines.append(
                 f"  {mismatch.candidate}: first differs on probe {mismatch.probe!r}: "
-                f"template {mismatch.expected[:120]!r} vs {mismatch.rendered[:120]!r}"
+                f"template {mismatch.expected[:100]!r} vs {mismatch.rendered[:100]!r}"
             )
+        if self.inference is not None:
+            if self.inferred:
+                lines.append(f"{self.name}: {self.inference.describe()}")
+            else:
+                lines.append(self.inference.describe())
         return "\n".join(lines)
+
+    def declaration(self) -> str:
+        """Python source of the format: the inferred declaration (save, edit and register
+        it), or the line that gets a declared family."""
+        if self.declared:
+            return (
+                f'"""The declared family {self.name}."""\n\nimport pawlette\n\n'
+                f"FORMAT = pawlette.get_format({json.dumps(self.name)})\n"
+            )
+        if self.inference is None or self.inference.layout is None:
+            raise RequestError(
+                "declaration", "none", "a template whose turns inference could derive"
+            )
+        return self.inference.source()
 
 
 # ------------------------------------------------------------------ the directory
@@ -159,18 +224,23 @@ def _token_text(value: Any) -> str | None:
     return None
 
 
+def _config(folder: Path) -> dict[str, Any]:
+    config_path = folder / "tokenizer_config.json"
+    if not config_path.is_file():
+        return {}
+    try:
+        config = json.loads(config_path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as error:
+        raise RequestError(str(config_path), f"unreadable ({error})", "JSON") from error
+    if not isinstance(config, dict):
+        raise RequestError(str(config_path), f"a JSON {type(config).__name__}", "an object")
+    return config
+
+
 def read_chat_template(directory: str | Path) -> tuple[str, dict[str, str]]:
     """The directory's chat template and its special-token variables (``bos_token``...)."""
     folder = Path(directory)
-    config_path = folder / "tokenizer_config.json"
-    config: dict[str, Any] = {}
-    if config_path.is_file():
-        try:
-            config = json.loads(config_path.read_text(encoding="utf-8"))
-        except (OSError, ValueError) as error:
-            raise RequestError(str(config_path), f"unreadable ({error})", "JSON") from error
-        if not isinstance(config, dict):
-            raise RequestError(str(config_path), f"a JSON {type(config).__name__}", "an object")
+    config = _config(folder)
     variables = {
         key: text
         for key in ("bos_token", "eos_token", "unk_token", "pad_token")
@@ -197,76 +267,30 @@ def read_chat_template(directory: str | Path) -> tuple[str, dict[str, str]]:
     return template, variables
 
 
-# ------------------------------------------------------------------ Jinja as transformers runs it
+def read_special_tokens(directory: str | Path) -> tuple[str, ...] | None:
+    """The tokenizer's added tokens (``tokenizer_config.json``'s ``added_tokens_decoder``,
+    else ``tokenizer.json``'s ``added_tokens``); None: the directory does not say."""
+    folder = Path(directory)
+    decoder = _config(folder).get("added_tokens_decoder")
+    if isinstance(decoder, Mapping) and decoder:
+        found = [_token_text(item) for item in decoder.values()]
+        return tuple(text for text in found if text)
+    tokenizer = folder / "tokenizer.json"
+    if tokenizer.is_file():
+        try:
+            added = json.loads(tokenizer.read_text(encoding="utf-8")).get("added_tokens")
+        except (OSError, ValueError, AttributeError):
+            return None
+        if isinstance(added, list) and added:
+            return tuple(text for item in added if (text := _token_text(item)))
+    return None
 
 
-def _environment() -> Any:
-    try:
-        import jinja2
-        from jinja2.ext import Extension, loopcontrols
-        from jinja2.sandbox import ImmutableSandboxedEnvironment
-    except ImportError as error:  # pragma: no cover - the extra is installed in the tests
-        raise PawletteError("detect needs jinja2: pip install 'pawlette[transformers]'") from error
-
-    class Generation(Extension):
-        """``{% generation %}...{% endgeneration %}``: renders its body (the mask is not
-        needed here)."""
-
-        tags = {"generation"}  # noqa: RUF012 (jinja2 declares it so)
-
-        def parse(self, parser: Any) -> Any:
-            lineno = next(parser.stream).lineno
-            body = parser.parse_statements(("name:endgeneration",), drop_needle=True)
-            return jinja2.nodes.Scope(body, lineno=lineno)
-
-    def raise_exception(message: str) -> None:
-        raise jinja2.exceptions.TemplateError(message)
-
-    def tojson(
-        value: Any,
-        ensure_ascii: bool = False,
-        indent: int | None = None,
-        separators: Any = None,
-        sort_keys: bool = False,
-    ) -> str:
-        return json.dumps(
-            value,
-            ensure_ascii=ensure_ascii,
-            indent=indent,
-            separators=separators,
-            sort_keys=sort_keys,
-        )
-
-    environment = ImmutableSandboxedEnvironment(
-        trim_blocks=True, lstrip_blocks=True, extensions=[Generation, loopcontrols]
-    )
-    environment.filters["tojson"] = tojson
-    environment.globals["raise_exception"] = raise_exception
-    return environment
-
-
-def _hugging_face(messages: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
-    """OpenAI messages as Hugging Face callers pass them: arguments parsed, no None."""
-    result = []
-    for message in messages:
-        copy = {key: value for key, value in message.items() if value is not None}
-        if copy.get("tool_calls"):
-            copy["tool_calls"] = [
-                {
-                    **call,
-                    "function": {
-                        **call["function"],
-                        "arguments": json.loads(call["function"]["arguments"]),
-                    },
-                }
-                for call in copy["tool_calls"]
-            ]
-        result.append(copy)
-    return result
+# ------------------------------------------------------------------ declared families
 
 
 def _option_variables(fmt: Format) -> dict[str, Any]:
-    """A declared format's options by name (the Option pieces' template variables)."""
+    """A declared format's text options by name (the Option pieces' template variables)."""
     options = fmt.options
     if options is None or not dataclasses.is_dataclass(options):
         return {}
@@ -277,39 +301,48 @@ def _option_variables(fmt: Format) -> dict[str, Any]:
     }
 
 
-# ------------------------------------------------------------------ candidates
+def _reference(fmt: Format) -> tuple[dict[str, Any], datetime.date | None]:
+    """The template variables and the date a declared candidate stands for."""
+    variables = _option_variables(fmt)
+    layout = getattr(fmt, "declaration", None)
+    today = None
+    reference = getattr(layout, "reference_variables", None)
+    if callable(reference):
+        variables.update(reference())
+        name = getattr(layout, "today", None)
+        if name:
+            value = getattr(fmt.options, name, None)
+            if isinstance(value, datetime.date):
+                today = value
+    return variables, today
 
 
 def _candidates() -> list[tuple[str, str | None, Format]]:
     result: list[tuple[str, str | None, Format]] = []
     for name in formats():
+        if ":" in name:
+            continue
         fmt = get_format(name)
         result.append((name, None, fmt))
         layout = getattr(fmt, "declaration", None)
-        for variant, options in (getattr(layout, "variants", None) or {}).items():
-            result.append((name, variant, fmt.with_options(**dataclasses.asdict(options))))
+        for variant in getattr(layout, "variants", None) or {}:
+            result.append((name, variant, get_format(f"{name}:{variant}")))
     return result
 
 
-def detect_template(
-    template: str, variables: Mapping[str, str] | None = None, probes: Iterable[Probe] = PROBES
-) -> Detection:
-    """:func:`detect` for a template given as text."""
-    environment = _environment()
-    import jinja2
-
-    try:
-        compiled = environment.from_string(template)
-    except jinja2.TemplateSyntaxError as error:
-        raise RequestError(
-            "chat_template", f"not valid Jinja ({error.message}, line {error.lineno})", "a template"
-        ) from error
-    probe_list = list(probes)
+def _declared(
+    runner: TemplateRunner, probes: list[Probe]
+) -> tuple[Detection | None, list[Mismatch]]:
+    default_today = runner.today
+    cache: dict[str, Any] = {}
     mismatches: list[Mismatch] = []
     for name, variant, fmt in _candidates():
+        variables, today = _reference(fmt)
+        runner.today = today or default_today
         compared: list[str] = []
         mismatch: Mismatch | None = None
-        for probe in probe_list:
+        label = name if variant is None else f"{name}:{variant}"
+        for probe in probes:
             try:
                 rendered = fmt.render(
                     list(probe.messages),
@@ -318,30 +351,131 @@ def detect_template(
                 ).text
             except RequestError:
                 continue  # the candidate cannot express this probe
-            try:
-                expected = compiled.render(
-                    messages=_hugging_face(probe.messages),
-                    tools=[dict(tool) for tool in probe.tools] or None,
+            key = json.dumps(
+                [probe.name, variables, str(runner.today)], sort_keys=True, default=str
+            )
+            expected = cache.get(key)
+            if expected is None:
+                expected = cache[key] = runner.render(
+                    probe.messages,
+                    probe.tools or None,
                     add_generation_prompt=probe.add_generation_prompt,
-                    **{**_option_variables(fmt), **(variables or {})},
+                    variables=variables,
                 )
-            except Exception as error:  # the directory's template refuses the probe
-                mismatch = Mismatch(name, probe.name, f"<error: {error}>", rendered)
-                break
-            if expected != rendered:
-                mismatch = Mismatch(name, probe.name, expected, rendered)
+            if expected.text != rendered:
+                shown = (
+                    expected.text if expected.text is not None else f"<refused: {expected.refusal}>"
+                )
+                mismatch = Mismatch(label, probe.name, shown, rendered, len(compared))
                 break
             compared.append(probe.name)
-        label = name if variant is None else f"{name} ({variant})"
+        runner.today = default_today
         if mismatch is None and len(compared) >= 3:
-            return Detection(fmt, name, variant, tuple(compared), tuple(mismatches))
+            return Detection(fmt, label, variant, tuple(compared), tuple(mismatches)), mismatches
         if mismatch is not None:
-            mismatches.append(dataclasses.replace(mismatch, candidate=label))
-    return Detection(None, None, None, (), tuple(mismatches))
+            mismatches.append(mismatch)
+    return None, mismatches
 
 
-def detect(directory: str | Path, probes: Iterable[Probe] = PROBES) -> Detection:
-    """The registered format whose render equals the directory's chat template on the probe
-    conversations (see the module docstring)."""
+# ------------------------------------------------------------------ detection
+
+
+def detect_template(
+    template: str,
+    variables: Mapping[str, str] | None = None,
+    *,
+    bos_token: str | None = None,
+    eos_token: str | None = None,
+    today: datetime.date | None = None,
+    special_tokens: Iterable[str] | None = None,
+    declared: bool = True,
+    infer: bool = True,
+    name: str = "inferred",
+    probes: Iterable[Probe] = PROBES,
+) -> Detection:
+    """:func:`detect` for a template given as text.
+
+    ``bos_token``/``eos_token`` (or ``variables``, a mapping holding them): what the tokenizer
+    gives the template; ``today``: the date its clock reads; ``special_tokens``: the
+    tokenizer's added tokens (None: told by their shape); ``declared``/``infer``: try the
+    declared families, inference; ``name``: the inferred declaration's name.
+    """
+    given = dict(variables or {})
+    bos_token = bos_token if bos_token is not None else given.get("bos_token")
+    eos_token = eos_token if eos_token is not None else given.get("eos_token")
+    tokens = {
+        key: value
+        for key, value in (("bos_token", bos_token), ("eos_token", eos_token))
+        if value is not None
+    }
+    runner = TemplateRunner(template, tokens, today=today or DEFAULT_TODAY)
+    mismatches: list[Mismatch] = []
+    if declared:
+        found, mismatches = _declared(runner, list(probes))
+        if found is not None:
+            return found
+    if not infer:
+        return Detection(None, None, None, (), tuple(mismatches))
+    inference = infer_template(
+        template,
+        bos_token=bos_token,
+        eos_token=eos_token,
+        today=today,
+        special_tokens=special_tokens,
+        name=name,
+    )
+    return Detection(
+        inference.format,
+        name if inference.format is not None else None,
+        None,
+        (),
+        tuple(mismatches),
+        inference,
+    )
+
+
+def _name_of(directory: Path) -> str:
+    slug = re.sub(r"[^A-Za-z0-9._-]+", "-", directory.resolve().name).strip("-.") or "model"
+    return f"inferred-{slug}"[:100]
+
+
+def detect(
+    directory: str | Path,
+    probes: Iterable[Probe] = PROBES,
+    *,
+    today: datetime.date | None = None,
+    declared: bool = True,
+    infer: bool = True,
+) -> Detection:
+    """The format of a model or tokenizer directory's chat template (see the module)."""
     template, variables = read_chat_template(directory)
-    return detect_template(template, variables, probes)
+    return detect_template(
+        template,
+        bos_token=variables.get("bos_token"),
+        eos_token=variables.get("eos_token"),
+        today=today,
+        special_tokens=read_special_tokens(directory),
+        declared=declared,
+        infer=infer,
+        name=_name_of(Path(directory)),
+        probes=probes,
+    )
+
+
+def format_of_directory(directory: str | Path) -> Format:
+    """The format :func:`detect` finds for a directory (what ``-f DIR`` uses): a declared
+    family, or the inferred declaration, registered under its name in this process.  A
+    template neither can write is a :class:`~pawlette.errors.RequestError` saying why."""
+    detection = detect(directory)
+    if detection.format is None or detection.name is None:
+        reason = detection.inference.refusal if detection.inference is not None else "none"
+        raise RequestError(
+            str(directory),
+            f"no declared family writes its chat template, and inference was refused ({reason})",
+            "a model directory whose chat template pawlette can declare or infer",
+        )
+    if detection.inferred:
+        from .formats import register_format
+
+        register_format(detection.format, replace=True)
+    return detection.format

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .blocks.tool_choice import ForcedPrefixes, forced_prefix
-from .engine.fold import fold, merge_assistant
+from .engine.fold import fold, merge_assistant, pair_results
 from .engine.lexer import marker_pattern
 from .engine.machine import Grammar, Parser
 from .engine.writer import Writer
@@ -89,10 +89,13 @@ class Format:
     after a segment of one of these kinds followed by one of another kind (ChatGLM3's
     ``build_chat_input`` encodes ``{metadata}\\n`` and the content apart)."""
     declaration: Any = field(default=None, compare=False, repr=False)
-    """The :class:`pawlette.declare.Layout` the format was declared from (None: written by
+    """The :class:`pawlette.legacy.Layout` the format was declared from (None: written by
     hand): exporters read it from the value, never look the format up by name."""
 
     _plain_render: Callable[[object, object, bool], Rendering | None] | None = field(
+        default=None, init=False, compare=False, repr=False
+    )
+    _prompt_entries: list[tuple[str, str]] | None = field(
         default=None, init=False, compare=False, repr=False
     )
     """The declaration's plain render (set from ``write``, which carries it when it has one)."""
@@ -173,6 +176,26 @@ class Format:
 
     # ------------------------------------------------------------------ parse
 
+    def completion_start(self, prompt: str) -> str:
+        """The state a completion starts in after the generation prompt ``prompt`` (its
+        tail): the state the longest row whose marker ends the prompt goes to, if that state
+        is the assistant's (a prompt that opens a reasoning block leaves the model inside
+        it), else the format's default completion state.  llama.cpp reads model output
+        knowing the prompt the same way."""
+        entries = self._prompt_entries
+        if entries is None:
+            states = self.grammar.states
+            found: dict[str, str] = {}
+            for (_, marker), step in self.grammar.steps.items():
+                if states[step.target].role == "assistant":
+                    found.setdefault(marker, step.target)
+            entries = sorted(found.items(), key=lambda item: -len(item[0]))
+            object.__setattr__(self, "_prompt_entries", entries)
+        for marker, target in entries:
+            if prompt.endswith(marker):
+                return target
+        return self.grammar.completion_start
+
     def parser(
         self,
         *,
@@ -182,6 +205,7 @@ class Format:
         start: str | None = None,
         tools: object = None,
         stream_arguments: bool = False,
+        prompt: str | None = None,
     ) -> Parser:
         """An incremental parser: ``feed(text)`` / ``finish()`` return events.
 
@@ -194,8 +218,12 @@ class Format:
         arguments, end).  ``stream_arguments=True`` passes argument text as it is read (for
         long arguments), with a weaker guarantee: a call that turns out malformed was already
         partly emitted; it never gets its ``ToolCallEnd`` (the fold drops it) and its text
-        follows as content (see README, "Contracts").
+        follows as content (see README, "Contracts").  ``prompt``: the generation prompt the
+        completion follows (its tail is enough): the parser starts where it leaves the model
+        (:meth:`completion_start`), inside a reasoning block the prompt opened.
         """
+        if prompt is not None and start is None and not conversation:
+            start = self.completion_start(prompt)
         return Parser(
             self.grammar,
             conversation=conversation,
@@ -214,9 +242,11 @@ class Format:
         finish_reason: str | None = None,
         id_factory: Callable[[], str] | None = None,
         tools: object = None,
+        prompt: str | None = None,
     ) -> Completion:
-        """Parse a whole completion into an OpenAI assistant message and a finish reason."""
-        parser = self.parser(strict=strict, id_factory=id_factory, tools=tools)
+        """Parse a whole completion into an OpenAI assistant message and a finish reason
+        (``prompt``: the generation prompt it follows, see :meth:`parser`)."""
+        parser = self.parser(strict=strict, id_factory=id_factory, tools=tools, prompt=prompt)
         events = parser.feed(completion) + parser.finish(finish_reason)
         folded = fold(events, self.grammar.fields)
         message = merge_assistant(folded.messages)
@@ -240,7 +270,10 @@ class Format:
         )
         events = parser.feed(text) + parser.finish()
         folded = fold(events, self.grammar.fields)
-        messages = tuple(folded.messages)
+        # A format whose results name no call answers calls by position (pair_results); one
+        # that reads a result's call id (a field of the tool role) keeps what it read.
+        paired = "tool" in self.grammar.fields
+        messages = tuple(folded.messages if paired else pair_results(folded.messages))
         tools = tuple(folded.tools)
         return ParsedConversation(
             messages=[message_to_openai(message) for message in messages],

@@ -253,19 +253,30 @@ class Segment(NamedTuple):
 
 @dataclass(frozen=True, slots=True)
 class Rendering:
-    """The result of rendering: ``text`` is exactly the join of the segments' texts."""
+    """The result of rendering: ``text`` is exactly the join of the segments' texts.
+
+    ``losses``: what the format dropped on purpose, one line each with its JSON path
+    (``"messages[1].reasoning_content: not written before the last user message"``): fields
+    the format's reference template accepts and does not write.  Rendering never refuses them;
+    parsing the text back cannot give them back.
+    """
 
     text: str
     segments: tuple[Segment, ...]
+    losses: tuple[str, ...]
 
-    def __init__(self, text: str, segments: tuple[Segment, ...]) -> None:
+    def __init__(
+        self, text: str, segments: tuple[Segment, ...], losses: tuple[str, ...] = ()
+    ) -> None:
         # The slots' own setters, as Message's __init__ does (see there): one per render.
         _set_rendering_text(self, text)
         _set_segments(self, segments)
+        _set_losses(self, losses)
 
 
 _set_rendering_text = _slot_setter(Rendering, "text")
 _set_segments = _slot_setter(Rendering, "segments")
+_set_losses = _slot_setter(Rendering, "losses")
 
 
 # --------------------------------------------------------------------------- parser events

@@ -24,11 +24,12 @@ from typing import Any
 
 from hypothesis import strategies as st
 
+from pawlette import declare
 from pawlette.blocks.results import result_text
-from pawlette.declare import Layout, PythonResults
-from pawlette.declare.python_results import written_value
-from pawlette.declare.write import last_query_index
 from pawlette.format import Format
+from pawlette.legacy import Layout, PythonResults
+from pawlette.legacy.python_results import written_value
+from pawlette.legacy.write import last_query_index
 
 ALPHABET = "abcxyz XYZ019.,:;!?'\"-_/\\()[]{}<>|#*=+\n\té中😀"
 # A bare-call format reads text starting with "{" as a call; its GBNF refuses "<" there too.
@@ -54,10 +55,40 @@ TOOLS = [
 ]
 
 
-def layout_of(fmt: Format) -> Layout:
+def layout_of(fmt: Format) -> Any:
     layout = fmt.declaration
-    assert isinstance(layout, Layout), fmt.name
+    assert isinstance(layout, (Layout, declare.Layout)), fmt.name
     return layout
+
+
+@dataclass(frozen=True)
+class ReasoningRules:
+    """How a layout keeps reasoning (whichever layer declares it)."""
+
+    keep: str
+    empty_on_last: bool
+    open: str
+
+
+def reasoning_rules(layout: Any) -> ReasoningRules | None:
+    if isinstance(layout, declare.Layout):
+        found = layout.concept(declare.Reasoning)
+        if found is None:
+            return None
+        opening = "".join(piece.text for piece in found.open if hasattr(piece, "text"))
+        return ReasoningRules(found.keep, found.empty_on_last, opening)
+    legacy = layout.reasoning
+    if legacy is None:
+        return None
+    opening = "".join(piece.text for piece in legacy.open if hasattr(piece, "text"))
+    return ReasoningRules(legacy.keep, legacy.always_on_last, opening)
+
+
+def default_system(layout: Any) -> str:
+    if isinstance(layout, declare.Layout):
+        system = layout.concept(declare.SystemPrompt)
+        return system.default if system is not None and isinstance(system.default, str) else ""
+    return layout.system.default or ""
 
 
 @dataclass(frozen=True)
@@ -72,8 +103,19 @@ class CallRules:
     """Arguments come back as ``json.dumps`` of their value, not as the caller spelled them."""
 
 
-def call_rules(layout: Layout) -> CallRules | None:
+def call_rules(layout: Any) -> CallRules | None:
     """The calls of a layout (None: it has none)."""
+    if isinstance(layout, declare.Layout):
+        found = layout.concept(declare.JsonCalls)
+        if found is not None:
+            tojson = found.arguments == "tojson"
+            return CallRules(found.parallel, found.with_content, found.open is None, tojson)
+        for kind in (declare.NamedCalls, declare.XmlCalls, declare.JsonCallList):
+            other = layout.concept(kind)
+            if other is not None:
+                with_content = getattr(other, "content", "written") == "written"
+                return CallRules(other.parallel, with_content, False, True)
+        return None
     calls = layout.calls
     if calls is not None:
         tojson = calls.arguments == "tojson"
@@ -85,14 +127,26 @@ def call_rules(layout: Layout) -> CallRules | None:
     return None
 
 
-def has_tools(layout: Layout) -> bool:
+def has_tools(layout: Any) -> bool:
     """Whether the layout writes the request's tools (a tools block or a headed listing)."""
+    if isinstance(layout, declare.Layout):
+        return layout.concept(declare.ToolsBlock) is not None
     return layout.tools is not None or layout.headed is not None or layout.blocks is not None
 
 
 def writes_call_ids(fmt: Format) -> bool:
     """Whether the layout writes call ids (then they are read back as written)."""
-    containers = layout_of(fmt).containers
+    layout = layout_of(fmt)
+    if isinstance(layout, declare.Layout):
+        calls = layout.concept(declare.JsonCalls)
+        named = layout.concept(declare.NamedCalls)
+        listed = layout.concept(declare.JsonCallList)
+        return (
+            (calls is not None and calls.id_key is not None)
+            or (named is not None and named.id_open is not None)
+            or (listed is not None and listed.key("id") is not None)
+        )
+    containers = layout.containers
     return containers is not None and containers.call_id is not None
 
 
@@ -144,7 +198,7 @@ def conversations(draw: st.DrawFn, fmt: Format, *, strip: bool = False) -> dict[
         # Per query: maybe a turn of calls and their results, then maybe an answer.
         if tools and calls is not None and draw(st.booleans()):
             message: dict[str, Any] = {"role": "assistant"}
-            if layout.reasoning is not None and draw(st.booleans()):
+            if reasoning_rules(layout) is not None and draw(st.booleans()):
                 message["reasoning_content"] = draw(text)
             with_text = calls.with_content and draw(st.booleans())
             message["content"] = draw(text) if with_text else None
@@ -164,7 +218,7 @@ def conversations(draw: st.DrawFn, fmt: Format, *, strip: bool = False) -> dict[
                 messages.append({"role": "tool", "tool_call_id": call["id"], "content": draw(text)})
         if draw(st.booleans()):
             answer: dict[str, Any] = {"role": "assistant", "content": draw(text)}
-            if layout.reasoning is not None and draw(st.booleans()):
+            if reasoning_rules(layout) is not None and draw(st.booleans()):
                 answer["reasoning_content"] = draw(text)
             messages.append(answer)
     request: dict[str, Any] = {"messages": messages}
@@ -192,7 +246,7 @@ def normalise(fmt: Format, request: dict[str, Any]) -> dict[str, Any]:
                     arguments = json.dumps(json.loads(arguments), ensure_ascii=False)
                 call["function"] = {**call["function"], "arguments": arguments}
                 call["id"] = new
-            reasoning = layout.reasoning
+            reasoning = reasoning_rules(layout)
             if reasoning is not None and reasoning.keep == "after_last_query":
                 kept = index > last_query
                 # Kept when non-empty; an empty block (Qwen3 writes one on the last turn) reads
@@ -201,10 +255,10 @@ def normalise(fmt: Format, request: dict[str, Any]) -> dict[str, Any]:
                     message.pop("reasoning_content", None)
         elif message["role"] == "tool":
             message["tool_call_id"] = ids[message["tool_call_id"]]
-            if isinstance(layout.results, PythonResults):  # written as its Python value
+            if isinstance(getattr(layout, "results", None), PythonResults):  # a Python value
                 message["content"] = result_text(written_value(message["content"]))
     if messages and messages[0]["role"] == "system":
-        default = layout.system.default or ""
+        default = default_system(layout)
         if messages[0]["content"] == default:
             messages.pop(0)
     normalised = {**request, "messages": messages}
@@ -241,8 +295,8 @@ def normalise_completion(fmt: Format, message: dict[str, Any]) -> dict[str, Any]
         if calls is not None and calls.rewrites_arguments:
             arguments = json.loads(call["function"]["arguments"])
             call["function"]["arguments"] = json.dumps(arguments, ensure_ascii=False)
-    reasoning = layout.reasoning
-    if reasoning is not None and reasoning.always_on_last and not message.get("reasoning_content"):
+    reasoning = reasoning_rules(layout)
+    if reasoning is not None and reasoning.empty_on_last and not message.get("reasoning_content"):
         message.pop("reasoning_content", None)  # an empty block is no reasoning
     return message
 
@@ -276,6 +330,6 @@ def assistant_turn(
         ]
     with_text = not count or (calls is not None and calls.with_content and draw(st.booleans()))
     message["content"] = draw(text) if with_text else None
-    if layout.reasoning is not None and draw(st.booleans()):
+    if reasoning_rules(layout) is not None and draw(st.booleans()):
         message["reasoning_content"] = draw(text)
     return message

@@ -10,7 +10,7 @@ from __future__ import annotations
 from contextlib import AbstractContextManager
 
 import pawlette
-from pawlette.declare import (
+from pawlette.legacy import (
     Decision,
     Frame,
     Layout,

@@ -12,7 +12,7 @@ import dataclasses
 from contextlib import AbstractContextManager
 
 import pawlette
-from pawlette.declare import (
+from pawlette.legacy import (
     Boxes,
     ContentParts,
     PlaceholderImages,

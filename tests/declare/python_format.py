@@ -10,7 +10,7 @@ from __future__ import annotations
 from contextlib import AbstractContextManager
 
 import pawlette
-from pawlette.declare import Frame, Layout, Marker, PythonCalls, Results, ToolsBlock, fence
+from pawlette.legacy import Frame, Layout, Marker, PythonCalls, Results, ToolsBlock, fence
 
 from . import registering
 

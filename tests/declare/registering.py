@@ -5,13 +5,13 @@ from __future__ import annotations
 import importlib
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import Any
 
 import pawlette
-from pawlette.declare import Layout
 
 
 @contextmanager
-def registered(layout: Layout) -> Iterator[pawlette.Format]:
+def registered(layout: Any) -> Iterator[pawlette.Format]:
     """The format registered for the duration (the registry is the process's)."""
     registry = importlib.import_module("pawlette.formats")
     fmt = pawlette.register_format(layout)

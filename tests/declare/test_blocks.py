@@ -1,4 +1,4 @@
-"""The block-turns concept (:mod:`pawlette.declare.blocks`) on a user-declared format.
+"""The block-turns concept (:mod:`pawlette.legacy.blocks`) on a user-declared format.
 
 The generated checks (:mod:`.test_cross_artifacts`) draw text, calls and results; here the
 user's format (:mod:`.user_blocks`, other markers than omni's) gets what only the concept's

@@ -29,10 +29,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import pawlette
-from pawlette.declare import PythonCalls, layout_of
 from pawlette.export import export_grammar, export_jinja
 from pawlette.export.jinja import template_inputs
 from pawlette.format import Format
+from pawlette.legacy import PythonCalls
 from pawlette.tokenization.ids import IdParser
 
 from ..export import gbnf
@@ -43,15 +43,28 @@ from . import (
     decision_format,
     parts_format,
     python_format,
+    registering,
     user_blocks,
     user_blocks_lean,
+    user_concepts,
     user_containers,
     user_format,
 )
-from .conversations import TOOLS, call_rules, conversations, has_tools, normalise, writes_call_ids
+from .conversations import (
+    TOOLS,
+    call_rules,
+    conversations,
+    has_tools,
+    layout_of,
+    normalise,
+    reasoning_rules,
+    writes_call_ids,
+)
 from .tokens import accepts, random_walk, segment_ids, tokenizer
 
-DECLARED = [name for name in pawlette.formats() if layout_of(pawlette.get_format(name)) is not None]
+DECLARED = [
+    name for name in pawlette.formats() if pawlette.get_format(name).declaration is not None
+]
 USER_FORMATS = {
     module.LAYOUT.name: module
     for module in (
@@ -64,13 +77,18 @@ USER_FORMATS = {
         user_blocks_lean,
     )
 }
-FORMATS = [*DECLARED, *USER_FORMATS]
+CONCEPT_FORMATS = {layout.name: layout for layout in user_concepts.LAYOUTS}
+FORMATS = [*DECLARED, *USER_FORMATS, *CONCEPT_FORMATS]
 
 
 @pytest.fixture(scope="module", params=FORMATS)
 def fmt(request: pytest.FixtureRequest) -> Iterator[Format]:
+    layout = CONCEPT_FORMATS.get(request.param)
     module = USER_FORMATS.get(request.param)
-    if module is not None:
+    if layout is not None:
+        with registering.registered(layout):
+            yield pawlette.get_format(request.param)
+    elif module is not None:
         with module.registered():
             yield pawlette.get_format(request.param)  # by name, as every user of it would
     else:
@@ -202,13 +220,17 @@ def has_assistant(request: dict[str, Any]) -> bool:
 def test_streaming_text_and_ids_equals_whole(fmt: Format, data: st.DataObject) -> None:
     request = data.draw(conversations(fmt).filter(has_assistant))
     text, full, start = completion(fmt, request)
-    whole = folded(fmt, feed_in_pieces(fmt, text, [len(text) or 1], conversation=False))
+    prompt = full.text[:start]
+    whole = folded(
+        fmt, feed_in_pieces(fmt, text, [len(text) or 1], conversation=False, prompt=prompt)
+    )
     assert not whole[2], whole
     seed = data.draw(st.integers(0, 10_000))
-    assert folded(fmt, feed_in_pieces(fmt, text, random_sizes(seed), conversation=False)) == whole
+    pieces = feed_in_pieces(fmt, text, random_sizes(seed), conversation=False, prompt=prompt)
+    assert folded(fmt, pieces) == whole
     ids = segment_ids(fmt.name, full, start=start)
     generator = random.Random(seed)
-    parser = IdParser(fmt, tokenizer(fmt.name), id_factory=sequential_ids())
+    parser = IdParser(fmt, tokenizer(fmt.name), id_factory=sequential_ids(), prompt=prompt)
     events = []
     position = 0
     while position < len(ids):
@@ -220,7 +242,7 @@ def test_streaming_text_and_ids_equals_whole(fmt: Format, data: st.DataObject) -
     index = last_assistant(request)
     through = {**request, "messages": request["messages"][: index + 1]}
     expected = normalise(fmt, through)["messages"][index]
-    message = fmt.parse(text, id_factory=sequential_ids()).message
+    message = fmt.parse(text, id_factory=sequential_ids(), prompt=prompt).message
     if not writes_call_ids(fmt):  # generated in order, from the completion's own count
         calls = expected.get("tool_calls") or []
         ids_in_order = {c["id"]: f"call_{n}" for n, c in enumerate(calls)}
@@ -314,6 +336,17 @@ def near_misses(fmt: Format, text: str) -> list[str]:
     if '"get_weather"' in text:
         misses.append(text.replace('"get_weather"', '"get_wether"', 1))
         misses.append(text.replace('"get_weather"', '"get_weather" ', 1))
+    elif "get_weather" in text and "get_weather(" not in text:  # a name outside the JSON
+        misses.append(text.replace("get_weather", "get_wether", 1))
+        misses.append(text.replace("get_weather", "get_weatherx", 1))
+    if '{"city"' in text and '"arguments": {' not in text and '"parameters": {' not in text:
+        start = text.index('{"city"')
+        _, position = json.JSONDecoder().raw_decode(text, start)
+        misses.append(text[:position] + " garbage" + text[position:])
+        misses.append(text[:position] + "}" + text[position:])
+    if "<parameter=city>" in text:  # a tag per parameter
+        misses.append(text.replace("<parameter=city>", "<parameter=cty>", 1))
+        misses.append(text.replace("</parameter>", "</parameter></parameter>", 1))
     for key in ('"arguments": {', '"parameters": {'):
         if key in text:
             start = text.index(key) + len(key) - 1
@@ -326,17 +359,21 @@ def near_misses(fmt: Format, text: str) -> list[str]:
     # The end of a Python call list (the last ")]" of a turn that holds one; text such as
     # reasoning may spell ")]" too, and mutating it there is no miss).
     cut = text.rfind(")]")
-    if isinstance(layout.calls, PythonCalls) and re.search(r"\[(get_weather|now)\(", text):
+    if isinstance(getattr(layout, "calls", None), PythonCalls) and re.search(
+        r"\[(get_weather|now)\(", text
+    ):
         misses.append(text[:cut] + ") garbage]" + text[cut + 2 :])
         misses.append(text[:cut] + "))]" + text[cut + 2 :])
     end = fmt.stop[0]
     # (the turn without its stop is no miss: the grammar ends where the engine's stop takes over)
     misses.append(text.replace(end, end + end))
     misses.append(end + text)
-    if layout.reasoning is not None:
-        opening = "".join(p.text for p in layout.reasoning.open if hasattr(p, "text"))
-        misses.append(text.replace(end, opening + end))
-    if layout.headed is not None:  # calls as turns: NAME\n```python\ntool_call(k=v)\n```
+    reasoning = reasoning_rules(layout)
+    if reasoning is not None:
+        misses.append(text.replace(end, reasoning.open + end))
+    if (
+        getattr(layout, "headed", None) is not None
+    ):  # calls as turns: NAME\n```python\ntool_call(k=v)\n```
         headed = layout.headed
         head = headed.head("get_weather")
         misses.append(text.replace(head, headed.head("get_wether"), 1))
@@ -346,7 +383,9 @@ def near_misses(fmt: Format, text: str) -> list[str]:
         misses.append(text.replace(close, ") garbage" + headed.closing, 1))
         misses.append(text.replace(close, "))" + headed.closing, 1))
         misses.append(text.replace(close, ")", 1))
-    if layout.blocks is not None:  # inline calls: \n<start>NAME<arguments>{...}<close>
+    if (
+        getattr(layout, "blocks", None) is not None
+    ):  # inline calls: \n<start>NAME<arguments>{...}<close>
         calls = layout.blocks.calls
         start, arguments, close = calls.start.text, calls.arguments.text, calls.close.text
         head = start + "get_weather" + arguments

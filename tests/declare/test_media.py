@@ -1,4 +1,4 @@
-"""Images as placeholder runs and boxes (``pawlette.declare.media``) on their own.
+"""Images as placeholder runs and boxes (``pawlette.legacy.media``) on their own.
 
 Breeze's golden files and fidelity tests run them inside breeze; here: the box coordinates'
 bounds, on the reader's and the grammar's side alike, and the Jinja image count against the
@@ -15,9 +15,9 @@ from hypothesis import strategies as st
 
 import pawlette
 from pawlette.blocks.images import default_image_tokens
-from pawlette.declare.media import PlaceholderImages, read_boxes
 from pawlette.errors import ParseError
 from pawlette.export import export_grammar
+from pawlette.legacy.media import PlaceholderImages, read_boxes
 from pawlette.types import BoxPart, ImagePart
 
 IMAGES = PlaceholderImages("<img>", "<t>", "</img>", after="\n")

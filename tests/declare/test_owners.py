@@ -7,12 +7,12 @@ import dataclasses
 import pytest
 
 import pawlette
-from pawlette.declare import declare, layout_of
-from pawlette.declare.owners import INTERPRETERS, OWNERS, owner
 from pawlette.errors import FormatError
+from pawlette.legacy import declare, layout_of
+from pawlette.legacy.owners import INTERPRETERS, OWNERS, owner
 
 
-def _layout(name: str) -> pawlette.declare.Layout:
+def _layout(name: str) -> pawlette.legacy.Layout:
     layout = layout_of(pawlette.get_format(name))
     assert layout is not None
     return layout
@@ -30,7 +30,7 @@ def test_each_owner_has_every_interpreter(name: str, field: str) -> None:
 
 
 def test_a_layout_without_an_owner_uses_the_shared_interpreters() -> None:
-    assert all(owner(_layout("chatml"), interpreter) is None for interpreter in INTERPRETERS)
+    assert all(owner(_layout("breeze"), interpreter) is None for interpreter in INTERPRETERS)
 
 
 def test_two_owners_are_refused_when_declared() -> None:

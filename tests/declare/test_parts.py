@@ -1,4 +1,4 @@
-"""Content parts (``pawlette.declare.parts``) through a user-declared format.
+"""Content parts (``pawlette.legacy.parts``) through a user-declared format.
 
 The generated cross-artifact checks (``test_cross_artifacts``) draw text-only conversations;
 here the same checks run on conversations whose user and assistant messages hold images

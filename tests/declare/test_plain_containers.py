@@ -195,7 +195,7 @@ def test_a_deep_or_circular_tool_is_the_general_path_s() -> None:
             assert outcome(lambda tools=tools: chatml.render(messages, tools)) == expected
 
 
-FORMATS = [PCML, pawlette.declare.declare(user_containers.LAYOUT)]
+FORMATS = [PCML, pawlette.legacy.declare(user_containers.LAYOUT)]
 
 
 @settings(max_examples=300)
@@ -248,7 +248,7 @@ def test_values_checked_but_not_written_agree() -> None:
             ),
         ),
     )
-    fmt = pawlette.declare.declare(layout)
+    fmt = pawlette.legacy.declare(layout)
     for call_id in ("c1", "c\ud800", "ends\\", "[USR]"):
         messages = [{"role": "tool", "tool_call_id": call_id, "content": "x"}]
         assert_agrees(fmt, messages, None, False)
@@ -461,7 +461,7 @@ def test_only_one_byte_texts_skip_the_surrogate_check(text: str) -> None:
     form Python keeps, as it may for one it made itself, is a size larger: it is encoded.)"""
     from sys import getsizeof
 
-    from pawlette.declare.plain_containers import _ONE_BYTE_SIZE
+    from pawlette.legacy.plain_containers import _ONE_BYTE_SIZE
 
     def one_byte(sample: str) -> bool:
         return not sample.isascii() and max(sample) < "\u0100"

@@ -1,4 +1,4 @@
-"""The Python-calls building block (``pawlette.declare.python_calls``) on its own.
+"""The Python-calls building block (``pawlette.legacy.python_calls``) on its own.
 
 The generated cross-artifact checks run it inside declared layouts (``python_format``,
 ``decision_format``); breeze's tests run it inside breeze.  Here: what it promises by itself.
@@ -14,10 +14,10 @@ from hypothesis import strategies as st
 
 import pawlette
 from pawlette.codecs.python_literals import encode_calls
-from pawlette.declare import PythonCalls, declare, fence
-from pawlette.declare.python_calls import encoded, named_head
 from pawlette.errors import UnsupportedFeature
 from pawlette.export import export_grammar_bundle
+from pawlette.legacy import PythonCalls, declare, fence
+from pawlette.legacy.python_calls import encoded, named_head
 from pawlette.types import Message, ToolCall
 
 from . import decision_format, python_format
@@ -86,7 +86,7 @@ def test_what_a_layout_refuses_is_said_where() -> None:
 def test_decision_layouts_are_checked() -> None:
     import dataclasses
 
-    from pawlette.declare import Reasoning
+    from pawlette.legacy import Reasoning
 
     layout = decision_format.LAYOUT
     texts = dataclasses.replace(layout, calls=dataclasses.replace(layout.calls, with_content=True))
@@ -121,7 +121,7 @@ def test_decision_tokens_only_on_the_last_turn_of_a_request_with_tools() -> None
 def test_decision_tokens_need_python_calls() -> None:
     import dataclasses
 
-    from pawlette.declare import JsonCalls
+    from pawlette.legacy import JsonCalls
 
     json_calls = JsonCalls(open=fence("<call>"), with_content=False)
     for calls in (json_calls, None):

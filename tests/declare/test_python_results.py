@@ -1,4 +1,4 @@
-"""Tool results written as one Python list (:mod:`pawlette.declare.python_results`)."""
+"""Tool results written as one Python list (:mod:`pawlette.legacy.python_results`)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pawlette.blocks.results import result_value
-from pawlette.declare.python_results import written_value
+from pawlette.legacy.python_results import written_value
 
 
 def written_value_by_parsing_twice(content: str) -> Any:

@@ -1,4 +1,4 @@
-"""The tools block as one Python list (:mod:`pawlette.declare.python_tools`): a kept listing
+"""The tools block as one Python list (:mod:`pawlette.legacy.python_tools`): a kept listing
 is what the codec writes, and values that look alike are never taken for one another."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pawlette.codecs.python_literals import python_literal
-from pawlette.declare.python_tools import listing
+from pawlette.legacy.python_tools import listing
 
 
 class Text(str):

@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 import pawlette
-from pawlette.declare import declare, layout_of
 from pawlette.export import export_grammar, export_grammar_bundle, export_jinja, jinja_formats
 from pawlette.export.grammar import grammar_formats
+from pawlette.legacy import declare, layout_of
 
 from . import user_format
 from .conversations import TOOLS

@@ -1,4 +1,4 @@
-"""Rows (:mod:`pawlette.declare.rows`): a row writes what the writer's piece-by-piece calls
+"""Rows (:mod:`pawlette.legacy.rows`): a row writes what the writer's piece-by-piece calls
 write, in every message context, and a derived value is made once per value."""
 
 from __future__ import annotations
@@ -7,9 +7,9 @@ import re
 
 import pytest
 
-from pawlette.declare import rows
-from pawlette.declare.rows import Row
 from pawlette.engine.writer import Writer
+from pawlette.legacy import rows
+from pawlette.legacy.rows import Row
 
 PIECES = (
     (False, "\n", "separator", False),

@@ -11,10 +11,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pawlette.declare import Frame, JsonCalls, Layout, Marker, declare, fence
-from pawlette.declare.table import loose_spellings
 from pawlette.engine.fold import fold
 from pawlette.errors import ParseError
+from pawlette.legacy import Frame, JsonCalls, Layout, Marker, declare, fence
+from pawlette.legacy.table import loose_spellings
 
 from ..helpers import feed_in_pieces, random_sizes, sequential_ids
 

@@ -1,4 +1,4 @@
-"""Turn reading (:mod:`pawlette.declare.turn_reading`) and the decision concept's rule that a
+"""Turn reading (:mod:`pawlette.legacy.turn_reading`) and the decision concept's rule that a
 decision or call marker comes first in its turn, as breeze declares them.
 
 Breeze's own tests check the three malformed inputs' errors; here: what each row reads in both
@@ -10,9 +10,9 @@ from __future__ import annotations
 import pytest
 
 import pawlette
-from pawlette.declare import TurnReading, layout_of
 from pawlette.engine.fold import fold
 from pawlette.errors import ParseError
+from pawlette.legacy import TurnReading, layout_of
 from pawlette.openai import message_to_openai
 from pawlette.tokenization.ids import IdParser
 

@@ -3,6 +3,7 @@ special tokens, llguidance over it, and random walks through a grammar."""
 
 from __future__ import annotations
 
+import json
 import random
 import re
 from functools import cache
@@ -112,12 +113,25 @@ def _allowed(matcher: Any, vocabulary: int) -> list[int]:
     return [token for token in range(vocabulary) if mask >> token & 1]
 
 
+def _literals(lark: str) -> list[str]:
+    """The grammar's string literals (those JSON can read: the rest are no help here)."""
+    found = []
+    for text in re.findall(r'"((?:[^"\\]|\\.)+)"', lark):
+        try:
+            found.append(json.loads(f'"{text}"'))
+        except ValueError:
+            continue
+    return found
+
+
 def random_walk(name: str, lark: str, seed: int, steps: int = 400) -> list[int] | None:
     """Ids a random model constrained by the grammar writes (None: not done in ``steps``).
 
     Tokens are drawn uniformly among those the grammar allows, except that, more and more
     often as the walk goes on, one that can close something (a quote, a brace, a parenthesis, a
-    backtick, a newline, a special token or the end) is preferred, so walks end.
+    backtick, a newline, a special token or the end) is preferred, or the tokens of one of the
+    grammar's literal strings in a row (a close written as text, ``\n</parameter>\n``), so
+    walks end.
     """
     tok = tokenizer(name)
     vocabulary = tok.get_vocab_size()
@@ -127,20 +141,38 @@ def random_walk(name: str, lark: str, seed: int, steps: int = 400) -> list[int] 
         if text in ('"', "'", ")", "`", "}", "]", "Ċ", "0", "1")
         or token >= vocabulary - len(pawlette.get_format(name).special_markers) - 1
     }
+    literals = [text for text in _literals(lark) if len(text) > 1]
     generator = random.Random(seed)
+    planner = random.Random(seed + 1)  # its own draws: the walk's own sequence is kept
     matcher = llguidance.LLMatcher(ll_tokenizer(name), compiled(name, lark), log_level=0)
     eos = tok.token_to_id(EOS)
     ids: list[int] = []
+    plan: list[int] = []
     for step in range(steps):
         allowed = _allowed(matcher, vocabulary)
         if not allowed:
             return None
+        if plan and plan[0] in allowed:  # the rest of a literal begun by the last token
+            token = plan.pop(0)
+            assert matcher.consume_token(token), matcher.get_error()
+            ids.append(token)
+            if matcher.is_stopped():
+                return ids
+            continue
+        plan = []
         if eos in allowed and (len(allowed) == 1 or generator.random() < step / 40):
             return ids
         preferred = [token for token in allowed if token in closers and token != eos]
-        pool = preferred if preferred and generator.random() < min(0.9, step / 30) else allowed
+        closing = bool(preferred) and generator.random() < min(0.9, step / 30)
+        pool = preferred if closing else allowed
         pool = [token for token in pool if token != eos] or pool
         token = generator.choice(pool)
+        if closing:
+            written = tok.decode([token])
+            begun = [text for text in literals if written and text.startswith(written)]
+            if begun and planner.random() < 0.5:
+                rest = planner.choice(begun)[len(written) :]
+                plan = tok.encode(rest, add_special_tokens=False).ids
         assert matcher.consume_token(token), matcher.get_error()
         ids.append(token)
         if matcher.is_stopped():

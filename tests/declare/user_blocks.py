@@ -1,6 +1,6 @@
 """A second format built on the block-turns concept (omni's), declared from outside the package.
 
-Every block concept of :mod:`pawlette.declare.blocks` with markers of its own: in-turn
+Every block concept of :mod:`pawlette.legacy.blocks` with markers of its own: in-turn
 results (a call stops at ``<ret>``; its result is written before ``</fn>`` and the turn
 resumes), structured thinking, JSON blocks (definitions, image requests), voice, and image
 tiling with four references, 3 tokens an image by default, and no options (the tiling's
@@ -12,8 +12,8 @@ from __future__ import annotations
 from contextlib import AbstractContextManager
 
 import pawlette
-from pawlette.declare import Frame, Layout, Marker, fence
-from pawlette.declare.blocks import (
+from pawlette.legacy import Frame, Layout, Marker, fence
+from pawlette.legacy.blocks import (
     BlockTurns,
     HeadedText,
     ImageTiling,

@@ -10,8 +10,8 @@ from __future__ import annotations
 from contextlib import AbstractContextManager
 
 import pawlette
-from pawlette.declare import Frame, Layout, Marker, fence
-from pawlette.declare.blocks import BlockTurns, InlineCall, JsonBlock, StructuredThinking
+from pawlette.legacy import Frame, Layout, Marker, fence
+from pawlette.legacy.blocks import BlockTurns, InlineCall, JsonBlock, StructuredThinking
 
 from . import registering
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from contextlib import AbstractContextManager
 
 import pawlette
-from pawlette.declare import (
+from pawlette.legacy import (
     Containers,
     Frame,
     Headers,

@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 import pawlette
-from pawlette.declare import Frame, JsonCalls, Layout, Marker, Reasoning, Results, ToolsBlock, fence
+from pawlette.legacy import Frame, JsonCalls, Layout, Marker, Reasoning, Results, ToolsBlock, fence
 
 END = Marker("<|end|>")
 

@@ -11,8 +11,8 @@ from hypothesis import strategies as st
 
 import pawlette
 from pawlette.declare import declare
-from pawlette.declared import chatml
 from pawlette.errors import ParseError
+from pawlette.formats import chatml
 
 from ..declare.conversations import TOOLS, conversations
 from .model_output import calls_of, check_every_way, content_of

@@ -208,11 +208,13 @@ def test_render_writes_parameters() -> None:
 LLAMA_MISREAD = [
     ('{"name": "f", "parameters": {"a": 1}, "arguments": {"a": 2}}', 'both "parameters" and'),
     ('{"name": "f", "arguments": {"a": 1}, "parameters": {"a": 1}}', 'both "parameters" and'),
-    ('{"name": "f"}', 'no "parameters" or "arguments"'),
     ('{"name": "f", "arguments": "{}"}', '"arguments" is not an object'),
     ('<|python_tag|>{"name": "f", "arguments": [1]}', '"arguments" is not an object'),
-    # vLLM reads several calls joined by ';': this format writes one call per turn.
-    ('{"name": "f", "parameters": {}}; {"name": "g", "parameters": {}}', "not valid JSON"),
+    # Calls joined by ';' are read only when every one of them is a call.
+    ('{"name": "f", "parameters": {}}; garbage', "not valid JSON"),
+    ('{"name": "f", "parameters": {}};; {"name": "g"}', "not valid JSON"),
+    # A call after text is content (the peers disagree): reported, with the text as written.
+    ('Here it is: {"name": "f", "parameters": {}}', "a call to 'f' after text"),
     # Meta's built-in tools (brave_search, wolfram_alpha): pawlette's llama3 declares none.
     ('<|python_tag|>brave_search.call(query="x")', "not valid JSON"),
     ('{"type": "tool", "name": "f", "parameters": {}}', '"type" is not "function"'),
@@ -221,6 +223,30 @@ LLAMA_MISREAD = [
     ('[{"name": "f", "parameters": {"a": 1}}]', "a JSON list of 1 call(s)"),
     ('[{"name": "f", "arguments": {}}, {"name": "g", "parameters": {}}]', "a JSON list of 2"),
 ]
+
+
+LLAMA_JOINED = [
+    # vLLM's llama3_json and SGLang's llama3 detector read these (their tests' inputs).
+    ('{"name": "f", "parameters": {"a": 1}}; {"name": "g", "parameters": {}}', ["f", "g"]),
+    ('{"name": "f", "parameters": {}};{"name": "g", "parameters": {}}', ["f", "g"]),
+    ('{"name": "f", "parameters": {}} ;\n{"name": "g", "arguments": {}}', ["f", "g"]),
+    ('<|python_tag|>{"name": "f", "parameters": {}};{"name": "g", "parameters": {}}', ["f", "g"]),
+    # SGLang reads a call without arguments as {} (vLLM leaves it as text).
+    ('{"name": "get_time"}', ["get_time"]),
+    ('<|python_tag|>{"name": "get_time"}', ["get_time"]),
+]
+
+
+@pytest.mark.parametrize(("text", "names"), LLAMA_JOINED)
+def test_what_the_peers_read_as_several_calls_or_a_call_without_arguments(
+    text: str, names: list[str]
+) -> None:
+    reading = check_every_way(LLAMA3, llama3_tokenizer(), text)
+    assert [name for name, _ in calls_of(reading)] == names
+    assert reading[2] == []  # no warning
+    result = LLAMA3.parse(text, strict=True)
+    assert result.finish_reason == "tool_calls"
+    assert json.loads(result.message["tool_calls"][-1]["function"]["arguments"]) == {}
 
 
 @pytest.mark.parametrize(("text", "problem"), LLAMA_MISREAD)

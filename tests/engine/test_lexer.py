@@ -122,3 +122,24 @@ def test_tables_are_built_once_per_marker_set() -> None:
     first = Lexer(MARKERS, escape=True)
     second = Lexer(list(reversed(MARKERS)), escape=False)
     assert first._prefixes is second._prefixes
+
+
+LONG = "<|system|>" + "A fixed system text the format writes whole. " * 40 + "<|end|>"
+
+
+@given(st.lists(st.integers(min_value=1, max_value=700), min_size=1, max_size=8))
+def test_a_marker_longer_than_the_trie_regex_is_still_held_back(sizes: list[int]) -> None:
+    # Markers far longer than the holdback regex nests (an inferred format's fixed system
+    # turn) are held back by the lexer's own search past that depth.
+    markers = [LONG, "<|system|>", "<|end|>"]
+    text = "before " + LONG + " middle <|end|> after <|system|>x"
+    tokens: list[Token] = []
+    lexer = Lexer(markers, escape=False)
+    position = 0
+    for size in sizes * (len(text) // sum(sizes) + 1):
+        tokens += lexer.feed(text[position : position + size])
+        position += size
+    tokens += lexer.finish()
+    found = [marker for marker, _, _ in tokens if marker is not None]
+    assert found == [LONG, "<|end|>", "<|system|>"]
+    assert "".join(piece for _, piece, _ in tokens) == text

@@ -12,9 +12,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pawlette.codecs.python_literals import python_literal
-from pawlette.declare.python_reader import parse_python_literal
 from pawlette.errors import ParseError
 from pawlette.export.python_schema import INTEGER_REGEX, NUMBER_REGEX, python_literal_text
+from pawlette.legacy.python_reader import parse_python_literal
 
 
 def read_back(written: str) -> object:

@@ -37,7 +37,7 @@ INEXPRESSIBLE = {
     ("omni", "parallel_calls"),
     ("llama3", "parallel_calls"),  # one call per turn,
     ("llama3", "text_and_call"),  # written as the whole turn,
-    ("llama3", "reasoning"),  # and no reasoning block (see pawlette/declared/llama3.py)
+    ("llama3", "reasoning"),  # and no reasoning block (see pawlette/formats/llama3.py)
 }
 
 

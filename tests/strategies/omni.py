@@ -16,8 +16,8 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from pawlette.declare.blocks.thinking import flatten_thinking
 from pawlette.declared import omni
+from pawlette.legacy.blocks.thinking import flatten_thinking
 from pawlette.types import ThinkStep
 
 from .common import arguments_text, chat_request, identifiers, json_objects, tricky_text

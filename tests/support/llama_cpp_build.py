@@ -39,7 +39,14 @@ import pytest
 from .llama3 import cache_directory
 from .pip_download import file_sha256, pip_download
 
-__all__ = ["LLAMA_CPP_PYTHON_VERSION", "Engine", "build_driver", "compiler_command", "sdist_text"]
+__all__ = [
+    "LLAMA_CPP_PYTHON_VERSION",
+    "Engine",
+    "build_driver",
+    "compiler_command",
+    "sdist_text",
+    "sdist_texts",
+]
 
 # llama-cpp-python 0.3.36 vendors the llama.cpp whose engines are checked.
 LLAMA_CPP_PYTHON_VERSION = "0.3.36"
@@ -229,3 +236,21 @@ def sdist_text(member: str) -> str:
         if file is None:
             _fail(_TEMPLATES, f"{member}: not a file in {_SDIST_NAME}")
         return file.read().decode("utf-8")
+
+
+def sdist_texts(folder: str) -> dict[str, str]:
+    """Every file of the pinned sdist under ``folder`` (relative to ``vendor/llama.cpp/``,
+    ending in ``/``), by its path relative to ``folder``: one pass over the archive, where
+    :func:`sdist_text` reads it once per file."""
+    sdist = _download_sdist(_TEMPLATES, cache_directory() / _CACHE)
+    prefix = _ROOT + folder
+    texts = {}
+    with tarfile.open(sdist) as archive:
+        for member in archive:
+            if member.isfile() and member.name.startswith(prefix):
+                file = archive.extractfile(member)
+                if file is not None:
+                    texts[member.name[len(prefix) :]] = file.read().decode("utf-8")
+    if not texts:
+        _fail(_TEMPLATES, f"{folder}: no files under it in {_SDIST_NAME}")
+    return texts

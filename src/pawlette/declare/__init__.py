@@ -1,12 +1,11 @@
 """Declare a chat format once; pawlette derives everything else from the declaration.
 
-A :class:`Layout` (see :mod:`pawlette.declare.layout` for the concepts and why they look like
-this) is turned into a :class:`pawlette.Format` by :func:`declare`: the writer, the parse
-table and its readers, the forced prefixes and stop set come from it at once; the Jinja chat
-template (:mod:`.jinja`) and the turn grammars (:mod:`.grammar`) are emitted from the same
-value when asked.  :func:`pawlette.register_format` makes a declared format known by name to
-everything that takes one (``get_format``, the CLI's ``-f``, the server, the exporters,
-``tokenize``, the prompters).
+A :class:`Layout` is frames (how each role's turn opens and ends) and an ordered tuple of
+concepts (:mod:`.concept`: the protocol every concept follows).  :func:`declare` turns it into
+a :class:`pawlette.Format`: the writer, the parse table and its readers, the forced prefixes
+and the stop set come from it at once; the Jinja chat template (:mod:`.jinja`) and the turn
+grammars (:mod:`.grammar`) are emitted from the same value when asked.
+:func:`pawlette.register_format` makes a declared format known by name everywhere.
 
 >>> from pawlette.declare import Frame, Layout, Marker, declare, fence
 >>> END = Marker("<|end|>")
@@ -26,53 +25,42 @@ import dataclasses
 from typing import Any
 
 from ..format import Format
-from .containers import Containers, Headers, escape_pattern
-from .decision import Decision
-from .layout import (
-    Fence,
-    Frame,
-    JsonCalls,
-    Layout,
-    Lit,
-    Marker,
-    Option,
-    Reasoning,
-    Results,
-    SystemTurn,
-    ToolsBlock,
-    fence,
-)
-from .media import Boxes, PlaceholderImages
-from .parts import ContentParts
-from .python_calls import PythonCalls
-from .python_results import PythonResults
-from .python_tools import PythonToolsBlock
-from .table import compile_table, forced_prefixes, joined
-from .turn_reading import TurnReading
+from .call_list import JsonCallList
+from .checks import Alternation
+from .concept import Concept
+from .content import Ignored, Trimmed
+from .grammar import forced_prefixes, markers_of
+from .json_calls import JsonCalls
+from .layout import Frame, Layout
+from .named_calls import NamedCalls
+from .pieces import Fence, Lit, Marker, Option, fence, text_of
+from .reasoning import Reasoning
+from .results import Results
+from .system import SystemPrompt
+from .table import compile_table
+from .tools import ToolsBlock
 from .write import writer_of
+from .xml_calls import XmlCalls
 
 __all__ = [
-    "Boxes",
-    "Containers",
-    "ContentParts",
-    "Decision",
+    "Alternation",
+    "Concept",
     "Fence",
     "Frame",
-    "Headers",
+    "Ignored",
+    "JsonCallList",
     "JsonCalls",
     "Layout",
     "Lit",
     "Marker",
+    "NamedCalls",
     "Option",
-    "PlaceholderImages",
-    "PythonCalls",
-    "PythonResults",
-    "PythonToolsBlock",
     "Reasoning",
     "Results",
-    "SystemTurn",
+    "SystemPrompt",
     "ToolsBlock",
-    "TurnReading",
+    "Trimmed",
+    "XmlCalls",
     "declare",
     "fence",
     "layout_of",
@@ -80,57 +68,23 @@ __all__ = [
 ]
 
 
-def markers_of(layout: Layout) -> tuple[str, ...]:
-    """Every special token the layout writes (then ``extra_special``), first use first."""
-    if layout.blocks is not None:  # in the blocks' declaration order
-        from .blocks import special_markers as block_markers
-
-        return block_markers(layout)
-    if layout.containers is not None:  # in the containers' reading order
-        from .containers import special_markers
-
-        return special_markers(layout)
-    seen: dict[str, None] = {}
-
-    def visit(value: Any) -> None:
-        if isinstance(value, Marker):
-            seen.setdefault(value.text, None)
-        elif isinstance(value, (tuple, list)):
-            for item in value:
-                visit(item)
-        elif isinstance(value, dict):
-            for item in value.values():
-                visit(item)
-        elif dataclasses.is_dataclass(value) and not isinstance(value, type):
-            for item in dataclasses.fields(value):
-                visit(getattr(value, item.name))
-
-    visit(layout.begin)
-    visit(dict(layout.frames))
-    for concept in (layout.system, layout.tools, layout.reasoning, layout.calls, layout.results):
-        visit(concept)
-    visit(layout.decision)
-    visit(layout.turn_reading)
-    if layout.parts is not None:  # a concept of its own module (markers as text)
-        from .parts import markers
-
-        for text in markers(layout.parts):
-            seen.setdefault(text, None)
-    for text in layout.extra_special:
-        seen.setdefault(text, None)
-    return tuple(seen)
-
-
 def declare(layout: Layout) -> Format:
     """The :class:`pawlette.Format` a layout declares (not registered: see
     :func:`pawlette.register_format`)."""
-    assistant = layout.frames["assistant"]
-    stop = tuple(joined(layout, pieces) for pieces in (assistant.end, *assistant.also_end))
-    escape = escape_pattern(layout) if layout.containers is not None else None
-    if layout.blocks is not None:  # text escaped (a concept of its own module)
-        from .blocks import escape_pattern as blocks_escape
+    if not isinstance(layout, Layout):
+        from ..errors import FormatError
 
-        escape = blocks_escape(layout)
+        raise FormatError(f"declare: a {type(layout).__name__}; expected a pawlette.declare.Layout")
+    assistant = layout.frames["assistant"]
+    table = compile_table(layout)
+    stop = tuple(
+        text
+        for text in (
+            text_of(pieces, layout.options, layout.name)
+            for pieces in (assistant.end, *assistant.also_end)
+        )
+        if text
+    )
 
     def variant(options: Any) -> Format:
         if layout.from_options is not None:
@@ -140,20 +94,18 @@ def declare(layout: Layout) -> Format:
     return Format(
         name=layout.name,
         summary=layout.summary,
-        grammar=compile_table(layout),
+        grammar=table,
         write=writer_of(layout),
         stop=stop,
         special_markers=markers_of(layout),
         forced_prefixes=forced_prefixes(layout),
-        escape_pattern=escape,
         options=layout.options,
         variant=variant if layout.options is not None else None,
         declaration=layout,
-        encode_cuts=layout.headed.encode_cuts if layout.headed is not None else None,
     )
 
 
 def layout_of(fmt: Format) -> Layout | None:
-    """The layout a format was declared from (None: a hand-written format)."""
+    """The layout a format was declared from (None: not declared with this layer)."""
     declaration = getattr(fmt, "declaration", None)
     return declaration if isinstance(declaration, Layout) else None

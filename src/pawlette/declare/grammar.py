@@ -2,72 +2,73 @@
 
 One turn, after the generation prompt, through the end fence::
 
-    [REASONING] ( [TEXT] END | CALLS END | TEXT SEPARATOR CALLS END )    tool_choice "auto"
-    [REASONING] [TEXT] END                                              "none" (or no tools)
-    [REASONING] CALLS END                                               "required" / named
-    CALLS = CALL (SEPARATOR CALL)*      (one CALL when the layout or the request is serial)
-    CALL  = call open  {"<name key>": "NAME", "<arguments key>": ARGS}  call close
+    [HEAD] ( [TEXT] END | CALLS END | TEXT CALLS END )     tool_choice "auto"
+    [HEAD] [TEXT] END                                      "none" (or no tools)
+    [HEAD] CALLS END                                       "required" / named
 
-Markers are special-token nodes and layout text literals, straight from the fences.  Text is
-the format's text language (what its lexer reads back as text).  Where a fence's layout text
-starts with a newline right after free text, the text and that newline are one lexeme (the
-``_NL`` terminals), because llguidance's lexer is greedy.  A layout whose calls are bare JSON
-objects (Llama 3) writes text whose first character other than whitespace is not ``{``
-(the parser reads that as a call); GBNF is tighter: not ``<`` either.
-
-The forced prefixes come from :func:`pawlette.declare.table.call_prefix`, the function
-:meth:`pawlette.Format.forced_prefix` reads too, so the two cannot disagree.  In a layout that
-writes an empty reasoning block on a final turn without reasoning (Qwen3), a forced call
-starts with that empty block: forcing a call turns thinking off, as Qwen3's own prompt with
-thinking disabled does.
+``HEAD`` is what concepts put before the answer (a reasoning block), ``TEXT`` the format's
+text language (what its lexer reads back as text), ``CALLS`` the calls concept's
+(:class:`CallSet`), ``END`` the assistant frame's end fences up to the stop marker (the
+engine's own stop takes over there).  Each concept contributes through :meth:`Concept.grammar`
+on a :class:`Turn`.  The forced prefixes (:meth:`pawlette.Format.forced_prefix`) come from the
+same values (:func:`forced_prefixes`), so the two cannot disagree.
 """
 
 from __future__ import annotations
 
-import json
-from typing import cast
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Protocol
 
-from ..export.grammar import ToolChoice, TurnGrammar
-from ..export.grammar_ast import (
-    Lit,
-    Marker,
-    Node,
-    Repeat,
-    Rules,
-    Terminal,
-    alt,
-    optional,
-    seq,
-)
-from ..export.json_schema import BASE_RULES
+from ..blocks.tool_choice import ForcedPrefixes
+from ..export.grammar_ast import Lit, Marker, Node, Rules, alt, optional, seq
 from ..export.text_language import text_terminal
-from ..export.turns._common import function_tools_only, json_arguments, rules_for
-from ..format import Format
 from ..types import Tool
-from . import layout as declared
-from . import python_calls
-from .owners import owner
-from .table import call_prefix, empty_reasoning, joined, reasoning_text
+from . import pieces as pieces_module
+from .concept import overrides
+from .layout import Layout
+from .pieces import Fence
+
+if TYPE_CHECKING:
+    from ..export.grammar import ToolChoice, TurnGrammar
+    from ..format import Format
 
 TEXT = text_terminal("TEXT")
 TEXT_NE = text_terminal("TEXT", "NE")
 TEXT_NL = text_terminal("TEXT", "NL")
-BARE_TEXT = Terminal("BARE_TEXT", lark="(TEXT_NE) & ~/[ \\t\\r\\n]*\\{(?s:.*)/", gbnf="bare-text")
-BARE_TEXT_NOTE = (
-    "text of a turn whose calls are bare JSON objects may not start with '{' after "
-    "whitespace (that is a call)"
-)
-BARE_TEXT_GBNF_NOTE = "nor, here, with '<' after whitespace (tighter than the parser)"
 
 
-def nodes(layout: declared.Layout, pieces: declared.Fence) -> list[Node]:
+class CallSet(Protocol):
+    """A calls concept's share of the turn grammar."""
+
+    with_content: bool
+    """Whether text may come before the calls."""
+    trigger: str | None
+    """The marker that starts the calls (for engines that switch a grammar on lazily)."""
+
+    def many(self, turn: Turn, rules: Rules, parallel: bool) -> Node:
+        """One call, or (``parallel``) several, of the tools the choice allows."""
+
+    def after_text(self, turn: Turn, rules: Rules) -> Node:
+        """Free text (not empty) and what comes between it and the calls."""
+
+    def prefix(self, name: str | None) -> str:
+        """What a forced call starts with (``name``: up to the arguments of a call to it)."""
+
+    def after_prefix(self, turn: Turn, rules: Rules, prefix: str, parallel: bool) -> Node:
+        """The calls from the forced ``prefix`` on."""
+
+
+def nodes(layout: Layout, pieces: Fence) -> list[Node]:
     """A fence as grammar nodes (adjacent layout text merged into one literal)."""
     result: list[Node] = []
     for piece in pieces:
-        if isinstance(piece, declared.Marker):
+        if isinstance(piece, pieces_module.Option):
+            text = pieces_module.piece_text(piece, layout.options, layout.name)
+        elif isinstance(piece, pieces_module.Marker):
             result.append(Marker(piece.text))
             continue
-        text = piece.text if isinstance(piece, declared.Lit) else joined(layout, (piece,))
+        else:
+            text = piece.text
         if not text:
             continue
         if result and isinstance(result[-1], Lit):
@@ -77,8 +78,10 @@ def nodes(layout: declared.Layout, pieces: declared.Fence) -> list[Node]:
     return result
 
 
-def after_text(layout: declared.Layout, pieces: declared.Fence, *, empty: bool) -> Node:
-    """Free text (``empty``: maybe none), then the fence."""
+def text_before(layout: Layout, pieces: Fence, *, empty: bool) -> Node:
+    """Free text (``empty``: maybe none), then the fence.  Where the fence's layout text
+    starts with a newline, the text and that newline are one lexeme (llguidance's lexer is
+    greedy)."""
     items = nodes(layout, pieces)
     if items and isinstance(items[0], Lit) and items[0].text.startswith("\n"):
         rest = items[0].text[1:]
@@ -103,169 +106,164 @@ def drop_prefix(items: list[Node], prefix: str) -> list[Node]:
     return rest
 
 
-class _Calls:
-    def __init__(self, layout: declared.Layout, tools: tuple[Tool, ...], only: str | None):
-        self.layout = layout
-        calls = layout.calls
-        assert isinstance(calls, declared.JsonCalls)
-        self.calls = calls
-        self.tools = [(number, tool) for number, tool in enumerate(tools)]
-        self.only = only
+class Turn:
+    """One assistant turn's grammar being built: what :meth:`Concept.grammar` gets."""
 
-    def items(self, rules: Rules, number: int, tool: Tool) -> list[Node]:
-        calls = self.calls
-        assert calls is not None
-        rules.gbnf_extra.update({k: v for k, v in BASE_RULES.items() if k not in rules.gbnf_extra})
-        head = (
-            f"{{{json.dumps(calls.name_key)}: {json.dumps(tool.name, ensure_ascii=False)}, "
-            f"{json.dumps(calls.arguments_key)}: "
-        )
-        return [
-            *nodes(self.layout, calls.open or ()),
-            Lit(head),
-            json_arguments(rules, number, tool),
-            *nodes(self.layout, (declared.Lit("}"), *calls.close)),
-        ]
+    def __init__(
+        self,
+        layout: Layout,
+        tools: tuple[Tool, ...] = (),
+        only: str | None = None,
+        rules: Callable[[], Rules] | None = None,
+        stop: tuple[str, ...] = (),
+    ) -> None:
+        self.layout = layout
+        self.tools = tools
+        self.only = only
+        """The one tool a named ``tool_choice`` allows (None: any)."""
+        self.new_rules = rules or Rules
+        self.rules = self.new_rules()
+        self.head: Node | None = None
+        """What may come before the answer (a reasoning block), optional."""
+        self.head_required = False
+        """The head must come (the generation prompt opened it)."""
+        self.content: Node = optional(TEXT)
+        """The answer's text, when it has no calls."""
+        self.calls: CallSet | None = None
+        self.reasoning: tuple[str, str] | None = None
+        """The reasoning block's open and close texts, for servers."""
+        self.call_lead = ""
+        """What a forced call starts with before the calls' own prefix (an empty reasoning
+        block, in formats that write one when a turn has no reasoning)."""
+        self.stop = stop
 
     def allowed(self) -> list[tuple[int, Tool]]:
-        return [(n, tool) for n, tool in self.tools if self.only is None or tool.name == self.only]
-
-    def call(self, rules: Rules) -> Node:
-        options = [
-            rules.add(f"call_{number}", seq(*self.items(rules, number, tool)))
-            for number, tool in self.allowed()
+        """The tools (with their index) the turn may call."""
+        return [
+            (number, tool)
+            for number, tool in enumerate(self.tools)
+            if self.only is None or tool.name == self.only
         ]
-        return rules.add("call", alt(*options))
 
-    def many(self, rules: Rules, parallel: bool) -> Node:
-        calls = self.calls
-        assert calls is not None
-        call = self.call(rules)
-        if not (parallel and calls.parallel):
-            return call
-        return seq(call, Repeat(seq(*nodes(self.layout, calls.separator), call)))
+    def nodes(self, pieces: Fence) -> list[Node]:
+        return nodes(self.layout, pieces)
 
-
-def _end(layout: declared.Layout, stop: tuple[str, ...]) -> Node:
-    """The end fence up to the format's stop marker: the grammar ends there and the engine's
-    own stop takes over (see :data:`pawlette.export.turns._common.STOP`)."""
-    frame = layout.frames["assistant"]
-    options = []
-    for pieces in (frame.end, *frame.also_end):
-        items = nodes(layout, pieces)
-        cut = next(
-            (at for at, item in enumerate(items) if isinstance(item, Marker) and item.text in stop),
-            len(items),
-        )
-        options.append(seq(*items[:cut]))
-    return alt(*options)
+    def end(self) -> Node:
+        """The end fences up to the format's stop marker."""
+        frame = self.layout.frames["assistant"]
+        options = []
+        for pieces in (frame.end, *frame.also_end):
+            items = nodes(self.layout, pieces)
+            cut = next(
+                (
+                    at
+                    for at, item in enumerate(items)
+                    if isinstance(item, Marker) and item.text in self.stop
+                ),
+                len(items),
+            )
+            options.append(seq(*items[:cut]))
+        return alt(*options)
 
 
-def _bare_text(rules: Rules) -> None:
-    rules.lark_extra["BARE_TEXT"] = BARE_TEXT.lark
-    rules.gbnf_extra["bare-text"] = "[ \\t\\r\\n]+ | [ \\t\\r\\n]* [^{< \\t\\r\\n] text"
-    if BARE_TEXT_NOTE not in rules.notes:
-        rules.notes.append(BARE_TEXT_NOTE)
-        rules.syntax_notes.setdefault("gbnf", []).append(BARE_TEXT_GBNF_NOTE)
+def _contributions(turn: Turn) -> None:
+    for concept in turn.layout.concepts:
+        if overrides(concept, "grammar"):
+            concept.grammar(turn)
+
+
+def forced_prefixes(layout: Layout) -> ForcedPrefixes | None:
+    """The tool-choice prefixes of a layout (the grammar bundle reports the same ones)."""
+    turn = Turn(layout)
+    _contributions(turn)
+    calls = turn.calls
+    if calls is None:
+        return None
+    lead = turn.call_lead
+    required = lead + calls.prefix(None)
+    named: Callable[[str], str] = lambda name: lead + calls.prefix(name)  # noqa: E731
+    return ForcedPrefixes(required=required, none="", named=named, only_with_tools=True)
 
 
 def build_turn(
     fmt: Format,
-    layout: declared.Layout,
+    layout: Layout,
     tools: tuple[Tool, ...],
     choice: ToolChoice,
     parallel: bool,
 ) -> TurnGrammar:
     """The turn grammar of a declared format under one tool choice."""
-    if layout.decision is not None:  # a concept of its own module
-        from .decision import build_turn as decision_turn
+    from ..export.grammar import TurnGrammar
+    from ..export.turns._common import function_tools_only, rules_for
 
-        return decision_turn(fmt, layout, tools, choice, parallel)
-    concept = owner(layout, "build_turn")
-    if concept is not None:
-        return cast(TurnGrammar, concept(fmt, layout, tools, choice, parallel))
-    calls = layout.calls
-    calls_possible = bool(tools) and choice.mode != "none" and calls is not None
-    if calls_possible:
+    turn = Turn(layout, tools, choice.only, lambda: rules_for(fmt), fmt.stop)
+    _contributions(turn)
+    calls = turn.calls if tools and choice.mode != "none" else None
+    if calls is not None:
         function_tools_only(tools)
-    end = _end(layout, fmt.stop)
-    bare = isinstance(calls, declared.JsonCalls) and calls.open is None
-    rules = rules_for(fmt)
-    if bare:
-        _bare_text(rules)
-    content: Node = optional(BARE_TEXT if bare else TEXT)
-    if layout.parts is not None:  # a concept of its own module
-        from .parts import grammar_content
-
-        content = grammar_content(layout, rules, content)
+    rules = turn.rules
+    end = turn.end()
     answer: Node
-    call_set: _Calls | python_calls.PythonCallSet | None = None
-    if calls_possible and python_calls.is_python(calls):  # a concept of its own module
-        assert isinstance(calls, python_calls.PythonCalls)
-        call_set = python_calls.PythonCallSet(
-            calls, tools, choice.only, nodes(layout, calls.open), nodes(layout, calls.close)
-        )
-    elif calls_possible:
-        call_set = _Calls(layout, tools, choice.only)
-    if call_set is None:
-        answer = seq(content, end)
+    if calls is None:
+        answer = seq(turn.content, end)
     elif choice.mode == "auto":
-        assert calls is not None
-        many = call_set.many(rules, parallel)
-        options = [seq(content, end), seq(many, end)]
-        if calls.with_content and calls.open is not None:
-            options.append(seq(after_text(layout, calls.separator, empty=False), many, end))
+        options = [seq(turn.content, end), seq(calls.many(turn, rules, parallel), end)]
+        if calls.with_content:
+            options.append(
+                seq(calls.after_text(turn, rules), calls.many(turn, rules, parallel), end)
+            )
         answer = alt(*options)
     else:
-        answer = seq(call_set.many(rules, parallel), end)
-    reasoning = layout.reasoning
-    if reasoning is not None:
-        block = seq(*nodes(layout, reasoning.open), after_text(layout, reasoning.close, empty=True))
-        rules.rules["start"] = seq(optional(rules.add("reasoning", block)), answer)
+        answer = seq(calls.many(turn, rules, parallel), end)
+    head = turn.head
+    if head is not None:
+        block = rules.add("reasoning", head)
+        rules.rules["start"] = seq(block if turn.head_required else optional(block), answer)
     else:
         rules.rules["start"] = answer
-
-    markers = [*fmt.special_markers]
-    turn = TurnGrammar(
+    grammar = TurnGrammar(
         rules=rules,
-        markers=tuple(markers),
+        markers=tuple(fmt.special_markers),
         stop=fmt.stop,
-        reasoning=reasoning_text(layout),
+        reasoning=turn.reasoning,
         forced_prefixes={"auto": "", "none": ""},
     )
-    if calls is not None and tools:
-        turn.forced_prefixes["required"] = fmt.forced_prefix("required", tools) or ""
+    all_calls = turn.calls
+    if all_calls is not None and tools:
+        grammar.forced_prefixes["required"] = fmt.forced_prefix("required", tools) or ""
         for tool in tools:
-            turn.forced_prefixes[tool.name] = call_prefix(layout, tool.name)
+            grammar.forced_prefixes[tool.name] = turn.call_lead + all_calls.prefix(tool.name)
     else:
-        turn.forced_prefixes["required"] = ""
-    if call_set is None:
-        return turn
-    assert calls is not None
-    if calls.open is not None:
-        turn.trigger = next(
-            (piece.text for piece in calls.open if isinstance(piece, declared.Marker)), None
-        )
+        grammar.forced_prefixes["required"] = ""
+    if calls is None:
+        return grammar
+    grammar.trigger = calls.trigger
     if choice.mode == "auto":
-        if turn.trigger is not None:
-            lazy = rules_for(fmt)
-            lazy.rules["start"] = seq(call_set.many(lazy, parallel), end)
-            turn.lazy = lazy
-        return turn
-    after = rules_for(fmt)
-    prefix = turn.forced_prefixes["required" if choice.mode == "required" else choice.key()]
-    prefix = prefix[len(empty_reasoning(layout)) :]  # the call's part of the prefix
-    if isinstance(call_set, python_calls.PythonCallSet):
-        after.rules["start"] = seq(call_set.after_prefix(after, prefix, parallel), end)
-        turn.after_prefix = after
-        return turn
-    firsts = [
-        seq(*drop_prefix(call_set.items(after, number, tool), prefix))
-        for number, tool in call_set.allowed()
-    ]
-    rest: Node = Lit("")
-    if parallel and calls.parallel:
-        rest = Repeat(seq(*nodes(layout, calls.separator), call_set.call(after)))
-    after.rules["start"] = seq(alt(*firsts), rest, end)
-    turn.after_prefix = after
-    return turn
+        if calls.trigger is not None:
+            lazy = turn.new_rules()
+            lazy.rules["start"] = seq(calls.many(turn, lazy, parallel), end)
+            grammar.lazy = lazy
+        return grammar
+    after = turn.new_rules()
+    key = "required" if choice.mode == "required" else choice.key()
+    prefix = grammar.forced_prefixes[key][len(turn.call_lead) :]  # the calls' part
+    after.rules["start"] = seq(calls.after_prefix(turn, after, prefix, parallel), end)
+    grammar.after_prefix = after
+    return grammar
+
+
+def markers_of(layout: Layout) -> tuple[str, ...]:
+    """Every special token the layout writes (then ``extra_special``), first use first."""
+    seen: dict[str, None] = {}
+    fences = [layout.begin]
+    for frame in layout.frames.values():
+        fences += [frame.open, frame.end, *frame.also_end, *frame.open_after.values()]
+    for fence in fences:
+        for text in pieces_module.markers_in(fence):
+            seen.setdefault(text, None)
+    for concept in layout.concepts:
+        for marker in concept.markers():
+            seen.setdefault(marker.text, None)
+    for text in layout.extra_special:
+        seen.setdefault(text, None)
+    return tuple(seen)

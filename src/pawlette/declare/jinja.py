@@ -1,55 +1,90 @@
 """The Jinja interpreter: a :class:`~.layout.Layout` emitted as a Hugging Face chat template.
 
-The template mirrors :mod:`.write` branch for branch, with ``{% generation %}`` around what
-the writer marks trainable, so ``apply_chat_template`` renders byte for byte what
-:meth:`pawlette.Format.render` renders (checked by the generated cross-artifact tests).
-Decisions a layout makes statically (is there a default system text, is reasoning kept only
-after the last query, ...) are taken here in Python: the template holds only the branches the
-layout needs.  It follows the rules of the hand-written templates (see
-:mod:`pawlette.export.templates._common`): every tag strips the whitespace around it, literal
-text is written as ``{{- "..." -}}``, no Python string methods.
+The template mirrors :mod:`.write` hook for hook, with ``{% generation %}`` around what the
+writer marks trainable, so ``apply_chat_template`` renders byte for byte what
+:meth:`pawlette.Format.render` renders (checked by the generated cross-artifact tests).  It
+follows the rules of :mod:`pawlette.export.templates._common`: every tag strips the
+whitespace around it, literal text is written as ``{{- "..." -}}``, no Python string
+methods, so it renders the same under transformers, llama.cpp's Jinja engine and
+transformers.js.
 
 Inputs, as Hugging Face callers pass them: tool call ``arguments`` as objects (a string is
-written as it is, as Qwen3's template does), message content as a string or text parts, and
-an :class:`~.layout.Option` as the template variable of the same name when it is passed
-(Llama 3's ``date_string``), else the option's value baked in.
+written as it is), message content as a string or text parts, an :class:`~.pieces.Option`
+as the template variable of the same name when it is passed, else the option's value.
+
+In the message loop, ``message``, ``index`` (its position) and ``role`` (``developer`` read
+as ``system``) are in scope; ``ns`` is the template's namespace (``ns.previous``: the role of
+the last turn written).
 """
 
 from __future__ import annotations
 
-import json
-from typing import cast
+from typing import Any
 
 from ..export.templates._common import TEXT_MACRO, jinja_string
-from . import decision, python_calls, python_results, python_tools
-from .layout import Fence, JsonCalls, Layout, Lit, Marker
-from .owners import owner
-from .write import option_text
+from .concept import Concept, overrides
+from .layout import Layout
+from .pieces import Fence, Option, piece_text
 
 
-class _Emitter:
+class Template:
+    """A chat template being emitted: what every Jinja hook of a concept gets."""
+
     def __init__(self, layout: Layout) -> None:
         self.layout = layout
         self.lines: list[str] = []
+        self.macros: dict[str, str] = {}
+        self.namespace: dict[str, str] = {"previous": "none"}
+        self.last_query = False
+        concepts = layout.concepts
+        self._hooks = {
+            method: [c for c in concepts if overrides(c, method)]
+            for method in (
+                "jinja_setup",
+                "jinja_start",
+                "jinja_before",
+                "jinja_open",
+                "jinja_lead",
+                "jinja_opening",
+                "jinja_content",
+                "jinja_closing",
+                "jinja_end",
+                "jinja_prompt",
+            )
+        }
+        self.handled: set[str] = set()
+        self.object_arguments = False
+        """Whether the template needs call arguments as objects (it writes them as JSON)."""
+        self.parsed_results = False
+        """Whether a tool result that is JSON must come parsed (it writes it as a value)."""
+
+    # ------------------------------------------------------------------ what concepts use
 
     def out(self, line: str) -> None:
         self.lines.append(line)
 
+    def literal(self, text: str) -> None:
+        if text:
+            self.out(f"{{{{- {jinja_string(text)} -}}}}")
+
     def fence(self, pieces: Fence) -> None:
+        run: list[str] = []  # adjacent literal text written as one literal
         for piece in pieces:
-            if isinstance(piece, (Marker, Lit)):
-                if piece.text:
-                    self.out(f"{{{{- {jinja_string(piece.text)} -}}}}")
-            else:
-                default = jinja_string(option_text(self.layout, piece))
+            if isinstance(piece, Option):
+                self.literal("".join(run))
+                run = []
+                default = jinja_string(self.option(piece))
                 self.out(f"{{%- if {piece.name} is defined -%}}{{{{- {piece.name} -}}}}")
                 self.out(f"{{%- else -%}}{{{{- {default} -}}}}{{%- endif -%}}")
+            else:
+                run.append(piece.text)
+        self.literal("".join(run))
 
-    def text(self, message: str, index: str) -> None:
-        if self.layout.parts is not None:  # a concept of its own module
-            from .parts import jinja_content
+    def option(self, piece: Option) -> str:
+        return piece_text(piece, self.layout.options, self.layout.name)
 
-            return self.out(jinja_content(self.layout, message, index))
+    def text(self, message: str = "message", index: str = "index") -> None:
+        """A message's text (its string, or its text parts)."""
         self.out(f"{{{{- text_of({message}, {index}, {jinja_string(self.layout.name)}) -}}}}")
 
     def raise_if(self, condition: str, message: str) -> None:
@@ -57,271 +92,177 @@ class _Emitter:
         self.out(f"{{{{- raise_exception({jinja_string(message)}) -}}}}")
         self.out("{%- endif -%}")
 
-    # ------------------------------------------------------------------ concepts
+    def macro(self, name: str, source: str) -> None:
+        """Define a macro once (concepts that share one name it alike)."""
+        self.macros.setdefault(name, source.strip())
 
-    def tools_block(self) -> None:
-        block = self.layout.tools
-        assert block is not None
-        if isinstance(block, python_tools.PythonToolsBlock):  # a concept of its own module
-            return python_tools.jinja_listing(self)
-        self.fence(block.open)
-        self.out("{%- for tool in tools -%}")
-        self.fence(block.item_open)
-        value = "tool" if block.wrap == "openai" else "tool.function"
-        indent = "" if block.indent is None else f"(indent={block.indent})"
-        self.out(f"{{{{- {value} | tojson{indent} -}}}}")
-        self.fence(block.item_close)
-        self.out("{%- endfor -%}")
-        self.fence(block.close)
+    def ns(self, name: str, initial: str) -> str:
+        """A namespace variable (``ns.<name>``) with its initial Jinja value."""
+        self.namespace.setdefault(name, initial)
+        return f"ns.{name}"
 
-    def host_body(self, message: str | None, index: str, default: str | None) -> None:
-        """Text and tools block (``message``: a Jinja expression, or None for no message)."""
-        block = self.layout.tools
-        assert block is not None
-        if block.first:
-            self.tools_block()
-            if message is not None:
-                self.text(message, index)
-            elif default:
-                self.out(f"{{{{- {jinja_string(default)} -}}}}")
+    def has_content(self) -> str:
+        """``ns.content``: whether the turn being written has content (see
+        :attr:`pawlette.declare.write.Render.has_content`)."""
+        return self.ns("content", "false")
+
+    def needs_last_query(self) -> str:
+        """``ns.last_query``: the index of the last user message (-1: none)."""
+        self.last_query = True
+        return self.ns("last_query", "-1")
+
+    def branches(self, choices: dict[str, Fence], default: Fence, variable: str) -> None:
+        """Write ``choices[value of variable]``, else ``default``."""
+        if not choices:
+            self.fence(default)
             return
-        if message is not None:
-            self.text(message, index)
-            self.fence(block.separator)
-        elif default is not None:
-            self.out(f"{{{{- {jinja_string(default)} -}}}}")
-            self.fence(block.separator)
-        self.tools_block()
-
-    def system(self) -> None:
-        layout = self.layout
-        system = layout.system
-        frame = layout.frames["system"]
-        block = layout.tools
-        host_system = block is not None and block.host == "system"
-        conditions = ["has_system"]
-        if system.default is not None or system.always:
-            conditions = ["true"]
-        elif host_system:
-            conditions.append("has_tools")
-        self.out(f"{{%- if {' or '.join(conditions)} -%}}")
-        self.fence(frame.open)
-        if system.preamble_with_tools:
-            self.out("{%- if has_tools -%}")
-            self.fence(system.preamble_with_tools)
-            self.out("{%- endif -%}")
-        if system.preamble_without_tools:
-            self.out("{%- if not has_tools -%}")
-            self.fence(system.preamble_without_tools)
-            self.out("{%- endif -%}")
-        self.fence(system.preamble)
-        if host_system:
-            self.out("{%- if has_tools -%}")
-            self.out("{%- if has_system -%}")
-            self.host_body("messages[0]", "0", None)
-            self.out("{%- else -%}")
-            self.host_body(None, "0", system.default)
-            self.out("{%- endif -%}")
-            self.out("{%- else -%}")
-        self.out("{%- if has_system -%}")
-        self.text("messages[0]", "0")
-        if system.default:
-            self.out("{%- else -%}")
-            self.out(f"{{{{- {jinja_string(system.default)} -}}}}")
-        self.out("{%- endif -%}")
-        if host_system:
-            self.out("{%- endif -%}")
-        self.fence(frame.end)
-        self.fence(frame.after)
-        self.out("{%- endif -%}")
-
-    def plain(self) -> None:
-        layout = self.layout
-        block = layout.tools
-        for role in ("user", "system"):
-            roles = '["system", "developer"]' if role == "system" else jinja_string(role)
-            self.out(f"{{%- elif message.role in {roles} -%}}")
-            frame = layout.frames["user" if role == "user" else "system"]
-            self.fence(frame.open)
-            if role == "user" and block is not None and block.host == "first_user":
-                self.out("{%- if has_tools and loop.index0 == first -%}")
-                self.host_body("message", "loop.index0", None)
-                self.out("{%- else -%}")
-                self.text("message", "loop.index0")
-                self.out("{%- endif -%}")
-            else:
-                self.text("message", "loop.index0")
-            self.fence(frame.end)
-            self.fence(frame.after)
-
-    def reasoning_condition(self) -> str | None:
-        reasoning = self.layout.reasoning
-        if reasoning is None:
-            return None
-        given = "message.reasoning_content is defined and message.reasoning_content is not none"
-        if reasoning.keep == "all":
-            return given
-        wanted = f"({given} and message.reasoning_content)"
-        if reasoning.always_on_last:
-            wanted = f"({wanted} or loop.last)"
-        return f"loop.index0 > ns.last_query and {wanted}"
-
-    def assistant(self) -> None:
-        layout = self.layout
-        frame = layout.frames["assistant"]
-        self.out('{%- elif message.role == "assistant" -%}')
-        self.fence(frame.open)
-        if layout.reasoning is None:
-            self.raise_if(
-                "message.reasoning_content is defined and message.reasoning_content is not none",
-                f"reasoning_content: {layout.name} has no reasoning block",
-            )
-        self.out("{%- generation -%}")
-        condition = self.reasoning_condition()
-        if condition is not None and layout.reasoning is not None:
-            self.out(f"{{%- if {condition} -%}}")
-            self.fence(layout.reasoning.open)
-            self.out("{%- if message.reasoning_content is defined -%}")
-            self.out("{{- message.reasoning_content or '' -}}")
-            self.out("{%- endif -%}")
-            self.fence(layout.reasoning.close)
-            self.out("{%- endif -%}")
-        self.text("message", "loop.index0")
-        self.calls()
-        self.fence(frame.end)
-        self.out("{%- endgeneration -%}")
-        self.fence(frame.after)
-
-    def calls(self) -> None:
-        calls = self.layout.calls
-        present = "message.tool_calls is defined and message.tool_calls"
-        if calls is None:
-            self.raise_if(present, f"tool_calls: {self.layout.name} has no calls")
-            return
-        if not isinstance(calls, JsonCalls):  # a concept of its own module
-            python_calls.jinja_calls(self)
-            return
-        self.out(f"{{%- if {present} -%}}")
-        has_text = "(message.content is defined and message.content)"
-        if not calls.with_content:
-            self.raise_if(has_text, f"content alongside tool calls: {self.layout.name}")
-        if not calls.parallel:
-            self.raise_if(
-                "message.tool_calls | length > 1", f"one call per turn: {self.layout.name}"
-            )
-        self.out("{%- for call in message.tool_calls -%}")
-        self.out(f"{{%- if not loop.first or {has_text} -%}}")
-        self.fence(calls.separator)
-        self.out("{%- endif -%}")
-        self.fence(calls.open or ())
-        head = f"{{{json.dumps(calls.name_key)}: "
-        middle = f", {json.dumps(calls.arguments_key)}: "
-        self.out(f"{{{{- {jinja_string(head)} -}}}}")
-        self.out("{{- call.function.name | tojson -}}")
-        self.out(f"{{{{- {jinja_string(middle)} -}}}}")
-        self.out("{%- if call.function.arguments is string -%}")
-        self.out("{{- call.function.arguments | trim -}}")
+        keyword = "if"
+        for value, pieces in choices.items():
+            self.out(f"{{%- {keyword} {variable} == {jinja_string(value)} -%}}")
+            self.fence(pieces)
+            keyword = "elif"
         self.out("{%- else -%}")
-        self.out("{{- call.function.arguments | tojson -}}")
-        self.out("{%- endif -%}")
-        self.out('{{- "}" -}}')
-        self.fence(calls.close)
-        self.out("{%- endfor -%}")
+        self.fence(default)
         self.out("{%- endif -%}")
 
-    def results(self) -> None:
-        results = self.layout.results
-        if isinstance(results, python_results.PythonResults):  # a concept of its own module
-            return python_results.jinja_results(self)
-        self.out('{%- elif message.role == "tool" -%}')
-        if results is None:
-            self.out(
-                f"{{{{- raise_exception({jinja_string(f'{self.layout.name} has no results')}) -}}}}"
-            )
-            return
-        frame = results.frame
-        if results.grouped:
-            self.out('{%- if loop.index0 == first or messages[loop.index0 - 1].role != "tool" -%}')
-            self.fence(frame.open)
+    # ------------------------------------------------------------------ the skeleton
+
+    def open_fence(self, role: str, *, prompt: bool = False) -> None:
+        frame = self.layout.frames[role]
+        for concept in self.acting("jinja_open", role):
+            if concept.jinja_open(self, role):
+                return
+        after = {**frame.open_after, **(frame.prompt_after if prompt else {})}
+        choices = {("none" if key == "start" else key): pieces for key, pieces in after.items()}
+        if "none" in choices:
+            start = choices.pop("none")
+            self.out("{%- if ns.previous is none -%}")
+            self.fence(start)
+            self.out("{%- else -%}")
+            self.branches(choices, frame.open, "ns.previous")
             self.out("{%- endif -%}")
         else:
-            self.fence(frame.open)
-        self.fence(results.item_open)
-        self.text("message", "loop.index0")
-        self.fence(results.item_close)
-        if results.grouped:
-            self.out('{%- if loop.last or messages[loop.index0 + 1].role != "tool" -%}')
-        self.fence(frame.end)
+            self.branches(choices, frame.open, "ns.previous")
+
+    def acting(self, hook: str, role: str) -> list[Concept]:
+        """The concepts whose ``hook`` acts on ``role``'s turns (see ``turn_roles``)."""
+        return [
+            concept
+            for concept in self._hooks[hook]
+            if (roles := concept.turn_roles()) is None or role in roles
+        ]
+
+    def turn(self, role: str, *, message: bool = True) -> None:
+        """A framed turn of ``role`` (``message``: a ``message`` is in scope; else a turn the
+        format writes with no message, ``message`` and ``index`` none and -1)."""
+        frame = self.layout.frames[role]
+        assistant = role == "assistant"
+        for concept in self.acting("jinja_before", role):
+            concept.jinja_before(self, role)
+        self.open_fence(role)
+        for concept in self.acting("jinja_lead", role):
+            concept.jinja_lead(self, role)
+        if assistant:
+            self.out("{%- generation -%}")
+        for concept in self.acting("jinja_opening", role):
+            concept.jinja_opening(self, role)
+        if "content" in self.namespace:
+            self.out(f"{{%- set ns.content = {'message is not none' if message else 'false'} -%}}")
+        for concept in self.acting("jinja_content", role):
+            if concept.jinja_content(self, role):
+                break
+        else:
+            if message:
+                self.text()
+        for concept in self.acting("jinja_closing", role):
+            concept.jinja_closing(self, role)
+        for concept in self.acting("jinja_end", role):
+            if concept.jinja_end(self, role):
+                break
+        else:
+            self.fence(frame.end)
+        if assistant:
+            self.out("{%- endgeneration -%}")
         self.fence(frame.after)
-        if results.grouped:
-            self.out("{%- endif -%}")
+        self.out(f"{{%- set ns.previous = {jinja_string(role)} -%}}")
+
+    def _refusals(self) -> None:
+        """What the writer refuses when no concept handles it (see :mod:`.write`)."""
+        name = self.layout.name
+        handled = self.handled
+        checks = {
+            "name": ("message.name is defined and message.name is not none", "a message name"),
+            "reasoning": (
+                "message.reasoning_content is defined and message.reasoning_content is not none",
+                "reasoning_content",
+            ),
+            "calls": ("message.tool_calls is defined and message.tool_calls", "tool_calls"),
+        }
+        for key, (condition, what) in checks.items():
+            if key not in handled:
+                self.raise_if(condition, f"{what}: {name} has no place for it")
 
     def build(self) -> str:
         layout = self.layout
-        self.out(TEXT_MACRO.strip())
-        if python_calls.is_python(layout.calls):
-            self.out(python_calls.JINJA_MACROS.strip())
-        if python_tools.literal_macros(layout):  # for the concepts writing Python literals
-            self.out(python_tools.literal_macros(layout))
-        if layout.parts is not None:  # a concept of its own module
-            from .parts import jinja_macros
-
-            self.out(jinja_macros(layout))
-        if python_results.is_python(layout.results):  # a concept of its own module
-            self.out(python_results.jinja_macros(layout))
-        self.out("{%- set has_tools = tools is defined and tools is not none and tools -%}")
-        # OpenAI's ``developer`` role is the system role (pawlette.openai reads it so).
-        self.out(
-            "{%- set has_system = messages | length > 0"
-            ' and messages[0].role in ["system", "developer"] -%}'
-        )
-        self.out("{%- set first = 1 if has_system else 0 -%}")
-        self.out("{%- set ns = namespace(last_query=-1) -%}")
-        reasoning = layout.reasoning
-        if reasoning is not None and reasoning.keep == "after_last_query":
-            self.out("{%- for message in messages -%}")
-            self.out('{%- if message.role == "user" -%}{%- set ns.last_query = loop.index0 -%}')
-            self.out("{%- endif -%}")
-            self.out("{%- endfor -%}")
-        block = layout.tools
-        if block is not None and block.host == "first_user":
-            self.raise_if(
-                'has_tools and (messages | length <= first or messages[first].role != "user")',
-                f"{layout.name} writes the tools into the first user message: none found",
-            )
+        body_start = len(self.lines)
+        for concept in layout.concepts:
+            self.handled |= concept_handles(concept)
+        for concept in self._hooks["jinja_setup"]:
+            concept.jinja_setup(self)
+        if self.layout.frames and "tools" not in self.handled:
+            self.raise_if("tools is defined and tools", f"tools: {layout.name} has no tools block")
         self.fence(layout.begin)
-        self.system()
+        for concept in self._hooks["jinja_start"]:
+            concept.jinja_start(self)
         self.out("{%- for message in messages -%}")
-        named = "message.name is defined and message.name is not none"
-        if python_results.is_python(layout.results):  # its tool messages may carry names
-            named += ' and message.role != "tool"'
-        self.raise_if(
-            named,
-            f"a message name: {layout.name} has no place for it",
-        )
-        self.out("{%- if loop.index0 < first -%}")
-        self.plain()
-        if layout.decision is not None:  # a concept of its own module
-            decision.jinja_assistant(self)
-        else:
-            self.assistant()
-        self.results()
+        self.out("{%- set index = loop.index0 -%}")
+        self.out('{%- set role = "system" if message.role == "developer" else message.role -%}')
+        self._refusals()
+        keyword = "if"
+        claimed = {role: concept for concept in layout.concepts for role in concept.claims}
+        for role in ("system", "user", "assistant", "tool"):
+            claimer = claimed.get(role)
+            if claimer is None and role not in layout.frames:
+                continue
+            self.out(f"{{%- {keyword} role == {jinja_string(role)} -%}}")
+            keyword = "elif"
+            if claimer is not None:
+                claimer.jinja_message(self, role)
+            else:
+                self.turn(role)
         self.out("{%- else -%}")
         self.out(
-            "{{- raise_exception('messages[' ~ loop.index0 ~ '].role: ' ~ message.role"
-            " ~ '; expected system, user, assistant or tool') -}}"
+            "{{- raise_exception('messages[' ~ index ~ '].role: ' ~ message.role"
+            f" ~ '; expected a role {layout.name} writes') -}}}}"
         )
         self.out("{%- endif -%}")
         self.out("{%- endfor -%}")
         self.out("{%- if add_generation_prompt -%}")
-        self.fence(layout.generation_prompt)
+        self.open_fence("assistant", prompt=True)
+        for concept in self._hooks["jinja_prompt"]:
+            concept.jinja_prompt(self)
         self.out("{%- endif -%}")
-        return "\n".join(self.lines)
+        body = self.lines[body_start:]
+        head = [TEXT_MACRO.strip(), *self.macros.values()]
+        head.append("{%- set has_tools = tools is defined and tools is not none and tools -%}")
+        namespace = ", ".join(f"{key}={value}" for key, value in self.namespace.items())
+        head.append(f"{{%- set ns = namespace({namespace}) -%}}")
+        if self.last_query:
+            head += [
+                "{%- set ns.last_query = -1 -%}",
+                "{%- for message in messages -%}",
+                '{%- if message.role == "user" -%}{%- set ns.last_query = loop.index0 -%}',
+                "{%- endif -%}",
+                "{%- endfor -%}",
+            ]
+        return "\n".join([*head, *body])
+
+
+def concept_handles(concept: Any) -> frozenset[str]:
+    handles: frozenset[str] = getattr(concept, "handles", frozenset())
+    return handles
 
 
 def chat_template(layout: Layout) -> str:
     """The chat template of a layout (see the module docstring)."""
-    concept = owner(layout, "chat_template")
-    if concept is not None:
-        return cast(str, concept(layout))
-    return _Emitter(layout).build()
+    return Template(layout).build()

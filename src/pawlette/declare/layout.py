@@ -1,296 +1,214 @@
-"""The declaration types: a chat format's layout written once, as data.
+"""A chat format declared once: :class:`Frame` per role and an ordered tuple of concepts.
 
-Why this shape
-==============
-
-Two codebases shaped it.
-
-- **openai/harmony** never writes a format's control strings in its rendering code.  Its
-  encoding holds a map from *abstract formatting tokens* (start of a message, the channel
-  separator, the end of a message, the end of a call, ...) to the strings of one concrete
-  encoding, and the renderer asks that map for ``Start`` or ``EndMessage`` wherever the
-  conversation needs one.  A second encoding is a second map, not a second renderer.  The
-  renderer also has two entry points (render for completion, render for training) over the
-  same map.
-- **python-hyper/h11** keeps its whole state machine in one file (``_state.py``) whose first
-  rule, written at the top, is that everything affecting transitions lives there, as much of
-  it as possible as *tables* (``{role: {state: {event type: next state}}}``), with the few
-  rules that do not fit a table written next to them as code.  Readers of the file see the
-  machine as data before any code runs.
-
-pawlette's declaration follows harmony on the writing side and h11 on the parsing side: a
-:class:`Layout` is a fixed vocabulary of *concepts* (a turn's frame, the system turn, the tools
-block, the reasoning block, calls, results, the generation prompt), each holding the *fences*
-(runs of special-token :class:`Marker` pieces and :class:`Lit` layout text) that one format
-spells them with.  Four interpreters read the same value:
-
-- :mod:`.write` renders segments (roles, kinds, trainability) for training and for generation;
-- :mod:`.table` compiles the fences into parse-table rows (each fence's joined text is one
-  lexer marker, so layout such as ``<think>\\n`` is read with its marker) and picks readers;
-- :mod:`.jinja` emits a Hugging Face ``chat_template`` with ``{% generation %}`` blocks;
-- :mod:`.grammar` emits the turn grammar (Lark and GBNF through the grammar AST) for every
-  ``tool_choice``, with the forced prefixes and stop set, which :mod:`.table` also hands to
-  :meth:`pawlette.Format.forced_prefix`: one source.
-
-The design sketch in ``DESIGN.md`` proposed a free tree of layout nodes (``Seq``, ``Many``,
-``Json``...) with four interpreters per node.  A free tree is more general, but a parse table
-cannot be compiled from an arbitrary sequence (where text may end is decided by the next
-marker, and two optional nodes in a row make the table ambiguous), and a Jinja emitter for
-arbitrary trees writes slow, unreadable templates.  Fixed concepts keep every interpreter a
-direct walk: each concept knows which fences open and close it, so the table rows, the Jinja
-branches and the grammar rules follow from the concept, and a new format is a new value, not
-new code.  What does not fit the basic concepts is a concept of its own, in its own module
-with its four interpreters, hooked into the shared interpreters by one field of the layout:
-containers (PCML, :mod:`.containers`), headed turns (ChatGLM3, :mod:`.headed`), Python-literal
-calls (:mod:`.python_calls`), decision tokens (:mod:`.decision`), content parts (images as
-placeholder runs and boxes in messages, :mod:`.parts` over :mod:`.media`'s blocks), results
-and a tools block written as one Python list (:mod:`.python_results`, :mod:`.python_tools`),
-turn reading (headers read in pieces, an end of text: :mod:`.turn_reading`), block turns
-(omni, :mod:`.blocks`: in-turn results, structured thinking, JSON blocks and voice, image
-tiling, each a module of its own).  Every seed format is declared.
-
-Costs, stated: a format whose layout needs a concept that is not here cannot be declared until
-the concept is added (the API says so with :class:`~pawlette.errors.FormatError`); the Jinja the
-emitter writes is generic rather than hand-tuned; an interpreter bug hits every declared format
-at once, which is why the cross-artifact checks (``tests/declare``) run on every registered
-declared format, including ones a user registers.
-
-Vocabulary
-==========
-
-- :class:`Marker`: a special token (written by id, never produced from text).
-- :class:`Lit`: layout text the format writes (``"user\\n"``, ``"\\n\\n"``).
-- :class:`Option`: text taken from the format's options (Llama 3's date), never from a clock.
-- a *fence* is a tuple of pieces written and read as one unit.
+>>> from pawlette.declare import Frame, Layout, Marker, fence
+>>> END = Marker("<|end|>")
+>>> tiny = Layout(
+...     name="tiny",
+...     summary="a tiny example",
+...     frames={
+...         role: Frame(open=fence(Marker(f"<|{role}|>")), end=fence(END), after=fence("\\n"))
+...         for role in ("system", "user", "assistant")
+...     },
+... )
+>>> tiny.frames["user"].open
+(Marker(text='<|user|>'),)
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal, TypeAlias
+from typing import Any
 
-if TYPE_CHECKING:  # concept modules of their own (they import this one)
-    from ..types import Message, Tool
-    from .blocks import BlockTurns
-    from .containers import Containers
-    from .decision import Decision
-    from .headed import HeadedTurns
-    from .parts import ContentParts
-    from .python_calls import PythonCalls
-    from .python_results import PythonResults
-    from .turn_reading import TurnReading
+from ..errors import FormatError
+from .concept import Concept
+from .pieces import Fence, Lit, Marker, Option
+
+ROLES = ("system", "user", "assistant", "tool")
+_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
 
 
-@dataclass(frozen=True)
-class Marker:
-    """A special token: written by id; text never becomes one."""
-
-    text: str
-
-
-@dataclass(frozen=True)
-class Lit:
-    """Layout text the format itself writes."""
-
-    text: str
-
-
-@dataclass(frozen=True)
-class Option:
-    """Text from the format's options (``options.<name>``): Llama 3's date header."""
-
-    name: str
-
-
-Piece: TypeAlias = Marker | Lit | Option
-Fence: TypeAlias = tuple[Piece, ...]
-
-
-def fence(*pieces: Piece | str) -> Fence:
-    """A fence from pieces; a plain string is :class:`Lit` text."""
-    return tuple(Lit(piece) if isinstance(piece, str) else piece for piece in pieces)
+def _check_fence(where: str, value: object) -> None:
+    if not isinstance(value, tuple) or not all(
+        isinstance(piece, (Marker, Lit, Option)) for piece in value
+    ):
+        raise FormatError(
+            f"{where}: {value!r}; expected a fence, a tuple of Marker, Lit and Option pieces "
+            "(build it with fence(...))"
+        )
 
 
 @dataclass(frozen=True)
 class Frame:
-    """How one turn is framed: ``open`` + body + ``end`` + ``after``.
+    """How one role's turn is framed: ``open`` + body + ``end`` + ``after``.
 
-    For the assistant, ``end`` is what the model writes to end its turn (trainable, the stop
-    set); ``after`` is scaffolding the renderer writes after it (a newline between turns).
-    ``also_end``: other fences that end the turn when the model writes them (parsing and
-    grammar accept them; the renderer writes ``end``).
+    Fields:
+
+    - ``open``: what opens the turn.  Empty: the turn has no opener and begins right after
+      the turn before it (Mistral's assistant turn follows ``[/INST]``).
+    - ``end``: what ends the turn.  For the assistant, what the model writes to end its turn
+      (trainable, and the stop set).  Empty: the turn ends where the next one opens
+      (DeepSeek's user turn).
+    - ``after``: whitespace the renderer writes after ``end`` (a newline between turns);
+      never trainable.
+    - ``also_end``: other fences that end the turn when a model writes them (read and
+      allowed by grammars, never written).
+    - ``open_after``: the opener used after a turn of another role, by that role's name
+      (``{"tool": ()}``: no opener after tool results, DeepSeek's assistant).  The key
+      ``"start"`` is the opener of a turn that begins the conversation.
+    - ``prompt_after``: for the assistant, the generation prompt by the role of the turn
+      before it, where it differs from ``open_after`` (DeepSeek in thinking mode opens
+      ``<think>`` in the prompt, where past turns hold an empty block).
     """
 
-    open: Fence
-    end: Fence
+    open: Fence = ()
+    end: Fence = ()
     after: Fence = ()
     also_end: tuple[Fence, ...] = ()
+    open_after: Mapping[str, Fence] = field(default_factory=dict)
+    prompt_after: Mapping[str, Fence] = field(default_factory=dict)
 
+    def __post_init__(self) -> None:
+        _check_fence("Frame.open", self.open)
+        _check_fence("Frame.end", self.end)
+        _check_fence("Frame.after", self.after)
+        for number, pieces in enumerate(self.also_end):
+            _check_fence(f"Frame.also_end[{number}]", pieces)
+        for name in ("open_after", "prompt_after"):
+            for role, pieces in getattr(self, name).items():
+                if role not in (*ROLES, "start"):
+                    raise FormatError(
+                        f"Frame.{name}: the key {role!r}; expected one of "
+                        f"{', '.join((*ROLES, 'start'))}"
+                    )
+                _check_fence(f"Frame.{name}[{role!r}]", pieces)
+        for piece in self.after:
+            if isinstance(piece, Marker) or (isinstance(piece, Lit) and piece.text.strip()):
+                raise FormatError(
+                    f"Frame.after: {piece!r}; expected whitespace only (it is layout between "
+                    "turns: put a marker in end)"
+                )
 
-@dataclass(frozen=True)
-class SystemTurn:
-    """The system turn.
+    def opener(self, previous: str | None) -> Fence:
+        """The open fence after a turn of role ``previous`` (None: at the start)."""
+        return self.open_after.get("start" if previous is None else previous, self.open)
 
-    ``default``: the text written when the conversation has no system message (None: no
-    system turn then, unless ``always`` or the tools block needs one).  ``preamble`` is written
-    at the start of every system turn, ``preamble_with_tools`` before it when the request has
-    tools (Llama 3's ``Environment: ipython``).
-    """
-
-    default: str | None = None
-    always: bool = False
-    preamble: Fence = ()
-    preamble_with_tools: Fence = ()
-    preamble_without_tools: Fence = ()
-    """Written before ``preamble`` only when the request has no tools (a format that writes
-    a header after its tools block puts it in the block's ``close`` too: Breeze's date)."""
-
-
-@dataclass(frozen=True)
-class ToolsBlock:
-    """The tools the request declares, written inside a host turn.
-
-    ``host``: the system turn or the first user turn.  ``first``: the block comes before the
-    host's text (else after it, with ``separator`` between when the host has a message).  Each
-    tool is ``item_open`` + JSON + ``item_close``; the JSON is the whole OpenAI tool
-    (``{"type": "function", "function": {...}}``, ``wrap="openai"``) or the function object,
-    dumped as Jinja's ``tojson`` dumps it (``indent``, ``ensure_ascii=False``).
-    """
-
-    host: Literal["system", "first_user"]
-    open: Fence
-    close: Fence = ()
-    item_open: Fence = ()
-    item_close: Fence = ()
-    first: bool = False
-    separator: Fence = ()
-    indent: int | None = None
-    wrap: Literal["openai", "function"] = "openai"
-
-
-@dataclass(frozen=True)
-class Reasoning:
-    """A reasoning block at the start of an assistant turn: ``open`` + text + ``close``.
-
-    ``keep``: ``"all"`` writes every turn's reasoning; ``"after_last_query"`` drops it from
-    assistant turns before the last user message (Qwen3), and ``always_on_last`` then writes
-    an empty block on the final assistant turn when it has none.
-    """
-
-    open: Fence
-    close: Fence
-    keep: Literal["all", "after_last_query"] = "all"
-    always_on_last: bool = False
-
-
-@dataclass(frozen=True)
-class JsonCalls:
-    """Calls written as ``{"<name_key>": NAME, "<arguments_key>": ARGUMENTS}``.
-
-    ``open``/``close`` frame each call (``open=None``: a call is a bare JSON object that is
-    the whole assistant turn, Llama 3).  ``separator`` comes before a call that follows text
-    or another call.  ``also_open``: other fences that start a call in model output (parsing
-    only).  ``arguments``: ``"tojson"`` writes them as Jinja's ``tojson`` of the parsed object
-    (what the Hugging Face templates do), ``"verbatim"`` as the caller's string.
-    ``parallel``: several calls in one turn; ``with_content``: text before the calls.
-
-    Reading only (the writer, Jinja and grammars write the declared spelling alone):
-    ``loose_fences`` (on unless turned off): ``open``, ``separator`` + ``open`` and ``close``
-    are also read with the whitespace they write around their markers left out, at either
-    end or both (``<tool_call>{...}</tool_call>``; any whitespace around the object is
-    JSON's own).  Off, such a spelling is no marker: the call reads as content.
-    ``also_arguments_keys``: other keys a model writes the arguments under (Llama 3 models
-    write ``"arguments"`` as often as the declared ``"parameters"``); a call holding two of
-    them, or none, is malformed.  ``ignored_members``: ``(key, value)`` members a model may
-    add, each with its one string value, read and dropped (they say nothing the call does not;
-    llama.cpp reads Llama 3's ``"type": "function"`` so); another value is malformed.
-    """
-
-    open: Fence | None
-    close: Fence = ()
-    separator: Fence = ()
-    also_open: tuple[Fence, ...] = ()
-    name_key: str = "name"
-    arguments_key: str = "arguments"
-    arguments: Literal["tojson", "verbatim"] = "tojson"
-    parallel: bool = True
-    with_content: bool = True
-    loose_fences: bool = True
-    also_arguments_keys: tuple[str, ...] = ()
-    ignored_members: tuple[tuple[str, str], ...] = ()
-
-
-@dataclass(frozen=True)
-class Results:
-    """Tool results, matched to calls by position (the format writes no call ids).
-
-    ``frame`` frames a results turn; ``grouped``: consecutive tool messages share one turn.
-    Each result is ``item_open`` + the text + ``item_close``.
-    """
-
-    frame: Frame
-    grouped: bool = False
-    item_open: Fence = ()
-    item_close: Fence = ()
-
-
-Role: TypeAlias = Literal["system", "user", "assistant"]
+    def prompt(self, previous: str | None) -> Fence:
+        """The generation prompt after a turn of role ``previous``."""
+        key = "start" if previous is None else previous
+        found = self.prompt_after.get(key)
+        return self.opener(previous) if found is None else found
 
 
 @dataclass(frozen=True)
 class Layout:
-    """One chat format, declared (see the module docstring).  Build with
-    :func:`pawlette.declare.declare`, which checks it."""
+    """One chat format, declared: build a :class:`pawlette.Format` with
+    :func:`pawlette.declare.declare`, which checks it.
+
+    Fields:
+
+    - ``name``: the format's name (letters, digits, ``.``, ``_``, ``-``).
+    - ``summary``: one line for listings.
+    - ``frames``: a :class:`Frame` per role, ``"user"`` and ``"assistant"`` required,
+      ``"system"`` and ``"tool"`` when the format has such turns (results concepts read
+      ``frames["tool"]``).
+    - ``concepts``: the parts of the format in order (the order in which they write within
+      a hook: reasoning before calls, ...).
+    - ``begin``: written once at the very start (a BOS token).
+    - ``options``: a frozen dataclass of the format's options (:class:`Option` pieces and
+      concepts read it); ``from_options`` builds the layout for other options when they
+      change its structure; ``variants``: named option sets (``{"qwen2.5": ...}``) that
+      ``get_format("chatml:qwen2.5")`` and detection know.
+    - ``extra_special``: special tokens the tokenizer has that the format never writes but
+      that text must never become.
+    - ``notes``: what the declaration decided, for the docs.
+    - ``template_variables``: the reference chat template's variables the options stand for
+      (``lambda options: {"enable_thinking": options.thinking}``), so detection and the
+      comparisons render the template as the options render the format.
+    - ``today``: the name of the date option a template reads from its clock
+      (``strftime_now``); the comparison freezes the clock at that date.
+    """
 
     name: str
     summary: str
-    frames: Mapping[Role, Frame]
+    frames: Mapping[str, Frame]
+    concepts: tuple[Concept, ...] = ()
     begin: Fence = ()
-    """Written once at the very start (a BOS token)."""
-    system: SystemTurn = SystemTurn()
-    tools: ToolsBlock | None = None
-    reasoning: Reasoning | None = None
-    calls: JsonCalls | PythonCalls | None = None
-    """JSON calls, or Python-literal call lists (:mod:`.python_calls`)."""
-    decision: Decision | None = None
-    """Decision tokens opening the last assistant turn of a request with tools
-    (:mod:`.decision`)."""
-    results: Results | PythonResults | None = None
-    """Results turns, or a run of results as one Python list (:mod:`.python_results`)."""
-    trim_message_text: bool = False
-    """Documentation only: whether the reference template strips message text (Llama 3 does;
-    pawlette never does, which is lossless; see the format's docstring)."""
     options: Any = None
-    """A frozen dataclass of option values (:class:`Option` pieces read it)."""
     from_options: Callable[[Any], Layout] | None = field(default=None, compare=False, repr=False)
-    """Builds the layout for other options (options that change its structure, such as a
-    default system text); without it only :class:`Option` pieces follow the options."""
     variants: Mapping[str, Any] = field(default_factory=dict)
-    """Named option sets (``{"qwen2.5": ChatmlOptions(...)}``) that
-    :func:`pawlette.detect.detect` tries too."""
     extra_special: tuple[str, ...] = ()
-    """Markers the tokenizer has that the format never writes but must never come from text."""
-    notes: tuple[str, ...] = field(default=())
-    """What the declaration decided, for the docs (free text)."""
-    headed: HeadedTurns | None = None
-    """Turns headed by a role marker and a metadata line, ended by the next one (ChatGLM3):
-    the concept's own interpreters (:mod:`pawlette.declare.headed`) render and read it."""
-    containers: Containers | None = None
-    """Every message in a headed container, text escaped (:mod:`.containers`, PCML)."""
-    blocks: BlockTurns | None = None
-    """Turns of text and blocks on their own lines, results inside the assistant turn,
-    structured thinking, image tiling (:mod:`.blocks`, omni)."""
-    check: Callable[[tuple[Message, ...], tuple[Tool, ...]], None] | None = None
-    """A format's own checks of a request, run before it is written (raising
-    :class:`~pawlette.errors.RequestError`): options that refuse what a reference refuses
-    (Breeze's ``check_conversations``, :mod:`pawlette.blocks.function_checks`).  The writer
-    runs it; a chat template cannot (it is exported for the default options)."""
-    parts: ContentParts | None = None
-    """Images and boxes in messages (:mod:`.parts`, breeze)."""
-    turn_reading: TurnReading | None = None
-    """Headers read in pieces and an end of text, read only (:mod:`.turn_reading`)."""
+    notes: tuple[str, ...] = ()
+    template_variables: Callable[[Any], Mapping[str, Any]] | None = field(
+        default=None, compare=False, repr=False
+    )
+    today: str | None = None
 
-    @property
-    def generation_prompt(self) -> Fence:
-        return self.frames["assistant"].open
+    def reference_variables(self) -> dict[str, Any]:
+        """The template variables of this layout's options (see ``template_variables``)."""
+        if self.template_variables is None:
+            return {}
+        return dict(self.template_variables(self.options))
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.name, str) or not _NAME.fullmatch(self.name):
+            raise FormatError(
+                f"Layout.name: {self.name!r}; expected letters, digits, '.', '_' and '-'"
+            )
+        if not isinstance(self.frames, Mapping):
+            raise FormatError(
+                f"{self.name}: Layout.frames: a {type(self.frames).__name__}; "
+                "expected a dict of role -> Frame"
+            )
+        for role, frame in self.frames.items():
+            if role not in ROLES:
+                raise FormatError(
+                    f"{self.name}: Layout.frames[{role!r}]: an unknown role; expected one of "
+                    + ", ".join(ROLES)
+                )
+            if not isinstance(frame, Frame):
+                raise FormatError(
+                    f"{self.name}: Layout.frames[{role!r}]: a {type(frame).__name__}; "
+                    "expected a Frame"
+                )
+        for role in ("user", "assistant"):
+            if role not in self.frames:
+                raise FormatError(
+                    f"{self.name}: Layout.frames: no {role!r} frame; expected a Frame for "
+                    "'user' and 'assistant' (and 'system', 'tool' if the format has them)"
+                )
+        _check_fence(f"{self.name}: Layout.begin", self.begin)
+        if not isinstance(self.concepts, tuple):
+            raise FormatError(
+                f"{self.name}: Layout.concepts: a {type(self.concepts).__name__}; "
+                "expected a tuple of concepts"
+            )
+        claimed: dict[str, Concept] = {}
+        for number, concept in enumerate(self.concepts):
+            if not isinstance(concept, Concept):
+                raise FormatError(
+                    f"{self.name}: Layout.concepts[{number}]: a {type(concept).__name__}; "
+                    "expected a Concept (pawlette.declare.Concept)"
+                )
+            for role in concept.claims:
+                if role in claimed:
+                    raise FormatError(
+                        f"{self.name}: Layout.concepts[{number}]: {type(concept).__name__} "
+                        f"writes {role!r} messages, as {type(claimed[role]).__name__} does; "
+                        "expected one concept per role"
+                    )
+                claimed[role] = concept
+        for concept in self.concepts:
+            concept.validate(self)
+
+    def concept(self, kind: type[Any]) -> Any:
+        """The layout's concept of ``kind`` (None: it has none).  For a concept that reads
+        another's declaration (results that pair with calls), never for interpreters."""
+        for concept in self.concepts:
+            if isinstance(concept, kind):
+                return concept
+        return None
+
+    def option(self, name: str, default: Any = None) -> Any:
+        return getattr(self.options, name, default)

@@ -1,182 +1,63 @@
-"""Readers the declared layouts need beyond the engine's (all generic over the layout).
+"""Readers the generic concepts need beyond the engine's.
 
-- :class:`HostTextReader`: a system turn's text, which may be the layout's default system
-  text (then the message was written by the format, not given: it parses to no message).
-- :class:`ToolItemsReader`: a tools block's items (``item_open`` JSON ``item_close`` ...),
-  optionally followed by the host message's text (a block written before the text).
-- :class:`ResultReader`: one tool result; it answers the call at its position.
-- :class:`BareCallReader`: an assistant turn that is either text or one call written as a
-  bare JSON object (Llama 3): a turn whose first character other than whitespace is ``{``
-  is a call (leading whitespace is held until that is known), then it is streamed as text
-  or as the call's arguments.  A turn that is a JSON list of call objects (``[{...}]``, what
-  some models write for several calls) is content with a warning: the layout writes one.
+- :class:`PendingContentReader`: the first state of a turn that has no opener (Mistral's
+  assistant turn after ``[/INST]``): the message is real once something of it is read.
+- :class:`HostTextReader`: a system turn's text, which may be the format's default text
+  (then the format wrote it, not the caller: no message).
+- :class:`ToolItemsReader`: a tools block's items (``item_open`` JSON ``item_close`` ...,
+  or one JSON array), optionally followed by the host message's text.
+- :class:`ResultReader`: one tool result (its call is found by the fold when the format
+  writes no ids: :func:`pawlette.engine.fold.pair_results`).
+- :class:`OptionalReasoningReader`: reasoning where an empty block is no reasoning.
 - :class:`BetweenCallsReader`: whitespace between calls, inside the turn.
-- :func:`positional_call_reader`: the engine's JSON call reader, remembering call ids in
-  order so results can name the call they answer.
+- :func:`call_reader`: the engine's JSON call reader, closed by a fence or by the turn's end.
 """
 
 from __future__ import annotations
 
 import json
-import re
-from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
-from ..engine.call_scanner import TextPieces
 from ..engine.machine import Parser, Reader, ReaderFactory
 from ..engine.readers import CallEnvelope, JsonCallReader, ScaffoldReader, WholeTextReader
 from ..types import MetadataItem, ReasoningDelta, TextDelta, Tool, ToolsDeclared
 
-_CALLS = "declare.calls"
-_ANSWERED = "declare.answered"
 
+class PendingContentReader:
+    """Content of a turn that may not be there: whitespace is held until text makes the
+    message real; a turn of whitespace alone that another opener ends was layout."""
 
-def _remember(parser: Parser, call_id: str) -> None:
-    # Called while the call starts, before the parser counts it: the first call of a message
-    # starts a new round of calls for the results that follow.
-    if parser.calls_in_message == 0:
-        parser.shared[_CALLS] = []
-        parser.shared[_ANSWERED] = 0
-    parser.shared.setdefault(_CALLS, []).append(call_id)
-
-
-def _remembering(parser: Parser) -> None:
-    factory = parser.new_call_id
-    if getattr(factory, "remembers", False):
-        return
-
-    def new_call_id() -> str:
-        call_id = factory()
-        _remember(parser, call_id)
-        return call_id
-
-    new_call_id.remembers = True  # type: ignore[attr-defined]
-    parser.new_call_id = new_call_id
-
-
-class _EndedByInput(JsonCallReader):
-    """A call that the end of the turn closes: the end of input closes it too (engines cut
-    the stop token from the text they return)."""
-
-    def close(self, marker: str | None, offset: int) -> None:
-        super().close("" if marker is None else marker, offset)
-
-
-class _ClosedByAny(JsonCallReader):
-    """A call with several spellings of its close (``JsonCalls.loose_fences``): the one that
-    closed it is part of the call's text if the call is malformed and becomes content."""
-
-    def __init__(
-        self, parser: Parser, envelope: CallEnvelope, close: str, closes: frozenset[str]
-    ) -> None:
-        super().__init__(parser, envelope, close)
-        self._closes = closes
-
-    def close(self, marker: str | None, offset: int) -> None:
-        if marker in self._closes:
-            self._close_marker = marker
-        super().close(marker, offset)
-
-
-def positional_call_reader(
-    envelope: CallEnvelope,
-    close: str,
-    *,
-    ends_turn: bool = False,
-    also_close: frozenset[str] = frozenset(),
-) -> ReaderFactory:
-    """A JSON call (no id in the text); its generated id is remembered for the results.
-    ``ends_turn``: the call runs to the end of the turn (no close fence of its own);
-    ``also_close``: other spellings of ``close``."""
-
-    def make(parser: Parser) -> Reader:
-        _remembering(parser)
-        if ends_turn:
-            return _EndedByInput(parser, envelope, close)
-        if also_close - {close}:
-            return _ClosedByAny(parser, envelope, close, also_close)
-        return JsonCallReader(parser, envelope, close)
-
-    return make
-
-
-def remember_started_call(parser: Parser, call_id: str) -> None:
-    """A call that the parser has counted already started (readers built on the Python-call
-    stream, :mod:`.python_calls`): remembered for the results as :func:`_remember` does."""
-    if parser.calls_in_message <= 1:
-        parser.shared[_CALLS] = []
-        parser.shared[_ANSWERED] = 0
-    parser.shared.setdefault(_CALLS, []).append(call_id)
-
-
-def forget_started_call(parser: Parser) -> None:
-    """The call last remembered turned out malformed: no result answers it."""
-    calls: list[str] = parser.shared.get(_CALLS, [])
-    if calls:
-        calls.pop()
-
-
-def next_result_id(parser: Parser) -> str | None:
-    calls: list[str] = parser.shared.get(_CALLS, [])
-    answered: int = parser.shared.get(_ANSWERED, 0)
-    parser.shared[_ANSWERED] = answered + 1
-    return calls[answered] if answered < len(calls) else None
-
-
-class BetweenCallsReader(ScaffoldReader):
-    """Between a call's close and the next call or the end of the turn: only whitespace.
-
-    The turn is not over here (another call may follow), so the state is no scaffold state
-    for the engine (whose completions treat those as after the turn).  Stray text is reported
-    and, as nothing is dropped, kept as the message's content.
-    """
-
-    __slots__ = ()
-    scaffold = False
-
-    def _report(self, text: str) -> None:
-        super()._report(text)
-        self._parser.emit(TextDelta(text))
-
-
-class OptionalReasoningReader:
-    """Reasoning that may be empty: an empty block is no reasoning (a layout that writes an
-    empty block for a turn without reasoning cannot tell the two apart, and a stream shows
-    nothing for it)."""
-
-    __slots__ = ("_parser",)
+    __slots__ = ("_held", "_parser")
 
     def __init__(self, parser: Parser) -> None:
         self._parser = parser
+        self._held: list[str] = []
 
     def feed(self, text: str, offset: int) -> None:
-        if text:
-            self._parser.emit(ReasoningDelta(text))
+        parser = self._parser
+        if parser.message_pending:
+            if not text.strip():
+                self._held.append(text)
+                return
+            parser.confirm_message()
+            if self._held:
+                text = "".join(self._held) + text
+                self._held = []
+        elif self._held:
+            text = "".join(self._held) + text
+            self._held = []
+        parser.emit(TextDelta(text))
 
     def close(self, marker: str | None, offset: int) -> None:
-        pass
-
-
-class ResultReader(WholeTextReader):
-    """One tool result: a tool message answering the next call in order."""
-
-    __slots__ = ()
-
-    def __init__(self, parser: Parser) -> None:
-        super().__init__(parser)
-        parser.begin_message("tool")
-        call_id = next_result_id(parser)
-        if call_id is not None:
-            parser.emit(MetadataItem("tool_call_id", call_id))
-
-    def close(self, marker: str | None, offset: int) -> None:
-        self._parser.emit(TextDelta(self._text()))
-        self._parser.end_message()
+        if self._held and not self._parser.message_pending:
+            self._parser.emit(TextDelta("".join(self._held)))
+        self._held = []
 
 
 class HostTextReader(WholeTextReader):
-    """A system turn's text.  The message was begun pending: text equal to ``default`` (the
-    text the format writes when there is no system message) leaves no message."""
+    """A system turn's text; the message was begun pending: text equal to ``default`` (what
+    the format writes when there is no system message) leaves no message."""
 
     __slots__ = ("_default",)
 
@@ -196,6 +77,20 @@ def host_text_reader(default: str) -> ReaderFactory:
     return lambda parser: HostTextReader(parser, default)
 
 
+@dataclass
+class DeclaredTools:
+    """The tools a conversation being parsed declares in its own text (a parser context):
+    readers that type call arguments by the tools' schemas read them when the caller gave
+    none."""
+
+    tools: tuple[Tool, ...] = ()
+
+
+def schema_tools(parser: Parser) -> tuple[Tool, ...]:
+    """The tools whose schemas type a call's arguments: the caller's, else the declared."""
+    return parser.tools or parser.context(DeclaredTools).tools
+
+
 def _tool_of(value: Any, wrap: str) -> Tool | None:
     if not isinstance(value, dict):
         return None
@@ -211,23 +106,42 @@ _DECODER = json.JSONDecoder()
 
 
 class ToolItemsReader(WholeTextReader):
-    """The items of a tools block; with ``text_after``, the host's text follows them."""
+    """The tools of a tools block, then (``text_after``) the host's text.
 
-    __slots__ = ("_item_close", "_item_open", "_text_after", "_wrap")
+    ``array``: the tools are one JSON array (``item_open``/``item_close`` unused)."""
+
+    __slots__ = ("_array", "_item_close", "_item_open", "_text_after", "_wrap")
 
     def __init__(
-        self, parser: Parser, item_open: str, item_close: str, wrap: str, text_after: bool
+        self,
+        parser: Parser,
+        item_open: str,
+        item_close: str,
+        wrap: str,
+        text_after: bool,
+        array: bool,
     ) -> None:
         super().__init__(parser)
         self._item_open = item_open
         self._item_close = item_close
         self._wrap = wrap
         self._text_after = text_after
+        self._array = array
         parser.confirm_message()
 
-    def close(self, marker: str | None, offset: int) -> None:
-        text = self._text()
+    def _items(self, text: str) -> tuple[list[Tool], int]:
         tools: list[Tool] = []
+        if self._array:
+            try:
+                value, end = _DECODER.raw_decode(text)
+            except json.JSONDecodeError:
+                return tools, 0
+            found = (
+                [_tool_of(item, self._wrap) for item in value] if isinstance(value, list) else []
+            )
+            if not found or None in found:
+                return [], 0
+            return [tool for tool in found if tool is not None], end
         position = 0
         while True:
             start = position
@@ -245,122 +159,144 @@ class ToolItemsReader(WholeTextReader):
                 break
             tools.append(tool)
             position = end + len(self._item_close)
+        return tools, position
+
+    def close(self, marker: str | None, offset: int) -> None:
+        text = self._text()
+        tools, position = self._items(text)
         rest = text[position:]
         if rest and not self._text_after:
             self._parser.malformed(
                 self._offset + position,
                 f"tools block text {rest[:60]!r}",
-                "one JSON tool per item",
+                "one JSON array of tools" if self._array else "one JSON tool per item",
                 rest,
             )
         self._parser.emit(ToolsDeclared(tuple(tools)))
+        self._parser.context(DeclaredTools).tools = tuple(tools)
         if rest:
             self._parser.emit(TextDelta(rest))
 
 
 def tool_items_reader(
-    item_open: str, item_close: str, wrap: str, *, text_after: bool
+    item_open: str, item_close: str, wrap: str, *, text_after: bool, array: bool = False
 ) -> ReaderFactory:
-    return lambda parser: ToolItemsReader(parser, item_open, item_close, wrap, text_after)
+    return lambda parser: ToolItemsReader(parser, item_open, item_close, wrap, text_after, array)
 
 
-_CALL_START = re.compile(r"\s*\{")
-_LIST_START = re.compile(r"\s*\[")
+class ResultReader(WholeTextReader):
+    """One tool result: a tool message (the fold pairs it with its call)."""
 
+    __slots__ = ()
 
-def _listed_calls(text: str, envelope: CallEnvelope) -> int:
-    """How many calls a turn written as a JSON list of call objects holds (0: it is not one).
-    Such a turn is content with a warning: the layout writes one call, as an object."""
-    try:
-        value = json.loads(text)
-    except ValueError:
-        return 0
-    if not isinstance(value, list) or not value:
-        return 0
-    for item in value:
-        if not (
-            isinstance(item, dict)
-            and isinstance(item.get(envelope.name), str)
-            and envelope.arguments_key_in(item) is not None
-        ):
-            return 0
-    return len(value)
-
-
-class BareCallReader:
-    """Text, or one call written as the whole turn's bare JSON object (see the module)."""
-
-    __slots__ = ("_call", "_decided", "_envelope", "_held", "_listed", "_parser", "_start")
-
-    def __init__(self, parser: Parser, envelope: CallEnvelope) -> None:
-        self._parser = parser
-        self._envelope = envelope
-        self._held: list[str] = []
-        self._start = 0
-        self._decided = False
-        self._call: JsonCallReader | None = None
-        # A turn that starts as a JSON list: its text, to tell a list of calls at the close.
-        self._listed: TextPieces | None = None
-
-    def feed(self, text: str, offset: int) -> None:
-        if self._decided:
-            self._forward(text, offset)
-            return
-        if not self._held:
-            self._start = offset
-        self._held.append(text)
-        held = "".join(self._held)
-        candidate = held.lstrip()
-        if not candidate:
-            return
-        if _CALL_START.match(candidate):
-            self._begin_call()
-        elif _LIST_START.match(candidate):
-            self._listed = TextPieces()
-        self._decided = True
-        self._held = []
-        self._forward(held, self._start)
-
-    def _begin_call(self) -> None:
-        # The call's reader quotes the marker that opened its state in lenient text: a bare
-        # call has none (the turn's header is not part of the call).
-        parser = self._parser
-        entered, parser.entered_by = parser.entered_by, ""
-        _remembering(parser)
-        self._call = _EndedByInput(parser, self._envelope, "the end of the turn")
-        parser.entered_by = entered
-
-    def _forward(self, text: str, offset: int) -> None:
-        if self._call is not None:
-            self._call.feed(text, offset)
-        else:
-            if self._listed is not None:
-                self._listed.append(text)
-            self._parser.emit(TextDelta(text))
+    def __init__(self, parser: Parser) -> None:
+        super().__init__(parser)
+        parser.begin_message("tool")
 
     def close(self, marker: str | None, offset: int) -> None:
-        if not self._decided and self._held:
-            held = "".join(self._held)
-            self._held = []
-            if _CALL_START.match(held):
-                self._begin_call()
-            elif _LIST_START.match(held):
-                self._listed = TextPieces()
-            self._forward(held, self._start)
-        if self._call is not None:
-            self._call.close(marker, offset)
-        elif self._listed is not None:
-            text = self._listed.take()
-            self._listed = None
-            count = _listed_calls(text, self._envelope)
-            if count:  # the text is content already: reported, not dropped
-                self._parser.malformed(
-                    self._start,
-                    f"a JSON list of {count} call(s) {text[:60]!r}",
-                    "one call per turn, written as a JSON object",
-                    text,
-                )
+        self._parser.emit(TextDelta(self._text()))
+        self._parser.end_message()
 
 
-def bare_call_reader(envelope: CallEnvelope) -> Callable[[Parser], Reader]:
-    return lambda parser: BareCallReader(parser, envelope)
+class ResultIdReader(WholeTextReader):
+    """The id written before a tool result: the tool message begins here."""
+
+    __slots__ = ()
+
+    def __init__(self, parser: Parser) -> None:
+        super().__init__(parser)
+        parser.begin_message("tool")
+
+    def close(self, marker: str | None, offset: int) -> None:
+        self._parser.emit(MetadataItem("tool_call_id", self._text().strip()))
+
+
+class ResultTextReader(WholeTextReader):
+    """A tool result's text after its id (the message began at the id)."""
+
+    __slots__ = ()
+
+    def close(self, marker: str | None, offset: int) -> None:
+        self._parser.emit(TextDelta(self._text()))
+        self._parser.end_message()
+
+
+class OptionalReasoningReader:
+    """Reasoning that may be empty: an empty block is no reasoning (a layout that writes an
+    empty block for a turn without reasoning cannot tell the two apart)."""
+
+    __slots__ = ("_parser",)
+
+    def __init__(self, parser: Parser) -> None:
+        self._parser = parser
+
+    def feed(self, text: str, offset: int) -> None:
+        if text:
+            self._parser.emit(ReasoningDelta(text))
+
+    def close(self, marker: str | None, offset: int) -> None:
+        pass
+
+
+class BetweenCallsReader(ScaffoldReader):
+    """Between a call's close and the next call or the end of the turn: only whitespace.
+
+    The turn is not over here, so the state is no scaffold state for the engine.  Stray text
+    is reported and, as nothing is dropped, kept as the message's content.
+    """
+
+    __slots__ = ()
+    scaffold = False
+
+    def _report(self, text: str) -> None:
+        super()._report(text)
+        self._parser.emit(TextDelta(text))
+
+
+class _EndedByInput(JsonCallReader):
+    """A call that the end of the turn closes: the end of input closes it too (engines cut
+    the stop token from the text they return)."""
+
+    def close(self, marker: str | None, offset: int) -> None:
+        super().close("" if marker is None else marker, offset)
+
+
+class _ClosedByAny(JsonCallReader):
+    """A call with several spellings of its close: the one that closed it is part of the
+    call's text if the call is malformed and becomes content."""
+
+    def __init__(
+        self, parser: Parser, envelope: CallEnvelope, close: str, closes: frozenset[str]
+    ) -> None:
+        super().__init__(parser, envelope, close)
+        self._closes = closes
+
+    def close(self, marker: str | None, offset: int) -> None:
+        if marker in self._closes:
+            self._close_marker = marker
+        super().close(marker, offset)
+
+
+def call_reader(
+    envelope: CallEnvelope,
+    close: str,
+    *,
+    ends_turn: bool = False,
+    also_close: frozenset[str] = frozenset(),
+) -> ReaderFactory:
+    """A JSON call.  ``ends_turn``: the call runs to the end of the turn (no close fence of
+    its own); ``also_close``: other spellings of ``close``."""
+
+    def make(parser: Parser) -> Reader:
+        if ends_turn:
+            return _EndedByInput(parser, envelope, close)
+        if also_close - {close}:
+            return _ClosedByAny(parser, envelope, close, also_close)
+        return JsonCallReader(parser, envelope, close)
+
+    return make
+
+
+def ended_by_turn(parser: Parser, envelope: CallEnvelope, close: str) -> JsonCallReader:
+    """A JSON call closed by the end of its turn (or of the input)."""
+    return _EndedByInput(parser, envelope, close)

@@ -1,344 +1,314 @@
 """The table interpreter: a :class:`~.layout.Layout` compiled into parse-table rows.
 
 Each fence's joined text is one lexer marker, so the layout a marker carries (``<think>\\n``,
-``<|start_header_id|>user<|end_header_id|>\\n\\n``) is read together with it and never
-reaches a reader as text.  The rows, per concept (``→`` is a row; states in quotes)::
+``<|start_header_id|>user<|end_header_id|>\\n\\n``) is read with it and never reaches a
+reader.  The frames give the generic rows; every concept adds its own (:meth:`Concept.rows`)::
 
-    outside      begin                                  → outside
-    outside      system open [+ preamble]               → "system.body"   (message pending)
-    outside      system open [+ preamble] + tools open  → "system.tools"  (tools first, or no text)
-    system.body  separator + tools open                 → "system.tools"  (tools after the text)
-    system.tools tools close                            → "system.after_tools"
-    outside      user open [+ tools open]               → "user.body" ["user.tools"]
-    outside      assistant open                         → "assistant.head"
-    head         reasoning open                         → "assistant.reasoning"
-    reasoning    reasoning close                        → "assistant.body"
-    head, body   [separator +] call open                → "assistant.call"
-    call         call close                             → "assistant.after_call"
-    head, body   also_open (e.g. <|python_tag|>)        → "assistant.tagged_call"
-    (any)        end, also_end                          → outside (message ends)
-    outside      results open + item open               → "tool.item"
-    tool.item    item close                             → "tool.between"
-    tool.between item open                              → "tool.item"     (grouped results)
+    outside             begin                     → outside
+    outside             an opener of role R       → R's first state     (the message begins)
+    a state of R        an end of R               → outside             (the message ends)
 
-A completion is parsed from ``assistant.head``; a conversation from ``outside``.
+- **A turn without an end** (its frame's ``end`` is empty) ends where another opens: each of
+  its states takes every row that leaves ``outside`` (the message ends first).
+- **A turn without an opener** (the frame's ``open``, or its ``open_after`` for the role
+  before it, is empty) begins right after that turn ends: the end rows go to the turn's
+  first state, where the message is *pending* until something of it is read (an opener read
+  there instead means there was no such turn).
+- A completion is read from ``assistant.head``, a conversation from ``outside``.
+
+States are named ``<role>.<part>``: ``system.body``, ``user.body``, ``assistant.head`` (the
+start of the assistant's turn, where reasoning may open), ``assistant.body`` (after it).
 """
 
 from __future__ import annotations
 
-import json
-from collections.abc import Callable
-from typing import cast
+import re
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 
-from ..blocks.tool_choice import ForcedPrefixes
 from ..engine.machine import Action, Grammar, GrammarBuilder, Parser, ReaderFactory
-from ..engine.readers import CallEnvelope, ContentReader, ReasoningReader, ScaffoldReader
+from ..engine.readers import ContentReader, ScaffoldReader
 from ..errors import FormatError
-from ..types import Role
-from . import decision, python_calls, python_results, python_tools
-from .layout import Fence, JsonCalls, Layout, Lit, Marker
-from .owners import owner
-from .readers import (
-    BetweenCallsReader,
-    OptionalReasoningReader,
-    ResultReader,
-    bare_call_reader,
-    host_text_reader,
-    positional_call_reader,
-    tool_items_reader,
-)
-from .write import option_text
+from .concept import overrides
+from .layout import Layout
+from .pieces import Fence, text_of
+from .readers import PendingContentReader
 
 
-def joined(layout: Layout, pieces: Fence) -> str:
-    """A fence's text (what the lexer reads as one marker)."""
-    parts = []
-    for piece in pieces:
-        if isinstance(piece, (Marker, Lit)):
-            parts.append(piece.text)
-        else:
-            parts.append(option_text(layout, piece))
-    return "".join(parts)
+@dataclass
+class StateSpec:
+    """A state being declared: its reader, role, and whether its turn can end there."""
+
+    reader: ReaderFactory
+    role: str | None
+    ends: bool
+    inner: frozenset[str] = frozenset()
 
 
-def reasoning_text(layout: Layout) -> tuple[str, str] | None:
-    """The reasoning block's opening and closing fences as text (None: no reasoning)."""
-    reasoning = layout.reasoning
-    if reasoning is None:
-        return None
-    return joined(layout, reasoning.open), joined(layout, reasoning.close)
+def begin(role: str, *, pending: bool = False) -> Action:
+    """The action that starts a message of ``role``."""
 
-
-def _begin(role: Role, *, pending: bool = False) -> Action:
     def action(parser: Parser, offset: int) -> None:
-        parser.begin_message(role, pending=pending)
+        parser.begin_message(role, pending=pending)  # type: ignore[arg-type]
 
+    action.__name__ = f"begin {role}" + (" (pending)" if pending else "")
     return action
 
 
-def _end(parser: Parser, offset: int) -> None:
+def end(parser: Parser, offset: int) -> None:
+    """The action that ends the current message."""
     parser.end_message()
 
 
-def envelope(layout: Layout) -> CallEnvelope:
-    calls = layout.calls
-    assert isinstance(calls, JsonCalls)
-    return CallEnvelope(
-        name=calls.name_key,
-        arguments=calls.arguments_key,
-        id=None,
-        also_arguments=calls.also_arguments_keys,
-        ignored=calls.ignored_members,
-    )
+end.__name__ = "end"
 
 
-def loose_spellings(spellings: set[str]) -> set[str]:
-    """What ``JsonCalls.loose_fences`` also reads for some fences' texts: each without the
-    whitespace around its markers, at either end or both (``\n<tool_call>\n`` is also read
-    as ``<tool_call>``, ``\n<tool_call>`` and ``<tool_call>\n``).  A spelling that leaves
-    no text is none (a fence of whitespace alone is no marker)."""
-    found = set()
-    for text in spellings:
-        for loose in (text.strip(), text.lstrip(), text.rstrip()):
-            if loose:
+def confirm(parser: Parser, offset: int) -> None:
+    """The action that makes a pending message real (something of it was read)."""
+    parser.confirm_message()
+
+
+confirm.__name__ = "confirm"
+
+
+def loose_spellings(spellings: Iterable[str]) -> set[str]:
+    """Each spelling also without some of its whitespace: ``\n<tool_call>\n`` is also read
+    as ``<tool_call>``, ``\n<tool_call>`` and ``<tool_call>\n``; a fence with a few runs of
+    whitespace inside (``<tool_call>\n<function=``) is also read with any of them left out.
+    A spelling of whitespace alone is none."""
+    given = set(spellings)
+    found: set[str] = set()
+    for text in given:
+        runs = [match.span() for match in _WHITESPACE.finditer(text)]
+        if len(runs) > 4:  # long instruction text: only its ends
+            runs = [span for span in runs if span[0] == 0 or span[1] == len(text)]
+        for chosen in range(1, 1 << len(runs)):
+            pieces, position = [], 0
+            for bit, (start, end) in enumerate(runs):
+                if chosen >> bit & 1:
+                    pieces.append(text[position:start])
+                    position = end
+            pieces.append(text[position:])
+            loose = "".join(pieces)
+            if loose.strip():
                 found.add(loose)
-    return found - spellings
+    return found - given
 
 
-class _Table:
+_WHITESPACE = re.compile(r"\s+")
+
+
+class Table:
+    """The parse table being built: what :meth:`Concept.rows` gets."""
+
     def __init__(self, layout: Layout) -> None:
         self.layout = layout
-        self.builder = GrammarBuilder()
-        self.builder.fields["tool"] = {"tool_call_id": "tool_call_id"}
+        self.states: dict[str, StateSpec] = {}
+        self.steps: dict[tuple[str, str], tuple[str, tuple[Action, ...]]] = {}
+        self.fields: dict[str, dict[str, str]] = {}
+        self.completion_start = "assistant.head"
+        self.begin_target = "outside"
+        """Where the ``begin`` fence leads (bare system text follows it: ``system.body``)."""
+        self.begin_actions: tuple[Action, ...] = ()
+        self.first_state: dict[str, str] = {}
+        """The state a role's turn begins in (``assistant.head``, ``user.body``, ...)."""
+        self.call_states: list[str] = ["assistant.head", "assistant.body"]
+        """The states from which a call may open: calls concepts add their rows from each
+        (a reasoning concept whose block a call ends adds its own state, so it must come
+        before the calls concept in the layout)."""
+
+    # ------------------------------------------------------------------ what concepts use
 
     def text(self, *fences: Fence) -> str:
-        return "".join(joined(self.layout, pieces) for pieces in fences)
+        """The fences' joined text (what the lexer reads as one marker)."""
+        return "".join(text_of(pieces, self.layout.options, self.layout.name) for pieces in fences)
+
+    def state(
+        self,
+        name: str,
+        reader: ReaderFactory,
+        role: str | None = None,
+        *,
+        ends: bool = False,
+        inner: Iterable[str] = (),
+    ) -> str:
+        """Declare a state.  ``ends``: the role's end fences end the turn here (rows added
+        when the table is built).  ``inner``: markers the state's reader reads as text (the
+        inside of a call whose tags are special tokens in some tokenizers)."""
+        if name in self.states:
+            raise FormatError(f"{self.layout.name}: state {name!r} declared twice")
+        self.states[name] = StateSpec(reader, role, ends, frozenset(inner))
+        return name
+
+    def reader(self, name: str, reader: ReaderFactory) -> None:
+        """Read state ``name`` with another reader (a concept that reads a turn's text its
+        own way: the system text that may be the format's default)."""
+        self.states[name].reader = reader
 
     def on(self, state: str, marker: str, target: str, *actions: Action) -> None:
+        """A row: ``marker`` in ``state`` goes to ``target`` after ``actions``."""
         if not marker:
-            raise FormatError(f"{self.layout.name}: an empty fence in state {state!r}")
-        if (state, marker) in self.builder.steps:
-            return  # two concepts spelled alike (e.g. a frame reused): one row serves both
-        self.builder.on(state, marker, target, *actions)
+            raise FormatError(
+                f"{self.layout.name}: a row from state {state!r} to {target!r} on an empty "
+                "marker; expected a fence with text (an empty fence is written, never read)"
+            )
+        found = self.steps.get((state, marker))
+        if found is not None:
+            if found == (target, actions):
+                return
+            raise FormatError(
+                f"{self.layout.name}: in state {state!r}, {marker!r} goes to {found[0]!r} and "
+                f"to {target!r}; expected one meaning per marker (two concepts spell a fence "
+                "alike)"
+            )
+        self.steps[(state, marker)] = (target, actions)
 
-    def ends(self, state: str, role_frame: str) -> None:
-        frame = self.layout.frames[role_frame]  # type: ignore[index]
-        for pieces in (frame.end, *frame.also_end):
-            self.on(state, self.text(pieces), "outside", _end)
+    def ends(self, role: str) -> list[str]:
+        """The texts that end a turn of ``role`` (its frame's ``end`` and ``also_end``)."""
+        frame = self.layout.frames.get(role)
+        if frame is None:
+            return []
+        texts = [self.text(pieces) for pieces in (frame.end, *frame.also_end)]
+        return [text for text in texts if text]
+
+    def states_of(self, role: str, *, ending: bool = True) -> list[str]:
+        """The states of ``role``'s turn (``ending``: only those its end fences end)."""
+        return [
+            name
+            for name, spec in self.states.items()
+            if spec.role == role and (spec.ends or not ending)
+        ]
+
+    # ------------------------------------------------------------------ the generic rows
+
+    def _frames(self) -> None:
+        layout = self.layout
+        self.state("outside", ScaffoldReader)
+        for role in ("system", "user"):
+            if role in layout.frames:
+                self.first_state[role] = self.state(f"{role}.body", ContentReader, role, ends=True)
+        self.state("assistant.head", ContentReader, "assistant", ends=True)
+        self.state("assistant.body", ContentReader, "assistant", ends=True)
+        self.first_state["assistant"] = "assistant.head"
+
+    def _openers(self) -> dict[str, set[str]]:
+        """Each role's opener texts, and the roles whose turns begin with no opener after a
+        turn of another role (``{"assistant": {"user", "tool"}}`` for Mistral)."""
+        implicit: dict[str, set[str]] = {}
+        for role, frame in self.layout.frames.items():
+            target = self.first_state.get(role)
+            if target is None:
+                continue
+            spellings = {self.text(frame.open)} | {
+                self.text(pieces)
+                for pieces in (*frame.open_after.values(), *frame.prompt_after.values())
+            }
+            for spelling in sorted(spellings - {""}):
+                self.on("outside", spelling, target, begin(role))
+            for other in self.layout.frames:
+                if role not in ("user", "assistant"):
+                    break  # system text and results are placed by their concepts
+                # A turn with no opener after a turn with no end cannot be told from it:
+                # what follows is read as that turn's (the writer may still write it).
+                if other != role and not self.text(frame.opener(other)) and self.ends(other):
+                    implicit.setdefault(role, set()).add(other)
+        return implicit
 
     def build(self) -> Grammar:
-        layout = self.layout
-        builder = self.builder
-        builder.state("outside", ScaffoldReader)
-        for name, frame in layout.frames.items():
-            if joined(layout, frame.after).strip():
-                raise FormatError(f"{layout.name}: frames[{name!r}].after must be whitespace")
-        if layout.begin:
-            self.on("outside", self.text(layout.begin), "outside")
-        self.system()
-        self.user()
-        self.assistant()
-        self.results()
-        if layout.parts is not None:  # a concept of its own module
-            from .parts import table_rows
-
-            table_rows(self)
-        if layout.turn_reading is not None:  # a concept of its own module (after the rest)
-            from .turn_reading import table_rows as reading_rows
-
-            reading_rows(self)
-        return builder.build(
-            escape=False, conversation_start="outside", completion_start="assistant.head"
-        )
-
-    def system(self) -> None:
-        layout = self.layout
-        frame = layout.frames["system"]
-        system = layout.system
-        default = system.default or ""
-        self.builder.state("system.body", host_text_reader(default), "system")
-        openings = {self.text(frame.open), self.text(frame.open, system.preamble)}
-        openings.add(self.text(frame.open, system.preamble_without_tools, system.preamble))
-        with_tools = self.text(frame.open, system.preamble_with_tools, system.preamble)
-        for opening in sorted(openings | {with_tools}):
-            self.on("outside", opening, "system.body", _begin("system", pending=True))
-        self.ends("system.body", "system")
-        block = layout.tools
-        if block is None or block.host != "system":
-            return
-        reader = tool_items_reader(
-            self.text(block.item_open),
-            self.text(block.item_close),
-            block.wrap,
-            text_after=block.first and not block.close,
-        )
-        if isinstance(block, python_tools.PythonToolsBlock):  # a concept of its own module
-            reader = python_tools.tools_reader(text_after=block.first and not block.close)
-        self.builder.state("system.tools", reader, "system")
-        self.on("outside", with_tools + self.text(block.open), "system.tools", _begin("system"))
-        if not block.first:
-            self.on("system.body", self.text(block.separator, block.open), "system.tools")
-        if block.close:
-            # A block before the text: the system text follows its close.
-            after: ReaderFactory = ContentReader if block.first else ScaffoldReader
-            if isinstance(block, python_tools.PythonToolsBlock) and block.first:
-                after = python_tools.after_block_reader(layout.system.default or "")
-            self.builder.state("system.after_tools", after, "system")
-            self.on("system.tools", self.text(block.close), "system.after_tools")
-            self.ends("system.after_tools", "system")
-        else:
-            self.ends("system.tools", "system")
-
-    def user(self) -> None:
-        layout = self.layout
-        frame = layout.frames["user"]
-        self.builder.state("user.body", ContentReader, "user")
-        self.on("outside", self.text(frame.open), "user.body", _begin("user"))
-        self.ends("user.body", "user")
-        block = layout.tools
-        if block is None or block.host != "first_user":
-            return
-        if not block.first:
+        self._frames()
+        implicit = self._openers()
+        for concept in self.layout.concepts:
+            if overrides(concept, "rows"):
+                concept.rows(self)
+        if self.layout.begin:
+            self.on("outside", self.text(self.layout.begin), self.begin_target, *self.begin_actions)
+        elif self.begin_target != "outside":
             raise FormatError(
-                f"{layout.name}: a tools block after the user's text is not a concept"
+                f"{self.layout.name}: the conversation starts with bare system text but the "
+                "layout has no begin fence; expected Layout.begin (a BOS marker) before it"
             )
-        reader = tool_items_reader(
-            self.text(block.item_open), self.text(block.item_close), block.wrap, text_after=True
-        )
-        self.builder.state("user.tools", reader, "user")
-        opening = self.text(frame.open, block.open)
-        self.on("outside", opening, "user.tools", _begin("user"))
-        if block.close:
-            raise FormatError(f"{layout.name}: a closed tools block before text is not a concept")
-        self.ends("user.tools", "user")
+        self._ends(implicit)
+        self._open_ended(implicit)
+        builder = GrammarBuilder()
+        for name, spec in self.states.items():
+            builder.state(name, spec.reader, spec.role, spec.inner)  # type: ignore[arg-type]
+        for (state, marker), (target, actions) in self.steps.items():
+            builder.on(state, marker, target, *actions)
+        builder.fields.update({role: dict(keys) for role, keys in self.fields.items()})  # type: ignore[misc]
+        from .grammar import markers_of
 
-    def assistant(self) -> None:
-        layout = self.layout
-        if layout.decision is not None:
-            decision.check(layout)  # refused when declared, not when first written
-        frame = layout.frames["assistant"]
-        calls = layout.calls
-        body: ReaderFactory = ContentReader
-        if isinstance(calls, JsonCalls) and calls.open is None:
-            body = bare_call_reader(envelope(layout))
-        self.builder.state("assistant.head", body, "assistant")
-        self.builder.state("assistant.body", body, "assistant")
-        self.on("outside", self.text(frame.open), "assistant.head", _begin("assistant"))
-        texts = ("assistant.head", "assistant.body")
-        for state in texts:
-            self.ends(state, "assistant")
-        reasoning = layout.reasoning
-        if reasoning is not None:
-            # A layout that writes an empty block for "no reasoning" reads one back as none.
-            thinking: ReaderFactory = (
-                OptionalReasoningReader if reasoning.always_on_last else ReasoningReader
-            )
-            self.builder.state("assistant.reasoning", thinking, "assistant")
-            self.on("assistant.head", self.text(reasoning.open), "assistant.reasoning")
-            self.on("assistant.reasoning", self.text(reasoning.close), "assistant.body")
-        if calls is None:
-            return
-        if not isinstance(calls, JsonCalls):  # a concept of its own module
-            python_calls.table_rows(self, texts)
-            if layout.decision is not None:
-                decision.table_rows(self, texts)
-            return
-        if calls.also_open:
-            reader = positional_call_reader(envelope(layout), "the end", ends_turn=True)
-            self.builder.state("assistant.tagged_call", reader, "assistant")
-            self.ends("assistant.tagged_call", "assistant")
-            for pieces in calls.also_open:
-                for state in texts:
-                    self.on(state, self.text(pieces), "assistant.tagged_call")
-        if calls.open is None:
-            return
-        close = self.text(calls.close)
-        openings = {self.text(calls.open), self.text(calls.separator, calls.open)}
-        closes = {close} if close else set()
-        if calls.loose_fences:  # read, never written: the declared spelling stays the one
-            openings |= loose_spellings(openings)
-            closes |= loose_spellings(closes)
-        reader = positional_call_reader(
-            envelope(layout), close, ends_turn=not close, also_close=frozenset(closes)
+        special = markers_of(self.layout)
+        soft = frozenset(
+            marker for (_, marker) in self.steps if not any(token in marker for token in special)
         )
-        self.builder.state("assistant.call", reader, "assistant")
-        for opening in sorted(openings):
-            for state in texts:
-                self.on(state, opening, "assistant.call")
-        if not close:
-            self.ends("assistant.call", "assistant")
-            return
-        self.builder.state("assistant.after_call", BetweenCallsReader, "assistant")
-        for spelling in sorted(closes):
-            self.on("assistant.call", spelling, "assistant.after_call")
-        for opening in sorted(openings):
-            self.on("assistant.after_call", opening, "assistant.call")
-        self.ends("assistant.after_call", "assistant")
+        return builder.build(
+            escape=False,
+            conversation_start="outside",
+            completion_start=self.completion_start,
+            soft=soft,
+        )
 
-    def results(self) -> None:
-        layout = self.layout
-        results = layout.results
-        if results is None:
-            return
-        if isinstance(results, python_results.PythonResults):  # a concept of its own module
-            return python_results.table_rows(self)
-        self.builder.state("tool.item", ResultReader, "tool")
-        frame = results.frame
-        self.on("outside", self.text(frame.open, results.item_open), "tool.item")
-        if not results.item_close:
-            for pieces in (frame.end, *frame.also_end):
-                self.on("tool.item", self.text(pieces), "outside")
-            return
-        self.builder.state("tool.between", ScaffoldReader)
-        self.on("tool.item", self.text(results.item_close), "tool.between")
-        if results.grouped:
-            self.on("tool.between", self.text(results.item_open), "tool.item")
-        for pieces in (frame.end, *frame.also_end):
-            self.on("tool.between", self.text(pieces), "outside")
+    def _ends(self, implicit: dict[str, set[str]]) -> None:
+        """Every ending state of each role ends its turn at the role's end fences; where
+        another role's turn begins with no opener after this one, the end goes there."""
+        for role in self.layout.frames:
+            following = [other for other, after in implicit.items() if role in after]
+            if len(following) > 1:
+                raise FormatError(
+                    f"{self.layout.name}: after a {role} turn, {' and '.join(following)} turns "
+                    "both begin with no opener; expected at most one"
+                )
+            target = "outside"
+            actions: tuple[Action, ...] = (end,)
+            if following:
+                target = self.first_state[following[0]]
+                actions = (end, begin(following[0], pending=True))
+            for state in self.states_of(role):
+                for spelling in self.ends(role):
+                    self.on(state, spelling, target, *actions)
+        for role in implicit:
+            head = self.first_state[role]
+            self.reader(head, _pending(self.states[head].reader))
+            for (state, marker), (target, actions) in list(self.steps.items()):
+                spec = self.states.get(target)
+                if state == head and spec is not None and spec.role == role:
+                    self.steps[(state, marker)] = (target, (confirm, *actions))
+            for spelling in self.ends(role):
+                step = self.steps.get((head, spelling))
+                if step is not None:
+                    self.steps[(head, spelling)] = (step[0], (confirm, *step[1]))
+
+    def _open_ended(self, implicit: dict[str, set[str]]) -> None:
+        """A turn without an end, or one that may not be there (pending), ends where another
+        turn opens: its states take the rows that leave ``outside``."""
+        opening = [
+            (marker, target, actions)
+            for (state, marker), (target, actions) in self.steps.items()
+            if state == "outside" and target != "outside"
+        ]
+        roles = {role for role in self.layout.frames if not self.ends(role)}
+        for name, spec in list(self.states.items()):
+            open_ended = spec.role in roles and spec.ends
+            if name in {self.first_state.get(role) for role in implicit}:
+                open_ended = True
+            if not open_ended:
+                continue
+            for marker, target, actions in opening:
+                if (name, marker) not in self.steps:
+                    self.steps[(name, marker)] = (target, (end, *actions))
+
+
+def _pending(reader: ReaderFactory) -> ReaderFactory:
+    """The reader of a turn's first state when the turn may not be there: what it reads
+    makes the message real (leading whitespace is held until then)."""
+    if reader is ContentReader:
+        return PendingContentReader
+    return reader
 
 
 def compile_table(layout: Layout) -> Grammar:
     """The parse table of a layout."""
-    concept = owner(layout, "compile_table")
-    if concept is not None:
-        return cast(Grammar, concept(layout))
-    return _Table(layout).build()
+    return Table(layout).build()
 
 
-def empty_reasoning(layout: Layout) -> str:
-    """The empty reasoning block a forced call starts with, in a layout that writes one on
-    a final turn without reasoning (Qwen3: as its prompt with thinking disabled ends)."""
-    reasoning = layout.reasoning
-    if reasoning is None or not reasoning.always_on_last:
-        return ""
-    return joined(layout, reasoning.open) + joined(layout, reasoning.close)
-
-
-def call_prefix(layout: Layout, name: str | None) -> str:
-    """What a forced call starts with (``name``: up to the arguments of a call to it)."""
-    calls = layout.calls
-    assert calls is not None
-    text = empty_reasoning(layout) + joined(layout, calls.open or ())
-    if not isinstance(calls, JsonCalls):  # a concept of its own module
-        return python_calls.call_prefix(calls, text, name)
-    if name is None:
-        return text
-    return (
-        f"{text}{{{json.dumps(calls.name_key)}: {json.dumps(name, ensure_ascii=False)}, "
-        f"{json.dumps(calls.arguments_key)}: "
-    )
-
-
-def forced_prefixes(layout: Layout) -> ForcedPrefixes | None:
-    """The tool-choice prefixes (the grammar bundle reports the same ones)."""
-    concept = owner(layout, "forced_prefixes")
-    if concept is not None:
-        return cast("ForcedPrefixes | None", concept(layout))
-    if layout.calls is None:
-        return None
-    if layout.decision is not None:  # a concept of its own module
-        return decision.forced_prefixes(layout)
-    key = layout.calls.name_key if isinstance(layout.calls, JsonCalls) else ""
-    required = call_prefix(layout, None) or '{"' + key + '": '
-    named: Callable[[str], str] = lambda name: call_prefix(layout, name)  # noqa: E731
-    return ForcedPrefixes(required=required, none="", named=named, only_with_tools=True)
+RowsHook = Callable[[Table], None]

@@ -1,395 +1,348 @@
 """The writer interpreter: a :class:`~.layout.Layout` renders conversations into segments.
 
-Every fence piece becomes one segment: a :class:`~.layout.Marker` a special segment, a
-:class:`~.layout.Lit` or :class:`~.layout.Option` raw scaffolding; message text is written as
-caller text.  The assistant's reasoning, content, calls and end fence are trainable; frames,
-tools, results and what follows the end fence are not.
+The skeleton (see :mod:`.concept` for the hooks): ``begin``, every concept's
+``write_start``, then each message, written by the concept that claims its role or as a
+framed turn, then the generation prompt.  A framed turn is::
+
+    write_before  open  write_opening  content  write_closing  end  after
+
+Every fence piece becomes one segment (a :class:`~.pieces.Marker` a special one); message
+text is caller text.  In the assistant's turn, everything from ``write_opening`` through
+``end`` is trainable; frames' opens, tools, results and what follows ``end`` are not.
+
+What no concept handles is refused before anything is written (a message ``name``, reasoning
+without a reasoning concept, calls without a calls concept, ...), with its JSON path; what a
+concept drops on purpose is recorded in :attr:`pawlette.types.Rendering.losses`.
 """
 
 from __future__ import annotations
 
-import functools
-import json
-from collections.abc import Callable
-from json.encoder import encode_basestring_ascii as ascii_string  # json.dumps of a str
-from typing import Any, cast
+from collections.abc import Callable, Hashable
+from typing import Any, TypeVar
 
-from ..engine.json_text import (
-    json_string,  # json.dumps(ensure_ascii=False), encoder made once
-    kept_json_string,
-)
 from ..engine.writer import ConstantSegments, Writer
-from ..errors import RequestError, UnsupportedFeature
-from ..types import Message, TextPart, Tool
-from . import decision, python_calls, python_results, python_tools
-from .layout import Fence, JsonCalls, Layout, Marker, Option
-from .owners import owner
+from ..errors import UnsupportedFeature
+from ..types import Message, Segment, TextPart, Tool
+from .concept import Concept, overrides
+from .layout import ROLES, Frame, Layout
+from .pieces import Fence, Marker, piece_text
 
 WriteConversation = Callable[[Writer, tuple[Message, ...], tuple[Tool, ...], bool], None]
+State = TypeVar("State")
+
+HANDLED = ("tools", "name", "tool_name", "metadata", "reasoning", "calls", "parts", "steps")
+"""What a concept may declare it handles (:meth:`Render.handles`); the rest is refused."""
 
 
-def option_text(layout: Layout, piece: Option) -> str:
-    value = getattr(layout.options, piece.name, None)
-    if not isinstance(value, str):
-        raise RequestError(
-            f"options.{piece.name}", f"{value!r}", f"a string option of {layout.name}"
-        )
-    return value
+class TurnHooks:
+    """The turn hooks that act on one role's turns, in the layout's order."""
+
+    __slots__ = ("before", "closing", "content", "opening", "turn_end", "turn_open")
+
+    def __init__(self, concepts: tuple[Concept, ...], role: str) -> None:
+        acting = [c for c in concepts if (roles := c.turn_roles()) is None or role in roles]
+
+        def hooked(method: str) -> list[Any]:
+            return [getattr(c, method) for c in acting if overrides(c, method)]
+
+        self.before = hooked("write_before")
+        self.turn_open = hooked("turn_open")
+        self.opening = hooked("write_opening")
+        self.content = hooked("write_content")
+        self.closing = hooked("write_closing")
+        self.turn_end = hooked("turn_end")
 
 
-def message_text(message: Message, index: int, format_name: str) -> str:
-    """The text of a message; other content parts, names and metadata are refused."""
-    if message.name is not None:
-        raise UnsupportedFeature(
-            f"messages[{index}].name", "a name", f"none: {format_name} has no names"
-        )
-    if message.metadata:
-        raise UnsupportedFeature(
-            f"messages[{index}].metadata", "metadata", f"none: {format_name} has no place"
-        )
-    content = message.content
-    if content and len(content) == 1 and type(content[0]) is TextPart:
-        return content[0].text  # the common case, without the general walk below
-    for number, part in enumerate(message.content or ()):
-        if not isinstance(part, TextPart):
-            raise UnsupportedFeature(
-                f"messages[{index}].content[{number}]",
-                f"a {type(part).__name__}",
-                f"text parts only: {format_name} has no markup for other content",
+class Plan:
+    """What the writer derives from a layout once: each hook's concepts, and the fences'
+    segments per message context (built on first use, :class:`ConstantSegments`)."""
+
+    def __init__(self, layout: Layout) -> None:
+        self.layout = layout
+        concepts = layout.concepts
+
+        def hooked(method: str) -> list[Any]:
+            return [getattr(c, method) for c in concepts if overrides(c, method)]
+
+        self.check = hooked("check")
+        self.start = hooked("write_start")
+        self.wants_system = hooked("wants_system_turn")
+        self.turn_open = hooked("turn_open")
+        self.prompt = hooked("write_prompt")
+        self.turns = {role: TurnHooks(concepts, role) for role in ROLES}
+        self.claims: dict[str, Callable[[Render, int], None]] = {
+            role: concept.write_message for concept in concepts for role in concept.claims
+        }
+        self.constants = ConstantSegments()
+        # Fences by identity, kept alive here so an id is never another fence's.
+        self.pairs: dict[int, tuple[Fence, tuple[tuple[bool, str], ...]]] = {}
+        self.options = layout.options
+        for name, frame in layout.frames.items():
+            del name
+            for pieces in (frame.open, frame.end, frame.after, *frame.open_after.values()):
+                self.resolve(pieces)
+        self.resolve(layout.begin)
+
+    def resolve(self, pieces: Fence) -> tuple[tuple[bool, str], ...]:
+        """A fence as ``(is a marker, text)`` pairs (kept for the layout's fences)."""
+        found = self.pairs.get(id(pieces))
+        if found is not None and found[0] is pieces:
+            return found[1]
+        pairs = tuple(
+            (
+                isinstance(piece, Marker),
+                piece_text(piece, self.options, self.layout.name),
             )
-    return message.text
+            for piece in pieces
+        )
+        if len(self.pairs) < 4096:  # a layout's own fences; fences made per render are not kept
+            self.pairs[id(pieces)] = (pieces, pairs)
+        return pairs
 
 
-@functools.lru_cache(maxsize=1024)
-def _indented(compact: str, indent: int) -> str:
-    # json.dumps with an indent runs the pure-Python encoder: tool listings repeat across
-    # requests, so each is indented once (the compact dump, in C, is the key).
-    return json.dumps(json.loads(compact), ensure_ascii=False, indent=indent)
+class Render:
+    """One rendering in progress: the context every writer hook gets.
 
-
-def tool_json(layout: Layout, tool: Tool) -> str:
-    """One tool as the block writes it (Jinja's ``tojson``: ``ensure_ascii=False``)."""
-    block = layout.tools
-    assert block is not None
-    value: Any = dict(tool.definition)
-    if block.wrap == "openai":
-        value = {"type": "function", "function": value}
-    if block.indent is None:
-        return kept_json_string(value)
-    return _indented(kept_json_string(value), block.indent)
-
-
-def check_call_name(name: str, index: int, number: int) -> None:
-    """A JSON call's name is written as given, but an empty one parses back as no call
-    (README: Contracts, rule 2), so a render refuses it."""
-    if not name:
-        name_path = f"messages[{index}].tool_calls[{number}].function.name"
-        raise RequestError(name_path, "an empty name", "a function name")
-
-
-def arguments_text(layout: Layout, arguments: str, where: str) -> str:
-    calls = layout.calls
-    assert calls is not None
-    stripped = arguments.strip()
-    if calls.arguments == "verbatim":
-        return stripped
-    try:
-        value = json.loads(stripped or "{}")
-    except json.JSONDecodeError as error:
-        raise RequestError(where, f"not valid JSON ({error.msg})", "a JSON object") from error
-    return json_string(value)
-
-
-def last_query_index(messages: tuple[Message, ...]) -> int:
-    """The index of the last user message (-1: none)."""
-    for index in range(len(messages) - 1, -1, -1):
-        if messages[index].role == "user":
-            return index
-    return -1
-
-
-class _Render:
-    """One rendering: the layout's concepts written in conversation order."""
+    ``messages``/``tools`` are the request's; ``prompt`` whether it ends with the generation
+    prompt; ``previous`` the role of the last turn written (None: none yet); ``role`` and
+    ``index`` the turn being written.
+    """
 
     def __init__(
         self,
-        layout: Layout,
+        plan: Plan,
         writer: Writer,
+        messages: tuple[Message, ...],
         tools: tuple[Tool, ...],
-        cache: dict[int, tuple[Fence, tuple[tuple[bool, str], ...]]],
-        constants: ConstantSegments | None = None,
+        prompt: bool,
     ) -> None:
-        self.layout = layout
+        self.plan = plan
+        self.layout = plan.layout
         self.writer = writer
+        self.messages = messages
         self.tools = tools
-        self.cache = cache
-        self.constants = ConstantSegments() if constants is None else constants
-        self.messages: tuple[Message, ...] = ()
-        for number, tool in enumerate(tools):
-            if tool.kind != "function":
-                raise UnsupportedFeature(f"tools[{number}].type", f"{tool.kind!r}", "'function'")
-        if tools and layout.tools is None:
-            raise UnsupportedFeature("tools", "tools", f"none: {layout.name} has no tools block")
+        self.prompt = prompt
+        self.previous: str | None = None
+        self.role: str | None = None
+        self.index = -1
+        self.handled: set[str] = set()
+        self.has_content = False
+        """Whether the turn being written has content (a message, or a text the format
+        writes in its place): a separator before a block after it depends on it."""
+        self._states: dict[Hashable, Any] = {}
+        self._last_query: int | None = None
+
+    # ------------------------------------------------------------------ what concepts use
+
+    @property
+    def options(self) -> Any:
+        return self.layout.options
+
+    @property
+    def last_query(self) -> int:
+        """The index of the last user message (-1: none)."""
+        if self._last_query is None:
+            found = -1
+            for number in range(len(self.messages) - 1, -1, -1):
+                if self.messages[number].role == "user":
+                    found = number
+                    break
+            self._last_query = found
+        return self._last_query
+
+    def state(self, owner: Hashable, make: Callable[[], State]) -> State:
+        """A concept's own state for this rendering (made on first use)."""
+        found = self._states.get(owner)
+        if found is None:
+            found = self._states[owner] = make()
+        return found
+
+    def handles(self, *what: str) -> None:
+        """Declare that this rendering's concepts write (or knowingly drop) ``what``: one of
+        :data:`HANDLED`; anything present and not handled is refused."""
+        self.handled.update(what)
+
+    def lose(self, path: str, what: str) -> None:
+        """Record a documented loss: the format drops ``what`` at ``path`` (reported in
+        :attr:`pawlette.types.Rendering.losses`)."""
+        self.writer.lose(f"{path}: {what}")
 
     def fence(self, pieces: Fence, kind: str, *, trainable: bool = False) -> None:
         if not pieces:
             return
-        # The fence's segments in this message context, from the layout's cache; keyed by the
-        # fence's identity, which is safe: a fence is built into that cache only after
-        # resolve() has kept it (alive) in ``cache``, so its id is never another's.
         writer = self.writer
-        key = id(pieces)
-        segments = self.constants.found.get(
-            (key, kind, trainable, writer.role, writer.message_index)
+        constants = self.plan.constants
+        segments = constants.found.get(
+            (id(pieces), kind, trainable, writer.role, writer.message_index)
         )
         if segments is None:
-            found = self.cache.get(key)
-            pairs = found[1] if found is not None and found[0] is pieces else self.resolve(pieces)
-            segments = self.constants.build(writer, key, pairs, kind, trainable)
-        if writer._unfinished is None:  # (Writer.extend's common case, without its call)
-            writer._extend(segments)
-        else:
-            writer.extend(segments)
+            segments = self._build(pieces, kind, trainable)
+        writer.extend(segments)
 
-    def resolve(self, pieces: Fence) -> tuple[tuple[bool, str], ...]:
-        """A fence as (is a marker, text) pairs, options read once per layout (cached by
-        the fence's identity: the layout holds its fences for as long as it lives)."""
-        pairs = tuple(
-            (
-                isinstance(piece, Marker),
-                option_text(self.layout, piece) if isinstance(piece, Option) else piece.text,
-            )
-            for piece in pieces
+    def _build(self, pieces: Fence, kind: str, trainable: bool) -> tuple[Segment, ...]:
+        """A fence's segments in this context, kept for the layout's own fences."""
+        plan = self.plan
+        pairs = plan.resolve(pieces)
+        kept = plan.pairs.get(id(pieces))
+        key: Hashable = id(pieces)
+        if kept is None or kept[0] is not pieces:
+            key = ("uncached", pairs)  # a fence made per render: keyed by its text
+        return plan.constants.build(self.writer, key, pairs, kind, trainable)
+
+    def text(self, text: str, kind: str, *, trainable: bool = False) -> None:
+        """Caller text (escaped when the format escapes)."""
+        self.writer.text(text, kind, trainable=trainable)
+
+    def raw(self, text: str, kind: str, *, trainable: bool = False) -> None:
+        """Scaffolding text the format computes (never escaped)."""
+        self.writer.raw(text, kind, trainable=trainable)
+
+    def at(self, role: str | None, index: int) -> None:
+        self.writer.at(role, index)  # type: ignore[arg-type]
+
+    def message_text(self, index: int) -> str:
+        """The text of ``messages[index]`` (its text parts joined)."""
+        content = self.messages[index].content
+        if content and len(content) == 1 and type(content[0]) is TextPart:
+            return content[0].text
+        return "".join(part.text for part in content or () if isinstance(part, TextPart))
+
+    def frame(self, role: str) -> Frame:
+        return self.layout.frames[role]
+
+    # ------------------------------------------------------------------ the skeleton
+
+    def turn(self, index: int, role: str | None = None) -> None:
+        """Write ``messages[index]`` as a framed turn (``index`` -1 with ``role``: a turn that
+        holds no message, such as a system turn the format always writes)."""
+        message = self.messages[index] if index >= 0 else None
+        role = role or (message.role if message is not None else "system")
+        hooks = self.plan.turns[role]
+        frame = self.layout.frames[role]
+        assistant = role == "assistant"
+        writer = self.writer
+        self.role, self.index = role, index
+        writer.at(role, index)  # type: ignore[arg-type]
+        if hooks.before:
+            for hook in hooks.before:
+                hook(self, index)
+            self.role, self.index = role, index
+            writer.at(role, index)  # type: ignore[arg-type]
+        opener = None
+        for hook in hooks.turn_open:
+            opener = hook(self, index)
+            if opener is not None:
+                break
+        self.fence(frame.opener(self.previous) if opener is None else opener, "header")
+        for hook in hooks.opening:
+            hook(self, index)
+        self.has_content = message is not None
+        for hook in hooks.content:
+            if hook(self, index):
+                break
+        else:
+            if message is not None:
+                content = message.content
+                if content and len(content) == 1 and type(content[0]) is TextPart:
+                    text = content[0].text
+                else:
+                    text = self.message_text(index)
+                writer.text(text, "content", trainable=assistant)
+        for hook in hooks.closing:
+            hook(self, index)
+        end = None
+        for hook in hooks.turn_end:
+            end = hook(self, index)
+            if end is not None:
+                break
+        if writer.role != role or writer.message_index != index:
+            writer.at(role, index)  # type: ignore[arg-type]
+        self.fence(
+            frame.end if end is None else end, "end" if assistant else "close", trainable=assistant
         )
-        self.cache[id(pieces)] = (pieces, pairs)
-        return pairs
+        if frame.after:
+            self.fence(frame.after, "separator")
+        self.previous = role
 
-    def tools_block(self) -> None:
-        block = self.layout.tools
-        assert block is not None
-        if isinstance(block, python_tools.PythonToolsBlock):  # a concept of its own module
-            return python_tools.write_listing(self)
-        self.fence(block.open, "tools")
-        for tool in self.tools:
-            self.fence(block.item_open, "tools")
-            self.writer.text(tool_json(self.layout, tool), "tools")
-            self.fence(block.item_close, "tools")
-        self.fence(block.close, "tools")
+    def generation_prompt(self) -> None:
+        plan = self.plan
+        index = len(self.messages)
+        self.role, self.index = "assistant", index
+        self.at("assistant", index)
+        opener = None
+        for hook in plan.turns["assistant"].turn_open:
+            opener = hook(self, index)
+            if opener is not None:
+                break
+        frame = self.layout.frames["assistant"]
+        self.fence(frame.prompt(self.previous) if opener is None else opener, "generation_prompt")
+        for prompt in plan.prompt:
+            prompt(self)
 
-    def host_body(self, text: str | None) -> None:
-        """A host turn's text with the tools block where the layout puts it."""
-        block = self.layout.tools
-        assert block is not None
-        if block.first:
-            self.tools_block()
-            if text:
-                self.writer.text(text, "content")
-            return
-        if text is not None:
-            self.writer.text(text, "content")
-            self.fence(block.separator, "tools")
-        self.tools_block()
+    def check(self) -> None:
+        for hook in self.plan.check:
+            hook(self)
+        refuse_unhandled(self)
 
-    def system_turn(self, message: Message | None) -> None:
-        layout = self.layout
-        block = layout.tools
-        tools_here = bool(self.tools) and block is not None and block.host == "system"
-        text = message_text(message, 0, layout.name) if message is not None else None
-        if text is None:
-            text = layout.system.default
-        if text is None and not tools_here and not layout.system.always:
-            return
-        frame = layout.frames["system"]
-        self.writer.at("system", 0 if message is not None else -1)
-        self.fence(frame.open, "header")
-        if self.tools:
-            self.fence(layout.system.preamble_with_tools, "header")
-        else:
-            self.fence(layout.system.preamble_without_tools, "header")
-        self.fence(layout.system.preamble, "header")
-        if tools_here:
-            self.host_body(text)
-        elif text:
-            self.writer.text(text, "content")
-        self.fence(frame.end, "close")
-        self.fence(frame.after, "separator")
 
-    def plain_turn(self, message: Message, index: int, *, with_tools: bool = False) -> None:
-        frame = self.layout.frames[message.role]  # type: ignore[index]
-        self.writer.at(message.role, index)
-        self.fence(frame.open, "header")
-        if self.layout.parts is not None and not with_tools:  # a concept of its own module
-            from .parts import write_content
-
-            write_content(self, message, index, trainable=False)
-        else:
-            text = message_text(message, index, self.layout.name)
-            if with_tools:
-                self.host_body(text)
-            else:
-                self.writer.text(text, "content")
-        self.fence(frame.end, "close")
-        self.fence(frame.after, "separator")
-
-    def assistant_turn(self, message: Message, index: int, reasoning_written: bool) -> None:
-        layout = self.layout
-        frame = layout.frames["assistant"]
-        self.writer.at("assistant", index)
-        self.fence(frame.open, "header")
-        if message.reasoning_steps is not None:
+def refuse_unhandled(out: Render) -> None:
+    """Refuse what the request holds and no concept handles (see :meth:`Render.handles`)."""
+    name = out.layout.name
+    handled = out.handled
+    if out.tools and "tools" not in handled:
+        raise UnsupportedFeature("tools", "tools", f"none: {name} has no tools block")
+    frames = out.layout.frames
+    for index, message in enumerate(out.messages):
+        role = message.role
+        where = f"messages[{index}]"
+        if role not in out.plan.claims and (role not in frames or role == "tool"):
+            raise UnsupportedFeature(f"{where}.role", repr(role), f"a role {name} writes")
+        named = "tool_name" if role == "tool" else "name"
+        if message.name is not None and named not in handled:
+            raise UnsupportedFeature(f"{where}.name", "a name", f"none: {name} has no names")
+        if message.metadata and "metadata" not in handled:
+            raise UnsupportedFeature(f"{where}.metadata", "metadata", f"none: {name} has no place")
+        if message.reasoning is not None and "reasoning" not in handled:
             raise UnsupportedFeature(
-                f"messages[{index}].reasoning_steps", "structured thinking", "reasoning_content"
+                f"{where}.reasoning_content", "reasoning", f"none: {name} has no reasoning block"
             )
-        reasoning = layout.reasoning
-        if message.reasoning is not None and reasoning is None:
+        if message.reasoning_steps is not None and "steps" not in handled:
             raise UnsupportedFeature(
-                f"messages[{index}].reasoning_content",
-                "reasoning",
-                f"none: {layout.name} has no reasoning block",
+                f"{where}.reasoning_steps", "structured thinking", "reasoning_content"
             )
-        if reasoning is not None and reasoning_written:
-            self.fence(reasoning.open, "reasoning", trainable=True)
-            self.writer.text(message.reasoning or "", "reasoning", trainable=True)
-            self.fence(reasoning.close, "reasoning", trainable=True)
-        if layout.parts is not None:  # a concept of its own module
-            from .parts import write_content
-
-            write_content(self, message, index, trainable=True)
-            text = message.text
-        else:
-            text = message_text(message, index, layout.name)
-            self.writer.text(text, "content", trainable=True)
-        if message.tool_calls:
-            self.calls(message, index, after_text=bool(text))
-        self.fence(frame.end, "end", trainable=True)
-        self.fence(frame.after, "separator")
-
-    def calls(self, message: Message, index: int, *, after_text: bool) -> None:
-        calls = self.layout.calls
-        if calls is None:
-            raise UnsupportedFeature(
-                f"messages[{index}].tool_calls", "tool calls", f"none: {self.layout.name}"
-            )
-        if not isinstance(calls, JsonCalls):  # a concept of its own module
-            python_calls.write_calls(self, message, index, after_text=after_text)
-            return
-        if after_text and not calls.with_content:
-            raise UnsupportedFeature(
-                f"messages[{index}].content",
-                "text alongside tool calls",
-                f"either text or calls: {self.layout.name} writes a call as the whole turn",
-            )
-        if len(message.tool_calls) > 1 and not calls.parallel:
-            raise UnsupportedFeature(
-                f"messages[{index}].tool_calls",
-                f"{len(message.tool_calls)} calls",
-                f"one call per turn: {self.layout.name} has no parallel calls",
-            )
-        for number, call in enumerate(message.tool_calls):
-            if after_text or number:
-                self.fence(calls.separator, "tool_call", trainable=True)
-            self.fence(calls.open or (), "tool_call", trainable=True)
-            check_call_name(call.name, index, number)
-            where = f"messages[{index}].tool_calls[{number}].function.arguments"
-            body = (
-                f"{{{ascii_string(calls.name_key)}: {json_string(call.name)}, "
-                f"{ascii_string(calls.arguments_key)}: "
-                f"{arguments_text(self.layout, call.arguments, where)}}}"
-            )
-            self.writer.text(body, "tool_call", trainable=True)
-            self.fence(calls.close, "tool_call", trainable=True)
-
-    def results(self, run: list[tuple[int, Message]]) -> None:
-        results = self.layout.results
-        if isinstance(results, python_results.PythonResults):  # a concept of its own module
-            return python_results.write_results(self, run)
-        if results is None:
-            index = run[0][0]
-            raise UnsupportedFeature(
-                f"messages[{index}]", "a tool result", f"none: {self.layout.name} has no results"
-            )
-        groups = [run] if results.grouped else [[item] for item in run]
-        for group in groups:
-            self.writer.at("tool", group[0][0])
-            self.fence(results.frame.open, "header")
-            for index, message in group:
-                self.writer.at("tool", index)
-                self.fence(results.item_open, "tool_result")
-                self.writer.text(message_text(message, index, self.layout.name), "tool_result")
-                self.fence(results.item_close, "tool_result")
-            self.fence(results.frame.end, "close")
-            self.fence(results.frame.after, "separator")
-
-
-def reasoning_written(layout: Layout, messages: tuple[Message, ...], index: int) -> bool:
-    """Whether the assistant message at ``index`` gets a reasoning block."""
-    reasoning = layout.reasoning
-    if reasoning is None:
-        return False
-    message = messages[index]
-    if reasoning.keep == "all":
-        return message.reasoning is not None
-    if index <= last_query_index(messages):
-        return False
-    last = index == len(messages) - 1
-    return bool(message.reasoning) or (last and reasoning.always_on_last)
+        if message.tool_calls and "calls" not in handled:
+            raise UnsupportedFeature(f"{where}.tool_calls", "tool calls", f"none: {name}")
+        if "parts" not in handled:
+            for number, part in enumerate(message.content or ()):
+                if type(part) is not TextPart:
+                    raise UnsupportedFeature(
+                        f"{where}.content[{number}]",
+                        f"a {type(part).__name__}",
+                        f"text parts only: {name} has no markup for other content",
+                    )
 
 
 def writer_of(layout: Layout) -> WriteConversation:
     """The render function of a layout (what :class:`pawlette.Format` calls)."""
-    concept = owner(layout, "writer_of")
-    if concept is not None:
-        return cast(WriteConversation, concept(layout))
-
-    cache: dict[int, tuple[Fence, tuple[tuple[bool, str], ...]]] = {}
-    constants = ConstantSegments()
+    plan = Plan(layout)
 
     def write(
         writer: Writer, messages: tuple[Message, ...], tools: tuple[Tool, ...], prompt: bool
     ) -> None:
-        if layout.check is not None:  # the format's own checks (options)
-            layout.check(messages, tools)
-        render = _Render(layout, writer, tools, cache, constants)
-        render.messages = messages
+        out = Render(plan, writer, messages, tools, prompt)
+        out.check()
         writer.at(None, -1)
-        render.fence(layout.begin, "begin")
-        first = 0
-        if messages and messages[0].role == "system":
-            render.system_turn(messages[0])
-            first = 1
-        else:
-            render.system_turn(None)
-        block = layout.tools
-        tools_in_user = bool(tools) and block is not None and block.host == "first_user"
-        if tools_in_user and (first >= len(messages) or messages[first].role != "user"):
-            raise RequestError(
-                f"messages[{first}]",
-                "no user message here" if first >= len(messages) else messages[first].role,
-                f"a user message: {layout.name} writes the tools into the first user message",
-            )
-        index = first
-        while index < len(messages):
-            message = messages[index]
-            role = message.role
-            if role == "tool":
-                run = []
-                while index < len(messages) and messages[index].role == "tool":
-                    run.append((index, messages[index]))
-                    index += 1
-                render.results(run)
-                continue
-            if role == "assistant" and layout.decision is not None:  # a concept of its own
-                decide = not prompt and decision.decided(layout, tools, len(messages), index)
-                decision.write_assistant(render, message, index, decide)
-            elif role == "assistant":
-                render.assistant_turn(message, index, reasoning_written(layout, messages, index))
-            elif role in ("user", "system"):
-                render.plain_turn(message, index, with_tools=tools_in_user and index == first)
+        out.fence(layout.begin, "begin")
+        for start in plan.start:
+            start(out)
+        claims = plan.claims
+        for index, message in enumerate(messages):
+            claimed = claims.get(message.role)
+            if claimed is None:
+                out.turn(index)
             else:
-                raise UnsupportedFeature(f"messages[{index}].role", repr(role), "a chat role")
-            index += 1
+                claimed(out, index)
         if prompt:
-            writer.at("assistant", len(messages))
-            render.fence(layout.generation_prompt, "generation_prompt")
+            out.generation_prompt()
 
     return write

@@ -62,7 +62,7 @@ from dataclasses import dataclass
 from ..blocks.function_checks import check_conversation
 from ..blocks.images import default_image_tokens
 from ..blocks.role_order import RoleOrder, check_role_order
-from ..declare import (
+from ..legacy import (
     Boxes,
     ContentParts,
     Decision,

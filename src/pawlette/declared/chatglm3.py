@@ -1,6 +1,6 @@
 """ChatGLM3 (seed 002): role tokens with a metadata line, calls as fenced Python.
 
-Declared with the headed-turns concept (:mod:`pawlette.declare.headed`), from which the
+Declared with the headed-turns concept (:mod:`pawlette.legacy.headed`), from which the
 writer, the parse table, the Jinja chat template and the turn grammars are derived.
 
 The wire format, as rendered (``[gMASK]``, ``sop`` and the four role tokens are special
@@ -88,8 +88,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from pawlette.blocks.role_order import RoleOrder
-from pawlette.declare import Frame, Layout, Marker, Results, declare, fence
-from pawlette.declare.headed import HeadedTurns
+from pawlette.legacy import Frame, Layout, Marker, Results, declare, fence
+from pawlette.legacy.headed import HeadedTurns
 
 GMASK, SOP = Marker("[gMASK]"), Marker("sop")  # one marker in text: the word "sop" is none
 SYSTEM, USER = Marker("<|system|>"), Marker("<|user|>")

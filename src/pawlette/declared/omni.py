@@ -1,6 +1,6 @@
 """omni: a multimodal special-token format (seed 000): functions, actions, thinking, voice, images.
 
-Declared with the block-turns concept (:mod:`pawlette.declare.blocks`: in-turn results,
+Declared with the block-turns concept (:mod:`pawlette.legacy.blocks`: in-turn results,
 structured thinking, JSON blocks and voice, image tiling), from which the writer, the parse
 table, the Jinja chat template and the turn grammars are derived.
 
@@ -128,8 +128,11 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from pawlette.declare import Frame, Layout, Marker, declare, fence
-from pawlette.declare.blocks import (
+from pawlette.engine.writer import Writer
+from pawlette.errors import RequestError
+from pawlette.format import Format, coerce_conversation
+from pawlette.legacy import Frame, Layout, Marker, declare, fence
+from pawlette.legacy.blocks import (
     BlockTurns,
     HeadedText,
     ImageTiling,
@@ -137,10 +140,7 @@ from pawlette.declare.blocks import (
     JsonBlock,
     StructuredThinking,
 )
-from pawlette.declare.blocks.write import render
-from pawlette.engine.writer import Writer
-from pawlette.errors import RequestError
-from pawlette.format import Format, coerce_conversation
+from pawlette.legacy.blocks.write import render
 from pawlette.types import ImagePart, ImageRequestPart, Rendering
 
 BOS, EOS = "<|BOS|>", "<|EOS|>"

@@ -44,13 +44,13 @@ Decisions (the seed leaves these open):
   structured thinking steps: anything else is :class:`~pawlette.errors.UnsupportedFeature`.
 
 Declared with the public API: the containers, headers, escaping and call ids are
-:mod:`pawlette.declare.containers`; the writer, parse table, Jinja template and grammars
+:mod:`pawlette.legacy.containers`; the writer, parse table, Jinja template and grammars
 are derived from this one value.
 """
 
 from __future__ import annotations
 
-from pawlette.declare import (
+from pawlette.legacy import (
     Containers,
     Frame,
     Headers,

@@ -97,6 +97,8 @@ class CallScanner:
         self._pending_space = ""  # whitespace inside the arguments value, not yet emitted
         self.values: dict[str, str] = {}
         self.index: int | None = None
+        self.call_id: str | None = None
+        """The id of the call once started (generated or read)."""
         self._held_arguments: list[str] = []
         self._outgoing: list[str] = []  # argument text of this feed, sent as one delta
         self.duplicate: str | None = None  # a top-level key written twice
@@ -289,6 +291,7 @@ class CallScanner:
         if not isinstance(name, str) or not name or not isinstance(call_id, str):
             return  # (an empty name is no name: such a call is never started)
         self.index = self._parser.next_call_index()
+        self.call_id = call_id
         self._parser.emit(ToolCallStart(self.index, call_id, name))
         self._outgoing = self._held_arguments
         self._held_arguments = []

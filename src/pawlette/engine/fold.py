@@ -6,6 +6,7 @@ non-streaming results cannot disagree.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable, Mapping
 
 from ..types import (
@@ -166,6 +167,25 @@ def fold(events: Iterable[Event], fields: Mapping[Role, Mapping[str, str]] | Non
     for event in events:
         folder.add(event)
     return folder.close()
+
+
+def pair_results(messages: list[Message]) -> list[Message]:
+    """Give each tool message without a ``tool_call_id`` the id of the call it answers: the
+    next call, in order, of the assistant message before its run of results (formats that
+    write no call ids pair results with calls by position).  The one place pairing is done."""
+    calls: list[str] = []
+    answered = 0
+    paired: list[Message] = []
+    for message in messages:
+        if message.role == "assistant" and message.tool_calls:
+            calls = [call.id for call in message.tool_calls]
+            answered = 0
+        elif message.role == "tool":
+            if message.tool_call_id is None and answered < len(calls):
+                message = dataclasses.replace(message, tool_call_id=calls[answered])
+            answered += 1
+        paired.append(message)
+    return paired
 
 
 def merge_assistant(messages: list[Message]) -> Message:

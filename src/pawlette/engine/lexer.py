@@ -116,6 +116,7 @@ class _Tables:
         "group_searches",
         "holdback",
         "literal",
+        "long_markers",
         "longest_prefix",
         "pattern",
         "prefixes",
@@ -149,7 +150,35 @@ class _Tables:
         # that is a proper prefix of a marker, in one regex call instead of a slice and a set
         # lookup per length.  The prefixes are written as a trie, so the regex tries each
         # place once.
-        self.holdback = _prefix_regex(self.prefixes)
+        # ``re`` nests a group per character of the trie: markers longer than _TRIE_DEPTH (a
+        # fixed system text an inferred format writes whole) are held back past that depth
+        # by ``held_long`` instead.
+        self.holdback = _prefix_regex(
+            frozenset(prefix for prefix in self.prefixes if len(prefix) <= _TRIE_DEPTH)
+        )
+        self.long_markers = tuple(marker for marker in markers if len(marker) > _TRIE_DEPTH + 1)
+
+    def held_start(self, buffer: str, low: int) -> int | None:
+        """Where the longest end of ``buffer`` (from ``low`` on) that is a proper prefix of a
+        marker begins (None: no such end)."""
+        found = None
+        if self.holdback is not None:
+            match = self.holdback.search(buffer, low)
+            if match is not None:
+                found = match.start()
+        length = len(buffer)
+        for marker in self.long_markers:
+            head = marker[: _TRIE_DEPTH + 1]
+            start = buffer.find(head, max(low, length - len(marker) + 1))
+            while start != -1 and (found is None or start < found):
+                if marker.startswith(buffer[start:]):
+                    found = start
+                    break
+                start = buffer.find(head, start + 1)
+        return found
+
+
+_TRIE_DEPTH = 200
 
 
 def _prefix_regex(prefixes: frozenset[str]) -> re.Pattern[str] | None:
@@ -186,6 +215,7 @@ class Lexer:
         "_escape",
         "_extendable",
         "_group_searches",
+        "_held_start",
         "_holdback_search",
         "_literal",
         "_longest_prefix",
@@ -206,6 +236,7 @@ class Lexer:
         self._literal = tables.literal
         self._longest_prefix = tables.longest_prefix
         self._holdback_search = None if tables.holdback is None else tables.holdback.search
+        self._held_start = tables.held_start if tables.long_markers else None
         self._escape = escape
         self._buffer = ""
         self._offset = 0
@@ -227,8 +258,13 @@ class Lexer:
         # proper prefix of one) and, escaping, the backslash run before it.
         hold = 0
         search = self._holdback_search
-        if search is not None:
-            match = search(buffer, max(position, length - self._longest_prefix))
+        low = max(position, length - self._longest_prefix)
+        if self._held_start is not None:
+            held = self._held_start(buffer, low)
+            if held is not None:
+                hold = length - held
+        elif search is not None:
+            match = search(buffer, low)
             if match is not None:
                 hold = length - match.start()
         if self._escape and buffer[length - hold - 1 : length - hold] == "\\":
@@ -347,10 +383,14 @@ class Lexer:
     def _incomplete_before(self, buffer: str, position: int, start: int) -> int | None:
         """The first place before ``start`` where the rest of the buffer could still begin a
         marker (only places within a marker's length of the end can)."""
+        low = max(position, len(buffer) - self._longest_prefix)
+        if self._held_start is not None:
+            held = self._held_start(buffer, low)
+            return None if held is None or held >= start else held
         search = self._holdback_search
         if search is None:
             return None
-        match = search(buffer, max(position, len(buffer) - self._longest_prefix))
+        match = search(buffer, low)
         if match is None or match.start() >= start:
             return None
         return match.start()

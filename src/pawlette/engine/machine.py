@@ -47,7 +47,7 @@ import re
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 from ..errors import FormatError, ParseError
 from ..types import (
@@ -67,6 +67,7 @@ from .call_text import LateText
 from .lexer import Lexer
 
 _CALL_EVENTS = frozenset((ToolCallStart, ToolCallDelta, ToolCallEnd))
+ContextT = TypeVar("ContextT")
 WINDOW = 1 << 18
 """A text fed at once past this many characters is read a window at a time (see
 :meth:`Parser.feed`): the same events, joined (a long run may come as a delta per window)."""
@@ -111,6 +112,9 @@ class State:
     reader: ReaderFactory
     role: Role | None = None
     """The role of the message this state is inside (None: outside any message)."""
+    inner: frozenset[str] = frozenset()
+    """Markers with no row here that the reader reads as text, with no warning (the tags
+    inside a call that some tokenizers make special tokens and others not)."""
 
 
 @dataclass(frozen=True)
@@ -125,6 +129,10 @@ class Grammar:
     completion_start: str
     fields: Mapping[Role, Mapping[str, str]] = field(default_factory=dict)
     """Per role, header keys that are message fields (``{"tool": {"id": "tool_call_id"}}``)."""
+    soft: frozenset[str] = frozenset()
+    """Markers of layout text alone (no special token in them): where such a marker has no
+    row, it is text, with no warning (a fence such as ``\n```json\n`` means something only
+    in a call)."""
     completion_over: frozenset[str] = frozenset()
     """States in which a completion's turn is over: those outside the assistant turn and the
     scaffold states (readers marked ``scaffold``) inside it (see the module docstring)."""
@@ -141,10 +149,16 @@ class GrammarBuilder:
         self.steps: dict[tuple[str, str], Step] = {}
         self.fields: dict[Role, dict[str, str]] = {}
 
-    def state(self, name: str, reader: ReaderFactory, role: Role | None = None) -> str:
+    def state(
+        self,
+        name: str,
+        reader: ReaderFactory,
+        role: Role | None = None,
+        inner: frozenset[str] = frozenset(),
+    ) -> str:
         if name in self.states:
             raise FormatError(f"state {name!r}: declared twice; expected unique state names")
-        self.states[name] = State(name, reader, role)
+        self.states[name] = State(name, reader, role, inner)
         return name
 
     def on(self, state: str, marker: str, target: str, *actions: Action) -> None:
@@ -153,7 +167,14 @@ class GrammarBuilder:
             raise FormatError(f"state {state!r}: two rows for marker {marker!r}; expected one")
         self.steps[key] = Step(target, actions)
 
-    def build(self, *, escape: bool, conversation_start: str, completion_start: str) -> Grammar:
+    def build(
+        self,
+        *,
+        escape: bool,
+        conversation_start: str,
+        completion_start: str,
+        soft: frozenset[str] = frozenset(),
+    ) -> Grammar:
         for (state, marker), step in self.steps.items():
             for name in (state, step.target):
                 if name not in self.states:
@@ -169,6 +190,7 @@ class GrammarBuilder:
             conversation_start=conversation_start,
             completion_start=completion_start,
             fields={role: dict(keys) for role, keys in self.fields.items()},
+            soft=soft,
             completion_over=frozenset(
                 name
                 for name, state in self.states.items()
@@ -219,6 +241,7 @@ class Parser:
         self.shared: dict[str, Any] = {}
         """What the reader of one state leaves for the next within a block that spans several
         states (a call's name and index, a voice block's header)."""
+        self._contexts: dict[type[Any], Any] = {}
         self._lexer = Lexer(grammar.markers, escape=grammar.escape)
         self._events: list[Event] = []
         self.message_role: Role | None = None
@@ -236,6 +259,15 @@ class Parser:
         self.reader: Reader = self.state.reader(self)
 
     # ------------------------------------------------------------------ used by readers/actions
+
+    def context(self, kind: type[ContextT]) -> ContextT:
+        """The parser's one value of ``kind`` (made with ``kind()`` on first use): what the
+        reader of one state leaves for the next within a block that spans several states (a
+        call's name before its arguments), typed."""
+        found = self._contexts.get(kind)
+        if found is None:
+            found = self._contexts[kind] = kind()
+        return found
 
     def emit(self, event: Event) -> None:
         if type(event) in _CALL_EVENTS and not self.stream_arguments:
@@ -545,6 +577,9 @@ class Parser:
             if marker is None:  # never: a run is read above, or trails
                 continue
             step = steps.get((self.state.name, marker))
+            if step is None and (marker in self.state.inner or marker in self.grammar.soft):
+                self.reader.feed(marker, offset)
+                continue
             if step is None:
                 self.malformed(
                     offset,

@@ -332,16 +332,28 @@ class JsonCallReader:
                 self._parser.emit(ToolCallEnd(scanner.index))
                 return
             problem = "no call name"
-        # Malformed: no call.  Its text, markers included, comes back once, as content.
+        # Malformed as a call object: what the scanner began is no call.
+        scanner.drop_outgoing()
+        begun = scanner.call_id if scanner.index is not None else None
+        if scanner.index is not None:
+            self._parser.abandon_call(scanner.index)
+        if marker is not None and self.recover(text, begun):
+            return
+        # No call at all.  Its text, markers included, comes back once, as content.
         closing = marker if marker == self._close_marker else ""
         raw = self._open_marker + text + closing
         expected = f"a JSON object {{{self._describe()}}} then {self._close_marker!r}"
         where = self._offset if self._fed else offset
         self._parser.malformed(where, f"call {text[:60]!r}: {problem}", expected, raw)
-        scanner.drop_outgoing()
-        if scanner.index is not None:
-            self._parser.abandon_call(scanner.index)
         self._parser.emit(TextDelta(raw))
+
+    def recover(self, text: str, begun: str | None) -> bool:
+        """Read a closed call's text that is not one valid call object another way, and say
+        True when that gave calls (emitted here); False: it is malformed.  A subclass's hook
+        for what models write beside the declared spelling (several calls joined by ``;``).
+        ``begun``: the id of the call the scanner began and gave up, for the first call read
+        instead (so every way of feeding the text gives the same ids)."""
+        return False
 
     def _accept(self, text: str, kept_arguments: Callable[[], str] | None = None) -> bool:
         """A valid call, read in bulk: emit it and say True; else False (nothing emitted).

@@ -39,6 +39,7 @@ class Writer:
         "_holds_marker",
         "_segments",
         "_unfinished",
+        "losses",
         "message_index",
         "role",
     )
@@ -55,6 +56,8 @@ class Writer:
         self._unfinished: str | None = None
         self.role: Role | None = None
         self.message_index = -1
+        self.losses: list[str] | None = None
+        """What the format dropped on purpose (see :attr:`Rendering.losses`), or None."""
 
     def at(self, role: Role | None, message_index: int) -> None:
         """Following segments belong to this message (``-1``: outside any message)."""
@@ -110,9 +113,18 @@ class Writer:
         fixed = escape_text(source, self._escape, before_marker=True)
         self._segments[-1] = last._replace(text=fixed)
 
+    def lose(self, what: str) -> None:
+        """Record a documented loss (``"messages[2].reasoning_content: not written"``)."""
+        if self.losses is None:
+            self.losses = []
+        self.losses.append(what)
+
     def rendering(self) -> Rendering:
         segments = tuple(self._segments)
-        return Rendering("".join(map(_text_of, segments)), segments)
+        text = "".join(map(_text_of, segments))
+        if self.losses:
+            return Rendering(text, segments, tuple(self.losses))
+        return Rendering(text, segments)
 
 
 MAX_CACHED_INDEX = 256

@@ -156,10 +156,18 @@ def build_turn(
             f"{show(choice.name)} is not a declared tool",
             "one of " + (", ".join(show(name) for name in names) or "the request's tools"),
         )
-    _check_python_names(declaration, tool_values)
     tool_values = _strict_tools(tool_values, strict)
-    from ..declare.grammar import build_turn as build_declared  # every grammar is declared
+    from ..declare import Layout
     from .forced import forced_turn  # a forced choice turns reasoning off (see there)
+
+    if isinstance(declaration, Layout):
+        from ..declare.grammar import build_turn as build_layout
+
+        with _nesting_refused():
+            turn = build_layout(fmt, declaration, tool_values, choice, parallel)
+            return forced_turn(fmt, turn, choice)
+    _check_python_names(declaration, tool_values)
+    from ..legacy.grammar import build_turn as build_declared  # every grammar is declared
 
     with _nesting_refused():
         turn = build_declared(fmt, declaration, tool_values, choice, parallel)
@@ -201,7 +209,7 @@ def _check_python_names(declaration: object, tools: tuple[Tool, ...]) -> None:
     ``name(key=value)``, so the name must be an identifier (the forced prefix ``[name(`` and
     the grammar would otherwise hold a call the parser refuses).  Argument names are checked
     where the arguments' grammar is built (:func:`.python_schema.check_keyword_names`)."""
-    from ..declare.python_calls import is_python
+    from ..legacy.python_calls import is_python
 
     if not is_python(getattr(declaration, "calls", None)):
         return

@@ -4,7 +4,7 @@
 ``apply_chat_template``, byte for byte what :meth:`pawlette.Format.render` renders, with
 ``{% generation %}`` around the trainable segments (``return_assistant_tokens_mask=True``).
 
-Every template is emitted from its format's declaration (:mod:`pawlette.declare.jinja` and
+Every template is emitted from its format's declaration (:mod:`pawlette.legacy.jinja` and
 the concept modules' Jinja pieces); a format registered as a hand-built
 :class:`~pawlette.Format` without a declaration raises
 :class:`~pawlette.errors.UnsupportedFeature` rather than getting a template that would render
@@ -52,12 +52,23 @@ def template_inputs(format_name: str | Format) -> TemplateInputs:
     :class:`TemplateInputs`)."""
     fmt = format_name if isinstance(format_name, Format) else get_format(format_name)
     declaration = _declared(fmt)
+    from ..declare import Layout
+
+    if isinstance(declaration, Layout):
+        from ..declare.jinja import Template
+
+        template = Template(declaration)
+        template.build()
+        return TemplateInputs(
+            object_arguments=template.object_arguments,
+            parsed_tool_results=template.parsed_results,
+        )
     if declaration is not None:
-        # Arguments written as tojson of the object take it as an object (pawlette.declare).
+        # Arguments written as tojson of the object take it as an object (pawlette.legacy).
         calls = getattr(declaration, "calls", None)
         # Headed turns write arguments as Python keyword arguments: parsed objects too.
         objects = getattr(declaration, "headed", None) is not None
-        from ..declare.python_results import PythonResults  # results written as Python values
+        from ..legacy.python_results import PythonResults  # results written as Python values
 
         return TemplateInputs(
             object_arguments=objects or getattr(calls, "arguments", "") == "tojson",
@@ -80,8 +91,14 @@ def export_jinja(format_name: str | Format) -> str:
     """
     fmt = format_name if isinstance(format_name, Format) else get_format(format_name)
     declaration = _declared(fmt)
+    from ..declare import Layout
+
+    if isinstance(declaration, Layout):
+        from ..declare.jinja import chat_template as declared_template
+
+        return declared_template(declaration)
     if declaration is not None:
-        from ..declare.jinja import chat_template
+        from ..legacy.jinja import chat_template
 
         return chat_template(declaration)  # type: ignore[arg-type]
     raise UnsupportedFeature(

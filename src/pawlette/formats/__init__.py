@@ -20,8 +20,8 @@ _MODULES: dict[str, str] = {
     "chatglm3": "pawlette.declared.chatglm3",
     "breeze": "pawlette.declared.breeze",
     "omni": "pawlette.declared.omni",
-    "chatml": "pawlette.declared.chatml",
-    "llama3": "pawlette.declared.llama3",
+    "chatml": "pawlette.formats.chatml",
+    "llama3": "pawlette.formats.llama3",
 }
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
 _LOADED: dict[str, Format] = {}
@@ -46,12 +46,25 @@ def formats() -> list[str]:
 def _load_plugin(name: str, entry: Any) -> Format:
     value = entry.load()
     if not isinstance(value, Format):
-        from ..declare import Layout, declare
-
-        if not isinstance(value, Layout):
+        declared = _declared(value)
+        if declared is None:
             raise TypeError(f"entry point {_ENTRY_POINT_GROUP}:{name} is not a Format or Layout")
-        value = declare(value)
+        value = declared
     return value
+
+
+def _declared(value: object) -> Format | None:
+    """The format a layout declares (None: not a layout)."""
+    from ..declare import Layout, declare
+
+    if isinstance(value, Layout):
+        return declare(value)
+    from ..legacy import Layout as LegacyLayout
+    from ..legacy import declare as declare_legacy
+
+    if isinstance(value, LegacyLayout):
+        return declare_legacy(value)
+    return None
 
 
 def register_format(fmt: object, *, replace: bool = False) -> Format:
@@ -64,13 +77,12 @@ def register_format(fmt: object, *, replace: bool = False) -> Format:
     ``replace``.  Returns the registered format.
     """
     if not isinstance(fmt, Format):
-        from ..declare import Layout, declare
-
-        if not isinstance(fmt, Layout):
+        declared = _declared(fmt)
+        if declared is None:
             raise RequestError(
                 "format", f"a {type(fmt).__name__}", "a pawlette Format or declare.Layout"
             )
-        fmt = declare(fmt)
+        fmt = declared
     if not isinstance(fmt.name, str) or not _NAME.fullmatch(fmt.name) or fmt.name == "auto":
         # "auto" is what -f auto means, "base:variant" a declared format's options, and a
         # name with spaces or newlines cannot be named on a command line.
@@ -107,9 +119,17 @@ def _variant(name: str) -> Format:
     return fmt.with_options(**dataclasses.asdict(variants[variant]))
 
 
+def _is_directory(name: str) -> bool:
+    """A path to a directory (never a format name: names hold no ``/``)."""
+    import os
+
+    return (os.sep in name or "/" in name or name.startswith(".")) and os.path.isdir(name)
+
+
 def get_format(name: str) -> Format:
     """The registered format called ``name`` (``"base:variant"``: a declared format with
-    the options its declaration names so, such as ``"chatml:qwen2.5"``).
+    the options its declaration names so, such as ``"chatml:qwen2.5"``; a path to a model
+    directory: the format :func:`pawlette.detect.detect` finds for its chat template).
 
     >>> get_format("pcml").name
     'pcml'
@@ -120,6 +140,11 @@ def get_format(name: str) -> Format:
     loaded = _LOADED.get(name)
     if loaded is not None:
         return loaded
+    if _is_directory(name):  # "-f ./model-dir": the format its chat template writes
+        from ..detect import format_of_directory
+
+        _LOADED[name] = format_of_directory(name)
+        return _LOADED[name]
     if ":" in name:  # "chatml:qwen2.5": a declared format's named options (its variants)
         _LOADED[name] = _variant(name)
         return _LOADED[name]

@@ -10,9 +10,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import pawlette
-from pawlette.declare.headed.readers import FenceTail
-from pawlette.declare.python_reader import ClosingFence
 from pawlette.errors import ParseError
+from pawlette.legacy.headed.readers import FenceTail
+from pawlette.legacy.python_reader import ClosingFence
 from pawlette.types import Event, ParseWarning, TextDelta
 
 from ...helpers import feed_in_pieces

@@ -1,4 +1,4 @@
-"""The headed-turns writer (:mod:`pawlette.declare.headed.write`) keeps rows per layout and
+"""The headed-turns writer (:mod:`pawlette.legacy.headed.write`) keeps rows per layout and
 tools listings by content: with them kept it writes what it writes with nothing kept (a
 fresh layout, no listing kept), the same segments or the same error, for generated ChatGLM3
 conversations, valid ones and ones with a fault a render refuses (reasoning, metadata pairs,
@@ -14,13 +14,13 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pawlette.declare.headed.write import writer_of
 from pawlette.declared import chatglm3
 from pawlette.engine import json_text
 from pawlette.engine.kept import Kept
 from pawlette.engine.writer import Writer
 from pawlette.errors import PawletteError
 from pawlette.format import coerce_conversation
+from pawlette.legacy.headed.write import writer_of
 from pawlette.types import ImagePart, Message, TextPart, ThinkStep, Tool, ToolCall
 
 from ...strategies import chatglm3 as conversations

@@ -1,0 +1,360 @@
+"""Every call of a turn written as one JSON array of call objects.
+
+::
+
+    Mistral Nemo     [TOOL_CALLS][{"name": "get_weather", "arguments": {"city": "Paris"}, "id": "a1b2c3d4e"}]
+    Nemotron Nano 2  <TOOLCALL>[{"name": "get_weather", "arguments": {"city": "Paris"}}]</TOOLCALL>
+    Cohere           <|START_ACTION|>[{"tool_call_id": "0", "tool_name": "get_weather", "parameters": {...}}]<|END_ACTION|>
+
+``keys`` names the object's members in the order the format writes them, each one of
+``"name"``, ``"arguments"`` or ``"id"`` mapped to the key the format spells
+(``{"name": "tool_name", "arguments": "parameters", "id": "tool_call_id"}``).  Reading takes
+the members in any order; an object without a name or with arguments that are not an object
+makes the whole list content, with one warning.
+
+>>> from pawlette.declare import JsonCallList, Marker, fence
+>>> JsonCallList(open=fence(Marker("<TOOLCALL>")), close=fence(Marker("</TOOLCALL>"))).keys
+(('name', 'name'), ('arguments', 'arguments'))
+"""
+
+# ruff: noqa: E501  (the docstring shows the wire formats as they are)
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from json.encoder import encode_basestring_ascii as ascii_string
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
+
+from ..engine.call_arguments import arguments_problem, load_json
+from ..engine.json_text import json_string
+from ..engine.machine import Parser
+from ..engine.readers import WholeTextReader
+from ..errors import FormatError, RequestError
+from ..export.grammar_ast import JsonSchemaValue, Lit, Node, Repeat, Rules, alt, seq
+from ..types import TextDelta, ToolCallDelta, ToolCallEnd, ToolCallStart
+from .concept import Concept
+from .grammar import drop_prefix, text_before
+from .json_calls import arguments_json, check_call_name
+from .pieces import Fence, Marker, text_of
+from .readers import BetweenCallsReader
+from .table import loose_spellings
+
+if TYPE_CHECKING:
+    from .grammar import Turn
+    from .jinja import Template
+    from .layout import Layout
+    from .table import Table
+    from .write import Render
+
+ROLES = ("name", "arguments", "id")
+
+
+@dataclass(frozen=True)
+class JsonCallList(Concept):
+    """The calls of a turn as one JSON array (see the module docstring).
+
+    Fields: ``open`` / ``close`` around the array (``close`` empty: the array runs to the end
+    of the turn); ``keys``: ``(role, key)`` pairs in writing order, roles ``"name"``,
+    ``"arguments"``, ``"id"``; ``separators``: the JSON item and key separators as the
+    template writes them (``(", ", ": ")``, Jinja's ``tojson``); ``text_separator``: between
+    text and the array; ``content``: text alongside calls is ``"written"`` before them,
+    ``"dropped"`` (a recorded loss) or ``"refused"``; ``parallel``: several calls in one
+    array; ``loose``: the fences are also read without their whitespace.
+    """
+
+    open: Fence
+    close: Fence = ()
+    keys: tuple[tuple[str, str], ...] = (("name", "name"), ("arguments", "arguments"))
+    separators: tuple[str, str] = (", ", ": ")
+    text_separator: Fence = ()
+    content: Literal["written", "dropped", "refused"] = "written"
+    parallel: bool = True
+    loose: bool = True
+
+    handles: ClassVar[frozenset[str]] = frozenset({"calls"})
+
+    def validate(self, layout: Layout) -> None:
+        roles = [role for role, _ in self.keys]
+        if sorted(roles) not in (["arguments", "name"], ["arguments", "id", "name"]):
+            raise FormatError(
+                f"{layout.name}: JsonCallList.keys: {self.keys!r}; expected ('name', KEY), "
+                "('arguments', KEY) and optionally ('id', KEY), each once"
+            )
+        if not self.open:
+            raise FormatError(f"{layout.name}: JsonCallList.open: empty; expected a fence")
+
+    def key(self, role: str) -> str | None:
+        return next((key for name, key in self.keys if name == role), None)
+
+    def item(self, name: str, call_id: str, arguments: str) -> str:
+        item_separator, key_separator = self.separators
+        values = {"name": json_string(name), "arguments": arguments, "id": json_string(call_id)}
+        members = [f"{ascii_string(key)}{key_separator}{values[role]}" for role, key in self.keys]
+        return "{" + item_separator.join(members) + "}"
+
+    def turn_roles(self) -> frozenset[str]:
+        return frozenset({"assistant"})
+
+    # ------------------------------------------------------------------ the writer
+
+    def check(self, out: Render) -> None:
+        out.handles("calls")
+        for index, message in enumerate(out.messages):
+            if message.role != "assistant" or not message.tool_calls:
+                continue
+            if out.message_text(index) and self.content != "written":
+                if self.content == "refused":
+                    raise RequestError(
+                        f"messages[{index}].content",
+                        "text alongside tool calls",
+                        f"either text or calls: {out.layout.name} writes calls alone",
+                    )
+                out.lose(f"messages[{index}].content", "dropped (the turn holds calls)")
+            if len(message.tool_calls) > 1 and not self.parallel:
+                raise RequestError(
+                    f"messages[{index}].tool_calls",
+                    f"{len(message.tool_calls)} calls",
+                    f"one call per turn: {out.layout.name} has no parallel calls",
+                )
+            for number, call in enumerate(message.tool_calls):
+                check_call_name(call.name, index, number)
+
+    def write_content(self, out: Render, index: int) -> bool:
+        if out.role != "assistant" or index < 0 or self.content != "dropped":
+            return False
+        return bool(out.messages[index].tool_calls)
+
+    def write_closing(self, out: Render, index: int) -> None:
+        if out.role != "assistant" or index < 0 or not out.messages[index].tool_calls:
+            return
+        message = out.messages[index]
+        if self.content == "written" and out.message_text(index):
+            out.fence(self.text_separator, "tool_call", trainable=True)
+        out.fence(self.open, "tool_call", trainable=True)
+        items = []
+        for number, call in enumerate(message.tool_calls):
+            where = f"messages[{index}].tool_calls[{number}].function.arguments"
+            items.append(self.item(call.name, call.id, arguments_json(call.arguments, where)))
+        out.text("[" + self.separators[0].join(items) + "]", "tool_call", trainable=True)
+        out.fence(self.close, "tool_call", trainable=True)
+
+    # ------------------------------------------------------------------ the parse table
+
+    def rows(self, table: Table) -> None:
+        closed = bool(self.close)
+        keys = {role: key for role, key in self.keys}
+        table.state(
+            "call.list", lambda parser: CallListReader(parser, keys, closed), "assistant", ends=True
+        )
+        table.state("assistant.after_call", BetweenCallsReader, "assistant", ends=True)
+        spellings = {table.text(self.text_separator, self.open), table.text(self.open)} - {""}
+        closes = {table.text(self.close)} - {""}
+        if self.loose:
+            spellings |= loose_spellings(spellings)
+            closes |= loose_spellings(closes)
+        for state in table.call_states:
+            for spelling in sorted(spellings):
+                table.on(state, spelling, "call.list")
+        for spelling in sorted(closes):
+            table.on("call.list", spelling, "assistant.after_call")
+
+    # ------------------------------------------------------------------ the Jinja template
+
+    def jinja_setup(self, out: Template) -> None:
+        out.object_arguments = True
+
+    def jinja_content(self, out: Template, role: str) -> bool:
+        if role != "assistant" or self.content != "dropped":
+            return False
+        out.out("{%- if not (message.tool_calls is defined and message.tool_calls) -%}")
+        out.text()
+        out.out("{%- endif -%}")
+        return True
+
+    def jinja_closing(self, out: Template, role: str) -> None:
+        if role != "assistant":
+            return
+        item_separator, key_separator = self.separators
+        out.out("{%- if message.tool_calls is defined and message.tool_calls -%}")
+        if self.content == "refused":
+            out.raise_if(
+                "message.content is defined and message.content",
+                f"content alongside tool calls: {out.layout.name}",
+            )
+        if self.content == "written" and self.text_separator:
+            out.out("{%- if message.content is defined and message.content -%}")
+            out.fence(self.text_separator)
+            out.out("{%- endif -%}")
+        out.fence(self.open)
+        out.literal("[")
+        out.out("{%- for call in message.tool_calls -%}")
+        out.out("{%- if not loop.first -%}")
+        out.literal(item_separator)
+        out.out("{%- endif -%}")
+        out.literal("{")
+        for number, (role_name, key) in enumerate(self.keys):
+            out.literal((item_separator if number else "") + json.dumps(key) + key_separator)
+            if role_name == "name":
+                out.out("{{- call.function.name | tojson -}}")
+            elif role_name == "id":
+                out.out("{{- call.id | tojson -}}")
+            else:
+                out.out("{%- if call.function.arguments is string -%}")
+                out.out("{{- call.function.arguments | trim -}}")
+                out.out("{%- else -%}{{- call.function.arguments | tojson -}}{%- endif -%}")
+        out.literal("}")
+        out.out("{%- endfor -%}")
+        out.literal("]")
+        out.fence(self.close)
+        out.out("{%- endif -%}")
+
+    # ------------------------------------------------------------------ the turn grammar
+
+    def grammar(self, turn: Turn) -> None:
+        turn.calls = _CallListSet(self, turn)
+
+
+class CallListReader(WholeTextReader):
+    """The array of calls, read whole at its close (or at the turn's end when the format
+    writes no close)."""
+
+    __slots__ = ("_closed", "_keys")
+
+    def __init__(self, parser: Parser, keys: dict[str, str], closed: bool) -> None:
+        super().__init__(parser)
+        self._keys = keys
+        self._closed = closed
+
+    def close(self, marker: str | None, offset: int) -> None:
+        parser = self._parser
+        text = self._text()
+        step = parser.grammar.steps.get((parser.state.name, marker or ""))
+        closing = marker if step is not None and step.target == "assistant.after_call" else ""
+        problem: str | None
+        calls: list[tuple[str, str | None, str]] = []
+        if self._closed and not closing:
+            problem = "the call list is not closed"
+        else:
+            problem = self._read(text, calls)
+        if problem is not None:
+            raw = (parser.entered_by or "") + text + (closing or "")
+            where = self._offset if self._chunks else offset
+            parser.malformed(where, f"calls {raw[:60]!r}: {problem}", "a JSON array of calls", raw)
+            parser.emit(TextDelta(raw))
+            return
+        for name, call_id, arguments in calls:
+            index = parser.next_call_index()
+            parser.emit(ToolCallStart(index, call_id or parser.new_call_id(), name))
+            parser.emit(ToolCallDelta(index, arguments))
+            parser.emit(ToolCallEnd(index))
+
+    def _read(self, text: str, calls: list[tuple[str, str | None, str]]) -> str | None:
+        value, problem = load_json(text.strip() or "null")
+        if problem is not None:
+            return problem
+        if not isinstance(value, list) or not value:
+            return "not a non-empty JSON array"
+        keys = self._keys
+        tools = {tool.name for tool in self._parser.tools}
+        for item in value:
+            if not isinstance(item, dict):
+                return "an item that is not an object"
+            name = item.get(keys["name"])
+            arguments: Any = item.get(keys["arguments"], {})
+            call_id = item.get(keys["id"]) if "id" in keys else None
+            if not isinstance(name, str) or not name:
+                return "an item without a name"
+            if tools and name not in tools:
+                return f"no tool named {name!r}"
+            if isinstance(arguments, str):  # arguments given as JSON text holding an object
+                arguments, problem = load_json(arguments)
+                if problem is not None:
+                    return f"{name}: arguments {problem}"
+            if not isinstance(arguments, dict):
+                return f"{name}: arguments that are not an object"
+            written = json.dumps(arguments, ensure_ascii=False)
+            problem = arguments_problem(written)
+            if problem is not None:
+                return f"{name}: {problem}"
+            calls.append((name, call_id if isinstance(call_id, str) else None, written))
+        return None
+
+
+class _CallListSet:
+    def __init__(self, calls: JsonCallList, turn: Turn) -> None:
+        self.calls = calls
+        self.with_content = calls.content == "written"
+        self.trigger: str | None = next(
+            (piece.text for piece in calls.open if isinstance(piece, Marker)), None
+        )
+        self.lead = text_of(calls.open, turn.layout.options, turn.layout.name) + "["
+
+    def items(self, turn: Turn, rules: Rules, number: int) -> list[Node]:
+        from ..export.json_schema import BASE_RULES
+        from ..export.turns._common import json_arguments
+
+        calls = self.calls
+        tool = turn.tools[number]
+        rules.gbnf_extra.update({k: v for k, v in BASE_RULES.items() if k not in rules.gbnf_extra})
+        item_separator, key_separator = calls.separators
+        nodes: list[Node] = [Lit("{")]
+        for position, (role, key) in enumerate(calls.keys):
+            nodes.append(
+                Lit((item_separator if position else "") + json.dumps(key) + key_separator)
+            )
+            if role == "name":
+                nodes.append(Lit(json.dumps(tool.name, ensure_ascii=False)))
+            elif role == "id":
+                nodes.append(JsonSchemaValue({"type": "string"}, gbnf="json-string"))
+            else:
+                nodes.append(json_arguments(rules, number, tool))
+        return [*nodes, Lit("}")]
+
+    def call(self, turn: Turn, rules: Rules) -> Node:
+        options = [
+            rules.add(f"call_{number}", seq(*self.items(turn, rules, number)))
+            for number, _ in turn.allowed()
+        ]
+        return rules.add("call", alt(*options))
+
+    def _tail(self, turn: Turn, rules: Rules, parallel: bool) -> list[Node]:
+        rest: list[Node] = []
+        if parallel and self.calls.parallel:
+            rest.append(Repeat(seq(Lit(self.calls.separators[0]), self.call(turn, rules))))
+        return [*rest, Lit("]"), *turn.nodes(self.calls.close)]
+
+    def many(self, turn: Turn, rules: Rules, parallel: bool) -> Node:
+        return seq(
+            *turn.nodes(self.calls.open),
+            Lit("["),
+            self.call(turn, rules),
+            *self._tail(turn, rules, parallel),
+        )
+
+    def after_text(self, turn: Turn, rules: Rules) -> Node:
+        return text_before(turn.layout, self.calls.text_separator, empty=False)
+
+    def prefix(self, name: str | None) -> str:
+        if name is None:
+            return self.lead
+        calls = self.calls
+        item_separator, key_separator = calls.separators
+        head = "{"
+        for position, (role, key) in enumerate(calls.keys):
+            head += (item_separator if position else "") + json.dumps(key) + key_separator
+            if role != "name":
+                return self.lead + head  # the prefix ends at the first value after the name
+            head += json.dumps(name, ensure_ascii=False)
+        return self.lead + head
+
+    def after_prefix(self, turn: Turn, rules: Rules, prefix: str, parallel: bool) -> Node:
+        heads = [
+            seq(
+                *drop_prefix(
+                    [*turn.nodes(self.calls.open), Lit("["), *self.items(turn, rules, n)], prefix
+                )
+            )
+            for n, _ in turn.allowed()
+        ]
+        return seq(alt(*heads), *self._tail(turn, rules, parallel))

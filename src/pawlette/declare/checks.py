@@ -1,0 +1,72 @@
+"""Checks a template makes of the conversation's shape, as a concept: render refuses what the
+reference refuses, with the same reason."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from ..errors import RequestError
+from ..export.templates._common import jinja_string
+from .concept import Concept
+
+if TYPE_CHECKING:
+    from .jinja import Template
+    from .write import Render
+
+
+@dataclass(frozen=True)
+class Alternation(Concept):
+    """After the first system message, user and assistant messages alternate, starting with
+    a user message (tool messages and assistant messages holding calls are not counted when
+    ``calls_count`` is False: Mistral's templates count them so).  Other system messages are
+    skipped (``system_counts`` False)."""
+
+    calls_count: bool = False
+    system_counts: bool = False
+
+    def _counted(self, role: str, has_calls: bool) -> bool:
+        if role == "tool":
+            return False
+        if role == "system":
+            return self.system_counts
+        return not has_calls or self.calls_count
+
+    def turn_roles(self) -> frozenset[str]:
+        return frozenset()
+
+    def check(self, out: Render) -> None:
+        expected = "user"
+        start = 1 if out.messages and out.messages[0].role == "system" else 0
+        for index in range(start, len(out.messages)):
+            message = out.messages[index]
+            if not self._counted(message.role, bool(message.tool_calls)):
+                continue
+            if message.role != expected:
+                raise RequestError(
+                    f"messages[{index}].role",
+                    repr(message.role),
+                    f"{expected!r}: {out.layout.name} needs user and assistant messages to "
+                    "alternate after the first system message",
+                )
+            expected = "assistant" if expected == "user" else "user"
+
+    def jinja_setup(self, out: Template) -> None:
+        skipped = ["message.role == 'tool'"]
+        if not self.system_counts:
+            skipped.append("(message.role in ['system', 'developer'] and loop.index0 > 0)")
+        if not self.calls_count:
+            skipped.append("(message.tool_calls is defined and message.tool_calls)")
+        message = jinja_string(f"{out.layout.name} needs user and assistant messages to alternate")
+        out.macro(
+            "alternation",
+            "{%- set alternation = namespace(count=0) -%}"
+            "{%- for message in messages -%}"
+            "{%- if not (loop.index0 == 0 and message.role in ['system', 'developer']) and not ("
+            + " or ".join(skipped)
+            + ") -%}"
+            "{%- if (message.role == 'user') != (alternation.count % 2 == 0) -%}"
+            "{{- raise_exception(" + message + ") -}}{%- endif -%}"
+            "{%- set alternation.count = alternation.count + 1 -%}"
+            "{%- endif -%}{%- endfor -%}",
+        )

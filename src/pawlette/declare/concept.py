@@ -1,0 +1,189 @@
+"""The concept protocol: what every part of a declaration brings to the four interpreters.
+
+A :class:`~pawlette.declare.Layout` is frames (how each role's turn opens, ends and is
+followed) plus an ordered tuple of concepts (the system prompt, the tools block, reasoning,
+calls, results, ...).  Four interpreters read it, and none of them asks what a concept is:
+each walks its own skeleton and, at every hook, asks every concept of the layout in order.
+
+====================  ============================================================
+interpreter           hooks (methods of :class:`Concept`, all optional)
+====================  ============================================================
+the writer            ``check``, ``write_start``, ``write_message`` (roles in
+                      ``claims``), ``write_before``, ``turn_open``,
+                      ``write_opening``, ``write_content``, ``write_closing``,
+                      ``turn_end``, ``write_prompt``, ``wants_system_turn``
+the parse table       ``rows``
+the Jinja template    ``jinja_setup``, ``jinja_start``, ``jinja_message``,
+                      ``jinja_wants_system_turn``,
+                      ``jinja_before``, ``jinja_open``, ``jinja_lead``, ``jinja_opening``,
+                      ``jinja_content``, ``jinja_closing``, ``jinja_end``,
+                      ``jinja_prompt``
+the turn grammar      ``grammar``
+====================  ============================================================
+
+The writer's skeleton, for each message that no concept claims (``claims``)::
+
+    write_before  turn_open|frame.open  write_opening  write_content|text  write_closing
+    turn_end|frame.end  frame.after
+
+The Jinja template mirrors it branch for branch, and the parse table and the turn grammar are
+built from the same values, so the artifacts agree (``tests/declare`` checks that they do for
+every declared format).  A hook method that a concept does not override is never called.
+
+Write a concept as a frozen dataclass that subclasses :class:`Concept`; its :class:`Marker`
+fields are its special tokens (see :meth:`Concept.markers`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, ClassVar
+
+from .pieces import Fence, Marker
+
+if TYPE_CHECKING:
+    from .grammar import Turn
+    from .jinja import Template
+    from .layout import Layout
+    from .table import Table
+    from .write import Render
+
+
+class Concept:
+    """A part of a chat format with its share of every interpreter (see the module)."""
+
+    claims: ClassVar[frozenset[str]] = frozenset()
+    """The roles whose messages this concept writes itself (:meth:`write_message`)."""
+
+    # ------------------------------------------------------------------ declaration
+
+    def markers(self) -> Iterator[Marker]:
+        """The special tokens this concept writes: every :class:`Marker` in its fields."""
+        yield from _markers_in(self)
+
+    def validate(self, layout: Layout) -> None:
+        """Refuse an inconsistent declaration with :class:`~pawlette.errors.FormatError`
+        (naming the field, what was given and what is allowed)."""
+
+    # ------------------------------------------------------------------ the writer
+
+    def turn_roles(self) -> frozenset[str] | None:
+        """The roles whose framed turns this concept's turn hooks (``write_before`` through
+        ``turn_end``, and their Jinja counterparts) act on; None: every role.  Interpreters
+        call a turn hook only for these roles, so a concept that says so is never asked about
+        the others (and costs nothing there)."""
+        return None
+
+    def check(self, out: Render) -> None:
+        """Refuse what this concept cannot write, or record what it drops
+        (:meth:`~pawlette.declare.write.Render.lose`), before anything is written."""
+
+    def write_start(self, out: Render) -> None:
+        """At the start of the conversation, after ``layout.begin``."""
+
+    def write_message(self, out: Render, index: int) -> None:
+        """Write ``messages[index]``, a message of a role in :attr:`claims`."""
+
+    def wants_system_turn(self, out: Render) -> bool:
+        """Whether a system turn must be written when the conversation has none."""
+        return False
+
+    def write_before(self, out: Render, index: int) -> None:
+        """Before the turn of ``messages[index]`` opens (``index`` -1: a written system turn
+        that holds no message)."""
+
+    def turn_open(self, out: Render, index: int) -> Fence | None:
+        """The fence that opens this turn instead of its frame's (None: the frame's)."""
+        return None
+
+    def write_opening(self, out: Render, index: int) -> None:
+        """After the turn's open fence, before its content."""
+
+    def write_content(self, out: Render, index: int) -> bool:
+        """Write the turn's content; True when written (else the next concept, then the
+        message's text)."""
+        return False
+
+    def write_closing(self, out: Render, index: int) -> None:
+        """After the turn's content, before its end fence."""
+
+    def turn_end(self, out: Render, index: int) -> Fence | None:
+        """The fence that ends this turn instead of its frame's (None: the frame's)."""
+        return None
+
+    def write_prompt(self, out: Render) -> None:
+        """After the generation prompt's open fence."""
+
+    # ------------------------------------------------------------------ the parse table
+
+    def rows(self, table: Table) -> None:
+        """Add this concept's states and rows to the parse table."""
+
+    # ------------------------------------------------------------------ the Jinja template
+
+    def jinja_setup(self, out: Template) -> None:
+        """Macros and ``ns`` variables, before the conversation."""
+
+    def jinja_start(self, out: Template) -> None:
+        """The counterpart of :meth:`write_start`."""
+
+    def jinja_wants_system_turn(self) -> str | None:
+        """The Jinja condition of :meth:`wants_system_turn` (None: never)."""
+        return None
+
+    def jinja_message(self, out: Template, role: str) -> None:
+        """The branch of the message loop for ``role`` (a role in :attr:`claims`)."""
+
+    def jinja_before(self, out: Template, role: str) -> None:
+        """The counterpart of :meth:`write_before` (``message``, ``index`` in scope)."""
+
+    def jinja_open(self, out: Template, role: str) -> bool:
+        """Write the turn's open fence (True: written) as :meth:`turn_open` chooses it."""
+        return False
+
+    def jinja_lead(self, out: Template, role: str) -> None:
+        """The part of :meth:`write_opening` that is not trainable in an assistant turn,
+        written before the turn's ``{% generation %}`` block opens (a reasoning block's open
+        fence that the generation prompt holds)."""
+
+    def jinja_opening(self, out: Template, role: str) -> None:
+        """The counterpart of :meth:`write_opening` (its trainable part)."""
+
+    def jinja_content(self, out: Template, role: str) -> bool:
+        """The counterpart of :meth:`write_content`."""
+        return False
+
+    def jinja_closing(self, out: Template, role: str) -> None:
+        """The counterpart of :meth:`write_closing`."""
+
+    def jinja_end(self, out: Template, role: str) -> bool:
+        """Write the turn's end fence (True: written) as :meth:`turn_end` chooses it."""
+        return False
+
+    def jinja_prompt(self, out: Template) -> None:
+        """The counterpart of :meth:`write_prompt`."""
+
+    # ------------------------------------------------------------------ the turn grammar
+
+    def grammar(self, turn: Turn) -> None:
+        """Contribute to the grammar of one assistant turn (see :mod:`.grammar`)."""
+
+
+def _markers_in(value: object) -> Iterator[Marker]:
+    if isinstance(value, Marker):
+        yield value
+    elif isinstance(value, (tuple, list, frozenset)):
+        for item in value:
+            yield from _markers_in(item)
+    elif isinstance(value, dict):
+        for item in value.values():
+            yield from _markers_in(item)
+    elif dataclasses.is_dataclass(value) and not isinstance(value, type):
+        for field in dataclasses.fields(value):
+            yield from _markers_in(getattr(value, field.name))
+
+
+def overrides(concept: Concept, method: str) -> bool:
+    """Whether ``concept`` implements the hook ``method`` (so interpreters skip no-ops)."""
+    return getattr(type(concept), method) is not getattr(Concept, method)

@@ -1,0 +1,95 @@
+"""What a format does to message text and fields beyond writing them: trimming, and fields
+its template accepts and never writes.  Both are documented losses, never refusals."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, ClassVar
+
+from ..errors import FormatError
+from .concept import Concept
+
+if TYPE_CHECKING:
+    from .jinja import Template
+    from .layout import Layout
+    from .write import Render
+
+IGNORABLE = {
+    "reasoning": "reasoning_content",
+    "tools": "tools",
+    "name": "name",
+    "calls": "tool_calls",
+}
+
+
+@dataclass(frozen=True)
+class Ignored(Concept):
+    """``fields``: what the format's template accepts and does not write (``"reasoning"``,
+    ``"tools"``, ``"name"``, ``"calls"``).  Render writes the rest and reports each dropped
+    field in :attr:`pawlette.types.Rendering.losses`, where a format without this would
+    refuse it."""
+
+    fields: tuple[str, ...]
+
+    def validate(self, layout: Layout) -> None:
+        for name in self.fields:
+            if name not in IGNORABLE:
+                raise FormatError(
+                    f"{layout.name}: Ignored.fields: {name!r}; expected some of "
+                    + ", ".join(IGNORABLE)
+                )
+
+    @property
+    def handles(self) -> frozenset[str]:
+        return frozenset(self.fields)
+
+    def turn_roles(self) -> frozenset[str]:
+        return frozenset()
+
+    def check(self, out: Render) -> None:
+        for name in self.fields:
+            if name in out.handled:
+                continue  # another concept writes it
+            out.handles(name)
+            if name == "tools" and out.tools:
+                out.lose("tools", "not written")
+            for index, message in enumerate(out.messages):
+                if name == "reasoning" and message.reasoning is not None:
+                    out.lose(f"messages[{index}].reasoning_content", "not written")
+                elif name == "name" and message.name is not None and message.role != "tool":
+                    out.lose(f"messages[{index}].name", "not written")
+                elif name == "calls" and message.tool_calls:
+                    out.lose(f"messages[{index}].tool_calls", "not written")
+
+
+@dataclass(frozen=True)
+class Trimmed(Concept):
+    """Message text is written with the whitespace at its ends removed (Python's
+    ``str.strip``, Jinja's ``trim``), in the ``roles`` given (``roles``): what templates that
+    ``| trim`` every message do.  A text that changes is a recorded loss."""
+
+    roles: tuple[str, ...] = ("system", "user", "assistant", "tool")
+
+    handles: ClassVar[frozenset[str]] = frozenset()
+
+    def turn_roles(self) -> frozenset[str]:
+        return frozenset(self.roles)
+
+    def check(self, out: Render) -> None:
+        for index, message in enumerate(out.messages):
+            if message.role in self.roles:
+                text = out.message_text(index)
+                if text != text.strip():
+                    out.lose(f"messages[{index}].content", "whitespace at its ends trimmed")
+
+    def write_content(self, out: Render, index: int) -> bool:
+        if index < 0 or out.role not in self.roles:
+            return False
+        out.text(out.message_text(index).strip(), "content", trainable=out.role == "assistant")
+        return True
+
+    def jinja_content(self, out: Template, role: str) -> bool:
+        if role not in self.roles:
+            return False
+        out.out(f"{{{{- text_of(message, index, {out.layout.name!r}) | trim -}}}}")
+        return True

@@ -1,0 +1,338 @@
+"""Calls written as JSON objects that hold their name: ``{"name": NAME, "arguments": {...}}``.
+
+Each call is ``open`` + the object + ``close``; ``separator`` comes before a call that follows
+text or another call.  Hermes and Qwen write ``<tool_call>\\n{...}\\n</tool_call>``; Llama 3
+writes one bare object as the whole turn (``open=None``).
+
+>>> from pawlette.declare import JsonCalls, Marker, fence
+>>> calls = JsonCalls(open=fence(Marker("<tool_call>")), close=fence(Marker("</tool_call>")))
+>>> calls.head("get_weather")
+'{"name": "get_weather", "arguments": '
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from json.encoder import encode_basestring_ascii as ascii_string
+from typing import TYPE_CHECKING, ClassVar, Literal
+
+from ..engine.json_text import json_string
+from ..engine.readers import CallEnvelope
+from ..errors import FormatError, RequestError, UnsupportedFeature
+from ..export.grammar_ast import Lit, Node, Repeat, Rules, alt, seq
+from ..export.templates._common import jinja_string
+from ..types import Message
+from .concept import Concept
+from .grammar import drop_prefix, text_before
+from .pieces import Fence, Marker
+from .readers import BetweenCallsReader, call_reader
+from .table import loose_spellings
+
+if TYPE_CHECKING:
+    from .grammar import Turn
+    from .jinja import Template
+    from .layout import Layout
+    from .table import Table
+    from .write import Render
+
+
+def check_call_name(name: str, index: int, number: int) -> None:
+    """An empty call name parses back as no call, so a render refuses it."""
+    if not name:
+        name_path = f"messages[{index}].tool_calls[{number}].function.name"
+        raise RequestError(name_path, "an empty name", "a function name")
+
+
+def arguments_json(arguments: str, where: str, verbatim: bool = False) -> str:
+    """A call's arguments as Jinja's ``tojson`` writes the parsed object (``verbatim``: the
+    caller's text, stripped)."""
+    stripped = arguments.strip()
+    if verbatim:
+        return stripped
+    try:
+        value = json.loads(stripped or "{}")
+    except json.JSONDecodeError as error:
+        raise RequestError(where, f"not valid JSON ({error.msg})", "a JSON object") from error
+    return json_string(value)
+
+
+@dataclass(frozen=True)
+class JsonCalls(Concept):
+    """Calls as JSON objects holding their name.
+
+    Fields:
+
+    - ``open`` / ``close``: the fences around each call.  ``open=None``: a call is one bare
+      JSON object that is the whole assistant turn (Llama 3).
+    - ``separator``: before a call that follows text or another call.
+    - ``name_key`` / ``arguments_key`` / ``id_key``: the object's keys (``id_key`` None: the
+      format writes no call ids; pairing results with calls is by position).
+    - ``arguments``: ``"tojson"`` writes them as Jinja's ``tojson`` of the parsed object
+      (what Hugging Face templates do), ``"verbatim"`` as the caller's string.
+    - ``parallel``: several calls in one turn; ``with_content``: text before the calls.
+
+    Reading only (never written, and allowed by no grammar):
+
+    - ``loose``: ``open``, ``separator`` + ``open`` and ``close`` are also read without the
+      whitespace they write around their markers (``<tool_call>{...}</tool_call>``).
+    - ``also_open``: other fences that start a call running to the end of the turn
+      (Llama 3's ``<|python_tag|>``).
+    - ``also_arguments_keys``: other keys a model writes the arguments under; a call with
+      two of them, or none, is malformed.
+    - ``ignored_members``: ``(key, value)`` members a model may add, read and dropped
+      (Llama 3 models add ``"type": "function"``).
+    - ``joined_by``: for calls that run to the end of the turn (``open=None`` or
+      ``also_open``), separators a model writes between several calls (Llama 3 models join
+      them with ``;``, which vLLM and SGLang read as several calls).
+    - ``arguments_optional``: such a call without arguments has ``{}`` (SGLang's reading).
+    """
+
+    open: Fence | None = ()
+    close: Fence = ()
+    separator: Fence = ()
+    name_key: str = "name"
+    arguments_key: str = "arguments"
+    id_key: str | None = None
+    arguments: Literal["tojson", "verbatim"] = "tojson"
+    parallel: bool = True
+    with_content: bool = True
+    loose: bool = True
+    also_open: tuple[Fence, ...] = ()
+    also_arguments_keys: tuple[str, ...] = ()
+    ignored_members: tuple[tuple[str, str], ...] = ()
+    joined_by: tuple[str, ...] = ()
+    arguments_optional: bool = False
+
+    handles: ClassVar[frozenset[str]] = frozenset({"calls"})
+
+    def validate(self, layout: Layout) -> None:
+        if self.arguments not in ("tojson", "verbatim"):
+            raise FormatError(
+                f"{layout.name}: JsonCalls.arguments: {self.arguments!r}; expected 'tojson' "
+                "or 'verbatim'"
+            )
+        if self.open is not None and not self.open and not self.close:
+            raise FormatError(
+                f"{layout.name}: JsonCalls: empty open and close fences; expected fences "
+                "around each call, or open=None for one bare JSON object as the whole turn"
+            )
+
+    @property
+    def envelope(self) -> CallEnvelope:
+        return CallEnvelope(
+            name=self.name_key,
+            arguments=self.arguments_key,
+            id=self.id_key,
+            also_arguments=self.also_arguments_keys,
+            ignored=self.ignored_members,
+        )
+
+    def head(self, name: str, call_id: str | None = None) -> str:
+        """The object's text up to its arguments."""
+        text = "{"
+        if self.id_key is not None and call_id is not None:
+            text += f"{ascii_string(self.id_key)}: {json_string(call_id)}, "
+        return text + (
+            f"{ascii_string(self.name_key)}: {json_string(name)}, "
+            f"{ascii_string(self.arguments_key)}: "
+        )
+
+    # ------------------------------------------------------------------ the writer
+
+    def turn_roles(self) -> frozenset[str]:
+        return frozenset({"assistant"})
+
+    def check(self, out: Render) -> None:
+        out.handles("calls")
+        for index, message in enumerate(out.messages):
+            if message.tool_calls and message.role == "assistant":
+                self._check_message(out, message, index)
+
+    def _check_message(self, out: Render, message: Message, index: int) -> None:
+        name = out.layout.name
+        if not self.with_content and out.message_text(index):
+            raise UnsupportedFeature(
+                f"messages[{index}].content",
+                "text alongside tool calls",
+                f"either text or calls: {name} writes a call as the whole turn",
+            )
+        if len(message.tool_calls) > 1 and not self.parallel:
+            raise UnsupportedFeature(
+                f"messages[{index}].tool_calls",
+                f"{len(message.tool_calls)} calls",
+                f"one call per turn: {name} has no parallel calls",
+            )
+        for number, call in enumerate(message.tool_calls):
+            check_call_name(call.name, index, number)
+
+    def write_closing(self, out: Render, index: int) -> None:
+        if out.role != "assistant" or index < 0:
+            return
+        message = out.messages[index]
+        after_text = bool(out.message_text(index))
+        for number, call in enumerate(message.tool_calls):
+            if after_text or number:
+                out.fence(self.separator, "tool_call", trainable=True)
+            out.fence(self.open or (), "tool_call", trainable=True)
+            where = f"messages[{index}].tool_calls[{number}].function.arguments"
+            arguments = arguments_json(call.arguments, where, self.arguments == "verbatim")
+            out.text(f"{self.head(call.name, call.id)}{arguments}}}", "tool_call", trainable=True)
+            out.fence(self.close, "tool_call", trainable=True)
+
+    # ------------------------------------------------------------------ the parse table
+
+    def rows(self, table: Table) -> None:
+        envelope = self.envelope
+        texts = tuple(table.call_states)
+        from .bare_calls import bare_call_reader, lenient_call_reader
+
+        lenient = (self.joined_by, self.arguments_optional)
+        if self.open is None:
+            for state in ("assistant.head", "assistant.body"):
+                table.reader(state, bare_call_reader(envelope, *lenient))
+        if self.also_open:
+            reader = (
+                lenient_call_reader(envelope, *lenient)
+                if self.joined_by or self.arguments_optional
+                else call_reader(envelope, "the end", ends_turn=True)
+            )
+            table.state("assistant.tagged_call", reader, "assistant", ends=True)
+            for pieces in self.also_open:
+                for state in texts:
+                    table.on(state, table.text(pieces), "assistant.tagged_call")
+        if self.open is None:
+            return
+        close = table.text(self.close)
+        openings = {table.text(self.open), table.text(self.separator, self.open)} - {""}
+        closes = {close} if close else set()
+        if self.loose:
+            openings |= loose_spellings(openings)
+            closes |= loose_spellings(closes)
+        reader = call_reader(envelope, close, ends_turn=not close, also_close=frozenset(closes))
+        table.state("assistant.call", reader, "assistant", ends=not close)
+        for opening in sorted(openings):
+            for state in texts:
+                table.on(state, opening, "assistant.call")
+        if not close:
+            return
+        table.state("assistant.after_call", BetweenCallsReader, "assistant", ends=True)
+        for spelling in sorted(closes):
+            table.on("assistant.call", spelling, "assistant.after_call")
+        for opening in sorted(openings):
+            table.on("assistant.after_call", opening, "assistant.call")
+
+    # ------------------------------------------------------------------ the Jinja template
+
+    def jinja_setup(self, out: Template) -> None:
+        out.object_arguments = out.object_arguments or self.arguments == "tojson"
+
+    def jinja_closing(self, out: Template, role: str) -> None:
+        if role != "assistant":
+            return
+        name = out.layout.name
+        out.out("{%- if message.tool_calls is defined and message.tool_calls -%}")
+        has_text = "(message.content is defined and message.content)"
+        if not self.with_content:
+            out.raise_if(has_text, f"content alongside tool calls: {name}")
+        if not self.parallel:
+            out.raise_if("message.tool_calls | length > 1", f"one call per turn: {name}")
+        out.out("{%- for call in message.tool_calls -%}")
+        out.out(f"{{%- if not loop.first or {has_text} -%}}")
+        out.fence(self.separator)
+        out.out("{%- endif -%}")
+        out.fence(self.open or ())
+        if self.id_key is not None:
+            out.literal("{" + f"{json.dumps(self.id_key)}: ")
+            out.out("{{- call.id | tojson -}}")
+            out.literal(f", {json.dumps(self.name_key)}: ")
+        else:
+            out.literal("{" + f"{json.dumps(self.name_key)}: ")
+        out.out("{{- call.function.name | tojson -}}")
+        out.literal(f", {json.dumps(self.arguments_key)}: ")
+        out.out("{%- if call.function.arguments is string -%}")
+        out.out("{{- call.function.arguments | trim -}}")
+        out.out("{%- else -%}")
+        out.out("{{- call.function.arguments | tojson -}}")
+        out.out("{%- endif -%}")
+        out.literal("}")
+        out.fence(self.close)
+        out.out("{%- endfor -%}")
+        out.out("{%- endif -%}")
+
+    # ------------------------------------------------------------------ the turn grammar
+
+    def grammar(self, turn: Turn) -> None:
+        turn.calls = _JsonCallSet(self, turn)
+        if self.open is None:
+            from .bare_calls import bare_text
+
+            turn.content = bare_text(turn)
+
+
+class _JsonCallSet:
+    """The turn grammar of :class:`JsonCalls` (see :class:`.grammar.CallSet`)."""
+
+    def __init__(self, calls: JsonCalls, turn: Turn) -> None:
+        self.calls = calls
+        self.with_content = calls.with_content and calls.open is not None
+        opening = calls.open or ()
+        self.trigger: str | None = next(
+            (piece.text for piece in opening if isinstance(piece, Marker)), None
+        )
+        self.lead = "".join(piece.text for piece in opening if hasattr(piece, "text"))
+
+    def items(self, turn: Turn, rules: Rules, number: int) -> list[Node]:
+        from ..export.json_schema import BASE_RULES
+        from ..export.turns._common import json_arguments
+
+        calls = self.calls
+        tool = turn.tools[number]
+        rules.gbnf_extra.update({k: v for k, v in BASE_RULES.items() if k not in rules.gbnf_extra})
+        return [
+            *turn.nodes(calls.open or ()),
+            Lit(calls.head(tool.name)),
+            json_arguments(rules, number, tool),
+            *turn.nodes((*_lit("}"), *calls.close)),
+        ]
+
+    def call(self, turn: Turn, rules: Rules) -> Node:
+        options = [
+            rules.add(f"call_{number}", seq(*self.items(turn, rules, number)))
+            for number, _ in turn.allowed()
+        ]
+        return rules.add("call", alt(*options))
+
+    def many(self, turn: Turn, rules: Rules, parallel: bool) -> Node:
+        call = self.call(turn, rules)
+        if not (parallel and self.calls.parallel):
+            return call
+        return seq(call, Repeat(seq(*turn.nodes(self.calls.separator), call)))
+
+    def after_text(self, turn: Turn, rules: Rules) -> Node:
+        return text_before(turn.layout, self.calls.separator, empty=False)
+
+    def prefix(self, name: str | None) -> str:
+        if name is None:
+            return self.lead or "{" + json.dumps(self.calls.name_key) + ": "
+        return self.lead + self.calls.head(name)
+
+    def after_prefix(self, turn: Turn, rules: Rules, prefix: str, parallel: bool) -> Node:
+        firsts = [
+            seq(*drop_prefix(self.items(turn, rules, number), prefix))
+            for number, _ in turn.allowed()
+        ]
+        rest: Node = Lit("")
+        if parallel and self.calls.parallel:
+            rest = Repeat(seq(*turn.nodes(self.calls.separator), self.call(turn, rules)))
+        return seq(alt(*firsts), rest)
+
+
+def _lit(text: str) -> Fence:
+    from .pieces import Lit as LayoutText
+
+    return (LayoutText(text),)
+
+
+def jinja_name(text: str) -> str:
+    return jinja_string(text)

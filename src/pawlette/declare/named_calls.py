@@ -1,0 +1,489 @@
+"""Calls whose name is written outside their JSON arguments.
+
+One call is ``open`` + NAME [+ ``id_open`` + ID] + ``arguments_open`` + ARGUMENTS + ``close``;
+the calls of a turn are ``section_open`` + call [+ ``separator`` + call ...] +
+``section_close``::
+
+    Mistral       [TOOL_CALLS]get_weather[CALL_ID]a1b2c3d4e[ARGS]{"city": "Paris"}
+    DeepSeek V3   <｜tool▁calls▁begin｜><｜tool▁call▁begin｜>get_weather<｜tool▁sep｜>
+                  {"city": "Paris"}<｜tool▁call▁end｜><｜tool▁calls▁end｜>   (one line)
+
+Reading: the name is the text between ``open`` and the next fence (whitespace around it
+stripped); the id is read when ``id_open`` comes, and a call without one gets a generated
+id; the arguments must be a JSON object (the contracts of :mod:`pawlette.engine.call_arguments`).
+A call that is not one (no name, a name outside the request's tools, arguments that are not
+an object, cut off) is content, its text as written, with one warning.
+
+>>> from pawlette.declare import Marker, NamedCalls, fence
+>>> NamedCalls(open=fence(Marker("[TOOL_CALLS]")), arguments_open=fence(Marker("[ARGS]"))).content
+'written'
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, ClassVar, Literal
+
+from ..engine.call_arguments import arguments_problem
+from ..engine.machine import Parser
+from ..errors import FormatError, RequestError
+from ..export.grammar_ast import Lit, Node, Repeat, Rules, alt, optional, seq
+from ..types import TextDelta, ToolCallDelta, ToolCallEnd, ToolCallStart
+from .concept import Concept
+from .grammar import TEXT_NE, drop_prefix, text_before
+from .json_calls import arguments_json, check_call_name
+from .pieces import Fence, Marker, text_of
+from .readers import BetweenCallsReader
+from .table import loose_spellings
+
+if TYPE_CHECKING:
+    from .grammar import Turn
+    from .jinja import Template
+    from .layout import Layout
+    from .table import Table
+    from .write import Render
+
+Content = Literal["written", "dropped", "refused"]
+
+
+@dataclass(frozen=True)
+class NamedCalls(Concept):
+    """Calls with the name outside the arguments (see the module docstring).
+
+    Fields:
+
+    - ``open`` / ``arguments_open`` / ``close``: around one call's name and arguments;
+      ``id_open``: before the call's id, written after the name (None: no ids written).
+    - ``section_open`` / ``section_close``: around all the calls of a turn; ``separator``:
+      between two calls; ``text_separator``: between text and the calls.
+    - ``content``: text alongside calls is ``"written"`` before them, ``"dropped"`` (the
+      template does not write it: a recorded loss), or ``"refused"``.
+    - ``id_pattern``: a regular expression every written call id must match (Mistral's
+      templates refuse ids that are not 9 letters and digits).
+    - ``parallel``: several calls in one turn.
+    - ``loose``: fences are also read without the whitespace they write around markers.
+    """
+
+    open: Fence
+    arguments_open: Fence
+    close: Fence = ()
+    id_open: Fence | None = None
+    section_open: Fence = ()
+    section_close: Fence = ()
+    separator: Fence = ()
+    text_separator: Fence = ()
+    content: Content = "written"
+    id_pattern: str | None = None
+    parallel: bool = True
+    loose: bool = True
+
+    handles: ClassVar[frozenset[str]] = frozenset({"calls"})
+    _pattern: re.Pattern[str] | None = field(default=None, init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        if self.id_pattern is not None:
+            object.__setattr__(self, "_pattern", re.compile(self.id_pattern))
+
+    def validate(self, layout: Layout) -> None:
+        if not self.open or not self.arguments_open:
+            raise FormatError(
+                f"{layout.name}: NamedCalls: an empty open or arguments_open fence; expected "
+                "the fences before the name and before the arguments"
+            )
+        if self.content not in ("written", "dropped", "refused"):
+            raise FormatError(
+                f"{layout.name}: NamedCalls.content: {self.content!r}; expected 'written', "
+                "'dropped' or 'refused'"
+            )
+
+    # ------------------------------------------------------------------ the writer
+
+    def turn_roles(self) -> frozenset[str]:
+        return frozenset({"assistant"})
+
+    def check(self, out: Render) -> None:
+        out.handles("calls")
+        for index, message in enumerate(out.messages):
+            if not message.tool_calls or message.role != "assistant":
+                continue
+            if out.message_text(index):
+                if self.content == "refused":
+                    raise RequestError(
+                        f"messages[{index}].content",
+                        "text alongside tool calls",
+                        f"either text or calls: {out.layout.name} writes calls alone",
+                    )
+                if self.content == "dropped":
+                    out.lose(f"messages[{index}].content", "dropped (the turn holds calls)")
+            if len(message.tool_calls) > 1 and not self.parallel:
+                raise RequestError(
+                    f"messages[{index}].tool_calls",
+                    f"{len(message.tool_calls)} calls",
+                    f"one call per turn: {out.layout.name} has no parallel calls",
+                )
+            for number, call in enumerate(message.tool_calls):
+                check_call_name(call.name, index, number)
+                if self._pattern is not None and not self._pattern.fullmatch(call.id or ""):
+                    raise RequestError(
+                        f"messages[{index}].tool_calls[{number}].id",
+                        repr(call.id),
+                        f"an id matching {self.id_pattern} ({out.layout.name}'s template "
+                        "refuses others)",
+                    )
+
+    def write_content(self, out: Render, index: int) -> bool:
+        if out.role != "assistant" or index < 0 or self.content != "dropped":
+            return False
+        return bool(out.messages[index].tool_calls)  # the text is not written
+
+    def write_closing(self, out: Render, index: int) -> None:
+        if out.role != "assistant" or index < 0 or not out.messages[index].tool_calls:
+            return
+        message = out.messages[index]
+        if self.content == "written" and out.message_text(index):
+            out.fence(self.text_separator, "tool_call", trainable=True)
+        out.fence(self.section_open, "tool_call", trainable=True)
+        for number, call in enumerate(message.tool_calls):
+            if number:
+                out.fence(self.separator, "tool_call", trainable=True)
+            out.fence(self.open, "tool_call", trainable=True)
+            out.text(call.name, "tool_call", trainable=True)
+            if self.id_open is not None:
+                out.fence(self.id_open, "tool_call", trainable=True)
+                out.text(call.id, "tool_call", trainable=True)
+            out.fence(self.arguments_open, "tool_call", trainable=True)
+            where = f"messages[{index}].tool_calls[{number}].function.arguments"
+            out.text(arguments_json(call.arguments, where), "tool_call", trainable=True)
+            out.fence(self.close, "tool_call", trainable=True)
+        out.fence(self.section_close, "tool_call", trainable=True)
+
+    # ------------------------------------------------------------------ the parse table
+
+    def _spellings(self, table: Table, *fences: Fence) -> list[str]:
+        texts = {table.text(*fences)} - {""}
+        if self.loose:
+            texts |= loose_spellings(texts)
+        return sorted(texts)
+
+    def rows(self, table: Table) -> None:
+        texts = tuple(table.call_states)
+        # A turn may end in the middle of a call (the call is then content): every state of
+        # a call ends at the turn's end fences.
+        table.state("call.name", NameReader, "assistant", ends=True)
+        closed = bool(self.close)
+        table.state(
+            "call.arguments", lambda parser: ArgumentsReader(parser, closed), "assistant", ends=True
+        )
+        between = "assistant.after_call"
+        table.state(between, BetweenCallsReader, "assistant", ends=not self.section_close)
+        openings = self._spellings(table, self.open)
+        if self.section_open:
+            table.state("assistant.calls", BetweenCallsReader, "assistant")
+            for state in texts:
+                for spelling in self._spellings(table, self.text_separator, self.section_open):
+                    table.on(state, spelling, "assistant.calls")
+            for spelling in openings:
+                table.on("assistant.calls", spelling, "call.name")
+        else:
+            for state in texts:
+                for spelling in self._spellings(table, self.text_separator, self.open):
+                    table.on(state, spelling, "call.name")
+        if self.id_open is not None:
+            table.state("call.id", IdReader, "assistant", ends=True)
+            for spelling in self._spellings(table, self.id_open):
+                table.on("call.name", spelling, "call.id")
+            for spelling in self._spellings(table, self.arguments_open):
+                table.on("call.id", spelling, "call.arguments")
+        for spelling in self._spellings(table, self.arguments_open):
+            table.on("call.name", spelling, "call.arguments")
+        after = "call.arguments"
+        if self.close:
+            for spelling in self._spellings(table, self.close):
+                table.on("call.arguments", spelling, between)
+            after = between
+        for spelling in self._spellings(table, self.separator, self.open):
+            table.on(after, spelling, "call.name")
+        if self.section_close:
+            table.state("assistant.after_calls", BetweenCallsReader, "assistant", ends=True)
+            for spelling in self._spellings(table, self.section_close):
+                table.on(after, spelling, "assistant.after_calls")
+
+    # ------------------------------------------------------------------ the Jinja template
+
+    def jinja_setup(self, out: Template) -> None:
+        out.object_arguments = True
+
+    def jinja_content(self, out: Template, role: str) -> bool:
+        if role != "assistant" or self.content != "dropped":
+            return False
+        out.out("{%- if not (message.tool_calls is defined and message.tool_calls) -%}")
+        out.text()
+        out.out("{%- endif -%}")
+        return True
+
+    def jinja_closing(self, out: Template, role: str) -> None:
+        if role != "assistant":
+            return
+        out.out("{%- if message.tool_calls is defined and message.tool_calls -%}")
+        if self.content == "refused":
+            out.raise_if(
+                "message.content is defined and message.content",
+                f"content alongside tool calls: {out.layout.name}",
+            )
+        if self.content == "written" and self.text_separator:
+            out.out("{%- if message.content is defined and message.content -%}")
+            out.fence(self.text_separator)
+            out.out("{%- endif -%}")
+        out.fence(self.section_open)
+        out.out("{%- for call in message.tool_calls -%}")
+        if self.separator:
+            out.out("{%- if not loop.first -%}")
+            out.fence(self.separator)
+            out.out("{%- endif -%}")
+        out.fence(self.open)
+        out.out("{{- call.function.name -}}")
+        if self.id_open is not None:
+            out.fence(self.id_open)
+            out.out("{{- call.id -}}")
+        out.fence(self.arguments_open)
+        out.out("{%- if call.function.arguments is string -%}")
+        out.out("{{- call.function.arguments | trim -}}")
+        out.out("{%- else -%}")
+        out.out("{{- call.function.arguments | tojson -}}")
+        out.out("{%- endif -%}")
+        out.fence(self.close)
+        out.out("{%- endfor -%}")
+        out.fence(self.section_close)
+        out.out("{%- endif -%}")
+
+    # ------------------------------------------------------------------ the turn grammar
+
+    def grammar(self, turn: Turn) -> None:
+        turn.calls = _NamedCallSet(self, turn)
+
+
+class _NamedCallSet:
+    def __init__(self, calls: NamedCalls, turn: Turn) -> None:
+        self.calls = calls
+        self.with_content = calls.content == "written"
+        first = calls.section_open or calls.open
+        self.trigger: str | None = next(
+            (piece.text for piece in first if isinstance(piece, Marker)), None
+        )
+        layout = turn.layout
+        self.lead = text_of(calls.section_open + calls.open, layout.options, layout.name)
+        self.arguments_open = text_of(calls.arguments_open, layout.options, layout.name)
+
+    def items(self, turn: Turn, rules: Rules, number: int) -> list[Node]:
+        from ..export.json_schema import BASE_RULES
+        from ..export.turns._common import json_arguments
+
+        calls = self.calls
+        tool = turn.tools[number]
+        rules.gbnf_extra.update({k: v for k, v in BASE_RULES.items() if k not in rules.gbnf_extra})
+        identified: list[Node] = []
+        if calls.id_open is not None:  # written in a conversation; a model may write one
+            identified.append(optional(seq(*turn.nodes(calls.id_open), TEXT_NE)))
+        return [
+            *turn.nodes(calls.open),
+            Lit(tool.name),
+            *identified,
+            *turn.nodes(calls.arguments_open),
+            json_arguments(rules, number, tool),
+            *turn.nodes(calls.close),
+        ]
+
+    def call(self, turn: Turn, rules: Rules) -> Node:
+        options = [
+            rules.add(f"call_{number}", seq(*self.items(turn, rules, number)))
+            for number, _ in turn.allowed()
+        ]
+        return rules.add("call", alt(*options))
+
+    def _list(self, turn: Turn, rules: Rules, first: Node, parallel: bool) -> Node:
+        calls = self.calls
+        rest: Node = Lit("")
+        if parallel and calls.parallel:
+            rest = Repeat(seq(*turn.nodes(calls.separator), self.call(turn, rules)))
+        return seq(first, rest, *turn.nodes(calls.section_close))
+
+    def many(self, turn: Turn, rules: Rules, parallel: bool) -> Node:
+        return seq(
+            *turn.nodes(self.calls.section_open),
+            self._list(turn, rules, self.call(turn, rules), parallel),
+        )
+
+    def after_text(self, turn: Turn, rules: Rules) -> Node:
+        return text_before(turn.layout, self.calls.text_separator, empty=False)
+
+    def prefix(self, name: str | None) -> str:
+        if name is None:
+            return self.lead
+        if self.calls.id_open is not None:  # an id may come between the name and arguments
+            return self.lead + name
+        return self.lead + name + self.arguments_open
+
+    def after_prefix(self, turn: Turn, rules: Rules, prefix: str, parallel: bool) -> Node:
+        heads = [
+            seq(
+                *drop_prefix(
+                    [*turn.nodes(self.calls.section_open), *self.items(turn, rules, n)], prefix
+                )
+            )
+            for n, _ in turn.allowed()
+        ]
+        return self._list(turn, rules, alt(*heads), parallel)
+
+
+# ---------------------------------------------------------------------- readers
+
+
+@dataclass
+class CallParts:
+    """What the readers of one call's states leave for the next (a parser context)."""
+
+    name: str | None = None
+    call_id: str | None = None
+    raw: list[str] = field(default_factory=list)
+    offset: int = 0
+    index: int | None = None
+
+
+def _parts(parser: Parser) -> CallParts:
+    return parser.context(CallParts)
+
+
+def _malformed(parser: Parser, parts: CallParts, problem: str, expected: str) -> None:
+    raw = "".join(parts.raw)
+    parser.malformed(parts.offset, f"call {raw[:60]!r}: {problem}", expected, raw)
+    if parts.index is not None:
+        parser.abandon_call(parts.index)
+    parser.emit(TextDelta(raw))
+    parts.raw = []
+    parts.index = None
+
+
+class NameReader:
+    """A call's name (the call's raw text starts here)."""
+
+    __slots__ = ("_offset", "_parser", "_text")
+
+    def __init__(self, parser: Parser) -> None:
+        self._parser = parser
+        self._text: list[str] = []
+        self._offset = -1
+        parts = _parts(parser)
+        parts.name = parts.call_id = None
+        parts.index = None
+        parts.raw = [parser.entered_by or ""]
+
+    def feed(self, text: str, offset: int) -> None:
+        if self._offset < 0:
+            self._offset = offset
+        self._text.append(text)
+
+    def close(self, marker: str | None, offset: int) -> None:
+        parser = self._parser
+        parts = _parts(parser)
+        text = "".join(self._text)
+        parts.raw.append(text)
+        parts.offset = self._offset if self._offset >= 0 else offset
+        name = text.strip()
+        next_state = parser.grammar.steps.get((parser.state.name, marker or ""))
+        if next_state is None or next_state.target not in ("call.id", "call.arguments"):
+            _malformed(parser, parts, "no arguments", "a name, then the call's arguments")
+            return
+        if not name:
+            parts.raw.append(marker or "")
+            _malformed(parser, parts, "no call name", "a function name")
+            parts.raw = []
+            return
+        if parser.tools and name not in {tool.name for tool in parser.tools}:
+            parts.raw.append(marker or "")
+            _malformed(parser, parts, f"no tool named {name!r}", "a declared tool's name")
+            parts.raw = []
+            return
+        parts.name = name
+        parts.raw.append(marker or "")
+
+
+class IdReader:
+    """A call's id, written after its name."""
+
+    __slots__ = ("_parser", "_text")
+
+    def __init__(self, parser: Parser) -> None:
+        self._parser = parser
+        self._text: list[str] = []
+
+    def feed(self, text: str, offset: int) -> None:
+        self._text.append(text)
+
+    def close(self, marker: str | None, offset: int) -> None:
+        parts = _parts(self._parser)
+        text = "".join(self._text)
+        parts.raw += [text, marker or ""]
+        parts.call_id = text.strip() or None
+        if parts.name is None:  # the name was refused: the rest is content too
+            self._parser.emit(TextDelta("".join(parts.raw)))
+            parts.raw = []
+
+
+class ArgumentsReader:
+    """A call's JSON arguments; the call is emitted (or refused) at the close.  ``closed``:
+    the call has a close fence of its own, so one cut off by the end of the turn or of the
+    output is no call; without one, the turn's end closes it."""
+
+    __slots__ = ("_closed", "_parser", "_started", "_text")
+
+    def __init__(self, parser: Parser, closed: bool) -> None:
+        self._parser = parser
+        self._closed = closed
+        self._text: list[str] = []
+        parts = _parts(parser)
+        self._started = False
+        if parts.name is not None and parser.stream_arguments:
+            self._start(parts)
+
+    def _start(self, parts: CallParts) -> None:
+        parser = self._parser
+        identifier = parts.call_id or parser.new_call_id()
+        parts.call_id = identifier
+        parts.index = parser.next_call_index()
+        parser.emit(ToolCallStart(parts.index, identifier, parts.name or ""))
+        self._started = True
+
+    def feed(self, text: str, offset: int) -> None:
+        self._text.append(text)
+        if self._started:
+            parts = _parts(self._parser)
+            assert parts.index is not None
+            self._parser.emit(ToolCallDelta(parts.index, text))
+
+    def close(self, marker: str | None, offset: int) -> None:
+        parser = self._parser
+        parts = _parts(parser)
+        text = "".join(self._text)
+        closes = parser.grammar.steps.get((parser.state.name, marker or ""))
+        closing = marker if closes is not None and closes.target == "assistant.after_call" else ""
+        if parts.name is None:  # refused already: the rest is content
+            parser.emit(TextDelta("".join(parts.raw) + text + (closing or "")))
+            parts.raw = []
+            return
+        parts.raw.append(text)
+        arguments = text.strip()
+        problem = arguments_problem(arguments or "{}")
+        if (self._closed and not closing) or (marker is None and not arguments):
+            problem = "the call is not closed"
+        if problem is not None:
+            parts.raw.append(closing or "")
+            _malformed(parser, parts, problem, "a JSON object of arguments")
+            return
+        if not self._started:
+            self._start(parts)
+            assert parts.index is not None
+            parser.emit(ToolCallDelta(parts.index, arguments or "{}"))
+        assert parts.index is not None
+        parser.emit(ToolCallEnd(parts.index))
+        parts.raw = []

@@ -1,0 +1,95 @@
+"""The pieces a declaration spells its fences with.
+
+- :class:`Marker`: a special token.  It is written by id and text never becomes one.
+- :class:`Lit`: layout text the format writes itself (``"user\\n"``, ``"\\n\\n"``).
+- :class:`Option`: text taken from the format's options (Llama 3's date), never from a clock.
+
+A *fence* is a tuple of pieces written and read as one unit: the lexer reads a fence's whole
+text (``<think>\\n``) as one marker, so the layout a marker carries never reaches a reader.
+
+>>> fence(Marker("<think>"), "\\n")
+(Marker(text='<think>'), Lit(text='\\n'))
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, TypeAlias
+
+from ..errors import FormatError, RequestError
+
+
+@dataclass(frozen=True, slots=True)
+class Marker:
+    """A special token: written by id; text never becomes one."""
+
+    text: str
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.text, str) or not self.text:
+            raise FormatError(f"Marker({self.text!r}): an empty marker; expected its text")
+
+
+@dataclass(frozen=True, slots=True)
+class Lit:
+    """Layout text the format itself writes."""
+
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class Option:
+    """Text from the format's options: ``options.<name>``, a string, or a date written with
+    ``strftime(date_format)`` (a date a template reads from a clock is an option, never the
+    clock).  The exported chat template reads the template variable of the same name when the
+    caller passes one (a date then as ``strftime_now(date_format)``)."""
+
+    name: str
+    date_format: str | None = None
+
+
+Piece: TypeAlias = Marker | Lit | Option
+Fence: TypeAlias = tuple[Piece, ...]
+
+
+def fence(*pieces: Piece | str) -> Fence:
+    """A fence from pieces; a plain string is :class:`Lit` text."""
+    made: list[Piece] = []
+    for piece in pieces:
+        if isinstance(piece, str):
+            made.append(Lit(piece))
+        elif isinstance(piece, (Marker, Lit, Option)):
+            made.append(piece)
+        else:
+            raise FormatError(
+                f"fence piece {piece!r}: a {type(piece).__name__}; "
+                "expected a Marker, a Lit, an Option or a string"
+            )
+    return tuple(made)
+
+
+def option_text(options: Any, name: str, format_name: str, date_format: str | None = None) -> str:
+    """The text of ``options.<name>`` (a date written with ``date_format``)."""
+    value: Any = getattr(options, name, None)
+    if date_format is not None and hasattr(value, "strftime"):
+        return str(value.strftime(date_format))
+    if not isinstance(value, str):
+        expected = "a date" if date_format is not None else "a string"
+        raise RequestError(f"options.{name}", f"{value!r}", f"{expected} option of {format_name}")
+    return value
+
+
+def piece_text(piece: Piece, options: Any = None, format_name: str = "") -> str:
+    if isinstance(piece, Option):
+        return option_text(options, piece.name, format_name, piece.date_format)
+    return piece.text
+
+
+def text_of(pieces: Fence, options: Any = None, format_name: str = "") -> str:
+    """A fence's text (what the lexer reads as one marker)."""
+    return "".join(piece_text(piece, options, format_name) for piece in pieces)
+
+
+def markers_in(pieces: Fence) -> tuple[str, ...]:
+    """The special tokens of a fence, in order."""
+    return tuple(piece.text for piece in pieces if isinstance(piece, Marker))

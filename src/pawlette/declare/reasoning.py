@@ -1,0 +1,228 @@
+"""Reasoning: a block at the start of the assistant's turn, ``open`` + text + ``close``.
+
+>>> from pawlette.declare import Marker, Reasoning, fence
+>>> Reasoning(open=fence(Marker("<think>"), "\\n"), close=fence("\\n", Marker("</think>"))).keep
+'all'
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, ClassVar, Literal
+
+from ..engine.readers import ReasoningReader
+from ..errors import FormatError
+from ..export.grammar_ast import alt, seq
+from .concept import Concept
+from .grammar import text_before
+from .pieces import Fence, text_of
+from .readers import OptionalReasoningReader
+from .table import loose_spellings
+
+if TYPE_CHECKING:
+    from .grammar import Turn
+    from .jinja import Template
+    from .layout import Layout
+    from .table import Table
+    from .write import Render
+
+
+@dataclass(frozen=True)
+class Reasoning(Concept):
+    """The reasoning block.
+
+    Fields:
+
+    - ``open`` / ``close``: the fences around the reasoning text.
+    - ``keep``: which assistant turns keep their reasoning when written: ``"all"``, only
+      those ``"after_last_query"`` (after the last user message: Qwen3, DeepSeek-R1), or
+      ``"none"``.  Reasoning a turn does not keep is dropped, and the rendering says so
+      (:attr:`pawlette.types.Rendering.losses`).
+    - ``empty_on_last``: the final assistant turn, kept and without reasoning, gets an empty
+      block (Qwen3).  An empty block then reads back as no reasoning.
+    - ``prompt``: what the generation prompt adds: ``""`` nothing, ``"open"`` the open fence
+      (the model continues inside the block and writes ``reasoning</think>answer``),
+      ``"empty"`` an empty block (thinking switched off), or ``"opened"``: the assistant
+      frame's prompt already ends with the open fence (``Frame.prompt_after``), so a
+      completion starts inside the block.
+    - ``loose``: reading also takes ``open`` and ``close`` without the whitespace they write
+      around their markers (``<think>X</think>Y`` where the template writes
+      ``<think>\\nX\\n</think>\\n\\n``), as the peers' reasoning parsers read them.
+    - ``absent``: what a turn writes where it writes no block (it has no reasoning, or
+      ``keep`` drops it): nothing (the default), an empty block (``open`` + ``close``: GLM-4.6,
+      Kimi K2 Thinking) or the close alone (GLM-4.7, MiniMax-M3).  The last turn of
+      ``empty_on_last`` gets its empty block instead.  Read back as no reasoning.
+    - ``calls_end``: a call opening inside the block ends the reasoning and is read as a call
+      (what vLLM's and SGLang's Qwen3, Kimi K2 and GLM parsers do); otherwise a call marker
+      inside the block is reasoning text, with a warning.  The concept must come before the
+      calls concept in the layout.
+
+    Reading follows the prompt, as llama.cpp does: a completion whose prompt opened the block
+    (``prompt`` ``"open"``/``"opened"``) starts inside it, so text without the close is all
+    reasoning; otherwise text without the open fence is content.  A block never closed is
+    reasoning (the output was cut while thinking).
+    """
+
+    open: Fence
+    close: Fence
+    keep: Literal["all", "after_last_query", "none"] = "all"
+    empty_on_last: bool = False
+    prompt: Literal["", "open", "empty", "opened"] = ""
+    loose: bool = True
+    calls_end: bool = False
+    absent: Fence = ()
+
+    handles: ClassVar[frozenset[str]] = frozenset({"reasoning"})
+
+    def validate(self, layout: Layout) -> None:
+        if not self.open or not self.close:
+            raise FormatError(
+                f"{layout.name}: Reasoning: an empty open or close fence; expected both"
+            )
+        if self.keep not in ("all", "after_last_query", "none"):
+            raise FormatError(
+                f"{layout.name}: Reasoning.keep: {self.keep!r}; expected 'all', "
+                "'after_last_query' or 'none'"
+            )
+        if self.prompt not in ("", "open", "empty", "opened"):
+            raise FormatError(
+                f"{layout.name}: Reasoning.prompt: {self.prompt!r}; expected '', 'open', "
+                "'empty' or 'opened'"
+            )
+
+    def written(self, out: Render, index: int) -> bool:
+        """Whether the assistant message at ``index`` gets a block."""
+        message = out.messages[index]
+        if self.keep == "all":
+            return message.reasoning is not None
+        if self.keep == "none" or index <= out.last_query:
+            return False
+        last = index == len(out.messages) - 1
+        return bool(message.reasoning) or (last and self.empty_on_last)
+
+    # ------------------------------------------------------------------ the writer
+
+    def turn_roles(self) -> frozenset[str]:
+        return frozenset({"assistant"})
+
+    def check(self, out: Render) -> None:
+        out.handles("reasoning")
+        for index, message in enumerate(out.messages):
+            if message.reasoning and message.role == "assistant" and not self.written(out, index):
+                why = "never written" if self.keep == "none" else "before the last user message"
+                out.lose(f"messages[{index}].reasoning_content", f"dropped ({why})")
+
+    def write_opening(self, out: Render, index: int) -> None:
+        if out.role != "assistant" or index < 0:
+            return
+        if not self.written(out, index):
+            out.fence(self.absent, "reasoning", trainable=True)
+            return
+        # Where the generation prompt opens the block, its open fence is the prompt's: the
+        # model's own part of the turn (trainable) begins after it.
+        out.fence(self.open, "reasoning", trainable=self.prompt not in ("open", "opened"))
+        out.text(out.messages[index].reasoning or "", "reasoning", trainable=True)
+        out.fence(self.close, "reasoning", trainable=True)
+
+    def write_prompt(self, out: Render) -> None:
+        if self.prompt in ("open", "empty"):
+            out.fence(self.open, "generation_prompt")
+        if self.prompt == "empty":
+            out.fence(self.close, "generation_prompt")
+
+    # ------------------------------------------------------------------ the parse table
+
+    def rows(self, table: Table) -> None:
+        # Where the format writes empty blocks (an empty one on the last turn, every turn's
+        # block emptied, a prompt that opens one, a stand-in for the block), an empty block
+        # reads as no reasoning.
+        empty_written = (
+            self.empty_on_last or self.keep == "none" or self.prompt != "" or bool(self.absent)
+        )
+        reader = OptionalReasoningReader if empty_written else ReasoningReader
+        table.state("assistant.reasoning", reader, "assistant", ends=True)
+        opens = {table.text(self.open)}
+        closes = {table.text(self.close)}
+        if self.loose:
+            opens |= loose_spellings(opens)
+            closes |= loose_spellings(closes)
+        for spelling in sorted(opens):
+            table.on("assistant.head", spelling, "assistant.reasoning")
+        for spelling in sorted(closes):
+            table.on("assistant.reasoning", spelling, "assistant.body")
+        if self.absent:  # the turn's stand-in for a block: no reasoning
+            absent = {table.text(self.absent)}
+            if self.loose:
+                absent |= loose_spellings(absent)
+            for spelling in sorted(absent - opens):
+                table.on("assistant.head", spelling, "assistant.body")
+        if self.prompt in ("open", "opened"):
+            table.completion_start = "assistant.reasoning"
+        if self.calls_end:
+            table.call_states.append("assistant.reasoning")
+        if self.prompt == "opened":  # a turn opened as the prompt opens it is inside the block
+            frame = table.layout.frames["assistant"]
+            for pieces in frame.prompt_after.values():
+                step = table.steps.get(("outside", table.text(pieces)))
+                if step is not None:
+                    table.steps[("outside", table.text(pieces))] = ("assistant.reasoning", step[1])
+
+    # ------------------------------------------------------------------ the Jinja template
+
+    def _condition(self, out: Template) -> str:
+        given = "message.reasoning_content is defined and message.reasoning_content is not none"
+        if self.keep == "all":
+            return given
+        if self.keep == "none":
+            return "false"
+        wanted = f"({given} and message.reasoning_content)"
+        if self.empty_on_last:
+            wanted = f"({wanted} or loop.last)"
+        return f"index > {out.needs_last_query()} and {wanted}"
+
+    def jinja_opening(self, out: Template, role: str) -> None:
+        if role != "assistant":
+            return
+        out.out(f"{{%- if {self._condition(out)} -%}}")
+        if self.prompt not in ("open", "opened"):
+            out.fence(self.open)  # (else the prompt's, written by jinja_lead)
+        out.out("{%- if message.reasoning_content is defined -%}")
+        out.out("{{- message.reasoning_content or '' -}}")
+        out.out("{%- endif -%}")
+        out.fence(self.close)
+        if self.absent:
+            out.out("{%- else -%}")
+            out.fence(self.absent)
+        out.out("{%- endif -%}")
+
+    def jinja_lead(self, out: Template, role: str) -> None:
+        if role == "assistant" and self.prompt in ("open", "opened"):
+            out.out(f"{{%- if {self._condition(out)} -%}}")
+            out.fence(self.open)  # the generation prompt's: not trainable
+            out.out("{%- endif -%}")
+
+    def jinja_prompt(self, out: Template) -> None:
+        if self.prompt in ("open", "empty"):
+            out.fence(self.open)
+        if self.prompt == "empty":
+            out.fence(self.close)
+
+    # ------------------------------------------------------------------ the turn grammar
+
+    def grammar(self, turn: Turn) -> None:
+        layout = turn.layout
+        close = text_before(layout, self.close, empty=True)
+        if self.prompt in ("open", "opened"):
+            turn.head, turn.head_required = close, True
+        elif self.prompt == "":
+            turn.head = seq(*turn.nodes(self.open), close)
+            if self.absent:  # a block or its stand-in, always one of them
+                turn.head = alt(turn.head, seq(*turn.nodes(self.absent)))
+                turn.head_required = True
+        opened = text_of(self.open, layout.options, layout.name)
+        closed = text_of(self.close, layout.options, layout.name)
+        turn.reasoning = (opened, closed)
+        if self.prompt in ("open", "opened"):
+            turn.call_lead = closed  # the turn begins inside the block: a forced call closes it
+        elif self.empty_on_last:
+            turn.call_lead = opened + closed

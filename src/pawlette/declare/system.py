@@ -1,0 +1,272 @@
+"""The system prompt: where the system messages go, and what is written when there is none.
+
+>>> from pawlette.declare import SystemPrompt
+>>> SystemPrompt(default="You are a helpful assistant.").placement
+'in_place'
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, ClassVar, Literal
+
+from ..errors import FormatError, UnsupportedFeature
+from ..export.templates._common import jinja_string
+from .concept import Concept, overrides
+from .pieces import Fence, fence
+from .readers import host_text_reader
+from .table import begin
+
+if TYPE_CHECKING:
+    from .jinja import Template
+    from .layout import Layout
+    from .table import Table
+    from .write import Render
+
+
+@dataclass(frozen=True)
+class SystemPrompt(Concept):
+    """The system turn.
+
+    Fields:
+
+    - ``default``: the text written when the conversation has no system message (None:
+      none), a string or a fence (a date from the options: ``fence("Today is ",
+      Option("today"))``).  Parsing a system turn holding exactly this text gives no message.
+    - ``default_when``: ``"always"``, or only ``"without_tools"`` / ``"with_tools"`` (IBM
+      Granite writes its default text only when the request has no tools).
+    - ``always``: a system turn is written even when it holds no text (Llama 3).
+    - ``preamble``: written at the start of the first system turn; ``preamble_with_tools`` /
+      ``preamble_without_tools`` before it when the request has / has no tools (Llama 3's
+      ``Environment: ipython``).
+    - ``placement``: system messages after the first are written ``"in_place"`` as turns of
+      their own, or ``"first_only"`` (a later one is refused), or all of them are
+      ``"gathered"`` into the first turn, joined by ``joiner`` (DeepSeek gathers them at the
+      start of the conversation as bare text).
+    """
+
+    default: str | Fence | None = None
+    default_when: Literal["always", "without_tools", "with_tools"] = "always"
+    always: bool = False
+    preamble: Fence = ()
+    preamble_with_tools: Fence = ()
+    preamble_without_tools: Fence = ()
+    placement: Literal["in_place", "first_only", "gathered"] = "in_place"
+    joiner: str = "\n\n"
+
+    claims: ClassVar[frozenset[str]] = frozenset({"system"})
+
+    def validate(self, layout: Layout) -> None:
+        if "system" not in layout.frames:
+            raise FormatError(
+                f"{layout.name}: SystemPrompt: no 'system' frame; expected Layout.frames to "
+                "have one (an empty Frame() for bare system text)"
+            )
+        for name in ("default_when", "placement"):
+            value = getattr(self, name)
+            allowed = type(self).__dataclass_fields__[name].type
+            if not isinstance(value, str) or value not in str(allowed):
+                raise FormatError(
+                    f"{layout.name}: SystemPrompt.{name}: {value!r}; expected {allowed}"
+                )
+
+    @property
+    def default_fence(self) -> Fence:
+        if self.default is None:
+            return ()
+        return fence(self.default) if isinstance(self.default, str) else self.default
+
+    def _default_applies(self, has_tools: bool) -> bool:
+        if self.default is None:
+            return False
+        if self.default_when == "without_tools":
+            return not has_tools
+        if self.default_when == "with_tools":
+            return has_tools
+        return True
+
+    # ------------------------------------------------------------------ the writer
+
+    def turn_roles(self) -> frozenset[str]:
+        return frozenset({"system"})
+
+    def check(self, out: Render) -> None:
+        if self.placement == "first_only":
+            for index, message in enumerate(out.messages):
+                if index and message.role == "system":
+                    raise UnsupportedFeature(
+                        f"messages[{index}]",
+                        "a system message after the first message",
+                        f"one system message, first: {out.layout.name} has no later ones",
+                    )
+
+    def _has_first(self, out: Render) -> bool:
+        return bool(out.messages) and out.messages[0].role == "system"
+
+    def write_start(self, out: Render) -> None:
+        if self.placement == "gathered":
+            if any(message.role == "system" for message in out.messages) or self._wanted(out):
+                out.turn(-1, "system")
+            return
+        if not self._has_first(out) and self._wanted(out):
+            out.turn(-1, "system")
+
+    def _wanted(self, out: Render) -> bool:
+        if self.always or self._default_applies(bool(out.tools)):
+            return True
+        return any(wants(out) for wants in out.plan.wants_system)
+
+    def write_message(self, out: Render, index: int) -> None:
+        if self.placement != "gathered":
+            out.turn(index)
+
+    def write_opening(self, out: Render, index: int) -> None:
+        if out.role != "system" or index > 0:
+            return
+        if out.tools:
+            out.fence(self.preamble_with_tools, "header")
+        else:
+            out.fence(self.preamble_without_tools, "header")
+        out.fence(self.preamble, "header")
+
+    def write_content(self, out: Render, index: int) -> bool:
+        if out.role != "system":
+            return False
+        if self.placement == "gathered" and index == -1:
+            texts = [
+                out.message_text(number)
+                for number, message in enumerate(out.messages)
+                if message.role == "system"
+            ]
+            if texts:
+                out.text(self.joiner.join(texts), "content")
+                out.has_content = True
+                return True
+        if index == -1 and self._default_applies(bool(out.tools)):
+            out.fence(self.default_fence, "content")
+            out.has_content = True
+            return True
+        return False
+
+    # ------------------------------------------------------------------ the parse table
+
+    def rows(self, table: Table) -> None:
+        layout = table.layout
+        frame = layout.frames["system"]
+        default = table.text(self.default_fence)
+        table.reader("system.body", host_text_reader(default))
+        spellings = {
+            table.text(frame.open, self.preamble_without_tools, self.preamble),
+            table.text(frame.open, self.preamble),
+            table.text(frame.open, self.preamble_with_tools, self.preamble),
+        }
+        for spelling in sorted(spellings - {""}):
+            table.steps.pop(("outside", spelling), None)
+            table.on("outside", spelling, "system.body", begin("system", pending=True))
+        if not table.text(frame.open):
+            # Bare system text at the start: it follows the begin fence.
+            table.begin_target = "system.body"
+            table.begin_actions = (begin("system", pending=True),)
+
+    # ------------------------------------------------------------------ the Jinja template
+
+    def jinja_setup(self, out: Template) -> None:
+        out.macro(
+            "has_system",
+            '{%- set has_system = messages | length > 0 and messages[0].role in ["system", '
+            '"developer"] -%}',
+        )
+        if self.placement == "first_only":
+            out.macro(
+                "system_first_only",
+                "{%- for message in messages -%}"
+                '{%- if loop.index0 > 0 and message.role in ["system", "developer"] -%}'
+                + "{{- raise_exception("
+                + jinja_string(
+                    f"a system message after the first: {out.layout.name} has no later ones"
+                )
+                + ") -}}{%- endif -%}{%- endfor -%}",
+            )
+
+    def _jinja_wanted(self, out: Template) -> str:
+        conditions = []
+        if self.always:
+            return "true"
+        if self.default is not None:
+            conditions.append(
+                {"always": "true", "without_tools": "not has_tools", "with_tools": "has_tools"}[
+                    self.default_when
+                ]
+            )
+        conditions += [
+            condition
+            for concept in out.layout.concepts
+            if (condition := concept.jinja_wants_system_turn()) is not None
+        ]
+        return " or ".join(f"({condition})" for condition in conditions) or "false"
+
+    def jinja_start(self, out: Template) -> None:
+        if self.placement == "gathered":
+            texts = out.ns("system_texts", "[]")
+            out.out("{%- for message in messages -%}")
+            out.out('{%- if message.role in ["system", "developer"] -%}')
+            out.out(f"{{%- set {texts} = {texts} + [text_of(message, loop.index0, '')] -%}}")
+            out.out("{%- endif -%}")
+            out.out("{%- endfor -%}")
+            out.out(f"{{%- if {texts} or {self._jinja_wanted(out)} -%}}")
+        else:
+            out.out(f"{{%- if not has_system and ({self._jinja_wanted(out)}) -%}}")
+        out.out("{%- set message = none -%}{%- set index = -1 -%}")
+        out.turn("system", message=False)
+        out.out("{%- endif -%}")
+
+    def jinja_message(self, out: Template, role: str) -> None:
+        if self.placement != "gathered":
+            out.turn("system")
+
+    def jinja_opening(self, out: Template, role: str) -> None:
+        if role != "system" or not (
+            self.preamble or self.preamble_with_tools or self.preamble_without_tools
+        ):
+            return
+        out.out("{%- if index <= 0 -%}")
+        if self.preamble_with_tools or self.preamble_without_tools:
+            out.out("{%- if has_tools -%}")
+            out.fence(self.preamble_with_tools)
+            out.out("{%- else -%}")
+            out.fence(self.preamble_without_tools)
+            out.out("{%- endif -%}")
+        out.fence(self.preamble)
+        out.out("{%- endif -%}")
+
+    def jinja_content(self, out: Template, role: str) -> bool:
+        if role != "system":
+            return False
+        out.out("{%- if index == -1 -%}")
+        if self.placement == "gathered":
+            texts = out.ns("system_texts", "[]")
+            out.out(f"{{%- if {texts} -%}}{{{{- {texts} | join({jinja_string(self.joiner)}) -}}}}")
+            out.out("{%- set ns.content = true -%}")
+            out.out("{%- else -%}")
+        if self.default is not None:
+            condition = {
+                "always": "true",
+                "without_tools": "not has_tools",
+                "with_tools": "has_tools",
+            }[self.default_when]
+            out.out(f"{{%- if {condition} -%}}")
+            out.fence(self.default_fence)
+            out.out("{%- set ns.content = true -%}")
+            out.out("{%- endif -%}")
+        if self.placement == "gathered":
+            out.out("{%- endif -%}")
+        out.out("{%- else -%}")
+        # A message's text is the next concept's to write, as in the writer (Trimmed).
+        later = out.layout.concepts[out.layout.concepts.index(self) + 1 :]
+        for concept in later:
+            if overrides(concept, "jinja_content") and concept.jinja_content(out, role):
+                break
+        else:
+            out.text()
+        out.out("{%- endif -%}")
+        return True

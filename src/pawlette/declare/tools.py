@@ -1,0 +1,308 @@
+"""The tools block: the request's tools, written where the format's template puts them.
+
+>>> from pawlette.declare import Marker, ToolsBlock, fence
+>>> block = ToolsBlock(place="before_last_user", open=fence(Marker("[AVAILABLE_TOOLS]")),
+...                    close=fence(Marker("[/AVAILABLE_TOOLS]")), array=True)
+>>> block.place
+'before_last_user'
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
+
+from ..engine.json_text import kept_indented_json, kept_json_string
+from ..engine.readers import ContentReader, ScaffoldReader
+from ..errors import FormatError, RequestError, UnsupportedFeature
+from ..types import Tool
+from .concept import Concept
+from .pieces import Fence
+from .readers import tool_items_reader
+from .table import begin
+
+if TYPE_CHECKING:
+    from .jinja import Template
+    from .layout import Layout
+    from .table import Table
+    from .write import Render
+
+Place = Literal["system", "first_user", "last_user", "before_last_user", "own_turn"]
+PLACES = ("system", "first_user", "last_user", "before_last_user", "own_turn")
+
+
+@dataclass(frozen=True)
+class ToolsBlock(Concept):
+    """The tools the request declares.
+
+    Fields:
+
+    - ``place``: ``"system"`` (in the first system turn; one is written when the
+      conversation has none), ``"first_user"`` / ``"last_user"`` (inside that user turn),
+      ``"before_last_user"`` (on its own just before the last user turn opens: Mistral), or
+      ``"own_turn"`` (on its own at the start: ``open`` and ``close`` hold the whole turn's
+      frame, Kimi's ``tool_declare``).
+    - ``open`` / ``close``: the fences around the block (instructions included).
+    - ``first``: inside a host turn, the block comes before the host's text (else after it,
+      with ``separator`` between when the host turn has text).
+    - ``item_open`` / ``item_close``: around each tool; ``array``: the tools are one JSON
+      array instead (no item fences).
+    - ``wrap``: each tool as OpenAI's whole tool object (``"openai"``:
+      ``{"type": "function", "function": {...}}``) or its ``"function"`` object.
+    - ``indent`` / ``separators``: the JSON as Jinja's ``tojson(indent=..., separators=...)``
+      writes it (non-ASCII kept).
+    """
+
+    place: Place = "system"
+    open: Fence = ()
+    close: Fence = ()
+    item_open: Fence = ()
+    item_close: Fence = ()
+    first: bool = False
+    separator: Fence = ()
+    indent: int | None = None
+    wrap: Literal["openai", "function"] = "openai"
+    array: bool = False
+    separators: tuple[str, str] | None = None
+
+    handles: ClassVar[frozenset[str]] = frozenset({"tools"})
+
+    def validate(self, layout: Layout) -> None:
+        if self.place not in PLACES:
+            raise FormatError(
+                f"{layout.name}: ToolsBlock.place: {self.place!r}; expected one of "
+                + ", ".join(PLACES)
+            )
+        if self.wrap not in ("openai", "function"):
+            raise FormatError(
+                f"{layout.name}: ToolsBlock.wrap: {self.wrap!r}; expected 'openai' or 'function'"
+            )
+        if self.array and (self.item_open or self.item_close):
+            raise FormatError(
+                f"{layout.name}: ToolsBlock: item_open/item_close with array=True; expected "
+                "either items each in their fences or one JSON array"
+            )
+        if self.place in ("before_last_user", "own_turn") and not (self.open or self.close):
+            raise FormatError(
+                f"{layout.name}: ToolsBlock(place={self.place!r}) has no open or close fence; "
+                "expected fences that tell the block from the turns around it"
+            )
+        if self.place == "system" and "system" not in layout.frames:
+            raise FormatError(
+                f"{layout.name}: ToolsBlock(place='system') and no 'system' frame; expected one"
+            )
+
+    # ------------------------------------------------------------------ JSON
+
+    def value(self, tool: Tool) -> Any:
+        definition = dict(tool.definition)
+        return {"type": "function", "function": definition} if self.wrap == "openai" else definition
+
+    def dump(self, value: Any) -> str:
+        if self.separators is None:
+            if self.indent is None:
+                return kept_json_string(value)
+            if self.indent == 4:
+                return kept_indented_json(value)
+        return json.dumps(value, ensure_ascii=False, indent=self.indent, separators=self.separators)
+
+    def _tojson(self) -> str:
+        options = []
+        if self.indent is not None:
+            options.append(f"indent={self.indent}")
+        if self.separators is not None:
+            options.append(f'separators=("{self.separators[0]}", "{self.separators[1]}")')
+        return "tojson" + (f"({', '.join(options)})" if options else "")
+
+    # ------------------------------------------------------------------ the writer
+
+    def turn_roles(self) -> frozenset[str]:
+        if self.place == "system":
+            return frozenset({"system"})
+        if self.place == "own_turn":
+            return frozenset()
+        return frozenset({"user"})
+
+    def check(self, out: Render) -> None:
+        out.handles("tools")
+        for number, tool in enumerate(out.tools):
+            if tool.kind != "function":
+                raise UnsupportedFeature(f"tools[{number}].type", f"{tool.kind!r}", "'function'")
+        in_user = self.place in ("first_user", "last_user", "before_last_user")
+        if out.tools and in_user and self._host_index(out) < 0:
+            raise RequestError(
+                "messages",
+                "no user message",
+                f"a user message: {out.layout.name} writes the tools "
+                + self.place.replace("_", " ").replace("before", "before the"),
+            )
+
+    def _host_index(self, out: Render) -> int:
+        if self.place == "first_user":
+            return next((n for n, m in enumerate(out.messages) if m.role == "user"), -1)
+        if self.place in ("last_user", "before_last_user"):
+            return out.last_query
+        return -2
+
+    def _hosts(self, out: Render, index: int) -> bool:
+        if not out.tools:
+            return False
+        if self.place == "system":
+            return out.role == "system" and index <= 0
+        if self.place in ("first_user", "last_user"):
+            return out.role == "user" and index == self._host_index(out)
+        return False
+
+    def block(self, out: Render) -> None:
+        out.fence(self.open, "tools")
+        if self.array:
+            out.text(self.dump([self.value(tool) for tool in out.tools]), "tools")
+        else:
+            for tool in out.tools:
+                out.fence(self.item_open, "tools")
+                out.text(self.dump(self.value(tool)), "tools")
+                out.fence(self.item_close, "tools")
+        out.fence(self.close, "tools")
+
+    def wants_system_turn(self, out: Render) -> bool:
+        return self.place == "system" and bool(out.tools)
+
+    def write_start(self, out: Render) -> None:
+        if self.place == "own_turn" and out.tools:
+            out.at(None, -1)
+            self.block(out)
+
+    def write_before(self, out: Render, index: int) -> None:
+        if self.place == "before_last_user" and out.tools and index == out.last_query:
+            out.at(None, -1)
+            self.block(out)
+
+    def write_opening(self, out: Render, index: int) -> None:
+        if self.first and self._hosts(out, index):
+            self.block(out)
+
+    def write_closing(self, out: Render, index: int) -> None:
+        if not self.first and self._hosts(out, index):
+            if out.has_content:
+                out.fence(self.separator, "tools")
+            self.block(out)
+
+    # ------------------------------------------------------------------ the parse table
+
+    def rows(self, table: Table) -> None:
+        reader = tool_items_reader(
+            table.text(self.item_open),
+            table.text(self.item_close),
+            self.wrap,
+            text_after=self.first and not self.close,
+            array=self.array,
+        )
+        if self.place in ("before_last_user", "own_turn"):
+            table.state("tools.block", reader)
+            close = table.text(self.close)
+            if close:
+                table.on("tools.block", close, "outside")
+                table.on("outside", table.text(self.open), "tools.block")
+            else:
+                raise FormatError(
+                    f"{table.layout.name}: ToolsBlock(place={self.place!r}) needs a close fence"
+                )
+            return
+        role = "system" if self.place == "system" else "user"
+        frame = table.layout.frames[role]
+        tools_state = table.state(f"{role}.tools", reader, role, ends=not self.close)
+        openers = {
+            spelling
+            for (state, spelling), (target, _) in table.steps.items()
+            if state == "outside" and target == f"{role}.body"
+        } or {table.text(frame.open)}
+        if self.first or role == "system":
+            for opener in sorted(openers):
+                table.on("outside", opener + table.text(self.open), tools_state, begin(role))
+        if not self.first:
+            table.on(f"{role}.body", table.text(self.separator, self.open), tools_state)
+        if self.close:
+            after = ContentReader if self.first else ScaffoldReader
+            table.state(f"{role}.after_tools", after, role, ends=True)
+            table.on(tools_state, table.text(self.close), f"{role}.after_tools")
+
+    # ------------------------------------------------------------------ the Jinja template
+
+    def jinja_wants_system_turn(self) -> str | None:
+        return "has_tools" if self.place == "system" else None
+
+    def jinja_block(self, out: Template) -> None:
+        out.fence(self.open)
+        value = "tool" if self.wrap == "openai" else "tool.function"
+        if self.array:
+            listed = (
+                "tools" if self.wrap == "openai" else 'tools | map(attribute="function") | list'
+            )
+            out.out(f"{{{{- {listed} | {self._tojson()} -}}}}")
+        else:
+            out.out("{%- for tool in tools -%}")
+            out.fence(self.item_open)
+            out.out(f"{{{{- {value} | {self._tojson()} -}}}}")
+            out.fence(self.item_close)
+            out.out("{%- endfor -%}")
+        out.fence(self.close)
+
+    def _jinja_host(self, out: Template, role: str) -> str | None:
+        if self.place == "system":
+            return "has_tools and index <= 0" if role == "system" else None
+        if role != "user":
+            return None
+        if self.place == "first_user":
+            out.macro(
+                "first_user",
+                "{%- set first_user = namespace(index=-1) -%}{%- for message in messages -%}"
+                '{%- if message.role == "user" and first_user.index < 0 -%}'
+                "{%- set first_user.index = loop.index0 -%}{%- endif -%}{%- endfor -%}",
+            )
+            return "has_tools and index == first_user.index"
+        if self.place == "last_user":
+            return f"has_tools and index == {out.needs_last_query()}"
+        return None
+
+    def jinja_setup(self, out: Template) -> None:
+        if self.separator:
+            out.has_content()
+        if self.place in ("first_user", "last_user", "before_last_user"):
+            where = "first" if self.place == "first_user" else "last"
+            out.macro(
+                f"tools_need_user_{where}",
+                '{%- if has_tools and not (messages | selectattr("role", "equalto", "user") '
+                '| list) -%}{{- raise_exception("messages: no user message; expected a user '
+                'message to hold the tools") -}}{%- endif -%}',
+            )
+
+    def jinja_start(self, out: Template) -> None:
+        if self.place == "own_turn":
+            out.out("{%- if has_tools -%}")
+            self.jinja_block(out)
+            out.out("{%- endif -%}")
+
+    def jinja_before(self, out: Template, role: str) -> None:
+        if self.place == "before_last_user" and role == "user":
+            out.out(f"{{%- if has_tools and index == {out.needs_last_query()} -%}}")
+            self.jinja_block(out)
+            out.out("{%- endif -%}")
+
+    def jinja_opening(self, out: Template, role: str) -> None:
+        host = self._jinja_host(out, role)
+        if self.first and host is not None:
+            out.out(f"{{%- if {host} -%}}")
+            self.jinja_block(out)
+            out.out("{%- endif -%}")
+
+    def jinja_closing(self, out: Template, role: str) -> None:
+        host = self._jinja_host(out, role)
+        if not self.first and host is not None:
+            out.out(f"{{%- if {host} -%}}")
+            if self.separator:
+                out.out(f"{{%- if {out.has_content()} -%}}")
+                out.fence(self.separator)
+                out.out("{%- endif -%}")
+            self.jinja_block(out)
+            out.out("{%- endif -%}")

@@ -1,0 +1,503 @@
+"""Calls written as tags, one per parameter, each value typed by the tool's schema.
+
+One call is ``open`` + NAME + ``name_close``, then per argument ``key_open`` + KEY +
+``key_close`` + VALUE + ``value_close``, then ``close``; the calls of a turn are
+``section_open`` + call [+ ``separator`` + call ...] + ``section_close``::
+
+    Qwen3-Coder   <tool_call>\\n<function=get_weather>\\n<parameter=city>\\nParis\\n</parameter>\\n</function>\\n</tool_call>
+    GLM-4.6       <tool_call>get_weather\\n<arg_key>city</arg_key>\\n<arg_value>Paris</arg_value>\\n</tool_call>
+    MiniMax-M2    <minimax:tool_call>\\n<invoke name="get_weather">\\n<parameter name="city">Paris</parameter>\\n</invoke>\\n</minimax:tool_call>
+
+A string value is written as it is; any other value as JSON (``values="json"``) or as
+Python's ``str`` of it for scalars (``values="python"``: ``True``, ``None``, as templates that
+write ``value | string`` do).  Reading types each value by the tool's JSON schema: a
+parameter declared a string keeps its text; any other is read as JSON (``true``, ``3``,
+``{...}``), or, with ``values="python"``, ``True``/``False``/``None`` too; a value that reads as
+neither stays a string where the schema allows one, else the call is malformed.  The tags are
+read loosely: whitespace the fences write around a tag may be left out (``<parameter=city>Paris
+</parameter>``), and one newline of the fence's own at a value's edges is the fence's.
+"""
+
+# ruff: noqa: E501  (the docstring shows the wire formats as they are)
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
+
+from ..engine.call_arguments import arguments_problem
+from ..engine.machine import Parser
+from ..engine.readers import WholeTextReader
+from ..errors import FormatError, RequestError
+from ..export.grammar_ast import JsonSchemaValue, Lit, Node, Repeat, Rules, alt, optional, seq
+from ..types import TextDelta, Tool, ToolCallDelta, ToolCallEnd, ToolCallStart
+from .concept import Concept
+from .grammar import drop_prefix, text_before
+from .json_calls import check_call_name
+from .pieces import Fence, Marker, text_of
+from .readers import BetweenCallsReader, schema_tools
+from .table import loose_spellings
+
+if TYPE_CHECKING:
+    from .grammar import Turn
+    from .jinja import Template
+    from .layout import Layout
+    from .table import Table
+    from .write import Render
+
+Values = Literal["json", "python"]
+
+
+def python_text(value: Any) -> str:
+    """A non-string value as ``str`` writes a Python scalar, JSON for containers (what
+    ``value | string`` gives in a template for scalars)."""
+    if value is True:
+        return "True"
+    if value is False:
+        return "False"
+    if value is None:
+        return "None"
+    if isinstance(value, (dict, list)):
+        return json.dumps(value, ensure_ascii=False)
+    return str(value)
+
+
+@dataclass(frozen=True)
+class XmlCalls(Concept):
+    """Calls as a name tag and one tag per parameter (see the module docstring).
+
+    Fields: ``open`` / ``name_close`` around the name; ``key_open`` / ``key_close`` around a
+    parameter's name; ``value_close`` after its value; ``close`` after the last parameter;
+    ``section_open`` / ``section_close`` around all the calls of a turn, ``separator``
+    between two calls, ``text_separator`` between text and the calls; ``values``: how a
+    value that is not a string is written (``"json"`` or ``"python"``); ``parallel``: several
+    calls in one turn; ``loose``: the fences are also read without their whitespace.
+    """
+
+    open: Fence
+    name_close: Fence
+    key_open: Fence
+    key_close: Fence
+    value_close: Fence
+    close: Fence
+    section_open: Fence = ()
+    section_close: Fence = ()
+    separator: Fence = ()
+    text_separator: Fence = ()
+    values: Values = "json"
+    parallel: bool = True
+    loose: bool = True
+
+    handles: ClassVar[frozenset[str]] = frozenset({"calls"})
+
+    def validate(self, layout: Layout) -> None:
+        for name in ("open", "key_open", "key_close", "value_close", "close"):
+            if not text_of(getattr(self, name), layout.options, layout.name).strip():
+                raise FormatError(
+                    f"{layout.name}: XmlCalls.{name}: {getattr(self, name)!r}; expected a fence "
+                    "with a tag in it (the calls are read by their tags)"
+                )
+        if self.values not in ("json", "python"):
+            raise FormatError(
+                f"{layout.name}: XmlCalls.values: {self.values!r}; expected 'json' or 'python'"
+            )
+
+    def value_text(self, value: Any) -> str:
+        if isinstance(value, str):
+            return value
+        if self.values == "python":
+            return python_text(value)
+        return json.dumps(value, ensure_ascii=False)
+
+    # ------------------------------------------------------------------ the writer
+
+    def turn_roles(self) -> frozenset[str]:
+        return frozenset({"assistant"})
+
+    def check(self, out: Render) -> None:
+        out.handles("calls")
+        for index, message in enumerate(out.messages):
+            if message.role != "assistant" or not message.tool_calls:
+                continue
+            if len(message.tool_calls) > 1 and not self.parallel:
+                raise RequestError(
+                    f"messages[{index}].tool_calls",
+                    f"{len(message.tool_calls)} calls",
+                    f"one call per turn: {out.layout.name} has no parallel calls",
+                )
+            for number, call in enumerate(message.tool_calls):
+                check_call_name(call.name, index, number)
+                where = f"messages[{index}].tool_calls[{number}].function.arguments"
+                _arguments_object(call.arguments, where)
+
+    def write_closing(self, out: Render, index: int) -> None:
+        if out.role != "assistant" or index < 0 or not out.messages[index].tool_calls:
+            return
+        message = out.messages[index]
+        if out.message_text(index):
+            out.fence(self.text_separator, "tool_call", trainable=True)
+        out.fence(self.section_open, "tool_call", trainable=True)
+        for number, call in enumerate(message.tool_calls):
+            if number:
+                out.fence(self.separator, "tool_call", trainable=True)
+            out.fence(self.open, "tool_call", trainable=True)
+            out.text(call.name, "tool_call", trainable=True)
+            out.fence(self.name_close, "tool_call", trainable=True)
+            where = f"messages[{index}].tool_calls[{number}].function.arguments"
+            for key, value in _arguments_object(call.arguments, where).items():
+                out.fence(self.key_open, "tool_call", trainable=True)
+                out.text(key, "tool_call", trainable=True)
+                out.fence(self.key_close, "tool_call", trainable=True)
+                out.text(self.value_text(value), "tool_call", trainable=True)
+                out.fence(self.value_close, "tool_call", trainable=True)
+            out.fence(self.close, "tool_call", trainable=True)
+        out.fence(self.section_close, "tool_call", trainable=True)
+
+    # ------------------------------------------------------------------ the parse table
+
+    def _spellings(self, table: Table, *fences: Fence) -> list[str]:
+        texts = {table.text(*fences)} - {""}
+        if self.loose:
+            texts |= loose_spellings(texts)
+        return sorted(texts)
+
+    def tags(self, table: Table) -> Tags:
+        def core(pieces: Fence) -> tuple[str, str, str]:
+            text = table.text(pieces)
+            stripped = text.strip()
+            start = text.find(stripped)
+            return text[:start], stripped, text[start + len(stripped) :]
+
+        return Tags(
+            name_close=core(self.name_close),
+            key_open=core(self.key_open),
+            key_close=core(self.key_close),
+            value_close=core(self.value_close),
+            python=self.values == "python",
+        )
+
+    def rows(self, table: Table) -> None:
+        texts = tuple(table.call_states)
+        tags = self.tags(table)
+        inner = {
+            piece.text
+            for pieces in (self.name_close, self.key_open, self.key_close, self.value_close)
+            for piece in pieces
+            if isinstance(piece, Marker)
+        }
+        table.state(
+            "call.xml", lambda parser: XmlCallReader(parser, tags), "assistant", inner=inner
+        )
+        between = "assistant.after_call"
+        table.state(between, BetweenCallsReader, "assistant", ends=not self.section_close)
+        first = self.section_open or self.open
+        for state in texts:
+            for spelling in self._spellings(table, self.text_separator, first):
+                target = "assistant.calls" if self.section_open else "call.xml"
+                table.on(state, spelling, target)
+        if self.section_open:
+            table.state("assistant.calls", BetweenCallsReader, "assistant")
+            for spelling in self._spellings(table, self.open):
+                table.on("assistant.calls", spelling, "call.xml")
+        for spelling in self._spellings(table, self.close):
+            table.on("call.xml", spelling, between)
+        for spelling in self._spellings(table, self.separator, self.open):
+            table.on(between, spelling, "call.xml")
+        if self.section_close:
+            table.state("assistant.after_calls", BetweenCallsReader, "assistant", ends=True)
+            for spelling in self._spellings(table, self.section_close):
+                table.on(between, spelling, "assistant.after_calls")
+
+    # ------------------------------------------------------------------ the Jinja template
+
+    def jinja_setup(self, out: Template) -> None:
+        out.object_arguments = True
+
+    def jinja_closing(self, out: Template, role: str) -> None:
+        if role != "assistant":
+            return
+        out.out("{%- if message.tool_calls is defined and message.tool_calls -%}")
+        out.out("{%- if message.content is defined and message.content -%}")
+        out.fence(self.text_separator)
+        out.out("{%- endif -%}")
+        out.fence(self.section_open)
+        out.out("{%- for call in message.tool_calls -%}")
+        if self.separator:
+            out.out("{%- if not loop.first -%}")
+            out.fence(self.separator)
+            out.out("{%- endif -%}")
+        out.fence(self.open)
+        out.out("{{- call.function.name -}}")
+        out.fence(self.name_close)
+        out.out("{%- for key, value in call.function.arguments.items() -%}")
+        out.fence(self.key_open)
+        out.out("{{- key -}}")
+        out.fence(self.key_close)
+        out.out("{%- if value is string -%}{{- value -}}")
+        if self.values == "python":
+            out.out("{%- elif value is mapping or (value is iterable and value is not string) -%}")
+            out.out("{{- value | tojson -}}")
+            out.out("{%- elif value is none -%}{{- 'None' -}}")
+            out.out("{%- else -%}{{- value | string -}}")
+        else:
+            out.out("{%- else -%}{{- value | tojson -}}")
+        out.out("{%- endif -%}")
+        out.fence(self.value_close)
+        out.out("{%- endfor -%}")
+        out.fence(self.close)
+        out.out("{%- endfor -%}")
+        out.fence(self.section_close)
+        out.out("{%- endif -%}")
+
+    # ------------------------------------------------------------------ the turn grammar
+
+    def grammar(self, turn: Turn) -> None:
+        turn.calls = _XmlCallSet(self, turn)
+
+
+def _arguments_object(arguments: str, where: str) -> dict[str, Any]:
+    try:
+        value = json.loads(arguments.strip() or "{}")
+    except json.JSONDecodeError as error:
+        raise RequestError(where, f"not valid JSON ({error.msg})", "a JSON object") from error
+    if not isinstance(value, dict):
+        raise RequestError(where, "not a JSON object", "a JSON object of arguments")
+    return value
+
+
+# ---------------------------------------------------------------------- reading
+
+
+@dataclass(frozen=True)
+class Tags:
+    """The inner fences of a call as (whitespace before, tag, whitespace after)."""
+
+    name_close: tuple[str, str, str]
+    key_open: tuple[str, str, str]
+    key_close: tuple[str, str, str]
+    value_close: tuple[str, str, str]
+    python: bool
+
+
+def _schema_types(tool: Tool | None, key: str) -> set[str] | None:
+    """The JSON types a parameter's schema allows (None: unknown, any)."""
+    if tool is None or not isinstance(tool.parameters, Mapping):
+        return None
+    properties = tool.parameters.get("properties")
+    schema = properties.get(key) if isinstance(properties, dict) else None
+    if not isinstance(schema, dict):
+        return None
+    kinds = schema.get("type")
+    if isinstance(kinds, str):
+        return {kinds}
+    if isinstance(kinds, list):
+        return {kind for kind in kinds if isinstance(kind, str)}
+    if "enum" in schema and all(isinstance(item, str) for item in schema["enum"]):
+        return {"string"}
+    return None
+
+
+_PYTHON = {"True": True, "False": False, "None": None}
+
+
+def typed_value(text: str, kinds: set[str] | None, python: bool) -> tuple[bool, Any]:
+    """``(read, value)``: a parameter's text as its schema types it."""
+    if kinds is not None and kinds <= {"string"}:
+        return True, text
+    stripped = text.strip()
+    if python and stripped in _PYTHON:
+        return True, _PYTHON[stripped]
+    problem = arguments_problem('{"v": ' + stripped + "}") if stripped else "empty"
+    if problem is None:
+        return True, json.loads(stripped)
+    if kinds is None or "string" in kinds:
+        return True, text
+    return False, None
+
+
+class XmlCallReader(WholeTextReader):
+    """One call's name and parameters, read whole at its close."""
+
+    __slots__ = ("_tags",)
+
+    def __init__(self, parser: Parser, tags: Tags) -> None:
+        super().__init__(parser)
+        self._tags = tags
+
+    def close(self, marker: str | None, offset: int) -> None:
+        parser = self._parser
+        text = self._text()
+        opening = parser.entered_by or ""
+        closes = parser.grammar.steps.get((parser.state.name, marker or ""))
+        ended = closes is None or closes.target != "assistant.after_call"
+        closing = "" if ended or marker is None else marker
+        problem, name, arguments = self._read(text) if closing else ("not closed", None, None)
+        if problem is not None or name is None or arguments is None:
+            raw = opening + text + (closing or "")
+            where = self._offset if self._chunks else offset
+            parser.malformed(
+                where, f"call {raw[:60]!r}: {problem}", "a name, its parameters, the close", raw
+            )
+            parser.emit(TextDelta(raw))
+            return
+        index = parser.next_call_index()
+        parser.emit(ToolCallStart(index, parser.new_call_id(), name))
+        parser.emit(ToolCallDelta(index, json.dumps(arguments, ensure_ascii=False)))
+        parser.emit(ToolCallEnd(index))
+
+    def _read(self, text: str) -> tuple[str | None, str | None, dict[str, Any] | None]:
+        tags = self._tags
+        key_open, key_close, value_close = tags.key_open[1], tags.key_close[1], tags.value_close[1]
+        if tags.name_close[1]:
+            name_end = text.find(tags.name_close[1])
+            if name_end < 0:
+                return "no end of the name", None, None
+            rest_start = name_end + len(tags.name_close[1])
+        else:  # the name ends where the first parameter (or the call) does (GLM)
+            found = text.find(key_open)
+            name_end = rest_start = found if found >= 0 else len(text)
+        name = text[:name_end].strip()
+        if not name:
+            return "no call name", None, None
+        tools = self._parser.tools
+        if tools and all(item.name != name for item in tools):
+            return f"no tool named {name!r}", None, None
+        tool = next((item for item in schema_tools(self._parser) if item.name == name), None)
+        arguments: dict[str, Any] = {}
+        position = rest_start
+        while True:
+            start = text.find(key_open, position)
+            if start < 0:
+                if text[position:].strip():
+                    return f"text {text[position:][:40]!r} after the parameters", None, None
+                break
+            if text[position:start].strip():
+                return f"text {text[position:start][:40]!r} between parameters", None, None
+            key_start = start + len(key_open)
+            key_end = text.find(key_close, key_start)
+            if key_end < 0:
+                return "a parameter name without its end", None, None
+            key = text[key_start:key_end].strip()
+            value_start = key_end + len(key_close)
+            value_end = text.find(value_close, value_start)
+            if value_end < 0:
+                return f"parameter {key!r} without its end", None, None
+            value = text[value_start:value_end]
+            after, before = tags.key_close[2], tags.value_close[0]
+            if after and value.startswith(after):
+                value = value[len(after) :]
+            if before and value.endswith(before):
+                value = value[: len(value) - len(before)]
+            if not key or key in arguments:
+                return f"parameter {key!r} empty or given twice", None, None
+            read, typed = typed_value(value, _schema_types(tool, key), tags.python)
+            if not read:
+                return f"parameter {key!r}: {value[:40]!r} is not of its schema's type", None, None
+            arguments[key] = typed
+            position = value_end + len(value_close)
+        problem = arguments_problem(json.dumps(arguments, ensure_ascii=False))
+        if problem is not None:
+            return problem, None, None
+        return None, name, arguments
+
+
+# ---------------------------------------------------------------------- the grammar
+
+
+class _XmlCallSet:
+    def __init__(self, calls: XmlCalls, turn: Turn) -> None:
+        self.calls = calls
+        self.with_content = True
+        first = calls.section_open or calls.open
+        self.trigger: str | None = next(
+            (piece.text for piece in first if isinstance(piece, Marker)), None
+        )
+        layout = turn.layout
+        self.lead = text_of(calls.section_open + calls.open, layout.options, layout.name)
+        self.name_close = text_of(calls.name_close, layout.options, layout.name)
+
+    def _value(self, turn: Turn, rules: Rules, number: int, key: str, schema: Any) -> Node:
+        """A parameter's value and the fence after it.  A string runs to the first close
+        tag: in Lark a lazy lexeme (llguidance's lexer is greedy, and the tag is text it
+        could otherwise swallow), in GBNF text that holds no close tag, then the fence."""
+        from ..export.grammar_ast import Terminal, gbnf_string
+        from ..export.text_language import TextLanguage, define, gbnf_text_rule
+        from ..export.turns._common import json_arguments
+
+        close = turn.nodes(self.calls.value_close)
+        kinds = schema.get("type") if isinstance(schema, Mapping) else None
+        if kinds == "string" and all(isinstance(item, Lit) for item in close):
+            text = text_of(self.calls.value_close, turn.layout.options, turn.layout.name)
+            markers = tuple(sorted({*rules.markers, text.strip()}, key=lambda m: (-len(m), m)))
+            define(TextLanguage(markers, escape=False), rules, "XMLVALUE")
+            rules.lark_extra["XMLVALUE_CLOSED"] = f"XMLVALUE {gbnf_string(text)}"
+            rules.lark_extra["xml_value[lazy]"] = "XMLVALUE_CLOSED"
+            rules.gbnf_extra["xml-value"] = f"{gbnf_text_rule('XMLVALUE')} {gbnf_string(text)}"
+            return Terminal("xml_value", lark="", gbnf="xml-value")
+        value = json_arguments(
+            rules, number, Tool(name=key, definition={"name": key, "parameters": schema})
+        )
+        return seq(JsonSchemaValue(value.schema, value.gbnf), *close)
+
+    def items(self, turn: Turn, rules: Rules, number: int) -> list[Node]:
+        calls = self.calls
+        tool = turn.tools[number]
+        parameters = tool.parameters if isinstance(tool.parameters, Mapping) else {}
+        properties = parameters.get("properties") or {}
+        required = set(parameters.get("required") or ())
+        pieces: list[Node] = [
+            *turn.nodes(calls.open),
+            Lit(tool.name),
+            *turn.nodes(calls.name_close),
+        ]
+        for key, schema in properties.items():
+            parameter = seq(
+                *turn.nodes(calls.key_open),
+                Lit(key),
+                *turn.nodes(calls.key_close),
+                self._value(turn, rules, number, key, schema),
+            )
+            pieces.append(parameter if key in required else optional(parameter))
+        pieces += turn.nodes(calls.close)
+        return pieces
+
+    def call(self, turn: Turn, rules: Rules) -> Node:
+        options = [
+            rules.add(f"call_{number}", seq(*self.items(turn, rules, number)))
+            for number, _ in turn.allowed()
+        ]
+        return rules.add("call", alt(*options))
+
+    def _list(self, turn: Turn, rules: Rules, first: Node, parallel: bool) -> Node:
+        calls = self.calls
+        rest: Node = Lit("")
+        if parallel and calls.parallel:
+            rest = Repeat(seq(*turn.nodes(calls.separator), self.call(turn, rules)))
+        return seq(first, rest, *turn.nodes(calls.section_close))
+
+    def many(self, turn: Turn, rules: Rules, parallel: bool) -> Node:
+        return seq(
+            *turn.nodes(self.calls.section_open),
+            self._list(turn, rules, self.call(turn, rules), parallel),
+        )
+
+    def after_text(self, turn: Turn, rules: Rules) -> Node:
+        return text_before(turn.layout, self.calls.text_separator, empty=False)
+
+    def prefix(self, name: str | None) -> str:
+        if name is None:
+            return self.lead
+        return self.lead + name + self.name_close
+
+    def after_prefix(self, turn: Turn, rules: Rules, prefix: str, parallel: bool) -> Node:
+        heads = [
+            seq(
+                *drop_prefix(
+                    [*turn.nodes(self.calls.section_open), *self.items(turn, rules, n)], prefix
+                )
+            )
+            for n, _ in turn.allowed()
+        ]
+        return self._list(turn, rules, alt(*heads), parallel)

@@ -1,0 +1,7 @@
+"""Infer a chat format's declaration from its template, and verify it before use."""
+
+from .core import Inference, infer_template
+from .draft import Capability, InferredOptions
+from .underived import Underived
+
+__all__ = ["Capability", "Inference", "InferredOptions", "Underived", "infer_template"]

@@ -1,0 +1,436 @@
+"""Tool calls: their shape, fences and separators, and what becomes of text beside them.
+
+Probes (tools ``zq_alpha``/``zq_beta``; ``Zv1q`` is an argument's text, ``Zi1qabcde`` a call
+id of nine letters and digits, as Mistral's templates require)::
+
+    [user, assistant(calls=[alpha(zk1="Zv1q")])]            one call
+    [user, assistant(calls=[alpha(...), beta(zk2=7)])]      two calls: separator, section
+    [user, assistant("Za1q", calls=[alpha(...)])]           text with a call
+    [user, assistant(calls=[alpha(zk1="Zv1q", zk3=true)])]  two parameters (tag calls)
+
+The call is then read as one of the concepts that write calls:
+
+- a JSON object holding the name and the arguments (:class:`~pawlette.declare.JsonCalls`),
+  its keys as written, fenced or bare (the whole turn);
+- the name outside JSON arguments (:class:`~pawlette.declare.NamedCalls`), with the call's
+  id between them when the template writes it;
+- a tag per parameter (:class:`~pawlette.declare.XmlCalls`), values as JSON or Python.
+
+What the fences are comes from comparing one call with two: the opener is what the start of
+the calls and the text between two calls end with, the close what follows a call in both.
+A template that writes calls in another shape (a JSON list, Python call syntax, ids it makes
+up) is not derived, and says which concept it needs.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from ..declare import Ignored, JsonCalls, NamedCalls, XmlCalls
+from ..engine.json_text import json_string
+from .atoms import common_prefix, common_suffix
+from .draft import Draft
+from .probe import Probe, Underivable, call, message
+from .tools import PROBE_TOOLS
+
+__all__ = ["derive_calls"]
+
+ALPHA = {"zk1": "Zv1q"}
+TWO = {"zk1": "Zv1q", "zk3": True}
+BETA = {"zk2": 7}
+
+
+class _Calls:
+    """The probe renders of the calls, cut to the calls' own text."""
+
+    def __init__(self, probe: Probe, draft: Draft) -> None:
+        self.probe = probe
+        self.draft = draft
+        self.first = call("Zi1qabcde", "zq_alpha", ALPHA)
+        self.second = call("Zi2qabcde", "zq_beta", BETA)
+        self.both = call("Zi1qabcde", "zq_alpha", TWO)
+
+    def turn(self, calls: list[dict[str, Any]], content: str | None = None) -> list[dict[str, Any]]:
+        u1 = self.probe.sentinel("u", 1)
+        return [message("user", u1), message("assistant", content, tool_calls=calls)]
+
+    def body(self, messages: list[dict[str, Any]]) -> str | None:
+        """The assistant turn's text between its opener and its end (None: refused)."""
+        text = self.probe.render(messages, list(PROBE_TOOLS))
+        if text is None:
+            return None
+        user, assistant = self.draft.frames["user"], self.draft.frames["assistant"]
+        u1 = self.probe.sentinel("u", 1)
+        start = text.find(u1)
+        lead = u1 + user.end + user.after + assistant.open
+        tail = assistant.end + assistant.after
+        if start < 0 or not text.startswith(lead, start) or not text.endswith(tail):
+            raise Underivable(
+                "the turn that holds calls is framed unlike other assistant turns "
+                f"({text[start:][:160]!r})"
+            )
+        return text[start + len(lead) : len(text) - len(tail)]
+
+
+def derive_calls(probe: Probe, draft: Draft) -> None:
+    if draft.skip("tool calls"):
+        return
+    if draft.status("tools") not in ("derived", "dropped"):
+        draft.capability("tool calls", "not derived", "needs the tools to be derived first")
+        return
+    calls = _Calls(probe, draft)
+    one = calls.turn([calls.first])
+    if probe.render(one, list(PROBE_TOOLS)) is None:
+        probe.runner.empty_content = True
+        probe.clear()
+        if probe.render(one, list(PROBE_TOOLS)) is None:
+            probe.runner.empty_content = False
+            probe.clear()
+            draft.capability(
+                "tool calls",
+                "not derived",
+                "the template refuses a turn of calls "
+                f"({probe.refusal(one, list(PROBE_TOOLS))[:120]})",
+            )
+            return
+        draft.empty_content = True
+    try:
+        _derive(probe, draft, calls)
+    except Underivable as error:
+        draft.capability("tool calls", "not derived", str(error))
+
+
+def _derive(probe: Probe, draft: Draft, calls: _Calls) -> None:
+    empty = calls.body(calls.turn([], ""))
+    single = calls.body(calls.turn([calls.first]))
+    if empty is None or single is None:
+        raise Underivable("the template refuses a turn of calls")
+    if single == empty:
+        draft.concepts.append(Ignored(("calls",)))
+        draft.capability("tool calls", "dropped", "the template does not write calls")
+        return
+    if not single.startswith(empty):
+        raise Underivable(f"a turn of calls starts unlike a turn of text ({single[:80]!r})")
+    one = single[len(empty) :]
+    pair = calls.body(calls.turn([calls.first, calls.second]))
+    if pair is not None:
+        if not pair.startswith(empty):
+            raise Underivable("a turn of two calls starts unlike a turn of text")
+        pair = pair[len(empty) :]
+    with_text = calls.body(calls.turn([calls.first], "Za1q"))
+    arguments = json_string(ALPHA)
+    name = "zq_alpha"
+    if name not in one:
+        raise Underivable(f"the template does not write the call's name ({one[:120]!r})")
+    found = _json_object(one, name, ALPHA)
+    if found is not None:
+        _json_calls(probe, draft, one, pair, with_text, empty, found)
+    elif arguments in one:
+        _named_calls(probe, draft, calls, one, pair, with_text, empty)
+    elif "zk1" in one and "Zv1q" in one:
+        _xml_calls(probe, draft, calls, one, pair, with_text, empty)
+    else:
+        raise Underivable(
+            f"the template writes a call as {one[:120]!r}: neither JSON nor tags (needs concept: "
+            "calls in another syntax, such as Python calls)"
+        )
+
+
+def _json_object(
+    text: str, name: str, arguments: Mapping[str, Any]
+) -> tuple[int, int, dict[str, Any]] | None:
+    decoder = json.JSONDecoder()
+    position = text.find("{")
+    while position >= 0:
+        try:
+            value, end = decoder.raw_decode(text, position)
+        except ValueError:
+            value, end = None, -1
+        if isinstance(value, dict) and name in value.values() and dict(arguments) in value.values():
+            return position, end, value
+        position = text.find("{", position + 1)
+    return None
+
+
+def _split_fences(
+    probe: Probe, first: str, between: str, last: str
+) -> tuple[str, str, str, str, str]:
+    """``(section_open, open, close, separator, section_close)`` from the text before one
+    call (``section_open + open``), between two (``close + separator + open``) and after the
+    last (``close + section_close``)."""
+    tokens = probe.tokens
+    opening = common_suffix(tokens, first, between)
+    closing = common_prefix(tokens, between[: len(between) - len(opening)], last)
+    separator = between[len(closing) : len(between) - len(opening)]
+    return first[: len(first) - len(opening)], opening, closing, separator, last[len(closing) :]
+
+
+def _content(draft: Draft, with_text: str | None, empty: str, one: str) -> tuple[str, str]:
+    """How text beside calls is written: ``("written", separator)``, ``("dropped", "")`` or
+    ``("refused", "")``."""
+    if with_text is None:
+        draft.capability(
+            "text with tool calls", "refused", "the template refuses text beside calls"
+        )
+        return "refused", ""
+    if not with_text.startswith(empty):
+        raise Underivable("a turn of text and calls starts unlike a turn of text")
+    rest = with_text[len(empty) :]
+    if "Za1q" not in rest:
+        return "dropped", ""
+    before, after = rest.split("Za1q", 1)
+    if before or not after.endswith(one):
+        raise Underivable(f"text beside calls is written as {rest[:120]!r}")
+    return "written", after[: len(after) - len(one)]
+
+
+def _json_calls(
+    probe: Probe,
+    draft: Draft,
+    one: str,
+    pair: str | None,
+    with_text: str | None,
+    empty: str,
+    found: tuple[int, int, dict[str, Any]],
+) -> None:
+    start, end, value = found
+    keys = list(value)
+    name_key = next(key for key in keys if value[key] == "zq_alpha")
+    arguments_key = next(key for key in keys if value[key] == ALPHA)
+    id_key = next((key for key in keys if value[key] == "Zi1qabcde"), None)
+    concept = JsonCalls(
+        open=(), close=(), name_key=name_key, arguments_key=arguments_key, id_key=id_key
+    )
+    written = one[start:end]
+    expected = concept.head("zq_alpha", "Zi1qabcde") + json_string(ALPHA) + "}"
+    if written != expected or len(keys) != 2 + (id_key is not None):
+        raise Underivable(
+            f"a call is written as {written!r}, not as {expected!r} (needs concept: call JSON "
+            "with other keys, order or spacing)"
+        )
+    before, after = one[:start], one[end:]
+    if before.rstrip().endswith("[") or after.lstrip().startswith(","):
+        raise Underivable(
+            "calls are written as one JSON list (needs concept: calls as a JSON list)"
+        )
+    if pair is None:
+        parallel = False
+        draft.capability(
+            "parallel tool calls", "refused", "the template refuses several calls in a turn"
+        )
+        separator = ""
+    else:
+        second = json_string(BETA)
+        at = pair.find(second)
+        object_start = pair.rfind("{", 0, pair.rfind('"zq_beta"'))
+        if at < 0 or object_start < 0:
+            draft.capability(
+                "parallel tool calls", "not derived", "the template writes only the first call"
+            )
+            parallel, separator = False, ""
+        else:
+            between = pair[len(before) + len(written) : object_start]
+            if not between.startswith(after) or not between.endswith(before):
+                raise Underivable(f"two calls are joined by {between!r}")
+            separator = (
+                between[len(after) : len(between) - len(before)]
+                if len(between) >= len(after) + len(before)
+                else ""
+            )
+            parallel = True
+    bare = not before.strip() and not after.strip()
+    content, text_separator = _content(draft, with_text, empty, one)
+    if content == "written" and text_separator != separator and bare is False:
+        if not separator:
+            separator = text_separator
+        elif text_separator != separator:
+            raise Underivable(
+                f"text is separated from calls by {text_separator!r}, calls from each other by "
+                f"{separator!r}"
+            )
+    if content == "dropped":
+        draft.capability(
+            "text with tool calls",
+            "not derived",
+            "the template drops text beside calls (needs concept: text dropped beside JSON calls)",
+        )
+    draft.concepts.append(
+        JsonCalls(
+            open=None if bare else draft.fence(before),
+            close=draft.fence(after) if not bare else (),
+            separator=draft.fence(separator),
+            name_key=name_key,
+            arguments_key=arguments_key,
+            id_key=id_key,
+            parallel=parallel,
+            with_content=content == "written",
+        )
+    )
+    if content == "refused":
+        pass
+    draft.capability(
+        "tool calls",
+        "derived",
+        f"JSON objects {{{name_key!r}, {arguments_key!r}}}"
+        + (" as the whole turn" if bare else f" in {before.strip()!r}"),
+    )
+
+
+def _named_calls(
+    probe: Probe,
+    draft: Draft,
+    calls: _Calls,
+    one: str,
+    pair: str | None,
+    with_text: str | None,
+    empty: str,
+) -> None:
+    arguments = json_string(ALPHA)
+    name_at = one.find("zq_alpha")
+    arguments_at = one.find(arguments, name_at)
+    if arguments_at < 0:
+        raise Underivable("the call's arguments come before its name")
+    first = one[:name_at]
+    middle = one[name_at + len("zq_alpha") : arguments_at]
+    last = one[arguments_at + len(arguments) :]
+    id_open: str | None = None
+    if "Zi1qabcde" in middle:
+        id_open, arguments_open = middle.split("Zi1qabcde", 1)
+    else:
+        arguments_open = middle
+    if pair is None:
+        draft.capability(
+            "parallel tool calls", "refused", "the template refuses several calls in a turn"
+        )
+        section_open, opening, closing, separator, section_close = "", first, "", "", last
+        parallel = False
+    else:
+        next_at = pair.find("zq_beta")
+        end_first = pair.find(arguments) + len(arguments)
+        if next_at < 0:
+            draft.capability(
+                "parallel tool calls", "not derived", "the template writes only the first call"
+            )
+            section_open, opening, closing, separator, section_close = "", first, "", "", last
+            parallel = False
+        else:
+            between = pair[end_first:next_at]
+            section_open, opening, closing, separator, section_close = _split_fences(
+                probe, first, between, last
+            )
+            parallel = True
+    content, text_separator = _content(draft, with_text, empty, one)
+    if not opening.strip() or not arguments_open.strip():
+        raise Underivable(
+            f"no fence before the name ({opening!r}) or the arguments ({arguments_open!r})"
+        )
+    draft.concepts.append(
+        NamedCalls(
+            open=draft.fence(opening),
+            arguments_open=draft.fence(arguments_open),
+            close=draft.fence(closing),
+            id_open=None if id_open is None else draft.fence(id_open),
+            section_open=draft.fence(section_open),
+            section_close=draft.fence(section_close),
+            separator=draft.fence(separator),
+            text_separator=draft.fence(text_separator),
+            content=content,  # type: ignore[arg-type]
+            id_pattern="[A-Za-z0-9]{9}"
+            if id_open is not None and _ids_checked(probe, calls)
+            else None,
+            parallel=parallel,
+        )
+    )
+    draft.capability(
+        "tool calls",
+        "derived",
+        f"name then JSON arguments: {opening.strip()}NAME{arguments_open.strip()}{{...}}",
+    )
+
+
+def _ids_checked(probe: Probe, calls: _Calls) -> bool:
+    """Whether the template refuses a call id that is not nine letters and digits."""
+    other = call("call_1", "zq_alpha", ALPHA)
+    return probe.render(calls.turn([other]), list(PROBE_TOOLS)) is None
+
+
+def _xml_calls(
+    probe: Probe,
+    draft: Draft,
+    calls: _Calls,
+    one: str,
+    pair: str | None,
+    with_text: str | None,
+    empty: str,
+) -> None:
+    two = calls.body(calls.turn([calls.both]))
+    if two is None or not two.startswith(empty):
+        raise Underivable("the template refuses a call with two parameters")
+    two = two[len(empty) :]
+    first, after_name, key_close, tail = Probe.cut(one, ["zq_alpha", "zk1", "Zv1q"], "a call")
+    pieces = Probe.cut(two, ["zq_alpha", "zk1", "Zv1q", "zk3"], "a call with two parameters")
+    value_to_key = pieces[3]
+    after_key3 = pieces[4]
+    key_open = common_suffix(probe.tokens, after_name, value_to_key)
+    name_close = after_name[: len(after_name) - len(key_open)]
+    value_close = value_to_key[: len(value_to_key) - len(key_open)]
+    if not after_key3.startswith(key_close):
+        raise Underivable("the second parameter's key is closed differently")
+    rest = after_key3[len(key_close) :]
+    if rest.startswith("True"):
+        values = "python"
+    elif rest.startswith("true"):
+        values = "json"
+    else:
+        raise Underivable(f"a boolean parameter is written as {rest[:20]!r}")
+    if not tail.startswith(value_close):
+        raise Underivable("the last parameter is closed unlike the others")
+    last = tail[len(value_close) :]
+    if pair is None:
+        draft.capability(
+            "parallel tool calls", "refused", "the template refuses several calls in a turn"
+        )
+        section_open, opening, closing, separator, section_close = "", first, last, "", ""
+        parallel = False
+    else:
+        next_at = pair.find("zq_beta")
+        end_first = pair.find("Zv1q") + len("Zv1q") + len(value_close)
+        if next_at < 0:
+            draft.capability(
+                "parallel tool calls", "not derived", "the template writes only the first call"
+            )
+            section_open, opening, closing, separator, section_close = "", first, last, "", ""
+            parallel = False
+        else:
+            between = pair[end_first:next_at]
+            section_open, opening, closing, separator, section_close = _split_fences(
+                probe, first, between, last
+            )
+            parallel = True
+    content, text_separator = _content(draft, with_text, empty, one)
+    if content != "written":
+        raise Underivable(f"text beside tag calls is {content} (needs concept)")
+    draft.concepts.append(
+        XmlCalls(
+            open=draft.fence(opening),
+            name_close=draft.fence(name_close),
+            key_open=draft.fence(key_open),
+            key_close=draft.fence(key_close),
+            value_close=draft.fence(value_close),
+            close=draft.fence(closing),
+            section_open=draft.fence(section_open),
+            section_close=draft.fence(section_close),
+            separator=draft.fence(separator),
+            text_separator=draft.fence(text_separator),
+            values=values,  # type: ignore[arg-type]
+            parallel=parallel,
+        )
+    )
+    draft.capability(
+        "tool calls",
+        "derived",
+        f"a tag per parameter: {opening.strip()}NAME{name_close.strip()}"
+        f"{key_open.strip()}KEY{key_close.strip()}VALUE{value_close.strip()}",
+    )

@@ -1,0 +1,162 @@
+"""Which capability a failed verification is about.
+
+A conversation that renders otherwise than the template holds several kinds of content.  Each
+kind is taken out of it in turn (its reasoning dropped, its texts trimmed, its later system
+messages removed, ...); the first kind whose removal makes the conversation agree is the one
+the declaration gets wrong, and that capability is given up (refused at use, saying why)
+while the rest is verified again.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable
+from typing import Any
+
+from ..format import Format
+from .conversations import Sample
+from .template import TemplateRunner
+
+__all__ = ["CULPRITS", "find_culprit"]
+
+Request = dict[str, Any]
+
+
+def _messages(request: Request) -> list[dict[str, Any]]:
+    messages: list[dict[str, Any]] = request["messages"]
+    return messages
+
+
+def _no_text_with_calls(request: Request) -> None:
+    for message in _messages(request):
+        if message.get("tool_calls"):
+            message["content"] = None
+
+
+def _one_call(request: Request) -> None:
+    dropped: set[str] = set()
+    for message in _messages(request):
+        calls = message.get("tool_calls")
+        if calls and len(calls) > 1:
+            dropped |= {call["id"] for call in calls[1:]}
+            message["tool_calls"] = calls[:1]
+    request["messages"] = [
+        message for message in _messages(request) if message.get("tool_call_id") not in dropped
+    ]
+
+
+def _no_results(request: Request) -> None:
+    messages = _messages(request)
+    for index, message in enumerate(messages):
+        if message["role"] == "tool":
+            request["messages"] = messages[:index]
+            return
+
+
+def _no_calls(request: Request) -> None:
+    request["messages"] = [
+        message
+        for message in _messages(request)
+        if message["role"] != "tool" and not message.get("tool_calls")
+    ]
+
+
+def _no_tools(request: Request) -> None:
+    _no_calls(request)
+    request.pop("tools", None)
+
+
+def _no_reasoning(request: Request) -> None:
+    for message in _messages(request):
+        message.pop("reasoning_content", None)
+
+
+def _no_later_system(request: Request) -> None:
+    request["messages"] = [
+        message
+        for index, message in enumerate(_messages(request))
+        if index == 0 or message["role"] != "system"
+    ]
+
+
+def _no_names(request: Request) -> None:
+    for message in _messages(request):
+        if message["role"] != "tool":
+            message.pop("name", None)
+
+
+def _filled(role: str) -> Callable[[Request], None]:
+    def fill(request: Request) -> None:
+        for message in _messages(request):
+            if role == "reasoning" and message.get("reasoning_content") == "":
+                message["reasoning_content"] = "x"
+            elif message["role"] == role and message.get("content") == "":
+                message["content"] = "x"
+
+    return fill
+
+
+def _alternating(request: Request) -> None:
+    kept: list[dict[str, Any]] = []
+    for message in _messages(request):
+        if kept and message["role"] == "user" and kept[-1]["role"] == "user":
+            continue
+        kept.append(message)
+    request["messages"] = kept
+
+
+def _trimmed(request: Request) -> None:
+    for message in _messages(request):
+        for key in ("content", "reasoning_content"):
+            if isinstance(message.get(key), str):
+                message[key] = message[key].strip()
+
+
+def _no_system(request: Request) -> None:
+    request["messages"] = [m for m in _messages(request) if m["role"] != "system"]
+
+
+CULPRITS: tuple[tuple[str, str, Callable[[Request], None]], ...] = (
+    ("text-with-calls", "text with tool calls", _no_text_with_calls),
+    ("parallel-calls", "parallel tool calls", _one_call),
+    ("results", "tool results", _no_results),
+    ("call", "tool calls", _no_calls),
+    ("tools", "tools", _no_tools),
+    ("empty-system", "empty system text", _filled("system")),
+    ("empty-user", "empty user text", _filled("user")),
+    ("empty-assistant", "empty assistant text", _filled("assistant")),
+    ("empty-tool", "empty tool text", _filled("tool")),
+    ("empty-reasoning", "empty reasoning", _filled("reasoning")),
+    ("edge-whitespace", "whitespace at the ends of text", _trimmed),
+    ("reasoning", "reasoning", _no_reasoning),
+    ("later-system", "later system messages", _no_later_system),
+    ("several-systems", "later system messages", _no_later_system),
+    ("named", "names", _no_names),
+    ("consecutive-users", "consecutive user messages", _alternating),
+    ("system", "system messages", _no_system),
+)
+"""Per kind of content: the capability it needs, and how to take it out of a conversation."""
+
+
+def find_culprit(
+    fmt: Format,
+    runner: TemplateRunner,
+    failed: Sample,
+    blocked: dict[str, str],
+    verify: Callable[[Format, TemplateRunner, list[Sample]], Any],
+) -> str | None:
+    """The capability the failure on ``failed`` is about (None: no kind of content, taken
+    out alone, makes the conversation agree: the declaration is wrong elsewhere)."""
+    candidates = [
+        (kind, capability, strip)
+        for kind, capability, strip in CULPRITS
+        if kind in failed.kinds and capability not in blocked
+    ]
+    for kind, capability, strip in candidates:
+        request = copy.deepcopy(failed.request)
+        strip(request)
+        if not _messages(request):
+            continue
+        if verify(fmt, runner, [Sample(request, failed.kinds - {kind})]).passed:
+            return capability
+    return None

@@ -1,0 +1,171 @@
+"""The declaration being inferred: frames as text, concepts, and what was and was not derived.
+
+Inference fills a :class:`Draft` part by part (frames, system text, tools, calls, results,
+reasoning, fields the template drops); :meth:`Draft.layout` turns it into a
+:class:`~pawlette.declare.Layout`, every text cut into :class:`~pawlette.declare.Marker` and
+:class:`~pawlette.declare.Lit` pieces by the model's special tokens.
+"""
+
+from __future__ import annotations
+
+import datetime
+from dataclasses import dataclass, field
+from typing import Literal
+
+from ..declare import Frame, Layout
+from ..declare.concept import Concept
+from ..declare.pieces import Fence
+from .atoms import Tokens
+from .underived import Underived
+
+__all__ = ["Capability", "Draft", "FrameText", "InferredOptions", "split_end"]
+
+Status = Literal["derived", "dropped", "refused", "not derived", "differs"]
+
+
+@dataclass(frozen=True)
+class InferredOptions:
+    """The options of an inferred format: ``today``, the date its template reads from its
+    clock (``strftime_now``), when it reads one."""
+
+    today: datetime.date | None = None
+
+
+@dataclass(frozen=True)
+class Capability:
+    """One thing a conversation may hold, and what inference found the template does with it.
+
+    ``status``: ``"derived"`` (declared and verified), ``"dropped"`` (the template accepts it
+    and writes nothing: declared as a loss), ``"refused"`` (the template refuses it, and so
+    does the declaration), ``"not derived"`` (the declaration refuses it: ``detail`` says
+    why, and which concept it would need), ``"differs"`` (the declaration writes it, not as
+    the template does: a documented difference).
+    """
+
+    name: str
+    status: Status
+    detail: str = ""
+
+    def describe(self) -> str:
+        detail = f"; {self.detail}" if self.detail else ""
+        return f"{self.name}: {self.status}{detail}"
+
+
+@dataclass
+class FrameText:
+    """A frame as text (cut into pieces at the end)."""
+
+    open: str = ""
+    end: str = ""
+    after: str = ""
+    also_end: list[str] = field(default_factory=list)
+    open_after: dict[str, str] = field(default_factory=dict)
+    prompt_after: dict[str, str] = field(default_factory=dict)
+
+    def close(self, text: str) -> None:
+        """Set ``end`` and ``after`` from the text that closes the turn."""
+        self.end, self.after = split_end(text)
+
+    def frame(self, tokens: Tokens) -> Frame:
+        return Frame(
+            open=tokens.fence(self.open),
+            end=tokens.fence(self.end),
+            after=tokens.fence(self.after),
+            also_end=tuple(tokens.fence(text) for text in self.also_end),
+            open_after={role: tokens.fence(text) for role, text in self.open_after.items()},
+            prompt_after={role: tokens.fence(text) for role, text in self.prompt_after.items()},
+        )
+
+
+def split_end(text: str) -> tuple[str, str]:
+    """The text that closes a turn as ``(end, after)``: the whitespace it ends with is
+    ``after`` (layout between turns) when something else comes before it."""
+    stripped = text.rstrip()
+    if not stripped:
+        return text, ""
+    return stripped, text[len(stripped) :]
+
+
+@dataclass
+class Draft:
+    """A declaration being inferred."""
+
+    tokens: Tokens
+    begin: str = ""
+    frames: dict[str, FrameText] = field(default_factory=dict)
+    concepts: list[Concept] = field(default_factory=list)
+    capabilities: list[Capability] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    empty_content: bool = False
+    today: datetime.date | None = None
+    date_format: str | None = None
+    empty_roles: set[str] = field(default_factory=lambda: {"system", "user", "assistant", "tool"})
+    """The roles whose empty text the declaration writes as the template does."""
+    blocked: dict[str, str] = field(default_factory=dict)
+    """Capabilities given up after a failed verification, with why."""
+    last_extra: str = ""
+    """What the last assistant turn writes after its opener that earlier ones do not."""
+    edge_roles: set[str] = field(default_factory=lambda: {"system", "user", "assistant", "tool"})
+
+    def capability(self, name: str, status: Status, detail: str = "") -> None:
+        self.capabilities = [item for item in self.capabilities if item.name != name]
+        self.capabilities.append(Capability(name, status, detail))
+
+    def skip(self, name: str) -> bool:
+        """Whether ``name`` was given up (then it is recorded as not derived)."""
+        if name in self.blocked:
+            self.capability(name, "not derived", self.blocked[name])
+            return True
+        return False
+
+    def apply_blocked(self) -> None:
+        """Record every capability given up (those no stage asked about too)."""
+        for name, reason in self.blocked.items():
+            if name == "whitespace at the ends of text":
+                self.edge_roles.clear()
+                self.capability(
+                    name, "differs", "the template changes it; written as given (" + reason + ")"
+                )
+            elif self.status(name) != "not derived":
+                self.capability(name, "not derived", reason)
+            if name.startswith("empty ") and name.endswith(" text"):
+                self.empty_roles.discard(name.split()[1])
+
+    def status(self, name: str) -> Status | None:
+        return next((item.status for item in self.capabilities if item.name == name), None)
+
+    def fence(self, text: str) -> Fence:
+        return self.tokens.fence(text)
+
+    def refused(self) -> dict[str, str]:
+        """What the declaration must refuse at use, by capability name."""
+        # Empty texts the template refuses: no other concept refuses them.
+        return {
+            item.name: item.detail
+            for item in self.capabilities
+            if item.status == "not derived"
+            or (item.status == "refused" and item.name.startswith("empty "))
+        }
+
+    def layout(self, name: str, summary: str) -> Layout:
+        concepts: list[Concept] = []
+        refused = self.refused()
+        if refused:
+            concepts.append(Underived(tuple(sorted(refused.items()))))
+        concepts += self.concepts
+        frames = {role: text.frame(self.tokens) for role, text in self.frames.items()}
+        layout = Layout(
+            name=name,
+            summary=summary,
+            frames=frames,
+            concepts=tuple(concepts),
+            begin=self.tokens.fence(self.begin),
+            options=InferredOptions(today=self.today) if self.date_format else None,
+            notes=tuple(self.notes),
+            today="today" if self.date_format else None,
+        )
+        if self.date_format and self.today is not None:
+            from .dates import with_date_option
+
+            layout = with_date_option(layout, self.today, self.date_format)
+        return layout

@@ -1,0 +1,132 @@
+"""What a template does to text and message fields beyond framing them.
+
+- **Whitespace at the ends of text**, per role: kept, trimmed (:class:`~pawlette.declare.Trimmed`),
+  or changed some other way (a documented difference: verification then holds no such text).
+- **Alternation**: a template that refuses two user messages in a row gets
+  :class:`~pawlette.declare.Alternation`.
+- **Consecutive user messages** written as one turn: not derived (refused at use).
+- **Names**: a ``name`` the template does not write is dropped (:class:`~pawlette.declare.Ignored`).
+"""
+
+from __future__ import annotations
+
+from ..declare import Alternation, Trimmed
+from .draft import Draft
+from .probe import Probe, message
+
+__all__ = ["derive_alternation", "derive_names", "derive_whitespace"]
+
+EDGES = "\n {} \n"
+
+
+def _whitespace(
+    probe: Probe, draft: Draft, role: str, plain: list[dict[str, object]], index: int
+) -> str:
+    """``"kept"``, ``"trimmed"`` or ``"changed"`` for text of ``messages[index]``."""
+    sentinel = str(plain[index]["content"])
+    spaced = [dict(item) for item in plain]
+    spaced[index]["content"] = EDGES.format(sentinel)
+    base = probe.render(plain)
+    written = probe.render(spaced)
+    if base is None or written is None:
+        return "changed"
+    if written == base.replace(sentinel, EDGES.format(sentinel)):
+        return "kept"
+    if written == base:
+        return "trimmed"
+    return "changed"
+
+
+def derive_whitespace(probe: Probe, draft: Draft) -> None:
+    u1, a1, s1 = probe.sentinel("u", 1), probe.sentinel("a", 1), probe.sentinel("s", 1)
+    conversations = {
+        "user": ([message("user", u1)], 0),
+        "assistant": ([message("user", u1), message("assistant", a1)], 1),
+    }
+    if "system" in draft.frames:
+        conversations["system"] = ([message("system", s1), message("user", u1)], 0)
+    trimmed: list[str] = []
+    for role, (plain, index) in conversations.items():
+        found = _whitespace(probe, draft, role, plain, index)
+        if found == "trimmed":
+            trimmed.append(role)
+        elif found == "changed":
+            draft.edge_roles.discard(role)
+            draft.capability(
+                f"whitespace at the ends of {role} text",
+                "differs",
+                "the template changes it in a way no concept declares; written as given",
+            )
+    if trimmed:
+        draft.concepts.append(Trimmed(roles=tuple(trimmed)))
+    draft.edge_roles.discard("reasoning")
+
+
+def derive_alternation(probe: Probe, draft: Draft) -> None:
+    u1, u2 = probe.sentinel("u", 1), probe.sentinel("u", 2)
+    pair = [message("user", u1), message("user", u2)]
+    written = probe.render(pair)
+    if written is None:
+        draft.concepts.append(Alternation())
+        draft.capability(
+            "consecutive user messages", "refused", "user and assistant messages must alternate"
+        )
+        return
+    user = draft.frames["user"]
+    shape = user.open + u1 + user.end + user.after + user.open + u2 + user.end + user.after
+    if not written.endswith(shape):
+        draft.capability(
+            "consecutive user messages",
+            "not derived",
+            f"the template writes them as {written[-120:]!r}, not as two user turns (needs "
+            "concept: consecutive messages joined into one turn)",
+        )
+
+
+def derive_names(probe: Probe, draft: Draft) -> None:
+    from ..declare import Ignored
+
+    u1 = probe.sentinel("u", 1)
+    plain = probe.render([message("user", u1)])
+    named = probe.render([message("user", u1, name=probe.sentinel("n", 1))])
+    if named is not None and named == plain:
+        draft.concepts.append(Ignored(("name",)))
+        draft.capability("names", "dropped", "the template does not write a message's name")
+    else:
+        draft.capability(
+            "names", "not derived", "the template writes a message's name (needs concept: names)"
+        )
+
+
+def derive_empty_texts(probe: Probe, draft: Draft) -> None:
+    """Messages with no text: written as any other (an empty turn), or not."""
+    u1, u2, a1, s1 = (
+        probe.sentinel("u", 1),
+        probe.sentinel("u", 2),
+        probe.sentinel("a", 1),
+        probe.sentinel("s", 1),
+    )
+    conversations: dict[str, tuple[list[dict[str, object]], int]] = {
+        "user": ([message("user", u1)], 0),
+        "assistant": ([message("user", u1), message("assistant", a1), message("user", u2)], 1),
+    }
+    if "system" in draft.frames:
+        conversations["system"] = ([message("system", s1), message("user", u1)], 0)
+    for role, (plain, index) in conversations.items():
+        sentinel = str(plain[index]["content"])
+        empty = [dict(item) for item in plain]
+        empty[index]["content"] = ""
+        base = probe.render(plain)
+        written = probe.render(empty)
+        if base is not None and written == base.replace(sentinel, ""):
+            continue
+        draft.empty_roles.discard(role)
+        if written is None:
+            draft.capability(f"empty {role} text", "refused", "the template refuses it")
+        else:
+            draft.capability(
+                f"empty {role} text",
+                "not derived",
+                f"the template writes a {role} message with no text otherwise than others "
+                "(needs concept: empty text)",
+            )

@@ -1,0 +1,301 @@
+"""The turn frames, the start of the conversation, the generation prompt and the system turn.
+
+Probes (``Zu1q`` is user text 1, ``Za1q`` assistant text 1, ``Zs1q`` system text 1)::
+
+    [user]                       with and without the generation prompt
+    [user, assistant]
+    [user, assistant, user]      → before Zu1q: the start and the user's opener;
+                                   Zu1q..Za1q: the user's close, the assistant's opener;
+                                   Za1q..Zu2q: the assistant's close, the user's opener
+    [system, user, assistant]    → the system turn's opener and close
+    [system, user, assistant, system, user]   → where later system messages go
+
+The user's opener is what both the start and the text after an assistant turn end with; what
+the start holds before it is the ``begin`` fence and, when the template writes one without
+being given a system message, a default system turn.
+"""
+
+from __future__ import annotations
+
+from .atoms import common_prefix, common_suffix
+from .draft import Draft, FrameText, split_end
+from .probe import Probe, Underivable, message
+
+__all__ = ["derive_frames", "derive_system"]
+
+
+def derive_frames(probe: Probe, draft: Draft) -> None:
+    """The user and assistant frames, the start, the generation prompt (or
+    :class:`Underivable`)."""
+    tokens = probe.tokens
+    u1, u2, a1 = probe.sentinel("u", 1), probe.sentinel("u", 2), probe.sentinel("a", 1)
+    user, user2, assistant = message("user", u1), message("user", u2), message("assistant", a1)
+    plain = probe.required("a conversation of one user message", [user])
+    prompted = probe.required("a generation prompt", [user], prompt=True)
+    three = probe.required("a user, assistant, user conversation", [user, assistant, user2])
+    two = probe.required("a user, assistant conversation", [user, assistant])
+    start, user_to_assistant, assistant_to_user, last_user = probe.cut(
+        three, [u1, a1, u2], "the user and assistant messages"
+    )
+    if plain != start + u1 + last_user:
+        raise Underivable(
+            f"the template writes a lone user message ({plain!r}) unlike the same message in a "
+            f"longer conversation ({start + u1 + last_user!r})"
+        )
+    if not prompted.startswith(plain):
+        shared = common_prefix(tokens, prompted, plain)
+        raise Underivable(
+            f"the template writes {plain[len(shared) :]!r} after the last turn when no generation "
+            "prompt follows, and not before the prompt (needs concept: a closing fence of the "
+            "conversation)"
+        )
+    generation_prompt = prompted[len(plain) :]
+    if not user_to_assistant.startswith(last_user):
+        raise Underivable(
+            f"the user's turn ends with {last_user!r} when it is last but with "
+            f"{user_to_assistant!r} before an assistant turn (needs concept: a close that depends "
+            "on what follows)"
+        )
+    assistant_open = user_to_assistant[len(last_user) :]
+    two_start, two_between, assistant_tail = probe.cut(two, [u1, a1], "a user and assistant")
+    if two_start != start or not two_between.startswith(user_to_assistant):
+        raise Underivable(
+            "the template writes the user's turn differently when an assistant turn ends the "
+            "conversation"
+        )
+    # What the last assistant turn holds beyond the others (an empty reasoning block): the
+    # reasoning stage reads it.
+    draft.last_extra = two_between[len(user_to_assistant) :]
+    user_frame = FrameText()
+    assistant_frame = FrameText(open=assistant_open)
+    user_frame.close(last_user)
+    if assistant_to_user.startswith(assistant_tail) and start.endswith(
+        assistant_to_user[len(assistant_tail) :]
+    ):
+        user_open = assistant_to_user[len(assistant_tail) :]
+        assistant_frame.close(assistant_tail)
+    else:
+        user_open = common_suffix(tokens, start, assistant_to_user)
+        middle = assistant_to_user[: len(assistant_to_user) - len(user_open)]
+        if assistant_tail.strip():
+            raise Underivable(
+                f"the assistant's turn ends with {assistant_tail!r} when it is last but with "
+                f"{middle!r} before a user turn (needs concept: a close that depends on what "
+                "follows)"
+            )
+        # The last assistant turn has no end: the end is written as part of the next opener.
+        end, _ = split_end(middle)
+        assistant_frame.end, assistant_frame.after = "", assistant_tail
+        if end:
+            assistant_frame.also_end.append(end)
+            draft.notes.append(
+                f"The template writes no end after the last assistant turn; {end!r} before the "
+                "next turn is read as the end of the assistant's turn."
+            )
+        user_frame.open_after["assistant"] = assistant_to_user
+    if not user_open and not user_frame.end:
+        raise Underivable(
+            "the user's turn has neither an opener nor an end (nothing tells it from the "
+            "assistant's)"
+        )
+    user_frame.open = user_open
+    draft.begin = start[: len(start) - len(user_open)]
+    draft.frames["user"] = user_frame
+    draft.frames["assistant"] = assistant_frame
+    if generation_prompt != assistant_open:
+        assistant_frame.prompt_after["user"] = generation_prompt
+    if not generation_prompt:
+        draft.notes.append(
+            "The template writes no generation prompt: the assistant's turn follows the user's "
+            "directly."
+        )
+
+
+def derive_system(probe: Probe, draft: Draft) -> None:
+    """The system turn: its frame, a default text, where later system messages go."""
+    from ..declare import SystemPrompt
+
+    if draft.skip("system messages"):
+        return
+    tokens = probe.tokens
+    s1, s2 = probe.sentinel("s", 1), probe.sentinel("s", 2)
+    u1, u2, a1 = probe.sentinel("u", 1), probe.sentinel("u", 2), probe.sentinel("a", 1)
+    system, system2 = message("system", s1), message("system", s2)
+    user, user2, assistant = message("user", u1), message("user", u2), message("assistant", a1)
+    user_frame, assistant_frame = draft.frames["user"], draft.frames["assistant"]
+    head = draft.begin  # the start before the first user turn, with a default system turn
+    written = probe.render([system, user])
+    if written is None:
+        draft.capability(
+            "system messages",
+            "refused",
+            f"the template refuses them ({probe.refusal([system, user])[:100]})",
+        )
+        return
+    try:
+        before, between, tail = probe.cut(written, [s1, u1], "a system message")
+    except Underivable as error:
+        draft.capability("system messages", "not derived", str(error))
+        return
+    user_open = user_frame.open
+    if not between.endswith(user_open) or tail != user_frame.end + user_frame.after:
+        draft.capability(
+            "system messages",
+            "not derived",
+            f"the template writes a system message into the turns around it ({written[:200]!r}; "
+            "needs concept: system text inside another turn)",
+        )
+        return
+    system_close = between[: len(between) - len(user_open)]
+    frame = FrameText()
+    frame.close(system_close)
+    default: str | None = None
+    always = False
+    if not head or (before.startswith(head) and not head.startswith(before)):
+        begin, opener = head, before[len(head) :]
+    elif (
+        head.startswith(before)
+        and head.endswith(system_close)
+        and len(head) >= len(before) + len(system_close)
+    ):
+        text = head[len(before) : len(head) - len(system_close)]
+        if text:
+            default = text
+        else:
+            always = True
+        begin = _begin_of(probe, before)
+        opener = before[len(begin) :]
+    else:
+        draft.capability(
+            "system messages",
+            "not derived",
+            f"the template's start without a system message ({head!r}) is not its system turn "
+            f"({before!r} ... {system_close!r}) with a default text (needs concept: a default "
+            "system turn with other fences)",
+        )
+        return
+    if not opener and not system_close and not begin:
+        draft.capability(
+            "system messages",
+            "not derived",
+            "system text is written bare at the very start with no fence before it",
+        )
+        return
+    frame.open = opener
+    draft.begin = begin
+    placement, joiner, preamble = _placement(probe, draft, frame, written)
+    if placement is None:
+        return
+    draft.frames["system"] = frame
+    fence = draft.fence
+    concept = SystemPrompt(
+        default=default,
+        always=always,
+        preamble=fence(preamble),
+        placement=placement,  # type: ignore[arg-type]
+        joiner=joiner,
+    )
+    draft.concepts.append(concept)
+    draft.capability("system messages", "derived", f"placement {placement}")
+    del tokens, system2, user2, assistant, assistant_frame
+
+
+def _begin_of(probe: Probe, before: str) -> str:
+    """The ``begin`` fence at the start of a system turn's opener: the tokenizer's BOS token
+    when the opener starts with it."""
+    bos = probe.runner.variables.get("bos_token")
+    if isinstance(bos, str) and bos and before.startswith(bos):
+        return bos
+    return ""
+
+
+def _placement(
+    probe: Probe, draft: Draft, frame: FrameText, written: str
+) -> tuple[str | None, str, str]:
+    """Where a system message after the first goes: ``(placement, joiner, preamble)``; the
+    preamble is what the first system turn's opener writes beyond a later one's."""
+    s1, s2 = probe.sentinel("s", 1), probe.sentinel("s", 2)
+    u1, u2, a1 = probe.sentinel("u", 1), probe.sentinel("u", 2), probe.sentinel("a", 1)
+    conversation = [
+        message("system", s1),
+        message("user", u1),
+        message("assistant", a1),
+        message("system", s2),
+        message("user", u2),
+    ]
+    if draft.skip("later system messages"):
+        return "first_only", "\n\n", ""
+    later = probe.render(conversation)
+    if later is None:
+        draft.capability("later system messages", "refused", "the template refuses them")
+        return "first_only", "\n\n", ""
+    assistant = draft.frames["assistant"]
+    user = draft.frames["user"]
+    counts = [later.count(text) for text in (s1, s2, u1)]
+    if counts == [1, 1, 1] and later.find(s1) < later.find(s2) < later.find(u1):
+        before = later[: later.find(s1)]
+        joiner = later[later.find(s1) + len(s1) : later.find(s2)]
+        draft.capability(
+            "later system messages", "derived", f"gathered into the first, joined by {joiner!r}"
+        )
+        del before
+        return "gathered", joiner, ""
+    try:
+        pieces = probe.cut(later, [s1, u1, a1, s2, u2], "a later system message")
+    except Underivable as error:
+        draft.capability(
+            "later system messages",
+            "not derived",
+            str(error) + " (needs concept: later system messages dropped or moved)",
+        )
+        return "first_only", "\n\n", ""
+    after_assistant = pieces[3]
+    between = pieces[4]
+    tail = assistant.end + assistant.after
+    close = frame.end + frame.after
+    if not after_assistant.startswith(tail) or not between.startswith(close):
+        draft.capability(
+            "later system messages",
+            "not derived",
+            f"written as {after_assistant + s2 + between!r}, not as a system turn",
+        )
+        return "first_only", "\n\n", ""
+    later_open = after_assistant[len(tail) :]
+    user_open = between[len(close) :]
+    alone = probe.render(
+        [message("user", u1), message("assistant", a1), message("system", s2), message("user", u2)]
+    )
+    lone = probe.render([message("user", u1)])
+    if (
+        alone is None
+        or lone is None
+        or s2 not in alone
+        or alone.find(s2) < alone.find(a1)
+        or alone[: alone.find(u1)] != lone[: lone.find(u1)]
+    ):
+        draft.capability(
+            "later system messages",
+            "not derived",
+            "a system message after the first user message, with none before it, changes the "
+            "start of the conversation or is moved (needs concept)",
+        )
+        return "first_only", "\n\n", ""
+    if user_open != user.open:
+        draft.capability(
+            "later system messages",
+            "not derived",
+            "the user turn after a later system message opens differently",
+        )
+        return "first_only", "\n\n", ""
+    if later_open == frame.open:
+        return "in_place", "\n\n", ""
+    if frame.open.startswith(later_open):
+        preamble = frame.open[len(later_open) :]
+        frame.open = later_open
+        return "in_place", "\n\n", preamble
+    draft.capability(
+        "later system messages",
+        "not derived",
+        f"a later system turn opens with {later_open!r}, the first with {frame.open!r}",
+    )
+    return "first_only", "\n\n", ""

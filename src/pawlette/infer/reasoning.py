@@ -1,0 +1,194 @@
+"""Reasoning: its fences, which turns keep it, what stands in for it, what the prompt opens.
+
+Probes (``Zr1q`` is reasoning text)::
+
+    [user, assistant+reasoning]                  → the block as the last turn writes it
+    [user, assistant+reasoning, user]            → kept before the last query, or dropped
+    [user, assistant+reasoning, user, assistant+reasoning]
+
+The assistant's opener is what the prompt, a turn with reasoning and a turn without it all
+begin with; what a turn without reasoning writes beyond it stands in for the block
+(``absent``); what the prompt writes beyond it is the block's opening (``prompt="open"``) or a
+whole empty block (``"empty"``).  A template that never writes reasoning but whose prompt
+opens a block gets its close from the open's shape (``<think>`` → ``</think>``), since no
+render shows it.
+"""
+
+from __future__ import annotations
+
+import re
+
+from ..declare import Ignored, Reasoning
+from .atoms import common_prefix
+from .draft import Draft
+from .probe import Probe, message
+
+__all__ = ["close_of", "derive_reasoning"]
+
+
+def close_of(opening: str) -> str | None:
+    """The close tag a tag's shape implies (None: no shape known)."""
+    tag = opening.strip()
+    for pattern, close in (
+        (r"<([A-Za-z][\w:.\-]*)>", "</{}>"),
+        (r"\[([A-Z][A-Z_]*)\]", "[/{}]"),
+        (r"<\|START_(\w+)\|>", "<|END_{}|>"),
+        (r"<\|(\w+)\|>", "<|/{}|>"),
+    ):
+        found = re.fullmatch(pattern, tag)
+        if found:
+            return close.format(found.group(1))
+    return None
+
+
+def _split_block(probe: Probe, text: str) -> tuple[str, str] | None:
+    """An empty block's text (``<think>\\n</think>``) as its open and close (by the tags)."""
+    atoms = probe.tokens.atoms(text)
+    tags = [number for number, atom in enumerate(atoms) if len(atom) > 1]
+    if len(tags) < 2:
+        return None
+    cut = tags[1]
+    while cut > tags[0] + 1 and atoms[cut - 1].isspace() and False:
+        cut -= 1
+    opening, closing = "".join(atoms[:cut]), "".join(atoms[cut:])
+    if close_of(opening.strip()) is None:
+        return None
+    return opening, closing
+
+
+def _opener(probe: Probe, shared: str, before: str) -> str:
+    """The assistant's opener: the shared start, less the block's own open when the turns
+    without reasoning and the prompt write that too (an empty block, an opened one)."""
+    atoms = probe.tokens.atoms(shared)
+    while atoms and not before["".join(atoms).__len__() :].strip():
+        atoms.pop()
+    return "".join(atoms)
+
+
+def derive_reasoning(probe: Probe, draft: Draft) -> None:
+    if draft.skip("reasoning"):
+        return
+    tokens = probe.tokens
+    u1, u2 = probe.sentinel("u", 1), probe.sentinel("u", 2)
+    a1, a2 = probe.sentinel("a", 1), probe.sentinel("a", 2)
+    r1, r2 = probe.sentinel("r", 1), probe.sentinel("r", 2)
+    user, user2 = message("user", u1), message("user", u2)
+    thought = message("assistant", a1, reasoning_content=r1)
+    thought2 = message("assistant", a2, reasoning_content=r2)
+    frame = draft.frames["assistant"]
+    user_frame = draft.frames["user"]
+    history_open = frame.open
+    prompt = frame.prompt_after.get("user", frame.open)
+    lead = u1 + user_frame.end + user_frame.after
+    last = probe.render([user, thought])
+    if last is None:
+        draft.capability("reasoning", "not derived", "the template refuses reasoning_content")
+        return
+    start = last.find(lead)
+    region = last[start + len(lead) : last.find(a1)] if start >= 0 and a1 in last else ""
+    keep = "none"
+    if r1 in region:
+        before, after = region.split(r1, 1)
+        opener = _opener(probe, common_prefix(tokens, history_open, before, prompt), before)
+        opening, closing = before[len(opener) :], after
+        absent = history_open[len(opener) :]
+        earlier = probe.render([user, thought, user2])
+        both = probe.render([user, thought, user2, thought2])
+        if earlier is not None and r1 in earlier:
+            keep = "all"
+        elif both is not None and r2 in both:
+            keep = "after_last_query"
+        else:
+            draft.capability(
+                "reasoning",
+                "not derived",
+                "written only on a conversation's last turn (needs concept)",
+            )
+            return
+    else:
+        opener = common_prefix(tokens, history_open, prompt)
+        absent = history_open[len(opener) :]
+        added = prompt[len(opener) :]
+        split = _split_block(probe, added) or _split_block(probe, absent)
+        if split is None and added.strip() and close_of(added.strip()) is not None:
+            split = (added, close_of(added.strip()) or "")
+            draft.notes.append(
+                f"The reasoning block's close {split[1]!r} is inferred from its open "
+                f"{added.strip()!r}: the template never writes a whole block."
+            )
+        if split is None:
+            draft.concepts.append(Ignored(("reasoning",)))
+            draft.capability(
+                "reasoning", "dropped", "the template does not write reasoning_content"
+            )
+            return
+        opening, closing = split
+    if not opening or not closing:
+        draft.capability("reasoning", "not derived", f"no fences around it in {region!r}")
+        return
+    rest = prompt[len(opener) :]
+    mode = {"": "", opening: "open", opening + closing: "empty"}.get(rest)
+    frame.open = opener
+    frame.prompt_after.pop("user", None)
+    if mode is None:
+        frame.prompt_after["user"] = prompt
+        mode = ""
+    empty_on_last = False
+    if draft.last_extra:
+        if draft.last_extra != opening + closing or keep != "after_last_query":
+            draft.capability(
+                "reasoning",
+                "not derived",
+                f"the last turn writes {draft.last_extra!r} where others write nothing",
+            )
+            return
+        empty_on_last = True
+        draft.last_extra = ""
+    draft.concepts.append(
+        Reasoning(
+            open=draft.fence(opening),
+            close=draft.fence(closing),
+            keep=keep,  # type: ignore[arg-type]
+            empty_on_last=empty_on_last,
+            prompt=mode,  # type: ignore[arg-type]
+            absent=draft.fence(absent),
+        )
+    )
+    kept = {
+        "all": "kept on every turn",
+        "after_last_query": "kept after the last user message",
+        "none": "never written (dropped)",
+    }[keep]
+    draft.capability(
+        "reasoning",
+        "derived" if keep != "none" else "dropped",
+        f"{opening.strip()} ... {closing.strip()}, {kept}",
+    )
+    if keep != "none":
+        if _keeps_whitespace(probe, lead, opening, closing):
+            draft.edge_roles.add("reasoning")
+        else:
+            draft.capability(
+                "whitespace at the ends of reasoning",
+                "differs",
+                "the template changes it in a way no concept declares; written as given",
+            )
+        empty = probe.render([user, message("assistant", a1, reasoning_content="")])
+        if empty is None or empty == probe.render([user, message("assistant", a1)]) != last.replace(
+            r1, ""
+        ):
+            draft.capability(
+                "empty reasoning",
+                "not derived",
+                "the template writes an empty reasoning_content as none (needs concept)",
+            )
+        else:
+            draft.empty_roles.add("reasoning")
+
+
+def _keeps_whitespace(probe: Probe, lead: str, opening: str, closing: str) -> bool:
+    u1, a1, r1 = probe.sentinel("u", 1), probe.sentinel("a", 1), probe.sentinel("r", 1)
+    spaced = probe.render(
+        [message("user", u1), message("assistant", a1, reasoning_content=f"\n {r1} \n")]
+    )
+    return spaced is not None and f"{opening}\n {r1} \n{closing}" in spaced

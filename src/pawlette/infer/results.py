@@ -1,0 +1,177 @@
+"""Tool results: the turn that holds them, one per result or grouped, with the call's id or
+not, and how the assistant's turn opens after them.
+
+Probes (``Zt1q`` is a result's text)::
+
+    [user, assistant(calls=[alpha]), tool]                  → the results turn
+    [user, assistant(calls=[alpha, beta]), tool, tool]      → grouped, or a turn each
+    ... with the generation prompt, and with an assistant answer after them
+
+The results turn is what the template adds after the turn of calls.  The text between two
+results is either a whole close and open (a turn each) or what closes one item and opens the
+next (grouped: the close is what both that text and the end of the last result start with).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..declare import Reasoning, Results
+from ..declare.pieces import text_of
+from .atoms import common_prefix, common_suffix
+from .calls import ALPHA, BETA
+from .draft import Draft, FrameText
+from .probe import Probe, Underivable, call, message
+from .tools import PROBE_TOOLS, insertions
+
+__all__ = ["derive_results"]
+
+
+def derive_results(probe: Probe, draft: Draft) -> None:
+    if draft.skip("tool results"):
+        return
+    if draft.status("tool calls") != "derived":
+        draft.capability("tool results", "not derived", "needs the tool calls to be derived first")
+        return
+    try:
+        _derive(probe, draft)
+    except Underivable as error:
+        draft.capability("tool results", "not derived", str(error))
+
+
+def _render(probe: Probe, messages: list[dict[str, Any]], prompt: bool = False) -> str:
+    return probe.required("tool results", messages, list(PROBE_TOOLS), prompt=prompt)
+
+
+def _derive(probe: Probe, draft: Draft) -> None:
+    u1 = probe.sentinel("u", 1)
+    first = call("Zi1qabcde", "zq_alpha", ALPHA)
+    second = call("Zi2qabcde", "zq_beta", BETA)
+    user = message("user", u1)
+    calls_one = message("assistant", None, tool_calls=[first])
+    calls_two = message("assistant", None, tool_calls=[first, second])
+    result_one = message("tool", "Zt1q", tool_call_id="Zi1qabcde")
+    result_two = message("tool", "Zt2q", tool_call_id="Zi2qabcde")
+    written = _added(probe, [user, calls_one], [result_one])
+    if "Zt1q" not in written:
+        raise Underivable(
+            f"the template does not write a result's text after the calls ({written[:80]!r})"
+        )
+    if "zq_alpha" in written:
+        raise Underivable(
+            "the template writes the tool's name with its result (needs concept: named results)"
+        )
+    before, after = written.split("Zt1q", 1)
+    identifier = None
+    if "Zi1qabcde" in before:
+        opening, identifier = before.split("Zi1qabcde", 1)
+    else:
+        opening = before
+    added = _added(probe, [user, calls_two], [result_one, result_two])
+    pieces = Probe.cut(added, ["Zt1q", "Zt2q"], "two results")
+    between = pieces[1]
+    item_open = item_close = ""
+    grouped = False
+    if between == after + before.replace("Zi1qabcde", "Zi2qabcde"):
+        pass  # a turn each
+    else:
+        grouped = True
+        next_before = before.replace("Zi1qabcde", "Zi2qabcde")
+        item_close = common_prefix(probe.tokens, between, after)
+        rest = between[len(item_close) :]
+        item_open = common_suffix(probe.tokens, rest, next_before)
+        if item_close + item_open != between or not item_close:
+            raise Underivable(
+                f"two results are joined by {between!r} (needs concept: grouped results of this "
+                "shape)"
+            )
+        if identifier is not None:
+            raise Underivable("grouped results with call ids (needs concept)")
+        opening = (
+            opening[: len(opening) - len(item_open)] if opening.endswith(item_open) else opening
+        )
+        if not before.endswith(item_open):
+            raise Underivable("the first result opens unlike the others")
+        opening = before[: len(before) - len(item_open)]
+    close = after[len(item_close) :]
+    frame = FrameText(open=opening)
+    frame.close(close)
+    if identifier is not None and not identifier.strip():
+        raise Underivable("no fence between a result's call id and its text")
+    draft.frames["tool"] = frame
+    draft.concepts.append(
+        Results(
+            grouped=grouped,
+            item_open=draft.fence(item_open),
+            item_close=draft.fence(item_close),
+            id_close=None if identifier is None else draft.fence(identifier),
+        )
+    )
+    _after_results(probe, draft, [user, calls_one, result_one])
+    how = "grouped in one turn" if grouped else "a turn each"
+    draft.capability(
+        "tool results", "derived", how + (", with the call's id" if identifier is not None else "")
+    )
+
+
+def _added(probe: Probe, before: list[dict[str, Any]], results: list[dict[str, Any]]) -> str:
+    """What the results add after the turn of calls.  A template that writes the last turn
+    differently (an empty reasoning block) may take something out of the calls' turn once it
+    is no longer last: only such removals are allowed beside the results."""
+    base = _render(probe, before)
+    written = _render(probe, [*before, *results])
+    if written.startswith(base):
+        return written[len(base) :]
+    edits = insertions(probe.tokens, base, written)
+    at_end = [edit for edit in edits if edit[0] == len(base) and not edit[1]]
+    others = [edit for edit in edits if edit not in at_end]
+    if len(at_end) != 1 or any(inserted for _, _, inserted in others):
+        raise Underivable("results change the turn of calls before them")
+    return at_end[0][2]
+
+
+def _reasoning_prompt(draft: Draft) -> str:
+    for concept in draft.concepts:
+        if isinstance(concept, Reasoning):
+            text = text_of(concept.open) if concept.prompt in ("open", "empty") else ""
+            if concept.prompt == "empty":
+                text += text_of(concept.close)
+            return text
+    return ""
+
+
+def _after_results(probe: Probe, draft: Draft, messages: list[dict[str, Any]]) -> None:
+    """The assistant's opener and generation prompt after results, where they differ."""
+    assistant = draft.frames["assistant"]
+    u2 = probe.sentinel("u", 2)
+    # The answer is followed by a user message: a last turn may be written otherwise.
+    answered = _added(probe, messages, [message("assistant", "Za2q"), message("user", u2)])
+    if "Za2q" not in answered:
+        raise Underivable("the template does not write an answer after results")
+    opening = answered[: answered.find("Za2q")]
+    absent = ""
+    for concept in draft.concepts:
+        if isinstance(concept, Reasoning):
+            absent = text_of(concept.absent)
+    if opening != assistant.open + absent:
+        if absent and not opening.endswith(absent):
+            raise Underivable("the answer after results has no reasoning stand-in (needs concept)")
+        assistant.open_after["tool"] = opening[: len(opening) - len(absent)]
+    plain = _render(probe, messages)
+    prompted = _render(probe, messages, prompt=True)
+    if not prompted.startswith(plain):
+        raise Underivable("the generation prompt after results rewrites them")
+    prompt = prompted[len(plain) :]
+    added = _reasoning_prompt(draft)
+    # What the frame writes as the prompt after a result (Frame.prompt).
+    expected = assistant.prompt_after.get("tool", assistant.open_after.get("tool", assistant.open))
+    if prompt != expected + added:
+        if added and prompt.endswith(added):
+            assistant.prompt_after["tool"] = prompt[: len(prompt) - len(added)]
+        elif added:
+            raise Underivable(
+                f"the generation prompt after results ({prompt!r}) does not open the reasoning "
+                "block as after a user message (needs concept)"
+            )
+        else:
+            assistant.prompt_after["tool"] = prompt

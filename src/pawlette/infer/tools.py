@@ -1,0 +1,291 @@
+"""The tools block: where a template writes the request's tools, and how.
+
+Probes: ``[user]``, ``[system, user]`` and ``[user, assistant, user]``, each without tools, with
+one tool and with two.  The tools are found in the render as JSON (each tool, or the list of
+them, as ``tojson`` writes it: the whole OpenAI tool or its ``function``, indented or not); the
+text between two tools is what closes one item and opens the next, and what the tools add
+around them is the block's open and close.  Where the block lands in the render without tools
+says its place: in the system turn after or before its text (with the separator the text gets),
+in the first or last user turn, on its own before the last user turn, or as a turn of its own
+at the start.  Tools written in another language (TypeScript, Python signatures, XML) need a
+concept of their own: not derived.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from ..declare import Ignored, SystemPrompt, ToolsBlock
+from ..declare.pieces import text_of
+from .atoms import Tokens
+from .draft import Draft
+from .probe import Probe, message, tool
+
+__all__ = ["PROBE_TOOLS", "derive_tools", "insertions"]
+
+PROBE_TOOLS = (
+    tool("zq_alpha", "Zd1q", {"zk1": {"type": "string"}}),
+    tool("zq_beta", "Zd2q", {"zk2": {"type": "integer"}}),
+)
+
+
+def insertions(tokens: Tokens, base: str, changed: str) -> list[tuple[int, str, str]]:
+    """How ``changed`` differs from ``base``: ``(offset in base, removed, inserted)`` runs,
+    never cutting a special token."""
+    left, right = tokens.atoms(base), tokens.atoms(changed)
+    matcher = difflib.SequenceMatcher(None, left, right, autojunk=False)
+    found = []
+    offsets = [0]
+    for atom in left:
+        offsets.append(offsets[-1] + len(atom))
+    for kind, i1, i2, j1, j2 in matcher.get_opcodes():
+        if kind != "equal":
+            found.append((offsets[i1], "".join(left[i1:i2]), "".join(right[j1:j2])))
+    return found
+
+
+@dataclass(frozen=True)
+class Style:
+    """How each tool is written: the whole OpenAI tool or its function, and tojson's
+    options."""
+
+    wrap: str
+    indent: int | None
+    separators: tuple[str, str] | None
+
+    def dump(self, value: Any) -> str:
+        return json.dumps(value, ensure_ascii=False, indent=self.indent, separators=self.separators)
+
+    def item(self, given: dict[str, Any]) -> Any:
+        return given if self.wrap == "openai" else given["function"]
+
+
+STYLES = tuple(
+    Style(wrap, indent, separators)
+    for wrap in ("openai", "function")
+    for indent in (None, 4, 2)
+    for separators in (None, (",", ":"))
+)
+
+
+def _style(text: str) -> Style | None:
+    for style in STYLES:
+        if style.dump(style.item(PROBE_TOOLS[0])) in text:
+            return style
+    return None
+
+
+def derive_tools(probe: Probe, draft: Draft) -> None:
+    if draft.skip("tools"):
+        return
+    u1, u2, a1 = probe.sentinel("u", 1), probe.sentinel("u", 2), probe.sentinel("a", 1)
+    s1 = probe.sentinel("s", 1)
+    one, two = [PROBE_TOOLS[0]], list(PROBE_TOOLS)
+    user = [message("user", u1)]
+    plain = probe.render(user)
+    with_one = probe.render(user, one)
+    with_two = probe.render(user, two)
+    if with_one is None or with_two is None:
+        draft.capability("tools", "not derived", "the template refuses the probe tools")
+        return
+    if with_one == plain:
+        draft.concepts.append(Ignored(("tools",)))
+        draft.capability("tools", "dropped", "the template does not write tools")
+        return
+    style = _style(with_two)
+    if style is None:
+        draft.capability(
+            "tools",
+            "not derived",
+            "the template writes tools in a form other than their JSON (needs concept: tools "
+            "written as code or markup)",
+        )
+        return
+    first, second = (style.dump(style.item(item)) for item in PROBE_TOOLS)
+    array_text = style.dump([style.item(item) for item in PROBE_TOOLS])
+    array = array_text in with_two
+    if array:
+        item_open = item_close = ""
+    else:
+        if with_two.count(first) != 1 or with_two.count(second) != 1:
+            draft.capability("tools", "not derived", "the template writes each tool more than once")
+            return
+        between = with_two[with_two.find(first) + len(first) : with_two.find(second)]
+        if with_one.count(first) != 1:
+            draft.capability("tools", "not derived", "the template writes a tool more than once")
+            return
+        one_before = with_one[: with_one.find(first)]
+        one_after = with_one[with_one.find(first) + len(first) :]
+        item_close = ""
+        # The text between two tools closes one item and opens the next: split it where
+        # the text around a lone tool agrees (the close is what follows a tool).
+        for cut in range(len(between), -1, -1):
+            if one_after.startswith(between[:cut]) and one_before.endswith(between[cut:]):
+                item_close = between[:cut]
+                break
+        else:
+            draft.capability("tools", "not derived", f"the tools are joined by {between!r}")
+            return
+        item_open = between[len(item_close) :]
+    single = style.dump([style.item(PROBE_TOOLS[0])]) if array else first
+    placed = _place(probe, draft, single, item_open, item_close)
+    if placed is None:
+        return
+    place, block_open, block_close, first_in_host, separator = placed
+    draft.concepts.append(
+        ToolsBlock(
+            place=place,  # type: ignore[arg-type]
+            open=draft.fence(block_open),
+            close=draft.fence(block_close),
+            item_open=draft.fence(item_open),
+            item_close=draft.fence(item_close),
+            first=first_in_host,
+            separator=draft.fence(separator),
+            indent=style.indent,
+            wrap=style.wrap,  # type: ignore[arg-type]
+            array=array,
+            separators=style.separators,
+        )
+    )
+    draft.capability(
+        "tools",
+        "derived",
+        f"{place.replace('_', ' ')}, {'one JSON array' if array else 'one JSON per tool'}",
+    )
+    del u2, a1, s1
+
+
+def _place(
+    probe: Probe, draft: Draft, single: str, item_open: str, item_close: str
+) -> tuple[str, str, str, bool, str] | None:
+    """``(place, open, close, first, separator)`` of the block, from where the template puts
+    it (None: not derived, the draft says why)."""
+    tokens = probe.tokens
+    u1, u2, a1, s1 = (
+        probe.sentinel("u", 1),
+        probe.sentinel("u", 2),
+        probe.sentinel("a", 1),
+        probe.sentinel("s", 1),
+    )
+    one = [PROBE_TOOLS[0]]
+    tools_item = item_open + single + item_close
+
+    def block_of(inserted: str) -> tuple[str, str] | None:
+        at = inserted.find(tools_item)
+        if at < 0 or inserted.count(tools_item) != 1:
+            return None
+        return inserted[:at], inserted[at + len(tools_item) :]
+
+    def not_derived(why: str) -> None:
+        draft.capability("tools", "not derived", why)
+
+    user = draft.frames["user"]
+    conversation = [message("user", u1), message("assistant", a1), message("user", u2)]
+    base = probe.render(conversation)
+    changed = probe.render(conversation, one)
+    if base is None or changed is None:
+        not_derived("the template refuses tools in a longer conversation")
+        return None
+    found = insertions(tokens, base, changed)
+    has_system = "system" in draft.frames
+    if len(found) == 1 and not found[0][1]:
+        offset, _, inserted = found[0]
+        around = block_of(inserted)
+        last_opener = base.find(u2) - len(user.open)
+        if around is not None and offset == last_opener:
+            open_text, close_text = around
+            return "before_last_user", open_text, close_text, False, ""
+        first_user = base.find(u1)
+        for name, host in (("first_user", u1), ("last_user", u2)):
+            position = base.find(host)
+            if around is not None and offset == position:
+                return name, around[0], around[1], True, ""
+            if around is not None and offset == position + len(host):
+                return name, around[0], around[1], False, ""
+        del first_user
+        if around is not None and offset == len(draft.begin) and not has_system:
+            return "own_turn", around[0], around[1], False, ""
+    if not has_system:
+        not_derived(f"the template writes tools where no concept puts them ({found[:2]!r})")
+        return None
+    # In the system turn: with a system message, and without one.
+    with_text = probe.render([message("system", s1), message("user", u1)])
+    with_text_tools = probe.render([message("system", s1), message("user", u1)], one)
+    if with_text is None or with_text_tools is None:
+        not_derived("the template refuses tools beside a system message")
+        return None
+    found = insertions(tokens, with_text, with_text_tools)
+    system = draft.frames["system"]
+    position = with_text.find(s1)
+    if len(found) == 1 and not found[0][1]:
+        offset, _, inserted = found[0]
+        around = block_of(inserted)
+        if (
+            around is not None
+            and offset == len(draft.begin)
+            and with_text_tools.startswith(draft.begin + inserted)
+        ):
+            return "own_turn", around[0], around[1], False, ""
+        if around is not None and offset == position + len(s1):
+            separator_and_open, close_text = around
+            return _system_without_text(
+                probe, draft, separator_and_open, close_text, tools_item, False
+            )
+        if around is not None and offset == position:
+            open_text, close_text = around
+            return _system_without_text(probe, draft, open_text, close_text, tools_item, True)
+    del system
+    not_derived(
+        "the template writes tools where no concept puts them "
+        f"({[item[2][:80] for item in found]!r})"
+    )
+    return None
+
+
+def _system_without_text(
+    probe: Probe, draft: Draft, lead: str, close_text: str, tools_item: str, first: bool
+) -> tuple[str, str, str, bool, str] | None:
+    """The block in the system turn: split the separator from the open by the turn the
+    template writes for tools when there is no system message."""
+    u1 = probe.sentinel("u", 1)
+    alone = probe.render([message("user", u1)], [PROBE_TOOLS[0]])
+    system = draft.frames["system"]
+    if alone is None:
+        draft.capability(
+            "tools", "not derived", "the template refuses tools without a system message"
+        )
+        return None
+    at = alone.find(tools_item)
+    before = alone[:at]
+    prompt = _system_prompt(draft)
+    preamble = "" if prompt is None else text_of(prompt.preamble)
+    default = prompt.default if prompt is not None and isinstance(prompt.default, str) else None
+    head = system.open + preamble
+    if first:
+        return "system", lead, close_text, True, ""
+    for cut in range(len(lead) + 1):
+        separator, open_text = lead[:cut], lead[cut:]
+        if default is not None and before.endswith(head + default + separator + open_text):
+            return "system", open_text, close_text, False, separator
+        if before.endswith(head + open_text):
+            if default is not None and prompt is not None:
+                # The default text gives way to the tools.
+                draft.concepts[draft.concepts.index(prompt)] = dataclasses.replace(
+                    prompt, default_when="without_tools"
+                )
+            return "system", open_text, close_text, False, separator
+    draft.capability(
+        "tools", "not derived", f"the tools block opens with {lead!r} after system text"
+    )
+    return None
+
+
+def _system_prompt(draft: Draft) -> SystemPrompt | None:
+    for concept in draft.concepts:
+        if isinstance(concept, SystemPrompt):
+            return concept
+    return None

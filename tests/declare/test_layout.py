@@ -1,0 +1,222 @@
+"""Declaring is an interface: a declaration that cannot work is refused when it is made, with
+the field, what was given and what is allowed; every declaration type documents its fields."""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime
+import inspect
+from typing import Any
+
+import pytest
+
+from pawlette import declare as declaration
+from pawlette.declare import (
+    Alternation,
+    Concept,
+    Frame,
+    Ignored,
+    JsonCalls,
+    Layout,
+    Marker,
+    NamedCalls,
+    Option,
+    Reasoning,
+    Results,
+    SystemPrompt,
+    ToolsBlock,
+    Trimmed,
+    XmlCalls,
+    declare,
+    fence,
+)
+from pawlette.errors import FormatError, RequestError
+
+END = Marker("<|end|>")
+
+
+def frames(**changes: Frame) -> dict[str, Frame]:
+    made = {
+        role: Frame(open=fence(Marker(f"<|{role}|>")), end=fence(END), after=fence("\n"))
+        for role in ("system", "user", "assistant", "tool")
+    }
+    return {**made, **changes}
+
+
+def tiny(*concepts: Concept, **changes: Any) -> Layout:
+    return Layout(
+        name="tiny", summary="a test layout", frames=frames(), concepts=concepts, **changes
+    )
+
+
+@pytest.mark.parametrize(
+    ("make", "says"),
+    [
+        (lambda: Layout(name="a b", summary="", frames=frames()), "Layout.name: 'a b'"),
+        (
+            lambda: Layout(name="x", summary="", frames={"user": Frame()}),
+            "no 'assistant' frame; expected a Frame for 'user' and 'assistant'",
+        ),
+        (
+            lambda: Layout(name="x", summary="", frames={**frames(), "robot": Frame()}),
+            "Layout.frames['robot']: an unknown role; expected one of system, user",
+        ),
+        (
+            lambda: Layout(name="x", summary="", frames={**frames(), "user": "<user>"}),  # type: ignore[dict-item]
+            "Layout.frames['user']: a str; expected a Frame",
+        ),
+        (lambda: Frame(open=("<user>",)), "Frame.open: ('<user>',); expected a fence"),  # type: ignore[arg-type]
+        (
+            lambda: Frame(after=fence(END)),
+            "Frame.after: Marker(text='<|end|>'); expected whitespace",
+        ),
+        (lambda: Frame(open_after={"robot": ()}), "Frame.open_after: the key 'robot'"),
+        (lambda: tiny(object()), "Layout.concepts[0]: a object; expected a Concept"),  # type: ignore[arg-type]
+        (lambda: tiny(Results(), Results()), "writes 'tool' messages, as Results does"),
+        (lambda: tiny(ToolsBlock(place="nowhere")), "ToolsBlock.place: 'nowhere'; expected one of"),  # type: ignore[arg-type]
+        (
+            lambda: tiny(ToolsBlock(array=True, item_open=fence("\n"))),
+            "item_open/item_close with array=True",
+        ),
+        (
+            lambda: tiny(Reasoning(open=(), close=fence("</think>"))),
+            "Reasoning: an empty open or close fence; expected both",
+        ),
+        (
+            lambda: tiny(Reasoning(open=fence("<t>"), close=fence("</t>"), keep="some")),  # type: ignore[arg-type]
+            "Reasoning.keep: 'some'; expected 'all', 'after_last_query' or 'none'",
+        ),
+        (
+            lambda: tiny(NamedCalls(open=(), arguments_open=fence("[ARGS]"))),
+            "NamedCalls: an empty open or arguments_open fence",
+        ),
+        (
+            lambda: tiny(JsonCalls(open=(), close=())),
+            "JsonCalls: empty open and close fences",
+        ),
+        (
+            lambda: tiny(
+                XmlCalls(
+                    open=fence("<call>"),
+                    name_close=(),
+                    key_open=fence("\n"),
+                    key_close=fence(">"),
+                    value_close=fence("</p>"),
+                    close=fence("</call>"),
+                )
+            ),
+            "XmlCalls.key_open",
+        ),
+        (lambda: tiny(Ignored(("colour",))), "Ignored.fields: 'colour'; expected some of"),
+        (lambda: Marker(""), "an empty marker"),
+        (lambda: fence(3), "fence piece 3: a int; expected a Marker, a Lit"),  # type: ignore[arg-type]
+    ],
+)
+def test_a_declaration_that_cannot_work_is_refused_with_its_field(make: Any, says: str) -> None:
+    with pytest.raises(FormatError) as raised:
+        make()
+    assert says in str(raised.value)
+
+
+def test_a_layout_without_results_refuses_a_tool_message_by_path() -> None:
+    fmt = declare(tiny())
+    with pytest.raises(RequestError, match=r"messages\[1\]\.role"):
+        fmt.render([{"role": "user", "content": "x"}, {"role": "tool", "content": "y"}])
+
+
+@pytest.mark.parametrize(
+    "kind",
+    [
+        Frame,
+        Layout,
+        SystemPrompt,
+        ToolsBlock,
+        Reasoning,
+        JsonCalls,
+        NamedCalls,
+        XmlCalls,
+        Results,
+        Ignored,
+        Trimmed,
+        Alternation,
+        Option,
+    ],
+)
+def test_every_declaration_type_documents_its_fields(kind: type) -> None:
+    documented = inspect.getdoc(kind) or ""
+    for field in dataclasses.fields(kind):
+        if field.name.startswith("_") or (field.name in ("text", "name") and kind is Option):
+            continue
+        assert f"``{field.name}``" in documented or field.name in documented, (kind, field.name)
+
+
+def test_the_public_declaration_api_is_listed() -> None:
+    for name in declaration.__all__:
+        assert getattr(declaration, name) is not None
+
+
+# ------------------------------------------------------------------ options and dates
+
+
+@dataclasses.dataclass(frozen=True)
+class Dated:
+    today: datetime.date = datetime.date(2025, 6, 20)
+
+
+def test_a_date_option_is_written_with_its_format_never_the_clock() -> None:
+    layout = tiny(
+        SystemPrompt(default=fence("Today is ", Option("today", "%Y-%m-%d"), ".")),
+        options=Dated(),
+    )
+    fmt = declare(layout)
+    text = fmt.render([{"role": "user", "content": "Hi"}]).text
+    assert text.startswith("<|system|>Today is 2025-06-20.<|end|>")
+    later = fmt.with_options(today=datetime.date(2026, 1, 2))
+    assert "Today is 2026-01-02." in later.render([{"role": "user", "content": "Hi"}]).text
+    with pytest.raises(RequestError, match=r"options\.today: 5; expected a date option"):
+        fmt.with_options(today=5).render([{"role": "user", "content": "Hi"}])
+
+
+# ------------------------------------------------------------------ losses
+
+
+def test_what_a_format_drops_is_reported_never_refused() -> None:
+    fmt = declare(tiny(Ignored(("reasoning", "name", "tools")), Trimmed(("user",))))
+    request = {
+        "messages": [
+            {"role": "user", "name": "Ann", "content": "  Hi  "},
+            {"role": "assistant", "content": "Hello", "reasoning_content": "greet"},
+        ],
+        "tools": [{"type": "function", "function": {"name": "f", "parameters": {}}}],
+    }
+    rendering = fmt.render(request)
+    assert rendering.text == "<|user|>Hi<|end|>\n<|assistant|>Hello<|end|>\n"
+    assert rendering.losses == (
+        "messages[1].reasoning_content: not written",
+        "messages[0].name: not written",
+        "tools: not written",
+        "messages[0].content: whitespace at its ends trimmed",
+    )
+
+
+def test_a_rendering_that_loses_nothing_says_so() -> None:
+    assert declare(tiny()).render([{"role": "user", "content": "Hi"}]).losses == ()
+
+
+def test_reasoning_kept_after_the_last_query_records_what_it_drops() -> None:
+    think = Reasoning(
+        open=fence(Marker("<t>")), close=fence(Marker("</t>")), keep="after_last_query"
+    )
+    fmt = declare(tiny(think))
+    rendering = fmt.render(
+        [
+            {"role": "user", "content": "a"},
+            {"role": "assistant", "content": "b", "reasoning_content": "old"},
+            {"role": "user", "content": "c"},
+            {"role": "assistant", "content": "d", "reasoning_content": "new"},
+        ]
+    )
+    assert "<t>new</t>" in rendering.text and "old" not in rendering.text
+    assert rendering.losses == (
+        "messages[1].reasoning_content: dropped (before the last user message)",
+    )

@@ -1,0 +1,133 @@
+"""Formats declared on the generic concepts the way a user outside the package would (public
+imports only), one for each call concept and turn shape that no shipped format has alone:
+turns without an opener or an end, openers after a given turn, reasoning a prompt opens,
+names outside the arguments, tag calls typed by schema, one JSON array of calls.  The
+cross-artifact tests (:mod:`.test_cross_artifacts`) check every artifact of each."""
+
+from __future__ import annotations
+
+from pawlette.declare import (
+    Frame,
+    JsonCallList,
+    Layout,
+    Marker,
+    NamedCalls,
+    Reasoning,
+    Results,
+    SystemPrompt,
+    ToolsBlock,
+    XmlCalls,
+    fence,
+)
+
+M = Marker
+
+
+def _tools(place: str = "system") -> ToolsBlock:
+    return ToolsBlock(place=place, open=fence(M("<tools>")), close=fence(M("</tools>")), array=True)  # type: ignore[arg-type]
+
+
+IMPLICIT = Layout(
+    name="user-implicit",
+    summary="assistant turns with no opener, calls named outside their arguments, result ids",
+    begin=fence(M("<s>")),
+    frames={
+        "system": Frame(open=fence(M("<SYS>")), end=fence(M("</SYS>"))),
+        "user": Frame(open=fence(M("<INST>")), end=fence(M("</INST>"))),
+        "assistant": Frame(end=fence(M("</s>"))),
+        "tool": Frame(open=fence(M("<RES>")), end=fence(M("</RES>"))),
+    },
+    concepts=(
+        SystemPrompt(),
+        _tools(),
+        NamedCalls(
+            open=fence(M("<CALLS>")),
+            id_open=fence(M("<ID>")),
+            arguments_open=fence(M("<ARGS>")),
+            content="refused",
+        ),
+        Results(id_close=fence(M("<CONTENT>"))),
+    ),
+)
+
+OPEN_ENDED = Layout(
+    name="user-open-ended",
+    summary="bare gathered system text, user turns with no end, a prompt that opens reasoning",
+    begin=fence(M("<bos>")),
+    frames={
+        "system": Frame(),
+        "user": Frame(open=fence(M("<U>"))),
+        "assistant": Frame(
+            open_after={"user": fence(M("<A>"))},
+            # The prompt opens the block after any turn (the grammar's turn begins inside it).
+            prompt_after={"user": fence(M("<A>"), M("<t>")), "tool": fence(M("<t>"))},
+            end=fence(M("<eos>")),
+        ),
+        "tool": Frame(open=fence(M("<out>")), end=fence(M("</out>"))),
+    },
+    concepts=(
+        SystemPrompt(placement="gathered"),
+        _tools(),
+        Reasoning(
+            open=fence(M("<t>")),
+            close=fence(M("</t>")),
+            keep="after_last_query",
+            empty_on_last=True,
+            prompt="opened",
+        ),
+        NamedCalls(
+            section_open=fence(M("<calls>")),
+            section_close=fence(M("</calls>")),
+            open=fence(M("<call>")),
+            arguments_open=fence(M("<sep>")),
+            close=fence(M("</call>")),
+        ),
+        Results(),
+    ),
+)
+
+TAGGED = Layout(
+    name="user-tagged",
+    summary="calls as tags, one per parameter, typed by the tools' schemas",
+    frames={
+        role: Frame(open=fence(M("<|im_start|>"), f"{role}\n"), end=fence(M("<|im_end|>")))
+        for role in ("system", "user", "assistant")
+    }
+    | {"tool": Frame(open=fence(M("<|im_start|>"), "tool\n"), end=fence(M("<|im_end|>")))},
+    concepts=(
+        SystemPrompt(),
+        _tools(),
+        XmlCalls(
+            open=fence(M("<tool_call>"), "\n<function="),
+            name_close=fence(">\n"),
+            key_open=fence("<parameter="),
+            key_close=fence(">\n"),
+            value_close=fence("\n</parameter>\n"),
+            close=fence("</function>\n", M("</tool_call>")),
+            separator=fence("\n"),
+            text_separator=fence("\n"),
+        ),
+        Results(),
+    ),
+)
+
+LISTED = Layout(
+    name="user-listed",
+    summary="the calls of a turn as one JSON array",
+    frames={
+        role: Frame(open=fence(M(f"<{role}>")), end=fence(M("<end>")), after=fence("\n"))
+        for role in ("system", "user", "assistant", "tool")
+    },
+    concepts=(
+        SystemPrompt(),
+        _tools("first_user"),
+        JsonCallList(
+            open=fence(M("<calls>")),
+            close=fence(M("</calls>")),
+            keys=(("id", "call_id"), ("name", "tool_name"), ("arguments", "parameters")),
+        ),
+        Results(),
+    ),
+)
+
+LAYOUTS = (IMPLICIT, OPEN_ENDED, TAGGED, LISTED)

@@ -1,0 +1,43 @@
+"""The model families, each checked against its real templates by one shared set of tests
+(:mod:`tests.formats.test_families`).
+
+A family's module here (``tests/formats/families/<family>.py``) defines ``CASES``: one
+:class:`FamilyCase` per template of llama.cpp's corpus the family declares, saying which
+format and variant writes it and which conversations it expresses exactly (the generator's
+switches: :mod:`tests.support.conversations`).  What a family's declaration writes down as a
+difference from its template is what its switches leave out; the full rates over every kind
+are the matrix's (``python -m bench.matrix``), not a test's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+Normalise = Callable[[dict[str, Any]], dict[str, Any]]
+
+
+@dataclass(frozen=True)
+class FamilyCase:
+    """One template of the corpus and the format that writes it.
+
+    - ``template``: the file stem in llama.cpp's ``models/templates``;
+    - ``format``: the registered name, ``"family"`` or ``"family:variant"``;
+    - ``switches``: the generator's switches (:class:`tests.support.conversations.Switches`
+      fields) for the conversations the format writes exactly as the template does;
+    - ``variables``: template variables beyond the format's own (``Layout.template_variables``);
+    - ``empty_content``: give a calls-only turn ``"content": ""`` (templates that read it);
+    - ``normalise``: how a turn the template writes parses back (trimmed text, dropped
+      reasoning: what the declaration documents as lost);
+    - ``count``: conversations compared in the test suite (the matrix compares more).
+    """
+
+    template: str
+    format: str
+    switches: Mapping[str, Any] = field(default_factory=dict)
+    variables: Mapping[str, Any] = field(default_factory=dict)
+    empty_content: bool = False
+    normalise: Normalise | None = None
+    count: int = 16
+    seed: int = 0

@@ -1,0 +1,142 @@
+"""Templates no one declared: a ChatML template with one sentence changed, a Llama 3 one, a
+template with a call fence of its own; and templates inference must refuse (output that
+depends on what the probes cannot see, a fence no concept writes)."""
+
+from __future__ import annotations
+
+import datetime
+import json
+
+from pawlette.detect import detect_template
+from pawlette.infer import infer_template
+
+from ..support.template_corpus import corpus_template
+
+QWEN_SYSTEM = "You are Qwen, created by Alibaba Cloud. You are a helpful assistant."
+WEATHER = {
+    "type": "function",
+    "function": {
+        "name": "get_weather",
+        "description": "The weather.",
+        "parameters": {"type": "object", "properties": {"city": {"type": "string"}}},
+    },
+}
+
+
+def test_a_chatml_template_with_one_sentence_changed() -> None:
+    original = corpus_template("Qwen-Qwen2.5-7B-Instruct").text
+    template = original.replace(QWEN_SYSTEM, "You are the Pawlette test model. Answer briefly.")
+    assert template != original
+    detection = detect_template(template, eos_token="<|im_end|>")
+    assert detection.inferred, detection.describe()
+    statuses = {item.name: item.status for item in detection.inference.capabilities}  # type: ignore[union-attr]
+    assert statuses["tools"] == statuses["tool calls"] == statuses["tool results"] == "derived"
+    fmt = detection.format
+    assert fmt is not None
+    rendered = fmt.render([{"role": "user", "content": "Hi"}], add_generation_prompt=True).text
+    assert rendered.startswith("<|im_start|>system\nYou are the Pawlette test model.")
+    completion = (
+        'Let me look.\n<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n'
+        "</tool_call><|im_end|>"
+    )
+    message = fmt.parse(completion, tools=[WEATHER]).message
+    assert message["content"] == "Let me look."
+    assert message["tool_calls"][0]["function"]["name"] == "get_weather"
+    assert json.loads(message["tool_calls"][0]["function"]["arguments"]) == {"city": "Paris"}
+
+
+def test_a_llama3_template_with_its_date_as_an_option() -> None:
+    original = corpus_template("meta-llama-Llama-3.2-3B-Instruct").text
+    template = original.replace("Cutting Knowledge Date: December 2023", "Knowledge: 2025")
+    assert template != original
+    detection = detect_template(
+        template,
+        bos_token="<|begin_of_text|>",
+        eos_token="<|eot_id|>",
+        today=datetime.date(2025, 3, 9),
+    )
+    assert detection.inferred, detection.describe()
+    fmt = detection.format
+    assert fmt is not None
+    user = [{"role": "user", "content": "Hi"}]
+    assert "Knowledge: 2025\nToday Date: 09 Mar 2025\n" in fmt.render(user).text
+    later = fmt.with_options(today=datetime.date(2026, 1, 2))
+    assert "Today Date: 02 Jan 2026\n" in later.render(user).text
+
+
+NOVEL = (
+    "{%- if tools %}<|tools|>{{ tools | tojson }}<|end|>{% endif -%}"
+    "{%- for m in messages -%}"
+    "{%- if m.role == 'system' %}<|sys|>{{ m.content }}<|end|>"
+    "{%- elif m.role == 'user' %}<|user|>{{ m.content }}<|end|>"
+    "{%- elif m.role == 'assistant' %}<|bot|>{{ m.content or '' }}"
+    "{%- for c in m.tool_calls or [] %}⟪call⟫{{ c.function.name }}⟪args⟫"
+    "{{ c.function.arguments | tojson }}⟪/call⟫{% endfor %}<|end|>"
+    "{%- elif m.role == 'tool' %}<|result|>{{ m.content }}<|end|>"
+    "{%- endif %}{% endfor -%}"
+    "{%- if add_generation_prompt %}<|bot|>{% endif %}"
+)
+
+
+def test_a_template_with_a_call_fence_of_its_own() -> None:
+    inference = infer_template(NOVEL)
+    assert inference.accepted, inference.describe()
+    statuses = {item.name: item.status for item in inference.capabilities}
+    assert statuses["tools"] == statuses["tool calls"] == statuses["tool results"] == "derived"
+    fmt = inference.format
+    assert fmt is not None
+    completion = '⟪call⟫get_weather⟪args⟫{"city": "Oslo"}⟪/call⟫<|end|>'
+    message = fmt.parse(completion, tools=[WEATHER]).message
+    assert message["tool_calls"][0]["function"]["name"] == "get_weather"
+    request = {
+        "messages": [
+            {"role": "user", "content": "Weather?"},
+            {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [
+                    {
+                        "id": "abc123def",
+                        "type": "function",
+                        "function": {"name": "get_weather", "arguments": '{"city": "Oslo"}'},
+                    }
+                ],
+            },
+            {"role": "tool", "tool_call_id": "abc123def", "content": "3°C"},
+        ],
+        "tools": [WEATHER],
+    }
+    assert fmt.render(request, add_generation_prompt=True).text == (
+        '<|tools|>[{"type": "function", "function": {"name": "get_weather", "description": '
+        '"The weather.", "parameters": {"type": "object", "properties": {"city": {"type": '
+        '"string"}}}}}]<|end|><|user|>Weather?<|end|><|bot|>⟪call⟫get_weather⟪args⟫'
+        '{"city": "Oslo"}⟪/call⟫<|end|><|result|>3°C<|end|><|bot|>'
+    )
+
+
+def test_output_that_depends_on_what_the_probes_cannot_see_is_refused() -> None:
+    # Long user texts get a mark: the probes' sentinel texts are short, the generated
+    # conversations are not.
+    template = (
+        "{%- for m in messages %}<|{{ m.role }}|>"
+        "{% if m.role == 'user' and m.content | length > 30 %}(long) {% endif %}"
+        "{{ m.content }}<|end|>{% endfor -%}"
+        "{%- if add_generation_prompt %}<|assistant|>{% endif %}"
+    )
+    inference = infer_template(template)
+    assert not inference.accepted and inference.format is None
+    refusal = inference.refusal or ""
+    assert refusal.startswith("verification failed"), refusal
+    assert "the template wrote" in refusal and "(long) " in refusal
+    assert "the declaration wrote" in refusal and "offset" in refusal
+
+
+def test_a_fence_no_concept_writes_is_refused_naming_the_concept() -> None:
+    template = (
+        "{%- for m in messages %}<|{{ m.role }}|>{{ m.content }}<|end|>{% endfor -%}"
+        "{%- if add_generation_prompt %}<|assistant|>{% else %}<|endoftext|>{% endif %}"
+    )
+    inference = infer_template(template)
+    assert inference.layout is None and not inference.accepted
+    assert "'<|endoftext|>'" in (inference.refusal or "")
+    assert "needs concept" in (inference.refusal or "")

@@ -1,0 +1,74 @@
+"""The template corpus: 70 templates from the pinned sdist, each with its model's bos/eos."""
+
+from __future__ import annotations
+
+import pytest
+
+from .template_corpus import (
+    SPECIAL_TOKENS,
+    TokenFacts,
+    corpus,
+    corpus_template,
+    template_names,
+    unknown_tokens,
+)
+
+
+def test_the_corpus_is_the_seventy_templates_of_the_sdist() -> None:
+    names = template_names()
+    assert len(names) == 70
+    assert "README" not in names and "README.md" not in names
+    assert {"Qwen-Qwen3-0.6B", "meta-llama-Llama-3.1-8B-Instruct", "openai-gpt-oss-120b"} <= set(
+        names
+    )
+    for template in corpus():
+        assert "{{" in template.text or "{%" in template.text, template.name
+
+
+def test_a_template_is_read_by_its_file_stem() -> None:
+    qwen3 = corpus_template("Qwen-Qwen3-0.6B")
+    assert qwen3.text.startswith("{%- if tools %}")
+    assert (qwen3.bos_token, qwen3.eos_token) == (None, "<|im_end|>")  # Qwen declares no bos
+    with pytest.raises(KeyError, match=r"Qwen-Qwen3-0\.6B"):
+        corpus_template("Qwen3-0.6B")
+
+
+def test_every_template_has_a_row_and_the_unknown_ones_are_named() -> None:
+    assert set(SPECIAL_TOKENS) == set(template_names())
+    # The models whose tokenizer_config.json the catalog could not find: their bos/eos are
+    # not passed to their templates until someone finds them.
+    assert sorted(unknown_tokens()) == [
+        "GigaChat3-10B-A1.8B",
+        "GigaChat3.1-10B-A1.8B",
+        "Kimi-K3",
+        "NVIDIA-Nemotron-Nano-v2",
+        "Reka-Edge",
+        "Spark2.5",
+        "StepFun3.5-Flash",
+        "deepseek-ai-DeepSeek-V4",
+        "deepseek-ai-DeepSeek-V4-Flash-0731",
+        "inclusionai-ling-3.0-flash",
+        "llama-cpp-rwkv-world",
+        "muse-glimmer",
+        "openbmb-MiniCPM5-1B",
+        "poolside-Laguna-S-2.1",
+        "poolside-Laguna-XS-2.1",
+        "poolside-Laguna-XS.2",
+        "upstage-Solar-Open-100B",
+    ]
+    for name, facts in SPECIAL_TOKENS.items():
+        assert facts.source, name
+        if facts.unknown:
+            assert (facts.bos_token, facts.eos_token) == (None, None), name
+            assert facts.source.startswith("unknown"), name
+        else:
+            assert facts.eos_token, name  # every known tokenizer declares an end token
+
+
+def test_the_template_variables_leave_out_a_token_the_tokenizer_lacks() -> None:
+    assert TokenFacts("<s>", "</s>", "x").variables() == {"bos_token": "<s>", "eos_token": "</s>"}
+    assert TokenFacts(None, "<|im_end|>", "x").variables() == {"eos_token": "<|im_end|>"}
+    assert corpus_template("meta-llama-Llama-3.1-8B-Instruct").tokens.variables() == {
+        "bos_token": "<|begin_of_text|>",
+        "eos_token": "<|eot_id|>",
+    }
