@@ -538,18 +538,14 @@ class ServerChannel:
         self._life = asyncio.ensure_future(live())
         await started.wait()
         text = COMPLETIONS.get(self.format_name, "Sunny.")
-        upstream = httpx.AsyncClient(transport=httpx.MockTransport(_upstream(text)))
-        server._clients = [upstream]
-        server.upstreams.sender = None  # completions through the scripted client, not aiohttp
-        self._upstream = upstream
+        server.upstreams.client = _ScriptedEngine(text)  # the engine client, in process
         self.client = httpx.AsyncClient(
-            transport=httpx.ASGITransport(app=self.app), base_url="http://pawlette"
+            transport=httpx.ASGITransport(app=self.app), base_url="http://localhost"
         )
 
     def close(self) -> None:
         async def stop() -> None:
             await self.client.aclose()
-            await self._upstream.aclose()
             self._stopping.set()
             await self._life
 
@@ -576,25 +572,48 @@ class ServerChannel:
         return response.status_code, response.content
 
 
-def _upstream(text: str) -> Callable[[Any], Any]:
-    import httpx
+class _ScriptedEngine:
+    """In place of the server's engine client: every completion request is answered with
+    ``text`` (streamed or not), in one piece."""
 
-    def answer(request: httpx.Request) -> httpx.Response:
-        body = json.loads(request.content)
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    async def post(self, url: str, content: bytes, headers: Any, **options: Any) -> Any:
+        from pawlette.serve.transport import Answer
+
+        body = json.loads(content)
         if body.get("stream"):
-            choice = {"index": 0, "text": text, "finish_reason": None}
+            choice = {"index": 0, "text": self.text, "finish_reason": None}
             end = {"index": 0, "text": "", "finish_reason": "stop"}
             events = [{"choices": [choice]}, {"choices": [end]}]
             data = "".join(f"data: {json.dumps(event)}\n\n" for event in events)
-            return httpx.Response(
-                200,
-                content=(data + "data: [DONE]\n\n").encode(),
-                headers={"content-type": "text/event-stream"},
-            )
-        choice = {"index": 0, "text": text, "finish_reason": "stop"}
-        return httpx.Response(200, json={"choices": [choice]})
+            raw, kind = (data + "data: [DONE]\n\n").encode(), "text/event-stream"
+        else:
+            choice = {"index": 0, "text": self.text, "finish_reason": "stop"}
+            raw, kind = json.dumps({"choices": [choice]}).encode(), "application/json"
 
-    return answer
+        class Whole(Answer):
+            status_code = 200
+
+            def __init__(self) -> None:
+                self.headers = {"content-type": kind}
+                self.content = b""
+                self.pieces = [raw]
+
+            async def next_piece(self) -> bytes:
+                return self.pieces.pop() if self.pieces else b""
+
+            def at_end(self) -> bool:
+                return not self.pieces
+
+            async def aclose(self) -> None:
+                self.pieces = []
+
+        return Whole()
+
+    def close(self) -> None:
+        pass
 
 
 def _answer_problem(status: int, body: bytes, stream: bool) -> str | None:

@@ -8,22 +8,23 @@ client, so the driver costs little CPU).  Every chunk's latency is its arrival t
 engine's send time (one machine, one monotonic clock).  The targets:
 
 - ``direct``: the engine itself (the floor);
-- ``proxy``: a bare pass-through proxy over the same engine, in the same stack family as
-  pawlette (uvicorn, Starlette, and pawlette's engine client: aiohttp when installed),
-  relaying the engine's bytes without parsing them: what any Python server in front costs;
+- ``proxy``: a bare pass-through proxy over the same engine (uvicorn, Starlette, an aiohttp
+  client), relaying the engine's bytes without parsing them: what any Python server in front
+  costs;
 - ``proxy asgi``: the same relay as a plain ASGI app, no Starlette on the request's path
   (pawlette serves its chat route that way, serve/asgi.py): the leaner floor;
-- ``proxy httpx`` (with ``--stacks``): the Starlette proxy with httpx (32 pools, as pawlette
-  kept them) instead of aiohttp: with ``pawlette httpx``, the measure that chose the client;
-- ``pawlette``: ``pawlette serve`` (uvicorn's default stack: httptools and uvloop when
-  installed; aiohttp to the engine; orjson reading the engine's events), and with
-  ``--stacks`` also on h11 and asyncio's loop (``pawlette h11``), with httpx to the engine
-  (``pawlette httpx``), reading the engine's events with ``json`` (``pawlette json``),
-  sending a chunk per engine event instead of one per read (``pawlette unjoined``), and a
-  projection, ``pawlette lexer cached``: the parsers' lexer tables built once per format
-  (patched in; what the parser-speed work is to do), not a configuration one can choose;
+- ``proxy httpx`` (with ``--stacks``): the Starlette proxy with httpx instead of aiohttp;
+- ``pawlette``: ``pawlette serve`` as it runs (uvicorn with the guarded httptools protocol,
+  serve/inbound.py, and uvloop; its own HTTP/1.1 client to the engine, serve/http1.py;
+  orjson reading the engine's events), and with ``--stacks`` also on uvicorn's httptools
+  protocol without the bounds (``pawlette unguarded``: what the guard costs), on h11 and
+  asyncio's loop (``pawlette h11``: h11 bounds the head itself, 16 KiB), reading JSON with
+  ``json`` (``pawlette json``), and a projection, ``pawlette lexer cached``: the parsers'
+  lexer tables built once per format (patched in), not a configuration one can choose;
 - ``pawlette baseline`` (with ``--baseline-src DIR``): pawlette from another source tree,
-  e.g. the commit before a change, interleaved with the current one like every target;
+  e.g. the commit before a change, interleaved with the current one like every target; with
+  ``--baseline-clients`` also that tree with its aiohttp and httpx engine clients
+  (``pawlette baseline aiohttp``/``httpx``; 1dcafa3 had three clients);
 - ``... x2``: two worker processes on one port (``SO_REUSEPORT``; ``pawlette x2 shared``:
   one shared listening socket, as uvicorn's ``--workers`` does).
 
@@ -37,8 +38,6 @@ Phases:
   servers' CPU time per chunk (user + system, from ``/proc`` for the server process and its
   workers); ``--rounds`` rounds, the targets in a different order each round (sides
   interleaved: the machine's other load falls on every side alike), the median round kept;
-- ``pawlette aiohttp`` (with ``--aiohttp`` or ``--stacks``): aiohttp to the engine instead of
-  pawlette's lean HTTP/1.1 client (the client before it);
 - **paced N ms** (direct, proxy, pawlette, and the baseline and aiohttp variants when run):
   the engine sends a piece every N ms per stream,
   like a model decoding, and the clients start spread over one request's duration; the added
@@ -54,8 +53,41 @@ Errors (a non-200 answer, an error event, a stream without ``[DONE]``, a lost ch
 counted and must be 0.  Bounded loops, loopback only.
 
 Usage, from the repository root: python -m bench.serve [--format pcml] [--clients 50]
-    [--requests 16] [--chunks 16] [--rounds 3] [--interval-ms 250] [--stacks] [--aiohttp]
-    [--no-workers] [--baseline-src DIR]
+    [--requests 16] [--chunks 16] [--rounds 3] [--interval-ms 250] [--stacks]
+    [--no-workers] [--baseline-src DIR [--baseline-clients]]
+
+**The engine client, chosen by this benchmark.**  One client talks to the engines: a library
+unless a table here shows pawlette's own is needed.  It does: with aiohttp the server spends
+1.4x the CPU per streamed chunk, which puts it 1.4x over the Starlette proxy (the goal is
+within 1.1x), and with httpx 4.2x.  Two runs at 1dcafa3, which had all three clients (the
+median of the rounds; 2 cores, load average 1.4-2.8; CPU µs per chunk, user + system):
+
+| run | proxy (aiohttp) | pawlette, own client | pawlette, aiohttp | pawlette, httpx |
+|---|---:|---:|---:|---:|
+| ``--stacks --no-workers``, 3 rounds | 38 | 37 | 53 | 156 |
+| ``--aiohttp --no-workers``, 5 rounds | 38 | 38 | 53 | |
+| paced 250 ms, 3 rounds | 247 | 288 | 303 | |
+
+(own / aiohttp: 0.70x and 0.72x the CPU per chunk, 1.28x the chunks/s in both runs; paced,
+where every token is a read of its own for both, 0.95x.)  aiohttp 3.14.5 also hangs on a
+malformed chunk size in the middle of a body (its C parser drops the payload's error, and
+the read waits for the request's total timeout), which pawlette's client reports at once.
+Re-run: ``python -m bench.serve --no-workers --baseline-src DIR --baseline-clients`` with
+DIR holding 1dcafa3's ``src`` (``git archive 1dcafa3 src | tar -x -C DIR``).
+
+**The inbound stack, chosen by this benchmark.**  uvicorn's httptools protocol sets no bound
+on a request's head, so pawlette runs it guarded (serve/inbound.py: head size and time,
+keep-alive, body time, stalled readers, a connection cap); uvicorn's h11 protocol bounds the
+head itself.  ``--stacks --no-workers --interval-ms`` (throughput only, 3 rounds, the median
+kept; load average 11.5 on 2 cores, so chunks/s varied 3x between rounds and only the CPU per
+chunk is read here; CPU µs per chunk, user + system):
+
+| pawlette, guarded httptools | unguarded httptools | h11 (asyncio loop) | proxy (aiohttp) |
+|---:|---:|---:|---:|
+| 27 | 23 | 35 | 28 |
+
+The bounds cost 1.17x the CPU per chunk of bare httptools; h11 would cost 1.30x the guarded
+httptools, so the guarded httptools protocol stays.
 """
 
 from __future__ import annotations
@@ -366,9 +398,11 @@ class Target:
 def _pawlette_command(
     fmt: str, engine_port: int, port: int, workers: int, stack: str, reuse_port: bool
 ) -> list[str]:
+    fast = "False" if stack == "json" else "True"
     config = (
         f"ServeConfig(format={fmt!r}, upstream='http://127.0.0.1:{engine_port}', "
-        f"port={port}, log_level='warning', workers={workers})"
+        f"port={port}, log_level='warning', workers={workers}"
+        + (f", fast_json={fast})" if stack == "json" else ")")
     )
     if workers > 1:
         code = (
@@ -376,37 +410,33 @@ def _pawlette_command(
             "from pawlette.serve.workers import run_workers; "
             f"sys.exit(run_workers({config}, reuse_port={reuse_port}))"
         )
-    else:
-        http, loop = {"default": ("auto", "auto"), "h11": ("h11", "asyncio")}.get(
-            stack, ("auto", "auto")
-        )
-        # "httpx", "aiohttp": those engine clients instead of the lean one; "json": the engine's
-        # events read without orjson; "lexer": a projection, not a configuration: each
-        # format's lexer tables built once (copies of one lexer per marker set), what the
-        # parsers will do once they cache them (building them is most of a parser's set-up).
-        patches = {
-            "httpx": "import pawlette.serve.transport as t; t.aiohttp = None; t.CLIENT = 'httpx'; ",
-            "aiohttp": "import pawlette.serve.transport as t; t.CLIENT = 'aiohttp'; ",
-            "json": "import pawlette.serve.app as a; a.orjson = None; ",
-            "unjoined": "import pawlette.serve.app as a; a.JOIN_EVENTS = False; ",
-            "lexer": "import copy, pawlette.engine.machine as m; made = {}; "
-            "build = m.Lexer; "
-            "m.Lexer = lambda markers, *, escape: copy.copy(made.get((frozenset(markers), escape)) "
-            "or made.setdefault((frozenset(markers), escape), build(markers, escape=escape))); ",
-        }
-        # As `pawlette serve` runs (serve.app.run: the collector tuned, no access log at
-        # level warning); a source tree without run's uvicorn options gets the same by hand.
-        code = (
-            patches.get(stack, "")
-            + "import inspect, uvicorn; from pawlette.serve.config import ServeConfig; "
-            "import pawlette.serve.app as a; "
-            f"config = {config}; "
-            "modern = 'uvicorn_options' in inspect.signature(a.run).parameters; "
-            f"a.run(config, http={http!r}, loop={loop!r}) if modern else "
-            "(a.tune_collector(), uvicorn.run(a.build_app(config), host='127.0.0.1', "
-            f"port={port}, log_level='warning', http={http!r}, loop={loop!r}, "
-            "access_log=False))"
-        )
+        return [sys.executable, "-c", code]
+    # "h11": uvicorn's h11 protocol and asyncio's loop; "unguarded": uvicorn's httptools
+    # protocol without pawlette's bounds (serve/inbound.py), what the server ran before them;
+    # "json": the JSON without orjson (a setting); "lexer": a projection, not a configuration:
+    # each format's lexer tables built once (copies of one lexer per marker set), patched in.
+    # "aiohttp", "httpx": an older source tree's engine clients (--baseline-clients; the
+    # current tree has one client).
+    options = {
+        "h11": "http='h11', loop='asyncio'",
+        "unguarded": "http='httptools'",
+    }.get(stack, "")
+    patches = {
+        "httpx": "import pawlette.serve.transport as t; t.aiohttp = None; t.CLIENT = 'httpx'; ",
+        "aiohttp": "import pawlette.serve.transport as t; t.CLIENT = 'aiohttp'; ",
+        "lexer": "import copy, pawlette.engine.machine as m; made = {}; "
+        "build = m.Lexer; "
+        "m.Lexer = lambda markers, *, escape: copy.copy(made.get((frozenset(markers), escape)) "
+        "or made.setdefault((frozenset(markers), escape), build(markers, escape=escape))); ",
+    }
+    # As `pawlette serve` runs (serve.app.run: the collector tuned, no access log at level
+    # warning).  A source tree whose ServeConfig has no fast_json gets the plain config.
+    code = (
+        patches.get(stack, "") + "import uvicorn; from pawlette.serve.config import ServeConfig; "
+        "import pawlette.serve.app as a; "
+        f"config = {config}; "
+        f"a.run(config, {options})"
+    )
     return [sys.executable, "-c", code]
 
 
@@ -449,49 +479,30 @@ def _targets(arguments: argparse.Namespace, engine_port: int) -> list[Target]:
     )
     if arguments.baseline_src:
         environment = dict(os.environ, PYTHONPATH=os.path.abspath(arguments.baseline_src))
-        add(
-            "pawlette baseline",
-            "chat",
-            lambda port: [_pawlette_command(fmt, engine_port, port, 1, "default", False)],
-            environment=environment,
-        )
-    if arguments.stacks or arguments.aiohttp:
-        add(
-            "pawlette aiohttp",
-            "chat",
-            lambda port: [_pawlette_command(fmt, engine_port, port, 1, "aiohttp", False)],
-        )
+        variants = ["default", *(["aiohttp", "httpx"] if arguments.baseline_clients else [])]
+        for variant in variants:
+            add(
+                "pawlette baseline" + ("" if variant == "default" else f" {variant}"),
+                "chat",
+                lambda port, variant=variant: [
+                    _pawlette_command(fmt, engine_port, port, 1, variant, False)
+                ],
+                environment=environment,
+            )
     if arguments.stacks:
         add(
             "proxy httpx",
             "completions",
             lambda port: [_proxy_command(engine_port, port, "httpx", False)],
         )
-        add(
-            "pawlette httpx",
-            "chat",
-            lambda port: [_pawlette_command(fmt, engine_port, port, 1, "httpx", False)],
-        )
-        add(
-            "pawlette json",
-            "chat",
-            lambda port: [_pawlette_command(fmt, engine_port, port, 1, "json", False)],
-        )
-        add(
-            "pawlette unjoined",
-            "chat",
-            lambda port: [_pawlette_command(fmt, engine_port, port, 1, "unjoined", False)],
-        )
-        add(
-            "pawlette lexer cached",
-            "chat",
-            lambda port: [_pawlette_command(fmt, engine_port, port, 1, "lexer", False)],
-        )
-        add(
-            "pawlette h11",
-            "chat",
-            lambda port: [_pawlette_command(fmt, engine_port, port, 1, "h11", False)],
-        )
+        for variant in ("unguarded", "h11", "json", "lexer"):
+            add(
+                f"pawlette {variant}" if variant != "lexer" else "pawlette lexer cached",
+                "chat",
+                lambda port, variant=variant: [
+                    _pawlette_command(fmt, engine_port, port, 1, variant, False)
+                ],
+            )
     if arguments.workers:
         add(
             "proxy x2",
@@ -540,7 +551,9 @@ def _answers(port: int, path: str) -> bool:
     """Whether a server answers on ``port`` (any HTTP status: the proxy has no /health)."""
     try:
         with socket.create_connection(("127.0.0.1", port), timeout=1) as sock:
-            sock.sendall(f"GET {path} HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n".encode())
+            sock.sendall(
+                f"GET {path} HTTP/1.1\r\nhost: 127.0.0.1\r\nconnection: close\r\n\r\n".encode()
+            )
             return sock.recv(100).startswith(b"HTTP/1.1 ")
     except OSError:
         return False
@@ -671,12 +684,13 @@ def main() -> int:
     parser.add_argument(
         "--stacks",
         action="store_true",
-        help="also the stack variants (h11, httpx, json, unjoined, lexer cached)",
+        help="also the stack variants (unguarded httptools, h11, json, lexer cached)",
     )
     parser.add_argument(
-        "--aiohttp",
+        "--baseline-clients",
         action="store_true",
-        help="also pawlette with aiohttp to the engine instead of its lean client",
+        help="with --baseline-src: also the baseline with its aiohttp and httpx engine "
+        "clients (a tree that had them, e.g. 1dcafa3): the measure that chose the client",
     )
     parser.add_argument(
         "--no-workers", dest="workers", action="store_false", help="no two-worker targets"
@@ -753,7 +767,7 @@ def main() -> int:
     return _report(arguments, targets, rows)
 
 
-_PACED = ("direct", "proxy", "pawlette", "pawlette baseline", "pawlette aiohttp")
+_PACED = ("direct", "proxy", "pawlette", "pawlette baseline", "pawlette baseline aiohttp")
 """The targets of the paced phases."""
 
 
@@ -819,7 +833,7 @@ def _report(arguments: argparse.Namespace, targets: list[Target], rows: list[Row
     paced = {key: statistics.median(values) for key, values in paced_rounds.items()}
     for (phase, target), values in paced_rounds.items():
         if target == "pawlette":
-            for versus in ("proxy", "pawlette baseline", "pawlette aiohttp"):
+            for versus in ("proxy", "pawlette baseline", "pawlette baseline aiohttp"):
                 if paced.get((phase, versus)):
                     ratio = paced[phase, target] / paced[phase, versus]
                     print(
@@ -833,13 +847,14 @@ def _report(arguments: argparse.Namespace, targets: list[Target], rows: list[Row
         ("proxy x2", "proxy"),
         ("pawlette x2", "pawlette x2 shared"),
         ("proxy", "proxy httpx"),
+        ("pawlette", "pawlette unguarded"),
         ("pawlette", "pawlette h11"),
-        ("pawlette", "pawlette httpx"),
         ("pawlette", "proxy asgi"),
         ("pawlette", "pawlette baseline"),
-        ("pawlette", "pawlette aiohttp"),
+        ("pawlette baseline", "pawlette baseline aiohttp"),
+        ("pawlette baseline", "pawlette baseline httpx"),
+        ("pawlette", "pawlette baseline aiohttp"),
         ("pawlette", "pawlette json"),
-        ("pawlette", "pawlette unjoined"),
         ("pawlette lexer cached", "proxy"),
         ("pawlette lexer cached", "proxy asgi"),
         ("proxy asgi", "proxy"),

@@ -303,7 +303,7 @@ def message_from_openai(data: object, path: str) -> Message:
 # For every input a plain reader takes, it returns what the general reader returns (tested in
 # tests/test_openai.py).
 
-_PLAIN_MESSAGE_KEYS = frozenset(
+PLAIN_MESSAGE_KEYS = frozenset(
     {"role", "content", "name", "tool_calls", "tool_call_id", "reasoning_content"}
 )
 PLAIN_ROLES: dict[str, Role] = {role: role for role in ROLES}
@@ -324,7 +324,7 @@ def _plain_message(data: object) -> Message | None:
         if not text.isascii() and surrogate_problem(text) is not None:
             return None
         return Message(role, (TextPart(text),) if text else ())
-    if not _PLAIN_MESSAGE_KEYS.issuperset(data):
+    if not PLAIN_MESSAGE_KEYS.issuperset(data):
         return None
     if type(text) is str:
         if not text.isascii() and surrogate_problem(text) is not None:

@@ -441,9 +441,18 @@ def test_every_rendered_turn_is_accepted(name: str, syntax: str, data: st.DataOb
         # json_allow_general_unicode_escapes, which older llguidance (llama.cpp's) refuses
         # whole: the grammar leaves that option out (see LARK_JSON_NOTE).
         return
+    # A drawn call may hold a key its tool does not declare ("extra"): JSON Schema's default
+    # allows it; the strict default (OpenAI's strict mode) refuses it.
+    undeclared = any(
+        "extra" in json.loads(call["function"]["arguments"])
+        for call in message.get("tool_calls") or []
+    )
     for choice, parallel in choices(message):
-        grammar = export_grammar(name, tools, choice, parallel, syntax)  # type: ignore[arg-type]
+        grammar = export_grammar(name, tools, choice, parallel, syntax, strict=not undeclared)  # type: ignore[arg-type]
         assert accepts(name, grammar, syntax, ids), (choice, parallel, fmt.render(request).text)
+        if undeclared and choice != "none":
+            strict = export_grammar(name, tools, choice, parallel, syntax)  # type: ignore[arg-type]
+            assert not accepts(name, strict, syntax, ids), (choice, fmt.render(request).text)
 
 
 # ------------------------------------------------------------------ rejections (PCML)
@@ -595,7 +604,8 @@ def test_python_call_grammars(syntax: Any) -> None:
         ("auto", [use, "[get_weather(city='P', unit='kelvin')]", eot], False),
         ("auto", [use, "[get_wether(city='P')]", eot], False),
         ("auto", [use, "[get_weather(city=1.5)]", eot], False),  # a string
-        ("auto", [use, "[search(query='q', limit=2, extra=[1, None])]", eot], True),
+        # Strict by default: a keyword the schema does not declare is refused (see below).
+        ("auto", [use, "[search(query='q', limit=2, extra=[1, None])]", eot], False),
         ("auto", [answer, "Sunny", M("<|start_bbox|>"), "[[1, 2, 3, 1000]]"], False),
         (
             "auto",
@@ -611,6 +621,11 @@ def test_python_call_grammars(syntax: Any) -> None:
     for choice, pieces, expected in breeze_cases:
         grammar = export_grammar("breeze", TOOLS, choice, True, syntax)
         assert accepts("breeze", grammar, syntax, turn_ids("breeze", pieces)) is expected, pieces
+    # JSON Schema's default (strict=False): the undeclared keyword is allowed.
+    extra = turn_ids("breeze", [use, "[search(query='q', limit=2, extra=[1, None])]", eot])
+    assert accepts(
+        "breeze", export_grammar("breeze", TOOLS, "auto", True, syntax, strict=False), syntax, extra
+    )
     assert not accepts(
         "breeze",
         export_grammar("breeze", TOOLS, "auto", False, syntax),
@@ -629,6 +644,12 @@ def test_python_call_grammars(syntax: Any) -> None:
         ("auto", [call.replace('"Paris"', "'Paris'"), observation], False),  # chatglm3 uses "
         ("auto", [call.replace("get_weather", "get_wether"), observation], False),
         ("auto", ["\nSunny ", M("<|system|>"), user], False),
+        # A special token the lexer does not read alone ([gMASK], read only in [gMASK]sop) is
+        # still no text: its spelling reached the client as content.  A word-like one (sop)
+        # is text, and refusing it would refuse every word holding it.
+        ("none", ["\nSunny ", M("[gMASK]"), " today", user], False),
+        ("auto", ["\nSunny [gMASK] today", user], False),
+        ("none", ["\nsop is a word, and so is isopropyl", user], True),
         ("none", [call, observation], False),
         ("required", ["\nLet me look.", assistant, call, observation], False),
         ("required", [call, observation], True),

@@ -13,8 +13,7 @@ import openai
 import pytest
 import uvicorn
 
-from pawlette.serve import transport
-from pawlette.serve.app import build_app
+from pawlette.serve.app import uvicorn_config
 from pawlette.serve.config import ServeConfig
 
 from .upstream import FakeUpstream
@@ -33,10 +32,8 @@ class LiveServer:
         self.socket.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         self.socket.bind(("127.0.0.1", 0))
         self.port = self.socket.getsockname()[1]
-        uvicorn_config = uvicorn.Config(
-            build_app(config), log_level="warning", lifespan="on", http="h11", loop="asyncio"
-        )
-        self.server = uvicorn.Server(uvicorn_config)
+        # The stack `pawlette serve` runs: the guarded httptools protocol, uvloop.
+        self.server = uvicorn.Server(uvicorn_config(config, log_level="warning"))
         self.thread = threading.Thread(
             target=self.server.run, kwargs={"sockets": [self.socket]}, daemon=True
         )
@@ -46,17 +43,6 @@ class LiveServer:
             if time.monotonic() > deadline or not self.thread.is_alive():
                 raise RuntimeError("the pawlette server did not start")
             time.sleep(0.01)
-
-    @classmethod
-    def with_client(cls, client: str, upstream: str) -> LiveServer:
-        """A pcml server on ``upstream`` whose engine client is ``client`` (``lean``,
-        ``aiohttp`` or ``httpx``: chosen when the app is built), with a 2 s timeout."""
-        saved = transport.CLIENT
-        transport.CLIENT = client
-        try:
-            return cls(ServeConfig(format="pcml", upstream=upstream, model="m", timeout=2))
-        finally:
-            transport.CLIENT = saved
 
     @property
     def url(self) -> str:

@@ -59,6 +59,8 @@ class RawEngine:
         self.plays: deque[Play] = deque()
         self.accepted = 0
         self.closed = 0
+        self.heads: list[bytes] = []
+        """The head of every request received (the tests read its headers)."""
         self._loop = asyncio.new_event_loop()
         self._server = self._loop.run_until_complete(
             asyncio.start_server(self._connection, "127.0.0.1", 0)
@@ -103,6 +105,7 @@ class RawEngine:
                     length = int(lowered.split(b"content-length:")[1].split(b"\r\n")[0])
                 if length:
                     await reader.readexactly(length)
+                self.heads.append(head)
                 if head.startswith(b"GET"):
                     body = b'{"data": [{"id": "raw"}]}'
                     writer.write(b"HTTP/1.1 200 OK\r\ncontent-length: 25\r\n\r\n" + body)

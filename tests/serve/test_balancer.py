@@ -168,8 +168,8 @@ def test_requests_go_to_the_replica_with_fewer_in_progress(
     slow = socket.create_connection(("127.0.0.1", server.port))
     body = json.dumps({"messages": PROMPT, "stream": True}).encode()
     slow.sendall(
-        b"POST /v1/chat/completions HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\n"
-        b"content-length: %d\r\n\r\n%s" % (len(body), body)
+        b"POST /v1/chat/completions HTTP/1.1\r\nhost: 127.0.0.1\r\n"
+        b"content-type: application/json\r\ncontent-length: %d\r\n\r\n%s" % (len(body), body)
     )
     try:
         assert wait_until(lambda: len(first.records) + len(second.records) > sum(base))

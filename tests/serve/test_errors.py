@@ -539,7 +539,8 @@ def test_hostile_bodies_are_400(serve: ServerFactory, raw: bytes, words: str) ->
 def _exchange(sock: socket.socket, body: bytes) -> tuple[int, bytes]:
     """One HTTP/1.1 request on an open connection; the status and the body."""
     head = (
-        "POST /v1/chat/completions HTTP/1.1\r\nhost: test\r\ncontent-type: application/json\r\n"
+        "POST /v1/chat/completions HTTP/1.1\r\nhost: localhost\r\n"
+        "content-type: application/json\r\n"
         f"content-length: {len(body)}\r\n\r\n"
     ).encode()
     sock.sendall(head + body)

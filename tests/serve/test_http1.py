@@ -1,4 +1,4 @@
-"""The lean engine client (serve/http1.py) and its answer parser (serve/http1_response.py)
+"""The engine client (serve/http1.py) and its answer parser (serve/http1_response.py)
 against correct and hostile engines.
 
 The parser is fed bodies split at every byte and at random places and must give the same
@@ -14,13 +14,20 @@ import gzip
 import ssl
 from collections.abc import Awaitable, Callable
 
-import httpx
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pawlette.serve.http1 import LeanClient
+from pawlette.serve.http1 import EngineClient
 from pawlette.serve.http1_response import MAX_HEAD_BYTES, ResponseParser
+from pawlette.serve.transport import (
+    EngineDisconnected,
+    EngineInvalid,
+    EngineSaturated,
+    EngineTimeout,
+    EngineTooLarge,
+    EngineUnreachable,
+)
 
 
 def chunked(pieces: list[bytes], trailer: bytes = b"") -> bytes:
@@ -79,15 +86,15 @@ def test_any_split_gives_the_same_body(pieces: list[bytes], splits: list[int], k
 
 
 def test_framing_errors_and_edges() -> None:
-    with pytest.raises(httpx.RemoteProtocolError, match="chunk size"):
+    with pytest.raises(EngineInvalid, match="chunk size"):
         ResponseParser().feed(head("transfer-encoding: chunked\r\n") + b"zz\r\n")
-    with pytest.raises(httpx.RemoteProtocolError, match="line end"):
+    with pytest.raises(EngineInvalid, match="line end"):
         ResponseParser().feed(head("transfer-encoding: chunked\r\n") + b"1\r\nab\r\n")
-    with pytest.raises(httpx.RemoteProtocolError, match="status line"):
+    with pytest.raises(EngineInvalid, match="status line"):
         ResponseParser().feed(b"SSH-2.0-OpenSSH\r\n\r\n")
-    with pytest.raises(httpx.RemoteProtocolError, match="head longer"):
+    with pytest.raises(EngineInvalid, match=r"head \(with its interim answers\) over"):
         ResponseParser().feed(b"HTTP/1.1 200 OK\r\nx: " + b"y" * MAX_HEAD_BYTES)
-    with pytest.raises(httpx.RemoteProtocolError, match="encoded as 'br'"):
+    with pytest.raises(EngineInvalid, match="encoded as 'br'"):
         ResponseParser().feed(head("content-encoding: br\r\ncontent-length: 0\r\n"))
     # An interim answer, then the answer; bytes after it make the connection not reusable.
     parser, body = parse(
@@ -96,7 +103,7 @@ def test_framing_errors_and_edges() -> None:
     assert (parser.status, body, parser.done, parser.keep_alive) == (200, b"ok", True, False)
     cut = ResponseParser()
     cut.feed(head("content-length: 9\r\n") + b"abc")
-    with pytest.raises(httpx.ReadError, match="closed the connection in the answer's body"):
+    with pytest.raises(EngineDisconnected, match="closed the connection in the middle of its"):
         cut.close()
 
 
@@ -138,17 +145,20 @@ async def with_engine(handler: Handler, work: Callable[[str], Awaitable[None]]) 
     return connections
 
 
-def client(timeout: float = 5.0, max_connections: int = 8) -> LeanClient:
-    return LeanClient(
+def client(
+    timeout: float = 5.0, max_connections: int = 8, max_answer_bytes: int | None = None
+) -> EngineClient:
+    return EngineClient(
         timeout=timeout,
         connect_timeout=2.0,
         max_connections=max_connections,
         verify=ssl.create_default_context(),
         keepalive_seconds=2.0,
+        max_answer_bytes=max_answer_bytes,
     )
 
 
-async def read_all(http: LeanClient, url: str) -> tuple[int, bytes]:
+async def read_all(http: EngineClient, url: str) -> tuple[int, bytes]:
     answer = await http.post(url, b'{"stream": true}', {"content-type": "application/json"})
     try:
         return answer.status_code, await answer.read()
@@ -201,7 +211,7 @@ def test_a_connection_dropped_mid_answer_delivers_what_came_then_fails() -> None
         answer = await http.post(url, b"{}", {})
         assert answer.status_code == 200
         received = b""
-        with pytest.raises(httpx.ReadError, match="closed the connection"):
+        with pytest.raises(EngineDisconnected, match="closed the connection"):
             while piece := await answer.next_piece():
                 received += piece
         assert received == b"firstonly part"
@@ -226,7 +236,7 @@ def test_a_silent_engine_times_out_but_a_slow_one_does_not() -> None:
     async def work(url: str) -> None:
         http = client(timeout=0.3)
         assert await read_all(http, url) == (200, b"xxxxxx")
-        with pytest.raises(httpx.ReadTimeout, match=r"no data for 0\.3 s"):
+        with pytest.raises(EngineTimeout, match=r"nothing from the engine for 0\.3 s"):
             await read_all(http, url)
         http.close()
 
@@ -311,9 +321,7 @@ def test_a_new_connection_closed_unanswered_is_not_retried() -> None:
 
     async def work(url: str) -> None:
         http = client()
-        with pytest.raises(
-            httpx.RemoteProtocolError, match="closed the connection in the answer's head"
-        ):
+        with pytest.raises(EngineDisconnected, match="closed the connection without answering"):
             await read_all(http, url)
         http.close()
 
@@ -327,9 +335,140 @@ def test_a_refused_connect() -> None:
         server.close()
         await server.wait_closed()
         http = client()
-        with pytest.raises(httpx.ConnectError, match="cannot connect"):
+        with pytest.raises(EngineUnreachable, match="cannot connect"):
             await read_all(http, f"http://127.0.0.1:{port}/v1/completions")
         assert http.count == 0
         http.close()
 
     asyncio.run(work())
+
+
+# ------------------------------------------------------------------ bounds (each failed before)
+
+
+def test_a_big_answer_stops_at_max_answer_bytes() -> None:
+    """A 300 MB answer was read whole (1.26 GB for the worker); it stops at the bound."""
+    whole = b"x" * 5_000_000
+
+    async def engine(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, n: int) -> bool:
+        writer.write(head(f"content-length: {len(whole)}\r\n"))
+        for start in range(0, len(whole), 65536):
+            writer.write(whole[start : start + 65536])
+            try:
+                await writer.drain()
+            except ConnectionError:
+                return False
+        return True
+
+    async def work(url: str) -> None:
+        http = client(max_answer_bytes=1_000_000)
+        answer = await http.post(url, b"{}", {})
+        with pytest.raises(EngineTooLarge, match="over 1000000 bytes"):
+            await answer.read()
+        await answer.aclose()
+        assert http.count == 0  # the connection is closed, not reused
+        http.close()
+
+    asyncio.run(with_engine(engine, work))
+
+
+def test_a_gzip_bomb_is_inflated_no_further_than_the_bound() -> None:
+    """1 MB of gzip that inflates to 1 GiB cost 3.1 GB and froze the worker for 10.8 s: the
+    body is inflated no further than the bound, whatever it would inflate to."""
+    bomb = gzip.compress(b"\0" * (64 << 20), 9)  # 64 MiB of zeros in about 64 KB
+
+    def parse_bomb(splits: list[int]) -> None:
+        data = head(f"content-encoding: gzip\r\ncontent-length: {len(bomb)}\r\n") + bomb
+        parser = ResponseParser(max_body=1 << 20)
+        received = 0
+        with pytest.raises(EngineTooLarge):
+            for start, end in zip([0, *splits], [*splits, len(data)], strict=True):
+                received += len(parser.feed(data[start:end]))
+        assert received <= 1 << 20
+        assert parser.body_bytes <= (1 << 20) + 1
+
+    parse_bomb([])  # the whole bomb in one read
+    parse_bomb(list(range(200, 60_000, 4_096)))
+    # Under the bound a gzip body still comes out whole.
+    small = gzip.compress(b"y" * 100_000)
+    parser, body = parse(
+        head(f"content-encoding: gzip\r\ncontent-length: {len(small)}\r\n") + small, []
+    )
+    assert body == b"y" * 100_000 and parser.done
+
+
+def test_a_head_trickled_a_line_at_a_time_or_endless_interim_answers_time_out() -> None:
+    """The timeout counted only silences: a head sent a line every 0.1 s, or a 103 answer
+    every 0.1 s, never reached it.  The head now has a deadline."""
+
+    async def trickle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, n: int) -> bool:
+        if n == 0:
+            writer.write(b"HTTP/1.1 200 OK\r\n")
+            line = b"x-slow: 1\r\n"
+        else:
+            line = b"HTTP/1.1 103 Early Hints\r\n\r\n"
+        for _ in range(40):
+            await asyncio.sleep(0.1)
+            try:
+                writer.write(line)
+                await writer.drain()
+            except ConnectionError:
+                return False
+        return False
+
+    async def work(url: str) -> None:
+        http = client(timeout=0.5)
+        for _ in range(2):
+            with pytest.raises(EngineTimeout, match=r"no answer head within 0\.5 s"):
+                await asyncio.wait_for(read_all(http, url), 3)  # it waited 4 s and more before
+        http.close()
+
+    asyncio.run(with_engine(trickle, work))
+
+
+def test_a_flood_of_interim_answers_is_refused_as_one_long_head() -> None:
+    flood = b"HTTP/1.1 100 Continue\r\n\r\n" * 3000 + head("content-length: 2\r\n") + b"ok"
+    with pytest.raises(EngineInvalid, match="interim answers"):
+        parse(flood, list(range(0, len(flood), 1000)))
+
+
+def test_a_request_waiting_for_a_busy_pool_waits_no_longer_than_the_timeout() -> None:
+    """With every connection held (by clients that read nothing), another request waited for a
+    free one as long as they held it (40 s and more with --timeout 5)."""
+
+    async def held(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, n: int) -> bool:
+        writer.write(head("transfer-encoding: chunked\r\n") + chunked([b"a"])[:-5])
+        await writer.drain()
+        await asyncio.sleep(5)
+        return False
+
+    async def work(url: str) -> None:
+        http = client(timeout=0.4, max_connections=1)
+        first = await http.post(url, b"{}", {})
+        assert await first.next_piece() == b"a"
+        with pytest.raises(EngineSaturated, match="stayed busy"):
+            await asyncio.wait_for(http.post(url, b"{}", {}), 3)
+        await first.aclose()
+        http.close()
+
+    asyncio.run(with_engine(held, work))
+
+
+def test_an_answer_framed_twice_is_read_by_chunks_and_its_connection_not_reused() -> None:
+    """An answer with both content-length and chunked framing may smuggle a second answer
+    after it (RFC 9112 6.3): its connection was put back in the pool and reused."""
+
+    async def twice(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, n: int) -> bool:
+        writer.write(
+            head("content-length: 3\r\ntransfer-encoding: chunked\r\n") + chunked([b"abc", b"de"])
+        )
+        await writer.drain()
+        return True
+
+    async def work(url: str) -> None:
+        http = client()
+        for _ in range(3):
+            assert await read_all(http, url) == (200, b"abcde")
+        http.close()
+
+    assert asyncio.run(with_engine(twice, work)) == 3  # a new connection each time

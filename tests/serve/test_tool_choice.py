@@ -322,3 +322,27 @@ def test_the_server_answers_400_for_an_unwritable_forced_tool(
     assert isinstance(body, dict) and body["param"] == "tools[0].function.name"
     assert body["type"] == "invalid_request_error" and "'mark-er'" in body["message"]
     assert len(upstream.records) == before
+
+
+@pytest.mark.parametrize("strict", [True, False])
+def test_the_schema_default_decides_the_grammar_sent(
+    serve: ServerFactory, upstream: FakeUpstream, strict: bool
+) -> None:
+    """Strict schemas by default (``--schema-default strict``): the grammar sent refuses
+    properties the tools do not declare; ``json-schema`` (``strict_schemas=False``) sends
+    the grammar that allows them, as JSON Schema does.  The two differ for these tools,
+    whose objects say nothing of further properties."""
+    fmt = get_format("pcml")
+    bundles = {
+        flag: export_grammar_bundle(fmt, TOOLS, "required", True, "gbnf", strict=flag)
+        for flag in (True, False)
+    }
+    assert bundles[True]["grammar_after_prefix"] != bundles[False]["grammar_after_prefix"]
+    completion = completion_for(fmt, "call")
+    assert completion is not None
+    prefix = _forced_prefix(fmt, "required") or ""
+    upstream.push(Script(text=completion[len(prefix) :]))
+    options: dict[str, Any] = {} if strict else {"strict_schemas": False}
+    client = serve("pcml", engine="llamacpp", **options).client()
+    ask(client, False, model="m", messages=PROMPT, tools=TOOLS, tool_choice="required")
+    assert upstream.last().body["grammar"] == bundles[strict]["grammar_after_prefix"]

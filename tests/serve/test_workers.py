@@ -113,3 +113,50 @@ def test_workers_share_the_port_and_their_metrics(upstream: FakeUpstream) -> Non
         status = supervisor.wait(60)
     assert status == 0
     assert worker_pids(supervisor.pid) == []
+
+
+def test_one_kept_alive_client_spreads_over_the_workers(upstream: FakeUpstream) -> None:
+    """The kernel spreads connections, not requests: a client keeping one connection alive
+    sent every request to one worker (a soak split 6,424 / 776).  A connection is closed after
+    --max-requests-per-connection answers, so the client reconnects and is spread again."""
+    port = free_port()
+    url = f"http://127.0.0.1:{port}"
+    command = [
+        sys.executable,
+        "-c",
+        "import sys; from pawlette.cli import main; sys.exit(main(sys.argv[1:]))",
+        "serve",
+        *("-f", "pcml", "--upstream", upstream.url, "--model", "m"),
+        *("--port", str(port), "--workers", "2", "--log-level", "warning"),
+        *("--max-requests-per-connection", "3"),
+    ]
+    supervisor = subprocess.Popen(
+        command, env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    )
+    try:
+        assert wait_until(lambda: len(worker_pids(supervisor.pid)) == 2, 60), "no 2 workers"
+        assert wait_until(lambda: healthy(url), 60)
+        time.sleep(2)  # both workers listening (each binds its own SO_REUSEPORT socket)
+        with httpx.Client(timeout=20) as client:  # one client, kept alive as long as allowed
+            for _ in range(120):
+                answer = client.post(url + "/v1/chat/completions", json={"messages": PROMPT})
+                assert answer.status_code == 200
+
+        def per_worker() -> list[float]:
+            samples = scrape(url)
+            return [
+                value(samples, "pawlette_worker_requests_total", worker=str(index))
+                for index in range(2)
+            ]
+
+        counts: list[float] = []
+
+        def counted() -> bool:
+            counts[:] = per_worker()
+            return sum(counts) >= 120
+
+        assert wait_until(counted, 20), f"the workers counted {counts}"
+        assert min(counts) >= 0.2 * sum(counts), f"the requests split {counts}"
+    finally:
+        supervisor.send_signal(signal.SIGTERM)
+        supervisor.wait(60)

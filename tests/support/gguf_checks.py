@@ -21,21 +21,23 @@ from ..serve.scenarios import PROMPT, ask
 from ..serve.scenarios import TOOLS as SCENARIO_TOOLS
 
 
-def _closed(tools: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The tools with closed objects, as strict tool definitions are: a random model writes
-    endless extra property names otherwise (identifiers are not closed by any favoured
-    token).  ``get_weather`` also takes an integer, so numbers are sampled too."""
-    closed = copy.deepcopy(tools)
-    for tool in closed:
-        parameters = tool["function"]["parameters"]
-        parameters["additionalProperties"] = False
+def _with_days(tools: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The scenario's tools, as users write them (no ``additionalProperties``: the server's
+    strict default closes their objects, else a random model writes endless property names
+    nobody declared); ``get_weather`` also takes an integer, so numbers are sampled too."""
+    tools = copy.deepcopy(tools)
+    for tool in tools:
         if tool["function"]["name"] == "get_weather":
-            parameters["properties"]["days"] = {"type": "integer"}
-    return closed
+            tool["function"]["parameters"]["properties"]["days"] = {"type": "integer"}
+    return tools
 
 
-TOOLS = _closed(SCENARIO_TOOLS)
+TOOLS = _with_days(SCENARIO_TOOLS)
 NAMES = {tool["function"]["name"] for tool in TOOLS}
+DECLARED = {
+    tool["function"]["name"]: set(tool["function"]["parameters"].get("properties", {}))
+    for tool in TOOLS
+}
 NAMED = "get_time"
 CHOICES: dict[str, Any] = {
     "required": "required",
@@ -110,10 +112,15 @@ def problems(
     found: list[str] = []
     content = content_text(message)
     calls = calls_of(message)
-    # The markers the format's lexer reads (chatglm3's "[gMASK]sop" is one; "sop" alone is
-    # text).  Under ``auto`` no grammar constrains the text (llama.cpp's lazy grammar starts
-    # at the call trigger), so a random model's marker soup may come back as text there.
-    markers = [m for m in get_format(format_name).grammar.markers if m in content]
+    # The markers the format's lexer reads (chatglm3's "[gMASK]sop" is one) and its other
+    # special tokens (chatglm3's "[gMASK]"), but not one that is a plain word ("sop": text).
+    # Under ``auto`` no grammar constrains the text (llama.cpp's lazy grammar starts at the
+    # call trigger), so a random model's marker soup may come back as text there.
+    fmt = get_format(format_name)
+    spellings = set(fmt.grammar.markers) | {
+        m for m in getattr(fmt, "special_markers", ()) if m and not m.isalnum()
+    }
+    markers = sorted(m for m in spellings if m in content)
     if markers and choice != "auto":
         found.append(f"marker text {markers} in content {content!r}")
     for name, text in calls:
@@ -127,6 +134,10 @@ def problems(
         else:
             if not isinstance(value, dict):
                 found.append(f"arguments {text!r} are not an object")
+            elif choice != "auto" and name in DECLARED and set(value) - DECLARED[name]:
+                # Strict schemas by default: a grammar-constrained call holds no key its tool
+                # does not declare (under auto the call is the model's, checked by the parser).
+                found.append(f"undeclared keys {sorted(set(value) - DECLARED[name])} in {text!r}")
     if choice in ("required", "named") and not calls:
         found.append("no call")
     if choice == "none" and calls:

@@ -32,7 +32,7 @@ from ..engine.kept import MISSING, Kept
 from ..engine.writer import MAX_CACHED_INDEX
 from ..json_values import surrogate_problem
 from ..openai import (
-    _PLAIN_MESSAGE_KEYS,
+    PLAIN_MESSAGE_KEYS,
     PLAIN_ROLES,
     REQUEST_KEYS,
     plain_arguments,
@@ -662,7 +662,7 @@ def _read(item: object) -> Read | None:
         if not _unicode(text):
             return None
         return role, text, None, None, [], None
-    if not _PLAIN_MESSAGE_KEYS.issuperset(item):
+    if not PLAIN_MESSAGE_KEYS.issuperset(item):
         return None
     if type(text) is str:
         if not _unicode(text):

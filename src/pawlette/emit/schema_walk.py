@@ -360,3 +360,61 @@ def bounds(low: int, high: int | None) -> str:
     if low == high:
         return f"{{{low}}}"
     return f"{{{low},{high}}}"
+
+
+_OPEN_KEYWORDS = ("additionalProperties", "patternProperties", "unevaluatedProperties")
+_COMPOSED = ("allOf", "anyOf", "oneOf", "$ref", "not", "if")
+_SUBSCHEMA_MAPS = ("properties", "$defs", "definitions", "patternProperties", "dependentSchemas")
+_SUBSCHEMA_LISTS = ("anyOf", "oneOf", "prefixItems")
+_SUBSCHEMAS = ("items", "additionalProperties", "contains", "not", "if", "then", "else")
+
+
+def closed_objects(schema: Any) -> Any:
+    """``schema`` with every object schema that says nothing of further properties closed
+    (``additionalProperties: false``): the strict reading of a tool's parameters, as OpenAI's
+    strict function calling and xgrammar's strict mode read them, where JSON Schema's default
+    allows any undeclared property (a sampling model then writes keys nobody declared, and
+    under a grammar it may write them until its length limit).
+
+    Left open: an object that allows further properties itself (``additionalProperties``,
+    ``patternProperties``, ``unevaluatedProperties``), and one whose properties come from a
+    composition at its own level (``allOf``, ``anyOf``, ``oneOf``, ``$ref``, ``not``, ``if``:
+    closing it would refuse the properties its parts declare); the parts are closed instead,
+    except the members of an ``allOf`` of several schemas, whose properties add up.
+    Returns a new value (``schema`` is not changed); anything not a schema is returned as is.
+    """
+    return _closed(schema, in_all_of=False)
+
+
+def _closed(schema: Any, *, in_all_of: bool) -> Any:
+    if not isinstance(schema, Mapping):
+        return schema
+    result = dict(schema)
+    for key in _SUBSCHEMA_MAPS:
+        value = result.get(key)
+        if isinstance(value, Mapping):
+            result[key] = {name: _closed(part, in_all_of=False) for name, part in value.items()}
+    for key in _SUBSCHEMA_LISTS:
+        value = result.get(key)
+        if isinstance(value, list):
+            result[key] = [_closed(part, in_all_of=False) for part in value]
+    all_of = result.get("allOf")
+    if isinstance(all_of, list):
+        several = len(all_of) > 1
+        result["allOf"] = [_closed(part, in_all_of=several) for part in all_of]
+    for key in _SUBSCHEMAS:
+        value = result.get(key)
+        if isinstance(value, Mapping):
+            result[key] = _closed(value, in_all_of=False)
+        elif key == "items" and isinstance(value, list):  # the older tuple form of items
+            result[key] = [_closed(part, in_all_of=False) for part in value]
+    kinds = result.get("type")
+    typed = kinds == "object" or (isinstance(kinds, list) and "object" in kinds)
+    if (
+        not in_all_of
+        and (typed or (kinds is None and implied_type(result) == ["object"]))
+        and not any(key in result for key in _OPEN_KEYWORDS)
+        and not any(key in result for key in _COMPOSED)
+    ):
+        result["additionalProperties"] = False
+    return result

@@ -35,8 +35,23 @@ class TextLanguage:
 
     @classmethod
     def of(cls, fmt: Format) -> TextLanguage:
-        markers = tuple(sorted(fmt.grammar.markers, key=lambda m: (-len(m), m)))
-        return cls(markers, fmt.grammar.escape)
+        """The format's text: no marker its lexer reads, and (a format without escaping) no
+        other special token of it either.
+
+        A special token that is no marker of the lexer (ChatGLM3's ``[gMASK]``, which the
+        lexer reads only as part of ``[gMASK]sop``; Qwen's ``<|im_start|>``) is still one the
+        engine can sample, and llama.cpp's GBNF lets it stand for its text in character
+        rules: free text would then carry a control token's spelling to the client.  A
+        special token that is a plain word (ChatGLM3's ``sop``) stays allowed: refusing its
+        spelling would refuse every word that contains it, and the lexer reads it as the
+        text it is.  A format that escapes markers in text (PCML) keeps exactly its lexer's
+        markers, which are the ones an escape can stand before."""
+        markers = set(fmt.grammar.markers)
+        if not fmt.grammar.escape:
+            special: tuple[str, ...] = getattr(fmt, "special_markers", ())
+            markers.update(marker for marker in special if marker and not marker.isalnum())
+        ordered = tuple(sorted(markers, key=lambda m: (-len(m), m)))
+        return cls(ordered, fmt.grammar.escape)
 
     @property
     def literals(self) -> tuple[str, ...]:

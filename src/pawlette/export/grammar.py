@@ -28,6 +28,7 @@ from typing import Any
 
 from ..emit.grammar_ast import MarkerSpelling, Rules, Syntax, to_gbnf, to_lark
 from ..emit.python_schema import KEYWORD_EXPECTED
+from ..emit.schema_walk import closed_objects
 from ..emit.tool_choice import ToolChoice
 from ..emit.turn_grammar import TurnGrammar
 from ..errors import RequestError, UnsupportedFeature
@@ -62,8 +63,15 @@ def build_turn(
     tools: object,
     tool_choice: object = "auto",
     parallel: bool = True,
+    *,
+    strict: bool = True,
 ) -> TurnGrammar:
-    """The syntax-free turn grammar (what the writers below print)."""
+    """The syntax-free turn grammar (what the writers below print).
+
+    ``strict`` (the default): arguments may hold only the properties a tool's schema
+    declares, unless the schema allows more (:func:`.schema_walk.closed_objects`), as
+    OpenAI's strict function calling; False follows JSON Schema's default (undeclared
+    properties allowed), except for a tool that says ``"strict": true`` itself."""
     fmt = _resolve(format_name)
     from ..declare import layout_of
 
@@ -85,12 +93,32 @@ def build_turn(
             f"{show(choice.name)} is not a declared tool",
             "one of " + (", ".join(show(name) for name in names) or "the request's tools"),
         )
+    tool_values = _strict_tools(tool_values, strict)
     from ..declare.grammar import build_turn as build_layout
     from .forced import forced_turn  # a forced choice turns reasoning off (see there)
 
     with _nesting_refused():
         turn = build_layout(fmt, declaration, tool_values, choice, parallel)
         return forced_turn(fmt, turn, choice)
+
+
+def _strict_tool(tool: Tool) -> Tool:
+    """``tool`` with its parameters' objects closed (see :func:`build_turn`)."""
+    parameters = tool.parameters
+    if parameters is None:
+        return tool  # no parameters: no arguments (already closed)
+    closed = closed_objects(parameters)
+    if closed == parameters:
+        return tool
+    return Tool(tool.name, {**tool.definition, "parameters": closed}, tool.kind)
+
+
+def _strict_tools(tools: tuple[Tool, ...], strict: bool) -> tuple[Tool, ...]:
+    """The tools a grammar is built for: all closed when ``strict``, else those that ask."""
+    return tuple(
+        _strict_tool(tool) if strict or tool.definition.get("strict") is True else tool
+        for tool in tools
+    )
 
 
 @contextlib.contextmanager
@@ -156,6 +184,7 @@ def export_grammar(
     *,
     token_ids: Mapping[str, int] | None = None,
     markers_as_text: bool = False,
+    strict: bool = True,
 ) -> str:
     """A grammar for one assistant turn (Lark for llguidance, or GBNF for llama.cpp).
 
@@ -164,10 +193,12 @@ def export_grammar(
     named form.  Markers are written as special tokens spelled by their text (``<call>``);
     ``token_ids`` spells them by id instead (needed for markers not shaped ``<...>``), and
     ``markers_as_text`` writes them as plain strings (engines without token references).
+    ``strict`` (the default) refuses properties a tool's schema does not declare unless it
+    allows them; False follows JSON Schema's default (see :func:`build_turn`).
     """
     fmt = _resolve(format_name)
     choice = ToolChoice.read(tool_choice)
-    turn = build_turn(fmt, tools, choice, parallel)
+    turn = build_turn(fmt, tools, choice, parallel, strict=strict)
     spelling = MarkerSpelling(dict(token_ids or {}), markers_as_text)
     return _write(turn.rules, syntax, _header(fmt, turn, choice, parallel), spelling)
 
@@ -181,6 +212,7 @@ def export_grammar_bundle(
     *,
     token_ids: Mapping[str, int] | None = None,
     markers_as_text: bool = False,
+    strict: bool = True,
 ) -> dict[str, Any]:
     """The grammar with what a server needs to use it, as one JSON-ready document.
 
@@ -192,11 +224,12 @@ def export_grammar_bundle(
     may write it itself, then constrain the rest with ``grammar_after_prefix`` (the requested
     choice's).  ``reasoning``: the block a turn under this choice may open with (None under a
     forced choice, which turns reasoning off: :mod:`pawlette.export.forced`).  ``notes``: what
-    the grammar, in this ``syntax``, does not enforce.
+    the grammar, in this ``syntax``, does not enforce.  ``strict``: as for
+    :func:`export_grammar`.
     """
     fmt = _resolve(format_name)
     choice = ToolChoice.read(tool_choice)
-    turn = build_turn(fmt, tools, choice, parallel)
+    turn = build_turn(fmt, tools, choice, parallel, strict=strict)
     spelling = MarkerSpelling(dict(token_ids or {}), markers_as_text)
     header = _header(fmt, turn, choice, parallel)
     tool_choice_json: Any = (

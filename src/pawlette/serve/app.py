@@ -17,17 +17,28 @@ Errors, always OpenAI's body ``{"error": {"message", "type", "param", "code"}}``
 
 =====  ==============================================================================
 400    invalid request (``param`` names the field), a ``tool_choice`` that cannot be
-       honoured, or a request the upstream rejected with a 400/413/422
+       honoured, a request the upstream rejected with a 400/413/422, or a ``Host``
+       not in ``--allowed-host``
 401    ``--api-key`` set and the key is missing or wrong
+403    a browser request from another site (its ``Origin`` is not an allowed host)
 404    no such route
-413    a body over ``--max-body-bytes``
+408    a request head or body slower than ``--head-timeout``/``--body-timeout``
+413    a body over ``--max-body-bytes`` (the connection is closed: the rest is not read)
+415    a body declared as something other than JSON (``text/plain``, a form)
 429    the upstream answered 429
-502    the upstream is unreachable, answered a 5xx (or another error), or sent
-       something that is not an OpenAI completion
-503    every replica (several ``--upstream``) is out of rotation after failures
-       (:mod:`~pawlette.serve.balancer`)
-504    the upstream sent nothing for ``--timeout`` seconds
+431    a request head over ``--max-head-bytes``
+502    the engine: unreachable, a 5xx or another status that is no completion, a broken or
+       malformed answer, one that is not UTF-8, or one over ``--max-answer-bytes`` (the
+       ``code`` says which)
+503    every replica is out of rotation after failures (:mod:`~pawlette.serve.balancer`),
+       every connection to the engines stayed busy for ``--timeout``, or the server holds
+       ``--max-client-connections`` busy connections
+504    no answer head within ``--timeout``, a silence of ``--timeout`` inside it, or the
+       request's ``--request-timeout`` passed
 =====  ==============================================================================
+
+Error messages name what happened and which engine ("the engine", "engine replica 2"),
+never an engine's address or credentials (the log has the address).
 
 No tools, no tool calls: a request that declares no functions (no ``tools``, or only omni's
 actions), like one with ``tool_choice: "none"``, never gets ``tool_calls`` back, streamed or
@@ -47,6 +58,7 @@ listens for the disconnect while it waits, and closes the upstream connection.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import dataclasses
 import gc
@@ -61,7 +73,6 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 import anyio
-import httpx
 import uvicorn
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
@@ -78,22 +89,21 @@ from ..openai import tools_from_openai
 from ..tokenization import ConversationEncoder, load_backend
 from ..types import Tool
 from .asgi import WATCH, App, DisconnectWatch, watched
-from .balancer import Balancer, NoReplica, ReplicaError
-from .chunks import Delta, utf8
+from .balancer import Balancer, NoReplica, Replica, ReplicaError
+from .chunks import Delta
 from .config import ServeConfig
 from .engines import ENGINES
+from .errors import ErrorResponse, ServerError, upstream_failure
+from .http1 import EngineClient
+from .json_codec import JsonCodec
 from .metrics import CONTENT_TYPE, SharedMetrics
 from .observe import current, instrument
 from .pipeline import ChunkPipeline, Completion, encode_events
+from .policy import RequestPolicy
 from .request import ChatRequest, parse_chat_request
-from .sse import SSEDecoder
+from .sse import LineTooLong, NotUtf8, SSEDecoder
 from .tool_choice import ToolPlan, plan_tool_choice
-from .transport import KEEPALIVE_SECONDS, Answer, engine_sender
-
-try:
-    import orjson
-except ImportError:  # optional (the serve extra installs it): json reads alone
-    orjson = None  # type: ignore[assignment]
+from .transport import Answer, EngineError, EngineTimeout
 
 logger = logging.getLogger("pawlette.serve")
 
@@ -101,69 +111,14 @@ T = TypeVar("T")
 Write = Callable[[bytes, bool], Awaitable[None]]
 """``write(data, end)``: send ``data``; ``end`` ends the answer's body in the same write."""
 
-JOIN_EVENTS = True
-"""Join the texts of the events of one upstream read into one chunk (see ``_read_events``);
-``python -m bench.serve --stacks`` turns it off to measure what joining saves."""
-
 _DONE = b"data: [DONE]\n\n"
 _ERROR_DETAIL_CHARS = 500
 _ERROR_BODY_BYTES = 65536
 """The most of an engine's error body read (its message is shown up to 500 characters)."""
 _DRAIN_SECONDS = 1.0
-_POOLS = 32
 _PLANS = 64
 """Tool plans kept (distinct tool lists in use; a full cache starts again)."""
-
-
-class ServerError(Exception):
-    """An error answer: HTTP status and OpenAI's error object."""
-
-    def __init__(
-        self,
-        status: int,
-        message: str,
-        *,
-        kind: str = "invalid_request_error",
-        param: str | None = None,
-        code: str | None = None,
-    ) -> None:
-        # Messages quote what the client sent; a lone surrogate in it is escaped, so the body
-        # can always be encoded (it is refused long before, but an answer must never fail).
-        message = message.encode("utf-8", "backslashreplace").decode("utf-8")
-        if param is not None:
-            param = param.encode("utf-8", "backslashreplace").decode("utf-8")
-        super().__init__(message)
-        self.status = status
-        self.message = message
-        self.kind = kind
-        self.param = param
-        self.code = code
-
-    def body(self) -> dict[str, Any]:
-        return {
-            "error": {
-                "message": self.message,
-                "type": self.kind,
-                "param": self.param,
-                "code": self.code,
-            }
-        }
-
-    def response(self) -> JSONResponse:
-        headers = {"www-authenticate": "Bearer"} if self.status == 401 else None
-        return _JSONResponse(self.body(), status_code=self.status, headers=headers)
-
-    def event(self) -> bytes:
-        """The error as the last server-sent event of a stream."""
-        return utf8(f"data: {json.dumps(self.body(), ensure_ascii=False)}\n\n")
-
-
-class _JSONResponse(JSONResponse):
-    """Starlette's JSON response, with a lone surrogate from the engine kept as its escape
-    (see :func:`.chunks.utf8`) instead of failing to encode."""
-
-    def render(self, content: Any) -> bytes:
-        return utf8(json.dumps(content, ensure_ascii=False, allow_nan=False, separators=(",", ":")))
+_EVENT_STREAM = "text/event-stream"
 
 
 _YOUNG_COLLECTION = 10_000
@@ -188,11 +143,32 @@ def _too_large(limit: int) -> ServerError:
         413,
         f"request body: over {limit} bytes; expected at most {limit} (--max-body-bytes)",
         code="request_too_large",
+        close=True,  # the rest of the upload is not read
     )
 
 
-def _upstream_failure(status: int, message: str, code: str) -> ServerError:
-    return ServerError(status, message, kind="server_error", code=code)
+def _engine_failure(replica: Replica, error: EngineError, config: ServeConfig) -> ServerError:
+    """What the client is told of an engine's failure: what happened and which engine, never
+    its address (the log has it)."""
+    name = replica.name
+    if error.code == "request_timeout":
+        return upstream_failure(
+            504,
+            f"{name}: {error}; the request took longer than {config.request_timeout:g} s "
+            "(--request-timeout)",
+            "request_timeout",
+        )
+    if isinstance(error, EngineTimeout):
+        return upstream_failure(504, f"{name}: {error}", error.code)
+    if error.code == "upstream_saturated":
+        return upstream_failure(503, f"{error}", error.code)
+    what = {
+        "upstream_unreachable": "unreachable",
+        "upstream_disconnected": "the answer broke off",
+        "upstream_invalid": "a malformed answer",
+        "upstream_too_large": "an answer too large",
+    }.get(error.code, "failed")
+    return upstream_failure(error.status, f"{name}: {what} ({error})", error.code)
 
 
 @dataclass(frozen=True)
@@ -213,7 +189,7 @@ class EventStream(Response):
     request is closed even while the upstream is silent.
     """
 
-    media_type = "text/event-stream"
+    media_type = _EVENT_STREAM
     _HEADERS = (
         (b"cache-control", b"no-cache"),
         (b"x-accel-buffering", b"no"),
@@ -277,85 +253,55 @@ class Server:
             # The training encoder: prompts get exactly the ids the model was trained on.
             backend = load_backend(config.tokenizer, source=f"--tokenizer {config.tokenizer}")
             self.encoder = ConversationEncoder(self.format, backend)
+        self.json = JsonCodec(config.fast_json)
         # Scale-out (pawlette.serve.balancer, .metrics, .workers): replicas and numbers.
         self.metrics = SharedMetrics.from_environment()
         self.upstreams = Balancer(
             list(config.upstreams), self.metrics.registry, eject_seconds=config.eject_seconds
         )
-        self.base_url = self.upstreams.replicas[0].base_url
+        self.policy = RequestPolicy(config.hosts)
         self.model = config.model
         self.created = int(time.time())
-        self._clients: list[httpx.AsyncClient] = []
         self._plans: dict[tuple[str | None, ToolChoice, bool], tuple[tuple[Tool, ...], ToolPlan]]
         self._plans = {}
-        self._next_client = 0
         self._headers = {"content-type": "application/json"}
         if config.upstream_api_key:
             self._headers["authorization"] = f"Bearer {config.upstream_api_key}"
 
     @property
-    def completions_url(self) -> str:
-        """The URL of the replica serving the current request (else the first replica's)."""
+    def replica(self) -> Replica:
+        """The replica serving the current request (else the first)."""
         context = current()
-        if context is not None and context.completions_url is not None:
-            return context.completions_url
-        return self.upstreams.replicas[0].completions_url
+        if context is not None and context.replica is not None:
+            return context.replica
+        return self.upstreams.replicas[0]
 
     @property
     def advertised_model(self) -> str:
         return self.model or self.format.name
-
-    @property
-    def client(self) -> httpx.AsyncClient:
-        """The next upstream client, round robin.
-
-        httpcore re-examines its whole pool on every request and every response end (a
-        readability check per idle connection, and a count of idle connections per
-        connection: quadratic), so one pool of hundreds of connections costs more CPU per
-        request than the parsing does; several small pools keep that cost flat.
-        """
-        clients = self._clients
-        if not clients:
-            raise RuntimeError("the server is not started (lifespan not run)")
-        self._next_client = (self._next_client + 1) % len(clients)
-        return clients[self._next_client]
 
     # ------------------------------------------------------------------ lifecycle
 
     @contextlib.asynccontextmanager
     async def lifespan(self, app: Starlette) -> AsyncIterator[None]:
         config = self.config
-        per_pool = max(1, config.max_connections // _POOLS)
-        limits = httpx.Limits(
-            max_connections=per_pool,
-            max_keepalive_connections=per_pool,
-            keepalive_expiry=KEEPALIVE_SECONDS,  # below the engines' idle timeouts (transport)
+        client = EngineClient(
+            timeout=config.timeout,
+            connect_timeout=config.connect_timeout,
+            max_connections=config.max_connections,
+            verify=ssl.create_default_context(),
+            keepalive_seconds=config.upstream_keep_alive,
+            max_answer_bytes=config.max_answer_bytes,
         )
-        timeout = httpx.Timeout(config.timeout, connect=config.connect_timeout)
-        verify = ssl.create_default_context()  # one context for all pools (each costs ~40 ms)
-        async with contextlib.AsyncExitStack() as stack:
-            for _ in range(_POOLS):
-                # trust_env=False: the upstream is an engine we talk to directly, never a proxy.
-                client = httpx.AsyncClient(
-                    limits=limits, timeout=timeout, trust_env=False, verify=verify
-                )
-                self._clients.append(await stack.enter_async_context(client))
-            # Completion requests go through the lean client (pawlette.serve.transport).
-            self.upstreams.sender = await stack.enter_async_context(
-                engine_sender(
-                    timeout=config.timeout,
-                    connect_timeout=config.connect_timeout,
-                    max_connections=config.max_connections,
-                    verify=verify,
-                )
-            )
+        self.upstreams.client = client
+        try:
             if self.model is None:
                 await self._discover_model()
             logger.info(
                 "serving format %r as model %r over %s (engine %s, %s prompts)",
                 self.format.name,
                 self.advertised_model,
-                self.completions_url,
+                ", ".join(replica.base_url for replica in self.upstreams.replicas),
                 self.engine.name,
                 "token-id" if self.encoder else "text",
             )
@@ -365,33 +311,38 @@ class Server:
                     yield
                 finally:
                     group.cancel_scope.cancel()
-                    self._clients = []
+        finally:
+            self.upstreams.client = None
+            client.close()
 
     async def _scale_out_chores(self) -> None:
         """Probe ejected replicas; with ``--workers``, write this worker's metrics each second."""
         async with anyio.create_task_group() as group:
-            group.start_soon(
-                self.upstreams.probe_forever,
-                lambda: self.client,
-                min(5.0, self.config.connect_timeout),
-            )
+            group.start_soon(self.upstreams.probe_forever, min(5.0, self.config.connect_timeout))
             if self.metrics.directory is not None:
                 group.start_soon(self.metrics.dump_forever)
 
     async def _discover_model(self) -> None:
         """Ask the upstream's ``/v1/models`` for its model name (best effort; with several
         replicas, the first that answers)."""
+        client = self.upstreams.client
         failure: Exception | None = None
         for replica in self.upstreams.replicas:
             try:
-                response = await self.client.get(
+                assert client is not None
+                answer = await client.get(
                     replica.base_url + "/v1/models",
-                    headers=self._headers,
+                    {**self._headers, **replica.headers},
                     timeout=min(5.0, self.config.timeout),
                 )
-                response.raise_for_status()
-                name = response.json()["data"][0]["id"]
-            except (httpx.HTTPError, ValueError, LookupError, TypeError) as error:
+                try:
+                    body = await answer.read()
+                finally:
+                    await answer.aclose()
+                if answer.status_code != 200:
+                    raise ValueError(f"HTTP {answer.status_code}")
+                name = self.json.load_body(body)["data"][0]["id"]
+            except (EngineError, ValueError, LookupError, TypeError) as error:
                 failure = error
                 continue
             if isinstance(name, str) and name:
@@ -434,6 +385,7 @@ class Server:
     async def chat_completions(self, request: Request) -> Response:
         try:
             self._authorize(request)
+            self.policy.check_body(request.headers.get("content-type"))
             chat = parse_chat_request(await self._read_json(request))
             prepared = await self._prepare(chat)
             if chat.stream:
@@ -443,6 +395,8 @@ class Server:
             return ServerError(400, str(error), param=error.path or None).response()
         except ServerError as error:
             return error.response()
+        except ClientDisconnect:
+            return Response(status_code=499)  # gone while sending its body: nobody to answer
         except Exception as error:
             # A bug.  Answered here rather than re-raised to Starlette, which would answer the
             # same 500 and then raise to the ASGI server, which drops the keep-alive connection.
@@ -492,7 +446,7 @@ class Server:
             if not message.get("more_body", False):
                 break
         try:
-            return _load_body(b"".join(pieces))
+            return self.json.load_body(b"".join(pieces))
         except (ValueError, UnicodeDecodeError) as error:
             raise ServerError(
                 400, f"request body: not valid JSON ({error}); expected a JSON object"
@@ -533,7 +487,7 @@ class Server:
         order included, since formats print definitions as given), never by the identity of
         a request's mutable dicts.  A request whose tools are refused is never kept.
         """
-        key = (_json_key(chat.tools), chat.tool_choice, chat.parallel_tool_calls)
+        key = (self.json.key(chat.tools), chat.tool_choice, chat.parallel_tool_calls)
         cache = self._plans
         known = cache.get(key) if key[0] is not None else None
         if known is not None:
@@ -547,6 +501,7 @@ class Server:
             chat.tool_choice,
             chat.parallel_tool_calls,
             token_ids=None if self.encoder is None else self.encoder.marker_ids,
+            strict=self.config.strict_schemas,
         )
         if not any(tool.kind == "function" for tool in tools):
             # No functions declared: no call may come back, whatever the model writes.  As
@@ -569,31 +524,45 @@ class Server:
         """
         return await watched(request.scope, request.receive, work())
 
+    def _deadline(self) -> float:
+        """The loop time by which the current request's answer must have ended."""
+        context = current()
+        loop = asyncio.get_running_loop()
+        if context is None:
+            return loop.time() + self.config.request_timeout
+        return loop.time() + self.config.request_timeout - (time.monotonic() - context.started)
+
     async def _send(self, body: dict[str, Any], *, stream: bool) -> Answer:
-        content = _dump_body(body)
+        content = self.json.dump_body(body)
         try:
             response = await self.upstreams.send(
-                lambda: self.client, content, self._headers, stream=stream
+                content, self._headers, stream=stream, deadline=self._deadline()
             )
         except NoReplica as error:
-            raise _upstream_failure(503, str(error), "upstream_unavailable") from error
+            raise upstream_failure(503, str(error), "upstream_unavailable") from error
         except ReplicaError as failure:
-            cause = failure.cause
-            if isinstance(cause, httpx.TimeoutException):
-                raise _upstream_failure(
-                    504,
-                    f"upstream {failure.url}: no answer within "
-                    f"{self.config.timeout:g} s (--timeout) ({type(cause).__name__})",
-                    "upstream_timeout",
-                ) from cause
-            raise _upstream_failure(
-                502,
-                f"upstream {failure.url}: unreachable ({type(cause).__name__}: "
-                f"{cause or 'no detail'})",
-                "upstream_unreachable",
-            ) from cause
-        if response.status_code >= 400:
+            logger.warning(
+                "upstream %s: %s: %s",
+                failure.replica.base_url,
+                type(failure.cause).__name__,
+                failure.cause,
+            )
+            raise _engine_failure(failure.replica, failure.cause, self.config) from failure
+        if response.status_code != 200:
             raise await self._status_error(response)
+        if stream:
+            kind = response.headers.get("content-type", _EVENT_STREAM).partition(";")[0]
+            if kind.strip().lower() not in (_EVENT_STREAM, ""):
+                # An HTML page, a JSON body: no event stream, whatever its status says.
+                raw = await _error_body(response, self.config.timeout)
+                await response.aclose()
+                detail = _error_detail(raw)
+                raise upstream_failure(
+                    502,
+                    f"{self.replica.name}: a malformed answer (HTTP 200 with "
+                    f"{kind[:60]!r} instead of an event stream: {detail})",
+                    "upstream_invalid",
+                )
         return response
 
     async def _status_error(self, response: Answer) -> ServerError:
@@ -603,6 +572,7 @@ class Server:
             await response.aclose()  # cut short (an endless body): the connection is closed
         detail = _error_detail(raw)
         status = response.status_code
+        name = self.replica.name
         if status in (400, 413, 422):
             return ServerError(
                 400,
@@ -613,26 +583,39 @@ class Server:
             return ServerError(
                 429, f"the upstream is busy (HTTP 429): {detail}", code="upstream_busy"
             )
-        return _upstream_failure(
-            502,
-            f"upstream {self.completions_url} answered HTTP {status}: {detail}",
-            "upstream_error",
-        )
+        if status < 400:
+            # A redirect (not followed: the engine's address is the operator's to set), a 204,
+            # a 304: no completion in it.
+            return upstream_failure(
+                502,
+                f"{name}: a malformed answer (HTTP {status}, which holds no completion)",
+                "upstream_invalid",
+            )
+        return upstream_failure(502, f"{name} answered HTTP {status}: {detail}", "upstream_error")
 
     async def _post(self, body: dict[str, Any]) -> tuple[str, str | None, Any]:
         response = await self._send(body, stream=False)
+        name = self.replica.name
         try:
-            data = json.loads(response.content)
+            text_body = response.content.decode("utf-8")
+        except UnicodeDecodeError as error:
+            raise upstream_failure(
+                502,
+                f"{name}: a malformed answer (not UTF-8: {error.reason} at byte {error.start})",
+                "upstream_invalid",
+            ) from error
+        try:
+            data = json.loads(text_body)
             choice = data["choices"][0]
             text = choice["text"]
             reason = choice.get("finish_reason")
             if not isinstance(text, str) or not (reason is None or isinstance(reason, str)):
                 raise TypeError("choices[0].text is not a string")
         except (ValueError, LookupError, TypeError, AttributeError) as error:
-            raise _upstream_failure(
+            raise upstream_failure(
                 502,
-                f"upstream {self.completions_url}: not an OpenAI completion "
-                f"({type(error).__name__}: {error}): {_error_detail(response.content)}",
+                f"{name}: a malformed answer (not an OpenAI completion: "
+                f"{type(error).__name__}: {error}): {_error_detail(response.content)}",
                 "upstream_invalid",
             ) from error
         usage = data.get("usage")
@@ -668,7 +651,7 @@ class Server:
         }
         if usage is not None:
             answer["usage"] = usage
-        return _JSONResponse(answer)
+        return ErrorResponse(answer)
 
     async def _stream(self, request: Request, prepared: Prepared) -> Response:
         disconnected, response = await self._unless_disconnected(
@@ -687,14 +670,14 @@ class Server:
             stream_arguments=self.config.stream_arguments,
         )
         include_usage = prepared.chat.include_usage
-        # The replica's URL for the stream's error messages, read now: the body is written
-        # after the handler returned, when the request's context (which names the replica the
+        # The replica for the stream's error messages, read now: the body is written after
+        # the handler returned, when the request's context (which names the replica the
         # balancer chose) is no longer current, and the first replica would be named instead.
-        url = self.completions_url
+        replica = self.replica
 
         async def produce(write: Write) -> None:
             try:
-                await self._relay(response, pipeline, include_usage, write, url)
+                await self._relay(response, pipeline, include_usage, write, replica)
             except Exception as error:  # a bug: still end the stream with an error event
                 logger.exception("internal error while streaming")
                 failure = ServerError(
@@ -716,11 +699,11 @@ class Server:
         pipeline: ChunkPipeline,
         include_usage: bool,
         write: Write,
-        url: str,
+        replica: Replica,
     ) -> None:
-        """Upstream SSE in, client SSE out; a failure becomes one error event (naming ``url``,
-        the replica's completions URL)."""
-        decoder = SSEDecoder()
+        """Upstream SSE in, client SSE out; a failure becomes one error event (naming the
+        replica)."""
+        decoder = SSEDecoder(self.config.max_answer_bytes)
         state = _StreamState()
         failure: ServerError | None = None
         encode = pipeline.encoder.encode
@@ -728,43 +711,53 @@ class Server:
         # sends them together too), or before an error event, or with the last chunk.
         pending = encode(pipeline.start_deltas())
         next_piece = response.next_piece
+        read = self._read_events
         try:
-            while data := await next_piece():
-                deltas = self._read_events(decoder.feed(data), state, pipeline, url)
-                if state.done or pipeline.cut:
-                    # The end came in this read: its text goes out with the last chunk, in
-                    # one write (nothing waits: the end is written right after).
+            try:
+                while data := await next_piece():
+                    deltas = read(decoder.feed(data), state, pipeline, replica)
+                    if state.done or pipeline.cut:
+                        # The end came in this read: its text goes out with the last chunk,
+                        # in one write (nothing waits: the end is written right after).
+                        if deltas:
+                            pending += encode(deltas)
+                        break
+                    if deltas:
+                        await write(pending + encode(deltas) if pending else encode(deltas), False)
+                        pending = b""
+                else:
+                    deltas = read(decoder.finish(), state, pipeline, replica)
                     if deltas:
                         pending += encode(deltas)
-                    break
-                if deltas:
-                    await write(pending + encode(deltas) if pending else encode(deltas), False)
-                    pending = b""
-            else:
-                deltas = self._read_events(decoder.finish(), state, pipeline, url)
+            except NotUtf8 as error:
+                # The events before the undecodable one count, as if they had come alone.
+                deltas = read(error.before, state, pipeline, replica)
                 if deltas:
                     pending += encode(deltas)
+                if not (state.done or pipeline.cut):
+                    raise upstream_failure(
+                        502, f"{replica.name}: a malformed answer ({error})", "upstream_invalid"
+                    ) from error
+            except LineTooLong as error:
+                raise upstream_failure(
+                    502, f"{replica.name}: an answer too large ({error})", "upstream_too_large"
+                ) from error
         except ServerError as error:
             failure = error
-        except httpx.TimeoutException:
-            failure = _upstream_failure(
-                504,
-                f"upstream {url}: nothing for {self.config.timeout:g} s "
-                "(--timeout); the completion is incomplete",
-                "upstream_timeout",
+        except EngineError as error:
+            logger.warning(
+                "upstream %s: stream failed: %s: %s",
+                replica.base_url,
+                type(error).__name__,
+                error,
             )
-        except httpx.HTTPError as error:
-            failure = _upstream_failure(
-                502,
-                f"upstream {url}: the stream broke off "
-                f"({type(error).__name__}: {error or 'no detail'}); the completion is incomplete",
-                "upstream_disconnected",
-            )
+            failure = _engine_failure(replica, error, self.config)
+            failure.message += "; the completion is incomplete"
         done, reason = state.done, state.reason
         if failure is None and not (done or pipeline.cut or reason is not None):
-            failure = _upstream_failure(
+            failure = upstream_failure(
                 502,
-                f"upstream {url}: the stream ended without a finish_reason "
+                f"{replica.name}: the stream ended without a finish_reason "
                 "or [DONE]; the completion may be incomplete",
                 "upstream_disconnected",
             )
@@ -772,7 +765,11 @@ class Server:
             logger.warning("stream failed: %s", failure.message)
             if state.unsent:
                 pending += encode(state.unsent)
-            await write(pending + failure.event(), True)
+            event = failure.event()
+            # Not kept past here: a failure caught in this frame holds the frame in its
+            # traceback, a cycle that kept the decoder's pending megabytes until a collection.
+            failure = None
+            await write(pending + event, True)
             return
         final = pending + encode(pipeline.finish_deltas(reason))
         if include_usage and state.usage is not None:
@@ -787,12 +784,12 @@ class Server:
         await write(final + _DONE, False)
         # Read the end of the upstream's answer, so its connection goes back to the pool before
         # the body ends (and the client sends its next request).
-        with anyio.move_on_after(_DRAIN_SECONDS), contextlib.suppress(httpx.HTTPError):
+        with anyio.move_on_after(_DRAIN_SECONDS), contextlib.suppress(EngineError):
             while await next_piece():
                 pass
 
     def _read_events(
-        self, payloads: list[str], state: _StreamState, pipeline: ChunkPipeline, url: str
+        self, payloads: list[str], state: _StreamState, pipeline: ChunkPipeline, replica: Replica
     ) -> list[Delta]:
         """The deltas for the events of one read from the upstream.
 
@@ -803,7 +800,7 @@ class Server:
         if state.done or pipeline.cut:
             return []
         texts: list[str] = []
-        loads = orjson.loads if orjson is not None else None
+        loads = self.json.loads
         try:
             for payload in payloads:
                 if payload == "[DONE]":
@@ -827,7 +824,7 @@ class Server:
                                 if text:
                                     texts.append(text)
                                 continue
-                text = _stream_item(payload, url, state)
+                text = self._stream_item(payload, replica, state)
                 if text:
                     texts.append(text)
         except ServerError:
@@ -841,9 +838,44 @@ class Server:
             raise
         if not texts:
             return []
-        if not JOIN_EVENTS:
-            return [delta for text in texts for delta in pipeline.feed_deltas(text)]
         return pipeline.feed_deltas(texts[0] if len(texts) == 1 else "".join(texts))
+
+    def _stream_item(self, payload: str, replica: Replica, state: _StreamState) -> str:
+        """One upstream ``data:`` payload: returns its text; notes finish reason and usage."""
+        name = replica.name
+        try:
+            data = self.json.load_event(payload)
+        except ValueError as error:
+            raise upstream_failure(
+                502,
+                f"{name}: a malformed answer (a stream event is not JSON ({error}): "
+                f"{payload[:200]!r})",
+                "upstream_invalid",
+            ) from error
+        if not isinstance(data, dict):
+            raise upstream_failure(
+                502,
+                f"{name}: a malformed answer (a stream event is not an object: {payload[:200]!r})",
+                "upstream_invalid",
+            )
+        if data.get("error"):
+            raise upstream_failure(
+                502,
+                f"{name}: error in the stream: {_error_detail(payload.encode())}",
+                "upstream_error",
+            )
+        usage = data.get("usage")
+        if isinstance(usage, dict):
+            state.usage = usage
+        choices = data.get("choices")
+        if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
+            return ""
+        choice = choices[0]
+        finish = choice.get("finish_reason")
+        if isinstance(finish, str):
+            state.reason = finish
+        text = choice.get("text")
+        return text if isinstance(text, str) else ""
 
 
 class _StreamState:
@@ -859,103 +891,6 @@ class _StreamState:
         """The deltas of the texts that came in the same read before a bad event."""
 
 
-def _stream_item(payload: str, url: str, state: _StreamState) -> str:
-    """One upstream ``data:`` payload: returns its text; notes finish reason and usage."""
-    try:
-        data = _load_event(payload)
-    except ValueError as error:
-        raise _upstream_failure(
-            502,
-            f"upstream {url}: a stream event is not JSON ({error}): {payload[:200]!r}",
-            "upstream_invalid",
-        ) from error
-    if not isinstance(data, dict):
-        raise _upstream_failure(
-            502,
-            f"upstream {url}: a stream event is not an object: {payload[:200]!r}",
-            "upstream_invalid",
-        )
-    if data.get("error"):
-        raise _upstream_failure(
-            502,
-            f"upstream {url}: error in the stream: {_error_detail(payload.encode())}",
-            "upstream_error",
-        )
-    usage = data.get("usage")
-    if isinstance(usage, dict):
-        state.usage = usage
-    choices = data.get("choices")
-    if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
-        return ""
-    choice = choices[0]
-    finish = choice.get("finish_reason")
-    if isinstance(finish, str):
-        state.reason = finish
-    text = choice.get("text")
-    return text if isinstance(text, str) else ""
-
-
-_KEY_JSON = json.JSONEncoder(ensure_ascii=False, allow_nan=False)
-
-
-def _json_key(value: object) -> str | None:
-    """``value``'s JSON text, exact (key order kept; ``1`` and ``1.0`` differ): a cache key
-    by content.  None when it cannot be written (the request is refused elsewhere)."""
-    if value is None:
-        return "null"
-    if orjson is not None:
-        with contextlib.suppress(TypeError):  # orjson.JSONEncodeError: json decides
-            return orjson.dumps(value).decode()
-    try:
-        return _KEY_JSON.encode(value)
-    except (TypeError, ValueError):
-        return None
-
-
-def _dump_body(body: dict[str, Any]) -> bytes:
-    """The upstream request's body as JSON: orjson when installed (a tenth of the time), json
-    for what orjson refuses (an integer over 64 bits; a lone surrogate fails either way)."""
-    if orjson is not None:
-        try:
-            return orjson.dumps(body)
-        except TypeError:  # orjson.JSONEncodeError
-            pass
-    return json.dumps(body, ensure_ascii=False).encode()
-
-
-def _load_body(raw: bytes) -> Any:
-    """The client's request body: orjson when installed; whatever orjson refuses (NaN, a lone
-    surrogate's escape, deep nesting, bad JSON) is read by json, which decides, so answers and
-    error messages do not depend on orjson.  A body with a run of 19 digits or more is read
-    by json alone: orjson reads an integer beyond 64 bits as a float, silently (a tool's
-    ``"enum": [12345678901234567890123]`` reached the prompt as ``1.2345678901234568e+22``,
-    and a ``seed`` of 2**70 was refused as "found 1.18e+21; expected an integer")."""
-    if orjson is not None and raw.translate(_DIGITS_AS_ZERO).find(_LONG_DIGITS) < 0:
-        try:
-            return orjson.loads(raw)
-        except orjson.JSONDecodeError:
-            pass
-    return json.loads(raw)
-
-
-_DIGITS_AS_ZERO = bytes(48 if 48 <= byte <= 57 else 32 for byte in range(256))
-_LONG_DIGITS = b"0" * 19
-"""19 digits: the shortest integer orjson may turn into a float (below -2**63).  Found by
-mapping every digit to ``0`` and searching (about 1.5 ns a byte; a regex took 17)."""
-
-
-def _load_event(payload: str) -> Any:
-    """``json.loads``, through orjson when installed (a third of the time per event)."""
-    if orjson is not None:
-        try:
-            return orjson.loads(payload)
-        except orjson.JSONDecodeError:
-            # What orjson refuses and json reads (NaN, a lone surrogate's escape, an integer
-            # over 64 bits): json decides, so the answer does not depend on orjson.
-            pass
-    return json.loads(payload)
-
-
 async def _error_body(response: Answer, seconds: float) -> bytes:
     """The start of an error answer's body: at most :data:`_ERROR_BODY_BYTES`, read for at most
     ``seconds`` in all.  An engine (or a proxy before it) that drips an endless error page
@@ -963,14 +898,14 @@ async def _error_body(response: Answer, seconds: float) -> bytes:
     (the timeout is per silence, and the page is never silent)."""
     pieces: list[bytes] = []
     size = 0
-    with anyio.move_on_after(seconds), contextlib.suppress(httpx.HTTPError):
+    with anyio.move_on_after(seconds), contextlib.suppress(EngineError):
         while size < _ERROR_BODY_BYTES:
             piece = await response.next_piece()
             if not piece:
                 break
             pieces.append(piece)
             size += len(piece)
-    return b"".join(pieces)
+    return b"".join(pieces)[:_ERROR_BODY_BYTES]
 
 
 def _error_detail(raw: bytes) -> str:
@@ -1041,24 +976,45 @@ def build_app(config: ServeConfig) -> App:
         lifespan=server.lifespan,
     )
     app.state.server = server
-    return App(app, chat_completions, "/v1/chat/completions")
+    return App(
+        app, chat_completions, "/v1/chat/completions", server.policy, server.metrics.registry
+    )
+
+
+def uvicorn_config(config: ServeConfig, app: App | None = None, **options: Any) -> uvicorn.Config:
+    """uvicorn's settings for ``config``: the guarded HTTP/1.1 protocol (head size and time,
+    keep-alive, connection cap, stalled readers: :mod:`pawlette.serve.inbound`), no access
+    log unless it can print.  ``options``: more of ``uvicorn.Config``'s (``loop``, ...)."""
+    from .inbound import guarded_protocol
+
+    options.setdefault("log_level", config.log_level)
+    # uvicorn builds every access-log line's arguments even when the level drops it
+    # (about 2% of the CPU time per request): no access log unless it can be printed.
+    options.setdefault("access_log", access_log(config.log_level))
+    if app is None:
+        app = build_app(config)
+    # ``http``: another protocol instead of the guarded one (the benchmark's comparisons).
+    if "http" not in options:
+        options["http"] = guarded_protocol(config, app.state.server.metrics.registry)
+    return uvicorn.Config(
+        app,
+        timeout_keep_alive=config.keep_alive,  # type: ignore[arg-type]
+        lifespan="on",
+        **options,
+    )
 
 
 def run(config: ServeConfig, **uvicorn_options: Any) -> None:
     """Serve ``config`` with uvicorn until interrupted (``uvicorn_options``: more of
-    ``uvicorn.run``'s, e.g. ``http`` and ``loop``)."""
-    app = build_app(config)
-    tune_collector()  # the server owns this process; an app mounted elsewhere leaves gc be
-    uvicorn.run(
-        app,
-        host=config.host,
-        port=config.port,
-        log_level=config.log_level,
-        # uvicorn builds every access-log line's arguments even when the level drops it
-        # (about 2% of the CPU time per request): no access log unless it can be printed.
-        access_log=access_log(config.log_level),
-        **uvicorn_options,
+    ``uvicorn.Config``'s, e.g. ``loop``)."""
+    from .inbound import raise_file_limit
+
+    raise_file_limit(config)
+    server = uvicorn.Server(
+        uvicorn_config(config, host=config.host, port=config.port, **uvicorn_options)
     )
+    tune_collector()  # the server owns this process; an app mounted elsewhere leaves gc be
+    server.run()
 
 
 def access_log(log_level: str) -> bool:

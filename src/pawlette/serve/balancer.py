@@ -18,6 +18,10 @@ Policy (per server process; with ``--workers`` each process balances its own req
   for twice as long.  No client request is spent on finding out.
 - **retry**: a request whose connect fails (nothing was sent) goes to the next replica;
   one that reached an engine is never sent twice (the engine may have done the work).
+- **names**: a replica is known by its URL without credentials (``scheme://host:port``)
+  in the log and ``/metrics``, and by its number (``engine replica 2``, the order of
+  ``--upstream``) in what clients are told; credentials in its URL go to it as HTTP basic
+  auth.
 - **all out** (Envoy's panic routing): when every replica is out, a request goes to the one
   whose ejection ends soonest (then the next, while connects are refused); a successful
   answer from it puts it back.  The answer is a 503 (``upstream_unavailable``, OpenAI's error
@@ -26,20 +30,22 @@ Policy (per server process; with ``--workers`` each process balances its own req
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import logging
 import re
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from urllib.parse import unquote, urlsplit
 
 import anyio
-import httpx
 
 from ..errors import PawletteError
+from .http1 import EngineClient
 from .metrics import Registry
 from .observe import RequestContext, current
-from .transport import Answer, HttpxAnswer, Sender
+from .transport import Answer, EngineError, EngineSaturated, EngineTimeout
 
 logger = logging.getLogger("pawlette.serve")
 
@@ -56,18 +62,25 @@ class NoReplica(Exception):
 
 
 class ReplicaError(Exception):
-    """A transport failure talking to one replica (``cause`` is httpx's exception)."""
+    """A failure talking to one replica (``cause`` says what happened)."""
 
-    def __init__(self, url: str, cause: httpx.HTTPError) -> None:
+    def __init__(self, replica: Replica, cause: EngineError) -> None:
         super().__init__(str(cause))
-        self.url = url
+        self.replica = replica
         self.cause = cause
 
 
 @dataclass(eq=False)
 class Replica:
     base_url: str
+    """The engine's base URL without credentials (the log's and ``/metrics``' name)."""
     completions_url: str
+    number: int = 1
+    """Its place in ``--upstream`` (from 1): what clients are told."""
+    headers: dict[str, str] = field(default_factory=dict)
+    """Sent with every request to it (basic auth from credentials in its URL)."""
+    name: str = "the engine"
+    """How error messages to clients name it (never its address)."""
     outstanding: int = 0
     ejected_until: float | None = None
     ejections: int = 0
@@ -77,9 +90,23 @@ class Replica:
 
 
 def base_of(url: str) -> str:
-    """The base URL of an engine: no trailing slash, no ``/v1``."""
-    base = url.rstrip("/")
+    """The base URL of an engine: no credentials, no trailing slash, no ``/v1``."""
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    if ":" in host:
+        host = f"[{host}]"
+    netloc = host if parts.port is None else f"{host}:{parts.port}"
+    base = f"{parts.scheme}://{netloc}{parts.path}".rstrip("/")
     return base[: -len("/v1")] if base.endswith("/v1") else base
+
+
+def credentials_of(url: str) -> dict[str, str]:
+    """The ``authorization`` header for credentials in ``url`` (none: empty)."""
+    parts = urlsplit(url)
+    if parts.username is None and parts.password is None:
+        return {}
+    pair = f"{unquote(parts.username or '')}:{unquote(parts.password or '')}"
+    return {"authorization": "Basic " + base64.b64encode(pair.encode()).decode("ascii")}
 
 
 class Balancer:
@@ -98,14 +125,24 @@ class Balancer:
             raise PawletteError(
                 f"--eject-seconds: found {eject_seconds:g}; expected a positive number of seconds"
             )
-        bases = list(dict.fromkeys(base_of(url) for url in urls))
-        self.replicas = [Replica(base, base + "/v1/completions") for base in bases]
+        unique = list({base_of(url): url for url in reversed(urls)}.items())[::-1]
+        several = len(unique) > 1
+        self.replicas = [
+            Replica(
+                base,
+                base + "/v1/completions",
+                number,
+                credentials_of(url),
+                f"engine replica {number}" if several else "the engine",
+            )
+            for number, (base, url) in enumerate(unique, 1)
+        ]
         self.registry = registry
         self.eject_seconds = eject_seconds
         self.eject_after = eject_after
         self.clock = clock
-        self.sender: Sender | None = None
-        """The client for completion requests (None: httpx's, :mod:`pawlette.serve.transport`)."""
+        self.client: EngineClient | None = None
+        """The client for every request to the engines (set when the server starts)."""
         self._turn = 0
         for replica in self.replicas:
             self._gauges(replica)
@@ -140,18 +177,20 @@ class Balancer:
             if replica.ejected_until is not None
         ]
         soonest = max(0.0, min(waits)) if waits else 0.0
-        names = ", ".join(replica.base_url for replica in self.replicas)
         return NoReplica(
-            f"no upstream available: every replica ({names}) failed and is out of rotation; "
-            f"the next is probed in {soonest:.1f} s"
+            f"no engine available: every replica ({len(self.replicas)}) failed and is out of "
+            f"rotation; the next is probed in {soonest:.1f} s"
         )
 
     # ------------------------------------------------------------------ health
 
     def failed(self, replica: Replica, kind: str) -> None:
-        """Count a failure of ``kind`` (connect, status, timeout, broken); a refused or
+        """Count a failure of ``kind`` (connect, status, timeout, broken, invalid, too_large,
+        deadline: counted, never ejecting); a refused or
         timed-out connect ejects at once, a failed answer after ``eject_after`` in a row."""
         self.registry.add("upstream_failures_total", upstream=replica.base_url, kind=kind)
+        if kind == "deadline":
+            return  # the request's own deadline passed: no sign the engine is failing
         replica.failures += 1
         if len(self.replicas) == 1 or replica.ejected_until is not None:
             return
@@ -190,7 +229,7 @@ class Balancer:
         registry.set("upstream_outstanding", replica.outstanding, upstream=url)
         registry.set("upstream_ejected", 0 if replica.ejected_until is None else 1, upstream=url)
 
-    async def probe_forever(self, client: Callable[[], httpx.AsyncClient], timeout: float) -> None:
+    async def probe_forever(self, timeout: float) -> None:
         """Probe ejected replicas whose time is up (run in the server's lifespan)."""
         if len(self.replicas) == 1:
             return
@@ -201,14 +240,20 @@ class Balancer:
             for replica in self.replicas:
                 until = replica.ejected_until
                 if until is not None and now >= until:
-                    await self._probe(replica, client(), timeout)
+                    await self._probe(replica, timeout)
 
-    async def _probe(self, replica: Replica, client: httpx.AsyncClient, timeout: float) -> None:
+    async def _probe(self, replica: Replica, timeout: float) -> None:
+        client = self.client
+        if client is None:
+            return
         try:
-            response = await client.get(replica.base_url + "/v1/models", timeout=timeout)
-            status = response.status_code
-        except httpx.HTTPError as error:
-            why = f"failed probe ({type(error).__name__})"
+            answer = await client.get(
+                replica.base_url + "/v1/models", replica.headers, timeout=timeout
+            )
+            status = answer.status_code
+            await answer.aclose()
+        except EngineError as error:
+            why = f"failed probe ({type(error).__name__}: {error})"
         else:
             if status < 500:
                 self._readmit(replica)
@@ -221,15 +266,19 @@ class Balancer:
 
     async def send(
         self,
-        client: Callable[[], httpx.AsyncClient],
         content: bytes,
         headers: dict[str, str],
         *,
         stream: bool,
+        deadline: float | None = None,
     ) -> Tracked:
         """POST ``content`` to a replica's ``/v1/completions``; the answer's head (and its
-        body, unless ``stream`` or an error status) read.  The replica counts as busy until
-        the answer is closed.  Raises :class:`NoReplica` or :class:`ReplicaError`."""
+        body, unless ``stream`` or not a 200) read.  The replica counts as busy until the
+        answer is closed.  ``deadline``: the loop time by which the answer must have ended.
+        Raises :class:`NoReplica` or :class:`ReplicaError`."""
+        client = self.client
+        if client is None:
+            raise RuntimeError("the server is not started (lifespan not run)")
         tried: set[Replica] = set()
         context = current()
         while True:
@@ -239,51 +288,54 @@ class Balancer:
             tried.add(replica)
             ejected = replica.ejected_until is not None and len(self.replicas) > 1
             if context is not None:
-                context.completions_url = replica.completions_url
+                context.replica = replica
             self._busy(replica, 1)
             self.registry.add("upstream_requests_total", upstream=replica.base_url)
             sent = time.monotonic()
             answer: Answer
+            request_headers = {**headers, **replica.headers} if replica.headers else headers
             try:
-                if self.sender is not None:
-                    answer = await self.sender.open(replica.completions_url, content, headers)
-                else:
-                    http = client()
-                    request = http.build_request(
-                        "POST", replica.completions_url, content=content, headers=headers
-                    )
-                    answer = HttpxAnswer(await http.send(request, stream=True))
-            except (httpx.ConnectError, httpx.ConnectTimeout) as error:
+                # A stream is not held whole: its events are bounded one by one (app._relay).
+                answer = await client.post(
+                    replica.completions_url,
+                    content,
+                    request_headers,
+                    deadline=deadline,
+                    bounded=not stream,
+                )
+            except EngineSaturated as error:
+                # The pool is this worker's, shared by every replica: no other would do.
                 self._busy(replica, -1)
-                self.failed(replica, "connect")
-                if self.pick(tried) is not None:
-                    continue  # nothing reached the engine: the next replica may serve it
-                if len(self.replicas) > 1:
-                    raise self.unavailable() from error
-                raise ReplicaError(replica.completions_url, error) from error
-            except httpx.HTTPError as error:
+                raise ReplicaError(replica, error) from error
+            except EngineError as error:
                 self._busy(replica, -1)
-                kind = "timeout" if isinstance(error, httpx.TimeoutException) else "broken"
-                self.failed(replica, kind)
-                raise ReplicaError(replica.completions_url, error) from error
+                self.failed(replica, error.kind)
+                if not error.sent:
+                    if self.pick(tried) is not None:
+                        continue  # nothing reached the engine: the next replica may serve it
+                    if len(self.replicas) > 1:
+                        raise self.unavailable() from error
+                raise ReplicaError(replica, error) from error
             except BaseException:
                 self._busy(replica, -1)
                 raise
             self.registry.observe(
                 "upstream_latency_seconds", time.monotonic() - sent, upstream=replica.base_url
             )
-            if answer.status_code >= 500:
-                self.failed(replica, "status")
-            else:
+            status = answer.status_code
+            if status == 200 or 400 <= status < 500:
+                # A 4xx is the request's fault (or a rate limit): the engine works.
                 self.succeeded(replica, ejected)
+            else:
+                self.failed(replica, "status")  # a 5xx, a redirect, a 2xx with no completion
             tracked = Tracked(self, replica, answer, stream, context)
             # An error answer's body is read by the caller, bounded (app._error_body): an
             # engine dripping an endless error page would hold the request here.
-            if not stream and answer.status_code < 400:
+            if not stream and status == 200:
                 try:
                     await tracked.read()
-                except httpx.HTTPError as error:
-                    raise ReplicaError(replica.completions_url, error) from error
+                except EngineError as error:
+                    raise ReplicaError(replica, error) from error
                 finally:
                     await tracked.aclose()  # read whole: the replica is free again
             return tracked
@@ -309,6 +361,7 @@ class Tracked(Answer):
         self.replica = replica
         self.inner = inner
         self.status_code = inner.status_code
+        self.headers = inner.headers
         self.content = b""
         self.streaming = streaming
         self.context = context
@@ -319,11 +372,11 @@ class Tracked(Answer):
     async def next_piece(self) -> bytes:
         try:
             piece = await self.inner.next_piece()
-        except httpx.TimeoutException:
+        except EngineTimeout:
             self.balancer.failed(self.replica, "timeout")
             raise
-        except httpx.TransportError:
-            self.balancer.failed(self.replica, "broken")
+        except EngineError as error:
+            self.balancer.failed(self.replica, error.kind)
             raise
         if not piece:
             return piece
@@ -353,5 +406,5 @@ class Tracked(Answer):
         if not self.closed:
             self.closed = True
             self.balancer._busy(self.replica, -1)
-        with contextlib.suppress(httpx.HTTPError):
+        with contextlib.suppress(EngineError):
             await self.inner.aclose()

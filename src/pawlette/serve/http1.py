@@ -1,30 +1,32 @@
-"""A lean HTTP/1.1 client for the engines' completion requests, on asyncio's Protocol.
+"""The server's HTTP/1.1 client to the engines, on asyncio's Protocol.
 
-Why not aiohttp (measured, ``python -m bench.serve``): its per-request client machinery (the
-request and response objects, the connector's bookkeeping, tracing hooks, a timer re-armed
-on every read) was about a fifth of the server's CPU samples, and a streamed request only
-needs a POST written in one write and a body read as it arrives.  Here:
+Why not a library (measured, ``python -m bench.serve --clients``; the table is in
+:mod:`bench.serve`): with aiohttp to the engine the server spent about 1.4x the CPU time per
+streamed chunk it spends with this client (its request and response objects, the
+connector's bookkeeping, a timer re-armed on every read), and 4x with httpx; this client
+keeps the server's CPU per chunk at or below a bare aiohttp pass-through proxy's.  A
+streamed request only needs a POST written in one write and a body read as it arrives:
 
 - **one write per request**: the head (built once per URL and headers) and the body;
 - **the answer parsed as it arrives** (:mod:`pawlette.serve.http1_response`, sans-IO): the
   status line and headers, then a chunked, ``content-length`` or read-until-close body,
-  decoded (``gzip``, ``deflate``) when the engine compresses it; whatever the engine sends
-  that is not HTTP/1.1 is a :class:`httpx.RemoteProtocolError`;
-- **one timer per answer, not per read**: the read timeout (``--timeout``: the longest the
-  engine may stay silent) is a timer armed once, which on firing looks at when data last
-  came and re-arms itself for the rest; a read costs a clock read, not a timer;
+  decoded (``gzip``, ``deflate``) when the engine compresses it a step at a time, bounded
+  (the head at 64 KiB; a body the caller holds whole at ``max_answer_bytes``, decoded);
+- **deadlines, not only silences**: the answer's head must come within ``timeout`` of the
+  request's start (waiting for a free connection and connecting included), so a head
+  trickled a line at a time or an endless run of interim ``1xx`` answers ends too; after it
+  the engine may stay silent at most ``timeout`` between two pieces, and the whole answer
+  must end by the request's ``deadline`` (``--request-timeout``).  One timer per answer, not
+  per read: on firing it looks at when data last came and re-arms itself for the rest;
 - **a keep-alive pool** per engine (LIFO: the connection used last is warm), at most
   ``max_connections`` open, idle ones closed after ``keepalive_seconds`` (by a timer, so
-  they do not stay open on the engine until the next request);
+  they do not stay open on the engine until the next request); a request that finds every
+  connection busy waits at most until its head deadline (:class:`EngineSaturated`);
 - **one retry**: a request sent on a reused connection that dies before any byte of the
   answer (the engine had just closed it as idle, so it read nothing) is sent once more on a
   new connection; a request that reached an engine otherwise is never sent twice.
 
-Failures are httpx's exceptions, as with the other clients (:mod:`pawlette.serve.transport`):
-a refused connect ``httpx.ConnectError``, a connect past the timeout ``httpx.ConnectTimeout``,
-a silent engine ``httpx.ReadTimeout``, a stream broken off ``httpx.ReadError``, an answer that
-is not HTTP ``httpx.RemoteProtocolError``, a body its ``content-encoding`` does not decode
-``httpx.DecodingError`` (as httpx reports each).
+Failures are the :class:`~pawlette.serve.transport.EngineError` kinds.
 """
 
 from __future__ import annotations
@@ -32,24 +34,40 @@ from __future__ import annotations
 import asyncio
 import collections
 import ssl
+import zlib
+from typing import Any
 from urllib.parse import urlsplit
 
-import httpx
-
-from .http1_response import ResponseParser
-from .transport import Answer
+from .http1_response import ResponseParser, decompressor
+from .transport import (
+    Answer,
+    EngineDeadline,
+    EngineDisconnected,
+    EngineError,
+    EngineInvalid,
+    EngineSaturated,
+    EngineTimeout,
+    EngineTooLarge,
+    EngineUnreachable,
+)
 
 HIGH_WATER = 1 << 20
 """Unread body bytes held before the socket's reading is paused (the consumer is slow)."""
+INFLATE_STEP = 1 << 18
+"""The most a compressed body is inflated at a time: between two steps the loop runs other
+work (inflating a 1 MB gzip bomb to a 64 MiB bound at once held the loop about 60 ms)."""
+FAIR_SHARE = 1 << 18
+"""The most of a body handed on without letting the loop run other work: an engine that
+floods a stream (faster than its client takes it) gets the loop a share at a time."""
 
 
 class Connection(asyncio.Protocol):
-    """One connection to an engine; carries one :class:`LeanAnswer` at a time."""
+    """One connection to an engine; carries one :class:`EngineAnswer` at a time."""
 
     def __init__(self, pool: Pool) -> None:
         self.pool = pool
         self.transport: asyncio.Transport | None = None
-        self.answer: LeanAnswer | None = None
+        self.answer: EngineAnswer | None = None
         self.closed = False
         self.idle_since = 0.0
         self.paused = False
@@ -83,16 +101,29 @@ class Connection(asyncio.Protocol):
                 self.transport.close()
 
 
-class LeanAnswer(Answer):
-    """An engine's answer read from one :class:`Connection`."""
+class EngineAnswer(Answer):
+    """An engine's answer read from one :class:`Connection`.
+
+    ``head_deadline``: the loop time by which the head must have come; ``deadline``: by which
+    the whole answer must have (None: no bound but the silences)."""
 
     def __init__(
-        self, connection: Connection, timeout: float, loop: asyncio.AbstractEventLoop
+        self,
+        connection: Connection,
+        timeout: float,
+        loop: asyncio.AbstractEventLoop,
+        *,
+        head_deadline: float,
+        deadline: float | None,
+        max_body: int | None,
     ) -> None:
         self.connection = connection
-        self.parser = ResponseParser()
+        self.parser = ResponseParser(max_body, decode=False)
+        self.max_body = max_body
         self.loop = loop
         self.timeout = timeout
+        self.head_deadline = head_deadline
+        self.deadline = deadline
         self.status_code = 0
         self.content = b""
         self.whole = False
@@ -104,8 +135,15 @@ class LeanAnswer(Answer):
         now = loop.time()
         self._last_data = now
         self._wait_started = now
-        self._timer: asyncio.TimerHandle | None = loop.call_at(now + timeout, self._check_timeout)
+        self._timer: asyncio.TimerHandle | None = loop.call_at(head_deadline, self._check_timeout)
         self._released = False
+        self._inflater: Any = None
+        """A compressed body's decompressor (made with the head)."""
+        self._unconsumed = b""
+        self._decoded = 0
+        self._stepped = False
+        self._unbroken = 0
+        """Body bytes handed on since the reader last waited for the engine."""
 
     # ------------------------------------------------------------------ events
 
@@ -115,14 +153,14 @@ class LeanAnswer(Answer):
         parser = self.parser
         try:
             body = parser.feed(data)
-        except httpx.HTTPError as error:
+        except EngineError as error:
             # The answer cannot go on (its connection is closed).  Never raised out of
             # data_received: asyncio would close the transport with the parser done, and
             # nothing would wake the reader (it waited forever, the timer stopped).
             self._fail(error)
             return
         except Exception as error:  # a parser bug: still an error the reader sees, not a hang
-            self._fail(httpx.RemoteProtocolError(f"unreadable answer ({type(error).__name__})"))
+            self._fail(EngineInvalid(f"an unreadable answer ({type(error).__name__})"))
             return
         if body:
             self._pieces.append(body)
@@ -142,11 +180,12 @@ class LeanAnswer(Answer):
             return
         try:
             tail = self.parser.close()
-        except httpx.DecodingError as failure:
-            self._error = failure
-        except httpx.HTTPError as failure:
+        except EngineDisconnected as failure:
             if error is not None:
-                failure = httpx.ReadError(f"{failure} ({type(error).__name__}: {error})")
+                why = getattr(error, "strerror", None) or error
+                failure = EngineDisconnected(f"{failure} ({why})")
+            self._error = failure
+        except EngineError as failure:
             self._error = failure
         else:
             if tail:
@@ -156,8 +195,10 @@ class LeanAnswer(Answer):
 
     def _fail(self, error: BaseException) -> None:
         self._error = error
-        self.connection.answer = None
-        self.connection.close()
+        if not self._released:  # a released connection is the pool's (maybe another answer's)
+            self._released = True
+            self.connection.answer = None
+            self.connection.close()
         self._wake()
 
     def _wake(self) -> None:
@@ -171,15 +212,34 @@ class LeanAnswer(Answer):
         self._timer = None
         if self.parser.done or self._error is not None:
             return
-        since = max(self._last_data, self._wait_started)
         now = self.loop.time()
+        deadline = self.deadline
+        if not self.parser.head_done:
+            # Before the head: a deadline, whatever trickles in (a head a line at a time, a
+            # stream of interim answers).
+            if now >= self.head_deadline:
+                if deadline is not None and self.head_deadline >= deadline:
+                    self._fail(EngineDeadline("no answer head by the request's deadline"))
+                else:
+                    self._fail(
+                        EngineTimeout(f"no answer head within {self.timeout:g} s (--timeout)")
+                    )
+                return
+            self._timer = self.loop.call_at(self.head_deadline, self._check_timeout)
+            return
+        if deadline is not None and now >= deadline:
+            self._fail(EngineDeadline("the answer did not end by the request's deadline"))
+            return
+        since = max(self._last_data, self._wait_started)
         if self._waiter is not None and now - since >= self.timeout:
-            what = "no answer head" if not self.parser.head_done else "no data"
-            self._fail(httpx.ReadTimeout(f"{what} for {self.timeout:g} s"))
+            self._fail(EngineTimeout(f"nothing from the engine for {self.timeout:g} s (--timeout)"))
             return
         # Data came since (or nobody waits): the rest of the time from the last data or wait.
-        deadline = since + self.timeout
-        when = deadline if deadline > now else now + self.timeout
+        when = since + self.timeout
+        if when <= now:
+            when = now + self.timeout
+        if deadline is not None and deadline < when:
+            when = deadline
         self._timer = self.loop.call_at(when, self._check_timeout)
 
     def _release(self) -> None:
@@ -208,6 +268,12 @@ class LeanAnswer(Answer):
             if self._error is not None:
                 raise self._error
             await self._wait()
+        if self.parser.encoding is not None:
+            self._inflater = decompressor(self.parser.encoding)
+        if self._timer is not None:
+            # From the head on, the silences and the request's deadline count.
+            self._timer.cancel()
+            self._check_timeout()
 
     async def _wait(self) -> None:
         waiter = self.loop.create_future()
@@ -219,25 +285,102 @@ class LeanAnswer(Answer):
             self._waiter = None
 
     async def next_piece(self) -> bytes:
+        if self._inflater is not None:
+            return await self._next_inflated()
         while True:
             pieces = self._pieces
             if pieces:
-                piece = pieces[0] if len(pieces) == 1 else b"".join(pieces)
-                pieces.clear()
-                self._buffered = 0
-                connection = self.connection
-                if connection.paused and not self._released and connection.transport is not None:
-                    connection.paused = False  # read: the socket may fill the buffer again
-                    connection.transport.resume_reading()
+                if self._unbroken > FAIR_SHARE:
+                    # An engine faster than its reader (a flood, a burst): the loop runs other
+                    # requests' work (a health check) between two shares of this one's.
+                    self._unbroken = 0
+                    await asyncio.sleep(0)
+                    continue
+                if len(pieces) == 1 or self._buffered <= FAIR_SHARE:
+                    piece = self._take()
+                else:
+                    piece = pieces.pop(0)
+                    self._buffered -= len(piece)
+                    self._resume()
+                self._unbroken += len(piece)
                 return piece
             if self._error is not None:
                 raise self._error
             if self.parser.done:
                 return b""
+            self._unbroken = 0
             await self._wait()
 
+    def _take(self) -> bytes:
+        """The body bytes received and not read yet (the socket reads on)."""
+        pieces = self._pieces
+        piece = pieces[0] if len(pieces) == 1 else b"".join(pieces)
+        pieces.clear()
+        self._buffered = 0
+        self._resume()
+        return piece
+
+    def _resume(self) -> None:
+        connection = self.connection
+        if connection.paused and not self._released and connection.transport is not None:
+            connection.paused = False  # read: the socket may fill the buffer again
+            connection.transport.resume_reading()
+
+    async def _next_inflated(self) -> bytes:
+        """A compressed body, inflated at most :data:`INFLATE_STEP` bytes at a time, counted
+        against ``max_body``: the loop runs between two steps."""
+        inflater = self._inflater
+        while True:
+            if self._stepped:
+                self._stepped = False
+                await asyncio.sleep(0)  # the last step was full: let the loop run
+            data = self._unconsumed
+            if not data and self._pieces:
+                data = self._take()
+            if data:
+                room = INFLATE_STEP
+                if self.max_body is not None:
+                    room = min(room, self.max_body - self._decoded + 1)
+                try:
+                    out: bytes = inflater.decompress(data, room)
+                except zlib.error as error:
+                    raise self._undecodable(error) from error
+                self._unconsumed = inflater.unconsumed_tail
+                self._stepped = len(out) >= room
+            elif self.parser.done or self._error is not None:
+                if self._error is not None:
+                    raise self._error
+                try:
+                    out = inflater.flush()
+                except zlib.error as error:
+                    raise self._undecodable(error) from error
+                self._inflater = None
+                self._count(len(out))
+                return out
+            else:
+                await self._wait()
+                continue
+            self._count(len(out))
+            if out:
+                return out
+
+    def _count(self, size: int) -> None:
+        self._decoded += size
+        if self.max_body is not None and self._decoded > self.max_body:
+            # Never raised from a local name: the frame in its traceback would hold it (a
+            # reference cycle that keeps the answer's buffers until the collector runs).
+            self._fail(EngineTooLarge(f"an answer over {self.max_body} bytes (--max-answer-bytes)"))
+            assert self._error is not None
+            raise self._error
+
+    def _undecodable(self, error: zlib.error) -> EngineInvalid:
+        encoding = self.parser.encoding
+        failure = EngineInvalid(f"the answer's {encoding} body does not decode ({error})")
+        self._fail(failure)
+        return failure
+
     def at_end(self) -> bool:
-        return self.parser.done and not self._pieces
+        return self.parser.done and not self._pieces and self._inflater is None
 
     async def aclose(self) -> None:
         if self._timer is not None:
@@ -249,6 +392,14 @@ class LeanAnswer(Answer):
             connection.answer = None
             connection.close()
             self._released = True
+        # Let go of what the answer held: a failure raised from here holds this answer in its
+        # traceback's frames, a reference cycle only the collector frees (rarely: the server
+        # collects every 10,000 allocations), which kept megabytes of a refused body alive.
+        self._pieces = []
+        self._unconsumed = b""
+        self._inflater = None
+        if self._error is not None:
+            self._error = _Closed()
 
 
 class Pool:
@@ -256,7 +407,7 @@ class Pool:
 
     def __init__(
         self,
-        client: LeanClient,
+        client: EngineClient,
         host: str,
         port: int,
         tls: ssl.SSLContext | None,
@@ -309,7 +460,9 @@ class Pool:
             self.lost(connection)
         return None
 
-    async def connect(self) -> Connection:
+    async def connect(self, seconds: float) -> Connection:
+        """A new connection within ``seconds`` (the connect timeout, or less when the request's
+        head deadline comes first)."""
         client = self.client
         try:
             _, connection = await asyncio.wait_for(
@@ -320,24 +473,25 @@ class Pool:
                     ssl=self.tls,
                     server_hostname=self.host if self.tls is not None else None,
                 ),
-                client.connect_timeout,
+                max(0.0, seconds),
             )
         except asyncio.TimeoutError as error:
-            raise httpx.ConnectTimeout(
-                f"no connection to {self.host}:{self.port} within {client.connect_timeout:g} s"
-            ) from error
+            raise EngineUnreachable(f"no connection within {seconds:.3g} s") from error
         except OSError as error:
-            raise httpx.ConnectError(
-                f"cannot connect to {self.host}:{self.port}: {error.strerror or error}"
-            ) from error
+            raise EngineUnreachable(f"cannot connect ({error.strerror or error})") from error
         if connection.closed:  # closed at once by the engine
-            raise httpx.ConnectError(f"{self.host}:{self.port} closed the connection at once")
+            raise EngineUnreachable("the engine closed the connection at once")
         self.open.add(connection)
         return connection
 
 
-class LeanClient:
-    """POSTs to engines over kept-alive HTTP/1.1 connections, up to ``max_connections``."""
+class EngineClient:
+    """Requests to engines over kept-alive HTTP/1.1 connections, up to ``max_connections``.
+
+    ``timeout``: the longest wait for an answer's head (from the request's start) and the
+    longest silence in its body; ``max_answer_bytes``: the most decoded body bytes read of an
+    answer the caller holds whole (``bounded``, the default; a stream's caller bounds its own
+    pieces)."""
 
     def __init__(
         self,
@@ -347,15 +501,17 @@ class LeanClient:
         max_connections: int,
         verify: ssl.SSLContext,
         keepalive_seconds: float,
+        max_answer_bytes: int | None = None,
     ) -> None:
         self.timeout = timeout
         self.connect_timeout = connect_timeout
         self.max_connections = max_connections
         self.verify = verify
         self.keepalive_seconds = keepalive_seconds
+        self.max_answer_bytes = max_answer_bytes
         self.loop = asyncio.get_running_loop()
         self.pools: dict[str, Pool] = {}
-        self.heads: dict[tuple[str, tuple[tuple[str, str], ...]], tuple[Pool, bytes]] = {}
+        self.heads: dict[tuple[str, str, tuple[tuple[str, str], ...]], tuple[Pool, bytes]] = {}
         self.count = 0
         """Connections open (idle or busy), across the pools."""
         self.waiters: collections.deque[asyncio.Future[None]] = collections.deque()
@@ -388,14 +544,14 @@ class LeanClient:
                 waiter.set_result(None)
                 return
 
-    def _target(self, url: str, headers: dict[str, str]) -> tuple[Pool, bytes]:
-        key = (url, tuple(headers.items()))
+    def _target(self, method: str, url: str, headers: dict[str, str]) -> tuple[Pool, bytes]:
+        key = (method, url, tuple(headers.items()))
         known = self.heads.get(key)
         if known is not None:
             return known
         parts = urlsplit(url)
         if parts.scheme not in ("http", "https") or not parts.hostname:
-            raise httpx.ConnectError(f"not an http(s) URL: {url!r}")
+            raise EngineUnreachable("not an http(s) URL")
         tls = self.verify if parts.scheme == "https" else None
         port = parts.port or (443 if tls is not None else 80)
         name = f"{parts.scheme}://{parts.hostname}:{port}"
@@ -403,33 +559,36 @@ class LeanClient:
         if pool is None:
             pool = self.pools[name] = Pool(self, parts.hostname, port, tls)
         path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
-        host = parts.netloc.rpartition("@")[2]
-        lines = [f"POST {path} HTTP/1.1", f"host: {host}"]
+        host = parts.netloc.rpartition("@")[2]  # credentials go in a header, never here
+        lines = [f"{method} {path} HTTP/1.1", f"host: {host}"]
         lines += [f"{name}: {value}" for name, value in headers.items()]
-        head = ("\r\n".join(lines) + "\r\ncontent-length: ").encode("latin-1")
-        self.heads[key] = (pool, head)
-        return pool, head
+        head = "\r\n".join(lines) + ("\r\ncontent-length: " if method == "POST" else "\r\n\r\n")
+        self.heads[key] = (pool, head.encode("latin-1"))
+        return self.heads[key]
 
-    async def _connection(self, pool: Pool) -> tuple[Connection, bool]:
+    async def _connection(self, pool: Pool, head_deadline: float) -> tuple[Connection, bool]:
         """A connection to ``pool``'s engine and whether it was used before."""
+        loop = self.loop
         while True:
             connection = pool.take_idle()
             if connection is not None:
                 return connection, True
             if self.count < self.max_connections:
                 self.count += 1
+                seconds = min(self.connect_timeout, head_deadline - loop.time())
                 try:
-                    return await pool.connect(), False
+                    return await pool.connect(seconds), False
                 except BaseException:
                     self.count -= 1
                     self.wake_one()
                     raise
             # Every connection busy: wait for one to come back or close (another pool's
-            # idle connection is closed to make room).
+            # idle connection is closed to make room), until the head deadline.
             if self._close_an_idle_elsewhere(pool):
                 continue
-            waiter = self.loop.create_future()
+            waiter = loop.create_future()
             self.waiters.append(waiter)
+            timer = loop.call_at(head_deadline, _expire, waiter)
             try:
                 await waiter
             except asyncio.CancelledError:
@@ -439,6 +598,13 @@ class LeanClient:
                     # sleeps on while a connection sits idle.
                     self.wake_one()
                 raise
+            except _Expired:
+                raise EngineSaturated(
+                    f"all {self.max_connections} connections to the engines stayed busy for "
+                    f"{self.timeout:g} s (--timeout; --max-upstream-connections)"
+                ) from None
+            finally:
+                timer.cancel()
 
     def _close_an_idle_elsewhere(self, pool: Pool) -> bool:
         for other in self.pools.values():
@@ -449,14 +615,44 @@ class LeanClient:
                 return True
         return False
 
-    async def post(self, url: str, content: bytes, headers: dict[str, str]) -> LeanAnswer:
-        """The answer's head read (its body not yet)."""
-        pool, head = self._target(url, headers)
-        message = b"%s%d\r\n\r\n%s" % (head, len(content), content)
-        connection, reused = await self._connection(pool)
+    async def post(
+        self,
+        url: str,
+        content: bytes,
+        headers: dict[str, str],
+        *,
+        deadline: float | None = None,
+        bounded: bool = True,
+    ) -> EngineAnswer:
+        """POST ``content``: the answer's head read (its body not yet).  ``deadline``: the
+        loop time by which the whole answer must have come (None: no bound); ``bounded``:
+        its body is held whole, so at most ``max_answer_bytes`` of it is read."""
+        limit = self.max_answer_bytes if bounded else None
+        return await self._request("POST", url, content, headers, deadline, limit)
+
+    async def get(self, url: str, headers: dict[str, str], *, timeout: float) -> EngineAnswer:
+        """GET ``url`` (discovery and health probes): the head read within ``timeout``."""
+        deadline = self.loop.time() + timeout
+        return await self._request("GET", url, b"", headers, deadline, self.max_answer_bytes)
+
+    async def _request(
+        self,
+        method: str,
+        url: str,
+        content: bytes,
+        headers: dict[str, str],
+        deadline: float | None,
+        max_body: int | None,
+    ) -> EngineAnswer:
+        pool, head = self._target(method, url, headers)
+        message = b"%s%d\r\n\r\n%s" % (head, len(content), content) if method == "POST" else head
+        head_deadline = self.loop.time() + self.timeout
+        if deadline is not None and deadline < head_deadline:
+            head_deadline = deadline
+        connection, reused = await self._connection(pool, head_deadline)
         try:
-            return await self._exchange(connection, message)
-        except (httpx.RemoteProtocolError, httpx.ReadError):
+            return await self._exchange(connection, message, head_deadline, deadline, max_body)
+        except EngineDisconnected:
             # Not a timeout: an engine slow to its first byte (a long prompt) is not retried.
             if not reused or connection.answer_started:
                 raise
@@ -464,15 +660,31 @@ class LeanClient:
         # had closed as idle (it read nothing).  Once more, on a new connection.
         self.count += 1
         try:
-            connection = await pool.connect()
+            connection = await pool.connect(
+                min(self.connect_timeout, head_deadline - self.loop.time())
+            )
         except BaseException:
             self.count -= 1
             self.wake_one()
             raise
-        return await self._exchange(connection, message)
+        return await self._exchange(connection, message, head_deadline, deadline, max_body)
 
-    async def _exchange(self, connection: Connection, message: bytes) -> LeanAnswer:
-        answer = LeanAnswer(connection, self.timeout, self.loop)
+    async def _exchange(
+        self,
+        connection: Connection,
+        message: bytes,
+        head_deadline: float,
+        deadline: float | None,
+        max_body: int | None,
+    ) -> EngineAnswer:
+        answer = EngineAnswer(
+            connection,
+            self.timeout,
+            self.loop,
+            head_deadline=head_deadline,
+            deadline=deadline,
+            max_body=max_body,
+        )
         connection.answer = answer
         connection.answer_started = False
         transport = connection.transport
@@ -483,7 +695,7 @@ class LeanClient:
             transport.write(message)
         try:
             await answer.wait_head()
-        except httpx.HTTPError:
+        except EngineError:
             connection.answer_started = answer.any_byte
             await answer.aclose()
             raise
@@ -491,6 +703,7 @@ class LeanClient:
             await answer.aclose()
             raise
         answer.status_code = answer.parser.status
+        answer.headers = answer.parser.headers
         return answer
 
     def close(self) -> None:
@@ -501,3 +714,19 @@ class LeanClient:
             for connection in list(pool.open):
                 connection.close()
             pool.idle.clear()
+
+
+class _Closed(EngineError):
+    """Raised by an answer read after it was closed."""
+
+    def __init__(self) -> None:
+        super().__init__("the answer was closed")
+
+
+class _Expired(Exception):
+    """A pool wait reached its request's head deadline."""
+
+
+def _expire(waiter: asyncio.Future[None]) -> None:
+    if not waiter.done():
+        waiter.set_exception(_Expired())

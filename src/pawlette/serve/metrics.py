@@ -14,10 +14,14 @@ The server's series (every name starts with ``pawlette_``):
   for vLLM, SGLang and llama.cpp): ``rate()`` of it is the tokens per second;
 - ``upstream_latency_seconds{upstream}`` (histogram): request sent to the answer's head;
 - ``upstream_requests_total{upstream}``, ``upstream_failures_total{upstream,kind}`` (kind:
-  connect, status, timeout, broken), ``upstream_ejections_total{upstream}`` (counters);
+  connect, status, timeout, broken, invalid, too_large, deadline),
+  ``upstream_ejections_total{upstream}`` (counters); ``upstream`` is the replica's URL
+  without credentials;
 - ``upstream_outstanding{upstream}``, ``upstream_ejected{upstream}``, ``requests_in_flight``
   (gauges);
-- ``worker_requests_total{worker}`` (counter): requests per worker process.
+- ``worker_requests_total{worker}`` (counter): requests per worker process;
+- ``refused_total{code}`` (counter): requests and connections refused before a handler ran
+  (a foreign ``Host``, a head too large or too slow, the connection cap, ...).
 
 With ``--workers N`` every process keeps its own numbers and writes them to a shared directory
 each second; ``/metrics`` (answered by whichever process the kernel hands the connection to)
@@ -110,7 +114,8 @@ FAMILIES = {
         Family(
             "upstream_failures_total",
             "counter",
-            "Engine failures per replica: connect, status (5xx), timeout, broken (stream).",
+            "Engine failures per replica: connect, status (not a completion), timeout, broken "
+            "(cut short), invalid (malformed), too_large, deadline (--request-timeout).",
         ),
         Family("upstream_ejections_total", "counter", "Times a replica was taken out of rotation."),
         Family("upstream_outstanding", "gauge", "Requests in progress per engine replica."),
@@ -121,6 +126,14 @@ FAMILIES = {
         ),
         Family("requests_in_flight", "gauge", "Requests being answered."),
         Family("worker_requests_total", "counter", "Requests answered per worker process."),
+        Family(
+            "refused_total",
+            "counter",
+            "Requests and connections refused before a handler ran, by code: invalid_host, "
+            "forbidden_origin, request_header_too_large, head_timeout, body_timeout, "
+            "too_many_connections, evicted (an idle connection closed at the cap), stalled "
+            "(a client that took none of its answer for --send-timeout).",
+        ),
     )
 }
 

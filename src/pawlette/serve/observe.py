@@ -3,7 +3,7 @@ that counts answers, errors, durations and streams' error events.
 
 The context (a :class:`RequestContext` in a context variable, set when the request arrives)
 is how the balancer tells the rest of the request which replica it chose (error messages name
-that replica's URL) and when the engine's first piece came (time to first token).
+that replica) and when the engine's first piece came (time to first token).
 """
 
 from __future__ import annotations
@@ -13,11 +13,15 @@ import json
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from starlette.requests import Request
 from starlette.responses import Response
 
 from .metrics import SharedMetrics
+
+if TYPE_CHECKING:
+    from .balancer import Replica
 
 Handler = Callable[[Request], Awaitable[Response]]
 Write = Callable[[bytes, bool], Awaitable[None]]
@@ -29,8 +33,8 @@ _ERROR_EVENT = b'data: {"error"'
 @dataclass
 class RequestContext:
     started: float
-    completions_url: str | None = None
-    """The ``/v1/completions`` URL of the replica serving this request, once chosen."""
+    replica: Replica | None = None
+    """The replica serving this request, once chosen."""
 
 
 CURRENT: contextvars.ContextVar[RequestContext | None] = contextvars.ContextVar(

@@ -4,7 +4,16 @@ Sans-IO: ``feed(bytes)`` returns the ``data`` payloads of the events it complete
 returns an event the stream ended inside.  Comments (``: keep-alive``) and the ``event``,
 ``id`` and ``retry`` fields are skipped; lines may end in LF, CRLF or a lone CR (the spec's
 three; a CR at the end of a read waits for the next, which may bring its LF); a ``data`` line
-without a colon is an empty value; UTF-8 split across reads is held back.
+without a colon is an empty value.
+
+The bytes are split into lines before they are decoded (a line end is never part of a UTF-8
+sequence), and each payload is decoded as UTF-8, strictly: a payload that is not UTF-8 raises
+:class:`NotUtf8`, which carries the payloads completed before it, as the server's answer
+without streaming refuses a body that is not UTF-8 (the two modes agree).  The cost is linear
+in the stream's length however long its lines are: a line that has not ended yet is kept as
+its pieces and joined once, when its end comes (joining it again on every read made a 64 MB
+line fed in 64 KiB reads take about a minute).  ``max_line`` bounds a line (and an event's
+data) held at once (the server's ``--max-answer-bytes``): past it :class:`LineTooLong`.
 
 >>> decoder = SSEDecoder()
 >>> decoder.feed(b'data: {"a": 1}\\n\\nda'), decoder.feed(b"ta: [DONE]\\n\\n")
@@ -13,63 +22,116 @@ without a colon is an empty value; UTF-8 split across reads is held back.
 
 from __future__ import annotations
 
-import codecs
+
+class NotUtf8(ValueError):
+    """A payload that is not UTF-8; ``before`` holds the payloads completed before it."""
+
+    def __init__(self, before: list[str], error: UnicodeDecodeError) -> None:
+        super().__init__(f"a stream event is not UTF-8 ({error.reason} at byte {error.start})")
+        self.before = before
+
+
+class LineTooLong(ValueError):
+    """An event (or a line of one) over the decoder's ``max_line`` bytes."""
+
+    def __init__(self, limit: int) -> None:
+        super().__init__(f"a stream event over {limit} bytes (--max-answer-bytes)")
 
 
 class SSEDecoder:
-    __slots__ = ("_data", "_decoder", "_tail")
+    __slots__ = ("_data", "_data_size", "_held_cr", "_pending", "_pending_size", "max_line")
 
-    def __init__(self) -> None:
-        self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
-        self._tail = ""
-        self._data: list[str] | None = None
+    def __init__(self, max_line: int | None = None) -> None:
+        self.max_line = max_line
+        self._pending: list[bytes] = []
+        """The pieces of the line not ended yet."""
+        self._pending_size = 0
+        self._held_cr = False
+        self._data: list[bytes] | None = None
+        self._data_size = 0
 
     def feed(self, chunk: bytes) -> list[str]:
-        text = self._tail + self._decoder.decode(chunk)
-        if self._data is None and "\r" not in text:
+        if self._held_cr:
+            chunk = b"\r" + chunk
+            self._held_cr = False
+        if b"\n" not in chunk and b"\r" not in chunk:
+            if chunk:
+                self._pending.append(chunk)  # no line ended: nothing to join yet
+                self._pending_size += len(chunk)
+                if self.max_line is not None and self._pending_size > self.max_line:
+                    raise LineTooLong(self.max_line)
+            return []
+        if self._pending:
+            self._pending.append(chunk)
+            chunk = b"".join(self._pending)
+            self._pending = []
+            self._pending_size = 0
+        if self._data is None and b"\r" not in chunk:
             # The common shape, ``data: X`` and a blank line per event, split by events
             # rather than lines (a third of the time); anything else takes the line reader.
-            blocks = text.split("\n\n")
+            blocks = chunk.split(b"\n\n")
             rest = blocks[-1]
-            if "\n" not in rest:
-                events = [block[6:] for block in blocks[:-1]]
-                if all(block.startswith("data: ") and "\n" not in block for block in blocks[:-1]):
-                    self._tail = rest
-                    return events
-        held = ""
-        if "\r" in text:
-            if text.endswith("\r"):  # a CR ending this read: is an LF coming next?
-                text, held = text[:-1], "\r"
-            text = text.replace("\r\n", "\n").replace("\r", "\n")
-        lines = text.split("\n")
-        self._tail = lines.pop() + held
-        return self._events(lines)
+            if b"\n" not in rest and all(
+                block.startswith(b"data: ") and b"\n" not in block for block in blocks[:-1]
+            ):
+                self._keep(rest)
+                return self._decode([block[6:] for block in blocks[:-1]])
+        if b"\r" in chunk:
+            if chunk.endswith(b"\r"):  # a CR ending this read: is an LF coming next?
+                chunk = chunk[:-1]
+                self._held_cr = True
+            chunk = chunk.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+        lines = chunk.split(b"\n")
+        self._keep(lines.pop())
+        return self._decode(self._events(lines))
+
+    def _keep(self, rest: bytes) -> None:
+        """The start of a line whose end has not come."""
+        if rest:
+            if self.max_line is not None and len(rest) > self.max_line:
+                raise LineTooLong(self.max_line)
+            self._pending.append(rest)
+            self._pending_size = len(rest)
 
     def finish(self) -> list[str]:
         """The end of the stream: an event still open (no blank line after it) completes."""
-        text = self._tail + self._decoder.decode(b"", final=True)
-        lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
-        self._tail = ""
-        return self._events([*lines, ""])
+        text = b"".join(self._pending)
+        self._pending = []
+        self._held_cr = False
+        lines = text.replace(b"\r\n", b"\n").replace(b"\r", b"\n").split(b"\n")
+        return self._decode(self._events([*lines, b""]))
 
-    def _events(self, lines: list[str]) -> list[str]:
-        events: list[str] = []
+    def _events(self, lines: list[bytes]) -> list[bytes]:
+        events: list[bytes] = []
         for line in lines:
-            if line.endswith("\r"):  # lines split at LF alone (feed splits at every line end)
-                line = line[:-1]
             if not line:
                 if self._data is not None:
-                    events.append("\n".join(self._data))
+                    events.append(b"\n".join(self._data))
                     self._data = None
+                    self._data_size = 0
                 continue
-            if line.startswith("data:"):
-                value = line[6:] if line.startswith("data: ") else line[5:]
-            elif line == "data":  # a field name alone: its value is empty
-                value = ""
+            if line.startswith(b"data:"):
+                value = line[6:] if line.startswith(b"data: ") else line[5:]
+            elif line == b"data":  # a field name alone: its value is empty
+                value = b""
             else:
                 continue
             if self._data is None:
                 self._data = [value]
+                self._data_size = len(value)
             else:
                 self._data.append(value)
+                self._data_size += len(value)
+            if self.max_line is not None and self._data_size > self.max_line:
+                raise LineTooLong(self.max_line)
         return events
+
+    @staticmethod
+    def _decode(payloads: list[bytes]) -> list[str]:
+        decoded: list[str] = []
+        try:
+            for payload in payloads:
+                decoded.append(payload.decode("utf-8"))
+        except UnicodeDecodeError as error:
+            raise NotUtf8(decoded, error) from error
+        return decoded

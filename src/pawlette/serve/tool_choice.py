@@ -58,6 +58,7 @@ false``                    cut before the second call
 from __future__ import annotations
 
 import contextlib
+import functools
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -114,9 +115,11 @@ def grammar_bundle(
     parallel: bool,
     engine: Engine,
     token_ids: Mapping[str, int],
+    *,
+    strict: bool = True,
 ) -> Bundle | None:
     """The format's grammar bundle, its grammars in the engine's syntax; None when the format
-    has no grammar export.
+    has no grammar export.  ``strict``: undeclared properties refused (``--schema-default``).
 
     For an engine that takes no grammar only the prefixes and stops are used (its grammars are
     written with markers as text, which never fails).  Raises
@@ -136,6 +139,7 @@ def grammar_bundle(
         syntax or "gbnf",
         token_ids=dict(token_ids) or None,
         markers_as_text=syntax is None or engine.grammar_markers == "text",
+        strict=strict,
     )
 
 
@@ -158,15 +162,16 @@ def plan_tool_choice(
     *,
     token_ids: Mapping[str, int] | None = None,
     bundle_source: BundleSource | None = None,
+    strict: bool = True,
 ) -> ToolPlan:
     """The plan for one request, or :class:`UnsupportedFeature` (a 400) naming the field.
 
     ``token_ids`` (marker -> id, with ``--tokenizer``) lets grammars name markers by id.
-    ``bundle_source`` defaults to :func:`grammar_bundle`.
+    ``bundle_source`` defaults to :func:`grammar_bundle` (``strict``: its schemas closed).
     """
     if not tools or (choice.mode == "auto" and parallel):
         return ToolPlan()  # nothing to force (without tools no call can be parsed)
-    source = bundle_source or grammar_bundle
+    source = bundle_source or functools.partial(grammar_bundle, strict=strict)
     max_calls = 0 if choice.mode == "none" else (None if parallel else 1)
     only = choice.name if choice.mode == "function" else None
     takes_grammar = engine.grammar_syntax is not None

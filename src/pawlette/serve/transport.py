@@ -1,52 +1,87 @@
-"""The client that sends completion requests to the engines: pawlette's own lean HTTP/1.1
-client (:mod:`pawlette.serve.http1`) by default; aiohttp or httpx on request (:data:`CLIENT`).
+"""What the engine client (:mod:`pawlette.serve.http1`) hands back and raises.
 
-Chosen by measurement (``python -m bench.serve --stacks``, README): a bare pass-through proxy
-spends about a third of the CPU per streamed chunk with an aiohttp client that it spends with
-httpx (httpx's pool, httpcore and anyio layers run per read), and pawlette's server less again
-with the lean client than with aiohttp (aiohttp's per-request machinery).  Every client's answer is
-handed over as an :class:`Answer`: the status, then the body piece by piece straight from the
-client's own reader (no ``httpx.Response`` around an aiohttp answer: it cost about 7 µs a
-request, and its stream layers a call per piece).  Failures are raised as the httpx
-exceptions they correspond to (a refused connect is ``httpx.ConnectError``, a silent engine
-``httpx.ReadTimeout``, a broken stream ``httpx.ReadError``), so error answers do not depend
-on the client.  Discovery and health probes (rare) stay on httpx.
+An engine's answer is an :class:`Answer`: its status and headers, then its body piece by
+piece.  Every way talking to an engine can fail is one :class:`EngineError` subclass, named
+for what happened, so an error answer says what went wrong (and ``/metrics`` counts it by
+that name), never "unreachable" for an answer that did arrive::
 
-**Idle connections.**  An engine closes a kept-alive connection that stays idle: llama.cpp's
-server after 5 s (cpp-httplib's ``CPPHTTPLIB_KEEPALIVE_TIMEOUT_SECOND``, which llama.cpp does
-not change), vLLM and SGLang (uvicorn) after 5 s too.  aiohttp keeps idle connections 15 s by
-default, so a request could go out on a connection the engine had just closed and fail with no
-answer.  Two guards: idle connections are dropped after :data:`KEEPALIVE_SECONDS` (below every
-engine's), and a request whose connection dies before any byte of the answer arrived (what a
-connection the engine closed as idle does) is sent once more, on a new connection.
+    EngineError                 (502 unless said otherwise)
+      ├─ EngineUnreachable      no connection (refused, no route, connect timeout): nothing sent
+      ├─ EngineSaturated        no free connection within --timeout (503): nothing sent
+      ├─ EngineTimeout          no answer head within --timeout, or silence for --timeout (504)
+      │    └─ EngineDeadline    the request's deadline (--request-timeout) passed first (504)
+      ├─ EngineDisconnected     the engine closed the connection before its answer ended
+      ├─ EngineInvalid          not HTTP/1.x, bad framing, a body that does not decode, an
+      │                         answer that is not an OpenAI completion or not UTF-8
+      └─ EngineTooLarge         an answer over --max-answer-bytes
+
+Messages name what happened and never the engine's address or credentials: the server adds
+which engine ("the engine", "engine replica 2") and logs the address for the operator.
 """
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
-import ssl
-from collections.abc import AsyncIterator
-from typing import Any, Protocol
+from collections.abc import Mapping
+from types import MappingProxyType
 
-import httpx
 
-try:
-    import aiohttp
-except ImportError:  # the serve extra installs it; httpx alone still works
-    aiohttp = None  # type: ignore[assignment]
+class EngineError(Exception):
+    """A failure talking to an engine.  ``kind`` is the ``/metrics`` label
+    (``upstream_failures_total{kind}``), ``code`` the error code clients get, ``status`` the
+    HTTP status of the answer (before a stream started)."""
 
-CLIENT = "lean"
-"""The engine client: ``"lean"`` (:mod:`pawlette.serve.http1`), ``"aiohttp"`` (when installed)
-or ``"httpx"``; set before the server starts (the benchmark's and tests' variants)."""
+    kind = "broken"
+    code = "upstream_error"
+    status = 502
+    sent = True
+    """Whether the request may have reached the engine (False: it may go to another replica)."""
 
-KEEPALIVE_SECONDS = 2.0
-"""How long an idle engine connection is kept for reuse: below the 5 s after which llama.cpp's
-server (cpp-httplib) and uvicorn-based engines close theirs."""
+
+class EngineUnreachable(EngineError):
+    kind = "connect"
+    code = "upstream_unreachable"
+    sent = False
+
+
+class EngineSaturated(EngineError):
+    kind = "saturated"
+    code = "upstream_saturated"
+    status = 503
+    sent = False
+
+
+class EngineTimeout(EngineError):
+    kind = "timeout"
+    code = "upstream_timeout"
+    status = 504
+
+
+class EngineDeadline(EngineTimeout):
+    """Not the engine's failure (it may simply have a long answer to write): the request's
+    own deadline passed, so it does not count towards ejecting the replica."""
+
+    kind = "deadline"
+    code = "request_timeout"
+
+
+class EngineDisconnected(EngineError):
+    kind = "broken"
+    code = "upstream_disconnected"
+
+
+class EngineInvalid(EngineError):
+    kind = "invalid"
+    code = "upstream_invalid"
+
+
+class EngineTooLarge(EngineError):
+    kind = "too_large"
+    code = "upstream_too_large"
 
 
 class Answer:
-    """An engine's answer with its head read: ``status_code``, then the body.
+    """An engine's answer with its head read: ``status_code``, ``headers`` (names in lower
+    case), then the body.
 
     ``next_piece()`` returns the body as it arrives, ``b""`` at its end; ``read()`` the rest
     at once (kept in ``content``); ``at_end()`` whether the body is read to its end (so the
@@ -55,6 +90,7 @@ class Answer:
     """
 
     status_code: int
+    headers: Mapping[str, str] = MappingProxyType({})
     content: bytes
     whole = False
     """Whether :meth:`read` has read the body (then ``content`` holds it)."""
@@ -66,8 +102,13 @@ class Answer:
         if self.whole:
             return self.content  # read before (the answer may be closed since)
         pieces = []
-        while piece := await self.next_piece():
-            pieces.append(piece)
+        try:
+            while piece := await self.next_piece():
+                pieces.append(piece)
+        except BaseException:
+            # The failure's traceback holds this frame: let go of what was read.
+            pieces.clear()
+            raise
         self.content = b"".join(pieces)
         self.whole = True
         return self.content
@@ -77,193 +118,3 @@ class Answer:
 
     async def aclose(self) -> None:
         raise NotImplementedError
-
-
-class AiohttpAnswer(Answer):
-    def __init__(self, answer: Any) -> None:
-        self._answer = answer
-        self._body = answer.content
-        self.status_code: int = answer.status
-        self.content = b""
-
-    async def next_piece(self) -> bytes:
-        body = self._body
-        try:
-            piece: bytes = await body.readany()
-            return piece
-        except asyncio.TimeoutError as error:
-            raise httpx.ReadTimeout(str(error) or "no data") from error
-        except (aiohttp.ClientError, OSError) as error:
-            # aiohttp raises a dead connection's error before the data that arrived ahead of
-            # it (still in its buffer): that data comes first, as httpx delivers it (the
-            # error stays set, so the next call raises it).
-            rest = _buffered(body)
-            if rest:
-                return rest
-            raise httpx.ReadError(str(error) or type(error).__name__) from error
-
-    def at_end(self) -> bool:
-        return bool(self._body.at_eof())
-
-    async def aclose(self) -> None:
-        answer = self._answer
-        if answer.content.at_eof():
-            answer.release()  # read to the end: the connection goes back to the pool
-        else:
-            answer.close()  # cut short: close the connection, which cancels the engine's work
-
-
-class HttpxAnswer(Answer):
-    """An ``httpx.Response`` opened with ``stream=True`` (the client without aiohttp)."""
-
-    def __init__(self, response: httpx.Response) -> None:
-        self.response = response
-        self.status_code = response.status_code
-        self.content = b""
-        self._pieces = response.aiter_bytes()
-        self._ended = False
-
-    async def next_piece(self) -> bytes:
-        if self._ended:
-            return b""
-        try:
-            return await self._pieces.__anext__()
-        except StopAsyncIteration:
-            self._ended = True
-            return b""
-
-    def at_end(self) -> bool:
-        return self._ended
-
-    async def aclose(self) -> None:
-        await self.response.aclose()
-
-
-def _buffered(content: Any) -> bytes:
-    """What aiohttp's reader holds unread (its private buffer; empty if that changes)."""
-    try:
-        return bytes(content._read_nowait(-1)) if content._buffer else b""
-    except (AttributeError, TypeError):
-        return b""
-
-
-def _stale_errors() -> tuple[type[BaseException], ...]:
-    """aiohttp's errors for a connection that died before the answer's head."""
-    if aiohttp is None:
-        return ()
-    names = ("ServerDisconnectedError", "ClientOSError", "ClientConnectionResetError")
-    return tuple(getattr(aiohttp, name) for name in names if hasattr(aiohttp, name))
-
-
-_STALE = _stale_errors()
-
-
-class Sender(Protocol):
-    async def open(self, url: str, content: bytes, headers: dict[str, str]) -> Answer:
-        """POST ``content``; the answer's head read, its body not yet."""
-        ...
-
-
-class LeanSender:
-    """POSTs with pawlette's lean HTTP/1.1 client (one pool per engine)."""
-
-    def __init__(self, client: Any) -> None:
-        self.client = client
-
-    async def open(self, url: str, content: bytes, headers: dict[str, str]) -> Answer:
-        answer: Answer = await self.client.post(url, content, headers)
-        return answer
-
-
-@contextlib.asynccontextmanager
-async def engine_sender(
-    *,
-    timeout: float,
-    connect_timeout: float,
-    max_connections: int,
-    verify: ssl.SSLContext,
-    keepalive_seconds: float = KEEPALIVE_SECONDS,
-) -> AsyncIterator[Sender | None]:
-    """The sender of :data:`CLIENT` for the server's lifetime; None for httpx (the caller's)."""
-    options: dict[str, Any] = {
-        "timeout": timeout,
-        "connect_timeout": connect_timeout,
-        "max_connections": max_connections,
-        "verify": verify,
-        "keepalive_seconds": keepalive_seconds,
-    }
-    if CLIENT == "lean":
-        from .http1 import LeanClient  # http1 builds on this module's Answer
-
-        client = LeanClient(**options)
-        try:
-            yield LeanSender(client)
-        finally:
-            client.close()
-        return
-    if CLIENT == "aiohttp":
-        async with aiohttp_sender(**options) as sender:
-            yield sender
-        return
-    yield None
-
-
-class AiohttpSender:
-    """POSTs with one aiohttp session (one pool of up to ``max_connections``)."""
-
-    def __init__(self, session: Any, fresh: Any = None) -> None:
-        self.session = session
-        self.fresh = fresh
-        """A session that opens a new connection for every request (the one retry)."""
-
-    async def open(self, url: str, content: bytes, headers: dict[str, str]) -> AiohttpAnswer:
-        """The answer's head read, its body not yet."""
-        try:
-            try:
-                answer = await self.session.post(url, data=content, headers=headers)
-            except _STALE as error:
-                if isinstance(error, aiohttp.ClientConnectorError) or self.fresh is None:
-                    raise
-                # The connection died before any byte of the answer came: a pooled connection
-                # the engine had closed as idle (the engine read nothing).  Once more, anew.
-                answer = await self.fresh.post(url, data=content, headers=headers)
-        except aiohttp.ClientConnectorError as error:
-            raise httpx.ConnectError(str(error) or type(error).__name__) from error
-        except asyncio.TimeoutError as error:  # aiohttp's connect and read timeouts both
-            if isinstance(error, aiohttp.ConnectionTimeoutError):
-                raise httpx.ConnectTimeout(str(error) or "connect timeout") from error
-            raise httpx.ReadTimeout(str(error) or "no answer head") from error
-        except (aiohttp.ClientError, OSError) as error:
-            raise httpx.RemoteProtocolError(str(error) or type(error).__name__) from error
-        return AiohttpAnswer(answer)
-
-
-@contextlib.asynccontextmanager
-async def aiohttp_sender(
-    *,
-    timeout: float,
-    connect_timeout: float,
-    max_connections: int,
-    verify: ssl.SSLContext,
-    keepalive_seconds: float = KEEPALIVE_SECONDS,
-) -> AsyncIterator[AiohttpSender | None]:
-    """An aiohttp sender for the server's lifetime, or None without aiohttp."""
-    if aiohttp is None:
-        yield None
-        return
-    # connect: the wait for a connection; sock_read: for each piece of the answer.
-    client_timeout = aiohttp.ClientTimeout(total=None, connect=connect_timeout, sock_read=timeout)
-    connector = aiohttp.TCPConnector(
-        limit=max_connections, limit_per_host=0, ssl=verify, keepalive_timeout=keepalive_seconds
-    )
-    fresh_connector = aiohttp.TCPConnector(limit=0, ssl=verify, force_close=True)
-    options: dict[str, Any] = {
-        "timeout": client_timeout,
-        # Engines stream events; compressed answers are decoded by aiohttp.
-        "auto_decompress": True,
-        "trust_env": False,  # the engine is reached directly, never through a proxy
-    }
-    session = aiohttp.ClientSession(connector=connector, **options)
-    fresh = aiohttp.ClientSession(connector=fresh_connector, **options)
-    async with session, fresh:
-        yield AiohttpSender(session, fresh)
