@@ -303,10 +303,13 @@ def _option_variables(fmt: Format) -> dict[str, Any]:
 
 def _reference(fmt: Format) -> tuple[dict[str, Any], datetime.date | None]:
     """The template variables and the date a declared candidate stands for."""
-    variables = _option_variables(fmt)
     layout = getattr(fmt, "declaration", None)
     today = None
     reference = getattr(layout, "reference_variables", None)
+    # A layout that maps its options to the template's variables says which it passes;
+    # otherwise each text option is passed under its own name.
+    declared = getattr(layout, "template_variables", None) is not None
+    variables = {} if declared else _option_variables(fmt)
     if callable(reference):
         variables.update(reference())
         name = getattr(layout, "today", None)
@@ -315,6 +318,9 @@ def _reference(fmt: Format) -> tuple[dict[str, Any], datetime.date | None]:
             if isinstance(value, datetime.date):
                 today = value
     return variables, today
+
+
+_UNDATED = datetime.date(1999, 12, 31)
 
 
 def _candidates() -> list[tuple[str, str | None, Format]]:
@@ -338,7 +344,10 @@ def _declared(
     mismatches: list[Mismatch] = []
     for name, variant, fmt in _candidates():
         variables, today = _reference(fmt)
-        runner.today = today or default_today
+        # A candidate without a date option writes no clock: the template's clock then reads
+        # a day no declaration writes as a fixed default, so a template that reads its clock
+        # is never taken for one that writes a fixed date (Llama 3.2 for 3.1).
+        runner.today = today or _UNDATED
         compared: list[str] = []
         mismatch: Mismatch | None = None
         label = name if variant is None else f"{name}:{variant}"

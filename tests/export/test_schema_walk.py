@@ -10,7 +10,7 @@ from typing import Any
 import jsonschema
 import pytest
 
-from pawlette.export.schema_walk import closed_objects
+from pawlette.emit.schema_walk import closed_objects
 
 OPEN = {
     "type": "object",

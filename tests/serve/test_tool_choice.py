@@ -12,13 +12,13 @@ import httpx
 import openai
 import pytest
 
+from pawlette.emit.tool_choice import ToolChoice
 from pawlette.errors import UnsupportedFeature
 from pawlette.export import export_grammar_bundle, grammar_formats
 from pawlette.format import Format
 from pawlette.formats import formats, get_format
 from pawlette.openai import tool_from_openai
 from pawlette.serve.engines import ENGINES
-from pawlette.serve.request import ToolChoice
 from pawlette.serve.tool_choice import plan_tool_choice
 
 from .conftest import ServerFactory
@@ -52,6 +52,21 @@ def _bundle(
         syntax or "gbnf",
         markers_as_text=engine in ("generic", "sglang"),
     )
+
+
+def _spelled_without_ids(format_name: str) -> bool:
+    """Whether the format's grammars can name its markers without token ids (``<|...|>``-shaped
+    markers an engine knows by their text); Mistral's ``[TOOL_CALLS]`` needs its id."""
+    try:
+        _bundle(get_format(format_name), "required", "llamacpp")
+    except UnsupportedFeature as error:
+        assert error.path == "markers", error
+        return False
+    return True
+
+
+SPELLED = [name for name in formats() if _spelled_without_ids(name)]
+NEEDS_IDS = [name for name in formats() if name not in SPELLED]
 
 
 def _forced_prefix(fmt: Format, choice: object) -> str | None:
@@ -194,7 +209,7 @@ def _sent_grammar(body: dict[str, Any], engine: str) -> str | None:
 
 @pytest.mark.parametrize("choice", ["required", NAMED, "none"], ids=["required", "named", "none"])
 @pytest.mark.parametrize("engine", ["vllm", "sglang", "llamacpp"])
-@pytest.mark.parametrize("format_name", formats())
+@pytest.mark.parametrize("format_name", SPELLED)
 def test_engines_with_grammars_get_the_bundles_prefix_and_grammar(
     serve: ServerFactory, upstream: FakeUpstream, format_name: str, engine: str, choice: Any
 ) -> None:
@@ -227,7 +242,7 @@ def test_engines_with_grammars_get_the_bundles_prefix_and_grammar(
     assert finish == ("stop" if choice == "none" else "tool_calls")
 
 
-@pytest.mark.parametrize("format_name", formats())
+@pytest.mark.parametrize("format_name", SPELLED)
 def test_llamacpp_gets_the_lazy_grammar_under_auto(
     serve: ServerFactory, upstream: FakeUpstream, format_name: str
 ) -> None:
@@ -346,3 +361,26 @@ def test_the_schema_default_decides_the_grammar_sent(
     client = serve("pcml", engine="llamacpp", **options).client()
     ask(client, False, model="m", messages=PROMPT, tools=TOOLS, tool_choice="required")
     assert upstream.last().body["grammar"] == bundles[strict]["grammar_after_prefix"]
+
+
+@pytest.mark.parametrize("engine", ["vllm", "llamacpp"])
+@pytest.mark.parametrize("format_name", NEEDS_IDS)
+def test_markers_known_only_by_id_force_by_prefix_without_a_tokenizer(
+    serve: ServerFactory, upstream: FakeUpstream, format_name: str, engine: str
+) -> None:
+    """A format whose markers an engine knows only by id (Mistral's ``[TOOL_CALLS]``): without
+    ``--tokenizer`` no grammar can name them, so the server sends none and forces the call with
+    the format's prefix alone (and still cuts any answer that breaks the choice)."""
+    fmt = get_format(format_name)
+    prefix = _forced_prefix(fmt, "required")
+    assert prefix, f"{format_name} has no prefix to force a call with"
+    completion = completion_for(fmt, "call")
+    assert completion is not None and completion.startswith(prefix)
+    upstream.push(Script(text=completion[len(prefix) :]))
+    message, finish = _ask(serve, format_name, False, engine, tool_choice="required")
+    body = upstream.last().body
+    assert body["prompt"] == fmt.render(PROMPT, TOOLS, add_generation_prompt=True).text + prefix
+    assert _sent_grammar(body, engine) is None
+    expected = fmt.parse(cut_at_stop(completion, list(fmt.stop)), tools=TOOLS)
+    assert without_ids(message) == without_ids(expected.message)
+    assert finish == "tool_calls"

@@ -8,13 +8,14 @@ from typing import Any
 
 import pytest
 
+from pawlette.emit.tool_choice import ToolChoice
 from pawlette.errors import RequestError, UnsupportedFeature
 from pawlette.export import export_grammar_bundle
 from pawlette.formats import get_format
 from pawlette.openai import tools_from_openai
 from pawlette.serve.engines import DEFAULT_MAX_TOKENS, ENGINES
 from pawlette.serve.pipeline import ChunkPipeline, Completion, encode_events
-from pawlette.serve.request import ToolChoice, parse_chat_request
+from pawlette.serve.request import parse_chat_request
 from pawlette.serve.sse import SSEDecoder
 from pawlette.serve.tool_choice import (
     ToolPlan,

@@ -156,7 +156,7 @@ class ToolsBlock(Concept):
     def hook_roles(self, hook: str) -> frozenset[str] | None:
         """Each turn hook only where it writes (the block before the turn, or first or last
         in it)."""
-        if hook.endswith("_before") and self.place != "before_last_user":
+        if hook.endswith("_before") and self.place not in ("before_last_user", "after_system"):
             return frozenset()
         if hook.endswith("_opening") and not self.first:
             return frozenset()

@@ -113,6 +113,9 @@ SYSTEM_TOOLS_INTRO = (
 DATE_FORMAT = "%d %b %Y"
 
 
+DEFAULT_DATE_STRING = "26 Jul 2024"
+
+
 @dataclass(frozen=True)
 class Llama3Options:
     """``date_string``: the ``Today Date`` header (Meta's templates' default and variable).
@@ -122,7 +125,7 @@ class Llama3Options:
     first user message (Meta's default), else into the system turn (the templates' variable
     of that name)."""
 
-    date_string: str = "26 Jul 2024"
+    date_string: str = DEFAULT_DATE_STRING
     date: datetime.date | None = None
     tools_in_user_message: bool = True
 
@@ -136,7 +139,9 @@ def header(role: str) -> Frame:
 
 def template_variables(options: Llama3Options) -> Mapping[str, Any]:
     variables: dict[str, Any] = {}
-    if options.date is None:
+    # The 3.1 template's own default date is written without the variable: given only when
+    # it differs, so a template that reads its clock instead (3.2) is told apart.
+    if options.date is None and options.date_string != DEFAULT_DATE_STRING:
         variables["date_string"] = options.date_string
     if not options.tools_in_user_message:
         variables["tools_in_user_message"] = False
