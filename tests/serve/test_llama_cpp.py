@@ -34,10 +34,15 @@ from ..support.gguf_server import EngineProcess, Stack
 from .conftest import LiveServer
 from .scenarios import PROMPT
 
+UNFIT = {"deepseek"}
+"""Formats the random model cannot finish within ``MAX_TOKENS``: under DeepSeek's grammar each
+call may be followed by another (``<｜tool▁call▁begin｜>``) or by the end of the calls, both
+favoured alike, and its calls are long, so with this seed it writes calls until the length
+limit (its parse of what it wrote is checked in ``tests/formats/test_deepseek.py``)."""
 FORMATS = [
     name
     for name in grammar_formats()
-    if call_rules(layout_of(pawlette.get_format(name))) is not None
+    if call_rules(layout_of(pawlette.get_format(name))) is not None and name not in UNFIT
 ]
 """Every registered format with a grammar export and tool calls (the declared ones included;
 a format without calls, such as Gemma 2's, has no tool choice to check)."""
