@@ -4,7 +4,9 @@ A conversation that renders otherwise than the template holds several kinds of c
 kind is taken out of it in turn (its reasoning dropped, its texts trimmed, its later system
 messages removed, ...); the first kind whose removal makes the conversation agree is the one
 the declaration gets wrong, and that capability is given up (refused at use, saying why)
-while the rest is verified again.
+while the rest is verified again.  Where the declaration gets two kinds wrong in the same
+conversation, no kind alone makes it agree: then two are taken out together, and the first of
+the first pair that makes it agree is given up (the next verification finds the other).
 """
 
 from __future__ import annotations
@@ -146,17 +148,28 @@ def find_culprit(
     verify: Callable[[Format, TemplateRunner, list[Sample]], Any],
 ) -> str | None:
     """The capability the failure on ``failed`` is about (None: no kind of content, taken
-    out alone, makes the conversation agree: the declaration is wrong elsewhere)."""
+    out alone or with one other, makes the conversation agree: the declaration is wrong
+    elsewhere)."""
     candidates = [
         (kind, capability, strip)
         for kind, capability, strip in CULPRITS
         if kind in failed.kinds and capability not in blocked
     ]
-    for kind, capability, strip in candidates:
+
+    def agrees(chosen: list[tuple[str, str, Callable[[Request], None]]]) -> bool:
         request = copy.deepcopy(failed.request)
-        strip(request)
+        for _, _, strip in chosen:
+            strip(request)
         if not _messages(request):
-            continue
-        if verify(fmt, runner, [Sample(request, failed.kinds - {kind})]).passed:
-            return capability
+            return False
+        kinds = failed.kinds - {kind for kind, _, _ in chosen}
+        return bool(verify(fmt, runner, [Sample(request, kinds)]).passed)
+
+    for candidate in candidates:
+        if agrees([candidate]):
+            return candidate[1]
+    for first, candidate in enumerate(candidates):
+        for other in candidates[first + 1 :]:
+            if agrees([candidate, other]):
+                return candidate[1]
     return None

@@ -174,16 +174,24 @@ def derive_reasoning(probe: Probe, draft: Draft) -> None:
                 "the template changes it in a way no concept declares; written as given",
             )
         empty = probe.render([user, message("assistant", a1, reasoning_content="")])
-        if empty is None or empty == probe.render([user, message("assistant", a1)]) != last.replace(
-            r1, ""
-        ):
+        as_none = empty is not None and empty == probe.render([user, message("assistant", a1)])
+        as_block = empty is not None and empty == last.replace(r1, "")
+        # The declaration writes an empty text as an empty block when it keeps every turn's
+        # reasoning, and as none after the last query (where an empty text is no reasoning).
+        if as_block if keep == "all" else as_none:
+            draft.empty_roles.add("reasoning")
+        else:
+            how = (
+                "refuses it"
+                if empty is None
+                else "writes it as "
+                + ("none" if as_none else "an empty block" if as_block else "something else")
+            )
             draft.capability(
                 "empty reasoning",
                 "not derived",
-                "the template writes an empty reasoning_content as none (needs concept)",
+                f"the template {how}, unlike the declaration (needs concept)",
             )
-        else:
-            draft.empty_roles.add("reasoning")
 
 
 def _keeps_whitespace(probe: Probe, lead: str, opening: str, closing: str) -> bool:

@@ -1,0 +1,69 @@
+"""Which capability a failed verification is about: one kind of content alone, or two
+together when the declaration gets both wrong in the same conversation."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from pawlette.infer.conversations import Sample
+from pawlette.infer.culprits import find_culprit
+
+TOOL = {"type": "function", "function": {"name": "zq_alpha", "parameters": {"type": "object"}}}
+FAILED = Sample(
+    {
+        "messages": [
+            {"role": "user", "content": "Answer briefly."},
+            {"role": "assistant", "content": "Thanks.", "reasoning_content": "Za1q"},
+            {"role": "user", "content": "And now?"},
+        ],
+        "tools": [TOOL],
+    },
+    frozenset({"tools", "reasoning", "multi-turn"}),
+)
+
+
+@dataclass(frozen=True)
+class Verdict:
+    passed: bool
+
+
+def _reasoning(sample: Sample) -> bool:
+    return any("reasoning_content" in message for message in sample.messages)
+
+
+def verifier(wrong: Callable[[Sample], bool]) -> Callable[[Any, Any, list[Sample]], Verdict]:
+    """A verification that fails on every conversation where ``wrong`` holds, and records
+    nothing else (find_culprit passes the format and runner through untouched)."""
+
+    def verify(fmt: Any, runner: Any, samples: list[Sample]) -> Verdict:
+        assert fmt == "format" and runner == "runner"
+        return Verdict(not any(wrong(sample) for sample in samples))
+
+    return verify
+
+
+def culprit(wrong: Callable[[Sample], bool], blocked: dict[str, str] | None = None) -> Any:
+    return find_culprit("format", "runner", FAILED, blocked or {}, verifier(wrong))  # type: ignore[arg-type]
+
+
+def test_one_kind_alone() -> None:
+    assert culprit(_reasoning) == "reasoning"
+    assert culprit(lambda sample: sample.tools is not None) == "tools"
+
+
+def test_two_kinds_wrong_together_give_up_one_then_the_other() -> None:
+    def both(sample: Sample) -> bool:
+        return sample.tools is not None or _reasoning(sample)
+
+    # Neither alone makes the conversation agree; together they do.  The first of the pair
+    # (in the order of CULPRITS: tools before reasoning) is given up ...
+    assert culprit(both) == "tools"
+    # ... and the next verification, without tools, finds reasoning alone.
+    assert culprit(_reasoning, {"tools": "given up"}) == "reasoning"
+
+
+def test_a_conversation_no_kind_explains_has_no_culprit() -> None:
+    assert culprit(lambda sample: True) is None
+    assert culprit(lambda sample: len(sample.messages) > 1) is None
