@@ -18,6 +18,7 @@ renders, its rendering equals the generic writer's, segment for segment and loss
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import json.scanner
 import re
@@ -110,6 +111,45 @@ _PREVIOUS = (None, "system", "user", "assistant", "tool")
 """The roles a turn may follow (None: none, the start)."""
 
 
+_WRITTEN_HERE: dict[type, frozenset[str]] = {
+    SystemPrompt: frozenset(
+        {"default", "default_when", "always", "preamble", "preamble_with_tools"}
+        | {"preamble_without_tools"}
+        | {"placement"}
+    ),
+    ToolsBlock: frozenset(
+        {"place", "open", "close", "item_open", "item_close", "first", "separator", "indent"}
+        | {"wrap", "array", "separators"}
+    ),
+    Reasoning: frozenset(
+        {"open", "close", "keep", "empty_on_last", "prompt", "absent", "loose", "calls_end"}
+    ),
+    JsonCalls: frozenset(
+        {"open", "close", "separator", "name_key", "arguments_key", "id_key", "arguments"}
+        | {"parallel", "with_content", "loose", "also_open", "also_arguments_keys"}
+        | {"ignored_members", "joined_by", "arguments_optional"}
+    ),
+    Results: frozenset({"grouped", "item_open", "item_close", "id_close", "id_pattern"}),
+}
+"""Per concept, the fields this render writes as the generic writer does (or that only
+parsing reads); any other field set away from its default leaves the layout to the generic
+writer, so an option added to a concept can never be silently ignored here."""
+
+
+def _unwritten_field(concept: Any) -> bool:
+    known = _WRITTEN_HERE[type(concept)]
+    return any(
+        field.name not in known and getattr(concept, field.name) != _default(field)
+        for field in dataclasses.fields(concept)
+    )
+
+
+def _default(field: dataclasses.Field[Any]) -> Any:
+    if field.default_factory is not dataclasses.MISSING:
+        return field.default_factory()
+    return field.default
+
+
 def plain_renderer(layout: Layout) -> PlainRender | None:
     """The plain render of ``layout``, or None when the layout has a concept or a
     configuration this render does not write (the generic writer then renders it all)."""
@@ -120,6 +160,8 @@ def plain_renderer(layout: Layout) -> PlainRender | None:
         if kind not in kinds or kind in found:
             return None
         found[kind] = concept
+    if any(_unwritten_field(concept) for concept in found.values()):
+        return None
     system: SystemPrompt | None = found.get(SystemPrompt)
     block: ToolsBlock | None = found.get(ToolsBlock)
     reasoning: Reasoning | None = found.get(Reasoning)
