@@ -138,6 +138,11 @@ def alternates(layout: Any) -> bool:
     return isinstance(layout, declare.Layout) and layout.concept(declare.Alternation) is not None
 
 
+def checks_ids(layout: Any) -> bool:
+    """Whether the layout refuses call ids outside a pattern (Mistral's 9 letters and digits)."""
+    return call_id(layout, 0) != "id0"
+
+
 def call_id(layout: Any, count: int) -> str:
     """The id of the ``count``-th call: 9 letters and digits where the layout checks ids
     (Mistral's templates), else ``id<count>``."""
@@ -360,7 +365,7 @@ def assistant_turn(
     if count:
         message["tool_calls"] = [
             {
-                "id": f"call_{number}",
+                "id": call_id(layout, number) if checks_ids(layout) else f"call_{number}",
                 "type": "function",
                 "function": {"name": name, "arguments": draw(arguments_of(name))},
             }

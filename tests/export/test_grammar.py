@@ -33,11 +33,9 @@ from pawlette.emit.grammar_ast import (
 )
 from pawlette.emit.text_language import TextLanguage, define, reads_as_text, text_terminal
 from pawlette.errors import RequestError, UnsupportedFeature
-from pawlette.export.grammar import (
-    export_grammar,
-    export_grammar_bundle,
-    grammar_formats,
-)
+from pawlette.export.grammar import export_grammar as export_grammar_of
+from pawlette.export.grammar import export_grammar_bundle as export_grammar_bundle_of
+from pawlette.export.grammar import grammar_formats
 from pawlette.format import Format
 
 from ..support.small_bpe import small_tokenizer
@@ -128,6 +126,32 @@ def encode_special(name: str, text: str) -> list[int]:
         ids.append(tokenizer(name).token_to_id(match.group()))
         position = match.end()
     return ids + encode_text(name, text[position:])
+
+
+def marker_ids(name: str) -> dict[str, int] | None:
+    """The markers by id where a grammar must name them so (Mistral's ``[TOOL_CALLS]`` is
+    not shaped ``<...>``); None: every marker is named by its text."""
+    markers = pawlette.get_format(name).special_markers
+    if all(marker.startswith("<") and marker.endswith(">") for marker in markers):
+        return None
+    return {marker: tokenizer(name).token_to_id(marker) for marker in markers}
+
+
+def _name(fmt: Any) -> str:
+    return fmt if isinstance(fmt, str) else str(fmt.name)
+
+
+def export_grammar(fmt: Any, *arguments: Any, **settings: Any) -> str:
+    """The grammar as this module's tokenizer names the format's markers."""
+    if not settings.get("markers_as_text"):
+        settings.setdefault("token_ids", marker_ids(_name(fmt)))
+    return export_grammar_of(fmt, *arguments, **settings)
+
+
+def export_grammar_bundle(fmt: Any, *arguments: Any, **settings: Any) -> Any:
+    if not settings.get("markers_as_text"):
+        settings.setdefault("token_ids", marker_ids(_name(fmt)))
+    return export_grammar_bundle_of(fmt, *arguments, **settings)
 
 
 class M(str):
@@ -914,7 +938,11 @@ LINKED = {
 
 def walk_turn(head: Any) -> dict[str, Any]:
     arguments = json.dumps({"head": head})
-    call = {"id": "c1", "type": "function", "function": {"name": "walk", "arguments": arguments}}
+    call = {
+        "id": "callid001",
+        "type": "function",
+        "function": {"name": "walk", "arguments": arguments},
+    }
     return {"role": "assistant", "content": None, "tool_calls": [call]}
 
 
@@ -928,7 +956,9 @@ def test_a_recursive_schema_under_every_tool_choice(name: str, syntax: str) -> N
     bad = walk_turn({"v": 1, "next": {"v": "two"}})
     # chatglm3's turn ends with the next role token, which the model writes.
     following = (
-        [{"role": "tool", "tool_call_id": "c1", "content": "r"}] if name == "chatglm3" else []
+        [{"role": "tool", "tool_call_id": "callid001", "content": "r"}]
+        if name == "chatglm3"
+        else []
     )
     for choice in ("auto", "required", {"type": "function", "function": {"name": "walk"}}):
         for parallel in (True, False):
