@@ -49,7 +49,7 @@ def test_forced_prefix_of_every_declared_format_agrees_with_its_bundle() -> None
         fmt = pawlette.get_format(name)
         if layout_of(fmt) is None:
             continue
-        bundle = export_grammar_bundle(name, TOOLS, "required")
+        bundle = export_grammar_bundle(name, TOOLS, "required", markers_as_text=True)
         assert fmt.forced_prefix("required", TOOLS) == bundle["forced_prefix"]["required"]
 
 

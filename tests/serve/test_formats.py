@@ -35,9 +35,7 @@ INEXPRESSIBLE = {
     ("breeze", "text_and_call"),
     ("breeze", "reasoning"),
     ("omni", "parallel_calls"),
-    ("llama3", "parallel_calls"),  # one call per turn,
-    ("llama3", "text_and_call"),  # written as the whole turn,
-    ("llama3", "reasoning"),  # and no reasoning block (see pawlette/formats/llama3.py)
+    ("llama3", "parallel_calls"),  # one call per turn (see pawlette/formats/llama3.py)
 }
 
 

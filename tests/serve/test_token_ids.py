@@ -87,7 +87,12 @@ def test_a_forced_prefix_goes_upstream_as_ids_and_a_grammar_names_markers_by_id(
     path = tokenizer_paths[format_name]
     named = {"type": "function", "function": {"name": "get_weather"}}
     syntax = "gbnf" if engine == "llamacpp" else "lark"
-    bundle = export_grammar_bundle(fmt, TOOLS, named, True, syntax)
+    # Markers an engine knows only by id (Mistral's) are named by the tokenizer's ids here,
+    # as the server names them with --tokenizer.
+    ids = Tokenizer.from_file(str(path)).get_vocab()
+    needs_ids = not all(m.startswith("<") and m.endswith(">") for m in fmt.special_markers)
+    token_ids = {m: ids[m] for m in fmt.special_markers} if needs_ids else None
+    bundle = export_grammar_bundle(fmt, TOOLS, named, True, syntax, token_ids=token_ids)
     prefix = bundle["forced_prefix"]["functions"]["get_weather"]
     if engine == "llamacpp" and bundle["reasoning"] is not None:
         prefix = ""  # the whole turn's grammar keeps the reasoning block instead
