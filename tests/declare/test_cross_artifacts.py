@@ -477,7 +477,7 @@ def test_a_call_turn_has_near_misses_and_the_grammar_rejects_them(fmt: Format) -
 def test_random_walks_through_the_grammar_parse_to_valid_calls(fmt: Format, choice: str) -> None:
     layout = layout_of(fmt)
     assert layout is not None
-    if call_rules(layout) is None or not has_tools(layout):
+    if call_rules(layout) is None:
         pytest.skip("the format has no calls")  # (every declared format here has them)
     grammar = export_grammar(fmt.name, TOOLS, choice)
     schemas = {tool["function"]["name"]: tool["function"]["parameters"] for tool in TOOLS}
