@@ -38,7 +38,7 @@ WEATHER: dict[str, Any] = {
             "reasoning_content": "User wants Beijing's weather. I need to call get_weather.",
             "tool_calls": [
                 {
-                    "id": "call_abc123",
+                    "id": "call12345",
                     "type": "function",
                     "function": {
                         "name": "get_weather",
@@ -47,7 +47,7 @@ WEATHER: dict[str, Any] = {
                 }
             ],
         },
-        {"role": "tool", "tool_call_id": "call_abc123", "content": "25°C, Sunny"},
+        {"role": "tool", "tool_call_id": "call12345", "content": "25°C, Sunny"},
         {"role": "assistant", "content": "The weather in Beijing is 25 degrees Celsius and sunny."},
     ],
     "tools": [WEATHER_TOOL],
@@ -87,16 +87,23 @@ class _Style:
 
 
 def _renderable(fmt: Format) -> tuple[dict[str, Any], list[str]]:
+    """The demo request with the fewest parts left out that the format renders, one it writes
+    without losses first."""
+    renderable: list[tuple[dict[str, Any], list[str]]] = []
     for size in range(len(_SIMPLIFICATIONS) + 1):
         for chosen in itertools.combinations(_SIMPLIFICATIONS, size):
             request = copy.deepcopy(WEATHER)
             for _, simplify in chosen:
                 simplify(request)
             try:
-                fmt.render(request)
+                rendering = fmt.render(request)
             except PawletteError:
                 continue
-            return request, [label for label, _ in chosen]
+            if not rendering.losses:
+                return request, [label for label, _ in chosen]
+            renderable.append((request, [label for label, _ in chosen]))
+    if renderable:
+        return renderable[0]
     raise PawletteError(f"{fmt.name}: cannot render the demo conversation")
 
 
@@ -156,6 +163,10 @@ def run(out: TextIO, *, colour: bool) -> int:
             verdict = "the same JSON back"
         elif _renumber_call_ids(back) == _renumber_call_ids(sent):
             verdict = "the same JSON back, call ids aside (the text has none: call_0, ...)"
+        elif (lost := other.render(request).losses) and (
+            other.render(back).text == other.render(request).text
+        ):
+            verdict = f"the same JSON back but what the format drops ({len(lost)} written down)"
         else:
             verdict = "DIFFERENT JSON back (a bug: please report)"
         out.write(f"  {name:10} {len(parsed.messages)} messages, {len(parsed.tools)} tools: ")
