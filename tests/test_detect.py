@@ -20,7 +20,7 @@ REFERENCES = [
     ("Qwen-Qwen3-0.6B.jinja", None, "chatml", None),
     ("Qwen-Qwen2.5-7B-Instruct.jinja", None, "chatml:qwen2.5", "qwen2.5"),
     ("meta-llama-Llama-3.1-8B-Instruct.jinja", "<|begin_of_text|>", "llama3", None),
-    ("meta-llama-Llama-3.2-3B-Instruct.jinja", "<|begin_of_text|>", "llama3", None),
+    ("meta-llama-Llama-3.2-3B-Instruct.jinja", "<|begin_of_text|>", "llama3:3.2", "3.2"),
     ("meta-llama-Llama-3.3-70B-Instruct.jinja", "<|begin_of_text|>", "llama3", None),
 ]
 

@@ -339,6 +339,12 @@ def normalise_completion(fmt: Format, message: dict[str, Any]) -> dict[str, Any]
             arguments = json.loads(call["function"]["arguments"])
             call["function"]["arguments"] = json.dumps(arguments, ensure_ascii=False)
     reasoning = reasoning_rules(layout)
+    trim = layout.concept(declare.Reasoning).trim if reasoning is not None else ""
+    if trim and reasoning is not None and reasoning.keep != "none":
+        # The last turn writes its block: Qwen3 trims the text around it (a documented loss).
+        message["reasoning_content"] = (message.get("reasoning_content") or "").strip(trim)
+        if isinstance(message.get("content"), str):
+            message["content"] = message["content"].lstrip(trim)
     if reasoning is not None and reasoning.empty_on_last and not message.get("reasoning_content"):
         message.pop("reasoning_content", None)  # an empty block is no reasoning
     if reasoning is not None and reasoning.keep == "none":

@@ -68,7 +68,7 @@ def request(payload: str, slots: frozenset[str]) -> dict[str, Any]:
 
     tool_name = text("tool_name", "f")
     call = {
-        "id": "c1",
+        "id": "callid001",
         "type": "function",
         "function": {"name": tool_name, "arguments": json.dumps({"q": text("arguments", "x")})},
     }
@@ -89,7 +89,7 @@ def request(payload: str, slots: frozenset[str]) -> dict[str, Any]:
             {"role": "system", "content": text("system", "Be brief.")},
             user,
             first,
-            {"role": "tool", "tool_call_id": "c1", "content": text("tool_result", "42")},
+            {"role": "tool", "tool_call_id": "callid001", "content": text("tool_result", "42")},
             last,
         ],
         "tools": [

@@ -242,13 +242,13 @@ def marker_soup_conversations(draw: st.DrawFn) -> dict[str, Any]:
                 "content": None,
                 "tool_calls": [
                     {
-                        "id": "c1",
+                        "id": "callid001",
                         "type": "function",
                         "function": {"name": "f", "arguments": arguments},
                     }
                 ],
             },
-            {"role": "tool", "tool_call_id": "c1", "content": draw(soup)},
+            {"role": "tool", "tool_call_id": "callid001", "content": draw(soup)},
             {"role": "assistant", "content": draw(soup)},
         ],
         "tools": [

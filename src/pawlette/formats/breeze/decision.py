@@ -27,7 +27,7 @@ from ...declare.pieces import Fence
 from ...declare.python_calls import PythonCallSet, check_names
 from ...engine.machine import Parser
 from ...engine.readers import ContentReader
-from ...errors import FormatError, UnsupportedFeature
+from ...errors import FormatError
 
 if TYPE_CHECKING:
     from ...declare.grammar import Turn
@@ -83,15 +83,13 @@ class DecisionCalls(PythonCalls):
 
     def check(self, out: Render) -> None:
         out.handles("calls")
-        if out.present.isdisjoint(("calls", "reasoning", "steps")):
+        # Reasoning no concept writes is refused with everything else unhandled, in message
+        # order (the first problem first).
+        if "calls" not in out.present:
             return
         for index, message in enumerate(out.messages):
             if message.role != "assistant":
                 continue
-            if message.reasoning is not None or message.reasoning_steps is not None:
-                raise UnsupportedFeature(
-                    f"messages[{index}].reasoning_content", "reasoning", f"none: {out.layout.name}"
-                )
             if message.tool_calls:
                 self.check_message(out, message, index)
 
