@@ -437,6 +437,12 @@ class IdReader:
         if parts.name is None:  # the name was refused: the rest is content too
             self._parser.emit(TextDelta("".join(parts.raw)))
             parts.raw = []
+            return
+        parser = self._parser
+        next_state = parser.grammar.steps.get((parser.state.name, marker or ""))
+        if next_state is None or next_state.target != "call.arguments":
+            # Cut after the id (or another marker came): the call as written stays content.
+            _malformed(parser, parts, "no arguments", "an id, then the call's arguments")
 
 
 class ArgumentsReader:
