@@ -17,10 +17,10 @@ same values (:func:`forced_prefixes`), so the two cannot disagree.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ..blocks.tool_choice import ForcedPrefixes
-from ..emit.grammar_ast import Lit, Marker, Node, Rules, Terminal, alt, optional, seq
+from ..emit.grammar_ast import Lit, Marker, Node, Repeat, Rules, Terminal, alt, optional, seq
 from ..emit.text_language import TextLanguage, lark_without_markers, text_terminal
 from ..engine.lexer import escape_text
 from ..errors import UnsupportedFeature
@@ -324,3 +324,48 @@ def markers_of(layout: Layout) -> tuple[str, ...]:
     for text in layout.extra_special:
         seen.setdefault(text, None)
     return tuple(seen)
+
+
+class SectionedCalls:
+    """The grammar of calls written one after another inside an optional section (``open``
+    + NAME ... ``close``, ``separator`` between them, ``section_open``/``section_close``
+    around them): what call concepts of that shape share.  A subclass gives one call's
+    pieces (:meth:`items`) and its forced prefix."""
+
+    def __init__(self, calls: Any, turn: Turn) -> None:
+        self.calls = calls
+        first = calls.section_open or calls.open
+        self.trigger: str | None = next(
+            (piece.text for piece in first if isinstance(piece, Marker)), None
+        )
+        layout = turn.layout
+        self.lead = text_of(calls.section_open + calls.open, layout.options, layout.name)
+
+    def items(self, turn: Turn, rules: Rules, number: int) -> list[Node]:
+        raise NotImplementedError
+
+    def call(self, turn: Turn, rules: Rules) -> Node:
+        options = [
+            rules.add(f"call_{number}", seq(*self.items(turn, rules, number)))
+            for number, _ in turn.allowed()
+        ]
+        return rules.add("call", alt(*options))
+
+    def _list(self, turn: Turn, rules: Rules, first: Node, parallel: bool) -> Node:
+        calls = self.calls
+        rest: Node = Lit("")
+        if parallel and calls.parallel:
+            rest = Repeat(seq(*turn.nodes(calls.separator), self.call(turn, rules)))
+        return seq(first, rest, *turn.nodes(calls.section_close))
+
+    def many(self, turn: Turn, rules: Rules, parallel: bool) -> Node:
+        return seq(
+            *turn.nodes(self.calls.section_open),
+            self._list(turn, rules, self.call(turn, rules), parallel),
+        )
+
+    def lazy(self, turn: Turn, rules: Rules, parallel: bool) -> Node:
+        return self.many(turn, rules, parallel)
+
+    def after_text(self, turn: Turn, rules: Rules) -> Node:
+        return text_before(turn.layout, self.calls.text_separator, empty=False)

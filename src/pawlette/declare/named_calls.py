@@ -25,15 +25,15 @@ import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, ClassVar, Literal
 
-from ..emit.grammar_ast import Lit, Node, Repeat, Rules, alt, optional, seq
+from ..emit.grammar_ast import Lit, Node, Rules, alt, optional, seq
 from ..engine.call_arguments import arguments_problem
 from ..engine.machine import Parser
 from ..errors import FormatError, RequestError
 from ..types import TextDelta, ToolCallDelta, ToolCallEnd, ToolCallStart
 from .concept import Concept
-from .grammar import TEXT_NE, drop_prefix, text_before
+from .grammar import TEXT_NE, SectionedCalls, drop_prefix
 from .json_calls import arguments_json, check_call_name
-from .pieces import Fence, Marker, text_of
+from .pieces import Fence, text_of
 from .readers import BetweenCallsReader
 from .table import loose_spellings
 
@@ -263,16 +263,11 @@ class NamedCalls(Concept):
         turn.calls = _NamedCallSet(self, turn)
 
 
-class _NamedCallSet:
+class _NamedCallSet(SectionedCalls):
     def __init__(self, calls: NamedCalls, turn: Turn) -> None:
-        self.calls = calls
+        super().__init__(calls, turn)
         self.with_content = calls.content == "written"
-        first = calls.section_open or calls.open
-        self.trigger: str | None = next(
-            (piece.text for piece in first if isinstance(piece, Marker)), None
-        )
         layout = turn.layout
-        self.lead = text_of(calls.section_open + calls.open, layout.options, layout.name)
         self.arguments_open = text_of(calls.arguments_open, layout.options, layout.name)
 
     def items(self, turn: Turn, rules: Rules, number: int) -> list[Node]:
@@ -293,32 +288,6 @@ class _NamedCallSet:
             json_arguments(rules, number, tool),
             *turn.nodes(calls.close),
         ]
-
-    def call(self, turn: Turn, rules: Rules) -> Node:
-        options = [
-            rules.add(f"call_{number}", seq(*self.items(turn, rules, number)))
-            for number, _ in turn.allowed()
-        ]
-        return rules.add("call", alt(*options))
-
-    def _list(self, turn: Turn, rules: Rules, first: Node, parallel: bool) -> Node:
-        calls = self.calls
-        rest: Node = Lit("")
-        if parallel and calls.parallel:
-            rest = Repeat(seq(*turn.nodes(calls.separator), self.call(turn, rules)))
-        return seq(first, rest, *turn.nodes(calls.section_close))
-
-    def many(self, turn: Turn, rules: Rules, parallel: bool) -> Node:
-        return seq(
-            *turn.nodes(self.calls.section_open),
-            self._list(turn, rules, self.call(turn, rules), parallel),
-        )
-
-    def lazy(self, turn: Turn, rules: Rules, parallel: bool) -> Node:
-        return self.many(turn, rules, parallel)
-
-    def after_text(self, turn: Turn, rules: Rules) -> Node:
-        return text_before(turn.layout, self.calls.text_separator, empty=False)
 
     def prefix(self, name: str | None) -> str:
         if name is None:

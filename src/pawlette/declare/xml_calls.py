@@ -27,14 +27,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
-from ..emit.grammar_ast import JsonSchemaValue, Lit, Node, Repeat, Rules, alt, optional, seq
+from ..emit.grammar_ast import JsonSchemaValue, Lit, Node, Rules, alt, optional, seq
 from ..engine.call_arguments import arguments_problem
 from ..engine.machine import Parser
 from ..engine.readers import WholeTextReader
 from ..errors import FormatError, RequestError
 from ..types import TextDelta, Tool, ToolCallDelta, ToolCallEnd, ToolCallStart
 from .concept import Concept
-from .grammar import drop_prefix, text_before
+from .grammar import SectionedCalls, drop_prefix
 from .json_calls import check_call_name
 from .pieces import Fence, Marker, text_of
 from .readers import BetweenCallsReader, schema_tools
@@ -406,16 +406,11 @@ class XmlCallReader(WholeTextReader):
 # ---------------------------------------------------------------------- the grammar
 
 
-class _XmlCallSet:
+class _XmlCallSet(SectionedCalls):
     def __init__(self, calls: XmlCalls, turn: Turn) -> None:
-        self.calls = calls
+        super().__init__(calls, turn)
         self.with_content = True
-        first = calls.section_open or calls.open
-        self.trigger: str | None = next(
-            (piece.text for piece in first if isinstance(piece, Marker)), None
-        )
         layout = turn.layout
-        self.lead = text_of(calls.section_open + calls.open, layout.options, layout.name)
         self.name_close = text_of(calls.name_close, layout.options, layout.name)
 
     def _value(self, turn: Turn, rules: Rules, number: int, key: str, schema: Any) -> Node:
@@ -462,32 +457,6 @@ class _XmlCallSet:
             pieces.append(parameter if key in required else optional(parameter))
         pieces += turn.nodes(calls.close)
         return pieces
-
-    def call(self, turn: Turn, rules: Rules) -> Node:
-        options = [
-            rules.add(f"call_{number}", seq(*self.items(turn, rules, number)))
-            for number, _ in turn.allowed()
-        ]
-        return rules.add("call", alt(*options))
-
-    def _list(self, turn: Turn, rules: Rules, first: Node, parallel: bool) -> Node:
-        calls = self.calls
-        rest: Node = Lit("")
-        if parallel and calls.parallel:
-            rest = Repeat(seq(*turn.nodes(calls.separator), self.call(turn, rules)))
-        return seq(first, rest, *turn.nodes(calls.section_close))
-
-    def many(self, turn: Turn, rules: Rules, parallel: bool) -> Node:
-        return seq(
-            *turn.nodes(self.calls.section_open),
-            self._list(turn, rules, self.call(turn, rules), parallel),
-        )
-
-    def lazy(self, turn: Turn, rules: Rules, parallel: bool) -> Node:
-        return self.many(turn, rules, parallel)
-
-    def after_text(self, turn: Turn, rules: Rules) -> Node:
-        return text_before(turn.layout, self.calls.text_separator, empty=False)
 
     def prefix(self, name: str | None) -> str:
         if name is None:
