@@ -271,3 +271,25 @@ def test_chatml_text_ending_in_a_markers_lead_is_held_until_the_next_id() -> Non
     message = message_to_openai(merge_assistant(fold(events + parser.finish()).messages))
     assert message["content"] == whole.message["content"] == "Let me check"
     assert message["tool_calls"] == whole.message["tool_calls"]
+
+
+def test_a_held_run_grown_past_a_marker_feeds_that_marker() -> None:
+    # "\n", "</think>", "\n" may still become "\n</think>\n\n"; when "<tool_call>" comes
+    # instead, the run begins with the marker "\n</think>", which the text form reads (a
+    # stray close: warned at its newline), and "\n<tool_call>" joins after it.
+    chatml = pawlette.get_format("chatml")
+    tokenizer = small("chatml")
+    text = (
+        "<think>\n a \n</think>\n\n b \n</think>\n<tool_call>\n"
+        '{"name": "f", "arguments": {}}\n</tool_call><|im_end|>'
+    )
+    ids = tokenizer.encode(text, add_special_tokens=False).ids
+    parser = IdParser(chatml, tokenizer, id_factory=sequential_ids())
+    events = [event for token in ids for event in parser.feed_ids([token])]
+    result = fold(events + parser.finish(), chatml.grammar.fields)
+    whole = chatml.parse(text, id_factory=sequential_ids())
+    assert [(w.offset, w.text) for w in result.warnings] == [
+        (w.offset, w.text) for w in whole.warnings
+    ]
+    assert [w.text for w in whole.warnings] == ["\n</think>"]
+    assert message_to_openai(merge_assistant(result.messages)) == whole.message

@@ -280,10 +280,11 @@ class IdParser:
         # No marker joins: the held pieces are what they came as (the whole run may itself
         # be a marker that did not grow), then the new piece.
         pieces, self._held = [*self._held, (is_marker, text)], []
-        events = []
-        if held in markers:
-            events += self.parser.feed_marker(held)
-            pieces = pieces[-1:]
+        events: list[Event] = []
+        marker, rest = self._leading_marker(pieces)
+        if marker:
+            events += self.parser.feed_marker(marker)
+            pieces = rest
         else:
             first_is_marker, first = pieces.pop(0)
             events += (
@@ -292,6 +293,33 @@ class IdParser:
         for piece_is_marker, piece in pieces:
             events += self._piece(piece_is_marker, piece)
         return events
+
+    def _leading_marker(
+        self, pieces: list[tuple[bool, str]]
+    ) -> tuple[str, list[tuple[bool, str]]]:
+        """The longest marker the pieces begin with (ending after a marker piece, within or
+        at the end of a text piece), and the pieces after it; ``""`` if they begin with none.
+        The held run may have grown past a marker while it could still become a longer one
+        (``\n</think>`` then ``\n`` toward ``\n</think>\n\n``): the text form reads
+        that marker, so the ids do too."""
+        markers = self._grammar_markers
+        best, best_rest = "", pieces
+        joined = ""
+        seen_marker = False
+        for index, (piece_is_marker, piece) in enumerate(pieces):
+            if piece_is_marker:
+                joined += piece
+                seen_marker = True
+                if joined in markers:
+                    best, best_rest = joined, pieces[index + 1 :]
+                continue
+            for length in range(1, len(piece) + 1):
+                if seen_marker and joined + piece[:length] in markers:
+                    best = joined + piece[:length]
+                    tail = [(False, piece[length:])] if length < len(piece) else []
+                    best_rest = tail + pieces[index + 1 :]
+            joined += piece
+        return best, best_rest
 
     def _holdback(self, text: str) -> int:
         """The length of the longest end of ``text`` that begins a marker (``\n`` before
