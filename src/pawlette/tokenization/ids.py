@@ -294,9 +294,7 @@ class IdParser:
             events += self._piece(piece_is_marker, piece)
         return events
 
-    def _leading_marker(
-        self, pieces: list[tuple[bool, str]]
-    ) -> tuple[str, list[tuple[bool, str]]]:
+    def _leading_marker(self, pieces: list[tuple[bool, str]]) -> tuple[str, list[tuple[bool, str]]]:
         """The longest marker the pieces begin with (ending after a marker piece, within or
         at the end of a text piece), and the pieces after it; ``""`` if they begin with none.
         The held run may have grown past a marker while it could still become a longer one
