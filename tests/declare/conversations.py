@@ -30,6 +30,7 @@ from pawlette.format import Format
 from pawlette.formats.breeze.python_results import PythonResults, written_value
 from pawlette.formats.chatglm3.calls import FencedCalls
 from pawlette.formats.chatglm3.tools import ToolsListing
+from pawlette.formats.harmony.turns import HarmonyTurns
 from pawlette.formats.omni.blocks import BlockTurns
 
 ALPHABET = "abcxyz XYZ019.,:;!?'\"-_/\\()[]{}<>|#*=+\n\té中😀"
@@ -121,13 +122,17 @@ def call_rules(layout: Any) -> CallRules | None:
             )
         if layout.concept(FencedCalls) is not None:  # one turn per call, Python arguments
             return CallRules(parallel=True, with_content=True, bare=False, rewrites_arguments=True)
+        if layout.concept(HarmonyTurns) is not None:  # one call, its text written as analysis
+            return CallRules(
+                parallel=False, with_content=False, bare=False, rewrites_arguments=True
+            )
     return None
 
 
 def has_tools(layout: Any) -> bool:
     """Whether the layout writes the request's tools (a tools block or a headed listing)."""
     if isinstance(layout, declare.Layout):
-        kinds = (declare.ToolsBlock, BlockTurns, ToolsListing)
+        kinds = (declare.ToolsBlock, BlockTurns, ToolsListing, HarmonyTurns)
         return any(layout.concept(kind) is not None for kind in kinds)
     return False
 
@@ -298,7 +303,15 @@ def normalise(fmt: Format, request: dict[str, Any]) -> dict[str, Any]:
         if messages[0]["content"] == default:
             messages.pop(0)
     normalised = {**request, "messages": messages}
+    if not reads_tools_back(layout):
+        normalised.pop("tools", None)
     return normalised
+
+
+def reads_tools_back(layout: Any) -> bool:
+    """Whether parsing a render gives the request's tools back (harmony's TypeScript
+    namespace is not the JSON schema it was written from)."""
+    return not (isinstance(layout, declare.Layout) and layout.concept(HarmonyTurns) is not None)
 
 
 def results_as_values(layout: Any) -> bool:
