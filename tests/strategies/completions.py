@@ -356,6 +356,38 @@ def _deepseek(w: Writer) -> str:
     return "".join(out)
 
 
+def _harmony(w: Writer) -> str:
+    """After ``<|start|>assistant``: maybe an analysis or a preamble, then an answer or a
+    call (its recipient in the role header or in the channel's, on commentary or analysis)."""
+    rng = w.rng
+    out = []
+    if rng.random() < 0.5:
+        channel = rng.choice(["analysis", "analysis", "commentary"])
+        follow = rng.choice(["<|end|><|start|>assistant", "<|start|>assistant"])
+        out.append(f"<|channel|>{channel}<|message|>{w.text()}{follow}")
+    if rng.random() < 0.5:
+        out.append("<|channel|>final<|message|>" + w.text())
+        end = "<|return|>"
+        out.append(rng.choice([end, end, "", f"{end}{w.word()}", f"<|end|>{w.word()}"]))
+        return "".join(out)
+    valid = rng.random() < 0.6
+    name = "f" if valid or rng.random() < 0.5 else ""
+    out.append(
+        rng.choice(
+            [
+                f" to=functions.{name}<|channel|>commentary json<|message|>",
+                f"<|channel|>commentary to=functions.{name} <|constrain|>json<|message|>",
+                f"<|channel|>analysis to=functions.{name}<|message|>",
+            ]
+        )
+    )
+    out.append(_json_arguments(w) if valid else _bad_json_arguments(w))
+    end = "<|call|>"
+    ending = [end, end, "", f"{end}{w.word()}", f"{end}<|start|>user<|message|>{w.word()}"]
+    out.append(rng.choice(ending))
+    return "".join(out)
+
+
 GENERATORS: dict[str, Callable[[Writer], str]] = {
     "pcml": _pcml,
     "omni": _omni,
@@ -365,6 +397,7 @@ GENERATORS: dict[str, Callable[[Writer], str]] = {
     "llama3": _llama3,
     "mistral": _mistral,
     "deepseek": _deepseek,
+    "harmony": _harmony,
 }
 
 

@@ -37,6 +37,7 @@ import re
 from typing import TYPE_CHECKING
 
 from ...declare.table import begin, end
+from ...engine.call_arguments import arguments_problem
 from ...engine.readers import ContentReader, ReasoningReader, ScaffoldReader, WholeTextReader
 from ...types import TextDelta
 
@@ -46,6 +47,8 @@ if TYPE_CHECKING:
     from .turns import HarmonyTurns
 
 _RECIPIENT = re.compile(r"(?:^|\s)to=(\S+)")
+_CHANNELS = frozenset({"analysis", "commentary", "final"})
+_CONTENT_TYPE = re.compile(r"<\|constrain\|>[A-Za-z][\w.+-]*|[A-Za-z][\w.+-]*")
 _HEAD_TEXT = re.compile(r"\s*(?:to=\S+)?\s*")
 """What the role header of an assistant message may hold after ``assistant``."""
 
@@ -68,6 +71,38 @@ class Header:
         words = _RECIPIENT.sub(" ", self.channel).split()
         return words[0] if words else ""
 
+    def raw(self) -> str:
+        """The header as written (what a warning about it quotes)."""
+        text = self.head
+        if self.channel:
+            text += "<|channel|>" + self.channel
+        if self.constrain:
+            text += "<|constrain|>" + self.constrain
+        return text
+
+    def problem(self) -> str | None:
+        """What in the header is none of its parts (None: all of it is)."""
+        words = self.channel.split()
+        if words and words[0] not in _CHANNELS:
+            return f"the channel {words[0][:40]!r}"
+        for word in words[1:]:
+            if not word.startswith("to=") and not _CONTENT_TYPE.fullmatch(word):
+                return f"{word[:40]!r} in the channel header"
+        if self.constrain and not _CONTENT_TYPE.fullmatch(self.constrain.strip()):
+            return f"the content type {self.constrain.strip()[:40]!r}"
+        return None
+
+    def open_body(self, parser: Parser, offset: int) -> None:
+        """At ``<|message|>``: enter the body this header names (a header with parts that
+        are none of a header's is reported, and its body read as the header says)."""
+        body = self.body()
+        problem = self.problem()
+        if problem is not None and body != "assistant.arguments":
+            parser.malformed(
+                offset, problem, "a channel: analysis, commentary or final", self.raw()
+            )
+        parser.goto(body)
+
     def body(self) -> str:
         """The body state this header opens."""
         if self.recipient() is not None:
@@ -79,14 +114,11 @@ class Header:
             return "assistant.commentary"
         return "assistant.final"
 
-    def raw(self, message: str, constrain: str) -> str:
-        """The header as written (for text kept as content)."""
-        text = self.head
-        if self.channel:
-            text += "<|channel|>" + self.channel
-        if self.constrain:
-            text += constrain + self.constrain
-        return text + message
+
+def _cut_short(parser: Parser, offset: int, text: str) -> None:
+    """A completion that ends inside a header: its text is kept as content, reported."""
+    parser.malformed(offset, f"a header cut short: {text[-40:]!r}", "<|message|>", text)
+    parser.emit(TextDelta(text))
 
 
 class HeadReader(WholeTextReader):
@@ -113,7 +145,7 @@ class HeadReader(WholeTextReader):
             header.head = ""
             return
         if marker == "<|message|>":
-            self._parser.goto(header.body())
+            header.open_body(self._parser, offset)
 
 
 class ChannelReader(WholeTextReader):
@@ -125,11 +157,9 @@ class ChannelReader(WholeTextReader):
         header = self._parser.context(Header)
         header.channel = self._text()
         if marker == "<|message|>":
-            self._parser.goto(header.body())
-        elif marker is None and header.channel:
-            self._parser.malformed(
-                self._offset, "a header cut short", "<|message|>", header.channel
-            )
+            header.open_body(self._parser, offset)
+        elif marker is None:
+            _cut_short(self._parser, self._offset, header.head + "<|channel|>" + header.channel)
 
 
 class ConstrainReader(WholeTextReader):
@@ -139,9 +169,12 @@ class ConstrainReader(WholeTextReader):
 
     def close(self, marker: str | None, offset: int) -> None:
         header = self._parser.context(Header)
-        header.constrain = self._text() or " "
+        header.constrain = self._text()
         if marker == "<|message|>":
-            self._parser.goto(header.body())
+            header.open_body(self._parser, offset)
+        elif marker is None:
+            text = header.head + ("<|channel|>" + header.channel if header.channel else "")
+            _cut_short(self._parser, self._offset, text + "<|constrain|>" + header.constrain)
 
 
 class ArgumentsReader(WholeTextReader):
@@ -154,12 +187,11 @@ class ArgumentsReader(WholeTextReader):
         text = self._text()
         recipient = parser.context(Header).recipient() or ""
         name = recipient.removeprefix("functions.")
-        try:
-            value = json.loads(text)
-        except ValueError:
-            value = None
-        if not isinstance(value, dict) or not name:
-            parser.malformed(self._offset, f"call arguments {text[:40]!r}", "a JSON object", text)
+        problem = "no function name" if not name else arguments_problem(text)
+        if problem is not None:
+            header = parser.context(Header).raw()
+            where = f"a call to {recipient[:40]!r}: its arguments {problem}"
+            parser.malformed(self._offset, where, "a JSON object", header + "<|message|>" + text)
             parser.emit(TextDelta(text))
             return
         parser.emit_call(parser.next_call_index(), parser.new_call_id(), name, text)
