@@ -51,6 +51,12 @@ def _text(value: Any) -> str:
     return json_string(value)
 
 
+def _required(spec: Mapping[str, Any]) -> Sequence[Any]:
+    """The names an object schema requires (a ``required`` that is no list: none)."""
+    required = spec.get("required")
+    return required if isinstance(required, list) else []
+
+
 def typescript_type(spec: Mapping[str, Any]) -> str:
     """The TypeScript type of one JSON schema (see the module)."""
     kind = spec.get("type")
@@ -97,7 +103,7 @@ def typescript_type(spec: Mapping[str, Any]) -> str:
         properties = spec.get("properties")
         if not _present(properties) or not isinstance(properties, Mapping):
             return "object"
-        required = spec.get("required") or []
+        required = _required(spec)
         written = []
         for name, inner in properties.items():
             optional = "" if name in required else "?"
@@ -134,7 +140,7 @@ def function_type(definition: Mapping[str, Any]) -> str:
     if not _present(properties) or not isinstance(properties, Mapping):
         return text + "() => any;\n\n"
     assert isinstance(parameters, Mapping)
-    required = parameters.get("required") or []
+    required = _required(parameters)
     text += "(_: {\n"
     for name, spec in properties.items():
         text += _parameter(str(name), spec if isinstance(spec, Mapping) else {}, required)
@@ -199,7 +205,8 @@ JINJA_MACROS = (
 {{- "boolean" -}}
 {%- elif spec.type is defined and spec.type == "object" -%}
 {%- if spec.properties is defined and spec.properties -%}
-{%- set required = spec.required if spec.required is defined and spec.required else [] -%}
+{%- set required = spec.required if spec.required is defined and spec.required is iterable"""
+    """ and spec.required is not string and spec.required is not mapping else [] -%}
 {{- "{\\n" -}}
 {%- for name, inner in spec.properties.items() -%}
 {{- name -}}{%- if name not in required -%}{{- "?" -}}{%- endif -%}"""
@@ -228,7 +235,8 @@ JINJA_MACROS = (
 {%- if parameters.properties is defined and parameters.properties"""
     """ and parameters.properties is mapping -%}
 {%- set required = parameters.required if parameters.required is defined"""
-    """ and parameters.required else [] -%}
+    """ and parameters.required is iterable and parameters.required is not string"""
+    """ and parameters.required is not mapping else [] -%}
 {{- "(_: {\\n" -}}
 {%- for name, spec in parameters.properties.items() -%}
 {%- if spec.description is defined and spec.description -%}"""
