@@ -85,7 +85,18 @@ Parsing what models write (see :mod:`.reading`): the recipient in the channel he
 (``<|channel|>commentary to=functions.get_weather <|constrain|>json<|message|>``), calls
 on the analysis channel, a commentary message without a recipient (a preamble: content),
 and completions cut before their stop token.  A recipient outside ``functions`` (a built-in
-tool such as ``python``) is read as a call named by it.
+tool such as ``browser.search``) is read as a call named by it when its body is a JSON
+object; otherwise (``to=python`` with code) its body is content, with a warning (llama.cpp
+drops such messages; pawlette drops nothing).  A stray channel header is left out with a
+warning, a channel that is none of harmony's is read as ``final`` with a warning.
+
+Against openai-harmony, the format's reference implementation (checked by the tests on
+o200k_harmony token ids): the same ids for the same conversation, but two differences that
+are the template's: it writes ``\n\n`` after the instructions even when no tools follow,
+and it writes a result as a JSON string (``"{\"temp_c\": 3}"``) where the library writes
+the result's text as given.  Completions read from ids give what the library's
+``StreamableParser`` gives (analysis as reasoning, final and preambles as content,
+recipients as calls).
 """
 
 from __future__ import annotations

@@ -28,6 +28,9 @@ What models write beyond the template (the peers' cases): the recipient after th
 (``<|channel|>commentary to=functions.f <|constrain|>json<|message|>``), calls on the
 analysis channel, no ``<|constrain|>``, an analysis followed by ``<|start|>assistant`` with
 no ``<|end|>``, and no ``<|call|>`` or ``<|return|>`` at the end (engines cut the stop).
+A channel header that another follows before any ``<|message|>`` (``<|channel|>commentary
+to=assistant<|channel|>analysis<|message|>``) is left out with a warning (llama.cpp skips it
+silently); ``to=assistant`` names no call.
 """
 
 from __future__ import annotations
@@ -65,7 +68,9 @@ class Header:
 
     def recipient(self) -> str | None:
         found = _RECIPIENT.search(self.head) or _RECIPIENT.search(self.channel)
-        return None if found is None else found.group(1)
+        if found is None or found.group(1) == "assistant":
+            return None  # a message to the assistant is no call
+        return found.group(1)
 
     def channel_name(self) -> str:
         words = _RECIPIENT.sub(" ", self.channel).split()
@@ -158,6 +163,10 @@ class ChannelReader(WholeTextReader):
         header.channel = self._text()
         if marker == "<|message|>":
             header.open_body(self._parser, offset)
+        elif marker == "<|channel|>":  # a second channel header: the first had no message
+            text = "<|channel|>" + header.channel
+            expected = "<|message|> (a channel header without a message is left out)"
+            self._parser.malformed(offset, f"a stray header {text[:40]!r}", expected, text)
         elif marker is None:
             _cut_short(self._parser, self._offset, header.head + "<|channel|>" + header.channel)
 
@@ -278,6 +287,7 @@ def harmony_rows(turns: HarmonyTurns, table: Table) -> None:
         table.on(header, constrain, "assistant.constrain")
         table.on(header, message, "assistant.final")
     table.on("assistant.head", channel, "assistant.channel")
+    table.on("assistant.channel", channel, "assistant.channel")
     table.on("assistant.constrain", message, "assistant.final")
     # assistant.body: between two messages of the same turn.
     for state in ("assistant.analysis", "assistant.commentary"):

@@ -197,12 +197,12 @@ class HarmonyTurns(Concept):
                 first = False
             call = message.tool_calls[0]
             self._header(out, first, True)
-            writer.raw(" to=functions." + call.name, "call", trainable=True)
-            writer.marker(self.channel.text, "call", trainable=True)
-            writer.raw("commentary json", "call", trainable=True)
-            writer.marker(self.message.text, "call", trainable=True)
+            writer.raw(" to=functions." + call.name, "tool_call", trainable=True)
+            writer.marker(self.channel.text, "tool_call", trainable=True)
+            writer.raw("commentary json", "tool_call", trainable=True)
+            writer.marker(self.message.text, "tool_call", trainable=True)
             where = f"messages[{index}].tool_calls[0].function.arguments"
-            writer.text(arguments_json(call.arguments, where), "call", trainable=True)
+            writer.text(arguments_json(call.arguments, where), "tool_call", trainable=True)
             writer.marker(self.call.text, "end", trainable=True)
             state.last_call = call.name
             return
@@ -240,7 +240,7 @@ class HarmonyTurns(Concept):
         writer.marker(self.channel.text, "header")
         writer.raw("commentary", "header")
         writer.marker(self.message.text, "header")
-        writer.text(json_string(out.message_text(index)), "content")
+        writer.text(json_string(out.message_text(index)), "tool_result")
         writer.marker(self.end.text, "close")
 
     # ------------------------------------------------------------------ the parse table
