@@ -79,7 +79,13 @@ Decisions, each the template's:
 - **Names** of messages are not written (losses).
 - **Training mask**: everything the model writes after the first ``<|start|>assistant`` of
   its message (its later headers included) through ``<|call|>``, ``<|end|>`` or
-  ``<|return|>``.
+  ``<|return|>``.  The stop set is ``<|return|>`` and ``<|call|>``.  As in the template, a
+  conversation's render is not always a prefix of its render continued: the analysis before
+  a call is dropped once an answer follows, and the last answer's ``<|return|>`` becomes
+  ``<|end|>``.
+- **Not an option**: the template's ``builtin_tools`` (its fixed ``browser`` and ``python``
+  sections in the system message); pawlette writes neither, as the template does by
+  default.
 
 Parsing what models write (see :mod:`.reading`): the recipient in the channel header
 (``<|channel|>commentary to=functions.get_weather <|constrain|>json<|message|>``), calls

@@ -177,10 +177,12 @@ class HarmonyTurns(Concept):
         else:
             self._write_assistant(out, index, message, state)
 
-    def _header(self, out: Render, first: bool, trainable: bool) -> None:
+    def _header(self, out: Render, first: bool) -> None:
+        """``<|start|>assistant``: the generation prompt's for the message's first (not
+        trainable), the model's own for the others."""
         writer = out.writer
-        writer.marker(self.start.text, "header", trainable=not first and trainable)
-        writer.raw("assistant", "header", trainable=not first and trainable)
+        writer.marker(self.start.text, "header", trainable=not first)
+        writer.raw("assistant", "header", trainable=not first)
 
     def _write_assistant(self, out: Render, index: int, message: Message, state: _State) -> None:
         writer = out.writer
@@ -190,13 +192,13 @@ class HarmonyTurns(Concept):
             first = True
             analysis = text or message.reasoning
             if analysis and not final_follows(out.messages, index):
-                self._header(out, True, True)
+                self._header(out, True)
                 self._channel(out, "analysis")
                 writer.text(analysis, "reasoning", trainable=True)
                 writer.marker(self.end.text, "end", trainable=True)
                 first = False
             call = message.tool_calls[0]
-            self._header(out, first, True)
+            self._header(out, first)
             writer.raw(" to=functions." + call.name, "tool_call", trainable=True)
             writer.marker(self.channel.text, "tool_call", trainable=True)
             writer.raw("commentary json", "tool_call", trainable=True)
@@ -209,12 +211,12 @@ class HarmonyTurns(Concept):
         first = True
         last = index == len(out.messages) - 1 and not out.prompt
         if last and message.reasoning is not None:
-            self._header(out, True, True)
+            self._header(out, True)
             self._channel(out, "analysis")
             writer.text(message.reasoning, "reasoning", trainable=True)
             writer.marker(self.end.text, "end", trainable=True)
             first = False
-        self._header(out, first, True)
+        self._header(out, first)
         self._channel(out, "final")
         writer.text(text, "content", trainable=True)
         writer.marker((self.return_ if last else self.end).text, "end", trainable=True)
@@ -258,7 +260,6 @@ class HarmonyTurns(Concept):
         out.ns("last_call", "none")
 
     def jinja_start(self, out: Template) -> None:
-        options = out.layout.options
         out.literal(f"{self.start.text}system{self.message.text}")
         out.fence((self.identity,))
         out.literal(f"\nKnowledge cutoff: {self.cutoff}\nCurrent date: ")
@@ -270,7 +271,6 @@ class HarmonyTurns(Concept):
         out.literal(TOOLS_LINE)
         out.out("{%- endif -%}")
         out.literal(self.end.text)
-        del options
         first_system = 'messages and messages[0].role in ["system", "developer"]'
         out.out(f"{{%- if {first_system} -%}}")
         out.out(

@@ -15,9 +15,8 @@ The types, as the template spells them (its layout quirks included, so the block
 template's byte for byte): ``string``, ``number`` (``integer`` too), ``boolean``, an enum as
 ``"a" | "b"``, ``T[]`` for an array of a simple type (``any[]`` when the item type would be
 long or is ``object | object``), a list of types joined with `` | ``, ``oneOf`` as its
-variants, a nested object written inline with a newline
-and the template's indentation before each property's type, `` | null`` for ``nullable``;
-anything else is ``any``.
+variants, a nested object written inline with a newline and the template's indentation
+before each property's type, `` | null`` for ``nullable``; anything else is ``any``.
 
 :func:`namespace` is the writer's, :data:`JINJA_MACROS` the exported template's; the two
 follow the same rules branch for branch (the cross-artifact tests render both).
