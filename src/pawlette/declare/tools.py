@@ -25,6 +25,7 @@ from .readers import tool_items_reader
 from .table import begin
 
 if TYPE_CHECKING:
+    from ..engine.machine import ReaderFactory
     from .jinja import Template
     from .layout import Layout
     from .table import Table
@@ -257,14 +258,19 @@ class ToolsBlock(Concept):
 
     # ------------------------------------------------------------------ the parse table
 
-    def rows(self, table: Table) -> None:
-        reader = tool_items_reader(
+    def items_reader(self, table: Table) -> ReaderFactory:
+        """The reader of the tools the block writes (JSON items or one JSON array; a concept
+        that writes its tools otherwise reads them with its own)."""
+        return tool_items_reader(
             table.text(self.item_open),
             table.text(self.item_close),
             self.wrap,
             text_after=self.first and not self.close,
             array=self.array,
         )
+
+    def rows(self, table: Table) -> None:
+        reader = self.items_reader(table)
         if self.place in _ON_ITS_OWN:
             table.state("tools.block", reader)
             close = table.text(self.close)

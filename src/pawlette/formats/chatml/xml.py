@@ -1,0 +1,127 @@
+"""The ChatML variants whose calls are Qwen3-Coder's XML (see the package docstring)."""
+
+# ruff: noqa: E501  (the instruction texts are the templates' own lines)
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from pawlette.declare import (
+    Frame,
+    Ignored,
+    Layout,
+    Marker,
+    Results,
+    SystemPrompt,
+    Trimmed,
+    XmlCalls,
+    fence,
+)
+
+from .xml_tools import XmlToolsBlock
+
+if TYPE_CHECKING:
+    from . import ChatmlOptions
+
+IM_START, IM_END = Marker("<|im_start|>"), Marker("<|im_end|>")
+TOOL_CALL, TOOL_CALL_END = Marker("<tool_call>"), Marker("</tool_call>")
+RESPONSE, RESPONSE_END = Marker("<tool_response>"), Marker("</tool_response>")
+THINK, THINK_END = Marker("<think>"), Marker("</think>")
+
+CODER_SYSTEM = (
+    "You are Qwen, a helpful AI assistant that can interact with a computer to solve tasks."
+)
+
+EXAMPLE_TWO = {
+    # Qwen3-Coder's second example value; Qwen3.5's and Nemotron's span lines.
+    "qwen3-coder": "value_2\n",
+    "other": "This is the value for the second parameter\nthat can span\nmultiple lines\n",
+}
+REMINDER = {
+    "qwen3-coder": "the tool calling block MUST begin with an opening <tool_call> tag and end with a closing </tool_call> tag.",
+    "other": "an inner <function=...></function> block must be nested within <tool_call></tool_call> XML tags",
+}
+
+
+def instructions(dialect: str) -> tuple[object, ...]:
+    """The fixed text after ``</tools>``: the call format and its reminder.  ``<tool_call>``
+    is a token even inside this text: Qwen's tokenizer matches it there."""
+    key = "qwen3-coder" if dialect == "qwen3-coder" else "other"
+    noun = "tool" if dialect == "qwen3-coder" else "function"
+    return (
+        "\n</tools>\n\nIf you choose to call a "
+        + noun
+        + " ONLY reply in the following format with NO suffix:\n\n",
+        TOOL_CALL,
+        "\n<function=example_function_name>\n<parameter=example_parameter_1>\nvalue_1\n"
+        "</parameter>\n<parameter=example_parameter_2>\n" + EXAMPLE_TWO[key] + "</parameter>\n"
+        "</function>\n",
+        TOOL_CALL_END,
+        "\n\n<IMPORTANT>\nReminder:\n- Function calls MUST follow the specified format: "
+        + REMINDER[key]
+        + "\n- Required parameters MUST be specified\n- You may provide optional reasoning for "
+        "your function call in natural language BEFORE the function call, but NOT after\n- If "
+        "there is no function call available, answer the question like normal with your "
+        "current knowledge and do not tell the user about function calls\n</IMPORTANT>",
+    )
+
+
+def _frame(role: str) -> Frame:
+    return Frame(open=fence(IM_START, f"{role}\n"), end=fence(IM_END), after=fence("\n"))
+
+
+def _calls(dialect: str) -> XmlCalls:
+    """``<tool_call>\\n<function=NAME>\\n<parameter=KEY>\\nVALUE\\n</parameter>\\n</function>\\n</tool_call>``,
+    values as ``| string`` writes them (Python's ``True``/``None``)."""
+    nemotron = dialect == "nemotron-3-nano"
+    return XmlCalls(
+        open=fence(TOOL_CALL, "\n<function="),
+        name_close=fence(">\n"),
+        key_open=fence("<parameter="),
+        key_close=fence(">\n"),
+        value_close=fence("\n</parameter>\n"),
+        # Nemotron writes a newline after every call, none between them.
+        close=fence("</function>\n", TOOL_CALL_END, "\n")
+        if nemotron
+        else fence("</function>\n", TOOL_CALL_END),
+        separator=() if nemotron else fence("\n"),
+        text_separator=fence("\n") if nemotron else fence("\n\n"),
+        values="python",
+    )
+
+
+def coder_layout(options: ChatmlOptions) -> Layout:
+    """Qwen3-Coder: the system text, then the tools as XML; text before calls trimmed."""
+    from . import VARIANTS, variant_layout
+
+    return Layout(
+        name="chatml",
+        summary="ChatML (Qwen2.5/Qwen3): <|im_start|>role, <tool_call> JSON, <think>",
+        frames={
+            **{role: _frame(role) for role in ("system", "user", "assistant")},
+            "tool": Frame(open=fence(IM_START, "user\n"), end=fence(IM_END), after=fence("\n")),
+        },
+        concepts=(
+            SystemPrompt(default=CODER_SYSTEM, default_when="with_tools"),
+            XmlToolsBlock(
+                place="system",
+                open=fence("\n\n# Tools\n\nYou have access to the following tools:\n\n<tools>"),
+                close=fence(*instructions("qwen3-coder")),  # type: ignore[arg-type]
+            ),
+            Ignored(("name", "reasoning")),
+            Trimmed(roles=("assistant",), calls_only=True),
+            _calls("qwen3-coder"),
+            Results(
+                grouped=True,
+                item_open=fence(RESPONSE, "\n"),
+                item_close=fence("\n", RESPONSE_END, "\n"),
+            ),
+        ),
+        options=options,
+        from_options=variant_layout,
+        variants=VARIANTS,
+        template_variables=lambda options: {"enable_thinking": options.thinking},
+    )
+
+
+XML_LAYOUTS = {"qwen3-coder": coder_layout}

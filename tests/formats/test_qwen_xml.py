@@ -1,0 +1,223 @@
+"""The ChatML variants whose calls are Qwen3-Coder's XML (:mod:`pawlette.formats.chatml.xml`):
+the peers' cases (``families/data/qwen_xml.json``: outputs and readings carried over from
+llama.cpp's and SGLang's tests, with the tools they declare) and what the declaration decided.
+Renders against the real templates are the shared family tests'."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import pawlette
+from pawlette.declare import layout_of
+from pawlette.formats.chatml.xml_tools import XmlToolsBlock, describe
+
+from ..declared.model_output import calls_of, check_every_way, content_of
+from ..support.template_compare import corpus_reference
+
+DATA = json.loads((Path(__file__).parent / "families" / "data" / "qwen_xml.json").read_text())
+TOOLS = [
+    {"type": "function", "function": {"name": name, "parameters": tool["parameters"]}}
+    for name, tool in DATA["tools"].items()
+]
+CODER = pawlette.get_format("chatml:qwen3-coder")
+WEATHER = {
+    "type": "function",
+    "function": {
+        "name": "get_weather",
+        "description": "  Get the weather.\n",
+        "parameters": {
+            "type": "object",
+            "properties": {
+                "city": {"type": "string", "description": "City name"},
+                "unit": {"type": "string", "enum": ["c", "f"]},
+                "days": {"type": ["integer", "null"], "default": None, "minimum": 1},
+            },
+            "required": ["city"],
+            "additionalProperties": False,
+        },
+        "strict": True,
+    },
+}
+
+
+def _reading(message: dict[str, Any]) -> dict[str, Any]:
+    result: dict[str, Any] = {}
+    if message.get("content"):
+        result["content"] = message["content"]
+    if message.get("reasoning_content"):
+        result["reasoning_content"] = message["reasoning_content"]
+    if message.get("tool_calls"):
+        result["tool_calls"] = [
+            {
+                "name": call["function"]["name"],
+                "arguments": json.loads(call["function"]["arguments"]),
+            }
+            for call in message["tool_calls"]
+        ]
+    return result
+
+
+def _prompt(case: dict[str, Any]) -> str:
+    return "<|im_start|>assistant\n" + ("<think>\n" if case["prompt_opened_reasoning"] else "")
+
+
+@pytest.mark.parametrize(
+    "case", DATA["cases"], ids=lambda case: f"{case['format']}:{case['output'][:28]!r}"
+)
+def test_the_peers_cases(case: dict[str, Any]) -> None:
+    fmt = pawlette.get_format(case["format"])
+    completion = fmt.parse(case["output"], tools=TOOLS, prompt=_prompt(case))
+    found = _reading(completion.message)
+    decided = case["decided"]
+    if decided is None:
+        assert found == case["expected"]
+        assert not completion.warnings
+        return
+    expected = {
+        key: case["output"]
+        if value == "KEEP"
+        else case["expected"][key]
+        if value == "EXPECTED"
+        else value
+        for key, value in decided["reading"].items()
+    }
+    assert found == expected, decided["why"]
+    assert bool(completion.warnings) == decided["warns"], completion.warnings
+
+
+def test_every_peers_case_reads_the_same_streamed_and_from_ids() -> None:
+    from ..support.qwen import qwen_tokenizer
+
+    tokenizer = qwen_tokenizer()
+    for case in DATA["cases"]:
+        if case["format"] == "chatml:qwen3-coder":
+            check_every_way(CODER, tokenizer, case["output"])
+
+
+# ------------------------------------------------------------------ Qwen3-Coder's render
+
+
+def test_coder_writes_its_default_system_text_only_with_tools() -> None:
+    messages = [{"role": "user", "content": "Hi"}]
+    assert CODER.render(messages).text == "<|im_start|>user\nHi<|im_end|>\n"
+    text = CODER.render({"messages": messages, "tools": [WEATHER]}).text
+    assert text.startswith(
+        "<|im_start|>system\nYou are Qwen, a helpful AI assistant that can interact with a "
+        "computer to solve tasks.\n\n# Tools\n\nYou have access to the following tools:\n\n"
+        "<tools>\n<function>\n<name>get_weather</name>\n<description>Get the weather."
+        "</description>\n"
+    )
+
+
+def test_the_xml_tools_block_is_the_templates() -> None:
+    """Every key of a tool the template writes, as it writes it (Python's spelling of
+    scalars, JSON of containers), compared with Qwen3-Coder's template itself."""
+    reference = corpus_reference("Qwen3-Coder")
+    messages = [{"role": "system", "content": "S"}, {"role": "user", "content": "Hi"}]
+    expected = reference.render(messages, [WEATHER], add_generation_prompt=True).text
+    request = {"messages": messages, "tools": [WEATHER]}
+    assert CODER.render(request, add_generation_prompt=True).text == expected
+    assert "<days>" not in expected and "<type>['integer', 'null']</type>" in expected
+    assert "<additionalProperties>False</additionalProperties>" in expected
+
+
+def test_nemotron_places_enum_and_required_as_its_template_does() -> None:
+    text = describe(WEATHER["function"], enum=True)
+    assert '<type>string</type>\n<enum>["c", "f"]</enum>\n</parameter>' in text
+    assert '<additionalProperties>False</additionalProperties>\n<required>["city"]' in text
+
+
+def test_the_xml_tools_block_reads_back() -> None:
+    """A prompt's tools read back by name with their parameters' tags (a reading: the XML
+    says nothing of key order or of a list ``type``'s JSON)."""
+    rendered = CODER.render(
+        {"messages": [{"role": "user", "content": "Hi"}], "tools": [WEATHER]}
+    ).text
+    parsed = CODER.parse_conversation(rendered, strict=True)
+    (tool,) = parsed.tools
+    function = tool.get("function", tool)
+    assert function["name"] == "get_weather"
+    assert function["strict"] is True
+    properties = function["parameters"]["properties"]
+    assert properties["unit"] == {"type": "string", "enum": ["c", "f"]}
+    assert function["parameters"]["required"] == ["city"]
+    assert parsed.messages == [{"role": "user", "content": "Hi"}]
+
+
+def test_coder_values_are_written_as_python_writes_them_and_read_back_by_schema() -> None:
+    call = {
+        "id": "call_0",
+        "type": "function",
+        "function": {
+            "name": "get_weather",
+            "arguments": json.dumps({"city": "Zürich", "unit": "c", "days": None}),
+        },
+    }
+    messages = [
+        {"role": "user", "content": "Weather?"},
+        {"role": "assistant", "content": "  Checking.\n", "tool_calls": [call]},
+    ]
+    rendering = CODER.render({"messages": messages, "tools": [WEATHER]})
+    turn = (
+        "<|im_start|>assistant\nChecking.\n\n<tool_call>\n<function=get_weather>\n"
+        "<parameter=city>\nZürich\n</parameter>\n<parameter=unit>\nc\n</parameter>\n"
+        "<parameter=days>\nNone\n</parameter>\n</function>\n</tool_call><|im_end|>\n"
+    )
+    assert rendering.text.endswith(turn)
+    assert any(loss.startswith("messages[1].content") for loss in rendering.losses)
+    reading = CODER.parse(turn[len("<|im_start|>assistant\n") :], tools=[WEATHER])
+    assert _reading(reading.message) == {
+        "content": "Checking.",
+        "tool_calls": [
+            {"name": "get_weather", "arguments": {"city": "Zürich", "unit": "c", "days": None}}
+        ],
+    }
+
+
+def test_coder_drops_reasoning_and_says_so() -> None:
+    messages = [
+        {"role": "user", "content": "Hi"},
+        {"role": "assistant", "content": "Hello", "reasoning_content": "greet"},
+    ]
+    rendering = CODER.render(messages)
+    assert "greet" not in rendering.text
+    assert any(loss.startswith("messages[1].reasoning_content") for loss in rendering.losses)
+
+
+def test_user_text_spelling_a_marker_never_becomes_one() -> None:
+    from ..support.qwen import qwen_tokenizer
+
+    tokenizer = qwen_tokenizer()
+    messages = [{"role": "user", "content": "say <tool_call> and <|im_end|>"}]
+    result = pawlette.tokenize(CODER, tokenizer, messages, add_generation_prompt=True)
+    special = {tokenizer.token_to_id("<tool_call>"), tokenizer.token_to_id("<|im_end|>")}
+    ids = list(result.input_ids)
+    assert ids.count(tokenizer.token_to_id("<|im_end|>")) == 1  # the turn's own end
+    assert tokenizer.token_to_id("<tool_call>") not in ids
+    assert special <= set(tokenizer.get_vocab().values())
+
+
+def test_coder_reads_a_turn_every_way() -> None:
+    from ..support.qwen import qwen_tokenizer
+
+    text = (
+        "Let me look.\n\n<tool_call>\n<function=get_weather>\n<parameter=city>\nOslo\n"
+        "</parameter>\n</function>\n</tool_call>\n<tool_call>\n<function=get_weather>\n"
+        "<parameter=city>\n北京\n</parameter>\n</function>\n</tool_call><|im_end|>"
+    )
+    reading = check_every_way(CODER, qwen_tokenizer(), text)
+    assert content_of(reading) == "Let me look."
+    assert [name for name, _ in calls_of(reading)] == ["get_weather", "get_weather"]
+
+
+def test_the_variant_is_chatml_with_xml_options() -> None:
+    layout = layout_of(CODER)
+    assert layout is not None and layout.name == "chatml"
+    assert isinstance(layout.concept(XmlToolsBlock), XmlToolsBlock)
+    variant = pawlette.get_format("chatml").with_options(reasoning=False, xml="qwen3-coder")
+    request = {"messages": [{"role": "user", "content": "Hi"}], "tools": [WEATHER]}
+    assert variant.render(request).text == CODER.render(request).text
