@@ -24,6 +24,8 @@ TOOLS = [
     for name, tool in DATA["tools"].items()
 ]
 CODER = pawlette.get_format("chatml:qwen3-coder")
+QWEN35 = pawlette.get_format("chatml:qwen3.5")
+VARIANTS = ["chatml:qwen3-coder", "chatml:qwen3.5"]
 WEATHER = {
     "type": "function",
     "function": {
@@ -94,8 +96,8 @@ def test_every_peers_case_reads_the_same_streamed_and_from_ids() -> None:
 
     tokenizer = qwen_tokenizer()
     for case in DATA["cases"]:
-        if case["format"] == "chatml:qwen3-coder":
-            check_every_way(CODER, tokenizer, case["output"])
+        if not case["prompt_opened_reasoning"]:  # (ids and pieces read from the turn's start)
+            check_every_way(pawlette.get_format(case["format"]), tokenizer, case["output"])
 
 
 # ------------------------------------------------------------------ Qwen3-Coder's render
@@ -221,3 +223,102 @@ def test_the_variant_is_chatml_with_xml_options() -> None:
     variant = pawlette.get_format("chatml").with_options(reasoning=False, xml="qwen3-coder")
     request = {"messages": [{"role": "user", "content": "Hi"}], "tools": [WEATHER]}
     assert variant.render(request).text == CODER.render(request).text
+
+
+# ------------------------------------------------------------------ Qwen3.5
+
+
+def test_qwen35_writes_the_tools_first_then_the_system_text() -> None:
+    messages = [{"role": "system", "content": " Be brief. "}, {"role": "user", "content": "Hi"}]
+    rendering = QWEN35.render({"messages": messages, "tools": [WEATHER]})
+    assert rendering.text.startswith("<|im_start|>system\n# Tools\n\nYou have access to")
+    assert "</IMPORTANT>\n\nBe brief.<|im_end|>\n<|im_start|>user\nHi<|im_end|>\n" in (
+        rendering.text
+    )
+    assert any(loss.startswith("messages[0].content") for loss in rendering.losses)
+    parsed = QWEN35.parse_conversation(rendering.text, strict=True)
+    assert parsed.messages[0] == {"role": "system", "content": "Be brief."}
+    assert [tool["function"]["name"] for tool in parsed.tools] == ["get_weather"]
+
+
+def test_qwen35_refuses_a_later_system_message_as_its_template_does() -> None:
+    messages = [
+        {"role": "user", "content": "Hi"},
+        {"role": "system", "content": "Now be brief."},
+    ]
+    with pytest.raises(pawlette.errors.UnsupportedFeature, match=r"messages\[1\]"):
+        QWEN35.render(messages)
+    reference = corpus_reference("Qwen3.5-4B").render(messages, None, add_generation_prompt=True)
+    assert reference.text is None
+    assert "System message must be at the beginning" in (reference.refusal or "")
+
+
+def test_qwen35_writes_a_block_on_every_turn_after_the_query() -> None:
+    call = {
+        "id": "call_0",
+        "type": "function",
+        "function": {"name": "get_weather", "arguments": '{"city": "Oslo"}'},
+    }
+    messages = [
+        {"role": "user", "content": "Q1"},
+        {"role": "assistant", "content": "A1", "reasoning_content": "dropped"},
+        {"role": "user", "content": "Q2"},
+        {"role": "assistant", "content": None, "tool_calls": [call]},
+        {"role": "tool", "tool_call_id": "call_0", "content": " 3 C \n"},
+        {"role": "assistant", "content": "Cold.", "reasoning_content": "\nIt is cold.\n"},
+    ]
+    rendering = QWEN35.render({"messages": messages, "tools": [WEATHER]})
+    assert rendering.text.endswith(
+        "<|im_start|>user\nQ1<|im_end|>\n<|im_start|>assistant\nA1<|im_end|>\n"
+        "<|im_start|>user\nQ2<|im_end|>\n<|im_start|>assistant\n<think>\n\n</think>\n\n"
+        "<tool_call>\n<function=get_weather>\n<parameter=city>\nOslo\n</parameter>\n"
+        "</function>\n</tool_call><|im_end|>\n<|im_start|>user\n<tool_response>\n3 C\n"
+        "</tool_response><|im_end|>\n<|im_start|>assistant\n<think>\nIt is cold.\n</think>"
+        "\n\nCold.<|im_end|>\n"
+    )
+    reference = corpus_reference("Qwen3.5-4B")
+    assert rendering.text == reference.render(messages, [WEATHER], add_generation_prompt=False).text
+    losses = " ".join(rendering.losses)
+    assert "messages[1].reasoning_content" in losses and "messages[4].content" in losses
+
+
+def test_qwen35_prompts_open_the_block_or_close_it_with_thinking_off() -> None:
+    messages = [{"role": "user", "content": "Hi"}]
+    opened = QWEN35.render(messages, add_generation_prompt=True).text
+    assert opened.endswith("<|im_start|>assistant\n<think>\n")
+    closed = QWEN35.with_options(thinking=False).render(messages, add_generation_prompt=True)
+    assert closed.text.endswith("<|im_start|>assistant\n<think>\n\n</think>\n\n")
+    # The prompt opened the block: the completion is read from inside it.
+    reading = QWEN35.parse("Short.\n</think>\n\nHello.", prompt=opened)
+    assert _reading(reading.message) == {"content": "Hello.", "reasoning_content": "Short."}
+
+
+# ------------------------------------------------------------------ every variant
+
+
+@pytest.mark.parametrize("name", VARIANTS)
+def test_the_exported_template_renders_as_the_variant(name: str) -> None:
+    """The variants are not registered names, so the cross-artifact tests do not reach them:
+    their exported Jinja is checked here on generated conversations of every kind."""
+    from transformers.utils.chat_template_utils import render_jinja_template
+
+    from pawlette.export import export_jinja
+
+    from ..declare.test_cross_artifacts import template_request
+    from ..support.conversations import generate_conversations
+
+    fmt = pawlette.get_format(name)
+    template = export_jinja(fmt)
+    switches: dict[str, Any] = {"avoid": fmt.special_markers}
+    if name == "chatml:qwen3.5":
+        switches["system_positions"] = ("none", "first")
+    for conversation in generate_conversations(8, seed=3, **switches):
+        request = conversation.request
+        for prompt in (False, True):
+            rendered, _ = render_jinja_template(
+                [template_request(fmt, request)],
+                tools=request.get("tools") or None,
+                chat_template=template,
+                add_generation_prompt=prompt,
+            )
+            assert rendered[0] == fmt.render(request, add_generation_prompt=prompt).text

@@ -52,7 +52,9 @@ class ToolsBlock(Concept):
     - ``first``: inside a host turn, the block comes before the host's text (else after it,
       with ``separator`` between when the host turn has a message; ``separator_when``
       ``"text"``: only when the message's text is not empty).  ``separator`` + ``open`` is
-      one fence (one marker of the lexer).
+      one fence (one marker of the lexer).  With ``first``, a ``separator`` is written after
+      the block when the host's text is not empty (Qwen3.5: the tools, a blank line, then
+      the system text).
     - ``item_open`` / ``item_close``: around each tool; ``array``: the tools are one JSON
       array instead (no item fences).
     - ``wrap``: each tool as OpenAI's whole tool object (``"openai"``:
@@ -247,6 +249,8 @@ class ToolsBlock(Concept):
     def write_opening(self, out: Render, index: int) -> None:
         if self.first and self._hosts(out, index):
             self.block(out)
+            if self.separator and index >= 0 and out.message_text(index):
+                out.fence(self.separator, "tools")
 
     def write_closing(self, out: Render, index: int) -> None:
         if not self.first and self._hosts(out, index):
@@ -304,6 +308,8 @@ class ToolsBlock(Concept):
             after = ContentReader if self.first else ScaffoldReader
             table.state(f"{role}.after_tools", after, role, ends=True)
             table.on(tools_state, table.text(self.close), f"{role}.after_tools")
+            if self.first and self.separator:
+                table.on(tools_state, table.text(self.close, self.separator), f"{role}.after_tools")
 
     # ------------------------------------------------------------------ the Jinja template
 
@@ -398,6 +404,11 @@ class ToolsBlock(Concept):
         if self.first and host is not None:
             out.out(f"{{%- if {host} -%}}")
             self.jinja_block(out)
+            if self.separator:
+                name = jinja_string(out.layout.name)
+                out.out(f"{{%- if message is not none and text_of(message, index, {name}) -%}}")
+                out.fence(self.separator)
+                out.out("{%- endif -%}")
             out.out("{%- endif -%}")
 
     def jinja_closing(self, out: Template, role: str) -> None:

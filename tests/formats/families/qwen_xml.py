@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...support.template_compare import without_reasoning
+from ...support.template_compare import strip_text, without_reasoning
 from . import FamilyCase
 
 
@@ -18,11 +18,24 @@ def coder_trimmed(message: dict[str, Any]) -> dict[str, Any]:
     return result
 
 
+def qwen35_trimmed(message: dict[str, Any]) -> dict[str, Any]:
+    """What Qwen3.5's template keeps of a turn: its text and reasoning trimmed."""
+    return strip_text(message)
+
+
 CASES = [
     FamilyCase(
         template="Qwen3-Coder",
         format="chatml:qwen3-coder",
         empty_content=True,
         normalise=coder_trimmed,
+    ),
+    FamilyCase(
+        template="Qwen3.5-4B",
+        format="chatml:qwen3.5",
+        # A system message is only first (the template refuses any other).
+        switches={"system_positions": ("none", "first")},
+        empty_content=True,
+        normalise=qwen35_trimmed,
     ),
 ]

@@ -92,6 +92,21 @@ Decisions (reference: Qwen's own templates, ``Qwen-Qwen2.5-7B-Instruct.jinja`` a
   has no such token).  A call the model writes without its ``<tool_call>`` opener stays
   text, with a warning (llama.cpp takes the first such call: pawlette reads what the
   template writes and its grammar allows).
+- **Qwen3.5** (``chatml:qwen3.5``, declared in :mod:`.xml`): Qwen3-Coder's calls, with the
+  tools as JSON lines (``<tools>\\n{...}\\n</tools>`` and Qwen3.5's instructions) first in the
+  system turn, then a blank line and the system text when there is one.  A system message
+  is only first: a later one is refused, as the template refuses it.  Every text is
+  trimmed (system, user, assistant, reasoning, tool results: recorded losses).  Every
+  assistant turn after the last user message writes ``<think>\\nR\\n</think>\\n\\n``, empty
+  when it has no reasoning (``Reasoning(empty_after_last_query=True)``); earlier turns lose
+  their reasoning.  The prompt opens ``<think>\\n``, so a completion is read from inside the
+  block (``thinking=False``, the template's ``enable_thinking``: ``<think>\\n\\n</think>\\n\\n``).
+  A call opening inside the block ends it; one newline between text and a call reads as
+  the template's blank line.  Image and video parts are refused (the template writes its
+  vision tokens for them).  Differences that remain: content holding ``</think>`` without
+  ``reasoning_content`` is kept as content (the template splits it); a conversation
+  without a user message is rendered (the template refuses it); a system message of
+  whitespace alone still gets the blank line after the tools.
 - **Thinking off** (``thinking=False``, ``enable_thinking=false``): Qwen3's prompt writes an
   empty block.
 - **Dropped fields**: neither template writes a message's ``name`` and Qwen2.5's writes no
@@ -154,7 +169,7 @@ class ChatmlOptions:
     - ``thinking``: the template's ``enable_thinking``; False closes the block in the
       generation prompt (Qwen3: an empty block; QwQ: ``<think>\\n</think>``).
     - ``xml``: the template whose calls are Qwen3-Coder's XML this option set follows
-      (``"qwen3-coder"``; ``""``: the JSON calls above).
+      (``"qwen3-coder"``, ``"qwen3.5"``; ``""``: the JSON calls above).
     """
 
     default_system: str | None = None
@@ -170,7 +185,14 @@ QWQ = ChatmlOptions(reasoning=False, think_prompt=True)
 MIMO_SYSTEM = "You are MiMo, an AI assistant developed by Xiaomi."
 MIMO_VL = ChatmlOptions(default_system=MIMO_SYSTEM, reasoning=False)
 QWEN3_CODER = ChatmlOptions(reasoning=False, xml="qwen3-coder")
-VARIANTS = {"qwen2.5": QWEN25, "qwq": QWQ, "mimo-vl": MIMO_VL, "qwen3-coder": QWEN3_CODER}
+QWEN35 = ChatmlOptions(xml="qwen3.5")
+VARIANTS = {
+    "qwen2.5": QWEN25,
+    "qwq": QWQ,
+    "mimo-vl": MIMO_VL,
+    "qwen3-coder": QWEN3_CODER,
+    "qwen3.5": QWEN35,
+}
 
 REASONING = Reasoning(
     open=fence(THINK, "\n"),

@@ -11,8 +11,10 @@ from pawlette.declare import (
     Ignored,
     Layout,
     Marker,
+    Reasoning,
     Results,
     SystemPrompt,
+    ToolsBlock,
     Trimmed,
     XmlCalls,
     fence,
@@ -28,6 +30,8 @@ TOOL_CALL, TOOL_CALL_END = Marker("<tool_call>"), Marker("</tool_call>")
 RESPONSE, RESPONSE_END = Marker("<tool_response>"), Marker("</tool_response>")
 THINK, THINK_END = Marker("<think>"), Marker("</think>")
 
+# What Jinja's ``trim`` removes (Python's ``str.strip()``), as Reasoning.trim spells it.
+WHITESPACE = "".join(character for character in map(chr, range(0x3001)) if character.isspace())
 CODER_SYSTEM = (
     "You are Qwen, a helpful AI assistant that can interact with a computer to solve tasks."
 )
@@ -87,6 +91,7 @@ def _calls(dialect: str) -> XmlCalls:
         separator=() if nemotron else fence("\n"),
         text_separator=fence("\n") if nemotron else fence("\n\n"),
         values="python",
+        separator_after_text=not nemotron,
     )
 
 
@@ -124,4 +129,58 @@ def coder_layout(options: ChatmlOptions) -> Layout:
     )
 
 
-XML_LAYOUTS = {"qwen3-coder": coder_layout}
+def qwen35_layout(options: ChatmlOptions) -> Layout:
+    """Qwen3.5: the tools (JSON lines) first in the system turn, every text trimmed, a
+    reasoning block on every turn after the last query, the prompt opening ``<think>``."""
+    from . import VARIANTS, variant_layout
+
+    reasoning = Reasoning(
+        open=fence(THINK, "\n"),
+        close=fence("\n", THINK_END, "\n\n"),
+        keep="after_last_query",
+        empty_after_last_query=True,
+        prompt="open" if options.thinking else "empty",
+        trim=WHITESPACE,
+        # A call opening inside the block ends it (llama.cpp's, vLLM's and SGLang's reading).
+        calls_end=True,
+    )
+    return Layout(
+        name="chatml",
+        summary="ChatML (Qwen2.5/Qwen3): <|im_start|>role, <tool_call> JSON, <think>",
+        frames={
+            **{role: _frame(role) for role in ("system", "user", "assistant")},
+            "tool": Frame(open=fence(IM_START, "user"), end=fence(IM_END), after=fence("\n")),
+        },
+        concepts=(
+            SystemPrompt(placement="first_only"),
+            ToolsBlock(
+                place="system",
+                first=True,
+                open=fence(
+                    "# Tools\n\nYou have access to the following functions:\n\n",
+                    "<tools>",
+                ),
+                item_open=fence("\n"),
+                close=fence(*instructions("qwen3.5")),  # type: ignore[arg-type]
+                separator=fence("\n\n"),
+            ),
+            # Every text is trimmed: Trimmed writes the content (before Reasoning would).
+            Trimmed(),
+            reasoning,
+            Ignored(("name",)),
+            _calls("qwen3.5"),
+            Results(
+                grouped=True,
+                item_open=fence("\n", RESPONSE, "\n"),
+                item_close=fence("\n", RESPONSE_END),
+                trim=True,
+            ),
+        ),
+        options=options,
+        from_options=variant_layout,
+        variants=VARIANTS,
+        template_variables=lambda options: {"enable_thinking": options.thinking},
+    )
+
+
+XML_LAYOUTS = {"qwen3-coder": coder_layout, "qwen3.5": qwen35_layout}
