@@ -16,7 +16,8 @@ from pawlette.declare import layout_of
 from pawlette.formats.chatml.xml_tools import XmlToolsBlock, describe
 
 from ..declared.model_output import calls_of, check_every_way, content_of
-from ..support.template_compare import corpus_reference
+from ..support.conversations import generate_conversations
+from ..support.template_compare import compare_renders, corpus_reference, own_turns
 
 DATA = json.loads((Path(__file__).parent / "families" / "data" / "qwen_xml.json").read_text())
 TOOLS = [
@@ -25,7 +26,9 @@ TOOLS = [
 ]
 CODER = pawlette.get_format("chatml:qwen3-coder")
 QWEN35 = pawlette.get_format("chatml:qwen3.5")
-VARIANTS = ["chatml:qwen3-coder", "chatml:qwen3.5"]
+NEMOTRON = pawlette.get_format("chatml:nemotron-3-nano")
+NEMOTRON_TEMPLATE = "NVIDIA-Nemotron-3-Nano-30B-A3B-BF16"
+VARIANTS = ["chatml:qwen3-coder", "chatml:qwen3.5", "chatml:nemotron-3-nano"]
 WEATHER = {
     "type": "function",
     "function": {
@@ -293,6 +296,107 @@ def test_qwen35_prompts_open_the_block_or_close_it_with_thinking_off() -> None:
     assert _reading(reading.message) == {"content": "Hello.", "reasoning_content": "Short."}
 
 
+# ------------------------------------------------------------------ Nemotron 3 Nano
+# No FamilyCase: with thinking on (the template's default) its prompt opens "<think>\n"
+# where a turn without reasoning writes "<think></think>", so the shared own-turns test
+# cannot apply; the renders, the turns the template's prompt does begin, and detection are
+# checked here.
+
+NEMOTRON_OPTIONS = [
+    {},
+    {"thinking": False},
+    {"truncate_history_thinking": False},
+    {"thinking": False, "truncate_history_thinking": False},
+]
+
+
+def _nemotron(options: dict[str, Any]) -> tuple[Any, Any]:
+    fmt = NEMOTRON.with_options(**options)
+    layout = layout_of(fmt)
+    assert layout is not None
+    reference = corpus_reference(
+        NEMOTRON_TEMPLATE, variables=layout.reference_variables(), empty_content=True
+    )
+    return fmt, reference
+
+
+@pytest.mark.parametrize("options", NEMOTRON_OPTIONS, ids=str)
+def test_nemotron_renders_as_its_template(options: dict[str, Any]) -> None:
+    fmt, reference = _nemotron(options)
+    conversations = generate_conversations(12, seed=1, avoid=fmt.special_markers)
+    report = compare_renders(fmt, reference, conversations)
+    assert report.agrees, report.describe()
+
+
+def _rstripped(message: dict[str, Any]) -> dict[str, Any]:
+    result = dict(message)
+    if isinstance(result.get("content"), str):
+        result["content"] = result["content"].rstrip()
+    return result
+
+
+def test_nemotrons_own_turns_parse_back_where_its_prompt_begins_them() -> None:
+    """Thinking off, the prompt ends "<think></think>" and every turn without reasoning
+    extends it; thinking on, a turn with reasoning extends "<think>\\n" (the peers' cases)."""
+    fmt, reference = _nemotron({"thinking": False})
+    conversations = generate_conversations(12, seed=2, avoid=fmt.special_markers, reasoning=False)
+    report = own_turns(fmt, reference, conversations, normalise=_rstripped)
+    assert report.agrees, report.describe()
+
+
+def test_nemotron_is_detected() -> None:
+    from pawlette.detect import detect_template
+
+    reference = corpus_reference(NEMOTRON_TEMPLATE)
+    detection = detect_template(
+        reference.template, bos_token=reference.bos_token, eos_token=reference.eos_token
+    )
+    assert detection.name == "chatml:nemotron-3-nano", detection
+
+
+def test_nemotron_writes_its_think_blocks_and_newlines() -> None:
+    call = {
+        "id": "call_0",
+        "type": "function",
+        "function": {"name": "get_weather", "arguments": '{"city": "Oslo", "days": 2}'},
+    }
+    messages = [
+        {"role": "user", "content": "Q1"},
+        {"role": "assistant", "content": "A1", "reasoning_content": "old"},
+        {"role": "user", "content": "Q2"},
+        {"role": "assistant", "content": None, "tool_calls": [call, call]},
+        {"role": "tool", "tool_call_id": "call_0", "content": "3 C"},
+        {"role": "tool", "tool_call_id": "call_0", "content": "4 C"},
+        {"role": "assistant", "content": "Cold. ", "reasoning_content": "R"},
+    ]
+    rendering = NEMOTRON.render({"messages": messages, "tools": [WEATHER]})
+    parameters = "<parameter=city>\nOslo\n</parameter>\n<parameter=days>\n2\n</parameter>\n"
+    one_call = f"<tool_call>\n<function=get_weather>\n{parameters}</function>\n</tool_call>\n"
+    assert rendering.text.endswith(
+        "<|im_start|>user\nQ1<|im_end|>\n<|im_start|>assistant\n<think></think>\nA1<|im_end|>\n"
+        "<|im_start|>user\nQ2<|im_end|>\n<|im_start|>assistant\n<think></think>\n"
+        + one_call
+        * 2
+        + "<|im_end|>\n<|im_start|>user\n<tool_response>\n3 C\n</tool_response>\n"
+        "<tool_response>\n4 C\n</tool_response>\n<|im_end|>\n<|im_start|>assistant\n"
+        "<think>\nR\n</think>\nCold.<|im_end|>\n"
+    )
+    reference = corpus_reference(NEMOTRON_TEMPLATE)
+    assert rendering.text == reference.render(messages, [WEATHER], add_generation_prompt=False).text
+    losses = " ".join(rendering.losses)
+    assert "messages[1].reasoning_content" in losses and "messages[6].content" in losses
+    assert NEMOTRON.render([{"role": "user", "content": "Hi"}]).text.startswith(
+        "<|im_start|>system\n<|im_end|>\n"
+    )
+    prompt = NEMOTRON.with_options(thinking=False).render(messages[:3], add_generation_prompt=True)
+    assert prompt.text.endswith("<|im_start|>assistant\n<think></think>")
+    turn = "\n" + one_call * 2 + "<|im_end|>"
+    reading = NEMOTRON.parse(turn, tools=[WEATHER], prompt=prompt.text)
+    assert _reading(reading.message) == {
+        "tool_calls": [{"name": "get_weather", "arguments": {"city": "Oslo", "days": 2}}] * 2
+    }
+
+
 # ------------------------------------------------------------------ every variant
 
 
@@ -305,7 +409,6 @@ def test_the_exported_template_renders_as_the_variant(name: str) -> None:
     from pawlette.export import export_jinja
 
     from ..declare.test_cross_artifacts import template_request
-    from ..support.conversations import generate_conversations
 
     fmt = pawlette.get_format(name)
     template = export_jinja(fmt)

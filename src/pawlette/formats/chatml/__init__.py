@@ -107,6 +107,21 @@ Decisions (reference: Qwen's own templates, ``Qwen-Qwen2.5-7B-Instruct.jinja`` a
   ``reasoning_content`` is kept as content (the template splits it); a conversation
   without a user message is rendered (the template refuses it); a system message of
   whitespace alone still gets the blank line after the tools.
+- **Nemotron 3 Nano** (``chatml:nemotron-3-nano``, declared in :mod:`.xml`): Qwen3-Coder's
+  calls, each followed by a newline, and its XML tools block with ``enum`` and
+  ``required`` placed as Nemotron's template places them, after the system text and a
+  blank line.  A system turn is always written (empty without a system message and
+  tools).  Every assistant turn writes ``<think>\\nR\\n</think>\\n`` before its text, or
+  ``<think></think>`` without reasoning (and on turns before the last user message, whose
+  reasoning is dropped: ``truncate_history_thinking``, the template's variable, False
+  keeps it); the text is trimmed at its end, with the newlines the template's trimming
+  leaves (:mod:`.nemotron`).  The prompt opens ``<think>\\n`` (``thinking=False``:
+  ``<think></think>``).  With thinking on, a turn without reasoning does not extend the
+  prompt (``<think></think>`` where the prompt opened ``<think>\\n``): the template's own
+  shape.  Differences that remain: content holding ``<think>``/``</think>`` without
+  ``reasoning_content`` is written after ``<think></think>`` (the template keeps it as it
+  is); reasoning of whitespace alone is written as no reasoning, as the template does, and
+  reads back as none.
 - **Thinking off** (``thinking=False``, ``enable_thinking=false``): Qwen3's prompt writes an
   empty block.
 - **Dropped fields**: neither template writes a message's ``name`` and Qwen2.5's writes no
@@ -169,7 +184,10 @@ class ChatmlOptions:
     - ``thinking``: the template's ``enable_thinking``; False closes the block in the
       generation prompt (Qwen3: an empty block; QwQ: ``<think>\\n</think>``).
     - ``xml``: the template whose calls are Qwen3-Coder's XML this option set follows
-      (``"qwen3-coder"``, ``"qwen3.5"``; ``""``: the JSON calls above).
+      (``"qwen3-coder"``, ``"qwen3.5"``, ``"nemotron-3-nano"``; ``""``: the JSON calls
+      above).
+    - ``truncate_history_thinking``: Nemotron 3's template variable: turns before the last
+      user message lose their reasoning (False: every turn keeps it).
     """
 
     default_system: str | None = None
@@ -177,6 +195,7 @@ class ChatmlOptions:
     think_prompt: bool = False
     thinking: bool = True
     xml: str = ""
+    truncate_history_thinking: bool = True
 
 
 QWEN3 = ChatmlOptions()
@@ -186,12 +205,14 @@ MIMO_SYSTEM = "You are MiMo, an AI assistant developed by Xiaomi."
 MIMO_VL = ChatmlOptions(default_system=MIMO_SYSTEM, reasoning=False)
 QWEN3_CODER = ChatmlOptions(reasoning=False, xml="qwen3-coder")
 QWEN35 = ChatmlOptions(xml="qwen3.5")
+NEMOTRON3_NANO = ChatmlOptions(xml="nemotron-3-nano")
 VARIANTS = {
     "qwen2.5": QWEN25,
     "qwq": QWQ,
     "mimo-vl": MIMO_VL,
     "qwen3-coder": QWEN3_CODER,
     "qwen3.5": QWEN35,
+    "nemotron-3-nano": NEMOTRON3_NANO,
 }
 
 REASONING = Reasoning(

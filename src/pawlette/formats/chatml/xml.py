@@ -183,4 +183,60 @@ def qwen35_layout(options: ChatmlOptions) -> Layout:
     )
 
 
-XML_LAYOUTS = {"qwen3-coder": coder_layout, "qwen3.5": qwen35_layout}
+def nemotron_layout(options: ChatmlOptions) -> Layout:
+    """Nemotron 3 Nano: a system turn always, the tools as XML after its text, a block or
+    ``<think></think>`` on every assistant turn (:mod:`.nemotron`), a newline after each call."""
+    from . import VARIANTS, variant_layout
+    from .nemotron import NemotronReasoning, NemotronText
+
+    truncate = options.truncate_history_thinking
+    return Layout(
+        name="chatml",
+        summary="ChatML (Qwen2.5/Qwen3): <|im_start|>role, <tool_call> JSON, <think>",
+        frames={
+            **{role: _frame(role) for role in ("system", "user", "assistant")},
+            "tool": Frame(open=fence(IM_START, "user\n"), end=fence(IM_END), after=fence("\n")),
+        },
+        concepts=(
+            SystemPrompt(always=True),
+            XmlToolsBlock(
+                place="system",
+                enum=True,
+                open=fence("# Tools\n\nYou have access to the following functions:\n\n<tools>"),
+                close=fence(*instructions("nemotron-3-nano")),  # type: ignore[arg-type]
+                separator=fence("\n\n"),
+                separator_when="text",
+            ),
+            NemotronReasoning(
+                open=fence(THINK, "\n"),
+                close=fence("\n", THINK_END, "\n"),
+                keep="after_last_query" if truncate else "all",
+                absent=fence(THINK, THINK_END),
+                prompt="open" if options.thinking else "empty",
+                calls_end=True,
+                truncate=truncate,
+            ),
+            NemotronText(truncate=truncate),
+            Ignored(("name",)),
+            _calls("nemotron-3-nano"),
+            Results(
+                grouped=True,
+                item_open=fence(RESPONSE, "\n"),
+                item_close=fence("\n", RESPONSE_END, "\n"),
+            ),
+        ),
+        options=options,
+        from_options=variant_layout,
+        variants=VARIANTS,
+        template_variables=lambda options: {
+            "enable_thinking": options.thinking,
+            "truncate_history_thinking": options.truncate_history_thinking,
+        },
+    )
+
+
+XML_LAYOUTS = {
+    "qwen3-coder": coder_layout,
+    "qwen3.5": qwen35_layout,
+    "nemotron-3-nano": nemotron_layout,
+}
