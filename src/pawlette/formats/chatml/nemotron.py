@@ -21,9 +21,11 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
 
 from pawlette.declare import Concept, Reasoning, fence
+from pawlette.emit.grammar_ast import Lit
 from pawlette.emit.jinja_text import jinja_string
 
 if TYPE_CHECKING:
+    from pawlette.declare.grammar import Turn
     from pawlette.declare.jinja import Template
     from pawlette.declare.write import Render
 
@@ -69,7 +71,8 @@ class NemotronReasoning(Reasoning):
         text = written_text(out, index, self.truncate)
         calls = bool(message.tool_calls)
         if not self.written(out, index):
-            out.fence(self.absent, "reasoning", trainable=True)
+            # With thinking off the generation prompt writes it: the model's part follows.
+            out.fence(self.absent, "reasoning", trainable=self.prompt != "empty")
             dropped = bool((message.reasoning or "").strip())
             if (calls and not text) or (dropped and text and not calls):
                 # A truncated block leaves the newline after its close before the text.
@@ -111,7 +114,8 @@ class NemotronReasoning(Reasoning):
         out.fence(self.close[:-1])
         out.out("{%- endif -%}")
         out.out("{%- else -%}")
-        out.fence(self.absent)
+        if self.prompt != "empty":  # (else the prompt's, written by jinja_lead)
+            out.fence(self.absent)
         dropped = (
             "message.reasoning_content is defined and message.reasoning_content is not none "
             "and message.reasoning_content | trim"
@@ -124,11 +128,27 @@ class NemotronReasoning(Reasoning):
         out.out("{%- endif -%}")
         out.out("{%- endif -%}")
 
+    def jinja_lead(self, out: Template, role: str) -> None:
+        if role == "assistant" and self.prompt == "empty":
+            out.out(f"{{%- if not ({self._condition(out)}) -%}}")
+            out.fence(self.absent)  # the generation prompt's: not trainable
+            out.out("{%- endif -%}")
+        else:
+            super().jinja_lead(out, role)
+
     def jinja_prompt(self, out: Template) -> None:
         if self.prompt == "empty":
             out.fence(self.absent)
         else:
             super().jinja_prompt(out)
+
+    def grammar(self, turn: Turn) -> None:
+        super().grammar(turn)
+        if self.prompt == "empty":
+            # The prompt wrote "<think></think>": calls without text follow a newline (the
+            # grammar also lets text start with one).
+            turn.head = Lit("\n")
+            turn.call_lead = "\n"
 
 
 @dataclass(frozen=True)
