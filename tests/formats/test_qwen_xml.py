@@ -425,3 +425,49 @@ def test_the_exported_template_renders_as_the_variant(name: str) -> None:
                 add_generation_prompt=prompt,
             )
             assert rendered[0] == fmt.render(request, add_generation_prompt=prompt).text
+
+
+# The variants are not registered names, and the cross-artifact tests reach formats by name:
+# each is registered here under a name of its own for the grammar checks.
+GRAMMAR_VARIANTS = [
+    ("chatml:qwen3-coder", {}, True),
+    ("chatml:qwen3.5", {}, True),
+    # Thinking off: a turn with reasoning does not extend its prompt (the template's shape).
+    ("chatml:nemotron-3-nano", {"thinking": False}, False),
+]
+
+
+@pytest.mark.parametrize(("name", "options", "reasoning"), GRAMMAR_VARIANTS, ids=str)
+def test_the_grammar_accepts_every_turn_the_variant_writes(
+    name: str, options: dict[str, Any], reasoning: bool
+) -> None:
+    import dataclasses
+
+    from pawlette.export import export_grammar
+
+    from ..declare.test_cross_artifacts import choices
+    from ..declare.tokens import accepts, segment_ids
+
+    layout = layout_of(pawlette.get_format(name).with_options(**options))
+    assert layout is not None
+    own = dataclasses.replace(
+        layout, name="grammar-" + name.replace(":", "-"), variants={}, from_options=None
+    )
+    fmt = pawlette.register_format(own, replace=True)
+    conversations = generate_conversations(
+        6, seed=4, avoid=fmt.special_markers, reasoning=reasoning, system_positions=("none",)
+    )
+    checked = 0
+    for conversation in conversations:
+        request = conversation.request
+        tools = request.get("tools") or TOOLS[:1]
+        for index, message in enumerate(request["messages"]):
+            if message["role"] != "assistant":
+                continue
+            rendering = fmt.render(request["messages"][: index + 1], tools)
+            ids = segment_ids(own.name, rendering, trainable_from=index)
+            for choice, parallel in choices(message):
+                grammar = export_grammar(own.name, tools, choice, parallel)
+                assert accepts(own.name, grammar, ids), (name, index, choice, parallel)
+                checked += 1
+    assert checked >= 10
