@@ -443,17 +443,24 @@ def test_the_grammar_accepts_every_turn_the_variant_writes(
 ) -> None:
     import dataclasses
 
-    from pawlette.export import export_grammar
-
-    from ..declare.test_cross_artifacts import choices
-    from ..declare.tokens import accepts, segment_ids
+    from ..declare.registering import registered
 
     layout = layout_of(pawlette.get_format(name).with_options(**options))
     assert layout is not None
     own = dataclasses.replace(
         layout, name="grammar-" + name.replace(":", "-"), variants={}, from_options=None
     )
-    fmt = pawlette.register_format(own, replace=True)
+    with registered(own) as fmt:
+        checked = _grammar_checks(own.name, fmt, reasoning)
+    assert checked >= 10
+
+
+def _grammar_checks(name: str, fmt: Any, reasoning: bool) -> int:
+    from pawlette.export import export_grammar
+
+    from ..declare.test_cross_artifacts import choices
+    from ..declare.tokens import accepts, segment_ids
+
     conversations = generate_conversations(
         6, seed=4, avoid=fmt.special_markers, reasoning=reasoning, system_positions=("none",)
     )
@@ -465,9 +472,9 @@ def test_the_grammar_accepts_every_turn_the_variant_writes(
             if message["role"] != "assistant":
                 continue
             rendering = fmt.render(request["messages"][: index + 1], tools)
-            ids = segment_ids(own.name, rendering, trainable_from=index)
+            ids = segment_ids(name, rendering, trainable_from=index)
             for choice, parallel in choices(message):
-                grammar = export_grammar(own.name, tools, choice, parallel)
-                assert accepts(own.name, grammar, ids), (name, index, choice, parallel)
+                grammar = export_grammar(name, tools, choice, parallel)
+                assert accepts(name, grammar, ids), (name, index, choice, parallel)
                 checked += 1
-    assert checked >= 10
+    return checked
