@@ -45,6 +45,8 @@ class Results(Concept):
     - ``json_text``: each result's text is written as a JSON string (Jinja's ``tojson`` of
       it, non-ASCII kept: Meta's Llama 3 templates quote every text result so); reading
       decodes a whole JSON string back, and keeps any other text as written.
+    - ``trim``: each result's text is written without the whitespace at its ends (Jinja's
+      ``trim``: Qwen3.5); a text that changes is a recorded loss.
 
     A tool message's ``name`` is accepted and not written (the call it answers names it);
     the rendering records the loss, unless another concept writes it.  A results turn gets
@@ -57,6 +59,7 @@ class Results(Concept):
     id_close: Fence | None = None
     id_pattern: str | None = None
     json_text: bool = False
+    trim: bool = False
 
     claims: ClassVar[frozenset[str]] = frozenset({"tool"})
     handles: ClassVar[frozenset[str]] = frozenset({"tool_name"})
@@ -84,6 +87,11 @@ class Results(Concept):
             for concept in out.layout.concepts
         )
         out.handles("tool_name")
+        if self.trim:
+            for index, message in enumerate(out.messages):
+                text = out.message_text(index) if message.role == "tool" else ""
+                if text != text.strip():
+                    out.lose(f"messages[{index}].content", "whitespace at its ends trimmed")
         if self.id_close is None and "tool_name" not in out.present:
             return
         pattern = None if self.id_pattern is None else re.compile(self.id_pattern)
@@ -122,7 +130,7 @@ class Results(Concept):
             out.text(out.messages[index].tool_call_id or "", "tool_result")
             out.fence(self.id_close, "tool_result")
         out.fence(self.item_open, "tool_result")
-        text = out.message_text(index)
+        text = out.message_text(index).strip() if self.trim else out.message_text(index)
         out.text(json.dumps(text, ensure_ascii=False) if self.json_text else text, "tool_result")
         out.fence(self.item_close, "tool_result")
         if last:
@@ -180,6 +188,8 @@ class Results(Concept):
         out.fence(self.item_open)
         if self.json_text:
             out.out(f"{{{{- text_of(message, index, {out.layout.name!r}) | tojson -}}}}")
+        elif self.trim:
+            out.value(f"text_of(message, index, {out.layout.name!r}) | trim")
         else:
             out.text()
         out.fence(self.item_close)
