@@ -108,6 +108,10 @@ def tiny(*concepts: Concept, **changes: Any) -> Layout:
             "XmlCalls.key_open",
         ),
         (lambda: tiny(Ignored(("colour",))), "Ignored.fields: 'colour'; expected some of"),
+        (
+            lambda: tiny(template_untested=("calls",)),
+            "Layout.template_untested: 'calls'; expected one of tools",
+        ),
         (lambda: Marker(""), "an empty marker"),
         (lambda: fence(3), "fence piece 3: a int; expected a Marker, a Lit"),  # type: ignore[arg-type]
     ],
