@@ -66,30 +66,47 @@ class Ignored(Concept):
 class Trimmed(Concept):
     """Message text is written with the whitespace at its ends removed (Python's
     ``str.strip``, Jinja's ``trim``), in the ``roles`` given (``roles``): what templates that
-    ``| trim`` every message do.  A text that changes is a recorded loss."""
+    ``| trim`` every message do.  A text that changes is a recorded loss.
+
+    ``calls_only``: only the text of assistant turns that hold calls is trimmed (Qwen3-Coder
+    trims the text before its calls and writes every other turn's text as given)."""
 
     roles: tuple[str, ...] = ("system", "user", "assistant", "tool")
+    calls_only: bool = False
 
     handles: ClassVar[frozenset[str]] = frozenset()
 
     def turn_roles(self) -> frozenset[str]:
         return frozenset(self.roles)
 
+    def _trims(self, out: Render, index: int) -> bool:
+        message = out.messages[index]
+        if message.role not in self.roles:
+            return False
+        return not self.calls_only or (message.role == "assistant" and bool(message.tool_calls))
+
     def check(self, out: Render) -> None:
-        for index, message in enumerate(out.messages):
-            if message.role in self.roles:
+        for index in range(len(out.messages)):
+            if self._trims(out, index):
                 text = out.message_text(index)
                 if text != text.strip():
                     out.lose(f"messages[{index}].content", "whitespace at its ends trimmed")
 
     def write_content(self, out: Render, index: int) -> bool:
-        if index < 0 or out.role not in self.roles:
+        if index < 0 or out.role not in self.roles or not self._trims(out, index):
             return False
         out.text(out.message_text(index).strip(), "content", trainable=out.role == "assistant")
         return True
 
     def jinja_content(self, out: Template, role: str) -> bool:
-        if role not in self.roles:
+        if role not in self.roles or (self.calls_only and role != "assistant"):
             return False
-        out.out(f"{{{{- text_of(message, index, {out.layout.name!r}) | trim -}}}}")
+        text = f"text_of(message, index, {out.layout.name!r})"
+        if self.calls_only:
+            out.out(
+                "{%- if message.tool_calls is defined and message.tool_calls -%}"
+                f"{{{{- {text} | trim -}}}}{{%- else -%}}{{{{- {text} -}}}}{{%- endif -%}}"
+            )
+        else:
+            out.out(f"{{{{- {text} | trim -}}}}")
         return True
