@@ -19,6 +19,7 @@ import pytest
 import pawlette
 from pawlette.export import export_jinja
 
+from ..helpers import feed_in_pieces, folded, random_sizes
 from ..support.conversations import generate_conversations
 from ..support.small_bpe import small_tokenizer
 from ..support.template_compare import (
@@ -224,6 +225,25 @@ def test_a_call_outside_a_section_stays_text_with_warnings(case: dict[str, Any])
     text = (message.get("reasoning_content") or "") + (message.get("content") or "")
     assert text == case["output"].removeprefix("<think>")
     assert len(parsed.warnings) == case["output"].count("<|tool_call")
+
+
+@pytest.mark.parametrize("stream_arguments", [False, True])
+@pytest.mark.parametrize("case", CASES, ids=_case_id)
+def test_streamed_in_pieces_as_whole(case: dict[str, Any], stream_arguments: bool) -> None:
+    """Every variant, every peer case (read or decided), fed in pieces, folds as the whole
+    output does (the shared cross-artifact tests stream the default variant's renders)."""
+    fmt = pawlette.get_format(case["format"])
+    output = case["output"]
+    whole = folded(fmt, feed_in_pieces(fmt, output, [len(output)], conversation=False))
+    for seed in range(3):
+        pieces = feed_in_pieces(
+            fmt,
+            output,
+            random_sizes(seed),
+            conversation=False,
+            stream_arguments=stream_arguments,
+        )
+        assert folded(fmt, pieces) == whole
 
 
 def test_every_peer_case_is_read_or_decided() -> None:
