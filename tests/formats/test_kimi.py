@@ -382,6 +382,31 @@ def test_the_first_template_counts_calls_per_turn_and_labels_results_by_their_id
     }
 
 
+@pytest.mark.parametrize(("template", "name"), TEMPLATES[:2])
+def test_a_result_with_no_call_left_to_answer_is_labelled_as_the_template_does(
+    template: str, name: str
+) -> None:
+    """More results than calls: the queue is empty, the label is ``functions.`` + (name or
+    ``unknown``) + ``:`` + the number of calls written so far."""
+    messages = [
+        *REQUEST["messages"][:3],
+        {"role": "tool", "tool_call_id": "b", "content": "5"},
+        {"role": "tool", "tool_call_id": "b", "name": "other", "content": "6"},
+        {"role": "tool", "tool_call_id": "b", "content": "7"},
+    ]
+    rendered = pawlette.get_format(name).render({"messages": messages, "tools": REQUEST["tools"]})
+    assert "## Return of functions.other:2\n6" in rendered.text
+    assert "## Return of functions.unknown:2\n7" in rendered.text
+    expected = _reference(template).render(messages, REQUEST["tools"], add_generation_prompt=False)
+    assert rendered.text == expected.text
+
+
+def test_the_first_template_refuses_a_result_without_its_call_id() -> None:
+    messages = [REQUEST["messages"][0], REQUEST["messages"][1], {"role": "tool", "content": "3"}]
+    with pytest.raises(pawlette.RequestError, match="tool_call_id"):
+        pawlette.get_format("kimi:k2-original").render({"messages": messages})
+
+
 def test_thinking_keeps_reasoning_after_the_first_plain_answer() -> None:
     fmt = pawlette.get_format("kimi:k2-thinking")
     messages = [

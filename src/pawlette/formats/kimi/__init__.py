@@ -40,6 +40,10 @@ Decisions:
   from 0 (Instruct, Thinking) or of the turn (original).  Reading takes the id as the
   call's id and the name out of it (``functions.`` and ``:N`` taken off when present: a
   bare ``get_weather:0`` or ``get_weather`` reads too, as vLLM's reader takes them).
+  Stricter than llama.cpp, with a warning per stray marker: calls written outside a
+  section (``<|tool_call_begin|>`` with no ``<|tool_calls_section_begin|>`` before it) stay
+  text, since the templates write every call inside one; and a call cut off before
+  ``<|tool_call_end|>`` is no call (its text is kept as written).
 - **Results**: each tool message a turn ``<|im_system|>LABEL<|im_middle|>## Return of ID``
   + newline + text + ``<|im_end|>``.  Instruct and Thinking: ID is the written id of the
   oldest call not yet answered (the templates' queue), so results answer calls in order.
@@ -48,7 +52,7 @@ Decisions:
 - **Reasoning** (Thinking): every assistant turn opens with ``<think>`` + reasoning +
   ``</think>``; turns up to and including the first assistant message without calls write
   ``<think></think>`` (their reasoning dropped, a recorded loss: the template's split,
-  whose comment says "last" but whose loop stops at the first).  The generation prompt does
+  whose comment says "last" but whose backward loop never stops, so it ends at the first).  The generation prompt does
   not open the block: a model writes ``<think>…</think>answer``; output without ``<think>``
   is content; a call section inside an unclosed block ends the reasoning (llama.cpp's and
   SGLang's readers).  Instruct and original drop ``reasoning_content`` (a recorded loss).
@@ -61,7 +65,8 @@ Remaining differences from the templates:
 - Original: string ``arguments`` are JSON-quoted again there (``tojson`` of a string);
   the format writes the arguments object (what Hugging Face callers pass).  A result
   without ``tool_call_id`` is refused (the template writes an empty id).
-- Image parts (``<|media_start|>image…``) are not written (text parts only).
+- Image parts (the templates' ``<|media_start|>image…`` placeholder) are refused: text
+  parts only.
 - Instruct writes no default system turn for an empty conversation; the format writes it.
 """
 
