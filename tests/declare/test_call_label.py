@@ -88,3 +88,36 @@ def test_names_are_written_bare_without_a_label() -> None:
     concepts = (dataclasses.replace(calls, label=None), *layout.concepts[1:])
     bare = dataclasses.replace(layout, concepts=concepts)
     assert "<call>a<args>{}<call>b<args>{}" in declare(bare).render(REQUEST).text
+
+
+def _sectioned(outside: bool) -> Layout:
+    layout = _layout("turn")
+    calls = dataclasses.replace(
+        layout.concept(NamedCalls),
+        section_open=fence(Marker("<calls>")),
+        section_close=fence(Marker("</calls>")),
+        close=fence(Marker("</call>")),
+        outside_section=outside,
+    )
+    return dataclasses.replace(layout, concepts=(calls, *layout.concepts[1:]))
+
+
+BARE = '<call>fn.a#0<args>{}<call>fn.b#1<args>{"x": 1}'
+
+
+def test_outside_section_reads_calls_without_section_or_close() -> None:
+    fmt = declare(_sectioned(True))
+    written = "<calls><call>fn.a#0<args>{}</call><call>fn.b#1<args>{}</call></calls>"
+    assert written in fmt.render(REQUEST).text  # writing keeps the whole form
+    for output in (BARE, "<calls>" + BARE + "</calls>", "text " + BARE + "</call>"):
+        parsed = fmt.parse(output, tools=REQUEST["tools"])
+        names = [call["function"]["name"] for call in parsed.message["tool_calls"]]
+        assert names == ["a", "b"], output
+        assert not parsed.warnings, output
+
+
+def test_without_outside_section_such_calls_stay_text() -> None:
+    parsed = declare(_sectioned(False)).parse(BARE, tools=REQUEST["tools"])
+    assert not parsed.message.get("tool_calls")
+    assert parsed.message["content"] == BARE
+    assert parsed.warnings

@@ -101,6 +101,10 @@ class NamedCalls(Concept):
     - ``loose``: fences are also read without the whitespace they write around markers.
     - ``label``: a call id that holds the name, written in the name's place
       (:class:`CallLabel`); None (the default): the name itself.
+    - ``outside_section``: reading also takes calls a model writes without the section
+      fences around them, and a call without its ``close`` fence (it ends where the next
+      call opens, the section closes or the turn ends), as llama.cpp reads Kimi K2's.
+      Writing and the grammars keep the whole form.
     """
 
     open: Fence
@@ -116,6 +120,7 @@ class NamedCalls(Concept):
     parallel: bool = True
     loose: bool = True
     label: CallLabel | None = None
+    outside_section: bool = False
 
     handles: ClassVar[frozenset[str]] = frozenset({"calls"})
     _pattern: re.Pattern[str] | None = field(default=None, init=False, repr=False, compare=False)
@@ -235,7 +240,7 @@ class NamedCalls(Concept):
             table.state(
                 "call.name", lambda parser: NameReader(parser, label), "assistant", ends=True
             )
-        closed = bool(self.close)
+        closed = bool(self.close) and not self.outside_section
         table.state(
             "call.arguments", lambda parser: ArgumentsReader(parser, closed), "assistant", ends=True
         )
@@ -249,6 +254,10 @@ class NamedCalls(Concept):
                     table.on(state, spelling, "assistant.calls")
             for spelling in openings:
                 table.on("assistant.calls", spelling, "call.name")
+            if self.outside_section:
+                for state in texts:
+                    for spelling in openings:
+                        table.on(state, spelling, "call.name")
         else:
             for state in texts:
                 for spelling in self._spellings(table, self.text_separator, self.open):
@@ -268,10 +277,16 @@ class NamedCalls(Concept):
             after = between
         for spelling in self._spellings(table, self.separator, self.open):
             table.on(after, spelling, "call.name")
+        unclosed = self.outside_section and after != "call.arguments"
+        if unclosed:  # a call without its close fence ends where the next one opens
+            for spelling in self._spellings(table, self.separator, self.open):
+                table.on("call.arguments", spelling, "call.name")
         if self.section_close:
             table.state("assistant.after_calls", BetweenCallsReader, "assistant", ends=True)
             for spelling in self._spellings(table, self.section_close):
                 table.on(after, spelling, "assistant.after_calls")
+                if unclosed:
+                    table.on("call.arguments", spelling, "assistant.after_calls")
 
     # ------------------------------------------------------------------ the Jinja template
 

@@ -40,10 +40,10 @@ Decisions:
   from 0 (Instruct, Thinking) or of the turn (original).  Reading takes the id as the
   call's id and the name out of it (``functions.`` and ``:N`` taken off when present: a
   bare ``get_weather:0`` or ``get_weather`` reads too, as vLLM's reader takes them).
-  Stricter than llama.cpp, with a warning per stray marker: calls written outside a
-  section (``<|tool_call_begin|>`` with no ``<|tool_calls_section_begin|>`` before it) stay
-  text, since the templates write every call inside one; and a call cut off before
-  ``<|tool_call_end|>`` is no call (its text is kept as written).
+  As llama.cpp, reading also takes calls a model writes without the section around them
+  and without ``<|tool_call_end|>`` (the call then ends where the next one opens or the
+  turn ends), also inside an unclosed ``<think>``.  A call whose arguments are cut off
+  (not a whole JSON object) is no call: its text is kept as written, with a warning.
 - **Results**: each tool message a turn ``<|im_system|>LABEL<|im_middle|>## Return of ID``
   + newline + text + ``<|im_end|>``.  Instruct and Thinking: ID is the written id of the
   oldest call not yet answered (the templates' queue), so results answer calls in order.
@@ -165,6 +165,7 @@ def layout(options: KimiOptions) -> Layout:
             label=CallLabel(
                 prefix="functions.", separator=":", count="turn" if original else "conversation"
             ),
+            outside_section=True,
         ),
         LabelledResults(
             id_close=fence("\\n") if original else fence("\n"),
