@@ -351,6 +351,28 @@ def test_the_wire_format_of_instruct() -> None:
     assert not rendering.losses  # names are role labels; caller ids are replaced, not lost
 
 
+def test_a_conversation_reads_back_but_for_the_named_turns() -> None:
+    """Decided (the docstring's remaining differences): turns labelled with a name are not
+    read back from a whole conversation, and the warnings say so."""
+    fmt = pawlette.get_format("kimi")
+    parsed = fmt.parse_conversation(fmt.render(REQUEST).text)
+    roles = [message["role"] for message in parsed.messages]
+    assert roles == ["assistant", "tool", "assistant", "tool"]  # user alice, tool get_weather
+    assert any("<|im_user|>alice<|im_middle|>" in warning.text for warning in parsed.warnings)
+    unnamed = {
+        **REQUEST,
+        "messages": [
+            {key: value for key, value in message.items() if key != "name"}
+            for message in REQUEST["messages"]
+        ],
+    }
+    parsed = fmt.parse_conversation(fmt.render(unnamed).text)
+    assert [message["role"] for message in parsed.messages] == [
+        message["role"] for message in unnamed["messages"]
+    ]
+    assert not parsed.warnings
+
+
 def test_the_first_template_counts_calls_per_turn_and_labels_results_by_their_ids() -> None:
     rendering = pawlette.get_format("kimi:k2-original").render(REQUEST)
     text = rendering.text

@@ -68,6 +68,10 @@ Remaining differences from the templates:
 - Image parts (the templates' ``<|media_start|>image…`` placeholder) are refused: text
   parts only.
 - Instruct writes no default system turn for an empty conversation; the format writes it.
+- Reading a whole conversation (:meth:`pawlette.Format.parse_conversation`) takes the
+  turns labelled with their role word only: a turn labelled with a ``name`` is not read
+  back (it is reported in the warnings).  A completion, which the generation prompt opens
+  with ``assistant``, is always read.
 """
 
 # ruff: noqa: E501  (the docstring shows the wire format)
