@@ -366,6 +366,7 @@ def test_a_conversation_reads_back_but_for_the_named_turns() -> None:
             for message in REQUEST["messages"]
         ],
     }
+    unnamed["messages"][0]["content"] = "Weather in Zürich?"  # (text spelling no marker)
     parsed = fmt.parse_conversation(fmt.render(unnamed).text)
     assert [message["role"] for message in parsed.messages] == [
         message["role"] for message in unnamed["messages"]
