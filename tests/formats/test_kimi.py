@@ -467,3 +467,21 @@ def test_ids_keep_user_text_out_of_the_special_tokens() -> None:
     assert ids.count(end) == INSTRUCT.count("<|im_end|>") - 1  # the user's stays text
     wanted = INSTRUCT[: -len("<|im_assistant|>assistant<|im_middle|>")]
     assert tokenizer.decode(ids, skip_special_tokens=False) == wanted
+
+
+def test_thinking_ids_keep_a_think_tag_in_user_text_as_text() -> None:
+    fmt = pawlette.get_format("kimi:k2-thinking")
+    tokenizer = small_tokenizer(fmt.special_markers)
+    request = {
+        "messages": [
+            {"role": "user", "content": "Is <think> a tag?"},
+            {"role": "assistant", "content": "No.", "tool_calls": None},
+            {"role": "user", "content": "And </think>?"},
+            {"role": "assistant", "content": "Yes.", "reasoning_content": "Check."},
+        ]
+    }
+    result = pawlette.tokenize(fmt, tokenizer, request)
+    ids = list(result.input_ids)
+    think, close = tokenizer.token_to_id("<think>"), tokenizer.token_to_id("</think>")
+    assert (ids.count(think), ids.count(close)) == (2, 2)  # the written blocks only
+    assert tokenizer.decode(ids, skip_special_tokens=False) == fmt.render(request).text
