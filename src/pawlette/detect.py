@@ -381,6 +381,10 @@ def _declared(
                     add_generation_prompt=probe.add_generation_prompt,
                     variables=variables,
                 )
+            if expected.text is None and (expected.refusal or "").startswith("SecurityError"):
+                # The sandbox refused the template's own code (Kimi K2's list.append): the
+                # template gave no answer for this input to compare with.
+                continue
             if expected.text != rendered:
                 shown = (
                     expected.text if expected.text is not None else f"<refused: {expected.refusal}>"

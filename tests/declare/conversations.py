@@ -168,7 +168,7 @@ def writes_call_ids(fmt: Format) -> bool:
         listed = layout.concept(declare.JsonCallList)
         return (
             (calls is not None and calls.id_key is not None)
-            or (named is not None and named.id_open is not None)
+            or (named is not None and (named.id_open is not None or named.label is not None))
             or (listed is not None and listed.key("id") is not None)
         )
     return False
@@ -266,10 +266,16 @@ def normalise(fmt: Format, request: dict[str, Any]) -> dict[str, Any]:
     number = 0
     last_query = last_query_index_of(messages)
     keep_ids = writes_call_ids(fmt)
+    named = layout.concept(declare.NamedCalls) if isinstance(layout, declare.Layout) else None
+    label = named.label if named is not None else None  # ids written in the name's place
     for index, message in enumerate(messages):
         if message["role"] == "assistant":
-            for call in message.get("tool_calls") or []:
-                ids[call["id"]] = new = call["id"] if keep_ids else f"call_{number}"
+            for turn_number, call in enumerate(message.get("tool_calls") or []):
+                new = call["id"] if keep_ids else f"call_{number}"
+                if label is not None:
+                    counted = number if label.count == "conversation" else turn_number
+                    new = label.text(call["function"]["name"], counted)
+                ids[call["id"]] = new
                 number += 1
                 arguments = call["function"]["arguments"]
                 rules = call_rules(layout)

@@ -385,6 +385,30 @@ def _harmony(w: Writer) -> str:
     end = "<|call|>"
     ending = [end, end, "", f"{end}{w.word()}", f"{end}<|start|>user<|message|>{w.word()}"]
     out.append(rng.choice(ending))
+
+
+def _kimi(w: Writer) -> str:
+    """Kimi K2's calls: an id holding the name (``functions.f:0``, also without the prefix),
+    in a section or (as models also write them) without one, the call's close fence
+    sometimes left out."""
+    rng = w.rng
+    out = [w.text()] if rng.random() < 0.5 else []
+    if rng.random() < 0.5:
+        calls = []
+        for number in range(rng.randint(1, 3)):
+            prefix = rng.choice(["functions.", "functions.", ""])
+            close = rng.choice(["<|tool_call_end|>", "<|tool_call_end|>", ""])
+            separator = f":{number}<|tool_call_argument_begin|>"
+            open_ = "<|tool_call_begin|>" + prefix
+            calls.append(_named_call(w, open_, separator, close, rng.random() < 0.6))
+        if rng.random() < 0.8:
+            closing = rng.choice(["<|tool_calls_section_end|>", "<|tool_calls_section_end|>", ""])
+            out.append("<|tool_calls_section_begin|>" + "".join(calls) + closing)
+        else:
+            out.append("".join(calls))
+    end = "<|im_end|>"
+    endings = [end, end, "", f"{end}{w.word()}", f"{end}<|im_user|>user<|im_middle|>{w.word()}"]
+    out.append(rng.choice(endings))
     return "".join(out)
 
 
@@ -398,6 +422,7 @@ GENERATORS: dict[str, Callable[[Writer], str]] = {
     "mistral": _mistral,
     "deepseek": _deepseek,
     "harmony": _harmony,
+    "kimi": _kimi,
 }
 
 
