@@ -356,6 +356,14 @@ def _deepseek(w: Writer) -> str:
     return "".join(out)
 
 
+def _gemma(w: Writer) -> str:
+    """Gemma 2: text only (no calls), ended by <end_of_turn> or cut off."""
+    ending = w.rng.choice(
+        ["<end_of_turn>", "<end_of_turn>", "", f"<end_of_turn>\n<start_of_turn>user\n{w.word()}"]
+    )
+    return w.text() + ending
+
+
 GENERATORS: dict[str, Callable[[Writer], str]] = {
     "pcml": _pcml,
     "omni": _omni,
@@ -365,6 +373,7 @@ GENERATORS: dict[str, Callable[[Writer], str]] = {
     "llama3": _llama3,
     "mistral": _mistral,
     "deepseek": _deepseek,
+    "gemma": _gemma,
 }
 
 
