@@ -3,6 +3,8 @@ recorded loss, and user text that spells a turn marker stays text in the ids."""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -88,3 +90,21 @@ def test_user_text_spelling_a_marker_stays_text() -> None:
         tokenizer.token_to_id(text)
         for text in ("<bos>", "<start_of_turn>", "<end_of_turn>", "<start_of_turn>")
     ]
+
+
+PEERS = json.loads((Path(__file__).parent / "families" / "data" / "gemma.json").read_text("utf-8"))
+
+
+@pytest.mark.parametrize("case", PEERS, ids=lambda case: case["output"][:20])
+def test_the_peers_cases_read_as_the_peers_read_them(case: dict[str, Any]) -> None:
+    """llama.cpp's Gemma 2 cases: content only, whole and one character at a time."""
+    fmt = pawlette.get_format(case["format"])
+    parsed = fmt.parse(case["output"])
+    content = case.get("prior", "") + parsed.message["content"]
+    assert content == case["expected"]["content"]
+    assert not parsed.message.get("tool_calls") and not parsed.warnings
+    parser = fmt.parser()
+    events = [event for character in case["output"] for event in parser.feed(character)]
+    events += parser.finish()
+    text = "".join(getattr(event, "text", "") for event in events)
+    assert case.get("prior", "") + text == case["expected"]["content"]

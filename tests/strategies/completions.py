@@ -364,6 +364,14 @@ def _gemma(w: Writer) -> str:
     return w.text() + ending
 
 
+def _phi3(w: Writer) -> str:
+    """Phi-3.5: text only (no calls), ended by <|end|> or <|endoftext|>, or cut off."""
+    ending = w.rng.choice(
+        ["<|end|>", "<|endoftext|>", "", f"<|end|>\n<|user|>\n{w.word()}", "<|end|>\n<|endoftext|>"]
+    )
+    return w.text() + ending
+
+
 GENERATORS: dict[str, Callable[[Writer], str]] = {
     "pcml": _pcml,
     "omni": _omni,
@@ -374,6 +382,7 @@ GENERATORS: dict[str, Callable[[Writer], str]] = {
     "mistral": _mistral,
     "deepseek": _deepseek,
     "gemma": _gemma,
+    "phi3": _phi3,
 }
 
 

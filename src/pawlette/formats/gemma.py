@@ -18,7 +18,10 @@ Decisions (reference: ``google-gemma-2-2b-it.jinja`` in llama.cpp's ``models/tem
 - **Text is trimmed**, as the template ``| trim`` s every message (a recorded loss).
 - **Not written**, as the template ignores them (recorded losses): the request's tools, an
   assistant message's calls (its text is written), names and ``reasoning_content``.
-- Gemma 2 has no tool-call or reasoning syntax: a model's turn is read as its text.
+- Gemma 2 has no tool-call or reasoning syntax: a model's turn is read as its text.  A
+  forced ``tool_choice`` (``required`` or a named function) is refused naming
+  ``tool_choice`` (the server answers 400); under ``auto`` and ``none`` the tools are dropped
+  as above.
 
 No difference from the template remains on what it renders.
 """
