@@ -52,7 +52,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import pawlette
-from pawlette.errors import PawletteError
+from pawlette.errors import PawletteError, RequestError
 
 # --------------------------------------------------------------------------- hostile values
 
@@ -247,6 +247,17 @@ def base_requests(format_name: str) -> list[dict[str, Any]]:
         "max_tokens": 64,
         "stop": ["###"],
     }
+    # A format whose template refuses system or tool messages (Gemma 2) starts from what it
+    # renders: the chat without its system message, the tools beside a chat of its own.
+    fmt = pawlette.get_format(format_name)
+    try:
+        fmt.render(chat)
+    except RequestError:
+        chat["messages"] = chat["messages"][1:]
+    try:
+        fmt.render(calls)
+    except RequestError:
+        calls["messages"] = copy.deepcopy(chat["messages"])
     # Forced calls and the sampling options (the grammar export and the request checks run
     # on what the mutations make of them: a schema keyword of another type, n 2, logprobs).
     forced = copy.deepcopy(calls)

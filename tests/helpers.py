@@ -15,6 +15,31 @@ from pawlette.types import Event, Rendering
 OPEN, CLOSE = "⟦", "⟧"
 
 
+WITHOUT_SYSTEM = frozenset({"gemma"})
+"""Registered formats whose templates refuse a system message (the refusal names its path):
+shared tests assert the refusal, then run on the conversation without it."""
+WITHOUT_CALLS = frozenset({"gemma", "phi3"})
+"""Registered formats whose templates have no call syntax: they write no call (a recorded
+loss), and a forced ``tool_choice`` is refused naming ``tool_choice``."""
+
+
+def without_refused_system(fmt: Format, request: dict[str, Any]) -> dict[str, Any]:
+    """``request`` as ``fmt`` expresses it: whole, or without its leading system message where
+    the format is one of :data:`WITHOUT_SYSTEM` (whose refusal, naming the message, is checked
+    here); every other format must render it."""
+    from pawlette.errors import UnsupportedFeature
+
+    try:
+        fmt.render(request)
+    except UnsupportedFeature as error:
+        assert fmt.name in WITHOUT_SYSTEM, error
+        assert error.path == "messages[0].role" and "'system'" in str(error), error
+        assert request["messages"][0]["role"] == "system"
+        return {**request, "messages": request["messages"][1:]}
+    assert fmt.name not in WITHOUT_SYSTEM, f"{fmt.name} renders a system message"
+    return request
+
+
 def mask_text(rendering: Rendering) -> str:
     """The rendering with every run of trainable segments wrapped in ⟦ ⟧."""
     pieces: list[str] = []

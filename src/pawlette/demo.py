@@ -55,17 +55,33 @@ WEATHER: dict[str, Any] = {
 
 
 def _drop_name(request: dict[str, Any]) -> None:
-    request["messages"][1].pop("name", None)
+    for message in request["messages"]:
+        if message["role"] == "user":
+            message.pop("name", None)
 
 
 def _drop_reasoning(request: dict[str, Any]) -> None:
-    request["messages"][2].pop("reasoning_content", None)
+    for message in request["messages"]:
+        if message["role"] == "assistant":
+            message.pop("reasoning_content", None)
+
+
+def _drop_system(request: dict[str, Any]) -> None:
+    request["messages"] = [m for m in request["messages"] if m["role"] != "system"]
+
+
+def _drop_calls(request: dict[str, Any]) -> None:
+    request["messages"] = [
+        m for m in request["messages"] if m["role"] != "tool" and not m.get("tool_calls")
+    ]
 
 
 # Features some formats cannot write; the demo leaves out the fewest that make it render.
 _SIMPLIFICATIONS: tuple[tuple[str, Callable[[dict[str, Any]], None]], ...] = (
     ("the user's name", _drop_name),
     ("the reasoning", _drop_reasoning),
+    ("the system message", _drop_system),
+    ("the call and its result", _drop_calls),
 )
 
 

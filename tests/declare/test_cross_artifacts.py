@@ -30,6 +30,7 @@ from hypothesis import strategies as st
 
 import pawlette
 from pawlette import declare
+from pawlette.errors import UnsupportedFeature
 from pawlette.export import export_grammar as export_grammar_of
 from pawlette.export import export_jinja
 from pawlette.export.jinja import template_inputs
@@ -191,7 +192,8 @@ def test_a_variant_made_with_replace_exports_by_value(fmt: Format) -> None:
     variant = dataclasses.replace(fmt, summary="a variant")
     assert hash(variant) != hash(fmt) or variant != fmt
     assert export_jinja(variant) == export_jinja(fmt)
-    assert export_grammar(variant, TOOLS, "required") == export_grammar(fmt.name, TOOLS, "required")
+    choice = "auto" if call_rules(layout_of(fmt)) is None else "required"  # (no calls: refused)
+    assert export_grammar(variant, TOOLS, choice) == export_grammar(fmt.name, TOOLS, choice)
 
 
 # ------------------------------------------------------------------ parsing
@@ -273,9 +275,11 @@ def test_forced_prefixes_have_one_source(fmt: Format) -> None:
     and each is where the writer's turn calling the function begins."""
     from pawlette.export import export_grammar_bundle
 
-    if call_rules(layout_of(fmt)) is None:  # no calls (Gemma 2): no prefix forces one
-        bundle = export_grammar_bundle(fmt.name, TOOLS, "required")
-        assert bundle["forced_prefix"]["functions"] == {}
+    if call_rules(layout_of(fmt)) is None:  # no calls (Gemma 2): a forced call is refused
+        for choice in ("required", "now"):
+            with pytest.raises(UnsupportedFeature, match=r"^tool_choice: .* has no tool calls"):
+                export_grammar_bundle(fmt.name, TOOLS, choice)
+        assert export_grammar_bundle(fmt.name, TOOLS, "auto")["forced_prefix"]["functions"] == {}
         assert not fmt.forced_prefix("required", TOOLS)
         return
     for tools in (TOOLS, TOOLS[1:]):
@@ -453,7 +457,26 @@ def test_a_call_turn_has_near_misses_and_the_grammar_rejects_them(fmt: Format) -
     conversations drawn above): garbage after the arguments, a wrong name, markers out of
     place."""
     if call_rules(layout_of(fmt)) is None:
-        pytest.skip("the format has no calls")  # (every declared format here has them)
+        # No calls (Gemma 2): its text turn, with each of its markers inside the text.
+        request = {
+            "messages": [
+                {"role": "user", "content": "Weather?"},
+                {"role": "assistant", "content": "Sunny, 18°C."},
+            ]
+        }
+        rendering = fmt.render(request["messages"])
+        written = "".join(
+            s.text for s in rendering.segments if s.trainable and s.message_index >= 1
+        )
+        grammar = export_grammar(fmt.name, TOOLS, "auto")
+        assert accepts(fmt.name, grammar, text_ids(fmt, written))
+        misses = near_misses(fmt, written) + [
+            written.replace("Sunny", "Sun" + marker + "ny", 1) for marker in fmt.special_markers
+        ]
+        assert len(misses) >= 5, misses
+        for miss in misses:
+            assert not accepts(fmt.name, grammar, text_ids(fmt, miss)), miss
+        return
     arguments = json.dumps({"city": "Paris", "days": 2})
     call = {
         "id": call_id(layout_of(fmt), 0),
@@ -481,8 +504,10 @@ def test_a_call_turn_has_near_misses_and_the_grammar_rejects_them(fmt: Format) -
 def test_random_walks_through_the_grammar_parse_to_valid_calls(fmt: Format, choice: str) -> None:
     layout = layout_of(fmt)
     assert layout is not None
-    if call_rules(layout) is None:
-        pytest.skip("the format has no calls")  # (every declared format here has them)
+    if call_rules(layout) is None and choice != "auto":  # no calls (Gemma 2): refused
+        with pytest.raises(UnsupportedFeature, match=r"^tool_choice: .* has no tool calls"):
+            export_grammar(fmt.name, TOOLS, choice)
+        return
     grammar = export_grammar(fmt.name, TOOLS, choice)
     schemas = {tool["function"]["name"]: tool["function"]["parameters"] for tool in TOOLS}
     finished = calls = 0

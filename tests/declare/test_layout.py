@@ -116,6 +116,10 @@ def tiny(*concepts: Concept, **changes: Any) -> Layout:
             lambda: tiny(template_untested=("calls",)),
             "Layout.template_untested: 'calls'; expected one of tools",
         ),
+        (
+            lambda: tiny(SystemPrompt(skip_empty=True, placement="gathered")),
+            "SystemPrompt.skip_empty with placement 'gathered'; expected placement 'in_place'",
+        ),
         (lambda: Marker(""), "an empty marker"),
         (lambda: fence(3), "fence piece 3: a int; expected a Marker, a Lit"),  # type: ignore[arg-type]
     ],
@@ -183,6 +187,29 @@ def test_a_date_option_is_written_with_its_format_never_the_clock() -> None:
     assert "Today is 2026-01-02." in later.render([{"role": "user", "content": "Hi"}]).text
     with pytest.raises(RequestError, match=r"options\.today: 5; expected a date option"):
         fmt.with_options(today=5).render([{"role": "user", "content": "Hi"}])
+
+
+def test_a_system_prompt_may_skip_empty_system_messages() -> None:
+    """``skip_empty``: an empty system message is not written (its turn neither), in the
+    writer and in the exported template alike; one with text is, in place."""
+    from transformers.utils.chat_template_utils import render_jinja_template
+
+    from pawlette.export import export_jinja
+
+    messages = [
+        {"role": "system", "content": ""},
+        {"role": "user", "content": "Hi"},
+        {"role": "system", "content": "Later."},
+        {"role": "user", "content": "Bye"},
+    ]
+    skipping = declare(tiny(SystemPrompt(skip_empty=True)))
+    text = skipping.render(messages).text
+    assert text == "<|user|>Hi<|end|>\n<|system|>Later.<|end|>\n<|user|>Bye<|end|>\n"
+    rendered, _ = render_jinja_template([messages], chat_template=export_jinja(skipping))
+    assert rendered[0] == text
+    assert skipping.parse_conversation(text).messages == messages[1:]
+    writing = declare(tiny(SystemPrompt())).render(messages).text
+    assert writing == "<|system|><|end|>\n" + text
 
 
 # ------------------------------------------------------------------ losses

@@ -12,9 +12,11 @@ import pytest
 
 import pawlette
 from pawlette.declare import declare, layout_of
+from pawlette.errors import UnsupportedFeature
 from pawlette.export import export_grammar, export_grammar_bundle, export_jinja, jinja_formats
 from pawlette.export.grammar import grammar_formats
 
+from ..helpers import WITHOUT_CALLS
 from . import user_format
 from .conversations import TOOLS
 
@@ -48,6 +50,11 @@ def test_forced_prefix_of_every_declared_format_agrees_with_its_bundle() -> None
     for name in pawlette.formats():
         fmt = pawlette.get_format(name)
         if layout_of(fmt) is None:
+            continue
+        if name in WITHOUT_CALLS:  # no calls: the bundle refuses, and no prefix forces one
+            with pytest.raises(UnsupportedFeature, match=r"^tool_choice: .* has no tool calls"):
+                export_grammar_bundle(name, TOOLS, "required", markers_as_text=True)
+            assert not fmt.forced_prefix("required", TOOLS)
             continue
         bundle = export_grammar_bundle(name, TOOLS, "required", markers_as_text=True)
         assert fmt.forced_prefix("required", TOOLS) == bundle["forced_prefix"]["required"]

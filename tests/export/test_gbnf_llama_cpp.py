@@ -30,6 +30,7 @@ import pawlette
 from pawlette.export.grammar import export_grammar, export_grammar_bundle, grammar_formats
 from pawlette.format import Format
 
+from ..helpers import WITHOUT_CALLS
 from ..support.llama_cpp_build import TIMEOUT, Engine, build_driver
 from . import test_grammar
 
@@ -184,7 +185,11 @@ def test_a_recursive_schema_under_every_tool_choice(name: str) -> None:
 
 
 def choices(name: str) -> list[Any]:
-    """Every tool choice: a named one for each function (actions are no tool choice)."""
+    """Every tool choice: a named one for each function (actions are no tool choice); a
+    format without calls takes ``auto`` and ``none`` only (a forced call is refused there:
+    ``test_grammar.test_a_recursive_schema_under_every_tool_choice``)."""
+    if name in WITHOUT_CALLS:
+        return ["auto", "none"]
     tools: list[dict[str, Any]] = test_grammar.TURNS[name][0]
     named = [tool["function"]["name"] for tool in tools if tool["type"] == "function"]
     return ["auto", "none", "required", *named]

@@ -37,6 +37,7 @@ from pawlette.export.grammar import export_grammar as export_grammar_of
 from pawlette.export.grammar import export_grammar_bundle as export_grammar_bundle_of
 from pawlette.export.grammar import grammar_formats
 from pawlette.format import Format
+from tests.helpers import WITHOUT_CALLS
 
 from ..support.small_bpe import small_tokenizer
 from . import gbnf
@@ -437,6 +438,8 @@ TURNS = {
     "deepseek": (TOOLS, declared_turns, choices_for),
     "harmony": (TOOLS, declared_turns, choices_for),
     "kimi": (TOOLS, declared_turns, choices_for),
+    "gemma": (TOOLS, declared_turns, choices_for),
+    "phi3": (TOOLS, declared_turns, choices_for),
     "omni": (OMNI_TOOLS, lambda name: omni_turns(), omni_choices),
     "chatglm3": (TOOLS, lambda name: chatglm3_turns(), python_call_choices),
     "breeze": (TOOLS, lambda name: breeze_turns(), python_call_choices),
@@ -774,6 +777,9 @@ def test_notes_describe_the_syntax_exported(name: str, syntax: Any) -> None:
     notes = bundle["notes"]
     header = [line for line in bundle["grammar"].splitlines() if "note:" in line]
     assert len(header) == len(notes)
+    if name in WITHOUT_CALLS:  # no calls, so no arguments: nothing left unenforced
+        assert notes == []
+        return
     python_calls = name in ("chatglm3", "breeze")
     for keyword in UNENFORCED:
         found = [note for note in notes if keyword in note]
@@ -954,6 +960,12 @@ def test_a_recursive_schema_under_every_tool_choice(name: str, syntax: str) -> N
     """A ``$ref`` schema's rules are defined once per grammar, however many places call the
     tool (the first call, parallel calls, a named choice); nested values are checked."""
     fmt = pawlette.get_format(name)
+    if name in WITHOUT_CALLS:  # no calls: no schema to check, a forced call is refused
+        for forced in ("required", {"type": "function", "function": {"name": "walk"}}):
+            with pytest.raises(RequestError, match=r"^tool_choice: .* has no tool calls"):
+                export_grammar(name, [LINKED], forced, True, syntax)  # type: ignore[arg-type]
+        assert "walk" not in export_grammar(name, [LINKED], "auto", True, syntax)  # type: ignore[arg-type]
+        return
     good = walk_turn({"v": 1, "next": {"v": 2, "next": {"v": 3}}})
     bad = walk_turn({"v": 1, "next": {"v": "two"}})
     # chatglm3's turn ends with the next role token, which the model writes.

@@ -14,7 +14,7 @@ from typing import Any
 
 from pawlette.errors import RequestError
 from pawlette.format import Format
-from tests.helpers import completion_text
+from tests.helpers import WITHOUT_CALLS, completion_text, without_refused_system
 
 TOOLS: list[dict[str, Any]] = [
     {
@@ -81,17 +81,39 @@ SCENARIOS: dict[str, dict[str, Any]] = {
 }
 
 
-def request_for(scenario: str) -> dict[str, Any]:
-    """The conversation whose last message is the scenario's assistant message."""
-    return {"messages": [*copy.deepcopy(PROMPT), SCENARIOS[scenario]], "tools": TOOLS}
+def prompt_for(fmt: Format) -> list[dict[str, Any]]:
+    """PROMPT as ``fmt`` expresses it: whole, or without its system message where the format
+    refuses one (:func:`tests.helpers.without_refused_system` checks the refusal)."""
+    request = without_refused_system(fmt, {"messages": PROMPT, "tools": TOOLS})
+    return copy.deepcopy(request["messages"])
+
+
+def system_refused(fmt: Format) -> bool:
+    """Whether ``fmt`` refuses PROMPT's system message (checked, as :func:`prompt_for`)."""
+    return len(prompt_for(fmt)) < len(PROMPT)
+
+
+def request_for(scenario: str, fmt: Format | None = None) -> dict[str, Any]:
+    """The conversation whose last message is the scenario's assistant message (after
+    :func:`prompt_for` of ``fmt``; PROMPT whole without one)."""
+    prompt = copy.deepcopy(PROMPT) if fmt is None else prompt_for(fmt)
+    return {"messages": [*prompt, copy.deepcopy(SCENARIOS[scenario])], "tools": TOOLS}
 
 
 def completion_for(fmt: Format, scenario: str) -> str | None:
-    """What the model writes for the scenario in this format, or None if it cannot."""
+    """What the model writes for the scenario in this format, or None if it cannot: it
+    refuses the message, or (a format without calls) writes its calls as a recorded loss."""
+    request = request_for(scenario, fmt)
+    index = len(request["messages"]) - 1
     try:
-        return completion_text(fmt, request_for(scenario), len(PROMPT))
+        losses = fmt.render(request).losses
+        completion = completion_text(fmt, request, index)
     except RequestError:  # UnsupportedFeature included
         return None
+    if any(loss.startswith(f"messages[{index}].tool_calls:") for loss in losses):
+        assert fmt.name in WITHOUT_CALLS, losses
+        return None
+    return completion
 
 
 def without_ids(message: dict[str, Any]) -> dict[str, Any]:

@@ -21,12 +21,14 @@ from pawlette.openai import tool_from_openai
 from pawlette.serve.engines import ENGINES
 from pawlette.serve.tool_choice import plan_tool_choice
 
+from ..helpers import WITHOUT_CALLS
 from .conftest import ServerFactory
 from .scenarios import (
     PROMPT,
     TOOLS,
     ask,
     completion_for,
+    prompt_for,
     without_ids,
 )
 from .upstream import FakeUpstream, Script, cut_at_stop
@@ -57,8 +59,9 @@ def _bundle(
 def _spelled_without_ids(format_name: str) -> bool:
     """Whether the format's grammars can name its markers without token ids (``<|...|>``-shaped
     markers an engine knows by their text); Mistral's ``[TOOL_CALLS]`` needs its id."""
+    choice = "auto" if format_name in WITHOUT_CALLS else "required"  # (required: refused)
     try:
-        _bundle(get_format(format_name), "required", "llamacpp")
+        _bundle(get_format(format_name), choice, "llamacpp")
     except UnsupportedFeature as error:
         assert error.path == "markers", error
         return False
@@ -89,7 +92,27 @@ def _ask(
     **fields: Any,
 ) -> tuple[dict[str, Any], str | None]:
     client = serve(format_name, engine=engine).client()
-    return ask(client, stream, model="m", messages=PROMPT, tools=TOOLS, **fields)
+    messages = prompt_for(get_format(format_name))
+    return ask(client, stream, model="m", messages=messages, tools=TOOLS, **fields)
+
+
+def _refused_without_calls(
+    serve: ServerFactory,
+    upstream: FakeUpstream,
+    format_name: str,
+    stream: bool,
+    engine: str = "generic",
+    **fields: Any,
+) -> None:
+    """A forced call in a format without calls: a 400 naming ``tool_choice``, nothing sent."""
+    assert format_name in WITHOUT_CALLS
+    before = len(upstream.records)
+    with pytest.raises(openai.BadRequestError) as caught:
+        _ask(serve, format_name, stream, engine, **fields)
+    body = caught.value.body
+    assert isinstance(body, dict) and body["param"] == "tool_choice"
+    assert f"format {format_name!r} has no tool calls" in body["message"]
+    assert len(upstream.records) == before
 
 
 @pytest.mark.parametrize("stream", [False, True])
@@ -99,12 +122,16 @@ def test_none_never_returns_a_call(
 ) -> None:
     fmt = get_format(format_name)
     completion = completion_for(fmt, "text_and_call") or completion_for(fmt, "call")
+    if format_name in WITHOUT_CALLS:  # the model cannot call: its text is the answer
+        assert completion is None
+        completion = completion_for(fmt, "text")
     assert completion is not None, f"{format_name} cannot write a call"
     prefix = _forced_prefix(fmt, "none")
     upstream.push(Script(text=completion, sizes=(2, 3)))
     message, finish = _ask(serve, format_name, stream, tool_choice="none")
     prompt = upstream.last().body["prompt"]
-    assert prompt == fmt.render(PROMPT, TOOLS, add_generation_prompt=True).text + (prefix or "")
+    rendering = fmt.render(prompt_for(fmt), TOOLS, add_generation_prompt=True)
+    assert prompt == rendering.text + (prefix or "")
     assert "tool_calls" not in message
     assert finish == "stop"
 
@@ -116,6 +143,9 @@ def test_forcing_a_call_is_honoured_or_refused(
     serve: ServerFactory, upstream: FakeUpstream, format_name: str, stream: bool, choice: Any
 ) -> None:
     fmt = get_format(format_name)
+    if completion_for(fmt, "call") is None:
+        _refused_without_calls(serve, upstream, format_name, stream, tool_choice=choice)
+        return
     prefix = _forced_prefix(fmt, choice)
     before = len(upstream.records)
     if prefix is None:
@@ -133,7 +163,8 @@ def test_forcing_a_call_is_honoured_or_refused(
     upstream.push(Script(text=completion[len(prefix) :], sizes=(3,)))
     message, finish = _ask(serve, format_name, stream, tool_choice=choice)
     body = upstream.last().body
-    assert body["prompt"] == fmt.render(PROMPT, TOOLS, add_generation_prompt=True).text + prefix
+    rendering = fmt.render(prompt_for(fmt), TOOLS, add_generation_prompt=True)
+    assert body["prompt"] == rendering.text + prefix
     bundle = _bundle(fmt, choice)
     assert bundle is None or body["stop"] == bundle["stop"]
     # The answer is the message the model would have written with the prefix itself.
@@ -146,8 +177,9 @@ PARALLEL = [name for name in formats() if completion_for(get_format(name), "para
 
 
 def test_formats_without_parallel_calls_are_the_documented_ones() -> None:
-    # One call per turn: omni, and llama3 (Meta's templates refuse parallel calls).
-    assert set(formats()) - set(PARALLEL) == {"omni", "llama3"} & set(formats())
+    # One call per turn: omni, and llama3 (Meta's templates refuse parallel calls); no calls
+    # at all: the formats without call syntax.
+    assert set(formats()) - set(PARALLEL) == {"omni", "llama3", *WITHOUT_CALLS} & set(formats())
 
 
 @pytest.mark.parametrize("stream", [False, True])
@@ -217,6 +249,9 @@ def test_engines_with_grammars_get_the_bundles_prefix_and_grammar(
     gets the whole turn's grammar and no prefix (a prefix would rule the block out); the others
     get the bundle's prefix and the grammar after it."""
     fmt = get_format(format_name)
+    if choice != "none" and completion_for(fmt, "call") is None:
+        _refused_without_calls(serve, upstream, format_name, False, engine, tool_choice=choice)
+        return
     bundle = _bundle(fmt, choice, engine)
     assert bundle is not None, f"{format_name} has no grammar export"
     scenario = "text" if choice == "none" else "call"
@@ -233,7 +268,8 @@ def test_engines_with_grammars_get_the_bundles_prefix_and_grammar(
     upstream.push(Script(text=completion[len(prefix) :]))
     message, finish = _ask(serve, format_name, False, engine, tool_choice=choice)
     body = upstream.last().body
-    assert body["prompt"] == fmt.render(PROMPT, TOOLS, add_generation_prompt=True).text + prefix
+    rendering = fmt.render(prompt_for(fmt), TOOLS, add_generation_prompt=True)
+    assert body["prompt"] == rendering.text + prefix
     assert _sent_grammar(body, engine) == grammar and "grammar_lazy" not in body
     assert body["stop"] == bundle["stop"]
     assert body.get("skip_special_tokens") is (None if engine == "llamacpp" else False)
@@ -252,6 +288,10 @@ def test_llamacpp_gets_the_lazy_grammar_under_auto(
     bundle = _bundle(fmt, "auto", "llamacpp", parallel=False)
     assert bundle is not None
     completion = completion_for(fmt, "call")
+    calls = format_name not in WITHOUT_CALLS
+    if not calls:  # the model cannot call: the grammar is the text turn's
+        assert completion is None and bundle["trigger"] is None
+        completion = completion_for(fmt, "text")
     assert completion is not None
     upstream.push(Script(text=completion))
     message, finish = _ask(serve, format_name, False, "llamacpp", parallel_tool_calls=False)
@@ -265,7 +305,27 @@ def test_llamacpp_gets_the_lazy_grammar_under_auto(
         assert body["preserved_tokens"] == [trigger["marker"]]
     expected = fmt.parse(cut_at_stop(completion, list(fmt.stop)), tools=TOOLS)
     assert without_ids(message) == without_ids(expected.message)
-    assert finish == "tool_calls"
+    assert finish == ("tool_calls" if calls else "stop")
+
+
+@pytest.mark.parametrize("stream", [False, True])
+@pytest.mark.parametrize("format_name", sorted(WITHOUT_CALLS & set(formats())))
+def test_tools_under_auto_are_dropped_by_a_format_without_calls(
+    serve: ServerFactory, upstream: FakeUpstream, format_name: str, stream: bool
+) -> None:
+    """The documented behaviour: the template does not write tools, so the prompt is the
+    conversation's without them (the render records the loss) and the answer is text."""
+    fmt = get_format(format_name)
+    completion = completion_for(fmt, "text")
+    assert completion is not None
+    upstream.push(Script(text=completion, sizes=(2,)))
+    message, finish = _ask(serve, format_name, stream)
+    rendering = fmt.render(prompt_for(fmt), TOOLS, add_generation_prompt=True)
+    assert "tools: not written" in rendering.losses
+    assert upstream.last().body["prompt"] == rendering.text
+    assert rendering.text == fmt.render(prompt_for(fmt), add_generation_prompt=True).text
+    assert without_ids(message) == without_ids(fmt.parse(completion).message)
+    assert finish == "stop"
 
 
 # ------------------------------------------------- tools a Python-call format cannot write

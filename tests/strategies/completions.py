@@ -412,6 +412,22 @@ def _kimi(w: Writer) -> str:
     return "".join(out)
 
 
+def _gemma(w: Writer) -> str:
+    """Gemma 2: text only (no calls), ended by <end_of_turn> or cut off."""
+    ending = w.rng.choice(
+        ["<end_of_turn>", "<end_of_turn>", "", f"<end_of_turn>\n<start_of_turn>user\n{w.word()}"]
+    )
+    return w.text() + ending
+
+
+def _phi3(w: Writer) -> str:
+    """Phi-3.5: text only (no calls), ended by <|end|> or <|endoftext|>, or cut off."""
+    ending = w.rng.choice(
+        ["<|end|>", "<|endoftext|>", "", f"<|end|>\n<|user|>\n{w.word()}", "<|end|>\n<|endoftext|>"]
+    )
+    return w.text() + ending
+
+
 GENERATORS: dict[str, Callable[[Writer], str]] = {
     "pcml": _pcml,
     "omni": _omni,
@@ -423,6 +439,8 @@ GENERATORS: dict[str, Callable[[Writer], str]] = {
     "deepseek": _deepseek,
     "harmony": _harmony,
     "kimi": _kimi,
+    "gemma": _gemma,
+    "phi3": _phi3,
 }
 
 

@@ -8,6 +8,7 @@ import pawlette
 from pawlette.tokenization import IGNORE_INDEX, ConversationEncoder
 from pawlette.tokenization.lengths import fit_length
 
+from ..helpers import without_refused_system
 from .support import llama3_all, small
 
 CONVERSATION = {
@@ -36,7 +37,8 @@ def test_truncation_at_every_length(name: str) -> None:
     """For every maximum: a prefix of the conversation, cut at the last answer end that fits,
     else inside the first answer, else dropped when no learned token fits."""
     tokenizer = llama3_all() if name == "breeze" else small(name)
-    full = ConversationEncoder(name, tokenizer).encode(CONVERSATION)
+    conversation = without_refused_system(pawlette.get_format(name), CONVERSATION)
+    full = ConversationEncoder(name, tokenizer).encode(conversation)
     ends = learned_span_ends(full.labels)
     assert len(ends) >= 2, ends  # two answers (more where a format splits one)
     first_learned = next(n for n, label in enumerate(full.labels) if label != IGNORE_INDEX)

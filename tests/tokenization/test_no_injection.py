@@ -28,6 +28,7 @@ from pawlette.format import Format
 from pawlette.tokenization import ConversationEncoder
 from pawlette.types import Rendering
 
+from ..helpers import WITHOUT_CALLS, WITHOUT_SYSTEM
 from ..support.llama3 import LLAMA3_SPECIAL_TOKENS
 from ..support.small_spm import spm_tokenizer
 from .support import ALL_MARKERS, FORMATS, llama3_all, small_all
@@ -62,7 +63,11 @@ def payloads() -> list[str]:
 PAYLOADS = payloads()
 
 
-def request(payload: str, slots: frozenset[str]) -> dict[str, Any]:
+def request(payload: str, slots: frozenset[str], name: str) -> dict[str, Any]:
+    """A request with ``payload`` in ``slots``, as format ``name`` can express it: without
+    the system message where the format refuses one, and without the round of calls and
+    results where it has no calls (:data:`tests.helpers.WITHOUT_SYSTEM`, ``WITHOUT_CALLS``)."""
+
     def text(slot: str, default: str | None) -> str | None:
         return payload if slot in slots else default
 
@@ -84,12 +89,13 @@ def request(payload: str, slots: frozenset[str]) -> dict[str, Any]:
         user["content"] = [part, image, part, image, part]
     if "name" in slots:
         user["name"] = payload
+    system = {"role": "system", "content": text("system", "Be brief.")}
+    result = {"role": "tool", "tool_call_id": "callid001", "content": text("tool_result", "42")}
     return {
         "messages": [
-            {"role": "system", "content": text("system", "Be brief.")},
+            *([] if name in WITHOUT_SYSTEM else [system]),
             user,
-            first,
-            {"role": "tool", "tool_call_id": "callid001", "content": text("tool_result", "42")},
+            *([] if name in WITHOUT_CALLS else [first, result]),
             last,
         ],
         "tools": [
@@ -113,7 +119,7 @@ def carried_slots(name: str) -> frozenset[str]:
     found = set()
     for slot in SLOTS:
         try:
-            rendering = fmt.render(request(probe, frozenset({slot})))
+            rendering = fmt.render(request(probe, frozenset({slot}), name))
         except PawletteError:
             continue
         if probe in rendering.text:
@@ -133,7 +139,12 @@ def marker_ids_of(fmt: Format, tokenizer: Tokenizer, rendering: Rendering) -> li
 
 def test_every_format_carries_the_common_slots() -> None:
     for name in FORMATS:
-        assert {"system", "user", "assistant", "arguments", "tool_result"} <= carried_slots(name)
+        common = {"system", "user", "assistant", "arguments", "tool_result"}
+        if name in WITHOUT_SYSTEM:
+            common.discard("system")
+        if name in WITHOUT_CALLS:
+            common -= {"arguments", "tool_result"}
+        assert common <= carried_slots(name)
     assert "reasoning" in carried_slots("pcml") and "tool_description" in carried_slots("pcml")
 
 
@@ -158,20 +169,20 @@ def test_every_marker_in_every_slot_stays_text(name: str, kind: str) -> None:
     refused: set[tuple[str, str]] = set()
     for payload in PAYLOADS:
         try:
-            fmt.render(request(payload, slots))
-            requests.append(request(payload, slots))
-            plain.append(request("zq_probe", slots))
+            fmt.render(request(payload, slots, name))
+            requests.append(request(payload, slots, name))
+            plain.append(request("zq_probe", slots, name))
             continue
         except PawletteError:
             pass
         for slot in slots:  # some slot refuses this payload: each slot on its own
             try:
-                fmt.render(request(payload, frozenset({slot})))
+                fmt.render(request(payload, frozenset({slot}), name))
             except PawletteError:
                 refused.add((slot, payload))
                 continue
-            requests.append(request(payload, frozenset({slot})))
-            plain.append(request("zq_probe", frozenset({slot})))
+            requests.append(request(payload, frozenset({slot}), name))
+            plain.append(request("zq_probe", frozenset({slot}), name))
     # Only a tool's name (an identifier) or a message name may refuse a marker.
     assert {slot for slot, _ in refused} <= {"tool_name", "name"}, sorted(refused)[:5]
     results = encoder.encode_batch(requests)

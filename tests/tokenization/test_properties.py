@@ -24,6 +24,7 @@ from pawlette.format import Format, coerce_conversation
 from pawlette.tokenization import ConversationEncoder, MaskPolicy, encode_plain
 from pawlette.types import Rendering
 
+from ..helpers import WITHOUT_CALLS, WITHOUT_SYSTEM
 from ..support.llama3 import LLAMA3_SPECIAL_TOKENS
 from .support import (
     ALL_MARKERS,
@@ -229,25 +230,29 @@ soup = st.lists(st.one_of(st.sampled_from(SOUP_PIECES), st.text(max_size=4)), ma
 
 
 @st.composite
-def marker_soup_conversations(draw: st.DrawFn) -> dict[str, Any]:
-    """Every place a caller's text goes, filled with markers of every format."""
+def marker_soup_conversations(draw: st.DrawFn, name: str) -> dict[str, Any]:
+    """Every place a caller's text goes that format ``name`` expresses, filled with markers of
+    every format (no system message where the format refuses one, no round of calls and
+    results where it has no calls: :data:`tests.helpers.WITHOUT_SYSTEM`, ``WITHOUT_CALLS``)."""
     arguments = json.dumps({"q": draw(soup)}, ensure_ascii=draw(st.booleans()))
+    system = {"role": "system", "content": draw(soup)}
+    calls = {
+        "role": "assistant",
+        "content": None,
+        "tool_calls": [
+            {
+                "id": "callid001",
+                "type": "function",
+                "function": {"name": "f", "arguments": arguments},
+            }
+        ],
+    }
+    result = {"role": "tool", "tool_call_id": "callid001", "content": draw(soup)}
     return {
         "messages": [
-            {"role": "system", "content": draw(soup)},
+            *([] if name in WITHOUT_SYSTEM else [system]),
             {"role": "user", "content": draw(soup)},
-            {
-                "role": "assistant",
-                "content": None,
-                "tool_calls": [
-                    {
-                        "id": "callid001",
-                        "type": "function",
-                        "function": {"name": "f", "arguments": arguments},
-                    }
-                ],
-            },
-            {"role": "tool", "tool_call_id": "callid001", "content": draw(soup)},
+            *([] if name in WITHOUT_CALLS else [calls, result]),
             {"role": "assistant", "content": draw(soup)},
         ],
         "tools": [
@@ -282,7 +287,7 @@ def test_no_text_produces_a_control_id(name: str, kind: str) -> None:
     encoder = ConversationEncoder(fmt, tokenizer)
 
     @settings(max_examples=60 if kind == "small" else 25)
-    @given(marker_soup_conversations())
+    @given(marker_soup_conversations(name))
     def check(request: dict[str, Any]) -> None:
         result = encoder.encode(request)
         rendering = fmt.render(request)

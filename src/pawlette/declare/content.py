@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
 
-from ..errors import FormatError
+from ..errors import FormatError, RequestError
 from .concept import Concept
 
 if TYPE_CHECKING:
@@ -27,7 +27,7 @@ class Ignored(Concept):
     """``fields``: what the format's template accepts and does not write (``"reasoning"``,
     ``"tools"``, ``"name"``, ``"calls"``).  Render writes the rest and reports each dropped
     field in :attr:`pawlette.types.Rendering.losses`, where a format without this would
-    refuse it."""
+    refuse it.  A dropped call without a name is still refused (it is no call)."""
 
     fields: tuple[str, ...]
 
@@ -59,6 +59,14 @@ class Ignored(Concept):
                 elif name == "name" and message.name is not None and message.role != "tool":
                     out.lose(f"messages[{index}].name", "not written")
                 elif name == "calls" and message.tool_calls:
+                    for number, call in enumerate(message.tool_calls):
+                        if not call.name:  # invalid input, dropped or not (parsing reads
+                            # a call without a name as no call)
+                            raise RequestError(
+                                f"messages[{index}].tool_calls[{number}].function.name",
+                                "an empty name",
+                                "a function name",
+                            )
                     out.lose(f"messages[{index}].tool_calls", "not written")
 
 

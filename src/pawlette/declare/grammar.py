@@ -242,6 +242,13 @@ def build_turn(
 
     turn = Turn(layout, tools, choice.only, lambda: rules_for(fmt), fmt.stop, fmt)
     _contributions(turn)
+    if turn.calls is None and tools and choice.mode in ("required", "function"):
+        # No turn of this format holds a call: a grammar forcing one would answer with none.
+        raise UnsupportedFeature(
+            "tool_choice",
+            f"{choice.describe()}, which forces a call",
+            f"'auto' or 'none': format {fmt.name!r} has no tool calls",
+        )
     calls = turn.calls if tools and choice.mode != "none" else None
     if calls is not None:
         for number, tool in enumerate(tools):

@@ -44,6 +44,8 @@ class SystemPrompt(Concept):
       their own, or ``"first_only"`` (a later one is refused), or all of them are
       ``"gathered"`` into the first turn, joined by ``joiner`` (DeepSeek gathers them at the
       start of the conversation as bare text).
+    - ``skip_empty``: a system message with empty text is not written (Phi-3.5's template
+      skips it); parsing then gives no message for it.  Placed ``"in_place"`` only.
     """
 
     default: str | Fence | None = None
@@ -54,6 +56,7 @@ class SystemPrompt(Concept):
     preamble_without_tools: Fence = ()
     placement: Literal["in_place", "first_only", "gathered"] = "in_place"
     joiner: str = "\n\n"
+    skip_empty: bool = False
 
     claims: ClassVar[frozenset[str]] = frozenset({"system"})
 
@@ -62,6 +65,11 @@ class SystemPrompt(Concept):
             raise FormatError(
                 f"{layout.name}: SystemPrompt: no 'system' frame; expected Layout.frames to "
                 "have one (an empty Frame() for bare system text)"
+            )
+        if self.skip_empty and self.placement != "in_place":
+            raise FormatError(
+                f"{layout.name}: SystemPrompt.skip_empty with placement {self.placement!r}; "
+                "expected placement 'in_place'"
             )
         for name in ("default_when", "placement"):
             value = getattr(self, name)
@@ -125,6 +133,8 @@ class SystemPrompt(Concept):
         return any(wants(out) for wants in out.plan.wants_system)
 
     def write_message(self, out: Render, index: int) -> None:
+        if self.skip_empty and not out.message_text(index):
+            return
         if self.placement != "gathered":
             out.turn(index)
 
@@ -238,7 +248,11 @@ class SystemPrompt(Concept):
 
     def jinja_message(self, out: Template, role: str) -> None:
         if self.placement != "gathered":
+            if self.skip_empty:
+                out.out(f"{{%- if text_of(message, index, {jinja_string(out.layout.name)}) -%}}")
             out.turn("system")
+            if self.skip_empty:
+                out.out("{%- endif -%}")
 
     def jinja_opening(self, out: Template, role: str) -> None:
         if role != "system" or not (

@@ -26,6 +26,8 @@ _MODULES: dict[str, str] = {
     "deepseek": "pawlette.formats.deepseek",
     "harmony": "pawlette.formats.harmony",
     "kimi": "pawlette.formats.kimi",
+    "gemma": "pawlette.formats.gemma",
+    "phi3": "pawlette.formats.phi3",
 }
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
 _LOADED: dict[str, Format] = {}

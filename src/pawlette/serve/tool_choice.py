@@ -38,6 +38,9 @@ Prefix or grammar, and what a prefix costs:
   out of a forced grammar; when none remains, or the named function is one, the request is a
   **400** naming the tool's field (``tools[0].function.name``), never a prefix no call can
   follow (which answered 200 with no call).
+- A format without call syntax (Gemma 2) drops the tools as its template does (a recorded
+  loss) under ``auto`` and ``none``; ``required`` or a named function is a **400** naming
+  ``tool_choice`` (no turn of the format holds a call).
 
 =========================  ================================================================
 request                    honoured by
@@ -192,6 +195,8 @@ def plan_tool_choice(
     except NoForcibleTool:
         raise  # from _forcible: the 400
     except (PawletteError, ValueError) as error:  # a marker or a schema it cannot write
+        if isinstance(error, UnsupportedFeature) and error.path == "tool_choice":
+            raise  # the choice itself (a forced call in a format without calls): the 400
         problem = f"no grammar for it ({error})"
         if takes_grammar:
             # The prefixes do not depend on how markers are spelled: ask again, grammar unused.
