@@ -44,6 +44,10 @@ class SystemPrompt(Concept):
       their own, or ``"first_only"`` (a later one is refused), or all of them are
       ``"gathered"`` into the first turn, joined by ``joiner`` (DeepSeek gathers them at the
       start of the conversation as bare text).
+    - ``empty_first``: ``"absent"``: a first system message with empty text, in a turn no
+      other concept writes into (no tools block there), is written as no system message:
+      the default text, or no turn (IBM Granite); the message is a recorded loss.
+      ``"kept"``: it is an empty system turn.
     """
 
     default: str | Fence | None = None
@@ -54,6 +58,7 @@ class SystemPrompt(Concept):
     preamble_without_tools: Fence = ()
     placement: Literal["in_place", "first_only", "gathered"] = "in_place"
     joiner: str = "\n\n"
+    empty_first: Literal["kept", "absent"] = "kept"
 
     claims: ClassVar[frozenset[str]] = frozenset({"system"})
 
@@ -63,7 +68,7 @@ class SystemPrompt(Concept):
                 f"{layout.name}: SystemPrompt: no 'system' frame; expected Layout.frames to "
                 "have one (an empty Frame() for bare system text)"
             )
-        for name in ("default_when", "placement"):
+        for name in ("default_when", "placement", "empty_first"):
             value = getattr(self, name)
             allowed = type(self).__dataclass_fields__[name].type
             if not isinstance(value, str) or value not in str(allowed):
@@ -99,6 +104,8 @@ class SystemPrompt(Concept):
         return self.turn_roles()
 
     def check(self, out: Render) -> None:
+        if self._absent(out):
+            out.lose("messages[0]", "a system message with empty text, written as none")
         if self.placement == "first_only":
             for index, message in enumerate(out.messages):
                 if index and message.role == "system":
@@ -109,7 +116,18 @@ class SystemPrompt(Concept):
                     )
 
     def _has_first(self, out: Render) -> bool:
-        return bool(out.messages) and out.messages[0].role == "system"
+        return bool(out.messages) and out.messages[0].role == "system" and not self._absent(out)
+
+    def _absent(self, out: Render) -> bool:
+        """Whether the first message is a system message written as none (``empty_first``)."""
+        return (
+            self.empty_first == "absent"
+            and self.placement != "gathered"
+            and bool(out.messages)
+            and out.messages[0].role == "system"
+            and not out.message_text(0)
+            and not any(wants(out) for wants in out.plan.wants_system)
+        )
 
     def write_start(self, out: Render) -> None:
         if self.placement == "gathered":
@@ -125,7 +143,7 @@ class SystemPrompt(Concept):
         return any(wants(out) for wants in out.plan.wants_system)
 
     def write_message(self, out: Render, index: int) -> None:
-        if self.placement != "gathered":
+        if self.placement != "gathered" and not (index == 0 and self._absent(out)):
             out.turn(index)
 
     def write_opening(self, out: Render, index: int) -> None:
@@ -204,11 +222,13 @@ class SystemPrompt(Concept):
                 + ") -}}{%- endif -%}{%- endfor -%}",
             )
 
-    def _jinja_wanted(self, out: Template) -> str:
+    def _jinja_wanted(self, out: Template, *, own: bool = True) -> str:
+        """The condition of a system turn without a message (``own`` False: only what the
+        other concepts want written there)."""
         conditions = []
-        if self.always:
+        if self.always and own:
             return "true"
-        if self.default is not None:
+        if self.default is not None and own:
             conditions.append(
                 {"always": "true", "without_tools": "not has_tools", "with_tools": "has_tools"}[
                     self.default_when
@@ -231,13 +251,26 @@ class SystemPrompt(Concept):
             out.out("{%- endfor -%}")
             out.out(f"{{%- if {texts} or {self._jinja_wanted(out)} -%}}")
         else:
+            if self.empty_first == "absent":
+                others = self._jinja_wanted(out, own=False)
+                out.out(
+                    f"{{%- set system_absent = has_system and not ({others}) and "
+                    f"not text_of(messages[0], 0, {jinja_string(out.layout.name)}) -%}}"
+                )
+                out.out("{%- set has_system = has_system and not system_absent -%}")
             out.out(f"{{%- if not has_system and ({self._jinja_wanted(out)}) -%}}")
         out.out("{%- set message = none -%}{%- set index = -1 -%}")
         out.turn("system", message=False)
         out.out("{%- endif -%}")
 
     def jinja_message(self, out: Template, role: str) -> None:
-        if self.placement != "gathered":
+        if self.placement == "gathered":
+            return
+        if self.empty_first == "absent":
+            out.out("{%- if not (index == 0 and system_absent) -%}")
+            out.turn("system")
+            out.out("{%- endif -%}")
+        else:
             out.turn("system")
 
     def jinja_opening(self, out: Template, role: str) -> None:
