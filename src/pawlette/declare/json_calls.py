@@ -284,7 +284,9 @@ class JsonCalls(Concept):
         if not self.parallel:
             out.raise_if("message.tool_calls | length > 1", f"one call per turn: {name}")
         out.out("{%- for call in message.tool_calls -%}")
-        out.out(f"{{%- if not loop.first or {has_text} -%}}")
+        # Text the format drops beside calls is not written, so no separator follows it.
+        dropped = self.drops_content and not self.with_content
+        out.out(f"{{%- if not loop.first{'' if dropped else f' or {has_text}'} -%}}")
         out.fence(self.separator)
         out.out("{%- endif -%}")
         out.fence(self.open or ())

@@ -45,6 +45,9 @@ class Results(Concept):
     - ``json_text``: each result's text is written as a JSON string (Jinja's ``tojson`` of
       it, non-ASCII kept: Meta's Llama 3 templates quote every text result so); reading
       decodes a whole JSON string back, and keeps any other text as written.
+    - ``item_gap``: written after each result's ``item_close`` unless that result is the
+      conversation's last message (Hermes 2 Pro's template writes ``\n`` so); read as the
+      layout between results.
 
     A tool message's ``name`` is accepted and not written (the call it answers names it);
     the rendering records the loss, unless another concept writes it.  A results turn gets
@@ -57,6 +60,7 @@ class Results(Concept):
     id_close: Fence | None = None
     id_pattern: str | None = None
     json_text: bool = False
+    item_gap: Fence = ()
 
     claims: ClassVar[frozenset[str]] = frozenset({"tool"})
     handles: ClassVar[frozenset[str]] = frozenset({"tool_name"})
@@ -125,6 +129,8 @@ class Results(Concept):
         text = out.message_text(index)
         out.text(json.dumps(text, ensure_ascii=False) if self.json_text else text, "tool_result")
         out.fence(self.item_close, "tool_result")
+        if self.item_gap and index < len(messages) - 1:
+            out.fence(self.item_gap, "tool_result")
         if last:
             out.fence(frame.end, "close")
             out.fence(frame.after, "separator")
@@ -183,6 +189,10 @@ class Results(Concept):
         else:
             out.text()
         out.fence(self.item_close)
+        if self.item_gap:
+            out.out("{%- if not loop.last -%}")
+            out.fence(self.item_gap)
+            out.out("{%- endif -%}")
         if self.grouped:
             out.out('{%- if loop.last or messages[index + 1].role != "tool" -%}')
         out.fence(frame.end)

@@ -30,7 +30,9 @@ class FamilyCase:
     - ``empty_content``: give a calls-only turn ``"content": ""`` (templates that read it);
     - ``normalise``: how a turn the template writes parses back (trimmed text, dropped
       reasoning: what the declaration documents as lost);
-    - ``count``: conversations compared in the test suite (the matrix compares more).
+    - ``count``: conversations compared in the test suite (the matrix compares more);
+    - ``opener``: the assistant opener, for a template whose prompt render does not begin
+      its training render (see :func:`tests.support.template_compare.own_turns`).
     """
 
     template: str
@@ -41,3 +43,4 @@ class FamilyCase:
     normalise: Normalise | None = None
     count: int = 16
     seed: int = 0
+    opener: str | None = None
