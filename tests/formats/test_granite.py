@@ -6,6 +6,7 @@ markers)."""
 
 from __future__ import annotations
 
+import datetime
 import json
 from pathlib import Path
 from typing import Any
@@ -136,3 +137,64 @@ def test_ids_keep_user_text_out_of_the_markers() -> None:
     ids = list(pawlette.tokenize(GRANITE, tokenizer, request).input_ids)
     assert ids.count(tokenizer.token_to_id("<tool_call>")) == 0
     assert ids.count(tokenizer.token_to_id("<|end_of_text|>")) == 3  # system, user, assistant
+
+
+GRANITE_3_3 = pawlette.get_format("granite:3.3")
+GRANITE_3_3_TEMPLATE = "ibm-granite-granite-3.3-2B-Instruct"
+
+
+@pytest.mark.parametrize("thinking", [False, True])
+@pytest.mark.parametrize("tools", [None, TOOLS])
+def test_granite_3_3_writes_its_dated_default_as_the_clock_would(
+    thinking: bool, tools: list[dict[str, Any]] | None
+) -> None:
+    day = datetime.date(2025, 3, 5)
+    fmt = GRANITE_3_3.with_options(date=day, thinking=thinking)
+    request = {"messages": [{"role": "user", "content": "Hi"}], "tools": tools}
+    variables = {"thinking": True} if thinking else {}
+    reference = corpus_reference(GRANITE_3_3_TEMPLATE, today=day, variables=variables)
+    rendered = reference.render_request(request, add_generation_prompt=True)
+    assert rendered.read_clock and rendered.text is not None
+    assert "Today's Date: March 05, 2025." in rendered.text
+    assert fmt.render(request, add_generation_prompt=True).text == rendered.text
+    parsed = fmt.parse_conversation(fmt.render(request).text, strict=True)
+    assert parsed.messages == request["messages"]  # the default reads back as none
+    assert [tool["function"]["name"] for tool in parsed.tools] == (["now"] if tools else [])
+
+
+def test_granite_3_3_drops_calls_and_reads_reasoning_the_model_writes() -> None:
+    call = {"id": "a", "type": "function", "function": {"name": "now", "arguments": "{}"}}
+    messages = [
+        {"role": "user", "content": "Time?"},
+        {"role": "assistant", "content": "", "tool_calls": [call]},
+        {"role": "tool", "tool_call_id": "a", "content": "12:00"},
+    ]
+    rendering = GRANITE_3_3.render(messages, TOOLS, add_generation_prompt=True)
+    assert rendering.losses == ("messages[1].tool_calls: not written",)
+    assert "<|start_of_role|>tool<|end_of_role|>12:00<|end_of_text|>" in rendering.text
+    parsed = GRANITE_3_3.parse("<think>Noon.</think>It is noon.<|end_of_text|>")
+    assert parsed.message == {
+        "role": "assistant",
+        "content": "It is noon.",
+        "reasoning_content": "Noon.",
+    }
+
+
+def test_granite_3_3s_exported_template_writes_what_the_format_writes() -> None:
+    from transformers.utils.chat_template_utils import render_jinja_template
+
+    from pawlette.export import export_jinja
+
+    fmt = GRANITE_3_3.with_options(date=datetime.date(2025, 3, 5))
+    tail = [
+        {"role": "user", "content": "C"},
+        {"role": "assistant", "content": "Noon."},
+        {"role": "tool", "tool_call_id": "a", "content": "12:00"},
+    ]
+    for head in ([], [{"role": "system", "content": "A"}]):
+        for tools in (None, TOOLS):
+            request = {"messages": head + tail, "tools": tools}
+            rendered, _ = render_jinja_template(
+                [request["messages"]], tools=tools, chat_template=export_jinja(fmt)
+            )
+            assert rendered[0] == fmt.render(request).text, (head, tools)

@@ -59,27 +59,27 @@ class PendingContentReader:
 
 
 class HostTextReader(WholeTextReader):
-    """A system turn's text; the message was begun pending: text equal to ``default`` (what
+    """A system turn's text; the message was begun pending: text equal to a default (what
     the format writes when there is no system message; None: it writes none) leaves no
     message."""
 
-    __slots__ = ("_default",)
+    __slots__ = ("_defaults",)
 
-    def __init__(self, parser: Parser, default: str | None) -> None:
+    def __init__(self, parser: Parser, *defaults: str | None) -> None:
         super().__init__(parser)
-        self._default = default
+        self._defaults = tuple(default for default in defaults if default is not None)
 
     def close(self, marker: str | None, offset: int) -> None:
         text = self._text()
-        if text == self._default and self._parser.message_pending:
+        if text in self._defaults and self._parser.message_pending:
             return
         self._parser.confirm_message()
         if text:
             self._parser.emit(TextDelta(text))
 
 
-def host_text_reader(default: str | None) -> ReaderFactory:
-    return lambda parser: HostTextReader(parser, default)
+def host_text_reader(*defaults: str | None) -> ReaderFactory:
+    return lambda parser: HostTextReader(parser, *defaults)
 
 
 @dataclass

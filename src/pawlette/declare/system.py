@@ -36,6 +36,9 @@ class SystemPrompt(Concept):
       Option("today"))``).  Parsing a system turn holding exactly this text gives no message.
     - ``default_when``: ``"always"``, or only ``"without_tools"`` / ``"with_tools"`` (IBM
       Granite writes its default text only when the request has no tools).
+    - ``default_with_tools``: the default text when the request has tools, where it differs
+      from ``default`` (IBM Granite 3.3 adds its tool instructions); None: ``default``.
+      Parsing either gives no message.
     - ``always``: a system turn is written even when it holds no text (Llama 3).
     - ``preamble``: written at the start of the first system turn; ``preamble_with_tools`` /
       ``preamble_without_tools`` before it when the request has / has no tools (Llama 3's
@@ -52,6 +55,7 @@ class SystemPrompt(Concept):
 
     default: str | Fence | None = None
     default_when: Literal["always", "without_tools", "with_tools"] = "always"
+    default_with_tools: str | Fence | None = None
     always: bool = False
     preamble: Fence = ()
     preamble_with_tools: Fence = ()
@@ -81,6 +85,14 @@ class SystemPrompt(Concept):
         if self.default is None:
             return ()
         return fence(self.default) if isinstance(self.default, str) else self.default
+
+    @property
+    def tools_default_fence(self) -> Fence:
+        """The default text when the request has tools."""
+        if self.default_with_tools is None:
+            return self.default_fence
+        found = self.default_with_tools
+        return fence(found) if isinstance(found, str) else found
 
     def _default_applies(self, has_tools: bool) -> bool:
         if self.default is None:
@@ -169,7 +181,7 @@ class SystemPrompt(Concept):
                 out.has_content = True
                 return True
         if index == -1 and self._default_applies(bool(out.tools)):
-            out.fence(self.default_fence, "content")
+            out.fence(self.tools_default_fence if out.tools else self.default_fence, "content")
             out.has_content = True
             return True
         return False
@@ -184,8 +196,13 @@ class SystemPrompt(Concept):
         # there to read: empty, it is no message.
         written = self.default is not None or self.always or not frame.open
         default = table.text(self.default_fence) if written else None
-        table.reader("system.body", host_text_reader(default))
-        spoken = {table.text((piece,)) for piece in self.default_fence if isinstance(piece, Marker)}
+        defaults = (default, table.text(self.tools_default_fence) if written else None)
+        table.reader("system.body", host_text_reader(*dict.fromkeys(defaults)))
+        spoken = {
+            table.text((piece,))
+            for piece in (*self.default_fence, *self.tools_default_fence)
+            if isinstance(piece, Marker)
+        }
         if spoken:  # markers the default text spells (Ministral 3's [THINK] example) are text
             body = table.states["system.body"]
             table.states["system.body"] = dataclasses.replace(body, inner=body.inner | spoken)
@@ -304,7 +321,14 @@ class SystemPrompt(Concept):
                 "with_tools": "has_tools",
             }[self.default_when]
             out.out(f"{{%- if {condition} -%}}")
-            out.fence(self.default_fence)
+            if self.default_with_tools is not None:
+                out.out("{%- if has_tools -%}")
+                out.fence(self.tools_default_fence)
+                out.out("{%- else -%}")
+                out.fence(self.default_fence)
+                out.out("{%- endif -%}")
+            else:
+                out.fence(self.default_fence)
             out.out("{%- set ns.content = true -%}")
             out.out("{%- endif -%}")
         if self.placement == "gathered":
