@@ -46,7 +46,8 @@ class SystemPrompt(Concept):
     - ``placement``: system messages after the first are written ``"in_place"`` as turns of
       their own, or ``"first_only"`` (a later one is refused), or all of them are
       ``"gathered"`` into the first turn, joined by ``joiner`` (DeepSeek gathers them at the
-      start of the conversation as bare text).
+      start of the conversation as bare text), or only the first is written and later ones
+      are dropped, ``"first_kept"`` (a recorded loss: SmolLM3's template skips them).
     - ``empty_first``: ``"absent"``: a first system message with empty text, in a turn no
       other concept writes into (no tools block there), is written as no system message:
       the default text, or no turn (IBM Granite); the message is a recorded loss.
@@ -60,7 +61,7 @@ class SystemPrompt(Concept):
     preamble: Fence = ()
     preamble_with_tools: Fence = ()
     preamble_without_tools: Fence = ()
-    placement: Literal["in_place", "first_only", "gathered"] = "in_place"
+    placement: Literal["in_place", "first_only", "gathered", "first_kept"] = "in_place"
     joiner: str = "\n\n"
     empty_first: Literal["kept", "absent"] = "kept"
 
@@ -118,6 +119,10 @@ class SystemPrompt(Concept):
     def check(self, out: Render) -> None:
         if self._absent(out):
             out.lose("messages[0]", "a system message with empty text, written as none")
+        if self.placement == "first_kept":
+            for index, message in enumerate(out.messages):
+                if index and message.role == "system":
+                    out.lose(f"messages[{index}]", "a system message after the first, dropped")
         if self.placement == "first_only":
             for index, message in enumerate(out.messages):
                 if index and message.role == "system":
@@ -155,6 +160,8 @@ class SystemPrompt(Concept):
         return any(wants(out) for wants in out.plan.wants_system)
 
     def write_message(self, out: Render, index: int) -> None:
+        if self.placement == "first_kept" and index > 0:
+            return
         if self.placement != "gathered" and not (index == 0 and self._absent(out)):
             out.turn(index)
 
@@ -283,7 +290,11 @@ class SystemPrompt(Concept):
     def jinja_message(self, out: Template, role: str) -> None:
         if self.placement == "gathered":
             return
-        if self.empty_first == "absent":
+        if self.placement == "first_kept":
+            out.out("{%- if index == 0 -%}")
+            out.turn("system")
+            out.out("{%- endif -%}")
+        elif self.empty_first == "absent":
             out.out("{%- if not (index == 0 and system_absent) -%}")
             out.turn("system")
             out.out("{%- endif -%}")

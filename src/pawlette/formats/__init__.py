@@ -26,6 +26,7 @@ _MODULES: dict[str, str] = {
     "deepseek": "pawlette.formats.deepseek",
     "granite": "pawlette.formats.granite",
     "hermes": "pawlette.formats.hermes",
+    "smollm3": "pawlette.formats.smollm3",
 }
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
 _LOADED: dict[str, Format] = {}
