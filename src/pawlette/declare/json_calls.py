@@ -92,6 +92,9 @@ class JsonCalls(Concept):
       ``also_open``), separators a model writes between several calls (Llama 3 models join
       them with ``;``, which vLLM and SGLang read as several calls).
     - ``arguments_optional``: such a call without arguments has ``{}`` (SGLang's reading).
+    - ``close_optional``: a call whose ``close`` never comes is still a call when its object
+      is whole at the end of the turn (vLLM's Hermes parser: an engine may cut the close
+      as a stop string, or the model end its turn after the object).
     """
 
     open: Fence | None = ()
@@ -111,6 +114,7 @@ class JsonCalls(Concept):
     joined_by: tuple[str, ...] = ()
     arguments_optional: bool = False
     drops_content: bool = False
+    close_optional: bool = False
 
     handles: ClassVar[frozenset[str]] = frozenset({"calls"})
 
@@ -251,8 +255,14 @@ class JsonCalls(Concept):
         if self.loose:
             openings |= loose_spellings(openings)
             closes |= loose_spellings(closes)
-        reader = call_reader(envelope, close, ends_turn=not close, also_close=frozenset(closes))
-        table.state("assistant.call", reader, "assistant", ends=not close)
+        reader = call_reader(
+            envelope,
+            close,
+            ends_turn=not close,
+            also_close=frozenset(closes),
+            close_optional=self.close_optional,
+        )
+        table.state("assistant.call", reader, "assistant", ends=not close or self.close_optional)
         for opening in sorted(openings):
             for state in texts:
                 table.on(state, opening, "assistant.call")

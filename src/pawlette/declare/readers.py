@@ -279,17 +279,29 @@ class _ClosedByAny(JsonCallReader):
         super().close(marker, offset)
 
 
+class _CloseOptional(_ClosedByAny):
+    """A call with a close of its own that the end of the turn, or of the input, closes as
+    well (``JsonCalls.close_optional``)."""
+
+    def close(self, marker: str | None, offset: int) -> None:
+        super().close("" if marker is None else marker, offset)
+
+
 def call_reader(
     envelope: CallEnvelope,
     close: str,
     *,
     ends_turn: bool = False,
     also_close: frozenset[str] = frozenset(),
+    close_optional: bool = False,
 ) -> ReaderFactory:
     """A JSON call.  ``ends_turn``: the call runs to the end of the turn (no close fence of
-    its own); ``also_close``: other spellings of ``close``."""
+    its own); ``also_close``: other spellings of ``close``; ``close_optional``: the end of
+    the turn closes it too."""
 
     def make(parser: Parser) -> Reader:
+        if close_optional:
+            return _CloseOptional(parser, envelope, close, also_close | {close})
         if ends_turn:
             return _EndedByInput(parser, envelope, close)
         if also_close - {close}:

@@ -71,12 +71,14 @@ byte-identical; the models' tokenizers declare ``<|begin_of_text|>`` as ``bos_to
   ``name``, text beside calls.
 - **Reading** what the models write, as vLLM's ``hermes`` parser and llama.cpp read it:
   the newlines inside ``<tool_call>`` are optional, several calls may follow one another
-  with or without whitespace, and text before the calls is content.  Stricter, with a
-  warning (the output stays content as written): a call the model did not close
-  (vLLM reads it when the JSON is whole; it may be cut by a length limit), arguments given
-  as a JSON string rather than an object, and the loose spellings older llama.cpp accepted
-  (``<function=NAME>``, ```` ```json ```` fences, a bare JSON object): the template
-  teaches only ``<tool_call>``.
+  with or without whitespace, text before the calls is content, and a last call whose
+  ``</tool_call>`` never comes is a call when its object is whole (vLLM: an engine may cut
+  the close as a stop string).  Stricter, each kept as content as written: arguments given
+  as a JSON string rather than an object (vLLM passes them through), with a warning;
+  several objects in one ``<tool_call>`` (SGLang reads them; vLLM does not), with a
+  warning; and the loose spellings older llama.cpp accepted (``<function=NAME>``,
+  ```` ```json ```` fences, a bare JSON object): the template teaches only ``<tool_call>``,
+  and current llama.cpp reads only that too.
 
 Remaining differences from the template: a tool without a description is written with an
 empty one (the template raises on it); the template writes a tool message that opens the
@@ -173,6 +175,7 @@ def layout(options: HermesOptions) -> Layout:
                 separator=fence("\n"),
                 with_content=False,
                 drops_content=True,
+                close_optional=True,  # vLLM's hermes parser reads an unclosed call
             ),
             Results(
                 grouped=True,
