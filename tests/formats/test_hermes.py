@@ -154,27 +154,31 @@ ROUND = [
 
 def test_results_before_a_prompt_are_the_templates_in_both_variants() -> None:
     reference = corpus_reference(TEMPLATE)
-    expected = reference.render(ROUND, [NOW], add_generation_prompt=True).text
-    for fmt in (HERMES, EXACT):
-        rendering = fmt.render(ROUND, [NOW], add_generation_prompt=True)
-        assert rendering.text == expected
-        assert rendering.losses == ("messages[1].content: not written beside tool calls",)
+    again = {"role": "tool", "tool_call_id": "a", "content": "again"}
+    for messages in (ROUND, [*ROUND, again]):
+        expected = reference.render(messages, [NOW], add_generation_prompt=True).text
+        for fmt in (HERMES, EXACT):
+            rendering = fmt.render(messages, [NOW], add_generation_prompt=True)
+            assert rendering.text == expected
+            assert rendering.losses == ("messages[1].content: not written beside tool calls",)
 
 
 def test_only_the_exact_variant_writes_the_newline_after_a_result_that_more_follows() -> None:
-    messages = [*ROUND, {"role": "assistant", "content": "Noon."}]
+    again = {"role": "tool", "tool_call_id": "a", "content": "again"}
+    messages = [*ROUND, again, {"role": "assistant", "content": "Noon."}]
     reference = corpus_reference(TEMPLATE)
     expected = reference.render(messages, [NOW], add_generation_prompt=False).text
-    assert expected is not None and "12:00\n</tool_response>\n<|im_end|>" in expected
+    assert expected is not None and "again\n</tool_response>\n<|im_end|>" in expected
     assert EXACT.render(messages, [NOW]).text == expected
     written = HERMES.render(messages, [NOW]).text
     assert written == expected.replace("</tool_response>\n<|im_end|>", "</tool_response><|im_end|>")
-    prompt = HERMES.render(ROUND, [NOW], add_generation_prompt=True).text
+    prompt = HERMES.render(messages[:-1], [NOW], add_generation_prompt=True).text
     assert written.startswith(prompt)
     for fmt in (HERMES, EXACT):
         parsed = fmt.parse_conversation(fmt.render(messages, [NOW]).text, strict=True).messages
-        assert [message["role"] for message in parsed] == ["user", "assistant", "tool", "assistant"]
-        assert parsed[2]["content"] == "12:00"
+        roles = ["user", "assistant", "tool", "tool", "assistant"]
+        assert [message["role"] for message in parsed] == roles
+        assert [parsed[2]["content"], parsed[3]["content"]] == ["12:00", "again"]
 
 
 def test_the_exported_templates_write_what_the_formats_write() -> None:

@@ -27,7 +27,7 @@ from ..types import Message
 from .concept import Concept, overrides
 from .grammar import drop_prefix, text_before
 from .pieces import Fence, Marker
-from .readers import BetweenCallsReader, call_reader
+from .readers import BetweenCallsReader, call_reader, optional_close_reader
 from .table import loose_spellings
 
 if TYPE_CHECKING:
@@ -255,13 +255,10 @@ class JsonCalls(Concept):
         if self.loose:
             openings |= loose_spellings(openings)
             closes |= loose_spellings(closes)
-        reader = call_reader(
-            envelope,
-            close,
-            ends_turn=not close,
-            also_close=frozenset(closes),
-            close_optional=self.close_optional,
-        )
+        if self.close_optional and close:
+            reader = optional_close_reader(envelope, close, frozenset(closes))
+        else:
+            reader = call_reader(envelope, close, ends_turn=not close, also_close=frozenset(closes))
         table.state("assistant.call", reader, "assistant", ends=not close or self.close_optional)
         for opening in sorted(openings):
             for state in texts:

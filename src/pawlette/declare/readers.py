@@ -78,8 +78,13 @@ class HostTextReader(WholeTextReader):
             self._parser.emit(TextDelta(text))
 
 
-def host_text_reader(*defaults: str | None) -> ReaderFactory:
-    return lambda parser: HostTextReader(parser, *defaults)
+def host_text_reader(default: str | None) -> ReaderFactory:
+    return lambda parser: HostTextReader(parser, default)
+
+
+def host_texts_reader(default: str | None, with_tools: str | None) -> ReaderFactory:
+    """A system turn with a default text of its own when the request has tools."""
+    return lambda parser: HostTextReader(parser, default, with_tools)
 
 
 @dataclass
@@ -287,21 +292,24 @@ class _CloseOptional(_ClosedByAny):
         super().close("" if marker is None else marker, offset)
 
 
+def optional_close_reader(
+    envelope: CallEnvelope, close: str, also_close: frozenset[str]
+) -> ReaderFactory:
+    """A JSON call closed by ``close`` (or ``also_close``), or by the end of the turn."""
+    return lambda parser: _CloseOptional(parser, envelope, close, also_close | {close})
+
+
 def call_reader(
     envelope: CallEnvelope,
     close: str,
     *,
     ends_turn: bool = False,
     also_close: frozenset[str] = frozenset(),
-    close_optional: bool = False,
 ) -> ReaderFactory:
     """A JSON call.  ``ends_turn``: the call runs to the end of the turn (no close fence of
-    its own); ``also_close``: other spellings of ``close``; ``close_optional``: the end of
-    the turn closes it too."""
+    its own); ``also_close``: other spellings of ``close``."""
 
     def make(parser: Parser) -> Reader:
-        if close_optional:
-            return _CloseOptional(parser, envelope, close, also_close | {close})
         if ends_turn:
             return _EndedByInput(parser, envelope, close)
         if also_close - {close}:

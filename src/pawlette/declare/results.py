@@ -47,7 +47,8 @@ class Results(Concept):
       decodes a whole JSON string back, and keeps any other text as written.
     - ``item_gap``: written after each result's ``item_close`` unless that result is the
       conversation's last message (Hermes 2 Pro's template writes ``\n`` so); read as the
-      layout between results.
+      layout between results.  ``gap_ends_group`` False: only between the results of a
+      group, never after its last one.
 
     A tool message's ``name`` is accepted and not written (the call it answers names it);
     the rendering records the loss, unless another concept writes it.  A results turn gets
@@ -61,6 +62,7 @@ class Results(Concept):
     id_pattern: str | None = None
     json_text: bool = False
     item_gap: Fence = ()
+    gap_ends_group: bool = True
 
     claims: ClassVar[frozenset[str]] = frozenset({"tool"})
     handles: ClassVar[frozenset[str]] = frozenset({"tool_name"})
@@ -129,7 +131,7 @@ class Results(Concept):
         text = out.message_text(index)
         out.text(json.dumps(text, ensure_ascii=False) if self.json_text else text, "tool_result")
         out.fence(self.item_close, "tool_result")
-        if self.item_gap and index < len(messages) - 1:
+        if self.item_gap and index < len(messages) - 1 and (self.gap_ends_group or not last):
             out.fence(self.item_gap, "tool_result")
         if last:
             out.fence(frame.end, "close")
@@ -190,7 +192,10 @@ class Results(Concept):
             out.text()
         out.fence(self.item_close)
         if self.item_gap:
-            out.out("{%- if not loop.last -%}")
+            if self.gap_ends_group:
+                out.out("{%- if not loop.last -%}")
+            else:
+                out.out('{%- if not loop.last and messages[index + 1].role == "tool" -%}')
             out.fence(self.item_gap)
             out.out("{%- endif -%}")
         if self.grouped:

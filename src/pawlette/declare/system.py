@@ -15,7 +15,7 @@ from ..emit.jinja_text import jinja_string
 from ..errors import FormatError, UnsupportedFeature
 from .concept import Concept
 from .pieces import Fence, Marker, fence
-from .readers import host_text_reader
+from .readers import host_text_reader, host_texts_reader
 from .table import begin
 
 if TYPE_CHECKING:
@@ -203,8 +203,11 @@ class SystemPrompt(Concept):
         # there to read: empty, it is no message.
         written = self.default is not None or self.always or not frame.open
         default = table.text(self.default_fence) if written else None
-        defaults = (default, table.text(self.tools_default_fence) if written else None)
-        table.reader("system.body", host_text_reader(*dict.fromkeys(defaults)))
+        if self.default_with_tools is None:
+            table.reader("system.body", host_text_reader(default))
+        else:
+            with_tools = table.text(self.tools_default_fence) if written else None
+            table.reader("system.body", host_texts_reader(default, with_tools))
         spoken = {
             table.text((piece,))
             for piece in (*self.default_fence, *self.tools_default_fence)

@@ -60,11 +60,12 @@ byte-identical; the models' tokenizers declare ``<|begin_of_text|>`` as ``bos_to
   template's own layout: the next turn follows ``<|im_end|>`` at once).  The template
   writes a newline after each result *unless it is the conversation's last message*, so
   its prompt after results (no newline before ``<|im_end|>``) does not begin its training
-  render of the same turn (a newline there).  pawlette's ``hermes`` writes every result
-  as the template writes it before a generation prompt: prompts after results are the
-  template's byte for byte and always begin the training render; a results turn in the
-  middle of a conversation lacks the template's newline before ``<|im_end|>`` (peers
-  differ here too: Ollama's Hermes 3 template writes none).  ``hermes:exact`` writes the
+  render of the same turn (a newline there).  pawlette's ``hermes`` writes every results
+  turn as the template writes it before a generation prompt (a newline between results,
+  none after the last): prompts after results are the template's byte for byte and always
+  begin the training render; a results turn in the middle of a conversation lacks the
+  template's newline before ``<|im_end|>`` (peers differ here too: Ollama's Hermes 3
+  template writes none).  ``hermes:exact`` writes the
   template's layout byte for byte (``result_gap``), and detection names it for these
   templates.
 - **Dropped fields** (recorded losses, never refusals): ``reasoning_content``, a message's
@@ -127,10 +128,11 @@ TOOLS_OUTRO = (
 
 @dataclass(frozen=True)
 class HermesOptions:
-    """``result_gap``: a newline after each result that another message follows, as the
-    template writes it (the ``exact`` variant); off, no result is followed by one, as the
+    """``result_gap``: a newline after the last result of a results turn that another
+    message follows, as the template writes it (the ``exact`` variant); off, none, as the
     template writes the results before a generation prompt, so a prompt render always
-    begins the training render (the template's does not)."""
+    begins the training render (the template's does not).  Results within a turn are
+    separated by a newline either way."""
 
     result_gap: bool = False
 
@@ -181,7 +183,8 @@ def layout(options: HermesOptions) -> Layout:
                 grouped=True,
                 item_open=fence(RESPONSE, "\n"),
                 item_close=fence("\n", RESPONSE_END),
-                item_gap=fence("\n") if options.result_gap else (),
+                item_gap=fence("\n"),
+                gap_ends_group=options.result_gap,
             ),
         ),
         options=options,
