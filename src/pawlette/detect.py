@@ -11,7 +11,9 @@ declaration writes as markers).  Then, in order:
    ``chatml:qwen2.5``) renders them too, the template given the variables and the date the
    candidate's options stand for (``Layout.template_variables``, ``Layout.today``).  The
    first candidate that renders every probe it can express identically is the answer, by
-   its registered name.
+   its registered name.  A probe without tools that the template refuses, and renders once
+   it is given tools, is skipped: such a ``tool_use`` template (Hermes 2 Pro's) is only
+   used for requests with tools.
 2. **Inference** (:mod:`pawlette.infer`), when no declared family matches: a declaration
    derived from the template by differential probing, accepted only when it renders a set of
    generated conversations exactly as the template does and parses the template's own
