@@ -42,8 +42,9 @@ byte-identical; the models' tokenizers declare ``<|begin_of_text|>`` as ``bos_to
   JSON-like object whose description is a Python signature built from the schema, the
   tool's description, and an ``Args:`` list, pasted raw (not JSON-escaped: the line is no
   JSON).  The template's type names are kept as it writes them, quirks included (an array
-  is ``list[Union[]]``, a schema without ``type`` is ``Union[]``; a type it cannot write,
-  such as ``"null"``, on which its macro recurses forever, is refused).  A tool without
+  is ``list[Union[]]``, a schema without ``type`` is ``Union[]``).  A type name its macro
+  recurses on forever, so that the template cannot render the tool at all, is written
+  ``None`` (``"null"``, as in ``["number", "null"]``) or ``Any`` (another name).  A tool without
   properties is written with ``"parameters": {}`` (a recorded loss unless its schema is
   ``{"type": "object", "properties": {}}``, what it reads back as).  Reading gives each
   tool back with its description and parameters.
@@ -82,7 +83,8 @@ byte-identical; the models' tokenizers declare ``<|begin_of_text|>`` as ``bos_to
   and current llama.cpp reads only that too.
 
 Remaining differences from the template: a tool without a description is written with an
-empty one (the template raises on it); the template writes a tool message that opens the
+empty one, and one without parameters as one without properties (the template raises on
+both); the template writes a tool message that opens the
 conversation without its ``tool`` opener (pawlette opens the turn).
 """
 

@@ -34,7 +34,8 @@ def python_type(spec: Any, where: str) -> str:
     """The Python type the template's type macro writes for a JSON schema.  Its quirks are
     kept: an array is ``list[Union[]]`` (the macro passes the schema's key/value pairs, not
     its ``items``), a schema without ``type`` is ``Union[]``, a list of types is
-    ``Union[a,b]``."""
+    ``Union[a,b]``.  ``"null"`` and other type names, on which the template's macro recurses
+    without end, are written ``None`` and ``Any``."""
     if not isinstance(spec, Mapping) or "type" not in spec:
         return "Union[]"
     kind = spec["type"]
@@ -49,13 +50,9 @@ def python_type(spec: Any, where: str) -> str:
                 return f"dict[str, {inner}]"
             return "dict"
         # The template's macro reads any other string as a list of types, one per character,
-        # and recurses without end.
-        raise RequestError(
-            f"{where}.type",
-            repr(kind),
-            "string, number, integer, boolean, array, object or a list of those: the "
-            "template cannot write another type",
-        )
+        # and recurses without end (it cannot render such a tool): "null" is written as
+        # Python's None, another type as Any.
+        return "None" if kind == "null" else "Any"
     if isinstance(kind, (list, Mapping)):
         return "Union[" + ",".join(python_type({"type": item}, where) for item in kind) + "]"
     return "Any"
@@ -63,6 +60,8 @@ def python_type(spec: Any, where: str) -> str:
 
 def _properties(definition: Mapping[str, Any], where: str) -> Mapping[str, Any]:
     parameters = definition.get("parameters")
+    if parameters is None:  # none declared: written as a tool without properties
+        return {}
     if not isinstance(parameters, Mapping):
         raise RequestError(f"{where}.parameters", repr(parameters)[:40], "a JSON schema object")
     properties = parameters.get("properties", {})
@@ -237,7 +236,7 @@ class HermesTools(ToolsBlock):
             definition = tool.definition
             properties = _properties(definition, where)
             item_text(definition, where)  # refuses what the template cannot write
-            parameters = definition["parameters"]
+            parameters = definition.get("parameters")
             if not properties and parameters != NO_PARAMETERS:
                 out.lose(f"{where}.parameters", "written as {} (it has no properties)")
 
@@ -265,8 +264,11 @@ class HermesTools(ToolsBlock):
         out.fence(self.open)
         out.out("{%- for tool in tools -%}")
         out.out("{%- set function = tool.function -%}")
-        out.out("{%- set properties = function.parameters.properties -%}")
-        out.out("{%- if properties is not defined -%}{%- set properties = {} -%}{%- endif -%}")
+        out.out("{%- set properties = {} -%}")
+        out.out(
+            "{%- if function.parameters is mapping and function.parameters.properties is defined"
+            " -%}{%- set properties = function.parameters.properties -%}{%- endif -%}"
+        )
         out.literal(ITEM_HEAD)
         out.value("function.name")
         out.literal(DESCRIPTION_HEAD)
@@ -329,8 +331,8 @@ _TYPE_MACRO = (
     '{%- elif spec.type == "object" and spec.additionalProperties is defined -%}'
     '{{- "dict[str, " -}}{{- hermes_type(spec.additionalProperties) -}}{{- "]" -}}'
     '{%- elif spec.type == "object" -%}{{- "dict" -}}'
-    "{%- else -%}"
-    '{{- raise_exception("a type the template cannot write: " ~ spec.type) -}}'
+    '{%- elif spec.type == "null" -%}{{- "None" -}}'
+    '{%- else -%}{{- "Any" -}}'
     "{%- endif -%}"
     "{%- elif spec.type is iterable -%}"
     '{{- "Union[" -}}{%- for item in spec.type -%}{{- hermes_type({"type": item}) -}}'
