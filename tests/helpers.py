@@ -18,7 +18,7 @@ OPEN, CLOSE = "⟦", "⟧"
 WITHOUT_SYSTEM = frozenset({"gemma"})
 """Registered formats whose templates refuse a system message (the refusal names its path):
 shared tests assert the refusal, then run on the conversation without it."""
-WITHOUT_CALLS = frozenset({"gemma", "phi3"})
+WITHOUT_CALLS = frozenset({"gemma", "phi3", "smollm3"})
 """Registered formats whose templates have no call syntax: they write no call (a recorded
 loss), and a forced ``tool_choice`` is refused naming ``tool_choice``."""
 

@@ -12,7 +12,10 @@ declaration writes as markers).  Then, in order:
    candidate's options stand for (``Layout.template_variables``, ``Layout.today``).  The
    first candidate that renders every probe it can express identically is the answer, by
    its registered name (a declaration whose template cannot write tools as it does, such as
-   DeepSeek R1's, says so in ``Layout.template_untested``: it is compared without them).
+   DeepSeek R1's, says so in ``Layout.template_untested``: it is compared without them).  A
+   probe without tools that the template refuses, and renders once it is given tools, is
+   skipped: such a ``tool_use`` template (Hermes 2 Pro's) is only used for requests with
+   tools.
 2. **Inference** (:mod:`pawlette.infer`), when no declared family matches: a declaration
    derived from the template by differential probing, accepted only when it renders a set of
    generated conversations exactly as the template does and parses the template's own
@@ -125,6 +128,20 @@ PROBES = (
         ({"role": "user", "content": "Weather in Paris?"},),
         tools=(_WEATHER,),
         add_generation_prompt=True,
+    ),
+    Probe(
+        "tools, a result and an answer",
+        (
+            {"role": "user", "content": "Weather in Paris?"},
+            {
+                "role": "assistant",
+                "content": "",
+                "tool_calls": [_call("get_weather", '{"city": "Paris"}')],
+            },
+            {"role": "tool", "tool_call_id": "call00001", "content": "18 degrees"},
+            {"role": "assistant", "content": "It is 18 degrees."},
+        ),
+        tools=(_WEATHER,),
     ),
     Probe(
         "reasoning",
@@ -385,6 +402,8 @@ def _declared(
                 # The sandbox refused the template's own code (Kimi K2's list.append): the
                 # template gave no answer for this input to compare with.
                 continue
+            if expected.text is None and refuses_without_tools(runner, probe, variables, cache):
+                continue  # a template that renders only with tools says nothing here
             if expected.text != rendered:
                 shown = (
                     expected.text if expected.text is not None else f"<refused: {expected.refusal}>"
@@ -398,6 +417,26 @@ def _declared(
         if mismatch is not None:
             mismatches.append(mismatch)
     return None, mismatches
+
+
+def refuses_without_tools(
+    runner: TemplateRunner, probe: Probe, variables: dict[str, Any], cache: dict[str, Any]
+) -> bool:
+    """Whether the template refused ``probe`` because it declares no tools, and renders it
+    once it does (a ``tool_use`` template, such as Hermes 2 Pro's, iterates ``tools``;
+    Hugging Face uses another template of the model for a request without them)."""
+    if probe.tools:
+        return False
+    key = json.dumps(["with tools", probe.name, variables, str(runner.today)], sort_keys=True)
+    found = cache.get(key)
+    if found is None:
+        found = cache[key] = runner.render(
+            probe.messages,
+            [_WEATHER],
+            add_generation_prompt=probe.add_generation_prompt,
+            variables=variables,
+        )
+    return found.text is not None
 
 
 # ------------------------------------------------------------------ detection

@@ -120,6 +120,10 @@ def tiny(*concepts: Concept, **changes: Any) -> Layout:
             lambda: tiny(SystemPrompt(skip_empty=True, placement="gathered")),
             "SystemPrompt.skip_empty with placement 'gathered'; expected placement 'in_place'",
         ),
+        (
+            lambda: tiny(SystemPrompt(empty_first="dropped")),  # type: ignore[arg-type]
+            "SystemPrompt.empty_first: 'dropped'; expected",
+        ),
         (lambda: Marker(""), "an empty marker"),
         (lambda: fence(3), "fence piece 3: a int; expected a Marker, a Lit"),  # type: ignore[arg-type]
     ],
@@ -210,6 +214,33 @@ def test_a_system_prompt_may_skip_empty_system_messages() -> None:
     assert skipping.parse_conversation(text).messages == messages[1:]
     writing = declare(tiny(SystemPrompt())).render(messages).text
     assert writing == "<|system|><|end|>\n" + text
+
+
+def test_an_empty_first_system_message_can_be_written_as_none() -> None:
+    """``SystemPrompt(empty_first="absent")``: the default text, or no turn, in its place
+    (a recorded loss), unless another concept writes into that turn; the exported template
+    agrees."""
+    from transformers.utils.chat_template_utils import render_jinja_template
+
+    from pawlette.export import export_jinja
+
+    empty = [{"role": "system", "content": ""}, {"role": "user", "content": "Hi"}]
+    tool = {"type": "function", "function": {"name": "f", "parameters": {}}}
+    for default, expected in (("D", "<|system|>D<|end|>\n<|user|>Hi"), (None, "<|user|>Hi")):
+        fmt = declare(tiny(SystemPrompt(default=default, empty_first="absent")))
+        rendering = fmt.render(empty)
+        assert rendering.text.startswith(expected)
+        assert rendering.losses == (
+            "messages[0]: a system message with empty text, written as none",
+        )
+        rendered, _ = render_jinja_template([empty], chat_template=export_jinja(fmt))
+        assert rendered[0] == rendering.text
+    block = ToolsBlock(place="system", open=fence("T:"))
+    fmt = declare(tiny(SystemPrompt(default="D", empty_first="absent"), block))
+    written = fmt.render({"messages": empty, "tools": [tool]}).text
+    assert written.startswith("<|system|>T:")
+    rendered, _ = render_jinja_template([empty], tools=[tool], chat_template=export_jinja(fmt))
+    assert rendered[0] == written
 
 
 # ------------------------------------------------------------------ losses

@@ -57,7 +57,8 @@ def test_forced_prefix_of_every_declared_format_agrees_with_its_bundle() -> None
             assert not fmt.forced_prefix("required", TOOLS)
             continue
         bundle = export_grammar_bundle(name, TOOLS, "required", markers_as_text=True)
-        assert fmt.forced_prefix("required", TOOLS) == bundle["forced_prefix"]["required"]
+        found, expected = fmt.forced_prefix("required", TOOLS), bundle["forced_prefix"]["required"]
+        assert found == expected, name
 
 
 def test_tokenize_and_prompter_take_a_registered_format() -> None:

@@ -64,6 +64,7 @@ def test_the_templates_own_turns_parse_back(case: FamilyCase) -> None:
         _reference(case),
         _conversations(case),
         normalise=case.normalise,
+        opener=case.opener,
     )
     assert report.agrees, report.describe()
 

@@ -428,6 +428,45 @@ def _phi3(w: Writer) -> str:
     return w.text() + ending
 
 
+def _hermes_calls(w: Writer, end: str, *, open_newline: bool) -> str:
+    """Hermes-style ``<tool_call>`` JSON calls after text (Granite 4, Hermes 2 Pro), then
+    ``end`` or a cut."""
+    rng = w.rng
+    out = []
+    for _ in range(rng.randint(0, 4)):
+        kind = rng.random()
+        if kind < 0.4:
+            out.append(w.text())
+        else:
+            call = _declared_call(w, "arguments", valid=kind < 0.7)
+            opening = rng.choice(["<tool_call>\n", "\n<tool_call>\n", "<tool_call>"])
+            if open_newline:
+                opening = rng.choice([opening, "\n<tool_call>\n"])
+            closing = rng.choice(["\n</tool_call>", "</tool_call>", ""])  # sometimes open
+            out.append(opening + call + closing)
+    out.append(rng.choice([end, end, "", f"{end}\n", f"{end}{w.text(hostile=False)}"]))
+    return "".join(out)
+
+
+def _granite(w: Writer) -> str:
+    return _hermes_calls(w, "<|end_of_text|>", open_newline=False)
+
+
+def _hermes(w: Writer) -> str:
+    return _hermes_calls(w, "<|im_end|>", open_newline=True)
+
+
+def _smollm3(w: Writer) -> str:
+    rng = w.rng
+    out = []
+    if rng.random() < 0.4:
+        closing = rng.choice(["\n</think>\n", "</think>", ""])  # sometimes cut inside
+        out.append(f"<think>\n{w.text(hostile=False)}{closing}")
+    out.append(w.text())
+    out.append(rng.choice(["<|im_end|>", "<|im_end|>", "", f"<|im_end|>{w.word()}"]))
+    return "".join(out)
+
+
 GENERATORS: dict[str, Callable[[Writer], str]] = {
     "pcml": _pcml,
     "omni": _omni,
@@ -441,6 +480,9 @@ GENERATORS: dict[str, Callable[[Writer], str]] = {
     "kimi": _kimi,
     "gemma": _gemma,
     "phi3": _phi3,
+    "granite": _granite,
+    "hermes": _hermes,
+    "smollm3": _smollm3,
 }
 
 

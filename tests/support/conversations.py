@@ -327,10 +327,12 @@ class Switches:
     conversation may end on.  ``texts``: the text styles of :data:`TEXT_STYLES` to use.
     ``avoid``: strings no generated text, argument or result contains.  ``call_ids``:
     ``"alphanumeric"`` (9 letters and digits), ``"openai"`` (``call_`` and 24), or
-    ``"numbered"`` (``call_0``, ``call_1``...).
+    ``"numbered"`` (``call_0``, ``call_1``...).  ``tools_always``: every conversation
+    declares tools (a template that cannot render without them).
     """
 
     tools: bool = True
+    tools_always: bool = False
     parallel_calls: bool = True
     text_with_calls: bool = True
     empty_arguments: bool = True
@@ -647,7 +649,8 @@ class _Builder:
     def build(self) -> dict[str, Any]:
         switches, chooser = self.switches, self.chooser
         tools: list[dict[str, Any]] = []
-        if switches.tools and chooser.featured("tools", (True, False)):
+        with_tools = (True,) if switches.tools_always else (True, False)
+        if switches.tools and chooser.featured("tools", with_tools):
             pool = [
                 tool
                 for tool in TOOL_POOL

@@ -673,16 +673,21 @@ def own_turns(
     normalise: Normalise | None = None,
     compare_ids: bool | None = None,
     name: str | None = None,
+    opener: str | None = None,
 ) -> TurnReport:
     """Parse every assistant turn, as the template itself writes it, with ``fmt.parse``.
 
     For the assistant message at ``i``: the template renders ``messages[:i]`` with the
     generation prompt and ``messages[:i + 1]`` without; the first must begin the second, and
-    the rest is the turn's own text.  ``fmt.parse(turn_text, tools=...)`` must give back the
-    message, compared as :func:`canonical_message` writes both, after ``normalise`` (the
-    format's declared normalisation, applied to the expected message: e.g.
-    :func:`strip_text`).  Call ids are compared when ``compare_ids`` is True; ``None``: when
-    the turn's text holds the call's id (the template writes it).
+    the rest is the turn's own text.  ``opener``: the assistant turn's opener, for a template
+    whose prompt render is not a prefix of its training render (Hermes writes a newline
+    after a result only when another message follows): there, both must end with the same
+    text up to and including their last ``opener``, and the turn is what follows it.
+    ``fmt.parse(turn_text, tools=...)`` must give back the message, compared as
+    :func:`canonical_message` writes both, after ``normalise`` (the format's declared
+    normalisation, applied to the expected message: e.g. :func:`strip_text`).  Call ids
+    are compared when ``compare_ids`` is True; ``None``: when the turn's text holds the
+    call's id (the template writes it).
     """
     reference = as_reference(
         template, bos=bos, eos=eos, variables=variables, today=today, empty_content=empty_content
@@ -704,7 +709,8 @@ def own_turns(
                     TurnDifference(conversation, index, "refused", message=refusal or "")
                 )
                 continue
-            if not after.text.startswith(before.text):
+            turn_text = _turn_after(before.text, after.text, opener)
+            if turn_text is None:
                 offset = first_difference(before.text, after.text)
                 problems.append(
                     TurnDifference(
@@ -717,7 +723,6 @@ def own_turns(
                     )
                 )
                 continue
-            turn_text = after.text[len(before.text) :]
             try:
                 # Read knowing the prompt, as llama.cpp does (a prompt that opened a
                 # reasoning block leaves the model inside it; one after results does not).
@@ -762,6 +767,20 @@ def own_turns(
         parsed_back=parsed_back,
         problems=tuple(problems),
     )
+
+
+def _turn_after(prompt: str, full: str, opener: str | None) -> str | None:
+    """The assistant turn's text in ``full`` after ``prompt`` (None: ``prompt`` does not
+    begin it, nor, with ``opener``, does the text up to the last opener of each agree)."""
+    if full.startswith(prompt):
+        return full[len(prompt) :]
+    if not opener or not prompt.endswith(opener):
+        return None
+    cut = full.rfind(opener)
+    if cut < 0:
+        return None
+    head = prompt[: -len(opener)]
+    return full[cut + len(opener) :] if head.count(opener) == full[:cut].count(opener) else None
 
 
 def reference_with(reference: Reference, **changes: Any) -> Reference:

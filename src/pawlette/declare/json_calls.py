@@ -27,7 +27,7 @@ from ..types import Message
 from .concept import Concept, overrides
 from .grammar import drop_prefix, text_before
 from .pieces import Fence, Marker
-from .readers import BetweenCallsReader, call_reader
+from .readers import BetweenCallsReader, call_reader, optional_close_reader
 from .table import loose_spellings
 
 if TYPE_CHECKING:
@@ -92,6 +92,9 @@ class JsonCalls(Concept):
       ``also_open``), separators a model writes between several calls (Llama 3 models join
       them with ``;``, which vLLM and SGLang read as several calls).
     - ``arguments_optional``: such a call without arguments has ``{}`` (SGLang's reading).
+    - ``close_optional``: a call whose ``close`` never comes is still a call when its object
+      is whole at the end of the turn (vLLM's Hermes parser: an engine may cut the close
+      as a stop string, or the model end its turn after the object).
     """
 
     open: Fence | None = ()
@@ -111,6 +114,7 @@ class JsonCalls(Concept):
     joined_by: tuple[str, ...] = ()
     arguments_optional: bool = False
     drops_content: bool = False
+    close_optional: bool = False
 
     handles: ClassVar[frozenset[str]] = frozenset({"calls"})
 
@@ -251,8 +255,11 @@ class JsonCalls(Concept):
         if self.loose:
             openings |= loose_spellings(openings)
             closes |= loose_spellings(closes)
-        reader = call_reader(envelope, close, ends_turn=not close, also_close=frozenset(closes))
-        table.state("assistant.call", reader, "assistant", ends=not close)
+        if self.close_optional and close:
+            reader = optional_close_reader(envelope, close, frozenset(closes))
+        else:
+            reader = call_reader(envelope, close, ends_turn=not close, also_close=frozenset(closes))
+        table.state("assistant.call", reader, "assistant", ends=not close or self.close_optional)
         for opening in sorted(openings):
             for state in texts:
                 table.on(state, opening, "assistant.call")
@@ -284,7 +291,9 @@ class JsonCalls(Concept):
         if not self.parallel:
             out.raise_if("message.tool_calls | length > 1", f"one call per turn: {name}")
         out.out("{%- for call in message.tool_calls -%}")
-        out.out(f"{{%- if not loop.first or {has_text} -%}}")
+        # Text the format drops beside calls is not written, so no separator follows it.
+        dropped = self.drops_content and not self.with_content
+        out.out(f"{{%- if not loop.first{'' if dropped else f' or {has_text}'} -%}}")
         out.fence(self.separator)
         out.out("{%- endif -%}")
         out.fence(self.open or ())

@@ -59,19 +59,19 @@ class PendingContentReader:
 
 
 class HostTextReader(WholeTextReader):
-    """A system turn's text; the message was begun pending: text equal to ``default`` (what
+    """A system turn's text; the message was begun pending: text equal to a default (what
     the format writes when there is no system message; None: it writes none) leaves no
     message."""
 
-    __slots__ = ("_default",)
+    __slots__ = ("_defaults",)
 
-    def __init__(self, parser: Parser, default: str | None) -> None:
+    def __init__(self, parser: Parser, *defaults: str | None) -> None:
         super().__init__(parser)
-        self._default = default
+        self._defaults = tuple(default for default in defaults if default is not None)
 
     def close(self, marker: str | None, offset: int) -> None:
         text = self._text()
-        if text == self._default and self._parser.message_pending:
+        if text in self._defaults and self._parser.message_pending:
             return
         self._parser.confirm_message()
         if text:
@@ -80,6 +80,11 @@ class HostTextReader(WholeTextReader):
 
 def host_text_reader(default: str | None) -> ReaderFactory:
     return lambda parser: HostTextReader(parser, default)
+
+
+def host_texts_reader(default: str | None, with_tools: str | None) -> ReaderFactory:
+    """A system turn with a default text of its own when the request has tools."""
+    return lambda parser: HostTextReader(parser, default, with_tools)
 
 
 @dataclass
@@ -297,6 +302,21 @@ class _ClosedByAny(JsonCallReader):
         if marker in self._closes:
             self._close_marker = marker
         super().close(marker, offset)
+
+
+class _CloseOptional(_ClosedByAny):
+    """A call with a close of its own that the end of the turn, or of the input, closes as
+    well (``JsonCalls.close_optional``)."""
+
+    def close(self, marker: str | None, offset: int) -> None:
+        super().close("" if marker is None else marker, offset)
+
+
+def optional_close_reader(
+    envelope: CallEnvelope, close: str, also_close: frozenset[str]
+) -> ReaderFactory:
+    """A JSON call closed by ``close`` (or ``also_close``), or by the end of the turn."""
+    return lambda parser: _CloseOptional(parser, envelope, close, also_close | {close})
 
 
 def call_reader(

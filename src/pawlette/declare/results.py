@@ -56,6 +56,10 @@ class Results(Concept):
       decodes a whole JSON string back, and keeps any other text as written.
     - ``trim``: each result's text is written without the whitespace at its ends (Jinja's
       ``trim``: Qwen3.5); a text that changes is a recorded loss.
+    - ``item_gap``: written after each result's ``item_close`` unless that result is the
+      conversation's last message (Hermes 2 Pro's template writes ``\n`` so); read as the
+      layout between results.  ``gap_ends_group`` False: only between the results of a
+      group, never after its last one.
 
     A tool message's ``name`` is accepted and not written (the call it answers names it);
     the rendering records the loss, unless another concept writes it.  A results turn gets
@@ -70,6 +74,8 @@ class Results(Concept):
     json_text: bool = False
     trim: bool = False
     id_after: Fence | None = None
+    item_gap: Fence = ()
+    gap_ends_group: bool = True
 
     claims: ClassVar[frozenset[str]] = frozenset({"tool"})
     handles: ClassVar[frozenset[str]] = frozenset({"tool_name"})
@@ -152,6 +158,8 @@ class Results(Concept):
             out.fence(self.id_after, "tool_result")
             out.text(out.messages[index].tool_call_id or "", "tool_result")
         out.fence(self.item_close, "tool_result")
+        if self.item_gap and index < len(messages) - 1 and (self.gap_ends_group or not last):
+            out.fence(self.item_gap, "tool_result")
         if last:
             out.fence(frame.end, "close")
             out.fence(frame.after, "separator")
@@ -230,6 +238,13 @@ class Results(Concept):
             out.fence(self.id_after)
             out.out("{{- message.tool_call_id -}}")
         out.fence(self.item_close)
+        if self.item_gap:
+            if self.gap_ends_group:
+                out.out("{%- if not loop.last -%}")
+            else:
+                out.out('{%- if not loop.last and messages[index + 1].role == "tool" -%}')
+            out.fence(self.item_gap)
+            out.out("{%- endif -%}")
         if self.grouped:
             out.out('{%- if loop.last or messages[index + 1].role != "tool" -%}')
         out.fence(frame.end)

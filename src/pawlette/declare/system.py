@@ -15,7 +15,7 @@ from ..emit.jinja_text import jinja_string
 from ..errors import FormatError, UnsupportedFeature
 from .concept import Concept
 from .pieces import Fence, Marker, fence
-from .readers import host_text_reader
+from .readers import host_text_reader, host_texts_reader
 from .table import begin
 
 if TYPE_CHECKING:
@@ -36,6 +36,9 @@ class SystemPrompt(Concept):
       Option("today"))``).  Parsing a system turn holding exactly this text gives no message.
     - ``default_when``: ``"always"``, or only ``"without_tools"`` / ``"with_tools"`` (IBM
       Granite writes its default text only when the request has no tools).
+    - ``default_with_tools``: the default text when the request has tools, where it differs
+      from ``default`` (IBM Granite 3.3 adds its tool instructions); None: ``default``.
+      Parsing either gives no message.
     - ``always``: a system turn is written even when it holds no text (Llama 3).
     - ``preamble``: written at the start of the first system turn; ``preamble_with_tools`` /
       ``preamble_without_tools`` before it when the request has / has no tools (Llama 3's
@@ -43,20 +46,27 @@ class SystemPrompt(Concept):
     - ``placement``: system messages after the first are written ``"in_place"`` as turns of
       their own, or ``"first_only"`` (a later one is refused), or all of them are
       ``"gathered"`` into the first turn, joined by ``joiner`` (DeepSeek gathers them at the
-      start of the conversation as bare text).
+      start of the conversation as bare text), or only the first is written and later ones
+      are dropped, ``"first_kept"`` (a recorded loss: SmolLM3's template skips them).
     - ``skip_empty``: a system message with empty text is not written (Phi-3.5's template
       skips it); parsing then gives no message for it.  Placed ``"in_place"`` only.
+    - ``empty_first``: ``"absent"``: a first system message with empty text, in a turn no
+      other concept writes into (no tools block there), is written as no system message:
+      the default text, or no turn (IBM Granite); the message is a recorded loss.
+      ``"kept"``: it is an empty system turn.
     """
 
     default: str | Fence | None = None
     default_when: Literal["always", "without_tools", "with_tools"] = "always"
+    default_with_tools: str | Fence | None = None
     always: bool = False
     preamble: Fence = ()
     preamble_with_tools: Fence = ()
     preamble_without_tools: Fence = ()
-    placement: Literal["in_place", "first_only", "gathered"] = "in_place"
+    placement: Literal["in_place", "first_only", "gathered", "first_kept"] = "in_place"
     joiner: str = "\n\n"
     skip_empty: bool = False
+    empty_first: Literal["kept", "absent"] = "kept"
 
     claims: ClassVar[frozenset[str]] = frozenset({"system"})
 
@@ -71,7 +81,7 @@ class SystemPrompt(Concept):
                 f"{layout.name}: SystemPrompt.skip_empty with placement {self.placement!r}; "
                 "expected placement 'in_place'"
             )
-        for name in ("default_when", "placement"):
+        for name in ("default_when", "placement", "empty_first"):
             value = getattr(self, name)
             allowed = type(self).__dataclass_fields__[name].type
             if not isinstance(value, str) or value not in str(allowed):
@@ -84,6 +94,14 @@ class SystemPrompt(Concept):
         if self.default is None:
             return ()
         return fence(self.default) if isinstance(self.default, str) else self.default
+
+    @property
+    def tools_default_fence(self) -> Fence:
+        """The default text when the request has tools."""
+        if self.default_with_tools is None:
+            return self.default_fence
+        found = self.default_with_tools
+        return fence(found) if isinstance(found, str) else found
 
     def _default_applies(self, has_tools: bool) -> bool:
         if self.default is None:
@@ -107,6 +125,12 @@ class SystemPrompt(Concept):
         return self.turn_roles()
 
     def check(self, out: Render) -> None:
+        if self._absent(out):
+            out.lose("messages[0]", "a system message with empty text, written as none")
+        if self.placement == "first_kept":
+            for index, message in enumerate(out.messages):
+                if index and message.role == "system":
+                    out.lose(f"messages[{index}]", "a system message after the first, dropped")
         if self.placement == "first_only":
             for index, message in enumerate(out.messages):
                 if index and message.role == "system":
@@ -117,7 +141,18 @@ class SystemPrompt(Concept):
                     )
 
     def _has_first(self, out: Render) -> bool:
-        return bool(out.messages) and out.messages[0].role == "system"
+        return bool(out.messages) and out.messages[0].role == "system" and not self._absent(out)
+
+    def _absent(self, out: Render) -> bool:
+        """Whether the first message is a system message written as none (``empty_first``)."""
+        return (
+            self.empty_first == "absent"
+            and self.placement != "gathered"
+            and bool(out.messages)
+            and out.messages[0].role == "system"
+            and not out.message_text(0)
+            and not any(wants(out) for wants in out.plan.wants_system)
+        )
 
     def write_start(self, out: Render) -> None:
         if self.placement == "gathered":
@@ -135,7 +170,9 @@ class SystemPrompt(Concept):
     def write_message(self, out: Render, index: int) -> None:
         if self.skip_empty and not out.message_text(index):
             return
-        if self.placement != "gathered":
+        if self.placement == "first_kept" and index > 0:
+            return
+        if self.placement != "gathered" and not (index == 0 and self._absent(out)):
             out.turn(index)
 
     def write_opening(self, out: Render, index: int) -> None:
@@ -161,7 +198,7 @@ class SystemPrompt(Concept):
                 out.has_content = True
                 return True
         if index == -1 and self._default_applies(bool(out.tools)):
-            out.fence(self.default_fence, "content")
+            out.fence(self.tools_default_fence if out.tools else self.default_fence, "content")
             out.has_content = True
             return True
         return False
@@ -176,8 +213,16 @@ class SystemPrompt(Concept):
         # there to read: empty, it is no message.
         written = self.default is not None or self.always or not frame.open
         default = table.text(self.default_fence) if written else None
-        table.reader("system.body", host_text_reader(default))
-        spoken = {table.text((piece,)) for piece in self.default_fence if isinstance(piece, Marker)}
+        if self.default_with_tools is None:
+            table.reader("system.body", host_text_reader(default))
+        else:
+            with_tools = table.text(self.tools_default_fence) if written else None
+            table.reader("system.body", host_texts_reader(default, with_tools))
+        spoken = {
+            table.text((piece,))
+            for piece in (*self.default_fence, *self.tools_default_fence)
+            if isinstance(piece, Marker)
+        }
         if spoken:  # markers the default text spells (Ministral 3's [THINK] example) are text
             body = table.states["system.body"]
             table.states["system.body"] = dataclasses.replace(body, inner=body.inner | spoken)
@@ -214,11 +259,13 @@ class SystemPrompt(Concept):
                 + ") -}}{%- endif -%}{%- endfor -%}",
             )
 
-    def _jinja_wanted(self, out: Template) -> str:
+    def _jinja_wanted(self, out: Template, *, own: bool = True) -> str:
+        """The condition of a system turn without a message (``own`` False: only what the
+        other concepts want written there)."""
         conditions = []
-        if self.always:
+        if self.always and own:
             return "true"
-        if self.default is not None:
+        if self.default is not None and own:
             conditions.append(
                 {"always": "true", "without_tools": "not has_tools", "with_tools": "has_tools"}[
                     self.default_when
@@ -241,13 +288,30 @@ class SystemPrompt(Concept):
             out.out("{%- endfor -%}")
             out.out(f"{{%- if {texts} or {self._jinja_wanted(out)} -%}}")
         else:
+            if self.empty_first == "absent":
+                others = self._jinja_wanted(out, own=False)
+                out.out(
+                    f"{{%- set system_absent = has_system and not ({others}) and "
+                    f"not text_of(messages[0], 0, {jinja_string(out.layout.name)}) -%}}"
+                )
+                out.out("{%- set has_system = has_system and not system_absent -%}")
             out.out(f"{{%- if not has_system and ({self._jinja_wanted(out)}) -%}}")
         out.out("{%- set message = none -%}{%- set index = -1 -%}")
         out.turn("system", message=False)
         out.out("{%- endif -%}")
 
     def jinja_message(self, out: Template, role: str) -> None:
-        if self.placement != "gathered":
+        if self.placement == "gathered":
+            return
+        if self.placement == "first_kept":
+            out.out("{%- if index == 0 -%}")
+            out.turn("system")
+            out.out("{%- endif -%}")
+        elif self.empty_first == "absent":
+            out.out("{%- if not (index == 0 and system_absent) -%}")
+            out.turn("system")
+            out.out("{%- endif -%}")
+        else:
             if self.skip_empty:
                 out.out(f"{{%- if text_of(message, index, {jinja_string(out.layout.name)}) -%}}")
             out.turn("system")
@@ -285,7 +349,14 @@ class SystemPrompt(Concept):
                 "with_tools": "has_tools",
             }[self.default_when]
             out.out(f"{{%- if {condition} -%}}")
-            out.fence(self.default_fence)
+            if self.default_with_tools is not None:
+                out.out("{%- if has_tools -%}")
+                out.fence(self.tools_default_fence)
+                out.out("{%- else -%}")
+                out.fence(self.default_fence)
+                out.out("{%- endif -%}")
+            else:
+                out.fence(self.default_fence)
             out.out("{%- set ns.content = true -%}")
             out.out("{%- endif -%}")
         if self.placement == "gathered":

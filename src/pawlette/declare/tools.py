@@ -20,7 +20,7 @@ from ..engine.readers import ContentReader, ScaffoldReader
 from ..errors import FormatError, RequestError, UnsupportedFeature
 from ..types import Tool
 from .concept import Concept
-from .pieces import Fence, Marker
+from .pieces import Fence, Lit, Marker
 from .readers import tool_items_reader
 from .table import begin
 
@@ -277,7 +277,11 @@ class ToolsBlock(Concept):
         reader = self.items_reader(table)
         if self.place in _ON_ITS_OWN:
             table.state("tools.block", reader)
+            # Whitespace after the close's marker is layout between turns (read outside),
+            # not part of a marker the lexer would read everywhere (Granite 3.3's "\n").
             close = table.text(self.close)
+            if close.rstrip() and isinstance(self.close[-1], Lit):
+                close = close.rstrip()
             if close:
                 table.on("tools.block", close, "outside")
                 table.on("outside", table.text(self.open), "tools.block")

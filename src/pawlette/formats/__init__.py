@@ -28,6 +28,9 @@ _MODULES: dict[str, str] = {
     "kimi": "pawlette.formats.kimi",
     "gemma": "pawlette.formats.gemma",
     "phi3": "pawlette.formats.phi3",
+    "granite": "pawlette.formats.granite",
+    "hermes": "pawlette.formats.hermes",
+    "smollm3": "pawlette.formats.smollm3",
 }
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
 _LOADED: dict[str, Format] = {}

@@ -35,6 +35,8 @@ class FamilyCase:
       turns (DeepSeek R1's opens ``<think>`` and its past turns drop the reasoning), so no
       turn can be cut out of its renders; what the model writes after that prompt is then
       read in the family's own test module, from the peers' cases.
+    - ``opener``: the assistant opener, for a template whose prompt render does not begin
+      its training render (see :func:`tests.support.template_compare.own_turns`).
     """
 
     template: str
@@ -46,3 +48,4 @@ class FamilyCase:
     count: int = 16
     seed: int = 0
     own_turns: bool = True
+    opener: str | None = None

@@ -1,0 +1,152 @@
+"""SmolLM3's texts: the reasoning-mode flags in the system text, and assistant text written
+without the newlines at its start."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, ClassVar
+
+from pawlette.declare import Concept, Fence, Trimmed
+from pawlette.emit.jinja_text import jinja_string
+from pawlette.errors import RequestError
+
+if TYPE_CHECKING:
+    from pawlette.declare.jinja import Template
+    from pawlette.declare.write import Render
+
+THINK_FLAG, NO_THINK_FLAG = "/think", "/no_think"
+
+
+def flag_mode(text: str) -> bool | None:
+    """The reasoning mode a system text asks for (None: no flag), as the template reads it:
+    ``/no_think`` first."""
+    if NO_THINK_FLAG in text:
+        return False
+    if THINK_FLAG in text:
+        return True
+    return None
+
+
+def instructions(text: str) -> str:
+    """The system text as the template writes it: the flags removed, the end stripped."""
+    return text.replace(NO_THINK_FLAG, "").replace(THINK_FLAG, "").rstrip()
+
+
+@dataclass(frozen=True)
+class SmolTexts(Trimmed):
+    """The first system message is written as the template's custom instructions (flags
+    removed, right-stripped; empty: ``default`` in its place), and assistant text without
+    the newlines at its start; each change is a recorded loss.  A flag that asks for the
+    other mode than ``thinking`` is refused: the mode is the format's option.  A kind of
+    :class:`~pawlette.declare.Trimmed` (text is written trimmed, at one end)."""
+
+    roles: tuple[str, ...] = ("system", "assistant")
+    thinking: bool = True
+    default: Fence = ()
+
+    def check(self, out: Render) -> None:
+        for index, message in enumerate(out.messages):
+            text = out.message_text(index)
+            if index == 0 and message.role == "system":
+                mode = flag_mode(text)
+                if mode is not None and mode != self.thinking:
+                    flag = THINK_FLAG if mode else NO_THINK_FLAG
+                    variant = "smollm3" if mode else "smollm3:no-think"
+                    raise RequestError(
+                        "messages[0].content",
+                        f"the flag {flag} with thinking={self.thinking}",
+                        f"the mode as the format's option: use {variant}",
+                    )
+                if not instructions(text):
+                    out.lose("messages[0].content", "empty instructions: the default written")
+                elif instructions(text) != text:
+                    out.lose("messages[0].content", "mode flags and trailing space removed")
+            elif message.role == "assistant" and text != text.lstrip("\n"):
+                out.lose(f"messages[{index}].content", "newlines at its start removed")
+
+    def write_content(self, out: Render, index: int) -> bool:
+        if index < 0:
+            return False
+        text = out.message_text(index)
+        if out.role == "system":
+            if index != 0:
+                return False
+            cleaned = instructions(text)
+            if cleaned:
+                out.text(cleaned, "content")
+            else:
+                out.fence(self.default, "content")
+            out.has_content = True
+            return True
+        out.text(text.lstrip("\n"), "content", trainable=True)
+        return True
+
+    def jinja_setup(self, out: Template) -> None:
+        first = "text_of(messages[0], 0, '')"
+        if self.thinking:  # /no_think anywhere asks for the other mode
+            other, condition = NO_THINK_FLAG, f"{jinja_string(NO_THINK_FLAG)} in {first}"
+        else:  # /think, unless /no_think is there too
+            other = THINK_FLAG
+            condition = (
+                f"{jinja_string(THINK_FLAG)} in {first} and not "
+                f"{jinja_string(NO_THINK_FLAG)} in {first}"
+            )
+        out.macro(
+            "smollm3_mode",
+            '{%- if messages and messages[0].role == "system" and ('
+            + condition
+            + ") -%}{{- raise_exception("
+            + jinja_string(f"messages[0].content: the flag {other}; the mode is the format's")
+            + ") -}}{%- endif -%}",
+        )
+
+    def jinja_content(self, out: Template, role: str) -> bool:
+        name = jinja_string(out.layout.name)
+        if role == "system":
+            out.out("{%- if index == 0 -%}")
+            out.out(
+                f"{{%- set cleaned = (text_of(message, index, {name}) | replace("
+                f"{jinja_string(NO_THINK_FLAG)}, '') | replace({jinja_string(THINK_FLAG)}, ''))"
+                ".rstrip() -%}"
+            )
+            out.out("{%- if cleaned -%}")
+            out.value("cleaned")
+            out.out("{%- else -%}")
+            out.fence(self.default)
+            out.out("{%- endif -%}")
+            if "content" in out.namespace:
+                out.out("{%- set ns.content = true -%}")
+            out.out("{%- else -%}")
+            out.text()
+            out.out("{%- endif -%}")
+            return True
+        if role == "assistant":
+            out.value(f"text_of(message, index, {name}).lstrip({jinja_string(chr(10))})")
+            return True
+        return False
+
+
+@dataclass(frozen=True)
+class ResultsAsUser(Concept):
+    """Tool results written as user turns, one per message (the template has no tool
+    turn): each is a recorded loss, and reads back as a user message."""
+
+    claims: ClassVar[frozenset[str]] = frozenset({"tool"})
+    handles: ClassVar[frozenset[str]] = frozenset({"tool_name"})
+
+    def turn_roles(self) -> frozenset[str]:
+        return frozenset()
+
+    def check(self, out: Render) -> None:
+        out.handles("tool_name")
+        for index, message in enumerate(out.messages):
+            if message.role == "tool":
+                out.lose(f"messages[{index}].role", "a tool result written as a user turn")
+                if message.name is not None:
+                    out.lose(f"messages[{index}].name", "not written")
+
+    def write_message(self, out: Render, index: int) -> None:
+        out.turn(index, "user")
+
+    def jinja_message(self, out: Template, role: str) -> None:
+        out.turn("user")
