@@ -5,8 +5,6 @@ token ids with a tokenizer holding DeepSeek's special tokens."""
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -14,37 +12,16 @@ import pytest
 import pawlette
 
 from ..support.small_bpe import small_tokenizer
+from .families.peers import case_id, cases, read_as_the_peer
 
-CASES = json.loads((Path(__file__).parent / "families" / "data" / "deepseek.json").read_text())
+CASES = cases("deepseek")
 READ = [case for case in CASES if case["pawlette"] == "read"]
 
 
-def _tools(case: dict[str, Any]) -> list[dict[str, Any]] | None:
-    names = sorted({call["name"] for call in case["expected"]["tool_calls"]})
-    return [
-        {"type": "function", "function": {"name": name, "parameters": {"type": "object"}}}
-        for name in names
-    ] or None
-
-
-def _calls(message: dict[str, Any]) -> list[tuple[str, Any]]:
-    return [
-        (call["function"]["name"], json.loads(call["function"]["arguments"]))
-        for call in message.get("tool_calls") or []
-    ]
-
-
-def _case_id(case: dict[str, Any]) -> str:
-    return f"{case['format']}:{case['output'][:32]}"
-
-
-@pytest.mark.parametrize("case", READ, ids=_case_id)
+@pytest.mark.parametrize("case", READ, ids=case_id)
 def test_what_the_models_write_reads_as_the_peers_read_it(case: dict[str, Any]) -> None:
-    parsed = pawlette.get_format(case["format"]).parse(case["output"], tools=_tools(case))
-    message, expected = parsed.message, case["expected"]
-    assert (message.get("content") or None) == (expected["content"] or None)
-    assert (message.get("reasoning_content") or None) == (expected["reasoning_content"] or None)
-    assert _calls(message) == [(call["name"], call["arguments"]) for call in expected["tool_calls"]]
+    parsed = read_as_the_peer(case)
+    expected = case["expected"]
     # A marker the peers keep as text (a call marker inside the reasoning, a doubled
     # <think>, an unopened </think>) is text here too, with a warning naming it.
     kept = (expected["content"] or "") + (expected["reasoning_content"] or "")

@@ -8,9 +8,7 @@ what the declaration decided, and token ids with a tokenizer holding Kimi's spec
 from __future__ import annotations
 
 import dataclasses
-import json
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 from typing import Any
 
 import jinja2.sandbox
@@ -34,8 +32,9 @@ from ..support.template_compare import (
     own_turns,
     without_reasoning,
 )
+from .families.peers import case_id, cases, peer_tools, read_as_the_peer
 
-CASES = json.loads((Path(__file__).parent / "families" / "data" / "kimi.json").read_text())
+CASES = cases("kimi")
 READ = [case for case in CASES if case["pawlette"] == "read"]
 TEMPLATES = [
     ("Kimi-K2-Instruct", "kimi"),
@@ -166,54 +165,29 @@ def test_thinking_turns_parse_back_but_where_the_template_moves_its_split() -> N
 # ------------------------------------------------------------------ the peers' cases
 
 
-def _tools(case: dict[str, Any]) -> list[dict[str, Any]] | None:
-    names = sorted({call["name"] for call in case["expected"]["tool_calls"]})
-    return [
-        {"type": "function", "function": {"name": name, "parameters": {"type": "object"}}}
-        for name in names
-    ] or None
-
-
-def _calls(message: dict[str, Any]) -> list[tuple[str, Any]]:
-    return [
-        (call["function"]["name"], json.loads(call["function"]["arguments"]))
-        for call in message.get("tool_calls") or []
-    ]
-
-
-def _case_id(case: dict[str, Any]) -> str:
-    return f"{case['format']}:{case['output'][:32]}"
-
-
-@pytest.mark.parametrize("case", READ, ids=_case_id)
+@pytest.mark.parametrize("case", READ, ids=case_id)
 def test_what_the_models_write_reads_as_the_peers_read_it(case: dict[str, Any]) -> None:
-    fmt = pawlette.get_format(case["format"])
-    parsed = fmt.parse(case["output"], tools=_tools(case))
-    message, expected = parsed.message, case["expected"]
-    assert (message.get("content") or None) == (expected["content"] or None)
-    assert (message.get("reasoning_content") or None) == (expected["reasoning_content"] or None)
-    assert _calls(message) == [(call["name"], call["arguments"]) for call in expected["tool_calls"]]
     # The call's id is the written functions.NAME:N, as llama.cpp gives it.
-    for call, wanted in zip(message.get("tool_calls") or [], expected["tool_calls"], strict=True):
-        if "id" in wanted:
-            assert call["id"] == wanted["id"]
+    parsed = read_as_the_peer(case)
+    expected = case["expected"]
     kept = (expected["content"] or "") + (expected["reasoning_content"] or "")
-    assert bool(parsed.warnings) == any(marker in kept for marker in fmt.special_markers)
+    markers = pawlette.get_format(case["format"]).special_markers
+    assert bool(parsed.warnings) == any(marker in kept for marker in markers)
 
 
-@pytest.mark.parametrize("case", [c for c in CASES if c["pawlette"] == "cut-call"], ids=_case_id)
+@pytest.mark.parametrize("case", [c for c in CASES if c["pawlette"] == "cut-call"], ids=case_id)
 def test_a_call_cut_off_is_content_with_a_warning(case: dict[str, Any]) -> None:
     """Decided: the peers report a cut call with its raw arguments (streaming state);
     pawlette's whole parse keeps the text as written, with a warning (a call that is not
     closed is no call)."""
-    parsed = pawlette.get_format(case["format"]).parse(case["output"], tools=_tools(case))
+    parsed = pawlette.get_format(case["format"]).parse(case["output"], tools=peer_tools(case))
     assert not parsed.message.get("tool_calls")
     assert parsed.message["content"] == case["output"].removeprefix("<|tool_calls_section_begin|>")
     assert parsed.warnings
 
 
 @pytest.mark.parametrize("stream_arguments", [False, True])
-@pytest.mark.parametrize("case", CASES, ids=_case_id)
+@pytest.mark.parametrize("case", CASES, ids=case_id)
 def test_streamed_in_pieces_as_whole(case: dict[str, Any], stream_arguments: bool) -> None:
     """Every variant, every peer case (read or decided), fed in pieces, folds as the whole
     output does (the shared cross-artifact tests stream the default variant's renders)."""

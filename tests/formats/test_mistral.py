@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import datetime
 import json
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -15,62 +14,41 @@ import pytest
 import pawlette
 from pawlette.errors import RequestError
 
-CASES = json.loads((Path(__file__).parent / "families" / "data" / "mistral.json").read_text())
+from .families.peers import case_id, cases, peer_tools, read_as_the_peer
+
+CASES = cases("mistral")
 READ = [case for case in CASES if case["pawlette"] == "read"]
 LIST_FORM = [case for case in CASES if case["pawlette"] == "json-list-form"]
 COMPACT_FORM = [case for case in CASES if case["pawlette"] == "compact-form"]
 
 
-def _tools(case: dict[str, Any]) -> list[dict[str, Any]] | None:
-    names = sorted({call["name"] for call in case["expected"]["tool_calls"]})
-    return [
-        {"type": "function", "function": {"name": name, "parameters": {"type": "object"}}}
-        for name in names
-    ] or None
-
-
-def _case_id(case: dict[str, Any]) -> str:
-    return f"{case['format']}:{case['source'].rpartition('#')[2]}:{case['output'][:24]}"
-
-
-@pytest.mark.parametrize("case", READ, ids=_case_id)
+@pytest.mark.parametrize("case", READ, ids=case_id)
 def test_what_the_models_write_reads_as_the_peers_read_it(case: dict[str, Any]) -> None:
-    fmt = pawlette.get_format(case["format"])
-    parsed = fmt.parse(case["output"], tools=_tools(case))
-    message, expected = parsed.message, case["expected"]
-    assert (message.get("content") or None) == (expected["content"] or None)
-    assert message.get("reasoning_content") == expected["reasoning_content"]
-    calls = [
-        (call["function"]["name"], json.loads(call["function"]["arguments"]))
-        for call in message.get("tool_calls") or []
-    ]
-    assert calls == [(call["name"], call["arguments"]) for call in expected["tool_calls"]]
-    for written, call in zip(message.get("tool_calls") or [], expected["tool_calls"], strict=True):
-        if "id" in call:  # the [CALL_ID] a model writes is the call's id (llama.cpp keeps it)
-            assert written["id"] == call["id"]
+    parsed = read_as_the_peer(case)  # with the [CALL_ID] a model writes (llama.cpp keeps it)
+    expected = case["expected"]
     # A call marker inside [THINK] is reasoning text (as llama.cpp reads it), with a warning.
     assert bool(parsed.warnings) == ("[TOOL_CALLS]" in (expected["reasoning_content"] or ""))
 
 
-@pytest.mark.parametrize("case", LIST_FORM, ids=_case_id)
+@pytest.mark.parametrize("case", LIST_FORM, ids=case_id)
 def test_nemos_json_list_is_content_with_a_warning(case: dict[str, Any]) -> None:
     """Decided: the v7 formats read their own call spelling; the older JSON list
     (``[TOOL_CALLS][{...}]``, which SGLang reads in any Mistral model) stays content, as
     written, and a warning names it."""
     fmt = pawlette.get_format(case["format"])
-    parsed = fmt.parse(case["output"], tools=_tools(case))
+    parsed = fmt.parse(case["output"], tools=peer_tools(case))
     assert parsed.message["content"] == case["output"]
     assert "tool_calls" not in parsed.message or not parsed.message["tool_calls"]
     assert parsed.warnings
 
 
-@pytest.mark.parametrize("case", COMPACT_FORM, ids=_case_id)
+@pytest.mark.parametrize("case", COMPACT_FORM, ids=case_id)
 def test_nemo_reads_its_own_json_list_and_keeps_the_v7_form_as_content(
     case: dict[str, Any],
 ) -> None:
     """Decided: Nemo writes ``[TOOL_CALLS][{...}]``; the later ``name[ARGS]{...}`` form, which
     SGLang reads in any Mistral model, stays content, as written, and a warning names it."""
-    parsed = pawlette.get_format(case["format"]).parse(case["output"], tools=_tools(case))
+    parsed = pawlette.get_format(case["format"]).parse(case["output"], tools=peer_tools(case))
     assert parsed.message["content"] == case["output"]
     assert not parsed.message.get("tool_calls")
     assert parsed.warnings
@@ -80,7 +58,7 @@ def test_nemo_keeps_the_text_before_its_calls_as_written() -> None:
     """Decided: SGLang strips the space before ``[TOOL_CALLS]``; pawlette keeps the text as
     the model wrote it (nothing silently dropped)."""
     (case,) = [case for case in CASES if case["pawlette"] == "verbatim-text"]
-    parsed = pawlette.get_format(case["format"]).parse(case["output"], tools=_tools(case))
+    parsed = pawlette.get_format(case["format"]).parse(case["output"], tools=peer_tools(case))
     assert parsed.message["content"] == case["expected"]["content"] + " "
     assert [call["function"]["name"] for call in parsed.message["tool_calls"]] == [
         call["name"] for call in case["expected"]["tool_calls"]
