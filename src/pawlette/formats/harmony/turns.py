@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
 
 from ...declare import Concept, Marker
-from ...declare.json_calls import arguments_json
+from ...declare.json_calls import arguments_json, check_call_name
 from ...declare.pieces import Option, piece_text
 from ...emit.jinja_text import jinja_string
 from ...engine.json_text import json_string
@@ -136,6 +136,8 @@ class HarmonyTurns(Concept):
                 "both content and reasoning_content beside tool calls",
                 "one of them (the template writes either as the analysis before the call)",
             )
+        for number, call in enumerate(message.tool_calls):
+            check_call_name(call.name, index, number)  # an empty name parses back as no call
         for number in range(1, len(message.tool_calls)):
             out.lose(f"messages[{index}].tool_calls[{number}]", "only the first call is written")
         if (text or message.reasoning) and final_follows(out.messages, index):
