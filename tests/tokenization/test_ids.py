@@ -293,3 +293,17 @@ def test_a_held_run_grown_past_a_marker_feeds_that_marker() -> None:
     ]
     assert [w.text for w in whole.warnings] == ["\n</think>"]
     assert message_to_openai(merge_assistant(result.messages)) == whole.message
+
+
+def test_a_marker_that_begins_inside_held_layout_text_is_read_as_in_text() -> None:
+    # SmolLM3 holds "\n\n" (it may lead a marker); "</think>" then comes: the text form reads
+    # "\n" as reasoning and "\n</think>\n" as the close, and the ids do too.
+    smollm3 = pawlette.get_format("smollm3")
+    tokenizer = small("smollm3")
+    text = "<think>\n a \n\n</think>\n b <|im_end|>"
+    ids = tokenizer.encode(text, add_special_tokens=False).ids
+    parser = IdParser(smollm3, tokenizer, id_factory=sequential_ids())
+    events = [event for token in ids for event in parser.feed_ids([token])]
+    message = message_to_openai(merge_assistant(fold(events + parser.finish()).messages))
+    assert message == smollm3.parse(text, id_factory=sequential_ids()).message
+    assert message["reasoning_content"] == " a \n"

@@ -287,9 +287,16 @@ class IdParser:
             pieces = rest
         else:
             first_is_marker, first = pieces.pop(0)
-            events += (
-                self.parser.feed_marker(first) if first_is_marker else self.parser.feed_text(first)
-            )
+            if first_is_marker:
+                events += self.parser.feed_marker(first)
+            elif len(first) > 1 and pieces:
+                # A marker may begin inside held layout text ("\n\n" then "</think>": the
+                # text form reads "\n" and the marker "\n</think>"): as the lexer does, one
+                # character is text and the rest is read again.
+                events += self.parser.feed_text(first[0])
+                pieces.insert(0, (False, first[1:]))
+            else:
+                events += self.parser.feed_text(first)
         for piece_is_marker, piece in pieces:
             events += self._piece(piece_is_marker, piece)
         return events
