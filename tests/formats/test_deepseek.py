@@ -12,7 +12,7 @@ import pytest
 import pawlette
 
 from ..support.small_bpe import small_tokenizer
-from .families.peers import case_id, cases, read_as_the_peer
+from .peers import case_id, cases, read_as_the_peer
 
 CASES = cases("deepseek")
 READ = [case for case in CASES if case["pawlette"] == "read"]

@@ -32,7 +32,7 @@ from ..support.template_compare import (
     own_turns,
     without_reasoning,
 )
-from .families.peers import case_id, cases, peer_tools, read_as_the_peer
+from .peers import case_id, cases, peer_tools, read_as_the_peer
 
 CASES = cases("kimi")
 READ = [case for case in CASES if case["pawlette"] == "read"]

@@ -14,7 +14,7 @@ import pytest
 import pawlette
 from pawlette.errors import RequestError
 
-from .families.peers import case_id, cases, peer_tools, read_as_the_peer
+from .peers import case_id, cases, peer_tools, read_as_the_peer
 
 CASES = cases("mistral")
 READ = [case for case in CASES if case["pawlette"] == "read"]

@@ -10,7 +10,7 @@ from typing import Any
 
 import pawlette
 
-DATA = Path(__file__).parent / "data"
+DATA = Path(__file__).parent / "families" / "data"
 
 
 def cases(family: str) -> list[dict[str, Any]]:
