@@ -8,10 +8,13 @@ from typing import TYPE_CHECKING, ClassVar
 
 from ..errors import FormatError
 from .concept import Concept
+from .pieces import Fence
+from .readers import lead_dropped
 
 if TYPE_CHECKING:
     from .jinja import Template
     from .layout import Layout
+    from .table import Table
     from .write import Render
 
 IGNORABLE = {
@@ -66,9 +69,14 @@ class Ignored(Concept):
 class Trimmed(Concept):
     """Message text is written with the whitespace at its ends removed (Python's
     ``str.strip``, Jinja's ``trim``), in the ``roles`` given (``roles``): what templates that
-    ``| trim`` every message do.  A text that changes is a recorded loss."""
+    ``| trim`` every message do.  A text that changes is a recorded loss.
+
+    ``lead``: written before the trimmed text when it is not empty (GLM-4.6 writes ``"\\n"``
+    before an assistant's text, none when the text is empty); reading drops it where a turn's
+    text begins.  Default: nothing."""
 
     roles: tuple[str, ...] = ("system", "user", "assistant", "tool")
+    lead: Fence = ()
 
     handles: ClassVar[frozenset[str]] = frozenset()
 
@@ -85,11 +93,32 @@ class Trimmed(Concept):
     def write_content(self, out: Render, index: int) -> bool:
         if index < 0 or out.role not in self.roles:
             return False
-        out.text(out.message_text(index).strip(), "content", trainable=out.role == "assistant")
+        text = out.message_text(index).strip()
+        trainable = out.role == "assistant"
+        if text:
+            out.fence(self.lead, "content", trainable=trainable)
+        out.text(text, "content", trainable=trainable)
         return True
 
     def jinja_content(self, out: Template, role: str) -> bool:
         if role not in self.roles:
             return False
-        out.out(f"{{{{- text_of(message, index, {out.layout.name!r}) | trim -}}}}")
+        text = f"text_of(message, index, {out.layout.name!r}) | trim"
+        if not self.lead:
+            out.out(f"{{{{- {text} -}}}}")
+            return True
+        out.out(f"{{%- set trimmed = {text} -%}}")
+        out.out("{%- if trimmed -%}")
+        out.fence(self.lead)
+        out.out("{{- trimmed -}}")
+        out.out("{%- endif -%}")
         return True
+
+    def rows(self, table: Table) -> None:
+        lead = table.text(self.lead)
+        if not lead:
+            return
+        for role in self.roles:
+            for state in {table.first_state.get(role), f"{role}.body"}:
+                if state is not None and state in table.states:
+                    table.reader(state, lead_dropped(table.states[state].reader, lead))

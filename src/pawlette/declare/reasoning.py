@@ -52,7 +52,9 @@ class Reasoning(Concept):
     - ``absent``: what a turn writes where it writes no block (it has no reasoning, or
       ``keep`` drops it): nothing (the default), an empty block (``open`` + ``close``: GLM-4.6,
       Kimi K2 Thinking) or the close alone (GLM-4.7, MiniMax-M3).  The last turn of
-      ``empty_on_last`` gets its empty block instead.  Read back as no reasoning.
+      ``empty_on_last`` gets its empty block instead.  Read back as no reasoning.  Where the
+      generation prompt writes the same empty block (``prompt="empty"``), the stand-in is the
+      prompt's, not trainable (the model's part of the turn begins after it).
     - ``calls_end``: a call opening inside the block ends the reasoning and is read as a call
       (what vLLM's and SGLang's Qwen3, Kimi K2 and GLM parsers do); otherwise a call marker
       inside the block is reasoning text, with a warning.  The concept must come before the
@@ -96,6 +98,10 @@ class Reasoning(Concept):
                 "'empty' or 'opened'"
             )
 
+    def _prompt_writes_absent(self) -> bool:
+        """The generation prompt writes the turn's stand-in for a block (an empty one)."""
+        return self.prompt == "empty" and self.absent == (*self.open, *self.close)
+
     def written(self, out: Render, index: int) -> bool:
         """Whether the assistant message at ``index`` gets a block."""
         message = out.messages[index]
@@ -131,7 +137,7 @@ class Reasoning(Concept):
         if out.role != "assistant" or index < 0:
             return
         if not self.written(out, index):
-            out.fence(self.absent, "reasoning", trainable=True)
+            out.fence(self.absent, "reasoning", trainable=not self._prompt_writes_absent())
             return
         # Where the generation prompt opens the block, its open fence is the prompt's: the
         # model's own part of the turn (trainable) begins after it.
@@ -219,7 +225,7 @@ class Reasoning(Concept):
             out.value("message.reasoning_content or ''")
         out.out("{%- endif -%}")
         out.fence(self.close)
-        if self.absent:
+        if self.absent and not self._prompt_writes_absent():
             out.out("{%- else -%}")
             out.fence(self.absent)
         out.out("{%- endif -%}")
@@ -239,6 +245,10 @@ class Reasoning(Concept):
         if role == "assistant" and self.prompt in ("open", "opened"):
             out.out(f"{{%- if {self._condition(out)} -%}}")
             out.fence(self.open)  # the generation prompt's: not trainable
+            out.out("{%- endif -%}")
+        if role == "assistant" and self._prompt_writes_absent():
+            out.out(f"{{%- if not ({self._condition(out)}) -%}}")
+            out.fence(self.absent)  # the generation prompt's: not trainable
             out.out("{%- endif -%}")
 
     def jinja_prompt(self, out: Template) -> None:
@@ -266,3 +276,5 @@ class Reasoning(Concept):
             turn.call_lead = closed  # the turn begins inside the block: a forced call closes it
         elif self.empty_on_last:
             turn.call_lead = opened + closed
+        elif self.absent and self.prompt == "":  # a forced call follows the block's stand-in
+            turn.call_lead = text_of(self.absent, layout.options, layout.name)

@@ -15,7 +15,10 @@ parameter declared a string keeps its text; any other is read as JSON (``true``,
 ``{...}``), or, with ``values="python"``, ``True``/``False``/``None`` too; a value that reads as
 neither stays a string where the schema allows one, else the call is malformed.  The tags are
 read loosely: whitespace the fences write around a tag may be left out (``<parameter=city>Paris
-</parameter>``), and one newline of the fence's own at a value's edges is the fence's.
+</parameter>``), whitespace between two tags of one fence may be left out or added
+(``</arg_key><arg_value>`` where GLM-4.6 writes ``</arg_key>\\n<arg_value>``, and the other way
+round: GLM models write both), and one newline of the fence's own at a value's edges is the
+fence's.
 """
 
 # ruff: noqa: E501  (the docstring shows the wire formats as they are)
@@ -23,18 +26,20 @@ read loosely: whitespace the fences write around a tag may be left out (``<param
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from ..emit.grammar_ast import JsonSchemaValue, Lit, Node, Rules, alt, optional, seq
+from ..emit.grammar_ast import Marker as MarkerNode
 from ..engine.call_arguments import arguments_problem
 from ..engine.machine import Parser
 from ..engine.readers import WholeTextReader
 from ..errors import FormatError, RequestError
 from ..types import TextDelta, Tool, ToolCallDelta, ToolCallEnd, ToolCallStart
 from .concept import Concept
-from .grammar import SectionedCalls, drop_prefix
+from .grammar import SectionedCalls, drop_prefix, text_before
 from .json_calls import check_call_name
 from .pieces import Fence, Marker, text_of
 from .readers import BetweenCallsReader, schema_tools
@@ -176,6 +181,7 @@ class XmlCalls(Concept):
             key_close=core(self.key_close),
             value_close=core(self.value_close),
             python=self.values == "python",
+            loose=self.loose,
         )
 
     def rows(self, table: Table) -> None:
@@ -279,6 +285,21 @@ class Tags:
     key_close: tuple[str, str, str]
     value_close: tuple[str, str, str]
     python: bool
+    loose: bool = False
+
+    def finder(self, tag: str) -> re.Pattern[str]:
+        """A tag as read: with ``loose``, any whitespace between two of its tags (``>`` then
+        ``<``), none included."""
+        pattern = _FINDERS.get((tag, self.loose))
+        if pattern is None:
+            parts = _BETWEEN_TAGS.split(tag) if self.loose else [tag]
+            pattern = re.compile(r">\s*<".join(re.escape(part) for part in parts))
+            _FINDERS[(tag, self.loose)] = pattern
+        return pattern
+
+
+_BETWEEN_TAGS = re.compile(r">\s*<")
+_FINDERS: dict[tuple[str, bool], re.Pattern[str]] = {}
 
 
 def _schema_types(tool: Tool | None, key: str) -> set[str] | None:
@@ -350,14 +371,15 @@ class XmlCallReader(WholeTextReader):
     def _read(self, text: str) -> tuple[str | None, str | None, dict[str, Any] | None]:
         tags = self._tags
         key_open, key_close, value_close = tags.key_open[1], tags.key_close[1], tags.value_close[1]
+        finds = tags.finder(key_open), tags.finder(key_close), tags.finder(value_close)
         if tags.name_close[1]:
             name_end = text.find(tags.name_close[1])
             if name_end < 0:
                 return "no end of the name", None, None
             rest_start = name_end + len(tags.name_close[1])
         else:  # the name ends where the first parameter (or the call) does (GLM)
-            found = text.find(key_open)
-            name_end = rest_start = found if found >= 0 else len(text)
+            first = finds[0].search(text)
+            name_end = rest_start = first.start() if first is not None else len(text)
         name = text[:name_end].strip()
         if not name:
             return "no call name", None, None
@@ -368,22 +390,25 @@ class XmlCallReader(WholeTextReader):
         arguments: dict[str, Any] = {}
         position = rest_start
         while True:
-            start = text.find(key_open, position)
-            if start < 0:
+            opened = finds[0].search(text, position)
+            if opened is None:
                 if text[position:].strip():
                     return f"text {text[position:][:40]!r} after the parameters", None, None
                 break
+            start = opened.start()
             if text[position:start].strip():
                 return f"text {text[position:start][:40]!r} between parameters", None, None
-            key_start = start + len(key_open)
-            key_end = text.find(key_close, key_start)
-            if key_end < 0:
+            key_start = opened.end()
+            named = finds[1].search(text, key_start)
+            if named is None:
                 return "a parameter name without its end", None, None
+            key_end = named.start()
             key = text[key_start:key_end].strip()
-            value_start = key_end + len(key_close)
-            value_end = text.find(value_close, value_start)
-            if value_end < 0:
+            value_start = named.end()
+            valued = finds[2].search(text, value_start)
+            if valued is None:
                 return f"parameter {key!r} without its end", None, None
+            value_end = valued.start()
             value = text[value_start:value_end]
             after, before = tags.key_close[2], tags.value_close[0]
             if after and value.startswith(after):
@@ -396,7 +421,7 @@ class XmlCallReader(WholeTextReader):
             if not read:
                 return f"parameter {key!r}: {value[:40]!r} is not of its schema's type", None, None
             arguments[key] = typed
-            position = value_end + len(value_close)
+            position = valued.end()
         problem = arguments_problem(json.dumps(arguments, ensure_ascii=False))
         if problem is not None:
             return problem, None, None
@@ -423,6 +448,9 @@ class _XmlCallSet(SectionedCalls):
 
         close = turn.nodes(self.calls.value_close)
         kinds = schema.get("type") if isinstance(schema, Mapping) else None
+        if kinds == "string" and close and isinstance(close[0], MarkerNode):
+            # Closed by a special token (GLM's </arg_value>): any text that spells no marker.
+            return text_before(turn.layout, self.calls.value_close, empty=True)
         if kinds == "string" and all(isinstance(item, Lit) for item in close):
             text = text_of(self.calls.value_close, turn.layout.options, turn.layout.name)
             markers = tuple(sorted({*rules.markers, text.strip()}, key=lambda m: (-len(m), m)))
