@@ -24,6 +24,7 @@ _MODULES: dict[str, str] = {
     "llama3": "pawlette.formats.llama3",
     "mistral": "pawlette.formats.mistral",
     "deepseek": "pawlette.formats.deepseek",
+    "glm": "pawlette.formats.glm",
 }
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
 _LOADED: dict[str, Format] = {}
