@@ -210,12 +210,20 @@ def test_the_generation_prompts_follow_the_thinking_switch() -> None:
 
 
 def test_the_model_ends_its_turn_with_the_next_turns_opener_or_eos() -> None:
-    for name in ("glm", "glm:4.7"):
+    for name, prompt, answer in (
+        ("glm", "<|assistant|>", "\n<think>R</think>\n3 °C."),
+        ("glm:4.7", "<|assistant|><think>", "R</think>3 °C."),
+    ):
         fmt = pawlette.get_format(name)
         assert set(fmt.stop) == {"<|user|>", "<|observation|>", "<|endoftext|>"}
-        parsed = fmt.parse("3 °C.<|endoftext|>", prompt="<|assistant|></think>")
-        assert parsed.message["content"] == "3 °C."
-        assert not parsed.warnings
+        for stop in fmt.stop:  # a stop the caller leaves in the completion ends the turn
+            parsed = fmt.parse(answer + stop, prompt=prompt)
+            assert parsed.message == {
+                "role": "assistant",
+                "content": "3 °C.",
+                "reasoning_content": "R",
+            }
+            assert not parsed.warnings
 
 
 def test_a_conversation_parses_back_whole() -> None:
