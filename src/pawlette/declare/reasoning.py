@@ -54,7 +54,8 @@ class Reasoning(Concept):
       Kimi K2 Thinking) or the close alone (GLM-4.7, MiniMax-M3).  The last turn of
       ``empty_on_last`` gets its empty block instead.  Read back as no reasoning.  Where the
       generation prompt writes the same empty block (``prompt="empty"``), the stand-in is the
-      prompt's, not trainable (the model's part of the turn begins after it).
+      prompt's, not trainable (the model's part of the turn begins after it).  With ``keep``
+      ``"all"``, an empty reasoning text gets the stand-in too (GLM-4.7, Ling 3.0).
     - ``calls_end``: a call opening inside the block ends the reasoning and is read as a call
       (what vLLM's and SGLang's Qwen3, Kimi K2 and GLM parsers do); otherwise a call marker
       inside the block is reasoning text, with a warning.  The concept must come before the
@@ -98,6 +99,14 @@ class Reasoning(Concept):
                 "'empty' or 'opened'"
             )
 
+    def _absent_rest(self) -> Fence | None:
+        """Where the generation prompt opens the block and the stand-in begins with that open
+        fence (Ling 3.0's empty block after its ``\\n<think>`` prompt), the rest of the
+        stand-in: the open fence is the prompt's, not trainable.  None: no such split."""
+        if self.prompt in ("open", "opened") and self.absent[: len(self.open)] == self.open:
+            return self.absent[len(self.open) :]
+        return None
+
     def _prompt_writes_absent(self) -> bool:
         """The generation prompt writes the turn's stand-in for a block (an empty one)."""
         return self.prompt == "empty" and self.absent == (*self.open, *self.close)
@@ -105,8 +114,8 @@ class Reasoning(Concept):
     def written(self, out: Render, index: int) -> bool:
         """Whether the assistant message at ``index`` gets a block."""
         message = out.messages[index]
-        if self.keep == "all":
-            return message.reasoning is not None
+        if self.keep == "all":  # (an empty text gets the stand-in, where there is one)
+            return bool(message.reasoning) if self.absent else message.reasoning is not None
         if self.keep == "none" or index <= out.last_query:
             return False
         last = index == len(out.messages) - 1
@@ -137,6 +146,11 @@ class Reasoning(Concept):
         if out.role != "assistant" or index < 0:
             return
         if not self.written(out, index):
+            rest = self._absent_rest()
+            if rest is not None:
+                out.fence(self.open, "reasoning")
+                out.fence(rest, "reasoning", trainable=True)
+                return
             out.fence(self.absent, "reasoning", trainable=not self._prompt_writes_absent())
             return
         # Where the generation prompt opens the block, its open fence is the prompt's: the
@@ -204,7 +218,7 @@ class Reasoning(Concept):
     def _condition(self, out: Template) -> str:
         given = "message.reasoning_content is defined and message.reasoning_content is not none"
         if self.keep == "all":
-            return given
+            return f"({given} and message.reasoning_content)" if self.absent else given
         if self.keep == "none":
             return "false"
         wanted = f"({given} and message.reasoning_content)"
@@ -227,7 +241,8 @@ class Reasoning(Concept):
         out.fence(self.close)
         if self.absent and not self._prompt_writes_absent():
             out.out("{%- else -%}")
-            out.fence(self.absent)
+            rest = self._absent_rest()
+            out.fence(self.absent if rest is None else rest)
         out.out("{%- endif -%}")
 
     def jinja_content(self, out: Template, role: str) -> bool:
@@ -243,6 +258,9 @@ class Reasoning(Concept):
 
     def jinja_lead(self, out: Template, role: str) -> None:
         if role == "assistant" and self.prompt in ("open", "opened"):
+            if self._absent_rest() is not None:  # the block or its stand-in opens alike
+                out.fence(self.open)  # the generation prompt's: not trainable
+                return
             out.out(f"{{%- if {self._condition(out)} -%}}")
             out.fence(self.open)  # the generation prompt's: not trainable
             out.out("{%- endif -%}")
