@@ -25,6 +25,7 @@ _MODULES: dict[str, str] = {
     "mistral": "pawlette.formats.mistral",
     "deepseek": "pawlette.formats.deepseek",
     "glm": "pawlette.formats.glm",
+    "bailing": "pawlette.formats.bailing",
 }
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
 _LOADED: dict[str, Format] = {}

@@ -96,9 +96,6 @@ Remaining differences from the templates:
 - A tool message whose content is a list of parts: the template writes a second
   ``<|observation|>`` and each part's Python ``repr``; pawlette writes the text parts as one
   result.
-- ``glm:4.7-kept-thinking``: the template writes ``</think>`` for an empty
-  ``reasoning_content`` string; pawlette writes an empty block ``<think></think>`` there
-  (both read back as no reasoning).
 - GLM-4.7 thinking on: a past turn without reasoning is ``<|assistant|></think>...`` while
   the prompt is ``<|assistant|><think>``: the template's own shape (no training render of
   such a turn extends the prompt render).
