@@ -552,7 +552,7 @@ def o200k_tokenizer(name: str) -> Any:
     """o200k_base as a ``tokenizers.Tokenizer`` with ``name``'s markers as special tokens."""
     from tokenizers import Tokenizer
 
-    from pawlette.tokenizers import tokenizer_from_tiktoken
+    from pawlette.tokenization import tokenizer_from_tiktoken
 
     cached = cache_directory() / "harmony" / f"o200k_{name}.json"
     if cached.is_file():

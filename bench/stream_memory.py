@@ -124,7 +124,7 @@ def o200k_tokenizer(fmt: pawlette.Format) -> Any:
     from tokenizers import Tokenizer
 
     from bench.peers import O200K_PATTERN, cache_directory, o200k_file
-    from pawlette.tokenizers import tokenizer_from_tiktoken
+    from pawlette.tokenization import tokenizer_from_tiktoken
 
     cached = cache_directory() / "harmony" / f"o200k_{fmt.name}.json"
     if cached.is_file():

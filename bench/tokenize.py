@@ -263,7 +263,7 @@ def end_to_end(fmt: pawlette.Format, tokenizer: Any, count: int, sweep: bool) ->
     """The command's whole run against the floor (see the module docstring)."""
     import tempfile
 
-    from pawlette.training import tokenize_file
+    from pawlette.tokenization.training import tokenize_file
 
     directory = tempfile.mkdtemp(prefix="bench-tokenize-")
     tokenizer_path = os.path.join(directory, "tokenizer.json")

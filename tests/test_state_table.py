@@ -89,7 +89,7 @@ def _closing(role: str, count: int, unprintable: object) -> object:
     def action(parser: Parser, offset: int) -> None:
         # role is shown; unprintable is captured but not a plain value, so it is not shown;
         # count is not captured at all (only a closure's free variables are shown)
-        parser.shared["seen"] = (role, unprintable, offset)
+        parser.malformed(offset, repr((role, unprintable)), "nothing", "")
 
     return action
 

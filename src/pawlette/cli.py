@@ -303,7 +303,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_serve_arguments(serve)
     serve.set_defaults(handler=command_serve)
 
-    from .training import add_tokenize_arguments, add_tokenizer_arguments
+    from .tokenization.training import add_tokenize_arguments, add_tokenizer_arguments
 
     tokenize = commands.add_parser(
         "tokenize", help="chat-completions JSONL to Parquet ids and labels (tokenize extra)"

@@ -294,7 +294,7 @@ class Format:
         folded = fold(events, self.grammar.fields)
         # A format whose results name no call answers calls by position (pair_results); one
         # that reads a result's call id (a field of the tool role) keeps what it read.
-        paired = "tool" in self.grammar.fields
+        paired = "tool_call_id" in self.grammar.fields.get("tool", {}).values()
         messages = tuple(folded.messages if paired else pair_results(folded.messages))
         tools = tuple(folded.tools)
         return ParsedConversation(

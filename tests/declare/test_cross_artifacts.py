@@ -252,10 +252,11 @@ def test_streaming_text_and_ids_equals_whole(fmt: Format, data: st.DataObject) -
     index = last_assistant(request)
     through = {**request, "messages": request["messages"][: index + 1]}
     expected = normalise(fmt, through)["messages"][index]
-    # Read knowing the request's tools, as a server does: tag calls type values by schema
-    # (without it, a string argument "0" reads as the number 0).
-    tools = request.get("tools")
-    message = fmt.parse(text, id_factory=sequential_ids(), prompt=prompt, tools=tools).message
+    # With the request's tools, as a server parses: formats that type call values by the
+    # tools' schemas read "0" for a string parameter as the string it was.
+    message = fmt.parse(
+        text, id_factory=sequential_ids(), prompt=prompt, tools=request.get("tools")
+    ).message
     if not writes_call_ids(fmt):  # generated in order, from the completion's own count
         calls = expected.get("tool_calls") or []
         ids_in_order = {c["id"]: f"call_{n}" for n, c in enumerate(calls)}

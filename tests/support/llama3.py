@@ -9,7 +9,7 @@ Meta publishes Llama 3's tiktoken rank file inside the ``llama-models`` wheel on
    (about 6.6 MB), and fails the test with pip's message when PyPI cannot be reached (nothing is
    skipped);
 3. extracts the rank file with :mod:`zipfile` and checks its SHA-256;
-4. converts it with :func:`pawlette.tokenizers.tokenizer_from_tiktoken`, checks the result
+4. converts it with :func:`pawlette.tokenization.tokenizer_from_tiktoken`, checks the result
    against known ids and against ``tiktoken`` itself on :data:`VERIFICATION_TEXTS`, and only
    then caches the ``tokenizer.json`` (its name carries a digest of the converter's source, so
    a changed converter is never served from a stale cache).
@@ -35,9 +35,9 @@ from typing import TYPE_CHECKING
 import pytest
 from tokenizers import Tokenizer
 
-from pawlette.tokenizers import tiktoken_file
-from pawlette.tokenizers.plain import encode_plain
-from pawlette.tokenizers.tiktoken_file import (
+from pawlette.tokenization import tiktoken_file
+from pawlette.tokenization.plain_text import encode_plain
+from pawlette.tokenization.tiktoken_file import (
     LLAMA3_PATTERN,
     llama3_special_tokens,
     tokenizer_from_tiktoken,

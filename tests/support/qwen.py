@@ -10,7 +10,7 @@ dashscope, pydantic, openai and more, so it is not installed: :func:`qwen_tokeni
 2. runs ``python -m pip download qwen-agent==<pinned> --no-deps`` (about 7 MB) in pip's
    hash-checking mode, failing the test with pip's message when that does not work;
 3. extracts the rank file with :mod:`zipfile` and checks its SHA-256;
-4. converts it with :func:`pawlette.tokenizers.tokenizer_from_tiktoken`, with Qwen3's added
+4. converts it with :func:`pawlette.tokenization.tokenizer_from_tiktoken`, with Qwen3's added
    tokens, checks it against ``tiktoken`` over the same ranks, and caches it.
 
 The added tokens' ids are Qwen3's (``<|endoftext|>`` 151643 ... ``</think>`` 151668, as in its
@@ -29,8 +29,8 @@ from typing import NoReturn
 import pytest
 from tokenizers import Tokenizer
 
-from pawlette.tokenizers import tiktoken_file
-from pawlette.tokenizers.tiktoken_file import read_tiktoken_ranks, tokenizer_from_tiktoken
+from pawlette.tokenization import tiktoken_file
+from pawlette.tokenization.tiktoken_file import read_tiktoken_ranks, tokenizer_from_tiktoken
 
 from .llama3 import cache_directory, random_texts
 from .pip_download import pip_download

@@ -14,8 +14,8 @@ from tokenizers import Tokenizer
 import pawlette
 from pawlette.engine.lexer import marker_pattern
 from pawlette.format import Format
+from pawlette.tokenization import encode_plain
 from pawlette.tokenization.prepare import add_markers
-from pawlette.tokenizers import encode_plain
 from pawlette.types import Rendering
 
 from ..support.llama3 import llama3_tokenizer

@@ -20,7 +20,7 @@ from pawlette.cli import main
 from pawlette.errors import PawletteError
 from pawlette.tokenization.hub_cache import hub_cache_directory, resolve_hub_dataset
 from pawlette.tokenization.inputs import open_records
-from pawlette.training import tokenize_file
+from pawlette.tokenization.training import tokenize_file
 
 from .support import small
 from .test_training import record

@@ -14,7 +14,7 @@ import zstandard
 
 from pawlette.errors import PawletteError
 from pawlette.tokenization.inputs import open_records
-from pawlette.training import tokenize_file
+from pawlette.tokenization.training import tokenize_file
 
 from .support import small
 from .test_training import record

@@ -13,7 +13,7 @@ import pytest
 
 from pawlette.tokenization.packing import Packer
 from pawlette.tokenization.provenance import expand_runs
-from pawlette.training import tokenize_file
+from pawlette.tokenization.training import tokenize_file
 
 from .support import small
 

@@ -21,8 +21,7 @@ from tokenizers import Tokenizer
 import pawlette
 from pawlette.engine.lexer import marker_pattern
 from pawlette.format import Format, coerce_conversation
-from pawlette.tokenization import ConversationEncoder, MaskPolicy
-from pawlette.tokenizers import encode_plain
+from pawlette.tokenization import ConversationEncoder, MaskPolicy, encode_plain
 from pawlette.types import Rendering
 
 from ..support.llama3 import LLAMA3_SPECIAL_TOKENS

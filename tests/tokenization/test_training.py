@@ -13,12 +13,12 @@ import pyarrow.parquet as pq
 import pytest
 
 import pawlette
-from pawlette import training
+from pawlette.tokenization import training
 from pawlette.cli import main
 from pawlette.errors import PawletteError
 from pawlette.tokenization import ConversationEncoder, RecordTokenizer
 from pawlette.tokenization.provenance import expand_runs
-from pawlette.training import RejectedRecord, TokenizeFailed, tokenize_jsonl
+from pawlette.tokenization.training import RejectedRecord, TokenizeFailed, tokenize_jsonl
 
 from .support import small
 

@@ -200,6 +200,15 @@ class _Held:
     resolved: int = 0
 
 
+@dataclass
+class _ImagesRead:
+    """The parser's image references being read, by :attr:`ImageReferences.key`: the held
+    turn, and the tokens counted in the block being read."""
+
+    held: dict[str, _Held] = field(default_factory=dict)
+    tokens: dict[str, int] = field(default_factory=dict)
+
+
 class _HoldingParser:
     """The parser as the readers of a turn with image references see it: what they emit is held
     (in order) while references wait for their blocks; everything else is the parser's."""
@@ -211,8 +220,8 @@ class _HoldingParser:
         self._key = key
 
     def emit(self, event: Event) -> None:
-        held = self._parser.shared.get(self._key)
-        if isinstance(held, _Held):
+        held = self._parser.context(_ImagesRead).held.get(self._key)
+        if held is not None:
             held.events.append(event)
         else:
             self._parser.emit(event)
@@ -250,23 +259,24 @@ class _ImageRunReader:
         self._parser = parser
         self._images = images
         if parser.entered_by != images.token:
-            parser.shared[images.count_key] = 0
+            parser.context(_ImagesRead).tokens[images.key] = 0
 
     def feed(self, text: str, offset: int) -> None:
         pass  # text inside a block is not part of anything (the seed's elided "...")
 
     def close(self, marker: str | None, offset: int) -> None:
-        shared = self._parser.shared
-        count = shared.get(self._images.count_key, 0)
+        read = self._parser.context(_ImagesRead)
+        key = self._images.key
+        count = read.tokens.get(key, 0)
         if marker == self._images.token:
-            shared[self._images.count_key] = count + 1
+            read.tokens[key] = count + 1
             return
         image = ImagePart(url="", tokens=count)
-        held = shared.get(self._images.key)
-        if isinstance(held, _Held) and held.resolved < len(held.slots):
+        held = read.held.get(key)
+        if held is not None and held.resolved < len(held.slots):
             held.slots[held.resolved].image = image
             held.resolved += 1
-        elif isinstance(held, _Held):
+        elif held is not None:
             held.events.append(PartAdded(image))
         else:
             self._parser.emit(PartAdded(image))
@@ -293,10 +303,6 @@ class ImageReferences:
     token: str
     key: str = "image_references"
 
-    @property
-    def count_key(self) -> str:
-        return f"{self.key}:tokens"
-
     def hold(self, reader: ReaderFactory) -> ReaderFactory:
         """``reader`` for a state of the turn: its events are held while references wait."""
         return partial(_HeldReader, images=self, inner=reader)
@@ -310,9 +316,10 @@ class ImageReferences:
         marker = self.references[number - 1]
 
         def action(parser: Parser, offset: int) -> None:
-            held = parser.shared.get(self.key)
-            if not isinstance(held, _Held):
-                held = parser.shared[self.key] = _Held()
+            waiting = parser.context(_ImagesRead).held
+            held = waiting.get(self.key)
+            if held is None:
+                held = waiting[self.key] = _Held()
             if number != len(held.slots) + 1:
                 parser.malformed(
                     offset,
@@ -330,9 +337,10 @@ class ImageReferences:
 
     def release(self, parser: Parser, offset: int) -> None:
         """Emit the held events, each reference as its image (the turn ends here)."""
-        held = parser.shared.pop(self.key, None)
-        parser.shared.pop(self.count_key, None)
-        if not isinstance(held, _Held):
+        read = parser.context(_ImagesRead)
+        held = read.held.pop(self.key, None)
+        read.tokens.pop(self.key, None)
+        if held is None:
             return
         for event in held.events:
             if not isinstance(event, _Slot):

@@ -36,7 +36,7 @@ from ..types import Message, Tool
 from .concept import Concept
 from .grammar import text_before
 from .pieces import Fence
-from .python_reader import UNPAIRED, PythonCallListReader
+from .python_reader import PythonCallListReader
 from .readers import BetweenCallsReader
 
 if TYPE_CHECKING:
@@ -198,7 +198,7 @@ class PythonCalls(Concept):
 
 def list_reader(parser: Parser) -> Reader:
     """A state whose text is one call list (results pair with calls in the fold)."""
-    return PythonCallListReader(parser, UNPAIRED)
+    return PythonCallListReader(parser)
 
 
 def check_names(tools: tuple[Tool, ...]) -> None:

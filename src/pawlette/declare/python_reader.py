@@ -1,8 +1,8 @@
 """Readers that drive :class:`~pawlette.codecs.python_calls.PythonCallDecoder` in parse states.
 
 - :class:`CallStream`: one decoder inside a reader: the calls it starts are numbered within
-  the parser's message (and remembered for result pairing where a :class:`CallPairing` says
-  so), its events go to the parser as they come.
+  the parser's message, its events go to the parser as they come (results are paired with
+  calls by position in the fold: :func:`pawlette.engine.fold.pair_results`).
 - :class:`PythonCallListReader`: a state whose text is a call list ``[f(a=1), g()]``
   (breeze's ``<|use_tool|>[...]<|eot_id|>``: :class:`pawlette.declare.python_calls.PythonCalls`).
 """
@@ -10,35 +10,8 @@
 from __future__ import annotations
 
 from ..codecs.python_calls import Mode, PythonCallDecoder
-from ..engine.call_results import forget_call, remember_call
 from ..engine.machine import Parser
 from ..types import Event, ParseWarning, TextDelta, ToolCallDelta, ToolCallEnd, ToolCallStart
-
-
-class CallPairing:
-    """Where a reader remembers the calls it starts, so results can answer them by position:
-    by default :mod:`pawlette.engine.call_results` (readers of hand-built tables); declared
-    layouts pair results in the fold (:func:`pawlette.engine.fold.pair_results`) and remember
-    nothing (:data:`UNPAIRED`)."""
-
-    def remember(self, parser: Parser, call_id: str) -> None:
-        remember_call(parser, call_id)
-
-    def forget(self, parser: Parser) -> None:
-        forget_call(parser)
-
-
-class _Unpaired(CallPairing):
-    def remember(self, parser: Parser, call_id: str) -> None:
-        pass
-
-    def forget(self, parser: Parser) -> None:
-        pass
-
-
-_ENGINE_PAIRING = CallPairing()
-UNPAIRED: CallPairing = _Unpaired()
-"""Calls remembered nowhere: the fold pairs results with calls by position."""
 
 
 class CallStream:
@@ -57,7 +30,6 @@ class CallStream:
         "_name",
         "_offset",
         "_open",
-        "_pairing",
         "_parser",
         "_preamble",
         "calls",
@@ -73,11 +45,9 @@ class CallStream:
         fixed_callee: str | None = None,
         name: str | None = None,
         preamble: str = "",
-        pairing: CallPairing | None = None,
         keep_text: bool = False,
     ) -> None:
         self._parser = parser
-        self._pairing = pairing or _ENGINE_PAIRING
         self._mode: Mode = mode
         self._fixed_callee = fixed_callee
         self._name = name
@@ -147,7 +117,6 @@ class CallStream:
                 self.started = True
                 index = self._indices[event.index] = parser.next_call_index()
                 self._open = index
-                self._pairing.remember(parser, event.id)
                 event = ToolCallStart(index, event.id, event.name)
             elif isinstance(event, ToolCallDelta):
                 event = ToolCallDelta(self._indices[event.index], event.arguments)
@@ -159,7 +128,6 @@ class CallStream:
             elif isinstance(event, ParseWarning):
                 self.failed = True
                 if self._open is not None:  # the call being read is no call
-                    self._pairing.forget(parser)
                     parser.abandon_call(self._open)
                     self._open = None
             parser.emit(event)
@@ -187,9 +155,9 @@ class PythonCallListReader:
 
     __slots__ = ("_calls", "_parser", "_raw")
 
-    def __init__(self, parser: Parser, pairing: CallPairing | None = None) -> None:
+    def __init__(self, parser: Parser) -> None:
         self._parser = parser
-        self._calls = CallStream(parser, mode="list", pairing=pairing)
+        self._calls = CallStream(parser, mode="list")
         # The text, kept only until a call begins (then the list is not empty: the call ends,
         # or the decoder fails and gives the text back itself).
         self._raw: list[str] | None = []

@@ -216,6 +216,16 @@ def random_call_id() -> str:
     return "call_" + os.urandom(12).hex()
 
 
+def completion_finish_reason(engine_reason: str | None, valid_calls: int) -> str:
+    """A completion's OpenAI ``finish_reason``, decided here for every face (the parser, the
+    server's pipeline): the engine's ``length`` wins over what the text shows (the output
+    was cut by the limit; text after a turn end is content, so that too may be cut);
+    otherwise ``tool_calls`` exactly when a valid call came back, else ``stop``."""
+    if engine_reason == "length":
+        return "length"
+    return "tool_calls" if valid_calls else "stop"
+
+
 class Parser:
     """The incremental parser for one completion or one rendered conversation.
 
@@ -265,9 +275,6 @@ class Parser:
         self.new_call_id = id_factory or random_call_id
         self.tools: tuple[Tool, ...] = tools if type(tools) is tuple else tuple(tools)
         """The tools the output may call; readers that know call names check them (empty: any)."""
-        self.shared: dict[str, Any] = {}
-        """What the reader of one state leaves for the next within a block that spans several
-        states (a call's name and index, a voice block's header)."""
         self._lexer = Lexer(grammar.markers, escape=grammar.escape)
         self._rows = grammar.rows
         self._over = grammar.completion_over
@@ -541,14 +548,9 @@ class Parser:
         if not self._completion_started:
             self._completion_started = True
             self._events.append(MessageStart("assistant"))
-        # The engine's ``length`` wins over what the text shows: the output was cut by the
-        # limit (text after a turn end is content, so that too may be cut); otherwise
-        # ``tool_calls`` exactly when a valid call came back.
-        if finish_reason == "length":
-            reason = "length"
-        else:
-            reason = "tool_calls" if self.calls_in_completion else "stop"
-        self._events.append(MessageEnd(reason))
+        self._events.append(
+            MessageEnd(completion_finish_reason(finish_reason, self.calls_in_completion))
+        )
         return self._take()
 
     # ------------------------------------------------------------------ after the turn

@@ -26,6 +26,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from ..engine.call_text import PIECE_BYTES
+from ..engine.machine import completion_finish_reason
 from ..openai import part_to_openai
 from ..types import (
     Event,
@@ -148,7 +149,7 @@ class ChunkStream:
     def _finish(self, finish_reason: str | None) -> Delta:
         self.finished = True
         if finish_reason is None:
-            finish_reason = "tool_calls" if self.saw_call else "stop"
+            finish_reason = completion_finish_reason(None, int(self.saw_call))
         return {}, finish_reason
 
     def usage_chunk(self, usage: dict[str, Any]) -> dict[str, Any]:

@@ -16,6 +16,7 @@ import json
 from typing import Any
 
 from ..engine.fold import fold, merge_assistant
+from ..engine.machine import completion_finish_reason
 from ..format import Format
 from ..openai import message_to_openai
 from ..types import (
@@ -81,9 +82,10 @@ class Completion:
 
     @property
     def finish_reason(self) -> str:
-        if self.length and not self.cut:
-            return "length"
-        return "tool_calls" if self.valid_calls else "stop"
+        # A cut (the plan stopped a forbidden call) ends the answer here, whatever the engine
+        # did after it: the engine's length no longer applies.
+        engine_reason = "length" if self.length and not self.cut else None
+        return completion_finish_reason(engine_reason, self.valid_calls)
 
     def _admit(self, events: list[Event]) -> list[Event]:
         """Drop message ends (the completion ends once, in :meth:`finish`), renumber calls

@@ -9,7 +9,7 @@ A :class:`TokenizerBackend` wraps the tokenizer it is given and keeps, once:
   the original, so for text that spells no added token it gives the same ids as
   ``tokenizer.encode(text, add_special_tokens=False)``; for text that does, the spelling is
   encoded as ordinary text, because the copy has no added token to match.  That is what
-  :func:`pawlette.tokenizers.encode_plain` does piece by piece in Python; the copy does it in
+  :func:`pawlette.tokenization.encode_plain` does piece by piece in Python; the copy does it in
   Rust, in batches, on every core.  Every encoded run is still checked against the control
   ids: a vocabulary that lists a special token as an ordinary one could reach it from text;
 - *where a run stands*.  The tokenizer splits its input at added tokens and normalises and
@@ -235,7 +235,7 @@ def _context_copies(tokenizer: Tokenizer, plain: Tokenizer) -> tuple[Tokenizer, 
 
 @cache
 def _character_to_byte() -> dict[str, int]:
-    from ..tokenizers.tiktoken_file import byte_level_text
+    from .tiktoken_file import byte_level_text
 
     return {byte_level_text(bytes([byte])): byte for byte in range(256)}
 

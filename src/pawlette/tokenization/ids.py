@@ -280,7 +280,7 @@ class IdParser:
         # No marker joins: the held pieces are what they came as (the whole run may itself
         # be a marker that did not grow), then the new piece.
         pieces, self._held = [*self._held, (is_marker, text)], []
-        events: list[Event] = []
+        events = []
         marker, rest = self._leading_marker(pieces)
         if marker:
             events += self.parser.feed_marker(marker)

@@ -38,22 +38,29 @@ from ...types import BoxPart, ImagePart, PartAdded, TextDelta
 # --------------------------------------------------------------------------- images
 
 
+@dataclass
+class _PlaceholderCount:
+    """The placeholder tokens of the image being read."""
+
+    tokens: int = 0
+
+
 class PlaceholderRun:
     """Parse actions for ``open`` + N x ``token`` + ``close``: the image part, ``tokens=N``."""
 
-    key = "media.placeholders"
+    @staticmethod
+    def start(parser: Parser, offset: int) -> None:
+        parser.context(_PlaceholderCount).tokens = 0
 
-    @classmethod
-    def start(cls, parser: Parser, offset: int) -> None:
-        parser.shared[cls.key] = 0
+    @staticmethod
+    def count(parser: Parser, offset: int) -> None:
+        parser.context(_PlaceholderCount).tokens += 1
 
-    @classmethod
-    def count(cls, parser: Parser, offset: int) -> None:
-        parser.shared[cls.key] = parser.shared.get(cls.key, 0) + 1
-
-    @classmethod
-    def end(cls, parser: Parser, offset: int) -> None:
-        parser.emit(PartAdded(ImagePart(url="", tokens=parser.shared.pop(cls.key, 0))))
+    @staticmethod
+    def end(parser: Parser, offset: int) -> None:
+        run = parser.context(_PlaceholderCount)
+        tokens, run.tokens = run.tokens, 0
+        parser.emit(PartAdded(ImagePart(url="", tokens=tokens)))
 
 
 @dataclass(frozen=True)

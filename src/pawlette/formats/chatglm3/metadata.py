@@ -95,12 +95,12 @@ class MetadataLine(Concept):
             {
                 "system": {"name": "name"},
                 "user": {"name": "name"},
-                "tool": {"name": "name", "id": "tool_call_id"},
+                "tool": {"name": "name"},
             }
         )
         table.reader("system.body", headed_text_reader())
         table.reader("user.body", headed_text_reader())
-        table.reader("tool.item", headed_text_reader(results=True))
+        table.reader("tool.item", headed_text_reader())
         # A role marker that ends the text opens no turn (the stop after a final assistant
         # turn): the message is pending until its turn reads something.  A completion ends
         # at the next role marker.

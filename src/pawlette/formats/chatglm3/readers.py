@@ -3,9 +3,9 @@
 A turn runs from its role marker to the next one; its first line is plain-text metadata.
 
 - :class:`HeadedTextReader`: metadata is the message's ``name``; the body is content.
-  ``results=True`` (observations) also pairs the message with the call it answers
-  (:mod:`pawlette.engine.call_results`); ``tools_block=True`` (the system turn) reads a
-  JSON tools list at the end of the body (see :func:`split_tools_block`).
+  ``tools_block=True`` (the system turn) reads a JSON tools list at the end of the body (see
+  :func:`split_tools_block`).  An observation names no call: the fold pairs it with the call
+  it answers by position (:func:`pawlette.engine.fold.pair_results`).
 - :class:`AssistantTurnReader`: empty metadata is a text turn; metadata naming a tool is a
   call written as a fenced ``tool_call(...)`` block (:class:`~.calls.FencedCalls`); the code
   interpreter's metadata is a fenced program, read as a call to a built-in tool.  A turn that
@@ -24,7 +24,6 @@ from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from ...declare.python_reader import CallStream
-from ...engine.call_results import forget_call, next_result_call_id, remember_call
 from ...engine.call_text import PackedText
 from ...engine.machine import Parser, ReaderFactory
 from ...types import (
@@ -146,15 +145,12 @@ def split_tools_block(body: str) -> tuple[str, list[dict[str, Any]] | None]:
 class HeadedTextReader(_HeadedTurn):
     """Metadata is the ``name``; the body is content (see the module docstring)."""
 
-    def __init__(self, parser: Parser, *, tools_block: bool = False, results: bool = False):
+    def __init__(self, parser: Parser, *, tools_block: bool = False):
         super().__init__(parser)
         self._tools_block = tools_block
         self._buffer: list[str] = []
-        self._call_id = next_result_call_id(parser) if results else None
 
     def _metadata(self, metadata: str, offset: int) -> None:
-        if self._call_id is not None:
-            self._parser.emit(MetadataItem("id", self._call_id))
         if metadata:
             self._parser.emit(MetadataItem("name", metadata))
 
@@ -174,8 +170,8 @@ class HeadedTextReader(_HeadedTurn):
             self._parser.emit(ToolsDeclared(tuple(Tool(t["name"], t) for t in tools)))
 
 
-def headed_text_reader(*, tools_block: bool = False, results: bool = False) -> ReaderFactory:
-    return partial(HeadedTextReader, tools_block=tools_block, results=results)
+def headed_text_reader(*, tools_block: bool = False) -> ReaderFactory:
+    return partial(HeadedTextReader, tools_block=tools_block)
 
 
 # --------------------------------------------------------------------------- assistant turns
@@ -276,9 +272,7 @@ class AssistantTurnReader(_HeadedTurn):
         if self._name == calls.code_metadata:
             self._mode = "code"
             index = self._code_index = parser.next_call_index()
-            call_id = parser.new_call_id()
-            remember_call(parser, call_id)
-            parser.emit(ToolCallStart(index, call_id, calls.code_tool))
+            parser.emit(ToolCallStart(index, parser.new_call_id(), calls.code_tool))
             parser.emit(ToolCallDelta(index, f'{{"{calls.code_argument}": "'))
         else:
             self._mode = "call"
@@ -329,7 +323,6 @@ class AssistantTurnReader(_HeadedTurn):
         # Strict raises here; lenient: an unterminated program is no call, its block is text.
         raw = self._raw.take()
         parser.malformed(offset, f"program {raw[:60]!r}: {problem}", "a fenced program", raw)
-        forget_call(parser)
         parser.abandon_call(index)
         parser.emit(TextDelta(raw))
 

@@ -43,9 +43,9 @@ from ...types import (
     ToolCallStart,
 )
 from .spans import (
-    Block,
     EdgeNewlines,
     LazyMessage,
+    OpenBlocks,
     continue_block,
     fail,
     json_object,
@@ -84,9 +84,9 @@ class InlineCall:
         """The inline result: a tool message that answers the call (begun lazily)."""
 
         def start(parser: Parser) -> None:
-            block = parser.shared.get(self.key)
+            block = parser.context(OpenBlocks).by_key.get(self.key)
             parser.begin_message("tool")
-            if isinstance(block, Block) and block.call_id is not None:
+            if block is not None and block.call_id is not None:
                 parser.emit(MetadataItem("id", block.call_id))
 
         return text_reader(edges, lazy=LazyMessage(start))

@@ -162,17 +162,25 @@ class Block:
         return self.failed
 
 
+@dataclass
+class OpenBlocks:
+    """The blocks being read, by key: a block spans several states (a call's name, then its
+    arguments), and each state's reader finds the block its opener began."""
+
+    by_key: dict[str, Block] = field(default_factory=dict)
+
+
 def open_block(parser: Parser, key: str) -> Block:
     block = Block(raw=[parser.entered_by or ""])
-    parser.shared[key] = block
+    parser.context(OpenBlocks).by_key[key] = block
     return block
 
 
 def continue_block(parser: Parser, key: str) -> Block:
-    block = parser.shared.get(key)
-    if not isinstance(block, Block):  # entered without its opening state: treat as text
-        block = Block(failed=True)
-        parser.shared[key] = block
+    blocks = parser.context(OpenBlocks).by_key
+    block = blocks.get(key)
+    if block is None:  # entered without its opening state: treat as text
+        block = blocks[key] = Block(failed=True)
     block.raw.append(parser.entered_by or "")
     if block.failed:
         parser.emit(TextDelta(parser.entered_by or ""))

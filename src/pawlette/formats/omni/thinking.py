@@ -39,6 +39,13 @@ class _Thinking:
     fields: list[str] = field(default_factory=list)
 
 
+@dataclass
+class _CurrentThinking:
+    """The thinking block being read (a block's parts are states of their own)."""
+
+    thinking: _Thinking | None = None
+
+
 @dataclass(frozen=True)
 class StructuredThinking:
     """``<start>preamble<step>title<reasoning>text<conclusion>text ... <end>``.
@@ -96,10 +103,10 @@ class _ThinkingReader:
         self._trim = Trim(False)
         self._text: list[str] = []
         self._offset: int | None = None  # where its text began (however the input was split)
-        state = parser.shared.get("thinking")
-        if part == "preamble" or not isinstance(state, _Thinking):
-            state = _Thinking()
-            parser.shared["thinking"] = state
+        current = parser.context(_CurrentThinking)
+        state = current.thinking
+        if part == "preamble" or state is None:
+            state = current.thinking = _Thinking()
             parser.emit(ReasoningDelta(""))
         if part != "preamble":
             if state.pieces:

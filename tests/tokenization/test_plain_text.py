@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from tokenizers import AddedToken, Tokenizer, models, normalizers, pre_tokenizers
 
 from pawlette.errors import TokenizerMismatch
-from pawlette.tokenizers import encode_plain, tokenizer_from_tiktoken
+from pawlette.tokenization import encode_plain, tokenizer_from_tiktoken
 
 from ..support.llama3 import (
     LLAMA3_SPECIAL_TOKENS,

@@ -35,7 +35,7 @@ def encode_plain(tokenizer: Tokenizer, text: str) -> list[int]:
     Raises :class:`~pawlette.errors.TokenizerMismatch` if the model's own vocabulary turns part
     of ``text`` into an added token's id (a tokenizer whose model vocabulary also lists its
     special tokens, and whose pre-tokenizer leaves one whole); no byte-level BPE built by
-    :func:`~pawlette.tokenizers.tokenizer_from_tiktoken` from a Llama 3 file does.
+    :func:`~pawlette.tokenization.tokenizer_from_tiktoken` from a Llama 3 file does.
     """
     normalizer = tokenizer.normalizer
     normalized = normalizer.normalize_str(text) if normalizer is not None else text

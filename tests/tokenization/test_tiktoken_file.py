@@ -12,7 +12,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from tokenizers import Tokenizer
 
-from pawlette.tokenizers import (
+from pawlette.tokenization import (
     LLAMA3_PATTERN,
     encode_plain,
     llama3_special_tokens,

@@ -54,14 +54,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
-from .errors import PawletteError, RequestError
-from .format import Format
-from .formats import get_format
-from .tokenization.encoder import ConversationEncoder, MaskPolicy, Tokenized, coerce_mask
-from .tokenization.inputs import Chunk, RecordSource, open_records
-from .tokenization.lengths import check_length_options, fit_length
-from .tokenization.packing import Packer, packed_schema
-from .tokenization.provenance import (
+from ..errors import PawletteError, RequestError
+from ..format import Format
+from ..formats import get_format
+from .encoder import ConversationEncoder, MaskPolicy, Tokenized, coerce_mask
+from .inputs import Chunk, RecordSource, open_records
+from .lengths import check_length_options, fit_length
+from .packing import Packer, packed_schema
+from .provenance import (
     COLUMN,
     Runs,
     column_runs,
@@ -69,9 +69,9 @@ from .tokenization.provenance import (
     provenance_type,
     runs_of,
 )
-from .tokenization.records import RecordTokenizer, encode_records
-from .tokenization.report import TokenizeFailed, TokenizeSummary
-from .tokenization.shapes import RecordShape, json_error, parse_drop
+from .records import RecordTokenizer, encode_records
+from .report import TokenizeFailed, TokenizeSummary
+from .shapes import RecordShape, json_error, parse_drop
 
 __all__ = [
     "RecordTokenizer",
@@ -319,7 +319,7 @@ def tokenizer_digest(tokenizer: object) -> tuple[str, str]:
             for block in iter(lambda: file.read(1 << 20), b""):
                 digest.update(block)
         return digest.hexdigest(), os.fspath(path)
-    from .tokenization.backend import load_tokenizer
+    from .backend import load_tokenizer
 
     text = load_tokenizer(tokenizer).to_str()
     return hashlib.sha256(text.encode("utf-8")).hexdigest(), "object"
@@ -467,13 +467,13 @@ tokenize_jsonl = tokenize_file
 
 
 def _tokenizer_json(tokenizer: object) -> str:
-    from .tokenization.backend import load_tokenizer
+    from .backend import load_tokenizer
 
     return str(load_tokenizer(tokenizer).to_str())
 
 
 def _version() -> str:
-    from .version import __version__
+    from ..version import __version__
 
     return __version__
 
@@ -930,7 +930,7 @@ def add_tokenizer_arguments(parser: argparse.ArgumentParser) -> None:
 
 def command_tokenizer_prepare(arguments: argparse.Namespace) -> int:
     """``pawlette tokenizer prepare``: prints what was written on stdout."""
-    from .tokenization.prepare import write_tokenizer_directory
+    from .prepare import write_tokenizer_directory
 
     prepared = write_tokenizer_directory(arguments.format, arguments.base, arguments.output)
     added = ", ".join(f"{marker} {token_id}" for marker, token_id in prepared.added) or "none"

@@ -1,1 +1,0 @@
-"""Tests of ``pawlette.tokenizers`` and of the tokenizers the other tests use."""
