@@ -171,6 +171,11 @@ def plain_renderer(layout: Layout) -> PlainRender | None:
         return None
     if block is not None and block.place not in ("system", "first_user", "last_user"):
         return None
+    if reasoning is not None and reasoning.absent:
+        # A stand-in split with the prompt's open fence, or one for empty reasoning kept on
+        # every turn: the generic writer's.
+        if reasoning.absent_rest() is not None or reasoning.keep == "all":
+            return None
     frames = layout.frames
     options = layout.options
     # Within the system turn's opening, the system prompt's preamble and a tools block
@@ -307,7 +312,7 @@ def plain_renderer(layout: Layout) -> PlainRender | None:
             row.reasoning = (
                 of(reasoning.open, "reasoning", reasoning.prompt not in ("open", "opened")),
                 of(reasoning.close, "reasoning", True),
-                of(reasoning.absent, "reasoning", True),
+                of(reasoning.absent, "reasoning", not reasoning.prompt_writes_absent()),
             )
             prompt_fences: Segments = ()
             if reasoning.prompt in ("open", "empty"):

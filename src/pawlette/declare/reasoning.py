@@ -99,7 +99,7 @@ class Reasoning(Concept):
                 "'empty' or 'opened'"
             )
 
-    def _absent_rest(self) -> Fence | None:
+    def absent_rest(self) -> Fence | None:
         """Where the generation prompt opens the block and the stand-in begins with that open
         fence (Ling 3.0's empty block after its ``\\n<think>`` prompt), the rest of the
         stand-in: the open fence is the prompt's, not trainable.  None: no such split."""
@@ -107,7 +107,7 @@ class Reasoning(Concept):
             return self.absent[len(self.open) :]
         return None
 
-    def _prompt_writes_absent(self) -> bool:
+    def prompt_writes_absent(self) -> bool:
         """The generation prompt writes the turn's stand-in for a block (an empty one)."""
         return self.prompt == "empty" and self.absent == (*self.open, *self.close)
 
@@ -146,12 +146,12 @@ class Reasoning(Concept):
         if out.role != "assistant" or index < 0:
             return
         if not self.written(out, index):
-            rest = self._absent_rest()
+            rest = self.absent_rest()
             if rest is not None:
                 out.fence(self.open, "reasoning")
                 out.fence(rest, "reasoning", trainable=True)
                 return
-            out.fence(self.absent, "reasoning", trainable=not self._prompt_writes_absent())
+            out.fence(self.absent, "reasoning", trainable=not self.prompt_writes_absent())
             return
         # Where the generation prompt opens the block, its open fence is the prompt's: the
         # model's own part of the turn (trainable) begins after it.
@@ -239,9 +239,9 @@ class Reasoning(Concept):
             out.value("message.reasoning_content or ''")
         out.out("{%- endif -%}")
         out.fence(self.close)
-        if self.absent and not self._prompt_writes_absent():
+        if self.absent and not self.prompt_writes_absent():
             out.out("{%- else -%}")
-            rest = self._absent_rest()
+            rest = self.absent_rest()
             out.fence(self.absent if rest is None else rest)
         out.out("{%- endif -%}")
 
@@ -258,13 +258,13 @@ class Reasoning(Concept):
 
     def jinja_lead(self, out: Template, role: str) -> None:
         if role == "assistant" and self.prompt in ("open", "opened"):
-            if self._absent_rest() is not None:  # the block or its stand-in opens alike
+            if self.absent_rest() is not None:  # the block or its stand-in opens alike
                 out.fence(self.open)  # the generation prompt's: not trainable
                 return
             out.out(f"{{%- if {self._condition(out)} -%}}")
             out.fence(self.open)  # the generation prompt's: not trainable
             out.out("{%- endif -%}")
-        if role == "assistant" and self._prompt_writes_absent():
+        if role == "assistant" and self.prompt_writes_absent():
             out.out(f"{{%- if not ({self._condition(out)}) -%}}")
             out.fence(self.absent)  # the generation prompt's: not trainable
             out.out("{%- endif -%}")
