@@ -48,6 +48,7 @@ from pathlib import Path
 from typing import Any
 
 import pawlette
+from pawlette.declare import layout_of
 from pawlette.detect import detect_template
 from pawlette.errors import PawletteError
 from tests.support.conversations import Conversation, generate_conversations
@@ -143,6 +144,9 @@ def measure(
     renders = turns = "—"
     if fmt is not None:
         reference = dataclasses.replace(base, variables=_option_variables(fmt))
+        layout = layout_of(fmt)
+        if layout is not None and layout.today is not None:  # the clock at the date option
+            reference = dataclasses.replace(reference, today=getattr(fmt.options, layout.today))
         report = compare_renders(fmt, reference, conversations)
         agreeing = report.identical + report.both_refused
         why = [

@@ -105,19 +105,11 @@ class Format:
     """The :class:`pawlette.declare.Layout` the format was declared from (None: written by
     hand): exporters read it from the value, never look the format up by name."""
 
-    _plain_render: Callable[[object, object, bool], Rendering | None] | None = field(
-        default=None, init=False, compare=False, repr=False
-    )
     _prompt_entries: list[tuple[str, str]] | None = field(
         default=None, init=False, compare=False, repr=False
     )
-    """The declaration's plain render (set from ``write``, which carries it when it has one)."""
-
-    def __post_init__(self) -> None:
-        # The declaration's plain render (see render), looked up once: a render asking the
-        # write function for it would pay a failed attribute lookup in every other format.
-        plain = getattr(self.write, "plain_render", None)
-        object.__setattr__(self, "_plain_render", plain)
+    """The assistant states a generation prompt may leave the model in (see
+    :meth:`completion_start`), found once."""
 
     def __hash__(self) -> int:
         # The parse table holds dicts (unhashable): hash what equality compares that is.
@@ -141,13 +133,6 @@ class Format:
 
         ``add_generation_prompt`` ends the text where the model's next turn begins.
         """
-        # A declaration's plain render (containers: PCML) reads and writes the common shape of
-        # OpenAI dicts in one pass; None means anything else, for the general path below.
-        plain = self._plain_render
-        if plain is not None:
-            rendering: Rendering | None = plain(messages, tools, add_generation_prompt)
-            if rendering is not None:
-                return rendering
         core_messages, core_tools = coerce_conversation(messages, tools)
         writer = Writer(self.escape_pattern)
         self.write(writer, core_messages, core_tools, add_generation_prompt)

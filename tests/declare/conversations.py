@@ -30,6 +30,7 @@ from pawlette.format import Format
 from pawlette.formats.breeze.python_results import PythonResults, written_value
 from pawlette.formats.chatglm3.calls import FencedCalls
 from pawlette.formats.chatglm3.tools import ToolsListing
+from pawlette.formats.harmony.turns import HarmonyTurns
 from pawlette.formats.omni.blocks import BlockTurns
 
 ALPHABET = "abcxyz XYZ019.,:;!?'\"-_/\\()[]{}<>|#*=+\n\té中😀"
@@ -121,13 +122,17 @@ def call_rules(layout: Any) -> CallRules | None:
             )
         if layout.concept(FencedCalls) is not None:  # one turn per call, Python arguments
             return CallRules(parallel=True, with_content=True, bare=False, rewrites_arguments=True)
+        if layout.concept(HarmonyTurns) is not None:  # one call, its text written as analysis
+            return CallRules(
+                parallel=False, with_content=False, bare=False, rewrites_arguments=True
+            )
     return None
 
 
 def has_tools(layout: Any) -> bool:
     """Whether the layout writes the request's tools (a tools block or a headed listing)."""
     if isinstance(layout, declare.Layout):
-        kinds = (declare.ToolsBlock, BlockTurns, ToolsListing)
+        kinds = (declare.ToolsBlock, BlockTurns, ToolsListing, HarmonyTurns)
         return any(layout.concept(kind) is not None for kind in kinds)
     return False
 
@@ -163,7 +168,7 @@ def writes_call_ids(fmt: Format) -> bool:
         listed = layout.concept(declare.JsonCallList)
         return (
             (calls is not None and calls.id_key is not None)
-            or (named is not None and named.id_open is not None)
+            or (named is not None and (named.id_open is not None or named.label is not None))
             or (listed is not None and listed.key("id") is not None)
         )
     return False
@@ -261,10 +266,16 @@ def normalise(fmt: Format, request: dict[str, Any]) -> dict[str, Any]:
     number = 0
     last_query = last_query_index_of(messages)
     keep_ids = writes_call_ids(fmt)
+    named = layout.concept(declare.NamedCalls) if isinstance(layout, declare.Layout) else None
+    label = named.label if named is not None else None  # ids written in the name's place
     for index, message in enumerate(messages):
         if message["role"] == "assistant":
-            for call in message.get("tool_calls") or []:
-                ids[call["id"]] = new = call["id"] if keep_ids else f"call_{number}"
+            for turn_number, call in enumerate(message.get("tool_calls") or []):
+                new = call["id"] if keep_ids else f"call_{number}"
+                if label is not None:
+                    counted = number if label.count == "conversation" else turn_number
+                    new = label.text(call["function"]["name"], counted)
+                ids[call["id"]] = new
                 number += 1
                 arguments = call["function"]["arguments"]
                 rules = call_rules(layout)
@@ -306,7 +317,15 @@ def normalise(fmt: Format, request: dict[str, Any]) -> dict[str, Any]:
         if messages[0]["content"] == default:
             messages.pop(0)
     normalised = {**request, "messages": messages}
+    if not reads_tools_back(layout):
+        normalised.pop("tools", None)
     return normalised
+
+
+def reads_tools_back(layout: Any) -> bool:
+    """Whether parsing a render gives the request's tools back (harmony's TypeScript
+    namespace is not the JSON schema it was written from)."""
+    return not (isinstance(layout, declare.Layout) and layout.concept(HarmonyTurns) is not None)
 
 
 def results_as_values(layout: Any) -> bool:

@@ -73,6 +73,10 @@ def tiny(*concepts: Concept, **changes: Any) -> Layout:
         (lambda: Frame(open_after={"robot": ()}), "Frame.open_after: the key 'robot'"),
         (lambda: tiny(object()), "Layout.concepts[0]: a object; expected a Concept"),  # type: ignore[arg-type]
         (lambda: tiny(Results(), Results()), "writes 'tool' messages, as Results does"),
+        (
+            lambda: declare(tiny(Results(id_after=fence(", id: "), id_close=fence(":")))),
+            "Results.id_after with id_close or without item_close",
+        ),
         (lambda: tiny(ToolsBlock(place="nowhere")), "ToolsBlock.place: 'nowhere'; expected one of"),  # type: ignore[arg-type]
         (
             lambda: tiny(ToolsBlock(array=True, item_open=fence("\n"))),
@@ -108,6 +112,10 @@ def tiny(*concepts: Concept, **changes: Any) -> Layout:
             "XmlCalls.key_open",
         ),
         (lambda: tiny(Ignored(("colour",))), "Ignored.fields: 'colour'; expected some of"),
+        (
+            lambda: tiny(template_untested=("calls",)),
+            "Layout.template_untested: 'calls'; expected one of tools",
+        ),
         (lambda: Marker(""), "an empty marker"),
         (lambda: fence(3), "fence piece 3: a int; expected a Marker, a Lit"),  # type: ignore[arg-type]
     ],

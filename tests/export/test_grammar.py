@@ -437,6 +437,8 @@ TURNS = {
     "deepseek": (TOOLS, declared_turns, choices_for),
     "glm": (TOOLS, declared_turns, choices_for),
     "bailing": (TOOLS, declared_turns, choices_for),
+    "harmony": (TOOLS, declared_turns, choices_for),
+    "kimi": (TOOLS, declared_turns, choices_for),
     "omni": (OMNI_TOOLS, lambda name: omni_turns(), omni_choices),
     "chatglm3": (TOOLS, lambda name: chatglm3_turns(), python_call_choices),
     "breeze": (TOOLS, lambda name: breeze_turns(), python_call_choices),

@@ -18,6 +18,7 @@ from pawlette.errors import RequestError
 CASES = json.loads((Path(__file__).parent / "families" / "data" / "mistral.json").read_text())
 READ = [case for case in CASES if case["pawlette"] == "read"]
 LIST_FORM = [case for case in CASES if case["pawlette"] == "json-list-form"]
+COMPACT_FORM = [case for case in CASES if case["pawlette"] == "compact-form"]
 
 
 def _tools(case: dict[str, Any]) -> list[dict[str, Any]] | None:
@@ -63,11 +64,36 @@ def test_nemos_json_list_is_content_with_a_warning(case: dict[str, Any]) -> None
     assert parsed.warnings
 
 
+@pytest.mark.parametrize("case", COMPACT_FORM, ids=_case_id)
+def test_nemo_reads_its_own_json_list_and_keeps_the_v7_form_as_content(
+    case: dict[str, Any],
+) -> None:
+    """Decided: Nemo writes ``[TOOL_CALLS][{...}]``; the later ``name[ARGS]{...}`` form, which
+    SGLang reads in any Mistral model, stays content, as written, and a warning names it."""
+    parsed = pawlette.get_format(case["format"]).parse(case["output"], tools=_tools(case))
+    assert parsed.message["content"] == case["output"]
+    assert not parsed.message.get("tool_calls")
+    assert parsed.warnings
+
+
+def test_nemo_keeps_the_text_before_its_calls_as_written() -> None:
+    """Decided: SGLang strips the space before ``[TOOL_CALLS]``; pawlette keeps the text as
+    the model wrote it (nothing silently dropped)."""
+    (case,) = [case for case in CASES if case["pawlette"] == "verbatim-text"]
+    parsed = pawlette.get_format(case["format"]).parse(case["output"], tools=_tools(case))
+    assert parsed.message["content"] == case["expected"]["content"] + " "
+    assert [call["function"]["name"] for call in parsed.message["tool_calls"]] == [
+        call["name"] for call in case["expected"]["tool_calls"]
+    ]
+
+
 def test_every_peer_case_is_read_or_decided() -> None:
     decided = {case["pawlette"] for case in CASES}
     assert decided <= {
         "read",
         "json-list-form",
+        "compact-form",
+        "verbatim-text",
         # llama.cpp's reasoning_format=none leaves [THINK] in content: pawlette always
         # separates reasoning (the option is llama.cpp's, not the format's).
         "reasoning-format-none",
@@ -223,3 +249,110 @@ def test_ministrals_default_system_text_spells_its_think_tokens() -> None:
         "user",
         "assistant",
     ]
+
+
+NEMO_WRITTEN = (
+    '<s>[INST]Weather in Zürich? Type [INST] or </s> to begin.[/INST][TOOL_CALLS][{"name": '
+    '"get_weather", "arguments": {"city": "Zürich"}, "id": "call00001"}]</s>'
+    '[TOOL_RESULTS]{"content": {"temp_c": 3}, "call_id": "call00001"}[/TOOL_RESULTS]3 °C.</s>'
+    '[AVAILABLE_TOOLS][{"type": "function", "function": {"name": "get_weather", "parameters": '
+    '{"type": "object", "properties": {"city": {"type": "string"}}}}}][/AVAILABLE_TOOLS]'
+    "[INST]You are terse.\n\nThanks[/INST]"
+)
+
+
+def _nemo_request() -> dict[str, Any]:
+    return {
+        "messages": [*REQUEST["messages"], {"role": "user", "content": "Thanks"}],
+        "tools": REQUEST["tools"],
+    }
+
+
+def test_nemo_writes_the_system_text_into_the_last_user_message() -> None:
+    fmt = pawlette.get_format("mistral:nemo")
+    assert fmt.render(_nemo_request()).text == NEMO_WRITTEN
+    # Ending on the answer, the system text has no user message to go into (as the
+    # template): a recorded loss, never a silent one.
+    rendering = fmt.render(REQUEST)
+    assert "You are terse." not in rendering.text
+    assert any(loss.startswith("messages[0]: not written") for loss in rendering.losses)
+
+
+def test_nemo_refuses_what_its_template_refuses() -> None:
+    fmt = pawlette.get_format("mistral:nemo")
+    later_system = [
+        {"role": "user", "content": "Hi"},
+        {"role": "assistant", "content": "Yo"},
+        {"role": "system", "content": "Be terse."},
+        {"role": "user", "content": "Bye"},
+    ]
+    with pytest.raises(RequestError, match=r"messages\[2\]"):
+        fmt.render(later_system)
+    bad_call_id = json.loads(json.dumps(REQUEST))
+    bad_call_id["messages"][2]["tool_calls"][0]["id"] = "call_1"
+    with pytest.raises(RequestError, match=r"messages\[2\]\.tool_calls\[0\]\.id"):
+        fmt.render(bad_call_id)
+    bad_result_id = json.loads(json.dumps(REQUEST))
+    bad_result_id["messages"][3]["tool_call_id"] = "call_1"
+    with pytest.raises(RequestError, match=r"messages\[3\]\.tool_call_id"):
+        fmt.render(bad_result_id)
+
+
+def test_nemo_renders_system_messages_as_its_template() -> None:
+    from pawlette.declare import layout_of
+
+    from ..support.conversations import generate_conversations
+    from ..support.template_compare import compare_renders, corpus_reference
+
+    fmt = pawlette.get_format("mistral:nemo")
+    layout = layout_of(fmt)
+    assert layout is not None
+    conversations = generate_conversations(
+        10,
+        seed=3,
+        avoid=fmt.special_markers,
+        alternating=True,
+        text_with_calls=False,
+        reasoning=False,
+        system_positions=("first",),
+    )
+    report = compare_renders(
+        fmt, corpus_reference("mistralai-Mistral-Nemo-Instruct-2407"), conversations
+    )
+    assert report.agrees, report.describe()
+
+
+def test_nemo_parses_its_results_and_ids_back() -> None:
+    fmt = pawlette.get_format("mistral:nemo")
+    parsed = fmt.parse_conversation(NEMO_WRITTEN)
+    messages = parsed.to_request()["messages"]
+    assert messages[1]["tool_calls"][0]["id"] == "call00001"
+    assert messages[2] == {"role": "tool", "tool_call_id": "call00001", "content": '{"temp_c": 3}'}
+    # The system text is part of the last user turn as written: it reads back as user text.
+    assert messages[-1] == {"role": "user", "content": "You are terse.\n\nThanks"}
+
+
+def test_nemo_ids_with_the_real_tekken_tokenizer() -> None:
+    from ..support.pypi_tokenizers import TEKKEN_SPECIAL_TOKENS, tekken_tokenizer
+
+    tokenizer = tekken_tokenizer()
+    result = pawlette.tokenize("mistral:nemo", tokenizer, _nemo_request())
+    ids = list(result.input_ids)
+    control = {token_id: text for text, token_id in TEKKEN_SPECIAL_TOKENS.items()}
+    written = [control[token_id] for token_id in ids if token_id in control]
+    # The user's "[INST]" and "</s>" stay text.
+    assert written == [
+        "<s>",
+        "[INST]",
+        "[/INST]",
+        "[TOOL_CALLS]",
+        "</s>",
+        "[TOOL_RESULTS]",
+        "[/TOOL_RESULTS]",
+        "</s>",
+        "[AVAILABLE_TOOLS]",
+        "[/AVAILABLE_TOOLS]",
+        "[INST]",
+        "[/INST]",
+    ]
+    assert tokenizer.decode(ids, skip_special_tokens=False) == NEMO_WRITTEN

@@ -120,10 +120,10 @@ def test_a_forced_prefix_goes_upstream_as_ids_and_a_grammar_names_markers_by_id(
             for marker in bundle["special_tokens"]
             if any(f"<[{tokenizer.token_to_id(marker)}]>" in line for line in rules)
         ]
-        # A grammar ends before the stop marker (the engine's), so breeze's, llama3's and omni's
-        # after their prefix (a call list or JSON object, then the stop) name no marker at all;
-        # every marker a grammar does name is named by id.
-        assert referred or fmt.name in ("breeze", "llama3", "omni")
+        # A grammar ends before the stop marker (the engine's), so breeze's, llama3's, omni's
+        # and harmony's after their prefix (a call list or JSON object, then the stop) name no
+        # marker at all; every marker a grammar does name is named by id.
+        assert referred or fmt.name in ("breeze", "llama3", "omni", "harmony")
         assert not any(f" {marker} " in " ".join(rules) for marker in bundle["special_tokens"])
 
 

@@ -409,6 +409,62 @@ def _bailing(w: Writer) -> str:
     return "".join(out)
 
 
+def _harmony(w: Writer) -> str:
+    """After ``<|start|>assistant``: maybe an analysis or a preamble, then an answer or a
+    call (its recipient in the role header or in the channel's, on commentary or analysis)."""
+    rng = w.rng
+    out = []
+    if rng.random() < 0.5:
+        channel = rng.choice(["analysis", "analysis", "commentary"])
+        follow = rng.choice(["<|end|><|start|>assistant", "<|start|>assistant"])
+        out.append(f"<|channel|>{channel}<|message|>{w.text()}{follow}")
+    if rng.random() < 0.5:
+        out.append("<|channel|>final<|message|>" + w.text())
+        end = "<|return|>"
+        out.append(rng.choice([end, end, "", f"{end}{w.word()}", f"<|end|>{w.word()}"]))
+        return "".join(out)
+    valid = rng.random() < 0.6
+    name = "f" if valid or rng.random() < 0.5 else ""
+    out.append(
+        rng.choice(
+            [
+                f" to=functions.{name}<|channel|>commentary json<|message|>",
+                f"<|channel|>commentary to=functions.{name} <|constrain|>json<|message|>",
+                f"<|channel|>analysis to=functions.{name}<|message|>",
+            ]
+        )
+    )
+    out.append(_json_arguments(w) if valid else _bad_json_arguments(w))
+    end = "<|call|>"
+    ending = [end, end, "", f"{end}{w.word()}", f"{end}<|start|>user<|message|>{w.word()}"]
+    out.append(rng.choice(ending))
+
+
+def _kimi(w: Writer) -> str:
+    """Kimi K2's calls: an id holding the name (``functions.f:0``, also without the prefix),
+    in a section or (as models also write them) without one, the call's close fence
+    sometimes left out."""
+    rng = w.rng
+    out = [w.text()] if rng.random() < 0.5 else []
+    if rng.random() < 0.5:
+        calls = []
+        for number in range(rng.randint(1, 3)):
+            prefix = rng.choice(["functions.", "functions.", ""])
+            close = rng.choice(["<|tool_call_end|>", "<|tool_call_end|>", ""])
+            separator = f":{number}<|tool_call_argument_begin|>"
+            open_ = "<|tool_call_begin|>" + prefix
+            calls.append(_named_call(w, open_, separator, close, rng.random() < 0.6))
+        if rng.random() < 0.8:
+            closing = rng.choice(["<|tool_calls_section_end|>", "<|tool_calls_section_end|>", ""])
+            out.append("<|tool_calls_section_begin|>" + "".join(calls) + closing)
+        else:
+            out.append("".join(calls))
+    end = "<|im_end|>"
+    endings = [end, end, "", f"{end}{w.word()}", f"{end}<|im_user|>user<|im_middle|>{w.word()}"]
+    out.append(rng.choice(endings))
+    return "".join(out)
+
+
 GENERATORS: dict[str, Callable[[Writer], str]] = {
     "pcml": _pcml,
     "omni": _omni,
@@ -420,6 +476,8 @@ GENERATORS: dict[str, Callable[[Writer], str]] = {
     "deepseek": _deepseek,
     "glm": _glm,
     "bailing": _bailing,
+    "harmony": _harmony,
+    "kimi": _kimi,
 }
 
 

@@ -12,7 +12,8 @@ cache (no network).  A failure fails the test with what went wrong; nothing is s
   for tiktoken's cache (``litellm/litellm_core_utils/tokenizers/`` holds tiktoken cache files
   named by the SHA-1 of their download address), with gpt-oss's harmony special tokens as
   tiktoken's ``o200k_harmony`` encoding defines them (:data:`HARMONY_SPECIAL_TOKENS` names the
-  ones the harmony format writes).  :func:`o200k_harmony_tiktoken` is that tiktoken encoding.
+  ones the harmony format writes).  :func:`o200k_harmony_tiktoken` is that tiktoken encoding;
+  :func:`harmony_encoding` is openai-harmony's encoding over the same ranks.
 - :func:`tekken_tokenizer`: Mistral's tekken, the ``tekken_240911.json`` that ``mistral-common``
   bundles, with the control tokens of :data:`TEKKEN_SPECIAL_TOKENS` (ids below 1000; the
   ranks of the vocabulary come after them, as in ``mistral_common``'s ``Tekkenizer``).
@@ -33,7 +34,7 @@ import zipfile
 from collections.abc import Callable, Iterator
 from functools import cache
 from pathlib import Path
-from typing import TYPE_CHECKING, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import pytest
 from tokenizers import Tokenizer
@@ -53,6 +54,7 @@ __all__ = [
     "LITELLM_VERSION",
     "MISTRAL_COMMON_VERSION",
     "TEKKEN_SPECIAL_TOKENS",
+    "harmony_encoding",
     "llama3_tokenizer",
     "o200k_harmony_tiktoken",
     "o200k_harmony_tokenizer",
@@ -276,6 +278,29 @@ def o200k_harmony_tokenizer() -> Tokenizer:
     _check_against("o200k", tokenizer, encoding)
     _write(path, tokenizer.to_str().encode())
     return tokenizer
+
+
+@cache
+def harmony_encoding() -> Any:
+    """openai-harmony's ``HARMONY_GPT_OSS`` encoding (the reference implementation of the
+    harmony format), its o200k ranks read offline: the library reads
+    ``o200k_base.tiktoken`` from the folder ``TIKTOKEN_ENCODINGS_BASE`` names, where it is
+    copied from the cache (nothing is fetched)."""
+    from openai_harmony import HarmonyEncodingName, load_harmony_encoding
+
+    folder = cache_directory() / "harmony"
+    target = folder / "o200k_base.tiktoken"
+    if not target.is_file() or _sha256(target.read_bytes()) != _O200K_SHA256:
+        _write(target, _o200k_ranks().read_bytes())
+    saved = os.environ.get("TIKTOKEN_ENCODINGS_BASE")
+    os.environ["TIKTOKEN_ENCODINGS_BASE"] = str(folder)
+    try:
+        return load_harmony_encoding(HarmonyEncodingName.HARMONY_GPT_OSS)
+    finally:
+        if saved is None:
+            del os.environ["TIKTOKEN_ENCODINGS_BASE"]
+        else:
+            os.environ["TIKTOKEN_ENCODINGS_BASE"] = saved
 
 
 # ------------------------------------------------------------------ tekken

@@ -13,10 +13,9 @@ import pyarrow.parquet as pq
 import pytest
 
 import pawlette
-from pawlette.tokenization import training
 from pawlette.cli import main
 from pawlette.errors import PawletteError
-from pawlette.tokenization import ConversationEncoder, RecordTokenizer
+from pawlette.tokenization import ConversationEncoder, RecordTokenizer, training
 from pawlette.tokenization.provenance import expand_runs
 from pawlette.tokenization.training import RejectedRecord, TokenizeFailed, tokenize_jsonl
 

@@ -33,7 +33,7 @@ from .content import Ignored, Trimmed
 from .grammar import forced_prefixes, markers_of
 from .json_calls import JsonCalls
 from .layout import Frame, Layout
-from .named_calls import NamedCalls
+from .named_calls import CallLabel, NamedCalls
 from .pieces import Fence, Lit, Marker, Option, fence, text_of
 from .python_calls import PythonCalls
 from .reasoning import Reasoning
@@ -46,6 +46,7 @@ from .xml_calls import XmlCalls
 
 __all__ = [
     "Alternation",
+    "CallLabel",
     "Concept",
     "Fence",
     "Frame",

@@ -22,6 +22,7 @@ makes the whole list content, with one warning.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from json.encoder import encode_basestring_ascii as ascii_string
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
@@ -60,7 +61,9 @@ class JsonCallList(Concept):
     template writes them (``(", ", ": ")``, Jinja's ``tojson``); ``text_separator``: between
     text and the array; ``content``: text alongside calls is ``"written"`` before them,
     ``"dropped"`` (a recorded loss) or ``"refused"``; ``parallel``: several calls in one
-    array; ``loose``: the fences are also read without their whitespace.
+    array; ``loose``: the fences are also read without their whitespace; ``id_pattern``: a
+    regular expression every written call id must match (Mistral Nemo's template refuses ids
+    that are not 9 characters long; None: any id).
     """
 
     open: Fence
@@ -71,6 +74,7 @@ class JsonCallList(Concept):
     content: Literal["written", "dropped", "refused"] = "written"
     parallel: bool = True
     loose: bool = True
+    id_pattern: str | None = None
 
     handles: ClassVar[frozenset[str]] = frozenset({"calls"})
 
@@ -119,6 +123,13 @@ class JsonCallList(Concept):
                 )
             for number, call in enumerate(message.tool_calls):
                 check_call_name(call.name, index, number)
+                if self.id_pattern is not None and not re.fullmatch(self.id_pattern, call.id or ""):
+                    raise RequestError(
+                        f"messages[{index}].tool_calls[{number}].id",
+                        repr(call.id),
+                        f"an id matching {self.id_pattern} ({out.layout.name}'s template "
+                        "refuses others)",
+                    )
 
     def write_content(self, out: Render, index: int) -> bool:
         if out.role != "assistant" or index < 0 or self.content != "dropped":

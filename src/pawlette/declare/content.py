@@ -73,25 +73,35 @@ class Trimmed(Concept):
 
     ``lead``: written before the trimmed text when it is not empty (GLM-4.6 writes ``"\\n"``
     before an assistant's text, none when the text is empty); reading drops it where a turn's
-    text begins.  Default: nothing."""
+    text begins.  Default: nothing.
+
+    ``calls_only``: only the text of assistant turns that hold calls is trimmed (Qwen3-Coder
+    trims the text before its calls and writes every other turn's text as given)."""
 
     roles: tuple[str, ...] = ("system", "user", "assistant", "tool")
     lead: Fence = ()
+    calls_only: bool = False
 
     handles: ClassVar[frozenset[str]] = frozenset()
 
     def turn_roles(self) -> frozenset[str]:
         return frozenset(self.roles)
 
+    def _trims(self, out: Render, index: int) -> bool:
+        message = out.messages[index]
+        if message.role not in self.roles:
+            return False
+        return not self.calls_only or (message.role == "assistant" and bool(message.tool_calls))
+
     def check(self, out: Render) -> None:
-        for index, message in enumerate(out.messages):
-            if message.role in self.roles:
+        for index in range(len(out.messages)):
+            if self._trims(out, index):
                 text = out.message_text(index)
                 if text != text.strip():
                     out.lose(f"messages[{index}].content", "whitespace at its ends trimmed")
 
     def write_content(self, out: Render, index: int) -> bool:
-        if index < 0 or out.role not in self.roles:
+        if index < 0 or out.role not in self.roles or not self._trims(out, index):
             return False
         text = out.message_text(index).strip()
         trainable = out.role == "assistant"
@@ -101,17 +111,21 @@ class Trimmed(Concept):
         return True
 
     def jinja_content(self, out: Template, role: str) -> bool:
-        if role not in self.roles:
+        if role not in self.roles or (self.calls_only and role != "assistant"):
             return False
-        text = f"text_of(message, index, {out.layout.name!r}) | trim"
-        if not self.lead:
-            out.out(f"{{{{- {text} -}}}}")
-            return True
-        out.out(f"{{%- set trimmed = {text} -%}}")
-        out.out("{%- if trimmed -%}")
-        out.fence(self.lead)
-        out.out("{{- trimmed -}}")
-        out.out("{%- endif -%}")
+        text = f"text_of(message, index, {out.layout.name!r})"
+        if self.calls_only:
+            out.out("{%- if message.tool_calls is defined and message.tool_calls -%}")
+        if self.lead:
+            out.out(f"{{%- set trimmed = {text} | trim -%}}")
+            out.out("{%- if trimmed -%}")
+            out.fence(self.lead)
+            out.out("{{- trimmed -}}")
+            out.out("{%- endif -%}")
+        else:
+            out.out(f"{{{{- {text} | trim -}}}}")
+        if self.calls_only:
+            out.out(f"{{%- else -%}}{{{{- {text} -}}}}{{%- endif -%}}")
         return True
 
     def rows(self, table: Table) -> None:

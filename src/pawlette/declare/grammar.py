@@ -90,13 +90,16 @@ def nodes(layout: Layout, pieces: Fence) -> list[Node]:
 
 def text_before(layout: Layout, pieces: Fence, *, empty: bool) -> Node:
     """Free text (``empty``: maybe none), then the fence.  Where the fence's layout text
-    starts with a newline, the text and that newline are one lexeme (llguidance's lexer is
-    greedy)."""
+    starts with newlines, the text and those newlines are one lexeme (llguidance's lexer is
+    greedy: text followed by a separate ``"\\n"`` would have taken it), read as text that
+    ends with a newline (a fence starting with a blank line also takes text ending with one
+    newline, which the parser reads too)."""
     items = nodes(layout, pieces)
     if items and isinstance(items[0], Lit) and items[0].text.startswith("\n"):
-        rest = items[0].text[1:]
+        run = len(items[0].text) - len(items[0].text.lstrip("\n"))
+        rest = items[0].text[run:]
         tail = [Lit(rest), *items[1:]] if rest else items[1:]
-        text: Node = alt(TEXT_NL, Lit("\n")) if empty else TEXT_NL
+        text: Node = alt(TEXT_NL, Lit("\n" * run)) if empty else TEXT_NL
         return seq(text, *tail)
     return seq(optional(TEXT) if empty else TEXT_NE, *items)
 

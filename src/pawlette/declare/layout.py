@@ -26,6 +26,8 @@ from .concept import Concept
 from .pieces import Fence, Lit, Marker, Option
 
 ROLES = ("system", "user", "assistant", "tool")
+UNTESTED = ("tools",)
+"""What ``Layout.template_untested`` may name."""
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
 
 
@@ -128,6 +130,10 @@ class Layout:
       comparisons render the template as the options render the format.
     - ``today``: the name of the date option a template reads from its clock
       (``strftime_now``); the comparison freezes the clock at that date.
+    - ``template_untested``: what the reference template cannot render as these options
+      write it, so detection compares the candidate without it: ``"tools"`` (requests with
+      tools or calls: DeepSeek R1's templates write broken call layouts the format does not
+      copy, a difference its docstring records).
     """
 
     name: str
@@ -144,6 +150,7 @@ class Layout:
         default=None, compare=False, repr=False
     )
     today: str | None = None
+    template_untested: tuple[str, ...] = ()
 
     def reference_variables(self) -> dict[str, Any]:
         """The template variables of this layout's options (see ``template_variables``)."""
@@ -179,6 +186,12 @@ class Layout:
                     "'user' and 'assistant' (and 'system', 'tool' if the format has them)"
                 )
         _check_fence(f"{self.name}: Layout.begin", self.begin)
+        for item in self.template_untested:
+            if item not in UNTESTED:
+                raise FormatError(
+                    f"{self.name}: Layout.template_untested: {item!r}; expected one of "
+                    + ", ".join(UNTESTED)
+                )
         if not isinstance(self.concepts, tuple):
             raise FormatError(
                 f"{self.name}: Layout.concepts: a {type(self.concepts).__name__}; "

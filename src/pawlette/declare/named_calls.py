@@ -10,7 +10,9 @@ the calls of a turn are ``section_open`` + call [+ ``separator`` + call ...] +
 
 Reading: the name is the text between ``open`` and the next fence (whitespace around it
 stripped); the id is read when ``id_open`` comes, and a call without one gets a generated
-id; the arguments must be a JSON object (the contracts of :mod:`pawlette.engine.call_arguments`).
+id.  With a ``label`` (:class:`CallLabel`), that text is an id that holds the name
+(Kimi K2's ``functions.get_weather:0``): the id is the text, the name is read out of it.
+The arguments must be a JSON object (the contracts of :mod:`pawlette.engine.call_arguments`).
 A call that is not one (no name, a name outside the request's tools, arguments that are not
 an object, cut off) is content, its text as written, with one warning.
 
@@ -25,7 +27,7 @@ import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, ClassVar, Literal
 
-from ..emit.grammar_ast import Lit, Node, Rules, alt, optional, seq
+from ..emit.grammar_ast import CharClass, Lit, Node, Repeat, Rules, alt, optional, seq
 from ..engine.call_arguments import arguments_problem
 from ..engine.machine import Parser
 from ..errors import FormatError, RequestError
@@ -48,6 +50,40 @@ Content = Literal["written", "dropped", "refused"]
 
 
 @dataclass(frozen=True)
+class CallLabel:
+    """A call id written where the name goes, holding the name: ``prefix`` + NAME +
+    ``separator`` + NUMBER (Kimi K2: ``functions.get_weather:0``).
+
+    - ``count``: the number counts the calls of the ``"turn"`` (from 0 in each assistant
+      message) or of the whole ``"conversation"`` (from 0, on across turns).
+
+    Writing puts the label in the name's place (the caller's call id is not written: the
+    label is the call's id on the wire).  Reading takes the text between ``open`` and the
+    next fence as the call's id, and the name out of it: ``prefix`` removed when it is
+    there, and ``separator`` + NUMBER at the end when it is there (models also write the
+    bare name, or ``NAME:0``, and the peers' readers take those).
+    """
+
+    prefix: str = ""
+    separator: str = ":"
+    count: Literal["turn", "conversation"] = "turn"
+
+    def text(self, name: str, number: int) -> str:
+        return f"{self.prefix}{name}{self.separator}{number}"
+
+    def name_of(self, label: str) -> str:
+        """The name a label written by a model holds (see the class docstring)."""
+        name = label
+        if self.prefix and name.startswith(self.prefix):
+            name = name[len(self.prefix) :]
+        if self.separator:
+            head, found, tail = name.rpartition(self.separator)
+            if found and head and tail.isdigit():
+                name = head
+        return name.strip()
+
+
+@dataclass(frozen=True)
 class NamedCalls(Concept):
     """Calls with the name outside the arguments (see the module docstring).
 
@@ -63,6 +99,12 @@ class NamedCalls(Concept):
       templates refuse ids that are not 9 letters and digits).
     - ``parallel``: several calls in one turn.
     - ``loose``: fences are also read without the whitespace they write around markers.
+    - ``label``: a call id that holds the name, written in the name's place
+      (:class:`CallLabel`); None (the default): the name itself.
+    - ``outside_section``: reading also takes calls a model writes without the section
+      fences around them, and a call without its ``close`` fence (it ends where the next
+      call opens, the section closes or the turn ends), as llama.cpp reads Kimi K2's.
+      Writing and the grammars keep the whole form.
     """
 
     open: Fence
@@ -77,6 +119,8 @@ class NamedCalls(Concept):
     id_pattern: str | None = None
     parallel: bool = True
     loose: bool = True
+    label: CallLabel | None = None
+    outside_section: bool = False
 
     handles: ClassVar[frozenset[str]] = frozenset({"calls"})
     _pattern: re.Pattern[str] | None = field(default=None, init=False, repr=False, compare=False)
@@ -95,6 +139,11 @@ class NamedCalls(Concept):
             raise FormatError(
                 f"{layout.name}: NamedCalls.content: {self.content!r}; expected 'written', "
                 "'dropped' or 'refused'"
+            )
+        if self.label is not None and self.label.count not in ("turn", "conversation"):
+            raise FormatError(
+                f"{layout.name}: NamedCalls.label.count: {self.label.count!r}; expected "
+                "'turn' or 'conversation'"
             )
 
     # ------------------------------------------------------------------ the writer
@@ -144,11 +193,15 @@ class NamedCalls(Concept):
         if self.content == "written" and out.message_text(index):
             out.fence(self.text_separator, "tool_call", trainable=True)
         out.fence(self.section_open, "tool_call", trainable=True)
+        first = self._first_number(out, index)
         for number, call in enumerate(message.tool_calls):
             if number:
                 out.fence(self.separator, "tool_call", trainable=True)
             out.fence(self.open, "tool_call", trainable=True)
-            out.text(call.name, "tool_call", trainable=True)
+            if self.label is None:
+                out.text(call.name, "tool_call", trainable=True)
+            else:
+                out.text(self.label.text(call.name, first + number), "tool_call", trainable=True)
             if self.id_open is not None:
                 out.fence(self.id_open, "tool_call", trainable=True)
                 out.text(call.id, "tool_call", trainable=True)
@@ -157,6 +210,16 @@ class NamedCalls(Concept):
             out.text(arguments_json(call.arguments, where), "tool_call", trainable=True)
             out.fence(self.close, "tool_call", trainable=True)
         out.fence(self.section_close, "tool_call", trainable=True)
+
+    def _first_number(self, out: Render, index: int) -> int:
+        """The label's number of the first call of ``messages[index]``."""
+        if self.label is None or self.label.count == "turn":
+            return 0
+        return sum(
+            len(message.tool_calls or ())
+            for message in out.messages[:index]
+            if message.role == "assistant"
+        )
 
     # ------------------------------------------------------------------ the parse table
 
@@ -170,8 +233,14 @@ class NamedCalls(Concept):
         texts = tuple(table.call_states)
         # A turn may end in the middle of a call (the call is then content): every state of
         # a call ends at the turn's end fences.
-        table.state("call.name", NameReader, "assistant", ends=True)
-        closed = bool(self.close)
+        label = self.label
+        if label is None:
+            table.state("call.name", NameReader, "assistant", ends=True)
+        else:
+            table.state(
+                "call.name", lambda parser: NameReader(parser, label), "assistant", ends=True
+            )
+        closed = bool(self.close) and not self.outside_section
         table.state(
             "call.arguments", lambda parser: ArgumentsReader(parser, closed), "assistant", ends=True
         )
@@ -185,6 +254,10 @@ class NamedCalls(Concept):
                     table.on(state, spelling, "assistant.calls")
             for spelling in openings:
                 table.on("assistant.calls", spelling, "call.name")
+            if self.outside_section:
+                for state in texts:
+                    for spelling in openings:
+                        table.on(state, spelling, "call.name")
         else:
             for state in texts:
                 for spelling in self._spellings(table, self.text_separator, self.open):
@@ -204,15 +277,23 @@ class NamedCalls(Concept):
             after = between
         for spelling in self._spellings(table, self.separator, self.open):
             table.on(after, spelling, "call.name")
+        unclosed = self.outside_section and after != "call.arguments"
+        if unclosed:  # a call without its close fence ends where the next one opens
+            for spelling in self._spellings(table, self.separator, self.open):
+                table.on("call.arguments", spelling, "call.name")
         if self.section_close:
             table.state("assistant.after_calls", BetweenCallsReader, "assistant", ends=True)
             for spelling in self._spellings(table, self.section_close):
                 table.on(after, spelling, "assistant.after_calls")
+                if unclosed:
+                    table.on("call.arguments", spelling, "assistant.after_calls")
 
     # ------------------------------------------------------------------ the Jinja template
 
     def jinja_setup(self, out: Template) -> None:
         out.object_arguments = True
+        if self.label is not None and self.label.count == "conversation":
+            out.ns("call_number", "0")
 
     def jinja_content(self, out: Template, role: str) -> bool:
         if role != "assistant" or self.content != "dropped":
@@ -242,7 +323,16 @@ class NamedCalls(Concept):
             out.fence(self.separator)
             out.out("{%- endif -%}")
         out.fence(self.open)
-        out.out("{{- call.function.name -}}")
+        if self.label is None:
+            out.out("{{- call.function.name -}}")
+        else:
+            number = "loop.index0"
+            if self.label.count == "conversation":
+                number = "(ns.call_number + loop.index0)"
+            out.literal(self.label.prefix)
+            out.out("{{- call.function.name -}}")
+            out.literal(self.label.separator)
+            out.out(f"{{{{- {number} | string -}}}}")
         if self.id_open is not None:
             out.fence(self.id_open)
             out.out("{{- call.id -}}")
@@ -255,6 +345,8 @@ class NamedCalls(Concept):
         out.fence(self.close)
         out.out("{%- endfor -%}")
         out.fence(self.section_close)
+        if self.label is not None and self.label.count == "conversation":
+            out.out("{%- set ns.call_number = ns.call_number + message.tool_calls | length -%}")
         out.out("{%- endif -%}")
 
     # ------------------------------------------------------------------ the turn grammar
@@ -277,12 +369,16 @@ class _NamedCallSet(SectionedCalls):
         calls = self.calls
         tool = turn.tools[number]
         rules.gbnf_extra.update({k: v for k, v in BASE_RULES.items() if k not in rules.gbnf_extra})
+        named: list[Node] = [Lit(tool.name)]
+        if calls.label is not None:  # prefix + NAME + separator + NUMBER
+            digits = Repeat(CharClass("0123456789"), 1, None)
+            named = [Lit(calls.label.prefix + tool.name + calls.label.separator), digits]
         identified: list[Node] = []
         if calls.id_open is not None:  # written in a conversation; a model may write one
             identified.append(optional(seq(*turn.nodes(calls.id_open), TEXT_NE)))
         return [
             *turn.nodes(calls.open),
-            Lit(tool.name),
+            *named,
             *identified,
             *turn.nodes(calls.arguments_open),
             json_arguments(rules, number, tool),
@@ -292,6 +388,9 @@ class _NamedCallSet(SectionedCalls):
     def prefix(self, name: str | None) -> str:
         if name is None:
             return self.lead
+        label: CallLabel | None = self.calls.label
+        if label is not None:  # the label's number comes between the name and arguments
+            return self.lead + label.prefix + name + label.separator
         if self.calls.id_open is not None:  # an id may come between the name and arguments
             return self.lead + name
         return self.lead + name + self.arguments_open
@@ -343,12 +442,14 @@ def _malformed(parser: Parser, parts: CallParts, problem: str, expected: str) ->
 
 
 class NameReader:
-    """A call's name (the call's raw text starts here)."""
+    """A call's name (the call's raw text starts here), or with a ``label`` the call's id
+    that holds its name."""
 
-    __slots__ = ("_offset", "_parser", "_text")
+    __slots__ = ("_label", "_offset", "_parser", "_text")
 
-    def __init__(self, parser: Parser) -> None:
+    def __init__(self, parser: Parser, label: CallLabel | None = None) -> None:
         self._parser = parser
+        self._label = label
         self._text: list[str] = []
         self._offset = -1
         parts = _parts(parser)
@@ -368,6 +469,12 @@ class NameReader:
         parts.raw.append(text)
         parts.offset = self._offset if self._offset >= 0 else offset
         name = text.strip()
+        label = self._label
+        if label is not None and name:
+            parts_id: str | None = name
+            name = label.name_of(name)
+        else:
+            parts_id = None
         next_state = parser.grammar.steps.get((parser.state.name, marker or ""))
         if next_state is None or next_state.target not in ("call.id", "call.arguments"):
             _malformed(parser, parts, "no arguments", "a name, then the call's arguments")
@@ -383,6 +490,7 @@ class NameReader:
             parts.raw = []
             return
         parts.name = name
+        parts.call_id = parts_id
         parts.raw.append(marker or "")
 
 

@@ -41,6 +41,9 @@ class Reasoning(Concept):
       (:attr:`pawlette.types.Rendering.losses`).
     - ``empty_on_last``: the final assistant turn, kept and without reasoning, gets an empty
       block (Qwen3).  An empty block then reads back as no reasoning.
+    - ``empty_after_last_query``: with ``keep="after_last_query"``, every assistant turn
+      after the last user message gets a block, empty when it has no reasoning (Qwen3.5).
+      An empty block then reads back as no reasoning.
     - ``prompt``: what the generation prompt adds: ``""`` nothing, ``"open"`` the open fence
       (the model continues inside the block and writes ``reasoning</think>answer``),
       ``"empty"`` an empty block (thinking switched off), or ``"opened"``: the assistant
@@ -75,6 +78,7 @@ class Reasoning(Concept):
     close: Fence
     keep: Literal["all", "after_last_query", "none"] = "all"
     empty_on_last: bool = False
+    empty_after_last_query: bool = False
     prompt: Literal["", "open", "empty", "opened"] = ""
     loose: bool = True
     calls_end: bool = False
@@ -119,7 +123,9 @@ class Reasoning(Concept):
         if self.keep == "none" or index <= out.last_query:
             return False
         last = index == len(out.messages) - 1
-        return bool(message.reasoning) or (last and self.empty_on_last)
+        return (
+            bool(message.reasoning) or (last and self.empty_on_last) or self.empty_after_last_query
+        )
 
     # ------------------------------------------------------------------ the writer
 
@@ -183,7 +189,11 @@ class Reasoning(Concept):
         # block emptied, a prompt that opens one, a stand-in for the block), an empty block
         # reads as no reasoning.
         empty_written = (
-            self.empty_on_last or self.keep == "none" or self.prompt != "" or bool(self.absent)
+            self.empty_on_last
+            or self.empty_after_last_query
+            or self.keep == "none"
+            or self.prompt != ""
+            or bool(self.absent)
         )
         reader = OptionalReasoningReader if empty_written else ReasoningReader
         table.state("assistant.reasoning", reader, "assistant", ends=True)
@@ -222,7 +232,9 @@ class Reasoning(Concept):
         if self.keep == "none":
             return "false"
         wanted = f"({given} and message.reasoning_content)"
-        if self.empty_on_last:
+        if self.empty_after_last_query:
+            wanted = "true"
+        elif self.empty_on_last:
             wanted = f"({wanted} or loop.last)"
         return f"index > {out.needs_last_query()} and {wanted}"
 

@@ -20,7 +20,13 @@ from ..engine.readers import ScaffoldReader
 from ..errors import FormatError, RequestError
 from .concept import Concept
 from .pieces import Fence
-from .readers import ResultIdReader, ResultReader, ResultTextReader
+from .readers import (
+    ResultBeforeIdReader,
+    ResultIdAfterReader,
+    ResultIdReader,
+    ResultReader,
+    ResultTextReader,
+)
 from .table import begin
 
 if TYPE_CHECKING:
@@ -42,9 +48,14 @@ class Results(Concept):
     - ``id_close``: the format writes the ``tool_call_id`` of the call a result answers
       first, then this fence (Mistral's ``[TOOL_RESULTS]ID[TOOL_CONTENT]...``); None: no
       ids (results answer calls by position).  ``id_pattern``: what a written id must match.
+    - ``id_after``: the format writes the ``tool_call_id`` after the result's text, between
+      this fence and ``item_close`` (Mistral Nemo's ``{"content": TEXT, "call_id": "ID"}``);
+      None: not there.  ``id_close`` and ``id_after`` exclude each other.
     - ``json_text``: each result's text is written as a JSON string (Jinja's ``tojson`` of
       it, non-ASCII kept: Meta's Llama 3 templates quote every text result so); reading
       decodes a whole JSON string back, and keeps any other text as written.
+    - ``trim``: each result's text is written without the whitespace at its ends (Jinja's
+      ``trim``: Qwen3.5); a text that changes is a recorded loss.
 
     A tool message's ``name`` is accepted and not written (the call it answers names it);
     the rendering records the loss, unless another concept writes it.  A results turn gets
@@ -57,6 +68,8 @@ class Results(Concept):
     id_close: Fence | None = None
     id_pattern: str | None = None
     json_text: bool = False
+    trim: bool = False
+    id_after: Fence | None = None
 
     claims: ClassVar[frozenset[str]] = frozenset({"tool"})
     handles: ClassVar[frozenset[str]] = frozenset({"tool_name"})
@@ -66,6 +79,11 @@ class Results(Concept):
             raise FormatError(
                 f"{layout.name}: Results: no 'tool' frame; expected Layout.frames['tool'], the "
                 "frame of a results turn"
+            )
+        if self.id_after is not None and (self.id_close is not None or not self.item_close):
+            raise FormatError(
+                f"{layout.name}: Results.id_after with id_close or without item_close; "
+                "expected the id written once, after the text and before an item_close fence"
             )
         if self.grouped and not self.item_close:
             raise FormatError(
@@ -84,7 +102,13 @@ class Results(Concept):
             for concept in out.layout.concepts
         )
         out.handles("tool_name")
-        if self.id_close is None and "tool_name" not in out.present:
+        if self.trim:
+            for index, message in enumerate(out.messages):
+                text = out.message_text(index) if message.role == "tool" else ""
+                if text != text.strip():
+                    out.lose(f"messages[{index}].content", "whitespace at its ends trimmed")
+        writes_id = self.id_close is not None or self.id_after is not None
+        if not writes_id and "tool_name" not in out.present:
             return
         pattern = None if self.id_pattern is None else re.compile(self.id_pattern)
         for index, message in enumerate(out.messages):
@@ -92,7 +116,7 @@ class Results(Concept):
                 continue
             if message.name is not None and not written:
                 out.lose(f"messages[{index}].name", "not written (the call names the tool)")
-            if self.id_close is not None:
+            if writes_id:
                 found = message.tool_call_id or ""
                 if not found or (pattern is not None and not pattern.fullmatch(found)):
                     expected = "the id of the call it answers"
@@ -122,8 +146,11 @@ class Results(Concept):
             out.text(out.messages[index].tool_call_id or "", "tool_result")
             out.fence(self.id_close, "tool_result")
         out.fence(self.item_open, "tool_result")
-        text = out.message_text(index)
+        text = out.message_text(index).strip() if self.trim else out.message_text(index)
         out.text(json.dumps(text, ensure_ascii=False) if self.json_text else text, "tool_result")
+        if self.id_after is not None:
+            out.fence(self.id_after, "tool_result")
+            out.text(out.messages[index].tool_call_id or "", "tool_result")
         out.fence(self.item_close, "tool_result")
         if last:
             out.fence(frame.end, "close")
@@ -144,6 +171,21 @@ class Results(Concept):
             for opener in sorted(openers - {""}):
                 table.on("outside", opener, "tool.id")
             table.on("tool.id", table.text(self.id_close, self.item_open), "tool.item")
+        elif self.id_after is not None:
+            table.fields["tool"] = {"tool_call_id": "tool_call_id"}
+            table.state("tool.item", ResultBeforeIdReader, "tool")
+            table.state("tool.id", ResultIdAfterReader, "tool")
+            for opener in sorted(openers):
+                if opener + table.text(self.item_open):
+                    table.on(
+                        "outside", opener + table.text(self.item_open), "tool.item", begin("tool")
+                    )
+            table.on("tool.item", table.text(self.id_after), "tool.id")
+            table.state("tool.between", ScaffoldReader, "tool", ends=True)
+            table.on("tool.id", table.text(self.item_close), "tool.between")
+            if self.grouped:
+                table.on("tool.between", table.text(self.item_open), "tool.item", begin("tool"))
+            return
         else:
             reader = JsonResultReader if self.json_text else ResultReader
             table.state("tool.item", reader, "tool", ends=not self.item_close)
@@ -180,8 +222,13 @@ class Results(Concept):
         out.fence(self.item_open)
         if self.json_text:
             out.out(f"{{{{- text_of(message, index, {out.layout.name!r}) | tojson -}}}}")
+        elif self.trim:
+            out.value(f"text_of(message, index, {out.layout.name!r}) | trim")
         else:
             out.text()
+        if self.id_after is not None:
+            out.fence(self.id_after)
+            out.out("{{- message.tool_call_id -}}")
         out.fence(self.item_close)
         if self.grouped:
             out.out('{%- if loop.last or messages[index + 1].role != "tool" -%}')

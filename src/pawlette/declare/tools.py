@@ -25,6 +25,7 @@ from .readers import tool_items_reader
 from .table import begin
 
 if TYPE_CHECKING:
+    from ..engine.machine import ReaderFactory
     from .jinja import Template
     from .layout import Layout
     from .table import Table
@@ -51,7 +52,9 @@ class ToolsBlock(Concept):
     - ``first``: inside a host turn, the block comes before the host's text (else after it,
       with ``separator`` between when the host turn has a message; ``separator_when``
       ``"text"``: only when the message's text is not empty).  ``separator`` + ``open`` is
-      one fence (one marker of the lexer).
+      one fence (one marker of the lexer).  With ``first``, a ``separator`` is written after
+      the block when the host's text is not empty (Qwen3.5: the tools, a blank line, then
+      the system text).
     - ``item_open`` / ``item_close``: around each tool; ``array``: the tools are one JSON
       array instead (no item fences).
     - ``wrap``: each tool as OpenAI's whole tool object (``"openai"``:
@@ -246,6 +249,8 @@ class ToolsBlock(Concept):
     def write_opening(self, out: Render, index: int) -> None:
         if self.first and self._hosts(out, index):
             self.block(out)
+            if self.separator and index >= 0 and out.message_text(index):
+                out.fence(self.separator, "tools")
 
     def write_closing(self, out: Render, index: int) -> None:
         if not self.first and self._hosts(out, index):
@@ -257,14 +262,19 @@ class ToolsBlock(Concept):
 
     # ------------------------------------------------------------------ the parse table
 
-    def rows(self, table: Table) -> None:
-        reader = tool_items_reader(
+    def items_reader(self, table: Table) -> ReaderFactory:
+        """The reader of the tools the block writes (JSON items or one JSON array; a concept
+        that writes its tools otherwise reads them with its own)."""
+        return tool_items_reader(
             table.text(self.item_open),
             table.text(self.item_close),
             self.wrap,
             text_after=self.first and not self.close,
             array=self.array,
         )
+
+    def rows(self, table: Table) -> None:
+        reader = self.items_reader(table)
         if self.place in _ON_ITS_OWN:
             table.state("tools.block", reader)
             close = table.text(self.close)
@@ -298,6 +308,8 @@ class ToolsBlock(Concept):
             after = ContentReader if self.first else ScaffoldReader
             table.state(f"{role}.after_tools", after, role, ends=True)
             table.on(tools_state, table.text(self.close), f"{role}.after_tools")
+            if self.first and self.separator:
+                table.on(tools_state, table.text(self.close, self.separator), f"{role}.after_tools")
 
     # ------------------------------------------------------------------ the Jinja template
 
@@ -392,6 +404,11 @@ class ToolsBlock(Concept):
         if self.first and host is not None:
             out.out(f"{{%- if {host} -%}}")
             self.jinja_block(out)
+            if self.separator:
+                name = jinja_string(out.layout.name)
+                out.out(f"{{%- if message is not none and text_of(message, index, {name}) -%}}")
+                out.fence(self.separator)
+                out.out("{%- endif -%}")
             out.out("{%- endif -%}")
 
     def jinja_closing(self, out: Template, role: str) -> None:

@@ -28,7 +28,6 @@ from ..types import Message, Segment, TextPart, Tool
 from .concept import Concept, overrides
 from .layout import ROLES, Frame, Layout
 from .pieces import Fence, Marker, piece_text
-from .plain import plain_renderer
 
 WriteConversation = Callable[[Writer, tuple[Message, ...], tuple[Tool, ...], bool], None]
 State = TypeVar("State")
@@ -536,9 +535,4 @@ def writer_of(layout: Layout) -> WriteConversation:
         for finish in plan.finish:
             finish(out)
 
-    # The same skeleton specialised for the common concepts (None: this layout has others):
-    # Format.render tries it first and takes this generic writer for anything it leaves.
-    plain = plain_renderer(layout)
-    if plain is not None:
-        write.plain_render = plain  # type: ignore[attr-defined]
     return write

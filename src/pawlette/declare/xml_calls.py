@@ -78,7 +78,10 @@ class XmlCalls(Concept):
     ``section_open`` / ``section_close`` around all the calls of a turn, ``separator``
     between two calls, ``text_separator`` between text and the calls; ``values``: how a
     value that is not a string is written (``"json"`` or ``"python"``); ``parallel``: several
-    calls in one turn; ``loose``: the fences are also read without their whitespace.
+    calls in one turn; ``loose``: the fences are also read without their whitespace;
+    ``separator_after_text``: between text and the first call, ``separator`` also reads as
+    ``text_separator`` (models write one newline where Qwen3.5's template writes a blank
+    line; the lexer takes ``separator`` + ``open`` as one marker, which text would else keep).
     """
 
     open: Fence
@@ -94,6 +97,7 @@ class XmlCalls(Concept):
     values: Values = "json"
     parallel: bool = True
     loose: bool = True
+    separator_after_text: bool = False
 
     handles: ClassVar[frozenset[str]] = frozenset({"calls"})
 
@@ -199,8 +203,11 @@ class XmlCalls(Concept):
         between = "assistant.after_call"
         table.state(between, BetweenCallsReader, "assistant", ends=not self.section_close)
         first = self.section_open or self.open
+        after_text = {*self._spellings(table, self.text_separator, first)}
+        if self.separator_after_text and self.separator:
+            after_text |= {*self._spellings(table, self.separator, first)}
         for state in texts:
-            for spelling in self._spellings(table, self.text_separator, first):
+            for spelling in sorted(after_text):
                 target = "assistant.calls" if self.section_open else "call.xml"
                 table.on(state, spelling, target)
         if self.section_open:
@@ -444,7 +451,6 @@ class _XmlCallSet(SectionedCalls):
         could otherwise swallow), in GBNF text that holds no close tag, then the fence."""
         from ..emit.grammar_ast import Terminal, gbnf_string
         from ..emit.text_language import TextLanguage, define, gbnf_text_rule
-        from ..emit.turn_rules import json_arguments
 
         close = turn.nodes(self.calls.value_close)
         kinds = schema.get("type") if isinstance(schema, Mapping) else None
@@ -459,10 +465,37 @@ class _XmlCallSet(SectionedCalls):
             rules.lark_extra["xml_value[lazy]"] = "XMLVALUE_CLOSED"
             rules.gbnf_extra["xml-value"] = f"{gbnf_text_rule('XMLVALUE')} {gbnf_string(text)}"
             return Terminal("xml_value", lark="", gbnf="xml-value")
+        python = self._python_scalars(schema)
+        if python is not None:  # True/False/None as Python writes them (values="python")
+            spellings, rest = python
+            options: list[Node] = [Lit(spelling) for spelling in spellings]
+            if rest is not None:
+                options.append(self._json_value(rules, number, key, rest))
+            return seq(alt(*options), *close)
+        return seq(self._json_value(rules, number, key, schema), *close)
+
+    def _json_value(self, rules: Rules, number: int, key: str, schema: Any) -> Node:
+        from ..emit.turn_rules import json_arguments
+
         value = json_arguments(
             rules, number, Tool(name=key, definition={"name": key, "parameters": schema})
         )
-        return seq(JsonSchemaValue(value.schema, value.gbnf), *close)
+        return JsonSchemaValue(value.schema, value.gbnf)
+
+    def _python_scalars(self, schema: Any) -> tuple[list[str], Any] | None:
+        """With ``values="python"``, a schema whose types include boolean or null: the
+        Python spellings of those, and the schema of its other types (None: no other)."""
+        if self.calls.values != "python" or not isinstance(schema, Mapping):
+            return None
+        kinds = schema.get("type")
+        listed = [kinds] if isinstance(kinds, str) else kinds
+        if not isinstance(listed, list) or not {"boolean", "null"} & set(listed):
+            return None
+        spellings = (["True", "False"] if "boolean" in listed else []) + (
+            ["None"] if "null" in listed else []
+        )
+        others = [kind for kind in listed if kind not in ("boolean", "null")]
+        return spellings, ({**schema, "type": others} if others else None)
 
     def items(self, turn: Turn, rules: Rules, number: int) -> list[Node]:
         calls = self.calls

@@ -26,6 +26,8 @@ _MODULES: dict[str, str] = {
     "deepseek": "pawlette.formats.deepseek",
     "glm": "pawlette.formats.glm",
     "bailing": "pawlette.formats.bailing",
+    "harmony": "pawlette.formats.harmony",
+    "kimi": "pawlette.formats.kimi",
 }
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
 _LOADED: dict[str, Format] = {}

@@ -48,7 +48,10 @@ Remaining differences from the templates:
   closed; results open a batch that a user message never closes; llama.cpp's template
   cannot render tools under Hugging Face's ``tojson``): pawlette writes calls and results in
   the layout above, and the tools never (a recorded loss, as the distills never write them).
+  The R1 layouts say so (``template_untested``), so detection compares them without tools.
 - R1: the templates keep only the last system message; pawlette gathers them all.
+- R1 (llama.cpp's): under llama.cpp's own Jinja engine the template writes the tools as a
+  text preamble before the system text; pawlette does not.
 - R1 (llama.cpp's): an empty answer is written as an empty calls block there; pawlette writes
   the empty text.
 
@@ -105,11 +108,13 @@ THINKING = DeepseekOptions(thinking=True)
 R1 = DeepseekOptions(version="r1", thinking=True)
 R1_NO_THINKING = DeepseekOptions(version="r1", thinking=False)
 R1_LLAMACPP = DeepseekOptions(version="r1-llamacpp", thinking=True)
+# R1's no-thinking variant comes before r1: detection takes the first variant that renders as
+# the template, and the Qwen distill renders as both (its enable_thinking is off by default).
 VARIANTS = {
     "v3.1": DeepseekOptions(),
     "v3.1-thinking": THINKING,
-    "r1": R1,
     "r1-no-thinking": R1_NO_THINKING,
+    "r1": R1,
     "r1-llamacpp": R1_LLAMACPP,
 }
 
@@ -202,6 +207,7 @@ def r1_layout(options: DeepseekOptions) -> Layout:
         from_options=layout,
         variants=VARIANTS,
         template_variables=_variables,
+        template_untested=("tools",),
     )
 
 

@@ -30,7 +30,11 @@ class FamilyCase:
     - ``empty_content``: give a calls-only turn ``"content": ""`` (templates that read it);
     - ``normalise``: how a turn the template writes parses back (trimmed text, dropped
       reasoning: what the declaration documents as lost);
-    - ``count``: conversations compared in the test suite (the matrix compares more).
+    - ``count``: conversations compared in the test suite (the matrix compares more);
+    - ``own_turns``: False when the template's generation prompt never begins its own past
+      turns (DeepSeek R1's opens ``<think>`` and its past turns drop the reasoning), so no
+      turn can be cut out of its renders; what the model writes after that prompt is then
+      read in the family's own test module, from the peers' cases.
     """
 
     template: str
@@ -41,3 +45,4 @@ class FamilyCase:
     normalise: Normalise | None = None
     count: int = 16
     seed: int = 0
+    own_turns: bool = True

@@ -40,4 +40,19 @@ CASES = [
             "system_positions": ("none", "first"),
         },
     ),
+    FamilyCase(
+        template="mistralai-Mistral-Nemo-Instruct-2407",
+        format="mistral:nemo",
+        # The template refuses roles that do not alternate and drops text beside calls.  Its
+        # system text moves into whichever user message ends the conversation, so a prompt
+        # never begins the conversation's later render: conversations with a system message
+        # are compared in tests/formats/test_mistral.py (renders only).
+        switches={
+            "alternating": True,
+            "text_with_calls": False,
+            "reasoning": False,
+            "system_positions": ("none",),
+        },
+        count=12,
+    ),
 ]

@@ -21,6 +21,12 @@ Variants (reference: llama.cpp's ``models/templates``):
 - ``ministral-3-reasoning`` (``mistralai-Ministral-3-14B-Reasoning-2512``): as ``devstral``
   with its own default text, and the model's ``[THINK]...[/THINK]`` reasoning read from what
   it writes.
+- ``nemo`` (``mistralai-Mistral-Nemo-Instruct-2407``, tekken v3): no system turn and no
+  default text; calls and results as JSON (below)::
+
+    <s>[INST]Weather in Zürich?[/INST][TOOL_CALLS][{"name": "get_weather", "arguments": {"city": "Zürich"}, "id": "call00001"}]</s>[TOOL_RESULTS]{"content": {"temp_c": 3}, "call_id": "call00001"}[/TOOL_RESULTS]3 °C.</s>[AVAILABLE_TOOLS][{"type": "function", "function": {...}}][/AVAILABLE_TOOLS][INST]You are terse.
+
+    Thanks[/INST]
 
 Decisions:
 
@@ -46,6 +52,24 @@ Decisions:
 - **Model output**: text before ``[TOOL_CALLS]`` is content; each call's arguments must be a
   JSON object (vLLM's and llama.cpp's Mistral parsers read the same shape).
 
+Decisions for ``nemo``:
+
+- **System message**: only a first one (a later one is refused, as the template refuses
+  it); its text and a blank line open the last message when that is a user message (local
+  concept :class:`.last_user_system.LastUserSystem`).  A conversation ending otherwise has
+  no place for it: not written, a recorded loss, as the template loses it.  Parsing a
+  conversation reads it back as the start of that user message (nothing marks it).  A
+  prompt is therefore not a prefix of the same conversation rendered with its answer.
+- **Tools**: one JSON array of the tool objects before the last user turn, as small-3.2.
+- **Calls**: ``[TOOL_CALLS]`` + one JSON array of ``{"name", "arguments", "id"}`` objects,
+  then ``</s>``; text beside calls is dropped (a recorded loss, as the template drops it);
+  ids must be 9 letters and digits (the template refuses other lengths).  Reading: the
+  array as the model writes it (a space after ``[TOOL_CALLS]`` too, as SGLang reads it);
+  the later ``name[ARGS]{...}`` form stays content with a warning (Nemo never writes it).
+- **Results**: ``[TOOL_RESULTS]{"content": TEXT, "call_id": "ID"}[/TOOL_RESULTS]`` per
+  tool message, the text written raw as the template writes it (a text result is not
+  quoted, so the object is JSON only when the result is).
+
 Remaining differences from the templates:
 
 - Content given as a list of parts is joined text (the templates also write ``[IMG]`` for
@@ -54,6 +78,9 @@ Remaining differences from the templates:
   (dict equality); pawlette writes it once, before the last user turn.
 - The templates accept an empty ``tools`` list (small-3.2 writes an empty block); pawlette
   treats it as no tools.
+- nemo's template writes each tool's string members unescaped (a ``"`` in a description
+  breaks its JSON) and leaves out a ``return`` member; pawlette writes the tool objects as
+  JSON.  Like small-3.2's, it gives the tools block to every user message equal to the last.
 """
 
 # ruff: noqa: E501  (the docstring shows the wire format as it is, long lines included)
@@ -69,6 +96,7 @@ from pawlette.declare import (
     Concept,
     Frame,
     Ignored,
+    JsonCallList,
     Layout,
     Marker,
     NamedCalls,
@@ -82,6 +110,7 @@ from pawlette.declare import (
 )
 
 from .checks import AnswerRequired
+from .last_user_system import LastUserSystem
 from .system_texts import (
     DEVSTRAL_SYSTEM,
     MINISTRAL_REASONING_SYSTEM,
@@ -89,7 +118,7 @@ from .system_texts import (
     SMALL_SYSTEM_BEFORE_DATE,
 )
 
-Version = Literal["small-3.2", "devstral", "ministral-3-reasoning"]
+Version = Literal["small-3.2", "devstral", "ministral-3-reasoning", "nemo"]
 
 BOS, EOS = Marker("<s>"), Marker("</s>")
 SYSTEM, SYSTEM_END = Marker("[SYSTEM_PROMPT]"), Marker("[/SYSTEM_PROMPT]")
@@ -114,6 +143,13 @@ class MistralOptions:
 SMALL = MistralOptions()
 DEVSTRAL = MistralOptions(version="devstral")
 MINISTRAL_REASONING = MistralOptions(version="ministral-3-reasoning")
+NEMO = MistralOptions(version="nemo")
+VARIANTS = {
+    "small-3.2": SMALL,
+    "devstral": DEVSTRAL,
+    "ministral-3-reasoning": MINISTRAL_REASONING,
+    "nemo": NEMO,
+}
 
 
 def _default_system(version: Version) -> str | tuple[object, ...]:
@@ -129,6 +165,8 @@ def _default_system(version: Version) -> str | tuple[object, ...]:
 
 def layout(options: MistralOptions) -> Layout:
     version = options.version
+    if version == "nemo":
+        return nemo_layout(options)
     small = version == "small-3.2"
     concepts: list[Concept] = []
     if version != "devstral":
@@ -175,12 +213,46 @@ def layout(options: MistralOptions) -> Layout:
         concepts=tuple(concepts),
         options=options,
         from_options=layout,
-        variants={
-            "small-3.2": SMALL,
-            "devstral": DEVSTRAL,
-            "ministral-3-reasoning": MINISTRAL_REASONING,
-        },
+        variants=VARIANTS,
         today="today" if small else None,
+    )
+
+
+def nemo_layout(options: MistralOptions) -> Layout:
+    """Mistral Nemo (tekken v3): no system turn, calls as one JSON array with ids, results as
+    a JSON object naming the call."""
+    return Layout(
+        name="mistral",
+        summary="Mistral Nemo: [INST] turns, [TOOL_CALLS][{...}] with ids, system in the last user turn",
+        begin=fence(BOS),
+        frames={
+            "user": Frame(open=fence(INST), end=fence(INST_END)),
+            "assistant": Frame(end=fence(EOS)),
+            "tool": Frame(open=fence(RESULTS), end=fence(RESULTS_END)),
+        },
+        concepts=(
+            Alternation(),
+            Ignored(("reasoning", "name")),
+            LastUserSystem(),
+            ToolsBlock(
+                place="before_last_user", open=fence(TOOLS), close=fence(TOOLS_END), array=True
+            ),
+            JsonCallList(
+                open=fence(TOOL_CALLS),
+                keys=(("name", "name"), ("arguments", "arguments"), ("id", "id")),
+                content="dropped",
+                id_pattern=CALL_ID_PATTERN,
+            ),
+            Results(
+                item_open=fence('{"content": '),
+                id_after=fence(', "call_id": "'),
+                item_close=fence('"}'),
+                id_pattern=CALL_ID_PATTERN,
+            ),
+        ),
+        options=options,
+        from_options=layout,
+        variants=VARIANTS,
     )
 
 

@@ -77,6 +77,51 @@ Decisions (reference: Qwen's own templates, ``Qwen-Qwen2.5-7B-Instruct.jinja`` a
   no past turn holds): that is the template's own shape.
 - **MiMo-VL** (``chatml:mimo-vl``): Qwen2.5's template with MiMo's default system text
   ("You are MiMo, an AI assistant developed by Xiaomi.").
+- **Qwen3-Coder** (``chatml:qwen3-coder``, declared in :mod:`.xml`): calls as XML tags,
+  ``<tool_call>\\n<function=NAME>\\n<parameter=KEY>\\nVALUE\\n</parameter>\\n</function>\\n</tool_call>``
+  (``XmlCalls``): a string value as it is, an object or array as JSON, any other value as
+  Python writes it (``True``, ``None``: the template's ``| string``); reading types each
+  value by the tool's schema (``True`` and ``true`` both read as a boolean).  Calls follow
+  each other after a newline, and text before them after a blank line; that text is
+  trimmed (a recorded loss), the text of other turns is written as given.  The tools are
+  described as XML tags (``<function>\\n<name>...``, :mod:`.xml_tools`) after the system
+  text and a blank line; with tools and no system message the system text is "You are
+  Qwen, a helpful AI assistant that can interact with a computer to solve tasks.".  Results
+  are ``<tool_response>\\nRESULT\\n</tool_response>\\n`` in one user turn.  No reasoning
+  (a recorded loss).  ``<tools>`` is written as text, as for Qwen3 (Qwen's tokenizer here
+  has no such token).  A call the model writes without its ``<tool_call>`` opener stays
+  text, with a warning (llama.cpp takes the first such call: pawlette reads what the
+  template writes and its grammar allows).
+- **Qwen3.5** (``chatml:qwen3.5``, declared in :mod:`.xml`): Qwen3-Coder's calls, with the
+  tools as JSON lines (``<tools>\\n{...}\\n</tools>`` and Qwen3.5's instructions) first in the
+  system turn, then a blank line and the system text when there is one.  A system message
+  is only first: a later one is refused, as the template refuses it.  Every text is
+  trimmed (system, user, assistant, reasoning, tool results: recorded losses).  Every
+  assistant turn after the last user message writes ``<think>\\nR\\n</think>\\n\\n``, empty
+  when it has no reasoning (``Reasoning(empty_after_last_query=True)``); earlier turns lose
+  their reasoning.  The prompt opens ``<think>\\n``, so a completion is read from inside the
+  block (``thinking=False``, the template's ``enable_thinking``: ``<think>\\n\\n</think>\\n\\n``).
+  A call opening inside the block ends it; one newline between text and a call reads as
+  the template's blank line.  Image and video parts are refused (the template writes its
+  vision tokens for them).  Differences that remain: content holding ``</think>`` without
+  ``reasoning_content`` is kept as content (the template splits it); a conversation
+  without a user message is rendered (the template refuses it); a system message of
+  whitespace alone still gets the blank line after the tools.
+- **Nemotron 3 Nano** (``chatml:nemotron-3-nano``, declared in :mod:`.xml`): Qwen3-Coder's
+  calls, each followed by a newline, and its XML tools block with ``enum`` and
+  ``required`` placed as Nemotron's template places them, after the system text and a
+  blank line.  A system turn is always written (empty without a system message and
+  tools).  Every assistant turn writes ``<think>\\nR\\n</think>\\n`` before its text, or
+  ``<think></think>`` without reasoning (and on turns before the last user message, whose
+  reasoning is dropped: ``truncate_history_thinking``, the template's variable, False
+  keeps it); the text is trimmed at its end, with the newlines the template's trimming
+  leaves (:mod:`.nemotron`).  The prompt opens ``<think>\\n`` (``thinking=False``:
+  ``<think></think>``).  With thinking on, a turn without reasoning does not extend the
+  prompt (``<think></think>`` where the prompt opened ``<think>\\n``): the template's own
+  shape.  Differences that remain: content holding ``<think>``/``</think>`` without
+  ``reasoning_content`` is written after ``<think></think>`` (the template keeps it as it
+  is); reasoning of whitespace alone is written as no reasoning, as the template does, and
+  reads back as none.
 - **Thinking off** (``thinking=False``, ``enable_thinking=false``): Qwen3's prompt writes an
   empty block.
 - **Dropped fields**: neither template writes a message's ``name`` and Qwen2.5's writes no
@@ -106,6 +151,7 @@ from pawlette.declare import (
     declare,
     fence,
 )
+from pawlette.errors import FormatError
 
 IM_START, IM_END = Marker("<|im_start|>"), Marker("<|im_end|>")
 TOOL_CALL, TOOL_CALL_END = Marker("<tool_call>"), Marker("</tool_call>")
@@ -137,12 +183,19 @@ class ChatmlOptions:
       writes its reasoning.
     - ``thinking``: the template's ``enable_thinking``; False closes the block in the
       generation prompt (Qwen3: an empty block; QwQ: ``<think>\\n</think>``).
+    - ``xml``: the template whose calls are Qwen3-Coder's XML this option set follows
+      (``"qwen3-coder"``, ``"qwen3.5"``, ``"nemotron-3-nano"``; ``""``: the JSON calls
+      above).
+    - ``truncate_history_thinking``: Nemotron 3's template variable: turns before the last
+      user message lose their reasoning (False: every turn keeps it).
     """
 
     default_system: str | None = None
     reasoning: bool = True
     think_prompt: bool = False
     thinking: bool = True
+    xml: str = ""
+    truncate_history_thinking: bool = True
 
 
 QWEN3 = ChatmlOptions()
@@ -150,6 +203,17 @@ QWEN25 = ChatmlOptions(default_system=QWEN25_SYSTEM, reasoning=False)
 QWQ = ChatmlOptions(reasoning=False, think_prompt=True)
 MIMO_SYSTEM = "You are MiMo, an AI assistant developed by Xiaomi."
 MIMO_VL = ChatmlOptions(default_system=MIMO_SYSTEM, reasoning=False)
+QWEN3_CODER = ChatmlOptions(reasoning=False, xml="qwen3-coder")
+QWEN35 = ChatmlOptions(xml="qwen3.5")
+NEMOTRON3_NANO = ChatmlOptions(xml="nemotron-3-nano")
+VARIANTS = {
+    "qwen2.5": QWEN25,
+    "qwq": QWQ,
+    "mimo-vl": MIMO_VL,
+    "qwen3-coder": QWEN3_CODER,
+    "qwen3.5": QWEN35,
+    "nemotron-3-nano": NEMOTRON3_NANO,
+}
 
 REASONING = Reasoning(
     open=fence(THINK, "\n"),
@@ -181,7 +245,23 @@ def reasoning(options: ChatmlOptions) -> tuple[Reasoning, ...]:
     return (REASONING if options.thinking else replace(REASONING, prompt="empty"),)
 
 
+def variant_layout(options: ChatmlOptions) -> Layout:
+    """The layout of any option set: the XML-call templates are declared in :mod:`.xml`."""
+    if options.xml:
+        from .xml import XML_LAYOUTS
+
+        if options.xml not in XML_LAYOUTS:
+            raise FormatError(
+                f"chatml: options.xml: {options.xml!r}; expected '' or one of "
+                + ", ".join(XML_LAYOUTS)
+            )
+        return XML_LAYOUTS[options.xml](options)
+    return layout(options)
+
+
 def layout(options: ChatmlOptions) -> Layout:
+    if options.xml:
+        return variant_layout(options)
     return Layout(
         name="chatml",
         summary="ChatML (Qwen2.5/Qwen3): <|im_start|>role, <tool_call> JSON, <think>",
@@ -225,8 +305,8 @@ def layout(options: ChatmlOptions) -> Layout:
             ),
         ),
         options=options,
-        from_options=layout,
-        variants={"qwen2.5": QWEN25, "qwq": QWQ, "mimo-vl": MIMO_VL},
+        from_options=variant_layout,
+        variants=VARIANTS,
         template_variables=lambda options: {"enable_thinking": options.thinking},
     )
 

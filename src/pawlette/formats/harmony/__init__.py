@@ -1,0 +1,160 @@
+"""harmony: OpenAI's gpt-oss format (channels, recipients, a TypeScript tools namespace).
+
+Declared on one concept of its own (:class:`.turns.HarmonyTurns`: the system and developer
+messages, the assistant's channels, the results; :mod:`.reading` its parse table,
+:mod:`.grammar` its turn grammar, :mod:`.typescript` the tools block) and the user's frame.
+Written as the gpt-oss template (``openai-gpt-oss-120b``) writes it, byte for byte.
+
+The wire format (every ``<|...|>`` is a special token of ``o200k_harmony``)::
+
+    <|start|>system<|message|>You are ChatGPT, a large language model trained by OpenAI.
+    Knowledge cutoff: 2024-06
+    Current date: 2025-08-05
+
+    Reasoning: medium
+
+    # Valid channels: analysis, commentary, final. Channel must be included for every message.
+    Calls to these tools must go to the commentary channel: 'functions'.<|end|>
+    <|start|>developer<|message|># Instructions
+
+    You are terse.
+
+    # Tools
+
+    ## functions
+
+    namespace functions {
+
+    // Get the weather forecast.
+    type get_weather = (_: {
+    // City name
+    location: string,
+    days?: number,
+    }) => any;
+
+    } // namespace functions<|end|>
+    <|start|>user<|message|>Weather in Zürich?<|end|>
+    <|start|>assistant<|channel|>analysis<|message|>Look it up.<|end|>
+    <|start|>assistant to=functions.get_weather<|channel|>commentary json<|message|>
+    {"location": "Zürich"}<|call|>
+    <|start|>functions.get_weather to=assistant<|channel|>commentary<|message|>
+    "{\\"temp_c\\": 3}"<|end|>
+    <|start|>assistant<|channel|>final<|message|>3 °C.<|return|>
+
+(The template writes no newline between messages, nor after ``<|message|>``: each line
+above follows the one before it directly.)
+
+Decisions, each the template's:
+
+- **The system message** is always written and is the format's own: the model identity,
+  the knowledge cutoff, the date, the reasoning effort and the valid channels.  The date is
+  an option (``date``, default 2025-08-05, gpt-oss's release), never the clock: the template
+  reads ``strftime_now("%Y-%m-%d")``.  ``reasoning_effort`` (``low``, ``medium``, ``high``)
+  and ``model_identity`` are options too, passed to the template as its variables of the
+  same names.  Parsing drops the system message.
+- **The developer message** holds the caller's first system (or developer) message under
+  ``# Instructions`` and the tools block.  Later system messages are not written (a loss);
+  an empty first system message without tools writes nothing (a loss).  Parsing gives the
+  instructions back as the system message; the tools block is not read back (a TypeScript
+  type is not the JSON schema it came from: ``integer`` is written ``number``).
+- **The tools block** is the template's TypeScript namespace (:mod:`.typescript`).  A tool
+  without a description is written without its comment line, where the template refuses it.
+- **Assistant messages**: an answer is ``<|start|>assistant<|channel|>final<|message|>``
+  text ``<|end|>``; the last message of a training render (no generation prompt) ends with
+  ``<|return|>`` and writes its reasoning before it as an analysis message.  Reasoning
+  elsewhere is dropped (a loss).
+- **Calls**: only a message's first call is written (the rest are losses),
+  ``<|start|>assistant to=functions.NAME<|channel|>commentary json<|message|>`` + the
+  arguments as ``tojson`` writes them + ``<|call|>``.  Before it, the message's content or
+  its reasoning (both at once are refused, as the template refuses them) is written as an
+  analysis message, unless an answer (an assistant message without calls) comes later in
+  the conversation, when it is dropped (a loss).  Parsing reads that analysis back as
+  reasoning.
+- **Results**: ``<|start|>functions.NAME to=assistant<|channel|>commentary<|message|>`` +
+  the result as a JSON string + ``<|end|>``, named after the last call written (a result
+  with no call before it is refused, as the template refuses it).  Parsing decodes the JSON
+  string and pairs results with calls in order.
+- **Refused** as the template refuses: ``<|channel|>analysis<|message|>`` or
+  ``<|channel|>final<|message|>`` in an assistant message's content or reasoning.
+- **Names** of messages are not written (losses).
+- **Training mask**: everything the model writes after the first ``<|start|>assistant`` of
+  its message (its later headers included) through ``<|call|>``, ``<|end|>`` or
+  ``<|return|>``.  The stop set is ``<|return|>`` and ``<|call|>``.  As in the template, a
+  conversation's render is not always a prefix of its render continued: the analysis before
+  a call is dropped once an answer follows, and the last answer's ``<|return|>`` becomes
+  ``<|end|>``.
+- **Not an option**: the template's ``builtin_tools`` (its fixed ``browser`` and ``python``
+  sections in the system message); pawlette writes neither, as the template does by
+  default.
+
+Parsing what models write (see :mod:`.reading`): the recipient in the channel header
+(``<|channel|>commentary to=functions.get_weather <|constrain|>json<|message|>``), calls
+on the analysis channel, a commentary message without a recipient (a preamble: content),
+and completions cut before their stop token.  A recipient outside ``functions`` (a built-in
+tool such as ``browser.search``) is read as a call named by it when its body is a JSON
+object; otherwise (``to=python`` with code) its body is content, with a warning (llama.cpp
+drops such messages; pawlette drops nothing).  A stray channel header is left out with a
+warning, a channel that is none of harmony's is read as ``final`` with a warning.
+
+Against openai-harmony, the format's reference implementation (checked by the tests on
+o200k_harmony token ids): the same ids for the same conversation, but two differences that
+are the template's: it writes ``\n\n`` after the instructions even when no tools follow,
+and it writes a result as a JSON string (``"{\"temp_c\": 3}"``) where the library writes
+the result's text as given.  Completions read from ids give what the library's
+``StreamableParser`` gives (analysis as reasoning, final and preambles as content,
+recipients as calls).
+"""
+
+from __future__ import annotations
+
+import datetime
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from ...declare import Frame, Layout, declare, fence
+from .turns import CALL, END, MESSAGE, RETURN, START, HarmonyTurns
+
+DEFAULT_IDENTITY = "You are ChatGPT, a large language model trained by OpenAI."
+
+
+@dataclass(frozen=True)
+class HarmonyOptions:
+    """``date``: the system message's ``Current date``; ``reasoning_effort``: its
+    ``Reasoning`` line; ``model_identity``: its first line."""
+
+    date: datetime.date = datetime.date(2025, 8, 5)
+    reasoning_effort: str = "medium"
+    model_identity: str = DEFAULT_IDENTITY
+
+
+def template_variables(options: HarmonyOptions) -> Mapping[str, Any]:
+    """The template's variables for these options (its own defaults are not passed)."""
+    variables: dict[str, Any] = {}
+    if options.reasoning_effort != "medium":
+        variables["reasoning_effort"] = options.reasoning_effort
+    if options.model_identity != DEFAULT_IDENTITY:
+        variables["model_identity"] = options.model_identity
+    return variables
+
+
+def layout(options: HarmonyOptions) -> Layout:
+    return Layout(
+        name="harmony",
+        summary="OpenAI harmony (gpt-oss): channels, recipients, a TypeScript tools namespace",
+        frames={
+            "user": Frame(open=fence(START, "user", MESSAGE), end=fence(END)),
+            # The generation prompt; the model stops at <|return|> or at a call's <|call|>.
+            "assistant": Frame(
+                open=fence(START, "assistant"), end=fence(RETURN), also_end=(fence(CALL),)
+            ),
+        },
+        concepts=(HarmonyTurns(),),
+        options=options,
+        from_options=layout,
+        template_variables=template_variables,
+        today="date",
+    )
+
+
+FORMAT = declare(layout(HarmonyOptions()))

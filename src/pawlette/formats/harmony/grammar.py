@@ -1,0 +1,88 @@
+"""Harmony's assistant turn as a grammar (after the generation prompt ``<|start|>assistant``)::
+
+    [ <|channel|>analysis<|message|> TEXT <|end|><|start|>assistant ]         the head
+    ( <|channel|>final<|message|> TEXT                                         an answer
+    | " to=functions.NAME" <|channel|> "commentary json" <|message|> ARGUMENTS  a call )
+
+and the stop (``<|return|>`` after an answer, ``<|call|>`` after a call), which the engine
+writes.  One call per turn, as the template writes them.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ...declare.grammar import TEXT, Turn, drop_prefix
+from ...emit.grammar_ast import Lit, Marker, Node, Rules, alt, optional, seq
+
+if TYPE_CHECKING:
+    from .turns import HarmonyTurns
+
+
+class HarmonyCalls:
+    """The call set of a harmony turn (:class:`pawlette.declare.grammar.CallSet`)."""
+
+    with_content = False
+    trigger: str | None = None
+
+    def __init__(self, turns: HarmonyTurns) -> None:
+        self.turns = turns
+
+    def items(self, turn: Turn, rules: Rules, number: int) -> list[Node]:
+        from ...emit.json_schema import BASE_RULES
+        from ...emit.turn_rules import json_arguments
+
+        tool = turn.tools[number]
+        rules.gbnf_extra.update({k: v for k, v in BASE_RULES.items() if k not in rules.gbnf_extra})
+        return [
+            Lit(" to=functions." + tool.name),
+            Marker(self.turns.channel.text),
+            Lit("commentary json"),
+            Marker(self.turns.message.text),
+            json_arguments(rules, number, tool),
+        ]
+
+    def call(self, turn: Turn, rules: Rules) -> Node:
+        options = [
+            rules.add(f"call_{number}", seq(*self.items(turn, rules, number)))
+            for number, _ in turn.allowed()
+        ]
+        return rules.add("call", alt(*options))
+
+    def many(self, turn: Turn, rules: Rules, parallel: bool) -> Node:
+        return self.call(turn, rules)
+
+    def after_text(self, turn: Turn, rules: Rules) -> Node:
+        raise NotImplementedError("harmony writes no text beside a call")
+
+    def lazy(self, turn: Turn, rules: Rules, parallel: bool) -> Node:
+        return self.many(turn, rules, parallel)
+
+    def prefix(self, name: str | None) -> str:
+        if name is None:
+            return " to=functions."
+        turns = self.turns
+        return f" to=functions.{name}{turns.channel.text}commentary json{turns.message.text}"
+
+    def after_prefix(self, turn: Turn, rules: Rules, prefix: str, parallel: bool) -> Node:
+        heads = [seq(*drop_prefix(self.items(turn, rules, n), prefix)) for n, _ in turn.allowed()]
+        return alt(*heads)
+
+
+def harmony_grammar(turns: HarmonyTurns, turn: Turn) -> None:
+    channel, message = Marker(turns.channel.text), Marker(turns.message.text)
+    turn.head = seq(
+        channel,
+        Lit("analysis"),
+        message,
+        optional(TEXT),
+        Marker(turns.end.text),
+        Marker(turns.start.text),
+        Lit("assistant"),
+    )
+    turn.reasoning = (
+        f"{turns.channel.text}analysis{turns.message.text}",
+        f"{turns.end.text}{turns.start.text}assistant",
+    )
+    turn.content = seq(channel, Lit("final"), message, optional(TEXT))
+    turn.calls = HarmonyCalls(turns)

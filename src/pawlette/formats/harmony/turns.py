@@ -1,0 +1,393 @@
+"""Harmony's messages: the writer and the Jinja template of :class:`HarmonyTurns`.
+
+One concept writes every role but the user's (a plain frame): the system message the format
+always writes, the developer message (the caller's first system message and the tools), the
+assistant's messages on their channels, and the tool results named after the call they
+answer.  The rules are the gpt-oss template's (see :mod:`pawlette.formats.harmony`); the
+parse table and the turn grammar are in :mod:`.reading` and :mod:`.grammar`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, ClassVar
+
+from ...declare import Concept, Marker
+from ...declare.json_calls import arguments_json
+from ...declare.pieces import Option, piece_text
+from ...emit.jinja_text import jinja_string
+from ...engine.json_text import json_string
+from ...errors import RequestError
+from ...types import Message
+from . import typescript
+
+if TYPE_CHECKING:
+    from ...declare.grammar import Turn
+    from ...declare.jinja import Template
+    from ...declare.layout import Layout
+    from ...declare.table import Table
+    from ...declare.write import Render
+
+START, MESSAGE, END = Marker("<|start|>"), Marker("<|message|>"), Marker("<|end|>")
+CHANNEL, CONSTRAIN = Marker("<|channel|>"), Marker("<|constrain|>")
+CALL, RETURN = Marker("<|call|>"), Marker("<|return|>")
+
+IDENTITY = Option("model_identity")
+DATE = Option("date", "%Y-%m-%d")
+EFFORT = Option("reasoning_effort")
+CHANNELS_LINE = (
+    "# Valid channels: analysis, commentary, final. Channel must be included for every message."
+)
+TOOLS_LINE = "\nCalls to these tools must go to the commentary channel: 'functions'."
+CHANNEL_TAGS = ("<|channel|>analysis<|message|>", "<|channel|>final<|message|>")
+"""Text the template refuses in an assistant message's content or reasoning."""
+CHANNEL_REFUSAL = "a channel header, which the template refuses"
+
+
+@dataclass(frozen=True)
+class HarmonyTurns(Concept):
+    """Harmony's system, developer, assistant and tool messages (see the module).
+
+    Fields: the markers (``start``, ``message``, ``end``, ``channel``, ``constrain``,
+    ``call``, ``return_``), and the system message's lines: ``identity``, ``cutoff``,
+    ``date`` and ``effort`` (the date and effort are options of the layout).
+    """
+
+    start: Marker = START
+    message: Marker = MESSAGE
+    end: Marker = END
+    channel: Marker = CHANNEL
+    constrain: Marker = CONSTRAIN
+    call: Marker = CALL
+    return_: Marker = RETURN
+    identity: Option = IDENTITY
+    cutoff: str = "2024-06"
+    date: Option = DATE
+    effort: Option = EFFORT
+
+    claims: ClassVar[frozenset[str]] = frozenset({"system", "assistant", "tool"})
+    handles: ClassVar[frozenset[str]] = frozenset(
+        {"tools", "name", "tool_name", "reasoning", "calls"}
+    )
+
+    def markers(self) -> Iterator[Marker]:
+        yield from (self.start, self.message, self.end, self.channel)
+        yield from (self.constrain, self.call, self.return_)
+
+    def validate(self, layout: Layout) -> None:
+        for option in (self.identity, self.date, self.effort):
+            piece_text(option, layout.options, layout.name)
+
+    # ------------------------------------------------------------------ the writer
+
+    def turn_roles(self) -> frozenset[str]:
+        return frozenset()
+
+    def system_text(self, out: Render) -> str:
+        options, name = out.layout.options, out.layout.name
+        return (
+            piece_text(self.identity, options, name)
+            + f"\nKnowledge cutoff: {self.cutoff}\nCurrent date: "
+            + piece_text(self.date, options, name)
+            + "\n\nReasoning: "
+            + piece_text(self.effort, options, name)
+            + "\n\n"
+            + CHANNELS_LINE
+            + (TOOLS_LINE if out.tools else "")
+        )
+
+    def check(self, out: Render) -> None:
+        out.handles(*self.handles)
+        messages = out.messages
+        for index, message in enumerate(messages):
+            if message.name is not None:
+                out.lose(f"messages[{index}].name", "not written")
+            if message.role == "system" and index > 0:
+                out.lose(f"messages[{index}]", "a system message after the first is not written")
+            if (
+                message.role == "system"
+                and index == 0
+                and not out.message_text(0)
+                and not out.tools
+            ):
+                out.lose("messages[0]", "an empty system message writes nothing")
+            if message.role != "assistant":
+                continue
+            self._check_assistant(out, index, message)
+
+    def _check_assistant(self, out: Render, index: int, message: Message) -> None:
+        text = out.message_text(index)
+        for tag in CHANNEL_TAGS:
+            if tag in text:
+                raise RequestError(f"messages[{index}].content", CHANNEL_REFUSAL, "plain text")
+            if message.reasoning is not None and tag in message.reasoning:
+                raise RequestError(
+                    f"messages[{index}].reasoning_content", CHANNEL_REFUSAL, "plain text"
+                )
+        if not message.tool_calls:
+            last = index == len(out.messages) - 1 and not out.prompt
+            if message.reasoning is not None and not last:
+                out.lose(f"messages[{index}].reasoning_content", "dropped before the last turn")
+            return
+        if text and message.reasoning:
+            raise RequestError(
+                f"messages[{index}]",
+                "both content and reasoning_content beside tool calls",
+                "one of them (the template writes either as the analysis before the call)",
+            )
+        for number in range(1, len(message.tool_calls)):
+            out.lose(f"messages[{index}].tool_calls[{number}]", "only the first call is written")
+        if (text or message.reasoning) and final_follows(out.messages, index):
+            what = "content" if text else "reasoning_content"
+            out.lose(f"messages[{index}].{what}", "dropped: a final answer follows")
+
+    def write_start(self, out: Render) -> None:
+        writer = out.writer
+        writer.at("system", -1)
+        writer.marker(self.start.text, "header")
+        writer.raw("system", "header")
+        writer.marker(self.message.text, "header")
+        writer.raw(self.system_text(out), "system")
+        writer.marker(self.end.text, "close")
+        messages = out.messages
+        instructions = out.message_text(0) if messages and messages[0].role == "system" else ""
+        if not instructions and not out.tools:
+            return
+        writer.at("system", 0 if instructions else -1)
+        writer.marker(self.start.text, "header")
+        writer.raw("developer", "header")
+        writer.marker(self.message.text, "header")
+        if instructions:
+            writer.raw("# Instructions\n\n", "header")
+            writer.text(instructions, "content")
+            writer.raw("\n\n", "header")
+        if out.tools:
+            definitions = [tool.definition for tool in out.tools]
+            writer.raw("# Tools\n\n" + typescript.namespace(definitions), "tools")
+        writer.marker(self.end.text, "close")
+
+    def write_message(self, out: Render, index: int) -> None:
+        message = out.messages[index]
+        if message.role == "system":
+            return  # the first is the developer message (write_start); later ones are dropped
+        state = out.state(HarmonyTurns, _State)
+        if message.role == "tool":
+            self._write_result(out, index, state)
+        else:
+            self._write_assistant(out, index, message, state)
+
+    def _header(self, out: Render, first: bool) -> None:
+        """``<|start|>assistant``: the generation prompt's for the message's first (not
+        trainable), the model's own for the others."""
+        writer = out.writer
+        writer.marker(self.start.text, "header", trainable=not first)
+        writer.raw("assistant", "header", trainable=not first)
+
+    def _write_assistant(self, out: Render, index: int, message: Message, state: _State) -> None:
+        writer = out.writer
+        writer.at("assistant", index)
+        text = out.message_text(index)
+        if message.tool_calls:
+            first = True
+            analysis = text or message.reasoning
+            if analysis and not final_follows(out.messages, index):
+                self._header(out, True)
+                self._channel(out, "analysis")
+                writer.text(analysis, "reasoning", trainable=True)
+                writer.marker(self.end.text, "end", trainable=True)
+                first = False
+            call = message.tool_calls[0]
+            self._header(out, first)
+            writer.raw(" to=functions." + call.name, "tool_call", trainable=True)
+            writer.marker(self.channel.text, "tool_call", trainable=True)
+            writer.raw("commentary json", "tool_call", trainable=True)
+            writer.marker(self.message.text, "tool_call", trainable=True)
+            where = f"messages[{index}].tool_calls[0].function.arguments"
+            writer.text(arguments_json(call.arguments, where), "tool_call", trainable=True)
+            writer.marker(self.call.text, "end", trainable=True)
+            state.last_call = call.name
+            return
+        first = True
+        last = index == len(out.messages) - 1 and not out.prompt
+        if last and message.reasoning is not None:
+            self._header(out, True)
+            self._channel(out, "analysis")
+            writer.text(message.reasoning, "reasoning", trainable=True)
+            writer.marker(self.end.text, "end", trainable=True)
+            first = False
+        self._header(out, first)
+        self._channel(out, "final")
+        writer.text(text, "content", trainable=True)
+        writer.marker((self.return_ if last else self.end).text, "end", trainable=True)
+        state.last_call = None
+
+    def _channel(self, out: Render, name: str) -> None:
+        writer = out.writer
+        writer.marker(self.channel.text, "header", trainable=True)
+        writer.raw(name, "header", trainable=True)
+        writer.marker(self.message.text, "header", trainable=True)
+
+    def _write_result(self, out: Render, index: int, state: _State) -> None:
+        if state.last_call is None:
+            raise RequestError(
+                f"messages[{index}]",
+                "a tool message with no assistant tool call before it",
+                "a result after the assistant message that calls its tool",
+            )
+        writer = out.writer
+        writer.at("tool", index)
+        writer.marker(self.start.text, "header")
+        writer.raw(f"functions.{state.last_call} to=assistant", "header")
+        writer.marker(self.channel.text, "header")
+        writer.raw("commentary", "header")
+        writer.marker(self.message.text, "header")
+        writer.text(json_string(out.message_text(index)), "tool_result")
+        writer.marker(self.end.text, "close")
+
+    # ------------------------------------------------------------------ the parse table
+
+    def rows(self, table: Table) -> None:
+        from .reading import harmony_rows
+
+        harmony_rows(self, table)
+
+    # ------------------------------------------------------------------ the Jinja template
+
+    def jinja_setup(self, out: Template) -> None:
+        out.object_arguments = True
+        out.macro("harmony", typescript.JINJA_MACROS)
+        out.ns("last_call", "none")
+
+    def jinja_start(self, out: Template) -> None:
+        out.literal(f"{self.start.text}system{self.message.text}")
+        out.fence((self.identity,))
+        out.literal(f"\nKnowledge cutoff: {self.cutoff}\nCurrent date: ")
+        out.fence((self.date,))
+        out.literal("\n\nReasoning: ")
+        out.fence((self.effort,))
+        out.literal("\n\n" + CHANNELS_LINE)
+        out.out("{%- if has_tools -%}")
+        out.literal(TOOLS_LINE)
+        out.out("{%- endif -%}")
+        out.literal(self.end.text)
+        first_system = 'messages and messages[0].role in ["system", "developer"]'
+        out.out(f"{{%- if {first_system} -%}}")
+        out.out(
+            f"{{%- set instructions = text_of(messages[0], 0, {jinja_string(out.layout.name)}) -%}}"
+        )
+        out.out("{%- else -%}{%- set instructions = '' -%}{%- endif -%}")
+        out.out("{%- if instructions or has_tools -%}")
+        out.literal(f"{self.start.text}developer{self.message.text}")
+        out.out("{%- if instructions -%}")
+        out.literal("# Instructions\n\n")
+        out.value("instructions")
+        out.literal("\n\n")
+        out.out("{%- endif -%}")
+        out.out("{%- if has_tools -%}")
+        out.literal("# Tools\n\n")
+        out.out("{{- harmony_namespace(tools) -}}")
+        out.out("{%- endif -%}")
+        out.literal(self.end.text)
+        out.out("{%- endif -%}")
+
+    def jinja_message(self, out: Template, role: str) -> None:
+        if role == "system":
+            return
+        if role == "tool":
+            out.raise_if(
+                "ns.last_call is none",
+                "a tool message with no assistant tool call before it",
+            )
+            out.literal(self.start.text + "functions.")
+            out.out("{{- ns.last_call -}}")
+            out.literal(f" to=assistant{self.channel.text}commentary{self.message.text}")
+            out.out(
+                f"{{{{- text_of(message, index, {jinja_string(out.layout.name)}) | tojson -}}}}"
+            )
+            out.literal(self.end.text)
+            return
+        name = jinja_string(out.layout.name)
+        start, channel, message = self.start.text, self.channel.text, self.message.text
+        out.out(f"{{%- set text = text_of(message, index, {name}) -%}}")
+        out.out(
+            "{%- set thinking = message.reasoning_content if message.reasoning_content is defined"
+            " else none -%}"
+        )
+        for tag in CHANNEL_TAGS:
+            out.raise_if(f"{jinja_string(tag)} in text", f"content: {CHANNEL_REFUSAL}")
+            out.raise_if(
+                f"thinking is not none and {jinja_string(tag)} in thinking",
+                f"reasoning_content: {CHANNEL_REFUSAL}",
+            )
+        out.out("{%- if message.tool_calls is defined and message.tool_calls -%}")
+        out.raise_if("text and thinking", "both content and reasoning_content beside tool calls")
+        out.out("{%- set later = namespace(final=false) -%}")
+        out.out("{%- for following in messages[index + 1:] -%}")
+        out.out(
+            '{%- if following.role == "assistant" and not (following.tool_calls is defined'
+            " and following.tool_calls) -%}{%- set later.final = true -%}{%- endif -%}"
+        )
+        out.out("{%- endfor -%}")
+        out.out("{%- set analysis = text or thinking -%}")
+        out.out("{%- set call = message.tool_calls[0].function -%}")
+        out.literal(start + "assistant")
+        out.out("{%- generation -%}")
+        out.out("{%- if analysis and not later.final -%}")
+        out.literal(f"{channel}analysis{message}")
+        out.value("analysis")
+        out.literal(self.end.text + start + "assistant")
+        out.out("{%- endif -%}")
+        out.literal(" to=functions.")
+        out.out("{{- call.name -}}")
+        out.literal(f"{channel}commentary json{message}")
+        out.out(
+            "{%- if call.arguments is string -%}{{- call.arguments | trim -}}"
+            "{%- else -%}{{- call.arguments | tojson -}}{%- endif -%}"
+        )
+        out.literal(self.call.text)
+        out.out("{%- endgeneration -%}")
+        out.out("{%- set ns.last_call = call.name -%}")
+        out.out("{%- else -%}")
+        out.out("{%- set last = loop.last and not add_generation_prompt -%}")
+        out.literal(start + "assistant")
+        out.out("{%- generation -%}")
+        out.out("{%- if last and thinking is not none -%}")
+        out.literal(f"{channel}analysis{message}")
+        out.value("thinking")
+        out.literal(self.end.text + start + "assistant")
+        out.out("{%- endif -%}")
+        out.literal(f"{channel}final{message}")
+        out.value("text")
+        out.out("{%- if last -%}")
+        out.literal(self.return_.text)
+        out.out("{%- else -%}")
+        out.literal(self.end.text)
+        out.out("{%- endif -%}")
+        out.out("{%- endgeneration -%}")
+        out.out("{%- set ns.last_call = none -%}")
+        out.out("{%- endif -%}")
+
+    # ------------------------------------------------------------------ the turn grammar
+
+    def grammar(self, turn: Turn) -> None:
+        from .grammar import harmony_grammar
+
+        harmony_grammar(self, turn)
+
+
+class _State:
+    """What the writer remembers across messages: the name of the last call written."""
+
+    __slots__ = ("last_call",)
+
+    def __init__(self) -> None:
+        self.last_call: str | None = None
+
+
+def final_follows(messages: tuple[Message, ...], index: int) -> bool:
+    """Whether an assistant message without calls comes after ``messages[index]`` (then the
+    template drops the analysis it would write before this message's call)."""
+    return any(
+        message.role == "assistant" and not message.tool_calls for message in messages[index + 1 :]
+    )

@@ -1,0 +1,203 @@
+"""Kimi K2 (Moonshot AI): ``<|im_…|>`` turns with a role label, tools declared in a turn of
+their own, calls whose id holds the name, results labelled with that id, and (K2 Thinking)
+``<think>`` blocks, as Moonshot's chat templates write them.
+
+The wire format (every ``<|…|>`` is a special token of the Kimi tokenizer; the role words
+and ``tool_declare`` are plain text), shown on several lines (the format writes no newline
+between turns)::
+
+    <|im_system|>tool_declare<|im_middle|>[{"type": "function", "function": {"name": "get_weather", ...}}]<|im_end|>
+    <|im_system|>system<|im_middle|>You are terse.<|im_end|>
+    <|im_user|>user<|im_middle|>Weather in Zürich?<|im_end|>
+    <|im_assistant|>assistant<|im_middle|>Checking.<|tool_calls_section_begin|><|tool_call_begin|>functions.get_weather:0<|tool_call_argument_begin|>{"location": "Zürich"}<|tool_call_end|><|tool_calls_section_end|><|im_end|>
+    <|im_system|>get_weather<|im_middle|>## Return of functions.get_weather:0
+    {"temp_c": 3}<|im_end|>
+    <|im_assistant|>assistant<|im_middle|>
+
+Variants (reference: llama.cpp's ``models/templates``):
+
+- ``k2-instruct`` (the default): ``Kimi-K2-Instruct.jinja`` (Kimi-K2-Instruct-0905).
+- ``k2-thinking``: ``Kimi-K2-Thinking.jinja``.
+- ``k2-original``: ``moonshotai-Kimi-K2.jinja``, the first K2 template.
+
+Decisions:
+
+- **Turns**: ``<|im_system|>``/``<|im_user|>``/``<|im_assistant|>`` + a role label +
+  ``<|im_middle|>`` + text + ``<|im_end|>``.  K2 Instruct and Thinking write a message's
+  ``name`` as its label (``<|im_user|>alice<|im_middle|>``, a tool result's
+  ``<|im_system|>get_weather<|im_middle|>``); the original writes the role word and drops
+  names (a recorded loss).
+- **System**: each system message in place.  Without a system message first, a default
+  turn: ``You are Kimi, an AI assistant created by Moonshot AI.`` (Instruct, then a
+  newline its template leaves after that turn only; Thinking, without it), ``You are a
+  helpful assistant`` (original).
+- **Tools**: one JSON array of OpenAI's tool objects (``tojson``: ``", "``/``": "``,
+  non-ASCII kept) in a ``tool_declare`` turn before everything else.
+- **Calls**: after the turn's text, ``<|tool_calls_section_begin|>`` + per call
+  ``<|tool_call_begin|>functions.NAME:N<|tool_call_argument_begin|>ARGUMENTS<|tool_call_end|>``
+  + ``<|tool_calls_section_end|>``.  The id ``functions.NAME:N`` is the call's id on the
+  wire (the caller's ids are not written): N counts the calls of the whole conversation
+  from 0 (Instruct, Thinking) or of the turn (original).  Reading takes the id as the
+  call's id and the name out of it (``functions.`` and ``:N`` taken off when present: a
+  bare ``get_weather:0`` or ``get_weather`` reads too, as vLLM's reader takes them).
+  As llama.cpp, reading also takes calls a model writes without the section around them
+  and without ``<|tool_call_end|>`` (the call then ends where the next one opens or the
+  turn ends), also inside an unclosed ``<think>``.  A call whose arguments are cut off
+  (not a whole JSON object) is no call: its text is kept as written, with a warning.
+- **Results**: each tool message a turn ``<|im_system|>LABEL<|im_middle|>## Return of ID``
+  + newline + text + ``<|im_end|>``.  Instruct and Thinking: ID is the written id of the
+  oldest call not yet answered (the templates' queue), so results answer calls in order.
+  Original: ID is the message's ``tool_call_id``, followed by a backslash and ``n`` (two
+  characters: the template's ``\\n`` sits in its text, not in a string).
+- **Reasoning** (Thinking): every assistant turn opens with ``<think>`` + reasoning +
+  ``</think>``; turns up to and including the first assistant message without calls write
+  ``<think></think>`` (their reasoning dropped, a recorded loss: the template's split,
+  whose comment says "last" but whose backward loop never stops, so it ends at the first).  The generation prompt does
+  not open the block: a model writes ``<think>…</think>answer``; output without ``<think>``
+  is content; a call section inside an unclosed block ends the reasoning (llama.cpp's and
+  SGLang's readers).  Instruct and original drop ``reasoning_content`` (a recorded loss).
+
+Remaining differences from the templates:
+
+- Hugging Face's ``apply_chat_template`` cannot render Instruct's or Thinking's template
+  with a tool call (its immutable sandbox refuses the templates' ``list.append``); the
+  format writes what the template writes in a mutable sandbox (llama.cpp's engine runs it).
+- Original: string ``arguments`` are JSON-quoted again there (``tojson`` of a string);
+  the format writes the arguments object (what Hugging Face callers pass).  A result
+  without ``tool_call_id`` is refused (the template writes an empty id).
+- Image parts (the templates' ``<|media_start|>image…`` placeholder) are refused: text
+  parts only.
+- Instruct writes no default system turn for an empty conversation; the format writes it.
+- Reading a whole conversation (:meth:`pawlette.Format.parse_conversation`) takes the
+  turns labelled with their role word only: a turn labelled with a ``name`` is not read
+  back (it is reported in the warnings).  A completion, which the generation prompt opens
+  with ``assistant``, is always read.
+"""
+
+# ruff: noqa: E501  (the docstring shows the wire format)
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from pawlette.declare import (
+    CallLabel,
+    Frame,
+    Ignored,
+    Layout,
+    Marker,
+    NamedCalls,
+    SystemPrompt,
+    ToolsBlock,
+    declare,
+    fence,
+)
+from pawlette.declare.concept import Concept
+
+from .concepts import BreakAfterDefault, LabelledResults, ReasoningAfterFirstAnswer, RoleNames
+
+SYSTEM, USER, ASSISTANT = Marker("<|im_system|>"), Marker("<|im_user|>"), Marker("<|im_assistant|>")
+MIDDLE, END = Marker("<|im_middle|>"), Marker("<|im_end|>")
+SECTION, SECTION_END = Marker("<|tool_calls_section_begin|>"), Marker("<|tool_calls_section_end|>")
+CALL, CALL_END = Marker("<|tool_call_begin|>"), Marker("<|tool_call_end|>")
+ARGUMENTS = Marker("<|tool_call_argument_begin|>")
+THINK, THINK_END = Marker("<think>"), Marker("</think>")
+MEDIA = tuple(
+    f"<|media_{part}|>" for part in ("start", "content", "pad", "end")
+)  # the tokenizer's, never written here
+
+KIMI_DEFAULT = "You are Kimi, an AI assistant created by Moonshot AI."
+ORIGINAL_DEFAULT = "You are a helpful assistant"
+
+Version = Literal["k2-instruct", "k2-thinking", "k2-original"]
+
+
+@dataclass(frozen=True)
+class KimiOptions:
+    """``version``: which template's layout (see the module docstring)."""
+
+    version: Version = "k2-instruct"
+
+
+VARIANTS = {
+    version: KimiOptions(version) for version in ("k2-instruct", "k2-thinking", "k2-original")
+}
+
+
+def _variables(options: KimiOptions) -> Mapping[str, Any]:
+    return {}
+
+
+def layout(options: KimiOptions) -> Layout:
+    version = options.version
+    original = version == "k2-original"
+    concepts: list[Concept] = [
+        ToolsBlock(
+            place="own_turn",
+            open=fence(SYSTEM, "tool_declare", MIDDLE),
+            close=fence(END),
+            array=True,
+        ),
+        SystemPrompt(default=ORIGINAL_DEFAULT if original else KIMI_DEFAULT),
+    ]
+    if version == "k2-instruct":
+        concepts.append(BreakAfterDefault())
+    if original:
+        concepts.append(Ignored(("name", "reasoning")))
+    else:
+        concepts.append(RoleNames())
+    if version == "k2-thinking":
+        concepts.append(
+            ReasoningAfterFirstAnswer(
+                open=fence(THINK),
+                close=fence(THINK_END),
+                absent=fence(THINK, THINK_END),
+                calls_end=True,
+            )
+        )
+    elif not original:
+        concepts.append(Ignored(("reasoning",)))
+    concepts += [
+        NamedCalls(
+            section_open=fence(SECTION),
+            section_close=fence(SECTION_END),
+            open=fence(CALL),
+            arguments_open=fence(ARGUMENTS),
+            close=fence(CALL_END),
+            label=CallLabel(
+                prefix="functions.", separator=":", count="turn" if original else "conversation"
+            ),
+            outside_section=True,
+        ),
+        LabelledResults(
+            id_close=fence("\\n") if original else fence("\n"),
+            names=not original,
+            labels="message" if original else "calls",
+        ),
+    ]
+    summaries = {
+        "k2-instruct": "Kimi K2 Instruct: <|im_…|> turns with role labels, functions.NAME:N calls",
+        "k2-thinking": "Kimi K2 Thinking: K2 Instruct's layout with <think> blocks",
+        "k2-original": "Kimi K2 (first template): <|im_…|> turns, functions.NAME:N calls",
+    }
+    return Layout(
+        name="kimi",
+        summary=summaries[version],
+        frames={
+            "system": Frame(open=fence(SYSTEM, "system", MIDDLE), end=fence(END)),
+            "user": Frame(open=fence(USER, "user", MIDDLE), end=fence(END)),
+            "assistant": Frame(open=fence(ASSISTANT, "assistant", MIDDLE), end=fence(END)),
+            "tool": Frame(open=fence(SYSTEM, "tool", MIDDLE, "## Return of "), end=fence(END)),
+        },
+        concepts=tuple(concepts),
+        options=options,
+        from_options=layout,
+        variants=VARIANTS,
+        extra_special=MEDIA,
+        template_variables=_variables,
+    )
+
+
+FORMAT = declare(layout(KimiOptions()))

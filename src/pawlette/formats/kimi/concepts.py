@@ -1,0 +1,239 @@
+"""Kimi K2's own concepts: message names as role labels, results labelled with the call's id,
+reasoning kept after the first plain answer, and the newline after the default system turn.
+
+Each is a concept of :mod:`pawlette.declare` (its share of the writer, the parse table, the
+Jinja template and the turn grammar), used only by :mod:`pawlette.formats.kimi`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, ClassVar, Literal
+
+from pawlette.declare import Concept, Fence, Lit, Reasoning, Results
+
+if TYPE_CHECKING:
+    from pawlette.declare.jinja import Template
+    from pawlette.declare.write import Render
+
+_LABELLED = frozenset({"system", "user", "assistant"})
+
+
+def _named(frame_open: Fence, name: str) -> Fence:
+    """A frame's open fence, ``MARKER`` + ROLE + ``<|im_middle|>``, with ``name`` for ROLE."""
+    return (frame_open[0], Lit(name), *frame_open[2:])
+
+
+@dataclass(frozen=True)
+class RoleNames(Concept):
+    """A message's ``name`` is its turn's role label: ``<|im_user|>alice<|im_middle|>``
+    where the frame writes ``<|im_user|>user<|im_middle|>`` (Kimi K2 Instruct and Thinking
+    write ``message.name or message.role``).  The frames' open fences are
+    ``MARKER`` + role word + ``<|im_middle|>``; tool turns are :class:`LabelledResults`'."""
+
+    handles: ClassVar[frozenset[str]] = frozenset({"name"})
+
+    def turn_roles(self) -> frozenset[str]:
+        return _LABELLED
+
+    def check(self, out: Render) -> None:
+        out.handles("name")
+
+    def turn_open(self, out: Render, index: int) -> Fence | None:
+        if index < 0 or index >= len(out.messages):
+            return None
+        name = out.messages[index].name
+        if not name:
+            return None
+        return _named(out.layout.frames[out.role or "user"].open, name)
+
+    def jinja_open(self, out: Template, role: str) -> bool:
+        if out.prompt or role not in _LABELLED:
+            return False
+        frame = out.layout.frames[role].open
+        out.out("{%- if message is not none and message.name is defined and message.name -%}")
+        out.fence(frame[:1])
+        out.out("{{- message.name -}}")
+        out.fence(frame[2:])
+        out.out("{%- else -%}")
+        out.fence(frame)
+        out.out("{%- endif -%}")
+        return True
+
+
+@dataclass(frozen=True)
+class LabelledResults(Results):
+    """Each tool message a turn of its own: ``<|im_system|>`` + (``name`` when ``names`` and
+    given, else ``tool``) + ``<|im_middle|>## Return of `` + LABEL + ``id_close`` + text +
+    ``<|im_end|>``, the frame's open fence being ``<|im_system|>tool<|im_middle|>## Return of ``.
+
+    ``labels``: LABEL is the result's ``tool_call_id`` (``"message"``, the first Kimi K2
+    template), or (``"calls"``) the id the calls concept wrote for the call it answers:
+    the templates keep a queue of the written call ids and each tool message takes the
+    oldest one not yet answered; with none left, ``functions.`` + (``name`` or
+    ``unknown``) + ``:`` + the number of calls written so far.
+    """
+
+    names: bool = False
+    labels: Literal["message", "calls"] = "message"
+
+    def hook_roles(self, hook: str) -> frozenset[str] | None:
+        return frozenset()
+
+    def check(self, out: Render) -> None:
+        if self.labels == "message":
+            super().check(out)
+            return
+        out.handles("tool_name")
+        if not self.names:
+            for index, message in enumerate(out.messages):
+                if message.role == "tool" and message.name is not None:
+                    out.lose(f"messages[{index}].name", "not written (the call names the tool)")
+
+    def _label(self, out: Render, index: int) -> str:
+        """The label the queue of written call ids gives ``messages[index]``."""
+        names: list[str] = []
+        answered = 0
+        for number in range(index):
+            message = out.messages[number]
+            if message.role == "assistant":
+                names += [call.name for call in message.tool_calls or ()]
+            elif message.role == "tool" and answered < len(names):
+                answered += 1
+        if answered < len(names):
+            return f"functions.{names[answered]}:{answered}"
+        return f"functions.{out.messages[index].name or 'unknown'}:{len(names)}"
+
+    def write_message(self, out: Render, index: int) -> None:
+        message = out.messages[index]
+        frame = out.frame("tool")
+        out.role, out.index = "tool", index
+        out.at("tool", index)
+        opener = frame.opener(out.previous)
+        if self.names and message.name:
+            opener = _named(opener, message.name)
+        out.fence(opener, "header")
+        if self.labels == "calls":
+            out.text(self._label(out, index), "tool_result")
+        else:
+            out.text(message.tool_call_id or "", "tool_result")
+        out.fence(self.id_close or (), "tool_result")
+        out.text(out.message_text(index), "tool_result")
+        out.fence(frame.end, "close")
+        out.fence(frame.after, "separator")
+        out.previous = "tool"
+
+    def jinja_message(self, out: Template, role: str) -> None:
+        frame = out.layout.frames["tool"].open
+        if self.names:
+            out.out("{%- if message.name is defined and message.name -%}")
+            out.fence(frame[:1])
+            out.out("{{- message.name -}}")
+            out.fence(frame[2:])
+            out.out("{%- else -%}")
+            out.fence(frame)
+            out.out("{%- endif -%}")
+        else:
+            out.fence(frame)
+        if self.labels == "calls":
+            answered = out.ns("results_answered", "0")
+            out.out("{%- set queue = namespace(label=none, number=0) -%}")
+            out.out("{%- for earlier in messages[:index] -%}")
+            out.out('{%- if earlier.role == "assistant" and earlier.tool_calls is defined -%}')
+            out.out("{%- for call in earlier.tool_calls or [] -%}")
+            out.out(
+                f"{{%- if queue.number == {answered} -%}}{{%- set queue.label = "
+                "'functions.' ~ call.function.name ~ ':' ~ queue.number -%}{%- endif -%}"
+            )
+            out.out("{%- set queue.number = queue.number + 1 -%}")
+            out.out("{%- endfor -%}")
+            out.out("{%- endif -%}")
+            out.out("{%- endfor -%}")
+            out.out("{%- if queue.label is none -%}")
+            out.out(
+                "{{- 'functions.' ~ (message.name if message.name is defined and message.name"
+                " else 'unknown') ~ ':' ~ queue.number -}}"
+            )
+            out.out("{%- else -%}")
+            out.out(f"{{{{- queue.label -}}}}{{%- set {answered} = {answered} + 1 -%}}")
+            out.out("{%- endif -%}")
+        else:
+            out.out("{{- message.tool_call_id -}}")
+        out.fence(self.id_close or ())
+        out.text()
+        end = out.layout.frames["tool"]
+        out.fence(end.end)
+        out.fence(end.after)
+        out.out('{%- set ns.previous = "tool" -%}')
+
+
+@dataclass(frozen=True)
+class ReasoningAfterFirstAnswer(Reasoning):
+    """Reasoning as Kimi K2 Thinking's template keeps it: every assistant turn up to and
+    including the FIRST assistant message without calls writes the ``absent`` block (its
+    reasoning dropped, a recorded loss); every turn after it writes ``open`` + reasoning +
+    ``close`` (an empty block without reasoning).  Without such a message every turn keeps
+    its reasoning.  (The template's comment says "last"; its loop runs backwards without
+    stopping, so it ends at the first.)"""
+
+    def _first_answer(self, out: Render) -> int:
+        for number, message in enumerate(out.messages):
+            if message.role == "assistant" and not message.tool_calls:
+                return number
+        return -1
+
+    def written(self, out: Render, index: int) -> bool:
+        message = out.messages[index]
+        return message.reasoning is not None and index > self._first_answer(out)
+
+    def check(self, out: Render) -> None:
+        out.handles("reasoning")
+        for index, message in enumerate(out.messages):
+            if message.reasoning and message.role == "assistant" and not self.written(out, index):
+                out.lose(
+                    f"messages[{index}].reasoning_content",
+                    "dropped (up to the first answer without calls)",
+                )
+
+    def jinja_setup(self, out: Template) -> None:
+        first = out.ns("first_answer", "-1")
+        out.out("{%- for message in messages -%}")
+        out.out(
+            f'{{%- if {first} == -1 and message.role == "assistant" and not '
+            "(message.tool_calls is defined and message.tool_calls) -%}"
+        )
+        out.out(f"{{%- set {first} = loop.index0 -%}}")
+        out.out("{%- endif -%}")
+        out.out("{%- endfor -%}")
+
+    def _condition(self, out: Template) -> str:
+        given = "message.reasoning_content is defined and message.reasoning_content is not none"
+        return f"index > ns.first_answer and {given}"
+
+
+@dataclass(frozen=True)
+class BreakAfterDefault(Concept):
+    """A newline after the system turn written when the conversation has no system message
+    (Kimi K2 Instruct's template leaves one there, and after no other turn)."""
+
+    text: str = "\n"
+
+    def turn_roles(self) -> frozenset[str]:
+        return frozenset({"system"})
+
+    def write_after(self, out: Render, index: int) -> None:
+        if index == -1:
+            out.raw(self.text, "separator")
+
+    def jinja_after(self, out: Template, role: str) -> None:
+        out.out("{%- if index == -1 -%}")
+        out.literal(self.text)
+        out.out("{%- endif -%}")
+
+
+__all__ = [
+    "BreakAfterDefault",
+    "LabelledResults",
+    "ReasoningAfterFirstAnswer",
+    "RoleNames",
+]
