@@ -246,7 +246,7 @@ class Reasoning(Concept):
             out.fence(self.open)  # (else the prompt's, written by jinja_lead)
         out.out("{%- if message.reasoning_content is defined -%}")
         if self.trim:
-            out.value(f"(message.reasoning_content or '').strip({jinja_string(self.trim)})")
+            out.value(self._jinja_trimmed(out, "(message.reasoning_content or '')", right=True))
         else:
             out.value("message.reasoning_content or ''")
         out.out("{%- endif -%}")
@@ -257,12 +257,42 @@ class Reasoning(Concept):
             out.fence(self.absent if rest is None else rest)
         out.out("{%- endif -%}")
 
+    def _jinja_trimmed(self, out: Template, text: str, *, right: bool) -> str:
+        """``text`` without ``trim``'s characters at its start (``right``: and at its end),
+        as an expression.  ASCII characters go by ``strip``/``lstrip``; llama.cpp's engine
+        strips bytes, not characters, so a character of several bytes (``trim`` holding
+        Python's whole whitespace) is taken off by a loop of ``startswith``/``endswith``
+        and slices of its own length, which both engines count in the same unit."""
+        method = "strip" if right else "lstrip"
+        ascii_part = "".join(character for character in self.trim if character.isascii())
+        wide = [character for character in self.trim if not character.isascii()]
+        stripped = f"{text}.{method}({jinja_string(ascii_part)})" if ascii_part else text
+        if not wide:
+            return stripped
+        out.out(f"{{%- set trimmed = namespace(text={stripped}, done=false) -%}}")
+        out.out("{%- for _ in range(trimmed.text | length) -%}{%- if not trimmed.done -%}")
+        out.out("{%- set trimmed.done = true -%}")
+        out.out(f"{{%- for end in [{', '.join(jinja_string(c) for c in self.trim)}] -%}}")
+        out.out(
+            "{%- if trimmed.text.startswith(end) -%}"
+            "{%- set trimmed.text = trimmed.text[(end | length):] -%}"
+            "{%- set trimmed.done = false -%}{%- endif -%}"
+        )
+        if right:
+            out.out(
+                "{%- if trimmed.text.endswith(end) -%}"
+                "{%- set trimmed.text = trimmed.text[:(trimmed.text | length) - (end | length)] -%}"
+                "{%- set trimmed.done = false -%}{%- endif -%}"
+            )
+        out.out("{%- endfor -%}{%- endif -%}{%- endfor -%}")
+        return "trimmed.text"
+
     def jinja_content(self, out: Template, role: str) -> bool:
         if not self.trim or role != "assistant":
             return False
         text = f"text_of(message, index, {jinja_string(out.layout.name)})"
         out.out(f"{{%- if {self._condition(out)} -%}}")
-        out.value(f"{text}.lstrip({jinja_string(self.trim)})")
+        out.value(self._jinja_trimmed(out, text, right=False))
         out.out("{%- else -%}")
         out.text()
         out.out("{%- endif -%}")
