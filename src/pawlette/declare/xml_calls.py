@@ -31,7 +31,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
-from ..emit.grammar_ast import JsonSchemaValue, Lit, Node, Rules, alt, optional, seq
+from ..emit.grammar_ast import JsonSchemaValue, Lit, Node, Repeat, Rules, alt, optional, seq
 from ..emit.grammar_ast import Marker as MarkerNode
 from ..engine.call_arguments import arguments_problem
 from ..engine.machine import Parser
@@ -315,15 +315,30 @@ def _schema_types(tool: Tool | None, key: str) -> set[str] | None:
         return None
     properties = tool.parameters.get("properties")
     schema = properties.get(key) if isinstance(properties, dict) else None
-    if not isinstance(schema, dict):
+    return schema_types(schema)
+
+
+def schema_types(schema: Any) -> set[str] | None:
+    """The JSON types a value's schema allows by its ``type`` (an ``enum`` of strings only:
+    string), None where it does not say: how a parameter's text is read, and so the value
+    the grammar lets a model write."""
+    if not isinstance(schema, Mapping):
         return None
     kinds = schema.get("type")
     if isinstance(kinds, str):
         return {kinds}
     if isinstance(kinds, list):
         return {kind for kind in kinds if isinstance(kind, str)}
-    if "enum" in schema and all(isinstance(item, str) for item in schema["enum"]):
+    if _string_enum(schema) is not None:
         return {"string"}
+    return None
+
+
+def _string_enum(schema: Mapping[str, Any]) -> list[str] | None:
+    """The values of an ``enum`` of strings (None: no enum, or one with other values)."""
+    values = schema.get("enum")
+    if isinstance(values, list) and values and all(isinstance(item, str) for item in values):
+        return values
     return None
 
 
@@ -445,7 +460,9 @@ class _XmlCallSet(SectionedCalls):
         layout = turn.layout
         self.name_close = text_of(calls.name_close, layout.options, layout.name)
 
-    def _value(self, turn: Turn, rules: Rules, number: int, key: str, schema: Any) -> Node:
+    def _value(
+        self, turn: Turn, rules: Rules, number: int, position: int, key: str, schema: Any
+    ) -> Node:
         """A parameter's value and the fence after it.  A string runs to the first close
         tag: in Lark a lazy lexeme (llguidance's lexer is greedy, and the tag is text it
         could otherwise swallow), in GBNF text that holds no close tag, then the fence."""
@@ -453,7 +470,15 @@ class _XmlCallSet(SectionedCalls):
         from ..emit.text_language import TextLanguage, define, gbnf_text_rule
 
         close = turn.nodes(self.calls.value_close)
-        kinds = schema.get("type") if isinstance(schema, Mapping) else None
+        # A string is written as its text, whatever else the schema allows (a number or
+        # null as JSON): text of a parameter whose types include string reads back as the
+        # reader types it, so the grammar takes any text there.
+        allowed = schema_types(schema)
+        textual = allowed is not None and "string" in allowed
+        kinds = "string" if textual or schema in ({}, True) else None  # {}: any value
+        enum = _string_enum(schema) if allowed == {"string"} else None
+        if enum is not None:  # an enum of strings: one of them, as its text
+            return seq(alt(*(Lit(value) for value in enum)), *close)
         if kinds == "string" and close and isinstance(close[0], MarkerNode):
             # Closed by a special token (GLM's </arg_value>): any text that spells no marker.
             return text_before(turn.layout, self.calls.value_close, empty=True)
@@ -470,16 +495,22 @@ class _XmlCallSet(SectionedCalls):
             spellings, rest = python
             options: list[Node] = [Lit(spelling) for spelling in spellings]
             if rest is not None:
-                options.append(self._json_value(rules, number, key, rest))
+                options.append(self._json_value(turn, rules, number, position, key, rest))
             return seq(alt(*options), *close)
-        return seq(self._json_value(rules, number, key, schema), *close)
+        return seq(self._json_value(turn, rules, number, position, key, schema), *close)
 
-    def _json_value(self, rules: Rules, number: int, key: str, schema: Any) -> Node:
-        from ..emit.turn_rules import json_arguments
+    def _json_value(
+        self, turn: Turn, rules: Rules, number: int, position: int, key: str, schema: Any
+    ) -> Node:
+        """A value as JSON under its parameter's schema (the tool's ``$defs`` with it)."""
+        from ..emit.turn_rules import json_value
 
-        value = json_arguments(
-            rules, number, Tool(name=key, definition={"name": key, "parameters": schema})
-        )
+        where = f"tools[{number}].parameters.properties.{key}"
+        if position < 0:
+            where = f"tools[{number}].parameters.additionalProperties"
+        root = turn.tools[number].parameters
+        prefix = f"args-{number}-" + (f"p{position}" if position >= 0 else "extra")
+        value = json_value(rules, prefix, where, schema, root)
         return JsonSchemaValue(value.schema, value.gbnf)
 
     def _python_scalars(self, schema: Any) -> tuple[list[str], Any] | None:
@@ -508,14 +539,22 @@ class _XmlCallSet(SectionedCalls):
             Lit(tool.name),
             *turn.nodes(calls.name_close),
         ]
-        for key, schema in properties.items():
+        for position, (key, schema) in enumerate(properties.items()):
             parameter = seq(
                 *turn.nodes(calls.key_open),
                 Lit(key),
                 *turn.nodes(calls.key_close),
-                self._value(turn, rules, number, key, schema),
+                self._value(turn, rules, number, position, key, schema),
             )
             pieces.append(parameter if key in required else optional(parameter))
+        more = parameters.get("additionalProperties", True)
+        if more is not False:  # undeclared parameters (JSON Schema's default), after these
+            extra = seq(
+                *turn.nodes(calls.key_open),
+                text_before(turn.layout, calls.key_close, empty=False),
+                self._value(turn, rules, number, -1, "", {} if more is True else more),
+            )
+            pieces.append(Repeat(extra))
         pieces += turn.nodes(calls.close)
         return pieces
 
