@@ -355,15 +355,29 @@ __all__ = [
 ]
 
 
+def _untyped(value: Any) -> Any:
+    """A tag call's argument as a completion parsed without tools gives it back: no schema
+    says a parameter is a string, so a string that is JSON text is read as that JSON."""
+    if not isinstance(value, str):
+        return value
+    try:
+        return json.loads(value)
+    except ValueError:
+        return value
+
+
 def normalise_completion(fmt: Format, message: dict[str, Any]) -> dict[str, Any]:
     """An assistant message as parsing its completion (the turn the model wrote last in its
     conversation) gives it back; call ids aside."""
     layout = layout_of(fmt)
     message = copy.deepcopy(message)
     calls = call_rules(layout)
+    tagged = isinstance(layout, declare.Layout) and layout.concept(declare.XmlCalls) is not None
     for call in message.get("tool_calls") or []:
         if calls is not None and calls.rewrites_arguments:
             arguments = json.loads(call["function"]["arguments"])
+            if tagged:  # read without the request's tools, text that is JSON reads as JSON
+                arguments = {key: _untyped(value) for key, value in arguments.items()}
             call["function"]["arguments"] = json.dumps(arguments, ensure_ascii=False)
     reasoning = reasoning_rules(layout)
     trim = layout.concept(declare.Reasoning).trim if reasoning is not None else ""

@@ -370,8 +370,9 @@ def _tag_call(w: Writer, nl: str, valid: bool) -> str:
         broken = rng.choice(["unclosed value", "twice", "text between"])
         if broken == "unclosed value":
             pairs[-1] = pairs[-1].replace("</arg_value>", "")
-        elif broken == "twice":
-            pairs.append(pairs[0])
+        elif broken == "twice":  # a key given twice (each value its own sentinel)
+            again = f"<arg_key>{keys[0]}</arg_key>{nl}<arg_value>{w.word()}</arg_value>{nl}"
+            pairs.append(again)
         else:
             pairs.insert(0, w.word())
     closing = rng.choice(["</tool_call>", "</tool_call>", ""]) if not valid else "</tool_call>"
