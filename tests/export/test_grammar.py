@@ -793,6 +793,20 @@ def test_notes_describe_the_syntax_exported(name: str, syntax: Any) -> None:
 
 
 @pytest.mark.parametrize("syntax", SYNTAXES)
+def test_a_tag_calls_string_parameter_is_held_to_its_pattern_in_lark(syntax: Any) -> None:
+    """A string parameter of GLM's tag calls is its text: Lark holds it to its pattern,
+    GBNF takes any text (and its notes say so)."""
+    fmt = pawlette.get_format("glm")
+    grammar = export_grammar("glm", [BOUNDED], "auto", True, syntax)
+    for code, in_lark in (("AB", True), ("ab", False), ("xAB", False)):
+        call = {"name": "pick", "arguments": json.dumps({"code": code})}
+        message = {"role": "assistant", "tool_calls": [{"type": "function", "function": call}]}
+        request = {"messages": [{"role": "user", "content": "hi"}, message], "tools": [BOUNDED]}
+        ids = completion_ids(fmt, request, 1)
+        assert accepts("glm", grammar, syntax, ids) is (in_lark or syntax == "gbnf"), code
+
+
+@pytest.mark.parametrize("syntax", SYNTAXES)
 def test_what_the_notes_say_is_what_each_syntax_enforces(syntax: Any) -> None:
     """llguidance enforces the bounds and the pattern (no note in Lark); GBNF does not (noted);
     neither enforces uniqueItems or contains (noted in both)."""
