@@ -644,6 +644,16 @@ class _XmlCallSet(SectionedCalls):
         pieces += turn.nodes(calls.close)
         return pieces
 
+    def after_text(self, turn: Turn, rules: Rules) -> Node:
+        """Text, then what separates it from the calls.  Where the reasoning trims the text
+        after it, a text of only those characters is written as nothing, yet the separator
+        the text asked for stays (Ling's ``</think>\n<tool_call>``): the text may be empty."""
+        from .reasoning import Reasoning
+
+        reasoning = turn.layout.concept(Reasoning)
+        trims = reasoning is not None and bool(reasoning.trim)
+        return text_before(turn.layout, self.calls.text_separator, empty=trims)
+
     def prefix(self, name: str | None) -> str:
         if name is None:
             return self.lead
