@@ -294,6 +294,8 @@ def normalise(fmt: Format, request: dict[str, Any]) -> dict[str, Any]:
                     message["reasoning_content"] = thought.strip(trim)
                     if isinstance(message.get("content"), str):
                         message["content"] = message["content"].lstrip(trim)
+                    if not message["reasoning_content"]:  # an empty block: no reasoning
+                        message.pop("reasoning_content")
             if reasoning is not None and reasoning.keep == "after_last_query":
                 kept = index > last_query
                 # Kept when non-empty; an empty block (Qwen3 writes one on the last turn) reads
