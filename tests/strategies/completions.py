@@ -439,6 +439,7 @@ def _harmony(w: Writer) -> str:
     end = "<|call|>"
     ending = [end, end, "", f"{end}{w.word()}", f"{end}<|start|>user<|message|>{w.word()}"]
     out.append(rng.choice(ending))
+    return "".join(out)
 
 
 def _kimi(w: Writer) -> str:
