@@ -286,6 +286,16 @@ def normalise(fmt: Format, request: dict[str, Any]) -> dict[str, Any]:
             reasoning = reasoning_rules(layout)
             if reasoning is not None and reasoning.keep == "none":
                 message.pop("reasoning_content", None)  # never written (a recorded loss)
+            if reasoning is not None and reasoning.keep == "all":
+                # Every turn writes its reasoning, trimmed as the layout trims (Ling 3.0).
+                trim = layout.concept(declare.Reasoning).trim
+                thought = message.get("reasoning_content")
+                if trim and thought:
+                    message["reasoning_content"] = thought.strip(trim)
+                    if isinstance(message.get("content"), str):
+                        message["content"] = message["content"].lstrip(trim)
+                    if not message["reasoning_content"]:  # an empty block: no reasoning
+                        message.pop("reasoning_content")
             if reasoning is not None and reasoning.keep == "after_last_query":
                 kept = index > last_query
                 # Kept when non-empty; an empty block (Qwen3 writes one on the last turn) reads
@@ -347,19 +357,37 @@ __all__ = [
 ]
 
 
+def _untyped(value: Any) -> Any:
+    """A tag call's argument as a completion parsed without tools gives it back: no schema
+    says a parameter is a string, so a string that is JSON text is read as that JSON."""
+    if not isinstance(value, str):
+        return value
+    try:
+        return json.loads(value)
+    except ValueError:
+        return value
+
+
 def normalise_completion(fmt: Format, message: dict[str, Any]) -> dict[str, Any]:
     """An assistant message as parsing its completion (the turn the model wrote last in its
     conversation) gives it back; call ids aside."""
     layout = layout_of(fmt)
     message = copy.deepcopy(message)
     calls = call_rules(layout)
+    tagged = isinstance(layout, declare.Layout) and layout.concept(declare.XmlCalls) is not None
     for call in message.get("tool_calls") or []:
         if calls is not None and calls.rewrites_arguments:
             arguments = json.loads(call["function"]["arguments"])
+            if tagged:  # read without the request's tools, text that is JSON reads as JSON
+                arguments = {key: _untyped(value) for key, value in arguments.items()}
             call["function"]["arguments"] = json.dumps(arguments, ensure_ascii=False)
     reasoning = reasoning_rules(layout)
     trim = layout.concept(declare.Reasoning).trim if reasoning is not None else ""
-    if trim and reasoning is not None and reasoning.keep != "none":
+    # A layout with a stand-in for an absent block writes (and trims around) a block only
+    # for reasoning that is there.
+    absent = reasoning is not None and bool(layout.concept(declare.Reasoning).absent)
+    written = not absent or bool(message.get("reasoning_content"))
+    if trim and reasoning is not None and reasoning.keep != "none" and written:
         # The last turn writes its block: Qwen3 trims the text around it (a documented loss).
         message["reasoning_content"] = (message.get("reasoning_content") or "").strip(trim)
         if isinstance(message.get("content"), str):

@@ -374,6 +374,9 @@ def near_misses(fmt: Format, text: str) -> list[str]:
     if "<parameter=city>" in text:  # a tag per parameter
         misses.append(text.replace("<parameter=city>", "<parameter=cty>", 1))
         misses.append(text.replace("</parameter>", "</parameter></parameter>", 1))
+    if "<arg_key>city</arg_key>" in text:  # a tag pair per argument (GLM)
+        misses.append(text.replace("<arg_key>city</arg_key>", "<arg_key>cty</arg_key>", 1))
+        misses.append(text.replace("</arg_value>", "</arg_value></arg_value>", 1))
     for key in ('"arguments": {', '"parameters": {'):
         if key in text:
             start = text.index(key) + len(key) - 1

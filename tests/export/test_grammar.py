@@ -436,6 +436,8 @@ TURNS = {
     "llama3": (TOOLS, declared_turns, choices_for),
     "mistral": (TOOLS, declared_turns, choices_for),
     "deepseek": (TOOLS, declared_turns, choices_for),
+    "glm": (TOOLS, declared_turns, choices_for),
+    "bailing": (TOOLS, declared_turns, choices_for),
     "harmony": (TOOLS, declared_turns, choices_for),
     "kimi": (TOOLS, declared_turns, choices_for),
     "gemma": (TOOLS, declared_turns, choices_for),
@@ -811,6 +813,20 @@ def test_notes_describe_the_syntax_exported(name: str, syntax: Any) -> None:
     assert not any("GBNF" in note and "alike" not in note for note in notes) or syntax == "gbnf"
     if not python_calls:
         assert any("%json" in note for note in notes) is (syntax == "lark")
+
+
+@pytest.mark.parametrize("syntax", SYNTAXES)
+def test_a_tag_calls_string_parameter_is_held_to_its_pattern_in_lark(syntax: Any) -> None:
+    """A string parameter of GLM's tag calls is its text: Lark holds it to its pattern,
+    GBNF takes any text (and its notes say so)."""
+    fmt = pawlette.get_format("glm")
+    grammar = export_grammar("glm", [BOUNDED], "auto", True, syntax)
+    for code, in_lark in (("AB", True), ("ab", False), ("xAB", False)):
+        call = {"name": "pick", "arguments": json.dumps({"code": code})}
+        message = {"role": "assistant", "tool_calls": [{"type": "function", "function": call}]}
+        request = {"messages": [{"role": "user", "content": "hi"}, message], "tools": [BOUNDED]}
+        ids = completion_ids(fmt, request, 1)
+        assert accepts("glm", grammar, syntax, ids) is (in_lark or syntax == "gbnf"), code
 
 
 @pytest.mark.parametrize("syntax", SYNTAXES)

@@ -356,6 +356,60 @@ def _deepseek(w: Writer) -> str:
     return "".join(out)
 
 
+def _tag_call(w: Writer, nl: str, valid: bool) -> str:
+    """A GLM-style call: ``<tool_call>NAME`` and an ``<arg_key>``/``<arg_value>`` pair per
+    argument (``nl``: GLM-4.6's newlines, or none as GLM-4.7 writes them)."""
+    rng = w.rng
+    name = "f" if valid or rng.random() < 0.5 else rng.choice(["", " "])
+    keys = rng.sample(["k", "city", "n"], rng.randint(0, 3))
+    pairs = []
+    for key in keys:
+        value = rng.choice([w.text(hostile=False, newline=False), "3", '{"a": 1}', "[1, 2]"])
+        pairs.append(f"<arg_key>{key}</arg_key>{nl}<arg_value>{value}</arg_value>{nl}")
+    if not valid and pairs:
+        broken = rng.choice(["unclosed value", "twice", "text between"])
+        if broken == "unclosed value":
+            pairs[-1] = pairs[-1].replace("</arg_value>", "")
+        elif broken == "twice":  # a key given twice (each value its own sentinel)
+            again = f"<arg_key>{keys[0]}</arg_key>{nl}<arg_value>{w.word()}</arg_value>{nl}"
+            pairs.append(again)
+        else:
+            pairs.insert(0, w.word())
+    closing = rng.choice(["</tool_call>", "</tool_call>", ""]) if not valid else "</tool_call>"
+    return f"<tool_call>{name}{nl}" + "".join(pairs) + closing
+
+
+def _glm(w: Writer) -> str:
+    rng = w.rng
+    nl = rng.choice(["\n", ""])
+    out = []
+    if rng.random() < 0.4:
+        out.append(f"{nl}<think>{w.text(hostile=False)}</think>{nl}")
+    if rng.random() < 0.5:
+        out.append(w.text())
+    for _ in range(rng.randint(0, 3)):
+        out.append(nl + _tag_call(w, nl, rng.random() < 0.6))
+    stop = rng.choice(["<|user|>", "<|observation|>", "<|endoftext|>"])
+    out.append(rng.choice([stop, stop, "", f"{stop}{w.word()}", f"<|user|>\n{w.word()}"]))
+    return "".join(out)
+
+
+def _bailing(w: Writer) -> str:
+    rng = w.rng
+    out = []
+    if rng.random() < 0.4:
+        out.append(f"\n<think>{w.text(hostile=False)}</think>")
+    if rng.random() < 0.5:
+        out.append(w.text())
+    for number in range(rng.randint(0, 3)):
+        out.append(("\n" if out or number else "") + _tag_call(w, "\n", rng.random() < 0.6))
+    end = "<|role_end|>"
+    out.append(
+        rng.choice([end, end, "", f"{end}{w.word()}", f"{end}<role>HUMAN</role>{w.word()}{end}"])
+    )
+    return "".join(out)
+
+
 def _harmony(w: Writer) -> str:
     """After ``<|start|>assistant``: maybe an analysis or a preamble, then an answer or a
     call (its recipient in the role header or in the channel's, on commentary or analysis)."""
@@ -477,6 +531,8 @@ GENERATORS: dict[str, Callable[[Writer], str]] = {
     "llama3": _llama3,
     "mistral": _mistral,
     "deepseek": _deepseek,
+    "glm": _glm,
+    "bailing": _bailing,
     "harmony": _harmony,
     "kimi": _kimi,
     "gemma": _gemma,

@@ -328,7 +328,9 @@ class Switches:
     ``avoid``: strings no generated text, argument or result contains.  ``call_ids``:
     ``"alphanumeric"`` (9 letters and digits), ``"openai"`` (``call_`` and 24), or
     ``"numbered"`` (``call_0``, ``call_1``...).  ``tools_always``: every conversation
-    declares tools (a template that cannot render without them).
+    declares tools (a template that cannot render without them).  ``reasoning_always``: every
+    assistant message has reasoning that is not blank (a template whose generation prompt
+    opens a block that a past turn without reasoning does not hold: GLM-4.7).
     """
 
     tools: bool = True
@@ -349,6 +351,7 @@ class Switches:
     avoid: tuple[str, ...] = ()
     max_queries: int = 3
     call_ids: str = "alphanumeric"
+    reasoning_always: bool = False
 
     def __post_init__(self) -> None:
         _check_subset("system_positions", self.system_positions, SYSTEM_POSITIONS)
@@ -365,6 +368,9 @@ class Switches:
             raise ValueError("results: none given; expected 'json', 'text' or both")
         if not self._texts():
             raise ValueError(f"avoid={self.avoid!r} leaves no text in styles {self.texts}")
+        blank = all(not text.strip() for pool in self._texts().values() for text in pool)
+        if self.reasoning_always and blank:
+            raise ValueError(f"reasoning_always: styles {self.texts} hold only blank text")
 
     def _texts(self) -> dict[str, tuple[str, ...]]:
         """The pools of the allowed styles, without texts holding an avoided string."""
@@ -571,12 +577,12 @@ class _Builder:
         if style == "text-before-call":
             message["content"] = self.text()
             self.kinds.add("text-before-call")
-        if (
+        if self.switches.reasoning_always or (
             self.switches.reasoning
             and self.switches.reasoning_with_calls
             and self.chooser.chance(40)
         ):
-            message["reasoning_content"] = self.text()
+            message["reasoning_content"] = self.thought()
             self.kinds.add("reasoning-with-call")
         count = self.chooser.number(2, 3) if style == "parallel" else 1
         if style == "text-before-call" and self.switches.parallel_calls:
@@ -630,9 +636,16 @@ class _Builder:
 
     def answer(self) -> dict[str, Any]:
         message: dict[str, Any] = {"role": "assistant", "content": self.text()}
-        if self.switches.reasoning and self.chooser.chance(45):
-            message["reasoning_content"] = self.text()
+        if self.switches.reasoning_always or (self.switches.reasoning and self.chooser.chance(45)):
+            message["reasoning_content"] = self.thought()
         return message
+
+    def thought(self) -> str:
+        """Reasoning text (not blank with ``reasoning_always``)."""
+        text = self.text()
+        while self.switches.reasoning_always and not text.strip():
+            text = self.text()
+        return text
 
     def user(self) -> dict[str, Any]:
         message: dict[str, Any] = {"role": "user", "content": self.text(featured=True)}

@@ -8,10 +8,13 @@ from typing import TYPE_CHECKING, ClassVar
 
 from ..errors import FormatError, RequestError
 from .concept import Concept
+from .pieces import Fence
+from .readers import lead_dropped
 
 if TYPE_CHECKING:
     from .jinja import Template
     from .layout import Layout
+    from .table import Table
     from .write import Render
 
 IGNORABLE = {
@@ -76,10 +79,15 @@ class Trimmed(Concept):
     ``str.strip``, Jinja's ``trim``), in the ``roles`` given (``roles``): what templates that
     ``| trim`` every message do.  A text that changes is a recorded loss.
 
+    ``lead``: written before the trimmed text when it is not empty (GLM-4.6 writes ``"\\n"``
+    before an assistant's text, none when the text is empty); reading drops it where a turn's
+    text begins.  Default: nothing.
+
     ``calls_only``: only the text of assistant turns that hold calls is trimmed (Qwen3-Coder
     trims the text before its calls and writes every other turn's text as given)."""
 
     roles: tuple[str, ...] = ("system", "user", "assistant", "tool")
+    lead: Fence = ()
     calls_only: bool = False
 
     handles: ClassVar[frozenset[str]] = frozenset()
@@ -103,7 +111,11 @@ class Trimmed(Concept):
     def write_content(self, out: Render, index: int) -> bool:
         if index < 0 or out.role not in self.roles or not self._trims(out, index):
             return False
-        out.text(out.message_text(index).strip(), "content", trainable=out.role == "assistant")
+        text = out.message_text(index).strip()
+        trainable = out.role == "assistant"
+        if text:
+            out.fence(self.lead, "content", trainable=trainable)
+        out.text(text, "content", trainable=trainable)
         return True
 
     def jinja_content(self, out: Template, role: str) -> bool:
@@ -111,10 +123,24 @@ class Trimmed(Concept):
             return False
         text = f"text_of(message, index, {out.layout.name!r})"
         if self.calls_only:
-            out.out(
-                "{%- if message.tool_calls is defined and message.tool_calls -%}"
-                f"{{{{- {text} | trim -}}}}{{%- else -%}}{{{{- {text} -}}}}{{%- endif -%}}"
-            )
+            out.out("{%- if message.tool_calls is defined and message.tool_calls -%}")
+        if self.lead:
+            out.out(f"{{%- set trimmed = {text} | trim -%}}")
+            out.out("{%- if trimmed -%}")
+            out.fence(self.lead)
+            out.out("{{- trimmed -}}")
+            out.out("{%- endif -%}")
         else:
             out.out(f"{{{{- {text} | trim -}}}}")
+        if self.calls_only:
+            out.out(f"{{%- else -%}}{{{{- {text} -}}}}{{%- endif -%}}")
         return True
+
+    def rows(self, table: Table) -> None:
+        lead = table.text(self.lead)
+        if not lead:
+            return
+        for role in self.roles:
+            for state in {table.first_state.get(role), f"{role}.body"}:
+                if state is not None and state in table.states:
+                    table.reader(state, lead_dropped(table.states[state].reader, lead))

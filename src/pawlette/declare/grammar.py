@@ -265,9 +265,11 @@ def build_turn(
     elif choice.mode == "auto":
         options = [answered, seq(calls.many(turn, rules, parallel), end)]
         if calls.with_content:
-            options.append(
-                seq(calls.after_text(turn, rules), calls.many(turn, rules, parallel), end)
-            )
+            joined = getattr(calls, "text_and_calls", None)
+            both = joined(turn, rules, parallel) if joined is not None else None
+            if both is None:
+                both = seq(calls.after_text(turn, rules), calls.many(turn, rules, parallel))
+            options.append(seq(both, end))
         answer = alt(*options)
     else:
         answer = seq(calls.many(turn, rules, parallel), end)
@@ -379,3 +381,16 @@ class SectionedCalls:
 
     def after_text(self, turn: Turn, rules: Rules) -> Node:
         return text_before(turn.layout, self.calls.text_separator, empty=False)
+
+    def text_and_calls(self, turn: Turn, rules: Rules, parallel: bool) -> Node | None:
+        """Text, then the calls, where the calls begin with a newline and nothing else
+        separates them from the text (GLM-4.6's ``\\n<tool_call>``): the text and that
+        newline are one lexeme (llguidance's lexer is greedy).  None: text then
+        :meth:`many`."""
+        if self.calls.text_separator or not self.lead.startswith("\n"):
+            return None
+        after_prefix = getattr(self, "after_prefix", None)
+        if after_prefix is None:
+            return None
+        rest: Node = after_prefix(turn, rules, "\n", parallel)
+        return seq(TEXT_NL, rest)

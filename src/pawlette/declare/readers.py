@@ -11,6 +11,8 @@
 - :class:`OptionalReasoningReader`: reasoning where an empty block is no reasoning.
 - :class:`BetweenCallsReader`: whitespace between calls, inside the turn.
 - :func:`call_reader`: the engine's JSON call reader, closed by a fence or by the turn's end.
+- :func:`lead_dropped`: a state's reader without the layout text its state's text begins
+  with (the newline GLM-4.6 writes before an assistant's text).
 """
 
 from __future__ import annotations
@@ -342,3 +344,44 @@ def call_reader(
 def ended_by_turn(parser: Parser, envelope: CallEnvelope, close: str) -> JsonCallReader:
     """A JSON call closed by the end of its turn (or of the input)."""
     return _EndedByInput(parser, envelope, close)
+
+
+class _LeadDropped:
+    """A reader that drops ``lead`` where its state's text begins with it (held until it
+    is known whether it does) and passes the rest on."""
+
+    __slots__ = ("_held", "_inner", "_lead", "_settled")
+
+    def __init__(self, inner: Reader, lead: str) -> None:
+        self._inner = inner
+        self._lead = lead
+        self._held = ""
+        self._settled = False
+
+    def feed(self, text: str, offset: int) -> None:
+        if self._settled:
+            self._inner.feed(text, offset)
+            return
+        held = self._held + text
+        if len(held) < len(self._lead) and self._lead.startswith(held):
+            self._held = held
+            return
+        self._settled = True
+        self._held = ""
+        start = offset - (len(held) - len(text))
+        if held.startswith(self._lead):
+            held, start = held[len(self._lead) :], start + len(self._lead)
+        if held:
+            self._inner.feed(held, start)
+
+    def close(self, marker: str | None, offset: int) -> None:
+        if self._held:  # a part of the lead and no more: it was text
+            self._inner.feed(self._held, offset - len(self._held))
+            self._held = ""
+        self._inner.close(marker, offset)
+
+
+def lead_dropped(reader: ReaderFactory, lead: str) -> ReaderFactory:
+    """``reader`` for a state whose text may begin with ``lead``, layout the format writes
+    before the text (dropped when it is there)."""
+    return lambda parser: _LeadDropped(reader(parser), lead)

@@ -55,7 +55,10 @@ class Reasoning(Concept):
     - ``absent``: what a turn writes where it writes no block (it has no reasoning, or
       ``keep`` drops it): nothing (the default), an empty block (``open`` + ``close``: GLM-4.6,
       Kimi K2 Thinking) or the close alone (GLM-4.7, MiniMax-M3).  The last turn of
-      ``empty_on_last`` gets its empty block instead.  Read back as no reasoning.
+      ``empty_on_last`` gets its empty block instead.  Read back as no reasoning.  Where the
+      generation prompt writes the same empty block (``prompt="empty"``), the stand-in is the
+      prompt's, not trainable (the model's part of the turn begins after it).  With ``keep``
+      ``"all"``, an empty reasoning text gets the stand-in too (GLM-4.7, Ling 3.0).
     - ``calls_end``: a call opening inside the block ends the reasoning and is read as a call
       (what vLLM's and SGLang's Qwen3, Kimi K2 and GLM parsers do); otherwise a call marker
       inside the block is reasoning text, with a warning.  The concept must come before the
@@ -100,11 +103,23 @@ class Reasoning(Concept):
                 "'empty' or 'opened'"
             )
 
+    def absent_rest(self) -> Fence | None:
+        """Where the generation prompt opens the block and the stand-in begins with that open
+        fence (Ling 3.0's empty block after its ``\\n<think>`` prompt), the rest of the
+        stand-in: the open fence is the prompt's, not trainable.  None: no such split."""
+        if self.prompt in ("open", "opened") and self.absent[: len(self.open)] == self.open:
+            return self.absent[len(self.open) :]
+        return None
+
+    def prompt_writes_absent(self) -> bool:
+        """The generation prompt writes the turn's stand-in for a block (an empty one)."""
+        return self.prompt == "empty" and self.absent == (*self.open, *self.close)
+
     def written(self, out: Render, index: int) -> bool:
         """Whether the assistant message at ``index`` gets a block."""
         message = out.messages[index]
-        if self.keep == "all":
-            return message.reasoning is not None
+        if self.keep == "all":  # (an empty text gets the stand-in, where there is one)
+            return bool(message.reasoning) if self.absent else message.reasoning is not None
         if self.keep == "none" or index <= out.last_query:
             return False
         last = index == len(out.messages) - 1
@@ -137,7 +152,12 @@ class Reasoning(Concept):
         if out.role != "assistant" or index < 0:
             return
         if not self.written(out, index):
-            out.fence(self.absent, "reasoning", trainable=True)
+            rest = self.absent_rest()
+            if rest is not None:
+                out.fence(self.open, "reasoning")
+                out.fence(rest, "reasoning", trainable=True)
+                return
+            out.fence(self.absent, "reasoning", trainable=not self.prompt_writes_absent())
             return
         # Where the generation prompt opens the block, its open fence is the prompt's: the
         # model's own part of the turn (trainable) begins after it.
@@ -208,7 +228,7 @@ class Reasoning(Concept):
     def _condition(self, out: Template) -> str:
         given = "message.reasoning_content is defined and message.reasoning_content is not none"
         if self.keep == "all":
-            return given
+            return f"({given} and message.reasoning_content)" if self.absent else given
         if self.keep == "none":
             return "false"
         wanted = f"({given} and message.reasoning_content)"
@@ -226,22 +246,53 @@ class Reasoning(Concept):
             out.fence(self.open)  # (else the prompt's, written by jinja_lead)
         out.out("{%- if message.reasoning_content is defined -%}")
         if self.trim:
-            out.value(f"(message.reasoning_content or '').strip({jinja_string(self.trim)})")
+            out.value(self._jinja_trimmed(out, "(message.reasoning_content or '')", right=True))
         else:
             out.value("message.reasoning_content or ''")
         out.out("{%- endif -%}")
         out.fence(self.close)
-        if self.absent:
+        if self.absent and not self.prompt_writes_absent():
             out.out("{%- else -%}")
-            out.fence(self.absent)
+            rest = self.absent_rest()
+            out.fence(self.absent if rest is None else rest)
         out.out("{%- endif -%}")
+
+    def _jinja_trimmed(self, out: Template, text: str, *, right: bool) -> str:
+        """``text`` without ``trim``'s characters at its start (``right``: and at its end),
+        as an expression.  ASCII characters go by ``strip``/``lstrip``; llama.cpp's engine
+        strips bytes, not characters, so a character of several bytes (``trim`` holding
+        Python's whole whitespace) is taken off by a loop of ``startswith``/``endswith``
+        and slices of its own length, which both engines count in the same unit."""
+        method = "strip" if right else "lstrip"
+        ascii_part = "".join(character for character in self.trim if character.isascii())
+        wide = [character for character in self.trim if not character.isascii()]
+        stripped = f"{text}.{method}({jinja_string(ascii_part)})" if ascii_part else text
+        if not wide:
+            return stripped
+        out.out(f"{{%- set trimmed = namespace(text={stripped}, done=false) -%}}")
+        out.out("{%- for _ in range(trimmed.text | length) -%}{%- if not trimmed.done -%}")
+        out.out("{%- set trimmed.done = true -%}")
+        out.out(f"{{%- for end in [{', '.join(jinja_string(c) for c in self.trim)}] -%}}")
+        out.out(
+            "{%- if trimmed.text.startswith(end) -%}"
+            "{%- set trimmed.text = trimmed.text[(end | length):] -%}"
+            "{%- set trimmed.done = false -%}{%- endif -%}"
+        )
+        if right:
+            out.out(
+                "{%- if trimmed.text.endswith(end) -%}"
+                "{%- set trimmed.text = trimmed.text[:(trimmed.text | length) - (end | length)] -%}"
+                "{%- set trimmed.done = false -%}{%- endif -%}"
+            )
+        out.out("{%- endfor -%}{%- endif -%}{%- endfor -%}")
+        return "trimmed.text"
 
     def jinja_content(self, out: Template, role: str) -> bool:
         if not self.trim or role != "assistant":
             return False
         text = f"text_of(message, index, {jinja_string(out.layout.name)})"
         out.out(f"{{%- if {self._condition(out)} -%}}")
-        out.value(f"{text}.lstrip({jinja_string(self.trim)})")
+        out.value(self._jinja_trimmed(out, text, right=False))
         out.out("{%- else -%}")
         out.text()
         out.out("{%- endif -%}")
@@ -249,8 +300,15 @@ class Reasoning(Concept):
 
     def jinja_lead(self, out: Template, role: str) -> None:
         if role == "assistant" and self.prompt in ("open", "opened"):
+            if self.absent_rest() is not None:  # the block or its stand-in opens alike
+                out.fence(self.open)  # the generation prompt's: not trainable
+                return
             out.out(f"{{%- if {self._condition(out)} -%}}")
             out.fence(self.open)  # the generation prompt's: not trainable
+            out.out("{%- endif -%}")
+        if role == "assistant" and self.prompt_writes_absent():
+            out.out(f"{{%- if not ({self._condition(out)}) -%}}")
+            out.fence(self.absent)  # the generation prompt's: not trainable
             out.out("{%- endif -%}")
 
     def jinja_prompt(self, out: Template) -> None:
@@ -278,3 +336,5 @@ class Reasoning(Concept):
             turn.call_lead = closed  # the turn begins inside the block: a forced call closes it
         elif self.empty_on_last:
             turn.call_lead = opened + closed
+        elif self.absent and self.prompt == "":  # a forced call follows the block's stand-in
+            turn.call_lead = text_of(self.absent, layout.options, layout.name)

@@ -15,7 +15,10 @@ parameter declared a string keeps its text; any other is read as JSON (``true``,
 ``{...}``), or, with ``values="python"``, ``True``/``False``/``None`` too; a value that reads as
 neither stays a string where the schema allows one, else the call is malformed.  The tags are
 read loosely: whitespace the fences write around a tag may be left out (``<parameter=city>Paris
-</parameter>``), and one newline of the fence's own at a value's edges is the fence's.
+</parameter>``), whitespace between two tags of one fence may be left out or added
+(``</arg_key><arg_value>`` where GLM-4.6 writes ``</arg_key>\\n<arg_value>``, and the other way
+round: GLM models write both), and one newline of the fence's own at a value's edges is the
+fence's.
 """
 
 # ruff: noqa: E501  (the docstring shows the wire formats as they are)
@@ -23,18 +26,20 @@ read loosely: whitespace the fences write around a tag may be left out (``<param
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
-from ..emit.grammar_ast import JsonSchemaValue, Lit, Node, Rules, alt, optional, seq
+from ..emit.grammar_ast import JsonSchemaValue, Lit, Node, Repeat, Rules, alt, optional, seq
+from ..emit.grammar_ast import Marker as MarkerNode
 from ..engine.call_arguments import arguments_problem
 from ..engine.machine import Parser
 from ..engine.readers import WholeTextReader
 from ..errors import FormatError, RequestError
 from ..types import TextDelta, Tool, ToolCallDelta, ToolCallEnd, ToolCallStart
 from .concept import Concept
-from .grammar import SectionedCalls, drop_prefix
+from .grammar import SectionedCalls, drop_prefix, text_before
 from .json_calls import check_call_name
 from .pieces import Fence, Marker, text_of
 from .readers import BetweenCallsReader, schema_tools
@@ -180,6 +185,7 @@ class XmlCalls(Concept):
             key_close=core(self.key_close),
             value_close=core(self.value_close),
             python=self.values == "python",
+            loose=self.loose,
         )
 
     def rows(self, table: Table) -> None:
@@ -286,6 +292,21 @@ class Tags:
     key_close: tuple[str, str, str]
     value_close: tuple[str, str, str]
     python: bool
+    loose: bool = False
+
+    def finder(self, tag: str) -> re.Pattern[str]:
+        """A tag as read: with ``loose``, any whitespace between two of its tags (``>`` then
+        ``<``), none included."""
+        pattern = _FINDERS.get((tag, self.loose))
+        if pattern is None:
+            parts = _BETWEEN_TAGS.split(tag) if self.loose else [tag]
+            pattern = re.compile(r">\s*<".join(re.escape(part) for part in parts))
+            _FINDERS[(tag, self.loose)] = pattern
+        return pattern
+
+
+_BETWEEN_TAGS = re.compile(r">\s*<")
+_FINDERS: dict[tuple[str, bool], re.Pattern[str]] = {}
 
 
 def _schema_types(tool: Tool | None, key: str) -> set[str] | None:
@@ -294,15 +315,30 @@ def _schema_types(tool: Tool | None, key: str) -> set[str] | None:
         return None
     properties = tool.parameters.get("properties")
     schema = properties.get(key) if isinstance(properties, dict) else None
-    if not isinstance(schema, dict):
+    return schema_types(schema)
+
+
+def schema_types(schema: Any) -> set[str] | None:
+    """The JSON types a value's schema allows by its ``type`` (an ``enum`` of strings only:
+    string), None where it does not say: how a parameter's text is read, and so the value
+    the grammar lets a model write."""
+    if not isinstance(schema, Mapping):
         return None
     kinds = schema.get("type")
     if isinstance(kinds, str):
         return {kinds}
     if isinstance(kinds, list):
         return {kind for kind in kinds if isinstance(kind, str)}
-    if "enum" in schema and all(isinstance(item, str) for item in schema["enum"]):
+    if _string_enum(schema) is not None:
         return {"string"}
+    return None
+
+
+def _string_enum(schema: Mapping[str, Any]) -> list[str] | None:
+    """The values of an ``enum`` of strings (None: no enum, or one with other values)."""
+    values = schema.get("enum")
+    if isinstance(values, list) and values and all(isinstance(item, str) for item in values):
+        return values
     return None
 
 
@@ -357,14 +393,15 @@ class XmlCallReader(WholeTextReader):
     def _read(self, text: str) -> tuple[str | None, str | None, dict[str, Any] | None]:
         tags = self._tags
         key_open, key_close, value_close = tags.key_open[1], tags.key_close[1], tags.value_close[1]
+        finds = tags.finder(key_open), tags.finder(key_close), tags.finder(value_close)
         if tags.name_close[1]:
             name_end = text.find(tags.name_close[1])
             if name_end < 0:
                 return "no end of the name", None, None
             rest_start = name_end + len(tags.name_close[1])
         else:  # the name ends where the first parameter (or the call) does (GLM)
-            found = text.find(key_open)
-            name_end = rest_start = found if found >= 0 else len(text)
+            first = finds[0].search(text)
+            name_end = rest_start = first.start() if first is not None else len(text)
         name = text[:name_end].strip()
         if not name:
             return "no call name", None, None
@@ -375,22 +412,25 @@ class XmlCallReader(WholeTextReader):
         arguments: dict[str, Any] = {}
         position = rest_start
         while True:
-            start = text.find(key_open, position)
-            if start < 0:
+            opened = finds[0].search(text, position)
+            if opened is None:
                 if text[position:].strip():
                     return f"text {text[position:][:40]!r} after the parameters", None, None
                 break
+            start = opened.start()
             if text[position:start].strip():
                 return f"text {text[position:start][:40]!r} between parameters", None, None
-            key_start = start + len(key_open)
-            key_end = text.find(key_close, key_start)
-            if key_end < 0:
+            key_start = opened.end()
+            named = finds[1].search(text, key_start)
+            if named is None:
                 return "a parameter name without its end", None, None
+            key_end = named.start()
             key = text[key_start:key_end].strip()
-            value_start = key_end + len(key_close)
-            value_end = text.find(value_close, value_start)
-            if value_end < 0:
+            value_start = named.end()
+            valued = finds[2].search(text, value_start)
+            if valued is None:
                 return f"parameter {key!r} without its end", None, None
+            value_end = valued.start()
             value = text[value_start:value_end]
             after, before = tags.key_close[2], tags.value_close[0]
             if after and value.startswith(after):
@@ -403,7 +443,7 @@ class XmlCallReader(WholeTextReader):
             if not read:
                 return f"parameter {key!r}: {value[:40]!r} is not of its schema's type", None, None
             arguments[key] = typed
-            position = value_end + len(value_close)
+            position = valued.end()
         problem = arguments_problem(json.dumps(arguments, ensure_ascii=False))
         if problem is not None:
             return problem, None, None
@@ -413,14 +453,33 @@ class XmlCallReader(WholeTextReader):
 # ---------------------------------------------------------------------- the grammar
 
 
+_STRING_KEYWORDS = ("pattern", "minLength", "maxLength", "format")
+
+
+def _lark_search(pattern: str) -> str | None:
+    """A JSON Schema ``pattern`` (found anywhere in the string unless anchored) as a Lark
+    regex the whole value must match; None where its anchors are not simply at its two ends
+    (llguidance's lexemes take no anchors)."""
+    inner = pattern
+    starts, ends = inner.startswith("^"), inner.endswith("$") and not inner.endswith("\\$")
+    inner = inner[1 if starts else 0 : len(inner) - 1 if ends else len(inner)]
+    if "^" in inner.replace("[^", "") or "$" in inner.replace("\\$", "") or "|" in inner:
+        return None
+    body = ("" if starts else "(?s:.*)") + f"(?:{inner})" + ("" if ends else "(?s:.*)")
+    return body.replace("/", "\\x2F")
+
+
 class _XmlCallSet(SectionedCalls):
     def __init__(self, calls: XmlCalls, turn: Turn) -> None:
         super().__init__(calls, turn)
+        self._turn = turn
         self.with_content = True
         layout = turn.layout
         self.name_close = text_of(calls.name_close, layout.options, layout.name)
 
-    def _value(self, turn: Turn, rules: Rules, number: int, key: str, schema: Any) -> Node:
+    def _value(
+        self, turn: Turn, rules: Rules, number: int, position: int, key: str, schema: Any
+    ) -> Node:
         """A parameter's value and the fence after it.  A string runs to the first close
         tag: in Lark a lazy lexeme (llguidance's lexer is greedy, and the tag is text it
         could otherwise swallow), in GBNF text that holds no close tag, then the fence."""
@@ -428,8 +487,24 @@ class _XmlCallSet(SectionedCalls):
         from ..emit.text_language import TextLanguage, define, gbnf_text_rule
 
         close = turn.nodes(self.calls.value_close)
-        kinds = schema.get("type") if isinstance(schema, Mapping) else None
+        # A string is written as its text, whatever else the schema allows (a number or
+        # null as JSON): text of a parameter whose types include string reads back as the
+        # reader types it, so the grammar takes any text there.
+        allowed = schema_types(schema)
+        textual = allowed is not None and "string" in allowed
+        kinds = "string" if textual or schema in ({}, True) else None  # {}: any value
+        enum = _string_enum(schema) if allowed == {"string"} else None
+        if enum is not None:  # an enum of strings: one of them, as its text
+            return seq(alt(*(Lit(value) for value in enum)), *close)
+        if kinds == "string" and close and isinstance(close[0], MarkerNode):
+            # Closed by a special token (GLM's </arg_value>): any text that spells no marker
+            # (in Lark under the string's pattern and lengths).
+            constrained = self._constrained_text(rules, number, position, schema, allowed)
+            if constrained is not None:
+                return seq(constrained, *close)
+            return text_before(turn.layout, self.calls.value_close, empty=True)
         if kinds == "string" and all(isinstance(item, Lit) for item in close):
+            self._unenforced(rules, number, position, schema, allowed, ("lark", "gbnf"))
             text = text_of(self.calls.value_close, turn.layout.options, turn.layout.name)
             markers = tuple(sorted({*rules.markers, text.strip()}, key=lambda m: (-len(m), m)))
             define(TextLanguage(markers, escape=False), rules, "XMLVALUE")
@@ -442,16 +517,86 @@ class _XmlCallSet(SectionedCalls):
             spellings, rest = python
             options: list[Node] = [Lit(spelling) for spelling in spellings]
             if rest is not None:
-                options.append(self._json_value(rules, number, key, rest))
+                options.append(self._json_value(turn, rules, number, position, key, rest))
             return seq(alt(*options), *close)
-        return seq(self._json_value(rules, number, key, schema), *close)
+        return seq(self._json_value(turn, rules, number, position, key, schema), *close)
 
-    def _json_value(self, rules: Rules, number: int, key: str, schema: Any) -> Node:
-        from ..emit.turn_rules import json_arguments
+    def _unenforced(
+        self,
+        rules: Rules,
+        number: int,
+        position: int,
+        schema: Any,
+        allowed: set[str] | None,
+        syntaxes: tuple[str, ...],
+    ) -> None:
+        """Notes, in ``syntaxes``, of the string keywords a value written as its text is
+        not held to there."""
+        if allowed != {"string"} or not isinstance(schema, Mapping) or position < 0:
+            return
+        where = f"tools[{number}].parameters.properties.{list(self._keys(number))[position]}"
+        for keyword in _STRING_KEYWORDS:
+            if keyword not in schema:
+                continue
+            for syntax in syntaxes:
+                label = "GBNF" if syntax == "gbnf" else "Lark"
+                note = f"{where}: {keyword!r} is not enforced in {label}"
+                notes = rules.syntax_notes.setdefault(syntax, [])
+                if note not in notes:
+                    notes.append(note)
 
-        value = json_arguments(
-            rules, number, Tool(name=key, definition={"name": key, "parameters": schema})
+    def _keys(self, number: int) -> Any:
+        parameters = self._turn.tools[number].parameters
+        properties = parameters.get("properties") if isinstance(parameters, Mapping) else None
+        return properties if isinstance(properties, Mapping) else {}
+
+    def _constrained_text(
+        self, rules: Rules, number: int, position: int, schema: Any, allowed: set[str] | None
+    ) -> Node | None:
+        """A string parameter with a ``pattern`` or lengths, closed by a special token: in
+        Lark free text intersected with a regex of them (what llguidance's %json holds a
+        JSON string to), in GBNF free text (a note says so).  None: no such keyword."""
+        from ..emit.grammar_ast import Terminal
+        from ..emit.text_language import gbnf_text_rule
+
+        if allowed != {"string"} or not isinstance(schema, Mapping) or position < 0:
+            return None
+        pattern = schema.get("pattern")
+        low, high = schema.get("minLength"), schema.get("maxLength")
+        if not isinstance(pattern, str) and low is None and high is None:
+            return None
+        regex = _lark_search(pattern) if isinstance(pattern, str) else None
+        if isinstance(pattern, str) and regex is None:
+            self._unenforced(rules, number, position, schema, allowed, ("lark", "gbnf"))
+            return None
+        self._unenforced(rules, number, position, schema, allowed, ("gbnf",))
+        parts = ["(TEXT_NE)"]
+        if regex is not None:
+            parts.append(f"/{regex}/")
+        if isinstance(low, int) or isinstance(high, int):
+            bottom = max(int(low or 0), 1)
+            top = "" if not isinstance(high, int) else str(high)
+            parts.append(f"/(?s:.{{{bottom},{top}}})/")
+        name = f"XMLSTRING_{number}_{position}"
+        rules.lark_extra[name] = " & ".join(parts)
+        terminal = Terminal(name, lark="", gbnf=gbnf_text_rule("TEXT", "NE"))
+        empty_allowed = not (isinstance(low, int) and low > 0) and (
+            not isinstance(pattern, str) or re.search(pattern, "") is not None
         )
+        return optional(terminal) if empty_allowed else terminal
+
+    def _json_value(
+        self, turn: Turn, rules: Rules, number: int, position: int, key: str, schema: Any
+    ) -> Node:
+        """A value as JSON under its parameter's schema (the tool's ``$defs`` with it)."""
+        from ..emit.turn_rules import json_value
+
+        where = f"tools[{number}].parameters.properties.{key}"
+        if position < 0:
+            where = f"tools[{number}].parameters.additionalProperties"
+        root = turn.tools[number].parameters
+        prefix = f"args-{number}-" + (f"p{position}" if position >= 0 else "extra")
+        value = json_value(rules, prefix, where, schema, root)
         return JsonSchemaValue(value.schema, value.gbnf)
 
     def _python_scalars(self, schema: Any) -> tuple[list[str], Any] | None:
@@ -480,16 +625,34 @@ class _XmlCallSet(SectionedCalls):
             Lit(tool.name),
             *turn.nodes(calls.name_close),
         ]
-        for key, schema in properties.items():
+        for position, (key, schema) in enumerate(properties.items()):
             parameter = seq(
                 *turn.nodes(calls.key_open),
                 Lit(key),
                 *turn.nodes(calls.key_close),
-                self._value(turn, rules, number, key, schema),
+                self._value(turn, rules, number, position, key, schema),
             )
             pieces.append(parameter if key in required else optional(parameter))
+        more = parameters.get("additionalProperties", True)
+        if more is not False:  # undeclared parameters (JSON Schema's default), after these
+            extra = seq(
+                *turn.nodes(calls.key_open),
+                text_before(turn.layout, calls.key_close, empty=False),
+                self._value(turn, rules, number, -1, "", {} if more is True else more),
+            )
+            pieces.append(Repeat(extra))
         pieces += turn.nodes(calls.close)
         return pieces
+
+    def after_text(self, turn: Turn, rules: Rules) -> Node:
+        """Text, then what separates it from the calls.  Where the reasoning trims the text
+        after it, a text of only those characters is written as nothing, yet the separator
+        the text asked for stays (Ling's ``</think>\n<tool_call>``): the text may be empty."""
+        from .reasoning import Reasoning
+
+        reasoning = turn.layout.concept(Reasoning)
+        trims = reasoning is not None and bool(reasoning.trim)
+        return text_before(turn.layout, self.calls.text_separator, empty=trims)
 
     def prefix(self, name: str | None) -> str:
         if name is None:

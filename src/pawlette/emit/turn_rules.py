@@ -4,6 +4,7 @@ a format starts from, the checks on tools."""
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from typing import Any
 
 from ..errors import UnsupportedFeature
@@ -107,6 +108,23 @@ def json_arguments(rules: Rules, number: int, tool: Tool) -> JsonSchemaValue:
     if LARK_JSON_NOTE not in lark_notes:
         lark_notes.append(LARK_JSON_NOTE)
     converter = _JsonArguments(rules, f"args-{number}", f"tools[{number}].parameters")
+    return JsonSchemaValue(schema, gbnf=converter.convert(schema))
+
+
+def json_value(rules: Rules, prefix: str, where: str, schema: Any, root: Any) -> JsonSchemaValue:
+    """A JSON value under ``schema``, one part of the schema ``root`` (a parameter of a tool
+    whose calls write each argument on its own): ``root``'s ``$defs`` and ``definitions``
+    go with it, so the local references in it resolve as they do in ``root``.  GBNF rules
+    are named from ``prefix``, notes say ``where``."""
+    if isinstance(schema, Mapping) and isinstance(root, Mapping):
+        carried = {
+            key: root[key] for key in ("$defs", "definitions") if key in root and key not in schema
+        }
+        schema = {**schema, **carried} if carried else schema
+    lark_notes = rules.syntax_notes.setdefault("lark", [])
+    if LARK_JSON_NOTE not in lark_notes:
+        lark_notes.append(LARK_JSON_NOTE)
+    converter = _JsonArguments(rules, prefix, where)
     return JsonSchemaValue(schema, gbnf=converter.convert(schema))
 
 

@@ -24,6 +24,8 @@ _MODULES: dict[str, str] = {
     "llama3": "pawlette.formats.llama3",
     "mistral": "pawlette.formats.mistral",
     "deepseek": "pawlette.formats.deepseek",
+    "glm": "pawlette.formats.glm",
+    "bailing": "pawlette.formats.bailing",
     "harmony": "pawlette.formats.harmony",
     "kimi": "pawlette.formats.kimi",
     "gemma": "pawlette.formats.gemma",
