@@ -394,6 +394,9 @@ def normalise_completion(fmt: Format, message: dict[str, Any]) -> dict[str, Any]
             message["content"] = message["content"].lstrip(trim)
     if reasoning is not None and reasoning.empty_on_last and not message.get("reasoning_content"):
         message.pop("reasoning_content", None)  # an empty block is no reasoning
+    kept_always = reasoning is not None and reasoning.keep == "all" and bool(trim) and written
+    if kept_always and not message.get("reasoning_content"):
+        message.pop("reasoning_content", None)  # trimmed to nothing (Ling 3.0): no reasoning
     if reasoning is not None and reasoning.keep == "none":
         message.pop("reasoning_content", None)  # never written (a recorded loss)
     return message
