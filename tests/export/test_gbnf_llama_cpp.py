@@ -176,7 +176,7 @@ def test_hand_written_cases(check: Any) -> None:
 
 
 @pytest.mark.usefixtures("under_llama_cpp")
-@pytest.mark.parametrize("name", test_grammar.CALL_FORMATS)
+@pytest.mark.parametrize("name", grammar_formats())
 def test_a_recursive_schema_under_every_tool_choice(name: str) -> None:
     test_grammar.test_a_recursive_schema_under_every_tool_choice(name, "gbnf")
 

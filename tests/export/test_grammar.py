@@ -773,22 +773,8 @@ BOUNDED = {
 UNENFORCED = ("'minimum'", "'maximum'", "'pattern'", "'uniqueItems'", "'contains'")
 
 
-def _has_calls(name: str) -> bool:
-    from pawlette.declare import Layout
-
-    from ..declare.conversations import call_rules
-
-    declaration = getattr(pawlette.get_format(name), "declaration", None)
-    return not isinstance(declaration, Layout) or call_rules(declaration) is not None
-
-
-CALL_FORMATS = [name for name in grammar_formats() if _has_calls(name)]
-"""The grammar formats with tool calls (SmolLM3's template writes none: its grammar is its
-answer's, with no call arguments to note or schemas to check)."""
-
-
 @pytest.mark.parametrize("syntax", SYNTAXES)
-@pytest.mark.parametrize("name", CALL_FORMATS)
+@pytest.mark.parametrize("name", grammar_formats())
 def test_notes_describe_the_syntax_exported(name: str, syntax: Any) -> None:
     """JSON arguments are llguidance's %json in Lark (which reads these keywords) and rules
     from the schema in GBNF (which ignore them); Python-call arguments ignore them in both."""
@@ -988,7 +974,7 @@ def walk_turn(head: Any) -> dict[str, Any]:
 
 
 @pytest.mark.parametrize("syntax", SYNTAXES)
-@pytest.mark.parametrize("name", CALL_FORMATS)
+@pytest.mark.parametrize("name", grammar_formats())
 def test_a_recursive_schema_under_every_tool_choice(name: str, syntax: str) -> None:
     """A ``$ref`` schema's rules are defined once per grammar, however many places call the
     tool (the first call, parallel calls, a named choice); nested values are checked."""
