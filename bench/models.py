@@ -226,7 +226,8 @@ def render_page(
         " as transformers renders the template (a conversation both refuse counts as"
         " identical); the rest, by why;",
         "- **own turns parsed back**: of the assistant turns the template writes, how many the"
-        " family parses back into the message;",
+        " family parses back into the message as its page declares it gives a message back"
+        " (reasoning the template never writes, text it trims); the rest, by why;",
         "- **`pawlette detect`**: for a template no declared family writes, detection infers"
         " a declaration from the template and verifies it on conversations of its own, or"
         " refuses and says why;",

@@ -21,9 +21,23 @@ def test_a_declared_family_is_detected_and_compared() -> None:
     assert row.detected == "chatml"
     agreeing, compared = map(int, re.match(r"(\d+)/(\d+)", row.renders).groups())  # type: ignore[union-attr]
     assert 0 < agreeing <= compared
-    parsed, total = map(int, row.turns.split("/"))
+    parsed, total = map(int, re.match(r"(\d+)/(\d+)", row.turns).groups())  # type: ignore[union-attr]
     assert 0 < parsed <= total
     assert row.tokens == "— / `<|im_end|>`" and row.engine == "not run"
+
+
+def test_own_turns_count_what_the_format_says_it_loses_and_leave_out_what_it_never_writes() -> None:
+    # Llama 3.1's template trims every text and refuses parallel calls: a trimmed turn is
+    # parsed back as its page says, a refused one is no turn of the template's.
+    conversations = generate_conversations(20)
+    row = measure(corpus_template("meta-llama-Llama-3.1-8B-Instruct"), conversations, {})
+    found = re.fullmatch(
+        r"(\d+)/(\d+) \((\d+) as its page says it loses; (\d+) refused by the template\)",
+        row.turns,
+    )
+    assert found is not None, row.turns
+    parsed, written, lost, refused = map(int, found.groups())
+    assert parsed == written and 0 < lost <= parsed and refused > 0
 
 
 def test_an_unknown_family_says_so_and_what_its_template_refuses() -> None:

@@ -368,9 +368,12 @@ def _untyped(value: Any) -> Any:
         return value
 
 
-def normalise_completion(fmt: Format, message: dict[str, Any]) -> dict[str, Any]:
+def normalise_completion(
+    fmt: Format, message: dict[str, Any], *, tools_known: bool = False
+) -> dict[str, Any]:
     """An assistant message as parsing its completion (the turn the model wrote last in its
-    conversation) gives it back; call ids aside."""
+    conversation) gives it back; call ids aside.  ``tools_known``: the completion is parsed
+    with the request's tools (their schemas type each tag call's parameters)."""
     layout = layout_of(fmt)
     message = copy.deepcopy(message)
     calls = call_rules(layout)
@@ -378,7 +381,7 @@ def normalise_completion(fmt: Format, message: dict[str, Any]) -> dict[str, Any]
     for call in message.get("tool_calls") or []:
         if calls is not None and calls.rewrites_arguments:
             arguments = json.loads(call["function"]["arguments"])
-            if tagged:  # read without the request's tools, text that is JSON reads as JSON
+            if tagged and not tools_known:  # untyped, text that is JSON reads as JSON
                 arguments = {key: _untyped(value) for key, value in arguments.items()}
             call["function"]["arguments"] = json.dumps(arguments, ensure_ascii=False)
     reasoning = reasoning_rules(layout)
@@ -399,6 +402,11 @@ def normalise_completion(fmt: Format, message: dict[str, Any]) -> dict[str, Any]
         message.pop("reasoning_content", None)  # trimmed to nothing (Ling 3.0): no reasoning
     if reasoning is not None and reasoning.keep == "none":
         message.pop("reasoning_content", None)  # never written (a recorded loss)
+    ignored = layout.concept(declare.Ignored) if isinstance(layout, declare.Layout) else None
+    if reasoning is None and ignored is not None and "reasoning" in ignored.fields:
+        message.pop("reasoning_content", None)  # the template has no place for it
+    if calls is None and ignored is not None and "calls" in ignored.fields:
+        message.pop("tool_calls", None)  # nor for calls
     return message
 
 

@@ -133,6 +133,13 @@ def test_what_the_template_drops_is_reported_and_what_it_refuses_is_refused() ->
         "messages[4].reasoning_content",
         "messages[5]",
     ]
+    # Text beside a call is written where the template writes it, as the analysis.
+    beside = {"role": "assistant", "content": "Checking.", "tool_calls": [call]}
+    (loss,) = HARMONY.render([{"role": "user", "content": "Hi"}, beside], [WEATHER]).losses
+    assert loss == (
+        "messages[1].content: written as the analysis before the call: read back as"
+        " reasoning_content"
+    )
     both = {"role": "assistant", "content": "x", "reasoning_content": "y", "tool_calls": [call]}
     with pytest.raises(pawlette.RequestError, match=r"messages\[1\]: both content"):
         HARMONY.render([{"role": "user", "content": "Hi"}, both], [WEATHER])

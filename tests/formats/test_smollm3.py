@@ -78,6 +78,13 @@ def test_reasoning_the_model_writes_is_read_in_either_mode() -> None:
     assert parsed.message == {"role": "assistant", "content": "Hello!"}
 
 
+def test_an_answer_ending_in_blank_lines_ends_at_the_turn_end() -> None:
+    # The lexer reads "\n\n<|im_end|>" (the marker that closes a reasoning block) whole;
+    # in an answer the blank lines are text and "<|im_end|>" ends the turn, every way read.
+    text = "Two.\n\nblank lines around\n\n<|im_end|>"
+    assert _reading(SMOLLM3, text) == ("Two.\n\nblank lines around\n\n", None, [])
+
+
 def test_what_is_dropped_is_said() -> None:
     call = {"id": "a", "type": "function", "function": {"name": "now", "arguments": "{}"}}
     tool = {"type": "function", "function": {"name": "now", "parameters": {"type": "object"}}}

@@ -43,6 +43,7 @@ import contextvars
 import dataclasses
 import datetime
 import json
+import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -634,6 +635,7 @@ class TurnReport:
     total: int
     parsed_back: int
     problems: tuple[TurnDifference, ...]
+    within_losses: int = 0
 
     @property
     def agrees(self) -> bool:
@@ -674,6 +676,7 @@ def own_turns(
     compare_ids: bool | None = None,
     name: str | None = None,
     opener: str | None = None,
+    within_losses: bool = False,
 ) -> TurnReport:
     """Parse every assistant turn, as the template itself writes it, with ``fmt.parse``.
 
@@ -687,12 +690,14 @@ def own_turns(
     :func:`canonical_message` writes both, after ``normalise`` (the format's declared
     normalisation, applied to the expected message: e.g. :func:`strip_text`).  Call ids
     are compared when ``compare_ids`` is True; ``None``: when the turn's text holds the
-    call's id (the template writes it).
+    call's id (the template writes it).  ``within_losses``: a turn that differs only in what
+    the format reports it loses writing the turn (``Rendering.losses``: a field trimmed or
+    dropped) counts as parsed back, and is counted in ``TurnReport.within_losses``.
     """
     reference = as_reference(
         template, bos=bos, eos=eos, variables=variables, today=today, empty_content=empty_content
     )
-    total = parsed_back = 0
+    total = parsed_back = lost = 0
     problems: list[TurnDifference] = []
     for conversation in _conversations(conversations):
         messages = conversation.messages
@@ -748,6 +753,11 @@ def own_turns(
             found = canonical_message(parsed, ids=ids)
             if expected == found:
                 parsed_back += 1
+            elif within_losses and _equal_but_lost(
+                fmt, messages[: index + 1], tools, expected, found
+            ):
+                parsed_back += 1
+                lost += 1
             else:
                 problems.append(
                     TurnDifference(
@@ -766,7 +776,53 @@ def own_turns(
         total=total,
         parsed_back=parsed_back,
         problems=tuple(problems),
+        within_losses=lost,
     )
+
+
+_LOSS = re.compile(r"messages\[(\d+)\](?:\.(content|reasoning_content|tool_calls)\S*)?: (.*)")
+
+
+def _equal_but_lost(
+    fmt: Format,
+    messages: list[dict[str, Any]],
+    tools: Any,
+    expected: Mapping[str, Any],
+    found: Mapping[str, Any],
+) -> bool:
+    """Whether ``found`` is ``expected`` but for what the format reports it loses writing the
+    last message (``Rendering.losses``): a field trimmed compares trimmed, a field "read back
+    as" another is compared as that one, a field dropped is not compared, a message not
+    written at all is not compared."""
+    request: dict[str, Any] = {"messages": messages}
+    if tools:
+        request["tools"] = tools
+    try:
+        losses = fmt.render(request).losses
+    except Exception:  # a render pawlette refuses reports no loss
+        return False
+    index = len(messages) - 1
+    expected, found = dict(expected), dict(found)
+    for loss in losses:
+        matched = _LOSS.fullmatch(loss)
+        if matched is None or int(matched.group(1)) != index:
+            continue
+        field, why = matched.group(2), matched.group(3)
+        if field is None:
+            return True
+        moved = re.search(r"read back as (\w+)", why)
+        if moved is not None and field in expected:
+            expected[moved.group(1)] = expected.pop(field)
+        elif ("trimmed" in why or "removed" in why) and isinstance(expected.get(field), str):
+            trimmed = expected.pop(field).strip()
+            if trimmed:
+                expected[field] = trimmed
+            if isinstance(found.get(field), str):
+                found[field] = found[field].strip()
+        else:
+            expected.pop(field, None)
+            found.pop(field, None)
+    return expected == found
 
 
 def _turn_after(prompt: str, full: str, opener: str | None) -> str | None:

@@ -625,6 +625,17 @@ class Parser:
         self._events = settled
         self._late = []
 
+    def _valid_ending(self, marker: str) -> str:
+        """The longest marker valid in this state that ``marker`` ends with, after text
+        ("" when none): the lexer takes the longest marker, which may be one the state does
+        not expect (SmolLM3's ``"\n\n<|im_end|>"`` closes a reasoning block; after an
+        answer's blank lines, ``"<|im_end|>"`` ends the turn)."""
+        found = ""
+        for candidate in self._row:
+            if len(found) < len(candidate) < len(marker) and marker.endswith(candidate):
+                found = candidate
+        return found
+
     def _dispatch(self, tokens: list[tuple[str | None, str, int]]) -> None:
         """Run the tokens; the list is emptied (its runs are let go: see ``_settle``)."""
         tokens.reverse()
@@ -647,6 +658,12 @@ class Parser:
                 self.reader.feed(marker, offset)
                 continue
             if step is None:
+                ending = self._valid_ending(marker)
+                if ending:  # text the lexer joined to a marker valid here ("\n\n" + end)
+                    cut = len(marker) - len(ending)
+                    tokens.append((ending, ending, offset + cut))
+                    tokens.append((None, marker[:cut], offset))
+                    continue
                 self.malformed(
                     offset,
                     f"marker {marker!r} in state {self.state.name!r}",

@@ -143,6 +143,11 @@ class HarmonyTurns(Concept):
         if (text or message.reasoning) and final_follows(out.messages, index):
             what = "content" if text else "reasoning_content"
             out.lose(f"messages[{index}].{what}", "dropped: a final answer follows")
+        elif text:
+            out.lose(
+                f"messages[{index}].content",
+                "written as the analysis before the call: read back as reasoning_content",
+            )
 
     def write_start(self, out: Render) -> None:
         writer = out.writer
