@@ -10,8 +10,10 @@ llama-cpp-python sdist, read by ``tests/support/template_corpus.py``), with the 
   every kind), how many renders of the detected format equal the template's, as
   transformers' ``apply_chat_template`` makes them (``tests/support/template_compare.py``);
   the template's refusals that the format refused too count as agreeing; the others are
-  counted by why (differ, refused by one side, the format failed).  Every kind is tried,
-  also those a family declares it cannot express (its own tests select them);
+  counted by why (differ, refused by pawlette only, the format failed), and conversations
+  only the template refuses are counted beside the fraction (no render to compare with).
+  Every kind is tried, also those a family declares it cannot express (its own tests
+  select them);
 - **own turns parsed back**: of the assistant turns the template itself writes, how many the
   format parses back into the message, as the format declares it gives a message back
   (reasoning the template never writes, text it trims: ``Rendering.losses``); the rest are
@@ -154,26 +156,33 @@ def measure(
     coverage, never = _coverage(base, conversations)
     renders = turns = "—"
     if fmt is not None:
-        reference = dataclasses.replace(base, variables=_option_variables(fmt))
         layout = layout_of(fmt)
+        # The template's variables as the format's options set them (QwQ's enable_thinking),
+        # as detection and the family tests render it.
+        declared = layout.reference_variables() if layout is not None else {}
+        reference = dataclasses.replace(base, variables={**declared, **_option_variables(fmt)})
         if layout is not None and layout.today is not None:  # the clock at the date option
             reference = dataclasses.replace(reference, today=getattr(fmt.options, layout.today))
         report = compare_renders(fmt, reference, conversations)
         agreeing = report.identical + report.both_refused
+        # A conversation the template refuses and pawlette writes has no render to compare
+        # with (Kimi K2's templates mutate a list, which transformers' sandbox refuses): it is
+        # counted beside the fraction, not in it.
+        template_only = len(report.reference_refused) - report.both_refused
         why = [
             f"{count} {what}"
             for count, what in (
                 (len(report.differing), "differ"),
                 (len(report.pawlette_refused), "refused by pawlette only"),
-                (
-                    len(report.reference_refused) - report.both_refused,
-                    "refused by the template only",
-                ),
                 (len(report.pawlette_failed), "pawlette failed"),
             )
             if count
         ]
-        renders = f"{agreeing}/{report.compared}" + (f" ({', '.join(why)})" if why else "")
+        if template_only:
+            why.append(f"{template_only} refused by the template only, written by pawlette")
+        renders = f"{agreeing}/{report.compared - template_only}" + (
+            f" ({'; '.join(why)})" if why else ""
+        )
         # Compared with the message as the format declares it gives it back (reasoning a
         # template never writes, text it trims): documented losses are not failures.
         declared = functools.partial(normalise_completion, fmt, tools_known=True)

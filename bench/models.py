@@ -132,6 +132,21 @@ def _family_link(family: str) -> str:
     return f"[{family}](formats/{family}.md)" if family else "—"
 
 
+def _totals(declared: Sequence[Model]) -> str:
+    """The declared families' renders and own turns over every template, in one line."""
+    parts = []
+    for what, texts in (
+        ("renders identical", [model.matrix.renders for model in declared]),
+        ("own turns parsed back", [model.matrix.turns for model in declared]),
+    ):
+        total = _fraction(_sum(texts))
+        if total is not None and total[1]:
+            parts.append(f"{total[0]}/{total[1]} {what} ({100 * total[0] / total[1]:.1f}%)")
+    if not parts:
+        return "No declared family writes a template of the collection."
+    return "Over the declared families' templates: " + "; ".join(parts) + "."
+
+
 def families_table(models: Sequence[Model]) -> str:
     groups: dict[tuple[str, str], list[Model]] = {}
     for model in models:
@@ -224,7 +239,8 @@ def render_page(
         f"- **renders identical**: of {conversations} generated conversations of every kind"
         " (with and without a generation prompt), how many the family renders byte for byte"
         " as transformers renders the template (a conversation both refuse counts as"
-        " identical); the rest, by why;",
+        " identical); the rest, by why, and beside the fraction the conversations only the"
+        " template refuses (no render to compare with);",
         "- **own turns parsed back**: of the assistant turns the template writes, how many the"
         " family parses back into the message as its page declares it gives a message back"
         " (reasoning the template never writes, text it trims); the rest, by why;",
@@ -258,6 +274,8 @@ def render_page(
         f" ({', '.join(f'`{name}`' for name in families) or 'none'}), and `pawlette detect`"
         f" infers and verifies a declaration for {len(inferred)} of the"
         f" {len(models) - len(declared)} others.",
+        "",
+        _totals(declared),
     ]
     if unmatched:
         lines += [
