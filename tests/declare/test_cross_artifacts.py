@@ -17,6 +17,7 @@ From the declaration alone (conversations drawn by :mod:`.conversations`), for e
 
 from __future__ import annotations
 
+import functools
 import json
 import random
 import re
@@ -336,8 +337,14 @@ def turn_ids(fmt: Format, request: dict[str, Any]) -> list[int]:
 
 def as_lark(fmt: Format, grammar: str, syntax: str) -> str:
     if syntax == "gbnf":
-        return gbnf.to_lark(gbnf.parse(grammar, fmt.special_markers))
+        return _gbnf_as_lark(grammar, frozenset(fmt.special_markers))
     return grammar
+
+
+@functools.cache
+def _gbnf_as_lark(grammar: str, markers: frozenset[str]) -> str:
+    """A GBNF grammar in Lark, once per grammar (a big one takes a quarter of a second)."""
+    return gbnf.to_lark(gbnf.parse(grammar, markers))
 
 
 @pytest.mark.parametrize("syntax", ["lark", "gbnf"])

@@ -115,8 +115,15 @@ def accepts(name: str, lark: str, ids: list[int]) -> bool:
     stops = {tokenizer(name).token_to_id(marker) for marker in pawlette.get_format(name).stop}
     if ids and ids[-1] in stops:
         ids = ids[:-1]
-    matcher = llguidance.LLMatcher(ll_tokenizer(name), compiled(name, lark), log_level=0)
+    matcher = fresh_matcher(name, lark).deep_copy()
     return bool(matcher.consume_tokens(ids) and matcher.is_accepting())
+
+
+@cache
+def fresh_matcher(name: str, lark: str) -> Any:
+    """A matcher at the grammar's start, built once and copied for each use (building one
+    costs about 0.1 s for a big grammar, a copy microseconds)."""
+    return llguidance.LLMatcher(ll_tokenizer(name), compiled(name, lark), log_level=0)
 
 
 def _allowed(matcher: Any, vocabulary: int) -> list[int]:
