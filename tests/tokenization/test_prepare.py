@@ -175,16 +175,25 @@ def test_prepare_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> 
 # ------------------------------------------------------------------ every golden case
 
 
+class PreparedDirectories:
+    """Llama 3 prepared for a format, written as a directory when a test first asks for it
+    (each test process writes only the formats it tests)."""
+
+    def __init__(self, base: Path, folder: Path) -> None:
+        self.base, self.folder, self.written = base, folder, dict[str, Path]()
+
+    def __getitem__(self, name: str) -> Path:
+        if name not in self.written:
+            target = self.folder / name
+            self.written[name] = write_tokenizer_directory(name, self.base, target).directory
+        return self.written[name]
+
+
 @pytest.fixture(scope="module")
 def prepared_directories(
     llama3_base: Path, tmp_path_factory: pytest.TempPathFactory
-) -> dict[str, Path]:
-    """Llama 3 prepared for every format, each written as a directory."""
-    folder = tmp_path_factory.mktemp("prepared")
-    return {
-        name: write_tokenizer_directory(name, llama3_base, folder / name).directory
-        for name in pawlette.formats()
-    }
+) -> PreparedDirectories:
+    return PreparedDirectories(llama3_base, tmp_path_factory.mktemp("prepared"))
 
 
 # Golden cases where transformers' tokenized template and pawlette deliberately differ:
@@ -201,7 +210,7 @@ DIFFERENT = {("pcml", "escapes"), ("omni", "escapes"), ("omni", "calls_in_sequen
 
 @pytest.mark.parametrize("name", pawlette.formats())
 def test_prepared_directories_render_every_golden_case(
-    name: str, prepared_directories: dict[str, Path], monkeypatch: pytest.MonkeyPatch
+    name: str, prepared_directories: PreparedDirectories, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     import transformers
 

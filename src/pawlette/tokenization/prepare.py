@@ -176,7 +176,8 @@ def write_tokenizer_directory(
     resolved = get_format(fmt) if isinstance(fmt, str) else fmt
     base_tokenizer = load_tokenizer(base)
     before = {token.content for token in base_tokenizer.get_added_tokens_decoder().values()}
-    tokenizer = prepare_tokenizer(resolved, base)
+    # The base loaded once (a Llama 3 tokenizer.json takes most of a second to read).
+    tokenizer = prepare_tokenizer(resolved, base_tokenizer)
     ids = {marker: tokenizer.token_to_id(marker) for marker in resolved.special_markers}
     base_config = _base_config(base)
     bos = _configured(base_config, "bos_token") or _template_bos(base_tokenizer)
