@@ -184,13 +184,17 @@ def format_model(format_name: str) -> GgufModel:
     ids_path = directory / f"{format_name}-{digest}.markers.json"
     if not (path.is_file() and tokenizer_path.is_file() and ids_path.is_file()):
         for stale in directory.glob(f"{format_name}-*"):
-            with contextlib.suppress(OSError):
-                stale.unlink()
-        # Written under a private name, then renamed: a half-written model is never cached.
+            if not stale.name.startswith(f"{format_name}-{digest}."):  # another process's
+                with contextlib.suppress(OSError):  # build of this model is left alone
+                    stale.unlink()
+        # Written under private names, then renamed: a half-written file is never cached, and
+        # test processes building the same model at once each rename a whole one.
         staging = path.with_suffix(f".{os.getpid()}.partial")
         marker_ids = _write(staging, format_name, tokenizer_json)
-        tokenizer_path.write_text(tokenizer_json, encoding="utf-8")
-        ids_path.write_text(json.dumps(marker_ids), encoding="utf-8")
+        for target, text in ((tokenizer_path, tokenizer_json), (ids_path, json.dumps(marker_ids))):
+            private = target.with_suffix(f".{os.getpid()}.partial")
+            private.write_text(text, encoding="utf-8")
+            os.replace(private, target)
         os.replace(staging, path)
     marker_ids = json.loads(ids_path.read_text(encoding="utf-8"))
     return GgufModel(path=path, tokenizer=tokenizer_path, marker_ids=marker_ids)
