@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import io
+import os
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -68,7 +69,7 @@ def spm_model() -> Path:
             sentence_iterator=iter(corpus()), model_writer=written, **SETTINGS
         )
         path.parent.mkdir(parents=True, exist_ok=True)
-        partial = path.with_suffix(".partial")
+        partial = path.with_suffix(f".{os.getpid()}.partial")  # each test process its own
         partial.write_bytes(written.getvalue())
         partial.replace(path)
     return path
