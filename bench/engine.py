@@ -17,18 +17,27 @@ pawlette, which answers 502 when the engine fails; length cuts: answers that end
 the load average before and after (the machine may be shared: times are not comparable
 across loads, pass counts are).
 
+``--corpus`` runs instead the declared formats (variants included, ``chatml:qwen3-coder``) that
+write a template of llama.cpp's collection and have calls; ``--results PATH`` also writes, for
+each template of the collection whose declared format was run, that format's passes (a JSON
+object of template to result, merged into the file: ``python -m bench.models`` shows it as
+the supported-models page's engine column).
+
 Usage, from the repository root (``pip install -e '.[serve,test]'``: xllamacpp, gguf, openai):
 
-    python -m bench.engine [--formats pcml,omni] [--seeds 10] [--max-tokens 96] [--stream]
+    python -m bench.engine [--formats pcml,omni | --corpus] [--seeds 10] [--max-tokens 96]
+        [--stream] [--results bench/results/tool_choice.json]
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import time
 from collections import Counter
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import openai
 
@@ -120,6 +129,52 @@ def reasons(rows: list[Row]) -> list[str]:
     return lines
 
 
+def corpus_formats() -> list[str]:
+    """The declared formats (variants included) that write a template of llama.cpp's
+    collection and have tool calls, in the collection's order."""
+    import pawlette
+    from pawlette.declare import layout_of
+    from pawlette.detect import detect_template
+    from tests.declare.conversations import call_rules
+    from tests.support.template_corpus import corpus
+
+    found: dict[str, None] = {}
+    for template in corpus():
+        detection = detect_template(template.text, template.tokens.variables(), infer=False)
+        if detection.format is None or detection.name in found:
+            continue
+        if call_rules(layout_of(pawlette.get_format(detection.name))) is not None:
+            found[detection.name] = None
+    return list(found)
+
+
+def result_text(row: Row, stream: bool) -> str:
+    """One format's run in a cell: the passes per tool choice."""
+    cells = ", ".join(
+        f"{choice} {cell.passed}/{cell.requests}" for choice, cell in row.cells.items()
+    )
+    return f"{cells} ({'streamed' if stream else 'not streamed'})"
+
+
+def write_results(path: Path, rows: list[Row], stream: bool) -> int:
+    """Merge each run format's result into ``path`` under the corpus templates whose declared
+    format it is; the number of templates written."""
+    from pawlette.detect import detect_template
+    from tests.support.template_corpus import corpus
+
+    by_format = {row.format: result_text(row, stream) for row in rows}
+    results = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+    written = 0
+    for template in corpus():
+        detection = detect_template(template.text, template.tokens.variables(), infer=False)
+        if detection.format is not None and detection.name in by_format:
+            results[template.name] = by_format[detection.name]
+            written += 1
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(results, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    return written
+
+
 def _load() -> str:
     return "load average " + " ".join(f"{value:.2f}" for value in os.getloadavg())
 
@@ -130,8 +185,14 @@ def main() -> None:
     parser.add_argument("--seeds", type=int, default=10)
     parser.add_argument("--max-tokens", type=int, default=96)
     parser.add_argument("--stream", action="store_true", help="stream every answer")
+    parser.add_argument(
+        "--corpus", action="store_true", help="the declared formats of the template collection"
+    )
+    parser.add_argument("--results", type=Path, help="merge per-template results into this file")
     options = parser.parse_args()
     names = [name for name in options.formats.split(",") if name]
+    if options.corpus:
+        names = corpus_formats()
     print(
         f"{len(names)} formats x {len(CHOICES)} tool choices x {options.seeds} seeds, "
         f"max_tokens {options.max_tokens}, temperature 1, "
@@ -147,6 +208,9 @@ def main() -> None:
     print()
     print("\n".join(reasons(rows)) or "no failure")
     print(f"after: {_load()}")
+    if options.results is not None:
+        written = write_results(options.results, rows, options.stream)
+        print(f"{options.results}: results for {written} templates")
 
 
 if __name__ == "__main__":
