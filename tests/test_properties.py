@@ -37,6 +37,16 @@ def strategy_module(name: str) -> ModuleType:
 
 FORMATS = pawlette.formats()
 
+HAND_WRITTEN = {"pcml", "chatglm3", "breeze", "omni"}
+"""Formats with strategies of their own; the declared families share one strategy module
+(:mod:`tests.strategies.declared`) and the cross-artifact tests
+(``tests/declare/test_cross_artifacts.py``), so each runs a third of the examples here."""
+
+
+def examples(name: str, count: int = 150) -> Any:
+    """Hypothesis settings for ``count`` examples, a third of them for a declared family."""
+    return settings(max_examples=count if name in HAND_WRITTEN else max(count // 3, 4))
+
 
 def test_every_format_has_a_strategy() -> None:
     for name in FORMATS:
@@ -54,6 +64,7 @@ def test_round_trip(name: str) -> None:
     fmt = pawlette.get_format(name)
     module = strategy_module(name)
 
+    @examples(name)
     @given(module.conversations())
     def check(request: dict[str, Any]) -> None:
         text = fmt.render(request).text
@@ -68,6 +79,7 @@ def test_split_invariance(name: str) -> None:
     fmt = pawlette.get_format(name)
     module = strategy_module(name)
 
+    @examples(name)
     @given(module.conversations(), st.integers(0, 10**6))
     def check(request: dict[str, Any], seed: int) -> None:
         text = fmt.render(request).text
@@ -89,6 +101,7 @@ def test_completion_of_each_assistant_turn(name: str) -> None:
     module = strategy_module(name)
     keeps_ids = getattr(module, "CALL_IDS_ROUND_TRIP", True)
 
+    @examples(name)
     @given(module.conversations(), st.integers(0, 10**6))
     def check(request: dict[str, Any], seed: int) -> None:
         for index in _assistant_indices(request):
@@ -149,7 +162,7 @@ def test_streaming_parse_equals_whole_parse() -> None:
 def test_model_output_of_every_kind_parses_to_valid_calls_the_same_every_way(name: str) -> None:
     fmt = pawlette.get_format(name)
 
-    @settings(max_examples=60)
+    @examples(name, 60)
     @given(st.randoms(use_true_random=False), st.sampled_from([None, "stop", "length"]))
     def check(rng: Any, reason: str | None) -> None:
         text = completion(fmt, rng)
@@ -162,7 +175,7 @@ def test_model_output_of_every_kind_parses_to_valid_calls_the_same_every_way(nam
 def test_output_cut_by_the_length_limit_at_every_offset(name: str) -> None:
     fmt = pawlette.get_format(name)
 
-    @settings(max_examples=12)
+    @examples(name, 12)
     @given(st.randoms(use_true_random=False))
     def check(rng: Any) -> None:
         text = completion(fmt, rng)[:300]

@@ -67,7 +67,7 @@ def strategy(name: str) -> Any:
 
 
 @pytest.mark.parametrize("name", TEMPLATED)
-@settings(max_examples=200)
+@settings(max_examples=100)
 @given(data=st.data(), prompt=st.booleans())
 def test_generated_conversations_render_byte_for_byte(
     name: str, data: st.DataObject, prompt: bool

@@ -70,7 +70,7 @@ def _has_float(value: Any) -> bool:
 
 
 @pytest.mark.parametrize("name", TEMPLATED)
-@settings(max_examples=200, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=100, suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data(), prompt=st.booleans())
 def test_generated_conversations_render_byte_for_byte(
     name: str, data: st.DataObject, prompt: bool
