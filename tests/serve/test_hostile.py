@@ -25,7 +25,9 @@ import json
 import socket
 import threading
 import time
+import zlib
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import httpx
@@ -275,9 +277,9 @@ def test_a_foreign_host_a_cross_site_origin_and_a_form_body_are_refused(
 # ---------------------------------------------------------------------- a misbehaving engine
 
 
-def gzip_bomb(stream: bool) -> Play:
-    """A small gzip answer that inflates to 64 MiB."""
-    body = gzip.compress(b"0" * (64 << 20), 9)
+def gzip_bomb(stream: bool, size: int = 64 << 20) -> Play:
+    """A small gzip answer that inflates to ``size`` bytes (64 MiB)."""
+    body = gzip.compress(b"0" * size, 9)
     if stream:
         head = SSE_HEAD + b"content-encoding: gzip\r\n\r\n"
         return answer(head + chunked([body[i : i + 4096] for i in range(0, len(body), 4096)]))
@@ -306,6 +308,105 @@ def test_an_engine_answer_is_read_no_further_than_max_answer_bytes(
     engine.plays.append(plain)
     response = post(server, stream=stream)
     assert error_of(response)["code"] == "upstream_too_large"
+    assert healthy(server)
+
+
+class _WatchedInflater:
+    """A gzip decompressor that records each step's input and output bounds; its first step
+    waits (at most 10 s) for ``answered``, the sign that ``/health`` was answered meanwhile."""
+
+    def __init__(self, inflating: threading.Event, answered: threading.Event) -> None:
+        self.inner = zlib.decompressobj(16 + zlib.MAX_WBITS)
+        self.inflating = inflating
+        self.answered = answered
+        self.steps: list[tuple[int, int]] = []
+        self.health_answered_meanwhile: bool | None = None
+
+    def decompress(self, data: bytes, most: int = 0) -> bytes:
+        if not self.inflating.is_set():
+            self.inflating.set()
+            self.health_answered_meanwhile = self.answered.wait(10)
+        self.steps.append((len(data), most))
+        out: bytes = self.inner.decompress(data, most)
+        return out
+
+    @property
+    def unconsumed_tail(self) -> bytes:
+        return self.inner.unconsumed_tail
+
+    def flush(self) -> bytes:
+        return self.inner.flush()
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_health_answers_while_a_gzip_bomb_is_inflated(
+    start: Callable[..., LiveServer],
+    engine: RawEngine,
+    monkeypatch: pytest.MonkeyPatch,
+    stream: bool,
+) -> None:
+    """Four clients asking for gzip bombs kept the loop inflating most of the time, and a
+    health probe waited behind them (up to 1.2 s on a busy machine).  The bomb is inflated in
+    a thread of its own a bounded step at a time (64 KiB in, 256 KiB out): ``/health`` is
+    answered while a step runs, and the bomb is still refused one step past the bound."""
+    import pawlette.serve.http1 as http1
+
+    inflating, answered = threading.Event(), threading.Event()
+    inflaters: list[_WatchedInflater] = []
+
+    def watched(encoding: str) -> _WatchedInflater:
+        assert encoding == "gzip"
+        inflaters.append(_WatchedInflater(inflating, answered))
+        return inflaters[-1]
+
+    monkeypatch.setattr(http1, "decompressor", watched)
+    server = start(max_answer_bytes=1 << 20)
+    engine.plays.append(gzip_bomb(stream, 8 << 20))
+    with ThreadPoolExecutor(1) as pool:
+        request = pool.submit(post, server, stream)
+        assert inflating.wait(20)
+        assert healthy(server)
+        answered.set()
+        response = request.result()
+    assert error_of(response)["code"] == "upstream_too_large"
+    assert response.status_code == (200 if stream else 502)
+    (inflater,) = inflaters
+    assert inflater.health_answered_meanwhile  # not after the step that waited for it
+    assert max(size for size, _ in inflater.steps) <= 1 << 16
+    assert max(most for _, most in inflater.steps) <= 1 << 18
+    assert sum(most for _, most in inflater.steps) <= (1 << 20) + (1 << 18)
+
+
+def test_a_flooded_stream_is_handed_on_in_small_shares(
+    start: Callable[..., LiveServer], engine: RawEngine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Five clients whose engine floods their streams held a health probe past 100 ms: a
+    loop turn waited for a quarter of a megabyte of each stream to be parsed and written
+    again.  A stream is handed on 64 KiB at a time however much one read brought, and every
+    event of it still arrives once, in order."""
+    import pawlette.serve.app as app
+
+    sizes: list[int] = []
+
+    class Recording(app.SSEDecoder):  # type: ignore[misc]
+        def feed(self, chunk: bytes) -> list[str]:
+            sizes.append(len(chunk))
+            return super().feed(chunk)
+
+    monkeypatch.setattr(app, "SSEDecoder", Recording)
+    server = start()
+    words = [f"w{index} " * 100 for index in range(600)]  # about 400 KB of events at once
+    flood = events(*(piece(word) for word in words), piece("", "stop"), b"[DONE]")
+    engine.plays.append(answer(SSE_HEAD + b"\r\n" + chunked([flood])))
+    response = post(server, stream=True)
+    assert response.status_code == 200
+    texts = [
+        json.loads(line[6:])["choices"][0]["delta"].get("content") or ""
+        for line in response.text.split("\n")
+        if line.startswith("data: {")
+    ]
+    assert "".join(texts) == "".join(words)
+    assert sum(sizes) == len(flood) and max(sizes) <= 1 << 16
     assert healthy(server)
 
 

@@ -10,8 +10,10 @@ streamed request only needs a POST written in one write and a body read as it ar
 - **one write per request**: the head (built once per URL and headers) and the body;
 - **the answer parsed as it arrives** (:mod:`pawlette.serve.http1_response`, sans-IO): the
   status line and headers, then a chunked, ``content-length`` or read-until-close body,
-  decoded (``gzip``, ``deflate``) when the engine compresses it a step at a time, bounded
-  (the head at 64 KiB; a body the caller holds whole at ``max_answer_bytes``, decoded);
+  decoded (``gzip``, ``deflate``) when the engine compresses it a bounded step at a time
+  in a thread of its own (the loop serves other requests meanwhile), bounded (the head at
+  64 KiB; a body the caller holds whole at ``max_answer_bytes``, decoded); handed on at
+  most :data:`FAIR_SHARE` bytes at a time, the loop running other work between two shares;
 - **deadlines, not only silences**: the answer's head must come within ``timeout`` of the
   request's start (waiting for a free connection and connecting included), so a head
   trickled a line at a time or an endless run of interim ``1xx`` answers ends too; after it
@@ -33,6 +35,7 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import concurrent.futures
 import ssl
 import zlib
 from typing import Any
@@ -54,11 +57,36 @@ from .transport import (
 HIGH_WATER = 1 << 20
 """Unread body bytes held before the socket's reading is paused (the consumer is slow)."""
 INFLATE_STEP = 1 << 18
-"""The most a compressed body is inflated at a time: between two steps the loop runs other
-work (inflating a 1 MB gzip bomb to a 64 MiB bound at once held the loop about 60 ms)."""
-FAIR_SHARE = 1 << 18
-"""The most of a body handed on without letting the loop run other work: an engine that
-floods a stream (faster than its client takes it) gets the loop a share at a time."""
+"""The most a compressed body is inflated at a time (one step in the inflating thread): a
+gzip bomb is refused once a step passes the bound, whatever it would inflate to."""
+INFLATE_INPUT = 1 << 16
+"""The most compressed bytes handed to one inflate step.  zlib hands back the input a step
+did not use as a new bytes object: given all that was buffered (up to a megabyte of a bomb),
+every step copied it again, which cost more than the inflating."""
+FAIR_SHARE = 1 << 16
+"""The most of a body handed on at once, and without letting the loop run other work: an
+engine that floods a stream (faster than its client takes it) gets the loop a share at a
+time.  A share of a stream costs the server a few milliseconds to parse and write again, so
+with several floods at once a loop turn (and ``/health``, which needs about three) waits for
+a share of each: 256 KiB shares let five floods hold a probe past 100 ms."""
+
+_inflating: concurrent.futures.ThreadPoolExecutor | None = None
+
+
+def _inflating_thread() -> concurrent.futures.ThreadPoolExecutor:
+    """The process's one thread that inflates compressed answers, made when first needed.
+
+    Inflating is the heaviest work a misbehaving engine can ask of the server (four clients
+    asking for gzip bombs kept its loop inflating most of the time), and zlib lets go of the
+    interpreter lock while it inflates: in a thread of its own the loop serves other requests
+    meanwhile, and on a busy machine the kernel still runs the loop's thread promptly when a
+    request comes (a thread that works all the time waits its turn behind other work; one
+    that sleeps mostly does not).  One thread: bombs wait for each other, not for a core
+    each."""
+    global _inflating
+    if _inflating is None:
+        _inflating = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="pawlette-inflate")
+    return _inflating
 
 
 class Connection(asyncio.Protocol):
@@ -139,7 +167,9 @@ class EngineAnswer(Answer):
         self._released = False
         self._inflater: Any = None
         """A compressed body's decompressor (made with the head)."""
-        self._unconsumed = b""
+        self._input = b""
+        """Compressed body bytes taken from :attr:`_pieces`, inflated up to :attr:`_input_at`."""
+        self._input_at = 0
         self._decoded = 0
         self._stepped = False
         self._unbroken = 0
@@ -288,20 +318,14 @@ class EngineAnswer(Answer):
         if self._inflater is not None:
             return await self._next_inflated()
         while True:
-            pieces = self._pieces
-            if pieces:
-                if self._unbroken > FAIR_SHARE:
+            if self._pieces:
+                if self._unbroken >= FAIR_SHARE:
                     # An engine faster than its reader (a flood, a burst): the loop runs other
                     # requests' work (a health check) between two shares of this one's.
                     self._unbroken = 0
                     await asyncio.sleep(0)
                     continue
-                if len(pieces) == 1 or self._buffered <= FAIR_SHARE:
-                    piece = self._take()
-                else:
-                    piece = pieces.pop(0)
-                    self._buffered -= len(piece)
-                    self._resume()
+                piece = self._take(FAIR_SHARE)
                 self._unbroken += len(piece)
                 return piece
             if self._error is not None:
@@ -311,13 +335,31 @@ class EngineAnswer(Answer):
             self._unbroken = 0
             await self._wait()
 
-    def _take(self) -> bytes:
-        """The body bytes received and not read yet (the socket reads on)."""
+    def _take(self, most: int) -> bytes:
+        """At most ``most`` of the body bytes received and not read yet (the socket reads on
+        once the buffer is under :data:`HIGH_WATER`).  A read from the socket may be larger
+        (a quarter of a megabyte): it is handed on a share at a time."""
         pieces = self._pieces
-        piece = pieces[0] if len(pieces) == 1 else b"".join(pieces)
-        pieces.clear()
-        self._buffered = 0
-        self._resume()
+        if self._buffered <= most:
+            piece = pieces[0] if len(pieces) == 1 else b"".join(pieces)
+            pieces.clear()
+        else:
+            taken: list[bytes] = []
+            size = 0
+            while size < most:
+                first = pieces[0]
+                if size + len(first) <= most:
+                    taken.append(pieces.pop(0))
+                    size += len(first)
+                else:
+                    cut = most - size
+                    taken.append(first[:cut])
+                    pieces[0] = first[cut:]
+                    size = most
+            piece = taken[0] if len(taken) == 1 else b"".join(taken)
+        self._buffered -= len(piece)
+        if self._buffered <= HIGH_WATER:
+            self._resume()
         return piece
 
     def _resume(self) -> None:
@@ -327,31 +369,36 @@ class EngineAnswer(Answer):
             connection.transport.resume_reading()
 
     async def _next_inflated(self) -> bytes:
-        """A compressed body, inflated at most :data:`INFLATE_STEP` bytes at a time, counted
-        against ``max_body``: the loop runs between two steps."""
+        """A compressed body, inflated a step at a time in the inflating thread (at most
+        :data:`INFLATE_INPUT` bytes in, :data:`INFLATE_STEP` out), counted against
+        ``max_body`` before the next step: a bomb is refused one step past the bound."""
         inflater = self._inflater
+        inflate = inflater.decompress
+        loop = self.loop
         while True:
-            if self._stepped:
-                self._stepped = False
-                await asyncio.sleep(0)  # the last step was full: let the loop run
-            data = self._unconsumed
-            if not data and self._pieces:
-                data = self._take()
-            if data:
+            if self._input_at >= len(self._input) and self._pieces:
+                self._input = self._take(HIGH_WATER)
+                self._input_at = 0
+            at = self._input_at
+            if at < len(self._input) or self._stepped:
+                # Input left, or a full step before it (zlib may hold more output).
                 room = INFLATE_STEP
                 if self.max_body is not None:
                     room = min(room, self.max_body - self._decoded + 1)
+                data = memoryview(self._input)[at : at + INFLATE_INPUT]
                 try:
-                    out: bytes = inflater.decompress(data, room)
+                    out: bytes = await loop.run_in_executor(
+                        _inflating_thread(), inflate, data, room
+                    )
                 except zlib.error as error:
                     raise self._undecodable(error) from error
-                self._unconsumed = inflater.unconsumed_tail
+                self._input_at = at + len(data) - len(inflater.unconsumed_tail)
                 self._stepped = len(out) >= room
             elif self.parser.done or self._error is not None:
                 if self._error is not None:
                     raise self._error
                 try:
-                    out = inflater.flush()
+                    out = inflater.flush()  # the last step was not full: little or nothing
                 except zlib.error as error:
                     raise self._undecodable(error) from error
                 self._inflater = None
@@ -396,7 +443,7 @@ class EngineAnswer(Answer):
         # traceback's frames, a reference cycle only the collector frees (rarely: the server
         # collects every 10,000 allocations), which kept megabytes of a refused body alive.
         self._pieces = []
-        self._unconsumed = b""
+        self._input = b""
         self._inflater = None
         if self._error is not None:
             self._error = _Closed()
