@@ -152,6 +152,7 @@ def measure(
         template.eos_token,
         variables={},
         empty_content=True,
+        caller_variables=template.caller_variables,
     )
     coverage, never = _coverage(base, conversations)
     renders = turns = "—"

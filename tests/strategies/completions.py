@@ -522,6 +522,19 @@ def _smollm3(w: Writer) -> str:
     return "".join(out)
 
 
+def _functionary(w: Writer) -> str:
+    """Functionary v3.1: text, then ``<function=NAME>{json}</function>`` calls (some not
+    closed, some malformed), ended by <|eot_id|> or <|eom_id|>, or cut off."""
+    rng = w.rng
+    out = [w.text()] if rng.random() < 0.5 else []
+    for _ in range(rng.randint(0, 3)):
+        close = rng.choice(["</function>", "</function>", ""])
+        out.append(_named_call(w, "<function=", ">", close, rng.random() < 0.6))
+    ending = ["<|eom_id|>", "<|eot_id|>", "", f"<|eot_id|>{w.word()}"]
+    out.append(rng.choice(ending))
+    return "".join(out)
+
+
 GENERATORS: dict[str, Callable[[Writer], str]] = {
     "pcml": _pcml,
     "omni": _omni,
@@ -540,6 +553,7 @@ GENERATORS: dict[str, Callable[[Writer], str]] = {
     "granite": _granite,
     "hermes": _hermes,
     "smollm3": _smollm3,
+    "functionary": _functionary,
 }
 
 

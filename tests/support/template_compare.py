@@ -179,7 +179,9 @@ class Reference:
     ``bos_token``/``eos_token``: the tokenizer's (``None``: not passed).  ``variables``: other
     template variables (``enable_thinking``, ``date_string``, ``reasoning_effort``...).
     ``today``: what ``strftime_now`` reads.  ``empty_content``: see
-    :func:`hugging_face_messages`.
+    :func:`hugging_face_messages`.  ``caller_variables``: variables the template's callers
+    pass from the request's tools and the day (Firefunction v2's ``functions`` and
+    ``datetime``: :data:`tests.support.template_corpus.CALLER_VARIABLES`).
     """
 
     template: str
@@ -189,6 +191,9 @@ class Reference:
     variables: Mapping[str, Any] = field(default_factory=dict)
     today: datetime.date = DEFAULT_TODAY
     empty_content: bool = False
+    caller_variables: (
+        Callable[[Sequence[Mapping[str, Any]] | None, datetime.date], Mapping[str, Any]] | None
+    ) = None
 
     def template_variables(self) -> dict[str, Any]:
         found = {"bos_token": self.bos_token, "eos_token": self.eos_token}
@@ -209,6 +214,9 @@ class Reference:
         from transformers.utils.chat_template_utils import render_jinja_template
 
         _compiled(self.template)
+        variables = self.template_variables()
+        if self.caller_variables is not None:
+            variables = {**self.caller_variables(tools, self.today), **variables}
         clock = _Clock(self.today)
         token = _CLOCK.set(clock)
         try:
@@ -217,7 +225,7 @@ class Reference:
                 tools=[dict(tool) for tool in tools] if tools else None,
                 chat_template=self.template,
                 add_generation_prompt=add_generation_prompt,
-                **self.template_variables(),
+                **variables,
             )
         except jinja2.TemplateError as error:
             # raise_exception raises TemplateError itself; its subclasses are Jinja's own.
@@ -247,6 +255,7 @@ def corpus_reference(name: str, **settings: Any) -> Reference:
     values: dict[str, Any] = {
         "bos_token": template.bos_token,
         "eos_token": template.eos_token,
+        "caller_variables": template.caller_variables,
         **settings,
     }
     return Reference(template.text, template.name, **values)

@@ -15,11 +15,14 @@ with the source it was copied from; ``None`` where it is not known, and
 
 from __future__ import annotations
 
+import datetime
 import functools
 import json
 import os
 import tempfile
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from .llama3 import cache_directory
 from .llama_cpp_build import LLAMA_CPP_PYTHON_VERSION, sdist_texts
@@ -59,6 +62,31 @@ class TokenFacts:
 
 _NOT_IN_TABLE = TokenFacts(None, None, "not in the table", ("bos_token", "eos_token"))
 
+CallerVariables = Callable[[Sequence[Mapping[str, Any]] | None, datetime.date], dict[str, Any]]
+"""Template variables a template's callers pass besides the messages and ``tools``, from the
+request's tools and the day (see :data:`CALLER_VARIABLES`)."""
+
+
+def _firefunction_variables(
+    tools: Sequence[Mapping[str, Any]] | None, today: datetime.date
+) -> dict[str, Any]:
+    # llama.cpp's common/chat.cpp (common_chat_params_init_firefunction_v2) renders this
+    # template with tools=null and two extra variables: "functions", the request's OpenAI tools
+    # as JSON indented by 2 ("" without tools), and "datetime", the time formatted
+    # "%b %d %Y %H:%M:%S GMT".  The template reads no other tools variable.
+    moment = datetime.datetime.combine(today, datetime.time())
+    return {
+        "functions": json.dumps(list(tools), indent=2, ensure_ascii=False) if tools else "",
+        "datetime": moment.strftime("%b %d %Y %H:%M:%S GMT"),
+    }
+
+
+CALLER_VARIABLES: dict[str, CallerVariables] = {
+    "fireworks-ai-llama-3-firefunction-v2": _firefunction_variables,
+}
+"""The templates that cannot render from ``messages`` and ``tools`` alone: the variables their
+callers pass (each with its source), by template name."""
+
 
 @dataclass(frozen=True)
 class CorpusTemplate:
@@ -76,6 +104,11 @@ class CorpusTemplate:
     @property
     def eos_token(self) -> str | None:
         return self.tokens.eos_token
+
+    @property
+    def caller_variables(self) -> CallerVariables | None:
+        """What the template's callers pass besides messages and tools (None: nothing)."""
+        return CALLER_VARIABLES.get(self.name)
 
 
 def _cache_file() -> str:

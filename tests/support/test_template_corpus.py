@@ -72,3 +72,23 @@ def test_the_template_variables_leave_out_a_token_the_tokenizer_lacks() -> None:
         "bos_token": "<|begin_of_text|>",
         "eos_token": "<|eot_id|>",
     }
+
+
+def test_firefunction_v2_renders_with_the_variables_llama_cpp_passes() -> None:
+    from .template_compare import corpus_reference
+
+    tool = {"type": "function", "function": {"name": "f", "description": "ü"}}
+    messages = [{"role": "user", "content": "Hi"}]
+    name = "fireworks-ai-llama-3-firefunction-v2"
+    bare = corpus_reference(name, caller_variables=None).render(
+        messages, [tool], add_generation_prompt=True
+    )
+    assert bare.text is None and "'functions' is undefined" in (bare.refusal or "")
+    reference = corpus_reference(name)
+    text = reference.render(messages, [tool], add_generation_prompt=True).text
+    assert text is not None
+    spec = '[\n  {\n    "type": "function",\n    "function": {\n      "name": "f",'
+    assert f"Available functions as JSON spec:\n{spec}" in text
+    assert text.count("Today is Jul 26 2024 00:00:00 GMT.") == 1
+    plain = reference.render(messages, add_generation_prompt=True).text
+    assert plain is not None and "JSON spec:\n\nToday is" in plain

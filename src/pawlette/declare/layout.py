@@ -130,6 +130,10 @@ class Layout:
       comparisons render the template as the options render the format.
     - ``today``: the name of the date option a template reads from its clock
       (``strftime_now``); the comparison freezes the clock at that date.
+    - ``markers_in_text``: the model writes the format's markers as plain text (no special
+      token in its call syntax: Functionary's ``<function=NAME>``), so output read from
+      token ids is read as the text they decode to, markers by their spelling (by default
+      only a special token's id is a marker, and text spelling one stays text).
     - ``template_untested``: what the reference template cannot render as these options
       write it, so detection compares the candidate without it: ``"tools"`` (requests with
       tools or calls: DeepSeek R1's templates write broken call layouts the format does not
@@ -151,6 +155,7 @@ class Layout:
     )
     today: str | None = None
     template_untested: tuple[str, ...] = ()
+    markers_in_text: bool = False
 
     def reference_variables(self) -> dict[str, Any]:
         """The template variables of this layout's options (see ``template_variables``)."""

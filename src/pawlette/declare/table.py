@@ -249,6 +249,7 @@ class Table:
             conversation_start="outside",
             completion_start=self.completion_start,
             soft=soft,
+            text_ids=self.layout.markers_in_text,
         )
 
     def _ends(self, implicit: dict[str, set[str]]) -> None:

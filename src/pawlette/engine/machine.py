@@ -133,6 +133,11 @@ class Grammar:
     """Markers of layout text alone (no special token in them): where such a marker has no
     row, it is text, with no warning (a fence such as ``\n```json\n`` means something only
     in a call)."""
+    text_ids: bool = False
+    """Token ids are read as the text they decode to (markers by their spelling), for a
+    format whose model writes its markers as plain text (no special token in them:
+    Functionary's ``<function=``); otherwise only a special token's id is a marker (see
+    :mod:`pawlette.tokenization.ids`)."""
     completion_over: frozenset[str] = frozenset()
     """States in which a completion's turn is over: those outside the assistant turn and the
     scaffold states (readers marked ``scaffold``) inside it (see the module docstring)."""
@@ -185,6 +190,7 @@ class GrammarBuilder:
         conversation_start: str,
         completion_start: str,
         soft: frozenset[str] = frozenset(),
+        text_ids: bool = False,
     ) -> Grammar:
         for (state, marker), step in self.steps.items():
             for name in (state, step.target):
@@ -202,6 +208,7 @@ class GrammarBuilder:
             completion_start=completion_start,
             fields={role: dict(keys) for role, keys in self.fields.items()},
             soft=soft,
+            text_ids=text_ids,
             completion_over=frozenset(
                 name
                 for name, state in self.states.items()

@@ -161,7 +161,8 @@ class IdParser:
         self.parser = parser
         tables = _tables(self.format, self.backend)
         self._markers = tables.markers
-        self._as_text = self.format.grammar.escape
+        # (also a format whose markers are plain text: Grammar.text_ids)
+        self._as_text = self.format.grammar.escape or self.format.grammar.text_ids
         self._grammar_markers = tables.grammar_markers
         self._marker_prefixes = tables.marker_prefixes
         self._lead_prefixes = tables.lead_prefixes
