@@ -140,3 +140,39 @@ def test_a_fence_no_concept_writes_is_refused_naming_the_concept() -> None:
     assert inference.layout is None and not inference.accepted
     assert "'<|endoftext|>'" in (inference.refusal or "")
     assert "needs concept" in (inference.refusal or "")
+
+
+SPACE_FIRST = (
+    "{%- for m in messages -%}"
+    "{%- if m.role == 'user' -%}<|q|>{{ m.content | trim }}<|x|>"
+    "{%- elif m.role == 'assistant' -%}<|r|>~\t {{ m.content | trim }}<|x|>"
+    "{%- else -%}<|s|>{{ m.content }}<|x|>{%- endif -%}"
+    "{%- endfor -%}"
+    "{%- if add_generation_prompt -%}<|r|>~{%- endif -%}"
+)
+
+
+def test_a_prompt_that_stops_short_of_the_whitespace_its_turns_write() -> None:
+    """The generation prompt ends with ``~``, past turns write ``~\\t `` before their trimmed
+    text: the model writes the whitespace first, and reading its turn drops it."""
+    inference = infer_template(SPACE_FIRST)
+    assert inference.accepted, inference.describe()
+    fmt = inference.format
+    assert fmt is not None
+    message = fmt.parse("\t Sure thing.<|x|>").message
+    assert message["content"] == "Sure thing."
+    prompt = fmt.render([{"role": "user", "content": " Hi "}], add_generation_prompt=True).text
+    assert prompt == "<|q|>Hi<|x|><|r|>~"
+
+
+def test_a_laguna_template_whose_prompt_closes_reasoning_before_its_newline() -> None:
+    """Poolside Laguna's prompt ``<assistant>\\n</think>`` stops before the ``\\n`` its past
+    turns write after ``</think>``: the model writes it first."""
+    template = corpus_template("poolside-Laguna-XS-2.1")
+    inference = infer_template(
+        template.text, bos_token=template.bos_token, eos_token=template.eos_token
+    )
+    assert inference.accepted, inference.describe()
+    assert inference.format is not None
+    completion = "\nThe answer is 4.\n</assistant>"
+    assert inference.format.parse(completion).message["content"] == "The answer is 4."

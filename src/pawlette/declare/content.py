@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, ClassVar
 from ..errors import FormatError, RequestError
 from .concept import Concept
 from .pieces import Fence
-from .readers import lead_dropped
+from .readers import lead_dropped, space_dropped
 
 if TYPE_CHECKING:
     from .jinja import Template
@@ -84,11 +84,17 @@ class Trimmed(Concept):
     text begins.  Default: nothing.
 
     ``calls_only``: only the text of assistant turns that hold calls is trimmed (Qwen3-Coder
-    trims the text before its calls and writes every other turn's text as given)."""
+    trims the text before its calls and writes every other turn's text as given).
+
+    ``space_first``: the model writes whitespace before its text, the rest of a fence its
+    generation prompt stops short of (RWKV World's prompt ``Assistant:`` before the turn's
+    ``Assistant: text``); reading drops whitespace where an assistant turn's text begins,
+    which its trimmed text never holds.  Default False: read as written."""
 
     roles: tuple[str, ...] = ("system", "user", "assistant", "tool")
     lead: Fence = ()
     calls_only: bool = False
+    space_first: bool = False
 
     handles: ClassVar[frozenset[str]] = frozenset()
 
@@ -137,6 +143,10 @@ class Trimmed(Concept):
         return True
 
     def rows(self, table: Table) -> None:
+        if self.space_first and "assistant" in self.roles:
+            for name in ("assistant.head", "assistant.body"):
+                if name in table.states:
+                    table.reader(name, space_dropped(table.states[name].reader))
         lead = table.text(self.lead)
         if not lead:
             return

@@ -385,3 +385,31 @@ def lead_dropped(reader: ReaderFactory, lead: str) -> ReaderFactory:
     """``reader`` for a state whose text may begin with ``lead``, layout the format writes
     before the text (dropped when it is there)."""
     return lambda parser: _LeadDropped(reader(parser), lead)
+
+
+class _SpaceDropped:
+    """A reader that drops the whitespace its state's text begins with and passes the rest
+    on."""
+
+    __slots__ = ("_inner", "_settled")
+
+    def __init__(self, inner: Reader) -> None:
+        self._inner = inner
+        self._settled = False
+
+    def feed(self, text: str, offset: int) -> None:
+        if not self._settled:
+            kept = text.lstrip()
+            if not kept:
+                return
+            offset += len(text) - len(kept)
+            text, self._settled = kept, True
+        self._inner.feed(text, offset)
+
+    def close(self, marker: str | None, offset: int) -> None:
+        self._inner.close(marker, offset)
+
+
+def space_dropped(reader: ReaderFactory) -> ReaderFactory:
+    """``reader`` for a state whose text may begin with whitespace that is layout (dropped)."""
+    return lambda parser: _SpaceDropped(reader(parser))

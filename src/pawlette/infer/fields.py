@@ -37,6 +37,18 @@ def _whitespace(
     return "changed"
 
 
+def _space_first(probe: Probe, u1: str, a1: str) -> bool:
+    """Whether the model's own turn (the text after the generation prompt) begins with
+    whitespace before its text: the rest of a fence the prompt stops short of."""
+    prompted = probe.render([message("user", u1)], prompt=True)
+    written = probe.render([message("user", u1), message("assistant", a1)])
+    if prompted is None or written is None or not written.startswith(prompted):
+        return False
+    own = written[len(prompted) :]
+    first = own[: own.find(a1)] if a1 in own else ""
+    return bool(first) and not first.strip()
+
+
 def derive_whitespace(probe: Probe, draft: Draft) -> None:
     u1, a1, s1 = probe.sentinel("u", 1), probe.sentinel("a", 1), probe.sentinel("s", 1)
     conversations = {
@@ -58,7 +70,8 @@ def derive_whitespace(probe: Probe, draft: Draft) -> None:
                 "the template changes it in a way no concept declares; written as given",
             )
     if trimmed:
-        draft.concepts.append(Trimmed(roles=tuple(trimmed)))
+        space_first = "assistant" in trimmed and _space_first(probe, u1, a1)
+        draft.concepts.append(Trimmed(roles=tuple(trimmed), space_first=space_first))
     draft.edge_roles.discard("reasoning")
 
 
