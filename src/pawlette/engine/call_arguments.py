@@ -53,7 +53,9 @@ def nested_deeper(text: str, limit: int = MAX_NESTING) -> bool:
     and brackets, drop the strings (each ``""`` once they hold no bracket, the usual case),
     then take away the innermost pairs ``[]`` one level a pass (``bytes.replace`` does not
     rescan what it joins): the passes are the depth."""
-    if not _may_nest_deeper(text, limit):
+    # A text of at most ``limit`` characters holds at most ``limit`` brackets (the usual
+    # call: no count at all).
+    if len(text) <= limit or not _may_nest_deeper(text, limit):
         return False
     data = text.encode("utf-8", "surrogatepass")
     if b"\\" in data:
