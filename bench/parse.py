@@ -224,6 +224,11 @@ def _render_rows() -> None:
 def _render_row(name: str) -> None:
     fmt = pawlette.get_format(name)
     conversation = conversation_for(name)
+    try:
+        fmt.render(conversation, add_generation_prompt=True)
+    except pawlette.RequestError as error:  # a layout that refuses the conversation's shape
+        print(f"{name:28} (cannot write this conversation: {error})")
+        return
     sides: dict[str, Callable[[], object]] = {
         "ours": lambda: fmt.render(conversation, add_generation_prompt=True)
     }
