@@ -9,7 +9,8 @@
   Jinja template, and for PCML a plain Python f-string renderer of the same text (the floor);
 - with the peers (``bench/peers.py``; ``--no-peers`` to skip): the fixed cost of a
   completion per format; whole turns of six shapes (a short call, prose, a 2.5 KB turn,
-  parallel calls, 200 nested objects, an 80 KB string) in PCML and chatml against
+  parallel calls, 200 nested objects, an 80 KB string) in PCML, chatml and the declared
+  families' llama3, hermes and glm (``bench.peers.FAMILY_FORMATS``) against
   transformers' ``parse_response`` with the format's response template loaded once
   (chatml's is transformers' own), on the completion alone, in thread CPU and wall time with
   the sides interleaved; per-token parsing from ids against openai-harmony's Rust
@@ -223,6 +224,11 @@ def _render_rows() -> None:
 def _render_row(name: str) -> None:
     fmt = pawlette.get_format(name)
     conversation = conversation_for(name)
+    try:
+        fmt.render(conversation, add_generation_prompt=True)
+    except pawlette.RequestError as error:  # a layout that refuses the conversation's shape
+        print(f"{name:28} (cannot write this conversation: {error})")
+        return
     sides: dict[str, Callable[[], object]] = {
         "ours": lambda: fmt.render(conversation, add_generation_prompt=True)
     }
@@ -355,8 +361,12 @@ if __name__ == "__main__":
                 "Streaming a ~1 MB completion with long call arguments in 1- and "
                 "4-character pieces, the whole-text parse, and the render rows (see "
                 "[Render speed](render-speed.md)), in CPU time of the process; then the "
-                "peers: transformers' `parse_response` on a whole 2.5 KB turn, "
-                "openai-harmony per token and peak memory streaming a 4 MB call."
+                "peers: the fixed cost of a completion; transformers' `parse_response` "
+                "(its response template loaded once) on whole turns of six shapes in pcml, "
+                "chatml and the declared families' llama3, hermes and glm (hermes against "
+                "transformers' Qwen template, which reads its calls; llama3 and glm have no "
+                "transformers template: pawlette's time alone); openai-harmony per token and "
+                "peak memory streaming a 4 MB call."
             ),
             peer="transformers `parse_response`; openai-harmony `StreamableParser`",
         )

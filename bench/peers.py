@@ -269,7 +269,21 @@ def shape_completion(name: str, shape: str) -> str:
     prompt = fmt.render(question, tools=TOOLS, add_generation_prompt=True).text
     full = fmt.render([*question, message], tools=TOOLS).text
     completion = full[len(prompt) :]
-    return completion[: completion.index(STOP[name]) + len(STOP[name])]
+    stop = STOP.get(name) or FAMILY_STOP.get(name)
+    if stop is None or stop not in completion:  # a turn that ends with the text (GLM)
+        return completion
+    return completion[: completion.index(stop) + len(stop)]
+
+
+FAMILY_FORMATS = ("llama3", "hermes", "glm")
+"""Declared families' formats whose whole turns are measured too (a shape a format cannot
+write, such as Llama 3's parallel calls, is left out)."""
+FAMILY_STOP = {"hermes": "<|im_end|>"}
+"""Where a family's completion stops, when its turn has a stop marker STOP does not list."""
+FAMILY_PEER_TEMPLATES = {"hermes": "chatml"}
+"""A family whose completion transformers' response template of another format reads as
+written (Hermes spells calls as Qwen does): that template is its peer; the others have
+none in transformers, and their rows give pawlette's time alone."""
 
 
 def peer_templates() -> dict[str, tuple[dict[str, Any], str]]:
@@ -340,13 +354,20 @@ def whole_turns(
     templates = peer_templates()
     sources = []
     for name in formats:
-        if name not in templates:
+        borrowed = FAMILY_PEER_TEMPLATES.get(name, name)
+        compiled = None
+        if borrowed in templates:
+            template, source = templates[borrowed]
+            sources.append(f"{name}: {source}" + ("" if borrowed == name else f" ({borrowed}'s)"))
+            compiled = load_response_template(template)
+        elif name not in FAMILY_FORMATS:
             continue
-        template, source = templates[name]
-        sources.append(f"{name}: {source}")
-        compiled = load_response_template(template)
+        else:
+            sources.append(f"{name}: none in transformers (pawlette alone)")
         for shape in shapes:
-            table.rows.append(_whole_turn_row(name, shape, compiled, rounds, budget))
+            row = _whole_turn_row(name, shape, compiled, rounds, budget)
+            if row is not None:
+                table.rows.append(row)
     table.facts["templates"] = "; ".join(sources)
     table.facts["timing"] = (
         f"best and median of {rounds} rounds, the sides taking turns (order reversed every "
@@ -361,12 +382,35 @@ def whole_turns(
     return table
 
 
-def _whole_turn_row(name: str, shape: str, compiled: Any, rounds: int, budget: float) -> list[str]:
+def _whole_turn_row(
+    name: str, shape: str, compiled: Any, rounds: int, budget: float
+) -> list[str] | None:
+    """A row of :func:`whole_turns`; None when the format cannot write the shape."""
     from transformers.utils.chat_parsing.response_parser import parse_response
 
     fmt = pawlette.get_format(name)
-    text = shape_completion(name, shape)
+    try:
+        text = shape_completion(name, shape)
+    except pawlette.RequestError:  # (Llama 3: no parallel calls)
+        return None
     ours = fmt.parse(text).message
+    if compiled is None:
+        alone = interleaved(
+            {"pawlette": lambda: fmt.parse(text)},
+            max(5, int(budget / _once(lambda: fmt.parse(text)))),
+            rounds,
+            clock=time.thread_time,
+        )
+        cpu, median, wall = alone["pawlette"]
+        return [
+            name,
+            shape,
+            f"{len(text.encode()):,}",
+            f"{cpu * 1e6:,.1f} ({median * 1e6:,.1f})",
+            "no template",
+            "",
+            f"{wall * 1e6:,.1f}, -",
+        ]
     theirs = parse_response(text, compiled, prefix="")
     if comparable(ours, decoded=False) != comparable(theirs, decoded=True):
         raise SystemExit(f"bench.peers: {name} {shape}: the sides parse differently")
@@ -436,7 +480,7 @@ def whole_turn(calls: int, rounds: int) -> None:
     print()
     print(fixed_cost(rounds).text())
     print()
-    print(whole_turns(rounds=rounds).text())
+    print(whole_turns(formats=("pcml", "chatml", *FAMILY_FORMATS), rounds=rounds).text())
 
 
 def _table(results: dict[str, tuple[float, float, float]], unit: str, per: int) -> None:

@@ -857,6 +857,8 @@ def message_to_openai(message: Message) -> dict[str, Any]:
     content = message.content
     if content is not None and len(content) == 1 and type(content[0]) is TextPart:
         text: str | list[dict[str, Any]] | None = content[0].text  # the usual: one text
+    elif not content:  # no part: calls alone (None) or an empty turn ("")
+        text = None if content is None else ""
     else:
         text = content_to_openai(content)
     if name is None:

@@ -53,7 +53,9 @@ def nested_deeper(text: str, limit: int = MAX_NESTING) -> bool:
     and brackets, drop the strings (each ``""`` once they hold no bracket, the usual case),
     then take away the innermost pairs ``[]`` one level a pass (``bytes.replace`` does not
     rescan what it joins): the passes are the depth."""
-    if not _may_nest_deeper(text, limit):
+    # A text of at most ``limit`` characters holds at most ``limit`` brackets (the usual
+    # call: no count at all).
+    if len(text) <= limit or not _may_nest_deeper(text, limit):
         return False
     data = text.encode("utf-8", "surrogatepass")
     if b"\\" in data:
@@ -69,14 +71,21 @@ def nested_deeper(text: str, limit: int = MAX_NESTING) -> bool:
     return bool(brackets)
 
 
+_decode: Callable[[str], Any] = json.JSONDecoder(
+    parse_constant=refuse_json_constant, parse_float=refuse_json_overflow
+).decode
+"""``json.loads`` with these hooks, its decoder built once (``json.loads`` given a hook
+builds a decoder on every call, a few microseconds: two per call of some formats)."""
+
+
 def load_json(text: str) -> tuple[Any, str | None]:
     """``(value, None)`` for strict JSON text nested at most :data:`MAX_NESTING` deep, else
     ``(None, what is wrong)``.  Never raises (Python's ``json`` raises ``RecursionError`` and
     plain ``ValueError`` on some inputs, not only ``JSONDecodeError``)."""
     try:
-        value = json.loads(
-            text, parse_constant=refuse_json_constant, parse_float=refuse_json_overflow
-        )
+        if text.startswith("\ufeff"):  # as json.loads refuses it (the decoder does not look)
+            raise json.JSONDecodeError("Unexpected UTF-8 BOM (decode using utf-8-sig)", text, 0)
+        value = _decode(text)
     except json.JSONDecodeError as error:
         return None, f"not valid JSON ({error.msg} at char {error.pos})"
     except RecursionError:

@@ -92,11 +92,18 @@ class _MessageBuilder:
             pieces = self.calls
             ended = self.ended_calls
             assert pieces is not None and ended is not None
-            calls = tuple(
-                ToolCall(head[0], head[1], "".join(pieces[index]))
-                for index, head in sorted(heads.items())
-                if index in ended
-            )
+            if len(heads) == 1:  # the usual: one call, no sort, no generator
+                ((index, head),) = heads.items()
+                if index in ended:
+                    written = pieces[index]
+                    joined = written[0] if len(written) == 1 else "".join(written)
+                    calls = (ToolCall(head[0], head[1], joined),)
+            else:
+                calls = tuple(
+                    ToolCall(head[0], head[1], "".join(pieces[index]))
+                    for index, head in sorted(heads.items())
+                    if index in ended
+                )
         if not content and calls:
             content = None
         fields = self.fields
@@ -220,7 +227,7 @@ class Folder:
 
     def _close(self) -> None:
         current = self._current
-        if current is not None and not current.only_declares_tools():
+        if current is not None and not (current.declared_tools and current.only_declares_tools()):
             self.messages.append(current.build())
         self._current = None
 
