@@ -254,8 +254,14 @@ def render_page(
     if any(model.matrix.engine != "not run" for model in models):
         lines[-1] = lines[-1][:-1] + ";"
         lines.append(
-            "- **engine tool choice**: `tool_choice` through `pawlette serve` on a real engine,"
-            " from the engine runs' results file."
+            "- **engine tool choice**: `tool_choice` through `pawlette serve` on a real"
+            " llama.cpp (`python -m bench.engine --corpus --seeds 3 --results"
+            " bench/results/tool_choice.json`): requests passed of those sent, per tool choice,"
+            " to a tiny random-weight model biased towards the format's markers, 96 tokens at"
+            " most. A request passes when its calls go only to allowed functions with JSON-object"
+            " arguments, at least one comes under `required` or a named function and none under"
+            " `none`, no marker text is in the content and the finish reason is right; most"
+            " misses are answers the random model had not finished within 96 tokens."
         )
     lines += [
         "",
