@@ -279,3 +279,42 @@ def _outcome(fmt: pawlette.Format, text: str, *, strict: bool) -> object:
         return fmt.parse(text, strict=strict, id_factory=lambda: "c").message
     except pawlette.ParseError as error:
         return error.offset, str(error)
+
+
+# A call the model never closed, then the turn's end marker: the call is kept as text (with
+# its warning) and the marker ends the turn instead of joining the text.
+UNCLOSED_CALLS = {
+    "chatml": ('<tool_call>\n{"name": "f", "arguments": {"a": 1}}', "<|im_end|>"),
+    "chatml:qwen3-coder": (
+        "<tool_call>\n<function=f>\n<parameter=a>\n1\n</parameter>\n",
+        "<|im_end|>",
+    ),
+    "glm": ("<tool_call>f\n<arg_key>a</arg_key>\n<arg_value>1</arg_value>\n", "<|user|>"),
+    "granite": ('<tool_call>{"name": "f", "arguments": {"a": 1}}', "<|end_of_text|>"),
+    "harmony": (
+        '<|channel|>commentary to=functions.f <|constrain|>json<|message|>{"a": 1',
+        "<|return|>",
+    ),
+}
+
+
+@pytest.mark.parametrize("name", UNCLOSED_CALLS)
+def test_the_end_marker_ends_a_turn_inside_an_unclosed_call(name: str) -> None:
+    fmt = pawlette.get_format(name)
+    call, end = UNCLOSED_CALLS[name]
+    completion = fmt.parse(call + end)
+    content = completion.message["content"]
+    assert end not in content and content and call.endswith(content)
+    assert completion.finish_reason == "stop"
+    assert "tool_calls" not in completion.message
+    assert len(completion.warnings) == 1  # the call's, not a second one for the marker
+    with pytest.raises(pawlette.ParseError):
+        fmt.parse(call + end, strict=True)
+    after = fmt.parse(call + end + "more")
+    assert [w.message.startswith("text after the end of the turn") for w in after.warnings] == [
+        False,
+        True,
+    ]
+    whole = folded(fmt, feed_in_pieces(fmt, call + end, [], conversation=False))
+    assert whole == folded(fmt, feed_in_pieces(fmt, call + end, [1], conversation=False))
+    assert whole[0][0].content[0].text == content

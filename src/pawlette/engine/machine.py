@@ -147,11 +147,25 @@ class Grammar:
     """Per state, its rows by marker (``steps`` split by state, once: the runtime looks a
     marker up in its state's row, not a ``(state, marker)`` tuple it would build each time)."""
 
+    turn_ends: Mapping[str, str] = field(
+        default_factory=dict, init=False, compare=False, repr=False
+    )
+    """Markers that end an assistant turn, each with the one state it leads to (a marker that
+    leads to several is left out): met inside a part that does not expect it (a call the model
+    never closed), such a marker still ends a completion's turn."""
+
     def __post_init__(self) -> None:
         rows: dict[str, dict[str, Step]] = {name: {} for name in self.states}
+        ends: dict[str, set[str]] = {}
         for (state, marker), step in self.steps.items():
             rows.setdefault(state, {})[marker] = step
+            if state not in self.completion_over and step.target in self.completion_over:
+                ends.setdefault(marker, set()).add(step.target)
         object.__setattr__(self, "rows", rows)
+        turn_ends = {
+            marker: next(iter(targets)) for marker, targets in ends.items() if len(targets) == 1
+        }
+        object.__setattr__(self, "turn_ends", turn_ends)
 
     def expected(self, state: str) -> list[str]:
         return sorted(marker for (name, marker) in self.steps if name == state)
@@ -643,6 +657,19 @@ class Parser:
                 found = candidate
         return found
 
+    def _end_turn_early(self, marker: str, offset: int) -> None:
+        """``marker`` ends the turn inside a part that does not expect it: the part is read
+        as at the end of the input (an unclosed call is kept as text, with its warning) and
+        the turn is over, so the marker is not taken into the content."""
+        self.reader.close(None, offset)
+        target = self.grammar.turn_ends[marker]
+        self.entered_by = marker
+        self.state = self.grammar.states[target]
+        self._row = self._rows[target]
+        self.reader = self.state.reader(self)
+        self._trailing = []
+        self._trailing_offset = offset + len(marker)
+
     def _dispatch(self, tokens: list[tuple[str | None, str, int]]) -> None:
         """Run the tokens; the list is emptied (its runs are let go: see ``_settle``)."""
         tokens.reverse()
@@ -670,6 +697,13 @@ class Parser:
                     cut = len(marker) - len(ending)
                     tokens.append((ending, ending, offset + cut))
                     tokens.append((None, marker[:cut], offset))
+                    continue
+                if (
+                    not self.conversation
+                    and marker in self.grammar.turn_ends
+                    and self.state.name != self.grammar.completion_start
+                ):  # inside a part (a call) the model never closed
+                    self._end_turn_early(marker, offset)
                     continue
                 self.malformed(
                     offset,
