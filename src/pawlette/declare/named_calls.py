@@ -36,7 +36,7 @@ from .concept import Concept
 from .grammar import TEXT_NE, SectionedCalls, drop_prefix
 from .json_calls import arguments_json, check_call_name
 from .pieces import Fence, text_of
-from .readers import BetweenCallsReader
+from .readers import BetweenCallsReader, OpenSection, SectionReader
 from .table import loose_spellings
 
 if TYPE_CHECKING:
@@ -248,7 +248,7 @@ class NamedCalls(Concept):
         table.state(between, BetweenCallsReader, "assistant", ends=not self.section_close)
         openings = self._spellings(table, self.open)
         if self.section_open:
-            table.state("assistant.calls", BetweenCallsReader, "assistant")
+            table.state("assistant.calls", SectionReader, "assistant")
             for state in texts:
                 for spelling in self._spellings(table, self.text_separator, self.section_open):
                     table.on(state, spelling, "assistant.calls")
@@ -455,7 +455,7 @@ class NameReader:
         parts = _parts(parser)
         parts.name = parts.call_id = None
         parts.index = None
-        parts.raw = [parser.entered_by or ""]
+        parts.raw = [parser.context(OpenSection).take() + (parser.entered_by or "")]
 
     def feed(self, text: str, offset: int) -> None:
         if self._offset < 0:

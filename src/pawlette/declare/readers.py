@@ -282,6 +282,53 @@ class BetweenCallsReader(ScaffoldReader):
         self._parser.emit(TextDelta(text))
 
 
+@dataclass
+class OpenSection:
+    """The opener of a call section whose first call is not read yet (a parser context)."""
+
+    text: str = ""
+
+    def take(self) -> str:
+        """The opener, once: the first call's text begins with it if the call is not read."""
+        text, self.text = self.text, ""
+        return text
+
+
+class SectionReader(BetweenCallsReader):
+    """Right after a call section's opener, before its first call.
+
+    The opener is held until a call in the section is read: a first call given back as
+    content takes it in front (see :class:`OpenSection`), and stray text or a section that
+    ends before any call gives it back here, with a warning, so the opener is never dropped.
+    """
+
+    __slots__ = ()
+
+    def __init__(self, parser: Parser) -> None:
+        super().__init__(parser)
+        parser.context(OpenSection).text = parser.entered_by or ""
+
+    def _report(self, text: str) -> None:
+        opener = self._parser.context(OpenSection).take()
+        ScaffoldReader._report(self, text)
+        self._parser.emit(TextDelta(opener + text))
+
+    def close(self, marker: str | None, offset: int) -> None:
+        super().close(marker, offset)
+        parser = self._parser
+        section = parser.context(OpenSection)
+        if not section.text:
+            return
+        step = parser.grammar.steps.get((parser.state.name, marker or ""))
+        if step is not None and step.target.startswith("call."):
+            return  # the first call opens: it takes the opener
+        opener = section.take()
+        parser.malformed(
+            offset, f"a call section with no call: {opener!r}", "a call after its opener", opener
+        )
+        parser.emit(TextDelta(opener))
+
+
 class _EndedByInput(JsonCallReader):
     """A call that the end of the turn closes: the end of input closes it too (engines cut
     the stop token from the text they return)."""

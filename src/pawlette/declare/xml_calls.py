@@ -42,7 +42,7 @@ from .concept import Concept
 from .grammar import SectionedCalls, drop_prefix, text_before
 from .json_calls import check_call_name
 from .pieces import Fence, Marker, text_of
-from .readers import BetweenCallsReader, schema_tools
+from .readers import BetweenCallsReader, OpenSection, SectionReader, schema_tools
 from .table import loose_spellings
 
 if TYPE_CHECKING:
@@ -211,7 +211,7 @@ class XmlCalls(Concept):
                 target = "assistant.calls" if self.section_open else "call.xml"
                 table.on(state, spelling, target)
         if self.section_open:
-            table.state("assistant.calls", BetweenCallsReader, "assistant")
+            table.state("assistant.calls", SectionReader, "assistant")
             for spelling in self._spellings(table, self.open):
                 table.on("assistant.calls", spelling, "call.xml")
         for spelling in self._spellings(table, self.close):
@@ -372,7 +372,7 @@ class XmlCallReader(WholeTextReader):
     def close(self, marker: str | None, offset: int) -> None:
         parser = self._parser
         text = self._text()
-        opening = parser.entered_by or ""
+        opening = parser.context(OpenSection).take() + (parser.entered_by or "")
         closes = parser.grammar.steps.get((parser.state.name, marker or ""))
         ended = closes is None or closes.target != "assistant.after_call"
         closing = "" if ended or marker is None else marker
