@@ -724,9 +724,6 @@ def own_turns(
                 )
                 continue
             turn_text = _turn_after(before.text, after.text, opener)
-            unasked = _unasked_prompt(fmt, messages[: index + 1], tools)
-            if turn_text is not None and unasked and turn_text.endswith(unasked):
-                turn_text = turn_text[: -len(unasked)]
             if turn_text is None:
                 offset = first_difference(before.text, after.text)
                 problems.append(
@@ -835,22 +832,6 @@ def _equal_but_lost(
             expected.pop(field, None)
             found.pop(field, None)
     return expected == found
-
-
-def _unasked_prompt(fmt: Format, messages: list[dict[str, Any]], tools: Any) -> str:
-    """The generation prompt ``fmt`` writes after the last message without being asked (its
-    template ignores ``add_generation_prompt``: Firefunction v2's), "" for other formats: the
-    template's training render ends with it too, and the turn stops before it."""
-    try:
-        rendering = fmt.render({"messages": messages, "tools": tools}, add_generation_prompt=False)
-    except Exception:  # a refusal shows in the comparison itself
-        return ""
-    tail: list[str] = []
-    for segment in reversed(rendering.segments):
-        if segment.kind != "generation_prompt":
-            break
-        tail.append(segment.text)
-    return "".join(reversed(tail))
 
 
 def _turn_after(prompt: str, full: str, opener: str | None) -> str | None:

@@ -349,6 +349,25 @@ class _CallListSet:
     def after_text(self, turn: Turn, rules: Rules) -> Node:
         return text_before(turn.layout, self.calls.text_separator, empty=False)
 
+    def text_and_calls(self, turn: Turn, rules: Rules, parallel: bool) -> Node | None:
+        """Text, then calls whose open fence begins with layout text and nothing else
+        separates them (Firefunction v2's `` functools``): the text and that layout text are
+        one lexeme (llguidance's lexer is greedy: text would take the fence's first
+        characters).  None: text then :meth:`many`."""
+        from ..emit.grammar_ast import Terminal, gbnf_string
+        from ..emit.text_language import gbnf_text_rule
+
+        nodes = turn.nodes(self.calls.open)
+        if self.calls.text_separator or not nodes or not isinstance(nodes[0], Lit):
+            return None
+        lead = nodes[0].text
+        if lead.startswith("\n"):
+            return None  # text_before makes text and newlines one lexeme
+        rules.lark_extra["TEXT_CALLS"] = f"TEXT_NE {gbnf_string(lead)}"
+        rules.gbnf_extra["text-calls"] = f"{gbnf_text_rule('TEXT', 'NE')} {gbnf_string(lead)}"
+        text = Terminal("TEXT_CALLS", lark="", gbnf="text-calls")
+        return seq(text, self.after_prefix(turn, rules, lead, parallel))
+
     def prefix(self, name: str | None) -> str:
         if name is None:
             return self.lead
