@@ -266,6 +266,9 @@ class CallListReader(WholeTextReader):
             return problem
         if not isinstance(value, list) or not value:
             return "not a non-empty JSON array"
+        twice = _key_written_twice(text)
+        if twice is not None:  # JSON keeps the last: the first would be lost unseen
+            return f"the key {twice!r} written twice in an object"
         keys = self._keys
         tools = {tool.name for tool in self._parser.tools}
         for item in value:
@@ -290,6 +293,22 @@ class CallListReader(WholeTextReader):
                 return f"{name}: {problem}"
             calls.append((name, call_id if isinstance(call_id, str) else None, written))
         return None
+
+
+def _key_written_twice(text: str) -> str | None:
+    """A key some object of the (valid) JSON ``text`` holds twice, else None."""
+    found: list[str] = []
+
+    def pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
+        seen: set[str] = set()
+        for key, _ in items:
+            if key in seen and not found:
+                found.append(key)
+            seen.add(key)
+        return dict(items)
+
+    json.loads(text, object_pairs_hook=pairs)
+    return found[0] if found else None
 
 
 class _CallListSet:
