@@ -48,15 +48,20 @@ Decisions (reference: ``fireworks-ai-llama-3-firefunction-v2.jinja`` in llama.cp
   even when the turn has no text.  No ids (results answer calls by position).
 - **Reading** follows llama.cpp (the only peer with a reader): text before
   `` functools[`` is content, then one JSON list of calls to the end of the turn; a list
-  that is not one (no name, arguments that are not an object) stays content with a warning.
-  ``functools`` is read without the space before it as well.
+  that is not one (no name, arguments that are not an object, a key written twice) stays
+  content with a warning.  ``functools`` is read without the space before it as well.
+  Stricter than llama.cpp: text that spells `` functools`` without a list after it (prose
+  about Python's module) stays text as written, with a warning, where llama.cpp reads it
+  silently (``functools`` is no special token, so the reader cannot tell the two apart
+  before the list).
 - **Results** are ``tool`` turns, one per tool message, their text as given.
 - **Text is trimmed** in every turn as the template ``| trim`` s it (a recorded loss when
   the ends held whitespace).  Names and ``reasoning_content`` are not written (recorded
   losses).
 - **The generation prompt is always written**, as the template ignores
   ``add_generation_prompt``: a conversation ending with an assistant turn is followed by
-  an opened assistant turn too.
+  an opened assistant turn too.  Reading a conversation, that opener at the end gives no
+  message; after a completion's turn it is layout, as an end marker is.
 
 The calls are plain text, so the layout sets ``markers_in_text``: output read from token ids
 is read as the text it decodes to.
