@@ -12,7 +12,9 @@ declaration writes as markers).  Then, in order:
    candidate's options stand for (``Layout.template_variables``, ``Layout.today``).  The
    first candidate that renders every probe it can express identically is the answer, by
    its registered name (a declaration whose template cannot write tools as it does, such as
-   DeepSeek R1's, says so in ``Layout.template_untested``: it is compared without them).  A
+   DeepSeek R1's, says so in ``Layout.template_untested``: it is compared without them; one
+   whose template reads the tools from a variable of its own, such as Firefunction v2's
+   ``functions``, gives it with each probe: ``Layout.tools_variables``).  A
    probe without tools that the template refuses, and renders once it is given tools, is
    skipped: such a ``tool_use`` template (Hermes 2 Pro's) is only used for requests with
    tools.
@@ -341,6 +343,13 @@ def _reference(fmt: Format) -> tuple[dict[str, Any], datetime.date | None]:
 _UNDATED = datetime.date(1999, 12, 31)
 
 
+def _tools_variables(fmt: Format, tools: tuple[Mapping[str, Any], ...]) -> dict[str, Any]:
+    """The template variables a declared candidate passes ``tools`` in, beside ``tools``."""
+    layout = getattr(fmt, "declaration", None)
+    found = getattr(layout, "reference_tools_variables", None)
+    return dict(found(list(tools))) if callable(found) else {}
+
+
 def _candidates() -> list[tuple[str, str | None, Format]]:
     result: list[tuple[str, str | None, Format]] = []
     for name in formats():
@@ -377,6 +386,7 @@ def _declared(
         label = name if variant is None else f"{name}:{variant}"
         untested = getattr(getattr(fmt, "declaration", None), "template_untested", ())
         for probe in probes:
+            probe_variables = {**variables, **_tools_variables(fmt, probe.tools)}
             if "tools" in untested and (probe.tools or _has_calls(probe)):
                 continue  # the declaration says the template cannot write these as it does
             try:
@@ -388,7 +398,7 @@ def _declared(
             except RequestError:
                 continue  # the candidate cannot express this probe
             key = json.dumps(
-                [probe.name, variables, str(runner.today)], sort_keys=True, default=str
+                [probe.name, probe_variables, str(runner.today)], sort_keys=True, default=str
             )
             expected = cache.get(key)
             if expected is None:
@@ -396,13 +406,14 @@ def _declared(
                     probe.messages,
                     probe.tools or None,
                     add_generation_prompt=probe.add_generation_prompt,
-                    variables=variables,
+                    variables=probe_variables,
                 )
             if expected.text is None and (expected.refusal or "").startswith("SecurityError"):
                 # The sandbox refused the template's own code (Kimi K2's list.append): the
                 # template gave no answer for this input to compare with.
                 continue
-            if expected.text is None and refuses_without_tools(runner, probe, variables, cache):
+            with_tools = {**variables, **_tools_variables(fmt, (_WEATHER,))}
+            if expected.text is None and refuses_without_tools(runner, probe, with_tools, cache):
                 continue  # a template that renders only with tools says nothing here
             if expected.text != rendered:
                 shown = (

@@ -535,6 +535,22 @@ def _functionary(w: Writer) -> str:
     return "".join(out)
 
 
+def _firefunction(w: Writer) -> str:
+    """Firefunction v2: text, then `` functools[`` and a JSON list of calls (some invalid,
+    some cut off), ended by <|eot_id|>, or cut off, or followed by more."""
+    rng = w.rng
+    out = [w.text()] if rng.random() < 0.5 else []
+    if rng.random() < 0.6:
+        calls = [
+            _declared_call(w, "arguments", rng.random() < 0.7) for _ in range(rng.randint(1, 3))
+        ]
+        closing = rng.choice(["]", "]", ""])
+        out.append(rng.choice([" functools[", "functools["]) + ", ".join(calls) + closing)
+    ending = ["<|eot_id|>", "<|eot_id|>", "", f"<|eot_id|>{w.word()}"]
+    out.append(rng.choice(ending))
+    return "".join(out)
+
+
 GENERATORS: dict[str, Callable[[Writer], str]] = {
     "pcml": _pcml,
     "omni": _omni,
@@ -554,6 +570,7 @@ GENERATORS: dict[str, Callable[[Writer], str]] = {
     "hermes": _hermes,
     "smollm3": _smollm3,
     "functionary": _functionary,
+    "firefunction": _firefunction,
 }
 
 

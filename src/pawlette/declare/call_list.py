@@ -266,6 +266,9 @@ class CallListReader(WholeTextReader):
             return problem
         if not isinstance(value, list) or not value:
             return "not a non-empty JSON array"
+        twice = _key_written_twice(text)
+        if twice is not None:  # JSON keeps the last: the first would be lost unseen
+            return f"the key {twice!r} written twice in an object"
         keys = self._keys
         tools = {tool.name for tool in self._parser.tools}
         for item in value:
@@ -290,6 +293,22 @@ class CallListReader(WholeTextReader):
                 return f"{name}: {problem}"
             calls.append((name, call_id if isinstance(call_id, str) else None, written))
         return None
+
+
+def _key_written_twice(text: str) -> str | None:
+    """A key some object of the (valid) JSON ``text`` holds twice, else None."""
+    found: list[str] = []
+
+    def pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
+        seen: set[str] = set()
+        for key, _ in items:
+            if key in seen and not found:
+                found.append(key)
+            seen.add(key)
+        return dict(items)
+
+    json.loads(text, object_pairs_hook=pairs)
+    return found[0] if found else None
 
 
 class _CallListSet:
@@ -348,6 +367,25 @@ class _CallListSet:
 
     def after_text(self, turn: Turn, rules: Rules) -> Node:
         return text_before(turn.layout, self.calls.text_separator, empty=False)
+
+    def text_and_calls(self, turn: Turn, rules: Rules, parallel: bool) -> Node | None:
+        """Text, then calls whose open fence begins with layout text and nothing else
+        separates them (Firefunction v2's `` functools``): the text and that layout text are
+        one lexeme (llguidance's lexer is greedy: text would take the fence's first
+        characters).  None: text then :meth:`many`."""
+        from ..emit.grammar_ast import Terminal, gbnf_string
+        from ..emit.text_language import gbnf_text_rule
+
+        nodes = turn.nodes(self.calls.open)
+        if self.calls.text_separator or not nodes or not isinstance(nodes[0], Lit):
+            return None
+        lead = nodes[0].text
+        if lead.startswith("\n"):
+            return None  # text_before makes text and newlines one lexeme
+        rules.lark_extra["TEXT_CALLS"] = f"TEXT_NE {gbnf_string(lead)}"
+        rules.gbnf_extra["text-calls"] = f"{gbnf_text_rule('TEXT', 'NE')} {gbnf_string(lead)}"
+        text = Terminal("TEXT_CALLS", lark="", gbnf="text-calls")
+        return seq(text, self.after_prefix(turn, rules, lead, parallel))
 
     def prefix(self, name: str | None) -> str:
         if name is None:

@@ -17,7 +17,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -128,6 +128,11 @@ class Layout:
     - ``template_variables``: the reference chat template's variables the options stand for
       (``lambda options: {"enable_thinking": options.thinking}``), so detection and the
       comparisons render the template as the options render the format.
+    - ``tools_variables``: the reference template's variables that carry the request's tools,
+      for a template that reads them from a variable of its own instead of ``tools``
+      (``lambda options, tools: {"functions": json.dumps(tools, indent=2)}``: Firefunction
+      v2's), given the options and the request's OpenAI tools (empty: none); detection
+      passes them with each probe.
     - ``today``: the name of the date option a template reads from its clock
       (``strftime_now``); the comparison freezes the clock at that date.
     - ``markers_in_text``: the model writes the format's markers as plain text (no special
@@ -153,6 +158,9 @@ class Layout:
     template_variables: Callable[[Any], Mapping[str, Any]] | None = field(
         default=None, compare=False, repr=False
     )
+    tools_variables: Callable[[Any, Sequence[Mapping[str, Any]]], Mapping[str, Any]] | None = field(
+        default=None, compare=False, repr=False
+    )
     today: str | None = None
     template_untested: tuple[str, ...] = ()
     markers_in_text: bool = False
@@ -162,6 +170,12 @@ class Layout:
         if self.template_variables is None:
             return {}
         return dict(self.template_variables(self.options))
+
+    def reference_tools_variables(self, tools: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+        """The template variables that carry ``tools`` (see ``tools_variables``)."""
+        if self.tools_variables is None:
+            return {}
+        return dict(self.tools_variables(self.options, tools))
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not _NAME.fullmatch(self.name):

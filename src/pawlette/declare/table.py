@@ -52,6 +52,9 @@ def begin(role: str, *, pending: bool = False) -> Action:
         parser.begin_message(role, pending=pending)  # type: ignore[arg-type]
 
     action.__name__ = f"begin {role}" + (" (pending)" if pending else "")
+    # After a completion's turn ended, an opener that only begins such a message is layout
+    # (the parser reads it so: see pawlette.engine.machine).
+    action.pending = pending  # type: ignore[attr-defined]
     return action
 
 

@@ -65,6 +65,9 @@ class ToolsBlock(Concept):
       first system message (the first message when there is none), whatever its role, written
       as a user turn: Meta's Llama 3 templates take that message so.  A system message there
       loses its role (a recorded loss); any other role is refused.
+    - ``always``: with ``place="system"``, ``open`` and ``close`` are written even when the
+      request has no tools, with nothing between them (Firefunction v2's template writes its
+      functions instruction and an empty list in every first system turn).
     """
 
     place: Place = "system"
@@ -80,6 +83,7 @@ class ToolsBlock(Concept):
     separators: tuple[str, str] | None = None
     separator_when: Literal["message", "text"] = "message"
     after_system: bool = False
+    always: bool = False
 
     handles: ClassVar[frozenset[str]] = frozenset({"tools"})
 
@@ -117,6 +121,11 @@ class ToolsBlock(Concept):
             raise FormatError(
                 f"{layout.name}: ToolsBlock(after_system=True) with place={self.place!r}; "
                 "expected place='first_user'"
+            )
+        if self.always and self.place != "system":
+            raise FormatError(
+                f"{layout.name}: ToolsBlock(always=True) with place={self.place!r}; "
+                "expected place='system'"
             )
         if self.place == "system" and "system" not in layout.frames:
             raise FormatError(
@@ -204,7 +213,7 @@ class ToolsBlock(Concept):
         return -2
 
     def _hosts(self, out: Render, index: int) -> bool:
-        if not out.tools:
+        if not out.tools and not self.always:
             return False
         if self.place == "system":
             return out.role == "system" and index <= 0
@@ -221,7 +230,8 @@ class ToolsBlock(Concept):
     def block(self, out: Render, *, separated: bool = False) -> None:
         out.fence(self.separated_open if separated else self.open, "tools")
         if self.array:
-            out.text(self.dump([self.value(tool) for tool in out.tools]), "tools")
+            if out.tools:  # none: only an always-written block (``always``)
+                out.text(self.dump([self.value(tool) for tool in out.tools]), "tools")
         else:
             for tool in out.tools:
                 out.fence(self.item_open, "tools")
@@ -230,7 +240,7 @@ class ToolsBlock(Concept):
         out.fence(self.close, "tools")
 
     def wants_system_turn(self, out: Render) -> bool:
-        return self.place == "system" and bool(out.tools)
+        return self.place == "system" and (self.always or bool(out.tools))
 
     def write_start(self, out: Render) -> None:
         if self.place == "own_turn" and out.tools:
@@ -318,7 +328,9 @@ class ToolsBlock(Concept):
     # ------------------------------------------------------------------ the Jinja template
 
     def jinja_wants_system_turn(self) -> str | None:
-        return "has_tools" if self.place == "system" else None
+        if self.place != "system":
+            return None
+        return "true" if self.always else "has_tools"
 
     def jinja_block(self, out: Template, *, separated: bool = False) -> None:
         out.fence(self.separated_open if separated else self.open)
@@ -327,7 +339,11 @@ class ToolsBlock(Concept):
             listed = (
                 "tools" if self.wrap == "openai" else 'tools | map(attribute="function") | list'
             )
+            if self.always:
+                out.out("{%- if has_tools -%}")
             out.value(f"{listed} | {self._tojson()}")
+            if self.always:
+                out.out("{%- endif -%}")
         else:
             out.out("{%- for tool in tools -%}")
             out.fence(self.item_open)
@@ -338,7 +354,9 @@ class ToolsBlock(Concept):
 
     def _jinja_host(self, out: Template, role: str) -> str | None:
         if self.place == "system":
-            return "has_tools and index <= 0" if role == "system" else None
+            if role != "system":
+                return None
+            return "index <= 0" if self.always else "has_tools and index <= 0"
         if role != "user" and not (self.after_system and role == "system"):
             return None
         if self.after_system:

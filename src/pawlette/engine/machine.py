@@ -20,8 +20,11 @@ parser is made, one ``MessageEnd`` at ``finish()``, nothing after it.  A format 
 completion holds several assistant turns (ChatGLM3) continues the same message.  Once the
 turn has ended (the parser enters a state outside the assistant turn, or a scaffold state
 such as PCML's after ``<end>``), the rest of the input is *trailing*: whitespace and
-closing markers there are layout; anything else makes the whole rest, as written, content
-after one :class:`ParseWarning` at ``finish()`` (strict mode raises at once).
+closing markers there are layout, and so is a last opener whose only action begins a
+message that is there only once something of it is read (a *pending* one: Firefunction v2's
+template writes the assistant opener after every conversation); anything else makes the whole
+rest, as written, content after one :class:`ParseWarning` at ``finish()`` (strict mode raises
+at once).
 
 Calls go through a gate (:meth:`Parser.emit`): by default a call's events are held until its
 ``ToolCallEnd`` and then released as ``ToolCallStart``, one ``ToolCallDelta`` with all its
@@ -588,10 +591,12 @@ class Parser:
                 offset += len(text) - len(text.lstrip())
             else:
                 step = self._row.get(marker)
-                if (
-                    step is not None
-                    and not step.actions
-                    and step.target in self.grammar.completion_over
+                if step is not None and (
+                    (not step.actions and step.target in self.grammar.completion_over)
+                    or (
+                        step.actions
+                        and all(getattr(action, "pending", False) for action in step.actions)
+                    )
                 ):
                     trailing.append(marker)
                     self.state = self.grammar.states[step.target]
