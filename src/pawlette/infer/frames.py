@@ -104,6 +104,10 @@ def derive_frames(probe: Probe, draft: Draft) -> None:
     draft.frames["assistant"] = assistant_frame
     if generation_prompt != assistant_open:
         assistant_frame.prompt_after["user"] = generation_prompt
+        rest = assistant_open[len(generation_prompt) :]
+        if generation_prompt and assistant_open.startswith(generation_prompt) and not rest.strip():
+            # The model writes the rest of the opener: read as layout after the prompt.
+            draft.prompt_rest = (generation_prompt, rest)
     for end in plain_ends(draft):
         draft.notes.append(
             f"The assistant's turn ends with plain text ({end!r}, no special token): an answer "
