@@ -37,3 +37,34 @@ def test_generated_answers_avoid_what_ends_their_turn() -> None:
     others = [m["content"] for s in samples for m in s.messages if m["role"] != "assistant"]
     assert answers and not any("\n\n" in text for text in answers)
     assert any("\n\n" in text for text in others)
+
+
+def test_system_text_with_no_fence_of_its_own_is_not_derived() -> None:
+    """Apriel 1.6 writes a system message's text inside its default system block, with only
+    a newline before it: nothing tells it from the text around it, so system messages are
+    refused (said why), and a turn without reasoning opens as a turn with it does, so
+    reasoning is too; the rest is verified."""
+    template = corpus_template("Apriel-1.6-15b-Thinker-fixed")
+    inference = infer_template(
+        template.text, bos_token=template.bos_token, eos_token=template.eos_token
+    )
+    assert inference.accepted, inference.describe()
+    verification = inference.verification
+    assert verification is not None
+    assert verification.identical == verification.compared
+    assert verification.parsed_back == verification.turns > 0
+    statuses = {item.name: item.status for item in inference.capabilities}
+    assert statuses["system messages"] == "not derived"
+    assert statuses["reasoning"] == "not derived"
+    fmt = inference.format
+    assert fmt is not None
+    request = {
+        "messages": [
+            {"role": "user", "content": "Hi"},
+            {"role": "assistant", "content": "Hello."},
+            {"role": "user", "content": "Bye"},
+        ]
+    }
+    text = fmt.render(request).text
+    assert "Hello.\n<|end|>\n<|begin_user|>\nBye" in text
+    assert fmt.parse_conversation(text).messages == request["messages"]

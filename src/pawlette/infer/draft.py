@@ -156,6 +156,10 @@ class Draft:
         if refused:
             concepts.append(Underived(tuple(sorted(refused.items()))))
         concepts += self.concepts
+        if self.last_extra:
+            from .last_turn import LastTurnLead
+
+            concepts.append(LastTurnLead(self.fence(self.last_extra)))
         if self.prompt_rest is not None:
             from .prompted import PromptRest
 

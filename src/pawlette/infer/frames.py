@@ -206,6 +206,15 @@ def derive_system(probe: Probe, draft: Draft) -> None:
             "system text is written bare at the very start with no fence before it",
         )
         return
+    if opener and not opener.strip() and not system_close:
+        draft.capability(
+            "system messages",
+            "not derived",
+            f"system text is written after {begin!r} with only {opener!r} before it and nothing "
+            "after it: no fence tells it from the text around it (needs concept: system text "
+            "inside the default system block)",
+        )
+        return
     frame.open = opener
     draft.begin = begin
     placement, joiner, preamble = _placement(probe, draft, frame, written)

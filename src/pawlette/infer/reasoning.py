@@ -126,6 +126,14 @@ def derive_reasoning(probe: Probe, draft: Draft) -> None:
     if not opening or not closing:
         draft.capability("reasoning", "not derived", f"no fences around it in {region!r}")
         return
+    if opening == absent:
+        draft.capability(
+            "reasoning",
+            "not derived",
+            f"a turn without reasoning writes {absent!r} too: the block has no open of its own "
+            "(needs concept: reasoning without an open fence)",
+        )
+        return
     rest = prompt[len(opener) :]
     mode = {"": "", opening: "open", opening + closing: "empty"}.get(rest)
     empty_on_last = False
