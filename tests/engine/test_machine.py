@@ -318,3 +318,56 @@ def test_the_end_marker_ends_a_turn_inside_an_unclosed_call(name: str) -> None:
     whole = folded(fmt, feed_in_pieces(fmt, call + end, [], conversation=False))
     assert whole == folded(fmt, feed_in_pieces(fmt, call + end, [1], conversation=False))
     assert whole[0][0].content[0].text == content
+
+
+class _Texts:
+    """A reader that notes the text its state reads."""
+
+    read: ClassVar[list[tuple[str, str]]] = []
+
+    def __init__(self, parser: Parser) -> None:
+        self.state = parser.state.name
+
+    def feed(self, text: str, offset: int) -> None:
+        _Texts.read.append((self.state, text))
+
+    def close(self, marker: str | None, offset: int) -> None:
+        pass
+
+
+def test_two_markers_the_lexer_took_as_one_are_read_as_two() -> None:
+    """``<e>`` ends the turn and ``<o>`` opens the next; ``<e><o>`` is also one marker
+    elsewhere: in a state where only ``<e>`` is valid, the lexer's ``<e><o>`` is read as
+    ``<e>`` then ``<o>``, not as text."""
+    builder = GrammarBuilder()
+    for name in ("turn", "outside", "next"):
+        builder.state(name, _Texts, "assistant")
+    builder.on("turn", "<e>", "outside")
+    builder.on("outside", "<o>", "next")
+    builder.on("outside", "<x><e><o>", "next")
+    builder.on("next", "<e><o>", "next")
+    grammar = builder.build(escape=False, conversation_start="turn", completion_start="turn")
+    _Texts.read = []
+    parser = Parser(grammar, conversation=True)
+    parser.feed("answer<e><o>more")
+    parser.finish()
+    assert parser.state.name == "next"
+    assert _Texts.read == [("turn", "answer"), ("next", "more")]
+
+
+def test_whitespace_the_lexer_reads_as_a_marker_after_the_turn_is_layout() -> None:
+    """After a completion's turn ends, ``"\\n"`` (a marker of the format: another turn's
+    end) is the layout after the turn, as whitespace text is, not stray text."""
+    builder = GrammarBuilder()
+    builder.state("turn", _Texts, "assistant")
+    builder.state("outside", _Texts)
+    builder.state("user", _Texts, "user")
+    builder.on("turn", "<e>", "outside")
+    builder.on("outside", "<u>", "user")
+    builder.on("user", "\n", "outside")
+    grammar = builder.build(escape=False, conversation_start="outside", completion_start="turn")
+    _Texts.read = []
+    parser = Parser(grammar)
+    events = parser.feed("answer<e>\n") + parser.finish()
+    assert _Texts.read == [("turn", "answer")]
+    assert not [event for event in events if "\n" in str(getattr(event, "text", ""))]

@@ -45,9 +45,11 @@ def check_call_name(name: str, index: int, number: int) -> None:
         raise RequestError(name_path, "an empty name", "a function name")
 
 
-def arguments_json(arguments: str, where: str, verbatim: bool = False) -> str:
+def arguments_json(
+    arguments: str, where: str, verbatim: bool = False, *, ascii: bool = False
+) -> str:
     """A call's arguments as Jinja's ``tojson`` writes the parsed object (``verbatim``: the
-    caller's text, stripped)."""
+    caller's text, stripped; ``ascii``: as ``tojson(ensure_ascii=True)``)."""
     stripped = arguments.strip()
     if verbatim:
         return stripped
@@ -55,7 +57,7 @@ def arguments_json(arguments: str, where: str, verbatim: bool = False) -> str:
         value = json.loads(stripped or "{}")
     except json.JSONDecodeError as error:
         raise RequestError(where, f"not valid JSON ({error.msg})", "a JSON object") from error
-    return json_string(value)
+    return json.dumps(value) if ascii else json_string(value)
 
 
 @dataclass(frozen=True)
@@ -71,6 +73,10 @@ class JsonCalls(Concept):
       format writes no call ids; pairing results with calls is by position).
     - ``arguments``: ``"tojson"`` writes them as Jinja's ``tojson`` of the parsed object
       (what Hugging Face templates do), ``"verbatim"`` as the caller's string.
+    - ``ascii``: with ``arguments="tojson"``, every non-ASCII character of the arguments
+      escaped (``\\u00fc``), as ``tojson(ensure_ascii=True)`` writes them (Reka's templates).
+      The exported Jinja template escapes arguments given as an object; arguments given as a
+      string it writes as given, since Jinja cannot parse them.  Default False: kept.
     - ``parallel``: several calls in one turn; ``with_content``: text before the calls.
     - ``drops_content``: with ``with_content=False``, a turn's text alongside its calls is
       not written and recorded as a loss (Meta's Llama 3 templates drop it), instead of
@@ -115,6 +121,7 @@ class JsonCalls(Concept):
     arguments_optional: bool = False
     drops_content: bool = False
     close_optional: bool = False
+    ascii: bool = False
 
     handles: ClassVar[frozenset[str]] = frozenset({"calls"})
 
@@ -144,6 +151,11 @@ class JsonCalls(Concept):
             also_arguments=self.also_arguments_keys,
             ignored=self.ignored_members,
         )
+
+    @property
+    def _tojson(self) -> str:
+        """Jinja's filter for arguments given as an object."""
+        return " | tojson(ensure_ascii=True)" if self.ascii else " | tojson"
 
     def head(self, name: str, call_id: str | None = None) -> str:
         """The object's text up to its arguments."""
@@ -222,7 +234,9 @@ class JsonCalls(Concept):
             opening = self.separated_open if after_text or number else self.open or ()
             out.fence(opening, "tool_call", trainable=True)
             where = f"messages[{index}].tool_calls[{number}].function.arguments"
-            arguments = arguments_json(call.arguments, where, self.arguments == "verbatim")
+            arguments = arguments_json(
+                call.arguments, where, self.arguments == "verbatim", ascii=self.ascii
+            )
             out.text(f"{self.head(call.name, call.id)}{arguments}}}", "tool_call", trainable=True)
             out.fence(self.close, "tool_call", trainable=True)
 
@@ -306,7 +320,7 @@ class JsonCalls(Concept):
                 head += f" ~ {jinja_string(json.dumps(self.name_key) + ': ')}"
             arguments = (
                 "(call.function.arguments | trim if call.function.arguments is string"
-                " else call.function.arguments | tojson)"
+                f" else call.function.arguments{self._tojson})"
             )
             out.value(
                 f"{head} ~ call.function.name | tojson"
@@ -325,7 +339,7 @@ class JsonCalls(Concept):
             out.out("{%- if call.function.arguments is string -%}")
             out.out("{{- call.function.arguments | trim -}}")
             out.out("{%- else -%}")
-            out.out("{{- call.function.arguments | tojson -}}")
+            out.out(f"{{{{- call.function.arguments{self._tojson} -}}}}")
             out.out("{%- endif -%}")
             out.literal("}")
         out.fence(self.close)

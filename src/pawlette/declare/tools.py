@@ -61,6 +61,8 @@ class ToolsBlock(Concept):
       ``{"type": "function", "function": {...}}``) or its ``"function"`` object.
     - ``indent`` / ``separators``: the JSON as Jinja's ``tojson(indent=..., separators=...)``
       writes it (non-ASCII kept).
+    - ``ascii``: the JSON with every non-ASCII character escaped (``\\u00fc``), as
+      ``tojson(ensure_ascii=True)`` writes it (Reka's templates).  Default False: kept.
     - ``after_system``: with ``place="first_user"``, the host is the message right after the
       first system message (the first message when there is none), whatever its role, written
       as a user turn: Meta's Llama 3 templates take that message so.  A system message there
@@ -84,6 +86,7 @@ class ToolsBlock(Concept):
     separator_when: Literal["message", "text"] = "message"
     after_system: bool = False
     always: bool = False
+    ascii: bool = False
 
     handles: ClassVar[frozenset[str]] = frozenset({"tools"})
 
@@ -139,6 +142,8 @@ class ToolsBlock(Concept):
         return {"type": "function", "function": definition} if self.wrap == "openai" else definition
 
     def dump(self, value: Any) -> str:
+        if self.ascii:
+            return json.dumps(value, indent=self.indent, separators=self.separators)
         if self.separators is None:
             if self.indent is None:
                 return kept_json_string(value)
@@ -147,7 +152,7 @@ class ToolsBlock(Concept):
         return json.dumps(value, ensure_ascii=False, indent=self.indent, separators=self.separators)
 
     def _tojson(self) -> str:
-        options = []
+        options = ["ensure_ascii=True"] if self.ascii else []
         if self.indent is not None:
             options.append(f"indent={self.indent}")
         if self.separators is not None:

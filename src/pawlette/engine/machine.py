@@ -602,6 +602,9 @@ class Parser:
                     self.state = self.grammar.states[step.target]
                     self._row = self._rows[step.target]
                     return
+                if not marker.strip():  # whitespace another turn's fence is made of
+                    trailing.append(marker)
+                    return
             self._trailing_stray = True
             if self.strict:
                 found = marker or text.strip()
@@ -675,6 +678,21 @@ class Parser:
         self._trailing = []
         self._trailing_offset = offset + len(marker)
 
+    def _valid_opening(self, marker: str) -> str:
+        """The longest marker valid in this state that ``marker`` begins with, when the rest
+        is a marker of the format too ("" when none): the lexer took two markers as one
+        (Apriel's ``"\n<|end|>"`` ends a turn the next opener ``"\n<|begin_user|>\n"``
+        follows, and the two are also one opener after an assistant turn)."""
+        found = ""
+        for candidate in self._row:
+            if (
+                len(found) < len(candidate) < len(marker)
+                and marker.startswith(candidate)
+                and marker[len(candidate) :] in self.grammar.markers
+            ):
+                found = candidate
+        return found
+
     def _dispatch(self, tokens: list[tuple[str | None, str, int]]) -> None:
         """Run the tokens; the list is emptied (its runs are let go: see ``_settle``)."""
         tokens.reverse()
@@ -702,6 +720,12 @@ class Parser:
                     cut = len(marker) - len(ending)
                     tokens.append((ending, ending, offset + cut))
                     tokens.append((None, marker[:cut], offset))
+                    continue
+                opening = self._valid_opening(marker)
+                if opening:  # a marker valid here, then another ("\n<|end|>" + an opener)
+                    rest = marker[len(opening) :]
+                    tokens.append((rest, rest, offset + len(opening)))
+                    tokens.append((opening, opening, offset))
                     continue
                 if (
                     not self.conversation

@@ -2,6 +2,14 @@
 
 from .core import Inference, infer_template
 from .draft import Capability, InferredOptions
+from .prompted import PromptRest
 from .underived import Underived
 
-__all__ = ["Capability", "Inference", "InferredOptions", "Underived", "infer_template"]
+__all__ = [
+    "Capability",
+    "Inference",
+    "InferredOptions",
+    "PromptRest",
+    "Underived",
+    "infer_template",
+]

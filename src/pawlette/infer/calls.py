@@ -258,6 +258,7 @@ def _json_calls(
         )
     draft.concepts.append(
         JsonCalls(
+            ascii=_escapes(probe, draft),
             open=None if bare else draft.fence(before),
             close=draft.fence(after) if not bare else (),
             separator=draft.fence(separator),
@@ -276,6 +277,21 @@ def _json_calls(
         f"JSON objects {{{name_key!r}, {arguments_key!r}}}"
         + (" as the whole turn" if bare else f" in {before.strip()!r}"),
     )
+
+
+WIDE = {"zk1": "Zv1q\u00e9\u2014"}
+"""A call's arguments with non-ASCII text."""
+
+
+def _escapes(probe: Probe, draft: Draft) -> bool:
+    """Whether the template writes a call's non-ASCII arguments escaped
+    (``tojson(ensure_ascii=True)``)."""
+    calls = _Calls(probe, draft)
+    try:
+        written = calls.body(calls.turn([call("Zi1qabcde", "zq_alpha", WIDE)]))
+    except Underivable:
+        return False
+    return written is not None and json.dumps(WIDE) in written
 
 
 def _named_calls(

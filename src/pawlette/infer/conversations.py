@@ -142,6 +142,8 @@ class Features:
     """User messages may carry a ``name``."""
     alternating: bool = False
     """User and assistant messages strictly alternate (no user after a user)."""
+    answer_avoid: tuple[str, ...] = ()
+    """Text an assistant's answer may not hold: the plain text that ends its turn."""
 
 
 @dataclass(frozen=True)
@@ -174,8 +176,9 @@ class _Maker:
         self.kinds: set[str] = set()
         self.calls = 0
 
-    def allowed(self, text: str) -> bool:
-        return not any(marker in text for marker in self.avoid)
+    def allowed(self, text: str, role: str = "") -> bool:
+        avoid = self.avoid + self.features.answer_avoid if role == "assistant" else self.avoid
+        return not any(marker in text for marker in avoid)
 
     def text(self, role: str) -> str:
         if role in self.features.empty_roles and self.random.random() < 0.08:
@@ -192,7 +195,7 @@ class _Maker:
         for _ in range(20):
             kind, pool = self.random.choice(pools)
             text = self.random.choice(pool)
-            if self.allowed(text):
+            if self.allowed(text, role):
                 if kind != "plain":
                     self.kinds.add(kind)
                 return text

@@ -18,7 +18,7 @@ from .atoms import Tokens
 from .conversations import Features, generate
 from .culprits import find_culprit
 from .draft import Capability, Draft
-from .frames import derive_frames, derive_system
+from .frames import derive_frames, derive_system, plain_ends
 from .probe import Probe, Underivable
 from .template import DEFAULT_TODAY, TemplateRunner
 from .verify import Verification, verify
@@ -113,6 +113,7 @@ def _features(draft: Draft) -> Features:
         empty_roles=frozenset(draft.empty_roles),
         names=ok("names"),
         alternating=draft.status("consecutive user messages") is not None,
+        answer_avoid=plain_ends(draft),
     )
 
 

@@ -106,6 +106,9 @@ class Draft:
     last_extra: str = ""
     """What the last assistant turn writes after its opener that earlier ones do not."""
     edge_roles: set[str] = field(default_factory=lambda: {"system", "user", "assistant", "tool"})
+    prompt_rest: tuple[str, str] | None = None
+    """The generation prompt and the rest of the assistant's opener after it (whitespace the
+    model writes), when the prompt stops short of the opener."""
 
     def capability(self, name: str, status: Status, detail: str = "") -> None:
         self.capabilities = [item for item in self.capabilities if item.name != name]
@@ -153,6 +156,14 @@ class Draft:
         if refused:
             concepts.append(Underived(tuple(sorted(refused.items()))))
         concepts += self.concepts
+        if self.last_extra:
+            from .last_turn import LastTurnLead
+
+            concepts.append(LastTurnLead(self.fence(self.last_extra)))
+        if self.prompt_rest is not None:
+            from .prompted import PromptRest
+
+            concepts.append(PromptRest(*self.prompt_rest))  # last: it copies the others' rows
         frames = {role: text.frame(self.tokens) for role, text in self.frames.items()}
         layout = Layout(
             name=name,

@@ -21,7 +21,7 @@ from .atoms import common_prefix, common_suffix
 from .draft import Draft, FrameText, split_end
 from .probe import Probe, Underivable, message
 
-__all__ = ["derive_frames", "derive_system"]
+__all__ = ["derive_frames", "derive_system", "plain_ends"]
 
 
 def derive_frames(probe: Probe, draft: Draft) -> None:
@@ -104,11 +104,36 @@ def derive_frames(probe: Probe, draft: Draft) -> None:
     draft.frames["assistant"] = assistant_frame
     if generation_prompt != assistant_open:
         assistant_frame.prompt_after["user"] = generation_prompt
+        rest = assistant_open[len(generation_prompt) :]
+        if generation_prompt and assistant_open.startswith(generation_prompt) and not rest.strip():
+            # The model writes the rest of the opener: read as layout after the prompt.
+            draft.prompt_rest = (generation_prompt, rest)
+    for end in plain_ends(draft):
+        draft.notes.append(
+            f"The assistant's turn ends with plain text ({end!r}, no special token): an answer "
+            "holding it cannot be read back whole (a reader takes it for the end of the turn), "
+            "so answers are verified without it."
+        )
     if not generation_prompt:
         draft.notes.append(
             "The template writes no generation prompt: the assistant's turn follows the user's "
             "directly."
         )
+
+
+def plain_ends(draft: Draft) -> tuple[str, ...]:
+    """The texts that end an assistant turn and hold no special token: a model's answer
+    cannot hold them (its reader would end the turn there)."""
+    frame = draft.frames.get("assistant")
+    if frame is None:
+        return ()
+    tokens = draft.tokens
+    return tuple(
+        text
+        for text in (frame.end, *frame.also_end)
+        if text
+        and not any(len(atom) > 1 and tokens.is_special(atom) for atom in tokens.atoms(text))
+    )
 
 
 def derive_system(probe: Probe, draft: Draft) -> None:
@@ -179,6 +204,15 @@ def derive_system(probe: Probe, draft: Draft) -> None:
             "system messages",
             "not derived",
             "system text is written bare at the very start with no fence before it",
+        )
+        return
+    if opener and not opener.strip() and not system_close:
+        draft.capability(
+            "system messages",
+            "not derived",
+            f"system text is written after {begin!r} with only {opener!r} before it and nothing "
+            "after it: no fence tells it from the text around it (needs concept: system text "
+            "inside the default system block)",
         )
         return
     frame.open = opener

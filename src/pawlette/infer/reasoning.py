@@ -126,16 +126,20 @@ def derive_reasoning(probe: Probe, draft: Draft) -> None:
     if not opening or not closing:
         draft.capability("reasoning", "not derived", f"no fences around it in {region!r}")
         return
+    if opening == absent:
+        draft.capability(
+            "reasoning",
+            "not derived",
+            f"a turn without reasoning writes {absent!r} too: the block has no open of its own "
+            "(needs concept: reasoning without an open fence)",
+        )
+        return
     rest = prompt[len(opener) :]
     mode = {"": "", opening: "open", opening + closing: "empty"}.get(rest)
-    frame.open = opener
-    frame.prompt_after.pop("user", None)
-    if mode is None:
-        frame.prompt_after["user"] = prompt
-        mode = ""
     empty_on_last = False
     if draft.last_extra:
         if draft.last_extra != opening + closing or keep != "after_last_query":
+            # The frames stay as derived: the prompt still writes what it writes.
             draft.capability(
                 "reasoning",
                 "not derived",
@@ -144,6 +148,11 @@ def derive_reasoning(probe: Probe, draft: Draft) -> None:
             return
         empty_on_last = True
         draft.last_extra = ""
+    frame.open = opener
+    frame.prompt_after.pop("user", None)
+    if mode is None:
+        frame.prompt_after["user"] = prompt
+        mode = ""
     draft.concepts.append(
         Reasoning(
             open=draft.fence(opening),

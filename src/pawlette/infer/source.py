@@ -66,7 +66,13 @@ def _name_of(text: str, taken: set[str]) -> str:
 
 class _Writer:
     def __init__(self, markers: Iterable[str]) -> None:
-        taken: set[str] = set(_DECLARE) | {"LAYOUT", "FORMAT", "InferredOptions", "Underived"}
+        taken: set[str] = set(_DECLARE) | {
+            "LAYOUT",
+            "FORMAT",
+            "InferredOptions",
+            "Underived",
+            "PromptRest",
+        }
         self.names = {text: _name_of(text, taken) for text in markers}
         self.used: set[str] = set()
 
@@ -184,7 +190,9 @@ def declaration_source(layout: Layout, docstring: str) -> str:
     if "datetime.date(" in body:
         lines += ["import datetime", ""]
     lines.append(f"from pawlette.declare import {', '.join(sorted({*imports, 'declare'}))}")
-    inferred = sorted(name for name in ("InferredOptions", "Underived") if name in writer.used)
+    inferred = sorted(
+        name for name in ("InferredOptions", "PromptRest", "Underived") if name in writer.used
+    )
     if inferred:
         lines.append(f"from pawlette.infer import {', '.join(inferred)}")
     lines.append("")

@@ -56,9 +56,12 @@ class Style:
     wrap: str
     indent: int | None
     separators: tuple[str, str] | None
+    ascii: bool = False
 
     def dump(self, value: Any) -> str:
-        return json.dumps(value, ensure_ascii=False, indent=self.indent, separators=self.separators)
+        return json.dumps(
+            value, ensure_ascii=self.ascii, indent=self.indent, separators=self.separators
+        )
 
     def item(self, given: dict[str, Any]) -> Any:
         return given if self.wrap == "openai" else given["function"]
@@ -77,6 +80,20 @@ def _style(text: str) -> Style | None:
         if style.dump(style.item(PROBE_TOOLS[0])) in text:
             return style
     return None
+
+
+WIDE_TOOL = tool("zq_alpha", "Zd1q\u00e9\u2014", {"zk1": {"type": "string"}})
+"""The first probe tool with non-ASCII text in its description."""
+
+
+def _escaping(probe: Probe, user: list[dict[str, Any]], style: Style) -> Style:
+    """``style``, escaping non-ASCII characters (``tojson(ensure_ascii=True)``) when the
+    template writes a tool's non-ASCII text so."""
+    written = probe.render(user, [WIDE_TOOL])
+    escaped = dataclasses.replace(style, ascii=True)
+    if written is not None and escaped.dump(escaped.item(WIDE_TOOL)) in written:
+        return escaped
+    return style
 
 
 def derive_tools(probe: Probe, draft: Draft) -> None:
@@ -105,6 +122,7 @@ def derive_tools(probe: Probe, draft: Draft) -> None:
             "written as code or markup)",
         )
         return
+    style = _escaping(probe, user, style)
     first, second = (style.dump(style.item(item)) for item in PROBE_TOOLS)
     array_text = style.dump([style.item(item) for item in PROBE_TOOLS])
     array = array_text in with_two
@@ -149,6 +167,7 @@ def derive_tools(probe: Probe, draft: Draft) -> None:
             wrap=style.wrap,  # type: ignore[arg-type]
             array=array,
             separators=style.separators,
+            ascii=style.ascii,
         )
     )
     draft.capability(

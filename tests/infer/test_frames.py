@@ -1,0 +1,70 @@
+"""The turn frames inferred from real templates of llama.cpp's corpus."""
+
+from __future__ import annotations
+
+from pawlette.infer import infer_template
+from pawlette.infer.conversations import Features, generate
+
+from ..support.template_corpus import corpus_template
+
+
+def test_an_answer_cannot_hold_the_plain_text_that_ends_its_turn() -> None:
+    """RWKV World ends every turn with a blank line and no special token: an answer holding a
+    blank line is cut there when read, so the inferred format says so and its answers are
+    verified without one (user text with a blank line is still verified)."""
+    template = corpus_template("llama-cpp-rwkv-world")
+    inference = infer_template(
+        template.text, bos_token=template.bos_token, eos_token=template.eos_token
+    )
+    assert inference.accepted, inference.describe()
+    verification = inference.verification
+    assert verification is not None
+    assert verification.parsed_back == verification.turns > 0
+    layout = inference.layout
+    assert layout is not None
+    assert any("'\\n\\n'" in note and "cannot be read back" in note for note in layout.notes)
+    # Read back, an answer with a blank line stops at it: the reason for the rule above.
+    fmt = inference.format
+    assert fmt is not None
+    parsed = fmt.parse(" # Title\n\n**bold**\n\n").message
+    assert parsed.get("content") != "# Title\n\n**bold**"
+
+
+def test_generated_answers_avoid_what_ends_their_turn() -> None:
+    features = Features(tools=False, reasoning=False, answer_avoid=("\n\n",))
+    samples = generate(40, seed=2, features=features)
+    answers = [m["content"] for s in samples for m in s.messages if m["role"] == "assistant"]
+    others = [m["content"] for s in samples for m in s.messages if m["role"] != "assistant"]
+    assert answers and not any("\n\n" in text for text in answers)
+    assert any("\n\n" in text for text in others)
+
+
+def test_system_text_with_no_fence_of_its_own_is_not_derived() -> None:
+    """Apriel 1.6 writes a system message's text inside its default system block, with only
+    a newline before it: nothing tells it from the text around it, so system messages are
+    refused (said why), and a turn without reasoning opens as a turn with it does, so
+    reasoning is too; the rest is verified."""
+    template = corpus_template("Apriel-1.6-15b-Thinker-fixed")
+    inference = infer_template(
+        template.text, bos_token=template.bos_token, eos_token=template.eos_token
+    )
+    assert inference.accepted, inference.describe()
+    verification = inference.verification
+    assert verification is not None
+    assert verification.identical == verification.compared
+    assert verification.parsed_back == verification.turns > 0
+    statuses = {item.name: item.status for item in inference.capabilities}
+    assert statuses["system messages"] == "not derived"
+    assert statuses["reasoning"] == "not derived"
+    fmt = inference.format
+    assert fmt is not None
+    request = {
+        "messages": [
+            {"role": "user", "content": "Hi"},
+            {"role": "assistant", "content": "Hello."},
+            {"role": "user", "content": "Bye"},
+        ]
+    }
+    text = fmt.render(request).text
+    assert "Hello.\n<|end|>\n<|begin_user|>\nBye" in text
+    assert fmt.parse_conversation(text).messages == request["messages"]
