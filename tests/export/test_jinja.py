@@ -121,7 +121,11 @@ def test_assistant_token_mask_is_the_trainable_tokens(name: str, data: st.DataOb
         zip(out["assistant_masks"], offsets, strict=True)
     ):
         chars = set(trainable[start:end])
-        assert len(chars) <= 1, "a token straddles a trainable boundary"
+        if len(chars) == 2:
+            # Whitespace only: a BPE token may join a header's last newline to the leading
+            # space of the content after it (an answer " "), and then belongs to both sides.
+            assert rendering.text[start:end].isspace(), "a token straddles a trainable boundary"
+            continue
         if marked:
             assert chars == {True}, f"token {number} is marked but not trainable"
         elif chars == {True}:

@@ -11,14 +11,6 @@ FORMAT, conversations, normalise, normalise_completion = declared_strategies("ch
 CALL_IDS_ROUND_TRIP = False  # the format writes no call ids: results are matched by position
 
 
-def prompt_prefix_indices(request: dict[str, Any]) -> list[int]:
-    """The assistant turns whose prompt render is a prefix of the training render: those
-    after the last user message (Qwen3 drops the reasoning of earlier ones)."""
-    messages = request["messages"]
-    last_query = max((i for i, m in enumerate(messages) if m["role"] == "user"), default=-1)
-    return [i for i, m in enumerate(messages) if m["role"] == "assistant" and i > last_query]
-
-
 def writing_starts(rendering: Any) -> list[int]:
     """Where the model starts writing each assistant turn of a whole render: after the turn's
     header (the generation prompt), whatever the earlier turns' reasoning was."""
