@@ -34,6 +34,7 @@ _MODULES: dict[str, str] = {
     "hermes": "pawlette.formats.hermes",
     "smollm3": "pawlette.formats.smollm3",
     "functionary": "pawlette.formats.functionary",
+    "solar": "pawlette.formats.solar",
 }
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
 _LOADED: dict[str, Format] = {}
