@@ -107,7 +107,8 @@ class NamedCalls(Concept):
       Writing and the grammars keep the whole form.
     - ``id_first``: the call's id is written before its name, ``open`` + ID + ``id_open`` +
       NAME + ``arguments_open`` (Solar Open's ``<|tool_call:begin|>ID<|tool_call:name|>NAME``);
-      ``id_open`` is then required.  Default False: the id after the name.
+      ``id_open`` is then required, and the grammars let a model write an id of letters,
+      digits, ``_`` and ``-``.  Default False: the id after the name.
     """
 
     open: Fence
@@ -381,6 +382,11 @@ class NamedCalls(Concept):
         turn.calls = _NamedCallSet(self, turn)
 
 
+ID_CHARACTERS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-"
+"""What a grammar lets a model write as an id before a call's name (``id_first``): the
+letters, digits, ``_`` and ``-`` of OpenAI's and the models' ids."""
+
+
 class _NamedCallSet(SectionedCalls):
     def __init__(self, calls: NamedCalls, turn: Turn) -> None:
         super().__init__(calls, turn)
@@ -402,7 +408,7 @@ class _NamedCallSet(SectionedCalls):
         if calls.id_first and calls.id_open is not None:  # open + ID + id_open + NAME
             return [
                 *turn.nodes(calls.open),
-                TEXT_NE,
+                Repeat(CharClass(ID_CHARACTERS), 1, None),
                 *turn.nodes(calls.id_open),
                 *named,
                 *turn.nodes(calls.arguments_open),

@@ -160,6 +160,28 @@ class AnswerLead(Concept):
         lead = table.text(self.lead)
         for state in ("assistant.head", "assistant.body"):
             table.on(state, lead, "assistant.body")
+        self._joined_rows(table)
+
+    @staticmethod
+    def _joined_rows(table: Table) -> None:
+        """The reasoning's close (``<|end|><|begin|>assistant``) is also a turn's end and the
+        next assistant turn's opener, and the lexer reads the longest spelling: where a turn
+        ends, that spelling ends it and opens an assistant turn."""
+        from pawlette.declare.table import end
+
+        layout = table.layout
+        reasoning = layout.concept(Reasoning)
+        opener = table.text(layout.frames["assistant"].open)
+        opening = table.steps.get(("outside", opener))
+        if reasoning is None or opening is None:
+            return
+        joined = table.text(reasoning.close)
+        for role, frame in layout.frames.items():
+            if table.text(frame.end) + opener != joined:
+                continue
+            for state in table.states_of(role):
+                if (state, joined) not in table.steps:
+                    table.on(state, joined, opening[0], end, *opening[1])
 
     def jinja_opening(self, out: Template, role: str) -> None:
         out.out("{%- if not (message.tool_calls is defined and message.tool_calls) -%}")
@@ -239,7 +261,6 @@ def layout(options: SolarOptions) -> Layout:
                 wrap="function",
             ),
             Reasoning(open=fence(THINK), close=fence(END, BEGIN, "assistant"), keep="none"),
-            AnswerLead(lead=fence(CONTENT)),
             NamedCalls(
                 section_open=fence(TOOL_CALLS),
                 open=fence(CALL_BEGIN),
@@ -258,6 +279,7 @@ def layout(options: SolarOptions) -> Layout:
                 item_gap=fence(RESPONSE_BEGIN),
                 gap_ends_group=False,
             ),
+            AnswerLead(lead=fence(CONTENT)),  # after the concepts whose states its rows end
             Ignored(("name",)),
         ),
         options=options,
