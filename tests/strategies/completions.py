@@ -551,6 +551,30 @@ def _firefunction(w: Writer) -> str:
     return "".join(out)
 
 
+def _solar(w: Writer) -> str:
+    """Solar Open: an optional ``<|think|>`` message, then ``<|content|>`` text or
+    ``<|tool_calls|>`` + id-first calls (some without an id, some malformed) + ``<|calls|>``,
+    ended or cut off."""
+    rng = w.rng
+    out = []
+    if rng.random() < 0.4:
+        closing = rng.choice(["<|end|><|begin|>assistant", "<|end|><|begin|>assistant", ""])
+        out.append("<|think|>" + w.text(hostile=False) + closing)
+    if rng.random() < 0.5:
+        calls = []
+        for _ in range(rng.randint(1, 3)):
+            call_id = rng.choice(["a1b2c3d4e5", "x9", ""])
+            close = rng.choice(["<|tool_call:end|>", "<|tool_call:end|>", ""])
+            open_ = "<|tool_call:begin|>" + call_id + "<|tool_call:name|>"
+            calls.append(_named_call(w, open_, "<|tool_call:args|>", close, rng.random() < 0.6))
+        out.append("<|tool_calls|>" + "".join(calls))
+        out.append(rng.choice(["<|calls|>", "<|calls|>", "", f"<|calls|>{w.word()}"]))
+    else:
+        out.append("<|content|>" + w.text())
+        out.append(rng.choice(["<|end|>", "<|end|>", "", f"<|end|>{w.word()}"]))
+    return "".join(out)
+
+
 GENERATORS: dict[str, Callable[[Writer], str]] = {
     "pcml": _pcml,
     "omni": _omni,
@@ -571,6 +595,7 @@ GENERATORS: dict[str, Callable[[Writer], str]] = {
     "smollm3": _smollm3,
     "functionary": _functionary,
     "firefunction": _firefunction,
+    "solar": _solar,
 }
 
 

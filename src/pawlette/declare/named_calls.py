@@ -105,6 +105,10 @@ class NamedCalls(Concept):
       fences around them, and a call without its ``close`` fence (it ends where the next
       call opens, the section closes or the turn ends), as llama.cpp reads Kimi K2's.
       Writing and the grammars keep the whole form.
+    - ``id_first``: the call's id is written before its name, ``open`` + ID + ``id_open`` +
+      NAME + ``arguments_open`` (Solar Open's ``<|tool_call:begin|>ID<|tool_call:name|>NAME``);
+      ``id_open`` is then required, and the grammars let a model write an id of letters,
+      digits, ``_`` and ``-``.  Default False: the id after the name.
     """
 
     open: Fence
@@ -121,6 +125,7 @@ class NamedCalls(Concept):
     loose: bool = True
     label: CallLabel | None = None
     outside_section: bool = False
+    id_first: bool = False
 
     handles: ClassVar[frozenset[str]] = frozenset({"calls"})
     _pattern: re.Pattern[str] | None = field(default=None, init=False, repr=False, compare=False)
@@ -139,6 +144,11 @@ class NamedCalls(Concept):
             raise FormatError(
                 f"{layout.name}: NamedCalls.content: {self.content!r}; expected 'written', "
                 "'dropped' or 'refused'"
+            )
+        if self.id_first and (self.id_open is None or self.label is not None):
+            raise FormatError(
+                f"{layout.name}: NamedCalls.id_first without id_open, or with a label; "
+                "expected the fence between the id and the name, and no label"
             )
         if self.label is not None and self.label.count not in ("turn", "conversation"):
             raise FormatError(
@@ -198,11 +208,14 @@ class NamedCalls(Concept):
             if number:
                 out.fence(self.separator, "tool_call", trainable=True)
             out.fence(self.open, "tool_call", trainable=True)
+            if self.id_first and self.id_open is not None:
+                out.text(call.id, "tool_call", trainable=True)
+                out.fence(self.id_open, "tool_call", trainable=True)
             if self.label is None:
                 out.text(call.name, "tool_call", trainable=True)
             else:
                 out.text(self.label.text(call.name, first + number), "tool_call", trainable=True)
-            if self.id_open is not None:
+            if self.id_open is not None and not self.id_first:
                 out.fence(self.id_open, "tool_call", trainable=True)
                 out.text(call.id, "tool_call", trainable=True)
             out.fence(self.arguments_open, "tool_call", trainable=True)
@@ -234,7 +247,18 @@ class NamedCalls(Concept):
         # A turn may end in the middle of a call (the call is then content): every state of
         # a call ends at the turn's end fences.
         label = self.label
-        if label is None:
+        first = "call.id" if self.id_first else "call.name"
+        if self.id_first:
+            table.state("call.id", IdFirstReader, "assistant", ends=True)
+            table.state(
+                "call.name",
+                lambda parser: NameReader(parser, after_id=True),
+                "assistant",
+                ends=True,
+            )
+            for spelling in self._spellings(table, self.id_open or ()):
+                table.on("call.id", spelling, "call.name")
+        elif label is None:
             table.state("call.name", NameReader, "assistant", ends=True)
         else:
             table.state(
@@ -253,16 +277,16 @@ class NamedCalls(Concept):
                 for spelling in self._spellings(table, self.text_separator, self.section_open):
                     table.on(state, spelling, "assistant.calls")
             for spelling in openings:
-                table.on("assistant.calls", spelling, "call.name")
+                table.on("assistant.calls", spelling, first)
             if self.outside_section:
                 for state in texts:
                     for spelling in openings:
-                        table.on(state, spelling, "call.name")
+                        table.on(state, spelling, first)
         else:
             for state in texts:
                 for spelling in self._spellings(table, self.text_separator, self.open):
-                    table.on(state, spelling, "call.name")
-        if self.id_open is not None:
+                    table.on(state, spelling, first)
+        if self.id_open is not None and not self.id_first:
             table.state("call.id", IdReader, "assistant", ends=True)
             for spelling in self._spellings(table, self.id_open):
                 table.on("call.name", spelling, "call.id")
@@ -276,11 +300,11 @@ class NamedCalls(Concept):
                 table.on("call.arguments", spelling, between)
             after = between
         for spelling in self._spellings(table, self.separator, self.open):
-            table.on(after, spelling, "call.name")
+            table.on(after, spelling, first)
         unclosed = self.outside_section and after != "call.arguments"
         if unclosed:  # a call without its close fence ends where the next one opens
             for spelling in self._spellings(table, self.separator, self.open):
-                table.on("call.arguments", spelling, "call.name")
+                table.on("call.arguments", spelling, first)
         if self.section_close:
             table.state("assistant.after_calls", BetweenCallsReader, "assistant", ends=True)
             for spelling in self._spellings(table, self.section_close):
@@ -323,6 +347,9 @@ class NamedCalls(Concept):
             out.fence(self.separator)
             out.out("{%- endif -%}")
         out.fence(self.open)
+        if self.id_first and self.id_open is not None:
+            out.out("{{- call.id -}}")
+            out.fence(self.id_open)
         if self.label is None:
             out.out("{{- call.function.name -}}")
         else:
@@ -333,7 +360,7 @@ class NamedCalls(Concept):
             out.out("{{- call.function.name -}}")
             out.literal(self.label.separator)
             out.out(f"{{{{- {number} | string -}}}}")
-        if self.id_open is not None:
+        if self.id_open is not None and not self.id_first:
             out.fence(self.id_open)
             out.out("{{- call.id -}}")
         out.fence(self.arguments_open)
@@ -355,6 +382,11 @@ class NamedCalls(Concept):
         turn.calls = _NamedCallSet(self, turn)
 
 
+ID_CHARACTERS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-"
+"""What a grammar lets a model write as an id before a call's name (``id_first``): the
+letters, digits, ``_`` and ``-`` of OpenAI's and the models' ids."""
+
+
 class _NamedCallSet(SectionedCalls):
     def __init__(self, calls: NamedCalls, turn: Turn) -> None:
         super().__init__(calls, turn)
@@ -373,6 +405,16 @@ class _NamedCallSet(SectionedCalls):
         if calls.label is not None:  # prefix + NAME + separator + NUMBER
             digits = Repeat(CharClass("0123456789"), 1, None)
             named = [Lit(calls.label.prefix + tool.name + calls.label.separator), digits]
+        if calls.id_first and calls.id_open is not None:  # open + ID + id_open + NAME
+            return [
+                *turn.nodes(calls.open),
+                Repeat(CharClass(ID_CHARACTERS), 1, None),
+                *turn.nodes(calls.id_open),
+                *named,
+                *turn.nodes(calls.arguments_open),
+                json_arguments(rules, number, tool),
+                *turn.nodes(calls.close),
+            ]
         identified: list[Node] = []
         if calls.id_open is not None:  # written in a conversation; a model may write one
             identified.append(optional(seq(*turn.nodes(calls.id_open), TEXT_NE)))
@@ -386,7 +428,7 @@ class _NamedCallSet(SectionedCalls):
         ]
 
     def prefix(self, name: str | None) -> str:
-        if name is None:
+        if name is None or self.calls.id_first:  # the id comes before the name
             return self.lead
         label: CallLabel | None = self.calls.label
         if label is not None:  # the label's number comes between the name and arguments
@@ -445,14 +487,19 @@ class NameReader:
     """A call's name (the call's raw text starts here), or with a ``label`` the call's id
     that holds its name."""
 
-    __slots__ = ("_label", "_offset", "_parser", "_text")
+    __slots__ = ("_after_id", "_label", "_offset", "_parser", "_text")
 
-    def __init__(self, parser: Parser, label: CallLabel | None = None) -> None:
+    def __init__(
+        self, parser: Parser, label: CallLabel | None = None, *, after_id: bool = False
+    ) -> None:
         self._parser = parser
         self._label = label
+        self._after_id = after_id
         self._text: list[str] = []
         self._offset = -1
         parts = _parts(parser)
+        if after_id:  # the call began at its id (NamedCalls.id_first)
+            return
         parts.name = parts.call_id = None
         parts.index = None
         parts.raw = [parser.context(OpenSection).take() + (parser.entered_by or "")]
@@ -467,7 +514,8 @@ class NameReader:
         parts = _parts(parser)
         text = "".join(self._text)
         parts.raw.append(text)
-        parts.offset = self._offset if self._offset >= 0 else offset
+        if not self._after_id:
+            parts.offset = self._offset if self._offset >= 0 else offset
         name = text.strip()
         label = self._label
         if label is not None and name:
@@ -490,7 +538,8 @@ class NameReader:
             parts.raw = []
             return
         parts.name = name
-        parts.call_id = parts_id
+        if not self._after_id:
+            parts.call_id = parts_id
         parts.raw.append(marker or "")
 
 
@@ -520,6 +569,39 @@ class IdReader:
         if next_state is None or next_state.target != "call.arguments":
             # Cut after the id (or another marker came): the call as written stays content.
             _malformed(parser, parts, "no arguments", "an id, then the call's arguments")
+
+
+class IdFirstReader:
+    """A call's id, written before its name (``NamedCalls.id_first``): the call's raw text
+    starts here."""
+
+    __slots__ = ("_offset", "_parser", "_text")
+
+    def __init__(self, parser: Parser) -> None:
+        self._parser = parser
+        self._text: list[str] = []
+        self._offset = -1
+        parts = _parts(parser)
+        parts.name = parts.call_id = None
+        parts.index = None
+        parts.raw = [parser.entered_by or ""]
+
+    def feed(self, text: str, offset: int) -> None:
+        if self._offset < 0:
+            self._offset = offset
+        self._text.append(text)
+
+    def close(self, marker: str | None, offset: int) -> None:
+        parser = self._parser
+        parts = _parts(parser)
+        text = "".join(self._text)
+        parts.raw += [text, marker or ""]
+        parts.offset = self._offset if self._offset >= 0 else offset
+        parts.call_id = text.strip() or None
+        next_state = parser.grammar.steps.get((parser.state.name, marker or ""))
+        if next_state is None or next_state.target != "call.name":
+            parts.raw.pop()
+            _malformed(parser, parts, "no name", "an id, then the call's name")
 
 
 class ArgumentsReader:

@@ -16,7 +16,7 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
 
-from ..engine.readers import ScaffoldReader
+from ..engine.readers import ScaffoldReader, WholeTextReader
 from ..errors import FormatError, RequestError
 from .concept import Concept
 from .pieces import Fence
@@ -60,6 +60,12 @@ class Results(Concept):
       conversation's last message (Hermes 2 Pro's template writes ``\n`` so); read as the
       layout between results.  ``gap_ends_group`` False: only between the results of a
       group, never after its last one.
+    - ``name_close``: with ``id_close``, the format writes the name of the call a result
+      answers after the id's fence (looked up by ``tool_call_id`` among the conversation's
+      calls; empty when none matches), then this fence (Solar Open's
+      ``ID<|tool_response:name|>NAME<|tool_response:result|>``); reading skips the name (the
+      call names the tool).  None (the default): no name there.  In a group with an
+      ``item_gap``, the results after the first begin with the gap, then the id.
 
     A tool message's ``name`` is accepted and not written (the call it answers names it);
     the rendering records the loss, unless another concept writes it.  A results turn gets
@@ -76,6 +82,7 @@ class Results(Concept):
     id_after: Fence | None = None
     item_gap: Fence = ()
     gap_ends_group: bool = True
+    name_close: Fence | None = None
 
     claims: ClassVar[frozenset[str]] = frozenset({"tool"})
     handles: ClassVar[frozenset[str]] = frozenset({"tool_name"})
@@ -90,6 +97,11 @@ class Results(Concept):
             raise FormatError(
                 f"{layout.name}: Results.id_after with id_close or without item_close; "
                 "expected the id written once, after the text and before an item_close fence"
+            )
+        if self.name_close is not None and self.id_close is None:
+            raise FormatError(
+                f"{layout.name}: Results.name_close without id_close; expected the name "
+                "written after the id"
             )
         if self.grouped and not self.item_close:
             raise FormatError(
@@ -151,6 +163,9 @@ class Results(Concept):
         if self.id_close is not None:
             out.text(out.messages[index].tool_call_id or "", "tool_result")
             out.fence(self.id_close, "tool_result")
+            if self.name_close is not None:
+                out.text(self.call_name(out, index), "tool_result")
+                out.fence(self.name_close, "tool_result")
         out.fence(self.item_open, "tool_result")
         text = out.message_text(index).strip() if self.trim else out.message_text(index)
         out.text(json.dumps(text, ensure_ascii=False) if self.json_text else text, "tool_result")
@@ -165,6 +180,19 @@ class Results(Concept):
             out.fence(frame.after, "separator")
             out.previous = "tool"
 
+    @staticmethod
+    def call_name(out: Render, index: int) -> str:
+        """The name of every call whose id is the ``tool_call_id`` of ``messages[index]``
+        (the templates' lookup writes each match)."""
+        wanted = out.messages[index].tool_call_id
+        return "".join(
+            call.name
+            for message in out.messages
+            if message.role == "assistant"
+            for call in message.tool_calls or ()
+            if call.id == wanted
+        )
+
     # ------------------------------------------------------------------ the parse table
 
     def rows(self, table: Table) -> None:
@@ -178,7 +206,12 @@ class Results(Concept):
             table.state("tool.item", ResultTextReader, "tool", ends=not self.item_close)
             for opener in sorted(openers - {""}):
                 table.on("outside", opener, "tool.id")
-            table.on("tool.id", table.text(self.id_close, self.item_open), "tool.item")
+            if self.name_close is None:
+                table.on("tool.id", table.text(self.id_close, self.item_open), "tool.item")
+            else:
+                table.state("tool.name", ResultNameReader, "tool")
+                table.on("tool.id", table.text(self.id_close), "tool.name")
+                table.on("tool.name", table.text(self.name_close, self.item_open), "tool.item")
         elif self.id_after is not None:
             table.fields["tool"] = {"tool_call_id": "tool_call_id"}
             table.state("tool.item", ResultBeforeIdReader, "tool")
@@ -206,7 +239,9 @@ class Results(Concept):
             return
         table.state("tool.between", ScaffoldReader, "tool", ends=True)
         table.on("tool.item", table.text(self.item_close), "tool.between")
-        if self.grouped:
+        if self.grouped and self.id_close is not None and self.item_gap:
+            table.on("tool.between", table.text(self.item_gap), "tool.id")
+        elif self.grouped:
             actions = (begin("tool"),) if self.id_close is None else ()
             table.on("tool.between", table.text(self.item_open), "tool.item", *actions)
 
@@ -227,6 +262,16 @@ class Results(Concept):
         if self.id_close is not None:
             out.out("{{- message.tool_call_id -}}")
             out.fence(self.id_close)
+            if self.name_close is not None:
+                out.out(
+                    "{%- for called in messages -%}"
+                    '{%- if called.role == "assistant" and called.tool_calls is defined '
+                    "and called.tool_calls -%}"
+                    "{%- for call in called.tool_calls -%}"
+                    "{%- if call.id == message.tool_call_id -%}{{- call.function.name -}}"
+                    "{%- endif -%}{%- endfor -%}{%- endif -%}{%- endfor -%}"
+                )
+                out.fence(self.name_close)
         out.fence(self.item_open)
         if self.json_text:
             out.out(f"{{{{- text_of(message, index, {out.layout.name!r}) | tojson -}}}}")
@@ -252,6 +297,16 @@ class Results(Concept):
         out.out('{%- set ns.previous = "tool" -%}')
         if self.grouped:
             out.out("{%- endif -%}")
+
+
+class ResultNameReader(WholeTextReader):
+    """The name of the call a result answers (``Results.name_close``): layout, not part of
+    the message (the call names the tool)."""
+
+    __slots__ = ()
+
+    def close(self, marker: str | None, offset: int) -> None:
+        return
 
 
 class JsonResultReader(ResultReader):

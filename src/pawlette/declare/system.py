@@ -15,7 +15,7 @@ from ..emit.jinja_text import jinja_string
 from ..errors import FormatError, UnsupportedFeature
 from .concept import Concept
 from .pieces import Fence, Marker, fence
-from .readers import host_text_reader, host_texts_reader
+from .readers import host_text_reader, host_texts_reader, lead_dropped
 from .table import begin
 
 if TYPE_CHECKING:
@@ -54,6 +54,9 @@ class SystemPrompt(Concept):
       other concept writes into (no tools block there), is written as no system message:
       the default text, or no turn (IBM Granite); the message is a recorded loss.
       ``"kept"``: it is an empty system turn.
+    - ``heading``: with ``placement="gathered"``, written before the gathered system texts
+      when there are any (Solar Open's ``\n\n## System Prompt\n\n`` after its preamble);
+      reading drops it where the turn's text begins.  Default: nothing.
     """
 
     default: str | Fence | None = None
@@ -67,6 +70,7 @@ class SystemPrompt(Concept):
     joiner: str = "\n\n"
     skip_empty: bool = False
     empty_first: Literal["kept", "absent"] = "kept"
+    heading: Fence = ()
 
     claims: ClassVar[frozenset[str]] = frozenset({"system"})
 
@@ -194,6 +198,7 @@ class SystemPrompt(Concept):
                 if message.role == "system"
             ]
             if texts:
+                out.fence(self.heading, "content")
                 out.text(self.joiner.join(texts), "content")
                 out.has_content = True
                 return True
@@ -218,6 +223,9 @@ class SystemPrompt(Concept):
         else:
             with_tools = table.text(self.tools_default_fence) if written else None
             table.reader("system.body", host_texts_reader(default, with_tools))
+        if self.heading:
+            body = table.states["system.body"]
+            table.reader("system.body", lead_dropped(body.reader, table.text(self.heading)))
         spoken = {
             table.text((piece,))
             for piece in (*self.default_fence, *self.tools_default_fence)
@@ -339,7 +347,9 @@ class SystemPrompt(Concept):
         out.out("{%- if index == -1 -%}")
         if self.placement == "gathered":
             texts = out.ns("system_texts", "[]")
-            out.out(f"{{%- if {texts} -%}}{{{{- {texts} | join({jinja_string(self.joiner)}) -}}}}")
+            out.out(f"{{%- if {texts} -%}}")
+            out.fence(self.heading)
+            out.out(f"{{{{- {texts} | join({jinja_string(self.joiner)}) -}}}}")
             out.out("{%- set ns.content = true -%}")
             out.out("{%- else -%}")
         if self.default is not None:

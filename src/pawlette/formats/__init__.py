@@ -35,6 +35,7 @@ _MODULES: dict[str, str] = {
     "smollm3": "pawlette.formats.smollm3",
     "functionary": "pawlette.formats.functionary",
     "firefunction": "pawlette.formats.firefunction",
+    "solar": "pawlette.formats.solar",
 }
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
 _LOADED: dict[str, Format] = {}
