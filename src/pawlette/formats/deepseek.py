@@ -49,11 +49,15 @@ Remaining differences from the templates:
   cannot render tools under Hugging Face's ``tojson``): pawlette writes calls and results in
   the layout above, and the tools never (a recorded loss, as the distills never write them).
   The R1 layouts say so (``template_untested``), so detection compares them without tools.
-- R1: the templates keep only the last system message; pawlette gathers them all.
+- R1: the templates keep only the last system message, and so does pawlette (the others
+  are a recorded loss).
 - R1 (llama.cpp's): under llama.cpp's own Jinja engine the template writes the tools as a
   text preamble before the system text; pawlette does not.
-- R1 (llama.cpp's): an empty answer is written as an empty calls block there; pawlette writes
-  the empty text.
+- R1 (llama.cpp's): an answer with no text and no calls is written as an empty calls block
+  (``<｜tool▁calls▁begin｜><｜tool▁calls▁end｜>``), as the template writes it, and read back
+  as an empty answer.
+- R1 (the distills): the text after tool results opens with ``<｜tool▁outputs▁end｜>`` there;
+  pawlette reads a completion after a prompt ending so as an answer.
 
 - The template keeps only the text after the first ``</think>`` of a past assistant
   message's content; pawlette writes content as given (identical for content without
@@ -67,9 +71,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pawlette.declare import (
+    Concept,
+    Fence,
     Frame,
     Ignored,
     Layout,
@@ -82,6 +88,11 @@ from pawlette.declare import (
     fence,
 )
 
+if TYPE_CHECKING:
+    from pawlette.declare.jinja import Template
+    from pawlette.declare.table import Table
+    from pawlette.declare.write import Render
+
 BOS, EOS = Marker("<｜begin▁of▁sentence｜>"), Marker("<｜end▁of▁sentence｜>")
 USER, ASSISTANT = Marker("<｜User｜>"), Marker("<｜Assistant｜>")
 THINK, THINK_END = Marker("<think>"), Marker("</think>")
@@ -89,6 +100,55 @@ CALLS, CALLS_END = Marker("<｜tool▁calls▁begin｜>"), Marker("<｜tool▁ca
 CALL, CALL_END = Marker("<｜tool▁call▁begin｜>"), Marker("<｜tool▁call▁end｜>")
 SEPARATOR = Marker("<｜tool▁sep｜>")
 OUTPUT, OUTPUT_END = Marker("<｜tool▁output▁begin｜>"), Marker("<｜tool▁output▁end｜>")
+OUTPUTS_END = Marker("<｜tool▁outputs▁end｜>")
+
+
+@dataclass(frozen=True)
+class EmptyAnswer(Concept):
+    """llama.cpp's R1 template: an assistant turn with no text and no calls is written as an
+    empty calls block (``<｜tool▁calls▁begin｜><｜tool▁calls▁end｜>``, its branch for a turn
+    without text); read back, that block is an empty answer."""
+
+    written: Fence
+
+    def turn_roles(self) -> frozenset[str]:
+        return frozenset({"assistant"})
+
+    def write_content(self, out: Render, index: int) -> bool:
+        if index >= len(out.messages) or out.messages[index].tool_calls:
+            return False
+        if out.message_text(index):
+            return False
+        out.fence(self.written, "content", trainable=True)
+        return True
+
+    def jinja_content(self, out: Template, role: str) -> bool:
+        if role != "assistant":
+            return False
+        out.out(
+            f"{{%- if not message.tool_calls and not text_of(message, index, {out.layout.name!r}) -%}}"
+        )
+        out.fence(self.written)
+        out.out("{%- else -%}")
+        out.text()
+        out.out("{%- endif -%}")
+        return True
+
+    def rows(self, table: Table) -> None:
+        for state in ("assistant.head", "assistant.body"):
+            table.on(state, table.text(self.written), "assistant.after_calls")
+
+
+@dataclass(frozen=True)
+class AnswerAfterResults(Concept):
+    """The R1 distills' templates answer tool results with ``<｜tool▁outputs▁end｜>`` + TEXT
+    and no ``<｜Assistant｜>``: reading after a prompt that ends so starts in the answer (the
+    writer never writes it: see the module docstring)."""
+
+    opener: Fence
+
+    def rows(self, table: Table) -> None:
+        table.on("outside", table.text(self.opener), "assistant.body")
 
 
 Version = Literal["v3.1", "r1", "r1-llamacpp"]
@@ -185,7 +245,7 @@ def r1_layout(options: DeepseekOptions) -> Layout:
             "tool": Frame(open=fence(OUTPUT), end=fence(OUTPUT_END)),
         },
         concepts=(
-            SystemPrompt(placement="gathered", joiner="\n\n"),
+            SystemPrompt(placement="gathered", gathered_keep="last"),
             Ignored(("tools", "name")),
             Reasoning(
                 open=fence(THINK, "\n"),
@@ -202,6 +262,9 @@ def r1_layout(options: DeepseekOptions) -> Layout:
                 separator=fence("\n"),
             ),
             Results(),
+            EmptyAnswer(fence(CALLS, CALLS_END))
+            if options.version == "r1-llamacpp"
+            else AnswerAfterResults(fence(OUTPUTS_END)),
         ),
         options=options,
         from_options=layout,
