@@ -132,17 +132,159 @@ def test_r1_renders_as_its_templates(template: str, name: str, without: tuple[st
     fmt = pawlette.get_format(name)
     layout = layout_of(fmt)
     assert layout is not None
-    reference = corpus_reference(template, variables=layout.reference_variables())
+    reference = corpus_reference(
+        template, variables=layout.reference_variables(), empty_content=True
+    )
     conversations = generate_conversations(
         12,
         avoid=fmt.special_markers,
-        tools=False,
-        reasoning=False,
-        system_positions=("none", "first"),
+        system_positions=("none", "first", "several"),
         texts=tuple(style for style in TEXT_STYLES if style not in without),
     )
     report = compare_renders(fmt, reference, conversations)
     assert report.agrees, report.describe()
+
+
+# A call turn, its results, an answer after them, a second round and a user turn after
+# results: the distills' flags (first call, first result, after results) all show.
+ROUNDS: dict[str, Any] = {
+    "messages": [
+        {"role": "system", "content": "Dropped."},
+        {"role": "system", "content": "Kept."},
+        {"role": "user", "content": "Weather in Zürich and Köln?"},
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [
+                {
+                    "id": "a",
+                    "type": "function",
+                    "function": {"name": "get_weather", "arguments": '{"city": "Zürich"}'},
+                },
+                {
+                    "id": "b",
+                    "type": "function",
+                    "function": {"name": "get_weather", "arguments": '{"city": "Köln"}'},
+                },
+            ],
+        },
+        {"role": "tool", "tool_call_id": "a", "name": "get_weather", "content": "3C"},
+        {"role": "tool", "tool_call_id": "b", "content": "5C"},
+        {"role": "assistant", "content": "Cold.</think> in both"},
+        {"role": "user", "content": "And Bern?"},
+        {
+            "role": "assistant",
+            "content": "Checking.",
+            "tool_calls": [
+                {
+                    "id": "c",
+                    "type": "function",
+                    "function": {"name": "get_weather", "arguments": '{"city": "Bern"}'},
+                }
+            ],
+        },
+        {"role": "tool", "tool_call_id": "c", "content": "4C"},
+    ],
+}
+QWEN_ROUNDS = (
+    "<｜begin▁of▁sentence｜>Kept.<｜User｜>Weather in Zürich and Köln?<｜Assistant｜>"
+    "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>get_weather\n```json\n"
+    '{"city": "Zürich"}\n```<｜tool▁call▁end｜>\n<｜tool▁call▁begin｜>function<｜tool▁sep｜>'
+    'get_weather\n```json\n{"city": "Köln"}\n```<｜tool▁call▁end｜><｜tool▁calls▁end｜>'
+    "<｜end▁of▁sentence｜><｜Assistant｜><｜end▁of▁sentence｜><｜tool▁outputs▁begin｜>"
+    "<｜tool▁output▁begin｜>3C<｜tool▁output▁end｜>\n<｜tool▁output▁begin｜>5C<｜tool▁output▁end｜>"
+    "<｜tool▁outputs▁end｜>Cold.</think> in both<｜end▁of▁sentence｜><｜User｜>And Bern?"
+    "\n<｜tool▁call▁begin｜>function<｜tool▁sep｜>get_weather\n```json\n"
+    '{"city": "Bern"}\n```<｜tool▁call▁end｜><｜tool▁calls▁end｜><｜end▁of▁sentence｜>'
+    "<｜Assistant｜>Checking.<｜end▁of▁sentence｜>\n<｜tool▁output▁begin｜>4C<｜tool▁output▁end｜>"
+    "<｜tool▁outputs▁end｜>"
+)
+
+
+def test_the_qwen_distill_writes_its_templates_flags() -> None:
+    """Decided: the template's layout, byte for byte (a later calling turn has no opener, a
+    later batch of results no ``<｜tool▁outputs▁begin｜>``, a user turn does not close a batch,
+    no generation prompt after results); what it drops is a recorded loss."""
+    from ..support.template_compare import corpus_reference
+
+    fmt = pawlette.get_format("deepseek:r1-no-thinking")
+    rendering = fmt.render(ROUNDS, add_generation_prompt=True)
+    assert rendering.text == QWEN_ROUNDS
+    reference = corpus_reference("deepseek-ai-DeepSeek-R1-Distill-Qwen-32B", empty_content=True)
+    assert reference.render(ROUNDS["messages"], None, add_generation_prompt=True).text == (
+        QWEN_ROUNDS
+    )
+    assert rendering.losses == (
+        "messages[0]: a system message before the last, dropped",
+        "messages[4].name: not written (the call names the tool)",
+    )
+
+
+def test_the_llama_distill_drops_calls_as_a_recorded_loss() -> None:
+    fmt = pawlette.get_format("deepseek:r1-llama")
+    rendering = fmt.render(ROUNDS)
+    assert "<｜tool▁call▁begin｜>" not in rendering.text
+    assert rendering.text.endswith(
+        "<｜User｜>And Bern?<｜Assistant｜>Checking.<｜end▁of▁sentence｜>\n"
+        "<｜tool▁output▁begin｜>4C<｜tool▁output▁end｜><｜tool▁outputs▁end｜>"
+    )
+    # After results the template keeps the text whole (it cuts up to the last </think> only
+    # in a turn it opens with <｜Assistant｜>).
+    assert "Cold.</think> in both" in rendering.text
+    assert "messages[3].tool_calls: dropped" in " ".join(rendering.losses)
+    assert "messages[8].tool_calls: dropped" in " ".join(rendering.losses)
+
+
+@pytest.mark.parametrize(
+    "name", ["deepseek:r1-llama", "deepseek:r1-no-thinking", "deepseek:r1", "deepseek:r1-llamacpp"]
+)
+def test_the_r1_variants_export_what_they_render(name: str) -> None:
+    """The declared-variant tests draw no tools for DeepSeek (it writes no tools block): the
+    distills' calls and results are checked here, training masks included."""
+    from transformers.utils.chat_template_utils import render_jinja_template
+
+    from pawlette.export import export_jinja
+
+    from ..export.support import merged, trainable_spans
+    from ..support.conversations import generate_conversations
+    from ..support.template_compare import hugging_face_messages
+
+    fmt = pawlette.get_format(name)
+    template = export_jinja(fmt)
+    requests = [ROUNDS] + [c.request for c in generate_conversations(8, seed=3)]
+    for request in requests:
+        for prompt in (False, True):
+            rendering = fmt.render(request, add_generation_prompt=prompt)
+            texts, spans = render_jinja_template(
+                [hugging_face_messages(request["messages"])],
+                tools=request.get("tools") or None,
+                chat_template=template,
+                add_generation_prompt=prompt,
+                return_assistant_tokens_mask=True,
+            )
+            assert texts[0] == rendering.text
+            assert merged([tuple(span) for span in spans[0]]) == trainable_spans(rendering)
+
+
+def test_an_answer_after_results_reads_as_an_answer() -> None:
+    """The distills answer results after ``<｜tool▁outputs▁end｜>`` with no prompt: a
+    completion after such a prompt is the answer, not reasoning."""
+    fmt = pawlette.get_format("deepseek:r1-llama")
+    prompt = fmt.render(ROUNDS, add_generation_prompt=True).text
+    assert prompt.endswith("<｜tool▁outputs▁end｜>")
+    parsed = fmt.parse("4 °C.<｜end▁of▁sentence｜>", prompt=prompt)
+    assert parsed.message == {"role": "assistant", "content": "4 °C."}
+
+
+def test_llama_cpps_r1_writes_an_empty_answer_as_an_empty_calls_block() -> None:
+    fmt = pawlette.get_format("deepseek:r1-llamacpp")
+    request = {"messages": [{"role": "user", "content": "a"}, {"role": "assistant", "content": ""}]}
+    text = fmt.render(request).text
+    assert text.endswith(
+        "<｜Assistant｜><｜tool▁calls▁begin｜><｜tool▁calls▁end｜><｜end▁of▁sentence｜>"
+    )
+    parsed = fmt.parse_conversation(text, strict=True)
+    assert parsed.to_request()["messages"] == request["messages"]
 
 
 def test_v3_1_thinking_renders_and_reads_as_its_template() -> None:

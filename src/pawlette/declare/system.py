@@ -48,6 +48,9 @@ class SystemPrompt(Concept):
       ``"gathered"`` into the first turn, joined by ``joiner`` (DeepSeek gathers them at the
       start of the conversation as bare text), or only the first is written and later ones
       are dropped, ``"first_kept"`` (a recorded loss: SmolLM3's template skips them).
+    - ``gathered_keep``: with ``"gathered"``, ``"all"`` system messages are joined, or only
+      the ``"last"`` one is written and the others are dropped (a recorded loss: DeepSeek
+      R1's templates keep the last one).
     - ``skip_empty``: a system message with empty text is not written (Phi-3.5's template
       skips it); parsing then gives no message for it.  Placed ``"in_place"`` only.
     - ``empty_first``: ``"absent"``: a first system message with empty text, in a turn no
@@ -68,6 +71,7 @@ class SystemPrompt(Concept):
     preamble_without_tools: Fence = ()
     placement: Literal["in_place", "first_only", "gathered", "first_kept"] = "in_place"
     joiner: str = "\n\n"
+    gathered_keep: Literal["all", "last"] = "all"
     skip_empty: bool = False
     empty_first: Literal["kept", "absent"] = "kept"
     heading: Fence = ()
@@ -85,7 +89,7 @@ class SystemPrompt(Concept):
                 f"{layout.name}: SystemPrompt.skip_empty with placement {self.placement!r}; "
                 "expected placement 'in_place'"
             )
-        for name in ("default_when", "placement", "empty_first"):
+        for name in ("default_when", "placement", "empty_first", "gathered_keep"):
             value = getattr(self, name)
             allowed = type(self).__dataclass_fields__[name].type
             if not isinstance(value, str) or value not in str(allowed):
@@ -135,6 +139,10 @@ class SystemPrompt(Concept):
             for index, message in enumerate(out.messages):
                 if index and message.role == "system":
                     out.lose(f"messages[{index}]", "a system message after the first, dropped")
+        if self.placement == "gathered" and self.gathered_keep == "last":
+            found = [i for i, message in enumerate(out.messages) if message.role == "system"]
+            for index in found[:-1]:
+                out.lose(f"messages[{index}]", "a system message before the last, dropped")
         if self.placement == "first_only":
             for index, message in enumerate(out.messages):
                 if index and message.role == "system":
@@ -197,6 +205,8 @@ class SystemPrompt(Concept):
                 for number, message in enumerate(out.messages)
                 if message.role == "system"
             ]
+            if self.gathered_keep == "last":
+                texts = texts[-1:]
             if texts:
                 out.fence(self.heading, "content")
                 out.text(self.joiner.join(texts), "content")
@@ -291,7 +301,8 @@ class SystemPrompt(Concept):
             texts = out.ns("system_texts", "[]")
             out.out("{%- for message in messages -%}")
             out.out('{%- if message.role in ["system", "developer"] -%}')
-            out.out(f"{{%- set {texts} = {texts} + [text_of(message, loop.index0, '')] -%}}")
+            kept = "" if self.gathered_keep == "last" else f"{texts} + "
+            out.out(f"{{%- set {texts} = {kept}[text_of(message, loop.index0, '')] -%}}")
             out.out("{%- endif -%}")
             out.out("{%- endfor -%}")
             out.out(f"{{%- if {texts} or {self._jinja_wanted(out)} -%}}")

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from ...support.conversations import TEXT_STYLES
 from ...support.template_compare import without_reasoning
 from ..families import FamilyCase
 
@@ -12,14 +11,13 @@ SWITCHES = {"system_positions": ("none", "first", "several")}
 # (Thinking is a variable of the same template, not another template: the thinking variant's
 # renders and own turns are compared in tests/formats/test_deepseek.py.)
 
-# R1's templates keep only the last system message (pawlette gathers them all) and write
-# calls and results with flags never reset (a second calling turn loses its opener, a single
-# call of the Llama distill is never closed): they are compared without tools.  Content
-# holding </think> is cut by the templates: the generator avoids the format's markers.  The
-# prompt opens <think> and past turns drop reasoning, so no own turn can be cut out of a render
-# (what the models write after the prompt is read in tests/formats/test_deepseek.py).
-R1_SWITCHES = {"tools": False, "system_positions": ("none", "first")}
-NON_EMPTY_TEXTS = tuple(style for style in TEXT_STYLES if style != "empty-text")
+# llama.cpp's R1 template cannot render tools under Hugging Face's tojson (it maps the tools
+# to a generator): it is compared without tools.  The distills' templates are compared on
+# every kind (their calls and results as DistillTurns writes them).  Their prompt opens
+# <think> and past turns drop reasoning, so only the turns after results can be cut out of a
+# render (python -m bench.matrix reads those back; what the models write after the prompt is
+# read in tests/formats/test_deepseek.py).
+R1_LLAMACPP_SWITCHES = {"tools": False}
 
 CASES = [
     FamilyCase(
@@ -30,23 +28,25 @@ CASES = [
     ),
     FamilyCase(
         template="deepseek-ai-DeepSeek-R1-Distill-Llama-8B",
-        format="deepseek:r1",
-        switches=R1_SWITCHES,
+        format="deepseek:r1-llama",
+        # A call turn without text passed with "" (the template refuses a missing content).
+        empty_content=True,
         count=8,
+        # The turns after results are cut out, but their calls are dropped by the template
+        # (a documented loss: the matrix counts them so).
         own_turns=False,
     ),
     FamilyCase(
         template="deepseek-ai-DeepSeek-R1-Distill-Qwen-32B",
         format="deepseek:r1-no-thinking",
-        switches=R1_SWITCHES,
+        empty_content=True,
         count=8,
         own_turns=False,
     ),
     FamilyCase(
         template="llama-cpp-deepseek-r1",
         format="deepseek:r1-llamacpp",
-        # The template writes an empty answer as an empty calls block.
-        switches={**R1_SWITCHES, "texts": NON_EMPTY_TEXTS},
+        switches=R1_LLAMACPP_SWITCHES,
         count=8,
         own_turns=False,
     ),
