@@ -109,7 +109,14 @@ def completion_text(fmt: Format, request: dict[str, Any], index: int) -> str:
     tools = request.get("tools")
     messages = request["messages"]
     prompt = fmt.render(messages[:index], tools, add_generation_prompt=True).text
-    full = fmt.render(messages[: index + 1], tools).text
+    rendering = fmt.render(messages[: index + 1], tools)
+    full = rendering.text
+    # A template that writes the generation prompt after every conversation (Firefunction):
+    # no model writes the next turn's opener after its own turn.
+    for segment in reversed(rendering.segments):
+        if segment.kind != "generation_prompt":
+            break
+        full = full[: len(full) - len(segment.text)]
     if not full.startswith(prompt):
         raise AssertionError(
             f"{fmt.name}: the prompt render is not a prefix of the training render\n"
