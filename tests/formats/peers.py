@@ -8,7 +8,11 @@ import json
 from pathlib import Path
 from typing import Any
 
+from tokenizers import Tokenizer
+
 import pawlette
+
+from ..declared.model_output import check_every_way
 
 DATA = Path(__file__).parent / "families" / "data"
 
@@ -55,3 +59,41 @@ def read_as_the_peer(case: dict[str, Any]) -> pawlette.Completion:
         if "id" in wanted:  # the id a model writes is the call's id (the peers keep it)
             assert written["id"] == wanted["id"]
     return parsed
+
+
+# ------------------------------------------------------------------ read every way
+
+Reading = tuple[str | None, list[dict[str, Any]], list[str]]
+
+
+def read_every_way(fmt: pawlette.Format, tokenizer: Tokenizer, text: str) -> Reading:
+    """A model's text read whole, streamed and from token ids (which must agree): its
+    content, its calls as ``{"name", "arguments"}`` and its warnings."""
+    messages, _, warnings = check_every_way(fmt, tokenizer, text)
+    (message,) = messages
+    calls = [
+        {"name": call.name, "arguments": json.loads(call.arguments)} for call in message.tool_calls
+    ]
+    return message.text or None, calls, warnings
+
+
+def check_read_as_the_peer(case: dict[str, Any], reading: Reading) -> None:
+    """A case pawlette reads as the peer does, with no warning."""
+    expected = case["expected"]
+    assert reading == (expected["content"], expected["tool_calls"], [])
+
+
+def check_read_otherwise(case: dict[str, Any], reading: Reading) -> None:
+    """A case pawlette decides to read otherwise: what it reads (``"pawlette_reads"``), never
+    the peer's reading by accident, and nothing silently dropped (what is no call is kept as
+    written)."""
+    content, calls, warnings = reading
+    reads = case["pawlette_reads"]
+    assert (content, calls, bool(warnings)) == (
+        reads["content"],
+        reads["tool_calls"],
+        reads["warns"],
+    )
+    assert (content, calls) != (case["expected"]["content"], case["expected"]["tool_calls"])
+    if not calls:
+        assert content == case["output"]

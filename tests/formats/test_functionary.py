@@ -15,9 +15,9 @@ import pytest
 import pawlette
 from pawlette.errors import RequestError
 
-from ..declared.model_output import check_every_way
 from ..support.llama3 import llama3_tokenizer
 from ..support.template_compare import corpus_reference
+from .peers import Reading, check_read_as_the_peer, check_read_otherwise, read_every_way
 
 DATA = json.loads((Path(__file__).parent / "families" / "data" / "functionary.json").read_text())
 AS_PEERS = [case for case in DATA["cases"] if "pawlette" not in case]
@@ -42,38 +42,18 @@ def _label(case: dict[str, Any]) -> str:
     return case["source"].rpartition("#")[2][:40] + ":" + case["output"][:24]
 
 
-def _reading(case: dict[str, Any]) -> tuple[str | None, list[dict[str, Any]], list[str]]:
-    fmt = pawlette.get_format(case["format"])
-    messages, _, warnings = check_every_way(fmt, llama3_tokenizer(), case["output"])
-    (message,) = messages
-    calls = [
-        {"name": call.name, "arguments": json.loads(call.arguments)} for call in message.tool_calls
-    ]
-    return message.text or None, calls, warnings
+def _reading(case: dict[str, Any]) -> Reading:
+    return read_every_way(pawlette.get_format(case["format"]), llama3_tokenizer(), case["output"])
 
 
 @pytest.mark.parametrize("case", AS_PEERS, ids=_label)
 def test_what_models_write_reads_as_the_peers_read_it(case: dict[str, Any]) -> None:
-    content, calls, warnings = _reading(case)
-    assert (content, calls, warnings) == (
-        case["expected"]["content"],
-        case["expected"]["tool_calls"],
-        [],
-    )
+    check_read_as_the_peer(case, _reading(case))
 
 
 @pytest.mark.parametrize("case", OTHERWISE, ids=_label)
 def test_where_pawlette_reads_otherwise_it_says_what_it_reads(case: dict[str, Any]) -> None:
-    content, calls, warnings = _reading(case)
-    reads = case["pawlette_reads"]
-    assert (content, calls, bool(warnings)) == (
-        reads["content"],
-        reads["tool_calls"],
-        reads["warns"],
-    )
-    assert (content, calls) != (case["expected"]["content"], case["expected"]["tool_calls"])
-    if not calls:  # nothing silently dropped: what is no call is kept as written
-        assert content == case["output"]
+    check_read_otherwise(case, _reading(case))
 
 
 CALL = {

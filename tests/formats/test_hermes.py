@@ -16,9 +16,9 @@ from tokenizers import AddedToken, Tokenizer
 
 import pawlette
 
-from ..declared.model_output import check_every_way
 from ..support.llama3 import llama3_tokenizer
 from ..support.template_compare import corpus_reference
+from .peers import Reading, check_read_as_the_peer, check_read_otherwise, read_every_way
 
 DATA = json.loads((Path(__file__).parent / "families" / "data" / "hermes.json").read_text())
 AS_PEERS = [case for case in DATA["cases"] if "pawlette" not in case]
@@ -70,38 +70,18 @@ def _label(case: dict[str, Any]) -> str:
     return case["source"].rpartition("#")[2][:40] + ":" + case["output"][:24]
 
 
-def _reading(text: str) -> tuple[str | None, list[dict[str, Any]], list[str]]:
-    messages, _, warnings = check_every_way(HERMES, hermes_tokenizer(), text)
-    (message,) = messages
-    calls = [
-        {"name": call.name, "arguments": json.loads(call.arguments)} for call in message.tool_calls
-    ]
-    return message.text or None, calls, warnings
+def _reading(case: dict[str, Any]) -> Reading:
+    return read_every_way(HERMES, hermes_tokenizer(), case["output"])
 
 
 @pytest.mark.parametrize("case", AS_PEERS, ids=_label)
 def test_what_models_write_reads_as_the_peers_read_it(case: dict[str, Any]) -> None:
-    content, calls, warnings = _reading(case["output"])
-    assert (content, calls, warnings) == (
-        case["expected"]["content"],
-        case["expected"]["tool_calls"],
-        [],
-    )
+    check_read_as_the_peer(case, _reading(case))
 
 
 @pytest.mark.parametrize("case", OTHERWISE, ids=_label)
 def test_where_pawlette_reads_otherwise_it_says_what_it_reads(case: dict[str, Any]) -> None:
-    content, calls, warnings = _reading(case["output"])
-    reads = case["pawlette_reads"]
-    assert (content, calls, bool(warnings)) == (
-        reads["content"],
-        reads["tool_calls"],
-        reads["warns"],
-    )
-    assert (content, calls) != (case["expected"]["content"], case["expected"]["tool_calls"])
-    # Nothing silently dropped: what is no call is kept as written.
-    if not calls:
-        assert content == case["output"]
+    check_read_otherwise(case, _reading(case))
 
 
 def test_the_tools_line_is_the_templates_and_reads_back() -> None:
