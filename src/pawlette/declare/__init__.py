@@ -27,6 +27,7 @@ from typing import Any
 from ..engine.lexer import marker_pattern
 from ..format import Format
 from .call_list import JsonCallList
+from .call_turn_end import CallTurnEnd
 from .checks import Alternation
 from .concept import Concept
 from .content import Ignored, Trimmed
@@ -47,6 +48,7 @@ from .xml_calls import XmlCalls
 __all__ = [
     "Alternation",
     "CallLabel",
+    "CallTurnEnd",
     "Concept",
     "Fence",
     "Frame",

@@ -70,6 +70,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from pawlette.declare import (
+    CallTurnEnd,
     Concept,
     Frame,
     Ignored,
@@ -286,15 +287,11 @@ class GeneratedSystemTurn(Concept):
 
 
 @dataclass(frozen=True)
-class CallTurnEnd(Concept):
-    """An assistant turn with calls ends with ``end`` (``<|eom_id|>``) instead of its
-    frame's; a call named ``refused_name`` is refused (the template writes it otherwise)."""
+class PythonRefused(CallTurnEnd):
+    """:class:`~pawlette.declare.CallTurnEnd` (``<|eom_id|>``), and a call named
+    ``refused_name`` refused (the template writes it otherwise)."""
 
-    end: Fence
     refused_name: str = "python"
-
-    def turn_roles(self) -> frozenset[str]:
-        return frozenset({"assistant"})
 
     def check(self, out: Render) -> None:
         for index, message in enumerate(out.messages):
@@ -307,21 +304,6 @@ class CallTurnEnd(Concept):
                         f"{self.refused_name!r} call as {PYTHON_TAG} + code, which this "
                         "format does not write",
                     )
-
-    def turn_end(self, out: Render, index: int) -> Fence | None:
-        if 0 <= index < len(out.messages) and out.messages[index].tool_calls:
-            return self.end
-        return None
-
-    def jinja_end(self, out: Template, role: str) -> bool:
-        if role != "assistant":
-            return False
-        out.out("{%- if message.tool_calls is defined and message.tool_calls -%}")
-        out.fence(self.end)
-        out.out("{%- else -%}")
-        out.fence(out.layout.frames["assistant"].end)
-        out.out("{%- endif -%}")
-        return True
 
 
 @dataclass(frozen=True)
@@ -362,7 +344,7 @@ def layout(options: FunctionaryOptions) -> Layout:
                 close=fence("</function>"),
                 loose=False,
             ),
-            CallTurnEnd(end=fence(END_OF_MESSAGE)),
+            PythonRefused(end=fence(END_OF_MESSAGE)),
             Results(),
             Ignored(("name", "reasoning")),
         ),

@@ -66,9 +66,10 @@ import datetime
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any
 
 from pawlette.declare import (
+    CallTurnEnd,
     Concept,
     Frame,
     Ignored,
@@ -195,34 +196,6 @@ class AnswerLead(Concept):
 
 
 @dataclass(frozen=True)
-class CallsEnd(Concept):
-    """An assistant turn with calls ends with ``end`` (``<|calls|>``) instead of its frame's
-    (it must be one of the assistant frame's ``also_end``)."""
-
-    end: Fence
-
-    handles: ClassVar[frozenset[str]] = frozenset()
-
-    def turn_roles(self) -> frozenset[str]:
-        return frozenset({"assistant"})
-
-    def turn_end(self, out: Render, index: int) -> Fence | None:
-        if 0 <= index < len(out.messages) and out.messages[index].tool_calls:
-            return self.end
-        return None
-
-    def jinja_end(self, out: Template, role: str) -> bool:
-        if role != "assistant":
-            return False
-        out.out("{%- if message.tool_calls is defined and message.tool_calls -%}")
-        out.fence(self.end)
-        out.out("{%- else -%}")
-        out.fence(out.layout.frames["assistant"].end)
-        out.out("{%- endif -%}")
-        return True
-
-
-@dataclass(frozen=True)
 class SolarOptions:
     """``today``: the date the system turn states (the template reads its clock)."""
 
@@ -270,7 +243,7 @@ def layout(options: SolarOptions) -> Layout:
                 close=fence(CALL_END),
                 content="dropped",
             ),
-            CallsEnd(end=fence(CALLS)),
+            CallTurnEnd(end=fence(CALLS)),
             Results(
                 grouped=True,
                 id_close=fence(RESPONSE_NAME),

@@ -1,0 +1,48 @@
+"""An assistant turn with calls that ends otherwise than its frame: Functionary's and Llama
+3.1's ``<|eom_id|>``, Solar Open's ``<|calls|>``.
+
+>>> from pawlette.declare import CallTurnEnd, Marker, fence
+>>> CallTurnEnd(end=fence(Marker("<|calls|>"))).end
+(Marker(text='<|calls|>'),)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from .concept import Concept
+from .pieces import Fence
+
+if TYPE_CHECKING:
+    from .jinja import Template
+    from .write import Render
+
+
+@dataclass(frozen=True)
+class CallTurnEnd(Concept):
+    """An assistant turn holding calls ends with ``end`` instead of its frame's ``end``.
+
+    - ``end``: the fence that ends a turn with calls; it must also be one of the assistant
+      frame's ``also_end`` fences, so reading takes it as the turn's end.
+    """
+
+    end: Fence
+
+    def turn_roles(self) -> frozenset[str]:
+        return frozenset({"assistant"})
+
+    def turn_end(self, out: Render, index: int) -> Fence | None:
+        if 0 <= index < len(out.messages) and out.messages[index].tool_calls:
+            return self.end
+        return None
+
+    def jinja_end(self, out: Template, role: str) -> bool:
+        if role != "assistant":
+            return False
+        out.out("{%- if message.tool_calls is defined and message.tool_calls -%}")
+        out.fence(self.end)
+        out.out("{%- else -%}")
+        out.fence(out.layout.frames["assistant"].end)
+        out.out("{%- endif -%}")
+        return True
