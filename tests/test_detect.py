@@ -220,22 +220,26 @@ def test_a_damaged_directory_is_a_request_error(
 
 
 def test_a_declaration_whose_template_cannot_write_tools_is_compared_without_them() -> None:
-    """DeepSeek R1's distill templates drop or leave open the calls the format writes
-    (``Layout.template_untested``): detection names them on the probes without tools."""
+    """llama.cpp's DeepSeek R1 template refuses the tools the format writes
+    (``Layout.template_untested``): detection names it on the probes without tools."""
     from pawlette.detect import detect_template
 
     from .support.template_corpus import corpus_template
 
-    template = corpus_template("deepseek-ai-DeepSeek-R1-Distill-Llama-8B")
+    template = corpus_template("llama-cpp-deepseek-r1")
     detection = detect_template(
         template.text, bos_token=template.bos_token, eos_token=template.eos_token, infer=False
     )
-    assert detection.name == "deepseek:r1", detection.describe()
+    assert detection.name == "deepseek:r1-llamacpp", detection.describe()
     assert not {"tools and a call", "tools prompt"} & set(detection.compared)
-    # V3.1's declaration says nothing of the kind: its template is compared with tools.
-    v3 = corpus_template("deepseek-ai-DeepSeek-V3.1")
-    detection = detect_template(
-        v3.text, bos_token=v3.bos_token, eos_token=v3.eos_token, infer=False
-    )
-    assert detection.name == "deepseek", detection.describe()
-    assert {"tools and a call", "tools prompt"} <= set(detection.compared)
+    # The distills' and V3.1's declarations say nothing of the kind: compared with tools.
+    for name, family in (
+        ("deepseek-ai-DeepSeek-V3.1", "deepseek"),
+        ("deepseek-ai-DeepSeek-R1-Distill-Llama-8B", "deepseek:r1-llama"),
+    ):
+        other = corpus_template(name)
+        detection = detect_template(
+            other.text, bos_token=other.bos_token, eos_token=other.eos_token, infer=False
+        )
+        assert detection.name == family, detection.describe()
+        assert {"tools and a call", "tools prompt"} <= set(detection.compared)
