@@ -40,6 +40,12 @@ CASES = {
         "<｜tool▁calls▁begin｜>hi",
         0,
     ),
+    "solar, first call unclosed (its id first)": (
+        "solar",
+        '<|tool_calls|><|tool_call:begin|>a1<|tool_call:name|>f<|tool_call:args|>{"a": <|calls|>',
+        '<|tool_calls|><|tool_call:begin|>a1<|tool_call:name|>f<|tool_call:args|>{"a": ',
+        0,
+    ),
     "kimi, no call": (
         "kimi",
         "<|tool_calls_section_begin|><|im_end|>",

@@ -483,6 +483,16 @@ def _malformed(parser: Parser, parts: CallParts, problem: str, expected: str) ->
     parts.index = None
 
 
+def _begin_call(parser: Parser) -> None:
+    """A call's first state: its parts start empty and its raw text (content if the call is
+    not read) with the marker that opened it, after its section's opener if it is the
+    section's first call (:class:`OpenSection`)."""
+    parts = _parts(parser)
+    parts.name = parts.call_id = None
+    parts.index = None
+    parts.raw = [parser.context(OpenSection).take() + (parser.entered_by or "")]
+
+
 class NameReader:
     """A call's name (the call's raw text starts here), or with a ``label`` the call's id
     that holds its name."""
@@ -497,12 +507,8 @@ class NameReader:
         self._after_id = after_id
         self._text: list[str] = []
         self._offset = -1
-        parts = _parts(parser)
-        if after_id:  # the call began at its id (NamedCalls.id_first)
-            return
-        parts.name = parts.call_id = None
-        parts.index = None
-        parts.raw = [parser.context(OpenSection).take() + (parser.entered_by or "")]
+        if not after_id:  # else the call began at its id (NamedCalls.id_first)
+            _begin_call(parser)
 
     def feed(self, text: str, offset: int) -> None:
         if self._offset < 0:
@@ -581,10 +587,7 @@ class IdFirstReader:
         self._parser = parser
         self._text: list[str] = []
         self._offset = -1
-        parts = _parts(parser)
-        parts.name = parts.call_id = None
-        parts.index = None
-        parts.raw = [parser.entered_by or ""]
+        _begin_call(parser)
 
     def feed(self, text: str, offset: int) -> None:
         if self._offset < 0:
