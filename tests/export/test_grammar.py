@@ -1086,3 +1086,19 @@ def test_python_call_grammars_refuse_names_they_cannot_write(
         assert caught.value.expected == "a Python identifier that is not a keyword"
     fine = [{"type": "function", "function": {"name": "f", "parameters": {"type": "object"}}}]
     assert "f(" in export_grammar("breeze", fine, "required", True, syntax)
+
+
+@pytest.mark.parametrize("syntax", SYNTAXES)
+def test_text_trimmed_to_nothing_before_calls_is_accepted(syntax: str) -> None:
+    """Qwen3 writes a text of newlines after its reasoning as nothing, yet keeps the newline
+    that separates a text from the calls: ``</think>\\n\\n\\n<tool_call>``."""
+    fmt = pawlette.get_format("chatml")
+    tools = TURNS["chatml"][0]
+    call = {"id": "call_0", "type": "function"}
+    call["function"] = {"name": "get_weather", "arguments": '{"city": ""}'}  # type: ignore[assignment]
+    message = {"role": "assistant", "content": "\n", "tool_calls": [call]}
+    request = {"messages": [{"role": "user", "content": "hi"}, message], "tools": tools}
+    assert "</think>\n\n\n<tool_call>" in fmt.render(request).text
+    ids = completion_ids(fmt, request, 1)
+    grammar = export_grammar("chatml", tools, "auto", True, syntax)
+    assert accepts("chatml", grammar, syntax, ids)

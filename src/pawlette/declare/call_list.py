@@ -35,7 +35,7 @@ from ..engine.readers import WholeTextReader
 from ..errors import FormatError, RequestError
 from ..types import TextDelta, ToolCallDelta, ToolCallEnd, ToolCallStart
 from .concept import Concept
-from .grammar import drop_prefix, text_before
+from .grammar import drop_prefix, text_before_calls
 from .json_calls import arguments_json, check_call_name
 from .pieces import Fence, Marker, text_of
 from .readers import BetweenCallsReader
@@ -366,7 +366,7 @@ class _CallListSet:
         )
 
     def after_text(self, turn: Turn, rules: Rules) -> Node:
-        return text_before(turn.layout, self.calls.text_separator, empty=False)
+        return text_before_calls(turn.layout, self.calls.text_separator)
 
     def text_and_calls(self, turn: Turn, rules: Rules, parallel: bool) -> Node | None:
         """Text, then calls whose open fence begins with layout text and nothing else

@@ -104,6 +104,17 @@ def text_before(layout: Layout, pieces: Fence, *, empty: bool) -> Node:
     return seq(optional(TEXT) if empty else TEXT_NE, *items)
 
 
+def text_before_calls(layout: Layout, separator: Fence) -> Node:
+    """Text, then what separates it from the calls.  Where the reasoning trims the text
+    after it, a text of only those characters is written as nothing, yet the separator the
+    text asked for stays (Qwen3's ``</think>\n\n\n<tool_call>``, Ling's
+    ``</think>\n<tool_call>``): the text may then be empty."""
+    from .reasoning import Reasoning  # reasoning builds its grammar with this module
+
+    reasoning = layout.concept(Reasoning)
+    return text_before(layout, separator, empty=reasoning is not None and bool(reasoning.trim))
+
+
 def drop_prefix(items: list[Node], prefix: str) -> list[Node]:
     """``items`` without the text ``prefix`` they start with."""
     rest = list(items)
@@ -380,7 +391,7 @@ class SectionedCalls:
         return self.many(turn, rules, parallel)
 
     def after_text(self, turn: Turn, rules: Rules) -> Node:
-        return text_before(turn.layout, self.calls.text_separator, empty=False)
+        return text_before_calls(turn.layout, self.calls.text_separator)
 
     def text_and_calls(self, turn: Turn, rules: Rules, parallel: bool) -> Node | None:
         """Text, then the calls, where the calls begin with a newline and nothing else

@@ -25,7 +25,7 @@ from ..engine.readers import CallEnvelope
 from ..errors import FormatError, RequestError, UnsupportedFeature
 from ..types import Message
 from .concept import Concept, overrides
-from .grammar import drop_prefix, text_before
+from .grammar import drop_prefix, text_before_calls
 from .pieces import Fence, Marker
 from .readers import BetweenCallsReader, call_reader, optional_close_reader
 from .table import loose_spellings
@@ -406,7 +406,7 @@ class _JsonCallSet:
         return self.many(turn, rules, parallel)
 
     def after_text(self, turn: Turn, rules: Rules) -> Node:
-        return text_before(turn.layout, self.calls.separator, empty=False)
+        return text_before_calls(turn.layout, self.calls.separator)
 
     def prefix(self, name: str | None) -> str:
         if name is None:

@@ -34,7 +34,7 @@ from ..engine.machine import Parser, Reader
 from ..errors import FormatError, UnsupportedFeature
 from ..types import Message, Tool
 from .concept import Concept
-from .grammar import text_before
+from .grammar import text_before_calls
 from .pieces import Fence
 from .python_reader import PythonCallListReader
 from .readers import BetweenCallsReader
@@ -331,7 +331,7 @@ class PythonCallSet:
         return self.many(turn, rules, parallel)
 
     def after_text(self, turn: Turn, rules: Rules) -> Node:
-        return text_before(turn.layout, self.calls.separator, empty=False)
+        return text_before_calls(turn.layout, self.calls.separator)
 
     def prefix(self, name: str | None) -> str:
         return self.lead if name is None else self.lead + self.calls.head(name)

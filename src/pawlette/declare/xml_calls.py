@@ -39,7 +39,7 @@ from ..engine.readers import WholeTextReader
 from ..errors import FormatError, RequestError
 from ..types import TextDelta, Tool, ToolCallDelta, ToolCallEnd, ToolCallStart
 from .concept import Concept
-from .grammar import SectionedCalls, drop_prefix, text_before
+from .grammar import SectionedCalls, drop_prefix, text_before, text_before_calls
 from .json_calls import check_call_name
 from .pieces import Fence, Marker, text_of
 from .readers import BetweenCallsReader, OpenSection, SectionReader, schema_tools
@@ -645,14 +645,7 @@ class _XmlCallSet(SectionedCalls):
         return pieces
 
     def after_text(self, turn: Turn, rules: Rules) -> Node:
-        """Text, then what separates it from the calls.  Where the reasoning trims the text
-        after it, a text of only those characters is written as nothing, yet the separator
-        the text asked for stays (Ling's ``</think>\n<tool_call>``): the text may be empty."""
-        from .reasoning import Reasoning
-
-        reasoning = turn.layout.concept(Reasoning)
-        trims = reasoning is not None and bool(reasoning.trim)
-        return text_before(turn.layout, self.calls.text_separator, empty=trims)
+        return text_before_calls(turn.layout, self.calls.text_separator)
 
     def prefix(self, name: str | None) -> str:
         if name is None:
