@@ -184,12 +184,21 @@ def _token_syntax_ok(text: str) -> bool:
     )
 
 
+JSON_WHITESPACE = r"(?: |\n\n?[ \t]{0,20})?"
+"""Whitespace between JSON tokens in a call's arguments, in both syntaxes: nothing, a space,
+or one or two newlines and an indentation of up to 20 spaces or tabs (llama.cpp's JSON
+grammars allow the same)."""
+
+
 def _lenient(schema: Mapping[str, Any]) -> dict[str, Any]:
     # llguidance refuses unknown formats and keywords unless lenient; pawlette keeps a
     # tool's schema usable rather than failing on an annotation it cannot enforce.
     result = dict(schema)
     guidance = dict(result.get("x-guidance", {}))
     guidance.setdefault("lenient", True)
+    # The GBNF rules' json-ws: llguidance's default whitespace is unbounded, and a sampler
+    # (a small model, a hot temperature) can spend a whole answer in it.
+    guidance.setdefault("whitespace_pattern", JSON_WHITESPACE)
     # Not "json_allow_general_unicode_escapes": llguidance before 1.x (llama.cpp b11549's)
     # refuses the whole grammar for that key, and llama.cpp then samples unconstrained.
     result["x-guidance"] = guidance

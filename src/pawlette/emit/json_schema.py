@@ -15,9 +15,9 @@ from .grammar_ast import Rules, gbnf_name, gbnf_string
 from .schema_walk import SchemaWalker, bounds
 
 BASE_RULES = {
-    # Bounded (an indented line fits): unbounded whitespace lets a sampler spend the whole
-    # output budget inside a call's JSON.
-    "json-ws": "[ \\t\\n\\r]{0,16}",
+    # JSON_WHITESPACE: what json.dumps and indenting writers write, bounded: a sampler given
+    # unbounded (or any 16-character) whitespace can spend its whole output budget there.
+    "json-ws": '(" " | "\\n" "\\n"? [ \\t]{0,20})?',
     "json-char": '[^"\\\\\\x00-\\x1F] | "\\\\" (["\\\\/bfnrt] | "u" [0-9a-fA-F]{4})',
     "json-string": '"\\"" json-char* "\\""',
     "json-integer": '"-"? ("0" | [1-9] [0-9]*)',
