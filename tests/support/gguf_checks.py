@@ -123,6 +123,24 @@ def problems(
     markers = sorted(m for m in spellings if m in content)
     if markers and choice != "auto":
         found.append(f"marker text {markers} in content {content!r}")
+    found += call_problems(choice, parallel, calls)
+    if choice in ("required", "named") and not calls:
+        found.append("no call")
+    expected_reason = "tool_calls" if calls else "stop"
+    # A random model may repeat parallel calls until the budget: the engine's length limit
+    # then ends an answer of complete, valid calls, and pawlette rightly says "length".
+    repeated = parallel is not False and choice != "none" and len(calls) >= 2
+    if finish_reason == "length" and repeated and not found:
+        return found
+    if finish_reason != expected_reason:
+        found.append(f"finish_reason {finish_reason!r}, expected {expected_reason!r}")
+    return found
+
+
+def call_problems(choice: str, parallel: bool | None, calls: list[tuple[str, str]]) -> list[str]:
+    """What is wrong with the complete calls of an answer under ``choice`` (those of an
+    answer cut by the length limit too: the cut takes only the unfinished last one)."""
+    found: list[str] = []
     for name, text in calls:
         expected = {NAMED} if choice == "named" else NAMES
         if name not in expected:
@@ -138,18 +156,8 @@ def problems(
                 # Strict schemas by default: a grammar-constrained call holds no key its tool
                 # does not declare (under auto the call is the model's, checked by the parser).
                 found.append(f"undeclared keys {sorted(set(value) - DECLARED[name])} in {text!r}")
-    if choice in ("required", "named") and not calls:
-        found.append("no call")
     if choice == "none" and calls:
         found.append(f"calls under none: {calls}")
     if parallel is False and len(calls) > 1:
         found.append(f"{len(calls)} calls with parallel_tool_calls false")
-    expected_reason = "tool_calls" if calls else "stop"
-    # A random model may repeat parallel calls until the budget: the engine's length limit
-    # then ends an answer of complete, valid calls, and pawlette rightly says "length".
-    repeated = parallel is not False and choice != "none" and len(calls) >= 2
-    if finish_reason == "length" and repeated and not found:
-        return found
-    if finish_reason != expected_reason:
-        found.append(f"finish_reason {finish_reason!r}, expected {expected_reason!r}")
     return found
