@@ -19,7 +19,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pawlette.emit.grammar_ast import JsonSchemaValue, MarkerSpelling, Rules, to_gbnf
+from pawlette.emit.grammar_ast import JsonSchemaValue, MarkerSpelling, Rules, to_gbnf, to_lark
 from pawlette.emit.json_schema import SchemaToGbnf
 
 from ..support.small_bpe import small_tokenizer
@@ -268,3 +268,37 @@ def test_lark_says_which_literal_spells_a_marker() -> None:
         "pcml", tools("x</call>"), "required", syntax="gbnf"
     )
     assert "spells the marker" not in export_grammar("pcml", tools("x"), "required", syntax="lark")
+
+
+@cache
+def lark_grammar_for(name: str) -> str:
+    rules = Rules()
+    rules.add("start", JsonSchemaValue(SCHEMAS[name], gbnf="unused"))
+    lark: str = llguidance.LLMatcher.grammar_from_lark(to_lark(rules, [], MarkerSpelling()))
+    return lark
+
+
+@pytest.mark.parametrize("syntax", ["gbnf", "lark"])
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ('{"b": 1}', True),
+        ('{"a":"x","b":1}', True),
+        ('{\n  "a": "x",\n  "b": 1\n}', True),
+        ('{\n\n\t\t"b": 1\n}', True),
+        ("{\n" + " " * 20 + '"b": 1}', True),
+        ("{\n" + " " * 21 + '"b": 1}', False),
+        ('{"b"  : 1}', False),
+        ('{\t"b": 1}', False),
+        ('{"b": 1\n\n\n}', False),
+        ('{"b": 1\r\n}', False),
+    ],
+)
+def test_whitespace_between_tokens_is_bounded_alike(syntax: str, text: str, expected: bool) -> None:
+    """Both syntaxes take the whitespace JSON writers write (compact, spaced, indented) and
+    refuse runs a sampler could spend its budget in (llguidance's %json takes any by default)."""
+    tok, ll = tokenizers()
+    grammar = grammar_for("object") if syntax == "gbnf" else lark_grammar_for("object")
+    matcher = llguidance.LLMatcher(ll, grammar, log_level=0)
+    ids = tok.encode(text, add_special_tokens=False).ids
+    assert bool(matcher.consume_tokens(ids) and matcher.is_accepting()) is expected

@@ -92,8 +92,9 @@ Parsing what models write (see :mod:`.reading`): the recipient in the channel he
 on the analysis channel, a commentary message without a recipient (a preamble: content),
 and completions cut before their stop token.  A recipient outside ``functions`` (a built-in
 tool such as ``browser.search``) is read as a call named by it when its body is a JSON
-object; otherwise (``to=python`` with code) its body is content, with a warning (llama.cpp
-drops such messages; pawlette drops nothing).  A stray channel header is left out with a
+object; otherwise (``to=python`` with code, or arguments that are no JSON object) the
+message as written, header and body, is content, with a warning (llama.cpp drops such
+messages; pawlette drops nothing).  A stray channel header is left out with a
 warning, a channel that is none of harmony's is read as ``final`` with a warning.
 
 Against openai-harmony, the format's reference implementation (checked by the tests on

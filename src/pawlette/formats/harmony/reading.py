@@ -198,10 +198,12 @@ class ArgumentsReader(WholeTextReader):
         name = recipient.removeprefix("functions.")
         problem = "no function name" if not name else arguments_problem(text)
         if problem is not None:
-            header = parser.context(Header).raw()
+            # The call comes back as the text it was, header included, as every format's
+            # unreadable call does: the content alone would hide where it was addressed.
+            written = parser.context(Header).raw() + "<|message|>" + text
             where = f"a call to {recipient[:40]!r}: its arguments {problem}"
-            parser.malformed(self._offset, where, "a JSON object", header + "<|message|>" + text)
-            parser.emit(TextDelta(text))
+            parser.malformed(self._offset, where, "a JSON object", written)
+            parser.emit(TextDelta(written))
             return
         parser.emit_call(parser.next_call_index(), parser.new_call_id(), name, text)
 
