@@ -302,24 +302,3 @@ def test_whitespace_between_tokens_is_bounded_alike(syntax: str, text: str, expe
     matcher = llguidance.LLMatcher(ll, grammar, log_level=0)
     ids = tok.encode(text, add_special_tokens=False).ids
     assert bool(matcher.consume_tokens(ids) and matcher.is_accepting()) is expected
-
-
-@pytest.mark.parametrize(
-    ("text", "gbnf_accepts"),
-    [
-        ('{"b": 1234567890123456}', True),
-        ('{"b": 12345678901234567}', False),
-        ('{"b": -1234567890123456}', True),
-    ],
-)
-def test_gbnf_bounds_the_digits_of_a_number(text: str, gbnf_accepts: bool) -> None:
-    """GBNF bounds an integer part to 16 digits (as llama.cpp's JSON grammars); llguidance's
-    %json has no such option and takes the longer number (the export guide says so)."""
-    tok, ll = tokenizers()
-    ids = tok.encode(text, add_special_tokens=False).ids
-    for grammar, expected in (
-        (grammar_for("object"), gbnf_accepts),
-        (lark_grammar_for("object"), True),
-    ):
-        matcher = llguidance.LLMatcher(ll, grammar, log_level=0)
-        assert bool(matcher.consume_tokens(ids) and matcher.is_accepting()) is expected
