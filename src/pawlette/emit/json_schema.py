@@ -20,12 +20,10 @@ BASE_RULES = {
     "json-ws": '(" " | "\\n" "\\n"? [ \\t]{0,20})?',
     "json-char": '[^"\\\\\\x00-\\x1F] | "\\\\" (["\\\\/bfnrt] | "u" [0-9a-fA-F]{4})',
     "json-string": '"\\"" json-char* "\\""',
-    # Digits bounded, else a sampler may write a number until its budget ends: an integer
-    # part of 16 digits as llama.cpp's JSON grammars (past any exactly representable double;
-    # Python and JavaScript write larger floats with an exponent), a fraction of 24 (every
-    # shortest round-trip double either writes without an exponent fits).
-    "json-integer": '"-"? ("0" | [1-9] [0-9]{0,15})',
-    "json-number": 'json-integer ("." [0-9]{1,24})? ([eE] [-+]? [0-9]{1,3})?',
+    # Digits unbounded: a grammar takes every turn the renderer writes, and JSON has no
+    # limit on a number's digits (llama.cpp's grammars cut the integer part at 16).
+    "json-integer": '"-"? ("0" | [1-9] [0-9]*)',
+    "json-number": 'json-integer ("." [0-9]+)? ([eE] [-+]? [0-9]+)?',
     "json-boolean": '"true" | "false"',
     "json-null": '"null"',
     "json-array": '"[" json-ws (json-value json-ws ("," json-ws json-value json-ws)*)? "]"',
