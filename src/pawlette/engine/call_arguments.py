@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any, cast
 
 from ..json_values import refuse_json_constant, refuse_json_overflow
@@ -71,6 +71,26 @@ def nested_deeper(text: str, limit: int = MAX_NESTING) -> bool:
     return bool(brackets)
 
 
+def shallow(value: Any) -> bool:
+    """Whether ``value`` is an object or array whose members are none of them containers
+    (or not a container at all): it nests at most one deep, so its text needs no nesting
+    measure.  A look at the value's own members, which the read just made, not a walk of the
+    value: it spares the measure's passes over the text where they cost the most, a long
+    string argument (whose text holds no bracket that nests, only characters to search)."""
+    kind = type(value)
+    if kind is dict:
+        members: Iterable[Any] = value.values()
+    elif kind is list:
+        members = value
+    else:
+        return True
+    for member in members:
+        kind = type(member)
+        if kind is dict or kind is list:
+            return False
+    return True
+
+
 _decode: Callable[[str], Any] = json.JSONDecoder(
     parse_constant=refuse_json_constant, parse_float=refuse_json_overflow
 ).decode
@@ -92,7 +112,7 @@ def load_json(text: str) -> tuple[Any, str | None]:
         return None, f"nested deeper than {MAX_NESTING}"
     except ValueError as error:  # NaN/Infinity, 1e400, an integer over Python's digit limit
         return None, f"not valid JSON ({error})"
-    if nested_deeper(text):
+    if not shallow(value) and nested_deeper(text):
         return None, f"nested deeper than {MAX_NESTING}"
     return value, None
 
@@ -179,8 +199,12 @@ def read_object(text: str) -> dict[str, Member] | None:
                     break
     except (ValueError, StopIteration, RecursionError):
         return None
-    if skip(text, position).end() != len(text) or nested_deeper(text):
+    if skip(text, position).end() != len(text):
         return None
+    # The object is one level; its members' values were read whole: deeper only through one.
+    for value, _, _ in members.values():
+        if not shallow(value):
+            return None if nested_deeper(text) else members
     return members
 
 
