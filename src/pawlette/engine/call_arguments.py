@@ -61,8 +61,12 @@ def nested_deeper(text: str, limit: int = MAX_NESTING) -> bool:
     if b"\\" in data:
         data = data.replace(b"\\\\", b"").replace(b'\\"', b"")
     skeleton = data.translate(_SQUARE, _NOT_STRUCTURE)
-    brackets = skeleton.replace(b'""', b"")
-    if b'"' in brackets:  # a string holds a bracket: drop every string by its quotes
+    # The quotes alternate, opening and closing: every one is in an adjacent pair ``""``
+    # counted from the left exactly when no string holds a bracket (the first string that
+    # does leaves its opening quote unpaired), the usual case: then the quotes just go.
+    if skeleton.count(b'""') * 2 == skeleton.count(b'"'):
+        brackets = skeleton.translate(None, b'"')
+    else:  # a string holds a bracket: drop every string by its quotes
         brackets = b"".join(skeleton.split(b'"')[::2])
     for _ in range(limit):
         if not brackets:
