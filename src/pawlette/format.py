@@ -252,9 +252,7 @@ class Format:
             start=None if prompt is None else self.completion_start(prompt),
             tools=() if tools is None else _coerce_tools(tools),
         )
-        events = parser.feed(completion)
-        events += parser.finish(finish_reason)
-        folded = fold(events, grammar.fields)
+        folded = fold(parser.read_all(completion, finish_reason), grammar.fields)
         messages = folded.messages
         message = messages[0] if len(messages) == 1 else merge_assistant(messages)
         return Completion(

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any, cast
 
 from ..json_values import refuse_json_constant, refuse_json_overflow
@@ -61,14 +61,38 @@ def nested_deeper(text: str, limit: int = MAX_NESTING) -> bool:
     if b"\\" in data:
         data = data.replace(b"\\\\", b"").replace(b'\\"', b"")
     skeleton = data.translate(_SQUARE, _NOT_STRUCTURE)
-    brackets = skeleton.replace(b'""', b"")
-    if b'"' in brackets:  # a string holds a bracket: drop every string by its quotes
+    # The quotes alternate, opening and closing: every one is in an adjacent pair ``""``
+    # counted from the left exactly when no string holds a bracket (the first string that
+    # does leaves its opening quote unpaired), the usual case: then the quotes just go.
+    if skeleton.count(b'""') * 2 == skeleton.count(b'"'):
+        brackets = skeleton.translate(None, b'"')
+    else:  # a string holds a bracket: drop every string by its quotes
         brackets = b"".join(skeleton.split(b'"')[::2])
     for _ in range(limit):
         if not brackets:
             return False
         brackets = brackets.replace(b"[]", b"")
     return bool(brackets)
+
+
+def shallow(value: Any) -> bool:
+    """Whether ``value`` is an object or array whose members are none of them containers
+    (or not a container at all): it nests at most one deep, so its text needs no nesting
+    measure.  A look at the value's own members, which the read just made, not a walk of the
+    value: it spares the measure's passes over the text where they cost the most, a long
+    string argument (whose text holds no bracket that nests, only characters to search)."""
+    kind = type(value)
+    if kind is dict:
+        members: Iterable[Any] = value.values()
+    elif kind is list:
+        members = value
+    else:
+        return True
+    for member in members:
+        kind = type(member)
+        if kind is dict or kind is list:
+            return False
+    return True
 
 
 _decode: Callable[[str], Any] = json.JSONDecoder(
@@ -92,7 +116,7 @@ def load_json(text: str) -> tuple[Any, str | None]:
         return None, f"nested deeper than {MAX_NESTING}"
     except ValueError as error:  # NaN/Infinity, 1e400, an integer over Python's digit limit
         return None, f"not valid JSON ({error})"
-    if nested_deeper(text):
+    if not shallow(value) and nested_deeper(text):
         return None, f"nested deeper than {MAX_NESTING}"
     return value, None
 
@@ -179,8 +203,12 @@ def read_object(text: str) -> dict[str, Member] | None:
                     break
     except (ValueError, StopIteration, RecursionError):
         return None
-    if skip(text, position).end() != len(text) or nested_deeper(text):
+    if skip(text, position).end() != len(text):
         return None
+    # The object is one level; its members' values were read whole: deeper only through one.
+    for value, _, _ in members.values():
+        if not shallow(value):
+            return None if nested_deeper(text) else members
     return members
 
 

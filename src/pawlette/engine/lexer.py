@@ -333,6 +333,14 @@ class Lexer:
             self._offset += len(text)
         return tokens
 
+    def read_all(self, text: str) -> list[Token]:
+        """``feed(text) + finish()``: the same runs (what a feed holds back comes as a run of
+        its own, as a strict error quotes a run), in one list for the caller to run."""
+        tokens = self.feed(text)
+        if self._buffer:
+            tokens += self.finish()
+        return tokens
+
     def finish(self) -> list[Token]:
         tokens: list[Token] = []
         buffer = self._buffer

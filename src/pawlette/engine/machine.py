@@ -510,6 +510,22 @@ class Parser:
         self._events = []
         return events
 
+    def read_all(self, text: str, finish_reason: str | None = None) -> list[Event]:
+        """``feed(text) + finish(finish_reason)`` for a whole text (:meth:`Format.parse`): the
+        same events (a run of text may come as one delta where a feed and its finish gave
+        two), with one lexer scan and one hand-over of the events, not two."""
+        if len(text) > WINDOW or self.finished:
+            events = self.feed(text)
+            events += self.finish(finish_reason)
+            return events
+        tokens = self._lexer.read_all(text)
+        if len(tokens) == 1 and tokens[0][0] is None and self._trailing is None:
+            self.reader.feed(tokens[0][1], tokens[0][2])  # the usual: one run of text
+        elif tokens:
+            self._dispatch(tokens)
+        del tokens  # the runs go before late arguments are made
+        return self.finish(finish_reason)
+
     def _feed_windows(self, text: str) -> list[Event]:
         """A big text, lexed and read a :data:`WINDOW` at a time (as if fed so): its runs are
         cut from a window, not from the whole, so what a reader keeps of a big call is never

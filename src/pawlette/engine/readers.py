@@ -20,7 +20,14 @@ from ..types import (
     ToolCallEnd,
     ToolsDeclared,
 )
-from .call_arguments import arguments_problem, load_json, nested_deeper, read_object, scan_value
+from .call_arguments import (
+    arguments_problem,
+    load_json,
+    nested_deeper,
+    read_object,
+    scan_value,
+    shallow,
+)
 from .call_scanner import CallScanner
 from .call_text import CallText
 from .machine import Parser, Reader, ReaderFactory
@@ -546,7 +553,11 @@ def plain_call(envelope: CallEnvelope, text: str) -> tuple[str | None, str, int,
         value, end = scan_value(text, start)
     except (ValueError, StopIteration, RecursionError):
         return None
-    if type(value) is not dict or _CLOSE(text, end) is None or nested_deeper(text):
+    if type(value) is not dict or _CLOSE(text, end) is None:
+        return None
+    # The call object holds its arguments, and nothing else that nests (the match above):
+    # arguments with no container in them nest two deep in all, no measure needed.
+    if not shallow(value) and nested_deeper(text):
         return None
     return identifier, name, start, end
 
