@@ -52,10 +52,13 @@ Decisions (reference: ``meetkai-functionary-medium-v3.2.jinja`` in llama.cpp's
   arguments are written as the JSON of their value (``json.dumps``' spacing: what the
   template writes for arguments given as such text).
 - **The generation prompt** ends with ``>>>``: the model writes the recipient first, so a
-  completion is read from a segment's recipient.
+  completion is read from a segment's recipient, and the first segment's ``>>>`` of a past
+  turn is not trainable (it is the prompt's).  An empty turn (no text, no calls) is written
+  as the template writes it, with no segment: the prompt does not begin it.
 - **Reading** follows llama.cpp: ``all`` segments are text (several are joined, also between
   calls), a tool's name begins a call whose JSON object arguments run to the next ``>>>`` or
-  the turn's end (whitespace around them dropped).  A segment that is neither (an unknown
+  the turn's end (whitespace around them dropped); text ending with ``>`` right before the
+  next ``>>>`` keeps its ``>`` (``>>>>NAME``).  A segment that is neither (an unknown
   recipient, arguments that are no JSON object, a call cut off) stays content with a
   warning.  llama.cpp also reads ``python`` + raw code as a call with ``{"code": ...}``;
   pawlette reads it as content with a warning (the template declares no such tool, and code
