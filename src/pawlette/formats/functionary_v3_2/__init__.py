@@ -77,11 +77,7 @@ their value (the template writes the caller's text as it is; the same text for
 fails); content given as parts is written as its text (the template fails on a list).
 """
 
-# ruff: noqa: E501  (the docstring shows the wire format as it is, long lines included)
-
 from __future__ import annotations
-
-from dataclasses import dataclass
 
 from pawlette.declare import Frame, Ignored, Layout, Marker, Results, declare, fence
 
@@ -99,11 +95,6 @@ INSTRUCTIONS = (
 )
 
 
-@dataclass(frozen=True)
-class FunctionaryOptions:
-    """Functionary v3.2 has no options."""
-
-
 def header(role: str, prompt: str = "") -> Frame:
     opened = fence(HEADER, role, HEADER_END, "\n\n")
     if not prompt:
@@ -113,39 +104,35 @@ def header(role: str, prompt: str = "") -> Frame:
     return Frame(open=opened, end=fence(END_OF_TURN), prompt_after=after)
 
 
-def layout(options: FunctionaryOptions) -> Layout:
-    return Layout(
-        name="functionary_v3_2",
-        summary="MeetKai Functionary v3.2: Llama 3 header ids, >>>recipient segments, TypeScript tools",
-        begin=fence(BEGIN),
-        frames={
-            "system": header("system"),
-            "user": header("user"),
-            "assistant": header("assistant", OPENER),
-            "tool": header("tool"),
-        },
-        concepts=(
-            NamespaceSystemTurn(
-                open=fence(HEADER, "system", HEADER_END, "\n\n" + INSTRUCTIONS),
-                end=fence(END_OF_TURN),
-            ),
-            RecipientCalls(
-                open=fence(OPENER),
-                arguments_open=fence("\n"),
-                text_open=fence("all\n"),
-                loose=False,
-            ),
-            Results(),
-            Ignored(("name", "reasoning")),
+LAYOUT = Layout(
+    name="functionary_v3_2",
+    summary="MeetKai Functionary v3.2: Llama 3 header ids, >>>recipient segments, TypeScript tools",
+    begin=fence(BEGIN),
+    frames={
+        "system": header("system"),
+        "user": header("user"),
+        "assistant": header("assistant", OPENER),
+        "tool": header("tool"),
+    },
+    concepts=(
+        NamespaceSystemTurn(
+            open=fence(HEADER, "system", HEADER_END, "\n\n" + INSTRUCTIONS),
+            end=fence(END_OF_TURN),
         ),
-        options=options,
-        from_options=layout,
-        markers_in_text=True,  # the segments are plain text: >>> is no special token
-        # Hugging Face's callers pass call arguments as objects, which the template cannot
-        # join to its text: detection compares it on requests without calls.
-        template_untested=("calls",),
-        template_variables=lambda options: {},
-    )
+        RecipientCalls(
+            open=fence(OPENER),
+            arguments_open=fence("\n"),
+            text_open=fence("all\n"),
+            loose=False,
+        ),
+        Results(),
+        Ignored(("name", "reasoning")),
+    ),
+    markers_in_text=True,  # the segments are plain text: >>> is no special token
+    # Hugging Face's callers pass call arguments as objects, which the template cannot
+    # join to its text: detection compares it on requests without calls.
+    template_untested=("calls",),
+)
 
 
-FORMAT = declare(layout(FunctionaryOptions()))
+FORMAT = declare(LAYOUT)
