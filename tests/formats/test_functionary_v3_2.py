@@ -15,6 +15,7 @@ import pytest
 import pawlette
 from pawlette.errors import RequestError
 
+from ..declare.test_cross_artifacts import jinja_render
 from ..declared.model_output import check_every_way
 from ..support.llama3 import llama3_tokenizer
 from ..support.template_compare import corpus_reference
@@ -165,6 +166,47 @@ def test_what_is_no_segment_stays_content_with_a_warning() -> None:
 def test_a_code_interpreter_tool_is_refused() -> None:
     with pytest.raises(RequestError, match=r"tools\[0\]\.type"):
         FUNCTIONARY.render(ROUND[:1], [{"type": "code_interpreter"}])
+
+
+def _with_parameter(schema: Any) -> list[dict[str, Any]]:
+    properties = {"x": schema, "y": {"type": "string"}}
+    parameters = {"type": "object", "properties": properties}
+    return [{"type": "function", "function": {"name": "f", "parameters": parameters}}]
+
+
+@pytest.mark.parametrize(
+    ("schema", "path"),
+    [
+        ({"type": "string", "enum": 5}, ".x.enum"),
+        ({"type": "object", "properties": ["a"]}, ".x.properties"),
+        ({"type": "string", "examples": 5}, ".x.examples"),
+        ({"type": "string", "description": 5}, ".x.description"),
+        ({"oneOf": 5}, ".x.oneOf"),
+        ({"oneOf": [{"type": "string"}, None]}, ".x.oneOf[1]"),
+        ({"type": "array", "items": 5}, ".x.items"),
+        ({"type": "array", "items": {"type": "object", "properties": 5}}, ".x.items.properties"),
+        ({"type": "array", "items": {"type": "string", "enum": 5}}, ".x.items.enum"),
+    ],
+)
+def test_a_schema_the_template_fails_on_is_refused_with_its_path(schema: Any, path: str) -> None:
+    tools = _with_parameter(schema)
+    reference = corpus_reference(TEMPLATE)
+    assert reference.render(ROUND[:1], tools, add_generation_prompt=False).text is None
+    where = "tools[0].function.parameters.properties" + path
+    with pytest.raises(RequestError) as caught:
+        FUNCTIONARY.render(ROUND[:1], tools)
+    assert caught.value.path == where
+
+
+def test_a_boolean_items_schema_is_an_array_without_item_type() -> None:
+    for items in (True, False):
+        request = {
+            "messages": ROUND[:1],
+            "tools": _with_parameter({"type": "array", "items": items}),
+        }
+        rendered = FUNCTIONARY.render(request).text
+        assert "\nx?: [],\ny?: string,\n}) => any;" in rendered
+        assert jinja_render(FUNCTIONARY, request, False)[0] == rendered  # the exported template
 
 
 def test_user_text_never_becomes_a_control_token() -> None:

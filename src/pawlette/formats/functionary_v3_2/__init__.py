@@ -74,7 +74,12 @@ takes the opener's first characters into the text); the GBNF grammar does.
 Remaining differences from the template: arguments given as text are written as the JSON of
 their value (the template writes the caller's text as it is; the same text for
 ``json.dumps``-spelled arguments; Hugging Face callers pass objects, on which the template
-fails); content given as parts is written as its text (the template fails on a list).
+fails); content given as parts is written as its text (the template fails on a list); an
+array's ``items`` given as a boolean schema is written as an array without item type
+(``name: [],``) and a tool's ``description`` given as null as none (the template fails on
+both).  A schema keyword of a type the template fails on where it reads it (a description
+that is no string, ``properties`` that are no object, ``examples``, ``enum`` or ``oneOf``
+that are no list) is refused with its path.
 """
 
 from __future__ import annotations

@@ -72,6 +72,7 @@ class NamespaceSystemTurn(Concept):
         for number, tool in enumerate(out.tools):
             if tool.kind != "function":
                 raise UnsupportedFeature(f"tools[{number}].type", f"{tool.kind!r}", "'function'")
+            typescript.check(tool.definition, f"tools[{number}].function")
 
     def write_start(self, out: Render) -> None:
         out.at(None, -1)

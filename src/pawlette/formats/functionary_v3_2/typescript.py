@@ -25,7 +25,9 @@ list joined with `` | ``; ``integer`` and ``float`` written ``number``), an enum
 indented by four spaces per level, arrays as ``T[]`` (objects and enums inside them too).
 Values are written as the template's Jinja writes them with ``~`` (Python's ``str``:
 ``True``, ``{'a': 1}``), quirks included (a parameter without ``type`` is written
-``name: ,``), so the block is the template's byte for byte.
+``name: ,``), so the block is the template's byte for byte.  Where the template fails on a
+schema, :func:`check` refuses it with its path; a boolean ``items`` schema (on which the
+template fails too) is written as an array without item type.
 
 :func:`namespace` is the writer's, :data:`JINJA_MACROS` the exported template's; the two
 follow the same rules branch for branch (the cross-artifact tests render both).
@@ -37,6 +39,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from typing import Any
+
+from pawlette.errors import RequestError
 
 NONE = "<|NONE|>"
 """What the template's helpers return for "no comment" and "no format"."""
@@ -166,9 +170,16 @@ def _with_info(declaration: str, comment: str, examples: list[Any], depth: int) 
     return text + "\n" + offset + declaration
 
 
+def _items(param: Mapping[str, Any]) -> Any:
+    """An array's ``items``; a boolean schema (``true``: any item, ``false``: none beyond
+    ``prefixItems``) as none (the template fails on it)."""
+    items = param.get("items", {})
+    return {} if isinstance(items, bool) else items
+
+
 def _array(name: str | None, param: Mapping[str, Any], depth: int) -> str:
     offset = _offset(depth)
-    items = param.get("items", {})
+    items = _items(param)
     if not items:
         return "\n" + offset + (name + ": []" if name else "[]")
     kind = param_type(items)
@@ -211,8 +222,7 @@ def parameters(properties: Mapping[str, Any], required: Any, depth: int = 0) -> 
             text += parameters(param.get("properties", {}), param.get("required", []), depth + 1)
             text += "\n" + offset + "},"
         elif kind == "array":
-            items = param.get("items", {})
-            if "type" not in items:
+            if "type" not in _items(param):
                 text += _with_info(declaration + ": [],", comment, examples, depth)
             else:
                 written = _array(declaration, param, depth)
@@ -249,6 +259,84 @@ def function_type(definition: Mapping[str, Any]) -> str:
 def namespace(definitions: Sequence[Mapping[str, Any]]) -> str:
     """The ``functions`` namespace of the request's tools (their ``function`` objects)."""
     return HEADER + "".join(function_type(item) for item in definitions) + FOOTER
+
+
+# ---------------------------------------------------------------------- refusals
+
+
+def _refuse(where: str, value: Any, expected: str) -> None:
+    found = f"{type(value).__name__} {_str(value)[:40]!r}"
+    raise RequestError(where, found, expected)
+
+
+def check(definition: Mapping[str, Any], where: str) -> None:
+    """Refuse, naming its path (``where``: the tool's ``function``), a schema keyword of a
+    type the template fails on where it reads it (its Jinja raises): a description that is no
+    string, ``properties`` that are no object, ``examples``, ``enum`` or ``oneOf`` that are no
+    list, a ``oneOf`` item that is a number, boolean or null, ``items`` that are none of an
+    object, a list or a boolean."""
+    if not definition.get("name"):
+        return
+    description = definition.get("description")
+    if description is not None and not isinstance(description, str):
+        _refuse(where + ".description", description, "a string")
+    schema = definition.get("parameters", {})
+    if not isinstance(schema, Mapping) or not schema.get("properties"):
+        return
+    _check_properties(schema["properties"], where + ".parameters.properties")
+
+
+def _check_properties(properties: Any, where: str) -> None:
+    if not isinstance(properties, Mapping):
+        _refuse(where, properties, "an object of parameter schemas")
+    for name, param in properties.items():
+        if isinstance(param, Mapping):
+            _check_parameter(param, f"{where}.{_str(name)}")
+
+
+def _check_one_of(param: Mapping[str, Any], where: str) -> None:
+    if "oneOf" not in param or ("type" in param and "format" in param):
+        return  # read for the type without "type", for the format without "format"
+    variants = param["oneOf"]
+    if not isinstance(variants, list):
+        _refuse(where + ".oneOf", variants, "a list of schemas")
+    for number, item in enumerate(variants):
+        if "format" not in param and not isinstance(item, (str, list, Mapping)):
+            _refuse(f"{where}.oneOf[{number}]", item, "a schema")
+
+
+def _check_parameter(param: Mapping[str, Any], where: str) -> None:
+    if "description" in param and not isinstance(param["description"], str):
+        _refuse(where + ".description", param["description"], "a string")
+    if "examples" in param and not isinstance(param["examples"], list):
+        _refuse(where + ".examples", param["examples"], "a list")
+    _check_one_of(param, where)
+    kind = param_type(param)
+    if kind == "object":
+        _check_properties(param.get("properties", {}), where + ".properties")
+    elif kind == "array":
+        _check_items(param, where)
+    elif "enum" in param and not isinstance(param["enum"], list):
+        _refuse(where + ".enum", param["enum"], "a list of values")
+
+
+def _check_items(param: Mapping[str, Any], where: str) -> None:
+    """An array's ``items``, as :func:`_array` reads them."""
+    items = _items(param)
+    if not isinstance(items, (Mapping, list)):
+        _refuse(where + ".items", items, "a schema")
+    if not isinstance(items, Mapping) or not items:
+        return
+    where += ".items"
+    if "type" not in items and "oneOf" in items and not isinstance(items["oneOf"], list):
+        _refuse(where + ".oneOf", items["oneOf"], "a list of schemas")
+    kind = param_type(items)
+    if kind == "object":
+        _check_properties(items.get("properties", {}), where + ".properties")
+    elif kind == "array":
+        _check_items(items, where)
+    elif "enum" in items and not isinstance(items["enum"], list):
+        _refuse(where + ".enum", items["enum"], "a list of values")
 
 
 JINJA_MACROS = r"""
@@ -309,6 +397,7 @@ JINJA_MACROS = r"""
 {%- macro fv32_array(name, param, depth) -%}
 {%- set offset = "    " * depth -%}
 {%- set items = param.get("items", {}) -%}
+{%- if items is boolean -%}{%- set items = {} -%}{%- endif -%}
 {%- if not items -%}{{- "\n" ~ offset ~ ((name ~ ": []") if name else "[]") -}}
 {%- else -%}
 {%- set kind = fv32_type(items) -%}
@@ -344,7 +433,7 @@ JINJA_MACROS = r"""
 {{- "\n" ~ offset ~ declaration ~ ": {" -}}
 {{- fv32_parameters(param.get("properties", {}), param.get("required", []), depth + 1) -}}
 {{- "\n" ~ offset ~ "}," -}}
-{%- elif kind == "array" and "type" in param.get("items", {}) -%}
+{%- elif kind == "array" and param.get("items", {}) is not boolean and "type" in param.get("items", {}) -%}
 {%- set written = fv32_array(declaration, param, depth) -%}
 {{- fv32_comments(comment, examples, offset) -}}
 {{- written if written.endswith(",") else written ~ "," -}}
