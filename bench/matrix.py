@@ -153,6 +153,7 @@ def measure(
         variables={},
         empty_content=True,
         caller_variables=template.caller_variables,
+        text_arguments=template.text_arguments,
     )
     coverage, never = _coverage(base, conversations)
     renders = turns = "—"

@@ -12,9 +12,10 @@ declaration writes as markers).  Then, in order:
    candidate's options stand for (``Layout.template_variables``, ``Layout.today``).  The
    first candidate that renders every probe it can express identically is the answer, by
    its registered name (a declaration whose template cannot write tools as it does, such as
-   DeepSeek R1's, says so in ``Layout.template_untested``: it is compared without them; one
-   whose template reads the tools from a variable of its own, such as Firefunction v2's
-   ``functions``, gives it with each probe: ``Layout.tools_variables``).  A
+   DeepSeek R1's, or calls, such as Functionary v3.2's, says so in
+   ``Layout.template_untested``: it is compared without them; one whose template reads the
+   tools from a variable of its own, such as Firefunction v2's ``functions``, gives it with
+   each probe: ``Layout.tools_variables``).  A
    probe without tools that the template refuses, and renders once it is given tools, is
    skipped: such a ``tool_use`` template (Hermes 2 Pro's) is only used for requests with
    tools.
@@ -389,6 +390,8 @@ def _declared(
             probe_variables = {**variables, **_tools_variables(fmt, probe.tools)}
             if "tools" in untested and (probe.tools or _has_calls(probe)):
                 continue  # the declaration says the template cannot write these as it does
+            if "calls" in untested and _has_calls(probe):
+                continue  # the template cannot render calls as Hugging Face passes them
             try:
                 rendered = fmt.render(
                     list(probe.messages),

@@ -113,8 +113,8 @@ def tiny(*concepts: Concept, **changes: Any) -> Layout:
         ),
         (lambda: tiny(Ignored(("colour",))), "Ignored.fields: 'colour'; expected some of"),
         (
-            lambda: tiny(template_untested=("calls",)),
-            "Layout.template_untested: 'calls'; expected one of tools",
+            lambda: tiny(template_untested=("reasoning",)),
+            "Layout.template_untested: 'reasoning'; expected one of tools, calls",
         ),
         (
             lambda: tiny(SystemPrompt(skip_empty=True, placement="gathered")),

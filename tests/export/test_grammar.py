@@ -455,6 +455,7 @@ TURNS = {
     "functionary": (TOOLS, declared_turns, choices_for),
     "firefunction": (TOOLS, declared_turns, choices_for),
     "solar": (TOOLS, declared_turns, choices_for),
+    "functionary_v3_2": (TOOLS, declared_turns, choices_for),
     "omni": (OMNI_TOOLS, lambda name: omni_turns(), omni_choices),
     "chatglm3": (TOOLS, lambda name: chatglm3_turns(), python_call_choices),
     "breeze": (TOOLS, lambda name: breeze_turns(), python_call_choices),
@@ -469,7 +470,7 @@ def test_every_grammar_format_has_a_turn_strategy() -> None:
 # text (Functionary's "<function=", no special token) takes the opener's first characters
 # and the Lark grammar refuses such a turn (GBNF accepts it).  Text and opener as one
 # lexeme (as text_before does for a leading newline) would close it.
-TEXT_OPENER_GAP = {("functionary", "lark")}
+TEXT_OPENER_GAP = {("functionary", "lark"), ("functionary_v3_2", "lark")}
 
 
 @pytest.mark.parametrize(

@@ -34,9 +34,10 @@ from .scenarios import (
 from .upstream import FakeUpstream, Script, cut_at_stop
 
 NAMED = {"type": "function", "function": {"name": "get_weather"}}
-REFUSED_ON_GENERIC = [("chatglm3", "required")]
-"""Forcing a call on an engine without grammars: refused only here (ChatGLM3 with several
-functions: its calls begin with the function's name, so no prefix says "call one of them")."""
+REFUSED_ON_GENERIC = [("chatglm3", "required"), ("functionary_v3_2", "required")]
+"""Forcing a call on an engine without grammars: refused only here (ChatGLM3 and Functionary
+v3.2 with several functions: their calls begin with the function's name, so no prefix says
+"call one of them")."""
 
 
 def _bundle(
@@ -149,7 +150,7 @@ def test_forcing_a_call_is_honoured_or_refused(
     prefix = _forced_prefix(fmt, choice)
     before = len(upstream.records)
     if prefix is None:
-        # The one case no prefix can force: a ChatGLM3 call begins with its function's name.
+        # The cases no prefix can force: a call that begins with its function's name.
         assert (format_name, choice) in REFUSED_ON_GENERIC, (format_name, choice)
         with pytest.raises(openai.BadRequestError) as caught:
             _ask(serve, format_name, stream, tool_choice=choice)

@@ -575,6 +575,24 @@ def _solar(w: Writer) -> str:
     return "".join(out)
 
 
+def _functionary_v3_2(w: Writer) -> str:
+    """Functionary v3.2, after its prompt's ``>>>``: segments of a recipient line and a body
+    (``all`` + text, a name + JSON arguments, some malformed, a recipient cut before its
+    newline, text without a recipient), ``>>>`` between them, ended by <|eot_id|> or cut."""
+    rng = w.rng
+    segments = []
+    if rng.random() < 0.5:
+        segments.append("all\n" + w.text())
+    for _ in range(rng.randint(0, 3)):
+        if rng.random() < 0.2:
+            segments.append("all\n" + w.text())
+        segments.append(_named_call(w, "", "\n", "", rng.random() < 0.6))
+    if not segments or rng.random() < 0.1:
+        segments.append(rng.choice([w.text(), "al", "f"]))
+    ending = ["<|eot_id|>", "<|eot_id|>", "", f"<|eot_id|>{w.word()}"]
+    return ">>>".join(segments) + rng.choice(ending)
+
+
 GENERATORS: dict[str, Callable[[Writer], str]] = {
     "pcml": _pcml,
     "omni": _omni,
@@ -596,6 +614,7 @@ GENERATORS: dict[str, Callable[[Writer], str]] = {
     "functionary": _functionary,
     "firefunction": _firefunction,
     "solar": _solar,
+    "functionary_v3_2": _functionary_v3_2,
 }
 
 

@@ -87,7 +87,10 @@ Normalise = Callable[[dict[str, Any]], dict[str, Any]]
 
 
 def hugging_face_messages(
-    messages: Iterable[Mapping[str, Any]], *, empty_content: bool = False
+    messages: Iterable[Mapping[str, Any]],
+    *,
+    empty_content: bool = False,
+    text_arguments: bool = False,
 ) -> list[dict[str, Any]]:
     """OpenAI messages as Hugging Face callers pass them to ``apply_chat_template``.
 
@@ -96,6 +99,8 @@ def hugging_face_messages(
     JSON); everything else (``id``, ``tool_call_id``, ``name``, ``reasoning_content``,
     content parts) is kept as given.  ``empty_content``: an assistant message without content
     gets ``""`` (Qwen3's template reads ``message.content`` unconditionally).
+    ``text_arguments``: arguments stay the caller's text, as callers of a template that needs
+    them as text pass them (Functionary v3.2's).
 
     >>> call = {"id": "a", "type": "function", "function": {"name": "f", "arguments": '{"x": 1}'}}
     >>> hugging_face_messages([{"role": "assistant", "content": None, "tool_calls": [call]}])
@@ -113,7 +118,7 @@ def hugging_face_messages(
             for call in calls:
                 function = dict(call.get("function") or {})
                 arguments = function.get("arguments")
-                if isinstance(arguments, str):
+                if isinstance(arguments, str) and not text_arguments:
                     # Text that is not JSON is passed on as the caller wrote it.
                     with contextlib.suppress(ValueError):
                         function["arguments"] = json.loads(arguments)
@@ -194,6 +199,7 @@ class Reference:
     caller_variables: (
         Callable[[Sequence[Mapping[str, Any]] | None, datetime.date], Mapping[str, Any]] | None
     ) = None
+    text_arguments: bool = False
 
     def template_variables(self) -> dict[str, Any]:
         found = {"bos_token": self.bos_token, "eos_token": self.eos_token}
@@ -221,7 +227,13 @@ class Reference:
         token = _CLOCK.set(clock)
         try:
             rendered, _ = render_jinja_template(
-                [hugging_face_messages(messages, empty_content=self.empty_content)],
+                [
+                    hugging_face_messages(
+                        messages,
+                        empty_content=self.empty_content,
+                        text_arguments=self.text_arguments,
+                    )
+                ],
                 tools=[dict(tool) for tool in tools] if tools else None,
                 chat_template=self.template,
                 add_generation_prompt=add_generation_prompt,
@@ -256,6 +268,7 @@ def corpus_reference(name: str, **settings: Any) -> Reference:
         "bos_token": template.bos_token,
         "eos_token": template.eos_token,
         "caller_variables": template.caller_variables,
+        "text_arguments": template.text_arguments,
         **settings,
     }
     return Reference(template.text, template.name, **values)

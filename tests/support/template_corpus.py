@@ -87,6 +87,13 @@ CALLER_VARIABLES: dict[str, CallerVariables] = {
 """The templates that cannot render from ``messages`` and ``tools`` alone: the variables their
 callers pass (each with its source), by template name."""
 
+TEXT_ARGUMENTS = frozenset({"meetkai-functionary-medium-v3.2"})
+"""The templates that join each call's arguments to their text as a string (``'\\n' +
+tool_call['function']['arguments']``), so their callers pass the arguments as the caller's
+JSON text: llama.cpp's minja tells such templates apart (``requires_object_arguments`` is
+false for them) and passes the OpenAI string; given objects, as Hugging Face callers give
+them, the template fails ("can only concatenate str")."""
+
 
 @dataclass(frozen=True)
 class CorpusTemplate:
@@ -109,6 +116,12 @@ class CorpusTemplate:
     def caller_variables(self) -> CallerVariables | None:
         """What the template's callers pass besides messages and tools (None: nothing)."""
         return CALLER_VARIABLES.get(self.name)
+
+    @property
+    def text_arguments(self) -> bool:
+        """Whether the template's callers pass call arguments as text (see
+        :data:`TEXT_ARGUMENTS`)."""
+        return self.name in TEXT_ARGUMENTS
 
 
 def _cache_file() -> str:

@@ -26,7 +26,7 @@ from .concept import Concept
 from .pieces import Fence, Lit, Marker, Option
 
 ROLES = ("system", "user", "assistant", "tool")
-UNTESTED = ("tools",)
+UNTESTED = ("tools", "calls")
 """What ``Layout.template_untested`` may name."""
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
 
@@ -142,7 +142,9 @@ class Layout:
     - ``template_untested``: what the reference template cannot render as these options
       write it, so detection compares the candidate without it: ``"tools"`` (requests with
       tools or calls: DeepSeek R1's templates write broken call layouts the format does not
-      copy, a difference its docstring records).
+      copy, a difference its docstring records), ``"calls"`` (requests with calls or
+      results: Functionary v3.2's template needs call arguments as text, and Hugging Face's
+      callers pass them as objects, on which it fails).
     """
 
     name: str

@@ -36,6 +36,7 @@ _MODULES: dict[str, str] = {
     "functionary": "pawlette.formats.functionary",
     "firefunction": "pawlette.formats.firefunction",
     "solar": "pawlette.formats.solar",
+    "functionary_v3_2": "pawlette.formats.functionary_v3_2",
 }
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
 _LOADED: dict[str, Format] = {}
