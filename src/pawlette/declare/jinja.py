@@ -99,6 +99,15 @@ class Template:
         else:
             self.out(f"{{{{- {expression} -}}}}")
 
+    def arguments(self, call: str = "call") -> None:
+        """A call's arguments as the renderer writes them: a JSON text trimmed, an object
+        as its JSON."""
+        self.out(f"{{%- if {call}.function.arguments is string -%}}")
+        self.out(f"{{{{- {call}.function.arguments | trim -}}}}")
+        self.out("{%- else -%}")
+        self.out(f"{{{{- {call}.function.arguments | tojson -}}}}")
+        self.out("{%- endif -%}")
+
     def text(self, message: str = "message", index: str = "index") -> None:
         """A message's text (its string, or its text parts)."""
         self.value(f"text_of({message}, {index}, {jinja_string(self.layout.name)})")

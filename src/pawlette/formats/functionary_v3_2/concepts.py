@@ -269,11 +269,7 @@ class RecipientCalls(NamedCalls):
         out.out("{%- endif -%}")
         out.out("{{- call.function.name -}}")
         out.fence(self.arguments_open)
-        out.out("{%- if call.function.arguments is string -%}")
-        out.out("{{- call.function.arguments | trim -}}")
-        out.out("{%- else -%}")
-        out.out("{{- call.function.arguments | tojson -}}")
-        out.out("{%- endif -%}")
+        out.arguments()
         out.out("{%- endfor -%}")
         out.out("{%- endif -%}")
 
