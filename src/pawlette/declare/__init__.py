@@ -36,6 +36,7 @@ from .json_calls import JsonCalls
 from .layout import Frame, Layout
 from .named_calls import CallLabel, NamedCalls
 from .pieces import Fence, Lit, Marker, Option, fence, text_of
+from .prompt_always import PromptAlways
 from .python_calls import PythonCalls
 from .reasoning import Reasoning
 from .results import Results
@@ -60,6 +61,7 @@ __all__ = [
     "Marker",
     "NamedCalls",
     "Option",
+    "PromptAlways",
     "PythonCalls",
     "Reasoning",
     "Results",

@@ -64,6 +64,14 @@ class JsonCallList(Concept):
     array; ``loose``: the fences are also read without their whitespace; ``id_pattern``: a
     regular expression every written call id must match (Mistral Nemo's template refuses ids
     that are not 9 characters long; None: any id).
+
+    The array's layout: ``list_open`` / ``list_close`` around its items (``"["`` / ``"]"``)
+    and ``item_separator`` between them (None: ``separators[0]``); Cohere writes
+    ``[\n    {...},\n    {...}\n]``.  Reading takes any JSON whitespace.
+
+    ``ids``: ``"given"`` writes each call's own id; ``"positional"`` writes its position
+    among all the conversation's calls (``"0"``, ``"1"``, ...: Cohere's templates renumber
+    them so), and a given id that differs is a recorded loss.
     """
 
     open: Fence
@@ -75,6 +83,10 @@ class JsonCallList(Concept):
     parallel: bool = True
     loose: bool = True
     id_pattern: str | None = None
+    list_open: str = "["
+    list_close: str = "]"
+    item_separator: str | None = None
+    ids: Literal["given", "positional"] = "given"
 
     handles: ClassVar[frozenset[str]] = frozenset({"calls"})
 
@@ -87,6 +99,15 @@ class JsonCallList(Concept):
             )
         if not self.open:
             raise FormatError(f"{layout.name}: JsonCallList.open: empty; expected a fence")
+        if self.ids not in ("given", "positional"):
+            raise FormatError(
+                f"{layout.name}: JsonCallList.ids: {self.ids!r}; expected 'given' or 'positional'"
+            )
+
+    @property
+    def between_items(self) -> str:
+        """What the array writes between two items."""
+        return self.separators[0] if self.item_separator is None else self.item_separator
 
     def key(self, role: str) -> str | None:
         return next((key for name, key in self.keys if name == role), None)
@@ -104,9 +125,18 @@ class JsonCallList(Concept):
 
     def check(self, out: Render) -> None:
         out.handles("calls")
+        position = 0
         for index, message in enumerate(out.messages):
             if message.role != "assistant" or not message.tool_calls:
                 continue
+            if self.ids == "positional":
+                for number, call in enumerate(message.tool_calls):
+                    if call.id != str(position + number):
+                        out.lose(
+                            f"messages[{index}].tool_calls[{number}].id",
+                            f"written as its position among the calls ({position + number})",
+                        )
+                position += len(message.tool_calls)
             if out.message_text(index) and self.content != "written":
                 if self.content == "refused":
                     raise RequestError(
@@ -143,12 +173,24 @@ class JsonCallList(Concept):
         if self.content == "written" and out.message_text(index):
             out.fence(self.text_separator, "tool_call", trainable=True)
         out.fence(self.open, "tool_call", trainable=True)
+        first = self._first_position(out, index) if self.ids == "positional" else 0
         items = []
         for number, call in enumerate(message.tool_calls):
             where = f"messages[{index}].tool_calls[{number}].function.arguments"
-            items.append(self.item(call.name, call.id, arguments_json(call.arguments, where)))
-        out.text("[" + self.separators[0].join(items) + "]", "tool_call", trainable=True)
+            call_id = str(first + number) if self.ids == "positional" else call.id
+            items.append(self.item(call.name, call_id, arguments_json(call.arguments, where)))
+        listed = self.between_items.join(items)
+        out.text(self.list_open + listed + self.list_close, "tool_call", trainable=True)
         out.fence(self.close, "tool_call", trainable=True)
+
+    @staticmethod
+    def _first_position(out: Render, index: int) -> int:
+        """The position of ``messages[index]``'s first call among the conversation's calls."""
+        return sum(
+            len(message.tool_calls)
+            for message in out.messages[:index]
+            if message.role == "assistant" and message.tool_calls
+        )
 
     # ------------------------------------------------------------------ the parse table
 
@@ -198,16 +240,19 @@ class JsonCallList(Concept):
             out.fence(self.text_separator)
             out.out("{%- endif -%}")
         out.fence(self.open)
-        out.literal("[")
+        out.literal(self.list_open)
         out.out("{%- for call in message.tool_calls -%}")
         out.out("{%- if not loop.first -%}")
-        out.literal(item_separator)
+        out.literal(self.between_items)
         out.out("{%- endif -%}")
         out.literal("{")
         for number, (role_name, key) in enumerate(self.keys):
             out.literal((item_separator if number else "") + json.dumps(key) + key_separator)
             if role_name == "name":
                 out.out("{{- call.function.name | tojson -}}")
+            elif role_name == "id" and self.ids == "positional":
+                position = out.ns("call_position", "0")
+                out.out(f"{{{{- '\"' ~ {position} ~ '\"' -}}}}")
             elif role_name == "id":
                 out.out("{{- call.id | tojson -}}")
             else:
@@ -215,8 +260,11 @@ class JsonCallList(Concept):
                 out.out("{{- call.function.arguments | trim -}}")
                 out.out("{%- else -%}{{- call.function.arguments | tojson -}}{%- endif -%}")
         out.literal("}")
+        if self.ids == "positional":
+            position = out.ns("call_position", "0")
+            out.out(f"{{%- set {position} = {position} + 1 -%}}")
         out.out("{%- endfor -%}")
-        out.literal("]")
+        out.literal(self.list_close)
         out.fence(self.close)
         out.out("{%- endif -%}")
 
@@ -318,7 +366,7 @@ class _CallListSet:
         self.trigger: str | None = next(
             (piece.text for piece in calls.open if isinstance(piece, Marker)), None
         )
-        self.lead = text_of(calls.open, turn.layout.options, turn.layout.name) + "["
+        self.lead = text_of(calls.open, turn.layout.options, turn.layout.name) + calls.list_open
 
     def items(self, turn: Turn, rules: Rules, number: int) -> list[Node]:
         from ..emit.json_schema import BASE_RULES
@@ -351,8 +399,8 @@ class _CallListSet:
     def _tail(self, turn: Turn, rules: Rules, parallel: bool) -> list[Node]:
         rest: list[Node] = []
         if parallel and self.calls.parallel:
-            rest.append(Repeat(seq(Lit(self.calls.separators[0]), self.call(turn, rules))))
-        return [*rest, Lit("]"), *turn.nodes(self.calls.close)]
+            rest.append(Repeat(seq(Lit(self.calls.between_items), self.call(turn, rules))))
+        return [*rest, Lit(self.calls.list_close), *turn.nodes(self.calls.close)]
 
     def lazy(self, turn: Turn, rules: Rules, parallel: bool) -> Node:
         return self.many(turn, rules, parallel)
@@ -360,7 +408,7 @@ class _CallListSet:
     def many(self, turn: Turn, rules: Rules, parallel: bool) -> Node:
         return seq(
             *turn.nodes(self.calls.open),
-            Lit("["),
+            Lit(self.calls.list_open),
             self.call(turn, rules),
             *self._tail(turn, rules, parallel),
         )
@@ -404,7 +452,12 @@ class _CallListSet:
         heads = [
             seq(
                 *drop_prefix(
-                    [*turn.nodes(self.calls.open), Lit("["), *self.items(turn, rules, n)], prefix
+                    [
+                        *turn.nodes(self.calls.open),
+                        Lit(self.calls.list_open),
+                        *self.items(turn, rules, n),
+                    ],
+                    prefix,
                 )
             )
             for n, _ in turn.allowed()

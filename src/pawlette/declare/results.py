@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING, ClassVar, Literal
 
 from ..engine.readers import ScaffoldReader, WholeTextReader
 from ..errors import FormatError, RequestError
@@ -30,6 +30,9 @@ from .readers import (
 from .table import begin
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from ..types import Message
     from .jinja import Template
     from .layout import Layout
     from .table import Table
@@ -66,6 +69,10 @@ class Results(Concept):
       ``ID<|tool_response:name|>NAME<|tool_response:result|>``); reading skips the name (the
       call names the tool).  None (the default): no name there.  In a group with an
       ``item_gap``, the results after the first begin with the gap, then the id.
+    - ``ids``: with ``id_close``, ``"given"`` writes the ``tool_call_id`` as given;
+      ``"positional"`` writes the position, among all the conversation's calls, of the first
+      call with that id (empty when none has it: Cohere's templates, whose calls are
+      numbered so, see ``JsonCallList.ids``); a given id that differs is a recorded loss.
 
     A tool message's ``name`` is accepted and not written (the call it answers names it);
     the rendering records the loss, unless another concept writes it.  A results turn gets
@@ -83,6 +90,7 @@ class Results(Concept):
     item_gap: Fence = ()
     gap_ends_group: bool = True
     name_close: Fence | None = None
+    ids: Literal["given", "positional"] = "given"
 
     claims: ClassVar[frozenset[str]] = frozenset({"tool"})
     handles: ClassVar[frozenset[str]] = frozenset({"tool_name"})
@@ -102,6 +110,13 @@ class Results(Concept):
             raise FormatError(
                 f"{layout.name}: Results.name_close without id_close; expected the name "
                 "written after the id"
+            )
+        if self.ids not in ("given", "positional") or (
+            self.ids == "positional" and self.id_close is None
+        ):
+            raise FormatError(
+                f"{layout.name}: Results.ids: {self.ids!r}; expected 'given', or 'positional' "
+                "with id_close"
             )
         if self.grouped and not self.item_close:
             raise FormatError(
@@ -125,6 +140,14 @@ class Results(Concept):
                 text = out.message_text(index) if message.role == "tool" else ""
                 if text != text.strip():
                     out.lose(f"messages[{index}].content", "whitespace at its ends trimmed")
+        if self.ids == "positional":
+            for index, message in enumerate(out.messages):
+                position = self.written_id(out, index) if message.role == "tool" else ""
+                if message.role == "tool" and position != (message.tool_call_id or ""):
+                    out.lose(
+                        f"messages[{index}].tool_call_id",
+                        f"written as the position of the call it answers ({position!r})",
+                    )
         writes_id = self.id_close is not None or self.id_after is not None
         if not writes_id and "tool_name" not in out.present:
             return
@@ -161,7 +184,7 @@ class Results(Concept):
             for hook in hooks.opening:
                 hook(out, index)
         if self.id_close is not None:
-            out.text(out.messages[index].tool_call_id or "", "tool_result")
+            out.text(self.written_id(out, index), "tool_result")
             out.fence(self.id_close, "tool_result")
             if self.name_close is not None:
                 out.text(self.call_name(out, index), "tool_result")
@@ -179,6 +202,13 @@ class Results(Concept):
             out.fence(frame.end, "close")
             out.fence(frame.after, "separator")
             out.previous = "tool"
+
+    def written_id(self, out: Render, index: int) -> str:
+        """The id written for the result at ``index`` (see ``ids``)."""
+        given = out.messages[index].tool_call_id or ""
+        if self.ids == "given":
+            return given
+        return positions(out.messages).get(given, "")
 
     @staticmethod
     def call_name(out: Render, index: int) -> str:
@@ -259,7 +289,21 @@ class Results(Concept):
                 getattr(concept, hook)(out, "tool")
         if self.grouped:
             out.out("{%- endif -%}")
-        if self.id_close is not None:
+        if self.id_close is not None and self.ids == "positional":
+            out.out(
+                "{%- set position = namespace(count=0, found=none) -%}"
+                "{%- for called in messages -%}"
+                '{%- if called.role == "assistant" and called.tool_calls is defined '
+                "and called.tool_calls -%}"
+                "{%- for call in called.tool_calls -%}"
+                "{%- if position.found is none and call.id == message.tool_call_id -%}"
+                "{%- set position.found = position.count -%}{%- endif -%}"
+                "{%- set position.count = position.count + 1 -%}"
+                "{%- endfor -%}{%- endif -%}{%- endfor -%}"
+                "{%- if position.found is not none -%}{{- position.found -}}{%- endif -%}"
+            )
+            out.fence(self.id_close)
+        elif self.id_close is not None:
             out.out("{{- message.tool_call_id -}}")
             out.fence(self.id_close)
             if self.name_close is not None:
@@ -297,6 +341,19 @@ class Results(Concept):
         out.out('{%- set ns.previous = "tool" -%}')
         if self.grouped:
             out.out("{%- endif -%}")
+
+
+def positions(messages: Sequence[Message]) -> dict[str, str]:
+    """Each call id's position among the calls of ``messages`` (its first call's)."""
+    found: dict[str, str] = {}
+    position = 0
+    for message in messages:
+        if message.role != "assistant":
+            continue
+        for call in message.tool_calls or ():
+            found.setdefault(call.id or "", str(position))
+            position += 1
+    return found
 
 
 class ResultNameReader(WholeTextReader):

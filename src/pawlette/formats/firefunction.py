@@ -79,16 +79,16 @@ import datetime
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from pawlette.declare import (
-    Concept,
     Frame,
     Ignored,
     JsonCallList,
     Layout,
     Marker,
     Option,
+    PromptAlways,
     Results,
     SystemPrompt,
     ToolsBlock,
@@ -96,14 +96,6 @@ from pawlette.declare import (
     declare,
     fence,
 )
-from pawlette.declare.readers import PendingContentReader
-from pawlette.declare.table import begin
-
-if TYPE_CHECKING:
-    from pawlette.declare.jinja import Template
-    from pawlette.declare.table import Table
-    from pawlette.declare.write import Render
-    from pawlette.engine.machine import Parser
 
 BEGIN = Marker("<|begin_of_text|>")
 HEADER, HEADER_END = Marker("<|start_header_id|>"), Marker("<|end_header_id|>")
@@ -144,54 +136,6 @@ def datetime_text(options: FirefunctionOptions) -> str:
 
 def header(role: str) -> Frame:
     return Frame(open=fence(HEADER, role, HEADER_END, "\n\n"), end=fence(END_OF_TURN))
-
-
-class _OpenedTurnReader(PendingContentReader):
-    """An assistant turn's text; the turn is there once anything of it is read, text or a
-    marker (an empty turn's end, a call): an opener the conversation ends with is no turn."""
-
-    __slots__ = ()
-
-    def __init__(self, parser: Parser, ends: frozenset[str]) -> None:
-        super().__init__(parser, ends)
-
-    def close(self, marker: str | None, offset: int) -> None:
-        if marker is not None and self._parser.message_pending:
-            self._parser.confirm_message()
-        super().close(marker, offset)
-
-
-@dataclass(frozen=True)
-class PromptAlways(Concept):
-    """The assistant turn's opener is written after the last message whether or not the
-    generation prompt was asked for (the template ignores ``add_generation_prompt``).
-    Reading a conversation, an assistant turn begins pending: the opener it ends with
-    gives no message."""
-
-    def write_finish(self, out: Render) -> None:
-        if out.prompt:
-            return
-        out.at("assistant", len(out.messages))
-        out.fence(out.layout.frames["assistant"].prompt(out.previous), "generation_prompt")
-
-    def rows(self, table: Table) -> None:
-        head = table.first_state["assistant"]
-        ends = frozenset(table.ends("assistant"))
-        table.reader(head, lambda parser: _OpenedTurnReader(parser, ends))
-        for (state, marker), (target, actions) in list(table.steps.items()):
-            if state == "outside" and target == head:
-                pending = tuple(
-                    begin("assistant", pending=True)
-                    if getattr(action, "__name__", "") == "begin assistant"
-                    else action
-                    for action in actions
-                )
-                table.steps[(state, marker)] = (target, pending)
-
-    def jinja_finish(self, out: Template) -> None:
-        out.out("{%- if not add_generation_prompt -%}")
-        out.fence(out.layout.frames["assistant"].open)
-        out.out("{%- endif -%}")
 
 
 def tools_variables(

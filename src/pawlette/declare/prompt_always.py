@@ -1,0 +1,89 @@
+"""A generation prompt the template writes after every render.
+
+Some templates ignore ``add_generation_prompt`` and always end with the assistant's opener
+(Firefunction v2), or with the whole generation prompt (Cohere's Command R7B:
+``<|START_OF_TURN_TOKEN|><|CHATBOT_TOKEN|><|START_THINKING|><|END_THINKING|>``).
+:class:`PromptAlways` writes the generation prompt, as the writer writes it when asked (the
+assistant frame's prompt, then every concept's ``write_prompt``), after the last message of a
+render that did not ask for it; it is never trainable.
+
+Reading a conversation, an assistant turn begins pending: the prompt a conversation ends with
+gives no message.
+
+>>> from pawlette.declare import PromptAlways
+>>> PromptAlways()
+PromptAlways()
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from .concept import Concept, overrides
+from .readers import PendingContentReader
+from .table import begin
+
+if TYPE_CHECKING:
+    from ..engine.machine import Parser
+    from .jinja import Template
+    from .table import Table
+    from .write import Render
+
+
+class _OpenedTurnReader(PendingContentReader):
+    """An assistant turn's text; the turn is there once anything of it is read, text or a
+    marker (an empty turn's end, a call): a prompt the conversation ends with is no turn."""
+
+    __slots__ = ()
+
+    def __init__(self, parser: Parser, ends: frozenset[str]) -> None:
+        super().__init__(parser, ends)
+
+    def close(self, marker: str | None, offset: int) -> None:
+        if marker is not None and self._parser.message_pending:
+            self._parser.confirm_message()
+        super().close(marker, offset)
+
+
+@dataclass(frozen=True)
+class PromptAlways(Concept):
+    """The generation prompt, written after the last message whether or not it was asked
+    for (see the module).  Where the prompt goes past the assistant's opener (a reasoning
+    concept's empty block, ``Reasoning(prompt="empty")``), the whole prompt is one spelling
+    of the parse table that begins a pending assistant turn."""
+
+    def write_finish(self, out: Render) -> None:
+        if not out.prompt:
+            out.generation_prompt()
+
+    def rows(self, table: Table) -> None:
+        head = table.first_state["assistant"]
+        ends = frozenset(table.ends("assistant"))
+        table.reader(head, lambda parser: _OpenedTurnReader(parser, ends))
+        for (state, marker), (target, actions) in list(table.steps.items()):
+            if state == "outside" and target == head:
+                pending = tuple(
+                    begin("assistant", pending=True)
+                    if getattr(action, "__name__", "") == "begin assistant"
+                    else action
+                    for action in actions
+                )
+                table.steps[(state, marker)] = (target, pending)
+        from .reasoning import Reasoning
+
+        reasoning = table.layout.concept(Reasoning)
+        if reasoning is None or reasoning.prompt != "empty":
+            return
+        block = table.text(reasoning.open, reasoning.close)
+        for (state, marker), (target, actions) in list(table.steps.items()):
+            if state == "outside" and target == head and (state, marker + block) not in table.steps:
+                table.on(state, marker + block, head, *actions)
+
+    def jinja_finish(self, out: Template) -> None:
+        out.out("{%- if not add_generation_prompt -%}")
+        out.open_fence("assistant", prompt=True)
+        for concept in out.layout.concepts:
+            if overrides(concept, "jinja_prompt"):
+                concept.jinja_prompt(out)
+        out.out("{%- endif -%}")

@@ -1,0 +1,207 @@
+"""Cohere's Command R7B: ``<|START_OF_TURN_TOKEN|>`` turns, answers between response
+markers, calls as one JSON action list numbered by position, results as one JSON list.
+
+The wire format (every ``<|…|>`` is a special token of the Command R7B tokenizer), shown on
+several lines (the format writes no newline between turns)::
+
+    <BOS_TOKEN><|START_OF_TURN_TOKEN|><|SYSTEM_TOKEN|># System Preamble
+    You are in contextual safety mode. ...
+    (with tools: the tool-use instructions and the listing)
+    ```json
+    [
+        {"name": "get_weather", "description": "Weather.", "parameters": {...}, "responses": null}
+    ]
+    ```
+
+    # Default Preamble
+    ...
+
+    # Developer Preamble
+    The following instructions take precedence ...
+    You are terse.<|END_OF_TURN_TOKEN|>
+    <|START_OF_TURN_TOKEN|><|USER_TOKEN|>Weather in Zürich?<|END_OF_TURN_TOKEN|>
+    <|START_OF_TURN_TOKEN|><|CHATBOT_TOKEN|><|START_THINKING|><|END_THINKING|><|START_ACTION|>[
+        {"tool_call_id": "0", "tool_name": "get_weather", "parameters": {"city": "Zürich"}}
+    ]<|END_ACTION|><|END_OF_TURN_TOKEN|>
+    <|START_OF_TURN_TOKEN|><|SYSTEM_TOKEN|><|START_TOOL_RESULT|>[
+        {
+            "tool_call_id": "0",
+            "results": {
+                "0": "3 °C"
+            },
+            "is_error": null
+        }
+    ]<|END_TOOL_RESULT|><|END_OF_TURN_TOKEN|>
+    <|START_OF_TURN_TOKEN|><|CHATBOT_TOKEN|><|START_RESPONSE|>3 °C.<|END_RESPONSE|><|END_OF_TURN_TOKEN|>
+    <|START_OF_TURN_TOKEN|><|CHATBOT_TOKEN|><|START_THINKING|><|END_THINKING|>
+
+Reference: ``CohereForAI-c4ai-command-r7b-12-2024-tool_use.jinja`` (llama.cpp's
+``models/templates``); what models write, as llama.cpp's ``command_r7b`` handler reads it.
+
+Decisions:
+
+- **System**: one system turn, always written: the fixed system preamble, the tool-use
+  instructions and the tools listing (with tools), the fixed default preamble, then, when
+  the first message is a system message with text, the developer preamble heading and that
+  text.  Later system messages are turns of their own.  Reading drops the fixed texts.
+- **Tools**: each tool's ``{"name": "N", "description": "D", "parameters": P,
+  "responses": null}`` on a line, joined by ``,\\n``; the name and description are written
+  between quotes as given (the template does not escape them).
+- **Answers**: ``<|START_RESPONSE|>`` + text + ``<|END_RESPONSE|>``; the template drops an
+  answer's reasoning (a recorded loss).
+- **Calls**: ``<|START_THINKING|>`` + reasoning + ``<|END_THINKING|><|START_ACTION|>`` + a
+  JSON array, one call a line ``{"tool_call_id": "K", "tool_name": N, "parameters": A}`` +
+  ``<|END_ACTION|>``.  The block of reasoning is always there (empty without reasoning);
+  the turn's text is dropped (a recorded loss).  ``K`` is the call's position among all the
+  conversation's calls: the template renumbers ids, so a given id that differs is a
+  recorded loss, and reading gives the ids the model wrote.
+- **Results**: consecutive tool messages share one turn, a JSON array of ``{"tool_call_id":
+  "K", "results": {"0": TEXT}, "is_error": null}`` objects, the text as a JSON string, ``K``
+  the position of the call the result answers.
+- **Generation prompt**: ``<|START_OF_TURN_TOKEN|><|CHATBOT_TOKEN|><|START_THINKING|>
+  <|END_THINKING|>`` (thinking off; the variant ``cohere:thinking``, the template's
+  ``enable_thinking``, writes only the opener, and the model may write its reasoning
+  first).  The template writes it after every render, ``add_generation_prompt`` or not
+  (:class:`~pawlette.declare.PromptAlways`): reading a conversation, that prompt at its end
+  gives no message.
+- **Reading** what models write (llama.cpp's ``command_r7b`` handler): an optional
+  ``<|START_THINKING|>…<|END_THINKING|>`` block, then ``<|START_RESPONSE|>…<|END_RESPONSE|>``
+  or ``<|START_ACTION|>[…]<|END_ACTION|>``; the turn ends at ``<|END_OF_TURN_TOKEN|>``.
+
+Remaining differences from the template: a first system message with empty text is written
+as the developer text of the system turn (empty), where the template writes it as a system
+turn of its own after the generated one; ``reasoning_content`` of ``None`` in a call turn is
+written empty (the template prints ``None``); ``documents`` and ``enable_citations`` are not
+options of the format (the template's defaults, none, are what it writes).
+"""
+
+# ruff: noqa: E501  (the docstring shows the wire format)
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from pawlette.declare import (
+    Frame,
+    Ignored,
+    JsonCallList,
+    Layout,
+    Marker,
+    PromptAlways,
+    Results,
+    SystemPrompt,
+    declare,
+    fence,
+)
+from pawlette.declare.pieces import Fence
+
+from .concepts import CallReasoning, CohereTools, DefaultPreamble, Response
+from .texts import DEFAULT_PREAMBLE, DEVELOPER_HEADING, SYSTEM_PREAMBLE, TOOL_USE
+
+BEGIN = Marker("<BOS_TOKEN>")
+START, END = Marker("<|START_OF_TURN_TOKEN|>"), Marker("<|END_OF_TURN_TOKEN|>")
+SYSTEM, USER, CHATBOT = (
+    Marker("<|SYSTEM_TOKEN|>"),
+    Marker("<|USER_TOKEN|>"),
+    Marker("<|CHATBOT_TOKEN|>"),
+)
+THINKING, THINKING_END = Marker("<|START_THINKING|>"), Marker("<|END_THINKING|>")
+ACTION, ACTION_END = Marker("<|START_ACTION|>"), Marker("<|END_ACTION|>")
+RESPONSE, RESPONSE_END = Marker("<|START_RESPONSE|>"), Marker("<|END_RESPONSE|>")
+RESULT, RESULT_END = Marker("<|START_TOOL_RESULT|>"), Marker("<|END_TOOL_RESULT|>")
+
+TOOLS_CLOSE = "\n]\n```\n\n"
+RESULT_OPEN = '[\n    {\n        "tool_call_id": "'
+RESULT_ID_CLOSE = '",\n        "results": {\n            "0": '
+RESULT_CLOSE = '\n        },\n        "is_error": null\n    }'
+RESULT_GAP = ',\n    {\n        "tool_call_id": "'
+
+_SPECIAL = re.compile(r"(<\|[A-Z_]+\|>)")
+
+
+def spelled(text: str) -> Fence:
+    """``text`` as a fence whose special-token spellings are markers (the template names
+    them in its instructions, and the tokenizer reads them as its special tokens)."""
+    return fence(
+        *(
+            Marker(part) if _SPECIAL.fullmatch(part) else part
+            for part in _SPECIAL.split(text)
+            if part
+        )
+    )
+
+
+@dataclass(frozen=True)
+class CohereOptions:
+    """``thinking``: the template's ``enable_thinking`` (the generation prompt leaves the
+    reasoning block to the model instead of writing it empty)."""
+
+    thinking: bool = False
+
+
+def _variables(options: CohereOptions) -> Mapping[str, Any]:
+    return {"enable_thinking": options.thinking}
+
+
+def layout(options: CohereOptions) -> Layout:
+    def turn(role: Marker) -> Frame:
+        return Frame(open=fence(START, role), end=fence(END))
+
+    return Layout(
+        name="cohere",
+        summary="Cohere Command R7B: response and action markers, calls numbered by position",
+        begin=fence(BEGIN),
+        frames={
+            "system": turn(SYSTEM),
+            "user": turn(USER),
+            "assistant": turn(CHATBOT),
+            "tool": Frame(
+                open=fence(START, SYSTEM, RESULT, RESULT_OPEN),
+                end=fence("\n]", RESULT_END, END),
+            ),
+        },
+        concepts=(
+            SystemPrompt(always=True, preamble=fence(SYSTEM_PREAMBLE)),
+            CohereTools(
+                place="system", first=True, open=spelled(TOOL_USE), close=fence(TOOLS_CLOSE)
+            ),
+            DefaultPreamble(default=fence(DEFAULT_PREAMBLE), heading=fence(DEVELOPER_HEADING)),
+            CallReasoning(
+                open=fence(THINKING),
+                close=fence(THINKING_END),
+                prompt="" if options.thinking else "empty",
+            ),
+            Response(open=fence(RESPONSE), close=fence(RESPONSE_END)),
+            JsonCallList(
+                open=fence(ACTION),
+                close=fence(ACTION_END),
+                keys=(("id", "tool_call_id"), ("name", "tool_name"), ("arguments", "parameters")),
+                content="dropped",
+                list_open="[\n    ",
+                list_close="\n]",
+                item_separator=",\n    ",
+                ids="positional",
+            ),
+            Results(
+                grouped=True,
+                id_close=fence(RESULT_ID_CLOSE),
+                json_text=True,
+                item_close=fence(RESULT_CLOSE),
+                item_gap=fence(RESULT_GAP),
+                gap_ends_group=False,
+                ids="positional",
+            ),
+            Ignored(("name",)),
+            PromptAlways(),
+        ),
+        options=options,
+        from_options=layout,
+        variants={"thinking": CohereOptions(thinking=True)},
+        template_variables=_variables,
+    )
+
+
+FORMAT = declare(layout(CohereOptions()))
