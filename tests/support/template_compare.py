@@ -736,7 +736,13 @@ def own_turns(
                     TurnDifference(conversation, index, "refused", message=refusal or "")
                 )
                 continue
-            turn_text = _turn_after(before.text, after.text, opener)
+            prompt_text = before.text
+            always = _always_prompt(fmt, messages[:index], tools)
+            if always is None:
+                turn_text = _turn_after(before.text, after.text, opener)
+            else:
+                cut = _cut_always_prompt(before.text, after.text, *always)
+                turn_text, prompt_text = cut if cut is not None else (None, before.text)
             if turn_text is None:
                 offset = first_difference(before.text, after.text)
                 problems.append(
@@ -753,7 +759,7 @@ def own_turns(
             try:
                 # Read knowing the prompt, as llama.cpp does (a prompt that opened a
                 # reasoning block leaves the model inside it; one after results does not).
-                parsed = fmt.parse(turn_text, tools=tools, prompt=before.text).message
+                parsed = fmt.parse(turn_text, tools=tools, prompt=prompt_text).message
             except Exception as error:  # strict=False should not raise: reported, not hidden
                 problems.append(
                     TurnDifference(
@@ -845,6 +851,43 @@ def _equal_but_lost(
             expected.pop(field, None)
             found.pop(field, None)
     return expected == found
+
+
+def _always_prompt(fmt: Format, messages: Any, tools: Any) -> tuple[str, str] | None:
+    """For a format that writes its generation prompt after every render (a layout with
+    :class:`pawlette.declare.PromptAlways`), that prompt after ``messages`` and the
+    assistant's opener it begins with; None otherwise (or when pawlette refuses them)."""
+    from pawlette.declare import PromptAlways, layout_of
+    from pawlette.declare.pieces import text_of
+
+    layout = layout_of(fmt)
+    if layout is None or layout.concept(PromptAlways) is None:
+        return None
+    request: dict[str, Any] = {"messages": list(messages)}
+    if tools:
+        request["tools"] = tools
+    try:
+        segments = fmt.render(request, add_generation_prompt=True).segments
+    except Exception:  # refused: the turn is compared as any other
+        return None
+    prompt: list[str] = []
+    for segment in reversed(segments):
+        if segment.kind != "generation_prompt":
+            break
+        prompt.append(segment.text)
+    opener = text_of(layout.frames["assistant"].open, layout.options, layout.name)
+    return "".join(reversed(prompt)), opener
+
+
+def _cut_always_prompt(before: str, after: str, prompt: str, opener: str) -> tuple[str, str] | None:
+    """The turn's text after its opener, and the prompt it follows (the render up to that
+    opener), where both renders end with the always-written ``prompt``."""
+    if not prompt or not before.endswith(prompt) or not after.endswith(prompt):
+        return None
+    head, full = before[: -len(prompt)], after[: -len(prompt)]
+    if not full.startswith(head + opener):
+        return None
+    return full[len(head) + len(opener) :], head + opener
 
 
 def _turn_after(prompt: str, full: str, opener: str | None) -> str | None:

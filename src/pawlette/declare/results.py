@@ -233,7 +233,8 @@ class Results(Concept):
         if self.id_close is not None:
             table.fields["tool"] = {"tool_call_id": "tool_call_id"}
             table.state("tool.id", ResultIdReader, "tool")
-            table.state("tool.item", ResultTextReader, "tool", ends=not self.item_close)
+            text_reader = JsonResultTextReader if self.json_text else ResultTextReader
+            table.state("tool.item", text_reader, "tool", ends=not self.item_close)
             for opener in sorted(openers - {""}):
                 table.on("outside", opener, "tool.id")
             if self.name_close is None:
@@ -354,6 +355,21 @@ def positions(messages: Sequence[Message]) -> dict[str, str]:
             found.setdefault(call.id or "", str(position))
             position += 1
     return found
+
+
+class JsonResultTextReader(ResultTextReader):
+    """A result after its id written as a JSON string (``Results.json_text``): its decoded
+    text; text that is not one whole JSON string is kept as written."""
+
+    __slots__ = ()
+
+    def _text(self) -> str:
+        text = super()._text()
+        try:
+            value = json.loads(text)
+        except ValueError:
+            return text
+        return value if isinstance(value, str) else text
 
 
 class ResultNameReader(WholeTextReader):

@@ -73,7 +73,7 @@ class SystemPrompt(Concept):
     joiner: str = "\n\n"
     gathered_keep: Literal["all", "last"] = "all"
     skip_empty: bool = False
-    empty_first: Literal["kept", "absent"] = "kept"
+    empty_first: Literal["kept", "absent", "own_turn"] = "kept"
     heading: Fence = ()
 
     claims: ClassVar[frozenset[str]] = frozenset({"system"})
@@ -157,6 +157,13 @@ class SystemPrompt(Concept):
 
     def _absent(self, out: Render) -> bool:
         """Whether the first message is a system message written as none (``empty_first``)."""
+        if self.empty_first == "own_turn":
+            return (
+                self.placement != "gathered"
+                and bool(out.messages)
+                and out.messages[0].role == "system"
+                and not out.message_text(0)
+            )
         return (
             self.empty_first == "absent"
             and self.placement != "gathered"
@@ -184,8 +191,23 @@ class SystemPrompt(Concept):
             return
         if self.placement == "first_kept" and index > 0:
             return
-        if self.placement != "gathered" and not (index == 0 and self._absent(out)):
+        if self.placement == "gathered":
+            return
+        if not (index == 0 and self._absent(out)):
             out.turn(index)
+        elif self.empty_first == "own_turn":
+            self._empty_turn(out, index)
+
+    @staticmethod
+    def _empty_turn(out: Render, index: int) -> None:
+        """An empty system turn: its frame alone, no concept's part (``"own_turn"``)."""
+        frame = out.layout.frames["system"]
+        out.role, out.index = "system", index
+        out.at("system", index)
+        out.fence(frame.opener(out.previous), "header")
+        out.fence(frame.end, "close")
+        out.fence(frame.after, "separator")
+        out.previous = "system"
 
     def write_opening(self, out: Render, index: int) -> None:
         if out.role != "system" or index > 0:
@@ -307,7 +329,13 @@ class SystemPrompt(Concept):
             out.out("{%- endfor -%}")
             out.out(f"{{%- if {texts} or {self._jinja_wanted(out)} -%}}")
         else:
-            if self.empty_first == "absent":
+            if self.empty_first == "own_turn":
+                out.out(
+                    "{%- set system_absent = has_system and not text_of(messages[0], 0, "
+                    f"{jinja_string(out.layout.name)}) -%}}"
+                )
+                out.out("{%- set has_system = has_system and not system_absent -%}")
+            elif self.empty_first == "absent":
                 others = self._jinja_wanted(out, own=False)
                 out.out(
                     f"{{%- set system_absent = has_system and not ({others}) and "
@@ -328,6 +356,16 @@ class SystemPrompt(Concept):
             out.out("{%- endif -%}")
         elif self.empty_first == "absent":
             out.out("{%- if not (index == 0 and system_absent) -%}")
+            out.turn("system")
+            out.out("{%- endif -%}")
+        elif self.empty_first == "own_turn":
+            frame = out.layout.frames["system"]
+            out.out("{%- if index == 0 and system_absent -%}")
+            out.open_fence("system")
+            out.fence(frame.end)
+            out.fence(frame.after)
+            out.out('{%- set ns.previous = "system" -%}')
+            out.out("{%- else -%}")
             out.turn("system")
             out.out("{%- endif -%}")
         else:

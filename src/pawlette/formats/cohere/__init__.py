@@ -68,9 +68,10 @@ Decisions:
   ``<|START_THINKING|>…<|END_THINKING|>`` block, then ``<|START_RESPONSE|>…<|END_RESPONSE|>``
   or ``<|START_ACTION|>[…]<|END_ACTION|>``; the turn ends at ``<|END_OF_TURN_TOKEN|>``.
 
-Remaining differences from the template: a first system message with empty text is written
-as the developer text of the system turn (empty), where the template writes it as a system
-turn of its own after the generated one; ``reasoning_content`` of ``None`` in a call turn is
+A first system message with empty text is, as the template writes it, a system turn of its
+own after the generated one (``SystemPrompt(empty_first="own_turn")``).
+
+Remaining differences from the template: ``reasoning_content`` of ``None`` in a call turn is
 written empty (the template prints ``None``); ``documents`` and ``enable_citations`` are not
 options of the format (the template's defaults, none, are what it writes).
 """
@@ -164,7 +165,7 @@ def layout(options: CohereOptions) -> Layout:
             ),
         },
         concepts=(
-            SystemPrompt(always=True, preamble=fence(SYSTEM_PREAMBLE)),
+            SystemPrompt(always=True, preamble=fence(SYSTEM_PREAMBLE), empty_first="own_turn"),
             CohereTools(
                 place="system", first=True, open=spelled(TOOL_USE), close=fence(TOOLS_CLOSE)
             ),

@@ -9,10 +9,10 @@ from typing import TYPE_CHECKING, Any
 
 from pawlette.declare import Concept, Reasoning, ToolsBlock
 from pawlette.declare.pieces import Fence
-from pawlette.declare.readers import lead_dropped
+from pawlette.declare.readers import BetweenCallsReader, lead_dropped
 from pawlette.emit.jinja_text import jinja_string
 from pawlette.engine.json_text import json_string
-from pawlette.engine.readers import ScaffoldReader, WholeTextReader
+from pawlette.engine.readers import WholeTextReader
 from pawlette.types import TextDelta, Tool, ToolsDeclared
 
 if TYPE_CHECKING:
@@ -161,7 +161,7 @@ class Response(Concept):
             out.fence(self.close, "content", trainable=True)
 
     def rows(self, table: Table) -> None:
-        table.state("assistant.responded", ScaffoldReader, "assistant", ends=True)
+        table.state("assistant.responded", BetweenCallsReader, "assistant", ends=True)
         opened = table.text(self.open)
         for state in ("assistant.head", "assistant.body"):
             table.on(state, opened, "assistant.body")

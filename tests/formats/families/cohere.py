@@ -1,0 +1,22 @@
+"""Command R7B (``pawlette.formats.cohere``) against Cohere's template.
+
+Every kind of conversation is generated: the template drops an answer's reasoning and the
+text beside calls, and renumbers call ids by position (documented losses); its own assistant
+turns parse back to the message as it keeps it.
+"""
+
+from __future__ import annotations
+
+from tests.support.template_compare import without_reasoning
+
+from . import FamilyCase
+
+CASES = [
+    FamilyCase(
+        "CohereForAI-c4ai-command-r7b-12-2024-tool_use",
+        "cohere",
+        switches={"text_with_calls": False, "reasoning": False},
+        normalise=without_reasoning,
+        count=12,
+    ),
+]
