@@ -268,10 +268,14 @@ def normalise(fmt: Format, request: dict[str, Any]) -> dict[str, Any]:
     keep_ids = writes_call_ids(fmt)
     named = layout.concept(declare.NamedCalls) if isinstance(layout, declare.Layout) else None
     label = named.label if named is not None else None  # ids written in the name's place
+    listed = layout.concept(declare.JsonCallList) if isinstance(layout, declare.Layout) else None
+    positional = listed is not None and listed.ids == "positional"  # renumbered by position
     for index, message in enumerate(messages):
         if message["role"] == "assistant":
             for turn_number, call in enumerate(message.get("tool_calls") or []):
                 new = call["id"] if keep_ids else f"call_{number}"
+                if positional:
+                    new = str(number)
                 if label is not None:
                     counted = number if label.count == "conversation" else turn_number
                     new = label.text(call["function"]["name"], counted)
@@ -286,6 +290,10 @@ def normalise(fmt: Format, request: dict[str, Any]) -> dict[str, Any]:
             reasoning = reasoning_rules(layout)
             if reasoning is not None and reasoning.keep == "none":
                 message.pop("reasoning_content", None)  # never written (a recorded loss)
+            # keep="calls": written only beside calls; an empty block reads back as none.
+            beside_calls = message.get("tool_calls") and message.get("reasoning_content")
+            if reasoning is not None and reasoning.keep == "calls" and not beside_calls:
+                message.pop("reasoning_content", None)
             if reasoning is not None and reasoning.keep == "all":
                 # Every turn writes its reasoning, trimmed as the layout trims (Ling 3.0).
                 trim = layout.concept(declare.Reasoning).trim
@@ -402,6 +410,10 @@ def normalise_completion(
         message.pop("reasoning_content", None)  # trimmed to nothing (Ling 3.0): no reasoning
     if reasoning is not None and reasoning.keep == "none":
         message.pop("reasoning_content", None)  # never written (a recorded loss)
+    # keep="calls": written only beside calls; an empty block reads back as none.
+    beside_calls = message.get("tool_calls") and message.get("reasoning_content")
+    if reasoning is not None and reasoning.keep == "calls" and not beside_calls:
+        message.pop("reasoning_content", None)
     ignored = layout.concept(declare.Ignored) if isinstance(layout, declare.Layout) else None
     if reasoning is None and ignored is not None and "reasoning" in ignored.fields:
         message.pop("reasoning_content", None)  # the template has no place for it

@@ -737,11 +737,11 @@ def own_turns(
                 )
                 continue
             prompt_text = before.text
-            always = _always_prompt(fmt, messages[:index], tools)
+            always = always_prompt(fmt, messages[:index], tools)
             if always is None:
                 turn_text = _turn_after(before.text, after.text, opener)
             else:
-                cut = _cut_always_prompt(before.text, after.text, *always)
+                cut = _cutalways_prompt(before.text, after.text, *always)
                 turn_text, prompt_text = cut if cut is not None else (None, before.text)
             if turn_text is None:
                 offset = first_difference(before.text, after.text)
@@ -853,7 +853,7 @@ def _equal_but_lost(
     return expected == found
 
 
-def _always_prompt(fmt: Format, messages: Any, tools: Any) -> tuple[str, str] | None:
+def always_prompt(fmt: Format, messages: Any, tools: Any) -> tuple[str, str] | None:
     """For a format that writes its generation prompt after every render (a layout with
     :class:`pawlette.declare.PromptAlways`), that prompt after ``messages`` and the
     assistant's opener it begins with; None otherwise (or when pawlette refuses them)."""
@@ -879,7 +879,7 @@ def _always_prompt(fmt: Format, messages: Any, tools: Any) -> tuple[str, str] | 
     return "".join(reversed(prompt)), opener
 
 
-def _cut_always_prompt(before: str, after: str, prompt: str, opener: str) -> tuple[str, str] | None:
+def _cutalways_prompt(before: str, after: str, prompt: str, opener: str) -> tuple[str, str] | None:
     """The turn's text after its opener, and the prompt it follows (the render up to that
     opener), where both renders end with the always-written ``prompt``."""
     if not prompt or not before.endswith(prompt) or not after.endswith(prompt):

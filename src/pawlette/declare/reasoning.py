@@ -36,8 +36,10 @@ class Reasoning(Concept):
 
     - ``open`` / ``close``: the fences around the reasoning text.
     - ``keep``: which assistant turns keep their reasoning when written: ``"all"``, only
-      those ``"after_last_query"`` (after the last user message: Qwen3, DeepSeek-R1), or
-      ``"none"``.  Reasoning a turn does not keep is dropped, and the rendering says so
+      those ``"after_last_query"`` (after the last user message: Qwen3, DeepSeek-R1), only
+      the turns with calls, ``"calls"`` (each writes a block, empty when it has no reasoning,
+      read back as none: Cohere's Command R7B), or ``"none"``.  Reasoning a turn does not
+      keep is dropped, and the rendering says so
       (:attr:`pawlette.types.Rendering.losses`).
     - ``empty_on_last``: the final assistant turn, kept and without reasoning, gets an empty
       block (Qwen3).  An empty block then reads back as no reasoning.
@@ -76,7 +78,7 @@ class Reasoning(Concept):
 
     open: Fence
     close: Fence
-    keep: Literal["all", "after_last_query", "none"] = "all"
+    keep: Literal["all", "after_last_query", "calls", "none"] = "all"
     empty_on_last: bool = False
     empty_after_last_query: bool = False
     prompt: Literal["", "open", "empty", "opened"] = ""
@@ -92,10 +94,10 @@ class Reasoning(Concept):
             raise FormatError(
                 f"{layout.name}: Reasoning: an empty open or close fence; expected both"
             )
-        if self.keep not in ("all", "after_last_query", "none"):
+        if self.keep not in ("all", "after_last_query", "calls", "none"):
             raise FormatError(
                 f"{layout.name}: Reasoning.keep: {self.keep!r}; expected 'all', "
-                "'after_last_query' or 'none'"
+                "'after_last_query', 'calls' or 'none'"
             )
         if self.prompt not in ("", "open", "empty", "opened"):
             raise FormatError(
@@ -120,6 +122,8 @@ class Reasoning(Concept):
         message = out.messages[index]
         if self.keep == "all":  # (an empty text gets the stand-in, where there is one)
             return bool(message.reasoning) if self.absent else message.reasoning is not None
+        if self.keep == "calls":
+            return bool(message.tool_calls)
         if self.keep == "none" or index <= out.last_query:
             return False
         last = index == len(out.messages) - 1
@@ -138,7 +142,10 @@ class Reasoning(Concept):
             return
         for index, message in enumerate(out.messages):
             if message.reasoning and message.role == "assistant" and not self.written(out, index):
-                why = "never written" if self.keep == "none" else "before the last user message"
+                why = {
+                    "none": "never written",
+                    "calls": "written only in a turn with calls",
+                }.get(self.keep, "before the last user message")
                 out.lose(f"messages[{index}].reasoning_content", f"dropped ({why})")
             elif self.trim and message.role == "assistant" and self.written(out, index):
                 reasoning = message.reasoning or ""
@@ -159,6 +166,10 @@ class Reasoning(Concept):
                 return
             out.fence(self.absent, "reasoning", trainable=not self.prompt_writes_absent())
             return
+        if self._prompt_block(out, index):
+            out.fence(self.open, "reasoning")
+            out.fence(self.close, "reasoning")
+            return
         # Where the generation prompt opens the block, its open fence is the prompt's: the
         # model's own part of the turn (trainable) begins after it.
         out.fence(self.open, "reasoning", trainable=self.prompt not in ("open", "opened"))
@@ -167,6 +178,11 @@ class Reasoning(Concept):
             reasoning.strip(self.trim) if self.trim else reasoning, "reasoning", trainable=True
         )
         out.fence(self.close, "reasoning", trainable=True)
+
+    def _prompt_block(self, out: Render, index: int) -> bool:
+        """Whether the turn's block is the empty one the generation prompt writes
+        (``keep="calls"`` with ``prompt="empty"``): the prompt's, not trainable."""
+        return self.keep == "calls" and self.prompt == "empty" and not out.messages[index].reasoning
 
     def write_content(self, out: Render, index: int) -> bool:
         if not self.trim or out.role != "assistant" or index < 0:
@@ -191,7 +207,7 @@ class Reasoning(Concept):
         empty_written = (
             self.empty_on_last
             or self.empty_after_last_query
-            or self.keep == "none"
+            or self.keep in ("none", "calls")
             or self.prompt != ""
             or bool(self.absent)
         )
@@ -231,6 +247,11 @@ class Reasoning(Concept):
             return f"({given} and message.reasoning_content)" if self.absent else given
         if self.keep == "none":
             return "false"
+        if self.keep == "calls":
+            calls = "(message.tool_calls is defined and message.tool_calls)"
+            if self.prompt == "empty":  # an empty block is the prompt's (see jinja_lead)
+                return f"{calls} and ({given} and message.reasoning_content)"
+            return calls
         wanted = f"({given} and message.reasoning_content)"
         if self.empty_after_last_query:
             wanted = "true"
@@ -306,6 +327,14 @@ class Reasoning(Concept):
             out.out(f"{{%- if {self._condition(out)} -%}}")
             out.fence(self.open)  # the generation prompt's: not trainable
             out.out("{%- endif -%}")
+        if role == "assistant" and self.keep == "calls" and self.prompt == "empty":
+            out.out(
+                "{%- if message.tool_calls is defined and message.tool_calls and not "
+                "(message.reasoning_content is defined and message.reasoning_content) -%}"
+            )
+            out.fence(self.open)  # the generation prompt's empty block: not trainable
+            out.fence(self.close)
+            out.out("{%- endif -%}")
         if role == "assistant" and self.prompt_writes_absent():
             out.out(f"{{%- if not ({self._condition(out)}) -%}}")
             out.fence(self.absent)  # the generation prompt's: not trainable
@@ -324,7 +353,8 @@ class Reasoning(Concept):
         close = text_before(layout, self.close, empty=True)
         if self.prompt in ("open", "opened"):
             turn.head, turn.head_required = close, True
-        elif self.prompt == "":
+        elif self.prompt == "" or self.keep == "calls":
+            # (keep="calls": a turn with calls writes its block after any prompt)
             turn.head = seq(*turn.nodes(self.open), close)
             if self.absent:  # a block or its stand-in, always one of them
                 turn.head = alt(turn.head, seq(*turn.nodes(self.absent)))

@@ -92,6 +92,7 @@ from pawlette.declare import (
     Layout,
     Marker,
     PromptAlways,
+    Reasoning,
     Results,
     SystemPrompt,
     declare,
@@ -99,7 +100,7 @@ from pawlette.declare import (
 )
 from pawlette.declare.pieces import Fence
 
-from .concepts import CallReasoning, CohereTools, DefaultPreamble, Response
+from .concepts import CohereTools, DefaultPreamble, Response
 from .texts import DEFAULT_PREAMBLE, DEVELOPER_HEADING, SYSTEM_PREAMBLE, TOOL_USE
 
 BEGIN = Marker("<BOS_TOKEN>")
@@ -170,9 +171,10 @@ def layout(options: CohereOptions) -> Layout:
                 place="system", first=True, open=spelled(TOOL_USE), close=fence(TOOLS_CLOSE)
             ),
             DefaultPreamble(default=fence(DEFAULT_PREAMBLE), heading=fence(DEVELOPER_HEADING)),
-            CallReasoning(
+            Reasoning(
                 open=fence(THINKING),
                 close=fence(THINKING_END),
+                keep="calls",
                 prompt="" if options.thinking else "empty",
             ),
             Response(open=fence(RESPONSE), close=fence(RESPONSE_END)),

@@ -1,5 +1,5 @@
 """Command R7B's own concepts: its tools listing, the default preamble before the system
-text, the response fences of an answer, and reasoning written only beside calls."""
+text, and the response fences of an answer."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from pawlette.declare import Concept, Reasoning, ToolsBlock
+from pawlette.declare import Concept, ToolsBlock
 from pawlette.declare.pieces import Fence
 from pawlette.declare.readers import BetweenCallsReader, lead_dropped
 from pawlette.emit.jinja_text import jinja_string
@@ -95,8 +95,16 @@ class _ToolItemsReader(WholeTextReader):
             self._parser.emit(ToolsDeclared(()))
             self._parser.emit(TextDelta(text))
             return
+        # "responses" is the template's own; an empty description is how it writes none.
         tools = tuple(
-            Tool(item["name"], {key: item[key] for key in item if key != "responses"})
+            Tool(
+                item["name"],
+                {
+                    key: found
+                    for key, found in item.items()
+                    if key != "responses" and not (key == "description" and found == "")
+                },
+            )
             for item in value
         )
         self._parser.emit(ToolsDeclared(tools))
@@ -181,21 +189,3 @@ class Response(Concept):
         from pawlette.emit.grammar_ast import seq
 
         turn.content = seq(*turn.nodes(self.open), turn.content, *turn.nodes(self.close))
-
-
-@dataclass(frozen=True)
-class CallReasoning(Reasoning):
-    """Reasoning written only in turns with calls, always there (an empty block when the
-    message has none); a turn without calls drops its reasoning (a recorded loss)."""
-
-    def written(self, out: Render, index: int) -> bool:
-        return bool(out.messages[index].tool_calls)
-
-    def check(self, out: Render) -> None:
-        out.handles("reasoning")
-        for index, message in enumerate(out.messages):
-            if message.role == "assistant" and message.reasoning and not message.tool_calls:
-                out.lose(f"messages[{index}].reasoning_content", "dropped (a turn without calls)")
-
-    def _condition(self, out: Template) -> str:
-        return "(message.tool_calls is defined and message.tool_calls)"
