@@ -133,7 +133,7 @@ class SystemPrompt(Concept):
         return self.turn_roles()
 
     def check(self, out: Render) -> None:
-        if self._absent(out):
+        if self._absent(out) and self.empty_first != "own_turn":
             out.lose("messages[0]", "a system message with empty text, written as none")
         if self.placement == "first_kept":
             for index, message in enumerate(out.messages):
