@@ -88,7 +88,7 @@ def tiny(*concepts: Concept, **changes: Any) -> Layout:
         ),
         (
             lambda: tiny(Reasoning(open=fence("<t>"), close=fence("</t>"), keep="some")),  # type: ignore[arg-type]
-            "Reasoning.keep: 'some'; expected 'all', 'after_last_query' or 'none'",
+            "Reasoning.keep: 'some'; expected 'all', 'after_last_query', 'calls' or 'none'",
         ),
         (
             lambda: tiny(NamedCalls(open=(), arguments_open=fence("[ARGS]"))),

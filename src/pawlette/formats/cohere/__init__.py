@@ -63,7 +63,8 @@ Decisions:
   ``enable_thinking``, writes only the opener, and the model may write its reasoning
   first).  The template writes it after every render, ``add_generation_prompt`` or not
   (:class:`~pawlette.declare.PromptAlways`): reading a conversation, that prompt at its end
-  gives no message.
+  gives no message.  With thinking off, a past call turn's empty block is the prompt's (not
+  trainable); an answer writes none, so its model text follows the opener.
 - **Reading** what models write (llama.cpp's ``command_r7b`` handler): an optional
   ``<|START_THINKING|>…<|END_THINKING|>`` block, then ``<|START_RESPONSE|>…<|END_RESPONSE|>``
   or ``<|START_ACTION|>[…]<|END_ACTION|>``; the turn ends at ``<|END_OF_TURN_TOKEN|>``.
@@ -72,8 +73,13 @@ A first system message with empty text is, as the template writes it, a system t
 own after the generated one (``SystemPrompt(empty_first="own_turn")``).
 
 Remaining differences from the template: ``reasoning_content`` of ``None`` in a call turn is
-written empty (the template prints ``None``); ``documents`` and ``enable_citations`` are not
-options of the format (the template's defaults, none, are what it writes).
+written empty (the template prints ``None``); call arguments given as a JSON string (OpenAI's
+form) are written as the object they hold (the template's ``tojson`` would quote the string:
+callers such as transformers' pass objects); ``documents`` and ``enable_citations`` are not
+options of the format (the template's defaults, none, are what it writes); a tool message
+whose ``tool_call_id`` is that of a result after the first of an earlier group of results is
+written (the template skips it, taking it for one already written).  Command R+'s tool-use template (Python stubs, ``Action:`` blocks, refusals of
+conversations without tools) is not declared here.
 """
 
 # ruff: noqa: E501  (the docstring shows the wire format)
