@@ -103,12 +103,26 @@ def folded(fmt: Format, events: list[Event]) -> Any:
     return (result.messages, result.tools, [w.text for w in result.warnings])
 
 
+def model_prompt(fmt: Format, messages: list[Any], tools: Any, full: str) -> str:
+    """The prompt the model's turn follows in ``full`` (the render through that turn): the
+    render of ``messages`` with the generation prompt, except where a prompt written after
+    every render goes past the assistant's opener (Command R7B's empty reasoning block) and
+    the turn writes otherwise; there the model's text follows the opener."""
+    from .support.template_compare import always_prompt
+
+    prompt = fmt.render(messages, tools, add_generation_prompt=True).text
+    always = always_prompt(fmt, messages, tools)
+    if always is not None and not full.startswith(prompt):
+        written, opener = always
+        prompt = prompt[: len(prompt) - len(written)] + opener
+    return prompt
+
+
 def completion_text(fmt: Format, request: dict[str, Any], index: int) -> str:
     """What the model produced for assistant message ``index``: the training render of the
     conversation through that message, minus the generation-prompt render before it."""
     tools = request.get("tools")
     messages = request["messages"]
-    prompt = fmt.render(messages[:index], tools, add_generation_prompt=True).text
     rendering = fmt.render(messages[: index + 1], tools)
     full = rendering.text
     # A template that writes the generation prompt after every conversation (Firefunction):
@@ -117,6 +131,7 @@ def completion_text(fmt: Format, request: dict[str, Any], index: int) -> str:
         if segment.kind != "generation_prompt":
             break
         full = full[: len(full) - len(segment.text)]
+    prompt = model_prompt(fmt, messages[:index], tools, full)
     if not full.startswith(prompt):
         raise AssertionError(
             f"{fmt.name}: the prompt render is not a prefix of the training render\n"

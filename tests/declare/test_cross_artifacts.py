@@ -43,8 +43,14 @@ from pawlette.tokenization.ids import IdParser
 from ..export import gbnf
 from ..export.support import _result_value as result_value
 from ..export.support import merged, trainable_spans
-from ..helpers import canonical, feed_in_pieces, folded, random_sizes, sequential_ids
-from ..support.template_compare import always_prompt
+from ..helpers import (
+    canonical,
+    feed_in_pieces,
+    folded,
+    model_prompt,
+    random_sizes,
+    sequential_ids,
+)
 from . import (
     decision_format,
     parts_format,
@@ -219,15 +225,8 @@ def completion(fmt: Format, request: dict[str, Any]) -> tuple[str, Any, int]:
     index = last_assistant(request)
     messages = request["messages"][: index + 1]
     tools = request.get("tools")
-    prompt = fmt.render(messages[:index], tools, add_generation_prompt=True).text
     full = fmt.render(messages, tools)
-    always = always_prompt(fmt, messages[:index], tools)
-    if always is not None and not full.text.startswith(prompt):
-        # The generation prompt written after every render goes past the opener (Command
-        # R7B's empty reasoning block) where a past turn writes otherwise: the model's
-        # text follows the opener.
-        written, opener = always
-        prompt = prompt[: len(prompt) - len(written)] + opener
+    prompt = model_prompt(fmt, messages[:index], tools, full.text)
     assert full.text.startswith(prompt)
     return full.text[len(prompt) :], full, len(prompt)
 

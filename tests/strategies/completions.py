@@ -593,6 +593,47 @@ def _functionary_v3_2(w: Writer) -> str:
     return ">>>".join(segments) + rng.choice(ending)
 
 
+def _cohere_call(w: Writer, position: int, valid: bool) -> str:
+    """A Command R7B action item: ``{"tool_call_id": "K", "tool_name": N, "parameters": A}``."""
+    call_id = w.rng.choice([str(position), str(position), "x9"])
+    if valid:
+        return (
+            f'{{"tool_call_id": "{call_id}", "tool_name": "f", "parameters": {_json_arguments(w)}}}'
+        )
+    s = w.word()
+    bad = _bad_json_arguments(w)
+    return w.rng.choice(
+        [
+            f'{{"tool_call_id": "{call_id}", "tool_name": "f", "parameters": {bad}}}',
+            f'{{"tool_call_id": "{call_id}", "parameters": {{"k": "{s}"}}}}',  # no name
+            f'{{"tool_call_id": "{call_id}", "tool_name": "", "parameters": {{"k": "{s}"}}}}',
+            f'{{"tool_call_id": "{call_id}", "tool_name": "f", "parameters": {{"k": "{s}"}}',
+            f'{{"tool_name": "f", "parameters": {{"k": "{s}"}}}}',  # no id
+        ]
+    )
+
+
+def _cohere(w: Writer) -> str:
+    """Command R7B, after its prompt's empty reasoning block: maybe a reasoning block, then
+    a response or an action list of calls (some invalid, some cut off), ended by
+    <|END_OF_TURN_TOKEN|>, or cut off, or followed by more."""
+    rng = w.rng
+    out = []
+    if rng.random() < 0.3:
+        closing = rng.choice(["<|END_THINKING|>", "<|END_THINKING|>", ""])
+        out.append("<|START_THINKING|>" + w.text(hostile=False) + closing)
+    if rng.random() < 0.5:
+        calls = [_cohere_call(w, i, rng.random() < 0.7) for i in range(rng.randint(1, 3))]
+        closing = rng.choice(["\n]<|END_ACTION|>", "\n]<|END_ACTION|>", "\n]", ""])
+        out.append("<|START_ACTION|>[\n    " + ",\n    ".join(calls) + closing)
+    else:
+        closing = rng.choice(["<|END_RESPONSE|>", "<|END_RESPONSE|>", ""])
+        out.append("<|START_RESPONSE|>" + w.text() + closing)
+    end = "<|END_OF_TURN_TOKEN|>"
+    out.append(rng.choice([end, end, "", f"{end}{w.word()}"]))
+    return "".join(out)
+
+
 GENERATORS: dict[str, Callable[[Writer], str]] = {
     "pcml": _pcml,
     "omni": _omni,
@@ -615,6 +656,7 @@ GENERATORS: dict[str, Callable[[Writer], str]] = {
     "firefunction": _firefunction,
     "solar": _solar,
     "functionary_v3_2": _functionary_v3_2,
+    "cohere": _cohere,
 }
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib
 import json
+from collections.abc import Callable
 from functools import cache
 from pathlib import Path
 from types import ModuleType
@@ -12,12 +13,14 @@ from typing import Any
 from tokenizers import Tokenizer
 
 import pawlette
+from pawlette import declare
 from pawlette.engine.lexer import marker_pattern
 from pawlette.format import Format
 from pawlette.tokenization import encode_plain
 from pawlette.tokenization.prepare import add_markers
 from pawlette.types import Rendering
 
+from ..declare.conversations import reasoning_rules
 from ..support.llama3 import llama3_tokenizer
 from ..support.small_bpe import small_tokenizer
 
@@ -64,6 +67,28 @@ def golden_input(case: Path) -> dict[str, Any]:
 
 def assistant_indices(request: dict[str, Any]) -> list[int]:
     return [i for i, message in enumerate(request["messages"]) if message["role"] == "assistant"]
+
+
+def _after_last_query(request: dict[str, Any]) -> list[int]:
+    """The assistant turns after the last user message: a format that drops the reasoning of
+    earlier turns writes those earlier turns differently once a later user message comes."""
+    messages = request["messages"]
+    last_query = max((i for i, m in enumerate(messages) if m["role"] == "user"), default=-1)
+    return [i for i, m in enumerate(messages) if m["role"] == "assistant" and i > last_query]
+
+
+def prefix_indices(fmt: Format) -> Callable[[dict[str, Any]], list[int]]:
+    """Where a format's prompts are prefixes of its training render: its strategy may say
+    (Mistral); a declared format that keeps reasoning only after the last user message
+    (Qwen3, GLM) says so by its declaration; otherwise every assistant turn."""
+    explicit = getattr(strategy(fmt.name), "prompt_prefix_indices", None)
+    if explicit is not None:
+        return explicit  # type: ignore[no-any-return]
+    if isinstance(fmt.declaration, declare.Layout):
+        rules = reasoning_rules(fmt.declaration)
+        if rules is not None and rules.keep == "after_last_query":
+            return _after_last_query
+    return assistant_indices
 
 
 def token_text(tokenizer: Tokenizer, ids: list[int]) -> str:

@@ -18,7 +18,14 @@ from pawlette.tokenization import ConversationEncoder, IdParser
 from pawlette.types import Event
 
 from ..helpers import sequential_ids
-from .support import FORMATS, assistant_indices, llama3_all, small, strategy, token_text
+from .support import (
+    FORMATS,
+    llama3_all,
+    prefix_indices,
+    small,
+    strategy,
+    token_text,
+)
 
 
 def folded(fmt: pawlette.Format, events: list[Event]) -> Any:
@@ -58,7 +65,7 @@ def test_completions_parse_the_same_token_by_token(name: str) -> None:
     @given(strategy(name).conversations(), st.randoms(use_true_random=False))
     def check(request: dict[str, Any], rng: random.Random) -> None:
         messages, tools = request["messages"], request.get("tools")
-        for index in assistant_indices(request):
+        for index in prefix_indices(fmt)(request):
             prompt = encoder.encode(messages[:index], tools, add_generation_prompt=True)
             turn = encoder.encode(messages[: index + 1], tools).input_ids
             ids = turn[len(prompt.input_ids) :]

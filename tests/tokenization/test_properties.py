@@ -11,7 +11,6 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -20,13 +19,11 @@ from hypothesis import strategies as st
 from tokenizers import Tokenizer
 
 import pawlette
-from pawlette import declare
 from pawlette.engine.lexer import marker_pattern
 from pawlette.format import Format, coerce_conversation
 from pawlette.tokenization import ConversationEncoder, MaskPolicy, encode_plain
 from pawlette.types import Rendering
 
-from ..declare.conversations import reasoning_rules
 from ..helpers import WITHOUT_CALLS, WITHOUT_SYSTEM
 from ..support.llama3 import LLAMA3_SPECIAL_TOKENS
 from .support import (
@@ -36,6 +33,7 @@ from .support import (
     call_ids,
     cut_positions,
     llama3_all,
+    prefix_indices,
     small,
     small_all,
     strategy,
@@ -52,32 +50,10 @@ def _tokenizer(kind: str, name: str) -> Tokenizer:
 # ------------------------------------------------------------------ consistency with inference
 
 
-def _after_last_query(request: dict[str, Any]) -> list[int]:
-    """The assistant turns after the last user message: a format that drops the reasoning of
-    earlier turns writes those earlier turns differently once a later user message comes."""
-    messages = request["messages"]
-    last_query = max((i for i, m in enumerate(messages) if m["role"] == "user"), default=-1)
-    return [i for i, m in enumerate(messages) if m["role"] == "assistant" and i > last_query]
-
-
-def _prefix_indices(fmt: Format) -> Callable[[dict[str, Any]], list[int]]:
-    """Where a format's prompts are prefixes of its training render: its strategy may say
-    (Mistral); a declared format that keeps reasoning only after the last user message
-    (Qwen3, GLM) says so by its declaration; otherwise every assistant turn."""
-    explicit = getattr(strategy(fmt.name), "prompt_prefix_indices", None)
-    if explicit is not None:
-        return explicit  # type: ignore[no-any-return]
-    if isinstance(fmt.declaration, declare.Layout):
-        rules = reasoning_rules(fmt.declaration)
-        if rules is not None and rules.keep == "after_last_query":
-            return _after_last_query
-    return assistant_indices
-
-
 def check_prompt_prefixes(encoder: ConversationEncoder, request: dict[str, Any]) -> None:
     messages, tools = request["messages"], request.get("tools")
     full = encoder.encode(messages, tools)
-    indices = _prefix_indices(encoder.format)
+    indices = prefix_indices(encoder.format)
     for index in indices(request):
         prompt = encoder.encode(messages[:index], tools, add_generation_prompt=True)
         size = len(prompt.input_ids)
