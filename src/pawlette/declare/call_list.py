@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from json.encoder import encode_basestring_ascii as ascii_string
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
-from ..emit.grammar_ast import JsonSchemaValue, Lit, Node, Repeat, Rules, alt, seq
+from ..emit.grammar_ast import CharClass, JsonSchemaValue, Lit, Node, Repeat, Rules, alt, seq
 from ..engine.call_arguments import arguments_problem, load_json
 from ..engine.json_text import json_string
 from ..engine.machine import Parser
@@ -383,6 +383,9 @@ class _CallListSet:
             )
             if role == "name":
                 nodes.append(Lit(json.dumps(tool.name, ensure_ascii=False)))
+            elif role == "id" and calls.ids == "positional":
+                # A position, as the renderer writes it: a free string lets a model wander.
+                nodes += [Lit('"'), Repeat(CharClass("0123456789"), 1, 6), Lit('"')]
             elif role == "id":
                 nodes.append(JsonSchemaValue({"type": "string"}, gbnf="json-string"))
             else:
