@@ -27,6 +27,7 @@ from hypothesis import strategies as st
 from pawlette import declare
 from pawlette.blocks.results import result_text
 from pawlette.format import Format
+from pawlette.formats.breeze.python_calls import PythonCalls
 from pawlette.formats.breeze.python_results import PythonResults, written_value
 from pawlette.formats.chatglm3.calls import FencedCalls
 from pawlette.formats.chatglm3.tools import ToolsListing
@@ -108,7 +109,7 @@ def call_rules(layout: Any) -> CallRules | None:
         if found is not None:
             tojson = found.arguments == "tojson"
             return CallRules(found.parallel, found.with_content, found.open is None, tojson)
-        python = layout.concept(declare.PythonCalls)  # arguments written from their value
+        python = layout.concept(PythonCalls)  # arguments written from their value
         if python is not None:
             return CallRules(python.parallel, python.with_content, False, True)
         for kind in (declare.NamedCalls, declare.XmlCalls, declare.JsonCallList):

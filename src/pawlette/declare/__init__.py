@@ -36,7 +36,6 @@ from .json_calls import JsonCalls
 from .layout import Frame, Layout
 from .named_calls import CallLabel, NamedCalls
 from .pieces import Fence, Lit, Marker, Option, fence, text_of
-from .python_calls import PythonCalls
 from .reasoning import Reasoning
 from .results import Results
 from .system import SystemPrompt
@@ -60,7 +59,6 @@ __all__ = [
     "Marker",
     "NamedCalls",
     "Option",
-    "PythonCalls",
     "Reasoning",
     "Results",
     "SystemPrompt",
