@@ -27,17 +27,16 @@ import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, ClassVar, Literal
 
-from ..emit.grammar_ast import CharClass, Lit, Node, Repeat, Rules, alt, optional, seq
+from ..emit.grammar_ast import CharClass, Lit, Node, Repeat, Rules, optional, seq
 from ..engine.call_arguments import arguments_problem
 from ..engine.machine import Parser
 from ..errors import FormatError, RequestError
 from ..types import TextDelta, ToolCallDelta, ToolCallEnd, ToolCallStart
 from .concept import Concept
-from .grammar import TEXT_NE, SectionedCalls, drop_prefix
+from .grammar import TEXT_NE, SectionedCalls
 from .json_calls import arguments_json, check_call_name
 from .pieces import Fence, text_of
 from .readers import BetweenCallsReader, OpenSection, SectionReader
-from .table import loose_spellings
 
 if TYPE_CHECKING:
     from .grammar import Turn
@@ -236,12 +235,6 @@ class NamedCalls(Concept):
 
     # ------------------------------------------------------------------ the parse table
 
-    def _spellings(self, table: Table, *fences: Fence) -> list[str]:
-        texts = {table.text(*fences)} - {""}
-        if self.loose:
-            texts |= loose_spellings(texts)
-        return sorted(texts)
-
     def rows(self, table: Table) -> None:
         texts = tuple(table.call_states)
         # A turn may end in the middle of a call (the call is then content): every state of
@@ -256,7 +249,7 @@ class NamedCalls(Concept):
                 "assistant",
                 ends=True,
             )
-            for spelling in self._spellings(table, self.id_open or ()):
+            for spelling in table.spellings(self.loose, self.id_open or ()):
                 table.on("call.id", spelling, "call.name")
         elif label is None:
             table.state("call.name", NameReader, "assistant", ends=True)
@@ -270,11 +263,11 @@ class NamedCalls(Concept):
         )
         between = "assistant.after_call"
         table.state(between, BetweenCallsReader, "assistant", ends=not self.section_close)
-        openings = self._spellings(table, self.open)
+        openings = table.spellings(self.loose, self.open)
         if self.section_open:
             table.state("assistant.calls", SectionReader, "assistant")
             for state in texts:
-                for spelling in self._spellings(table, self.text_separator, self.section_open):
+                for spelling in table.spellings(self.loose, self.text_separator, self.section_open):
                     table.on(state, spelling, "assistant.calls")
             for spelling in openings:
                 table.on("assistant.calls", spelling, first)
@@ -284,30 +277,30 @@ class NamedCalls(Concept):
                         table.on(state, spelling, first)
         else:
             for state in texts:
-                for spelling in self._spellings(table, self.text_separator, self.open):
+                for spelling in table.spellings(self.loose, self.text_separator, self.open):
                     table.on(state, spelling, first)
         if self.id_open is not None and not self.id_first:
             table.state("call.id", IdReader, "assistant", ends=True)
-            for spelling in self._spellings(table, self.id_open):
+            for spelling in table.spellings(self.loose, self.id_open):
                 table.on("call.name", spelling, "call.id")
-            for spelling in self._spellings(table, self.arguments_open):
+            for spelling in table.spellings(self.loose, self.arguments_open):
                 table.on("call.id", spelling, "call.arguments")
-        for spelling in self._spellings(table, self.arguments_open):
+        for spelling in table.spellings(self.loose, self.arguments_open):
             table.on("call.name", spelling, "call.arguments")
         after = "call.arguments"
         if self.close:
-            for spelling in self._spellings(table, self.close):
+            for spelling in table.spellings(self.loose, self.close):
                 table.on("call.arguments", spelling, between)
             after = between
-        for spelling in self._spellings(table, self.separator, self.open):
+        for spelling in table.spellings(self.loose, self.separator, self.open):
             table.on(after, spelling, first)
         unclosed = self.outside_section and after != "call.arguments"
         if unclosed:  # a call without its close fence ends where the next one opens
-            for spelling in self._spellings(table, self.separator, self.open):
+            for spelling in table.spellings(self.loose, self.separator, self.open):
                 table.on("call.arguments", spelling, first)
         if self.section_close:
             table.state("assistant.after_calls", BetweenCallsReader, "assistant", ends=True)
-            for spelling in self._spellings(table, self.section_close):
+            for spelling in table.spellings(self.loose, self.section_close):
                 table.on(after, spelling, "assistant.after_calls")
                 if unclosed:
                     table.on("call.arguments", spelling, "assistant.after_calls")
@@ -432,17 +425,6 @@ class _NamedCallSet(SectionedCalls):
         if self.calls.id_open is not None:  # an id may come between the name and arguments
             return self.lead + name
         return self.lead + name + self.arguments_open
-
-    def after_prefix(self, turn: Turn, rules: Rules, prefix: str, parallel: bool) -> Node:
-        heads = [
-            seq(
-                *drop_prefix(
-                    [*turn.nodes(self.calls.section_open), *self.items(turn, rules, n)], prefix
-                )
-            )
-            for n, _ in turn.allowed()
-        ]
-        return self._list(turn, rules, alt(*heads), parallel)
 
 
 # ---------------------------------------------------------------------- readers
