@@ -34,7 +34,7 @@ from .content import Ignored, Trimmed
 from .grammar import forced_prefixes, markers_of
 from .json_calls import JsonCalls
 from .layout import Frame, Layout
-from .named_calls import CallLabel, NamedCalls
+from .named_calls import NamedCalls
 from .pieces import Fence, Lit, Marker, Option, fence, text_of
 from .reasoning import Reasoning
 from .results import Results
@@ -46,7 +46,6 @@ from .xml_calls import XmlCalls
 
 __all__ = [
     "Alternation",
-    "CallLabel",
     "CallTurnEnd",
     "Concept",
     "Fence",
