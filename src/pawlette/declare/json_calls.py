@@ -155,7 +155,7 @@ class JsonCalls(Concept):
     @property
     def _tojson(self) -> str:
         """Jinja's filter for arguments given as an object."""
-        return " | tojson(ensure_ascii=True)" if self.ascii else " | tojson"
+        return "tojson(ensure_ascii=True)" if self.ascii else "tojson"
 
     def head(self, name: str, call_id: str | None = None) -> str:
         """The object's text up to its arguments."""
@@ -320,7 +320,7 @@ class JsonCalls(Concept):
                 head += f" ~ {jinja_string(json.dumps(self.name_key) + ': ')}"
             arguments = (
                 "(call.function.arguments | trim if call.function.arguments is string"
-                f" else call.function.arguments{self._tojson})"
+                f" else call.function.arguments | {self._tojson})"
             )
             out.value(
                 f"{head} ~ call.function.name | tojson"
@@ -336,11 +336,7 @@ class JsonCalls(Concept):
                 out.literal("{" + f"{json.dumps(self.name_key)}: ")
             out.out("{{- call.function.name | tojson -}}")
             out.literal(f", {json.dumps(self.arguments_key)}: ")
-            out.out("{%- if call.function.arguments is string -%}")
-            out.out("{{- call.function.arguments | trim -}}")
-            out.out("{%- else -%}")
-            out.out(f"{{{{- call.function.arguments{self._tojson} -}}}}")
-            out.out("{%- endif -%}")
+            out.arguments(tojson=self._tojson)
             out.literal("}")
         out.fence(self.close)
         out.out("{%- endfor -%}")
