@@ -32,6 +32,7 @@ from pawlette.formats.breeze.python_results import PythonResults, written_value
 from pawlette.formats.chatglm3.calls import FencedCalls
 from pawlette.formats.chatglm3.tools import ToolsListing
 from pawlette.formats.harmony.turns import HarmonyTurns
+from pawlette.formats.kimi.concepts import LabelledCalls
 from pawlette.formats.omni.blocks import BlockTurns
 
 ALPHABET = "abcxyz XYZ019.,:;!?'\"-_/\\()[]{}<>|#*=+\n\té中😀"
@@ -169,7 +170,10 @@ def writes_call_ids(fmt: Format) -> bool:
         listed = layout.concept(declare.JsonCallList)
         return (
             (calls is not None and calls.id_key is not None)
-            or (named is not None and (named.id_open is not None or named.label is not None))
+            or (
+                named is not None
+                and (named.id_open is not None or isinstance(named, LabelledCalls))
+            )
             or (listed is not None and listed.key("id") is not None)
         )
     return False
@@ -268,7 +272,7 @@ def normalise(fmt: Format, request: dict[str, Any]) -> dict[str, Any]:
     last_query = last_query_index_of(messages)
     keep_ids = writes_call_ids(fmt)
     named = layout.concept(declare.NamedCalls) if isinstance(layout, declare.Layout) else None
-    label = named.label if named is not None else None  # ids written in the name's place
+    label = named.label if isinstance(named, LabelledCalls) else None  # ids in the name's place
     for index, message in enumerate(messages):
         if message["role"] == "assistant":
             for turn_number, call in enumerate(message.get("tool_calls") or []):
