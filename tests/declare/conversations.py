@@ -27,10 +27,12 @@ from hypothesis import strategies as st
 from pawlette import declare
 from pawlette.blocks.results import result_text
 from pawlette.format import Format
+from pawlette.formats.breeze.python_calls import PythonCalls
 from pawlette.formats.breeze.python_results import PythonResults, written_value
 from pawlette.formats.chatglm3.calls import FencedCalls
 from pawlette.formats.chatglm3.tools import ToolsListing
 from pawlette.formats.harmony.turns import HarmonyTurns
+from pawlette.formats.kimi.concepts import LabelledCalls
 from pawlette.formats.omni.blocks import BlockTurns
 
 ALPHABET = "abcxyz XYZ019.,:;!?'\"-_/\\()[]{}<>|#*=+\n\té中😀"
@@ -108,7 +110,7 @@ def call_rules(layout: Any) -> CallRules | None:
         if found is not None:
             tojson = found.arguments == "tojson"
             return CallRules(found.parallel, found.with_content, found.open is None, tojson)
-        python = layout.concept(declare.PythonCalls)  # arguments written from their value
+        python = layout.concept(PythonCalls)  # arguments written from their value
         if python is not None:
             return CallRules(python.parallel, python.with_content, False, True)
         for kind in (declare.NamedCalls, declare.XmlCalls, declare.JsonCallList):
@@ -168,7 +170,10 @@ def writes_call_ids(fmt: Format) -> bool:
         listed = layout.concept(declare.JsonCallList)
         return (
             (calls is not None and calls.id_key is not None)
-            or (named is not None and (named.id_open is not None or named.label is not None))
+            or (
+                named is not None
+                and (named.id_open is not None or isinstance(named, LabelledCalls))
+            )
             or (listed is not None and listed.key("id") is not None)
         )
     return False
@@ -267,7 +272,7 @@ def normalise(fmt: Format, request: dict[str, Any]) -> dict[str, Any]:
     last_query = last_query_index_of(messages)
     keep_ids = writes_call_ids(fmt)
     named = layout.concept(declare.NamedCalls) if isinstance(layout, declare.Layout) else None
-    label = named.label if named is not None else None  # ids written in the name's place
+    label = named.label if isinstance(named, LabelledCalls) else None  # ids in the name's place
     listed = layout.concept(declare.JsonCallList) if isinstance(layout, declare.Layout) else None
     positional = listed is not None and listed.ids == "positional"  # renumbered by position
     for index, message in enumerate(messages):

@@ -1,8 +1,9 @@
 """A format a user declares with Python-literal calls (public imports only).
 
-It uses the Python-calls concept breeze is declared with, under other markers: calls closed
-by their own fence (breeze's run to the end of the turn), text allowed before them, strings
-quoted as Python's ``repr`` picks (breeze's choice), results one turn each.
+It uses the Python-calls concept breeze is declared with (it lives beside breeze), under
+other markers: calls closed by their own fence (breeze's run to the end of the turn), text
+allowed before them, strings quoted as Python's ``repr`` picks (breeze's choice), results one
+turn each.
 """
 
 from __future__ import annotations
@@ -14,12 +15,12 @@ from pawlette.declare import (
     Frame,
     Layout,
     Marker,
-    PythonCalls,
     Results,
     SystemPrompt,
     ToolsBlock,
     fence,
 )
+from pawlette.formats.breeze.python_calls import PythonCalls
 
 from . import registering
 

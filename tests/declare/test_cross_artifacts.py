@@ -36,6 +36,7 @@ from pawlette.export import export_grammar as export_grammar_of
 from pawlette.export import export_jinja
 from pawlette.export.jinja import template_inputs
 from pawlette.format import Format
+from pawlette.formats.breeze.python_calls import PythonCalls
 from pawlette.formats.chatglm3.calls import FencedCalls
 from pawlette.formats.omni.blocks import BlockTurns
 from pawlette.tokenization.ids import IdParser
@@ -403,7 +404,7 @@ def near_misses(fmt: Format, text: str) -> list[str]:
     # The end of a Python call list (the last ")]" of a turn that holds one; text such as
     # reasoning may spell ")]" too, and mutating it there is no miss).
     cut = text.rfind(")]")
-    python = isinstance(layout, declare.Layout) and layout.concept(declare.PythonCalls)
+    python = isinstance(layout, declare.Layout) and layout.concept(PythonCalls)
     if python and re.search(r"\[(get_weather|now)\(", text):
         misses.append(text[:cut] + ") garbage]" + text[cut + 2 :])
         misses.append(text[:cut] + "))]" + text[cut + 2 :])

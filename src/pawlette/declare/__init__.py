@@ -34,10 +34,9 @@ from .content import Ignored, Trimmed
 from .grammar import forced_prefixes, markers_of
 from .json_calls import JsonCalls
 from .layout import Frame, Layout
-from .named_calls import CallLabel, NamedCalls
+from .named_calls import NamedCalls
 from .pieces import Fence, Lit, Marker, Option, fence, text_of
 from .prompt_always import PromptAlways
-from .python_calls import PythonCalls
 from .reasoning import Reasoning
 from .results import Results
 from .system import SystemPrompt
@@ -48,7 +47,6 @@ from .xml_calls import XmlCalls
 
 __all__ = [
     "Alternation",
-    "CallLabel",
     "CallTurnEnd",
     "Concept",
     "Fence",
@@ -62,7 +60,6 @@ __all__ = [
     "NamedCalls",
     "Option",
     "PromptAlways",
-    "PythonCalls",
     "Reasoning",
     "Results",
     "SystemPrompt",

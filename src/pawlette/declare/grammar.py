@@ -349,7 +349,28 @@ def markers_of(layout: Layout) -> tuple[str, ...]:
     return tuple(seen)
 
 
-class SectionedCalls:
+class CallItems:
+    """A calls grammar whose one call is any allowed tool's pieces (:meth:`items`, a rule
+    ``call_N`` each, under one rule ``call``)."""
+
+    def items(self, turn: Turn, rules: Rules, number: int) -> list[Node]:
+        raise NotImplementedError
+
+    def call(self, turn: Turn, rules: Rules) -> Node:
+        options = [
+            rules.add(f"call_{number}", seq(*self.items(turn, rules, number)))
+            for number, _ in turn.allowed()
+        ]
+        return rules.add("call", alt(*options))
+
+    def many(self, turn: Turn, rules: Rules, parallel: bool) -> Node:
+        raise NotImplementedError
+
+    def lazy(self, turn: Turn, rules: Rules, parallel: bool) -> Node:
+        return self.many(turn, rules, parallel)
+
+
+class SectionedCalls(CallItems):
     """The grammar of calls written one after another inside an optional section (``open``
     + NAME ... ``close``, ``separator`` between them, ``section_open``/``section_close``
     around them): what call concepts of that shape share.  A subclass gives one call's
@@ -364,16 +385,6 @@ class SectionedCalls:
         layout = turn.layout
         self.lead = text_of(calls.section_open + calls.open, layout.options, layout.name)
 
-    def items(self, turn: Turn, rules: Rules, number: int) -> list[Node]:
-        raise NotImplementedError
-
-    def call(self, turn: Turn, rules: Rules) -> Node:
-        options = [
-            rules.add(f"call_{number}", seq(*self.items(turn, rules, number)))
-            for number, _ in turn.allowed()
-        ]
-        return rules.add("call", alt(*options))
-
     def _list(self, turn: Turn, rules: Rules, first: Node, parallel: bool) -> Node:
         calls = self.calls
         rest: Node = Lit("")
@@ -387,9 +398,6 @@ class SectionedCalls:
             self._list(turn, rules, self.call(turn, rules), parallel),
         )
 
-    def lazy(self, turn: Turn, rules: Rules, parallel: bool) -> Node:
-        return self.many(turn, rules, parallel)
-
     def after_text(self, turn: Turn, rules: Rules) -> Node:
         return text_before_calls(turn.layout, self.calls.text_separator)
 
@@ -400,8 +408,15 @@ class SectionedCalls:
         :meth:`many`."""
         if self.calls.text_separator or not self.lead.startswith("\n"):
             return None
-        after_prefix = getattr(self, "after_prefix", None)
-        if after_prefix is None:
-            return None
-        rest: Node = after_prefix(turn, rules, "\n", parallel)
-        return seq(TEXT_NL, rest)
+        return seq(TEXT_NL, self.after_prefix(turn, rules, "\n", parallel))
+
+    def after_prefix(self, turn: Turn, rules: Rules, prefix: str, parallel: bool) -> Node:
+        heads = [
+            seq(
+                *drop_prefix(
+                    [*turn.nodes(self.calls.section_open), *self.items(turn, rules, n)], prefix
+                )
+            )
+            for n, _ in turn.allowed()
+        ]
+        return self._list(turn, rules, alt(*heads), parallel)

@@ -25,7 +25,7 @@ from ..engine.readers import CallEnvelope
 from ..errors import FormatError, RequestError, UnsupportedFeature
 from ..types import Message
 from .concept import Concept, overrides
-from .grammar import drop_prefix, text_before_calls
+from .grammar import CallItems, drop_prefix, text_before_calls
 from .pieces import Fence, Marker
 from .readers import BetweenCallsReader, call_reader, optional_close_reader
 from .table import loose_spellings
@@ -155,7 +155,7 @@ class JsonCalls(Concept):
     @property
     def _tojson(self) -> str:
         """Jinja's filter for arguments given as an object."""
-        return " | tojson(ensure_ascii=True)" if self.ascii else " | tojson"
+        return "tojson(ensure_ascii=True)" if self.ascii else "tojson"
 
     def head(self, name: str, call_id: str | None = None) -> str:
         """The object's text up to its arguments."""
@@ -320,7 +320,7 @@ class JsonCalls(Concept):
                 head += f" ~ {jinja_string(json.dumps(self.name_key) + ': ')}"
             arguments = (
                 "(call.function.arguments | trim if call.function.arguments is string"
-                f" else call.function.arguments{self._tojson})"
+                f" else call.function.arguments | {self._tojson})"
             )
             out.value(
                 f"{head} ~ call.function.name | tojson"
@@ -336,11 +336,7 @@ class JsonCalls(Concept):
                 out.literal("{" + f"{json.dumps(self.name_key)}: ")
             out.out("{{- call.function.name | tojson -}}")
             out.literal(f", {json.dumps(self.arguments_key)}: ")
-            out.out("{%- if call.function.arguments is string -%}")
-            out.out("{{- call.function.arguments | trim -}}")
-            out.out("{%- else -%}")
-            out.out(f"{{{{- call.function.arguments{self._tojson} -}}}}")
-            out.out("{%- endif -%}")
+            out.arguments(tojson=self._tojson)
             out.literal("}")
         out.fence(self.close)
         out.out("{%- endfor -%}")
@@ -356,7 +352,7 @@ class JsonCalls(Concept):
             turn.content = bare_text(turn)
 
 
-class _JsonCallSet:
+class _JsonCallSet(CallItems):
     """The turn grammar of :class:`JsonCalls` (see :class:`.grammar.CallSet`)."""
 
     def __init__(self, calls: JsonCalls, turn: Turn) -> None:
@@ -389,21 +385,11 @@ class _JsonCallSet:
             *turn.nodes((*_lit("}"), *calls.close)),
         ]
 
-    def call(self, turn: Turn, rules: Rules) -> Node:
-        options = [
-            rules.add(f"call_{number}", seq(*self.items(turn, rules, number)))
-            for number, _ in turn.allowed()
-        ]
-        return rules.add("call", alt(*options))
-
     def many(self, turn: Turn, rules: Rules, parallel: bool) -> Node:
         call = self.call(turn, rules)
         if not (parallel and self.calls.parallel):
             return call
         return seq(call, Repeat(seq(*turn.nodes(self.calls.separator), call)))
-
-    def lazy(self, turn: Turn, rules: Rules, parallel: bool) -> Node:
-        return self.many(turn, rules, parallel)
 
     def after_text(self, turn: Turn, rules: Rules) -> Node:
         return text_before_calls(turn.layout, self.calls.separator)
@@ -430,7 +416,3 @@ def _lit(text: str) -> Fence:
     from .pieces import Lit as LayoutText
 
     return (LayoutText(text),)
-
-
-def jinja_name(text: str) -> str:
-    return jinja_string(text)

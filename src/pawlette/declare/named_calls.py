@@ -10,8 +10,9 @@ the calls of a turn are ``section_open`` + call [+ ``separator`` + call ...] +
 
 Reading: the name is the text between ``open`` and the next fence (whitespace around it
 stripped); the id is read when ``id_open`` comes, and a call without one gets a generated
-id.  With a ``label`` (:class:`CallLabel`), that text is an id that holds the name
-(Kimi K2's ``functions.get_weather:0``): the id is the text, the name is read out of it.
+id.  A subclass may write something else in the name's place (the hooks under "the name's
+place": Kimi K2's ``functions.get_weather:0``, an id that holds the name, in
+:mod:`pawlette.formats.kimi.concepts`).
 The arguments must be a JSON object (the contracts of :mod:`pawlette.engine.call_arguments`).
 A call that is not one (no name, a name outside the request's tools, arguments that are not
 an object, cut off) is content, its text as written, with one warning.
@@ -24,20 +25,20 @@ an object, cut off) is content, its text as written, with one warning.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, ClassVar, Literal
 
-from ..emit.grammar_ast import CharClass, Lit, Node, Repeat, Rules, alt, optional, seq
+from ..emit.grammar_ast import CharClass, Lit, Node, Repeat, Rules, optional, seq
 from ..engine.call_arguments import arguments_problem
 from ..engine.machine import Parser
 from ..errors import FormatError, RequestError
 from ..types import TextDelta, ToolCallDelta, ToolCallEnd, ToolCallStart
 from .concept import Concept
-from .grammar import TEXT_NE, SectionedCalls, drop_prefix
+from .grammar import TEXT_NE, SectionedCalls
 from .json_calls import arguments_json, check_call_name
 from .pieces import Fence, text_of
 from .readers import BetweenCallsReader, OpenSection, SectionReader
-from .table import loose_spellings
 
 if TYPE_CHECKING:
     from .grammar import Turn
@@ -47,40 +48,6 @@ if TYPE_CHECKING:
     from .write import Render
 
 Content = Literal["written", "dropped", "refused"]
-
-
-@dataclass(frozen=True)
-class CallLabel:
-    """A call id written where the name goes, holding the name: ``prefix`` + NAME +
-    ``separator`` + NUMBER (Kimi K2: ``functions.get_weather:0``).
-
-    - ``count``: the number counts the calls of the ``"turn"`` (from 0 in each assistant
-      message) or of the whole ``"conversation"`` (from 0, on across turns).
-
-    Writing puts the label in the name's place (the caller's call id is not written: the
-    label is the call's id on the wire).  Reading takes the text between ``open`` and the
-    next fence as the call's id, and the name out of it: ``prefix`` removed when it is
-    there, and ``separator`` + NUMBER at the end when it is there (models also write the
-    bare name, or ``NAME:0``, and the peers' readers take those).
-    """
-
-    prefix: str = ""
-    separator: str = ":"
-    count: Literal["turn", "conversation"] = "turn"
-
-    def text(self, name: str, number: int) -> str:
-        return f"{self.prefix}{name}{self.separator}{number}"
-
-    def name_of(self, label: str) -> str:
-        """The name a label written by a model holds (see the class docstring)."""
-        name = label
-        if self.prefix and name.startswith(self.prefix):
-            name = name[len(self.prefix) :]
-        if self.separator:
-            head, found, tail = name.rpartition(self.separator)
-            if found and head and tail.isdigit():
-                name = head
-        return name.strip()
 
 
 @dataclass(frozen=True)
@@ -99,8 +66,6 @@ class NamedCalls(Concept):
       templates refuse ids that are not 9 letters and digits).
     - ``parallel``: several calls in one turn.
     - ``loose``: fences are also read without the whitespace they write around markers.
-    - ``label``: a call id that holds the name, written in the name's place
-      (:class:`CallLabel`); None (the default): the name itself.
     - ``outside_section``: reading also takes calls a model writes without the section
       fences around them, and a call without its ``close`` fence (it ends where the next
       call opens, the section closes or the turn ends), as llama.cpp reads Kimi K2's.
@@ -123,7 +88,6 @@ class NamedCalls(Concept):
     id_pattern: str | None = None
     parallel: bool = True
     loose: bool = True
-    label: CallLabel | None = None
     outside_section: bool = False
     id_first: bool = False
 
@@ -145,16 +109,40 @@ class NamedCalls(Concept):
                 f"{layout.name}: NamedCalls.content: {self.content!r}; expected 'written', "
                 "'dropped' or 'refused'"
             )
-        if self.id_first and (self.id_open is None or self.label is not None):
+        if self.id_first and self.id_open is None:
             raise FormatError(
-                f"{layout.name}: NamedCalls.id_first without id_open, or with a label; "
-                "expected the fence between the id and the name, and no label"
+                f"{layout.name}: NamedCalls.id_first without id_open; expected the fence "
+                "between the id and the name"
             )
-        if self.label is not None and self.label.count not in ("turn", "conversation"):
-            raise FormatError(
-                f"{layout.name}: NamedCalls.label.count: {self.label.count!r}; expected "
-                "'turn' or 'conversation'"
-            )
+
+    # ------------------------------------------------------------------ the name's place
+    # What stands between ``open`` and the arguments (or the id): the call's name.  A
+    # subclass that writes something else there overrides these together.
+
+    def names(self, out: Render, index: int) -> list[str]:
+        """What the writer puts in the name's place of each call of ``messages[index]``."""
+        return [call.name for call in out.messages[index].tool_calls]
+
+    def read_name(self, text: str) -> tuple[str, str | None]:
+        """The name a model wrote in the name's place (``text``, stripped and not empty), and
+        the call id it holds (None: none)."""
+        return text, None
+
+    def jinja_name(self, out: Template) -> None:
+        """The template's counterpart of :meth:`names` (``call`` and ``loop`` in scope)."""
+        out.out("{{- call.function.name -}}")
+
+    def jinja_after_calls(self, out: Template) -> None:
+        """In the template, after a message's calls."""
+
+    def name_nodes(self, name: str) -> list[Node]:
+        """The grammar of the name's place in a call of ``name``."""
+        return [Lit(name)]
+
+    def forced_name(self, name: str) -> tuple[str, bool]:
+        """What a call forced to call ``name`` writes in the name's place, and whether that
+        is all of it (else the grammar writes the rest)."""
+        return name, True
 
     # ------------------------------------------------------------------ the writer
 
@@ -203,7 +191,7 @@ class NamedCalls(Concept):
         if self.content == "written" and out.message_text(index):
             out.fence(self.text_separator, "tool_call", trainable=True)
         out.fence(self.section_open, "tool_call", trainable=True)
-        first = self._first_number(out, index)
+        names = self.names(out, index)
         for number, call in enumerate(message.tool_calls):
             if number:
                 out.fence(self.separator, "tool_call", trainable=True)
@@ -211,10 +199,7 @@ class NamedCalls(Concept):
             if self.id_first and self.id_open is not None:
                 out.text(call.id, "tool_call", trainable=True)
                 out.fence(self.id_open, "tool_call", trainable=True)
-            if self.label is None:
-                out.text(call.name, "tool_call", trainable=True)
-            else:
-                out.text(self.label.text(call.name, first + number), "tool_call", trainable=True)
+            out.text(names[number], "tool_call", trainable=True)
             if self.id_open is not None and not self.id_first:
                 out.fence(self.id_open, "tool_call", trainable=True)
                 out.text(call.id, "tool_call", trainable=True)
@@ -224,29 +209,12 @@ class NamedCalls(Concept):
             out.fence(self.close, "tool_call", trainable=True)
         out.fence(self.section_close, "tool_call", trainable=True)
 
-    def _first_number(self, out: Render, index: int) -> int:
-        """The label's number of the first call of ``messages[index]``."""
-        if self.label is None or self.label.count == "turn":
-            return 0
-        return sum(
-            len(message.tool_calls or ())
-            for message in out.messages[:index]
-            if message.role == "assistant"
-        )
-
     # ------------------------------------------------------------------ the parse table
-
-    def _spellings(self, table: Table, *fences: Fence) -> list[str]:
-        texts = {table.text(*fences)} - {""}
-        if self.loose:
-            texts |= loose_spellings(texts)
-        return sorted(texts)
 
     def rows(self, table: Table) -> None:
         texts = tuple(table.call_states)
         # A turn may end in the middle of a call (the call is then content): every state of
         # a call ends at the turn's end fences.
-        label = self.label
         first = "call.id" if self.id_first else "call.name"
         if self.id_first:
             table.state("call.id", IdFirstReader, "assistant", ends=True)
@@ -256,13 +224,14 @@ class NamedCalls(Concept):
                 "assistant",
                 ends=True,
             )
-            for spelling in self._spellings(table, self.id_open or ()):
+            for spelling in table.spellings(self.loose, self.id_open or ()):
                 table.on("call.id", spelling, "call.name")
-        elif label is None:
+        elif type(self).read_name is NamedCalls.read_name:  # the name as written
             table.state("call.name", NameReader, "assistant", ends=True)
         else:
+            read = self.read_name
             table.state(
-                "call.name", lambda parser: NameReader(parser, label), "assistant", ends=True
+                "call.name", lambda parser: NameReader(parser, read), "assistant", ends=True
             )
         closed = bool(self.close) and not self.outside_section
         table.state(
@@ -270,11 +239,11 @@ class NamedCalls(Concept):
         )
         between = "assistant.after_call"
         table.state(between, BetweenCallsReader, "assistant", ends=not self.section_close)
-        openings = self._spellings(table, self.open)
+        openings = table.spellings(self.loose, self.open)
         if self.section_open:
             table.state("assistant.calls", SectionReader, "assistant")
             for state in texts:
-                for spelling in self._spellings(table, self.text_separator, self.section_open):
+                for spelling in table.spellings(self.loose, self.text_separator, self.section_open):
                     table.on(state, spelling, "assistant.calls")
             for spelling in openings:
                 table.on("assistant.calls", spelling, first)
@@ -284,30 +253,30 @@ class NamedCalls(Concept):
                         table.on(state, spelling, first)
         else:
             for state in texts:
-                for spelling in self._spellings(table, self.text_separator, self.open):
+                for spelling in table.spellings(self.loose, self.text_separator, self.open):
                     table.on(state, spelling, first)
         if self.id_open is not None and not self.id_first:
             table.state("call.id", IdReader, "assistant", ends=True)
-            for spelling in self._spellings(table, self.id_open):
+            for spelling in table.spellings(self.loose, self.id_open):
                 table.on("call.name", spelling, "call.id")
-            for spelling in self._spellings(table, self.arguments_open):
+            for spelling in table.spellings(self.loose, self.arguments_open):
                 table.on("call.id", spelling, "call.arguments")
-        for spelling in self._spellings(table, self.arguments_open):
+        for spelling in table.spellings(self.loose, self.arguments_open):
             table.on("call.name", spelling, "call.arguments")
         after = "call.arguments"
         if self.close:
-            for spelling in self._spellings(table, self.close):
+            for spelling in table.spellings(self.loose, self.close):
                 table.on("call.arguments", spelling, between)
             after = between
-        for spelling in self._spellings(table, self.separator, self.open):
+        for spelling in table.spellings(self.loose, self.separator, self.open):
             table.on(after, spelling, first)
         unclosed = self.outside_section and after != "call.arguments"
         if unclosed:  # a call without its close fence ends where the next one opens
-            for spelling in self._spellings(table, self.separator, self.open):
+            for spelling in table.spellings(self.loose, self.separator, self.open):
                 table.on("call.arguments", spelling, first)
         if self.section_close:
             table.state("assistant.after_calls", BetweenCallsReader, "assistant", ends=True)
-            for spelling in self._spellings(table, self.section_close):
+            for spelling in table.spellings(self.loose, self.section_close):
                 table.on(after, spelling, "assistant.after_calls")
                 if unclosed:
                     table.on("call.arguments", spelling, "assistant.after_calls")
@@ -316,8 +285,6 @@ class NamedCalls(Concept):
 
     def jinja_setup(self, out: Template) -> None:
         out.object_arguments = True
-        if self.label is not None and self.label.count == "conversation":
-            out.ns("call_number", "0")
 
     def jinja_content(self, out: Template, role: str) -> bool:
         if role != "assistant" or self.content != "dropped":
@@ -350,16 +317,7 @@ class NamedCalls(Concept):
         if self.id_first and self.id_open is not None:
             out.out("{{- call.id -}}")
             out.fence(self.id_open)
-        if self.label is None:
-            out.out("{{- call.function.name -}}")
-        else:
-            number = "loop.index0"
-            if self.label.count == "conversation":
-                number = "(ns.call_number + loop.index0)"
-            out.literal(self.label.prefix)
-            out.out("{{- call.function.name -}}")
-            out.literal(self.label.separator)
-            out.out(f"{{{{- {number} | string -}}}}")
+        self.jinja_name(out)
         if self.id_open is not None and not self.id_first:
             out.fence(self.id_open)
             out.out("{{- call.id -}}")
@@ -368,8 +326,7 @@ class NamedCalls(Concept):
         out.fence(self.close)
         out.out("{%- endfor -%}")
         out.fence(self.section_close)
-        if self.label is not None and self.label.count == "conversation":
-            out.out("{%- set ns.call_number = ns.call_number + message.tool_calls | length -%}")
+        self.jinja_after_calls(out)
         out.out("{%- endif -%}")
 
     # ------------------------------------------------------------------ the turn grammar
@@ -397,10 +354,7 @@ class _NamedCallSet(SectionedCalls):
         calls = self.calls
         tool = turn.tools[number]
         rules.gbnf_extra.update({k: v for k, v in BASE_RULES.items() if k not in rules.gbnf_extra})
-        named: list[Node] = [Lit(tool.name)]
-        if calls.label is not None:  # prefix + NAME + separator + NUMBER
-            digits = Repeat(CharClass("0123456789"), 1, None)
-            named = [Lit(calls.label.prefix + tool.name + calls.label.separator), digits]
+        named = calls.name_nodes(tool.name)
         if calls.id_first and calls.id_open is not None:  # open + ID + id_open + NAME
             return [
                 *turn.nodes(calls.open),
@@ -426,23 +380,11 @@ class _NamedCallSet(SectionedCalls):
     def prefix(self, name: str | None) -> str:
         if name is None or self.calls.id_first:  # the id comes before the name
             return self.lead
-        label: CallLabel | None = self.calls.label
-        if label is not None:  # the label's number comes between the name and arguments
-            return self.lead + label.prefix + name + label.separator
-        if self.calls.id_open is not None:  # an id may come between the name and arguments
-            return self.lead + name
-        return self.lead + name + self.arguments_open
-
-    def after_prefix(self, turn: Turn, rules: Rules, prefix: str, parallel: bool) -> Node:
-        heads = [
-            seq(
-                *drop_prefix(
-                    [*turn.nodes(self.calls.section_open), *self.items(turn, rules, n)], prefix
-                )
-            )
-            for n, _ in turn.allowed()
-        ]
-        return self._list(turn, rules, alt(*heads), parallel)
+        calls: NamedCalls = self.calls
+        forced, whole = calls.forced_name(name)
+        if not whole or self.calls.id_open is not None:  # more comes before the arguments
+            return self.lead + forced
+        return self.lead + forced + self.arguments_open
 
 
 # ---------------------------------------------------------------------- readers
@@ -490,16 +432,20 @@ def _begin_call(parser: Parser) -> None:
 
 
 class NameReader:
-    """A call's name (the call's raw text starts here), or with a ``label`` the call's id
-    that holds its name."""
+    """A call's name (the call's raw text starts here), read by ``read``
+    (:meth:`NamedCalls.read_name`; None: the name as written)."""
 
-    __slots__ = ("_after_id", "_label", "_offset", "_parser", "_text")
+    __slots__ = ("_after_id", "_offset", "_parser", "_read", "_text")
 
     def __init__(
-        self, parser: Parser, label: CallLabel | None = None, *, after_id: bool = False
+        self,
+        parser: Parser,
+        read: Callable[[str], tuple[str, str | None]] | None = None,
+        *,
+        after_id: bool = False,
     ) -> None:
         self._parser = parser
-        self._label = label
+        self._read = read
         self._after_id = after_id
         self._text: list[str] = []
         self._offset = -1
@@ -519,12 +465,9 @@ class NameReader:
         if not self._after_id:
             parts.offset = self._offset if self._offset >= 0 else offset
         name = text.strip()
-        label = self._label
-        if label is not None and name:
-            parts_id: str | None = name
-            name = label.name_of(name)
-        else:
-            parts_id = None
+        parts_id = None
+        if self._read is not None and name:
+            name, parts_id = self._read(name)
         next_state = parser.grammar.steps.get((parser.state.name, marker or ""))
         if next_state is None or next_state.target not in ("call.id", "call.arguments"):
             _malformed(parser, parts, "no arguments", "a name, then the call's arguments")

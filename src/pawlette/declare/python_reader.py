@@ -1,10 +1,9 @@
-"""Readers that drive :class:`~pawlette.codecs.python_calls.PythonCallDecoder` in parse states.
-
-- :class:`CallStream`: one decoder inside a reader: the calls it starts are numbered within
-  the parser's message, its events go to the parser as they come (results are paired with
-  calls by position in the fold: :func:`pawlette.engine.fold.pair_results`).
-- :class:`PythonCallListReader`: a state whose text is a call list ``[f(a=1), g()]``
-  (breeze's ``<|use_tool|>[...]<|eot_id|>``: :class:`pawlette.declare.python_calls.PythonCalls`).
+"""The reader part that drives :class:`~pawlette.codecs.python_calls.PythonCallDecoder` in
+parse states: :class:`CallStream`, one decoder inside a reader.  The calls it starts are
+numbered within the parser's message, its events go to the parser as they come (results are
+paired with calls by position in the fold: :func:`pawlette.engine.fold.pair_results`).  Breeze's
+call lists (:class:`pawlette.formats.breeze.python_calls.PythonCallListReader`) and ChatGLM3's
+calls read through it.
 """
 
 from __future__ import annotations
@@ -147,34 +146,3 @@ class CallStream:
                 "one of " + ", ".join(repr(k) for k in known) if known else "no function",
                 name,
             )
-
-
-class PythonCallListReader:
-    """The text of the state is one call list, ``[f(a=1), g(b='x')]``, of at least one call:
-    the state is entered by a marker that announces calls, so an empty list is malformed."""
-
-    __slots__ = ("_calls", "_parser", "_raw")
-
-    def __init__(self, parser: Parser) -> None:
-        self._parser = parser
-        self._calls = CallStream(parser, mode="list")
-        # The text, kept only until a call begins (then the list is not empty: the call ends,
-        # or the decoder fails and gives the text back itself).
-        self._raw: list[str] | None = []
-
-    def feed(self, text: str, offset: int) -> None:
-        raw = self._raw
-        if raw is not None:
-            raw.append(text)
-        self._calls.feed(text, offset)
-        if raw is not None and self._calls.started:
-            self._raw = None
-
-    def close(self, marker: str | None, offset: int) -> None:
-        calls = self._calls
-        calls.finish(offset)
-        if calls.calls or calls.failed:
-            return
-        raw = "".join(self._raw or ())
-        self._parser.malformed(offset, f"an empty list of calls {raw.strip()!r}", "a call", raw)
-        self._parser.emit(TextDelta(raw))

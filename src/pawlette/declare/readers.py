@@ -388,11 +388,6 @@ def call_reader(
     return make
 
 
-def ended_by_turn(parser: Parser, envelope: CallEnvelope, close: str) -> JsonCallReader:
-    """A JSON call closed by the end of its turn (or of the input)."""
-    return _EndedByInput(parser, envelope, close)
-
-
 class _LeadDropped:
     """A reader that drops ``lead`` where its state's text begins with it (held until it
     is known whether it does) and passes the rest on."""

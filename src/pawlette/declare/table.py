@@ -23,7 +23,7 @@ start of the assistant's turn, where reasoning may open), ``assistant.body`` (af
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from ..engine.machine import Action, Grammar, GrammarBuilder, Parser, ReaderFactory
@@ -125,6 +125,14 @@ class Table:
     def text(self, *fences: Fence) -> str:
         """The fences' joined text (what the lexer reads as one marker)."""
         return "".join(text_of(pieces, self.layout.options, self.layout.name) for pieces in fences)
+
+    def spellings(self, loose: bool, *fences: Fence) -> list[str]:
+        """The fences' joined text, and with ``loose`` its :func:`loose_spellings` (none for
+        empty fences), sorted."""
+        texts = {self.text(*fences)} - {""}
+        if loose:
+            texts |= loose_spellings(texts)
+        return sorted(texts)
 
     def state(
         self,
@@ -317,6 +325,3 @@ def _pending(reader: ReaderFactory, ends: frozenset[str]) -> ReaderFactory:
 def compile_table(layout: Layout) -> Grammar:
     """The parse table of a layout."""
     return Table(layout).build()
-
-
-RowsHook = Callable[[Table], None]

@@ -39,11 +39,10 @@ from ..engine.readers import WholeTextReader
 from ..errors import FormatError, RequestError
 from ..types import TextDelta, Tool, ToolCallDelta, ToolCallEnd, ToolCallStart
 from .concept import Concept
-from .grammar import SectionedCalls, drop_prefix, text_before, text_before_calls
+from .grammar import SectionedCalls, text_before
 from .json_calls import check_call_name
 from .pieces import Fence, Marker, text_of
 from .readers import BetweenCallsReader, OpenSection, SectionReader, schema_tools
-from .table import loose_spellings
 
 if TYPE_CHECKING:
     from .grammar import Turn
@@ -166,12 +165,6 @@ class XmlCalls(Concept):
 
     # ------------------------------------------------------------------ the parse table
 
-    def _spellings(self, table: Table, *fences: Fence) -> list[str]:
-        texts = {table.text(*fences)} - {""}
-        if self.loose:
-            texts |= loose_spellings(texts)
-        return sorted(texts)
-
     def tags(self, table: Table) -> Tags:
         def core(pieces: Fence) -> tuple[str, str, str]:
             text = table.text(pieces)
@@ -203,24 +196,24 @@ class XmlCalls(Concept):
         between = "assistant.after_call"
         table.state(between, BetweenCallsReader, "assistant", ends=not self.section_close)
         first = self.section_open or self.open
-        after_text = {*self._spellings(table, self.text_separator, first)}
+        after_text = {*table.spellings(self.loose, self.text_separator, first)}
         if self.separator_after_text and self.separator:
-            after_text |= {*self._spellings(table, self.separator, first)}
+            after_text |= {*table.spellings(self.loose, self.separator, first)}
         for state in texts:
             for spelling in sorted(after_text):
                 target = "assistant.calls" if self.section_open else "call.xml"
                 table.on(state, spelling, target)
         if self.section_open:
             table.state("assistant.calls", SectionReader, "assistant")
-            for spelling in self._spellings(table, self.open):
+            for spelling in table.spellings(self.loose, self.open):
                 table.on("assistant.calls", spelling, "call.xml")
-        for spelling in self._spellings(table, self.close):
+        for spelling in table.spellings(self.loose, self.close):
             table.on("call.xml", spelling, between)
-        for spelling in self._spellings(table, self.separator, self.open):
+        for spelling in table.spellings(self.loose, self.separator, self.open):
             table.on(between, spelling, "call.xml")
         if self.section_close:
             table.state("assistant.after_calls", BetweenCallsReader, "assistant", ends=True)
-            for spelling in self._spellings(table, self.section_close):
+            for spelling in table.spellings(self.loose, self.section_close):
                 table.on(between, spelling, "assistant.after_calls")
 
     # ------------------------------------------------------------------ the Jinja template
@@ -644,21 +637,7 @@ class _XmlCallSet(SectionedCalls):
         pieces += turn.nodes(calls.close)
         return pieces
 
-    def after_text(self, turn: Turn, rules: Rules) -> Node:
-        return text_before_calls(turn.layout, self.calls.text_separator)
-
     def prefix(self, name: str | None) -> str:
         if name is None:
             return self.lead
         return self.lead + name + self.name_close
-
-    def after_prefix(self, turn: Turn, rules: Rules, prefix: str, parallel: bool) -> Node:
-        heads = [
-            seq(
-                *drop_prefix(
-                    [*turn.nodes(self.calls.section_open), *self.items(turn, rules, n)], prefix
-                )
-            )
-            for n, _ in turn.allowed()
-        ]
-        return self._list(turn, rules, alt(*heads), parallel)

@@ -83,12 +83,10 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from pawlette.declare import (
-    CallLabel,
     Frame,
     Ignored,
     Layout,
     Marker,
-    NamedCalls,
     SystemPrompt,
     ToolsBlock,
     declare,
@@ -96,7 +94,14 @@ from pawlette.declare import (
 )
 from pawlette.declare.concept import Concept
 
-from .concepts import BreakAfterDefault, LabelledResults, ReasoningAfterFirstAnswer, RoleNames
+from .concepts import (
+    BreakAfterDefault,
+    CallLabel,
+    LabelledCalls,
+    LabelledResults,
+    ReasoningAfterFirstAnswer,
+    RoleNames,
+)
 
 SYSTEM, USER, ASSISTANT = Marker("<|im_system|>"), Marker("<|im_user|>"), Marker("<|im_assistant|>")
 MIDDLE, END = Marker("<|im_middle|>"), Marker("<|im_end|>")
@@ -160,7 +165,7 @@ def layout(options: KimiOptions) -> Layout:
     elif not original:
         concepts.append(Ignored(("reasoning",)))
     concepts += [
-        NamedCalls(
+        LabelledCalls(
             section_open=fence(SECTION),
             section_close=fence(SECTION_END),
             open=fence(CALL),

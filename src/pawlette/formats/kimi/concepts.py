@@ -1,5 +1,6 @@
-"""Kimi K2's own concepts: message names as role labels, results labelled with the call's id,
-reasoning kept after the first plain answer, and the newline after the default system turn.
+"""Kimi K2's own concepts: calls named by a label that holds the name, message names as role
+labels, results labelled with the call's id, reasoning kept after the first plain answer, and
+the newline after the default system turn.
 
 Each is a concept of :mod:`pawlette.declare` (its share of the writer, the parse table, the
 Jinja template and the turn grammar), used only by :mod:`pawlette.formats.kimi`.
@@ -10,10 +11,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar, Literal
 
-from pawlette.declare import Concept, Fence, Lit, Reasoning, Results
+from pawlette.declare import Concept, Fence, Lit, NamedCalls, Reasoning, Results
+from pawlette.emit import grammar_ast
+from pawlette.errors import FormatError
 
 if TYPE_CHECKING:
     from pawlette.declare.jinja import Template
+    from pawlette.declare.layout import Layout
     from pawlette.declare.write import Render
 
 _LABELLED = frozenset({"system", "user", "assistant"})
@@ -22,6 +26,99 @@ _LABELLED = frozenset({"system", "user", "assistant"})
 def _named(frame_open: Fence, name: str) -> Fence:
     """A frame's open fence, ``MARKER`` + ROLE + ``<|im_middle|>``, with ``name`` for ROLE."""
     return (frame_open[0], Lit(name), *frame_open[2:])
+
+
+@dataclass(frozen=True)
+class CallLabel:
+    """A call id written where the name goes, holding the name: ``prefix`` + NAME +
+    ``separator`` + NUMBER (Kimi K2: ``functions.get_weather:0``).
+
+    - ``count``: the number counts the calls of the ``"turn"`` (from 0 in each assistant
+      message) or of the whole ``"conversation"`` (from 0, on across turns).
+
+    Writing puts the label in the name's place (the caller's call id is not written: the
+    label is the call's id on the wire).  Reading takes the text between ``open`` and the
+    next fence as the call's id, and the name out of it: ``prefix`` removed when it is
+    there, and ``separator`` + NUMBER at the end when it is there (models also write the
+    bare name, or ``NAME:0``, and the peers' readers take those).
+    """
+
+    prefix: str = ""
+    separator: str = ":"
+    count: Literal["turn", "conversation"] = "turn"
+
+    def text(self, name: str, number: int) -> str:
+        return f"{self.prefix}{name}{self.separator}{number}"
+
+    def name_of(self, label: str) -> str:
+        """The name a label written by a model holds (see the class docstring)."""
+        name = label
+        if self.prefix and name.startswith(self.prefix):
+            name = name[len(self.prefix) :]
+        if self.separator:
+            head, found, tail = name.rpartition(self.separator)
+            if found and head and tail.isdigit():
+                name = head
+        return name.strip()
+
+
+@dataclass(frozen=True)
+class LabelledCalls(NamedCalls):
+    """:class:`pawlette.declare.NamedCalls` with a :class:`CallLabel` in the name's place
+    (``<|tool_call_begin|>functions.get_weather:0<|tool_call_argument_begin|>``)."""
+
+    label: CallLabel = CallLabel()
+
+    def validate(self, layout: Layout) -> None:
+        super().validate(layout)
+        if self.id_first:
+            raise FormatError(
+                f"{layout.name}: LabelledCalls.id_first; expected False (the label is the id)"
+            )
+        if self.label.count not in ("turn", "conversation"):
+            raise FormatError(
+                f"{layout.name}: LabelledCalls.label.count: {self.label.count!r}; expected "
+                "'turn' or 'conversation'"
+            )
+
+    def names(self, out: Render, index: int) -> list[str]:
+        first = 0
+        if self.label.count == "conversation":
+            first = sum(
+                len(message.tool_calls or ())
+                for message in out.messages[:index]
+                if message.role == "assistant"
+            )
+        calls = out.messages[index].tool_calls
+        return [self.label.text(call.name, first + number) for number, call in enumerate(calls)]
+
+    def read_name(self, text: str) -> tuple[str, str | None]:
+        return self.label.name_of(text), text
+
+    def jinja_setup(self, out: Template) -> None:
+        super().jinja_setup(out)
+        if self.label.count == "conversation":
+            out.ns("call_number", "0")
+
+    def jinja_name(self, out: Template) -> None:
+        number = "loop.index0"
+        if self.label.count == "conversation":
+            number = "(ns.call_number + loop.index0)"
+        out.literal(self.label.prefix)
+        out.out("{{- call.function.name -}}")
+        out.literal(self.label.separator)
+        out.out(f"{{{{- {number} | string -}}}}")
+
+    def jinja_after_calls(self, out: Template) -> None:
+        if self.label.count == "conversation":
+            out.out("{%- set ns.call_number = ns.call_number + message.tool_calls | length -%}")
+
+    def name_nodes(self, name: str) -> list[grammar_ast.Node]:
+        digits = grammar_ast.Repeat(grammar_ast.CharClass("0123456789"), 1, None)
+        return [grammar_ast.Lit(self.forced_name(name)[0]), digits]
+
+    def forced_name(self, name: str) -> tuple[str, bool]:
+        return self.label.prefix + name + self.label.separator, False  # the number follows
 
 
 @dataclass(frozen=True)
@@ -233,6 +330,8 @@ class BreakAfterDefault(Concept):
 
 __all__ = [
     "BreakAfterDefault",
+    "CallLabel",
+    "LabelledCalls",
     "LabelledResults",
     "ReasoningAfterFirstAnswer",
     "RoleNames",

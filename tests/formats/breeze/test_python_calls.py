@@ -1,7 +1,8 @@
-"""The Python-calls concept (``pawlette.declare.PythonCalls``) on its own.
+"""The Python-calls concept (``pawlette.formats.breeze.python_calls.PythonCalls``) on its own.
 
-The generated cross-artifact checks run it inside declared layouts (``python_format``,
-``decision_format``); breeze's tests run it inside breeze.  Here: what it promises by itself.
+The generated cross-artifact checks run it inside declared layouts (``tests.declare``'s
+``python_format`` and ``decision_format``); breeze's tests run it inside breeze.  Here: what
+it promises by itself.
 """
 
 from __future__ import annotations
@@ -14,14 +15,15 @@ from hypothesis import strategies as st
 
 import pawlette
 from pawlette.codecs.python_literals import encode_calls
-from pawlette.declare import PythonCalls, declare, fence
+from pawlette.declare import declare, fence
 from pawlette.errors import UnsupportedFeature
 from pawlette.export import export_grammar_bundle
 from pawlette.formats.breeze.decision import DecisionCalls
+from pawlette.formats.breeze.python_calls import PythonCalls
 from pawlette.types import Message, ToolCall
 
-from . import decision_format, python_format
-from .conversations import TOOLS
+from ...declare import decision_format, python_format
+from ...declare.conversations import TOOLS
 
 CALLS = PythonCalls(open=fence("<calls>"), quote="repr")
 

@@ -1,4 +1,5 @@
-"""NamedCalls.label: a call id written in the name's place, the name read out of it."""
+"""Kimi K2's LabelledCalls: a call id written in the name's place, the name read out of it
+(and NamedCalls' reading of calls outside their section, which Kimi K2 models write)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,6 @@ import dataclasses
 import pytest
 
 from pawlette.declare import (
-    CallLabel,
     Frame,
     Ignored,
     Layout,
@@ -18,6 +18,7 @@ from pawlette.declare import (
     fence,
 )
 from pawlette.errors import FormatError
+from pawlette.formats.kimi.concepts import CallLabel, LabelledCalls
 
 CALL, ARGUMENTS, END = Marker("<call>"), Marker("<args>"), Marker("<end>")
 
@@ -31,7 +32,7 @@ def _layout(count: str) -> Layout:
             for role in ("user", "assistant", "tool")
         },
         concepts=(
-            NamedCalls(
+            LabelledCalls(
                 open=fence(CALL),
                 arguments_open=fence(ARGUMENTS),
                 label=CallLabel(prefix="fn.", separator="#", count=count),  # type: ignore[arg-type]
@@ -84,8 +85,7 @@ def test_a_label_counts_per_turn_or_per_conversation_only() -> None:
 
 def test_names_are_written_bare_without_a_label() -> None:
     layout = _layout("turn")
-    calls = layout.concept(NamedCalls)
-    concepts = (dataclasses.replace(calls, label=None), *layout.concepts[1:])
+    concepts = (NamedCalls(open=fence(CALL), arguments_open=fence(ARGUMENTS)), *layout.concepts[1:])
     bare = dataclasses.replace(layout, concepts=concepts)
     assert "<call>a<args>{}<call>b<args>{}" in declare(bare).render(REQUEST).text
 

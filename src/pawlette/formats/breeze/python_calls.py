@@ -10,9 +10,11 @@ the turn; LFM2 writes ``<|tool_call_start|>[f(a=1)]<|tool_call_end|>``.)  String
 in one ``quote`` style, or as Python's ``repr`` picks per string (``"it's"``).  Nothing is
 ever evaluated: the codec (:mod:`pawlette.codecs.python_calls`, written by
 :mod:`pawlette.codecs.python_literals`) is a streaming Python-literal tokenizer, driven in its
-parse state by :class:`~.python_reader.PythonCallListReader`.
+parse state by :class:`PythonCallListReader` (through
+:class:`pawlette.declare.python_reader.CallStream`).
 
->>> from pawlette.declare import Marker, PythonCalls, fence
+>>> from pawlette.declare import Marker, fence
+>>> from pawlette.formats.breeze.python_calls import PythonCalls
 >>> PythonCalls(open=fence(Marker("<calls>")), quote="repr").head("get_weather")
 '[get_weather('
 """
@@ -24,27 +26,27 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
 
-from ..codecs.python_calls import is_plain_identifier
-from ..codecs.python_literals import Quote, encode_call, encode_calls
-from ..emit.grammar_ast import Lit, Node, Ref, Repeat, Rules, alt, optional, seq
-from ..emit.grammar_ast import Marker as MarkerNode
-from ..emit.jinja_text import IDENTIFIER_MACRO, PYTHON_LITERAL_MACROS, jinja_string
-from ..emit.python_schema import KEYWORD_EXPECTED, PythonValues, SchemaToPython
-from ..engine.machine import Parser, Reader
-from ..errors import FormatError, UnsupportedFeature
-from ..types import Message, Tool
-from .concept import Concept
-from .grammar import text_before_calls
-from .pieces import Fence
-from .python_reader import PythonCallListReader
-from .readers import BetweenCallsReader
+from ...codecs.python_calls import is_plain_identifier
+from ...codecs.python_literals import Quote, encode_call, encode_calls
+from ...declare.concept import Concept
+from ...declare.grammar import text_before_calls
+from ...declare.pieces import Fence
+from ...declare.python_reader import CallStream
+from ...declare.readers import BetweenCallsReader
+from ...emit.grammar_ast import Lit, Node, Ref, Repeat, Rules, alt, optional, seq
+from ...emit.grammar_ast import Marker as MarkerNode
+from ...emit.jinja_text import IDENTIFIER_MACRO, PYTHON_LITERAL_MACROS, jinja_string
+from ...emit.python_schema import KEYWORD_EXPECTED, PythonValues, SchemaToPython
+from ...engine.machine import Parser, Reader
+from ...errors import FormatError, UnsupportedFeature
+from ...types import Message, TextDelta, Tool
 
 if TYPE_CHECKING:
-    from .grammar import Turn
-    from .jinja import Template
-    from .layout import Layout
-    from .table import Table
-    from .write import Render
+    from ...declare.grammar import Turn
+    from ...declare.jinja import Template
+    from ...declare.layout import Layout
+    from ...declare.table import Table
+    from ...declare.write import Render
 
 
 @dataclass(frozen=True)
@@ -216,6 +218,37 @@ def check_names(tools: tuple[Tool, ...]) -> None:
             )
 
 
+class PythonCallListReader:
+    """The text of the state is one call list, ``[f(a=1), g(b='x')]``, of at least one call:
+    the state is entered by a marker that announces calls, so an empty list is malformed."""
+
+    __slots__ = ("_calls", "_parser", "_raw")
+
+    def __init__(self, parser: Parser) -> None:
+        self._parser = parser
+        self._calls = CallStream(parser, mode="list")
+        # The text, kept only until a call begins (then the list is not empty: the call ends,
+        # or the decoder fails and gives the text back itself).
+        self._raw: list[str] | None = []
+
+    def feed(self, text: str, offset: int) -> None:
+        raw = self._raw
+        if raw is not None:
+            raw.append(text)
+        self._calls.feed(text, offset)
+        if raw is not None and self._calls.started:
+            self._raw = None
+
+    def close(self, marker: str | None, offset: int) -> None:
+        calls = self._calls
+        calls.finish(offset)
+        if calls.calls or calls.failed:
+            return
+        raw = "".join(self._raw or ())
+        self._parser.malformed(offset, f"an empty list of calls {raw.strip()!r}", "a call", raw)
+        self._parser.emit(TextDelta(raw))
+
+
 # ---------------------------------------------------------------------- Jinja macros
 
 _CALL_LIST_MACRO = r"""{%- macro python_call_list(calls, where, quote, between) -%}
@@ -262,14 +295,14 @@ def jinja_macros(out: Template) -> None:
 
 def keyword_arguments(values: PythonValues, number: int, tool: Tool) -> Node:
     """A tool's keyword arguments (``a='x', b=1``) under its schema, in ``values``' rules."""
-    from ..emit.turn_rules import parameters
+    from ...emit.turn_rules import parameters
 
     converter = SchemaToPython(values, f"args_{number}", f"tools[{number}].parameters")
     return converter.keyword_arguments(parameters(tool))
 
 
 class PythonCallSet:
-    """The turn grammar of :class:`PythonCalls` (see :class:`.grammar.CallSet`).
+    """The turn grammar of :class:`PythonCalls` (see :class:`pawlette.declare.grammar.CallSet`).
 
     ``OPEN [CALL (between CALL)*] CLOSE``, each ``CALL`` = ``name(`` keyword arguments ``)``;
     ``opening`` is the grammar nodes of what opens the list (the calls' ``open``, or what a
