@@ -22,6 +22,7 @@ import asyncio
 import contextlib
 import gzip
 import json
+import logging
 import socket
 import threading
 import time
@@ -203,6 +204,10 @@ def test_idle_and_trickled_connections_are_closed(start: Callable[..., LiveServe
         kept.sendall(b"GET /health HTTP/1.1\r\nhost: localhost\r\n\r\n")
         assert read_to_close(kept).startswith(b"HTTP/1.1 200 ")  # then closed when idle
     assert healthy(server)
+    # Counted by the code the client was told (the metrics guide lists them).
+    samples = scrape(server.url)
+    assert value(samples, "pawlette_refused_total", code="head_timeout") == 1
+    assert value(samples, "pawlette_refused_total", code="body_timeout") == 1
 
 
 def test_past_the_connection_cap_the_idlest_connections_are_closed(
@@ -210,16 +215,20 @@ def test_past_the_connection_cap_the_idlest_connections_are_closed(
 ) -> None:
     """About 20,000 idle sockets used up a worker's file descriptors and new clients were
     dropped unseen: past --max-client-connections the idlest are closed to make room."""
-    server = start(max_client_connections=20, head_timeout=60)
+    # --head-timeout far past the waits below: the sockets are closed by the cap or not at
+    # all (with 60 s, the head timeout closed them too, and the test passed without the cap).
+    server = start(max_client_connections=20, head_timeout=600)
     sockets = [connect(server) for _ in range(60)]
     try:
         assert healthy(server)  # a new client is served (an idle one made room)
         closed = 0
+        deadline = time.monotonic() + 20
         for sock in sockets:
-            sock.settimeout(5 if closed < 40 else 0.2)
+            sock.settimeout(max(0.2, deadline - time.monotonic()) if closed < 40 else 0.2)
             with contextlib.suppress(TimeoutError):
                 closed += sock.recv(1) == b""
         assert closed >= 40, closed  # 60 + the health check's against a cap of 20
+        assert value(scrape(server.url), "pawlette_refused_total", code="evicted") >= 40
     finally:
         for sock in sockets:
             sock.close()
@@ -411,11 +420,13 @@ def test_a_flooded_stream_is_handed_on_in_small_shares(
 
 
 def test_credentials_in_the_upstream_url_reach_the_engine_and_nobody_else(
-    start: Callable[..., LiveServer], engine: RawEngine
+    start: Callable[..., LiveServer], engine: RawEngine, caplog: pytest.LogCaptureFixture
 ) -> None:
     """With http://admin:s3cret@host the password was in every 502/504 message and in the
     unauthenticated /metrics, and never sent to the engine; every error also told clients
-    the engine's internal URL."""
+    the engine's internal URL.  The log names the engine by its address, never its
+    credentials."""
+    caplog.set_level(logging.INFO, logger="pawlette.serve")
     port = engine.url.rsplit(":", 1)[1]
     server = start(upstream=f"http://admin:s3cret@127.0.0.1:{port}", timeout=1)
     body = b'{"error": {"message": "overloaded"}}'
@@ -443,6 +454,9 @@ def test_credentials_in_the_upstream_url_reach_the_engine_and_nobody_else(
         exposition = httpx.get(running.url + "/metrics").text
         assert "s3cret" not in exposition and "admin" not in exposition
         assert 'upstream="http://127.0.0.1:' in exposition  # named without credentials
+    logged = caplog.text
+    assert f"127.0.0.1:{port}" in logged and "127.0.0.1:9" in logged  # the failures logged
+    assert "s3cret" not in logged and "admin" not in logged
 
 
 def test_a_busy_pool_is_waited_for_no_longer_than_the_timeout(

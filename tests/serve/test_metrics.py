@@ -116,3 +116,25 @@ def test_counters_move_with_requests(serve: ServerFactory, upstream: FakeUpstrea
     assert value(after, "pawlette_upstream_outstanding", upstream=engine) == 0
     assert value(after, "pawlette_requests_in_flight") == 0
     assert total(after, "pawlette_worker_requests_total") >= 6
+
+
+def test_the_serving_guide_lists_every_series_with_its_type() -> None:
+    """docs/guides/serving.md's metrics table has a row for every series ``/metrics`` may
+    answer, with its type (the refusals of hostile clients, ``refused_total``, were missing:
+    a deployer could not know the server counts them)."""
+    import pathlib
+    import re
+
+    from pawlette.serve.metrics import FAMILIES
+
+    guide = pathlib.Path(__file__).parents[2] / "docs" / "guides" / "serving.md"
+    section = guide.read_text(encoding="utf-8").split("\n## Metrics\n", 1)[1].split("\n## ")[0]
+    listed: dict[str, str] = {}
+    for line in section.splitlines():
+        cells = [cell.strip() for cell in line.strip().strip("|").split("|")]
+        if line.startswith("| `") and len(cells) >= 2:
+            for name in re.findall(r"`([a-z_]+)(?:\{[^}]*\})?`", cells[0]):
+                listed[name] = cells[1]
+    for name, family in FAMILIES.items():
+        assert name in listed, f"{name} is not in the guide's metrics table"
+        assert listed[name] == family.kind, (name, listed[name], family.kind)

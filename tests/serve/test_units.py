@@ -192,6 +192,10 @@ def test_sse_decoder_bounds_a_line_and_an_event() -> None:
         [b"data: " + b"x" * 60, b"y" * 60],  # a line still open
         [b"data: " + b"x" * 200 + b"\n"],  # a whole line in one read
         [b"data: " + b"x" * 60 + b"\n" for _ in range(3)],  # an event of several lines
+        # An event of many short lines: the line ends joining them count (an event of empty
+        # ``data`` lines was held without bound, a list entry per five bytes of stream).
+        [b"data\n" * 200],
+        [b"data: x\n" for _ in range(60)],
     ):
         decoder = SSEDecoder(max_line=100)
         with pytest.raises(LineTooLong, match="over 100 bytes"):
@@ -199,6 +203,8 @@ def test_sse_decoder_bounds_a_line_and_an_event() -> None:
                 decoder.feed(piece)
     decoder = SSEDecoder(max_line=100)
     assert decoder.feed(b"data: " + b"x" * 90 + b"\n\n") == ["x" * 90]
+    assert decoder.feed(b"data: x\n" * 50 + b"\n") == ["\n".join("x" * 50)]  # 99 bytes
+    assert decoder.feed(b"data\n" * 101 + b"\n") == ["\n" * 100]
 
 
 def test_sse_decoder_reads_a_long_line_in_linear_work() -> None:

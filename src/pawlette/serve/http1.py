@@ -36,6 +36,8 @@ from __future__ import annotations
 import asyncio
 import collections
 import concurrent.futures
+import os
+import socket
 import ssl
 import zlib
 from typing import Any
@@ -525,11 +527,25 @@ class Pool:
         except asyncio.TimeoutError as error:
             raise EngineUnreachable(f"no connection within {seconds:.3g} s") from error
         except OSError as error:
-            raise EngineUnreachable(f"cannot connect ({error.strerror or error})") from error
+            raise EngineUnreachable(f"cannot connect ({_connect_failure(error)})") from error
         if connection.closed:  # closed at once by the engine
             raise EngineUnreachable("the engine closed the connection at once")
         self.open.add(connection)
         return connection
+
+
+def _connect_failure(error: OSError) -> str:
+    """What went wrong connecting, in words that reach clients: never the system's message
+    itself, which may name the engine's address (asyncio's loop writes "Connect call failed
+    ('10.0.0.5', 8001)", a failed certificate check names the host the certificate is for).
+    The log names the engine by its address."""
+    if isinstance(error, ssl.SSLError):
+        return f"TLS failed: {error.reason or type(error).__name__}"
+    if isinstance(error, socket.gaierror):
+        return "the engine's name does not resolve"
+    if error.errno:
+        return os.strerror(error.errno)
+    return "no address of the engine accepted the connection"
 
 
 class EngineClient:

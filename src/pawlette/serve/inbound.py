@@ -288,7 +288,7 @@ class GuardedProtocol(HttpToolsProtocol):
             return
         seconds = self.guard.config.body_timeout
         self.guard.note(
-            "body", "a request body was not whole within %g s (--body-timeout)", seconds
+            "body_timeout", "a request body was not whole within %g s (--body-timeout)", seconds
         )
         if not cycle.response_started:
             error = ServerError(
