@@ -23,6 +23,7 @@ import contextlib
 import gzip
 import json
 import logging
+import re
 import socket
 import threading
 import time
@@ -157,6 +158,24 @@ def test_a_huge_request_head_is_refused_while_health_answers(
     assert healthy(server)
     samples = scrape(server.url)
     assert value(samples, "pawlette_refused_total", code="request_header_too_large") == 1
+
+
+def test_a_body_read_with_the_next_head_is_not_counted_as_head(
+    start: Callable[..., LiveServer],
+) -> None:
+    """Pipelined requests: one read held a request's 20 KiB body and the start of the next
+    request's head, and the whole read was counted against --max-head-bytes (a 431 for a
+    head of 60 bytes, and the first request's answer never sent)."""
+    server = start()
+    body = json.dumps({"messages": [], "padding": "x" * 20000}).encode()
+    first = CHAT_HEAD + b"content-length: %d\r\n\r\n" % len(body) + body
+    second = b"GET /health HTTP/1.1\r\nhost: localhost\r\nconnection: close\r\n\r\n"
+    with connect(server) as sock:
+        sock.sendall(first + second[:20])  # on the loopback: one read of the server's
+        time.sleep(0.3)
+        sock.sendall(second[20:])
+        answer = read_to_close(sock)
+    assert re.findall(rb"HTTP/1\.1 (\d{3}) ", answer) == [b"400", b"200"], answer[-300:]
 
 
 def test_idle_and_trickled_connections_are_closed(start: Callable[..., LiveServer]) -> None:

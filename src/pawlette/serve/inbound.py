@@ -10,7 +10,9 @@ sockets used up a worker's file descriptors, after which new clients were droppe
 :class:`~pawlette.serve.config.ServeConfig`:
 
 - **head size** (``--max-head-bytes``): a head still unfinished past it is answered 431 and
-  the connection closed, before the parser is fed more;
+  the connection closed, before the parser is fed more (counted by the reads that carry it;
+  a pipelined head that begins in the read ending the request before it counts from the
+  next read, so a head may go one read over before it is refused);
 - **head time** (``--head-timeout``): a new connection's first request head must be whole
   within it (an idle socket and a head trickled a byte at a time alike), a later request's
   head within it of its first byte; else 408 (or a plain close when nothing came) and closed;
@@ -204,8 +206,14 @@ class GuardedProtocol(HttpToolsProtocol):
     # ------------------------------------------------------------------ the head
 
     def data_received(self, data: bytes) -> None:
+        finished = self._requests
         super().data_received(data)
         if self._in_head and not self.transport.is_closing():
+            if self._requests > finished:
+                # A head ended in this read and the next one began: the read also held a
+                # body (pipelined requests), and where the new head starts is unknown.  It
+                # is counted from the next read on (it goes at most one read over).
+                return
             self._head_bytes += len(data)
             limit = self.guard.config.max_head_bytes
             if self._head_bytes > limit:
