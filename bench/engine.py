@@ -4,8 +4,9 @@ For each registered format with a grammar export (every format with calls), one 
 server (the ``xllamacpp`` wheel, one slot) over the format's tiny biased random-weight GGUF
 (tests/support/gguf_model.py, cached) and ``pawlette serve --engine llamacpp --tokenizer`` in
 front of it; then, through the stock ``openai`` SDK, ``required``, a named function (``get_time``),
-``none`` and ``auto`` on ``--seeds`` seeds each, one request at a time (one sequence per batch:
-a seed gives the same tokens on every run).  An answer passes the checks the real-engine test
+``none`` and ``auto`` on ``--seeds`` seeds each (the forced ones with ``parallel_tool_calls`` false
+for the formats in ``tests.support.gguf_checks.CHAINING``), one request at a time (one sequence per
+batch: a seed gives the same tokens on every run). An answer passes the checks the real-engine test
 asserts (tests/support/gguf_checks.py): calls only to the allowed functions with arguments
 that ``json.loads`` to an object, at least one under ``required``/named and none under
 ``none``, no marker text in content outside ``auto``, and ``finish_reason`` ``tool_calls``
@@ -42,7 +43,7 @@ from pathlib import Path
 import openai
 
 from pawlette.export.grammar import grammar_formats
-from tests.support.gguf_checks import CHOICES, ask_choice, problems
+from tests.support.gguf_checks import CHOICES, ask_choice, parallel_for, problems
 from tests.support.gguf_server import Stack
 
 
@@ -79,12 +80,18 @@ def run_format(name: str, seeds: int, max_tokens: int, stream: bool) -> Row:
     try:
         client = stack.client()
         for choice in CHOICES:
+            parallel = parallel_for(name, choice, None)
             cell = row.cells[choice] = Cell()
             for seed in range(seeds):
                 cell.requests += 1
                 try:
                     message, finish = ask_choice(
-                        client, choice, stream=stream, max_tokens=max_tokens, seed=seed
+                        client,
+                        choice,
+                        stream=stream,
+                        parallel=parallel,
+                        max_tokens=max_tokens,
+                        seed=seed,
                     )
                 except openai.APIError as error:
                     status = getattr(error, "status_code", None)
@@ -95,7 +102,7 @@ def run_format(name: str, seeds: int, max_tokens: int, stream: bool) -> Row:
                     cell.reasons[f"engine error (HTTP {status or 'stream error event'})"] += 1
                     continue
                 cell.length_cuts += finish == "length"
-                found = problems(name, choice, None, message, finish)
+                found = problems(name, choice, parallel, message, finish)
                 cell.passed += not found
                 for problem in found:
                     cell.reasons[_reason(problem)] += 1

@@ -33,6 +33,7 @@ import pawlette
 from pawlette.detect import detect_template
 from pawlette.errors import PawletteError
 from tests.support.conversations import Conversation, generate_conversations
+from tests.support.gguf_checks import CHAINING
 from tests.support.llama_cpp_build import LLAMA_CPP_PYTHON_VERSION
 from tests.support.template_corpus import CorpusTemplate, corpus
 
@@ -261,7 +262,10 @@ def render_page(
             " most. A request passes when its calls go only to allowed functions with JSON-object"
             " arguments, at least one comes under `required` or a named function and none under"
             " `none`, no marker text is in the content and the finish reason is right; most"
-            " misses are answers the random model had not finished within 96 tokens."
+            " misses are answers the random model had not finished within 96 tokens. For"
+            f" {' and '.join(f'`{name}`' for name in sorted(CHAINING))} the forced choices are"
+            " asked with `parallel_tool_calls` false: allowed several calls, their random models"
+            " write one after another until the limit."
         )
     lines += [
         "",

@@ -28,19 +28,12 @@ from pawlette.export.grammar import grammar_formats
 from pawlette.serve.config import ServeConfig
 
 from ..declare.conversations import call_rules, layout_of
-from ..support.gguf_checks import ask_choice, call_problems, calls_of, problems
+from ..support.gguf_checks import ask_choice, call_problems, calls_of, parallel_for, problems
 from ..support.gguf_model import GgufModel, format_model
 from ..support.gguf_server import EngineProcess, Stack
 from .conftest import LiveServer
 from .scenarios import PROMPT
 
-CHAINING = {"deepseek", "cohere"}
-"""Formats whose random model, when parallel calls are allowed, writes call after call until
-``MAX_TOKENS`` on every seed: each call may be followed by another or by the end of the list,
-and the list's close begins with text the random model does not favour (Command R7B's
-``\n]``, DeepSeek's ``<｜tool▁calls▁end｜>`` beside ``<｜tool▁call▁begin｜>``).  Their forced
-cases ask with ``parallel_tool_calls`` false, where the grammar allows one call and then
-only the list's close; a parallel list's parse is checked in their format tests."""
 FORMATS = [
     name
     for name in grammar_formats()
@@ -79,8 +72,7 @@ def test_tool_choice_against_llama_cpp(stack: Stack) -> None:
     # One request at a time: each decoding batch then holds one sequence, so a seed gives the
     # same tokens on every run (batches of several sequences round differently on the CPU).
     for choice, parallel in CASES:
-        if stack.format in CHAINING and choice in ("required", "named"):
-            parallel = False
+        parallel = parallel_for(stack.format, choice, parallel)
         for stream in (False, True):
             case = (choice, parallel, stream)
             for seed in range(SEED, SEED + SEEDS):

@@ -47,6 +47,23 @@ CHOICES: dict[str, Any] = {
 }
 
 
+CHAINING = {"deepseek", "cohere"}
+"""Formats whose random model, when parallel calls are allowed, writes call after call until
+the token budget on every seed: each call may be followed by another or by the end of the
+list, and the list's close begins with text the random model does not favour (Command R7B's
+a newline and ``]``, DeepSeek's ``<｜tool▁calls▁end｜>`` beside ``<｜tool▁call▁begin｜>``).
+Their forced cases ask with ``parallel_tool_calls`` false, where the grammar allows one call
+and then only the list's close; a parallel list's parse is checked in their format tests."""
+
+
+def parallel_for(format_name: str, choice: str, parallel: bool | None) -> bool | None:
+    """The ``parallel_tool_calls`` a case asks with: false for a forced choice of a format in
+    :data:`CHAINING`, else ``parallel``."""
+    if format_name in CHAINING and choice in ("required", "named"):
+        return False
+    return parallel
+
+
 def request(
     choice: str, *, parallel: bool | None = None, max_tokens: int = 96, seed: int = 0
 ) -> dict[str, Any]:
