@@ -13,6 +13,7 @@ text (``<think>\\n``) as one marker, so the layout a marker carries never reache
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any, TypeAlias
 
@@ -66,6 +67,16 @@ def fence(*pieces: Piece | str) -> Fence:
                 "expected a Marker, a Lit, an Option or a string"
             )
     return tuple(made)
+
+
+def spelled(text: str, special: re.Pattern[str]) -> Fence:
+    """``text`` as a fence in which each spelling ``special`` matches whole is a
+    :class:`Marker` (a template that names its special tokens in instruction text: the
+    tokenizer reads them as those tokens).  ``special`` has one capturing group around the
+    whole spelling, so that splitting by it keeps the spellings."""
+    return fence(
+        *(Marker(part) if special.fullmatch(part) else part for part in special.split(text) if part)
+    )
 
 
 def option_text(options: Any, name: str, format_name: str, date_format: str | None = None) -> str:

@@ -83,7 +83,7 @@ from pawlette.declare import (
     declare,
     fence,
 )
-from pawlette.declare.pieces import Fence, Option
+from pawlette.declare.pieces import Fence, Option, spelled
 
 if TYPE_CHECKING:
     from pawlette.declare.grammar import Turn
@@ -129,18 +129,6 @@ TOOLS_OUTRO = (
 RESPONSE_ID = "<|tool_response:id|>"  # the tokenizer's, named in the instructions only
 
 _SPECIAL = re.compile(r"(<\|[a-z_:]+\|>)")
-
-
-def spelled(text: str) -> Fence:
-    """``text`` as a fence whose special-token spellings are markers (the template writes
-    them in its instructions, and the tokenizer reads them as its special tokens)."""
-    return fence(
-        *(
-            Marker(part) if _SPECIAL.fullmatch(part) else part
-            for part in _SPECIAL.split(text)
-            if part
-        )
-    )
 
 
 @dataclass(frozen=True)
@@ -227,8 +215,8 @@ def layout(options: SolarOptions) -> Layout:
             ),
             ToolsBlock(
                 place="system",
-                open=spelled(TOOLS_INTRO) + fence(TOOLS_BEGIN),
-                close=fence(TOOLS_END) + spelled(TOOLS_OUTRO),
+                open=spelled(TOOLS_INTRO, _SPECIAL) + fence(TOOLS_BEGIN),
+                close=fence(TOOLS_END) + spelled(TOOLS_OUTRO, _SPECIAL),
                 item_open=fence(TOOL_BEGIN),
                 item_close=fence(TOOL_END),
                 wrap="function",

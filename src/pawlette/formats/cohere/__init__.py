@@ -104,7 +104,7 @@ from pawlette.declare import (
     declare,
     fence,
 )
-from pawlette.declare.pieces import Fence
+from pawlette.declare.pieces import spelled
 
 from .concepts import CohereTools, DefaultPreamble, Response
 from .texts import DEFAULT_PREAMBLE, DEVELOPER_HEADING, SYSTEM_PREAMBLE, TOOL_USE
@@ -128,18 +128,6 @@ RESULT_CLOSE = '\n        },\n        "is_error": null\n    }'
 RESULT_GAP = ',\n    {\n        "tool_call_id": "'
 
 _SPECIAL = re.compile(r"(<\|[A-Z_]+\|>)")
-
-
-def spelled(text: str) -> Fence:
-    """``text`` as a fence whose special-token spellings are markers (the template names
-    them in its instructions, and the tokenizer reads them as its special tokens)."""
-    return fence(
-        *(
-            Marker(part) if _SPECIAL.fullmatch(part) else part
-            for part in _SPECIAL.split(text)
-            if part
-        )
-    )
 
 
 @dataclass(frozen=True)
@@ -174,7 +162,10 @@ def layout(options: CohereOptions) -> Layout:
         concepts=(
             SystemPrompt(always=True, preamble=fence(SYSTEM_PREAMBLE), empty_first="own_turn"),
             CohereTools(
-                place="system", first=True, open=spelled(TOOL_USE), close=fence(TOOLS_CLOSE)
+                place="system",
+                first=True,
+                open=spelled(TOOL_USE, _SPECIAL),
+                close=fence(TOOLS_CLOSE),
             ),
             DefaultPreamble(default=fence(DEFAULT_PREAMBLE), heading=fence(DEVELOPER_HEADING)),
             Reasoning(
