@@ -19,6 +19,7 @@ from ..declared.model_output import check_every_way
 from ..support.small_bpe import small_tokenizer
 from ..support.template_compare import corpus_reference
 from ..support.template_corpus import corpus_template
+from .weather import TOOLS, weather_call
 
 DATA = json.loads((Path(__file__).parent / "families" / "data" / "cohere.json").read_text())
 AS_PEERS = [case for case in DATA["cases"] if "pawlette" not in case]
@@ -26,28 +27,6 @@ OTHERWISE = [case for case in DATA["cases"] if "pawlette" in case]
 COHERE = pawlette.get_format("cohere")
 TEMPLATE = "CohereForAI-c4ai-command-r7b-12-2024-tool_use"
 TOKENIZER = small_tokenizer(COHERE.special_markers)
-WEATHER = {
-    "type": "function",
-    "function": {
-        "name": "get_weather",
-        "description": "Weather for a city.",
-        "parameters": {
-            "type": "object",
-            "properties": {"city": {"type": "string"}},
-            "required": ["city"],
-        },
-    },
-}
-TOOLS = [WEATHER]
-
-
-def _call(call_id: str, city: str) -> dict[str, Any]:
-    arguments = json.dumps({"city": city}, ensure_ascii=False)
-    return {
-        "id": call_id,
-        "type": "function",
-        "function": {"name": "get_weather", "arguments": arguments},
-    }
 
 
 ROUND = [
@@ -57,7 +36,7 @@ ROUND = [
         "role": "assistant",
         "content": "",
         "reasoning_content": "Two cities.",
-        "tool_calls": [_call("a1", "Paris"), _call("b2", "東京")],
+        "tool_calls": [weather_call("a1", "Paris"), weather_call("b2", "東京")],
     },
     {"role": "tool", "tool_call_id": "a1", "content": "18°C"},
     {"role": "tool", "tool_call_id": "b2", "content": "9°C"},
@@ -159,7 +138,7 @@ def test_ids_already_positions_are_no_loss_and_text_and_reasoning_are() -> None:
     turn = {
         "role": "assistant",
         "content": "Checking.",
-        "tool_calls": [_call("0", "Oslo")],
+        "tool_calls": [weather_call("0", "Oslo")],
     }
     answer = {"role": "assistant", "content": "Cold.", "reasoning_content": "Easy."}
     messages = [ROUND[1], turn, {"role": "tool", "tool_call_id": "0", "content": "1°C"}, answer]

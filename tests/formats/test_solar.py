@@ -18,39 +18,22 @@ import pawlette
 from ..declared.model_output import check_every_way
 from ..support.small_bpe import small_tokenizer
 from ..support.template_compare import corpus_reference
+from .weather import TOOLS, weather_call
 
 DATA = json.loads((Path(__file__).parent / "families" / "data" / "solar.json").read_text())
 SOLAR = pawlette.get_format("solar")
 TEMPLATE = "upstage-Solar-Open-100B"
 TOKENIZER = small_tokenizer(SOLAR.special_markers)
-WEATHER = {
-    "type": "function",
-    "function": {
-        "name": "get_weather",
-        "description": "Weather for a city.",
-        "parameters": {
-            "type": "object",
-            "properties": {"city": {"type": "string"}},
-            "required": ["city"],
-        },
-    },
-}
-TOOLS = [WEATHER]
-
-
-def _call(call_id: str, city: str) -> dict[str, Any]:
-    arguments = json.dumps({"city": city}, ensure_ascii=False)
-    return {
-        "id": call_id,
-        "type": "function",
-        "function": {"name": "get_weather", "arguments": arguments},
-    }
 
 
 ROUND = [
     {"role": "system", "content": "Be brief."},
     {"role": "user", "content": "Weather in Paris and 東京?"},
-    {"role": "assistant", "content": "", "tool_calls": [_call("a1", "Paris"), _call("b2", "東京")]},
+    {
+        "role": "assistant",
+        "content": "",
+        "tool_calls": [weather_call("a1", "Paris"), weather_call("b2", "東京")],
+    },
     {"role": "tool", "tool_call_id": "a1", "content": "18°C"},
     {"role": "tool", "tool_call_id": "b2", "content": "9°C"},
     {"role": "system", "content": "Answer in **bold**."},
