@@ -16,6 +16,7 @@ from pawlette.emit import grammar_ast
 from pawlette.errors import FormatError
 
 if TYPE_CHECKING:
+    from pawlette.declare.grammar import Turn
     from pawlette.declare.jinja import Template
     from pawlette.declare.layout import Layout
     from pawlette.declare.write import Render
@@ -71,10 +72,6 @@ class LabelledCalls(NamedCalls):
 
     def validate(self, layout: Layout) -> None:
         super().validate(layout)
-        if self.id_first:
-            raise FormatError(
-                f"{layout.name}: LabelledCalls.id_first; expected False (the label is the id)"
-            )
         if self.label.count not in ("turn", "conversation"):
             raise FormatError(
                 f"{layout.name}: LabelledCalls.label.count: {self.label.count!r}; expected "
@@ -113,7 +110,7 @@ class LabelledCalls(NamedCalls):
         if self.label.count == "conversation":
             out.out("{%- set ns.call_number = ns.call_number + message.tool_calls | length -%}")
 
-    def name_nodes(self, name: str) -> list[grammar_ast.Node]:
+    def name_nodes(self, turn: Turn, name: str) -> list[grammar_ast.Node]:
         digits = grammar_ast.Repeat(grammar_ast.CharClass("0123456789"), 1, None)
         return [grammar_ast.Lit(self.forced_name(name)[0]), digits]
 
