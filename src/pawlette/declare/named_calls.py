@@ -67,10 +67,6 @@ class NamedCalls(Concept):
       templates refuse ids that are not 9 letters and digits).
     - ``parallel``: several calls in one turn.
     - ``loose``: fences are also read without the whitespace they write around markers.
-    - ``outside_section``: reading also takes calls a model writes without the section
-      fences around them, and a call without its ``close`` fence (it ends where the next
-      call opens, the section closes or the turn ends), as llama.cpp reads Kimi K2's.
-      Writing and the grammars keep the whole form.
     """
 
     open: Fence
@@ -85,7 +81,6 @@ class NamedCalls(Concept):
     id_pattern: str | None = None
     parallel: bool = True
     loose: bool = True
-    outside_section: bool = False
 
     handles: ClassVar[frozenset[str]] = frozenset({"calls"})
     _pattern: re.Pattern[str] | None = field(default=None, init=False, repr=False, compare=False)
@@ -128,6 +123,11 @@ class NamedCalls(Concept):
         """Declare the states of the name's place that come before the name's own
         (``call.name``), and their rows to it; the state a call opens in."""
         return "call.name"
+
+    def calls_closed(self) -> bool:
+        """Whether a call is read only with its ``close`` fence (one cut off before it is no
+        call); a subclass that also reads unclosed calls says no, and adds their rows."""
+        return bool(self.close)
 
     def jinja_name(self, out: Template) -> None:
         """The template's counterpart of :meth:`names` (``call`` and ``loop`` in scope)."""
@@ -228,7 +228,7 @@ class NamedCalls(Concept):
             table.state(
                 "call.name", lambda parser: NameReader(parser, read), "assistant", ends=True
             )
-        closed = bool(self.close) and not self.outside_section
+        closed = self.calls_closed()
         table.state(
             "call.arguments", lambda parser: ArgumentsReader(parser, closed), "assistant", ends=True
         )
@@ -242,10 +242,6 @@ class NamedCalls(Concept):
                     table.on(state, spelling, "assistant.calls")
             for spelling in openings:
                 table.on("assistant.calls", spelling, first)
-            if self.outside_section:
-                for state in texts:
-                    for spelling in openings:
-                        table.on(state, spelling, first)
         else:
             for state in texts:
                 for spelling in table.spellings(self.loose, self.text_separator, self.open):
@@ -265,16 +261,10 @@ class NamedCalls(Concept):
             after = between
         for spelling in table.spellings(self.loose, self.separator, self.open):
             table.on(after, spelling, first)
-        unclosed = self.outside_section and after != "call.arguments"
-        if unclosed:  # a call without its close fence ends where the next one opens
-            for spelling in table.spellings(self.loose, self.separator, self.open):
-                table.on("call.arguments", spelling, first)
         if self.section_close:
             table.state("assistant.after_calls", BetweenCallsReader, "assistant", ends=True)
             for spelling in table.spellings(self.loose, self.section_close):
                 table.on(after, spelling, "assistant.after_calls")
-                if unclosed:
-                    table.on("call.arguments", spelling, "assistant.after_calls")
 
     # ------------------------------------------------------------------ the Jinja template
 

@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from pawlette.declare.grammar import Turn
     from pawlette.declare.jinja import Template
     from pawlette.declare.layout import Layout
+    from pawlette.declare.table import Table
     from pawlette.declare.write import Render
 
 _LABELLED = frozenset({"system", "user", "assistant"})
@@ -66,9 +67,16 @@ class CallLabel:
 @dataclass(frozen=True)
 class LabelledCalls(NamedCalls):
     """:class:`pawlette.declare.NamedCalls` with a :class:`CallLabel` in the name's place
-    (``<|tool_call_begin|>functions.get_weather:0<|tool_call_argument_begin|>``)."""
+    (``<|tool_call_begin|>functions.get_weather:0<|tool_call_argument_begin|>``).
+
+    ``outside_section``: reading also takes calls a model writes without the section fences
+    around them, and a call without its ``close`` fence (it ends where the next call opens,
+    the section closes or the turn ends), as llama.cpp reads Kimi K2's.  Writing and the
+    grammars keep the whole form.
+    """
 
     label: CallLabel = CallLabel()
+    outside_section: bool = False
 
     def validate(self, layout: Layout) -> None:
         super().validate(layout)
@@ -77,6 +85,28 @@ class LabelledCalls(NamedCalls):
                 f"{layout.name}: LabelledCalls.label.count: {self.label.count!r}; expected "
                 "'turn' or 'conversation'"
             )
+
+    def calls_closed(self) -> bool:
+        return super().calls_closed() and not self.outside_section
+
+    def rows(self, table: Table) -> None:
+        texts = tuple(table.call_states)
+        super().rows(table)
+        if not self.outside_section:
+            return
+        first = "call.name"
+        if self.section_open:  # a call opens in the text, without the section's opener
+            for state in texts:
+                for spelling in table.spellings(self.loose, self.open):
+                    table.on(state, spelling, first)
+        if not self.close:
+            return
+        # A call without its close fence ends where the next one opens or the section closes.
+        for spelling in table.spellings(self.loose, self.separator, self.open):
+            table.on("call.arguments", spelling, first)
+        if self.section_close:
+            for spelling in table.spellings(self.loose, self.section_close):
+                table.on("call.arguments", spelling, "assistant.after_calls")
 
     def names(self, out: Render, index: int) -> list[str]:
         first = 0
