@@ -28,7 +28,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, ClassVar, Literal
+from typing import TYPE_CHECKING, ClassVar
 
 from ..emit.grammar_ast import Lit, Node, Rules, optional, seq
 from ..engine.call_arguments import arguments_problem
@@ -37,7 +37,14 @@ from ..errors import FormatError, RequestError
 from ..types import TextDelta, ToolCall, ToolCallDelta, ToolCallEnd, ToolCallStart
 from .concept import Concept
 from .grammar import TEXT_NE, SectionedCalls
-from .json_calls import arguments_json, check_call_name
+from .json_calls import (
+    Content,
+    arguments_json,
+    check_beside_calls,
+    check_call_name,
+    jinja_dropped_content,
+    jinja_open_calls,
+)
 from .pieces import Fence, text_of
 from .readers import BetweenCallsReader, OpenSection, SectionReader
 
@@ -47,8 +54,6 @@ if TYPE_CHECKING:
     from .layout import Layout
     from .table import Table
     from .write import Render
-
-Content = Literal["written", "dropped", "refused"]
 
 
 @dataclass(frozen=True)
@@ -155,21 +160,7 @@ class NamedCalls(Concept):
         for index, message in enumerate(out.messages):
             if not message.tool_calls or message.role != "assistant":
                 continue
-            if out.message_text(index):
-                if self.content == "refused":
-                    raise RequestError(
-                        f"messages[{index}].content",
-                        "text alongside tool calls",
-                        f"either text or calls: {out.layout.name} writes calls alone",
-                    )
-                if self.content == "dropped":
-                    out.lose(f"messages[{index}].content", "dropped (the turn holds calls)")
-            if len(message.tool_calls) > 1 and not self.parallel:
-                raise RequestError(
-                    f"messages[{index}].tool_calls",
-                    f"{len(message.tool_calls)} calls",
-                    f"one call per turn: {out.layout.name} has no parallel calls",
-                )
+            check_beside_calls(out, index, self.content, self.parallel)
             for number, call in enumerate(message.tool_calls):
                 check_call_name(call.name, index, number)
                 if self._pattern is not None and not self._pattern.fullmatch(call.id or ""):
@@ -272,26 +263,12 @@ class NamedCalls(Concept):
         out.object_arguments = True
 
     def jinja_content(self, out: Template, role: str) -> bool:
-        if role != "assistant" or self.content != "dropped":
-            return False
-        out.out("{%- if not (message.tool_calls is defined and message.tool_calls) -%}")
-        out.text()
-        out.out("{%- endif -%}")
-        return True
+        return jinja_dropped_content(out, role, self.content)
 
     def jinja_closing(self, out: Template, role: str) -> None:
         if role != "assistant":
             return
-        out.out("{%- if message.tool_calls is defined and message.tool_calls -%}")
-        if self.content == "refused":
-            out.raise_if(
-                "message.content is defined and message.content",
-                f"content alongside tool calls: {out.layout.name}",
-            )
-        if self.content == "written" and self.text_separator:
-            out.out("{%- if message.content is defined and message.content -%}")
-            out.fence(self.text_separator)
-            out.out("{%- endif -%}")
+        jinja_open_calls(out, self.content, self.text_separator)
         out.fence(self.section_open)
         out.out("{%- for call in message.tool_calls -%}")
         if self.separator:

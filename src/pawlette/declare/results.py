@@ -357,6 +357,15 @@ def positions(messages: Sequence[Message]) -> dict[str, str]:
     return found
 
 
+def _json_string_or_text(text: str) -> str:
+    """``text`` decoded when it is one whole JSON string, else as written."""
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return text
+    return value if isinstance(value, str) else text
+
+
 class JsonResultTextReader(ResultTextReader):
     """A result after its id written as a JSON string (``Results.json_text``): its decoded
     text; text that is not one whole JSON string is kept as written."""
@@ -364,12 +373,7 @@ class JsonResultTextReader(ResultTextReader):
     __slots__ = ()
 
     def _text(self) -> str:
-        text = super()._text()
-        try:
-            value = json.loads(text)
-        except ValueError:
-            return text
-        return value if isinstance(value, str) else text
+        return _json_string_or_text(super()._text())
 
 
 class ResultNameReader(WholeTextReader):
@@ -389,9 +393,4 @@ class JsonResultReader(ResultReader):
     __slots__ = ()
 
     def _text(self) -> str:
-        text = super()._text()
-        try:
-            value = json.loads(text)
-        except ValueError:
-            return text
-        return value if isinstance(value, str) else text
+        return _json_string_or_text(super()._text())
