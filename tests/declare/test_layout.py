@@ -31,6 +31,7 @@ from pawlette.declare import (
     fence,
 )
 from pawlette.errors import FormatError, RequestError
+from pawlette.formats.mistral.results import IdAfterResults
 from pawlette.formats.phi3.system import SkipEmptySystem
 
 END = Marker("<|end|>")
@@ -75,8 +76,8 @@ def tiny(*concepts: Concept, **changes: Any) -> Layout:
         (lambda: tiny(object()), "Layout.concepts[0]: a object; expected a Concept"),  # type: ignore[arg-type]
         (lambda: tiny(Results(), Results()), "writes 'tool' messages, as Results does"),
         (
-            lambda: declare(tiny(Results(id_after=fence(", id: "), id_close=fence(":")))),
-            "Results.id_after with id_close or without item_close",
+            lambda: declare(tiny(IdAfterResults(id_after=fence(", id: "), id_close=fence(":")))),
+            "IdAfterResults.id_after empty, or with id_close or without item_close",
         ),
         (lambda: tiny(ToolsBlock(place="nowhere")), "ToolsBlock.place: 'nowhere'; expected one of"),  # type: ignore[arg-type]
         (
