@@ -34,6 +34,7 @@ from pawlette.formats.chatglm3.tools import ToolsListing
 from pawlette.formats.harmony.turns import HarmonyTurns
 from pawlette.formats.kimi.concepts import LabelledCalls
 from pawlette.formats.omni.blocks import BlockTurns
+from pawlette.formats.solar.concepts import IdFirstCalls
 
 ALPHABET = "abcxyz XYZ019.,:;!?'\"-_/\\()[]{}<>|#*=+\n\té中😀"
 # A bare-call format reads text starting with "{" as a call; its GBNF refuses "<" there too.
@@ -172,7 +173,7 @@ def writes_call_ids(fmt: Format) -> bool:
             (calls is not None and calls.id_key is not None)
             or (
                 named is not None
-                and (named.id_open is not None or isinstance(named, LabelledCalls))
+                and (named.id_open is not None or isinstance(named, (LabelledCalls, IdFirstCalls)))
             )
             or (listed is not None and listed.key("id") is not None)
         )

@@ -31,6 +31,8 @@ from pawlette.declare import (
     fence,
 )
 from pawlette.errors import FormatError, RequestError
+from pawlette.formats.mistral.results import IdAfterResults
+from pawlette.formats.phi3.system import SkipEmptySystem
 
 END = Marker("<|end|>")
 
@@ -74,8 +76,8 @@ def tiny(*concepts: Concept, **changes: Any) -> Layout:
         (lambda: tiny(object()), "Layout.concepts[0]: a object; expected a Concept"),  # type: ignore[arg-type]
         (lambda: tiny(Results(), Results()), "writes 'tool' messages, as Results does"),
         (
-            lambda: declare(tiny(Results(id_after=fence(", id: "), id_close=fence(":")))),
-            "Results.id_after with id_close or without item_close",
+            lambda: declare(tiny(IdAfterResults(id_after=fence(", id: "), id_close=fence(":")))),
+            "IdAfterResults.id_after empty, or with id_close or without item_close",
         ),
         (lambda: tiny(ToolsBlock(place="nowhere")), "ToolsBlock.place: 'nowhere'; expected one of"),  # type: ignore[arg-type]
         (
@@ -117,8 +119,8 @@ def tiny(*concepts: Concept, **changes: Any) -> Layout:
             "Layout.template_untested: 'reasoning'; expected one of tools, calls",
         ),
         (
-            lambda: tiny(SystemPrompt(skip_empty=True, placement="gathered")),
-            "SystemPrompt.skip_empty with placement 'gathered'; expected placement 'in_place'",
+            lambda: tiny(SkipEmptySystem(placement="gathered")),
+            "SkipEmptySystem with placement 'gathered'; expected placement 'in_place'",
         ),
         (
             lambda: tiny(SystemPrompt(empty_first="dropped")),  # type: ignore[arg-type]
@@ -194,8 +196,9 @@ def test_a_date_option_is_written_with_its_format_never_the_clock() -> None:
 
 
 def test_a_system_prompt_may_skip_empty_system_messages() -> None:
-    """``skip_empty``: an empty system message is not written (its turn neither), in the
-    writer and in the exported template alike; one with text is, in place."""
+    """Phi-3.5's :class:`SkipEmptySystem`: an empty system message is not written (its
+    turn neither), in the writer and in the exported template alike; one with text is, in
+    place."""
     from transformers.utils.chat_template_utils import render_jinja_template
 
     from pawlette.export import export_jinja
@@ -206,7 +209,7 @@ def test_a_system_prompt_may_skip_empty_system_messages() -> None:
         {"role": "system", "content": "Later."},
         {"role": "user", "content": "Bye"},
     ]
-    skipping = declare(tiny(SystemPrompt(skip_empty=True)))
+    skipping = declare(tiny(SkipEmptySystem()))
     text = skipping.render(messages).text
     assert text == "<|user|>Hi<|end|>\n<|system|>Later.<|end|>\n<|user|>Bye<|end|>\n"
     rendered, _ = render_jinja_template([messages], chat_template=export_jinja(skipping))

@@ -36,7 +36,14 @@ from ..errors import FormatError, RequestError
 from ..types import TextDelta, ToolCallDelta, ToolCallEnd, ToolCallStart
 from .concept import Concept
 from .grammar import drop_prefix, text_before_calls
-from .json_calls import arguments_json, check_call_name
+from .json_calls import (
+    Content,
+    arguments_json,
+    check_beside_calls,
+    check_call_name,
+    jinja_dropped_content,
+    jinja_open_calls,
+)
 from .pieces import Fence, Marker, text_of
 from .readers import BetweenCallsReader
 from .table import loose_spellings
@@ -79,7 +86,7 @@ class JsonCallList(Concept):
     keys: tuple[tuple[str, str], ...] = (("name", "name"), ("arguments", "arguments"))
     separators: tuple[str, str] = (", ", ": ")
     text_separator: Fence = ()
-    content: Literal["written", "dropped", "refused"] = "written"
+    content: Content = "written"
     parallel: bool = True
     loose: bool = True
     id_pattern: str | None = None
@@ -137,20 +144,7 @@ class JsonCallList(Concept):
                             f"written as its position among the calls ({position + number})",
                         )
                 position += len(message.tool_calls)
-            if out.message_text(index) and self.content != "written":
-                if self.content == "refused":
-                    raise RequestError(
-                        f"messages[{index}].content",
-                        "text alongside tool calls",
-                        f"either text or calls: {out.layout.name} writes calls alone",
-                    )
-                out.lose(f"messages[{index}].content", "dropped (the turn holds calls)")
-            if len(message.tool_calls) > 1 and not self.parallel:
-                raise RequestError(
-                    f"messages[{index}].tool_calls",
-                    f"{len(message.tool_calls)} calls",
-                    f"one call per turn: {out.layout.name} has no parallel calls",
-                )
+            check_beside_calls(out, index, self.content, self.parallel)
             for number, call in enumerate(message.tool_calls):
                 check_call_name(call.name, index, number)
                 if self.id_pattern is not None and not re.fullmatch(self.id_pattern, call.id or ""):
@@ -218,27 +212,13 @@ class JsonCallList(Concept):
         out.object_arguments = True
 
     def jinja_content(self, out: Template, role: str) -> bool:
-        if role != "assistant" or self.content != "dropped":
-            return False
-        out.out("{%- if not (message.tool_calls is defined and message.tool_calls) -%}")
-        out.text()
-        out.out("{%- endif -%}")
-        return True
+        return jinja_dropped_content(out, role, self.content)
 
     def jinja_closing(self, out: Template, role: str) -> None:
         if role != "assistant":
             return
         item_separator, key_separator = self.separators
-        out.out("{%- if message.tool_calls is defined and message.tool_calls -%}")
-        if self.content == "refused":
-            out.raise_if(
-                "message.content is defined and message.content",
-                f"content alongside tool calls: {out.layout.name}",
-            )
-        if self.content == "written" and self.text_separator:
-            out.out("{%- if message.content is defined and message.content -%}")
-            out.fence(self.text_separator)
-            out.out("{%- endif -%}")
+        jinja_open_calls(out, self.content, self.text_separator)
         out.fence(self.open)
         out.literal(self.list_open)
         out.out("{%- for call in message.tool_calls -%}")

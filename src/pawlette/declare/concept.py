@@ -20,7 +20,8 @@ the Jinja template    ``jinja_setup``, ``jinja_start``, ``jinja_message``,
                       ``jinja_content``, ``jinja_closing``, ``jinja_end``,
                       ``jinja_after``, ``jinja_prompt``, ``jinja_finish``
 the turn grammar      ``grammar``
-all of them           ``escapes_markers``, ``encode_cuts``, ``stops``
+all of them           ``escapes_markers``, ``encode_cuts``, ``stops``,
+                      ``trims_content``
 ====================  ============================================================
 
 The writer's skeleton, for each message that no concept claims (``claims``)::
@@ -87,6 +88,13 @@ class Concept:
         the turn grammars, and the concept writes and reads them itself (ChatGLM3 ends a turn
         with the next turn's opener)."""
         return ()
+
+    def trims_content(self) -> bool:
+        """Whether this concept removes characters from the start of an assistant turn's
+        text (reasoning that trims the text after its block), so a text of only those
+        characters is written as nothing while the separator it asked for stays: the turn
+        grammars then let the text before the calls be empty."""
+        return False
 
     def encode_cuts(self) -> frozenset[str] | None:
         """How the format's reference cuts its text into tokenizer calls

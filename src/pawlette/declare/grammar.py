@@ -105,14 +105,13 @@ def text_before(layout: Layout, pieces: Fence, *, empty: bool) -> Node:
 
 
 def text_before_calls(layout: Layout, separator: Fence) -> Node:
-    """Text, then what separates it from the calls.  Where the reasoning trims the text
-    after it, a text of only those characters is written as nothing, yet the separator the
-    text asked for stays (Qwen3's ``</think>\n\n\n<tool_call>``, Ling's
-    ``</think>\n<tool_call>``): the text may then be empty."""
-    from .reasoning import Reasoning  # reasoning builds its grammar with this module
-
-    reasoning = layout.concept(Reasoning)
-    return text_before(layout, separator, empty=reasoning is not None and bool(reasoning.trim))
+    """Text, then what separates it from the calls.  Where a concept trims the start of the
+    text (:meth:`.Concept.trims_content`: the reasoning trims the text after it), a text of
+    only those characters is written as nothing, yet the separator the text asked for stays
+    (Qwen3's ``</think>\n\n\n<tool_call>``, Ling's ``</think>\n<tool_call>``): the text
+    may then be empty."""
+    empty = any(concept.trims_content() for concept in layout.concepts)
+    return text_before(layout, separator, empty=empty)
 
 
 def drop_prefix(items: list[Node], prefix: str) -> list[Node]:

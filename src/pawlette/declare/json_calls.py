@@ -38,6 +38,58 @@ if TYPE_CHECKING:
     from .write import Render
 
 
+Content = Literal["written", "dropped", "refused"]
+"""What a calls concept does with a turn's text beside its calls: writes it before them,
+drops it (a recorded loss) or refuses it."""
+
+
+def check_beside_calls(out: Render, index: int, content: Content, parallel: bool) -> None:
+    """Refuse, or record as lost, what ``messages[index]`` (an assistant turn with calls)
+    holds beside its calls that the format cannot write: its text (as ``content`` says),
+    several calls (without ``parallel``)."""
+    message = out.messages[index]
+    if out.message_text(index) and content != "written":
+        if content == "refused":
+            raise RequestError(
+                f"messages[{index}].content",
+                "text alongside tool calls",
+                f"either text or calls: {out.layout.name} writes calls alone",
+            )
+        out.lose(f"messages[{index}].content", "dropped (the turn holds calls)")
+    if len(message.tool_calls) > 1 and not parallel:
+        raise RequestError(
+            f"messages[{index}].tool_calls",
+            f"{len(message.tool_calls)} calls",
+            f"one call per turn: {out.layout.name} has no parallel calls",
+        )
+
+
+def jinja_dropped_content(out: Template, role: str, content: Content) -> bool:
+    """The template's counterpart of a turn's text dropped beside its calls: the text of a
+    turn without calls (False: this ``role`` or ``content`` drops nothing)."""
+    if role != "assistant" or content != "dropped":
+        return False
+    out.out("{%- if not (message.tool_calls is defined and message.tool_calls) -%}")
+    out.text()
+    out.out("{%- endif -%}")
+    return True
+
+
+def jinja_open_calls(out: Template, content: Content, text_separator: Fence) -> None:
+    """The template's start of a turn's calls: opens ``{% if message.tool_calls %}`` (the
+    caller closes it), refuses a text beside them or writes ``text_separator`` after one."""
+    out.out("{%- if message.tool_calls is defined and message.tool_calls -%}")
+    if content == "refused":
+        out.raise_if(
+            "message.content is defined and message.content",
+            f"content alongside tool calls: {out.layout.name}",
+        )
+    if content == "written" and text_separator:
+        out.out("{%- if message.content is defined and message.content -%}")
+        out.fence(text_separator)
+        out.out("{%- endif -%}")
+
+
 def check_call_name(name: str, index: int, number: int) -> None:
     """An empty call name parses back as no call, so a render refuses it."""
     if not name:

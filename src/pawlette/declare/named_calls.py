@@ -12,7 +12,8 @@ Reading: the name is the text between ``open`` and the next fence (whitespace ar
 stripped); the id is read when ``id_open`` comes, and a call without one gets a generated
 id.  A subclass may write something else in the name's place (the hooks under "the name's
 place": Kimi K2's ``functions.get_weather:0``, an id that holds the name, in
-:mod:`pawlette.formats.kimi.concepts`).
+:mod:`pawlette.formats.kimi.concepts`; Solar Open's id before the name, in
+:mod:`pawlette.formats.solar.concepts`).
 The arguments must be a JSON object (the contracts of :mod:`pawlette.engine.call_arguments`).
 A call that is not one (no name, a name outside the request's tools, arguments that are not
 an object, cut off) is content, its text as written, with one warning.
@@ -27,16 +28,23 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, ClassVar, Literal
+from typing import TYPE_CHECKING, ClassVar
 
-from ..emit.grammar_ast import CharClass, Lit, Node, Repeat, Rules, optional, seq
+from ..emit.grammar_ast import Lit, Node, Rules, optional, seq
 from ..engine.call_arguments import arguments_problem
 from ..engine.machine import Parser
 from ..errors import FormatError, RequestError
-from ..types import TextDelta, ToolCallDelta, ToolCallEnd, ToolCallStart
+from ..types import TextDelta, ToolCall, ToolCallDelta, ToolCallEnd, ToolCallStart
 from .concept import Concept
 from .grammar import TEXT_NE, SectionedCalls
-from .json_calls import arguments_json, check_call_name
+from .json_calls import (
+    Content,
+    arguments_json,
+    check_beside_calls,
+    check_call_name,
+    jinja_dropped_content,
+    jinja_open_calls,
+)
 from .pieces import Fence, text_of
 from .readers import BetweenCallsReader, OpenSection, SectionReader
 
@@ -46,8 +54,6 @@ if TYPE_CHECKING:
     from .layout import Layout
     from .table import Table
     from .write import Render
-
-Content = Literal["written", "dropped", "refused"]
 
 
 @dataclass(frozen=True)
@@ -66,14 +72,6 @@ class NamedCalls(Concept):
       templates refuse ids that are not 9 letters and digits).
     - ``parallel``: several calls in one turn.
     - ``loose``: fences are also read without the whitespace they write around markers.
-    - ``outside_section``: reading also takes calls a model writes without the section
-      fences around them, and a call without its ``close`` fence (it ends where the next
-      call opens, the section closes or the turn ends), as llama.cpp reads Kimi K2's.
-      Writing and the grammars keep the whole form.
-    - ``id_first``: the call's id is written before its name, ``open`` + ID + ``id_open`` +
-      NAME + ``arguments_open`` (Solar Open's ``<|tool_call:begin|>ID<|tool_call:name|>NAME``);
-      ``id_open`` is then required, and the grammars let a model write an id of letters,
-      digits, ``_`` and ``-``.  Default False: the id after the name.
     """
 
     open: Fence
@@ -88,8 +86,6 @@ class NamedCalls(Concept):
     id_pattern: str | None = None
     parallel: bool = True
     loose: bool = True
-    outside_section: bool = False
-    id_first: bool = False
 
     handles: ClassVar[frozenset[str]] = frozenset({"calls"})
     _pattern: re.Pattern[str] | None = field(default=None, init=False, repr=False, compare=False)
@@ -109,15 +105,11 @@ class NamedCalls(Concept):
                 f"{layout.name}: NamedCalls.content: {self.content!r}; expected 'written', "
                 "'dropped' or 'refused'"
             )
-        if self.id_first and self.id_open is None:
-            raise FormatError(
-                f"{layout.name}: NamedCalls.id_first without id_open; expected the fence "
-                "between the id and the name"
-            )
 
     # ------------------------------------------------------------------ the name's place
     # What stands between ``open`` and the arguments (or the id): the call's name.  A
-    # subclass that writes something else there overrides these together.
+    # subclass that writes something else there overrides these together (``head_states``
+    # when a state of its own comes before the name's).
 
     def names(self, out: Render, index: int) -> list[str]:
         """What the writer puts in the name's place of each call of ``messages[index]``."""
@@ -128,6 +120,20 @@ class NamedCalls(Concept):
         the call id it holds (None: none)."""
         return text, None
 
+    def write_name(self, out: Render, call: ToolCall, name: str) -> None:
+        """Write the name's place of ``call``, ``name`` being what :meth:`names` gave it."""
+        out.text(name, "tool_call", trainable=True)
+
+    def head_states(self, table: Table) -> str:
+        """Declare the states of the name's place that come before the name's own
+        (``call.name``), and their rows to it; the state a call opens in."""
+        return "call.name"
+
+    def calls_closed(self) -> bool:
+        """Whether a call is read only with its ``close`` fence (one cut off before it is no
+        call); a subclass that also reads unclosed calls says no, and adds their rows."""
+        return bool(self.close)
+
     def jinja_name(self, out: Template) -> None:
         """The template's counterpart of :meth:`names` (``call`` and ``loop`` in scope)."""
         out.out("{{- call.function.name -}}")
@@ -135,7 +141,7 @@ class NamedCalls(Concept):
     def jinja_after_calls(self, out: Template) -> None:
         """In the template, after a message's calls."""
 
-    def name_nodes(self, name: str) -> list[Node]:
+    def name_nodes(self, turn: Turn, name: str) -> list[Node]:
         """The grammar of the name's place in a call of ``name``."""
         return [Lit(name)]
 
@@ -154,21 +160,7 @@ class NamedCalls(Concept):
         for index, message in enumerate(out.messages):
             if not message.tool_calls or message.role != "assistant":
                 continue
-            if out.message_text(index):
-                if self.content == "refused":
-                    raise RequestError(
-                        f"messages[{index}].content",
-                        "text alongside tool calls",
-                        f"either text or calls: {out.layout.name} writes calls alone",
-                    )
-                if self.content == "dropped":
-                    out.lose(f"messages[{index}].content", "dropped (the turn holds calls)")
-            if len(message.tool_calls) > 1 and not self.parallel:
-                raise RequestError(
-                    f"messages[{index}].tool_calls",
-                    f"{len(message.tool_calls)} calls",
-                    f"one call per turn: {out.layout.name} has no parallel calls",
-                )
+            check_beside_calls(out, index, self.content, self.parallel)
             for number, call in enumerate(message.tool_calls):
                 check_call_name(call.name, index, number)
                 if self._pattern is not None and not self._pattern.fullmatch(call.id or ""):
@@ -196,11 +188,8 @@ class NamedCalls(Concept):
             if number:
                 out.fence(self.separator, "tool_call", trainable=True)
             out.fence(self.open, "tool_call", trainable=True)
-            if self.id_first and self.id_open is not None:
-                out.text(call.id, "tool_call", trainable=True)
-                out.fence(self.id_open, "tool_call", trainable=True)
-            out.text(names[number], "tool_call", trainable=True)
-            if self.id_open is not None and not self.id_first:
+            self.write_name(out, call, names[number])
+            if self.id_open is not None:
                 out.fence(self.id_open, "tool_call", trainable=True)
                 out.text(call.id, "tool_call", trainable=True)
             out.fence(self.arguments_open, "tool_call", trainable=True)
@@ -215,17 +204,14 @@ class NamedCalls(Concept):
         texts = tuple(table.call_states)
         # A turn may end in the middle of a call (the call is then content): every state of
         # a call ends at the turn's end fences.
-        first = "call.id" if self.id_first else "call.name"
-        if self.id_first:
-            table.state("call.id", IdFirstReader, "assistant", ends=True)
+        first = self.head_states(table)
+        if first != "call.name":  # an earlier state of the call began it
             table.state(
                 "call.name",
-                lambda parser: NameReader(parser, after_id=True),
+                lambda parser: NameReader(parser, begins=False),
                 "assistant",
                 ends=True,
             )
-            for spelling in table.spellings(self.loose, self.id_open or ()):
-                table.on("call.id", spelling, "call.name")
         elif type(self).read_name is NamedCalls.read_name:  # the name as written
             table.state("call.name", NameReader, "assistant", ends=True)
         else:
@@ -233,7 +219,7 @@ class NamedCalls(Concept):
             table.state(
                 "call.name", lambda parser: NameReader(parser, read), "assistant", ends=True
             )
-        closed = bool(self.close) and not self.outside_section
+        closed = self.calls_closed()
         table.state(
             "call.arguments", lambda parser: ArgumentsReader(parser, closed), "assistant", ends=True
         )
@@ -247,15 +233,11 @@ class NamedCalls(Concept):
                     table.on(state, spelling, "assistant.calls")
             for spelling in openings:
                 table.on("assistant.calls", spelling, first)
-            if self.outside_section:
-                for state in texts:
-                    for spelling in openings:
-                        table.on(state, spelling, first)
         else:
             for state in texts:
                 for spelling in table.spellings(self.loose, self.text_separator, self.open):
                     table.on(state, spelling, first)
-        if self.id_open is not None and not self.id_first:
+        if self.id_open is not None:
             table.state("call.id", IdReader, "assistant", ends=True)
             for spelling in table.spellings(self.loose, self.id_open):
                 table.on("call.name", spelling, "call.id")
@@ -270,16 +252,10 @@ class NamedCalls(Concept):
             after = between
         for spelling in table.spellings(self.loose, self.separator, self.open):
             table.on(after, spelling, first)
-        unclosed = self.outside_section and after != "call.arguments"
-        if unclosed:  # a call without its close fence ends where the next one opens
-            for spelling in table.spellings(self.loose, self.separator, self.open):
-                table.on("call.arguments", spelling, first)
         if self.section_close:
             table.state("assistant.after_calls", BetweenCallsReader, "assistant", ends=True)
             for spelling in table.spellings(self.loose, self.section_close):
                 table.on(after, spelling, "assistant.after_calls")
-                if unclosed:
-                    table.on("call.arguments", spelling, "assistant.after_calls")
 
     # ------------------------------------------------------------------ the Jinja template
 
@@ -287,26 +263,12 @@ class NamedCalls(Concept):
         out.object_arguments = True
 
     def jinja_content(self, out: Template, role: str) -> bool:
-        if role != "assistant" or self.content != "dropped":
-            return False
-        out.out("{%- if not (message.tool_calls is defined and message.tool_calls) -%}")
-        out.text()
-        out.out("{%- endif -%}")
-        return True
+        return jinja_dropped_content(out, role, self.content)
 
     def jinja_closing(self, out: Template, role: str) -> None:
         if role != "assistant":
             return
-        out.out("{%- if message.tool_calls is defined and message.tool_calls -%}")
-        if self.content == "refused":
-            out.raise_if(
-                "message.content is defined and message.content",
-                f"content alongside tool calls: {out.layout.name}",
-            )
-        if self.content == "written" and self.text_separator:
-            out.out("{%- if message.content is defined and message.content -%}")
-            out.fence(self.text_separator)
-            out.out("{%- endif -%}")
+        jinja_open_calls(out, self.content, self.text_separator)
         out.fence(self.section_open)
         out.out("{%- for call in message.tool_calls -%}")
         if self.separator:
@@ -314,11 +276,8 @@ class NamedCalls(Concept):
             out.fence(self.separator)
             out.out("{%- endif -%}")
         out.fence(self.open)
-        if self.id_first and self.id_open is not None:
-            out.out("{{- call.id -}}")
-            out.fence(self.id_open)
         self.jinja_name(out)
-        if self.id_open is not None and not self.id_first:
+        if self.id_open is not None:
             out.fence(self.id_open)
             out.out("{{- call.id -}}")
         out.fence(self.arguments_open)
@@ -335,11 +294,6 @@ class NamedCalls(Concept):
         turn.calls = _NamedCallSet(self, turn)
 
 
-ID_CHARACTERS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-"
-"""What a grammar lets a model write as an id before a call's name (``id_first``): the
-letters, digits, ``_`` and ``-`` of OpenAI's and the models' ids."""
-
-
 class _NamedCallSet(SectionedCalls):
     def __init__(self, calls: NamedCalls, turn: Turn) -> None:
         super().__init__(calls, turn)
@@ -354,17 +308,7 @@ class _NamedCallSet(SectionedCalls):
         calls = self.calls
         tool = turn.tools[number]
         rules.gbnf_extra.update({k: v for k, v in BASE_RULES.items() if k not in rules.gbnf_extra})
-        named = calls.name_nodes(tool.name)
-        if calls.id_first and calls.id_open is not None:  # open + ID + id_open + NAME
-            return [
-                *turn.nodes(calls.open),
-                Repeat(CharClass(ID_CHARACTERS), 1, None),
-                *turn.nodes(calls.id_open),
-                *named,
-                *turn.nodes(calls.arguments_open),
-                json_arguments(rules, number, tool),
-                *turn.nodes(calls.close),
-            ]
+        named = calls.name_nodes(turn, tool.name)
         identified: list[Node] = []
         if calls.id_open is not None:  # written in a conversation; a model may write one
             identified.append(optional(seq(*turn.nodes(calls.id_open), TEXT_NE)))
@@ -378,7 +322,7 @@ class _NamedCallSet(SectionedCalls):
         ]
 
     def prefix(self, name: str | None) -> str:
-        if name is None or self.calls.id_first:  # the id comes before the name
+        if name is None:
             return self.lead
         calls: NamedCalls = self.calls
         forced, whole = calls.forced_name(name)
@@ -409,7 +353,8 @@ def _parts(parser: Parser) -> CallParts:
     return parser.context(CallParts)
 
 
-def _malformed(parser: Parser, parts: CallParts, problem: str, expected: str) -> None:
+def malformed_call(parser: Parser, parts: CallParts, problem: str, expected: str) -> None:
+    """The call read so far is no call: a warning, and its raw text as content."""
     raw = "".join(parts.raw)
     parser.malformed(parts.offset, f"call {raw[:60]!r}: {problem}", expected, raw)
     if parts.index is not None:
@@ -421,7 +366,7 @@ def _malformed(parser: Parser, parts: CallParts, problem: str, expected: str) ->
     parts.index = None
 
 
-def _begin_call(parser: Parser) -> None:
+def begin_call(parser: Parser) -> None:
     """A call's first state: its parts start empty and its raw text (content if the call is
     not read) with the marker that opened it, after its section's opener if it is the
     section's first call (:class:`OpenSection`)."""
@@ -432,25 +377,26 @@ def _begin_call(parser: Parser) -> None:
 
 
 class NameReader:
-    """A call's name (the call's raw text starts here), read by ``read``
-    (:meth:`NamedCalls.read_name`; None: the name as written)."""
+    """A call's name, read by ``read`` (:meth:`NamedCalls.read_name`; None: the name as
+    written).  ``begins``: the call's raw text starts here (False: an earlier state of the
+    call began it, :meth:`NamedCalls.head_states`)."""
 
-    __slots__ = ("_after_id", "_offset", "_parser", "_read", "_text")
+    __slots__ = ("_begins", "_offset", "_parser", "_read", "_text")
 
     def __init__(
         self,
         parser: Parser,
         read: Callable[[str], tuple[str, str | None]] | None = None,
         *,
-        after_id: bool = False,
+        begins: bool = True,
     ) -> None:
         self._parser = parser
         self._read = read
-        self._after_id = after_id
+        self._begins = begins
         self._text: list[str] = []
         self._offset = -1
-        if not after_id:  # else the call began at its id (NamedCalls.id_first)
-            _begin_call(parser)
+        if begins:
+            begin_call(parser)
 
     def feed(self, text: str, offset: int) -> None:
         if self._offset < 0:
@@ -462,7 +408,7 @@ class NameReader:
         parts = _parts(parser)
         text = "".join(self._text)
         parts.raw.append(text)
-        if not self._after_id:
+        if self._begins:
             parts.offset = self._offset if self._offset >= 0 else offset
         name = text.strip()
         parts_id = None
@@ -470,20 +416,20 @@ class NameReader:
             name, parts_id = self._read(name)
         next_state = parser.grammar.steps.get((parser.state.name, marker or ""))
         if next_state is None or next_state.target not in ("call.id", "call.arguments"):
-            _malformed(parser, parts, "no arguments", "a name, then the call's arguments")
+            malformed_call(parser, parts, "no arguments", "a name, then the call's arguments")
             return
         if not name:
             parts.raw.append(marker or "")
-            _malformed(parser, parts, "no call name", "a function name")
+            malformed_call(parser, parts, "no call name", "a function name")
             parts.raw = []
             return
         if parser.tools and name not in {tool.name for tool in parser.tools}:
             parts.raw.append(marker or "")
-            _malformed(parser, parts, f"no tool named {name!r}", "a declared tool's name")
+            malformed_call(parser, parts, f"no tool named {name!r}", "a declared tool's name")
             parts.raw = []
             return
         parts.name = name
-        if not self._after_id:
+        if self._begins:
             parts.call_id = parts_id
         parts.raw.append(marker or "")
 
@@ -513,37 +459,7 @@ class IdReader:
         next_state = parser.grammar.steps.get((parser.state.name, marker or ""))
         if next_state is None or next_state.target != "call.arguments":
             # Cut after the id (or another marker came): the call as written stays content.
-            _malformed(parser, parts, "no arguments", "an id, then the call's arguments")
-
-
-class IdFirstReader:
-    """A call's id, written before its name (``NamedCalls.id_first``): the call's raw text
-    starts here."""
-
-    __slots__ = ("_offset", "_parser", "_text")
-
-    def __init__(self, parser: Parser) -> None:
-        self._parser = parser
-        self._text: list[str] = []
-        self._offset = -1
-        _begin_call(parser)
-
-    def feed(self, text: str, offset: int) -> None:
-        if self._offset < 0:
-            self._offset = offset
-        self._text.append(text)
-
-    def close(self, marker: str | None, offset: int) -> None:
-        parser = self._parser
-        parts = _parts(parser)
-        text = "".join(self._text)
-        parts.raw += [text, marker or ""]
-        parts.offset = self._offset if self._offset >= 0 else offset
-        parts.call_id = text.strip() or None
-        next_state = parser.grammar.steps.get((parser.state.name, marker or ""))
-        if next_state is None or next_state.target != "call.name":
-            parts.raw.pop()
-            _malformed(parser, parts, "no name", "an id, then the call's name")
+            malformed_call(parser, parts, "no arguments", "an id, then the call's arguments")
 
 
 class ArgumentsReader:
@@ -597,7 +513,7 @@ class ArgumentsReader:
             problem = "the call is not closed"
         if problem is not None:
             parts.raw.append(closing or "")
-            _malformed(parser, parts, problem, "a JSON object of arguments")
+            malformed_call(parser, parts, problem, "a JSON object of arguments")
             return
         if not self._started:
             self._start(parts)

@@ -184,6 +184,9 @@ class Reasoning(Concept):
         (``keep="calls"`` with ``prompt="empty"``): the prompt's, not trainable."""
         return self.keep == "calls" and self.prompt == "empty" and not out.messages[index].reasoning
 
+    def trims_content(self) -> bool:
+        return bool(self.trim)
+
     def write_content(self, out: Render, index: int) -> bool:
         if not self.trim or out.role != "assistant" or index < 0:
             return False

@@ -21,8 +21,6 @@ from ..errors import FormatError, RequestError
 from .concept import Concept
 from .pieces import Fence
 from .readers import (
-    ResultBeforeIdReader,
-    ResultIdAfterReader,
     ResultIdReader,
     ResultReader,
     ResultTextReader,
@@ -51,9 +49,6 @@ class Results(Concept):
     - ``id_close``: the format writes the ``tool_call_id`` of the call a result answers
       first, then this fence (Mistral's ``[TOOL_RESULTS]ID[TOOL_CONTENT]...``); None: no
       ids (results answer calls by position).  ``id_pattern``: what a written id must match.
-    - ``id_after``: the format writes the ``tool_call_id`` after the result's text, between
-      this fence and ``item_close`` (Mistral Nemo's ``{"content": TEXT, "call_id": "ID"}``);
-      None: not there.  ``id_close`` and ``id_after`` exclude each other.
     - ``json_text``: each result's text is written as a JSON string (Jinja's ``tojson`` of
       it, non-ASCII kept: Meta's Llama 3 templates quote every text result so); reading
       decodes a whole JSON string back, and keeps any other text as written.
@@ -86,7 +81,6 @@ class Results(Concept):
     id_pattern: str | None = None
     json_text: bool = False
     trim: bool = False
-    id_after: Fence | None = None
     item_gap: Fence = ()
     gap_ends_group: bool = True
     name_close: Fence | None = None
@@ -100,11 +94,6 @@ class Results(Concept):
             raise FormatError(
                 f"{layout.name}: Results: no 'tool' frame; expected Layout.frames['tool'], the "
                 "frame of a results turn"
-            )
-        if self.id_after is not None and (self.id_close is not None or not self.item_close):
-            raise FormatError(
-                f"{layout.name}: Results.id_after with id_close or without item_close; "
-                "expected the id written once, after the text and before an item_close fence"
             )
         if self.name_close is not None and self.id_close is None:
             raise FormatError(
@@ -148,7 +137,7 @@ class Results(Concept):
                         f"messages[{index}].tool_call_id",
                         f"written as the position of the call it answers ({position!r})",
                     )
-        writes_id = self.id_close is not None or self.id_after is not None
+        writes_id = self.writes_ids()
         if not writes_id and "tool_name" not in out.present:
             return
         pattern = None if self.id_pattern is None else re.compile(self.id_pattern)
@@ -192,9 +181,7 @@ class Results(Concept):
         out.fence(self.item_open, "tool_result")
         text = out.message_text(index).strip() if self.trim else out.message_text(index)
         out.text(json.dumps(text, ensure_ascii=False) if self.json_text else text, "tool_result")
-        if self.id_after is not None:
-            out.fence(self.id_after, "tool_result")
-            out.text(out.messages[index].tool_call_id or "", "tool_result")
+        self.write_after_text(out, index)
         out.fence(self.item_close, "tool_result")
         if self.item_gap and index < len(messages) - 1 and (self.gap_ends_group or not last):
             out.fence(self.item_gap, "tool_result")
@@ -202,6 +189,16 @@ class Results(Concept):
             out.fence(frame.end, "close")
             out.fence(frame.after, "separator")
             out.previous = "tool"
+
+    def writes_ids(self) -> bool:
+        """Whether each result's ``tool_call_id`` is written (so it must be given)."""
+        return self.id_close is not None
+
+    def write_after_text(self, out: Render, index: int) -> None:
+        """After the result's text, before ``item_close``."""
+
+    def jinja_after_text(self, out: Template) -> None:
+        """The template's counterpart of :meth:`write_after_text`."""
 
     def written_id(self, out: Render, index: int) -> str:
         """The id written for the result at ``index`` (see ``ids``)."""
@@ -243,21 +240,6 @@ class Results(Concept):
                 table.state("tool.name", ResultNameReader, "tool")
                 table.on("tool.id", table.text(self.id_close), "tool.name")
                 table.on("tool.name", table.text(self.name_close, self.item_open), "tool.item")
-        elif self.id_after is not None:
-            table.fields["tool"] = {"tool_call_id": "tool_call_id"}
-            table.state("tool.item", ResultBeforeIdReader, "tool")
-            table.state("tool.id", ResultIdAfterReader, "tool")
-            for opener in sorted(openers):
-                if opener + table.text(self.item_open):
-                    table.on(
-                        "outside", opener + table.text(self.item_open), "tool.item", begin("tool")
-                    )
-            table.on("tool.item", table.text(self.id_after), "tool.id")
-            table.state("tool.between", ScaffoldReader, "tool", ends=True)
-            table.on("tool.id", table.text(self.item_close), "tool.between")
-            if self.grouped:
-                table.on("tool.between", table.text(self.item_open), "tool.item", begin("tool"))
-            return
         else:
             reader = JsonResultReader if self.json_text else ResultReader
             table.state("tool.item", reader, "tool", ends=not self.item_close)
@@ -324,9 +306,7 @@ class Results(Concept):
             out.value(f"text_of(message, index, {out.layout.name!r}) | trim")
         else:
             out.text()
-        if self.id_after is not None:
-            out.fence(self.id_after)
-            out.out("{{- message.tool_call_id -}}")
+        self.jinja_after_text(out)
         out.fence(self.item_close)
         if self.item_gap:
             if self.gap_ends_group:
@@ -357,6 +337,15 @@ def positions(messages: Sequence[Message]) -> dict[str, str]:
     return found
 
 
+def _json_string_or_text(text: str) -> str:
+    """``text`` decoded when it is one whole JSON string, else as written."""
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return text
+    return value if isinstance(value, str) else text
+
+
 class JsonResultTextReader(ResultTextReader):
     """A result after its id written as a JSON string (``Results.json_text``): its decoded
     text; text that is not one whole JSON string is kept as written."""
@@ -364,12 +353,7 @@ class JsonResultTextReader(ResultTextReader):
     __slots__ = ()
 
     def _text(self) -> str:
-        text = super()._text()
-        try:
-            value = json.loads(text)
-        except ValueError:
-            return text
-        return value if isinstance(value, str) else text
+        return _json_string_or_text(super()._text())
 
 
 class ResultNameReader(WholeTextReader):
@@ -389,9 +373,4 @@ class JsonResultReader(ResultReader):
     __slots__ = ()
 
     def _text(self) -> str:
-        text = super()._text()
-        try:
-            value = json.loads(text)
-        except ValueError:
-            return text
-        return value if isinstance(value, str) else text
+        return _json_string_or_text(super()._text())

@@ -51,8 +51,6 @@ class SystemPrompt(Concept):
     - ``gathered_keep``: with ``"gathered"``, ``"all"`` system messages are joined, or only
       the ``"last"`` one is written and the others are dropped (a recorded loss: DeepSeek
       R1's templates keep the last one).
-    - ``skip_empty``: a system message with empty text is not written (Phi-3.5's template
-      skips it); parsing then gives no message for it.  Placed ``"in_place"`` only.
     - ``empty_first``: ``"absent"``: a first system message with empty text, in a turn no
       other concept writes into (no tools block there), is written as no system message:
       the default text, or no turn (IBM Granite); the message is a recorded loss.
@@ -72,7 +70,6 @@ class SystemPrompt(Concept):
     placement: Literal["in_place", "first_only", "gathered", "first_kept"] = "in_place"
     joiner: str = "\n\n"
     gathered_keep: Literal["all", "last"] = "all"
-    skip_empty: bool = False
     empty_first: Literal["kept", "absent", "own_turn"] = "kept"
     heading: Fence = ()
 
@@ -83,11 +80,6 @@ class SystemPrompt(Concept):
             raise FormatError(
                 f"{layout.name}: SystemPrompt: no 'system' frame; expected Layout.frames to "
                 "have one (an empty Frame() for bare system text)"
-            )
-        if self.skip_empty and self.placement != "in_place":
-            raise FormatError(
-                f"{layout.name}: SystemPrompt.skip_empty with placement {self.placement!r}; "
-                "expected placement 'in_place'"
             )
         for name in ("default_when", "placement", "empty_first", "gathered_keep"):
             value = getattr(self, name)
@@ -187,8 +179,6 @@ class SystemPrompt(Concept):
         return any(wants(out) for wants in out.plan.wants_system)
 
     def write_message(self, out: Render, index: int) -> None:
-        if self.skip_empty and not out.message_text(index):
-            return
         if self.placement == "first_kept" and index > 0:
             return
         if self.placement == "gathered":
@@ -369,11 +359,7 @@ class SystemPrompt(Concept):
             out.turn("system")
             out.out("{%- endif -%}")
         else:
-            if self.skip_empty:
-                out.out(f"{{%- if text_of(message, index, {jinja_string(out.layout.name)}) -%}}")
             out.turn("system")
-            if self.skip_empty:
-                out.out("{%- endif -%}")
 
     def jinja_opening(self, out: Template, role: str) -> None:
         if role != "system" or not (

@@ -40,7 +40,7 @@ from ..errors import FormatError, RequestError
 from ..types import TextDelta, Tool, ToolCallDelta, ToolCallEnd, ToolCallStart
 from .concept import Concept
 from .grammar import SectionedCalls, text_before
-from .json_calls import check_call_name
+from .json_calls import check_beside_calls, check_call_name
 from .pieces import Fence, Marker, text_of
 from .readers import BetweenCallsReader, OpenSection, SectionReader, schema_tools
 
@@ -129,12 +129,7 @@ class XmlCalls(Concept):
         for index, message in enumerate(out.messages):
             if message.role != "assistant" or not message.tool_calls:
                 continue
-            if len(message.tool_calls) > 1 and not self.parallel:
-                raise RequestError(
-                    f"messages[{index}].tool_calls",
-                    f"{len(message.tool_calls)} calls",
-                    f"one call per turn: {out.layout.name} has no parallel calls",
-                )
+            check_beside_calls(out, index, "written", self.parallel)
             for number, call in enumerate(message.tool_calls):
                 check_call_name(call.name, index, number)
                 where = f"messages[{index}].tool_calls[{number}].function.arguments"

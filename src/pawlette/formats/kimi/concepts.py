@@ -16,8 +16,10 @@ from pawlette.emit import grammar_ast
 from pawlette.errors import FormatError
 
 if TYPE_CHECKING:
+    from pawlette.declare.grammar import Turn
     from pawlette.declare.jinja import Template
     from pawlette.declare.layout import Layout
+    from pawlette.declare.table import Table
     from pawlette.declare.write import Render
 
 _LABELLED = frozenset({"system", "user", "assistant"})
@@ -65,21 +67,46 @@ class CallLabel:
 @dataclass(frozen=True)
 class LabelledCalls(NamedCalls):
     """:class:`pawlette.declare.NamedCalls` with a :class:`CallLabel` in the name's place
-    (``<|tool_call_begin|>functions.get_weather:0<|tool_call_argument_begin|>``)."""
+    (``<|tool_call_begin|>functions.get_weather:0<|tool_call_argument_begin|>``).
+
+    ``outside_section``: reading also takes calls a model writes without the section fences
+    around them, and a call without its ``close`` fence (it ends where the next call opens,
+    the section closes or the turn ends), as llama.cpp reads Kimi K2's.  Writing and the
+    grammars keep the whole form.
+    """
 
     label: CallLabel = CallLabel()
+    outside_section: bool = False
 
     def validate(self, layout: Layout) -> None:
         super().validate(layout)
-        if self.id_first:
-            raise FormatError(
-                f"{layout.name}: LabelledCalls.id_first; expected False (the label is the id)"
-            )
         if self.label.count not in ("turn", "conversation"):
             raise FormatError(
                 f"{layout.name}: LabelledCalls.label.count: {self.label.count!r}; expected "
                 "'turn' or 'conversation'"
             )
+
+    def calls_closed(self) -> bool:
+        return super().calls_closed() and not self.outside_section
+
+    def rows(self, table: Table) -> None:
+        texts = tuple(table.call_states)
+        super().rows(table)
+        if not self.outside_section:
+            return
+        first = "call.name"
+        if self.section_open:  # a call opens in the text, without the section's opener
+            for state in texts:
+                for spelling in table.spellings(self.loose, self.open):
+                    table.on(state, spelling, first)
+        if not self.close:
+            return
+        # A call without its close fence ends where the next one opens or the section closes.
+        for spelling in table.spellings(self.loose, self.separator, self.open):
+            table.on("call.arguments", spelling, first)
+        if self.section_close:
+            for spelling in table.spellings(self.loose, self.section_close):
+                table.on("call.arguments", spelling, "assistant.after_calls")
 
     def names(self, out: Render, index: int) -> list[str]:
         first = 0
@@ -113,7 +140,7 @@ class LabelledCalls(NamedCalls):
         if self.label.count == "conversation":
             out.out("{%- set ns.call_number = ns.call_number + message.tool_calls | length -%}")
 
-    def name_nodes(self, name: str) -> list[grammar_ast.Node]:
+    def name_nodes(self, turn: Turn, name: str) -> list[grammar_ast.Node]:
         digits = grammar_ast.Repeat(grammar_ast.CharClass("0123456789"), 1, None)
         return [grammar_ast.Lit(self.forced_name(name)[0]), digits]
 

@@ -111,6 +111,7 @@ from pawlette.declare import (
 
 from .checks import AnswerRequired
 from .last_user_system import LastUserSystem
+from .results import IdAfterResults
 from .system_texts import (
     DEVSTRAL_SYSTEM,
     MINISTRAL_REASONING_SYSTEM,
@@ -243,7 +244,7 @@ def nemo_layout(options: MistralOptions) -> Layout:
                 content="dropped",
                 id_pattern=CALL_ID_PATTERN,
             ),
-            Results(
+            IdAfterResults(
                 item_open=fence('{"content": '),
                 id_after=fence(', "call_id": "'),
                 item_close=fence('"}'),

@@ -42,9 +42,10 @@ is written as an empty turn, where the template fails (it adds ``None`` to a str
 
 from __future__ import annotations
 
-from pawlette.declare import Frame, Ignored, Layout, Marker, SystemPrompt, declare, fence
+from pawlette.declare import Frame, Ignored, Layout, Marker, declare, fence
 
 from .end_of_text import EndOfText, Unwritten
+from .system import SkipEmptySystem
 
 END, END_OF_TEXT = Marker("<|end|>"), Marker("<|endoftext|>")
 
@@ -61,7 +62,7 @@ LAYOUT = Layout(
     summary="Phi-3.5 mini: <|role|> turns ended by <|end|>, no tools or calls",
     frames={role: turn(role) for role in ("system", "user", "assistant")},
     concepts=(
-        SystemPrompt(skip_empty=True),
+        SkipEmptySystem(),
         Unwritten(),
         Ignored(("tools", "calls", "name", "reasoning")),
         EndOfText(END_OF_TEXT),

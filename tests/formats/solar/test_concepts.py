@@ -1,6 +1,6 @@
-"""The optional fields Solar Open needs, on a tiny layout: ``NamedCalls.id_first`` (the id
-before the name), ``Results.name_close`` (the answered call's name after the result's id)
-and ``SystemPrompt.heading`` (before the gathered system texts)."""
+"""What Solar Open needs, on a tiny layout: :class:`IdFirstCalls` (the id before the
+name), ``Results.name_close`` (the answered call's name after the result's id) and
+``SystemPrompt.heading`` (before the gathered system texts)."""
 
 from __future__ import annotations
 
@@ -10,13 +10,13 @@ from pawlette.declare import (
     Frame,
     Layout,
     Marker,
-    NamedCalls,
     Results,
     SystemPrompt,
     declare,
     fence,
 )
 from pawlette.errors import FormatError
+from pawlette.formats.solar.concepts import IdFirstCalls
 
 CALL, NAME, ARGUMENTS = Marker("<call>"), Marker("<name>"), Marker("<args>")
 RESULT_NAME, RESULT_TEXT, RESULT_END = Marker("<rname>"), Marker("<rtext>"), Marker("<rend>")
@@ -33,7 +33,7 @@ def _layout(**calls: object) -> Layout:
         },
         concepts=(
             SystemPrompt(placement="gathered", heading=fence("# Rules\n")),
-            NamedCalls(open=fence(CALL), arguments_open=fence(ARGUMENTS), **calls),  # type: ignore[arg-type]
+            IdFirstCalls(open=fence(CALL), arguments_open=fence(ARGUMENTS), **calls),  # type: ignore[arg-type]
             Results(
                 grouped=True,
                 id_close=fence(RESULT_NAME),
@@ -62,7 +62,7 @@ REQUEST = {
 
 
 def test_the_id_comes_first_and_results_name_their_call() -> None:
-    fmt = declare(_layout(id_open=fence(NAME), id_first=True))
+    fmt = declare(_layout(name_open=fence(NAME)))
     text = fmt.render(REQUEST["messages"]).text
     assert text == (
         "<system># Rules\nBe brief.<end><user>go<end>"
@@ -73,13 +73,13 @@ def test_the_id_comes_first_and_results_name_their_call() -> None:
     assert parsed["messages"] == REQUEST["messages"]  # the heading is read off the text
 
 
-def test_id_first_needs_the_fence_between_id_and_name() -> None:
-    with pytest.raises(FormatError, match="id_first without id_open"):
-        declare(_layout(id_first=True))
+def test_the_fence_between_id_and_name_is_required() -> None:
+    with pytest.raises(FormatError, match="IdFirstCalls: name_open"):
+        declare(_layout())
 
 
 def test_name_close_needs_the_results_id() -> None:
-    layout = _layout()
+    layout = _layout(name_open=fence(NAME))
     bare = Results(name_close=fence(RESULT_TEXT))
     with pytest.raises(FormatError, match="name_close without id_close"):
         Layout(

@@ -75,7 +75,6 @@ from pawlette.declare import (
     Ignored,
     Layout,
     Marker,
-    NamedCalls,
     Reasoning,
     Results,
     SystemPrompt,
@@ -84,6 +83,8 @@ from pawlette.declare import (
     fence,
 )
 from pawlette.declare.pieces import Fence, Option, spelled
+
+from .concepts import IdFirstCalls
 
 if TYPE_CHECKING:
     from pawlette.declare.grammar import Turn
@@ -222,11 +223,10 @@ def layout(options: SolarOptions) -> Layout:
                 wrap="function",
             ),
             Reasoning(open=fence(THINK), close=fence(END, BEGIN, "assistant"), keep="none"),
-            NamedCalls(
+            IdFirstCalls(
                 section_open=fence(TOOL_CALLS),
                 open=fence(CALL_BEGIN),
-                id_open=fence(CALL_NAME),
-                id_first=True,
+                name_open=fence(CALL_NAME),
                 arguments_open=fence(CALL_ARGUMENTS),
                 close=fence(CALL_END),
                 content="dropped",
