@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from pawlette.declare import Fence, NamedCalls
-from pawlette.declare.named_calls import CallParts, begin_call, malformed_call
+from pawlette.declare.named_calls import CallParts, NameReader, malformed_call
 from pawlette.emit.grammar_ast import CharClass, Lit, Node, Repeat
 from pawlette.errors import FormatError
 
@@ -20,7 +20,6 @@ if TYPE_CHECKING:
     from pawlette.declare.layout import Layout
     from pawlette.declare.table import Table
     from pawlette.declare.write import Render
-    from pawlette.engine.machine import Parser
     from pawlette.types import ToolCall
 
 ID_CHARACTERS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-"
@@ -70,22 +69,11 @@ class IdFirstCalls(NamedCalls):
         return "", False  # the id comes before the name
 
 
-class IdFirstReader:
+class IdFirstReader(NameReader):
     """A call's id, written before its name (:class:`IdFirstCalls`): the call's raw text
-    starts here."""
+    starts here (gathered as :class:`NameReader` gathers a name; only the close differs)."""
 
-    __slots__ = ("_offset", "_parser", "_text")
-
-    def __init__(self, parser: Parser) -> None:
-        self._parser = parser
-        self._text: list[str] = []
-        self._offset = -1
-        begin_call(parser)
-
-    def feed(self, text: str, offset: int) -> None:
-        if self._offset < 0:
-            self._offset = offset
-        self._text.append(text)
+    __slots__ = ()
 
     def close(self, marker: str | None, offset: int) -> None:
         parser = self._parser
