@@ -18,10 +18,11 @@ from pawlette.tokenization import ConversationEncoder, IdParser
 from pawlette.types import Event
 
 from ..helpers import sequential_ids
+from ..support.template_compare import always_prompt
 from .support import (
     FORMATS,
+    assistant_indices,
     llama3_all,
-    prefix_indices,
     small,
     strategy,
     token_text,
@@ -65,9 +66,15 @@ def test_completions_parse_the_same_token_by_token(name: str) -> None:
     @given(strategy(name).conversations(), st.randoms(use_true_random=False))
     def check(request: dict[str, Any], rng: random.Random) -> None:
         messages, tools = request["messages"], request.get("tools")
-        for index in prefix_indices(fmt)(request):
+        for index in assistant_indices(request):
             prompt = encoder.encode(messages[:index], tools, add_generation_prompt=True)
             turn = encoder.encode(messages[: index + 1], tools).input_ids
+            if turn[: len(prompt.input_ids)] != prompt.input_ids:
+                # Only a prompt written after every render may go past the assistant's
+                # opener where the turn writes otherwise (Command R7B's empty reasoning
+                # block before an answer): no completion follows that prompt.
+                assert always_prompt(fmt, messages[:index], tools) is not None, (index, messages)
+                continue
             ids = turn[len(prompt.input_ids) :]
             text = token_text(tokenizer, ids)
             expected = parse_text(fmt, text, strict=True)
