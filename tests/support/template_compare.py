@@ -741,7 +741,7 @@ def own_turns(
             if always is None:
                 turn_text = _turn_after(before.text, after.text, opener)
             else:
-                cut = _cutalways_prompt(before.text, after.text, *always)
+                cut = _cut_always_prompt(before.text, after.text, *always)
                 turn_text, prompt_text = cut if cut is not None else (None, before.text)
             if turn_text is None:
                 offset = first_difference(before.text, after.text)
@@ -879,7 +879,7 @@ def always_prompt(fmt: Format, messages: Any, tools: Any) -> tuple[str, str] | N
     return "".join(reversed(prompt)), opener
 
 
-def _cutalways_prompt(before: str, after: str, prompt: str, opener: str) -> tuple[str, str] | None:
+def _cut_always_prompt(before: str, after: str, prompt: str, opener: str) -> tuple[str, str] | None:
     """The turn's text after its opener, and the prompt it follows (the render up to that
     opener), where both renders end with the always-written ``prompt``."""
     if not prompt or not before.endswith(prompt) or not after.endswith(prompt):
