@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, ClassVar, Literal
 from ..emit.grammar_ast import Lit, Node, Repeat, Rules, alt, seq
 from ..emit.jinja_text import jinja_string
 from ..engine.json_text import json_string
+from ..engine.machine import ReaderFactory
 from ..engine.readers import CallEnvelope
 from ..errors import FormatError, RequestError, UnsupportedFeature
 from ..types import Message
@@ -138,18 +139,10 @@ class JsonCalls(Concept):
 
     - ``loose``: ``open``, ``separator`` + ``open`` and ``close`` are also read without the
       whitespace they write around their markers (``<tool_call>{...}</tool_call>``).
-    - ``also_open``: other fences that start a call running to the end of the turn
-      (Llama 3's ``<|python_tag|>``).
     - ``also_arguments_keys``: other keys a model writes the arguments under; a call with
       two of them, or none, is malformed.
-    - ``ignored_members``: ``(key, value)`` members a model may add, read and dropped
-      (Llama 3 models add ``"type": "function"``).
     - ``text_after``: text after a call's close is the turn's text, read as content (PCML);
       otherwise only whitespace comes between calls (stray text is kept, with a warning).
-    - ``joined_by``: for calls that run to the end of the turn (``open=None`` or
-      ``also_open``), separators a model writes between several calls (Llama 3 models join
-      them with ``;``, which vLLM and SGLang read as several calls).
-    - ``arguments_optional``: such a call without arguments has ``{}`` (SGLang's reading).
     - ``close_optional``: a call whose ``close`` never comes is still a call when its object
       is whole at the end of the turn (vLLM's Hermes parser: an engine may cut the close
       as a stop string, or the model end its turn after the object).
@@ -165,12 +158,8 @@ class JsonCalls(Concept):
     parallel: bool = True
     with_content: bool = True
     loose: bool = True
-    also_open: tuple[Fence, ...] = ()
     also_arguments_keys: tuple[str, ...] = ()
-    ignored_members: tuple[tuple[str, str], ...] = ()
     text_after: bool = False
-    joined_by: tuple[str, ...] = ()
-    arguments_optional: bool = False
     drops_content: bool = False
     close_optional: bool = False
     ascii: bool = False
@@ -201,8 +190,13 @@ class JsonCalls(Concept):
             arguments=self.arguments_key,
             id=self.id_key,
             also_arguments=self.also_arguments_keys,
-            ignored=self.ignored_members,
         )
+
+    def bare_reader(self) -> ReaderFactory:
+        """The reader of an assistant turn that is text or one bare call (``open=None``)."""
+        from .bare_calls import bare_call_reader
+
+        return bare_call_reader(self.envelope)
 
     @property
     def _tojson(self) -> str:
@@ -297,23 +291,9 @@ class JsonCalls(Concept):
     def rows(self, table: Table) -> None:
         envelope = self.envelope
         texts = tuple(table.call_states)
-        from .bare_calls import bare_call_reader, lenient_call_reader
-
-        lenient = (self.joined_by, self.arguments_optional)
         if self.open is None:
             for state in ("assistant.head", "assistant.body"):
-                table.reader(state, bare_call_reader(envelope, *lenient))
-        if self.also_open:
-            reader = (
-                lenient_call_reader(envelope, *lenient)
-                if self.joined_by or self.arguments_optional
-                else call_reader(envelope, "the end", ends_turn=True)
-            )
-            table.state("assistant.tagged_call", reader, "assistant", ends=True)
-            for pieces in self.also_open:
-                for state in texts:
-                    table.on(state, table.text(pieces), "assistant.tagged_call")
-        if self.open is None:
+                table.reader(state, self.bare_reader())
             return
         close = table.text(self.close)
         openings = {table.text(self.open), table.text(self.separator, self.open)} - {""}
