@@ -24,6 +24,7 @@ from ..engine.call_scanner import TextPieces
 from ..engine.machine import Parser, Reader
 from ..engine.readers import CallEnvelope, JsonCallReader
 from ..types import TextDelta
+from .readers import EndedByInput
 
 if TYPE_CHECKING:
     from .grammar import Turn
@@ -52,13 +53,6 @@ def _listed_calls(text: str, envelope: CallEnvelope) -> int:
 
 
 DECODER = json.JSONDecoder()
-
-
-class TurnEndCallReader(JsonCallReader):
-    """A JSON call closed by the end of its turn (a stream cut inside it closes it too)."""
-
-    def close(self, marker: str | None, offset: int) -> None:
-        super().close("" if marker is None else marker, offset)
 
 
 class BareCallReader:
@@ -121,7 +115,7 @@ class BareCallReader:
     def call_reader(self, parser: Parser) -> JsonCallReader:
         """The reader of the call the turn turned out to be (a format reading calls more
         loosely returns its own)."""
-        return TurnEndCallReader(parser, self._envelope, "the end of the turn")
+        return EndedByInput(parser, self._envelope, "the end of the turn")
 
     def _forward(self, text: str, offset: int) -> None:
         if self._call is not None:

@@ -28,7 +28,7 @@ from ..types import Message
 from .concept import Concept, overrides
 from .grammar import CallItems, drop_prefix, text_before_calls
 from .pieces import Fence, Marker
-from .readers import BetweenCallsReader, call_reader, optional_close_reader
+from .readers import BetweenCallsReader, call_reader
 from .table import loose_spellings
 
 if TYPE_CHECKING:
@@ -143,9 +143,6 @@ class JsonCalls(Concept):
       two of them, or none, is malformed.
     - ``text_after``: text after a call's close is the turn's text, read as content (PCML);
       otherwise only whitespace comes between calls (stray text is kept, with a warning).
-    - ``close_optional``: a call whose ``close`` never comes is still a call when its object
-      is whole at the end of the turn (vLLM's Hermes parser: an engine may cut the close
-      as a stop string, or the model end its turn after the object).
     """
 
     open: Fence | None = ()
@@ -161,7 +158,6 @@ class JsonCalls(Concept):
     also_arguments_keys: tuple[str, ...] = ()
     text_after: bool = False
     drops_content: bool = False
-    close_optional: bool = False
     ascii: bool = False
 
     handles: ClassVar[frozenset[str]] = frozenset({"calls"})
@@ -288,8 +284,13 @@ class JsonCalls(Concept):
 
     # ------------------------------------------------------------------ the parse table
 
+    def closed_call_reader(self, close: str, closes: frozenset[str]) -> tuple[ReaderFactory, bool]:
+        """The reader of a call closed by ``close`` (or another of ``closes``; ``""``: by the
+        end of the turn), and whether the end of the turn may come in it."""
+        reader = call_reader(self.envelope, close, ends_turn=not close, also_close=closes)
+        return reader, not close
+
     def rows(self, table: Table) -> None:
-        envelope = self.envelope
         texts = tuple(table.call_states)
         if self.open is None:
             for state in ("assistant.head", "assistant.body"):
@@ -301,11 +302,8 @@ class JsonCalls(Concept):
         if self.loose:
             openings |= loose_spellings(openings)
             closes |= loose_spellings(closes)
-        if self.close_optional and close:
-            reader = optional_close_reader(envelope, close, frozenset(closes))
-        else:
-            reader = call_reader(envelope, close, ends_turn=not close, also_close=frozenset(closes))
-        table.state("assistant.call", reader, "assistant", ends=not close or self.close_optional)
+        reader, ends = self.closed_call_reader(close, frozenset(closes))
+        table.state("assistant.call", reader, "assistant", ends=ends)
         for opening in sorted(openings):
             for state in texts:
                 table.on(state, opening, "assistant.call")

@@ -19,8 +19,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from pawlette.declare import Fence, JsonCalls
-from pawlette.declare.bare_calls import DECODER, BareCallReader, TurnEndCallReader
-from pawlette.declare.readers import call_reader
+from pawlette.declare.bare_calls import DECODER, BareCallReader
+from pawlette.declare.readers import EndedByInput, call_reader
 from pawlette.declare.table import Table
 from pawlette.engine.call_arguments import load_json
 from pawlette.engine.machine import Parser, Reader
@@ -128,7 +128,7 @@ def joined_calls(
     return calls or None
 
 
-class LenientCallReader(TurnEndCallReader):
+class LenientCallReader(EndedByInput):
     """A JSON call closed by the end of its turn that also reads several calls joined by
     ``separators`` and a call without arguments (``optional_arguments``), as vLLM and SGLang
     read Llama 3's; anything else is malformed as for the declared spelling."""
