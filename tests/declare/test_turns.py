@@ -5,7 +5,6 @@ read back as a conversation, and read as a completion whole and in pieces."""
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import re
 from typing import Any
@@ -205,36 +204,6 @@ def test_turns_with_no_end_end_where_the_next_opens() -> None:
         message["id"] = f"call_{index}"
     expected[3]["tool_call_id"], expected[4]["tool_call_id"] = "call_0", "call_1"
     assert canonical(parsed.to_request()) == canonical({"messages": expected, "tools": []})
-
-
-def test_gathered_system_text_can_keep_only_the_last_message() -> None:
-    from transformers.utils.chat_template_utils import render_jinja_template
-
-    from pawlette.declare import layout_of
-    from pawlette.export import export_jinja
-
-    layout = layout_of(OPEN_ENDED)
-    assert layout is not None
-    concepts = tuple(
-        SystemPrompt(placement="gathered", gathered_keep="last")
-        if isinstance(concept, SystemPrompt)
-        else concept
-        for concept in layout.concepts
-    )
-    last = declare(dataclasses.replace(layout, name="open-ended-last", concepts=concepts))
-    messages = [
-        {"role": "system", "content": "First."},
-        {"role": "user", "content": "Hi"},
-        {"role": "system", "content": "Second."},
-    ]
-    rendering = last.render({"messages": messages}, add_generation_prompt=True)
-    assert rendering.text == "<bos>Second.<U>Hi<A><t>"
-    assert rendering.losses == ("messages[0]: a system message before the last, dropped",)
-    assert OPEN_ENDED.render({"messages": messages}).text == "<bos>First.\n\nSecond.<U>Hi"
-    exported, _ = render_jinja_template(
-        [messages], chat_template=export_jinja(last), add_generation_prompt=True
-    )
-    assert exported[0] == rendering.text
 
 
 def test_a_prompt_that_opens_reasoning_reads_the_completion_inside_it() -> None:

@@ -5,6 +5,7 @@ token ids with a tokenizer holding DeepSeek's special tokens."""
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import pytest
@@ -311,3 +312,34 @@ def test_v3_1_thinking_renders_and_reads_as_its_template() -> None:
     assert report.agrees, report.describe()
     turns = own_turns(fmt, reference, conversations, normalise=without_reasoning)
     assert turns.agrees, turns.describe()
+
+
+def test_gathered_system_text_keeps_only_the_last_message() -> None:
+    from transformers.utils.chat_template_utils import render_jinja_template
+
+    from pawlette.declare import SystemPrompt, declare, layout_of
+    from pawlette.export import export_jinja
+    from pawlette.formats.deepseek import LastSystemPrompt
+
+    from ..declare.test_turns import OPEN_ENDED
+
+    layout = layout_of(OPEN_ENDED)
+    assert layout is not None
+    concepts = tuple(
+        LastSystemPrompt(placement="gathered") if isinstance(concept, SystemPrompt) else concept
+        for concept in layout.concepts
+    )
+    last = declare(dataclasses.replace(layout, name="open-ended-last", concepts=concepts))
+    messages = [
+        {"role": "system", "content": "First."},
+        {"role": "user", "content": "Hi"},
+        {"role": "system", "content": "Second."},
+    ]
+    rendering = last.render({"messages": messages}, add_generation_prompt=True)
+    assert rendering.text == "<bos>Second.<U>Hi<A><t>"
+    assert rendering.losses == ("messages[0]: a system message before the last, dropped",)
+    assert OPEN_ENDED.render({"messages": messages}).text == "<bos>First.\n\nSecond.<U>Hi"
+    exported, _ = render_jinja_template(
+        [messages], chat_template=export_jinja(last), add_generation_prompt=True
+    )
+    assert exported[0] == rendering.text

@@ -2,12 +2,11 @@
 
 The reader: a turn whose first character other than whitespace is ``{`` is a call (leading
 whitespace is held until that is known), then it is streamed as text or as the call's
-arguments.  Read as vLLM's and SGLang's Llama 3 parsers read it: several calls joined by
-``;`` are several calls, and a call without arguments has ``{}`` (JsonCalls' ``joined_by`` and
-``arguments_optional``).  A turn that is a JSON list of call objects (``[{...}]``) is content
-with a warning: the layout writes objects; so is a text turn holding a call after its text
-(peers disagree on it: vLLM reads the call and drops the text, SGLang and llama.cpp keep the
-text), which stays content, as written, with a warning that names the call.
+arguments (:meth:`BareCallReader.call_reader` reads the call; a format that reads several
+joined calls returns its own).  A turn that is a JSON list of call objects (``[{...}]``) is
+content with a warning: the layout writes objects; so is a text turn holding a call after its
+text (peers disagree on it: vLLM reads the call and drops the text, SGLang and llama.cpp keep
+the text), which stays content, as written, with a warning that names the call.
 
 The grammar: text of such a turn may not start with ``{`` after whitespace (that is a call);
 GBNF is tighter: not ``<`` either.
@@ -21,11 +20,11 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from ..emit.grammar_ast import Node, Terminal, optional
-from ..engine.call_arguments import load_json
 from ..engine.call_scanner import TextPieces
 from ..engine.machine import Parser, Reader
 from ..engine.readers import CallEnvelope, JsonCallReader
-from ..types import TextDelta, ToolCallDelta, ToolCallEnd, ToolCallStart
+from ..types import TextDelta
+from .readers import EndedByInput
 
 if TYPE_CHECKING:
     from .grammar import Turn
@@ -53,111 +52,7 @@ def _listed_calls(text: str, envelope: CallEnvelope) -> int:
     return len(value)
 
 
-_DECODER = json.JSONDecoder()
-
-
-def _refuse_duplicates(pairs: list[tuple[str, object]]) -> dict[str, object]:
-    keys = [key for key, _ in pairs]
-    if len(set(keys)) != len(keys):
-        raise ValueError("a key written twice")
-    return dict(pairs)
-
-
-def _has_duplicate_key(text: str) -> bool:
-    """Whether an object anywhere in ``text`` holds a key twice (``json`` keeps the last:
-    read so, the first would be silently lost)."""
-    try:
-        json.loads(text, object_pairs_hook=_refuse_duplicates)
-    except ValueError:
-        return True
-    return False
-
-
-def joined_calls(
-    text: str, envelope: CallEnvelope, separators: tuple[str, ...], optional_arguments: bool
-) -> list[tuple[str, str]] | None:
-    """The calls in ``text`` when it is call objects joined by ``separators`` (``;``) with
-    whitespace around them, a call without arguments meaning ``{}`` when
-    ``optional_arguments``; None when it is not (then it is malformed as written)."""
-    calls: list[tuple[str, str]] = []
-    position = 0
-    allowed = {envelope.name, *envelope.arguments_keys, *(key for key, _ in envelope.ignored)}
-    while True:
-        position = len(text) - len(text[position:].lstrip()) if position < len(text) else position
-        if position >= len(text):
-            break
-        try:
-            _, end = _DECODER.raw_decode(text, position)
-        except ValueError:
-            return None
-        value, problem = load_json(text[position:end])
-        if problem is None and _has_duplicate_key(text[position:end]):
-            problem = "a key written twice"
-        if problem is not None or not isinstance(value, dict) or not allowed.issuperset(value):
-            return None
-        name = value.get(envelope.name)
-        present = [key for key in envelope.arguments_keys if key in value]
-        if not isinstance(name, str) or not name or len(present) > 1:
-            return None
-        if not present and not optional_arguments:
-            return None
-        arguments = value[present[0]] if present else {}
-        if not isinstance(arguments, dict):
-            return None
-        if any(key in value and value[key] != fixed for key, fixed in envelope.ignored):
-            return None
-        calls.append((name, json.dumps(arguments, ensure_ascii=False)))
-        rest = text[end:].lstrip()
-        separator = next((item for item in separators if rest.startswith(item)), None)
-        if separator is None:
-            if rest:
-                return None
-            break
-        position = len(text) - len(rest) + len(separator)
-    return calls or None
-
-
-class LenientCallReader(JsonCallReader):
-    """A JSON call closed by the end of its turn that also reads several calls joined by
-    ``separators`` and a call without arguments (``optional_arguments``), as vLLM and SGLang
-    read Llama 3's; anything else is malformed as for the declared spelling."""
-
-    def __init__(
-        self,
-        parser: Parser,
-        envelope: CallEnvelope,
-        close: str,
-        separators: tuple[str, ...],
-        optional_arguments: bool,
-    ) -> None:
-        super().__init__(parser, envelope, close)
-        self._separators = separators
-        self._optional = optional_arguments
-
-    def close(self, marker: str | None, offset: int) -> None:
-        super().close("" if marker is None else marker, offset)
-
-    def recover(self, text: str, begun: str | None) -> bool:
-        calls = joined_calls(text, self._envelope, self._separators, self._optional)
-        if calls is None:
-            return False
-        parser = self._parser
-        for name, arguments in calls:
-            index = parser.next_call_index()
-            identifier = begun or parser.new_call_id()
-            begun = None
-            parser.emit(ToolCallStart(index, identifier, name))
-            parser.emit(ToolCallDelta(index, arguments))
-            parser.emit(ToolCallEnd(index))
-        return True
-
-
-def lenient_call_reader(
-    envelope: CallEnvelope, separators: tuple[str, ...], optional_arguments: bool
-) -> Callable[[Parser], Reader]:
-    return lambda parser: LenientCallReader(
-        parser, envelope, "the end of the turn", separators, optional_arguments
-    )
+DECODER = json.JSONDecoder()
 
 
 class BareCallReader:
@@ -172,20 +67,14 @@ class BareCallReader:
         "_listed",
         "_optional",
         "_parser",
-        "_separators",
         "_start",
     )
 
     def __init__(
-        self,
-        parser: Parser,
-        envelope: CallEnvelope,
-        separators: tuple[str, ...] = (),
-        optional_arguments: bool = False,
+        self, parser: Parser, envelope: CallEnvelope, optional_arguments: bool = False
     ) -> None:
         self._parser = parser
         self._envelope = envelope
-        self._separators = separators
         self._optional = optional_arguments
         self._held: list[str] = []
         self._start = 0
@@ -220,10 +109,13 @@ class BareCallReader:
         # call has none (the turn's header is not part of the call).
         parser = self._parser
         entered, parser.entered_by = parser.entered_by, ""
-        self._call = LenientCallReader(
-            parser, self._envelope, "the end of the turn", self._separators, self._optional
-        )
+        self._call = self.call_reader(parser)
         parser.entered_by = entered
+
+    def call_reader(self, parser: Parser) -> JsonCallReader:
+        """The reader of the call the turn turned out to be (a format reading calls more
+        loosely returns its own)."""
+        return EndedByInput(parser, self._envelope, "the end of the turn")
 
     def _forward(self, text: str, offset: int) -> None:
         if self._call is not None:
@@ -267,7 +159,7 @@ class BareCallReader:
     def _report_call_after_text(self, text: str) -> None:
         for start in [index for index, character in enumerate(text) if character == "{"][:20]:
             try:
-                value, _ = _DECODER.raw_decode(text, start)
+                value, _ = DECODER.raw_decode(text, start)
             except ValueError:
                 continue
             envelope = self._envelope
@@ -286,10 +178,8 @@ class BareCallReader:
                 return
 
 
-def bare_call_reader(
-    envelope: CallEnvelope, separators: tuple[str, ...] = (), optional_arguments: bool = False
-) -> Callable[[Parser], Reader]:
-    return lambda parser: BareCallReader(parser, envelope, separators, optional_arguments)
+def bare_call_reader(envelope: CallEnvelope) -> Callable[[Parser], Reader]:
+    return lambda parser: BareCallReader(parser, envelope)
 
 
 BARE_TEXT = Terminal("BARE_TEXT", lark="(TEXT_NE) & ~/[ \\t\\r\\n]*\\{(?s:.*)/", gbnf="bare-text")

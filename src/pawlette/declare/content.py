@@ -83,9 +83,6 @@ class Trimmed(Concept):
     before an assistant's text, none when the text is empty); reading drops it where a turn's
     text begins.  Default: nothing.
 
-    ``calls_only``: only the text of assistant turns that hold calls is trimmed (Qwen3-Coder
-    trims the text before its calls and writes every other turn's text as given).
-
     ``space_first``: the model writes whitespace before its text, the rest of a fence its
     generation prompt stops short of (RWKV World's prompt ``Assistant:`` before the turn's
     ``Assistant: text``); reading drops whitespace where an assistant turn's text begins,
@@ -93,7 +90,6 @@ class Trimmed(Concept):
 
     roles: tuple[str, ...] = ("system", "user", "assistant", "tool")
     lead: Fence = ()
-    calls_only: bool = False
     space_first: bool = False
 
     handles: ClassVar[frozenset[str]] = frozenset()
@@ -101,21 +97,19 @@ class Trimmed(Concept):
     def turn_roles(self) -> frozenset[str]:
         return frozenset(self.roles)
 
-    def _trims(self, out: Render, index: int) -> bool:
-        message = out.messages[index]
-        if message.role not in self.roles:
-            return False
-        return not self.calls_only or (message.role == "assistant" and bool(message.tool_calls))
+    def trims(self, out: Render, index: int) -> bool:
+        """Whether the text of ``messages[index]`` is written trimmed."""
+        return out.messages[index].role in self.roles
 
     def check(self, out: Render) -> None:
         for index in range(len(out.messages)):
-            if self._trims(out, index):
+            if self.trims(out, index):
                 text = out.message_text(index)
                 if text != text.strip():
                     out.lose(f"messages[{index}].content", "whitespace at its ends trimmed")
 
     def write_content(self, out: Render, index: int) -> bool:
-        if index < 0 or out.role not in self.roles or not self._trims(out, index):
+        if index < 0 or out.role not in self.roles or not self.trims(out, index):
             return False
         text = out.message_text(index).strip()
         trainable = out.role == "assistant"
@@ -125,11 +119,9 @@ class Trimmed(Concept):
         return True
 
     def jinja_content(self, out: Template, role: str) -> bool:
-        if role not in self.roles or (self.calls_only and role != "assistant"):
+        if role not in self.roles:
             return False
         text = f"text_of(message, index, {out.layout.name!r})"
-        if self.calls_only:
-            out.out("{%- if message.tool_calls is defined and message.tool_calls -%}")
         if self.lead:
             out.out(f"{{%- set trimmed = {text} | trim -%}}")
             out.out("{%- if trimmed -%}")
@@ -138,8 +130,6 @@ class Trimmed(Concept):
             out.out("{%- endif -%}")
         else:
             out.out(f"{{{{- {text} | trim -}}}}")
-        if self.calls_only:
-            out.out(f"{{%- else -%}}{{{{- {text} -}}}}{{%- endif -%}}")
         return True
 
     def rows(self, table: Table) -> None:

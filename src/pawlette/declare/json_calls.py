@@ -21,13 +21,14 @@ from typing import TYPE_CHECKING, ClassVar, Literal
 from ..emit.grammar_ast import Lit, Node, Repeat, Rules, alt, seq
 from ..emit.jinja_text import jinja_string
 from ..engine.json_text import json_string
+from ..engine.machine import ReaderFactory
 from ..engine.readers import CallEnvelope
 from ..errors import FormatError, RequestError, UnsupportedFeature
 from ..types import Message
 from .concept import Concept, overrides
 from .grammar import CallItems, drop_prefix, text_before_calls
 from .pieces import Fence, Marker
-from .readers import BetweenCallsReader, call_reader, optional_close_reader
+from .readers import BetweenCallsReader, call_reader
 from .table import loose_spellings
 
 if TYPE_CHECKING:
@@ -138,21 +139,10 @@ class JsonCalls(Concept):
 
     - ``loose``: ``open``, ``separator`` + ``open`` and ``close`` are also read without the
       whitespace they write around their markers (``<tool_call>{...}</tool_call>``).
-    - ``also_open``: other fences that start a call running to the end of the turn
-      (Llama 3's ``<|python_tag|>``).
     - ``also_arguments_keys``: other keys a model writes the arguments under; a call with
       two of them, or none, is malformed.
-    - ``ignored_members``: ``(key, value)`` members a model may add, read and dropped
-      (Llama 3 models add ``"type": "function"``).
     - ``text_after``: text after a call's close is the turn's text, read as content (PCML);
       otherwise only whitespace comes between calls (stray text is kept, with a warning).
-    - ``joined_by``: for calls that run to the end of the turn (``open=None`` or
-      ``also_open``), separators a model writes between several calls (Llama 3 models join
-      them with ``;``, which vLLM and SGLang read as several calls).
-    - ``arguments_optional``: such a call without arguments has ``{}`` (SGLang's reading).
-    - ``close_optional``: a call whose ``close`` never comes is still a call when its object
-      is whole at the end of the turn (vLLM's Hermes parser: an engine may cut the close
-      as a stop string, or the model end its turn after the object).
     """
 
     open: Fence | None = ()
@@ -165,14 +155,9 @@ class JsonCalls(Concept):
     parallel: bool = True
     with_content: bool = True
     loose: bool = True
-    also_open: tuple[Fence, ...] = ()
     also_arguments_keys: tuple[str, ...] = ()
-    ignored_members: tuple[tuple[str, str], ...] = ()
     text_after: bool = False
-    joined_by: tuple[str, ...] = ()
-    arguments_optional: bool = False
     drops_content: bool = False
-    close_optional: bool = False
     ascii: bool = False
 
     handles: ClassVar[frozenset[str]] = frozenset({"calls"})
@@ -201,8 +186,13 @@ class JsonCalls(Concept):
             arguments=self.arguments_key,
             id=self.id_key,
             also_arguments=self.also_arguments_keys,
-            ignored=self.ignored_members,
         )
+
+    def bare_reader(self) -> ReaderFactory:
+        """The reader of an assistant turn that is text or one bare call (``open=None``)."""
+        from .bare_calls import bare_call_reader
+
+        return bare_call_reader(self.envelope)
 
     @property
     def _tojson(self) -> str:
@@ -294,26 +284,17 @@ class JsonCalls(Concept):
 
     # ------------------------------------------------------------------ the parse table
 
-    def rows(self, table: Table) -> None:
-        envelope = self.envelope
-        texts = tuple(table.call_states)
-        from .bare_calls import bare_call_reader, lenient_call_reader
+    def closed_call_reader(self, close: str, closes: frozenset[str]) -> tuple[ReaderFactory, bool]:
+        """The reader of a call closed by ``close`` (or another of ``closes``; ``""``: by the
+        end of the turn), and whether the end of the turn may come in it."""
+        reader = call_reader(self.envelope, close, ends_turn=not close, also_close=closes)
+        return reader, not close
 
-        lenient = (self.joined_by, self.arguments_optional)
+    def rows(self, table: Table) -> None:
+        texts = tuple(table.call_states)
         if self.open is None:
             for state in ("assistant.head", "assistant.body"):
-                table.reader(state, bare_call_reader(envelope, *lenient))
-        if self.also_open:
-            reader = (
-                lenient_call_reader(envelope, *lenient)
-                if self.joined_by or self.arguments_optional
-                else call_reader(envelope, "the end", ends_turn=True)
-            )
-            table.state("assistant.tagged_call", reader, "assistant", ends=True)
-            for pieces in self.also_open:
-                for state in texts:
-                    table.on(state, table.text(pieces), "assistant.tagged_call")
-        if self.open is None:
+                table.reader(state, self.bare_reader())
             return
         close = table.text(self.close)
         openings = {table.text(self.open), table.text(self.separator, self.open)} - {""}
@@ -321,11 +302,8 @@ class JsonCalls(Concept):
         if self.loose:
             openings |= loose_spellings(openings)
             closes |= loose_spellings(closes)
-        if self.close_optional and close:
-            reader = optional_close_reader(envelope, close, frozenset(closes))
-        else:
-            reader = call_reader(envelope, close, ends_turn=not close, also_close=frozenset(closes))
-        table.state("assistant.call", reader, "assistant", ends=not close or self.close_optional)
+        reader, ends = self.closed_call_reader(close, frozenset(closes))
+        table.state("assistant.call", reader, "assistant", ends=ends)
         for opening in sorted(openings):
             for state in texts:
                 table.on(state, opening, "assistant.call")

@@ -84,11 +84,6 @@ def host_text_reader(default: str | None) -> ReaderFactory:
     return lambda parser: HostTextReader(parser, default)
 
 
-def host_texts_reader(default: str | None, with_tools: str | None) -> ReaderFactory:
-    """A system turn with a default text of its own when the request has tools."""
-    return lambda parser: HostTextReader(parser, default, with_tools)
-
-
 @dataclass
 class DeclaredTools:
     """The tools a conversation being parsed declares in its own text (a parser context):
@@ -309,7 +304,7 @@ class SectionReader(BetweenCallsReader):
         parser.emit(TextDelta(opener))
 
 
-class _EndedByInput(JsonCallReader):
+class EndedByInput(JsonCallReader):
     """A call that the end of the turn closes: the end of input closes it too (engines cut
     the stop token from the text they return)."""
 
@@ -317,7 +312,7 @@ class _EndedByInput(JsonCallReader):
         super().close("" if marker is None else marker, offset)
 
 
-class _ClosedByAny(JsonCallReader):
+class ClosedByAny(JsonCallReader):
     """A call with several spellings of its close: the one that closed it is part of the
     call's text if the call is malformed and becomes content."""
 
@@ -333,21 +328,6 @@ class _ClosedByAny(JsonCallReader):
         super().close(marker, offset)
 
 
-class _CloseOptional(_ClosedByAny):
-    """A call with a close of its own that the end of the turn, or of the input, closes as
-    well (``JsonCalls.close_optional``)."""
-
-    def close(self, marker: str | None, offset: int) -> None:
-        super().close("" if marker is None else marker, offset)
-
-
-def optional_close_reader(
-    envelope: CallEnvelope, close: str, also_close: frozenset[str]
-) -> ReaderFactory:
-    """A JSON call closed by ``close`` (or ``also_close``), or by the end of the turn."""
-    return lambda parser: _CloseOptional(parser, envelope, close, also_close | {close})
-
-
 def call_reader(
     envelope: CallEnvelope,
     close: str,
@@ -360,9 +340,9 @@ def call_reader(
 
     def make(parser: Parser) -> Reader:
         if ends_turn:
-            return _EndedByInput(parser, envelope, close)
+            return EndedByInput(parser, envelope, close)
         if also_close - {close}:
-            return _ClosedByAny(parser, envelope, close, also_close)
+            return ClosedByAny(parser, envelope, close, also_close)
         return JsonCallReader(parser, envelope, close)
 
     return make

@@ -15,10 +15,11 @@ from ..emit.jinja_text import jinja_string
 from ..errors import FormatError, UnsupportedFeature
 from .concept import Concept
 from .pieces import Fence, Marker, fence
-from .readers import host_text_reader, host_texts_reader, lead_dropped
+from .readers import host_text_reader, lead_dropped
 from .table import begin
 
 if TYPE_CHECKING:
+    from ..engine.machine import ReaderFactory
     from .jinja import Template
     from .layout import Layout
     from .table import Table
@@ -36,9 +37,6 @@ class SystemPrompt(Concept):
       Option("today"))``).  Parsing a system turn holding exactly this text gives no message.
     - ``default_when``: ``"always"``, or only ``"without_tools"`` / ``"with_tools"`` (IBM
       Granite writes its default text only when the request has no tools).
-    - ``default_with_tools``: the default text when the request has tools, where it differs
-      from ``default`` (IBM Granite 3.3 adds its tool instructions); None: ``default``.
-      Parsing either gives no message.
     - ``always``: a system turn is written even when it holds no text (Llama 3).
     - ``preamble``: written at the start of the first system turn; ``preamble_with_tools`` /
       ``preamble_without_tools`` before it when the request has / has no tools (Llama 3's
@@ -48,9 +46,6 @@ class SystemPrompt(Concept):
       ``"gathered"`` into the first turn, joined by ``joiner`` (DeepSeek gathers them at the
       start of the conversation as bare text), or only the first is written and later ones
       are dropped, ``"first_kept"`` (a recorded loss: SmolLM3's template skips them).
-    - ``gathered_keep``: with ``"gathered"``, ``"all"`` system messages are joined, or only
-      the ``"last"`` one is written and the others are dropped (a recorded loss: DeepSeek
-      R1's templates keep the last one).
     - ``empty_first``: ``"absent"``: a first system message with empty text, in a turn no
       other concept writes into (no tools block there), is written as no system message:
       the default text, or no turn (IBM Granite); the message is a recorded loss.
@@ -62,14 +57,12 @@ class SystemPrompt(Concept):
 
     default: str | Fence | None = None
     default_when: Literal["always", "without_tools", "with_tools"] = "always"
-    default_with_tools: str | Fence | None = None
     always: bool = False
     preamble: Fence = ()
     preamble_with_tools: Fence = ()
     preamble_without_tools: Fence = ()
     placement: Literal["in_place", "first_only", "gathered", "first_kept"] = "in_place"
     joiner: str = "\n\n"
-    gathered_keep: Literal["all", "last"] = "all"
     empty_first: Literal["kept", "absent", "own_turn"] = "kept"
     heading: Fence = ()
 
@@ -81,7 +74,7 @@ class SystemPrompt(Concept):
                 f"{layout.name}: SystemPrompt: no 'system' frame; expected Layout.frames to "
                 "have one (an empty Frame() for bare system text)"
             )
-        for name in ("default_when", "placement", "empty_first", "gathered_keep"):
+        for name in ("default_when", "placement", "empty_first"):
             value = getattr(self, name)
             allowed = type(self).__dataclass_fields__[name].type
             if not isinstance(value, str) or value not in str(allowed):
@@ -98,10 +91,25 @@ class SystemPrompt(Concept):
     @property
     def tools_default_fence(self) -> Fence:
         """The default text when the request has tools."""
-        if self.default_with_tools is None:
-            return self.default_fence
-        found = self.default_with_tools
-        return fence(found) if isinstance(found, str) else found
+        return self.default_fence
+
+    def gathered(self, texts: list[str]) -> list[str]:
+        """Of the gathered system messages' texts, those written."""
+        return texts
+
+    def jinja_gathered(self, texts: str) -> str:
+        """The template's list ``texts`` of gathered system texts, with the text of
+        ``message`` added (the counterpart of :meth:`gathered`)."""
+        return f"{texts} + [text_of(message, loop.index0, '')]"
+
+    def body_reader(self, table: Table, default: str | None) -> ReaderFactory:
+        """The reader of a system turn's text; ``default``: what the format writes when
+        there is no system message (None: no turn then)."""
+        return host_text_reader(default)
+
+    def jinja_default(self, out: Template) -> None:
+        """The template's default text (:meth:`tools_default_fence` is the writer's)."""
+        out.fence(self.default_fence)
 
     def _default_applies(self, has_tools: bool) -> bool:
         if self.default is None:
@@ -131,10 +139,6 @@ class SystemPrompt(Concept):
             for index, message in enumerate(out.messages):
                 if index and message.role == "system":
                     out.lose(f"messages[{index}]", "a system message after the first, dropped")
-        if self.placement == "gathered" and self.gathered_keep == "last":
-            found = [i for i, message in enumerate(out.messages) if message.role == "system"]
-            for index in found[:-1]:
-                out.lose(f"messages[{index}]", "a system message before the last, dropped")
         if self.placement == "first_only":
             for index, message in enumerate(out.messages):
                 if index and message.role == "system":
@@ -217,8 +221,7 @@ class SystemPrompt(Concept):
                 for number, message in enumerate(out.messages)
                 if message.role == "system"
             ]
-            if self.gathered_keep == "last":
-                texts = texts[-1:]
+            texts = self.gathered(texts)
             if texts:
                 out.fence(self.heading, "content")
                 out.text(self.joiner.join(texts), "content")
@@ -240,11 +243,7 @@ class SystemPrompt(Concept):
         # there to read: empty, it is no message.
         written = self.default is not None or self.always or not frame.open
         default = table.text(self.default_fence) if written else None
-        if self.default_with_tools is None:
-            table.reader("system.body", host_text_reader(default))
-        else:
-            with_tools = table.text(self.tools_default_fence) if written else None
-            table.reader("system.body", host_texts_reader(default, with_tools))
+        table.reader("system.body", self.body_reader(table, default))
         if self.heading:
             body = table.states["system.body"]
             table.reader("system.body", lead_dropped(body.reader, table.text(self.heading)))
@@ -313,8 +312,7 @@ class SystemPrompt(Concept):
             texts = out.ns("system_texts", "[]")
             out.out("{%- for message in messages -%}")
             out.out('{%- if message.role in ["system", "developer"] -%}')
-            kept = "" if self.gathered_keep == "last" else f"{texts} + "
-            out.out(f"{{%- set {texts} = {kept}[text_of(message, loop.index0, '')] -%}}")
+            out.out(f"{{%- set {texts} = {self.jinja_gathered(texts)} -%}}")
             out.out("{%- endif -%}")
             out.out("{%- endfor -%}")
             out.out(f"{{%- if {texts} or {self._jinja_wanted(out)} -%}}")
@@ -394,14 +392,7 @@ class SystemPrompt(Concept):
                 "with_tools": "has_tools",
             }[self.default_when]
             out.out(f"{{%- if {condition} -%}}")
-            if self.default_with_tools is not None:
-                out.out("{%- if has_tools -%}")
-                out.fence(self.tools_default_fence)
-                out.out("{%- else -%}")
-                out.fence(self.default_fence)
-                out.out("{%- endif -%}")
-            else:
-                out.fence(self.default_fence)
+            self.jinja_default(out)
             out.out("{%- set ns.content = true -%}")
             out.out("{%- endif -%}")
         if self.placement == "gathered":

@@ -63,10 +63,6 @@ class ToolsBlock(Concept):
       writes it (non-ASCII kept).
     - ``ascii``: the JSON with every non-ASCII character escaped (``\\u00fc``), as
       ``tojson(ensure_ascii=True)`` writes it (Reka's templates).  Default False: kept.
-    - ``after_system``: with ``place="first_user"``, the host is the message right after the
-      first system message (the first message when there is none), whatever its role, written
-      as a user turn: Meta's Llama 3 templates take that message so.  A system message there
-      loses its role (a recorded loss); any other role is refused.
     - ``always``: with ``place="system"``, ``open`` and ``close`` are written even when the
       request has no tools, with nothing between them (Firefunction v2's template writes its
       functions instruction and an empty list in every first system turn).
@@ -84,7 +80,6 @@ class ToolsBlock(Concept):
     array: bool = False
     separators: tuple[str, str] | None = None
     separator_when: Literal["message", "text"] = "message"
-    after_system: bool = False
     always: bool = False
     ascii: bool = False
 
@@ -119,11 +114,6 @@ class ToolsBlock(Concept):
             raise FormatError(
                 f"{layout.name}: ToolsBlock.separator_when: {self.separator_when!r}; expected "
                 "'message' or 'text'"
-            )
-        if self.after_system and self.place != "first_user":
-            raise FormatError(
-                f"{layout.name}: ToolsBlock(after_system=True) with place={self.place!r}; "
-                "expected place='first_user'"
             )
         if self.always and self.place != "system":
             raise FormatError(
@@ -168,7 +158,7 @@ class ToolsBlock(Concept):
             return frozenset()
         if self.place == "after_system":
             return None
-        return frozenset({"user", "system"}) if self.after_system else frozenset({"user"})
+        return frozenset({"user"})
 
     def hook_roles(self, hook: str) -> frozenset[str] | None:
         """Each turn hook only where it writes (the block before the turn, or first or last
@@ -187,30 +177,17 @@ class ToolsBlock(Concept):
             if tool.kind != "function":
                 raise UnsupportedFeature(f"tools[{number}].type", f"{tool.kind!r}", "'function'")
         in_user = self.place in ("first_user", "last_user", "before_last_user")
-        if out.tools and in_user and self._host_index(out) < 0:
+        if out.tools and in_user and self.host_index(out) < 0:
             raise RequestError(
                 "messages",
                 "no user message",
                 f"a user message: {out.layout.name} writes the tools "
                 + self.place.replace("_", " ").replace("before", "before the"),
             )
-        if out.tools and self.after_system:
-            host = self._host_index(out)
-            role = out.messages[host].role
-            if role == "system":
-                out.lose(f"messages[{host}].role", "written as the user turn holding the tools")
-            elif role != "user":
-                raise RequestError(
-                    f"messages[{host}].role",
-                    repr(role),
-                    f"a user message: {out.layout.name} writes the tools into the message "
-                    "after the first system message",
-                )
 
-    def _host_index(self, out: Render) -> int:
-        if self.after_system:
-            first = 1 if out.messages and out.messages[0].role == "system" else 0
-            return first if first < len(out.messages) else -1
+    def host_index(self, out: Render) -> int:
+        """The index of the message whose turn holds the block (-1: none; -2: not a
+        message's turn)."""
         if self.place == "first_user":
             return next((n for n, m in enumerate(out.messages) if m.role == "user"), -1)
         if self.place in ("last_user", "before_last_user"):
@@ -223,14 +200,8 @@ class ToolsBlock(Concept):
         if self.place == "system":
             return out.role == "system" and index <= 0
         if self.place in ("first_user", "last_user"):
-            roles = ("user", "system") if self.after_system else ("user",)
-            return out.role in roles and index == self._host_index(out)
+            return out.role in (self.turn_roles() or ()) and index == self.host_index(out)
         return False
-
-    def turn_open(self, out: Render, index: int) -> Fence | None:
-        if self.after_system and out.role == "system" and self._hosts(out, index):
-            return out.layout.frames["user"].opener(out.previous)
-        return None
 
     def block(self, out: Render, *, separated: bool = False) -> None:
         out.fence(self.separated_open if separated else self.open, "tools")
@@ -357,21 +328,13 @@ class ToolsBlock(Concept):
             out.out("{%- endfor -%}")
         out.fence(self.close)
 
-    def _jinja_host(self, out: Template, role: str) -> str | None:
+    def jinja_host(self, out: Template, role: str) -> str | None:
         if self.place == "system":
             if role != "system":
                 return None
             return "index <= 0" if self.always else "has_tools and index <= 0"
-        if role != "user" and not (self.after_system and role == "system"):
+        if role != "user":
             return None
-        if self.after_system:
-            out.macro(
-                "first_user",
-                "{%- set first_user = namespace(index=-1) -%}{%- if messages -%}"
-                '{%- set first_user.index = 1 if messages[0].role in ["system", "developer"] '
-                "else 0 -%}{%- endif -%}",
-            )
-            return "has_tools and index == first_user.index"
         if self.place == "first_user":
             out.macro(
                 "first_user",
@@ -416,18 +379,8 @@ class ToolsBlock(Concept):
             self.jinja_block(out)
             out.out("{%- endif -%}")
 
-    def jinja_open(self, out: Template, role: str) -> bool:
-        if not (self.after_system and role == "system"):
-            return False
-        out.out(f"{{%- if {self._jinja_host(out, role)} -%}}")
-        out.fence(out.layout.frames["user"].open)
-        out.out("{%- else -%}")
-        out.fence(out.layout.frames["system"].open)
-        out.out("{%- endif -%}")
-        return True
-
     def jinja_opening(self, out: Template, role: str) -> None:
-        host = self._jinja_host(out, role)
+        host = self.jinja_host(out, role)
         if self.first and host is not None:
             out.out(f"{{%- if {host} -%}}")
             self.jinja_block(out)
@@ -439,7 +392,7 @@ class ToolsBlock(Concept):
             out.out("{%- endif -%}")
 
     def jinja_closing(self, out: Template, role: str) -> None:
-        host = self._jinja_host(out, role)
+        host = self.jinja_host(out, role)
         if not self.first and host is not None:
             out.out(f"{{%- if {host} -%}}")
             if self.separator:

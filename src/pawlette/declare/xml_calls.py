@@ -77,10 +77,7 @@ class XmlCalls(Concept):
     ``section_open`` / ``section_close`` around all the calls of a turn, ``separator``
     between two calls, ``text_separator`` between text and the calls; ``values``: how a
     value that is not a string is written (``"json"`` or ``"python"``); ``parallel``: several
-    calls in one turn; ``loose``: the fences are also read without their whitespace;
-    ``separator_after_text``: between text and the first call, ``separator`` also reads as
-    ``text_separator`` (models write one newline where Qwen3.5's template writes a blank
-    line; the lexer takes ``separator`` + ``open`` as one marker, which text would else keep).
+    calls in one turn; ``loose``: the fences are also read without their whitespace.
     """
 
     open: Fence
@@ -96,7 +93,6 @@ class XmlCalls(Concept):
     values: Values = "json"
     parallel: bool = True
     loose: bool = True
-    separator_after_text: bool = False
 
     handles: ClassVar[frozenset[str]] = frozenset({"calls"})
 
@@ -176,6 +172,10 @@ class XmlCalls(Concept):
             loose=self.loose,
         )
 
+    def after_text_spellings(self, table: Table, first: Fence) -> set[str]:
+        """How the first call (its section's opener ``first``) is spelled after text."""
+        return {*table.spellings(self.loose, self.text_separator, first)}
+
     def rows(self, table: Table) -> None:
         texts = tuple(table.call_states)
         tags = self.tags(table)
@@ -191,9 +191,7 @@ class XmlCalls(Concept):
         between = "assistant.after_call"
         table.state(between, BetweenCallsReader, "assistant", ends=not self.section_close)
         first = self.section_open or self.open
-        after_text = {*table.spellings(self.loose, self.text_separator, first)}
-        if self.separator_after_text and self.separator:
-            after_text |= {*table.spellings(self.loose, self.separator, first)}
+        after_text = self.after_text_spellings(table, first)
         for state in texts:
             for spelling in sorted(after_text):
                 target = "assistant.calls" if self.section_open else "call.xml"

@@ -344,6 +344,24 @@ Version = Literal["v3.1", "r1", "r1-llamacpp"]
 
 
 @dataclass(frozen=True)
+class LastSystemPrompt(SystemPrompt):
+    """System messages gathered at the start, of which only the last is written: the others
+    are dropped (a recorded loss), as DeepSeek R1's templates keep the last one."""
+
+    def check(self, out: Render) -> None:
+        super().check(out)
+        found = [i for i, message in enumerate(out.messages) if message.role == "system"]
+        for index in found[:-1]:
+            out.lose(f"messages[{index}]", "a system message before the last, dropped")
+
+    def gathered(self, texts: list[str]) -> list[str]:
+        return texts[-1:]
+
+    def jinja_gathered(self, texts: str) -> str:
+        return "[text_of(message, loop.index0, '')]"
+
+
+@dataclass(frozen=True)
 class DeepseekOptions:
     """``version``: which template's layout (see the module docstring); ``thinking``: the
     generation prompt opens the reasoning block (V3.1's ``thinking`` variable, the R1
@@ -438,7 +456,7 @@ def r1_layout(options: DeepseekOptions) -> Layout:
             "tool": Frame(open=fence(OUTPUT), end=fence(OUTPUT_END)),
         },
         concepts=(
-            SystemPrompt(placement="gathered", gathered_keep="last"),
+            LastSystemPrompt(placement="gathered"),
             Ignored(("tools", "name")),
             Reasoning(
                 open=fence(THINK, "\n"),

@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from pawlette.declare import (
@@ -19,10 +20,15 @@ from pawlette.declare import (
     XmlCalls,
     fence,
 )
+from pawlette.declare.pieces import Fence
+from pawlette.declare.table import Table
+from pawlette.declare.write import Render
 
 from .xml_tools import XmlToolsBlock
 
 if TYPE_CHECKING:
+    from pawlette.declare.jinja import Template
+
     from . import ChatmlOptions
 
 IM_START, IM_END = Marker("<|im_start|>"), Marker("<|im_end|>")
@@ -74,11 +80,46 @@ def _frame(role: str) -> Frame:
     return Frame(open=fence(IM_START, f"{role}\n"), end=fence(IM_END), after=fence("\n"))
 
 
+@dataclass(frozen=True)
+class QwenXmlCalls(XmlCalls):
+    """Qwen's XML calls: between text and the first call, ``separator`` also reads as
+    ``text_separator`` (models write one newline where Qwen3.5's template writes a blank
+    line; the lexer takes ``separator`` + ``open`` as one marker, which text would else
+    keep)."""
+
+    def after_text_spellings(self, table: Table, first: Fence) -> set[str]:
+        spellings = super().after_text_spellings(table, first)
+        if self.separator:
+            spellings |= {*table.spellings(self.loose, self.separator, first)}
+        return spellings
+
+
+@dataclass(frozen=True)
+class CallTextTrimmed(Trimmed):
+    """Only the text of assistant turns that hold calls is trimmed (Qwen3-Coder trims the
+    text before its calls and writes every other turn's text as given)."""
+
+    def trims(self, out: Render, index: int) -> bool:
+        message = out.messages[index]
+        return (
+            super().trims(out, index) and message.role == "assistant" and bool(message.tool_calls)
+        )
+
+    def jinja_content(self, out: Template, role: str) -> bool:
+        if role != "assistant" or role not in self.roles:
+            return False
+        out.out("{%- if message.tool_calls is defined and message.tool_calls -%}")
+        super().jinja_content(out, role)
+        text = f"text_of(message, index, {out.layout.name!r})"
+        out.out(f"{{%- else -%}}{{{{- {text} -}}}}{{%- endif -%}}")
+        return True
+
+
 def _calls(dialect: str) -> XmlCalls:
     """``<tool_call>\\n<function=NAME>\\n<parameter=KEY>\\nVALUE\\n</parameter>\\n</function>\\n</tool_call>``,
     values as ``| string`` writes them (Python's ``True``/``None``)."""
     nemotron = dialect == "nemotron-3-nano"
-    return XmlCalls(
+    return (XmlCalls if nemotron else QwenXmlCalls)(
         open=fence(TOOL_CALL, "\n<function="),
         name_close=fence(">\n"),
         key_open=fence("<parameter="),
@@ -91,7 +132,6 @@ def _calls(dialect: str) -> XmlCalls:
         separator=() if nemotron else fence("\n"),
         text_separator=fence("\n") if nemotron else fence("\n\n"),
         values="python",
-        separator_after_text=not nemotron,
     )
 
 
@@ -114,7 +154,7 @@ def coder_layout(options: ChatmlOptions) -> Layout:
                 close=fence(*instructions("qwen3-coder")),  # type: ignore[arg-type]
             ),
             Ignored(("name", "reasoning")),
-            Trimmed(roles=("assistant",), calls_only=True),
+            CallTextTrimmed(roles=("assistant",)),
             _calls("qwen3-coder"),
             Results(
                 grouped=True,

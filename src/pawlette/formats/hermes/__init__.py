@@ -97,7 +97,6 @@ from dataclasses import dataclass
 from pawlette.declare import (
     Frame,
     Ignored,
-    JsonCalls,
     Layout,
     Marker,
     Results,
@@ -106,6 +105,7 @@ from pawlette.declare import (
     fence,
 )
 
+from .calls import CloseOptionalCalls
 from .tools import HermesTools
 
 BEGIN = Marker("<|begin_of_text|>")
@@ -173,13 +173,12 @@ def layout(options: HermesOptions) -> Layout:
                 ),
             ),
             Ignored(("name", "reasoning")),
-            JsonCalls(
+            CloseOptionalCalls(  # vLLM's hermes parser reads an unclosed call
                 open=fence(TOOL_CALL, "\n"),
                 close=fence("\n", TOOL_CALL_END),
                 separator=fence("\n"),
                 with_content=False,
                 drops_content=True,
-                close_optional=True,  # vLLM's hermes parser reads an unclosed call
             ),
             Results(
                 grouped=True,

@@ -81,7 +81,6 @@ from typing import Any
 from pawlette.declare import (
     Frame,
     Ignored,
-    JsonCalls,
     Layout,
     Marker,
     Option,
@@ -92,6 +91,9 @@ from pawlette.declare import (
     declare,
     fence,
 )
+
+from .calls import Llama3Calls
+from .tools import ToolsAfterSystem
 
 BEGIN = Marker("<|begin_of_text|>")
 HEADER, HEADER_END = Marker("<|start_header_id|>"), Marker("<|end_header_id|>")
@@ -151,9 +153,8 @@ def template_variables(options: Llama3Options) -> Mapping[str, Any]:
 def layout(options: Llama3Options) -> Layout:
     date = Option("date_string") if options.date is None else Option("date", DATE_FORMAT)
     in_user = options.tools_in_user_message
-    tools = ToolsBlock(
+    tools = (ToolsAfterSystem if in_user else ToolsBlock)(
         place="first_user" if in_user else "system",
-        after_system=in_user,
         first=True,
         open=fence(TOOLS_INTRO if in_user else SYSTEM_TOOLS_INTRO),
         item_close=fence("\n\n"),
@@ -174,7 +175,7 @@ def layout(options: Llama3Options) -> Layout:
                 preamble=fence("Cutting Knowledge Date: December 2023\nToday Date: ", date, "\n\n"),
             ),
             tools,
-            JsonCalls(
+            Llama3Calls(
                 open=None,
                 also_open=(fence(PYTHON_TAG),),
                 arguments_key="parameters",  # what Meta's templates write

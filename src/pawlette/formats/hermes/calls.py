@@ -1,0 +1,37 @@
+"""Hermes' calls as vLLM's hermes parser reads them: a call whose ``</tool_call>`` never
+comes is still a call when its object is whole at the end of the turn (an engine may cut the
+close as a stop string, or the model end its turn after the object)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from pawlette.declare import JsonCalls
+from pawlette.declare.readers import ClosedByAny
+from pawlette.engine.machine import ReaderFactory
+from pawlette.engine.readers import CallEnvelope
+
+
+@dataclass(frozen=True)
+class CloseOptionalCalls(JsonCalls):
+    """:class:`~pawlette.declare.JsonCalls` whose close the end of the turn may replace."""
+
+    def closed_call_reader(self, close: str, closes: frozenset[str]) -> tuple[ReaderFactory, bool]:
+        if not close:
+            return super().closed_call_reader(close, closes)
+        return optional_close_reader(self.envelope, close, closes), True
+
+
+class CloseOptional(ClosedByAny):
+    """A call with a close of its own that the end of the turn, or of the input, closes as
+    well."""
+
+    def close(self, marker: str | None, offset: int) -> None:
+        super().close("" if marker is None else marker, offset)
+
+
+def optional_close_reader(
+    envelope: CallEnvelope, close: str, also_close: frozenset[str]
+) -> ReaderFactory:
+    """A JSON call closed by ``close`` (or ``also_close``), or by the end of the turn."""
+    return lambda parser: CloseOptional(parser, envelope, close, also_close | {close})

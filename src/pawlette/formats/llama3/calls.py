@@ -1,0 +1,195 @@
+"""Llama 3's calls as vLLM, SGLang and llama.cpp read them, beside the writing every bare
+JSON call format shares (:class:`~pawlette.declare.JsonCalls` with ``open=None``).
+
+- ``also_open``: other fences that start a call running to the end of the turn
+  (``<|python_tag|>``).
+- ``ignored_members``: ``(key, value)`` members a model may add, read and dropped (an added
+  ``"type": "function"``).
+- ``joined_by``: separators a model writes between several calls (``;``, which vLLM and
+  SGLang read as several calls).
+- ``arguments_optional``: a call without arguments has ``{}`` (SGLang's reading).
+
+Reading only: never written, and allowed by no grammar.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from pawlette.declare import Fence, JsonCalls
+from pawlette.declare.bare_calls import DECODER, BareCallReader
+from pawlette.declare.readers import EndedByInput, call_reader
+from pawlette.declare.table import Table
+from pawlette.engine.call_arguments import load_json
+from pawlette.engine.machine import Parser, Reader
+from pawlette.engine.readers import CallEnvelope, JsonCallReader
+from pawlette.types import ToolCallDelta, ToolCallEnd, ToolCallStart
+
+
+@dataclass(frozen=True)
+class Llama3Calls(JsonCalls):
+    """:class:`~pawlette.declare.JsonCalls` read as the module says."""
+
+    also_open: tuple[Fence, ...] = ()
+    ignored_members: tuple[tuple[str, str], ...] = ()
+    joined_by: tuple[str, ...] = ()
+    arguments_optional: bool = False
+
+    @property
+    def envelope(self) -> CallEnvelope:
+        return CallEnvelope(
+            name=self.name_key,
+            arguments=self.arguments_key,
+            id=self.id_key,
+            also_arguments=self.also_arguments_keys,
+            ignored=self.ignored_members,
+        )
+
+    def bare_reader(self) -> Callable[[Parser], Reader]:
+        return bare_call_reader(self.envelope, self.joined_by, self.arguments_optional)
+
+    def rows(self, table: Table) -> None:
+        super().rows(table)
+        if not self.also_open:
+            return
+        envelope = self.envelope
+        texts = tuple(table.call_states)
+        reader = (
+            lenient_call_reader(envelope, self.joined_by, self.arguments_optional)
+            if self.joined_by or self.arguments_optional
+            else call_reader(envelope, "the end", ends_turn=True)
+        )
+        table.state("assistant.tagged_call", reader, "assistant", ends=True)
+        for pieces in self.also_open:
+            for state in texts:
+                table.on(state, table.text(pieces), "assistant.tagged_call")
+
+
+def _refuse_duplicates(pairs: list[tuple[str, object]]) -> dict[str, object]:
+    keys = [key for key, _ in pairs]
+    if len(set(keys)) != len(keys):
+        raise ValueError("a key written twice")
+    return dict(pairs)
+
+
+def _has_duplicate_key(text: str) -> bool:
+    """Whether an object anywhere in ``text`` holds a key twice (``json`` keeps the last:
+    read so, the first would be silently lost)."""
+    try:
+        json.loads(text, object_pairs_hook=_refuse_duplicates)
+    except ValueError:
+        return True
+    return False
+
+
+def joined_calls(
+    text: str, envelope: CallEnvelope, separators: tuple[str, ...], optional_arguments: bool
+) -> list[tuple[str, str]] | None:
+    """The calls in ``text`` when it is call objects joined by ``separators`` (``;``) with
+    whitespace around them, a call without arguments meaning ``{}`` when
+    ``optional_arguments``; None when it is not (then it is malformed as written)."""
+    calls: list[tuple[str, str]] = []
+    position = 0
+    allowed = {envelope.name, *envelope.arguments_keys, *(key for key, _ in envelope.ignored)}
+    while True:
+        position = len(text) - len(text[position:].lstrip()) if position < len(text) else position
+        if position >= len(text):
+            break
+        try:
+            _, end = DECODER.raw_decode(text, position)
+        except ValueError:
+            return None
+        value, problem = load_json(text[position:end])
+        if problem is None and _has_duplicate_key(text[position:end]):
+            problem = "a key written twice"
+        if problem is not None or not isinstance(value, dict) or not allowed.issuperset(value):
+            return None
+        name = value.get(envelope.name)
+        present = [key for key in envelope.arguments_keys if key in value]
+        if not isinstance(name, str) or not name or len(present) > 1:
+            return None
+        if not present and not optional_arguments:
+            return None
+        arguments = value[present[0]] if present else {}
+        if not isinstance(arguments, dict):
+            return None
+        if any(key in value and value[key] != fixed for key, fixed in envelope.ignored):
+            return None
+        calls.append((name, json.dumps(arguments, ensure_ascii=False)))
+        rest = text[end:].lstrip()
+        separator = next((item for item in separators if rest.startswith(item)), None)
+        if separator is None:
+            if rest:
+                return None
+            break
+        position = len(text) - len(rest) + len(separator)
+    return calls or None
+
+
+class LenientCallReader(EndedByInput):
+    """A JSON call closed by the end of its turn that also reads several calls joined by
+    ``separators`` and a call without arguments (``optional_arguments``), as vLLM and SGLang
+    read Llama 3's; anything else is malformed as for the declared spelling."""
+
+    def __init__(
+        self,
+        parser: Parser,
+        envelope: CallEnvelope,
+        close: str,
+        separators: tuple[str, ...],
+        optional_arguments: bool,
+    ) -> None:
+        super().__init__(parser, envelope, close)
+        self._separators = separators
+        self._optional = optional_arguments
+
+    def recover(self, text: str, begun: str | None) -> bool:
+        calls = joined_calls(text, self._envelope, self._separators, self._optional)
+        if calls is None:
+            return False
+        parser = self._parser
+        for name, arguments in calls:
+            index = parser.next_call_index()
+            identifier = begun or parser.new_call_id()
+            begun = None
+            parser.emit(ToolCallStart(index, identifier, name))
+            parser.emit(ToolCallDelta(index, arguments))
+            parser.emit(ToolCallEnd(index))
+        return True
+
+
+def lenient_call_reader(
+    envelope: CallEnvelope, separators: tuple[str, ...], optional_arguments: bool
+) -> Callable[[Parser], Reader]:
+    return lambda parser: LenientCallReader(
+        parser, envelope, "the end of the turn", separators, optional_arguments
+    )
+
+
+class LenientBareCallReader(BareCallReader):
+    """Text, or calls written as the whole turn's bare JSON objects, read leniently."""
+
+    __slots__ = ("_separators",)
+
+    def __init__(
+        self,
+        parser: Parser,
+        envelope: CallEnvelope,
+        separators: tuple[str, ...],
+        optional_arguments: bool,
+    ) -> None:
+        super().__init__(parser, envelope, optional_arguments)
+        self._separators = separators
+
+    def call_reader(self, parser: Parser) -> JsonCallReader:
+        return LenientCallReader(
+            parser, self._envelope, "the end of the turn", self._separators, self._optional
+        )
+
+
+def bare_call_reader(
+    envelope: CallEnvelope, separators: tuple[str, ...] = (), optional_arguments: bool = False
+) -> Callable[[Parser], Reader]:
+    return lambda parser: LenientBareCallReader(parser, envelope, separators, optional_arguments)
