@@ -16,6 +16,7 @@ engine's slot is freed: a request that needs every slot still completes afterwar
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Iterator
 
@@ -29,7 +30,7 @@ from pawlette.serve.config import ServeConfig
 
 from ..declare.conversations import call_rules, layout_of
 from ..support.gguf_checks import ask_choice, call_problems, calls_of, parallel_for, problems
-from ..support.gguf_model import GgufModel, format_model
+from ..support.gguf_model import END_OF_GENERATION_NAMES, GgufModel, format_model
 from ..support.gguf_server import EngineProcess, Stack
 from .conftest import LiveServer
 from .scenarios import PROMPT
@@ -95,6 +96,32 @@ def test_tool_choice_against_llama_cpp(stack: Stack) -> None:
                 failures.append(f"{case}: cut at {MAX_TOKENS} tokens on all {SEEDS} seeds")
     client.close()
     assert not failures, "\n".join(failures)
+
+
+def test_model_ends_only_on_the_format_stops(stack: Stack) -> None:
+    """The stand-in model ends its turn on the format's stop markers and on nothing else: a
+    Llama 3 token llama.cpp would end on by its name (``<|end_of_text|>``, ``<|eom_id|>``) is
+    not an end in another format's model.  (llama.cpp writes such a token's text into the
+    answer and reports an ordinary stop; a call's arguments then ended in ``<|end_of_text|>``.)
+    Each token is forced by a logit bias: an end of generation stops after it, others don't."""
+    fmt = pawlette.get_format(stack.format)
+    names = json.loads(stack.model.tokenizer.read_text(encoding="utf-8"))["added_tokens"]
+    foreign = {
+        token["content"]: token["id"]
+        for token in names
+        if token["content"] in END_OF_GENERATION_NAMES
+        and token["content"] not in fmt.special_markers
+    }
+    stops = {marker: stack.model.marker_ids[marker] for marker in fmt.stop}
+    ended = {}
+    for text, token_id in {**stops, **foreign}.items():
+        answer = httpx.post(
+            stack.engine.url + "/completion",
+            json={"prompt": [token_id], "n_predict": 2, "logit_bias": [[token_id, 100]]},
+            timeout=60,
+        ).json()
+        ended[text] = answer["stop_type"] == "eos"
+    assert ended == {**dict.fromkeys(stops, True), **dict.fromkeys(foreign, False)}
 
 
 # ------------------------------------------------------------------ faults (pcml's stack)

@@ -10,15 +10,22 @@ is biased: every token's embedding carries a constant first component, which sur
 final RMS norm, and the output row of each favoured token (the format's markers, closing
 punctuation and the characters that end a JSON or Python value) has a large weight there.
 Under a grammar the model then often reaches the interesting paths: a marker where the
-grammar allows one, a closing quote inside a string, a stop where the turn may end.  The
-format's stop markers are the model's end-of-generation tokens (``eos``, ``eot``, ``eom``), as
-in a real GGUF converted for the format.
+grammar allows one, a closing quote inside a string, a stop where the turn may end.  A fence of
+several ordinary tokens that ends free text (Qwen3-Coder's ``\n</parameter>\n`` after a value)
+is linked: each of its tokens favours the next, so a value ends once its fence begins.
+
+The format's stop markers are the model's end-of-generation tokens (``eos``, ``eot``, ``eom``),
+and the only ones, as in a real GGUF converted for the format: a Llama 3 token that llama.cpp
+would end on by its name is renamed (:data:`END_OF_GENERATION_NAMES`).  The cells check
+pawlette's grammars and server; an answer should end because the grammar let the format's stop
+come, not run to the output budget because the random model had no words for the format.
 """
 
 from __future__ import annotations
 
 import contextlib
 import hashlib
+import itertools
 import json
 import os
 from dataclasses import dataclass
@@ -26,12 +33,13 @@ from pathlib import Path
 
 import numpy as np
 
+from pawlette.format import Format
 from pawlette.formats import get_format
 from pawlette.tokenization.prepare import prepare_tokenizer
 
 from .llama3 import cache_directory, llama3_tokenizer
 
-__all__ = ["FAVOURED_TEXTS", "GgufModel", "format_model"]
+__all__ = ["END_OF_GENERATION_NAMES", "FAVOURED_TEXTS", "GgufModel", "format_model"]
 
 _EMBEDDING = 32
 _HEADS = 2
@@ -50,12 +58,51 @@ _QUOTE_ADVANTAGE = 13.0
 (``128000 * exp(1.7**2 / 2)``): a marker or a closing quote (exp(13) = 440k) is written
 within a few tokens where the grammar allows it (a reasoning block closes, a string ends),
 so most answers end well within a small output budget."""
+_STOP_ADVANTAGE = 14.5
+"""A stop marker's: where a turn may end or go on with another call (``\\n<tool_call>``), it
+ends about four times in five, so call after call does not run into the output budget."""
+_LINK_ADVANTAGE = 18.0
+"""A fence's next token, right after its previous one (``\\n</parameter>\\n`` is four tokens:
+each must follow the one before, which a model of independent token weights seldom writes)."""
+_LINK_COMPONENTS = 6
+"""Embedding components kept for the fences' links (one per token that a link starts from)."""
+_BLOCK_OUTPUT_SCALE = 0.05
+"""The block's output weights (attention and feed-forward): small, so the hidden state is
+mostly the token's own embedding and its constant component survives the final norm."""
+
+END_OF_GENERATION_NAMES = frozenset(
+    {
+        "<|eot_id|>",
+        "<|eom_id|>",
+        "<|end_of_text|>",
+        "<|im_end|>",
+        "<|end|>",
+        "<|return|>",
+        "<|call|>",
+        "<end_of_turn>",
+        "<|endoftext|>",
+        "<EOT>",
+        "_<EOT>",
+        "[EOT]",
+        "<end_of_utterance>",
+        "<｜end▁of▁sentence｜>",  # DeepSeek
+    }
+)
+"""The token texts llama.cpp reads as end of generation whatever the GGUF says (its vocabulary
+loader matches them by name).  The vocabulary is Llama 3's, whose ``<|end_of_text|>``,
+``<|eot_id|>`` and ``<|eom_id|>`` would end a turn of any format, and llama.cpp returns such a
+token's text as the answer's last words (``/v1/completions`` reports it as an ordinary
+``stop``): a call's arguments ending in ``<|end_of_text|>``.  A converted model's
+end-of-generation tokens are its own format's, so each of these that is not one of the
+format's markers gets a neutral name in the GGUF (the prepared ``tokenizer.json`` keeps the
+Llama 3 name for an id the format never writes)."""
 
 FAVOURED_TEXTS = ("}", "]", ")", "]]", '"}', "=", "0", "1", "true", "x")
-QUOTES = ('"', "'")
-"""Ordinary tokens the output layer favours: what closes a value, a string, a call."""
+QUOTES = ('"', "'", "\n")
+"""Ordinary tokens the output layer favours: what closes a value, a string, a call, a line
+(a reasoning block closes after a newline)."""
 
-_VERSION = "5"
+_VERSION = "7"
 """Bumped when the weights or the metadata change (part of the cache file's name)."""
 
 
@@ -72,8 +119,14 @@ def _token_type(content: str, special_ids: set[int], token_id: int) -> int:
     return 3 if token_id in special_ids else 1
 
 
-def _weights(vocabulary: int, favoured: dict[int, float], seed: int) -> dict[str, np.ndarray]:
-    """One llama block of small random weights, and the biased embedding and output layers."""
+def _weights(
+    vocabulary: int, favoured: dict[int, float], links: list[tuple[int, int]], seed: int
+) -> dict[str, np.ndarray]:
+    """One llama block of small random weights, and the biased embedding and output layers.
+
+    ``links``: (token, next token) pairs of the format's fences: after the first the second is
+    favoured by ``_LINK_ADVANTAGE`` (a component of its own per first token, zero in every
+    other token's embedding and output row)."""
     rng = np.random.default_rng(seed)
     n, f = _EMBEDDING, _FEED_FORWARD
 
@@ -85,7 +138,28 @@ def _weights(vocabulary: int, favoured: dict[int, float], seed: int) -> dict[str
     output = random(vocabulary, n, scale=_OUTPUT_SCALE)
     output[:, 0] = 0.0
     for token_id, advantage in favoured.items():
+        # Only the constant component: a random remainder, read against the hidden state's
+        # drift, moved each favoured token by an amount of its own (one format's <|im_end|>
+        # sat several units below its other markers and was hardly ever written).
+        output[token_id, 1:] = 0.0
         output[token_id, 0] = advantage / _NORMED_CONSTANT
+    firsts = list(dict.fromkeys(first for first, _ in links))
+    if len(firsts) > _LINK_COMPONENTS:
+        raise ValueError(f"{len(firsts)} fence tokens, components for {_LINK_COMPONENTS}")
+    embedding[:, n - _LINK_COMPONENTS :] = 0.0
+    output[:, n - _LINK_COMPONENTS :] = 0.0
+    for number, first in enumerate(firsts):
+        embedding[first, n - 1 - number] = _CONSTANT
+    for first, following in links:
+        output[following, n - 1 - firsts.index(first)] = _LINK_ADVANTAGE / _NORMED_CONSTANT
+    # The block never writes the constant component and adds little to the others, so after
+    # the final norm the hidden state's first component stays near ``_NORMED_CONSTANT`` and
+    # the advantages are what they say (written at full strength, the block's output halved
+    # them on some tokens and left markers at a few percent where the grammar allows them).
+    attention_output = random(n, n, scale=_BLOCK_OUTPUT_SCALE)
+    feed_forward_down = random(n, f, scale=_BLOCK_OUTPUT_SCALE)
+    attention_output[0] = 0.0
+    feed_forward_down[0] = 0.0
     return {
         "token_embd.weight": embedding,
         "output_norm.weight": np.ones(n, dtype=np.float32),
@@ -94,12 +168,26 @@ def _weights(vocabulary: int, favoured: dict[int, float], seed: int) -> dict[str
         "blk.0.attn_q.weight": random(n, n),
         "blk.0.attn_k.weight": random(n, n),
         "blk.0.attn_v.weight": random(n, n),
-        "blk.0.attn_output.weight": random(n, n),
+        "blk.0.attn_output.weight": attention_output,
         "blk.0.ffn_norm.weight": np.ones(n, dtype=np.float32),
         "blk.0.ffn_gate.weight": random(f, n),
         "blk.0.ffn_up.weight": random(f, n),
-        "blk.0.ffn_down.weight": random(n, f),
+        "blk.0.ffn_down.weight": feed_forward_down,
     }
+
+
+def fences(fmt: Format) -> list[str]:
+    """The format's texts of several tokens that close free text and that its grammar needs
+    whole: an XML-style call's value close (``\\n</parameter>\\n`` after a parameter
+    written as text, which a model must write token after token to end the value)."""
+    from pawlette import declare
+    from pawlette.declare.pieces import text_of
+
+    layout = declare.layout_of(fmt)
+    calls = layout.concept(declare.XmlCalls) if layout is not None else None
+    if calls is None:
+        return []
+    return [text_of(calls.value_close, layout.options, layout.name)]
 
 
 def _write(path: Path, format_name: str, tokenizer_json: str) -> dict[str, int]:
@@ -119,6 +207,9 @@ def _write(path: Path, format_name: str, tokenizer_json: str) -> dict[str, int]:
         tokens[token_id] = content
     unused = set(range(size)) - set(vocabulary_map.values())
     special_ids |= unused
+    for content, token_id in vocabulary_map.items():
+        if content in END_OF_GENERATION_NAMES and content not in fmt.special_markers:
+            tokens[token_id] = f"<|unused_{token_id}|>"
     merges = [
         merge if isinstance(merge, str) else " ".join(merge) for merge in data["model"]["merges"]
     ]
@@ -134,8 +225,12 @@ def _write(path: Path, format_name: str, tokenizer_json: str) -> dict[str, int]:
     for text in QUOTES:
         for token_id in tokenizer.encode(text, add_special_tokens=False).ids:
             favoured[token_id] = _QUOTE_ADVANTAGE
-    for token_id in marker_ids.values():
-        favoured[token_id] = _MARKER_ADVANTAGE
+    for marker, token_id in marker_ids.items():
+        favoured[token_id] = _STOP_ADVANTAGE if marker in fmt.stop else _MARKER_ADVANTAGE
+    links = []
+    for fence in fences(fmt):
+        ids = tokenizer.encode(fence, add_special_tokens=False).ids
+        links += list(itertools.pairwise(ids))
 
     writer = gguf.GGUFWriter(str(path), "llama")
     writer.add_name(f"pawlette-test-{format_name}")
@@ -164,7 +259,7 @@ def _write(path: Path, format_name: str, tokenizer_json: str) -> dict[str, int]:
     writer.add_bos_token_id(vocabulary_map["<|begin_of_text|>"])
     writer.add_add_bos_token(False)
     seed = int.from_bytes(hashlib.sha256(format_name.encode()).digest()[:4], "little")
-    for name, tensor in _weights(size, favoured, seed).items():
+    for name, tensor in _weights(size, favoured, links, seed).items():
         writer.add_tensor(name, tensor)
     writer.write_header_to_file()
     writer.write_kv_data_to_file()

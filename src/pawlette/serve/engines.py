@@ -31,11 +31,15 @@ parser needs the format's markers, so pawlette sends ``skip_special_tokens: fals
 (the format's render already writes any begin-of-text token).  With llama.cpp, run
 ``llama-server --special`` (else it writes special tokens as nothing and the markers never
 reach the parser) with a model whose end-of-generation tokens are the format's stop markers;
-with text prompts it may add its own BOS, so prefer ``--tokenizer`` there.  Every grammar ends
-right before the turn's stop marker: llama.cpp accepts no end-of-generation token through a
-grammar, only once the grammar is complete, and then its own stop ends the turn (tested
-against a real llama.cpp, tests/serve/test_llama_cpp.py).  TGI's ``/v1/completions`` takes
-text prompts only.
+with text prompts it may add its own BOS, so prefer ``--tokenizer`` there.  llama.cpp also
+ends on every other token its vocabulary reads as an end of generation by name
+(``<|endoftext|>``, ``<|end_of_text|>``, ``<|eom_id|>`` ...) and returns that token's text as the
+answer's last words: ``/v1/completions`` then says ``finish_reason: "stop"`` and nothing of
+which token ended it, so pawlette reads the text as the model's (a request's ``stop`` that
+names the token removes it).  Every grammar ends right before the turn's stop marker:
+llama.cpp accepts no end-of-generation token through a grammar, only once the grammar is
+complete, and then its own stop ends the turn (tested against a real llama.cpp,
+tests/serve/test_llama_cpp.py).  TGI's ``/v1/completions`` takes text prompts only.
 
 The output budget: the legacy completions API stops after **16 tokens** when ``max_tokens`` is
 absent (OpenAI's default, which vLLM and SGLang copy), unlike chat completions.  So when a
