@@ -14,18 +14,19 @@ xllamacpp, gguf, openai):
   ``--engine llamacpp-llguidance`` in front of it; beside it a second llama.cpp server, same
   model and parameters plus the chat template of a model of the format from llama.cpp's own
   template collection, asked on its ``/v1/chat/completions`` with the same tools and
-  ``tool_choice`` (llama.cpp's own template handling and its own grammar: the peer).  The
-  three sides take turns request by request (streamed, one at a time, ``--seeds`` seeds), so
-  the load falls on all alike.  Per side: the engine process's CPU (``/proc/PID/stat``, user +
-  system) per request and per generated token, the median time to the first streamed delta
-  that carries text or a call, requests per second (one at a time), and the answers that keep
-  the tool_choice contract (tests/support/gguf_checks.py: calls only to the allowed functions
-  with JSON-object arguments, at least one, no marker text in content, the right finish
-  reason).  Ratios are pawlette's over the peer's: per request, per generated token (the
-  sides stop after different numbers of tokens) and of the median time to first token.
-  Before the measured requests each side answers each choice once, not counted: llama.cpp
-  builds llguidance's view of the vocabulary at its first Lark grammar (seconds of CPU, once
-  per process).
+  ``tool_choice`` (llama.cpp's own template handling and its own grammar: the peer).  The three
+  sides take turns request by request (streamed, one at a time, ``--seeds`` seeds), so the load
+  falls on all alike.  Per side: the engine process's CPU (``/proc/PID/stat``, user + system)
+  per request and per generated token, the median time to the first streamed chunk (TTFT) and to
+  the first delta that carries text or a call (pawlette sends a call once it is complete,
+  llama.cpp's own path its text at once), requests per second (one at a time), and the answers
+  that keep the tool_choice contract (tests/support/gguf_checks.py: calls only to the allowed
+  functions with JSON-object arguments, at least one, no marker text in content, the right
+  finish reason).  Ratios are pawlette's over the peer's: per request, per generated token (the
+  sides stop after different numbers of tokens) and of the median time to first token. Before
+  the measured requests each side answers each choice once, not counted: llama.cpp builds
+  llguidance's view of the vocabulary at its first Lark grammar (seconds of CPU, once per
+  process).
 
 A format without a template in the collection has no peer (``-``).  The peer's prompt is its
 template's, pawlette's the format's render: their prompt tokens are shown beside the CPU.
@@ -191,31 +192,35 @@ class Side:
     tokens: int = 0
     prompt_tokens: int = 0
     first: list[float] = field(default_factory=list)
+    visible: list[float] = field(default_factory=list)
     reasons: list[str] = field(default_factory=list)
 
 
 def ask(
     client: openai.OpenAI, choice: str, parallel: bool | None, seed: int, max_tokens: int
-) -> tuple[dict[str, Any], str | None, Any, float | None]:
-    """One streamed request: the message, its finish reason, its usage and the seconds to its
-    first delta with text or a call."""
+) -> tuple[dict[str, Any], str | None, Any, float | None, float | None]:
+    """One streamed request: the message, its finish reason, its usage, and the seconds to its
+    first chunk (the engine's first token) and to its first delta with text or a call."""
     fields = request(choice, parallel=parallel, max_tokens=max_tokens, seed=seed)
     started = time.monotonic()
     first: float | None = None
+    visible: float | None = None
     chunks = []
     for chunk in client.chat.completions.create(
         stream=True, stream_options={"include_usage": True}, **fields
     ):
-        if first is None and any(
+        if first is None and chunk.choices:
+            first = time.monotonic() - started
+        if visible is None and any(
             choice_delta.delta.content
             or choice_delta.delta.tool_calls
             or (choice_delta.delta.model_extra or {}).get("reasoning_content")
             for choice_delta in chunk.choices
         ):
-            first = time.monotonic() - started
+            visible = time.monotonic() - started
         chunks.append(chunk)
     message, finish, usage = message_from_chunks(chunks)
-    return message, finish, usage, first
+    return message, finish, usage, first, visible
 
 
 def measure(
@@ -231,7 +236,7 @@ def measure(
     cpu = process_cpu(pid)
     started = time.monotonic()
     try:
-        message, finish, usage, first = ask(client, choice, parallel, seed, max_tokens)
+        message, finish, usage, first, visible = ask(client, choice, parallel, seed, max_tokens)
     except openai.APIError as error:
         side.wall += time.monotonic() - started
         side.cpu += process_cpu(pid) - cpu
@@ -249,6 +254,8 @@ def measure(
         side.prompt_tokens += usage.prompt_tokens
     if first is not None:
         side.first.append(first)
+    if visible is not None:
+        side.visible.append(visible)
 
 
 def sdk_client(url: str) -> openai.OpenAI:
@@ -351,6 +358,7 @@ def cost_table(format_name: str, results: dict[tuple[str, str], Side]) -> list[s
                 continue
             cpu = side.cpu / side.requests
             first = statistics.median(side.first) if side.first else None
+            visible = statistics.median(side.visible) if side.visible else None
             token_cpu = side.cpu / side.tokens if side.tokens else 0.0
             per_token = f"{token_cpu * 1000:.1f}" if side.tokens else "-"
             lines.append(
@@ -366,6 +374,7 @@ def cost_table(format_name: str, results: dict[tuple[str, str], Side]) -> list[s
                         f"{side.tokens / side.requests:.0f}",
                         f"{side.prompt_tokens / side.requests:.0f}",
                         "-" if first is None else f"{first * 1000:.0f}",
+                        "-" if visible is None else f"{visible * 1000:.0f}",
                         f"{side.requests / side.wall:.2f}",
                         "" if label == PEER else _ratio(cpu, peer_cpu),
                         "" if label == PEER or not side.tokens else _ratio(token_cpu, peer_token),
@@ -379,9 +388,9 @@ def cost_table(format_name: str, results: dict[tuple[str, str], Side]) -> list[s
 
 COST_HEAD = [
     "| format | tool_choice | side | valid | engine CPU ms/request | ms/token | tokens/request "
-    "| prompt tokens | TTFT median ms | requests/s | CPU/request vs peer | CPU/token vs peer "
-    "| TTFT vs peer |",
-    "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+    "| prompt tokens | TTFT median ms | first call or text ms | requests/s | CPU/request vs peer "
+    "| CPU/token vs peer | TTFT vs peer |",
+    "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
 ]
 
 
