@@ -7,11 +7,11 @@ xllamacpp, gguf, openai):
 
 - **grammar size**: the grammar ``pawlette serve`` sends llama.cpp for the request (the one
   after the forced prefix where there is one), in GBNF (``--engine llamacpp``) and in
-  llguidance's Lark (``--engine llamacpp-llguidance``): bytes and rules.
+  llguidance's Lark (the experimental Lark engine below): bytes and rules.
 - **engine cost**: one llama.cpp server (the ``xllamacpp`` wheel, one slot, one thread: as
   tests/support/gguf_server.py runs it) over the format's tiny biased GGUF
   (tests/support/gguf_model.py), and ``pawlette serve --engine llamacpp --tokenizer`` and
-  ``--engine llamacpp-llguidance`` in front of it; beside it a second llama.cpp server, same
+  the experimental Lark engine below in front of it; beside it a second llama.cpp server, same
   model and parameters plus the chat template of a model of the format from llama.cpp's own
   template collection, asked on its ``/v1/chat/completions`` with the same tools and
   ``tool_choice`` (llama.cpp's own template handling and its own grammar: the peer).  The three
@@ -40,6 +40,7 @@ Usage::
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 import statistics
 import subprocess
@@ -65,7 +66,8 @@ from tests.support.gguf_server import EngineProcess
 
 DEFAULT_FORMATS = "pcml,chatml,hermes,llama3,mistral"
 FORCED = ("required", "named")
-OURS = {"pawlette Lark": "llamacpp-llguidance", "pawlette GBNF": "llamacpp"}
+LARK_ENGINE = "llamacpp-lark"
+OURS = {"pawlette Lark": LARK_ENGINE, "pawlette GBNF": "llamacpp"}
 PEER = "llama.cpp own"
 PEER_TEMPLATES = {
     "chatml": "Qwen-Qwen3-0.6B",
@@ -88,6 +90,14 @@ PEER_TEMPLATES = {
 detection names as the format (``hermes``: the exact Hermes 2 Pro template)."""
 
 _TICKS = os.sysconf("SC_CLK_TCK")
+ENGINES.setdefault(
+    LARK_ENGINE,
+    dataclasses.replace(ENGINES["llamacpp"], name=LARK_ENGINE, grammar_syntax="lark"),
+)
+"""An experiment, no engine option of pawlette's: ``--engine llamacpp`` with its grammars in
+llguidance's Lark (``%llguidance``), which a llama.cpp built with llguidance reads (the
+``xllamacpp`` wheel is).  Registered in this process only, for the forced choices measured
+here (it would send a lazy grammar in Lark too, which llama.cpp does not switch on lazily)."""
 WARM_SEED = 1000
 
 
@@ -330,7 +340,7 @@ def size_table(formats: list[str]) -> str:
         token_ids = format_model(format_name).marker_ids
         for choice in FORCED:
             gbnf = sent_grammar(format_name, "llamacpp", choice, token_ids)
-            lark = sent_grammar(format_name, "llamacpp-llguidance", choice, token_ids)
+            lark = sent_grammar(format_name, LARK_ENGINE, choice, token_ids)
             lines.append(
                 f"| {format_name} | {choice} | {len(gbnf.encode()):,} | {rule_count(gbnf)} "
                 f"| {len(lark.encode()):,} | {rule_count(lark)} "
@@ -441,7 +451,10 @@ if __name__ == "__main__":
             "Under `tool_choice: required` and a named function, the grammar `pawlette serve` "
             "sends a real llama.cpp (the `xllamacpp` wheel, a tiny random-weight model per "
             "format biased towards its markers, one slot, one thread) in GBNF "
-            "(`--engine llamacpp`) and in llguidance's Lark (`--engine llamacpp-llguidance`), "
+            "(`--engine llamacpp`) and in llguidance's Lark (an experiment: `--engine "
+            "llamacpp` with Lark grammars, registered by the script, no option of pawlette's: "
+            "through llama.cpp's llguidance it let the test model write harmony's and Breeze's "
+            "markers inside a JSON string, which the GBNF refuses), "
             "against llama.cpp's own `/v1/chat/completions` with the same tools, the model's "
             "chat template from llama.cpp's collection and llama.cpp's own tool grammar. "
             "The sides take turns request by request. Engine CPU is the llama.cpp process's "

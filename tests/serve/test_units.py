@@ -377,29 +377,6 @@ def test_a_lazy_grammar_goes_to_llamacpp_under_auto() -> None:
     assert plan.grammar == "grammar required True gbnf" and plan.trigger is None
 
 
-def test_llamacpp_llguidance_gets_lark_except_for_a_lazy_grammar() -> None:
-    engine = ENGINES["llamacpp-llguidance"]
-    for choice in (ToolChoice("required"), NAMED, ToolChoice("none")):
-        plan = plan_tool_choice(PCML, engine, CORE_TOOLS, choice, True)
-        assert plan.grammar is not None and plan.grammar.startswith("%llguidance {}\n")
-        assert plan.trigger is None
-    # Under auto the grammar may be switched on by the trigger: GBNF, as for llamacpp.
-    auto = ToolChoice("auto")
-    lazy = plan_tool_choice(PCML, engine, CORE_TOOLS, auto, False)
-    assert lazy == plan_tool_choice(PCML, ENGINES["llamacpp"], CORE_TOOLS, auto, False)
-    assert lazy.trigger is not None and lazy.grammar is not None and "::=" in lazy.grammar
-    body = engine.body(
-        prompt=[1],
-        model=None,
-        stop=[],
-        sampling={},
-        stream=False,
-        include_usage=False,
-        grammar=plan.grammar,
-    )
-    assert body["grammar"] == plan.grammar
-
-
 def test_lazy_grammar_fields_for_llamacpp() -> None:
     common = {
         "prompt": "p",

@@ -6,17 +6,16 @@ Every engine gets the standard fields: ``prompt`` (text, or token ids with ``--t
 and ``stream_options``; the engine extensions ``top_k``, ``min_p`` and ``repetition_penalty``
 are sent only when the client sent them.  Beyond that:
 
-=======================  =========  ===============================================  ==============
-engine                   token ids  structured output (grammar)                      markers in it
-=======================  =========  ===============================================  ==============
-``generic``              yes        none                                             none
-``vllm``                 yes        ``structured_outputs: {"grammar": Lark}``        special tokens
-``vllm-0.9``             yes        ``guided_grammar: Lark`` (vLLM before 0.12)      special tokens
-``sglang``               yes        ``ebnf: GBNF``                                   text
-``llamacpp``             yes        ``grammar: GBNF``                                special tokens
-``llamacpp-llguidance``  yes        ``grammar: Lark`` (``%llguidance``); lazy: GBNF  special tokens
-``tgi``                  no         none (TGI takes grammars only on ``/generate``)  none
-=======================  =========  ===============================================  ==============
+============  =========  ================================================  =================
+engine        token ids  structured output (grammar)                       markers in it
+============  =========  ================================================  =================
+``generic``   yes        none                                              none
+``vllm``      yes        ``structured_outputs: {"grammar": Lark}``         special tokens
+``vllm-0.9``  yes        ``guided_grammar: Lark`` (vLLM before 0.12)       special tokens
+``sglang``    yes        ``ebnf: GBNF``                                    text
+``llamacpp``  yes        ``grammar: GBNF``                                 special tokens
+``tgi``       no         none (TGI takes grammars only on ``/generate``)   none
+============  =========  ================================================  =================
 
 The grammars come from :func:`pawlette.export.export_grammar`, for formats that have a grammar
 export.  vLLM gets llguidance's Lark dialect, where a marker is a special-token reference
@@ -25,14 +24,6 @@ export.  vLLM gets llguidance's Lark dialect, where a marker is a special-token 
 guidance`` before 0.10), since XGrammar reads no Lark.  llama.cpp reads the same token
 references in GBNF.  SGLang's default backend (XGrammar) has no token references, so its GBNF
 spells markers as text.
-
-``llamacpp-llguidance`` is for a llama.cpp built with llguidance (``-DLLAMA_LLGUIDANCE=ON``; the
-``xllamacpp`` wheel is): a grammar that begins with ``%llguidance`` goes to llguidance, whose
-lexer and ``%json`` make a forced call's grammar a few kilobytes where the GBNF spells every
-schema and every text automaton as rules, and whose token masks cost the engine a fraction of
-its GBNF matcher's time (``python -m bench.grammar_cost``).  A grammar that may be lazy (``auto``)
-stays GBNF, the syntax llama.cpp's triggers are built for.  A llama.cpp built without
-llguidance cannot read a Lark grammar: use ``llamacpp`` there.
 
 vLLM and SGLang drop special tokens from the text they return unless told otherwise, and the
 parser needs the format's markers, so pawlette sends ``skip_special_tokens: false`` and
@@ -98,15 +89,6 @@ class Engine:
     """How to ask for no output limit: ``max_tokens: null``, no field, or a number."""
     lazy_grammars: bool = False
     """Whether a grammar can be switched on by a trigger (llama.cpp's ``grammar_lazy``)."""
-    lazy_grammar_syntax: GrammarSyntax | None = None
-    """The syntax of a lazy grammar when it differs from ``grammar_syntax`` (llama.cpp applies
-    a trigger to GBNF grammars only); None: ``grammar_syntax``."""
-
-    def syntax_for(self, lazy: bool) -> GrammarSyntax | None:
-        """The syntax of the grammars sent for a request that may get a lazy one."""
-        if lazy and self.lazy_grammars and self.lazy_grammar_syntax is not None:
-            return self.lazy_grammar_syntax
-        return self.grammar_syntax
 
     def body(
         self,
@@ -174,15 +156,6 @@ _VLLM = Engine(
     unbounded="null",
 )
 
-_LLAMA_CPP = Engine(
-    "llamacpp",
-    token_ids=True,
-    grammar_field=("grammar",),
-    grammar_syntax="gbnf",
-    unbounded="omit",
-    lazy_grammars=True,
-)
-
 ENGINES: dict[str, Engine] = {
     "generic": Engine("generic", token_ids=True),
     "vllm": _VLLM,
@@ -196,13 +169,13 @@ ENGINES: dict[str, Engine] = {
         grammar_markers="text",
         always=_KEEP_MARKERS,
     ),
-    "llamacpp": _LLAMA_CPP,
-    # llama.cpp built with llguidance: Lark (``%llguidance``) for every grammar but a lazy one.
-    "llamacpp-llguidance": replace(
-        _LLAMA_CPP,
-        name="llamacpp-llguidance",
-        grammar_syntax="lark",
-        lazy_grammar_syntax="gbnf",
+    "llamacpp": Engine(
+        "llamacpp",
+        token_ids=True,
+        grammar_field=("grammar",),
+        grammar_syntax="gbnf",
+        unbounded="omit",
+        lazy_grammars=True,
     ),
     "tgi": Engine("tgi", token_ids=False, usage_in_stream=False),
 }
