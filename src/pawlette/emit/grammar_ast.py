@@ -375,10 +375,33 @@ _GBNF = _Writer(
 
 
 def to_gbnf(rules: Rules, header: Sequence[str], spelling: MarkerSpelling) -> str:
-    lines = [*_comment_lines("#", header, rules.notes_for("gbnf")), ""]
+    """The rules in GBNF, those the root cannot reach left out (a forced call's grammar does
+    not reach the free-text automata of the turn's other paths, hundreds of rules that
+    llama.cpp would parse on every request)."""
+    definitions: dict[str, str] = {}
     for name, body in rules.rules.items():
         rule_name = "root" if name == "start" else gbnf_name(name)
-        lines.append(f"{rule_name} ::= {_GBNF.node(body, spelling, top=True)}")
-    for name, definition in rules.gbnf_extra.items():
-        lines.append(f"{name} ::= {definition}")
+        definitions[rule_name] = _GBNF.node(body, spelling, top=True)
+    definitions.update(rules.gbnf_extra)
+    reached = _gbnf_reached(definitions, "root")
+    lines = [*_comment_lines("#", header, rules.notes_for("gbnf")), ""]
+    lines += [f"{name} ::= {text}" for name, text in definitions.items() if name in reached]
     return "\n".join(lines) + "\n"
+
+
+_GBNF_LEAVES = re.compile(r'"(?:[^"\\]|\\.)*"|\[(?:[^\]\\]|\\.)*\]|<\[[0-9]+\]>')
+"""What in a GBNF body is no rule name: strings, character classes, token references."""
+_GBNF_WORD = re.compile(r"[A-Za-z0-9-]+")
+
+
+def _gbnf_reached(definitions: Mapping[str, str], root: str) -> set[str]:
+    """The rules ``root`` refers to, directly or not (itself included)."""
+    reached = {root}
+    waiting = [root]
+    while waiting:
+        body = _GBNF_LEAVES.sub(" ", definitions.get(waiting.pop(), ""))
+        for word in _GBNF_WORD.findall(body):
+            if word in definitions and word not in reached:
+                reached.add(word)
+                waiting.append(word)
+    return reached
