@@ -13,7 +13,8 @@ longer); then, with the peers (``bench/peers.py``; ``--no-peers`` to skip them):
 - per-token parsing from ids against openai-harmony's Rust ``StreamableParser`` called
   directly (the ``bench`` extra);
 - the peak memory of streaming one tool call through each (the resident set's growth after
-  ``malloc_trim``, and for pawlette also tracemalloc's peak; ``bench/stream_memory.py``);
+  ``malloc_trim``, and for pawlette also tracemalloc's peak; ``bench/stream_memory.py``,
+  every feed but one character at a time, which the stream-memory page has);
 
 and pawlette alone: streaming a completion with long tool-call arguments in 1- and
 4-character chunks, and the same at twice the size (linear cost: the time should about
@@ -200,9 +201,20 @@ def main() -> int:
         _render_rows()
     if arguments.peers:
         peers.per_token(arguments.rounds)
-        peers.peak_memory(arguments.call_megabytes)
+        _peak_memory(arguments.call_megabytes)
     print("load average at end: " + " ".join(f"{load:.2f}" for load in os.getloadavg()))
     return 0
+
+
+def _peak_memory(megabytes: float) -> None:
+    """Peak memory streaming one call (``bench.stream_memory``), every format and feed but
+    one character at a time: it holds what 16 characters at a time hold (the stream-memory
+    page has both) and takes most of that table's time."""
+    from bench import stream_memory
+
+    print()
+    feeds = [feed for feed in stream_memory.FEEDS if feed != "1"]
+    stream_memory.table(list(stream_memory.FORMATS), feeds, megabytes, harmony=True)
 
 
 def headline(rows: list[list[str]]) -> str:
@@ -413,9 +425,10 @@ if __name__ == "__main__":
                 "round. Then the fixed cost of a completion (5,000 calls a round), "
                 "streaming a 0.5 MB completion with long call arguments in 1- and "
                 "4-character pieces and the whole-text parse (best of 2), openai-harmony "
-                "per token, and the peak memory of streaming a 1 MB call (the "
-                "[stream memory](stream-memory.md) page streams 4 MB, the figures per byte "
-                "are the same). The render rows are on [Render speed](render-speed.md)."
+                "per token, and the peak memory of streaming a 1 MB call 16 characters at a "
+                "time and more (the [stream memory](stream-memory.md) page streams 4 MB, one "
+                "character at a time too, which holds what 16 do). The render rows are on "
+                "[Render speed](render-speed.md)."
             ),
             peer=(
                 "transformers `parse_response` (template compiled once); "
