@@ -1,26 +1,32 @@
-"""Parser and renderer throughput (PCML by default).  Prints a table; not a test.
+"""Whole-turn parse speed against transformers, and the parser's throughput.  Not a test.
 
-- streaming a ~1 MB completion with long tool-call arguments in 1- and 4-character chunks,
-  and the same at twice the size (linear cost: the time should about double), in CPU time;
-- whole-text parse speed in MB/s (CPU time);
-- render speed in conversations/s for a 6-message conversation with one tool, OpenAI dicts in,
-  in every format (each format's copy leaves out the message fields it cannot express),
-  against, when installed, transformers' chat-template renderer with the format's exported
-  Jinja template, and for PCML a plain Python f-string renderer of the same text (the floor);
-- with the peers (``bench/peers.py``; ``--no-peers`` to skip): the fixed cost of a
-  completion per format; whole turns of six shapes (a short call, prose, a 2.5 KB turn,
-  parallel calls, 200 nested objects, an 80 KB string) in PCML, chatml and the declared
-  families' llama3, hermes and glm (``bench.peers.FAMILY_FORMATS``) against
-  transformers' ``parse_response`` with the format's response template loaded once
-  (chatml's is transformers' own), on the completion alone, in thread CPU and wall time with
-  the sides interleaved; per-token parsing from ids against openai-harmony's Rust
-  ``StreamableParser`` called directly (the ``bench`` extra); and the peak memory of
-  streaming one 4 MB tool call through each (the resident set's growth after
-  ``malloc_trim``, and for pawlette also tracemalloc's peak).  Each table comes with its
-  facts (date, commit, load average, the peer's version): ``bench.tables.Table``.
+The headline is the like-for-like comparison: ``Format.parse`` against transformers'
+``parse_response`` with the format's response template compiled once
+(``load_response_template``, as a server holds it), on the completion alone, on whole turns of
+six shapes (a short call, prose, a 2.5 KB turn, parallel calls, 200 nested objects, an 80 KB
+string) in PCML, chatml and the declared families' llama3, hermes and glm
+(``bench.peers.FAMILY_FORMATS``), in thread CPU and wall time with the sides interleaved, each
+side about 50 ms of calls a round (a peer 30 times slower does not make a round 30 times
+longer); then, with the peers (``bench/peers.py``; ``--no-peers`` to skip them):
 
-Usage, from the repository root: python -m bench.parse [--format pcml] [--megabytes 1]
-    [--no-peers] [--rounds 7] [--call-megabytes 4]
+- the fixed cost of a completion per format;
+- per-token parsing from ids against openai-harmony's Rust ``StreamableParser`` called
+  directly (the ``bench`` extra);
+- the peak memory of streaming one tool call through each (the resident set's growth after
+  ``malloc_trim``, and for pawlette also tracemalloc's peak; ``bench/stream_memory.py``,
+  every feed but one character at a time, which the stream-memory page has);
+
+and pawlette alone: streaming a completion with long tool-call arguments in 1- and
+4-character chunks, and the same at twice the size (linear cost: the time should about
+double), and the whole-text parse speed in MB/s, in CPU time.  Each table comes with its facts
+(date, commit, load average, the peer's version): ``bench.tables.Table``.
+
+The render rows (every format against transformers' chat-template renderer with the format's
+exported Jinja template, and for PCML a plain f-string floor) are their own page:
+``--render-only``; ``--render`` adds them here.
+
+Usage, from the repository root: python -m bench.parse [--format pcml] [--megabytes 0.5]
+    [--no-peers] [--rounds 7] [--call-megabytes 1] [--render | --render-only]
 (``-m`` keeps ``bench/`` off ``sys.path``: ``bench/tokenize.py`` would shadow the standard
 library's ``tokenize``.)
 """
@@ -164,10 +170,11 @@ def plain_pcml(request: dict[str, Any]) -> str:
 def main() -> int:
     options = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     options.add_argument("--format", default="pcml")
-    options.add_argument("--megabytes", type=float, default=1.0)
+    options.add_argument("--megabytes", type=float, default=0.5)
     options.add_argument("--no-peers", dest="peers", action="store_false")
     options.add_argument("--rounds", type=int, default=7, help="rounds of the peer comparisons")
-    options.add_argument("--call-megabytes", type=float, default=4.0)
+    options.add_argument("--call-megabytes", type=float, default=1.0)
+    options.add_argument("--render", action="store_true", help="the render rows too")
     options.add_argument("--render-only", action="store_true", help="only the render rows")
     arguments = options.parse_args()
     print("load average at start: " + " ".join(f"{load:.2f}" for load in os.getloadavg()))
@@ -175,8 +182,67 @@ def main() -> int:
         _render_rows()
         print("load average at end: " + " ".join(f"{load:.2f}" for load in os.getloadavg()))
         return 0
-    fmt = pawlette.get_format(arguments.format)
-    size = int(arguments.megabytes * 1_000_000)
+    if arguments.peers:
+        from bench import peers
+
+        print()
+        whole = peers.whole_turns(
+            formats=("pcml", "chatml", *peers.FAMILY_FORMATS), rounds=arguments.rounds
+        )
+        print(headline(whole.rows))
+        print()
+        print(whole.text())
+        print()
+        print(peers.fixed_cost(arguments.rounds).text())
+        print()
+    _throughput(pawlette.get_format(arguments.format), int(arguments.megabytes * 1_000_000))
+    if arguments.render:
+        print()
+        _render_rows()
+    if arguments.peers:
+        peers.per_token(arguments.rounds)
+        _peak_memory(arguments.call_megabytes)
+    print("load average at end: " + " ".join(f"{load:.2f}" for load in os.getloadavg()))
+    return 0
+
+
+def _peak_memory(megabytes: float) -> None:
+    """Peak memory streaming one call (``bench.stream_memory``), every format and feed but
+    one character at a time: it holds what 16 characters at a time hold (the stream-memory
+    page has both) and takes most of that table's time."""
+    from bench import stream_memory
+
+    print()
+    feeds = [feed for feed in stream_memory.FEEDS if feed != "1"]
+    stream_memory.table(list(stream_memory.FORMATS), feeds, megabytes, harmony=True)
+
+
+def headline(rows: list[list[str]]) -> str:
+    """The like-for-like figure in a line: pawlette's CPU time over transformers' per whole
+    turn, its range over the rows with a peer, and per format."""
+    ratios: dict[str, list[float]] = {}
+    for row in rows:
+        cell = row[5].strip("*x")
+        if cell:
+            ratios.setdefault(row[0], []).append(float(cell))
+    if not ratios:
+        return "headline: no transformers side (transformers is not installed)"
+    every = [ratio for values in ratios.values() for ratio in values]
+    within = sum(ratio <= 0.5 for ratio in every)
+    per_format = "; ".join(
+        f"{name} {min(values):.2f}-{max(values):.2f}x" for name, values in ratios.items()
+    )
+    return (
+        "headline, like for like (transformers' parse_response, its response template "
+        "compiled once, on the same completion): pawlette takes "
+        f"{min(every):.2f}-{max(every):.2f}x transformers' CPU time per whole turn "
+        f"({per_format}); at most 0.5x in {within} of {len(every)} rows"
+    )
+
+
+def _throughput(fmt: pawlette.Format, size: int) -> None:
+    """Streaming in 1- and 4-character chunks (at ``size`` and twice it) and the whole-text
+    parse, pawlette alone, best of two runs each (CPU time)."""
     one = big_completion(fmt, size)
     two = big_completion(fmt, 2 * size)
     rows = []
@@ -196,20 +262,10 @@ def main() -> int:
         ("whole-text parse", len(one) / whole / 1e6, f"{len(one) / whole / 1e6:.1f} MB/s", "")
     )
     print(f"pawlette {pawlette.__version__}, format {fmt.name}, completion {len(one):,} chars")
-    print("(parse and render rates in CPU time of this process)")
+    print("(streaming and whole-text parse rates in CPU time of this process, best of 2)")
     print(f"{'measure':28} {'result':>22}  note")
     for label, _, result, note in rows:
         print(f"{label:28} {result:>22}  {note}")
-    print()
-    _render_rows()
-    if arguments.peers:
-        from bench import peers
-
-        peers.whole_turn(200, arguments.rounds)
-        peers.per_token(arguments.rounds)
-        peers.peak_memory(arguments.call_megabytes)
-    print("load average at end: " + " ".join(f"{load:.2f}" for load in os.getloadavg()))
-    return 0
 
 
 def _render_rows() -> None:
@@ -356,19 +412,28 @@ if __name__ == "__main__":
             )
         return pages.Page(
             measure="parse-speed",
-            title="Parse and render speed",
+            title="Parse speed",
             what=(
-                "Streaming a ~1 MB completion with long call arguments in 1- and "
-                "4-character pieces, the whole-text parse, and the render rows (see "
-                "[Render speed](render-speed.md)), in CPU time of the process; then the "
-                "peers: the fixed cost of a completion; transformers' `parse_response` "
-                "(its response template loaded once) on whole turns of six shapes in pcml, "
-                "chatml and the declared families' llama3, hermes and glm (hermes against "
-                "transformers' Qwen template, which reads its calls; llama3 and glm have no "
-                "transformers template: pawlette's time alone); openai-harmony per token and "
-                "peak memory streaming a 4 MB call."
+                "The headline is like for like: `Format.parse` against transformers' "
+                "`parse_response` with the format's response template compiled once "
+                "(`load_response_template`, as a server holds it), on the same completion "
+                "alone, on whole turns of six shapes in pcml, chatml and the declared "
+                "families' llama3, hermes and glm (hermes against transformers' Qwen "
+                "template, which reads its calls; llama3 and glm have no transformers "
+                "template: pawlette's time alone). Thread CPU time per call, best and median "
+                "of 7 rounds with the sides taking turns, each side about 50 ms of calls a "
+                "round. Then the fixed cost of a completion (5,000 calls a round), "
+                "streaming a 0.5 MB completion with long call arguments in 1- and "
+                "4-character pieces and the whole-text parse (best of 2), openai-harmony "
+                "per token, and the peak memory of streaming a 1 MB call 16 characters at a "
+                "time and more (the [stream memory](stream-memory.md) page streams 4 MB, one "
+                "character at a time too, which holds what 16 do). The render rows are on "
+                "[Render speed](render-speed.md)."
             ),
-            peer="transformers `parse_response`; openai-harmony `StreamableParser`",
+            peer=(
+                "transformers `parse_response` (template compiled once); "
+                "openai-harmony `StreamableParser`"
+            ),
         )
 
     sys.exit(pages.run(main, page))

@@ -135,26 +135,30 @@ def check(side: str, reasoning: str, content: str, name: str, arguments: Any) ->
 
 def interleaved(
     sides: dict[str, Callable[[], object]],
-    calls: int,
+    calls: int | dict[str, int],
     rounds: int,
     *,
     clock: Callable[[], float] = time.process_time,
 ) -> dict[str, tuple[float, float, float]]:
     """Per side: (best CPU s/call, median CPU s/call, best wall s/call); sides alternate.
+    ``calls``: per round, for every side or per side (so a side 30 times slower than the
+    other does not make the round 30 times longer).
     ``clock``: the CPU clock (the process's by default; ``time.thread_time`` for work done
     on the calling thread alone, which other threads' work cannot reach)."""
     cpu: dict[str, list[float]] = {name: [] for name in sides}
     wall: dict[str, list[float]] = {name: [] for name in sides}
     names = list(sides)
+    counts = calls if isinstance(calls, dict) else dict.fromkeys(names, calls)
     for number in range(rounds):
         order = names if number % 2 == 0 else names[::-1]
         for name in order:
             function = sides[name]
+            count = counts[name]
             cpu_start, wall_start = clock(), time.perf_counter()
-            for _ in range(calls):
+            for _ in range(count):
                 function()
-            cpu[name].append((clock() - cpu_start) / calls)
-            wall[name].append((time.perf_counter() - wall_start) / calls)
+            cpu[name].append((clock() - cpu_start) / count)
+            wall[name].append((time.perf_counter() - wall_start) / count)
     return {name: (min(cpu[name]), statistics.median(cpu[name]), min(wall[name])) for name in names}
 
 
@@ -371,7 +375,8 @@ def whole_turns(
     table.facts["templates"] = "; ".join(sources)
     table.facts["timing"] = (
         f"best and median of {rounds} rounds, the sides taking turns (order reversed every "
-        "other round), thread CPU time per call (time.thread_time) and wall time"
+        f"other round), each side about {budget * 1000:.0f} ms of calls a round (at least 5), "
+        "thread CPU time per call (time.thread_time) and wall time"
     )
     table.facts["load average at end"] = load_average()
     table.notes.append(
@@ -421,7 +426,10 @@ def _whole_turn_row(
     def transformers_side() -> object:
         return parse_response(text, compiled, prefix="")
 
-    calls = max(5, int(budget / _once(pawlette_side)))
+    calls = {
+        "pawlette": max(5, int(budget / _once(pawlette_side))),
+        "transformers": max(5, int(budget / _once(transformers_side))),
+    }
     results = interleaved(
         {"pawlette": pawlette_side, "transformers": transformers_side},
         calls,
@@ -441,7 +449,7 @@ def _whole_turn_row(
     ]
 
 
-def fixed_cost(rounds: int = 7) -> Table:
+def fixed_cost(rounds: int = 7, calls: int = 5000) -> Table:
     """The fixed cost of a completion: ``Format.parse`` of the shortest turn (its end
     marker alone), per format, and a parser made and finished with nothing fed."""
     table = Table(
@@ -457,7 +465,7 @@ def fixed_cost(rounds: int = 7) -> Table:
             {
                 "parse": lambda fmt=fmt, text=text: fmt.parse(text),  # type: ignore[misc]
             },
-            20000,
+            calls,
             rounds,
             clock=time.thread_time,
         )

@@ -16,7 +16,14 @@ from hypothesis import strategies as st
 
 import pawlette
 from pawlette.engine import readers
-from pawlette.engine.call_arguments import MAX_NESTING, load_json, nested_deeper, read_object
+from pawlette.engine.call_arguments import (
+    MAX_NESTING,
+    load_json,
+    nested_deeper,
+    read_object,
+    scan_long_value,
+    scan_value,
+)
 from pawlette.engine.readers import CallEnvelope, plain_call
 
 from ..helpers import feed_in_pieces
@@ -218,3 +225,45 @@ def test_a_plain_call_is_what_the_long_read_accepts(text: str, envelope: CallEnv
     assert set(members) <= {envelope.name, key} | ({envelope.id} if envelope.id else set())
     written_id = members.get(envelope.id)[0] if envelope.id and envelope.id in members else None
     assert identifier == written_id
+
+
+numbers = st.one_of(
+    st.integers(-(10**30), 10**30).map(str),
+    st.floats(allow_nan=False, allow_infinity=False).map(repr),
+    st.sampled_from(["1e400", "-1e400", "1.8e308", "1.7e308", "1e-400", "0.5E+3", "2E308"]),
+    st.integers(300, 320).map(lambda digits: "9" * digits + ".5"),
+)
+
+
+@settings(max_examples=300)
+@given(st.lists(numbers, max_size=20), st.sampled_from(["", "x", '"s"', "NaN", "[1,"]))
+def test_a_long_value_is_read_as_the_strict_scanner_reads_it(
+    written: list[str], extra: str
+) -> None:
+    # scan_long_value reads floats after the scan, in one go: it accepts and refuses exactly
+    # what scan_value does, and ends at the same place.
+    members = [f'"n{index}": [{number}, {{"k": {number}}}]' for index, number in enumerate(written)]
+    if extra:
+        members.append(f'"extra": {extra}')
+    text = "  {" + ", ".join(members) + "} "
+    outcomes = []
+    for scan in (scan_value, scan_long_value):
+        try:
+            value, end = scan(text, 2)
+        except (ValueError, StopIteration):
+            outcomes.append(None)
+        else:
+            outcomes.append((type(value), list(value), end))
+    assert outcomes[0] == outcomes[1]
+
+
+@pytest.mark.parametrize("number", ["1.5", "1e400", "-2E308", "1" * 320 + ".0"])
+def test_a_long_plain_call_refuses_a_number_beyond_a_double_as_a_short_one_does(
+    number: str,
+) -> None:
+    for size in (1, 400):  # a short call's arguments, and a long one's (scan_long_value)
+        rows = ", ".join(f'{{"id": {index}, "price": {number}}}' for index in range(size))
+        text = f'{{"name": "store", "arguments": {{"rows": [{rows}]}}}}'
+        found = plain_call(CallEnvelope(), text)
+        finite = number == "1.5"
+        assert (found is not None) == finite, (size, number)

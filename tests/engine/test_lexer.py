@@ -143,3 +143,26 @@ def test_a_marker_longer_than_the_trie_regex_is_still_held_back(sizes: list[int]
     found = [marker for marker, _, _ in tokens if marker is not None]
     assert found == [LONG, "<|end|>", "<|system|>"]
     assert "".join(piece for _, piece, _ in tokens) == text
+
+
+LONG_MARKERS = [*MARKERS, LONG, "<|system|>", "<|end|>", " </tools>"]
+whole_pieces = st.one_of(
+    st.text(alphabet="ab <\n\\[|>", max_size=6),
+    st.sampled_from(LONG_MARKERS),
+    st.sampled_from(LONG_MARKERS).flatmap(
+        lambda marker: st.integers(0, len(marker)).map(lambda cut: marker[:cut])
+    ),
+)
+
+
+@given(st.lists(whole_pieces, max_size=10).map("".join), st.booleans())
+def test_read_all_gives_the_runs_of_a_feed_and_its_finish(text: str, escape: bool) -> None:
+    # A whole text read at once (Format.parse) gives the very runs a feed of it and the
+    # finish give, held-back ends included, as separate runs where the feed held them.
+    fed = Lexer(LONG_MARKERS, escape=escape)
+    expected = fed.feed(text) + fed.finish()
+    whole = Lexer(LONG_MARKERS, escape=escape)
+    assert whole.read_all(text) == expected
+    assert whole.offset == fed.offset
+    tables = _tables(frozenset(LONG_MARKERS))
+    assert tables.ends_unfinished(text) == (tables.held_start(text, 0) is not None)

@@ -113,6 +113,7 @@ class _Tables:
 
     __slots__ = (
         "extendable",
+        "firsts",
         "group_firsts",
         "group_searches",
         "holdback",
@@ -146,6 +147,8 @@ class _Tables:
         self.prefixes = frozenset(
             marker[:length] for marker in markers for length in range(1, len(marker))
         )
+        # The markers' first characters (see ends_unfinished).
+        self.firsts = tuple(sorted({marker[0] for marker in markers if marker}))
         # A marker that is a proper prefix of another may still grow: hold it back at the end.
         self.extendable = frozenset(marker for marker in markers if marker in self.prefixes)
         # Markers written inside another one, after its start (chatml's ``<tool_call>`` in its
@@ -176,6 +179,20 @@ class _Tables:
         self.long_markers = tuple(marker for marker in markers if len(marker) > _TRIE_DEPTH + 1)
         # Up to this length one search with the whole pattern costs less than one per group.
         self.short = 40 * len(self.group_searches)
+
+    def ends_unfinished(self, text: str) -> bool:
+        """Whether an end of ``text`` is a proper prefix of a marker (what :meth:`held_start`
+        finds, as a yes or no): tried only where a marker's first character is, by
+        ``str.find`` and a set lookup (the holdback regex tries every place of the end)."""
+        low = max(0, len(text) - self.longest_prefix)
+        prefixes = self.prefixes
+        for first in self.firsts:
+            position = text.find(first, low)
+            while position >= 0:
+                if text[position:] in prefixes:
+                    return True
+                position = text.find(first, position + 1)
+        return False
 
     def held_start(self, buffer: str, low: int) -> int | None:
         """Where the longest end of ``buffer`` (from ``low`` on) that is a proper prefix of a
@@ -335,7 +352,25 @@ class Lexer:
 
     def read_all(self, text: str) -> list[Token]:
         """``feed(text) + finish()``: the same runs (what a feed holds back comes as a run of
-        its own, as a strict error quotes a run), in one list for the caller to run."""
+        its own, as a strict error quotes a run), in one list for the caller to run.
+
+        The usual whole text (no end of it could still begin a marker, nothing held from an
+        earlier feed) is scanned once, as at the end of the input: a feed holds nothing back
+        from such a text (what it holds is an end that begins a marker, with the backslashes
+        before it), so its runs are the same, and the look for an unfinished marker is made
+        once, not once per marker a feed finds near the end."""
+        if (
+            text
+            and not self._buffer
+            and not (self._escape and text[-1] == "\\")
+            and not self._tables.ends_unfinished(text)
+        ):
+            tokens: list[Token] = []
+            position = self._scan(text, tokens, final=True)
+            if position < len(text):
+                self._emit_text(tokens, text[position:], position)
+            self._offset += len(text)
+            return tokens
         tokens = self.feed(text)
         if self._buffer:
             tokens += self.finish()

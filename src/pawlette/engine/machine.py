@@ -712,15 +712,17 @@ class Parser:
     def _dispatch(self, tokens: list[tuple[str | None, str, int]]) -> None:
         """Run the tokens; the list is emptied (its runs are let go: see ``_settle``)."""
         tokens.reverse()
+        pop = tokens.pop
+        states = self.grammar.states
         while tokens:
             marker = tokens[-1][0]
             if marker is None and self._trailing is None:
                 offset = tokens[-1][2]
                 # The reader gets the run as its only holder (no local here, the list lets
                 # go): one that keeps only a part of a big run can let the rest go.
-                self.reader.feed(tokens.pop()[1], offset)
+                self.reader.feed(pop()[1], offset)
                 continue
-            marker, text, offset = tokens.pop()
+            marker, text, offset = pop()
             if self._trailing is not None:
                 self._trail(marker, text, offset)
                 continue
@@ -760,13 +762,14 @@ class Parser:
                 continue
             self._redirect = None
             self.reader.close(marker, offset)
-            for action in step.actions:
-                action(self, offset)
+            if step.actions:
+                for action in step.actions:
+                    action(self, offset)
             self.entered_by = marker
             target = self._redirect or step.target
-            self.state = self.grammar.states[target]
+            self.state = state = states[target]
             self._row = self._rows[target]
-            self.reader = self.state.reader(self)
-            if not self.conversation and target in self._over:
+            self.reader = state.reader(self)
+            if target in self._over and not self.conversation:
                 self._trailing = []
                 self._trailing_offset = offset + len(marker)

@@ -21,10 +21,12 @@ from ..types import (
     ToolsDeclared,
 )
 from .call_arguments import (
+    LONG_VALUE,
     arguments_problem,
     load_json,
     nested_deeper,
     read_object,
+    scan_long_value,
     scan_value,
     shallow,
 )
@@ -550,7 +552,10 @@ def plain_call(envelope: CallEnvelope, text: str) -> tuple[str | None, str, int,
     if not text.startswith("{", start):
         return None
     try:
-        value, end = scan_value(text, start)
+        if len(text) - start < LONG_VALUE:
+            value, end = scan_value(text, start)
+        else:  # only the value's shape is looked at below
+            value, end = scan_long_value(text, start)
     except (ValueError, StopIteration, RecursionError):
         return None
     if type(value) is not dict or _CLOSE(text, end) is None:
