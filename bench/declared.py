@@ -321,9 +321,12 @@ def render_table(rounds: int = 7, only: tuple[str, ...] = ()) -> Any:
             table.rows.append(row)
             print(" | ".join(row), file=sys.stderr, flush=True)
     table.notes.append(
-        "pawlette/peer below 1 is pawlette faster. A peer's text that is not pawlette's is "
-        "said so (\"no\"): minijinja's `tojson` escapes differently from Jinja2's where a "
-        "template pipes a tool through it without `safe` (Functionary v3.1)."
+        "pawlette/peer below 1 is pawlette faster. The peers get the messages in Hugging "
+        "Face's form, made before timing (call arguments already parsed into objects): "
+        "pawlette reads the OpenAI dicts, arguments as JSON text, inside its time, which "
+        "favours the peers. A peer's text that is not pawlette's is said so (\"no\"): "
+        "minijinja's `tojson` escapes differently from Jinja2's where a template pipes a "
+        "tool through it without `safe` (Functionary v3.1)."
     )
     table.facts["load average at end"] = load_average()
     return table
@@ -337,7 +340,12 @@ def main() -> int:
     options.add_argument("--only", default="", help="families, comma-separated")
     arguments = options.parse_args()
     only = tuple(name for name in arguments.only.split(",") if name)
-    print(render_table(arguments.rounds, only).text())
+    table = render_table(arguments.rounds, only)
+    print(table.title)
+    for name, value in table.facts.items():
+        print(f"- {name}: {value}")
+    print()
+    print(table.markdown())
     return 0
 
 
