@@ -1,116 +1,109 @@
-"""Render speed of the declared formats (chatml, llama3) against the real templates.
+"""Render speed of every declared family against its real chat template.
 
-For each format, one conversation with a tool (system, user, a call, its result, an answer,
-a follow-up question; a generation prompt), OpenAI dicts in, rendered by:
+For each declared family whose template is in llama.cpp's corpus (``tests/support/
+template_corpus.py``; the family's own format, or its first variant that has a template
+there: ``tests/formats/families``), two conversations, OpenAI dicts in, with the generation
+prompt:
 
-- ``pawlette``: :meth:`pawlette.Format.render` (segments with roles and trainability);
-- ``exported``: transformers' chat-template renderer with pawlette's exported template;
-- ``real``: transformers' renderer with the model's own template (Qwen3, Llama 3.1) from
-  llama.cpp's ``models/templates`` in the pinned llama-cpp-python sdist (the test cache).
+- 6 messages: a system prompt, a question, a call to the weather tool, its result, an answer
+  and a follow-up question;
+- 26 messages: the system prompt, six rounds of a question, a call, its result and an answer,
+  then a question.
 
-Then the side-by-side table (:func:`render_table`): the same conversation and a 26-message
-one (six rounds of a question, a call, its result and an answer, then a question), rendered
-by pawlette and by the real template compiled once in ``minijinja`` (a Rust Jinja engine: the
-template added to an environment once, ``render_template`` per conversation, as a server
-holds it) and in transformers (its template cache: compiled on the first call), in thread CPU
-time, best and median of the rounds, the sides interleaved; whether each peer's text is
-pawlette's; the load average and the peers' versions.
+A family whose template has no tools or system turn (Gemma 2) gets as many messages of user
+and assistant turns in alternation, without tools.  Each is rendered by:
 
-Usage, from the repository root: python -m bench.declared [--rounds 7]
+- ``pawlette``: :meth:`pawlette.Format.render` (validated, segments with roles and
+  trainability);
+- ``minijinja`` (a Rust Jinja engine): the real template added to an environment once, with
+  transformers' settings (trim_blocks, lstrip_blocks, Python methods on values,
+  ``raise_exception``, ``strftime_now`` on the test's fixed date), and ``render_template``
+  per conversation, as a server holds it.  A template that needs ``tojson``'s keyword
+  arguments (``ensure_ascii``, GLM's) gets a ``tojson`` filter in Python, as its users would
+  have to add; a template minijinja cannot run is said so;
+- ``transformers`` (``render_jinja_template``; its template cache compiles each template once).
+
+Both peers get the messages as Hugging Face callers pass them (call arguments as objects,
+``None`` values dropped; ``tests/support/template_compare.py``) and the variables
+``apply_chat_template`` passes (the model's ``bos_token``/``eos_token``, the family's template
+variables).  Times are thread CPU per conversation, best and median of the rounds, the sides
+interleaved; each row says whether each peer's text is pawlette's, byte for byte.  The
+chatml and llama3 rows are repeated with call arguments and tool descriptions new in each
+render (1,000 conversations, more than pawlette keeps: a first request's cost).
+
+Usage, from the repository root: python -m bench.declared [--rounds 7] [--only chatml,llama3]
 """
 
 from __future__ import annotations
 
+import datetime
 import json
-import os
 import sys
-import tarfile
 import time
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 import pawlette
 from pawlette.demo import WEATHER_TOOL
-from pawlette.export import export_jinja
 
-SDIST = "llama_cpp_python-0.3.36.tar.gz"
-ROOT = "llama_cpp_python-0.3.36/vendor/llama.cpp/models/templates/"
-REAL = {"chatml": "Qwen-Qwen3-0.6B.jinja", "llama3": "meta-llama-Llama-3.1-8B-Instruct.jinja"}
-CALL = {
-    "id": "call_0",
-    "type": "function",
-    "function": {"name": "get_weather", "arguments": '{"location": "Beijing", "unit": "celsius"}'},
-}
+CALL_ID = "call{:05d}"
+"""Call ids of nine letters and digits (Mistral's templates require that shape)."""
+FRESH = ("chatml", "llama3")
+"""The families also measured with new arguments and tools in each render."""
+
+
+def _call(number: int, city: str) -> dict[str, Any]:
+    return {
+        "id": CALL_ID.format(number),
+        "type": "function",
+        "function": {
+            "name": "get_weather",
+            "arguments": json.dumps({"location": city, "unit": "celsius"}),
+        },
+    }
+
+
+SYSTEM = {"role": "system", "content": "You are a helpful assistant with access to weather tools."}
 CONVERSATION: dict[str, Any] = {
     "messages": [
-        {"role": "system", "content": "You are a helpful assistant with access to weather tools."},
+        SYSTEM,
         {"role": "user", "content": "What's the weather in Beijing?"},
-        {"role": "assistant", "content": "", "tool_calls": [CALL]},
-        {"role": "tool", "tool_call_id": "call_0", "content": "25°C, Sunny"},
+        {"role": "assistant", "content": "", "tool_calls": [_call(0, "Beijing")]},
+        {"role": "tool", "tool_call_id": CALL_ID.format(0), "content": "25°C, Sunny"},
         {"role": "assistant", "content": "It is 25 degrees Celsius and sunny in Beijing."},
         {"role": "user", "content": "Thanks! And tomorrow?"},
     ],
     "tools": [WEATHER_TOOL],
 }
-
-
-def cache_directory() -> Path:
-    configured = os.environ.get("PAWLETTE_CACHE")
-    return Path(configured) if configured else Path.home() / ".cache" / "pawlette"
-
-
-def real_template(file_name: str) -> str | None:
-    sdist = cache_directory() / "llama_cpp_jinja" / SDIST
-    if not sdist.is_file():
-        return None  # run the test suite once: it downloads and checks the sdist
-    with tarfile.open(sdist) as archive:
-        member = archive.extractfile(ROOT + file_name)
-        return None if member is None else member.read().decode("utf-8")
-
-
-def hugging_face(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    result = []
-    for message in messages:
-        if message.get("tool_calls"):
-            calls = [
-                {
-                    **c,
-                    "function": {
-                        **c["function"],
-                        "arguments": json.loads(c["function"]["arguments"]),
-                    },
-                }
-                for c in message["tool_calls"]
-            ]
-            message = {**message, "tool_calls": calls}
-        result.append(message)
-    return result
+CITIES = ("Beijing", "Paris", "Lima", "Oslo", "Cairo", "Perth", "Quito", "Hanoi")
 
 
 def long_conversation(rounds: int = 6) -> dict[str, Any]:
     """A system message, ``rounds`` rounds of a question, a call, its result and an answer,
     then a question: 2 + 4 * rounds messages (26 for six rounds)."""
-    cities = ["Beijing", "Paris", "Lima", "Oslo", "Cairo", "Perth", "Quito", "Hanoi"]
-    messages: list[dict[str, Any]] = [CONVERSATION["messages"][0]]
+    messages: list[dict[str, Any]] = [SYSTEM]
     for number in range(rounds):
-        city = cities[number % len(cities)]
-        call = {
-            "id": f"call_{number}",
-            "type": "function",
-            "function": {
-                "name": "get_weather",
-                "arguments": json.dumps({"location": city, "unit": "celsius"}),
-            },
-        }
+        city = CITIES[number % len(CITIES)]
         messages += [
             {"role": "user", "content": f"What's the weather in {city}?"},
-            {"role": "assistant", "content": "", "tool_calls": [call]},
-            {"role": "tool", "tool_call_id": f"call_{number}", "content": f"{20 + number}°C"},
+            {"role": "assistant", "content": "", "tool_calls": [_call(number, city)]},
+            {"role": "tool", "tool_call_id": CALL_ID.format(number), "content": f"{20 + number}°C"},
             {"role": "assistant", "content": f"It is {20 + number} degrees in {city}."},
         ]
     messages.append({"role": "user", "content": "Thanks! And tomorrow?"})
     return {"messages": messages, "tools": CONVERSATION["tools"]}
+
+
+def alternating_conversation(count: int) -> dict[str, Any]:
+    """``count`` messages of questions and answers in turn, from a question, without tools."""
+    messages = []
+    for number in range(count):
+        city = CITIES[number // 2 % len(CITIES)]
+        if number % 2 == 0:
+            messages.append({"role": "user", "content": f"What is {city} known for?"})
+        else:
+            messages.append({"role": "assistant", "content": f"{city} is known for its food."})
+    return {"messages": messages}
 
 
 def fresh_conversations(conversation: dict[str, Any], count: int = 1000) -> list[dict[str, Any]]:
@@ -140,14 +133,24 @@ def cycling(function: Callable[[Any], object], inputs: list[Any]) -> Callable[[]
     return call
 
 
-def _minijinja(template: str) -> Callable[..., str] | None:
-    """``render(**variables)`` of ``template`` compiled once in minijinja (None: not
-    installed), with transformers' Jinja settings (trim_blocks, lstrip_blocks, Python
-    methods on values, ``raise_exception``)."""
-    try:
-        import minijinja
-    except ImportError:
-        return None
+def _tojson(
+    value: Any,
+    ensure_ascii: bool = False,
+    indent: int | None = None,
+    separators: tuple[str, str] | None = None,
+    sort_keys: bool = False,
+) -> str:
+    """transformers' ``tojson`` filter (its chat templates' keyword arguments)."""
+    return json.dumps(
+        value, ensure_ascii=ensure_ascii, indent=indent, separators=separators, sort_keys=sort_keys
+    )
+
+
+def minijinja_renderer(template: str, today: datetime.date, python_tojson: bool) -> Any:
+    """``render(**variables)`` of ``template`` compiled once in minijinja, with
+    transformers' Jinja settings (see the module)."""
+    import minijinja
+
     environment = minijinja.Environment(pycompat=True)
     environment.trim_blocks = True
     environment.lstrip_blocks = True
@@ -155,7 +158,11 @@ def _minijinja(template: str) -> Callable[..., str] | None:
     def raise_exception(message: str) -> None:
         raise ValueError(message)
 
+    moment = datetime.datetime.combine(today, datetime.time())
     environment.add_global("raise_exception", raise_exception)
+    environment.add_global("strftime_now", moment.strftime)
+    if python_tojson:
+        environment.add_filter("tojson", _tojson)
     environment.add_template("chat", template)
 
     def render(**variables: Any) -> str:
@@ -164,15 +171,30 @@ def _minijinja(template: str) -> Callable[..., str] | None:
     return render
 
 
-def render_table(rounds: int = 7) -> Any:
+def family_cases() -> dict[str, Any]:
+    """Each declared family's case (``tests/formats/families``): its own format's, else the
+    first variant's."""
+    from tests.formats.test_families import CASES
+
+    found: dict[str, Any] = {}
+    for case in CASES:
+        family = case.format.split(":")[0]
+        if family not in found or case.format == family:
+            found[family] = case
+    return found
+
+
+def render_table(rounds: int = 7, only: tuple[str, ...] = ()) -> Any:
     """pawlette against the real templates in minijinja and transformers (see the module)."""
     from bench.peers import interleaved
     from bench.tables import Table, load_average, machine_facts, version_of
+    from tests.formats.test_families import _reference
+    from tests.support.template_compare import hugging_face_messages
 
     table = Table(
         "Render: pawlette against the real template (minijinja, transformers)",
         [
-            "format",
+            "format (template)",
             "messages",
             "pawlette µs",
             "minijinja µs",
@@ -190,72 +212,102 @@ def render_table(rounds: int = 7) -> Any:
     table.facts["timing"] = (
         f"thread CPU µs per conversation, best (median) of {rounds} rounds, sides interleaved"
     )
-    try:
-        from transformers.utils.chat_template_utils import render_jinja_template
-    except ImportError:
-        render_jinja_template = None
-    variables = {"date_string": "26 Jul 2024", "bos_token": "<|begin_of_text|>"}
-    for name in ("chatml", "llama3"):
-        fmt = pawlette.get_format(name)
-        template = real_template(REAL[name])
-        if template is None:
-            table.notes.append(f"{name}: the real template is not in the test cache")
+    from transformers.utils.chat_template_utils import render_jinja_template
+
+    for family, case in family_cases().items():
+        if only and family not in only:
             continue
-        compiled = _minijinja(template)
-        cases = [
-            ("", [CONVERSATION]),
-            ("", [long_conversation()]),
-            (", new arguments and tools each render", fresh_conversations(long_conversation())),
-        ]
-        for label, conversations in cases:
-            count = len(conversations[0]["messages"])
-            peers_input = [
-                (hugging_face(conversation["messages"]), conversation["tools"])
-                for conversation in conversations
-            ]
-            ours = fmt.render(conversations[0], add_generation_prompt=True).text
+        fmt = pawlette.get_format(case.format)
+        reference = _reference(case)
+        variables = reference.template_variables()
+        expresses_tools = case.switches.get("tools", True)
+        conversations = (
+            [("", [CONVERSATION]), ("", [long_conversation()])]
+            if expresses_tools
+            else [("", [alternating_conversation(6)]), ("", [alternating_conversation(26)])]
+        )
+        if family in FRESH:
+            label = ", new arguments and tools each render"
+            conversations.append((label, fresh_conversations(long_conversation())))
+        for label, given in conversations:
+            count = len(given[0]["messages"])
+            peers_input = []
+            for conversation in given:
+                tools = conversation.get("tools")
+                extra = dict(variables)
+                if reference.caller_variables is not None:
+                    extra = {**reference.caller_variables(tools, reference.today), **extra}
+                messages = hugging_face_messages(
+                    conversation["messages"],
+                    empty_content=reference.empty_content,
+                    text_arguments=reference.text_arguments,
+                )
+                peers_input.append((messages, tools, extra))
+            ours = fmt.render(given[0], add_generation_prompt=True).text
             sides: dict[str, Callable[[], object]] = {
                 "pawlette": cycling(
                     lambda conversation, fmt=fmt: fmt.render(
                         conversation, add_generation_prompt=True
                     ),
-                    conversations,
+                    given,
                 )
             }
             same = []
-            if compiled is not None:
+            minijinja_note = ""
+            for python_tojson in (False, True):
+                compiled = minijinja_renderer(reference.template, reference.today, python_tojson)
 
                 def mini(
-                    given: tuple[list[dict[str, Any]], list[dict[str, Any]]],
+                    arguments: tuple[list[dict[str, Any]], Any, dict[str, Any]],
                     compiled: Callable[..., str] = compiled,
                 ) -> str:
+                    messages, tools, extra = arguments
                     return compiled(
-                        messages=given[0], tools=given[1], add_generation_prompt=True, **variables
+                        messages=messages, tools=tools, add_generation_prompt=True, **extra
                     )
 
+                try:
+                    text = mini(peers_input[0])
+                except Exception as error:  # the peer cannot run this template: said so
+                    minijinja_note = f"minijinja fails ({str(error).splitlines()[0]})"
+                    continue
                 sides["minijinja"] = cycling(mini, peers_input)
-                same.append(f"minijinja {'yes' if mini(peers_input[0]) == ours else 'no'}")
-            if render_jinja_template is not None:
+                tojson = " (tojson in Python)" if python_tojson else ""
+                same.append(f"minijinja{tojson} {'yes' if text == ours else 'no'}")
+                minijinja_note = ""
+                break
+            if minijinja_note:
+                same.append(minijinja_note)
 
-                def hugging(
-                    given: tuple[list[dict[str, Any]], list[dict[str, Any]]],
-                    template: str = template,
-                ) -> str:
-                    rendered, _ = render_jinja_template(
-                        conversations=[given[0]],
-                        tools=given[1],
-                        chat_template=template,
-                        add_generation_prompt=True,
-                        **variables,
-                    )
-                    return str(rendered[0])
+            def hugging(
+                arguments: tuple[list[dict[str, Any]], Any, dict[str, Any]],
+                template: str = reference.template,
+            ) -> str:
+                messages, tools, extra = arguments
+                rendered, _ = render_jinja_template(
+                    conversations=[messages],
+                    tools=tools,
+                    chat_template=template,
+                    add_generation_prompt=True,
+                    **extra,
+                )
+                return str(rendered[0])
 
-                sides["transformers"] = cycling(hugging, peers_input)
-                same.append(f"transformers {'yes' if hugging(peers_input[0]) == ours else 'no'}")
-            calls = max(20, 6000 // count)
+            # transformers' strftime_now reads the clock: its text is compared through the
+            # test's reference, whose clock reads the fixed date.
+            text = reference.render(
+                given[0]["messages"], given[0].get("tools"), add_generation_prompt=True
+            ).text
+            sides["transformers"] = cycling(hugging, peers_input)
+            same.append(f"transformers {'yes' if text == ours else 'no'}")
+            calls = max(20, 3000 // count)
             results = interleaved(sides, calls, rounds, clock=time.thread_time)
             best, median, _ = results["pawlette"]
-            row = [name, f"{count}{label}", f"{best * 1e6:.1f} ({median * 1e6:.1f})"]
+            row = [
+                f"{case.format} ({case.template})",
+                f"{count}{label}",
+                f"{best * 1e6:.1f} ({median * 1e6:.1f})",
+            ]
             for peer in ("minijinja", "transformers"):
                 if peer in results:
                     peer_best, peer_median, _ = results[peer]
@@ -265,11 +317,16 @@ def render_table(rounds: int = 7) -> Any:
                     ]
                 else:
                     row += ["-", "-"]
-            row.append(", ".join(same) or "-")
+            row.append(", ".join(same))
             table.rows.append(row)
+            print(" | ".join(row), file=sys.stderr, flush=True)
     table.notes.append(
-        "llama3: Meta's template writes a tool result's text as JSON (`\"20°C\"`); pawlette "
-        "writes the text (its documented difference): the texts differ there only."
+        "pawlette/peer below 1 is pawlette faster. The peers get the messages in Hugging "
+        "Face's form, made before timing (call arguments already parsed into objects): "
+        "pawlette reads the OpenAI dicts, arguments as JSON text, inside its time, which "
+        "favours the peers. A peer's text that is not pawlette's is said so (\"no\"): "
+        "minijinja's `tojson` escapes differently from Jinja2's where a template pipes a "
+        "tool through it without `safe` (Functionary v3.1)."
     )
     table.facts["load average at end"] = load_average()
     return table
@@ -278,68 +335,17 @@ def render_table(rounds: int = 7) -> Any:
 def main() -> int:
     import argparse
 
-    from bench.parse import render_rates
-
     options = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     options.add_argument("--rounds", type=int, default=7)
+    options.add_argument("--only", default="", help="families, comma-separated")
     arguments = options.parse_args()
-
-    try:
-        from transformers.utils.chat_template_utils import render_jinja_template
-    except ImportError:
-        print("transformers is not installed: only pawlette's rate is measured", file=sys.stderr)
-        render_jinja_template = None
-    print("load average at start: " + " ".join(f"{load:.2f}" for load in os.getloadavg()))
-    print(f"{'format':8} {'pawlette':>10} {'exported':>10} {'real':>10} {'pawlette/real':>14}")
-    for name in ("chatml", "llama3"):
-        fmt = pawlette.get_format(name)
-        sides: dict[str, Callable[[], object]] = {
-            "pawlette": lambda fmt=fmt: fmt.render(CONVERSATION, add_generation_prompt=True)
-        }
-        if render_jinja_template is not None:
-            messages = hugging_face(CONVERSATION["messages"])
-            variables = {"date_string": "26 Jul 2024", "bos_token": "<|begin_of_text|>"}
-            for label, template in (
-                ("exported", export_jinja(fmt)),
-                ("real", real_template(REAL[name])),
-            ):
-                if template is None:
-                    continue
-                expected = fmt.render(CONVERSATION, add_generation_prompt=True).text
-
-                def run(
-                    template: str = template,
-                    messages: list[dict[str, Any]] = messages,
-                    variables: dict[str, str] = variables,
-                ) -> str:
-                    rendered, _ = render_jinja_template(
-                        conversations=[messages],
-                        tools=CONVERSATION["tools"],
-                        chat_template=template,
-                        add_generation_prompt=True,
-                        **variables,
-                    )
-                    return rendered[0]
-
-                text = run()
-                if label == "exported":
-                    assert text == expected, "the exported template differs from render"
-                elif name == "chatml":
-                    assert text == expected, "the real template differs from render"
-                sides[label] = run
-        rates = render_rates(sides)
-        ours, real = rates["pawlette"], rates.get("real")
-        ratio = f"{ours / real:13.1f}x" if real else f"{'-':>14}"
-        columns = [
-            f"{rates[label]:10.0f}" if label in rates else f"{'-':>10}"
-            for label in ("exported", "real")
-        ]
-        print(f"{name:8} {ours:10.0f} {columns[0]} {columns[1]} {ratio}")
-    print("(conversations rendered per CPU second of this process, best of 5 windows of 0.2 s,")
-    print(" the sides taking turns)")
-    print("load average at end: " + " ".join(f"{load:.2f}" for load in os.getloadavg()))
+    only = tuple(name for name in arguments.only.split(",") if name)
+    table = render_table(arguments.rounds, only)
+    print(table.title)
+    for name, value in table.facts.items():
+        print(f"- {name}: {value}")
     print()
-    print(render_table(arguments.rounds).text())
+    print(table.markdown())
     return 0
 
 
@@ -350,15 +356,17 @@ if __name__ == "__main__":
         measure="render-real-templates",
         title="Render speed against the real templates",
         what=(
-            "Conversations rendered per CPU second by pawlette's declared formats (chatml, "
-            "llama3) against transformers rendering the real Qwen3 and Llama 3.1 templates "
-            "and pawlette's exported template: a six-message conversation with one call and "
-            "its result, with the generation prompt, OpenAI dicts in; the best of five "
-            "0.2-second windows, the sides taking turns."
+            "Every declared family whose real chat template is in llama.cpp's corpus, on a "
+            "6- and a 26-message conversation with calls and their results (Gemma 2: "
+            "questions and answers in turn, no tools), OpenAI dicts in, with the generation "
+            "prompt: pawlette's render (validated, with segments) against the real template "
+            "compiled once in minijinja (Rust) and in transformers, in thread CPU time per "
+            "conversation, best and median of the rounds, the sides interleaved; each row "
+            "says whether each peer wrote pawlette's text byte for byte."
         ),
         peer=(
-            "transformers (`render_jinja_template`, the `bench` extra's version) on the real"
-            " templates and on pawlette's exported ones"
+            "minijinja (`Environment.render_template`) and transformers "
+            "(`render_jinja_template`) on the real templates, the `bench` extra's versions"
         ),
     )
     sys.exit(pages.run(main, PAGE))
