@@ -268,12 +268,16 @@ class TokenizerBackend:
         self._encoders = tuple(
             getattr(copy, "encode_batch_fast", copy.encode_batch) for copy in self._copies
         )
+        # Plain text can only reach a control id that the model's own vocabulary lists (the
+        # plain copy has no added token): the check of every encoded run looks for those only,
+        # and is skipped when there are none (the usual: added tokens live outside the model).
+        vocabulary = tokenizer.get_vocab(with_added_tokens=False)
+        self._reachable_control_ids = frozenset(self.control_ids.intersection(vocabulary.values()))
         self._byte_level = _is_byte_level(tokenizer)
         self._token_bytes: list[bytes] | None = None
         # Byte-level BPEs: a token's length in bytes is its length in byte-level characters.
         self._token_lengths: list[int] | None = None
         if self._byte_level:
-            vocabulary = tokenizer.get_vocab(with_added_tokens=False)
             size = max(max(vocabulary.values(), default=-1), max(self.added, default=-1)) + 1
             lengths = [0] * size
             for token, token_id in vocabulary.items():
@@ -423,11 +427,11 @@ class TokenizerBackend:
         if missing:
             unique = list(dict.fromkeys(texts[index] for index in missing))
             encodings = self._encoders[context](unique, add_special_tokens=False)
-            control = self.control_ids
+            control = self._reachable_control_ids
             encoded: dict[str, list[int]] = {}
             for text, encoding in zip(unique, encodings, strict=True):
                 ids = encoding.ids
-                if not control.isdisjoint(ids):
+                if control and not control.isdisjoint(ids):
                     self._reached_control(text, ids)
                 encoded[text] = ids
                 if len(text) <= CACHE_MAX_CHARACTERS:
@@ -460,10 +464,14 @@ class TokenizerBackend:
         characters otherwise (from the tokenizer's offsets; a token that ends inside a
         character ends after it)."""
         token_lengths = self._token_lengths
-        if token_lengths is not None and ids and min(ids) >= 0 and max(ids) < len(token_lengths):
+        if token_lengths is not None and ids:
             lengths = [len(piece.encode("utf-8")) for piece in pieces]
-            ends = list(itertools.accumulate(map(token_lengths.__getitem__, ids)))
-            if (ends[-1] if ends else 0) == sum(lengths) and 0 not in lengths:
+            try:
+                ends = list(itertools.accumulate(map(token_lengths.__getitem__, ids)))
+            except IndexError:  # an id past the vocabulary: the offsets below tell
+                ends = []
+            # A negative id would count from the end: the total would not match.
+            if ends and ends[-1] == sum(lengths) and min(ids) >= 0 and 0 not in lengths:
                 return list(itertools.accumulate(lengths[:-1], initial=0)), ends
         starts = list(itertools.accumulate((len(piece) for piece in pieces[:-1]), initial=0))
         copy = self._copies[context]
