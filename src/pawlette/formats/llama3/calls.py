@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from pawlette.declare import Fence, JsonCalls
 from pawlette.declare.bare_calls import DECODER, BareCallReader
@@ -39,13 +39,7 @@ class Llama3Calls(JsonCalls):
 
     @property
     def envelope(self) -> CallEnvelope:
-        return CallEnvelope(
-            name=self.name_key,
-            arguments=self.arguments_key,
-            id=self.id_key,
-            also_arguments=self.also_arguments_keys,
-            ignored=self.ignored_members,
-        )
+        return replace(super().envelope, ignored=self.ignored_members)
 
     def bare_reader(self) -> Callable[[Parser], Reader]:
         return bare_call_reader(self.envelope, self.joined_by, self.arguments_optional)
