@@ -11,8 +11,9 @@ handed back to the system (``malloc_trim``) and the resident set's peak is reset
 Printed per case, over the input's size (its UTF-8 bytes, which is also its ``str`` size:
 the text is ASCII):
 
-- RSS: the growth of the peak resident set (``VmHWM``, what ``getrusage``'s ``ru_maxrss``
-  reports; both are read and the larger is used) over the resident set before streaming;
+- RSS: the growth of the peak resident set (``VmHWM``) over the resident set before
+  streaming (not ``getrusage``'s ``ru_maxrss``: Linux keeps in it the peak of the image
+  before ``exec``, the forked copy of the parent, which ``clear_refs`` does not reset);
 - traced: tracemalloc's peak over a second run of the same stream (Python's own account of
   the most memory the stream's objects held at once);
 - CPU seconds of the first run.
@@ -48,7 +49,6 @@ import functools
 import gc
 import json
 import random
-import resource
 import string
 import subprocess
 import sys
@@ -234,12 +234,12 @@ def measure(name: str, feed: str, megabytes: float, kind: str = "code") -> dict[
     # reuse it unseen: give it back first, so the resident set's growth is the stream's own.
     ctypes.CDLL(ctypes.util.find_library("c")).malloc_trim(0)
     with open("/proc/self/clear_refs", "w") as handle:
-        handle.write("5")  # resets VmHWM (and ru_maxrss with it) to the current resident set
+        handle.write("5")  # resets VmHWM to the current resident set
     before = _status("VmRSS")
     started = time.process_time()
     stream()
     cpu = time.process_time() - started
-    peak = max(_status("VmHWM"), resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024)
+    peak = _status("VmHWM")
     traced = -1
     if name != "harmony":
         tracemalloc.start()
