@@ -513,18 +513,8 @@ class ConversationEncoder:
         last = len(pieces) - 1
         previous = 0
         # A run whose pieces differ only in provenance (the usual: a header and its content,
-        # none learned) takes its labels at once and needs no look back for a token that a
-        # learned piece began.
+        # none learned) needs no look back for a token that a learned piece began.
         some_learned = any(piece[1] for piece in pieces)
-        if some_learned == all(piece[1] for piece in pieces):
-            labels += tokens if some_learned else [IGNORE_INDEX] * len(tokens)
-            for number, (_, _, index, kind) in enumerate(pieces):
-                stop = len(tokens) if number == last else bisect_right(ends, starts[number + 1])
-                count = stop - previous
-                indices += [index] * count
-                kinds += [kind] * count
-                previous = stop
-            return
         for number, (_, learned, index, kind) in enumerate(pieces):
             stop = len(tokens) if number == last else bisect_right(ends, starts[number + 1])
             count = stop - previous
