@@ -233,7 +233,11 @@ if __name__ == "__main__":
             "(`required`, a named function, `none`, `auto`), ten requests with seeds 0-9. A "
             "request passes when its calls go only to allowed functions with JSON-object "
             "arguments, at least one call comes under `required` or a named function and none "
-            "under `none`, no marker text is in the content, and the finish reason is right."
+            "under `none`, no marker text is in the content, and the finish reason is right. "
+            "A random model may repeat parallel calls until `max_tokens`: such an answer "
+            "passes with `length` when its complete calls are valid and the content is at "
+            "most the text of the one call the limit cut (a cut call is content, with a "
+            "warning, as the parsing contracts say); the length cuts column counts them."
         ),
         peer="none (the contract is absolute); llama.cpp from the `xllamacpp` wheel",
     )
