@@ -179,15 +179,30 @@ def _weights(
 def fences(fmt: Format) -> list[str]:
     """The format's texts of several tokens that close free text and that its grammar needs
     whole: an XML-style call's value close (``\\n</parameter>\\n`` after a parameter
-    written as text, which a model must write token after token to end the value)."""
+    written as text, which a model must write token after token to end the value), a call
+    list's close written as text."""
     from pawlette import declare
     from pawlette.declare.pieces import text_of
 
     layout = declare.layout_of(fmt)
     calls = layout.concept(declare.XmlCalls) if layout is not None else None
-    if calls is None:
+    xml = [] if calls is None else [text_of(calls.value_close, layout.options, layout.name)]
+    return xml + list_closes(fmt)
+
+
+def list_closes(fmt: Format) -> list[str]:
+    """A call list's close written as text (MiniMax M1's ``\\n</tool_calls>``): after a
+    call, a model must write it token after token to end the list."""
+    from pawlette import declare
+    from pawlette.declare.pieces import text_of
+
+    layout = declare.layout_of(fmt)
+    listed = layout.concept(declare.JsonCallList) if layout is not None else None
+    if listed is None or not listed.close:
         return []
-    return [text_of(calls.value_close, layout.options, layout.name)]
+    if any(isinstance(piece, declare.Marker) for piece in listed.close):
+        return []
+    return [text_of(listed.close, layout.options, layout.name)]
 
 
 def _write(path: Path, format_name: str, tokenizer_json: str) -> dict[str, int]:
@@ -271,7 +286,11 @@ def _write(path: Path, format_name: str, tokenizer_json: str) -> dict[str, int]:
 def format_model(format_name: str) -> GgufModel:
     """The cached test model of ``format_name`` (built in a few seconds at first use)."""
     tokenizer_json = prepare_tokenizer(format_name, llama3_tokenizer()).to_str()
-    digest = hashlib.sha256((_VERSION + tokenizer_json).encode()).hexdigest()[:16]
+    key = _VERSION + tokenizer_json
+    closes = list_closes(get_format(format_name))
+    if closes:  # linked since version 7: the other models keep their key
+        key += json.dumps(closes)
+    digest = hashlib.sha256(key.encode()).hexdigest()[:16]
     directory = cache_directory() / "gguf"
     directory.mkdir(parents=True, exist_ok=True)
     path = directory / f"{format_name}-{digest}.gguf"
