@@ -56,6 +56,8 @@ class Ignored(Concept):
             out.handles(name)
             if name == "tools" and out.tools:
                 out.lose("tools", "not written")
+            if name not in out.present:
+                continue  # no message holds it (the walk below would find nothing)
             for index, message in enumerate(out.messages):
                 if name == "reasoning" and message.reasoning is not None:
                     out.lose(f"messages[{index}].reasoning_content", "not written")
@@ -102,6 +104,14 @@ class Trimmed(Concept):
         return out.messages[index].role in self.roles
 
     def check(self, out: Render) -> None:
+        if type(self).trims is Trimmed.trims:  # by role: one pass without a call per message
+            roles = self.roles
+            for index, message in enumerate(out.messages):
+                if message.role in roles:
+                    text = out.message_text(index)
+                    if text != text.strip():
+                        out.lose(f"messages[{index}].content", "whitespace at its ends trimmed")
+            return
         for index in range(len(out.messages)):
             if self.trims(out, index):
                 text = out.message_text(index)
