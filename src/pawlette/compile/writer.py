@@ -19,7 +19,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..engine.writer import Writer
-from ..types import Message, TextPart, Tool
+from ..types import Message, Segment, TextPart, Tool
 
 WriteConversation = Callable[[Writer, tuple[Message, ...], tuple[Tool, ...], bool], None]
 
@@ -140,7 +140,16 @@ def _turn(source: _Source, role: str, hooks: Any) -> None:
     source.line("    text = content[0].text")
     source.line("else:")
     source.line("    text = out.message_text(index)")
-    source.line(f'writer.text(text, "content", trainable={hooks.assistant!r})')
+    # Writer.text inlined for a format that does not escape (most): one segment, in the
+    # writer's context (a hook may have moved it).
+    source.line("if writer._escape is None:")
+    source.line("    if text:")
+    source.line(
+        "        writer._append(new_tuple(Segment, (text, False, writer.role, "
+        f'writer.message_index, "content", {hooks.assistant!r})))'
+    )
+    source.line("else:")
+    source.line(f'    writer.text(text, "content", trainable={hooks.assistant!r})')
     source.depth -= 1
     for call in source.calls(f"closing_{tag}", hooks.closing, "out, index"):
         source.line(call)
@@ -261,7 +270,11 @@ def compiled_writer(
     """
     source = _Source()
     source.names.update(
-        plan=plan, refuse_unhandled=refuse_unhandled, TextPart=TextPart, Message=Message
+        plan=plan,
+        refuse_unhandled=refuse_unhandled,
+        TextPart=TextPart,
+        Segment=Segment,
+        new_tuple=tuple.__new__,
     )
     claimed = {
         role: source.bind(f"claim_{role}", write_message)

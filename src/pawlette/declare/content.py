@@ -119,13 +119,19 @@ class Trimmed(Concept):
                     out.lose(f"messages[{index}].content", "whitespace at its ends trimmed")
 
     def write_content(self, out: Render, index: int) -> bool:
-        if index < 0 or out.role not in self.roles or not self.trims(out, index):
+        roles = self.roles
+        if index < 0 or out.role not in roles:
+            return False
+        if type(self).trims is Trimmed.trims:  # (its test, without a call per turn)
+            if out.messages[index].role not in roles:
+                return False
+        elif not self.trims(out, index):
             return False
         text = out.message_text(index).strip()
         trainable = out.role == "assistant"
-        if text:
+        if text and self.lead:
             out.fence(self.lead, "content", trainable=trainable)
-        out.text(text, "content", trainable=trainable)
+        out.writer.text(text, "content", trainable=trainable)
         return True
 
     def jinja_content(self, out: Template, role: str) -> bool:
