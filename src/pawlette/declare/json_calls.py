@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, ClassVar, Literal
 from ..emit.grammar_ast import Lit, Node, Repeat, Rules, alt, seq
 from ..emit.jinja_text import jinja_string
 from ..engine.json_text import json_string
+from ..engine.kept import MISSING, Kept
 from ..engine.machine import ReaderFactory
 from ..engine.readers import CallEnvelope
 from ..errors import FormatError, RequestError, UnsupportedFeature
@@ -106,11 +107,22 @@ def arguments_json(
     stripped = arguments.strip()
     if verbatim:
         return stripped
+    kept = _WRITTEN_ASCII if ascii else _WRITTEN
+    found = kept.find(stripped)  # a conversation's calls come back in every later request
+    if found is not MISSING:
+        return found
     try:
         value = json.loads(stripped or "{}")
     except json.JSONDecodeError as error:
         raise RequestError(where, f"not valid JSON ({error.msg})", "a JSON object") from error
-    return json.dumps(value) if ascii else json_string(value)
+    written = json.dumps(value) if ascii else json_string(value)
+    kept.keep(stripped, written)
+    return written
+
+
+_WRITTEN: Kept[str] = Kept(limit=4096, longest=1 << 14)
+_WRITTEN_ASCII: Kept[str] = Kept(limit=4096, longest=1 << 14)
+"""Arguments as written, by their stripped text (the text alone decides what is written)."""
 
 
 @dataclass(frozen=True)
