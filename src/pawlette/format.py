@@ -247,6 +247,7 @@ class Format:
         (``prompt``: the generation prompt it follows, see :meth:`parser`)."""
         grammar = self.grammar
         start = None if prompt is None else self.completion_start(prompt)
+        declared = () if tools is None else _coerce_tools(tools)  # (refused as before)
         # The usual completion is read straight from its runs (see pawlette.engine.whole);
         # anything else by the machine, the reference.
         plain = read_whole(grammar, completion, start, id_factory)
@@ -263,7 +264,7 @@ class Format:
             strict=strict,
             id_factory=id_factory,
             start=start,
-            tools=() if tools is None else _coerce_tools(tools),
+            tools=declared,
         )
         folded = fold(parser.read_all(completion, finish_reason), grammar.fields)
         messages = folded.messages
