@@ -22,7 +22,6 @@ makes the whole list content, with one warning.
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass
 from json.encoder import encode_basestring_ascii as ascii_string
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
@@ -32,18 +31,10 @@ from ..engine.call_arguments import arguments_problem, load_json
 from ..engine.json_text import json_string
 from ..engine.machine import Parser
 from ..engine.readers import WholeTextReader
-from ..errors import FormatError, RequestError
+from ..errors import FormatError
 from ..types import TextDelta, ToolCallDelta, ToolCallEnd, ToolCallStart
-from .concept import Concept
-from .grammar import drop_prefix, text_before_calls
-from .json_calls import (
-    Content,
-    arguments_json,
-    check_beside_calls,
-    check_call_name,
-    jinja_dropped_content,
-    jinja_open_calls,
-)
+from .calls import CallConcept, Content, arguments_json, jinja_open_calls
+from .grammar import CallItems, drop_prefix, text_before_calls
 from .pieces import Fence, Marker, text_of
 from .readers import BetweenCallsReader
 from .table import loose_spellings
@@ -59,7 +50,7 @@ ROLES = ("name", "arguments", "id")
 
 
 @dataclass(frozen=True)
-class JsonCallList(Concept):
+class JsonCallList(CallConcept):
     """The calls of a turn as one JSON array (see the module docstring).
 
     Fields: ``open`` / ``close`` around the array (``close`` empty: the array runs to the end
@@ -125,40 +116,18 @@ class JsonCallList(Concept):
         members = [f"{ascii_string(key)}{key_separator}{values[role]}" for role, key in self.keys]
         return "{" + item_separator.join(members) + "}"
 
-    def turn_roles(self) -> frozenset[str]:
-        return frozenset({"assistant"})
-
     # ------------------------------------------------------------------ the writer
 
-    def check(self, out: Render) -> None:
-        out.handles("calls")
-        position = 0
-        for index, message in enumerate(out.messages):
-            if message.role != "assistant" or not message.tool_calls:
-                continue
-            if self.ids == "positional":
-                for number, call in enumerate(message.tool_calls):
-                    if call.id != str(position + number):
-                        out.lose(
-                            f"messages[{index}].tool_calls[{number}].id",
-                            f"written as its position among the calls ({position + number})",
-                        )
-                position += len(message.tool_calls)
-            check_beside_calls(out, index, self.content, self.parallel)
-            for number, call in enumerate(message.tool_calls):
-                check_call_name(call.name, index, number)
-                if self.id_pattern is not None and not re.fullmatch(self.id_pattern, call.id or ""):
-                    raise RequestError(
-                        f"messages[{index}].tool_calls[{number}].id",
-                        repr(call.id),
-                        f"an id matching {self.id_pattern} ({out.layout.name}'s template "
-                        "refuses others)",
-                    )
-
-    def write_content(self, out: Render, index: int) -> bool:
-        if out.role != "assistant" or index < 0 or self.content != "dropped":
-            return False
-        return bool(out.messages[index].tool_calls)
+    def check_turn(self, out: Render, index: int) -> None:
+        if self.ids != "positional":
+            return
+        first = self._first_position(out, index)
+        for number, call in enumerate(out.messages[index].tool_calls):
+            if call.id != str(first + number):
+                out.lose(
+                    f"messages[{index}].tool_calls[{number}].id",
+                    f"written as its position among the calls ({first + number})",
+                )
 
     def write_closing(self, out: Render, index: int) -> None:
         if out.role != "assistant" or index < 0 or not out.messages[index].tool_calls:
@@ -207,12 +176,6 @@ class JsonCallList(Concept):
             table.on("call.list", spelling, "assistant.after_call")
 
     # ------------------------------------------------------------------ the Jinja template
-
-    def jinja_setup(self, out: Template) -> None:
-        out.object_arguments = True
-
-    def jinja_content(self, out: Template, role: str) -> bool:
-        return jinja_dropped_content(out, role, self.content)
 
     def jinja_closing(self, out: Template, role: str) -> None:
         if role != "assistant":
@@ -339,7 +302,7 @@ def _key_written_twice(text: str) -> str | None:
     return found[0] if found else None
 
 
-class _CallListSet:
+class _CallListSet(CallItems):
     def __init__(self, calls: JsonCallList, turn: Turn) -> None:
         self.calls = calls
         self.with_content = calls.content == "written"
@@ -372,21 +335,11 @@ class _CallListSet:
                 nodes.append(json_arguments(rules, number, tool))
         return [*nodes, Lit("}")]
 
-    def call(self, turn: Turn, rules: Rules) -> Node:
-        options = [
-            rules.add(f"call_{number}", seq(*self.items(turn, rules, number)))
-            for number, _ in turn.allowed()
-        ]
-        return rules.add("call", alt(*options))
-
     def _tail(self, turn: Turn, rules: Rules, parallel: bool) -> list[Node]:
         rest: list[Node] = []
         if parallel and self.calls.parallel:
             rest.append(Repeat(seq(Lit(self.calls.between_items), self.call(turn, rules))))
         return [*rest, Lit(self.calls.list_close), *turn.nodes(self.calls.close)]
-
-    def lazy(self, turn: Turn, rules: Rules, parallel: bool) -> Node:
-        return self.many(turn, rules, parallel)
 
     def many(self, turn: Turn, rules: Rules, parallel: bool) -> Node:
         return seq(

@@ -23,8 +23,9 @@ from ..emit.jinja_text import jinja_string
 from ..engine.json_text import json_string
 from ..engine.machine import ReaderFactory
 from ..engine.readers import CallEnvelope
-from ..errors import FormatError, RequestError, UnsupportedFeature
+from ..errors import FormatError, UnsupportedFeature
 from ..types import Message
+from .calls import arguments_json, check_call_name
 from .concept import Concept, overrides
 from .grammar import CallItems, drop_prefix, text_before_calls
 from .pieces import Fence, Marker
@@ -37,80 +38,6 @@ if TYPE_CHECKING:
     from .layout import Layout
     from .table import Table
     from .write import Render
-
-
-Content = Literal["written", "dropped", "refused"]
-"""What a calls concept does with a turn's text beside its calls: writes it before them,
-drops it (a recorded loss) or refuses it."""
-
-
-def check_beside_calls(out: Render, index: int, content: Content, parallel: bool) -> None:
-    """Refuse, or record as lost, what ``messages[index]`` (an assistant turn with calls)
-    holds beside its calls that the format cannot write: its text (as ``content`` says),
-    several calls (without ``parallel``)."""
-    message = out.messages[index]
-    if out.message_text(index) and content != "written":
-        if content == "refused":
-            raise RequestError(
-                f"messages[{index}].content",
-                "text alongside tool calls",
-                f"either text or calls: {out.layout.name} writes calls alone",
-            )
-        out.lose(f"messages[{index}].content", "dropped (the turn holds calls)")
-    if len(message.tool_calls) > 1 and not parallel:
-        raise RequestError(
-            f"messages[{index}].tool_calls",
-            f"{len(message.tool_calls)} calls",
-            f"one call per turn: {out.layout.name} has no parallel calls",
-        )
-
-
-def jinja_dropped_content(out: Template, role: str, content: Content) -> bool:
-    """The template's counterpart of a turn's text dropped beside its calls: the text of a
-    turn without calls (False: this ``role`` or ``content`` drops nothing)."""
-    if role != "assistant" or content != "dropped":
-        return False
-    out.out("{%- if not (message.tool_calls is defined and message.tool_calls) -%}")
-    out.text()
-    out.out("{%- endif -%}")
-    return True
-
-
-def jinja_open_calls(out: Template, content: Content, text_separator: Fence) -> None:
-    """The template's start of a turn's calls: opens ``{% if message.tool_calls %}`` (the
-    caller closes it), refuses a text beside them or writes ``text_separator`` after one."""
-    out.out("{%- if message.tool_calls is defined and message.tool_calls -%}")
-    if content == "refused":
-        out.raise_if(
-            "message.content is defined and message.content",
-            f"content alongside tool calls: {out.layout.name}",
-        )
-    if content == "written" and text_separator:
-        out.out("{%- if message.content is defined and message.content -%}")
-        out.fence(text_separator)
-        out.out("{%- endif -%}")
-
-
-def check_call_name(name: str, index: int, number: int) -> None:
-    """An empty call name parses back as no call, so a render refuses it."""
-    if not name:
-        name_path = f"messages[{index}].tool_calls[{number}].function.name"
-        raise RequestError(name_path, "an empty name", "a function name")
-
-
-def arguments_json(
-    arguments: str, where: str, verbatim: bool = False, *, ascii: bool = False
-) -> str:
-    """A call's arguments as Jinja's ``tojson`` writes the parsed object (``verbatim``: the
-    caller's text, stripped; ``ascii``: as ``tojson(ensure_ascii=True)``)."""
-    stripped = arguments.strip()
-    if verbatim:
-        return stripped
-    try:
-        value = json.loads(stripped or "{}")
-    except json.JSONDecodeError as error:
-        raise RequestError(where, f"not valid JSON ({error.msg})", "a JSON object") from error
-    return json.dumps(value) if ascii else json_string(value)
 
 
 @dataclass(frozen=True)

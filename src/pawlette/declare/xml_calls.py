@@ -37,12 +37,11 @@ from ..engine.call_arguments import arguments_problem
 from ..engine.machine import Parser
 from ..engine.readers import WholeTextReader
 from ..errors import FormatError, RequestError
-from ..types import TextDelta, Tool, ToolCallDelta, ToolCallEnd, ToolCallStart
-from .concept import Concept
+from ..types import TextDelta, Tool, ToolCall, ToolCallDelta, ToolCallEnd, ToolCallStart
+from .calls import SectionedCallConcept
 from .grammar import SectionedCalls, text_before
-from .json_calls import check_beside_calls, check_call_name
 from .pieces import Fence, Marker, text_of
-from .readers import BetweenCallsReader, OpenSection, SectionReader, schema_tools
+from .readers import OpenSection, schema_tools
 
 if TYPE_CHECKING:
     from .grammar import Turn
@@ -69,7 +68,7 @@ def python_text(value: Any) -> str:
 
 
 @dataclass(frozen=True)
-class XmlCalls(Concept):
+class XmlCalls(SectionedCallConcept):
     """Calls as a name tag and one tag per parameter (see the module docstring).
 
     Fields: ``open`` / ``name_close`` around the name; ``key_open`` / ``key_close`` around a
@@ -117,42 +116,19 @@ class XmlCalls(Concept):
 
     # ------------------------------------------------------------------ the writer
 
-    def turn_roles(self) -> frozenset[str]:
-        return frozenset({"assistant"})
+    def check_call(self, call: ToolCall, where: str) -> None:
+        _arguments_object(call.arguments, f"{where}.arguments")
 
-    def check(self, out: Render) -> None:
-        out.handles("calls")
-        for index, message in enumerate(out.messages):
-            if message.role != "assistant" or not message.tool_calls:
-                continue
-            check_beside_calls(out, index, "written", self.parallel)
-            for number, call in enumerate(message.tool_calls):
-                check_call_name(call.name, index, number)
-                where = f"messages[{index}].tool_calls[{number}].function.arguments"
-                _arguments_object(call.arguments, where)
-
-    def write_closing(self, out: Render, index: int) -> None:
-        if out.role != "assistant" or index < 0 or not out.messages[index].tool_calls:
-            return
-        message = out.messages[index]
-        if out.message_text(index):
-            out.fence(self.text_separator, "tool_call", trainable=True)
-        out.fence(self.section_open, "tool_call", trainable=True)
-        for number, call in enumerate(message.tool_calls):
-            if number:
-                out.fence(self.separator, "tool_call", trainable=True)
-            out.fence(self.open, "tool_call", trainable=True)
-            out.text(call.name, "tool_call", trainable=True)
-            out.fence(self.name_close, "tool_call", trainable=True)
-            where = f"messages[{index}].tool_calls[{number}].function.arguments"
-            for key, value in _arguments_object(call.arguments, where).items():
-                out.fence(self.key_open, "tool_call", trainable=True)
-                out.text(key, "tool_call", trainable=True)
-                out.fence(self.key_close, "tool_call", trainable=True)
-                out.text(self.value_text(value), "tool_call", trainable=True)
-                out.fence(self.value_close, "tool_call", trainable=True)
-            out.fence(self.close, "tool_call", trainable=True)
-        out.fence(self.section_close, "tool_call", trainable=True)
+    def write_call(self, out: Render, index: int, number: int, call: ToolCall) -> None:
+        out.text(call.name, "tool_call", trainable=True)
+        out.fence(self.name_close, "tool_call", trainable=True)
+        where = f"messages[{index}].tool_calls[{number}].function.arguments"
+        for key, value in _arguments_object(call.arguments, where).items():
+            out.fence(self.key_open, "tool_call", trainable=True)
+            out.text(key, "tool_call", trainable=True)
+            out.fence(self.key_close, "tool_call", trainable=True)
+            out.text(self.value_text(value), "tool_call", trainable=True)
+            out.fence(self.value_close, "tool_call", trainable=True)
 
     # ------------------------------------------------------------------ the parse table
 
@@ -172,12 +148,7 @@ class XmlCalls(Concept):
             loose=self.loose,
         )
 
-    def after_text_spellings(self, table: Table, first: Fence) -> set[str]:
-        """How the first call (its section's opener ``first``) is spelled after text."""
-        return {*table.spellings(self.loose, self.text_separator, first)}
-
     def rows(self, table: Table) -> None:
-        texts = tuple(table.call_states)
         tags = self.tags(table)
         inner = {
             piece.text
@@ -188,46 +159,17 @@ class XmlCalls(Concept):
         table.state(
             "call.xml", lambda parser: XmlCallReader(parser, tags), "assistant", inner=inner
         )
-        between = "assistant.after_call"
-        table.state(between, BetweenCallsReader, "assistant", ends=not self.section_close)
-        first = self.section_open or self.open
-        after_text = self.after_text_spellings(table, first)
-        for state in texts:
-            for spelling in sorted(after_text):
-                target = "assistant.calls" if self.section_open else "call.xml"
-                table.on(state, spelling, target)
-        if self.section_open:
-            table.state("assistant.calls", SectionReader, "assistant")
-            for spelling in table.spellings(self.loose, self.open):
-                table.on("assistant.calls", spelling, "call.xml")
-        for spelling in table.spellings(self.loose, self.close):
-            table.on("call.xml", spelling, between)
-        for spelling in table.spellings(self.loose, self.separator, self.open):
-            table.on(between, spelling, "call.xml")
-        if self.section_close:
-            table.state("assistant.after_calls", BetweenCallsReader, "assistant", ends=True)
-            for spelling in table.spellings(self.loose, self.section_close):
-                table.on(between, spelling, "assistant.after_calls")
+        self.section_rows(table, "call.xml", "call.xml")
 
     # ------------------------------------------------------------------ the Jinja template
 
-    def jinja_setup(self, out: Template) -> None:
-        out.object_arguments = True
-
-    def jinja_closing(self, out: Template, role: str) -> None:
-        if role != "assistant":
-            return
+    def jinja_calls_open(self, out: Template) -> None:
         out.out("{%- if message.tool_calls is defined and message.tool_calls -%}")
         out.out("{%- if message.content is defined and message.content -%}")
         out.fence(self.text_separator)
         out.out("{%- endif -%}")
-        out.fence(self.section_open)
-        out.out("{%- for call in message.tool_calls -%}")
-        if self.separator:
-            out.out("{%- if not loop.first -%}")
-            out.fence(self.separator)
-            out.out("{%- endif -%}")
-        out.fence(self.open)
+
+    def jinja_call(self, out: Template) -> None:
         out.out("{{- call.function.name -}}")
         out.fence(self.name_close)
         out.out("{%- for key, value in call.function.arguments.items() -%}")
@@ -245,10 +187,6 @@ class XmlCalls(Concept):
         out.out("{%- endif -%}")
         out.fence(self.value_close)
         out.out("{%- endfor -%}")
-        out.fence(self.close)
-        out.out("{%- endfor -%}")
-        out.fence(self.section_close)
-        out.out("{%- endif -%}")
 
     # ------------------------------------------------------------------ the turn grammar
 

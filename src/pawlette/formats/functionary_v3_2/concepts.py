@@ -9,8 +9,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
 
 from pawlette.declare import Concept, NamedCalls
+from pawlette.declare.calls import arguments_json
 from pawlette.declare.grammar import TEXT, TEXT_NE
-from pawlette.declare.json_calls import arguments_json
 from pawlette.declare.pieces import Fence, text_of
 from pawlette.emit.grammar_ast import Lit, Node, Repeat, Rules, alt, optional, seq
 from pawlette.emit.jinja_text import jinja_string
