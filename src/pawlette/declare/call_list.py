@@ -312,12 +312,10 @@ class _CallListSet(CallItems):
         self.lead = text_of(calls.open, turn.layout.options, turn.layout.name) + calls.list_open
 
     def items(self, turn: Turn, rules: Rules, number: int) -> list[Node]:
-        from ..emit.json_schema import BASE_RULES
         from ..emit.turn_rules import json_arguments
 
         calls = self.calls
         tool = turn.tools[number]
-        rules.gbnf_extra.update({k: v for k, v in BASE_RULES.items() if k not in rules.gbnf_extra})
         item_separator, key_separator = calls.separators
         nodes: list[Node] = [Lit("{")]
         for position, (role, key) in enumerate(calls.keys):

@@ -322,12 +322,10 @@ class _JsonCallSet(CallItems):
         self.lead = "".join(piece.text for piece in opening if hasattr(piece, "text"))
 
     def items(self, turn: Turn, rules: Rules, number: int) -> list[Node]:
-        from ..emit.json_schema import BASE_RULES
         from ..emit.turn_rules import json_arguments
 
         calls = self.calls
         tool = turn.tools[number]
-        rules.gbnf_extra.update({k: v for k, v in BASE_RULES.items() if k not in rules.gbnf_extra})
         head: list[Node] = [Lit(turn.escaped(calls.head(tool.name)))]
         if calls.id_key is not None:  # a free id, a JSON string that spells no marker
             head = [

@@ -202,12 +202,10 @@ class _NamedCallSet(SectionedCalls):
         self.arguments_open = text_of(calls.arguments_open, layout.options, layout.name)
 
     def items(self, turn: Turn, rules: Rules, number: int) -> list[Node]:
-        from ..emit.json_schema import BASE_RULES
         from ..emit.turn_rules import json_arguments
 
         calls = self.calls
         tool = turn.tools[number]
-        rules.gbnf_extra.update({k: v for k, v in BASE_RULES.items() if k not in rules.gbnf_extra})
         named = calls.name_nodes(turn, tool.name)
         identified: list[Node] = []
         if calls.id_open is not None:  # written in a conversation; a model may write one

@@ -317,10 +317,8 @@ class _Segments:
         self.arguments_open = text_of(calls.arguments_open, layout.options, layout.name)
 
     def _items(self, turn: Turn, rules: Rules, number: int) -> list[Node]:
-        from pawlette.emit.json_schema import BASE_RULES
         from pawlette.emit.turn_rules import json_arguments
 
-        rules.gbnf_extra.update({k: v for k, v in BASE_RULES.items() if k not in rules.gbnf_extra})
         tool = turn.tools[number]
         return [Lit(tool.name + self.arguments_open), json_arguments(rules, number, tool)]
 
