@@ -377,26 +377,9 @@ class XmlCallReader(WholeTextReader):
 # ---------------------------------------------------------------------- the grammar
 
 
-_STRING_KEYWORDS = ("pattern", "minLength", "maxLength", "format")
-
-
-def _lark_search(pattern: str) -> str | None:
-    """A JSON Schema ``pattern`` (found anywhere in the string unless anchored) as a Lark
-    regex the whole value must match; None where its anchors are not simply at its two ends
-    (llguidance's lexemes take no anchors)."""
-    inner = pattern
-    starts, ends = inner.startswith("^"), inner.endswith("$") and not inner.endswith("\\$")
-    inner = inner[1 if starts else 0 : len(inner) - 1 if ends else len(inner)]
-    if "^" in inner.replace("[^", "") or "$" in inner.replace("\\$", "") or "|" in inner:
-        return None
-    body = ("" if starts else "(?s:.*)") + f"(?:{inner})" + ("" if ends else "(?s:.*)")
-    return body.replace("/", "\\x2F")
-
-
 class _XmlCallSet(SectionedCalls):
     def __init__(self, calls: XmlCalls, turn: Turn) -> None:
         super().__init__(calls, turn)
-        self._turn = turn
         self.with_content = True
         layout = turn.layout
         self.name_close = text_of(calls.name_close, layout.options, layout.name)
@@ -409,6 +392,7 @@ class _XmlCallSet(SectionedCalls):
         could otherwise swallow), in GBNF text that holds no close tag, then the fence."""
         from ..emit.grammar_ast import Terminal, gbnf_string
         from ..emit.text_language import TextLanguage, define, gbnf_text_rule
+        from ..emit.turn_rules import constrained_text, note_unenforced
 
         close = turn.nodes(self.calls.value_close)
         # A string is written as its text, whatever else the schema allows (a number or
@@ -418,17 +402,22 @@ class _XmlCallSet(SectionedCalls):
         textual = allowed is not None and "string" in allowed
         kinds = "string" if textual or schema in ({}, True) else None  # {}: any value
         enum = _string_enum(schema) if allowed == {"string"} else None
+        # A string's keywords (pattern, lengths) hold a declared parameter that is only one.
+        plain = allowed == {"string"} and isinstance(schema, Mapping) and position >= 0
+        where = f"tools[{number}].parameters.properties.{key}"
         if enum is not None:  # an enum of strings: one of them, as its text
             return seq(alt(*(Lit(value) for value in enum)), *close)
         if kinds == "string" and close and isinstance(close[0], MarkerNode):
             # Closed by a special token (GLM's </arg_value>): any text that spells no marker
             # (in Lark under the string's pattern and lengths).
-            constrained = self._constrained_text(rules, number, position, schema, allowed)
+            name = f"XMLSTRING_{number}_{position}"
+            constrained = constrained_text(rules, name, where, schema) if plain else None
             if constrained is not None:
                 return seq(constrained, *close)
             return text_before(turn.layout, self.calls.value_close, empty=True)
         if kinds == "string" and all(isinstance(item, Lit) for item in close):
-            self._unenforced(rules, number, position, schema, allowed, ("lark", "gbnf"))
+            if plain:
+                note_unenforced(rules, where, schema, ("lark", "gbnf"))
             text = text_of(self.calls.value_close, turn.layout.options, turn.layout.name)
             markers = tuple(sorted({*rules.markers, text.strip()}, key=lambda m: (-len(m), m)))
             define(TextLanguage(markers, escape=False), rules, "XMLVALUE")
@@ -444,70 +433,6 @@ class _XmlCallSet(SectionedCalls):
                 options.append(self._json_value(turn, rules, number, position, key, rest))
             return seq(alt(*options), *close)
         return seq(self._json_value(turn, rules, number, position, key, schema), *close)
-
-    def _unenforced(
-        self,
-        rules: Rules,
-        number: int,
-        position: int,
-        schema: Any,
-        allowed: set[str] | None,
-        syntaxes: tuple[str, ...],
-    ) -> None:
-        """Notes, in ``syntaxes``, of the string keywords a value written as its text is
-        not held to there."""
-        if allowed != {"string"} or not isinstance(schema, Mapping) or position < 0:
-            return
-        where = f"tools[{number}].parameters.properties.{list(self._keys(number))[position]}"
-        for keyword in _STRING_KEYWORDS:
-            if keyword not in schema:
-                continue
-            for syntax in syntaxes:
-                label = "GBNF" if syntax == "gbnf" else "Lark"
-                note = f"{where}: {keyword!r} is not enforced in {label}"
-                notes = rules.syntax_notes.setdefault(syntax, [])
-                if note not in notes:
-                    notes.append(note)
-
-    def _keys(self, number: int) -> Any:
-        parameters = self._turn.tools[number].parameters
-        properties = parameters.get("properties") if isinstance(parameters, Mapping) else None
-        return properties if isinstance(properties, Mapping) else {}
-
-    def _constrained_text(
-        self, rules: Rules, number: int, position: int, schema: Any, allowed: set[str] | None
-    ) -> Node | None:
-        """A string parameter with a ``pattern`` or lengths, closed by a special token: in
-        Lark free text intersected with a regex of them (what llguidance's %json holds a
-        JSON string to), in GBNF free text (a note says so).  None: no such keyword."""
-        from ..emit.grammar_ast import Terminal
-        from ..emit.text_language import gbnf_text_rule
-
-        if allowed != {"string"} or not isinstance(schema, Mapping) or position < 0:
-            return None
-        pattern = schema.get("pattern")
-        low, high = schema.get("minLength"), schema.get("maxLength")
-        if not isinstance(pattern, str) and low is None and high is None:
-            return None
-        regex = _lark_search(pattern) if isinstance(pattern, str) else None
-        if isinstance(pattern, str) and regex is None:
-            self._unenforced(rules, number, position, schema, allowed, ("lark", "gbnf"))
-            return None
-        self._unenforced(rules, number, position, schema, allowed, ("gbnf",))
-        parts = ["(TEXT_NE)"]
-        if regex is not None:
-            parts.append(f"/{regex}/")
-        if isinstance(low, int) or isinstance(high, int):
-            bottom = max(int(low or 0), 1)
-            top = "" if not isinstance(high, int) else str(high)
-            parts.append(f"/(?s:.{{{bottom},{top}}})/")
-        name = f"XMLSTRING_{number}_{position}"
-        rules.lark_extra[name] = " & ".join(parts)
-        terminal = Terminal(name, lark="", gbnf=gbnf_text_rule("TEXT", "NE"))
-        empty_allowed = not (isinstance(low, int) and low > 0) and (
-            not isinstance(pattern, str) or re.search(pattern, "") is not None
-        )
-        return optional(terminal) if empty_allowed else terminal
 
     def _json_value(
         self, turn: Turn, rules: Rules, number: int, position: int, key: str, schema: Any
