@@ -35,7 +35,7 @@ from ..errors import FormatError
 from ..types import TextDelta, ToolCallDelta, ToolCallEnd, ToolCallStart
 from .calls import CallConcept, Content, arguments_json, jinja_open_calls
 from .grammar import CallItems, drop_prefix, text_before_calls
-from .pieces import Fence, Marker, text_of
+from .pieces import Fence, markers_in, text_of
 from .readers import BetweenCallsReader
 from .table import loose_spellings
 
@@ -306,9 +306,7 @@ class _CallListSet(CallItems):
     def __init__(self, calls: JsonCallList, turn: Turn) -> None:
         self.calls = calls
         self.with_content = calls.content == "written"
-        self.trigger: str | None = next(
-            (piece.text for piece in calls.open if isinstance(piece, Marker)), None
-        )
+        self.trigger: str | None = next(iter(markers_in(calls.open)), None)
         self.lead = text_of(calls.open, turn.layout.options, turn.layout.name) + calls.list_open
 
     def items(self, turn: Turn, rules: Rules, number: int) -> list[Node]:

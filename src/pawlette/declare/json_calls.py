@@ -28,7 +28,7 @@ from ..types import Message
 from .calls import arguments_json, check_call_name
 from .concept import Concept, overrides
 from .grammar import CallItems, drop_prefix, text_before_calls
-from .pieces import Fence, Marker
+from .pieces import Fence, markers_in
 from .readers import BetweenCallsReader, call_reader
 from .table import loose_spellings
 
@@ -316,9 +316,7 @@ class _JsonCallSet(CallItems):
         self.calls = calls
         self.with_content = calls.with_content and calls.open is not None
         opening = calls.open or ()
-        self.trigger: str | None = next(
-            (piece.text for piece in opening if isinstance(piece, Marker)), None
-        )
+        self.trigger: str | None = next(iter(markers_in(opening)), None)
         self.lead = "".join(piece.text for piece in opening if hasattr(piece, "text"))
 
     def items(self, turn: Turn, rules: Rules, number: int) -> list[Node]:

@@ -40,7 +40,7 @@ from ..errors import FormatError, RequestError
 from ..types import TextDelta, Tool, ToolCall, ToolCallDelta, ToolCallEnd, ToolCallStart
 from .calls import SectionedCallConcept
 from .grammar import SectionedCalls, text_before
-from .pieces import Fence, Marker, text_of
+from .pieces import Fence, markers_in, text_of
 from .readers import OpenSection, schema_tools
 
 if TYPE_CHECKING:
@@ -150,12 +150,8 @@ class XmlCalls(SectionedCallConcept):
 
     def rows(self, table: Table) -> None:
         tags = self.tags(table)
-        inner = {
-            piece.text
-            for pieces in (self.name_close, self.key_open, self.key_close, self.value_close)
-            for piece in pieces
-            if isinstance(piece, Marker)
-        }
+        tag_fences = (self.name_close, self.key_open, self.key_close, self.value_close)
+        inner = {text for pieces in tag_fences for text in markers_in(pieces)}
         table.state(
             "call.xml", lambda parser: XmlCallReader(parser, tags), "assistant", inner=inner
         )
