@@ -37,7 +37,6 @@ from .calls import CallConcept, Content, arguments_json, jinja_open_calls
 from .grammar import CallItems, drop_prefix, text_before_calls
 from .pieces import Fence, markers_in, text_of
 from .readers import BetweenCallsReader
-from .table import loose_spellings
 
 if TYPE_CHECKING:
     from .grammar import Turn
@@ -164,15 +163,15 @@ class JsonCallList(CallConcept):
             "call.list", lambda parser: CallListReader(parser, keys, closed), "assistant", ends=True
         )
         table.state("assistant.after_call", BetweenCallsReader, "assistant", ends=True)
-        spellings = {table.text(self.text_separator, self.open), table.text(self.open)} - {""}
-        closes = {table.text(self.close)} - {""}
-        if self.loose:
-            spellings |= loose_spellings(spellings)
-            closes |= loose_spellings(closes)
+        loose = self.loose
+        spellings = {
+            *table.spellings(loose, self.text_separator, self.open),
+            *table.spellings(loose, self.open),
+        }
         for state in table.call_states:
             for spelling in sorted(spellings):
                 table.on(state, spelling, "call.list")
-        for spelling in sorted(closes):
+        for spelling in table.spellings(loose, self.close):
             table.on("call.list", spelling, "assistant.after_call")
 
     # ------------------------------------------------------------------ the Jinja template

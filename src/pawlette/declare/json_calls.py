@@ -30,7 +30,6 @@ from .concept import Concept, overrides
 from .grammar import CallItems, drop_prefix, text_before_calls
 from .pieces import Fence, markers_in
 from .readers import BetweenCallsReader, call_reader
-from .table import loose_spellings
 
 if TYPE_CHECKING:
     from .grammar import Turn
@@ -224,26 +223,26 @@ class JsonCalls(Concept):
                 table.reader(state, self.bare_reader())
             return
         close = table.text(self.close)
-        openings = {table.text(self.open), table.text(self.separator, self.open)} - {""}
-        closes = {close} if close else set()
-        if self.loose:
-            openings |= loose_spellings(openings)
-            closes |= loose_spellings(closes)
+        loose = self.loose
+        openings = sorted(
+            {*table.spellings(loose, self.open), *table.spellings(loose, self.separator, self.open)}
+        )
+        closes = table.spellings(loose, self.close)
         reader, ends = self.closed_call_reader(close, frozenset(closes))
         table.state("assistant.call", reader, "assistant", ends=ends)
-        for opening in sorted(openings):
+        for opening in openings:
             for state in texts:
                 table.on(state, opening, "assistant.call")
         if not close:
             return
         if self.text_after:
-            for spelling in sorted(closes):
+            for spelling in closes:
                 table.on("assistant.call", spelling, "assistant.body")
             return
         table.state("assistant.after_call", BetweenCallsReader, "assistant", ends=True)
-        for spelling in sorted(closes):
+        for spelling in closes:
             table.on("assistant.call", spelling, "assistant.after_call")
-        for opening in sorted(openings):
+        for opening in openings:
             table.on("assistant.after_call", opening, "assistant.call")
 
     # ------------------------------------------------------------------ the Jinja template
