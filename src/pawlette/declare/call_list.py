@@ -96,10 +96,7 @@ class JsonCallList(CallConcept):
             )
         if not self.open:
             raise FormatError(f"{layout.name}: JsonCallList.open: empty; expected a fence")
-        if self.ids not in ("given", "positional"):
-            raise FormatError(
-                f"{layout.name}: JsonCallList.ids: {self.ids!r}; expected 'given' or 'positional'"
-            )
+        self.check_choices(layout, "ids")
 
     @property
     def between_items(self) -> str:

@@ -94,11 +94,7 @@ class JsonCalls(Concept):
         return self.separator + (self.open or ())
 
     def validate(self, layout: Layout) -> None:
-        if self.arguments not in ("tojson", "verbatim"):
-            raise FormatError(
-                f"{layout.name}: JsonCalls.arguments: {self.arguments!r}; expected 'tojson' "
-                "or 'verbatim'"
-            )
+        self.check_choices(layout, "arguments")
         if self.open is not None and not self.open and not self.close:
             raise FormatError(
                 f"{layout.name}: JsonCalls: empty open and close fences; expected fences "

@@ -86,11 +86,7 @@ class NamedCalls(SectionedCallConcept):
                 f"{layout.name}: NamedCalls: an empty open or arguments_open fence; expected "
                 "the fences before the name and before the arguments"
             )
-        if self.content not in ("written", "dropped", "refused"):
-            raise FormatError(
-                f"{layout.name}: NamedCalls.content: {self.content!r}; expected 'written', "
-                "'dropped' or 'refused'"
-            )
+        self.check_choices(layout, "content")
 
     # ------------------------------------------------------------------ the name's place
     # What stands between ``open`` and the arguments (or the id): the call's name.  A

@@ -102,10 +102,7 @@ class XmlCalls(SectionedCallConcept):
                     f"{layout.name}: XmlCalls.{name}: {getattr(self, name)!r}; expected a fence "
                     "with a tag in it (the calls are read by their tags)"
                 )
-        if self.values not in ("json", "python"):
-            raise FormatError(
-                f"{layout.name}: XmlCalls.values: {self.values!r}; expected 'json' or 'python'"
-            )
+        self.check_choices(layout, "values")
 
     def value_text(self, value: Any) -> str:
         if isinstance(value, str):
