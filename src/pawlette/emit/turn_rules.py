@@ -4,15 +4,16 @@ a format starts from, the checks on tools."""
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
 from typing import Any
 
 from ..errors import UnsupportedFeature
 from ..format import Format
 from ..types import Tool
-from .grammar_ast import JsonSchemaValue, Lit, Rules
+from .grammar_ast import JsonSchemaValue, Lit, Node, Rules, Terminal, optional
 from .json_schema import JSON_ESCAPE, SchemaToGbnf
-from .text_language import TextLanguage, define, gbnf_string_rules
+from .text_language import TextLanguage, define, gbnf_string_rules, gbnf_text_rule
 
 ANY_OBJECT = {"type": "object"}
 NO_ARGUMENTS = {"type": "object", "properties": {}, "additionalProperties": False}
@@ -144,3 +145,63 @@ def rules_for(fmt: Format) -> Rules:
     rules.gbnf_extra["json-string"] = '"\\"" json-str-body "\\""'
     rules.gbnf_extra["json-id-rest"] = 'json-str-body "\\""'
     return rules
+
+
+STRING_KEYWORDS = ("pattern", "minLength", "maxLength", "format")
+"""The keywords of a string schema that a value written as free text is not held to."""
+
+
+def note_unenforced(rules: Rules, where: str, schema: Mapping[str, Any], syntaxes: Any) -> None:
+    """Notes, in each of ``syntaxes``, of the string keywords of ``schema`` (a value at
+    ``where`` written as free text) that the grammar does not hold the value to."""
+    for keyword in STRING_KEYWORDS:
+        if keyword not in schema:
+            continue
+        for syntax in syntaxes:
+            label = "GBNF" if syntax == "gbnf" else "Lark"
+            note = f"{where}: {keyword!r} is not enforced in {label}"
+            notes = rules.syntax_notes.setdefault(syntax, [])
+            if note not in notes:
+                notes.append(note)
+
+
+def lark_search(pattern: str) -> str | None:
+    """A JSON Schema ``pattern`` (found anywhere in the string unless anchored) as a Lark
+    regex the whole value must match; None where its anchors are not simply at its two ends
+    (llguidance's lexemes take no anchors)."""
+    inner = pattern
+    starts, ends = inner.startswith("^"), inner.endswith("$") and not inner.endswith("\\$")
+    inner = inner[1 if starts else 0 : len(inner) - 1 if ends else len(inner)]
+    if "^" in inner.replace("[^", "") or "$" in inner.replace("\\$", "") or "|" in inner:
+        return None
+    body = ("" if starts else "(?s:.*)") + f"(?:{inner})" + ("" if ends else "(?s:.*)")
+    return body.replace("/", "\\x2F")
+
+
+def constrained_text(rules: Rules, name: str, where: str, schema: Mapping[str, Any]) -> Node | None:
+    """Free text (that spells no marker) under a string schema's ``pattern`` and lengths: in
+    Lark a terminal ``name`` intersecting the text with a regex of them (what llguidance's
+    %json holds a JSON string to), in GBNF free text (a note at ``where`` says so).  None:
+    the schema has no such keyword, or a pattern Lark cannot hold (notes say so)."""
+    pattern = schema.get("pattern")
+    low, high = schema.get("minLength"), schema.get("maxLength")
+    if not isinstance(pattern, str) and low is None and high is None:
+        return None
+    regex = lark_search(pattern) if isinstance(pattern, str) else None
+    if isinstance(pattern, str) and regex is None:
+        note_unenforced(rules, where, schema, ("lark", "gbnf"))
+        return None
+    note_unenforced(rules, where, schema, ("gbnf",))
+    parts = ["(TEXT_NE)"]
+    if regex is not None:
+        parts.append(f"/{regex}/")
+    if isinstance(low, int) or isinstance(high, int):
+        bottom = max(int(low or 0), 1)
+        top = "" if not isinstance(high, int) else str(high)
+        parts.append(f"/(?s:.{{{bottom},{top}}})/")
+    rules.lark_extra[name] = " & ".join(parts)
+    terminal = Terminal(name, lark="", gbnf=gbnf_text_rule("TEXT", "NE"))
+    empty_allowed = not (isinstance(low, int) and low > 0) and (
+        not isinstance(pattern, str) or re.search(pattern, "") is not None
+    )
+    return optional(terminal) if empty_allowed else terminal
