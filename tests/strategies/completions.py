@@ -634,6 +634,50 @@ def _cohere(w: Writer) -> str:
     return "".join(out)
 
 
+def _minimax(w: Writer) -> str:
+    """MiniMax M1: maybe a reasoning block, text, then JSON lines of calls in
+    ``<tool_calls>`` (some malformed, some cut off), ended by ``<end_of_sentence>``."""
+    rng = w.rng
+    out = []
+    if rng.random() < 0.3:
+        closing = rng.choice(["</think>\n", "</think>", ""])
+        out.append(f"<think>\n{w.text(hostile=False)}{closing}")
+    if rng.random() < 0.5:
+        out.append(w.text())
+    if rng.random() < 0.6:
+        calls = [
+            _declared_call(w, "arguments", valid=rng.random() < 0.7)
+            for _ in range(rng.randint(1, 3))
+        ]
+        closing = rng.choice(["\n</tool_calls>", "\n</tool_calls>", "</tool_calls>", ""])
+        out.append("<tool_calls>\n" + "\n".join(calls) + closing)
+    end = "<end_of_sentence>"
+    out.append(rng.choice([end, end, "", f"{end}{w.word()}"]))
+    return "".join(out)
+
+
+def _nemotron_v2(w: Writer) -> str:
+    """Nemotron Nano 2, after its prompt's open ``<think>``: reasoning up to ``</think>``
+    (or cut inside), text, then a JSON list of calls in ``<TOOLCALL>`` (some malformed,
+    some cut off), ended by ``<SPECIAL_12>``."""
+    rng = w.rng
+    out = []
+    if rng.random() < 0.7:
+        out.append(w.text(hostile=False) + rng.choice(["\n</think>\n\n", "</think>"]))
+    if rng.random() < 0.5:
+        out.append(w.text())
+    if rng.random() < 0.6:
+        calls = [
+            _declared_call(w, "arguments", valid=rng.random() < 0.7)
+            for _ in range(rng.randint(1, 3))
+        ]
+        closing = rng.choice(["]</TOOLCALL>", "]</TOOLCALL>", "]", ""])
+        out.append("<TOOLCALL>[" + ", ".join(calls) + closing)
+    end = "<SPECIAL_12>"
+    out.append(rng.choice([f"\n{end}", end, "", f"{end}{w.word()}"]))
+    return "".join(out)
+
+
 GENERATORS: dict[str, Callable[[Writer], str]] = {
     "pcml": _pcml,
     "omni": _omni,
@@ -657,6 +701,8 @@ GENERATORS: dict[str, Callable[[Writer], str]] = {
     "solar": _solar,
     "functionary_v3_2": _functionary_v3_2,
     "cohere": _cohere,
+    "minimax": _minimax,
+    "nemotron_v2": _nemotron_v2,
 }
 
 
