@@ -141,15 +141,20 @@ def problems(
     # then ends an answer of complete, valid calls, and pawlette rightly says "length".
     repeated = parallel is not False and choice != "none" and len(calls) >= 2
     markers = sorted(m for m in spellings if m in content)
-    if markers and finish_reason == "length" and repeated and _unfinished_call(fmt, content):
+    # The cut call after complete ones is itself a repeat (one complete call is enough).
+    calling = parallel is not False and choice != "none" and bool(calls)
+    cut_call = bool(markers) and finish_reason == "length" and calling
+    if cut_call and _unfinished_call(fmt, content):
         markers = []  # the cut call's text, returned once as content (the contract says so)
+    else:
+        cut_call = False
     if markers and choice != "auto":
         found.append(f"marker text {markers} in content {content!r}")
     found += call_problems(choice, parallel, calls)
     if choice in ("required", "named") and not calls:
         found.append("no call")
     expected_reason = "tool_calls" if calls else "stop"
-    if finish_reason == "length" and repeated and not found:
+    if finish_reason == "length" and (repeated or cut_call) and not found:
         return found
     if finish_reason != expected_reason:
         found.append(f"finish_reason {finish_reason!r}, expected {expected_reason!r}")

@@ -37,8 +37,14 @@ def test_other_marker_text_beside_a_cut_call_is_still_a_failure() -> None:
         assert any(problem.startswith("marker text") for problem in found), content
 
 
-def test_a_cut_call_needs_the_length_limit_and_repeated_calls() -> None:
+def test_a_cut_call_needs_the_length_limit_and_a_complete_call_before_it() -> None:
     cut = '\n<tool_call>\n{"name": '
     assert problems("chatml", "required", None, _answer(cut, 2), "tool_calls")
-    assert problems("chatml", "required", None, _answer(cut, 1), "length")
+    assert problems("chatml", "required", None, _answer(cut, 0), "length")
     assert problems("chatml", "required", False, _answer(cut, 2), "length")
+
+
+def test_one_complete_call_then_a_cut_one_is_a_repeat_too() -> None:
+    cut = '\n<tool_call>\n{"name": '
+    assert problems("chatml", "required", None, _answer(cut, 1), "length") == []
+    assert problems("chatml", "required", None, _answer("Some text.", 1), "length")

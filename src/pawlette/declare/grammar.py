@@ -378,8 +378,9 @@ class SectionedCalls(CallItems):
     def __init__(self, calls: Any, turn: Turn) -> None:
         self.calls = calls
         first = calls.section_open or calls.open
+        # The fence's first marker (a layout Marker, not the grammar node of that name).
         self.trigger: str | None = next(
-            (piece.text for piece in first if isinstance(piece, Marker)), None
+            (piece.text for piece in first if isinstance(piece, pieces_module.Marker)), None
         )
         layout = turn.layout
         self.lead = text_of(calls.section_open + calls.open, layout.options, layout.name)
