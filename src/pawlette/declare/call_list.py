@@ -27,6 +27,7 @@ from json.encoder import encode_basestring_ascii as ascii_string
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from ..emit.grammar_ast import CharClass, JsonSchemaValue, Lit, Node, Repeat, Rules, alt, seq
+from ..emit.json_lark import define_json_base
 from ..engine.call_arguments import arguments_problem, load_json
 from ..engine.json_text import json_string
 from ..engine.machine import Parser
@@ -322,7 +323,10 @@ class _CallListSet(CallItems):
                 # A position, as the renderer writes it: a free string lets a model wander.
                 nodes += [Lit('"'), Repeat(CharClass("0123456789"), 1, 6), Lit('"')]
             elif role == "id":
-                nodes.append(JsonSchemaValue({"type": "string"}, gbnf="json-string"))
+                define_json_base(rules)
+                nodes.append(
+                    JsonSchemaValue({"type": "string"}, gbnf="json-string", lark="JSON_STRING")
+                )
             else:
                 nodes.append(json_arguments(rules, number, tool))
         return [*nodes, Lit("}")]

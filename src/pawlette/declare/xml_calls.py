@@ -31,7 +31,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
-from ..emit.grammar_ast import JsonSchemaValue, Lit, Node, Repeat, Rules, alt, optional, seq
+from ..emit.grammar_ast import Lit, Node, Repeat, Rules, alt, optional, seq
 from ..emit.grammar_ast import Marker as MarkerNode
 from ..engine.call_arguments import arguments_problem
 from ..engine.machine import Parser
@@ -438,8 +438,7 @@ class _XmlCallSet(SectionedCalls):
             where = f"tools[{number}].parameters.additionalProperties"
         root = turn.tools[number].parameters
         prefix = f"args-{number}-" + (f"p{position}" if position >= 0 else "extra")
-        value = json_value(rules, prefix, where, schema, root)
-        return JsonSchemaValue(value.schema, value.gbnf)
+        return json_value(rules, prefix, where, schema, root)
 
     def _python_scalars(self, schema: Any) -> tuple[list[str], Any] | None:
         """With ``values="python"``, a schema whose types include boolean or null: the

@@ -3,7 +3,6 @@ a format starts from, the checks on tools."""
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Mapping
 from typing import Any
@@ -12,6 +11,7 @@ from ..errors import UnsupportedFeature
 from ..format import Format
 from ..types import Tool
 from .grammar_ast import JsonSchemaValue, Lit, Node, Rules, Terminal, optional
+from .json_lark import SchemaToLark
 from .json_schema import JSON_ESCAPE, SchemaToGbnf
 from .text_language import TextLanguage, define, gbnf_string_rules, gbnf_text_rule
 
@@ -46,29 +46,11 @@ def parameters(tool: Tool) -> Any:
 
 
 LARK_JSON_NOTE = (
-    "JSON arguments are llguidance's %json under each tool's schema with lenient: true: "
-    "keywords llguidance does not implement are ignored, not refused; a \\uXXXX escape "
-    "of a character that is not a control character is not accepted (older llguidance "
-    "refuses the option that allows it), the character itself is"
+    "JSON arguments are rules from each tool's schema, with strings that spell no "
+    "marker, bounded whitespace; a string, number or integer under a keyword llguidance "
+    "enforces (pattern, format, numeric bounds, multipleOf) is llguidance's %json of that "
+    "value, lenient: true"
 )
-
-
-LLGUIDANCE_ENFORCED = frozenset(
-    {
-        "pattern",
-        "format",
-        "minimum",
-        "maximum",
-        "exclusiveMinimum",
-        "exclusiveMaximum",
-        "multipleOf",
-        "patternProperties",
-    }
-)
-"""Keywords the GBNF schema rules ignore that llguidance's %json enforces (its JSON-schema
-README, and what the installed llguidance was seen to do; tested in
-tests/export/test_grammar.py).  Every other ignored keyword (``uniqueItems``, ``contains``,
-``not``, conditionals, ...) is ignored by both."""
 
 
 class _JsonArguments(SchemaToGbnf):
@@ -76,57 +58,33 @@ class _JsonArguments(SchemaToGbnf):
 
     note_syntax = "gbnf"
 
-    def _note(self, where: str, what: str) -> None:
-        super()._note(where, what)
-        keyword = what[1:-1] if what[:1] == what[-1:] == "'" else None
-        if keyword is not None and keyword not in LLGUIDANCE_ENFORCED:
-            note = f"{where}: {what} is not enforced by llguidance's %json (lenient: ignored)"
-            notes = self.rules.syntax_notes.setdefault("lark", [])
-            if note not in notes:
-                notes.append(note)
 
-    def _literal(self, value: Any) -> str:
-        # GBNF breaks a marker a literal spells (json_literal); llguidance's %json writes the
-        # literal as it is and takes no \u escape of it, so the Lark grammar says so.
-        text = json.dumps(value, ensure_ascii=False)
-        spelled = [marker for marker in self.rules.markers if marker and marker in text]
-        if spelled:
-            note = (
-                f"{self.where}: the literal {text} spells the marker {spelled[0]!r}; llguidance's "
-                "%json writes it as it is (GBNF escapes one character), so a call forced to "
-                "write it may end there"
-            )
-            notes = self.rules.syntax_notes.setdefault("lark", [])
-            if note not in notes:
-                notes.append(note)
-        return super()._literal(value)
-
-
-def json_arguments(rules: Rules, number: int, tool: Tool) -> JsonSchemaValue:
-    """The JSON arguments of a call to ``tools[number]`` (GBNF rules defined in ``rules``)."""
-    schema = parameters(tool)
+def _both(rules: Rules, prefix: str, where: str, schema: Any) -> JsonSchemaValue:
     lark_notes = rules.syntax_notes.setdefault("lark", [])
     if LARK_JSON_NOTE not in lark_notes:
         lark_notes.append(LARK_JSON_NOTE)
-    converter = _JsonArguments(rules, f"args-{number}", f"tools[{number}].parameters")
-    return JsonSchemaValue(schema, gbnf=converter.convert(schema))
+    gbnf = _JsonArguments(rules, prefix, where).convert(schema)
+    lark = SchemaToLark(rules, prefix, where).convert(schema)
+    return JsonSchemaValue(schema, gbnf=gbnf, lark=lark)
+
+
+def json_arguments(rules: Rules, number: int, tool: Tool) -> JsonSchemaValue:
+    """The JSON arguments of a call to ``tools[number]`` (GBNF and Lark rules defined in
+    ``rules``)."""
+    return _both(rules, f"args-{number}", f"tools[{number}].parameters", parameters(tool))
 
 
 def json_value(rules: Rules, prefix: str, where: str, schema: Any, root: Any) -> JsonSchemaValue:
     """A JSON value under ``schema``, one part of the schema ``root`` (a parameter of a tool
     whose calls write each argument on its own): ``root``'s ``$defs`` and ``definitions``
-    go with it, so the local references in it resolve as they do in ``root``.  GBNF rules
-    are named from ``prefix``, notes say ``where``."""
+    go with it, so the local references in it resolve as they do in ``root``.  Rules are
+    named from ``prefix``, notes say ``where``."""
     if isinstance(schema, Mapping) and isinstance(root, Mapping):
         carried = {
             key: root[key] for key in ("$defs", "definitions") if key in root and key not in schema
         }
         schema = {**schema, **carried} if carried else schema
-    lark_notes = rules.syntax_notes.setdefault("lark", [])
-    if LARK_JSON_NOTE not in lark_notes:
-        lark_notes.append(LARK_JSON_NOTE)
-    converter = _JsonArguments(rules, prefix, where)
-    return JsonSchemaValue(schema, gbnf=converter.convert(schema))
+    return _both(rules, prefix, where, schema)
 
 
 def rules_for(fmt: Format) -> Rules:
