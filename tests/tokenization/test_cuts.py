@@ -136,3 +136,25 @@ def test_a_piece_that_ends_inside_a_token_is_an_error() -> None:
     pieces = PieceCache(_InsideWords(space=True, line=True), found._encode_plain, lengths, "x")
     with pytest.raises(TokenizerMismatch, match="spans the cut after 'hel'"):
         pieces.encode(["hello world"])
+
+
+def test_the_cache_starts_again_when_full(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A full piece cache is emptied, and ids stay those of the whole text."""
+    from pawlette.tokenization import cuts as cuts_module
+
+    monkeypatch.setattr(cuts_module, "PIECE_CACHE_ENTRIES", 8)
+    monkeypatch.setattr(cuts_module, "PIECE_CACHE_CHARACTERS", 60)
+    found = backend("llama3")
+    lengths = found._token_lengths
+    cuts = found.cuts
+    assert lengths is not None and cuts is not None
+    pieces = PieceCache(cuts, found._encode_plain, lengths, "llama3")
+    tokenizer = llama3_tokenizer()
+    batches = [
+        ["one two three four five six", "seven\neight nine ten"],
+        ["one two\nthree four five", "eleven twelve thirteen fourteen fifteen sixteen"],
+        ["one two three four five six", '{\n    "a": 1,\n    "b": [2, 3]\n}'],
+    ]
+    for batch in batches:
+        assert pieces.encode(batch) == [encode_plain(tokenizer, text) for text in batch]
+        assert len(pieces._known) <= 2 * 8 + 8  # never more than one batch past the bound

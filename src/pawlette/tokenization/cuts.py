@@ -34,10 +34,12 @@ from collections.abc import Callable, Sequence
 
 from ..errors import TokenizerMismatch
 
-__all__ = ["PIECE_CACHE_ENTRIES", "PieceCache", "TextCuts", "verified_cuts"]
+__all__ = ["PIECE_CACHE_CHARACTERS", "PIECE_CACHE_ENTRIES", "PieceCache", "TextCuts", "verified_cuts"]
 
 PIECE_CACHE_ENTRIES = 65536
 """How many pieces a :class:`PieceCache` remembers before it starts again empty."""
+PIECE_CACHE_CHARACTERS = 4_000_000
+"""How many characters of pieces it remembers before it starts again empty (long lines)."""
 
 Encode = Callable[[Sequence[str]], list[list[int]]]
 
@@ -133,9 +135,9 @@ class PieceCache:
     """Encodes texts piece by piece (``cuts``), each piece's ids remembered.
 
     ``encode`` is the plain encoding (a batch call); ``token_lengths`` each id's length in
-    bytes (a byte-level BPE's).  The cache starts again empty when it holds
-    :data:`PIECE_CACHE_ENTRIES` pieces (cheaper than evicting one at a time, and the pieces
-    that matter come back on their next use).
+    bytes (a byte-level BPE's).  The cache starts again empty when it would hold more than
+    :data:`PIECE_CACHE_ENTRIES` pieces or :data:`PIECE_CACHE_CHARACTERS` characters (cheaper
+    than evicting one at a time; the pieces that matter come back on their next use).
     """
 
     def __init__(
@@ -146,9 +148,11 @@ class PieceCache:
         self._token_lengths = token_lengths
         self._source = source
         self._known: dict[str, list[int]] = {}
+        self._characters = 0
 
     def clear(self) -> None:
         self._known.clear()
+        self._characters = 0
 
     def encode(self, texts: Sequence[str]) -> list[list[int]]:
         """The ids of each text (as the plain encoding of the whole text gives them)."""
@@ -198,8 +202,15 @@ class PieceCache:
                     learned.append((part[0], line_ids))
                     ids += line_ids
             results.append(ids)
-        if len(known) + len(fresh) + len(learned) > PIECE_CACHE_ENTRIES:
+        # Remembered only now: a piece looked up above must still be there when assembled.
+        added = sum(map(len, fresh)) + sum(len(line) for line, _ in learned)
+        self._characters += added
+        if (
+            len(known) + len(fresh) + len(learned) > PIECE_CACHE_ENTRIES
+            or self._characters > PIECE_CACHE_CHARACTERS
+        ):
             known.clear()
+            self._characters = added
         known.update(fresh)
         known.update(learned)
         return results
