@@ -34,7 +34,13 @@ from collections.abc import Callable, Sequence
 
 from ..errors import TokenizerMismatch
 
-__all__ = ["PIECE_CACHE_CHARACTERS", "PIECE_CACHE_ENTRIES", "PieceCache", "TextCuts", "verified_cuts"]
+__all__ = [
+    "PIECE_CACHE_CHARACTERS",
+    "PIECE_CACHE_ENTRIES",
+    "PieceCache",
+    "TextCuts",
+    "verified_cuts",
+]
 
 PIECE_CACHE_ENTRIES = 65536
 """How many pieces a :class:`PieceCache` remembers before it starts again empty."""
