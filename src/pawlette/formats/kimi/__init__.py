@@ -94,6 +94,7 @@ from pawlette.declare import (
 )
 from pawlette.declare.concept import Concept
 
+from . import k3
 from .concepts import (
     BreakAfterDefault,
     CallLabel,
@@ -116,27 +117,51 @@ MEDIA = tuple(
 KIMI_DEFAULT = "You are Kimi, an AI assistant created by Moonshot AI."
 ORIGINAL_DEFAULT = "You are a helpful assistant"
 
-Version = Literal["k2-instruct", "k2-thinking", "k2-original"]
+Version = Literal["k2-instruct", "k2-thinking", "k2-original", "k3"]
 
 
 @dataclass(frozen=True)
 class KimiOptions:
-    """``version``: which template's layout (see the module docstring)."""
+    """``version``: which template's layout (see the module docstring).  K3 only:
+    ``thinking`` and ``thinking_effort`` (``"low"``, ``"high"``, ``"max"`` or None), the
+    template's variables of those names."""
 
     version: Version = "k2-instruct"
+    thinking: bool = True
+    thinking_effort: str | None = "max"
 
 
 VARIANTS = {
-    version: KimiOptions(version) for version in ("k2-instruct", "k2-thinking", "k2-original")
+    **{version: KimiOptions(version) for version in ("k2-instruct", "k2-thinking", "k2-original")},
+    "k3": KimiOptions("k3"),
+    "k3-no-thinking": KimiOptions("k3", thinking=False),
 }
 
 
 def _variables(options: KimiOptions) -> Mapping[str, Any]:
+    if options.version == "k3":
+        return {"thinking": options.thinking, "thinking_effort": options.thinking_effort}
     return {}
 
 
 def layout(options: KimiOptions) -> Layout:
     version = options.version
+    if version == "k3":
+        frames, k3_concepts = k3.parts(options.thinking, options.thinking_effort)
+        summary = "Kimi K3: <|open|>TAG attr=...<|sep|> turns, think and response channels, typed argument tags"
+        if not options.thinking:
+            summary = "Kimi K3 with thinking off: <|open|>TAG<|sep|> turns, typed argument tags"
+        return Layout(
+            name="kimi",
+            summary=summary,
+            frames=frames,
+            concepts=tuple(k3_concepts),
+            options=options,
+            from_options=layout,
+            variants=VARIANTS,
+            extra_special=(k3.IMAGE,),
+            template_variables=_variables,
+        )
     original = version == "k2-original"
     concepts: list[Concept] = [
         ToolsBlock(

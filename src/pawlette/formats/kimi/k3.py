@@ -1,0 +1,602 @@
+"""Kimi K3's layout and its own concepts: tagged turns (``<|open|>TAG attr="value"<|sep|>`` …
+``<|close|>TAG<|sep|>``), tools as key-sorted JSON in a turn of their own, a thinking-effort
+system turn, reasoning and response channels, calls with one typed tag per argument, and
+results named by the call they answer and numbered in their run.
+
+The layout (every ``<|…|>`` a special token; tags and attributes plain text) is described in
+:mod:`pawlette.formats.kimi`; this module builds it for :func:`pawlette.formats.kimi.layout`.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from pawlette.declare import (
+    CallTurnEnd,
+    Concept,
+    Fence,
+    Frame,
+    Ignored,
+    Marker,
+    Reasoning,
+    Results,
+    ToolsBlock,
+    fence,
+)
+from pawlette.declare.readers import (
+    BetweenCallsReader,
+    OpenSection,
+    ResultReader,
+    SectionReader,
+    schema_tools,
+)
+from pawlette.declare.results import ResultNameReader
+from pawlette.declare.table import begin
+from pawlette.declare.xml_calls import schema_types, typed_value
+from pawlette.engine.call_arguments import arguments_problem
+from pawlette.engine.readers import WholeTextReader
+from pawlette.errors import FormatError, RequestError
+from pawlette.types import TextDelta, Tool, ToolCallDelta, ToolCallEnd, ToolCallStart
+
+if TYPE_CHECKING:
+    from pawlette.declare.layout import Layout
+    from pawlette.declare.table import Table
+    from pawlette.declare.write import Render
+
+OPEN, SEP, CLOSE = Marker("<|open|>"), Marker("<|sep|>"), Marker("<|close|>")
+END_OF_MESSAGE = Marker("<|end_of_msg|>")
+IMAGE = "<|kimi_image_placeholder|>"  # the template's image stand-in, never written here
+
+EFFORTS = ("low", "high", "max")  # what the template accepts (its text also names medium)
+
+
+def escaped(value: str) -> str:
+    """An attribute's value as the template's ``escape_attr`` writes it."""
+    return value.replace("&", "&amp;").replace('"', "&quot;")
+
+
+def unescaped(value: str) -> str:
+    return value.replace("&quot;", '"').replace("&amp;", "&")
+
+
+def opening(tag: str, *attributes: tuple[str, str]) -> Fence:
+    """``<|open|>TAG key="value"…<|sep|>`` (the template's ``open_tag``)."""
+    text = tag + "".join(f' {key}="{escaped(value)}"' for key, value in attributes)
+    return fence(OPEN, text, SEP)
+
+
+def closing(tag: str) -> Fence:
+    """``<|close|>TAG<|sep|>`` (the template's ``close_tag``)."""
+    return fence(CLOSE, tag, SEP)
+
+
+MESSAGE_END = fence(*closing("message"), END_OF_MESSAGE)
+
+
+def sorted_json(value: Any) -> str:
+    """JSON as the template's ``json_sorted`` writes it: every mapping's keys in Jinja's
+    ``dictsort`` order (case-insensitive, stable), no spaces after ``,`` and ``:``, arrays
+    in order, non-ASCII kept."""
+    if isinstance(value, dict):
+        items = sorted(value.items(), key=lambda item: _dictsort_key(item[0]))
+        inner = ",".join(
+            json.dumps(key, ensure_ascii=False) + ":" + sorted_json(item) for key, item in items
+        )
+        return "{" + inner + "}"
+    if isinstance(value, (list, tuple)):
+        return "[" + ",".join(sorted_json(item) for item in value) + "]"
+    return json.dumps(value, ensure_ascii=False)
+
+
+def _dictsort_key(key: Any) -> Any:
+    return key.lower() if isinstance(key, str) else key
+
+
+def value_type(value: Any) -> str:
+    """The template's ``xtml_type``: boolean before number (a bool is a number in Python)."""
+    if isinstance(value, bool):
+        return "boolean"
+    if value is None:
+        return "null"
+    if isinstance(value, (int, float)):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, dict):
+        return "object"
+    return "array"
+
+
+# ---------------------------------------------------------------------- tools and effort
+
+
+@dataclass(frozen=True)
+class SortedToolsBlock(ToolsBlock):
+    """:class:`pawlette.declare.ToolsBlock` whose JSON is the template's ``json_sorted``."""
+
+    def dump(self, value: Any) -> str:
+        return sorted_json(value)
+
+
+@dataclass(frozen=True)
+class FixedSystemTurn(Concept):
+    """A system turn the template writes at the start of every conversation, after the
+    tools (K3's ``thinking-effort`` turn): written as layout, read as layout (no message)."""
+
+    text: Fence
+
+    def turn_roles(self) -> frozenset[str]:
+        return frozenset()
+
+    def write_start(self, out: Render) -> None:
+        out.at(None, -1)
+        out.fence(self.text, "header")
+
+    def rows(self, table: Table) -> None:
+        table.on("outside", table.text(self.text), "outside")
+
+
+# ---------------------------------------------------------------------- names
+
+
+_NAMED = frozenset({"system", "user", "assistant"})
+
+
+@dataclass(frozen=True)
+class NameAttributes(Concept):
+    """A message's ``name`` as an attribute of its turn's tag:
+    ``<|open|>message role="user" name="alice"<|sep|>`` (system, user and assistant turns).
+    Reading takes the turn, not the name (a recorded difference)."""
+
+    handles: ClassVar[frozenset[str]] = frozenset({"name"})
+
+    def turn_roles(self) -> frozenset[str]:
+        return _NAMED
+
+    def check(self, out: Render) -> None:
+        out.handles("name")
+
+    def turn_open(self, out: Render, index: int) -> Fence | None:
+        if index < 0 or index >= len(out.messages) or out.role not in _NAMED:
+            return None
+        name = out.messages[index].name
+        if not name:
+            return None
+        return opening("message", ("role", out.role), ("name", name))
+
+
+# ---------------------------------------------------------------------- reasoning
+
+
+@dataclass(frozen=True)
+class BlankReasoning(Reasoning):
+    """:class:`pawlette.declare.Reasoning` whose text is written only when it is not blank
+    (the template's ``reasoning_content|trim`` test); blank reasoning gets the ``absent``
+    block, a recorded loss."""
+
+    def written(self, out: Render, index: int) -> bool:
+        reasoning = out.messages[index].reasoning
+        return bool(reasoning and reasoning.strip())
+
+    def check(self, out: Render) -> None:
+        super().check(out)
+        for index, message in enumerate(out.messages):
+            reasoning = message.reasoning
+            if message.role == "assistant" and reasoning and not reasoning.strip():
+                out.lose(f"messages[{index}].reasoning_content", "blank: not written")
+
+
+# ---------------------------------------------------------------------- calls
+
+
+def _arguments(arguments: str, where: str) -> dict[str, Any]:
+    try:
+        value = json.loads(arguments.strip() or "{}")
+    except json.JSONDecodeError as error:
+        raise RequestError(where, f"not valid JSON ({error.msg})", "a JSON object") from error
+    if not isinstance(value, dict):
+        raise RequestError(where, "not a JSON object", "a JSON object of arguments")
+    return value
+
+
+CALL_OPEN = fence(OPEN, "call")
+CALL_CLOSE = closing("call")
+_ATTRIBUTE = re.compile(r'\s*([A-Za-z_][\w-]*)\s*=\s*"([^"]*)"')
+
+
+@dataclass(frozen=True)
+class TaggedCalls(Concept):
+    """K3's calls, after the response channel::
+
+        <|close|>response<|sep|><|open|>tools<|sep|>
+        <|open|>call tool="NAME" index="1"<|sep|>
+        <|open|>argument key="KEY" type="TYPE"<|sep|>VALUE<|close|>argument<|sep|>
+        <|close|>call<|sep|><|close|>tools<|sep|>
+
+    TYPE is the value's JSON type (``boolean``, ``null``, ``number``, ``string``,
+    ``object``, ``array``); a string is written as it is, any other value as JSON.  Reading
+    types each value by its ``type`` attribute (without one, by the tool's schema), takes a
+    ``<|open|>json type="object"<|sep|>{...}<|close|>json<|sep|>`` block as the whole
+    arguments, and unescapes the attributes' ``&quot;`` and ``&amp;``.
+    """
+
+    section_open: Fence
+    section_close: Fence
+
+    handles: ClassVar[frozenset[str]] = frozenset({"calls"})
+
+    def turn_roles(self) -> frozenset[str]:
+        return frozenset({"assistant"})
+
+    def check(self, out: Render) -> None:
+        out.handles("calls")
+        for index, message in enumerate(out.messages):
+            if message.role != "assistant" or not message.tool_calls:
+                continue
+            for number, call in enumerate(message.tool_calls):
+                if not call.name:
+                    raise RequestError(
+                        f"messages[{index}].tool_calls[{number}].function.name",
+                        "empty",
+                        "the name of the function",
+                    )
+                where = f"messages[{index}].tool_calls[{number}].function.arguments"
+                _arguments(call.arguments, where)
+
+    def write_closing(self, out: Render, index: int) -> None:
+        if out.role != "assistant" or index < 0 or not out.messages[index].tool_calls:
+            return
+        out.fence(self.section_open, "tool_call", trainable=True)
+        for number, call in enumerate(out.messages[index].tool_calls):
+            head = opening("call", ("tool", call.name), ("index", str(number + 1)))
+            out.fence(head, "tool_call", trainable=True)
+            where = f"messages[{index}].tool_calls[{number}].function.arguments"
+            for key, value in _arguments(call.arguments, where).items():
+                tag = opening("argument", ("key", key), ("type", value_type(value)))
+                out.fence(tag, "tool_call", trainable=True)
+                text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+                out.text(text, "tool_call", trainable=True)
+                out.fence(closing("argument"), "tool_call", trainable=True)
+            out.fence(CALL_CLOSE, "tool_call", trainable=True)
+        out.fence(self.section_close, "tool_call", trainable=True)
+
+    def rows(self, table: Table) -> None:
+        inner = {OPEN.text, SEP.text, CLOSE.text}
+        table.state("call.tagged", TaggedCallReader, "assistant", inner=inner)
+        between = "assistant.after_call"
+        table.state(between, BetweenCallsReader, "assistant")
+        for state in tuple(table.call_states):
+            table.on(state, table.text(self.section_open), "assistant.calls")
+        table.state("assistant.calls", SectionReader, "assistant")
+        table.on("assistant.calls", table.text(CALL_OPEN), "call.tagged")
+        table.on("call.tagged", table.text(CALL_CLOSE), between)
+        table.on(between, table.text(CALL_OPEN), "call.tagged")
+        table.state("assistant.after_calls", BetweenCallsReader, "assistant", ends=True)
+        table.on(between, table.text(self.section_close), "assistant.after_calls")
+
+
+def _attributes(text: str) -> dict[str, str] | None:
+    """``key="value"`` pairs (unescaped); None where ``text`` holds anything else."""
+    found: dict[str, str] = {}
+    position = 0
+    while position < len(text):
+        match = _ATTRIBUTE.match(text, position)
+        if match is None:
+            return None if text[position:].strip() else found
+        found[match.group(1)] = unescaped(match.group(2))
+        position = match.end()
+    return found
+
+
+def _tool_types(tool: Tool | None, key: str) -> set[str] | None:
+    if tool is None or not isinstance(tool.parameters, dict):
+        return None
+    properties = tool.parameters.get("properties")
+    return schema_types(properties.get(key) if isinstance(properties, dict) else None)
+
+
+_JSON_TYPES: dict[str, tuple[type, ...]] = {
+    "boolean": (bool,),
+    "null": (type(None),),
+    "number": (int, float),
+    "object": (dict,),
+    "array": (list,),
+}
+
+
+def read_call(
+    text: str, tools: Sequence[Tool], schemas: Sequence[Tool]
+) -> tuple[str | None, str | None, dict[str, Any] | None]:
+    """``(problem, name, arguments)`` of a call's text after ``<|open|>call``."""
+    sep, close = SEP.text, CLOSE.text
+    head, found, rest = text.partition(sep)
+    attributes = _attributes(head) if found else None
+    if attributes is None or not attributes.get("tool", "").strip():
+        return "no tool attribute in the call's tag", None, None
+    name = attributes["tool"].strip()
+    if tools and all(tool.name != name for tool in tools):
+        return f"no tool named {name!r}", None, None
+    tool = next((item for item in schemas if item.name == name), None)
+    arguments: dict[str, Any] = {}
+    position = 0
+    while rest[position:].strip():
+        position += len(rest[position:]) - len(rest[position:].lstrip())
+        tag = next(
+            (word for word in ("argument", "json") if rest.startswith(OPEN.text + word, position)),
+            None,
+        )
+        if tag is None:
+            return f"text {rest[position:][:40]!r} where an argument opens", None, None
+        start = position + len(OPEN.text + tag)
+        head_end = rest.find(sep, start)
+        end_tag = close + tag + sep
+        value_end = rest.find(end_tag, head_end + 1) if head_end >= 0 else -1
+        found_attributes = _attributes(rest[start:head_end]) if head_end >= 0 else None
+        if found_attributes is None or value_end < 0:
+            return f"an {tag} tag without its end", None, None
+        value = rest[head_end + len(sep) : value_end]
+        position = value_end + len(end_tag)
+        if tag == "json":
+            problem = arguments_problem(value.strip() or "{}")
+            if problem is not None or arguments:
+                return problem or "a json block beside arguments", None, None
+            arguments = json.loads(value.strip() or "{}")
+            continue
+        key = found_attributes.get("key", "")
+        if not key or key in arguments:
+            return f"argument {key!r} empty or given twice", None, None
+        kind = found_attributes.get("type")
+        if kind == "string":
+            arguments[key] = value
+        elif kind in _JSON_TYPES:
+            try:
+                typed = json.loads(value)
+            except json.JSONDecodeError:
+                return f"argument {key!r}: {value[:40]!r} is not JSON of type {kind}", None, None
+            if not isinstance(typed, _JSON_TYPES[kind]) or (
+                kind == "number" and isinstance(typed, bool)
+            ):
+                return f"argument {key!r}: {value[:40]!r} is not of type {kind}", None, None
+            arguments[key] = typed
+        else:  # no type (or an unknown one): the schema types it, as other tagged calls
+            read, typed = typed_value(value, _tool_types(tool, key), False)
+            if not read:
+                return f"argument {key!r}: {value[:40]!r} is not of its schema's type", None, None
+            arguments[key] = typed
+    problem = arguments_problem(json.dumps(arguments, ensure_ascii=False))
+    if problem is not None:
+        return problem, None, None
+    return None, name, arguments
+
+
+class TaggedCallReader(WholeTextReader):
+    """One call, read whole at its ``<|close|>call<|sep|>``."""
+
+    __slots__ = ()
+
+    def close(self, marker: str | None, offset: int) -> None:
+        parser = self._parser
+        text = self._text()
+        opening_text = parser.context(OpenSection).take() + (parser.entered_by or "")
+        closes = parser.grammar.steps.get((parser.state.name, marker or ""))
+        closed = closes is not None and closes.target == "assistant.after_call"
+        problem, name, arguments = (
+            read_call(text, parser.tools, schema_tools(parser))
+            if closed
+            else ("not closed", None, None)
+        )
+        if problem is not None or name is None or arguments is None:
+            raw = opening_text + text + (marker if closed and marker else "")
+            where = self._offset if self._chunks else offset
+            parser.malformed(
+                where, f"call {raw[:60]!r}: {problem}", "a tool, its arguments, the close", raw
+            )
+            parser.emit(TextDelta(raw))
+            return
+        index = parser.next_call_index()
+        parser.emit(ToolCallStart(index, parser.new_call_id(), name))
+        parser.emit(ToolCallDelta(index, json.dumps(arguments, ensure_ascii=False)))
+        parser.emit(ToolCallEnd(index))
+
+
+# ---------------------------------------------------------------------- results
+
+
+@dataclass(frozen=True)
+class NamedResults(Results):
+    """Each tool message a turn ``<|open|>message role="tool" tool="NAME" index="K"<|sep|>``
+    + text + the frame's end, as the template writes a run of results after an assistant
+    turn: when every result's ``tool_call_id`` is the id of a call of the last assistant
+    turn, in the calls' order, each named by its call; otherwise in the messages' order,
+    named by the message's ``name``, else by the call at the same position.  K counts the
+    results from 1 after each assistant turn.  Reading skips the name and the number (the
+    calls name the tools; the fold pairs results with calls by position)."""
+
+    head_open: Fence = ()
+
+    handles: ClassVar[frozenset[str]] = frozenset({"tool_name"})
+
+    def validate(self, layout: Layout) -> None:
+        if not self.head_open:
+            raise FormatError(f"{layout.name}: NamedResults.head_open: empty; expected a fence")
+
+    def check(self, out: Render) -> None:
+        out.handles("tool_name")
+        for index, message in enumerate(out.messages):
+            if message.role != "tool" or index != _run_start(out, index):
+                continue
+            order, names = _run(out, index)
+            if any(name is None for name in names):
+                where = next(n for n, name in zip(order, names, strict=True) if name is None)
+                raise RequestError(
+                    f"messages[{where}].name",
+                    "no name and no call answered by position or id",
+                    "a tool name: the template names each result",
+                )
+            if order != sorted(order):
+                out.lose(f"messages[{index}]", "results written in the order of their calls")
+
+    def write_message(self, out: Render, index: int) -> None:
+        if index != _run_start(out, index):
+            return  # written with the first of its run
+        order, names = _run(out, index)
+        frame = out.frame("tool")
+        base = sum(
+            1
+            for number in range(_last_assistant(out, index) + 1, index)
+            if out.messages[number].role == "tool"
+        )
+        for number, (position, name) in enumerate(zip(order, names, strict=True)):
+            out.role, out.index = "tool", position
+            out.at("tool", position)
+            head = opening(
+                "message", ("role", "tool"), ("tool", name or ""), ("index", str(base + number + 1))
+            )
+            out.fence(head, "header")
+            out.text(out.message_text(position), "tool_result")
+            out.fence(frame.end, "close")
+        out.previous = "tool"
+
+    def rows(self, table: Table) -> None:
+        table.state("tool.name", ResultNameReader, "tool")
+        table.on("outside", table.text(self.head_open), "tool.name", begin("tool"))
+        table.state("tool.item", ResultReader, "tool", ends=True)
+        table.on("tool.name", table.text(fence(SEP)), "tool.item")
+
+
+def _run_start(out: Render, index: int) -> int:
+    start = index
+    while start > 0 and out.messages[start - 1].role == "tool":
+        start -= 1
+    return start
+
+
+def _last_assistant(out: Render, index: int) -> int:
+    for number in range(index - 1, -1, -1):
+        if out.messages[number].role == "assistant":
+            return number
+    return -1
+
+
+def _run(out: Render, start: int) -> tuple[list[int], list[str | None]]:
+    """The run of tool messages from ``start``: their indices in written order, and the
+    name each is written with (None: none the template finds)."""
+    end = start
+    while end < len(out.messages) and out.messages[end].role == "tool":
+        end += 1
+    run = list(range(start, end))
+    assistant = _last_assistant(out, start)
+    calls = list(out.messages[assistant].tool_calls or ()) if assistant >= 0 else []
+    ids = {call.id for call in calls if call.id is not None}
+    if run and calls and all(out.messages[n].tool_call_id in ids for n in run):
+        order: list[int] = []
+        names: list[str | None] = []
+        seen: set[str] = set()
+        for call in calls:
+            if call.id is None or call.id in seen:
+                continue
+            seen.add(call.id)
+            for number in run:
+                if out.messages[number].tool_call_id == call.id:
+                    order.append(number)
+                    names.append(call.name)
+        return order, names
+    # Each result counts its position from the first after the assistant turn (the
+    # template's tool_index is not reset by other turns between).
+    first = sum(1 for n in range(assistant + 1, start) if out.messages[n].role == "tool")
+    found: list[str | None] = []
+    for offset, number in enumerate(run):
+        name = out.messages[number].name
+        if name is None and first + offset < len(calls):
+            name = calls[first + offset].name
+        found.append(name)
+    return run, found
+
+
+# ---------------------------------------------------------------------- the layout
+
+
+def effort_turn(effort: str) -> Fence:
+    body = (
+        "`thinking_effort` guides on how much to think in your thinking channel (not including"
+        " the response channel), supported values include `low`, `medium`, `high`, and `max`."
+        f"\nNow the system is invoked with `thinking_effort={effort}`."
+    )
+    return fence(
+        *opening("message", ("role", "system"), ("type", "thinking-effort")), body, *MESSAGE_END
+    )
+
+
+TOOLS_INTRO = "# Tools\nHere are the available tools, described in JSONSchema.\n\n```json\n"
+
+
+def parts(thinking: bool, effort: str | None) -> tuple[dict[str, Frame], list[Concept]]:
+    """K3's frames and concepts, with thinking on or off and the thinking effort."""
+    if effort is not None and effort not in EFFORTS:
+        raise FormatError(
+            f"kimi: KimiOptions.thinking_effort: {effort!r}; expected one of "
+            + ", ".join(EFFORTS)
+            + " or None"
+        )
+    response = opening("response")
+    content_end = fence(*closing("response"), *MESSAGE_END)
+    assistant_open = opening("message", ("role", "assistant"))
+    frames = {
+        "system": Frame(open=opening("message", ("role", "system")), end=MESSAGE_END),
+        "user": Frame(open=opening("message", ("role", "user")), end=MESSAGE_END),
+        "assistant": Frame(
+            open=assistant_open if thinking else fence(*assistant_open, *response),
+            end=content_end,
+            also_end=(MESSAGE_END,),
+        ),
+        "tool": Frame(open=opening("message", ("role", "tool")), end=MESSAGE_END),
+    }
+    concepts: list[Concept] = [
+        SortedToolsBlock(
+            place="own_turn",
+            open=fence(
+                *opening("message", ("role", "system"), ("type", "tool-declare")), TOOLS_INTRO
+            ),
+            close=fence("\n```", *MESSAGE_END),
+            array=True,
+        ),
+    ]
+    if thinking and effort is not None:
+        concepts.append(FixedSystemTurn(effort_turn(effort)))
+    concepts.append(NameAttributes())
+    think = opening("think")
+    think_end = fence(*closing("think"), *response)
+    if thinking:
+        concepts.append(
+            BlankReasoning(
+                open=think, close=think_end, absent=fence(*think, *think_end), prompt="open"
+            )
+        )
+    else:
+        concepts.append(Ignored(("reasoning",)))
+    concepts += [
+        TaggedCalls(
+            section_open=fence(*closing("response"), *opening("tools")),
+            section_close=closing("tools"),
+        ),
+        CallTurnEnd(end=MESSAGE_END),
+        NamedResults(head_open=fence(OPEN, 'message role="tool" tool="')),
+    ]
+    return frames, concepts
+
+
+__all__ = [
+    "BlankReasoning",
+    "FixedSystemTurn",
+    "NameAttributes",
+    "NamedResults",
+    "SortedToolsBlock",
+    "TaggedCalls",
+    "parts",
+    "read_call",
+    "sorted_json",
+]
