@@ -40,7 +40,7 @@ from pawlette.declare.xml_calls import schema_types, typed_value
 from pawlette.engine.call_arguments import arguments_problem
 from pawlette.engine.readers import WholeTextReader
 from pawlette.errors import FormatError, RequestError
-from pawlette.types import TextDelta, Tool, ToolCallDelta, ToolCallEnd, ToolCallStart
+from pawlette.types import MetadataItem, TextDelta, Tool, ToolCallDelta, ToolCallEnd, ToolCallStart
 
 if TYPE_CHECKING:
     from pawlette.declare.layout import Layout
@@ -149,8 +149,8 @@ _NAMED = frozenset({"system", "user", "assistant"})
 @dataclass(frozen=True)
 class NameAttributes(Concept):
     """A message's ``name`` as an attribute of its turn's tag:
-    ``<|open|>message role="user" name="alice"<|sep|>`` (system, user and assistant turns).
-    Reading takes the turn, not the name (a recorded difference)."""
+    ``<|open|>message role="user" name="alice"<|sep|>`` (system, user and assistant turns;
+    the template's ``escape_attr`` applied), read back as the message's ``name``."""
 
     handles: ClassVar[frozenset[str]] = frozenset({"name"})
 
@@ -161,12 +161,41 @@ class NameAttributes(Concept):
         out.handles("name")
 
     def turn_open(self, out: Render, index: int) -> Fence | None:
-        if index < 0 or index >= len(out.messages) or out.role not in _NAMED:
+        role = out.role
+        if index < 0 or index >= len(out.messages) or role not in _NAMED:
             return None
         name = out.messages[index].name
         if not name:
             return None
-        return opening("message", ("role", out.role), ("name", name))
+        # The frame's open fence is the message tag (3 pieces), then what follows it (the
+        # response channel's tag with thinking off).
+        rest = out.layout.frames[role].open[3:]
+        return fence(*opening("message", ("role", role), ("name", name)), *rest)
+
+    def rows(self, table: Table) -> None:
+        for role in sorted(_NAMED & set(table.layout.frames)):
+            table.fields.setdefault(role, {})["name"] = "name"
+            state = table.state(f"{role}.name", NameReader, role)
+            head = fence(OPEN, f'message role="{role}" name="')
+            table.on("outside", table.text(head), state, begin(role))
+            rest = table.layout.frames[role].open[3:]
+            # The quote stays the name reader's: ``"<|sep|>`` as one marker would be read
+            # everywhere, inside the calls' tags too.
+            table.on(state, table.text(fence(SEP, *rest)), table.first_state[role])
+
+
+class NameReader(WholeTextReader):
+    """A turn's ``name`` attribute and its closing quote (the name is what precedes it)."""
+
+    __slots__ = ()
+
+    def close(self, marker: str | None, offset: int) -> None:
+        text = self._text()
+        if not text.endswith('"'):
+            self._parser.malformed(
+                self._offset, f"name attribute {text[:40]!r}", "a name, then '\"'", text
+            )
+        self._parser.emit(MetadataItem("name", unescaped(text.removesuffix('"'))))
 
 
 # ---------------------------------------------------------------------- reasoning
