@@ -16,6 +16,7 @@ import pawlette
 from pawlette.errors import FormatError
 from pawlette.format import Format
 
+from ...declare.test_variants import jinja_render
 from ...helpers import feed_in_pieces, folded, random_sizes
 from ...support.conversations import generate_conversations
 from ...support.template_compare import (
@@ -224,3 +225,32 @@ def test_a_call_to_an_unknown_tool_is_no_call() -> None:
     result = pawlette.get_format("kimi:k3").parse(output, tools=TOOLS)
     assert result.warnings
     assert not result.message.get("tool_calls")
+
+
+@pytest.mark.parametrize("name", ["kimi:k3", "kimi:k3-no-thinking"])
+@pytest.mark.parametrize("prompt", [False, True])
+def test_the_exported_template_renders_as_render(name: str, prompt: bool) -> None:
+    """Generated conversations, and results the template reorders or names by position: the
+    exported Jinja template (json_sorted, typed argument tags, result runs) writes what
+    render writes."""
+    fmt = pawlette.get_format(name)
+    requests = [
+        dict(conversation.request)
+        for conversation in generate_conversations(12, seed=5, avoid=fmt.special_markers)
+    ]
+    for results in (
+        [
+            {"role": "tool", "tool_call_id": "a2", "content": "said"},
+            {"role": "tool", "tool_call_id": "a1", "content": "sunny"},
+        ],
+        [
+            {"role": "tool", "tool_call_id": "zz", "content": "sunny"},
+            {"role": "tool", "tool_call_id": "yy", "name": "other", "content": "said"},
+        ],
+    ):
+        messages = [{"role": "user", "name": 'a "b" & c', "content": "Go"}, CALLS, *results]
+        requests.append({"messages": messages, "tools": TOOLS})
+    for request in requests:
+        rendering = fmt.render(request, add_generation_prompt=prompt)
+        text, _ = jinja_render(fmt, request, prompt)
+        assert text == rendering.text

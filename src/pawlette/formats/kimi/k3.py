@@ -43,6 +43,7 @@ from pawlette.errors import FormatError, RequestError
 from pawlette.types import MetadataItem, TextDelta, Tool, ToolCallDelta, ToolCallEnd, ToolCallStart
 
 if TYPE_CHECKING:
+    from pawlette.declare.jinja import Template
     from pawlette.declare.layout import Layout
     from pawlette.declare.table import Table
     from pawlette.declare.write import Render
@@ -121,6 +122,28 @@ class SortedToolsBlock(ToolsBlock):
     def dump(self, value: Any) -> str:
         return sorted_json(value)
 
+    def jinja_block(self, out: Template, *, separated: bool = False) -> None:
+        out.macro("json_sorted", _JSON_SORTED)
+        out.fence(self.open)
+        out.out("{{- json_sorted(tools) -}}")
+        out.fence(self.close)
+
+
+_JSON_SORTED = """
+{%- macro json_sorted(value) -%}
+{%- if value is mapping -%}{{- '{' -}}
+{%- for key, item in value | dictsort -%}{%- if not loop.first -%}{{- ',' -}}{%- endif -%}
+{{- key | tojson -}}{{- ':' -}}{{- json_sorted(item) -}}{%- endfor -%}{{- '}' -}}
+{%- elif value is string or value is number or value is boolean or value is none -%}
+{{- value | tojson -}}
+{%- else -%}{{- '[' -}}{%- for item in value -%}{%- if not loop.first -%}{{- ',' -}}{%- endif -%}
+{{- json_sorted(item) -}}{%- endfor -%}{{- ']' -}}
+{%- endif -%}
+{%- endmacro -%}
+"""
+_ESCAPE = " | string | replace('&', '&amp;') | replace('\"', '&quot;')"
+"""The template's ``escape_attr``, as a Jinja filter chain."""
+
 
 @dataclass(frozen=True)
 class FixedSystemTurn(Concept):
@@ -138,6 +161,9 @@ class FixedSystemTurn(Concept):
 
     def rows(self, table: Table) -> None:
         table.on("outside", table.text(self.text), "outside")
+
+    def jinja_start(self, out: Template) -> None:
+        out.fence(self.text)
 
 
 # ---------------------------------------------------------------------- names
@@ -183,6 +209,19 @@ class NameAttributes(Concept):
             # everywhere, inside the calls' tags too.
             table.on(state, table.text(fence(SEP, *rest)), table.first_state[role])
 
+    def jinja_open(self, out: Template, role: str) -> bool:
+        if out.prompt or role not in _NAMED:
+            return False
+        frame = out.layout.frames[role].open
+        out.out("{%- if message is not none and message.name is defined and message.name -%}")
+        out.literal(f'<|open|>message role="{role}" name="')
+        out.out("{{- message.name" + _ESCAPE + " -}}")
+        out.fence(fence('"', SEP, *frame[3:]))
+        out.out("{%- else -%}")
+        out.fence(frame)
+        out.out("{%- endif -%}")
+        return True
+
 
 class NameReader(WholeTextReader):
     """A turn's ``name`` attribute and its closing quote (the name is what precedes it)."""
@@ -212,11 +251,16 @@ class BlankReasoning(Reasoning):
         return bool(reasoning and reasoning.strip())
 
     def check(self, out: Render) -> None:
-        super().check(out)
+        # Every turn keeps its reasoning (``keep="all"``): a blank text is the only loss.
+        out.handles("reasoning")
         for index, message in enumerate(out.messages):
             reasoning = message.reasoning
             if message.role == "assistant" and reasoning and not reasoning.strip():
                 out.lose(f"messages[{index}].reasoning_content", "blank: not written")
+
+    def _condition(self, out: Template) -> str:
+        given = "message.reasoning_content is defined and message.reasoning_content is not none"
+        return f"({given} and message.reasoning_content | trim)"
 
 
 # ---------------------------------------------------------------------- calls
@@ -292,6 +336,40 @@ class TaggedCalls(Concept):
                 out.fence(closing("argument"), "tool_call", trainable=True)
             out.fence(CALL_CLOSE, "tool_call", trainable=True)
         out.fence(self.section_close, "tool_call", trainable=True)
+
+    def jinja_setup(self, out: Template) -> None:
+        out.object_arguments = True
+
+    def jinja_closing(self, out: Template, role: str) -> None:
+        if role != "assistant":
+            return
+        out.out("{%- if message.tool_calls is defined and message.tool_calls -%}")
+        out.fence(self.section_open)
+        out.out("{%- for call in message.tool_calls -%}")
+        out.literal('<|open|>call tool="')
+        out.out("{{- call.function.name" + _ESCAPE + " -}}")
+        out.literal('" index="')
+        out.out("{{- loop.index | string -}}")
+        out.literal('"<|sep|>')
+        out.out("{%- for key, value in call.function.arguments.items() -%}")
+        out.literal('<|open|>argument key="')
+        out.out("{{- key" + _ESCAPE + " -}}")
+        out.literal('" type="')
+        out.out(
+            "{%- if value is boolean -%}{{- 'boolean' -}}{%- elif value is none -%}{{- 'null' -}}"
+            "{%- elif value is number -%}{{- 'number' -}}{%- elif value is string -%}"
+            "{{- 'string' -}}{%- elif value is mapping -%}{{- 'object' -}}"
+            "{%- else -%}{{- 'array' -}}{%- endif -%}"
+        )
+        out.literal('"<|sep|>')
+        out.out("{%- if value is string -%}{{- value -}}{%- else -%}{{- value | tojson -}}")
+        out.out("{%- endif -%}")
+        out.fence(closing("argument"))
+        out.out("{%- endfor -%}")
+        out.fence(CALL_CLOSE)
+        out.out("{%- endfor -%}")
+        out.fence(self.section_close)
+        out.out("{%- endif -%}")
 
     def rows(self, table: Table) -> None:
         inner = {OPEN.text, SEP.text, CLOSE.text}
@@ -495,6 +573,73 @@ class NamedResults(Results):
         table.on("outside", table.text(self.head_open), "tool.name", begin("tool"))
         table.state("tool.item", ResultReader, "tool", ends=True)
         table.on("tool.name", table.text(fence(SEP)), "tool.item")
+
+    def jinja_message(self, out: Template, role: str) -> None:
+        end = out.layout.frames["tool"].end
+        out.out('{%- if index == 0 or messages[index - 1].role != "tool" -%}')
+        out.out("{%- set run = namespace(items=[], open=true, calls=[], before=0, ids=[]) -%}")
+        out.out("{%- set run.matched = true -%}{%- set run.seen = [] -%}")
+        out.out("{%- for earlier in messages[:index] -%}")
+        out.out('{%- if earlier.role == "assistant" -%}{%- set run.before = 0 -%}')
+        out.out(
+            "{%- set run.calls = earlier.tool_calls if earlier.tool_calls is defined and "
+            "earlier.tool_calls else [] -%}"
+        )
+        out.out('{%- elif earlier.role == "tool" -%}{%- set run.before = run.before + 1 -%}')
+        out.out("{%- endif -%}{%- endfor -%}")
+        out.out("{%- for candidate in messages[index:] -%}")
+        out.out('{%- if run.open and candidate.role == "tool" -%}')
+        out.out("{%- set run.items = run.items + [index + loop.index0] -%}")
+        out.out("{%- else -%}{%- set run.open = false -%}{%- endif -%}{%- endfor -%}")
+        out.out("{%- for call in run.calls -%}")
+        out.out("{%- if call.id is defined and call.id is not none -%}")
+        out.out("{%- set run.ids = run.ids + [call.id] -%}{%- endif -%}{%- endfor -%}")
+        out.out("{%- set run.matched = run.calls | length > 0 -%}")
+        out.out("{%- for number in run.items -%}")
+        out.out(
+            "{%- if not (messages[number].tool_call_id is defined and "
+            "messages[number].tool_call_id in run.ids) -%}"
+        )
+        out.out("{%- set run.matched = false -%}{%- endif -%}{%- endfor -%}")
+        out.out("{%- set run.number = run.before -%}")
+        out.out("{%- if run.matched -%}")
+        out.out("{%- for call in run.calls -%}")
+        out.out("{%- if call.id is defined and call.id is not none and call.id not in run.seen -%}")
+        out.out("{%- set run.seen = run.seen + [call.id] -%}")
+        out.out("{%- for number in run.items -%}")
+        out.out("{%- if messages[number].tool_call_id == call.id -%}")
+        self._jinja_result(out, "call.function.name", end)
+        out.out("{%- endif -%}{%- endfor -%}{%- endif -%}{%- endfor -%}")
+        out.out("{%- else -%}")
+        out.out("{%- for number in run.items -%}")
+        out.out("{%- set position = run.before + loop.index0 -%}")
+        out.out(
+            "{%- if messages[number].name is defined and messages[number].name is not none -%}"
+            "{%- set result_name = messages[number].name -%}"
+            "{%- elif position < run.calls | length -%}"
+            "{%- set result_name = run.calls[position].function.name -%}"
+            "{%- else -%}{%- set result_name = none -%}{%- endif -%}"
+        )
+        out.raise_if(
+            "result_name is none",
+            "messages: a tool result with no name and no call answered by position or id;"
+            " expected a tool name: the template names each result",
+        )
+        self._jinja_result(out, "result_name", end)
+        out.out("{%- endfor -%}")
+        out.out("{%- endif -%}")
+        out.out("{%- endif -%}")
+        out.out('{%- set ns.previous = "tool" -%}')
+
+    @staticmethod
+    def _jinja_result(out: Template, name: str, end: Fence) -> None:
+        out.literal('<|open|>message role="tool" tool="')
+        out.out("{{- " + name + _ESCAPE + " -}}")
+        out.literal('" index="')
+        out.out("{{- (run.number + 1) | string -}}{%- set run.number = run.number + 1 -%}")
+        out.literal('"<|sep|>')
+        out.text("messages[number]", "number")
+        out.fence(end)
 
 
 def _run_start(out: Render, index: int) -> int:
