@@ -8,15 +8,18 @@ The default variant's renders and own turns are compared in tests/formats/test_f
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 import pytest
 
 import pawlette
 from pawlette.errors import FormatError
+from pawlette.export import export_grammar
 from pawlette.format import Format
 
 from ...declare.test_variants import jinja_render
+from ...declare.tokens import accepts, marker_ids, tokenizer
 from ...helpers import feed_in_pieces, folded, random_sizes
 from ...support.conversations import generate_conversations
 from ...support.template_compare import (
@@ -254,3 +257,49 @@ def test_the_exported_template_renders_as_render(name: str, prompt: bool) -> Non
         rendering = fmt.render(request, add_generation_prompt=prompt)
         text, _ = jinja_render(fmt, request, prompt)
         assert text == rendering.text
+
+
+@pytest.mark.parametrize("choice", ["auto", "required", "get_weather"])
+def test_the_turn_grammar_accepts_the_writers_turns(choice: str) -> None:
+    """The grammar (Lark under llguidance) takes a call turn as the writer writes it, up to
+    the end marker (the engine's stop), and refuses a call to an undeclared tool."""
+    name = "kimi:k3"
+    fmt = pawlette.get_format(name)
+    tool_choice: Any = choice
+    if choice == "get_weather":
+        tool_choice = {"type": "function", "function": {"name": choice}}
+    lark = export_grammar(fmt, TOOLS[:1], tool_choice, token_ids=marker_ids(name))
+    prompt = [{"role": "user", "content": "Go"}]
+    turn = {
+        "role": "assistant",
+        "reasoning_content": "Think.",
+        "content": "On it." if choice == "auto" else "",
+        "tool_calls": [_call("a1", "get_weather", {"city": "Bern", "days": 2})],
+    }
+    before = fmt.render({"messages": prompt, "tools": TOOLS[:1]}, add_generation_prompt=True)
+    whole = fmt.render({"messages": [*prompt, turn], "tools": TOOLS[:1]})
+    assert whole.text.startswith(before.text)
+    forced = fmt.forced_prefix(tool_choice, TOOLS[:1])
+    written = whole.text[len(before.text) :]
+    assert written.endswith("<|end_of_msg|>")
+    tok = tokenizer(name)
+    end = tok.token_to_id("<|end_of_msg|>")
+
+    def ids(text: str) -> list[int]:
+        found: list[int] = []
+        for piece in re.split(r"(<\|(?:open|sep|close|end_of_msg)\|>)", text):
+            if piece.startswith("<|") and piece.endswith("|>"):
+                found.append(tok.token_to_id(piece))
+            elif piece:
+                found += tok.encode(piece).ids
+        return found
+
+    if choice != "auto":  # a forced call skips the reasoning: its prefix closes the block
+        written = written[written.index("<|close|>think") :]
+        assert forced
+        assert written.startswith(forced)
+    tokens = ids(written)
+    assert tokens[-1] == end  # the engine's stop, after the grammar's end
+    assert accepts(name, lark, tokens[:-1])
+    assert not accepts(name, lark, ids(written.replace("get_weather", "get_wetter"))[:-1])
+    assert not accepts(name, lark, tokens)

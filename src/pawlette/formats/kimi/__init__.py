@@ -104,7 +104,11 @@ Decisions (K3):
   the template's ``<|open|>json type="object"<|sep|>{…}<|close|>json<|sep|>`` block as the
   whole arguments, and allows whitespace between tags.  A call that does not read (an
   unclosed tag, a value not of its type, an unknown tool) is kept as text, with a warning.
-  vLLM, SGLang and llama.cpp ship no K3 reader to compare with.
+  vLLM, SGLang and llama.cpp ship no K3 reader to compare with.  The turn grammars let a
+  model write each declared parameter (the required ones always) with the type attribute
+  and a value its schema allows, a string as text up to the next special token; undeclared
+  parameters are not offered, and a call's ``index`` is any number (reading ignores it).
+  A forced call skips the reasoning (its prefix closes the think block).
 - **Results**: each tool message ``<|open|>message role="tool" tool="NAME" index="K"<|sep|>``
   + text; a run of results is written in the order of the calls they answer when every id
   matches a call of the last assistant turn (a recorded loss when that reorders them), each

@@ -27,6 +27,7 @@ from pawlette.declare import (
     ToolsBlock,
     fence,
 )
+from pawlette.declare.grammar import SectionedCalls, text_before
 from pawlette.declare.readers import (
     BetweenCallsReader,
     OpenSection,
@@ -37,12 +38,25 @@ from pawlette.declare.readers import (
 from pawlette.declare.results import ResultNameReader
 from pawlette.declare.table import begin
 from pawlette.declare.xml_calls import schema_types, typed_value
+from pawlette.emit.grammar_ast import (
+    CharClass,
+    JsonSchemaValue,
+    Lit,
+    Node,
+    Repeat,
+    Rules,
+    alt,
+    optional,
+    seq,
+)
+from pawlette.emit.turn_rules import json_value
 from pawlette.engine.call_arguments import arguments_problem
 from pawlette.engine.readers import WholeTextReader
 from pawlette.errors import FormatError, RequestError
 from pawlette.types import MetadataItem, TextDelta, Tool, ToolCallDelta, ToolCallEnd, ToolCallStart
 
 if TYPE_CHECKING:
+    from pawlette.declare.grammar import Turn
     from pawlette.declare.jinja import Template
     from pawlette.declare.layout import Layout
     from pawlette.declare.table import Table
@@ -278,6 +292,7 @@ def _arguments(arguments: str, where: str) -> dict[str, Any]:
 
 CALL_OPEN = fence(OPEN, "call")
 CALL_CLOSE = closing("call")
+CALL_TOOL = fence(OPEN, 'call tool="')
 _ATTRIBUTE = re.compile(r'\s*([A-Za-z_][\w-]*)\s*=\s*"([^"]*)"')
 
 
@@ -371,6 +386,9 @@ class TaggedCalls(Concept):
         out.fence(self.section_close)
         out.out("{%- endif -%}")
 
+    def grammar(self, turn: Turn) -> None:
+        turn.calls = _TaggedCallSet(self, turn)
+
     def rows(self, table: Table) -> None:
         inner = {OPEN.text, SEP.text, CLOSE.text}
         table.state("call.tagged", TaggedCallReader, "assistant", inner=inner)
@@ -384,6 +402,101 @@ class TaggedCalls(Concept):
         table.on(between, table.text(CALL_OPEN), "call.tagged")
         table.state("assistant.after_calls", BetweenCallsReader, "assistant", ends=True)
         table.on(between, table.text(self.section_close), "assistant.after_calls")
+
+
+@dataclass(frozen=True)
+class _Shape:
+    """The calls' fences as :class:`pawlette.declare.grammar.SectionedCalls` reads them."""
+
+    section_open: Fence
+    section_close: Fence
+    open: Fence = CALL_TOOL
+    separator: Fence = ()
+    text_separator: Fence = ()
+    parallel: bool = True
+
+
+# A value's type attribute by the JSON Schema type its parameter declares.
+_ATTRIBUTE_TYPES = {
+    "integer": "number",
+    "number": "number",
+    "boolean": "boolean",
+    "null": "null",
+    "object": "object",
+    "array": "array",
+}
+
+
+class _TaggedCallSet(SectionedCalls):
+    """The turn grammar of :class:`TaggedCalls`: per call the tool's name, its number, and
+    its declared parameters in order (the required ones always), each with the type
+    attribute its schema gives and a value of that type.  The call's number is any number
+    (the grammar does not count); the forced prefix of a named choice ends before it."""
+
+    def __init__(self, calls: TaggedCalls, turn: Turn) -> None:
+        super().__init__(_Shape(calls.section_open, calls.section_close), turn)
+        self.with_content = True
+        # The calls' section opens with <|close|>, which also begins a turn's plain end: no
+        # lazy trigger (a lazy grammar would force calls on every end).
+        self.trigger = None
+
+    def _value(self, turn: Turn, rules: Rules, number: int, key: str, schema: Any) -> Node:
+        close = turn.nodes(closing("argument"))
+        separator = turn.nodes(fence(SEP))
+        kinds = schema_types(schema)
+        enum = schema.get("enum") if isinstance(schema, dict) else None
+        options: list[Node] = []
+        if kinds is None or "string" in kinds:
+            if kinds == {"string"} and isinstance(enum, list) and enum:
+                text: Node = alt(*(Lit(value) for value in enum if isinstance(value, str)))
+                options.append(seq(Lit('string"'), *separator, text, *close))
+            else:
+                body = text_before(turn.layout, closing("argument"), empty=True)
+                options.append(seq(Lit('string"'), *separator, body))
+        root = turn.tools[number].parameters
+        for kind in sorted((kinds or set()) - {"string"}):
+            attribute = _ATTRIBUTE_TYPES.get(kind)
+            if attribute is None:
+                continue
+            typed = {**schema, "type": kind} if isinstance(schema, dict) else schema
+            where = f"tools[{number}].parameters.properties.{key}"
+            value = json_value(rules, f"args-{number}-{key}-{kind}", where, typed, root)
+            options.append(
+                seq(
+                    Lit(attribute + '"'),
+                    *separator,
+                    JsonSchemaValue(value.schema, value.gbnf),
+                    *close,
+                )
+            )
+        return alt(*options)
+
+    def items(self, turn: Turn, rules: Rules, number: int) -> list[Node]:
+        tool = turn.tools[number]
+        parameters = tool.parameters if isinstance(tool.parameters, dict) else {}
+        properties = parameters.get("properties") or {}
+        required = set(parameters.get("required") or ())
+        digits = Repeat(CharClass("0123456789"), 1, None)
+        pieces: list[Node] = [
+            *turn.nodes(self.calls.open),
+            Lit(escaped(tool.name) + '" index="'),
+            digits,
+            Lit('"'),
+            *turn.nodes(fence(SEP)),
+        ]
+        for key, schema in properties.items():
+            argument = seq(
+                *turn.nodes(fence(OPEN, f'argument key="{escaped(key)}" type="')),
+                self._value(turn, rules, number, key, schema),
+            )
+            pieces.append(argument if key in required else optional(argument))
+        pieces += turn.nodes(CALL_CLOSE)
+        return pieces
+
+    def prefix(self, name: str | None) -> str:
+        if name is None:
+            return self.lead
+        return self.lead + escaped(name) + '" index="'
 
 
 def _attributes(text: str) -> dict[str, str] | None:
