@@ -28,6 +28,7 @@ import hashlib
 import itertools
 import json
 import os
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -205,6 +206,17 @@ def list_closes(fmt: Format) -> list[str]:
     return [text_of(listed.close, layout.options, layout.name)]
 
 
+def _stop_markers(stops: Sequence[str], marker_ids: Mapping[str, int]) -> list[str]:
+    """The markers that end the format's turn: its stops that are one marker each, else
+    (a stop that is a run of tags, Kimi K3's ``<|close|>message<|sep|><|end_of_msg|>``) the
+    marker each stop ends with."""
+    whole = [stop for stop in stops if stop in marker_ids]
+    if whole:
+        return whole
+    ending = {marker for stop in stops for marker in marker_ids if stop.endswith(marker)}
+    return sorted(ending)
+
+
 def _write(path: Path, format_name: str, tokenizer_json: str) -> dict[str, int]:
     import gguf
 
@@ -240,8 +252,9 @@ def _write(path: Path, format_name: str, tokenizer_json: str) -> dict[str, int]:
     for text in QUOTES:
         for token_id in tokenizer.encode(text, add_special_tokens=False).ids:
             favoured[token_id] = _QUOTE_ADVANTAGE
+    stop_markers = _stop_markers(fmt.stop, marker_ids)
     for marker, token_id in marker_ids.items():
-        favoured[token_id] = _STOP_ADVANTAGE if marker in fmt.stop else _MARKER_ADVANTAGE
+        favoured[token_id] = _STOP_ADVANTAGE if marker in stop_markers else _MARKER_ADVANTAGE
     links = []
     for fence in fences(fmt):
         ids = tokenizer.encode(fence, add_special_tokens=False).ids
@@ -264,7 +277,7 @@ def _write(path: Path, format_name: str, tokenizer_json: str) -> dict[str, int]:
     writer.add_token_list(tokens)
     writer.add_token_types([_token_type(t, special_ids, i) for i, t in enumerate(tokens)])
     writer.add_token_merges(merges)
-    stops = [marker_ids[marker] for marker in fmt.stop if marker in marker_ids]
+    stops = [marker_ids[marker] for marker in stop_markers]
     writer.add_eos_token_id(stops[0])
     # llama.cpp's llguidance ends a grammar with the end-of-turn token (else the end of
     # sequence): the format's last stop, not Llama 3's own <|eot_id|> found by its text.
