@@ -49,6 +49,7 @@ from .pieces import Fence, text_of
 from .readers import BetweenCallsReader, OpenSection, SectionReader
 
 if TYPE_CHECKING:
+    from ..types import Tool
     from .grammar import Turn
     from .jinja import Template
     from .layout import Layout
@@ -141,6 +142,40 @@ class NamedCalls(Concept):
     def jinja_after_calls(self, out: Template) -> None:
         """In the template, after a message's calls."""
 
+    # ------------------------------------------------------------------ the arguments' syntax
+    # JSON by default; a format that writes its arguments otherwise (Gemma 4's value syntax)
+    # overrides these together.
+
+    streams_arguments: ClassVar[bool] = True
+    """Whether the arguments' text, as the model writes it, is the JSON a streamed call's
+    deltas carry (else the call's JSON comes whole when the call ends)."""
+
+    def arguments_text(self, arguments: str, where: str) -> str:
+        """A call's arguments (JSON text) as the format writes them."""
+        return arguments_json(arguments, where)
+
+    def write_arguments(self, out: Render, arguments: str, where: str) -> None:
+        """Write a call's arguments (``where``: their path, for errors)."""
+        out.text(self.arguments_text(arguments, where), "tool_call", trainable=True)
+
+    def read_arguments(self, text: str) -> tuple[str, str | None]:
+        """The JSON of arguments a model wrote (``text``, stripped), and the problem that
+        makes them no call (None: none)."""
+        arguments = text or "{}"
+        return arguments, arguments_problem(arguments)
+
+    def jinja_arguments(self, out: Template) -> None:
+        """The template's counterpart of :meth:`arguments_text` (``call`` in scope)."""
+        out.arguments()
+
+    def arguments_node(self, rules: Rules, number: int, tool: Tool) -> Node:
+        """The grammar of the arguments of a call to ``tools[number]``."""
+        from ..emit.json_schema import BASE_RULES
+        from ..emit.turn_rules import json_arguments
+
+        rules.gbnf_extra.update({k: v for k, v in BASE_RULES.items() if k not in rules.gbnf_extra})
+        return json_arguments(rules, number, tool)
+
     def name_nodes(self, turn: Turn, name: str) -> list[Node]:
         """The grammar of the name's place in a call of ``name``."""
         return [Lit(name)]
@@ -194,7 +229,7 @@ class NamedCalls(Concept):
                 out.text(call.id, "tool_call", trainable=True)
             out.fence(self.arguments_open, "tool_call", trainable=True)
             where = f"messages[{index}].tool_calls[{number}].function.arguments"
-            out.text(arguments_json(call.arguments, where), "tool_call", trainable=True)
+            self.write_arguments(out, call.arguments, where)
             out.fence(self.close, "tool_call", trainable=True)
         out.fence(self.section_close, "tool_call", trainable=True)
 
@@ -220,8 +255,15 @@ class NamedCalls(Concept):
                 "call.name", lambda parser: NameReader(parser, read), "assistant", ends=True
             )
         closed = self.calls_closed()
+        read = (
+            None if type(self).read_arguments is NamedCalls.read_arguments else self.read_arguments
+        )
+        streams = self.streams_arguments
         table.state(
-            "call.arguments", lambda parser: ArgumentsReader(parser, closed), "assistant", ends=True
+            "call.arguments",
+            lambda parser: ArgumentsReader(parser, closed, read, streams),
+            "assistant",
+            ends=True,
         )
         between = "assistant.after_call"
         table.state(between, BetweenCallsReader, "assistant", ends=not self.section_close)
@@ -281,7 +323,7 @@ class NamedCalls(Concept):
             out.fence(self.id_open)
             out.out("{{- call.id -}}")
         out.fence(self.arguments_open)
-        out.arguments()
+        self.jinja_arguments(out)
         out.fence(self.close)
         out.out("{%- endfor -%}")
         out.fence(self.section_close)
@@ -302,12 +344,8 @@ class _NamedCallSet(SectionedCalls):
         self.arguments_open = text_of(calls.arguments_open, layout.options, layout.name)
 
     def items(self, turn: Turn, rules: Rules, number: int) -> list[Node]:
-        from ..emit.json_schema import BASE_RULES
-        from ..emit.turn_rules import json_arguments
-
         calls = self.calls
         tool = turn.tools[number]
-        rules.gbnf_extra.update({k: v for k, v in BASE_RULES.items() if k not in rules.gbnf_extra})
         named = calls.name_nodes(turn, tool.name)
         identified: list[Node] = []
         if calls.id_open is not None:  # written in a conversation; a model may write one
@@ -317,7 +355,7 @@ class _NamedCallSet(SectionedCalls):
             *named,
             *identified,
             *turn.nodes(calls.arguments_open),
-            json_arguments(rules, number, tool),
+            calls.arguments_node(rules, number, tool),
             *turn.nodes(calls.close),
         ]
 
@@ -465,17 +503,27 @@ class IdReader:
 class ArgumentsReader:
     """A call's JSON arguments; the call is emitted (or refused) at the close.  ``closed``:
     the call has a close fence of its own, so one cut off by the end of the turn or of the
-    output is no call; without one, the turn's end closes it."""
+    output is no call; without one, the turn's end closes it.  ``read``: what turns the
+    written arguments into JSON (:meth:`NamedCalls.read_arguments`; None: they are JSON);
+    ``streams``: the written text is the JSON a streamed call's deltas carry."""
 
-    __slots__ = ("_closed", "_parser", "_started", "_text")
+    __slots__ = ("_closed", "_parser", "_read", "_started", "_streams", "_text")
 
-    def __init__(self, parser: Parser, closed: bool) -> None:
+    def __init__(
+        self,
+        parser: Parser,
+        closed: bool,
+        read: Callable[[str], tuple[str, str | None]] | None = None,
+        streams: bool = True,
+    ) -> None:
         self._parser = parser
         self._closed = closed
+        self._read = read
+        self._streams = streams
         self._text: list[str] = []
         parts = _parts(parser)
         self._started = False
-        if parts.name is not None and parser.stream_arguments:
+        if parts.name is not None and parser.stream_arguments and streams:
             self._start(parts)
 
     def _start(self, parts: CallParts) -> None:
@@ -508,7 +556,10 @@ class ArgumentsReader:
             return
         parts.raw.append(text)
         arguments = text.strip()
-        problem = arguments_problem(arguments or "{}")
+        if self._read is None:
+            problem = arguments_problem(arguments or "{}")
+        else:
+            arguments, problem = self._read(arguments)
         if (self._closed and not closing) or (marker is None and not arguments):
             problem = "the call is not closed"
         if problem is not None:
