@@ -143,29 +143,15 @@ class NamedCalls(Concept):
         """In the template, after a message's calls."""
 
     # ------------------------------------------------------------------ the arguments' syntax
-    # JSON by default; a format that writes its arguments otherwise (Gemma 4's value syntax)
-    # overrides these together.
-
-    streams_arguments: ClassVar[bool] = True
-    """Whether the arguments' text, as the model writes it, is the JSON a streamed call's
-    deltas carry (else the call's JSON comes whole when the call ends)."""
-
-    def arguments_text(self, arguments: str, where: str) -> str:
-        """A call's arguments (JSON text) as the format writes them."""
-        return arguments_json(arguments, where)
+    # JSON; a format that writes its arguments otherwise (Gemma 4's value syntax) overrides
+    # these together, and reads them with rows of its own.
 
     def write_arguments(self, out: Render, arguments: str, where: str) -> None:
-        """Write a call's arguments (``where``: their path, for errors)."""
-        out.text(self.arguments_text(arguments, where), "tool_call", trainable=True)
-
-    def read_arguments(self, text: str) -> tuple[str, str | None]:
-        """The JSON of arguments a model wrote (``text``, stripped), and the problem that
-        makes them no call (None: none)."""
-        arguments = text or "{}"
-        return arguments, arguments_problem(arguments)
+        """Write a call's arguments (JSON text; ``where``: their path, for errors)."""
+        out.text(arguments_json(arguments, where), "tool_call", trainable=True)
 
     def jinja_arguments(self, out: Template) -> None:
-        """The template's counterpart of :meth:`arguments_text` (``call`` in scope)."""
+        """The template's counterpart of :meth:`write_arguments` (``call`` in scope)."""
         out.arguments()
 
     def arguments_node(self, rules: Rules, number: int, tool: Tool) -> Node:
@@ -255,15 +241,8 @@ class NamedCalls(Concept):
                 "call.name", lambda parser: NameReader(parser, read), "assistant", ends=True
             )
         closed = self.calls_closed()
-        read = (
-            None if type(self).read_arguments is NamedCalls.read_arguments else self.read_arguments
-        )
-        streams = self.streams_arguments
         table.state(
-            "call.arguments",
-            lambda parser: ArgumentsReader(parser, closed, read, streams),
-            "assistant",
-            ends=True,
+            "call.arguments", lambda parser: ArgumentsReader(parser, closed), "assistant", ends=True
         )
         between = "assistant.after_call"
         table.state(between, BetweenCallsReader, "assistant", ends=not self.section_close)
@@ -503,27 +482,17 @@ class IdReader:
 class ArgumentsReader:
     """A call's JSON arguments; the call is emitted (or refused) at the close.  ``closed``:
     the call has a close fence of its own, so one cut off by the end of the turn or of the
-    output is no call; without one, the turn's end closes it.  ``read``: what turns the
-    written arguments into JSON (:meth:`NamedCalls.read_arguments`; None: they are JSON);
-    ``streams``: the written text is the JSON a streamed call's deltas carry."""
+    output is no call; without one, the turn's end closes it."""
 
-    __slots__ = ("_closed", "_parser", "_read", "_started", "_streams", "_text")
+    __slots__ = ("_closed", "_parser", "_started", "_text")
 
-    def __init__(
-        self,
-        parser: Parser,
-        closed: bool,
-        read: Callable[[str], tuple[str, str | None]] | None = None,
-        streams: bool = True,
-    ) -> None:
+    def __init__(self, parser: Parser, closed: bool) -> None:
         self._parser = parser
         self._closed = closed
-        self._read = read
-        self._streams = streams
         self._text: list[str] = []
         parts = _parts(parser)
         self._started = False
-        if parts.name is not None and parser.stream_arguments and streams:
+        if parts.name is not None and parser.stream_arguments:
             self._start(parts)
 
     def _start(self, parts: CallParts) -> None:
@@ -556,10 +525,7 @@ class ArgumentsReader:
             return
         parts.raw.append(text)
         arguments = text.strip()
-        if self._read is None:
-            problem = arguments_problem(arguments or "{}")
-        else:
-            arguments, problem = self._read(arguments)
+        problem = arguments_problem(arguments or "{}")
         if (self._closed and not closing) or (marker is None and not arguments):
             problem = "the call is not closed"
         if problem is not None:

@@ -53,7 +53,6 @@ Differences from the template that remain, each with its reason:
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from ...declare import (
     Concept,
@@ -137,7 +136,9 @@ def layout(options: Gemma4Options) -> Layout:
             "tool": tool,
         },
         concepts=(
-            SystemPrompt(),
+            # The tools' system turn without a system message holds no text: read back, such
+            # a turn is no message.
+            SystemPrompt(default="", default_when="with_tools"),
             tools,
             GemmaReasoning(open=fence(CHANNEL, "thought\n"), close=close, keep="after_last_query"),
             calls,
@@ -150,10 +151,6 @@ def layout(options: Gemma4Options) -> Layout:
         variants={"interleaved": Gemma4Options(interleaved=True)},
         extra_special=("<eos>", "<|think|>", '<|"|>'),
     )
-
-
-def _unused(value: Any) -> None:  # pragma: no cover
-    del value
 
 
 FORMAT = declare(layout(Gemma4Options()))

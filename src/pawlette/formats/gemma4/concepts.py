@@ -3,13 +3,12 @@ reasoning it keeps, and the end of a turn with calls."""
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ...declare import CallTurnEnd, NamedCalls, Reasoning, Results, ToolsBlock
 from ...declare.pieces import Fence, Marker, fence
-from ...declare.readers import ResultReader
+from ...declare.readers import BetweenCallsReader, ResultReader
 from ...declare.results import ResultNameReader
 from ...declare.table import begin
 from ...emit.jinja_text import jinja_string
@@ -17,11 +16,10 @@ from ...errors import RequestError
 from . import jinja as macros
 from .declarations import declaration
 from .grammar import arguments_node
-from .values import QUOTE, ValueSyntaxError, members_json, write_members
+from .reading import AFTER_CALL, CALL_STATE, CallReader
+from .values import QUOTE, write_members
 
 if TYPE_CHECKING:
-    import json  # noqa: F401
-
     from ...declare.jinja import Template
     from ...declare.layout import Layout
     from ...declare.table import Table
@@ -30,6 +28,7 @@ if TYPE_CHECKING:
     from ...types import Tool
 
 Q = Marker(QUOTE)
+NEWLINE = fence("\n")
 
 
 def quoted(text: str) -> Fence:
@@ -84,9 +83,9 @@ class GemmaCalls(NamedCalls):
     """``<|tool_call>call:NAME{ARGUMENTS}<tool_call|>``, the arguments' members in the value
     syntax (:mod:`.values`)."""
 
-    streams_arguments = False  # the JSON comes whole, converted, when the call ends
-
-    def arguments_text(self, arguments: str, where: str) -> str:
+    @staticmethod
+    def arguments_text(arguments: str, where: str) -> str:
+        """A call's arguments (JSON text) as the value syntax's members."""
         import json
 
         try:
@@ -101,15 +100,19 @@ class GemmaCalls(NamedCalls):
         out.fence(quoted(self.arguments_text(arguments, where)), "tool_call", trainable=True)
 
     def rows(self, table: Table) -> None:
-        super().rows(table)
-        spec = table.states["call.arguments"]
-        table.states["call.arguments"] = dataclasses.replace(spec, inner=spec.inner | {QUOTE})
-
-    def read_arguments(self, text: str) -> tuple[str, str | None]:
-        try:
-            return members_json(text), None
-        except ValueSyntaxError as error:
-            return "{}", f"arguments not in Gemma 4's value syntax ({error})"
+        # Only the call tokens are markers (see :mod:`.reading`).
+        opening, closing = table.text(self.open[:1]), table.text(self.close[-1:])
+        table.state(
+            CALL_STATE,
+            lambda parser: CallReader(parser, closing),
+            "assistant",
+            ends=True,
+            inner=(QUOTE,),
+        )
+        table.state(AFTER_CALL, BetweenCallsReader, "assistant", ends=True)
+        for state in (*table.call_states, AFTER_CALL):
+            table.on(state, opening, CALL_STATE)
+        table.on(CALL_STATE, closing, AFTER_CALL)
 
     def jinja_setup(self, out: Template) -> None:
         super().jinja_setup(out)
@@ -151,7 +154,7 @@ class CallsAwaitResults(CallTurnEnd):
     """A turn with calls ends with ``end`` (``<|tool_response>``: the model asks for the
     results) and nothing after it; any other turn ends with its frame, then ``newline``."""
 
-    newline: Fence = fence("\n")
+    newline: Fence = NEWLINE
 
     def write_after(self, out: Render, index: int) -> None:
         if 0 <= index < len(out.messages) and out.messages[index].tool_calls:
@@ -255,7 +258,3 @@ __all__ = [
     "GemmaTools",
     "quoted",
 ]
-
-
-def _unused(value: Any) -> None:  # pragma: no cover - keeps Any imported for annotations
-    del value
