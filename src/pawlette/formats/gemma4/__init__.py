@@ -28,9 +28,19 @@ the ``interleaved`` variant: ``google-gemma-4-31B-it-interleaved.jinja``):
   (thinking off, the template's default), and nothing after results (the model goes on in its
   turn).  What a model writes in a ``<|channel>thought`` block is read as reasoning.
 
+The ``interleaved`` variant (its template predates the one above): a tool message is a turn of
+its own, ``<|turn>tool\nTEXT<turn|>\n`` (its text trimmed: a recorded loss), a turn with calls
+ends with ``<turn|>`` as any other, the reasoning block closes without the newline
+(``<|channel>thought\nTEXT<channel|>``), the generation prompt follows results too, and the
+tools' declarations order their parts as that template does (``nullable`` first; an object's
+properties and an array's items after a comma that is always there).
+
 Reading, as vLLM's, SGLang's and llama.cpp's Gemma 4 parsers read it: keys bare or quoted,
-blanks after separators, ``null`` and ``None`` as null, a bare word as a string.  A call whose
-arguments are not in the value syntax is content, with a warning.
+blanks after separators, ``null`` and ``None`` as null, a bare word as a string.  Only the two
+call tokens delimit a call (its ``call:NAME{...}`` is read whole at the close); a call that is
+not one (no ``call:``, a name outside the request's tools, members not in the value syntax,
+cut off) is content, with a warning.  The result's ``response:`` opener is a marker of the
+reader: a grammar keeps it out of the model's free text.
 
 Differences from the template that remain, each with its reason:
 
@@ -41,13 +51,14 @@ Differences from the template that remain, each with its reason:
 - **Values that cannot come back exactly** (the syntax has no escapes): a string holding
   ``<|"|>``, a key holding ``:`` ``,`` ``{`` ``}`` ``[`` ``]``, an object's key order (the
   template sorts keys), a number's spelling (written as Python prints it: ``1.50`` as ``1.5``),
-  null (written ``None``, read back as null).
-- **Consecutive assistant messages**: the template writes the second without an opener (it
-  continues the turn); pawlette opens a turn for it, except after results.
+  null (written ``None``, read back as null).  Call ids are not written: read back, calls get
+  new ones, and results pair with calls by position.
+- **Consecutive assistant messages** (no result between): the template writes the second
+  without an opener (it continues the turn); pawlette opens a turn for it.
 - **Thinking mode** (``enable_thinking``): not an option; the template's default (off) is
   written.
-- **Tool results as text parts** are joined as the template joins them; other content parts
-  (images, audio, video) are refused.
+- **Tools read back**: the declarations are not the JSON schemas they were written from;
+  parsing a render gives no tools.
 """
 
 from __future__ import annotations
