@@ -11,7 +11,8 @@ The wire format (``<...|>``/``<|...>`` are special tokens; one line here, none i
 Decisions (reference: ``google-gemma-4-31B-it.jinja`` in llama.cpp's ``models/templates``;
 the ``interleaved`` variant: ``google-gemma-4-31B-it-interleaved.jinja``):
 
-- **Turns**: ``<|turn>ROLE\\n`` ... ``<turn|>\\n``, the assistant's role ``model``.  System
+- **Turns**: ``<|turn>ROLE\\n`` ... ``<turn|>\\n``, the assistant's role ``model``; a model
+  may also end its turn with ``<eos>`` (read, never written).  System
   messages are turns of their own; the first holds the tools.  Every text is trimmed, as the
   template trims it (a recorded loss).  A user's ``name`` is not written (a recorded loss).
 - **Tools**: each as ``<|tool>declaration:NAME{...}<tool|>`` after the system text
@@ -79,7 +80,7 @@ from ...declare import (
 )
 from .concepts import CallsAwaitResults, GemmaCalls, GemmaReasoning, GemmaResults, GemmaTools
 
-BOS = Marker("<bos>")
+BOS, EOS = Marker("<bos>"), Marker("<eos>")
 TURN, TURN_END = Marker("<|turn>"), Marker("<turn|>")
 TOOL, TOOL_END = Marker("<|tool>"), Marker("<tool|>")
 CALL, CALL_END = Marker("<|tool_call>"), Marker("<tool_call|>")
@@ -120,6 +121,7 @@ def layout(options: Gemma4Options) -> Layout:
             open=fence(TURN, "model\n"),
             end=fence(TURN_END),
             after=fence("\n"),
+            also_end=(fence(EOS),),
             prompt_after=dict.fromkeys(("user", "system", "assistant", "tool"), PROMPT),
         )
         tool = _turn("tool")
@@ -129,7 +131,7 @@ def layout(options: Gemma4Options) -> Layout:
         assistant = Frame(
             open=fence(TURN, "model\n"),
             end=fence(TURN_END),
-            also_end=(fence(RESULT),),
+            also_end=(fence(RESULT), fence(EOS)),
             open_after={"tool": ()},
             prompt_after={"user": PROMPT, "system": PROMPT, "assistant": PROMPT, "tool": ()},
         )
@@ -160,7 +162,7 @@ def layout(options: Gemma4Options) -> Layout:
         options=options,
         from_options=layout,
         variants={"interleaved": Gemma4Options(interleaved=True)},
-        extra_special=("<eos>", "<|think|>", '<|"|>'),
+        extra_special=("<|think|>", '<|"|>'),
     )
 
 
