@@ -40,8 +40,8 @@ Reading, as vLLM's, SGLang's and llama.cpp's Gemma 4 parsers read it: keys bare 
 blanks after separators, ``null`` and ``None`` as null, a bare word as a string.  Only the two
 call tokens delimit a call (its ``call:NAME{...}`` is read whole at the close); a call that is
 not one (no ``call:``, a name outside the request's tools, members not in the value syntax,
-cut off) is content, with a warning.  The result's ``response:`` opener is a marker of the
-reader: a grammar keeps it out of the model's free text.
+cut off) is content, with a warning.  A result is read from ``<|tool_response>response:``
+(the token and the word together), so a model's text may say ``response:``.
 
 Differences from the template that remain, each with its reason:
 

@@ -10,7 +10,7 @@ from ...declare import CallTurnEnd, NamedCalls, Reasoning, Results, ToolsBlock
 from ...declare.pieces import Fence, Marker, fence
 from ...declare.readers import BetweenCallsReader, ResultReader
 from ...declare.results import ResultNameReader
-from ...declare.table import begin
+from ...declare.table import begin, end
 from ...emit.jinja_text import jinja_string
 from ...errors import RequestError
 from . import jinja as macros
@@ -210,17 +210,18 @@ class GemmaResults(Results):
         out.previous = "tool"
 
     def rows(self, table: Table) -> None:
-        frame = table.layout.frames["tool"]
-        openers = {table.text(frame.open)} | {
-            table.text(pieces) for pieces in frame.open_after.values()
-        }
+        # A result begins with the frame's opener and ``response:`` as one marker: the first
+        # result after a turn with calls follows the ``<|tool_response>`` that ended it (the
+        # turn's states end there too), and ``response:`` alone stays text a model may write.
+        opener = table.text(table.layout.frames["tool"].open)
         table.state("tool.name", ResultNameReader, "tool")
         table.state("tool.item", ResultReader, "tool")
         # The name and the braces are layout: only the quote tokens around the text are
         # read as markers (text fences around them would be read inside call arguments too).
         table.state("tool.between", ResultNameReader, "tool", ends=True)
-        for opener in sorted(openers):
-            table.on("outside", opener + self.head, "tool.name", begin("tool"))
+        table.on("outside", opener + self.head, "tool.name", begin("tool"))
+        for state in table.states_of("assistant"):
+            table.on(state, opener + self.head, "tool.name", end, begin("tool"))
         table.on("tool.name", QUOTE, "tool.item")
         table.on("tool.item", QUOTE, "tool.between")
 
