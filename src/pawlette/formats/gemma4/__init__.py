@@ -29,7 +29,7 @@ the ``interleaved`` variant: ``google-gemma-4-31B-it-interleaved.jinja``):
   (thinking off, the template's default), and nothing after results (the model goes on in its
   turn).  What a model writes in a ``<|channel>thought`` block is read as reasoning.
 
-The ``interleaved`` variant (its template predates the one above): a tool message is a turn of
+The ``interleaved`` variant (the interleaved-thinking template): a tool message is a turn of
 its own, ``<|turn>tool\nTEXT<turn|>\n`` (its text trimmed: a recorded loss), a turn with calls
 ends with ``<turn|>`` as any other, the reasoning block closes without the newline
 (``<|channel>thought\nTEXT<channel|>``), the generation prompt follows results too, and the

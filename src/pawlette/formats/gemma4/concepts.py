@@ -3,6 +3,7 @@ reasoning it keeps, and the end of a turn with calls."""
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -21,7 +22,6 @@ from .values import QUOTE, write_members
 
 if TYPE_CHECKING:
     from ...declare.jinja import Template
-    from ...declare.layout import Layout
     from ...declare.table import Table
     from ...declare.write import Render
     from ...emit.grammar_ast import Node, Rules
@@ -86,8 +86,6 @@ class GemmaCalls(NamedCalls):
     @staticmethod
     def arguments_text(arguments: str, where: str) -> str:
         """A call's arguments (JSON text) as the value syntax's members."""
-        import json
-
         try:
             value = json.loads(arguments.strip() or "{}")
         except json.JSONDecodeError as error:
@@ -179,9 +177,6 @@ class GemmaResults(Results):
     head: str = "response:"
     value_open: str = "{value:"
     value_close: str = "}"
-
-    def validate(self, layout: Layout) -> None:
-        super().validate(layout)
 
     @staticmethod
     def result_name(out: Render, index: int) -> str:
