@@ -425,6 +425,11 @@ def normalise_completion(
     beside_calls = message.get("tool_calls") and message.get("reasoning_content")
     if reasoning is not None and reasoning.keep == "calls" and not beside_calls:
         message.pop("reasoning_content", None)
+    gemma = isinstance(layout, declare.Layout) and isinstance(
+        layout.concept(declare.Reasoning), GemmaReasoning
+    )
+    if gemma and not beside_calls:  # Gemma 4 writes it only beside calls
+        message.pop("reasoning_content", None)
     ignored = layout.concept(declare.Ignored) if isinstance(layout, declare.Layout) else None
     if reasoning is None and ignored is not None and "reasoning" in ignored.fields:
         message.pop("reasoning_content", None)  # the template has no place for it

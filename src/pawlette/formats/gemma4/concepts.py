@@ -49,6 +49,21 @@ class GemmaTools(ToolsBlock):
 
     interleaved: bool = False
 
+    def check(self, out: Render) -> None:
+        super().check(out)
+        for number, tool in enumerate(out.tools):
+            try:
+                declaration(tool.definition, interleaved=self.interleaved)
+            except (AttributeError, TypeError) as error:
+                # A keyword of the wrong JSON type ("properties": [], "required": 5): the
+                # template's macros would fail on it as the writer does.
+                raise RequestError(
+                    f"tools[{number}].function.parameters",
+                    f"a schema Gemma 4's declaration cannot write ({error})",
+                    "a JSON schema whose keywords have their JSON types (properties an "
+                    "object of objects, required a list of names)",
+                ) from error
+
     def block(self, out: Render, *, separated: bool = False) -> None:
         out.fence(self.open, "tools")
         for tool in out.tools:

@@ -102,6 +102,28 @@ class GemmaValues(SchemaWalker[Node]):
             return Lit("")
         return self._members(schema, self.where, keyword=True)
 
+    def _members(self, schema: Mapping[str, Any], where: str, *, keyword: bool) -> Node:
+        additional = schema.get("additionalProperties", True)
+        properties = schema.get("properties") or {}
+        if additional is False or not isinstance(properties, Mapping):
+            return super()._members(schema, where, keyword=keyword)
+        # Extra members sort among the declared ones (the writer sorts every key), so any
+        # member may come in any place: the declared names are offered, not required.
+        options = [
+            self._member(name, self._schema_value(sub, f"{where}.properties.{name}"), keyword)
+            for name, sub in properties.items()
+        ]
+        extra = (
+            self._any()
+            if additional is True
+            else self._schema_value(additional, where + self.extra_where)
+        )
+        options.append(self._member(None, extra, keyword))
+        if schema.get("required"):
+            self._note(where, "'required' (beside additionalProperties)")
+        member = self._new(self._either(options))
+        return optional(seq(member, Repeat(seq(Lit(","), member))))
+
     def _kinds(self, schema: Mapping[str, Any]) -> Any:
         from ...emit.schema_walk import implied_type
 
@@ -182,5 +204,8 @@ def arguments_node(rules: Rules, number: int, tool: Tool) -> Node:
     """The members of a call to ``tools[number]`` under its schema (rules in ``rules``)."""
     from ...emit.turn_rules import parameters
 
-    walker = GemmaValues(rules, f"gemma_args_{number}", f"tools[{number}].parameters")
-    return walker.members(parameters(tool))
+    name = f"gemma_args_{number}"
+    if name in rules.rules:  # walked already for another part of the turn (a forced call)
+        return Ref(name)
+    walker = GemmaValues(rules, name, f"tools[{number}].parameters")
+    return rules.add(name, walker.members(parameters(tool)))
