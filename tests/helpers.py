@@ -126,6 +126,14 @@ def model_prompt(fmt: Format, messages: list[Any], tools: Any, full: str) -> str
     return prompt
 
 
+def prompt_past_opener(fmt: Format, messages: list[Any], tools: Any, full: str) -> bool:
+    """Whether the generation prompt after ``messages`` writes more than the assistant's
+    opener, and the turn in ``full`` follows that opener (Gemma 4's empty thought block)."""
+    rendering = fmt.render(messages, tools, add_generation_prompt=True)
+    opened = _opener_only(fmt, rendering, messages)
+    return opened is not None and opened != rendering.text and full.startswith(opened)
+
+
 def _opener_only(fmt: Format, rendering: Any, messages: list[Any]) -> str | None:
     """The prompt render with its generation prompt cut down to the assistant's opener."""
     from pawlette.declare import layout_of

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ...declare import CallTurnEnd, NamedCalls, Reasoning, Results, ToolsBlock
 from ...declare.pieces import Fence, Marker, fence
@@ -31,14 +31,34 @@ Q = Marker(QUOTE)
 NEWLINE = fence("\n")
 
 
+HELD = "\ue000"
+"""Stands for a ``<|"|>`` the request's own text spells while a value is written, so only the
+quotes the syntax writes become the quote token (a private-use character; text holding it is
+refused)."""
+
+
+def held(value: Any, where: str) -> Any:
+    """``value`` with every ``<|"|>`` its strings and keys spell replaced by :data:`HELD`."""
+    if isinstance(value, str):
+        if HELD in value:
+            raise RequestError(where, "text holding U+E000", "text without U+E000")
+        return value.replace(QUOTE, HELD)
+    if isinstance(value, dict):
+        return {held(key, where): held(item, where) for key, item in value.items()}
+    if isinstance(value, list):
+        return [held(item, where) for item in value]
+    return value
+
+
 def quoted(text: str) -> Fence:
-    """``text`` as pieces, each ``<|"|>`` in it a marker (the tokenizer's special token)."""
+    """Written ``text`` as pieces: each ``<|"|>`` in it the quote token, each :data:`HELD`
+    the text ``<|"|>`` the request spelled."""
     pieces: list[str | Marker] = []
     for number, part in enumerate(text.split(QUOTE)):
         if number:
             pieces.append(Q)
         if part:
-            pieces.append(part)
+            pieces.append(part.replace(HELD, QUOTE))
     return fence(*pieces)
 
 
@@ -66,9 +86,10 @@ class GemmaTools(ToolsBlock):
 
     def block(self, out: Render, *, separated: bool = False) -> None:
         out.fence(self.open, "tools")
-        for tool in out.tools:
+        for number, tool in enumerate(out.tools):
             out.fence(self.item_open, "tools")
-            text = declaration(tool.definition, interleaved=self.interleaved)
+            definition = held(dict(tool.definition), f"tools[{number}]")
+            text = declaration(definition, interleaved=self.interleaved)
             out.fence(quoted(text), "tools")
             out.fence(self.item_close, "tools")
         out.fence(self.close, "tools")
@@ -99,18 +120,19 @@ class GemmaCalls(NamedCalls):
     syntax (:mod:`.values`)."""
 
     @staticmethod
-    def arguments_text(arguments: str, where: str) -> str:
-        """A call's arguments (JSON text) as the value syntax's members."""
+    def _object(arguments: str, where: str) -> dict[str, Any]:
+        """A call's arguments (JSON text) as the object they must be."""
         try:
             value = json.loads(arguments.strip() or "{}")
         except json.JSONDecodeError as error:
             raise RequestError(where, f"not valid JSON ({error.msg})", "a JSON object") from error
         if not isinstance(value, dict):
             raise RequestError(where, f"a JSON {type(value).__name__}", "a JSON object")
-        return write_members(value)
+        return value
 
     def write_arguments(self, out: Render, arguments: str, where: str) -> None:
-        out.fence(quoted(self.arguments_text(arguments, where)), "tool_call", trainable=True)
+        members = write_members(held(self._object(arguments, where), where))
+        out.fence(quoted(members), "tool_call", trainable=True)
 
     def rows(self, table: Table) -> None:
         # Only the call tokens are markers (see :mod:`.reading`).
