@@ -448,6 +448,7 @@ TURNS = {
     "harmony": (TOOLS, declared_turns, choices_for),
     "kimi": (TOOLS, declared_turns, choices_for),
     "gemma": (TOOLS, declared_turns, choices_for),
+    "gemma4": (TOOLS, declared_turns, choices_for),
     "phi3": (TOOLS, declared_turns, choices_for),
     "granite": (TOOLS, declared_turns, choices_for),
     "hermes": (TOOLS, declared_turns, choices_for),
@@ -816,7 +817,7 @@ def test_notes_describe_the_syntax_exported(name: str, syntax: Any) -> None:
     if name in WITHOUT_CALLS:  # no calls, so no arguments: nothing left unenforced
         assert notes == []
         return
-    python_calls = name in ("chatglm3", "breeze")
+    python_calls = name in ("chatglm3", "breeze", "gemma4")  # (and Gemma 4's value syntax)
     for keyword in UNENFORCED:
         found = [note for note in notes if keyword in note]
         if python_calls:

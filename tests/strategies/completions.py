@@ -475,6 +475,26 @@ def _gemma(w: Writer) -> str:
     return w.text() + ending
 
 
+def _gemma4(w: Writer) -> str:
+    """Gemma 4's calls: ``<|tool_call>call:f{k:v}<tool_call|>`` (members in its value syntax,
+    or a bad body), an optional thought block first, ended by <turn|>, <|tool_response>, or
+    cut off."""
+    rng = w.rng
+    quote = '<|"|>'
+    out = ["<|channel>thought\n" + w.text() + "\n<channel|>"] if rng.random() < 0.2 else []
+    if rng.random() < 0.5:
+        out.append(w.text())
+    for _ in range(rng.randint(0, 3)):
+        if rng.random() < 0.6:
+            body = rng.choice(["", f"a:{quote}{w.word()}{quote}", "n:1,b:true", "x:[1,2],y:None"])
+            out.append("<|tool_call>call:f{" + body + "}<tool_call|>")
+        else:
+            out.append("<|tool_call>" + rng.choice(["call:{}", "f{}", "call:f{a:", "call:f{:1}"]))
+            out.append(rng.choice(["<tool_call|>", ""]))
+    out.append(rng.choice(["<turn|>", "<|tool_response>", "", f"<turn|>{w.word()}"]))
+    return "".join(out)
+
+
 def _phi3(w: Writer) -> str:
     """Phi-3.5: text only (no calls), ended by <|end|> or <|endoftext|>, or cut off."""
     ending = w.rng.choice(
@@ -692,6 +712,7 @@ GENERATORS: dict[str, Callable[[Writer], str]] = {
     "harmony": _harmony,
     "kimi": _kimi,
     "gemma": _gemma,
+    "gemma4": _gemma4,
     "phi3": _phi3,
     "granite": _granite,
     "hermes": _hermes,

@@ -699,6 +699,7 @@ def own_turns(
     name: str | None = None,
     opener: str | None = None,
     within_losses: bool = False,
+    prompt_tail: str | None = None,
 ) -> TurnReport:
     """Parse every assistant turn, as the template itself writes it, with ``fmt.parse``.
 
@@ -715,6 +716,9 @@ def own_turns(
     call's id (the template writes it).  ``within_losses``: a turn that differs only in what
     the format reports it loses writing the turn (``Rendering.losses``: a field trimmed or
     dropped) counts as parsed back, and is counted in ``TurnReport.within_losses``.
+    ``prompt_tail``: what the generation prompt writes after the opener and the template's
+    past turns do not hold (Gemma 4's empty thought block): the turn is cut after the prompt
+    without it, and read knowing the whole prompt.
     """
     reference = as_reference(
         template, bos=bos, eos=eos, variables=variables, today=today, empty_content=empty_content
@@ -739,7 +743,10 @@ def own_turns(
             prompt_text = before.text
             always = always_prompt(fmt, messages[:index], tools)
             if always is None:
-                turn_text = _turn_after(before.text, after.text, opener)
+                head = before.text
+                if prompt_tail and head.endswith(prompt_tail):
+                    head = head[: -len(prompt_tail)]
+                turn_text = _turn_after(head, after.text, opener)
             else:
                 cut = _cut_always_prompt(before.text, after.text, *always)
                 turn_text, prompt_text = cut if cut is not None else (None, before.text)

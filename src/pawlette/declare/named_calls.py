@@ -40,6 +40,7 @@ from .pieces import Fence, text_of
 from .readers import OpenSection
 
 if TYPE_CHECKING:
+    from ..types import Tool
     from .grammar import Turn
     from .jinja import Template
     from .layout import Layout
@@ -120,6 +121,24 @@ class NamedCalls(SectionedCallConcept):
         """The template's counterpart of :meth:`names` (``call`` and ``loop`` in scope)."""
         out.out("{{- call.function.name -}}")
 
+    # ------------------------------------------------------------------ the arguments' syntax
+    # JSON; a format that writes its arguments otherwise (Gemma 4's value syntax) overrides
+    # these together, and reads them with rows of its own.
+
+    def write_arguments(self, out: Render, arguments: str, where: str) -> None:
+        """Write a call's arguments (JSON text; ``where``: their path, for errors)."""
+        out.text(arguments_json(arguments, where), "tool_call", trainable=True)
+
+    def jinja_arguments(self, out: Template) -> None:
+        """The template's counterpart of :meth:`write_arguments` (``call`` in scope)."""
+        out.arguments()
+
+    def arguments_node(self, rules: Rules, number: int, tool: Tool) -> Node:
+        """The grammar of the arguments of a call to ``tools[number]``."""
+        from ..emit.turn_rules import json_arguments
+
+        return json_arguments(rules, number, tool)
+
     def name_nodes(self, turn: Turn, name: str) -> list[Node]:
         """The grammar of the name's place in a call of ``name``."""
         return [Lit(name)]
@@ -138,7 +157,7 @@ class NamedCalls(SectionedCallConcept):
             out.text(call.id, "tool_call", trainable=True)
         out.fence(self.arguments_open, "tool_call", trainable=True)
         where = f"messages[{index}].tool_calls[{number}].function.arguments"
-        out.text(arguments_json(call.arguments, where), "tool_call", trainable=True)
+        self.write_arguments(out, call.arguments, where)
 
     # ------------------------------------------------------------------ the parse table
 
@@ -182,7 +201,7 @@ class NamedCalls(SectionedCallConcept):
             out.fence(self.id_open)
             out.out("{{- call.id -}}")
         out.fence(self.arguments_open)
-        out.arguments()
+        self.jinja_arguments(out)
 
     # ------------------------------------------------------------------ the turn grammar
 
@@ -198,8 +217,6 @@ class _NamedCallSet(SectionedCalls):
         self.arguments_open = text_of(calls.arguments_open, layout.options, layout.name)
 
     def items(self, turn: Turn, rules: Rules, number: int) -> list[Node]:
-        from ..emit.turn_rules import json_arguments
-
         calls = self.calls
         tool = turn.tools[number]
         named = calls.name_nodes(turn, tool.name)
@@ -211,7 +228,7 @@ class _NamedCallSet(SectionedCalls):
             *named,
             *identified,
             *turn.nodes(calls.arguments_open),
-            json_arguments(rules, number, tool),
+            calls.arguments_node(rules, number, tool),
             *turn.nodes(calls.close),
         ]
 

@@ -398,8 +398,9 @@ def to_gbnf(rules: Rules, header: Sequence[str], spelling: MarkerSpelling) -> st
     return "\n".join(lines) + "\n"
 
 
-_GBNF_LEAVES = re.compile(r'"(?:[^"\\]|\\.)*"|\[(?:[^\]\\]|\\.)*\]|<\[[0-9]+\]>')
-"""What in a GBNF body is no rule name: strings, character classes, token references."""
+_GBNF_LEAVES = re.compile(r'<[^\s<>]+>|"(?:[^"\\]|\\.)*"|\[(?:[^\]\\]|\\.)*\]')
+"""What in a GBNF body is no rule name: token references (``<[7]>``, or a token's text such
+as ``<|"|>``, which may hold a quote), strings, character classes."""
 _GBNF_WORD = re.compile(r"[A-Za-z0-9-]+")
 
 

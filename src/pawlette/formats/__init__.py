@@ -29,6 +29,7 @@ _MODULES: dict[str, str] = {
     "harmony": "pawlette.formats.harmony",
     "kimi": "pawlette.formats.kimi",
     "gemma": "pawlette.formats.gemma",
+    "gemma4": "pawlette.formats.gemma4",
     "phi3": "pawlette.formats.phi3",
     "granite": "pawlette.formats.granite",
     "hermes": "pawlette.formats.hermes",
