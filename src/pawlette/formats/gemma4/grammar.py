@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ...emit.grammar_ast import Lit, Marker, Node, Ref, Repeat, Rules, Terminal, alt, optional, seq
-from ...emit.schema_walk import SchemaWalker
+from ...emit.schema_walk import NodeSchemaWalker
 from ...emit.text_language import TextLanguage, gbnf_string_rules, lark_without_markers
 from ...types import Tool
 from .values import QUOTE, sorted_items, write_value
@@ -57,7 +57,7 @@ def sorted_schema(schema: Any) -> Any:
     return schema
 
 
-class GemmaValues(SchemaWalker[Node]):
+class GemmaValues(NodeSchemaWalker):
     """Rules for one schema's values in Gemma 4's value syntax."""
 
     unenforced = "is not enforced (Gemma 4's value syntax: Lark and GBNF alike)"
@@ -166,30 +166,6 @@ class GemmaValues(SchemaWalker[Node]):
         if kind == "null":
             return alt(Lit("None"), Lit("null"))
         return None
-
-    def _nothing(self) -> Node:
-        return Lit("")
-
-    def _element(self, value: Node) -> Node:
-        return value
-
-    def _then(self, first: Node, rest: Node) -> Node:
-        return seq(first, rest)
-
-    def _comma_then(self, item: Node, rest: Node) -> Node:
-        return seq(Lit(","), item, rest)
-
-    def _optional(self, body: Node) -> Node:
-        return optional(body)
-
-    def _repeat(self, body: Node, minimum: int, maximum: int | None) -> Node:
-        return Repeat(body, minimum, maximum)
-
-    def _array_of(self, inside: Node | None) -> Node:
-        return Lit("[]") if inside is None else self._new(seq(Lit("["), inside, Lit("]")))
-
-    def _object_of(self, members: Node) -> Node:
-        return self._new(seq(Lit("{"), members, Lit("}")))
 
     def _member(self, name: str | None, value: Node, keyword: bool) -> Node:
         return seq(KEY if name is None else Lit(name), Lit(":"), value)
