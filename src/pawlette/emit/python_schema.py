@@ -22,7 +22,7 @@ from ..codecs.python_calls import is_plain_identifier
 from ..codecs.python_literals import python_literal
 from ..errors import UnsupportedFeature
 from .grammar_ast import Lit, Node, Ref, Repeat, Rules, Terminal, alt, optional, seq
-from .schema_walk import NodeSchemaWalker, bounds, implied_type
+from .schema_walk import NodeSchemaWalker, bounds
 from .text_language import (
     TextLanguage,
     gbnf_bounded_string_rules,
@@ -233,33 +233,11 @@ class SchemaToPython(NodeSchemaWalker):
 
     # --------------------------------------------------------------------------------------
 
-    def _kinds(self, schema: Mapping[str, Any]) -> Any:
-        # An empty ``type`` ("" or []) reads as absent here (the GBNF walk takes it as given).
-        return schema.get("type") or implied_type(schema)
-
     def _any(self) -> Node:
         return self.values.any
 
     def _literal(self, value: Any) -> Node:
         return self.values.literal(value)
-
-    def _either(self, options: list[Node]) -> Node:
-        return alt(*options)
-
-    def _new(self, body: Node) -> Ref:
-        name = f"{self.prefix}_{self.counter}"
-        self.counter += 1
-        return self.rules.add(name, body)
-
-    def _reference_name(self, number: int) -> str:
-        return f"{self.prefix}_ref{number}"
-
-    def _define_reference(self, name: str, target: Any, where: str) -> None:
-        self.rules.add(name, Lit(""))  # reserve the name: the schema may refer to itself
-        self.rules.rules[name] = self._schema_value(target, where)
-
-    def _reference(self, name: str) -> Node:
-        return Ref(name)
 
     def _string(self, low: Any, high: Any) -> Node:
         values = self.values

@@ -24,7 +24,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from typing import Any, Generic, TypeVar
 
-from .grammar_ast import Lit, Node, Repeat, Rules, optional, seq
+from .grammar_ast import Lit, Node, Ref, Repeat, Rules, alt, optional, seq
 
 _DESCRIPTIVE = frozenset(
     {
@@ -426,6 +426,28 @@ class NodeSchemaWalker(SchemaWalker[Node]):
     of an array or the members of an object)."""
 
     item_separator = ","
+
+    def _kinds(self, schema: Mapping[str, Any]) -> Any:
+        # An empty ``type`` ("" or []) reads as absent here (the GBNF walk takes it as given).
+        return schema.get("type") or implied_type(schema)
+
+    def _either(self, options: list[Node]) -> Node:
+        return alt(*options)
+
+    def _new(self, body: Node) -> Ref:
+        name = f"{self.prefix}_{self.counter}"
+        self.counter += 1
+        return self.rules.add(name, body)
+
+    def _reference_name(self, number: int) -> str:
+        return f"{self.prefix}_ref{number}"
+
+    def _define_reference(self, name: str, target: Any, where: str) -> None:
+        self.rules.add(name, Lit(""))  # reserve the name: the schema may refer to itself
+        self.rules.rules[name] = self._schema_value(target, where)
+
+    def _reference(self, name: str) -> Node:
+        return Ref(name)
 
     def _nothing(self) -> Node:
         return Lit("")

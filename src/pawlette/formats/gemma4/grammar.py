@@ -124,34 +124,11 @@ class GemmaValues(NodeSchemaWalker):
         member = self._new(self._either(options))
         return optional(seq(member, Repeat(seq(Lit(","), member))))
 
-    def _kinds(self, schema: Mapping[str, Any]) -> Any:
-        from ...emit.schema_walk import implied_type
-
-        return schema.get("type") or implied_type(schema)
-
     def _any(self) -> Node:
         return self.any_value
 
     def _literal(self, value: Any) -> Node:
         return spelt(write_value(value, quote_keys=False))
-
-    def _either(self, options: list[Node]) -> Node:
-        return alt(*options)
-
-    def _new(self, body: Node) -> Ref:
-        name = f"{self.prefix}_{self.counter}"
-        self.counter += 1
-        return self.rules.add(name, body)
-
-    def _reference_name(self, number: int) -> str:
-        return f"{self.prefix}_ref{number}"
-
-    def _define_reference(self, name: str, target: Any, where: str) -> None:
-        self.rules.add(name, Lit(""))  # reserve the name: the schema may refer to itself
-        self.rules.rules[name] = self._schema_value(target, where)
-
-    def _reference(self, name: str) -> Node:
-        return Ref(name)
 
     def _string(self, low: Any, high: Any) -> Node:
         return self.string  # (lengths are not enforced: the text is free between the quotes)
