@@ -135,42 +135,16 @@ _KEY_CHAR = re.compile(r"[A-Za-z0-9_.\-]")
 _KEY_RUN = re.compile(r"[A-Za-z_][A-Za-z0-9_.\-]*").match
 
 
-class HeaderReader:
-    """``key="value"<separator>`` pairs at the start of a turn, then content.
+class HeaderSteps:
+    """The steps of one ``key="value"`` header pair, a character at a time: an identifier,
+    ``=``, then a JSON string.  Readers that hold text while it can still be a header take
+    these steps (``_advance`` is False at the first character no pair can hold)."""
 
-    Text is held while it can still be a header pair (an identifier, ``=``, a JSON string);
-    the separator marker commits it.  Anything else turns the held text into content.
-    """
+    __slots__ = ("_escaped", "_phase")
 
-    __slots__ = ("_buffer", "_escaped", "_parser", "_phase", "_separator")
-
-    def __init__(self, parser: Parser, separator: str) -> None:
-        self._parser = parser
-        self._separator = separator
-        self._buffer: list[str] = []
+    def __init__(self) -> None:
         self._phase = "start"  # start, key, value, string, done, content
         self._escaped = False
-
-    def feed(self, text: str, offset: int) -> None:
-        if self._phase == "content":
-            self._parser.emit(TextDelta(text))
-            return
-        if self._phase == "start":
-            # The usual turn starts with text that is no header: a word ended by anything
-            # but ``=`` (what the character steps below find, at C speed).
-            key = _KEY_RUN(text)
-            end = 0 if key is None else key.end()
-            if end < len(text) and (end == 0 or text[end] != "="):
-                self._phase = "content"
-                self._parser.emit(TextDelta(text))
-                return
-        for character in text:
-            if not self._advance(character):
-                self._phase = "content"
-                self._parser.emit(TextDelta("".join(self._buffer) + text))
-                self._buffer = []
-                return
-        self._buffer.append(text)
 
     def _advance(self, character: str) -> bool:
         phase = self._phase
@@ -194,6 +168,43 @@ class HeaderReader:
                 self._phase = "done"
             return True
         return False  # text after the closing quote: not a header
+
+
+class HeaderReader(HeaderSteps):
+    """``key="value"<separator>`` pairs at the start of a turn, then content.
+
+    Text is held while it can still be a header pair (an identifier, ``=``, a JSON string);
+    the separator marker commits it.  Anything else turns the held text into content.
+    """
+
+    __slots__ = ("_buffer", "_parser", "_separator")
+
+    def __init__(self, parser: Parser, separator: str) -> None:
+        super().__init__()
+        self._parser = parser
+        self._separator = separator
+        self._buffer: list[str] = []
+
+    def feed(self, text: str, offset: int) -> None:
+        if self._phase == "content":
+            self._parser.emit(TextDelta(text))
+            return
+        if self._phase == "start":
+            # The usual turn starts with text that is no header: a word ended by anything
+            # but ``=`` (what the character steps below find, at C speed).
+            key = _KEY_RUN(text)
+            end = 0 if key is None else key.end()
+            if end < len(text) and (end == 0 or text[end] != "="):
+                self._phase = "content"
+                self._parser.emit(TextDelta(text))
+                return
+        for character in text:
+            if not self._advance(character):
+                self._phase = "content"
+                self._parser.emit(TextDelta("".join(self._buffer) + text))
+                self._buffer = []
+                return
+        self._buffer.append(text)
 
     def close(self, marker: str | None, offset: int) -> None:
         held = "".join(self._buffer)

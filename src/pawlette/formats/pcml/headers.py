@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 from pawlette.declare import Concept, Fence, Marker
 from pawlette.emit.jinja_text import fill, jinja_string
 from pawlette.engine.machine import Parser, Reader, ReaderFactory
+from pawlette.engine.readers import HeaderSteps
 from pawlette.errors import FormatError, RequestError
 from pawlette.types import MetadataItem
 
@@ -38,8 +39,6 @@ if TYPE_CHECKING:
 KEY = r"[A-Za-z_][A-Za-z0-9_.\-]*"
 """The keys a header can write (and the template checks)."""
 _KEY = re.compile(KEY)
-_KEY_START = re.compile(r"[A-Za-z_]")
-_KEY_CHAR = re.compile(r"[A-Za-z0-9_.\-]")
 _LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_"
 ROLES = ("system", "user", "assistant", "tool")
 
@@ -144,16 +143,17 @@ class Headers(Concept):
 # ------------------------------------------------------------------ reading
 
 
-class HeaderFirst:
+class HeaderFirst(HeaderSteps):
     """``key="value"<separator>`` pairs at the start of a turn, then the state's own reader.
 
     Each pair is read by a reader of its own (the separator's row returns to the state), so
     the turn's reader is made only once its text begins, or at its end for an empty one."""
 
-    __slots__ = ("_buffer", "_escaped", "_inner", "_make", "_parser", "_phase", "_separator")
+    __slots__ = ("_buffer", "_inner", "_make", "_parser", "_separator")
     whole_kind = "headed"  # see pawlette.engine.whole
 
     def __init__(self, parser: Parser, separator: str, make: ReaderFactory) -> None:
+        super().__init__()
         self._parser = parser
         self._separator = separator
         self._make = make
@@ -163,8 +163,6 @@ class HeaderFirst:
         self._inner: Reader | None = carried.reader if parser.entered_by == separator else None
         carried.reader = None
         self._buffer: list[str] = []
-        self._phase = "start"  # start, key, value, string, done, content
-        self._escaped = False
 
     def whole_reading(self) -> tuple[Reader, frozenset[str]]:
         """How a whole text reads here (see :mod:`pawlette.engine.whole`): as the turn's own
@@ -190,29 +188,6 @@ class HeaderFirst:
                 self._content().feed(held, offset)
                 return
         self._buffer.append(text)
-
-    def _advance(self, character: str) -> bool:
-        phase = self._phase
-        if phase == "start":
-            self._phase = "key"
-            return bool(_KEY_START.match(character))
-        if phase == "key":
-            if character == "=":
-                self._phase = "value"
-                return True
-            return bool(_KEY_CHAR.match(character))
-        if phase == "value":
-            self._phase = "string"
-            return character == '"'
-        if phase == "string":
-            if self._escaped:
-                self._escaped = False
-            elif character == "\\":
-                self._escaped = True
-            elif character == '"':
-                self._phase = "done"
-            return True
-        return False  # text after the closing quote: not a header
 
     def close(self, marker: str | None, offset: int) -> None:
         held = "".join(self._buffer)
