@@ -26,7 +26,7 @@ from typing import Any
 
 from .grammar_ast import JSON_WHITESPACE, Rules, lark_json, lark_string
 from .json_schema import json_literal
-from .schema_walk import SchemaWalker, bounds
+from .schema_walk import TextSchemaWalker, bounds
 from .text_language import TextLanguage, lark_without_markers
 
 LLGUIDANCE_ENFORCED = frozenset(
@@ -100,8 +100,13 @@ def lark_rule_prefix(prefix: str) -> str:
     return "json_" + re.sub(r"[^a-z0-9_]+", "_", prefix.lower()).strip("_")
 
 
-class SchemaToLark(SchemaWalker[str]):
+class SchemaToLark(TextSchemaWalker):
     """Writes Lark rules for one schema (and its ``$defs``) into ``rules.lark_extra``."""
+
+    joiner = "_"
+    whitespace = _WS
+    string_rule = "JSON_STRING"
+    empty = '""'
 
     unenforced = "is not enforced in Lark"
     extra_where = ".*"
@@ -112,15 +117,9 @@ class SchemaToLark(SchemaWalker[str]):
         self.language = TextLanguage(rules.markers, escape=False)
         define_json_base(rules)
 
-    def convert(self, schema: Any) -> str:
-        """The rule (or expression) for a value under ``schema``."""
-        self.root = schema
-        return self._schema_value(schema, self.where)
-
-    def _schema_value(self, schema: Any, where: str) -> str:
-        if schema is False:
-            raise ValueError(f"{where}: the schema false accepts no value")
-        return super()._schema_value(schema, where)
+    @property
+    def extra(self) -> dict[str, str]:
+        return self.rules.lark_extra
 
     def _body(self, schema: Mapping[str, Any], where: str) -> str:
         kinds = schema.get("type")
@@ -140,9 +139,6 @@ class SchemaToLark(SchemaWalker[str]):
             return lark_json(schema)
         return super()._body(schema, where)
 
-    def _named(self, body: str) -> str:
-        return self._new(body)
-
     def _any(self) -> str:
         return define_json_any(self.rules)
 
@@ -152,21 +148,9 @@ class SchemaToLark(SchemaWalker[str]):
     def _either(self, options: list[str]) -> str:
         return options[0] if len(options) == 1 else "(" + " | ".join(options) + ")"
 
-    def _new(self, body: str) -> str:
-        name = f"{self.prefix}_{self.counter}"
-        self.counter += 1
-        self.rules.lark_extra[name] = body or '""'
-        return name
-
-    def _reference_name(self, number: int) -> str:
-        return f"{self.prefix}_ref{number}"
-
     def _define_reference(self, name: str, target: Any, where: str) -> None:
         self.rules.lark_extra[name] = '""'  # reserved: the schema may refer to itself
         self.rules.lark_extra[name] = self._schema_value(target, where)
-
-    def _reference(self, name: str) -> str:
-        return name
 
     def _string(self, low: Any, high: Any) -> str:
         if low is None and high is None:
@@ -188,39 +172,8 @@ class SchemaToLark(SchemaWalker[str]):
             "null": '"null"',
         }.get(kind)
 
-    def _nothing(self) -> str:
-        return ""
-
-    def _element(self, value: str) -> str:
-        return f"{value} {_WS}"
-
-    def _then(self, first: str, rest: str) -> str:
-        return _join(first, rest)
-
-    def _comma_then(self, item: str, rest: str) -> str:
-        return _join(f'"," {_WS}', item, rest)
-
     def _optional(self, body: str) -> str:
         return f"({body})?" if body else ""
 
     def _repeat(self, body: str, minimum: int, maximum: int | None) -> str:
         return f"({body})" + bounds(minimum, maximum) if body else ""
-
-    def _array_of(self, inside: str | None) -> str:
-        return f'"[" {_WS} "]"' if inside is None else f'"[" {_WS} {inside} "]"'
-
-    def _object_of(self, members: str) -> str:
-        return f'"{{" {_WS} {members} "}}"'
-
-    def _member(self, name: str | None, value: str, keyword: bool) -> str:
-        key = "JSON_STRING" if name is None else self._literal(name)
-        return f'{key} {_WS} ":" {_WS} {value} {_WS}'
-
-    def _open_tails(self, extra: str | None) -> tuple[str, str]:
-        after = self._new(f'("," {_WS} {extra})*' if extra else '""')
-        start = self._new(f"({extra} {after})?" if extra else '""')
-        return after, start
-
-
-def _join(*parts: str) -> str:
-    return " ".join(part for part in parts if part)

@@ -12,7 +12,7 @@ import json
 from typing import Any
 
 from .grammar_ast import Rules, gbnf_name, gbnf_string
-from .schema_walk import SchemaWalker, bounds
+from .schema_walk import TextSchemaWalker, bounds
 
 BASE_RULES = {
     # JSON_WHITESPACE: what json.dumps and indenting writers write, bounded: a sampler given
@@ -47,8 +47,11 @@ _TYPES = {
 }
 
 
-class SchemaToGbnf(SchemaWalker[str]):
+class SchemaToGbnf(TextSchemaWalker):
     """Writes rules for one schema (and its ``$defs``) into ``rules.gbnf_extra``."""
+
+    whitespace = "json-ws"
+    string_rule = "json-string"
 
     unenforced = "is not enforced in GBNF"
     extra_where = ".*"
@@ -58,18 +61,9 @@ class SchemaToGbnf(SchemaWalker[str]):
         for name, definition in BASE_RULES.items():
             rules.gbnf_extra.setdefault(name, definition)
 
-    def convert(self, schema: Any) -> str:
-        """The rule name for a value under ``schema``."""
-        self.root = schema
-        return self._schema_value(schema, self.where)
-
-    def _schema_value(self, schema: Any, where: str) -> str:
-        if schema is False:
-            raise ValueError(f"{where}: the schema false accepts no value")
-        return super()._schema_value(schema, where)
-
-    def _named(self, body: str) -> str:
-        return self._new(body)
+    @property
+    def extra(self) -> dict[str, str]:
+        return self.rules.gbnf_extra
 
     def _any(self) -> str:
         return "json-value"
@@ -80,20 +74,8 @@ class SchemaToGbnf(SchemaWalker[str]):
     def _either(self, options: list[str]) -> str:
         return " | ".join(options)
 
-    def _new(self, body: str) -> str:
-        name = f"{self.prefix}-{self.counter}"
-        self.counter += 1
-        self.rules.gbnf_extra[name] = body
-        return name
-
-    def _reference_name(self, number: int) -> str:
-        return f"{self.prefix}-ref{number}"
-
     def _define_reference(self, name: str, target: Any, where: str) -> None:
         self.rules.gbnf_extra[name] = self._schema_value(target, where)
-
-    def _reference(self, name: str) -> str:
-        return name
 
     def _string(self, low: Any, high: Any) -> str:
         if low is None and high is None:
@@ -121,38 +103,11 @@ class SchemaToGbnf(SchemaWalker[str]):
     def _scalar(self, kind: str) -> str | None:
         return _TYPES.get(kind)
 
-    def _nothing(self) -> str:
-        return ""
-
-    def _element(self, value: str) -> str:
-        return f"{value} json-ws"
-
-    def _then(self, first: str, rest: str) -> str:
-        return _join(first, rest)
-
-    def _comma_then(self, item: str, rest: str) -> str:
-        return _join('"," json-ws', item, rest)
-
     def _optional(self, body: str) -> str:
         return f"({body})?"
 
     def _repeat(self, body: str, minimum: int, maximum: int | None) -> str:
         return f"({body})" + bounds(minimum, maximum)
-
-    def _array_of(self, inside: str | None) -> str:
-        return '"[" json-ws "]"' if inside is None else f'"[" json-ws {inside} "]"'
-
-    def _object_of(self, members: str) -> str:
-        return f'"{{" json-ws {members} "}}"'
-
-    def _member(self, name: str | None, value: str, keyword: bool) -> str:
-        key = "json-string" if name is None else self._literal(name)
-        return f'{key} json-ws ":" json-ws {value} json-ws'
-
-    def _open_tails(self, extra: str | None) -> tuple[str, str]:
-        after = self._new(f'("," json-ws {extra})*' if extra else '""')
-        start = self._new(f"({extra} {after})?" if extra else '""')
-        return after, start
 
 
 def json_literal(value: Any, markers: tuple[str, ...] = ()) -> str:
@@ -190,8 +145,3 @@ def _break_markers(text: str, markers: tuple[str, ...]) -> str:
         else:
             escape = f"\\u{code:04x}"
         text = text[:position] + escape + text[position + 1 :]
-
-
-def _join(*parts: str) -> str:
-    """GBNF pieces in sequence (empty ones left out)."""
-    return " ".join(part for part in parts if part)

@@ -472,3 +472,79 @@ class NodeSchemaWalker(SchemaWalker[Node]):
 
     def _object_of(self, members: Node) -> Node:
         return self._new(seq(Lit("{"), members, Lit("}")))
+
+
+class TextSchemaWalker(SchemaWalker[str]):
+    """A walker that writes a grammar syntax's text (GBNF or Lark): rules go into ``extra``
+    (the syntax's extra rules of ``rules``), named ``prefix`` + ``joiner`` + a number, with
+    ``whitespace`` between tokens and ``string_rule`` for a key of any name.  The two
+    syntaxes write arrays, objects, members and sequences alike."""
+
+    joiner = "-"
+    whitespace = ""
+    string_rule = ""
+    empty = ""  # the body of a rule that takes nothing (Lark cannot leave it blank)
+
+    @property
+    @abstractmethod
+    def extra(self) -> dict[str, str]: ...
+
+    def convert(self, schema: Any) -> str:
+        """The rule (or expression) for a value under ``schema``."""
+        self.root = schema
+        return self._schema_value(schema, self.where)
+
+    def _schema_value(self, schema: Any, where: str) -> str:
+        if schema is False:
+            raise ValueError(f"{where}: the schema false accepts no value")
+        return super()._schema_value(schema, where)
+
+    def _named(self, body: str) -> str:
+        return self._new(body)
+
+    def _new(self, body: str) -> str:
+        name = f"{self.prefix}{self.joiner}{self.counter}"
+        self.counter += 1
+        self.extra[name] = body or self.empty
+        return name
+
+    def _reference_name(self, number: int) -> str:
+        return f"{self.prefix}{self.joiner}ref{number}"
+
+    def _reference(self, name: str) -> str:
+        return name
+
+    def _nothing(self) -> str:
+        return ""
+
+    def _element(self, value: str) -> str:
+        return f"{value} {self.whitespace}"
+
+    def _then(self, first: str, rest: str) -> str:
+        return _join(first, rest)
+
+    def _comma_then(self, item: str, rest: str) -> str:
+        return _join(f'"," {self.whitespace}', item, rest)
+
+    def _array_of(self, inside: str | None) -> str:
+        space = self.whitespace
+        return f'"[" {space} "]"' if inside is None else f'"[" {space} {inside} "]"'
+
+    def _object_of(self, members: str) -> str:
+        return f'"{{" {self.whitespace} {members} "}}"'
+
+    def _member(self, name: str | None, value: str, keyword: bool) -> str:
+        key = self.string_rule if name is None else self._literal(name)
+        space = self.whitespace
+        return f'{key} {space} ":" {space} {value} {space}'
+
+    def _open_tails(self, extra: str | None) -> tuple[str, str]:
+        space = self.whitespace
+        after = self._new(f'("," {space} {extra})*' if extra else '""')
+        start = self._new(f"({extra} {after})?" if extra else '""')
+        return after, start
+
+
+def _join(*parts: str) -> str:
+    """Grammar pieces in sequence (empty ones left out)."""
+    return " ".join(part for part in parts if part)
