@@ -23,13 +23,14 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from functools import cached_property
+from json.encoder import encode_basestring as string
 from json.encoder import encode_basestring_ascii as ascii_string
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from ..emit.grammar_ast import CharClass, JsonSchemaValue, Lit, Node, Repeat, Rules, alt, seq
 from ..emit.json_lark import define_json_base
 from ..engine.call_arguments import arguments_problem, load_json
-from ..engine.json_text import json_string
 from ..engine.machine import Parser
 from ..engine.readers import WholeTextReader
 from ..errors import FormatError
@@ -108,10 +109,18 @@ class JsonCallList(CallConcept):
         return next((key for name, key in self.keys if name == role), None)
 
     def item(self, name: str, call_id: str, arguments: str) -> str:
+        # (json_string of a str is json's C encode_basestring: called directly; each key's
+        # text before its value is made once.)
+        values = {"name": string(name), "arguments": arguments, "id": string(call_id)}
+        item_separator, heads = self._heads
+        return "{" + item_separator.join([head + values[role] for role, head in heads]) + "}"
+
+    @cached_property
+    def _heads(self) -> tuple[str, tuple[tuple[str, str], ...]]:
+        """The item separator, and each member's role and text up to its value."""
         item_separator, key_separator = self.separators
-        values = {"name": json_string(name), "arguments": arguments, "id": json_string(call_id)}
-        members = [f"{ascii_string(key)}{key_separator}{values[role]}" for role, key in self.keys]
-        return "{" + item_separator.join(members) + "}"
+        heads = tuple((role, f"{ascii_string(key)}{key_separator}") for role, key in self.keys)
+        return item_separator, heads
 
     # ------------------------------------------------------------------ the writer
 

@@ -15,12 +15,12 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from functools import cached_property
+from json.encoder import encode_basestring as string
 from json.encoder import encode_basestring_ascii as ascii_string
 from typing import TYPE_CHECKING, ClassVar, Literal
 
 from ..emit.grammar_ast import Lit, Node, Repeat, Rules, alt, seq
 from ..emit.jinja_text import jinja_string
-from ..engine.json_text import json_string
 from ..engine.machine import ReaderFactory
 from ..engine.readers import CallEnvelope
 from ..errors import FormatError, UnsupportedFeature
@@ -123,13 +123,22 @@ class JsonCalls(Concept):
 
     def head(self, name: str, call_id: str | None = None) -> str:
         """The object's text up to its arguments."""
-        text = "{"
+        # (json_string of a str is json's C encode_basestring: called directly, once a call.)
         if self.id_key is not None and call_id is not None:
-            text += f"{ascii_string(self.id_key)}: {json_string(call_id)}, "
-        return text + (
-            f"{ascii_string(self.name_key)}: {json_string(name)}, "
-            f"{ascii_string(self.arguments_key)}: "
-        )
+            return f"{self._id_head}{string(call_id)}, {self._name_head}{string(name)}{self._tail}"
+        return f"{{{self._name_head}{string(name)}{self._tail}"
+
+    @cached_property
+    def _id_head(self) -> str:
+        return f"{{{ascii_string(self.id_key or '')}: "
+
+    @cached_property
+    def _name_head(self) -> str:
+        return f"{ascii_string(self.name_key)}: "
+
+    @cached_property
+    def _tail(self) -> str:
+        return f", {ascii_string(self.arguments_key)}: "
 
     # ------------------------------------------------------------------ the writer
 
@@ -193,6 +202,8 @@ class JsonCalls(Concept):
         if out.role != "assistant" or index < 0:
             return
         message = out.messages[index]
+        if not message.tool_calls:
+            return
         after_text = bool(out.message_text(index)) and not self._dropped(out, index)
         for number, call in enumerate(message.tool_calls):
             opening = self.separated_open if after_text or number else self.open or ()

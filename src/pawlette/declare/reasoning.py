@@ -8,6 +8,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 from typing import TYPE_CHECKING, ClassVar, Literal
 
 from ..emit.grammar_ast import alt, seq
@@ -100,6 +101,12 @@ class Reasoning(Concept):
         """Where the generation prompt opens the block and the stand-in begins with that open
         fence (Ling 3.0's empty block after its ``\\n<think>`` prompt), the rest of the
         stand-in: the open fence is the prompt's, not trainable.  None: no such split."""
+        return self._absent_rest
+
+    @cached_property
+    def _absent_rest(self) -> Fence | None:
+        # Made once: the writer keeps a fence's segments by the fence's identity, so a slice
+        # made anew in each render would be built anew in each render.
         if self.prompt in ("open", "opened") and self.absent[: len(self.open)] == self.open:
             return self.absent[len(self.open) :]
         return None

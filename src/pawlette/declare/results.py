@@ -119,10 +119,6 @@ class Results(Concept):
         return frozenset()
 
     def check(self, out: Render) -> None:
-        written = any(  # another concept writes the name
-            "tool_name" in getattr(concept, "handles", ()) and concept is not self
-            for concept in out.layout.concepts
-        )
         out.handles("tool_name")
         if self.trim:
             for index, message in enumerate(out.messages):
@@ -144,7 +140,7 @@ class Results(Concept):
         for index, message in enumerate(out.messages):
             if message.role != "tool":
                 continue
-            if message.name is not None and not written:
+            if message.name is not None and not self._name_written_by_another(out):
                 out.lose(f"messages[{index}].name", "not written (the call names the tool)")
             if writes_id:
                 found = message.tool_call_id or ""
@@ -156,38 +152,55 @@ class Results(Concept):
                         f"messages[{index}].tool_call_id", repr(message.tool_call_id), expected
                     )
 
+    def _name_written_by_another(self, out: Render) -> bool:
+        """Whether another concept writes a result's name (asked only when a result has one)."""
+        return any(
+            "tool_name" in getattr(concept, "handles", ()) and concept is not self
+            for concept in out.layout.concepts
+        )
+
     def write_message(self, out: Render, index: int) -> None:
+        # (Every tool result of most formats comes through here: the writer's context is set
+        # directly, and empty fences are not written, as Render.at and Render.fence do.)
         messages = out.messages
-        frame = out.frame("tool")
-        first = not self.grouped or index == 0 or messages[index - 1].role != "tool"
-        last = not self.grouped or index == len(messages) - 1 or messages[index + 1].role != "tool"
-        out.role, out.index = "tool", index
-        out.at("tool", index)
-        hooks = out.plan.turns["tool"]
+        frame = out.layout.frames["tool"]
+        grouped = self.grouped
+        first = not grouped or index == 0 or messages[index - 1].role != "tool"
+        last = not grouped or index == len(messages) - 1 or messages[index + 1].role != "tool"
+        writer = out.writer
+        out.role = writer.role = "tool"
+        out.index = writer.message_index = index
+        fence = out.fence
         if first:
-            for hook in hooks.before:
-                hook(out, index)
-            out.role, out.index = "tool", index
-            out.at("tool", index)
-            out.fence(frame.opener(out.previous), "header")
+            hooks = out.plan.turns["tool"]
+            if hooks.before:
+                for hook in hooks.before:
+                    hook(out, index)
+                out.role = writer.role = "tool"
+                out.index = writer.message_index = index
+            fence(frame.opener(out.previous), "header")
             for hook in hooks.opening:
                 hook(out, index)
         if self.id_close is not None:
             out.text(self.written_id(out, index), "tool_result")
-            out.fence(self.id_close, "tool_result")
+            fence(self.id_close, "tool_result")
             if self.name_close is not None:
                 out.text(self.call_name(out, index), "tool_result")
-                out.fence(self.name_close, "tool_result")
-        out.fence(self.item_open, "tool_result")
+                fence(self.name_close, "tool_result")
+        if self.item_open:
+            fence(self.item_open, "tool_result")
         text = out.message_text(index).strip() if self.trim else out.message_text(index)
-        out.text(json.dumps(text, ensure_ascii=False) if self.json_text else text, "tool_result")
+        writer.text(json.dumps(text, ensure_ascii=False) if self.json_text else text, "tool_result")
         self.write_after_text(out, index)
-        out.fence(self.item_close, "tool_result")
+        if self.item_close:
+            fence(self.item_close, "tool_result")
         if self.item_gap and index < len(messages) - 1 and (self.gap_ends_group or not last):
-            out.fence(self.item_gap, "tool_result")
+            fence(self.item_gap, "tool_result")
         if last:
-            out.fence(frame.end, "close")
-            out.fence(frame.after, "separator")
+            if frame.end:
+                fence(frame.end, "close")
+            if frame.after:
+                fence(frame.after, "separator")
             out.previous = "tool"
 
     def writes_ids(self) -> bool:
