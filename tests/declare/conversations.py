@@ -201,6 +201,18 @@ def texts(fmt: Format, *, min_size: int = 1, strip: bool = False) -> st.SearchSt
     return st.text(st.sampled_from(ALPHABET), min_size=min_size, max_size=12).filter(fine)
 
 
+def result_texts(fmt: Format, text: st.SearchStrategy[str]) -> st.SearchStrategy[str]:
+    """Texts of results: where a group of results is joined by a gap and no fence closes a
+    result (Nemotron Nano 2's ``, ``), none holds the gap, or reading could not tell the
+    results apart (the format reads such a group as one result, with a warning)."""
+    layout = layout_of(fmt)
+    results = layout.concept(declare.Results) if isinstance(layout, declare.Layout) else None
+    if results is None or not results.grouped or results.item_close or not results.item_gap:
+        return text
+    gap = "".join(piece.text for piece in results.item_gap if isinstance(piece, declare.Lit))
+    return text.filter(lambda value: gap not in value)
+
+
 @st.composite
 def arguments(draw: st.DrawFn, name: str, fmt: Format) -> str:
     if name == "now":
@@ -252,8 +264,11 @@ def conversations(draw: st.DrawFn, fmt: Format, *, strip: bool = False) -> dict[
                 )
                 count += 1
             messages.append(message)
+            results = result_texts(fmt, text)
             for call in message["tool_calls"]:
-                messages.append({"role": "tool", "tool_call_id": call["id"], "content": draw(text)})
+                messages.append(
+                    {"role": "tool", "tool_call_id": call["id"], "content": draw(results)}
+                )
         if (alternating and query < queries - 1) or draw(st.booleans()):
             answer: dict[str, Any] = {"role": "assistant", "content": draw(text)}
             if reasoning_rules(layout) is not None and draw(st.booleans()):
