@@ -392,9 +392,6 @@ def _declared(
                 continue  # the declaration says the template cannot write these as it does
             if "calls" in untested and _has_calls(probe):
                 continue  # the template cannot render calls as Hugging Face passes them
-            ending = probe.messages[-1].get("role") if probe.messages else None
-            if "final_assistant" in untested and ending == "assistant":
-                continue  # the template writes a last assistant turn otherwise
             try:
                 rendered = fmt.render(
                     list(probe.messages),

@@ -23,7 +23,7 @@ from ..support.template_corpus import corpus_template
 NEMOTRON = pawlette.get_format("nemotron_v2")
 TEMPLATE = "NVIDIA-Nemotron-Nano-v2"
 TOKENIZER = small_tokenizer(NEMOTRON.special_markers)
-CALL = '{"name": "special_function", "arguments": {"arg1": 1}}'
+CALL_TEXT = '{"name": "special_function", "arguments": {"arg1": 1}}'
 ANSWER = "Hello, world!\nWhat's up?"
 THOUGHT = "I'm\nthinking"
 SPECIAL = [("special_function", {"arg1": 1})]
@@ -34,12 +34,12 @@ SPECIAL = [("special_function", {"arg1": 1})]
 AS_LLAMA_CPP = [
     ("</think>" + ANSWER, ANSWER, None, []),
     (THOUGHT + "</think>" + ANSWER, ANSWER, THOUGHT, []),
-    ("</think><TOOLCALL>[" + CALL + "]</TOOLCALL>", None, None, SPECIAL),
-    (THOUGHT + "</think><TOOLCALL>[" + CALL + "]</TOOLCALL>", None, THOUGHT, SPECIAL),
+    ("</think><TOOLCALL>[" + CALL_TEXT + "]</TOOLCALL>", None, None, SPECIAL),
+    (THOUGHT + "</think><TOOLCALL>[" + CALL_TEXT + "]</TOOLCALL>", None, THOUGHT, SPECIAL),
     # What the template writes after the prompt: text, a newline, the end marker.
     ("</think>" + ANSWER + "\n<SPECIAL_12>", ANSWER, None, []),
     (
-        "</think>Hi\n<TOOLCALL>[" + CALL + ", " + CALL + "]</TOOLCALL>\n<SPECIAL_12>",
+        "</think>Hi\n<TOOLCALL>[" + CALL_TEXT + ", " + CALL_TEXT + "]</TOOLCALL>\n<SPECIAL_12>",
         "Hi",
         None,
         SPECIAL * 2,
@@ -66,7 +66,7 @@ def test_what_models_write_reads_as_llama_cpp_reads_it(
 
 def test_text_after_the_list_is_content_with_a_warning() -> None:
     # llama.cpp reads it as content silently; the template never writes text after calls.
-    text = THOUGHT + "</think><TOOLCALL>[" + CALL + "]</TOOLCALL>" + ANSWER
+    text = THOUGHT + "</think><TOOLCALL>[" + CALL_TEXT + "]</TOOLCALL>" + ANSWER
     content, reasoning, calls, warnings = _reading(text)
     assert (content, reasoning, calls) == (ANSWER, THOUGHT, SPECIAL)
     assert len(warnings) == 1
@@ -142,28 +142,92 @@ def test_the_results_of_parallel_calls_are_one_turn_read_back_one_by_one(
         assert read == results and not parsed.warnings
 
 
-def test_a_conversation_ending_on_the_answer_ends_as_the_model_writes_it() -> None:
-    messages = [
-        {"role": "user", "content": "Hi"},
-        {"role": "assistant", "content": "Hello.", "reasoning_content": "A greeting."},
-    ]
-    prompt = NEMOTRON.render(messages[:1], add_generation_prompt=True).text
-    rendering = NEMOTRON.render(messages)
+INSIDE = (
+    "written inside the reasoning block the generation prompt opens, which the template"
+    " never closes: read back as reasoning_content"
+)
+GREETING = [
+    {"role": "user", "content": "Hi"},
+    {"role": "assistant", "content": "Hello.", "reasoning_content": "A greeting."},
+]
+
+
+def test_the_last_answer_is_written_inside_the_prompts_block_as_the_template_writes_it() -> None:
+    prompt = NEMOTRON.render(GREETING[:1], add_generation_prompt=True).text
+    rendering = NEMOTRON.render(GREETING)
     assert prompt.endswith("<SPECIAL_11>Assistant\n<think>\n")
-    assert rendering.text == prompt + "</think>Hello.\n<SPECIAL_12>\n"
+    assert rendering.text == prompt + "Hello.\n<SPECIAL_12>\n"
+    expected = corpus_reference(TEMPLATE).render(GREETING, None, add_generation_prompt=False)
+    assert rendering.text == expected.text
     trained = "".join(s.text for s in rendering.segments if s.trainable)
-    assert trained == "</think>Hello.\n<SPECIAL_12>"
+    assert trained == "Hello.\n<SPECIAL_12>"
+    assert rendering.losses == (
+        "messages[1].reasoning_content: dropped (never written)",
+        f"messages[1].content: {INSIDE}",
+    )
+    # The conversation reads back as written; the model's text after the prompt, as
+    # llama.cpp and vLLM read it: reasoning never closed.
+    assert NEMOTRON.parse_conversation(rendering.text).messages[1] == {
+        "role": "assistant",
+        "content": "Hello.",
+    }
+    completion = NEMOTRON.parse(rendering.text[len(prompt) :], prompt=prompt).message
+    assert (completion["content"] or None, completion["reasoning_content"]) == (None, "Hello.")
+
+
+CALL = {"id": "c0", "type": "function", "function": {"name": "get_weather", "arguments": "{}"}}
+
+
+@pytest.mark.parametrize("text", ["Checking.", None])
+def test_the_last_turns_calls_are_a_turn_of_their_own_read_back_as_one_message(
+    text: str | None,
+) -> None:
+    messages = [
+        {"role": "user", "content": "Weather?"},
+        {"role": "assistant", "content": text, "tool_calls": [CALL]},
+    ]
+    rendering = NEMOTRON.render(messages, [WEATHER])
+    expected = corpus_reference(TEMPLATE).render(messages, [WEATHER], add_generation_prompt=False)
+    assert rendering.text == expected.text
+    calls = '<TOOLCALL>[{"name": "get_weather", "arguments": {}}]</TOOLCALL><SPECIAL_12>\n\n'
+    opener = "<SPECIAL_11>Assistant\n"
+    answer = opener + "<think>\nChecking.\n<SPECIAL_12>\n" if text else ""
+    assert rendering.text.endswith("Weather?\n" + answer + opener + calls)
+    parsed = NEMOTRON.parse_conversation(rendering.text, strict=True).messages[1:]
+    assert [(m["content"], len(m["tool_calls"])) for m in parsed] == [(text, 1)]
+    prompt = NEMOTRON.render(messages[:1], [WEATHER], add_generation_prompt=True).text
+    if text:  # the prompt begins the render: the rest is read as the model's text
+        read = NEMOTRON.parse(rendering.text[len(prompt) :], prompt=prompt, tools=[WEATHER])
+        assert read.message["reasoning_content"] == text and not read.warnings
+        assert [call["function"]["name"] for call in read.message["tool_calls"]] == ["get_weather"]
+
+
+def test_the_closed_option_writes_the_last_turn_as_the_model_writes_it() -> None:
+    closed = NEMOTRON.with_options(last_turn="closed")
+    prompt = closed.render(GREETING[:1], add_generation_prompt=True).text
+    rendering = closed.render(GREETING)
+    assert rendering.text == prompt + "</think>Hello.\n<SPECIAL_12>\n"
+    assert "".join(s.text for s in rendering.segments if s.trainable) == (
+        "</think>Hello.\n<SPECIAL_12>"
+    )
     assert rendering.losses == ("messages[1].reasoning_content: dropped (never written)",)
-    # The template writes the answer inside the block it opens, never closed.
-    expected = corpus_reference(TEMPLATE).render(messages, None, add_generation_prompt=False)
-    assert expected.text == prompt + "Hello.\n<SPECIAL_12>\n"
+    assert closed.parse(rendering.text[len(prompt) :], prompt=prompt).message["content"] == (
+        "Hello."
+    )
 
 
-def test_detection_names_the_family_without_the_final_turn() -> None:
+def test_a_list_written_at_once_in_the_open_block_is_calls() -> None:
+    # The template's own last turn of calls holds no block: a model taught by it writes the
+    # list first; llama.cpp and vLLM read it as reasoning (the block is never closed).
+    content, reasoning, calls, warnings = _reading("<TOOLCALL>[" + CALL_TEXT + "]</TOOLCALL>")
+    assert (content, reasoning, calls, warnings) == (None, None, SPECIAL, [])
+
+
+def test_detection_names_the_family() -> None:
     template = corpus_template(TEMPLATE)
     detection = detect_template(template.text, template.tokens.variables(), infer=False)
     assert detection.name == "nemotron_v2"
-    assert "system, user, assistant" not in detection.compared
+    assert "system, user, assistant" in detection.compared
     assert "tools prompt" in detection.compared
 
 
@@ -192,7 +256,20 @@ def test_the_mask_trains_the_turns_the_model_writes() -> None:
     trained = TOKENIZER.decode(learned, skip_special_tokens=False)
     assert trained == (
         'Checking.\n<TOOLCALL>[{"name": "get_weather", "arguments": {}}]</TOOLCALL>\n<SPECIAL_12>'
-        "</think>18°C.\n<SPECIAL_12>"
+        "18°C.\n<SPECIAL_12>"
     )
     end = TOKENIZER.token_to_id("<SPECIAL_12>")
     assert ids.count(end) == learned.count(end) == 2  # each turn's end, learned
+
+
+def test_the_tools_instructions_spell_the_call_fences_as_their_tokens() -> None:
+    # The template's text spells <TOOLCALL> and </TOOLCALL>, special tokens: encoded whole
+    # (as transformers encodes the rendered text), they are those tokens.
+    request = {"messages": [{"role": "user", "content": "Hi"}], "tools": [WEATHER]}
+    ids = list(
+        pawlette.tokenize(NEMOTRON, TOKENIZER, request, add_generation_prompt=True).input_ids
+    )
+    text = NEMOTRON.render(request, add_generation_prompt=True).text
+    assert ids == TOKENIZER.encode(text, add_special_tokens=False).ids
+    for marker in ("<TOOLCALL>", "</TOOLCALL>"):
+        assert ids.count(TOKENIZER.token_to_id(marker)) == 1, marker

@@ -26,7 +26,7 @@ from .concept import Concept
 from .pieces import Fence, Lit, Marker, Option
 
 ROLES = ("system", "user", "assistant", "tool")
-UNTESTED = ("tools", "calls", "final_assistant")
+UNTESTED = ("tools", "calls")
 """What ``Layout.template_untested`` may name."""
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
 
@@ -144,9 +144,7 @@ class Layout:
       tools or calls: DeepSeek R1's templates write broken call layouts the format does not
       copy, a difference its docstring records), ``"calls"`` (requests with calls or
       results: Functionary v3.2's template needs call arguments as text, and Hugging Face's
-      callers pass them as objects, on which it fails), ``"final_assistant"`` (requests
-      that end on an assistant message: Nemotron Nano 2's template writes that turn as a
-      continuation of its generation prompt, a layout the format does not copy).
+      callers pass them as objects, on which it fails).
     """
 
     name: str

@@ -42,17 +42,29 @@ Decisions (reference: ``NVIDIA-Nemotron-Nano-v2.jinja`` in llama.cpp's ``models/
   a recorded loss).  The generation prompt opens a block, ``<think>\n``: the model writes
   ``reasoning</think>answer``, a newline, and ends its turn with ``<SPECIAL_12>``.
 - **The turn a conversation ends on** (a render without the generation prompt, for
-  training) is written after the prompt's ``<think>\n`` with the block closed at once,
-  ``</think>answer``, so the prompt's text begins the training render and the model learns
-  what it writes after that prompt (:mod:`.final_turn`).
+  training) is written as the template writes it (:mod:`.final_turn`): its text after the
+  prompt's ``<think>\n``, inside the block the template never closes, then ``\n<SPECIAL_12>\n``;
+  its calls in a turn of their own, ``<SPECIAL_11>Assistant\n<TOOLCALL>[...]</TOOLCALL>``
+  + ``<SPECIAL_12>\n\n``.  The prompt's ``<think>\n`` is not trainable, all that follows
+  it is.  Read as a conversation, the turn gives the message back.  Read as what the model
+  wrote after the prompt (llama.cpp and vLLM read it so), the text is reasoning never closed:
+  a recorded loss, "read back as reasoning_content".  The option ``last_turn="closed"``
+  writes that turn as the model writes its turn after the prompt instead, ``</think>``
+  (trainable) + the turn as past turns are written, for training that teaches the model to
+  close its block.
 - **System and user turns** have no end marker: their text, then ``\n\n`` or ``\n``, then
   the next opener; reading drops that whitespace (:mod:`.unended`).
 - **Reading** follows llama.cpp (its ``nemotron_v2`` handler and its cases) and vLLM (the
   model's DeepSeek-R1-style reasoning parser and its ``<TOOLCALL>`` tool parser): after the
   prompt's open block, text up to ``</think>`` is reasoning (all of it when the model never
-  closes the block: the output was cut while thinking); text before ``<TOOLCALL>`` is
-  content; the list is one JSON array of objects with ``name`` and ``arguments``, closed by
-  ``</TOOLCALL>``.  Where pawlette is stricter, it warns: text after the list is content, as
+  closes the block: the output was cut while thinking, or it is the template's own last
+  turn); text before ``<TOOLCALL>`` is content; the list is one JSON array of objects with
+  ``name`` and ``arguments``, closed by ``</TOOLCALL>``.  Where pawlette reads more than
+  they do: a list the model writes at once, in the open block, is read as calls (llama.cpp
+  and vLLM read it as reasoning: the block is never closed), since the template's own last
+  turn of calls holds no block and so teaches a model to write the list first; and the
+  template's last turn of calls after the end of its text,
+  ``\n<SPECIAL_12>\n<SPECIAL_11>Assistant\n<TOOLCALL>``, continues the message.  Where pawlette is stricter, it warns: text after the list is content, as
   llama.cpp reads it, with a warning (the template never writes text after calls); a list
   that is not one (no name, arguments that are not an object, no array) stays content with
   a warning, where llama.cpp fails the parse; a ``<think>`` written again after the prompt's
@@ -60,15 +72,12 @@ Decisions (reference: ``NVIDIA-Nemotron-Nano-v2.jinja`` in llama.cpp's ``models/
 
 Remaining differences from the template:
 
-- **A conversation that ends on an assistant message** (no generation prompt): the
-  template writes that turn as a continuation of its generation prompt, ``<think>\n`` +
-  the answer inside the block it never closes, and the turn's calls in a turn of their own
-  (``<SPECIAL_11>Assistant\n<TOOLCALL>[...]</TOOLCALL><SPECIAL_12>\n\n``); an empty one not
-  at all.  The format closes the block before the answer and writes the calls in the turn,
-  as the model writes them after the prompt (the template's layout would teach an answer
-  inside the reasoning block, which its readers, llama.cpp's and vLLM's, read back as
-  reasoning, and calls after an end marker).  ``Layout.template_untested`` says so:
-  detection compares without such requests.
+- **An empty last assistant turn** (no text, no calls, no generation prompt): the template
+  writes nothing; the format writes the turn, an empty answer after the prompt's block (a
+  training render that drops the message it ends on would drop what the model is to learn).
+- **The last turn's reasoning** is dropped as in past turns; the template writes a last
+  text holding ``</think>`` as given (a caller's ``reasoning</think>answer``), and so does
+  the format, which reads it back split there.
 - ``/think`` and ``/no_think`` in a system or user message: the template deletes them from
   the text and writes ``<think></think>`` as the prompt after ``/no_think``; the format
   writes the text as given and always opens the block.
@@ -83,11 +92,11 @@ Remaining differences from the template:
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Literal
 
 from pawlette.declare import (
     Frame,
     Ignored,
-    JsonCallList,
     Layout,
     Marker,
     Reasoning,
@@ -98,7 +107,7 @@ from pawlette.declare import (
     fence,
 )
 
-from .final_turn import FinalTurnBlock
+from .final_turn import FinalCalls, FinalTurn
 from .results import JoinedResults
 from .unended import UnendedTurns
 
@@ -109,20 +118,29 @@ THINK, THINK_END = Marker("<think>"), Marker("</think>")
 CALLS, CALLS_END = Marker("<TOOLCALL>"), Marker("</TOOLCALL>")
 
 TOOLS_OPEN = "You can use the following tools to assist the user if required:\n<AVAILABLE_TOOLS>"
-TOOLS_CLOSE = (
-    "</AVAILABLE_TOOLS>\n\nIf you decide to call any tool(s), use the following format:\n"
-    '<TOOLCALL>[{{"name": "tool_name1", "arguments": "tool_args1"}}, '
-    '{{"name": "tool_name2", "arguments": "tool_args2"}}]</TOOLCALL>\n\n'
-    "The user will execute tool-calls and return responses from tool(s) in this format:\n"
+# The instructions spell the call fences, special tokens: the tokenizer reads the template's
+# text so (transformers encodes the rendered text whole), and so does the format write them.
+TOOLS_CLOSE = fence(
+    "</AVAILABLE_TOOLS>\n\nIf you decide to call any tool(s), use the following format:\n",
+    CALLS,
+    '[{{"name": "tool_name1", "arguments": "tool_args1"}}, '
+    '{{"name": "tool_name2", "arguments": "tool_args2"}}]',
+    CALLS_END,
+    "\n\nThe user will execute tool-calls and return responses from tool(s) in this format:\n"
     '<TOOL_RESPONSE>[{{"tool_response1"}}, {{"tool_response2"}}]</TOOL_RESPONSE>\n\n'
     "Based on the tool responses, you can call additional tools if needed, correct tool calls "
-    "if any errors are found, or just respond to the user."
+    "if any errors are found, or just respond to the user.",
 )
 
 
 @dataclass(frozen=True)
 class NemotronOptions:
-    """Nemotron Nano 2 has no options: its template reads no variable."""
+    """``last_turn``: how a render without the generation prompt writes the assistant
+    message it ends on: ``"template"`` (as the template does: its text inside the block the
+    prompt opens, its calls in a turn of their own) or ``"closed"`` (as the model writes its
+    turn after the prompt: ``</think>``, then the turn as past turns are written)."""
+
+    last_turn: Literal["template", "closed"] = "template"
 
 
 def layout(options: NemotronOptions) -> Layout:
@@ -148,23 +166,35 @@ def layout(options: NemotronOptions) -> Layout:
             ToolsBlock(
                 place="system",
                 open=fence(TOOLS_OPEN),
-                close=fence(TOOLS_CLOSE),
+                close=TOOLS_CLOSE,
                 separator=fence("\n\n"),
                 separator_when="text",
                 wrap="function",
                 array=True,
             ),
             Reasoning(open=fence(THINK, "\n"), close=fence(THINK_END), keep="none", prompt="open"),
-            FinalTurnBlock(open=fence(THINK, "\n"), close=fence(THINK_END)),
-            JsonCallList(open=fence(CALLS), close=fence(CALLS_END), text_separator=fence("\n")),
+            FinalCalls(
+                open=fence(CALLS),
+                close=fence(CALLS_END),
+                text_separator=fence("\n"),
+                text_end=fence("\n", END),
+                calls_opener=fence("\n", TURN, "Assistant\n"),
+                split=options.last_turn == "template",
+            ),
             JoinedResults(),
             Trimmed(roles=("system", "user", "assistant")),
+            FinalTurn(
+                open=fence(THINK, "\n"),
+                close=fence(THINK_END),
+                end=fence(END),
+                gap=fence("\n"),
+                closed=options.last_turn == "closed",
+            ),
             Ignored(("name", "reasoning")),
             UnendedTurns(),
         ),
         options=options,
         from_options=layout,
-        template_untested=("final_assistant",),
     )
 
 
