@@ -34,6 +34,7 @@ from pawlette.formats.chatglm3.tools import ToolsListing
 from pawlette.formats.gemma4.concepts import GemmaReasoning, GemmaTools
 from pawlette.formats.harmony.turns import HarmonyTurns
 from pawlette.formats.kimi.concepts import LabelledCalls
+from pawlette.formats.nemotron_v2.final_turn import FinalTurn
 from pawlette.formats.omni.blocks import BlockTurns
 from pawlette.formats.solar.concepts import IdFirstCalls
 
@@ -201,6 +202,18 @@ def texts(fmt: Format, *, min_size: int = 1, strip: bool = False) -> st.SearchSt
     return st.text(st.sampled_from(ALPHABET), min_size=min_size, max_size=12).filter(fine)
 
 
+def result_texts(fmt: Format, text: st.SearchStrategy[str]) -> st.SearchStrategy[str]:
+    """Texts of results: where a group of results is joined by a gap and no fence closes a
+    result (Nemotron Nano 2's ``, ``), none holds the gap, or reading could not tell the
+    results apart (the format reads such a group as one result, with a warning)."""
+    layout = layout_of(fmt)
+    results = layout.concept(declare.Results) if isinstance(layout, declare.Layout) else None
+    if results is None or not results.grouped or results.item_close or not results.item_gap:
+        return text
+    gap = "".join(piece.text for piece in results.item_gap if isinstance(piece, declare.Lit))
+    return text.filter(lambda value: gap not in value)
+
+
 @st.composite
 def arguments(draw: st.DrawFn, name: str, fmt: Format) -> str:
     if name == "now":
@@ -252,8 +265,11 @@ def conversations(draw: st.DrawFn, fmt: Format, *, strip: bool = False) -> dict[
                 )
                 count += 1
             messages.append(message)
+            results = result_texts(fmt, text)
             for call in message["tool_calls"]:
-                messages.append({"role": "tool", "tool_call_id": call["id"], "content": draw(text)})
+                messages.append(
+                    {"role": "tool", "tool_call_id": call["id"], "content": draw(results)}
+                )
         if (alternating and query < queries - 1) or draw(st.booleans()):
             answer: dict[str, Any] = {"role": "assistant", "content": draw(text)}
             if reasoning_rules(layout) is not None and draw(st.booleans()):
@@ -435,6 +451,35 @@ def normalise_completion(
         message.pop("reasoning_content", None)  # the template has no place for it
     if calls is None and ignored is not None and "calls" in ignored.fields:
         message.pop("tool_calls", None)  # nor for calls
+    return as_completion(fmt, message)
+
+
+def as_the_model_writes(fmt: Format) -> Format:
+    """``fmt``, its training render's last turn written as the model writes its turn after
+    the generation prompt (what a grammar for that turn accepts): Nemotron Nano 2's template
+    writes it otherwise, its option ``last_turn="closed"`` so."""
+    layout = layout_of(fmt)
+    final = layout.concept(FinalTurn) if isinstance(layout, declare.Layout) else None
+    if final is not None and not final.closed:
+        return fmt.with_options(last_turn="closed")
+    return fmt
+
+
+def as_completion(fmt: Format, message: dict[str, Any]) -> dict[str, Any]:
+    """The last turn of a conversation, as reading it as a completion (after the generation
+    prompt) gives it back where that differs from reading the conversation: Nemotron Nano 2
+    writes the last turn's text inside the block its prompt opens, read back from the
+    completion as reasoning (a recorded loss), trimmed."""
+    layout = layout_of(fmt)
+    if not isinstance(layout, declare.Layout) or layout.concept(FinalTurn) is None:
+        return message
+    message = dict(message)
+    message.pop("reasoning_content", None)
+    text = message.get("content")
+    if isinstance(text, str) and text.strip():
+        message["reasoning_content"] = text.strip()
+        # As the reader gives it back: no text beside calls, else an empty one.
+        message["content"] = None if message.get("tool_calls") else ""
     return message
 
 

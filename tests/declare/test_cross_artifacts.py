@@ -65,6 +65,8 @@ from . import (
 )
 from .conversations import (
     TOOLS,
+    as_completion,
+    as_the_model_writes,
     call_id,
     call_rules,
     conversations,
@@ -262,7 +264,7 @@ def test_streaming_text_and_ids_equals_whole(fmt: Format, data: st.DataObject) -
     assert folded(fmt, events) == whole
     index = last_assistant(request)
     through = {**request, "messages": request["messages"][: index + 1]}
-    expected = normalise(fmt, through)["messages"][index]
+    expected = as_completion(fmt, normalise(fmt, through)["messages"][index])
     # With the request's tools, as a server parses: formats that type call values by the
     # tools' schemas read "0" for a string parameter as the string it was.
     message = fmt.parse(
@@ -304,7 +306,7 @@ def test_forced_prefixes_have_one_source(fmt: Format) -> None:
             ],
             "tools": tools,
         }
-        written, _, _ = completion(fmt, request)
+        written, _, _ = completion(as_the_model_writes(fmt), request)
         for choice in ("required", {"type": "function", "function": {"name": "now"}}):
             bundle = export_grammar_bundle(fmt.name, tools, choice, token_ids=marker_ids(fmt.name))
             prefixes = bundle["forced_prefix"]
@@ -339,7 +341,9 @@ def choices(message: dict[str, Any]) -> list[tuple[Any, bool]]:
 
 def turn_ids(fmt: Format, request: dict[str, Any]) -> list[int]:
     index = last_assistant(request)
-    rendering = fmt.render(request["messages"][: index + 1], request.get("tools"))
+    rendering = as_the_model_writes(fmt).render(
+        request["messages"][: index + 1], request.get("tools")
+    )
     return segment_ids(fmt.name, rendering, trainable_from=index)
 
 
@@ -463,7 +467,7 @@ def test_the_grammar_rejects_near_misses(fmt: Format, data: st.DataObject) -> No
     request = data.draw(conversations(fmt).filter(has_assistant))
     request["tools"] = TOOLS if has_tools(layout_of(fmt)) else []  # type: ignore[arg-type]
     index = last_assistant(request)
-    rendering = fmt.render(request["messages"][: index + 1], request["tools"])
+    rendering = as_the_model_writes(fmt).render(request["messages"][: index + 1], request["tools"])
     written = "".join(
         s.text for s in rendering.segments if s.trainable and s.message_index >= index
     )
@@ -485,7 +489,7 @@ def test_a_call_turn_has_near_misses_and_the_grammar_rejects_them(fmt: Format) -
                 {"role": "assistant", "content": "Sunny, 18°C."},
             ]
         }
-        rendering = fmt.render(request["messages"])
+        rendering = as_the_model_writes(fmt).render(request["messages"])
         written = "".join(
             s.text for s in rendering.segments if s.trainable and s.message_index >= 1
         )
@@ -511,7 +515,7 @@ def test_a_call_turn_has_near_misses_and_the_grammar_rejects_them(fmt: Format) -
         ],
         "tools": TOOLS,
     }
-    rendering = fmt.render(request["messages"], TOOLS)
+    rendering = as_the_model_writes(fmt).render(request["messages"], TOOLS)
     written = "".join(s.text for s in rendering.segments if s.trainable and s.message_index >= 1)
     grammar = export_grammar(fmt.name, TOOLS, "auto")
     assert accepts(fmt.name, grammar, text_ids(fmt, written))

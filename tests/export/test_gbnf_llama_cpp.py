@@ -109,9 +109,11 @@ CASES: collections.Counter[str] = collections.Counter()  # cases run per format
 def completion_text(fmt: Format, request: dict[str, Any], index: int) -> str:
     """What ``test_grammar.completion_ids`` encodes, as text: the trainable segments of
     assistant message ``index`` and of the next message."""
+    from ..declare.conversations import as_the_model_writes
+
     return "".join(
         segment.text
-        for segment in fmt.render(request).segments
+        for segment in as_the_model_writes(fmt).render(request).segments
         if segment.message_index in (index, index + 1) and segment.trainable
     )
 

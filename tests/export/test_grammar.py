@@ -168,8 +168,11 @@ def turn_ids(name: str, pieces: Sequence[str]) -> list[int]:
 
 def completion_ids(fmt: Format, request: dict[str, Any], index: int) -> list[int]:
     """The trainable segments of assistant message ``index`` (and of the next message: the
-    role token that ends the turn, in chatglm3): what the model writes."""
-    rendering = fmt.render(request)
+    role token that ends the turn, in chatglm3): what the model writes (a last turn written
+    so: Nemotron Nano 2's template writes it otherwise)."""
+    from ..declare.conversations import as_the_model_writes
+
+    rendering = as_the_model_writes(fmt).render(request)
     ids: list[int] = []
     for segment in rendering.segments:
         if segment.message_index in (index, index + 1) and segment.trainable:
@@ -459,6 +462,7 @@ TURNS = {
     "functionary_v3_2": (TOOLS, declared_turns, choices_for),
     "cohere": (TOOLS, declared_turns, choices_for),
     "minimax": (TOOLS, declared_turns, choices_for),
+    "nemotron_v2": (TOOLS, declared_turns, choices_for),
     "omni": (OMNI_TOOLS, lambda name: omni_turns(), omni_choices),
     "chatglm3": (TOOLS, lambda name: chatglm3_turns(), python_call_choices),
     "breeze": (TOOLS, lambda name: breeze_turns(), python_call_choices),

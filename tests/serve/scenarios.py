@@ -14,6 +14,7 @@ from typing import Any
 
 from pawlette.errors import RequestError
 from pawlette.format import Format
+from tests.declare.conversations import as_the_model_writes
 from tests.helpers import WITHOUT_CALLS, completion_text, without_refused_system
 
 TOOLS: list[dict[str, Any]] = [
@@ -105,6 +106,8 @@ def completion_for(fmt: Format, scenario: str) -> str | None:
     refuses the message, or (a format without calls) writes its calls as a recorded loss."""
     request = request_for(scenario, fmt)
     index = len(request["messages"]) - 1
+    # A last turn as the model writes it (Nemotron Nano 2's template writes it otherwise).
+    fmt = as_the_model_writes(fmt)
     try:
         losses = fmt.render(request).losses
         completion = completion_text(fmt, request, index)

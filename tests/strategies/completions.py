@@ -676,6 +676,28 @@ def _minimax(w: Writer) -> str:
     return "".join(out)
 
 
+def _nemotron_v2(w: Writer) -> str:
+    """Nemotron Nano 2, after its prompt's open ``<think>``: reasoning up to ``</think>``
+    (or cut inside), text, then a JSON list of calls in ``<TOOLCALL>`` (some malformed,
+    some cut off), ended by ``<SPECIAL_12>``."""
+    rng = w.rng
+    out = []
+    if rng.random() < 0.7:
+        out.append(w.text(hostile=False) + rng.choice(["\n</think>\n\n", "</think>"]))
+    if rng.random() < 0.5:
+        out.append(w.text())
+    if rng.random() < 0.6:
+        calls = [
+            _declared_call(w, "arguments", valid=rng.random() < 0.7)
+            for _ in range(rng.randint(1, 3))
+        ]
+        closing = rng.choice(["]</TOOLCALL>", "]</TOOLCALL>", "]", ""])
+        out.append("<TOOLCALL>[" + ", ".join(calls) + closing)
+    end = "<SPECIAL_12>"
+    out.append(rng.choice([f"\n{end}", end, "", f"{end}{w.word()}"]))
+    return "".join(out)
+
+
 GENERATORS: dict[str, Callable[[Writer], str]] = {
     "pcml": _pcml,
     "omni": _omni,
@@ -701,6 +723,7 @@ GENERATORS: dict[str, Callable[[Writer], str]] = {
     "functionary_v3_2": _functionary_v3_2,
     "cohere": _cohere,
     "minimax": _minimax,
+    "nemotron_v2": _nemotron_v2,
 }
 
 

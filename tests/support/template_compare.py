@@ -717,8 +717,9 @@ def own_turns(
     the format reports it loses writing the turn (``Rendering.losses``: a field trimmed or
     dropped) counts as parsed back, and is counted in ``TurnReport.within_losses``.
     ``prompt_tail``: what the generation prompt writes after the opener and the template's
-    past turns do not hold (Gemma 4's empty thought block): the turn is cut after the prompt
-    without it, and read knowing the whole prompt.
+    turn may not hold (Gemma 4's empty thought block, Nemotron Nano 2's open ``<think>\\n``
+    before a last turn of calls): where the prompt does not begin the turn's render, the turn
+    is cut after the prompt without it, and read after that shorter prompt.
     """
     reference = as_reference(
         template, bos=bos, eos=eos, variables=variables, today=today, empty_content=empty_content
@@ -744,8 +745,9 @@ def own_turns(
             always = always_prompt(fmt, messages[:index], tools)
             if always is None:
                 head = before.text
-                if prompt_tail and head.endswith(prompt_tail):
+                if prompt_tail and head.endswith(prompt_tail) and not after.text.startswith(head):
                     head = head[: -len(prompt_tail)]
+                    prompt_text = head  # the turn follows the opener, without the tail
                 turn_text = _turn_after(head, after.text, opener)
             else:
                 cut = _cut_always_prompt(before.text, after.text, *always)
@@ -838,25 +840,38 @@ def _equal_but_lost(
         return False
     index = len(messages) - 1
     expected, found = dict(expected), dict(found)
+    mine = []
     for loss in losses:
         matched = _LOSS.fullmatch(loss)
         if matched is None or int(matched.group(1)) != index:
             continue
-        field, why = matched.group(2), matched.group(3)
-        if field is None:
+        if matched.group(2) is None:
             return True
-        moved = re.search(r"read back as (\w+)", why)
-        if moved is not None and field in expected:
-            expected[moved.group(1)] = expected.pop(field)
-        elif ("trimmed" in why or "removed" in why) and isinstance(expected.get(field), str):
-            trimmed = expected.pop(field).strip()
+        mine.append((matched.group(2), matched.group(3)))
+    moves = [
+        (path, moved.group(1))
+        for path, why in mine
+        if (moved := re.search(r"read back as (\w+)", why)) is not None
+    ]
+    # A field another is read back as is the parse's to compare, even where the message's
+    # own value of it is dropped (Nemotron Nano 2's last text is read back as reasoning).
+    targets = {target for _, target in moves}
+    for path, why in mine:
+        if re.search(r"read back as \w+", why):
+            continue  # moved once the rest is done
+        if ("trimmed" in why or "removed" in why) and isinstance(expected.get(path), str):
+            trimmed = expected.pop(path).strip()
             if trimmed:
-                expected[field] = trimmed
-            if isinstance(found.get(field), str):
-                found[field] = found[field].strip()
+                expected[path] = trimmed
+            if isinstance(found.get(path), str):
+                found[path] = found[path].strip()
         else:
-            expected.pop(field, None)
-            found.pop(field, None)
+            expected.pop(path, None)
+            if path not in targets:
+                found.pop(path, None)
+    for path, target in moves:
+        if path in expected:
+            expected[target] = expected.pop(path)
     return expected == found
 
 

@@ -39,6 +39,7 @@ _MODULES: dict[str, str] = {
     "solar": "pawlette.formats.solar",
     "functionary_v3_2": "pawlette.formats.functionary_v3_2",
     "cohere": "pawlette.formats.cohere",
+    "nemotron_v2": "pawlette.formats.nemotron_v2",
     "minimax": "pawlette.formats.minimax",
 }
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")

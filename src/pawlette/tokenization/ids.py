@@ -344,11 +344,19 @@ class IdParser:
 
     def _release_marker(self) -> list[Event]:
         pieces, self._held = self._held, []
-        held = "".join(piece for _, piece in pieces)
-        if held and held in self._grammar_markers:
-            return self.parser.feed_marker(held)
         events: list[Event] = []
-        for is_marker, piece in pieces:
+        while pieces:
+            held = "".join(piece for _, piece in pieces)
+            if held in self._grammar_markers:
+                return events + self.parser.feed_marker(held)
+            # Held toward a longer marker that never came: the text form reads the marker
+            # they begin with ("\n" and an end marker, held toward a spelling that goes on).
+            marker, rest = self._leading_marker(pieces)
+            if marker:
+                events += self.parser.feed_marker(marker)
+                pieces = rest
+                continue
+            is_marker, piece = pieces.pop(0)
             events += self.parser.feed_marker(piece) if is_marker else self.parser.feed_text(piece)
         return events
 

@@ -37,7 +37,7 @@ class FamilyCase:
       read in the family's own test module, from the peers' cases.
     - ``opener``: the assistant opener, for a template whose prompt render does not begin
       its training render (see :func:`tests.support.template_compare.own_turns`).
-    - ``prompt_tail``: what the generation prompt writes after the opener that past turns do
+    - ``prompt_tail``: what the generation prompt writes after the opener that a turn may
       not hold (see :func:`tests.support.template_compare.own_turns`).
     """
 

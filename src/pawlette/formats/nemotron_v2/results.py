@@ -1,0 +1,116 @@
+"""Nemotron Nano 2's results: the tool messages after a turn of calls, in one user turn, their
+texts joined by ``, `` inside ``<TOOL_RESPONSE>[...]</TOOL_RESPONSE>``::
+
+    <SPECIAL_11>User
+    <TOOL_RESPONSE>[18°C, {"rain": false}]</TOOL_RESPONSE>
+
+Nothing but ``, `` tells one result from the next, and a result's own text may hold it.
+Reading takes the number of calls of the turn the group answers and cuts the group's text
+into that many results at ``, ``, where one way of cutting it leaves every piece that holds
+``, `` a whole JSON value (``18°C, [1, 2]``: two results; ``{"a": 1, "b": 2}, 3°C``: two);
+otherwise (``18°C, sunny, 3°C`` for two calls) the group is one result holding the whole
+text, with a warning.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from pawlette.declare import Results, fence
+from pawlette.declare.pieces import Fence
+from pawlette.engine.machine import Parser
+from pawlette.engine.readers import WholeTextReader
+from pawlette.types import TextDelta
+
+if TYPE_CHECKING:
+    from pawlette.declare.layout import Layout
+    from pawlette.declare.table import Table
+
+SEPARATOR = ", "
+GAP = fence(SEPARATOR)
+MAX_CUTS = 24  # more separators than this in one group: not searched, one result
+
+
+@dataclass(frozen=True)
+class JoinedResults(Results):
+    """:class:`~pawlette.declare.Results` grouped, each result's text followed by
+    ``item_gap`` but the group's last (see the module): no fence closes a result."""
+
+    grouped: bool = True
+    item_gap: Fence = GAP
+    gap_ends_group: bool = False
+
+    def validate(self, layout: Layout) -> None:
+        # No item_close: the results run together but for the gap, read as the module says.
+        if "tool" not in layout.frames:
+            super().validate(layout)
+
+    def rows(self, table: Table) -> None:
+        frame = table.layout.frames["tool"]
+        table.state("tool.group", GroupReader, "tool", ends=True)
+        table.on("outside", table.text(frame.open), "tool.group")
+
+
+def split_group(text: str, count: int) -> list[str] | None:
+    """The ``count`` results a group's ``text`` holds, or None when it cannot be told: of the
+    ways to cut it at ``count - 1`` of its ``, ``, the one whose every piece holding ``, ``
+    is a whole JSON value (a result's own ``, `` is read as inside such a value), when
+    exactly one way is."""
+    if count <= 1:
+        return [text]
+    cuts = [index for index in range(len(text)) if text.startswith(SEPARATOR, index)]
+    if len(cuts) > MAX_CUTS:
+        return None
+    found: list[str] | None = None
+    for chosen in itertools.combinations(cuts, count - 1):
+        starts = [0, *(cut + len(SEPARATOR) for cut in chosen)]
+        ends = [*chosen, len(text)]
+        pieces = [text[start:end] for start, end in zip(starts, ends, strict=True)]
+        if all(SEPARATOR not in piece or _json(piece) for piece in pieces):
+            if found is not None:
+                return None  # two readings: none is the text's
+            found = pieces
+    return found
+
+
+def _json(text: str) -> bool:
+    try:
+        json.loads(text)
+    except ValueError:
+        return False
+    return True
+
+
+class GroupReader(WholeTextReader):
+    """A group of results: one tool message per call of the turn it answers (see the
+    module)."""
+
+    __slots__ = ("_count",)
+
+    def __init__(self, parser: Parser) -> None:
+        super().__init__(parser)
+        # The calls of the message before (its count stays until the next message begins).
+        self._count = parser.calls_in_message
+        parser.begin_message("tool")
+
+    def close(self, marker: str | None, offset: int) -> None:
+        parser = self._parser
+        text = self._text()
+        pieces = split_group(text, self._count)
+        if pieces is None:
+            parser.malformed(
+                self._offset if self._chunks else offset,
+                f"results {text[:60]!r}: {self._count} calls answered, and the text does not "
+                f"split at {SEPARATOR!r} into as many results",
+                "one result per call, joined by ', '",
+                text,
+            )
+            pieces = [text]
+        for number, piece in enumerate(pieces):
+            if number:
+                parser.begin_message("tool")
+            parser.emit(TextDelta(piece))
+            parser.end_message()
