@@ -46,6 +46,9 @@ class Reasoning(Concept):
     - ``empty_after_last_query``: with ``keep="after_last_query"``, every assistant turn
       after the last user message gets a block, empty when it has no reasoning (Qwen3.5).
       An empty block then reads back as no reasoning.
+    - ``empty_given``: with ``keep="after_last_query"``, a turn there whose reasoning is the
+      empty text (given, not absent) gets an empty block (LFM2.5's template tests
+      ``thinking is defined``).  An empty block then reads back as no reasoning.
     - ``prompt``: what the generation prompt adds: ``""`` nothing, ``"open"`` the open fence
       (the model continues inside the block and writes ``reasoning</think>answer``),
       ``"empty"`` an empty block (thinking switched off), or ``"opened"``: the assistant
@@ -81,6 +84,7 @@ class Reasoning(Concept):
     keep: Literal["all", "after_last_query", "calls", "none"] = "all"
     empty_on_last: bool = False
     empty_after_last_query: bool = False
+    empty_given: bool = False
     prompt: Literal["", "open", "empty", "opened"] = ""
     loose: bool = True
     calls_end: bool = False
@@ -119,7 +123,10 @@ class Reasoning(Concept):
             return False
         last = index == len(out.messages) - 1
         return (
-            bool(message.reasoning) or (last and self.empty_on_last) or self.empty_after_last_query
+            bool(message.reasoning)
+            or (last and self.empty_on_last)
+            or self.empty_after_last_query
+            or (self.empty_given and message.reasoning is not None)
         )
 
     # ------------------------------------------------------------------ the writer
@@ -249,6 +256,8 @@ class Reasoning(Concept):
         wanted = f"({given} and message.reasoning_content)"
         if self.empty_after_last_query:
             wanted = "true"
+        elif self.empty_given:
+            wanted = f"({given})"
         elif self.empty_on_last:
             wanted = f"({wanted} or loop.last)"
         return f"index > {out.needs_last_query()} and {wanted}"
