@@ -171,7 +171,7 @@ def layout(options: Lfm2Options) -> Layout:
                 open=fence(THINK),
                 close=fence(THINK_END),
                 keep="after_last_query" if options.write_reasoning else "none",
-                empty_given=options.write_reasoning,
+                empty_given=True if options.write_reasoning else None,
             ),
             Lfm2Calls(
                 open=fence(TOOL_CALL_START),
