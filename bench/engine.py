@@ -151,12 +151,24 @@ def corpus_formats() -> list[str]:
 
 
 def with_calls(names: list[str]) -> list[str]:
-    """The formats of ``names`` that write tool calls (the cells ask for calls)."""
+    """The formats of ``names`` whose models write tool calls (the cells ask for calls): those
+    that write them, and those that only read them (LFM2's templates never write a past
+    turn's calls)."""
     import pawlette
-    from pawlette.declare import layout_of
+    from pawlette.declare import Ignored, layout_of
     from tests.declare.conversations import call_rules
 
-    return [name for name in names if call_rules(layout_of(pawlette.get_format(name)))]
+    def reads_calls(layout: object) -> bool:
+        concepts = getattr(layout, "concepts", ())
+        return any(
+            "calls" in getattr(c, "handles", ()) and not isinstance(c, Ignored) for c in concepts
+        )
+
+    return [
+        name
+        for name in names
+        if call_rules(layout := layout_of(pawlette.get_format(name))) or reads_calls(layout)
+    ]
 
 
 def result_text(row: Row, stream: bool) -> str:

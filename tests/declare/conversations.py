@@ -114,6 +114,8 @@ def call_rules(layout: Any) -> CallRules | None:
             tojson = found.arguments == "tojson"
             return CallRules(found.parallel, found.with_content, found.open is None, tojson)
         python = layout.concept(PythonCalls)  # arguments written from their value
+        if python is not None and not getattr(python, "written", True):
+            return None  # read from the model, never written (LFM2's templates drop them)
         if python is not None:
             return CallRules(python.parallel, python.with_content, False, True)
         for kind in (declare.NamedCalls, declare.XmlCalls, declare.JsonCallList):

@@ -463,6 +463,7 @@ TURNS = {
     "cohere": (TOOLS, declared_turns, choices_for),
     "minimax": (TOOLS, declared_turns, choices_for),
     "nemotron_v2": (TOOLS, declared_turns, choices_for),
+    "lfm2": (TOOLS, declared_turns, choices_for),
     "omni": (OMNI_TOOLS, lambda name: omni_turns(), omni_choices),
     "chatglm3": (TOOLS, lambda name: chatglm3_turns(), python_call_choices),
     "breeze": (TOOLS, lambda name: breeze_turns(), python_call_choices),
@@ -822,7 +823,7 @@ def test_notes_describe_the_syntax_exported(name: str, syntax: Any) -> None:
     if name in WITHOUT_CALLS:  # no calls, so no arguments: nothing left unenforced
         assert notes == []
         return
-    python_calls = name in ("chatglm3", "breeze", "gemma4")  # (and Gemma 4's value syntax)
+    python_calls = name in ("chatglm3", "breeze", "gemma4", "lfm2")  # (and Gemma 4's value syntax)
     for keyword in UNENFORCED:
         found = [note for note in notes if keyword in note]
         if python_calls:

@@ -698,6 +698,27 @@ def _nemotron_v2(w: Writer) -> str:
     return "".join(out)
 
 
+def _lfm2(w: Writer) -> str:
+    """LFM2: maybe a reasoning block, text, then one or two Python call lists between
+    ``<|tool_call_start|>`` and ``<|tool_call_end|>`` (some malformed, some cut off), ended
+    by ``<|im_end|>``."""
+    rng = w.rng
+    out = []
+    if rng.random() < 0.3:
+        closing = rng.choice(["</think>", "</think>", ""])
+        out.append(f"<think>{w.text(hostile=False)}{closing}")
+    if rng.random() < 0.5:
+        out.append(w.text())
+    if rng.random() < 0.6:
+        for _ in range(rng.choice([1, 1, 2])):
+            calls = [_python_call(w, "f", rng.random() < 0.7) for _ in range(rng.randint(0, 3))]
+            body = "<|tool_call_start|>[" + rng.choice([", ", ","]).join(calls)
+            out.append(body + rng.choice(["]<|tool_call_end|>", "]<|tool_call_end|>", "]", ""]))
+    end = "<|im_end|>"
+    out.append(rng.choice([end, end, "", f"{end}{w.word()}", f"{end}<|im_start|>user\nx"]))
+    return "".join(out)
+
+
 GENERATORS: dict[str, Callable[[Writer], str]] = {
     "pcml": _pcml,
     "omni": _omni,
@@ -724,6 +745,7 @@ GENERATORS: dict[str, Callable[[Writer], str]] = {
     "cohere": _cohere,
     "minimax": _minimax,
     "nemotron_v2": _nemotron_v2,
+    "lfm2": _lfm2,
 }
 
 

@@ -331,6 +331,9 @@ class Switches:
     declares tools (a template that cannot render without them).  ``reasoning_always``: every
     assistant message has reasoning that is not blank (a template whose generation prompt
     opens a block that a past turn without reasoning does not hold: GLM-4.7).
+    ``object_arguments`` False: a call's argument whose value is an object is empty (``{}``,
+    the same in every syntax: LFM2.5's template writes such a value as JSON and the others
+    as Python literals).
     """
 
     tools: bool = True
@@ -352,6 +355,7 @@ class Switches:
     max_queries: int = 3
     call_ids: str = "alphanumeric"
     reasoning_always: bool = False
+    object_arguments: bool = True
 
     def __post_init__(self) -> None:
         _check_subset("system_positions", self.system_positions, SYSTEM_POSITIONS)
@@ -533,6 +537,8 @@ class _Builder:
         kind = schema.get("type")
         if kind == "object":
             result: dict[str, Any] = {}
+            if depth == 1 and not self.switches.object_arguments:
+                return result  # (the same in every syntax: "{}")
             required = set(schema.get("required", ()))
             for name, child in schema.get("properties", {}).items():
                 if name in required or self.chooser.chance(50):

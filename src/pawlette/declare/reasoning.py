@@ -47,6 +47,11 @@ class Reasoning(Concept):
     - ``empty_after_last_query``: with ``keep="after_last_query"``, every assistant turn
       after the last user message gets a block, empty when it has no reasoning (Qwen3.5).
       An empty block then reads back as no reasoning.
+    - ``empty_given``: whether a turn that keeps its reasoning and whose reasoning is the
+      empty text (given, not absent) gets an empty block: None (the default) as ``keep``
+      has it (``"all"`` writes one, the others none); True: LFM2.5's template tests
+      ``thinking is defined``; False: Command A MoE's tests the text.  An empty block then
+      reads back as no reasoning.
     - ``prompt``: what the generation prompt adds: ``""`` nothing, ``"open"`` the open fence
       (the model continues inside the block and writes ``reasoning</think>answer``),
       ``"empty"`` an empty block (thinking switched off), or ``"opened"``: the assistant
@@ -82,6 +87,7 @@ class Reasoning(Concept):
     keep: Literal["all", "after_last_query", "calls", "none"] = "all"
     empty_on_last: bool = False
     empty_after_last_query: bool = False
+    empty_given: bool | None = None
     prompt: Literal["", "open", "empty", "opened"] = ""
     loose: bool = True
     calls_end: bool = False
@@ -119,14 +125,19 @@ class Reasoning(Concept):
         """Whether the assistant message at ``index`` gets a block."""
         message = out.messages[index]
         if self.keep == "all":  # (an empty text gets the stand-in, where there is one)
-            return bool(message.reasoning) if self.absent else message.reasoning is not None
+            if self.absent or self.empty_given is False:
+                return bool(message.reasoning)
+            return message.reasoning is not None
         if self.keep == "calls":
             return bool(message.tool_calls)
         if self.keep == "none" or index <= out.last_query:
             return False
         last = index == len(out.messages) - 1
         return (
-            bool(message.reasoning) or (last and self.empty_on_last) or self.empty_after_last_query
+            bool(message.reasoning)
+            or (last and self.empty_on_last)
+            or self.empty_after_last_query
+            or (self.empty_given is True and message.reasoning is not None)
         )
 
     # ------------------------------------------------------------------ the writer
@@ -245,7 +256,9 @@ class Reasoning(Concept):
     def _condition(self, out: Template) -> str:
         given = "message.reasoning_content is defined and message.reasoning_content is not none"
         if self.keep == "all":
-            return f"({given} and message.reasoning_content)" if self.absent else given
+            if self.absent or self.empty_given is False:
+                return f"({given} and message.reasoning_content)"
+            return given
         if self.keep == "none":
             return "false"
         if self.keep == "calls":
@@ -256,6 +269,8 @@ class Reasoning(Concept):
         wanted = f"({given} and message.reasoning_content)"
         if self.empty_after_last_query:
             wanted = "true"
+        elif self.empty_given is True:
+            wanted = f"({given})"
         elif self.empty_on_last:
             wanted = f"({wanted} or loop.last)"
         return f"index > {out.needs_last_query()} and {wanted}"

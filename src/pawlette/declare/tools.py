@@ -69,9 +69,10 @@ class ToolsBlock(Concept):
       writes it (non-ASCII kept).
     - ``ascii``: the JSON with every non-ASCII character escaped (``\\u00fc``), as
       ``tojson(ensure_ascii=True)`` writes it (Reka's templates).  Default False: kept.
-    - ``always``: with ``place="system"``, ``open`` and ``close`` are written even when the
-      request has no tools, with nothing between them (Firefunction v2's template writes its
-      functions instruction and an empty list in every first system turn).
+    - ``always``: with ``place="system"`` or ``"own_turn"``, ``open`` and ``close`` are
+      written even when the request has no tools, with nothing between them (Firefunction
+      v2's template writes its functions instruction and an empty list in every first system
+      turn; Cohere's Command A MoE an empty tools listing in its first turn).
     """
 
     place: Place = "system"
@@ -113,10 +114,10 @@ class ToolsBlock(Concept):
                 f"{layout.name}: ToolsBlock(place={self.place!r}) has no open or close fence; "
                 "expected fences that tell the block from the turns around it"
             )
-        if self.always and self.place != "system":
+        if self.always and self.place not in ("system", "own_turn"):
             raise FormatError(
                 f"{layout.name}: ToolsBlock(always=True) with place={self.place!r}; "
-                "expected place='system'"
+                "expected place='system' or 'own_turn'"
             )
         if self.place == "system" and "system" not in layout.frames:
             raise FormatError(
@@ -230,7 +231,7 @@ class ToolsBlock(Concept):
         return self.place == "system" and (self.always or bool(out.tools))
 
     def write_start(self, out: Render) -> None:
-        if self.place == "own_turn" and out.tools:
+        if self.place == "own_turn" and (out.tools or self.always):
             out.at(None, -1)
             self.block(out)
 
@@ -375,7 +376,7 @@ class ToolsBlock(Concept):
 
     def jinja_start(self, out: Template) -> None:
         if self.place == "own_turn":
-            out.out("{%- if has_tools -%}")
+            out.out("{%- if has_tools -%}" if not self.always else "{%- if true -%}")
             self.jinja_block(out)
             out.out("{%- endif -%}")
 

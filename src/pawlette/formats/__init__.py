@@ -41,6 +41,7 @@ _MODULES: dict[str, str] = {
     "cohere": "pawlette.formats.cohere",
     "nemotron_v2": "pawlette.formats.nemotron_v2",
     "minimax": "pawlette.formats.minimax",
+    "lfm2": "pawlette.formats.lfm2",
 }
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
 _LOADED: dict[str, Format] = {}

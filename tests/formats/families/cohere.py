@@ -20,3 +20,12 @@ CASES = [
         count=12,
     ),
 ]
+# Command A MoE: the generation prompt opens the reasoning block, which a past turn without
+# reasoning does not hold (so no prompt render begins it): every turn here has reasoning.
+CASES.append(
+    FamilyCase(
+        "Cohere2MoE",
+        "cohere:cohere2moe",
+        switches={"text_with_calls": False, "reasoning_always": True},
+    )
+)

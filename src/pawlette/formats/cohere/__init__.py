@@ -80,6 +80,13 @@ options of the format (the template's defaults, none, are what it writes); a too
 whose ``tool_call_id`` is that of a result after the first of an earlier group of results is
 written (the template skips it, taking it for one already written).  Command R+'s tool-use template (Python stubs, ``Action:`` blocks, refusals of
 conversations without tools) is not declared here.
+
+**Command A MoE** (``cohere:cohere2moe``, the ``Cohere2MoE`` template, declared in
+:mod:`.moe`): the same turn tokens, tools listing, calls and results, with its own first
+turn (fixed platform instructions and the tools listing, always), every system and user
+text between ``<|START_TEXT|>`` and ``<|END_TEXT|>``, answers there too, reasoning written
+on every turn that has it, a result's text as ``{"content": TEXT}``, and the generation
+prompt opening ``<|START_THINKING|>`` (the template's ``reasoning``, on by default).
 """
 
 # ruff: noqa: E501  (the docstring shows the wire format)
@@ -132,17 +139,32 @@ _SPECIAL = re.compile(r"(<\|[A-Z_]+\|>)")
 
 @dataclass(frozen=True)
 class CohereOptions:
-    """``thinking``: the template's ``enable_thinking`` (the generation prompt leaves the
-    reasoning block to the model instead of writing it empty)."""
+    """``thinking``: the template's ``enable_thinking`` (Command A MoE's: ``reasoning``):
+    the generation prompt leaves the reasoning block to the model instead of writing it
+    empty.  ``moe``: Command A MoE's template (:mod:`.moe`)."""
 
     thinking: bool = False
+    moe: bool = False
 
 
 def _variables(options: CohereOptions) -> Mapping[str, Any]:
+    if options.moe:
+        return {"reasoning": options.thinking}
     return {"enable_thinking": options.thinking}
 
 
+VARIANTS = {
+    "thinking": CohereOptions(thinking=True),
+    "cohere2moe": CohereOptions(thinking=True, moe=True),
+}
+
+
 def layout(options: CohereOptions) -> Layout:
+    if options.moe:
+        from .moe import moe_layout
+
+        return moe_layout(options, VARIANTS, _variables)
+
     def turn(role: Marker) -> Frame:
         return Frame(open=fence(START, role), end=fence(END))
 
@@ -199,7 +221,7 @@ def layout(options: CohereOptions) -> Layout:
         ),
         options=options,
         from_options=layout,
-        variants={"thinking": CohereOptions(thinking=True)},
+        variants=VARIANTS,
         template_variables=_variables,
     )
 

@@ -55,7 +55,7 @@ class CohereTools(ToolsBlock):
 
     def jinja_block(self, out: Template, *, separated: bool = False) -> None:
         out.fence(self.separated_open if separated else self.open)
-        out.out("{%- for tool in tools -%}")
+        out.out("{%- for tool in (tools or []) -%}")  # (always written: none at all too)
         out.literal(ITEM_INDENT + '{"name": "')
         out.out("{{- tool.function.name -}}")
         out.literal('", "description": "')

@@ -1,0 +1,196 @@
+"""LFM2 and LFM2.5 (Liquid AI): ChatML turns, the tools as one JSON list in the system turn,
+calls as one Python list of calls.
+
+The wire format of the default, LFM2.5-8B-A1B (every ``<|...|>`` is a special token;
+``<think>`` and ``</think>`` too)::
+
+    <|startoftext|><|im_start|>system
+    You are terse.
+    List of tools: [{"type": "function", "function": {"name": "get_weather", ...}}]<|im_end|>
+    <|im_start|>user
+    Weather in Paris?<|im_end|>
+    <|im_start|>assistant
+    <think>The user wants the weather.</think><|tool_call_start|>[get_weather(city='Paris')]<|tool_call_end|><|im_end|>
+    <|im_start|>tool
+    18°C<|im_end|>
+    <|im_start|>assistant
+
+LFM2 writes the list as ``List of tools: <|tool_list_start|>[...]<|tool_list_end|>`` and a
+result as ``<|tool_response_start|>18°C<|tool_response_end|>``.
+
+Decisions (references: ``LFM2-8B-A1B.jinja``, ``LFM2.5-Instruct.jinja`` and
+``LFM2.5-8B-A1B.jinja`` in llama.cpp's ``models/templates``):
+
+- **Variants**: the default is LFM2.5-8B-A1B's template, the one that writes a past
+  turn's calls and reasoning; ``lfm2:lfm2-8b-a1b`` (LFM2) wraps the tool list in
+  ``<|tool_list_start|>``/``<|tool_list_end|>`` and each result in
+  ``<|tool_response_start|>``/``<|tool_response_end|>`` and writes neither calls nor
+  reasoning; ``lfm2:lfm2.5-instruct`` writes the tools and results bare, as the default
+  does, and neither calls nor reasoning.
+- **System turn**: the first system message's text, then (with tools) a newline when that
+  text is not empty and ``List of tools: [...]``: the OpenAI tool objects as one JSON list
+  (``tojson``, ``", "`` between them).  No system text and no tools: no system turn (an
+  empty first system message is no turn).  Later system messages are turns of their own.
+- **Calls**: ``<|tool_call_start|>[f(a='x', n=1), g()]<|tool_call_end|>`` right after the
+  turn's text (:class:`.calls.Lfm2Calls`: Breeze's Python call lists, values as Python's
+  ``repr`` writes them, which is what LFM2.5's template writes for strings, numbers,
+  booleans, ``None`` and lists).  LFM2's and LFM2.5-Instruct's templates read only a
+  turn's ``content``: they never write ``tool_calls``, so those variants drop a past
+  turn's calls (a recorded loss); the model's calls are read and constrained all the same.
+  No ids: results answer calls by position.
+- **Results**: each tool message a ``tool`` turn of its own.
+- **Ends**: ``<|im_end|>`` ends the assistant's turn; ``<|endoftext|>`` ends it too when a
+  model writes it (an end-of-generation token, on which llama.cpp stops).
+- **Reasoning**: the model writes ``<think>...</think>`` before its answer, read as the
+  reasoning (llama.cpp's LFM2 handlers read it so).  LFM2.5-8B-A1B's template writes
+  ``<think>R</think>`` on the assistant turns after the last user message (from the
+  ``thinking`` field transformers fills from ``reasoning_content``; an empty text gets an
+  empty block, read back as none; its ``preserve_thinking`` keeps every turn's, which
+  pawlette does not offer); earlier turns lose it.  LFM2's and LFM2.5-Instruct's templates
+  never write it (a recorded loss).  Names are not written (a recorded loss).
+- **Reading** follows llama.cpp's LFM2 handlers and vLLM's ``pythonic`` tool parser (its
+  cases): text before the call list is content, the list holds one or more calls, each
+  argument a keyword whose value is a Python literal (``True``/``None``, JSON's
+  ``true``/``null`` and double quotes read too), and several lists one after the other are
+  one turn's calls.  A list that is no call (a positional argument, a nested call, an
+  expression) stays content with a warning.  Where pawlette is stricter: a list
+  without ``<|tool_call_start|>`` (llama.cpp's LFM2.5 handler takes a bare ``[f(a=1)]``
+  too) stays content, since the templates always write the marker and a bare list cannot be
+  told from text; text after the list is kept as content with a warning.
+
+Remaining differences from the templates (LFM2.5-8B-A1B's, the only one writing calls):
+an argument whose value is an object is written as a Python dict (``{'k': 1}``) where the
+template writes JSON (``{"k": 1}``): one spelling shared by the writer, the reader and the
+grammar, which constrains arguments as Python literals (the reader takes the JSON spelling
+too); a string argument holding ``'``, a backslash or a control character is escaped as
+``repr`` escapes it (the template writes it raw between single quotes, which no Python
+reader reads back: ``'O'Hare'``).  Content holding ``</think>`` on a turn before the last
+user message (LFM2.5-8B-A1B) or the last assistant message (LFM2.5-Instruct) is written as
+given (those templates keep only what follows the block, trimmed).  Content given as a list
+of text parts is written as their joined text (as LFM2.5's templates write it), where
+LFM2's template writes the list's JSON.
+"""
+
+# ruff: noqa: E501  (the docstring shows the wire format as it is, long lines included)
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from pawlette.declare import (
+    Frame,
+    Ignored,
+    Layout,
+    Marker,
+    Reasoning,
+    Results,
+    SystemPrompt,
+    ToolsBlock,
+    declare,
+    fence,
+)
+
+from .calls import Lfm2Calls
+
+START_OF_TEXT, END_OF_TEXT = Marker("<|startoftext|>"), Marker("<|endoftext|>")
+IM_START, IM_END = Marker("<|im_start|>"), Marker("<|im_end|>")
+TOOL_LIST_START, TOOL_LIST_END = Marker("<|tool_list_start|>"), Marker("<|tool_list_end|>")
+TOOL_CALL_START, TOOL_CALL_END = Marker("<|tool_call_start|>"), Marker("<|tool_call_end|>")
+RESPONSE_START = Marker("<|tool_response_start|>")
+RESPONSE_END = Marker("<|tool_response_end|>")
+THINK, THINK_END = Marker("<think>"), Marker("</think>")
+
+SPECIAL = (
+    "<|startoftext|>",
+    "<|endoftext|>",
+    "<|im_start|>",
+    "<|im_end|>",
+    "<|tool_list_start|>",
+    "<|tool_list_end|>",
+    "<|tool_call_start|>",
+    "<|tool_call_end|>",
+    "<|tool_response_start|>",
+    "<|tool_response_end|>",
+)
+
+
+@dataclass(frozen=True)
+class Lfm2Options:
+    """The options of the LFM2 family.
+
+    - ``markers``: the tool list and each result between their special tokens (LFM2);
+      False: bare (LFM2.5).
+    - ``write_calls``: past turns' calls are written (LFM2.5-8B-A1B's template writes
+      ``tool_calls``; LFM2's and LFM2.5-Instruct's drop them).
+    - ``write_reasoning``: the reasoning of the assistant turns after the last user message
+      is written, ``<think>R</think>`` (LFM2.5-8B-A1B's template, from the ``thinking``
+      field transformers fills from ``reasoning_content``); the others drop it.
+    """
+
+    markers: bool = False
+    write_calls: bool = True
+    write_reasoning: bool = True
+
+
+LFM25_8B_A1B = Lfm2Options()
+LFM2_8B_A1B = Lfm2Options(markers=True, write_calls=False, write_reasoning=False)
+LFM25_INSTRUCT = Lfm2Options(write_calls=False, write_reasoning=False)
+VARIANTS = {"lfm2-8b-a1b": LFM2_8B_A1B, "lfm2.5-instruct": LFM25_INSTRUCT}
+
+
+def frame(role: str) -> Frame:
+    # <|endoftext|> ends a turn too, as llama.cpp stops on it (an end-of-generation token).
+    also_end = (fence(END_OF_TEXT),) if role == "assistant" else ()
+    return Frame(
+        open=fence(IM_START, f"{role}\n"), end=fence(IM_END), after=fence("\n"), also_end=also_end
+    )
+
+
+def layout(options: Lfm2Options) -> Layout:
+    # The tools are one JSON list (``array``): its brackets are the list's own.
+    list_open = (
+        fence("List of tools: ", TOOL_LIST_START) if options.markers else fence("List of tools: ")
+    )
+    list_close = fence(TOOL_LIST_END) if options.markers else ()
+    return Layout(
+        name="lfm2",
+        summary="LFM2/LFM2.5: ChatML turns, List of tools: [...], Python call lists",
+        begin=fence(START_OF_TEXT),
+        frames={role: frame(role) for role in ("system", "user", "assistant", "tool")},
+        concepts=(
+            SystemPrompt(empty_first="absent"),
+            ToolsBlock(
+                place="system",
+                open=list_open,
+                close=list_close,
+                array=True,
+                separator=fence("\n"),
+                separator_when="text",
+            ),
+            Reasoning(
+                open=fence(THINK),
+                close=fence(THINK_END),
+                keep="after_last_query" if options.write_reasoning else "none",
+                empty_given=True if options.write_reasoning else None,
+            ),
+            Lfm2Calls(
+                open=fence(TOOL_CALL_START),
+                close=fence(TOOL_CALL_END),
+                between=", ",
+                quote="repr",
+                written=options.write_calls,
+            ),
+            Results(
+                item_open=fence(RESPONSE_START) if options.markers else (),
+                item_close=fence(RESPONSE_END) if options.markers else (),
+            ),
+            Ignored(("name", "calls") if not options.write_calls else ("name",)),
+        ),
+        extra_special=SPECIAL,
+        options=options,
+        from_options=layout,
+        variants=VARIANTS,
+    )
+
+
+FORMAT = declare(layout(LFM25_8B_A1B))
