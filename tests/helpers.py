@@ -107,15 +107,18 @@ def model_prompt(fmt: Format, messages: list[Any], tools: Any, full: str) -> str
     """The prompt the model's turn follows in ``full`` (the render through that turn): the
     render of ``messages`` with the generation prompt, except where a prompt written after
     every render goes past the assistant's opener (Command R7B's empty reasoning block) and
-    the turn writes otherwise; there the model's text follows the opener."""
-    from .support.template_compare import always_prompt
+    the turn writes otherwise; there the model's text follows the opener.  Likewise where
+    the prompt's empty reasoning block is a stand-in on a past turn (DeepSeek V3.2's
+    ``<think></think>``, ``</think>``): the model's text follows the stand-in."""
+    from .support.template_compare import always_prompt, cut_stand_in
 
     prompt = fmt.render(messages, tools, add_generation_prompt=True).text
     always = always_prompt(fmt, messages, tools)
     if always is not None and not full.startswith(prompt):
         written, opener = always
         prompt = prompt[: len(prompt) - len(written)] + opener
-    return prompt
+    cut = None if full.startswith(prompt) else cut_stand_in(fmt, prompt, full)
+    return prompt if cut is None else cut[1]
 
 
 def completion_text(fmt: Format, request: dict[str, Any], index: int) -> str:

@@ -38,6 +38,7 @@ _MODULES: dict[str, str] = {
     "solar": "pawlette.formats.solar",
     "functionary_v3_2": "pawlette.formats.functionary_v3_2",
     "cohere": "pawlette.formats.cohere",
+    "deepseek_dsml": "pawlette.formats.deepseek_dsml",
 }
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
 _LOADED: dict[str, Format] = {}
