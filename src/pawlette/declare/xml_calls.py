@@ -80,8 +80,7 @@ class XmlCalls(Concept):
     calls in one turn; ``loose``: the fences are also read without their whitespace;
     ``key_close_other``: where not empty, ``key_close`` is written only before a string and
     this before any other value, and reading follows the one written (DeepSeek-V3.2's
-    ``string="true"`` / ``string="false"``: the text as it is, or JSON where it is JSON);
-    ``no_arguments``: written after the name's close for a call without arguments.
+    ``string="true"`` / ``string="false"``: the text as it is, or JSON where it is JSON).
     """
 
     open: Fence
@@ -98,7 +97,6 @@ class XmlCalls(Concept):
     parallel: bool = True
     loose: bool = True
     key_close_other: Fence = ()
-    no_arguments: Fence = ()
 
     handles: ClassVar[frozenset[str]] = frozenset({"calls"})
 
@@ -164,8 +162,6 @@ class XmlCalls(Concept):
                 out.fence(self.key_close_for(value), "tool_call", trainable=True)
                 out.text(self.value_text(value), "tool_call", trainable=True)
                 out.fence(self.value_close, "tool_call", trainable=True)
-            if not arguments:
-                out.fence(self.no_arguments, "tool_call", trainable=True)
             out.fence(self.close, "tool_call", trainable=True)
         out.fence(self.section_close, "tool_call", trainable=True)
 
@@ -274,10 +270,6 @@ class XmlCalls(Concept):
         out.out("{%- endif -%}")
         out.fence(self.value_close)
         out.out("{%- endfor -%}")
-        if self.no_arguments:
-            out.out("{%- if not call.function.arguments -%}")
-            out.fence(self.no_arguments)
-            out.out("{%- endif -%}")
         out.fence(self.close)
         out.out("{%- endfor -%}")
         out.fence(self.section_close)
@@ -688,8 +680,6 @@ class _XmlCallSet(SectionedCalls):
                 self._value(turn, rules, number, -1, "", extra_schema),
             )
             pieces.append(Repeat(extra))
-        if calls.no_arguments:  # written for a call without arguments, read as layout
-            pieces.append(optional(seq(*turn.nodes(calls.no_arguments))))
         pieces += turn.nodes(calls.close)
         return pieces
 

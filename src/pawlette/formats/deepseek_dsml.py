@@ -55,13 +55,12 @@ Decisions:
 
 Remaining differences from the template:
 
-- An empty first system message before the tools: the template writes the tools right after
-  the bos token, pawlette a blank line first (it writes the separator after any system
-  message).
 - An assistant message right after another assistant message: the template writes it with
   no opener and no ``</think>``; pawlette writes ``</think>``.
-- The template's ``developer`` role is not a role pawlette accepts (a request with it is
-  refused).
+- A ``developer`` message is a system message to pawlette (OpenAI's meaning), gathered into
+  the system text; the template writes it as a user turn.
+- ``<think>`` and ``</think>`` are text: reasoning or content holding them is written as the
+  template writes it, and reads back cut at them.
 """
 
 # ruff: noqa: E501  (the docstring shows the wire format, fullwidth bars included)
