@@ -102,7 +102,7 @@ def test_the_thinking_variant_renders_and_reads_as_its_template() -> None:
     )
     # (Reasoning holding "</think>" reads back cut there: the template writes it as text.)
     avoid = (*fmt.special_markers, "<think>", "</think>")
-    conversations = generate_conversations(12, seed=1, avoid=avoid)
+    conversations = generate_conversations(8, seed=1, avoid=avoid)
     report = compare_renders(fmt, reference, conversations)
     assert report.agrees, report.describe()
     turns = own_turns(fmt, reference, conversations)
