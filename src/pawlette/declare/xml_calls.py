@@ -556,8 +556,42 @@ class _XmlCallSet(SectionedCalls):
         json_value = calls.key_close_other and not self.textual(schema)
         return calls.key_close_other if json_value else calls.key_close
 
-    def _key_close(self, turn: Turn, schema: Any) -> list[Node]:
-        return turn.nodes(self._key_close_fence(schema))
+    def _closed_value(
+        self,
+        turn: Turn,
+        rules: Rules,
+        number: int,
+        position: int,
+        key: str,
+        schema: Any,
+        free_key: bool | None,
+    ) -> Node:
+        """The key's close and the value (``free_key``: the key is free text before its
+        close).  With ``key_close_other``, a value that may be a string or another type is
+        either a string after ``key_close`` or JSON after ``key_close_other``, as written."""
+        calls: XmlCalls = self.calls
+
+        def closed(fence: Fence, value_schema: Any) -> Node:
+            head = turn.nodes(fence)
+            if free_key and calls.key_close_other:
+                # A key in an attribute (name="KEY"): no quote in it, so its lexeme ends
+                # where the close begins (llguidance's lexer is greedy).
+                from ..emit.grammar_ast import Terminal
+
+                rules.lark_extra["XMLKEY"] = '/[^"]+/'
+                rules.gbnf_extra["xml-key"] = '[^"]+'
+                head = [Terminal("XMLKEY", lark="", gbnf="xml-key"), *head]
+            elif free_key:
+                head = [text_before(turn.layout, fence, empty=False)]
+            return seq(*head, self._value(turn, rules, number, position, key, value_schema))
+
+        allowed = schema_types(schema)
+        others = None if allowed is None else allowed - {"string"}
+        if calls.key_close_other and self.textual(schema) and (others is None or others):
+            kinds = sorted(others or ("array", "boolean", "null", "number", "object"))
+            as_json = {**(schema if others else {}), "type": kinds}
+            return alt(closed(calls.key_close, schema), closed(calls.key_close_other, as_json))
+        return closed(self._key_close_fence(schema), schema)
 
     def _unenforced(
         self,
@@ -667,8 +701,7 @@ class _XmlCallSet(SectionedCalls):
             parameter = seq(
                 *turn.nodes(calls.key_open),
                 Lit(key),
-                *self._key_close(turn, schema),
-                self._value(turn, rules, number, position, key, schema),
+                self._closed_value(turn, rules, number, position, key, schema, None),
             )
             pieces.append(parameter if key in required else optional(parameter))
         more = parameters.get("additionalProperties", True)
@@ -676,8 +709,7 @@ class _XmlCallSet(SectionedCalls):
             extra_schema = {} if more is True else more
             extra = seq(
                 *turn.nodes(calls.key_open),
-                text_before(turn.layout, self._key_close_fence(extra_schema), empty=False),
-                self._value(turn, rules, number, -1, "", extra_schema),
+                self._closed_value(turn, rules, number, -1, "", extra_schema, True),
             )
             pieces.append(Repeat(extra))
         pieces += turn.nodes(calls.close)
