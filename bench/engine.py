@@ -139,20 +139,24 @@ def reasons(rows: list[Row]) -> list[str]:
 def corpus_formats() -> list[str]:
     """The declared formats (variants included) that write a template of llama.cpp's
     collection and have tool calls, in the collection's order."""
-    import pawlette
-    from pawlette.declare import layout_of
     from pawlette.detect import detect_template
-    from tests.declare.conversations import call_rules
     from tests.support.template_corpus import corpus
 
     found: dict[str, None] = {}
     for template in corpus():
         detection = detect_template(template.text, template.tokens.variables(), infer=False)
-        if detection.format is None or detection.name in found:
-            continue
-        if call_rules(layout_of(pawlette.get_format(detection.name))) is not None:
+        if detection.format is not None:
             found[detection.name] = None
-    return list(found)
+    return with_calls(list(found))
+
+
+def with_calls(names: list[str]) -> list[str]:
+    """The formats of ``names`` that write tool calls (the cells ask for calls)."""
+    import pawlette
+    from pawlette.declare import layout_of
+    from tests.declare.conversations import call_rules
+
+    return [name for name in names if call_rules(layout_of(pawlette.get_format(name)))]
 
 
 def result_text(row: Row, stream: bool) -> str:
@@ -188,7 +192,11 @@ def _load() -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--formats", default=",".join(grammar_formats()))
+    parser.add_argument(
+        "--formats",
+        default=",".join(grammar_formats()),
+        help="comma-separated formats (those without tool calls are left out)",
+    )
     parser.add_argument("--seeds", type=int, default=10)
     parser.add_argument("--max-tokens", type=int, default=96)
     parser.add_argument("--stream", action="store_true", help="stream every answer")
@@ -197,7 +205,7 @@ def main() -> None:
     )
     parser.add_argument("--results", type=Path, help="merge per-template results into this file")
     options = parser.parse_args()
-    names = [name for name in options.formats.split(",") if name]
+    names = with_calls([name for name in options.formats.split(",") if name])
     if options.corpus:
         names = corpus_formats()
     print(
@@ -233,7 +241,11 @@ if __name__ == "__main__":
             "(`required`, a named function, `none`, `auto`), ten requests with seeds 0-9. A "
             "request passes when its calls go only to allowed functions with JSON-object "
             "arguments, at least one call comes under `required` or a named function and none "
-            "under `none`, no marker text is in the content, and the finish reason is right."
+            "under `none`, no marker text is in the content, and the finish reason is right. "
+            "A random model may repeat parallel calls until `max_tokens`: such an answer "
+            "passes with `length` when its complete calls are valid and the content is at "
+            "most the text of the one call the limit cut (a cut call is content, with a "
+            "warning, as the parsing contracts say); the length cuts column counts them."
         ),
         peer="none (the contract is absolute); llama.cpp from the `xllamacpp` wheel",
     )

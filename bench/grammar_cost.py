@@ -7,40 +7,39 @@ xllamacpp, gguf, openai):
 
 - **grammar size**: the grammar ``pawlette serve`` sends llama.cpp for the request (the one
   after the forced prefix where there is one), in GBNF (``--engine llamacpp``) and in
-  llguidance's Lark (the experimental Lark engine below): bytes and rules.
+  llguidance's Lark (``--grammar-syntax lark``): bytes and rules.
 - **engine cost**: one llama.cpp server (the ``xllamacpp`` wheel, one slot, one thread: as
   tests/support/gguf_server.py runs it) over the format's tiny biased GGUF
-  (tests/support/gguf_model.py), and ``pawlette serve --engine llamacpp --tokenizer`` and
-  the experimental Lark engine below in front of it; beside it a second llama.cpp server, same
-  model and parameters plus the chat template of a model of the format from llama.cpp's own
-  template collection, asked on its ``/v1/chat/completions`` with the same tools and
-  ``tool_choice`` (llama.cpp's own template handling and its own grammar: the peer).  The three
-  sides take turns request by request (streamed, one at a time, ``--seeds`` seeds), so the load
-  falls on all alike.  Per side: the engine process's CPU (``/proc/PID/stat``, user + system)
-  per request and per generated token, the median time to the first streamed chunk (TTFT) and to
-  the first delta that carries text or a call (pawlette sends a call once it is complete,
-  llama.cpp's own path its text at once), requests per second (one at a time), and the answers
-  that keep the tool_choice contract (tests/support/gguf_checks.py: calls only to the allowed
-  functions with JSON-object arguments, at least one, no marker text in content, the right
-  finish reason).  Ratios are pawlette's over the peer's: per request, per generated token (the
-  sides stop after different numbers of tokens) and of the median time to first token. Before
-  the measured requests each side answers each choice once, not counted: llama.cpp builds
-  llguidance's view of the vocabulary at its first Lark grammar (seconds of CPU, once per
-  process).
+  (tests/support/gguf_model.py), and ``pawlette serve --engine llamacpp --tokenizer`` with
+  ``--grammar-syntax gbnf`` and with ``--grammar-syntax lark`` in front of it; beside it a
+  second llama.cpp server, same model and parameters plus the chat template of a model of the
+  format from llama.cpp's own template collection, asked on its ``/v1/chat/completions`` with
+  the same tools and ``tool_choice`` (llama.cpp's own template handling and its own grammar: the
+  peer). The three sides take turns request by request (streamed, one at a time, ``--seeds``
+  seeds), so the load falls on all alike. Per side: the engine process's CPU
+  (``/proc/PID/stat``, user + system) per request and per generated token, the median time to
+  the first streamed chunk (TTFT) and to the first delta that carries text or a call (pawlette
+  sends a call once it is complete, llama.cpp's own path its text at once), requests per second
+  (one at a time), and the answers that keep the tool_choice contract
+  (tests/support/gguf_checks.py: calls only to the allowed functions with JSON-object arguments,
+  at least one, no marker text in content, the right finish reason). Ratios are pawlette's over
+  the peer's: per request, per generated token (the sides stop after different numbers of
+  tokens) and of the median time to first token. Before the measured requests each side answers
+  each choice once, not counted: llama.cpp builds llguidance's view of the vocabulary at its
+  first Lark grammar (seconds of CPU, once per process).
 
 A format without a template in the collection has no peer (``-``).  The peer's prompt is its
 template's, pawlette's the format's render: their prompt tokens are shown beside the CPU.
 
 Usage::
 
-    python -m bench.grammar_cost [--formats pcml,chatml,hermes,llama3,mistral] [--seeds 6]
-        [--max-tokens 96]
+    python -m bench.grammar_cost [--formats pcml,chatml,hermes,llama3,mistral,harmony,breeze]
+        [--seeds 6] [--max-tokens 96]
 """
 
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import os
 import statistics
 import subprocess
@@ -56,7 +55,7 @@ import openai
 from pawlette.formats import get_format
 from pawlette.openai import tools_from_openai
 from pawlette.serve.config import ServeConfig
-from pawlette.serve.engines import ENGINES
+from pawlette.serve.engines import ENGINES, GrammarSyntax
 from pawlette.serve.tool_choice import ToolChoice, plan_tool_choice
 from tests.serve.conftest import LiveServer
 from tests.serve.scenarios import message_from_chunks
@@ -64,10 +63,10 @@ from tests.support.gguf_checks import CHOICES, TOOLS, parallel_for, problems, re
 from tests.support.gguf_model import format_model
 from tests.support.gguf_server import EngineProcess
 
-DEFAULT_FORMATS = "pcml,chatml,hermes,llama3,mistral"
+DEFAULT_FORMATS = "pcml,chatml,hermes,llama3,mistral,harmony,breeze"
 FORCED = ("required", "named")
-LARK_ENGINE = "llamacpp-lark"
-OURS = {"pawlette Lark": LARK_ENGINE, "pawlette GBNF": "llamacpp"}
+OURS: dict[str, GrammarSyntax] = {"pawlette Lark": "lark", "pawlette GBNF": "gbnf"}
+"""``pawlette serve --engine llamacpp --grammar-syntax ...``."""
 PEER = "llama.cpp own"
 PEER_TEMPLATES = {
     "chatml": "Qwen-Qwen3-0.6B",
@@ -90,14 +89,6 @@ PEER_TEMPLATES = {
 detection names as the format (``hermes``: the exact Hermes 2 Pro template)."""
 
 _TICKS = os.sysconf("SC_CLK_TCK")
-ENGINES.setdefault(
-    LARK_ENGINE,
-    dataclasses.replace(ENGINES["llamacpp"], name=LARK_ENGINE, grammar_syntax="lark"),
-)
-"""An experiment, no engine option of pawlette's: ``--engine llamacpp`` with its grammars in
-llguidance's Lark (``%llguidance``), which a llama.cpp built with llguidance reads (the
-``xllamacpp`` wheel is).  Registered in this process only, for the forced choices measured
-here (it would send a lazy grammar in Lark too, which llama.cpp does not switch on lazily)."""
 WARM_SEED = 1000
 
 
@@ -115,18 +106,21 @@ def process_cpu(pid: int) -> float:
 # ------------------------------------------------------------------ grammar size
 
 
-def sent_grammar(format_name: str, engine: str, choice: str, token_ids: dict[str, int]) -> str:
-    """The grammar ``pawlette serve --engine ENGINE --tokenizer`` sends for the request."""
+def sent_grammar(
+    format_name: str, syntax: GrammarSyntax, choice: str, token_ids: dict[str, int]
+) -> str:
+    """The grammar ``pawlette serve --engine llamacpp --grammar-syntax SYNTAX --tokenizer``
+    sends for the request."""
     parallel = parallel_for(format_name, choice, None)
     plan = plan_tool_choice(
         get_format(format_name),
-        ENGINES[engine],
+        ENGINES["llamacpp"].with_grammar_syntax(syntax),
         tools_from_openai(TOOLS),
         ToolChoice.read(CHOICES[choice]),
         parallel is not False,
         token_ids=token_ids,
     )
-    assert plan.grammar is not None, f"{format_name} {choice}: no grammar for {engine}"
+    assert plan.grammar is not None, f"{format_name} {choice}: no grammar in {syntax}"
     return plan.grammar
 
 
@@ -283,12 +277,13 @@ def run_format(format_name: str, seeds: int, max_tokens: int) -> dict[tuple[str,
     try:
         ours = EngineProcess(model.path, 1)
         engines.append(ours)
-        for label, engine in OURS.items():
+        for label, syntax in OURS.items():
             server = LiveServer(
                 ServeConfig(
                     format=format_name,
                     upstream=ours.url,
-                    engine=engine,
+                    engine="llamacpp",
+                    grammar_syntax=syntax,
                     tokenizer=str(model.tokenizer),
                     model="m",
                     timeout=300,
@@ -339,8 +334,8 @@ def size_table(formats: list[str]) -> str:
     for format_name in formats:
         token_ids = format_model(format_name).marker_ids
         for choice in FORCED:
-            gbnf = sent_grammar(format_name, "llamacpp", choice, token_ids)
-            lark = sent_grammar(format_name, LARK_ENGINE, choice, token_ids)
+            gbnf = sent_grammar(format_name, "gbnf", choice, token_ids)
+            lark = sent_grammar(format_name, "lark", choice, token_ids)
             lines.append(
                 f"| {format_name} | {choice} | {len(gbnf.encode()):,} | {rule_count(gbnf)} "
                 f"| {len(lark.encode()):,} | {rule_count(lark)} "
@@ -451,10 +446,8 @@ if __name__ == "__main__":
             "Under `tool_choice: required` and a named function, the grammar `pawlette serve` "
             "sends a real llama.cpp (the `xllamacpp` wheel, a tiny random-weight model per "
             "format biased towards its markers, one slot, one thread) in GBNF "
-            "(`--engine llamacpp`) and in llguidance's Lark (an experiment: `--engine "
-            "llamacpp` with Lark grammars, registered by the script, no option of pawlette's: "
-            "through llama.cpp's llguidance it let the test model write harmony's and Breeze's "
-            "markers inside a JSON string, which the GBNF refuses), "
+            "(`--engine llamacpp --grammar-syntax gbnf`, the default) and in llguidance's Lark "
+            "(`--grammar-syntax lark`), "
             "against llama.cpp's own `/v1/chat/completions` with the same tools, the model's "
             "chat template from llama.cpp's collection and llama.cpp's own tool grammar. "
             "The sides take turns request by request. Engine CPU is the llama.cpp process's "

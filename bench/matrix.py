@@ -99,6 +99,23 @@ def _option_variables(fmt: pawlette.Format) -> dict[str, Any]:
     }
 
 
+@functools.cache
+def _prompt_tails() -> dict[str, str]:
+    """By template, what its generation prompt writes after the assistant's opener that its
+    past turns do not hold (Gemma 4's empty thought block), as its family case declares it."""
+    import importlib
+    import pkgutil
+
+    from tests.formats import families
+
+    tails: dict[str, str] = {}
+    for module in pkgutil.iter_modules(families.__path__):
+        for case in importlib.import_module(f"{families.__name__}.{module.name}").CASES:
+            if case.prompt_tail:
+                tails[case.template] = case.prompt_tail
+    return tails
+
+
 def _prompts(conversation: Conversation) -> tuple[bool, ...]:
     return (False,) if conversation.ends_with == "assistant" else (True, False)
 
@@ -189,7 +206,14 @@ def measure(
         # template never writes, text it trims): documented losses are not failures.
         declared = functools.partial(normalise_completion, fmt, tools_known=True)
         readable = generate_conversations(len(conversations), seed=seed, avoid=fmt.special_markers)
-        turn_report = own_turns(fmt, reference, readable, normalise=declared, within_losses=True)
+        turn_report = own_turns(
+            fmt,
+            reference,
+            readable,
+            normalise=declared,
+            within_losses=True,
+            prompt_tail=_prompt_tails().get(template.name),
+        )
         turns = _turns(turn_report)
     return Row(
         template=template.name,

@@ -412,7 +412,8 @@ if __name__ == "__main__":
                     "process, the best of five 0.2-second windows, the sides taking turns. "
                     "The second pcml row renders with tools new each time (a first request). "
                     "The floor writes pcml's text byte for byte (checked before timing); "
-                    "every format renders through the one generic writer of declarations."
+                    "every format renders through its declaration's compiled renderer "
+                    "(the skeleton of the generic writer specialised once per format)."
                 ),
                 peer="transformers (`render_jinja_template`, the `bench` extra's version)",
             )

@@ -107,18 +107,51 @@ def model_prompt(fmt: Format, messages: list[Any], tools: Any, full: str) -> str
     """The prompt the model's turn follows in ``full`` (the render through that turn): the
     render of ``messages`` with the generation prompt, except where a prompt written after
     every render goes past the assistant's opener (Command R7B's empty reasoning block) and
-    the turn writes otherwise; there the model's text follows the opener.  Likewise where
-    the prompt's empty reasoning block is a stand-in on a past turn (DeepSeek V3.2's
-    ``<think></think>``, ``</think>``): the model's text follows the stand-in."""
-    from .support.template_compare import always_prompt, cut_stand_in
+    the turn writes otherwise; there the model's text follows the opener."""
+    from .support.template_compare import always_prompt
 
-    prompt = fmt.render(messages, tools, add_generation_prompt=True).text
+    rendering = fmt.render(messages, tools, add_generation_prompt=True)
+    prompt = rendering.text
     always = always_prompt(fmt, messages, tools)
     if always is not None and not full.startswith(prompt):
         written, opener = always
         prompt = prompt[: len(prompt) - len(written)] + opener
-    cut = None if full.startswith(prompt) else cut_stand_in(fmt, prompt, full)
-    return prompt if cut is None else cut[1]
+    elif not full.startswith(prompt):
+        # A generation prompt that writes more than the turn's opener (Gemma 4's empty
+        # thought block, which its past turns do not hold): the model's text follows the
+        # prompt, and the turn as the template keeps it follows the opener.
+        opened = _opener_only(fmt, rendering, messages)
+        if opened is not None and full.startswith(opened):
+            prompt = opened
+    return prompt
+
+
+def prompt_past_opener(fmt: Format, messages: list[Any], tools: Any, full: str) -> bool:
+    """Whether the generation prompt after ``messages`` writes more than the assistant's
+    opener, and the turn in ``full`` follows that opener (Gemma 4's empty thought block)."""
+    rendering = fmt.render(messages, tools, add_generation_prompt=True)
+    opened = _opener_only(fmt, rendering, messages)
+    return opened is not None and opened != rendering.text and full.startswith(opened)
+
+
+def _opener_only(fmt: Format, rendering: Any, messages: list[Any]) -> str | None:
+    """The prompt render with its generation prompt cut down to the assistant's opener."""
+    from pawlette.declare import layout_of
+    from pawlette.declare.pieces import text_of
+
+    layout = layout_of(fmt)
+    if layout is None:
+        return None
+    written = ""
+    for segment in reversed(rendering.segments):
+        if segment.kind != "generation_prompt":
+            break
+        written = segment.text + written
+    previous = messages[-1]["role"] if messages else "start"
+    opener = layout.frames["assistant"].opener(previous)
+    return rendering.text[: len(rendering.text) - len(written)] + text_of(
+        opener, layout.options, layout.name
+    )
 
 
 def completion_text(fmt: Format, request: dict[str, Any], index: int) -> str:

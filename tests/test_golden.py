@@ -2,6 +2,9 @@
 
 Each case checks render, mask, parse_conversation (of the rendering and of ``source.txt``)
 and, where present, the parse of ``completion.txt`` (whole and one character at a time).
+
+A case of a variant names it in its ``input.json`` (``"format": "kimi:k3"``, a variant of the
+folder's format); the other cases are the folder's format.
 """
 
 from __future__ import annotations
@@ -33,8 +36,18 @@ def case_id(case: Path) -> str:
 
 
 def load(case: Path) -> dict[str, Any]:
+    """The case's request (without its ``format``)."""
     data: dict[str, Any] = json.loads((case / "input.json").read_text(encoding="utf-8"))
+    data.pop("format", None)
     return data
+
+
+def format_of(case: Path) -> pawlette.Format:
+    """The folder's format, or the variant of it the case's ``input.json`` names."""
+    data = json.loads((case / "input.json").read_text(encoding="utf-8"))
+    name = data.get("format", case.parent.name)
+    assert name.split(":")[0] == case.parent.name, f"{case}: {name} is not a variant of its folder"
+    return pawlette.get_format(name)
 
 
 def check_file(path: Path, actual: str, update: bool) -> None:
@@ -53,7 +66,7 @@ def test_every_golden_folder_is_a_registered_format() -> None:
 
 @pytest.mark.parametrize("case", CASES, ids=case_id)
 def test_render_and_mask(case: Path, update_golden: bool) -> None:
-    fmt = pawlette.get_format(case.parent.name)
+    fmt = format_of(case)
     data = load(case)
     rendering = fmt.render(
         data, add_generation_prompt=bool(data.get("add_generation_prompt", False))
@@ -74,7 +87,7 @@ WHOLE = [case for case in CASES if not load(case).get("add_generation_prompt")]
 @pytest.mark.parametrize("case", WHOLE, ids=case_id)
 def test_rendered_text_parses_back(case: Path) -> None:
     data = load(case)
-    fmt = pawlette.get_format(case.parent.name)
+    fmt = format_of(case)
     text = (case / "rendered.txt").read_text(encoding="utf-8")
     parsed = fmt.parse_conversation(text, strict=True)
     assert parsed.to_request() == request_of(data)
@@ -83,7 +96,7 @@ def test_rendered_text_parses_back(case: Path) -> None:
 
 @pytest.mark.parametrize("case", [c for c in CASES if (c / "source.txt").exists()], ids=case_id)
 def test_source_text_parses_to_input(case: Path) -> None:
-    fmt = pawlette.get_format(case.parent.name)
+    fmt = format_of(case)
     source = (case / "source.txt").read_text(encoding="utf-8")
     if fmt.name == "chatglm3":
         # The seed's prompt document writes a newline before each role token for reading;
@@ -95,7 +108,7 @@ def test_source_text_parses_to_input(case: Path) -> None:
 
 @pytest.mark.parametrize("case", [c for c in CASES if (c / "completion.txt").exists()], ids=case_id)
 def test_completion_parses(case: Path, update_golden: bool) -> None:
-    fmt = pawlette.get_format(case.parent.name)
+    fmt = format_of(case)
     completion = (case / "completion.txt").read_text(encoding="utf-8")
     result = fmt.parse(completion, id_factory=sequential_ids())
     actual = {"message": result.message, "finish_reason": result.finish_reason}

@@ -2,7 +2,8 @@
 
 ``tests/golden/<format>/table.txt`` holds what the command prints; a change to a declaration
 that changes its machine shows here as a diff (rewrite with ``pytest --update-golden`` and
-review it).
+review it).  A variant whose layout is not its family's default one (Kimi K3 in the kimi
+family) is snapshotted beside it, in ``tests/golden/<family>/table-<variant>.txt``.
 """
 
 from __future__ import annotations
@@ -19,12 +20,18 @@ from pawlette.engine.machine import GrammarBuilder, Parser
 from pawlette.state_table import describe_callable, grammar_text, show_marker, table_text
 
 GOLDEN = Path(__file__).parent / "golden"
+VARIANTS = ["kimi:k3", "kimi:k3-no-thinking"]
 
 
-@pytest.mark.parametrize("name", pawlette.formats())
+def _snapshot(name: str) -> Path:
+    family, _, variant = name.partition(":")
+    return GOLDEN / family / (f"table-{variant}.txt" if variant else "table.txt")
+
+
+@pytest.mark.parametrize("name", [*pawlette.formats(), *VARIANTS])
 def test_table_matches_its_snapshot(name: str, update_golden: bool) -> None:
     text = table_text(pawlette.get_format(name))
-    path = GOLDEN / name / "table.txt"
+    path = _snapshot(name)
     if update_golden:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text, encoding="utf-8")
@@ -33,7 +40,7 @@ def test_table_matches_its_snapshot(name: str, update_golden: bool) -> None:
     assert text == path.read_text(encoding="utf-8"), f"{path} differs: the machine changed"
 
 
-@pytest.mark.parametrize("name", pawlette.formats())
+@pytest.mark.parametrize("name", [*pawlette.formats(), *VARIANTS])
 def test_table_lists_every_state_and_row_once(name: str) -> None:
     grammar = pawlette.get_format(name).grammar
     lines = table_text(pawlette.get_format(name)).splitlines()

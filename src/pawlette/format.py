@@ -12,7 +12,8 @@ from typing import Any
 from .blocks.tool_choice import ForcedPrefixes, forced_prefix
 from .engine.fold import fold, merge_assistant, pair_results
 from .engine.lexer import marker_pattern
-from .engine.machine import Grammar, Parser
+from .engine.machine import Grammar, Parser, completion_finish_reason
+from .engine.whole import read_whole
 from .engine.writer import Writer
 from .errors import RequestError
 from .openai import (
@@ -245,12 +246,25 @@ class Format:
         """Parse a whole completion into an OpenAI assistant message and a finish reason
         (``prompt``: the generation prompt it follows, see :meth:`parser`)."""
         grammar = self.grammar
+        start = None if prompt is None else self.completion_start(prompt)
+        declared = () if tools is None else _coerce_tools(tools)  # (refused as before)
+        # The usual completion is read straight from its runs (see pawlette.engine.whole);
+        # anything else by the machine, the reference.
+        plain = read_whole(grammar, completion, start, id_factory)
+        if plain is not None:
+            core, calls = plain
+            return Completion(
+                message_to_openai(core),
+                completion_finish_reason(finish_reason, calls),
+                (),
+                core,
+            )
         parser = Parser(
             grammar,
             strict=strict,
             id_factory=id_factory,
-            start=None if prompt is None else self.completion_start(prompt),
-            tools=() if tools is None else _coerce_tools(tools),
+            start=start,
+            tools=declared,
         )
         folded = fold(parser.read_all(completion, finish_reason), grammar.fields)
         messages = folded.messages

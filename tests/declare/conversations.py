@@ -31,6 +31,7 @@ from pawlette.formats.breeze.python_calls import PythonCalls
 from pawlette.formats.breeze.python_results import PythonResults, written_value
 from pawlette.formats.chatglm3.calls import FencedCalls
 from pawlette.formats.chatglm3.tools import ToolsListing
+from pawlette.formats.gemma4.concepts import GemmaReasoning, GemmaTools
 from pawlette.formats.harmony.turns import HarmonyTurns
 from pawlette.formats.kimi.concepts import LabelledCalls
 from pawlette.formats.omni.blocks import BlockTurns
@@ -312,6 +313,8 @@ def normalise(fmt: Format, request: dict[str, Any]) -> dict[str, Any]:
                         message.pop("reasoning_content")
             if reasoning is not None and reasoning.keep == "after_last_query":
                 kept = index > last_query
+                if isinstance(layout.concept(declare.Reasoning), GemmaReasoning):
+                    kept = kept and bool(message.get("tool_calls"))  # only beside calls
                 # Kept when non-empty; an empty block (Qwen3 writes one on the last turn) reads
                 # back as no reasoning.
                 trim = layout.concept(declare.Reasoning).trim
@@ -340,8 +343,10 @@ def normalise(fmt: Format, request: dict[str, Any]) -> dict[str, Any]:
 
 def reads_tools_back(layout: Any) -> bool:
     """Whether parsing a render gives the request's tools back (harmony's TypeScript
-    namespace is not the JSON schema it was written from)."""
-    return not (isinstance(layout, declare.Layout) and layout.concept(HarmonyTurns) is not None)
+    namespace and Gemma 4's declarations are not the JSON schema they were written from)."""
+    if not isinstance(layout, declare.Layout):
+        return True
+    return layout.concept(HarmonyTurns) is None and layout.concept(GemmaTools) is None
 
 
 def results_as_values(layout: Any) -> bool:
@@ -421,6 +426,11 @@ def normalise_completion(
     # keep="calls": written only beside calls; an empty block reads back as none.
     beside_calls = message.get("tool_calls") and message.get("reasoning_content")
     if reasoning is not None and reasoning.keep == "calls" and not beside_calls:
+        message.pop("reasoning_content", None)
+    gemma = isinstance(layout, declare.Layout) and isinstance(
+        layout.concept(declare.Reasoning), GemmaReasoning
+    )
+    if gemma and not beside_calls:  # Gemma 4 writes it only beside calls
         message.pop("reasoning_content", None)
     ignored = layout.concept(declare.Ignored) if isinstance(layout, declare.Layout) else None
     if reasoning is None and ignored is not None and "reasoning" in ignored.fields:

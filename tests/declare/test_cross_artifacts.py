@@ -386,6 +386,9 @@ def near_misses(fmt: Format, text: str) -> list[str]:
         _, position = json.JSONDecoder().raw_decode(text, start)
         misses.append(text[:position] + " garbage" + text[position:])
         misses.append(text[:position] + "}" + text[position:])
+    if "call:get_weather{city:" in text:  # Gemma 4's value syntax
+        misses.append(text.replace("{city:", "{cty:", 1))
+        misses.append(text.replace("}<tool_call|>", "}}<tool_call|>", 1))
     if "<parameter=city>" in text:  # a tag per parameter
         misses.append(text.replace("<parameter=city>", "<parameter=cty>", 1))
         misses.append(text.replace("</parameter>", "</parameter></parameter>", 1))

@@ -24,12 +24,21 @@ NOT_FORMATS = {"prompter"}
 
 
 def golden_cases(format_name: str) -> list[Path]:
+    """The golden cases of format ``format_name`` (a case of a variant names it in its
+    input.json's ``format``, and belongs to that variant)."""
     folder = GOLDEN / format_name
-    return sorted(case for case in folder.glob("*") if (case / "input.json").exists())
+    return sorted(
+        case
+        for case in folder.glob("*")
+        if (case / "input.json").exists()
+        and json.loads((case / "input.json").read_text(encoding="utf-8")).get("format", format_name)
+        == format_name
+    )
 
 
 def load_case(case: Path) -> dict[str, Any]:
     data: dict[str, Any] = json.loads((case / "input.json").read_text(encoding="utf-8"))
+    data.pop("format", None)
     return data
 
 

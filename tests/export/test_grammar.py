@@ -448,6 +448,7 @@ TURNS = {
     "harmony": (TOOLS, declared_turns, choices_for),
     "kimi": (TOOLS, declared_turns, choices_for),
     "gemma": (TOOLS, declared_turns, choices_for),
+    "gemma4": (TOOLS, declared_turns, choices_for),
     "phi3": (TOOLS, declared_turns, choices_for),
     "granite": (TOOLS, declared_turns, choices_for),
     "hermes": (TOOLS, declared_turns, choices_for),
@@ -458,6 +459,7 @@ TURNS = {
     "functionary_v3_2": (TOOLS, declared_turns, choices_for),
     "cohere": (TOOLS, declared_turns, choices_for),
     "deepseek_dsml": (TOOLS, declared_turns, choices_for),
+    "minimax": (TOOLS, declared_turns, choices_for),
     "omni": (OMNI_TOOLS, lambda name: omni_turns(), omni_choices),
     "chatglm3": (TOOLS, lambda name: chatglm3_turns(), python_call_choices),
     "breeze": (TOOLS, lambda name: breeze_turns(), python_call_choices),
@@ -506,11 +508,6 @@ def test_every_rendered_turn_is_accepted(name: str, syntax: str, data: st.DataOb
         messages.append(following)
     request = {"messages": messages, "tools": tools}
     ids = completion_ids(fmt, request, 1)
-    if syntax == "lark" and "\\u" in fmt.render(request).text:
-        # llguidance's %json takes \uXXXX only for control characters unless told
-        # json_allow_general_unicode_escapes, which older llguidance (llama.cpp's) refuses
-        # whole: the grammar leaves that option out (see LARK_JSON_NOTE).
-        return
     # A drawn call may hold a key its tool does not declare ("extra"): JSON Schema's default
     # allows it; the strict default (OpenAI's strict mode) refuses it.
     undeclared = any(
@@ -813,8 +810,9 @@ TEXT_CLOSED_VALUES = {"deepseek_dsml"}
 @pytest.mark.parametrize("syntax", SYNTAXES)
 @pytest.mark.parametrize("name", grammar_formats())
 def test_notes_describe_the_syntax_exported(name: str, syntax: Any) -> None:
-    """JSON arguments are llguidance's %json in Lark (which reads these keywords) and rules
-    from the schema in GBNF (which ignore them); Python-call arguments ignore them in both."""
+    """JSON arguments are rules from the schema in both syntaxes; in Lark a scalar under a
+    keyword llguidance enforces is its %json (which reads it), in GBNF the keyword is
+    ignored; Python-call arguments ignore them in both."""
     bundle = export_grammar_bundle(name, [BOUNDED], "auto", True, syntax)
     notes = bundle["notes"]
     header = [line for line in bundle["grammar"].splitlines() if "note:" in line]
@@ -822,19 +820,22 @@ def test_notes_describe_the_syntax_exported(name: str, syntax: Any) -> None:
     if name in WITHOUT_CALLS:  # no calls, so no arguments: nothing left unenforced
         assert notes == []
         return
-    python_calls = name in ("chatglm3", "breeze")
+    python_calls = name in ("chatglm3", "breeze", "gemma4")  # (and Gemma 4's value syntax)
     for keyword in UNENFORCED:
         found = [note for note in notes if keyword in note]
         if python_calls:
             assert found and all("Lark and GBNF alike" in note for note in found), keyword
         elif syntax == "gbnf":
             assert found and all(note.endswith("is not enforced in GBNF") for note in found)
-        elif keyword in ("'uniqueItems'", "'contains'"):  # llguidance ignores them too
-            assert found and all("by llguidance's %json" in note for note in found), found
-        elif name in TEXT_CLOSED_VALUES and keyword == "'pattern'":
-            # A string parameter closed by text (DeepSeek V3.2's </｜DSML｜parameter>) is
-            # lazy text up to its close in Lark: its pattern is not held there either.
+        elif keyword in ("'uniqueItems'", "'contains'"):  # no scalar: the rules ignore them
             assert found and all(note.endswith("is not enforced in Lark") for note in found)
+        elif name in TEXT_CLOSED_VALUES and keyword == "'pattern'":
+            # A string parameter closed by text (DeepSeek's </｜DSML｜parameter>) is lazy
+            # text up to its close in Lark: its pattern is not held there either.
+            assert found and all(note.endswith("is not enforced in Lark") for note in found)
+        elif keyword == "'pattern'":  # held by %json (no marker kept out beyond it), or a
+            # tag call's text value held to it (glm's: nothing to say)
+            assert all("is llguidance's %json of the string alone" in n for n in found)
         else:
             assert not found, found
     assert not any("GBNF" in note and "alike" not in note for note in notes) or syntax == "gbnf"
@@ -1110,3 +1111,44 @@ def test_text_trimmed_to_nothing_before_calls_is_accepted(syntax: str) -> None:
     ids = completion_ids(fmt, request, 1)
     grammar = export_grammar("chatml", tools, "auto", True, syntax)
     assert accepts("chatml", grammar, syntax, ids)
+
+
+CITY_TOOL = {
+    "type": "function",
+    "function": {
+        "name": "get_weather",
+        "parameters": {
+            "type": "object",
+            "properties": {"city": {"type": "string"}},
+            "required": ["city"],
+            "additionalProperties": False,
+        },
+    },
+}
+JSON_ARGUMENT_FORMATS = ["chatml", "harmony", "hermes", "llama3", "mistral"]
+
+
+@pytest.mark.parametrize("syntax", SYNTAXES)
+@pytest.mark.parametrize("name", JSON_ARGUMENT_FORMATS)
+def test_a_json_argument_spells_no_marker_as_text(name: str, syntax: Any) -> None:
+    """A forced call's JSON string argument may not hold a marker's text, written by ordinary
+    tokens: the format's parser would read it as structure.  llguidance's ``%json``, which
+    the Lark once used for arguments, took it (harmony's ``<|call|>`` inside ``"city"``)."""
+    fmt = pawlette.get_format(name)
+    grammar = export_grammar(name, [CITY_TOOL], "required", True, syntax)
+
+    def turn(city: str) -> list[int]:
+        call = {
+            "id": "call00001",
+            "type": "function",
+            "function": {"name": "get_weather", "arguments": json.dumps({"city": city})},
+        }
+        message = {"role": "assistant", "content": None, "tool_calls": [call]}
+        request = {"messages": [{"role": "user", "content": "hi"}, message], "tools": [CITY_TOOL]}
+        return completion_ids(fmt, request, 1)
+
+    assert accepts(name, grammar, syntax, turn("Paris"))
+    for marker in sorted(m for m in fmt.grammar.markers if '"' not in m and "\\" not in m):
+        if "\n" in marker:
+            continue
+        assert not accepts(name, grammar, syntax, turn(f"Pa{marker}ris")), marker

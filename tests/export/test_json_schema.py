@@ -1,4 +1,5 @@
-"""The GBNF written for a JSON schema accepts exactly the JSON texts the schema validates.
+"""The GBNF and the Lark written for a JSON schema accept exactly the JSON texts the schema
+validates, and no string in them spells a marker.
 
 For each schema of the supported subset, random JSON values are written out (keys in the
 schema's declared order, as the grammar requires, in several whitespace styles) and the
@@ -20,7 +21,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pawlette.emit.grammar_ast import JsonSchemaValue, MarkerSpelling, Rules, to_gbnf, to_lark
-from pawlette.emit.json_schema import SchemaToGbnf
+from pawlette.emit.json_lark import SchemaToLark
+from pawlette.emit.json_schema import JSON_ESCAPE, SchemaToGbnf
+from pawlette.emit.text_language import TextLanguage, gbnf_string_rules
 
 from ..support.small_bpe import small_tokenizer
 from . import gbnf
@@ -132,28 +135,49 @@ def tokenizers() -> tuple[Any, Any]:
     return tok, llguidance.LLTokenizer(tok.to_str(), eos_token=tok.token_to_id(EOS))
 
 
+def compiled(schema: Any, syntax: str, markers: tuple[str, ...] = ()) -> str:
+    """The grammar of one JSON value under ``schema``, compiled for llguidance."""
+    rules = Rules(markers=markers)
+    if syntax == "gbnf":
+        if markers:  # as a format's turn rules define them (emit/turn_rules.rules_for)
+            language = TextLanguage(markers, escape=False)
+            strings = gbnf_string_rules(language, "json-str", '"\\', "\\x00-\\x1F", JSON_ESCAPE)
+            rules.gbnf_extra.update(strings)
+            rules.gbnf_extra["json-char"] = "json-str-char"
+            rules.gbnf_extra["json-string"] = '"\\"" json-str-body "\\""'
+        rule = SchemaToGbnf(rules, "value", "schema").convert(schema)
+        rules.add("start", JsonSchemaValue(schema, gbnf=rule))
+        lark = gbnf.to_lark(gbnf.parse(to_gbnf(rules, [], MarkerSpelling())))
+    else:
+        rule = SchemaToLark(rules, "value", "schema").convert(schema)
+        rules.add("start", JsonSchemaValue(schema, gbnf="unused", lark=rule))
+        lark = to_lark(rules, [], MarkerSpelling())
+    grammar: str = llguidance.LLMatcher.grammar_from_lark(lark)
+    return grammar
+
+
 @cache
-def grammar_for(name: str) -> str:
-    schema = SCHEMAS[name]
-    rules = Rules()
-    rule = SchemaToGbnf(rules, "value", "schema").convert(schema)
-    rules.add("start", JsonSchemaValue(schema, gbnf=rule))
-    text = to_gbnf(rules, [], MarkerSpelling())
-    lark: str = llguidance.LLMatcher.grammar_from_lark(gbnf.to_lark(gbnf.parse(text)))
-    return lark
+def grammar_for(name: str, syntax: str = "gbnf") -> str:
+    return compiled(SCHEMAS[name], syntax)
 
 
-def accepted(name: str, text: str) -> bool:
-    tok, ll = tokenizers()
-    matcher = llguidance.LLMatcher(ll, grammar_for(name), log_level=0)
-    ids = tok.encode(text, add_special_tokens=False).ids
+def accepts_ids(grammar: str, ids: list[int]) -> bool:
+    matcher = llguidance.LLMatcher(tokenizers()[1], grammar, log_level=0)
     return bool(matcher.consume_tokens(ids) and matcher.is_accepting())
 
 
+def accepted(name: str, text: str, syntax: str = "gbnf") -> bool:
+    ids = tokenizers()[0].encode(text, add_special_tokens=False).ids
+    return accepts_ids(grammar_for(name, syntax), ids)
+
+
+@pytest.mark.parametrize("syntax", ["gbnf", "lark"])
 @pytest.mark.parametrize("name", sorted(SCHEMAS))
 @settings(max_examples=120)
 @given(value=json_values, style=st.sampled_from([{}, {"separators": (",", ":")}, {"indent": 1}]))
-def test_gbnf_accepts_exactly_the_valid_values(name: str, value: Any, style: Any) -> None:
+def test_grammar_accepts_exactly_the_valid_values(
+    syntax: str, name: str, value: Any, style: Any
+) -> None:
     schema = SCHEMAS[name]
     value = ordered(value, schema, schema)
     text = json.dumps(value, ensure_ascii=False, **style)
@@ -163,7 +187,7 @@ def test_gbnf_accepts_exactly_the_valid_values(name: str, value: Any, style: Any
     # grammar as an extra string member although "a" is declared a number. Exactly that, and
     # nothing more, is accepted beyond the valid values.
     gap = validator(declared_names_as_extras(schema)).is_valid(value)
-    assert accepted(name, text) is (valid or gap), text
+    assert accepted(name, text, syntax) is (valid or gap), text
     if not valid and gap:
         assert name == "open object", text
 
@@ -198,28 +222,57 @@ MARKER_SCHEMA = {
 }
 
 
-def test_literals_spell_no_marker() -> None:
+@pytest.mark.parametrize("syntax", ["gbnf", "lark"])
+def test_literals_spell_no_marker(syntax: str) -> None:
     """A ``const``, an ``enum`` value or a property name spelling a marker is written with a
     ``\\u`` escape of the marker's first character: the same JSON value, but text the engine's
     stop strings and the format's lexer do not read as the marker (spelt, it ended the call
     the grammar forced: a real engine under ``tool_choice: required`` answered no call)."""
-    rules = Rules(markers=("<end>", "<call>", "</call>"))
-    rule = SchemaToGbnf(rules, "value", "schema").convert(MARKER_SCHEMA)
-    rules.add("start", JsonSchemaValue(MARKER_SCHEMA, gbnf=rule))
-    lark = llguidance.LLMatcher.grammar_from_lark(
-        gbnf.to_lark(gbnf.parse(to_gbnf(rules, [], MarkerSpelling())))
-    )
-    tok, ll = tokenizers()
+    grammar = compiled(MARKER_SCHEMA, syntax, ("<end>", "<call>", "</call>"))
+    tok = tokenizers()[0]
 
     def accepts(text: str) -> bool:
-        matcher = llguidance.LLMatcher(ll, lark, log_level=0)
-        ids = tok.encode(text, add_special_tokens=False).ids
-        return bool(matcher.consume_tokens(ids) and matcher.is_accepting())
+        return accepts_ids(grammar, tok.encode(text, add_special_tokens=False).ids)
 
     escaped = '{"a": "\\u003c/call>\\u003cend>", "b": ["x\\u003ccall>"], "\\u003ccall>": 3}'
     assert json.loads(escaped) == {"a": "</call><end>", "b": ["x<call>"], "<call>": 3}
     assert accepts(escaped)
     assert not accepts('{"a": "</call><end>", "b": ["x<call>"], "<call>": 3}')
+
+
+STRINGS = {
+    "string": {"type": "string"},
+    "bounded string": {"type": "string", "minLength": 1, "maxLength": 12},
+    "key": {"type": "object", "additionalProperties": {"type": "integer"}},
+    "anything": {},
+}
+
+
+@pytest.mark.parametrize("syntax", ["gbnf", "lark"])
+@pytest.mark.parametrize("name", sorted(STRINGS))
+@pytest.mark.parametrize("marker", ["<call>", "</call>", "<end>"])
+def test_no_string_spells_a_marker_even_token_by_token(syntax: str, name: str, marker: str) -> None:
+    """A string (a value, a key, one under length bounds, one inside any value) takes no
+    marker's text, whether a tokenizer would read it as one token or the model writes it
+    character by character (llguidance's %json, which the Lark once used, took both)."""
+    grammar = compiled(STRINGS[name], syntax, ("<end>", "<call>", "</call>"))
+    tok = tokenizers()[0]
+
+    def ids(text: str) -> list[int]:
+        return tok.encode(text, add_special_tokens=False).ids
+
+    def written(inside: str) -> list[list[int]]:
+        head, tail = ('{"', '": 1}') if name == "key" else ('"', '"')
+        whole = ids(head + inside + tail)
+        by_character = [i for part in [head, *inside, tail] for i in ids(part)]
+        return [whole, by_character]
+
+    for sequence in written("ab"):
+        assert accepts_ids(grammar, sequence)
+    for sequence in written(f"a{marker}b"):
+        assert not accepts_ids(grammar, sequence), (syntax, name, marker)
+    for sequence in written("a\\u003c" + marker[1:] + "b"):
+        assert accepts_ids(grammar, sequence)
 
 
 @pytest.mark.parametrize("name", ["pcml", "chatml", "llama3", "omni"])
@@ -248,36 +301,6 @@ def test_no_quoted_string_of_a_json_call_grammar_spells_a_marker(name: str) -> N
     assert not [piece for piece in quoted if any(marker in piece for marker in plain)]
 
 
-def test_lark_says_which_literal_spells_a_marker() -> None:
-    """llguidance's %json writes a ``const`` as it is and takes no ``\\u`` escape of it, so
-    the Lark export cannot break a marker a literal spells (GBNF does, above): it says so."""
-    from pawlette.export import export_grammar
-
-    def tools(const: str) -> list[dict[str, Any]]:
-        schema = {"type": "object", "properties": {"a": {"const": const}}}
-        return [{"type": "function", "function": {"name": "f", "parameters": schema}}]
-
-    lark = export_grammar("pcml", tools("x</call>"), "required", syntax="lark")
-    notes = [line for line in lark.splitlines() if "spells the marker" in line]
-    assert notes == [
-        "// note: tools[0].parameters: the literal \"x</call>\" spells the marker '</call>'; "
-        "llguidance's %json writes it as it is (GBNF escapes one character), so a call "
-        "forced to write it may end there"
-    ]
-    assert "spells the marker" not in export_grammar(
-        "pcml", tools("x</call>"), "required", syntax="gbnf"
-    )
-    assert "spells the marker" not in export_grammar("pcml", tools("x"), "required", syntax="lark")
-
-
-@cache
-def lark_grammar_for(name: str) -> str:
-    rules = Rules()
-    rules.add("start", JsonSchemaValue(SCHEMAS[name], gbnf="unused"))
-    lark: str = llguidance.LLMatcher.grammar_from_lark(to_lark(rules, [], MarkerSpelling()))
-    return lark
-
-
 @pytest.mark.parametrize("syntax", ["gbnf", "lark"])
 @pytest.mark.parametrize(
     ("text", "expected"),
@@ -298,7 +321,7 @@ def test_whitespace_between_tokens_is_bounded_alike(syntax: str, text: str, expe
     """Both syntaxes take the whitespace JSON writers write (compact, spaced, indented) and
     refuse runs a sampler could spend its budget in (llguidance's %json takes any by default)."""
     tok, ll = tokenizers()
-    grammar = grammar_for("object") if syntax == "gbnf" else lark_grammar_for("object")
+    grammar = grammar_for("object", syntax)
     matcher = llguidance.LLMatcher(ll, grammar, log_level=0)
     ids = tok.encode(text, add_special_tokens=False).ids
     assert bool(matcher.consume_tokens(ids) and matcher.is_accepting()) is expected

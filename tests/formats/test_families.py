@@ -65,6 +65,7 @@ def test_the_templates_own_turns_parse_back(case: FamilyCase) -> None:
         _conversations(case),
         normalise=case.normalise,
         opener=case.opener,
+        prompt_tail=case.prompt_tail,
     )
     assert report.agrees, report.describe()
 

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from pawlette.emit.tool_choice import ToolChoice
-from pawlette.errors import RequestError, UnsupportedFeature
+from pawlette.errors import PawletteError, RequestError, UnsupportedFeature
 from pawlette.export import export_grammar_bundle
 from pawlette.formats import get_format
 from pawlette.openai import tools_from_openai
@@ -375,6 +375,43 @@ def test_a_lazy_grammar_goes_to_llamacpp_under_auto() -> None:
     assert plan.grammar == "grammar auto False lark" and plan.trigger is None
     plan = _plan(ToolChoice("required"), engine="llamacpp", source=source)
     assert plan.grammar == "grammar required True gbnf" and plan.trigger is None
+
+
+def test_grammar_syntax_lark_sends_llamacpp_lark_except_for_a_lazy_grammar() -> None:
+    engine = ENGINES["llamacpp"].with_grammar_syntax("lark")
+    for choice in (ToolChoice("required"), NAMED, ToolChoice("none")):
+        plan = plan_tool_choice(PCML, engine, CORE_TOOLS, choice, True)
+        assert plan.grammar is not None and plan.grammar.startswith("%llguidance {}\n")
+        assert plan.trigger is None
+    # Under auto the grammar may be switched on by the trigger: GBNF, as by default.
+    auto = ToolChoice("auto")
+    lazy = plan_tool_choice(PCML, engine, CORE_TOOLS, auto, False)
+    assert lazy == plan_tool_choice(PCML, ENGINES["llamacpp"], CORE_TOOLS, auto, False)
+    assert lazy.trigger is not None and lazy.grammar is not None and "::=" in lazy.grammar
+    # The default stays GBNF: a llama.cpp built without llguidance aborts on a Lark grammar.
+    default = plan_tool_choice(PCML, ENGINES["llamacpp"], CORE_TOOLS, ToolChoice("required"), True)
+    assert default.grammar is not None and "::=" in default.grammar
+    assert ENGINES["llamacpp"].with_grammar_syntax(None) is ENGINES["llamacpp"]
+    assert ENGINES["generic"].with_grammar_syntax("lark") is ENGINES["generic"]
+
+
+def test_grammar_syntax_is_a_serve_setting() -> None:
+    import argparse
+
+    from pawlette.serve.app import Server
+    from pawlette.serve.config import ServeConfig, add_arguments, config_from_arguments
+
+    parser = argparse.ArgumentParser()
+    add_arguments(parser)
+    arguments = ["-f", "pcml", "--upstream", "http://127.0.0.1:9", "--engine", "llamacpp"]
+    assert config_from_arguments(parser.parse_args(arguments)).grammar_syntax is None
+    config = config_from_arguments(parser.parse_args([*arguments, "--grammar-syntax", "lark"]))
+    assert config.grammar_syntax == "lark"
+    assert Server(config).engine.syntax_for(lazy=False) == "lark"
+    assert Server(config).engine.syntax_for(lazy=True) == "gbnf"
+    generic = ServeConfig(format="pcml", upstream="http://127.0.0.1:9", grammar_syntax="lark")
+    with pytest.raises(PawletteError, match="--grammar-syntax: engine 'generic' takes no grammar"):
+        Server(generic)
 
 
 def test_lazy_grammar_fields_for_llamacpp() -> None:

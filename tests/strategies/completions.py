@@ -520,6 +520,26 @@ def _gemma(w: Writer) -> str:
     return w.text() + ending
 
 
+def _gemma4(w: Writer) -> str:
+    """Gemma 4's calls: ``<|tool_call>call:f{k:v}<tool_call|>`` (members in its value syntax,
+    or a bad body), an optional thought block first, ended by <turn|>, <|tool_response>, or
+    cut off."""
+    rng = w.rng
+    quote = '<|"|>'
+    out = ["<|channel>thought\n" + w.text() + "\n<channel|>"] if rng.random() < 0.2 else []
+    if rng.random() < 0.5:
+        out.append(w.text())
+    for _ in range(rng.randint(0, 3)):
+        if rng.random() < 0.6:
+            body = rng.choice(["", f"a:{quote}{w.word()}{quote}", "n:1,b:true", "x:[1,2],y:None"])
+            out.append("<|tool_call>call:f{" + body + "}<tool_call|>")
+        else:
+            out.append("<|tool_call>" + rng.choice(["call:{}", "f{}", "call:f{a:", "call:f{:1}"]))
+            out.append(rng.choice(["<tool_call|>", ""]))
+    out.append(rng.choice(["<turn|>", "<|tool_response>", "", f"<turn|>{w.word()}"]))
+    return "".join(out)
+
+
 def _phi3(w: Writer) -> str:
     """Phi-3.5: text only (no calls), ended by <|end|> or <|endoftext|>, or cut off."""
     ending = w.rng.choice(
@@ -679,6 +699,28 @@ def _cohere(w: Writer) -> str:
     return "".join(out)
 
 
+def _minimax(w: Writer) -> str:
+    """MiniMax M1: maybe a reasoning block, text, then JSON lines of calls in
+    ``<tool_calls>`` (some malformed, some cut off), ended by ``<end_of_sentence>``."""
+    rng = w.rng
+    out = []
+    if rng.random() < 0.3:
+        closing = rng.choice(["</think>\n", "</think>", ""])
+        out.append(f"<think>\n{w.text(hostile=False)}{closing}")
+    if rng.random() < 0.5:
+        out.append(w.text())
+    if rng.random() < 0.6:
+        calls = [
+            _declared_call(w, "arguments", valid=rng.random() < 0.7)
+            for _ in range(rng.randint(1, 3))
+        ]
+        closing = rng.choice(["\n</tool_calls>", "\n</tool_calls>", "</tool_calls>", ""])
+        out.append("<tool_calls>\n" + "\n".join(calls) + closing)
+    end = "<end_of_sentence>"
+    out.append(rng.choice([end, end, "", f"{end}{w.word()}"]))
+    return "".join(out)
+
+
 GENERATORS: dict[str, Callable[[Writer], str]] = {
     "pcml": _pcml,
     "omni": _omni,
@@ -693,6 +735,7 @@ GENERATORS: dict[str, Callable[[Writer], str]] = {
     "harmony": _harmony,
     "kimi": _kimi,
     "gemma": _gemma,
+    "gemma4": _gemma4,
     "phi3": _phi3,
     "granite": _granite,
     "hermes": _hermes,
@@ -703,6 +746,7 @@ GENERATORS: dict[str, Callable[[Writer], str]] = {
     "functionary_v3_2": _functionary_v3_2,
     "cohere": _cohere,
     "deepseek_dsml": _deepseek_dsml,
+    "minimax": _minimax,
 }
 
 

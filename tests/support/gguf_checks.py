@@ -47,11 +47,12 @@ CHOICES: dict[str, Any] = {
 }
 
 
-CHAINING = {"deepseek", "deepseek_dsml", "cohere"}
+CHAINING = {"deepseek", "deepseek_dsml", "cohere", "kimi:k3"}
 """Formats whose random model, when parallel calls are allowed, writes call after call until
 the token budget on every seed: each call may be followed by another or by the end of the
 list, and the list's close begins with text the random model does not favour (Command R7B's
-a newline and ``]``, DeepSeek's ``<｜tool▁calls▁end｜>`` beside ``<｜tool▁call▁begin｜>``).
+a newline and ``]``, DeepSeek's ``<｜tool▁calls▁end｜>`` beside ``<｜tool▁call▁begin｜>``,
+Kimi K3's ``<|close|>tools<|sep|>`` beside ``<|open|>call``, a call of some 30 tokens).
 Their forced cases ask with ``parallel_tool_calls`` false, where the grammar allows one call
 and then only the list's close; a parallel list's parse is checked in their format tests."""
 
@@ -137,21 +138,41 @@ def problems(
     spellings = set(fmt.grammar.markers) | {
         m for m in getattr(fmt, "special_markers", ()) if m and not m.isalnum()
     }
+    # A random model may repeat parallel calls until the budget: the engine's length limit
+    # then ends an answer of complete, valid calls, and pawlette rightly says "length".
+    repeated = parallel is not False and choice != "none" and len(calls) >= 2
     markers = sorted(m for m in spellings if m in content)
+    # The cut call after complete ones is itself a repeat (one complete call is enough).
+    calling = parallel is not False and choice != "none" and bool(calls)
+    cut_call = bool(markers) and finish_reason == "length" and calling
+    if cut_call and _unfinished_call(fmt, content):
+        markers = []  # the cut call's text, returned once as content (the contract says so)
+    else:
+        cut_call = False
     if markers and choice != "auto":
         found.append(f"marker text {markers} in content {content!r}")
     found += call_problems(choice, parallel, calls)
     if choice in ("required", "named") and not calls:
         found.append("no call")
     expected_reason = "tool_calls" if calls else "stop"
-    # A random model may repeat parallel calls until the budget: the engine's length limit
-    # then ends an answer of complete, valid calls, and pawlette rightly says "length".
-    repeated = parallel is not False and choice != "none" and len(calls) >= 2
-    if finish_reason == "length" and repeated and not found:
+    if finish_reason == "length" and (repeated or cut_call) and not found:
         return found
     if finish_reason != expected_reason:
         found.append(f"finish_reason {finish_reason!r}, expected {expected_reason!r}")
     return found
+
+
+def _unfinished_call(fmt: Any, content: str) -> bool:
+    """Whether ``content`` is exactly the text of one call the length limit cut: read alone
+    it is no call, and one warning covers all of it (a malformed call is content, with one
+    warning, says docs/concepts/contracts.md), so no other marker text hides beside it."""
+    completion = fmt.parse(content, finish_reason="length")
+    warnings = completion.warnings
+    return (
+        not completion.message.get("tool_calls")
+        and len(warnings) == 1
+        and warnings[0].text == content
+    )
 
 
 def call_problems(choice: str, parallel: bool | None, calls: list[tuple[str, str]]) -> list[str]:

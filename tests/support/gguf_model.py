@@ -28,6 +28,7 @@ import hashlib
 import itertools
 import json
 import os
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -179,15 +180,41 @@ def _weights(
 def fences(fmt: Format) -> list[str]:
     """The format's texts of several tokens that close free text and that its grammar needs
     whole: an XML-style call's value close (``\\n</parameter>\\n`` after a parameter
-    written as text, which a model must write token after token to end the value)."""
+    written as text, which a model must write token after token to end the value), a call
+    list's close written as text."""
     from pawlette import declare
     from pawlette.declare.pieces import text_of
 
     layout = declare.layout_of(fmt)
     calls = layout.concept(declare.XmlCalls) if layout is not None else None
-    if calls is None:
+    xml = [] if calls is None else [text_of(calls.value_close, layout.options, layout.name)]
+    return xml + list_closes(fmt)
+
+
+def list_closes(fmt: Format) -> list[str]:
+    """A call list's close written as text (MiniMax M1's ``\\n</tool_calls>``): after a
+    call, a model must write it token after token to end the list."""
+    from pawlette import declare
+    from pawlette.declare.pieces import text_of
+
+    layout = declare.layout_of(fmt)
+    listed = layout.concept(declare.JsonCallList) if layout is not None else None
+    if listed is None or not listed.close:
         return []
-    return [text_of(calls.value_close, layout.options, layout.name)]
+    if any(isinstance(piece, declare.Marker) for piece in listed.close):
+        return []
+    return [text_of(listed.close, layout.options, layout.name)]
+
+
+def _stop_markers(stops: Sequence[str], marker_ids: Mapping[str, int]) -> list[str]:
+    """The markers that end the format's turn: its stops that are one marker each, else
+    (a stop that is a run of tags, Kimi K3's ``<|close|>message<|sep|><|end_of_msg|>``) the
+    marker each stop ends with."""
+    whole = [stop for stop in stops if stop in marker_ids]
+    if whole:
+        return whole
+    ending = {marker for stop in stops for marker in marker_ids if stop.endswith(marker)}
+    return sorted(ending)
 
 
 def _write(path: Path, format_name: str, tokenizer_json: str) -> dict[str, int]:
@@ -225,8 +252,9 @@ def _write(path: Path, format_name: str, tokenizer_json: str) -> dict[str, int]:
     for text in QUOTES:
         for token_id in tokenizer.encode(text, add_special_tokens=False).ids:
             favoured[token_id] = _QUOTE_ADVANTAGE
+    stop_markers = _stop_markers(fmt.stop, marker_ids)
     for marker, token_id in marker_ids.items():
-        favoured[token_id] = _STOP_ADVANTAGE if marker in fmt.stop else _MARKER_ADVANTAGE
+        favoured[token_id] = _STOP_ADVANTAGE if marker in stop_markers else _MARKER_ADVANTAGE
     links = []
     for fence in fences(fmt):
         ids = tokenizer.encode(fence, add_special_tokens=False).ids
@@ -252,7 +280,7 @@ def _write(path: Path, format_name: str, tokenizer_json: str) -> dict[str, int]:
     writer.add_token_list(tokens)
     writer.add_token_types([_token_type(t, special_ids, i) for i, t in enumerate(tokens)])
     writer.add_token_merges(merges)
-    stops = [marker_ids[marker] for marker in fmt.stop if marker in marker_ids]
+    stops = [marker_ids[marker] for marker in stop_markers]
     writer.add_eos_token_id(stops[0])
     # llama.cpp's llguidance ends a grammar with the end-of-turn token (else the end of
     # sequence): the format's last stop, not Llama 3's own <|eot_id|> found by its text.
@@ -274,7 +302,11 @@ def _write(path: Path, format_name: str, tokenizer_json: str) -> dict[str, int]:
 def format_model(format_name: str) -> GgufModel:
     """The cached test model of ``format_name`` (built in a few seconds at first use)."""
     tokenizer_json = prepare_tokenizer(format_name, llama3_tokenizer()).to_str()
-    digest = hashlib.sha256((_VERSION + tokenizer_json).encode()).hexdigest()[:16]
+    key = _VERSION + tokenizer_json
+    closes = list_closes(get_format(format_name))
+    if closes:  # linked since version 7: the other models keep their key
+        key += json.dumps(closes)
+    digest = hashlib.sha256(key.encode()).hexdigest()[:16]
     directory = cache_directory() / "gguf"
     directory.mkdir(parents=True, exist_ok=True)
     path = directory / f"{format_name}-{digest}.gguf"

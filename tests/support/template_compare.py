@@ -699,6 +699,7 @@ def own_turns(
     name: str | None = None,
     opener: str | None = None,
     within_losses: bool = False,
+    prompt_tail: str | None = None,
 ) -> TurnReport:
     """Parse every assistant turn, as the template itself writes it, with ``fmt.parse``.
 
@@ -715,6 +716,9 @@ def own_turns(
     call's id (the template writes it).  ``within_losses``: a turn that differs only in what
     the format reports it loses writing the turn (``Rendering.losses``: a field trimmed or
     dropped) counts as parsed back, and is counted in ``TurnReport.within_losses``.
+    ``prompt_tail``: what the generation prompt writes after the opener and the template's
+    past turns do not hold (Gemma 4's empty thought block): the turn is cut after the prompt
+    without it, and read knowing the whole prompt.
     """
     reference = as_reference(
         template, bos=bos, eos=eos, variables=variables, today=today, empty_content=empty_content
@@ -739,10 +743,10 @@ def own_turns(
             prompt_text = before.text
             always = always_prompt(fmt, messages[:index], tools)
             if always is None:
-                turn_text = _turn_after(before.text, after.text, opener)
-                cut = None if turn_text is not None else cut_stand_in(fmt, before.text, after.text)
-                if cut is not None:
-                    turn_text, prompt_text = cut
+                head = before.text
+                if prompt_tail and head.endswith(prompt_tail):
+                    head = head[: -len(prompt_tail)]
+                turn_text = _turn_after(head, after.text, opener)
             else:
                 cut = _cut_always_prompt(before.text, after.text, *always)
                 turn_text, prompt_text = cut if cut is not None else (None, before.text)
@@ -880,29 +884,6 @@ def always_prompt(fmt: Format, messages: Any, tools: Any) -> tuple[str, str] | N
         prompt.append(segment.text)
     opener = text_of(layout.frames["assistant"].open, layout.options, layout.name)
     return "".join(reversed(prompt)), opener
-
-
-def cut_stand_in(fmt: Format, before: str, after: str) -> tuple[str, str] | None:
-    """For a format whose generation prompt writes an empty reasoning block where its past
-    turns write a stand-in (DeepSeek-V3.2: ``<think></think>`` in the prompt, ``</think>``
-    on a past turn: :class:`pawlette.declare.Reasoning` ``prompt="empty"`` with another
-    ``absent``), the turn's text after its stand-in, and the render up to there (the turn is
-    what a model writes after the prompt's block, which leaves it where the stand-in does)."""
-    from pawlette.declare import Reasoning, layout_of
-    from pawlette.declare.pieces import text_of
-
-    layout = layout_of(fmt)
-    reasoning = None if layout is None else layout.concept(Reasoning)
-    if layout is None or reasoning is None or reasoning.prompt != "empty":
-        return None
-    block = text_of((*reasoning.open, *reasoning.close), layout.options, layout.name)
-    stand_in = text_of(reasoning.absent, layout.options, layout.name)
-    if not stand_in or stand_in == block or not before.endswith(block):
-        return None
-    head = before[: -len(block)]
-    if not after.startswith(head + stand_in):
-        return None
-    return after[len(head) + len(stand_in) :], head + stand_in
 
 
 def _cut_always_prompt(before: str, after: str, prompt: str, opener: str) -> tuple[str, str] | None:

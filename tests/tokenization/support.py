@@ -57,11 +57,18 @@ def llama3_all() -> Tokenizer:
 
 
 def golden_cases(name: str) -> list[Path]:
-    return sorted(path.parent for path in (GOLDEN / name).glob("*/input.json"))
+    """The golden cases of format ``name`` (a case of a variant names it in its input.json's
+    ``format``, and belongs to that variant)."""
+    return sorted(
+        path.parent
+        for path in (GOLDEN / name).glob("*/input.json")
+        if json.loads(path.read_text(encoding="utf-8")).get("format", name) == name
+    )
 
 
 def golden_input(case: Path) -> dict[str, Any]:
     data: dict[str, Any] = json.loads((case / "input.json").read_text(encoding="utf-8"))
+    data.pop("format", None)
     return data
 
 

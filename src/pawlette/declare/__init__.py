@@ -42,7 +42,7 @@ from .results import Results
 from .system import SystemPrompt
 from .table import compile_table
 from .tools import ToolsBlock
-from .write import writer_of
+from .write import compiled_writer_of
 from .xml_calls import XmlCalls
 
 __all__ = [
@@ -107,7 +107,7 @@ def declare(layout: Layout) -> Format:
         name=layout.name,
         summary=layout.summary,
         grammar=table,
-        write=writer_of(layout),
+        write=compiled_writer_of(layout),
         stop=stop,
         special_markers=markers_of(layout),
         forced_prefixes=forced_prefixes(layout),

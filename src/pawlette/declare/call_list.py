@@ -22,31 +22,22 @@ makes the whole list content, with one warning.
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass
 from json.encoder import encode_basestring_ascii as ascii_string
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from ..emit.grammar_ast import CharClass, JsonSchemaValue, Lit, Node, Repeat, Rules, alt, seq
+from ..emit.json_lark import define_json_base
 from ..engine.call_arguments import arguments_problem, load_json
 from ..engine.json_text import json_string
 from ..engine.machine import Parser
 from ..engine.readers import WholeTextReader
-from ..errors import FormatError, RequestError
+from ..errors import FormatError
 from ..types import TextDelta, ToolCallDelta, ToolCallEnd, ToolCallStart
-from .concept import Concept
-from .grammar import drop_prefix, text_before_calls
-from .json_calls import (
-    Content,
-    arguments_json,
-    check_beside_calls,
-    check_call_name,
-    jinja_dropped_content,
-    jinja_open_calls,
-)
-from .pieces import Fence, Marker, text_of
+from .calls import CallConcept, Content, arguments_json, jinja_open_calls
+from .grammar import CallItems, drop_prefix, text_before_calls
+from .pieces import Fence, markers_in, text_of
 from .readers import BetweenCallsReader
-from .table import loose_spellings
 
 if TYPE_CHECKING:
     from .grammar import Turn
@@ -59,7 +50,7 @@ ROLES = ("name", "arguments", "id")
 
 
 @dataclass(frozen=True)
-class JsonCallList(Concept):
+class JsonCallList(CallConcept):
     """The calls of a turn as one JSON array (see the module docstring).
 
     Fields: ``open`` / ``close`` around the array (``close`` empty: the array runs to the end
@@ -106,10 +97,7 @@ class JsonCallList(Concept):
             )
         if not self.open:
             raise FormatError(f"{layout.name}: JsonCallList.open: empty; expected a fence")
-        if self.ids not in ("given", "positional"):
-            raise FormatError(
-                f"{layout.name}: JsonCallList.ids: {self.ids!r}; expected 'given' or 'positional'"
-            )
+        self.check_choices(layout, "ids")
 
     @property
     def between_items(self) -> str:
@@ -125,40 +113,18 @@ class JsonCallList(Concept):
         members = [f"{ascii_string(key)}{key_separator}{values[role]}" for role, key in self.keys]
         return "{" + item_separator.join(members) + "}"
 
-    def turn_roles(self) -> frozenset[str]:
-        return frozenset({"assistant"})
-
     # ------------------------------------------------------------------ the writer
 
-    def check(self, out: Render) -> None:
-        out.handles("calls")
-        position = 0
-        for index, message in enumerate(out.messages):
-            if message.role != "assistant" or not message.tool_calls:
-                continue
-            if self.ids == "positional":
-                for number, call in enumerate(message.tool_calls):
-                    if call.id != str(position + number):
-                        out.lose(
-                            f"messages[{index}].tool_calls[{number}].id",
-                            f"written as its position among the calls ({position + number})",
-                        )
-                position += len(message.tool_calls)
-            check_beside_calls(out, index, self.content, self.parallel)
-            for number, call in enumerate(message.tool_calls):
-                check_call_name(call.name, index, number)
-                if self.id_pattern is not None and not re.fullmatch(self.id_pattern, call.id or ""):
-                    raise RequestError(
-                        f"messages[{index}].tool_calls[{number}].id",
-                        repr(call.id),
-                        f"an id matching {self.id_pattern} ({out.layout.name}'s template "
-                        "refuses others)",
-                    )
-
-    def write_content(self, out: Render, index: int) -> bool:
-        if out.role != "assistant" or index < 0 or self.content != "dropped":
-            return False
-        return bool(out.messages[index].tool_calls)
+    def check_turn(self, out: Render, index: int) -> None:
+        if self.ids != "positional":
+            return
+        first = self._first_position(out, index)
+        for number, call in enumerate(out.messages[index].tool_calls):
+            if call.id != str(first + number):
+                out.lose(
+                    f"messages[{index}].tool_calls[{number}].id",
+                    f"written as its position among the calls ({first + number})",
+                )
 
     def write_closing(self, out: Render, index: int) -> None:
         if out.role != "assistant" or index < 0 or not out.messages[index].tool_calls:
@@ -195,24 +161,18 @@ class JsonCallList(Concept):
             "call.list", lambda parser: CallListReader(parser, keys, closed), "assistant", ends=True
         )
         table.state("assistant.after_call", BetweenCallsReader, "assistant", ends=True)
-        spellings = {table.text(self.text_separator, self.open), table.text(self.open)} - {""}
-        closes = {table.text(self.close)} - {""}
-        if self.loose:
-            spellings |= loose_spellings(spellings)
-            closes |= loose_spellings(closes)
+        loose = self.loose
+        spellings = {
+            *table.spellings(loose, self.text_separator, self.open),
+            *table.spellings(loose, self.open),
+        }
         for state in table.call_states:
             for spelling in sorted(spellings):
                 table.on(state, spelling, "call.list")
-        for spelling in sorted(closes):
+        for spelling in table.spellings(loose, self.close):
             table.on("call.list", spelling, "assistant.after_call")
 
     # ------------------------------------------------------------------ the Jinja template
-
-    def jinja_setup(self, out: Template) -> None:
-        out.object_arguments = True
-
-    def jinja_content(self, out: Template, role: str) -> bool:
-        return jinja_dropped_content(out, role, self.content)
 
     def jinja_closing(self, out: Template, role: str) -> None:
         if role != "assistant":
@@ -339,22 +299,18 @@ def _key_written_twice(text: str) -> str | None:
     return found[0] if found else None
 
 
-class _CallListSet:
+class _CallListSet(CallItems):
     def __init__(self, calls: JsonCallList, turn: Turn) -> None:
         self.calls = calls
         self.with_content = calls.content == "written"
-        self.trigger: str | None = next(
-            (piece.text for piece in calls.open if isinstance(piece, Marker)), None
-        )
+        self.trigger: str | None = next(iter(markers_in(calls.open)), None)
         self.lead = text_of(calls.open, turn.layout.options, turn.layout.name) + calls.list_open
 
     def items(self, turn: Turn, rules: Rules, number: int) -> list[Node]:
-        from ..emit.json_schema import BASE_RULES
         from ..emit.turn_rules import json_arguments
 
         calls = self.calls
         tool = turn.tools[number]
-        rules.gbnf_extra.update({k: v for k, v in BASE_RULES.items() if k not in rules.gbnf_extra})
         item_separator, key_separator = calls.separators
         nodes: list[Node] = [Lit("{")]
         for position, (role, key) in enumerate(calls.keys):
@@ -367,26 +323,19 @@ class _CallListSet:
                 # A position, as the renderer writes it: a free string lets a model wander.
                 nodes += [Lit('"'), Repeat(CharClass("0123456789"), 1, 6), Lit('"')]
             elif role == "id":
-                nodes.append(JsonSchemaValue({"type": "string"}, gbnf="json-string"))
+                define_json_base(rules)
+                nodes.append(
+                    JsonSchemaValue({"type": "string"}, gbnf="json-string", lark="JSON_STRING")
+                )
             else:
                 nodes.append(json_arguments(rules, number, tool))
         return [*nodes, Lit("}")]
-
-    def call(self, turn: Turn, rules: Rules) -> Node:
-        options = [
-            rules.add(f"call_{number}", seq(*self.items(turn, rules, number)))
-            for number, _ in turn.allowed()
-        ]
-        return rules.add("call", alt(*options))
 
     def _tail(self, turn: Turn, rules: Rules, parallel: bool) -> list[Node]:
         rest: list[Node] = []
         if parallel and self.calls.parallel:
             rest.append(Repeat(seq(Lit(self.calls.between_items), self.call(turn, rules))))
         return [*rest, Lit(self.calls.list_close), *turn.nodes(self.calls.close)]
-
-    def lazy(self, turn: Turn, rules: Rules, parallel: bool) -> Node:
-        return self.many(turn, rules, parallel)
 
     def many(self, turn: Turn, rules: Rules, parallel: bool) -> Node:
         return seq(

@@ -44,7 +44,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING, ClassVar, get_args, get_type_hints
 
 from .pieces import Fence, Marker
 
@@ -71,6 +71,25 @@ class Concept:
     def validate(self, layout: Layout) -> None:
         """Refuse an inconsistent declaration with :class:`~pawlette.errors.FormatError`
         (naming the field, what was given and what is allowed)."""
+
+    def check_choices(self, layout: Layout, *names: str) -> None:
+        """Refuse a value of the fields ``names`` that their ``Literal`` type does not list."""
+        from ..errors import FormatError
+
+        for name in names:
+            # The class that declares the field resolves its annotation (a Literal, or an
+            # alias of one in its module).
+            owner = next(
+                kind for kind in type(self).__mro__ if name in vars(kind).get("__annotations__", {})
+            )
+            allowed = get_args(get_type_hints(owner)[name])
+            value = getattr(self, name)
+            if value not in allowed:
+                listed = ", ".join(repr(choice) for choice in allowed[:-1])
+                raise FormatError(
+                    f"{layout.name}: {type(self).__name__}.{name}: {value!r}; expected "
+                    f"{listed} or {allowed[-1]!r}"
+                )
 
     def escapes_markers(self) -> bool:
         """Whether the format escapes marker spellings inside caller text (a backslash before

@@ -56,6 +56,8 @@ class Ignored(Concept):
             out.handles(name)
             if name == "tools" and out.tools:
                 out.lose("tools", "not written")
+            if name not in out.present:
+                continue  # no message holds it (the walk below would find nothing)
             for index, message in enumerate(out.messages):
                 if name == "reasoning" and message.reasoning is not None:
                     out.lose(f"messages[{index}].reasoning_content", "not written")
@@ -102,6 +104,14 @@ class Trimmed(Concept):
         return out.messages[index].role in self.roles
 
     def check(self, out: Render) -> None:
+        if type(self).trims is Trimmed.trims:  # by role: one pass without a call per message
+            roles = self.roles
+            for index, message in enumerate(out.messages):
+                if message.role in roles:
+                    text = out.message_text(index)
+                    if text != text.strip():
+                        out.lose(f"messages[{index}].content", "whitespace at its ends trimmed")
+            return
         for index in range(len(out.messages)):
             if self.trims(out, index):
                 text = out.message_text(index)
@@ -109,13 +119,19 @@ class Trimmed(Concept):
                     out.lose(f"messages[{index}].content", "whitespace at its ends trimmed")
 
     def write_content(self, out: Render, index: int) -> bool:
-        if index < 0 or out.role not in self.roles or not self.trims(out, index):
+        roles = self.roles
+        if index < 0 or out.role not in roles:
+            return False
+        if type(self).trims is Trimmed.trims:  # (its test, without a call per turn)
+            if out.messages[index].role not in roles:
+                return False
+        elif not self.trims(out, index):
             return False
         text = out.message_text(index).strip()
         trainable = out.role == "assistant"
-        if text:
+        if text and self.lead:
             out.fence(self.lead, "content", trainable=trainable)
-        out.text(text, "content", trainable=trainable)
+        out.writer.text(text, "content", trainable=trainable)
         return True
 
     def jinja_content(self, out: Template, role: str) -> bool:

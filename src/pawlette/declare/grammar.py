@@ -199,6 +199,15 @@ class Turn:
     def end(self) -> Node:
         """The end fences up to the format's stop marker."""
         frame = self.layout.frames["assistant"]
+        # A stop marker, or the marker that ends a stop made of several pieces (Kimi K3's
+        # <|close|>message<|sep|><|end_of_msg|>): the engine ends the grammar with that token.
+        markers = set(markers_of(self.layout))
+        stops = {
+            marker
+            for stop in self.stop
+            for marker in ((stop,) if stop in markers else markers)
+            if stop.endswith(marker)
+        }
         options = []
         for pieces in (frame.end, *frame.also_end):
             items = nodes(self.layout, pieces)
@@ -206,7 +215,7 @@ class Turn:
                 (
                     at
                     for at, item in enumerate(items)
-                    if isinstance(item, Marker) and item.text in self.stop
+                    if isinstance(item, Marker) and item.text in stops
                 ),
                 len(items),
             )
@@ -378,8 +387,9 @@ class SectionedCalls(CallItems):
     def __init__(self, calls: Any, turn: Turn) -> None:
         self.calls = calls
         first = calls.section_open or calls.open
+        # The fence's first marker (a layout Marker, not the grammar node of that name).
         self.trigger: str | None = next(
-            (piece.text for piece in first if isinstance(piece, Marker)), None
+            (piece.text for piece in first if isinstance(piece, pieces_module.Marker)), None
         )
         layout = turn.layout
         self.lead = text_of(calls.section_open + calls.open, layout.options, layout.name)

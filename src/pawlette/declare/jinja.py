@@ -37,22 +37,10 @@ class Template:
         self.namespace: dict[str, str] = {"previous": "none"}
         self.last_query = False
         concepts = layout.concepts
-        self._hooks = {
+        self._hooks = {  # the concepts that implement each Jinja hook, in order
             method: [c for c in concepts if overrides(c, method)]
-            for method in (
-                "jinja_setup",
-                "jinja_start",
-                "jinja_before",
-                "jinja_open",
-                "jinja_lead",
-                "jinja_opening",
-                "jinja_content",
-                "jinja_closing",
-                "jinja_end",
-                "jinja_after",
-                "jinja_prompt",
-                "jinja_finish",
-            )
+            for method in vars(Concept)
+            if method.startswith("jinja_")
         }
         self.prompt = False
         """Whether the open fence being written is the generation prompt's (for

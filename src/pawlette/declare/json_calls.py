@@ -23,13 +23,13 @@ from ..emit.jinja_text import jinja_string
 from ..engine.json_text import json_string
 from ..engine.machine import ReaderFactory
 from ..engine.readers import CallEnvelope
-from ..errors import FormatError, RequestError, UnsupportedFeature
+from ..errors import FormatError, UnsupportedFeature
 from ..types import Message
+from .calls import arguments_json, check_call_name
 from .concept import Concept, overrides
 from .grammar import CallItems, drop_prefix, text_before_calls
-from .pieces import Fence, Marker
+from .pieces import Fence, markers_in
 from .readers import BetweenCallsReader, call_reader
-from .table import loose_spellings
 
 if TYPE_CHECKING:
     from .grammar import Turn
@@ -37,80 +37,6 @@ if TYPE_CHECKING:
     from .layout import Layout
     from .table import Table
     from .write import Render
-
-
-Content = Literal["written", "dropped", "refused"]
-"""What a calls concept does with a turn's text beside its calls: writes it before them,
-drops it (a recorded loss) or refuses it."""
-
-
-def check_beside_calls(out: Render, index: int, content: Content, parallel: bool) -> None:
-    """Refuse, or record as lost, what ``messages[index]`` (an assistant turn with calls)
-    holds beside its calls that the format cannot write: its text (as ``content`` says),
-    several calls (without ``parallel``)."""
-    message = out.messages[index]
-    if out.message_text(index) and content != "written":
-        if content == "refused":
-            raise RequestError(
-                f"messages[{index}].content",
-                "text alongside tool calls",
-                f"either text or calls: {out.layout.name} writes calls alone",
-            )
-        out.lose(f"messages[{index}].content", "dropped (the turn holds calls)")
-    if len(message.tool_calls) > 1 and not parallel:
-        raise RequestError(
-            f"messages[{index}].tool_calls",
-            f"{len(message.tool_calls)} calls",
-            f"one call per turn: {out.layout.name} has no parallel calls",
-        )
-
-
-def jinja_dropped_content(out: Template, role: str, content: Content) -> bool:
-    """The template's counterpart of a turn's text dropped beside its calls: the text of a
-    turn without calls (False: this ``role`` or ``content`` drops nothing)."""
-    if role != "assistant" or content != "dropped":
-        return False
-    out.out("{%- if not (message.tool_calls is defined and message.tool_calls) -%}")
-    out.text()
-    out.out("{%- endif -%}")
-    return True
-
-
-def jinja_open_calls(out: Template, content: Content, text_separator: Fence) -> None:
-    """The template's start of a turn's calls: opens ``{% if message.tool_calls %}`` (the
-    caller closes it), refuses a text beside them or writes ``text_separator`` after one."""
-    out.out("{%- if message.tool_calls is defined and message.tool_calls -%}")
-    if content == "refused":
-        out.raise_if(
-            "message.content is defined and message.content",
-            f"content alongside tool calls: {out.layout.name}",
-        )
-    if content == "written" and text_separator:
-        out.out("{%- if message.content is defined and message.content -%}")
-        out.fence(text_separator)
-        out.out("{%- endif -%}")
-
-
-def check_call_name(name: str, index: int, number: int) -> None:
-    """An empty call name parses back as no call, so a render refuses it."""
-    if not name:
-        name_path = f"messages[{index}].tool_calls[{number}].function.name"
-        raise RequestError(name_path, "an empty name", "a function name")
-
-
-def arguments_json(
-    arguments: str, where: str, verbatim: bool = False, *, ascii: bool = False
-) -> str:
-    """A call's arguments as Jinja's ``tojson`` writes the parsed object (``verbatim``: the
-    caller's text, stripped; ``ascii``: as ``tojson(ensure_ascii=True)``)."""
-    stripped = arguments.strip()
-    if verbatim:
-        return stripped
-    try:
-        value = json.loads(stripped or "{}")
-    except json.JSONDecodeError as error:
-        raise RequestError(where, f"not valid JSON ({error.msg})", "a JSON object") from error
-    return json.dumps(value) if ascii else json_string(value)
 
 
 @dataclass(frozen=True)
@@ -168,11 +94,7 @@ class JsonCalls(Concept):
         return self.separator + (self.open or ())
 
     def validate(self, layout: Layout) -> None:
-        if self.arguments not in ("tojson", "verbatim"):
-            raise FormatError(
-                f"{layout.name}: JsonCalls.arguments: {self.arguments!r}; expected 'tojson' "
-                "or 'verbatim'"
-            )
+        self.check_choices(layout, "arguments")
         if self.open is not None and not self.open and not self.close:
             raise FormatError(
                 f"{layout.name}: JsonCalls: empty open and close fences; expected fences "
@@ -297,26 +219,26 @@ class JsonCalls(Concept):
                 table.reader(state, self.bare_reader())
             return
         close = table.text(self.close)
-        openings = {table.text(self.open), table.text(self.separator, self.open)} - {""}
-        closes = {close} if close else set()
-        if self.loose:
-            openings |= loose_spellings(openings)
-            closes |= loose_spellings(closes)
+        loose = self.loose
+        openings = sorted(
+            {*table.spellings(loose, self.open), *table.spellings(loose, self.separator, self.open)}
+        )
+        closes = table.spellings(loose, self.close)
         reader, ends = self.closed_call_reader(close, frozenset(closes))
         table.state("assistant.call", reader, "assistant", ends=ends)
-        for opening in sorted(openings):
+        for opening in openings:
             for state in texts:
                 table.on(state, opening, "assistant.call")
         if not close:
             return
         if self.text_after:
-            for spelling in sorted(closes):
+            for spelling in closes:
                 table.on("assistant.call", spelling, "assistant.body")
             return
         table.state("assistant.after_call", BetweenCallsReader, "assistant", ends=True)
-        for spelling in sorted(closes):
+        for spelling in closes:
             table.on("assistant.call", spelling, "assistant.after_call")
-        for opening in sorted(openings):
+        for opening in openings:
             table.on("assistant.after_call", opening, "assistant.call")
 
     # ------------------------------------------------------------------ the Jinja template
@@ -389,18 +311,14 @@ class _JsonCallSet(CallItems):
         self.calls = calls
         self.with_content = calls.with_content and calls.open is not None
         opening = calls.open or ()
-        self.trigger: str | None = next(
-            (piece.text for piece in opening if isinstance(piece, Marker)), None
-        )
+        self.trigger: str | None = next(iter(markers_in(opening)), None)
         self.lead = "".join(piece.text for piece in opening if hasattr(piece, "text"))
 
     def items(self, turn: Turn, rules: Rules, number: int) -> list[Node]:
-        from ..emit.json_schema import BASE_RULES
         from ..emit.turn_rules import json_arguments
 
         calls = self.calls
         tool = turn.tools[number]
-        rules.gbnf_extra.update({k: v for k, v in BASE_RULES.items() if k not in rules.gbnf_extra})
         head: list[Node] = [Lit(turn.escaped(calls.head(tool.name)))]
         if calls.id_key is not None:  # a free id, a JSON string that spells no marker
             head = [

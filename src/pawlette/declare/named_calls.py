@@ -25,7 +25,6 @@ an object, cut off) is content, its text as written, with one warning.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, ClassVar
@@ -33,22 +32,15 @@ from typing import TYPE_CHECKING, ClassVar
 from ..emit.grammar_ast import Lit, Node, Rules, optional, seq
 from ..engine.call_arguments import arguments_problem
 from ..engine.machine import Parser
-from ..errors import FormatError, RequestError
+from ..errors import FormatError
 from ..types import TextDelta, ToolCall, ToolCallDelta, ToolCallEnd, ToolCallStart
-from .concept import Concept
+from .calls import Content, SectionedCallConcept, arguments_json
 from .grammar import TEXT_NE, SectionedCalls
-from .json_calls import (
-    Content,
-    arguments_json,
-    check_beside_calls,
-    check_call_name,
-    jinja_dropped_content,
-    jinja_open_calls,
-)
 from .pieces import Fence, text_of
-from .readers import BetweenCallsReader, OpenSection, SectionReader
+from .readers import OpenSection
 
 if TYPE_CHECKING:
+    from ..types import Tool
     from .grammar import Turn
     from .jinja import Template
     from .layout import Layout
@@ -57,7 +49,7 @@ if TYPE_CHECKING:
 
 
 @dataclass(frozen=True)
-class NamedCalls(Concept):
+class NamedCalls(SectionedCallConcept):
     """Calls with the name outside the arguments (see the module docstring).
 
     Fields:
@@ -88,11 +80,6 @@ class NamedCalls(Concept):
     loose: bool = True
 
     handles: ClassVar[frozenset[str]] = frozenset({"calls"})
-    _pattern: re.Pattern[str] | None = field(default=None, init=False, repr=False, compare=False)
-
-    def __post_init__(self) -> None:
-        if self.id_pattern is not None:
-            object.__setattr__(self, "_pattern", re.compile(self.id_pattern))
 
     def validate(self, layout: Layout) -> None:
         if not self.open or not self.arguments_open:
@@ -100,11 +87,7 @@ class NamedCalls(Concept):
                 f"{layout.name}: NamedCalls: an empty open or arguments_open fence; expected "
                 "the fences before the name and before the arguments"
             )
-        if self.content not in ("written", "dropped", "refused"):
-            raise FormatError(
-                f"{layout.name}: NamedCalls.content: {self.content!r}; expected 'written', "
-                "'dropped' or 'refused'"
-            )
+        self.check_choices(layout, "content")
 
     # ------------------------------------------------------------------ the name's place
     # What stands between ``open`` and the arguments (or the id): the call's name.  A
@@ -138,8 +121,23 @@ class NamedCalls(Concept):
         """The template's counterpart of :meth:`names` (``call`` and ``loop`` in scope)."""
         out.out("{{- call.function.name -}}")
 
-    def jinja_after_calls(self, out: Template) -> None:
-        """In the template, after a message's calls."""
+    # ------------------------------------------------------------------ the arguments' syntax
+    # JSON; a format that writes its arguments otherwise (Gemma 4's value syntax) overrides
+    # these together, and reads them with rows of its own.
+
+    def write_arguments(self, out: Render, arguments: str, where: str) -> None:
+        """Write a call's arguments (JSON text; ``where``: their path, for errors)."""
+        out.text(arguments_json(arguments, where), "tool_call", trainable=True)
+
+    def jinja_arguments(self, out: Template) -> None:
+        """The template's counterpart of :meth:`write_arguments` (``call`` in scope)."""
+        out.arguments()
+
+    def arguments_node(self, rules: Rules, number: int, tool: Tool) -> Node:
+        """The grammar of the arguments of a call to ``tools[number]``."""
+        from ..emit.turn_rules import json_arguments
+
+        return json_arguments(rules, number, tool)
 
     def name_nodes(self, turn: Turn, name: str) -> list[Node]:
         """The grammar of the name's place in a call of ``name``."""
@@ -152,58 +150,18 @@ class NamedCalls(Concept):
 
     # ------------------------------------------------------------------ the writer
 
-    def turn_roles(self) -> frozenset[str]:
-        return frozenset({"assistant"})
-
-    def check(self, out: Render) -> None:
-        out.handles("calls")
-        for index, message in enumerate(out.messages):
-            if not message.tool_calls or message.role != "assistant":
-                continue
-            check_beside_calls(out, index, self.content, self.parallel)
-            for number, call in enumerate(message.tool_calls):
-                check_call_name(call.name, index, number)
-                if self._pattern is not None and not self._pattern.fullmatch(call.id or ""):
-                    raise RequestError(
-                        f"messages[{index}].tool_calls[{number}].id",
-                        repr(call.id),
-                        f"an id matching {self.id_pattern} ({out.layout.name}'s template "
-                        "refuses others)",
-                    )
-
-    def write_content(self, out: Render, index: int) -> bool:
-        if out.role != "assistant" or index < 0 or self.content != "dropped":
-            return False
-        return bool(out.messages[index].tool_calls)  # the text is not written
-
-    def write_closing(self, out: Render, index: int) -> None:
-        if out.role != "assistant" or index < 0 or not out.messages[index].tool_calls:
-            return
-        message = out.messages[index]
-        if self.content == "written" and out.message_text(index):
-            out.fence(self.text_separator, "tool_call", trainable=True)
-        out.fence(self.section_open, "tool_call", trainable=True)
-        names = self.names(out, index)
-        for number, call in enumerate(message.tool_calls):
-            if number:
-                out.fence(self.separator, "tool_call", trainable=True)
-            out.fence(self.open, "tool_call", trainable=True)
-            self.write_name(out, call, names[number])
-            if self.id_open is not None:
-                out.fence(self.id_open, "tool_call", trainable=True)
-                out.text(call.id, "tool_call", trainable=True)
-            out.fence(self.arguments_open, "tool_call", trainable=True)
-            where = f"messages[{index}].tool_calls[{number}].function.arguments"
-            out.text(arguments_json(call.arguments, where), "tool_call", trainable=True)
-            out.fence(self.close, "tool_call", trainable=True)
-        out.fence(self.section_close, "tool_call", trainable=True)
+    def write_call(self, out: Render, index: int, number: int, call: ToolCall) -> None:
+        self.write_name(out, call, self.names(out, index)[number])
+        if self.id_open is not None:
+            out.fence(self.id_open, "tool_call", trainable=True)
+            out.text(call.id, "tool_call", trainable=True)
+        out.fence(self.arguments_open, "tool_call", trainable=True)
+        where = f"messages[{index}].tool_calls[{number}].function.arguments"
+        self.write_arguments(out, call.arguments, where)
 
     # ------------------------------------------------------------------ the parse table
 
     def rows(self, table: Table) -> None:
-        texts = tuple(table.call_states)
-        # A turn may end in the middle of a call (the call is then content): every state of
-        # a call ends at the turn's end fences.
         first = self.head_states(table)
         if first != "call.name":  # an earlier state of the call began it
             table.state(
@@ -223,20 +181,9 @@ class NamedCalls(Concept):
         table.state(
             "call.arguments", lambda parser: ArgumentsReader(parser, closed), "assistant", ends=True
         )
-        between = "assistant.after_call"
-        table.state(between, BetweenCallsReader, "assistant", ends=not self.section_close)
-        openings = table.spellings(self.loose, self.open)
-        if self.section_open:
-            table.state("assistant.calls", SectionReader, "assistant")
-            for state in texts:
-                for spelling in table.spellings(self.loose, self.text_separator, self.section_open):
-                    table.on(state, spelling, "assistant.calls")
-            for spelling in openings:
-                table.on("assistant.calls", spelling, first)
-        else:
-            for state in texts:
-                for spelling in table.spellings(self.loose, self.text_separator, self.open):
-                    table.on(state, spelling, first)
+        self.section_rows(table, first, "call.arguments")
+
+    def call_rows(self, table: Table) -> None:
         if self.id_open is not None:
             table.state("call.id", IdReader, "assistant", ends=True)
             for spelling in table.spellings(self.loose, self.id_open):
@@ -245,48 +192,16 @@ class NamedCalls(Concept):
                 table.on("call.id", spelling, "call.arguments")
         for spelling in table.spellings(self.loose, self.arguments_open):
             table.on("call.name", spelling, "call.arguments")
-        after = "call.arguments"
-        if self.close:
-            for spelling in table.spellings(self.loose, self.close):
-                table.on("call.arguments", spelling, between)
-            after = between
-        for spelling in table.spellings(self.loose, self.separator, self.open):
-            table.on(after, spelling, first)
-        if self.section_close:
-            table.state("assistant.after_calls", BetweenCallsReader, "assistant", ends=True)
-            for spelling in table.spellings(self.loose, self.section_close):
-                table.on(after, spelling, "assistant.after_calls")
 
     # ------------------------------------------------------------------ the Jinja template
 
-    def jinja_setup(self, out: Template) -> None:
-        out.object_arguments = True
-
-    def jinja_content(self, out: Template, role: str) -> bool:
-        return jinja_dropped_content(out, role, self.content)
-
-    def jinja_closing(self, out: Template, role: str) -> None:
-        if role != "assistant":
-            return
-        jinja_open_calls(out, self.content, self.text_separator)
-        out.fence(self.section_open)
-        out.out("{%- for call in message.tool_calls -%}")
-        if self.separator:
-            out.out("{%- if not loop.first -%}")
-            out.fence(self.separator)
-            out.out("{%- endif -%}")
-        out.fence(self.open)
+    def jinja_call(self, out: Template) -> None:
         self.jinja_name(out)
         if self.id_open is not None:
             out.fence(self.id_open)
             out.out("{{- call.id -}}")
         out.fence(self.arguments_open)
-        out.arguments()
-        out.fence(self.close)
-        out.out("{%- endfor -%}")
-        out.fence(self.section_close)
-        self.jinja_after_calls(out)
-        out.out("{%- endif -%}")
+        self.jinja_arguments(out)
 
     # ------------------------------------------------------------------ the turn grammar
 
@@ -302,12 +217,8 @@ class _NamedCallSet(SectionedCalls):
         self.arguments_open = text_of(calls.arguments_open, layout.options, layout.name)
 
     def items(self, turn: Turn, rules: Rules, number: int) -> list[Node]:
-        from ..emit.json_schema import BASE_RULES
-        from ..emit.turn_rules import json_arguments
-
         calls = self.calls
         tool = turn.tools[number]
-        rules.gbnf_extra.update({k: v for k, v in BASE_RULES.items() if k not in rules.gbnf_extra})
         named = calls.name_nodes(turn, tool.name)
         identified: list[Node] = []
         if calls.id_open is not None:  # written in a conversation; a model may write one
@@ -317,7 +228,7 @@ class _NamedCallSet(SectionedCalls):
             *named,
             *identified,
             *turn.nodes(calls.arguments_open),
-            json_arguments(rules, number, tool),
+            calls.arguments_node(rules, number, tool),
             *turn.nodes(calls.close),
         ]
 

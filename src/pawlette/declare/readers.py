@@ -230,6 +230,7 @@ class OptionalReasoningReader:
     empty block for a turn without reasoning cannot tell the two apart)."""
 
     __slots__ = ("_parser",)
+    whole_kind = "optional reasoning"  # see pawlette.engine.whole
 
     def __init__(self, parser: Parser) -> None:
         self._parser = parser
@@ -251,6 +252,7 @@ class BetweenCallsReader(ScaffoldReader):
 
     __slots__ = ()
     scaffold = False
+    whole_kind = "scaffold"  # see pawlette.engine.whole (stray text: the machine reads it)
 
     def _report(self, text: str) -> None:
         super()._report(text)
@@ -308,6 +310,8 @@ class EndedByInput(JsonCallReader):
     """A call that the end of the turn closes: the end of input closes it too (engines cut
     the stop token from the text they return)."""
 
+    whole_kind = "call"  # closed by a marker, as JsonCallReader (see pawlette.engine.whole)
+
     def close(self, marker: str | None, offset: int) -> None:
         super().close("" if marker is None else marker, offset)
 
@@ -315,6 +319,8 @@ class EndedByInput(JsonCallReader):
 class ClosedByAny(JsonCallReader):
     """A call with several spellings of its close: the one that closed it is part of the
     call's text if the call is malformed and becomes content."""
+
+    whole_kind = "call"  # closed by a marker, as JsonCallReader (see pawlette.engine.whole)
 
     def __init__(
         self, parser: Parser, envelope: CallEnvelope, close: str, closes: frozenset[str]

@@ -94,16 +94,7 @@ class Reasoning(Concept):
             raise FormatError(
                 f"{layout.name}: Reasoning: an empty open or close fence; expected both"
             )
-        if self.keep not in ("all", "after_last_query", "calls", "none"):
-            raise FormatError(
-                f"{layout.name}: Reasoning.keep: {self.keep!r}; expected 'all', "
-                "'after_last_query', 'calls' or 'none'"
-            )
-        if self.prompt not in ("", "open", "empty", "opened"):
-            raise FormatError(
-                f"{layout.name}: Reasoning.prompt: {self.prompt!r}; expected '', 'open', "
-                "'empty' or 'opened'"
-            )
+        self.check_choices(layout, "keep", "prompt")
 
     def absent_rest(self) -> Fence | None:
         """Where the generation prompt opens the block and the stand-in begins with that open

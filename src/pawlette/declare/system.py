@@ -74,13 +74,7 @@ class SystemPrompt(Concept):
                 f"{layout.name}: SystemPrompt: no 'system' frame; expected Layout.frames to "
                 "have one (an empty Frame() for bare system text)"
             )
-        for name in ("default_when", "placement", "empty_first"):
-            value = getattr(self, name)
-            allowed = type(self).__dataclass_fields__[name].type
-            if not isinstance(value, str) or value not in str(allowed):
-                raise FormatError(
-                    f"{layout.name}: SystemPrompt.{name}: {value!r}; expected {allowed}"
-                )
+        self.check_choices(layout, "default_when", "placement", "empty_first")
 
     @property
     def default_fence(self) -> Fence:

@@ -55,6 +55,9 @@ def begin(role: str, *, pending: bool = False) -> Action:
     # After a completion's turn ended, an opener that only begins such a message is layout
     # (the parser reads it so: see pawlette.engine.machine).
     action.pending = pending  # type: ignore[attr-defined]
+    # In a completion (one message, begun with the parser) it emits nothing: the whole-text
+    # reading takes the step (see pawlette.engine.whole).
+    action.quiet = True  # type: ignore[attr-defined]
     return action
 
 
@@ -64,6 +67,7 @@ def end(parser: Parser, offset: int) -> None:
 
 
 end.__name__ = "end"
+end.quiet = True  # type: ignore[attr-defined]  # in a completion: no event (engine.whole)
 
 
 def confirm(parser: Parser, offset: int) -> None:
@@ -72,6 +76,7 @@ def confirm(parser: Parser, offset: int) -> None:
 
 
 confirm.__name__ = "confirm"
+confirm.quiet = True  # type: ignore[attr-defined]  # in a completion: nothing pends
 
 
 def loose_spellings(spellings: Iterable[str]) -> set[str]:

@@ -96,10 +96,7 @@ class ToolsBlock(Concept):
                 f"{layout.name}: ToolsBlock.place: {self.place!r}; expected one of "
                 + ", ".join(PLACES)
             )
-        if self.wrap not in ("openai", "function"):
-            raise FormatError(
-                f"{layout.name}: ToolsBlock.wrap: {self.wrap!r}; expected 'openai' or 'function'"
-            )
+        self.check_choices(layout, "wrap", "separator_when")
         if self.array and (self.item_open or self.item_close):
             raise FormatError(
                 f"{layout.name}: ToolsBlock: item_open/item_close with array=True; expected "
@@ -109,11 +106,6 @@ class ToolsBlock(Concept):
             raise FormatError(
                 f"{layout.name}: ToolsBlock(place={self.place!r}) has no open or close fence; "
                 "expected fences that tell the block from the turns around it"
-            )
-        if self.separator_when not in ("message", "text"):
-            raise FormatError(
-                f"{layout.name}: ToolsBlock.separator_when: {self.separator_when!r}; expected "
-                "'message' or 'text'"
             )
         if self.always and self.place != "system":
             raise FormatError(

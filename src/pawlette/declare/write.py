@@ -22,6 +22,7 @@ from collections.abc import Callable, Hashable
 from collections.abc import Set as AbstractSet
 from typing import Any, TypeVar
 
+from ..compile import compiled_writer
 from ..engine.writer import MAX_CACHED_INDEX, ConstantSegments, Writer
 from ..errors import UnsupportedFeature
 from ..types import Message, Segment, TextPart, Tool
@@ -269,9 +270,11 @@ class Render:
     def message_text(self, index: int) -> str:
         """The text of ``messages[index]`` (its text parts joined)."""
         content = self.messages[index].content
-        if content and len(content) == 1 and type(content[0]) is TextPart:
+        if not content:
+            return ""
+        if len(content) == 1 and type(content[0]) is TextPart:
             return content[0].text
-        return "".join(part.text for part in content or () if isinstance(part, TextPart))
+        return "".join(part.text for part in content if isinstance(part, TextPart))
 
     def frame(self, role: str) -> Frame:
         return self.layout.frames[role]
@@ -511,8 +514,21 @@ def refuse_unhandled(out: Render) -> None:
 
 
 def writer_of(layout: Layout) -> WriteConversation:
-    """The render function of a layout (what :class:`pawlette.Format` calls)."""
+    """The generic render function of a layout: the reference the compiled one
+    (:func:`compiled_writer_of`) is tested against."""
+    return _generic(Plan(layout))
+
+
+def compiled_writer_of(layout: Layout) -> WriteConversation:
+    """The render function of a layout (what :class:`pawlette.Format` calls): its skeleton
+    compiled (:mod:`pawlette.compile`), with the generic writer of the same plan as its
+    reference."""
     plan = Plan(layout)
+    return compiled_writer(plan, Render, refuse_unhandled, _generic(plan))
+
+
+def _generic(plan: Plan) -> WriteConversation:
+    layout = plan.layout
 
     def write(
         writer: Writer, messages: tuple[Message, ...], tools: tuple[Tool, ...], prompt: bool

@@ -31,18 +31,17 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
-from ..emit.grammar_ast import JsonSchemaValue, Lit, Node, Repeat, Rules, alt, optional, seq
+from ..emit.grammar_ast import Lit, Node, Repeat, Rules, alt, optional, seq
 from ..emit.grammar_ast import Marker as MarkerNode
 from ..engine.call_arguments import arguments_problem
 from ..engine.machine import Parser
 from ..engine.readers import WholeTextReader
 from ..errors import FormatError, RequestError
-from ..types import TextDelta, Tool, ToolCallDelta, ToolCallEnd, ToolCallStart
-from .concept import Concept
+from ..types import TextDelta, Tool, ToolCall, ToolCallDelta, ToolCallEnd, ToolCallStart
+from .calls import SectionedCallConcept
 from .grammar import SectionedCalls, text_before
-from .json_calls import check_beside_calls, check_call_name
-from .pieces import Fence, Marker, text_of
-from .readers import BetweenCallsReader, OpenSection, SectionReader, schema_tools
+from .pieces import Fence, markers_in, text_of
+from .readers import OpenSection, schema_tools
 
 if TYPE_CHECKING:
     from .grammar import Turn
@@ -69,7 +68,7 @@ def python_text(value: Any) -> str:
 
 
 @dataclass(frozen=True)
-class XmlCalls(Concept):
+class XmlCalls(SectionedCallConcept):
     """Calls as a name tag and one tag per parameter (see the module docstring).
 
     Fields: ``open`` / ``name_close`` around the name; ``key_open`` / ``key_close`` around a
@@ -107,10 +106,7 @@ class XmlCalls(Concept):
                     f"{layout.name}: XmlCalls.{name}: {getattr(self, name)!r}; expected a fence "
                     "with a tag in it (the calls are read by their tags)"
                 )
-        if self.values not in ("json", "python"):
-            raise FormatError(
-                f"{layout.name}: XmlCalls.values: {self.values!r}; expected 'json' or 'python'"
-            )
+        self.check_choices(layout, "values")
 
     def key_close_for(self, value: Any) -> Fence:
         """The fence after a parameter's name, by its value (see ``key_close_other``)."""
@@ -127,43 +123,19 @@ class XmlCalls(Concept):
 
     # ------------------------------------------------------------------ the writer
 
-    def turn_roles(self) -> frozenset[str]:
-        return frozenset({"assistant"})
+    def check_call(self, call: ToolCall, where: str) -> None:
+        _arguments_object(call.arguments, f"{where}.arguments")
 
-    def check(self, out: Render) -> None:
-        out.handles("calls")
-        for index, message in enumerate(out.messages):
-            if message.role != "assistant" or not message.tool_calls:
-                continue
-            check_beside_calls(out, index, "written", self.parallel)
-            for number, call in enumerate(message.tool_calls):
-                check_call_name(call.name, index, number)
-                where = f"messages[{index}].tool_calls[{number}].function.arguments"
-                _arguments_object(call.arguments, where)
-
-    def write_closing(self, out: Render, index: int) -> None:
-        if out.role != "assistant" or index < 0 or not out.messages[index].tool_calls:
-            return
-        message = out.messages[index]
-        if out.message_text(index):
-            out.fence(self.text_separator, "tool_call", trainable=True)
-        out.fence(self.section_open, "tool_call", trainable=True)
-        for number, call in enumerate(message.tool_calls):
-            if number:
-                out.fence(self.separator, "tool_call", trainable=True)
-            out.fence(self.open, "tool_call", trainable=True)
-            out.text(call.name, "tool_call", trainable=True)
-            out.fence(self.name_close, "tool_call", trainable=True)
-            where = f"messages[{index}].tool_calls[{number}].function.arguments"
-            arguments = _arguments_object(call.arguments, where)
-            for key, value in arguments.items():
-                out.fence(self.key_open, "tool_call", trainable=True)
-                out.text(key, "tool_call", trainable=True)
-                out.fence(self.key_close_for(value), "tool_call", trainable=True)
-                out.text(self.value_text(value), "tool_call", trainable=True)
-                out.fence(self.value_close, "tool_call", trainable=True)
-            out.fence(self.close, "tool_call", trainable=True)
-        out.fence(self.section_close, "tool_call", trainable=True)
+    def write_call(self, out: Render, index: int, number: int, call: ToolCall) -> None:
+        out.text(call.name, "tool_call", trainable=True)
+        out.fence(self.name_close, "tool_call", trainable=True)
+        where = f"messages[{index}].tool_calls[{number}].function.arguments"
+        for key, value in _arguments_object(call.arguments, where).items():
+            out.fence(self.key_open, "tool_call", trainable=True)
+            out.text(key, "tool_call", trainable=True)
+            out.fence(self.key_close_for(value), "tool_call", trainable=True)
+            out.text(self.value_text(value), "tool_call", trainable=True)
+            out.fence(self.value_close, "tool_call", trainable=True)
 
     # ------------------------------------------------------------------ the parse table
 
@@ -184,68 +156,30 @@ class XmlCalls(Concept):
             loose=self.loose,
         )
 
-    def after_text_spellings(self, table: Table, first: Fence) -> set[str]:
-        """How the first call (its section's opener ``first``) is spelled after text."""
-        return {*table.spellings(self.loose, self.text_separator, first)}
-
     def rows(self, table: Table) -> None:
-        texts = tuple(table.call_states)
         tags = self.tags(table)
-        inner = {
-            piece.text
-            for pieces in (
-                self.name_close,
-                self.key_open,
-                self.key_close,
-                self.key_close_other,
-                self.value_close,
-            )
-            for piece in pieces
-            if isinstance(piece, Marker)
-        }
+        tag_fences = (
+            self.name_close,
+            self.key_open,
+            self.key_close,
+            self.key_close_other,
+            self.value_close,
+        )
+        inner = {text for pieces in tag_fences for text in markers_in(pieces)}
         table.state(
             "call.xml", lambda parser: XmlCallReader(parser, tags), "assistant", inner=inner
         )
-        between = "assistant.after_call"
-        table.state(between, BetweenCallsReader, "assistant", ends=not self.section_close)
-        first = self.section_open or self.open
-        after_text = self.after_text_spellings(table, first)
-        for state in texts:
-            for spelling in sorted(after_text):
-                target = "assistant.calls" if self.section_open else "call.xml"
-                table.on(state, spelling, target)
-        if self.section_open:
-            table.state("assistant.calls", SectionReader, "assistant")
-            for spelling in table.spellings(self.loose, self.open):
-                table.on("assistant.calls", spelling, "call.xml")
-        for spelling in table.spellings(self.loose, self.close):
-            table.on("call.xml", spelling, between)
-        for spelling in table.spellings(self.loose, self.separator, self.open):
-            table.on(between, spelling, "call.xml")
-        if self.section_close:
-            table.state("assistant.after_calls", BetweenCallsReader, "assistant", ends=True)
-            for spelling in table.spellings(self.loose, self.section_close):
-                table.on(between, spelling, "assistant.after_calls")
+        self.section_rows(table, "call.xml", "call.xml")
 
     # ------------------------------------------------------------------ the Jinja template
 
-    def jinja_setup(self, out: Template) -> None:
-        out.object_arguments = True
-
-    def jinja_closing(self, out: Template, role: str) -> None:
-        if role != "assistant":
-            return
+    def jinja_calls_open(self, out: Template) -> None:
         out.out("{%- if message.tool_calls is defined and message.tool_calls -%}")
         out.out("{%- if message.content is defined and message.content -%}")
         out.fence(self.text_separator)
         out.out("{%- endif -%}")
-        out.fence(self.section_open)
-        out.out("{%- for call in message.tool_calls -%}")
-        if self.separator:
-            out.out("{%- if not loop.first -%}")
-            out.fence(self.separator)
-            out.out("{%- endif -%}")
-        out.fence(self.open)
+
+    def jinja_call(self, out: Template) -> None:
         out.out("{{- call.function.name -}}")
         out.fence(self.name_close)
         out.out("{%- for key, value in call.function.arguments.items() -%}")
@@ -270,10 +204,6 @@ class XmlCalls(Concept):
         out.out("{%- endif -%}")
         out.fence(self.value_close)
         out.out("{%- endfor -%}")
-        out.fence(self.close)
-        out.out("{%- endfor -%}")
-        out.fence(self.section_close)
-        out.out("{%- endif -%}")
 
     # ------------------------------------------------------------------ the turn grammar
 
@@ -477,26 +407,9 @@ class XmlCallReader(WholeTextReader):
 # ---------------------------------------------------------------------- the grammar
 
 
-_STRING_KEYWORDS = ("pattern", "minLength", "maxLength", "format")
-
-
-def _lark_search(pattern: str) -> str | None:
-    """A JSON Schema ``pattern`` (found anywhere in the string unless anchored) as a Lark
-    regex the whole value must match; None where its anchors are not simply at its two ends
-    (llguidance's lexemes take no anchors)."""
-    inner = pattern
-    starts, ends = inner.startswith("^"), inner.endswith("$") and not inner.endswith("\\$")
-    inner = inner[1 if starts else 0 : len(inner) - 1 if ends else len(inner)]
-    if "^" in inner.replace("[^", "") or "$" in inner.replace("\\$", "") or "|" in inner:
-        return None
-    body = ("" if starts else "(?s:.*)") + f"(?:{inner})" + ("" if ends else "(?s:.*)")
-    return body.replace("/", "\\x2F")
-
-
 class _XmlCallSet(SectionedCalls):
     def __init__(self, calls: XmlCalls, turn: Turn) -> None:
         super().__init__(calls, turn)
-        self._turn = turn
         self.with_content = True
         layout = turn.layout
         self.name_close = text_of(calls.name_close, layout.options, layout.name)
@@ -509,22 +422,28 @@ class _XmlCallSet(SectionedCalls):
         could otherwise swallow), in GBNF text that holds no close tag, then the fence."""
         from ..emit.grammar_ast import Terminal, gbnf_string
         from ..emit.text_language import TextLanguage, define, gbnf_text_rule
+        from ..emit.turn_rules import constrained_text, note_unenforced
 
         close = turn.nodes(self.calls.value_close)
         allowed = schema_types(schema)
         kinds = "string" if self.textual(schema) else None
         enum = _string_enum(schema) if allowed == {"string"} else None
+        # A string's keywords (pattern, lengths) hold a declared parameter that is only one.
+        plain = allowed == {"string"} and isinstance(schema, Mapping) and position >= 0
+        where = f"tools[{number}].parameters.properties.{key}"
         if enum is not None:  # an enum of strings: one of them, as its text
             return seq(alt(*(Lit(value) for value in enum)), *close)
         if kinds == "string" and close and isinstance(close[0], MarkerNode):
             # Closed by a special token (GLM's </arg_value>): any text that spells no marker
             # (in Lark under the string's pattern and lengths).
-            constrained = self._constrained_text(rules, number, position, schema, allowed)
+            name = f"XMLSTRING_{number}_{position}"
+            constrained = constrained_text(rules, name, where, schema) if plain else None
             if constrained is not None:
                 return seq(constrained, *close)
             return text_before(turn.layout, self.calls.value_close, empty=True)
         if kinds == "string" and all(isinstance(item, Lit) for item in close):
-            self._unenforced(rules, number, position, schema, allowed, ("lark", "gbnf"))
+            if plain:
+                note_unenforced(rules, where, schema, ("lark", "gbnf"))
             text = text_of(self.calls.value_close, turn.layout.options, turn.layout.name)
             markers = tuple(sorted({*rules.markers, text.strip()}, key=lambda m: (-len(m), m)))
             define(TextLanguage(markers, escape=False), rules, "XMLVALUE")
@@ -593,70 +512,6 @@ class _XmlCallSet(SectionedCalls):
             return alt(closed(calls.key_close, schema), closed(calls.key_close_other, as_json))
         return closed(self._key_close_fence(schema), schema)
 
-    def _unenforced(
-        self,
-        rules: Rules,
-        number: int,
-        position: int,
-        schema: Any,
-        allowed: set[str] | None,
-        syntaxes: tuple[str, ...],
-    ) -> None:
-        """Notes, in ``syntaxes``, of the string keywords a value written as its text is
-        not held to there."""
-        if allowed != {"string"} or not isinstance(schema, Mapping) or position < 0:
-            return
-        where = f"tools[{number}].parameters.properties.{list(self._keys(number))[position]}"
-        for keyword in _STRING_KEYWORDS:
-            if keyword not in schema:
-                continue
-            for syntax in syntaxes:
-                label = "GBNF" if syntax == "gbnf" else "Lark"
-                note = f"{where}: {keyword!r} is not enforced in {label}"
-                notes = rules.syntax_notes.setdefault(syntax, [])
-                if note not in notes:
-                    notes.append(note)
-
-    def _keys(self, number: int) -> Any:
-        parameters = self._turn.tools[number].parameters
-        properties = parameters.get("properties") if isinstance(parameters, Mapping) else None
-        return properties if isinstance(properties, Mapping) else {}
-
-    def _constrained_text(
-        self, rules: Rules, number: int, position: int, schema: Any, allowed: set[str] | None
-    ) -> Node | None:
-        """A string parameter with a ``pattern`` or lengths, closed by a special token: in
-        Lark free text intersected with a regex of them (what llguidance's %json holds a
-        JSON string to), in GBNF free text (a note says so).  None: no such keyword."""
-        from ..emit.grammar_ast import Terminal
-        from ..emit.text_language import gbnf_text_rule
-
-        if allowed != {"string"} or not isinstance(schema, Mapping) or position < 0:
-            return None
-        pattern = schema.get("pattern")
-        low, high = schema.get("minLength"), schema.get("maxLength")
-        if not isinstance(pattern, str) and low is None and high is None:
-            return None
-        regex = _lark_search(pattern) if isinstance(pattern, str) else None
-        if isinstance(pattern, str) and regex is None:
-            self._unenforced(rules, number, position, schema, allowed, ("lark", "gbnf"))
-            return None
-        self._unenforced(rules, number, position, schema, allowed, ("gbnf",))
-        parts = ["(TEXT_NE)"]
-        if regex is not None:
-            parts.append(f"/{regex}/")
-        if isinstance(low, int) or isinstance(high, int):
-            bottom = max(int(low or 0), 1)
-            top = "" if not isinstance(high, int) else str(high)
-            parts.append(f"/(?s:.{{{bottom},{top}}})/")
-        name = f"XMLSTRING_{number}_{position}"
-        rules.lark_extra[name] = " & ".join(parts)
-        terminal = Terminal(name, lark="", gbnf=gbnf_text_rule("TEXT", "NE"))
-        empty_allowed = not (isinstance(low, int) and low > 0) and (
-            not isinstance(pattern, str) or re.search(pattern, "") is not None
-        )
-        return optional(terminal) if empty_allowed else terminal
-
     def _json_value(
         self, turn: Turn, rules: Rules, number: int, position: int, key: str, schema: Any
     ) -> Node:
@@ -668,8 +523,7 @@ class _XmlCallSet(SectionedCalls):
             where = f"tools[{number}].parameters.additionalProperties"
         root = turn.tools[number].parameters
         prefix = f"args-{number}-" + (f"p{position}" if position >= 0 else "extra")
-        value = json_value(rules, prefix, where, schema, root)
-        return JsonSchemaValue(value.schema, value.gbnf)
+        return json_value(rules, prefix, where, schema, root)
 
     def _python_scalars(self, schema: Any) -> tuple[list[str], Any] | None:
         """With ``values="python"``, a schema whose types include boolean or null: the

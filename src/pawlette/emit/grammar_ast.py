@@ -78,11 +78,15 @@ class Terminal:
 
 @dataclass(frozen=True)
 class JsonSchemaValue:
-    """A JSON value valid under ``schema`` (Lark: ``%json``; GBNF: rules from the schema)."""
+    """A JSON value valid under ``schema``: in GBNF the rule ``gbnf``, in Lark the rule or
+    expression ``lark`` (both defined by the caller, see :mod:`pawlette.emit.json_schema` and
+    :mod:`pawlette.emit.json_lark`), or llguidance's ``%json`` of the schema when ``lark`` is
+    empty (a value that no marker can be spelt in)."""
 
     schema: Mapping[str, Any]
     gbnf: str
     """The GBNF rule the caller defines for it (see :mod:`pawlette.emit.json_schema`)."""
+    lark: str = ""
 
 
 Node: TypeAlias = Seq | Alt | Repeat | Lit | Marker | Ref | CharClass | Terminal | JsonSchemaValue
@@ -188,6 +192,11 @@ JSON_WHITESPACE = r"(?: |\n\n?[ \t]{0,20})?"
 """Whitespace between JSON tokens in a call's arguments, in both syntaxes: nothing, a space,
 or one or two newlines and an indentation of up to 20 spaces or tabs (llama.cpp's JSON
 grammars allow the same)."""
+
+
+def lark_json(schema: Mapping[str, Any]) -> str:
+    """llguidance's ``%json`` of ``schema``, lenient and with the bounded whitespace."""
+    return "%json " + json.dumps(_lenient(schema), ensure_ascii=False)
 
 
 def _lenient(schema: Mapping[str, Any]) -> dict[str, Any]:
@@ -362,7 +371,7 @@ _LARK = _Writer(
     ref=lambda name: name,
     char_class=lambda node: "/" + _regex_class(node) + "/",
     terminal=lambda terminal: terminal.name,
-    schema=lambda value: "%json " + json.dumps(_lenient(value.schema), ensure_ascii=False),
+    schema=lambda value: value.lark or lark_json(value.schema),
 )
 _GBNF = _Writer(
     string=gbnf_string,
@@ -389,8 +398,9 @@ def to_gbnf(rules: Rules, header: Sequence[str], spelling: MarkerSpelling) -> st
     return "\n".join(lines) + "\n"
 
 
-_GBNF_LEAVES = re.compile(r'"(?:[^"\\]|\\.)*"|\[(?:[^\]\\]|\\.)*\]|<\[[0-9]+\]>')
-"""What in a GBNF body is no rule name: strings, character classes, token references."""
+_GBNF_LEAVES = re.compile(r'<[^\s<>]+>|"(?:[^"\\]|\\.)*"|\[(?:[^\]\\]|\\.)*\]')
+"""What in a GBNF body is no rule name: token references (``<[7]>``, or a token's text such
+as ``<|"|>``, which may hold a quote), strings, character classes."""
 _GBNF_WORD = re.compile(r"[A-Za-z0-9-]+")
 
 

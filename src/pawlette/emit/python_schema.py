@@ -22,7 +22,7 @@ from ..codecs.python_calls import is_plain_identifier
 from ..codecs.python_literals import python_literal
 from ..errors import UnsupportedFeature
 from .grammar_ast import Lit, Node, Ref, Repeat, Rules, Terminal, alt, optional, seq
-from .schema_walk import SchemaWalker, bounds, implied_type
+from .schema_walk import NodeSchemaWalker, bounds, implied_type
 from .text_language import (
     TextLanguage,
     gbnf_bounded_string_rules,
@@ -208,8 +208,10 @@ def python_literal_text(text: str, markers: tuple[str, ...]) -> str:
             raise ValueError(f"cannot break the marker {marker!r} in {text!r}")
 
 
-class SchemaToPython(SchemaWalker[Node]):
+class SchemaToPython(NodeSchemaWalker):
     """Rules for one schema's values (and its ``$defs``), as Python literals."""
+
+    item_separator = ", "  # as Python's repr writes a list or dict
 
     unenforced = "is not enforced (Python-literal arguments: Lark and GBNF alike)"
 
@@ -300,30 +302,6 @@ class SchemaToPython(SchemaWalker[Node]):
         if kind == "null":
             return Lit("None")
         return None
-
-    def _nothing(self) -> Node:
-        return Lit("")
-
-    def _element(self, value: Node) -> Node:
-        return value
-
-    def _then(self, first: Node, rest: Node) -> Node:
-        return seq(first, rest)
-
-    def _comma_then(self, item: Node, rest: Node) -> Node:
-        return seq(Lit(", "), item, rest)
-
-    def _optional(self, body: Node) -> Node:
-        return optional(body)
-
-    def _repeat(self, body: Node, minimum: int, maximum: int | None) -> Node:
-        return Repeat(body, minimum, maximum)
-
-    def _array_of(self, inside: Node | None) -> Node:
-        return Lit("[]") if inside is None else self._new(seq(Lit("["), inside, Lit("]")))
-
-    def _object_of(self, members: Node) -> Node:
-        return self._new(seq(Lit("{"), members, Lit("}")))
 
     def _member(self, name: str | None, value: Node, keyword: bool) -> Node:
         values = self.values

@@ -24,7 +24,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from typing import Any, Generic, TypeVar
 
-from .grammar_ast import Rules
+from .grammar_ast import Lit, Node, Repeat, Rules, optional, seq
 
 _DESCRIPTIVE = frozenset(
     {
@@ -418,3 +418,35 @@ def _closed(schema: Any, *, in_all_of: bool) -> Any:
     ):
         result["additionalProperties"] = False
     return result
+
+
+class NodeSchemaWalker(SchemaWalker[Node]):
+    """A walker that spells values as grammar nodes: the pieces of sequence, repetition,
+    arrays and objects every such walker writes alike (``item_separator`` between the items
+    of an array or the members of an object)."""
+
+    item_separator = ","
+
+    def _nothing(self) -> Node:
+        return Lit("")
+
+    def _element(self, value: Node) -> Node:
+        return value
+
+    def _then(self, first: Node, rest: Node) -> Node:
+        return seq(first, rest)
+
+    def _comma_then(self, item: Node, rest: Node) -> Node:
+        return seq(Lit(self.item_separator), item, rest)
+
+    def _optional(self, body: Node) -> Node:
+        return optional(body)
+
+    def _repeat(self, body: Node, minimum: int, maximum: int | None) -> Node:
+        return Repeat(body, minimum, maximum)
+
+    def _array_of(self, inside: Node | None) -> Node:
+        return Lit("[]") if inside is None else self._new(seq(Lit("["), inside, Lit("]")))
+
+    def _object_of(self, members: Node) -> Node:
+        return self._new(seq(Lit("{"), members, Lit("}")))

@@ -3,16 +3,17 @@ a format starts from, the checks on tools."""
 
 from __future__ import annotations
 
-import json
+import re
 from collections.abc import Mapping
 from typing import Any
 
 from ..errors import UnsupportedFeature
 from ..format import Format
 from ..types import Tool
-from .grammar_ast import JsonSchemaValue, Lit, Rules
+from .grammar_ast import JsonSchemaValue, Lit, Node, Rules, Terminal, optional
+from .json_lark import SchemaToLark
 from .json_schema import JSON_ESCAPE, SchemaToGbnf
-from .text_language import TextLanguage, define, gbnf_string_rules
+from .text_language import TextLanguage, define, gbnf_string_rules, gbnf_text_rule
 
 ANY_OBJECT = {"type": "object"}
 NO_ARGUMENTS = {"type": "object", "properties": {}, "additionalProperties": False}
@@ -45,29 +46,11 @@ def parameters(tool: Tool) -> Any:
 
 
 LARK_JSON_NOTE = (
-    "JSON arguments are llguidance's %json under each tool's schema with lenient: true: "
-    "keywords llguidance does not implement are ignored, not refused; a \\uXXXX escape "
-    "of a character that is not a control character is not accepted (older llguidance "
-    "refuses the option that allows it), the character itself is"
+    "JSON arguments are rules from each tool's schema, with strings that spell no "
+    "marker, bounded whitespace; a string, number or integer under a keyword llguidance "
+    "enforces (pattern, format, numeric bounds, multipleOf) is llguidance's %json of that "
+    "value, lenient: true"
 )
-
-
-LLGUIDANCE_ENFORCED = frozenset(
-    {
-        "pattern",
-        "format",
-        "minimum",
-        "maximum",
-        "exclusiveMinimum",
-        "exclusiveMaximum",
-        "multipleOf",
-        "patternProperties",
-    }
-)
-"""Keywords the GBNF schema rules ignore that llguidance's %json enforces (its JSON-schema
-README, and what the installed llguidance was seen to do; tested in
-tests/export/test_grammar.py).  Every other ignored keyword (``uniqueItems``, ``contains``,
-``not``, conditionals, ...) is ignored by both."""
 
 
 class _JsonArguments(SchemaToGbnf):
@@ -75,57 +58,33 @@ class _JsonArguments(SchemaToGbnf):
 
     note_syntax = "gbnf"
 
-    def _note(self, where: str, what: str) -> None:
-        super()._note(where, what)
-        keyword = what[1:-1] if what[:1] == what[-1:] == "'" else None
-        if keyword is not None and keyword not in LLGUIDANCE_ENFORCED:
-            note = f"{where}: {what} is not enforced by llguidance's %json (lenient: ignored)"
-            notes = self.rules.syntax_notes.setdefault("lark", [])
-            if note not in notes:
-                notes.append(note)
 
-    def _literal(self, value: Any) -> str:
-        # GBNF breaks a marker a literal spells (json_literal); llguidance's %json writes the
-        # literal as it is and takes no \u escape of it, so the Lark grammar says so.
-        text = json.dumps(value, ensure_ascii=False)
-        spelled = [marker for marker in self.rules.markers if marker and marker in text]
-        if spelled:
-            note = (
-                f"{self.where}: the literal {text} spells the marker {spelled[0]!r}; llguidance's "
-                "%json writes it as it is (GBNF escapes one character), so a call forced to "
-                "write it may end there"
-            )
-            notes = self.rules.syntax_notes.setdefault("lark", [])
-            if note not in notes:
-                notes.append(note)
-        return super()._literal(value)
-
-
-def json_arguments(rules: Rules, number: int, tool: Tool) -> JsonSchemaValue:
-    """The JSON arguments of a call to ``tools[number]`` (GBNF rules defined in ``rules``)."""
-    schema = parameters(tool)
+def _both(rules: Rules, prefix: str, where: str, schema: Any) -> JsonSchemaValue:
     lark_notes = rules.syntax_notes.setdefault("lark", [])
     if LARK_JSON_NOTE not in lark_notes:
         lark_notes.append(LARK_JSON_NOTE)
-    converter = _JsonArguments(rules, f"args-{number}", f"tools[{number}].parameters")
-    return JsonSchemaValue(schema, gbnf=converter.convert(schema))
+    gbnf = _JsonArguments(rules, prefix, where).convert(schema)
+    lark = SchemaToLark(rules, prefix, where).convert(schema)
+    return JsonSchemaValue(schema, gbnf=gbnf, lark=lark)
+
+
+def json_arguments(rules: Rules, number: int, tool: Tool) -> JsonSchemaValue:
+    """The JSON arguments of a call to ``tools[number]`` (GBNF and Lark rules defined in
+    ``rules``)."""
+    return _both(rules, f"args-{number}", f"tools[{number}].parameters", parameters(tool))
 
 
 def json_value(rules: Rules, prefix: str, where: str, schema: Any, root: Any) -> JsonSchemaValue:
     """A JSON value under ``schema``, one part of the schema ``root`` (a parameter of a tool
     whose calls write each argument on its own): ``root``'s ``$defs`` and ``definitions``
-    go with it, so the local references in it resolve as they do in ``root``.  GBNF rules
-    are named from ``prefix``, notes say ``where``."""
+    go with it, so the local references in it resolve as they do in ``root``.  Rules are
+    named from ``prefix``, notes say ``where``."""
     if isinstance(schema, Mapping) and isinstance(root, Mapping):
         carried = {
             key: root[key] for key in ("$defs", "definitions") if key in root and key not in schema
         }
         schema = {**schema, **carried} if carried else schema
-    lark_notes = rules.syntax_notes.setdefault("lark", [])
-    if LARK_JSON_NOTE not in lark_notes:
-        lark_notes.append(LARK_JSON_NOTE)
-    converter = _JsonArguments(rules, prefix, where)
-    return JsonSchemaValue(schema, gbnf=converter.convert(schema))
+    return _both(rules, prefix, where, schema)
 
 
 def rules_for(fmt: Format) -> Rules:
@@ -144,3 +103,63 @@ def rules_for(fmt: Format) -> Rules:
     rules.gbnf_extra["json-string"] = '"\\"" json-str-body "\\""'
     rules.gbnf_extra["json-id-rest"] = 'json-str-body "\\""'
     return rules
+
+
+STRING_KEYWORDS = ("pattern", "minLength", "maxLength", "format")
+"""The keywords of a string schema that a value written as free text is not held to."""
+
+
+def note_unenforced(rules: Rules, where: str, schema: Mapping[str, Any], syntaxes: Any) -> None:
+    """Notes, in each of ``syntaxes``, of the string keywords of ``schema`` (a value at
+    ``where`` written as free text) that the grammar does not hold the value to."""
+    for keyword in STRING_KEYWORDS:
+        if keyword not in schema:
+            continue
+        for syntax in syntaxes:
+            label = "GBNF" if syntax == "gbnf" else "Lark"
+            note = f"{where}: {keyword!r} is not enforced in {label}"
+            notes = rules.syntax_notes.setdefault(syntax, [])
+            if note not in notes:
+                notes.append(note)
+
+
+def lark_search(pattern: str) -> str | None:
+    """A JSON Schema ``pattern`` (found anywhere in the string unless anchored) as a Lark
+    regex the whole value must match; None where its anchors are not simply at its two ends
+    (llguidance's lexemes take no anchors)."""
+    inner = pattern
+    starts, ends = inner.startswith("^"), inner.endswith("$") and not inner.endswith("\\$")
+    inner = inner[1 if starts else 0 : len(inner) - 1 if ends else len(inner)]
+    if "^" in inner.replace("[^", "") or "$" in inner.replace("\\$", "") or "|" in inner:
+        return None
+    body = ("" if starts else "(?s:.*)") + f"(?:{inner})" + ("" if ends else "(?s:.*)")
+    return body.replace("/", "\\x2F")
+
+
+def constrained_text(rules: Rules, name: str, where: str, schema: Mapping[str, Any]) -> Node | None:
+    """Free text (that spells no marker) under a string schema's ``pattern`` and lengths: in
+    Lark a terminal ``name`` intersecting the text with a regex of them (what llguidance's
+    %json holds a JSON string to), in GBNF free text (a note at ``where`` says so).  None:
+    the schema has no such keyword, or a pattern Lark cannot hold (notes say so)."""
+    pattern = schema.get("pattern")
+    low, high = schema.get("minLength"), schema.get("maxLength")
+    if not isinstance(pattern, str) and low is None and high is None:
+        return None
+    regex = lark_search(pattern) if isinstance(pattern, str) else None
+    if isinstance(pattern, str) and regex is None:
+        note_unenforced(rules, where, schema, ("lark", "gbnf"))
+        return None
+    note_unenforced(rules, where, schema, ("gbnf",))
+    parts = ["(TEXT_NE)"]
+    if regex is not None:
+        parts.append(f"/{regex}/")
+    if isinstance(low, int) or isinstance(high, int):
+        bottom = max(int(low or 0), 1)
+        top = "" if not isinstance(high, int) else str(high)
+        parts.append(f"/(?s:.{{{bottom},{top}}})/")
+    rules.lark_extra[name] = " & ".join(parts)
+    terminal = Terminal(name, lark="", gbnf=gbnf_text_rule("TEXT", "NE"))
+    empty_allowed = not (isinstance(low, int) and low > 0) and (
+        not isinstance(pattern, str) or re.search(pattern, "") is not None
+    )
+    return optional(terminal) if empty_allowed else terminal

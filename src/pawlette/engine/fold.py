@@ -1,7 +1,8 @@
 """Fold parser events into messages: the one place events become values.
 
 Whole-text parsing is ``fold(parser.feed(text) + parser.finish())``, so streaming and
-non-streaming results cannot disagree.
+non-streaming results cannot disagree (a plain whole completion is read without the events by
+:mod:`pawlette.engine.whole`, held to the same message by a property test).
 """
 
 from __future__ import annotations

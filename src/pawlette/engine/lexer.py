@@ -113,7 +113,6 @@ class _Tables:
 
     __slots__ = (
         "extendable",
-        "firsts",
         "group_firsts",
         "group_searches",
         "holdback",
@@ -124,6 +123,7 @@ class _Tables:
         "longest_prefix",
         "pattern",
         "prefixes",
+        "prefixes_by_last",
         "short",
     )
 
@@ -147,8 +147,11 @@ class _Tables:
         self.prefixes = frozenset(
             marker[:length] for marker in markers for length in range(1, len(marker))
         )
-        # The markers' first characters (see ends_unfinished).
-        self.firsts = tuple(sorted({marker[0] for marker in markers if marker}))
+        # The proper prefixes by their last character (see ends_unfinished).
+        by_last: dict[str, list[str]] = {}
+        for prefix in self.prefixes:
+            by_last.setdefault(prefix[-1], []).append(prefix)
+        self.prefixes_by_last = {last: tuple(group) for last, group in by_last.items()}
         # A marker that is a proper prefix of another may still grow: hold it back at the end.
         self.extendable = frozenset(marker for marker in markers if marker in self.prefixes)
         # Markers written inside another one, after its start (chatml's ``<tool_call>`` in its
@@ -182,17 +185,11 @@ class _Tables:
 
     def ends_unfinished(self, text: str) -> bool:
         """Whether an end of ``text`` is a proper prefix of a marker (what :meth:`held_start`
-        finds, as a yes or no): tried only where a marker's first character is, by
-        ``str.find`` and a set lookup (the holdback regex tries every place of the end)."""
-        low = max(0, len(text) - self.longest_prefix)
-        prefixes = self.prefixes
-        for first in self.firsts:
-            position = text.find(first, low)
-            while position >= 0:
-                if text[position:] in prefixes:
-                    return True
-                position = text.find(first, position + 1)
-        return False
+        finds, as a yes or no): one ``str.endswith`` over the prefixes that end with the
+        text's last character (the holdback regex tries every place of the end; a slice per
+        place where a marker's first character is costs the most where a marker begins
+        with a space, as a long instruction text may)."""
+        return bool(text) and text.endswith(self.prefixes_by_last.get(text[-1], ()))
 
     def held_start(self, buffer: str, low: int) -> int | None:
         """Where the longest end of ``buffer`` (from ``low`` on) that is a proper prefix of a

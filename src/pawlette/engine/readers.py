@@ -39,6 +39,7 @@ class ContentReader:
     """Text is message content."""
 
     __slots__ = ("_parser",)
+    whole_kind = "content"  # see pawlette.engine.whole
 
     def __init__(self, parser: Parser) -> None:
         self._parser = parser
@@ -54,6 +55,7 @@ class ReasoningReader:
     """Text is reasoning; entering the state starts (possibly empty) reasoning."""
 
     __slots__ = ("_parser",)
+    whole_kind = "reasoning"  # see pawlette.engine.whole
 
     def __init__(self, parser: Parser) -> None:
         self._parser = parser
@@ -99,6 +101,7 @@ class ScaffoldReader:
 
     __slots__ = ("_offset", "_parser", "_stray")
     scaffold = True
+    whole_kind = "scaffold"  # see pawlette.engine.whole
 
     def __init__(self, parser: Parser) -> None:
         self._parser = parser
@@ -298,6 +301,7 @@ class JsonCallReader:
     _fed = False
     _offset = 0
     _live: CallScanner | None = None
+    whole_kind = "call"  # see pawlette.engine.whole: a marker closes it, read as plain_call
 
     def __init__(self, parser: Parser, envelope: CallEnvelope, close_marker: str) -> None:
         self._parser = parser

@@ -29,6 +29,7 @@ _MODULES: dict[str, str] = {
     "harmony": "pawlette.formats.harmony",
     "kimi": "pawlette.formats.kimi",
     "gemma": "pawlette.formats.gemma",
+    "gemma4": "pawlette.formats.gemma4",
     "phi3": "pawlette.formats.phi3",
     "granite": "pawlette.formats.granite",
     "hermes": "pawlette.formats.hermes",
@@ -39,6 +40,7 @@ _MODULES: dict[str, str] = {
     "functionary_v3_2": "pawlette.formats.functionary_v3_2",
     "cohere": "pawlette.formats.cohere",
     "deepseek_dsml": "pawlette.formats.deepseek_dsml",
+    "minimax": "pawlette.formats.minimax",
 }
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
 _LOADED: dict[str, Format] = {}

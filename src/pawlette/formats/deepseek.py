@@ -113,7 +113,7 @@ from pawlette.declare import (
     declare,
     fence,
 )
-from pawlette.declare.json_calls import arguments_json
+from pawlette.declare.calls import arguments_json
 
 if TYPE_CHECKING:
     from pawlette.declare.jinja import Template

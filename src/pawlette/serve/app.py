@@ -242,7 +242,12 @@ class Server:
             raise RequestError(
                 "--engine", f"found {config.engine!r}", "one of " + ", ".join(ENGINES)
             )
-        self.engine = engine
+        if config.grammar_syntax is not None and engine.grammar_syntax is None:
+            raise PawletteError(
+                f"--grammar-syntax: engine {engine.name!r} takes no grammar; "
+                "expected no --grammar-syntax with it"
+            )
+        self.engine = engine.with_grammar_syntax(config.grammar_syntax)
         self.encoder: ConversationEncoder | None = None
         if config.tokenizer is not None:
             if not engine.token_ids:
@@ -708,7 +713,9 @@ class Server:
         failure: ServerError | None = None
         encode = pipeline.encoder.encode
         # The role chunk goes out with the first text (one write less per request; OpenAI
-        # sends them together too), or before an error event, or with the last chunk.
+        # sends them together too), or at the engine's first piece when that gives no text
+        # (a call is held until it is known valid: a client would otherwise see nothing until
+        # the whole call was written), or before an error event, or with the last chunk.
         pending = encode(pipeline.start_deltas())
         next_piece = response.next_piece
         read = self._read_events
@@ -724,6 +731,9 @@ class Server:
                         break
                     if deltas:
                         await write(pending + encode(deltas) if pending else encode(deltas), False)
+                        pending = b""
+                    elif pending:
+                        await write(pending, False)
                         pending = b""
                 else:
                     deltas = read(decoder.finish(), state, pipeline, replica)

@@ -16,7 +16,7 @@ import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from .engines import ENGINES
+from .engines import ENGINES, GrammarSyntax
 
 MIB = 1024 * 1024
 LOOPBACK_NAMES = ("localhost", "127.0.0.1", "::1")
@@ -30,6 +30,10 @@ class ServeConfig:
     format: str
     upstream: str
     engine: str = "generic"
+    grammar_syntax: GrammarSyntax | None = None
+    """The syntax of the forced grammars sent to the engine (None: the engine's own, GBNF for
+    ``llamacpp``); ``"lark"`` for a llama.cpp built with llguidance (its lazy grammars under
+    ``auto`` stay GBNF).  See :mod:`pawlette.serve.engines`."""
     model: str | None = None
     """The model name sent upstream and listed by ``/v1/models``; asked of the upstream's
     ``/v1/models`` at start-up when not given."""
@@ -154,6 +158,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         choices=sorted(ENGINES),
         default="generic",
         help="the upstream's kind: which extra fields it takes (default: generic)",
+    )
+    engine.add_argument(
+        "--grammar-syntax",
+        choices=("gbnf", "lark"),
+        default=None,
+        help="the syntax of forced tool-call grammars (default: the engine's; llamacpp: gbnf). "
+        "lark: llguidance's Lark, for a llama.cpp built with llguidance (far cheaper per "
+        "token; grammars under auto stay gbnf)",
     )
     engine.add_argument("--model", help="model name to send upstream and list in /v1/models")
     engine.add_argument(
@@ -319,6 +331,7 @@ def config_from_arguments(arguments: argparse.Namespace) -> ServeConfig:
         workers=arguments.workers,
         eject_seconds=arguments.eject_seconds,
         engine=arguments.engine,
+        grammar_syntax=arguments.grammar_syntax,
         model=arguments.model,
         tokenizer=arguments.tokenizer,
         host=arguments.host,

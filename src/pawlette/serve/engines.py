@@ -18,7 +18,17 @@ engine        token ids  structured output (grammar)                       marke
 ============  =========  ================================================  =================
 
 The grammars come from :func:`pawlette.export.export_grammar`, for formats that have a grammar
-export.  vLLM gets llguidance's Lark dialect, where a marker is a special-token reference
+export.  ``--grammar-syntax lark`` (:attr:`pawlette.serve.config.ServeConfig.grammar_syntax`)
+sends ``llamacpp`` its forced grammars (``required``, a named function, ``none``) in llguidance's
+Lark (``%llguidance``), for a llama.cpp built with llguidance (``-DLLAMA_LLGUIDANCE=ON``; the
+``xllamacpp`` wheel is): llguidance's lexer takes a JSON string or a run of free text as one
+lexeme (intersected with the negation of every marker), where GBNF spells every marker
+automaton as rules, so a forced call's grammar is a few kilobytes instead of tens and costs the
+engine a fraction of the time per token (``python -m bench.grammar_cost``).  A grammar that may
+be lazy (``auto``) stays GBNF, the syntax llama.cpp's triggers are built for.  A llama.cpp built
+without llguidance refuses a Lark grammar, which is why GBNF is the default.
+
+vLLM gets llguidance's Lark dialect, where a marker is a special-token reference
 (``<call>``, or ``<[id]>`` with ``--tokenizer``): start vLLM with its guidance backend
 (``--structured-outputs-config '{"backend": "guidance"}'``; ``--guided-decoding-backend
 guidance`` before 0.10), since XGrammar reads no Lark.  llama.cpp reads the same token
@@ -93,6 +103,22 @@ class Engine:
     """How to ask for no output limit: ``max_tokens: null``, no field, or a number."""
     lazy_grammars: bool = False
     """Whether a grammar can be switched on by a trigger (llama.cpp's ``grammar_lazy``)."""
+    lazy_grammar_syntax: GrammarSyntax | None = None
+    """The syntax of a grammar that may be lazy (``auto``) when it differs from
+    ``grammar_syntax`` (llama.cpp applies triggers to GBNF grammars); None: the same."""
+
+    def syntax_for(self, lazy: bool) -> GrammarSyntax | None:
+        """The syntax of the grammars sent for a request (``lazy``: under ``auto``)."""
+        if lazy and self.lazy_grammars and self.lazy_grammar_syntax is not None:
+            return self.lazy_grammar_syntax
+        return self.grammar_syntax
+
+    def with_grammar_syntax(self, syntax: GrammarSyntax | None) -> Engine:
+        """This engine sending its forced grammars in ``syntax`` (None: its own), its lazy
+        ones as before: ``--grammar-syntax lark`` for a llama.cpp built with llguidance."""
+        if syntax is None or syntax == self.grammar_syntax or self.grammar_syntax is None:
+            return self
+        return replace(self, grammar_syntax=syntax, lazy_grammar_syntax=self.grammar_syntax)
 
     def body(
         self,

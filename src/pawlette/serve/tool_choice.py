@@ -133,7 +133,7 @@ def grammar_bundle(
 
     if fmt.name not in grammar_formats():
         return None
-    syntax = engine.grammar_syntax
+    syntax = engine.syntax_for(lazy=choice.mode == "auto")
     return export_grammar_bundle(
         fmt,
         tools,

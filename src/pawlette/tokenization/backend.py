@@ -26,6 +26,11 @@ A :class:`TokenizerBackend` wraps the tokenizer it is given and keeps, once:
   silently writes ids the tokenizer would not;
 - a bounded cache of encoded text runs: scaffolding, system prompts and tool listings repeat
   across a dataset and are encoded once;
+- for byte-level BPEs whose pipeline adds no prefix, *cuts* (:mod:`.cuts`): a run the cache
+  does not hold is cut into lines and words where the pre-tokenizer provably splits (each
+  rule checked on probes when the backend is built), every piece's ids are remembered, and
+  only pieces never seen are encoded, joined into as few texts as the cuts allow.  A tool
+  listing shared by many conversations, or the words of a new system prompt, cost a lookup;
 - for byte-level BPEs, each token's length in bytes (to map tokens back to the segments they
   came from) and, on first use, its bytes (to decode ids incrementally without splitting a
   UTF-8 character).
@@ -47,6 +52,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import PawletteError, TokenizerMismatch
+from .cuts import PieceCache, TextCuts, verified_cuts
 
 if TYPE_CHECKING:
     from tokenizers import Tokenizer
@@ -249,10 +255,13 @@ class TokenizerBackend:
     """A tokenizer made ready for pawlette (see the module docstring).
 
     Share one per tokenizer: building it copies the tokenizer (about a second for a
-    128k-token vocabulary).  It is safe to use from one thread at a time.
+    128k-token vocabulary).  It is safe to use from one thread at a time.  ``cuts=False``
+    encodes every run whole (the ids are the same; see :mod:`.cuts`).
     """
 
-    def __init__(self, tokenizer: Tokenizer, *, source: str = "tokenizer") -> None:
+    def __init__(
+        self, tokenizer: Tokenizer, *, source: str = "tokenizer", cuts: bool = True
+    ) -> None:
         self.tokenizer = tokenizer
         self.source = source
         added = tokenizer.get_added_tokens_decoder()
@@ -287,6 +296,23 @@ class TokenizerBackend:
             self._token_lengths = lengths
         self._checked_markers: set[str] = set()
         self._check_contexts()
+        # Text cut where the pre-tokenizer provably splits (see .cuts): byte-level BPEs whose
+        # pipeline adds no prefix anywhere, so a piece's ids do not depend on what precedes it.
+        self._pieces: PieceCache | None = None
+        if cuts and self._token_lengths is not None and not self.contextual:
+            found = verified_cuts(self._encode_plain)
+            if found is not None:
+                self._pieces = PieceCache(found, self._encode_plain, self._token_lengths, source)
+
+    def _encode_plain(self, texts: Sequence[str]) -> list[list[int]]:
+        """The plain copy's ids of each text, in one batch call."""
+        encodings = self._encoders[START](list(texts), add_special_tokens=False)
+        return [encoding.ids for encoding in encodings]
+
+    @property
+    def cuts(self) -> TextCuts | None:
+        """Where text is cut before it is encoded (None: never; see :mod:`.cuts`)."""
+        return None if self._pieces is None else self._pieces.cuts
 
     # ------------------------------------------------------------------ self-check
 
@@ -426,11 +452,13 @@ class TokenizerBackend:
         missing = [index for index, found in enumerate(results) if found is None]
         if missing:
             unique = list(dict.fromkeys(texts[index] for index in missing))
-            encodings = self._encoders[context](unique, add_special_tokens=False)
+            if self._pieces is not None:
+                found = self._pieces.encode(unique)
+            else:
+                found = [e.ids for e in self._encoders[context](unique, add_special_tokens=False)]
             control = self._reachable_control_ids
             encoded: dict[str, list[int]] = {}
-            for text, encoding in zip(unique, encodings, strict=True):
-                ids = encoding.ids
+            for text, ids in zip(unique, found, strict=True):
                 if control and not control.isdisjoint(ids):
                     self._reached_control(text, ids)
                 encoded[text] = ids
@@ -446,6 +474,8 @@ class TokenizerBackend:
         """Forget every encoded text run (a benchmark's cold start; memory)."""
         for cache_ in self._caches:
             cache_.clear()
+        if self._pieces is not None:
+            self._pieces.clear()
 
     def _reached_control(self, text: str, ids: list[int]) -> None:
         position = next(index for index, token in enumerate(ids) if token in self.control_ids)

@@ -37,6 +37,8 @@ class FamilyCase:
       read in the family's own test module, from the peers' cases.
     - ``opener``: the assistant opener, for a template whose prompt render does not begin
       its training render (see :func:`tests.support.template_compare.own_turns`).
+    - ``prompt_tail``: what the generation prompt writes after the opener that past turns do
+      not hold (see :func:`tests.support.template_compare.own_turns`).
     """
 
     template: str
@@ -49,3 +51,4 @@ class FamilyCase:
     seed: int = 0
     own_turns: bool = True
     opener: str | None = None
+    prompt_tail: str | None = None

@@ -36,3 +36,6 @@ CASES = [
         count=12,
     ),
 ]
+# K3 with thinking off (the same template, its variable ``thinking`` false) is compared in
+# tests/formats/kimi/test_k3.py: a template is detected as one variant, its default.
+CASES.append(FamilyCase(template="Kimi-K3", format="kimi:k3", count=16))

@@ -9,8 +9,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
 
 from pawlette.declare import Concept, NamedCalls
+from pawlette.declare.calls import arguments_json
 from pawlette.declare.grammar import TEXT, TEXT_NE
-from pawlette.declare.json_calls import arguments_json
 from pawlette.declare.pieces import Fence, text_of
 from pawlette.emit.grammar_ast import Lit, Node, Repeat, Rules, alt, optional, seq
 from pawlette.emit.jinja_text import jinja_string
@@ -317,10 +317,8 @@ class _Segments:
         self.arguments_open = text_of(calls.arguments_open, layout.options, layout.name)
 
     def _items(self, turn: Turn, rules: Rules, number: int) -> list[Node]:
-        from pawlette.emit.json_schema import BASE_RULES
         from pawlette.emit.turn_rules import json_arguments
 
-        rules.gbnf_extra.update({k: v for k, v in BASE_RULES.items() if k not in rules.gbnf_extra})
         tool = turn.tools[number]
         return [Lit(tool.name + self.arguments_open), json_arguments(rules, number, tool)]
 

@@ -29,11 +29,9 @@ class HarmonyCalls:
         self.turns = turns
 
     def items(self, turn: Turn, rules: Rules, number: int) -> list[Node]:
-        from ...emit.json_schema import BASE_RULES
         from ...emit.turn_rules import json_arguments
 
         tool = turn.tools[number]
-        rules.gbnf_extra.update({k: v for k, v in BASE_RULES.items() if k not in rules.gbnf_extra})
         return [
             Lit(" to=functions." + tool.name),
             Marker(self.turns.channel.text),

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
 
 from ...declare import Concept, Marker
-from ...declare.json_calls import arguments_json, check_call_name
+from ...declare.calls import arguments_json, check_call_name
 from ...declare.pieces import Option, piece_text
 from ...emit.jinja_text import jinja_string
 from ...engine.json_text import json_string

@@ -26,6 +26,8 @@ class CloseOptional(ClosedByAny):
     """A call with a close of its own that the end of the turn, or of the input, closes as
     well."""
 
+    whole_kind = "call"  # closed by a marker, as JsonCallReader (see pawlette.engine.whole)
+
     def close(self, marker: str | None, offset: int) -> None:
         super().close("" if marker is None else marker, offset)
 

@@ -1,6 +1,7 @@
-"""Kimi K2 (Moonshot AI): ``<|im_…|>`` turns with a role label, tools declared in a turn of
-their own, calls whose id holds the name, results labelled with that id, and (K2 Thinking)
-``<think>`` blocks, as Moonshot's chat templates write them.
+"""Kimi K2 and K3 (Moonshot AI).  K2: ``<|im_…|>`` turns with a role label, tools declared in
+a turn of their own, calls whose id holds the name, results labelled with that id, and (K2
+Thinking) ``<think>`` blocks, as Moonshot's chat templates write them.  K3: tagged turns,
+described in its own section below.
 
 The wire format (every ``<|…|>`` is a special token of the Kimi tokenizer; the role words
 and ``tool_declare`` are plain text), shown on several lines (the format writes no newline
@@ -19,6 +20,10 @@ Variants (reference: llama.cpp's ``models/templates``):
 - ``k2-instruct`` (the default): ``Kimi-K2-Instruct.jinja`` (Kimi-K2-Instruct-0905).
 - ``k2-thinking``: ``Kimi-K2-Thinking.jinja``.
 - ``k2-original``: ``moonshotai-Kimi-K2.jinja``, the first K2 template.
+- ``k3``: ``Kimi-K3.jinja``, with its defaults (``thinking`` true, ``thinking_effort``
+  ``"max"``); ``k3-no-thinking``: the same with ``thinking`` false.  The options
+  ``thinking`` and ``thinking_effort`` (``"low"``, ``"high"``, ``"max"`` or None) are the
+  template's variables (``pawlette.get_format("kimi:k3").with_options(thinking_effort="low")``).
 
 Decisions:
 
@@ -57,7 +62,74 @@ Decisions:
   is content; a call section inside an unclosed block ends the reasoning (llama.cpp's and
   SGLang's readers).  Instruct and original drop ``reasoning_content`` (a recorded loss).
 
-Remaining differences from the templates:
+Kimi K3 (``k3``, ``k3-no-thinking``; :mod:`pawlette.formats.kimi.k3`).  Every turn is a tag,
+``<|open|>TAG key="value"…<|sep|>`` … ``<|close|>TAG<|sep|>`` (``<|open|>``, ``<|sep|>``,
+``<|close|>`` and ``<|end_of_msg|>`` are special tokens; tags and attributes are text;
+attribute values escape ``&`` and ``"`` as ``&amp;`` and ``&quot;``), shown on several lines
+(the format writes no newline between turns)::
+
+    <|open|>message role="system" type="tool-declare"<|sep|># Tools
+    Here are the available tools, described in JSONSchema.
+
+    ```json
+    [{"function":{"description":"…","name":"get_weather",…},"type":"function"}]
+    ```<|close|>message<|sep|><|end_of_msg|>
+    <|open|>message role="system" type="thinking-effort"<|sep|>`thinking_effort` guides … `thinking_effort=max`.<|close|>message<|sep|><|end_of_msg|>
+    <|open|>message role="user" name="alice"<|sep|>Weather in Zürich?<|close|>message<|sep|><|end_of_msg|>
+    <|open|>message role="assistant"<|sep|><|open|>think<|sep|>One call.<|close|>think<|sep|><|open|>response<|sep|>Checking.<|close|>response<|sep|><|open|>tools<|sep|><|open|>call tool="get_weather" index="1"<|sep|><|open|>argument key="city" type="string"<|sep|>Zürich<|close|>argument<|sep|><|close|>call<|sep|><|close|>tools<|sep|><|close|>message<|sep|><|end_of_msg|>
+    <|open|>message role="tool" tool="get_weather" index="1"<|sep|>3 °C<|close|>message<|sep|><|end_of_msg|>
+    <|open|>message role="assistant"<|sep|><|open|>think<|sep|>
+
+Decisions (K3):
+
+- **Tools**: one JSON array of OpenAI's tool objects in a ``tool-declare`` system turn first,
+  as the template's ``json_sorted`` writes it: every object's keys in Jinja's ``dictsort``
+  order (case-insensitive), no spaces after ``,`` and ``:``, non-ASCII kept.
+- **Thinking effort**: with ``thinking`` and an effort, a ``thinking-effort`` system turn
+  after the tools; read as layout (no message).
+- **Turns**: system, user and assistant messages in place; a message's ``name`` is the
+  tag's ``name`` attribute, read back.
+- **Reasoning** (``thinking``): every assistant turn keeps it, ``<|open|>think<|sep|>`` +
+  reasoning + ``<|close|>think<|sep|>`` (an empty block without reasoning, and for a blank
+  text: a recorded loss), then ``<|open|>response<|sep|>`` + text + ``<|close|>response<|sep|>``.
+  The generation prompt opens the think block, so a completion is read as
+  ``reasoning<|close|>think<|sep|><|open|>response<|sep|>answer…``.  Thinking off: the
+  response channel only; reasoning is dropped (a recorded loss).
+- **Calls**: after the response channel, ``<|open|>tools<|sep|>`` + per call
+  ``<|open|>call tool="NAME" index="N"<|sep|>`` (N from 1) + per argument
+  ``<|open|>argument key="KEY" type="TYPE"<|sep|>VALUE<|close|>argument<|sep|>`` +
+  ``<|close|>call<|sep|>`` + ``<|close|>tools<|sep|>``.  TYPE is the value's JSON type, a
+  string written as it is, any other value as JSON (``", "``/``": "``).  Reading types each
+  value by its ``type`` (without one, by the tool's schema), unescapes the attributes, takes
+  the template's ``<|open|>json type="object"<|sep|>{…}<|close|>json<|sep|>`` block as the
+  whole arguments, and allows whitespace between tags.  A call that does not read (an
+  unclosed tag, a value not of its type, an unknown tool) is kept as text, with a warning.
+  vLLM, SGLang and llama.cpp ship no K3 reader to compare with.  The turn grammars let a
+  model write each declared parameter (the required ones always) with the type attribute
+  and a value its schema allows, a string as text up to the next special token; undeclared
+  parameters are not offered, and a call's ``index`` is any number (reading ignores it).
+  A forced call skips the reasoning (its prefix closes the think block).
+- **Results**: each tool message ``<|open|>message role="tool" tool="NAME" index="K"<|sep|>``
+  + text; a run of results is written in the order of the calls they answer when every id
+  matches a call of the last assistant turn (a recorded loss when that reorders them), each
+  named by its call; otherwise in order, named by the message's ``name``, else by the call at
+  the same position (neither: refused).  K counts from 1 after each assistant turn.  Reading
+  pairs results with calls by position (the name and K are not read).
+
+Remaining differences from the K3 template:
+
+- Image parts (the template's ``<|kimi_image_placeholder|>`` and ``image_prompts``) are
+  refused: text parts only.
+- A system message with a ``tools`` key (the template's dynamic tool declaration, no OpenAI
+  field) is refused as an unknown key; a tool message's ``tool`` key likewise.
+- Arguments are written as the object's typed tags (what Hugging Face callers pass); the
+  template's JSON block for arguments given as a string is read, never written, and
+  arguments that are no JSON object are refused.
+- The ``tool_choice``, ``response_format`` and ``response_schema`` variables, whose system
+  turns the template writes at the end when a caller passes them, are not options
+  (``apply_chat_template`` passes none of them by default).
+
+Remaining differences from the K2 templates:
 
 - Hugging Face's ``apply_chat_template`` cannot render Instruct's or Thinking's template
   with a tool call (its immutable sandbox refuses the templates' ``list.append``); the
@@ -94,6 +166,7 @@ from pawlette.declare import (
 )
 from pawlette.declare.concept import Concept
 
+from . import k3
 from .concepts import (
     BreakAfterDefault,
     CallLabel,
@@ -116,27 +189,51 @@ MEDIA = tuple(
 KIMI_DEFAULT = "You are Kimi, an AI assistant created by Moonshot AI."
 ORIGINAL_DEFAULT = "You are a helpful assistant"
 
-Version = Literal["k2-instruct", "k2-thinking", "k2-original"]
+Version = Literal["k2-instruct", "k2-thinking", "k2-original", "k3"]
 
 
 @dataclass(frozen=True)
 class KimiOptions:
-    """``version``: which template's layout (see the module docstring)."""
+    """``version``: which template's layout (see the module docstring).  K3 only:
+    ``thinking`` and ``thinking_effort`` (``"low"``, ``"high"``, ``"max"`` or None), the
+    template's variables of those names."""
 
     version: Version = "k2-instruct"
+    thinking: bool = True
+    thinking_effort: str | None = "max"
 
 
 VARIANTS = {
-    version: KimiOptions(version) for version in ("k2-instruct", "k2-thinking", "k2-original")
+    **{version: KimiOptions(version) for version in ("k2-instruct", "k2-thinking", "k2-original")},
+    "k3": KimiOptions("k3"),
+    "k3-no-thinking": KimiOptions("k3", thinking=False),
 }
 
 
 def _variables(options: KimiOptions) -> Mapping[str, Any]:
+    if options.version == "k3":
+        return {"thinking": options.thinking, "thinking_effort": options.thinking_effort}
     return {}
 
 
 def layout(options: KimiOptions) -> Layout:
     version = options.version
+    if version == "k3":
+        frames, k3_concepts = k3.parts(options.thinking, options.thinking_effort)
+        summary = "Kimi K3: <|open|>TAG attr=...<|sep|> turns, think and response channels, typed argument tags"
+        if not options.thinking:
+            summary = "Kimi K3 with thinking off: <|open|>TAG<|sep|> turns, typed argument tags"
+        return Layout(
+            name="kimi",
+            summary=summary,
+            frames=frames,
+            concepts=tuple(k3_concepts),
+            options=options,
+            from_options=layout,
+            variants=VARIANTS,
+            extra_special=(k3.IMAGE,),
+            template_variables=_variables,
+        )
     original = version == "k2-original"
     concepts: list[Concept] = [
         ToolsBlock(

@@ -23,6 +23,7 @@ from ...declare.pieces import Marker
 from ...emit.grammar_ast import JsonSchemaValue, Lit, Node, Rules, seq
 from ...emit.grammar_ast import Marker as MarkerNode
 from ...emit.jinja_text import fill, jinja_string
+from ...emit.json_lark import SchemaToLark
 from ...emit.json_schema import SchemaToGbnf
 from ...emit.text_language import text_terminal
 from ...emit.turn_rules import ANY_OBJECT
@@ -286,7 +287,11 @@ TEXT_ANY_NL = text_terminal("TEXT", "ANY_NL")  # text (maybe none), then a newli
 
 
 def any_object(rules: Rules, name: str) -> JsonSchemaValue:
-    return JsonSchemaValue(ANY_OBJECT, SchemaToGbnf(rules, name, name).convert(ANY_OBJECT))
+    return JsonSchemaValue(
+        ANY_OBJECT,
+        SchemaToGbnf(rules, name, name).convert(ANY_OBJECT),
+        lark=SchemaToLark(rules, name, name).convert(ANY_OBJECT),
+    )
 
 
 def headed_grammar(headed: HeadedText, rules: Rules) -> Node:

@@ -151,6 +151,7 @@ class HeaderFirst:
     the turn's reader is made only once its text begins, or at its end for an empty one."""
 
     __slots__ = ("_buffer", "_escaped", "_inner", "_make", "_parser", "_phase", "_separator")
+    whole_kind = "headed"  # see pawlette.engine.whole
 
     def __init__(self, parser: Parser, separator: str, make: ReaderFactory) -> None:
         self._parser = parser
@@ -164,6 +165,11 @@ class HeaderFirst:
         self._buffer: list[str] = []
         self._phase = "start"  # start, key, value, string, done, content
         self._escaped = False
+
+    def whole_reading(self) -> tuple[Reader, frozenset[str]]:
+        """How a whole text reads here (see :mod:`pawlette.engine.whole`): as the turn's own
+        reader, unless a separator comes (then a header may have been read)."""
+        return self._make(self._parser), frozenset((self._separator,))
 
     def _content(self) -> Reader:
         inner = self._inner

@@ -1,0 +1,320 @@
+"""Compile a layout's writer skeleton into Python source, once per format.
+
+The generated module holds one function per role that has a frame (the framed turn of
+:meth:`pawlette.declare.write.Render.turn`, with that role's hooks called one after another
+and only the branches the layout leaves open), the generation prompt, and the conversation
+loop.  Concept hooks are called as they are: the compiler specialises the skeleton, never a
+concept's own logic, so a concept needs nothing to be compiled.  Concepts that call back into
+the skeleton (``out.turn(index)``, a system prompt concept writing the system turn) reach the
+compiled turns through a subclass of the render context.
+
+This layer sits below the declaration layer: the declaration hands its plan, its render
+context class and its refusal check in (:func:`compiled_writer`), so nothing here imports it.
+"""
+
+from __future__ import annotations
+
+import weakref
+from collections.abc import Callable
+from typing import Any
+
+from ..engine.writer import Writer
+from ..types import Message, Segment, TextPart, Tool
+
+WriteConversation = Callable[[Writer, tuple[Message, ...], tuple[Tool, ...], bool], None]
+
+_REFERENCES: weakref.WeakKeyDictionary[Callable[..., None], WriteConversation] = (
+    weakref.WeakKeyDictionary()
+)
+"""The reference writer of each compiled one (an entry lives as long as its compiled writer:
+formats made per request with other options leave nothing behind)."""
+
+
+def is_compiled(write: object) -> bool:
+    """Whether ``write`` (a :attr:`pawlette.Format.write`) is a compiled renderer."""
+    return callable(write) and write in _REFERENCES
+
+
+def reference_of(write: WriteConversation) -> WriteConversation:
+    """The generic writer a compiled renderer was made from (``write`` itself if it is none)."""
+    return _REFERENCES.get(write, write)
+
+
+class _Source:
+    """Lines of Python source, indented as they are added."""
+
+    def __init__(self) -> None:
+        self.lines: list[str] = []
+        self.depth = 0
+        self.names: dict[str, Any] = {}
+
+    def line(self, text: str) -> None:
+        self.lines.append("    " * self.depth + text)
+
+    def bind(self, name: str, value: Any) -> str:
+        """A global of the generated module holding ``value`` (a hook, a fence, ...)."""
+        self.names[name] = value
+        return name
+
+    def calls(self, prefix: str, hooks: list[Any], arguments: str) -> list[str]:
+        """One bound name per hook (the hooks of a list, in order)."""
+        return [
+            self.bind(f"{prefix}_{number}", hook) + f"({arguments})"
+            for number, hook in enumerate(hooks)
+        ]
+
+
+def _enter(source: _Source, role: str) -> None:
+    """Set the render and writer context to this turn (as ``Render.turn`` does)."""
+    source.line(f"out.role = {role!r}")
+    source.line("out.index = index")
+    source.line(f"writer.role = {role!r}")
+    source.line("writer.message_index = index")
+
+
+def _extend(source: _Source, segments: str) -> None:
+    """Write constant segments (``Writer.extend``'s common case without its call)."""
+    source.line("if writer._unfinished is None:")
+    source.line(f"    writer._extend({segments})")
+    source.line("else:")
+    source.line(f"    writer.extend({segments})")
+
+
+def _first_fence(source: _Source, calls: list[str], target: str) -> None:
+    """``target`` = the first hook result that is not None (None: none is)."""
+    source.line(f"{target} = {calls[0]}")
+    for call in calls[1:]:
+        source.line(f"if {target} is None:")
+        source.depth += 1
+        source.line(f"{target} = {call}")
+    source.depth -= len(calls) - 1
+
+
+def _turn(source: _Source, role: str, hooks: Any) -> None:
+    """The framed turn of ``role`` (``Render.turn``, specialised): the function
+    ``turn_ROLE(out, index, message)`` (``message`` None: a turn that holds no message)."""
+    tag = role
+    frame = source.bind(f"frame_{tag}", hooks.frame)
+    hooks_name = source.bind(f"hooks_{tag}", hooks)
+    source.line(f"def turn_{tag}(out, index, message):")
+    source.depth += 1
+    source.line("writer = out.writer")
+    _enter(source, role)
+    if hooks.before:
+        for call in source.calls(f"before_{tag}", hooks.before, "out, index"):
+            source.line(call)
+        _enter(source, role)
+    opener = bool(hooks.turn_open)
+    if opener:
+        openers = source.calls(f"turn_open_{tag}", hooks.turn_open, "out, index")
+        _first_fence(source, openers, "opener")
+    if hooks.opens:
+        if opener:
+            source.line("if opener is None:")
+            source.depth += 1
+        source.line(f"segments = {hooks_name}.opened.get(index)")
+        source.line("if segments is None:")
+        source.line(f"    segments = out._frame_segments({hooks_name}, index, opening=True)")
+        _extend(source, "segments")
+        if opener:
+            source.depth -= 1
+            source.line("else:")
+            source.line('    out.fence(opener, "header")')
+    elif opener:
+        source.line(
+            f'out.fence({frame}.opener(out.previous) if opener is None else opener, "header")'
+        )
+    else:
+        source.line(f'out.fence({frame}.opener(out.previous), "header")')
+    for call in source.calls(f"opening_{tag}", hooks.opening, "out, index"):
+        source.line(call)
+    source.line("out.has_content = message is not None")
+    if hooks.content:
+        contents = source.calls(f"content_{tag}", hooks.content, "out, index")
+        source.line(f"if not ({' or '.join(contents)}) and message is not None:")
+    else:
+        source.line("if message is not None:")
+    source.depth += 1
+    source.line("content = message.content")
+    source.line("if content and len(content) == 1 and type(content[0]) is TextPart:")
+    source.line("    text = content[0].text")
+    source.line("else:")
+    source.line("    text = out.message_text(index)")
+    # Writer.text inlined for a format that does not escape (most): one segment, in the
+    # writer's context (a hook may have moved it).
+    source.line("if writer._escape is None:")
+    source.line("    if text:")
+    source.line(
+        "        writer._append(new_tuple(Segment, (text, False, writer.role, "
+        f'writer.message_index, "content", {hooks.assistant!r})))'
+    )
+    source.line("else:")
+    source.line(f'    writer.text(text, "content", trainable={hooks.assistant!r})')
+    source.depth -= 1
+    for call in source.calls(f"closing_{tag}", hooks.closing, "out, index"):
+        source.line(call)
+    ends = bool(hooks.turn_end)
+    if ends:
+        enders = source.calls(f"turn_end_{tag}", hooks.turn_end, "out, index")
+        _first_fence(source, enders, "end")
+    source.line(f"if writer.role != {role!r} or writer.message_index != index:")
+    source.line(f"    writer.role = {role!r}")
+    source.line("    writer.message_index = index")
+    if not hooks.after:
+        if ends:
+            source.line("if end is None:")
+            source.depth += 1
+        source.line(f"segments = {hooks_name}.ended.get(index)")
+        source.line("if segments is None:")
+        source.line(f"    segments = out._frame_segments({hooks_name}, index, opening=False)")
+        _extend(source, "segments")
+        if ends:
+            source.depth -= 1
+            source.line("else:")
+            source.depth += 1
+    if ends or hooks.after:
+        end = f"{frame}.end if end is None else end" if ends else f"{frame}.end"
+        source.line(f"out.fence({end}, {hooks.end_kind!r}, trainable={hooks.assistant!r})")
+        for call in source.calls(f"after_{tag}", hooks.after, "out, index"):
+            source.line(call)
+        source.line(f'out.fence({frame}.after, "separator")')
+        if ends and not hooks.after:
+            source.depth -= 1
+    source.line(f"out.previous = {role!r}")
+    source.depth -= 1
+    source.line("")
+
+
+def _prompt(source: _Source, plan: Any) -> None:
+    """The generation prompt (``Render.generation_prompt``, specialised)."""
+    hooks = plan.turns["assistant"]
+    frame = source.bind("frame_prompt", plan.layout.frames["assistant"])
+    source.line("def generation_prompt(out):")
+    source.depth += 1
+    source.line("index = len(out.messages)")
+    source.line("writer = out.writer")
+    _enter(source, "assistant")
+    if hooks.before:
+        for call in source.calls("before_prompt", hooks.before, "out, index"):
+            source.line(call)
+        _enter(source, "assistant")
+    if hooks.turn_open:
+        openers = source.calls("turn_open_prompt", hooks.turn_open, "out, index")
+        _first_fence(source, openers, "opener")
+        source.line("if opener is None:")
+        source.line(f"    opener = {frame}.prompt(out.previous)")
+    else:
+        source.line(f"opener = {frame}.prompt(out.previous)")
+    source.line("if opener:")
+    source.line('    out.fence(opener, "generation_prompt")')
+    for call in source.calls("prompt", plan.prompt, "out"):
+        source.line(call)
+    source.depth -= 1
+    source.line("")
+
+
+def _conversation(source: _Source, plan: Any, claimed: dict[str, str]) -> None:
+    """The conversation (``writer_of``'s ``write``, specialised)."""
+    begin = source.bind("begin", plan.layout.begin)
+    source.line("def write(writer, messages, tools, prompt):")
+    source.depth += 1
+    source.line("out = Compiled(plan, writer, messages, tools, prompt)")
+    for call in source.calls("check", plan.check, "out"):
+        source.line(call)
+    source.line("refuse_unhandled(out)")
+    source.line("writer.role = None")
+    source.line("writer.message_index = -1")
+    if plan.layout.begin:
+        source.line(f'out.fence({begin}, "begin")')
+    for call in source.calls("start", plan.start, "out"):
+        source.line(call)
+    source.line("for index, message in enumerate(messages):")
+    source.depth += 1
+    source.line("role = message.role")
+    branch = "if"
+    for role, name in claimed.items():
+        source.line(f"{branch} role == {role!r}:")
+        source.line(f"    {name}(out, index)")
+        branch = "elif"
+    for role in plan.layout.frames:
+        if role in claimed:
+            continue
+        source.line(f"{branch} role == {role!r}:")
+        source.line(f"    turn_{role}(out, index, message)")
+        branch = "elif"
+    if branch == "if":
+        source.line("out.turn(index)")
+    else:
+        source.line("else:")
+        source.line("    out.turn(index)")
+    source.depth -= 1
+    source.line("if prompt:")
+    source.line("    generation_prompt(out)")
+    for call in source.calls("finish", plan.finish, "out"):
+        source.line(call)
+    source.depth -= 1
+
+
+def compiled_writer(
+    plan: Any,
+    render_class: type[Any],
+    refuse_unhandled: Callable[[Any], None],
+    reference: WriteConversation,
+) -> WriteConversation:
+    """A layout's renderer, compiled from its plan (:class:`pawlette.declare.write.Plan`).
+
+    ``render_class`` is the render context the hooks get (compiled turns replace its
+    ``turn`` and ``generation_prompt``), ``refuse_unhandled`` the check that refuses what no
+    concept handles, ``reference`` the generic writer of the same plan (what
+    :func:`reference_of` returns).  Every layout compiles: hooks are called as they are.
+    """
+    source = _Source()
+    source.names.update(
+        plan=plan,
+        refuse_unhandled=refuse_unhandled,
+        TextPart=TextPart,
+        Segment=Segment,
+        new_tuple=tuple.__new__,
+    )
+    claimed = {
+        role: source.bind(f"claim_{role}", write_message)
+        for role, write_message in plan.claims.items()
+    }
+    for role in plan.layout.frames:
+        _turn(source, role, plan.turns[role])
+    _prompt(source, plan)
+    _conversation(source, plan, claimed)
+    text = "\n".join(source.lines) + "\n"
+    namespace = dict(source.names)
+    exec(compile(text, f"<compiled writer of {plan.layout.name}>", "exec"), namespace)
+    compiled_turns = {role: namespace[f"turn_{role}"] for role in plan.layout.frames}
+    generic_turn = render_class.turn
+    prompt_function = namespace["generation_prompt"]
+
+    def turn(out: Any, index: int, role: str | None = None) -> None:
+        if index >= 0:
+            message = out.messages[index]
+            if role is None:
+                role = message.role
+        else:
+            message = None
+            if role is None:
+                role = "system"
+        found = compiled_turns.get(role)
+        if found is None:  # a role without a frame: the reference says what is wrong
+            generic_turn(out, index, role)
+        else:
+            found(out, index, message)
+
+    def generation_prompt(out: Any) -> None:
+        prompt_function(out)
+
+    namespace["Compiled"] = type(
+        f"Compiled{render_class.__name__}",
+        (render_class,),
+        {"__slots__": (), "turn": turn, "generation_prompt": generation_prompt},
+    )
+    write: WriteConversation = namespace["write"]
+    write.__doc__ = f"The compiled renderer of {plan.layout.name}.\n\n{text}"
+    _REFERENCES[write] = reference
+    return write

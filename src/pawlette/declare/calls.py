@@ -1,0 +1,267 @@
+"""What the call concepts share: the checks of a turn's calls, the text beside them, and the
+skeleton of calls written one after another inside an optional section.
+
+:class:`CallConcept` checks every assistant turn with calls (its text, their number, each
+name, each id against ``id_pattern``) and drops the text beside them where ``content`` says
+so.  :class:`SectionedCallConcept` writes, reads and templates::
+
+    [text_separator] section_open  open CALL close [separator open CALL close ...]  section_close
+
+and a subclass gives only what stands between one call's ``open`` and ``close``
+(:class:`~.named_calls.NamedCalls`: a name and JSON arguments; :class:`~.xml_calls.XmlCalls`:
+a name and one tag per parameter).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import TYPE_CHECKING, Literal
+
+from ..engine.json_text import json_string
+from ..engine.kept import MISSING, Kept
+from ..errors import RequestError
+from ..types import ToolCall
+from .concept import Concept
+from .pieces import Fence
+from .readers import BetweenCallsReader, SectionReader
+
+if TYPE_CHECKING:
+    from .jinja import Template
+    from .table import Table
+    from .write import Render
+
+
+Content = Literal["written", "dropped", "refused"]
+"""What a calls concept does with a turn's text beside its calls: writes it before them,
+drops it (a recorded loss) or refuses it."""
+
+
+def check_beside_calls(out: Render, index: int, content: Content, parallel: bool) -> None:
+    """Refuse, or record as lost, what ``messages[index]`` (an assistant turn with calls)
+    holds beside its calls that the format cannot write: its text (as ``content`` says),
+    several calls (without ``parallel``)."""
+    message = out.messages[index]
+    if out.message_text(index) and content != "written":
+        if content == "refused":
+            raise RequestError(
+                f"messages[{index}].content",
+                "text alongside tool calls",
+                f"either text or calls: {out.layout.name} writes calls alone",
+            )
+        out.lose(f"messages[{index}].content", "dropped (the turn holds calls)")
+    if len(message.tool_calls) > 1 and not parallel:
+        raise RequestError(
+            f"messages[{index}].tool_calls",
+            f"{len(message.tool_calls)} calls",
+            f"one call per turn: {out.layout.name} has no parallel calls",
+        )
+
+
+def check_call_name(name: str, index: int, number: int) -> None:
+    """An empty call name parses back as no call, so a render refuses it."""
+    if not name:
+        name_path = f"messages[{index}].tool_calls[{number}].function.name"
+        raise RequestError(name_path, "an empty name", "a function name")
+
+
+def arguments_json(
+    arguments: str, where: str, verbatim: bool = False, *, ascii: bool = False
+) -> str:
+    """A call's arguments as Jinja's ``tojson`` writes the parsed object (``verbatim``: the
+    caller's text, stripped; ``ascii``: as ``tojson(ensure_ascii=True)``)."""
+    stripped = arguments.strip()
+    if verbatim:
+        return stripped
+    kept = _WRITTEN_ASCII if ascii else _WRITTEN
+    found = kept.find(stripped)  # a conversation's calls come back in every later request
+    if found is not MISSING:
+        return found
+    try:
+        value = json.loads(stripped or "{}")
+    except json.JSONDecodeError as error:
+        raise RequestError(where, f"not valid JSON ({error.msg})", "a JSON object") from error
+    written = json.dumps(value) if ascii else json_string(value)
+    kept.keep(stripped, written)
+    return written
+
+
+_WRITTEN: Kept[str] = Kept(limit=4096, longest=1 << 14)
+_WRITTEN_ASCII: Kept[str] = Kept(limit=4096, longest=1 << 14)
+"""Arguments as written, by their stripped text (the text alone decides what is written)."""
+
+
+def jinja_open_calls(out: Template, content: Content, text_separator: Fence) -> None:
+    """The template's start of a turn's calls: opens ``{% if message.tool_calls %}`` (the
+    caller closes it), refuses a text beside them or writes ``text_separator`` after one."""
+    out.out("{%- if message.tool_calls is defined and message.tool_calls -%}")
+    if content == "refused":
+        out.raise_if(
+            "message.content is defined and message.content",
+            f"content alongside tool calls: {out.layout.name}",
+        )
+    if content == "written" and text_separator:
+        out.out("{%- if message.content is defined and message.content -%}")
+        out.fence(text_separator)
+        out.out("{%- endif -%}")
+
+
+class CallConcept(Concept):
+    """A calls concept's checks and its text beside the calls (``content``), for subclasses
+    that are frozen dataclasses declaring ``content``, ``parallel`` and ``id_pattern`` (a
+    regular expression every written call id must match; None: any) or keeping these
+    defaults."""
+
+    content: Content = "written"
+    parallel: bool = True
+    id_pattern: str | None = None
+
+    def turn_roles(self) -> frozenset[str]:
+        return frozenset({"assistant"})
+
+    def check(self, out: Render) -> None:
+        out.handles("calls")
+        for index, message in enumerate(out.messages):
+            if message.role != "assistant" or not message.tool_calls:
+                continue
+            self.check_turn(out, index)
+            check_beside_calls(out, index, self.content, self.parallel)
+            for number, call in enumerate(message.tool_calls):
+                check_call_name(call.name, index, number)
+                if self.id_pattern is not None and not re.fullmatch(self.id_pattern, call.id or ""):
+                    raise RequestError(
+                        f"messages[{index}].tool_calls[{number}].id",
+                        repr(call.id),
+                        f"an id matching {self.id_pattern} ({out.layout.name}'s template "
+                        "refuses others)",
+                    )
+                self.check_call(call, f"messages[{index}].tool_calls[{number}].function")
+
+    def check_turn(self, out: Render, index: int) -> None:
+        """Check ``messages[index]``, an assistant turn with calls, before its calls."""
+
+    def check_call(self, call: ToolCall, where: str) -> None:
+        """Check one call (``where``: its ``function``'s path)."""
+
+    def write_content(self, out: Render, index: int) -> bool:
+        if out.role != "assistant" or index < 0 or self.content != "dropped":
+            return False
+        return bool(out.messages[index].tool_calls)  # the text is not written
+
+    def jinja_setup(self, out: Template) -> None:
+        out.object_arguments = True
+
+    def jinja_content(self, out: Template, role: str) -> bool:
+        if role != "assistant" or self.content != "dropped":
+            return False
+        out.out("{%- if not (message.tool_calls is defined and message.tool_calls) -%}")
+        out.text()
+        out.out("{%- endif -%}")
+        return True
+
+
+class SectionedCallConcept(CallConcept):
+    """Calls written one after another inside an optional section (see the module), for
+    subclasses that are frozen dataclasses declaring ``open``, ``close``, ``section_open``,
+    ``section_close``, ``separator``, ``text_separator`` and ``loose`` (the fences are also
+    read without the whitespace they write around markers).  A subclass writes one call's
+    inside (:meth:`write_call`), reads it (:meth:`rows` declares its states, then
+    :meth:`section_rows`) and
+    templates it (:meth:`jinja_call`)."""
+
+    open: Fence
+    close: Fence
+    section_open: Fence
+    section_close: Fence
+    separator: Fence
+    text_separator: Fence
+    loose: bool
+
+    # ------------------------------------------------------------------ the writer
+
+    def write_call(self, out: Render, index: int, number: int, call: ToolCall) -> None:
+        """Write what stands between the call's ``open`` and ``close``."""
+        raise NotImplementedError
+
+    def write_closing(self, out: Render, index: int) -> None:
+        if out.role != "assistant" or index < 0 or not out.messages[index].tool_calls:
+            return
+        if self.content == "written" and out.message_text(index):
+            out.fence(self.text_separator, "tool_call", trainable=True)
+        out.fence(self.section_open, "tool_call", trainable=True)
+        for number, call in enumerate(out.messages[index].tool_calls):
+            if number:
+                out.fence(self.separator, "tool_call", trainable=True)
+            out.fence(self.open, "tool_call", trainable=True)
+            self.write_call(out, index, number, call)
+            out.fence(self.close, "tool_call", trainable=True)
+        out.fence(self.section_close, "tool_call", trainable=True)
+
+    # ------------------------------------------------------------------ the parse table
+
+    def call_rows(self, table: Table) -> None:
+        """The rows between the states of one call (after the rows into it)."""
+
+    def after_text_spellings(self, table: Table, first: Fence) -> set[str]:
+        """How the first call (its section's opener ``first``) is spelled after text."""
+        return {*table.spellings(self.loose, self.text_separator, first)}
+
+    def section_rows(self, table: Table, first: str, last: str) -> None:
+        """The rows into, between and out of the calls, once a subclass's :meth:`rows` has
+        declared one call's states (``first``: the one a call opens in, ``last``: the one
+        its ``close`` ends; the states of a call end at the turn's end fences, since a turn
+        may end in the middle of a call, which is then content)."""
+        texts = tuple(table.call_states)
+        between = "assistant.after_call"
+        table.state(between, BetweenCallsReader, "assistant", ends=not self.section_close)
+        if self.section_open:
+            table.state("assistant.calls", SectionReader, "assistant")
+        after_text = self.after_text_spellings(table, self.section_open or self.open)
+        for state in texts:
+            for spelling in sorted(after_text):
+                table.on(state, spelling, "assistant.calls" if self.section_open else first)
+        if self.section_open:
+            for spelling in table.spellings(self.loose, self.open):
+                table.on("assistant.calls", spelling, first)
+        self.call_rows(table)
+        if self.close:
+            for spelling in table.spellings(self.loose, self.close):
+                table.on(last, spelling, between)
+            last = between
+        for spelling in table.spellings(self.loose, self.separator, self.open):
+            table.on(last, spelling, first)
+        if self.section_close:
+            table.state("assistant.after_calls", BetweenCallsReader, "assistant", ends=True)
+            for spelling in table.spellings(self.loose, self.section_close):
+                table.on(last, spelling, "assistant.after_calls")
+
+    # ------------------------------------------------------------------ the Jinja template
+
+    def jinja_calls_open(self, out: Template) -> None:
+        """The template's start of a turn's calls, through the text separator."""
+        jinja_open_calls(out, self.content, self.text_separator)
+
+    def jinja_call(self, out: Template) -> None:
+        """The template's counterpart of :meth:`write_call` (``call``, ``loop`` in scope)."""
+        raise NotImplementedError
+
+    def jinja_after_calls(self, out: Template) -> None:
+        """In the template, after a message's calls."""
+
+    def jinja_closing(self, out: Template, role: str) -> None:
+        if role != "assistant":
+            return
+        self.jinja_calls_open(out)
+        out.fence(self.section_open)
+        out.out("{%- for call in message.tool_calls -%}")
+        if self.separator:
+            out.out("{%- if not loop.first -%}")
+            out.fence(self.separator)
+            out.out("{%- endif -%}")
+        out.fence(self.open)
+        self.jinja_call(out)
+        out.fence(self.close)
+        out.out("{%- endfor -%}")
+        out.fence(self.section_close)
+        self.jinja_after_calls(out)
+        out.out("{%- endif -%}")

@@ -1,0 +1,293 @@
+"""The concepts only Gemma 4 needs: its tools, calls and results in its value syntax, the
+reasoning it keeps, and the end of a turn with calls."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from ...declare import CallTurnEnd, NamedCalls, Reasoning, Results, ToolsBlock
+from ...declare.pieces import Fence, Marker, fence
+from ...declare.readers import BetweenCallsReader, ResultReader
+from ...declare.results import ResultNameReader
+from ...declare.table import begin, end
+from ...emit.jinja_text import jinja_string
+from ...errors import RequestError
+from . import jinja as macros
+from .declarations import declaration
+from .grammar import arguments_node
+from .reading import AFTER_CALL, CALL_STATE, CallReader
+from .values import QUOTE, write_members
+
+if TYPE_CHECKING:
+    from ...declare.jinja import Template
+    from ...declare.table import Table
+    from ...declare.write import Render
+    from ...emit.grammar_ast import Node, Rules
+    from ...types import Tool
+
+Q = Marker(QUOTE)
+NEWLINE = fence("\n")
+
+
+HELD = "\ue000"
+"""Stands for a ``<|"|>`` the request's own text spells while a value is written, so only the
+quotes the syntax writes become the quote token (a private-use character; text holding it is
+refused)."""
+
+
+def held(value: Any, where: str) -> Any:
+    """``value`` with every ``<|"|>`` its strings and keys spell replaced by :data:`HELD`."""
+    if isinstance(value, str):
+        if HELD in value:
+            raise RequestError(where, "text holding U+E000", "text without U+E000")
+        return value.replace(QUOTE, HELD)
+    if isinstance(value, dict):
+        return {held(key, where): held(item, where) for key, item in value.items()}
+    if isinstance(value, list):
+        return [held(item, where) for item in value]
+    return value
+
+
+def quoted(text: str) -> Fence:
+    """Written ``text`` as pieces: each ``<|"|>`` in it the quote token, each :data:`HELD`
+    the text ``<|"|>`` the request spelled."""
+    pieces: list[str | Marker] = []
+    for number, part in enumerate(text.split(QUOTE)):
+        if number:
+            pieces.append(Q)
+        if part:
+            pieces.append(part.replace(HELD, QUOTE))
+    return fence(*pieces)
+
+
+@dataclass(frozen=True)
+class GemmaTools(ToolsBlock):
+    """Each tool as its declaration (:mod:`.declarations`) between the item fences, in the
+    system turn.  ``interleaved``: as the interleaved-thinking template writes them."""
+
+    interleaved: bool = False
+
+    def check(self, out: Render) -> None:
+        super().check(out)
+        for number, tool in enumerate(out.tools):
+            try:
+                declaration(tool.definition, interleaved=self.interleaved)
+            except (AttributeError, TypeError) as error:
+                # A keyword of the wrong JSON type ("properties": [], "required": 5): the
+                # template's macros would fail on it as the writer does.
+                raise RequestError(
+                    f"tools[{number}].function.parameters",
+                    f"a schema Gemma 4's declaration cannot write ({error})",
+                    "a JSON schema whose keywords have their JSON types (properties an "
+                    "object of objects, required a list of names)",
+                ) from error
+
+    def block(self, out: Render, *, separated: bool = False) -> None:
+        out.fence(self.open, "tools")
+        for number, tool in enumerate(out.tools):
+            out.fence(self.item_open, "tools")
+            definition = held(dict(tool.definition), f"tools[{number}]")
+            text = declaration(definition, interleaved=self.interleaved)
+            out.fence(quoted(text), "tools")
+            out.fence(self.item_close, "tools")
+        out.fence(self.close, "tools")
+
+    def rows(self, table: Table) -> None:
+        # The declarations are read as layout: a request's tools are not a message.
+        markers = (table.text(self.item_open), table.text(self.item_close), QUOTE)
+        table.state("system.tools", ResultNameReader, "system", ends=True, inner=markers)
+        table.on("system.body", table.text(self.item_open), "system.tools")
+
+    def jinja_setup(self, out: Template) -> None:
+        super().jinja_setup(out)
+        macros.define(out, interleaved=self.interleaved)
+
+    def jinja_block(self, out: Template, *, separated: bool = False) -> None:
+        out.fence(self.open)
+        out.out("{%- for tool in tools -%}")
+        out.fence(self.item_open)
+        out.out("{{- gemma_declaration(tool.function) -}}")
+        out.fence(self.item_close)
+        out.out("{%- endfor -%}")
+        out.fence(self.close)
+
+
+@dataclass(frozen=True)
+class GemmaCalls(NamedCalls):
+    """``<|tool_call>call:NAME{ARGUMENTS}<tool_call|>``, the arguments' members in the value
+    syntax (:mod:`.values`)."""
+
+    @staticmethod
+    def _object(arguments: str, where: str) -> dict[str, Any]:
+        """A call's arguments (JSON text) as the object they must be."""
+        try:
+            value = json.loads(arguments.strip() or "{}")
+        except json.JSONDecodeError as error:
+            raise RequestError(where, f"not valid JSON ({error.msg})", "a JSON object") from error
+        if not isinstance(value, dict):
+            raise RequestError(where, f"a JSON {type(value).__name__}", "a JSON object")
+        return value
+
+    def write_arguments(self, out: Render, arguments: str, where: str) -> None:
+        members = write_members(held(self._object(arguments, where), where))
+        out.fence(quoted(members), "tool_call", trainable=True)
+
+    def rows(self, table: Table) -> None:
+        # Only the call tokens are markers (see :mod:`.reading`).
+        opening, closing = table.text(self.open[:1]), table.text(self.close[-1:])
+        table.state(
+            CALL_STATE,
+            lambda parser: CallReader(parser, closing),
+            "assistant",
+            ends=True,
+            inner=(QUOTE,),
+        )
+        table.state(AFTER_CALL, BetweenCallsReader, "assistant", ends=True)
+        for state in (*table.call_states, AFTER_CALL):
+            table.on(state, opening, CALL_STATE)
+        table.on(CALL_STATE, closing, AFTER_CALL)
+
+    def jinja_setup(self, out: Template) -> None:
+        super().jinja_setup(out)
+        macros.define_values(out)
+
+    def jinja_arguments(self, out: Template) -> None:
+        out.out("{{- gemma_members(call.function.arguments, false) -}}")
+
+    def arguments_node(self, rules: Rules, number: int, tool: Tool) -> Node:
+        return arguments_node(rules, number, tool)
+
+
+@dataclass(frozen=True)
+class GemmaReasoning(Reasoning):
+    """Reasoning written only on a turn after the last user message that holds calls (the
+    template's rule); the rest is dropped, and the rendering says so."""
+
+    def written(self, out: Render, index: int) -> bool:
+        message = out.messages[index]
+        return index > out.last_query and bool(message.reasoning) and bool(message.tool_calls)
+
+    def check(self, out: Render) -> None:
+        out.handles("reasoning")
+        for index, message in enumerate(out.messages):
+            if message.reasoning and message.role == "assistant" and not self.written(out, index):
+                out.lose(
+                    f"messages[{index}].reasoning_content",
+                    "dropped (written only on a turn with calls after the last user message)",
+                )
+
+    def _condition(self, out: Template) -> str:
+        given = "message.reasoning_content is defined and message.reasoning_content"
+        calls = "message.tool_calls is defined and message.tool_calls"
+        return f"index > {out.needs_last_query()} and ({given}) and ({calls})"
+
+
+@dataclass(frozen=True)
+class CallsAwaitResults(CallTurnEnd):
+    """A turn with calls ends with ``end`` (``<|tool_response>``: the model asks for the
+    results) and nothing after it; any other turn ends with its frame, then ``newline``."""
+
+    newline: Fence = NEWLINE
+
+    def write_after(self, out: Render, index: int) -> None:
+        if 0 <= index < len(out.messages) and out.messages[index].tool_calls:
+            return
+        out.fence(self.newline, "separator")
+
+    def jinja_after(self, out: Template, role: str) -> None:
+        if role != "assistant":
+            return
+        out.out("{%- if not (message.tool_calls is defined and message.tool_calls) -%}")
+        out.fence(self.newline)
+        out.out("{%- endif -%}")
+
+
+@dataclass(frozen=True)
+class GemmaResults(Results):
+    """Each result as ``response:NAME{value:<|"|>TEXT<|"|>}`` in the tool frame, NAME the
+    called function's (found by ``tool_call_id``; else the tool message's ``name``; else
+    ``unknown``, as the template does).  Read back, the name is layout (the call names the
+    tool)."""
+
+    head: str = "response:"
+    value_open: str = "{value:"
+    value_close: str = "}"
+
+    @staticmethod
+    def result_name(out: Render, index: int) -> str:
+        wanted = out.messages[index].tool_call_id
+        for earlier in range(index - 1, -1, -1):
+            message = out.messages[earlier]
+            if message.role == "tool":
+                continue
+            for call in message.tool_calls or ():
+                if call.id == wanted:
+                    return call.name
+            break
+        return out.messages[index].name or "unknown"
+
+    def write_message(self, out: Render, index: int) -> None:
+        frame = out.frame("tool")
+        out.role, out.index = "tool", index
+        out.at("tool", index)
+        out.fence(frame.opener(out.previous), "header")
+        name = self.result_name(out, index)
+        out.fence(fence(self.head + name + self.value_open, Q), "tool_result")
+        out.text(out.message_text(index), "tool_result")
+        out.fence(fence(Q, self.value_close), "tool_result")
+        out.fence(frame.end, "close")
+        out.fence(frame.after, "separator")
+        out.previous = "tool"
+
+    def rows(self, table: Table) -> None:
+        # A result begins with the frame's opener and ``response:`` as one marker: the first
+        # result after a turn with calls follows the ``<|tool_response>`` that ended it (the
+        # turn's states end there too), and ``response:`` alone stays text a model may write.
+        opener = table.text(table.layout.frames["tool"].open)
+        table.state("tool.name", ResultNameReader, "tool")
+        table.state("tool.item", ResultReader, "tool")
+        # The name and the braces are layout: only the quote tokens around the text are
+        # read as markers (text fences around them would be read inside call arguments too).
+        table.state("tool.between", ResultNameReader, "tool", ends=True)
+        table.on("outside", opener + self.head, "tool.name", begin("tool"))
+        for state in table.states_of("assistant"):
+            table.on(state, opener + self.head, "tool.name", end, begin("tool"))
+        table.on("tool.name", QUOTE, "tool.item")
+        table.on("tool.item", QUOTE, "tool.between")
+
+    def jinja_message(self, out: Template, role: str) -> None:
+        frame = out.layout.frames["tool"]
+        out.open_fence("tool")
+        out.out("{%- set result = namespace(name=none) -%}")
+        out.out(
+            "{%- for earlier in range(index - 1, -1, -1) -%}"
+            "{%- if result.name is none and messages[earlier].role != 'tool' -%}"
+            "{%- set result.name = '' -%}"
+            "{%- for call in messages[earlier].tool_calls or [] -%}"
+            "{%- if result.name == '' and call.id == message.tool_call_id -%}"
+            "{%- set result.name = call.function.name -%}{%- endif -%}{%- endfor -%}"
+            "{%- endif -%}{%- endfor -%}"
+        )
+        out.out(
+            "{%- if not result.name -%}{%- set result.name = message.name "
+            "if message.name is defined and message.name else 'unknown' -%}{%- endif -%}"
+        )
+        out.out(f"{{{{- {jinja_string(self.head)} + result.name -}}}}")
+        out.fence(fence(self.value_open, Q))
+        out.text()
+        out.fence(fence(Q, self.value_close))
+        out.fence(frame.end)
+        out.fence(frame.after)
+        out.out('{%- set ns.previous = "tool" -%}')
+
+
+__all__ = [
+    "CallsAwaitResults",
+    "GemmaCalls",
+    "GemmaReasoning",
+    "GemmaResults",
+    "GemmaTools",
+    "quoted",
+]

@@ -1,0 +1,184 @@
+"""Gemma 4's value syntax: JSON values as its template writes them in calls and tools.
+
+The template's ``format_argument`` writes a string between two ``<|"|>`` quote tokens, as is
+(no escaping), ``true``/``false``, an object as ``{key:value,...}`` with its keys sorted as
+Jinja's ``dictsort`` sorts them (case-insensitively) and, in calls, not quoted, an array as
+``[value,...]``, and anything else as Python's ``str`` of it (``21.5``, ``1e-05``, ``None``
+for JSON's null)::
+
+    {city:<|"|>Paris<|"|>,days:3,nonstop:true,to:[<|"|>a@b.c<|"|>]}
+
+Reading takes what the peers' Gemma 4 parsers take (vLLM's, SGLang's, llama.cpp's): keys bare
+or quoted, blanks after the separators, ``true``/``false``, ``null``/``None`` (null), numbers
+(an integer where the text is one), and another bare word as that text (a string).
+
+What cannot come back exactly (the losses, written down in the format's docstring): a
+string holding ``<|"|>`` (it ends the string), a key holding ``:`` ``,`` ``{`` ``}`` (keys are
+not quoted), an object's key order (sorted), and a number's spelling (``1.50`` is written
+``1.5``, as Python prints the parsed value).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from typing import Any
+
+QUOTE = '<|"|>'
+"""The quote token around strings."""
+
+_NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?")
+_INTEGER = re.compile(r"-?(?:0|[1-9][0-9]*)")
+
+
+def sorted_items(mapping: Mapping[str, Any]) -> list[tuple[str, Any]]:
+    """A mapping's items in the order of Jinja's ``dictsort`` (keys compared lowercased,
+    ties kept in their order)."""
+    return sorted(mapping.items(), key=lambda item: item[0].lower())
+
+
+def write_value(value: Any, *, quote_keys: bool) -> str:
+    """``value`` as the template's ``format_argument`` writes it (``quote_keys``: its
+    ``escape_keys``)."""
+    if isinstance(value, str):
+        return QUOTE + value + QUOTE
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, Mapping):
+        return "{" + write_members(value, quote_keys=quote_keys) + "}"
+    if isinstance(value, (list, tuple)):
+        return "[" + ",".join(write_value(item, quote_keys=quote_keys) for item in value) + "]"
+    return str(value)
+
+
+def write_members(mapping: Mapping[str, Any], *, quote_keys: bool = False) -> str:
+    """An object's members, ``key:value`` joined by commas, without the braces."""
+    return ",".join(
+        (QUOTE + key + QUOTE if quote_keys else key)
+        + ":"
+        + write_value(item, quote_keys=quote_keys)
+        for key, item in sorted_items(mapping)
+    )
+
+
+class ValueSyntaxError(ValueError):
+    """Text that is not a value of Gemma 4's syntax (``offset``: where)."""
+
+    def __init__(self, message: str, offset: int) -> None:
+        super().__init__(f"{message} at offset {offset}")
+        self.offset = offset
+
+
+def read_members(text: str) -> dict[str, Any]:
+    """The object whose members ``text`` spells (the text between a call's braces)."""
+    value, end = _object(text, 0, closed=False)
+    if text[end:].strip():
+        raise ValueSyntaxError(f"{text[end : end + 20]!r} after the arguments", end)
+    return value
+
+
+def members_json(text: str) -> str:
+    """The JSON of the object whose members ``text`` spells."""
+    return json.dumps(read_members(text), ensure_ascii=False)
+
+
+def _blank(text: str, at: int) -> int:
+    while at < len(text) and text[at] in " \t\r\n":
+        at += 1
+    return at
+
+
+def _object(text: str, at: int, *, closed: bool) -> tuple[dict[str, Any], int]:
+    """Members from ``at`` up to ``}`` (``closed``: the brace must come, and is read) or the
+    end of the text."""
+    found: dict[str, Any] = {}
+    at = _blank(text, at)
+    first = True
+    while at < len(text) and text[at] != "}":
+        if not first:
+            if text[at] != ",":
+                raise ValueSyntaxError(f"{text[at]!r} between members; expected ','", at)
+            at = _blank(text, at + 1)
+        first = False
+        key, at = _key(text, at)
+        value, at = _value(text, _blank(text, at))
+        found[key] = value
+        at = _blank(text, at)
+    if closed:
+        if at >= len(text):
+            raise ValueSyntaxError("an object not closed", at)
+        at += 1
+    return found, at
+
+
+def _key(text: str, at: int) -> tuple[str, int]:
+    if text.startswith(QUOTE, at):
+        end = text.find(QUOTE, at + len(QUOTE))
+        if end < 0:
+            raise ValueSyntaxError("a key not closed", at)
+        key, at = text[at + len(QUOTE) : end], end + len(QUOTE)
+    else:
+        end = at
+        while end < len(text) and text[end] not in ":,{}[]":
+            end += 1
+        key, at = text[at:end].strip(), end
+        if not key:
+            raise ValueSyntaxError("no key", at)
+    at = _blank(text, at)
+    if at >= len(text) or text[at] != ":":
+        raise ValueSyntaxError(f"no ':' after the key {key!r}", at)
+    return key, at + 1
+
+
+def _value(text: str, at: int) -> tuple[Any, int]:
+    if text.startswith(QUOTE, at):
+        end = text.find(QUOTE, at + len(QUOTE))
+        if end < 0:
+            raise ValueSyntaxError("a string not closed", at)
+        return text[at + len(QUOTE) : end], end + len(QUOTE)
+    if at >= len(text):
+        raise ValueSyntaxError("no value", at)
+    if text[at] == "{":
+        return _object(text, at + 1, closed=True)
+    if text[at] == "[":
+        return _array(text, at + 1)
+    end = at
+    while end < len(text) and text[end] not in ",}]" and not text.startswith(QUOTE, end):
+        end += 1
+    word = text[at:end].strip()
+    if not word:
+        raise ValueSyntaxError(f"{text[at]!r} where a value belongs", at)
+    return _scalar(word), end
+
+
+def _array(text: str, at: int) -> tuple[list[Any], int]:
+    items: list[Any] = []
+    at = _blank(text, at)
+    first = True
+    while at < len(text) and text[at] != "]":
+        if not first:
+            if text[at] != ",":
+                raise ValueSyntaxError(f"{text[at]!r} between items; expected ','", at)
+            at = _blank(text, at + 1)
+        first = False
+        value, at = _value(text, at)
+        items.append(value)
+        at = _blank(text, at)
+    if at >= len(text):
+        raise ValueSyntaxError("an array not closed", at)
+    return items, at + 1
+
+
+def _scalar(word: str) -> Any:
+    if word == "true":
+        return True
+    if word == "false":
+        return False
+    if word in ("null", "None"):
+        return None
+    if _INTEGER.fullmatch(word):
+        return int(word)
+    if _NUMBER.fullmatch(word):
+        return float(word)
+    return word  # a bare word: its text, as the peers read it

@@ -1,0 +1,114 @@
+"""The compiled renderer against its reference, the generic writer: the same text, segments
+and losses for every registered format and variant, on the golden inputs and generated
+conversations, and the same error (type and message) where the reference refuses."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+import pawlette
+from pawlette.compile import is_compiled, reference_of
+from pawlette.engine.writer import Writer
+from pawlette.format import coerce_conversation
+from tests.support.conversations import conversation_strategy, generate_conversations
+
+GOLDEN = Path(__file__).parent.parent / "golden"
+
+
+def _names() -> list[str]:
+    """Every registered format and every declared variant (``chatml:qwen2.5``)."""
+    names = []
+    for name in pawlette.formats():
+        names.append(name)
+        layout = pawlette.get_format(name).declaration
+        names += [f"{name}:{variant}" for variant in getattr(layout, "variants", None) or {}]
+    return names
+
+
+NAMES = _names()
+GOLDEN_INPUTS = {
+    name: [
+        json.loads((case / "input.json").read_text(encoding="utf-8"))
+        for case in sorted((GOLDEN / name).glob("*/input.json"))
+        for case in [case.parent]
+    ]
+    for name in pawlette.formats()
+}
+GENERATED = [conversation.request for conversation in generate_conversations(60, seed=7)]
+
+
+def _outcome(write: Any, fmt: pawlette.Format, request: Any, prompt: bool) -> tuple[Any, ...]:
+    """What ``write`` makes of ``request``: the rendering's text, segments and losses, or the
+    error's type and message."""
+    messages, tools = coerce_conversation(request)
+    writer = Writer(fmt.escape_pattern)
+    try:
+        write(writer, messages, tools, prompt)
+    except Exception as error:  # the comparison is of the errors themselves
+        return ("error", type(error), str(error))
+    rendering = writer.rendering()
+    return ("rendered", rendering.text, rendering.segments, rendering.losses)
+
+
+def _same(fmt: pawlette.Format, request: Any) -> None:
+    try:
+        coerce_conversation(request)
+    except pawlette.RequestError:
+        return  # refused before any writer runs: both see nothing
+    for prompt in (False, True):
+        compiled = _outcome(fmt.write, fmt, request, prompt)
+        reference = _outcome(reference_of(fmt.write), fmt, request, prompt)
+        assert compiled == reference, (fmt.name, prompt, request)
+
+
+def test_every_registered_format_renders_compiled() -> None:
+    not_compiled = [name for name in NAMES if not is_compiled(pawlette.get_format(name).write)]
+    assert not_compiled == []
+    fmt = pawlette.get_format("chatml")
+    assert reference_of(fmt.write) is not fmt.write
+    assert not is_compiled(reference_of(fmt.write))
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_golden_inputs_and_generated_conversations_render_as_the_reference(name: str) -> None:
+    fmt = pawlette.get_format(name)
+    for request in GOLDEN_INPUTS.get(name.split(":")[0], []) + GENERATED:
+        _same(fmt, request)
+
+
+@given(st.sampled_from(NAMES), conversation_strategy())
+def test_hypothesis_conversations_render_as_the_reference(name: str, conversation: Any) -> None:
+    _same(pawlette.get_format(name), conversation.request)
+
+
+def test_refusals_are_the_references() -> None:
+    """Requests the writer refuses (a role without a frame, tools in a format without a tools
+    block, a name where none is written): the same error from both."""
+    requests = [
+        {"messages": [{"role": "tool", "content": "18", "tool_call_id": "x"}]},
+        {"messages": [{"role": "user", "content": "hi", "name": "ann"}]},
+        {
+            "messages": [{"role": "user", "content": "hi"}],
+            "tools": [{"type": "function", "function": {"name": "f", "parameters": {}}}],
+        },
+        {
+            "messages": [
+                {"role": "user", "content": "hi"},
+                {"role": "assistant", "content": "a", "reasoning_content": "r"},
+                {"role": "assistant", "content": "b"},
+            ]
+        },
+    ]
+    refused = 0
+    for name in NAMES:
+        fmt = pawlette.get_format(name)
+        for request in requests:
+            _same(fmt, request)
+            refused += _outcome(fmt.write, fmt, request, True)[0] == "error"
+    assert refused > 0  # the cases reach the refusals they are here for

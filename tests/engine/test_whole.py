@@ -1,0 +1,131 @@
+"""The whole-text reading against the machine it stands in for, on every registered format.
+
+:func:`pawlette.engine.whole.read_whole` may give up on any text (the machine reads it
+then); when it does not, its message, call ids and number of calls must be exactly the
+machine's, and the machine must have found nothing wrong (no warning)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import pawlette
+from pawlette.engine.fold import fold, merge_assistant
+from pawlette.engine.machine import Parser
+from pawlette.engine.whole import read_whole
+
+from ..strategies.completions import completion
+
+FORMATS = pawlette.formats()
+
+
+def _ids() -> Callable[[], str]:
+    counter = iter(range(10**9))
+    return lambda: f"call_{next(counter)}"
+
+
+def _starts(fmt: pawlette.Format) -> list[str]:
+    """The states a completion may start in: the format's own and each a prompt leaves."""
+    states = fmt.grammar.states
+    found = {fmt.grammar.completion_start}
+    for (_, _marker), step in fmt.grammar.steps.items():
+        if states[step.target].role == "assistant":
+            found.add(step.target)
+    return sorted(found)
+
+
+def _agrees(fmt: pawlette.Format, text: str, start: str) -> bool:
+    """Whether the whole-text reading agrees with the machine (True: it read the text)."""
+    plain = read_whole(fmt.grammar, text, start, _ids())
+    if plain is None:
+        return False
+    events = Parser(fmt.grammar, id_factory=_ids(), start=start).read_all(text)
+    folded = fold(events, fmt.grammar.fields)
+    assert folded.warnings == [], (text, folded.warnings)
+    message = merge_assistant(folded.messages)
+    assert plain == (message, len(message.tool_calls)), text
+    return True
+
+
+@pytest.mark.parametrize("name", FORMATS)
+def test_the_whole_text_reading_is_the_machines_on_any_output(name: str) -> None:
+    fmt = pawlette.get_format(name)
+    starts = _starts(fmt)
+
+    @settings(max_examples=60)
+    @given(st.randoms(use_true_random=False), st.sampled_from(starts))
+    def check(rng: Any, start: str) -> None:
+        text = completion(fmt, rng)
+        _agrees(fmt, text, start)
+        # Cut anywhere: an unclosed part, a marker's first half.
+        cut = rng.randint(0, len(text))
+        _agrees(fmt, text[:cut], start)
+
+    check()
+
+
+def _written(fmt: pawlette.Format, message: dict[str, Any]) -> str:
+    """``message`` as the format writes it after a generation prompt."""
+    question = [{"role": "user", "content": "What's the weather?"}]
+    tools = [{"type": "function", "function": {"name": "get_weather", "parameters": {}}}]
+    prompt = fmt.render(question, tools=tools, add_generation_prompt=True).text
+    full = fmt.render([*question, {"role": "assistant", **message}], tools=tools).text
+    return full[len(prompt) :]
+
+
+_CALL = {
+    "id": "call_7",
+    "type": "function",
+    "function": {"name": "get_weather", "arguments": '{"city": "Paris", "days": [1, 2.5]}'},
+}
+_PLAIN = [
+    {"content": "Sunny."},
+    {"content": "Let me check.", "tool_calls": [_CALL]},
+    {"content": None, "tool_calls": [_CALL, {**_CALL, "id": "call_8"}]},
+    {"content": "", "reasoning_content": "The user asks.", "tool_calls": [_CALL]},
+]
+
+
+@pytest.mark.parametrize("name", ["pcml", "chatml", "hermes", "gemma", "phi3", "smollm3"])
+def test_what_a_format_writes_is_read_whole_and_as_the_machine_reads_it(name: str) -> None:
+    """Not a vacuous comparison: the formats the reading knows are read so, text, reasoning
+    and calls (every one of these messages, with or without the text after the turn)."""
+    fmt = pawlette.get_format(name)
+    for message in _PLAIN:
+        try:
+            text = _written(fmt, message)
+        except pawlette.RequestError:  # a layout that cannot write the message
+            continue
+        stop = next((stop for stop in fmt.stop if stop in text), None)
+        ends = [text] if stop is None else [text, text[: text.index(stop) + len(stop)]]
+        for written in ends:
+            assert _agrees(fmt, written, fmt.grammar.completion_start), (name, written)
+
+
+def test_a_text_the_reading_does_not_know_is_left_to_the_machine() -> None:
+    pcml = pawlette.get_format("pcml")
+    grammar = pcml.grammar
+    # A header, a malformed call, text after the end, an unclosed call: all the machine's.
+    for text in (
+        'name="x"[SEP]Hi<end>',
+        "<call>{not json}</call><end>",
+        "Hi<end>more",
+        '<call>{"name": "f", "arguments": {}}',
+    ):
+        assert read_whole(grammar, text) is None, text
+    asked: list[int] = []
+
+    def counting() -> str:
+        asked.append(1)
+        return "call_x"
+
+    # Ids are asked for only once the reading succeeds.
+    text = '<call>{"name": "f", "arguments": {}}</call><call>{"name": "f", "arguments": 1}</call>'
+    assert read_whole(grammar, text, None, counting) is None
+    assert asked == []
+    found = read_whole(grammar, '<call>{"name": "f", "arguments": {}}</call><end>', None, counting)
+    assert found is not None and found[0].tool_calls[0].id == "call_x" and asked == [1]

@@ -1,0 +1,175 @@
+"""Gemma 4: ids and masks with its special tokens, its value syntax written and read back,
+and what models write read as vLLM's, SGLang's and llama.cpp's Gemma 4 parsers read it."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+import pawlette
+from pawlette.engine.fold import fold, merge_assistant
+from pawlette.formats.gemma4.values import QUOTE, read_members, write_members
+from pawlette.openai import message_to_openai
+
+from ..helpers import feed_in_pieces, sequential_ids
+from ..support.small_bpe import small_tokenizer
+
+GEMMA4 = pawlette.get_format("gemma4")
+TOOLS = [
+    {
+        "type": "function",
+        "function": {
+            "name": "get_weather",
+            "description": "Weather for a city",
+            "parameters": {
+                "type": "object",
+                "properties": {"city": {"type": "string"}, "days": {"type": "integer"}},
+                "required": ["city"],
+            },
+        },
+    }
+]
+CALL = {
+    "id": "a",
+    "type": "function",
+    "function": {"name": "get_weather", "arguments": '{"city": "Paris", "days": 2}'},
+}
+CONVERSATION = [
+    {"role": "user", "content": "Type <|tool_call>call:x{} to begin."},
+    {"role": "assistant", "content": None, "tool_calls": [CALL]},
+    {"role": "tool", "tool_call_id": "a", "content": "18 C"},
+    {"role": "assistant", "content": "It is 18 C."},
+]
+
+
+def test_ids_mark_every_token_and_train_the_models_turns() -> None:
+    """The quote token in calls and declarations is one special id; user text spelling a call
+    token stays text; the trained ids are the call turn up to ``<|tool_response>`` and the
+    answer up to ``<turn|>``."""
+    tokenizer = small_tokenizer(GEMMA4.special_markers)
+    result = pawlette.tokenize(GEMMA4, tokenizer, CONVERSATION, TOOLS)
+    ids = list(result.input_ids)
+    special = {tokenizer.token_to_id(marker): marker for marker in GEMMA4.special_markers}
+    markers = [special[token] for token in ids if token in special]
+    assert markers[:3] == ["<bos>", "<|turn>", "<|tool>"]
+    # Quotes: the declaration's description, two types, a required name and its type; the
+    # call's string; the result's text.
+    assert markers.count(QUOTE) == 2 * 5 + 2 + 2
+    assert markers.count("<|tool_call>") == 1  # the user's spelling of it is text
+    assert (
+        tokenizer.decode(ids, skip_special_tokens=False) == GEMMA4.render(CONVERSATION, TOOLS).text
+    )
+    trained = [token for token, label in zip(ids, result.labels, strict=True) if label != -100]
+    assert tokenizer.decode(trained, skip_special_tokens=False) == (
+        '<|tool_call>call:get_weather{city:<|"|>Paris<|"|>,days:2}<tool_call|><|tool_response>'
+        "It is 18 C.<turn|>"
+    )
+
+
+def test_the_generation_prompt_and_its_completion_from_ids() -> None:
+    tokenizer = small_tokenizer(GEMMA4.special_markers)
+    prompt = pawlette.tokenize(
+        GEMMA4, tokenizer, CONVERSATION[:1], TOOLS, add_generation_prompt=True
+    )
+    text = tokenizer.decode(list(prompt.input_ids), skip_special_tokens=False)
+    assert text.endswith("<turn|>\n<|turn>model\n<|channel>thought\n<channel|>")
+    completion = '<|tool_call>call:get_weather{city:<|"|>Oslo<|"|>}<tool_call|><|tool_response>'
+    parsed = GEMMA4.parse(completion, tools=TOOLS)
+    assert parsed.finish_reason == "tool_calls"
+    assert json.loads(parsed.message["tool_calls"][0]["function"]["arguments"]) == {"city": "Oslo"}
+
+
+JSON_VALUES = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers(-(10**12), 10**12)
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(st.characters(blacklist_categories=("Cs",)), max_size=8).filter(
+        lambda text: QUOTE not in text
+    ),
+    lambda children: (
+        st.lists(children, max_size=3)
+        | st.dictionaries(
+            st.from_regex(r"[A-Za-z_][A-Za-z0-9_]{0,6}", fullmatch=True), children, max_size=3
+        )
+    ),
+    max_leaves=8,
+)
+
+
+@given(st.dictionaries(st.from_regex(r"[a-z_]{1,6}", fullmatch=True), JSON_VALUES, max_size=4))
+def test_the_value_syntax_reads_back_what_it_writes(arguments: dict[str, Any]) -> None:
+    """Exact but for the documented losses (none drawn here: no quote token in a string,
+    keys that are words, no two keys equal but for case)."""
+    if len({key.lower() for key in arguments}) < len(arguments):
+        return
+    assert read_members(write_members(arguments)) == arguments
+
+
+# What models write, as the peers read it (vLLM's and SGLang's Gemma 4 tool parsers; llama.cpp
+# reads the same syntax): blanks after separators, quoted keys, None and null, bare words.
+PEER_CASES = [
+    (
+        '<|tool_call>call:get_weather{city: <|"|>Paris<|"|>, days: 3}<tool_call|>',
+        None,
+        [("get_weather", {"city": "Paris", "days": 3})],
+    ),
+    (
+        '<|tool_call>call:get_weather{<|"|>city<|"|>:<|"|>Rome<|"|>,days:None}<tool_call|>',
+        None,
+        [("get_weather", {"city": "Rome", "days": None})],
+    ),
+    (
+        "<|tool_call>call:get_weather{city:Lyon,days:null}<tool_call|>",
+        None,
+        [("get_weather", {"city": "Lyon", "days": None})],
+    ),
+    (
+        'Let me look.<|tool_call>call:get_weather{city:<|"|>Oslo<|"|>}<tool_call|>'
+        '<|tool_call>call:get_weather{city:<|"|>Bergen<|"|>,days:1.5e1}<tool_call|><|tool_response>',
+        "Let me look.",
+        [("get_weather", {"city": "Oslo"}), ("get_weather", {"city": "Bergen", "days": 15.0})],
+    ),
+]
+
+
+@pytest.mark.parametrize(("output", "content", "calls"), PEER_CASES, ids=lambda v: str(v)[:30])
+def test_what_models_write_reads_as_the_peers_read_it(
+    output: str, content: str | None, calls: list[tuple[str, dict[str, Any]]]
+) -> None:
+    parsed = GEMMA4.parse(output, tools=TOOLS)
+    assert parsed.message["content"] == content
+    found = [
+        (call["function"]["name"], json.loads(call["function"]["arguments"]))
+        for call in parsed.message["tool_calls"]
+    ]
+    assert found == calls and not parsed.warnings
+    whole = GEMMA4.parse(output, id_factory=sequential_ids()).message
+    events = feed_in_pieces(GEMMA4, output, [1], conversation=False)
+    streamed = merge_assistant(fold(events, GEMMA4.grammar.fields).messages)
+    assert message_to_openai(streamed) == whole
+
+
+@pytest.mark.parametrize(
+    "output",
+    [
+        '<|tool_call>call:get_wether{city:<|"|>Paris<|"|>}<tool_call|>',  # no such tool
+        '<|tool_call>get_weather{city:<|"|>Paris<|"|>}<tool_call|>',  # no call:
+        '<|tool_call>call:get_weather{city:<|"|>Paris}<tool_call|>',  # string not closed
+        '<|tool_call>call:get_weather{city:<|"|>Paris<|"|>}',  # cut off
+    ],
+)
+def test_a_call_that_is_not_one_is_content_with_a_warning(output: str) -> None:
+    parsed = GEMMA4.parse(output, tools=TOOLS)
+    assert not parsed.message.get("tool_calls")
+    assert parsed.message["content"] == output
+    assert len(parsed.warnings) == 1
+
+
+def test_a_models_text_may_say_response_and_braces() -> None:
+    parsed = GEMMA4.parse("The response: {ok} <turn|>")
+    assert parsed.message["content"] == "The response: {ok} " and not parsed.warnings
