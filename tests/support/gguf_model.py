@@ -103,7 +103,7 @@ QUOTES = ('"', "'", "\n")
 """Ordinary tokens the output layer favours: what closes a value, a string, a call, a line
 (a reasoning block closes after a newline)."""
 
-_VERSION = "8"
+_VERSION = "7"
 """Bumped when the weights or the metadata change (part of the cache file's name)."""
 
 
@@ -260,7 +260,9 @@ def _write(path: Path, format_name: str, tokenizer_json: str) -> dict[str, int]:
         ids = tokenizer.encode(fence, add_special_tokens=False).ids
         links += list(itertools.pairwise(ids))
         # Its first token favoured as a quote is (DeepSeek V3.2's value close begins "</",
-        # which a random model would hardly write inside a value).
+        # which a random model would hardly write inside a value).  Every other format's
+        # fence begins with a token already favoured (a marker, "\n"): their weights, and so
+        # their cache key, are unchanged.
         favoured.setdefault(ids[0], _QUOTE_ADVANTAGE)
 
     writer = gguf.GGUFWriter(str(path), "llama")

@@ -700,6 +700,7 @@ def own_turns(
     opener: str | None = None,
     within_losses: bool = False,
     prompt_tail: str | None = None,
+    stand_in: str | None = None,
 ) -> TurnReport:
     """Parse every assistant turn, as the template itself writes it, with ``fmt.parse``.
 
@@ -718,7 +719,10 @@ def own_turns(
     dropped) counts as parsed back, and is counted in ``TurnReport.within_losses``.
     ``prompt_tail``: what the generation prompt writes after the opener and the template's
     past turns do not hold (Gemma 4's empty thought block): the turn is cut after the prompt
-    without it, and read knowing the whole prompt.
+    without it, and read knowing the whole prompt.  ``stand_in``: what the template's past
+    turns write after the opener in place of ``prompt_tail`` (DeepSeek V3.2's ``</think>``
+    for the prompt's ``<think></think>``): the model writes after the whole prompt, so its
+    text is the turn's after the stand-in.
     """
     reference = as_reference(
         template, bos=bos, eos=eos, variables=variables, today=today, empty_content=empty_content
@@ -747,6 +751,9 @@ def own_turns(
                 if prompt_tail and head.endswith(prompt_tail):
                     head = head[: -len(prompt_tail)]
                 turn_text = _turn_after(head, after.text, opener)
+                if stand_in and turn_text is not None and head != before.text:
+                    begun = turn_text.startswith(stand_in)
+                    turn_text = turn_text[len(stand_in) :] if begun else None
             else:
                 cut = _cut_always_prompt(before.text, after.text, *always)
                 turn_text, prompt_text = cut if cut is not None else (None, before.text)
