@@ -27,6 +27,14 @@ def test_what_the_models_write_reads_as_the_peers_read_it(case: dict[str, Any]) 
     assert not read_as_the_peer(case).warnings
 
 
+@pytest.mark.parametrize("case", READ, ids=case_id)
+def test_the_peers_dsml_in_v4s_section_reads_the_same(case: dict[str, Any]) -> None:
+    """The same calls in V4's ``<｜DSML｜tool_calls>`` block (no V4 parser test of the peers
+    was found; their V3.2 cases, with V4's section name)."""
+    output = case["output"].replace("｜DSML｜function_calls>", "｜DSML｜tool_calls>")
+    assert not read_as_the_peer({**case, "format": "deepseek_dsml:v4", "output": output}).warnings
+
+
 @pytest.mark.parametrize("case", DECIDED, ids=case_id)
 def test_shapes_the_template_never_writes_stay_text_with_a_warning(case: dict[str, Any]) -> None:
     """Decided: SGLang also reads a JSON object inside ``invoke`` and the tags without
@@ -123,3 +131,44 @@ def test_ids_keep_user_text_out_of_the_special_tokens() -> None:
     assert text.startswith("\n\n<｜DSML｜function_calls>")
     assert text.endswith("3 °C.<｜end▁of▁sentence｜>")
     assert "</think>" not in text  # the prompt's block stands for it: not learned
+
+
+@pytest.mark.parametrize(
+    "template", ["deepseek-ai-DeepSeek-V4", "deepseek-ai-DeepSeek-V4-Flash-0731"]
+)
+def test_the_v4_thinking_variant_renders_and_reads_as_its_template(template: str) -> None:
+    fmt = pawlette.get_format("deepseek_dsml:v4-thinking")
+    layout = layout_of(fmt)
+    assert layout is not None
+    reference = corpus_reference(template, variables=layout.reference_variables())
+    conversations = generate_conversations(8, seed=1, avoid=fmt.special_markers)
+    report = compare_renders(fmt, reference, conversations)
+    assert report.agrees, report.describe()
+    turns = own_turns(fmt, reference, conversations)
+    assert turns.agrees, turns.describe()
+
+
+def test_v4_results_join_the_users_turn_and_the_prompt_closes_the_block() -> None:
+    fmt = pawlette.get_format("deepseek_dsml:v4")
+    messages = [*REQUEST["messages"][:3], {"role": "user", "content": "And tomorrow?"}]
+    prompt = fmt.render(messages, TOOLS, add_generation_prompt=True).text
+    assert prompt.endswith(
+        '<｜User｜><tool_result>{"temp_c": 3}</tool_result>\n\nAnd tomorrow?<｜Assistant｜></think>'
+    )
+    parsed = fmt.parse("2 °C.<｜end▁of▁sentence｜>", prompt=prompt)
+    assert parsed.message["content"] == "2 °C."
+    assert "reasoning_content" not in parsed.message or not parsed.message["reasoning_content"]
+
+
+def test_a_v4_call_without_arguments_writes_and_reads_its_blank_line() -> None:
+    fmt = pawlette.get_format("deepseek_dsml:v4")
+    call = {"id": "a", "type": "function", "function": {"name": "get_time", "arguments": "{}"}}
+    messages = [
+        {"role": "user", "content": "Time?"},
+        {"role": "assistant", "content": None, "tool_calls": [call]},
+    ]
+    written = fmt.render(messages).text
+    assert '<｜DSML｜invoke name="get_time">\n\n</｜DSML｜invoke>\n' in written
+    turn = written[len(fmt.render(messages[:1], add_generation_prompt=True).text) :]
+    (read,) = fmt.parse(turn).message["tool_calls"]
+    assert read["function"] == {"name": "get_time", "arguments": "{}"}

@@ -79,7 +79,9 @@ class XmlCalls(SectionedCallConcept):
     calls in one turn; ``loose``: the fences are also read without their whitespace;
     ``key_close_other``: where not empty, ``key_close`` is written only before a string and
     this before any other value, and reading follows the one written (DeepSeek-V3.2's
-    ``string="true"`` / ``string="false"``: the text as it is, or JSON where it is JSON).
+    ``string="true"`` / ``string="false"``: the text as it is, or JSON where it is JSON);
+    ``no_arguments``: written after the name's close for a call without arguments (DeepSeek
+    V4's blank line), read as layout.
     """
 
     open: Fence
@@ -96,6 +98,7 @@ class XmlCalls(SectionedCallConcept):
     parallel: bool = True
     loose: bool = True
     key_close_other: Fence = ()
+    no_arguments: Fence = ()
 
     handles: ClassVar[frozenset[str]] = frozenset({"calls"})
 
@@ -130,12 +133,15 @@ class XmlCalls(SectionedCallConcept):
         out.text(call.name, "tool_call", trainable=True)
         out.fence(self.name_close, "tool_call", trainable=True)
         where = f"messages[{index}].tool_calls[{number}].function.arguments"
-        for key, value in _arguments_object(call.arguments, where).items():
+        arguments = _arguments_object(call.arguments, where)
+        for key, value in arguments.items():
             out.fence(self.key_open, "tool_call", trainable=True)
             out.text(key, "tool_call", trainable=True)
             out.fence(self.key_close_for(value), "tool_call", trainable=True)
             out.text(self.value_text(value), "tool_call", trainable=True)
             out.fence(self.value_close, "tool_call", trainable=True)
+        if not arguments:
+            out.fence(self.no_arguments, "tool_call", trainable=True)
 
     # ------------------------------------------------------------------ the parse table
 
@@ -204,6 +210,10 @@ class XmlCalls(SectionedCallConcept):
         out.out("{%- endif -%}")
         out.fence(self.value_close)
         out.out("{%- endfor -%}")
+        if self.no_arguments:
+            out.out("{%- if not call.function.arguments -%}")
+            out.fence(self.no_arguments)
+            out.out("{%- endif -%}")
 
     # ------------------------------------------------------------------ the turn grammar
 
@@ -566,6 +576,8 @@ class _XmlCallSet(SectionedCalls):
                 self._closed_value(turn, rules, number, -1, "", extra_schema, True),
             )
             pieces.append(Repeat(extra))
+        if calls.no_arguments:  # written for a call without arguments, read as layout
+            pieces.append(optional(seq(*turn.nodes(calls.no_arguments))))
         pieces += turn.nodes(calls.close)
         return pieces
 

@@ -19,4 +19,16 @@ CASES = [
         prompt_tail=EMPTY_THINKING,
         stand_in="</think>",
     ),
+    FamilyCase(
+        template="deepseek-ai-DeepSeek-V4",
+        format="deepseek_dsml:v4",
+        normalise=without_reasoning,
+    ),
+    # The same layout: the Flash template differs only in its reasoning_effort texts, written
+    # only with thinking on and a reasoning_effort the caller passes.
+    FamilyCase(
+        template="deepseek-ai-DeepSeek-V4-Flash-0731",
+        format="deepseek_dsml:v4",
+        normalise=without_reasoning,
+    ),
 ]
