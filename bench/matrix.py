@@ -100,19 +100,20 @@ def _option_variables(fmt: pawlette.Format) -> dict[str, Any]:
 
 
 @functools.cache
-def _prompt_tails() -> dict[str, str]:
+def _prompt_tails() -> dict[str, tuple[str, str | None]]:
     """By template, what its generation prompt writes after the assistant's opener that its
-    past turns do not hold (Gemma 4's empty thought block), as its family case declares it."""
+    past turns do not hold (Gemma 4's empty thought block), and what those turns write there
+    instead (DeepSeek V3.2's ``</think>``), as its family case declares them."""
     import importlib
     import pkgutil
 
     from tests.formats import families
 
-    tails: dict[str, str] = {}
+    tails: dict[str, tuple[str, str | None]] = {}
     for module in pkgutil.iter_modules(families.__path__):
         for case in importlib.import_module(f"{families.__name__}.{module.name}").CASES:
             if case.prompt_tail:
-                tails[case.template] = case.prompt_tail
+                tails[case.template] = (case.prompt_tail, case.stand_in)
     return tails
 
 
@@ -206,13 +207,15 @@ def measure(
         # template never writes, text it trims): documented losses are not failures.
         declared = functools.partial(normalise_completion, fmt, tools_known=True)
         readable = generate_conversations(len(conversations), seed=seed, avoid=fmt.special_markers)
+        tail, stand_in = _prompt_tails().get(template.name, (None, None))
         turn_report = own_turns(
             fmt,
             reference,
             readable,
             normalise=declared,
             within_losses=True,
-            prompt_tail=_prompt_tails().get(template.name),
+            prompt_tail=tail,
+            stand_in=stand_in,
         )
         turns = _turns(turn_report)
     return Row(

@@ -120,10 +120,26 @@ def model_prompt(fmt: Format, messages: list[Any], tools: Any, full: str) -> str
         # A generation prompt that writes more than the turn's opener (Gemma 4's empty
         # thought block, which its past turns do not hold): the model's text follows the
         # prompt, and the turn as the template keeps it follows the opener.
+        # Where the turn holds a stand-in for the prompt's empty block (DeepSeek V3.2's
+        # </think> for its <think></think>), the model's text follows the stand-in.
         opened = _opener_only(fmt, rendering, messages)
         if opened is not None and full.startswith(opened):
-            prompt = opened
+            prompt = opened + _stand_in(fmt, full[len(opened) :])
     return prompt
+
+
+def _stand_in(fmt: Format, turn: str) -> str:
+    """The stand-in ``turn`` begins with for the generation prompt's empty reasoning block
+    (:meth:`pawlette.declare.Reasoning.prompt_writes_absent`), or ``""``."""
+    from pawlette.declare import Reasoning, layout_of
+    from pawlette.declare.pieces import text_of
+
+    layout = layout_of(fmt)
+    reasoning = None if layout is None else layout.concept(Reasoning)
+    if layout is None or reasoning is None or not reasoning.prompt_writes_absent():
+        return ""
+    stand_in = text_of(reasoning.absent, layout.options, layout.name)
+    return stand_in if turn.startswith(stand_in) else ""
 
 
 def prompt_past_opener(fmt: Format, messages: list[Any], tools: Any, full: str) -> bool:

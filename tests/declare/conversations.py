@@ -414,7 +414,9 @@ def normalise_completion(
     layout = layout_of(fmt)
     message = copy.deepcopy(message)
     calls = call_rules(layout)
-    tagged = isinstance(layout, declare.Layout) and layout.concept(declare.XmlCalls) is not None
+    tags = layout.concept(declare.XmlCalls) if isinstance(layout, declare.Layout) else None
+    # (Tags whose close says the value's kind, DeepSeek V3.2's string="true", type it.)
+    tagged = tags is not None and not tags.key_close_other
     for call in message.get("tool_calls") or []:
         if calls is not None and calls.rewrites_arguments:
             arguments = json.loads(call["function"]["arguments"])

@@ -66,6 +66,7 @@ def test_the_templates_own_turns_parse_back(case: FamilyCase) -> None:
         normalise=case.normalise,
         opener=case.opener,
         prompt_tail=case.prompt_tail,
+        stand_in=case.stand_in,
     )
     assert report.agrees, report.describe()
 

@@ -410,6 +410,51 @@ def _bailing(w: Writer) -> str:
     return "".join(out)
 
 
+def _dsml_call(w: Writer, valid: bool) -> str:
+    """A DeepSeek V3.2 call: ``invoke`` and a ``parameter`` per argument, each typed by its
+    ``string`` attribute (text, or JSON), the tags' newlines sometimes left out."""
+    rng = w.rng
+    nl = rng.choice(["\n", "\n", ""])
+    name = "f" if valid or rng.random() < 0.5 else rng.choice(["", " "])
+    params = []
+    for key in rng.sample(["k", "city", "n"], rng.randint(0, 3)):
+        kind, value = rng.choice(
+            [
+                ("true", w.text(hostile=False, newline=False)),
+                ("false", "3"),
+                ("false", '{"a": [1, 2]}'),
+                ("false", "true"),
+            ]
+        )
+        params.append(
+            f'<｜DSML｜parameter name="{key}" string="{kind}">{value}</｜DSML｜parameter>{nl}'
+        )
+    if not valid and params:
+        broken = rng.choice(["unclosed value", "no kind"])
+        if broken == "unclosed value":
+            params[-1] = params[-1].replace("</｜DSML｜parameter>", "")
+        else:
+            params[0] = params[0].replace(' string="true">', ">").replace(' string="false">', ">")
+    closing = rng.choice(["</｜DSML｜invoke>", ""]) if not valid else "</｜DSML｜invoke>"
+    return f'<｜DSML｜invoke name="{name}">{nl}' + "".join(params) + closing + nl
+
+
+def _deepseek_dsml(w: Writer) -> str:
+    rng = w.rng
+    out = []
+    if rng.random() < 0.3:  # after the thinking prompt: reasoning, then its close
+        out.append(f"{w.text(hostile=False)}</think>")
+    if rng.random() < 0.5:
+        out.append(w.text())
+    if rng.random() < 0.5:
+        calls = [_dsml_call(w, rng.random() < 0.6) for _ in range(rng.randint(1, 3))]
+        closing = rng.choice(["</｜DSML｜function_calls>", "</｜DSML｜function_calls>", ""])
+        out.append("\n\n<｜DSML｜function_calls>\n" + "".join(calls) + closing)
+    end = "<｜end▁of▁sentence｜>"
+    out.append(rng.choice([end, end, "", f"{end}{w.word()}", f"{end}<｜User｜>{w.word()}"]))
+    return "".join(out)
+
+
 def _harmony(w: Writer) -> str:
     """After ``<|start|>assistant``: maybe an analysis or a preamble, then an answer or a
     call (its recipient in the role header or in the channel's, on commentary or analysis)."""
@@ -743,6 +788,7 @@ GENERATORS: dict[str, Callable[[Writer], str]] = {
     "solar": _solar,
     "functionary_v3_2": _functionary_v3_2,
     "cohere": _cohere,
+    "deepseek_dsml": _deepseek_dsml,
     "minimax": _minimax,
     "nemotron_v2": _nemotron_v2,
     "lfm2": _lfm2,

@@ -47,7 +47,7 @@ CHOICES: dict[str, Any] = {
 }
 
 
-CHAINING = {"deepseek", "cohere", "kimi:k3"}
+CHAINING = {"deepseek", "deepseek_dsml", "cohere", "kimi:k3"}
 """Formats whose random model, when parallel calls are allowed, writes call after call until
 the token budget on every seed: each call may be followed by another or by the end of the
 list, and the list's close begins with text the random model does not favour (Command R7B's

@@ -259,6 +259,11 @@ def _write(path: Path, format_name: str, tokenizer_json: str) -> dict[str, int]:
     for fence in fences(fmt):
         ids = tokenizer.encode(fence, add_special_tokens=False).ids
         links += list(itertools.pairwise(ids))
+        # Its first token favoured as a quote is (DeepSeek V3.2's value close begins "</",
+        # which a random model would hardly write inside a value).  Every other format's
+        # fence begins with a token already favoured (a marker, "\n"): their weights, and so
+        # their cache key, are unchanged.
+        favoured.setdefault(ids[0], _QUOTE_ADVANTAGE)
 
     writer = gguf.GGUFWriter(str(path), "llama")
     writer.add_name(f"pawlette-test-{format_name}")

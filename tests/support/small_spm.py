@@ -40,7 +40,11 @@ STYLES = ("metaspace-first", "metaspace-always", "metaspace-never", "legacy", "b
 @cache
 def _trained_json(style: str, vocab_size: int) -> str:
     tokenizer = Tokenizer(models.BPE(fuse_unk=False))
-    alphabet: list[str] = []
+    # Every printable ASCII character is a token, whether or not the corpus holds it (it holds
+    # no "<"): the model has no unknown token, and a character it cannot spell is dropped with
+    # the offsets of the tokens after it in its piece shifted (DeepSeek's "</think>" before an
+    # answer), which would misplace the cuts a test takes from those offsets.
+    alphabet = [chr(code) for code in range(0x20, 0x7F)]
     if style.startswith("metaspace-"):
         scheme = style.removeprefix("metaspace-")
         tokenizer.pre_tokenizer = pre_tokenizers.Metaspace(prepend_scheme=scheme)
@@ -55,7 +59,7 @@ def _trained_json(style: str, vocab_size: int) -> str:
     elif style == "byte-level-prefix":
         tokenizer.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=True)
         tokenizer.decoder = decoders.ByteLevel()
-        alphabet = pre_tokenizers.ByteLevel.alphabet()
+        alphabet = pre_tokenizers.ByteLevel.alphabet()  # every byte
     else:
         raise ValueError(f"style: {style!r}; expected one of {', '.join(STYLES)}")
     trainer = trainers.BpeTrainer(

@@ -700,6 +700,7 @@ def own_turns(
     opener: str | None = None,
     within_losses: bool = False,
     prompt_tail: str | None = None,
+    stand_in: str | None = None,
 ) -> TurnReport:
     """Parse every assistant turn, as the template itself writes it, with ``fmt.parse``.
 
@@ -719,7 +720,10 @@ def own_turns(
     ``prompt_tail``: what the generation prompt writes after the opener and the template's
     turn may not hold (Gemma 4's empty thought block, Nemotron Nano 2's open ``<think>\\n``
     before a last turn of calls): where the prompt does not begin the turn's render, the turn
-    is cut after the prompt without it, and read after that shorter prompt.
+    is cut after the prompt without it, and read after that shorter prompt.  ``stand_in``:
+    what the template's past turns write after the opener in place of ``prompt_tail``
+    (DeepSeek V3.2's ``</think>`` for the prompt's ``<think></think>``): the model writes
+    after the whole prompt, so its text is the turn's after the stand-in.
     """
     reference = as_reference(
         template, bos=bos, eos=eos, variables=variables, today=today, empty_content=empty_content
@@ -747,8 +751,12 @@ def own_turns(
                 head = before.text
                 if prompt_tail and head.endswith(prompt_tail) and not after.text.startswith(head):
                     head = head[: -len(prompt_tail)]
-                    prompt_text = head  # the turn follows the opener, without the tail
+                    if stand_in is None:  # the turn follows the opener, without the tail
+                        prompt_text = head
                 turn_text = _turn_after(head, after.text, opener)
+                if stand_in and turn_text is not None and head != before.text:
+                    begun = turn_text.startswith(stand_in)
+                    turn_text = turn_text[len(stand_in) :] if begun else None
             else:
                 cut = _cut_always_prompt(before.text, after.text, *always)
                 turn_text, prompt_text = cut if cut is not None else (None, before.text)

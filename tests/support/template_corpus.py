@@ -509,24 +509,22 @@ SPECIAL_TOKENS: dict[str, TokenFacts] = {
         ),
     ),
     "deepseek-ai-DeepSeek-V4-Flash-0731": TokenFacts(
-        None,
-        None,
+        "<｜begin▁of▁sentence｜>",
+        "<｜end▁of▁sentence｜>",
         (
-            "unknown: searched code/docs/pages corpora for DeepSeek-V4 "
-            "tokenizer_config.json with no hit; the catalog's guess: "
-            "'<｜begin▁of▁sentence｜>'/'<｜end▁of▁sentence｜>'"
+            "inferred, not checked: no DeepSeek-V4 tokenizer_config.json found in the "
+            "code/docs/pages corpora; the template spells the DeepSeek-V3 tokenizer's "
+            "<｜User｜>, <｜Assistant｜> and <｜end▁of▁sentence｜>, so that tokenizer's bos/eos"
         ),
-        ("bos_token", "eos_token"),
     ),
     "deepseek-ai-DeepSeek-V4": TokenFacts(
-        None,
-        None,
+        "<｜begin▁of▁sentence｜>",
+        "<｜end▁of▁sentence｜>",
         (
-            "unknown: searched code/docs/pages corpora for DeepSeek-V4 "
-            "tokenizer_config.json with no hit; the catalog's guess: "
-            "'<｜begin▁of▁sentence｜>'/'<｜end▁of▁sentence｜>'"
+            "inferred, not checked: no DeepSeek-V4 tokenizer_config.json found in the "
+            "code/docs/pages corpora; the template spells the DeepSeek-V3 tokenizer's "
+            "<｜User｜>, <｜Assistant｜> and <｜end▁of▁sentence｜>, so that tokenizer's bos/eos"
         ),
-        ("bos_token", "eos_token"),
     ),
     "fireworks-ai-llama-3-firefunction-v2": TokenFacts(
         "<|begin_of_text|>",

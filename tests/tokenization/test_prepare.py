@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -204,8 +205,21 @@ def prepared_directories(
 #   completion prompt ends; the model's own output starts with "\n" after it. pawlette encodes
 #   the two apart ("\n" | "\n", what the model sees and produces at inference); transformers
 #   encodes "\n\n" as one token the model never sees there.
+# - deepseek_dsml chat, system_prompt, tools_then_answer: a past answer opens with "</think>",
+#   the stand-in for the generation prompt's "<think></think>", where the model starts
+#   writing.  pawlette encodes the answer apart from it ("</think>" | "Hello", what the model
+#   sees and produces after that prompt); transformers encodes the text whole, and Llama 3's
+#   pre-tokenizer joins the ">" to the answer (">Hello", ">\n\n"), a token the model never
+#   writes there.
 # (chatglm3's ids are build_chat_input's, piece by piece: checked apart, see below.)
-DIFFERENT = {("pcml", "escapes"), ("omni", "escapes"), ("omni", "calls_in_sequence")}
+DIFFERENT = {
+    ("pcml", "escapes"),
+    ("omni", "escapes"),
+    ("omni", "calls_in_sequence"),
+    ("deepseek_dsml", "chat"),
+    ("deepseek_dsml", "system_prompt"),
+    ("deepseek_dsml", "tools_then_answer"),
+}
 
 
 @pytest.mark.parametrize("name", pawlette.formats())
@@ -256,6 +270,20 @@ def test_prepared_directories_render_every_golden_case(
         if case.name == "escapes":
             injected = sum(token in control for token in theirs["input_ids"])
             assert injected > sum(token in control for token in ours.input_ids)
+        if name == "deepseek_dsml" and (name, case.name) in DIFFERENT:
+            # The same text; after the stand-in "</think>" theirs join its ">" to the
+            # answer, which ours keep apart (the tools instructions' "</think>\n\n" is
+            # encoded whole by both).
+            def closes(ids: list[int]) -> Counter[str]:
+                tokens = loaded.convert_ids_to_tokens(ids)
+                return Counter(
+                    tokens[i + 2]
+                    for i in range(len(tokens) - 2)
+                    if tokens[i : i + 2] == ["</", "think"]
+                )
+
+            assert ">" in closes(ours.input_ids)
+            assert closes(theirs["input_ids"]) - closes(ours.input_ids)
         if case.name == "calls_in_sequence":
             newline = loaded.convert_tokens_to_ids("Ċ")
             two = loaded.convert_tokens_to_ids("ĊĊ")

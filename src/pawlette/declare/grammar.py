@@ -393,6 +393,7 @@ class SectionedCalls(CallItems):
         )
         layout = turn.layout
         self.lead = text_of(calls.section_open + calls.open, layout.options, layout.name)
+        self.first_nodes = turn.nodes(calls.section_open + calls.open)
 
     def _list(self, turn: Turn, rules: Rules, first: Node, parallel: bool) -> Node:
         calls = self.calls
@@ -417,6 +418,19 @@ class SectionedCalls(CallItems):
         :meth:`many`."""
         if self.calls.text_separator or not self.lead.startswith("\n"):
             return None
+        first = self.first_nodes[0] if self.first_nodes else None
+        if isinstance(first, Lit) and first.text.strip():
+            # Calls that open with plain text (DeepSeek V3.2's "\n\n<｜DSML｜function_calls>"):
+            # the text and all of it are one lexeme, which ends where that text does.
+            from ..emit.grammar_ast import Terminal, gbnf_string
+            from ..emit.text_language import gbnf_text_rule
+
+            rules.lark_extra["TEXT_CALLS"] = f"TEXT_NE {gbnf_string(first.text)}"
+            rules.gbnf_extra["text-calls"] = (
+                f"{gbnf_text_rule('TEXT', 'NE')} {gbnf_string(first.text)}"
+            )
+            text = Terminal("TEXT_CALLS", lark="", gbnf="text-calls")
+            return seq(text, self.after_prefix(turn, rules, first.text, parallel))
         return seq(TEXT_NL, self.after_prefix(turn, rules, "\n", parallel))
 
     def after_prefix(self, turn: Turn, rules: Rules, prefix: str, parallel: bool) -> Node:

@@ -118,8 +118,10 @@ class Reasoning(Concept):
         return None
 
     def prompt_writes_absent(self) -> bool:
-        """The generation prompt writes the turn's stand-in for a block (an empty one)."""
-        return self.prompt == "empty" and self.absent == (*self.open, *self.close)
+        """The generation prompt writes the turn's stand-in for a block: an empty block, the
+        stand-in itself or another (DeepSeek V3.2's prompt ``<think></think>``, its past
+        turns' ``</think>``): the model's part of the turn begins after it either way."""
+        return self.prompt == "empty" and bool(self.absent)
 
     def written(self, out: Render, index: int) -> bool:
         """Whether the assistant message at ``index`` gets a block."""

@@ -218,8 +218,9 @@ class SystemPrompt(Concept):
             texts = self.gathered(texts)
             if texts:
                 out.fence(self.heading, "content")
-                out.text(self.joiner.join(texts), "content")
-                out.has_content = True
+                joined = self.joiner.join(texts)
+                out.text(joined, "content")
+                out.has_content = bool(joined)  # (empty texts: nothing to separate tools from)
                 return True
         if index == -1 and self._default_applies(bool(out.tools)):
             out.fence(self.tools_default_fence if out.tools else self.default_fence, "content")
@@ -376,8 +377,9 @@ class SystemPrompt(Concept):
             texts = out.ns("system_texts", "[]")
             out.out(f"{{%- if {texts} -%}}")
             out.fence(self.heading)
-            out.out(f"{{{{- {texts} | join({jinja_string(self.joiner)}) -}}}}")
-            out.out("{%- set ns.content = true -%}")
+            joined = f"{texts} | join({jinja_string(self.joiner)})"
+            out.out(f"{{{{- {joined} -}}}}")
+            out.out(f"{{%- set ns.content = ({joined}) != '' -%}}")
             out.out("{%- else -%}")
         if self.default is not None:
             condition = {

@@ -76,7 +76,12 @@ class XmlCalls(SectionedCallConcept):
     ``section_open`` / ``section_close`` around all the calls of a turn, ``separator``
     between two calls, ``text_separator`` between text and the calls; ``values``: how a
     value that is not a string is written (``"json"`` or ``"python"``); ``parallel``: several
-    calls in one turn; ``loose``: the fences are also read without their whitespace.
+    calls in one turn; ``loose``: the fences are also read without their whitespace;
+    ``key_close_other``: where not empty, ``key_close`` is written only before a string and
+    this before any other value, and reading follows the one written (DeepSeek-V3.2's
+    ``string="true"`` / ``string="false"``: the text as it is, or JSON where it is JSON);
+    ``no_arguments``: written after the name's close for a call without arguments (DeepSeek
+    V4's blank line), read as layout.
     """
 
     open: Fence
@@ -92,6 +97,8 @@ class XmlCalls(SectionedCallConcept):
     values: Values = "json"
     parallel: bool = True
     loose: bool = True
+    key_close_other: Fence = ()
+    no_arguments: Fence = ()
 
     handles: ClassVar[frozenset[str]] = frozenset({"calls"})
 
@@ -103,6 +110,12 @@ class XmlCalls(SectionedCallConcept):
                     "with a tag in it (the calls are read by their tags)"
                 )
         self.check_choices(layout, "values")
+
+    def key_close_for(self, value: Any) -> Fence:
+        """The fence after a parameter's name, by its value (see ``key_close_other``)."""
+        if self.key_close_other and not isinstance(value, str):
+            return self.key_close_other
+        return self.key_close
 
     def value_text(self, value: Any) -> str:
         if isinstance(value, str):
@@ -120,12 +133,15 @@ class XmlCalls(SectionedCallConcept):
         out.text(call.name, "tool_call", trainable=True)
         out.fence(self.name_close, "tool_call", trainable=True)
         where = f"messages[{index}].tool_calls[{number}].function.arguments"
-        for key, value in _arguments_object(call.arguments, where).items():
+        arguments = _arguments_object(call.arguments, where)
+        for key, value in arguments.items():
             out.fence(self.key_open, "tool_call", trainable=True)
             out.text(key, "tool_call", trainable=True)
-            out.fence(self.key_close, "tool_call", trainable=True)
+            out.fence(self.key_close_for(value), "tool_call", trainable=True)
             out.text(self.value_text(value), "tool_call", trainable=True)
             out.fence(self.value_close, "tool_call", trainable=True)
+        if not arguments:
+            out.fence(self.no_arguments, "tool_call", trainable=True)
 
     # ------------------------------------------------------------------ the parse table
 
@@ -140,6 +156,7 @@ class XmlCalls(SectionedCallConcept):
             name_close=core(self.name_close),
             key_open=core(self.key_open),
             key_close=core(self.key_close),
+            key_close_other=core(self.key_close_other) if self.key_close_other else None,
             value_close=core(self.value_close),
             python=self.values == "python",
             loose=self.loose,
@@ -147,7 +164,13 @@ class XmlCalls(SectionedCallConcept):
 
     def rows(self, table: Table) -> None:
         tags = self.tags(table)
-        tag_fences = (self.name_close, self.key_open, self.key_close, self.value_close)
+        tag_fences = (
+            self.name_close,
+            self.key_open,
+            self.key_close,
+            self.key_close_other,
+            self.value_close,
+        )
         inner = {text for pieces in tag_fences for text in markers_in(pieces)}
         table.state(
             "call.xml", lambda parser: XmlCallReader(parser, tags), "assistant", inner=inner
@@ -168,7 +191,14 @@ class XmlCalls(SectionedCallConcept):
         out.out("{%- for key, value in call.function.arguments.items() -%}")
         out.fence(self.key_open)
         out.out("{{- key -}}")
-        out.fence(self.key_close)
+        if self.key_close_other:
+            out.out("{%- if value is string -%}")
+            out.fence(self.key_close)
+            out.out("{%- else -%}")
+            out.fence(self.key_close_other)
+            out.out("{%- endif -%}")
+        else:
+            out.fence(self.key_close)
         out.out("{%- if value is string -%}{{- value -}}")
         if self.values == "python":
             out.out("{%- elif value is mapping or (value is iterable and value is not string) -%}")
@@ -180,6 +210,10 @@ class XmlCalls(SectionedCallConcept):
         out.out("{%- endif -%}")
         out.fence(self.value_close)
         out.out("{%- endfor -%}")
+        if self.no_arguments:
+            out.out("{%- if not call.function.arguments -%}")
+            out.fence(self.no_arguments)
+            out.out("{%- endif -%}")
 
     # ------------------------------------------------------------------ the turn grammar
 
@@ -210,6 +244,7 @@ class Tags:
     value_close: tuple[str, str, str]
     python: bool
     loose: bool = False
+    key_close_other: tuple[str, str, str] | None = None
 
     def finder(self, tag: str) -> re.Pattern[str]:
         """A tag as read: with ``loose``, any whitespace between two of its tags (``>`` then
@@ -339,6 +374,12 @@ class XmlCallReader(WholeTextReader):
                 return f"text {text[position:start][:40]!r} between parameters", None, None
             key_start = opened.end()
             named = finds[1].search(text, key_start)
+            json_close = False  # the close says the value's kind (string="false")
+            other = tags.key_close_other
+            if other is not None:
+                found = tags.finder(other[1]).search(text, key_start)
+                if found is not None and (named is None or found.start() < named.start()):
+                    named, json_close = found, True
             if named is None:
                 return "a parameter name without its end", None, None
             key_end = named.start()
@@ -349,14 +390,20 @@ class XmlCallReader(WholeTextReader):
                 return f"parameter {key!r} without its end", None, None
             value_end = valued.start()
             value = text[value_start:value_end]
-            after, before = tags.key_close[2], tags.value_close[0]
+            after = (other or tags.key_close)[2] if json_close else tags.key_close[2]
+            before = tags.value_close[0]
             if after and value.startswith(after):
                 value = value[len(after) :]
             if before and value.endswith(before):
                 value = value[: len(value) - len(before)]
             if not key or key in arguments:
                 return f"parameter {key!r} empty or given twice", None, None
-            read, typed = typed_value(value, _schema_types(tool, key), tags.python)
+            kinds = _schema_types(tool, key)
+            if other is not None and not json_close:
+                kinds = {"string"}
+            elif json_close and kinds is not None and kinds <= {"string"}:
+                kinds = None  # the close says JSON: JSON where it is, else the text
+            read, typed = typed_value(value, kinds, tags.python)
             if not read:
                 return f"parameter {key!r}: {value[:40]!r} is not of its schema's type", None, None
             arguments[key] = typed
@@ -388,12 +435,8 @@ class _XmlCallSet(SectionedCalls):
         from ..emit.turn_rules import constrained_text, note_unenforced
 
         close = turn.nodes(self.calls.value_close)
-        # A string is written as its text, whatever else the schema allows (a number or
-        # null as JSON): text of a parameter whose types include string reads back as the
-        # reader types it, so the grammar takes any text there.
         allowed = schema_types(schema)
-        textual = allowed is not None and "string" in allowed
-        kinds = "string" if textual or schema in ({}, True) else None  # {}: any value
+        kinds = "string" if self.textual(schema) else None
         enum = _string_enum(schema) if allowed == {"string"} else None
         # A string's keywords (pattern, lengths) hold a declared parameter that is only one.
         plain = allowed == {"string"} and isinstance(schema, Mapping) and position >= 0
@@ -426,6 +469,58 @@ class _XmlCallSet(SectionedCalls):
                 options.append(self._json_value(turn, rules, number, position, key, rest))
             return seq(alt(*options), *close)
         return seq(self._json_value(turn, rules, number, position, key, schema), *close)
+
+    @staticmethod
+    def textual(schema: Any) -> bool:
+        """A value written as its text: a string is, whatever else the schema allows (a
+        number or null as JSON): text of a parameter whose types include string reads back
+        as the reader types it, so the grammar takes any text there; so is any value of a
+        schema that allows any (``{}``)."""
+        allowed = schema_types(schema)
+        return (allowed is not None and "string" in allowed) or schema in ({}, True)
+
+    def _key_close_fence(self, schema: Any) -> Fence:
+        """The fence after a parameter's name: the other one before a JSON value."""
+        calls: XmlCalls = self.calls
+        json_value = calls.key_close_other and not self.textual(schema)
+        return calls.key_close_other if json_value else calls.key_close
+
+    def _closed_value(
+        self,
+        turn: Turn,
+        rules: Rules,
+        number: int,
+        position: int,
+        key: str,
+        schema: Any,
+        free_key: bool | None,
+    ) -> Node:
+        """The key's close and the value (``free_key``: the key is free text before its
+        close).  With ``key_close_other``, a value that may be a string or another type is
+        either a string after ``key_close`` or JSON after ``key_close_other``, as written."""
+        calls: XmlCalls = self.calls
+
+        def closed(fence: Fence, value_schema: Any) -> Node:
+            head = turn.nodes(fence)
+            if free_key and calls.key_close_other:
+                # A key in an attribute (name="KEY"): no quote in it, so its lexeme ends
+                # where the close begins (llguidance's lexer is greedy).
+                from ..emit.grammar_ast import Terminal
+
+                rules.lark_extra["XMLKEY"] = '/[^"]+/'
+                rules.gbnf_extra["xml-key"] = '[^"]+'
+                head = [Terminal("XMLKEY", lark="", gbnf="xml-key"), *head]
+            elif free_key:
+                head = [text_before(turn.layout, fence, empty=False)]
+            return seq(*head, self._value(turn, rules, number, position, key, value_schema))
+
+        allowed = schema_types(schema)
+        others = None if allowed is None else allowed - {"string"}
+        if calls.key_close_other and self.textual(schema) and (others is None or others):
+            kinds = sorted(others or ("array", "boolean", "null", "number", "object"))
+            as_json = {**(schema if others else {}), "type": kinds}
+            return alt(closed(calls.key_close, schema), closed(calls.key_close_other, as_json))
+        return closed(self._key_close_fence(schema), schema)
 
     def _json_value(
         self, turn: Turn, rules: Rules, number: int, position: int, key: str, schema: Any
@@ -470,18 +565,19 @@ class _XmlCallSet(SectionedCalls):
             parameter = seq(
                 *turn.nodes(calls.key_open),
                 Lit(key),
-                *turn.nodes(calls.key_close),
-                self._value(turn, rules, number, position, key, schema),
+                self._closed_value(turn, rules, number, position, key, schema, None),
             )
             pieces.append(parameter if key in required else optional(parameter))
         more = parameters.get("additionalProperties", True)
         if more is not False:  # undeclared parameters (JSON Schema's default), after these
+            extra_schema = {} if more is True else more
             extra = seq(
                 *turn.nodes(calls.key_open),
-                text_before(turn.layout, calls.key_close, empty=False),
-                self._value(turn, rules, number, -1, "", {} if more is True else more),
+                self._closed_value(turn, rules, number, -1, "", extra_schema, True),
             )
             pieces.append(Repeat(extra))
+        if calls.no_arguments:  # written for a call without arguments, read as layout
+            pieces.append(optional(seq(*turn.nodes(calls.no_arguments))))
         pieces += turn.nodes(calls.close)
         return pieces
 

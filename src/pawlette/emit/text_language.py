@@ -77,7 +77,13 @@ def lark_terminals(language: TextLanguage, rules: Rules, prefix: str = "TEXT") -
 
     Text and the newline that follows it are one lexeme because llguidance's lexer is greedy:
     text followed by a separate ``"\\n"`` would have taken the newline already."""
-    alternation = "|".join(regex_escape(marker) for marker in language.markers)
+    # A marker that holds another is left out: text without the other is without it too,
+    # and overlapping alternatives make llguidance's lexer too costly (DeepSeek V3.2's
+    # tools instructions, ~1 KB of text, hold its calls' markers).
+    kept = language.markers
+    if not language.escape:
+        kept = tuple(m for m in kept if not any(o != m and o in m for o in language.markers))
+    alternation = "|".join(regex_escape(marker) for marker in kept)
     plain = f"{_ANY} & ~/(?s:.*)({alternation})(?s:.*)/"
     if language.escape:
         rules.lark_extra[f"{prefix}_PIECE"] = f"{plain} & ~/(?s:(.*[^\\\\])?\\\\(\\\\\\\\)*)/"

@@ -40,6 +40,7 @@ _MODULES: dict[str, str] = {
     "functionary_v3_2": "pawlette.formats.functionary_v3_2",
     "cohere": "pawlette.formats.cohere",
     "nemotron_v2": "pawlette.formats.nemotron_v2",
+    "deepseek_dsml": "pawlette.formats.deepseek_dsml",
     "minimax": "pawlette.formats.minimax",
     "lfm2": "pawlette.formats.lfm2",
 }

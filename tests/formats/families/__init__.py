@@ -39,6 +39,7 @@ class FamilyCase:
       its training render (see :func:`tests.support.template_compare.own_turns`).
     - ``prompt_tail``: what the generation prompt writes after the opener that a turn may
       not hold (see :func:`tests.support.template_compare.own_turns`).
+    - ``stand_in``: what past turns write in place of ``prompt_tail`` (same function).
     """
 
     template: str
@@ -52,3 +53,4 @@ class FamilyCase:
     own_turns: bool = True
     opener: str | None = None
     prompt_tail: str | None = None
+    stand_in: str | None = None
