@@ -204,8 +204,17 @@ def prepared_directories(
 #   completion prompt ends; the model's own output starts with "\n" after it. pawlette encodes
 #   the two apart ("\n" | "\n", what the model sees and produces at inference); transformers
 #   encodes "\n\n" as one token the model never sees there.
+# - bielik tool_round, tools_then_answer: a turn of calls alone starts "\n<tool_call>" after
+#   the opener's "assistant\n"; pawlette encodes the two "\n" apart (the prompt ends with the
+#   first, the model writes the second), transformers encodes "\n\n" as one token.
 # (chatglm3's ids are build_chat_input's, piece by piece: checked apart, see below.)
-DIFFERENT = {("pcml", "escapes"), ("omni", "escapes"), ("omni", "calls_in_sequence")}
+DIFFERENT = {
+    ("pcml", "escapes"),
+    ("omni", "escapes"),
+    ("omni", "calls_in_sequence"),
+    ("bielik", "tool_round"),
+    ("bielik", "tools_then_answer"),
+}
 
 
 @pytest.mark.parametrize("name", pawlette.formats())
