@@ -56,6 +56,10 @@ the model's tokenizer declares ``<s>`` as ``bos_token`` and ``<|im_end|>`` as ``
   ``<think>\\nR\\n</think>\\n`` before the text, the reasoning without the whitespace at its
   ends.  The assistant text is written without the whitespace at its start (the
   template's ``lstrip()``; a recorded loss), with or without reasoning.
+- **Thinking**: the format writes the template with ``enable_thinking`` off, its default.
+  Switched on, the template adds Polish instructions to the system turn (when it writes
+  one) and opens ``<think>\n`` in the generation prompt; no option of this format writes
+  that.
 - **Dropped fields** (recorded losses, never refusals): a message's ``name``, a tool
   message's ``name``.
 - **Reading**, as vLLM's ``hermes`` parser and llama.cpp's Hermes handler read
