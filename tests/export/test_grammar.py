@@ -465,6 +465,7 @@ TURNS = {
     "minimax": (TOOLS, declared_turns, choices_for),
     "nemotron_v2": (TOOLS, declared_turns, choices_for),
     "lfm2": (TOOLS, declared_turns, choices_for),
+    "bielik": (TOOLS, declared_turns, choices_for),
     "omni": (OMNI_TOOLS, lambda name: omni_turns(), omni_choices),
     "chatglm3": (TOOLS, lambda name: chatglm3_turns(), python_call_choices),
     "breeze": (TOOLS, lambda name: breeze_turns(), python_call_choices),

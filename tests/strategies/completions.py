@@ -764,6 +764,17 @@ def _lfm2(w: Writer) -> str:
     return "".join(out)
 
 
+def _bielik(w: Writer) -> str:
+    """Bielik 11B v3: maybe a reasoning block (some cut off), then text and Hermes-style
+    ``<tool_call>`` JSON calls, ended by ``<|im_end|>`` or a cut."""
+    rng = w.rng
+    head = ""
+    if rng.random() < 0.3:
+        closing = rng.choice(["\n</think>\n", "</think>", "\n</think>\n\n"])
+        head = f"<think>\n{w.text(hostile=False)}{closing}"
+    return head + _hermes_calls(w, "<|im_end|>", open_newline=True)
+
+
 GENERATORS: dict[str, Callable[[Writer], str]] = {
     "pcml": _pcml,
     "omni": _omni,
@@ -792,6 +803,7 @@ GENERATORS: dict[str, Callable[[Writer], str]] = {
     "minimax": _minimax,
     "nemotron_v2": _nemotron_v2,
     "lfm2": _lfm2,
+    "bielik": _bielik,
 }
 
 

@@ -211,6 +211,9 @@ def prepared_directories(
 #   sees and produces after that prompt); transformers encodes the text whole, and Llama 3's
 #   pre-tokenizer joins the ">" to the answer (">Hello", ">\n\n"), a token the model never
 #   writes there.
+# - bielik tool_round, tools_then_answer: a turn of calls alone starts "\n<tool_call>" after
+#   the opener's "assistant\n"; pawlette encodes the two "\n" apart (the prompt ends with the
+#   first, the model writes the second), transformers encodes "\n\n" as one token.
 # (chatglm3's ids are build_chat_input's, piece by piece: checked apart, see below.)
 DIFFERENT = {
     ("pcml", "escapes"),
@@ -219,6 +222,8 @@ DIFFERENT = {
     ("deepseek_dsml", "chat"),
     ("deepseek_dsml", "system_prompt"),
     ("deepseek_dsml", "tools_then_answer"),
+    ("bielik", "tool_round"),
+    ("bielik", "tools_then_answer"),
 }
 
 

@@ -353,6 +353,20 @@ class _JsonCallSet(CallItems):
     def after_text(self, turn: Turn, rules: Rules) -> Node:
         return text_before_calls(turn.layout, self.calls.separator)
 
+    def text_and_calls(self, turn: Turn, rules: Rules, parallel: bool) -> Node | None:
+        """Text, then the calls, where no separator comes between and the call's open starts
+        with newlines (Bielik's ``\n<tool_call>``): the text and those newlines are one
+        lexeme (see :func:`.grammar.text_before`), the first call the rest of its open.
+        None: text and calls as :meth:`after_text` and :meth:`many` give them."""
+        newlines = len(self.lead) - len(self.lead.lstrip("\n"))
+        if self.calls.separator or not newlines:
+            return None
+        lead = "\n" * newlines
+        return seq(
+            text_before_calls(turn.layout, _lit(lead)),
+            self.after_prefix(turn, rules, lead, parallel),
+        )
+
     def prefix(self, name: str | None) -> str:
         if name is None:
             return self.lead or "{" + json.dumps(self.calls.name_key) + ": "

@@ -107,10 +107,11 @@ class Results(Concept):
                 f"{layout.name}: Results.ids: {self.ids!r}; expected 'given', or 'positional' "
                 "with id_close"
             )
-        if self.grouped and not self.item_close:
+        if self.grouped and not (self.item_close or self.item_open):
             raise FormatError(
-                f"{layout.name}: Results(grouped=True) without item_close; expected a fence "
-                "that ends each result, or the results of a group run together"
+                f"{layout.name}: Results(grouped=True) without item_open or item_close; "
+                "expected a fence that begins or ends each result, or the results of a group "
+                "run together"
             )
 
     # ------------------------------------------------------------------ the writer
@@ -262,6 +263,10 @@ class Results(Concept):
                         "outside", opener + table.text(self.item_open), "tool.item", begin("tool")
                     )
         if not self.item_close:
+            if self.grouped and self.id_close is None:
+                # Nothing ends a result: the next one's open does (Bielik's
+                # ``<|function_output|>A<|function_output|>B``).
+                table.on("tool.item", table.text(self.item_open), "tool.item", begin("tool"))
             return
         table.state("tool.between", ScaffoldReader, "tool", ends=True)
         table.on("tool.item", table.text(self.item_close), "tool.between")

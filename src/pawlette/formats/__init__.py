@@ -43,6 +43,7 @@ _MODULES: dict[str, str] = {
     "deepseek_dsml": "pawlette.formats.deepseek_dsml",
     "minimax": "pawlette.formats.minimax",
     "lfm2": "pawlette.formats.lfm2",
+    "bielik": "pawlette.formats.bielik",
 }
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
 _LOADED: dict[str, Format] = {}
