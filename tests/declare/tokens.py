@@ -147,16 +147,16 @@ def random_walk(name: str, lark: str, seed: int, steps: int = 400) -> list[int] 
 
     Tokens are drawn uniformly among those the grammar allows, except that, more and more
     often as the walk goes on, one that can close something (a quote, a brace, a parenthesis, a
-    backtick, a newline, a special token or the end) is preferred, or the tokens of one of the
-    grammar's literal strings in a row (a close written as text, ``\n</parameter>\n``), so
-    walks end.
+    backtick, a newline, a ``<``, a special token or the end) is preferred, or the tokens of
+    one of the grammar's literal strings in a row (a close written as text,
+    ``\n</parameter>\n`` or ``</parameter>\n``), so walks end.
     """
     tok = tokenizer(name)
     vocabulary = tok.get_vocab_size()
     closers = {
         token
         for text, token in tok.get_vocab().items()
-        if text in ('"', "'", ")", "`", "}", "]", "Ċ", "0", "1")
+        if text in ('"', "'", ")", "`", "}", "]", "Ċ", "0", "1", "<")
         or token >= vocabulary - len(pawlette.get_format(name).special_markers) - 1
     }
     literals = [text for text in _literals(lark) if len(text) > 1]

@@ -412,7 +412,7 @@ class _XmlCallSet(SectionedCalls):
             if plain:
                 note_unenforced(rules, where, schema, ("lark", "gbnf"))
             text = text_of(self.calls.value_close, turn.layout.options, turn.layout.name)
-            markers = tuple(sorted({*rules.markers, text.strip()}, key=lambda m: (-len(m), m)))
+            markers = self._inside_markers(turn, rules, text)
             define(TextLanguage(markers, escape=False), rules, "XMLVALUE")
             rules.lark_extra["XMLVALUE_CLOSED"] = f"XMLVALUE {gbnf_string(text)}"
             rules.lark_extra["xml_value[lazy]"] = "XMLVALUE_CLOSED"
@@ -426,6 +426,45 @@ class _XmlCallSet(SectionedCalls):
                 options.append(self._json_value(turn, rules, number, position, key, rest))
             return seq(alt(*options), *close)
         return seq(self._json_value(turn, rules, number, position, key, schema), *close)
+
+    @staticmethod
+    def _inside_markers(turn: Turn, rules: Rules, close: str) -> tuple[str, ...]:
+        """What text inside a call closed by the text ``close`` may not spell: ``close`` and
+        the markers the call's reader acts on.  A soft marker with no step out of the call
+        is text to the reader, and a marker holding another is left out with the other (the
+        same text): leaving those out keeps the terminal small (MiniMax-M2's tools
+        instructions, long markers, made llguidance's lexer give up on values with many
+        quotes and brackets)."""
+        grammar = turn.fmt.grammar if turn.fmt is not None else None
+        kept = [
+            marker
+            for marker in rules.markers
+            if grammar is None
+            or marker not in grammar.soft
+            or ("call.xml", marker) in grammar.steps
+        ]
+        kept.append(close.strip())
+        kept = [marker for marker in kept if not any(o != marker and o in marker for o in kept)]
+        return tuple(sorted(set(kept), key=lambda marker: (-len(marker), marker)))
+
+    def _undeclared_key(self, turn: Turn, rules: Rules) -> Node:
+        """An undeclared parameter's name and the fence after it.  Closed by text
+        (MiniMax-M2's ``">``): one lazy lexeme of text up to the close (llguidance's lexer is
+        greedy, and the close is text a name could otherwise swallow); closed by a marker
+        (GLM's ``</arg_key>``): text, then the marker."""
+        from ..emit.grammar_ast import Terminal, gbnf_string
+        from ..emit.text_language import TextLanguage, define, gbnf_text_rule
+
+        calls = self.calls
+        close = turn.nodes(calls.key_close)
+        if not close or not all(isinstance(item, Lit) for item in close):
+            return text_before(turn.layout, calls.key_close, empty=False)
+        text = text_of(calls.key_close, turn.layout.options, turn.layout.name)
+        define(TextLanguage(self._inside_markers(turn, rules, text), escape=False), rules, "XMLKEY")
+        rules.lark_extra["XMLKEY_CLOSED"] = f"XMLKEY_NE {gbnf_string(text)}"
+        rules.lark_extra["xml_key[lazy]"] = "XMLKEY_CLOSED"
+        rules.gbnf_extra["xml-key"] = f"{gbnf_text_rule('XMLKEY', 'NE')} {gbnf_string(text)}"
+        return Terminal("xml_key", lark="", gbnf="xml-key")
 
     def _json_value(
         self, turn: Turn, rules: Rules, number: int, position: int, key: str, schema: Any
@@ -478,7 +517,7 @@ class _XmlCallSet(SectionedCalls):
         if more is not False:  # undeclared parameters (JSON Schema's default), after these
             extra = seq(
                 *turn.nodes(calls.key_open),
-                text_before(turn.layout, calls.key_close, empty=False),
+                self._undeclared_key(turn, rules),
                 self._value(turn, rules, number, -1, "", {} if more is True else more),
             )
             pieces.append(Repeat(extra))
