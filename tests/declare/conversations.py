@@ -87,6 +87,16 @@ def reasoning_rules(layout: Any) -> ReasoningRules | None:
     return None
 
 
+def prompt_opens_reasoning(layout: Any) -> bool:
+    """The generation prompt opens the reasoning block while a turn without reasoning holds
+    none of it (MiniMax-M2): only a turn with reasoning is what the model writes after that
+    prompt, so every assistant message gets some."""
+    if not isinstance(layout, declare.Layout):
+        return False
+    found = layout.concept(declare.Reasoning)
+    return found is not None and found.prompt == "open" and not found.absent
+
+
 def default_system(layout: Any) -> str:
     if isinstance(layout, declare.Layout):
         system = layout.concept(declare.SystemPrompt)
@@ -245,13 +255,14 @@ def conversations(draw: st.DrawFn, fmt: Format, *, strip: bool = False) -> dict[
     count = 0
     # A layout that checks alternation gets an answer after every query but the last.
     alternating = alternates(layout)
+    thinking = prompt_opens_reasoning(layout)
     queries = draw(st.integers(1, 3))
     for query in range(queries):
         messages.append({"role": "user", "content": draw(text)})
         # Per query: maybe a turn of calls and their results, then maybe an answer.
         if tools and calls is not None and draw(st.booleans()):
             message: dict[str, Any] = {"role": "assistant"}
-            if reasoning_rules(layout) is not None and draw(st.booleans()):
+            if reasoning_rules(layout) is not None and (thinking or draw(st.booleans())):
                 message["reasoning_content"] = draw(text)
             with_text = calls.with_content and draw(st.booleans())
             message["content"] = draw(text) if with_text else None
@@ -274,7 +285,7 @@ def conversations(draw: st.DrawFn, fmt: Format, *, strip: bool = False) -> dict[
                 )
         if (alternating and query < queries - 1) or draw(st.booleans()):
             answer: dict[str, Any] = {"role": "assistant", "content": draw(text)}
-            if reasoning_rules(layout) is not None and draw(st.booleans()):
+            if reasoning_rules(layout) is not None and (thinking or draw(st.booleans())):
                 answer["reasoning_content"] = draw(text)
             messages.append(answer)
     request: dict[str, Any] = {"messages": messages}
@@ -516,6 +527,8 @@ def assistant_turn(
         ]
     with_text = not count or (calls is not None and calls.with_content and draw(st.booleans()))
     message["content"] = draw(text) if with_text else None
-    if reasoning_rules(layout) is not None and draw(st.booleans()):
+    if prompt_opens_reasoning(layout):  # only a turn with reasoning follows the prompt
+        message["reasoning_content"] = draw(text.filter(bool))
+    elif reasoning_rules(layout) is not None and draw(st.booleans()):
         message["reasoning_content"] = draw(text)
     return message

@@ -73,6 +73,7 @@ from .conversations import (
     has_tools,
     layout_of,
     normalise,
+    prompt_opens_reasoning,
     reasoning_rules,
     writes_call_ids,
 )
@@ -307,6 +308,9 @@ def test_forced_prefixes_have_one_source(fmt: Format) -> None:
             "tools": tools,
         }
         written, _, _ = completion(as_the_model_writes(fmt), request)
+        if prompt_opens_reasoning(layout_of(fmt)):  # a forced call closes an empty block
+            reasoning = layout_of(fmt).concept(declare.Reasoning)
+            written = "".join(piece.text for piece in reasoning.close) + written
         for choice in ("required", {"type": "function", "function": {"name": "now"}}):
             bundle = export_grammar_bundle(fmt.name, tools, choice, token_ids=marker_ids(fmt.name))
             prefixes = bundle["forced_prefix"]
@@ -515,6 +519,8 @@ def test_a_call_turn_has_near_misses_and_the_grammar_rejects_them(fmt: Format) -
         ],
         "tools": TOOLS,
     }
+    if prompt_opens_reasoning(layout_of(fmt)):  # only a turn with reasoning follows the prompt
+        request["messages"][1]["reasoning_content"] = "Paris, two days."
     rendering = as_the_model_writes(fmt).render(request["messages"], TOOLS)
     written = "".join(s.text for s in rendering.segments if s.trainable and s.message_index >= 1)
     grammar = export_grammar(fmt.name, TOOLS, "auto")

@@ -149,7 +149,7 @@ def random_walk(name: str, lark: str, seed: int, steps: int = 400) -> list[int] 
     often as the walk goes on, one that can close something (a quote, a brace, a parenthesis, a
     backtick, a newline, a ``<``, a special token or the end) is preferred, or the tokens of
     one of the grammar's literal strings in a row (a close written as text,
-    ``\n</parameter>\n``; after ``<``, a closing tag), so walks end.
+    ``\n</parameter>\n`` or ``</parameter>\n``; after ``<``, a closing tag), so walks end.
     """
     tok = tokenizer(name)
     vocabulary = tok.get_vocab_size()

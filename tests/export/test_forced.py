@@ -13,7 +13,7 @@ import pawlette
 from pawlette.export import export_grammar, export_grammar_bundle
 from pawlette.export.grammar import grammar_formats
 
-from .test_grammar import SYNTAXES, TOOLS, accepts, completion_ids
+from .test_grammar import SYNTAXES, TOOLS, accepts, completion_ids, reasoning_close_ids
 
 NAMED = {"type": "function", "function": {"name": "get_weather"}}
 CALL = {
@@ -47,7 +47,10 @@ def _turn(name: str, reasoning: str | None) -> list[int]:
     if reasoning is not None:
         message["reasoning_content"] = reasoning
     request = {"messages": [{"role": "user", "content": "hi"}, message], "tools": TOOLS}
-    return completion_ids(pawlette.get_format(name), request, 1)
+    fmt = pawlette.get_format(name)
+    # Where the prompt opens the block (MiniMax-M2), the call comes after closing it empty.
+    closed = reasoning_close_ids(fmt) if reasoning is None else []
+    return closed + completion_ids(fmt, request, 1)
 
 
 def test_the_formats_with_reasoning_are_covered() -> None:

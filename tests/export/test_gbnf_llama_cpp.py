@@ -118,6 +118,11 @@ def completion_text(fmt: Format, request: dict[str, Any], index: int) -> str:
     )
 
 
+def reasoning_close_text(fmt: Format) -> str:
+    """What ``test_grammar.reasoning_close_ids`` encodes, as text."""
+    return "".join(piece.text for piece in test_grammar.reasoning_close(fmt))
+
+
 def accepts(name: str, grammar: str, syntax: str, text: str) -> bool:
     """As ``test_grammar.accepts``: a turn's own stop marker at its end is the engine's."""
     assert syntax == "gbnf"
@@ -140,6 +145,7 @@ def under_llama_cpp(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     )
     monkeypatch.setattr(test_grammar, "turn_ids", lambda name, pieces: "".join(pieces))
     monkeypatch.setattr(test_grammar, "completion_ids", completion_text)
+    monkeypatch.setattr(test_grammar, "reasoning_close_ids", reasoning_close_text)
     monkeypatch.setattr(test_grammar, "accepts", accepts)
     yield
 

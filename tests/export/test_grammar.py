@@ -20,6 +20,8 @@ from hypothesis import strategies as st
 from tokenizers import Tokenizer
 
 import pawlette
+from pawlette import declare
+from pawlette.declare import layout_of
 from pawlette.emit.grammar_ast import Marker as MarkerNode
 from pawlette.emit.grammar_ast import (
     MarkerSpelling,
@@ -466,6 +468,7 @@ TURNS = {
     "nemotron_v2": (TOOLS, declared_turns, choices_for),
     "lfm2": (TOOLS, declared_turns, choices_for),
     "bielik": (TOOLS, declared_turns, choices_for),
+    "minimax_m2": (TOOLS, declared_turns, choices_for),
     "omni": (OMNI_TOOLS, lambda name: omni_turns(), omni_choices),
     "chatglm3": (TOOLS, lambda name: chatglm3_turns(), python_call_choices),
     "breeze": (TOOLS, lambda name: breeze_turns(), python_call_choices),
@@ -810,7 +813,10 @@ BOUNDED = {
     },
 }
 UNENFORCED = ("'minimum'", "'maximum'", "'pattern'", "'uniqueItems'", "'contains'")
-TEXT_CLOSED_VALUES = {"deepseek_dsml"}
+TEXT_CLOSED_VALUES = ("deepseek_dsml", "minimax_m2")
+"""Formats whose tag calls close a text value with text (DeepSeek's ``</｜DSML｜parameter>``,
+MiniMax-M2's ``</parameter>``): the value is lazy text up to that close in Lark, so a
+string's pattern is noted as not enforced."""
 
 
 @pytest.mark.parametrize("syntax", SYNTAXES)
@@ -835,9 +841,8 @@ def test_notes_describe_the_syntax_exported(name: str, syntax: Any) -> None:
             assert found and all(note.endswith("is not enforced in GBNF") for note in found)
         elif keyword in ("'uniqueItems'", "'contains'"):  # no scalar: the rules ignore them
             assert found and all(note.endswith("is not enforced in Lark") for note in found)
-        elif name in TEXT_CLOSED_VALUES and keyword == "'pattern'":
-            # A string parameter closed by text (DeepSeek's </｜DSML｜parameter>) is lazy
-            # text up to its close in Lark: its pattern is not held there either.
+        elif keyword == "'pattern'" and name in TEXT_CLOSED_VALUES:
+            # a tag call's text value closed by text runs to its close: the pattern is not held
             assert found and all(note.endswith("is not enforced in Lark") for note in found)
         elif keyword == "'pattern'":  # held by %json (no marker kept out beyond it), or a
             # tag call's text value held to it (glm's: nothing to say)
@@ -1021,6 +1026,27 @@ def walk_turn(head: Any) -> dict[str, Any]:
     return {"role": "assistant", "content": None, "tool_calls": [call]}
 
 
+def reasoning_close(fmt: Format) -> tuple[Any, ...]:
+    """What a format whose prompt opens the reasoning block (MiniMax-M2) writes before a turn
+    the writer renders without reasoning: the block's close (a forced call closes an empty
+    block); nothing for other formats."""
+    from ..declare.conversations import prompt_opens_reasoning
+
+    layout = layout_of(fmt)
+    if not prompt_opens_reasoning(layout):
+        return ()
+    return tuple(layout.concept(declare.Reasoning).close)
+
+
+def reasoning_close_ids(fmt: Format) -> list[int]:
+    """:func:`reasoning_close` as ids: markers by id, text as text."""
+    ids: list[int] = []
+    for piece in reasoning_close(fmt):
+        encode = encode_special if isinstance(piece, declare.Marker) else encode_text
+        ids += encode(fmt.name, piece.text)
+    return ids
+
+
 @pytest.mark.parametrize("syntax", SYNTAXES)
 @pytest.mark.parametrize("name", grammar_formats())
 def test_a_recursive_schema_under_every_tool_choice(name: str, syntax: str) -> None:
@@ -1049,7 +1075,7 @@ def test_a_recursive_schema_under_every_tool_choice(name: str, syntax: str) -> N
                     "messages": [{"role": "user", "content": "go"}, turn, *following],
                     "tools": [LINKED],
                 }
-                ids = completion_ids(fmt, request, 1)
+                ids = reasoning_close_ids(fmt) + completion_ids(fmt, request, 1)
                 assert accepts(name, grammar, syntax, ids) is expected, (choice, parallel)
 
 

@@ -775,6 +775,51 @@ def _bielik(w: Writer) -> str:
     return head + _hermes_calls(w, "<|im_end|>", open_newline=True)
 
 
+def _invoke_call(w: Writer, nl: str, valid: bool) -> str:
+    """A MiniMax-M2 call: ``<invoke name="NAME">`` and a ``<parameter name="KEY">`` tag per
+    argument (``nl``: the template's newlines between the tags, or none as vLLM's cases)."""
+    rng = w.rng
+    name = "f" if valid or rng.random() < 0.5 else rng.choice(["", "g", "f' x"])
+    keys = rng.sample(["k", "city", "n"], rng.randint(0, 3))
+    tags = []
+    for key in keys:
+        value = rng.choice([w.text(hostile=False, newline=False), "3", '{"a": 1}', "[1, 2]"])
+        tags.append(f'<parameter name="{key}">{value}</parameter>{nl}')
+    if not valid and tags:
+        broken = rng.choice(["unclosed value", "twice", "text between"])
+        if broken == "unclosed value":
+            tags[-1] = tags[-1].replace("</parameter>", "")
+        elif broken == "twice":
+            tags.append(f'<parameter name="{keys[0]}">{w.word()}</parameter>{nl}')
+        else:
+            tags.insert(0, w.word())
+    closing = rng.choice(["</invoke>", "</invoke>", ""]) if not valid else "</invoke>"
+    return f'<invoke name="{name}">{nl}' + "".join(tags) + closing + nl
+
+
+def _minimax_m2(w: Writer) -> str:
+    """MiniMax-M2, after the prompt's ``<think>\\n``: maybe reasoning and its close, text,
+    then ``<invoke>`` calls in ``<minimax:tool_call>`` (some malformed, some cut off), ended by
+    ``[e~[``."""
+    rng = w.rng
+    nl = rng.choice(["\n", ""])
+    out = []
+    if rng.random() < 0.6:
+        closing = rng.choice(["\n</think>\n\n", "</think>", "</think>\n", ""])
+        out.append(w.text(hostile=False) + closing)
+    else:
+        out.append(rng.choice(["\n</think>\n\n", "</think>"]))
+    if rng.random() < 0.5:
+        out.append(w.text())
+    if rng.random() < 0.6:
+        calls = [_invoke_call(w, nl, rng.random() < 0.7) for _ in range(rng.randint(1, 3))]
+        closing = rng.choice(["</minimax:tool_call>", "</minimax:tool_call>", ""])
+        out.append(f"{nl}<minimax:tool_call>{nl}" + "".join(calls) + closing)
+    end = "[e~["
+    out.append(rng.choice([end, end, "", f"{end}{w.word()}", f"{end}\n]~b]user\n{w.word()}"]))
+    return "".join(out)
+
+
 GENERATORS: dict[str, Callable[[Writer], str]] = {
     "pcml": _pcml,
     "omni": _omni,
@@ -804,6 +849,7 @@ GENERATORS: dict[str, Callable[[Writer], str]] = {
     "nemotron_v2": _nemotron_v2,
     "lfm2": _lfm2,
     "bielik": _bielik,
+    "minimax_m2": _minimax_m2,
 }
 
 

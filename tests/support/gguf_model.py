@@ -12,7 +12,8 @@ punctuation and the characters that end a JSON or Python value) has a large weig
 Under a grammar the model then often reaches the interesting paths: a marker where the
 grammar allows one, a closing quote inside a string, a stop where the turn may end.  A fence of
 several ordinary tokens that ends free text (Qwen3-Coder's ``\n</parameter>\n`` after a value)
-is linked: each of its tokens favours the next, so a value ends once its fence begins.
+is linked: each of its tokens favours the next, so a value ends once its fence begins (and its
+first token is favoured: MiniMax-M2's ``</parameter>\n`` begins with no closing token).
 
 The format's stop markers are the model's end-of-generation tokens (``eos``, ``eot``, ``eom``),
 and the only ones, as in a real GGUF converted for the format: a Llama 3 token that llama.cpp
@@ -259,11 +260,13 @@ def _write(path: Path, format_name: str, tokenizer_json: str) -> dict[str, int]:
     for fence in fences(fmt):
         ids = tokenizer.encode(fence, add_special_tokens=False).ids
         links += list(itertools.pairwise(ids))
-        # Its first token favoured as a quote is (DeepSeek V3.2's value close begins "</",
-        # which a random model would hardly write inside a value).  Every other format's
-        # fence begins with a token already favoured (a marker, "\n"): their weights, and so
-        # their cache key, are unchanged.
-        favoured.setdefault(ids[0], _QUOTE_ADVANTAGE)
+        # A fence must be begun for its links to end the value: one whose first token is no
+        # favoured one (DeepSeek V3.2's value close begins "</", MiniMax-M2's </parameter>\n
+        # after a value) gets it favoured as a quote is (less, and the quotes and newlines a
+        # value may hold always win).  Every other format's fence begins with a token already
+        # favoured (a marker, "\n"): their weights, and so their cache key, are unchanged.
+        if ids and ids[0] not in favoured:
+            favoured[ids[0]] = _QUOTE_ADVANTAGE
 
     writer = gguf.GGUFWriter(str(path), "llama")
     writer.add_name(f"pawlette-test-{format_name}")
@@ -305,9 +308,17 @@ def format_model(format_name: str) -> GgufModel:
     """The cached test model of ``format_name`` (built in a few seconds at first use)."""
     tokenizer_json = prepare_tokenizer(format_name, llama3_tokenizer()).to_str()
     key = _VERSION + tokenizer_json
-    closes = list_closes(get_format(format_name))
+    fmt = get_format(format_name)
+    closes = list_closes(fmt)
     if closes:  # linked since version 7: the other models keep their key
         key += json.dumps(closes)
+    begun = [
+        fence
+        for fence in fences(fmt)
+        if not fence.startswith("\n") and not any(fence.startswith(m) for m in fmt.special_markers)
+    ]
+    if begun:  # a fence whose first token is favoured for it (MiniMax-M2's): a key of its own
+        key += json.dumps(["quote advantage", *begun])
     digest = hashlib.sha256(key.encode()).hexdigest()[:16]
     directory = cache_directory() / "gguf"
     directory.mkdir(parents=True, exist_ok=True)

@@ -214,6 +214,9 @@ def prepared_directories(
 # - bielik tool_round, tools_then_answer: a turn of calls alone starts "\n<tool_call>" after
 #   the opener's "assistant\n"; pawlette encodes the two "\n" apart (the prompt ends with the
 #   first, the model writes the second), transformers encodes "\n\n" as one token.
+# - minimax_m2 tool_round and tools_then_answer: a turn of calls without text begins with
+#   "\n" after the turn's "]~b]ai\n"; pawlette encodes the opener apart (the model writes
+#   from there), transformers encodes "\n\n" as one token.
 # (chatglm3's ids are build_chat_input's, piece by piece: checked apart, see below.)
 DIFFERENT = {
     ("pcml", "escapes"),
@@ -224,6 +227,8 @@ DIFFERENT = {
     ("deepseek_dsml", "tools_then_answer"),
     ("bielik", "tool_round"),
     ("bielik", "tools_then_answer"),
+    ("minimax_m2", "tool_round"),
+    ("minimax_m2", "tools_then_answer"),
 }
 
 

@@ -455,7 +455,7 @@ class _XmlCallSet(SectionedCalls):
             if plain:
                 note_unenforced(rules, where, schema, ("lark", "gbnf"))
             text = text_of(self.calls.value_close, turn.layout.options, turn.layout.name)
-            markers = tuple(sorted({*rules.markers, text.strip()}, key=lambda m: (-len(m), m)))
+            markers = self._inside_markers(turn, rules, text)
             define(TextLanguage(markers, escape=False), rules, "XMLVALUE")
             rules.lark_extra["XMLVALUE_CLOSED"] = f"XMLVALUE {gbnf_string(text)}"
             rules.lark_extra["xml_value[lazy]"] = "XMLVALUE_CLOSED"
@@ -511,7 +511,7 @@ class _XmlCallSet(SectionedCalls):
                 rules.gbnf_extra["xml-key"] = '[^"]+'
                 head = [Terminal("XMLKEY", lark="", gbnf="xml-key"), *head]
             elif free_key:
-                head = [text_before(turn.layout, fence, empty=False)]
+                head = [self._undeclared_key(turn, rules, fence)]
             return seq(*head, self._value(turn, rules, number, position, key, value_schema))
 
         allowed = schema_types(schema)
@@ -521,6 +521,44 @@ class _XmlCallSet(SectionedCalls):
             as_json = {**(schema if others else {}), "type": kinds}
             return alt(closed(calls.key_close, schema), closed(calls.key_close_other, as_json))
         return closed(self._key_close_fence(schema), schema)
+
+    @staticmethod
+    def _inside_markers(turn: Turn, rules: Rules, close: str) -> tuple[str, ...]:
+        """What text inside a call closed by the text ``close`` may not spell: ``close`` and
+        the markers the call's reader acts on.  A soft marker with no step out of the call
+        is text to the reader, and a marker holding another is left out with the other (the
+        same text): leaving those out keeps the terminal small (MiniMax-M2's tools
+        instructions, long markers, made llguidance's lexer give up on values with many
+        quotes and brackets)."""
+        grammar = turn.fmt.grammar if turn.fmt is not None else None
+        kept = [
+            marker
+            for marker in rules.markers
+            if grammar is None
+            or marker not in grammar.soft
+            or ("call.xml", marker) in grammar.steps
+        ]
+        kept.append(close.strip())
+        kept = [marker for marker in kept if not any(o != marker and o in marker for o in kept)]
+        return tuple(sorted(set(kept), key=lambda marker: (-len(marker), marker)))
+
+    def _undeclared_key(self, turn: Turn, rules: Rules, fence: Fence) -> Node:
+        """An undeclared parameter's name and ``fence`` after it.  Closed by text
+        (MiniMax-M2's ``">``): one lazy lexeme of text up to the close (llguidance's lexer is
+        greedy, and the close is text a name could otherwise swallow); closed by a marker
+        (GLM's ``</arg_key>``): text, then the marker."""
+        from ..emit.grammar_ast import Terminal, gbnf_string
+        from ..emit.text_language import TextLanguage, define, gbnf_text_rule
+
+        close = turn.nodes(fence)
+        if not close or not all(isinstance(item, Lit) for item in close):
+            return text_before(turn.layout, fence, empty=False)
+        text = text_of(fence, turn.layout.options, turn.layout.name)
+        define(TextLanguage(self._inside_markers(turn, rules, text), escape=False), rules, "XMLKEY")
+        rules.lark_extra["XMLKEY_CLOSED"] = f"XMLKEY_NE {gbnf_string(text)}"
+        rules.lark_extra["xml_key[lazy]"] = "XMLKEY_CLOSED"
+        rules.gbnf_extra["xml-key"] = f"{gbnf_text_rule('XMLKEY', 'NE')} {gbnf_string(text)}"
+        return Terminal("xml_key", lark="", gbnf="xml-key")
 
     def _json_value(
         self, turn: Turn, rules: Rules, number: int, position: int, key: str, schema: Any
