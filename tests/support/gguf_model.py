@@ -31,6 +31,7 @@ import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -191,6 +192,18 @@ def fences(fmt: Format) -> list[str]:
     return xml + list_closes(fmt)
 
 
+def unfavoured_openings(fmt: Format, tokenizer: Any, favoured: Mapping[int, float]) -> list[int]:
+    """The first tokens of the format's fences that nothing above favours (Seed-OSS's value
+    close ``</parameter>\n`` begins with ``<``): favoured as a newline is, which begins the
+    others, so the model begins the close it is linked through as often."""
+    openings = []
+    for fence in fences(fmt):
+        ids = tokenizer.encode(fence, add_special_tokens=False).ids
+        if ids and ids[0] not in favoured and ids[0] not in openings:
+            openings.append(ids[0])
+    return openings
+
+
 def list_closes(fmt: Format) -> list[str]:
     """A call list's close written as text (MiniMax M1's ``\\n</tool_calls>``): after a
     call, a model must write it token after token to end the list."""
@@ -259,6 +272,8 @@ def _write(path: Path, format_name: str, tokenizer_json: str) -> dict[str, int]:
     for fence in fences(fmt):
         ids = tokenizer.encode(fence, add_special_tokens=False).ids
         links += list(itertools.pairwise(ids))
+    for token_id in unfavoured_openings(fmt, tokenizer, favoured):
+        favoured[token_id] = _QUOTE_ADVANTAGE
 
     writer = gguf.GGUFWriter(str(path), "llama")
     writer.add_name(f"pawlette-test-{format_name}")
@@ -296,6 +311,21 @@ def _write(path: Path, format_name: str, tokenizer_json: str) -> dict[str, int]:
     return marker_ids
 
 
+def _opened(format_name: str, tokenizer_json: str) -> bool:
+    """Whether the model favours a fence's first token no other rule favours."""
+    from tokenizers import Tokenizer
+
+    tokenizer = Tokenizer.from_str(tokenizer_json)
+    fmt = get_format(format_name)
+    favoured = {
+        token_id
+        for text in (*FAVOURED_TEXTS, *QUOTES)
+        for token_id in tokenizer.encode(text, add_special_tokens=False).ids
+    }
+    favoured |= {tokenizer.token_to_id(marker) for marker in fmt.special_markers}
+    return bool(unfavoured_openings(fmt, tokenizer, dict.fromkeys(favoured, 0.0)))
+
+
 def format_model(format_name: str) -> GgufModel:
     """The cached test model of ``format_name`` (built in a few seconds at first use)."""
     tokenizer_json = prepare_tokenizer(format_name, llama3_tokenizer()).to_str()
@@ -303,6 +333,8 @@ def format_model(format_name: str) -> GgufModel:
     closes = list_closes(get_format(format_name))
     if closes:  # linked since version 7: the other models keep their key
         key += json.dumps(closes)
+    if _opened(format_name, tokenizer_json):  # favoured since then: the others keep theirs
+        key += "opened-as-a-newline"
     digest = hashlib.sha256(key.encode()).hexdigest()[:16]
     directory = cache_directory() / "gguf"
     directory.mkdir(parents=True, exist_ok=True)
