@@ -573,7 +573,10 @@ class _XmlCallSet(SectionedCalls):
             return None
         kinds = schema.get("type")
         listed = [kinds] if isinstance(kinds, str) else kinds
-        if not isinstance(listed, list) or not {"boolean", "null"} & set(listed):
+        if not isinstance(listed, list):
+            return None
+        listed = [kind for kind in listed if isinstance(kind, str)]  # (a malformed one: [[..]])
+        if not {"boolean", "null"} & set(listed):
             return None
         spellings = (["True", "False"] if "boolean" in listed else []) + (
             ["None"] if "null" in listed else []
