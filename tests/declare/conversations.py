@@ -36,6 +36,7 @@ from pawlette.formats.harmony.turns import HarmonyTurns
 from pawlette.formats.kimi.concepts import LabelledCalls
 from pawlette.formats.nemotron_v2.final_turn import FinalTurn
 from pawlette.formats.omni.blocks import BlockTurns
+from pawlette.formats.seed_oss.concepts import StubTools
 from pawlette.formats.solar.concepts import IdFirstCalls
 
 ALPHABET = "abcxyz XYZ019.,:;!?'\"-_/\\()[]{}<>|#*=+\n\té中😀"
@@ -372,10 +373,11 @@ def normalise(fmt: Format, request: dict[str, Any]) -> dict[str, Any]:
 
 def reads_tools_back(layout: Any) -> bool:
     """Whether parsing a render gives the request's tools back (harmony's TypeScript
-    namespace and Gemma 4's declarations are not the JSON schema they were written from)."""
+    namespace, Gemma 4's declarations and Seed-OSS's function stubs are not the JSON schema
+    they were written from)."""
     if not isinstance(layout, declare.Layout):
         return True
-    return layout.concept(HarmonyTurns) is None and layout.concept(GemmaTools) is None
+    return all(layout.concept(kind) is None for kind in (HarmonyTurns, GemmaTools, StubTools))
 
 
 def results_as_values(layout: Any) -> bool:

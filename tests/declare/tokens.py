@@ -15,6 +15,7 @@ from tokenizers import Tokenizer
 import pawlette
 from pawlette.types import Rendering
 
+from ..support.gguf_model import fences
 from ..support.small_bpe import small_tokenizer
 
 EOS = "<|eos|>"  # llguidance needs an end-of-sequence token; it is no marker
@@ -159,6 +160,10 @@ def random_walk(name: str, lark: str, seed: int, steps: int = 400) -> list[int] 
         if text in ('"', "'", ")", "`", "}", "]", "Ċ", "0", "1", "<")
         or token >= vocabulary - len(pawlette.get_format(name).special_markers) - 1
     }
+    # The first token of a close written as text (Seed-OSS's ``</parameter>\n`` begins with
+    # ``<``; the others with a newline, a closer already).
+    for fence in fences(pawlette.get_format(name)):
+        closers.update(tok.encode(fence, add_special_tokens=False).ids[:1])
     literals = [text for text in _literals(lark) if len(text) > 1]
     generator = random.Random(seed)
     planner = random.Random(seed + 1)  # its own draws: the walk's own sequence is kept

@@ -820,6 +820,50 @@ def _minimax_m2(w: Writer) -> str:
     return "".join(out)
 
 
+def _function_call(w: Writer, nl: str, valid: bool) -> str:
+    """A ``<function=NAME>`` call with a ``<parameter=KEY>VALUE</parameter>`` per argument
+    (Seed-OSS's; ``nl``: the template's newlines, or none), some malformed."""
+    rng = w.rng
+    name = "f" if valid or rng.random() < 0.5 else rng.choice(["", " "])
+    keys = rng.sample(["k", "city", "n"], rng.randint(0, 3))
+    pairs = []
+    for key in keys:
+        value = rng.choice(
+            [w.text(hostile=False, newline=False), "3", '{"a": 1}', "[1, 2]", "{'a': True}"]
+        )
+        pairs.append(f"<parameter={key}>{value}</parameter>{nl}")
+    if not valid and pairs:
+        broken = rng.choice(["unclosed value", "twice", "text between"])
+        if broken == "unclosed value":
+            pairs[-1] = pairs[-1].replace("</parameter>", "")
+        elif broken == "twice":  # a key given twice (each value its own sentinel)
+            pairs.append(f"<parameter={keys[0]}>{w.word()}</parameter>{nl}")
+        else:
+            pairs.insert(0, w.word())
+    closing = rng.choice(["</function>", "</function>", ""]) if not valid else "</function>"
+    return f"<function={name}>{nl}" + "".join(pairs) + closing
+
+
+def _seed_oss(w: Writer) -> str:
+    """Seed-OSS: maybe a ``<seed:think>`` block, text, then ``<function=...>`` calls each in
+    ``<seed:tool_call>`` (some malformed, some cut off), ended by ``<seed:eos>``."""
+    rng = w.rng
+    nl = rng.choice(["\n", ""])
+    out = []
+    if rng.random() < 0.4:
+        closing = rng.choice(["</seed:think>\n", "</seed:think>", ""])
+        out.append(f"<seed:think>{w.text(hostile=False)}{closing}")
+    if rng.random() < 0.5:
+        out.append(w.text())
+    for _ in range(rng.randint(0, 3)):
+        call = _function_call(w, nl, rng.random() < 0.6)
+        closing = rng.choice([f"{nl}</seed:tool_call>", "</seed:tool_call>", ""])
+        out.append(f"{nl}<seed:tool_call>{nl}{call}{closing}")
+    end = "<seed:eos>"
+    out.append(rng.choice([end, end, "", f"{end}{w.word()}"]))
+    return "".join(out)
+
+
 GENERATORS: dict[str, Callable[[Writer], str]] = {
     "pcml": _pcml,
     "omni": _omni,
@@ -850,6 +894,7 @@ GENERATORS: dict[str, Callable[[Writer], str]] = {
     "lfm2": _lfm2,
     "bielik": _bielik,
     "minimax_m2": _minimax_m2,
+    "seed_oss": _seed_oss,
 }
 
 

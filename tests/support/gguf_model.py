@@ -32,6 +32,7 @@ import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -192,6 +193,18 @@ def fences(fmt: Format) -> list[str]:
     return xml + list_closes(fmt)
 
 
+def unfavoured_openings(fmt: Format, tokenizer: Any, favoured: Mapping[int, float]) -> list[int]:
+    """The first tokens of the format's fences that nothing above favours (Seed-OSS's value
+    close ``</parameter>\n`` begins with ``<``): favoured as a newline is, which begins the
+    others, so the model begins the close it is linked through as often."""
+    openings = []
+    for fence in fences(fmt):
+        ids = tokenizer.encode(fence, add_special_tokens=False).ids
+        if ids and ids[0] not in favoured and ids[0] not in openings:
+            openings.append(ids[0])
+    return openings
+
+
 def list_closes(fmt: Format) -> list[str]:
     """A call list's close written as text (MiniMax M1's ``\\n</tool_calls>``): after a
     call, a model must write it token after token to end the list."""
@@ -260,13 +273,8 @@ def _write(path: Path, format_name: str, tokenizer_json: str) -> dict[str, int]:
     for fence in fences(fmt):
         ids = tokenizer.encode(fence, add_special_tokens=False).ids
         links += list(itertools.pairwise(ids))
-        # A fence must be begun for its links to end the value: one whose first token is no
-        # favoured one (DeepSeek V3.2's value close begins "</", MiniMax-M2's </parameter>\n
-        # after a value) gets it favoured as a quote is (less, and the quotes and newlines a
-        # value may hold always win).  Every other format's fence begins with a token already
-        # favoured (a marker, "\n"): their weights, and so their cache key, are unchanged.
-        if ids and ids[0] not in favoured:
-            favoured[ids[0]] = _QUOTE_ADVANTAGE
+    for token_id in unfavoured_openings(fmt, tokenizer, favoured):
+        favoured[token_id] = _QUOTE_ADVANTAGE
 
     writer = gguf.GGUFWriter(str(path), "llama")
     writer.add_name(f"pawlette-test-{format_name}")
@@ -304,6 +312,21 @@ def _write(path: Path, format_name: str, tokenizer_json: str) -> dict[str, int]:
     return marker_ids
 
 
+def _opened(format_name: str, tokenizer_json: str) -> bool:
+    """Whether the model favours a fence's first token no other rule favours."""
+    from tokenizers import Tokenizer
+
+    tokenizer = Tokenizer.from_str(tokenizer_json)
+    fmt = get_format(format_name)
+    favoured = {
+        token_id
+        for text in (*FAVOURED_TEXTS, *QUOTES)
+        for token_id in tokenizer.encode(text, add_special_tokens=False).ids
+    }
+    favoured |= {tokenizer.token_to_id(marker) for marker in fmt.special_markers}
+    return bool(unfavoured_openings(fmt, tokenizer, dict.fromkeys(favoured, 0.0)))
+
+
 def format_model(format_name: str) -> GgufModel:
     """The cached test model of ``format_name`` (built in a few seconds at first use)."""
     tokenizer_json = prepare_tokenizer(format_name, llama3_tokenizer()).to_str()
@@ -312,13 +335,8 @@ def format_model(format_name: str) -> GgufModel:
     closes = list_closes(fmt)
     if closes:  # linked since version 7: the other models keep their key
         key += json.dumps(closes)
-    begun = [
-        fence
-        for fence in fences(fmt)
-        if not fence.startswith("\n") and not any(fence.startswith(m) for m in fmt.special_markers)
-    ]
-    if begun:  # a fence whose first token is favoured for it (MiniMax-M2's): a key of its own
-        key += json.dumps(["quote advantage", *begun])
+    if _opened(format_name, tokenizer_json):  # favoured since then: the others keep theirs
+        key += "opened-as-a-newline"
     digest = hashlib.sha256(key.encode()).hexdigest()[:16]
     directory = cache_directory() / "gguf"
     directory.mkdir(parents=True, exist_ok=True)

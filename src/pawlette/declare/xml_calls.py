@@ -8,12 +8,16 @@ One call is ``open`` + NAME + ``name_close``, then per argument ``key_open`` + K
     GLM-4.6       <tool_call>get_weather\\n<arg_key>city</arg_key>\\n<arg_value>Paris</arg_value>\\n</tool_call>
     MiniMax-M2    <minimax:tool_call>\\n<invoke name="get_weather">\\n<parameter name="city">Paris</parameter>\\n</invoke>\\n</minimax:tool_call>
 
-A string value is written as it is; any other value as JSON (``values="json"``) or as
+A string value is written as it is; any other value as JSON (``values="json"``), as
 Python's ``str`` of it for scalars (``values="python"``: ``True``, ``None``, as templates that
-write ``value | string`` do).  Reading types each value by the tool's JSON schema: a
+write ``value | string`` for scalars and ``tojson`` for containers do), or as Python's ``str``
+of every value (``values="literal"``: ``{'a': True}``, as templates that write ``value |
+string`` for every value do).  Reading types each value by the tool's JSON schema: a
 parameter declared a string keeps its text; any other is read as JSON (``true``, ``3``,
-``{...}``), or, with ``values="python"``, ``True``/``False``/``None`` too; a value that reads as
-neither stays a string where the schema allows one, else the call is malformed.  The tags are
+``{...}``), or, with ``values="python"`` or ``"literal"``, ``True``/``False``/``None`` too, and
+with ``"literal"`` an object or array written as a Python literal (``{'a': True}``); a value
+that reads as none of these stays a string where the schema allows one, else the call is
+malformed.  The tags are
 read loosely: whitespace the fences write around a tag may be left out (``<parameter=city>Paris
 </parameter>``), whitespace between two tags of one fence may be left out or added
 (``</arg_key><arg_value>`` where GLM-4.6 writes ``</arg_key>\\n<arg_value>``, and the other way
@@ -25,6 +29,7 @@ fence's.
 
 from __future__ import annotations
 
+import ast
 import json
 import re
 from collections.abc import Mapping
@@ -50,7 +55,7 @@ if TYPE_CHECKING:
     from .table import Table
     from .write import Render
 
-Values = Literal["json", "python"]
+Values = Literal["json", "python", "literal"]
 
 
 def python_text(value: Any) -> str:
@@ -67,6 +72,19 @@ def python_text(value: Any) -> str:
     return str(value)
 
 
+def literal_text(value: Any) -> str:
+    """A non-string value as Python's ``str`` writes it, containers included (``{'a':
+    True}``: what ``value | string`` gives in a template for every value), except that a
+    private-use, unassigned or astral character inside is kept where ``str`` escapes it
+    (``\\U0002ebe1``), as :func:`~pawlette.codecs.python_literals.python_literal` writes it
+    (the text the grammar's Python literals take)."""
+    if isinstance(value, (dict, list)):
+        from ..codecs.python_literals import python_literal
+
+        return python_literal(value, quote="repr")
+    return python_text(value)
+
+
 @dataclass(frozen=True)
 class XmlCalls(SectionedCallConcept):
     """Calls as a name tag and one tag per parameter (see the module docstring).
@@ -75,13 +93,13 @@ class XmlCalls(SectionedCallConcept):
     parameter's name; ``value_close`` after its value; ``close`` after the last parameter;
     ``section_open`` / ``section_close`` around all the calls of a turn, ``separator``
     between two calls, ``text_separator`` between text and the calls; ``values``: how a
-    value that is not a string is written (``"json"`` or ``"python"``); ``parallel``: several
-    calls in one turn; ``loose``: the fences are also read without their whitespace;
-    ``key_close_other``: where not empty, ``key_close`` is written only before a string and
-    this before any other value, and reading follows the one written (DeepSeek-V3.2's
-    ``string="true"`` / ``string="false"``: the text as it is, or JSON where it is JSON);
-    ``no_arguments``: written after the name's close for a call without arguments (DeepSeek
-    V4's blank line), read as layout.
+    value that is not a string is written (``"json"``, ``"python"`` or ``"literal"``);
+    ``parallel``: several calls in one turn; ``loose``: the fences are also read without their
+    whitespace; ``key_close_other``: where not empty, ``key_close`` is written only before a
+    string and this before any other value, and reading follows the one written
+    (DeepSeek-V3.2's ``string="true"`` / ``string="false"``: the text as it is, or JSON where
+    it is JSON); ``no_arguments``: written after the name's close for a call without
+    arguments (DeepSeek V4's blank line), read as layout.
     """
 
     open: Fence
@@ -122,6 +140,8 @@ class XmlCalls(SectionedCallConcept):
             return value
         if self.values == "python":
             return python_text(value)
+        if self.values == "literal":
+            return literal_text(value)
         return json.dumps(value, ensure_ascii=False)
 
     # ------------------------------------------------------------------ the writer
@@ -158,8 +178,9 @@ class XmlCalls(SectionedCallConcept):
             key_close=core(self.key_close),
             key_close_other=core(self.key_close_other) if self.key_close_other else None,
             value_close=core(self.value_close),
-            python=self.values == "python",
+            python=self.values in ("python", "literal"),
             loose=self.loose,
+            literal=self.values == "literal",
         )
 
     def rows(self, table: Table) -> None:
@@ -172,6 +193,10 @@ class XmlCalls(SectionedCallConcept):
             self.value_close,
         )
         inner = {text for pieces in tag_fences for text in markers_in(pieces)}
+        # A close's special token the model writes without the text before it (Seed-OSS's
+        # ``</seed:tool_call>`` without ``</function>\n``) is text inside the call, from ids
+        # as from text (where the lexer knows only the whole close).
+        inner |= {text for text in markers_in(self.close) if text != table.text(self.close)}
         table.state(
             "call.xml", lambda parser: XmlCallReader(parser, tags), "assistant", inner=inner
         )
@@ -200,7 +225,15 @@ class XmlCalls(SectionedCallConcept):
         else:
             out.fence(self.key_close)
         out.out("{%- if value is string -%}{{- value -}}")
-        if self.values == "python":
+        if self.values == "literal":  # containers as literal_text writes them
+            from ..emit.jinja_text import PYTHON_LITERAL_MACROS
+
+            out.macro("python_literal", PYTHON_LITERAL_MACROS)
+            out.out("{%- elif value is mapping or (value is iterable and value is not string) -%}")
+            out.out("{{- python_literal(value, 'repr', 'arguments') -}}")
+            out.out("{%- elif value is none -%}{{- 'None' -}}")
+            out.out("{%- else -%}{{- value | string -}}")
+        elif self.values == "python":
             out.out("{%- elif value is mapping or (value is iterable and value is not string) -%}")
             out.out("{{- value | tojson -}}")
             out.out("{%- elif value is none -%}{{- 'None' -}}")
@@ -245,6 +278,7 @@ class Tags:
     python: bool
     loose: bool = False
     key_close_other: tuple[str, str, str] | None = None
+    literal: bool = False
 
     def finder(self, tag: str) -> re.Pattern[str]:
         """A tag as read: with ``loose``, any whitespace between two of its tags (``>`` then
@@ -286,6 +320,13 @@ def schema_types(schema: Any) -> set[str] | None:
     return None
 
 
+def _may_hold_items(schema: Any) -> bool:
+    """Whether a value under ``schema`` may be an object or an array (its ``type`` says so,
+    or it says no type)."""
+    allowed = schema_types(schema)
+    return allowed is None or bool({"object", "array"} & allowed)
+
+
 def _string_enum(schema: Mapping[str, Any]) -> list[str] | None:
     """The values of an ``enum`` of strings (None: no enum, or one with other values)."""
     values = schema.get("enum")
@@ -297,8 +338,33 @@ def _string_enum(schema: Mapping[str, Any]) -> list[str] | None:
 _PYTHON = {"True": True, "False": False, "None": None}
 
 
-def typed_value(text: str, kinds: set[str] | None, python: bool) -> tuple[bool, Any]:
-    """``(read, value)``: a parameter's text as its schema types it."""
+def python_literal(text: str) -> dict[str, Any] | list[Any] | None:
+    """An object or array written as a Python literal (``{'a': True}``), as JSON values
+    (None: not one; a tuple, a set, bytes or a key that is not a string are not JSON)."""
+    if not text.startswith(("{", "[")):
+        return None
+    try:
+        value = ast.literal_eval(text)
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        return None
+    return value if isinstance(value, (dict, list)) and _json_like(value) else None
+
+
+def _json_like(value: Any) -> bool:
+    if isinstance(value, dict):
+        return all(isinstance(key, str) and _json_like(item) for key, item in value.items())
+    if isinstance(value, list):
+        return all(_json_like(item) for item in value)
+    if isinstance(value, float):
+        return value == value and value not in (float("inf"), float("-inf"))
+    return value is None or isinstance(value, (str, int, bool))
+
+
+def typed_value(
+    text: str, kinds: set[str] | None, python: bool, literal: bool = False
+) -> tuple[bool, Any]:
+    """``(read, value)``: a parameter's text as its schema types it (``literal``: an object
+    or array may be a Python literal)."""
     if kinds is not None and kinds <= {"string"}:
         return True, text
     stripped = text.strip()
@@ -307,6 +373,9 @@ def typed_value(text: str, kinds: set[str] | None, python: bool) -> tuple[bool, 
     problem = arguments_problem('{"v": ' + stripped + "}") if stripped else "empty"
     if problem is None:
         return True, json.loads(stripped)
+    found = python_literal(stripped) if literal else None
+    if found is not None:
+        return True, found
     if kinds is None or "string" in kinds:
         return True, text
     return False, None
@@ -403,7 +472,7 @@ class XmlCallReader(WholeTextReader):
                 kinds = {"string"}
             elif json_close and kinds is not None and kinds <= {"string"}:
                 kinds = None  # the close says JSON: JSON where it is, else the text
-            read, typed = typed_value(value, kinds, tags.python)
+            read, typed = typed_value(value, kinds, tags.python, tags.literal)
             if not read:
                 return f"parameter {key!r}: {value[:40]!r} is not of its schema's type", None, None
             arguments[key] = typed
@@ -423,6 +492,10 @@ class _XmlCallSet(SectionedCalls):
         self.with_content = True
         layout = turn.layout
         self.name_close = text_of(calls.name_close, layout.options, layout.name)
+        self._python_values: dict[int, Any] = {}  # a grammar's Python-literal rules, by id
+        # A value's node, built once per grammar (its rules are defined once however many
+        # places call the tool).
+        self._literal_nodes: dict[tuple[int, int, int], Node] = {}
 
     def _value(
         self, turn: Turn, rules: Rules, number: int, position: int, key: str, schema: Any
@@ -461,6 +534,9 @@ class _XmlCallSet(SectionedCalls):
             rules.lark_extra["xml_value[lazy]"] = "XMLVALUE_CLOSED"
             rules.gbnf_extra["xml-value"] = f"{gbnf_text_rule('XMLVALUE')} {gbnf_string(text)}"
             return Terminal("xml_value", lark="", gbnf="xml-value")
+        if self.calls.values == "literal" and _may_hold_items(schema):
+            # An object or array as Python's str writes it ({'k': [1, True]}).
+            return seq(self._literal_value(turn, rules, number, position, key, schema), *close)
         python = self._python_scalars(schema)
         if python is not None:  # True/False/None as Python writes them (values="python")
             spellings, rest = python
@@ -544,7 +620,8 @@ class _XmlCallSet(SectionedCalls):
 
     def _undeclared_key(self, turn: Turn, rules: Rules, fence: Fence) -> Node:
         """An undeclared parameter's name and ``fence`` after it.  Closed by text
-        (MiniMax-M2's ``">``): one lazy lexeme of text up to the close (llguidance's lexer is
+        (MiniMax-M2's ``">``, Qwen3-Coder's and Seed-OSS's ``>``): one lazy lexeme of text up to
+        the close (llguidance's lexer is
         greedy, and the close is text a name could otherwise swallow); closed by a marker
         (GLM's ``</arg_key>``): text, then the marker."""
         from ..emit.grammar_ast import Terminal, gbnf_string
@@ -559,6 +636,36 @@ class _XmlCallSet(SectionedCalls):
         rules.lark_extra["xml_key[lazy]"] = "XMLKEY_CLOSED"
         rules.gbnf_extra["xml-key"] = f"{gbnf_text_rule('XMLKEY', 'NE')} {gbnf_string(text)}"
         return Terminal("xml_key", lark="", gbnf="xml-key")
+
+    def _literal_value(
+        self, turn: Turn, rules: Rules, number: int, position: int, key: str, schema: Any
+    ) -> Node:
+        """A value as a Python literal under its parameter's schema (``values="literal"``:
+        ``True``, ``None``, ``{'k': [1, 2]}``; strings inside in either quote, as the reader
+        takes them), the tool's ``$defs`` with it."""
+        from ..emit.python_schema import PythonValues, SchemaToPython
+
+        built = self._literal_nodes.get((id(rules), number, position))
+        if built is not None:
+            return built
+        values = self._python_values.get(id(rules))
+        if values is None:
+            values = self._python_values[id(rules)] = PythonValues(rules, "repr")
+        where = f"tools[{number}].parameters.properties.{key}"
+        if position < 0:
+            where = f"tools[{number}].parameters.additionalProperties"
+        root = turn.tools[number].parameters
+        if isinstance(schema, Mapping) and isinstance(root, Mapping):
+            carried = {
+                key: root[key]
+                for key in ("$defs", "definitions")
+                if key in root and key not in schema
+            }
+            schema = {**schema, **carried} if carried else schema
+        prefix = f"pyargs_{number}_" + (f"p{position}" if position >= 0 else "extra")
+        built = SchemaToPython(values, prefix, where).value(schema)
+        self._literal_nodes[(id(rules), number, position)] = built
+        return built
 
     def _json_value(
         self, turn: Turn, rules: Rules, number: int, position: int, key: str, schema: Any
@@ -576,11 +683,14 @@ class _XmlCallSet(SectionedCalls):
     def _python_scalars(self, schema: Any) -> tuple[list[str], Any] | None:
         """With ``values="python"``, a schema whose types include boolean or null: the
         Python spellings of those, and the schema of its other types (None: no other)."""
-        if self.calls.values != "python" or not isinstance(schema, Mapping):
+        if self.calls.values not in ("python", "literal") or not isinstance(schema, Mapping):
             return None
         kinds = schema.get("type")
         listed = [kinds] if isinstance(kinds, str) else kinds
-        if not isinstance(listed, list) or not {"boolean", "null"} & set(listed):
+        if not isinstance(listed, list):
+            return None
+        listed = [kind for kind in listed if isinstance(kind, str)]  # (a malformed one: [[..]])
+        if not {"boolean", "null"} & set(listed):
             return None
         spellings = (["True", "False"] if "boolean" in listed else []) + (
             ["None"] if "null" in listed else []

@@ -45,6 +45,7 @@ _MODULES: dict[str, str] = {
     "lfm2": "pawlette.formats.lfm2",
     "bielik": "pawlette.formats.bielik",
     "minimax_m2": "pawlette.formats.minimax_m2",
+    "seed_oss": "pawlette.formats.seed_oss",
 }
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
 _LOADED: dict[str, Format] = {}

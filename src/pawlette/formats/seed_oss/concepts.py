@@ -1,0 +1,98 @@
+"""Seed-OSS's own concepts: the tools block of Python function stubs (:mod:`.stubs`), and
+the thinking budget's system turn."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, ClassVar
+
+from pawlette.declare import Reasoning, ToolsBlock
+from pawlette.engine.readers import WholeTextReader
+from pawlette.types import TextDelta
+
+from . import stubs
+
+if TYPE_CHECKING:
+    from pawlette.declare.jinja import Template
+    from pawlette.declare.table import Table
+    from pawlette.declare.write import Render
+    from pawlette.engine.machine import ReaderFactory
+
+
+class _StubsReader(WholeTextReader):
+    """The stubs of a tools block: layout, not read back into tools (a stub is not the JSON
+    schema it was written from); text that is no stub stays text, with a warning."""
+
+    __slots__ = ()
+
+    def close(self, marker: str | None, offset: int) -> None:
+        text = self._text()
+        if text.endswith('\n    """'):
+            return
+        self._parser.malformed(
+            self._offset, f"tools text {text[:60]!r}", "the tools' function stubs", text
+        )
+        self._parser.emit(TextDelta(text))
+
+
+@dataclass(frozen=True)
+class StubTools(ToolsBlock):
+    """The tools as Python function stubs after the system text: ``open`` before the first
+    stub, ``item_separator`` between two, ``close`` (the call format's instructions) after
+    the last."""
+
+    item_separator: str = "\n\nFunction:\ndef "
+
+    STATE: ClassVar[str] = "system.tools"
+
+    def block(self, out: Render, *, separated: bool = False) -> None:
+        out.fence(self.separated_open if separated else self.open, "tools")
+        texts = [stubs.stub(dict(tool.definition)) for tool in out.tools]
+        out.text(self.item_separator.join(texts), "tools")
+        out.fence(self.close, "tools")
+
+    def items_reader(self, table: Table) -> ReaderFactory:
+        return _StubsReader
+
+    def jinja_setup(self, out: Template) -> None:
+        super().jinja_setup(out)
+        out.macro("seed_stub", stubs.JINJA_MACROS)
+
+    def jinja_block(self, out: Template, *, separated: bool = False) -> None:
+        out.fence(self.separated_open if separated else self.open)
+        out.out("{%- for tool in tools -%}")
+        out.out("{%- set tool = tool.function if tool.function is defined else tool -%}")
+        out.out("{%- if not loop.first -%}")
+        out.literal(self.item_separator)
+        out.out("{%- endif -%}")
+        out.out("{{- seed_stub(tool) -}}")
+        out.out("{%- endfor -%}")
+        out.fence(self.close)
+
+
+@dataclass(frozen=True)
+class BlankDroppedReasoning(Reasoning):
+    """The reasoning block on every assistant turn whose reasoning is not blank; blank
+    reasoning (empty or whitespace only) writes no block, a recorded loss when it held
+    whitespace.  Everything else is :class:`~pawlette.declare.Reasoning`'s."""
+
+    def written(self, out: Render, index: int) -> bool:
+        reasoning = out.messages[index].reasoning
+        return bool(reasoning and reasoning.strip(self.trim))
+
+    def check(self, out: Render) -> None:
+        out.handles("reasoning")
+        if "reasoning" not in out.present:
+            return
+        for index, message in enumerate(out.messages):
+            if message.role != "assistant" or not message.reasoning:
+                continue
+            where = f"messages[{index}].reasoning_content"
+            if not self.written(out, index):
+                out.lose(where, "dropped (blank)")
+            elif message.reasoning != message.reasoning.strip(self.trim):
+                out.lose(where, "trimmed at its ends")
+
+    def _condition(self, out: Template) -> str:
+        given = "message.reasoning_content is defined and message.reasoning_content is not none"
+        return f"({given} and (message.reasoning_content | trim))"
