@@ -621,9 +621,8 @@ class _XmlCallSet(SectionedCalls):
     def _undeclared_key(self, turn: Turn, rules: Rules, fence: Fence) -> Node:
         """An undeclared parameter's name and ``fence`` after it.  Closed by text
         (MiniMax-M2's ``">``, Qwen3-Coder's and Seed-OSS's ``>``): one lazy lexeme of text up to
-        the close (llguidance's lexer is
-        greedy, and the close is text a name could otherwise swallow); closed by a marker
-        (GLM's ``</arg_key>``): text, then the marker."""
+        the close (llguidance's lexer is greedy, and the close is text a name could otherwise
+        swallow); closed by a marker (GLM's ``</arg_key>``): text, then the marker."""
         from ..emit.grammar_ast import Terminal, gbnf_string
         from ..emit.text_language import TextLanguage, define, gbnf_text_rule
 
