@@ -459,6 +459,7 @@ TURNS = {
     "functionary_v3_2": (TOOLS, declared_turns, choices_for),
     "cohere": (TOOLS, declared_turns, choices_for),
     "minimax": (TOOLS, declared_turns, choices_for),
+    "spark": (TOOLS, declared_turns, choices_for),
     "omni": (OMNI_TOOLS, lambda name: omni_turns(), omni_choices),
     "chatglm3": (TOOLS, lambda name: chatglm3_turns(), python_call_choices),
     "breeze": (TOOLS, lambda name: breeze_turns(), python_call_choices),

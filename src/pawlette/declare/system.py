@@ -105,7 +105,8 @@ class SystemPrompt(Concept):
         """The template's default text (:meth:`tools_default_fence` is the writer's)."""
         out.fence(self.default_fence)
 
-    def _default_applies(self, has_tools: bool) -> bool:
+    def default_applies(self, has_tools: bool) -> bool:
+        """Whether the default text is written (the request has tools or not)."""
         if self.default is None:
             return False
         if self.default_when == "without_tools":
@@ -172,7 +173,7 @@ class SystemPrompt(Concept):
             out.turn(-1, "system")
 
     def _wanted(self, out: Render) -> bool:
-        if self.always or self._default_applies(bool(out.tools)):
+        if self.always or self.default_applies(bool(out.tools)):
             return True
         return any(wants(out) for wants in out.plan.wants_system)
 
@@ -221,7 +222,7 @@ class SystemPrompt(Concept):
                 out.text(self.joiner.join(texts), "content")
                 out.has_content = True
                 return True
-        if index == -1 and self._default_applies(bool(out.tools)):
+        if index == -1 and self.default_applies(bool(out.tools)):
             out.fence(self.tools_default_fence if out.tools else self.default_fence, "content")
             out.has_content = True
             return True

@@ -40,6 +40,7 @@ _MODULES: dict[str, str] = {
     "functionary_v3_2": "pawlette.formats.functionary_v3_2",
     "cohere": "pawlette.formats.cohere",
     "minimax": "pawlette.formats.minimax",
+    "spark": "pawlette.formats.spark",
 }
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
 _LOADED: dict[str, Format] = {}
