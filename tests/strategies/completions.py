@@ -413,6 +413,23 @@ def _spark(w: Writer) -> str:
     return "".join(out)
 
 
+def _laguna(w: Writer) -> str:
+    """Laguna XS after its ``<assistant>\n</think>`` prompt: text, then calls in its layout
+    with newlines (some compact, some malformed), ended by ``\n</assistant>``."""
+    rng = w.rng
+    nl = rng.choice(["\n", "\n", ""])
+    out = []
+    if rng.random() < 0.3:
+        out.append(f"<think>\n{w.text(hostile=False)}\n</think>")
+    if rng.random() < 0.5:
+        out.append("\n" + w.text())
+    for _ in range(rng.randint(0, 3)):
+        out.append(nl + _tag_call(w, nl, rng.random() < 0.6))
+    end = "\n</assistant>"
+    out.append(rng.choice([end, end, "", f"{end}{w.word()}", f"{end}\n<user>\n{w.word()}"]))
+    return "".join(out)
+
+
 def _bailing(w: Writer) -> str:
     rng = w.rng
     out = []
@@ -721,6 +738,7 @@ GENERATORS: dict[str, Callable[[Writer], str]] = {
     "cohere": _cohere,
     "minimax": _minimax,
     "spark": _spark,
+    "laguna": _laguna,
 }
 
 

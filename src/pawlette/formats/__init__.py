@@ -41,6 +41,7 @@ _MODULES: dict[str, str] = {
     "cohere": "pawlette.formats.cohere",
     "minimax": "pawlette.formats.minimax",
     "spark": "pawlette.formats.spark",
+    "laguna": "pawlette.formats.laguna",
 }
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
 _LOADED: dict[str, Format] = {}

@@ -169,6 +169,19 @@ class PreparedTokenizer:
     """The prepared vocabulary (what the embeddings must be resized to)."""
 
 
+def _end_token(fmt: Format) -> str | None:
+    """The tokenizer's end-of-sequence token: the format's first stop, or the marker that
+    stop ends with where it is text and a marker (Poolside Laguna XS's ``\\n</assistant>``:
+    an end-of-sequence is one token, and the text before it is the turn's)."""
+    if not fmt.stop:
+        return None
+    stop = fmt.stop[0]
+    ends = [marker for marker in fmt.special_markers if stop.endswith(marker)]
+    if stop in fmt.special_markers or not ends:
+        return stop
+    return max(ends, key=len)
+
+
 def write_tokenizer_directory(
     fmt: Format | str, base: object, directory: str | os.PathLike[str]
 ) -> PreparedTokenizer:
@@ -206,7 +219,7 @@ def write_tokenizer_directory(
         tokenizer.save(str(target / "tokenizer.json"))
         config: dict[str, object] = {
             "tokenizer_class": "PreTrainedTokenizerFast",
-            "eos_token": resolved.stop[0] if resolved.stop else None,
+            "eos_token": _end_token(resolved),
             "clean_up_tokenization_spaces": False,
             "model_input_names": ["input_ids", "attention_mask"],
         }
