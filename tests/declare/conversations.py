@@ -98,6 +98,17 @@ def prompt_opens_reasoning(layout: Any) -> bool:
     return found is not None and found.prompt == "open" and not found.absent
 
 
+def draws_reasoning(layout: Any) -> bool:
+    """Whether conversations give assistant turns reasoning: a layout has a block, and its
+    generation prompt does not close it (``Reasoning(prompt="closed")``, thinking off: the
+    model writes no block after its prompt, and a past turn with one does not extend it)."""
+    if reasoning_rules(layout) is None:
+        return False
+    return not (
+        isinstance(layout, declare.Layout) and layout.concept(declare.Reasoning).prompt == "closed"
+    )
+
+
 def default_system(layout: Any) -> str:
     if isinstance(layout, declare.Layout):
         system = layout.concept(declare.SystemPrompt)
@@ -201,6 +212,9 @@ def texts(fmt: Format, *, min_size: int = 1, strip: bool = False) -> st.SearchSt
     layout = layout_of(fmt)
     declared = isinstance(layout, declare.Layout)
     strip = strip or (declared and layout.concept(declare.Trimmed) is not None)
+    # (and one that right-strips the first system message's text: Poolside Laguna's)
+    first = layout.concept(declare.FirstSystemText) if declared else None
+    strip = strip or (first is not None and first.rstrip)
     markers = tuple(fmt.grammar.markers)
     calls = call_rules(layout_of(fmt))
     bare = calls is not None and calls.bare
@@ -263,7 +277,7 @@ def conversations(draw: st.DrawFn, fmt: Format, *, strip: bool = False) -> dict[
         # Per query: maybe a turn of calls and their results, then maybe an answer.
         if tools and calls is not None and draw(st.booleans()):
             message: dict[str, Any] = {"role": "assistant"}
-            if reasoning_rules(layout) is not None and (thinking or draw(st.booleans())):
+            if draws_reasoning(layout) and (thinking or draw(st.booleans())):
                 message["reasoning_content"] = draw(text)
             with_text = calls.with_content and draw(st.booleans())
             message["content"] = draw(text) if with_text else None
@@ -286,7 +300,7 @@ def conversations(draw: st.DrawFn, fmt: Format, *, strip: bool = False) -> dict[
                 )
         if (alternating and query < queries - 1) or draw(st.booleans()):
             answer: dict[str, Any] = {"role": "assistant", "content": draw(text)}
-            if reasoning_rules(layout) is not None and (thinking or draw(st.booleans())):
+            if draws_reasoning(layout) and (thinking or draw(st.booleans())):
                 answer["reasoning_content"] = draw(text)
             messages.append(answer)
     request: dict[str, Any] = {"messages": messages}
@@ -531,6 +545,6 @@ def assistant_turn(
     message["content"] = draw(text) if with_text else None
     if prompt_opens_reasoning(layout):  # only a turn with reasoning follows the prompt
         message["reasoning_content"] = draw(text.filter(bool))
-    elif reasoning_rules(layout) is not None and draw(st.booleans()):
+    elif draws_reasoning(layout) and draw(st.booleans()):
         message["reasoning_content"] = draw(text)
     return message

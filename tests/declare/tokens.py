@@ -15,6 +15,7 @@ from tokenizers import Tokenizer
 import pawlette
 from pawlette.types import Rendering
 
+from ..helpers import stop_markers
 from ..support.gguf_model import fences
 from ..support.small_bpe import small_tokenizer
 
@@ -113,7 +114,9 @@ def accepts(name: str, lark: str, ids: list[int]) -> bool:
     end is left out: a grammar ends where the engine's stop takes over (an engine accepts no
     end-of-generation token through a grammar), so it must be complete right there; a stop
     marker anywhere else is a token the grammar must refuse."""
-    stops = {tokenizer(name).token_to_id(marker) for marker in pawlette.get_format(name).stop}
+    stops = {
+        tokenizer(name).token_to_id(marker) for marker in stop_markers(pawlette.get_format(name))
+    }
     if ids and ids[-1] in stops:
         ids = ids[:-1]
     matcher = fresh_matcher(name, lark).deep_copy()

@@ -124,12 +124,16 @@ def reasoning_close_text(fmt: Format) -> str:
 
 
 def accepts(name: str, grammar: str, syntax: str, text: str) -> bool:
-    """As ``test_grammar.accepts``: a turn's own stop marker at its end is the engine's."""
+    """As ``test_grammar.accepts``: a turn's own stop marker at its end is the engine's (the
+    marker a stop of text and a marker ends with: the text before it is the grammar's)."""
     assert syntax == "gbnf"
     CASES[name] += 1
-    for stop in pawlette.get_format(name).stop:
-        if text.endswith(stop):
-            text = text[: -len(stop)]
+    fmt = pawlette.get_format(name)
+    for stop in fmt.stop:
+        ends = [marker for marker in fmt.special_markers if stop.endswith(marker)]
+        end = max(ends, key=len) if ends else stop
+        if text.endswith(end):
+            text = text[: -len(end)]
             break
     return llama_cpp_accepts(grammar, [text])[0]
 

@@ -41,6 +41,7 @@ from pawlette.export.grammar import grammar_formats
 from pawlette.format import Format
 from tests.helpers import WITHOUT_CALLS
 
+from ..helpers import stop_markers
 from ..support.small_bpe import small_tokenizer
 from . import gbnf
 from .test_json_schema import SCHEMAS
@@ -195,7 +196,9 @@ def matcher_grammar(text: str, syntax: str, name: str) -> str:
 
 
 def stop_ids(name: str) -> set[int]:
-    return {tokenizer(name).token_to_id(marker) for marker in pawlette.get_format(name).stop}
+    return {
+        tokenizer(name).token_to_id(marker) for marker in stop_markers(pawlette.get_format(name))
+    }
 
 
 def accepts(name: str, grammar: str, syntax: str, ids: list[int]) -> bool:
@@ -470,6 +473,8 @@ TURNS = {
     "bielik": (TOOLS, declared_turns, choices_for),
     "minimax_m2": (TOOLS, declared_turns, choices_for),
     "seed_oss": (TOOLS, declared_turns, choices_for),
+    "spark": (TOOLS, declared_turns, choices_for),
+    "laguna": (TOOLS, declared_turns, choices_for),
     "omni": (OMNI_TOOLS, lambda name: omni_turns(), omni_choices),
     "chatglm3": (TOOLS, lambda name: chatglm3_turns(), python_call_choices),
     "breeze": (TOOLS, lambda name: breeze_turns(), python_call_choices),

@@ -114,7 +114,7 @@ def test_every_peer_case_is_read_or_decided() -> None:
         "escaped-quotes-not-repaired",
         "unclosed-block-is-reasoning",
     }
-    assert len(READ) >= 25
+    assert len(READ) >= 24
 
 
 # ------------------------------------------------------------------ the wire format

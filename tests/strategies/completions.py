@@ -394,6 +394,42 @@ def _glm(w: Writer) -> str:
     return "".join(out)
 
 
+def _spark(w: Writer) -> str:
+    """Spark2.5: maybe a reasoning block, text, then calls in GLM-4.7's compact layout (some
+    with GLM-4.6's newlines, some malformed), ended by ``<｜end▁of▁sentence｜>``."""
+    rng = w.rng
+    nl = rng.choice(["", "", "\n"])
+    out = []
+    if rng.random() < 0.4:
+        out.append(f"<think>{w.text(hostile=False)}</think>")
+    if rng.random() < 0.5:
+        out.append(w.text())
+    for _ in range(rng.randint(0, 3)):
+        out.append(nl + _tag_call(w, nl, rng.random() < 0.6))
+    end = "<｜end▁of▁sentence｜>"
+    out.append(
+        rng.choice([end, end, "", f"{end}{w.word()}", f"{end}<｜start▁of▁sentence｜><|User|>"])
+    )
+    return "".join(out)
+
+
+def _laguna(w: Writer) -> str:
+    """Laguna XS after its ``<assistant>\n</think>`` prompt: text, then calls in its layout
+    with newlines (some compact, some malformed), ended by ``\n</assistant>``."""
+    rng = w.rng
+    nl = rng.choice(["\n", "\n", ""])
+    out = []
+    if rng.random() < 0.3:
+        out.append(f"<think>\n{w.text(hostile=False)}\n</think>")
+    if rng.random() < 0.5:
+        out.append("\n" + w.text())
+    for _ in range(rng.randint(0, 3)):
+        out.append(nl + _tag_call(w, nl, rng.random() < 0.6))
+    end = "\n</assistant>"
+    out.append(rng.choice([end, end, "", f"{end}{w.word()}", f"{end}\n<user>\n{w.word()}"]))
+    return "".join(out)
+
+
 def _bailing(w: Writer) -> str:
     rng = w.rng
     out = []
@@ -895,6 +931,8 @@ GENERATORS: dict[str, Callable[[Writer], str]] = {
     "bielik": _bielik,
     "minimax_m2": _minimax_m2,
     "seed_oss": _seed_oss,
+    "spark": _spark,
+    "laguna": _laguna,
 }
 
 

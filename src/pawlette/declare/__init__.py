@@ -31,6 +31,7 @@ from .call_turn_end import CallTurnEnd
 from .checks import Alternation
 from .concept import Concept
 from .content import Ignored, Trimmed
+from .first_system import FirstSystemText
 from .grammar import forced_prefixes, markers_of
 from .json_calls import JsonCalls
 from .layout import Frame, Layout
@@ -50,6 +51,7 @@ __all__ = [
     "CallTurnEnd",
     "Concept",
     "Fence",
+    "FirstSystemText",
     "Frame",
     "Ignored",
     "JsonCallList",

@@ -196,8 +196,8 @@ class Turn:
             "JSON_ID_REST", lark=lark_without_markers(language, _ID_REST_REGEX), gbnf="json-id-rest"
         )
 
-    def end(self) -> Node:
-        """The end fences up to the format's stop marker."""
+    def _ends(self) -> list[list[Node]]:
+        """Each end fence's nodes up to the format's stop marker."""
         frame = self.layout.frames["assistant"]
         # A stop marker, or the marker that ends a stop made of several pieces (Kimi K3's
         # <|close|>message<|sep|><|end_of_msg|>): the engine ends the grammar with that token.
@@ -208,7 +208,7 @@ class Turn:
             for marker in ((stop,) if stop in markers else markers)
             if stop.endswith(marker)
         }
-        options = []
+        ends = []
         for pieces in (frame.end, *frame.also_end):
             items = nodes(self.layout, pieces)
             cut = next(
@@ -219,8 +219,26 @@ class Turn:
                 ),
                 len(items),
             )
-            options.append(seq(*items[:cut]))
-        return alt(*options)
+            ends.append(items[:cut])
+        return ends
+
+    def end(self) -> Node:
+        """The end fences up to the format's stop marker."""
+        return alt(*(seq(*items) for items in self._ends()))
+
+    def answered(self) -> Node:
+        """The answer's text, then the end.  Where the one end starts with newlines after
+        free text (Poolside Laguna XS's ``\n</assistant>``), the text and those newlines are
+        one lexeme, as in :func:`text_before` (llguidance's lexer is greedy)."""
+        ends = self._ends()
+        if self.content == optional(TEXT) and len(ends) == 1:
+            items = ends[0]
+            if items and isinstance(items[0], Lit) and items[0].text.startswith("\n"):
+                run = len(items[0].text) - len(items[0].text.lstrip("\n"))
+                rest = items[0].text[run:]
+                tail = [Lit(rest), *items[1:]] if rest else items[1:]
+                return seq(alt(TEXT_NL, Lit("\n" * run)), *tail)
+        return seq(self.content, self.end())
 
 
 def _contributions(turn: Turn) -> None:
@@ -277,7 +295,7 @@ def build_turn(
     rules = turn.rules
     end = turn.end()
     lead = turn.nodes(turn.answer_lead) if tools else []
-    answered = seq(*lead, turn.content, end)
+    answered = seq(*lead, turn.answered())
     answer: Node
     if calls is None:
         answer = answered

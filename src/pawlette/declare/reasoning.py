@@ -56,7 +56,10 @@ class Reasoning(Concept):
       (the model continues inside the block and writes ``reasoning</think>answer``),
       ``"empty"`` an empty block (thinking switched off), or ``"opened"``: the assistant
       frame's prompt already ends with the open fence (``Frame.prompt_after``), so a
-      completion starts inside the block.
+      completion starts inside the block; ``"closed"``: the frame's prompt already ends
+      with the ``absent`` stand-in (Poolside Laguna's ``<assistant>\n</think>``), so a
+      completion starts after it, and a past turn's stand-in is the prompt's (not
+      trainable; a forced call follows it directly).
     - ``loose``: reading also takes ``open`` and ``close`` without the whitespace they write
       around their markers (``<think>X</think>Y`` where the template writes
       ``<think>\\nX\\n</think>\\n\\n``), as the peers' reasoning parsers read them.
@@ -88,7 +91,7 @@ class Reasoning(Concept):
     empty_on_last: bool = False
     empty_after_last_query: bool = False
     empty_given: bool | None = None
-    prompt: Literal["", "open", "empty", "opened"] = ""
+    prompt: Literal["", "open", "empty", "opened", "closed"] = ""
     loose: bool = True
     calls_end: bool = False
     absent: Fence = ()
@@ -118,9 +121,12 @@ class Reasoning(Concept):
         return None
 
     def prompt_writes_absent(self) -> bool:
-        """The generation prompt writes the turn's stand-in for a block: an empty block, the
-        stand-in itself or another (DeepSeek V3.2's prompt ``<think></think>``, its past
-        turns' ``</think>``): the model's part of the turn begins after it either way."""
+        """The generation prompt writes the turn's stand-in for a block: the block closed
+        (``prompt="closed"``), an empty block, the stand-in itself or another (DeepSeek V3.2's
+        prompt ``<think></think>``, its past turns' ``</think>``): the model's part of the turn
+        begins after it either way."""
+        if self.prompt == "closed":
+            return True
         return self.prompt == "empty" and bool(self.absent)
 
     def written(self, out: Render, index: int) -> bool:
@@ -367,6 +373,8 @@ class Reasoning(Concept):
     # ------------------------------------------------------------------ the turn grammar
 
     def grammar(self, turn: Turn) -> None:
+        if self.prompt == "closed":  # the prompt closed the block: the model writes none
+            return
         layout = turn.layout
         close = text_before(layout, self.close, empty=True)
         if self.prompt in ("open", "opened"):

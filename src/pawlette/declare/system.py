@@ -49,7 +49,9 @@ class SystemPrompt(Concept):
     - ``empty_first``: ``"absent"``: a first system message with empty text, in a turn no
       other concept writes into (no tools block there), is written as no system message:
       the default text, or no turn (IBM Granite); the message is a recorded loss.
-      ``"kept"``: it is an empty system turn.
+      ``"kept"``: it is an empty system turn.  ``"none"``: as ``"absent"``, but it also
+      stands in for the default text: no turn at all (Poolside Laguna's templates, where the
+      message's text replaces the default).
     - ``heading``: with ``placement="gathered"``, written before the gathered system texts
       when there are any (Solar Open's ``\n\n## System Prompt\n\n`` after its preamble);
       reading drops it where the turn's text begins.  Default: nothing.
@@ -63,7 +65,7 @@ class SystemPrompt(Concept):
     preamble_without_tools: Fence = ()
     placement: Literal["in_place", "first_only", "gathered", "first_kept"] = "in_place"
     joiner: str = "\n\n"
-    empty_first: Literal["kept", "absent", "own_turn"] = "kept"
+    empty_first: Literal["kept", "absent", "own_turn", "none"] = "kept"
     heading: Fence = ()
 
     claims: ClassVar[frozenset[str]] = frozenset({"system"})
@@ -105,7 +107,8 @@ class SystemPrompt(Concept):
         """The template's default text (:meth:`tools_default_fence` is the writer's)."""
         out.fence(self.default_fence)
 
-    def _default_applies(self, has_tools: bool) -> bool:
+    def default_applies(self, has_tools: bool) -> bool:
+        """Whether the default text is written (the request has tools or not)."""
         if self.default is None:
             return False
         if self.default_when == "without_tools":
@@ -155,7 +158,7 @@ class SystemPrompt(Concept):
                 and not out.message_text(0)
             )
         return (
-            self.empty_first == "absent"
+            self.empty_first in ("absent", "none")
             and self.placement != "gathered"
             and bool(out.messages)
             and out.messages[0].role == "system"
@@ -168,11 +171,13 @@ class SystemPrompt(Concept):
             if any(message.role == "system" for message in out.messages) or self._wanted(out):
                 out.turn(-1, "system")
             return
+        if self.empty_first == "none" and self._absent(out):
+            return
         if not self._has_first(out) and self._wanted(out):
             out.turn(-1, "system")
 
     def _wanted(self, out: Render) -> bool:
-        if self.always or self._default_applies(bool(out.tools)):
+        if self.always or self.default_applies(bool(out.tools)):
             return True
         return any(wants(out) for wants in out.plan.wants_system)
 
@@ -222,7 +227,7 @@ class SystemPrompt(Concept):
                 out.text(joined, "content")
                 out.has_content = bool(joined)  # (empty texts: nothing to separate tools from)
                 return True
-        if index == -1 and self._default_applies(bool(out.tools)):
+        if index == -1 and self.default_applies(bool(out.tools)):
             out.fence(self.tools_default_fence if out.tools else self.default_fence, "content")
             out.has_content = True
             return True
@@ -318,14 +323,17 @@ class SystemPrompt(Concept):
                     f"{jinja_string(out.layout.name)}) -%}}"
                 )
                 out.out("{%- set has_system = has_system and not system_absent -%}")
-            elif self.empty_first == "absent":
+            elif self.empty_first in ("absent", "none"):
                 others = self._jinja_wanted(out, own=False)
                 out.out(
                     f"{{%- set system_absent = has_system and not ({others}) and "
                     f"not text_of(messages[0], 0, {jinja_string(out.layout.name)}) -%}}"
                 )
                 out.out("{%- set has_system = has_system and not system_absent -%}")
-            out.out(f"{{%- if not has_system and ({self._jinja_wanted(out)}) -%}}")
+            wanted = self._jinja_wanted(out)
+            if self.empty_first == "none":
+                wanted = f"not system_absent and ({wanted})"
+            out.out(f"{{%- if not has_system and ({wanted}) -%}}")
         out.out("{%- set message = none -%}{%- set index = -1 -%}")
         out.turn("system", message=False)
         out.out("{%- endif -%}")
@@ -337,7 +345,7 @@ class SystemPrompt(Concept):
             out.out("{%- if index == 0 -%}")
             out.turn("system")
             out.out("{%- endif -%}")
-        elif self.empty_first == "absent":
+        elif self.empty_first in ("absent", "none"):
             out.out("{%- if not (index == 0 and system_absent) -%}")
             out.turn("system")
             out.out("{%- endif -%}")

@@ -57,7 +57,8 @@ class ToolsBlock(Concept):
     - ``open`` / ``close``: the fences around the block (instructions included).
     - ``first``: inside a host turn, the block comes before the host's text (else after it,
       with ``separator`` between when the host turn has a message; ``separator_when``
-      ``"text"``: only when the message's text is not empty).  ``separator`` + ``open`` is
+      ``"text"``: only when the message's text, or the default text written in its place,
+      is not empty).  ``separator`` + ``open`` is
       one fence (one marker of the lexer).  With ``first``, a ``separator`` is written after
       the block when the host's text is not empty (Qwen3.5: the tools, a blank line, then
       the system text).
@@ -253,7 +254,7 @@ class ToolsBlock(Concept):
     def write_closing(self, out: Render, index: int) -> None:
         if not self.first and self._hosts(out, index):
             if self.separator_when == "text":
-                separated = index >= 0 and bool(out.message_text(index))
+                separated = bool(out.message_text(index)) if index >= 0 else out.has_content
             else:
                 separated = out.has_content
             self.block(out, separated=separated)
@@ -410,7 +411,10 @@ class ToolsBlock(Concept):
             if self.separator:
                 if self.separator_when == "text":
                     name = jinja_string(out.layout.name)
-                    condition = f"message is not none and text_of(message, index, {name})"
+                    condition = (
+                        f"(message is not none and text_of(message, index, {name})) or "
+                        f"(message is none and {out.has_content()})"
+                    )
                 else:
                     condition = out.has_content()
                 out.out(f"{{%- if {condition} -%}}")

@@ -46,6 +46,8 @@ _MODULES: dict[str, str] = {
     "bielik": "pawlette.formats.bielik",
     "minimax_m2": "pawlette.formats.minimax_m2",
     "seed_oss": "pawlette.formats.seed_oss",
+    "spark": "pawlette.formats.spark",
+    "laguna": "pawlette.formats.laguna",
 }
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
 _LOADED: dict[str, Format] = {}

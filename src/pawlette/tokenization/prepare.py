@@ -169,6 +169,23 @@ class PreparedTokenizer:
     """The prepared vocabulary (what the embeddings must be resized to)."""
 
 
+def _end_token(fmt: Format) -> str | None:
+    """The tokenizer's end-of-sequence token: the format's first stop that is one of its
+    markers, else the marker its first stop ends with (Poolside Laguna XS's
+    ``\\n</assistant>``), else that stop.  A stop spelled with text before its marker (Nemotron
+    Nano 2's ``"\\n<SPECIAL_12>"``) is no token of the vocabulary: transformers would add it as a
+    token of its own and encode the template's text with it, ids the model never saw; an
+    end-of-sequence is one token, and the text before it is the turn's."""
+    for stop in fmt.stop:
+        if stop in fmt.special_markers:
+            return stop
+    if not fmt.stop:
+        return None
+    stop = fmt.stop[0]
+    ends = [marker for marker in fmt.special_markers if stop.endswith(marker)]
+    return max(ends, key=len) if ends else stop
+
+
 def write_tokenizer_directory(
     fmt: Format | str, base: object, directory: str | os.PathLike[str]
 ) -> PreparedTokenizer:
@@ -206,7 +223,7 @@ def write_tokenizer_directory(
         tokenizer.save(str(target / "tokenizer.json"))
         config: dict[str, object] = {
             "tokenizer_class": "PreTrainedTokenizerFast",
-            "eos_token": _eos_token(resolved),
+            "eos_token": _end_token(resolved),
             "clean_up_tokenization_spaces": False,
             "model_input_names": ["input_ids", "attention_mask"],
         }
@@ -244,17 +261,6 @@ def write_tokenizer_directory(
         base_size=base_tokenizer.get_vocab_size(with_added_tokens=True),
         vocabulary_size=tokenizer.get_vocab_size(with_added_tokens=True),
     )
-
-
-def _eos_token(fmt: Format) -> str | None:
-    """The stop that ends a turn, as ``eos_token``: the first stop that is one of the format's
-    markers.  A stop spelled with text before its marker (Nemotron Nano 2's ``"\\n<SPECIAL_12>"``)
-    is no token of the vocabulary: transformers would add it as a token of its own and encode
-    the template's text with it, ids the model never saw."""
-    for stop in fmt.stop:
-        if stop in fmt.special_markers:
-            return stop
-    return fmt.stop[0] if fmt.stop else None
 
 
 def _base_config(base: object) -> dict[str, object]:

@@ -1,0 +1,115 @@
+"""The first system message's text, where a template writes it otherwise than later ones.
+
+>>> from pawlette.declare import FirstSystemText, fence
+>>> FirstSystemText(lead=fence("\\n\\n")).rstrip
+False
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from ..emit.jinja_text import jinja_string
+from .concept import Concept
+from .pieces import Fence
+from .readers import lead_dropped
+from .system import SystemPrompt
+
+if TYPE_CHECKING:
+    from .jinja import Template
+    from .table import Table
+    from .write import Render
+
+
+@dataclass(frozen=True)
+class FirstSystemText(Concept):
+    """The first system message's text (the message at index 0).
+
+    Fields:
+
+    - ``lead``: written before that text when it is not empty, and before the
+      :class:`SystemPrompt` default text where the conversation has no system message
+      (Spark2.5 writes ``\\n\\n`` between its default text and tools and the caller's text;
+      Poolside Laguna XS writes ``\\n`` after ``<system>\\n``).  Later system messages are
+      written as they are.  Reading drops it where a system turn's text begins.
+    - ``rstrip``: the text is written without the whitespace at its end (Python's
+      ``rstrip()``: Poolside Laguna's templates); a text that changes is a recorded loss.
+
+    Put it after the :class:`SystemPrompt` concept (which writes the default text and hands
+    a message's text on) and, for ``lead`` to follow a tools block written first in the
+    turn, after that :class:`~pawlette.declare.ToolsBlock`.
+    """
+
+    lead: Fence = ()
+    rstrip: bool = False
+
+    def turn_roles(self) -> frozenset[str]:
+        return frozenset({"system"})
+
+    def check(self, out: Render) -> None:
+        if self.rstrip and out.messages and out.messages[0].role == "system":
+            text = out.message_text(0)
+            if text != text.rstrip():
+                out.lose("messages[0].content", "whitespace at its end trimmed")
+
+    def _text(self, out: Render) -> str:
+        text = out.message_text(0)
+        return text.rstrip() if self.rstrip else text
+
+    def _default_written(self, out: Render) -> bool:
+        system = out.layout.concept(SystemPrompt)
+        fence = () if system is None else system.default_fence
+        return bool(fence) and system is not None and system.default_applies(bool(out.tools))
+
+    def write_opening(self, out: Render, index: int) -> None:
+        if not self.lead or out.role != "system":
+            return
+        if (index == 0 and self._text(out)) or (index == -1 and self._default_written(out)):
+            out.fence(self.lead, "header")
+
+    def write_content(self, out: Render, index: int) -> bool:
+        if out.role != "system" or index != 0:
+            return False
+        text = self._text(out)
+        if text:
+            out.text(text, "content")
+        return True
+
+    def rows(self, table: Table) -> None:
+        lead = table.text(self.lead)
+        if not lead:
+            return
+        # Where a system turn's text begins: after the turn's open fence, or after a tools
+        # block written first in the turn.
+        for state in ("system.body", "system.after_tools"):
+            if state in table.states:
+                table.reader(state, lead_dropped(table.states[state].reader, lead))
+
+    # ------------------------------------------------------------------ the Jinja template
+
+    def _jinja_text(self, out: Template) -> str:
+        text = f"text_of(message, index, {jinja_string(out.layout.name)})"
+        return f"{text}.rstrip()" if self.rstrip else text
+
+    def jinja_opening(self, out: Template, role: str) -> None:
+        if not self.lead or role != "system":
+            return
+        conditions = [f"(index == 0 and {self._jinja_text(out)})"]
+        system = out.layout.concept(SystemPrompt)
+        if system is not None and system.default_fence:
+            when = {"always": "true", "without_tools": "not has_tools", "with_tools": "has_tools"}
+            conditions.append(f"(index == -1 and {when[system.default_when]})")
+        out.out(f"{{%- if {' or '.join(conditions)} -%}}")
+        out.fence(self.lead)
+        out.out("{%- endif -%}")
+
+    def jinja_content(self, out: Template, role: str) -> bool:
+        if role != "system":
+            return False
+        out.out("{%- if index == 0 -%}")
+        out.value(self._jinja_text(out))
+        out.out("{%- else -%}")
+        out.text()
+        out.out("{%- endif -%}")
+        return True
