@@ -91,8 +91,9 @@ def reasoning_rules(layout: Any) -> ReasoningRules | None:
 def prompt_opens_reasoning(layout: Any) -> bool:
     """The generation prompt opens the reasoning block while a turn without reasoning holds
     none of it (MiniMax-M2): only a turn with reasoning is what the model writes after that
-    prompt, so every assistant message gets some."""
-    if not isinstance(layout, declare.Layout):
+    prompt, so every assistant message gets some.  Not Nemotron Nano 2's: its turn as the
+    model writes it (:func:`as_the_model_writes`) closes the block itself."""
+    if not isinstance(layout, declare.Layout) or layout.concept(FinalTurn) is not None:
         return False
     found = layout.concept(declare.Reasoning)
     return found is not None and found.prompt == "open" and not found.absent

@@ -45,8 +45,6 @@ def test_every_template_has_a_row_and_the_unknown_ones_are_named() -> None:
         "Reka-Edge",
         "Spark2.5",
         "StepFun3.5-Flash",
-        "deepseek-ai-DeepSeek-V4",
-        "deepseek-ai-DeepSeek-V4-Flash-0731",
         "inclusionai-ling-3.0-flash",
         "llama-cpp-rwkv-world",
         "muse-glimmer",
