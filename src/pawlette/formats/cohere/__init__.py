@@ -134,6 +134,34 @@ RESULT_ID_CLOSE = '",\n        "results": {\n            "0": '
 RESULT_CLOSE = '\n        },\n        "is_error": null\n    }'
 RESULT_GAP = ',\n    {\n        "tool_call_id": "'
 
+CALLS = JsonCallList(
+    open=fence(ACTION),
+    close=fence(ACTION_END),
+    keys=(("id", "tool_call_id"), ("name", "tool_name"), ("arguments", "parameters")),
+    content="dropped",
+    list_open="[\n    ",
+    list_close="\n]",
+    item_separator=",\n    ",
+    ids="positional",
+)
+"""The numbered JSON call list of Command R7B and Command A MoE alike."""
+
+
+def command_results(id_close: str, close: str) -> Results:
+    """Results as Command's templates write them: a JSON list of result objects, each
+    result's id, ``id_close``, its text as JSON and ``close`` (the two templates differ only
+    there), paired with the calls by position."""
+    return Results(
+        grouped=True,
+        id_close=fence(id_close),
+        json_text=True,
+        item_close=fence(close),
+        item_gap=fence(RESULT_GAP),
+        gap_ends_group=False,
+        ids="positional",
+    )
+
+
 _SPECIAL = re.compile(r"(<\|[A-Z_]+\|>)")
 
 
@@ -197,25 +225,8 @@ def layout(options: CohereOptions) -> Layout:
                 prompt="" if options.thinking else "empty",
             ),
             Response(open=fence(RESPONSE), close=fence(RESPONSE_END)),
-            JsonCallList(
-                open=fence(ACTION),
-                close=fence(ACTION_END),
-                keys=(("id", "tool_call_id"), ("name", "tool_name"), ("arguments", "parameters")),
-                content="dropped",
-                list_open="[\n    ",
-                list_close="\n]",
-                item_separator=",\n    ",
-                ids="positional",
-            ),
-            Results(
-                grouped=True,
-                id_close=fence(RESULT_ID_CLOSE),
-                json_text=True,
-                item_close=fence(RESULT_CLOSE),
-                item_gap=fence(RESULT_GAP),
-                gap_ends_group=False,
-                ids="positional",
-            ),
+            CALLS,
+            command_results(RESULT_ID_CLOSE, RESULT_CLOSE),
             Ignored(("name",)),
             PromptAlways(),
         ),

@@ -58,11 +58,9 @@ from typing import TYPE_CHECKING, Any
 from pawlette.declare import (
     Frame,
     Ignored,
-    JsonCallList,
     Layout,
     Marker,
     Reasoning,
-    Results,
     SystemPrompt,
     fence,
 )
@@ -82,26 +80,25 @@ PLATFORM = (
     "Mini Code.\n- You are a large language model built by Cohere."
 )
 TOOLS_OPEN = PLATFORM + "\n\n# Available Tools\n```json\n[\n"
-RESULT_OPEN = '[\n    {\n        "tool_call_id": "'
 RESULT_ID_CLOSE = '",\n        "results": {\n            "0": {"content": '
 RESULT_CLOSE = '}\n        },\n        "is_error": null\n    }'
-RESULT_GAP = ',\n    {\n        "tool_call_id": "'
 
 
 def moe_layout(options: CohereOptions, variants: dict[str, Any], variables: Any) -> Layout:
     from . import (
-        ACTION,
-        ACTION_END,
         BEGIN,
+        CALLS,
         CHATBOT,
         END,
         RESULT,
         RESULT_END,
+        RESULT_OPEN,
         START,
         SYSTEM,
         THINKING,
         THINKING_END,
         USER,
+        command_results,
         layout,
     )
 
@@ -140,25 +137,8 @@ def moe_layout(options: CohereOptions, variants: dict[str, Any], variables: Any)
                 empty_given=False,
             ),
             Response(open=fence(START_TEXT), close=fence(END_TEXT)),
-            JsonCallList(
-                open=fence(ACTION),
-                close=fence(ACTION_END),
-                keys=(("id", "tool_call_id"), ("name", "tool_name"), ("arguments", "parameters")),
-                content="dropped",
-                list_open="[\n    ",
-                list_close="\n]",
-                item_separator=",\n    ",
-                ids="positional",
-            ),
-            Results(
-                grouped=True,
-                id_close=fence(RESULT_ID_CLOSE),
-                json_text=True,
-                item_close=fence(RESULT_CLOSE),
-                item_gap=fence(RESULT_GAP),
-                gap_ends_group=False,
-                ids="positional",
-            ),
+            CALLS,
+            command_results(RESULT_ID_CLOSE, RESULT_CLOSE),
             Ignored(("name",)),
         ),
         options=options,
