@@ -467,6 +467,7 @@ TURNS = {
     "functionary_v3_2": (TOOLS, declared_turns, choices_for),
     "cohere": (TOOLS, declared_turns, choices_for),
     "deepseek_dsml": (TOOLS, declared_turns, choices_for),
+    "gigachat": (TOOLS, declared_turns, choices_for),
     "minimax": (TOOLS, declared_turns, choices_for),
     "nemotron_v2": (TOOLS, declared_turns, choices_for),
     "lfm2": (TOOLS, declared_turns, choices_for),

@@ -757,6 +757,22 @@ def _minimax(w: Writer) -> str:
     return "".join(out)
 
 
+def _gigachat(w: Writer) -> str:
+    """GigaChat 3: text, then maybe a ``function call`` turn holding one JSON call
+    (sometimes malformed), ended by ``<|message_sep|>`` (sometimes missing, sometimes ``</s>``
+    in its place, as vLLM's cases allow)."""
+    rng = w.rng
+    out = []
+    if rng.random() < 0.6:
+        out.append(w.text())
+    if rng.random() < 0.6:
+        call = _declared_call(w, "arguments", valid=rng.random() < 0.7)
+        out.append("<|message_sep|>\n\nfunction call<|role_sep|>\n" + call)
+    end = "<|message_sep|>"
+    out.append(rng.choice([end, end, "", "</s>", f"{end}{w.word()}"]))
+    return "".join(out)
+
+
 def _nemotron_v2(w: Writer) -> str:
     """Nemotron Nano 2, after its prompt's open ``<think>``: reasoning up to ``</think>``
     (or cut inside), text, then a JSON list of calls in ``<TOOLCALL>`` (some malformed,
@@ -925,6 +941,7 @@ GENERATORS: dict[str, Callable[[Writer], str]] = {
     "functionary_v3_2": _functionary_v3_2,
     "cohere": _cohere,
     "deepseek_dsml": _deepseek_dsml,
+    "gigachat": _gigachat,
     "minimax": _minimax,
     "nemotron_v2": _nemotron_v2,
     "lfm2": _lfm2,

@@ -89,7 +89,11 @@ def declare(layout: Layout) -> Format:
         text
         for text in (
             text_of(pieces, layout.options, layout.name)
-            for pieces in (assistant.end, *assistant.also_end, *stops)
+            for pieces in (
+                *((assistant.end,) if assistant.end_stops else ()),
+                *assistant.also_end,
+                *stops,
+            )
         )
         if text
     )

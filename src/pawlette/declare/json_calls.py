@@ -60,6 +60,9 @@ class JsonCalls(Concept):
     - ``drops_content``: with ``with_content=False``, a turn's text alongside its calls is
       not written and recorded as a loss (Meta's Llama 3 templates drop it), instead of
       refused.
+    - ``first_only``: with ``parallel=False``, a turn's calls after its first are not
+      written and recorded as a loss (GigaChat's templates write ``tool_calls[0]``), instead
+      of refused.
 
     Reading only (never written, and allowed by no grammar):
 
@@ -84,6 +87,7 @@ class JsonCalls(Concept):
     also_arguments_keys: tuple[str, ...] = ()
     text_after: bool = False
     drops_content: bool = False
+    first_only: bool = False
     ascii: bool = False
 
     handles: ClassVar[frozenset[str]] = frozenset({"calls"})
@@ -163,7 +167,9 @@ class JsonCalls(Concept):
                     f"either text or calls: {name} writes a call as the whole turn",
                 )
             out.lose(f"messages[{index}].content", "not written beside tool calls")
-        if len(message.tool_calls) > 1 and not self.parallel:
+        if len(message.tool_calls) > 1 and not self.parallel and self.first_only:
+            out.lose(f"messages[{index}].tool_calls", "calls after the first not written")
+        elif len(message.tool_calls) > 1 and not self.parallel:
             raise UnsupportedFeature(
                 f"messages[{index}].tool_calls",
                 f"{len(message.tool_calls)} calls",
@@ -205,7 +211,8 @@ class JsonCalls(Concept):
         if not message.tool_calls:
             return
         after_text = bool(out.message_text(index)) and not self._dropped(out, index)
-        for number, call in enumerate(message.tool_calls):
+        calls = message.tool_calls[:1] if self.first_only else message.tool_calls
+        for number, call in enumerate(calls):
             opening = self.separated_open if after_text or number else self.open or ()
             out.fence(opening, "tool_call", trainable=True)
             where = f"messages[{index}].tool_calls[{number}].function.arguments"
@@ -265,9 +272,10 @@ class JsonCalls(Concept):
         has_text = "(message.content is defined and message.content)"
         if not self.with_content and not self.drops_content:
             out.raise_if(has_text, f"content alongside tool calls: {name}")
-        if not self.parallel:
+        if not self.parallel and not self.first_only:
             out.raise_if("message.tool_calls | length > 1", f"one call per turn: {name}")
-        out.out("{%- for call in message.tool_calls -%}")
+        written = "message.tool_calls[:1]" if self.first_only else "message.tool_calls"
+        out.out(f"{{%- for call in {written} -%}}")
         # Text the format drops beside calls is not written, so no separator follows it.
         dropped = self.drops_content and not self.with_content
         out.out(f"{{%- if not loop.first{'' if dropped else f' or {has_text}'} -%}}")

@@ -56,6 +56,9 @@ class Frame:
       never trainable.
     - ``also_end``: other fences that end the turn when a model writes them (read and
       allowed by grammars, never written).
+    - ``end_stops``: False when the assistant's ``end`` is no stop: the model goes on past
+      it (GigaChat 3 writes ``<|message_sep|>`` and then its call turn), so only
+      ``also_end`` and the concepts' stops join the format's stop set.
     - ``open_after``: the opener used after a turn of another role, by that role's name
       (``{"tool": ()}``: no opener after tool results, DeepSeek's assistant).  The key
       ``"start"`` is the opener of a turn that begins the conversation.
@@ -70,6 +73,7 @@ class Frame:
     also_end: tuple[Fence, ...] = ()
     open_after: Mapping[str, Fence] = field(default_factory=dict)
     prompt_after: Mapping[str, Fence] = field(default_factory=dict)
+    end_stops: bool = True
 
     def __post_init__(self) -> None:
         _check_fence("Frame.open", self.open)

@@ -41,6 +41,7 @@ _MODULES: dict[str, str] = {
     "cohere": "pawlette.formats.cohere",
     "nemotron_v2": "pawlette.formats.nemotron_v2",
     "deepseek_dsml": "pawlette.formats.deepseek_dsml",
+    "gigachat": "pawlette.formats.gigachat",
     "minimax": "pawlette.formats.minimax",
     "lfm2": "pawlette.formats.lfm2",
     "bielik": "pawlette.formats.bielik",

@@ -1,0 +1,21 @@
+"""GigaChat 3 (``pawlette.formats.gigachat``) against its template: every kind of
+conversation; the template writes only a turn's first call and drops reasoning and names
+(documented losses), and its own assistant turns parse back to the message as it keeps it."""
+
+from __future__ import annotations
+
+from ...support.template_compare import compose, without_reasoning
+from . import FamilyCase
+
+
+def first_call(message: dict[str, object]) -> dict[str, object]:
+    """What the template keeps of a turn's calls: the first."""
+    calls = message.get("tool_calls")
+    if isinstance(calls, list) and len(calls) > 1:
+        return {**message, "tool_calls": calls[:1]}
+    return message
+
+
+CASES = [
+    FamilyCase("GigaChat3-10B-A1.8B", "gigachat", normalise=compose(without_reasoning, first_call)),
+]
