@@ -28,7 +28,12 @@ CODER = pawlette.get_format("chatml:qwen3-coder")
 QWEN35 = pawlette.get_format("chatml:qwen3.5")
 NEMOTRON = pawlette.get_format("chatml:nemotron-3-nano")
 NEMOTRON_TEMPLATE = "NVIDIA-Nemotron-3-Nano-30B-A3B-BF16"
-VARIANTS = ["chatml:qwen3-coder", "chatml:qwen3.5", "chatml:nemotron-3-nano"]
+VARIANTS = [
+    "chatml:qwen3-coder",
+    "chatml:qwen3.5",
+    "chatml:nemotron-3-nano",
+    "chatml:stepfun3.5",
+]
 WEATHER = {
     "type": "function",
     "function": {
@@ -354,6 +359,44 @@ def test_nemotron_is_detected() -> None:
     assert detection.name == "chatml:nemotron-3-nano", detection
 
 
+def test_stepfun_is_detected_and_writes_its_turns_as_its_template() -> None:
+    reference = corpus_reference("StepFun3.5-Flash", empty_content=True)
+    from pawlette.detect import detect_template
+
+    detection = detect_template(reference.template)
+    assert detection.name == "chatml:stepfun3.5", detection
+    fmt = pawlette.get_format("chatml:stepfun3.5")
+    request = {
+        "messages": [
+            {"role": "user", "content": "Weather?"},
+            {
+                "role": "assistant",
+                "content": "Checking.",
+                "reasoning_content": "Look it up.",
+                "tool_calls": [
+                    {"type": "function", "function": {"name": "get_weather", "arguments": args}}
+                    for args in ('{"city": "Paris"}', '{"city": "Rome", "days": 2}')
+                ],
+            },
+            {"role": "tool", "tool_call_id": "1", "content": "18"},
+            {"role": "tool", "tool_call_id": "2", "content": "21"},
+        ],
+        "tools": [WEATHER],
+    }
+    text = fmt.render(request, add_generation_prompt=True).text
+    # Calls right after the text and each other; results side by side in their own turn.
+    assert (
+        "<|im_start|>assistant\n<think>\nLook it up.\n</think>\nChecking.<tool_call>\n"
+        "<function=get_weather>\n<parameter=city>\nParis\n</parameter>\n</function>\n"
+        "</tool_call><tool_call>\n<function=get_weather>\n"
+    ) in text
+    assert text.endswith(
+        "<|im_start|>tool_response\n<tool_response>18</tool_response><tool_response>21"
+        "</tool_response><|im_end|>\n<|im_start|>assistant\n<think>\n"
+    )
+    assert text == reference.render_request(request, add_generation_prompt=True).text
+
+
 def test_nemotron_writes_its_think_blocks_and_newlines() -> None:
     call = {
         "id": "call_0",
@@ -434,6 +477,7 @@ GRAMMAR_VARIANTS = [
     ("chatml:qwen3.5", {}, True),
     # Thinking off: a turn with reasoning does not extend its prompt (the template's shape).
     ("chatml:nemotron-3-nano", {"thinking": False}, False),
+    ("chatml:stepfun3.5", {}, True),
 ]
 
 

@@ -1,5 +1,5 @@
 """The ChatML variants whose calls are Qwen3-Coder's XML (:mod:`pawlette.formats.chatml.xml`):
-Qwen3-Coder, Qwen3.5 and Nemotron 3 Nano."""
+Qwen3-Coder, Qwen3.5, Nemotron 3 Nano and Step 3.5 Flash."""
 
 from __future__ import annotations
 
@@ -37,5 +37,10 @@ CASES = [
         switches={"system_positions": ("none", "first")},
         empty_content=True,
         normalise=qwen35_trimmed,
+    ),
+    FamilyCase(
+        template="StepFun3.5-Flash",
+        format="chatml:stepfun3.5",
+        empty_content=True,
     ),
 ]

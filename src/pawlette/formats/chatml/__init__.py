@@ -122,6 +122,26 @@ Decisions (reference: Qwen's own templates, ``Qwen-Qwen2.5-7B-Instruct.jinja`` a
   ``reasoning_content`` is written after ``<think></think>`` (the template keeps it as it
   is); reasoning of whitespace alone is written as no reasoning, as the template does, and
   reads back as none.
+- **Step 3.5 Flash** (``chatml:stepfun3.5``, declared in :mod:`.xml`; reference:
+  ``StepFun3.5-Flash.jinja``): Qwen3-Coder's calls, written right after the turn's text and
+  right after each other (no newline between them), the text as given.  The tools are JSON
+  lines (``<tools>\\n{...}\\n</tools>``, "in JSONSchema format", and Step's shorter
+  instructions) after the system text and a blank line; no default system text.  Results
+  are ``<tool_response>RESULT</tool_response>``, side by side, in one ``tool_response`` turn.
+  Every assistant turn after the last user message writes ``<think>\\nR\\n</think>\\n``,
+  empty when it has no reasoning (the reasoning as given, not trimmed); earlier turns lose
+  their reasoning.  The prompt always opens ``<think>\\n`` (the template has no switch, so
+  ``thinking`` changes nothing), so a completion is read from inside the block; a call
+  opening inside the block ends it.  Reading types each value by
+  the tool's schema; calls separated by a newline read as the same calls; a bare
+  ``<function=...>`` block without ``<tool_call>`` stays text (vLLM reads it as a call:
+  pawlette reads what the template writes and its grammar allows).  Differences that
+  remain: the template writes ``bos_token`` first, whose value is not known (Step's
+  ``tokenizer_config.json`` was not found), so the format writes nothing there; content
+  holding ``</think>`` without ``reasoning_content`` is kept as content (the template splits
+  it); a later system message named ``observation`` is written as ``system`` (the template
+  writes the role ``observation``: a message's ``name`` is a recorded loss here as in every
+  ChatML variant); image parts are refused (the template writes ``<im_patch>`` for them).
 - **Thinking off** (``thinking=False``, ``enable_thinking=false``): Qwen3's prompt writes an
   empty block.
 - **Dropped fields**: neither template writes a message's ``name`` and Qwen2.5's writes no
@@ -184,7 +204,7 @@ class ChatmlOptions:
     - ``thinking``: the template's ``enable_thinking``; False closes the block in the
       generation prompt (Qwen3: an empty block; QwQ: ``<think>\\n</think>``).
     - ``xml``: the template whose calls are Qwen3-Coder's XML this option set follows
-      (``"qwen3-coder"``, ``"qwen3.5"``, ``"nemotron-3-nano"``; ``""``: the JSON calls
+      (``"qwen3-coder"``, ``"qwen3.5"``, ``"nemotron-3-nano"``, ``"stepfun3.5"``; ``""``: the JSON calls
       above).
     - ``truncate_history_thinking``: Nemotron 3's template variable: turns before the last
       user message lose their reasoning (False: every turn keeps it).
@@ -206,6 +226,7 @@ MIMO_VL = ChatmlOptions(default_system=MIMO_SYSTEM, reasoning=False)
 QWEN3_CODER = ChatmlOptions(reasoning=False, xml="qwen3-coder")
 QWEN35 = ChatmlOptions(xml="qwen3.5")
 NEMOTRON3_NANO = ChatmlOptions(xml="nemotron-3-nano")
+STEPFUN35 = ChatmlOptions(xml="stepfun3.5")
 VARIANTS = {
     "qwen2.5": QWEN25,
     "qwq": QWQ,
@@ -213,6 +234,7 @@ VARIANTS = {
     "qwen3-coder": QWEN3_CODER,
     "qwen3.5": QWEN35,
     "nemotron-3-nano": NEMOTRON3_NANO,
+    "stepfun3.5": STEPFUN35,
 }
 
 REASONING = Reasoning(

@@ -275,8 +275,79 @@ def nemotron_layout(options: ChatmlOptions) -> Layout:
     )
 
 
+STEPFUN_INSTRUCTIONS = (
+    "\n</tools>\n\nIf you choose to call a function ONLY reply in the following format with "
+    "NO suffix:\n\n",
+    TOOL_CALL,
+    "\n<function=example_function_name>\n<parameter=example_parameter_1>\nvalue_1\n"
+    "</parameter>\n<parameter=example_parameter_2>\n" + EXAMPLE_TWO["other"] + "</parameter>\n"
+    "</function>\n",
+    TOOL_CALL_END,
+    "\n\n<IMPORTANT>\nReminder:\n- Function calls MUST follow the specified format: an inner "
+    "<function=...>\n...\n</function> block must be nested within <tool_call>\n...\n"
+    "</tool_call> XML tags\n- Required parameters MUST be specified\n</IMPORTANT>",
+)
+
+
+def stepfun_layout(options: ChatmlOptions) -> Layout:
+    """Step 3.5 Flash: Qwen3.5's tools block after the system text, calls written right
+    after the text and after each other, results in a ``tool_response`` turn, a reasoning
+    block on every turn after the last query and the prompt opening ``<think>``."""
+    from . import VARIANTS, variant_layout
+
+    return Layout(
+        name="chatml",
+        summary="ChatML (Qwen2.5/Qwen3): <|im_start|>role, <tool_call> JSON, <think>",
+        frames={
+            **{role: _frame(role) for role in ("system", "user", "assistant")},
+            "tool": Frame(
+                open=fence(IM_START, "tool_response\n"), end=fence(IM_END), after=fence("\n")
+            ),
+        },
+        concepts=(
+            SystemPrompt(),
+            ToolsBlock(
+                place="system",
+                open=fence(
+                    "# Tools\n\nYou have access to the following functions in JSONSchema "
+                    "format:\n\n",
+                    "<tools>",
+                ),
+                item_open=fence("\n"),
+                close=fence(*STEPFUN_INSTRUCTIONS),
+                separator=fence("\n\n"),
+            ),
+            Reasoning(
+                open=fence(THINK, "\n"),
+                close=fence("\n", THINK_END, "\n"),
+                keep="after_last_query",
+                empty_after_last_query=True,
+                # The template has no switch: its prompt always opens the block.
+                prompt="open",
+                # A call opening inside the block ends it, as Qwen3.5's and Nemotron's do.
+                calls_end=True,
+            ),
+            Ignored(("name",)),
+            XmlCalls(
+                open=fence(TOOL_CALL, "\n<function="),
+                name_close=fence(">\n"),
+                key_open=fence("<parameter="),
+                key_close=fence(">\n"),
+                value_close=fence("\n</parameter>\n"),
+                close=fence("</function>\n", TOOL_CALL_END),
+                values="python",
+            ),
+            Results(grouped=True, item_open=fence(RESPONSE), item_close=fence(RESPONSE_END)),
+        ),
+        options=options,
+        from_options=variant_layout,
+        variants=VARIANTS,
+    )
+
+
 XML_LAYOUTS = {
     "qwen3-coder": coder_layout,
     "qwen3.5": qwen35_layout,
     "nemotron-3-nano": nemotron_layout,
+    "stepfun3.5": stepfun_layout,
 }
