@@ -358,6 +358,14 @@ class _JsonCallSet(CallItems):
             return call
         return seq(call, Repeat(seq(*turn.nodes(self.calls.separator), call)))
 
+    def lazy(self, turn: Turn, rules: Rules, parallel: bool) -> Node:
+        # A lazy grammar starts at its trigger: layout text the opening writes before it
+        # (Bielik's "\n" before <tool_call>) is already behind the engine when it switches on.
+        before = self.lead.split(self.trigger, 1)[0] if self.trigger else ""
+        if not before:
+            return self.many(turn, rules, parallel)
+        return self.after_prefix(turn, rules, before, parallel)
+
     def after_text(self, turn: Turn, rules: Rules) -> Node:
         return text_before_calls(turn.layout, self.calls.separator)
 
