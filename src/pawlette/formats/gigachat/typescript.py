@@ -152,7 +152,13 @@ def _check_schema(schema: Any, where: str) -> None:
         _refuse(where, schema, "a JSON Schema object (GigaChat's template reads its keys)")
         return
     kind = schema.get("type")
+    enum = schema.get("enum")
+    if enum and not isinstance(enum, list):  # written joined by " | "
+        _refuse(f"{where}.enum", enum, "a list of values")
     if kind == "object":
+        required = schema.get("required", [])
+        if not isinstance(required, list):  # each property asks whether it is in it
+            _refuse(f"{where}.required", required, "a list of property names")
         properties = schema.get("properties", {})
         if not isinstance(properties, Mapping):
             _refuse(f"{where}.properties", properties, "an object of property schemas")
