@@ -273,6 +273,10 @@ def base_requests(format_name: str) -> list[dict[str, Any]]:
     named = copy.deepcopy(calls)
     named["tools"].append(_rich_tool("search"))
     named["tool_choice"] = {"type": "function", "function": {"name": "search"}}
+    try:
+        fmt.render(named)
+    except RequestError:  # a schema its template cannot write (GigaChat's: items false)
+        named["tools"][-1] = _tool("search")
     requests = [chat, calls, forced, named]
     if format_name in ("pcml", "omni"):
         reasoning = copy.deepcopy(chat)
