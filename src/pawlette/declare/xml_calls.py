@@ -29,7 +29,6 @@ fence's.
 
 from __future__ import annotations
 
-import ast
 import json
 import re
 from collections.abc import Mapping
@@ -339,25 +338,15 @@ _PYTHON = {"True": True, "False": False, "None": None}
 
 
 def python_literal(text: str) -> dict[str, Any] | list[Any] | None:
-    """An object or array written as a Python literal (``{'a': True}``), as JSON values
-    (None: not one; a tuple, a set, bytes or a key that is not a string are not JSON)."""
+    """An object or array written as a Python literal (``{'a': True}``), read as the Python
+    call codec reads one (:func:`~pawlette.codecs.python_calls.python_literal_or_none`: its
+    nesting limit included), as JSON values (None: not an object or array)."""
     if not text.startswith(("{", "[")):
         return None
-    try:
-        value = ast.literal_eval(text)
-    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
-        return None
-    return value if isinstance(value, (dict, list)) and _json_like(value) else None
+    from ..codecs.python_calls import python_literal_or_none
 
-
-def _json_like(value: Any) -> bool:
-    if isinstance(value, dict):
-        return all(isinstance(key, str) and _json_like(item) for key, item in value.items())
-    if isinstance(value, list):
-        return all(_json_like(item) for item in value)
-    if isinstance(value, float):
-        return value == value and value not in (float("inf"), float("-inf"))
-    return value is None or isinstance(value, (str, int, bool))
+    value = python_literal_or_none(text)
+    return value if isinstance(value, (dict, list)) else None
 
 
 def typed_value(
