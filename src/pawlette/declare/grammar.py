@@ -95,13 +95,23 @@ def text_before(layout: Layout, pieces: Fence, *, empty: bool) -> Node:
     ends with a newline (a fence starting with a blank line also takes text ending with one
     newline, which the parser reads too)."""
     items = nodes(layout, pieces)
-    if items and isinstance(items[0], Lit) and items[0].text.startswith("\n"):
-        run = len(items[0].text) - len(items[0].text.lstrip("\n"))
-        rest = items[0].text[run:]
-        tail = [Lit(rest), *items[1:]] if rest else items[1:]
-        text: Node = alt(TEXT_NL, Lit("\n" * run)) if empty else TEXT_NL
-        return seq(text, *tail)
+    joined = _text_and_newlines(items, empty=empty)
+    if joined is not None:
+        return joined
     return seq(optional(TEXT) if empty else TEXT_NE, *items)
+
+
+def _text_and_newlines(items: list[Node], *, empty: bool) -> Node | None:
+    """Free text (``empty``: maybe none), then ``items``, whose first is layout text that
+    starts with newlines: the text and those newlines as one lexeme (see :func:`text_before`).
+    None where ``items`` starts otherwise."""
+    if not items or not isinstance(items[0], Lit) or not items[0].text.startswith("\n"):
+        return None
+    run = len(items[0].text) - len(items[0].text.lstrip("\n"))
+    rest = items[0].text[run:]
+    tail = [Lit(rest), *items[1:]] if rest else items[1:]
+    text: Node = alt(TEXT_NL, Lit("\n" * run)) if empty else TEXT_NL
+    return seq(text, *tail)
 
 
 def text_before_calls(layout: Layout, separator: Fence) -> Node:
@@ -232,12 +242,9 @@ class Turn:
         one lexeme, as in :func:`text_before` (llguidance's lexer is greedy)."""
         ends = self._ends()
         if self.content == optional(TEXT) and len(ends) == 1:
-            items = ends[0]
-            if items and isinstance(items[0], Lit) and items[0].text.startswith("\n"):
-                run = len(items[0].text) - len(items[0].text.lstrip("\n"))
-                rest = items[0].text[run:]
-                tail = [Lit(rest), *items[1:]] if rest else items[1:]
-                return seq(alt(TEXT_NL, Lit("\n" * run)), *tail)
+            joined = _text_and_newlines(ends[0], empty=True)
+            if joined is not None:
+                return joined
         return seq(self.content, self.end())
 
 
