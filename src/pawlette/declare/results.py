@@ -161,24 +161,23 @@ class Results(Concept):
         )
 
     def write_message(self, out: Render, index: int) -> None:
-        # (Every tool result of most formats comes through here: the writer's context is set
-        # directly, and empty fences are not written, as Render.at and Render.fence do.)
+        # (Every tool result of most formats comes through here: empty fences are not
+        # written.)
         messages = out.messages
         frame = out.layout.frames["tool"]
         grouped = self.grouped
         first = not grouped or index == 0 or messages[index - 1].role != "tool"
         last = not grouped or index == len(messages) - 1 or messages[index + 1].role != "tool"
-        writer = out.writer
-        out.role = writer.role = "tool"
-        out.index = writer.message_index = index
+        out.role, out.index = "tool", index
+        out.at("tool", index)
         fence = out.fence
         if first:
             hooks = out.plan.turns["tool"]
             if hooks.before:
                 for hook in hooks.before:
                     hook(out, index)
-                out.role = writer.role = "tool"
-                out.index = writer.message_index = index
+                out.role, out.index = "tool", index
+                out.at("tool", index)
             fence(frame.opener(out.previous), "header")
             for hook in hooks.opening:
                 hook(out, index)
@@ -191,7 +190,7 @@ class Results(Concept):
         if self.item_open:
             fence(self.item_open, "tool_result")
         text = out.message_text(index).strip() if self.trim else out.message_text(index)
-        writer.text(json.dumps(text, ensure_ascii=False) if self.json_text else text, "tool_result")
+        out.text(json.dumps(text, ensure_ascii=False) if self.json_text else text, "tool_result")
         self.write_after_text(out, index)
         if self.item_close:
             fence(self.item_close, "tool_result")
