@@ -220,9 +220,19 @@ def texts(fmt: Format, *, min_size: int = 1, strip: bool = False) -> st.SearchSt
     markers = tuple(fmt.grammar.markers)
     calls = call_rules(layout_of(fmt))
     bare = calls is not None and calls.bare
+    # A turn opened after another by whitespace alone (DeepSeek V4's blank line joining user
+    # texts): a newline at a text's edge would run into it, and reading back could not tell
+    # where one text ends (the template writes both alike; a documented loss).
+    joined = declared and any(
+        fence and all(isinstance(piece, declare.Lit) and not piece.text.strip() for piece in fence)
+        for frame in layout.frames.values()
+        for fence in frame.open_after.values()
+    )
 
     def fine(text: str) -> bool:
         if any(marker in text for marker in markers):
+            return False
+        if joined and (text.startswith("\n") or text.endswith("\n")):
             return False
         if bare and _BARE_CALL.match(text):
             return False

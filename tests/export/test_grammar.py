@@ -386,7 +386,10 @@ def omni_choices(message: dict[str, Any]) -> list[tuple[Any, bool]]:
 
 
 def plain(name: str) -> st.SearchStrategy[str]:
-    markers = pawlette.get_format(name).grammar.markers
+    # No marker's spelling either: the GBNF run spells markers as text, where a marker's
+    # spelling in content cannot be told from the marker (Ling's "<role>").
+    fmt = pawlette.get_format(name)
+    markers = fmt.grammar.markers | set(fmt.special_markers)
     pieces = st.one_of(safe_text, st.sampled_from(["\\", "\n", '"', "'", "```", "[", "<|"]))
     return (
         st.lists(pieces, max_size=5)
