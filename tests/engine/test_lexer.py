@@ -5,6 +5,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
+from pawlette.engine import lexer as lexer_module
 from pawlette.engine.lexer import Lexer, Token, _tables, escape_text, marker_pattern
 
 MARKERS = ["[SYS]", "[/SYS]", "<call>", "\n<call>", "</think>", "</think>\n", "<end>", "<|x|>"]
@@ -166,3 +167,53 @@ def test_read_all_gives_the_runs_of_a_feed_and_its_finish(text: str, escape: boo
     assert whole.offset == fed.offset
     tables = _tables(frozenset(LONG_MARKERS))
     assert tables.ends_unfinished(text) == (tables.held_start(text, 0) is not None)
+
+
+# Two long markers sharing all but their ends, and markers inside them: a stream held
+# whole while it is a prefix of one (rather than scanned again on every feed) must give, feed
+# by feed, what a lexer that scans every feed gives, when the stream leaves that marker for
+# the other, for an inner one or for text.
+TWIN = LONG[:-7] + "and more.<|end|>"
+TWIN_MARKERS = [*LONG_MARKERS, TWIN, "fixed system"]
+twin_pieces = st.one_of(
+    st.text(alphabet="ab <\n\\[|>", max_size=6),
+    st.sampled_from(TWIN_MARKERS),
+    st.sampled_from([LONG, TWIN]).flatmap(
+        lambda marker: st.integers(0, len(marker)).map(lambda cut: marker[:cut])
+    ),
+)
+
+
+def feeds(text: str, sizes: list[int], escape: bool) -> list[list[Token]]:
+    lexer = Lexer(TWIN_MARKERS, escape=escape)
+    out: list[list[Token]] = []
+    position = 0
+    index = 0
+    while position < len(text):
+        size = sizes[index % len(sizes)]
+        out.append(lexer.feed(text[position : position + size]))
+        position += size
+        index += 1
+    return [*out, lexer.finish()]
+
+
+@given(
+    st.lists(twin_pieces, max_size=6).map("".join),
+    st.lists(st.integers(1, 9), min_size=1, max_size=4),
+    st.booleans(),
+)
+def test_a_stream_through_long_markers_reads_as_one_scanned_every_feed(
+    text: str, sizes: list[int], escape: bool
+) -> None:
+    held = feeds(text, sizes, escape)
+    remembered = lexer_module._LONG_HOLD
+    lexer_module._LONG_HOLD = 10**9  # never held whole: every feed scanned
+    try:
+        scanned = feeds(text, sizes, escape)
+    finally:
+        lexer_module._LONG_HOLD = remembered
+    assert held == scanned
+    whole = feeds(text, [max(len(text), 1)], escape)
+    assert merge([token for feed in held for token in feed]) == merge(
+        [token for feed in whole for token in feed]
+    )

@@ -212,6 +212,9 @@ class _Tables:
 
 
 _TRIE_DEPTH = 200
+# A held end longer than this that begins a long marker is remembered (see Lexer.feed):
+# shorter ones cost little to scan again.
+_LONG_HOLD = 64
 
 
 def prefix_regex(prefixes: frozenset[str]) -> re.Pattern[str] | None:
@@ -255,6 +258,7 @@ class Lexer:
     __slots__ = (
         "_buffer",
         "_escape",
+        "_held_for",
         "_held_start",
         "_holdback_search",
         "_longest_prefix",
@@ -278,6 +282,8 @@ class Lexer:
         self._escape = escape
         self._buffer = ""
         self._offset = 0
+        # The long marker the whole buffer is a proper prefix of, when one is (see feed).
+        self._held_for: str | None = None
 
     @property
     def offset(self) -> int:
@@ -287,6 +293,18 @@ class Lexer:
     def feed(self, text: str) -> list[Token]:
         if not text and not self._buffer:
             return []  # (nothing to scan or hold: an empty completion, an empty delta)
+        held_for = self._held_for
+        if held_for is not None:
+            # A buffer that is still a proper prefix of a long marker (a fixed instruction
+            # text of thousands of characters) emits nothing: it is held whole until the
+            # marker completes or the text leaves it.  Scanning it again on every feed would
+            # make a stream of small pieces quadratic in the marker's length.
+            if self._buffer:
+                buffer = self._buffer + text
+                if len(buffer) < len(held_for) and held_for.startswith(buffer):
+                    self._buffer = buffer
+                    return []
+            self._held_for = None
         buffer = self._buffer + text if self._buffer else text
         tokens: list[Token] = []
         length = len(buffer)
@@ -319,6 +337,12 @@ class Lexer:
                 tokens.append((None, buffer[position:end], self._offset + position))
         self._offset += end
         self._buffer = buffer[end:] if hold else ""
+        if hold > _LONG_HOLD and self._held_start is not None:
+            kept = self._buffer
+            for marker in self._tables.long_markers:
+                if marker.startswith(kept):
+                    self._held_for = marker
+                    break
         return tokens
 
     def feed_marker(self, marker: str) -> list[Token]:
