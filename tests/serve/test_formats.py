@@ -41,6 +41,7 @@ INEXPRESSIBLE = {
     ("breeze", "reasoning"),
     ("omni", "parallel_calls"),
     ("llama3", "parallel_calls"),  # one call per turn (see pawlette/formats/llama3.py)
+    ("gigachat", "parallel_calls"),  # the template writes a turn's first call only
     # No call syntax: calls are a recorded loss (see tests/serve/scenarios.py).
     *((name, scenario) for name in WITHOUT_CALLS for scenario in CALL_SCENARIOS),
 }
