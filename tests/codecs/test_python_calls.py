@@ -21,6 +21,7 @@ from pawlette.codecs.python_literals import (
     encode_call,
     encode_calls,
     python_literal,
+    raw_string_end,
 )
 from pawlette.engine.call_text import LateText
 from pawlette.errors import ParseError, UnsupportedFeature
@@ -649,6 +650,66 @@ def test_round_trip_of_a_list_of_calls(
     assert [(name, json.loads(arguments)) for name, arguments in calls_of(events)] == [
         (name, json.loads(arguments)) for name, arguments in pairs
     ]
+
+
+# LFM2.5's template spelling: a string argument raw between single quotes (one the writer
+# can write), an object as JSON, anything else as repr.
+raw_writable = string_values.filter(lambda text: raw_string_end(text) is None)
+template_arguments = st.dictionaries(
+    identifier_keys, st.one_of(raw_writable, raw_writable, json_values), max_size=4
+)
+
+
+@settings(max_examples=150)
+@given(
+    calls=st.lists(st.tuples(identifier_keys, template_arguments), min_size=1, max_size=3),
+    data=st.data(),
+)
+def test_round_trip_of_the_template_spelling(
+    calls: list[tuple[str, dict[str, Any]]], data: st.DataObject
+) -> None:
+    pairs = [(name, json.dumps(arguments)) for name, arguments in calls]
+    text = encode_calls(pairs, quote="repr", spelling="template")
+    whole = decode(text, "list", raw_strings=True)
+    events = decode(text, "list", raw_strings=True, chunks=data.draw(chunked(text)))
+    assert_well_formed(events)
+    assert canonical(events) == canonical(whole)
+    assert [(name, json.loads(arguments)) for name, arguments in calls_of(events)] == [
+        (name, json.loads(arguments)) for name, arguments in pairs
+    ]
+
+
+@pytest.mark.parametrize(
+    ("text", "arguments"),
+    [
+        ("[f(a='O'Hare')]", {"a": "O'Hare"}),
+        ("[f(a='C:\\temp', b=1)]", {"a": "C:\\temp", "b": 1}),
+        ("[f(a='x', b c', d='e')]", {"a": "x', b c", "d": "e"}),
+        ("[f(a='x',b  =  'y')]", {"a": "x", "b": "y"}),
+        ("[f(a='x', b')]", {"a": "x', b"}),
+        ("[f(a='it'', b='')]", {"a": "it'", "b": ""}),
+        ("[f(a='\\'')]", {"a": "\\'"}),
+        ("[f(a=['\\'', \"'\"])]", {"a": ["'", "'"]}),  # inside a list: Python's strings
+        ('[f(a="\\n")]', {"a": "\n"}),  # double quotes: Python's string
+    ],
+)
+def test_raw_strings_end_where_the_call_goes_on(text: str, arguments: dict[str, Any]) -> None:
+    for chunks in ([text], list(text)):
+        events = decode(text, "list", raw_strings=True, chunks=chunks)
+        assert [(name, json.loads(value)) for name, value in calls_of(events)] == [("f", arguments)]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("[f(a='x", '"\')" or "\', name=" closing the string'),
+        ("[f(a='x', b", '"\')" or "\', name=" closing the string'),
+        ("[f(a='x', a='y')]", "each name once"),
+    ],
+)
+def test_raw_string_refusals(text: str, expected: str) -> None:
+    with pytest.raises(ParseError, match=re.escape(expected)):
+        decode(text, "list", raw_strings=True)
 
 
 @settings(max_examples=50)

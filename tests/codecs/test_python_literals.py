@@ -3,11 +3,17 @@ decoder reads back is tested with it in test_python_calls.py: round trips, the f
 
 from __future__ import annotations
 
+import json
 from typing import Any, Literal
 
 import pytest
 
-from pawlette.codecs.python_literals import encode_call, encode_calls, python_literal
+from pawlette.codecs.python_literals import (
+    encode_call,
+    encode_calls,
+    python_literal,
+    template_argument,
+)
 from pawlette.errors import RequestError, UnsupportedFeature
 
 
@@ -95,3 +101,41 @@ def test_encode_calls_names_the_failing_call() -> None:
     with pytest.raises(UnsupportedFeature) as caught:
         encode_calls([("f", "{}"), ("g", '{"a-b": 1}')], path="messages[1].tool_calls")
     assert caught.value.path == "messages[1].tool_calls[1].function.arguments"
+
+
+@pytest.mark.parametrize(
+    ("value", "written"),
+    [
+        ("O'Hare", "'O'Hare'"),
+        ("C:\\temp\n", "'C:\\temp\n'"),
+        ("", "''"),
+        ({"k": "it's", "n": [1.5, None, True]}, '{"k": "it\'s", "n": [1.5, null, true]}'),
+        ({"é": "<"}, '{"é": "<"}'),  # tojson: ensure_ascii=False, no HTML escapes
+        (["C:\\temp", "O'Hare", {"minutes": 57}], "['C:\\\\temp', \"O'Hare\", {'minutes': 57}]"),
+        (1e-05, "1e-05"),
+        (True, "True"),
+        (None, "None"),
+        (10**30, str(10**30)),
+    ],
+)
+def test_template_argument(value: Any, written: str) -> None:
+    assert template_argument(value, "a") == written
+
+
+@pytest.mark.parametrize(
+    ("value", "found"),
+    [("f('x')", '"\')" (at 4)'), ("a', 'b'", '"\'," (at 1)'), ("x'", "ending in")],
+)
+def test_template_argument_refuses_a_string_a_quote_could_end(value: str, found: str) -> None:
+    with pytest.raises(UnsupportedFeature) as refused:
+        encode_call(
+            "f", json.dumps({"text": value}), quote="repr", path="call", spelling="template"
+        )
+    assert refused.value.path == "call.arguments.text"
+    assert found in refused.value.found
+
+
+def test_template_argument_refuses_what_json_cannot_hold() -> None:
+    with pytest.raises(UnsupportedFeature) as refused:
+        encode_call("f", '{"o": {"k": 1e999}}', quote="repr", path="call", spelling="template")
+    assert refused.value.path == "call.arguments.o.k"

@@ -26,6 +26,7 @@ from hypothesis import strategies as st
 
 from pawlette import declare
 from pawlette.blocks.results import result_text
+from pawlette.codecs.python_literals import raw_string_end
 from pawlette.format import Format
 from pawlette.formats.breeze.python_calls import PythonCalls
 from pawlette.formats.breeze.python_results import PythonResults, written_value
@@ -253,11 +254,21 @@ def result_texts(fmt: Format, text: st.SearchStrategy[str]) -> st.SearchStrategy
     return text.filter(lambda value: gap not in value)
 
 
+def raw_strings(layout: Any) -> bool:
+    """Whether string arguments are written raw between single quotes (LFM2.5's spelling),
+    so a string in which a ``'`` could end it cannot be written (the writer refuses it)."""
+    python = layout.concept(PythonCalls) if isinstance(layout, declare.Layout) else None
+    return python is not None and python.spelling == "template"
+
+
 @st.composite
 def arguments(draw: st.DrawFn, name: str, fmt: Format) -> str:
     if name == "now":
         return "{}"
-    value: dict[str, Any] = {"city": draw(texts(fmt, min_size=0))}
+    city = texts(fmt, min_size=0)
+    if raw_strings(layout_of(fmt)):
+        city = city.filter(lambda text: raw_string_end(text) is None)
+    value: dict[str, Any] = {"city": draw(city)}
     if draw(st.booleans()):
         value["days"] = draw(st.integers(0, 9))
     compact = draw(st.booleans())

@@ -21,6 +21,7 @@ from tokenizers import Tokenizer
 
 import pawlette
 from pawlette import declare
+from pawlette.codecs.python_literals import raw_string_end
 from pawlette.declare import layout_of
 from pawlette.emit.grammar_ast import Marker as MarkerNode
 from pawlette.emit.grammar_ast import (
@@ -41,6 +42,7 @@ from pawlette.export.grammar import grammar_formats
 from pawlette.format import Format
 from tests.helpers import WITHOUT_CALLS
 
+from ..declare.conversations import raw_strings
 from ..helpers import stop_markers
 from ..support.small_bpe import small_tokenizer
 from . import gbnf
@@ -246,13 +248,17 @@ def tricky(name: str) -> st.SearchStrategy[str]:
 @st.composite
 def arguments(draw: st.DrawFn, name: str, tool: str) -> str:
     strings = no_markers(name)
+    # An argument that is a string written raw (LFM2.5's spelling): one the writer can write.
+    top = strings
+    if raw_strings(layout_of(pawlette.get_format(name))):
+        top = strings.filter(lambda text: raw_string_end(text) is None)
     value: dict[str, Any] = {}
     if tool == "get_weather":
-        value["city"] = draw(strings)
+        value["city"] = draw(top)
         if draw(st.booleans()):
             value["unit"] = draw(st.sampled_from(["celsius", "fahrenheit"]))
     elif tool == "search":
-        value["query"] = draw(strings.filter(bool))
+        value["query"] = draw(top.filter(bool))
         if draw(st.booleans()):
             value["limit"] = draw(st.integers(-(10**6), 10**6))
         if draw(st.booleans()):
@@ -269,7 +275,7 @@ def arguments(draw: st.DrawFn, name: str, tool: str) -> str:
                 st.none() | st.floats(allow_nan=False, allow_infinity=False, width=32)
             )
         if draw(st.booleans()):
-            value["extra"] = draw(st.integers() | strings)
+            value["extra"] = draw(st.integers() | top)
     style = draw(st.sampled_from([{}, {"separators": (",", ":")}, {"indent": 2}]))
     return json.dumps(value, ensure_ascii=draw(st.booleans()), **style)
 
@@ -673,6 +679,39 @@ def test_omni_grammar(syntax: Any) -> None:
     assert accepts("omni", bundle["grammar_after_prefix"], syntax, turn_ids("omni", rest))
     lazy = export_grammar_bundle("omni", OMNI_TOOLS, "auto", True, syntax)["lazy_grammar"]
     assert accepts("omni", lazy, syntax, turn_ids("omni", call[1:]))
+
+
+LFM2_ARGUMENTS = [
+    # LFM2.5's template: a string argument raw in single quotes, an object as JSON, a list as
+    # Python's repr.
+    ("get_weather(city='O'Hare')", True),
+    ("get_weather(city='C:\\temp', unit='celsius')", True),
+    ("get_weather(city='a\nb <|x')", True),
+    ("get_weather(city='x'\ny'<b')", True),
+    (
+        'search(query=\'it\'s\', filters={"lang": "C:\\\\x", "safe": true}, '
+        "tags=['a', \"it's\"], score=1e-05)",
+        True,
+    ),
+    ("search(query='q', score=None)", True),
+    ('get_weather(city="Paris")', False),  # the template writes ', never "
+    ("search(query='q', filters={'lang': 'x'})", False),  # an object is JSON
+    ("search(query='q', filters={\"safe\": True})", False),
+    ("get_weather(city='a')b')", False),  # a ' the reader would end the string at
+    ("get_weather(city='a', b')", False),
+    ("get_weather(city='a'')", False),
+]
+
+
+@pytest.mark.parametrize("syntax", SYNTAXES)
+@pytest.mark.parametrize(("call", "expected"), LFM2_ARGUMENTS)
+def test_lfm2_argument_grammar(syntax: Any, call: str, expected: bool) -> None:
+    pieces = [M("<|tool_call_start|>"), f"[{call}]", M("<|tool_call_end|>"), M("<|im_end|>")]
+    grammar = export_grammar("lfm2", TOOLS, "auto", True, syntax)
+    assert accepts("lfm2", grammar, syntax, turn_ids("lfm2", pieces)) is expected
+    if expected:  # and the parser reads what the grammar allows
+        (message,) = [pawlette.get_format("lfm2").parse("".join(pieces)).core]
+        assert message.tool_calls and not message.content
 
 
 @pytest.mark.parametrize("syntax", SYNTAXES)

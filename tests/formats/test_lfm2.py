@@ -2,7 +2,8 @@
 LFM2 handlers and vLLM's ``pythonic`` tool parser read it (the calls of its cases in
 ``tests/tool_parsers/test_pythonic_tool_parser.py``, between LFM2's fences), whole, streamed
 and from token ids (a tokenizer built with the format's special tokens); where pawlette
-reads otherwise; the variants' tools, results and dropped calls; ids and masks."""
+reads otherwise (arguments as LFM2.5's template spells them); the variants' tools, results
+and dropped calls; ids and masks."""
 
 from __future__ import annotations
 
@@ -10,11 +11,14 @@ import json
 from typing import Any
 
 import pytest
+from jinja2.exceptions import TemplateError
 
 import pawlette
+from pawlette.errors import UnsupportedFeature
 from pawlette.tokenization.encoder import IGNORE_INDEX
 
 from ..declared.model_output import check_every_way
+from ..export.support import hf_render
 from ..support.small_bpe import small_tokenizer
 from ..support.template_compare import corpus_reference
 
@@ -26,7 +30,7 @@ MORE_TYPES = (
     "register_user(name='John Doe', age=37, address={'city': 'San Francisco', 'state': 'CA'}, "
     "role=None, passed_test=True, aliases=['John', 'Johnny'])"
 )
-ESCAPED = "get_weather(city='Martha\\'s Vineyard', metric='\"cool units\"')"
+ESCAPED = 'get_weather(city="Martha\'s Vineyard", metric=\'"cool units"\')'
 CALL_SIMPLE = ("get_weather", {"city": "San Francisco", "metric": "celsius"})
 CALL_MORE_TYPES = (
     "register_user",
@@ -81,6 +85,95 @@ def test_what_models_write_reads_as_the_peers_read_it(
     text: str, content: str | None, reasoning: str | None, calls: list[Any]
 ) -> None:
     assert _reading(text) == (content, reasoning, calls, [])
+
+
+# LFM2.5-8B-A1B's template writes a string argument "'" + value + "'" (raw), an object as
+# tojson and anything else as Python's str(): a model trained on it writes the same.
+AS_THE_TEMPLATE_WRITES = [
+    ("search_flights(origin='O'Hare', days=3)", {"origin": "O'Hare", "days": 3}),
+    ("f(path='C:\\temp')", {"path": "C:\\temp"}),
+    # vLLM's parser (Python's ast) reads an escape here; the template never writes one.
+    ("f(city='Martha\\'s Vineyard')", {"city": "Martha\\'s Vineyard"}),
+    ("f(a='it'', b='x')", {"a": "it'", "b": "x"}),
+    ("f(a='x', b c', d='e')", {"a": "x', b c", "d": "e"}),
+    ("f(a='line\none')", {"a": "line\none"}),
+    ("f(a='')", {"a": ""}),
+    ('f(a="it\\\'s")', {"a": "it's"}),  # double quotes: a Python string, escapes read
+    (
+        'f(o={"k": "C:\\\\temp", "t": true, "n": null}, n=1e-05, b=False)',
+        {"o": {"k": "C:\\temp", "t": True, "n": None}, "n": 1e-05, "b": False},
+    ),
+    (
+        "f(l=['C:\\\\temp', \"O'Hare\", {'minutes': 57}, None])",
+        {"l": ["C:\\temp", "O'Hare", {"minutes": 57}, None]},
+    ),
+]
+
+
+@pytest.mark.parametrize(("call", "arguments"), AS_THE_TEMPLATE_WRITES)
+def test_arguments_read_as_the_template_writes_them(call: str, arguments: Any) -> None:
+    name = call[: call.index("(")]
+    assert _reading(f"{OPEN}[{call}]{CLOSE}") == (None, None, [(name, arguments)], [])
+
+
+def test_a_string_argument_is_written_as_the_template_writes_it() -> None:
+    values = {
+        "origin": "O'Hare",
+        "path": "C:\\temp\nnext",
+        "options": {"seat": "it's", "when": [1.5, None]},
+        "stops": ["C:\\temp", "O'Hare", {"minutes": 57}],
+        "tolerance": 1e-05,
+        "direct": True,
+    }
+    call = {
+        "id": "c0",
+        "type": "function",
+        "function": {"name": "f", "arguments": json.dumps(values)},
+    }
+    messages = [{"role": "user", "content": "Go"}, {"role": "assistant", "tool_calls": [call]}]
+    rendering = LFM2.render(messages)
+    reference = corpus_reference("LFM2.5-8B-A1B").render(messages, add_generation_prompt=False)
+    assert rendering.text == reference.text
+    written = (
+        "f(origin='O'Hare', path='C:\\temp\nnext', options={\"seat\": \"it's\", "
+        "\"when\": [1.5, null]}, stops=['C:\\\\temp', \"O'Hare\", {'minutes': 57}], "
+        "tolerance=1e-05, direct=True)"
+    )
+    assert f"{OPEN}[{written}]{CLOSE}" in rendering.text
+    assert _reading(f"{OPEN}[{written}]{CLOSE}") == (None, None, [("f", values)], [])
+
+
+def _calling(arguments: dict[str, Any]) -> list[dict[str, Any]]:
+    call = {
+        "id": "c0",
+        "type": "function",
+        "function": {"name": "f", "arguments": json.dumps(arguments)},
+    }
+    return [{"role": "user", "content": "Go"}, {"role": "assistant", "tool_calls": [call]}]
+
+
+@pytest.mark.parametrize("value", ["print('x')", "'a', 'b'", "it''s", "ends'"])
+def test_a_string_a_quote_could_end_is_refused(value: str) -> None:
+    with pytest.raises(UnsupportedFeature) as refused:
+        LFM2.render(_calling({"text": value}))
+    assert refused.value.path == "messages[1].tool_calls[0].function.arguments.text"
+    assert "raw between single quotes" in str(refused.value)
+    with pytest.raises(TemplateError, match="raw between single quotes"):
+        hf_render("lfm2", {"messages": _calling({"text": value})}, False)
+
+
+def test_the_exported_template_writes_arguments_as_the_writer_does() -> None:
+    arguments = {
+        "origin": "O'Hare",
+        "path": "C:\\temp\n",
+        "options": {"seat": "it's", "when": [1.5, None], "é": "<b>"},
+        "stops": ["C:\\temp", "O'Hare", {"minutes": 57}, True],
+        "tolerance": 1e-05,
+        "none": None,
+    }
+    request = {"messages": _calling(arguments)}
+    text, _ = hf_render("lfm2", request, False)
+    assert text == LFM2.render(request).text
 
 
 def test_a_list_without_its_fence_is_content() -> None:

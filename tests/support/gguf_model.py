@@ -13,7 +13,9 @@ Under a grammar the model then often reaches the interesting paths: a marker whe
 grammar allows one, a closing quote inside a string, a stop where the turn may end.  A fence of
 several ordinary tokens that ends free text (Qwen3-Coder's ``\n</parameter>\n`` after a value)
 is linked: each of its tokens favours the next, so a value ends once its fence begins (and its
-first token is favoured: MiniMax-M2's ``</parameter>\n`` begins with no closing token).
+first token is favoured: MiniMax-M2's ``</parameter>\n`` begins with no closing token).  A
+string argument written raw (LFM2.5's ``city='O'Hare'``) ends only at a quote the call goes on
+after, so the tokens that write both (``')``, ``')]``, ``',``) are favoured as a quote is.
 
 The format's stop markers are the model's end-of-generation tokens (``eos``, ``eot``, ``eom``),
 and the only ones, as in a real GGUF converted for the format: a Llama 3 token that llama.cpp
@@ -220,6 +222,18 @@ def list_closes(fmt: Format) -> list[str]:
     return [text_of(listed.close, layout.options, layout.name)]
 
 
+def raw_string_closes(fmt: Format) -> list[str]:
+    """What ends a string argument written raw (``PythonCalls`` spelt as LFM2.5's template
+    spells them): its quote and what the call goes on with, which a model writing quotes and
+    closing punctuation as separate tokens would seldom put together."""
+    from pawlette import declare
+    from pawlette.formats.breeze.python_calls import PythonCalls
+
+    layout = declare.layout_of(fmt)
+    calls = layout.concept(PythonCalls) if layout is not None else None
+    return ["')", "')]", "',"] if calls is not None and calls.spelling == "template" else []
+
+
 def _stop_markers(stops: Sequence[str], marker_ids: Mapping[str, int]) -> list[str]:
     """The markers that end the format's turn: its stops that are one marker each, else
     (a stop that is a run of tags, Kimi K3's ``<|close|>message<|sep|><|end_of_msg|>``) the
@@ -263,7 +277,7 @@ def _write(path: Path, format_name: str, tokenizer_json: str) -> dict[str, int]:
     for text in FAVOURED_TEXTS:
         for token_id in tokenizer.encode(text, add_special_tokens=False).ids:
             favoured[token_id] = _PUNCTUATION_ADVANTAGE
-    for text in QUOTES:
+    for text in (*QUOTES, *raw_string_closes(fmt)):
         for token_id in tokenizer.encode(text, add_special_tokens=False).ids:
             favoured[token_id] = _QUOTE_ADVANTAGE
     stop_markers = _stop_markers(fmt.stop, marker_ids)
@@ -337,6 +351,9 @@ def format_model(format_name: str) -> GgufModel:
         key += json.dumps(closes)
     if _opened(format_name, tokenizer_json):  # favoured since then: the others keep theirs
         key += "opened-as-a-newline"
+    raw_closes = raw_string_closes(fmt)
+    if raw_closes:  # favoured since then: the others keep their key
+        key += json.dumps(raw_closes)
     digest = hashlib.sha256(key.encode()).hexdigest()[:16]
     directory = cache_directory() / "gguf"
     directory.mkdir(parents=True, exist_ok=True)

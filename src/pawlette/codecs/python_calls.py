@@ -70,6 +70,13 @@ Decisions
   (:class:`~pawlette.engine.call_text.EchoText`: string contents, and the escapes whose JSON
   is the escape as written, ``\\"`` ``\\\\`` ``\\n`` ``\\t``...), the rest (names, quotes,
   numbers, other escapes) as it is: a big call's text costs a few entries, not a copy.
+- ``raw_strings=True`` (LFM2.5, whose template writes ``"'" + value + "'"``): a call's
+  argument in single quotes is raw, with no escape (``'C:\\temp'`` keeps its backslash), and
+  ends at the first ``'`` after which the call goes on: ``)``, or ``,`` then spaces, a name,
+  spaces and ``=`` (``city='O'Hare', days=3``: ``O'Hare``).  Such a ``'`` and what follows it
+  are held until they tell (``', da`` may be text); held text that turns out to be the
+  string's goes on as its content.  A string inside a list or a dict, and a string in double
+  quotes, is read as Python reads it.
 - ``feed(text, start, end)`` reads ``text[start:end]`` in place: a reader holding a big run
   of text hands over a part of it with no copy cut out of it.
 - Work per character is O(1) amortised: string contents are consumed by regular-expression
@@ -298,6 +305,8 @@ class PythonCallDecoder:
         "_pending_name",
         "_quote",
         "_raw",
+        "_raw_held",
+        "_raw_strings",
         "_reported_name",
         "_state",
         "_strict",
@@ -320,6 +329,7 @@ class PythonCallDecoder:
         base_offset: int = 0,
         hold_arguments: bool | Literal["late"] = False,
         keep_text: bool = False,
+        raw_strings: bool = False,
     ) -> None:
         if mode not in ("list", "single"):
             raise ValueError(f"mode: {mode!r}; expected 'list' or 'single'")
@@ -334,6 +344,8 @@ class PythonCallDecoder:
         self._fixed_callee = fixed_callee
         self._reported_name = name
         self._base_offset = base_offset
+        self._raw_strings = raw_strings
+        self._raw_held: list[str] = []  # a raw string's ' and what follows it, undecided
 
         self._state: _State = self._before_calls
         # The string's readers (their ``keep_text`` variants once the call's text is echoed).
@@ -731,6 +743,14 @@ class PythonCallDecoder:
             self._escape_name,
         ):
             return f"{self._quote!r} closing the string"
+        if self._state in (
+            self._read_raw,
+            self._raw_after_quote,
+            self._raw_after_comma,
+            self._raw_name,
+            self._raw_after_name,
+        ):
+            return '"\')" or "\', name=" closing the string'
         if self._frames:
             return f"{_CLOSERS[self._frames[-1].kind]!r} closing the {self._frames[-1].kind}"
         if self._mode == "list":
@@ -899,8 +919,12 @@ class PythonCallDecoder:
             return position + 1
         if character in _QUOTES:
             self._key = None
-            self._open_string(character)
             self._outgoing.append('"')
+            if character == "'" and self._raw_strings and len(self._frames) == 1:
+                self._quote = character
+                self._state = self._read_raw
+                return position + 1
+            self._open_string(character)
             return position + 1
         if character in _DIGITS or character in "-.":
             return self._start_token(character, position, self._number)
@@ -1194,6 +1218,78 @@ class PythonCallDecoder:
         frame.keys.add(key)
         self._state = self._after_dict_key
         return position
+
+    # ------------------------------------------------------------------ raw strings
+
+    def _read_raw(self, text: str, position: int) -> int:
+        """A raw string's content, up to a ``'`` (which may end it)."""
+        stop = self._end
+        end = text.find("'", position, stop)
+        if end < 0:
+            end = stop
+        if end > position:
+            self._write(text[position:end])
+        if end == stop:
+            return end
+        self._raw_held.append("'")
+        self._state = self._raw_after_quote
+        return end + 1
+
+    def _raw_content(self, text: str, position: int) -> int:
+        """What was held is the string's; ``position`` is read as its content again."""
+        held = self._raw_held
+        self._write("".join(held))
+        held.clear()
+        self._state = self._read_raw
+        return position
+
+    def _raw_after_quote(self, text: str, position: int) -> int:
+        character = text[position]
+        if character == ")":  # the call ends: so does the string
+            self._raw_held.clear()
+            self._outgoing.append('"')
+            self._value_done()
+            return position
+        if character == ",":
+            self._raw_held.append(character)
+            self._state = self._raw_after_comma
+            return position + 1
+        return self._raw_content(text, position)
+
+    def _raw_after_comma(self, text: str, position: int) -> int:
+        character = text[position]
+        if character == " ":
+            self._raw_held.append(character)
+            return position + 1
+        if _is_name_start(character):
+            self._raw_held.append(character)
+            self._token = [character]
+            self._token_offset = self._offset(position)
+            self._state = self._raw_name
+            return position + 1
+        return self._raw_content(text, position)
+
+    def _raw_name(self, text: str, position: int) -> int:
+        character = text[position]
+        if _is_name_continue(character):
+            self._raw_held.append(character)
+            self._token.append(character)
+            return position + 1
+        return self._raw_after_name(text, position)
+
+    def _raw_after_name(self, text: str, position: int) -> int:
+        character = text[position]
+        if character == " ":
+            self._raw_held.append(character)
+            self._state = self._raw_after_name
+            return position + 1
+        if character != "=":
+            return self._raw_content(text, position)
+        # The string ended at the held quote: ", name" was the next keyword argument's.
+        self._raw_held.clear()
+        self._outgoing.append('"')
+        self._pending_name = unicodedata.normalize("NFKC", "".join(self._token))
+        return self._after_argument_name(text, position)
 
 
 # --------------------------------------------------------------------------- one literal

@@ -23,9 +23,26 @@ from ..errors import RequestError, UnsupportedFeature
 from ..json_values import refuse_json_constant
 from .python_calls import is_plain_identifier
 
-__all__ = ["REPR_ESCAPED", "Quote", "encode_call", "encode_calls", "python_literal"]
+__all__ = [
+    "REPR_ESCAPED",
+    "Quote",
+    "Spelling",
+    "encode_call",
+    "encode_calls",
+    "python_literal",
+    "raw_string_end",
+    "template_argument",
+]
 
 Quote = Literal["'", '"', "repr"]
+Spelling = Literal["literal", "template"]
+"""How a call's arguments are written: ``"literal"``, each a Python literal in the ``quote``
+style; ``"template"``, as a chat template writes ``"'" + value + "'"`` for a string, ``tojson``
+for an object and Python's ``str()`` for anything else (LFM2.5's): a string raw between single
+quotes (no escape at all), an object as JSON (``{"k": true}``), a list, number or constant as
+``repr`` writes it (see :func:`template_argument`)."""
+
+_RAW_END = re.compile("'(?:['),]|$)")
 
 # What a literal escapes: the backslash, its own quote, and what is invisible or unwritable
 # (C0/C1 control characters, lone surrogates).  Everything else, non-ASCII too, is kept.
@@ -206,11 +223,69 @@ def python_literal(value: Any, *, quote: Quote = "'", path: str = "") -> str:
     return "".join(out)
 
 
-def encode_call(name: str, arguments_json: str, *, quote: Quote = "'", path: str = "") -> str:
+def raw_string_end(text: str) -> re.Match[str] | None:
+    """Where ``text``, written raw between single quotes, could be taken to end: a ``'``
+    followed by ``'``, ``)`` or ``,``, or last.
+
+    The reader ends a raw string at the first ``'`` after which the call goes on (``)``, or
+    ``, name=``), so text with none of these reads back whole.  The test is stricter than
+    the reader, for the grammar: llguidance's lexer is greedy (a string's lexeme must end
+    where the next character cannot go on with it), so a ``'`` inside the string is followed
+    by a character that neither ends the string nor follows its end."""
+    if "'" not in text:
+        return None
+    return _RAW_END.search(text)
+
+
+def template_argument(value: Any, path: str) -> str:
+    """A call's argument written as a chat template writes it (``Spelling`` ``"template"``):
+    a string raw in single quotes (refused, naming ``path``, where it would end early: see
+    :func:`raw_string_end`), a dict as ``tojson`` writes it (transformers' ``tojson`` is
+    ``json.dumps`` with ``ensure_ascii=False``), anything else as :func:`python_literal`
+    writes it with ``quote="repr"`` (Python's ``str()`` of a list is the ``repr`` of its
+    items: ``['C:\\\\temp', "O'Hare"]``).
+
+    >>> template_argument("O'Hare", "city"), template_argument({"k": [True]}, "o")
+    ("'O'Hare'", '{"k": [true]}')
+    """
+    kind = type(value)
+    if kind is str:
+        found = raw_string_end(value)
+        if found is not None:
+            what = (
+                f"a string holding {found.group()!r} (at {found.start()})"
+                if found.group() != "'"
+                else "a string ending in '"
+            )
+            raise UnsupportedFeature(
+                path,
+                what,
+                "a string in which no ' is followed by ', ) or a comma, nor ends it",
+                "string arguments are written raw between single quotes, as the chat template "
+                "writes them, and that quote could be read as the string's end",
+            )
+        return f"'{value}'"
+    if kind is dict:
+        try:
+            return json.dumps(value, ensure_ascii=False, allow_nan=False)
+        except ValueError:  # 1e400 read as infinity: python_literal names where
+            pass
+    return python_literal(value, quote="repr", path=path)
+
+
+def encode_call(
+    name: str,
+    arguments_json: str,
+    *,
+    quote: Quote = "'",
+    path: str = "",
+    spelling: Spelling = "literal",
+) -> str:
     """``name(key=value, ...)`` from JSON arguments text (an object with identifier keys).
 
     ``path`` is where the call is in the request (``messages[2].tool_calls[0].function``);
-    errors name ``<path>.name`` or ``<path>.arguments...``.
+    errors name ``<path>.name`` or ``<path>.arguments...``.  ``spelling="template"``: each
+    argument as :func:`template_argument` writes it.
 
     >>> encode_call("get_weather", '{"city": "Paris", "days": 3}', quote='"')
     'get_weather(city="Paris", days=3)'
@@ -240,6 +315,10 @@ def encode_call(name: str, arguments_json: str, *, quote: Quote = "'", path: str
                 expected,
                 "Python-call formats write arguments as keyword arguments",
             )
+        if spelling == "template":
+            where = f"{path}.arguments.{key}" if path else f"arguments.{key}"
+            parts.append(f"{key}={template_argument(value, where)}")
+            continue
         # json.loads made the value, so it is plain but for a float out of range (1e400).
         text = _repr_text(repr(value), quote) if _plain(value, _PLAIN_DEPTH) else None
         if text is None:
@@ -272,6 +351,7 @@ def encode_calls(
     quote: Quote = "'",
     separator: str = ", ",
     path: str = "",
+    spelling: Spelling = "literal",
 ) -> str:
     """``[f(...), g(...)]`` from ``(name, arguments_json)`` pairs.
 
@@ -281,7 +361,9 @@ def encode_calls(
     '[f(),g(x=1)]'
     """
     encoded = [
-        encode_call(name, arguments, quote=quote, path=f"{path}[{index}].function")
+        encode_call(
+            name, arguments, quote=quote, path=f"{path}[{index}].function", spelling=spelling
+        )
         for index, (name, arguments) in enumerate(calls)
     ]
     return "[" + separator.join(encoded) + "]"

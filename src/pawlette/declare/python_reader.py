@@ -31,6 +31,7 @@ class CallStream:
         "_open",
         "_parser",
         "_preamble",
+        "_raw_strings",
         "calls",
         "failed",
         "started",
@@ -45,8 +46,11 @@ class CallStream:
         name: str | None = None,
         preamble: str = "",
         keep_text: bool = False,
+        raw_strings: bool = False,
     ) -> None:
         self._parser = parser
+        self._raw_strings = raw_strings
+        """A call's argument in single quotes is raw (see the decoder's ``raw_strings``)."""
         self._mode: Mode = mode
         self._fixed_callee = fixed_callee
         self._name = name
@@ -85,6 +89,7 @@ class CallStream:
                 # the parser makes their string once the text it read is let go.
                 hold_arguments=False if self._parser.stream_arguments else "late",
                 keep_text=self._keep_text and not self._parser.stream_arguments,
+                raw_strings=self._raw_strings,
             )
         return self._decoder
 

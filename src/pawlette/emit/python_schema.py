@@ -15,13 +15,15 @@ them.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
+import json
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from typing import Any, Literal
 
 from ..codecs.python_calls import is_plain_identifier
-from ..codecs.python_literals import python_literal
+from ..codecs.python_literals import python_literal, raw_string_end
 from ..errors import UnsupportedFeature
-from .grammar_ast import Lit, Node, Ref, Repeat, Rules, Terminal, alt, optional, seq
+from .grammar_ast import Lit, Node, Ref, Repeat, Rules, Terminal, alt, gbnf_char, optional, seq
 from .schema_walk import NodeSchemaWalker, bounds
 from .text_language import (
     TextLanguage,
@@ -64,9 +66,14 @@ INTEGER_REGEX = f"-?(0|[1-9][0-9]{{0,{INTEGER_DIGITS - 1}}})"
 NUMBER_REGEX = f"{INTEGER_REGEX}(\\.[0-9]+)?(e[+-]?[0-9]{{1,{EXPONENT_DIGITS}}})?"
 
 
-def _string_char(quote: str) -> tuple[str, str, str]:
+def _string_char(quote: str, *, json_escapes: bool = False) -> tuple[str, str, str]:
     """(regex, GBNF, GBNF of one escape sequence) for one character of a string in
-    ``quote``."""
+    ``quote``; ``json_escapes``: a JSON string as ``json.dumps`` writes it (``\\b``, ``\\f``,
+    ``\\u00hh`` below U+0020, other characters raw), which the Python reader reads alike."""
+    if json_escapes:
+        regex = '([^"\\\\\\x00-\\x1F]|\\\\(["\\\\nrtbf]|u00[01][0-9a-f]))'
+        escape = '"\\\\" (["\\\\nrtbf] | "u00" [01] [0-9a-f])'
+        return regex, f'[^"\\\\\\x00-\\x1F] | {escape}', escape
     plain = f"[^{quote}\\\\\\x00-\\x1F\\x7F-\\x9F]"
     escaped = f"\\\\([{quote}\\\\nrt]|x[0-9a-f]{{2}}|u[0-9a-f]{{4}})"
     regex = f"({plain}|{escaped})"
@@ -85,27 +92,38 @@ def _gbnf_quote(quote: str) -> str:
 
 
 class PythonValues:
-    """Rules for Python-literal values in one quote style, shared by all schemas of a grammar."""
+    """Rules for Python-literal values in one quote style, shared by all schemas of a grammar.
 
-    def __init__(self, rules: Rules, quote: str) -> None:
+    ``json_values``: JSON as ``json.dumps`` writes it (``{"k": true}``, with ``quote='"'``), a
+    spelling the Python reader reads alike (LFM2.5's template writes an object argument so).
+    """
+
+    def __init__(self, rules: Rules, quote: str, *, json_values: bool = False) -> None:
         self.rules = rules
         self.quote = quote
+        self.json = json_values
+        self.true, self.false, self.none = (
+            ("true", "false", "null") if json_values else ("True", "False", "None")
+        )
         self.language = TextLanguage(rules.markers, escape=False)
         # "repr" (breeze): Python's repr picks the quote per string (see below).
         self._styles = ["'", '"'] if quote == "repr" else [quote]
         suffix = "DQ" if quote == '"' else "SQ" if quote == "'" else "REPR"
+        if json_values:
+            suffix = "JSON"
+        controls = self.controls = "\\x00-\\x1F" if json_values else _CONTROLS
         self.char_regex: dict[str, str] = {}
         self.char_gbnf: dict[str, str] = {}
         self.escape: dict[str, str] = {}
         for style in self._styles:
-            style_suffix = "dq" if style == '"' else "sq"
-            char_regex, char_gbnf, escape = _string_char(style)
+            style_suffix = "json" if json_values else "dq" if style == '"' else "sq"
+            char_regex, char_gbnf, escape = _string_char(style, json_escapes=json_values)
             char_rule = f"py-char-{style_suffix}"
             body = f"{char_rule}*"
             if rules.markers:
                 # No marker spelled inside a string (a marker token would be sampled there).
                 base = f"py-str-{style_suffix}"
-                strings = gbnf_string_rules(self.language, base, style + "\\", _CONTROLS, escape)
+                strings = gbnf_string_rules(self.language, base, style + "\\", controls, escape)
                 rules.gbnf_extra.update(strings)
                 char_gbnf, body = f"{base}-char", f"{base}-body"
             rules.gbnf_extra[char_rule] = char_gbnf
@@ -149,9 +167,9 @@ class PythonValues:
                 alt(
                     self.string,
                     self.number,
-                    Lit("True"),
-                    Lit("False"),
-                    Lit("None"),
+                    Lit(self.true),
+                    Lit(self.false),
+                    Lit(self.none),
                     seq(Lit("["), optional(seq(item, Repeat(seq(Lit(", "), item)))), Lit("]")),
                     seq(
                         Lit("{"),
@@ -176,11 +194,14 @@ class PythonValues:
     def literal(self, value: Any) -> Lit:
         """``value`` written as the writer writes it, each marker spelt inside a string broken
         by an escape (:func:`python_literal_text`)."""
+        if self.json:
+            text = json.dumps(value, ensure_ascii=False)
+            return Lit(python_literal_text(text, self.rules.markers, json_escapes=True))
         text = python_literal(value, quote=self.quote)  # type: ignore[arg-type]
         return Lit(python_literal_text(text, self.rules.markers))
 
 
-def python_literal_text(text: str, markers: tuple[str, ...]) -> str:
+def python_literal_text(text: str, markers: tuple[str, ...], *, json_escapes: bool = False) -> str:
     """A Python literal's text (``'<|eot_id|>x'``) with one character of every marker spelt in
     it escaped (``'\\x3c|eot_id|>x'``): the same value, read back by the parser, in text that
     neither the engine's stop strings nor the format's lexer read as the marker (a ``const``,
@@ -189,7 +210,7 @@ def python_literal_text(text: str, markers: tuple[str, ...]) -> str:
     ``None``, lists, dicts) a marker can only be spelt inside a string, where an escape is
     allowed; a character after an odd run of backslashes belongs to an escape, so the next
     one is escaped instead.  ``\\xhh`` below 0x100, ``\\uhhhh`` in the BMP (what the
-    grammar's strings allow)."""
+    grammar's strings allow; ``json_escapes``: ``\\u00hh`` for both, JSON's spelling)."""
     while True:
         found = [(text.find(marker), marker) for marker in markers if marker and marker in text]
         if not found:
@@ -201,7 +222,7 @@ def python_literal_text(text: str, markers: tuple[str, ...]) -> str:
                 backslashes += 1
             code = ord(text[position])
             if backslashes % 2 == 0 and code <= 0xFFFF:
-                escape = f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+                escape = f"\\x{code:02x}" if code < 0x100 and not json_escapes else f"\\u{code:04x}"
                 text = text[:position] + escape + text[position + 1 :]
                 break
         else:  # pragma: no cover - no marker is a run of escapes and astral characters
@@ -257,7 +278,7 @@ class SchemaToPython(NodeSchemaWalker):
                     values.language,
                     rule + ("-dq" if q == '"' else "-sq"),
                     q + "\\",
-                    _CONTROLS,
+                    values.controls,
                     values.escape[q],
                     int(low or 0),
                     None if high is None else int(high),
@@ -276,9 +297,9 @@ class SchemaToPython(NodeSchemaWalker):
         if kind == "number":
             return self.values.number
         if kind == "boolean":
-            return alt(Lit("True"), Lit("False"))
+            return alt(Lit(self.values.true), Lit(self.values.false))
         if kind == "null":
-            return Lit("None")
+            return Lit(self.values.none)
         return None
 
     def _member(self, name: str | None, value: Node, keyword: bool) -> Node:
@@ -294,3 +315,126 @@ class SchemaToPython(NodeSchemaWalker):
         after: Node = Repeat(seq(Lit(", "), extra)) if extra is not None else Lit("")
         start: Node = optional(seq(extra, after)) if extra is not None else Lit("")
         return self._new(after), self._new(start)
+
+
+RAW_REGEX = "'([^']|'[^'),])*'"
+"""A string raw between single quotes, as the Lark regex of its text."""
+
+
+def raw_string(values: PythonValues) -> Terminal:
+    """A string written raw between single quotes (LFM2.5's template writes a string argument
+    ``"'" + value + "'"``): any text, spelling no marker, in which a ``'`` is followed by a
+    character other than ``'``, ``)`` and ``,`` (what
+    :func:`~pawlette.codecs.python_literals.raw_string_end` lets the writer write; the reader
+    reads more).  Such a ``'`` can never end the string, so llguidance's greedy lexer ends it
+    where the reader does."""
+    rules = values.rules
+    if "py-string-raw" not in rules.gbnf_extra:
+        # A marker's first character after a ' goes on through ``lead`` (the automaton then
+        # follows the marker); one it does not follow (a control character) is plain text.
+        starts = {marker[0] for marker in rules.markers if marker}
+        follower = "')," + "".join(
+            sorted(c for c in starts if c >= " " and not "\x7f" <= c <= "\x9f")
+        )
+        escape = '"\'" [^' + "".join(gbnf_char(c, in_class=True) for c in follower) + "]"
+        body = "py-raw-char*"
+        rules.gbnf_extra["py-raw-char"] = "[^'] | \"'\" [^'),]"
+        if rules.markers:
+            strings = gbnf_string_rules(values.language, "py-str-raw", "'", "", escape, '"\'"')
+            rules.gbnf_extra.update(strings)
+            body = "py-str-raw-body"
+        rules.gbnf_extra["py-string-raw"] = f'"\'" {body} "\'"'
+    lark = lark_without_markers(values.language, f"/{RAW_REGEX}/")
+    return Terminal("PY_STRING_RAW", lark=lark, gbnf="py-string-raw")
+
+
+Spot = Literal["argument", "python", "json"]
+
+
+class TemplateArguments(SchemaToPython):
+    """Rules for a call's keyword arguments as LFM2.5's template writes them (``PythonCalls``
+    with ``spelling="template"``): an argument that is a string raw between single quotes
+    (:func:`raw_string`), an object as JSON (``json_values``), anything else as Python's
+    ``repr`` (``values``, ``quote="repr"``); inside a list Python's spelling goes on, inside
+    an object JSON's.  ``minLength``/``maxLength`` of a raw string are not enforced."""
+
+    def __init__(
+        self, values: PythonValues, json_values: PythonValues, prefix: str, where: str
+    ) -> None:
+        super().__init__(values, prefix, where)
+        self.python_values = values
+        self.json_values = json_values
+        self.raw = raw_string(values)
+        self.spot: Spot = "argument"
+        # A $ref is spelt as the place it is used in: one rule per place.
+        self._references: dict[Spot, dict[str, str]] = {"argument": self.refs}
+
+    @contextmanager
+    def _inside(self, spot: Spot) -> Iterator[None]:
+        saved = (self.spot, self.values, self.refs)
+        self.spot = spot
+        self.values = self.json_values if spot == "json" else self.python_values
+        self.refs = self._references.setdefault(spot, {})
+        try:
+            yield
+        finally:
+            self.spot, self.values, self.refs = saved
+
+    def _reference_name(self, number: int) -> str:
+        return f"{self.prefix}_{self.spot}_ref{number}"
+
+    def _typed(self, kind: str, schema: Mapping[str, Any], where: str) -> Node:
+        if self.spot != "argument":
+            return super()._typed(kind, schema, where)
+        if kind == "string":
+            for key in ("minLength", "maxLength"):
+                if key in schema:
+                    self._note(where, f"{key!r} of a string written raw")
+            return self.raw
+        if kind in ("object", "array"):
+            with self._inside("json" if kind == "object" else "python"):
+                return super()._typed(kind, schema, where)
+        return super()._typed(kind, schema, where)
+
+    def _literal(self, value: Any) -> Node:
+        if self.spot != "argument":
+            return super()._literal(value)
+        if isinstance(value, str):
+            spelt = [marker for marker in self.rules.markers if marker and marker in value]
+            if raw_string_end(value) is not None or spelt:
+                raise UnsupportedFeature(
+                    self.where,
+                    f"the value {value!r}",
+                    "a string the writer can write raw: no marker, and no ' followed by ', ) "
+                    "or a comma, nor last",
+                    "string arguments are written raw between single quotes",
+                )
+            return Lit("'" + value + "'")
+        if isinstance(value, dict):
+            return self.json_values.literal(value)
+        return self.python_values.literal(value)
+
+    def _any(self) -> Node:
+        if self.spot != "argument":
+            return self.values.any
+        name = "py_any_argument"
+        if name not in self.rules.rules:
+            python, json_values = self.python_values, self.json_values
+            member = seq(json_values.string, Lit(": "), json_values.any)
+            self.rules.add(
+                name,
+                alt(
+                    self.raw,
+                    python.number,
+                    Lit("True"),
+                    Lit("False"),
+                    Lit("None"),
+                    seq(
+                        Lit("["),
+                        optional(seq(python.any, Repeat(seq(Lit(", "), python.any)))),
+                        Lit("]"),
+                    ),
+                    seq(Lit("{"), optional(seq(member, Repeat(seq(Lit(", "), member)))), Lit("}")),
+                ),
+            )
+        return Ref(name)

@@ -273,7 +273,7 @@ def _class_body(characters: str) -> str:
 
 @functools.lru_cache(maxsize=64)
 def gbnf_string_rules(
-    language: TextLanguage, base: str, excluded: str, ranges: str, escape: str
+    language: TextLanguage, base: str, excluded: str, ranges: str, escape: str, lead: str = ""
 ) -> Mapping[str, str]:
     """GBNF rules for the inside of a quoted string (JSON's, a Python literal's) in which no
     marker is spelled: ``{base}-body`` (any length) and ``{base}-char`` (one character that
@@ -287,7 +287,9 @@ def gbnf_string_rules(
     (GBNF class ranges such as ``\\x00-\\x1F``) are never plain characters of the string;
     ``escape`` is the GBNF of one escape sequence (it contains no marker character, so after
     one no marker is under way).  A string may still *mean* a marker through escapes
-    (``\\u003c``), which no lexer reads as one.
+    (``\\u003c``), which no lexer reads as one.  ``lead`` (GBNF, optional) is a sequence
+    like ``escape`` that a marker's first character may follow, beginning that marker's
+    spelling (a raw string's ``'`` is followed by any character but a few).
     """
     automaton = _automaton(TextLanguage(language.markers, escape=False))
     alphabet = "".join(c for c in automaton.alphabet if _plain(c, excluded))
@@ -304,7 +306,12 @@ def gbnf_string_rules(
             chars = "".join(characters)
             piece = gbnf_string(chars) if len(chars) == 1 else gbnf_class(chars)
             options.append(f"{piece} {names[target]}")
-        options += [f"{other} {names['']}", f"{escape} {names['']}", '""']
+        options += [f"{other} {names['']}", f"{escape} {names['']}"]
+        if lead:
+            for character, target in automaton.moves[""].items():
+                if target and character in alphabet:
+                    options.append(f"{lead} {gbnf_string(character)} {names[target]}")
+        options.append('""')
         result[names[state]] = " | ".join(options)
     result[f"{base}-body"] = names[""]
     starts = "".join(sorted({marker[0] for marker in language.markers} - set(excluded)))

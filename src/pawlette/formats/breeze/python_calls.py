@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
 
 from ...codecs.python_calls import is_plain_identifier
-from ...codecs.python_literals import Quote, encode_call, encode_calls
+from ...codecs.python_literals import Quote, Spelling, encode_call, encode_calls
 from ...declare.concept import Concept
 from ...declare.grammar import text_before_calls
 from ...declare.pieces import Fence
@@ -36,7 +36,12 @@ from ...declare.readers import BetweenCallsReader
 from ...emit.grammar_ast import Lit, Node, Ref, Repeat, Rules, alt, optional, seq
 from ...emit.grammar_ast import Marker as MarkerNode
 from ...emit.jinja_text import IDENTIFIER_MACRO, PYTHON_LITERAL_MACROS, jinja_string
-from ...emit.python_schema import KEYWORD_EXPECTED, PythonValues, SchemaToPython
+from ...emit.python_schema import (
+    KEYWORD_EXPECTED,
+    PythonValues,
+    SchemaToPython,
+    TemplateArguments,
+)
 from ...engine.machine import Parser, Reader
 from ...errors import FormatError, UnsupportedFeature
 from ...types import Message, TextDelta, Tool
@@ -62,6 +67,12 @@ class PythonCalls(Concept):
       after the comma, and the reader reads any whitespace there).
     - ``quote``: ``"'"``, ``'"'`` or ``"repr"`` (the quote Python's ``repr`` picks per string).
     - ``parallel``: several calls in one list; ``with_content``: text before the calls.
+    - ``spelling``: ``"literal"``, every argument a Python literal in ``quote``;
+      ``"template"`` (with ``quote="repr"``), as LFM2.5's template writes them: a string
+      raw between single quotes, an object as JSON, anything else as ``repr`` writes it
+      (:data:`pawlette.codecs.python_literals.Spelling`); read so
+      (:class:`~pawlette.codecs.python_calls.PythonCallDecoder`'s ``raw_strings``) and
+      constrained so (:class:`pawlette.emit.python_schema.TemplateArguments`).
 
     Arguments are written from the parsed JSON object, so the chat template takes them as
     objects; a call's name and argument names must be Python identifiers (the writer and the
@@ -75,6 +86,7 @@ class PythonCalls(Concept):
     quote: Quote = "'"
     parallel: bool = True
     with_content: bool = True
+    spelling: Spelling = "literal"
 
     handles: ClassVar[frozenset[str]] = frozenset({"calls"})
 
@@ -88,6 +100,16 @@ class PythonCalls(Concept):
             raise FormatError(
                 f"{layout.name}: PythonCalls.quote: {self.quote!r}; expected \"'\", '\"' or 'repr'"
             )
+        if self.spelling not in ("literal", "template"):
+            raise FormatError(
+                f"{layout.name}: PythonCalls.spelling: {self.spelling!r}; expected 'literal' "
+                "or 'template'"
+            )
+        if self.spelling == "template" and self.quote != "repr":
+            raise FormatError(
+                f"{layout.name}: PythonCalls.quote: {self.quote!r} with spelling='template'; "
+                "expected 'repr' (what Python's str() writes inside a list)"
+            )
 
     def head(self, name: str) -> str:
         """What a call list forced to call ``name`` starts with after ``open``: ``[name(``."""
@@ -97,7 +119,9 @@ class PythonCalls(Concept):
         """The call list of an assistant message, as the codec writes it."""
         pairs = [(call.name, call.arguments) for call in message.tool_calls]
         path = f"messages[{index}].tool_calls"
-        return encode_calls(pairs, quote=self.quote, separator=self.between, path=path)
+        return encode_calls(
+            pairs, quote=self.quote, separator=self.between, path=path, spelling=self.spelling
+        )
 
     # ------------------------------------------------------------------ the writer
 
@@ -147,7 +171,8 @@ class PythonCalls(Concept):
     def rows(self, table: Table) -> None:
         texts = tuple(table.call_states)
         close = table.text(self.close)
-        table.state("assistant.call", list_reader, "assistant", ends=not close)
+        reader = list_reader if self.spelling == "literal" else raw_list_reader
+        table.state("assistant.call", reader, "assistant", ends=not close)
         for opening in sorted({table.text(self.open), table.text(self.separator, self.open)}):
             for state in texts:
                 table.on(state, opening, "assistant.call")
@@ -166,7 +191,7 @@ class PythonCalls(Concept):
         where = f"'messages[' ~ {index} ~ ']'"
         return (
             f"'[' ~ python_call_list({message}.tool_calls, {where}, {jinja_string(self.quote)}, "
-            f"{jinja_string(self.between)}) ~ ']'"
+            f"{jinja_string(self.between)}, {jinja_string(self.spelling)}) ~ ']'"
         )
 
     def jinja_refusals(self, out: Template) -> None:
@@ -203,6 +228,11 @@ def list_reader(parser: Parser) -> Reader:
     return PythonCallListReader(parser)
 
 
+def raw_list_reader(parser: Parser) -> Reader:
+    """:func:`list_reader` for ``spelling="template"``: single-quoted arguments are raw."""
+    return PythonCallListReader(parser, raw_strings=True)
+
+
 def check_names(tools: tuple[Tool, ...]) -> None:
     """Refuse a tool whose calls cannot be written: ``name(key=value)`` needs a name that is
     an identifier (the forced prefix ``[name(`` and the grammar would otherwise hold a call the
@@ -224,9 +254,9 @@ class PythonCallListReader:
 
     __slots__ = ("_calls", "_parser", "_raw")
 
-    def __init__(self, parser: Parser) -> None:
+    def __init__(self, parser: Parser, *, raw_strings: bool = False) -> None:
         self._parser = parser
-        self._calls = CallStream(parser, mode="list")
+        self._calls = CallStream(parser, mode="list", raw_strings=raw_strings)
         # The text, kept only until a call begins (then the list is not empty: the call ends,
         # or the decoder fails and gives the text back itself).
         self._raw: list[str] | None = []
@@ -251,7 +281,7 @@ class PythonCallListReader:
 
 # ---------------------------------------------------------------------- Jinja macros
 
-_CALL_LIST_MACRO = r"""{%- macro python_call_list(calls, where, quote, between) -%}
+_CALL_LIST_MACRO = r"""{%- macro python_call_list(calls, where, quote, between, spelling) -%}
 {%- for call in calls -%}
 {%- set path = where ~ '.tool_calls[' ~ loop.index0 ~ '].function' -%}
 {%- if call.function is not defined or call.function is not mapping -%}
@@ -268,10 +298,26 @@ _CALL_LIST_MACRO = r"""{%- macro python_call_list(calls, where, quote, between) 
 {%- if not is_identifier(key) -%}
 {{- raise_exception(path ~ '.arguments: the argument name ' ~ key ~ '; expected a Python identifier that is not a keyword') -}}
 {%- endif -%}
-{%- set keywords.text = keywords.text ~ (', ' if loop.index0 else '') ~ key ~ '=' ~ python_literal(value, quote, path ~ '.arguments.' ~ key) -%}
+{%- set written = template_argument(value, path ~ '.arguments.' ~ key) if spelling == 'template' else python_literal(value, quote, path ~ '.arguments.' ~ key) -%}
+{%- set keywords.text = keywords.text ~ (', ' if loop.index0 else '') ~ key ~ '=' ~ written -%}
 {%- endfor -%}
 {{- (between if loop.index0 else '') ~ call.function.name ~ '(' ~ keywords.text ~ ')' -}}
 {%- endfor -%}
+{%- endmacro -%}
+"""
+
+
+_TEMPLATE_ARGUMENT_MACRO = r"""{%- macro template_argument(value, where) -%}
+{%- if value is string -%}
+{%- if "''" in value or "')" in value or "'," in value or (value and value[-1:] == "'") -%}
+{{- raise_exception(where ~ ": a string in which a ' is followed by ', ) or a comma, or ends it; expected a string written raw between single quotes that reads back whole") -}}
+{%- endif -%}
+{{- "'" ~ value ~ "'" -}}
+{%- elif value is mapping -%}
+{{- value | tojson -}}
+{%- else -%}
+{{- python_literal(value, 'repr', where) -}}
+{%- endif -%}
 {%- endmacro -%}
 """
 
@@ -283,21 +329,33 @@ def literal_macros(out: Template) -> None:
 
 def jinja_macros(out: Template) -> None:
     """The macros of a template writing Python calls, once: the literal macros,
-    ``is_identifier(name)`` and ``python_call_list(calls, where, quote, between)`` (the calls
-    without their brackets: ``f(a=1),g()``; arguments must be objects)."""
+    ``is_identifier(name)``, ``template_argument(value, where)`` (an argument as
+    ``spelling="template"`` writes it) and ``python_call_list(calls, where, quote, between,
+    spelling)`` (the calls without their brackets: ``f(a=1),g()``; arguments must be
+    objects)."""
     literal_macros(out)
     out.macro("is_identifier", IDENTIFIER_MACRO)
+    out.macro("template_argument", _TEMPLATE_ARGUMENT_MACRO)
     out.macro("python_call_list", _CALL_LIST_MACRO)
 
 
 # ---------------------------------------------------------------------- the turn grammar
 
 
-def keyword_arguments(values: PythonValues, number: int, tool: Tool) -> Node:
-    """A tool's keyword arguments (``a='x', b=1``) under its schema, in ``values``' rules."""
+def keyword_arguments(
+    values: PythonValues, number: int, tool: Tool, spelling: Spelling = "literal"
+) -> Node:
+    """A tool's keyword arguments (``a='x', b=1``) under its schema, in ``values``' rules
+    (``spelling="template"``: as LFM2.5's template writes them, see
+    :class:`~pawlette.emit.python_schema.TemplateArguments`)."""
     from ...emit.turn_rules import parameters
 
-    converter = SchemaToPython(values, f"args_{number}", f"tools[{number}].parameters")
+    prefix, where = f"args_{number}", f"tools[{number}].parameters"
+    if spelling == "template":
+        json_values = PythonValues(values.rules, '"', json_values=True)
+        converter: SchemaToPython = TemplateArguments(values, json_values, prefix, where)
+    else:
+        converter = SchemaToPython(values, prefix, where)
     return converter.keyword_arguments(parameters(tool))
 
 
@@ -327,7 +385,9 @@ class PythonCallSet:
             values = self._values.get(id(rules))
             if values is None:
                 values = self._values[id(rules)] = PythonValues(rules, self.calls.quote)
-            found = self._arguments[id(rules), number] = keyword_arguments(values, number, tool)
+            found = self._arguments[id(rules), number] = keyword_arguments(
+                values, number, tool, self.calls.spelling
+            )
         return found
 
     def call(self, turn: Turn, rules: Rules, *, headless: bool = False) -> Node:

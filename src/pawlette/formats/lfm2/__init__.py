@@ -32,12 +32,26 @@ Decisions (references: ``LFM2-8B-A1B.jinja``, ``LFM2.5-Instruct.jinja`` and
   (``tojson``, ``", "`` between them).  No system text and no tools: no system turn (an
   empty first system message is no turn).  Later system messages are turns of their own.
 - **Calls**: ``<|tool_call_start|>[f(a='x', n=1), g()]<|tool_call_end|>`` right after the
-  turn's text (:class:`.calls.Lfm2Calls`: Breeze's Python call lists, values as Python's
-  ``repr`` writes them, which is what LFM2.5's template writes for strings, numbers,
-  booleans, ``None`` and lists).  LFM2's and LFM2.5-Instruct's templates read only a
-  turn's ``content``: they never write ``tool_calls``, so those variants drop a past
-  turn's calls (a recorded loss); the model's calls are read and constrained all the same.
-  No ids: results answer calls by position.
+  turn's text (:class:`.calls.Lfm2Calls`: Breeze's Python call lists).  LFM2's and
+  LFM2.5-Instruct's templates read only a turn's ``content``: they never write
+  ``tool_calls``, so those variants drop a past turn's calls (a recorded loss); the model's
+  calls are read and constrained all the same.  No ids: results answer calls by position.
+- **Arguments** (the default) are spelt as LFM2.5-8B-A1B's template spells them, by the
+  writer, the reader, the grammar and the exported template alike: a string raw between
+  single quotes, with no escape (``origin='O'Hare'``, ``path='C:\\temp'``, a newline as
+  it is); an object as ``tojson`` writes it (``{"k": true, "n": null}``); anything else as
+  Python's ``str()`` (a list as the ``repr`` of its items, ``['C:\\\\temp', "O'Hare",
+  {'minutes': 57}]``; ``True``, ``None``, ``1e-05``).  Nothing in a raw string says where
+  it ends, so the reader ends it at the first ``'`` after which the call goes on: ``)``, or
+  ``,`` then a name and ``=`` (``a='x', b c', d=1`` gives ``x', b c``).  The writer
+  refuses, with an error naming the argument, a string in which a ``'`` is followed by
+  ``'``, ``)`` or ``,``, or comes last (``print('x')``, ``'a', 'b'``, ``it''s``): the
+  template writes it, but the reader would end ``print('x')`` early, and the grammar,
+  which must accept every turn the writer writes, cannot allow the others: llguidance's
+  lexer is greedy, so a string's ``'`` must tell by the next character alone whether it
+  ends the string.  LFM2's and LFM2.5-Instruct's
+  variants (``template_arguments=False``) read and constrain every argument as a Python
+  literal, ``repr``'s spelling.
 - **Results**: each tool message a ``tool`` turn of its own.
 - **Ends**: ``<|im_end|>`` ends the assistant's turn; ``<|endoftext|>`` ends it too when a
   model writes it (an end-of-generation token, on which llama.cpp stops).
@@ -52,21 +66,24 @@ Decisions (references: ``LFM2-8B-A1B.jinja``, ``LFM2.5-Instruct.jinja`` and
   cases): text before the call list is content, the list holds one or more calls, each
   argument a keyword whose value is a Python literal (``True``/``None``, JSON's
   ``true``/``null`` and double quotes read too), and several lists one after the other are
-  one turn's calls.  A list that is no call (a positional argument, a nested call, an
+  one turn's calls.  Where the template's spelling differs from Python's, the template's
+  is read: a single-quoted argument is raw (``'Martha\\'s'`` keeps its backslash, where
+  vLLM's parser reads an escape); a double-quoted one, and strings inside a list or an
+  object, are read as Python reads them.  A list that is no call (a positional argument, a nested call, an
   expression) stays content with a warning.  Where pawlette is stricter: a list
   without ``<|tool_call_start|>`` (llama.cpp's LFM2.5 handler takes a bare ``[f(a=1)]``
   too) stays content, since the templates always write the marker and a bare list cannot be
   told from text; text after the list is kept as content with a warning.
 
-Remaining differences from the templates (LFM2.5-8B-A1B's, the only one writing calls):
-an argument whose value is an object is written as a Python dict (``{'k': 1}``) where the
-template writes JSON (``{"k": 1}``): one spelling shared by the writer, the reader and the
-grammar, which constrains arguments as Python literals (the reader takes the JSON spelling
-too); a string argument holding ``'``, a backslash or a control character is escaped as
-``repr`` escapes it (the template writes it raw between single quotes, which no Python
-reader reads back: ``'O'Hare'``).  Content holding ``</think>`` on a turn before the last
-user message (LFM2.5-8B-A1B) or the last assistant message (LFM2.5-Instruct) is written as
-given (those templates keep only what follows the block, trimmed).  Content given as a list
+Remaining differences from the templates (LFM2.5-8B-A1B's, the only one writing calls): a
+string argument in which a ``'`` is followed by ``'``, ``)`` or ``,``, or comes last, is
+refused (see **Arguments**); a string inside a list holding a private-use, unassigned or
+astral character that Python's ``repr`` escapes is written as it is (as every Python literal
+pawlette writes: the exported template cannot list those characters); the grammar does not
+hold a string argument to ``minLength``/``maxLength`` (a note says so).  Content holding
+``</think>`` on a turn before the last user message (LFM2.5-8B-A1B) or the last assistant
+message (LFM2.5-Instruct) is written as given (those templates keep only what follows the
+block, trimmed).  Content given as a list
 of text parts is written as their joined text (as LFM2.5's templates write it), where
 LFM2's template writes the list's JSON.
 """
@@ -125,16 +142,23 @@ class Lfm2Options:
     - ``write_reasoning``: the reasoning of the assistant turns after the last user message
       is written, ``<think>R</think>`` (LFM2.5-8B-A1B's template, from the ``thinking``
       field transformers fills from ``reasoning_content``); the others drop it.
+    - ``template_arguments``: call arguments as LFM2.5-8B-A1B's template spells them (a
+      string raw between single quotes, an object as JSON, the rest as Python's ``str()``),
+      written, read and constrained so; False: every argument a Python literal, as
+      Python's ``repr`` writes it (the variants whose templates write no calls).
     """
 
     markers: bool = False
     write_calls: bool = True
     write_reasoning: bool = True
+    template_arguments: bool = True
 
 
 LFM25_8B_A1B = Lfm2Options()
-LFM2_8B_A1B = Lfm2Options(markers=True, write_calls=False, write_reasoning=False)
-LFM25_INSTRUCT = Lfm2Options(write_calls=False, write_reasoning=False)
+LFM2_8B_A1B = Lfm2Options(
+    markers=True, write_calls=False, write_reasoning=False, template_arguments=False
+)
+LFM25_INSTRUCT = Lfm2Options(write_calls=False, write_reasoning=False, template_arguments=False)
 VARIANTS = {"lfm2-8b-a1b": LFM2_8B_A1B, "lfm2.5-instruct": LFM25_INSTRUCT}
 
 
@@ -178,6 +202,7 @@ def layout(options: Lfm2Options) -> Layout:
                 close=fence(TOOL_CALL_END),
                 between=", ",
                 quote="repr",
+                spelling="template" if options.template_arguments else "literal",
                 written=options.write_calls,
             ),
             Results(

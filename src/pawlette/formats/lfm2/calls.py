@@ -10,6 +10,10 @@ templates:
 - ``written=False``: the template never writes a turn's calls (LFM2 and LFM2.5-Instruct read
   only ``content``), so they are dropped as a recorded loss; a model's calls are still read
   and constrained as the model writes them.
+
+The default variant sets Breeze's ``spelling="template"``: arguments as LFM2.5-8B-A1B's
+template spells them (a string raw between single quotes, an object as JSON; see the
+family's docs).
 """
 
 from __future__ import annotations
