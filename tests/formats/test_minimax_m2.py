@@ -15,8 +15,9 @@ import pawlette
 from pawlette.tokenization.encoder import IGNORE_INDEX
 
 from ..declared.model_output import check_every_way
+from ..support.conversations import generate_conversations
 from ..support.small_bpe import small_tokenizer
-from ..support.template_compare import corpus_reference
+from ..support.template_compare import compare_renders, corpus_reference, own_turns
 
 MINIMAX_M2 = pawlette.get_format("minimax_m2")
 TEMPLATE = "MiniMax-M2"
@@ -503,3 +504,42 @@ def test_minimax_m3_grammars_take_the_calls_its_template_writes(
     assert ("auto", parallel) in obeyed
     wrong = export_grammar("minimax_m2:m3", [ORDER_TOOL], "none", parallel, syntax)
     assert not accepts("minimax_m2:m3", wrong, syntax, ids)
+
+
+# MiniMax-M3's thinking_mode (enabled, disabled) against its template given the variable;
+# the family case compares the default (the variable not given: adaptive).
+THINKING_MODES = [
+    ("minimax_m2:m3-thinking", "enabled", {"reasoning_always": True}),
+    ("minimax_m2:m3-no-thinking", "disabled", {"reasoning": False}),
+]
+
+
+@pytest.mark.parametrize(("name", "mode", "switches"), THINKING_MODES)
+def test_minimax_m3_thinking_modes_render_as_its_template(
+    name: str, mode: str, switches: dict[str, Any]
+) -> None:
+    fmt = pawlette.get_format(name)
+    reference = corpus_reference(TEMPLATE_M3, variables={"thinking_mode": mode})
+    conversations = generate_conversations(16, seed=3, avoid=fmt.special_markers)
+    report = compare_renders(fmt, reference, conversations)
+    assert report.agrees, report.describe()
+    # Turns that extend the prompt (see the docstring): their own turns parse back.
+    shaped = generate_conversations(16, seed=3, avoid=fmt.special_markers, **switches)
+    turns = own_turns(fmt, reference, shaped)
+    assert turns.agrees, turns.describe()
+
+
+def test_minimax_m3_reading_follows_each_modes_prompt() -> None:
+    thinking = pawlette.get_format("minimax_m2:m3-thinking")
+    parsed = thinking.parse("Plan.</mm:think>Answer.[e~[")
+    assert parsed.message == {
+        "role": "assistant",
+        "content": "Answer.",
+        "reasoning_content": "Plan.",
+    }
+    no_thinking = pawlette.get_format("minimax_m2:m3-no-thinking")
+    parsed = no_thinking.parse("Answer.[e~[")
+    assert parsed.message == {"role": "assistant", "content": "Answer."}
+    prompt = no_thinking.render([{"role": "user", "content": "Hi"}], add_generation_prompt=True)
+    assert prompt.text.endswith("]~b]user\nHi[e~[\n]~b]ai\n</mm:think>")
+    assert "Current thinking mode: disabled." in prompt.text

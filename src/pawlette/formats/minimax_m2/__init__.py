@@ -67,7 +67,10 @@ alone where a turn has none), and every call tag after the namespace marker
     ]~b]ai
 
 Variants (reference: llama.cpp's ``models/templates``): ``minimax_m2`` (the default,
-``MiniMax-M2.jinja``) and ``minimax_m2:m3`` (``MiniMax-M3.jinja``).
+``MiniMax-M2.jinja``) and ``minimax_m2:m3`` (``MiniMax-M3.jinja``, its default adaptive
+thinking), ``minimax_m2:m3-thinking`` and ``minimax_m2:m3-no-thinking`` (the template's
+``thinking_mode`` ``enabled`` and ``disabled``: the system turn says so, and the generation
+prompt opens ``<mm:think>`` or writes ``</mm:think>``).
 
 A family of its own, not a variant of ``minimax`` (MiniMax-M1): the templates share no
 marker, no turn head, no tools block and no call syntax with M1's (M1 writes
@@ -119,13 +122,14 @@ Decisions (MiniMax-M2; MiniMax-M3's after them):
 MiniMax-M3's decisions (the turns, the system text's default, the dropped later system
 messages, the tools list and the results are M2's):
 
-- **The first turn** is the template's fixed ``system`` text, written as the template writes
-  it when ``thinking_mode`` is not given (``Current thinking mode: adaptive``).  The caller's
+- **The first turn** is the template's fixed ``system`` text, its thinking line the
+  variant's (``Current thinking mode: adaptive`` where ``thinking_mode`` is not given).  The
+  caller's
   first system message is the ``developer`` turn after it (``You are a helpful
   assistant.`` without one), the tools after its text, then the template's instructions
   and its example call.
-- **Calls** (:mod:`.tags`): after the turn's text, ``NS<tool_call>\n``, per call
-  ``NS<invoke name="NAME">``, per argument ``NS<KEY>VALUENS</KEY>``, ``NS</invoke>\n``, then
+- **Calls** (:mod:`.tags`): after the turn's text, ``NS<tool_call>\\n``, per call
+  ``NS<invoke name="NAME">``, per argument ``NS<KEY>VALUENS</KEY>``, ``NS</invoke>\\n``, then
   ``NS</tool_call>``.  A value is written as the template's ``to_xml`` writes it: an object
   as nested tags, a list as ``<item>`` tags, a boolean as ``true``/``false``, a number as
   Python's ``str``, a string as it is; a null is not written (a recorded loss).  Reading
@@ -136,9 +140,11 @@ messages, the tools list and the results are M2's):
   writes one.  The grammars write the declared parameters only (see :mod:`.tags`).
 - **Reasoning** is written on every turn that has some, ``<mm:think>R</mm:think>`` right
   before the text, with no newline; a turn without reasoning writes ``</mm:think>``, read
-  back as none.  The generation prompt is ``]~b]ai\n`` (the template's adaptive thinking):
-  the model opens the block or writes ``</mm:think>`` itself, and text without either is
-  content.
+  back as none.  The generation prompt of ``m3`` is ``]~b]ai\\n`` (adaptive thinking): the
+  model opens the block or writes ``</mm:think>`` itself, and text without either is
+  content.  ``m3-thinking``'s prompt opens the block, so a completion starts inside it
+  (``R</mm:think>answer``); ``m3-no-thinking``'s writes ``</mm:think>``, so a completion is
+  the answer.
 
 Remaining differences from the templates:
 
@@ -154,17 +160,21 @@ Remaining differences from the templates:
   no OpenAI request carries; pawlette writes none of them.
 - MiniMax-M3: a past assistant message whose content holds ``</mm:think>`` (and no
   ``reasoning_content``) is split by the template into reasoning and content; pawlette
-  writes the content as given.  Its ``thinking_mode`` variable (``enabled``: the prompt
-  opens ``<mm:think>``; ``disabled``: it writes ``</mm:think>``; each with its own line in
-  the system turn) and ``model_identity`` are not written, and a first message of the role
+  writes the content as given.  ``m3-thinking``: a past turn without reasoning is
+  ``]~b]ai\\n</mm:think>TEXT`` while the prompt is ``]~b]ai\\n<mm:think>``, and
+  ``m3-no-thinking``: a past turn with reasoning is ``]~b]ai\\n<mm:think>R...`` while the
+  prompt is ``]~b]ai\\n</mm:think>`` (the template's own shapes: no training render of such
+  a turn extends the prompt render).  Its ``model_identity`` is not written, and a first
+  message of the role
   ``root`` (which takes the system turn's place) is no OpenAI role.  An image or video part
   is not written (the template writes its placeholder token).
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 from pawlette.declare import (
     Concept,
@@ -213,10 +223,21 @@ M3_THINKING = (
     "by step before responding. When thinking is enabled, wrap your reasoning in <mm:think>"
     "</mm:think> tags before your response. When thinking is disabled, begin your response "
     "directly after the </mm:think> prefix. When thinking is adaptive, decide on your own "
-    "whether to think for the current turn.\nCurrent thinking mode: adaptive. You are "
-    "encouraged to think for complex decision-making, multi-step reasoning, or when analyzing "
-    "function/tool results.\n</thinking_instructions>"
+    "whether to think for the current turn.\n"
 )
+M3_MODES = {
+    "adaptive": (
+        "Current thinking mode: adaptive. You are encouraged to think for complex "
+        "decision-making, multi-step reasoning, or when analyzing function/tool results.\n"
+    ),
+    "enabled": (
+        "Current thinking mode: enabled. You MUST think step by step before every response, "
+        "including after receiving function/tool results.\n"
+    ),
+    "disabled": "Current thinking mode: disabled. Do not output any thinking process.\n",
+}
+"""The system turn's line for each ``thinking_mode`` (the template's; ``adaptive`` also where
+the variable is not given)."""
 NS = Marker("]<]minimax[>[")
 MM_THINK, MM_THINK_END = Marker("<mm:think>"), Marker("</mm:think>")
 M3_TOOLS_OPEN = (
@@ -269,18 +290,32 @@ M3_TOOLS_CLOSE = fence(
 )
 
 Version = Literal["m2", "m3"]
+ThinkingMode = Literal["adaptive", "enabled", "disabled"]
 
 
 @dataclass(frozen=True)
 class MinimaxM2Options:
-    """``version``: which template (``"m2"``: MiniMax-M2's, ``"m3"``: MiniMax-M3's).  The
-    templates read no switch pawlette writes (``model_identity``, ``current_date``,
-    ``current_location`` and M3's ``thinking_mode`` are not written, see the module)."""
+    """``version``: which template (``"m2"``: MiniMax-M2's, ``"m3"``: MiniMax-M3's);
+    ``thinking_mode``: MiniMax-M3's variable of that name (``"adaptive"``, its default: the
+    prompt opens nothing; ``"enabled"``: the prompt opens ``<mm:think>``; ``"disabled"``: it
+    writes ``</mm:think>``).  ``model_identity``, ``current_date`` and ``current_location``
+    are not written (see the module)."""
 
     version: Version = "m2"
+    thinking_mode: ThinkingMode = "adaptive"
 
 
-VARIANTS = {"m3": MinimaxM2Options(version="m3")}
+VARIANTS = {
+    "m3": MinimaxM2Options(version="m3"),
+    "m3-thinking": MinimaxM2Options(version="m3", thinking_mode="enabled"),
+    "m3-no-thinking": MinimaxM2Options(version="m3", thinking_mode="disabled"),
+}
+
+
+def _variables(options: MinimaxM2Options) -> Mapping[str, Any]:
+    if options.version != "m3" or options.thinking_mode == "adaptive":
+        return {}  # (M3's template writes the adaptive mode where the variable is not given)
+    return {"thinking_mode": options.thinking_mode}
 
 
 def turn(head: str) -> Frame:
@@ -318,7 +353,14 @@ def _m2_concepts() -> tuple[Concept, ...]:
     )
 
 
-def _m3_concepts() -> tuple[Concept, ...]:
+M3_PROMPTS: Mapping[ThinkingMode, Literal["", "open", "closed"]] = {
+    "adaptive": "",  # the model opens the block or closes it itself
+    "enabled": "open",
+    "disabled": "closed",  # the assistant frame's prompt writes the stand-in </mm:think>
+}
+
+
+def _m3_concepts(mode: ThinkingMode) -> tuple[Concept, ...]:
     return (
         ToolsBlock(
             place="system",
@@ -333,6 +375,7 @@ def _m3_concepts() -> tuple[Concept, ...]:
             close=fence(MM_THINK_END),
             keep="all",
             absent=fence(MM_THINK_END),
+            prompt=M3_PROMPTS[mode],
             calls_end=True,
         ),
         TagCalls(
@@ -351,8 +394,19 @@ def _m3_concepts() -> tuple[Concept, ...]:
 
 def layout(options: MinimaxM2Options) -> Layout:
     m3 = options.version == "m3"
-    begin = fence(DOCUMENT, BEGIN, "system\n" + M3_SYSTEM + M3_THINKING, END, "\n") if m3 else ()
-    tools, reasoning, calls = _m3_concepts() if m3 else _m2_concepts()
+    system = "system\n" + M3_SYSTEM + M3_THINKING + M3_MODES[options.thinking_mode]
+    begin = fence(DOCUMENT, BEGIN, system + "</thinking_instructions>", END, "\n")
+    tools, reasoning, calls = _m3_concepts(options.thinking_mode) if m3 else _m2_concepts()
+    assistant = turn("ai\n")
+    if m3 and options.thinking_mode == "disabled":  # the prompt writes the stand-in close
+        closed = fence(BEGIN, "ai\n", MM_THINK_END)
+        roles = ("start", "system", "user", "assistant", "tool")
+        assistant = Frame(
+            open=assistant.open,
+            end=assistant.end,
+            after=assistant.after,
+            prompt_after={role: closed for role in roles},
+        )
     return Layout(
         name="minimax_m2",
         summary="MiniMax-M2/M3: ]~b] turns, <invoke name=...> calls",
@@ -360,7 +414,7 @@ def layout(options: MinimaxM2Options) -> Layout:
         frames={
             "system": turn("developer\n" if m3 else "system\n"),
             "user": turn("user\n"),
-            "assistant": turn("ai\n"),
+            "assistant": assistant,
             "tool": Frame(open=fence(BEGIN, "tool"), end=fence(END), after=fence("\n")),
         },
         concepts=(
@@ -374,6 +428,7 @@ def layout(options: MinimaxM2Options) -> Layout:
         options=options,
         from_options=layout,
         variants=VARIANTS,
+        template_variables=_variables,
         # <invoke name="...> is text between the special tokens: the model's ids are read as
         # the text they decode to, markers by their spelling.
         markers_in_text=True,
