@@ -20,7 +20,15 @@ from pawlette.engine.machine import GrammarBuilder, Parser
 from pawlette.state_table import describe_callable, grammar_text, show_marker, table_text
 
 GOLDEN = Path(__file__).parent / "golden"
-VARIANTS = ["kimi:k3", "kimi:k3-no-thinking", "deepseek_dsml:v4"]
+VARIANTS = [
+    "kimi:k3",
+    "kimi:k3-no-thinking",
+    "deepseek_dsml:v4",
+    "gigachat:3.1",
+    "minimax_m2:m3",
+    "minimax_m2:m3-thinking",
+    "minimax_m2:m3-no-thinking",
+]
 
 
 def _snapshot(name: str) -> Path:

@@ -15,8 +15,9 @@ import pawlette
 from pawlette.tokenization.encoder import IGNORE_INDEX
 
 from ..declared.model_output import check_every_way
+from ..support.conversations import generate_conversations
 from ..support.small_bpe import small_tokenizer
-from ..support.template_compare import corpus_reference
+from ..support.template_compare import compare_renders, corpus_reference, own_turns
 
 MINIMAX_M2 = pawlette.get_format("minimax_m2")
 TEMPLATE = "MiniMax-M2"
@@ -228,3 +229,317 @@ def test_the_mask_trains_the_turns_the_model_writes() -> None:
         '\n<minimax:tool_call>\n<invoke name="get_weather">\n</invoke>\n</minimax:tool_call>[e~['
         "18°C.[e~["
     )
+
+
+# ---------------------------------------------------------------------- MiniMax-M3
+
+MINIMAX_M3 = pawlette.get_format("minimax_m2:m3")
+TEMPLATE_M3 = "MiniMax-M3"
+TOKENIZER_M3 = small_tokenizer(MINIMAX_M3.special_markers)
+NS = "]<]minimax[>["
+
+
+def _order(user_id: int) -> str:
+    return f'{NS}<invoke name="create_order">{NS}<user_id>{user_id}{NS}</user_id>{NS}</invoke>'
+
+
+# vLLM's minimax_m3 cases (tests/tool_parsers/test_minimax_m3_tool_parser.py), read without
+# the tools (each leaf typed as JSON where it is JSON): the nested call, with its repeated key.
+ORDER = (
+    f'{NS}<tool_call>\n{NS}<invoke name="create_order">{NS}<user_id>42{NS}</user_id>'
+    f"{NS}<urgent>true{NS}</urgent>{NS}<note>Please leave at front desk.{NS}</note>"
+    f"{NS}<shipping>{NS}<city>Singapore{NS}</city>{NS}<zip>18956{NS}</zip>{NS}</shipping>"
+    f"{NS}<items>{NS}<item>{NS}<sku>book-001{NS}</sku>{NS}<qty>2{NS}</qty>{NS}</item>"
+    f"{NS}<item>{NS}<sku>pen-007{NS}</sku>{NS}<qty>5{NS}</qty>{NS}</item>{NS}</items>"
+    f"{NS}<metadata>{NS}<source>mobile{NS}</source>{NS}<campaign>may-launch{NS}</campaign>"
+    f"{NS}</metadata>{NS}<duplicate_demo>{NS}<tag>a{NS}</tag>{NS}<tag>b{NS}</tag>"
+    f"{NS}</duplicate_demo>{NS}</invoke>\n{NS}</tool_call>"
+)
+ORDER_ARGUMENTS = {
+    "user_id": 42,
+    "urgent": True,
+    "note": "Please leave at front desk.",
+    "shipping": {"city": "Singapore", "zip": 18956},
+    "items": [{"sku": "book-001", "qty": 2}, {"sku": "pen-007", "qty": 5}],
+    "metadata": {"source": "mobile", "campaign": "may-launch"},
+    "duplicate_demo": {"tag": ["a", "b"]},
+}
+AS_VLLM_M3 = [
+    ("plain response", "plain response", None, []),
+    (
+        "I will create it.\n" + ORDER,
+        "I will create it.\n",
+        None,
+        [("create_order", ORDER_ARGUMENTS)],
+    ),
+    (
+        f"{NS}<tool_call>\n{_order(1)}\n{_order(2)}\n{NS}</tool_call>",
+        None,
+        None,
+        [("create_order", {"user_id": 1}), ("create_order", {"user_id": 2})],
+    ),
+    # As the template writes a turn: the stand-in close or the block, then the turn's end.
+    ("</mm:think>Hello.[e~[", "Hello.", None, []),
+    (
+        f"<mm:think>Orders.</mm:think>{NS}<tool_call>\n{_order(7)}\n{NS}</tool_call>[e~[",
+        None,
+        "Orders.",
+        [("create_order", {"user_id": 7})],
+    ),
+]
+
+
+def _reading_m3(text: str) -> tuple[Any, ...]:
+    messages, _, warnings = check_every_way(MINIMAX_M3, TOKENIZER_M3, text)
+    (message,) = messages
+    calls = [(call.name, json.loads(call.arguments)) for call in message.tool_calls]
+    return message.text or None, message.reasoning or None, calls, warnings
+
+
+@pytest.mark.parametrize(("text", "content", "reasoning", "calls"), AS_VLLM_M3)
+def test_what_minimax_m3_writes_reads_as_vllm_reads_it(
+    text: str, content: str | None, reasoning: str | None, calls: list[Any]
+) -> None:
+    assert _reading_m3(text) == (content, reasoning, calls, [])
+
+
+def test_minimax_m3_cut_or_broken_calls_stay_content_with_a_warning() -> None:
+    # vLLM's recovery cases: a second call cut short, a close with nothing open.
+    cut = f'plain {NS}<tool_call>\n{_order(1)}\n{NS}<invoke name="create_order">{NS}<user_id>2'
+    content, _, calls, warnings = _reading_m3(cut)
+    assert calls == [("create_order", {"user_id": 1})]
+    assert content == f'plain {NS}<invoke name="create_order">{NS}<user_id>2'
+    assert warnings
+    broken = f"{NS}<tool_call>\n{NS}</user_id> after error"
+    content, _, calls, warnings = _reading_m3(broken)
+    assert (content, calls) == (broken, [])
+    assert warnings
+    partial = f"plain {NS}<tool_ca"  # the opener cut short: text
+    assert _reading_m3(partial) == (partial, None, [], [])
+
+
+ORDER_TOOL = _tool(
+    "create_order",
+    {
+        "user_id": {"type": "integer"},
+        "note": {"type": "string"},
+        "shipping": {
+            "type": "object",
+            "properties": {"city": {"type": "string"}, "zip": {"type": "integer"}},
+        },
+        "items": {"type": "array", "items": {"type": "string"}},
+        "flags": {"type": "object"},
+    },
+)
+
+
+def _m3_arguments(parameters: str) -> Any:
+    text = f'{NS}<tool_call>\n{NS}<invoke name="create_order">{parameters}{NS}</invoke>\n'
+    parsed = MINIMAX_M3.parse(text + f"{NS}</tool_call>", tools=[ORDER_TOOL])
+    assert not parsed.warnings, parsed.warnings
+    (call,) = parsed.message["tool_calls"]
+    return json.loads(call["function"]["arguments"])
+
+
+def _tag(key: str, value: str) -> str:
+    return f"{NS}<{key}>{value}{NS}</{key}>"
+
+
+@pytest.mark.parametrize(
+    ("parameters", "arguments"),
+    [
+        # A string keeps text that reads as JSON; a nested integer is read as one.
+        (_tag("note", "42") + _tag("user_id", "42"), {"note": "42", "user_id": 42}),
+        (
+            _tag("shipping", _tag("zip", "7") + _tag("city", "7")),
+            {"shipping": {"zip": 7, "city": "7"}},
+        ),
+        # An array of strings keeps each item's text; an empty tag is its schema's empty value.
+        (_tag("items", _tag("item", "1") + _tag("item", "b")), {"items": ["1", "b"]}),
+        (
+            _tag("items", "") + _tag("shipping", "") + _tag("note", ""),
+            {"items": [], "shipping": {}, "note": ""},
+        ),
+        # An object without properties takes any tags, or JSON text.
+        (_tag("flags", _tag("a", "true")), {"flags": {"a": True}}),
+        (_tag("flags", '{"a": 1}'), {"flags": {"a": 1}}),
+    ],
+)
+def test_minimax_m3_values_are_typed_by_the_tools_schema(
+    parameters: str, arguments: dict[str, Any]
+) -> None:
+    assert _m3_arguments(parameters) == arguments
+
+
+def test_minimax_m3_a_value_not_of_its_schemas_type_keeps_the_call_as_content() -> None:
+    # vLLM reads "018956" as the integer 18956; the template writes an integer as Python's
+    # str writes it, never with a leading zero, and JSON has none.
+    text = f'{NS}<tool_call>\n{NS}<invoke name="create_order">{_tag("user_id", "018956")}'
+    parsed = MINIMAX_M3.parse(text + f"{NS}</invoke>\n{NS}</tool_call>", tools=[ORDER_TOOL])
+    assert not parsed.message.get("tool_calls")
+    assert parsed.warnings and "not of its schema's type" in parsed.warnings[0].message
+
+
+M3_CONVERSATIONS = [
+    [
+        {"role": "system", "content": "Be brief."},
+        {"role": "system", "content": "Dropped."},
+        {"role": "user", "content": "Order for 42?"},
+        {
+            "role": "assistant",
+            "content": "Creating.",
+            "reasoning_content": "kept on every turn",
+            "tool_calls": [
+                _call(
+                    "create_order",
+                    {
+                        "user_id": 42,
+                        "note": None,
+                        "shipping": {"city": "Zürich", "zip": None},
+                        "items": ["a", None, "b"],
+                        "flags": {"fast": True, "score": 2.5, "empty": {}, "none": []},
+                    },
+                ),
+                _call("create_order", {}, 1),
+            ],
+        },
+        {"role": "tool", "tool_call_id": "c0", "content": [{"type": "text", "text": "ok"}]},
+        {"role": "tool", "tool_call_id": "c1", "content": "done"},
+        {"role": "assistant", "content": "Done."},
+        {"role": "user", "content": "Thanks"},
+    ],
+    [
+        {"role": "system", "content": ""},
+        {"role": "user", "content": "Hi"},
+        {"role": "assistant", "content": "Hello", "reasoning_content": ""},
+    ],
+]
+
+
+@pytest.mark.parametrize("messages", M3_CONVERSATIONS)
+@pytest.mark.parametrize("tools", [[], [ORDER_TOOL]])
+@pytest.mark.parametrize("prompt", [False, True])
+def test_minimax_m3_renders_as_its_template(
+    messages: list[Any], tools: list[Any], prompt: bool
+) -> None:
+    reference = corpus_reference(TEMPLATE_M3).render(messages, tools, add_generation_prompt=prompt)
+    rendering = MINIMAX_M3.render(messages, tools, add_generation_prompt=prompt)
+    assert rendering.text == reference.text
+
+
+def test_minimax_m3_what_its_template_drops_is_a_recorded_loss() -> None:
+    rendering = MINIMAX_M3.render(M3_CONVERSATIONS[0], [ORDER_TOOL])
+    assert "messages[1]: a system message after the first, dropped" in rendering.losses
+    assert (
+        "messages[3].tool_calls[0].function.arguments: a null value, not written (the template "
+        "leaves it out)" in rendering.losses
+    )
+    assert not any("reasoning" in loss for loss in rendering.losses)  # kept on every turn
+
+
+def test_minimax_m3_user_text_never_becomes_a_control_token() -> None:
+    text = f"[e~[\n]~b]ai\n</mm:think>{NS}<tool_call>"
+    request = {"messages": [{"role": "user", "content": text}]}
+    ids = list(pawlette.tokenize(MINIMAX_M3, TOKENIZER_M3, request).input_ids)
+    for marker, count in (("]~b]", 3), ("[e~[", 3), (NS, 0), ("</mm:think>", 0)):
+        assert ids.count(TOKENIZER_M3.token_to_id(marker)) == count, marker
+
+
+def test_minimax_m3_the_mask_trains_the_turns_the_model_writes() -> None:
+    messages = [
+        {"role": "user", "content": "Order?"},
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [_call("create_order", {"shipping": {"city": "Oslo"}})],
+        },
+        {"role": "tool", "tool_call_id": "c0", "content": "ok"},
+        {"role": "assistant", "content": "Done."},
+    ]
+    request = {"messages": messages, "tools": [ORDER_TOOL]}
+    tokens = pawlette.tokenize(MINIMAX_M3, TOKENIZER_M3, request)
+    learned = [label for label in tokens.labels if label != IGNORE_INDEX]
+    assert TOKENIZER_M3.decode(learned, skip_special_tokens=False) == (
+        f'</mm:think>{NS}<tool_call>\n{NS}<invoke name="create_order">'
+        f"{NS}<shipping>{NS}<city>Oslo{NS}</city>{NS}</shipping>{NS}</invoke>\n"
+        f"{NS}</tool_call>[e~[</mm:think>Done.[e~["
+    )
+
+
+@pytest.mark.parametrize("syntax", ["lark", "gbnf"])
+@pytest.mark.parametrize("parallel", [False, True])
+@pytest.mark.parametrize("content", [None, "On it."])
+def test_minimax_m3_grammars_take_the_calls_its_template_writes(
+    syntax: str, parallel: bool, content: str | None
+) -> None:
+    from ..declare.conversations import as_the_model_writes
+    from ..export.test_grammar import (
+        accepts,
+        choices_for,
+        encode_special,
+        encode_text,
+        export_grammar,
+    )
+
+    arguments = {
+        "user_id": 3,
+        "shipping": {"city": "Bern", "zip": 3000},
+        "items": ["a", "b"],
+        "flags": {},
+    }
+    calls = [_call("create_order", arguments)] + (
+        [_call("create_order", {}, 1)] if parallel else []
+    )
+    message = {"role": "assistant", "content": content, "tool_calls": calls}
+    request = {"messages": [{"role": "user", "content": "hi"}, message], "tools": [ORDER_TOOL]}
+    ids: list[int] = []  # what the model writes, by the variant's tokenizer
+    for segment in as_the_model_writes(MINIMAX_M3).render(request).segments:
+        if segment.message_index == 1 and segment.trainable:
+            encode = encode_special if segment.special else encode_text
+            ids += encode("minimax_m2:m3", segment.text)
+    obeyed = choices_for(message)
+    for choice, as_parallel in obeyed:
+        grammar = export_grammar("minimax_m2:m3", [ORDER_TOOL], choice, as_parallel, syntax)
+        assert accepts("minimax_m2:m3", grammar, syntax, ids), choice
+    assert ("auto", parallel) in obeyed
+    wrong = export_grammar("minimax_m2:m3", [ORDER_TOOL], "none", parallel, syntax)
+    assert not accepts("minimax_m2:m3", wrong, syntax, ids)
+
+
+# MiniMax-M3's thinking_mode (enabled, disabled) against its template given the variable;
+# the family case compares the default (the variable not given: adaptive).
+THINKING_MODES = [
+    ("minimax_m2:m3-thinking", "enabled", {"reasoning_always": True}),
+    ("minimax_m2:m3-no-thinking", "disabled", {"reasoning": False}),
+]
+
+
+@pytest.mark.parametrize(("name", "mode", "switches"), THINKING_MODES)
+def test_minimax_m3_thinking_modes_render_as_its_template(
+    name: str, mode: str, switches: dict[str, Any]
+) -> None:
+    fmt = pawlette.get_format(name)
+    reference = corpus_reference(TEMPLATE_M3, variables={"thinking_mode": mode})
+    conversations = generate_conversations(16, seed=3, avoid=fmt.special_markers)
+    report = compare_renders(fmt, reference, conversations)
+    assert report.agrees, report.describe()
+    # Turns that extend the prompt (see the docstring): their own turns parse back.
+    shaped = generate_conversations(16, seed=3, avoid=fmt.special_markers, **switches)
+    turns = own_turns(fmt, reference, shaped)
+    assert turns.agrees, turns.describe()
+
+
+def test_minimax_m3_reading_follows_each_modes_prompt() -> None:
+    thinking = pawlette.get_format("minimax_m2:m3-thinking")
+    parsed = thinking.parse("Plan.</mm:think>Answer.[e~[")
+    assert parsed.message == {
+        "role": "assistant",
+        "content": "Answer.",
+        "reasoning_content": "Plan.",
+    }
+    no_thinking = pawlette.get_format("minimax_m2:m3-no-thinking")
+    parsed = no_thinking.parse("Answer.[e~[")
+    assert parsed.message == {"role": "assistant", "content": "Answer."}
+    prompt = no_thinking.render([{"role": "user", "content": "Hi"}], add_generation_prompt=True)
+    assert prompt.text.endswith("]~b]user\nHi[e~[\n]~b]ai\n</mm:think>")
+    assert "Current thinking mode: disabled." in prompt.text

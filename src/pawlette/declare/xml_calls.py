@@ -250,7 +250,7 @@ class XmlCalls(SectionedCallConcept):
     # ------------------------------------------------------------------ the turn grammar
 
     def grammar(self, turn: Turn) -> None:
-        turn.calls = _XmlCallSet(self, turn)
+        turn.calls = XmlCallSet(self, turn)
 
 
 def _arguments_object(arguments: str, where: str) -> dict[str, Any]:
@@ -475,7 +475,10 @@ class XmlCallReader(WholeTextReader):
 # ---------------------------------------------------------------------- the grammar
 
 
-class _XmlCallSet(SectionedCalls):
+class XmlCallSet(SectionedCalls):
+    """The grammar of :class:`XmlCalls`: one call's tags, each value by its schema
+    (:meth:`_value`), for concepts whose calls nest such values too (MiniMax-M3's)."""
+
     def __init__(self, calls: XmlCalls, turn: Turn) -> None:
         super().__init__(calls, turn)
         self.with_content = True

@@ -1,6 +1,7 @@
-"""GigaChat 3 (``pawlette.formats.gigachat``) against its template: every kind of
-conversation; the template writes only a turn's first call and drops reasoning and names
-(documented losses), and its own assistant turns parse back to the message as it keeps it."""
+"""GigaChat 3 and 3.1 (``pawlette.formats.gigachat``, ``gigachat:3.1``) against their
+templates: every kind of conversation; the templates write only a turn's first call and drop
+reasoning and names (documented losses), and their own assistant turns parse back to the
+message as they keep it."""
 
 from __future__ import annotations
 
@@ -18,4 +19,7 @@ def first_call(message: dict[str, object]) -> dict[str, object]:
 
 CASES = [
     FamilyCase("GigaChat3-10B-A1.8B", "gigachat", normalise=compose(without_reasoning, first_call)),
+    FamilyCase(
+        "GigaChat3.1-10B-A1.8B", "gigachat:3.1", normalise=compose(without_reasoning, first_call)
+    ),
 ]
