@@ -85,7 +85,9 @@ Remaining differences from the templates (both): a call name is written as a JSO
 template writes it between quotes unescaped); arguments given as text are written as the
 JSON of their value (the template writes the caller's text as it is); content given as
 parts is written as its text (the template writes the list's JSON); a conversation that is
-one system message and no other, with tools, gets no tools turn (the template writes it).
+one system message and no other, with tools, gets no tools turn (the template writes it);
+a generation prompt asked for after a last assistant message is written (the templates write
+none there: they prompt only after another role's message).
 The ``bos_token`` is none: the family's ``tokenizer_config.json`` could not be checked.
 GigaChat 3.1's template passes every message through the turn writer that writes calls, so
 it writes the first call of a system, user or tool message that has ``tool_calls``;
