@@ -42,12 +42,18 @@ def nested_deeper(text: str, limit: int = MAX_NESTING) -> bool:
     # call: no measure at all).
     if len(text) <= limit:
         return False
+    # Each level needs its own opening bracket.  Counted first (C speed) where the skeleton
+    # costs more than the count: text beyond ASCII (its UTF-8 is written out) or with
+    # escapes (dropped one step each: a long string may hold thousands); otherwise on the
+    # skeleton, which is about as cheap to make as the count and needed when it fails.
+    if (not text.isascii() or "\\" in text) and text.count("{") + text.count("[") <= limit:
+        return False
     data = text.encode("utf-8", "surrogatepass")
     if b"\\" in data:
         data = data.replace(b"\\\\", b"").replace(b'\\"', b"")
     skeleton = data.translate(_SQUARE, _NOT_STRUCTURE)
     quotes = skeleton.count(b'"')
-    if len(skeleton) - quotes <= 2 * limit:  # each level needs its own pair of brackets
+    if len(skeleton) - quotes <= 2 * limit:  # (counting the closing brackets too)
         return False
     # The quotes alternate, opening and closing, so a bracket is inside a string exactly
     # when an odd number of quotes comes before it.  When every run of quotes between two
