@@ -155,6 +155,17 @@ def test_nested_deeper_at_the_limit() -> None:
         assert nested_deeper(text) == (1 + 2 * (depth // 2) > MAX_NESTING)
 
 
+def test_nested_deeper_strings_holding_brackets() -> None:
+    """A string's brackets never count, whichever way they would lean (the measure tells
+    such strings apart by the runs of quotes between brackets), and quotes written as
+    escapes are not the string's end."""
+    for depth in (99, 100, 101):
+        for inside in ("[[[", "]]]", "[]", "][", '\\"[', "a\\\\"):
+            text = "[" * depth + f'"{inside}", "x", ""' + "]" * depth
+            assert json.loads(text)
+            assert nested_deeper(text) == (depth > MAX_NESTING), (depth, inside)
+
+
 ENVELOPES = [
     CallEnvelope(),
     CallEnvelope(id=None),

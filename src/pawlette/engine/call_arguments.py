@@ -23,14 +23,6 @@ MAX_NESTING = 100
 """The deepest nesting of objects and arrays accepted in arguments (the object itself is 1)."""
 
 
-def _may_nest_deeper(text: str, limit: int) -> bool:
-    """Whether ``text`` may hold containers nested deeper than ``limit``: each level needs its
-    own ``{`` or ``[``, so text with at most ``limit`` of them cannot (spares the exact
-    measure, the common case).  Counted by ``str.count``, at C speed: a text's brackets are
-    not found one at a time in Python (an array of 200 objects holds 400)."""
-    return text.count("{") + text.count("[") > limit
-
-
 # What the nesting measure keeps of a JSON text's UTF-8: quotes and brackets, every bracket
 # made square (the kind of a bracket does not change how deep it is).
 _SQUARE = bytes.maketrans(b"{}", b"[]")
@@ -47,19 +39,31 @@ def nested_deeper(text: str, limit: int = MAX_NESTING) -> bool:
     then take away the innermost pairs ``[]`` one level a pass (``bytes.replace`` does not
     rescan what it joins): the passes are the depth."""
     # A text of at most ``limit`` characters holds at most ``limit`` brackets (the usual
-    # call: no count at all).
-    if len(text) <= limit or not _may_nest_deeper(text, limit):
+    # call: no measure at all).
+    if len(text) <= limit:
+        return False
+    # Each level needs its own opening bracket.  Counted first (C speed) where the skeleton
+    # costs more than the count: text beyond ASCII (its UTF-8 is written out) or with
+    # escapes (dropped one step each: a long string may hold thousands); otherwise on the
+    # skeleton, which is about as cheap to make as the count and needed when it fails.
+    if (not text.isascii() or "\\" in text) and text.count("{") + text.count("[") <= limit:
         return False
     data = text.encode("utf-8", "surrogatepass")
     if b"\\" in data:
         data = data.replace(b"\\\\", b"").replace(b'\\"', b"")
     skeleton = data.translate(_SQUARE, _NOT_STRUCTURE)
-    # The quotes alternate, opening and closing: every one is in an adjacent pair ``""``
-    # taken from the left exactly when no string holds a bracket (the first string that
-    # does leaves its opening quote unpaired), the usual case: then the pairs just go, and
-    # no quote is left.
-    brackets = skeleton.replace(b'""', b"")
-    if b'"' in brackets:  # a string holds a bracket: drop every string by its quotes
+    quotes = skeleton.count(b'"')
+    if len(skeleton) - quotes <= 2 * limit:  # (counting the closing brackets too)
+        return False
+    # The quotes alternate, opening and closing, so a bracket is inside a string exactly
+    # when an odd number of quotes comes before it.  When every run of quotes between two
+    # brackets is even, none is (the usual case: no string holds a bracket); ``count`` of
+    # ``""`` takes half of each run, rounded down, so the runs are all even exactly when the
+    # pairs hold every quote.  Both are counted in one C pass each, nothing is built per
+    # string.  Then the quotes just go.
+    if 2 * skeleton.count(b'""') == quotes:
+        brackets = skeleton.translate(None, b'"')
+    else:  # a string holds a bracket: drop every string by its quotes
         brackets = b"".join(skeleton.split(b'"')[::2])
     for _ in range(limit):
         if not brackets:
