@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pawlette.engine import lexer as lexer_module
@@ -197,9 +197,12 @@ def feeds(text: str, sizes: list[int], escape: bool) -> list[list[Token]]:
     return [*out, lexer.finish()]
 
 
+# (Fewer, shorter feeds than elsewhere: the lexer it is compared with scans the held marker
+# again on every feed, quadratic in the marker's length.)
+@settings(max_examples=150)
 @given(
-    st.lists(twin_pieces, max_size=6).map("".join),
-    st.lists(st.integers(1, 9), min_size=1, max_size=4),
+    st.lists(twin_pieces, max_size=4).map("".join),
+    st.lists(st.integers(1, 30), min_size=1, max_size=4),
     st.booleans(),
 )
 def test_a_stream_through_long_markers_reads_as_one_scanned_every_feed(
