@@ -129,6 +129,13 @@ class CallRules:
     """Calls are bare JSON objects (text may not start with ``{``)."""
     rewrites_arguments: bool
     """Arguments come back as ``json.dumps`` of their value, not as the caller spelled them."""
+    ascii: bool = False
+    """Rewritten arguments escape every non-ASCII character, as ``tojson(ensure_ascii=True)``
+    writes them (Reka Edge's template), and are read back as written."""
+
+    def written(self, arguments: str) -> str:
+        """``arguments`` as the layout writes (and parsing gives) them."""
+        return json.dumps(json.loads(arguments), ensure_ascii=self.ascii)
 
 
 def call_rules(layout: Any) -> CallRules | None:
@@ -137,7 +144,9 @@ def call_rules(layout: Any) -> CallRules | None:
         found = layout.concept(declare.JsonCalls)
         if found is not None:
             tojson = found.arguments == "tojson"
-            return CallRules(found.parallel, found.with_content, found.open is None, tojson)
+            return CallRules(
+                found.parallel, found.with_content, found.open is None, tojson, found.ascii
+            )
         python = layout.concept(PythonCalls)  # arguments written from their value
         if python is not None and not getattr(python, "written", True):
             return None  # read from the model, never written (LFM2's templates drop them)
@@ -358,7 +367,7 @@ def normalise(fmt: Format, request: dict[str, Any]) -> dict[str, Any]:
                 arguments = call["function"]["arguments"]
                 rules = call_rules(layout)
                 if rules is not None and rules.rewrites_arguments:
-                    arguments = json.dumps(json.loads(arguments), ensure_ascii=False)
+                    arguments = rules.written(arguments)
                 call["function"] = {**call["function"], "arguments": arguments}
                 call["id"] = new
             reasoning = reasoning_rules(layout)
@@ -475,7 +484,7 @@ def normalise_completion(
             arguments = json.loads(call["function"]["arguments"])
             if tagged and not tools_known:  # untyped, text that is JSON reads as JSON
                 arguments = {key: _untyped(value) for key, value in arguments.items()}
-            call["function"]["arguments"] = json.dumps(arguments, ensure_ascii=False)
+            call["function"]["arguments"] = json.dumps(arguments, ensure_ascii=calls.ascii)
     reasoning = reasoning_rules(layout)
     trim = layout.concept(declare.Reasoning).trim if reasoning is not None else ""
     # A layout with a stand-in for an absent block writes (and trims around) a block only

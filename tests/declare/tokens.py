@@ -69,22 +69,26 @@ def segment_ids(
 ) -> list[int]:
     """Ids of the rendering's segments from character ``start`` on (markers by id, text
     with special tokens off); ``trainable_from``: only trainable segments of messages from
-    that index on."""
+    that index on.  A text segment ``start`` cuts gives its part from ``start`` on: a
+    generation prompt may stop inside the assistant's opener, whose rest the model writes
+    (Reka Edge prompts ``assistant:``, its turns open ``assistant: ``)."""
     tok = tokenizer(name)
     ids: list[int] = []
     position = 0
     for segment in rendering.segments:
         begin, position = position, position + len(segment.text)
-        if begin < start or not segment.text:
+        if position <= start or not segment.text:
             continue
         if trainable_from is not None and not (
             segment.trainable and segment.message_index >= trainable_from
         ):
             continue
         if segment.special:
+            assert begin >= start, f"the start {start} cuts the marker {segment.text!r}"
             ids += special_ids(name, segment.text)
         else:
-            ids += tok.encode(segment.text, add_special_tokens=False).ids
+            text = segment.text[max(start - begin, 0) :]
+            ids += tok.encode(text, add_special_tokens=False).ids
     return ids
 
 

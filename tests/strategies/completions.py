@@ -916,6 +916,13 @@ def _seed_oss(w: Writer) -> str:
     return "".join(out)
 
 
+def _reka(w: Writer) -> str:
+    """Reka Edge: the space after the ``assistant:`` prompt (or none), then text and
+    Hermes-style ``<tool_call>`` JSON calls, ended by ``\n\n<sep>``, ``<sep>`` or a cut."""
+    space = w.rng.choice([" ", " ", ""])
+    return space + _hermes_calls(w, w.rng.choice(["\n\n<sep>", "<sep>"]), open_newline=True)
+
+
 GENERATORS: dict[str, Callable[[Writer], str]] = {
     "pcml": _pcml,
     "omni": _omni,
@@ -950,6 +957,7 @@ GENERATORS: dict[str, Callable[[Writer], str]] = {
     "seed_oss": _seed_oss,
     "spark": _spark,
     "laguna": _laguna,
+    "reka": _reka,
 }
 
 

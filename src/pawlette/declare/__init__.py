@@ -38,6 +38,7 @@ from .layout import Frame, Layout
 from .named_calls import NamedCalls
 from .pieces import Fence, Lit, Marker, Option, fence, text_of
 from .prompt_always import PromptAlways
+from .prompt_rest import PromptRest
 from .reasoning import Reasoning
 from .results import Results
 from .system import SystemPrompt
@@ -62,6 +63,7 @@ __all__ = [
     "NamedCalls",
     "Option",
     "PromptAlways",
+    "PromptRest",
     "Reasoning",
     "Results",
     "SystemPrompt",

@@ -49,6 +49,7 @@ _MODULES: dict[str, str] = {
     "seed_oss": "pawlette.formats.seed_oss",
     "spark": "pawlette.formats.spark",
     "laguna": "pawlette.formats.laguna",
+    "reka": "pawlette.formats.reka",
 }
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
 _LOADED: dict[str, Format] = {}
