@@ -400,6 +400,22 @@ class XmlCallReader(WholeTextReader):
         parser.emit(ToolCallDelta(index, json.dumps(arguments, ensure_ascii=False)))
         parser.emit(ToolCallEnd(index))
 
+    def named_tool(self, written: str) -> tuple[str | None, str, Tool | None]:
+        """The call's name (``written``, stripped) and the tool whose schema types its
+        arguments; first a problem, when there is no name or the caller's tools have none of
+        that name."""
+        name = written.strip()
+        if not name:
+            return "no call name", name, None
+        tools = self._parser.tools
+        if tools and all(item.name != name for item in tools):
+            return f"no tool named {name!r}", name, None
+        return (
+            None,
+            name,
+            next((item for item in schema_tools(self._parser) if item.name == name), None),
+        )
+
     def _read(self, text: str) -> tuple[str | None, str | None, dict[str, Any] | None]:
         tags = self._tags
         key_open, key_close, value_close = tags.key_open[1], tags.key_close[1], tags.value_close[1]
@@ -412,13 +428,9 @@ class XmlCallReader(WholeTextReader):
         else:  # the name ends where the first parameter (or the call) does (GLM)
             first = finds[0].search(text)
             name_end = rest_start = first.start() if first is not None else len(text)
-        name = text[:name_end].strip()
-        if not name:
-            return "no call name", None, None
-        tools = self._parser.tools
-        if tools and all(item.name != name for item in tools):
-            return f"no tool named {name!r}", None, None
-        tool = next((item for item in schema_tools(self._parser) if item.name == name), None)
+        problem, name, tool = self.named_tool(text[:name_end])
+        if problem is not None:
+            return problem, None, None
         arguments: dict[str, Any] = {}
         position = rest_start
         while True:

@@ -33,7 +33,6 @@ from typing import TYPE_CHECKING, Any
 
 from pawlette.declare import XmlCalls
 from pawlette.declare.pieces import Fence, markers_in
-from pawlette.declare.readers import schema_tools
 from pawlette.declare.xml_calls import (
     Tags,
     XmlCallReader,
@@ -181,13 +180,9 @@ class TagCallReader(XmlCallReader):
         name_end = text.find(name_close)
         if name_end < 0:
             return "no end of the name", None, None
-        name = text[:name_end].strip()
-        if not name:
-            return "no call name", None, None
-        tools = self._parser.tools
-        if tools and all(item.name != name for item in tools):
-            return f"no tool named {name!r}", None, None
-        tool = next((item for item in schema_tools(self._parser) if item.name == name), None)
+        problem, name, tool = self.named_tool(text[:name_end])
+        if problem is not None:
+            return problem, None, None
         schema = tool.parameters if tool is not None else None
         try:
             content = elements(text[name_end + len(name_close) :], self._prefix)
