@@ -96,6 +96,10 @@ def serve(upstream: FakeUpstream) -> Iterator[ServerFactory]:
         return server
 
     yield factory
+    # Every server is told to exit before any is waited for: each takes a few polls of its
+    # loop (0.1-0.2 s) to wind down, and a session makes a hundred or more of them.
+    for server in servers.values():
+        server.server.should_exit = True
     for server in servers.values():
         server.stop()
 
