@@ -154,6 +154,7 @@ def under_llama_cpp(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     yield
 
 
+@pytest.mark.sampled
 @pytest.mark.usefixtures("under_llama_cpp")
 @pytest.mark.parametrize("name", grammar_formats())
 def test_every_rendered_turn_is_accepted(name: str) -> None:

@@ -503,6 +503,7 @@ def test_every_grammar_format_has_a_turn_strategy() -> None:
 TEXT_OPENER_GAP = {("functionary", "lark"), ("functionary_v3_2", "lark")}
 
 
+@pytest.mark.sampled
 @pytest.mark.parametrize(
     ("name", "syntax"),
     [

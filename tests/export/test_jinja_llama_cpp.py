@@ -69,6 +69,7 @@ def _has_float(value: Any) -> bool:
     return False
 
 
+@pytest.mark.sampled
 @pytest.mark.parametrize("name", TEMPLATED)
 @settings(max_examples=100, suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data(), prompt=st.booleans())

@@ -9,7 +9,9 @@ length limit), no marker text reaches content, and the finish reason is right
 (tests/support/gguf_checks.py); the forced cases again with ``--grammar-syntax lark``, whose
 grammars the same engine (built with llguidance) reads in Lark.  A random model under a correct
 grammar can only produce valid calls: that is the property these tests check.  ``python -m
-bench.engine`` runs the same checks on more seeds and prints the README's table.
+bench.engine`` runs the same checks on more seeds and prints the README's table.  The tests per
+format run, in one test run, on a drawn share of the formats (tests/support/sampling.py);
+``python -m bench.full_checks`` runs them on all.
 
 Faults: the engine killed mid-stream, the engine down, and a client that disconnects (the
 engine's slot is freed: a request that needs every slot still completes afterwards).
@@ -67,6 +69,7 @@ def stack(request: pytest.FixtureRequest) -> Iterator[Stack]:
     built.close()
 
 
+@pytest.mark.sampled(parameter="stack", group="tests/serve/test_llama_cpp.py stacks")
 def test_tool_choice_against_llama_cpp(stack: Stack) -> None:
     """Every case, streamed and not, one after the other."""
     client = stack.client()
@@ -80,6 +83,7 @@ FORCED_CASES = [case for case in CASES if case[0] != "auto"]
 grammar stays GBNF)."""
 
 
+@pytest.mark.sampled(parameter="stack", group="tests/serve/test_llama_cpp.py stacks")
 def test_forced_tool_choice_in_lark_against_llama_cpp(stack: Stack) -> None:
     """The forced cases again with ``--grammar-syntax lark``: the same engine (built with
     llguidance) reading the Lark grammars, whose strings and free text spell no marker."""
@@ -133,6 +137,7 @@ def _failures(
     return failures
 
 
+@pytest.mark.sampled(parameter="stack", group="tests/serve/test_llama_cpp.py stacks")
 def test_model_ends_only_on_the_format_stops(stack: Stack) -> None:
     """The stand-in model ends its turn on the format's stop markers and on nothing else: a
     Llama 3 token llama.cpp would end on by its name (``<|end_of_text|>``, ``<|eom_id|>``) is

@@ -232,6 +232,7 @@ DIFFERENT = {
 }
 
 
+@pytest.mark.sampled
 @pytest.mark.parametrize("name", pawlette.formats())
 def test_prepared_directories_render_every_golden_case(
     name: str, prepared_directories: PreparedDirectories, monkeypatch: pytest.MonkeyPatch

@@ -1,0 +1,61 @@
+"""The draw of formats for the heavy per-format checks (tests/support/sampling.py)."""
+
+from __future__ import annotations
+
+import math
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pawlette
+
+from .sampling import ALWAYS, SHARE, chosen_formats
+
+NAMES = pawlette.formats()
+
+
+def test_the_draw_keeps_the_always_checked_formats_and_a_share_of_the_rest() -> None:
+    chosen = chosen_formats("tests/x.py::test_y", NAMES, "abc")
+    others = [name for name in NAMES if name not in ALWAYS]
+    assert set(ALWAYS) <= chosen
+    assert len(chosen - set(ALWAYS)) == math.ceil(len(others) * SHARE)
+    assert chosen <= set(NAMES)
+
+
+def test_the_draw_is_the_same_for_the_same_seed_and_differs_between_checks_and_seeds() -> None:
+    first = chosen_formats("tests/x.py::test_y", NAMES, "abc")
+    assert chosen_formats("tests/x.py::test_y", reversed(NAMES), "abc") == first
+    assert chosen_formats("tests/x.py::test_z", NAMES, "abc") != first
+    assert chosen_formats("tests/x.py::test_y", NAMES, "abd") != first
+
+
+def test_over_seeds_every_format_is_drawn() -> None:
+    drawn = set().union(*(chosen_formats("check", NAMES, str(seed)) for seed in range(60)))
+    assert drawn == set(NAMES)
+
+
+def _collected(*arguments: str, **environment: str) -> list[str]:
+    root = Path(__file__).resolve().parents[2]
+    found = subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-o", "addopts=", "--co", "-q"]
+        + list(arguments),
+        cwd=root,
+        env={**os.environ, "PAWLETTE_SAMPLE": "", **environment},
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return [line for line in found.stdout.splitlines() if "::" in line]
+
+
+def test_a_run_draws_a_named_run_takes_all_and_the_seed_repeats_the_draw() -> None:
+    path = "tests/tokenization/test_prepare.py::test_prepared_directories_render_every_golden_case"
+    module = path.split("::")[0]
+    every = [line for line in _collected(module, PAWLETTE_SAMPLE="all") if path in line]
+    drawn = [line for line in _collected(module, PAWLETTE_SAMPLE_SEED="s1") if path in line]
+    assert len(every) == len(NAMES)
+    assert len(drawn) == len(chosen_formats(path, NAMES, "s1")) < len(every)
+    assert [line for line in _collected(module, PAWLETTE_SAMPLE_SEED="s1") if path in line] == drawn
+    # -k names its tests: all of them run, drawn or not.
+    assert len(_collected(module, "-k", "render_every_golden_case")) == len(NAMES)
