@@ -28,6 +28,7 @@ from pawlette import declare
 from pawlette.blocks.results import result_text
 from pawlette.codecs.python_literals import raw_string_end
 from pawlette.format import Format
+from pawlette.formats.apriel.calls import IdsBeforeLast
 from pawlette.formats.breeze.python_calls import PythonCalls
 from pawlette.formats.breeze.python_results import PythonResults, written_value
 from pawlette.formats.chatglm3.calls import FencedCalls
@@ -201,8 +202,13 @@ def call_id(layout: Any, count: int) -> str:
 
 
 def writes_call_ids(fmt: Format) -> bool:
-    """Whether the layout writes call ids (then they are read back as written)."""
+    """Whether the layout writes the ids of a completion's calls (then they are read back as
+    written); Apriel's writes them in every message but the last, the completion."""
     layout = layout_of(fmt)
+    if isinstance(layout, declare.Layout) and isinstance(
+        layout.concept(declare.JsonCallList), IdsBeforeLast
+    ):
+        return False
     if isinstance(layout, declare.Layout):
         calls = layout.concept(declare.JsonCalls)
         named = layout.concept(declare.NamedCalls)
@@ -348,7 +354,11 @@ def normalise(fmt: Format, request: dict[str, Any]) -> dict[str, Any]:
     ids: dict[str, str] = {}
     number = 0
     last_query = last_query_index_of(messages)
-    keep_ids = writes_call_ids(fmt)
+    listed_calls = (
+        layout.concept(declare.JsonCallList) if isinstance(layout, declare.Layout) else None
+    )
+    before_last = isinstance(listed_calls, IdsBeforeLast)  # ids in every message but the last
+    keep_ids = writes_call_ids(fmt) or before_last
     named = layout.concept(declare.NamedCalls) if isinstance(layout, declare.Layout) else None
     label = named.label if isinstance(named, LabelledCalls) else None  # ids in the name's place
     listed = layout.concept(declare.JsonCallList) if isinstance(layout, declare.Layout) else None
@@ -356,7 +366,8 @@ def normalise(fmt: Format, request: dict[str, Any]) -> dict[str, Any]:
     for index, message in enumerate(messages):
         if message["role"] == "assistant":
             for turn_number, call in enumerate(message.get("tool_calls") or []):
-                new = call["id"] if keep_ids else f"call_{number}"
+                kept = keep_ids and not (before_last and index == len(messages) - 1)
+                new = call["id"] if kept else f"call_{number}"
                 if positional:
                     new = str(number)
                 if label is not None:

@@ -773,6 +773,27 @@ def _gigachat(w: Writer) -> str:
     return "".join(out)
 
 
+def _apriel(w: Writer) -> str:
+    """Apriel 1.5: text (maybe with its ``[BEGIN FINAL RESPONSE]`` markers), then one JSON
+    list of calls in ``<tool_calls>`` (some malformed, some cut off), ended by ``<|end|>``."""
+    rng = w.rng
+    out = []
+    if rng.random() < 0.3:
+        out.append(f"{w.text(hostile=False)}\n[BEGIN FINAL RESPONSE]\n")
+    if rng.random() < 0.5:
+        out.append(w.text())
+    if rng.random() < 0.6:
+        calls = [
+            _declared_call(w, "arguments", valid=rng.random() < 0.7)
+            for _ in range(rng.randint(1, 3))
+        ]
+        closing = rng.choice(["]</tool_calls>", "]</tool_calls>", "]", ""])
+        out.append(rng.choice(["\n", ""]) + "<tool_calls>[" + ", ".join(calls) + closing)
+    end = "\n<|end|>"
+    out.append(rng.choice([end, end, "", f"{end}{w.word()}"]))
+    return "".join(out)
+
+
 def _nemotron_v2(w: Writer) -> str:
     """Nemotron Nano 2, after its prompt's open ``<think>``: reasoning up to ``</think>``
     (or cut inside), text, then a JSON list of calls in ``<TOOLCALL>`` (some malformed,
@@ -958,6 +979,7 @@ GENERATORS: dict[str, Callable[[Writer], str]] = {
     "spark": _spark,
     "laguna": _laguna,
     "reka": _reka,
+    "apriel": _apriel,
 }
 
 

@@ -217,6 +217,8 @@ def prepared_directories(
 # - minimax_m2 tool_round and tools_then_answer: a turn of calls without text begins with
 #   "\n" after the turn's "]~b]ai\n"; pawlette encodes the opener apart (the model writes
 #   from there), transformers encodes "\n\n" as one token.
+# - apriel tool_round, tools_then_answer: a turn of calls alone starts "\n<tool_calls>" after
+#   the opener's "<|assistant|>\n"; as bielik's.
 # (chatglm3's ids are build_chat_input's, piece by piece: checked apart, see below.)
 DIFFERENT = {
     ("pcml", "escapes"),
@@ -229,6 +231,8 @@ DIFFERENT = {
     ("bielik", "tools_then_answer"),
     ("minimax_m2", "tool_round"),
     ("minimax_m2", "tools_then_answer"),
+    ("apriel", "tool_round"),
+    ("apriel", "tools_then_answer"),
 }
 
 

@@ -1,0 +1,9 @@
+"""apriel's conversations: drawn from its declaration (see :mod:`tests.declare.conversations`)."""
+
+from __future__ import annotations
+
+from .declared import declared_strategies
+
+FORMAT, conversations, normalise, normalise_completion = declared_strategies("apriel")
+
+CALL_IDS_ROUND_TRIP = False  # a completion is the conversation's last turn: written without ids
