@@ -8,7 +8,8 @@ The template opens one ``<|assistant_start|>`` turn and keeps it open over the c
   for the results); one without ends with ``<|assistant_end|>`` before a user message and
   with nothing when it is the conversation's last (the template writes no end there); a user
   turn after a turn of calls opens with ``<|assistant_end|>`` first (the results' group does
-  so through the user frame's ``open_after``).
+  so through the user frame's ``open_after``).  Reading, an ``<|assistant_end|>`` after a
+  turn of calls ended is layout (llama.cpp ends the turn with it there).
 - :class:`BracketedResults`: a group of results is ``[`` + their texts joined by ``, `` +
   ``]``, read back by the number of calls it answers (as Nemotron Nano 2's, whose results
   are joined alike: :func:`pawlette.formats.nemotron_v2.results.split_group`); the text after
@@ -69,6 +70,12 @@ class TurnEnds(CallTurnEnd):
         if index == len(out.messages) - 1:
             return ()
         return None
+
+    def rows(self, table: Table) -> None:
+        # After a turn of calls, the frame's end is layout: llama.cpp lets the model end its
+        # turn there with its end token (its grammar allows nothing else after the list).
+        frame = table.layout.frames["assistant"]
+        table.on("outside", table.text(frame.end), "outside")
 
     def jinja_open(self, out: Template, role: str) -> bool:
         if role != "user":
