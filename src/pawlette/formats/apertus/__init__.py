@@ -13,10 +13,11 @@ The wire format (every ``<|...|>`` is a special token)::
     unit?: "celsius" | "fahrenheit"
     }) => any;<|developer_end|><|user_start|>Weather in Paris and Zürich?<|user_end|><|assistant_start|>Checking.<|tools_prefix|>[{"get_weather": {"city": "Paris"}}, {"get_weather": {"city": "Zürich"}}]<|tools_suffix|>[18°C, {"temp": 12}]It is 18°C in Paris.<|assistant_end|><|user_start|>Thanks!<|user_end|><|assistant_start|>
 
-Decisions (reference: ``Apertus-8B-Instruct.jinja`` in llama.cpp's ``models/templates``;
-``bos_token`` ``<s>``, ``eos_token`` ``<|assistant_end|>`` as recalled from
-``swiss-ai/Apertus-8B-Instruct-2509``'s ``tokenizer_config.json``, not checked against the
-file, which cannot be read here):
+Decisions (reference: ``Apertus-8B-Instruct.jinja`` in llama.cpp's ``models/templates``,
+which reads ``bos_token`` only: ``<s>`` as recalled from
+``swiss-ai/Apertus-8B-Instruct-2509``'s ``tokenizer_config.json``, which cannot be read here,
+so its ``eos_token`` stays uncertain; the turn's end, ``<|assistant_end|>``, is the end
+token llama.cpp's tests give the template):
 
 - **The system turn** is always written: the first message's text when it is a system
   message (an empty one is an empty turn), else the template's default text, ``You are
@@ -43,12 +44,17 @@ file, which cannot be read here):
   recorded loss); the model's ``<|inner_prefix|>...<|inner_suffix|>`` at the start of its
   turn is read as reasoning, as llama.cpp's ``apertus`` handler reads it.
 - **Reading** follows llama.cpp's and vLLM's ``apertus`` parsers: text before the calls is
-  content; each item of the array is an object with one key, the function's name; a list
-  that is not one (no array, an item with several keys, arguments that are not an object)
-  stays content with a warning.  Reading a whole conversation, a group of results is cut
-  into one result per call it answers at ``, `` where every piece holding ``, `` or ``]`` is
-  a whole JSON value (otherwise it is one result, with a warning), and what follows its ``]``
-  up to the next marker is the answer.  A message's ``name`` is not written (a recorded loss).
+  content; each item of the array is an object with one key, the function's name, whose
+  value is the arguments; the close may be missing (an engine cuts the stop).  Where
+  pawlette is stricter, it warns: a list that is not one (no array, an item with several
+  keys, which vLLM skips, arguments that are not an object) stays content; text after
+  ``<|tools_suffix|>``, which llama.cpp reads as content, is content after the turn's end
+  (the template writes the results there, never the model's text); an ``<|assistant_end|>``
+  there is layout (llama.cpp's grammar ends the turn with it).  Reading a whole
+  conversation, a group of results is cut into one result per call it answers at ``, ``
+  where every piece holding ``, `` or ``]`` is a whole JSON value (otherwise it is one
+  result, with a warning), and what follows its ``]`` up to the next marker is the answer.
+  A message's ``name`` is not written (a recorded loss).
 
 Remaining differences from the template (``python -m bench.models``: every render the
 template makes is identical):
