@@ -29,6 +29,8 @@ from pawlette.blocks.results import result_text
 from pawlette.codecs.python_literals import raw_string_end
 from pawlette.format import Format
 from pawlette.formats.apriel.calls import IdsBeforeLast
+from pawlette.formats.apertus.turns import CLOSE, BracketedResults
+from pawlette.formats.apertus.typescript import DeveloperBlock
 from pawlette.formats.breeze.python_calls import PythonCalls
 from pawlette.formats.breeze.python_results import PythonResults, written_value
 from pawlette.formats.chatglm3.calls import FencedCalls
@@ -266,6 +268,10 @@ def result_texts(fmt: Format, text: st.SearchStrategy[str]) -> st.SearchStrategy
     if results is None or not results.grouped or results.item_close or not results.item_gap:
         return text
     gap = "".join(piece.text for piece in results.item_gap if isinstance(piece, declare.Lit))
+    if isinstance(results, BracketedResults):
+        # Apertus' group ends with text, "]", and the answer follows it unframed: a result
+        # holding "]" (not a whole JSON value) cannot be told from the group's end.
+        return text.filter(lambda value: gap not in value and CLOSE not in value)
     return text.filter(lambda value: gap not in value)
 
 
@@ -430,13 +436,13 @@ def normalise(fmt: Format, request: dict[str, Any]) -> dict[str, Any]:
 
 def reads_tools_back(layout: Any) -> bool:
     """Whether parsing a render gives the request's tools back (harmony's TypeScript
-    namespace, Gemma 4's declarations, Seed-OSS's function stubs and GigaChat's TypeScript
-    types are not the JSON schema they were written from)."""
+    namespace, Gemma 4's declarations, Seed-OSS's function stubs and GigaChat's and Apertus'
+    TypeScript types are not the JSON schema they were written from)."""
     if not isinstance(layout, declare.Layout):
         return True
     return all(
         layout.concept(kind) is None
-        for kind in (HarmonyTurns, GemmaTools, StubTools, TypeScriptTools)
+        for kind in (HarmonyTurns, GemmaTools, StubTools, TypeScriptTools, DeveloperBlock)
     )
 
 

@@ -141,12 +141,11 @@ def test_a_forced_prefix_goes_upstream_as_ids_and_a_grammar_names_markers_by_id(
             for marker in bundle["special_tokens"]
             if any(f"<[{tokenizer.token_to_id(marker)}]>" in line for line in rules)
         ]
-        # A grammar ends before the stop marker (the engine's), so breeze's, llama3's, omni's
-        # and harmony's after their prefix (a call list or JSON object, then the stop) name no
-        # marker at all, nor functionary's, functionary_v3_2's, firefunction's, minimax's
-        # deepseek_dsml's and apriel's (their calls are plain text: MiniMax-M1's and Apriel's
-        # <tool_calls> is no special token, nor is DeepSeek's <｜DSML｜...>); every marker a
-        # grammar does name is named by id.
+        # A grammar ends before the stop marker (the engine's), so it names no marker at all
+        # where what follows the prefix is a call list or a JSON object, then the stop (breeze,
+        # llama3, omni, harmony, apertus), or where the call fences are plain text, no special
+        # token (functionary's, functionary_v3_2's, firefunction's, MiniMax-M1's and Apriel's
+        # <tool_calls>, DeepSeek's <｜DSML｜...>); every marker a grammar does name is named by id.
         assert referred or fmt.name in (
             "breeze",
             "llama3",
@@ -158,6 +157,7 @@ def test_a_forced_prefix_goes_upstream_as_ids_and_a_grammar_names_markers_by_id(
             "deepseek_dsml",
             "minimax",
             "apriel",
+            "apertus",
         )
         assert not any(f" {marker} " in " ".join(rules) for marker in bundle["special_tokens"])
 

@@ -944,6 +944,44 @@ def _reka(w: Writer) -> str:
     return space + _hermes_calls(w, w.rng.choice(["\n\n<sep>", "<sep>"]), open_newline=True)
 
 
+def _apertus_call(w: Writer, valid: bool) -> str:
+    """An Apertus call ``{"NAME": ARGUMENTS}`` (some malformed)."""
+    if valid:
+        return f'{{"f": {_json_arguments(w)}}}'
+    s = w.word()
+    return w.rng.choice(
+        [
+            f'{{"f": {_bad_json_arguments(w)}}}',
+            f'{{"f": {{"k": "{s}"}}, "g": {{"j": 1}}}}',  # two keys: no call
+            f'{{"f": {{"k": "{s}"}}, "f": {{"j": 1}}}}',  # a key written twice
+            f'{{"": {{"k": "{s}"}}}}',  # an empty name is none
+            f'{{"f": "{s}"}}',  # arguments that are no object
+            f'{{"f": {{"k": "{s}"}}',  # the object is not closed
+        ]
+    )
+
+
+def _apertus(w: Writer) -> str:
+    """Apertus: maybe an ``<|inner_prefix|>`` reasoning block (or cut inside), text, then
+    a JSON list of ``{NAME: ARGUMENTS}`` calls after ``<|tools_prefix|>`` (some malformed,
+    some cut off), ended by ``<|tools_suffix|>``; or text ended by ``<|assistant_end|>``."""
+    rng = w.rng
+    out = []
+    if rng.random() < 0.3:
+        closing = rng.choice(["<|inner_suffix|>", "<|inner_suffix|>", ""])
+        out.append(f"<|inner_prefix|>{w.text(hostile=False)}{closing}")
+    if rng.random() < 0.5:
+        out.append(w.text())
+    if rng.random() < 0.6:
+        calls = [_apertus_call(w, valid=rng.random() < 0.7) for _ in range(rng.randint(1, 3))]
+        closing = rng.choice(["]<|tools_suffix|>", "]<|tools_suffix|>", "]", ""])
+        out.append("<|tools_prefix|>[" + ", ".join(calls) + closing)
+        return "".join(out)
+    end = "<|assistant_end|>"
+    out.append(rng.choice([end, end, "", f"{end}{w.word()}"]))
+    return "".join(out)
+
+
 GENERATORS: dict[str, Callable[[Writer], str]] = {
     "pcml": _pcml,
     "omni": _omni,
@@ -980,6 +1018,7 @@ GENERATORS: dict[str, Callable[[Writer], str]] = {
     "laguna": _laguna,
     "reka": _reka,
     "apriel": _apriel,
+    "apertus": _apertus,
 }
 
 

@@ -1,0 +1,116 @@
+"""Apertus' calls: one JSON array of objects each keyed by the function's name,
+``[{"get_weather": {"city": "Paris"}}, {"get_time": {}}]``.
+
+Written as the template writes them: the name as a JSON string (the template pastes it
+between quotes as it is: identical for every name without ``"``, ``\\`` or a control
+character), ``": "``, the arguments as ``tojson`` writes the parsed object, items joined by
+``", "``.  Read as vLLM's and llama.cpp's ``apertus`` parsers read them: each item an object
+with one key, the name, whose value is the arguments object.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from json.encoder import encode_basestring as string
+from typing import TYPE_CHECKING
+
+from pawlette.declare import JsonCallList
+from pawlette.declare.call_list import CallListReader, _CallListSet, _key_written_twice
+from pawlette.emit.grammar_ast import Lit, Node
+from pawlette.engine.call_arguments import arguments_problem, load_json
+
+if TYPE_CHECKING:
+    from pawlette.declare.grammar import Turn
+    from pawlette.declare.jinja import Template
+    from pawlette.declare.table import Table
+    from pawlette.emit.grammar_ast import Rules
+
+
+@dataclass(frozen=True)
+class NameKeyedCalls(JsonCallList):
+    """:class:`~pawlette.declare.JsonCallList` whose items are ``{NAME: ARGUMENTS}`` (see
+    the module); ``keys`` is not read."""
+
+    def item(self, name: str, call_id: str, arguments: str) -> str:
+        return "{" + string(name) + self.separators[1] + arguments + "}"
+
+    def rows(self, table: Table) -> None:
+        super().rows(table)
+        table.reader("call.list", lambda parser: NameKeyedReader(parser, {}, bool(self.close)))
+
+    def jinja_closing(self, out: Template, role: str) -> None:
+        if role != "assistant":
+            return
+        out.out("{%- if message.tool_calls is defined and message.tool_calls -%}")
+        out.fence(self.open)
+        out.literal(self.list_open)
+        out.out("{%- for call in message.tool_calls -%}")
+        out.out("{%- if not loop.first -%}")
+        out.literal(self.between_items)
+        out.out("{%- endif -%}")
+        out.literal("{")
+        out.out("{{- call.function.name | tojson -}}")
+        out.literal(self.separators[1])
+        out.out("{%- if call.function.arguments is string -%}")
+        out.out("{{- call.function.arguments | trim -}}")
+        out.out("{%- else -%}{{- call.function.arguments | tojson -}}{%- endif -%}")
+        out.literal("}")
+        out.out("{%- endfor -%}")
+        out.literal(self.list_close)
+        out.fence(self.close)
+        out.out("{%- endif -%}")
+
+    def grammar(self, turn: Turn) -> None:
+        turn.calls = _NameKeyedSet(self, turn)
+
+
+class NameKeyedReader(CallListReader):
+    """The array of ``{NAME: ARGUMENTS}`` items, read whole."""
+
+    __slots__ = ()
+
+    def _read(self, text: str, calls: list[tuple[str, str | None, str]]) -> str | None:
+        value, problem = load_json(text.strip() or "null")
+        if problem is not None:
+            return problem
+        if not isinstance(value, list) or not value:
+            return "not a non-empty JSON array"
+        twice = _key_written_twice(text)
+        if twice is not None:  # JSON keeps the last: the first would be lost unseen
+            return f"the key {twice!r} written twice in an object"
+        tools = {tool.name for tool in self._parser.tools}
+        for item in value:
+            if not isinstance(item, dict) or len(item) != 1:
+                return "an item that is not an object with one key, the function's name"
+            name, arguments = next(iter(item.items()))
+            if not name:
+                return "an item without a name"
+            if tools and name not in tools:
+                return f"no tool named {name!r}"
+            if not isinstance(arguments, dict):
+                return f"{name}: arguments that are not an object"
+            written = json.dumps(arguments, ensure_ascii=False)
+            problem = arguments_problem(written)
+            if problem is not None:
+                return f"{name}: {problem}"
+            calls.append((name, None, written))
+        return None
+
+
+class _NameKeyedSet(_CallListSet):
+    def items(self, turn: Turn, rules: Rules, number: int) -> list[Node]:
+        from pawlette.emit.turn_rules import json_arguments
+
+        tool = turn.tools[number]
+        name = json.dumps(tool.name, ensure_ascii=False)
+        return [
+            Lit("{" + name + self.calls.separators[1]),
+            json_arguments(rules, number, tool),
+            Lit("}"),
+        ]
+
+    def prefix(self, name: str | None) -> str:
+        if name is None:
+            return self.lead
+        return self.lead + "{" + json.dumps(name, ensure_ascii=False) + self.calls.separators[1]
