@@ -13,6 +13,7 @@ import pawlette
 from .sampling import ALWAYS, SHARE, chosen_formats
 
 NAMES = pawlette.formats()
+COLLECT = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-o", "addopts=", "--co", "-q"]
 
 
 def test_the_draw_keeps_the_always_checked_formats_and_a_share_of_the_rest() -> None:
@@ -38,8 +39,7 @@ def test_over_seeds_every_format_is_drawn() -> None:
 def _collected(*arguments: str, **environment: str) -> list[str]:
     root = Path(__file__).resolve().parents[2]
     found = subprocess.run(
-        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-o", "addopts=", "--co", "-q"]
-        + list(arguments),
+        [*COLLECT, *arguments],
         cwd=root,
         env={**os.environ, "PAWLETTE_SAMPLE": "", **environment},
         capture_output=True,
