@@ -923,6 +923,14 @@ def _reka(w: Writer) -> str:
     return space + _hermes_calls(w, w.rng.choice(["\n\n<sep>", "<sep>"]), open_newline=True)
 
 
+def _rwkv(w: Writer) -> str:
+    """RWKV World: the space after the ``Assistant:`` prompt (or none), text only (no
+    calls), ended by a blank line, a blank line and the next turn, or cut off."""
+    space = w.rng.choice([" ", " ", ""])
+    ending = w.rng.choice(["\n\n", "\n\n", "", f"\n\nUser: {w.word()}"])
+    return space + w.text() + ending
+
+
 GENERATORS: dict[str, Callable[[Writer], str]] = {
     "pcml": _pcml,
     "omni": _omni,
@@ -958,6 +966,7 @@ GENERATORS: dict[str, Callable[[Writer], str]] = {
     "spark": _spark,
     "laguna": _laguna,
     "reka": _reka,
+    "rwkv": _rwkv,
 }
 
 
