@@ -18,7 +18,7 @@ OPEN, CLOSE = "⟦", "⟧"
 WITHOUT_SYSTEM = frozenset({"gemma"})
 """Registered formats whose templates refuse a system message (the refusal names its path):
 shared tests assert the refusal, then run on the conversation without it."""
-WITHOUT_CALLS = frozenset({"gemma", "phi3", "smollm3"})
+WITHOUT_CALLS = frozenset({"gemma", "phi3", "smollm3", "rwkv"})
 """Registered formats whose templates have no call syntax: they write no call (a recorded
 loss), and a forced ``tool_choice`` is refused naming ``tool_choice``."""
 
@@ -33,6 +33,24 @@ def stop_markers(fmt: Format) -> set[str]:
         for stop in fmt.stop
         if any(stop.endswith(marker) for marker in markers)
     }
+
+
+def stop_texts(fmt: Format) -> set[str]:
+    """The format's stops of text only, which no marker ends (RWKV World's blank line, its
+    model's end-of-turn token): an engine's generation stops at that text."""
+    markers = fmt.special_markers
+    return {stop for stop in fmt.stop if not any(stop.endswith(marker) for marker in markers)}
+
+
+def without_stop(ids: list[int], stops: set[int], texts: list[list[int]]) -> list[int]:
+    """A turn's ``ids`` without its own stop at their end: a stop marker's id (``stops``),
+    or the ids of a stop of text (``texts``, each as the tokenizer encodes it)."""
+    if ids and ids[-1] in stops:
+        return ids[:-1]
+    for tail in texts:
+        if tail and ids[-len(tail) :] == tail:
+            return ids[: -len(tail)]
+    return ids
 
 
 def without_refused_system(fmt: Format, request: dict[str, Any]) -> dict[str, Any]:

@@ -28,6 +28,8 @@ VARIANTS = [
     "minimax_m2:m3",
     "minimax_m2:m3-thinking",
     "minimax_m2:m3-no-thinking",
+    "rwkv:thinking",
+    "rwkv:no-thinking",
 ]
 
 

@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+import pawlette
 from pawlette import declare as declaration
 from pawlette.declare import (
     Alternation,
@@ -30,6 +31,7 @@ from pawlette.declare import (
     declare,
     fence,
 )
+from pawlette.declare.pieces import Fence
 from pawlette.errors import FormatError, RequestError
 from pawlette.formats.mistral.results import IdAfterResults
 from pawlette.formats.phi3.system import SkipEmptySystem
@@ -289,3 +291,21 @@ def test_reasoning_kept_after_the_last_query_records_what_it_drops() -> None:
     assert rendering.losses == (
         "messages[1].reasoning_content: dropped (before the last user message)",
     )
+
+
+def test_an_end_of_text_only_that_is_a_stop_is_left_to_the_engine() -> None:
+    from pawlette.export import export_grammar
+
+    def blank_line(end: Fence) -> pawlette.Format:
+        frames = {role: Frame(fence(f"{role}: "), end) for role in ("user", "assistant")}
+        return declare(
+            Layout(name="blank-line", summary="turns end with a blank line", frames=frames)
+        )
+
+    # The blank line is the model's end-of-turn (a stop): the turn's text holds none, and the
+    # engine ends the turn there, as it ends one at a stop marker.
+    grammar = export_grammar(blank_line(fence("\n\n")), [], "auto")
+    assert "start: TEXT?" in grammar.splitlines()
+    assert "\\n\\n)" in next(line for line in grammar.splitlines() if line.startswith("TEXT:"))
+    marked = export_grammar(blank_line(fence("\n\n", Marker("<end>"))), [], "auto")
+    assert 'start: TEXT_NL | "\\n\\n"' in marked.splitlines()  # up to the stop marker

@@ -15,7 +15,7 @@ from tokenizers import Tokenizer
 import pawlette
 from pawlette.types import Rendering
 
-from ..helpers import stop_markers
+from ..helpers import stop_markers, stop_texts, without_stop
 from ..support.gguf_model import fences
 from ..support.small_bpe import small_tokenizer
 
@@ -114,15 +114,16 @@ def compiled(name: str, lark: str) -> str:
 
 
 def accepts(name: str, lark: str, ids: list[int]) -> bool:
-    """Whether the grammar accepts the turn ``ids`` whole.  The turn's own stop marker at its
-    end is left out: a grammar ends where the engine's stop takes over (an engine accepts no
-    end-of-generation token through a grammar), so it must be complete right there; a stop
-    marker anywhere else is a token the grammar must refuse."""
+    """Whether the grammar accepts the turn ``ids`` whole.  The turn's own stop marker (or stop
+    of text) at its end is left out: a grammar ends where the engine's stop takes over (an
+    engine accepts no end-of-generation token through a grammar), so it must be complete
+    right there; a stop marker anywhere else is a token the grammar must refuse."""
     stops = {
         tokenizer(name).token_to_id(marker) for marker in stop_markers(pawlette.get_format(name))
     }
-    if ids and ids[-1] in stops:
-        ids = ids[:-1]
+    texts = stop_texts(pawlette.get_format(name))
+    tails = [tokenizer(name).encode(text, add_special_tokens=False).ids for text in texts]
+    ids = without_stop(ids, stops, tails)
     matcher = fresh_matcher(name, lark).deep_copy()
     return bool(matcher.consume_tokens(ids) and matcher.is_accepting())
 

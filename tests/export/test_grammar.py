@@ -43,7 +43,7 @@ from pawlette.format import Format
 from tests.helpers import WITHOUT_CALLS
 
 from ..declare.conversations import raw_strings
-from ..helpers import stop_markers
+from ..helpers import stop_markers, stop_texts, without_stop
 from ..support.small_bpe import small_tokenizer
 from . import gbnf
 from .test_json_schema import SCHEMAS
@@ -204,12 +204,13 @@ def stop_ids(name: str) -> set[int]:
 
 
 def accepts(name: str, grammar: str, syntax: str, ids: list[int]) -> bool:
-    """Whether the grammar accepts the turn ``ids`` whole.  A turn's own stop marker at its
-    end is left out: the grammar ends where the engine's stop takes over (an engine accepts no
-    end-of-generation token through a grammar), so it must be complete right there; a stop
-    marker anywhere else is a token the grammar must refuse."""
-    if ids and ids[-1] in stop_ids(name):
-        ids = ids[:-1]
+    """Whether the grammar accepts the turn ``ids`` whole.  A turn's own stop marker (or stop
+    of text) at its end is left out: the grammar ends where the engine's stop takes over (an
+    engine accepts no end-of-generation token through a grammar), so it must be complete
+    right there; a stop marker anywhere else is a token the grammar must refuse."""
+    texts = stop_texts(pawlette.get_format(name))
+    tails = [tokenizer(name).encode(text, add_special_tokens=False).ids for text in texts]
+    ids = without_stop(ids, stop_ids(name), tails)
     matcher = fresh_matcher(name, grammar, syntax).deep_copy()
     return bool(matcher.consume_tokens(ids) and matcher.is_accepting())
 
@@ -488,6 +489,7 @@ TURNS = {
     "reka": (TOOLS, declared_turns, choices_for),
     "apriel": (TOOLS, declared_turns, choices_for),
     "apertus": (TOOLS, declared_turns, choices_for),
+    "rwkv": (TOOLS, declared_turns, choices_for),
     "omni": (OMNI_TOOLS, lambda name: omni_turns(), omni_choices),
     "chatglm3": (TOOLS, lambda name: chatglm3_turns(), python_call_choices),
     "breeze": (TOOLS, lambda name: breeze_turns(), python_call_choices),

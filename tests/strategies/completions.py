@@ -980,6 +980,12 @@ def _apertus(w: Writer) -> str:
     end = "<|assistant_end|>"
     out.append(rng.choice([end, end, "", f"{end}{w.word()}"]))
     return "".join(out)
+def _rwkv(w: Writer) -> str:
+    """RWKV World: the space after the ``Assistant:`` prompt (or none), text only (no
+    calls), ended by a blank line, a blank line and the next turn, or cut off."""
+    space = w.rng.choice([" ", " ", ""])
+    ending = w.rng.choice(["\n\n", "\n\n", "", f"\n\nUser: {w.word()}"])
+    return space + w.text() + ending
 
 
 GENERATORS: dict[str, Callable[[Writer], str]] = {
@@ -1019,6 +1025,7 @@ GENERATORS: dict[str, Callable[[Writer], str]] = {
     "reka": _reka,
     "apriel": _apriel,
     "apertus": _apertus,
+    "rwkv": _rwkv,
 }
 
 

@@ -594,10 +594,14 @@ SPECIAL_TOKENS: dict[str, TokenFacts] = {
         ("llama.cpp's own DeepSeek-R1 template; tokens of the DeepSeek-R1 tokenizer (recalled)"),
     ),
     "llama-cpp-rwkv-world": TokenFacts(
-        None,
-        None,
-        "unknown: llama.cpp's own RWKV world template",
-        ("bos_token", "eos_token"),
+        "<s>",
+        "<s>",
+        (
+            "llama.cpp's own RWKV world template; the tokens of the GGUF llama.cpp's converter "
+            "writes with it: vendor/llama.cpp/conversion/base.py _set_vocab_rwkv_world (the "
+            "pinned sdist) makes token 0 '<s>' (CONTROL) and sets it as bos and eos (the "
+            "model's tokenizer_config.json is not read here)"
+        ),
     ),
     "meetkai-functionary-medium-v3.1": TokenFacts(
         "<|begin_of_text|>",

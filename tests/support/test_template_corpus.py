@@ -46,7 +46,6 @@ def test_every_template_has_a_row_and_the_unknown_ones_are_named() -> None:
         "Spark2.5",
         "StepFun3.5-Flash",
         "inclusionai-ling-3.0-flash",
-        "llama-cpp-rwkv-world",
         "muse-glimmer",
         "openbmb-MiniCPM5-1B",
         "poolside-Laguna-S-2.1",

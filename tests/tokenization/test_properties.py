@@ -201,6 +201,9 @@ def check_cuts(fmt: Format, request: dict[str, Any]) -> None:
     # A format whose earlier turns render differently later (chatml) says where its model
     # starts writing in the whole render.
     prompt_ends |= set(getattr(strategy(fmt.name), "writing_starts", lambda r: ())(rendering))
+    # A format whose turns end with plain text (RWKV World's blank line) says where its model
+    # stops writing: the next turn's text follows with no marker between.
+    prompt_ends |= set(getattr(strategy(fmt.name), "writing_ends", lambda r: ())(rendering))
     assert set(cuts) <= prompt_ends, (cuts, prompt_ends, rendering.text)
 
 

@@ -207,7 +207,8 @@ class Turn:
         )
 
     def _ends(self) -> list[list[Node]]:
-        """Each end fence's nodes up to the format's stop marker."""
+        """Each end fence's nodes up to the format's stop marker (none for an end of text
+        only that is a stop)."""
         frame = self.layout.frames["assistant"]
         # A stop marker, or the marker that ends a stop made of several pieces (Kimi K3's
         # <|close|>message<|sep|><|end_of_msg|>): the engine ends the grammar with that token.
@@ -218,9 +219,16 @@ class Turn:
             for marker in ((stop,) if stop in markers else markers)
             if stop.endswith(marker)
         }
-        ends = []
+        ends: list[list[Node]] = []
         for pieces in (frame.end, *frame.also_end):
             items = nodes(self.layout, pieces)
+            texts = [item.text for item in items if isinstance(item, Lit)]
+            if items and len(texts) == len(items) and "".join(texts) in self.stop:
+                # An end of text only that is a stop (RWKV World's blank line, its model's
+                # end-of-turn token) is the engine's: free text holds none of it (it is a
+                # marker of the lexer), and the engine ends the turn there.
+                ends.append([])
+                continue
             cut = next(
                 (
                     at

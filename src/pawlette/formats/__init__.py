@@ -52,6 +52,7 @@ _MODULES: dict[str, str] = {
     "reka": "pawlette.formats.reka",
     "apriel": "pawlette.formats.apriel",
     "apertus": "pawlette.formats.apertus",
+    "rwkv": "pawlette.formats.rwkv",
 }
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
 _LOADED: dict[str, Format] = {}
