@@ -980,6 +980,8 @@ def _apertus(w: Writer) -> str:
     end = "<|assistant_end|>"
     out.append(rng.choice([end, end, "", f"{end}{w.word()}"]))
     return "".join(out)
+
+
 def _rwkv(w: Writer) -> str:
     """RWKV World: the space after the ``Assistant:`` prompt (or none), text only (no
     calls), ended by a blank line, a blank line and the next turn, or cut off."""
