@@ -243,3 +243,15 @@ def test_a_declaration_whose_template_cannot_write_tools_is_compared_without_the
         )
         assert detection.name == family, detection.describe()
         assert {"tools and a call", "tools prompt"} <= set(detection.compared)
+
+
+def test_the_closest_families_come_first_and_a_missing_bos_token_is_named(tmp_path: Path) -> None:
+    """A Llama 3.1 directory whose tokenizer_config.json gives no bos_token: every family
+    differs on the first probe, and the nearest, named first, differs only by the bos."""
+    template = reference_template("meta-llama-Llama-3.1-8B-Instruct.jinja")
+    detection = detect(model_directory(tmp_path, template), infer=False)
+    assert detection.format is None
+    closest = detection.describe().splitlines()[1]
+    assert closest.startswith("  llama3"), detection.describe()
+    assert "the same but for '<|begin_of_text|>', which the family writes first" in closest
+    assert "bos_token" in closest

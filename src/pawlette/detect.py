@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime
+import difflib
 import json
 import re
 from collections.abc import Iterable, Mapping
@@ -169,6 +170,36 @@ class Mismatch:
     agreed: int = 0
     """Probes the candidate rendered identically before this one."""
 
+    @property
+    def likeness(self) -> float:
+        """How alike the two renders of the differing probe are, 0 to 1 (difflib's ratio):
+        among candidates that agreed on as many probes, the nearest family."""
+        return difflib.SequenceMatcher(
+            None, self.expected[:_COMPARED], self.rendered[:_COMPARED], autojunk=False
+        ).ratio()
+
+    def hint(self) -> str | None:
+        """What the difference says when it is only text one side writes before or after the
+        other (a ``bos_token`` or ``eos_token`` the directory does not give, most often)."""
+        for longer, shorter, writer in (
+            (self.rendered, self.expected, "the family"),
+            (self.expected, self.rendered, "the template"),
+        ):
+            if len(longer) <= len(shorter) or not shorter:
+                continue
+            extra = len(longer) - len(shorter)
+            if extra <= _EDGE and longer.endswith(shorter):
+                return f"the same but for {longer[:extra]!r}, which {writer} writes first"
+            if extra <= _EDGE and longer.startswith(shorter):
+                return f"the same but for {longer[-extra:]!r}, which {writer} writes last"
+        return None
+
+
+_COMPARED = 2000
+"""Characters of each render compared for likeness (a probe renders a few hundred)."""
+_EDGE = 40
+"""The longest text one render may add at its start or end for :meth:`Mismatch.hint`."""
+
 
 @dataclass(frozen=True)
 class Detection:
@@ -206,11 +237,16 @@ class Detection:
                 f"{self.name}: a declared family; {len(self.compared)} probes rendered identically"
             )
         lines = ["no declared family renders this chat template"]
-        closest = sorted(self.mismatches, key=lambda item: -item.agreed)[:3]
+        closest = sorted(self.mismatches, key=lambda item: (-item.agreed, -item.likeness))[:3]
         for mismatch in closest:
+            hint = mismatch.hint()
             lines.append(
                 f"  {mismatch.candidate}: first differs on probe {mismatch.probe!r}: "
-                f"template {mismatch.expected[:100]!r} vs {mismatch.rendered[:100]!r}"
+                + (
+                    f"{hint} (is a bos_token or eos_token missing from the directory?)"
+                    if hint is not None
+                    else f"template {mismatch.expected[:100]!r} vs {mismatch.rendered[:100]!r}"
+                )
             )
         if self.inference is not None:
             if self.inferred:
