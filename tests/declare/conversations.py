@@ -38,6 +38,7 @@ from pawlette.formats.chatglm3.tools import ToolsListing
 from pawlette.formats.gemma4.concepts import GemmaReasoning, GemmaTools
 from pawlette.formats.gigachat.typescript import TypeScriptTools
 from pawlette.formats.harmony.turns import HarmonyTurns
+from pawlette.formats.hy3.concepts import ToolsKeptReasoning
 from pawlette.formats.kimi.concepts import LabelledCalls
 from pawlette.formats.nemotron_v2.final_turn import FinalTurn
 from pawlette.formats.omni.blocks import BlockTurns
@@ -408,6 +409,8 @@ def normalise(fmt: Format, request: dict[str, Any]) -> dict[str, Any]:
                 kept = index > last_query
                 if isinstance(layout.concept(declare.Reasoning), GemmaReasoning):
                     kept = kept and bool(message.get("tool_calls"))  # only beside calls
+                if isinstance(layout.concept(declare.Reasoning), ToolsKeptReasoning):
+                    kept = kept or bool(request.get("tools"))  # with tools, every turn's
                 # Kept when non-empty; an empty block (Qwen3 writes one on the last turn) reads
                 # back as no reasoning.
                 trim = layout.concept(declare.Reasoning).trim

@@ -403,6 +403,11 @@ def near_misses(fmt: Format, text: str) -> list[str]:
     if "<arg_key>city</arg_key>" in text:  # a tag pair per argument (GLM)
         misses.append(text.replace("<arg_key>city</arg_key>", "<arg_key>cty</arg_key>", 1))
         misses.append(text.replace("</arg_value>", "</arg_value></arg_value>", 1))
+    key = "<arg_key:opensource>city</arg_key:opensource>"
+    if key in text:  # Hunyuan 3's suffixed tag pair
+        misses.append(text.replace(key, key.replace(">city<", ">cty<"), 1))
+        value_end = "</arg_value:opensource>"
+        misses.append(text.replace(value_end, value_end + value_end, 1))
     for key in ('"arguments": {', '"parameters": {'):
         if key in text:
             start = text.index(key) + len(key) - 1

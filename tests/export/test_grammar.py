@@ -490,6 +490,7 @@ TURNS = {
     "apriel": (TOOLS, declared_turns, choices_for),
     "apertus": (TOOLS, declared_turns, choices_for),
     "rwkv": (TOOLS, declared_turns, choices_for),
+    "hy3": (TOOLS, declared_turns, choices_for),
     "omni": (OMNI_TOOLS, lambda name: omni_turns(), omni_choices),
     "chatglm3": (TOOLS, lambda name: chatglm3_turns(), python_call_choices),
     "breeze": (TOOLS, lambda name: breeze_turns(), python_call_choices),

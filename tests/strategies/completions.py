@@ -990,6 +990,35 @@ def _rwkv(w: Writer) -> str:
     return space + w.text() + ending
 
 
+def _hy3(w: Writer) -> str:
+    """Hunyuan 3 after its ``<think:opensource></think:opensource>`` prompt: text, then calls
+    in ``<tool_calls:opensource>`` (``<tool_call:opensource>NAME<tool_sep:opensource>`` and
+    an argument tag pair per argument, with or without newlines, some malformed), ended by
+    ``<｜hy_eos:opensource｜>`` or a cut."""
+    rng = w.rng
+    nl = rng.choice(["\n", "\n", ""])
+    out = [w.text()] if rng.random() < 0.5 else []
+    if rng.random() < 0.6:
+        out.append(f"<tool_calls:opensource>{nl}")
+        for _ in range(rng.randint(1, 3)):
+            valid = rng.random() < 0.6
+            name = "f" if valid or rng.random() < 0.5 else rng.choice(["", " "])
+            sep = "<tool_sep:opensource>" if valid or rng.random() < 0.5 else ""
+            out.append(f"<tool_call:opensource>{name}{sep}{nl}")
+            for key in rng.sample(["k", "city", "n"], rng.randint(0, 3)):
+                value = rng.choice([w.text(hostile=False, newline=False), "3", '{"a": 1}'])
+                close = "</arg_value:opensource>" if valid or rng.random() < 0.5 else ""
+                out.append(
+                    f"<arg_key:opensource>{key}</arg_key:opensource>{nl}"
+                    f"<arg_value:opensource>{value}{close}{nl}"
+                )
+            out.append(rng.choice(["</tool_call:opensource>", "</tool_call:opensource>", ""]) + nl)
+        out.append(rng.choice(["</tool_calls:opensource>", "</tool_calls:opensource>", ""]))
+    end = "<｜hy_eos:opensource｜>"
+    out.append(rng.choice([end, end, "", f"{end}{w.word()}", f"{end}<｜hy_User:opensource｜>"]))
+    return "".join(out)
+
+
 GENERATORS: dict[str, Callable[[Writer], str]] = {
     "pcml": _pcml,
     "omni": _omni,
@@ -1028,6 +1057,7 @@ GENERATORS: dict[str, Callable[[Writer], str]] = {
     "apriel": _apriel,
     "apertus": _apertus,
     "rwkv": _rwkv,
+    "hy3": _hy3,
 }
 
 
