@@ -487,10 +487,17 @@ def normalise_completion(
             call["function"]["arguments"] = json.dumps(arguments, ensure_ascii=calls.ascii)
     reasoning = reasoning_rules(layout)
     trim = layout.concept(declare.Reasoning).trim if reasoning is not None else ""
-    # A layout with a stand-in for an absent block writes (and trims around) a block only
-    # for reasoning that is there.
-    absent = reasoning is not None and bool(layout.concept(declare.Reasoning).absent)
-    written = not absent or bool(message.get("reasoning_content"))
+    # A block is written (and the text around it trimmed) for reasoning that is there, and
+    # without it only where the last turn gets an empty block (Qwen3's empty_on_last; a
+    # layout with a stand-in for an absent block writes the stand-in instead).
+    concept = layout.concept(declare.Reasoning) if reasoning is not None else None
+    absent = concept is not None and bool(concept.absent)
+    empty_block = (
+        concept is not None
+        and (concept.empty_on_last or concept.empty_after_last_query)
+        and not absent
+    )
+    written = empty_block or bool(message.get("reasoning_content"))
     if trim and reasoning is not None and reasoning.keep != "none" and written:
         # The last turn writes its block: Qwen3 trims the text around it (a documented loss).
         message["reasoning_content"] = (message.get("reasoning_content") or "").strip(trim)
