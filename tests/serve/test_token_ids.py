@@ -143,10 +143,10 @@ def test_a_forced_prefix_goes_upstream_as_ids_and_a_grammar_names_markers_by_id(
         ]
         # A grammar ends before the stop marker (the engine's), so breeze's, llama3's, omni's
         # and harmony's after their prefix (a call list or JSON object, then the stop) name no
-        # marker at all, nor functionary's, functionary_v3_2's, firefunction's, minimax's
-        # and deepseek_dsml's (their calls are plain text: MiniMax-M1's <tool_calls> is no
-        # special token, nor is DeepSeek's <｜DSML｜...>); every marker a grammar does name is
-        # named by id.
+        # marker at all, nor functionary's, functionary_v3_2's, firefunction's, minimax's,
+        # deepseek_dsml's and minicpm's (their calls are plain text: MiniMax-M1's <tool_calls>
+        # is no special token, nor is DeepSeek's <｜DSML｜...>, nor MiniCPM's <function ...>);
+        # every marker a grammar does name is named by id.
         assert referred or fmt.name in (
             "breeze",
             "llama3",
@@ -157,6 +157,7 @@ def test_a_forced_prefix_goes_upstream_as_ids_and_a_grammar_names_markers_by_id(
             "firefunction",
             "deepseek_dsml",
             "minimax",
+            "minicpm",
         )
         assert not any(f" {marker} " in " ".join(rules) for marker in bundle["special_tokens"])
 
