@@ -183,9 +183,7 @@ CONVERSATIONS = [
 @pytest.mark.parametrize("messages", CONVERSATIONS)
 @pytest.mark.parametrize("prompt", [False, True])
 @pytest.mark.parametrize("thinking", [None, True, False])
-def test_renders_as_the_template(
-    messages: list[Any], prompt: bool, thinking: bool | None
-) -> None:
+def test_renders_as_the_template(messages: list[Any], prompt: bool, thinking: bool | None) -> None:
     fmt = MINICPM if thinking is None else MINICPM.variant(MinicpmOptions(thinking))
     variables = {} if thinking is None else {"enable_thinking": thinking}
     reference = corpus_reference(TEMPLATE, variables=variables)
@@ -231,7 +229,11 @@ def test_with_thinking_on_a_completion_starts_inside_the_block() -> None:
 def test_the_mask_trains_the_turns_the_model_writes() -> None:
     messages = [
         {"role": "user", "content": "Weather?"},
-        {"role": "assistant", "content": None, "tool_calls": [_call("get_weather", {"city": "Oslo"})]},
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [_call("get_weather", {"city": "Oslo"})],
+        },
         {"role": "tool", "tool_call_id": "c0", "content": "3°C"},
         {"role": "assistant", "content": "3°C."},
     ]

@@ -108,6 +108,7 @@ family's tests holds but the first:
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Literal
 
 from pawlette.declare import (
     Frame,
@@ -129,8 +130,7 @@ THINK, THINK_END = Marker("<think>"), Marker("</think>")
 RESPONSE, RESPONSE_END = Marker("<tool_response>"), Marker("</tool_response>")
 
 TOOLS_OPEN = (
-    "# Tools\n\nYou are provided with function signatures within <tools></tools> XML tags:\n"
-    "<tools>"
+    "# Tools\n\nYou are provided with function signatures within <tools></tools> XML tags:\n<tools>"
 )
 TOOLS_CLOSE = (
     "\n</tools>\n\nTool usage guidelines:\n"
@@ -158,7 +158,9 @@ def frame(role: str) -> Frame:
 
 
 def layout(options: MinicpmOptions) -> Layout:
-    prompt = {None: "", True: "open", False: "empty"}[options.thinking]
+    prompt: Literal["", "open", "empty"] = (
+        "" if options.thinking is None else "open" if options.thinking else "empty"
+    )
     return Layout(
         name="minicpm",
         summary='MiniCPM 5: ChatML turns, <think>, <function name="..."><param ...> calls',
