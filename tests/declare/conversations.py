@@ -394,7 +394,8 @@ def normalise(fmt: Format, request: dict[str, Any]) -> dict[str, Any]:
                 # Kept when non-empty; an empty block (Qwen3 writes one on the last turn) reads
                 # back as no reasoning.
                 trim = layout.concept(declare.Reasoning).trim
-                last = index == len(messages) - 1
+                # (the last turn's empty block: Qwen3's empty_on_last)
+                last = index == len(messages) - 1 and reasoning.empty_on_last
                 if trim and kept and (message.get("reasoning_content") or last):
                     # Qwen3 trims the text around the block it writes (a documented loss).
                     thought = (message.get("reasoning_content") or "").strip(trim)
