@@ -82,6 +82,10 @@ token ids by their spelling).
   the calls is kept as content with a warning (the template writes the calls last), and a
   parameter the tool does not declare is read (JSON Schema's default; the strict grammar
   refuses it), where SGLang drops the call.
+- **Grammars**: a string value is any text up to ``</param>`` (a CDATA block included);
+  free text, the newline after it and the first call's opener are one lexeme, so
+  llguidance's greedy lexer does not take the opener's first characters as text
+  (:mod:`.calls`).
 
 Remaining differences from the template, all on input no generated conversation of the
 family's tests holds but the first:
