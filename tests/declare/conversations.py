@@ -414,7 +414,8 @@ def normalise(fmt: Format, request: dict[str, Any]) -> dict[str, Any]:
                 # Kept when non-empty; an empty block (Qwen3 writes one on the last turn) reads
                 # back as no reasoning.
                 trim = layout.concept(declare.Reasoning).trim
-                last = index == len(messages) - 1
+                # (the last turn's empty block: Qwen3's empty_on_last)
+                last = index == len(messages) - 1 and reasoning.empty_on_last
                 if trim and kept and (message.get("reasoning_content") or last):
                     # Qwen3 trims the text around the block it writes (a documented loss).
                     thought = (message.get("reasoning_content") or "").strip(trim)
@@ -507,10 +508,17 @@ def normalise_completion(
             call["function"]["arguments"] = json.dumps(arguments, ensure_ascii=calls.ascii)
     reasoning = reasoning_rules(layout)
     trim = layout.concept(declare.Reasoning).trim if reasoning is not None else ""
-    # A layout with a stand-in for an absent block writes (and trims around) a block only
-    # for reasoning that is there.
-    absent = reasoning is not None and bool(layout.concept(declare.Reasoning).absent)
-    written = not absent or bool(message.get("reasoning_content"))
+    # A block is written (and the text around it trimmed) for reasoning that is there, and
+    # without it only where the last turn gets an empty block (Qwen3's empty_on_last; a
+    # layout with a stand-in for an absent block writes the stand-in instead).
+    concept = layout.concept(declare.Reasoning) if reasoning is not None else None
+    absent = concept is not None and bool(concept.absent)
+    empty_block = (
+        concept is not None
+        and (concept.empty_on_last or concept.empty_after_last_query)
+        and not absent
+    )
+    written = empty_block or bool(message.get("reasoning_content"))
     if trim and reasoning is not None and reasoning.keep != "none" and written:
         # The last turn writes its block: Qwen3 trims the text around it (a documented loss).
         message["reasoning_content"] = (message.get("reasoning_content") or "").strip(trim)

@@ -491,6 +491,7 @@ TURNS = {
     "apertus": (TOOLS, declared_turns, choices_for),
     "rwkv": (TOOLS, declared_turns, choices_for),
     "hy3": (TOOLS, declared_turns, choices_for),
+    "minicpm": (TOOLS, declared_turns, choices_for),
     "omni": (OMNI_TOOLS, lambda name: omni_turns(), omni_choices),
     "chatglm3": (TOOLS, lambda name: chatglm3_turns(), python_call_choices),
     "breeze": (TOOLS, lambda name: breeze_turns(), python_call_choices),
@@ -889,7 +890,7 @@ def test_notes_describe_the_syntax_exported(name: str, syntax: Any) -> None:
         assert notes == []
         return
     python_calls = name in ("chatglm3", "breeze", "gemma4", "lfm2")  # (and Gemma 4's value syntax)
-    literal_items = name == "seed_oss"  # its objects and arrays are Python literals
+    literal_items = name in ("seed_oss", "minicpm")  # objects and arrays as Python literals
     for keyword in UNENFORCED:
         found = [note for note in notes if keyword in note]
         if python_calls or (literal_items and keyword in ("'uniqueItems'", "'contains'")):

@@ -145,7 +145,8 @@ def test_a_forced_prefix_goes_upstream_as_ids_and_a_grammar_names_markers_by_id(
         # where what follows the prefix is a call list or a JSON object, then the stop (breeze,
         # llama3, omni, harmony, apertus), or where the call fences are plain text, no special
         # token (functionary's, functionary_v3_2's, firefunction's, MiniMax-M1's and Apriel's
-        # <tool_calls>, DeepSeek's <｜DSML｜...>); every marker a grammar does name is named by id.
+        # <tool_calls>, DeepSeek's <｜DSML｜...>, MiniCPM's <function ...>); every marker a
+        # grammar does name is named by id.
         assert referred or fmt.name in (
             "breeze",
             "llama3",
@@ -158,6 +159,7 @@ def test_a_forced_prefix_goes_upstream_as_ids_and_a_grammar_names_markers_by_id(
             "minimax",
             "apriel",
             "apertus",
+            "minicpm",
         )
         assert not any(f" {marker} " in " ".join(rules) for marker in bundle["special_tokens"])
 

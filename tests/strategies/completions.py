@@ -1016,6 +1016,52 @@ def _hy3(w: Writer) -> str:
         out.append(rng.choice(["</tool_calls:opensource>", "</tool_calls:opensource>", ""]))
     end = "<｜hy_eos:opensource｜>"
     out.append(rng.choice([end, end, "", f"{end}{w.word()}", f"{end}<｜hy_User:opensource｜>"]))
+
+
+def _param_call(w: Writer, valid: bool) -> str:
+    """A MiniCPM 5 call: ``<function name="NAME">`` and a ``<param name="KEY">`` tag per
+    argument, a value sometimes in a CDATA block (with a newline in it), some malformed."""
+    rng = w.rng
+    name = "f" if valid or rng.random() < 0.5 else rng.choice(["", "g", "f' x"])
+    keys = rng.sample(["k", "city", "n"], rng.randint(0, 3))
+    tags = []
+    for key in keys:
+        value = rng.choice(
+            [
+                w.text(hostile=False, newline=False),
+                f"<![CDATA[{w.text(hostile=False)}\n<&]]>",
+                "3",
+                "{'a': True}",
+                "[1, 2]",
+            ]
+        )
+        tags.append(f'<param name="{key}">{value}</param>')
+    if not valid and tags:
+        broken = rng.choice(["unclosed value", "twice", "text between"])
+        if broken == "unclosed value":
+            tags[-1] = tags[-1].replace("</param>", "")
+        elif broken == "twice":
+            tags.append(f'<param name="{keys[0]}">{w.word()}</param>')
+        else:
+            tags.insert(0, w.word())
+    closing = rng.choice(["</function>", "</function>", ""]) if not valid else "</function>"
+    return f'<function name="{name}">' + "".join(tags) + closing
+
+
+def _minicpm(w: Writer) -> str:
+    """MiniCPM 5: maybe a ``<think>`` block, text, then ``<function name=...>`` calls one per
+    line (some malformed, some cut off), ended by ``<|im_end|>`` or a cut."""
+    rng = w.rng
+    out = []
+    if rng.random() < 0.3:
+        out.append(f"<think>\n{w.text(hostile=False)}\n</think>\n\n")
+    if rng.random() < 0.6:
+        out.append(w.text())
+    for number in range(rng.randint(0, 3)):
+        separator = "\n" if number or out else ""
+        out.append(separator + _param_call(w, rng.random() < 0.7))
+    end = "<|im_end|>"
+    out.append(rng.choice([end, end, "", f"{end}\n<|im_start|>user\n{w.word()}{end}"]))
     return "".join(out)
 
 
@@ -1058,6 +1104,7 @@ GENERATORS: dict[str, Callable[[Writer], str]] = {
     "apertus": _apertus,
     "rwkv": _rwkv,
     "hy3": _hy3,
+    "minicpm": _minicpm,
 }
 
 

@@ -697,7 +697,8 @@ SPECIAL_TOKENS: dict[str, TokenFacts] = {
         None,
         (
             "unknown: searched code/docs/pages corpora for openbmb/MiniCPM5-1B "
-            "tokenizer_config.json with no hit; the catalog's guess: '<s>'/'<|im_end|>'"
+            "tokenizer_config.json with no hit; PyPI's minicpm-o5-sdk 0.0.6 ships MiniCPM-o "
+            "5's tokenizers, not this model's; the catalog's guess: '<s>'/'<|im_end|>'"
         ),
         ("bos_token", "eos_token"),
     ),

@@ -136,12 +136,22 @@ class XmlCalls(SectionedCallConcept):
 
     def value_text(self, value: Any) -> str:
         if isinstance(value, str):
-            return value
+            return self.string_text(value)
         if self.values == "python":
             return python_text(value)
         if self.values == "literal":
             return literal_text(value)
         return json.dumps(value, ensure_ascii=False)
+
+    def string_text(self, value: str) -> str:
+        """A string value as written: as it is (a family's subclass may wrap it, and then
+        reads it through :attr:`Tags.unwrap` and writes it in Jinja by
+        :meth:`jinja_string`)."""
+        return value
+
+    def jinja_string(self, out: Template) -> None:
+        """The exported template's text for a string ``value`` (see :meth:`string_text`)."""
+        out.out("{{- value -}}")
 
     # ------------------------------------------------------------------ the writer
 
@@ -223,7 +233,8 @@ class XmlCalls(SectionedCallConcept):
             out.out("{%- endif -%}")
         else:
             out.fence(self.key_close)
-        out.out("{%- if value is string -%}{{- value -}}")
+        out.out("{%- if value is string -%}")
+        self.jinja_string(out)
         if self.values == "literal":  # containers as literal_text writes them
             from ..emit.jinja_text import PYTHON_LITERAL_MACROS
 
@@ -278,6 +289,18 @@ class Tags:
     loose: bool = False
     key_close_other: tuple[str, str, str] | None = None
     literal: bool = False
+    unwrap: tuple[str, str] | None = None
+    """A value written between these two is read as the text between them (a wrapper
+    :meth:`XmlCalls.string_text` writes: MiniCPM's CDATA)."""
+
+    def unwrapped(self, value: str) -> str:
+        """``value`` without the :attr:`unwrap` pair around it (unchanged without one)."""
+        if self.unwrap is None:
+            return value
+        start, end = self.unwrap
+        if len(value) >= len(start) + len(end) and value.startswith(start) and value.endswith(end):
+            return value[len(start) : len(value) - len(end)]
+        return value
 
     def finder(self, tag: str) -> re.Pattern[str]:
         """A tag as read: with ``loose``, any whitespace between two of its tags (``>`` then
@@ -466,6 +489,7 @@ class XmlCallReader(WholeTextReader):
                 value = value[len(after) :]
             if before and value.endswith(before):
                 value = value[: len(value) - len(before)]
+            value = tags.unwrapped(value)
             if not key or key in arguments:
                 return f"parameter {key!r} empty or given twice", None, None
             kinds = _schema_types(tool, key)
