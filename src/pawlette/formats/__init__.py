@@ -50,6 +50,7 @@ _MODULES: dict[str, str] = {
     "spark": "pawlette.formats.spark",
     "laguna": "pawlette.formats.laguna",
     "reka": "pawlette.formats.reka",
+    "muse": "pawlette.formats.muse",
 }
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
 _LOADED: dict[str, Format] = {}

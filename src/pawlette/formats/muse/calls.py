@@ -1,0 +1,122 @@
+"""Muse Glimmer's calls: each call a message of its own, addressed to the tool it calls.
+
+One call is `` to=NAME`` (after the turn's ``<|start|>assistant``), ``<|message|>``, then
+the ATEM block ``<atem:function_calls>\\n<atem:invoke name="NAME">\\n`` with one
+``<atem:parameter name="KEY">VALUE</atem:parameter>\\n`` per argument, and
+``</atem:invoke>\\n</atem:function_calls>``; the next call follows
+``<|eom|><|start|>assistant``.  The name is written twice, in the recipient and in the
+invoke tag: :class:`RecipientCalls` is :class:`~pawlette.declare.XmlCalls` with the
+recipient before the tag, and reading takes a call only where both name the same tool.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from pawlette.declare import XmlCalls
+from pawlette.declare.calls import Content
+from pawlette.declare.pieces import Fence, markers_in
+from pawlette.declare.xml_calls import Tags, XmlCallReader, XmlCallSet
+from pawlette.emit.grammar_ast import Lit
+
+if TYPE_CHECKING:
+    from pawlette.declare.grammar import Turn
+    from pawlette.declare.jinja import Template
+    from pawlette.declare.table import Table
+    from pawlette.declare.write import Render
+    from pawlette.emit.grammar_ast import Node, Rules
+    from pawlette.engine.machine import Parser
+    from pawlette.types import ToolCall
+
+
+@dataclass(frozen=True)
+class RecipientCalls(XmlCalls):
+    """:class:`~pawlette.declare.XmlCalls` whose call opens with its recipient: ``open`` +
+    NAME + ``recipient_close`` + NAME + ``name_close``, then the parameters as XmlCalls
+    writes them.  ``content``: the text of a turn with calls (default ``"dropped"``: the
+    template writes only the calls)."""
+
+    recipient_close: Fence = ()
+    content: Content = "dropped"
+
+    def write_call(self, out: Render, index: int, number: int, call: ToolCall) -> None:
+        out.text(call.name, "tool_call", trainable=True)
+        out.fence(self.recipient_close, "tool_call", trainable=True)
+        super().write_call(out, index, number, call)
+
+    def rows(self, table: Table) -> None:
+        tags = self.tags(table)
+        recipient_close = table.text(self.recipient_close)
+        tag_fences = (
+            self.recipient_close,
+            self.name_close,
+            self.key_open,
+            self.key_close,
+            self.value_close,
+        )
+        # <|message|> inside a call is the call's text (its reader splits the recipient off).
+        inner = {text for pieces in tag_fences for text in markers_in(pieces)}
+        table.state(
+            "call.xml",
+            lambda parser: RecipientReader(parser, tags, recipient_close),
+            "assistant",
+            inner=inner,
+        )
+        self.section_rows(table, "call.xml", "call.xml")
+
+    def jinja_call(self, out: Template) -> None:
+        out.out("{{- call.function.name -}}")
+        out.fence(self.recipient_close)
+        super().jinja_call(out)
+
+    def grammar(self, turn: Turn) -> None:
+        turn.calls = RecipientCallSet(self, turn)
+
+
+class RecipientReader(XmlCallReader):
+    """A call's recipient, then its ATEM block: the block is read as XmlCalls reads a call,
+    once the recipient is found to name the invoked tool."""
+
+    __slots__ = ("_recipient_close",)
+
+    def __init__(self, parser: Parser, tags: Tags, recipient_close: str) -> None:
+        super().__init__(parser, tags)
+        self._recipient_close = recipient_close
+
+    def _read(self, text: str) -> tuple[str | None, str | None, dict[str, Any] | None]:
+        recipient, found, rest = text.partition(self._recipient_close)
+        if not found:
+            return "no <|message|> after the recipient", None, None
+        named = self._tags.name_close[1]
+        invoked = rest.split(named, 1)[0] if named in rest else None
+        if invoked is None or invoked.strip() != recipient.strip():
+            return (
+                f"recipient {recipient.strip()!r} and the invoked tool {invoked!r} differ",
+                None,
+                None,
+            )
+        return super()._read(rest)
+
+
+class RecipientCallSet(XmlCallSet):
+    """The grammar of :class:`RecipientCalls`: the recipient, then XmlCalls' call."""
+
+    def __init__(self, calls: RecipientCalls, turn: Turn) -> None:
+        super().__init__(calls, turn)
+        layout = turn.layout
+        from pawlette.declare.pieces import text_of
+
+        self.recipient_close = text_of(calls.recipient_close, layout.options, layout.name)
+        self._opening = len(turn.nodes(calls.open))
+
+    def items(self, turn: Turn, rules: Rules, number: int) -> list[Node]:
+        pieces = super().items(turn, rules, number)
+        name = turn.tools[number].name
+        at = self._opening + 1  # after the open fence and the recipient's name
+        return [*pieces[:at], *turn.nodes(self.calls.recipient_close), Lit(name), *pieces[at:]]
+
+    def prefix(self, name: str | None) -> str:
+        if name is None:
+            return self.lead
+        return self.lead + name + self.recipient_close + name + self.name_close

@@ -1,0 +1,160 @@
+"""What Muse Glimmer's template writes at the end of every system turn: the reasoning
+strength, the tools with their namespaces, and the valid recipients."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, ClassVar
+
+from pawlette.declare import Concept, SystemPrompt
+from pawlette.declare.pieces import Fence
+from pawlette.engine.json_text import kept_json_string
+from pawlette.errors import UnsupportedFeature
+
+if TYPE_CHECKING:
+    from pawlette.declare.jinja import Template
+    from pawlette.declare.write import Render
+    from pawlette.types import Tool
+
+EFFORT_SPELLINGS = (
+    ("Reasoning effort", "Reasoning strength"),
+    ("Reasoning Effort", "Reasoning Strength"),
+    ("reasoning effort", "reasoning strength"),
+    ("REASONING EFFORT", "REASONING STRENGTH"),
+)
+"""The spellings the template reads as its own directive in a system text (it has no
+case-insensitive replace)."""
+
+
+def states_strength(text: str) -> bool:
+    """Whether a system text already states the reasoning strength (the template then
+    writes no line of its own), with the template's four spellings of "reasoning effort"
+    read as "reasoning strength"."""
+    for spelling, replacement in EFFORT_SPELLINGS:
+        text = text.replace(spelling, replacement)
+    return "reasoning strength" in text.lower()
+
+
+def namespaces(tools: Sequence[Tool]) -> list[str]:
+    """The tools' namespaces (each name's part before its first dot), in first-seen order."""
+    seen: list[str] = []
+    for tool in tools:
+        space = tool.name.split(".")[0]
+        if space not in seen:
+            seen.append(space)
+    return seen
+
+
+@dataclass(frozen=True)
+class DefaultWithoutSystem(SystemPrompt):
+    """:class:`~pawlette.declare.SystemPrompt` whose default turn is written only when no
+    message of the conversation is a system message (the template looks at every message,
+    not the first): a conversation whose only system message comes later has no default
+    turn."""
+
+    def _has_first(self, out: Render) -> bool:
+        return any(message.role == "system" for message in out.messages)
+
+    def jinja_setup(self, out: Template) -> None:
+        out.macro(
+            "has_system",
+            "{%- set found = namespace(system=false) -%}{%- for message in messages -%}"
+            '{%- if message.role in ["system", "developer"] -%}'
+            "{%- set found.system = true -%}{%- endif -%}{%- endfor -%}"
+            "{%- set has_system = found.system -%}",
+        )
+        super().jinja_setup(out)
+
+
+@dataclass(frozen=True)
+class SystemTail(Concept):
+    """After the text of every system turn (the default one included): ``strength`` (unless
+    the message's text states a reasoning strength), the tools block when the request has
+    tools (``tools_open``, one metadata line per namespace, ``schemas``, one line per tool,
+    ``tools_close``), then ``recipients_open`` and the recipients: ``"self"``, each
+    namespace's ``"NS.*"``, ``"user"``."""
+
+    strength: Fence
+    tools_open: Fence
+    schemas: Fence
+    tools_close: Fence
+    recipients_open: Fence
+
+    handles: ClassVar[frozenset[str]] = frozenset({"tools"})
+
+    def turn_roles(self) -> frozenset[str]:
+        return frozenset({"system"})
+
+    def check(self, out: Render) -> None:
+        out.handles("tools")
+        for number, tool in enumerate(out.tools):
+            if tool.kind != "function":
+                raise UnsupportedFeature(f"tools[{number}].type", f"{tool.kind!r}", "'function'")
+
+    def write_closing(self, out: Render, index: int) -> None:
+        if index < 0 or not states_strength(out.message_text(index)):
+            out.fence(self.strength, "system")
+        spaces = namespaces(out.tools)
+        if out.tools:
+            out.fence(self.tools_open, "tools")
+            for space in spaces:
+                out.text(f'{{"name": {_json(space)}, "description": ""}}\n', "tools")
+            out.fence(self.schemas, "tools")
+            for tool in out.tools:
+                definition = tool.definition
+                out.text(
+                    f'\n{{"name": {_json(tool.name)}, '
+                    f'"description": {_json(definition.get("description"))}, '
+                    f'"parameters": {kept_json_string(definition.get("parameters"))}}}',
+                    "tools",
+                )
+            out.fence(self.tools_close, "tools")
+        out.fence(self.recipients_open, "system")
+        listed = ['"self"', *(f'"{space}.*"' for space in spaces), '"user"']
+        out.text(", ".join(listed) + ".", "system")
+
+    def jinja_closing(self, out: Template, role: str) -> None:
+        if role != "system":
+            return
+        name = repr(out.layout.name)
+        out.out(
+            "{%- set tail = namespace(text=(text_of(message, index, " + name + ") "
+            "if message is not none else '')) -%}"
+        )
+        for spelling, replacement in EFFORT_SPELLINGS:
+            out.out(f"{{%- set tail.text = tail.text | replace({spelling!r}, {replacement!r}) -%}}")
+        out.out("{%- if message is none or 'reasoning strength' not in (tail.text | lower) -%}")
+        out.fence(self.strength)
+        out.out("{%- endif -%}")
+        out.out("{%- set spaces = namespace(seen=[]) -%}")
+        out.out("{%- if has_tools -%}{%- for tool in tools -%}")
+        out.out("{%- set space = tool.function.name.split('.')[0] -%}")
+        out.out("{%- if space not in spaces.seen -%}{%- set spaces.seen = spaces.seen + [space]")
+        out.out(" -%}{%- endif -%}{%- endfor -%}")
+        out.fence(self.tools_open)
+        out.out("{%- for space in spaces.seen -%}")
+        out.out('{{- \'{"name": \' ~ (space | tojson) ~ \', "description": ""}\\n\' -}}')
+        out.out("{%- endfor -%}")
+        out.fence(self.schemas)
+        out.out("{%- for tool in tools -%}")
+        out.out(
+            "{{- '\\n{\"name\": ' ~ (tool.function.name | tojson) ~ ', \"description\": ' ~ "
+            "((tool.function.description if tool.function.description is defined else none) "
+            "| tojson) ~ ', \"parameters\": ' ~ ((tool.function.parameters "
+            "if tool.function.parameters is defined else none) | tojson) ~ '}' -}}"
+        )
+        out.out("{%- endfor -%}")
+        out.fence(self.tools_close)
+        out.out("{%- endif -%}")
+        out.fence(self.recipients_open)
+        out.out("{%- for space in spaces.seen -%}")
+        out.out("{%- if loop.first -%}{{- '\"self\", ' -}}{%- endif -%}")
+        out.out("{{- '\"' ~ space ~ '.*\", ' -}}")
+        out.out("{%- else -%}{{- '\"self\", ' -}}{%- endfor -%}")
+        out.out("{{- '\"user\".' -}}")
+
+
+def _json(value: object) -> str:
+    return json.dumps(value, ensure_ascii=False)
