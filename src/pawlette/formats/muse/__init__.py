@@ -109,6 +109,10 @@ def layout(options: MuseOptions) -> Layout:
         from_options=layout,
         template_variables=_variables,
         today="today",
+        # A call's recipient ( to=NAME) and its ATEM tags are text between the special
+        # tokens: the model's ids are read as the text they decode to, markers by their
+        # spelling.
+        markers_in_text=True,
     )
 
 

@@ -104,6 +104,7 @@ class RecipientCallSet(XmlCallSet):
 
     def __init__(self, calls: RecipientCalls, turn: Turn) -> None:
         super().__init__(calls, turn)
+        self.with_content = False  # the template writes a turn's calls without its text
         layout = turn.layout
         from pawlette.declare.pieces import text_of
 

@@ -10,12 +10,15 @@ from typing import TYPE_CHECKING, ClassVar
 
 from pawlette.declare import Concept, SystemPrompt
 from pawlette.declare.pieces import Fence
+from pawlette.declare.readers import HostTextReader
 from pawlette.engine.json_text import kept_json_string
 from pawlette.errors import UnsupportedFeature
 
 if TYPE_CHECKING:
     from pawlette.declare.jinja import Template
+    from pawlette.declare.table import Table
     from pawlette.declare.write import Render
+    from pawlette.engine.machine import Parser, ReaderFactory
     from pawlette.types import Tool
 
 EFFORT_SPELLINGS = (
@@ -56,6 +59,17 @@ class DefaultWithoutSystem(SystemPrompt):
 
     def _has_first(self, out: Render) -> bool:
         return any(message.role == "system" for message in out.messages)
+
+    def body_reader(self, table: Table, default: str | None) -> ReaderFactory:
+        tail = table.layout.concept(SystemTail)
+        if tail is None:
+            return super().body_reader(table, default)
+        texts = (
+            table.text(tail.strength),
+            table.text(tail.tools_open),
+            table.text(tail.recipients_open),
+        )
+        return lambda parser: TailDroppedReader(parser, texts, default)
 
     def jinja_setup(self, out: Template) -> None:
         out.macro(
@@ -154,6 +168,37 @@ class SystemTail(Concept):
         out.out("{{- '\"' ~ space ~ '.*\", ' -}}")
         out.out("{%- else -%}{{- '\"self\", ' -}}{%- endfor -%}")
         out.out("{{- '\"user\".' -}}")
+
+
+def without_tail(text: str, strength: str, tools_open: str, recipients_open: str) -> str:
+    """A system turn's text without what :class:`SystemTail` writes after it (the tools
+    block is not read back: the request's tools are the caller's).  A text that states the
+    reasoning strength and ends with the template's own line reads back without that line,
+    as a text that does not state it (the two render alike)."""
+    cut = text.rfind(recipients_open)
+    if cut < 0:
+        return text
+    text = text[:cut]
+    cut = text.rfind(tools_open)
+    if cut >= 0:
+        text = text[:cut]
+    if text.endswith(strength) and not states_strength(text[: len(text) - len(strength)]):
+        text = text[: len(text) - len(strength)]
+    return text
+
+
+class TailDroppedReader(HostTextReader):
+    """A system turn's text without its tail (:func:`without_tail`); the default text
+    leaves no message, as :class:`~pawlette.declare.readers.HostTextReader` reads it."""
+
+    __slots__ = ("_tail",)
+
+    def __init__(self, parser: Parser, tail: tuple[str, str, str], default: str | None) -> None:
+        super().__init__(parser, default)
+        self._tail = tail
+
+    def _text(self) -> str:
+        return without_tail(super()._text(), *self._tail)
 
 
 def _json(value: object) -> str:

@@ -4,17 +4,53 @@ message follows."""
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
 
 from pawlette.declare import Concept
-from pawlette.declare.pieces import Fence
+from pawlette.declare.pieces import Fence, markers_in
 
 if TYPE_CHECKING:
     from pawlette.declare.grammar import Turn
     from pawlette.declare.jinja import Template
     from pawlette.declare.table import Table
     from pawlette.declare.write import Render
+    from pawlette.engine.machine import Reader
+
+
+class HeaderDropped:
+    """A reader that drops the text up to the first ``end`` (a header the format writes
+    before the text) and passes the rest on; text with no ``end`` is passed on whole."""
+
+    __slots__ = ("_end", "_held", "_inner", "_settled")
+
+    def __init__(self, inner: Reader, end: str) -> None:
+        self._inner = inner
+        self._end = end
+        self._held = ""
+        self._settled = False
+
+    def feed(self, text: str, offset: int) -> None:
+        if self._settled:
+            self._inner.feed(text, offset)
+            return
+        held = self._held + text
+        found = held.find(self._end)
+        if found < 0:
+            self._held = held
+            return
+        self._settled, self._held = True, ""
+        cut = found + len(self._end)
+        start = offset - (len(held) - len(text))
+        if held[cut:]:
+            self._inner.feed(held[cut:], start + cut)
+
+    def close(self, marker: str | None, offset: int) -> None:
+        if self._held:  # no header: the text as written
+            self._inner.feed(self._held, offset - len(self._held))
+            self._held = ""
+        self._inner.close(marker, offset)
 
 
 def result_name(out: Render, index: int) -> str:
@@ -54,6 +90,17 @@ class ResultHeader(Concept):
         out.fence(self.middle, "header")
         out.text(name, "header")
         out.fence(self.close, "header")
+
+    def rows(self, table: Table) -> None:
+        # The header is the result's layout: its <|message|> is text of the result's state,
+        # and what comes up to the header's close is dropped.
+        spec = table.states["tool.item"]
+        inner = {text for text in markers_in(self.middle)} | {
+            text for text in markers_in(self.close)
+        }
+        table.states["tool.item"] = dataclasses.replace(spec, inner=spec.inner | inner)
+        reader, close = spec.reader, table.text(self.close)
+        table.reader("tool.item", lambda parser: HeaderDropped(reader(parser), close))
 
     def jinja_opening(self, out: Template, role: str) -> None:
         if role != "tool":
