@@ -923,6 +923,36 @@ def _reka(w: Writer) -> str:
     return space + _hermes_calls(w, w.rng.choice(["\n\n<sep>", "<sep>"]), open_newline=True)
 
 
+def _muse(w: Writer) -> str:
+    """Muse Glimmer, after the prompt's ``<|start|>assistant``: maybe a reasoning message
+    (`` to=self<|message|>``) and its ``<|eom|><|start|>assistant``, then an answer
+    (`` to=user<|message|>``) or calls, each `` to=NAME<|message|>`` and an ATEM block
+    (some malformed, some cut off), ended by ``<|eot|>``."""
+    rng = w.rng
+    next_message = "<|eom|><|start|>assistant"
+    out = []
+    if rng.random() < 0.4:
+        out.append(" to=self<|message|>" + w.text(hostile=False))
+        out.append(rng.choice([next_message, next_message, ""]))
+    if rng.random() < 0.5:
+        out.append(" to=user<|message|>" + w.text())
+    else:
+        calls = []
+        for _ in range(rng.randint(1, 3)):
+            valid = rng.random() < 0.7
+            recipient = "f" if valid or rng.random() < 0.5 else rng.choice(["g", ""])
+            invoke = _invoke_call(w, "\n", valid).replace("<", "<atem:").replace(
+                "<atem:/", "</atem:"
+            )
+            calls.append(
+                f" to={recipient}<|message|><atem:function_calls>\n{invoke}</atem:function_calls>"
+            )
+        out.append(next_message.join(calls))
+    end = "<|eot|>"
+    out.append(rng.choice([end, end, "", f"{end}{w.word()}"]))
+    return "".join(out)
+
+
 GENERATORS: dict[str, Callable[[Writer], str]] = {
     "pcml": _pcml,
     "omni": _omni,
@@ -958,6 +988,7 @@ GENERATORS: dict[str, Callable[[Writer], str]] = {
     "spark": _spark,
     "laguna": _laguna,
     "reka": _reka,
+    "muse": _muse,
 }
 
 

@@ -102,7 +102,7 @@ def layout(options: MuseOptions) -> Layout:
             CallsBeforeAssistant(end=fence(EOM)),
             Results(item_close=fence("\n</tool_output>")),
             ResultHeader(middle=fence(MESSAGE, '<tool_output name="'), close=fence('">\n')),
-            AnswerHeader(lead=fence(" to=user", MESSAGE)),
+            AnswerHeader(lead=fence(" to=user", MESSAGE), bare=fence(MESSAGE)),
             Ignored(("name",)),
         ),
         options=options,

@@ -11,6 +11,7 @@ recipient before the tag, and reading takes a call only where both name the same
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -27,7 +28,7 @@ if TYPE_CHECKING:
     from pawlette.declare.write import Render
     from pawlette.emit.grammar_ast import Node, Rules
     from pawlette.engine.machine import Parser
-    from pawlette.types import ToolCall
+    from pawlette.types import Tool, ToolCall
 
 
 @dataclass(frozen=True)
@@ -75,8 +76,10 @@ class RecipientCalls(XmlCalls):
 
 
 class RecipientReader(XmlCallReader):
-    """A call's recipient, then its ATEM block: the block is read as XmlCalls reads a call,
-    once the recipient is found to name the invoked tool."""
+    """A call's recipient, then its ATEM block, read as XmlCalls reads a call: the invoke
+    tag names the call (the recipient must name something, and is not compared with it, as
+    vLLM's and SGLang's parsers read only the tag), and a name no tool of the request has is
+    taken for the tool it stands for (:func:`registered_name`)."""
 
     __slots__ = ("_recipient_close",)
 
@@ -87,16 +90,30 @@ class RecipientReader(XmlCallReader):
     def _read(self, text: str) -> tuple[str | None, str | None, dict[str, Any] | None]:
         recipient, found, rest = text.partition(self._recipient_close)
         if not found:
-            return "no <|message|> after the recipient", None, None
-        named = self._tags.name_close[1]
-        invoked = rest.split(named, 1)[0] if named in rest else None
-        if invoked is None or invoked.strip() != recipient.strip():
-            return (
-                f"recipient {recipient.strip()!r} and the invoked tool {invoked!r} differ",
-                None,
-                None,
-            )
+            return "no <|message|><atem:function_calls> after the recipient", None, None
+        if not recipient.strip():
+            return "no recipient", None, None
         return super()._read(rest)
+
+    def named_tool(self, written: str) -> tuple[str | None, str, Tool | None]:
+        names = [tool.name for tool in self._parser.tools]
+        return super().named_tool(registered_name(written.strip(), names))
+
+
+def registered_name(name: str, names: Sequence[str]) -> str:
+    """The tool of ``names`` a call's ``name`` stands for: the name itself when a tool has
+    it (or there are no tools); else, as vLLM's and SGLang's parsers map it, the doubled
+    form the model writes for a tool without a namespace (``get_weather.get_weather``: the
+    template lists its recipient as ``get_weather.*``), or the one tool whose last segment
+    is the name's last (``functions.get_weather``); else the name as written."""
+    if not names or name in names:
+        return name
+    head, dot, tail = name.partition(".")
+    if dot and head == tail and head in names:
+        return head
+    leaf = name.rsplit(".", 1)[-1]
+    matches = [known for known in names if known.rsplit(".", 1)[-1] == leaf]
+    return matches[0] if len(matches) == 1 else name
 
 
 class RecipientCallSet(XmlCallSet):

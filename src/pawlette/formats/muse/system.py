@@ -10,16 +10,16 @@ from typing import TYPE_CHECKING, ClassVar
 
 from pawlette.declare import Concept, SystemPrompt
 from pawlette.declare.pieces import Fence
-from pawlette.declare.readers import HostTextReader
+from pawlette.declare.readers import DeclaredTools, HostTextReader
 from pawlette.engine.json_text import kept_json_string
 from pawlette.errors import UnsupportedFeature
+from pawlette.types import Tool, ToolsDeclared
 
 if TYPE_CHECKING:
     from pawlette.declare.jinja import Template
     from pawlette.declare.table import Table
     from pawlette.declare.write import Render
     from pawlette.engine.machine import Parser, ReaderFactory
-    from pawlette.types import Tool
 
 EFFORT_SPELLINGS = (
     ("Reasoning effort", "Reasoning strength"),
@@ -64,10 +64,11 @@ class DefaultWithoutSystem(SystemPrompt):
         tail = table.layout.concept(SystemTail)
         if tail is None:
             return super().body_reader(table, default)
-        texts = (
-            table.text(tail.strength),
-            table.text(tail.tools_open),
-            table.text(tail.recipients_open),
+        texts = TailTexts(
+            strength=table.text(tail.strength),
+            tools_open=table.text(tail.tools_open),
+            schemas=table.text(tail.schemas),
+            recipients_open=table.text(tail.recipients_open),
         )
         return lambda parser: TailDroppedReader(parser, texts, default)
 
@@ -170,35 +171,81 @@ class SystemTail(Concept):
         out.out("{{- '\"user\".' -}}")
 
 
-def without_tail(text: str, strength: str, tools_open: str, recipients_open: str) -> str:
-    """A system turn's text without what :class:`SystemTail` writes after it (the tools
-    block is not read back: the request's tools are the caller's).  A text that states the
-    reasoning strength and ends with the template's own line reads back without that line,
-    as a text that does not state it (the two render alike)."""
-    cut = text.rfind(recipients_open)
+@dataclass(frozen=True)
+class TailTexts:
+    """The texts of a :class:`SystemTail` that reading looks for."""
+
+    strength: str
+    tools_open: str
+    schemas: str
+    recipients_open: str
+
+
+def split_tail(text: str, tail: TailTexts) -> tuple[str, str]:
+    """A system turn's text without what :class:`SystemTail` writes after it, and the
+    tools block's text in it (empty: none).  A text that states the reasoning strength and
+    ends with the template's own line reads back without that line, as a text that does
+    not state it (the two render alike)."""
+    cut = text.rfind(tail.recipients_open)
     if cut < 0:
-        return text
-    text = text[:cut]
-    cut = text.rfind(tools_open)
+        return text, ""
+    text, block = text[:cut], ""
+    cut = text.rfind(tail.tools_open)
     if cut >= 0:
-        text = text[:cut]
+        text, block = text[:cut], text[cut:]
+    strength = tail.strength
     if text.endswith(strength) and not states_strength(text[: len(text) - len(strength)]):
         text = text[: len(text) - len(strength)]
-    return text
+    return text, block
+
+
+_DECODER = json.JSONDecoder()
+
+
+def block_tools(block: str, tail: TailTexts) -> tuple[Tool, ...]:
+    """The tools a tools block lists after its schemas heading, one JSON object a line
+    (the ``description`` and ``parameters`` written as null where a tool has none are left
+    out)."""
+    start = block.find(tail.schemas)
+    if start < 0:
+        return ()
+    position = start + len(tail.schemas)
+    tools: list[Tool] = []
+    while block.startswith("\n{", position):
+        try:
+            value, position = _DECODER.raw_decode(block, position + 1)
+        except json.JSONDecodeError:
+            break
+        if not isinstance(value, dict) or not isinstance(value.get("name"), str):
+            break
+        definition = {key: item for key, item in value.items() if item is not None}
+        tools.append(Tool(name=value["name"], definition=definition))
+    return tuple(tools)
 
 
 class TailDroppedReader(HostTextReader):
-    """A system turn's text without its tail (:func:`without_tail`); the default text
-    leaves no message, as :class:`~pawlette.declare.readers.HostTextReader` reads it."""
+    """A system turn's text without its tail (:func:`split_tail`); the default text leaves
+    no message, as :class:`~pawlette.declare.readers.HostTextReader` reads it.  The tools
+    of the first tools block read are the conversation's declared tools (every system turn
+    repeats them)."""
 
     __slots__ = ("_tail",)
 
-    def __init__(self, parser: Parser, tail: tuple[str, str, str], default: str | None) -> None:
+    def __init__(self, parser: Parser, tail: TailTexts, default: str | None) -> None:
         super().__init__(parser, default)
         self._tail = tail
 
     def _text(self) -> str:
-        return without_tail(super()._text(), *self._tail)
+        return split_tail(super()._text(), self._tail)[0]
+
+    def close(self, marker: str | None, offset: int) -> None:
+        block = split_tail(super()._text(), self._tail)[1]
+        declared = self._parser.context(DeclaredTools)
+        tools = block_tools(block, self._tail) if block else ()
+        if tools and not declared.tools:
+            self._parser.emit(ToolsDeclared(tools))
+            declared.tools = tools
+        super().close(marker, offset)
 
 
 def _json(value: object) -> str:

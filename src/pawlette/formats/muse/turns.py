@@ -160,12 +160,16 @@ class CallsBeforeAssistant(Concept):
 class AnswerHeader(Concept):
     """An assistant turn without calls is addressed to the user: ``lead`` (`` to=user
     <|message|>``) before its text, after any reasoning.  Reading takes the lead where the
-    turn begins or right after the reasoning (the reasoning's close and the lead, and the
+    turn begins, right after the reasoning, or after the calls (the text after them is the
+    turn's content, as vLLM's parser reads it), into a state of its own where text never
+    opens a call; ``bare`` (``<|message|>`` with no recipient) is read as the lead, as the
+    peers read such a message as the answer.  The reasoning's close and the lead, and the
     reasoning's close and a call's open, are each one spelling of the lexer, which reads
-    the longest), into a state of its own where text never opens a call.  Comes after the
-    reasoning and calls concepts, whose states its rows join."""
+    the longest.  Comes after the reasoning and calls concepts, whose states its rows
+    join."""
 
     lead: Fence
+    bare: Fence = ()
 
     def turn_roles(self) -> frozenset[str]:
         return frozenset({"assistant"})
@@ -179,18 +183,23 @@ class AnswerHeader(Concept):
         from pawlette.engine.readers import ContentReader
 
         answer = table.state("assistant.answer", ContentReader, "assistant", ends=True)
-        lead = table.text(self.lead)
+        leads = [table.text(self.lead)] + ([table.text(self.bare)] if self.bare else [])
         for state in ("assistant.head", "assistant.body"):
-            table.on(state, lead, answer)
+            for lead in leads:
+                table.on(state, lead, answer)
         reasoning = table.layout.concept(Reasoning)
         calls = table.layout.concept(XmlCalls)
+        if calls is not None and calls.separator and "assistant.after_call" in table.states:
+            for lead in leads:
+                table.on("assistant.after_call", table.text(calls.separator) + lead, answer)
         if reasoning is None:
             return
         close = table.text(reasoning.close)
         for (state, marker), step in list(table.steps.items()):
             if marker != close:
                 continue
-            table.on(state, close + lead, answer)
+            for lead in leads:
+                table.on(state, close + lead, answer)
             if calls is not None:
                 call = table.steps[(step[0], table.text(calls.open))]
                 table.on(state, close + table.text(calls.open), call[0], *call[1])
