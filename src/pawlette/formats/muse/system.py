@@ -31,13 +31,18 @@ EFFORT_SPELLINGS = (
 case-insensitive replace)."""
 
 
-def states_strength(text: str) -> bool:
-    """Whether a system text already states the reasoning strength (the template then
-    writes no line of its own), with the template's four spellings of "reasoning effort"
-    read as "reasoning strength"."""
+def normalised(text: str) -> str:
+    """A system text as the template writes it: its four spellings of "reasoning effort"
+    as "reasoning strength"."""
     for spelling, replacement in EFFORT_SPELLINGS:
         text = text.replace(spelling, replacement)
-    return "reasoning strength" in text.lower()
+    return text
+
+
+def states_strength(text: str) -> bool:
+    """Whether a system text already states the reasoning strength (the template then
+    writes no line of its own), read as the template writes it (:func:`normalised`)."""
+    return "reasoning strength" in normalised(text).lower()
 
 
 def namespaces(tools: Sequence[Tool]) -> list[str]:
@@ -55,10 +60,44 @@ class DefaultWithoutSystem(SystemPrompt):
     """:class:`~pawlette.declare.SystemPrompt` whose default turn is written only when no
     message of the conversation is a system message (the template looks at every message,
     not the first): a conversation whose only system message comes later has no default
-    turn."""
+    turn.  Every system message is written in place, as :func:`normalised` writes its text
+    (a text that changes is a recorded loss)."""
 
     def _has_first(self, out: Render) -> bool:
         return any(message.role == "system" for message in out.messages)
+
+    def check(self, out: Render) -> None:
+        super().check(out)
+        for index, message in enumerate(out.messages):
+            text = out.message_text(index) if message.role == "system" else ""
+            if normalised(text) != text:
+                out.lose(
+                    f"messages[{index}].content",
+                    "'reasoning effort' written as 'reasoning strength'",
+                )
+
+    def write_content(self, out: Render, index: int) -> bool:
+        if out.role != "system" or index < 0:
+            return super().write_content(out, index)
+        text = normalised(out.message_text(index))
+        out.text(text, "content")
+        out.has_content = bool(text)
+        return True
+
+    def jinja_content(self, out: Template, role: str) -> bool:
+        if role != "system":
+            return False
+        out.out("{%- if index == -1 -%}")
+        self.jinja_default(out)
+        out.out("{%- set ns.content = true -%}")
+        out.out("{%- else -%}")
+        replaced = "".join(
+            f" | replace({spelling!r}, {replacement!r})"
+            for spelling, replacement in EFFORT_SPELLINGS
+        )
+        out.value(f"text_of(message, index, {out.layout.name!r}){replaced}")
+        out.out("{%- endif -%}")
+        return True
 
     def body_reader(self, table: Table, default: str | None) -> ReaderFactory:
         tail = table.layout.concept(SystemTail)

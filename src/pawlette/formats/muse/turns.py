@@ -165,8 +165,8 @@ class AnswerHeader(Concept):
     opens a call; ``bare`` (``<|message|>`` with no recipient) is read as the lead, as the
     peers read such a message as the answer.  The reasoning's close and the lead, and the
     reasoning's close and a call's open, are each one spelling of the lexer, which reads
-    the longest.  Comes after the reasoning and calls concepts, whose states its rows
-    join."""
+    the longest.  The lead is also read without the space before its recipient.  Comes
+    after the reasoning and calls concepts, whose states its rows join."""
 
     lead: Fence
     bare: Fence = ()
@@ -183,7 +183,9 @@ class AnswerHeader(Concept):
         from pawlette.engine.readers import ContentReader
 
         answer = table.state("assistant.answer", ContentReader, "assistant", ends=True)
-        leads = [table.text(self.lead)] + ([table.text(self.bare)] if self.bare else [])
+        # The lead is also read without the space before its recipient (to=user<|message|>),
+        # as the peers' parsers read a header.
+        leads = table.spellings(True, self.lead) + ([table.text(self.bare)] if self.bare else [])
         for state in ("assistant.head", "assistant.body"):
             for lead in leads:
                 table.on(state, lead, answer)
