@@ -288,3 +288,16 @@ def test_a_string_call_argument_that_is_no_object_is_refused() -> None:
     }
     with pytest.raises(PawletteError, match="a JSON object"):
         MUSE.render([{"role": "user", "content": "Hi"}, message])
+
+
+def test_the_reasoning_strength_is_an_option_passed_to_the_template() -> None:
+    import dataclasses
+
+    low = MUSE.variant(dataclasses.replace(MUSE.options, reasoning_strength="low"))
+    messages = [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Hi"}]
+    reference = corpus_reference(
+        TEMPLATE, today=MUSE.options.today, variables={"reasoning_strength": "low"}
+    )
+    text = low.render(messages, [WEATHER], add_generation_prompt=True).text
+    assert "\n\nReasoning strength: low.\n\n" in text
+    assert text == reference.render(messages, [WEATHER], add_generation_prompt=True).text

@@ -941,8 +941,8 @@ def _muse(w: Writer) -> str:
         for _ in range(rng.randint(1, 3)):
             valid = rng.random() < 0.7
             recipient = "f" if valid or rng.random() < 0.5 else rng.choice(["g", ""])
-            invoke = _invoke_call(w, "\n", valid).replace("<", "<atem:").replace(
-                "<atem:/", "</atem:"
+            invoke = (
+                _invoke_call(w, "\n", valid).replace("<", "<atem:").replace("<atem:/", "</atem:")
             )
             calls.append(
                 f" to={recipient}<|message|><atem:function_calls>\n{invoke}</atem:function_calls>"
