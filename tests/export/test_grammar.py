@@ -864,10 +864,10 @@ BOUNDED = {
     },
 }
 UNENFORCED = ("'minimum'", "'maximum'", "'pattern'", "'uniqueItems'", "'contains'")
-TEXT_CLOSED_VALUES = ("deepseek_dsml", "minimax_m2")
+TEXT_CLOSED_VALUES = ("deepseek_dsml", "minimax_m2", "muse")
 """Formats whose tag calls close a text value with text (DeepSeek's ``</｜DSML｜parameter>``,
-MiniMax-M2's ``</parameter>``): the value is lazy text up to that close in Lark, so a
-string's pattern is noted as not enforced."""
+MiniMax-M2's ``</parameter>``, Muse Glimmer's ``</atem:parameter>``): the value is lazy text up
+to that close in Lark, so a string's pattern is noted as not enforced."""
 
 
 @pytest.mark.parametrize("syntax", SYNTAXES)

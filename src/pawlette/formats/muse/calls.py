@@ -132,7 +132,12 @@ class RecipientCallSet(XmlCallSet):
         pieces = super().items(turn, rules, number)
         name = turn.tools[number].name
         at = self._opening + 1  # after the open fence and the recipient's name
-        return [*pieces[:at], *turn.nodes(self.calls.recipient_close), Lit(name), *pieces[at:]]
+        head = pieces[:at]
+        if all(isinstance(piece, Lit) for piece in head):
+            # One lexeme: llguidance's lexer is greedy, and " to=" then "search" would be
+            # read as the start of " to=self" (the reasoning's open) until it fails.
+            head = [Lit("".join(piece.text for piece in head if isinstance(piece, Lit)))]
+        return [*head, *turn.nodes(self.calls.recipient_close), Lit(name), *pieces[at:]]
 
     def prefix(self, name: str | None) -> str:
         if name is None:
