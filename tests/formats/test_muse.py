@@ -301,3 +301,14 @@ def test_the_reasoning_strength_is_an_option_passed_to_the_template() -> None:
     text = low.render(messages, [WEATHER], add_generation_prompt=True).text
     assert "\n\nReasoning strength: low.\n\n" in text
     assert text == reference.render(messages, [WEATHER], add_generation_prompt=True).text
+
+
+def test_tags_without_the_templates_newlines_stay_content_with_a_warning() -> None:
+    # The peers' regular expressions take them; the template always writes the newlines.
+    text = (
+        ' to=f<|message|><atem:function_calls><atem:invoke name="f"><atem:parameter name="a">'
+        "1</atem:parameter></atem:invoke></atem:function_calls><|eot|>"
+    )
+    content, reasoning, calls, warnings = _reading(text)
+    assert (content, reasoning, calls) == (text[: -len("<|eot|>")], None, [])
+    assert warnings

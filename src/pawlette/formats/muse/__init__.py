@@ -83,8 +83,10 @@ before ``to=``.  ``to=`` inside an answer is text.  Where pawlette reads otherwi
 is typed by the tool's schema, so a string parameter keeps its text (``5`` stays ``"5"``;
 the peers read every value as JSON where it is JSON), and a value of a non-string parameter
 that is no JSON makes the call malformed; a call to a tool the request does not have, a
-call cut before its close, and a block holding several ``<atem:invoke>`` (the template
-writes one per message; the peers read each) stay content, with a warning.
+call cut before its close, a block holding several ``<atem:invoke>`` (the template
+writes one per message; the peers read each), and tags written without the newlines the
+template writes between them (the peers' regular expressions take them) stay content, with
+a warning.
 
 Remaining differences from the template:
 
