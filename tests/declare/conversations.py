@@ -36,7 +36,6 @@ from pawlette.formats.gemma4.concepts import GemmaReasoning, GemmaTools
 from pawlette.formats.gigachat.typescript import TypeScriptTools
 from pawlette.formats.harmony.turns import HarmonyTurns
 from pawlette.formats.kimi.concepts import LabelledCalls
-from pawlette.formats.muse.system import SystemTail
 from pawlette.formats.nemotron_v2.final_turn import FinalTurn
 from pawlette.formats.omni.blocks import BlockTurns
 from pawlette.formats.seed_oss.concepts import StubTools
@@ -421,13 +420,12 @@ def normalise(fmt: Format, request: dict[str, Any]) -> dict[str, Any]:
 def reads_tools_back(layout: Any) -> bool:
     """Whether parsing a render gives the request's tools back (harmony's TypeScript
     namespace, Gemma 4's declarations, Seed-OSS's function stubs and GigaChat's TypeScript
-    types are not the JSON schema they were written from; Muse Glimmer's tools block is
-    read as layout)."""
+    types are not the JSON schema they were written from)."""
     if not isinstance(layout, declare.Layout):
         return True
     return all(
         layout.concept(kind) is None
-        for kind in (HarmonyTurns, GemmaTools, StubTools, TypeScriptTools, SystemTail)
+        for kind in (HarmonyTurns, GemmaTools, StubTools, TypeScriptTools)
     )
 
 
