@@ -6,7 +6,7 @@ the ATEM block ``<atem:function_calls>\\n<atem:invoke name="NAME">\\n`` with one
 ``</atem:invoke>\\n</atem:function_calls>``; the next call follows
 ``<|eom|><|start|>assistant``.  The name is written twice, in the recipient and in the
 invoke tag: :class:`RecipientCalls` is :class:`~pawlette.declare.XmlCalls` with the
-recipient before the tag, and reading takes a call only where both name the same tool.
+recipient before the tag; reading names the call by the tag, as the peers do.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from pawlette.declare import XmlCalls
 from pawlette.declare.calls import Content
-from pawlette.declare.pieces import Fence, markers_in
+from pawlette.declare.pieces import Fence, markers_in, text_of
 from pawlette.declare.xml_calls import Tags, XmlCallReader, XmlCallSet
 from pawlette.emit.grammar_ast import Lit
 
@@ -123,8 +123,6 @@ class RecipientCallSet(XmlCallSet):
         super().__init__(calls, turn)
         self.with_content = False  # the template writes a turn's calls without its text
         layout = turn.layout
-        from pawlette.declare.pieces import text_of
-
         self.recipient_close = text_of(calls.recipient_close, layout.options, layout.name)
         self._opening = len(turn.nodes(calls.open))
 
