@@ -492,6 +492,7 @@ TURNS = {
     "rwkv": (TOOLS, declared_turns, choices_for),
     "hy3": (TOOLS, declared_turns, choices_for),
     "minicpm": (TOOLS, declared_turns, choices_for),
+    "muse": (TOOLS, declared_turns, choices_for),
     "omni": (OMNI_TOOLS, lambda name: omni_turns(), omni_choices),
     "chatglm3": (TOOLS, lambda name: chatglm3_turns(), python_call_choices),
     "breeze": (TOOLS, lambda name: breeze_turns(), python_call_choices),
@@ -870,10 +871,10 @@ BOUNDED = {
     },
 }
 UNENFORCED = ("'minimum'", "'maximum'", "'pattern'", "'uniqueItems'", "'contains'")
-TEXT_CLOSED_VALUES = ("deepseek_dsml", "minimax_m2")
+TEXT_CLOSED_VALUES = ("deepseek_dsml", "minimax_m2", "muse")
 """Formats whose tag calls close a text value with text (DeepSeek's ``</｜DSML｜parameter>``,
-MiniMax-M2's ``</parameter>``): the value is lazy text up to that close in Lark, so a
-string's pattern is noted as not enforced."""
+MiniMax-M2's ``</parameter>``, Muse Glimmer's ``</atem:parameter>``): the value is lazy text up
+to that close in Lark, so a string's pattern is noted as not enforced."""
 
 
 @pytest.mark.parametrize("syntax", SYNTAXES)

@@ -982,6 +982,36 @@ def _apertus(w: Writer) -> str:
     return "".join(out)
 
 
+def _muse(w: Writer) -> str:
+    """Muse Glimmer, after the prompt's ``<|start|>assistant``: maybe a reasoning message
+    (`` to=self<|message|>``) and its ``<|eom|><|start|>assistant``, then an answer
+    (`` to=user<|message|>``) or calls, each `` to=NAME<|message|>`` and an ATEM block
+    (some malformed, some cut off), ended by ``<|eot|>``."""
+    rng = w.rng
+    next_message = "<|eom|><|start|>assistant"
+    out = []
+    if rng.random() < 0.4:
+        out.append(" to=self<|message|>" + w.text(hostile=False))
+        out.append(rng.choice([next_message, next_message, ""]))
+    if rng.random() < 0.5:
+        out.append(" to=user<|message|>" + w.text())
+    else:
+        calls = []
+        for _ in range(rng.randint(1, 3)):
+            valid = rng.random() < 0.7
+            recipient = "f" if valid or rng.random() < 0.5 else rng.choice(["g", ""])
+            invoke = (
+                _invoke_call(w, "\n", valid).replace("<", "<atem:").replace("<atem:/", "</atem:")
+            )
+            calls.append(
+                f" to={recipient}<|message|><atem:function_calls>\n{invoke}</atem:function_calls>"
+            )
+        out.append(next_message.join(calls))
+    end = "<|eot|>"
+    out.append(rng.choice([end, end, "", f"{end}{w.word()}"]))
+    return "".join(out)
+
+
 def _rwkv(w: Writer) -> str:
     """RWKV World: the space after the ``Assistant:`` prompt (or none), text only (no
     calls), ended by a blank line, a blank line and the next turn, or cut off."""
@@ -1016,6 +1046,7 @@ def _hy3(w: Writer) -> str:
         out.append(rng.choice(["</tool_calls:opensource>", "</tool_calls:opensource>", ""]))
     end = "<｜hy_eos:opensource｜>"
     out.append(rng.choice([end, end, "", f"{end}{w.word()}", f"{end}<｜hy_User:opensource｜>"]))
+    return "".join(out)
 
 
 def _param_call(w: Writer, valid: bool) -> str:
@@ -1105,6 +1136,7 @@ GENERATORS: dict[str, Callable[[Writer], str]] = {
     "rwkv": _rwkv,
     "hy3": _hy3,
     "minicpm": _minicpm,
+    "muse": _muse,
 }
 
 

@@ -47,12 +47,13 @@ CHOICES: dict[str, Any] = {
 }
 
 
-CHAINING = {"deepseek", "deepseek_dsml", "cohere", "kimi:k3"}
+CHAINING = {"deepseek", "deepseek_dsml", "cohere", "kimi:k3", "muse"}
 """Formats whose random model, when parallel calls are allowed, writes call after call until
 the token budget on every seed: each call may be followed by another or by the end of the
 list, and the list's close begins with text the random model does not favour (Command R7B's
 a newline and ``]``, DeepSeek's ``<｜tool▁calls▁end｜>`` beside ``<｜tool▁call▁begin｜>``,
-Kimi K3's ``<|close|>tools<|sep|>`` beside ``<|open|>call``, a call of some 30 tokens).
+Kimi K3's ``<|close|>tools<|sep|>`` beside ``<|open|>call``, a call of some 30 tokens; Muse
+Glimmer's end of turn beside ``<|eom|><|start|>assistant`` and another call of some 40).
 Their forced cases ask with ``parallel_tool_calls`` false, where the grammar allows one call
 and then only the list's close; a parallel list's parse is checked in their format tests."""
 

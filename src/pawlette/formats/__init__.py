@@ -55,6 +55,7 @@ _MODULES: dict[str, str] = {
     "rwkv": "pawlette.formats.rwkv",
     "hy3": "pawlette.formats.hy3",
     "minicpm": "pawlette.formats.minicpm",
+    "muse": "pawlette.formats.muse",
 }
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
 _LOADED: dict[str, Format] = {}
