@@ -1,6 +1,7 @@
-"""A call section's opener (``<｜tool▁calls▁begin｜>``, ``<|tool_calls_section_begin|>``) is
-never dropped: a section whose first call is given back as content, or that holds no call,
-gives its opener back too, whole and streamed alike."""
+"""A call section's opener (``<｜tool▁calls▁begin｜>``, ``<|tool_calls_section_begin|>``) and
+close are never dropped: a section whose first call is given back as content, or that holds
+no call, gives its opener back too, and one whose last call is given back gives its close
+back with it, whole and streamed alike."""
 
 from __future__ import annotations
 
@@ -44,6 +45,42 @@ CASES = {
         "solar",
         '<|tool_calls|><|tool_call:begin|>a1<|tool_call:name|>f<|tool_call:args|>{"a": <|calls|>',
         '<|tool_calls|><|tool_call:begin|>a1<|tool_call:name|>f<|tool_call:args|>{"a": ',
+        0,
+    ),
+    "only call malformed, then the close": (
+        "deepseek",
+        "<｜tool▁calls▁begin｜>"
+        + DEEPSEEK_CALL
+        + '{"a": <｜tool▁call▁end｜><｜tool▁calls▁end｜><｜end▁of▁sentence｜>',
+        "<｜tool▁calls▁begin｜>" + DEEPSEEK_CALL + '{"a": <｜tool▁call▁end｜><｜tool▁calls▁end｜>',
+        0,
+    ),
+    "last call malformed, then the close": (
+        "deepseek",
+        "<｜tool▁calls▁begin｜>"
+        + DEEPSEEK_CALL
+        + '{"a": 1}<｜tool▁call▁end｜>'
+        + DEEPSEEK_CALL
+        + '{"a": <｜tool▁call▁end｜><｜tool▁calls▁end｜><｜end▁of▁sentence｜>',
+        DEEPSEEK_CALL + '{"a": <｜tool▁call▁end｜><｜tool▁calls▁end｜>',
+        1,
+    ),
+    "first call malformed, the last read: the close is layout": (
+        "deepseek",
+        "<｜tool▁calls▁begin｜>"
+        + DEEPSEEK_CALL
+        + '{"a": <｜tool▁call▁end｜>'
+        + DEEPSEEK_CALL
+        + '{"a": 1}<｜tool▁call▁end｜><｜tool▁calls▁end｜><｜end▁of▁sentence｜>',
+        "<｜tool▁calls▁begin｜>" + DEEPSEEK_CALL + '{"a": <｜tool▁call▁end｜>',
+        1,
+    ),
+    "kimi, only call malformed, then the close": (
+        "kimi",
+        "<|tool_calls_section_begin|><|tool_call_begin|>functions.f:0"
+        '<|tool_call_argument_begin|>{"a": <|tool_call_end|><|tool_calls_section_end|><|im_end|>',
+        "<|tool_calls_section_begin|><|tool_call_begin|>functions.f:0"
+        '<|tool_call_argument_begin|>{"a": <|tool_call_end|><|tool_calls_section_end|>',
         0,
     ),
     "kimi, no call": (

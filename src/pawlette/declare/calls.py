@@ -24,7 +24,7 @@ from ..errors import RequestError
 from ..types import ToolCall
 from .concept import Concept
 from .pieces import Fence
-from .readers import BetweenCallsReader, SectionReader
+from .readers import AfterSectionReader, BetweenCallsReader, SectionReader
 
 if TYPE_CHECKING:
     from .jinja import Template
@@ -231,7 +231,7 @@ class SectionedCallConcept(CallConcept):
         for spelling in table.spellings(self.loose, self.separator, self.open):
             table.on(last, spelling, first)
         if self.section_close:
-            table.state("assistant.after_calls", BetweenCallsReader, "assistant", ends=True)
+            table.state("assistant.after_calls", AfterSectionReader, "assistant", ends=True)
             for spelling in table.spellings(self.loose, self.section_close):
                 table.on(last, spelling, "assistant.after_calls")
 

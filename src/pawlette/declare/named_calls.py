@@ -273,6 +273,7 @@ def malformed_call(parser: Parser, parts: CallParts, problem: str, expected: str
         if parts.generated:
             parts.spare_id = parts.call_id
     parser.emit(TextDelta(raw))
+    parser.context(OpenSection).given_back = True  # its section's close goes with it
     parts.raw = []
     parts.index = None
 

@@ -261,14 +261,47 @@ class BetweenCallsReader(ScaffoldReader):
 
 @dataclass
 class OpenSection:
-    """The opener of a call section whose first call is not read yet (a parser context)."""
+    """A call section being read (a parser context): its opener while its first call is not
+    read yet, and whether its last call so far was given back as content."""
 
     text: str = ""
+    given_back: bool = False
+    """The last call was not read and its text is content: the section's close, if it comes
+    next, is content too (as the opener is when the first call is not read)."""
 
     def take(self) -> str:
-        """The opener, once: the first call's text begins with it if the call is not read."""
+        """At each call's start: the opener, once (the first call's text begins with it if
+        the call is not read)."""
         text, self.text = self.text, ""
+        self.given_back = False
         return text
+
+
+def give_back_call(
+    parser: Parser, offset: int, problem: str | None, expected: str, raw: str
+) -> None:
+    """The call whose text is ``raw`` is no call: a warning, and ``raw`` as content."""
+    parser.malformed(offset, f"call {raw[:60]!r}: {problem}", expected, raw)
+    parser.emit(TextDelta(raw))
+    parser.context(OpenSection).given_back = True
+
+
+class AfterSectionReader(BetweenCallsReader):
+    """After a call section's close: only whitespace, up to the end of the turn.
+
+    The close is content when the call before it was (:class:`OpenSection`): the section's
+    text given back is then whole, never missing its last marker.
+    """
+
+    __slots__ = ()
+    whole_kind = "scaffold"  # a plain completion's calls are all read: the close is layout
+
+    def __init__(self, parser: Parser) -> None:
+        super().__init__(parser)
+        section = parser.context(OpenSection)
+        if section.given_back:
+            section.given_back = False
+            parser.emit(TextDelta(parser.entered_by or ""))
 
 
 class SectionReader(BetweenCallsReader):

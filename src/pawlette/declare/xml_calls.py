@@ -41,11 +41,11 @@ from ..engine.call_arguments import arguments_problem
 from ..engine.machine import Parser
 from ..engine.readers import WholeTextReader
 from ..errors import FormatError, RequestError
-from ..types import TextDelta, Tool, ToolCall, ToolCallDelta, ToolCallEnd, ToolCallStart
+from ..types import Tool, ToolCall, ToolCallDelta, ToolCallEnd, ToolCallStart
 from .calls import SectionedCallConcept
 from .grammar import SectionedCalls, text_before
 from .pieces import Fence, markers_in, text_of
-from .readers import OpenSection, schema_tools
+from .readers import OpenSection, give_back_call, schema_tools
 
 if TYPE_CHECKING:
     from .grammar import Turn
@@ -413,10 +413,7 @@ class XmlCallReader(WholeTextReader):
         if problem is not None or name is None or arguments is None:
             raw = opening + text + (closing or "")
             where = self._offset if self._chunks else offset
-            parser.malformed(
-                where, f"call {raw[:60]!r}: {problem}", "a name, its parameters, the close", raw
-            )
-            parser.emit(TextDelta(raw))
+            give_back_call(parser, where, problem, "a name, its parameters, the close", raw)
             return
         index = parser.next_call_index()
         parser.emit(ToolCallStart(index, parser.new_call_id(), name))

@@ -33,6 +33,7 @@ from pawlette.declare.readers import (
     OpenSection,
     ResultReader,
     SectionReader,
+    give_back_call,
     schema_tools,
 )
 from pawlette.declare.results import ResultNameReader
@@ -53,7 +54,7 @@ from pawlette.emit.turn_rules import json_value
 from pawlette.engine.call_arguments import arguments_problem
 from pawlette.engine.readers import WholeTextReader
 from pawlette.errors import FormatError, RequestError
-from pawlette.types import MetadataItem, TextDelta, Tool, ToolCallDelta, ToolCallEnd, ToolCallStart
+from pawlette.types import MetadataItem, Tool, ToolCallDelta, ToolCallEnd, ToolCallStart
 
 if TYPE_CHECKING:
     from pawlette.declare.grammar import Turn
@@ -612,10 +613,7 @@ class TaggedCallReader(WholeTextReader):
         if problem is not None or name is None or arguments is None:
             raw = opening_text + text + (marker if closed and marker else "")
             where = self._offset if self._chunks else offset
-            parser.malformed(
-                where, f"call {raw[:60]!r}: {problem}", "a tool, its arguments, the close", raw
-            )
-            parser.emit(TextDelta(raw))
+            give_back_call(parser, where, problem, "a tool, its arguments, the close", raw)
             return
         index = parser.next_call_index()
         parser.emit(ToolCallStart(index, parser.new_call_id(), name))
