@@ -165,6 +165,11 @@ def test_demo_runs_offline_and_shows_every_format() -> None:
     assert "finish_reason=tool_calls" in result.stdout
     assert "DIFFERENT" not in result.stdout
     assert "\x1b[" not in result.stdout  # no colour when not a terminal
+    # A format that renders the conversation but drops parts of it says which (Phi-3.5
+    # writes no tools, calls or results).
+    phi3 = result.stdout.split("\nphi3: ", 1)[1].split("\n\n", 1)[0]
+    assert "(rendered with losses: " in phi3
+    assert "tools: not written" in phi3 and "tool_calls: not written" in phi3
 
 
 def test_export_jinja_prints_a_template() -> None:

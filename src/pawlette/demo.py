@@ -147,6 +147,11 @@ def run(out: TextIO, *, colour: bool) -> int:
         request, dropped = _renderable(fmt)
         note = f" (cannot express {', '.join(dropped)}: left out)" if dropped else ""
         out.write(style.heading(f"{name}: {fmt.summary}") + style.dim(note) + "\n")
+        losses = fmt.render(request).losses
+        if losses:
+            # What the format renders but does not write (its declared losses): without this
+            # line a call or a tool result the format drops would vanish unremarked.
+            out.write(style.dim(f"(rendered with losses: {'; '.join(losses)})") + "\n")
         _show_rendering(fmt, request, style, out)
         out.write("\n")
 
