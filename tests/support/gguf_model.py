@@ -227,7 +227,7 @@ def raw_string_closes(fmt: Format) -> list[str]:
     spells them): its quote and what the call goes on with, which a model writing quotes and
     closing punctuation as separate tokens would seldom put together."""
     from pawlette import declare
-    from pawlette.formats.breeze.python_calls import PythonCalls
+    from pawlette.declare import PythonCalls
 
     layout = declare.layout_of(fmt)
     calls = layout.concept(PythonCalls) if layout is not None else None

@@ -29,6 +29,7 @@ from ..format import Format
 from .call_list import JsonCallList
 from .call_turn_end import CallTurnEnd
 from .checks import Alternation
+from .close_optional_calls import CloseOptionalCalls
 from .concept import Concept
 from .content import Ignored, Trimmed
 from .first_system import FirstSystemText
@@ -39,6 +40,7 @@ from .named_calls import NamedCalls
 from .pieces import Fence, Lit, Marker, Option, fence, text_of
 from .prompt_always import PromptAlways
 from .prompt_rest import PromptRest
+from .python_calls import PythonCalls
 from .reasoning import Reasoning
 from .results import Results
 from .system import SystemPrompt
@@ -50,6 +52,7 @@ from .xml_calls import XmlCalls
 __all__ = [
     "Alternation",
     "CallTurnEnd",
+    "CloseOptionalCalls",
     "Concept",
     "Fence",
     "FirstSystemText",
@@ -64,6 +67,7 @@ __all__ = [
     "Option",
     "PromptAlways",
     "PromptRest",
+    "PythonCalls",
     "Reasoning",
     "Results",
     "SystemPrompt",
