@@ -15,7 +15,6 @@ from tokenizers import Tokenizer
 import pawlette
 from pawlette.types import Rendering
 
-from ..helpers import stop_markers
 from ..support.gguf_model import fences
 from ..support.small_bpe import small_tokenizer
 
@@ -119,7 +118,7 @@ def accepts(name: str, lark: str, ids: list[int]) -> bool:
     end-of-generation token through a grammar), so it must be complete right there; a stop
     marker anywhere else is a token the grammar must refuse."""
     stops = {
-        tokenizer(name).token_to_id(marker) for marker in stop_markers(pawlette.get_format(name))
+        tokenizer(name).token_to_id(marker) for marker in pawlette.get_format(name).stop_markers
     }
     if ids and ids[-1] in stops:
         ids = ids[:-1]
