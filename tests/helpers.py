@@ -23,18 +23,6 @@ WITHOUT_CALLS = frozenset({"gemma", "phi3", "smollm3", "rwkv"})
 loss), and a forced ``tool_choice`` is refused naming ``tool_choice``."""
 
 
-def stop_markers(fmt: Format) -> set[str]:
-    """The markers that end the format's stops: a stop that is a marker, or the marker a stop
-    of text and a marker ends with (Poolside Laguna XS's ``\n</assistant>``): an engine's
-    generation stops at that token."""
-    markers = fmt.special_markers
-    return {
-        max((marker for marker in markers if stop.endswith(marker)), key=len)
-        for stop in fmt.stop
-        if any(stop.endswith(marker) for marker in markers)
-    }
-
-
 def stop_texts(fmt: Format) -> set[str]:
     """The format's stops of text only, which no marker ends (RWKV World's blank line, its
     model's end-of-turn token): an engine's generation stops at that text."""

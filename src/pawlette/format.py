@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -115,6 +115,20 @@ class Format:
     def __hash__(self) -> int:
         # The parse table holds dicts (unhashable): hash what equality compares that is.
         return hash((self.name, self.summary, self.stop, self.special_markers))
+
+    @property
+    def stop_markers(self) -> tuple[str, ...]:
+        """The markers an engine's generation ends on: one for each stop that ends with a
+        marker, in the order of :attr:`stop` (the first is the turn's own end), each once.
+        See :func:`stop_markers_of`.
+
+        >>> import pawlette
+        >>> pawlette.get_format("nemotron_v2").stop
+        ('\\n<SPECIAL_12>', '<SPECIAL_12>')
+        >>> pawlette.get_format("nemotron_v2").stop_markers
+        ('<SPECIAL_12>',)
+        """
+        return stop_markers_of(self.stop, self.special_markers)
 
     @staticmethod
     def escaping(markers: Sequence[str]) -> re.Pattern[str]:
@@ -301,6 +315,24 @@ class Format:
             core_messages=messages,
             core_tools=tools,
         )
+
+
+def stop_markers_of(stop: Sequence[str], markers: Collection[str]) -> tuple[str, ...]:
+    """The marker each stop ends the turn with, in the stops' order, each once: a stop that is
+    one marker is that marker; a stop spelled with text or tags before its marker (Nemotron
+    Nano 2's ``"\\n<SPECIAL_12>"``, Kimi K3's ``<|close|>message<|sep|><|end_of_msg|>``) ends
+    with the longest marker it ends with, the token an engine's generation stops on (the
+    text before it is the turn's).  A stop with no marker at its end ends on no token (an
+    engine finds it as text) and gives none."""
+    found: dict[str, None] = {}
+    for text in stop:
+        if text in markers:
+            found[text] = None
+            continue
+        ends = [marker for marker in markers if text.endswith(marker)]
+        if ends:
+            found[max(ends, key=len)] = None
+    return tuple(found)
 
 
 def numbered_call_ids() -> Callable[[], str]:

@@ -27,11 +27,11 @@ from hypothesis import strategies as st
 from pawlette import declare
 from pawlette.blocks.results import result_text
 from pawlette.codecs.python_literals import raw_string_end
+from pawlette.declare import PythonCalls
 from pawlette.format import Format
 from pawlette.formats.apertus.turns import CLOSE, BracketedResults
 from pawlette.formats.apertus.typescript import DeveloperBlock
 from pawlette.formats.apriel.calls import IdsBeforeLast
-from pawlette.formats.breeze.python_calls import PythonCalls
 from pawlette.formats.breeze.python_results import PythonResults, written_value
 from pawlette.formats.chatglm3.calls import FencedCalls
 from pawlette.formats.chatglm3.tools import ToolsListing

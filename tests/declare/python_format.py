@@ -15,12 +15,12 @@ from pawlette.declare import (
     Frame,
     Layout,
     Marker,
+    PythonCalls,
     Results,
     SystemPrompt,
     ToolsBlock,
     fence,
 )
-from pawlette.formats.breeze.python_calls import PythonCalls
 
 from . import registering
 

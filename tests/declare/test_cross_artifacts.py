@@ -31,12 +31,12 @@ from hypothesis import strategies as st
 
 import pawlette
 from pawlette import declare
+from pawlette.declare import PythonCalls
 from pawlette.errors import UnsupportedFeature
 from pawlette.export import export_grammar as export_grammar_of
 from pawlette.export import export_jinja
 from pawlette.export.jinja import template_inputs
 from pawlette.format import Format
-from pawlette.formats.breeze.python_calls import PythonCalls
 from pawlette.formats.chatglm3.calls import FencedCalls
 from pawlette.formats.omni.blocks import BlockTurns
 from pawlette.tokenization.ids import IdParser

@@ -15,7 +15,7 @@ from tokenizers import Tokenizer
 import pawlette
 from pawlette.types import Rendering
 
-from ..helpers import stop_markers, stop_texts, without_stop
+from ..helpers import stop_texts, without_stop
 from ..support.gguf_model import fences
 from ..support.small_bpe import small_tokenizer
 
@@ -119,7 +119,7 @@ def accepts(name: str, lark: str, ids: list[int]) -> bool:
     engine accepts no end-of-generation token through a grammar), so it must be complete
     right there; a stop marker anywhere else is a token the grammar must refuse."""
     stops = {
-        tokenizer(name).token_to_id(marker) for marker in stop_markers(pawlette.get_format(name))
+        tokenizer(name).token_to_id(marker) for marker in pawlette.get_format(name).stop_markers
     }
     texts = stop_texts(pawlette.get_format(name))
     tails = [tokenizer(name).encode(text, add_special_tokens=False).ids for text in texts]

@@ -128,10 +128,7 @@ def accepts(name: str, grammar: str, syntax: str, text: str) -> bool:
     marker a stop of text and a marker ends with: the text before it is the grammar's)."""
     assert syntax == "gbnf"
     CASES[name] += 1
-    fmt = pawlette.get_format(name)
-    for stop in fmt.stop:
-        ends = [marker for marker in fmt.special_markers if stop.endswith(marker)]
-        end = max(ends, key=len) if ends else stop
+    for end in pawlette.get_format(name).stop_markers:
         if text.endswith(end):
             text = text[: -len(end)]
             break

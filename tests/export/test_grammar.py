@@ -43,7 +43,7 @@ from pawlette.format import Format
 from tests.helpers import WITHOUT_CALLS
 
 from ..declare.conversations import raw_strings
-from ..helpers import stop_markers, stop_texts, without_stop
+from ..helpers import stop_texts, without_stop
 from ..support.small_bpe import small_tokenizer
 from . import gbnf
 from .test_json_schema import SCHEMAS
@@ -199,7 +199,7 @@ def matcher_grammar(text: str, syntax: str, name: str) -> str:
 
 def stop_ids(name: str) -> set[int]:
     return {
-        tokenizer(name).token_to_id(marker) for marker in stop_markers(pawlette.get_format(name))
+        tokenizer(name).token_to_id(marker) for marker in pawlette.get_format(name).stop_markers
     }
 
 

@@ -152,16 +152,8 @@ def test_model_ends_only_on_the_format_stops(stack: Stack) -> None:
         if token["content"] in END_OF_GENERATION_NAMES
         and token["content"] not in fmt.special_markers
     }
-    # The stop markers (a stop may also be spelled with the text the format writes before
-    # its marker: Nemotron Nano 2's "\n<SPECIAL_12>", Laguna XS's "\n</assistant>"; the
-    # engine ends on the marker the stop ends with).
-    ids = stack.model.marker_ids
-    stops = {}
-    for stop in fmt.stop:
-        ends = [marker for marker in ids if stop.endswith(marker)]
-        if ends:
-            marker = max(ends, key=len)
-            stops[marker] = ids[marker]
+    # The markers the stops end on (Nemotron Nano 2's "\n<SPECIAL_12>" on <SPECIAL_12>).
+    stops = {marker: stack.model.marker_ids[marker] for marker in fmt.stop_markers}
     assert stops, fmt.stop
     ended = {}
     for text, token_id in {**stops, **foreign}.items():

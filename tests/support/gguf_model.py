@@ -31,7 +31,7 @@ import hashlib
 import itertools
 import json
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -227,22 +227,11 @@ def raw_string_closes(fmt: Format) -> list[str]:
     spells them): its quote and what the call goes on with, which a model writing quotes and
     closing punctuation as separate tokens would seldom put together."""
     from pawlette import declare
-    from pawlette.formats.breeze.python_calls import PythonCalls
+    from pawlette.declare import PythonCalls
 
     layout = declare.layout_of(fmt)
     calls = layout.concept(PythonCalls) if layout is not None else None
     return ["')", "')]", "',"] if calls is not None and calls.spelling == "template" else []
-
-
-def _stop_markers(stops: Sequence[str], marker_ids: Mapping[str, int]) -> list[str]:
-    """The markers that end the format's turn: its stops that are one marker each, else
-    (a stop that is a run of tags, Kimi K3's ``<|close|>message<|sep|><|end_of_msg|>``) the
-    marker each stop ends with."""
-    whole = [stop for stop in stops if stop in marker_ids]
-    if whole:
-        return whole
-    ending = {marker for stop in stops for marker in marker_ids if stop.endswith(marker)}
-    return sorted(ending)
 
 
 def _write(path: Path, format_name: str, tokenizer_json: str) -> dict[str, int]:
@@ -280,7 +269,7 @@ def _write(path: Path, format_name: str, tokenizer_json: str) -> dict[str, int]:
     for text in (*QUOTES, *raw_string_closes(fmt)):
         for token_id in tokenizer.encode(text, add_special_tokens=False).ids:
             favoured[token_id] = _QUOTE_ADVANTAGE
-    stop_markers = _stop_markers(fmt.stop, marker_ids)
+    stop_markers = fmt.stop_markers
     for marker, token_id in marker_ids.items():
         favoured[token_id] = _STOP_ADVANTAGE if marker in stop_markers else _MARKER_ADVANTAGE
     links = []

@@ -30,6 +30,7 @@ from .after_stop import AfterStop
 from .call_list import JsonCallList
 from .call_turn_end import CallTurnEnd
 from .checks import Alternation
+from .close_optional_calls import CloseOptionalCalls
 from .concept import Concept
 from .content import Ignored, Trimmed
 from .first_system import FirstSystemText
@@ -40,6 +41,7 @@ from .named_calls import NamedCalls
 from .pieces import Fence, Lit, Marker, Option, fence, text_of
 from .prompt_always import PromptAlways
 from .prompt_rest import PromptRest
+from .python_calls import PythonCalls
 from .reasoning import Reasoning
 from .results import Results
 from .system import SystemPrompt
@@ -52,6 +54,7 @@ __all__ = [
     "AfterStop",
     "Alternation",
     "CallTurnEnd",
+    "CloseOptionalCalls",
     "Concept",
     "Fence",
     "FirstSystemText",
@@ -66,6 +69,7 @@ __all__ = [
     "Option",
     "PromptAlways",
     "PromptRest",
+    "PythonCalls",
     "Reasoning",
     "Results",
     "SystemPrompt",

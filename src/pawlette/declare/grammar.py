@@ -24,6 +24,7 @@ from ..emit.grammar_ast import Lit, Marker, Node, Repeat, Rules, Terminal, alt, 
 from ..emit.text_language import TextLanguage, lark_without_markers, text_terminal
 from ..engine.lexer import escape_text
 from ..errors import UnsupportedFeature
+from ..format import stop_markers_of
 from ..types import Tool
 from . import pieces as pieces_module
 from .concept import overrides
@@ -210,15 +211,9 @@ class Turn:
         """Each end fence's nodes up to the format's stop marker (none for an end of text
         only that is a stop)."""
         frame = self.layout.frames["assistant"]
-        # A stop marker, or the marker that ends a stop made of several pieces (Kimi K3's
-        # <|close|>message<|sep|><|end_of_msg|>): the engine ends the grammar with that token.
-        markers = set(markers_of(self.layout))
-        stops = {
-            marker
-            for stop in self.stop
-            for marker in ((stop,) if stop in markers else markers)
-            if stop.endswith(marker)
-        }
+        # The engine ends the grammar with the token a stop ends on (Kimi K3's stop
+        # <|close|>message<|sep|><|end_of_msg|> ends on <|end_of_msg|>).
+        stops = set(stop_markers_of(self.stop, markers_of(self.layout)))
         ends: list[list[Node]] = []
         for pieces in (frame.end, *frame.also_end):
             items = nodes(self.layout, pieces)

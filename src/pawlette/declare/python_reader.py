@@ -2,7 +2,7 @@
 parse states: :class:`CallStream`, one decoder inside a reader.  The calls it starts are
 numbered within the parser's message, its events go to the parser as they come (results are
 paired with calls by position in the fold: :func:`pawlette.engine.fold.pair_results`).  Breeze's
-call lists (:class:`pawlette.formats.breeze.python_calls.PythonCallListReader`) and ChatGLM3's
+call lists (:class:`pawlette.declare.python_calls.PythonCallListReader`) and ChatGLM3's
 calls read through it.
 """
 

@@ -170,20 +170,16 @@ class PreparedTokenizer:
 
 
 def _end_token(fmt: Format) -> str | None:
-    """The tokenizer's end-of-sequence token: the format's first stop that is one of its
-    markers, else the marker its first stop ends with (Poolside Laguna XS's
-    ``\\n</assistant>``), else that stop.  A stop spelled with text before its marker (Nemotron
-    Nano 2's ``"\\n<SPECIAL_12>"``) is no token of the vocabulary: transformers would add it as a
-    token of its own and encode the template's text with it, ids the model never saw; an
-    end-of-sequence is one token, and the text before it is the turn's."""
-    for stop in fmt.stop:
-        if stop in fmt.special_markers:
-            return stop
-    if not fmt.stop:
-        return None
-    stop = fmt.stop[0]
-    ends = [marker for marker in fmt.special_markers if stop.endswith(marker)]
-    return max(ends, key=len) if ends else stop
+    """The tokenizer's end-of-sequence token: the marker the turn ends on, the first of
+    :attr:`~pawlette.Format.stop_markers` (Poolside Laguna XS's ``\\n</assistant>`` ends on
+    ``</assistant>``).  A stop spelled with text before its marker (Nemotron Nano 2's
+    ``"\\n<SPECIAL_12>"``) is no token of the vocabulary: transformers would add it as a token
+    of its own and encode the template's text with it, ids the model never saw; an
+    end-of-sequence is one token, and the text before it is the turn's.  A format whose stops
+    end with no marker has no such token: its first stop is named, as the only end there is."""
+    if fmt.stop_markers:
+        return fmt.stop_markers[0]
+    return fmt.stop[0] if fmt.stop else None
 
 
 def write_tokenizer_directory(

@@ -19,9 +19,9 @@ from pawlette.codecs.python_calls import python_literal_or_none
 from pawlette.codecs.python_literals import python_literal
 from pawlette.declare import ToolsBlock
 from pawlette.declare.pieces import Fence
+from pawlette.declare.python_calls import literal_macros
 from pawlette.declare.readers import DeclaredTools
 from pawlette.engine.readers import WholeTextReader
-from pawlette.formats.breeze.python_calls import literal_macros
 from pawlette.types import TextDelta, Tool, ToolsDeclared
 
 if TYPE_CHECKING:

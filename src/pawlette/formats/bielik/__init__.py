@@ -90,6 +90,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from pawlette.declare import (
+    CloseOptionalCalls,
     Frame,
     Ignored,
     Layout,
@@ -100,7 +101,6 @@ from pawlette.declare import (
     fence,
 )
 
-from ..hermes.calls import CloseOptionalCalls
 from .content import LeadTrimmed
 from .reasoning import GivenReasoning
 from .tools import LinedToolArray

@@ -33,7 +33,7 @@ image (read without it too).
   text: the date header after the tools, never read from a clock.  A system turn always, with
   the mode's text when there is no system message (read back as none).
 - **Tools** are the ``function`` objects as ``repr`` writes them (:mod:`.python_tools`), before
-  the system text.  **Calls** ``[f(a='x'),g()]`` (:class:`.python_calls.PythonCalls`), no
+  the system text.  **Calls** ``[f(a='x'),g()]`` (:class:`pawlette.declare.PythonCalls`), no
   ids (numbered when parsed, results paired by position).  **Decision tokens**
   (:mod:`.decision`): with tools, the last assistant turn starts with ``<|use_tool|>`` or
   ``<|answer|>``; a turn holds text or calls, and a decision or call marker after text is

@@ -23,10 +23,10 @@ from functools import partial
 from typing import TYPE_CHECKING
 
 from ...declare.pieces import Fence
+from ...declare.python_calls import PythonCalls, PythonCallSet, check_names
 from ...engine.machine import Parser
 from ...engine.readers import ContentReader
 from ...errors import FormatError
-from .python_calls import PythonCalls, PythonCallSet, check_names
 
 if TYPE_CHECKING:
     from ...declare.grammar import Turn
@@ -40,7 +40,7 @@ if TYPE_CHECKING:
 class DecisionCalls(PythonCalls):
     """Python calls with decision tokens (see the module docstring).
 
-    Fields, beyond :class:`~.python_calls.PythonCalls`': ``call`` and ``answer``, the
+    Fields, beyond :class:`~pawlette.declare.PythonCalls`': ``call`` and ``answer``, the
     decision tokens; ``undecided_end``: the end of a turn of calls written without a decision
     (empty: the frame's end); it must be one of the assistant frame's ends (``end`` or
     ``also_end``).

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, ClassVar
 
 from ...blocks.images import default_image_tokens
 from ...declare import Concept, Marker
+from ...declare.python_calls import literal_macros
 from ...emit.grammar_ast import Repeat, optional, seq
 from ...emit.jinja_text import jinja_string
 from ...emit.text_language import text_terminal
@@ -31,7 +32,6 @@ from ...engine.readers import ScaffoldReader
 from ...errors import UnsupportedFeature
 from ...types import BoxPart, ImagePart, TextPart
 from .media import Boxes, PlaceholderImages, PlaceholderRun
-from .python_calls import literal_macros
 
 if TYPE_CHECKING:
     from ...declare.grammar import Turn

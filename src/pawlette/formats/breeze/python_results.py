@@ -30,11 +30,11 @@ from ...blocks.results import result_text, results_in_call_order
 from ...codecs.python_calls import python_literal_or_none
 from ...codecs.python_literals import Quote, python_literal
 from ...declare import Concept
+from ...declare.python_calls import literal_macros
 from ...emit.jinja_text import jinja_string
 from ...engine.readers import WholeTextReader
 from ...errors import FormatError, UnsupportedFeature
 from ...types import TextDelta, TextPart
-from .python_calls import literal_macros
 
 if TYPE_CHECKING:
     from ...declare.jinja import Template
@@ -46,7 +46,7 @@ if TYPE_CHECKING:
 @dataclass(frozen=True)
 class PythonResults(Concept):
     """A run of tool results as one Python list in ``Layout.frames["tool"]`` (see the
-    module docstring).  ``quote``: as :class:`~.python_calls.PythonCalls`' (``repr``:
+    module docstring).  ``quote``: as :class:`~pawlette.declare.PythonCalls`' (``repr``:
     MRPromptV3's); ``between``: between two results."""
 
     quote: Quote = "repr"

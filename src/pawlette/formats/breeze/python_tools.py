@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 from ...codecs.python_calls import python_literal_or_none
 from ...codecs.python_literals import Quote, python_literal
 from ...declare import SystemPrompt, ToolsBlock
+from ...declare.python_calls import literal_macros
 from ...declare.table import begin
 from ...emit.jinja_text import jinja_string
 from ...engine.kept import Kept, marshal_key
@@ -27,7 +28,6 @@ from ...engine.machine import Parser, ReaderFactory
 from ...engine.readers import ScaffoldReader, WholeTextReader
 from ...errors import FormatError
 from ...types import TextDelta, Tool, ToolsDeclared
-from .python_calls import literal_macros
 
 if TYPE_CHECKING:
     from ...declare.jinja import Template
@@ -39,7 +39,7 @@ if TYPE_CHECKING:
 @dataclass(frozen=True)
 class PythonTools(ToolsBlock):
     """The tools as one Python list literal between ``open`` and ``close``, in the first
-    system turn (``place="system"``).  ``quote``: as :class:`~.python_calls.PythonCalls`'."""
+    system turn (``place="system"``).  ``quote``: as :class:`~pawlette.declare.PythonCalls`'."""
 
     quote: Quote = "repr"
 

@@ -95,6 +95,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from pawlette.declare import (
+    CloseOptionalCalls,
     Frame,
     Ignored,
     Layout,
@@ -105,7 +106,6 @@ from pawlette.declare import (
     fence,
 )
 
-from .calls import CloseOptionalCalls
 from .tools import HermesTools
 
 BEGIN = Marker("<|begin_of_text|>")

@@ -1,7 +1,7 @@
 """LFM2's calls: one Python list of calls between ``<|tool_call_start|>`` and
 ``<|tool_call_end|>``, ``[get_weather(city='Paris', days=3), now()]``.
 
-:class:`Lfm2Calls` is Breeze's :class:`~pawlette.formats.breeze.python_calls.PythonCalls`
+:class:`Lfm2Calls` is Breeze's :class:`~pawlette.declare.PythonCalls`
 (the same writer, reader, grammar and forced prefix) with two differences of LFM2's
 templates:
 
@@ -21,7 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from pawlette.formats.breeze.python_calls import PythonCalls
+from pawlette.declare import PythonCalls
 
 if TYPE_CHECKING:
     from pawlette.declare.jinja import Template

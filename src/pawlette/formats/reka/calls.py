@@ -7,9 +7,8 @@ import dataclasses
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from pawlette.declare import JsonCalls
+from pawlette.declare import CloseOptionalCalls, JsonCalls
 
-from ..hermes.calls import CloseOptionalCalls
 from .content import jinja_kept_text, kept_text
 
 if TYPE_CHECKING:

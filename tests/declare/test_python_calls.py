@@ -1,4 +1,4 @@
-"""The Python-calls concept (``pawlette.formats.breeze.python_calls.PythonCalls``) on its own.
+"""The Python-calls concept (``pawlette.declare.PythonCalls``) on its own.
 
 The generated cross-artifact checks run it inside declared layouts (``tests.declare``'s
 ``python_format`` and ``decision_format``); breeze's tests run it inside breeze.  Here: what
@@ -15,15 +15,14 @@ from hypothesis import strategies as st
 
 import pawlette
 from pawlette.codecs.python_literals import encode_calls
-from pawlette.declare import declare, fence
+from pawlette.declare import PythonCalls, declare, fence
 from pawlette.errors import UnsupportedFeature
 from pawlette.export import export_grammar_bundle
 from pawlette.formats.breeze.decision import DecisionCalls
-from pawlette.formats.breeze.python_calls import PythonCalls
 from pawlette.types import Message, ToolCall
 
-from ...declare import decision_format, python_format
-from ...declare.conversations import TOOLS
+from . import decision_format, python_format
+from .conversations import TOOLS
 
 CALLS = PythonCalls(open=fence("<calls>"), quote="repr")
 

@@ -1,15 +1,16 @@
-"""Hermes' calls as vLLM's hermes parser reads them: a call whose ``</tool_call>`` never
-comes is still a call when its object is whole at the end of the turn (an engine may cut the
-close as a stop string, or the model end its turn after the object)."""
+"""JSON calls whose close the end of the turn may replace, as vLLM's hermes parser reads
+Hermes' calls: a call whose close (``</tool_call>``) never comes is still a call when its
+object is whole at the end of the turn (an engine may cut the close as a stop string, or the
+model end its turn after the object).  Hermes, Bielik and Reka Edge read their calls so."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from pawlette.declare import JsonCalls
-from pawlette.declare.readers import ClosedByAny
-from pawlette.engine.machine import ReaderFactory
-from pawlette.engine.readers import CallEnvelope
+from ..engine.machine import ReaderFactory
+from ..engine.readers import CallEnvelope
+from .json_calls import JsonCalls
+from .readers import ClosedByAny
 
 
 @dataclass(frozen=True)

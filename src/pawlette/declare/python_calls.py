@@ -13,8 +13,7 @@ ever evaluated: the codec (:mod:`pawlette.codecs.python_calls`, written by
 parse state by :class:`PythonCallListReader` (through
 :class:`pawlette.declare.python_reader.CallStream`).
 
->>> from pawlette.declare import Marker, fence
->>> from pawlette.formats.breeze.python_calls import PythonCalls
+>>> from pawlette.declare import Marker, PythonCalls, fence
 >>> PythonCalls(open=fence(Marker("<calls>")), quote="repr").head("get_weather")
 '[get_weather('
 """
@@ -26,32 +25,32 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
 
-from ...codecs.python_calls import is_plain_identifier
-from ...codecs.python_literals import Quote, Spelling, encode_call, encode_calls
-from ...declare.concept import Concept
-from ...declare.grammar import text_before_calls
-from ...declare.pieces import Fence
-from ...declare.python_reader import CallStream
-from ...declare.readers import BetweenCallsReader
-from ...emit.grammar_ast import Lit, Node, Ref, Repeat, Rules, alt, optional, seq
-from ...emit.grammar_ast import Marker as MarkerNode
-from ...emit.jinja_text import IDENTIFIER_MACRO, PYTHON_LITERAL_MACROS, jinja_string
-from ...emit.python_schema import (
+from ..codecs.python_calls import is_plain_identifier
+from ..codecs.python_literals import Quote, Spelling, encode_call, encode_calls
+from ..emit.grammar_ast import Lit, Node, Ref, Repeat, Rules, alt, optional, seq
+from ..emit.grammar_ast import Marker as MarkerNode
+from ..emit.jinja_text import IDENTIFIER_MACRO, PYTHON_LITERAL_MACROS, jinja_string
+from ..emit.python_schema import (
     KEYWORD_EXPECTED,
     PythonValues,
     SchemaToPython,
     TemplateArguments,
 )
-from ...engine.machine import Parser, Reader
-from ...errors import FormatError, UnsupportedFeature
-from ...types import Message, TextDelta, Tool
+from ..engine.machine import Parser, Reader
+from ..errors import FormatError, UnsupportedFeature
+from ..types import Message, TextDelta, Tool
+from .concept import Concept
+from .grammar import text_before_calls
+from .pieces import Fence
+from .python_reader import CallStream
+from .readers import BetweenCallsReader
 
 if TYPE_CHECKING:
-    from ...declare.grammar import Turn
-    from ...declare.jinja import Template
-    from ...declare.layout import Layout
-    from ...declare.table import Table
-    from ...declare.write import Render
+    from .grammar import Turn
+    from .jinja import Template
+    from .layout import Layout
+    from .table import Table
+    from .write import Render
 
 
 @dataclass(frozen=True)
@@ -348,7 +347,7 @@ def keyword_arguments(
     """A tool's keyword arguments (``a='x', b=1``) under its schema, in ``values``' rules
     (``spelling="template"``: as LFM2.5's template writes them, see
     :class:`~pawlette.emit.python_schema.TemplateArguments`)."""
-    from ...emit.turn_rules import parameters
+    from ..emit.turn_rules import parameters
 
     prefix, where = f"args_{number}", f"tools[{number}].parameters"
     if spelling == "template":
