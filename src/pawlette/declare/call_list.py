@@ -220,7 +220,7 @@ class JsonCallList(CallConcept):
     # ------------------------------------------------------------------ the turn grammar
 
     def grammar(self, turn: Turn) -> None:
-        turn.calls = _CallListSet(self, turn)
+        turn.calls = CallListSet(self, turn)
 
 
 class CallListReader(WholeTextReader):
@@ -263,7 +263,7 @@ class CallListReader(WholeTextReader):
             return problem
         if not isinstance(value, list) or not value:
             return "not a non-empty JSON array"
-        twice = _key_written_twice(text)
+        twice = key_written_twice(text)
         if twice is not None:  # JSON keeps the last: the first would be lost unseen
             return f"the key {twice!r} written twice in an object"
         keys = self._keys
@@ -292,7 +292,7 @@ class CallListReader(WholeTextReader):
         return None
 
 
-def _key_written_twice(text: str) -> str | None:
+def key_written_twice(text: str) -> str | None:
     """A key some object of the (valid) JSON ``text`` holds twice, else None."""
     found: list[str] = []
 
@@ -308,7 +308,10 @@ def _key_written_twice(text: str) -> str | None:
     return found[0] if found else None
 
 
-class _CallListSet(CallItems):
+class CallListSet(CallItems):
+    """The grammar of a :class:`JsonCallList`'s calls (a :class:`CallItems`); public, since
+    a format whose list items are written otherwise (Apertus, Apriel) subclasses it."""
+
     def __init__(self, calls: JsonCallList, turn: Turn) -> None:
         self.calls = calls
         self.with_content = calls.content == "written"

@@ -16,7 +16,7 @@ from json.encoder import encode_basestring as string
 from typing import TYPE_CHECKING
 
 from pawlette.declare import JsonCallList
-from pawlette.declare.call_list import CallListReader, _CallListSet, _key_written_twice
+from pawlette.declare.call_list import CallListReader, CallListSet, key_written_twice
 from pawlette.emit.grammar_ast import Lit, Node
 from pawlette.engine.call_arguments import arguments_problem, load_json
 
@@ -76,7 +76,7 @@ class NameKeyedReader(CallListReader):
             return problem
         if not isinstance(value, list) or not value:
             return "not a non-empty JSON array"
-        twice = _key_written_twice(text)
+        twice = key_written_twice(text)
         if twice is not None:  # JSON keeps the last: the first would be lost unseen
             return f"the key {twice!r} written twice in an object"
         tools = {tool.name for tool in self._parser.tools}
@@ -98,7 +98,7 @@ class NameKeyedReader(CallListReader):
         return None
 
 
-class _NameKeyedSet(_CallListSet):
+class _NameKeyedSet(CallListSet):
     def items(self, turn: Turn, rules: Rules, number: int) -> list[Node]:
         from pawlette.emit.turn_rules import json_arguments
 

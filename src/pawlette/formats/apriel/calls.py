@@ -10,7 +10,7 @@ from functools import cached_property
 from typing import TYPE_CHECKING
 
 from pawlette.declare import JsonCallList
-from pawlette.declare.call_list import _CallListSet
+from pawlette.declare.call_list import CallListSet
 from pawlette.declare.pieces import text_of
 from pawlette.emit.grammar_ast import Node, Rules, Terminal, gbnf_string, seq
 from pawlette.emit.text_language import gbnf_text_rule
@@ -51,7 +51,7 @@ class IdsBeforeLast(JsonCallList):
         out.out("{%- endif -%}")
 
 
-class TextThenCalls(_CallListSet):
+class TextThenCalls(CallListSet):
     """The calls' grammar: text and the open fence (``\\n<tool_calls>``) are one lexeme
     (llguidance's lexer is greedy: text would take the fence's characters)."""
 
