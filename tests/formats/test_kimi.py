@@ -252,6 +252,24 @@ def test_a_label_naming_no_declared_tool_is_text() -> None:
     assert parsed.warnings
 
 
+def test_a_call_opener_where_a_name_is_read_gives_back_what_came_before() -> None:
+    """A second ``<|tool_call_begin|>`` before any arguments (bench.fuzz found it): the text
+    read as the first call's name is no call, and is content, not part of the next call's
+    name and id; the call is the label right before the arguments, as vLLM reads it."""
+    fmt = pawlette.get_format("kimi")
+    output = (
+        "<|tool_call_begin|> junk <|tool_call_begin|>functions.f:0"
+        '<|tool_call_argument_begin|>{"k": 1}<|tool_call_end|><|im_end|>'
+    )
+    parsed = fmt.parse(output)
+    assert parsed.message["content"] == "<|tool_call_begin|> junk "
+    [call] = parsed.message["tool_calls"]
+    assert (call["id"], call["function"]["name"]) == ("functions.f:0", "f")
+    assert len(parsed.warnings) == 1
+    whole = folded(fmt, feed_in_pieces(fmt, output, [len(output)], conversation=False))
+    assert folded(fmt, feed_in_pieces(fmt, output, [1], conversation=False)) == whole
+
+
 # ------------------------------------------------------------------ decisions
 
 

@@ -99,6 +99,11 @@ class LabelledCalls(NamedCalls):
             for state in texts:
                 for spelling in table.spellings(self.loose, self.open):
                     table.on(state, spelling, first)
+        # A call's opener where its name is read: what was read is no call (given back as
+        # content, with a warning) and a new call opens there, as vLLM reads Kimi's calls
+        # (the name is the label right before the arguments).
+        for spelling in table.spellings(self.loose, self.open):
+            table.on(first, spelling, first)
         if not self.close:
             return
         # A call without its close fence ends where the next one opens or the section closes.
