@@ -30,7 +30,7 @@ import pawlette
 from pawlette.export.grammar import export_grammar, export_grammar_bundle, grammar_formats
 from pawlette.format import Format
 
-from ..helpers import WITHOUT_CALLS
+from ..helpers import WITHOUT_CALLS, stop_texts
 from ..support.llama_cpp_build import TIMEOUT, Engine, build_driver
 from . import test_grammar
 
@@ -124,11 +124,13 @@ def reasoning_close_text(fmt: Format) -> str:
 
 
 def accepts(name: str, grammar: str, syntax: str, text: str) -> bool:
-    """As ``test_grammar.accepts``: a turn's own stop marker at its end is the engine's (the
-    marker a stop of text and a marker ends with: the text before it is the grammar's)."""
+    """As ``test_grammar.accepts``: a turn's own stop at its end is the engine's: its stop
+    marker (the marker a stop of text and a marker ends with: the text before it is the
+    grammar's), or a stop of text only (RWKV World's blank line)."""
     assert syntax == "gbnf"
     CASES[name] += 1
-    for end in pawlette.get_format(name).stop_markers:
+    fmt = pawlette.get_format(name)
+    for end in (*fmt.stop_markers, *sorted(stop_texts(fmt), key=len, reverse=True)):
         if text.endswith(end):
             text = text[: -len(end)]
             break
