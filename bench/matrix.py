@@ -100,20 +100,22 @@ def _option_variables(fmt: pawlette.Format) -> dict[str, Any]:
 
 
 @functools.cache
-def _prompt_tails() -> dict[str, tuple[str, str | None]]:
+def _prompt_tails() -> dict[str, tuple[str | None, str | None, str | None]]:
     """By template, what its generation prompt writes after the assistant's opener that its
-    past turns do not hold (Gemma 4's empty thought block), and what those turns write there
-    instead (DeepSeek V3.2's ``</think>``), as its family case declares them."""
+    past turns do not hold (Gemma 4's empty thought block), what those turns write there
+    instead (DeepSeek V3.2's ``</think>``), and the opener a turn is cut after where the
+    prompt render does not begin the turn's (Command R+'s prompt writes a fixed system turn
+    before it), as its family case declares them."""
     import importlib
     import pkgutil
 
     from tests.formats import families
 
-    tails: dict[str, tuple[str, str | None]] = {}
+    tails: dict[str, tuple[str | None, str | None, str | None]] = {}
     for module in pkgutil.iter_modules(families.__path__):
         for case in importlib.import_module(f"{families.__name__}.{module.name}").CASES:
-            if case.prompt_tail:
-                tails[case.template] = (case.prompt_tail, case.stand_in)
+            if case.prompt_tail or case.opener:
+                tails[case.template] = (case.prompt_tail, case.stand_in, case.opener)
     return tails
 
 
@@ -207,7 +209,7 @@ def measure(
         # template never writes, text it trims): documented losses are not failures.
         declared = functools.partial(normalise_completion, fmt, tools_known=True)
         readable = generate_conversations(len(conversations), seed=seed, avoid=fmt.special_markers)
-        tail, stand_in = _prompt_tails().get(template.name, (None, None))
+        tail, stand_in, opener = _prompt_tails().get(template.name, (None, None, None))
         turn_report = own_turns(
             fmt,
             reference,
@@ -216,6 +218,7 @@ def measure(
             within_losses=True,
             prompt_tail=tail,
             stand_in=stand_in,
+            opener=opener,
         )
         turns = _turns(turn_report)
     return Row(

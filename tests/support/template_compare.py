@@ -223,6 +223,9 @@ class Reference:
         variables = self.template_variables()
         if self.caller_variables is not None:
             variables = {**self.caller_variables(tools, self.today), **variables}
+        # A caller variable named ``tools`` is the tools as the template's callers pass them
+        # (Command R+'s: a list, empty without tools).
+        listed = variables.pop("tools", [dict(tool) for tool in tools] if tools else None)
         clock = _Clock(self.today)
         token = _CLOCK.set(clock)
         try:
@@ -234,7 +237,7 @@ class Reference:
                         text_arguments=self.text_arguments,
                     )
                 ],
-                tools=[dict(tool) for tool in tools] if tools else None,
+                tools=listed,
                 chat_template=self.template,
                 add_generation_prompt=add_generation_prompt,
                 **variables,

@@ -81,8 +81,19 @@ def _firefunction_variables(
     }
 
 
+def _command_r_plus_variables(
+    tools: Sequence[Mapping[str, Any]] | None, today: datetime.date
+) -> dict[str, Any]:
+    # The template iterates ``tools`` and fails on None: its callers, Cohere's tokenizer's
+    # apply_tool_use_template (the "tool_use" template is only for requests with tools),
+    # always pass a list; without tools an empty one.
+    del today
+    return {"tools": [dict(tool) for tool in tools or ()]}
+
+
 CALLER_VARIABLES: dict[str, CallerVariables] = {
     "fireworks-ai-llama-3-firefunction-v2": _firefunction_variables,
+    "CohereForAI-c4ai-command-r-plus-tool_use": _command_r_plus_variables,
 }
 """The templates that cannot render from ``messages`` and ``tools`` alone: the variables their
 callers pass (each with its source), by template name."""

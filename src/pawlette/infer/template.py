@@ -219,13 +219,17 @@ class TemplateRunner:
         variables: Mapping[str, Any] | None = None,
     ) -> Rendered:
         """The template's text for ``messages`` (OpenAI JSON), or its refusal."""
+        given = {**self.variables, **(variables or {})}
+        # A variable named ``tools`` is the tools as the template's callers pass them
+        # (Command R+'s pass a list, empty without tools: ``Layout.tools_variables``).
+        listed = given.pop("tools", [dict(tool) for tool in tools] if tools else None)
         try:
             text = self._compiled.render(
                 messages=hugging_face_messages(messages, empty_content=self.empty_content),
-                tools=[dict(tool) for tool in tools] if tools else None,
+                tools=listed,
                 documents=None,
                 add_generation_prompt=add_generation_prompt,
-                **{**self.variables, **(variables or {})},
+                **given,
             )
         except Exception as error:  # the template raised or failed: it cannot render this
             return Rendered(None, f"{type(error).__name__}: {error}")

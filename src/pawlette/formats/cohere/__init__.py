@@ -169,13 +169,17 @@ _SPECIAL = re.compile(r"(<\|[A-Z_]+\|>)")
 class CohereOptions:
     """``thinking``: the template's ``enable_thinking`` (Command A MoE's: ``reasoning``):
     the generation prompt leaves the reasoning block to the model instead of writing it
-    empty.  ``moe``: Command A MoE's template (:mod:`.moe`)."""
+    empty.  ``moe``: Command A MoE's template (:mod:`.moe`).  ``plus``: Command R+'s
+    tool-use template (:mod:`.plus`)."""
 
     thinking: bool = False
     moe: bool = False
+    plus: bool = False
 
 
 def _variables(options: CohereOptions) -> Mapping[str, Any]:
+    if options.plus:
+        return {}  # (the template reads no option)
     if options.moe:
         return {"reasoning": options.thinking}
     return {"enable_thinking": options.thinking}
@@ -184,10 +188,15 @@ def _variables(options: CohereOptions) -> Mapping[str, Any]:
 VARIANTS = {
     "thinking": CohereOptions(thinking=True),
     "cohere2moe": CohereOptions(thinking=True, moe=True),
+    "command-r-plus": CohereOptions(plus=True),
 }
 
 
 def layout(options: CohereOptions) -> Layout:
+    if options.plus:
+        from .plus import plus_layout
+
+        return plus_layout(options, VARIANTS, _variables)
     if options.moe:
         from .moe import moe_layout
 
