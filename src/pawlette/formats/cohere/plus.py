@@ -77,7 +77,7 @@ pass ``""``).  The first system message's text is written as given (the template
 trim it), later ones trimmed.
 """
 
-# ruff: noqa: E501  (the docstring shows the wire format)
+
 
 from __future__ import annotations
 
