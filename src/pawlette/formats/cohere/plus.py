@@ -284,4 +284,5 @@ def plus_layout(options: CohereOptions, variants: dict[str, Any], variables: Any
         # The template iterates ``tools``: its callers pass a list, empty without tools.
         tools_variables=lambda options, tools: {"tools": [dict(tool) for tool in tools]},
         template_untested=("tools",),
+        markers_in_text=True,  # the action list's fences are plain text, no special token
     )
