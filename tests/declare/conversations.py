@@ -35,6 +35,7 @@ from pawlette.formats.apriel.calls import IdsBeforeLast
 from pawlette.formats.breeze.python_results import PythonResults, written_value
 from pawlette.formats.chatglm3.calls import FencedCalls
 from pawlette.formats.chatglm3.tools import ToolsListing
+from pawlette.formats.cohere.stubs import PlusTools
 from pawlette.formats.gemma4.concepts import GemmaReasoning, GemmaTools
 from pawlette.formats.gigachat.typescript import TypeScriptTools
 from pawlette.formats.harmony.turns import HarmonyTurns
@@ -440,13 +441,20 @@ def normalise(fmt: Format, request: dict[str, Any]) -> dict[str, Any]:
 
 def reads_tools_back(layout: Any) -> bool:
     """Whether parsing a render gives the request's tools back (harmony's TypeScript
-    namespace, Gemma 4's declarations, Seed-OSS's function stubs and GigaChat's and Apertus'
-    TypeScript types are not the JSON schema they were written from)."""
+    namespace, Gemma 4's declarations, Seed-OSS's and Command R+'s function stubs and GigaChat's
+    and Apertus' TypeScript types are not the JSON schema they were written from)."""
     if not isinstance(layout, declare.Layout):
         return True
     return all(
         layout.concept(kind) is None
-        for kind in (HarmonyTurns, GemmaTools, StubTools, TypeScriptTools, DeveloperBlock)
+        for kind in (
+            HarmonyTurns,
+            GemmaTools,
+            StubTools,
+            TypeScriptTools,
+            DeveloperBlock,
+            PlusTools,
+        )
     )
 
 
