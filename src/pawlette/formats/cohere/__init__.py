@@ -78,8 +78,16 @@ form) are written as the object they hold (the template's ``tojson`` would quote
 callers such as transformers' pass objects); ``documents`` and ``enable_citations`` are not
 options of the format (the template's defaults, none, are what it writes); a tool message
 whose ``tool_call_id`` is that of a result after the first of an earlier group of results is
-written (the template skips it, taking it for one already written).  Command R+'s tool-use template (Python stubs, ``Action:`` blocks, refusals of
-conversations without tools) is not declared here.
+written (the template skips it, taking it for one already written).
+
+**Command R+** (``cohere:command-r-plus``, the ``CohereForAI-c4ai-command-r-plus-tool_use``
+template, declared in :mod:`.plus`): the same turn tokens, with its own first turn (a fixed
+safety and system preamble around the system text or its default, then the tools as Python
+function stubs, :mod:`.stubs`), trimmed turns, calls as ``Action:`` and a JSON block of
+``tool_name``/``parameters`` objects with no end-of-turn token after them, each result a
+``<results>`` system turn, and a fixed instruction turn before the generation prompt.  Its
+template fails without tools and on parameters without a description; its callers always
+pass a list of tools, and the format writes such parameters (the module says how).
 
 **Command A MoE** (``cohere:cohere2moe``, the ``Cohere2MoE`` template, declared in
 :mod:`.moe`): the same turn tokens, tools listing, calls and results, with its own first
