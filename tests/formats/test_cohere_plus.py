@@ -319,3 +319,23 @@ def test_the_mask_trains_the_turns_the_model_writes() -> None:
     assert learned.startswith("Checking both." + TEMPLATE_ACTION)
     assert learned.endswith("18°C and 21°C." + END)
     assert "Write 'Action:'" not in learned
+
+
+@pytest.mark.parametrize("syntax", ["gbnf", "lark"])
+def test_the_grammars_accept_the_turns_the_template_writes(syntax: str) -> None:
+    from pawlette.export import export_grammar
+
+    from ..export.test_grammar import accepts, completion_ids
+
+    calls = {**ROUND[2], "content": ""}
+    answer = {"role": "assistant", "content": "Run:\n```python\nprint(1)\n```\nDone."}
+    for message, choices in ((calls, ("auto", "required")), (answer, ("auto", "none"))):
+        ids = completion_ids(PLUS, {"messages": [ROUND[1], message], "tools": TOOLS}, 1)
+        for choice in choices:
+            grammar = export_grammar(PLUS, TOOLS, choice, True, syntax)  # type: ignore[arg-type]
+            assert accepts("cohere", grammar, syntax, ids), (choice, message)
+    # Text before the calls: GBNF takes it; llguidance's greedy lexer lets the text take
+    # the opener's first characters (the known gap of plain-text call openers).
+    ids = completion_ids(PLUS, {"messages": ROUND[1:3], "tools": TOOLS}, 1)
+    grammar = export_grammar(PLUS, TOOLS, "auto", True, syntax)  # type: ignore[arg-type]
+    assert accepts("cohere", grammar, syntax, ids) == (syntax == "gbnf")

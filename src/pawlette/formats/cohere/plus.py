@@ -98,13 +98,16 @@ from pawlette.declare import (
     Trimmed,
     fence,
 )
-from pawlette.declare.call_list import CallListReader
+from pawlette.declare.call_list import CallListReader, CallListSet
 from pawlette.declare.table import end
+from pawlette.emit.grammar_ast import Lit as GrammarLit
+from pawlette.emit.grammar_ast import Node, Rules
 
 from .stubs import PlusTools
 from .texts import PLUS_DEFAULT, PLUS_INSTRUCTION, PLUS_PREAMBLE, PLUS_TOOLS
 
 if TYPE_CHECKING:
+    from pawlette.declare.grammar import Turn
     from pawlette.declare.jinja import Template
     from pawlette.declare.table import Table
     from pawlette.declare.write import Render
@@ -114,18 +117,23 @@ if TYPE_CHECKING:
 DIRECTLY_ANSWER = "directly-answer"
 """The action the instruction turn asks for when no tool is needed."""
 ACTION_OPEN = "\nAction:\n```json\n"
-ACTION_CLOSE = "```\n"
+FENCE = "```"
 RESULTS_OPEN, RESULTS_CLOSE = "<results>\n", "</results>"
 ITEM_INDENT = "\n    "
 
 
 class PlusCallListReader(CallListReader):
-    """The action list, read as :class:`CallListReader` reads it, without the
-    ``directly-answer`` actions (unless the request declares a tool of that name)."""
+    """The action list up to the turn's end, read as :class:`CallListReader` reads it once
+    the block's closing fence is cut off, without the ``directly-answer`` actions (unless
+    the request declares a tool of that name).  (The fence is no marker: a code block in an
+    answer stays text the grammars allow.)"""
 
     __slots__ = ()
 
     def _read(self, text: str, calls: list[tuple[str, str | None, str]]) -> str | None:
+        text = text.rstrip()
+        if text.endswith(FENCE):  # the block's close, after the array or on a line of its own
+            text = text[: -len(FENCE)]
         declared = {tool.name for tool in self._parser.tools}
         if DIRECTLY_ANSWER in declared:
             return super()._read(text, calls)
@@ -161,7 +169,10 @@ class PlusCalls(JsonCallList):
     def rows(self, table: Table) -> None:
         super().rows(table)
         keys = {role: key for role, key in self.keys}
-        table.reader("call.list", lambda parser: PlusCallListReader(parser, keys, True))
+        table.reader("call.list", lambda parser: PlusCallListReader(parser, keys, False))
+
+    def grammar(self, turn: Turn) -> None:
+        turn.calls = PlusCallSet(self, turn)
 
     def jinja_closing(self, out: Template, role: str) -> None:
         if role != "assistant":
@@ -181,6 +192,31 @@ class PlusCalls(JsonCallList):
         out.literal(self.list_close)
         out.fence(self.close)
         out.out("{%- endif -%}")
+
+
+ITEM_HEAD = "{" + ITEM_INDENT + '    "tool_name": '
+ITEM_ARGUMENTS = "," + ITEM_INDENT + '    "parameters": '
+ITEM_CLOSE = ITEM_INDENT + "}"
+
+
+class PlusCallSet(CallListSet):
+    """The grammar of the action list: each item in the template's layout (its arguments
+    with JSON's bounded whitespace, which holds the template's indentation)."""
+
+    def items(self, turn: Turn, rules: Rules, number: int) -> list[Node]:
+        from pawlette.emit.turn_rules import json_arguments
+
+        tool = turn.tools[number]
+        return [
+            GrammarLit(ITEM_HEAD + json.dumps(tool.name, ensure_ascii=False) + ITEM_ARGUMENTS),
+            json_arguments(rules, number, tool),
+            GrammarLit(ITEM_CLOSE),
+        ]
+
+    def prefix(self, name: str | None) -> str:
+        if name is None:
+            return self.lead
+        return self.lead + ITEM_HEAD + json.dumps(name, ensure_ascii=False)
 
 
 @dataclass(frozen=True)
@@ -227,11 +263,11 @@ class Instruction(Concept):
 
     def rows(self, table: Table) -> None:
         table.on("outside", table.text(self.turn), "outside")
-        # After the action list's close the turn is over: what opens a turn (or the
-        # instruction) ends it first.
+        # The action list runs to the turn's end, which the template does not write: what
+        # opens a turn (or the instruction) ends it first.
         begin = table.text(table.layout.begin)
         for (state, marker), (target, actions) in list(table.steps.items()):
-            after = ("assistant.after_call", marker)
+            after = ("call.list", marker)
             if state == "outside" and marker != begin and after not in table.steps:
                 table.on(*after, target, end, *actions)
 
@@ -267,10 +303,9 @@ def plus_layout(options: CohereOptions, variants: dict[str, Any], variables: Any
             Ignored(("name", "reasoning")),
             PlusCalls(
                 open=fence(ACTION_OPEN),
-                close=fence(ACTION_CLOSE),
                 keys=(("name", "tool_name"), ("arguments", "parameters")),
                 list_open="[" + ITEM_INDENT,
-                list_close="\n]",
+                list_close="\n]" + FENCE + "\n",
                 item_separator="," + ITEM_INDENT,
             ),
             CallTurnEnd(end=()),
