@@ -171,9 +171,9 @@ def test_renders_as_the_template(prompt: bool, tools: Any) -> None:
         assert "available to you:\n\n" + END in rendering.text
     instruction_at = rendering.text.index("Write 'Action:'")
     assert rendering.text.endswith(OPENER) == prompt
-    assert rendering.text.rindex("<|START_OF_TURN_TOKEN|>", 0, instruction_at) > rendering.text.index(
-        "Later."
-    )
+    assert rendering.text.rindex(
+        "<|START_OF_TURN_TOKEN|>", 0, instruction_at
+    ) > rendering.text.index("Later.")
 
 
 def _described(request: dict[str, Any]) -> dict[str, Any]:
@@ -201,9 +201,7 @@ def _conversations(count: int) -> list[dict[str, Any]]:
 def test_renders_with_tools_as_the_template_on_generated_conversations() -> None:
     conversations = _conversations(24)
     assert sum(1 for request in conversations if request.get("tools")) >= 8
-    report = compare_renders(
-        PLUS, corpus_reference(TEMPLATE, empty_content=True), conversations
-    )
+    report = compare_renders(PLUS, corpus_reference(TEMPLATE, empty_content=True), conversations)
     assert report.agrees and report.identical == report.compared, report.describe()
 
 

@@ -77,8 +77,6 @@ pass ``""``).  The first system message's text is written as given (the template
 trim it), later ones trimmed.
 """
 
-
-
 from __future__ import annotations
 
 import json
