@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import copy
 import json
+import random
 from typing import Any
 
 import jinja2
@@ -82,6 +83,13 @@ AS_PEERS = [
     # llama.cpp: Action: and a JSON block, the array's close on a line before the fence's.
     (
         'Action:\n```json\n[{"tool_name": "special_function", "parameters": {"arg1": 1}}]\n```',
+        None,
+        [("special_function", {"arg1": 1})],
+    ),
+    # Ollama's template: Action: and the fence on one line.
+    (
+        'Action: ```json\n[{"tool_name": "special_function", "parameters": {"arg1": 1}}]\n```'
+        + END,
         None,
         [("special_function", {"arg1": 1})],
     ),
@@ -337,3 +345,17 @@ def test_the_grammars_accept_the_turns_the_template_writes(syntax: str) -> None:
     ids = completion_ids(PLUS, {"messages": ROUND[1:3], "tools": TOOLS}, 1)
     grammar = export_grammar(PLUS, TOOLS, "auto", True, syntax)  # type: ignore[arg-type]
     assert accepts("cohere", grammar, syntax, ids) == (syntax == "gbnf")
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_any_output_keeps_every_parse_contract(seed: int) -> None:
+    # The contracts every registered format's output is held to (tests/strategies/completions:
+    # streamed, chunked and whole readings agree, no sentinel lost or doubled, calls valid),
+    # and the whole-text reading agrees with the machine where it reads.
+    from ..engine.test_whole import _agrees
+    from ..strategies.completions import GENERATORS, Writer, problems
+
+    rng = random.Random(seed)
+    text = GENERATORS["cohere:command-r-plus"](Writer(rng, PLUS))
+    assert problems(PLUS, text, rng) == [], text
+    _agrees(PLUS, text, PLUS.grammar.completion_start)

@@ -735,6 +735,36 @@ def _cohere(w: Writer) -> str:
     return "".join(out)
 
 
+def _cohere_plus(w: Writer) -> str:
+    """Command R+: text, or ``Action:`` and a JSON block of ``tool_name``/``parameters``
+    objects (some invalid, some the ``directly-answer`` action, the block's close after the
+    array or on a line of its own, or cut off), ended by <|END_OF_TURN_TOKEN|>, or cut off,
+    or followed by more."""
+    rng = w.rng
+    out = [w.text()] if rng.random() < 0.6 else []
+    if rng.random() < 0.6:
+        items = []
+        for _ in range(rng.randint(1, 3)):
+            roll = rng.random()
+            if roll < 0.6:
+                items.append(f'{{"tool_name": "f", "parameters": {_json_arguments(w)}}}')
+            elif roll < 0.75:
+                items.append('{"tool_name": "directly-answer", "parameters": {}}')
+            else:
+                bad = _bad_json_arguments(w)
+                items.append(
+                    rng.choice(
+                        [f'{{"tool_name": "f", "parameters": {bad}}}', f'{{"parameters": {bad}}}']
+                    )
+                )
+        opening = rng.choice(["\nAction:\n```json\n", "Action:\n```json\n", "Action: ```json\n"])
+        closing = rng.choice(["\n]```\n", "]\n```", "\n]", ""])
+        out.append(opening + "[\n    " + ",\n    ".join(items) + closing)
+    end = "<|END_OF_TURN_TOKEN|>"
+    out.append(rng.choice([end, end, "", f"{end}{w.word()}"]))
+    return "".join(out)
+
+
 def _minimax(w: Writer) -> str:
     """MiniMax M1: maybe a reasoning block, text, then JSON lines of calls in
     ``<tool_calls>`` (some malformed, some cut off), ended by ``<end_of_sentence>``."""
@@ -1120,6 +1150,7 @@ GENERATORS: dict[str, Callable[[Writer], str]] = {
     "solar": _solar,
     "functionary_v3_2": _functionary_v3_2,
     "cohere": _cohere,
+    "cohere:command-r-plus": _cohere_plus,  # (a variant: its tests call it by this name)
     "deepseek_dsml": _deepseek_dsml,
     "gigachat": _gigachat,
     "minimax": _minimax,

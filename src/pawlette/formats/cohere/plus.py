@@ -61,8 +61,9 @@ Shared with Command R7B (:mod:`pawlette.formats.cohere`): the turn tokens and th
   prefix of the render with the model's turn (as the template's are not).
 - **Reading** what the model writes (llama.cpp's Command R+ cases): text, or
   ``Action:`` and a JSON block of ``{"tool_name", "parameters"}`` objects (the newline
-  before ``Action:`` and around the fences optional, the block's close read after the
-  array or on a line of its own); the turn ends at ``<|END_OF_TURN_TOKEN|>``.  A
+  before ``Action:`` and around the fences optional, ``Action: ```json`` on one line as
+  Ollama's template writes it, the block's close read after the array or on a line of its
+  own); the turn ends at ``<|END_OF_TURN_TOKEN|>``.  A
   ``directly-answer`` action (the instruction's way to answer without tools) is no call:
   reading drops it, unless the request declares a tool of that name.
 
@@ -116,6 +117,7 @@ DIRECTLY_ANSWER = "directly-answer"
 """The action the instruction turn asks for when no tool is needed."""
 ACTION_OPEN = "\nAction:\n```json\n"
 FENCE = "```"
+SPACED_OPENS = ("\nAction: ```json\n", "\nAction: ```json", "Action: ```json\n", "Action: ```json")
 RESULTS_OPEN, RESULTS_CLOSE = "<results>\n", "</results>"
 ITEM_INDENT = "\n    "
 
@@ -166,6 +168,10 @@ class PlusCalls(JsonCallList):
 
     def rows(self, table: Table) -> None:
         super().rows(table)
+        # ``Action:`` and the fence on one line, as Ollama's Command R+ template writes it.
+        for state in table.call_states:
+            for spelling in SPACED_OPENS:
+                table.on(state, spelling, "call.list")
         keys = {role: key for role, key in self.keys}
         table.reader("call.list", lambda parser: PlusCallListReader(parser, keys, False))
 
