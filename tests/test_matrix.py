@@ -12,7 +12,7 @@ import pytest
 import pawlette
 from bench.matrix import main, measure
 from tests.support.conversations import generate_conversations
-from tests.support.template_corpus import corpus_template
+from tests.support.template_corpus import CorpusTemplate, TokenFacts, corpus_template
 
 
 def test_a_declared_family_is_detected_and_compared() -> None:
@@ -40,11 +40,19 @@ def test_own_turns_count_what_the_format_says_it_loses_and_leave_out_what_it_nev
     assert parsed == written and 0 < lost <= parsed and refused > 0
 
 
+# A template no family writes (every corpus template has one): a layout of its own that
+# refuses every request with tools.
+UNKNOWN = CorpusTemplate(
+    "handmade-unknown",
+    "{%- if tools %}{{ raise_exception('no tools here') }}{%- endif %}"
+    "{%- for message in messages %}<<{{ message.role }}>>{{ message.content }}{%- endfor %}",
+    TokenFacts(None, None, "handmade: reads no special token"),
+)
+
+
 def test_an_unknown_family_says_so_and_what_its_template_refuses() -> None:
     conversations = generate_conversations(10)
-    row = measure(
-        corpus_template("CohereForAI-c4ai-command-r-plus-tool_use"), conversations, {"x": "y"}
-    )
+    row = measure(UNKNOWN, conversations, {"x": "y"})
     assert (row.detected, row.renders, row.turns) == ("not recognised", "—", "—")
     rendered, total = map(int, row.coverage.split("/"))
     assert rendered < total and "tools" in row.never.split(", ")
