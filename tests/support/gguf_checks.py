@@ -57,6 +57,10 @@ Glimmer's end of turn beside ``<|eom|><|start|>assistant`` and another call of s
 Their forced cases ask with ``parallel_tool_calls`` false, where the grammar allows one call
 and then only the list's close; a parallel list's parse is checked in their format tests."""
 
+# Command R+: each call may be followed by ",\n    " and another, and the list's close
+# ("\n]```\n", text) is none the random model favours.
+CHAINING |= {"cohere:command-r-plus"}
+
 
 def parallel_for(format_name: str, choice: str, parallel: bool | None) -> bool | None:
     """The ``parallel_tool_calls`` a case asks with: false for a forced choice of a format in

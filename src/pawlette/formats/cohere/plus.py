@@ -52,7 +52,10 @@ Shared with Command R7B (:mod:`pawlette.formats.cohere`): the turn tokens and th
   array indented by four (``{"tool_name": N, "parameters": A}`` each, as the template's
   ``tojson(indent=4) | indent(8)`` writes them) and ``````\\n``.  The template writes no
   end-of-turn token after a call turn: the next turn opens right after it; reading ends
-  the turn there, or at the ``<|END_OF_TURN_TOKEN|>`` a model writes.
+  the turn there, or at the ``<|END_OF_TURN_TOKEN|>`` a model writes.  The block's
+  closing fence is no marker (a code block in an answer stays text, which the grammars
+  allow): the block is read up to the turn's end, its calls given there.  The grammars
+  write each action in the template's layout.
 - **Results**: each tool message is a system turn of its own, ``<results>\\n`` + its
   trimmed text + ``</results>``, paired with the calls by position.
 - **Instruction**: every render ends with a fixed system turn asking for an ``Action:``
@@ -63,9 +66,10 @@ Shared with Command R7B (:mod:`pawlette.formats.cohere`): the turn tokens and th
   ``Action:`` and a JSON block of ``{"tool_name", "parameters"}`` objects (the newline
   before ``Action:`` and around the fences optional, ``Action: ```json`` on one line as
   Ollama's template writes it, the block's close read after the array or on a line of its
-  own); the turn ends at ``<|END_OF_TURN_TOKEN|>``.  A
-  ``directly-answer`` action (the instruction's way to answer without tools) is no call:
-  reading drops it, unless the request declares a tool of that name.
+  own); the turn ends at ``<|END_OF_TURN_TOKEN|>``.  A ``directly-answer`` action (the
+  instruction's way to answer without tools) is no call: reading drops it, unless the
+  request declares a tool of that name.  A list naming a tool the request does not declare
+  is kept as text, with a warning.
 
 Remaining differences from the template: the template refuses a request without tools
 (it iterates ``tools``: its callers, Cohere's ``apply_tool_use_template``, always pass a
