@@ -12,7 +12,7 @@ import transformers
 import pawlette
 from bench.models import PAGE, _cell, _name, main, measure_model
 from tests.support.conversations import generate_conversations
-from tests.support.template_corpus import corpus, corpus_template
+from tests.support.template_corpus import CorpusTemplate, TokenFacts, corpus, corpus_template
 
 VERDICT = re.compile(
     r"(inferred and verified: \d+/\d+ renders, \d+/\d+ own turns"
@@ -28,11 +28,18 @@ def test_a_declared_family_names_its_family_and_variant() -> None:
     assert re.match(r"\d+/\d+", model.matrix.renders)
 
 
+# A template no family writes (every corpus template has one): a layout of its own.
+UNKNOWN = CorpusTemplate(
+    "handmade-unknown",
+    "{%- for message in messages %}<<{{ message.role }}>>{{ message.content }}{%- endfor %}"
+    "{%- if add_generation_prompt %}<<assistant>>{%- endif %}",
+    TokenFacts(None, None, "handmade: reads no special token"),
+)
+
+
 def test_a_template_no_family_writes_gets_what_detect_infers() -> None:
     conversations = generate_conversations(6)
-    model = measure_model(
-        corpus_template("CohereForAI-c4ai-command-r-plus-tool_use"), conversations
-    )
+    model = measure_model(UNKNOWN, conversations)
     assert (model.family, model.variant, model.matrix.renders) == ("", "", "—")
     assert VERDICT.fullmatch(model.detect), model.detect
     assert model.inferred == model.detect.startswith("inferred and verified")
