@@ -88,6 +88,36 @@ def test_parse_whole_completion() -> None:
     }
 
 
+@pytest.mark.parametrize("stream", [False, True])
+def test_parse_reads_a_completion_from_where_its_prompt_leaves_the_model(
+    tmp_path: Path, stream: bool
+) -> None:
+    # DeepSeek V3.1's thinking prompt opens <think> after a user message, nothing after results.
+    after_user = tmp_path / "user.txt"
+    after_user.write_text("<｜User｜>Hi<｜Assistant｜><think>", encoding="utf-8")
+    after_results = tmp_path / "results.txt"
+    after_results.write_text("<｜tool▁output▁begin｜>18<｜tool▁output▁end｜>", encoding="utf-8")
+    mode = ("--stream",) if stream else ()
+
+    def read(prompt: Path, completion: str) -> dict[str, str]:
+        arguments = ("parse", "-f", "deepseek:v3.1-thinking", "--prompt", str(prompt), *mode)
+        result = run(*arguments, stdin=completion)
+        assert result.returncode == 0, result.stderr
+        if not stream:
+            return {k: v for k, v in json.loads(result.stdout)["message"].items() if v}
+        deltas = [json.loads(line)["choices"][0]["delta"] for line in result.stdout.splitlines()]
+        fields = ("content", "reasoning_content")
+        joined = {field: "".join(delta.get(field) or "" for delta in deltas) for field in fields}
+        return {"role": "assistant", **{k: v for k, v in joined.items() if v}}
+
+    assert read(after_user, "Hm.</think>18 °C.") == {
+        "role": "assistant",
+        "reasoning_content": "Hm.",
+        "content": "18 °C.",
+    }
+    assert read(after_results, "18 °C.") == {"role": "assistant", "content": "18 °C."}
+
+
 @pytest.mark.parametrize(
     ("arguments", "stdin", "message"),
     [

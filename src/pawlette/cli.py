@@ -139,7 +139,10 @@ def command_render(arguments: argparse.Namespace) -> int:
 
 def command_parse(arguments: argparse.Namespace) -> int:
     fmt = get_format(arguments.format)
+    prompt = None if arguments.prompt is None else _read_text(arguments.prompt)
     if arguments.conversation:
+        if prompt is not None:
+            raise UserError("--prompt: given with --conversation; expected a completion to read")
         parsed = fmt.parse_conversation(_read_text(arguments.file), strict=arguments.strict)
         result = parsed.to_request()
         if parsed.warnings:
@@ -147,7 +150,7 @@ def command_parse(arguments: argparse.Namespace) -> int:
         _print_json(result)
         return 0
     if arguments.stream:
-        parser = fmt.parser(strict=arguments.strict)
+        parser = fmt.parser(strict=arguments.strict, prompt=prompt)
         stream = ChunkStream(model=fmt.name)
         for piece in _pieces(arguments.file):
             for chunk in stream.chunks(parser.feed(piece)):
@@ -156,7 +159,7 @@ def command_parse(arguments: argparse.Namespace) -> int:
         for chunk in stream.chunks(parser.finish()):
             sys.stdout.write(json.dumps(chunk, ensure_ascii=False) + "\n")
         return 0
-    completion = fmt.parse(_read_text(arguments.file), strict=arguments.strict)
+    completion = fmt.parse(_read_text(arguments.file), strict=arguments.strict, prompt=prompt)
     output: dict[str, Any] = {
         "message": completion.message,
         "finish_reason": completion.finish_reason,
@@ -287,6 +290,12 @@ def build_parser() -> argparse.ArgumentParser:
     mode.add_argument("--stream", action="store_true", help="print OpenAI chunks as they come")
     mode.add_argument("--conversation", action="store_true", help="print request JSON")
     parse.add_argument("--strict", action="store_true", help="fail on malformed output")
+    parse.add_argument(
+        "--prompt",
+        metavar="FILE",
+        help="the generation prompt the completion follows (its tail is enough): the "
+        "completion is read from where it leaves the model (inside a reasoning block it opened)",
+    )
     parse.set_defaults(handler=command_parse)
 
     table = commands.add_parser(

@@ -15,7 +15,7 @@ from .engine.lexer import marker_pattern
 from .engine.machine import Grammar, Parser, completion_finish_reason
 from .engine.whole import read_whole
 from .engine.writer import Writer
-from .errors import RequestError
+from .errors import PawletteError, RequestError
 from .openai import (
     conversation_from_openai,
     conversation_to_openai,
@@ -111,6 +111,9 @@ class Format:
     )
     """The assistant states a generation prompt may leave the model in (see
     :meth:`completion_start`), found once."""
+    _usual_start: str | None = field(default=None, init=False, compare=False, repr=False)
+    """Where the generation prompt after a user message leaves the model (see
+    :meth:`start_after`), found once."""
 
     def __hash__(self) -> int:
         # The parse table holds dicts (unhashable): hash what equality compares that is.
@@ -208,6 +211,31 @@ class Format:
             if prompt.endswith(marker):
                 return target
         return self.grammar.completion_start
+
+    def start_after(self, prompt: str) -> str | None:
+        """Where the generation prompt ``prompt`` leaves the model, if that is not where
+        the format's usual prompt (after a user message) does; else None.
+
+        DeepSeek V3.1's thinking prompt opens ``<think>`` after a user message, but after
+        tool results the template opens nothing and the model answers plainly: there the
+        completion starts before the block (``"assistant.head"``), not inside it.  A server
+        starts its parser (``start=``) and its grammar (``prompt=`` of the grammar export)
+        there; a prompt that leaves the model where the usual one does changes nothing, so a
+        format's reading of the usual turn (a reasoning block read even after a prompt that
+        closed one) is kept.
+        """
+        usual = self._usual_start
+        if usual is None:
+            try:
+                rendered = self.render(
+                    [{"role": "user", "content": "."}], add_generation_prompt=True
+                )
+                usual = self.completion_start(rendered.text)
+            except PawletteError:  # a format that needs more than a user message
+                usual = self.grammar.completion_start
+            object.__setattr__(self, "_usual_start", usual)
+        start = self.completion_start(prompt)
+        return None if start == usual else start
 
     def parser(
         self,

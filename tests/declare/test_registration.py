@@ -110,6 +110,43 @@ def test_an_entry_point_registers_a_format_for_the_command_line(tmp_path: Path) 
     )
 
 
+def test_a_python_file_that_sets_format_is_a_format_name(tmp_path: Path) -> None:
+    """``-f my_format.py``: a declaration in a file, with no package or entry point, works in
+    a new process (the CLI) as a name does; a file that sets no format says so."""
+    source = Path(user_format.__file__).read_text(encoding="utf-8")
+    declared = tmp_path / "my_format.py"
+    declared.write_text(source + "\nFORMAT = LAYOUT\n", encoding="utf-8")
+    conversation = tmp_path / "conversation.json"
+    conversation.write_text(json.dumps(CONVERSATION), encoding="utf-8")
+    environment = {"PYTHONPATH": str(Path(pawlette.__file__).parent.parent)}
+
+    def run(*arguments: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "pawlette.cli", *arguments],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+            env=environment,
+        )
+
+    rendered = run("render", "-f", str(declared), str(conversation))
+    assert rendered.returncode == 0, rendered.stderr
+    assert rendered.stdout.startswith("<|user|>Hi<|end|>\n<|assistant|>Hello!<|end|>")
+    template = run("export", "jinja", "-f", str(declared))
+    assert template.returncode == 0 and "generation" in template.stdout, template.stderr
+    assert pawlette.get_format(str(declared)).name == "user-tiny"
+    empty = tmp_path / "nothing.py"
+    empty.write_text("LAYOUT = 3\n", encoding="utf-8")
+    with pytest.raises(pawlette.RequestError, match=r"format: no FORMAT in .*nothing\.py"):
+        pawlette.get_format(str(empty))
+    wrong = tmp_path / "wrong.py"
+    wrong.write_text("FORMAT = 3\n", encoding="utf-8")
+    refused = run("render", "-f", str(wrong), str(conversation))
+    assert refused.returncode != 0
+    assert "FORMAT = int in" in refused.stderr and "expected FORMAT = a Format" in refused.stderr
+
+
 @pytest.mark.parametrize("name", ["", "a b", "x\n", "auto", "chatml:qwen2.5", "-x"])
 def test_a_name_no_command_line_can_reach_is_refused(name: str) -> None:
     variant = dataclasses.replace(pawlette.get_format("chatml"), name=name)

@@ -669,7 +669,8 @@ def test_tool_plans_are_kept_by_the_tools_content_not_their_identity() -> None:
 
     def plan(tools: Any, choice: Any = "required") -> Any:
         body = {"messages": PROMPT, "tools": tools, "tool_choice": choice}
-        return server._tool_plan(parse_chat_request(body))
+        prompt = server.format.render(PROMPT, add_generation_prompt=True).text
+        return server._tool_plan(parse_chat_request(body), prompt)
 
     tools, first = plan(TOOLS)
     again = plan(copy.deepcopy(TOOLS))

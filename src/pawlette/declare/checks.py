@@ -43,11 +43,12 @@ class Alternation(Concept):
             if not self._counted(message.role, bool(message.tool_calls)):
                 continue
             if message.role != expected:
+                after = " after the first system message" if start else ", from a user message"
                 raise RequestError(
                     f"messages[{index}].role",
                     repr(message.role),
                     f"{expected!r}: {out.layout.name} needs user and assistant messages to "
-                    "alternate after the first system message",
+                    f"alternate{after}",
                 )
             expected = "assistant" if expected == "user" else "user"
 

@@ -151,9 +151,14 @@ class Turn:
         rules: Callable[[], Rules] | None = None,
         stop: tuple[str, ...] = (),
         fmt: Format | None = None,
+        start: str | None = None,
     ) -> None:
         self.layout = layout
         self.fmt = fmt
+        self.start = start
+        """The state the generation prompt leaves the model in, where it differs from the
+        format's usual completion start (DeepSeek's thinking prompt opens ``<think>`` after a
+        user turn, never after tool results); None: the usual start."""
         """The format being exported (None: forced prefixes only, no text to escape)."""
         self.tools = tools
         self.only = only
@@ -282,12 +287,14 @@ def build_turn(
     tools: tuple[Tool, ...],
     choice: ToolChoice,
     parallel: bool,
+    start: str | None = None,
 ) -> TurnGrammar:
-    """The turn grammar of a declared format under one tool choice."""
+    """The turn grammar of a declared format under one tool choice (``start``: see
+    :attr:`Turn.start`)."""
     from ..emit.turn_grammar import TurnGrammar
     from ..emit.turn_rules import rules_for
 
-    turn = Turn(layout, tools, choice.only, lambda: rules_for(fmt), fmt.stop, fmt)
+    turn = Turn(layout, tools, choice.only, lambda: rules_for(fmt), fmt.stop, fmt, start)
     _contributions(turn)
     if turn.calls is None and tools and choice.mode in ("required", "function"):
         # No turn of this format holds a call: a grammar forcing one would answer with none.
@@ -337,7 +344,12 @@ def build_turn(
         grammar.forced_prefixes["none"] = text_of(turn.answer_lead, layout.options, layout.name)
     all_calls = turn.calls
     if all_calls is not None and tools:
-        grammar.forced_prefixes["required"] = fmt.forced_prefix("required", tools) or ""
+        required = fmt.forced_prefix("required", tools) or ""
+        if start is not None:  # the format's prefix leads as the usual prompt leaves it
+            usual = Turn(layout)
+            _contributions(usual)
+            required = turn.call_lead + required[len(usual.call_lead) :]
+        grammar.forced_prefixes["required"] = required
         for tool in tools:
             if tool.kind == "function":
                 grammar.forced_prefixes[tool.name] = turn.call_lead + all_calls.prefix(tool.name)

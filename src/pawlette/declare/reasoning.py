@@ -372,14 +372,25 @@ class Reasoning(Concept):
 
     # ------------------------------------------------------------------ the turn grammar
 
+    def _prompt_as_given(self, turn: Turn) -> str:
+        """What this turn's generation prompt did to the block: :attr:`prompt`, unless the
+        prompt left the model elsewhere than usual (:attr:`Turn.start`): inside the block
+        (opened), before it (a block may come), or past it (closed)."""
+        if turn.start is None:
+            return self.prompt
+        if turn.start == "assistant.reasoning":
+            return "opened"
+        return "" if turn.start == "assistant.head" else "closed"
+
     def grammar(self, turn: Turn) -> None:
-        if self.prompt == "closed":  # the prompt closed the block: the model writes none
+        prompt = self._prompt_as_given(turn)
+        if prompt == "closed":  # the prompt closed the block: the model writes none
             return
         layout = turn.layout
         close = text_before(layout, self.close, empty=True)
-        if self.prompt in ("open", "opened"):
+        if prompt in ("open", "opened"):
             turn.head, turn.head_required = close, True
-        elif self.prompt == "" or self.keep == "calls":
+        elif prompt == "" or self.keep == "calls":
             # (keep="calls": a turn with calls writes its block after any prompt)
             turn.head = seq(*turn.nodes(self.open), close)
             if self.absent:  # a block or its stand-in, always one of them
@@ -388,9 +399,9 @@ class Reasoning(Concept):
         opened = text_of(self.open, layout.options, layout.name)
         closed = text_of(self.close, layout.options, layout.name)
         turn.reasoning = (opened, closed)
-        if self.prompt in ("open", "opened"):
+        if prompt in ("open", "opened"):
             turn.call_lead = closed  # the turn begins inside the block: a forced call closes it
         elif self.empty_on_last:
             turn.call_lead = opened + closed
-        elif self.absent and self.prompt == "":  # a forced call follows the block's stand-in
+        elif self.absent and prompt == "":  # a forced call follows the block's stand-in
             turn.call_lead = text_of(self.absent, layout.options, layout.name)

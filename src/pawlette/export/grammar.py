@@ -65,8 +65,14 @@ def build_turn(
     parallel: bool = True,
     *,
     strict: bool = True,
+    prompt: str | None = None,
 ) -> TurnGrammar:
     """The syntax-free turn grammar (what the writers below print).
+
+    ``prompt``: the generation prompt the turn follows (its tail is enough).  Where it leaves
+    the model elsewhere than the format's usual prompt does (:meth:`Format.start_after`:
+    DeepSeek's thinking prompt opens ``<think>`` after a user turn but not after tool
+    results), the turn starts there, as a parser started there does.
 
     ``strict`` (the default): arguments may hold only the properties a tool's schema
     declares, unless the schema allows more (:func:`.schema_walk.closed_objects`), as
@@ -98,7 +104,8 @@ def build_turn(
     from .forced import forced_turn  # a forced choice turns reasoning off (see there)
 
     with _nesting_refused():
-        turn = build_layout(fmt, declaration, tool_values, choice, parallel)
+        start = None if prompt is None else fmt.start_after(prompt)
+        turn = build_layout(fmt, declaration, tool_values, choice, parallel, start)
         return forced_turn(fmt, turn, choice)
 
 
@@ -185,6 +192,7 @@ def export_grammar(
     token_ids: Mapping[str, int] | None = None,
     markers_as_text: bool = False,
     strict: bool = True,
+    prompt: str | None = None,
 ) -> str:
     """A grammar for one assistant turn (Lark for llguidance, or GBNF for llama.cpp).
 
@@ -194,11 +202,12 @@ def export_grammar(
     ``token_ids`` spells them by id instead (needed for markers not shaped ``<...>``), and
     ``markers_as_text`` writes them as plain strings (engines without token references).
     ``strict`` (the default) refuses properties a tool's schema does not declare unless it
-    allows them; False follows JSON Schema's default (see :func:`build_turn`).
+    allows them; False follows JSON Schema's default (see :func:`build_turn`).  ``prompt``:
+    the generation prompt the turn follows, where it matters (see :func:`build_turn`).
     """
     fmt = _resolve(format_name)
     choice = ToolChoice.read(tool_choice)
-    turn = build_turn(fmt, tools, choice, parallel, strict=strict)
+    turn = build_turn(fmt, tools, choice, parallel, strict=strict, prompt=prompt)
     spelling = MarkerSpelling(dict(token_ids or {}), markers_as_text)
     return _write(turn.rules, syntax, _header(fmt, turn, choice, parallel), spelling)
 
@@ -213,6 +222,7 @@ def export_grammar_bundle(
     token_ids: Mapping[str, int] | None = None,
     markers_as_text: bool = False,
     strict: bool = True,
+    prompt: str | None = None,
 ) -> dict[str, Any]:
     """The grammar with what a server needs to use it, as one JSON-ready document.
 
@@ -225,11 +235,11 @@ def export_grammar_bundle(
     choice's).  ``reasoning``: the block a turn under this choice may open with (None under a
     forced choice, which turns reasoning off: :mod:`pawlette.export.forced`).  ``notes``: what
     the grammar, in this ``syntax``, does not enforce.  ``strict``: as for
-    :func:`export_grammar`.
+    :func:`export_grammar`.  ``prompt``: as for :func:`export_grammar`.
     """
     fmt = _resolve(format_name)
     choice = ToolChoice.read(tool_choice)
-    turn = build_turn(fmt, tools, choice, parallel, strict=strict)
+    turn = build_turn(fmt, tools, choice, parallel, strict=strict, prompt=prompt)
     spelling = MarkerSpelling(dict(token_ids or {}), markers_as_text)
     header = _header(fmt, turn, choice, parallel)
     tool_choice_json: Any = (

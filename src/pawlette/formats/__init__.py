@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import importlib
 import importlib.metadata
+import os
 import re
 from typing import Any
 
@@ -150,15 +151,38 @@ def _variant(name: str) -> Format:
 
 def _is_directory(name: str) -> bool:
     """A path to a directory (never a format name: names hold no ``/``)."""
-    import os
-
     return (os.sep in name or "/" in name or name.startswith(".")) and os.path.isdir(name)
+
+
+def _from_file(path: str) -> Format:
+    """The format a Python file declares: its ``FORMAT`` (a Format or a Layout)."""
+    import importlib.util
+
+    module_name = "pawlette_file_" + os.path.splitext(os.path.basename(path))[0]
+    spec = importlib.util.spec_from_file_location(module_name, path)
+    if spec is None or spec.loader is None:
+        raise RequestError("format", f"found {path!r}", "a Python file that sets FORMAT")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    value = getattr(module, "FORMAT", None)
+    if not isinstance(value, Format):
+        declared = _declared(value)
+        if declared is None:
+            found = "no FORMAT" if value is None else f"FORMAT = {type(value).__name__}"
+            raise RequestError(
+                "format",
+                f"{found} in {path!r}",
+                "FORMAT = a Format or a Layout (FORMAT = declare(Layout(...)))",
+            )
+        value = declared
+    return value
 
 
 def get_format(name: str) -> Format:
     """The registered format called ``name`` (``"base:variant"``: a declared format with
     the options its declaration names so, such as ``"chatml:qwen2.5"``; a path to a model
-    directory: the format :func:`pawlette.detect.detect` finds for its chat template).
+    directory: the format :func:`pawlette.detect.detect` finds for its chat template; a path
+    to a Python file (``my_format.py``): the format it sets as ``FORMAT``).
 
     >>> get_format("pcml").name
     'pcml'
@@ -173,6 +197,9 @@ def get_format(name: str) -> Format:
         from ..detect import format_of_directory
 
         _LOADED[name] = format_of_directory(name)
+        return _LOADED[name]
+    if name.endswith(".py") and os.path.isfile(name):  # "-f my_format.py": its FORMAT
+        _LOADED[name] = _from_file(name)
         return _LOADED[name]
     if ":" in name:  # "chatml:qwen2.5": a declared format's named options (its variants)
         _LOADED[name] = _variant(name)

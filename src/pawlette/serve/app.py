@@ -267,7 +267,9 @@ class Server:
         self.policy = RequestPolicy(config.hosts)
         self.model = config.model
         self.created = int(time.time())
-        self._plans: dict[tuple[str | None, ToolChoice, bool], tuple[tuple[Tool, ...], ToolPlan]]
+        self._plans: dict[
+            tuple[str | None, ToolChoice, bool, str | None], tuple[tuple[Tool, ...], ToolPlan]
+        ]
         self._plans = {}
         self._headers = {"content-type": "application/json"}
         if config.upstream_api_key:
@@ -465,7 +467,7 @@ class Server:
     async def _prepare(self, chat: ChatRequest) -> Prepared:
         fmt = self.format
         rendering = fmt.render(chat.messages, chat.tools, add_generation_prompt=True)
-        tools, plan = self._tool_plan(chat)
+        tools, plan = self._tool_plan(chat, rendering.text)
         prompt: str | list[int]
         if self.encoder is not None:
             prompt = await anyio.to_thread.run_sync(self.encoder.prompt_ids, rendering, plan.prefix)
@@ -484,15 +486,17 @@ class Server:
         )
         return Prepared(chat, plan, tools, body)
 
-    def _tool_plan(self, chat: ChatRequest) -> tuple[tuple[Tool, ...], ToolPlan]:
-        """The request's tools and tool plan, made once per distinct (tools, choice, parallel).
+    def _tool_plan(self, chat: ChatRequest, prompt: str) -> tuple[tuple[Tool, ...], ToolPlan]:
+        """The request's tools and tool plan, made once per distinct (tools, choice, parallel,
+        the state the generation prompt ``prompt`` leaves the model in).
 
         Both depend on nothing else, and a plan with tools exports the format's grammar
         bundle (milliseconds): they are kept by the tools' JSON text (exact content, key
         order included, since formats print definitions as given), never by the identity of
         a request's mutable dicts.  A request whose tools are refused is never kept.
         """
-        key = (self.json.key(chat.tools), chat.tool_choice, chat.parallel_tool_calls)
+        start = self.format.start_after(prompt)
+        key = (self.json.key(chat.tools), chat.tool_choice, chat.parallel_tool_calls, start)
         cache = self._plans
         known = cache.get(key) if key[0] is not None else None
         if known is not None:
@@ -507,6 +511,7 @@ class Server:
             chat.parallel_tool_calls,
             token_ids=None if self.encoder is None else self.encoder.marker_ids,
             strict=self.config.strict_schemas,
+            prompt=prompt,
         )
         if not any(tool.kind == "function" for tool in tools):
             # No functions declared: no call may come back, whatever the model writes.  As

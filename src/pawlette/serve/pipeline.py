@@ -52,7 +52,7 @@ class Completion:
     ) -> None:
         self.format = fmt
         self.plan = plan
-        self.parser = fmt.parser(tools=tools, stream_arguments=stream_arguments)
+        self.parser = fmt.parser(tools=tools, stream_arguments=stream_arguments, start=plan.start)
         self.cut = False
         self.calls = 0
         """Calls started (what the plan's cut rules count)."""

@@ -63,7 +63,7 @@ from __future__ import annotations
 import contextlib
 import functools
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from ..emit.tool_choice import ToolChoice
@@ -87,6 +87,9 @@ class ToolPlan:
     """At most this many calls (0 for ``none``, 1 without parallel calls); None: any."""
     only_function: str | None = None
     """Calls to any other function are cut (a named ``tool_choice``)."""
+    start: str | None = None
+    """Where the prompt leaves the model, if not where the format's usual prompt does
+    (:meth:`Format.start_after`); the parser and the grammar start there."""
 
 
 Bundle = Mapping[str, Any]
@@ -120,6 +123,7 @@ def grammar_bundle(
     token_ids: Mapping[str, int],
     *,
     strict: bool = True,
+    prompt: str | None = None,
 ) -> Bundle | None:
     """The format's grammar bundle, its grammars in the engine's syntax; None when the format
     has no grammar export.  ``strict``: undeclared properties refused (``--schema-default``).
@@ -143,6 +147,7 @@ def grammar_bundle(
         token_ids=dict(token_ids) or None,
         markers_as_text=syntax is None or engine.grammar_markers == "text",
         strict=strict,
+        prompt=prompt,
     )
 
 
@@ -166,15 +171,19 @@ def plan_tool_choice(
     token_ids: Mapping[str, int] | None = None,
     bundle_source: BundleSource | None = None,
     strict: bool = True,
+    prompt: str | None = None,
 ) -> ToolPlan:
     """The plan for one request, or :class:`UnsupportedFeature` (a 400) naming the field.
 
     ``token_ids`` (marker -> id, with ``--tokenizer``) lets grammars name markers by id.
     ``bundle_source`` defaults to :func:`grammar_bundle` (``strict``: its schemas closed).
+    ``prompt``: the generation prompt; where it leaves the model elsewhere than the
+    format's usual prompt does, the plan starts there (:attr:`ToolPlan.start`).
     """
+    start = None if prompt is None else fmt.start_after(prompt)
     if not tools or (choice.mode == "auto" and parallel):
-        return ToolPlan()  # nothing to force (without tools no call can be parsed)
-    source = bundle_source or functools.partial(grammar_bundle, strict=strict)
+        return ToolPlan(start=start)  # nothing to force (without tools no call can be parsed)
+    source = bundle_source or functools.partial(grammar_bundle, strict=strict, prompt=prompt)
     max_calls = 0 if choice.mode == "none" else (None if parallel else 1)
     only = choice.name if choice.mode == "function" else None
     takes_grammar = engine.grammar_syntax is not None
@@ -217,7 +226,7 @@ def plan_tool_choice(
             f"prefix for it and {problem}",
             "'auto' or 'none'",
         )
-    return plan
+    return plan if start is None else replace(plan, start=start)
 
 
 class NoForcibleTool(UnsupportedFeature):
