@@ -72,6 +72,7 @@ declared (no OpenAI request carries them; an image part is refused).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Literal
 
 from pawlette.declare import (
     AfterStop,
@@ -115,7 +116,14 @@ CALL_INSTRUCTIONS = (
 
 @dataclass(frozen=True)
 class AprielOptions:
-    """Apriel 1.5 has no options."""
+    """``version``: which template's layout: ``"1.5"`` (the default, ``<|system|>`` turns
+    ended by ``<|end|>``) or ``"1.6"`` (``<|begin_ROLE|>`` openers, reasoning before
+    ``[BEGIN FINAL RESPONSE]``: :mod:`.thinker`)."""
+
+    version: Literal["1.5", "1.6"] = "1.5"
+
+
+VARIANTS = {"1.6": AprielOptions(version="1.6")}
 
 
 def turn(name: str) -> Frame:
@@ -124,9 +132,13 @@ def turn(name: str) -> Frame:
 
 
 def layout(options: AprielOptions) -> Layout:
+    if options.version == "1.6":
+        from .thinker import layout as thinker_layout
+
+        return thinker_layout(options, VARIANTS)
     return Layout(
         name="apriel",
-        summary="ServiceNow Apriel 1.5: <|system|> turns, JSON call lists in <tool_calls>",
+        summary="ServiceNow Apriel 1.5/1.6: JSON call lists in <tool_calls>, repr'd tools",
         begin=fence(BEGIN),
         frames={
             "system": Frame(
@@ -165,6 +177,7 @@ def layout(options: AprielOptions) -> Layout:
         ),
         options=options,
         from_options=layout,
+        variants=VARIANTS,
         markers_in_text=True,  # <tool_calls> is text, no special token
     )
 
