@@ -11,7 +11,9 @@ on with its reasoning, then the marker, then its answer.
   ``apriel`` reasoning parser reads it (all text before the marker is reasoning, all of it
   when the model never writes the marker).  A turn read after the opener alone (a turn of a
   conversation, or a completion after a prompt without the words) holds its text until the
-  marker (reasoning) or the turn's end (content): its reasoning has no open of its own.
+  marker (reasoning) or the turn's end (content): its reasoning has no open of its own.  The
+  turn grammars leave the block optional: the marker is text, which no grammar can make a
+  model write.
 - :class:`LastTurnOpen`: the template writes no end on the conversation's last message (the
   assistant's ``\\n<|end|>``), and a system or tool turn's trailing layout, which the next
   turn's opener holds, when that turn is the last (see :mod:`.thinker`).
@@ -30,6 +32,7 @@ from pawlette.declare.table import end, loose_spellings
 from pawlette.types import ReasoningDelta, TextDelta
 
 if TYPE_CHECKING:
+    from pawlette.declare.grammar import Turn
     from pawlette.declare.jinja import Template
     from pawlette.declare.table import Table
     from pawlette.declare.write import Render
@@ -103,6 +106,12 @@ class FinalResponse(Reasoning):
             step = table.steps.get(key)
             if step is not None:
                 table.steps[key] = (HELD, step[1])
+
+    def grammar(self, turn: Turn) -> None:
+        super().grammar(turn)
+        # The model may end its turn before the marker (all of it is then reasoning, as the
+        # reader reads it): the marker is text, which a grammar cannot make it write.
+        turn.head_required = False
 
     def jinja_lead(self, out: Template, role: str) -> None:
         return  # the prompt's words are never written in a turn

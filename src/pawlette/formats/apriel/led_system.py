@@ -74,5 +74,5 @@ class LedTextReader(WholeTextReader):
         self._parser.confirm_message()
         if text.startswith(self._lead):
             text = text[len(self._lead) :]
-        if text:
-            self._parser.emit(TextDelta(text))
+        # (An empty text too: the message is there, even where the tools follow it.)
+        self._parser.emit(TextDelta(text))

@@ -133,8 +133,11 @@ class ReprLinesReader(WholeTextReader):
                 self._parser.emit(TextDelta(text))
                 return
             tools.append(Tool(function["name"], function))
+        declared = self._parser.context(DeclaredTools)
+        if declared.tools == tuple(tools):  # every system turn writes them: declared once
+            return
         self._parser.emit(ToolsDeclared(tuple(tools)))
-        self._parser.context(DeclaredTools).tools = tuple(tools)
+        declared.tools = tuple(tools)
 
 
 @dataclass(frozen=True)
@@ -189,5 +192,8 @@ class ConcatenatedReprReader(WholeTextReader):
                 self._parser.emit(TextDelta(text))
                 return
             tools.append(Tool(function["name"], function))
+        declared = self._parser.context(DeclaredTools)
+        if declared.tools == tuple(tools):  # every system turn writes them: declared once
+            return
         self._parser.emit(ToolsDeclared(tuple(tools)))
-        self._parser.context(DeclaredTools).tools = tuple(tools)
+        declared.tools = tuple(tools)
