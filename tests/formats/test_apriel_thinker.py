@@ -3,7 +3,8 @@ after its prompt, read as the Apriel reasoning parser for vLLM reads it (all tex
 ``[BEGIN FINAL RESPONSE]`` is reasoning, no open marker) and its calls as vLLM's ``apriel``
 tool parser reads them, whole, streamed and from token ids; the template's own turns read
 after the opener alone; the layout's properties (round trip, each turn as a completion,
-model output of every kind), which the shared property tests run for base formats only."""
+model output of every kind, every rendered turn accepted by its grammars), which the shared
+property and grammar tests run for base formats only."""
 
 from __future__ import annotations
 
@@ -18,6 +19,14 @@ from hypothesis import strategies as st
 import pawlette
 
 from ..declared.model_output import check_every_way
+from ..export.test_grammar import (
+    SYNTAXES,
+    TURNS,
+    accepts,
+    encode_special,
+    encode_text,
+    export_grammar,
+)
 from ..helpers import canonical, completion_text
 from ..strategies.completions import GENERATORS, Writer, problems
 from ..strategies.declared import declared_strategies
@@ -187,3 +196,28 @@ def test_each_assistant_turn_is_read_back_after_its_opener(request: dict[str, An
 def test_model_output_of_every_kind(rng: random.Random, reason: str | None) -> None:
     text = GENERATORS["apriel:1.6"](Writer(rng, FORMAT))
     assert problems(FORMAT, text, rng, reason=reason) == [], text
+
+
+@pytest.mark.parametrize("syntax", SYNTAXES)
+@settings(max_examples=30)
+@given(data=st.data())
+def test_every_rendered_turn_is_accepted(syntax: str, data: st.DataObject) -> None:
+    name = "apriel:1.6"
+    tools, turns, choices = TURNS[name]
+    message = data.draw(turns(name))
+    request = {"messages": [{"role": "user", "content": "hi"}, message], "tools": tools}
+    rendering = FORMAT.render(request)
+    # What the model writes after the prompt: its reasoning (the turn's, or none) and the
+    # marker, then the turn as the template writes it.
+    ids = [] if message.get("reasoning_content") else encode_text(name, FINAL)
+    for segment in rendering.segments:
+        if segment.message_index == 1 and segment.trainable:
+            encode = encode_special if segment.special else encode_text
+            ids += encode(name, segment.text)
+    undeclared = any(
+        "extra" in json.loads(call["function"]["arguments"])
+        for call in message.get("tool_calls") or []
+    )
+    for choice, parallel in choices(message):
+        grammar = export_grammar(name, tools, choice, parallel, syntax, strict=not undeclared)
+        assert accepts(name, grammar, syntax, ids), (choice, parallel, rendering.text)

@@ -29,6 +29,8 @@ from pawlette.declare import Concept, Reasoning
 from pawlette.declare.pieces import Fence, text_of
 from pawlette.declare.readers import ResultReader
 from pawlette.declare.table import end, loose_spellings
+from pawlette.emit.grammar_ast import Terminal, gbnf_string
+from pawlette.emit.text_language import gbnf_text_rule
 from pawlette.types import ReasoningDelta, TextDelta
 
 if TYPE_CHECKING:
@@ -109,6 +111,13 @@ class FinalResponse(Reasoning):
 
     def grammar(self, turn: Turn) -> None:
         super().grammar(turn)
+        # The reasoning and the marker are one lexeme (llguidance's lexer is greedy: text
+        # would take the marker's first characters, as the call list's text does).
+        close = text_of(self.close, turn.layout.options, turn.layout.name)
+        rules = turn.rules
+        rules.lark_extra["TEXT_REASONING"] = f"TEXT {gbnf_string(close)}"
+        rules.gbnf_extra["text-reasoning"] = f"{gbnf_text_rule('TEXT')}? {gbnf_string(close)}"
+        turn.head = Terminal("TEXT_REASONING", lark="", gbnf="text-reasoning")
         # The model may end its turn before the marker (all of it is then reasoning, as the
         # reader reads it): the marker is text, which a grammar cannot make it write.
         turn.head_required = False
