@@ -221,3 +221,13 @@ def test_every_rendered_turn_is_accepted(syntax: str, data: st.DataObject) -> No
     for choice, parallel in choices(message):
         grammar = export_grammar(name, tools, choice, parallel, syntax, strict=not undeclared)
         assert accepts(name, grammar, syntax, ids), (choice, parallel, rendering.text)
+
+
+def test_a_prompt_after_an_assistant_message_follows_its_whole_turn() -> None:
+    # The template writes no prompt there (and no end on its last message): the format ends
+    # the turn, then prompts as after any other message.
+    messages = [{"role": "user", "content": "Hi"}, {"role": "assistant", "content": "Hello"}]
+    prompt = APRIEL.render(messages, add_generation_prompt=True).text
+    assert prompt.endswith("Hello\n<|end|>\n\n<|begin_assistant|>\nHere are my reasoning steps:\n")
+    assert APRIEL.render(messages).text.endswith("<|begin_assistant|>\nHello")
+    assert APRIEL.parse("Hm.", prompt=prompt).message["reasoning_content"] == "Hm."

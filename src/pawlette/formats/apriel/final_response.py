@@ -15,8 +15,9 @@ on with its reasoning, then the marker, then its answer.
   turn grammars leave the block optional: the marker is text, which no grammar can make a
   model write.
 - :class:`LastTurnOpen`: the template writes no end on the conversation's last message (the
-  assistant's ``\\n<|end|>``), and a system or tool turn's trailing layout, which the next
-  turn's opener holds, when that turn is the last (see :mod:`.thinker`).
+  assistant's ``\\n<|end|>``; a generation prompt after it follows the whole turn), and a
+  system or tool turn's trailing layout, which the next turn's opener holds, when that turn
+  is the last (see :mod:`.thinker`).
 """
 
 from __future__ import annotations
@@ -43,11 +44,18 @@ if TYPE_CHECKING:
 HELD = "assistant.held"
 """The state after the opener alone: text held until the marker or the turn's end."""
 _LAST = "index == (messages | length) - 1"
+_UNENDED = f"{_LAST} and not add_generation_prompt"
 _GIVEN = "message.reasoning_content is defined and message.reasoning_content"
 
 
 def _is_last(out: Render, index: int) -> bool:
     return index == len(out.messages) - 1
+
+
+def _unended(out: Render, index: int) -> bool:
+    """The turn the conversation ends on, with no generation prompt after it (which the
+    template never writes after an assistant message: a prompt there follows a whole turn)."""
+    return _is_last(out, index) and not out.prompt
 
 
 @dataclass(frozen=True)
@@ -186,12 +194,12 @@ class LastTurnOpen(Concept):
         return frozenset({"assistant"})
 
     def turn_end(self, out: Render, index: int) -> Fence | None:
-        if out.role == "assistant" and index >= 0 and _is_last(out, index):
+        if out.role == "assistant" and index >= 0 and _unended(out, index):
             return ()
         return None
 
     def write_after(self, out: Render, index: int) -> None:
-        if out.role == "assistant" and not _is_last(out, index):
+        if out.role == "assistant" and not _unended(out, index):
             out.fence(self.after, "separator")
 
     def write_finish(self, out: Render) -> None:
@@ -220,14 +228,14 @@ class LastTurnOpen(Concept):
     def jinja_end(self, out: Template, role: str) -> bool:
         if role != "assistant":
             return False
-        out.out(f"{{%- if not ({_LAST}) -%}}")
+        out.out(f"{{%- if not ({_UNENDED}) -%}}")
         out.fence(out.layout.frames["assistant"].end)
         out.out("{%- endif -%}")
         return True
 
     def jinja_after(self, out: Template, role: str) -> None:
         if role == "assistant":
-            out.out(f"{{%- if not ({_LAST}) -%}}")
+            out.out(f"{{%- if not ({_UNENDED}) -%}}")
             out.fence(self.after)
             out.out("{%- endif -%}")
 

@@ -99,6 +99,7 @@ def layout(options: AprielOptions, variants: dict[str, AprielOptions]) -> Layout
                 prompt_after={
                     "start": fence(*prompt),
                     "user": fence(*prompt),
+                    "assistant": fence(*prompt),
                     "system": fence(SYSTEM_AFTER, *prompt),
                     "tool": fence(TOOL_AFTER, *prompt),
                 },
