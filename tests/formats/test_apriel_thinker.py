@@ -1,10 +1,10 @@
 """Apriel 1.6 (``apriel:1.6``, :mod:`pawlette.formats.apriel.thinker`): what the model writes
-after its prompt, read as the Apriel reasoning parser for vLLM reads it (all text before
-``[BEGIN FINAL RESPONSE]`` is reasoning, no open marker) and its calls as vLLM's ``apriel``
-tool parser reads them, whole, streamed and from token ids; the template's own turns read
-after the opener alone; the layout's properties (round trip, each turn as a completion,
-model output of every kind, every rendered turn accepted by its grammars), which the shared
-property and grammar tests run for base formats only."""
+after its prompt, read as the ``apriel`` reasoning parser for vLLM streams it (all text
+before ``[BEGIN FINAL RESPONSE]`` is reasoning, no open marker) and its calls as the
+``apriel`` tool parser for vLLM reads them, whole, streamed and from token ids; the
+template's own turns read after the opener alone; the layout's properties (round trip, each
+turn as a completion, model output of every kind, every rendered turn accepted by its
+grammars), which the shared property and grammar tests run for base formats only."""
 
 from __future__ import annotations
 

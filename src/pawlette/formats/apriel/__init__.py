@@ -8,8 +8,8 @@ Variants (reference: llama.cpp's ``models/templates``): ``apriel`` (the default,
 ``unsloth-Apriel-1.5.jinja``) and ``apriel:1.6`` (``Apriel-1.6-15b-Thinker-fixed.jinja``).
 Both write the same call list (the template's ``{"name": ...`` loop, ids but in the
 conversation's last message), the tools through ``tool|string`` and each result as a turn of
-its own, and vLLM reads both with its one ``apriel`` tool parser: one family, whose variant
-has a layout of its own for its turns (:mod:`.thinker`).
+its own, and the ``apriel`` tool parser for vLLM reads both: one family, whose variant has a
+layout of its own for its turns (:mod:`.thinker`).
 
 The wire format of Apriel 1.5 (the turn markers, ``<s>`` and ``</s>`` are special tokens; the
 rest is text)::
@@ -117,10 +117,12 @@ Decisions of Apriel 1.6:
   trimmed, as the template cuts it (a recorded loss).  The generation prompt writes
   ``Here are my reasoning steps:\\n`` after the opener: the model goes on with its
   reasoning, the marker, its answer, its calls, then ``<|end|>``.
-- **Reading** follows the Apriel reasoning parser for vLLM: after the generation prompt, all
-  text before ``[BEGIN FINAL RESPONSE]`` is reasoning (all of it when the model never writes
-  the marker: the output was cut while thinking); the marker is read with or without its
-  newlines.  A turn read after the opener alone (a conversation's turns, the template's own
+- **Reading** follows the ``apriel`` reasoning parser for vLLM: after the generation prompt,
+  all text before ``[BEGIN FINAL RESPONSE]`` is reasoning, the text after it the answer; the
+  marker is read with or without its newlines.  Where pawlette reads otherwise: output
+  without the marker is all reasoning (the output was cut while thinking), as that parser
+  streams it, where read whole it gives it as the answer; and the texts are kept as written
+  (that parser strips them, and the prompt's words from the reasoning).  A turn read after the opener alone (a conversation's turns, the template's own
   last turn) is reasoning up to the marker when the turn holds it, and content otherwise.
   Calls are read as in Apriel 1.5 (vLLM's ``apriel`` tool parser).  An empty system message
   is read back (its turn holds the newline before the text); the tools, written in every

@@ -7,13 +7,13 @@ generation prompt writes ``Here are my reasoning steps:\\n`` after the opener: t
 on with its reasoning, then the marker, then its answer.
 
 - :class:`FinalResponse`: the block (``open``: the prompt's words, never written in a turn;
-  ``close``: the marker).  A completion after that prompt starts inside the block, as vLLM's
-  ``apriel`` reasoning parser reads it (all text before the marker is reasoning, all of it
-  when the model never writes the marker).  A turn read after the opener alone (a turn of a
-  conversation, or a completion after a prompt without the words) holds its text until the
-  marker (reasoning) or the turn's end (content): its reasoning has no open of its own.  The
-  turn grammars leave the block optional: the marker is text, which no grammar can make a
-  model write.
+  ``close``: the marker).  A completion after that prompt starts inside the block, as the
+  ``apriel`` reasoning parser for vLLM streams it (all text before the marker is reasoning,
+  all of it when the model never writes the marker).  A turn read after the opener alone (a
+  turn of a conversation, or a completion after a prompt without the words) holds its text
+  until the marker (reasoning) or the turn's end (content): its reasoning has no open of its
+  own.  The turn grammars leave the block optional: the marker is text, which no grammar can
+  make a model write.
 - :class:`LastTurnOpen`: the template writes no end on the conversation's last message (the
   assistant's ``\\n<|end|>``; a generation prompt after it follows the whole turn), and a
   system or tool turn's trailing layout, which the next turn's opener holds, when that turn
