@@ -25,6 +25,7 @@ VARIANTS = [
     "kimi:k3-no-thinking",
     "deepseek_dsml:v4",
     "gigachat:3.1",
+    "apriel:1.6",
     "minimax_m2:m3",
     "minimax_m2:m3-thinking",
     "minimax_m2:m3-no-thinking",

@@ -488,6 +488,7 @@ TURNS = {
     "laguna": (TOOLS, declared_turns, choices_for),
     "reka": (TOOLS, declared_turns, choices_for),
     "apriel": (TOOLS, declared_turns, choices_for),
+    "apriel:1.6": (TOOLS, declared_turns, choices_for),
     "apertus": (TOOLS, declared_turns, choices_for),
     "rwkv": (TOOLS, declared_turns, choices_for),
     "hy3": (TOOLS, declared_turns, choices_for),

@@ -824,6 +824,29 @@ def _apriel(w: Writer) -> str:
     return "".join(out)
 
 
+def _apriel16(w: Writer) -> str:
+    """Apriel 1.6, after its prompt's ``Here are my reasoning steps:``: reasoning, then
+    ``[BEGIN FINAL RESPONSE]`` (with or without its newlines, or never: cut while thinking),
+    text, then one JSON list of calls in ``<tool_calls>`` (some malformed, some cut off),
+    ended by ``<|end|>``."""
+    rng = w.rng
+    out = [w.text(hostile=False)]
+    if rng.random() < 0.8:
+        out.append(rng.choice(["\n[BEGIN FINAL RESPONSE]\n", "[BEGIN FINAL RESPONSE]"]))
+        if rng.random() < 0.6:
+            out.append(w.text())
+        if rng.random() < 0.6:
+            calls = [
+                _declared_call(w, "arguments", valid=rng.random() < 0.7)
+                for _ in range(rng.randint(1, 3))
+            ]
+            closing = rng.choice(["]</tool_calls>", "]</tool_calls>", "]", ""])
+            out.append(rng.choice(["\n", ""]) + "<tool_calls>[" + ", ".join(calls) + closing)
+    end = "\n<|end|>"
+    out.append(rng.choice([end, end, "", f"{end}{w.word()}"]))
+    return "".join(out)
+
+
 def _nemotron_v2(w: Writer) -> str:
     """Nemotron Nano 2, after its prompt's open ``<think>``: reasoning up to ``</think>``
     (or cut inside), text, then a JSON list of calls in ``<TOOLCALL>`` (some malformed,
@@ -1163,6 +1186,7 @@ GENERATORS: dict[str, Callable[[Writer], str]] = {
     "laguna": _laguna,
     "reka": _reka,
     "apriel": _apriel,
+    "apriel:1.6": _apriel16,
     "apertus": _apertus,
     "rwkv": _rwkv,
     "hy3": _hy3,

@@ -1,9 +1,18 @@
-"""ServiceNow Apriel 1.5: ``<|system|>``/``<|user|>``/``<|assistant|>``/``<|tool_result|>``
-turns ended by ``<|end|>``, the tools as Python literals in ``<available_tools>``, the calls
-as one JSON list in ``<tool_calls>...</tool_calls>``.
+"""ServiceNow Apriel 1.5 and 1.6: the tools as Python literals in ``<available_tools>``, the
+calls as one JSON list in ``<tool_calls>...</tool_calls>``; Apriel 1.5's turns
+``<|system|>``/``<|user|>``/``<|assistant|>``/``<|tool_result|>`` ended by ``<|end|>``,
+Apriel 1.6's (``apriel:1.6``) opened by ``<|begin_ROLE|>`` with no end but the assistant's,
+its reasoning written before ``[BEGIN FINAL RESPONSE]``.
 
-The wire format (the turn markers, ``<s>`` and ``</s>`` are special tokens; the rest is
-text)::
+Variants (reference: llama.cpp's ``models/templates``): ``apriel`` (the default,
+``unsloth-Apriel-1.5.jinja``) and ``apriel:1.6`` (``Apriel-1.6-15b-Thinker-fixed.jinja``).
+Both write the same call list (the template's ``{"name": ...`` loop, ids but in the
+conversation's last message), the tools through ``tool|string`` and each result as a turn of
+its own, and the ``apriel`` tool parser for vLLM reads both: one family, whose variant has a
+layout of its own for its turns (:mod:`.thinker`).
+
+The wire format of Apriel 1.5 (the turn markers, ``<s>`` and ``</s>`` are special tokens; the
+rest is text)::
 
     <s><|system|>
     You are a thoughtful and systematic AI assistant built by ServiceNow ... [END FINAL RESPONSE].You are terse.
@@ -60,11 +69,78 @@ Decisions (reference: ``unsloth-Apriel-1.5.jinja`` in llama.cpp's ``models/templ
   content, markers included: the template never writes reasoning back, so no reasoning
   block is declared.
 
-Remaining differences from the template: a call name is written as a JSON string (the
+Apriel 1.6 (``apriel:1.6``; the ``<|begin_ROLE|>`` markers, ``<|end|>`` and ``<s>`` are
+special tokens)::
+
+    <s><|begin_system|>
+    You are a thoughtful, systematic AI assistant from ServiceNow ... [BEGIN FINAL RESPONSE].
+    You are terse.
+    You are provided with function signatures within <available_tools></available_tools> XML tags. ...
+            <available_tools>
+    {'type': 'function', 'function': {'name': 'get_weather', ...}}{'type': 'function', ...}
+            </available_tools>. ...
+    <|begin_user|>
+    Weather in Paris?
+    <|begin_assistant|>
+    Let me check.
+    <tool_calls>[{"name": "get_weather", "arguments": {"city": "Paris"}, "id": "a1"}]</tool_calls>
+    <|end|>
+    <|begin_tool_result|>
+    18°C
+
+
+    <|begin_assistant|>
+    Here are my reasoning steps:
+
+Decisions of Apriel 1.6:
+
+- **System turns**: ``<s><|begin_system|>``, a newline and the template's reasoning
+  instructions (indented as it writes them) open every system turn; a system message's text
+  follows them after a newline, then a newline.  Every system message is a turn of its own
+  where it stands, each with the tools when the request has any.  When the conversation does
+  not begin with a system message, the turn holds the instructions alone (and the tools),
+  even when a system message comes later, as the template writes it (see
+  :mod:`.led_system`).
+- **Tools**: the template's instructions around the tools, each tool as Python's ``repr`` of
+  the OpenAI tool object with nothing between them (the template's loop writes no
+  separator), read back as that run of literals.
+- **Turns**: ``<|begin_user|>\\n`` + text, with nothing after it; a tool message
+  ``<|begin_tool_result|>\\n`` + text + ``\\n`` and two blank lines; the assistant's
+  ``\\n<|begin_assistant|>\\n`` + text + calls, ended by ``\\n<|end|>`` (the model's end,
+  trainable, and the stop) and a newline, except the conversation's last message, which the
+  template ends with nothing (so a render for training has no end to learn on its last turn).
+  A system or tool turn's trailing whitespace is read as layout only before the next turn's
+  opener or at the end of the conversation (see :mod:`.final_response`).
+- **Reasoning** is written only in the conversation's last message, right after the opener,
+  then ``\\n[BEGIN FINAL RESPONSE]\\n`` and the answer; past turns drop it (a recorded
+  loss), and a past turn's text holding ``[BEGIN FINAL RESPONSE]`` is cut to what follows it,
+  trimmed, as the template cuts it (a recorded loss).  The generation prompt writes
+  ``Here are my reasoning steps:\\n`` after the opener: the model goes on with its
+  reasoning, the marker, its answer, its calls, then ``<|end|>``.
+- **Reading** follows the ``apriel`` reasoning parser for vLLM: after the generation prompt,
+  all text before ``[BEGIN FINAL RESPONSE]`` is reasoning, the text after it the answer; the
+  marker is read with or without its newlines.  Where pawlette reads otherwise: output
+  without the marker is all reasoning (the output was cut while thinking), as that parser
+  streams it, where read whole it gives it as the answer; and the texts are kept as written
+  (that parser strips them, and the prompt's words from the reasoning).  A turn read after the opener alone (a conversation's turns, the template's own
+  last turn) is reasoning up to the marker when the turn holds it, and content otherwise.
+  Calls are read as in Apriel 1.5 (vLLM's ``apriel`` tool parser).  An empty system message
+  is read back (its turn holds the newline before the text); the tools, written in every
+  system turn, are read back once.
+- **Grammars**: a turn's grammar lets the model end its turn before the marker (then all of
+  it is reasoning): the marker is text, which a grammar cannot make a model write.  A forced
+  call (``tool_choice`` ``required`` or a named function) is prefixed with the marker and
+  the list's open, so such a turn has no reasoning.
+
+Remaining differences from the templates (both): a call name is written as a JSON string (the
 template writes it between quotes unescaped); a string's ``repr`` in the tools keeps
 private-use, unassigned and astral characters Python would escape; the template's
 ``content`` role, its ``chosen`` field and its ``[IMG]`` placeholder for images are not
-declared (no OpenAI request carries them; an image part is refused).
+declared (no OpenAI request carries them; an image part is refused).  Apriel 1.6: a
+generation prompt asked for after a last assistant message is written, after that turn's end
+(the template writes neither there); the template writes a call's id only when the call has one (every call pawlette
+writes has one); its ``training_prompt`` variable (an end on the last turn too) is not
+declared.
 """
 
 # ruff: noqa: E501  (the docstring shows the wire format as it is)
@@ -72,6 +148,7 @@ declared (no OpenAI request carries them; an image part is refused).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Literal
 
 from pawlette.declare import (
     AfterStop,
@@ -115,7 +192,14 @@ CALL_INSTRUCTIONS = (
 
 @dataclass(frozen=True)
 class AprielOptions:
-    """Apriel 1.5 has no options."""
+    """``version``: which template's layout: ``"1.5"`` (the default, ``<|system|>`` turns
+    ended by ``<|end|>``) or ``"1.6"`` (``<|begin_ROLE|>`` openers, reasoning before
+    ``[BEGIN FINAL RESPONSE]``: :mod:`.thinker`)."""
+
+    version: Literal["1.5", "1.6"] = "1.5"
+
+
+VARIANTS = {"1.6": AprielOptions(version="1.6")}
 
 
 def turn(name: str) -> Frame:
@@ -124,9 +208,13 @@ def turn(name: str) -> Frame:
 
 
 def layout(options: AprielOptions) -> Layout:
+    if options.version == "1.6":
+        from .thinker import layout as thinker_layout
+
+        return thinker_layout(options, VARIANTS)
     return Layout(
         name="apriel",
-        summary="ServiceNow Apriel 1.5: <|system|> turns, JSON call lists in <tool_calls>",
+        summary="ServiceNow Apriel 1.5/1.6: JSON call lists in <tool_calls>, repr'd tools",
         begin=fence(BEGIN),
         frames={
             "system": Frame(
@@ -165,6 +253,7 @@ def layout(options: AprielOptions) -> Layout:
         ),
         options=options,
         from_options=layout,
+        variants=VARIANTS,
         markers_in_text=True,  # <tool_calls> is text, no special token
     )
 

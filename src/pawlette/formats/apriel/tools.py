@@ -133,5 +133,67 @@ class ReprLinesReader(WholeTextReader):
                 self._parser.emit(TextDelta(text))
                 return
             tools.append(Tool(function["name"], function))
+        declared = self._parser.context(DeclaredTools)
+        if declared.tools == tuple(tools):  # every system turn writes them: declared once
+            return
         self._parser.emit(ToolsDeclared(tuple(tools)))
-        self._parser.context(DeclaredTools).tools = tuple(tools)
+        declared.tools = tuple(tools)
+
+
+@dataclass(frozen=True)
+class ConcatenatedReprTools(ReprLineTools):
+    """Apriel 1.6's block: :class:`ReprLineTools` with nothing between the items (its template
+    writes ``{% for tool in tools %}{{ tool|string }}{% endfor %}``) and the same close in
+    every system turn (``close_alone`` equal to ``close``, no ``default_turn``)."""
+
+    def items_reader(self, table: Table) -> ReaderFactory:
+        return lambda parser: ConcatenatedReprReader(parser)
+
+
+def split_literals(text: str) -> list[Any] | None:
+    """The Python literals ``text`` is, one after another with nothing between them, each
+    the shortest prefix of the rest that ends with ``}`` and reads as one (None: the text is
+    not such a run)."""
+    values: list[Any] = []
+    start = 0
+    while start < len(text):
+        end = text.find("}", start)
+        while end >= 0:
+            value = python_literal_or_none(text[start : end + 1])
+            if value is not None:
+                break
+            end = text.find("}", end + 1)
+        if end < 0:
+            return None
+        values.append(value)
+        start = end + 1
+    return values
+
+
+class ConcatenatedReprReader(WholeTextReader):
+    """The tools block's run of tool objects, each written as a Python literal."""
+
+    __slots__ = ()
+
+    def __init__(self, parser: Parser) -> None:
+        super().__init__(parser)
+        parser.confirm_message()
+
+    def close(self, marker: str | None, offset: int) -> None:
+        text = self._text()
+        tools: list[Tool] = []
+        for value in split_literals(text) or [None]:
+            function = value.get("function") if isinstance(value, dict) else None
+            if not isinstance(function, dict) or not isinstance(function.get("name"), str):
+                self._parser.malformed(
+                    self._offset, f"tools block text {text[:60]!r}", "tool objects", text
+                )
+                self._parser.emit(ToolsDeclared(()))
+                self._parser.emit(TextDelta(text))
+                return
+            tools.append(Tool(function["name"], function))
+        declared = self._parser.context(DeclaredTools)
+        if declared.tools == tuple(tools):  # every system turn writes them: declared once
+            return
+        self._parser.emit(ToolsDeclared(tuple(tools)))
+        declared.tools = tuple(tools)
