@@ -20,24 +20,9 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ..blocks.tool_choice import ForcedPrefixes
-from ..emit.grammar_ast import (
-    Lit,
-    Marker,
-    Node,
-    Repeat,
-    Rules,
-    Terminal,
-    alt,
-    gbnf_string,
-    optional,
-    seq,
-)
-from ..emit.text_language import (
-    TextLanguage,
-    gbnf_text_rule,
-    lark_without_markers,
-    text_terminal,
-)
+from ..emit import grammar_ast
+from ..emit.grammar_ast import Lit, Marker, Node, Repeat, Rules, Terminal, alt, optional, seq
+from ..emit.text_language import TextLanguage, gbnf_text_rule, lark_without_markers, text_terminal
 from ..engine.lexer import escape_text
 from ..errors import UnsupportedFeature
 from ..format import stop_markers_of
@@ -148,8 +133,9 @@ def text_then(rules: Rules, layout_text: str, *, empty: bool = False) -> Node:
     but its last character) and the turn could not go on.  ``empty``: the free text may be
     none (``layout_text`` alone).  The terminal is ``TEXT_CALLS`` (GBNF ``text-calls``): one
     such lexeme per grammar."""
-    rules.lark_extra["TEXT_CALLS"] = f"TEXT_NE {gbnf_string(layout_text)}"
-    rules.gbnf_extra["text-calls"] = f"{gbnf_text_rule('TEXT', 'NE')} {gbnf_string(layout_text)}"
+    quoted = grammar_ast.gbnf_string(layout_text)
+    rules.lark_extra["TEXT_CALLS"] = f"TEXT_NE {quoted}"
+    rules.gbnf_extra["text-calls"] = f"{gbnf_text_rule('TEXT', 'NE')} {quoted}"
     text: Node = Terminal("TEXT_CALLS", lark="", gbnf="text-calls")
     return alt(text, Lit(layout_text)) if empty else text
 
