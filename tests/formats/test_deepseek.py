@@ -317,9 +317,8 @@ def test_v3_1_thinking_renders_and_reads_as_its_template() -> None:
 def test_gathered_system_text_keeps_only_the_last_message() -> None:
     from transformers.utils.chat_template_utils import render_jinja_template
 
-    from pawlette.declare import SystemPrompt, declare, layout_of
+    from pawlette.declare import LastSystemPrompt, SystemPrompt, declare, layout_of
     from pawlette.export import export_jinja
-    from pawlette.formats.deepseek import LastSystemPrompt
 
     from ..declare.test_turns import OPEN_ENDED
 

@@ -32,9 +32,10 @@ from .call_turn_end import CallTurnEnd
 from .checks import Alternation
 from .close_optional_calls import CloseOptionalCalls
 from .concept import Concept
-from .content import Ignored, Trimmed
+from .content import Ignored, Trimmed, UnwrittenResults
 from .first_system import FirstSystemText
 from .grammar import forced_prefixes, markers_of
+from .joined_results import JoinedResults
 from .json_calls import JsonCalls
 from .layout import Frame, Layout
 from .named_calls import NamedCalls
@@ -44,7 +45,7 @@ from .prompt_rest import PromptRest
 from .python_calls import PythonCalls
 from .reasoning import Reasoning
 from .results import Results
-from .system import SystemPrompt
+from .system import LastSystemPrompt, SystemPrompt
 from .table import compile_table
 from .tools import ToolsBlock
 from .write import compiled_writer_of
@@ -60,8 +61,10 @@ __all__ = [
     "FirstSystemText",
     "Frame",
     "Ignored",
+    "JoinedResults",
     "JsonCallList",
     "JsonCalls",
+    "LastSystemPrompt",
     "Layout",
     "Lit",
     "Marker",
@@ -75,6 +78,7 @@ __all__ = [
     "SystemPrompt",
     "ToolsBlock",
     "Trimmed",
+    "UnwrittenResults",
     "XmlCalls",
     "declare",
     "fence",

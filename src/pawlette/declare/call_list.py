@@ -36,7 +36,7 @@ from ..engine.readers import WholeTextReader
 from ..errors import FormatError
 from ..types import TextDelta, ToolCallDelta, ToolCallEnd, ToolCallStart
 from .calls import CallConcept, Content, arguments_json, jinja_open_calls
-from .grammar import CallItems, drop_prefix, text_before_calls
+from .grammar import CallItems, drop_prefix, text_before_calls, text_then
 from .pieces import Fence, markers_in, text_of
 from .readers import BetweenCallsReader
 
@@ -365,19 +365,13 @@ class CallListSet(CallItems):
         separates them (Firefunction v2's `` functools``): the text and that layout text are
         one lexeme (llguidance's lexer is greedy: text would take the fence's first
         characters).  None: text then :meth:`many`."""
-        from ..emit.grammar_ast import Terminal, gbnf_string
-        from ..emit.text_language import gbnf_text_rule
-
         nodes = turn.nodes(self.calls.open)
         if self.calls.text_separator or not nodes or not isinstance(nodes[0], Lit):
             return None
         lead = nodes[0].text
         if lead.startswith("\n"):
             return None  # text_before makes text and newlines one lexeme
-        rules.lark_extra["TEXT_CALLS"] = f"TEXT_NE {gbnf_string(lead)}"
-        rules.gbnf_extra["text-calls"] = f"{gbnf_text_rule('TEXT', 'NE')} {gbnf_string(lead)}"
-        text = Terminal("TEXT_CALLS", lark="", gbnf="text-calls")
-        return seq(text, self.after_prefix(turn, rules, lead, parallel))
+        return seq(text_then(rules, lead), self.after_prefix(turn, rules, lead, parallel))
 
     def prefix(self, name: str | None) -> str:
         if name is None:

@@ -1,5 +1,6 @@
 """What a format does to message text and fields beyond writing them: trimming, and fields
-its template accepts and never writes.  Both are documented losses, never refusals."""
+and tool messages its template accepts and never writes.  All are documented losses, never
+refusals."""
 
 from __future__ import annotations
 
@@ -160,3 +161,28 @@ class Trimmed(Concept):
             for state in {table.first_state.get(role), f"{role}.body"}:
                 if state is not None and state in table.states:
                     table.reader(state, lead_dropped(table.states[state].reader, lead))
+
+
+@dataclass(frozen=True)
+class UnwrittenResults(Concept):
+    """Tool messages are accepted and never written, for a template that writes no ``tool``
+    role (Phi-3.5's, RWKV World's): render drops each one, its name included, and reports it
+    in :attr:`pawlette.types.Rendering.losses`.  Declare it instead of
+    :class:`~pawlette.declare.Results`; the layout then needs no ``tool`` frame."""
+
+    claims: ClassVar[frozenset[str]] = frozenset({"tool"})
+
+    def turn_roles(self) -> frozenset[str]:
+        return frozenset()
+
+    def check(self, out: Render) -> None:
+        out.handles("tool_name")
+        for index, message in enumerate(out.messages):
+            if message.role == "tool":
+                out.lose(f"messages[{index}]", "a tool message: not written")
+
+    def write_message(self, out: Render, index: int) -> None:
+        del out, index  # nothing is written
+
+    def jinja_message(self, out: Template, role: str) -> None:
+        del out, role  # nothing is written

@@ -20,8 +20,9 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ..blocks.tool_choice import ForcedPrefixes
+from ..emit import grammar_ast
 from ..emit.grammar_ast import Lit, Marker, Node, Repeat, Rules, Terminal, alt, optional, seq
-from ..emit.text_language import TextLanguage, lark_without_markers, text_terminal
+from ..emit.text_language import TextLanguage, gbnf_text_rule, lark_without_markers, text_terminal
 from ..engine.lexer import escape_text
 from ..errors import UnsupportedFeature
 from ..format import stop_markers_of
@@ -123,6 +124,20 @@ def text_before_calls(layout: Layout, separator: Fence) -> Node:
     may then be empty."""
     empty = any(concept.trims_content() for concept in layout.concepts)
     return text_before(layout, separator, empty=empty)
+
+
+def text_then(rules: Rules, layout_text: str, *, empty: bool = False) -> Node:
+    """Free text (not empty), then ``layout_text`` (plain text, no marker), as one lexeme:
+    llguidance's lexer is greedy, so free text followed by a separate ``layout_text`` would
+    take its first characters (text may not hold the whole of it, but may hold all of it
+    but its last character) and the turn could not go on.  ``empty``: the free text may be
+    none (``layout_text`` alone).  The terminal is ``TEXT_CALLS`` (GBNF ``text-calls``): one
+    such lexeme per grammar."""
+    quoted = grammar_ast.gbnf_string(layout_text)
+    rules.lark_extra["TEXT_CALLS"] = f"TEXT_NE {quoted}"
+    rules.gbnf_extra["text-calls"] = f"{gbnf_text_rule('TEXT', 'NE')} {quoted}"
+    text: Node = Terminal("TEXT_CALLS", lark="", gbnf="text-calls")
+    return alt(text, Lit(layout_text)) if empty else text
 
 
 def drop_prefix(items: list[Node], prefix: str) -> list[Node]:
@@ -452,25 +467,37 @@ class SectionedCalls(CallItems):
         return text_before_calls(turn.layout, self.calls.text_separator)
 
     def text_and_calls(self, turn: Turn, rules: Rules, parallel: bool) -> Node | None:
-        """Text, then the calls, where the calls begin with a newline and nothing else
-        separates them from the text (GLM-4.6's ``\\n<tool_call>``): the text and that
-        newline are one lexeme (llguidance's lexer is greedy).  None: text then
-        :meth:`many`."""
+        """Text, then the calls, as one lexeme up to where they can be told apart
+        (llguidance's lexer is greedy: free text followed by a separate layout text would
+        take that text's first characters, and the turn could not go on):
+
+        - calls that open with plain text (Functionary's ``<function=``, DeepSeek V3.2's
+          ``\n\n<｜DSML｜function_calls>``), after a plain separator or none (MiniCPM's
+          ``\n`` + ``<function name="``): the text, the separator and that opening text
+          (:func:`text_then`);
+        - calls that open with a newline then a marker, nothing between (GLM-4.6's
+          ``\n<tool_call>``): the text and that newline.
+
+        None: text then :meth:`many`."""
+        separator = turn.nodes(self.calls.text_separator)
+        first = self.first_nodes[0] if self.first_nodes else None
+        if (
+            all(isinstance(node, Lit) for node in separator)
+            and isinstance(first, Lit)
+            and first.text.strip()
+        ):
+            # Where the reasoning trims the text to nothing, its separator stays (as in
+            # text_before_calls); with no separator that is the calls alone (many).
+            empty = bool(separator) and any(
+                concept.trims_content() for concept in turn.layout.concepts
+            )
+            joined = "".join(node.text for node in separator if isinstance(node, Lit))
+            return seq(
+                text_then(rules, joined + first.text, empty=empty),
+                self.after_prefix(turn, rules, first.text, parallel),
+            )
         if self.calls.text_separator or not self.lead.startswith("\n"):
             return None
-        first = self.first_nodes[0] if self.first_nodes else None
-        if isinstance(first, Lit) and first.text.strip():
-            # Calls that open with plain text (DeepSeek V3.2's "\n\n<｜DSML｜function_calls>"):
-            # the text and all of it are one lexeme, which ends where that text does.
-            from ..emit.grammar_ast import Terminal, gbnf_string
-            from ..emit.text_language import gbnf_text_rule
-
-            rules.lark_extra["TEXT_CALLS"] = f"TEXT_NE {gbnf_string(first.text)}"
-            rules.gbnf_extra["text-calls"] = (
-                f"{gbnf_text_rule('TEXT', 'NE')} {gbnf_string(first.text)}"
-            )
-            text = Terminal("TEXT_CALLS", lark="", gbnf="text-calls")
-            return seq(text, self.after_prefix(turn, rules, first.text, parallel))
         return seq(TEXT_NL, self.after_prefix(turn, rules, "\n", parallel))
 
     def after_prefix(self, turn: Turn, rules: Rules, prefix: str, parallel: bool) -> Node:

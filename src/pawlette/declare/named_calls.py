@@ -37,7 +37,7 @@ from ..types import TextDelta, ToolCall, ToolCallDelta, ToolCallEnd, ToolCallSta
 from .calls import Content, SectionedCallConcept, arguments_json
 from .grammar import TEXT_NE, SectionedCalls
 from .pieces import Fence, text_of
-from .readers import OpenSection
+from .readers import OpenSection, give_back_call
 
 if TYPE_CHECKING:
     from ..types import Tool
@@ -266,14 +266,9 @@ def _parts(parser: Parser) -> CallParts:
 
 def malformed_call(parser: Parser, parts: CallParts, problem: str, expected: str) -> None:
     """The call read so far is no call: a warning, and its raw text as content."""
-    raw = "".join(parts.raw)
-    parser.malformed(parts.offset, f"call {raw[:60]!r}: {problem}", expected, raw)
-    if parts.index is not None:
-        parser.abandon_call(parts.index)
-        if parts.generated:
-            parts.spare_id = parts.call_id
-    parser.emit(TextDelta(raw))
-    parser.context(OpenSection).given_back = True  # its section's close goes with it
+    give_back_call(parser, parts.offset, problem, expected, "".join(parts.raw), abandon=parts.index)
+    if parts.index is not None and parts.generated:
+        parts.spare_id = parts.call_id
     parts.raw = []
     parts.index = None
 

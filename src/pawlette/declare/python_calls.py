@@ -11,7 +11,7 @@ in one ``quote`` style, or as Python's ``repr`` picks per string (``"it's"``).  
 ever evaluated: the codec (:mod:`pawlette.codecs.python_calls`, written by
 :mod:`pawlette.codecs.python_literals`) is a streaming Python-literal tokenizer, driven in its
 parse state by :class:`PythonCallListReader` (through
-:class:`pawlette.declare.python_reader.CallStream`).
+:class:`pawlette.codecs.python_stream.CallStream`).
 
 >>> from pawlette.declare import Marker, PythonCalls, fence
 >>> PythonCalls(open=fence(Marker("<calls>")), quote="repr").head("get_weather")
@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, ClassVar
 
 from ..codecs.python_calls import is_plain_identifier
 from ..codecs.python_literals import Quote, Spelling, encode_call, encode_calls
+from ..codecs.python_stream import CallStream
 from ..emit.grammar_ast import Lit, Node, Ref, Repeat, Rules, alt, optional, seq
 from ..emit.grammar_ast import Marker as MarkerNode
 from ..emit.jinja_text import IDENTIFIER_MACRO, PYTHON_LITERAL_MACROS, jinja_string
@@ -42,7 +43,6 @@ from ..types import Message, TextDelta, Tool
 from .concept import Concept
 from .grammar import text_before_calls
 from .pieces import Fence
-from .python_reader import CallStream
 from .readers import BetweenCallsReader
 
 if TYPE_CHECKING:

@@ -278,10 +278,20 @@ class OpenSection:
 
 
 def give_back_call(
-    parser: Parser, offset: int, problem: str | None, expected: str, raw: str
+    parser: Parser,
+    offset: int,
+    problem: str | None,
+    expected: str,
+    raw: str,
+    *,
+    abandon: int | None = None,
 ) -> None:
-    """The call whose text is ``raw`` is no call: a warning, and ``raw`` as content."""
+    """The call whose text is ``raw`` is no call: a warning, and ``raw`` as content (its
+    section's close, if it comes next, with it: :class:`OpenSection`).  ``abandon``: the
+    index of the call already started, withdrawn between the warning and the text."""
     parser.malformed(offset, f"call {raw[:60]!r}: {problem}", expected, raw)
+    if abandon is not None:
+        parser.abandon_call(abandon)
     parser.emit(TextDelta(raw))
     parser.context(OpenSection).given_back = True
 

@@ -413,3 +413,23 @@ class SystemPrompt(Concept):
             out.text()
         out.out("{%- endif -%}")
         return True
+
+
+@dataclass(frozen=True)
+class LastSystemPrompt(SystemPrompt):
+    """A :class:`SystemPrompt` of which only the last system message is written, at its
+    ``placement`` (``"gathered"``: at the start), as DeepSeek R1's templates keep only the
+    last one; render drops the others and reports each in
+    :attr:`pawlette.types.Rendering.losses`."""
+
+    def check(self, out: Render) -> None:
+        super().check(out)
+        found = [i for i, message in enumerate(out.messages) if message.role == "system"]
+        for index in found[:-1]:
+            out.lose(f"messages[{index}]", "a system message before the last, dropped")
+
+    def gathered(self, texts: list[str]) -> list[str]:
+        return texts[-1:]
+
+    def jinja_gathered(self, texts: str) -> str:
+        return "[text_of(message, loop.index0, '')]"

@@ -104,6 +104,7 @@ from pawlette.declare import (
     Fence,
     Frame,
     Ignored,
+    LastSystemPrompt,
     Layout,
     Marker,
     NamedCalls,
@@ -341,24 +342,6 @@ class DistillTurns(Concept):
 
 
 Version = Literal["v3.1", "r1", "r1-llamacpp"]
-
-
-@dataclass(frozen=True)
-class LastSystemPrompt(SystemPrompt):
-    """System messages gathered at the start, of which only the last is written: the others
-    are dropped (a recorded loss), as DeepSeek R1's templates keep the last one."""
-
-    def check(self, out: Render) -> None:
-        super().check(out)
-        found = [i for i, message in enumerate(out.messages) if message.role == "system"]
-        for index in found[:-1]:
-            out.lose(f"messages[{index}]", "a system message before the last, dropped")
-
-    def gathered(self, texts: list[str]) -> list[str]:
-        return texts[-1:]
-
-    def jinja_gathered(self, texts: str) -> str:
-        return "[text_of(message, loop.index0, '')]"
 
 
 @dataclass(frozen=True)

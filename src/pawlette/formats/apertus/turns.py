@@ -11,30 +11,26 @@ The template opens one ``<|assistant_start|>`` turn and keeps it open over the c
   so through the user frame's ``open_after``).  Reading, an ``<|assistant_end|>`` after a
   turn of calls ended is layout (llama.cpp ends the turn with it there).
 - :class:`BracketedResults`: a group of results is ``[`` + their texts joined by ``, `` +
-  ``]``, read back by the number of calls it answers (as Nemotron Nano 2's, whose results
-  are joined alike: :func:`pawlette.formats.nemotron_v2.results.split_group`); the text after
+  ``]``, read back by the number of calls it answers (as
+  :class:`~pawlette.declare.JoinedResults` are, whose results are joined alike); the text after
   the ``]`` before the next marker is the answer the assistant writes after them, with no
   opener.
 """
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, ClassVar
 
-from pawlette.declare import CallTurnEnd, Results
+from pawlette.declare import CallTurnEnd, JoinedResults
+from pawlette.declare import joined_results as joined
+from pawlette.declare.joined_results import SEPARATOR, is_json, split_joined
 from pawlette.declare.pieces import Fence
 from pawlette.declare.table import end
-from pawlette.engine.machine import Parser
-from pawlette.engine.readers import WholeTextReader
 from pawlette.types import TextDelta
-
-from ..nemotron_v2.results import GAP, SEPARATOR, split_group
 
 if TYPE_CHECKING:
     from pawlette.declare.jinja import Template
-    from pawlette.declare.layout import Layout
     from pawlette.declare.table import Table
     from pawlette.declare.write import Render
 
@@ -108,21 +104,13 @@ def _calls_before(out: Render, index: int) -> bool:
 
 
 @dataclass(frozen=True)
-class BracketedResults(Results):
-    """:class:`~pawlette.declare.Results` grouped in ``[`` (the tool frame's open) ... ``]``,
-    joined by ``, `` (see the module).  ``calls_end``: the fence that ends a turn of calls,
-    which the group follows."""
+class BracketedResults(JoinedResults):
+    """:class:`~pawlette.declare.JoinedResults` in ``[`` (the tool frame's open) ... ``]``
+    (see the module).  ``calls_end``: the fence that ends a turn of calls, which the group
+    follows."""
 
-    grouped: bool = True
-    item_gap: Fence = GAP
-    gap_ends_group: bool = False
     calls_end: Fence = ()
     calls_open: Fence = ()
-
-    def validate(self, layout: Layout) -> None:
-        # No item_close: the results run together but for the gap, read as the module says.
-        if "tool" not in layout.frames:
-            super().validate(layout)
 
     def write_message(self, out: Render, index: int) -> None:
         super().write_message(out, index)
@@ -146,60 +134,35 @@ class BracketedResults(Results):
         table.on("tool.group", table.text(self.calls_open), "call.list")
 
 
-class GroupReader(WholeTextReader):
+class GroupReader(joined.GroupReader):
     """A group of results and the answer after it, up to the next marker: one tool message
     per call of the turn it answers, then the text after the group's ``]`` as an assistant
     message (see the module)."""
 
-    __slots__ = ("_count",)
+    __slots__ = ()
 
-    def __init__(self, parser: Parser) -> None:
-        super().__init__(parser)
-        self._count = parser.calls_in_message
-        parser.begin_message("tool")
+    shape: ClassVar[str] = (
+        f"split into as many results joined by {SEPARATOR!r} and closed by {CLOSE!r}"
+    )
+    expected: ClassVar[str] = f"one result per call, joined by {SEPARATOR!r}, then {CLOSE!r}"
 
-    def close(self, marker: str | None, offset: int) -> None:
+    def split(self, text: str, count: int) -> tuple[list[str], str] | None:
+        """The results and the answer after them: at the first ``]`` before which the text
+        splits into ``count`` results, where every result holding ``]`` is a whole JSON
+        value."""
+        start = 0
+        while (at := text.find(CLOSE, start)) >= 0:
+            pieces = split_joined(text[:at], count)
+            if pieces is not None and all(CLOSE not in piece or is_json(piece) for piece in pieces):
+                return pieces, text[at + len(CLOSE) :]
+            start = at + 1
+        return None
+
+    def after(self, text: str, marker: str | None) -> None:
         parser = self._parser
-        text = self._text()
-        found = _split(text, self._count)
-        if found is None:
-            parser.malformed(
-                self._offset if self._chunks else offset,
-                f"results {text[:60]!r}: {self._count} calls answered, and the text does not "
-                f"split into as many results joined by {SEPARATOR!r} and closed by {CLOSE!r}",
-                f"one result per call, joined by {SEPARATOR!r}, then {CLOSE!r}",
-                text,
-            )
-            found = [text], ""
-        pieces, answer = found
-        for number, piece in enumerate(pieces):
-            if number:
-                parser.begin_message("tool")
-            parser.emit(TextDelta(piece))
-            parser.end_message()
         step = parser.grammar.steps.get((parser.state.name, marker or ""))
         continues = step is not None and step.target == "call.list"
-        if answer or continues:
+        if text or continues:
             parser.begin_message("assistant")
-            if answer:
-                parser.emit(TextDelta(answer))
-
-
-def _split(text: str, count: int) -> tuple[list[str], str] | None:
-    """The results and the answer after them: at the first ``]`` before which the text
-    splits into ``count`` results, where every result holding ``]`` is a whole JSON value."""
-    start = 0
-    while (at := text.find(CLOSE, start)) >= 0:
-        pieces = split_group(text[:at], count)
-        if pieces is not None and all(CLOSE not in piece or _json(piece) for piece in pieces):
-            return pieces, text[at + len(CLOSE) :]
-        start = at + 1
-    return None
-
-
-def _json(text: str) -> bool:
-    try:
-        json.loads(text)
-    except ValueError:
-        return False
-    return True
+            if text:
+                parser.emit(TextDelta(text))

@@ -23,7 +23,7 @@ import re
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
-from ...declare.python_reader import CallStream
+from ...codecs.python_stream import CallStream
 from ...engine.call_text import PackedText
 from ...engine.machine import Parser, ReaderFactory
 from ...types import (

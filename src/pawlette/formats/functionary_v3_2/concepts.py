@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, ClassVar
 
 from pawlette.declare import Concept, NamedCalls
 from pawlette.declare.calls import arguments_json
-from pawlette.declare.grammar import TEXT, TEXT_NE
+from pawlette.declare.grammar import TEXT, text_then
 from pawlette.declare.pieces import Fence, text_of
 from pawlette.emit.grammar_ast import Lit, Node, Repeat, Rules, alt, optional, seq
 from pawlette.emit.jinja_text import jinja_string
@@ -338,7 +338,8 @@ class _Segments:
         return seq(self._call(turn, rules), self._rest(turn, rules, parallel))
 
     def after_text(self, turn: Turn, rules: Rules) -> Node:
-        return seq(Lit(self.text_lead), TEXT_NE, Lit(self.opener))
+        # The text and the next segment's opener (plain text) as one lexeme.
+        return seq(Lit(self.text_lead), text_then(rules, self.opener))
 
     def prefix(self, name: str | None) -> str:
         return "" if name is None else name + self.arguments_open

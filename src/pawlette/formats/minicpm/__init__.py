@@ -85,7 +85,7 @@ token ids by their spelling).
 - **Grammars**: a string value is any text up to ``</param>`` (a CDATA block included);
   free text, the newline after it and the first call's opener are one lexeme, so
   llguidance's greedy lexer does not take the opener's first characters as text
-  (:mod:`.calls`).
+  (:func:`pawlette.declare.grammar.text_then`).
 
 Remaining differences from the template, all on input no generated conversation of the
 family's tests holds but the first:

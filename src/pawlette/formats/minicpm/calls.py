@@ -8,13 +8,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from pawlette.declare import XmlCalls
-from pawlette.declare.pieces import text_of
-from pawlette.declare.xml_calls import XmlCallSet
-from pawlette.emit.grammar_ast import Lit, Node, Rules, Terminal, alt, gbnf_string, seq
-from pawlette.emit.text_language import gbnf_text_rule
 
 if TYPE_CHECKING:
-    from pawlette.declare.grammar import Turn
     from pawlette.declare.jinja import Template
     from pawlette.declare.table import Table
     from pawlette.declare.xml_calls import Tags
@@ -45,30 +40,3 @@ class CdataXmlCalls(XmlCalls):
 
     def tags(self, table: Table) -> Tags:
         return dataclasses.replace(super().tags(table), unwrap=(CDATA_OPEN, CDATA_CLOSE))
-
-    def grammar(self, turn: Turn) -> None:
-        turn.calls = JoinedXmlCallSet(self, turn)
-
-
-class JoinedXmlCallSet(XmlCallSet):
-    """The grammar of :class:`CdataXmlCalls`: text, the newline between it and the calls and
-    the first call's opener (``\\n<function name="``, plain text) are one lexeme.
-    llguidance's lexer is greedy: free text alone would take ``\\n<function name=`` (it may
-    not hold the whole opener, but may hold all of it but its last character), and the turn
-    could not go on."""
-
-    def text_and_calls(self, turn: Turn, rules: Rules, parallel: bool) -> Node | None:
-        layout = turn.layout
-        separator = turn.nodes(self.calls.text_separator)
-        first = self.first_nodes[0] if self.first_nodes else None
-        plain = all(isinstance(node, Lit) for node in separator)
-        if not (plain and isinstance(first, Lit) and first.text.strip()):
-            return super().text_and_calls(turn, rules, parallel)
-        joined = text_of(self.calls.text_separator, layout.options, layout.name) + first.text
-        rules.lark_extra["TEXT_CALLS"] = f"TEXT_NE {gbnf_string(joined)}"
-        rules.gbnf_extra["text-calls"] = f"{gbnf_text_rule('TEXT', 'NE')} {gbnf_string(joined)}"
-        text: Node = Terminal("TEXT_CALLS", lark="", gbnf="text-calls")
-        if any(concept.trims_content() for concept in layout.concepts):
-            # A text the reasoning trims to nothing keeps the separator it asked for.
-            text = alt(text, Lit(joined))
-        return seq(text, self.after_prefix(turn, rules, first.text, parallel))

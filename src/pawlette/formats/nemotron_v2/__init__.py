@@ -36,7 +36,7 @@ Decisions (reference: ``NVIDIA-Nemotron-Nano-v2.jinja`` in llama.cpp's ``models/
 - **Results**: the tool messages after a turn of calls share one user turn,
   ``<TOOL_RESPONSE>[`` + their texts joined by ``, `` + ``]</TOOL_RESPONSE>``, with no
   newline after it.  Reading splits a group into one result per call it answers at ``, ``
-  when that tells them apart (see :mod:`.results`); otherwise the group is one result, with
+  when that tells them apart (see :mod:`pawlette.declare.joined_results`); otherwise the group is one result, with
   a warning.
 - **Reasoning** is never written in past turns (the template drops ``reasoning_content``:
   a recorded loss).  The generation prompt opens a block, ``<think>\n``: the model writes
@@ -97,6 +97,7 @@ from typing import Literal
 from pawlette.declare import (
     Frame,
     Ignored,
+    JoinedResults,
     Layout,
     Marker,
     Reasoning,
@@ -108,7 +109,6 @@ from pawlette.declare import (
 )
 
 from .final_turn import FinalCalls, FinalTurn
-from .results import JoinedResults
 from .unended import UnendedTurns
 
 SYSTEM = Marker("<SPECIAL_10>")

@@ -30,7 +30,7 @@ Decisions (reference: ``microsoft-Phi-3.5-mini-instruct.jinja`` in llama.cpp's
   ``<|endoftext|>`` itself (Phi-3.5 stops on both): read as the turn's end.
 - **Not written**, as the template ignores them (recorded losses): the request's tools, an
   assistant message's calls (its text is written), names, ``reasoning_content``, and tool
-  messages (:class:`~.end_of_text.Unwritten`).
+  messages (:class:`~pawlette.declare.UnwrittenResults`).
 - Text is written as given (the template does not trim).
 - With no call syntax, a model's turn is read as its text; a forced ``tool_choice``
   (``required`` or a named function) is refused naming ``tool_choice`` (the server answers
@@ -42,9 +42,9 @@ is written as an empty turn, where the template fails (it adds ``None`` to a str
 
 from __future__ import annotations
 
-from pawlette.declare import Frame, Ignored, Layout, Marker, declare, fence
+from pawlette.declare import Frame, Ignored, Layout, Marker, UnwrittenResults, declare, fence
 
-from .end_of_text import EndOfText, Unwritten
+from .end_of_text import EndOfText
 from .system import SkipEmptySystem
 
 END, END_OF_TEXT = Marker("<|end|>"), Marker("<|endoftext|>")
@@ -63,7 +63,7 @@ LAYOUT = Layout(
     frames={role: turn(role) for role in ("system", "user", "assistant")},
     concepts=(
         SkipEmptySystem(),
-        Unwritten(),
+        UnwrittenResults(),
         Ignored(("tools", "calls", "name", "reasoning")),
         EndOfText(END_OF_TEXT),
     ),

@@ -1,10 +1,9 @@
-"""Phi-3.5's two quirks as concepts: the end-of-text token that ends a training render, and
-tool messages that the template does not write."""
+"""Phi-3.5's end-of-text token that ends a training render, as a concept."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING
 
 from ...declare import Concept, Marker
 from ...emit.jinja_text import jinja_string
@@ -36,26 +35,3 @@ class EndOfText(Concept):
 
     def rows(self, table: Table) -> None:
         table.on("outside", self.marker.text, "outside")
-
-
-@dataclass(frozen=True)
-class Unwritten(Concept):
-    """Tool messages are not written, as the template writes no ``tool`` role (a recorded
-    loss each, their names included)."""
-
-    claims: ClassVar[frozenset[str]] = frozenset({"tool"})
-
-    def turn_roles(self) -> frozenset[str]:
-        return frozenset()
-
-    def check(self, out: Render) -> None:
-        out.handles("tool_name")
-        for index, message in enumerate(out.messages):
-            if message.role == "tool":
-                out.lose(f"messages[{index}]", "a tool message: not written")
-
-    def write_message(self, out: Render, index: int) -> None:
-        del out, index  # nothing is written
-
-    def jinja_message(self, out: Template, role: str) -> None:
-        del out, role  # nothing is written

@@ -74,11 +74,11 @@ from pawlette.declare import (
     Marker,
     PromptRest,
     Reasoning,
+    UnwrittenResults,
     declare,
     fence,
 )
 
-from ..phi3.end_of_text import Unwritten
 from .content import ThinkTrimmed
 from .reading import BlankLineEnds
 from .turns import LastSystemText
@@ -144,7 +144,7 @@ def layout(options: RwkvOptions) -> Layout:
         },
         concepts=(
             LastSystemText(placement="gathered"),
-            Unwritten(),
+            UnwrittenResults(),
             ThinkTrimmed(roles=("user", "assistant"), space_first=True),
             Ignored(ignored),
             *thinking,  # PromptRest copies the others' rows

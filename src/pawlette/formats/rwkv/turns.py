@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from ..deepseek import LastSystemPrompt
+from pawlette.declare import LastSystemPrompt
 
 if TYPE_CHECKING:
     from pawlette.declare.jinja import Template

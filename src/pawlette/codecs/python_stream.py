@@ -1,5 +1,6 @@
 """The reader part that drives :class:`~pawlette.codecs.python_calls.PythonCallDecoder` in
-parse states: :class:`CallStream`, one decoder inside a reader.  The calls it starts are
+parse states: :class:`CallStream`, one decoder inside a reader (beside the codec it drives,
+below the concepts whose readers use it).  The calls it starts are
 numbered within the parser's message, its events go to the parser as they come (results are
 paired with calls by position in the fold: :func:`pawlette.engine.fold.pair_results`).  Breeze's
 call lists (:class:`pawlette.declare.python_calls.PythonCallListReader`) and ChatGLM3's
@@ -8,9 +9,9 @@ calls read through it.
 
 from __future__ import annotations
 
-from ..codecs.python_calls import Mode, PythonCallDecoder
 from ..engine.machine import Parser
 from ..types import Event, ParseWarning, TextDelta, ToolCallDelta, ToolCallEnd, ToolCallStart
+from .python_calls import Mode, PythonCallDecoder
 
 
 class CallStream:
