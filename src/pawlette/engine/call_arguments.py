@@ -51,7 +51,12 @@ def nested_deeper(text: str, limit: int = MAX_NESTING) -> bool:
     data = text.encode("utf-8", "surrogatepass")
     if b"\\" in data:
         data = data.replace(b"\\\\", b"").replace(b'\\"', b"")
-    skeleton = data.translate(_SQUARE, _NOT_STRUCTURE)
+    return brackets_deeper(data.translate(_SQUARE, _NOT_STRUCTURE), limit)
+
+
+def brackets_deeper(skeleton: bytes, limit: int) -> bool:
+    """:func:`nested_deeper` of a text's skeleton: its quotes and brackets only (escaped
+    quotes dropped), every bracket square."""
     quotes = skeleton.count(b'"')
     if len(skeleton) - quotes <= 2 * limit:  # (counting the closing brackets too)
         return False

@@ -22,6 +22,7 @@ from ..types import (
 )
 from .call_arguments import (
     LONG_VALUE,
+    MAX_NESTING,
     arguments_problem,
     load_json,
     nested_deeper,
@@ -33,6 +34,7 @@ from .call_arguments import (
 from .call_scanner import CallScanner
 from .call_text import CallText
 from .machine import Parser, Reader, ReaderFactory
+from .quick_json import quick_object_check
 
 
 class ContentReader:
@@ -517,6 +519,7 @@ _ALLOWED: dict[int, tuple[CallEnvelope, frozenset[str]]] = {}
 _PLAIN_CALLS: dict[int, tuple[CallEnvelope, Callable[[str], re.Match[str] | None] | None]] = {}
 _SPACE = "[ \t\n\r]*"
 _PLAIN = '"([^"\\\\\x00-\x1f]*)"'  # a JSON string with no escape nor control character
+_WHITESPACE = " \t\n\r"  # JSON's
 _CLOSE = re.compile(_SPACE + r"\}" + _SPACE + r"\Z").match
 
 
@@ -566,6 +569,14 @@ def plain_call(envelope: CallEnvelope, text: str) -> tuple[str | None, str, int,
     start = found.end()
     if not text.startswith("{", start):
         return None
+    if len(text) - start >= LONG_VALUE:
+        # Long arguments are checked on their text, not decoded (see quick_json), up to the
+        # call's closing brace; the call object around them is one level more.
+        close = len(text.rstrip(_WHITESPACE)) - 1
+        if text.startswith("}", close):
+            end = len(text[:close].rstrip(_WHITESPACE))
+            if quick_object_check(text[start:end], MAX_NESTING - 1):
+                return identifier, name, start, end
     try:
         if len(text) - start < LONG_VALUE:
             value, end = scan_value(text, start)
