@@ -520,29 +520,34 @@ _PLAIN_CALLS: dict[int, tuple[CallEnvelope, Callable[[str], re.Match[str] | None
 _SPACE = "[ \t\n\r]*"
 _PLAIN = '"([^"\\\\\x00-\x1f]*)"'  # a JSON string with no escape nor control character
 _WHITESPACE = " \t\n\r"  # JSON's
+_PLAIN_TEXT = re.compile('[^"\\\\\x00-\x1f]*')  # written in JSON as it is
 _CLOSE = re.compile(_SPACE + r"\}" + _SPACE + r"\Z").match
 
 
 def plain_call_match(envelope: CallEnvelope) -> Callable[[str], re.Match[str] | None] | None:
     """A match of a call's text up to its arguments, for the usual calls of ``envelope``:
-    its keys and nothing else (the id, if any, before or after the name), written plain
-    (no escape), the name not empty.  None: the envelope ignores keys (read the long way)."""
+    its keys and nothing else (the id, if any, before or after the name; a member the
+    envelope ignores, with its value, first), written plain (no escape), the name not
+    empty."""
     kept = _PLAIN_CALLS.get(id(envelope))
     if kept is not None and kept[0] is envelope:
         return kept[1]
-    match = None
-    if not envelope.ignored:
-        member = f"{_SPACE}:{_SPACE}"
-        identifier = (
-            ""
-            if envelope.id is None
-            else f'(?:"{re.escape(envelope.id)}"{member}{_PLAIN}{_SPACE},{_SPACE})?'
-        )
-        keys = "|".join(re.escape(key) for key in envelope.arguments_keys)
-        name = f'"{re.escape(envelope.name)}"{member}"([^"\\\\\x00-\x1f]+)"{_SPACE},{_SPACE}'
-        match = re.compile(
-            f'{_SPACE}\\{{{_SPACE}{identifier}{name}{identifier}"(?:{keys})"{member}'
-        ).match
+    member = f"{_SPACE}:{_SPACE}"
+    identifier = (
+        ""
+        if envelope.id is None
+        else f'(?:"{re.escape(envelope.id)}"{member}{_PLAIN}{_SPACE},{_SPACE})?'
+    )
+    ignored = "".join(
+        f'(?:"{re.escape(key)}"{member}"{re.escape(value)}"{_SPACE},{_SPACE})?'
+        for key, value in envelope.ignored
+        if _PLAIN_TEXT.fullmatch(key) and _PLAIN_TEXT.fullmatch(value)
+    )
+    keys = "|".join(re.escape(key) for key in envelope.arguments_keys)
+    name = f'"{re.escape(envelope.name)}"{member}"([^"\\\\\x00-\x1f]+)"{_SPACE},{_SPACE}'
+    match: Callable[[str], re.Match[str] | None] | None = re.compile(
+        f'{_SPACE}\\{{{_SPACE}{ignored}{identifier}{name}{identifier}"(?:{keys})"{member}'
+    ).match
     if len(_PLAIN_CALLS) >= 256:
         _PLAIN_CALLS.clear()
     _PLAIN_CALLS[id(envelope)] = (envelope, match)
