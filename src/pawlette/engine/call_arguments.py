@@ -104,8 +104,8 @@ _decode: Callable[[str], Any] = json.JSONDecoder(
 builds a decoder on every call, a few microseconds: two per call of some formats)."""
 
 
-def load_json(text: str) -> tuple[Any, str | None]:
-    """``(value, None)`` for strict JSON text nested at most :data:`MAX_NESTING` deep, else
+def load_json(text: str, limit: int = MAX_NESTING) -> tuple[Any, str | None]:
+    """``(value, None)`` for strict JSON text nested at most ``limit`` deep, else
     ``(None, what is wrong)``.  Never raises (Python's ``json`` raises ``RecursionError`` and
     plain ``ValueError`` on some inputs, not only ``JSONDecodeError``)."""
     try:
@@ -118,8 +118,8 @@ def load_json(text: str) -> tuple[Any, str | None]:
         return None, f"nested deeper than {MAX_NESTING}"
     except ValueError as error:  # NaN/Infinity, 1e400, an integer over Python's digit limit
         return None, f"not valid JSON ({error})"
-    if not shallow(value) and nested_deeper(text):
-        return None, f"nested deeper than {MAX_NESTING}"
+    if not shallow(value) and nested_deeper(text, limit):
+        return None, f"nested deeper than {limit}"
     return value, None
 
 
