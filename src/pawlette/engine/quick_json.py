@@ -64,16 +64,20 @@ _LONG_DIGITS = b"0" * 100
 double (1.8e308) nor beyond Python's 4,300 digits."""
 
 
+def many_values(text: str, start: int = 0) -> bool:
+    """Whether the text from ``start`` looks like many small values, where the check here is
+    worth it (json's cost is per value, SQLite's and these passes' per byte): judged by the
+    separators at the beginning."""
+    end = start + _SAMPLE
+    return text.count(",", start, end) + text.count(":", start, end) >= _MANY
+
+
 def quick_object_check(text: str, limit: int) -> bool:
     """True when ``text`` is for certain one strict JSON object as
     :func:`~pawlette.engine.call_arguments.load_json` takes it, nested at most ``limit``
     deep; False: not known (read it the usual way)."""
-    if not text.startswith("{") or "\x00" in text:  # (SQLite's text ends at a NUL)
-        return False
-    # Worth it where the values are many and small (json's cost is per value, SQLite's and
-    # these passes' per byte): judged by the separators at the beginning.
-    if text.count(",", 0, _SAMPLE) + text.count(":", 0, _SAMPLE) < _MANY:
-        return False
+    if not text.startswith("{") or "\x00" in text or not many_values(text):
+        return False  # (SQLite's text ends at a NUL)
     validate = _validator()
     if validate is None:
         return False

@@ -34,7 +34,7 @@ from .call_arguments import (
 from .call_scanner import CallScanner
 from .call_text import CallText
 from .machine import Parser, Reader, ReaderFactory
-from .quick_json import quick_object_check
+from .quick_json import many_values, quick_object_check
 
 
 class ContentReader:
@@ -574,12 +574,16 @@ def plain_call(envelope: CallEnvelope, text: str) -> tuple[str | None, str, int,
     start = found.end()
     if not text.startswith("{", start):
         return None
-    if len(text) - start >= LONG_VALUE:
-        # Long arguments are checked on their text, not decoded (see quick_json), up to the
-        # call's closing brace; the call object around them is one level more.
-        close = len(text.rstrip(_WHITESPACE)) - 1
-        if text.startswith("}", close):
-            end = len(text[:close].rstrip(_WHITESPACE))
+    if len(text) - start >= LONG_VALUE and many_values(text, start):
+        # Long arguments of many values are checked on their text, not decoded (see
+        # quick_json), up to the call's closing brace; the call object is one level more.
+        end = len(text)
+        while end > start and text[end - 1] in _WHITESPACE:
+            end -= 1
+        if text.startswith("}", end - 1):
+            end -= 1
+            while end > start and text[end - 1] in _WHITESPACE:
+                end -= 1
             if quick_object_check(text[start:end], MAX_NESTING - 1):
                 return identifier, name, start, end
     try:
