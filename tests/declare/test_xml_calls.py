@@ -119,3 +119,21 @@ def test_the_reader_takes_one_pair_off(value: str, read: str) -> None:
     assert json.loads(call["function"]["arguments"]) == {"s": read}
     (plain,) = PLAIN.parse(text, tools=[TOOL]).message["tool_calls"]
     assert json.loads(plain["function"]["arguments"]) == {"s": value}
+
+
+@pytest.mark.parametrize(
+    ("written", "read"),
+    [
+        ('[1, 2.5, {"a": null}]', [1, 2.5, {"a": None}]),  # JSON: its value
+        ('1, "v": 2', '1, "v": 2'),  # JSON only inside an object: the text
+        ("1e400", "1e400"),  # beyond a double: the text
+        ("[" * 99 + "]" * 99, json.loads("[" * 99 + "]" * 99)),  # the arguments' 100th level
+        ("[" * 100 + "]" * 100, "[" * 100 + "]" * 100),  # one more: the text
+    ],
+)
+def test_a_value_of_no_schema_type_is_json_where_it_is(written: str, read: Any) -> None:
+    """A parameter the tool does not type is read as JSON where the whole value is JSON (the
+    arguments around it nested at most the limit), else as its text."""
+    text = f'<call name="f"><arg name="s">{written}</arg></call><end>'
+    (call,) = PLAIN.parse(text).message["tool_calls"]
+    assert json.loads(call["function"]["arguments"]) == {"s": read}

@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from ..emit.grammar_ast import Lit, Node, Repeat, Rules, alt, optional, seq
 from ..emit.grammar_ast import Marker as MarkerNode
-from ..engine.call_arguments import arguments_problem
+from ..engine.call_arguments import MAX_NESTING, arguments_problem, load_json
 from ..engine.machine import Parser
 from ..engine.readers import WholeTextReader
 from ..errors import FormatError, RequestError
@@ -382,9 +382,10 @@ def typed_value(
     stripped = text.strip()
     if python and stripped in _PYTHON:
         return True, _PYTHON[stripped]
-    problem = arguments_problem('{"v": ' + stripped + "}") if stripped else "empty"
+    # Read once, as a member's value of the arguments (one level in them).
+    value, problem = load_json(stripped, MAX_NESTING - 1) if stripped else (None, "empty")
     if problem is None:
-        return True, json.loads(stripped)
+        return True, value
     found = python_literal(stripped) if literal else None
     if found is not None:
         return True, found
@@ -499,9 +500,13 @@ class XmlCallReader(WholeTextReader):
                 return f"parameter {key!r}: {value[:40]!r} is not of its schema's type", None, None
             arguments[key] = typed
             position = valued.end()
-        problem = arguments_problem(json.dumps(arguments, ensure_ascii=False))
-        if problem is not None:
-            return problem, None, None
+        # Each value was checked as read (a member's JSON by json's strict reading, or text,
+        # or a word): only a Python literal, read by the Python codec, is checked again as
+        # the JSON it becomes.
+        if tags.literal:
+            problem = arguments_problem(json.dumps(arguments, ensure_ascii=False))
+            if problem is not None:
+                return problem, None, None
         return None, name, arguments
 
 

@@ -51,7 +51,12 @@ def nested_deeper(text: str, limit: int = MAX_NESTING) -> bool:
     data = text.encode("utf-8", "surrogatepass")
     if b"\\" in data:
         data = data.replace(b"\\\\", b"").replace(b'\\"', b"")
-    skeleton = data.translate(_SQUARE, _NOT_STRUCTURE)
+    return brackets_deeper(data.translate(_SQUARE, _NOT_STRUCTURE), limit)
+
+
+def brackets_deeper(skeleton: bytes, limit: int) -> bool:
+    """:func:`nested_deeper` of a text's skeleton: its quotes and brackets only (escaped
+    quotes dropped), every bracket square."""
     quotes = skeleton.count(b'"')
     if len(skeleton) - quotes <= 2 * limit:  # (counting the closing brackets too)
         return False
@@ -99,8 +104,8 @@ _decode: Callable[[str], Any] = json.JSONDecoder(
 builds a decoder on every call, a few microseconds: two per call of some formats)."""
 
 
-def load_json(text: str) -> tuple[Any, str | None]:
-    """``(value, None)`` for strict JSON text nested at most :data:`MAX_NESTING` deep, else
+def load_json(text: str, limit: int = MAX_NESTING) -> tuple[Any, str | None]:
+    """``(value, None)`` for strict JSON text nested at most ``limit`` deep, else
     ``(None, what is wrong)``.  Never raises (Python's ``json`` raises ``RecursionError`` and
     plain ``ValueError`` on some inputs, not only ``JSONDecodeError``)."""
     try:
@@ -113,8 +118,8 @@ def load_json(text: str) -> tuple[Any, str | None]:
         return None, f"nested deeper than {MAX_NESTING}"
     except ValueError as error:  # NaN/Infinity, 1e400, an integer over Python's digit limit
         return None, f"not valid JSON ({error})"
-    if not shallow(value) and nested_deeper(text):
-        return None, f"nested deeper than {MAX_NESTING}"
+    if not shallow(value) and nested_deeper(text, limit):
+        return None, f"nested deeper than {limit}"
     return value, None
 
 

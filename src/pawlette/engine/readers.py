@@ -22,6 +22,7 @@ from ..types import (
 )
 from .call_arguments import (
     LONG_VALUE,
+    MAX_NESTING,
     arguments_problem,
     load_json,
     nested_deeper,
@@ -33,6 +34,7 @@ from .call_arguments import (
 from .call_scanner import CallScanner
 from .call_text import CallText
 from .machine import Parser, Reader, ReaderFactory
+from .quick_json import many_values, quick_object_check
 
 
 class ContentReader:
@@ -517,29 +519,35 @@ _ALLOWED: dict[int, tuple[CallEnvelope, frozenset[str]]] = {}
 _PLAIN_CALLS: dict[int, tuple[CallEnvelope, Callable[[str], re.Match[str] | None] | None]] = {}
 _SPACE = "[ \t\n\r]*"
 _PLAIN = '"([^"\\\\\x00-\x1f]*)"'  # a JSON string with no escape nor control character
+_WHITESPACE = " \t\n\r"  # JSON's
+_PLAIN_TEXT = re.compile('[^"\\\\\x00-\x1f]*')  # written in JSON as it is
 _CLOSE = re.compile(_SPACE + r"\}" + _SPACE + r"\Z").match
 
 
 def plain_call_match(envelope: CallEnvelope) -> Callable[[str], re.Match[str] | None] | None:
     """A match of a call's text up to its arguments, for the usual calls of ``envelope``:
-    its keys and nothing else (the id, if any, before or after the name), written plain
-    (no escape), the name not empty.  None: the envelope ignores keys (read the long way)."""
+    its keys and nothing else (the id, if any, before or after the name; a member the
+    envelope ignores, with its value, first), written plain (no escape), the name not
+    empty."""
     kept = _PLAIN_CALLS.get(id(envelope))
     if kept is not None and kept[0] is envelope:
         return kept[1]
-    match = None
-    if not envelope.ignored:
-        member = f"{_SPACE}:{_SPACE}"
-        identifier = (
-            ""
-            if envelope.id is None
-            else f'(?:"{re.escape(envelope.id)}"{member}{_PLAIN}{_SPACE},{_SPACE})?'
-        )
-        keys = "|".join(re.escape(key) for key in envelope.arguments_keys)
-        name = f'"{re.escape(envelope.name)}"{member}"([^"\\\\\x00-\x1f]+)"{_SPACE},{_SPACE}'
-        match = re.compile(
-            f'{_SPACE}\\{{{_SPACE}{identifier}{name}{identifier}"(?:{keys})"{member}'
-        ).match
+    member = f"{_SPACE}:{_SPACE}"
+    identifier = (
+        ""
+        if envelope.id is None
+        else f'(?:"{re.escape(envelope.id)}"{member}{_PLAIN}{_SPACE},{_SPACE})?'
+    )
+    ignored = "".join(
+        f'(?:"{re.escape(key)}"{member}"{re.escape(value)}"{_SPACE},{_SPACE})?'
+        for key, value in envelope.ignored
+        if _PLAIN_TEXT.fullmatch(key) and _PLAIN_TEXT.fullmatch(value)
+    )
+    keys = "|".join(re.escape(key) for key in envelope.arguments_keys)
+    name = f'"{re.escape(envelope.name)}"{member}"([^"\\\\\x00-\x1f]+)"{_SPACE},{_SPACE}'
+    match: Callable[[str], re.Match[str] | None] | None = re.compile(
+        f'{_SPACE}\\{{{_SPACE}{ignored}{identifier}{name}{identifier}"(?:{keys})"{member}'
+    ).match
     if len(_PLAIN_CALLS) >= 256:
         _PLAIN_CALLS.clear()
     _PLAIN_CALLS[id(envelope)] = (envelope, match)
@@ -566,6 +574,18 @@ def plain_call(envelope: CallEnvelope, text: str) -> tuple[str | None, str, int,
     start = found.end()
     if not text.startswith("{", start):
         return None
+    if len(text) - start >= LONG_VALUE and many_values(text, start):
+        # Long arguments of many values are checked on their text, not decoded (see
+        # quick_json), up to the call's closing brace; the call object is one level more.
+        end = len(text)
+        while end > start and text[end - 1] in _WHITESPACE:
+            end -= 1
+        if text.startswith("}", end - 1):
+            end -= 1
+            while end > start and text[end - 1] in _WHITESPACE:
+                end -= 1
+            if quick_object_check(text[start:end], MAX_NESTING - 1):
+                return identifier, name, start, end
     try:
         if len(text) - start < LONG_VALUE:
             value, end = scan_value(text, start)
