@@ -66,7 +66,7 @@ class JsonCallList(CallConcept):
 
     The array's layout: ``list_open`` / ``list_close`` around its items (``"["`` / ``"]"``)
     and ``item_separator`` between them (None: ``separators[0]``); Cohere writes
-    ``[\n    {...},\n    {...}\n]``.  Reading takes any JSON whitespace.
+    ``[\\n    {...},\\n    {...}\\n]``.  Reading takes any JSON whitespace.
 
     ``ids``: ``"given"`` writes each call's own id; ``"positional"`` writes its position
     among all the conversation's calls (``"0"``, ``"1"``, ...: Cohere's templates renumber

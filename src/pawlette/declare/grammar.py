@@ -120,7 +120,7 @@ def text_before_calls(layout: Layout, separator: Fence) -> Node:
     """Text, then what separates it from the calls.  Where a concept trims the start of the
     text (:meth:`.Concept.trims_content`: the reasoning trims the text after it), a text of
     only those characters is written as nothing, yet the separator the text asked for stays
-    (Qwen3's ``</think>\n\n\n<tool_call>``, Ling's ``</think>\n<tool_call>``): the text
+    (Qwen3's ``</think>\\n\\n\\n<tool_call>``, Ling's ``</think>\\n<tool_call>``): the text
     may then be empty."""
     empty = any(concept.trims_content() for concept in layout.concepts)
     return text_before(layout, separator, empty=empty)
@@ -261,7 +261,7 @@ class Turn:
 
     def answered(self) -> Node:
         """The answer's text, then the end.  Where the one end starts with newlines after
-        free text (Poolside Laguna XS's ``\n</assistant>``), the text and those newlines are
+        free text (Poolside Laguna XS's ``\\n</assistant>``), the text and those newlines are
         one lexeme, as in :func:`text_before` (llguidance's lexer is greedy)."""
         ends = self._ends()
         if self.content == optional(TEXT) and len(ends) == 1:
@@ -472,11 +472,11 @@ class SectionedCalls(CallItems):
         take that text's first characters, and the turn could not go on):
 
         - calls that open with plain text (Functionary's ``<function=``, DeepSeek V3.2's
-          ``\n\n<｜DSML｜function_calls>``), after a plain separator or none (MiniCPM's
-          ``\n`` + ``<function name="``): the text, the separator and that opening text
+          ``\\n\\n<｜DSML｜function_calls>``), after a plain separator or none (MiniCPM's
+          ``\\n`` + ``<function name="``): the text, the separator and that opening text
           (:func:`text_then`);
         - calls that open with a newline then a marker, nothing between (GLM-4.6's
-          ``\n<tool_call>``): the text and that newline.
+          ``\\n<tool_call>``): the text and that newline.
 
         None: text then :meth:`many`."""
         separator = turn.nodes(self.calls.text_separator)

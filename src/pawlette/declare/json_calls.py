@@ -371,7 +371,7 @@ class _JsonCallSet(CallItems):
 
     def text_and_calls(self, turn: Turn, rules: Rules, parallel: bool) -> Node | None:
         """Text, then the calls, where no separator comes between and the call's open starts
-        with newlines (Bielik's ``\n<tool_call>``): the text and those newlines are one
+        with newlines (Bielik's ``\\n<tool_call>``): the text and those newlines are one
         lexeme (see :func:`.grammar.text_before`), the first call the rest of its open.
         None: text and calls as :meth:`after_text` and :meth:`many` give them."""
         newlines = len(self.lead) - len(self.lead.lstrip("\n"))

@@ -57,7 +57,7 @@ class Reasoning(Concept):
       ``"empty"`` an empty block (thinking switched off), or ``"opened"``: the assistant
       frame's prompt already ends with the open fence (``Frame.prompt_after``), so a
       completion starts inside the block; ``"closed"``: the frame's prompt already ends
-      with the ``absent`` stand-in (Poolside Laguna's ``<assistant>\n</think>``), so a
+      with the ``absent`` stand-in (Poolside Laguna's ``<assistant>\\n</think>``), so a
       completion starts after it, and a past turn's stand-in is the prompt's (not
       trainable; a forced call follows it directly).
     - ``loose``: reading also takes ``open`` and ``close`` without the whitespace they write

@@ -55,7 +55,7 @@ class Results(Concept):
     - ``trim``: each result's text is written without the whitespace at its ends (Jinja's
       ``trim``: Qwen3.5); a text that changes is a recorded loss.
     - ``item_gap``: written after each result's ``item_close`` unless that result is the
-      conversation's last message (Hermes 2 Pro's template writes ``\n`` so); read as the
+      conversation's last message (Hermes 2 Pro's template writes ``\\n`` so); read as the
       layout between results.  ``gap_ends_group`` False: only between the results of a
       group, never after its last one.
     - ``name_close``: with ``id_close``, the format writes the name of the call a result

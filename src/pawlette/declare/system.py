@@ -53,7 +53,7 @@ class SystemPrompt(Concept):
       stands in for the default text: no turn at all (Poolside Laguna's templates, where the
       message's text replaces the default).
     - ``heading``: with ``placement="gathered"``, written before the gathered system texts
-      when there are any (Solar Open's ``\n\n## System Prompt\n\n`` after its preamble);
+      when there are any (Solar Open's ``\\n\\n## System Prompt\\n\\n`` after its preamble);
       reading drops it where the turn's text begins.  Default: nothing.
     """
 

@@ -80,9 +80,9 @@ confirm.quiet = True  # type: ignore[attr-defined]  # in a completion: nothing p
 
 
 def loose_spellings(spellings: Iterable[str]) -> set[str]:
-    """Each spelling also without some of its whitespace: ``\n<tool_call>\n`` is also read
-    as ``<tool_call>``, ``\n<tool_call>`` and ``<tool_call>\n``; a fence with a few runs of
-    whitespace inside (``<tool_call>\n<function=``) is also read with any of them left out.
+    """Each spelling also without some of its whitespace: ``\\n<tool_call>\\n`` is also read
+    as ``<tool_call>``, ``\\n<tool_call>`` and ``<tool_call>\\n``; a fence with a few runs of
+    whitespace inside (``<tool_call>\\n<function=``) is also read with any of them left out.
     A spelling of whitespace alone is none."""
     given = set(spellings)
     found: set[str] = set()

@@ -8,10 +8,10 @@ per character is O(1) amortised.
 Escaping (formats whose markers are plain text, such as PCML): a run of ``k`` backslashes
 before a marker encodes ``k // 2`` literal backslashes, and the marker is literal text when
 ``k`` is odd.  A backslash run not followed by a marker is plain text.  An escaped marker is
-the *shortest* marker at its place (``\\</think>`` before ``\n<tools>`` must not swallow the
+the *shortest* marker at its place (``\\</think>`` before ``\\n<tools>`` must not swallow the
 newline that begins the next, real marker).  :func:`escape_text` is the inverse, used by the
 writer.  One rule binds declarations: a marker that ends a longer marker (``<call>`` ends
-``\n<call>``) is never written right after caller text; write the longer spelling there.
+``\\n<call>``) is never written right after caller text; write the longer spelling there.
 """
 
 from __future__ import annotations

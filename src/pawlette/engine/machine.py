@@ -134,7 +134,7 @@ class Grammar:
     """Per role, header keys that are message fields (``{"tool": {"id": "tool_call_id"}}``)."""
     soft: frozenset[str] = frozenset()
     """Markers of layout text alone (no special token in them): where such a marker has no
-    row, it is text, with no warning (a fence such as ``\n```json\n`` means something only
+    row, it is text, with no warning (a fence such as ``\\n```json\\n`` means something only
     in a call)."""
     text_ids: bool = False
     """Token ids are read as the text they decode to (markers by their spelling), for a
@@ -673,7 +673,7 @@ class Parser:
     def _valid_ending(self, marker: str) -> str:
         """The longest marker valid in this state that ``marker`` ends with, after text
         ("" when none): the lexer takes the longest marker, which may be one the state does
-        not expect (SmolLM3's ``"\n\n<|im_end|>"`` closes a reasoning block; after an
+        not expect (SmolLM3's ``"\\n\\n<|im_end|>"`` closes a reasoning block; after an
         answer's blank lines, ``"<|im_end|>"`` ends the turn)."""
         found = ""
         for candidate in self._row:
@@ -697,7 +697,7 @@ class Parser:
     def _valid_opening(self, marker: str) -> str:
         """The longest marker valid in this state that ``marker`` begins with, when the rest
         is a marker of the format too ("" when none): the lexer took two markers as one
-        (Apriel's ``"\n<|end|>"`` ends a turn the next opener ``"\n<|begin_user|>\n"``
+        (Apriel's ``"\\n<|end|>"`` ends a turn the next opener ``"\\n<|begin_user|>\\n"``
         follows, and the two are also one opener after an assistant turn)."""
         found = ""
         for candidate in self._row:

@@ -9,30 +9,30 @@ The wire format (``<｜...｜>`` are special tokens of the DeepSeek-V3 tokenizer
 Variants (reference: llama.cpp's ``models/templates``):
 
 - ``v3.1`` (the default) and ``v3.1-thinking``: ``deepseek-ai-DeepSeek-V3.1.jinja``.
-- ``r1-llama`` (prompt ``<｜Assistant｜><think>\n``): ``deepseek-ai-DeepSeek-R1-Distill-Llama-8B``;
-  ``r1-no-thinking`` (prompt ``<｜Assistant｜><think>\n</think>``):
+- ``r1-llama`` (prompt ``<｜Assistant｜><think>\\n``): ``deepseek-ai-DeepSeek-R1-Distill-Llama-8B``;
+  ``r1-no-thinking`` (prompt ``<｜Assistant｜><think>\\n</think>``):
   ``...-R1-Distill-Qwen-32B`` by default (a llama.cpp edit), and ``r1`` the same with its
   ``enable_thinking``; ``r1-llamacpp``: ``llama-cpp-deepseek-r1`` (every user turn ends with
   ``<｜end▁of▁sentence｜>``).  Past turns are ``<｜Assistant｜>TEXT<｜end▁of▁sentence｜>``
   with no reasoning (the templates cut it: a recorded loss); a model writes
-  ``reasoning\n</think>\n\nanswer`` after the prompt, read as llama.cpp reads it (a doubled
+  ``reasoning\\n</think>\\n\\nanswer`` after the prompt, read as llama.cpp reads it (a doubled
   ``<think>`` or an unopened ``</think>`` stays text, with a warning).  Calls are read as R1
-  writes them: ``<｜tool▁call▁begin｜>function<｜tool▁sep｜>NAME\n```json\nARGS\n```<｜tool▁call▁end｜>``
+  writes them: ``<｜tool▁call▁begin｜>function<｜tool▁sep｜>NAME\\n```json\\nARGS\\n```<｜tool▁call▁end｜>``
   (the closing fence also right after the JSON), joined by newlines.
 
 The R1 distills' templates write calls and results with three flags kept over the whole
 conversation, two of them never reset; pawlette writes them as the templates do
 (:class:`DistillTurns`), byte for byte, so a model is trained on what it saw::
 
-    <｜User｜>Q<｜Assistant｜><｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>f\n```json\n{}\n```<｜tool▁call▁end｜><｜tool▁calls▁end｜><｜end▁of▁sentence｜><｜Assistant｜><｜end▁of▁sentence｜><｜tool▁outputs▁begin｜><｜tool▁output▁begin｜>R1<｜tool▁output▁end｜>\n<｜tool▁output▁begin｜>R2<｜tool▁output▁end｜><｜tool▁outputs▁end｜>A<｜end▁of▁sentence｜>
+    <｜User｜>Q<｜Assistant｜><｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>f\\n```json\\n{}\\n```<｜tool▁call▁end｜><｜tool▁calls▁end｜><｜end▁of▁sentence｜><｜Assistant｜><｜end▁of▁sentence｜><｜tool▁outputs▁begin｜><｜tool▁output▁begin｜>R1<｜tool▁output▁end｜>\\n<｜tool▁output▁begin｜>R2<｜tool▁output▁end｜><｜tool▁outputs▁end｜>A<｜end▁of▁sentence｜>
 
 - Only the conversation's first call has the ``<｜Assistant｜><｜tool▁calls▁begin｜>``
-  opener: a later calling turn starts ``\n<｜tool▁call▁begin｜>`` right after what came
+  opener: a later calling turn starts ``\\n<｜tool▁call▁begin｜>`` right after what came
   before (a user turn or results).  Each calling turn ends ``<｜tool▁calls▁end｜><｜end▁of▁sentence｜>``
   and its text follows as a turn of its own, ``<｜Assistant｜>TEXT<｜end▁of▁sentence｜>``
   (empty for a turn of calls alone: the templates read Hugging Face's ``""`` for it).
 - Only the conversation's first result has ``<｜tool▁outputs▁begin｜>``; later results start
-  ``\n<｜tool▁output▁begin｜>``.  A batch is closed by ``<｜tool▁outputs▁end｜>`` in place of
+  ``\\n<｜tool▁output▁begin｜>``.  A batch is closed by ``<｜tool▁outputs▁end｜>`` in place of
   the next answer's ``<｜Assistant｜>``, or at the end of the conversation; a user turn does
   not close it; after results there is no generation prompt (only ``<｜tool▁outputs▁end｜>``).
 - The text of a turn opened by ``<｜Assistant｜>`` is cut up to its last ``</think>`` (a
@@ -41,7 +41,7 @@ conversation, two of them never reset; pawlette writes them as the templates do
   concatenates the arguments as a string, which Hugging Face's object arguments refuse; with
   ``""`` it writes the text alone.  pawlette writes the text alone: the calls are a recorded
   loss (``calls="dropped"``), never a refusal.
-- Reading: the turn after ``<｜Assistant｜><think>\n`` is read as above; a completion after a
+- Reading: the turn after ``<｜Assistant｜><think>\\n`` is read as above; a completion after a
   prompt ending with ``<｜tool▁outputs▁end｜>`` is an answer.  Whole renders holding calls or
   results do not parse back into their messages (the calling turn's text is a turn of its
   own, a later call has no opener): the layout is for training and prompting as the models
@@ -80,7 +80,7 @@ Remaining differences from the templates:
 
 - R1 (llama.cpp's): under llama.cpp's own Jinja engine the template writes the tools as a
   text preamble before the system text and groups results
-  (``<｜tool▁outputs▁begin｜>\n<｜tool▁output▁begin｜>...``), closed with
+  (``<｜tool▁outputs▁begin｜>\\n<｜tool▁output▁begin｜>...``), closed with
   ``<｜tool▁outputs▁end｜><｜end▁of▁sentence｜>``; under Hugging Face's ``tojson`` it cannot
   render tools at all.  pawlette writes calls and results in V3.1's layout with R1's call
   pieces, and the tools never (a recorded loss); this layout says so
@@ -422,7 +422,7 @@ def layout(options: DeepseekOptions) -> Layout:
 
 def r1_layout(options: DeepseekOptions) -> Layout:
     """DeepSeek-R1 and its distills: past turns hold no reasoning; the prompt opens
-    ``<think>\n`` (closed at once without thinking)."""
+    ``<think>\\n`` (closed at once without thinking)."""
     opened = fence(ASSISTANT, THINK, "\n")
     prompt = opened if options.thinking else fence(ASSISTANT, THINK, "\n", THINK_END)
     user_end = fence(EOS) if options.version == "r1-llamacpp" else ()

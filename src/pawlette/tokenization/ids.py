@@ -19,10 +19,10 @@ How the two reach the parser depends on the format:
   its id (:meth:`~pawlette.engine.machine.Parser.feed_marker`); text is fed as text
   (:meth:`~pawlette.engine.machine.Parser.feed_text`), so text spelling a marker stays text.
   This is the exact parse the text form cannot give.  Markers that the grammar only knows
-  joined (ChatGLM3's ``[gMASK]sop``, two tokens; a declared format's ``<think>\n`` or
-  ``\n<tool_call>\n``, a marker with layout text around it) are joined before they are
+  joined (ChatGLM3's ``[gMASK]sop``, two tokens; a declared format's ``<think>\\n`` or
+  ``\\n<tool_call>\\n``, a marker with layout text around it) are joined before they are
   fed: the pieces are held while they can still become such a marker (text that could begin
-  one, like a trailing ``\n``, is held until the next id says).
+  one, like a trailing ``\\n``, is held until the next id says).
 
 Tokenizers whose tokens are not byte runs (no ``ByteLevel`` decoder) are decoded by decoding
 the ids since the last emitted text again (the method of transformers' text streamer): text is
@@ -306,7 +306,7 @@ class IdParser:
         """The longest marker the pieces begin with (ending after a marker piece, within or
         at the end of a text piece), and the pieces after it; ``""`` if they begin with none.
         The held run may have grown past a marker while it could still become a longer one
-        (``\n</think>`` then ``\n`` toward ``\n</think>\n\n``): the text form reads
+        (``\\n</think>`` then ``\\n`` toward ``\\n</think>\\n\\n``): the text form reads
         that marker, so the ids do too."""
         markers = self._grammar_markers
         best, best_rest = "", pieces
@@ -328,7 +328,7 @@ class IdParser:
         return best, best_rest
 
     def _holdback(self, text: str) -> int:
-        """The length of the longest end of ``text`` that begins a marker (``\n`` before
+        """The length of the longest end of ``text`` that begins a marker (``\\n`` before
         ``<tool_call>``)."""
         search = self._lead_search
         if search is None:

@@ -58,7 +58,7 @@ the model's tokenizer declares ``<s>`` as ``bos_token`` and ``<|im_end|>`` as ``
   template's ``lstrip()``; a recorded loss), with or without reasoning.
 - **Thinking**: the format writes the template with ``enable_thinking`` off, its default.
   Switched on, the template adds Polish instructions to the system turn (when it writes
-  one) and opens ``<think>\n`` in the generation prompt; no option of this format writes
+  one) and opens ``<think>\\n`` in the generation prompt; no option of this format writes
   that.
 - **Dropped fields** (recorded losses, never refusals): a message's ``name``, a tool
   message's ``name``.
@@ -76,7 +76,7 @@ Remaining differences from the template:
   first system message but looks a result's neighbours up in the whole list with the loop's
   position, one place off; so with a system message each result opens a user turn of its
   own and no result turn is ever closed with ``<|im_end|>`` (``<|function_output|>A
-  <|im_start|>user\n<|function_output|>B<|im_start|>assistant``).  pawlette writes the
+  <|im_start|>user\\n<|function_output|>B<|im_start|>assistant``).  pawlette writes the
   layout the template writes without a system message (one closed user turn); these are
   the only generated conversations it renders differently.
 - Content holding ``<think>`` and ``</think>`` without ``reasoning_content`` is kept as

@@ -30,9 +30,9 @@ the ``interleaved`` variant: ``google-gemma-4-31B-it-interleaved.jinja``):
   turn).  What a model writes in a ``<|channel>thought`` block is read as reasoning.
 
 The ``interleaved`` variant (the interleaved-thinking template): a tool message is a turn of
-its own, ``<|turn>tool\nTEXT<turn|>\n`` (its text trimmed: a recorded loss), a turn with calls
+its own, ``<|turn>tool\\nTEXT<turn|>\\n`` (its text trimmed: a recorded loss), a turn with calls
 ends with ``<turn|>`` as any other, the reasoning block closes without the newline
-(``<|channel>thought\nTEXT<channel|>``), the generation prompt follows results too, and the
+(``<|channel>thought\\nTEXT<channel|>``), the generation prompt follows results too, and the
 tools' declarations order their parts as that template does (``nullable`` first; an object's
 properties and an array's items after a comma that is always there).
 

@@ -99,7 +99,7 @@ warning, a channel that is none of harmony's is read as ``final`` with a warning
 
 Against openai-harmony, the format's reference implementation (checked by the tests on
 o200k_harmony token ids): the same ids for the same conversation, but two differences that
-are the template's: it writes ``\n\n`` after the instructions even when no tools follow,
+are the template's: it writes ``\\n\\n`` after the instructions even when no tools follow,
 and it writes a result as a JSON string (``"{\"temp_c\": 3}"``) where the library writes
 the result's text as given.  Completions read from ids give what the library's
 ``StreamableParser`` gives (analysis as reasoning, final and preambles as content,

@@ -57,21 +57,21 @@ token ids by their spelling).
   message the tools block alone; without tools and without a system message no system
   turn.  A later system message is a system turn where it stands.
 - **Reasoning** is written only on assistant turns after the last user message, as
-  ``<think>\nR\n</think>\n\n`` before the text, with the newlines at the reasoning's
+  ``<think>\\nR\\n</think>\\n\\n`` before the text, with the newlines at the reasoning's
   ends and at the text's start removed (a recorded loss); a turn without reasoning (or
   with the empty text) writes no block; earlier turns lose their reasoning (a recorded
   loss).  An empty block reads back as no reasoning.
-- **The generation prompt** is ``<|im_start|>assistant\n``; the option ``thinking`` is the
+- **The generation prompt** is ``<|im_start|>assistant\\n``; the option ``thinking`` is the
   template's ``enable_thinking``: unset by default (nothing more), True opens the block
-  (``<think>\n``: a completion is read from inside it), False writes an empty one.
+  (``<think>\\n``: a completion is read from inside it), False writes an empty one.
 - **Calls** follow the text after a newline (none without text), one per line:
   ``<function name="NAME">`` then ``<param name="KEY">VALUE</param>`` per argument, then
   ``</function>``.  A string value is written as it is, in a CDATA block
   (``<![CDATA[...]]>``, :mod:`.calls`) when it holds ``<``, ``&`` or a newline; any other
   value as Python's ``str`` writes it (``True``, ``None``, ``{'k': [1, 2]}``), as the
   template pastes the value.  No ids: results answer calls by position.
-- **Results**: a run of tool messages is one user turn of ``\n<tool_response>\nR
-  \n</tool_response>`` items.
+- **Results**: a run of tool messages is one user turn of ``\\n<tool_response>\\nR
+  \\n</tool_response>`` items.
 - **Dropped fields**: a message's ``name`` (the template writes none: a recorded loss).
 - **Reading**, as SGLang's ``minicpm4_xml`` detector reads these tags: text before the calls
   is content; a CDATA block is the text inside it; each value is typed by the tool's schema

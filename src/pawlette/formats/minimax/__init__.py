@@ -37,7 +37,7 @@ Decisions (reference: ``MiniMax-M1.jinja`` in llama.cpp's ``models/templates``):
   instructions.
 - **Text** is trimmed in system, user and assistant turns (a recorded loss when its ends
   held whitespace); names and ``reasoning_content`` are not written (recorded losses).
-- **Calls**: a turn with calls is ``<tool_calls>\n`` + one ``{"name": NAME, "arguments":
+- **Calls**: a turn with calls is ``<tool_calls>\\n`` + one ``{"name": NAME, "arguments":
   ARGS}`` a line + ``</tool_calls>``; the template drops the turn's text (a recorded loss).
   No ids: results answer calls by position.
 - **Results**: each tool message a turn, ``tool result: `` + its text + a blank line.

@@ -43,9 +43,9 @@ Decisions, each the template's:
 
 - **System turns**: every system message is a turn of its own, in place: its text (the
   template's four spellings of "reasoning effort" written "reasoning strength": a recorded
-  loss where the text changes), ``\n\nReasoning strength: high.`` (the option
+  loss where the text changes), ``\\n\\nReasoning strength: high.`` (the option
   ``reasoning_strength``, the template's variable; left out when the text already states a
-  reasoning strength), then, with tools, the tools block, then ``\n\n# Valid recipients: ``
+  reasoning strength), then, with tools, the tools block, then ``\\n\\n# Valid recipients: ``
   and the recipients: ``"self"``, one ``"NS.*"`` per tool namespace (a name's part before its
   first dot), ``"user"``.  A conversation with no system message anywhere opens with the
   default turn, ``You are a helpful AI assistant.``, the knowledge cutoff (2026-01-04) and
@@ -64,7 +64,7 @@ Decisions, each the template's:
   assistant message follows.  A string value is written as it is, any other as JSON.  No
   ids: results answer calls by position.
 - **Results**: each tool message is a turn, ``<|start|>tool NAME<|message|><tool_output
-  name="NAME">\nTEXT\n</tool_output><|eot|>``, named by the message's ``name``, else by the
+  name="NAME">\\nTEXT\\n</tool_output><|eot|>``, named by the message's ``name``, else by the
   call whose id is its ``tool_call_id`` (the last one), else by that id.
 - **Generation prompt**: ``<|start|>assistant``; the model writes `` to=self``, `` to=user``
   or `` to=TOOL`` next.  The stop is ``<|eot|>`` (``<|eom|>`` ends a message, not the turn).

@@ -39,20 +39,20 @@ Decisions (reference: ``NVIDIA-Nemotron-Nano-v2.jinja`` in llama.cpp's ``models/
   when that tells them apart (see :mod:`pawlette.declare.joined_results`); otherwise the group is one result, with
   a warning.
 - **Reasoning** is never written in past turns (the template drops ``reasoning_content``:
-  a recorded loss).  The generation prompt opens a block, ``<think>\n``: the model writes
+  a recorded loss).  The generation prompt opens a block, ``<think>\\n``: the model writes
   ``reasoning</think>answer``, a newline, and ends its turn with ``<SPECIAL_12>``.
 - **The turn a conversation ends on** (a render without the generation prompt, for
   training) is written as the template writes it (:mod:`.final_turn`): its text after the
-  prompt's ``<think>\n``, inside the block the template never closes, then ``\n<SPECIAL_12>\n``;
-  its calls in a turn of their own, ``<SPECIAL_11>Assistant\n<TOOLCALL>[...]</TOOLCALL>``
-  + ``<SPECIAL_12>\n\n``.  The prompt's ``<think>\n`` is not trainable, all that follows
+  prompt's ``<think>\\n``, inside the block the template never closes, then ``\\n<SPECIAL_12>\\n``;
+  its calls in a turn of their own, ``<SPECIAL_11>Assistant\\n<TOOLCALL>[...]</TOOLCALL>``
+  + ``<SPECIAL_12>\\n\\n``.  The prompt's ``<think>\\n`` is not trainable, all that follows
   it is.  Read as a conversation, the turn gives the message back.  Read as what the model
   wrote after the prompt (llama.cpp and vLLM read it so), the text is reasoning never closed:
   a recorded loss, "read back as reasoning_content".  The option ``last_turn="closed"``
   writes that turn as the model writes its turn after the prompt instead, ``</think>``
   (trainable) + the turn as past turns are written, for training that teaches the model to
   close its block.
-- **System and user turns** have no end marker: their text, then ``\n\n`` or ``\n``, then
+- **System and user turns** have no end marker: their text, then ``\\n\\n`` or ``\\n``, then
   the next opener; reading drops that whitespace (:mod:`.unended`).
 - **Reading** follows llama.cpp (its ``nemotron_v2`` handler and its cases) and vLLM (the
   model's DeepSeek-R1-style reasoning parser and its ``<TOOLCALL>`` tool parser): after the
@@ -64,7 +64,7 @@ Decisions (reference: ``NVIDIA-Nemotron-Nano-v2.jinja`` in llama.cpp's ``models/
   and vLLM read it as reasoning: the block is never closed), since the template's own last
   turn of calls holds no block and so teaches a model to write the list first; and the
   template's last turn of calls after the end of its text,
-  ``\n<SPECIAL_12>\n<SPECIAL_11>Assistant\n<TOOLCALL>``, continues the message.  Where pawlette is stricter, it warns: text after the list is content, as
+  ``\\n<SPECIAL_12>\\n<SPECIAL_11>Assistant\\n<TOOLCALL>``, continues the message.  Where pawlette is stricter, it warns: text after the list is content, as
   llama.cpp reads it, with a warning (the template never writes text after calls); a list
   that is not one (no name, arguments that are not an object, no array) stays content with
   a warning, where llama.cpp fails the parse; a ``<think>`` written again after the prompt's

@@ -218,7 +218,7 @@ class BlockTurns(Concept):
     def open_turn_of(
         self, out: Render, state: WriteState, pieces: _Pieces, role: str, index: int
     ) -> None:
-        """A turn's opening: ``\n`` before the first turn, ``\n\n`` before the others, and
+        """A turn's opening: ``\\n`` before the first turn, ``\\n\\n`` before the others, and
         the role's marker."""
         out.writer.at(role, index)  # type: ignore[arg-type]
         pieces.opens[role][not state.turns].write(out.writer)

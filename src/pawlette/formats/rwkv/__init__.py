@@ -16,7 +16,7 @@ The wire format (``<s>`` is a special token; the rest is text)::
 Variants: ``rwkv`` (the template without ``enable_thinking``: the prompt is ``Assistant:``),
 ``rwkv:thinking`` (``enable_thinking=true``: the prompt is ``Assistant: <think>``, the model
 reasons, writes ``</think>`` and answers) and ``rwkv:no-thinking`` (``enable_thinking=false``:
-the prompt is ``Assistant: <think>\n</think>``, an empty block, and the model answers).
+the prompt is ``Assistant: <think>\\n</think>``, an empty block, and the model answers).
 
 Decisions (reference: ``llama-cpp-rwkv-world.jinja`` in llama.cpp's ``models/templates``,
 which llama.cpp's converter writes into the RWKV World GGUFs it makes; the begin token is
@@ -24,7 +24,7 @@ that GGUF's: the converter makes token 0, ``<s>``, both ``bos`` and ``eos``, and
 two-newline token the end of a turn):
 
 - **Its own family**: turns are ``System: ``, ``User: `` and ``Assistant: `` text ended by
-  ``\n\n`` (the model's end-of-turn token); ``<s>`` begins the text.
+  ``\\n\\n`` (the model's end-of-turn token); ``<s>`` begins the text.
 - **The system turn** is the last system message's text, written first, as given (not
   trimmed), and only when it is not empty.  The other system messages are dropped, and so
   is an empty last one (recorded losses): the template keeps only the last system text.
