@@ -281,9 +281,13 @@ def render_page(
         "## Summary",
         "",
         f"Of {len(models)} templates, {len(declared)} are written by a declared family"
-        f" ({', '.join(f'`{name}`' for name in families) or 'none'}), and `pawlette detect`"
-        f" infers and verifies a declaration for {len(inferred)} of the"
-        f" {len(models) - len(declared)} others.",
+        f" ({', '.join(f'`{name}`' for name in families) or 'none'})"
+        + (
+            f", and `pawlette detect` infers and verifies a declaration for {len(inferred)}"
+            f" of the {len(models) - len(declared)} others."
+            if len(declared) < len(models)
+            else "."
+        ),
         "",
         _totals(declared),
     ]
