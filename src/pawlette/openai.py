@@ -213,7 +213,7 @@ def conversation_from_openai(
     >>> messages[0].text
     'hi'
     """
-    if isinstance(data, Mapping):
+    if type(data) is dict or isinstance(data, Mapping):
         if "messages" not in data:
             raise RequestError("request", "no 'messages' key", "a request with 'messages'")
         if not REQUEST_KEYS.issuperset(data):
@@ -226,12 +226,14 @@ def conversation_from_openai(
         raw_messages = data
         prefix = "messages"
     items = _require_list(raw_messages, prefix)
-    messages = []
-    for index, item in enumerate(items):
-        message = _plain_message(item)
+    plain = _plain_message
+    messages: list[Message] = []
+    append = messages.append
+    for item in items:
+        message = plain(item)
         if message is None:  # not the plain shape (or invalid): the general reader words errors
-            message = _read_message(item, f"{prefix}[{index}]")
-        messages.append(message)
+            message = _read_message(item, f"{prefix}[{len(messages)}]")
+        append(message)
     return tuple(messages), tools_from_openai(tools)
 
 
@@ -320,15 +322,15 @@ def _plain_message(data: object) -> Message | None:
     if role is None:
         return None
     text = get("content")
-    if type(text) is str and len(data) == 2:  # a role and a text (both found): nothing else
-        if not text.isascii() and surrogate_problem(text) is not None:
-            return None
-        return Message(role, (TextPart(text),) if text else ())
-    if not PLAIN_MESSAGE_KEYS.issuperset(data):
-        return None
     if type(text) is str:
         if not text.isascii() and surrogate_problem(text) is not None:
             return None
+        if len(data) == 2:  # a role and a text (both found): nothing else
+            return Message(role, (TextPart(text),) if text else ())
+        if not PLAIN_MESSAGE_KEYS.issuperset(data):
+            return None
+    elif not PLAIN_MESSAGE_KEYS.issuperset(data):
+        return None
     elif text is None:
         if role != "assistant" or not (get("tool_calls") or get("reasoning_content")):
             return None  # content is required (the general reader says so)
@@ -343,7 +345,6 @@ def _plain_message(data: object) -> Message | None:
     ):
         return None
     if role == "assistant":
-        tool_call_id = None
         if get("tool_call_id") is not None:
             return None
         reasoning = get("reasoning_content")
@@ -365,32 +366,20 @@ def _plain_message(data: object) -> Message | None:
                         return None
                     calls.append(call)
                 tool_calls = tuple(calls)
-    else:
-        reasoning = None
-        tool_calls = ()
-        if get("reasoning_content") is not None or get("tool_calls") is not None:
-            return None
-        tool_call_id = get("tool_call_id")
-        if tool_call_id is not None and (
-            role != "tool"
-            or type(tool_call_id) is not str
-            or (not tool_call_id.isascii() and surrogate_problem(tool_call_id) is not None)
-        ):
-            return None
-    if text:
-        content: tuple[ContentPart, ...] | None = (TextPart(text),)
-    elif tool_calls:
-        content = None  # "" and null mean the same beside tool calls; null is canonical
-    else:
-        content = ()
-    return Message(role, content, name, tool_calls, tool_call_id, reasoning)
-
-
-def _plain_texts_are_unicode(*texts: str | None) -> bool:
-    for text in texts:  # nearly always ASCII: one O(1) check each
-        if text is not None and not text.isascii() and surrogate_problem(text) is not None:
-            return False
-    return True
+        if text:
+            return Message(role, (TextPart(text),), name, tool_calls, None, reasoning)
+        # "" and null mean the same beside tool calls; null is canonical
+        return Message(role, None if tool_calls else (), name, tool_calls, None, reasoning)
+    if get("reasoning_content") is not None or get("tool_calls") is not None:
+        return None
+    tool_call_id = get("tool_call_id")
+    if tool_call_id is not None and (
+        role != "tool"
+        or type(tool_call_id) is not str
+        or (not tool_call_id.isascii() and surrogate_problem(tool_call_id) is not None)
+    ):
+        return None
+    return Message(role, (TextPart(text),) if text else (), name, (), tool_call_id)
 
 
 def plain_text_parts(value: object) -> str | None:
@@ -408,17 +397,17 @@ def plain_text_parts(value: object) -> str | None:
     return "".join(texts)
 
 
-def plain_call_fields(data: object) -> tuple[str | None, str, str] | None:
-    """A call of the plain shape as ``(id, name, arguments)``, unchecked texts, or None: not
-    that shape (the general reader says what is wrong).  The plain render shares it."""
-    if type(data) is not dict or data.get("type", "function") != "function":
+def _plain_call(data: object) -> ToolCall | None:
+    """A call of the plain shape (``id``, ``type``, ``function`` with ``name`` and
+    ``arguments``), its texts checked, or None: not that shape, or not valid (the general
+    reader says what is wrong)."""
+    if type(data) is not dict or not _CALL_KEYS.issuperset(data):
         return None
-    function = data.get("function")
-    call_id = data.get("id", "")
+    get = data.get
+    function = get("function")
     if (
-        type(function) is not dict
-        or not (call_id is None or type(call_id) is str)
-        or not _CALL_KEYS.issuperset(data)
+        get("type", "function") != "function"
+        or type(function) is not dict
         or not _FUNCTION_CALL_KEYS.issuperset(function)
     ):
         return None
@@ -426,17 +415,18 @@ def plain_call_fields(data: object) -> tuple[str | None, str, str] | None:
     arguments = function.get("arguments")
     if type(name) is not str or not name or type(arguments) is not str:
         return None
-    return call_id, name, arguments
-
-
-def _plain_call(data: object) -> ToolCall | None:
-    fields = plain_call_fields(data)
-    if fields is None:
+    call_id = get("id", "")
+    if call_id is None:
+        call_id = ""
+    elif type(call_id) is not str or (
+        not call_id.isascii() and surrogate_problem(call_id) is not None
+    ):
         return None
-    call_id, name, arguments = fields
-    if not plain_arguments(arguments) or not _plain_texts_are_unicode(name, call_id):
+    if (not name.isascii() and surrogate_problem(name) is not None) or not plain_arguments(
+        arguments
+    ):
         return None
-    return ToolCall("" if call_id is None else call_id, name, arguments.strip())
+    return ToolCall(call_id, name, arguments.strip())
 
 
 def _finite_float(text: str) -> float:
@@ -460,7 +450,7 @@ def plain_arguments(text: str) -> bool:
     decides.  Nearly always without walking the value: a text of at most 4,000 characters
     holds no integer too long, one with at most 100 brackets nests no deeper than 100, one
     without ``\\u`` escapes or raw lone surrogates holds no lone surrogate, and the scanner
-    refuses NaN and infinities.  The plain render shares it."""
+    refuses NaN and infinities."""
     # (Arguments nearly always start with "{" and end with "}": no stripping then.)
     if text[:1] == "{":
         start = 0
@@ -512,7 +502,7 @@ def _plain_json_object(text: str) -> dict[str, Any] | None:
 
 def plain_tool_definition(data: object) -> dict[str, Any] | None:
     """``{"type": "function", "function": {...}}``'s definition, checked, or None: not plain
-    (the general reader says what is wrong).  The plain render shares it."""
+    (the general reader says what is wrong)."""
     if (
         type(data) is not dict
         or data.get("type", "function") != "function"
