@@ -89,6 +89,11 @@ def serve(upstream: FakeUpstream) -> Iterator[ServerFactory]:
 
     def factory(format_name: str = "pcml", **options: Any) -> LiveServer:
         options.setdefault("upstream", upstream.url)
+        # The SDK's clients keep idle connections with no expiry of their own: a server that
+        # closes one after its 5 s keep-alive just as a request goes out on it answers nothing
+        # ("Server disconnected without sending a response", seen once in CI under load).
+        # Tests of the keep-alive itself set their own.
+        options.setdefault("keep_alive", 120.0)
         config = ServeConfig(format=format_name, **options)
         server = servers.get(config)
         if server is None:

@@ -24,13 +24,17 @@ from .prometheus import scrape, value
 from .scenarios import PROMPT
 from .upstream import FakeUpstream, Script
 
+_HELD: list[socket.socket] = []
+
 
 def dead_url() -> str:
-    """A loopback URL nobody listens on (connects are refused)."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
-    return f"http://127.0.0.1:{port}"
+    """A loopback URL nobody listens on (connects are refused).  Its port stays bound, never
+    listening, for the session: a port given back could be taken by another test's server
+    (a replica meant dead then answers, seen once in CI as a 502 for the expected 503)."""
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    _HELD.append(sock)
+    return f"http://127.0.0.1:{sock.getsockname()[1]}"
 
 
 def post(server: LiveServer, **body: Any) -> httpx.Response:
