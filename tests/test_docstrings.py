@@ -17,13 +17,20 @@ def _escaped_docstrings(path: Path) -> list[str]:
     escape: ``help()`` and the generated docs then show a line break or a tab where the text
     meant the two characters (``Reasoning.prompt``'s ``<assistant>\\n</think>``)."""
     source = path.read_text(encoding="utf-8")
+    lines = source.encode("utf-8").splitlines(keepends=True)
     found = []
     for node in ast.walk(ast.parse(source)):
         if not (isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant)):
             continue
-        if not isinstance(node.value.value, str):
+        if not isinstance(node.value.value, str) or node.value.end_lineno is None:
             continue
-        literal = ast.get_source_segment(source, node.value) or ""
+        # The literal's source, cut from the lines (ast.get_source_segment splits the whole
+        # source again for every string: seconds over the package).
+        first, last = node.value.lineno - 1, node.value.end_lineno - 1
+        end = node.value.end_col_offset
+        chunk = b"".join(lines[first : last + 1])
+        cut = len(chunk) - len(lines[last]) + (end if end is not None else len(lines[last]))
+        literal = chunk[node.value.col_offset : cut].decode("utf-8")
         prefix = literal[: len(literal) - len(literal.lstrip("rRbBuU"))]
         if "r" not in prefix.lower() and _ESCAPE.search(literal):
             found.append(f"{path.relative_to(PACKAGE)}:{node.lineno}")
