@@ -813,15 +813,20 @@ def _apriel(w: Writer) -> str:
     if rng.random() < 0.5:
         out.append(w.text())
     if rng.random() < 0.6:
-        calls = [
-            _declared_call(w, "arguments", valid=rng.random() < 0.7)
-            for _ in range(rng.randint(1, 3))
-        ]
-        closing = rng.choice(["]</tool_calls>", "]</tool_calls>", "]", ""])
-        out.append(rng.choice(["\n", ""]) + "<tool_calls>[" + ", ".join(calls) + closing)
+        out.append(_apriel_calls(w))
     end = "\n<|end|>"
     out.append(rng.choice([end, end, "", f"{end}{w.word()}"]))
     return "".join(out)
+
+
+def _apriel_calls(w: Writer) -> str:
+    """Apriel's one JSON list of calls in ``<tool_calls>`` (some malformed, some cut off)."""
+    rng = w.rng
+    calls = [
+        _declared_call(w, "arguments", valid=rng.random() < 0.7) for _ in range(rng.randint(1, 3))
+    ]
+    closing = rng.choice(["]</tool_calls>", "]</tool_calls>", "]", ""])
+    return rng.choice(["\n", ""]) + "<tool_calls>[" + ", ".join(calls) + closing
 
 
 def _apriel16(w: Writer) -> str:
@@ -836,12 +841,7 @@ def _apriel16(w: Writer) -> str:
         if rng.random() < 0.6:
             out.append(w.text())
         if rng.random() < 0.6:
-            calls = [
-                _declared_call(w, "arguments", valid=rng.random() < 0.7)
-                for _ in range(rng.randint(1, 3))
-            ]
-            closing = rng.choice(["]</tool_calls>", "]</tool_calls>", "]", ""])
-            out.append(rng.choice(["\n", ""]) + "<tool_calls>[" + ", ".join(calls) + closing)
+            out.append(_apriel_calls(w))
     end = "\n<|end|>"
     out.append(rng.choice([end, end, "", f"{end}{w.word()}"]))
     return "".join(out)

@@ -13,7 +13,7 @@ the template's two.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from pawlette.codecs.python_calls import python_literal_or_none
 from pawlette.codecs.python_literals import python_literal
@@ -114,20 +114,25 @@ class ReprLinesReader(WholeTextReader):
     """The tools block's lines, each one tool object written as a Python literal."""
 
     __slots__ = ()
+    expected: ClassVar[str] = "one tool a line"
 
     def __init__(self, parser: Parser) -> None:
         super().__init__(parser)
         parser.confirm_message()
 
+    def values(self, text: str) -> list[object]:
+        """The block's tool objects as read (None where one is not a literal)."""
+        lines = text.split("\n")[:-1] if text.endswith("\n") else [text]
+        return [python_literal_or_none(line) for line in lines]
+
     def close(self, marker: str | None, offset: int) -> None:
         text = self._text()
         tools: list[Tool] = []
-        for line in text.split("\n")[:-1] if text.endswith("\n") else [text]:
-            value = python_literal_or_none(line)
+        for value in self.values(text):
             function = value.get("function") if isinstance(value, dict) else None
             if not isinstance(function, dict) or not isinstance(function.get("name"), str):
                 self._parser.malformed(
-                    self._offset, f"tools block text {text[:60]!r}", "one tool a line", text
+                    self._offset, f"tools block text {text[:60]!r}", self.expected, text
                 )
                 self._parser.emit(ToolsDeclared(()))
                 self._parser.emit(TextDelta(text))
@@ -170,30 +175,11 @@ def split_literals(text: str) -> list[Any] | None:
     return values
 
 
-class ConcatenatedReprReader(WholeTextReader):
+class ConcatenatedReprReader(ReprLinesReader):
     """The tools block's run of tool objects, each written as a Python literal."""
 
     __slots__ = ()
+    expected: ClassVar[str] = "tool objects"
 
-    def __init__(self, parser: Parser) -> None:
-        super().__init__(parser)
-        parser.confirm_message()
-
-    def close(self, marker: str | None, offset: int) -> None:
-        text = self._text()
-        tools: list[Tool] = []
-        for value in split_literals(text) or [None]:
-            function = value.get("function") if isinstance(value, dict) else None
-            if not isinstance(function, dict) or not isinstance(function.get("name"), str):
-                self._parser.malformed(
-                    self._offset, f"tools block text {text[:60]!r}", "tool objects", text
-                )
-                self._parser.emit(ToolsDeclared(()))
-                self._parser.emit(TextDelta(text))
-                return
-            tools.append(Tool(function["name"], function))
-        declared = self._parser.context(DeclaredTools)
-        if declared.tools == tuple(tools):  # every system turn writes them: declared once
-            return
-        self._parser.emit(ToolsDeclared(tuple(tools)))
-        declared.tools = tuple(tools)
+    def values(self, text: str) -> list[object]:
+        return list(split_literals(text) or [None])
