@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import subprocess
 import sys
@@ -21,6 +22,19 @@ from . import user_format
 from .conversations import TOOLS
 
 CONVERSATION = [{"role": "user", "content": "Hi"}, {"role": "assistant", "content": "Hello!"}]
+SOURCE = Path(pawlette.__file__).parent.parent
+
+
+def cli(path: str, *arguments: str) -> subprocess.CompletedProcess[str]:
+    """``pawlette ARGUMENTS`` in a new process whose ``PYTHONPATH`` is ``path``."""
+    return subprocess.run(
+        [sys.executable, "-m", "pawlette.cli", *arguments],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+        env={"PYTHONPATH": path},
+    )
 
 
 def test_registered_by_layout_or_format_and_listed() -> None:
@@ -84,17 +98,7 @@ def test_an_entry_point_registers_a_format_for_the_command_line(tmp_path: Path) 
     (info / "entry_points.txt").write_text("[pawlette.formats]\nuser-tiny = tiny_format:LAYOUT\n")
     conversation = tmp_path / "conversation.json"
     conversation.write_text(json.dumps(CONVERSATION), encoding="utf-8")
-    environment = {"PYTHONPATH": f"{package}:{Path(pawlette.__file__).parent.parent}"}
-
-    def run(*arguments: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
-            [sys.executable, "-m", "pawlette.cli", *arguments],
-            capture_output=True,
-            text=True,
-            timeout=120,
-            check=False,
-            env=environment,
-        )
+    run = functools.partial(cli, f"{package}:{SOURCE}")
 
     listing = run("formats")
     assert "user-tiny\t" in listing.stdout, listing.stderr
@@ -118,17 +122,7 @@ def test_a_python_file_that_sets_format_is_a_format_name(tmp_path: Path) -> None
     declared.write_text(source + "\nFORMAT = LAYOUT\n", encoding="utf-8")
     conversation = tmp_path / "conversation.json"
     conversation.write_text(json.dumps(CONVERSATION), encoding="utf-8")
-    environment = {"PYTHONPATH": str(Path(pawlette.__file__).parent.parent)}
-
-    def run(*arguments: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
-            [sys.executable, "-m", "pawlette.cli", *arguments],
-            capture_output=True,
-            text=True,
-            timeout=120,
-            check=False,
-            env=environment,
-        )
+    run = functools.partial(cli, str(SOURCE))
 
     rendered = run("render", "-f", str(declared), str(conversation))
     assert rendered.returncode == 0, rendered.stderr
