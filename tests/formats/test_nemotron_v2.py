@@ -202,6 +202,27 @@ def test_the_last_turns_calls_are_a_turn_of_their_own_read_back_as_one_message(
         assert [call["function"]["name"] for call in read.message["tool_calls"]] == ["get_weather"]
 
 
+@pytest.mark.parametrize("last", [True, False])
+@pytest.mark.parametrize("text", [" ", "\x0c", "\n \t"])
+def test_whitespace_beside_calls_is_no_text_as_the_template_tests_it(text: str, last: bool) -> None:
+    # The template writes the newline before the calls only when the text, trimmed, is not
+    # empty (a hypothesis draw found a past turn written with it, which its grammar refused).
+    messages = [
+        {"role": "user", "content": "Weather?"},
+        {"role": "assistant", "content": text, "tool_calls": [CALL]},
+    ]
+    if not last:
+        messages += [
+            {"role": "tool", "tool_call_id": "c0", "content": "3"},
+            {"role": "user", "content": "Thanks"},
+        ]
+    rendering = NEMOTRON.render(messages, [WEATHER])
+    expected = corpus_reference(TEMPLATE).render(messages, [WEATHER], add_generation_prompt=False)
+    assert rendering.text == expected.text
+    assert "Assistant\n<TOOLCALL>" in rendering.text
+    assert rendering.losses == ("messages[1].content: whitespace at its ends trimmed",)
+
+
 def test_the_closed_option_writes_the_last_turn_as_the_model_writes_it() -> None:
     closed = NEMOTRON.with_options(last_turn="closed")
     prompt = closed.render(GREETING[:1], add_generation_prompt=True).text

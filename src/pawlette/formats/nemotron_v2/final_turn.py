@@ -158,7 +158,12 @@ class FinalCalls(JsonCallList):
 
     def write_closing(self, out: Render, index: int) -> None:
         final = self.split and is_final(out, index) and out.messages[index].tool_calls
-        if not final or not out.message_text(index).strip():
+        if not out.message_text(index).strip():
+            # The template tests the text trimmed: whitespace alone (trimmed away, a recorded
+            # loss) is no text, and no separator comes before the calls.
+            JsonCallList.write_closing(_alone(self), out, index)
+            return
+        if not final:
             super().write_closing(out, index)
             return
         # All of it after the prompt is the model's part: the opener too.
@@ -177,15 +182,19 @@ class FinalCalls(JsonCallList):
         table.on(REASONING, table.text(self.open), "call.list")
 
     def jinja_closing(self, out: Template, role: str) -> None:
-        if role != "assistant" or not self.split:
-            super().jinja_closing(out, role)
+        if role != "assistant":
             return
-        out.out(f"{{%- if {_FINAL} and {_CALLS} and {_TEXT} -%}}")
-        out.fence(self.text_end)
-        out.fence(self.calls_opener)
-        JsonCallList.jinja_closing(_alone(self), out, role)
-        out.out("{%- else -%}")
+        if self.split:
+            out.out(f"{{%- if {_FINAL} and {_CALLS} and {_TEXT} -%}}")
+            out.fence(self.text_end)
+            out.fence(self.calls_opener)
+            JsonCallList.jinja_closing(_alone(self), out, role)
+            out.out(f"{{%- elif {_TEXT} -%}}")
+        else:
+            out.out(f"{{%- if {_TEXT} -%}}")
         super().jinja_closing(out, role)
+        out.out("{%- else -%}")  # no text once trimmed: no separator (see write_closing)
+        JsonCallList.jinja_closing(_alone(self), out, role)
         out.out("{%- endif -%}")
 
 
