@@ -119,7 +119,17 @@ def test_a_python_file_that_sets_format_is_a_format_name(tmp_path: Path) -> None
     a new process (the CLI) as a name does; a file that sets no format says so."""
     source = Path(user_format.__file__).read_text(encoding="utf-8")
     declared = tmp_path / "my_format.py"
-    declared.write_text(source + "\nFORMAT = LAYOUT\n", encoding="utf-8")
+    # Options as the declaring guide writes them: a frozen dataclass in the file itself.
+    options = (
+        "\n\n@dataclasses.dataclass(frozen=True)\nclass Options:\n"
+        "    kinds: ClassVar[tuple[str, ...]] = ('a',)\n    thinking: bool = False\n\n\n"
+        "FORMAT = dataclasses.replace(LAYOUT, options=Options())\n"
+    )
+    header = "import dataclasses\nfrom typing import ClassVar\n"
+    declared.write_text(
+        source.replace("import importlib\n", header + "import importlib\n") + options,
+        encoding="utf-8",
+    )
     conversation = tmp_path / "conversation.json"
     conversation.write_text(json.dumps(CONVERSATION), encoding="utf-8")
     run = functools.partial(cli, str(SOURCE))

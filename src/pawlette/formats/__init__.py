@@ -157,13 +157,21 @@ def _is_directory(name: str) -> bool:
 def _from_file(path: str) -> Format:
     """The format a Python file declares: its ``FORMAT`` (a Format or a Layout)."""
     import importlib.util
+    import sys
 
-    module_name = "pawlette_file_" + os.path.splitext(os.path.basename(path))[0]
+    # One module per file (two files may share a name); known to sys.modules while it runs,
+    # as an import's module is: dataclasses look their module's names up there.
+    module_name = "pawlette_file_" + re.sub(r"\W", "_", os.path.abspath(path))
     spec = importlib.util.spec_from_file_location(module_name, path)
     if spec is None or spec.loader is None:
         raise RequestError("format", f"found {path!r}", "a Python file that sets FORMAT")
     module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    sys.modules[module_name] = module
+    try:
+        spec.loader.exec_module(module)
+    except BaseException:
+        del sys.modules[module_name]
+        raise
     value = getattr(module, "FORMAT", None)
     if not isinstance(value, Format):
         declared = _declared(value)
