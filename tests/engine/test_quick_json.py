@@ -5,6 +5,7 @@ texts it is for (many small values), so the shortcut is taken."""
 from __future__ import annotations
 
 import json
+import threading
 
 import pytest
 from hypothesis import given, settings
@@ -18,8 +19,6 @@ from pawlette.engine.quick_json import quick_object_check
 from .test_call_arguments import _depth
 from .test_whole import _agrees, _written
 
-pytestmark = pytest.mark.skipif(quick_json._validator() is None, reason="no SQLite JSON here")
-
 LIMIT = MAX_NESTING - 1
 
 ROWS = [{"id": n, "name": f"item {n}", "tags": ["a", "b"], "price": n * 1.5} for n in range(200)]
@@ -28,6 +27,25 @@ ROWS = [{"id": n, "name": f"item {n}", "tags": ["a", "b"], "price": n * 1.5} for
 def _json_takes(text: str, limit: int) -> bool:
     value, problem = load_json(text)
     return problem is None and isinstance(value, dict) and _depth(value) <= limit
+
+
+def test_sqlite_here_agrees_with_json() -> None:
+    # CPython's sqlite3 (SQLite 3.38 and later hold JSON): the check below is this one.
+    assert quick_json._validator() is not None
+
+
+def test_without_sqlite_nothing_is_known_and_the_reading_is_the_same(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(quick_json, "_connect", lambda: None)
+    monkeypatch.setattr(quick_json, "_agrees", None)
+    monkeypatch.setattr(quick_json, "_local", threading.local())
+    text = json.dumps({"rows": ROWS})
+    assert not quick_object_check(text, LIMIT)
+    fmt = pawlette.get_format("chatml")
+    completion = f'<tool_call>\n{{"name": "f", "arguments": {text}}}\n</tool_call><|im_end|>'
+    (call,) = fmt.parse(completion).message["tool_calls"]
+    assert json.loads(call["function"]["arguments"]) == {"rows": ROWS}
 
 
 def test_many_small_values_are_checked_quickly() -> None:
