@@ -170,11 +170,11 @@ class Turn:
     ) -> None:
         self.layout = layout
         self.fmt = fmt
+        """The format being exported (None: forced prefixes only, no text to escape)."""
         self.start = start
         """The state the generation prompt leaves the model in, where it differs from the
         format's usual completion start (DeepSeek's thinking prompt opens ``<think>`` after a
         user turn, never after tool results); None: the usual start."""
-        """The format being exported (None: forced prefixes only, no text to escape)."""
         self.tools = tools
         self.only = only
         """The one tool a named ``tool_choice`` allows (None: any)."""
