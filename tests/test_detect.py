@@ -255,3 +255,49 @@ def test_the_closest_families_come_first_and_a_missing_bos_token_is_named(tmp_pa
     assert closest.startswith("  llama3"), detection.describe()
     assert "the same but for '<|begin_of_text|>', which the family writes first" in closest
     assert "bos_token" in closest
+
+
+GEMMA_3 = json.loads(
+    (Path(__file__).parent / "formats" / "families" / "data" / "gemma3_template.json").read_text(
+        "utf-8"
+    )
+)
+
+
+def test_a_family_refusing_what_the_template_writes_says_so(tmp_path: Path) -> None:
+    """Gemma 3's template with one blank line less after the system text: no family writes
+    its system probes, and Gemma 2's family, which refuses them, matches the rest.  It is
+    named with what it refuses, never as a plain match."""
+    template = GEMMA_3["template"].replace("+ '\n\n'", "+ '\n'")
+    assert template != GEMMA_3["template"]
+    detection = detect(model_directory(tmp_path, template, "<bos>"), infer=False)
+    assert detection.name == "gemma" and detection.declared
+    assert detection.refused and all("messages[0].role" in said for said in detection.refused)
+    assert "it refuses 2 the template renders: system" in detection.describe()
+
+
+def test_a_directory_inferred_before_is_no_candidate_for_another(tmp_path: Path) -> None:
+    """``-f DIR`` registers DIR's inferred format; detecting another directory in the same
+    process (here with the same template) infers that one's own, never takes the first's as
+    a declared family (with another bos_token, say, it would refuse what the second's
+    inference writes)."""
+    first = (
+        "{% for m in messages %}<|turn|>{{ m.role }}\n{{ m.content }}<|done|>\n{% endfor %}"
+        "{% if add_generation_prompt %}<|turn|>assistant\n{% endif %}"
+    )
+    known = pawlette.detect.format_of_directory(model_directory(tmp_path / "one", first))
+    found = detect(model_directory(tmp_path / "two", first))
+    assert found.inferred and found.name != known.name, found.describe()
+    assert found.format is not None and found.format.name == "inferred-two"
+
+
+def test_a_differing_probe_is_shown_where_it_differs(tmp_path: Path) -> None:
+    template = reference_template("Qwen-Qwen3-0.6B.jinja").replace(
+        "<|im_start|>assistant\\n", "<|im_start|>assistant \\n"
+    )
+    detection = detect(model_directory(tmp_path, template), infer=False)
+    chatml = next(m for m in detection.mismatches if m.candidate == "chatml")
+    offset = chatml.expected.index("assistant \n")
+    assert chatml.rendered[:offset] == chatml.expected[:offset]
+    assert f"at offset {offset + len('assistant')}, " in chatml.where()
+    assert "assistant \\n" in chatml.where()

@@ -147,6 +147,8 @@ def command_parse(arguments: argparse.Namespace) -> int:
         result = parsed.to_request()
         if parsed.warnings:
             result["warnings"] = [warning.message for warning in parsed.warnings]
+        if parsed.losses:
+            result["losses"] = list(parsed.losses)
         _print_json(result)
         return 0
     if arguments.stream:

@@ -178,6 +178,23 @@ class Mismatch:
             None, self.expected[:_COMPARED], self.rendered[:_COMPARED], autojunk=False
         ).ratio()
 
+    def where(self) -> str:
+        """Where the two renders first differ, with the text around it on each side."""
+        expected, rendered = self.expected, self.rendered
+        offset = next(
+            (
+                at
+                for at, pair in enumerate(zip(expected, rendered, strict=False))
+                if len(set(pair)) > 1
+            ),
+            min(len(expected), len(rendered)),
+        )
+        start = max(0, offset - 30)
+        return (
+            f"at offset {offset}, template {self.expected[start : offset + 70]!r} "
+            f"vs {self.rendered[start : offset + 70]!r}"
+        )
+
     def hint(self) -> str | None:
         """What the difference says when it is only text one side writes before or after the
         other (a ``bos_token`` or ``eos_token`` the directory does not give, most often)."""
@@ -211,7 +228,10 @@ class Detection:
     - ``variant``: the declared family's named option set (None: its defaults, or inferred);
     - ``compared``: the probes a declared family rendered identically;
     - ``mismatches``: per declared candidate, the first probe that differed;
-    - ``inference``: what inference found when no declared family matched (None: not tried).
+    - ``inference``: what inference found when no declared family matched (None: not tried);
+    - ``refused``: probes the template renders and the declared family refuses, each with
+      the family's reason (a family that writes every probe the template writes is chosen
+      before one that does not).
     """
 
     format: Format | None
@@ -220,6 +240,7 @@ class Detection:
     compared: tuple[str, ...]
     mismatches: tuple[Mismatch, ...]
     inference: Inference | None = None
+    refused: tuple[str, ...] = ()
 
     @property
     def declared(self) -> bool:
@@ -233,9 +254,13 @@ class Detection:
 
     def describe(self) -> str:
         if self.declared:
-            return (
-                f"{self.name}: a declared family; {len(self.compared)} probes rendered identically"
-            )
+            said = f"{self.name}: a declared family; {len(self.compared)} probes rendered"
+            said += " identically"
+            if self.refused:
+                said += f"; it refuses {len(self.refused)} the template renders: " + "; ".join(
+                    self.refused
+                )
+            return said
         lines = ["no declared family renders this chat template"]
         closest = sorted(self.mismatches, key=lambda item: (-item.agreed, -item.likeness))[:3]
         for mismatch in closest:
@@ -245,7 +270,7 @@ class Detection:
                 + (
                     f"{hint} (is a bos_token or eos_token missing from the directory?)"
                     if hint is not None
-                    else f"template {mismatch.expected[:100]!r} vs {mismatch.rendered[:100]!r}"
+                    else mismatch.where()
                 )
             )
         if self.inference is not None:
@@ -387,10 +412,15 @@ def _tools_variables(fmt: Format, tools: tuple[Mapping[str, Any], ...]) -> dict[
     return dict(found(list(tools))) if callable(found) else {}
 
 
+_INFERRED: set[str] = set()
+"""Names :func:`format_of_directory` registered for an inferred declaration: a directory's
+own inference, never a candidate for another directory."""
+
+
 def _candidates() -> list[tuple[str, str | None, Format]]:
     result: list[tuple[str, str | None, Format]] = []
     for name in formats():
-        if ":" in name:
+        if ":" in name or name in _INFERRED:
             continue
         fmt = get_format(name)
         result.append((name, None, fmt))
@@ -412,6 +442,7 @@ def _declared(
     default_today = runner.today
     cache: dict[str, Any] = {}
     mismatches: list[Mismatch] = []
+    partial: Detection | None = None  # the first match that refuses probes the template writes
     for name, variant, fmt in _candidates():
         variables, today = _reference(fmt)
         # A candidate without a date option writes no clock: the template's clock then reads
@@ -419,6 +450,7 @@ def _declared(
         # is never taken for one that writes a fixed date (Llama 3.2 for 3.1).
         runner.today = today or _UNDATED
         compared: list[str] = []
+        refused: list[str] = []
         mismatch: Mismatch | None = None
         label = name if variant is None else f"{name}:{variant}"
         untested = getattr(getattr(fmt, "declaration", None), "template_untested", ())
@@ -429,13 +461,13 @@ def _declared(
             if "calls" in untested and _has_calls(probe):
                 continue  # the template cannot render calls as Hugging Face passes them
             try:
-                rendered = fmt.render(
+                rendered: str | None = fmt.render(
                     list(probe.messages),
                     list(probe.tools) or None,
                     add_generation_prompt=probe.add_generation_prompt,
                 ).text
-            except RequestError:
-                continue  # the candidate cannot express this probe
+            except RequestError as error:
+                rendered, refusal = None, f"{probe.name} ({error})"
             key = json.dumps(
                 [probe.name, probe_variables, str(runner.today)], sort_keys=True, default=str
             )
@@ -447,6 +479,10 @@ def _declared(
                     add_generation_prompt=probe.add_generation_prompt,
                     variables=probe_variables,
                 )
+            if rendered is None:
+                if expected.text is not None:
+                    refused.append(refusal)  # the template writes what the family refuses
+                continue  # (both refuse: the candidate cannot express this probe)
             if expected.text is None and (expected.refusal or "").startswith("SecurityError"):
                 # The sandbox refused the template's own code (Kimi K2's list.append): the
                 # template gave no answer for this input to compare with.
@@ -463,10 +499,16 @@ def _declared(
             compared.append(probe.name)
         runner.today = default_today
         if mismatch is None and len(compared) >= 3:
-            return Detection(fmt, label, variant, tuple(compared), tuple(mismatches)), mismatches
+            found = Detection(
+                fmt, label, variant, tuple(compared), tuple(mismatches), refused=tuple(refused)
+            )
+            if not refused:
+                return found, mismatches
+            if partial is None or len(refused) < len(partial.refused):
+                partial = found  # a family that writes all of them may come later
         if mismatch is not None:
             mismatches.append(mismatch)
-    return None, mismatches
+    return partial, mismatches
 
 
 def refuses_without_tools(
@@ -590,4 +632,5 @@ def format_of_directory(directory: str | Path) -> Format:
         from .formats import register_format
 
         register_format(detection.format, replace=True)
+        _INFERRED.add(detection.format.name)
     return detection.format

@@ -53,13 +53,19 @@ class Completion:
 
 @dataclass(frozen=True)
 class ParsedConversation:
-    """A parsed rendered conversation: OpenAI ``messages`` and ``tools``."""
+    """A parsed rendered conversation: OpenAI ``messages`` and ``tools``.
+
+    ``losses`` says what the text holds that reading does not give back (as
+    :attr:`pawlette.Rendering.losses` says what a render dropped): a format that writes its
+    tools as TypeScript types or Python stubs gives no ``tools`` back, and says so there.
+    """
 
     messages: list[dict[str, Any]]
     tools: list[dict[str, Any]]
     warnings: tuple[ParseWarning, ...]
     core_messages: tuple[Message, ...]
     core_tools: tuple[Tool, ...]
+    losses: tuple[str, ...] = ()
 
     def to_request(self) -> dict[str, Any]:
         """``{"messages": [...], "tools": [...]}`` as a chat-completions request body."""
@@ -342,6 +348,7 @@ class Format:
             warnings=tuple(folded.warnings),
             core_messages=messages,
             core_tools=tools,
+            losses=parser.losses,
         )
 
 

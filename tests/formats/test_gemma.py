@@ -1,5 +1,7 @@
 """Gemma 2: what its template refuses pawlette refuses with the path, what it drops is a
-recorded loss, and user text that spells a turn marker stays text in the ids."""
+recorded loss, and user text that spells a turn marker stays text in the ids.  Gemma 3
+(``gemma:3``): against its real template (carried in ``families/data/gemma3_template.json``,
+with its source), rendered, read back, detected and exported."""
 
 from __future__ import annotations
 
@@ -10,7 +12,18 @@ from typing import Any
 import pytest
 
 import pawlette
-from tests.support.template_compare import corpus_reference
+from pawlette.detect import detect_template
+from pawlette.export.jinja import export_jinja
+from tests.support.conversations import generate_conversations
+from tests.support.template_compare import (
+    Reference,
+    compare_renders,
+    compose,
+    corpus_reference,
+    own_turns,
+    strip_text,
+    without_reasoning,
+)
 
 from ..support.small_bpe import small_tokenizer
 
@@ -108,3 +121,79 @@ def test_the_peers_cases_read_as_the_peers_read_them(case: dict[str, Any]) -> No
     events += parser.finish()
     text = "".join(getattr(event, "text", "") for event in events)
     assert case.get("prior", "") + text == case["expected"]["content"]
+
+
+# ---------------------------------------------------------------------- Gemma 3
+
+GEMMA_3 = pawlette.get_format("gemma:3")
+GEMMA_3_DATA = json.loads(
+    (Path(__file__).parent / "families" / "data" / "gemma3_template.json").read_text("utf-8")
+)
+GEMMA_3_TEMPLATE = Reference(
+    GEMMA_3_DATA["template"],
+    bos_token=GEMMA_3_DATA["bos_token"],
+    eos_token=GEMMA_3_DATA["eos_token"],
+)
+GEMMA_3_CONVERSATIONS = {
+    "tools": False,
+    "system_positions": ("none", "first"),
+    "alternating": True,
+    "avoid": GEMMA_3.special_markers,
+}
+
+
+def test_gemma_3_renders_as_its_template() -> None:
+    conversations = generate_conversations(120, seed=3, **GEMMA_3_CONVERSATIONS)
+    report = compare_renders(GEMMA_3, GEMMA_3_TEMPLATE, conversations)
+    assert report.agrees, report.describe()
+    assert report.compared >= 100
+
+
+def test_gemma_3_writes_a_leading_system_text_untrimmed_into_the_first_user_turn() -> None:
+    messages = [{"role": "system", "content": "Be brief. "}, {"role": "user", "content": " Hi "}]
+    rendering = GEMMA_3.render(messages, add_generation_prompt=True)
+    assert rendering.text == (
+        "<bos><start_of_turn>user\nBe brief. \n\nHi<end_of_turn>\n<start_of_turn>model\n"
+    )
+    assert rendering.text == GEMMA_3_TEMPLATE.render(messages, add_generation_prompt=True).text
+    alone = GEMMA_3.render([{"role": "system", "content": "Be brief."}])
+    assert alone.text == "<bos>" and alone.losses == (
+        "messages[0]: not written (no message follows it to hold its text)",
+    )
+
+
+def test_gemma_3_refuses_a_later_system_message() -> None:
+    messages = [
+        {"role": "user", "content": "a"},
+        {"role": "assistant", "content": "b"},
+        {"role": "system", "content": "c"},
+    ]
+    with pytest.raises(pawlette.RequestError, match=r"messages\[2\]\.role"):
+        GEMMA_3.render(messages)
+
+
+def test_gemma_3_own_turns_parse_back() -> None:
+    conversations = generate_conversations(60, seed=5, **GEMMA_3_CONVERSATIONS)
+    report = own_turns(
+        GEMMA_3,
+        GEMMA_3_TEMPLATE,
+        conversations,
+        normalise=compose(without_reasoning, strip_text),
+    )
+    assert report.agrees, report.describe()
+
+
+def test_detection_names_gemma_3_not_gemma_2() -> None:
+    detection = detect_template(
+        GEMMA_3_DATA["template"],
+        bos_token=GEMMA_3_DATA["bos_token"],
+        eos_token=GEMMA_3_DATA["eos_token"],
+    )
+    assert detection.name == "gemma:3" and detection.refused == (), detection.describe()
+
+
+def test_the_exported_template_renders_as_gemma_3() -> None:
+    exported = Reference(export_jinja(GEMMA_3), bos_token="<bos>", eos_token="<eos>")
+    conversations = generate_conversations(60, seed=7, **GEMMA_3_CONVERSATIONS)
+    report = compare_renders(GEMMA_3, exported, conversations)
+    assert report.agrees, report.describe()

@@ -180,6 +180,25 @@ def test_ministral_drops_reasoning_content_as_its_template_does() -> None:
     assert rendering.losses
 
 
+@pytest.mark.parametrize("content", [" ", "\n", "  \n ", "Checking."])
+def test_ministral_reads_back_the_text_it_writes_before_calls(content: str) -> None:
+    # The assistant turn has no opener: whitespace alone before [TOOL_CALLS] is the
+    # message's text (the template writes it), not layout between turns.
+    fmt = pawlette.get_format("mistral:ministral-3-reasoning")
+    call = {"id": "abcdefghi", "type": "function", "function": {"name": "f", "arguments": "{}"}}
+    tools = [{"type": "function", "function": {"name": "f", "parameters": {"type": "object"}}}]
+    messages = [
+        {"role": "user", "content": "Hi"},
+        {"role": "assistant", "content": content, "tool_calls": [call]},
+        {"role": "tool", "tool_call_id": "abcdefghi", "content": "ok"},
+    ]
+    text = fmt.render(messages, tools).text
+    assert f"[/INST]{content}[TOOL_CALLS]" in text
+    back = fmt.parse_conversation(text)
+    assert back.messages[1]["content"] == content
+    assert fmt.render(back.messages, back.tools).text == text
+
+
 def test_ids_with_the_real_tekken_tokenizer() -> None:
     from ..support.pypi_tokenizers import TEKKEN_SPECIAL_TOKENS, tekken_tokenizer
 

@@ -35,7 +35,9 @@ class PendingContentReader:
     def __init__(self, parser: Parser, ends: frozenset[str] = frozenset()) -> None:
         self._parser = parser
         self._held: list[str] = []
-        self._ends = ends  # the turn's own end spellings: whitespace they end was its text
+        # The turn's own end spellings and the markers that go on within it: whitespace
+        # they close was the turn's text.
+        self._ends = ends
 
     def feed(self, text: str, offset: int) -> None:
         parser = self._parser

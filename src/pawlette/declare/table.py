@@ -288,11 +288,19 @@ class Table:
                     self.on(state, spelling, target, *actions)
         for role in implicit:
             head = self.first_state[role]
-            self.reader(head, _pending(self.states[head].reader, frozenset(self.ends(role))))
+            # Whitespace the turn's own end closes was the turn's text, and so was whitespace
+            # before a marker that goes on within the turn past where its content is written
+            # (Ministral's ``[/INST] [TOOL_CALLS]``); before its reasoning or the marker that
+            # opens its body (DeepSeek V3.2's ``\n\n</think>`` after results) it is layout.
+            kept = set(self.ends(role))
+            before_content = {f"{role}.body", f"{role}.reasoning"}
             for (state, marker), (target, actions) in list(self.steps.items()):
                 spec = self.states.get(target)
                 if state == head and spec is not None and spec.role == role:
                     self.steps[(state, marker)] = (target, (confirm, *actions))
+                    if target not in before_content:
+                        kept.add(marker)
+            self.reader(head, _pending(self.states[head].reader, frozenset(kept)))
             for spelling in self.ends(role):
                 step = self.steps.get((head, spelling))
                 if step is not None:
@@ -320,8 +328,8 @@ class Table:
 
 def _pending(reader: ReaderFactory, ends: frozenset[str]) -> ReaderFactory:
     """The reader of a turn's first state when the turn may not be there: what it reads
-    makes the message real (leading whitespace is held until then; whitespace the turn's
-    own end closes was the turn's text)."""
+    makes the message real (leading whitespace is held until then; whitespace that one of
+    ``ends`` closes was the turn's text)."""
     if reader is ContentReader:
         return lambda parser: PendingContentReader(parser, ends)
     return reader

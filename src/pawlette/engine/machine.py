@@ -276,6 +276,9 @@ class Parser:
     _contexts: dict[type[Any], Any] | None = None  # see context(); made on first use
     entered_by: str | None = None
     """The marker that entered the current state (readers quote it in lenient text)."""
+    losses: tuple[str, ...] = ()
+    """What the format writes and reading does not give back, each once (a tools block
+    written as TypeScript types is not the JSON schemas it came from): see :meth:`lose`."""
 
     def __init__(
         self,
@@ -315,6 +318,12 @@ class Parser:
         self.reader: Reader = state.reader(self)
 
     # ------------------------------------------------------------------ used by readers/actions
+
+    def lose(self, what: str) -> None:
+        """Record that the text read holds something reading does not give back (``what``
+        says what and why); the same loss is recorded once."""
+        if what not in self.losses:
+            self.losses = (*self.losses, what)
 
     def context(self, kind: type[ContextT]) -> ContextT:
         """The parser's one value of ``kind`` (made with ``kind()`` on first use): what the

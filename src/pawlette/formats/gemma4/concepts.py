@@ -62,6 +62,16 @@ def quoted(text: str) -> Fence:
     return fence(*pieces)
 
 
+class _DeclarationsReader(ResultNameReader):
+    """A tool's declaration: layout, not read back into a tool (its types are upper-cased,
+    its keys unquoted: not the JSON schema it was written from)."""
+
+    __slots__ = ()
+
+    def close(self, marker: str | None, offset: int) -> None:
+        self._parser.lose("tools: written as Gemma 4 declarations, not read back into JSON schemas")
+
+
 @dataclass(frozen=True)
 class GemmaTools(ToolsBlock):
     """Each tool as its declaration (:mod:`.declarations`) between the item fences, in the
@@ -97,7 +107,7 @@ class GemmaTools(ToolsBlock):
     def rows(self, table: Table) -> None:
         # The declarations are read as layout: a request's tools are not a message.
         markers = (table.text(self.item_open), table.text(self.item_close), QUOTE)
-        table.state("system.tools", ResultNameReader, "system", ends=True, inner=markers)
+        table.state("system.tools", _DeclarationsReader, "system", ends=True, inner=markers)
         table.on("system.body", table.text(self.item_open), "system.tools")
 
     def jinja_setup(self, out: Template) -> None:

@@ -185,6 +185,9 @@ def check(definition: Mapping[str, Any], where: str) -> None:
             _check_schema(value, f"{where}.{key}")
 
 
+TOOLS_NOT_READ = "tools: written as TypeScript types, not read back into JSON schemas"
+
+
 class _NamespaceReader(WholeTextReader):
     """The tools turn's text: the tools' namespace, not read back into tools (a TypeScript
     type is not the JSON schema it was written from)."""
@@ -192,6 +195,8 @@ class _NamespaceReader(WholeTextReader):
     def close(self, marker: str | None, offset: int) -> None:
         text = self._text()
         if text.startswith(HEADER) and text.rstrip().endswith(FOOTER):
+            if text[len(HEADER) :].rstrip()[: -len(FOOTER)].strip():
+                self._parser.lose(TOOLS_NOT_READ)
             return
         self._parser.malformed(
             self._offset,

@@ -28,6 +28,9 @@ class _StubsReader(WholeTextReader):
     def close(self, marker: str | None, offset: int) -> None:
         text = self._text()
         if text.endswith('\n    """'):
+            self._parser.lose(
+                "tools: written as Python function stubs, not read back into JSON schemas"
+            )
             return
         self._parser.malformed(
             self._offset, f"tools text {text[:60]!r}", "the tools' function stubs", text
