@@ -7,6 +7,7 @@ down; the real llama.cpp (built with llguidance) is in tests/serve/test_llama_cp
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import socket
 from collections.abc import Callable, Iterator
@@ -15,6 +16,7 @@ from typing import Any
 import httpx
 import pytest
 
+from pawlette.errors import UnsupportedFeature
 from pawlette.export import export_grammar_bundle
 from pawlette.formats import get_format
 from pawlette.serve.config import ServeConfig
@@ -206,3 +208,34 @@ def test_what_an_answer_says() -> None:
     # Not an answer: asked again later.
     for status in (500, 502, 503, 408, 429):
         assert syntax_of_answer(status, b"")[0] is None
+
+
+@pytest.mark.parametrize("lark_fails", ["no grammar", "refused"])
+def test_a_grammar_lark_cannot_write_goes_in_gbnf(
+    engine: FakeUpstream,
+    start: Callable[..., LiveServer],
+    monkeypatch: pytest.MonkeyPatch,
+    lark_fails: str,
+) -> None:
+    """Were a marker unnameable in Lark (the plan then has only the forced prefix, or is
+    refused), a replica with llguidance still gets the GBNF grammar every llama.cpp reads,
+    never a weaker plan or a 400."""
+    from pawlette.serve import app
+
+    real = app.plan_tool_choice
+
+    def plan(fmt: Any, engine: Any, *arguments: Any, **options: Any) -> Any:
+        planned = real(fmt, engine, *arguments, **options)
+        if engine.grammar_syntax == "lark" and planned.grammar is not None:
+            if lark_fails == "refused":
+                raise UnsupportedFeature("tool_choice", "a marker Lark cannot name", "another")
+            return dataclasses.replace(planned, grammar=None)
+        return planned
+
+    monkeypatch.setattr(app, "plan_tool_choice", plan)
+    engine.llguidance = True
+    server = start(engine.url)
+    for stream in (False, True):
+        assert _required(server, engine, stream) == GBNF
+    assert len(engine.questions) == 1
+    assert _lark_gauge(server, engine) == 1  # what the replica reads, not this grammar

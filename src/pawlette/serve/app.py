@@ -530,26 +530,34 @@ class Server:
         """The engine request for ``replica``, in the grammar syntax it reads; ``prepared``
         takes that request's plan and tools (the answer is read with them)."""
         assert prepared.rendering is not None
-        engine = self.syntaxes.engine(await self.syntaxes.syntax(replica))
-        chat = prepared.chat
-        tools, plan = self._tool_plan(chat, prepared.rendering.text, engine)
+        chat, prompt = prepared.chat, prepared.rendering.text
+        tools, plan = self._tool_plan(chat, prompt)  # the GBNF one, kept since _prepare
+        syntax = await self.syntaxes.syntax(replica)
+        if syntax != self.engine.grammar_syntax:
+            # A grammar the other syntax cannot write (a marker it cannot name) stays GBNF:
+            # never a weaker plan, nor a refusal, than the one every llama.cpp reads.
+            with contextlib.suppress(RequestError):
+                other = self._tool_plan(chat, prompt, self.syntaxes.engine(syntax))
+                if other[1].grammar is not None:
+                    tools, plan = other
         if plan is not prepared.plan:
             prepared.body = await self._body(chat, prepared.rendering, plan, prepared.prompts)
             prepared.tools, prepared.plan = tools, plan
         return self.json.dump_body(prepared.body)
 
     def _tool_plan(
-        self, chat: ChatRequest, prompt: str, engine: Engine
+        self, chat: ChatRequest, prompt: str, engine: Engine | None = None
     ) -> tuple[tuple[Tool, ...], ToolPlan]:
-        """The request's tools and tool plan for ``engine``, made once per distinct (tools,
-        choice, parallel, the state the generation prompt ``prompt`` leaves the model in, the
-        grammar syntax).
+        """The request's tools and tool plan for ``engine`` (the server's by default), made
+        once per distinct (tools, choice, parallel, the state the generation prompt ``prompt``
+        leaves the model in, the grammar syntax).
 
         Both depend on nothing else, and a plan with tools exports the format's grammar
         bundle (milliseconds): they are kept by the tools' JSON text (exact content, key
         order included, since formats print definitions as given), never by the identity of
         a request's mutable dicts.  A request whose tools are refused is never kept.
         """
+        engine = engine or self.engine
         start = self.format.start_after(prompt)
         key = (
             self.json.key(chat.tools),
