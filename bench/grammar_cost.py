@@ -11,7 +11,9 @@ xllamacpp, gguf, openai):
 - **engine cost**: one llama.cpp server (the ``xllamacpp`` wheel, one slot, one thread: as
   tests/support/gguf_server.py runs it) over the format's tiny biased GGUF
   (tests/support/gguf_model.py), and ``pawlette serve --engine llamacpp --tokenizer`` with
-  ``--grammar-syntax gbnf`` and with ``--grammar-syntax lark`` in front of it; beside it a
+  ``--grammar-syntax gbnf`` and with the default ``--grammar-syntax auto`` in front of it (auto
+  must choose Lark for this llama.cpp, built with llguidance: checked, the run stops if it
+  does not); beside it a
   second llama.cpp server, same model and parameters plus the chat template of a model of the
   format from llama.cpp's own template collection, asked on its ``/v1/chat/completions`` with
   the same tools and ``tool_choice`` (llama.cpp's own template handling and its own grammar: the
@@ -55,9 +57,10 @@ import openai
 from pawlette.formats import get_format
 from pawlette.openai import tools_from_openai
 from pawlette.serve.config import ServeConfig
-from pawlette.serve.engines import ENGINES, GrammarSyntax
+from pawlette.serve.engines import ENGINES, GrammarSetting, GrammarSyntax
 from pawlette.serve.tool_choice import ToolChoice, plan_tool_choice
 from tests.serve.conftest import LiveServer
+from tests.serve.prometheus import scrape, value
 from tests.serve.scenarios import message_from_chunks
 from tests.support.gguf_checks import CHOICES, TOOLS, parallel_for, problems, request
 from tests.support.gguf_model import format_model
@@ -65,8 +68,12 @@ from tests.support.gguf_server import EngineProcess
 
 DEFAULT_FORMATS = "pcml,chatml,hermes,llama3,mistral,harmony,breeze"
 FORCED = ("required", "named")
-OURS: dict[str, GrammarSyntax] = {"pawlette Lark": "lark", "pawlette GBNF": "gbnf"}
-"""``pawlette serve --engine llamacpp --grammar-syntax ...``."""
+OURS: dict[str, GrammarSetting] = {"pawlette Lark": "auto", "pawlette GBNF": "gbnf"}
+"""``pawlette serve --engine llamacpp --grammar-syntax ...``: ``auto`` (the default) chooses Lark
+for the xllamacpp wheel's llama.cpp, which is built with llguidance."""
+LARK_GAUGE = "pawlette_upstream_lark_grammars"
+OURS_OF: dict[GrammarSetting | None, GrammarSyntax] = {"auto": "lark", "gbnf": "gbnf"}
+"""The syntax each setting must send this llama.cpp (read from the server's /metrics)."""
 PEER = "llama.cpp own"
 PEER_TEMPLATES = {
     "chatml": "Qwen-Qwen3-0.6B",
@@ -303,6 +310,14 @@ def run_format(format_name: str, seeds: int, max_tokens: int) -> dict[tuple[str,
             for pid, client in sides.values():
                 warm = Side()
                 measure(warm, pid, client, lambda *_: [], choice, None, WARM_SEED, max_tokens)
+        for server in servers:
+            chosen = value(scrape(server.url), LARK_GAUGE, upstream=ours.url)
+            expected = 1 if OURS_OF[server.config.grammar_syntax] == "lark" else 0
+            if chosen != expected:
+                raise RuntimeError(
+                    f"{format_name}: --grammar-syntax {server.config.grammar_syntax} sent "
+                    f"{'Lark' if chosen else 'GBNF'} to a llama.cpp built with llguidance"
+                )
         for seed in range(seeds):
             for choice in FORCED:
                 parallel = parallel_for(format_name, choice, None)
@@ -446,8 +461,9 @@ if __name__ == "__main__":
             "Under `tool_choice: required` and a named function, the grammar `pawlette serve` "
             "sends a real llama.cpp (the `xllamacpp` wheel, a tiny random-weight model per "
             "format biased towards its markers, one slot, one thread) in GBNF "
-            "(`--engine llamacpp --grammar-syntax gbnf`, the default) and in llguidance's Lark "
-            "(`--grammar-syntax lark`), "
+            "(`--engine llamacpp --grammar-syntax gbnf`) and in llguidance's Lark (the default "
+            "`--grammar-syntax auto`, which chose Lark for this llama.cpp, built with "
+            "llguidance: checked on every run), "
             "against llama.cpp's own `/v1/chat/completions` with the same tools, the model's "
             "chat template from llama.cpp's collection and llama.cpp's own tool grammar. "
             "The sides take turns request by request. Engine CPU is the llama.cpp process's "

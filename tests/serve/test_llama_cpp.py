@@ -6,9 +6,10 @@ SDK, for ``required``, a named function, ``none`` and ``auto`` (with and without
 ``parallel_tool_calls``), streamed and not: every call is to an allowed function with
 arguments that ``json.loads`` to an object, the answer ends by the engine's stop (never the
 length limit), no marker text reaches content, and the finish reason is right
-(tests/support/gguf_checks.py); the forced cases again with ``--grammar-syntax lark``, whose
-grammars the same engine (built with llguidance) reads in Lark.  A random model under a correct
-grammar can only produce valid calls: that is the property these tests check.  ``python -m
+(tests/support/gguf_checks.py).  The server runs with its default ``--grammar-syntax auto``:
+the engine says it is built with llguidance, so the forced grammars go in Lark; the forced
+cases run again with ``--grammar-syntax gbnf``.  A random model under a correct grammar can
+only produce valid calls: that is the property these tests check.  ``python -m
 bench.engine`` runs the same checks on more seeds and prints the README's table.  The tests per
 format run, in one test run, on a drawn share of the formats (tests/support/sampling.py);
 ``python -m bench.full_checks`` runs them on all.
@@ -30,12 +31,14 @@ import pytest
 import pawlette
 from pawlette.export.grammar import grammar_formats
 from pawlette.serve.config import ServeConfig
+from pawlette.serve.grammar_syntax import QUESTION, syntax_of_answer
 
 from ..declare.conversations import call_rules, layout_of
 from ..support.gguf_checks import ask_choice, call_problems, calls_of, parallel_for, problems
 from ..support.gguf_model import END_OF_GENERATION_NAMES, GgufModel, format_model
 from ..support.gguf_server import EngineProcess, Stack
 from .conftest import LiveServer
+from .prometheus import scrape, value
 from .scenarios import PROMPT
 
 FORMATS = [
@@ -71,28 +74,34 @@ def stack(request: pytest.FixtureRequest) -> Iterator[Stack]:
 
 @pytest.mark.sampled(parameter="stack", group="tests/serve/test_llama_cpp.py stacks")
 def test_tool_choice_against_llama_cpp(stack: Stack) -> None:
-    """Every case, streamed and not, one after the other."""
+    """Every case, streamed and not, one after the other; the forced ones in Lark, which the
+    server chose itself (``--grammar-syntax auto``, the default)."""
+    assert stack.server.config.grammar_syntax is None
     client = stack.client()
     failures = _failures(client, stack.format, CASES)
     client.close()
     assert not failures, "\n".join(failures)
+    lark = value(
+        scrape(stack.server.url), "pawlette_upstream_lark_grammars", upstream=stack.engine.url
+    )
+    assert lark == 1
 
 
 FORCED_CASES = [case for case in CASES if case[0] != "auto"]
-"""The cases whose grammar ``--grammar-syntax lark`` sends in Lark (under ``auto`` the lazy
-grammar stays GBNF)."""
+"""The cases whose grammar depends on ``--grammar-syntax`` (under ``auto`` the lazy grammar is
+always GBNF)."""
 
 
 @pytest.mark.sampled(parameter="stack", group="tests/serve/test_llama_cpp.py stacks")
-def test_forced_tool_choice_in_lark_against_llama_cpp(stack: Stack) -> None:
-    """The forced cases again with ``--grammar-syntax lark``: the same engine (built with
-    llguidance) reading the Lark grammars, whose strings and free text spell no marker."""
+def test_forced_tool_choice_in_gbnf_against_llama_cpp(stack: Stack) -> None:
+    """The forced cases again with ``--grammar-syntax gbnf``: the same engine reading GBNF
+    grammars, whose strings and free text spell no marker."""
     server = LiveServer(
         ServeConfig(
             format=stack.format,
             upstream=stack.engine.url,
             engine="llamacpp",
-            grammar_syntax="lark",
+            grammar_syntax="gbnf",
             tokenizer=str(stack.model.tokenizer),
             model="m",
         )
@@ -185,6 +194,20 @@ def _pawlette(engine_url: str, model: GgufModel, timeout: float = 30.0) -> LiveS
             timeout=timeout,
         )
     )
+
+
+def test_the_llguidance_question_against_llama_cpp(pcml_model: GgufModel) -> None:
+    """What ``--grammar-syntax auto`` asks (pawlette.serve.grammar_syntax), asked of the real
+    engine: built with llguidance, it shows the JSON schema's grammar in Lark."""
+    engine = EngineProcess(pcml_model.path, 1)
+    try:
+        answer = httpx.post(engine.url + "/completion", content=QUESTION, timeout=60)
+    finally:
+        engine.kill()
+    assert answer.status_code == 200, answer.text
+    syntax, why = syntax_of_answer(answer.status_code, answer.content)
+    assert syntax == "lark", why
+    assert answer.json()["tokens_predicted"] == 1
 
 
 def _never_stop(model: GgufModel) -> dict[str, int]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -388,7 +389,8 @@ def test_grammar_syntax_lark_sends_llamacpp_lark_except_for_a_lazy_grammar() -> 
     lazy = plan_tool_choice(PCML, engine, CORE_TOOLS, auto, False)
     assert lazy == plan_tool_choice(PCML, ENGINES["llamacpp"], CORE_TOOLS, auto, False)
     assert lazy.trigger is not None and lazy.grammar is not None and "::=" in lazy.grammar
-    # The default stays GBNF: a llama.cpp built without llguidance aborts on a Lark grammar.
+    # The engine's own syntax stays GBNF (what --grammar-syntax auto sends a replica until it
+    # says it has llguidance): a llama.cpp built without llguidance aborts on a Lark grammar.
     default = plan_tool_choice(PCML, ENGINES["llamacpp"], CORE_TOOLS, ToolChoice("required"), True)
     assert default.grammar is not None and "::=" in default.grammar
     assert ENGINES["llamacpp"].with_grammar_syntax(None) is ENGINES["llamacpp"]
@@ -404,14 +406,31 @@ def test_grammar_syntax_is_a_serve_setting() -> None:
     parser = argparse.ArgumentParser()
     add_arguments(parser)
     arguments = ["-f", "pcml", "--upstream", "http://127.0.0.1:9", "--engine", "llamacpp"]
-    assert config_from_arguments(parser.parse_args(arguments)).grammar_syntax is None
+    default = config_from_arguments(parser.parse_args(arguments))
+    assert default.grammar_syntax is None
+    # llamacpp's default is auto: its replicas are asked; plans made before one is chosen
+    # (and a lazy grammar's, always) are GBNF.
+    for config in (default, replace(default, grammar_syntax="auto")):
+        assert Server(config).syntaxes.asking
+        assert Server(config).engine.syntax_for(lazy=False) == "gbnf"
+    auto = config_from_arguments(parser.parse_args([*arguments, "--grammar-syntax", "auto"]))
+    assert auto.grammar_syntax == "auto"
     config = config_from_arguments(parser.parse_args([*arguments, "--grammar-syntax", "lark"]))
     assert config.grammar_syntax == "lark"
+    assert not Server(config).syntaxes.asking
     assert Server(config).engine.syntax_for(lazy=False) == "lark"
     assert Server(config).engine.syntax_for(lazy=True) == "gbnf"
-    generic = ServeConfig(format="pcml", upstream="http://127.0.0.1:9", grammar_syntax="lark")
-    with pytest.raises(PawletteError, match="--grammar-syntax: engine 'generic' takes no grammar"):
-        Server(generic)
+    gbnf = replace(config, grammar_syntax="gbnf")
+    assert not Server(gbnf).syntaxes.asking
+    assert Server(gbnf).engine.syntax_for(lazy=False) == "gbnf"
+    # Other engines are never asked: auto is their one syntax.
+    vllm = replace(config, engine="vllm", grammar_syntax="auto")
+    assert not Server(vllm).syntaxes.asking
+    assert Server(vllm).engine.syntax_for(lazy=False) == "lark"
+    for syntax in ("lark", "auto"):
+        generic = ServeConfig(format="pcml", upstream="http://127.0.0.1:9", grammar_syntax=syntax)
+        with pytest.raises(PawletteError, match="--grammar-syntax: engine 'generic' takes no"):
+            Server(generic)
 
 
 def test_lazy_grammar_fields_for_llamacpp() -> None:

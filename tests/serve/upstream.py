@@ -1,4 +1,5 @@
-"""A scripted raw completion engine on loopback: ``POST /v1/completions`` and ``GET /v1/models``.
+"""A scripted raw completion engine on loopback: ``POST /v1/completions`` and ``GET /v1/models``,
+and llama.cpp's ``POST /completion`` when told to play a llama.cpp (with or without llguidance).
 
 It speaks just enough HTTP/1.1 (keep-alive, chunked server-sent events) and runs its own event
 loop in a thread.  Tests queue :class:`Script` values; each completion request takes the next
@@ -21,6 +22,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 DEFAULT_USAGE = {"prompt_tokens": 11, "completion_tokens": 7, "total_tokens": 18}
+SCHEMA_GRAMMARS = {
+    True: '%llguidance {}\nstart: %json {"type":"object"}',
+    False: 'root ::= object\nobject ::= "{" space ( string ":" space value ( "," space string '
+    '":" space value )* )? "}" space\n',
+}
+"""What llama.cpp's ``/completion`` shows as ``generation_settings.grammar`` for ``json_schema:
+{}``, built with llguidance (the text the xllamacpp wheel answers) and without (GBNF rules from
+``json_schema_to_grammar``; their beginning)."""
 
 
 @dataclass
@@ -73,6 +82,16 @@ class FakeUpstream:
         self._server: asyncio.Server | None = None
         self._thread: threading.Thread | None = None
         self._tasks: set[asyncio.Task[None]] = set()
+        self.llguidance: bool | None = None
+        """None: no ``POST /completion`` (404, not llama.cpp).  True or False: answer it as
+        llama.cpp built with or without llguidance does; without, a grammar that starts
+        ``%llguidance`` aborts the connection, as such a llama.cpp aborts its process."""
+        self.completion_status = 200
+        """The status of ``POST /completion`` answers (llama.cpp answers 503 while loading)."""
+        self.questions: list[dict[str, Any]] = []
+        """The bodies of ``POST /completion`` requests."""
+        self.lark_aborts = 0
+        """Lark grammars that reached it while it played a llama.cpp without llguidance."""
 
     @property
     def url(self) -> str:
@@ -94,14 +113,14 @@ class FakeUpstream:
 
     # ------------------------------------------------------------------ thread
 
-    def start(self) -> FakeUpstream:
+    def start(self, port: int = 0) -> FakeUpstream:
         ready = threading.Event()
 
         def main() -> None:
             loop = asyncio.new_event_loop()
             self._loop = loop
             self._server = loop.run_until_complete(
-                asyncio.start_server(self._connection, "127.0.0.1", 0)
+                asyncio.start_server(self._connection, "127.0.0.1", port)
             )
             self.port = self._server.sockets[0].getsockname()[1]
             ready.set()
@@ -180,11 +199,18 @@ class FakeUpstream:
             self._json(writer, 200, {"object": "list", "data": [{"id": "fake-model"}]}, False)
             await writer.drain()
             return True
+        if method == "POST" and path == "/completion" and self.llguidance is not None:
+            return await self._llama_cpp_completion(json.loads(raw), writer)
         if method != "POST" or path != "/v1/completions":
             self._json(writer, 404, {"error": {"message": f"no route {path}"}}, False)
             await writer.drain()
             return True
         body = json.loads(raw)
+        grammar = body.get("grammar")
+        if self.llguidance is False and str(grammar).startswith("%llguidance"):
+            self.lark_aborts += 1
+            writer.transport.abort()
+            return False
         record = Record(path, body, time.monotonic())
         self.records.append(record)
         script = self.queue.popleft() if self.queue else self.default
@@ -222,6 +248,30 @@ class FakeUpstream:
         finally:
             if watcher is not None:
                 watcher.cancel()
+
+    async def _llama_cpp_completion(
+        self, body: dict[str, Any], writer: asyncio.StreamWriter
+    ) -> bool:
+        """llama.cpp's native completion: its answer names the grammar it used."""
+        self.questions.append(body)
+        if self.completion_status != 200:
+            # llama.cpp's error body (tools/server: format_error_response).
+            error = {"code": self.completion_status, "message": "Loading model"}
+            self._json(writer, self.completion_status, {"error": error}, False)
+        else:
+            assert self.llguidance is not None
+            grammar = SCHEMA_GRAMMARS[self.llguidance] if "json_schema" in body else ""
+            answer = {
+                "index": 0,
+                "content": "{",
+                "stop": True,
+                "stop_type": "limit",
+                "tokens_predicted": 1,
+                "generation_settings": {"n_predict": body.get("n_predict"), "grammar": grammar},
+            }
+            self._json(writer, 200, answer, False)
+        await writer.drain()
+        return True
 
     async def _closed_during(self, watcher: asyncio.Future[bytes] | None, seconds: float) -> bool:
         if watcher is None:

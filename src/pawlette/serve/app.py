@@ -61,6 +61,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import functools
 import gc
 import hmac
 import json
@@ -69,7 +70,7 @@ import os
 import ssl
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 import anyio
@@ -87,13 +88,14 @@ from ..formats import get_format
 from ..json_values import MAX_JSON_DEPTH
 from ..openai import tools_from_openai
 from ..tokenization import ConversationEncoder, load_backend
-from ..types import Tool
+from ..types import Rendering, Tool
 from .asgi import WATCH, App, DisconnectWatch, watched
 from .balancer import Balancer, NoReplica, Replica, ReplicaError
 from .chunks import Delta
 from .config import ServeConfig
-from .engines import ENGINES
+from .engines import ENGINES, Engine
 from .errors import ErrorResponse, ServerError, upstream_failure
+from .grammar_syntax import GrammarSyntaxes
 from .http1 import EngineClient
 from .json_codec import JsonCodec
 from .metrics import CONTENT_TYPE, SharedMetrics
@@ -171,7 +173,7 @@ def _engine_failure(replica: Replica, error: EngineError, config: ServeConfig) -
     return upstream_failure(error.status, f"{name}: {what} ({error})", error.code)
 
 
-@dataclass(frozen=True)
+@dataclass
 class Prepared:
     """A checked request, ready to send: the upstream body and the tool plan."""
 
@@ -179,6 +181,12 @@ class Prepared:
     plan: ToolPlan
     tools: tuple[Tool, ...]
     body: dict[str, Any]
+    rendering: Rendering | None = None
+    """Kept when the body depends on the replica's grammar syntax (``--grammar-syntax auto``
+    with a forced grammar): the body, plan and tools are then made again for the replica the
+    request goes to (:meth:`Server._content_for`), and are that replica's once it is sent."""
+    prompts: dict[str, str | list[int]] = field(default_factory=dict)
+    """The engine prompt per forced prefix (a prompt in token ids is encoded once)."""
 
 
 class EventStream(Response):
@@ -247,7 +255,6 @@ class Server:
                 f"--grammar-syntax: engine {engine.name!r} takes no grammar; "
                 "expected no --grammar-syntax with it"
             )
-        self.engine = engine.with_grammar_syntax(config.grammar_syntax)
         self.encoder: ConversationEncoder | None = None
         if config.tokenizer is not None:
             if not engine.token_ids:
@@ -264,11 +271,18 @@ class Server:
         self.upstreams = Balancer(
             list(config.upstreams), self.metrics.registry, eject_seconds=config.eject_seconds
         )
+        self.syntaxes = GrammarSyntaxes(
+            engine, config.grammar_syntax, self.upstreams.replicas, self.metrics.registry
+        )
+        self.engine = self.syntaxes.default
+        """The engine for plans made before a replica is chosen (GBNF grammars under
+        ``--grammar-syntax auto``)."""
         self.policy = RequestPolicy(config.hosts)
         self.model = config.model
         self.created = int(time.time())
         self._plans: dict[
-            tuple[str | None, ToolChoice, bool, str | None], tuple[tuple[Tool, ...], ToolPlan]
+            tuple[str | None, ToolChoice, bool, str | None, str | None],
+            tuple[tuple[Tool, ...], ToolPlan],
         ]
         self._plans = {}
         self._headers = {"content-type": "application/json"}
@@ -305,14 +319,16 @@ class Server:
             if self.model is None:
                 await self._discover_model()
             logger.info(
-                "serving format %r as model %r over %s (engine %s, %s prompts)",
+                "serving format %r as model %r over %s (engine %s, %s prompts, %s)",
                 self.format.name,
                 self.advertised_model,
                 ", ".join(replica.base_url for replica in self.upstreams.replicas),
                 self.engine.name,
                 "token-id" if self.encoder else "text",
+                self._grammars_said(),
             )
             async with anyio.create_task_group() as group:
+                self.syntaxes.start(group, client, self._headers, config.timeout)
                 group.start_soon(self._scale_out_chores)
                 try:
                     yield
@@ -321,6 +337,13 @@ class Server:
         finally:
             self.upstreams.client = None
             client.close()
+
+    def _grammars_said(self) -> str:
+        """What the start-up log says of the grammars sent."""
+        if self.syntaxes.asking:
+            return "forced grammars in Lark to replicas built with llguidance, else GBNF"
+        syntax = self.engine.grammar_syntax
+        return "no grammars" if syntax is None else f"forced grammars in {syntax.upper()}"
 
     async def _scale_out_chores(self) -> None:
         """Probe ejected replicas; with ``--workers``, write this worker's metrics each second."""
@@ -465,18 +488,36 @@ class Server:
             ) from error
 
     async def _prepare(self, chat: ChatRequest) -> Prepared:
-        fmt = self.format
-        rendering = fmt.render(chat.messages, chat.tools, add_generation_prompt=True)
-        tools, plan = self._tool_plan(chat, rendering.text)
-        prompt: str | list[int]
-        if self.encoder is not None:
-            prompt = await anyio.to_thread.run_sync(self.encoder.prompt_ids, rendering, plan.prefix)
-        else:
-            prompt = rendering.text + plan.prefix
-        body = self.engine.body(
+        rendering = self.format.render(chat.messages, chat.tools, add_generation_prompt=True)
+        tools, plan = self._tool_plan(chat, rendering.text, self.engine)
+        prompts: dict[str, str | list[int]] = {}
+        body = await self._body(chat, rendering, plan, prompts)
+        # Only a forced grammar's syntax depends on the replica (a lazy one is always GBNF).
+        if self.syntaxes.asking and plan.grammar is not None and chat.tool_choice.mode != "auto":
+            return Prepared(chat, plan, tools, body, rendering, prompts)
+        return Prepared(chat, plan, tools, body)
+
+    async def _body(
+        self,
+        chat: ChatRequest,
+        rendering: Rendering,
+        plan: ToolPlan,
+        prompts: dict[str, str | list[int]],
+    ) -> dict[str, Any]:
+        """The engine request for ``plan`` (``prompts``: made before, by forced prefix)."""
+        prompt = prompts.get(plan.prefix)
+        if prompt is None:
+            if self.encoder is not None:
+                prompt = await anyio.to_thread.run_sync(
+                    self.encoder.prompt_ids, rendering, plan.prefix
+                )
+            else:
+                prompt = rendering.text + plan.prefix
+            prompts[plan.prefix] = prompt
+        return self.engine.body(
             prompt=prompt,
             model=self.model,
-            stop=list(dict.fromkeys((*(plan.stop or fmt.stop), *chat.stop))),
+            stop=list(dict.fromkeys((*(plan.stop or self.format.stop), *chat.stop))),
             sampling=chat.sampling,
             stream=chat.stream,
             include_usage=chat.include_usage,
@@ -484,19 +525,47 @@ class Server:
             trigger=plan.trigger,
             max_tokens=self.config.max_tokens,
         )
-        return Prepared(chat, plan, tools, body)
 
-    def _tool_plan(self, chat: ChatRequest, prompt: str) -> tuple[tuple[Tool, ...], ToolPlan]:
-        """The request's tools and tool plan, made once per distinct (tools, choice, parallel,
-        the state the generation prompt ``prompt`` leaves the model in).
+    async def _content_for(self, prepared: Prepared, replica: Replica) -> bytes:
+        """The engine request for ``replica``, in the grammar syntax it reads; ``prepared``
+        takes that request's plan and tools (the answer is read with them)."""
+        assert prepared.rendering is not None
+        chat, prompt = prepared.chat, prepared.rendering.text
+        tools, plan = self._tool_plan(chat, prompt)  # the GBNF one, kept since _prepare
+        syntax = await self.syntaxes.syntax(replica)
+        if syntax != self.engine.grammar_syntax:
+            # A grammar the other syntax cannot write (a marker it cannot name) stays GBNF:
+            # never a weaker plan, nor a refusal, than the one every llama.cpp reads.
+            with contextlib.suppress(RequestError):
+                other = self._tool_plan(chat, prompt, self.syntaxes.engine(syntax))
+                if other[1].grammar is not None:
+                    tools, plan = other
+        if plan is not prepared.plan:
+            prepared.body = await self._body(chat, prepared.rendering, plan, prepared.prompts)
+            prepared.tools, prepared.plan = tools, plan
+        return self.json.dump_body(prepared.body)
+
+    def _tool_plan(
+        self, chat: ChatRequest, prompt: str, engine: Engine | None = None
+    ) -> tuple[tuple[Tool, ...], ToolPlan]:
+        """The request's tools and tool plan for ``engine`` (the server's by default), made
+        once per distinct (tools, choice, parallel, the state the generation prompt ``prompt``
+        leaves the model in, the grammar syntax).
 
         Both depend on nothing else, and a plan with tools exports the format's grammar
         bundle (milliseconds): they are kept by the tools' JSON text (exact content, key
         order included, since formats print definitions as given), never by the identity of
         a request's mutable dicts.  A request whose tools are refused is never kept.
         """
+        engine = engine or self.engine
         start = self.format.start_after(prompt)
-        key = (self.json.key(chat.tools), chat.tool_choice, chat.parallel_tool_calls, start)
+        key = (
+            self.json.key(chat.tools),
+            chat.tool_choice,
+            chat.parallel_tool_calls,
+            start,
+            engine.grammar_syntax,
+        )
         cache = self._plans
         known = cache.get(key) if key[0] is not None else None
         if known is not None:
@@ -505,7 +574,7 @@ class Server:
         tools = tools_from_openai(chat.tools if key[0] is None else json.loads(key[0]))
         plan = plan_tool_choice(
             self.format,
-            self.engine,
+            engine,
             tools,
             chat.tool_choice,
             chat.parallel_tool_calls,
@@ -542,8 +611,12 @@ class Server:
             return loop.time() + self.config.request_timeout
         return loop.time() + self.config.request_timeout - (time.monotonic() - context.started)
 
-    async def _send(self, body: dict[str, Any], *, stream: bool) -> Answer:
-        content = self.json.dump_body(body)
+    async def _send(self, prepared: Prepared, *, stream: bool) -> Answer:
+        content: bytes | Callable[[Replica], Awaitable[bytes]]
+        if prepared.rendering is None:
+            content = self.json.dump_body(prepared.body)
+        else:
+            content = functools.partial(self._content_for, prepared)
         try:
             response = await self.upstreams.send(
                 content, self._headers, stream=stream, deadline=self._deadline()
@@ -603,8 +676,8 @@ class Server:
             )
         return upstream_failure(502, f"{name} answered HTTP {status}: {detail}", "upstream_error")
 
-    async def _post(self, body: dict[str, Any]) -> tuple[str, str | None, Any]:
-        response = await self._send(body, stream=False)
+    async def _post(self, prepared: Prepared) -> tuple[str, str | None, Any]:
+        response = await self._send(prepared, stream=False)
         name = self.replica.name
         try:
             text_body = response.content.decode("utf-8")
@@ -635,7 +708,7 @@ class Server:
 
     async def _complete(self, request: Request, prepared: Prepared) -> Response:
         disconnected, result = await self._unless_disconnected(
-            request, lambda: self._post(prepared.body)
+            request, lambda: self._post(prepared)
         )
         if disconnected or result is None:
             logger.info("client went away; upstream request cancelled")
@@ -665,7 +738,7 @@ class Server:
 
     async def _stream(self, request: Request, prepared: Prepared) -> Response:
         disconnected, response = await self._unless_disconnected(
-            request, lambda: self._send(prepared.body, stream=True)
+            request, lambda: self._send(prepared, stream=True)
         )
         if disconnected or response is None:
             if response is not None:

@@ -35,7 +35,7 @@ import contextlib
 import logging
 import re
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from urllib.parse import unquote, urlsplit
 
@@ -266,16 +266,18 @@ class Balancer:
 
     async def send(
         self,
-        content: bytes,
+        content: bytes | Callable[[Replica], Awaitable[bytes]],
         headers: dict[str, str],
         *,
         stream: bool,
         deadline: float | None = None,
     ) -> Tracked:
         """POST ``content`` to a replica's ``/v1/completions``; the answer's head (and its
-        body, unless ``stream`` or not a 200) read.  The replica counts as busy until the
-        answer is closed.  ``deadline``: the loop time by which the answer must have ended.
-        Raises :class:`NoReplica` or :class:`ReplicaError`."""
+        body, unless ``stream`` or not a 200) read.  ``content`` may be made for the replica
+        chosen (its grammar syntax: :mod:`~pawlette.serve.grammar_syntax`); what it raises is
+        raised here.  The replica counts as busy until the answer is closed.  ``deadline``: the
+        loop time by which the answer must have ended.  Raises :class:`NoReplica` or
+        :class:`ReplicaError`."""
         client = self.client
         if client is None:
             raise RuntimeError("the server is not started (lifespan not run)")
@@ -290,6 +292,14 @@ class Balancer:
             if context is not None:
                 context.replica = replica
             self._busy(replica, 1)
+            if isinstance(content, bytes):
+                data = content
+            else:
+                try:
+                    data = await content(replica)
+                except BaseException:
+                    self._busy(replica, -1)
+                    raise
             self.registry.add("upstream_requests_total", upstream=replica.base_url)
             sent = time.monotonic()
             answer: Answer
@@ -298,7 +308,7 @@ class Balancer:
                 # A stream is not held whole: its events are bounded one by one (app._relay).
                 answer = await client.post(
                     replica.completions_url,
-                    content,
+                    data,
                     request_headers,
                     deadline=deadline,
                     bounded=not stream,

@@ -16,7 +16,7 @@ import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from .engines import ENGINES, GrammarSyntax
+from .engines import ENGINES, GrammarSetting
 
 MIB = 1024 * 1024
 LOOPBACK_NAMES = ("localhost", "127.0.0.1", "::1")
@@ -30,10 +30,12 @@ class ServeConfig:
     format: str
     upstream: str
     engine: str = "generic"
-    grammar_syntax: GrammarSyntax | None = None
-    """The syntax of the forced grammars sent to the engine (None: the engine's own, GBNF for
-    ``llamacpp``); ``"lark"`` for a llama.cpp built with llguidance (its lazy grammars under
-    ``auto`` stay GBNF).  See :mod:`pawlette.serve.engines`."""
+    grammar_syntax: GrammarSetting | None = None
+    """The syntax of the forced grammars sent to the engine.  None: the engine's default,
+    ``"auto"`` for ``llamacpp`` (each replica asked once whether it has llguidance: Lark to those
+    that do, GBNF to the others), the one syntax it reads for the others; ``"lark"`` or
+    ``"gbnf"`` for every replica (a llama.cpp without llguidance aborts on a Lark grammar).  A
+    lazy grammar (``tool_choice: auto``) stays GBNF.  See :mod:`pawlette.serve.engines`."""
     model: str | None = None
     """The model name sent upstream and listed by ``/v1/models``; asked of the upstream's
     ``/v1/models`` at start-up when not given."""
@@ -161,11 +163,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     engine.add_argument(
         "--grammar-syntax",
-        choices=("gbnf", "lark"),
+        choices=("auto", "gbnf", "lark"),
         default=None,
-        help="the syntax of forced tool-call grammars (default: the engine's; llamacpp: gbnf). "
-        "lark: llguidance's Lark, for a llama.cpp built with llguidance (far cheaper per "
-        "token; grammars under auto stay gbnf)",
+        help="the syntax of forced tool-call grammars (default: the engine's; llamacpp: auto). "
+        "auto: each llamacpp replica is asked once at start-up whether it is built with "
+        "llguidance (asked again while it cannot answer), then gets llguidance's Lark (far "
+        "cheaper per token) if it is, gbnf if not; lark: every replica is built with "
+        "llguidance (one without aborts on a Lark grammar); grammars under tool_choice auto "
+        "stay gbnf",
     )
     engine.add_argument("--model", help="model name to send upstream and list in /v1/models")
     engine.add_argument(

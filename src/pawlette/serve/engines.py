@@ -13,20 +13,31 @@ engine        token ids  structured output (grammar)                       marke
 ``vllm``      yes        ``structured_outputs: {"grammar": Lark}``         special tokens
 ``vllm-0.9``  yes        ``guided_grammar: Lark`` (vLLM before 0.12)       special tokens
 ``sglang``    yes        ``ebnf: GBNF``                                    text
-``llamacpp``  yes        ``grammar: GBNF``                                 special tokens
+``llamacpp``  yes        ``grammar: GBNF``, or Lark with llguidance        special tokens
 ``tgi``       no         none (TGI takes grammars only on ``/generate``)   none
 ============  =========  ================================================  =================
 
 The grammars come from :func:`pawlette.export.export_grammar`, for formats that have a grammar
-export.  ``--grammar-syntax lark`` (:attr:`pawlette.serve.config.ServeConfig.grammar_syntax`)
-sends ``llamacpp`` its forced grammars (``required``, a named function, ``none``) in llguidance's
-Lark (``%llguidance``), for a llama.cpp built with llguidance (``-DLLAMA_LLGUIDANCE=ON``; the
-``xllamacpp`` wheel is): llguidance's lexer takes a JSON string or a run of free text as one
-lexeme (intersected with the negation of every marker), where GBNF spells every marker
-automaton as rules, so a forced call's grammar is a few kilobytes instead of tens and costs the
-engine a fraction of the time per token (``python -m bench.grammar_cost``).  A grammar that may
-be lazy (``auto``) stays GBNF, the syntax llama.cpp's triggers are built for.  A llama.cpp built
-without llguidance refuses a Lark grammar, which is why GBNF is the default.
+export.  ``llamacpp`` reads GBNF, and llguidance's Lark (``%llguidance``) when it is built with
+llguidance (``-DLLAMA_LLGUIDANCE=ON``; the ``xllamacpp`` wheel is).  Lark is far cheaper for it:
+llguidance's lexer takes a JSON string or a run of free text as one lexeme (intersected with the
+negation of every marker), where GBNF spells every marker automaton as rules, so a forced call's
+grammar is a few kilobytes instead of tens and costs the engine a fraction of the time per token
+(``python -m bench.grammar_cost``).  But a llama.cpp built without llguidance does not refuse a
+Lark grammar: it aborts, the whole server process with it (``GGML_ABORT`` in
+``common_sampler_init``).  So ``--grammar-syntax``
+(:attr:`pawlette.serve.config.ServeConfig.grammar_syntax`) says which syntax the forced grammars
+(``required``, a named function, ``none``) go in:
+
+- ``auto`` (the default for ``llamacpp``): each replica is asked once, without a Lark grammar,
+  whether it has llguidance (:mod:`pawlette.serve.grammar_syntax`); Lark goes to those that do,
+  GBNF to the others;
+- ``lark``: Lark to every replica (each must be built with llguidance);
+- ``gbnf``: GBNF to every replica.
+
+A grammar that may be lazy (``auto`` tool choice) stays GBNF whatever the setting, the syntax
+llama.cpp's triggers are built for.  The other engines take one syntax each (the table);
+``auto`` leaves them to it.
 
 vLLM gets llguidance's Lark dialect, where a marker is a special-token reference
 (``<call>``, or ``<[id]>`` with ``--tokenizer``): start vLLM with its guidance backend
@@ -79,6 +90,8 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 GrammarSyntax = Literal["gbnf", "lark"]
+GrammarSetting = Literal["auto", "gbnf", "lark"]
+"""``--grammar-syntax``: a syntax, or ``auto`` (the cheapest each replica reads)."""
 MarkerSpelling = Literal["tokens", "text"]
 
 DEFAULT_MAX_TOKENS = 4096
@@ -106,6 +119,9 @@ class Engine:
     lazy_grammar_syntax: GrammarSyntax | None = None
     """The syntax of a grammar that may be lazy (``auto``) when it differs from
     ``grammar_syntax`` (llama.cpp applies triggers to GBNF grammars); None: the same."""
+    asks_for_lark: bool = False
+    """Whether ``--grammar-syntax auto`` asks each replica whether it reads Lark (llama.cpp,
+    with or without llguidance); False: ``auto`` is the engine's own syntax."""
 
     def syntax_for(self, lazy: bool) -> GrammarSyntax | None:
         """The syntax of the grammars sent for a request (``lazy``: under ``auto``)."""
@@ -206,6 +222,7 @@ ENGINES: dict[str, Engine] = {
         grammar_syntax="gbnf",
         unbounded="omit",
         lazy_grammars=True,
+        asks_for_lark=True,
     ),
     "tgi": Engine("tgi", token_ids=False, usage_in_stream=False),
 }

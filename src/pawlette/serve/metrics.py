@@ -19,6 +19,9 @@ The server's series (every name starts with ``pawlette_``):
   without credentials;
 - ``upstream_outstanding{upstream}``, ``upstream_ejected{upstream}``, ``requests_in_flight``
   (gauges);
+- ``upstream_lark_grammars{upstream}`` (gauge): 1 while the replica's forced tool-call
+  grammars go in llguidance's Lark, 0 in GBNF (:mod:`~pawlette.serve.grammar_syntax`; engines
+  that take grammars);
 - ``worker_requests_total{worker}`` (counter): requests per worker process;
 - ``refused_total{code}`` (counter): requests and connections refused before a handler ran
   (a foreign ``Host``, a head too large or too slow, the connection cap, ...).
@@ -123,6 +126,12 @@ FAMILIES = {
             "upstream_ejected",
             "gauge",
             "1 while a replica is out of rotation (summed over worker processes).",
+        ),
+        Family(
+            "upstream_lark_grammars",
+            "gauge",
+            "1 while a replica's forced tool-call grammars go in llguidance's Lark, 0 in GBNF "
+            "(summed over worker processes).",
         ),
         Family("requests_in_flight", "gauge", "Requests being answered."),
         Family("worker_requests_total", "counter", "Requests answered per worker process."),
