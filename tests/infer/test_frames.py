@@ -68,3 +68,24 @@ def test_system_text_with_no_fence_of_its_own_is_not_derived() -> None:
     text = fmt.render(request).text
     assert "Hello.\n<|end|>\n<|begin_user|>\nBye" in text
     assert fmt.parse_conversation(text).messages == request["messages"]
+
+
+SMOLLM2 = (
+    "{% for message in messages %}{% if loop.first and messages[0]['role'] != 'system' %}"
+    "{{ '<|im_start|>system\\nYou are a helpful AI assistant named SmolLM, trained by Hugging "
+    "Face<|im_end|>\\n' }}{% endif %}{{'<|im_start|>' + message['role'] + '\\n' + "
+    "message['content'] + '<|im_end|>' + '\\n'}}{% endfor %}{% if add_generation_prompt %}"
+    "{{ '<|im_start|>assistant\\n' }}{% endif %}"
+)
+"""SmolLM2-Instruct's template; its tokenizer's bos_token is ``<|im_start|>``, which the
+template never names (every turn opens with that text)."""
+
+
+def test_a_bos_token_the_template_never_names_is_not_its_begin() -> None:
+    with_bos = infer_template(SMOLLM2, bos_token="<|im_start|>", eos_token="<|im_end|>")
+    without = infer_template(SMOLLM2, eos_token="<|im_end|>")
+    assert with_bos.accepted and without.accepted, with_bos.describe()
+    assert [(c.name, c.status) for c in with_bos.capabilities] == [
+        (c.name, c.status) for c in without.capabilities
+    ]
+    assert ("system messages", "derived") in [(c.name, c.status) for c in with_bos.capabilities]

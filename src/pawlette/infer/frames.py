@@ -236,9 +236,11 @@ def derive_system(probe: Probe, draft: Draft) -> None:
 
 def _begin_of(probe: Probe, before: str) -> str:
     """The ``begin`` fence at the start of a system turn's opener: the tokenizer's BOS token
-    when the opener starts with it."""
+    when the opener starts with it and the template writes it (SmolLM2's BOS token is
+    ``<|im_start|>``, which its template never names: every turn opens with that text)."""
     bos = probe.runner.variables.get("bos_token")
-    if isinstance(bos, str) and bos and before.startswith(bos):
+    named = "bos_token" in probe.runner.template
+    if named and isinstance(bos, str) and bos and before.startswith(bos):
         return bos
     return ""
 
