@@ -301,3 +301,13 @@ def test_a_differing_probe_is_shown_where_it_differs(tmp_path: Path) -> None:
     assert chatml.rendered[:offset] == chatml.expected[:offset]
     assert f"at offset {offset + len('assistant')}, " in chatml.where()
     assert "assistant \\n" in chatml.where()
+
+
+def test_a_bos_token_the_directory_gives_is_not_asked_for(tmp_path: Path) -> None:
+    """Qwen3's template with a literal ``<s>`` before it, the directory giving ``<s>`` as its
+    bos_token: the family does not write it, and no token is missing."""
+    template = "<s>" + reference_template("Qwen-Qwen3-0.6B.jinja")
+    detection = detect(model_directory(tmp_path, template, "<s>"), infer=False)
+    said = next(line for line in detection.describe().splitlines() if "  chatml:" in line)
+    assert "the same but for '<s>', which the template writes first" in said
+    assert "missing" not in said

@@ -41,7 +41,7 @@ import datetime
 import difflib
 import json
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -195,9 +195,11 @@ class Mismatch:
             f"vs {self.rendered[start : offset + 70]!r}"
         )
 
-    def hint(self) -> str | None:
+    def hint(self, given: Collection[str] = ()) -> str | None:
         """What the difference says when it is only text one side writes before or after the
-        other (a ``bos_token`` or ``eos_token`` the directory does not give, most often)."""
+        other; where the family writes it and the directory gives no ``bos_token`` (first) or
+        ``eos_token`` (last), the template wrote that token as nothing: the question says so.
+        ``given``: the tokens the directory gives (``"bos_token"``, ``"eos_token"``)."""
         for longer, shorter, writer in (
             (self.rendered, self.expected, "the family"),
             (self.expected, self.rendered, "the template"),
@@ -206,9 +208,15 @@ class Mismatch:
                 continue
             extra = len(longer) - len(shorter)
             if extra <= _EDGE and longer.endswith(shorter):
-                return f"the same but for {longer[:extra]!r}, which {writer} writes first"
-            if extra <= _EDGE and longer.startswith(shorter):
-                return f"the same but for {longer[-extra:]!r}, which {writer} writes last"
+                text, end, token = longer[:extra], "first", "bos_token"
+            elif extra <= _EDGE and longer.startswith(shorter):
+                text, end, token = longer[-extra:], "last", "eos_token"
+            else:
+                continue
+            said = f"the same but for {text!r}, which {writer} writes {end}"
+            if writer == "the family" and token not in given:
+                said += f" (is a {token} missing from the directory?)"
+            return said
         return None
 
 
@@ -231,7 +239,8 @@ class Detection:
     - ``inference``: what inference found when no declared family matched (None: not tried);
     - ``refused``: probes the template renders and the declared family refuses, each with
       the family's reason (a family that writes every probe the template writes is chosen
-      before one that does not).
+      before one that does not);
+    - ``given``: which of ``bos_token`` and ``eos_token`` the template was given.
     """
 
     format: Format | None
@@ -241,6 +250,8 @@ class Detection:
     mismatches: tuple[Mismatch, ...]
     inference: Inference | None = None
     refused: tuple[str, ...] = ()
+    given: frozenset[str] = frozenset()
+    """The tokens the template was given (``"bos_token"``, ``"eos_token"``)."""
 
     @property
     def declared(self) -> bool:
@@ -264,14 +275,10 @@ class Detection:
         lines = ["no declared family renders this chat template"]
         closest = sorted(self.mismatches, key=lambda item: (-item.agreed, -item.likeness))[:3]
         for mismatch in closest:
-            hint = mismatch.hint()
+            hint = mismatch.hint(self.given)
             lines.append(
                 f"  {mismatch.candidate}: first differs on probe {mismatch.probe!r}: "
-                + (
-                    f"{hint} (is a bos_token or eos_token missing from the directory?)"
-                    if hint is not None
-                    else mismatch.where()
-                )
+                + (hint if hint is not None else mismatch.where())
             )
         if self.inference is not None:
             if self.inferred:
@@ -564,12 +571,13 @@ def detect_template(
     }
     runner = TemplateRunner(template, tokens, today=today or DEFAULT_TODAY)
     mismatches: list[Mismatch] = []
+    supplied = frozenset(tokens)
     if declared:
         found, mismatches = _declared(runner, list(probes))
         if found is not None:
-            return found
+            return dataclasses.replace(found, given=supplied)
     if not infer:
-        return Detection(None, None, None, (), tuple(mismatches))
+        return Detection(None, None, None, (), tuple(mismatches), given=supplied)
     inference = infer_template(
         template,
         bos_token=bos_token,
@@ -585,6 +593,7 @@ def detect_template(
         (),
         tuple(mismatches),
         inference,
+        given=supplied,
     )
 
 
