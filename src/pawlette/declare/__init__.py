@@ -46,6 +46,7 @@ from .python_calls import PythonCalls
 from .reasoning import Reasoning
 from .results import Results
 from .system import LastSystemPrompt, SystemPrompt
+from .system_in_turn import SystemInTurn
 from .table import compile_table
 from .tools import ToolsBlock
 from .write import compiled_writer_of
@@ -75,6 +76,7 @@ __all__ = [
     "PythonCalls",
     "Reasoning",
     "Results",
+    "SystemInTurn",
     "SystemPrompt",
     "ToolsBlock",
     "Trimmed",

@@ -29,10 +29,11 @@ The ``3`` variant (``gemma:3``; reference: Gemma 3's instruction-tuned template,
 models' ``tokenizer_config.json`` gives it) is Gemma 2's shape with a system prompt:
 
 - **A system message that comes first** has no turn: its text, as given (not trimmed), and a
-  blank line lead the first user turn (:mod:`.first_turn_system`), as the template writes
-  it; alone, with no message after it, it is not written (a recorded loss).  A later system
-  message is refused: the template refuses one where a user message belongs and writes one
-  where an answer belongs as a ``system`` turn, which no Gemma model is trained on.
+  blank line lead the first user turn (:class:`~pawlette.declare.SystemInTurn`), as the
+  template writes it; alone, with no message after it, it is not written (a recorded loss).
+  A later system message is refused: the template refuses one where a user message belongs
+  and writes one where an answer belongs as a ``system`` turn, which no Gemma model is
+  trained on.
 - Parsing a conversation reads the system text back as the start of the first user
   message (nothing marks where it ends).
 - The template writes ``<start_of_image>`` for an image part; pawlette refuses images in
@@ -51,12 +52,11 @@ from pawlette.declare import (
     Ignored,
     Layout,
     Marker,
+    SystemInTurn,
     Trimmed,
     declare,
     fence,
 )
-
-from .first_turn_system import FirstTurnSystem
 
 BOS = Marker("<bos>")
 START, END = Marker("<start_of_turn>"), Marker("<end_of_turn>")
@@ -80,7 +80,7 @@ VARIANTS = {"3": GemmaOptions(version="3")}
 def layout(options: GemmaOptions) -> Layout:
     concepts: list[Concept] = []
     if options.version == "3":
-        concepts.append(FirstTurnSystem())
+        concepts.append(SystemInTurn(host="next"))
     concepts += [
         Alternation(calls_count=True, system_counts=True),
         Trimmed(roles=("user", "assistant")),

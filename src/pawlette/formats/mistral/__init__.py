@@ -56,7 +56,7 @@ Decisions for ``nemo``:
 
 - **System message**: only a first one (a later one is refused, as the template refuses
   it); its text and a blank line open the last message when that is a user message (local
-  concept :class:`.last_user_system.LastUserSystem`).  A conversation ending otherwise has
+  concept :class:`~pawlette.declare.SystemInTurn`).  A conversation ending otherwise has
   no place for it: not written, a recorded loss, as the template loses it.  Parsing a
   conversation reads it back as the start of that user message (nothing marks it).  A
   prompt is therefore not a prefix of the same conversation rendered with its answer.
@@ -103,6 +103,7 @@ from pawlette.declare import (
     Option,
     Reasoning,
     Results,
+    SystemInTurn,
     SystemPrompt,
     ToolsBlock,
     declare,
@@ -110,7 +111,6 @@ from pawlette.declare import (
 )
 
 from .checks import AnswerRequired
-from .last_user_system import LastUserSystem
 from .results import IdAfterResults
 from .system_texts import (
     DEVSTRAL_SYSTEM,
@@ -234,7 +234,7 @@ def nemo_layout(options: MistralOptions) -> Layout:
         concepts=(
             Alternation(),
             Ignored(("reasoning", "name")),
-            LastUserSystem(),
+            SystemInTurn(host="last_user"),
             ToolsBlock(
                 place="before_last_user", open=fence(TOOLS), close=fence(TOOLS_END), array=True
             ),
