@@ -187,7 +187,7 @@ class JsonCallList(CallConcept):
         if role != "assistant":
             return
         item_separator, key_separator = self.separators
-        jinja_open_calls(out, self.content, self.text_separator)
+        jinja_open_calls(out, self.content, self.text_separator, self.parallel)
         out.fence(self.open)
         out.literal(self.list_open)
         out.out("{%- for call in message.tool_calls -%}")

@@ -40,7 +40,7 @@ from ..emit.python_schema import (
 from ..engine.machine import Parser, Reader
 from ..errors import FormatError, UnsupportedFeature
 from ..types import Message, TextDelta, Tool
-from .concept import Concept
+from .calls import CallConcept, Content, jinja_open_calls
 from .grammar import text_before_calls
 from .pieces import Fence
 from .readers import BetweenCallsReader
@@ -54,7 +54,7 @@ if TYPE_CHECKING:
 
 
 @dataclass(frozen=True)
-class PythonCalls(Concept):
+class PythonCalls(CallConcept):
     """Calls as one Python list (see the module docstring).
 
     Fields:
@@ -124,33 +124,10 @@ class PythonCalls(Concept):
 
     # ------------------------------------------------------------------ the writer
 
-    def turn_roles(self) -> frozenset[str]:
-        return frozenset({"assistant"})
-
-    def check(self, out: Render) -> None:
-        out.handles("calls")
-        if "calls" not in out.present:
-            return
-        for index, message in enumerate(out.messages):
-            if message.tool_calls and message.role == "assistant":
-                self.check_message(out, message, index)
-
-    def check_message(self, out: Render, message: Message, index: int) -> None:
-        """Refuse what the layout cannot write (text beside the calls, parallel calls)."""
-        name = out.layout.name
-        if not self.with_content and out.message_text(index):
-            raise UnsupportedFeature(
-                f"messages[{index}].content",
-                "text beside tool calls",
-                "text or calls",
-                f"{name} writes one or the other per turn: split the message",
-            )
-        if len(message.tool_calls) > 1 and not self.parallel:
-            raise UnsupportedFeature(
-                f"messages[{index}].tool_calls",
-                f"{len(message.tool_calls)} calls",
-                f"one call per turn: {name} has no parallel calls",
-            )
+    @property
+    def content(self) -> Content:  # type: ignore[override]
+        """Text beside the calls is written before them, or refused (``with_content``)."""
+        return "written" if self.with_content else "refused"
 
     def write_list(self, out: Render, index: int, opening: Fence) -> None:
         """``opening`` + the message's call list + ``close``."""
@@ -193,23 +170,8 @@ class PythonCalls(Concept):
             f"{jinja_string(self.between)}, {jinja_string(self.spelling)}) ~ ']'"
         )
 
-    def jinja_refusals(self, out: Template) -> None:
-        """What :meth:`check_message` refuses, in a branch where the message has calls."""
-        name = out.layout.name
-        if not self.with_content:
-            out.raise_if(
-                "(message.content is defined and message.content)",
-                f"content alongside tool calls: {name}",
-            )
-        if not self.parallel:
-            out.raise_if("message.tool_calls | length > 1", f"one call per turn: {name}")
-
     def jinja_closing(self, out: Template, role: str) -> None:
-        out.out("{%- if message.tool_calls is defined and message.tool_calls -%}")
-        self.jinja_refusals(out)
-        out.out("{%- if (message.content is defined and message.content) -%}")
-        out.fence(self.separator)
-        out.out("{%- endif -%}")
+        jinja_open_calls(out, self.content, self.separator, self.parallel)
         out.fence(self.open)
         out.out(f"{{{{- {self.jinja_list()} -}}}}")
         out.fence(self.close)

@@ -213,12 +213,6 @@ class XmlCalls(SectionedCallConcept):
 
     # ------------------------------------------------------------------ the Jinja template
 
-    def jinja_calls_open(self, out: Template) -> None:
-        out.out("{%- if message.tool_calls is defined and message.tool_calls -%}")
-        out.out("{%- if message.content is defined and message.content -%}")
-        out.fence(self.text_separator)
-        out.out("{%- endif -%}")
-
     def jinja_call(self, out: Template) -> None:
         out.out("{{- call.function.name -}}")
         out.fence(self.name_close)
