@@ -22,7 +22,7 @@ from ..engine.json_text import json_string
 from ..engine.kept import MISSING, Kept
 from ..errors import RequestError, UnsupportedFeature
 from ..types import ToolCall
-from .concept import Concept, overrides
+from .concept import Concept
 from .pieces import Fence
 from .readers import AfterSectionReader, BetweenCallsReader, SectionReader
 
@@ -169,13 +169,7 @@ class CallConcept(Concept):
         if role != "assistant" or self.content != "dropped":
             return False
         out.out("{%- if not (message.tool_calls is defined and message.tool_calls) -%}")
-        # A turn without calls: its text as the writer writes it (the next concept's).
-        later = out.layout.concepts[out.layout.concepts.index(self) + 1 :]
-        for concept in later:
-            if overrides(concept, "jinja_content") and concept.jinja_content(out, role):
-                break
-        else:
-            out.text()
+        out.later_content(self, role)
         out.out("{%- endif -%}")
         return True
 
@@ -231,15 +225,12 @@ class SectionedCallConcept(CallConcept):
         declared one call's states (``first``: the one a call opens in, ``last``: the one
         its ``close`` ends; the states of a call end at the turn's end fences, since a turn
         may end in the middle of a call, which is then content)."""
-        texts = tuple(table.call_states)
         between = "assistant.after_call"
         table.state(between, BetweenCallsReader, "assistant", ends=not self.section_close)
         if self.section_open:
             table.state("assistant.calls", SectionReader, "assistant")
         after_text = self.after_text_spellings(table, self.section_open or self.open)
-        for state in texts:
-            for spelling in sorted(after_text):
-                table.on(state, spelling, "assistant.calls" if self.section_open else first)
+        table.calls_open(after_text, "assistant.calls" if self.section_open else first)
         if self.section_open:
             for spelling in table.spellings(self.loose, self.open):
                 table.on("assistant.calls", spelling, first)

@@ -19,15 +19,15 @@ from json.encoder import encode_basestring as string
 from json.encoder import encode_basestring_ascii as ascii_string
 from typing import TYPE_CHECKING, ClassVar, Literal
 
-from ..emit.grammar_ast import Lit, Node, Repeat, Rules, alt, seq
+from ..emit.grammar_ast import Lit, Node, Repeat, Rules, seq
 from ..emit.jinja_text import jinja_string
 from ..engine.machine import ReaderFactory
 from ..engine.readers import CallEnvelope
 from ..errors import FormatError
 from .calls import CallConcept, Content, arguments_json, jinja_open_calls
-from .grammar import CallItems, drop_prefix, text_before_calls
+from .grammar import CallItems, text_before_calls
 from .pieces import Fence, markers_in
-from .readers import BetweenCallsReader, call_reader
+from .readers import call_reader
 
 if TYPE_CHECKING:
     from .grammar import Turn
@@ -178,7 +178,6 @@ class JsonCalls(CallConcept):
         return reader, not close
 
     def rows(self, table: Table) -> None:
-        texts = tuple(table.call_states)
         if self.open is None:
             for state in ("assistant.head", "assistant.body"):
                 table.reader(state, self.bare_reader())
@@ -191,20 +190,12 @@ class JsonCalls(CallConcept):
         closes = table.spellings(loose, self.close)
         reader, ends = self.closed_call_reader(close, frozenset(closes))
         table.state("assistant.call", reader, "assistant", ends=ends)
-        for opening in openings:
-            for state in texts:
-                table.on(state, opening, "assistant.call")
-        if not close:
-            return
-        if self.text_after:
+        table.calls_open(openings, "assistant.call")
+        if close and self.text_after:
             for spelling in closes:
                 table.on("assistant.call", spelling, "assistant.body")
-            return
-        table.state("assistant.after_call", BetweenCallsReader, "assistant", ends=True)
-        for spelling in closes:
-            table.on("assistant.call", spelling, "assistant.after_call")
-        for opening in openings:
-            table.on("assistant.after_call", opening, "assistant.call")
+        elif close:
+            table.after_calls("assistant.call", closes, reopen=openings)
 
     # ------------------------------------------------------------------ the Jinja template
 
@@ -224,33 +215,22 @@ class JsonCalls(CallConcept):
         out.fence(self.separator)
         out.out("{%- endif -%}")
         out.fence(self.open or ())
-        if out.escaping:  # the call's text is escaped as one
-            head = jinja_string("{")
-            if self.id_key is not None:
-                head += f" ~ {jinja_string(json.dumps(self.id_key) + ': ')} ~ call.id | tojson"
-                head += f" ~ {jinja_string(', ' + json.dumps(self.name_key) + ': ')}"
-            else:
-                head += f" ~ {jinja_string(json.dumps(self.name_key) + ': ')}"
-            arguments = (
-                "(call.function.arguments | trim if call.function.arguments is string"
-                f" else call.function.arguments | {self._tojson})"
-            )
-            out.value(
-                f"{head} ~ call.function.name | tojson"
-                f" ~ {jinja_string(', ' + json.dumps(self.arguments_key) + ': ')} ~ {arguments}"
-                f" ~ {jinja_string('}')}"
-            )
+        # One expression, so a format that escapes markers escapes the call's text as one.
+        head = jinja_string("{")
+        if self.id_key is not None:
+            head += f" ~ {jinja_string(json.dumps(self.id_key) + ': ')} ~ call.id | tojson"
+            head += f" ~ {jinja_string(', ' + json.dumps(self.name_key) + ': ')}"
         else:
-            if self.id_key is not None:
-                out.literal("{" + f"{json.dumps(self.id_key)}: ")
-                out.out("{{- call.id | tojson -}}")
-                out.literal(f", {json.dumps(self.name_key)}: ")
-            else:
-                out.literal("{" + f"{json.dumps(self.name_key)}: ")
-            out.out("{{- call.function.name | tojson -}}")
-            out.literal(f", {json.dumps(self.arguments_key)}: ")
-            out.arguments(tojson=self._tojson)
-            out.literal("}")
+            head += f" ~ {jinja_string(json.dumps(self.name_key) + ': ')}"
+        arguments = (
+            "(call.function.arguments | trim if call.function.arguments is string"
+            f" else call.function.arguments | {self._tojson})"
+        )
+        out.value(
+            f"{head} ~ call.function.name | tojson"
+            f" ~ {jinja_string(', ' + json.dumps(self.arguments_key) + ': ')} ~ {arguments}"
+            f" ~ {jinja_string('}')}"
+        )
         out.fence(self.close)
         out.out("{%- endfor -%}")
         out.out("{%- endif -%}")
@@ -294,11 +274,10 @@ class _JsonCallSet(CallItems):
             *turn.nodes((*_lit("}"), *calls.close)),
         ]
 
-    def many(self, turn: Turn, rules: Rules, parallel: bool) -> Node:
-        call = self.call(turn, rules)
+    def rest(self, turn: Turn, rules: Rules, parallel: bool) -> list[Node]:
         if not (parallel and self.calls.parallel):
-            return call
-        return seq(call, Repeat(seq(*turn.nodes(self.calls.separator), call)))
+            return []
+        return [Repeat(seq(*turn.nodes(self.calls.separator), self.call(turn, rules)))]
 
     def lazy(self, turn: Turn, rules: Rules, parallel: bool) -> Node:
         # A lazy grammar starts at its trigger: layout text the opening writes before it
@@ -331,16 +310,6 @@ class _JsonCallSet(CallItems):
         if self.calls.id_key is not None:  # through the opening quote of the free id
             return self.lead + "{" + json.dumps(self.calls.id_key) + ': "'
         return self.lead + self.calls.head(name)
-
-    def after_prefix(self, turn: Turn, rules: Rules, prefix: str, parallel: bool) -> Node:
-        firsts = [
-            seq(*drop_prefix(self.items(turn, rules, number), prefix))
-            for number, _ in turn.allowed()
-        ]
-        rest: Node = Lit("")
-        if parallel and self.calls.parallel:
-            rest = Repeat(seq(*turn.nodes(self.calls.separator), self.call(turn, rules)))
-        return seq(alt(*firsts), rest)
 
 
 def _lit(text: str) -> Fence:

@@ -1,17 +1,4 @@
-"""Calls written as one Python list: ``open`` + ``[f(a=1),g()]`` + ``close``.
-
-Every call of a turn is one Python list of calls, each argument a keyword whose value is a
-Python literal::
-
-    OPEN [get_weather(city='Paris', days=3),now()] CLOSE
-
-(Breeze 2 spells ``OPEN`` ``<|python_tag|>`` and has no ``CLOSE``: its list runs to the end of
-the turn; LFM2 writes ``<|tool_call_start|>[f(a=1)]<|tool_call_end|>``.)  Strings are quoted
-in one ``quote`` style, or as Python's ``repr`` picks per string (``"it's"``).  Nothing is
-ever evaluated: the codec (:mod:`pawlette.codecs.python_calls`, written by
-:mod:`pawlette.codecs.python_literals`) is a streaming Python-literal tokenizer, driven in its
-parse state by :class:`PythonCallListReader` (through
-:class:`pawlette.codecs.python_stream.CallStream`).
+"""Calls written as one Python list, ``[f(a=1),g()]`` (:class:`PythonCalls`).
 
 >>> from pawlette.declare import Marker, PythonCalls, fence
 >>> PythonCalls(open=fence(Marker("<calls>")), quote="repr").head("get_weather")
@@ -43,7 +30,6 @@ from ..types import Message, TextDelta, Tool
 from .calls import CallConcept, Content, jinja_open_calls
 from .grammar import text_before_calls
 from .pieces import Fence
-from .readers import BetweenCallsReader
 
 if TYPE_CHECKING:
     from .grammar import Turn
@@ -55,7 +41,13 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class PythonCalls(CallConcept):
-    """Calls as one Python list (see the module docstring).
+    """Calls as one Python list, each argument a keyword whose value is a Python literal::
+
+        OPEN [get_weather(city='Paris', days=3),now()] CLOSE
+
+    (Breeze 2 spells ``OPEN`` ``<|python_tag|>`` and has no ``CLOSE``; LFM2 writes
+    ``<|tool_call_start|>[f(a=1)]<|tool_call_end|>``.)  Nothing is ever evaluated: reading
+    is a streaming Python-literal tokenizer (:mod:`pawlette.codecs.python_calls`).
 
     Fields:
 
@@ -95,15 +87,7 @@ class PythonCalls(CallConcept):
                 f"{layout.name}: PythonCalls: an empty open fence; expected the fence that "
                 "starts the call list"
             )
-        if self.quote not in ("'", '"', "repr"):
-            raise FormatError(
-                f"{layout.name}: PythonCalls.quote: {self.quote!r}; expected \"'\", '\"' or 'repr'"
-            )
-        if self.spelling not in ("literal", "template"):
-            raise FormatError(
-                f"{layout.name}: PythonCalls.spelling: {self.spelling!r}; expected 'literal' "
-                "or 'template'"
-            )
+        self.check_choices(layout, "quote", "spelling")
         if self.spelling == "template" and self.quote != "repr":
             raise FormatError(
                 f"{layout.name}: PythonCalls.quote: {self.quote!r} with spelling='template'; "
@@ -145,16 +129,14 @@ class PythonCalls(CallConcept):
     # ------------------------------------------------------------------ the parse table
 
     def rows(self, table: Table) -> None:
-        texts = tuple(table.call_states)
         close = table.text(self.close)
         reader = list_reader if self.spelling == "literal" else raw_list_reader
         table.state("assistant.call", reader, "assistant", ends=not close)
-        for opening in sorted({table.text(self.open), table.text(self.separator, self.open)}):
-            for state in texts:
-                table.on(state, opening, "assistant.call")
+        table.calls_open(
+            {table.text(self.open), table.text(self.separator, self.open)}, "assistant.call"
+        )
         if close:
-            table.state("assistant.after_call", BetweenCallsReader, "assistant", ends=True)
-            table.on("assistant.call", close, "assistant.after_call")
+            table.after_calls("assistant.call", [close])
 
     # ------------------------------------------------------------------ the Jinja template
 
