@@ -1,16 +1,4 @@
-"""Every call of a turn written as one JSON array of call objects.
-
-::
-
-    Mistral Nemo     [TOOL_CALLS][{"name": "get_weather", "arguments": {"city": "Paris"}, "id": "a1b2c3d4e"}]
-    Nemotron Nano 2  <TOOLCALL>[{"name": "get_weather", "arguments": {"city": "Paris"}}]</TOOLCALL>
-    Cohere           <|START_ACTION|>[{"tool_call_id": "0", "tool_name": "get_weather", "parameters": {...}}]<|END_ACTION|>
-
-``keys`` names the object's members in the order the format writes them, each one of
-``"name"``, ``"arguments"`` or ``"id"`` mapped to the key the format spells
-(``{"name": "tool_name", "arguments": "parameters", "id": "tool_call_id"}``).  Reading takes
-the members in any order; an object without a name or with arguments that are not an object
-makes the whole list content, with one warning.
+"""Every call of a turn written as one JSON array of call objects (:class:`JsonCallList`).
 
 >>> from pawlette.declare import JsonCallList, Marker, fence
 >>> JsonCallList(open=fence(Marker("<TOOLCALL>")), close=fence(Marker("</TOOLCALL>"))).keys
@@ -28,17 +16,16 @@ from json.encoder import encode_basestring as string
 from json.encoder import encode_basestring_ascii as ascii_string
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
-from ..emit.grammar_ast import CharClass, JsonSchemaValue, Lit, Node, Repeat, Rules, alt, seq
+from ..emit.grammar_ast import CharClass, JsonSchemaValue, Lit, Node, Repeat, Rules, seq
 from ..emit.json_lark import define_json_base
 from ..engine.call_arguments import arguments_problem, load_json
 from ..engine.machine import Parser
 from ..engine.readers import WholeTextReader
 from ..errors import FormatError
-from ..types import TextDelta, ToolCallDelta, ToolCallEnd, ToolCallStart
+from ..types import TextDelta
 from .calls import CallConcept, Content, arguments_json, jinja_open_calls
-from .grammar import CallItems, drop_prefix, text_before_calls, text_then
+from .grammar import CallItems, text_before_calls, text_then
 from .pieces import Fence, markers_in, text_of
-from .readers import BetweenCallsReader
 
 if TYPE_CHECKING:
     from .grammar import Turn
@@ -52,13 +39,21 @@ ROLES = ("name", "arguments", "id")
 
 @dataclass(frozen=True)
 class JsonCallList(CallConcept):
-    """The calls of a turn as one JSON array (see the module docstring).
+    """The calls of a turn as one JSON array::
+
+        Mistral Nemo     [TOOL_CALLS][{"name": "get_weather", "arguments": {"city": "Paris"}, "id": "a1b2c3d4e"}]
+        Nemotron Nano 2  <TOOLCALL>[{"name": "get_weather", "arguments": {"city": "Paris"}}]</TOOLCALL>
+        Cohere           <|START_ACTION|>[{"tool_call_id": "0", "tool_name": "get_weather", "parameters": {...}}]<|END_ACTION|>
+
+    Reading takes the members in any order; an object without a name or with arguments that
+    are not an object makes the whole list content, with one warning.
 
     Fields: ``open`` / ``close`` around the array (``close`` empty: the array runs to the end
     of the turn); ``keys``: ``(role, key)`` pairs in writing order, roles ``"name"``,
-    ``"arguments"``, ``"id"``; ``separators``: the JSON item and key separators as the
-    template writes them (``(", ", ": ")``, Jinja's ``tojson``); ``text_separator``: between
-    text and the array; ``content``: text alongside calls is ``"written"`` before them,
+    ``"arguments"``, ``"id"``, each mapped to the key the format spells
+    (``(("id", "tool_call_id"), ("name", "tool_name"), ("arguments", "parameters"))``);
+    ``separators``: the JSON item and key separators as the template writes them
+    (``(", ", ": ")``, Jinja's ``tojson``); ``text_separator``: between text and the array; ``content``: text alongside calls is ``"written"`` before them,
     ``"dropped"`` (a recorded loss) or ``"refused"``; ``parallel``: several calls in one
     array; ``loose``: the fences are also read without their whitespace; ``id_pattern``: a
     regular expression every written call id must match (Mistral Nemo's template refuses ids
@@ -169,17 +164,13 @@ class JsonCallList(CallConcept):
         table.state(
             "call.list", lambda parser: CallListReader(parser, keys, closed), "assistant", ends=True
         )
-        table.state("assistant.after_call", BetweenCallsReader, "assistant", ends=True)
         loose = self.loose
+        table.after_calls("call.list", table.spellings(loose, self.close))
         spellings = {
             *table.spellings(loose, self.text_separator, self.open),
             *table.spellings(loose, self.open),
         }
-        for state in table.call_states:
-            for spelling in sorted(spellings):
-                table.on(state, spelling, "call.list")
-        for spelling in table.spellings(loose, self.close):
-            table.on("call.list", spelling, "assistant.after_call")
+        table.calls_open(spellings, "call.list")
 
     # ------------------------------------------------------------------ the Jinja template
 
@@ -187,7 +178,7 @@ class JsonCallList(CallConcept):
         if role != "assistant":
             return
         item_separator, key_separator = self.separators
-        jinja_open_calls(out, self.content, self.text_separator)
+        jinja_open_calls(out, self.content, self.text_separator, self.parallel)
         out.fence(self.open)
         out.literal(self.list_open)
         out.out("{%- for call in message.tool_calls -%}")
@@ -252,10 +243,9 @@ class CallListReader(WholeTextReader):
             parser.emit(TextDelta(raw))
             return
         for name, call_id, arguments in calls:
-            index = parser.next_call_index()
-            parser.emit(ToolCallStart(index, call_id or parser.new_call_id(), name))
-            parser.emit(ToolCallDelta(index, arguments))
-            parser.emit(ToolCallEnd(index))
+            parser.emit_call(
+                parser.next_call_index(), call_id or parser.new_call_id(), name, arguments
+            )
 
     def _read(self, text: str, calls: list[tuple[str, str | None, str]]) -> str | None:
         value, problem = load_json(text.strip() or "null")
@@ -343,19 +333,14 @@ class CallListSet(CallItems):
                 nodes.append(json_arguments(rules, number, tool))
         return [*nodes, Lit("}")]
 
-    def _tail(self, turn: Turn, rules: Rules, parallel: bool) -> list[Node]:
-        rest: list[Node] = []
-        if parallel and self.calls.parallel:
-            rest.append(Repeat(seq(Lit(self.calls.between_items), self.call(turn, rules))))
-        return [*rest, Lit(self.calls.list_close), *turn.nodes(self.calls.close)]
+    def opening(self, turn: Turn) -> list[Node]:
+        return [*turn.nodes(self.calls.open), Lit(self.calls.list_open)]
 
-    def many(self, turn: Turn, rules: Rules, parallel: bool) -> Node:
-        return seq(
-            *turn.nodes(self.calls.open),
-            Lit(self.calls.list_open),
-            self.call(turn, rules),
-            *self._tail(turn, rules, parallel),
-        )
+    def rest(self, turn: Turn, rules: Rules, parallel: bool) -> list[Node]:
+        others: list[Node] = []
+        if parallel and self.calls.parallel:
+            others.append(Repeat(seq(Lit(self.calls.between_items), self.call(turn, rules))))
+        return [*others, Lit(self.calls.list_close), *turn.nodes(self.calls.close)]
 
     def after_text(self, turn: Turn, rules: Rules) -> Node:
         return text_before_calls(turn.layout, self.calls.text_separator)
@@ -385,19 +370,3 @@ class CallListSet(CallItems):
                 return self.lead + head  # the prefix ends at the first value after the name
             head += json.dumps(name, ensure_ascii=False)
         return self.lead + head
-
-    def after_prefix(self, turn: Turn, rules: Rules, prefix: str, parallel: bool) -> Node:
-        heads = [
-            seq(
-                *drop_prefix(
-                    [
-                        *turn.nodes(self.calls.open),
-                        Lit(self.calls.list_open),
-                        *self.items(turn, rules, n),
-                    ],
-                    prefix,
-                )
-            )
-            for n, _ in turn.allowed()
-        ]
-        return seq(alt(*heads), *self._tail(turn, rules, parallel))

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Literal
 
 from ..engine.json_text import json_string
 from ..engine.kept import MISSING, Kept
-from ..errors import RequestError
+from ..errors import RequestError, UnsupportedFeature
 from ..types import ToolCall
 from .concept import Concept
 from .pieces import Fence
@@ -37,21 +37,27 @@ Content = Literal["written", "dropped", "refused"]
 drops it (a recorded loss) or refuses it."""
 
 
-def check_beside_calls(out: Render, index: int, content: Content, parallel: bool) -> None:
+def check_beside_calls(
+    out: Render, index: int, content: Content, parallel: bool, first_only: bool = False
+) -> None:
     """Refuse, or record as lost, what ``messages[index]`` (an assistant turn with calls)
     holds beside its calls that the format cannot write: its text (as ``content`` says),
-    several calls (without ``parallel``)."""
+    several calls (without ``parallel``; ``first_only``: the first is written, the others
+    lost)."""
     message = out.messages[index]
     if out.message_text(index) and content != "written":
         if content == "refused":
-            raise RequestError(
+            raise UnsupportedFeature(
                 f"messages[{index}].content",
                 "text alongside tool calls",
                 f"either text or calls: {out.layout.name} writes calls alone",
             )
-        out.lose(f"messages[{index}].content", "dropped (the turn holds calls)")
+        out.lose(f"messages[{index}].content", "not written beside tool calls")
     if len(message.tool_calls) > 1 and not parallel:
-        raise RequestError(
+        if first_only:
+            out.lose(f"messages[{index}].tool_calls", "calls after the first not written")
+            return
+        raise UnsupportedFeature(
             f"messages[{index}].tool_calls",
             f"{len(message.tool_calls)} calls",
             f"one call per turn: {out.layout.name} has no parallel calls",
@@ -91,15 +97,20 @@ _WRITTEN_ASCII: Kept[str] = Kept(limit=4096, longest=1 << 14)
 """Arguments as written, by their stripped text (the text alone decides what is written)."""
 
 
-def jinja_open_calls(out: Template, content: Content, text_separator: Fence) -> None:
+def jinja_open_calls(
+    out: Template, content: Content, text_separator: Fence, parallel: bool = True
+) -> None:
     """The template's start of a turn's calls: opens ``{% if message.tool_calls %}`` (the
-    caller closes it), refuses a text beside them or writes ``text_separator`` after one."""
+    caller closes it), refuses what :func:`check_beside_calls` refuses, and writes
+    ``text_separator`` after a text."""
     out.out("{%- if message.tool_calls is defined and message.tool_calls -%}")
     if content == "refused":
         out.raise_if(
             "message.content is defined and message.content",
             f"content alongside tool calls: {out.layout.name}",
         )
+    if not parallel:
+        out.raise_if("message.tool_calls | length > 1", f"one call per turn: {out.layout.name}")
     if content == "written" and text_separator:
         out.out("{%- if message.content is defined and message.content -%}")
         out.fence(text_separator)
@@ -108,12 +119,13 @@ def jinja_open_calls(out: Template, content: Content, text_separator: Fence) -> 
 
 class CallConcept(Concept):
     """A calls concept's checks and its text beside the calls (``content``), for subclasses
-    that are frozen dataclasses declaring ``content``, ``parallel`` and ``id_pattern`` (a
-    regular expression every written call id must match; None: any) or keeping these
-    defaults."""
+    that are frozen dataclasses declaring ``content``, ``parallel``, ``first_only`` and
+    ``id_pattern`` (a regular expression every written call id must match; None: any) or
+    keeping these defaults."""
 
     content: Content = "written"
     parallel: bool = True
+    first_only: bool = False
     id_pattern: str | None = None
 
     def turn_roles(self) -> frozenset[str]:
@@ -121,11 +133,13 @@ class CallConcept(Concept):
 
     def check(self, out: Render) -> None:
         out.handles("calls")
+        if "calls" not in out.present:
+            return
         for index, message in enumerate(out.messages):
             if message.role != "assistant" or not message.tool_calls:
                 continue
             self.check_turn(out, index)
-            check_beside_calls(out, index, self.content, self.parallel)
+            check_beside_calls(out, index, self.content, self.parallel, self.first_only)
             for number, call in enumerate(message.tool_calls):
                 check_call_name(call.name, index, number)
                 if self.id_pattern is not None and not re.fullmatch(self.id_pattern, call.id or ""):
@@ -155,7 +169,7 @@ class CallConcept(Concept):
         if role != "assistant" or self.content != "dropped":
             return False
         out.out("{%- if not (message.tool_calls is defined and message.tool_calls) -%}")
-        out.text()
+        out.later_content(self, role)
         out.out("{%- endif -%}")
         return True
 
@@ -211,15 +225,12 @@ class SectionedCallConcept(CallConcept):
         declared one call's states (``first``: the one a call opens in, ``last``: the one
         its ``close`` ends; the states of a call end at the turn's end fences, since a turn
         may end in the middle of a call, which is then content)."""
-        texts = tuple(table.call_states)
         between = "assistant.after_call"
         table.state(between, BetweenCallsReader, "assistant", ends=not self.section_close)
         if self.section_open:
             table.state("assistant.calls", SectionReader, "assistant")
         after_text = self.after_text_spellings(table, self.section_open or self.open)
-        for state in texts:
-            for spelling in sorted(after_text):
-                table.on(state, spelling, "assistant.calls" if self.section_open else first)
+        table.calls_open(after_text, "assistant.calls" if self.section_open else first)
         if self.section_open:
             for spelling in table.spellings(self.loose, self.open):
                 table.on("assistant.calls", spelling, first)
@@ -237,10 +248,6 @@ class SectionedCallConcept(CallConcept):
 
     # ------------------------------------------------------------------ the Jinja template
 
-    def jinja_calls_open(self, out: Template) -> None:
-        """The template's start of a turn's calls, through the text separator."""
-        jinja_open_calls(out, self.content, self.text_separator)
-
     def jinja_call(self, out: Template) -> None:
         """The template's counterpart of :meth:`write_call` (``call``, ``loop`` in scope)."""
         raise NotImplementedError
@@ -251,7 +258,7 @@ class SectionedCallConcept(CallConcept):
     def jinja_closing(self, out: Template, role: str) -> None:
         if role != "assistant":
             return
-        self.jinja_calls_open(out)
+        jinja_open_calls(out, self.content, self.text_separator, self.parallel)
         out.fence(self.section_open)
         out.out("{%- for call in message.tool_calls -%}")
         if self.separator:

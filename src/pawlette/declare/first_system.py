@@ -59,8 +59,11 @@ class FirstSystemText(Concept):
 
     def _default_written(self, out: Render) -> bool:
         system = out.layout.concept(SystemPrompt)
-        fence = () if system is None else system.default_fence
-        return bool(fence) and system is not None and system.default_applies(bool(out.tools))
+        return (
+            system is not None
+            and bool(system.default_fence)
+            and system.default_applies(bool(out.tools))
+        )
 
     def write_opening(self, out: Render, index: int) -> None:
         if not self.lead or out.role != "system":
@@ -98,8 +101,7 @@ class FirstSystemText(Concept):
         conditions = [f"(index == 0 and {self._jinja_text(out)})"]
         system = out.layout.concept(SystemPrompt)
         if system is not None and system.default_fence:
-            when = {"always": "true", "without_tools": "not has_tools", "with_tools": "has_tools"}
-            conditions.append(f"(index == -1 and {when[system.default_when]})")
+            conditions.append(f"(index == -1 and {system.jinja_default_applies()})")
         out.out(f"{{%- if {' or '.join(conditions)} -%}}")
         out.fence(self.lead)
         out.out("{%- endif -%}")

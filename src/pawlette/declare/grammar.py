@@ -414,10 +414,19 @@ def markers_of(layout: Layout) -> tuple[str, ...]:
 
 class CallItems:
     """A calls grammar whose one call is any allowed tool's pieces (:meth:`items`, a rule
-    ``call_N`` each, under one rule ``call``)."""
+    ``call_N`` each, under one rule ``call``), after :meth:`opening` and before
+    :meth:`rest`."""
 
     def items(self, turn: Turn, rules: Rules, number: int) -> list[Node]:
         raise NotImplementedError
+
+    def opening(self, turn: Turn) -> list[Node]:
+        """What comes before the first call's items."""
+        return []
+
+    def rest(self, turn: Turn, rules: Rules, parallel: bool) -> list[Node]:
+        """What follows the first call: the others (``parallel``), and what closes them."""
+        return []
 
     def call(self, turn: Turn, rules: Rules) -> Node:
         options = [
@@ -427,10 +436,19 @@ class CallItems:
         return rules.add("call", alt(*options))
 
     def many(self, turn: Turn, rules: Rules, parallel: bool) -> Node:
-        raise NotImplementedError
+        first = self.call(turn, rules)
+        return seq(*self.opening(turn), first, *self.rest(turn, rules, parallel))
 
     def lazy(self, turn: Turn, rules: Rules, parallel: bool) -> Node:
         return self.many(turn, rules, parallel)
+
+    def after_prefix(self, turn: Turn, rules: Rules, prefix: str, parallel: bool) -> Node:
+        """The calls after a forced ``prefix``: the first call's pieces without it."""
+        heads = [
+            seq(*drop_prefix([*self.opening(turn), *self.items(turn, rules, n)], prefix))
+            for n, _ in turn.allowed()
+        ]
+        return seq(alt(*heads), *self.rest(turn, rules, parallel))
 
 
 class SectionedCalls(CallItems):
@@ -450,18 +468,15 @@ class SectionedCalls(CallItems):
         self.lead = text_of(calls.section_open + calls.open, layout.options, layout.name)
         self.first_nodes = turn.nodes(calls.section_open + calls.open)
 
-    def _list(self, turn: Turn, rules: Rules, first: Node, parallel: bool) -> Node:
-        calls = self.calls
-        rest: Node = Lit("")
-        if parallel and calls.parallel:
-            rest = Repeat(seq(*turn.nodes(calls.separator), self.call(turn, rules)))
-        return seq(first, rest, *turn.nodes(calls.section_close))
+    def opening(self, turn: Turn) -> list[Node]:
+        return turn.nodes(self.calls.section_open)
 
-    def many(self, turn: Turn, rules: Rules, parallel: bool) -> Node:
-        return seq(
-            *turn.nodes(self.calls.section_open),
-            self._list(turn, rules, self.call(turn, rules), parallel),
-        )
+    def rest(self, turn: Turn, rules: Rules, parallel: bool) -> list[Node]:
+        calls = self.calls
+        others: list[Node] = []
+        if parallel and calls.parallel:
+            others.append(Repeat(seq(*turn.nodes(calls.separator), self.call(turn, rules))))
+        return [*others, *turn.nodes(calls.section_close)]
 
     def after_text(self, turn: Turn, rules: Rules) -> Node:
         return text_before_calls(turn.layout, self.calls.text_separator)
@@ -499,14 +514,3 @@ class SectionedCalls(CallItems):
         if self.calls.text_separator or not self.lead.startswith("\n"):
             return None
         return seq(TEXT_NL, self.after_prefix(turn, rules, "\n", parallel))
-
-    def after_prefix(self, turn: Turn, rules: Rules, prefix: str, parallel: bool) -> Node:
-        heads = [
-            seq(
-                *drop_prefix(
-                    [*turn.nodes(self.calls.section_open), *self.items(turn, rules, n)], prefix
-                )
-            )
-            for n, _ in turn.allowed()
-        ]
-        return self._list(turn, rules, alt(*heads), parallel)

@@ -100,6 +100,16 @@ class Template:
         """A message's text (its string, or its text parts)."""
         self.value(f"text_of({message}, {index}, {jinja_string(self.layout.name)})")
 
+    def later_content(self, concept: Concept, role: str) -> None:
+        """A message's text as the concepts after ``concept`` write it (the first of them
+        whose ``jinja_content`` does), else as it is: what the writer writes when
+        ``concept``'s content hook passes."""
+        later = self.layout.concepts[self.layout.concepts.index(concept) + 1 :]
+        for other in self.acting("jinja_content", role):
+            if other in later and other.jinja_content(self, role):
+                return
+        self.text()
+
     def raise_if(self, condition: str, message: str) -> None:
         self.out(f"{{%- if {condition} -%}}")
         self.out(f"{{{{- raise_exception({jinja_string(message)}) -}}}}")

@@ -19,17 +19,15 @@ from json.encoder import encode_basestring as string
 from json.encoder import encode_basestring_ascii as ascii_string
 from typing import TYPE_CHECKING, ClassVar, Literal
 
-from ..emit.grammar_ast import Lit, Node, Repeat, Rules, alt, seq
+from ..emit.grammar_ast import Lit, Node, Repeat, Rules, seq
 from ..emit.jinja_text import jinja_string
 from ..engine.machine import ReaderFactory
 from ..engine.readers import CallEnvelope
-from ..errors import FormatError, UnsupportedFeature
-from ..types import Message
-from .calls import arguments_json, check_call_name
-from .concept import Concept, overrides
-from .grammar import CallItems, drop_prefix, text_before_calls
+from ..errors import FormatError
+from .calls import CallConcept, Content, arguments_json, jinja_open_calls
+from .grammar import CallItems, text_before_calls
 from .pieces import Fence, markers_in
-from .readers import BetweenCallsReader, call_reader
+from .readers import call_reader
 
 if TYPE_CHECKING:
     from .grammar import Turn
@@ -40,7 +38,7 @@ if TYPE_CHECKING:
 
 
 @dataclass(frozen=True)
-class JsonCalls(Concept):
+class JsonCalls(CallConcept):
     """Calls as JSON objects holding their name.
 
     Fields:
@@ -146,63 +144,12 @@ class JsonCalls(Concept):
 
     # ------------------------------------------------------------------ the writer
 
-    def turn_roles(self) -> frozenset[str]:
-        return frozenset({"assistant"})
-
-    def check(self, out: Render) -> None:
-        out.handles("calls")
-        if "calls" not in out.present:
-            return
-        for index, message in enumerate(out.messages):
-            if message.tool_calls and message.role == "assistant":
-                self._check_message(out, message, index)
-
-    def _check_message(self, out: Render, message: Message, index: int) -> None:
-        name = out.layout.name
-        if not self.with_content and out.message_text(index):
-            if not self.drops_content:
-                raise UnsupportedFeature(
-                    f"messages[{index}].content",
-                    "text alongside tool calls",
-                    f"either text or calls: {name} writes a call as the whole turn",
-                )
-            out.lose(f"messages[{index}].content", "not written beside tool calls")
-        if len(message.tool_calls) > 1 and not self.parallel and self.first_only:
-            out.lose(f"messages[{index}].tool_calls", "calls after the first not written")
-        elif len(message.tool_calls) > 1 and not self.parallel:
-            raise UnsupportedFeature(
-                f"messages[{index}].tool_calls",
-                f"{len(message.tool_calls)} calls",
-                f"one call per turn: {name} has no parallel calls",
-            )
-        for number, call in enumerate(message.tool_calls):
-            check_call_name(call.name, index, number)
-
-    def _dropped(self, out: Render, index: int) -> bool:
-        """Whether the text of ``messages[index]`` is dropped beside its calls."""
-        return (
-            self.drops_content
-            and not self.with_content
-            and out.role == "assistant"
-            and index >= 0
-            and bool(out.messages[index].tool_calls)
-        )
-
-    def write_content(self, out: Render, index: int) -> bool:
-        return self._dropped(out, index)
-
-    def jinja_content(self, out: Template, role: str) -> bool:
-        if not (self.drops_content and not self.with_content and role == "assistant"):
-            return False
-        out.out("{%- if not (message.tool_calls is defined and message.tool_calls) -%}")
-        later = out.layout.concepts[out.layout.concepts.index(self) + 1 :]
-        for concept in later:
-            if overrides(concept, "jinja_content") and concept.jinja_content(out, role):
-                break
-        else:
-            out.text()
-        out.out("{%- endif -%}")
-        return True
+    @property
+    def content(self) -> Content:  # type: ignore[override]
+        """What is done with a turn's text beside its calls (:data:`.calls.Content`)."""
+        if self.with_content:
+            return "written"
+        return "dropped" if self.drops_content else "refused"
 
     def write_closing(self, out: Render, index: int) -> None:
         if out.role != "assistant" or index < 0:
@@ -210,7 +157,7 @@ class JsonCalls(Concept):
         message = out.messages[index]
         if not message.tool_calls:
             return
-        after_text = bool(out.message_text(index)) and not self._dropped(out, index)
+        after_text = self.content == "written" and bool(out.message_text(index))
         calls = message.tool_calls[:1] if self.first_only else message.tool_calls
         for number, call in enumerate(calls):
             opening = self.separated_open if after_text or number else self.open or ()
@@ -231,7 +178,6 @@ class JsonCalls(Concept):
         return reader, not close
 
     def rows(self, table: Table) -> None:
-        texts = tuple(table.call_states)
         if self.open is None:
             for state in ("assistant.head", "assistant.body"):
                 table.reader(state, self.bare_reader())
@@ -244,20 +190,12 @@ class JsonCalls(Concept):
         closes = table.spellings(loose, self.close)
         reader, ends = self.closed_call_reader(close, frozenset(closes))
         table.state("assistant.call", reader, "assistant", ends=ends)
-        for opening in openings:
-            for state in texts:
-                table.on(state, opening, "assistant.call")
-        if not close:
-            return
-        if self.text_after:
+        table.calls_open(openings, "assistant.call")
+        if close and self.text_after:
             for spelling in closes:
                 table.on("assistant.call", spelling, "assistant.body")
-            return
-        table.state("assistant.after_call", BetweenCallsReader, "assistant", ends=True)
-        for spelling in closes:
-            table.on("assistant.call", spelling, "assistant.after_call")
-        for opening in openings:
-            table.on("assistant.after_call", opening, "assistant.call")
+        elif close:
+            table.after_calls("assistant.call", closes, reopen=openings)
 
     # ------------------------------------------------------------------ the Jinja template
 
@@ -267,48 +205,32 @@ class JsonCalls(Concept):
     def jinja_closing(self, out: Template, role: str) -> None:
         if role != "assistant":
             return
-        name = out.layout.name
-        out.out("{%- if message.tool_calls is defined and message.tool_calls -%}")
+        jinja_open_calls(out, self.content, (), self.parallel or self.first_only)
         has_text = "(message.content is defined and message.content)"
-        if not self.with_content and not self.drops_content:
-            out.raise_if(has_text, f"content alongside tool calls: {name}")
-        if not self.parallel and not self.first_only:
-            out.raise_if("message.tool_calls | length > 1", f"one call per turn: {name}")
         written = "message.tool_calls[:1]" if self.first_only else "message.tool_calls"
         out.out(f"{{%- for call in {written} -%}}")
         # Text the format drops beside calls is not written, so no separator follows it.
-        dropped = self.drops_content and not self.with_content
+        dropped = self.content == "dropped"
         out.out(f"{{%- if not loop.first{'' if dropped else f' or {has_text}'} -%}}")
         out.fence(self.separator)
         out.out("{%- endif -%}")
         out.fence(self.open or ())
-        if out.escaping:  # the call's text is escaped as one
-            head = jinja_string("{")
-            if self.id_key is not None:
-                head += f" ~ {jinja_string(json.dumps(self.id_key) + ': ')} ~ call.id | tojson"
-                head += f" ~ {jinja_string(', ' + json.dumps(self.name_key) + ': ')}"
-            else:
-                head += f" ~ {jinja_string(json.dumps(self.name_key) + ': ')}"
-            arguments = (
-                "(call.function.arguments | trim if call.function.arguments is string"
-                f" else call.function.arguments | {self._tojson})"
-            )
-            out.value(
-                f"{head} ~ call.function.name | tojson"
-                f" ~ {jinja_string(', ' + json.dumps(self.arguments_key) + ': ')} ~ {arguments}"
-                f" ~ {jinja_string('}')}"
-            )
+        # One expression, so a format that escapes markers escapes the call's text as one.
+        head = jinja_string("{")
+        if self.id_key is not None:
+            head += f" ~ {jinja_string(json.dumps(self.id_key) + ': ')} ~ call.id | tojson"
+            head += f" ~ {jinja_string(', ' + json.dumps(self.name_key) + ': ')}"
         else:
-            if self.id_key is not None:
-                out.literal("{" + f"{json.dumps(self.id_key)}: ")
-                out.out("{{- call.id | tojson -}}")
-                out.literal(f", {json.dumps(self.name_key)}: ")
-            else:
-                out.literal("{" + f"{json.dumps(self.name_key)}: ")
-            out.out("{{- call.function.name | tojson -}}")
-            out.literal(f", {json.dumps(self.arguments_key)}: ")
-            out.arguments(tojson=self._tojson)
-            out.literal("}")
+            head += f" ~ {jinja_string(json.dumps(self.name_key) + ': ')}"
+        arguments = (
+            "(call.function.arguments | trim if call.function.arguments is string"
+            f" else call.function.arguments | {self._tojson})"
+        )
+        out.value(
+            f"{head} ~ call.function.name | tojson"
+            f" ~ {jinja_string(', ' + json.dumps(self.arguments_key) + ': ')} ~ {arguments}"
+            f" ~ {jinja_string('}')}"
+        )
         out.fence(self.close)
         out.out("{%- endfor -%}")
         out.out("{%- endif -%}")
@@ -352,11 +274,10 @@ class _JsonCallSet(CallItems):
             *turn.nodes((*_lit("}"), *calls.close)),
         ]
 
-    def many(self, turn: Turn, rules: Rules, parallel: bool) -> Node:
-        call = self.call(turn, rules)
+    def rest(self, turn: Turn, rules: Rules, parallel: bool) -> list[Node]:
         if not (parallel and self.calls.parallel):
-            return call
-        return seq(call, Repeat(seq(*turn.nodes(self.calls.separator), call)))
+            return []
+        return [Repeat(seq(*turn.nodes(self.calls.separator), self.call(turn, rules)))]
 
     def lazy(self, turn: Turn, rules: Rules, parallel: bool) -> Node:
         # A lazy grammar starts at its trigger: layout text the opening writes before it
@@ -389,16 +310,6 @@ class _JsonCallSet(CallItems):
         if self.calls.id_key is not None:  # through the opening quote of the free id
             return self.lead + "{" + json.dumps(self.calls.id_key) + ': "'
         return self.lead + self.calls.head(name)
-
-    def after_prefix(self, turn: Turn, rules: Rules, prefix: str, parallel: bool) -> Node:
-        firsts = [
-            seq(*drop_prefix(self.items(turn, rules, number), prefix))
-            for number, _ in turn.allowed()
-        ]
-        rest: Node = Lit("")
-        if parallel and self.calls.parallel:
-            rest = Repeat(seq(*turn.nodes(self.calls.separator), self.call(turn, rules)))
-        return seq(alt(*firsts), rest)
 
 
 def _lit(text: str) -> Fence:

@@ -1,22 +1,4 @@
-"""Calls whose name is written outside their JSON arguments.
-
-One call is ``open`` + NAME [+ ``id_open`` + ID] + ``arguments_open`` + ARGUMENTS + ``close``;
-the calls of a turn are ``section_open`` + call [+ ``separator`` + call ...] +
-``section_close``::
-
-    Mistral       [TOOL_CALLS]get_weather[CALL_ID]a1b2c3d4e[ARGS]{"city": "Paris"}
-    DeepSeek V3   <｜tool▁calls▁begin｜><｜tool▁call▁begin｜>get_weather<｜tool▁sep｜>
-                  {"city": "Paris"}<｜tool▁call▁end｜><｜tool▁calls▁end｜>   (one line)
-
-Reading: the name is the text between ``open`` and the next fence (whitespace around it
-stripped); the id is read when ``id_open`` comes, and a call without one gets a generated
-id.  A subclass may write something else in the name's place (the hooks under "the name's
-place": Kimi K2's ``functions.get_weather:0``, an id that holds the name, in
-:mod:`pawlette.formats.kimi.concepts`; Solar Open's id before the name, in
-:mod:`pawlette.formats.solar.concepts`).
-The arguments must be a JSON object (the contracts of :mod:`pawlette.engine.call_arguments`).
-A call that is not one (no name, a name outside the request's tools, arguments that are not
-an object, cut off) is content, its text as written, with one warning.
+"""Calls whose name is written outside their JSON arguments (:class:`NamedCalls`).
 
 >>> from pawlette.declare import Marker, NamedCalls, fence
 >>> NamedCalls(open=fence(Marker("[TOOL_CALLS]")), arguments_open=fence(Marker("[ARGS]"))).content
@@ -50,12 +32,17 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class NamedCalls(SectionedCallConcept):
-    """Calls with the name outside the arguments (see the module docstring).
+    """Calls with the name outside the arguments::
+
+        Mistral       [TOOL_CALLS]get_weather[CALL_ID]a1b2c3d4e[ARGS]{"city": "Paris"}
+        DeepSeek V3   <｜tool▁calls▁begin｜><｜tool▁call▁begin｜>get_weather<｜tool▁sep｜>
+                      {"city": "Paris"}<｜tool▁call▁end｜><｜tool▁calls▁end｜>   (one line)
 
     Fields:
 
     - ``open`` / ``arguments_open`` / ``close``: around one call's name and arguments;
-      ``id_open``: before the call's id, written after the name (None: no ids written).
+      ``id_open``: before the call's id, written after the name (None: no ids written; read,
+      a call without one gets a generated id).
     - ``section_open`` / ``section_close``: around all the calls of a turn; ``separator``:
       between two calls; ``text_separator``: between text and the calls.
     - ``content``: text alongside calls is ``"written"`` before them, ``"dropped"`` (the
@@ -64,6 +51,13 @@ class NamedCalls(SectionedCallConcept):
       templates refuse ids that are not 9 letters and digits).
     - ``parallel``: several calls in one turn.
     - ``loose``: fences are also read without the whitespace they write around markers.
+
+    Reading: the name is the text between ``open`` and the next fence, stripped; the
+    arguments must be a JSON object (:mod:`pawlette.engine.call_arguments`).  A call that is
+    not one (no name, a name outside the request's tools, arguments that are not an object,
+    cut off) is content, as written, with one warning.  A subclass may write something else
+    in the name's place (the hooks under "the name's place": Kimi K2's
+    ``functions.get_weather:0``, Solar Open's id before the name).
     """
 
     open: Fence

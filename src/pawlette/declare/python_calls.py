@@ -1,17 +1,4 @@
-"""Calls written as one Python list: ``open`` + ``[f(a=1),g()]`` + ``close``.
-
-Every call of a turn is one Python list of calls, each argument a keyword whose value is a
-Python literal::
-
-    OPEN [get_weather(city='Paris', days=3),now()] CLOSE
-
-(Breeze 2 spells ``OPEN`` ``<|python_tag|>`` and has no ``CLOSE``: its list runs to the end of
-the turn; LFM2 writes ``<|tool_call_start|>[f(a=1)]<|tool_call_end|>``.)  Strings are quoted
-in one ``quote`` style, or as Python's ``repr`` picks per string (``"it's"``).  Nothing is
-ever evaluated: the codec (:mod:`pawlette.codecs.python_calls`, written by
-:mod:`pawlette.codecs.python_literals`) is a streaming Python-literal tokenizer, driven in its
-parse state by :class:`PythonCallListReader` (through
-:class:`pawlette.codecs.python_stream.CallStream`).
+"""Calls written as one Python list, ``[f(a=1),g()]`` (:class:`PythonCalls`).
 
 >>> from pawlette.declare import Marker, PythonCalls, fence
 >>> PythonCalls(open=fence(Marker("<calls>")), quote="repr").head("get_weather")
@@ -40,10 +27,9 @@ from ..emit.python_schema import (
 from ..engine.machine import Parser, Reader
 from ..errors import FormatError, UnsupportedFeature
 from ..types import Message, TextDelta, Tool
-from .concept import Concept
+from .calls import CallConcept, Content, jinja_open_calls
 from .grammar import text_before_calls
 from .pieces import Fence
-from .readers import BetweenCallsReader
 
 if TYPE_CHECKING:
     from .grammar import Turn
@@ -54,8 +40,14 @@ if TYPE_CHECKING:
 
 
 @dataclass(frozen=True)
-class PythonCalls(Concept):
-    """Calls as one Python list (see the module docstring).
+class PythonCalls(CallConcept):
+    """Calls as one Python list, each argument a keyword whose value is a Python literal::
+
+        OPEN [get_weather(city='Paris', days=3),now()] CLOSE
+
+    (Breeze 2 spells ``OPEN`` ``<|python_tag|>`` and has no ``CLOSE``; LFM2 writes
+    ``<|tool_call_start|>[f(a=1)]<|tool_call_end|>``.)  Nothing is ever evaluated: reading
+    is a streaming Python-literal tokenizer (:mod:`pawlette.codecs.python_calls`).
 
     Fields:
 
@@ -95,15 +87,7 @@ class PythonCalls(Concept):
                 f"{layout.name}: PythonCalls: an empty open fence; expected the fence that "
                 "starts the call list"
             )
-        if self.quote not in ("'", '"', "repr"):
-            raise FormatError(
-                f"{layout.name}: PythonCalls.quote: {self.quote!r}; expected \"'\", '\"' or 'repr'"
-            )
-        if self.spelling not in ("literal", "template"):
-            raise FormatError(
-                f"{layout.name}: PythonCalls.spelling: {self.spelling!r}; expected 'literal' "
-                "or 'template'"
-            )
+        self.check_choices(layout, "quote", "spelling")
         if self.spelling == "template" and self.quote != "repr":
             raise FormatError(
                 f"{layout.name}: PythonCalls.quote: {self.quote!r} with spelling='template'; "
@@ -124,33 +108,10 @@ class PythonCalls(Concept):
 
     # ------------------------------------------------------------------ the writer
 
-    def turn_roles(self) -> frozenset[str]:
-        return frozenset({"assistant"})
-
-    def check(self, out: Render) -> None:
-        out.handles("calls")
-        if "calls" not in out.present:
-            return
-        for index, message in enumerate(out.messages):
-            if message.tool_calls and message.role == "assistant":
-                self.check_message(out, message, index)
-
-    def check_message(self, out: Render, message: Message, index: int) -> None:
-        """Refuse what the layout cannot write (text beside the calls, parallel calls)."""
-        name = out.layout.name
-        if not self.with_content and out.message_text(index):
-            raise UnsupportedFeature(
-                f"messages[{index}].content",
-                "text beside tool calls",
-                "text or calls",
-                f"{name} writes one or the other per turn: split the message",
-            )
-        if len(message.tool_calls) > 1 and not self.parallel:
-            raise UnsupportedFeature(
-                f"messages[{index}].tool_calls",
-                f"{len(message.tool_calls)} calls",
-                f"one call per turn: {name} has no parallel calls",
-            )
+    @property
+    def content(self) -> Content:  # type: ignore[override]
+        """Text beside the calls is written before them, or refused (``with_content``)."""
+        return "written" if self.with_content else "refused"
 
     def write_list(self, out: Render, index: int, opening: Fence) -> None:
         """``opening`` + the message's call list + ``close``."""
@@ -168,16 +129,14 @@ class PythonCalls(Concept):
     # ------------------------------------------------------------------ the parse table
 
     def rows(self, table: Table) -> None:
-        texts = tuple(table.call_states)
         close = table.text(self.close)
         reader = list_reader if self.spelling == "literal" else raw_list_reader
         table.state("assistant.call", reader, "assistant", ends=not close)
-        for opening in sorted({table.text(self.open), table.text(self.separator, self.open)}):
-            for state in texts:
-                table.on(state, opening, "assistant.call")
+        table.calls_open(
+            {table.text(self.open), table.text(self.separator, self.open)}, "assistant.call"
+        )
         if close:
-            table.state("assistant.after_call", BetweenCallsReader, "assistant", ends=True)
-            table.on("assistant.call", close, "assistant.after_call")
+            table.after_calls("assistant.call", [close])
 
     # ------------------------------------------------------------------ the Jinja template
 
@@ -193,23 +152,8 @@ class PythonCalls(Concept):
             f"{jinja_string(self.between)}, {jinja_string(self.spelling)}) ~ ']'"
         )
 
-    def jinja_refusals(self, out: Template) -> None:
-        """What :meth:`check_message` refuses, in a branch where the message has calls."""
-        name = out.layout.name
-        if not self.with_content:
-            out.raise_if(
-                "(message.content is defined and message.content)",
-                f"content alongside tool calls: {name}",
-            )
-        if not self.parallel:
-            out.raise_if("message.tool_calls | length > 1", f"one call per turn: {name}")
-
     def jinja_closing(self, out: Template, role: str) -> None:
-        out.out("{%- if message.tool_calls is defined and message.tool_calls -%}")
-        self.jinja_refusals(out)
-        out.out("{%- if (message.content is defined and message.content) -%}")
-        out.fence(self.separator)
-        out.out("{%- endif -%}")
+        jinja_open_calls(out, self.content, self.separator, self.parallel)
         out.fence(self.open)
         out.out(f"{{{{- {self.jinja_list()} -}}}}")
         out.fence(self.close)

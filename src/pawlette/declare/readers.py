@@ -1,18 +1,6 @@
-"""Readers the generic concepts need beyond the engine's.
-
-- :class:`PendingContentReader`: the first state of a turn that has no opener (Mistral's
-  assistant turn after ``[/INST]``): the message is real once something of it is read.
-- :class:`HostTextReader`: a system turn's text, which may be the format's default text
-  (then the format wrote it, not the caller: no message).
-- :class:`ToolItemsReader`: a tools block's items (``item_open`` JSON ``item_close`` ...,
-  or one JSON array), optionally followed by the host message's text.
-- :class:`ResultReader`: one tool result (its call is found by the fold when the format
-  writes no ids: :func:`pawlette.engine.fold.pair_results`).
-- :class:`OptionalReasoningReader`: reasoning where an empty block is no reasoning.
-- :class:`BetweenCallsReader`: whitespace between calls, inside the turn.
-- :func:`call_reader`: the engine's JSON call reader, closed by a fence or by the turn's end.
-- :func:`lead_dropped`: a state's reader without the layout text its state's text begins
-  with (the newline GLM-4.6 writes before an assistant's text).
+"""Readers the generic concepts need beyond the engine's (:mod:`pawlette.engine.readers`):
+pending turns, system text that may be a default, tools blocks, results, reasoning, the
+whitespace between calls, call sections, and wrappers that drop layout a state begins with.
 """
 
 from __future__ import annotations
@@ -217,14 +205,10 @@ class ResultIdReader(WholeTextReader):
         self._parser.emit(MetadataItem("tool_call_id", self._text().strip()))
 
 
-class ResultTextReader(WholeTextReader):
+class ResultTextReader(ResultReader):
     """A tool result's text after its id (the message began at the id)."""
 
     __slots__ = ()
-
-    def close(self, marker: str | None, offset: int) -> None:
-        self._parser.emit(TextDelta(self._text()))
-        self._parser.end_message()
 
 
 class OptionalReasoningReader:

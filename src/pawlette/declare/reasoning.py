@@ -19,7 +19,6 @@ from .concept import Concept
 from .grammar import text_before
 from .pieces import Fence, text_of
 from .readers import OptionalReasoningReader
-from .table import loose_spellings
 
 if TYPE_CHECKING:
     from .grammar import Turn
@@ -233,20 +232,13 @@ class Reasoning(Concept):
         )
         reader = OptionalReasoningReader if empty_written else ReasoningReader
         table.state("assistant.reasoning", reader, "assistant", ends=True)
-        opens = {table.text(self.open)}
-        closes = {table.text(self.close)}
-        if self.loose:
-            opens |= loose_spellings(opens)
-            closes |= loose_spellings(closes)
-        for spelling in sorted(opens):
+        opens = table.spellings(self.loose, self.open)
+        for spelling in opens:
             table.on("assistant.head", spelling, "assistant.reasoning")
-        for spelling in sorted(closes):
+        for spelling in table.spellings(self.loose, self.close):
             table.on("assistant.reasoning", spelling, "assistant.body")
-        if self.absent:  # the turn's stand-in for a block: no reasoning
-            absent = {table.text(self.absent)}
-            if self.loose:
-                absent |= loose_spellings(absent)
-            for spelling in sorted(absent - opens):
+        for spelling in table.spellings(self.loose, self.absent):  # a stand-in for a block
+            if spelling not in opens:
                 table.on("assistant.head", spelling, "assistant.body")
         if self.prompt in ("open", "opened"):
             table.completion_start = "assistant.reasoning"

@@ -354,23 +354,25 @@ def positions(messages: Sequence[Message]) -> dict[str, str]:
     return found
 
 
-def _json_string_or_text(text: str) -> str:
-    """``text`` decoded when it is one whole JSON string, else as written."""
-    try:
-        value = json.loads(text)
-    except ValueError:
-        return text
-    return value if isinstance(value, str) else text
-
-
-class JsonResultTextReader(ResultTextReader):
-    """A result after its id written as a JSON string (``Results.json_text``): its decoded
-    text; text that is not one whole JSON string is kept as written."""
+class JsonResultReader(ResultReader):
+    """A result written as a JSON string (``Results.json_text``): its decoded text; text that
+    is not one whole JSON string is kept as written."""
 
     __slots__ = ()
 
     def _text(self) -> str:
-        return _json_string_or_text(super()._text())
+        text = super()._text()
+        try:
+            value = json.loads(text)
+        except ValueError:
+            return text
+        return value if isinstance(value, str) else text
+
+
+class JsonResultTextReader(JsonResultReader):
+    """A :class:`JsonResultReader` after the result's id (the message began at the id)."""
+
+    __slots__ = ()
 
 
 class ResultNameReader(WholeTextReader):
@@ -381,13 +383,3 @@ class ResultNameReader(WholeTextReader):
 
     def close(self, marker: str | None, offset: int) -> None:
         return
-
-
-class JsonResultReader(ResultReader):
-    """A result written as a JSON string (``Results.json_text``): its decoded text; text that
-    is not one whole JSON string is kept as written."""
-
-    __slots__ = ()
-
-    def _text(self) -> str:
-        return _json_string_or_text(super()._text())

@@ -117,6 +117,11 @@ class SystemPrompt(Concept):
             return has_tools
         return True
 
+    def jinja_default_applies(self) -> str:
+        """The template's condition of :meth:`default_applies` (given a default)."""
+        when = {"always": "true", "without_tools": "not has_tools", "with_tools": "has_tools"}
+        return when[self.default_when]
+
     # ------------------------------------------------------------------ the writer
 
     def turn_roles(self) -> frozenset[str]:
@@ -150,20 +155,12 @@ class SystemPrompt(Concept):
 
     def _absent(self, out: Render) -> bool:
         """Whether the first message is a system message written as none (``empty_first``)."""
-        if self.empty_first == "own_turn":
-            return (
-                self.placement != "gathered"
-                and bool(out.messages)
-                and out.messages[0].role == "system"
-                and not out.message_text(0)
-            )
-        return (
-            self.empty_first in ("absent", "none")
-            and self.placement != "gathered"
-            and bool(out.messages)
-            and out.messages[0].role == "system"
-            and not out.message_text(0)
-            and not any(wants(out) for wants in out.plan.wants_system)
+        if self.empty_first == "kept" or self.placement == "gathered":
+            return False
+        if not out.messages or out.messages[0].role != "system" or out.message_text(0):
+            return False
+        return self.empty_first == "own_turn" or not any(
+            wants(out) for wants in out.plan.wants_system
         )
 
     def write_start(self, out: Render) -> None:
@@ -295,11 +292,7 @@ class SystemPrompt(Concept):
         if self.always and own:
             return "true"
         if self.default is not None and own:
-            conditions.append(
-                {"always": "true", "without_tools": "not has_tools", "with_tools": "has_tools"}[
-                    self.default_when
-                ]
-            )
+            conditions.append(self.jinja_default_applies())
         conditions += [
             condition
             for concept in out.layout.concepts
@@ -390,27 +383,14 @@ class SystemPrompt(Concept):
             out.out(f"{{%- set ns.content = ({joined}) != '' -%}}")
             out.out("{%- else -%}")
         if self.default is not None:
-            condition = {
-                "always": "true",
-                "without_tools": "not has_tools",
-                "with_tools": "has_tools",
-            }[self.default_when]
-            out.out(f"{{%- if {condition} -%}}")
+            out.out(f"{{%- if {self.jinja_default_applies()} -%}}")
             self.jinja_default(out)
             out.out("{%- set ns.content = true -%}")
             out.out("{%- endif -%}")
         if self.placement == "gathered":
             out.out("{%- endif -%}")
         out.out("{%- else -%}")
-        # A message's text is the next concept's to write, as in the writer (Trimmed).
-        # Only the concepts whose content hook acts on this role, as the writer asks them.
-        concepts = out.layout.concepts
-        later = concepts[concepts.index(self) + 1 :]
-        for concept in out.acting("jinja_content", role):
-            if concept in later and concept.jinja_content(out, role):
-                break
-        else:
-            out.text()
+        out.later_content(self, role)  # as the writer writes it (Trimmed)
         out.out("{%- endif -%}")
         return True
 

@@ -32,7 +32,9 @@ from ..errors import FormatError
 from .concept import overrides
 from .layout import Layout
 from .pieces import Fence, text_of
-from .readers import PendingContentReader
+from .readers import BetweenCallsReader, PendingContentReader
+
+AFTER_CALL = "assistant.after_call"
 
 
 @dataclass
@@ -181,6 +183,22 @@ class Table:
                 "alike)"
             )
         self.steps[(state, marker)] = (target, actions)
+
+    def calls_open(self, spellings: Iterable[str], target: str) -> None:
+        """Rows on each of ``spellings`` from every state a call may open in
+        (:attr:`call_states`) to ``target``."""
+        for state in tuple(self.call_states):
+            for spelling in sorted(spellings):
+                self.on(state, spelling, target)
+
+    def after_calls(self, state: str, closes: Iterable[str], reopen: Iterable[str] = ()) -> None:
+        """``assistant.after_call`` (only whitespace, to the turn's end), reached from the
+        calls' ``state`` on each of ``closes``; each of ``reopen`` leads back."""
+        self.state(AFTER_CALL, BetweenCallsReader, "assistant", ends=True)
+        for spelling in closes:
+            self.on(state, spelling, AFTER_CALL)
+        for spelling in reopen:
+            self.on(AFTER_CALL, spelling, state)
 
     def ends(self, role: str) -> list[str]:
         """The texts that end a turn of ``role`` (its frame's ``end`` and ``also_end``)."""

@@ -1,29 +1,5 @@
-"""Calls written as tags, one per parameter, each value typed by the tool's schema.
-
-One call is ``open`` + NAME + ``name_close``, then per argument ``key_open`` + KEY +
-``key_close`` + VALUE + ``value_close``, then ``close``; the calls of a turn are
-``section_open`` + call [+ ``separator`` + call ...] + ``section_close``::
-
-    Qwen3-Coder   <tool_call>\\n<function=get_weather>\\n<parameter=city>\\nParis\\n</parameter>\\n</function>\\n</tool_call>
-    GLM-4.6       <tool_call>get_weather\\n<arg_key>city</arg_key>\\n<arg_value>Paris</arg_value>\\n</tool_call>
-    MiniMax-M2    <minimax:tool_call>\\n<invoke name="get_weather">\\n<parameter name="city">Paris</parameter>\\n</invoke>\\n</minimax:tool_call>
-
-A string value is written as it is; any other value as JSON (``values="json"``), as
-Python's ``str`` of it for scalars (``values="python"``: ``True``, ``None``, as templates that
-write ``value | string`` for scalars and ``tojson`` for containers do), or as Python's ``str``
-of every value (``values="literal"``: ``{'a': True}``, as templates that write ``value |
-string`` for every value do).  Reading types each value by the tool's JSON schema: a
-parameter declared a string keeps its text; any other is read as JSON (``true``, ``3``,
-``{...}``), or, with ``values="python"`` or ``"literal"``, ``True``/``False``/``None`` too, and
-with ``"literal"`` an object or array written as a Python literal (``{'a': True}``); a value
-that reads as none of these stays a string where the schema allows one, else the call is
-malformed.  The tags are
-read loosely: whitespace the fences write around a tag may be left out (``<parameter=city>Paris
-</parameter>``), whitespace between two tags of one fence may be left out or added
-(``</arg_key><arg_value>`` where GLM-4.6 writes ``</arg_key>\\n<arg_value>``, and the other way
-round: GLM models write both), and one newline of the fence's own at a value's edges is the
-fence's.
-"""
+"""Calls written as tags, one per parameter, each value typed by the tool's schema
+(:class:`XmlCalls`)."""
 
 # ruff: noqa: E501  (the docstring shows the wire formats as they are)
 
@@ -41,7 +17,7 @@ from ..engine.call_arguments import MAX_NESTING, arguments_problem, load_json
 from ..engine.machine import Parser
 from ..engine.readers import WholeTextReader
 from ..errors import FormatError, RequestError
-from ..types import Tool, ToolCall, ToolCallDelta, ToolCallEnd, ToolCallStart
+from ..types import Tool, ToolCall
 from .calls import SectionedCallConcept
 from .grammar import SectionedCalls, text_before
 from .pieces import Fence, markers_in, text_of
@@ -86,19 +62,32 @@ def literal_text(value: Any) -> str:
 
 @dataclass(frozen=True)
 class XmlCalls(SectionedCallConcept):
-    """Calls as a name tag and one tag per parameter (see the module docstring).
+    """Calls as a name tag and one tag per parameter::
+
+        Qwen3-Coder   <tool_call>\\n<function=get_weather>\\n<parameter=city>\\nParis\\n</parameter>\\n</function>\\n</tool_call>
+        GLM-4.6       <tool_call>get_weather\\n<arg_key>city</arg_key>\\n<arg_value>Paris</arg_value>\\n</tool_call>
+        MiniMax-M2    <minimax:tool_call>\\n<invoke name="get_weather">\\n<parameter name="city">Paris</parameter>\\n</invoke>\\n</minimax:tool_call>
 
     Fields: ``open`` / ``name_close`` around the name; ``key_open`` / ``key_close`` around a
     parameter's name; ``value_close`` after its value; ``close`` after the last parameter;
     ``section_open`` / ``section_close`` around all the calls of a turn, ``separator``
-    between two calls, ``text_separator`` between text and the calls; ``values``: how a
-    value that is not a string is written (``"json"``, ``"python"`` or ``"literal"``);
-    ``parallel``: several calls in one turn; ``loose``: the fences are also read without their
-    whitespace; ``key_close_other``: where not empty, ``key_close`` is written only before a
-    string and this before any other value, and reading follows the one written
-    (DeepSeek-V3.2's ``string="true"`` / ``string="false"``: the text as it is, or JSON where
-    it is JSON); ``no_arguments``: written after the name's close for a call without
+    between two calls, ``text_separator`` between text and the calls; ``parallel``: several
+    calls in one turn; ``loose``: the fences are also read without their whitespace (and
+    the whitespace between two tags of one fence left out or added: GLM models write both
+    ``</arg_key><arg_value>`` and ``</arg_key>\\n<arg_value>``); ``key_close_other``: where
+    not empty, ``key_close`` is written only before a string and this before any other
+    value, and reading follows the one written (DeepSeek-V3.2's ``string="true"`` /
+    ``string="false"``); ``no_arguments``: written after the name's close for a call without
     arguments (DeepSeek V4's blank line), read as layout.
+
+    ``values``: a string value is written as it is; any other as JSON (``"json"``), as
+    Python's ``str`` of it for scalars (``"python"``: ``True``, ``None``, as templates that
+    write ``value | string`` for scalars and ``tojson`` for containers do), or as Python's
+    ``str`` of every value (``"literal"``: ``{'a': True}``).  Reading types each value by the
+    tool's schema: a string parameter keeps its text; any other is read as JSON, or with
+    ``"python"``/``"literal"`` ``True``/``False``/``None`` too, and with ``"literal"`` an
+    object or array written as a Python literal; a value that reads as none of these stays a
+    string where the schema allows one, else the call is malformed.
     """
 
     open: Fence
@@ -212,12 +201,6 @@ class XmlCalls(SectionedCallConcept):
         self.section_rows(table, "call.xml", "call.xml")
 
     # ------------------------------------------------------------------ the Jinja template
-
-    def jinja_calls_open(self, out: Template) -> None:
-        out.out("{%- if message.tool_calls is defined and message.tool_calls -%}")
-        out.out("{%- if message.content is defined and message.content -%}")
-        out.fence(self.text_separator)
-        out.out("{%- endif -%}")
 
     def jinja_call(self, out: Template) -> None:
         out.out("{{- call.function.name -}}")
@@ -416,10 +399,8 @@ class XmlCallReader(WholeTextReader):
             where = self._offset if self._chunks else offset
             give_back_call(parser, where, problem, "a name, its parameters, the close", raw)
             return
-        index = parser.next_call_index()
-        parser.emit(ToolCallStart(index, parser.new_call_id(), name))
-        parser.emit(ToolCallDelta(index, json.dumps(arguments, ensure_ascii=False)))
-        parser.emit(ToolCallEnd(index))
+        written = json.dumps(arguments, ensure_ascii=False)
+        parser.emit_call(parser.next_call_index(), parser.new_call_id(), name, written)
 
     def named_tool(self, written: str) -> tuple[str | None, str, Tool | None]:
         """The call's name (``written``, stripped) and the tool whose schema types its

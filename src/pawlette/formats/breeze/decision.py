@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from functools import partial
 from typing import TYPE_CHECKING
 
+from ...declare.calls import jinja_open_calls
 from ...declare.pieces import Fence
 from ...declare.python_calls import PythonCalls, PythonCallSet, check_names
 from ...engine.machine import Parser
@@ -80,18 +81,6 @@ class DecisionCalls(PythonCalls):
 
     # ------------------------------------------------------------------ the writer
 
-    def check(self, out: Render) -> None:
-        out.handles("calls")
-        # Reasoning no concept writes is refused with everything else unhandled, in message
-        # order (the first problem first).
-        if "calls" not in out.present:
-            return
-        for index, message in enumerate(out.messages):
-            if message.role != "assistant":
-                continue
-            if message.tool_calls:
-                self.check_message(out, message, index)
-
     def write_opening(self, out: Render, index: int) -> None:
         decided = index == len(out.messages) - 1 and out.tools and not out.prompt
         if decided and not out.messages[index].tool_calls:
@@ -137,8 +126,7 @@ class DecisionCalls(PythonCalls):
         out.out("{%- endif -%}")
 
     def jinja_closing(self, out: Template, role: str) -> None:
-        out.out("{%- if message.tool_calls is defined and message.tool_calls -%}")
-        self.jinja_refusals(out)
+        jinja_open_calls(out, self.content, (), self.parallel)
         out.out(f"{{%- if {self.DECIDE} -%}}")
         out.fence(self.call)
         out.out("{%- else -%}")
