@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
+from typing import Literal
 
 import pytest
 
@@ -22,6 +23,7 @@ from pawlette.types import (
     ToolCallEnd,
     ToolCallStart,
     new_message,
+    new_text_message,
     new_text_part,
     new_tool,
     new_tool_call,
@@ -150,3 +152,16 @@ def test_values_built_in_bulk_are_the_classes_values(
     for value, field in ((part, "text"), (call, "name"), (tool, "kind")):
         with pytest.raises(dataclasses.FrozenInstanceError):
             setattr(value, field, "x")
+
+
+@pytest.mark.parametrize(("role", "text", "call_id"), [("user", "hi", None), ("tool", "", "c1")])
+def test_a_text_message_built_in_bulk_is_the_class_value(
+    role: Literal["user", "tool"], text: str, call_id: str | None
+) -> None:
+    message = new_text_message(role, text, call_id)
+    expected = Message(role, (TextPart(text),) if text else (), tool_call_id=call_id)
+    assert type(message) is Message and dataclasses.astuple(message) == dataclasses.astuple(
+        expected
+    )
+    assert message == expected and hash(message) == hash(expected)
+    assert all(type(part) is TextPart for part in message.content or ())

@@ -66,6 +66,7 @@ from .types import (
     ToolCall,
     VoicePart,
     new_message,
+    new_text_message,
     new_text_part,
     new_tool,
     new_tool_call,
@@ -263,10 +264,12 @@ def tools_from_openai(data: object, path: str = "tools") -> tuple[Tool, ...]:
         # checks) is read without checking its definitions again.  Each Tool is built anew
         # from this request's values, as below.
         key = shared_key(data)  # (a list holding itself is never found plain: never kept)
-        if key is not None and _PLAIN_TOOLS.find(key) is True:
+        if key is not None and _PLAIN_TOOLS.kept.get(key) is True:
             return tuple(
-                new_tool(item["function"]["name"], dict(item["function"]), "function")
-                for item in data
+                [
+                    new_tool((definition := item["function"])["name"], dict(definition), "function")
+                    for item in data
+                ]
             )
         tools, plain = _read_tools(data, path)
         if plain and key is not None:
@@ -332,16 +335,14 @@ def _plain_message(data: object) -> Message | None:
             return None
         size = len(data)
         if size == 2:  # a role and a text (both found): nothing else
-            return new_message(role, (new_text_part(text),) if text else ())
+            return new_text_message(role, text)
         if size == 3:  # a result with its call's id, or a turn of calls: nothing else
             if role == "tool":
                 call_id = get("tool_call_id")
                 if type(call_id) is str and (
                     call_id.isascii() or surrogate_problem(call_id) is None
                 ):
-                    return new_message(
-                        role, (new_text_part(text),) if text else (), None, (), call_id
-                    )
+                    return new_text_message(role, text, call_id)
             elif role == "assistant":
                 raw_calls = get("tool_calls")
                 if type(raw_calls) is list and raw_calls:

@@ -323,6 +323,29 @@ def new_message(
     return made  # type: ignore[return-value]
 
 
+def new_text_message(role: Role, text: str, tool_call_id: str | None = None) -> Message:
+    """``Message(role, (TextPart(text),) if text else (), tool_call_id=tool_call_id)``, built
+    in bulk (see above): the message nearly every request is made of."""
+    content: tuple[ContentPart, ...] = ()
+    if text:
+        part = _OpenTextPart()
+        part.text = text
+        part.__class__ = TextPart  # type: ignore[assignment]
+        content = (part,)  # type: ignore[assignment]
+    made = _OpenMessage()
+    made.role = role
+    made.content = content
+    made.name = None
+    made.tool_calls = ()
+    made.tool_call_id = tool_call_id
+    made.reasoning = None
+    made.reasoning_steps = None
+    made.metadata = ()
+    made.weight = None
+    made.__class__ = Message  # type: ignore[assignment]
+    return made  # type: ignore[return-value]
+
+
 def new_tool(
     name: str, definition: JSONObject, kind: Literal["function", "action"] = "function"
 ) -> Tool:
