@@ -255,7 +255,13 @@ def render_table(rounds: int = 7, only: tuple[str, ...] = ()) -> Any:
             same = []
             minijinja_note = ""
             for python_tojson in (False, True):
-                compiled = minijinja_renderer(reference.template, reference.today, python_tojson)
+                try:
+                    compiled = minijinja_renderer(
+                        reference.template, reference.today, python_tojson
+                    )
+                except Exception as error:  # the peer cannot compile this template: said so
+                    minijinja_note = f"minijinja fails ({str(error).splitlines()[0]})"
+                    break
 
                 def mini(
                     arguments: tuple[list[dict[str, Any]], Any, dict[str, Any]],

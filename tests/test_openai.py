@@ -561,6 +561,26 @@ def test_a_tool_list_found_plain_is_kept_by_content_only() -> None:
             assert outcome(lambda t=tools_again: openai.tools_from_openai(t)) == expected  # type: ignore[misc]
 
 
+def test_call_arguments_found_plain_are_kept_by_their_text_only() -> None:
+    """Arguments read plain once are read alike from the text again; a text that is not
+    plain is never kept, so its error comes back each time."""
+
+    def turn(arguments: str) -> dict[str, Any]:
+        call = {"id": "c1", "type": "function", "function": {"name": "f", "arguments": arguments}}
+        return {"role": "assistant", "content": "", "tool_calls": [call]}
+
+    text = '{"kept_argument": [1, 2.5, "x"]}'
+    first = openai._plain_message(turn(text))
+    assert first is not None and first == openai._read_message(turn(text), "messages[0]")
+    assert openai._plain_message(turn(text)) == first
+    for refused in ('{"kept_argument": NaN}', '{"kept_argument": 1e999}', "[1]"):
+        for _ in range(2):
+            assert openai._plain_message(turn(refused)) is None
+            assert error_of([turn(refused)]).startswith(
+                "messages[0].tool_calls[0].function.arguments: "
+            )
+
+
 @settings(max_examples=300)
 @given(st.lists(tools, min_size=1, max_size=3))
 def test_tool_lists_agree_with_the_general_reader_new_and_kept(data: list[Any]) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
+from typing import Literal
 
 import pytest
 
@@ -16,10 +17,16 @@ from pawlette.types import (
     TextDelta,
     TextPart,
     ThinkStep,
+    Tool,
     ToolCall,
     ToolCallDelta,
     ToolCallEnd,
     ToolCallStart,
+    new_message,
+    new_text_message,
+    new_text_part,
+    new_tool,
+    new_tool_call,
 )
 
 # The types whose __init__ is written by hand (slot setters): each must take the generated
@@ -109,3 +116,52 @@ def test_event_init_sets_every_field(cls: type) -> None:
     with pytest.raises(dataclasses.FrozenInstanceError):
         setattr(event, dataclasses.fields(cls)[0].name, "x")
     assert MessageEnd().finish_reason is None
+
+
+@pytest.mark.parametrize(
+    ("arguments", "keywords"),
+    [
+        (("user",), {}),
+        (("assistant", None), {"tool_calls": (ToolCall("c", "f", "{}"),), "weight": 1.0}),
+        (
+            ("assistant", (TextPart("hi"),), "n", (), "id", "why"),
+            {"reasoning_steps": (ThinkStep("t", "r", "c"),), "metadata": (("k", "v"),)},
+        ),
+    ],
+)
+def test_values_built_in_bulk_are_the_classes_values(
+    arguments: tuple[object, ...], keywords: dict[str, object]
+) -> None:
+    """new_message and its siblings build what the class builds: same type, fields,
+    equality and hash, and as frozen."""
+    message = new_message(*arguments, **keywords)  # type: ignore[arg-type]
+    expected = Message(*arguments, **keywords)  # type: ignore[arg-type]
+    assert type(message) is Message
+    assert dataclasses.astuple(message) == dataclasses.astuple(expected)
+    assert message == expected and hash(message) == hash(expected)
+    assert repr(message) == repr(expected)
+    assert dataclasses.replace(message, weight=0.0) == dataclasses.replace(expected, weight=0.0)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        message.role = "tool"  # type: ignore[misc]
+    part, call = new_text_part("hi"), new_tool_call("c", "f", "{}")
+    tool = new_tool("f", {"name": "f"}, "action")
+    assert (type(part), type(call), type(tool)) == (TextPart, ToolCall, Tool)
+    assert part == TextPart("hi") and hash(part) == hash(TextPart("hi"))
+    assert call == ToolCall("c", "f", "{}") and hash(call) == hash(ToolCall("c", "f", "{}"))
+    assert dataclasses.astuple(tool) == dataclasses.astuple(Tool("f", {"name": "f"}, "action"))
+    for value, field in ((part, "text"), (call, "name"), (tool, "kind")):
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            setattr(value, field, "x")
+
+
+@pytest.mark.parametrize(("role", "text", "call_id"), [("user", "hi", None), ("tool", "", "c1")])
+def test_a_text_message_built_in_bulk_is_the_class_value(
+    role: Literal["user", "tool"], text: str, call_id: str | None
+) -> None:
+    message = new_text_message(role, text, call_id)
+    expected = Message(role, (TextPart(text),) if text else (), tool_call_id=call_id)
+    assert type(message) is Message and dataclasses.astuple(message) == dataclasses.astuple(
+        expected
+    )
+    assert message == expected and hash(message) == hash(expected)
+    assert all(type(part) is TextPart for part in message.content or ())

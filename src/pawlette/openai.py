@@ -65,6 +65,11 @@ from .types import (
     Tool,
     ToolCall,
     VoicePart,
+    new_message,
+    new_text_message,
+    new_text_part,
+    new_tool,
+    new_tool_call,
 )
 
 MAX_IMAGE_SIZE = 1 << 16
@@ -259,9 +264,12 @@ def tools_from_openai(data: object, path: str = "tools") -> tuple[Tool, ...]:
         # checks) is read without checking its definitions again.  Each Tool is built anew
         # from this request's values, as below.
         key = shared_key(data)  # (a list holding itself is never found plain: never kept)
-        if key is not None and _PLAIN_TOOLS.find(key) is True:
+        if key is not None and _PLAIN_TOOLS.kept.get(key) is True:
             return tuple(
-                Tool(item["function"]["name"], dict(item["function"]), "function") for item in data
+                [
+                    new_tool((definition := item["function"])["name"], dict(definition), "function")
+                    for item in data
+                ]
             )
         tools, plain = _read_tools(data, path)
         if plain and key is not None:
@@ -325,8 +333,28 @@ def _plain_message(data: object) -> Message | None:
     if type(text) is str:
         if not text.isascii() and surrogate_problem(text) is not None:
             return None
-        if len(data) == 2:  # a role and a text (both found): nothing else
-            return Message(role, (TextPart(text),) if text else ())
+        size = len(data)
+        if size == 2:  # a role and a text (both found): nothing else
+            return new_text_message(role, text)
+        if size == 3:  # a result with its call's id, or a turn of calls: nothing else
+            if role == "tool":
+                call_id = get("tool_call_id")
+                if type(call_id) is str and (
+                    call_id.isascii() or surrogate_problem(call_id) is None
+                ):
+                    return new_text_message(role, text, call_id)
+            elif role == "assistant":
+                raw_calls = get("tool_calls")
+                if type(raw_calls) is list and raw_calls:
+                    calls = []
+                    for raw_call in raw_calls:
+                        call = _plain_call(raw_call)
+                        if call is None:
+                            return None
+                        calls.append(call)
+                    # ("" and null mean the same beside tool calls; null is canonical)
+                    content = (new_text_part(text),) if text else None
+                    return new_message(role, content, None, tuple(calls))
         if not PLAIN_MESSAGE_KEYS.issuperset(data):
             return None
     elif not PLAIN_MESSAGE_KEYS.issuperset(data):
@@ -367,9 +395,9 @@ def _plain_message(data: object) -> Message | None:
                     calls.append(call)
                 tool_calls = tuple(calls)
         if text:
-            return Message(role, (TextPart(text),), name, tool_calls, None, reasoning)
+            return new_message(role, (new_text_part(text),), name, tool_calls, None, reasoning)
         # "" and null mean the same beside tool calls; null is canonical
-        return Message(role, None if tool_calls else (), name, tool_calls, None, reasoning)
+        return new_message(role, None if tool_calls else (), name, tool_calls, None, reasoning)
     if get("reasoning_content") is not None or get("tool_calls") is not None:
         return None
     tool_call_id = get("tool_call_id")
@@ -379,7 +407,7 @@ def _plain_message(data: object) -> Message | None:
         or (not tool_call_id.isascii() and surrogate_problem(tool_call_id) is not None)
     ):
         return None
-    return Message(role, (TextPart(text),) if text else (), name, (), tool_call_id)
+    return new_message(role, (new_text_part(text),) if text else (), name, (), tool_call_id)
 
 
 def plain_text_parts(value: object) -> str | None:
@@ -422,11 +450,19 @@ def _plain_call(data: object) -> ToolCall | None:
         not call_id.isascii() and surrogate_problem(call_id) is not None
     ):
         return None
-    if (not name.isascii() and surrogate_problem(name) is not None) or not plain_arguments(
-        arguments
-    ):
+    if not name.isascii() and surrogate_problem(name) is not None:
         return None
-    return ToolCall(call_id, name, arguments.strip())
+    if _PLAIN_ARGUMENTS.kept.get(arguments) is None:
+        if not plain_arguments(arguments):
+            return None
+        _PLAIN_ARGUMENTS.keep(arguments, True)
+    return new_tool_call(call_id, name, arguments.strip())
+
+
+_PLAIN_ARGUMENTS: Kept[bool] = Kept(limit=4096, longest=1 << 14)
+"""Argument texts found plain (:func:`plain_arguments`), by their text: a conversation's calls
+come back in every later request of it, and the text alone decides (the writers keep what
+they write of the same texts, :mod:`pawlette.declare.calls`)."""
 
 
 def _finite_float(text: str) -> float:
@@ -530,7 +566,7 @@ def _plain_tool(data: object) -> Tool | None:
     definition = plain_tool_definition(data)
     if definition is None:
         return None
-    return Tool(definition["name"], dict(definition), "function")
+    return new_tool(definition["name"], dict(definition), "function")
 
 
 # The general readers: every accepted shape, and the errors.

@@ -226,6 +226,138 @@ _set_definition = _slot_setter(Tool, "definition")
 _set_kind = _slot_setter(Tool, "kind")
 
 
+# --------------------------------------------------------------------------- built in bulk
+#
+# The request readers make a Message per message, a TextPart per text and a ToolCall per call
+# on every render.  Calling a class with a Python ``__init__`` costs the call itself plus one
+# setter call per slot; an instance of a plain class with the same slots takes each value with
+# a plain attribute store, and then becomes the frozen class by assigning ``__class__``
+# (allowed between classes with the same slots).  The result is the same frozen value (same
+# type, fields, equality and hash) at about a third of a Message's cost.  Only these functions
+# use the open classes, and never keep an instance of one.
+
+
+class _OpenTextPart:
+    __slots__ = ("text",)
+    text: str
+
+
+class _OpenToolCall:
+    __slots__ = ("arguments", "id", "name")
+    id: str
+    name: str
+    arguments: str
+
+
+class _OpenMessage:
+    __slots__ = (
+        "content",
+        "metadata",
+        "name",
+        "reasoning",
+        "reasoning_steps",
+        "role",
+        "tool_call_id",
+        "tool_calls",
+        "weight",
+    )
+    role: Role
+    content: tuple[ContentPart, ...] | None
+    name: str | None
+    tool_calls: tuple[ToolCall, ...]
+    tool_call_id: str | None
+    reasoning: str | None
+    reasoning_steps: tuple[ThinkStep, ...] | None
+    metadata: tuple[tuple[str, str], ...]
+    weight: float | None
+
+
+class _OpenTool:
+    __slots__ = ("definition", "kind", "name")
+    name: str
+    definition: JSONObject
+    kind: Literal["function", "action"]
+
+
+def new_text_part(text: str) -> TextPart:
+    """``TextPart(text)``, built in bulk (see above)."""
+    part = _OpenTextPart()
+    part.text = text
+    part.__class__ = TextPart  # type: ignore[assignment]
+    return part  # type: ignore[return-value]
+
+
+def new_tool_call(id: str, name: str, arguments: str) -> ToolCall:
+    """``ToolCall(id, name, arguments)``, built in bulk (see above)."""
+    call = _OpenToolCall()
+    call.id = id
+    call.name = name
+    call.arguments = arguments
+    call.__class__ = ToolCall  # type: ignore[assignment]
+    return call  # type: ignore[return-value]
+
+
+def new_message(
+    role: Role,
+    content: tuple[ContentPart, ...] | None = (),
+    name: str | None = None,
+    tool_calls: tuple[ToolCall, ...] = (),
+    tool_call_id: str | None = None,
+    reasoning: str | None = None,
+    reasoning_steps: tuple[ThinkStep, ...] | None = None,
+    metadata: tuple[tuple[str, str], ...] = (),
+    weight: float | None = None,
+) -> Message:
+    """``Message(...)`` with the same parameters, built in bulk (see above)."""
+    made = _OpenMessage()
+    made.role = role
+    made.content = content
+    made.name = name
+    made.tool_calls = tool_calls
+    made.tool_call_id = tool_call_id
+    made.reasoning = reasoning
+    made.reasoning_steps = reasoning_steps
+    made.metadata = metadata
+    made.weight = weight
+    made.__class__ = Message  # type: ignore[assignment]
+    return made  # type: ignore[return-value]
+
+
+def new_text_message(role: Role, text: str, tool_call_id: str | None = None) -> Message:
+    """``Message(role, (TextPart(text),) if text else (), tool_call_id=tool_call_id)``, built
+    in bulk (see above): the message nearly every request is made of."""
+    content: tuple[ContentPart, ...] = ()
+    if text:
+        part = _OpenTextPart()
+        part.text = text
+        part.__class__ = TextPart  # type: ignore[assignment]
+        content = (part,)  # type: ignore[assignment]
+    made = _OpenMessage()
+    made.role = role
+    made.content = content
+    made.name = None
+    made.tool_calls = ()
+    made.tool_call_id = tool_call_id
+    made.reasoning = None
+    made.reasoning_steps = None
+    made.metadata = ()
+    made.weight = None
+    made.__class__ = Message  # type: ignore[assignment]
+    return made  # type: ignore[return-value]
+
+
+def new_tool(
+    name: str, definition: JSONObject, kind: Literal["function", "action"] = "function"
+) -> Tool:
+    """``Tool(name, definition, kind)``, built in bulk (see above)."""
+    made = _OpenTool()
+    made.name = name
+    made.definition = definition
+    made.kind = kind
+    made.__class__ = Tool  # type: ignore[assignment]
+    return made  # type: ignore[return-value]
+
+
 # --------------------------------------------------------------------------- rendering
 
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Hashable
 from collections.abc import Set as AbstractSet
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from ..compile import compiled_writer
 from ..engine.writer import MAX_CACHED_INDEX, ConstantSegments, Writer
@@ -145,6 +145,12 @@ class Plan:
         return pairs
 
 
+class WriteText(Protocol):
+    """:meth:`Writer.text` and :meth:`Writer.raw`'s signature."""
+
+    def __call__(self, text: str, kind: str, *, trainable: bool = False) -> None: ...
+
+
 class Render:
     """One rendering in progress: the context every writer hook gets.
 
@@ -155,21 +161,30 @@ class Render:
 
     __slots__ = (
         "_found",
-        "_last_query",
         "_present",
         "handled",
         "has_content",
         "index",
+        "last_query",
         "layout",
         "messages",
         "plan",
         "previous",
         "prompt",
+        "raw",
         "role",
         "states",
+        "text",
         "tools",
         "writer",
     )
+
+    text: WriteText
+    """``text(text, kind, *, trainable=False)``: caller text, escaped when the format escapes
+    (the writer's own :meth:`Writer.text`: concepts call it for every text they write)."""
+    raw: WriteText
+    """``raw(text, kind, *, trainable=False)``: scaffolding text the format computes, never
+    escaped (the writer's own :meth:`Writer.raw`)."""
 
     def __init__(
         self,
@@ -196,26 +211,22 @@ class Render:
         self.states: dict[Hashable, Any] = {}
         """The concepts' own values for this rendering, by owner (:meth:`state` makes one on
         first use; a concept's hot path may read it directly once it is made)."""
-        self._last_query: int | None = None
+        # The index of the last user message (-1: none), read by many concepts' hooks: the
+        # last message is nearly always the one, so finding it costs a step or two.
+        last_query = len(messages) - 1
+        while last_query >= 0 and messages[last_query].role != "user":
+            last_query -= 1
+        self.last_query = last_query
+        """The index of the last user message (-1: none)."""
         self._found = plan.constants.found
+        self.text = writer.text
+        self.raw = writer.raw
 
     # ------------------------------------------------------------------ what concepts use
 
     @property
     def options(self) -> Any:
         return self.layout.options
-
-    @property
-    def last_query(self) -> int:
-        """The index of the last user message (-1: none)."""
-        if self._last_query is None:
-            found = -1
-            for number in range(len(self.messages) - 1, -1, -1):
-                if self.messages[number].role == "user":
-                    found = number
-                    break
-            self._last_query = found
-        return self._last_query
 
     def state(self, owner: Hashable, make: Callable[[], State]) -> State:
         """A concept's own state for this rendering (made on first use)."""
@@ -255,14 +266,6 @@ class Render:
         if kept is None or kept[0] is not pieces:
             key = ("uncached", pairs)  # a fence made per render: keyed by its text
         return plan.constants.build(self.writer, key, pairs, kind, trainable)
-
-    def text(self, text: str, kind: str, *, trainable: bool = False) -> None:
-        """Caller text (escaped when the format escapes)."""
-        self.writer.text(text, kind, trainable=trainable)
-
-    def raw(self, text: str, kind: str, *, trainable: bool = False) -> None:
-        """Scaffolding text the format computes (never escaped)."""
-        self.writer.raw(text, kind, trainable=trainable)
 
     def at(self, role: str | None, index: int) -> None:
         self.writer.at(role, index)  # type: ignore[arg-type]
