@@ -45,6 +45,7 @@ from .prompt_rest import PromptRest
 from .python_calls import PythonCalls
 from .reasoning import Reasoning
 from .results import Results
+from .switch import Switch
 from .system import LastSystemPrompt, SystemPrompt
 from .table import compile_table
 from .tools import ToolsBlock
@@ -75,6 +76,7 @@ __all__ = [
     "PythonCalls",
     "Reasoning",
     "Results",
+    "Switch",
     "SystemPrompt",
     "ToolsBlock",
     "Trimmed",
