@@ -263,3 +263,102 @@ def test_the_real_template_with_the_same_variable_renders_the_same(case: FamilyC
                 assert ours.render_request(request, add_generation_prompt=prompt).text == text
                 compared += 1
     assert compared >= len(found), f"only {compared} renders compared for {case.template}"
+
+
+# ------------------------------------------------------------------ text options
+
+TEXT_OPTIONS = [
+    ("harmony", "reasoning_effort", ("low", "medium", "high")),
+    ("muse", "reasoning_strength", ("low", "medium", "high")),
+]
+
+
+@pytest.mark.parametrize(("name", "variable", "values"), TEXT_OPTIONS)
+@settings(max_examples=8)
+@given(data=st.data(), prompt=st.booleans())
+def test_a_text_option_is_read_from_its_variable(
+    name: str, variable: str, values: tuple[str, ...], data: st.DataObject, prompt: bool
+) -> None:
+    """Harmony's ``reasoning_effort`` and Muse's ``reasoning_strength`` are text the
+    template writes (an ``Option`` piece), read from the variable of the same name."""
+    fmt = pawlette.get_format(name)
+    request = draw(name, data)
+    assert not switches(name)
+    for value in values:
+        rendering = fmt.with_options(**{variable: value}).render(
+            request, add_generation_prompt=prompt
+        )
+        text, spans = render(fmt, request, prompt, **{variable: value})
+        assert text == rendering.text, value
+        assert merged(spans) == trainable_spans(rendering), value
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_the_frozen_template_reads_no_switch(name: str) -> None:
+    """``frozen=True``: the option set's own template, whatever the caller passes."""
+    fmt = pawlette.get_format(name)
+    layout = layout_of(fmt)
+    assert layout is not None
+    frozen = export_jinja(fmt, frozen=True)
+    assert frozen == frozen_template(layout)
+    assert "option_" not in frozen
+    from transformers.utils.chat_template_utils import render_jinja_template
+
+    messages = [{"role": "user", "content": "Hi"}]
+    expected = fmt.render(messages, add_generation_prompt=True).text
+    for variables, _ in settings_of(name):
+        rendered, _ = render_jinja_template(
+            [messages], chat_template=frozen, add_generation_prompt=True, **variables
+        )
+        assert rendered[0] == expected, variables
+
+
+# ------------------------------------------------------------------ llama.cpp's engine
+
+
+def _has_float(value: Any) -> bool:
+    if isinstance(value, float):
+        return True
+    if isinstance(value, dict):
+        return any(_has_float(item) for item in value.values())
+    if isinstance(value, list):
+        return any(_has_float(item) for item in value)
+    return False
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_each_value_renders_its_option_sets_template_under_llama_cpp(name: str) -> None:
+    """Under llama.cpp's own Jinja engine (text only, see ``test_jinja_llama_cpp``), the
+    switched template given each value (and none) renders what the frozen template of that
+    option set renders, a refusal where it refuses, on generated conversations (floats set
+    aside: they print the engine's way there)."""
+    from ..support.llama_cpp_jinja import render_with_llama_cpp
+
+    fmt = pawlette.get_format(name)
+    found = [
+        conversation.request
+        for conversation in generate_conversations(8, seed=5, avoid=fmt.special_markers)
+    ]
+    switched: list[dict[str, Any]] = []
+    compared = 0
+    for variables, changes in settings_of(name):
+        option_set = fmt.with_options(**changes) if changes else fmt
+        frozen: list[dict[str, Any]] = []
+        for request in found:
+            inputs: dict[str, Any] = {
+                "messages": template_request(fmt, request),
+                "add_generation_prompt": True,
+            }
+            if request.get("tools"):
+                inputs["tools"] = request["tools"]
+            if not _has_float(inputs):
+                frozen.append(inputs)
+                switched.append({**inputs, **variables})
+        expected = render_with_llama_cpp(export_jinja(option_set, frozen=True), frozen)
+        found_here = render_with_llama_cpp(export_jinja(fmt), switched[-len(frozen) :])
+        for inputs, wanted, result in zip(frozen, expected, found_here, strict=True):
+            where = ({key: value for key, value in inputs.items() if key != "messages"}, variables)
+            assert result.get("text") == wanted.get("text"), (where, result.get("error"))
+            assert ("error" in result) == ("error" in wanted), where
+            compared += "text" in result
+    assert compared >= len(found), f"only {compared} renders without an error"
