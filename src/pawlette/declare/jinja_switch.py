@@ -61,7 +61,7 @@ def condition(switch: Switch, value: Any) -> str:
 def ordered(switch: Switch) -> list[Any]:
     """The values in the order their branches are tested: ``none`` first (false, as
     ``False`` is), then ``True`` (any true value), then the rest."""
-    return sorted(switch.values, key=lambda value: 0 if value is None else int(value is True) + 1)
+    return sorted(switch.values, key=lambda value: 0 if value is None else 2 - (value is True))
 
 
 def setting(switch: Switch, default: Any) -> list[str]:
@@ -186,6 +186,12 @@ def _hunks(first: list[str], second: list[str]) -> list[list[int]]:
     return hunks
 
 
+def negation(test: str) -> str:
+    if test.startswith("not "):
+        return test[len("not ") :]
+    return f"not {test}" if test.isidentifier() else f"not ({test})"
+
+
 def merge(first: list[str], second: list[str], test: str) -> list[str]:
     """``first`` where ``test`` holds, else ``second``, their shared lines written once."""
     result: list[str] = []
@@ -193,7 +199,7 @@ def merge(first: list[str], second: list[str], test: str) -> list[str]:
     for a0, a1, b0, b1 in _hunks(first, second):
         result += first[position:a0]
         if a0 == a1:
-            result += [f"{{%- if not ({test}) -%}}", *second[b0:b1]]
+            result += [f"{{%- if {negation(test)} -%}}", *second[b0:b1]]
         else:
             result += [f"{{%- if {test} -%}}", *first[a0:a1]]
             if b0 != b1:
