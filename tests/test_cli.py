@@ -208,6 +208,18 @@ def test_export_jinja_prints_a_template() -> None:
     assert "{%- generation -%}" in result.stdout
 
 
+def test_export_jinja_frozen_reads_no_thinking_variable() -> None:
+    from pawlette.export import export_jinja
+
+    switched = run("export", "jinja", "-f", "glm:4.6-no-thinking")
+    frozen = run("export", "jinja", "-f", "glm:4.6-no-thinking", "--frozen")
+    assert switched.returncode == frozen.returncode == 0, switched.stderr + frozen.stderr
+    assert switched.stdout == export_jinja("glm:4.6-no-thinking")
+    assert "enable_thinking" in switched.stdout
+    assert frozen.stdout == export_jinja("glm:4.6-no-thinking", frozen=True)
+    assert "enable_thinking" not in frozen.stdout
+
+
 def test_export_grammar_bundle_from_a_request_file(tmp_path: Path) -> None:
     tools = [{"type": "function", "function": {"name": "f", "parameters": {"type": "object"}}}]
     path = tmp_path / "request.json"

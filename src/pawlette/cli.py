@@ -188,7 +188,7 @@ def command_serve(arguments: argparse.Namespace) -> int:
 def command_export_jinja(arguments: argparse.Namespace) -> int:
     from .export import export_jinja
 
-    sys.stdout.write(export_jinja(arguments.format))
+    sys.stdout.write(export_jinja(arguments.format, frozen=arguments.frozen))
     return 0
 
 
@@ -356,6 +356,12 @@ def build_parser() -> argparse.ArgumentParser:
     exports = export.add_subparsers(dest="what", required=True, metavar="WHAT")
     jinja = exports.add_parser("jinja", help="a Hugging Face chat_template")
     jinja.add_argument("-f", "--format", required=True)
+    jinja.add_argument(
+        "--frozen",
+        action="store_true",
+        help="the format's options only: read no thinking variable (llama.cpp passes"
+        " enable_thinking=true to every template)",
+    )
     jinja.set_defaults(handler=command_export_jinja)
     grammar = exports.add_parser("grammar", help="a constrained-decoding grammar for one turn")
     grammar.add_argument("-f", "--format", required=True)

@@ -45,6 +45,7 @@ from .prompt_rest import PromptRest
 from .python_calls import PythonCalls
 from .reasoning import Reasoning
 from .results import Results
+from .switch import Switch
 from .system import LastSystemPrompt, SystemPrompt
 from .system_in_turn import SystemInTurn
 from .table import compile_table
@@ -76,6 +77,7 @@ __all__ = [
     "PythonCalls",
     "Reasoning",
     "Results",
+    "Switch",
     "SystemInTurn",
     "SystemPrompt",
     "ToolsBlock",

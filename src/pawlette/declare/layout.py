@@ -24,6 +24,7 @@ from typing import Any
 from ..errors import FormatError
 from .concept import Concept
 from .pieces import Fence, Lit, Marker, Option
+from .switch import Switch, check_switches
 
 ROLES = ("system", "user", "assistant", "tool")
 UNTESTED = ("tools", "calls")
@@ -143,6 +144,10 @@ class Layout:
       token in its call syntax: Functionary's ``<function=NAME>``), so output read from
       token ids is read as the text they decode to, markers by their spelling (by default
       only a special token's id is a marker, and text spelling one stays text).
+    - ``switches``: the reference template's variables that switch an option at render
+      time (:class:`~.switch.Switch`: Qwen3's ``enable_thinking``), which the exported chat
+      template reads too; an option is switched only where the reference template reads a
+      variable for it.
     - ``template_untested``: what the reference template cannot render as these options
       write it, so detection compares the candidate without it: ``"tools"`` (requests with
       tools or calls: DeepSeek R1's templates write broken call layouts the format does not
@@ -167,6 +172,7 @@ class Layout:
     tools_variables: Callable[[Any, Sequence[Mapping[str, Any]]], Mapping[str, Any]] | None = field(
         default=None, compare=False, repr=False
     )
+    switches: tuple[Switch, ...] = ()
     today: str | None = None
     template_untested: tuple[str, ...] = ()
     markers_in_text: bool = False
@@ -239,6 +245,7 @@ class Layout:
                 claimed[role] = concept
         for concept in self.concepts:
             concept.validate(self)
+        check_switches(self.name, self.switches, self.options)
 
     def concept(self, kind: type[Any]) -> Any:
         """The layout's concept of ``kind`` (None: it has none).  For a concept that reads

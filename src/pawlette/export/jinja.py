@@ -76,19 +76,32 @@ def jinja_formats() -> list[str]:
     return [name for name in formats() if _declared(get_format(name)) is not None]
 
 
-def export_jinja(format_name: str | Format) -> str:
+def export_jinja(format_name: str | Format, *, frozen: bool = False) -> str:
     """The Hugging Face ``chat_template`` of a format (a registered name or a value).
+
+    Where the model's own template switches its thinking with a variable
+    (``enable_thinking``, ``thinking``, ``reasoning_effort``...: the layout's ``switches``),
+    this template reads it too, and renders what the format renders with the option set to
+    the variable's value (the format's own value when the variable is not given).
+    ``frozen``: the template of the format's options alone, reading no such variable (for
+    engines that pass one the caller did not choose: llama.cpp passes
+    ``enable_thinking=true`` to every template).
 
     >>> template = export_jinja("pcml")
     >>> "{%- generation -%}" in template
     True
+    >>> "enable_thinking" in export_jinja("chatml"), "enable_thinking" in export_jinja(
+    ...     "chatml", frozen=True
+    ... )
+    (True, False)
     """
     fmt = format_name if isinstance(format_name, Format) else get_format(format_name)
     declaration = _declared(fmt)
     if declaration is not None:
         from ..declare.jinja import chat_template as declared_template
+        from ..declare.jinja import frozen_template
 
-        return declared_template(declaration)
+        return frozen_template(declaration) if frozen else declared_template(declaration)
     raise UnsupportedFeature(
         "format",
         f"{fmt.name!r} is not declared (a Format built by hand has no chat template)",

@@ -110,6 +110,7 @@ from pawlette.declare import (
     NamedCalls,
     Reasoning,
     Results,
+    Switch,
     SystemPrompt,
     declare,
     fence,
@@ -417,6 +418,8 @@ def layout(options: DeepseekOptions) -> Layout:
         from_options=layout,
         variants=VARIANTS,
         template_variables=_variables,
+        # The template reads thinking, else enable_thinking.
+        switches=(Switch("thinking", "thinking", fallback=("enable_thinking",)),),
     )
 
 
@@ -468,6 +471,12 @@ def r1_layout(options: DeepseekOptions) -> Layout:
         from_options=layout,
         variants=VARIANTS,
         template_variables=_variables,
+        # R1-Distill-Qwen's template reads enable_thinking; Llama's and llama.cpp's nothing.
+        switches=(
+            (Switch("thinking", "enable_thinking"),)
+            if options.version == "r1" and options.calls == "written"
+            else ()
+        ),
         # llama.cpp's template cannot render tools under Hugging Face's tojson.
         template_untested=("tools",) if options.version == "r1-llamacpp" else (),
     )

@@ -123,6 +123,7 @@ from pawlette.declare import (
     Layout,
     Reasoning,
     Results,
+    Switch,
     SystemPrompt,
     ToolsBlock,
     XmlCalls,
@@ -223,6 +224,10 @@ class GapAfterResults(Concept):
 _GAP = fence("\n\n")
 
 
+THINKING = Switch("thinking", "thinking", fallback=("enable_thinking",))
+"""The templates read ``thinking``, else ``enable_thinking``."""
+
+
 def _variables(options: DsmlOptions) -> Mapping[str, Any]:
     if options.version == "v4":  # every past turn keeps its reasoning (see the docstring)
         return {"thinking": options.thinking, "drop_thinking": False}
@@ -291,6 +296,7 @@ def layout(options: DsmlOptions) -> Layout:
         from_options=layout,
         variants=VARIANTS,
         template_variables=_variables,
+        switches=(THINKING,),
         markers_in_text=True,  # the calls and the reasoning are plain text: DSML is no token
     )
 
@@ -344,6 +350,7 @@ def v4_layout(options: DsmlOptions) -> Layout:
         from_options=layout,
         variants=VARIANTS,
         template_variables=_variables,
+        switches=(THINKING,),
         markers_in_text=True,  # the calls and the reasoning are plain text: DSML is no token
     )
 

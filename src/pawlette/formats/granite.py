@@ -99,6 +99,7 @@ from pawlette.declare import (
     Option,
     Reasoning,
     Results,
+    Switch,
     SystemPrompt,
     ToolsBlock,
     declare,
@@ -252,6 +253,7 @@ def granite_3_3(options: GraniteOptions) -> Layout:
         from_options=layout,
         variants={"4.1": GRANITE_4_1, "3.3": GRANITE_3_3},
         template_variables=template_variables,
+        switches=(Switch("thinking", "thinking"),),  # Granite 3.3's; 4.x's templates have none
         today="date",
     )
 

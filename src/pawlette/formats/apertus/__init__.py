@@ -92,6 +92,7 @@ from pawlette.declare import (
     Marker,
     Option,
     Reasoning,
+    Switch,
     SystemPrompt,
     declare,
     fence,
@@ -173,6 +174,7 @@ def layout(options: ApertusOptions) -> Layout:
         options=options,
         from_options=layout,
         template_variables=template_variables,
+        switches=(Switch("thinking", "enable_thinking"),),
         today="today",
     )
 

@@ -71,6 +71,7 @@ from pawlette.declare import (
     Marker,
     Reasoning,
     Results,
+    Switch,
     SystemPrompt,
     ToolsBlock,
     XmlCalls,
@@ -188,6 +189,7 @@ def layout(options: BailingOptions) -> Layout:
         from_options=layout,
         variants={"no-thinking": BailingOptions(thinking=False)},
         template_variables=_variables,
+        switches=(Switch("thinking", "enable_thinking"),),
     )
 
 

@@ -173,6 +173,8 @@ from pawlette.declare import (
 )
 from pawlette.errors import FormatError
 
+from .xml import THINKING
+
 IM_START, IM_END = Marker("<|im_start|>"), Marker("<|im_end|>")
 TOOL_CALL, TOOL_CALL_END = Marker("<tool_call>"), Marker("</tool_call>")
 RESPONSE, RESPONSE_END = Marker("<tool_response>"), Marker("</tool_response>")
@@ -330,6 +332,8 @@ def layout(options: ChatmlOptions) -> Layout:
         from_options=variant_layout,
         variants=VARIANTS,
         template_variables=lambda options: {"enable_thinking": options.thinking},
+        # Qwen3's and QwQ's templates read enable_thinking; Qwen2.5's and MiMo-VL's nothing.
+        switches=(THINKING,) if options.reasoning or options.think_prompt else (),
     )
 
 

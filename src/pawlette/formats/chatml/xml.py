@@ -14,6 +14,7 @@ from pawlette.declare import (
     Marker,
     Reasoning,
     Results,
+    Switch,
     SystemPrompt,
     ToolsBlock,
     Trimmed,
@@ -35,6 +36,8 @@ IM_START, IM_END = Marker("<|im_start|>"), Marker("<|im_end|>")
 TOOL_CALL, TOOL_CALL_END = Marker("<tool_call>"), Marker("</tool_call>")
 RESPONSE, RESPONSE_END = Marker("<tool_response>"), Marker("</tool_response>")
 THINK, THINK_END = Marker("<think>"), Marker("</think>")
+THINKING = Switch("thinking", "enable_thinking")
+"""The templates' ``enable_thinking`` (Qwen3's, QwQ's, Qwen3.5's, Nemotron 3 Nano's)."""
 
 # What Jinja's ``trim`` removes (Python's ``str.strip()``), as Reasoning.trim spells it.
 WHITESPACE = "".join(character for character in map(chr, range(0x3001)) if character.isspace())
@@ -220,6 +223,7 @@ def qwen35_layout(options: ChatmlOptions) -> Layout:
         from_options=variant_layout,
         variants=VARIANTS,
         template_variables=lambda options: {"enable_thinking": options.thinking},
+        switches=(THINKING,),
     )
 
 
@@ -272,6 +276,7 @@ def nemotron_layout(options: ChatmlOptions) -> Layout:
             "enable_thinking": options.thinking,
             "truncate_history_thinking": options.truncate_history_thinking,
         },
+        switches=(THINKING, Switch("truncate_history_thinking", "truncate_history_thinking")),
     )
 
 

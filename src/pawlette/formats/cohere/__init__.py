@@ -115,6 +115,7 @@ from pawlette.declare import (
     PromptAlways,
     Reasoning,
     Results,
+    Switch,
     SystemPrompt,
     declare,
     fence,
@@ -251,6 +252,7 @@ def layout(options: CohereOptions) -> Layout:
         from_options=layout,
         variants=VARIANTS,
         template_variables=_variables,
+        switches=(Switch("thinking", "enable_thinking"),),
     )
 
 

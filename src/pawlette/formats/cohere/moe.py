@@ -61,6 +61,7 @@ from pawlette.declare import (
     Layout,
     Marker,
     Reasoning,
+    Switch,
     SystemPrompt,
     fence,
 )
@@ -145,4 +146,5 @@ def moe_layout(options: CohereOptions, variants: dict[str, Any], variables: Any)
         from_options=layout,
         variants=variants,
         template_variables=variables,
+        switches=(Switch("thinking", "reasoning"),),
     )

@@ -119,6 +119,7 @@ from pawlette.declare import (
     Marker,
     Reasoning,
     Results,
+    Switch,
     SystemPrompt,
     ToolsBlock,
     Trimmed,
@@ -285,7 +286,17 @@ def layout(options: GlmOptions) -> Layout:
         from_options=layout,
         variants=VARIANTS,
         template_variables=_variables,
+        switches=_switches(options),
     )
+
+
+def _switches(options: GlmOptions) -> tuple[Switch, ...]:
+    """What the template reads: ``enable_thinking`` (GLM-4.6 and 4.7), ``clear_thinking``
+    (GLM-4.7 only)."""
+    thinking = Switch("thinking", "enable_thinking")
+    if options.version == "4.7":
+        return (thinking, Switch("clear_thinking", "clear_thinking"))
+    return (thinking,)
 
 
 FORMAT = declare(layout(GlmOptions()))

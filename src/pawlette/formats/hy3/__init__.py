@@ -107,6 +107,7 @@ from pawlette.declare import (
     Layout,
     Marker,
     Results,
+    Switch,
     SystemPrompt,
     ToolsBlock,
     XmlCalls,
@@ -251,6 +252,9 @@ def layout(options: Hy3Options) -> Layout:
         from_options=layout,
         variants=VARIANTS,
         template_variables=_variables,
+        switches=(
+            Switch("reasoning_effort", "reasoning_effort", values=("no_think", "low", "high")),
+        ),
     )
 
 

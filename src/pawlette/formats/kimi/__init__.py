@@ -159,6 +159,7 @@ from pawlette.declare import (
     Ignored,
     Layout,
     Marker,
+    Switch,
     SystemPrompt,
     ToolsBlock,
     declare,
@@ -233,6 +234,10 @@ def layout(options: KimiOptions) -> Layout:
             variants=VARIANTS,
             extra_special=(k3.IMAGE,),
             template_variables=_variables,
+            switches=(
+                Switch("thinking", "thinking"),
+                Switch("thinking_effort", "thinking_effort", values=("max", "high", "low", None)),
+            ),
         )
     original = version == "k2-original"
     concepts: list[Concept] = [

@@ -137,6 +137,7 @@ from pawlette.declare import (
     Marker,
     Reasoning,
     Results,
+    Switch,
     SystemPrompt,
     ToolsBlock,
     Trimmed,
@@ -325,6 +326,7 @@ def layout(options: LagunaOptions) -> Layout:
         from_options=layout,
         variants=VARIANTS,
         template_variables=_variables,
+        switches=(Switch("thinking", "enable_thinking"),),
     )
 
 

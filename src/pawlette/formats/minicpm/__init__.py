@@ -121,6 +121,7 @@ from pawlette.declare import (
     Marker,
     Reasoning,
     Results,
+    Switch,
     SystemPrompt,
     ToolsBlock,
     declare,
@@ -214,6 +215,7 @@ def layout(options: MinicpmOptions) -> Layout:
         template_variables=lambda options: (
             {} if options.thinking is None else {"enable_thinking": options.thinking}
         ),
+        switches=(Switch("thinking", "enable_thinking", values=(None, True, False)),),
     )
 
 

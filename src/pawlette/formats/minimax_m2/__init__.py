@@ -184,6 +184,7 @@ from pawlette.declare import (
     Marker,
     Reasoning,
     Results,
+    Switch,
     ToolsBlock,
     XmlCalls,
     declare,
@@ -429,6 +430,12 @@ def layout(options: MinimaxM2Options) -> Layout:
         from_options=layout,
         variants=VARIANTS,
         template_variables=_variables,
+        # MiniMax-M3's template reads thinking_mode; M2's nothing.
+        switches=(
+            (Switch("thinking_mode", "thinking_mode", values=("adaptive", "enabled", "disabled")),)
+            if m3
+            else ()
+        ),
         # <invoke name="...> is text between the special tokens: the model's ids are read as
         # the text they decode to, markers by their spelling.
         markers_in_text=True,

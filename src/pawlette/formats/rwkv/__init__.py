@@ -74,6 +74,7 @@ from pawlette.declare import (
     Marker,
     PromptRest,
     Reasoning,
+    Switch,
     UnwrittenResults,
     declare,
     fence,
@@ -154,6 +155,7 @@ def layout(options: RwkvOptions) -> Layout:
         from_options=layout,
         variants=VARIANTS,
         template_variables=template_variables,
+        switches=(Switch("thinking", "enable_thinking", values=(None, True, False)),),
         markers_in_text=True,  # the turns' openers and ends are plain text: no special token
     )
 

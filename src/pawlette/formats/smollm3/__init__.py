@@ -63,6 +63,7 @@ from pawlette.declare import (
     Layout,
     Marker,
     Reasoning,
+    Switch,
     SystemPrompt,
     declare,
     fence,
@@ -154,6 +155,7 @@ def layout(options: SmolOptions) -> Layout:
         from_options=layout,
         variants={"no-think": NO_THINK},
         template_variables=template_variables,
+        switches=(Switch("thinking", "enable_thinking"),),
     )
 
 

@@ -76,6 +76,7 @@ from pawlette.declare import (
     Marker,
     Reasoning,
     Results,
+    Switch,
     SystemPrompt,
     ToolsBlock,
     XmlCalls,
@@ -164,6 +165,7 @@ def layout(options: SparkOptions) -> Layout:
         from_options=layout,
         variants=VARIANTS,
         template_variables=_variables,
+        switches=(Switch("thinking", "enable_thinking"),),
     )
 
 
