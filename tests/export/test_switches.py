@@ -24,7 +24,7 @@ from jinja2.exceptions import TemplateError
 
 import pawlette
 from pawlette.declare import Switch, layout_of
-from pawlette.declare.jinja import frozen_template
+from pawlette.declare.jinja import chat_template as frozen_template
 from pawlette.errors import RequestError
 from pawlette.export import export_jinja
 from pawlette.export.jinja import template_inputs

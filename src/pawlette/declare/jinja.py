@@ -307,15 +307,6 @@ def concept_handles(concept: Any) -> frozenset[str]:
 
 
 def chat_template(layout: Layout) -> str:
-    """The chat template of a layout (see the module docstring), reading its switches'
-    variables (:mod:`.jinja_switch`)."""
-    if layout.switches:
-        from .jinja_switch import switched_template
-
-        return switched_template(layout, frozen_template)
-    return frozen_template(layout)
-
-
-def frozen_template(layout: Layout) -> str:
-    """The chat template of a layout's own options (its switches not read)."""
+    """The chat template of a layout's own options (see the module docstring; the exported
+    template also reads its switches' variables: :mod:`pawlette.export.switched`)."""
     return Template(layout).build()

@@ -4,7 +4,7 @@ Qwen3's template reads ``enable_thinking``, DeepSeek V3.1's ``thinking``, Hy3's
 ``reasoning_effort``: a Hugging Face caller switches the model's thinking with
 ``apply_chat_template(..., enable_thinking=False)`` on one template.  A layout names such a
 variable with a :class:`Switch`, and its exported chat template reads it (see
-:mod:`.jinja_switch`): it renders what the format renders with the option set to the
+:mod:`pawlette.export.switched`): it renders what the format renders with the option set to the
 variable's value, and with the option as the layout has it when the variable is not passed.
 """
 

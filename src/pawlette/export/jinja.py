@@ -98,10 +98,13 @@ def export_jinja(format_name: str | Format, *, frozen: bool = False) -> str:
     fmt = format_name if isinstance(format_name, Format) else get_format(format_name)
     declaration = _declared(fmt)
     if declaration is not None:
-        from ..declare.jinja import chat_template as declared_template
-        from ..declare.jinja import frozen_template
+        from ..declare.jinja import chat_template
 
-        return frozen_template(declaration) if frozen else declared_template(declaration)
+        if frozen or not declaration.switches:
+            return chat_template(declaration)
+        from .switched import switched_template
+
+        return switched_template(declaration, chat_template)
     raise UnsupportedFeature(
         "format",
         f"{fmt.name!r} is not declared (a Format built by hand has no chat template)",

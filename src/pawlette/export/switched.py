@@ -1,11 +1,11 @@
 """One chat template for every value of a layout's switched options (``Layout.switches``).
 
-The template of each option set is emitted as usual (:mod:`.jinja`); the templates are then
-merged line by line: lines they share are written once, and where they differ each side is
-written in a branch on the switch's value (``{%- if option_thinking -%} ... {%- else -%}
-... {%- endif -%}``).  A branch always holds whole blocks (an ``if`` with its ``endif``,
-never an ``else`` of a block opened outside it), so each option set's template is what runs
-for its value: its text, its masks and its refusals.
+The template of each option set is emitted as usual (:mod:`pawlette.declare.jinja`); the
+templates are then merged line by line: lines they share are written once, and where they
+differ each side is written in a branch on the switch's value (``{%- if option_thinking -%}
+... {%- else -%} ... {%- endif -%}``). A branch always holds whole blocks (an ``if`` with
+its ``endif``, never an ``else`` of a block opened outside it), so each option set's
+template is what runs for its value: its text, its masks and its refusals.
 
 The value is set once, first: ``{%- set option_thinking = enable_thinking if enable_thinking
 is defined else true -%}`` (the layout's own option value when the caller passes none).
@@ -19,11 +19,11 @@ import re
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
+from ..declare.switch import Switch
 from ..emit.jinja_text import jinja_string
-from .switch import Switch
 
 if TYPE_CHECKING:
-    from .layout import Layout
+    from ..declare.layout import Layout
 
 _OPENERS = frozenset({"if", "for", "macro", "call", "filter", "generation", "raw"})
 _CLOSERS = frozenset({"end" + name for name in _OPENERS})
