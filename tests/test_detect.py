@@ -3,6 +3,7 @@ renders it, else an inferred declaration (verified) or a refusal saying why."""
 
 from __future__ import annotations
 
+import importlib
 import json
 import subprocess
 import sys
@@ -15,6 +16,9 @@ from pawlette.detect import detect
 from pawlette.export import export_jinja, jinja_formats
 
 from .declared.reference import reference_template
+
+registry = importlib.import_module("pawlette.formats")  # (pawlette.formats is the function)
+detection_module = importlib.import_module("pawlette.detect")
 
 REFERENCES = [
     ("Qwen-Qwen3-0.6B.jinja", None, "chatml", None),
@@ -276,11 +280,16 @@ def test_a_family_refusing_what_the_template_writes_says_so(tmp_path: Path) -> N
     assert "it refuses 2 the template renders: system" in detection.describe()
 
 
-def test_a_directory_inferred_before_is_no_candidate_for_another(tmp_path: Path) -> None:
+def test_a_directory_inferred_before_is_no_candidate_for_another(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """``-f DIR`` registers DIR's inferred format; detecting another directory in the same
     process (here with the same template) infers that one's own, never takes the first's as
     a declared family (with another bos_token, say, it would refuse what the second's
     inference writes)."""
+    # The formats this test registers are gone after it (other tests list every format).
+    monkeypatch.setattr(registry, "_REGISTERED", dict(registry._REGISTERED))
+    monkeypatch.setattr(detection_module, "_INFERRED", set(detection_module._INFERRED))
     first = (
         "{% for m in messages %}<|turn|>{{ m.role }}\n{{ m.content }}<|done|>\n{% endfor %}"
         "{% if add_generation_prompt %}<|turn|>assistant\n{% endif %}"
