@@ -132,3 +132,36 @@ def test_control_characters_in_python_literals(
         with pytest.raises(pawlette.RequestError):
             fmt.render(request)
         assert "error" in result
+
+
+def test_kimi_k3_results_under_llama_cpp() -> None:
+    """A variant's template, not among the generated families: Kimi K3's results, grouped
+    by a namespace whose list was named ``items`` (a dict method to llama.cpp's engine, so
+    every request with tool results failed there)."""
+    fmt = pawlette.get_format("kimi:k3")
+    call = {"id": "functions.get_weather:0", "type": "function"}
+    call["function"] = {"name": "get_weather", "arguments": '{"city": "Paris"}'}  # type: ignore[assignment]
+    request = {
+        "messages": [
+            {"role": "user", "content": "Weather in Paris?"},
+            {"role": "assistant", "content": "", "tool_calls": [call]},
+            {"role": "tool", "tool_call_id": "functions.get_weather:0", "content": "18 C"},
+        ],
+        "tools": [
+            {
+                "type": "function",
+                "function": {
+                    "name": "get_weather",
+                    "parameters": {"type": "object", "properties": {"city": {"type": "string"}}},
+                },
+            }
+        ],
+    }
+    inputs = {
+        "messages": template_messages("kimi:k3", request["messages"]),
+        "tools": request["tools"],
+        "add_generation_prompt": True,
+    }
+    (result,) = render_with_llama_cpp(export_jinja("kimi:k3", frozen=True), [inputs])
+    assert "error" not in result, result["error"]
+    assert result["text"] == fmt.render(request, add_generation_prompt=True).text

@@ -688,7 +688,7 @@ class NamedResults(Results):
     def jinja_message(self, out: Template, role: str) -> None:
         end = out.layout.frames["tool"].end
         out.out('{%- if index == 0 or messages[index - 1].role != "tool" -%}')
-        out.out("{%- set run = namespace(items=[], open=true, calls=[], before=0, ids=[]) -%}")
+        out.out("{%- set run = namespace(indexes=[], open=true, calls=[], before=0, ids=[]) -%}")
         out.out("{%- set run.matched = true -%}{%- set run.seen = [] -%}")
         out.out("{%- for earlier in messages[:index] -%}")
         out.out('{%- if earlier.role == "assistant" -%}{%- set run.before = 0 -%}')
@@ -700,13 +700,13 @@ class NamedResults(Results):
         out.out("{%- endif -%}{%- endfor -%}")
         out.out("{%- for candidate in messages[index:] -%}")
         out.out('{%- if run.open and candidate.role == "tool" -%}')
-        out.out("{%- set run.items = run.items + [index + loop.index0] -%}")
+        out.out("{%- set run.indexes = run.indexes + [index + loop.index0] -%}")
         out.out("{%- else -%}{%- set run.open = false -%}{%- endif -%}{%- endfor -%}")
         out.out("{%- for call in run.calls -%}")
         out.out("{%- if call.id is defined and call.id is not none -%}")
         out.out("{%- set run.ids = run.ids + [call.id] -%}{%- endif -%}{%- endfor -%}")
         out.out("{%- set run.matched = run.calls | length > 0 -%}")
-        out.out("{%- for number in run.items -%}")
+        out.out("{%- for number in run.indexes -%}")
         out.out(
             "{%- if not (messages[number].tool_call_id is defined and "
             "messages[number].tool_call_id in run.ids) -%}"
@@ -717,12 +717,12 @@ class NamedResults(Results):
         out.out("{%- for call in run.calls -%}")
         out.out("{%- if call.id is defined and call.id is not none and call.id not in run.seen -%}")
         out.out("{%- set run.seen = run.seen + [call.id] -%}")
-        out.out("{%- for number in run.items -%}")
+        out.out("{%- for number in run.indexes -%}")
         out.out("{%- if messages[number].tool_call_id == call.id -%}")
         self._jinja_result(out, "call.function.name", end)
         out.out("{%- endif -%}{%- endfor -%}{%- endif -%}{%- endfor -%}")
         out.out("{%- else -%}")
-        out.out("{%- for number in run.items -%}")
+        out.out("{%- for number in run.indexes -%}")
         out.out("{%- set position = run.before + loop.index0 -%}")
         out.out(
             "{%- if messages[number].name is defined and messages[number].name is not none -%}"
