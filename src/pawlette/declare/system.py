@@ -142,13 +142,7 @@ class SystemPrompt(Concept):
                 if index and message.role == "system":
                     out.lose(f"messages[{index}]", "a system message after the first, dropped")
         if self.placement == "first_only":
-            for index, message in enumerate(out.messages):
-                if index and message.role == "system":
-                    raise UnsupportedFeature(
-                        f"messages[{index}]",
-                        "a system message after the first message",
-                        f"one system message, first: {out.layout.name} has no later ones",
-                    )
+            refuse_later_system(out)
 
     def _has_first(self, out: Render) -> bool:
         return bool(out.messages) and out.messages[0].role == "system" and not self._absent(out)
@@ -274,16 +268,7 @@ class SystemPrompt(Concept):
             '"developer"] -%}',
         )
         if self.placement == "first_only":
-            out.macro(
-                "system_first_only",
-                "{%- for message in messages -%}"
-                '{%- if loop.index0 > 0 and message.role in ["system", "developer"] -%}'
-                + "{{- raise_exception("
-                + jinja_string(
-                    f"a system message after the first: {out.layout.name} has no later ones"
-                )
-                + ") -}}{%- endif -%}{%- endfor -%}",
-            )
+            jinja_refuse_later_system(out)
 
     def _jinja_wanted(self, out: Template, *, own: bool = True) -> str:
         """The condition of a system turn without a message (``own`` False: only what the
@@ -413,3 +398,26 @@ class LastSystemPrompt(SystemPrompt):
 
     def jinja_gathered(self, texts: str) -> str:
         return "[text_of(message, loop.index0, '')]"
+
+
+def refuse_later_system(out: Render) -> None:
+    """Refuse a system message after the first message (a layout that has no later ones)."""
+    for index, message in enumerate(out.messages):
+        if index and message.role == "system":
+            raise UnsupportedFeature(
+                f"messages[{index}]",
+                "a system message after the first message",
+                f"one system message, first: {out.layout.name} has no later ones",
+            )
+
+
+def jinja_refuse_later_system(out: Template) -> None:
+    """:func:`refuse_later_system` in the chat template."""
+    out.macro(
+        "system_first_only",
+        "{%- for message in messages -%}"
+        '{%- if loop.index0 > 0 and message.role in ["system", "developer"] -%}'
+        + "{{- raise_exception("
+        + jinja_string(f"a system message after the first: {out.layout.name} has no later ones")
+        + ") -}}{%- endif -%}{%- endfor -%}",
+    )

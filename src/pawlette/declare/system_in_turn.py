@@ -11,8 +11,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar, Literal
 
 from ..emit.jinja_text import jinja_string
-from ..errors import UnsupportedFeature
 from .concept import Concept
+from .system import jinja_refuse_later_system, refuse_later_system
 
 if TYPE_CHECKING:
     from .jinja import Template
@@ -60,13 +60,7 @@ class SystemInTurn(Concept):
         return index if messages[index].role == "user" else -1
 
     def check(self, out: Render) -> None:
-        for index, message in enumerate(out.messages):
-            if index and message.role == "system":
-                raise UnsupportedFeature(
-                    f"messages[{index}]",
-                    "a system message after the first message",
-                    f"one system message, first: {out.layout.name} has no later ones",
-                )
+        refuse_later_system(out)
         if out.messages and out.messages[0].role == "system" and self._host(out) < 0:
             where = "the next message" if self.host == "next" else "the last message"
             out.lose(
@@ -84,14 +78,7 @@ class SystemInTurn(Concept):
     # ------------------------------------------------------------------ the Jinja template
 
     def jinja_setup(self, out: Template) -> None:
-        out.macro(
-            "system_first_only",
-            "{%- for message in messages -%}"
-            '{%- if loop.index0 > 0 and message.role in ["system", "developer"] -%}'
-            + "{{- raise_exception("
-            + jinja_string(f"a system message after the first: {out.layout.name} has no later ones")
-            + ") -}}{%- endif -%}{%- endfor -%}",
-        )
+        jinja_refuse_later_system(out)
 
     def jinja_message(self, out: Template, role: str) -> None:
         """No turn (see :meth:`write_message`)."""
