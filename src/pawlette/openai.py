@@ -346,15 +346,12 @@ def _plain_message(data: object) -> Message | None:
             elif role == "assistant":
                 raw_calls = get("tool_calls")
                 if type(raw_calls) is list and raw_calls:
-                    calls = []
-                    for raw_call in raw_calls:
-                        call = _plain_call(raw_call)
-                        if call is None:
-                            return None
-                        calls.append(call)
+                    calls = _plain_calls(raw_calls)
+                    if calls is None:
+                        return None
                     # ("" and null mean the same beside tool calls; null is canonical)
                     content = (new_text_part(text),) if text else None
-                    return new_message(role, content, None, tuple(calls))
+                    return new_message(role, content, None, calls)
         if not PLAIN_MESSAGE_KEYS.issuperset(data):
             return None
     elif not PLAIN_MESSAGE_KEYS.issuperset(data):
@@ -387,13 +384,10 @@ def _plain_message(data: object) -> Message | None:
             if type(raw_calls) is not list:
                 return None
             if raw_calls:
-                calls = []
-                for raw_call in raw_calls:
-                    call = _plain_call(raw_call)
-                    if call is None:
-                        return None
-                    calls.append(call)
-                tool_calls = tuple(calls)
+                calls = _plain_calls(raw_calls)
+                if calls is None:
+                    return None
+                tool_calls = calls
         if text:
             return new_message(role, (new_text_part(text),), name, tool_calls, None, reasoning)
         # "" and null mean the same beside tool calls; null is canonical
@@ -423,6 +417,17 @@ def plain_text_parts(value: object) -> str | None:
             return None
         texts.append(text)
     return "".join(texts)
+
+
+def _plain_calls(raw_calls: list[Any]) -> tuple[ToolCall, ...] | None:
+    """Each of a message's calls read plainly (None: one needs the general reader)."""
+    calls = []
+    for raw_call in raw_calls:
+        call = _plain_call(raw_call)
+        if call is None:
+            return None
+        calls.append(call)
+    return tuple(calls)
 
 
 def _plain_call(data: object) -> ToolCall | None:
