@@ -131,6 +131,7 @@ def draw(name: str, data: st.DataObject) -> dict[str, Any]:
     return request
 
 
+@pytest.mark.sampled
 @pytest.mark.parametrize("name", NAMES)
 @settings(max_examples=12)
 @given(data=st.data(), prompt=st.booleans())
@@ -231,6 +232,7 @@ def test_the_real_templates_cover_the_thinking_families() -> None:
     }
 
 
+@pytest.mark.sampled(parameter="case")
 @pytest.mark.parametrize("case", REAL, ids=lambda case: case.template)
 def test_the_real_template_with_the_same_variable_renders_the_same(case: FamilyCase) -> None:
     """With the variables each option set stands for (``Layout.template_variables``: every
@@ -326,6 +328,7 @@ def _has_float(value: Any) -> bool:
     return False
 
 
+@pytest.mark.sampled
 @pytest.mark.parametrize("name", NAMES)
 def test_each_value_renders_its_option_sets_template_under_llama_cpp(name: str) -> None:
     """Under llama.cpp's own Jinja engine (text only, see ``test_jinja_llama_cpp``), the
