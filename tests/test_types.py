@@ -45,6 +45,16 @@ HAND_WRITTEN = [
     MessageEnd,
 ]
 
+MESSAGE_ARGUMENTS = [
+    (("user",), {}),
+    (("assistant", None), {"tool_calls": (ToolCall("c", "f", "{}"),), "weight": 1.0}),
+    (
+        ("assistant", (TextPart("hi"),), "n", (), "id", "why"),
+        {"reasoning_steps": (ThinkStep("t", "r", "c"),), "metadata": (("k", "v"),)},
+    ),
+]
+"""Message arguments covering defaults, calls with a weight, and every field given."""
+
 
 def generated_message_class(cls: type = Message) -> type:
     """A frozen slots dataclass with the fields of ``cls``, and the __init__ dataclasses
@@ -65,17 +75,7 @@ def test_message_init_takes_the_generated_parameters(cls: type) -> None:
     ]
 
 
-@pytest.mark.parametrize(
-    ("arguments", "keywords"),
-    [
-        (("user",), {}),
-        (("assistant", None), {"tool_calls": (ToolCall("c", "f", "{}"),), "weight": 1.0}),
-        (
-            ("assistant", (TextPart("hi"),), "n", (), "id", "why"),
-            {"reasoning_steps": (ThinkStep("t", "r", "c"),), "metadata": (("k", "v"),)},
-        ),
-    ],
-)
+@pytest.mark.parametrize(("arguments", "keywords"), MESSAGE_ARGUMENTS)
 def test_message_init_sets_every_field(
     arguments: tuple[object, ...], keywords: dict[str, object]
 ) -> None:
@@ -118,17 +118,7 @@ def test_event_init_sets_every_field(cls: type) -> None:
     assert MessageEnd().finish_reason is None
 
 
-@pytest.mark.parametrize(
-    ("arguments", "keywords"),
-    [
-        (("user",), {}),
-        (("assistant", None), {"tool_calls": (ToolCall("c", "f", "{}"),), "weight": 1.0}),
-        (
-            ("assistant", (TextPart("hi"),), "n", (), "id", "why"),
-            {"reasoning_steps": (ThinkStep("t", "r", "c"),), "metadata": (("k", "v"),)},
-        ),
-    ],
-)
+@pytest.mark.parametrize(("arguments", "keywords"), MESSAGE_ARGUMENTS)
 def test_values_built_in_bulk_are_the_classes_values(
     arguments: tuple[object, ...], keywords: dict[str, object]
 ) -> None:

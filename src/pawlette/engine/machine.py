@@ -325,6 +325,11 @@ class Parser:
         if what not in self.losses:
             self.losses = (*self.losses, what)
 
+    def lose_tools(self, written_as: str) -> None:
+        """Record that the conversation's tools block is written in a form that is not JSON
+        schema (``written_as``: "TypeScript types", ...), so reading gives no tools back."""
+        self.lose(f"tools: written as {written_as}, not read back into JSON schemas")
+
     def context(self, kind: type[ContextT]) -> ContextT:
         """The parser's one value of ``kind`` (made with ``kind()`` on first use): what the
         reader of one state leaves for the next within a block that spans several states (a

@@ -276,9 +276,6 @@ JINJA_MACROS = r"""{%- macro apertus_type(schema) -%}
 {%- endmacro -%}"""
 
 
-TOOLS_NOT_READ = "tools: written as TypeScript types, not read back into JSON schemas"
-
-
 class _DeveloperReader(WholeTextReader):
     """The developer block's text after its opener: `` disabled`` or the tools' types, not
     read back into tools (a TypeScript type is not the JSON schema it was written from)."""
@@ -288,7 +285,7 @@ class _DeveloperReader(WholeTextReader):
         if text == DISABLED:
             return
         if text.startswith("\n// "):
-            self._parser.lose(TOOLS_NOT_READ)
+            self._parser.lose_tools("TypeScript types")
             return
         self._parser.malformed(
             self._offset,

@@ -38,9 +38,6 @@ _NAME = re.compile(r"[\w.-]+")
 # ---------------------------------------------------------------------- the system turn
 
 
-TOOLS_NOT_READ = "tools: written as TypeScript types, not read back into JSON schemas"
-
-
 class _NamespaceReader(WholeTextReader):
     """The generated system turn's text: the tools' namespace, not read back into tools (a
     TypeScript type is not the JSON schema it was written from)."""
@@ -49,7 +46,7 @@ class _NamespaceReader(WholeTextReader):
         text = self._text()
         if text.startswith(typescript.HEADER) and text.endswith(typescript.FOOTER):
             if text[len(typescript.HEADER) : -len(typescript.FOOTER)].strip():
-                self._parser.lose(TOOLS_NOT_READ)
+                self._parser.lose_tools("TypeScript types")
             return
         self._parser.malformed(
             self._offset,

@@ -69,7 +69,7 @@ class _DeclarationsReader(ResultNameReader):
     __slots__ = ()
 
     def close(self, marker: str | None, offset: int) -> None:
-        self._parser.lose("tools: written as Gemma 4 declarations, not read back into JSON schemas")
+        self._parser.lose_tools("Gemma 4 declarations")
 
 
 @dataclass(frozen=True)

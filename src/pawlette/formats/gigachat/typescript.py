@@ -185,9 +185,6 @@ def check(definition: Mapping[str, Any], where: str) -> None:
             _check_schema(value, f"{where}.{key}")
 
 
-TOOLS_NOT_READ = "tools: written as TypeScript types, not read back into JSON schemas"
-
-
 class _NamespaceReader(WholeTextReader):
     """The tools turn's text: the tools' namespace, not read back into tools (a TypeScript
     type is not the JSON schema it was written from)."""
@@ -196,7 +193,7 @@ class _NamespaceReader(WholeTextReader):
         text = self._text()
         if text.startswith(HEADER) and text.rstrip().endswith(FOOTER):
             if text[len(HEADER) :].rstrip()[: -len(FOOTER)].strip():
-                self._parser.lose(TOOLS_NOT_READ)
+                self._parser.lose_tools("TypeScript types")
             return
         self._parser.malformed(
             self._offset,

@@ -222,9 +222,6 @@ class ResultReader(WholeTextReader):
         self._parser.emit(TextDelta(value if isinstance(value, str) else text))
 
 
-TOOLS_NOT_READ = "tools: written as TypeScript types, not read back into JSON schemas"
-
-
 class QuietReader(WholeTextReader):
     """Text the format writes itself and parsing drops (the system message)."""
 
@@ -243,7 +240,7 @@ class DeveloperReader(WholeTextReader):
     def close(self, marker: str | None, offset: int) -> None:
         text = self._text()
         if "# Tools\n\n## functions\n\nnamespace functions {" in text:
-            self._parser.lose(TOOLS_NOT_READ)
+            self._parser.lose_tools("TypeScript types")
         prefix = "# Instructions\n\n"
         if not text.startswith(prefix):
             return  # tools alone: no system message

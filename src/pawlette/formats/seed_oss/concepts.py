@@ -28,9 +28,7 @@ class _StubsReader(WholeTextReader):
     def close(self, marker: str | None, offset: int) -> None:
         text = self._text()
         if text.endswith('\n    """'):
-            self._parser.lose(
-                "tools: written as Python function stubs, not read back into JSON schemas"
-            )
+            self._parser.lose_tools("Python function stubs")
             return
         self._parser.malformed(
             self._offset, f"tools text {text[:60]!r}", "the tools' function stubs", text
