@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pawlette.declare import ConversationEnd, Marker
 from pawlette.infer import infer_template
 from pawlette.infer.conversations import Features, generate
 
@@ -89,3 +90,44 @@ def test_a_bos_token_the_template_never_names_is_not_its_begin() -> None:
         (c.name, c.status) for c in without.capabilities
     ]
     assert ("system messages", "derived") in [(c.name, c.status) for c in with_bos.capabilities]
+
+
+PHI_4_MINI = (
+    "{% for message in messages %}{% if message['role'] == 'system' and 'tools' in message and "
+    "message['tools'] is not none %}{{ '<|' + message['role'] + '|>' + message['content'] + "
+    "'<|tool|>' + message['tools'] + '<|/tool|>' + '<|end|>' }}{% else %}{{ '<|' + "
+    "message['role'] + '|>' + message['content'] + '<|end|>' }}{% endif %}{% endfor %}{% if "
+    "add_generation_prompt %}{{ '<|assistant|>' }}{% else %}{{ eos_token }}{% endif %}"
+)
+"""Phi-4-mini-instruct's template (its tokenizer_config.json on Hugging Face; bos and eos
+``<|endoftext|>``): ``eos_token`` ends a conversation rendered without a generation prompt."""
+
+
+def test_the_end_of_a_conversation_without_a_generation_prompt_is_derived() -> None:
+    inference = infer_template(PHI_4_MINI, bos_token="<|endoftext|>", eos_token="<|endoftext|>")
+    assert inference.accepted, inference.describe()
+    verification = inference.verification
+    assert verification is not None
+    assert verification.identical == verification.compared > 0
+    assert verification.parsed_back == verification.turns > 0
+    layout = inference.layout
+    assert layout is not None
+    assert ConversationEnd(Marker("<|endoftext|>")) in layout.concepts
+    fmt = inference.format
+    assert fmt is not None
+    messages = [{"role": "user", "content": "Hi"}, {"role": "assistant", "content": "Hello."}]
+    text = fmt.render(messages).text
+    assert text == "<|user|>Hi<|end|><|assistant|>Hello.<|end|><|endoftext|>"
+    assert fmt.render(messages, add_generation_prompt=True).text.endswith("<|end|><|assistant|>")
+    assert fmt.parse_conversation(text).messages == messages
+    # The saved declaration holds it too.
+    namespace: dict[str, object] = {}
+    exec(compile(inference.source(), "phi4.py", "exec"), namespace)
+    assert namespace["LAYOUT"] == layout
+
+
+def test_a_conversation_end_of_plain_text_is_not_derived() -> None:
+    template = PHI_4_MINI.replace("{{ eos_token }}", "{{ 'END' }}")
+    inference = infer_template(template, bos_token="<|endoftext|>", eos_token="<|endoftext|>")
+    assert not inference.accepted
+    assert "'END' after the last turn when no generation prompt follows" in str(inference.refusal)

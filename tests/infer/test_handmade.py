@@ -132,14 +132,16 @@ def test_output_that_depends_on_what_the_probes_cannot_see_is_refused() -> None:
 
 
 def test_a_fence_no_concept_writes_is_refused_naming_the_concept() -> None:
+    # The assistant's turn ends with <|sep|> only when a turn follows.
     template = (
-        "{%- for m in messages %}<|{{ m.role }}|>{{ m.content }}<|end|>{% endfor -%}"
-        "{%- if add_generation_prompt %}<|assistant|>{% else %}<|endoftext|>{% endif %}"
+        "{%- for m in messages %}<|{{ m.role }}|>{{ m.content }}<|end|>"
+        "{%- if m.role == 'assistant' and not loop.last %}<|sep|>{% endif %}{% endfor -%}"
+        "{%- if add_generation_prompt %}<|assistant|>{% endif %}"
     )
     inference = infer_template(template)
     assert inference.layout is None and not inference.accepted
-    assert "'<|endoftext|>'" in (inference.refusal or "")
-    assert "needs concept" in (inference.refusal or "")
+    assert "'<|end|><|sep|>'" in (inference.refusal or "")
+    assert "needs concept: a close that depends on what follows" in (inference.refusal or "")
 
 
 SPACE_FIRST = (

@@ -33,6 +33,7 @@ from .checks import Alternation
 from .close_optional_calls import CloseOptionalCalls
 from .concept import Concept
 from .content import Ignored, Trimmed, UnwrittenResults
+from .conversation_end import ConversationEnd
 from .first_system import FirstSystemText
 from .grammar import forced_prefixes, markers_of
 from .joined_results import JoinedResults
@@ -59,6 +60,7 @@ __all__ = [
     "CallTurnEnd",
     "CloseOptionalCalls",
     "Concept",
+    "ConversationEnd",
     "Fence",
     "FirstSystemText",
     "Frame",

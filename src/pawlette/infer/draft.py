@@ -12,7 +12,7 @@ import datetime
 from dataclasses import dataclass, field
 from typing import Literal
 
-from ..declare import Frame, Layout
+from ..declare import ConversationEnd, Frame, Layout, Marker
 from ..declare.concept import Concept
 from ..declare.pieces import Fence
 from .atoms import Tokens
@@ -106,6 +106,8 @@ class Draft:
     last_extra: str = ""
     """What the last assistant turn writes after its opener that earlier ones do not."""
     edge_roles: set[str] = field(default_factory=lambda: {"system", "user", "assistant", "tool"})
+    closing: str = ""
+    """What the template writes after the last turn when no generation prompt follows."""
     prompt_rest: tuple[str, str] | None = None
     """The generation prompt and the rest of the assistant's opener after it (whitespace the
     model writes), when the prompt stops short of the opener."""
@@ -160,6 +162,10 @@ class Draft:
             from .last_turn import LastTurnLead
 
             concepts.append(LastTurnLead(self.fence(self.last_extra)))
+        if self.closing:
+            (marker,) = self.fence(self.closing)
+            assert isinstance(marker, Marker)
+            concepts.append(ConversationEnd(marker))
         if self.prompt_rest is not None:
             from .prompted import PromptRest
 

@@ -17,6 +17,7 @@ being given a system message, a default system turn.
 
 from __future__ import annotations
 
+from ..declare import Marker
 from .atoms import common_prefix, common_suffix
 from .draft import Draft, FrameText, split_end
 from .probe import Probe, Underivable, message
@@ -32,6 +33,8 @@ def derive_frames(probe: Probe, draft: Draft) -> None:
     user, user2, assistant = message("user", u1), message("user", u2), message("assistant", a1)
     plain = probe.required("a conversation of one user message", [user])
     prompted = probe.required("a generation prompt", [user], prompt=True)
+    if not prompted.startswith(plain):
+        plain = _closing(probe, draft, plain, prompted)
     three = probe.required("a user, assistant, user conversation", [user, assistant, user2])
     two = probe.required("a user, assistant conversation", [user, assistant])
     start, user_to_assistant, assistant_to_user, last_user = probe.cut(
@@ -41,13 +44,6 @@ def derive_frames(probe: Probe, draft: Draft) -> None:
         raise Underivable(
             f"the template writes a lone user message ({plain!r}) unlike the same message in a "
             f"longer conversation ({start + u1 + last_user!r})"
-        )
-    if not prompted.startswith(plain):
-        shared = common_prefix(tokens, prompted, plain)
-        raise Underivable(
-            f"the template writes {plain[len(shared) :]!r} after the last turn when no generation "
-            "prompt follows, and not before the prompt (needs concept: a closing fence of the "
-            "conversation)"
         )
     generation_prompt = prompted[len(plain) :]
     if not user_to_assistant.startswith(last_user):
@@ -134,6 +130,22 @@ def plain_ends(draft: Draft) -> tuple[str, ...]:
         if text
         and not any(len(atom) > 1 and tokens.is_special(atom) for atom in tokens.atoms(text))
     )
+
+
+def _closing(probe: Probe, draft: Draft, plain: str, prompted: str) -> str:
+    """The conversation's text without what the template writes after the last turn only
+    when no generation prompt follows (Phi-4-mini's ``eos_token``): one special token,
+    declared as :class:`~pawlette.declare.ConversationEnd` (or :class:`Underivable`)."""
+    closing = plain[len(common_prefix(probe.tokens, prompted, plain)) :]
+    pieces = probe.tokens.fence(closing)
+    if len(pieces) != 1 or not isinstance(pieces[0], Marker):
+        raise Underivable(
+            f"the template writes {closing!r} after the last turn when no generation prompt "
+            "follows, and not before the prompt (a conversation's end is declared when it is "
+            "one special token)"
+        )
+    probe.closing = draft.closing = closing
+    return plain[: -len(closing)]
 
 
 def derive_system(probe: Probe, draft: Draft) -> None:

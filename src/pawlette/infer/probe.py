@@ -69,6 +69,10 @@ class Probe:
                 letters = (first, last)
                 break
         self._letters = letters
+        self.closing = ""
+        """What the template writes after the last turn when no generation prompt follows
+        (the end of a conversation): left out of every render without the prompt, so each
+        stage cuts turns alone."""
 
     def clear(self) -> None:
         """Forget the renders (the runner's settings changed)."""
@@ -85,15 +89,19 @@ class Probe:
         *,
         prompt: bool = False,
     ) -> str | None:
-        """The template's text (None: it refused; :meth:`refusal` says why)."""
+        """The template's text (None: it refused; :meth:`refusal` says why), without the
+        :attr:`closing` of a conversation."""
         key = json.dumps([messages, tools, prompt], sort_keys=True, ensure_ascii=False)
         if key in self._cache:
-            return self._cache[key]
-        rendered = self.runner.render(messages, tools, add_generation_prompt=prompt)
-        self._cache[key] = rendered.text
-        if rendered.refusal is not None:
-            self._refusals[key] = rendered.refusal
-        return rendered.text
+            text = self._cache[key]
+        else:
+            rendered = self.runner.render(messages, tools, add_generation_prompt=prompt)
+            text = self._cache[key] = rendered.text
+            if rendered.refusal is not None:
+                self._refusals[key] = rendered.refusal
+        if text is not None and not prompt and self.closing and text.endswith(self.closing):
+            return text[: -len(self.closing)]
+        return text
 
     def refusal(
         self,

@@ -22,6 +22,7 @@ __all__ = ["declaration_source"]
 WIDTH = 96
 _DECLARE = (
     "Alternation",
+    "ConversationEnd",
     "Frame",
     "Ignored",
     "JsonCalls",

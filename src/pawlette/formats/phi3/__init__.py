@@ -25,7 +25,7 @@ Decisions (reference: ``microsoft-Phi-3.5-mini-instruct.jinja`` in llama.cpp's
 - **System messages** are written in place, each as a turn of its own; one with empty
   text is not written (the template skips it), so parsing gives no message for it.
 - **The end of a conversation**: without a generation prompt the template ends the text with
-  ``<|endoftext|>`` (:class:`~.end_of_text.EndOfText`): never trainable, and parsing a
+  ``<|endoftext|>`` (:class:`~pawlette.declare.ConversationEnd`): never trainable, and parsing a
   rendered conversation reads it as the end.  A model may also end its turn with
   ``<|endoftext|>`` itself (Phi-3.5 stops on both): read as the turn's end.
 - **Not written**, as the template ignores them (recorded losses): the request's tools, an
@@ -42,9 +42,17 @@ is written as an empty turn, where the template fails (it adds ``None`` to a str
 
 from __future__ import annotations
 
-from pawlette.declare import Frame, Ignored, Layout, Marker, UnwrittenResults, declare, fence
+from pawlette.declare import (
+    ConversationEnd,
+    Frame,
+    Ignored,
+    Layout,
+    Marker,
+    UnwrittenResults,
+    declare,
+    fence,
+)
 
-from .end_of_text import EndOfText
 from .system import SkipEmptySystem
 
 END, END_OF_TEXT = Marker("<|end|>"), Marker("<|endoftext|>")
@@ -65,7 +73,7 @@ LAYOUT = Layout(
         SkipEmptySystem(),
         UnwrittenResults(),
         Ignored(("tools", "calls", "name", "reasoning")),
-        EndOfText(END_OF_TEXT),
+        ConversationEnd(END_OF_TEXT),
     ),
 )
 

@@ -1,25 +1,26 @@
-"""Phi-3.5's end-of-text token that ends a training render, as a concept."""
+"""A marker that ends a conversation rendered without a generation prompt, as a concept."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from ...declare import Concept, Marker
-from ...emit.jinja_text import jinja_string
+from ..emit.jinja_text import jinja_string
+from .concept import Concept
+from .pieces import Marker
 
 if TYPE_CHECKING:
-    from ...declare.jinja import Template
-    from ...declare.table import Table
-    from ...declare.write import Render
+    from .jinja import Template
+    from .table import Table
+    from .write import Render
 
 
 @dataclass(frozen=True)
-class EndOfText(Concept):
-    """``marker`` ends a conversation rendered without a generation prompt (the template
-    writes ``eos_token`` there); never trainable (it follows the last turn's ``after``, and
-    the assistant's own end is its frame's).  Parsing a conversation reads it as the end,
-    outside every turn."""
+class ConversationEnd(Concept):
+    """``marker`` ends a conversation rendered without a generation prompt (templates write
+    ``eos_token`` there: Phi-3.5, Phi-4-mini); never trainable (it follows the last turn's
+    ``after``, and the assistant's own end is its frame's).  Parsing a conversation reads it
+    as the end, outside every turn."""
 
     marker: Marker
 
