@@ -126,8 +126,39 @@ def test_the_end_of_a_conversation_without_a_generation_prompt_is_derived() -> N
     assert namespace["LAYOUT"] == layout
 
 
-def test_a_conversation_end_of_plain_text_is_not_derived() -> None:
-    template = PHI_4_MINI.replace("{{ eos_token }}", "{{ 'END' }}")
-    inference = infer_template(template, bos_token="<|endoftext|>", eos_token="<|endoftext|>")
-    assert not inference.accepted
-    assert "'END' after the last turn when no generation prompt follows" in str(inference.refusal)
+OLMO_2 = (
+    "{{ bos_token }}{% for message in messages %}{% if message['role'] == 'system' %}{{ "
+    "'<|system|>\\n' + message['content'] + '\\n' }}{% elif message['role'] == 'user' %}{{ "
+    "'<|user|>\\n' + message['content'] + '\\n' }}{% elif message['role'] == 'assistant' %}"
+    "{% if not loop.last %}{{ '<|assistant|>\\n'  + message['content'] + eos_token + '\\n' }}"
+    "{% else %}{{ '<|assistant|>\\n'  + message['content'] + eos_token }}{% endif %}{% endif %}"
+    "{% if loop.last and add_generation_prompt %}{{ '<|assistant|>\\n' }}{% endif %}"
+    "{% endfor %}"
+)
+"""OLMo 2 Instruct's template (allenai/OLMo-2-1124-7B-SFT's tokenizer_config.json; bos and eos
+``<|endoftext|>``), Tülu 3's without the ``bos_token``: an assistant turn ends with
+``eos_token`` and, unless it is the last message, a newline."""
+
+
+def test_a_newline_written_only_between_turns_opens_the_next_turn() -> None:
+    inference = infer_template(OLMO_2, bos_token="<|endoftext|>", eos_token="<|endoftext|>")
+    assert inference.accepted, inference.describe()
+    verification = inference.verification
+    assert verification is not None
+    assert verification.identical == verification.compared > 0
+    assert verification.parsed_back == verification.turns > 0
+    fmt = inference.format
+    assert fmt is not None
+    messages = [
+        {"role": "user", "content": "Hi"},
+        {"role": "assistant", "content": "Hello."},
+        {"role": "user", "content": "Bye"},
+        {"role": "assistant", "content": "Bye."},
+    ]
+    text = fmt.render(messages).text
+    assert text == (
+        "<|endoftext|><|user|>\nHi\n<|assistant|>\nHello.<|endoftext|>\n<|user|>\nBye\n"
+        "<|assistant|>\nBye.<|endoftext|>"
+    )
+    assert fmt.parse_conversation(text).messages == messages
+    assert fmt.parse("Sure.<|endoftext|>").message == {"role": "assistant", "content": "Sure."}

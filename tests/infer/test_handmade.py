@@ -132,16 +132,17 @@ def test_output_that_depends_on_what_the_probes_cannot_see_is_refused() -> None:
 
 
 def test_a_fence_no_concept_writes_is_refused_naming_the_concept() -> None:
-    # The assistant's turn ends with <|sep|> only when a turn follows.
+    # Text after the last turn when no generation prompt follows: plain text, no token.
     template = (
-        "{%- for m in messages %}<|{{ m.role }}|>{{ m.content }}<|end|>"
-        "{%- if m.role == 'assistant' and not loop.last %}<|sep|>{% endif %}{% endfor -%}"
-        "{%- if add_generation_prompt %}<|assistant|>{% endif %}"
+        "{%- for m in messages %}<|{{ m.role }}|>{{ m.content }}<|end|>{% endfor -%}"
+        "{%- if add_generation_prompt %}<|assistant|>{% else %}END{% endif %}"
     )
     inference = infer_template(template)
     assert inference.layout is None and not inference.accepted
-    assert "'<|end|><|sep|>'" in (inference.refusal or "")
-    assert "needs concept: a close that depends on what follows" in (inference.refusal or "")
+    assert "'END'" in (inference.refusal or "")
+    assert "needs concept: a conversation's end that is not one special token" in (
+        inference.refusal or ""
+    )
 
 
 SPACE_FIRST = (

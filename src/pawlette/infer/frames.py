@@ -73,22 +73,29 @@ def derive_frames(probe: Probe, draft: Draft) -> None:
     else:
         user_open = common_suffix(tokens, start, assistant_to_user)
         middle = assistant_to_user[: len(assistant_to_user) - len(user_open)]
-        if assistant_tail.strip():
+        if assistant_tail.strip() and middle.startswith(assistant_tail):
+            # The last assistant turn ends as the others do, and what follows an earlier
+            # one (OLMo 2's newline) opens the next user turn.
+            assistant_frame.close(assistant_tail)
+            user_frame.open_after["assistant"] = assistant_to_user[len(assistant_tail) :]
+        elif assistant_tail.strip():
             raise Underivable(
                 f"the assistant's turn ends with {assistant_tail!r} when it is last but with "
                 f"{middle!r} before a user turn (needs concept: a close that depends on what "
                 "follows)"
             )
-        # The last assistant turn has no end: the end is written as part of the next opener.
-        end, _ = split_end(middle)
-        assistant_frame.end, assistant_frame.after = "", assistant_tail
-        if end:
-            assistant_frame.also_end.append(end)
-            draft.notes.append(
-                f"The template writes no end after the last assistant turn; {end!r} before the "
-                "next turn is read as the end of the assistant's turn."
-            )
-        user_frame.open_after["assistant"] = assistant_to_user
+        else:
+            # The last assistant turn has no end: the end is written as part of the next
+            # opener.
+            end, _ = split_end(middle)
+            assistant_frame.end, assistant_frame.after = "", assistant_tail
+            if end:
+                assistant_frame.also_end.append(end)
+                draft.notes.append(
+                    f"The template writes no end after the last assistant turn; {end!r} before "
+                    "the next turn is read as the end of the assistant's turn."
+                )
+            user_frame.open_after["assistant"] = assistant_to_user
     if not user_open and not user_frame.end:
         raise Underivable(
             "the user's turn has neither an opener nor an end (nothing tells it from the "
@@ -141,8 +148,8 @@ def _closing(probe: Probe, draft: Draft, plain: str, prompted: str) -> str:
     if len(pieces) != 1 or not isinstance(pieces[0], Marker):
         raise Underivable(
             f"the template writes {closing!r} after the last turn when no generation prompt "
-            "follows, and not before the prompt (a conversation's end is declared when it is "
-            "one special token)"
+            "follows, and not before the prompt (needs concept: a conversation's end that is "
+            "not one special token)"
         )
     probe.closing = draft.closing = closing
     return plain[: -len(closing)]
