@@ -82,7 +82,11 @@ def tiny(*concepts: Concept, **changes: Any) -> Layout:
             lambda: declare(tiny(IdAfterResults(id_after=fence(", id: "), id_close=fence(":")))),
             "IdAfterResults.id_after empty, or with id_close or without item_close",
         ),
-        (lambda: tiny(ToolsBlock(place="nowhere")), "ToolsBlock.place: 'nowhere'; expected one of"),  # type: ignore[arg-type]
+        (
+            lambda: tiny(ToolsBlock(place="nowhere")),  # type: ignore[arg-type]
+            "ToolsBlock.place: 'nowhere'; expected 'system', 'first_user', 'last_user', "
+            "'before_last_user', 'own_turn' or 'after_system'",
+        ),
         (
             lambda: tiny(ToolsBlock(array=True, item_open=fence("\n"))),
             "item_open/item_close with array=True",

@@ -26,7 +26,6 @@ from typing import Any
 
 from ..engine.lexer import marker_pattern
 from ..format import Format
-from .after_stop import AfterStop
 from .call_list import JsonCallList
 from .call_turn_end import CallTurnEnd
 from .checks import Alternation
@@ -55,7 +54,6 @@ from .write import compiled_writer_of
 from .xml_calls import XmlCalls
 
 __all__ = [
-    "AfterStop",
     "Alternation",
     "CallTurnEnd",
     "CloseOptionalCalls",

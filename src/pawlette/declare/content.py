@@ -105,16 +105,10 @@ class Trimmed(Concept):
         return out.messages[index].role in self.roles
 
     def check(self, out: Render) -> None:
-        if type(self).trims is Trimmed.trims:  # by role: one pass without a call per message
-            roles = self.roles
-            for index, message in enumerate(out.messages):
-                if message.role in roles:
-                    text = out.message_text(index)
-                    if text != text.strip():
-                        out.lose(f"messages[{index}].content", "whitespace at its ends trimmed")
-            return
-        for index in range(len(out.messages)):
-            if self.trims(out, index):
+        by_role = type(self).trims is Trimmed.trims  # (its test, without a call per message)
+        roles = self.roles
+        for index, message in enumerate(out.messages):
+            if (message.role in roles) if by_role else self.trims(out, index):
                 text = out.message_text(index)
                 if text != text.strip():
                     out.lose(f"messages[{index}].content", "whitespace at its ends trimmed")

@@ -25,7 +25,6 @@ from .readers import PendingContentReader
 from .table import begin
 
 if TYPE_CHECKING:
-    from ..engine.machine import Parser
     from .jinja import Template
     from .table import Table
     from .write import Render
@@ -36,9 +35,6 @@ class _OpenedTurnReader(PendingContentReader):
     marker (an empty turn's end, a call): a prompt the conversation ends with is no turn."""
 
     __slots__ = ()
-
-    def __init__(self, parser: Parser, ends: frozenset[str]) -> None:
-        super().__init__(parser, ends)
 
     def close(self, marker: str | None, offset: int) -> None:
         if marker is not None and self._parser.message_pending:

@@ -105,16 +105,14 @@ class Reasoning(Concept):
             )
         self.check_choices(layout, "keep", "prompt")
 
+    @cached_property
     def absent_rest(self) -> Fence | None:
         """Where the generation prompt opens the block and the stand-in begins with that open
         fence (Ling 3.0's empty block after its ``\\n<think>`` prompt), the rest of the
-        stand-in: the open fence is the prompt's, not trainable.  None: no such split."""
-        return self._absent_rest
+        stand-in: the open fence is the prompt's, not trainable.  None: no such split.
 
-    @cached_property
-    def _absent_rest(self) -> Fence | None:
-        # Made once: the writer keeps a fence's segments by the fence's identity, so a slice
-        # made anew in each render would be built anew in each render.
+        Made once: the writer keeps a fence's segments by the fence's identity, so a slice
+        made anew in each render would be built anew in each render."""
         if self.prompt in ("open", "opened") and self.absent[: len(self.open)] == self.open:
             return self.absent[len(self.open) :]
         return None
@@ -175,7 +173,7 @@ class Reasoning(Concept):
         if out.role != "assistant" or index < 0:
             return
         if not self.written(out, index):
-            rest = self.absent_rest()
+            rest = self.absent_rest
             if rest is not None:
                 out.fence(self.open, "reasoning")
                 out.fence(rest, "reasoning", trainable=True)
@@ -211,11 +209,14 @@ class Reasoning(Concept):
         out.text(out.message_text(index).lstrip(self.trim), "content", trainable=True)
         return True
 
+    @cached_property
+    def prompt_fences(self) -> tuple[Fence, ...]:
+        """What the generation prompt adds to the block (see ``prompt``)."""
+        return {"open": (self.open,), "empty": (self.open, self.close)}.get(self.prompt, ())
+
     def write_prompt(self, out: Render) -> None:
-        if self.prompt in ("open", "empty"):
-            out.fence(self.open, "generation_prompt")
-        if self.prompt == "empty":
-            out.fence(self.close, "generation_prompt")
+        for pieces in self.prompt_fences:
+            out.fence(pieces, "generation_prompt")
 
     # ------------------------------------------------------------------ the parse table
 
@@ -290,7 +291,7 @@ class Reasoning(Concept):
         out.fence(self.close)
         if self.absent and not self.prompt_writes_absent():
             out.out("{%- else -%}")
-            rest = self.absent_rest()
+            rest = self.absent_rest
             out.fence(self.absent if rest is None else rest)
         out.out("{%- endif -%}")
 
@@ -337,7 +338,7 @@ class Reasoning(Concept):
 
     def jinja_lead(self, out: Template, role: str) -> None:
         if role == "assistant" and self.prompt in ("open", "opened"):
-            if self.absent_rest() is not None:  # the block or its stand-in opens alike
+            if self.absent_rest is not None:  # the block or its stand-in opens alike
                 out.fence(self.open)  # the generation prompt's: not trainable
                 return
             out.out(f"{{%- if {self._condition(out)} -%}}")
@@ -357,10 +358,8 @@ class Reasoning(Concept):
             out.out("{%- endif -%}")
 
     def jinja_prompt(self, out: Template) -> None:
-        if self.prompt in ("open", "empty"):
-            out.fence(self.open)
-        if self.prompt == "empty":
-            out.fence(self.close)
+        for pieces in self.prompt_fences:
+            out.fence(pieces)
 
     # ------------------------------------------------------------------ the turn grammar
 

@@ -121,26 +121,21 @@ class Results(Concept):
 
     def check(self, out: Render) -> None:
         out.handles("tool_name")
-        if self.trim:
-            for index, message in enumerate(out.messages):
-                text = out.message_text(index) if message.role == "tool" else ""
-                if text != text.strip():
-                    out.lose(f"messages[{index}].content", "whitespace at its ends trimmed")
-        if self.ids == "positional":
-            for index, message in enumerate(out.messages):
-                position = self.written_id(out, index) if message.role == "tool" else ""
-                if message.role == "tool" and position != (message.tool_call_id or ""):
-                    out.lose(
-                        f"messages[{index}].tool_call_id",
-                        f"written as the position of the call it answers ({position!r})",
-                    )
         writes_id = self.writes_ids()
-        if not writes_id and "tool_name" not in out.present:
-            return
+        if not (writes_id or self.trim or "tool_name" in out.present):
+            return  # (most formats: nothing to check, and no walk through the messages)
         pattern = None if self.id_pattern is None else re.compile(self.id_pattern)
         for index, message in enumerate(out.messages):
             if message.role != "tool":
                 continue
+            if self.trim and (text := out.message_text(index)) != text.strip():
+                out.lose(f"messages[{index}].content", "whitespace at its ends trimmed")
+            position = self.written_id(out, index)
+            if self.ids == "positional" and position != (message.tool_call_id or ""):
+                out.lose(
+                    f"messages[{index}].tool_call_id",
+                    f"written as the position of the call it answers ({position!r})",
+                )
             if message.name is not None and not self._name_written_by_another(out):
                 out.lose(f"messages[{index}].name", "not written (the call names the tool)")
             if writes_id:

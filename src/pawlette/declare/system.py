@@ -109,18 +109,17 @@ class SystemPrompt(Concept):
 
     def default_applies(self, has_tools: bool) -> bool:
         """Whether the default text is written (the request has tools or not)."""
-        if self.default is None:
-            return False
-        if self.default_when == "without_tools":
-            return not has_tools
-        if self.default_when == "with_tools":
-            return has_tools
-        return True
+        unless = "without_tools" if has_tools else "with_tools"
+        return self.default is not None and self.default_when != unless
 
     def jinja_default_applies(self) -> str:
         """The template's condition of :meth:`default_applies` (given a default)."""
-        when = {"always": "true", "without_tools": "not has_tools", "with_tools": "has_tools"}
-        return when[self.default_when]
+        return _WHEN[self.default_when]
+
+    @property
+    def preambles(self) -> bool:
+        """Whether the first system turn opens with a preamble."""
+        return bool(self.preamble or self.preamble_with_tools or self.preamble_without_tools)
 
     # ------------------------------------------------------------------ the writer
 
@@ -129,8 +128,7 @@ class SystemPrompt(Concept):
 
     def hook_roles(self, hook: str) -> frozenset[str] | None:
         """The opening hooks only where there is a preamble to write."""
-        preambles = self.preamble or self.preamble_with_tools or self.preamble_without_tools
-        if hook.endswith("_opening") and not preambles:
+        if hook.endswith("_opening") and not self.preambles:
             return frozenset()
         return self.turn_roles()
 
@@ -173,9 +171,7 @@ class SystemPrompt(Concept):
         return any(wants(out) for wants in out.plan.wants_system)
 
     def write_message(self, out: Render, index: int) -> None:
-        if self.placement == "first_kept" and index > 0:
-            return
-        if self.placement == "gathered":
+        if self.placement == "gathered" or (self.placement == "first_kept" and index > 0):
             return
         if not (index == 0 and self._absent(out)):
             out.turn(index)
@@ -196,10 +192,7 @@ class SystemPrompt(Concept):
     def write_opening(self, out: Render, index: int) -> None:
         if out.role != "system" or index > 0:
             return
-        if out.tools:
-            out.fence(self.preamble_with_tools, "header")
-        else:
-            out.fence(self.preamble_without_tools, "header")
+        out.fence(self.preamble_with_tools if out.tools else self.preamble_without_tools, "header")
         out.fence(self.preamble, "header")
 
     def write_content(self, out: Render, index: int) -> bool:
@@ -273,11 +266,9 @@ class SystemPrompt(Concept):
     def _jinja_wanted(self, out: Template, *, own: bool = True) -> str:
         """The condition of a system turn without a message (``own`` False: only what the
         other concepts want written there)."""
-        conditions = []
         if self.always and own:
             return "true"
-        if self.default is not None and own:
-            conditions.append(self.jinja_default_applies())
+        conditions = [self.jinja_default_applies()] if self.default is not None and own else []
         conditions += [
             condition
             for concept in out.layout.concepts
@@ -295,16 +286,14 @@ class SystemPrompt(Concept):
             out.out("{%- endfor -%}")
             out.out(f"{{%- if {texts} or {self._jinja_wanted(out)} -%}}")
         else:
-            if self.empty_first == "own_turn":
-                out.out(
-                    "{%- set system_absent = has_system and not text_of(messages[0], 0, "
-                    f"{jinja_string(out.layout.name)}) -%}}"
+            if self.empty_first != "kept":
+                # (as _absent: an empty first message in a turn no other concept wants)
+                others = (
+                    "" if self.empty_first == "own_turn" else self._jinja_wanted(out, own=False)
                 )
-                out.out("{%- set has_system = has_system and not system_absent -%}")
-            elif self.empty_first in ("absent", "none"):
-                others = self._jinja_wanted(out, own=False)
+                unwanted = f"not ({others}) and " if others else ""
                 out.out(
-                    f"{{%- set system_absent = has_system and not ({others}) and "
+                    f"{{%- set system_absent = has_system and {unwanted}"
                     f"not text_of(messages[0], 0, {jinja_string(out.layout.name)}) -%}}"
                 )
                 out.out("{%- set has_system = has_system and not system_absent -%}")
@@ -341,9 +330,7 @@ class SystemPrompt(Concept):
             out.turn("system")
 
     def jinja_opening(self, out: Template, role: str) -> None:
-        if role != "system" or not (
-            self.preamble or self.preamble_with_tools or self.preamble_without_tools
-        ):
+        if role != "system" or not self.preambles:
             return
         out.out("{%- if index <= 0 -%}")
         if self.preamble_with_tools or self.preamble_without_tools:
@@ -398,6 +385,9 @@ class LastSystemPrompt(SystemPrompt):
 
     def jinja_gathered(self, texts: str) -> str:
         return "[text_of(message, loop.index0, '')]"
+
+
+_WHEN = {"always": "true", "without_tools": "not has_tools", "with_tools": "has_tools"}
 
 
 def refuse_later_system(out: Render) -> None:

@@ -33,7 +33,6 @@ if TYPE_CHECKING:
     from .write import Render
 
 Place = Literal["system", "first_user", "last_user", "before_last_user", "own_turn", "after_system"]
-PLACES = ("system", "first_user", "last_user", "before_last_user", "own_turn", "after_system")
 _ON_ITS_OWN = ("before_last_user", "own_turn", "after_system")
 
 
@@ -99,12 +98,7 @@ class ToolsBlock(Concept):
         return self.separator + self.open
 
     def validate(self, layout: Layout) -> None:
-        if self.place not in PLACES:
-            raise FormatError(
-                f"{layout.name}: ToolsBlock.place: {self.place!r}; expected one of "
-                + ", ".join(PLACES)
-            )
-        self.check_choices(layout, "wrap", "separator_when")
+        self.check_choices(layout, "place", "wrap", "separator_when")
         if self.array and (self.item_open or self.item_close):
             raise FormatError(
                 f"{layout.name}: ToolsBlock: item_open/item_close with array=True; expected "
@@ -189,8 +183,7 @@ class ToolsBlock(Concept):
         for number, tool in enumerate(out.tools):
             if tool.kind != "function":
                 raise UnsupportedFeature(f"tools[{number}].type", f"{tool.kind!r}", "'function'")
-        in_user = self.place in ("first_user", "last_user", "before_last_user")
-        if out.tools and in_user and self.host_index(out) < 0:
+        if out.tools and self.host_index(out) == -1:  # (a user turn holds them, and none is)
             raise RequestError(
                 "messages",
                 "no user message",

@@ -55,7 +55,7 @@ Decisions (reference: ``unsloth-Apriel-1.5.jinja`` in llama.cpp's ``models/templ
   assistant's.  The model stops at ``<|end|>`` (llama.cpp ends generation at
   it): the assistant's end up to it is what the model writes (trainable, the stop, the end
   of the turn grammars), and the template's ``\\n</s>`` after it is written and read as
-  :class:`~pawlette.declare.AfterStop` (never trainable; a completion that goes on past the
+  :class:`~pawlette.formats.apriel.after_stop.AfterStop` (never trainable; a completion that goes on past the
   stop reads the same).  A model's turn also ends at ``<|end|>`` right after its text or at
   ``</s>`` alone.  Results: each tool message a ``<|tool_result|>`` turn with its text.
 - **Reasoning**: the template never writes ``reasoning_content`` (its ``<thinking>`` block
@@ -151,7 +151,6 @@ from dataclasses import dataclass
 from typing import Literal
 
 from pawlette.declare import (
-    AfterStop,
     Frame,
     Ignored,
     Layout,
@@ -161,6 +160,7 @@ from pawlette.declare import (
     fence,
 )
 
+from .after_stop import AfterStop
 from .calls import IdsBeforeLast
 from .system import SystemAnywhere
 from .tools import ReprLineTools

@@ -1,4 +1,4 @@
-"""AfterStop (:mod:`pawlette.declare.after_stop`): a template that writes on past the marker
+"""AfterStop (:mod:`pawlette.formats.apriel.after_stop`): a template that writes on past the marker
 the model stops at.  The writer, the exported template, the parse table, the stop set, the
 mask and the turn grammar agree, on a tiny layout."""
 
@@ -9,11 +9,12 @@ from typing import Any
 
 import pytest
 
-from pawlette.declare import AfterStop, Frame, Layout, Marker, declare, fence
+from pawlette.declare import Frame, Layout, Marker, declare, fence
 from pawlette.errors import FormatError
 from pawlette.export import export_grammar, export_jinja
+from pawlette.formats.apriel.after_stop import AfterStop
 
-from ..helpers import mask_text
+from ...helpers import mask_text
 
 END = Marker("<|end|>")
 EOS = Marker("</s>")

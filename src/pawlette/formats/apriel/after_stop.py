@@ -1,7 +1,8 @@
 """What a template writes after the assistant's stop: the rest of a past turn's end that the
 model never writes, because the engine ends generation before it.
 
->>> from pawlette.declare import AfterStop, Marker, fence
+>>> from pawlette.declare import Marker, fence
+>>> from pawlette.formats.apriel.after_stop import AfterStop
 >>> AfterStop(fence("\\n", Marker("</s>"))).text
 (Lit(text='\\n'), Marker(text='</s>'))
 """
@@ -11,15 +12,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from ..errors import FormatError
-from .concept import Concept
-from .pieces import Fence, Lit
+from pawlette.declare import Concept, Fence, Lit
+from pawlette.errors import FormatError
 
 if TYPE_CHECKING:
-    from .jinja import Template
-    from .layout import Layout
-    from .table import Table
-    from .write import Render
+    from pawlette.declare.jinja import Template
+    from pawlette.declare.layout import Layout
+    from pawlette.declare.table import Table
+    from pawlette.declare.write import Render
 
 
 @dataclass(frozen=True)
