@@ -237,3 +237,32 @@ def test_pcml_template_raises_where_pcml_cannot_write(
 
 
 # ------------------------------------------------------------------ outside Python
+
+
+EDGE_SYSTEMS = [
+    [{"role": "system", "content": ""}, {"role": "user", "content": "hi"}],
+    [
+        {"role": "system", "content": ""},
+        {"role": "user", "content": "hi"},
+        {"role": "assistant", "content": "Hello."},
+        {"role": "system", "content": "Be brief."},
+        {"role": "user", "content": "Bye"},
+    ],
+]
+"""An empty first system message (which some formats write as none, or as a turn of its own)
+and a later one: conversations the generated ones seldom start with."""
+
+
+@pytest.mark.parametrize("name", TEMPLATED)
+@pytest.mark.parametrize("prompt", [True, False])
+def test_an_empty_first_system_message_renders_as_pawlette_renders_it(
+    name: str, prompt: bool
+) -> None:
+    fmt = pawlette.get_format(name)
+    for messages in EDGE_SYSTEMS:
+        try:
+            fmt.render(messages, add_generation_prompt=prompt)
+        except pawlette.RequestError:
+            continue  # refused by the format (the template refuses it too: golden cases)
+        rendering, text, _ = render_both(fmt, {"messages": messages}, prompt)
+        assert text == rendering.text, messages

@@ -308,11 +308,9 @@ class SystemPrompt(Concept):
     def jinja_message(self, out: Template, role: str) -> None:
         if self.placement == "gathered":
             return
-        if self.placement == "first_kept":
+        if self.placement == "first_kept":  # the later ones are recorded losses
             out.out("{%- if index == 0 -%}")
-            out.turn("system")
-            out.out("{%- endif -%}")
-        elif self.empty_first in ("absent", "none"):
+        if self.empty_first in ("absent", "none"):
             out.out("{%- if not (index == 0 and system_absent) -%}")
             out.turn("system")
             out.out("{%- endif -%}")
@@ -328,6 +326,8 @@ class SystemPrompt(Concept):
             out.out("{%- endif -%}")
         else:
             out.turn("system")
+        if self.placement == "first_kept":
+            out.out("{%- endif -%}")
 
     def jinja_opening(self, out: Template, role: str) -> None:
         if role != "system" or not self.preambles:
