@@ -249,9 +249,16 @@ class Render:
         if not pieces:
             return
         writer = self.writer
-        segments = self._found.get((id(pieces), kind, trainable, writer.role, writer.message_index))
+        found = self._found
+        role = writer.role
+        index = writer.message_index
+        segments = found.get((id(pieces), kind, trainable, role, index))
         if segments is None:
-            segments = self._build(pieces, kind, trainable)
+            # A fence a concept makes in each render (equal to the last one, not the same
+            # object) is kept by its value: hashing it costs less than building it again.
+            segments = found.get((pieces, kind, trainable, role, index))
+            if segments is None:
+                segments = self._build(pieces, kind, trainable)
         if writer._unfinished is None:  # (Writer.extend's common case, without its call)
             writer._extend(segments)
         else:
@@ -262,10 +269,11 @@ class Render:
         plan = self.plan
         pairs = plan.resolve(pieces)
         kept = plan.pairs.get(id(pieces))
-        key: Hashable = id(pieces)
-        if kept is None or kept[0] is not pieces:
-            key = ("uncached", pairs)  # a fence made per render: keyed by its text
-        return plan.constants.build(self.writer, key, pairs, kind, trainable)
+        if kept is None or kept[0] is not pieces:  # a fence no longer kept by identity
+            return plan.constants.build(self.writer, pieces, pairs, kind, trainable)
+        # Kept by identity, and by value too: a concept that makes the fence anew in each
+        # render (an equal tuple, another object) finds it from its second render on.
+        return plan.constants.build(self.writer, id(pieces), pairs, kind, trainable, pieces)
 
     def at(self, role: str | None, index: int) -> None:
         self.writer.at(role, index)  # type: ignore[arg-type]
