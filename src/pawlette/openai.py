@@ -37,7 +37,7 @@ import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, cast
 
-from .engine.kept import Kept, marshal_key, shared_key
+from .engine.kept import Kept, shared_key
 from .errors import RequestError
 from .json_values import (
     MAX_INTEGER_DIGITS,
@@ -320,9 +320,8 @@ PLAIN_ROLES: dict[str, Role] = {role: role for role in ROLES}
 PLAIN_ROLES["developer"] = "system"
 
 
-_TEXT_MESSAGES: dict[tuple[str | bytes, ...], Message] = {}
-"""Messages of a role and a text (a result: and its call's id; a turn of calls: and the
-calls' :func:`marshal_key`) read before, by those values:
+_TEXT_MESSAGES: dict[tuple[str, ...], Message] = {}
+"""Messages of a role and a text (a result: and its call's id) read before, by those strings:
 a conversation's messages come back in every later request of it, and a Message is an
 immutable value, so the same one serves every request that holds an equal message."""
 _TEXT_MESSAGES_KEPT = 4096
@@ -331,7 +330,7 @@ _TEXT_MESSAGE_LONGEST = 1 << 13
 """Characters of text a kept message holds at most (a bound on the store's memory)."""
 
 
-def _keep_message(key: tuple[str | bytes, ...], message: Message) -> Message:
+def _keep_message(key: tuple[str, ...], message: Message) -> Message:
     """``message``, kept under ``key`` (see :data:`_TEXT_MESSAGES`) when its text is short."""
     if len(key[1]) <= _TEXT_MESSAGE_LONGEST:
         if len(_TEXT_MESSAGES) >= _TEXT_MESSAGES_KEPT:
@@ -374,22 +373,12 @@ def _plain_message(data: object) -> Message | None:
             elif role == "assistant":
                 raw_calls = get("tool_calls")
                 if type(raw_calls) is list and raw_calls:
-                    # (equal marshal bytes: equal calls of the same exact types, which pass
-                    # the same checks; see :func:`marshal_key`)
-                    calls_key = marshal_key(raw_calls)
-                    if calls_key is not None:
-                        kept = _TEXT_MESSAGES.get((role, text, calls_key))
-                        if kept is not None:
-                            return kept
                     calls = _plain_calls(raw_calls)
                     if calls is None:
                         return None
                     # ("" and null mean the same beside tool calls; null is canonical)
                     content = (new_text_part(text),) if text else None
-                    message = new_message(role, content, None, calls)
-                    if calls_key is None or len(calls_key) > _TEXT_MESSAGE_LONGEST:
-                        return message
-                    return _keep_message((role, text, calls_key), message)
+                    return new_message(role, content, None, calls)
         if not PLAIN_MESSAGE_KEYS.issuperset(data):
             return None
     elif not PLAIN_MESSAGE_KEYS.issuperset(data):
