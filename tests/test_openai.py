@@ -216,6 +216,7 @@ def test_plain_message_reader_agrees_with_the_general_one(data: Any) -> None:
     plain = openai._plain_message(data)
     if plain is not None:
         assert plain == general
+    assert openai._plain_message(data) == plain  # again: now perhaps from the kept messages
     assert outcome(lambda: openai.message_from_openai(data, "messages[3]")) == general
 
 
@@ -559,6 +560,29 @@ def test_a_tool_list_found_plain_is_kept_by_content_only() -> None:
         expected = outcome(lambda t=tools_again: openai._read_tools(t, "tools")[0])  # type: ignore[misc]
         for _ in range(2):
             assert outcome(lambda t=tools_again: openai.tools_from_openai(t)) == expected  # type: ignore[misc]
+
+
+def test_messages_read_plain_are_kept_by_their_values_only() -> None:
+    """A text message and a result read again are the same immutable value; a message that
+    differs in any string is read anew."""
+    messages: list[dict[str, Any]] = [
+        {"role": "user", "content": "kept question"},
+        {"role": "developer", "content": "kept rules"},
+        {"role": "tool", "tool_call_id": "c1", "content": "kept result"},
+    ]
+    for data in messages:
+        first = openai._plain_message(data)
+        assert first is not None and first == openai._read_message(data, "messages[0]")
+        assert openai._plain_message(copy.deepcopy(data)) is first
+    others: list[dict[str, Any]] = [
+        {"role": "system", "content": "kept question"},
+        {"role": "assistant", "content": "kept question"},
+        {"role": "tool", "tool_call_id": "c2", "content": "kept result"},
+        {"role": "tool", "tool_call_id": "c1", "content": "kept result."},
+    ]
+    for data in others:
+        assert openai._plain_message(data) == openai._read_message(data, "messages[0]")
+    assert openai._plain_message({"role": "user", "content": "kept \ud800"}) is None
 
 
 def test_call_arguments_found_plain_are_kept_by_their_text_only() -> None:

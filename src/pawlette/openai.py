@@ -320,6 +320,25 @@ PLAIN_ROLES: dict[str, Role] = {role: role for role in ROLES}
 PLAIN_ROLES["developer"] = "system"
 
 
+_TEXT_MESSAGES: dict[tuple[str, ...], Message] = {}
+"""Messages of a role and a text (a result: and its call's id) read before, by those strings:
+a conversation's messages come back in every later request of it, and a Message is an
+immutable value, so the same one serves every request that holds an equal message."""
+_TEXT_MESSAGES_KEPT = 4096
+"""Messages kept at most (then the store starts over: the messages that recur come back)."""
+_TEXT_MESSAGE_LONGEST = 1 << 13
+"""Characters of text a kept message holds at most (a bound on the store's memory)."""
+
+
+def _keep_message(key: tuple[str, ...], message: Message) -> Message:
+    """``message``, kept under ``key`` (see :data:`_TEXT_MESSAGES`) when its text is short."""
+    if len(key[1]) <= _TEXT_MESSAGE_LONGEST:
+        if len(_TEXT_MESSAGES) >= _TEXT_MESSAGES_KEPT:
+            _TEXT_MESSAGES.clear()
+        _TEXT_MESSAGES[key] = message
+    return message
+
+
 def _plain_message(data: object) -> Message | None:
     """``data`` read as a plain message, or None: not plain (or not valid)."""
     if type(data) is not dict:
@@ -331,18 +350,26 @@ def _plain_message(data: object) -> Message | None:
         return None
     text = get("content")
     if type(text) is str:
-        if not text.isascii() and surrogate_problem(text) is not None:
-            return None
         size = len(data)
         if size == 2:  # a role and a text (both found): nothing else
-            return new_text_message(role, text)
+            kept = _TEXT_MESSAGES.get((role, text))
+            if kept is not None:
+                return kept
+            if not text.isascii() and surrogate_problem(text) is not None:
+                return None
+            return _keep_message((role, text), new_text_message(role, text))
+        if not text.isascii() and surrogate_problem(text) is not None:
+            return None
         if size == 3:  # a result with its call's id, or a turn of calls: nothing else
             if role == "tool":
                 call_id = get("tool_call_id")
-                if type(call_id) is str and (
-                    call_id.isascii() or surrogate_problem(call_id) is None
-                ):
-                    return new_text_message(role, text, call_id)
+                if type(call_id) is str:
+                    key = (role, text, call_id)
+                    kept = _TEXT_MESSAGES.get(key)
+                    if kept is not None:
+                        return kept
+                    if call_id.isascii() or surrogate_problem(call_id) is None:
+                        return _keep_message(key, new_text_message(role, text, call_id))
             elif role == "assistant":
                 raw_calls = get("tool_calls")
                 if type(raw_calls) is list and raw_calls:

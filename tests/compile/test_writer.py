@@ -112,3 +112,34 @@ def test_refusals_are_the_references() -> None:
             _same(fmt, request)
             refused += _outcome(fmt.write, fmt, request, True)[0] == "error"
     assert refused > 0  # the cases reach the refusals they are here for
+
+
+@pytest.mark.parametrize("name", ["rwkv", "reka"])
+def test_fences_made_in_each_render_are_built_once(
+    name: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A concept that makes an equal fence anew in each render (another tuple) gets the
+    segments kept by value from its second render on: the same text and segments, nothing
+    built again."""
+    from pawlette.engine.writer import ConstantSegments
+
+    fmt = pawlette.get_format(name)
+    conversation = {
+        "messages": [
+            {"role": "system", "content": "Be brief."},
+            {"role": "user", "content": "Hi"},
+            {"role": "assistant", "content": "Hello."},
+            {"role": "user", "content": "And?"},
+        ]
+    }
+    first = fmt.render(conversation, add_generation_prompt=True)
+    built: list[object] = []
+    build = ConstantSegments.build
+
+    def counted(self: ConstantSegments, *arguments: Any, **keywords: Any) -> Any:
+        built.append(arguments[1])
+        return build(self, *arguments, **keywords)
+
+    monkeypatch.setattr(ConstantSegments, "build", counted)
+    assert fmt.render(conversation, add_generation_prompt=True) == first
+    assert built == []

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 import pawlette
+from pawlette.engine import writer as writer_module
 from pawlette.engine.writer import MAX_CACHED_INDEX, ConstantSegments, Writer
 
 PIECES = ((True, "[AST]"), (False, ""), (False, "assistant\n"), (True, ""), (True, "<end>"))
@@ -44,3 +45,22 @@ def test_constant_segments_write_what_marker_and_raw_write(texts: list[str], ind
     for _ in range(2):  # built, then from the cache (unless past the cached indices)
         assert by_constants(texts, index, constants).rendering() == expected
     assert bool(constants.found) == (index < MAX_CACHED_INDEX)
+
+
+def test_constant_segments_are_kept_under_a_second_key_and_up_to_a_bound(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``also`` keeps the same segments under another key; a full store keeps no more (the
+    segments are still built and written)."""
+    constants = ConstantSegments()
+    writer = Writer(None)
+    writer.at("assistant", 2)
+    built = constants.build(writer, "pieces", PIECES, "end", True, also=("by", "value"))
+    assert constants.found[("pieces", "end", True, "assistant", 2)] is built
+    assert constants.found[(("by", "value"), "end", True, "assistant", 2)] is built
+    monkeypatch.setattr(writer_module, "MAX_CONSTANT_SEGMENTS", len(constants.found))
+    writer.at("assistant", 3)
+    assert constants.build(writer, "pieces", PIECES, "end", True) == tuple(
+        segment._replace(message_index=3) for segment in built
+    )
+    assert len(constants.found) == 2

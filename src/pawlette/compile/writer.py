@@ -112,7 +112,8 @@ def _turn(source: _Source, role: str, hooks: Any) -> None:
         if opener:
             source.line("if opener is None:")
             source.depth += 1
-        source.line(f"segments = {hooks_name}.opened.get(index)")
+        opened = source.bind(f"opened_{tag}", hooks.opened)
+        source.line(f"segments = {opened}.get(index)")
         source.line("if segments is None:")
         source.line(f"    segments = out._frame_segments({hooks_name}, index, opening=True)")
         _extend(source, "segments")
@@ -164,7 +165,8 @@ def _turn(source: _Source, role: str, hooks: Any) -> None:
         if ends:
             source.line("if end is None:")
             source.depth += 1
-        source.line(f"segments = {hooks_name}.ended.get(index)")
+        ended = source.bind(f"ended_{tag}", hooks.ended)
+        source.line(f"segments = {ended}.get(index)")
         source.line("if segments is None:")
         source.line(f"    segments = out._frame_segments({hooks_name}, index, opening=False)")
         _extend(source, "segments")

@@ -259,16 +259,25 @@ class Render:
 
     def _build(self, pieces: Fence, kind: str, trainable: bool) -> tuple[Segment, ...]:
         """A fence's segments in this context, kept for the layout's own fences."""
+        writer = self.writer
+        # A fence a concept makes in each render (equal to the last one, not the same
+        # object) is kept by its value: hashing it costs less than building it again.
+        found = self._found.get((pieces, kind, trainable, writer.role, writer.message_index))
+        if found is not None:
+            return found
         plan = self.plan
         pairs = plan.resolve(pieces)
         kept = plan.pairs.get(id(pieces))
-        key: Hashable = id(pieces)
-        if kept is None or kept[0] is not pieces:
-            key = ("uncached", pairs)  # a fence made per render: keyed by its text
-        return plan.constants.build(self.writer, key, pairs, kind, trainable)
+        if kept is None or kept[0] is not pieces:  # a fence no longer kept by identity
+            return plan.constants.build(writer, pieces, pairs, kind, trainable)
+        # Kept by identity, and by value too: a concept that makes the fence anew in each
+        # render (an equal tuple, another object) finds it from its second render on.
+        return plan.constants.build(writer, id(pieces), pairs, kind, trainable, pieces)
 
     def at(self, role: str | None, index: int) -> None:
-        self.writer.at(role, index)  # type: ignore[arg-type]
+        writer = self.writer  # (Writer.at, without its call: concepts move it often)
+        writer.role = role  # type: ignore[assignment]
+        writer.message_index = index
 
     def message_text(self, index: int) -> str:
         """The text of ``messages[index]`` (its text parts joined)."""

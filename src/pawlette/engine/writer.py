@@ -130,6 +130,10 @@ class Writer:
 MAX_CACHED_INDEX = 256
 """Segments of messages up to this index are kept (per layout); later ones are built anew."""
 
+MAX_CONSTANT_SEGMENTS = 1 << 16
+"""Segment tuples a layout keeps at most (fences keyed by value may hold caller text: the
+cache stops growing there instead of growing with every new text)."""
+
 Pieces = tuple[tuple[bool, str], ...]
 """A fence as ``(is a marker, text)`` pairs."""
 
@@ -152,10 +156,17 @@ class ConstantSegments:
         self.found: dict[tuple[Hashable, str, bool, Role | None, int], tuple[Segment, ...]] = {}
 
     def build(
-        self, writer: Writer, key: Hashable, pieces: Pieces, kind: str, trainable: bool = False
+        self,
+        writer: Writer,
+        key: Hashable,
+        pieces: Pieces,
+        kind: str,
+        trainable: bool = False,
+        also: Hashable = None,
     ) -> tuple[Segment, ...]:
         """The segments :meth:`Writer.marker` and :meth:`Writer.raw` would write for
-        ``pieces`` (what ``key`` stands for) in the writer's context, kept for next time."""
+        ``pieces`` (what ``key`` stands for) in the writer's context, kept for next time
+        (under ``also`` too when it is not None: another key standing for the same)."""
         role = writer.role
         index = writer.message_index
         segments = tuple(
@@ -163,6 +174,8 @@ class ConstantSegments:
             for special, text in pieces
             if special or text  # raw() writes no empty text; marker() writes any
         )
-        if index < MAX_CACHED_INDEX:
+        if index < MAX_CACHED_INDEX and len(self.found) < MAX_CONSTANT_SEGMENTS:
             self.found[(key, kind, trainable, role, index)] = segments
+            if also is not None:
+                self.found[(also, kind, trainable, role, index)] = segments
         return segments
