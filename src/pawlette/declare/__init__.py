@@ -100,19 +100,13 @@ def declare(layout: Layout) -> Format:
         raise FormatError(f"declare: a {type(layout).__name__}; expected a pawlette.declare.Layout")
     assistant = layout.frames["assistant"]
     table = compile_table(layout)
+    ends = (assistant.end,) if assistant.end_stops else ()
     stops = [stop for concept in layout.concepts for stop in concept.stops()]
-    stop = tuple(
-        text
-        for text in (
-            text_of(pieces, layout.options, layout.name)
-            for pieces in (
-                *((assistant.end,) if assistant.end_stops else ()),
-                *assistant.also_end,
-                *stops,
-            )
-        )
-        if text
+    texts = (
+        text_of(pieces, layout.options, layout.name)
+        for pieces in (*ends, *assistant.also_end, *stops)
     )
+    stop = tuple(text for text in texts if text)
 
     escaping = any(concept.escapes_markers() for concept in layout.concepts)
     cuts = next(

@@ -32,9 +32,6 @@ class Alternation(Concept):
             return self.system_counts
         return not has_calls or self.calls_count
 
-    def turn_roles(self) -> frozenset[str]:
-        return frozenset()
-
     def check(self, out: Render) -> None:
         expected = "user"
         start = 1 if out.messages and out.messages[0].role == "system" else 0

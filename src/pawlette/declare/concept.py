@@ -77,12 +77,9 @@ class Concept:
         from ..errors import FormatError
 
         for name in names:
-            # The class that declares the field resolves its annotation (a Literal, or an
-            # alias of one in its module).
-            owner = next(
-                kind for kind in type(self).__mro__ if name in vars(kind).get("__annotations__", {})
-            )
-            allowed = get_args(get_type_hints(owner)[name])
+            # Each class resolves its fields' annotations in its own module (a Literal, or an
+            # alias of one there).
+            allowed = get_args(get_type_hints(type(self))[name])
             value = getattr(self, name)
             if value not in allowed:
                 listed = ", ".join(repr(choice) for choice in allowed[:-1])

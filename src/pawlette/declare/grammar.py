@@ -74,13 +74,10 @@ def nodes(layout: Layout, pieces: Fence) -> list[Node]:
     """A fence as grammar nodes (adjacent layout text merged into one literal)."""
     result: list[Node] = []
     for piece in pieces:
-        if isinstance(piece, pieces_module.Option):
-            text = pieces_module.piece_text(piece, layout.options, layout.name)
-        elif isinstance(piece, pieces_module.Marker):
+        if isinstance(piece, pieces_module.Marker):
             result.append(Marker(piece.text))
             continue
-        else:
-            text = piece.text
+        text = pieces_module.piece_text(piece, layout.options, layout.name)
         if not text:
             continue
         if result and isinstance(result[-1], Lit):
@@ -156,7 +153,8 @@ def drop_prefix(items: list[Node], prefix: str) -> list[Node]:
 
 
 class Turn:
-    """One assistant turn's grammar being built: what :meth:`Concept.grammar` gets."""
+    """One assistant turn's grammar, built by every concept's :meth:`Concept.grammar` as
+    the turn is made."""
 
     def __init__(
         self,
@@ -199,6 +197,9 @@ class Turn:
         ``<|answer|>`` decision token): the grammar writes it before the text, and it is
         the forced prefix of ``tool_choice`` "none"."""
         self.stop = stop
+        for concept in layout.concepts:
+            if overrides(concept, "grammar"):
+                concept.grammar(self)
 
     def allowed(self) -> list[tuple[int, Tool]]:
         """The tools (with their index) the turn may call."""
@@ -271,16 +272,9 @@ class Turn:
         return seq(self.content, self.end())
 
 
-def _contributions(turn: Turn) -> None:
-    for concept in turn.layout.concepts:
-        if overrides(concept, "grammar"):
-            concept.grammar(turn)
-
-
 def forced_prefixes(layout: Layout) -> ForcedPrefixes | None:
     """The tool-choice prefixes of a layout (the grammar bundle reports the same ones)."""
     turn = Turn(layout)
-    _contributions(turn)
     calls = turn.calls
     if calls is None:
         return None
@@ -310,7 +304,6 @@ def build_turn(
     from ..emit.turn_rules import rules_for
 
     turn = Turn(layout, tools, choice.only, lambda: rules_for(fmt), fmt.stop, fmt, start)
-    _contributions(turn)
     if turn.calls is None and tools and choice.mode in ("required", "function"):
         # No turn of this format holds a call: a grammar forcing one would answer with none.
         raise UnsupportedFeature(
@@ -342,39 +335,32 @@ def build_turn(
         answer = alt(*options)
     else:
         answer = seq(calls.many(turn, rules, parallel), end)
-    head = turn.head
-    if head is not None:
-        block = rules.add("reasoning", head)
-        rules.rules["start"] = seq(block if turn.head_required else optional(block), answer)
-    else:
-        rules.rules["start"] = answer
+    if turn.head is not None:
+        block = rules.add("reasoning", turn.head)
+        answer = seq(block if turn.head_required else optional(block), answer)
+    rules.rules["start"] = answer
+    # The answer's lead is forced, then its text.
+    none = text_of(turn.answer_lead, layout.options, layout.name) if lead else ""
     grammar = TurnGrammar(
         rules=rules,
         markers=tuple(fmt.special_markers),
         stop=fmt.stop,
         reasoning=turn.reasoning,
-        forced_prefixes={"auto": "", "none": ""},
+        forced_prefixes={"auto": "", "none": none, "required": ""},
     )
-    if lead:  # the answer's lead is forced, then its text
-        grammar.forced_prefixes["none"] = text_of(turn.answer_lead, layout.options, layout.name)
     all_calls = turn.calls
     if all_calls is not None and tools:
         required = fmt.forced_prefix("required", tools) or ""
         if start is not None:  # the format's prefix leads as the usual prompt leaves it
-            usual = Turn(layout)
-            _contributions(usual)
-            required = turn.call_lead + required[len(usual.call_lead) :]
+            required = turn.call_lead + required[len(Turn(layout).call_lead) :]
         grammar.forced_prefixes["required"] = required
         for tool in tools:
             if tool.kind == "function":
                 grammar.forced_prefixes[tool.name] = turn.call_lead + all_calls.prefix(tool.name)
-    else:
-        grammar.forced_prefixes["required"] = ""
     if calls is None:
         if lead and choice.mode == "none":  # the text after the forced lead, in rules of its own
             after = turn.new_rules()
             again = Turn(layout, tools, choice.only, lambda: after, fmt.stop)
-            _contributions(again)
             after.rules["start"] = seq(again.content, again.end())
             grammar.after_prefix = after
         return grammar

@@ -19,8 +19,6 @@ the last turn written).
 
 from __future__ import annotations
 
-from typing import Any
-
 from ..emit.jinja_text import TEXT_MACRO, escape_macro, fill, jinja_string
 from .concept import Concept, overrides
 from .layout import Layout
@@ -154,22 +152,19 @@ class Template:
         frame = self.layout.frames[role]
         self.prompt = prompt
         try:
-            for concept in self.acting("jinja_open", role):
-                if concept.jinja_open(self, role):
-                    return
+            if self._first("jinja_open", role):
+                return
         finally:
             self.prompt = False
         after = {**frame.open_after, **(frame.prompt_after if prompt else {})}
-        choices = {("none" if key == "start" else key): pieces for key, pieces in after.items()}
-        if "none" in choices:
-            start = choices.pop("none")
+        start = after.pop("start", None)
+        if start is not None:
             self.out("{%- if ns.previous is none -%}")
             self.fence(start)
             self.out("{%- else -%}")
-            self.branches(choices, frame.open, "ns.previous")
+        self.branches(after, frame.open, "ns.previous")
+        if start is not None:
             self.out("{%- endif -%}")
-        else:
-            self.branches(choices, frame.open, "ns.previous")
 
     def acting(self, hook: str, role: str) -> list[Concept]:
         """The concepts whose ``hook`` acts on ``role``'s turns (see ``hook_roles``)."""
@@ -179,39 +174,35 @@ class Template:
             if (roles := concept.hook_roles(hook)) is None or role in roles
         ]
 
+    def _each(self, hook: str, role: str) -> None:
+        for concept in self.acting(hook, role):
+            getattr(concept, hook)(self, role)
+
+    def _first(self, hook: str, role: str) -> bool:
+        """Whether a concept's ``hook`` wrote (the first that does: the rest are not asked)."""
+        return any(getattr(concept, hook)(self, role) for concept in self.acting(hook, role))
+
     def turn(self, role: str, *, message: bool = True) -> None:
         """A framed turn of ``role`` (``message``: a ``message`` is in scope; else a turn the
         format writes with no message, ``message`` and ``index`` none and -1)."""
         frame = self.layout.frames[role]
         assistant = role == "assistant"
-        for concept in self.acting("jinja_before", role):
-            concept.jinja_before(self, role)
+        self._each("jinja_before", role)
         self.open_fence(role)
-        for concept in self.acting("jinja_lead", role):
-            concept.jinja_lead(self, role)
+        self._each("jinja_lead", role)
         if assistant:
             self.out("{%- generation -%}")
-        for concept in self.acting("jinja_opening", role):
-            concept.jinja_opening(self, role)
+        self._each("jinja_opening", role)
         if "content" in self.namespace:
             self.out(f"{{%- set ns.content = {'message is not none' if message else 'false'} -%}}")
-        for concept in self.acting("jinja_content", role):
-            if concept.jinja_content(self, role):
-                break
-        else:
-            if message:
-                self.text()
-        for concept in self.acting("jinja_closing", role):
-            concept.jinja_closing(self, role)
-        for concept in self.acting("jinja_end", role):
-            if concept.jinja_end(self, role):
-                break
-        else:
+        if not self._first("jinja_content", role) and message:
+            self.text()
+        self._each("jinja_closing", role)
+        if not self._first("jinja_end", role):
             self.fence(frame.end)
         if assistant:
             self.out("{%- endgeneration -%}")
-        for concept in self.acting("jinja_after", role):
-            concept.jinja_after(self, role)
+        self._each("jinja_after", role)
         self.fence(frame.after)
         self.out(f"{{%- set ns.previous = {jinja_string(role)} -%}}")
 
@@ -239,9 +230,8 @@ class Template:
 
     def build(self) -> str:
         layout = self.layout
-        body_start = len(self.lines)
         for concept in layout.concepts:
-            self.handled |= concept_handles(concept)
+            self.handled |= getattr(concept, "handles", frozenset())
         for concept in self._hooks["jinja_setup"]:
             concept.jinja_setup(self)
         if self.layout.frames and "tools" not in self.handled:
@@ -273,15 +263,13 @@ class Template:
         self.out("{%- endif -%}")
         self.out("{%- endfor -%}")
         self.out("{%- if add_generation_prompt -%}")
-        for concept in self.acting("jinja_before", "assistant"):
-            concept.jinja_before(self, "assistant")
+        self._each("jinja_before", "assistant")
         self.open_fence("assistant", prompt=True)
         for concept in self._hooks["jinja_prompt"]:
             concept.jinja_prompt(self)
         self.out("{%- endif -%}")
         for concept in self._hooks["jinja_finish"]:
             concept.jinja_finish(self)
-        body = self.lines[body_start:]
         head = [TEXT_MACRO.strip(), *self.macros.values()]
         if self.escaping:
             from .table import compile_table
@@ -298,12 +286,7 @@ class Template:
                 "{%- endif -%}",
                 "{%- endfor -%}",
             ]
-        return "\n".join([*head, *body])
-
-
-def concept_handles(concept: Any) -> frozenset[str]:
-    handles: frozenset[str] = getattr(concept, "handles", frozenset())
-    return handles
+        return "\n".join([*head, *self.lines])
 
 
 def chat_template(layout: Layout) -> str:

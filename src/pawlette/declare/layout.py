@@ -77,9 +77,8 @@ class Frame:
     end_stops: bool = True
 
     def __post_init__(self) -> None:
-        _check_fence("Frame.open", self.open)
-        _check_fence("Frame.end", self.end)
-        _check_fence("Frame.after", self.after)
+        for name in ("open", "end", "after"):
+            _check_fence(f"Frame.{name}", getattr(self, name))
         for number, pieces in enumerate(self.also_end):
             _check_fence(f"Frame.also_end[{number}]", pieces)
         for name in ("open_after", "prompt_after"):

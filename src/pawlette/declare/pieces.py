@@ -79,21 +79,20 @@ def spelled(text: str, special: re.Pattern[str]) -> Fence:
     )
 
 
-def option_text(options: Any, name: str, format_name: str, date_format: str | None = None) -> str:
-    """The text of ``options.<name>`` (a date written with ``date_format``)."""
-    value: Any = getattr(options, name, None)
-    if date_format is not None and hasattr(value, "strftime"):
-        return str(value.strftime(date_format))
-    if not isinstance(value, str):
-        expected = "a date" if date_format is not None else "a string"
-        raise RequestError(f"options.{name}", f"{value!r}", f"{expected} option of {format_name}")
-    return value
-
-
 def piece_text(piece: Piece, options: Any = None, format_name: str = "") -> str:
-    if isinstance(piece, Option):
-        return option_text(options, piece.name, format_name, piece.date_format)
-    return piece.text
+    """A piece's text: an :class:`Option`'s from ``options`` (a date written with its
+    ``date_format``)."""
+    if not isinstance(piece, Option):
+        return piece.text
+    value: Any = getattr(options, piece.name, None)
+    if piece.date_format is not None and hasattr(value, "strftime"):
+        return str(value.strftime(piece.date_format))
+    if not isinstance(value, str):
+        expected = "a date" if piece.date_format is not None else "a string"
+        raise RequestError(
+            f"options.{piece.name}", f"{value!r}", f"{expected} option of {format_name}"
+        )
+    return value
 
 
 def text_of(pieces: Fence, options: Any = None, format_name: str = "") -> str:

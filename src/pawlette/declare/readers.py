@@ -34,10 +34,7 @@ class PendingContentReader:
                 self._held.append(text)
                 return
             parser.confirm_message()
-            if self._held:
-                text = "".join(self._held) + text
-                self._held = []
-        elif self._held:
+        if self._held:
             text = "".join(self._held) + text
             self._held = []
         parser.emit(TextDelta(text))

@@ -310,19 +310,17 @@ class Table:
             # before a marker that goes on within the turn past where its content is written
             # (Ministral's ``[/INST] [TOOL_CALLS]``); before its reasoning or the marker that
             # opens its body (DeepSeek V3.2's ``\n\n</think>`` after results) it is layout.
-            kept = set(self.ends(role))
+            ends = set(self.ends(role))
+            kept = set(ends)
             before_content = {f"{role}.body", f"{role}.reasoning"}
             for (state, marker), (target, actions) in list(self.steps.items()):
                 spec = self.states.get(target)
-                if state == head and spec is not None and spec.role == role:
+                within = spec is not None and spec.role == role
+                if state == head and (within or marker in ends):
                     self.steps[(state, marker)] = (target, (confirm, *actions))
-                    if target not in before_content:
+                    if within and target not in before_content:
                         kept.add(marker)
             self.reader(head, _pending(self.states[head].reader, frozenset(kept)))
-            for spelling in self.ends(role):
-                step = self.steps.get((head, spelling))
-                if step is not None:
-                    self.steps[(head, spelling)] = (step[0], (confirm, *step[1]))
 
     def _open_ended(self, implicit: dict[str, set[str]]) -> None:
         """A turn without an end, or one that may not be there (pending), ends where another
@@ -333,15 +331,11 @@ class Table:
             if state == "outside" and target != "outside"
         ]
         roles = {role for role in self.layout.frames if not self.ends(role)}
+        pending = {self.first_state[role] for role in implicit}
         for name, spec in list(self.states.items()):
-            open_ended = spec.role in roles and spec.ends
-            if name in {self.first_state.get(role) for role in implicit}:
-                open_ended = True
-            if not open_ended:
-                continue
-            for marker, target, actions in opening:
-                if (name, marker) not in self.steps:
-                    self.steps[(name, marker)] = (target, (end, *actions))
+            if (spec.role in roles and spec.ends) or name in pending:
+                for marker, target, actions in opening:
+                    self.steps.setdefault((name, marker), (target, (end, *actions)))
 
 
 def _pending(reader: ReaderFactory, ends: frozenset[str]) -> ReaderFactory:
