@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from pawlette.declare import ConversationEnd, Marker
-from pawlette.infer import infer_template
+from pawlette import Format
+from pawlette.infer import Inference, infer_template
 from pawlette.infer.conversations import Features, generate
 
 from ..support.template_corpus import corpus_template
@@ -92,6 +93,18 @@ def test_a_bos_token_the_template_never_names_is_not_its_begin() -> None:
     assert ("system messages", "derived") in [(c.name, c.status) for c in with_bos.capabilities]
 
 
+def _verified(template: str) -> tuple[Inference, Format]:
+    """The inference of ``template`` (bos and eos ``<|endoftext|>``), accepted on every
+    render and own turn, with its format."""
+    inference = infer_template(template, bos_token="<|endoftext|>", eos_token="<|endoftext|>")
+    assert inference.accepted and inference.format is not None, inference.describe()
+    verification = inference.verification
+    assert verification is not None
+    assert verification.identical == verification.compared > 0
+    assert verification.parsed_back == verification.turns > 0
+    return inference, inference.format
+
+
 PHI_4_MINI = (
     "{% for message in messages %}{% if message['role'] == 'system' and 'tools' in message and "
     "message['tools'] is not none %}{{ '<|' + message['role'] + '|>' + message['content'] + "
@@ -104,17 +117,10 @@ PHI_4_MINI = (
 
 
 def test_the_end_of_a_conversation_without_a_generation_prompt_is_derived() -> None:
-    inference = infer_template(PHI_4_MINI, bos_token="<|endoftext|>", eos_token="<|endoftext|>")
-    assert inference.accepted, inference.describe()
-    verification = inference.verification
-    assert verification is not None
-    assert verification.identical == verification.compared > 0
-    assert verification.parsed_back == verification.turns > 0
+    inference, fmt = _verified(PHI_4_MINI)
     layout = inference.layout
     assert layout is not None
     assert ConversationEnd(Marker("<|endoftext|>")) in layout.concepts
-    fmt = inference.format
-    assert fmt is not None
     messages = [{"role": "user", "content": "Hi"}, {"role": "assistant", "content": "Hello."}]
     text = fmt.render(messages).text
     assert text == "<|user|>Hi<|end|><|assistant|>Hello.<|end|><|endoftext|>"
@@ -141,14 +147,7 @@ OLMO_2 = (
 
 
 def test_a_newline_written_only_between_turns_opens_the_next_turn() -> None:
-    inference = infer_template(OLMO_2, bos_token="<|endoftext|>", eos_token="<|endoftext|>")
-    assert inference.accepted, inference.describe()
-    verification = inference.verification
-    assert verification is not None
-    assert verification.identical == verification.compared > 0
-    assert verification.parsed_back == verification.turns > 0
-    fmt = inference.format
-    assert fmt is not None
+    _, fmt = _verified(OLMO_2)
     messages = [
         {"role": "user", "content": "Hi"},
         {"role": "assistant", "content": "Hello."},
