@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from pawlette.declare import ConversationEnd, Marker
 from pawlette import Format
+from pawlette.declare import ConversationEnd, Marker
 from pawlette.infer import Inference, infer_template
 from pawlette.infer.conversations import Features, generate
 
