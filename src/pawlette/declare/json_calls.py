@@ -152,14 +152,8 @@ class JsonCalls(CallConcept):
         return "dropped" if self.drops_content else "refused"
 
     def write_closing(self, out: Render, index: int) -> None:
-        if out.role != "assistant" or index < 0:
-            return
-        message = out.messages[index]
-        if not message.tool_calls:
-            return
-        after_text = self.content == "written" and bool(out.message_text(index))
-        calls = message.tool_calls[:1] if self.first_only else message.tool_calls
-        for number, call in enumerate(calls):
+        after_text = self.text_before_calls(out, index)
+        for number, call in enumerate(self.calls_of(out, index)):
             opening = self.separated_open if after_text or number else self.open or ()
             out.fence(opening, "tool_call", trainable=True)
             where = f"messages[{index}].tool_calls[{number}].function.arguments"
@@ -203,8 +197,6 @@ class JsonCalls(CallConcept):
         out.object_arguments = out.object_arguments or self.arguments == "tojson"
 
     def jinja_closing(self, out: Template, role: str) -> None:
-        if role != "assistant":
-            return
         jinja_open_calls(out, self.content, (), self.parallel or self.first_only)
         has_text = "(message.content is defined and message.content)"
         written = "message.tool_calls[:1]" if self.first_only else "message.tool_calls"
