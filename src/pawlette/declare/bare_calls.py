@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ..emit.grammar_ast import Node, Terminal, optional
 from ..engine.call_scanner import TextPieces
@@ -33,6 +33,15 @@ _CALL_START = re.compile(r"\s*\{")
 _LIST_START = re.compile(r"\s*\[")
 
 
+def _is_call(value: Any, envelope: CallEnvelope, optional_arguments: bool = False) -> bool:
+    """Whether ``value`` is a call object (a name, and arguments unless they are optional)."""
+    return (
+        isinstance(value, dict)
+        and isinstance(value.get(envelope.name), str)
+        and (optional_arguments or envelope.arguments_key_in(value) is not None)
+    )
+
+
 def _listed_calls(text: str, envelope: CallEnvelope) -> int:
     """How many calls a turn written as a JSON list of call objects holds (0: it is not one).
     Such a turn is content with a warning: the layout writes one call, as an object."""
@@ -40,16 +49,8 @@ def _listed_calls(text: str, envelope: CallEnvelope) -> int:
         value = json.loads(text)
     except ValueError:
         return 0
-    if not isinstance(value, list) or not value:
-        return 0
-    for item in value:
-        if not (
-            isinstance(item, dict)
-            and isinstance(item.get(envelope.name), str)
-            and envelope.arguments_key_in(item) is not None
-        ):
-            return 0
-    return len(value)
+    listed = isinstance(value, list) and value and all(_is_call(item, envelope) for item in value)
+    return len(value) if listed else 0
 
 
 DECODER = json.JSONDecoder()
@@ -92,13 +93,15 @@ class BareCallReader:
         if not self._held:
             self._start = offset
         self._held.append(text)
+        if "".join(self._held).strip():
+            self._decide()
+
+    def _decide(self) -> None:
+        """The held text starts a call, a list or text: read it so from here on."""
         held = "".join(self._held)
-        candidate = held.lstrip()
-        if not candidate:
-            return
-        if _CALL_START.match(candidate):
+        if _CALL_START.match(held):
             self._begin_call()
-        elif _LIST_START.match(candidate):
+        elif _LIST_START.match(held):
             self._listed = TextPieces()
         self._decided = True
         self._held = []
@@ -132,13 +135,7 @@ class BareCallReader:
 
     def close(self, marker: str | None, offset: int) -> None:
         if not self._decided and self._held:
-            held = "".join(self._held)
-            self._held = []
-            if _CALL_START.match(held):
-                self._begin_call()
-            elif _LIST_START.match(held):
-                self._listed = TextPieces()
-            self._forward(held, self._start)
+            self._decide()
         if self._call is not None:
             self._call.close(marker, offset)
         elif self._after is not None:
@@ -162,16 +159,10 @@ class BareCallReader:
                 value, _ = DECODER.raw_decode(text, start)
             except ValueError:
                 continue
-            envelope = self._envelope
-            if (
-                isinstance(value, dict)
-                and isinstance(value.get(envelope.name), str)
-                and (self._optional or envelope.arguments_key_in(value) is not None)
-            ):
-                name = value[envelope.name]
+            if _is_call(value, self._envelope, self._optional):
                 self._parser.malformed(
                     self._start,
-                    f"a call to {name!r} after text",
+                    f"a call to {value[self._envelope.name]!r} after text",
                     "a call as the whole turn (the text, the call included, is content)",
                     text,
                 )

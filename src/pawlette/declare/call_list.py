@@ -23,7 +23,7 @@ from ..engine.machine import Parser
 from ..engine.readers import WholeTextReader
 from ..errors import FormatError
 from ..types import TextDelta
-from .calls import CallConcept, Content, arguments_json, jinja_open_calls
+from .calls import CallConcept, Content, arguments_json, closing_marker, jinja_open_calls
 from .grammar import CallItems, text_before_calls, text_then
 from .pieces import Fence, markers_in, text_of
 
@@ -33,8 +33,6 @@ if TYPE_CHECKING:
     from .layout import Layout
     from .table import Table
     from .write import Render
-
-ROLES = ("name", "arguments", "id")
 
 
 @dataclass(frozen=True)
@@ -107,15 +105,17 @@ class JsonCallList(CallConcept):
         # (json_string of a str is json's C encode_basestring: called directly; each key's
         # text before its value is made once.)
         values = {"name": string(name), "arguments": arguments, "id": string(call_id)}
-        item_separator, heads = self._heads
-        return "{" + item_separator.join([head + values[role] for role, head in heads]) + "}"
+        return "".join([head + values[role] for role, head in self.heads]) + "}"
 
     @cached_property
-    def _heads(self) -> tuple[str, tuple[tuple[str, str], ...]]:
-        """The item separator, and each member's role and text up to its value."""
+    def heads(self) -> tuple[tuple[str, str], ...]:
+        """Each member's role and the item's text before its value (``{"name": ``,
+        ``, "arguments": ``)."""
         item_separator, key_separator = self.separators
-        heads = tuple((role, f"{ascii_string(key)}{key_separator}") for role, key in self.keys)
-        return item_separator, heads
+        return tuple(
+            (role, ("{" if number == 0 else item_separator) + ascii_string(key) + key_separator)
+            for number, (role, key) in enumerate(self.keys)
+        )
 
     # ------------------------------------------------------------------ the writer
 
@@ -131,15 +131,15 @@ class JsonCallList(CallConcept):
                 )
 
     def write_closing(self, out: Render, index: int) -> None:
-        if out.role != "assistant" or index < 0 or not out.messages[index].tool_calls:
+        calls = self.calls_of(out, index)
+        if not calls:
             return
-        message = out.messages[index]
-        if self.content == "written" and out.message_text(index):
+        if self.text_before_calls(out, index):
             out.fence(self.text_separator, "tool_call", trainable=True)
         out.fence(self.open, "tool_call", trainable=True)
         first = self._first_position(out, index) if self.ids == "positional" else 0
         items = []
-        for number, call in enumerate(message.tool_calls):
+        for number, call in enumerate(calls):
             where = f"messages[{index}].tool_calls[{number}].function.arguments"
             call_id = str(first + number) if self.ids == "positional" else call.id
             items.append(self.item(call.name, call_id, arguments_json(call.arguments, where)))
@@ -175,9 +175,6 @@ class JsonCallList(CallConcept):
     # ------------------------------------------------------------------ the Jinja template
 
     def jinja_closing(self, out: Template, role: str) -> None:
-        if role != "assistant":
-            return
-        item_separator, key_separator = self.separators
         jinja_open_calls(out, self.content, self.text_separator, self.parallel)
         out.fence(self.open)
         out.literal(self.list_open)
@@ -185,9 +182,8 @@ class JsonCallList(CallConcept):
         out.out("{%- if not loop.first -%}")
         out.literal(self.between_items)
         out.out("{%- endif -%}")
-        out.literal("{")
-        for number, (role_name, key) in enumerate(self.keys):
-            out.literal((item_separator if number else "") + json.dumps(key) + key_separator)
+        for role_name, head in self.heads:
+            out.literal(head)
             if role_name == "name":
                 out.out("{{- call.function.name | tojson -}}")
             elif role_name == "id" and self.ids == "positional":
@@ -196,9 +192,7 @@ class JsonCallList(CallConcept):
             elif role_name == "id":
                 out.out("{{- call.id | tojson -}}")
             else:
-                out.out("{%- if call.function.arguments is string -%}")
-                out.out("{{- call.function.arguments | trim -}}")
-                out.out("{%- else -%}{{- call.function.arguments | tojson -}}{%- endif -%}")
+                out.arguments()
         out.literal("}")
         if self.ids == "positional":
             position = out.ns("call_position", "0")
@@ -228,8 +222,7 @@ class CallListReader(WholeTextReader):
     def close(self, marker: str | None, offset: int) -> None:
         parser = self._parser
         text = self._text()
-        step = parser.grammar.steps.get((parser.state.name, marker or ""))
-        closing = marker if step is not None and step.target == "assistant.after_call" else ""
+        closing = closing_marker(parser, marker)
         problem: str | None
         calls: list[tuple[str, str | None, str]] = []
         if self._closed and not closing:
@@ -237,7 +230,7 @@ class CallListReader(WholeTextReader):
         else:
             problem = self._read(text, calls)
         if problem is not None:
-            raw = (parser.entered_by or "") + text + (closing or "")
+            raw = (parser.entered_by or "") + text + closing
             where = self._offset if self._chunks else offset
             parser.malformed(where, f"calls {raw[:60]!r}: {problem}", "a JSON array of calls", raw)
             parser.emit(TextDelta(raw))
@@ -313,12 +306,9 @@ class CallListSet(CallItems):
 
         calls = self.calls
         tool = turn.tools[number]
-        item_separator, key_separator = calls.separators
-        nodes: list[Node] = [Lit("{")]
-        for position, (role, key) in enumerate(calls.keys):
-            nodes.append(
-                Lit((item_separator if position else "") + json.dumps(key) + key_separator)
-            )
+        nodes: list[Node] = []
+        for role, head in calls.heads:
+            nodes.append(Lit(head))
             if role == "name":
                 nodes.append(Lit(json.dumps(tool.name, ensure_ascii=False)))
             elif role == "id" and calls.ids == "positional":
@@ -361,11 +351,9 @@ class CallListSet(CallItems):
     def prefix(self, name: str | None) -> str:
         if name is None:
             return self.lead
-        calls = self.calls
-        item_separator, key_separator = calls.separators
-        head = "{"
-        for position, (role, key) in enumerate(calls.keys):
-            head += (item_separator if position else "") + json.dumps(key) + key_separator
+        head = ""
+        for role, text in self.calls.heads:
+            head += text
             if role != "name":
                 return self.lead + head  # the prefix ends at the first value after the name
             head += json.dumps(name, ensure_ascii=False)

@@ -38,8 +38,6 @@ class CallTurnEnd(Concept):
         return None
 
     def jinja_end(self, out: Template, role: str) -> bool:
-        if role != "assistant":
-            return False
         out.out("{%- if message.tool_calls is defined and message.tool_calls -%}")
         out.fence(self.end)
         out.out("{%- else -%}")

@@ -27,6 +27,7 @@ from .pieces import Fence
 from .readers import AfterSectionReader, BetweenCallsReader, SectionReader
 
 if TYPE_CHECKING:
+    from ..engine.machine import Parser
     from .jinja import Template
     from .table import Table
     from .write import Render
@@ -35,33 +36,6 @@ if TYPE_CHECKING:
 Content = Literal["written", "dropped", "refused"]
 """What a calls concept does with a turn's text beside its calls: writes it before them,
 drops it (a recorded loss) or refuses it."""
-
-
-def check_beside_calls(
-    out: Render, index: int, content: Content, parallel: bool, first_only: bool = False
-) -> None:
-    """Refuse, or record as lost, what ``messages[index]`` (an assistant turn with calls)
-    holds beside its calls that the format cannot write: its text (as ``content`` says),
-    several calls (without ``parallel``; ``first_only``: the first is written, the others
-    lost)."""
-    message = out.messages[index]
-    if out.message_text(index) and content != "written":
-        if content == "refused":
-            raise UnsupportedFeature(
-                f"messages[{index}].content",
-                "text alongside tool calls",
-                f"either text or calls: {out.layout.name} writes calls alone",
-            )
-        out.lose(f"messages[{index}].content", "not written beside tool calls")
-    if len(message.tool_calls) > 1 and not parallel:
-        if first_only:
-            out.lose(f"messages[{index}].tool_calls", "calls after the first not written")
-            return
-        raise UnsupportedFeature(
-            f"messages[{index}].tool_calls",
-            f"{len(message.tool_calls)} calls",
-            f"one call per turn: {out.layout.name} has no parallel calls",
-        )
 
 
 def check_call_name(name: str, index: int, number: int) -> None:
@@ -132,6 +106,9 @@ class CallConcept(Concept):
         return frozenset({"assistant"})
 
     def check(self, out: Render) -> None:
+        """Refuse, or record as lost, what a turn holds beside its calls that the format
+        cannot write: its text (as ``content`` says), several calls (without ``parallel``;
+        ``first_only``: the first is written, the others lost); then check each call."""
         out.handles("calls")
         if "calls" not in out.present:
             return
@@ -139,7 +116,22 @@ class CallConcept(Concept):
             if message.role != "assistant" or not message.tool_calls:
                 continue
             self.check_turn(out, index)
-            check_beside_calls(out, index, self.content, self.parallel, self.first_only)
+            if out.message_text(index) and self.content == "refused":
+                raise UnsupportedFeature(
+                    f"messages[{index}].content",
+                    "text alongside tool calls",
+                    f"either text or calls: {out.layout.name} writes calls alone",
+                )
+            if out.message_text(index) and self.content == "dropped":
+                out.lose(f"messages[{index}].content", "not written beside tool calls")
+            if len(message.tool_calls) > 1 and not self.parallel and self.first_only:
+                out.lose(f"messages[{index}].tool_calls", "calls after the first not written")
+            elif len(message.tool_calls) > 1 and not self.parallel:
+                raise UnsupportedFeature(
+                    f"messages[{index}].tool_calls",
+                    f"{len(message.tool_calls)} calls",
+                    f"one call per turn: {out.layout.name} has no parallel calls",
+                )
             for number, call in enumerate(message.tool_calls):
                 check_call_name(call.name, index, number)
                 if self.id_pattern is not None and not re.fullmatch(self.id_pattern, call.id or ""):
@@ -158,15 +150,25 @@ class CallConcept(Concept):
         """Check one call (``where``: its ``function``'s path)."""
 
     def write_content(self, out: Render, index: int) -> bool:
-        if out.role != "assistant" or index < 0 or self.content != "dropped":
-            return False
-        return bool(out.messages[index].tool_calls)  # the text is not written
+        return self.content == "dropped" and bool(self.calls_of(out, index))  # not written
+
+    def calls_of(self, out: Render, index: int) -> tuple[ToolCall, ...]:
+        """The calls the writer writes in the assistant turn of ``messages[index]`` (none in
+        a turn the format writes with no message)."""
+        if not 0 <= index < len(out.messages):
+            return ()
+        calls = out.messages[index].tool_calls
+        return calls[:1] if self.first_only else calls
+
+    def text_before_calls(self, out: Render, index: int) -> bool:
+        """Whether the turn of ``messages[index]`` writes text before its calls."""
+        return self.content == "written" and bool(out.message_text(index))
 
     def jinja_setup(self, out: Template) -> None:
         out.object_arguments = True
 
     def jinja_content(self, out: Template, role: str) -> bool:
-        if role != "assistant" or self.content != "dropped":
+        if self.content != "dropped":
             return False
         out.out("{%- if not (message.tool_calls is defined and message.tool_calls) -%}")
         out.later_content(self, role)
@@ -198,12 +200,13 @@ class SectionedCallConcept(CallConcept):
         raise NotImplementedError
 
     def write_closing(self, out: Render, index: int) -> None:
-        if out.role != "assistant" or index < 0 or not out.messages[index].tool_calls:
+        calls = self.calls_of(out, index)
+        if not calls:
             return
-        if self.content == "written" and out.message_text(index):
+        if self.text_before_calls(out, index):
             out.fence(self.text_separator, "tool_call", trainable=True)
         out.fence(self.section_open, "tool_call", trainable=True)
-        for number, call in enumerate(out.messages[index].tool_calls):
+        for number, call in enumerate(calls):
             if number:
                 out.fence(self.separator, "tool_call", trainable=True)
             out.fence(self.open, "tool_call", trainable=True)
@@ -256,8 +259,6 @@ class SectionedCallConcept(CallConcept):
         """In the template, after a message's calls."""
 
     def jinja_closing(self, out: Template, role: str) -> None:
-        if role != "assistant":
-            return
         jinja_open_calls(out, self.content, self.text_separator, self.parallel)
         out.fence(self.section_open)
         out.out("{%- for call in message.tool_calls -%}")
@@ -272,3 +273,25 @@ class SectionedCallConcept(CallConcept):
         out.fence(self.section_close)
         self.jinja_after_calls(out)
         out.out("{%- endif -%}")
+
+
+def name_problem(parser: Parser, name: str) -> str | None:
+    """What makes ``name`` (read, stripped) no call's name: empty, or none of the request's
+    tools (when it has any); None: a name."""
+    if not name:
+        return "no call name"
+    if parser.tools and all(tool.name != name for tool in parser.tools):
+        return f"no tool named {name!r}"
+    return None
+
+
+def next_state(parser: Parser, marker: str | None) -> str | None:
+    """The state ``marker`` leads to from the parser's state (None: it has no row there)."""
+    step = parser.grammar.steps.get((parser.state.name, marker or ""))
+    return None if step is None else step.target
+
+
+def closing_marker(parser: Parser, marker: str | None) -> str:
+    """``marker`` where its row leads out of the call being read (it closes the call), else
+    ``""`` (the end of the turn or of the input, or a marker that cuts the call off)."""
+    return (marker or "") if next_state(parser, marker) == "assistant.after_call" else ""

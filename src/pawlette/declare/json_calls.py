@@ -12,7 +12,6 @@ writes one bare object as the whole turn (``open=None``).
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from functools import cached_property
 from json.encoder import encode_basestring as string
@@ -27,6 +26,7 @@ from ..errors import FormatError
 from .calls import CallConcept, Content, arguments_json, jinja_open_calls
 from .grammar import CallItems, text_before_calls
 from .pieces import Fence, markers_in
+from .pieces import Lit as LayoutText
 from .readers import call_reader
 
 if TYPE_CHECKING:
@@ -118,11 +118,6 @@ class JsonCalls(CallConcept):
 
         return bare_call_reader(self.envelope)
 
-    @property
-    def _tojson(self) -> str:
-        """Jinja's filter for arguments given as an object."""
-        return "tojson(ensure_ascii=True)" if self.ascii else "tojson"
-
     def head(self, name: str, call_id: str | None = None) -> str:
         """The object's text up to its arguments."""
         # (json_string of a str is json's C encode_basestring: called directly, once a call.)
@@ -152,14 +147,8 @@ class JsonCalls(CallConcept):
         return "dropped" if self.drops_content else "refused"
 
     def write_closing(self, out: Render, index: int) -> None:
-        if out.role != "assistant" or index < 0:
-            return
-        message = out.messages[index]
-        if not message.tool_calls:
-            return
-        after_text = self.content == "written" and bool(out.message_text(index))
-        calls = message.tool_calls[:1] if self.first_only else message.tool_calls
-        for number, call in enumerate(calls):
+        after_text = self.text_before_calls(out, index)
+        for number, call in enumerate(self.calls_of(out, index)):
             opening = self.separated_open if after_text or number else self.open or ()
             out.fence(opening, "tool_call", trainable=True)
             where = f"messages[{index}].tool_calls[{number}].function.arguments"
@@ -203,8 +192,6 @@ class JsonCalls(CallConcept):
         out.object_arguments = out.object_arguments or self.arguments == "tojson"
 
     def jinja_closing(self, out: Template, role: str) -> None:
-        if role != "assistant":
-            return
         jinja_open_calls(out, self.content, (), self.parallel or self.first_only)
         has_text = "(message.content is defined and message.content)"
         written = "message.tool_calls[:1]" if self.first_only else "message.tool_calls"
@@ -216,20 +203,17 @@ class JsonCalls(CallConcept):
         out.out("{%- endif -%}")
         out.fence(self.open or ())
         # One expression, so a format that escapes markers escapes the call's text as one.
-        head = jinja_string("{")
+        head = jinja_string("{" + self._name_head)
         if self.id_key is not None:
-            head += f" ~ {jinja_string(json.dumps(self.id_key) + ': ')} ~ call.id | tojson"
-            head += f" ~ {jinja_string(', ' + json.dumps(self.name_key) + ': ')}"
-        else:
-            head += f" ~ {jinja_string(json.dumps(self.name_key) + ': ')}"
+            id_head = jinja_string(self._id_head)
+            head = f"{id_head} ~ call.id | tojson ~ {jinja_string(', ' + self._name_head)}"
         arguments = (
             "(call.function.arguments | trim if call.function.arguments is string"
-            f" else call.function.arguments | {self._tojson})"
+            f" else call.function.arguments | tojson{'(ensure_ascii=True)' if self.ascii else ''})"
         )
+        tail = jinja_string(self._tail)
         out.value(
-            f"{head} ~ call.function.name | tojson"
-            f" ~ {jinja_string(', ' + json.dumps(self.arguments_key) + ': ')} ~ {arguments}"
-            f" ~ {jinja_string('}')}"
+            f"{head} ~ call.function.name | tojson ~ {tail} ~ {arguments} ~ {jinja_string('}')}"
         )
         out.fence(self.close)
         out.out("{%- endfor -%}")
@@ -263,7 +247,7 @@ class _JsonCallSet(CallItems):
         head: list[Node] = [Lit(turn.escaped(calls.head(tool.name)))]
         if calls.id_key is not None:  # a free id, a JSON string that spells no marker
             head = [
-                Lit(f"{{{ascii_string(calls.id_key)}: " + '"'),
+                Lit(calls._id_head + '"'),
                 turn.id_rest(),
                 Lit(", " + turn.escaped(calls.head(tool.name))[1:]),
             ]
@@ -271,7 +255,7 @@ class _JsonCallSet(CallItems):
             *turn.nodes(calls.open or ()),
             *head,
             json_arguments(rules, number, tool),
-            *turn.nodes((*_lit("}"), *calls.close)),
+            *turn.nodes((LayoutText("}"), *calls.close)),
         ]
 
     def rest(self, turn: Turn, rules: Rules, parallel: bool) -> list[Node]:
@@ -300,19 +284,13 @@ class _JsonCallSet(CallItems):
             return None
         lead = "\n" * newlines
         return seq(
-            text_before_calls(turn.layout, _lit(lead)),
+            text_before_calls(turn.layout, (LayoutText(lead),)),
             self.after_prefix(turn, rules, lead, parallel),
         )
 
     def prefix(self, name: str | None) -> str:
         if name is None:
-            return self.lead or "{" + json.dumps(self.calls.name_key) + ": "
+            return self.lead or "{" + self.calls._name_head
         if self.calls.id_key is not None:  # through the opening quote of the free id
-            return self.lead + "{" + json.dumps(self.calls.id_key) + ': "'
+            return self.lead + self.calls._id_head + '"'
         return self.lead + self.calls.head(name)
-
-
-def _lit(text: str) -> Fence:
-    from .pieces import Lit as LayoutText
-
-    return (LayoutText(text),)

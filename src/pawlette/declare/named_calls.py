@@ -16,7 +16,14 @@ from ..engine.call_arguments import arguments_problem
 from ..engine.machine import Parser
 from ..errors import FormatError
 from ..types import TextDelta, ToolCall, ToolCallDelta, ToolCallEnd, ToolCallStart
-from .calls import Content, SectionedCallConcept, arguments_json
+from .calls import (
+    Content,
+    SectionedCallConcept,
+    arguments_json,
+    closing_marker,
+    name_problem,
+    next_state,
+)
 from .grammar import TEXT_NE, SectionedCalls
 from .pieces import Fence, text_of
 from .readers import OpenSection, give_back_call
@@ -315,24 +322,18 @@ class NameReader:
         parts_id = None
         if self._read is not None and name:
             name, parts_id = self._read(name)
-        next_state = parser.grammar.steps.get((parser.state.name, marker or ""))
-        if next_state is None or next_state.target not in ("call.id", "call.arguments"):
+        if next_state(parser, marker) not in ("call.id", "call.arguments"):
             malformed_call(parser, parts, "no arguments", "a name, then the call's arguments")
             return
-        if not name:
-            parts.raw.append(marker or "")
-            malformed_call(parser, parts, "no call name", "a function name")
-            parts.raw = []
-            return
-        if parser.tools and name not in {tool.name for tool in parser.tools}:
-            parts.raw.append(marker or "")
-            malformed_call(parser, parts, f"no tool named {name!r}", "a declared tool's name")
-            parts.raw = []
-            return
-        parts.name = name
-        if self._begins:
-            parts.call_id = parts_id
         parts.raw.append(marker or "")
+        problem = name_problem(parser, name)
+        expected = "a declared tool's name" if name else "a function name"
+        if problem is not None:
+            malformed_call(parser, parts, problem, expected)
+        else:
+            parts.name = name
+            if self._begins:
+                parts.call_id = parts_id
 
 
 class IdReader:
@@ -356,11 +357,9 @@ class IdReader:
             self._parser.emit(TextDelta("".join(parts.raw)))
             parts.raw = []
             return
-        parser = self._parser
-        next_state = parser.grammar.steps.get((parser.state.name, marker or ""))
-        if next_state is None or next_state.target != "call.arguments":
+        if next_state(self._parser, marker) != "call.arguments":
             # Cut after the id (or another marker came): the call as written stays content.
-            malformed_call(parser, parts, "no arguments", "an id, then the call's arguments")
+            malformed_call(self._parser, parts, "no arguments", "an id, then the call's arguments")
 
 
 class ArgumentsReader:
@@ -401,10 +400,9 @@ class ArgumentsReader:
         parser = self._parser
         parts = _parts(parser)
         text = "".join(self._text)
-        closes = parser.grammar.steps.get((parser.state.name, marker or ""))
-        closing = marker if closes is not None and closes.target == "assistant.after_call" else ""
+        closing = closing_marker(parser, marker)
         if parts.name is None:  # refused already: the rest is content
-            parser.emit(TextDelta("".join(parts.raw) + text + (closing or "")))
+            parser.emit(TextDelta("".join(parts.raw) + text + closing))
             parts.raw = []
             return
         parts.raw.append(text)
@@ -413,7 +411,7 @@ class ArgumentsReader:
         if (self._closed and not closing) or (marker is None and not arguments):
             problem = "the call is not closed"
         if problem is not None:
-            parts.raw.append(closing or "")
+            parts.raw.append(closing)
             malformed_call(parser, parts, problem, "a JSON object of arguments")
             return
         if not self._started:

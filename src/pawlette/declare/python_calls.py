@@ -141,15 +141,22 @@ class PythonCalls(CallConcept):
     # ------------------------------------------------------------------ the Jinja template
 
     def jinja_setup(self, out: Template) -> None:
+        """The literal macros, ``is_identifier(name)``, ``template_argument(value, where)``
+        (an argument as ``spelling="template"`` writes it) and ``python_call_list(calls,
+        where, quote, between, spelling)`` (the calls without their brackets: ``f(a=1),g()``;
+        arguments must be objects)."""
         out.object_arguments = True
-        jinja_macros(out)
+        literal_macros(out)
+        out.macro("is_identifier", IDENTIFIER_MACRO)
+        out.macro("template_argument", _TEMPLATE_ARGUMENT_MACRO)
+        out.macro("python_call_list", _CALL_LIST_MACRO)
 
-    def jinja_list(self, message: str = "message", index: str = "index") -> str:
-        """A Jinja expression: the bracketed call list of ``message`` (a Jinja expression)."""
-        where = f"'messages[' ~ {index} ~ ']'"
+    def jinja_list(self) -> str:
+        """A Jinja expression: the bracketed call list of ``message``."""
         return (
-            f"'[' ~ python_call_list({message}.tool_calls, {where}, {jinja_string(self.quote)}, "
-            f"{jinja_string(self.between)}, {jinja_string(self.spelling)}) ~ ']'"
+            "'[' ~ python_call_list(message.tool_calls, 'messages[' ~ index ~ ']', "
+            f"{jinja_string(self.quote)}, {jinja_string(self.between)}, "
+            f"{jinja_string(self.spelling)}) ~ ']'"
         )
 
     def jinja_closing(self, out: Template, role: str) -> None:
@@ -270,18 +277,6 @@ def literal_macros(out: Template) -> None:
     out.macro("python_literal", PYTHON_LITERAL_MACROS)
 
 
-def jinja_macros(out: Template) -> None:
-    """The macros of a template writing Python calls, once: the literal macros,
-    ``is_identifier(name)``, ``template_argument(value, where)`` (an argument as
-    ``spelling="template"`` writes it) and ``python_call_list(calls, where, quote, between,
-    spelling)`` (the calls without their brackets: ``f(a=1),g()``; arguments must be
-    objects)."""
-    literal_macros(out)
-    out.macro("is_identifier", IDENTIFIER_MACRO)
-    out.macro("template_argument", _TEMPLATE_ARGUMENT_MACRO)
-    out.macro("python_call_list", _CALL_LIST_MACRO)
-
-
 # ---------------------------------------------------------------------- the turn grammar
 
 
@@ -354,14 +349,7 @@ class PythonCallSet:
         return Repeat(seq(Lit(comma), optional(Lit(" ")), self.call(turn, rules)))
 
     def many(self, turn: Turn, rules: Rules, parallel: bool) -> Node:
-        return seq(
-            *self.opening,
-            Lit("["),
-            self.call(turn, rules),
-            self.more(turn, rules, parallel),
-            Lit("]"),
-            *self.closing,
-        )
+        return seq(*self.opening, self.after_prefix(turn, rules, self.lead, parallel))
 
     def lazy(self, turn: Turn, rules: Rules, parallel: bool) -> Node:
         return self.many(turn, rules, parallel)

@@ -18,7 +18,7 @@ from ..engine.machine import Parser
 from ..engine.readers import WholeTextReader
 from ..errors import FormatError, RequestError
 from ..types import Tool, ToolCall
-from .calls import SectionedCallConcept
+from .calls import SectionedCallConcept, closing_marker, name_problem
 from .grammar import SectionedCalls, text_before
 from .pieces import Fence, markers_in, text_of
 from .readers import OpenSection, give_back_call, schema_tools
@@ -31,33 +31,6 @@ if TYPE_CHECKING:
     from .write import Render
 
 Values = Literal["json", "python", "literal"]
-
-
-def python_text(value: Any) -> str:
-    """A non-string value as ``str`` writes a Python scalar, JSON for containers (what
-    ``value | string`` gives in a template for scalars)."""
-    if value is True:
-        return "True"
-    if value is False:
-        return "False"
-    if value is None:
-        return "None"
-    if isinstance(value, (dict, list)):
-        return json.dumps(value, ensure_ascii=False)
-    return str(value)
-
-
-def literal_text(value: Any) -> str:
-    """A non-string value as Python's ``str`` writes it, containers included (``{'a':
-    True}``: what ``value | string`` gives in a template for every value), except that a
-    private-use, unassigned or astral character inside is kept where ``str`` escapes it
-    (``\\U0002ebe1``), as :func:`~pawlette.codecs.python_literals.python_literal` writes it
-    (the text the grammar's Python literals take)."""
-    if isinstance(value, (dict, list)):
-        from ..codecs.python_literals import python_literal
-
-        return python_literal(value, quote="repr")
-    return python_text(value)
 
 
 @dataclass(frozen=True)
@@ -124,13 +97,19 @@ class XmlCalls(SectionedCallConcept):
         return self.key_close
 
     def value_text(self, value: Any) -> str:
+        """A value as written (see ``values``; ``str`` of ``True`` or ``None`` is Python's
+        spelling, what ``value | string`` gives in a template).  With ``"literal"`` a
+        private-use, unassigned or astral character inside a container is kept where
+        ``str`` escapes it (``\\U0002ebe1``), as the grammar's Python literals take it."""
         if isinstance(value, str):
             return self.string_text(value)
-        if self.values == "python":
-            return python_text(value)
-        if self.values == "literal":
-            return literal_text(value)
-        return json.dumps(value, ensure_ascii=False)
+        if self.values == "json" or (self.values == "python" and isinstance(value, (dict, list))):
+            return json.dumps(value, ensure_ascii=False)
+        if isinstance(value, (dict, list)):
+            from ..codecs.python_literals import python_literal as literal
+
+            return literal(value, quote="repr")
+        return str(value)
 
     def string_text(self, value: str) -> str:
         """A string value as written: as it is (a family's subclass may wrap it, and then
@@ -218,21 +197,19 @@ class XmlCalls(SectionedCallConcept):
             out.fence(self.key_close)
         out.out("{%- if value is string -%}")
         self.jinja_string(out)
-        if self.values == "literal":  # containers as literal_text writes them
-            from ..emit.jinja_text import PYTHON_LITERAL_MACROS
-
-            out.macro("python_literal", PYTHON_LITERAL_MACROS)
-            out.out("{%- elif value is mapping or (value is iterable and value is not string) -%}")
-            out.out("{{- python_literal(value, 'repr', 'arguments') -}}")
-            out.out("{%- elif value is none -%}{{- 'None' -}}")
-            out.out("{%- else -%}{{- value | string -}}")
-        elif self.values == "python":
-            out.out("{%- elif value is mapping or (value is iterable and value is not string) -%}")
-            out.out("{{- value | tojson -}}")
-            out.out("{%- elif value is none -%}{{- 'None' -}}")
-            out.out("{%- else -%}{{- value | string -}}")
-        else:
+        if self.values == "json":
             out.out("{%- else -%}{{- value | tojson -}}")
+        else:  # containers as value_text writes them, other values as Python's str
+            container = "value | tojson"
+            if self.values == "literal":
+                from ..emit.jinja_text import PYTHON_LITERAL_MACROS
+
+                out.macro("python_literal", PYTHON_LITERAL_MACROS)
+                container = "python_literal(value, 'repr', 'arguments')"
+            out.out("{%- elif value is mapping or (value is iterable and value is not string) -%}")
+            out.out(f"{{{{- {container} -}}}}")
+            out.out("{%- elif value is none -%}{{- 'None' -}}")
+            out.out("{%- else -%}{{- value | string -}}")
         out.out("{%- endif -%}")
         out.fence(self.value_close)
         out.out("{%- endfor -%}")
@@ -325,13 +302,6 @@ def schema_types(schema: Any) -> set[str] | None:
     return None
 
 
-def _may_hold_items(schema: Any) -> bool:
-    """Whether a value under ``schema`` may be an object or an array (its ``type`` says so,
-    or it says no type)."""
-    allowed = schema_types(schema)
-    return allowed is None or bool({"object", "array"} & allowed)
-
-
 def _string_enum(schema: Mapping[str, Any]) -> list[str] | None:
     """The values of an ``enum`` of strings (None: no enum, or one with other values)."""
     values = schema.get("enum")
@@ -341,18 +311,6 @@ def _string_enum(schema: Mapping[str, Any]) -> list[str] | None:
 
 
 _PYTHON = {"True": True, "False": False, "None": None}
-
-
-def python_literal(text: str) -> dict[str, Any] | list[Any] | None:
-    """An object or array written as a Python literal (``{'a': True}``), read as the Python
-    call codec reads one (:func:`~pawlette.codecs.python_calls.python_literal_or_none`: its
-    nesting limit included), as JSON values (None: not an object or array)."""
-    if not text.startswith(("{", "[")):
-        return None
-    from ..codecs.python_calls import python_literal_or_none
-
-    value = python_literal_or_none(text)
-    return value if isinstance(value, (dict, list)) else None
 
 
 def typed_value(
@@ -369,9 +327,14 @@ def typed_value(
     value, problem = load_json(stripped, MAX_NESTING - 1) if stripped else (None, "empty")
     if problem is None:
         return True, value
-    found = python_literal(stripped) if literal else None
-    if found is not None:
-        return True, found
+    if literal and stripped.startswith(("{", "[")):
+        # An object or array as a Python literal ({'a': True}), read as the Python call codec
+        # reads one (its nesting limit included).
+        from ..codecs.python_calls import python_literal_or_none
+
+        found = python_literal_or_none(stripped)
+        if isinstance(found, (dict, list)):
+            return True, found
     if kinds is None or "string" in kinds:
         return True, text
     return False, None
@@ -390,12 +353,10 @@ class XmlCallReader(WholeTextReader):
         parser = self._parser
         text = self._text()
         opening = parser.context(OpenSection).take() + (parser.entered_by or "")
-        closes = parser.grammar.steps.get((parser.state.name, marker or ""))
-        ended = closes is None or closes.target != "assistant.after_call"
-        closing = "" if ended or marker is None else marker
+        closing = closing_marker(parser, marker)
         problem, name, arguments = self._read(text) if closing else ("not closed", None, None)
         if problem is not None or name is None or arguments is None:
-            raw = opening + text + (closing or "")
+            raw = opening + text + closing
             where = self._offset if self._chunks else offset
             give_back_call(parser, where, problem, "a name, its parameters, the close", raw)
             return
@@ -407,16 +368,9 @@ class XmlCallReader(WholeTextReader):
         arguments; first a problem, when there is no name or the caller's tools have none of
         that name."""
         name = written.strip()
-        if not name:
-            return "no call name", name, None
-        tools = self._parser.tools
-        if tools and all(item.name != name for item in tools):
-            return f"no tool named {name!r}", name, None
-        return (
-            None,
-            name,
-            next((item for item in schema_tools(self._parser) if item.name == name), None),
-        )
+        problem = name_problem(self._parser, name)
+        tools = schema_tools(self._parser) if problem is None else ()
+        return problem, name, next((item for item in tools if item.name == name), None)
 
     def _read(self, text: str) -> tuple[str | None, str | None, dict[str, Any] | None]:
         tags = self._tags
@@ -463,12 +417,7 @@ class XmlCallReader(WholeTextReader):
             value_end = valued.start()
             value = text[value_start:value_end]
             after = (other or tags.key_close)[2] if json_close else tags.key_close[2]
-            before = tags.value_close[0]
-            if after and value.startswith(after):
-                value = value[len(after) :]
-            if before and value.endswith(before):
-                value = value[: len(value) - len(before)]
-            value = tags.unwrapped(value)
+            value = tags.unwrapped(value.removeprefix(after).removesuffix(tags.value_close[0]))
             if not key or key in arguments:
                 return f"parameter {key!r} empty or given twice", None, None
             kinds = _schema_types(tool, key)
@@ -514,8 +463,6 @@ class XmlCallSet(SectionedCalls):
         """A parameter's value and the fence after it.  A string runs to the first close
         tag: in Lark a lazy lexeme (llguidance's lexer is greedy, and the tag is text it
         could otherwise swallow), in GBNF text that holds no close tag, then the fence."""
-        from ..emit.grammar_ast import Terminal, gbnf_string
-        from ..emit.text_language import TextLanguage, define, gbnf_text_rule
         from ..emit.turn_rules import constrained_text, note_unenforced
 
         close = turn.nodes(self.calls.value_close)
@@ -524,7 +471,7 @@ class XmlCallSet(SectionedCalls):
         enum = _string_enum(schema) if allowed == {"string"} else None
         # A string's keywords (pattern, lengths) hold a declared parameter that is only one.
         plain = allowed == {"string"} and isinstance(schema, Mapping) and position >= 0
-        where = f"tools[{number}].parameters.properties.{key}"
+        where = _where(number, position, key)
         if enum is not None:  # an enum of strings: one of them, as its text
             return seq(alt(*(Lit(value) for value in enum)), *close)
         if kinds == "string" and close and isinstance(close[0], MarkerNode):
@@ -538,14 +485,8 @@ class XmlCallSet(SectionedCalls):
         if kinds == "string" and all(isinstance(item, Lit) for item in close):
             if plain:
                 note_unenforced(rules, where, schema, ("lark", "gbnf"))
-            text = text_of(self.calls.value_close, turn.layout.options, turn.layout.name)
-            markers = self._inside_markers(turn, rules, text)
-            define(TextLanguage(markers, escape=False), rules, "XMLVALUE")
-            rules.lark_extra["XMLVALUE_CLOSED"] = f"XMLVALUE {gbnf_string(text)}"
-            rules.lark_extra["xml_value[lazy]"] = "XMLVALUE_CLOSED"
-            rules.gbnf_extra["xml-value"] = f"{gbnf_text_rule('XMLVALUE')} {gbnf_string(text)}"
-            return Terminal("xml_value", lark="", gbnf="xml-value")
-        if self.calls.values == "literal" and _may_hold_items(schema):
+            return self._closed_text(turn, rules, self.calls.value_close, "value")
+        if self.calls.values == "literal" and (allowed is None or {"object", "array"} & allowed):
             # An object or array as Python's str writes it ({'k': [1, True]}).
             return seq(self._literal_value(turn, rules, number, position, key, schema), *close)
         python = self._python_scalars(schema)
@@ -565,12 +506,6 @@ class XmlCallSet(SectionedCalls):
         schema that allows any (``{}``)."""
         allowed = schema_types(schema)
         return (allowed is not None and "string" in allowed) or schema in ({}, True)
-
-    def _key_close_fence(self, schema: Any) -> Fence:
-        """The fence after a parameter's name: the other one before a JSON value."""
-        calls: XmlCalls = self.calls
-        json_value = calls.key_close_other and not self.textual(schema)
-        return calls.key_close_other if json_value else calls.key_close
 
     def _closed_value(
         self,
@@ -607,7 +542,9 @@ class XmlCallSet(SectionedCalls):
             kinds = sorted(others or ("array", "boolean", "null", "number", "object"))
             as_json = {**(schema if others else {}), "type": kinds}
             return alt(closed(calls.key_close, schema), closed(calls.key_close_other, as_json))
-        return closed(self._key_close_fence(schema), schema)
+        # The other close before a JSON value.
+        json_value = calls.key_close_other and not self.textual(schema)
+        return closed(calls.key_close_other if json_value else calls.key_close, schema)
 
     @staticmethod
     def _inside_markers(turn: Turn, rules: Rules, close: str) -> tuple[str, ...]:
@@ -630,22 +567,30 @@ class XmlCallSet(SectionedCalls):
         return tuple(sorted(set(kept), key=lambda marker: (-len(marker), marker)))
 
     def _undeclared_key(self, turn: Turn, rules: Rules, fence: Fence) -> Node:
-        """An undeclared parameter's name and ``fence`` after it.  Closed by text
-        (MiniMax-M2's ``">``, Qwen3-Coder's and Seed-OSS's ``>``): one lazy lexeme of text up to
-        the close (llguidance's lexer is greedy, and the close is text a name could otherwise
-        swallow); closed by a marker (GLM's ``</arg_key>``): text, then the marker."""
-        from ..emit.grammar_ast import Terminal, gbnf_string
-        from ..emit.text_language import TextLanguage, define, gbnf_text_rule
-
+        """An undeclared parameter's name and ``fence`` after it: closed by text (MiniMax-M2's
+        ``">``, Qwen3-Coder's and Seed-OSS's ``>``) as :meth:`_closed_text`; closed by a
+        marker (GLM's ``</arg_key>``): text, then the marker."""
         close = turn.nodes(fence)
         if not close or not all(isinstance(item, Lit) for item in close):
             return text_before(turn.layout, fence, empty=False)
+        return self._closed_text(turn, rules, fence, "key")
+
+    def _closed_text(self, turn: Turn, rules: Rules, fence: Fence, kind: str) -> Node:
+        """Text (a ``"value"``, or a ``"key"``: not empty) and the plain-text ``fence`` that
+        closes it: in Lark one lazy lexeme of text up to the close (llguidance's lexer is
+        greedy, and the close is text the value could otherwise swallow), in GBNF text that
+        holds no close, then the close."""
+        from ..emit.grammar_ast import Terminal, gbnf_string
+        from ..emit.text_language import TextLanguage, define, gbnf_text_rule
+
         text = text_of(fence, turn.layout.options, turn.layout.name)
-        define(TextLanguage(self._inside_markers(turn, rules, text), escape=False), rules, "XMLKEY")
-        rules.lark_extra["XMLKEY_CLOSED"] = f"XMLKEY_NE {gbnf_string(text)}"
-        rules.lark_extra["xml_key[lazy]"] = "XMLKEY_CLOSED"
-        rules.gbnf_extra["xml-key"] = f"{gbnf_text_rule('XMLKEY', 'NE')} {gbnf_string(text)}"
-        return Terminal("xml_key", lark="", gbnf="xml-key")
+        name, variant = f"XML{kind.upper()}", "NE" if kind == "key" else ""
+        define(TextLanguage(self._inside_markers(turn, rules, text), escape=False), rules, name)
+        closed = f"{name}_{variant} " if variant else f"{name} "
+        rules.lark_extra[f"{name}_CLOSED"] = closed + gbnf_string(text)
+        rules.lark_extra[f"xml_{kind}[lazy]"] = f"{name}_CLOSED"
+        rules.gbnf_extra[f"xml-{kind}"] = f"{gbnf_text_rule(name, variant)} {gbnf_string(text)}"
+        return Terminal(f"xml_{kind}", lark="", gbnf=f"xml-{kind}")
 
     def _literal_value(
         self, turn: Turn, rules: Rules, number: int, position: int, key: str, schema: Any
@@ -661,9 +606,6 @@ class XmlCallSet(SectionedCalls):
         values = self._python_values.get(id(rules))
         if values is None:
             values = self._python_values[id(rules)] = PythonValues(rules, "repr")
-        where = f"tools[{number}].parameters.properties.{key}"
-        if position < 0:
-            where = f"tools[{number}].parameters.additionalProperties"
         root = turn.tools[number].parameters
         if isinstance(schema, Mapping) and isinstance(root, Mapping):
             carried = {
@@ -673,7 +615,7 @@ class XmlCallSet(SectionedCalls):
             }
             schema = {**schema, **carried} if carried else schema
         prefix = f"pyargs_{number}_" + (f"p{position}" if position >= 0 else "extra")
-        built = SchemaToPython(values, prefix, where).value(schema)
+        built = SchemaToPython(values, prefix, _where(number, position, key)).value(schema)
         self._literal_nodes[(id(rules), number, position)] = built
         return built
 
@@ -683,12 +625,10 @@ class XmlCallSet(SectionedCalls):
         """A value as JSON under its parameter's schema (the tool's ``$defs`` with it)."""
         from ..emit.turn_rules import json_value
 
-        where = f"tools[{number}].parameters.properties.{key}"
-        if position < 0:
-            where = f"tools[{number}].parameters.additionalProperties"
-        root = turn.tools[number].parameters
         prefix = f"args-{number}-" + (f"p{position}" if position >= 0 else "extra")
-        return json_value(rules, prefix, where, schema, root)
+        return json_value(
+            rules, prefix, _where(number, position, key), schema, turn.tools[number].parameters
+        )
 
     def _python_scalars(self, schema: Any) -> tuple[list[str], Any] | None:
         """With ``values="python"``, a schema whose types include boolean or null: the
@@ -743,3 +683,10 @@ class XmlCallSet(SectionedCalls):
         if name is None:
             return self.lead
         return self.lead + name + self.name_close
+
+
+def _where(number: int, position: int, key: str) -> str:
+    """The path of a parameter's schema (``position`` -1: the undeclared parameters')."""
+    if position < 0:
+        return f"tools[{number}].parameters.additionalProperties"
+    return f"tools[{number}].parameters.properties.{key}"
