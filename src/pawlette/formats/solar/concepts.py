@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from pawlette.declare import Fence, NamedCalls
+from pawlette.declare.calls import next_state
 from pawlette.declare.named_calls import CallParts, NameReader, malformed_call
 from pawlette.emit.grammar_ast import CharClass, Lit, Node, Repeat
 from pawlette.errors import FormatError
@@ -82,8 +83,7 @@ class IdFirstReader(NameReader):
         parts.raw += [text, marker or ""]
         parts.offset = self._offset if self._offset >= 0 else offset
         parts.call_id = text.strip() or None
-        next_state = parser.grammar.steps.get((parser.state.name, marker or ""))
-        if next_state is None or next_state.target != "call.name":
+        if next_state(parser, marker) != "call.name":
             parts.raw.pop()
             malformed_call(parser, parts, "no name", "an id, then the call's name")
 
