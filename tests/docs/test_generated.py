@@ -159,3 +159,12 @@ def test_a_format_page_lists_the_templates_the_models_page_measured_in_it() -> N
                 assert f"| {variant} | {templates} |" in page, (name, variant)
         if not any(family == name for family, _, _ in rows):
             assert "no template of llama.cpp's collection" in page
+
+
+def test_the_declaration_reference_documents_every_public_name() -> None:
+    """Every name ``pawlette.declare`` exports has its entry on the reference page."""
+    import pawlette.declare
+
+    page = (DOCS / "reference" / "declare.md").read_text(encoding="utf-8")
+    documented = set(re.findall(r"^::: pawlette\.declare\.(\w+)$", page, flags=re.MULTILINE))
+    assert set(pawlette.declare.__all__) - documented == set()
