@@ -14,6 +14,7 @@ where the tokenizer joins them) are the model's.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property, lru_cache
 from typing import TYPE_CHECKING
 
 from ..emit.grammar_ast import Lit as GrammarLit
@@ -32,6 +33,7 @@ if TYPE_CHECKING:
 __all__ = ["PromptRest"]
 
 HEAD = "assistant.head"
+ASSISTANT = frozenset({"assistant"})
 PROMPTED = "assistant.prompted"
 
 
@@ -63,19 +65,23 @@ class PromptRest(Concept):
 
     def _cut_opener(self, layout: Layout) -> Fence:
         """The assistant's opener without its rest (``validate`` checked it ends with it)."""
-        *head, last = layout.frames["assistant"].open
-        assert isinstance(last, Lit)
-        kept = last.text[: len(last.text) - len(self.rest)]
-        return (*head, Lit(kept)) if kept else tuple(head)
+        return _cut(layout.frames["assistant"].open, self.rest)
+
+    @cached_property
+    def _rest(self) -> Fence:
+        return fence(self.rest)
+
+    def turn_roles(self) -> frozenset[str]:
+        return ASSISTANT
 
     def turn_open(self, out: Render, index: int) -> Fence | None:
-        if not self.trainable or out.role != "assistant" or not 0 <= index < len(out.messages):
+        if not self.trainable or not 0 <= index < len(out.messages):
             return None
         return self._cut_opener(out.layout)
 
     def write_opening(self, out: Render, index: int) -> None:
-        if self.trainable and out.role == "assistant" and 0 <= index < len(out.messages):
-            out.fence(fence(self.rest), "header", trainable=True)
+        if self.trainable and 0 <= index < len(out.messages):
+            out.fence(self._rest, "header", trainable=True)
 
     def jinja_open(self, out: Template, role: str) -> bool:
         if not self.trainable or role != "assistant" or out.prompt:
@@ -85,7 +91,7 @@ class PromptRest(Concept):
 
     def jinja_opening(self, out: Template, role: str) -> None:
         if self.trainable and role == "assistant":
-            out.fence(fence(self.rest))
+            out.fence(self._rest)
 
     def rows(self, table: Table) -> None:
         head = table.states[HEAD]
@@ -104,3 +110,12 @@ class PromptRest(Concept):
         # it; a reasoning block before it would be a head of its own: no layout has both).
         turn.head = GrammarLit(self.rest)
         turn.call_lead = self.rest + turn.call_lead  # a forced call writes it first
+
+
+@lru_cache(maxsize=64)
+def _cut(opener: Fence, rest: str) -> Fence:
+    """``opener`` without ``rest`` at its end (the concept's layouts are few: kept)."""
+    *head, last = opener
+    assert isinstance(last, Lit)
+    kept = last.text[: len(last.text) - len(rest)]
+    return (*head, Lit(kept)) if kept else tuple(head)
