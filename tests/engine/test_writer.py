@@ -47,11 +47,11 @@ def test_constant_segments_write_what_marker_and_raw_write(texts: list[str], ind
     assert bool(constants.found) == (index < MAX_CACHED_INDEX)
 
 
-def test_constant_segments_are_kept_under_a_second_key_and_up_to_a_bound(
+def test_constant_segments_are_kept_under_a_second_key_and_start_over_when_full(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """``also`` keeps the same segments under another key; a full store keeps no more (the
-    segments are still built and written)."""
+    """``also`` keeps the same segments under another key; a full store starts over with
+    the segments just built."""
     constants = ConstantSegments()
     writer = Writer(None)
     writer.at("assistant", 2)
@@ -60,7 +60,6 @@ def test_constant_segments_are_kept_under_a_second_key_and_up_to_a_bound(
     assert constants.found[(("by", "value"), "end", True, "assistant", 2)] is built
     monkeypatch.setattr(writer_module, "MAX_CONSTANT_SEGMENTS", len(constants.found))
     writer.at("assistant", 3)
-    assert constants.build(writer, "pieces", PIECES, "end", True) == tuple(
-        segment._replace(message_index=3) for segment in built
-    )
-    assert len(constants.found) == 2
+    again = constants.build(writer, "pieces", PIECES, "end", True)
+    assert again == tuple(segment._replace(message_index=3) for segment in built)
+    assert constants.found == {("pieces", "end", True, "assistant", 3): again}

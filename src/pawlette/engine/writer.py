@@ -131,8 +131,9 @@ MAX_CACHED_INDEX = 256
 """Segments of messages up to this index are kept (per layout); later ones are built anew."""
 
 MAX_CONSTANT_SEGMENTS = 1 << 16
-"""Segment tuples a layout keeps at most (fences keyed by value may hold caller text: the
-cache stops growing there instead of growing with every new text)."""
+"""Segment tuples a layout keeps at most (fences keyed by value may hold caller text): a full
+store starts over, as the store of messages read does, so the fences that recur come back
+instead of a long-running server keeping only the first ones it met."""
 
 Pieces = tuple[tuple[bool, str], ...]
 """A fence as ``(is a marker, text)`` pairs."""
@@ -174,7 +175,9 @@ class ConstantSegments:
             for special, text in pieces
             if special or text  # raw() writes no empty text; marker() writes any
         )
-        if index < MAX_CACHED_INDEX and len(self.found) < MAX_CONSTANT_SEGMENTS:
+        if index < MAX_CACHED_INDEX:
+            if len(self.found) >= MAX_CONSTANT_SEGMENTS:
+                self.found.clear()
             self.found[(key, kind, trainable, role, index)] = segments
             if also is not None:
                 self.found[(also, kind, trainable, role, index)] = segments
