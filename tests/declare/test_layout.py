@@ -122,6 +122,35 @@ def tiny(*concepts: Concept, **changes: Any) -> Layout:
         ),
         (lambda: tiny(Ignored(("colour",))), "Ignored.fields: 'colour'; expected some of"),
         (
+            lambda: tiny(Ignored("name")),  # type: ignore[arg-type]
+            "Ignored.fields: 'name', a string; expected a tuple of field names, such as ('name',)",
+        ),
+        (
+            lambda: Layout(
+                name="tiny",
+                summary="",
+                frames=frames(user=Frame(open=fence(Marker("<u>")), prompt_after={"user": ()})),
+            ),
+            "Layout.frames['user'].prompt_after: given; expected it only on the 'assistant' frame",
+        ),
+        (
+            lambda: tiny(SystemPrompt(default=fence("Today is ", Option("date", "%Y")))),
+            "Option('date'): no option 'date' (Layout.options is None); expected the name",
+        ),
+        (
+            lambda: tiny(options=Dated(), today="date"),
+            "Layout.today: no option 'date' (the options are today); expected the name",
+        ),
+        (
+            lambda: Layout(
+                name="tiny",
+                summary="",
+                frames=frames(system=Frame(open=fence(Marker("<s>"), Option("todya", "%Y")))),
+                options=Dated(),
+            ),
+            "Option('todya'): no option 'todya' (the options are today); expected the name",
+        ),
+        (
             lambda: tiny(template_untested=("reasoning",)),
             "Layout.template_untested: 'reasoning'; expected one of tools, calls",
         ),

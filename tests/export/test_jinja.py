@@ -266,3 +266,42 @@ def test_an_empty_first_system_message_renders_as_pawlette_renders_it(
             continue  # refused by the format (the template refuses it too: golden cases)
         rendering, text, _ = render_both(fmt, {"messages": messages}, prompt)
         assert text == rendering.text, messages
+
+
+NAMED = [
+    [
+        {"role": "user", "content": "Weather?"},
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [
+                {
+                    "id": "call00000",
+                    "type": "function",
+                    "function": {"name": "get_weather", "arguments": '{"city": "Oslo"}'},
+                }
+            ],
+        },
+        {"role": "tool", "tool_call_id": "call00000", "name": "get_weather", "content": "3 C"},
+        {"role": "assistant", "content": "Cold."},
+    ],
+    [{"role": "user", "content": "hi", "name": "ana"}],
+]
+"""A tool message naming its tool (the name a results concept writes, or notes as a loss) and
+a user message naming its author (which most formats refuse): the template tells them apart
+as render does."""
+
+
+@pytest.mark.parametrize("name", TEMPLATED)
+def test_names_are_refused_or_rendered_as_pawlette_does(name: str) -> None:
+    fmt = pawlette.get_format(name)
+    for messages in NAMED:
+        request = {"messages": messages}
+        try:
+            fmt.render(request)
+        except pawlette.RequestError:
+            with pytest.raises(TemplateError):
+                hf_render(name, request, False)
+            continue
+        rendering, text, _ = render_both(fmt, request, False)
+        assert text == rendering.text, messages

@@ -173,6 +173,59 @@ def test_prepare_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> 
     assert "no such file" in capsys.readouterr().err
 
 
+FILE_FORMAT = """
+from pawlette.declare import Frame, Layout, Marker, declare, fence
+
+FORMAT = declare(
+    Layout(
+        name="from-a-file",
+        summary="a format declared in a file",
+        frames={
+            "user": Frame(open=fence(Marker("<u>")), end=fence(Marker("</u>"))),
+            "assistant": Frame(open=fence(Marker("<a>")), end=fence(Marker("</a>"))),
+        },
+    )
+)
+"""
+
+
+def test_prepare_command_takes_a_format_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    base = tmp_path / "base.json"
+    small_tokenizer(()).save(str(base))
+    declared = tmp_path / "my_format.py"
+    declared.write_text(FILE_FORMAT)
+    status = main(
+        [
+            "tokenizer",
+            "prepare",
+            "-f",
+            str(declared),
+            "--base",
+            str(base),
+            "-o",
+            str(tmp_path / "d"),
+        ]
+    )
+    out = capsys.readouterr().out
+    assert status == 0, capsys.readouterr().err
+    assert "added special tokens: <u> 2000, </u> 2001, <a> 2002, </a> 2003" in out
+    assert "chat template: included" in out
+    config = json.loads((tmp_path / "d" / "tokenizer_config.json").read_text())
+    assert "<u>" in config["chat_template"]
+
+
+def test_a_tokenizer_without_the_markers_names_the_command_to_add_them(tmp_path: Path) -> None:
+    declared = tmp_path / "my_format.py"
+    declared.write_text(FILE_FORMAT)
+    fmt = pawlette.get_format(str(declared))
+    with pytest.raises(TokenizerMismatch, match=r"prepare -f YOUR_FORMAT\.py --base"):
+        tokenize(fmt, small_tokenizer(()), [{"role": "user", "content": "hi"}])
+    with pytest.raises(TokenizerMismatch, match=r"prepare -f pcml --base"):
+        tokenize("pcml", small_tokenizer(()), [{"role": "user", "content": "hi"}])
+
+
 # ------------------------------------------------------------------ every golden case
 
 

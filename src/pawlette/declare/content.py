@@ -36,6 +36,11 @@ class Ignored(Concept):
     fields: tuple[str, ...]
 
     def validate(self, layout: Layout) -> None:
+        if isinstance(self.fields, str):  # ("name") is a string: each letter would be a field
+            raise FormatError(
+                f"{layout.name}: Ignored.fields: {self.fields!r}, a string; expected a tuple "
+                f"of field names, such as ({self.fields!r},)"
+            )
         for name in self.fields:
             if name not in IGNORABLE:
                 raise FormatError(
@@ -165,6 +170,7 @@ class UnwrittenResults(Concept):
     :class:`~pawlette.declare.Results`; the layout then needs no ``tool`` frame."""
 
     claims: ClassVar[frozenset[str]] = frozenset({"tool"})
+    handles: ClassVar[frozenset[str]] = frozenset({"tool_name"})
 
     def turn_roles(self) -> frozenset[str]:
         return frozenset()

@@ -210,8 +210,12 @@ class Template:
         """What the writer refuses when no concept handles it (see :mod:`.write`)."""
         name = self.layout.name
         handled = self.handled
+        named = "message.name is defined and message.name is not none"
         checks = {
-            "name": ("message.name is defined and message.name is not none", "a message name"),
+            # A tool message's name is the tool's (what Results may write, or note as a loss),
+            # another message's is its author's: the writer tells them apart, and so does this.
+            "name": (f'{named} and message.role != "tool"', "a message name"),
+            "tool_name": (f'{named} and message.role == "tool"', "a tool message name"),
             "reasoning": (
                 "message.reasoning_content is defined and message.reasoning_content is not none",
                 "reasoning_content",

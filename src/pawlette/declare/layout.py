@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields, is_dataclass
 from typing import Any
 
 from ..errors import FormatError
@@ -27,6 +27,32 @@ from .pieces import Fence, Lit, Marker, Option
 from .switch import Switch, check_switches
 
 ROLES = ("system", "user", "assistant", "tool")
+
+
+def _options_in(value: object) -> list[Option]:
+    """The :class:`Option` pieces anywhere in a declaration value: its fences, frames and
+    concepts (dataclasses), tuples and mappings."""
+    if isinstance(value, Option):
+        return [value]
+    if isinstance(value, (tuple, list)):
+        return [found for item in value for found in _options_in(item)]
+    if isinstance(value, Mapping):
+        return [found for item in value.values() for found in _options_in(item)]
+    if is_dataclass(value) and not isinstance(value, type):
+        if isinstance(value, Layout):  # its options and variants are values, not pieces
+            fields_read: tuple[str, ...] = ("frames", "concepts", "begin")
+        else:
+            fields_read = tuple(item.name for item in fields(value))
+        return [found for name in fields_read for found in _options_in(getattr(value, name))]
+    return []
+
+
+def _option_names(options: object) -> list[str]:
+    if is_dataclass(options):
+        return [item.name for item in fields(options)]
+    return sorted(name for name in vars(options) if not name.startswith("_"))
+
+
 UNTESTED = ("tools", "calls")
 """What ``Layout.template_untested`` may name."""
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
@@ -209,6 +235,11 @@ class Layout:
                     f"{self.name}: Layout.frames[{role!r}]: a {type(frame).__name__}; "
                     "expected a Frame"
                 )
+            if frame.prompt_after and role != "assistant":
+                raise FormatError(
+                    f"{self.name}: Layout.frames[{role!r}].prompt_after: given; expected it "
+                    "only on the 'assistant' frame (the generation prompt opens its turn)"
+                )
         for role in ("user", "assistant"):
             if role not in self.frames:
                 raise FormatError(
@@ -245,6 +276,24 @@ class Layout:
         for concept in self.concepts:
             concept.validate(self)
         check_switches(self.name, self.switches, self.options)
+        self._check_options()
+
+    def _check_options(self) -> None:
+        """``today`` and every :class:`Option` piece name an option this layout has (render
+        would otherwise find no value only when it writes the piece)."""
+        named = [("Layout.today", self.today)] if self.today is not None else []
+        named += [(f"Option({piece.name!r})", piece.name) for piece in _options_in(self)]
+        for where, name in named:
+            if not hasattr(self.options, name):
+                have = (
+                    "Layout.options is None"
+                    if self.options is None
+                    else "the options are " + (", ".join(_option_names(self.options)) or "none")
+                )
+                raise FormatError(
+                    f"{self.name}: {where}: no option {name!r} ({have}); expected the name "
+                    "of a field of Layout.options"
+                )
 
     def concept(self, kind: type[Any]) -> Any:
         """The layout's concept of ``kind`` (None: it has none).  For a concept that reads

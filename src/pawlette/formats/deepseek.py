@@ -85,9 +85,9 @@ Remaining differences from the templates:
   render tools at all.  pawlette writes calls and results in V3.1's layout with R1's call
   pieces, and the tools never (a recorded loss); this layout says so
   (``template_untested``), so detection compares it without tools.
-- V3.1 and llama.cpp's R1: the template keeps only the text after the last ``</think>`` of
-  a past assistant message's content; pawlette writes content as given (identical for
-  content without ``</think>``).
+- V3.1 and llama.cpp's R1: the template keeps only the text after the first (V3.1) or the
+  last (R1) ``</think>`` of a past assistant message's content; pawlette writes content as
+  given (identical for content without ``</think>``).
 - A message's ``prefix`` field (DeepSeek's prefix completion) is not read.
 """
 

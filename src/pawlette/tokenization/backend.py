@@ -408,7 +408,8 @@ class TokenizerBackend:
                 raise TokenizerMismatch(
                     f"{self.source}: marker {marker!r} of format {format_name!r} is {what};"
                     " expected every marker of the format as one special token. Add them with"
-                    f" `pawlette tokenizer prepare -f {format_name} --base tokenizer.json -o DIR`"
+                    f" `pawlette tokenizer prepare -f {_format_argument(format_name)}"
+                    " --base tokenizer.json -o DIR`"
                 )
             if self._plain.encode(marker, add_special_tokens=False).ids == [token_id]:
                 raise TokenizerMismatch(
@@ -581,3 +582,11 @@ def load_backend(tokenizer: object, *, source: str | None = None) -> TokenizerBa
     while len(_BACKENDS) > _BACKEND_CACHE_SIZE:
         _BACKENDS.popitem(last=False)
     return backend
+
+
+def _format_argument(format_name: str) -> str:
+    """What ``-f`` takes for a format: its name where it is registered, else the file that
+    declares it (a format loaded from a file is found by its path, not its name)."""
+    from ..formats import formats
+
+    return format_name if format_name.split(":")[0] in formats() else "YOUR_FORMAT.py"

@@ -208,7 +208,7 @@ def write_tokenizer_directory(
     try:
         from ..export import export_jinja
 
-        template = export_jinja(resolved.name)
+        template = export_jinja(resolved)  # the value: a format from a file has no registered name
     except UnsupportedFeature as error:
         note = f"no chat template: {error}"
     except ImportError as error:  # pragma: no cover - the export package is part of pawlette
