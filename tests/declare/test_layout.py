@@ -14,6 +14,7 @@ import pawlette
 from pawlette import declare as declaration
 from pawlette.declare import (
     Alternation,
+    CallTurnEnd,
     Concept,
     Frame,
     Ignored,
@@ -121,6 +122,19 @@ def tiny(*concepts: Concept, **changes: Any) -> Layout:
             "XmlCalls.key_open",
         ),
         (lambda: tiny(Ignored(("colour",))), "Ignored.fields: 'colour'; expected some of"),
+        (
+            lambda: tiny(
+                JsonCalls(open=fence("<c>"), close=fence("</c>")), CallTurnEnd(fence("<e>"))
+            ),
+            "CallTurnEnd.end: (Lit(text='<e>'),) is not one of the assistant frame's also_end",
+        ),
+        (
+            lambda: tiny(
+                JsonCalls(open=fence("<c>"), close=fence("</c>")),
+                Reasoning(open=fence("<t>"), close=fence("</t>"), calls_end=True),
+            ),
+            "Reasoning(calls_end=True) is Layout.concepts[1], after the calls concept",
+        ),
         (
             lambda: tiny(Ignored("name")),  # type: ignore[arg-type]
             "Ignored.fields: 'name', a string; expected a tuple of field names, such as ('name',)",

@@ -11,11 +11,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from ..errors import FormatError
 from .concept import Concept
 from .pieces import Fence
 
 if TYPE_CHECKING:
     from .jinja import Template
+    from .layout import Layout
     from .write import Render
 
 
@@ -28,6 +30,14 @@ class CallTurnEnd(Concept):
     """
 
     end: Fence
+
+    def validate(self, layout: Layout) -> None:
+        if self.end not in layout.frames["assistant"].also_end:
+            raise FormatError(
+                f"{layout.name}: CallTurnEnd.end: {self.end!r} is not one of the assistant "
+                "frame's also_end fences; expected it there too (Frame(also_end=(end,))), so "
+                "that reading takes it as the end of the turn"
+            )
 
     def turn_roles(self) -> frozenset[str]:
         return frozenset({"assistant"})

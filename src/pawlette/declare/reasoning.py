@@ -104,6 +104,18 @@ class Reasoning(Concept):
                 f"{layout.name}: Reasoning: an empty open or close fence; expected both"
             )
         self.check_choices(layout, "keep", "prompt")
+        if self.calls_end:
+            calls = [
+                number
+                for number, concept in enumerate(layout.concepts)
+                if "calls" in getattr(concept, "handles", ())
+            ]
+            if calls and calls[0] < layout.concepts.index(self):
+                raise FormatError(
+                    f"{layout.name}: Reasoning(calls_end=True) is Layout.concepts"
+                    f"[{layout.concepts.index(self)}], after the calls concept (Layout.concepts"
+                    f"[{calls[0]}]); expected it before, so that a call ends the block"
+                )
 
     @cached_property
     def absent_rest(self) -> Fence | None:
