@@ -26,13 +26,15 @@ class CallTurnEnd(Concept):
     """An assistant turn holding calls ends with ``end`` instead of its frame's ``end``.
 
     - ``end``: the fence that ends a turn with calls; it must also be one of the assistant
-      frame's ``also_end`` fences, so reading takes it as the turn's end.
+      frame's ``also_end`` fences, so reading takes it as the turn's end.  Empty: the turn
+      with calls ends where the next turn opens (Command R+'s).
     """
 
     end: Fence
 
     def validate(self, layout: Layout) -> None:
-        if self.end not in layout.frames["assistant"].also_end:
+        # (an empty end: the turn with calls ends where the next turn opens, nothing to read)
+        if self.end and self.end not in layout.frames["assistant"].also_end:
             raise FormatError(
                 f"{layout.name}: CallTurnEnd.end: {self.end!r} is not one of the assistant "
                 "frame's also_end fences; expected it there too (Frame(also_end=(end,))), so "
