@@ -140,9 +140,9 @@ class JsonCallList(CallConcept):
         first = self._first_position(out, index) if self.ids == "positional" else 0
         items = []
         for number, call in enumerate(calls):
-            where = f"messages[{index}].tool_calls[{number}].function.arguments"
             call_id = str(first + number) if self.ids == "positional" else call.id
-            items.append(self.item(call.name, call_id, arguments_json(call.arguments, where)))
+            arguments = arguments_json(call.arguments, index, number)
+            items.append(self.item(call.name, call_id, arguments))
         listed = self.between_items.join(items)
         out.text(self.list_open + listed + self.list_close, "tool_call", trainable=True)
         out.fence(self.close, "tool_call", trainable=True)

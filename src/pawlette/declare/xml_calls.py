@@ -123,14 +123,13 @@ class XmlCalls(SectionedCallConcept):
 
     # ------------------------------------------------------------------ the writer
 
-    def check_call(self, call: ToolCall, where: str) -> None:
-        _arguments_object(call.arguments, f"{where}.arguments")
+    def check_call(self, call: ToolCall, index: int, number: int) -> None:
+        _arguments_object(call.arguments, index, number)
 
     def write_call(self, out: Render, index: int, number: int, call: ToolCall) -> None:
         out.text(call.name, "tool_call", trainable=True)
         out.fence(self.name_close, "tool_call", trainable=True)
-        where = f"messages[{index}].tool_calls[{number}].function.arguments"
-        arguments = _arguments_object(call.arguments, where)
+        arguments = _arguments_object(call.arguments, index, number)
         for key, value in arguments.items():
             out.fence(self.key_open, "tool_call", trainable=True)
             out.text(key, "tool_call", trainable=True)
@@ -224,7 +223,8 @@ class XmlCalls(SectionedCallConcept):
         turn.calls = XmlCallSet(self, turn)
 
 
-def _arguments_object(arguments: str, where: str) -> dict[str, Any]:
+def _arguments_object(arguments: str, index: int, number: int) -> dict[str, Any]:
+    where = f"messages[{index}].tool_calls[{number}].function.arguments"
     try:
         value = json.loads(arguments.strip() or "{}")
     except json.JSONDecodeError as error:

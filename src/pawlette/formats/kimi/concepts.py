@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from pawlette.declare.layout import Layout
     from pawlette.declare.table import Table
     from pawlette.declare.write import Render
+    from pawlette.types import ToolCall
 
 _LABELLED = frozenset({"system", "user", "assistant"})
 
@@ -113,7 +114,7 @@ class LabelledCalls(NamedCalls):
             for spelling in table.spellings(self.loose, self.section_close):
                 table.on("call.arguments", spelling, "assistant.after_calls")
 
-    def names(self, out: Render, index: int) -> list[str]:
+    def written_name(self, out: Render, index: int, number: int, call: ToolCall) -> str:
         first = 0
         if self.label.count == "conversation":
             first = sum(
@@ -121,8 +122,7 @@ class LabelledCalls(NamedCalls):
                 for message in out.messages[:index]
                 if message.role == "assistant"
             )
-        calls = out.messages[index].tool_calls
-        return [self.label.text(call.name, first + number) for number, call in enumerate(calls)]
+        return self.label.text(call.name, first + number)
 
     def read_name(self, text: str) -> tuple[str, str | None]:
         return self.label.name_of(text), text
