@@ -102,10 +102,16 @@ class JsonCallList(CallConcept):
         return next((key for name, key in self.keys if name == role), None)
 
     def item(self, name: str, call_id: str, arguments: str) -> str:
-        # (json_string of a str is json's C encode_basestring: called directly; each key's
-        # text before its value is made once.)
-        values = {"name": string(name), "arguments": arguments, "id": string(call_id)}
-        return "".join([head + values[role] for role, head in self.heads]) + "}"
+        # (json_string of a str is json's C encode_basestring: called directly.)
+        return self._item_format.format(string(name), arguments, string(call_id))
+
+    @cached_property
+    def _item_format(self) -> str:
+        """An item as a :meth:`str.format` template of its name (``{0}``), arguments
+        (``{1}``) and id (``{2}``): each key's text before its value is made once."""
+        fields = {"name": "{0}", "arguments": "{1}", "id": "{2}"}
+        escaped = [(head.replace("{", "{{").replace("}", "}}"), role) for role, head in self.heads]
+        return "".join(head + fields[role] for head, role in escaped) + "}}"
 
     @cached_property
     def heads(self) -> tuple[tuple[str, str], ...]:
@@ -140,9 +146,9 @@ class JsonCallList(CallConcept):
         first = self._first_position(out, index) if self.ids == "positional" else 0
         items = []
         for number, call in enumerate(calls):
-            where = f"messages[{index}].tool_calls[{number}].function.arguments"
             call_id = str(first + number) if self.ids == "positional" else call.id
-            items.append(self.item(call.name, call_id, arguments_json(call.arguments, where)))
+            arguments = arguments_json(call.arguments, index, number)
+            items.append(self.item(call.name, call_id, arguments))
         listed = self.between_items.join(items)
         out.text(self.list_open + listed + self.list_close, "tool_call", trainable=True)
         out.fence(self.close, "tool_call", trainable=True)

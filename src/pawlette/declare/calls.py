@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import re
+from functools import cached_property
 from typing import TYPE_CHECKING, Literal
 
 from ..engine.json_text import json_string
@@ -46,10 +47,11 @@ def check_call_name(name: str, index: int, number: int) -> None:
 
 
 def arguments_json(
-    arguments: str, where: str, verbatim: bool = False, *, ascii: bool = False
+    arguments: str, index: int, number: int, verbatim: bool = False, *, ascii: bool = False
 ) -> str:
-    """A call's arguments as Jinja's ``tojson`` writes the parsed object (``verbatim``: the
-    caller's text, stripped; ``ascii``: as ``tojson(ensure_ascii=True)``)."""
+    """The arguments of ``messages[index].tool_calls[number]`` as Jinja's ``tojson`` writes
+    the parsed object (``verbatim``: the caller's text, stripped; ``ascii``: as
+    ``tojson(ensure_ascii=True)``)."""
     stripped = arguments.strip()
     if verbatim:
         return stripped
@@ -60,6 +62,7 @@ def arguments_json(
     try:
         value = json.loads(stripped or "{}")
     except json.JSONDecodeError as error:
+        where = f"messages[{index}].tool_calls[{number}].function.arguments"
         raise RequestError(where, f"not valid JSON ({error.msg})", "a JSON object") from error
     written = json.dumps(value) if ascii else json_string(value)
     kept.keep(stripped, written)
@@ -112,42 +115,49 @@ class CallConcept(Concept):
         out.handles("calls")
         if "calls" not in out.present:
             return
+        content = self.content  # (the layout's: read once, not per turn)
+        id_pattern = self._id_pattern
         for index, message in enumerate(out.messages):
-            if message.role != "assistant" or not message.tool_calls:
+            calls = message.tool_calls
+            if not calls or message.role != "assistant":
                 continue
             self.check_turn(out, index)
-            if out.message_text(index) and self.content == "refused":
-                raise UnsupportedFeature(
-                    f"messages[{index}].content",
-                    "text alongside tool calls",
-                    f"either text or calls: {out.layout.name} writes calls alone",
-                )
-            if out.message_text(index) and self.content == "dropped":
+            if content != "written" and out.message_text(index):
+                if content == "refused":
+                    raise UnsupportedFeature(
+                        f"messages[{index}].content",
+                        "text alongside tool calls",
+                        f"either text or calls: {out.layout.name} writes calls alone",
+                    )
                 out.lose(f"messages[{index}].content", "not written beside tool calls")
-            if len(message.tool_calls) > 1 and not self.parallel and self.first_only:
+            if len(calls) > 1 and not self.parallel:
+                if not self.first_only:
+                    raise UnsupportedFeature(
+                        f"messages[{index}].tool_calls",
+                        f"{len(calls)} calls",
+                        f"one call per turn: {out.layout.name} has no parallel calls",
+                    )
                 out.lose(f"messages[{index}].tool_calls", "calls after the first not written")
-            elif len(message.tool_calls) > 1 and not self.parallel:
-                raise UnsupportedFeature(
-                    f"messages[{index}].tool_calls",
-                    f"{len(message.tool_calls)} calls",
-                    f"one call per turn: {out.layout.name} has no parallel calls",
-                )
-            for number, call in enumerate(message.tool_calls):
+            for number, call in enumerate(calls):
                 check_call_name(call.name, index, number)
-                if self.id_pattern is not None and not re.fullmatch(self.id_pattern, call.id or ""):
+                if id_pattern is not None and not id_pattern.fullmatch(call.id or ""):
                     raise RequestError(
                         f"messages[{index}].tool_calls[{number}].id",
                         repr(call.id),
                         f"an id matching {self.id_pattern} ({out.layout.name}'s template "
                         "refuses others)",
                     )
-                self.check_call(call, f"messages[{index}].tool_calls[{number}].function")
+                self.check_call(call, index, number)
+
+    @cached_property
+    def _id_pattern(self) -> re.Pattern[str] | None:
+        return None if self.id_pattern is None else re.compile(self.id_pattern)
 
     def check_turn(self, out: Render, index: int) -> None:
         """Check ``messages[index]``, an assistant turn with calls, before its calls."""
 
-    def check_call(self, call: ToolCall, where: str) -> None:
-        """Check one call (``where``: its ``function``'s path)."""
+    def check_call(self, call: ToolCall, index: int, number: int) -> None:
+        """Check ``messages[index].tool_calls[number]``, ``call``."""
 
     def write_content(self, out: Render, index: int) -> bool:
         return self.content == "dropped" and bool(self.calls_of(out, index))  # not written

@@ -139,7 +139,7 @@ class JsonCalls(CallConcept):
 
     # ------------------------------------------------------------------ the writer
 
-    @property
+    @cached_property
     def content(self) -> Content:  # type: ignore[override]
         """What is done with a turn's text beside its calls (:data:`.calls.Content`)."""
         if self.with_content:
@@ -147,14 +147,15 @@ class JsonCalls(CallConcept):
         return "dropped" if self.drops_content else "refused"
 
     def write_closing(self, out: Render, index: int) -> None:
+        calls = self.calls_of(out, index)
+        if not calls:
+            return
         after_text = self.text_before_calls(out, index)
-        for number, call in enumerate(self.calls_of(out, index)):
+        verbatim = self.arguments == "verbatim"
+        for number, call in enumerate(calls):
             opening = self.separated_open if after_text or number else self.open or ()
             out.fence(opening, "tool_call", trainable=True)
-            where = f"messages[{index}].tool_calls[{number}].function.arguments"
-            arguments = arguments_json(
-                call.arguments, where, self.arguments == "verbatim", ascii=self.ascii
-            )
+            arguments = arguments_json(call.arguments, index, number, verbatim, ascii=self.ascii)
             out.text(f"{self.head(call.name, call.id)}{arguments}}}", "tool_call", trainable=True)
             out.fence(self.close, "tool_call", trainable=True)
 

@@ -95,9 +95,10 @@ class NamedCalls(SectionedCallConcept):
     # subclass that writes something else there overrides these together (``head_states``
     # when a state of its own comes before the name's).
 
-    def names(self, out: Render, index: int) -> list[str]:
-        """What the writer puts in the name's place of each call of ``messages[index]``."""
-        return [call.name for call in out.messages[index].tool_calls]
+    def written_name(self, out: Render, index: int, number: int, call: ToolCall) -> str:
+        """What the writer puts in the name's place of ``call``, the call ``number`` of
+        ``messages[index]``."""
+        return call.name
 
     def read_name(self, text: str) -> tuple[str, str | None]:
         """The name a model wrote in the name's place (``text``, stripped and not empty), and
@@ -105,7 +106,8 @@ class NamedCalls(SectionedCallConcept):
         return text, None
 
     def write_name(self, out: Render, call: ToolCall, name: str) -> None:
-        """Write the name's place of ``call``, ``name`` being what :meth:`names` gave it."""
+        """Write the name's place of ``call``, ``name`` being what :meth:`written_name` gave
+        it."""
         out.text(name, "tool_call", trainable=True)
 
     def head_states(self, table: Table) -> str:
@@ -119,16 +121,16 @@ class NamedCalls(SectionedCallConcept):
         return bool(self.close)
 
     def jinja_name(self, out: Template) -> None:
-        """The template's counterpart of :meth:`names` (``call`` and ``loop`` in scope)."""
+        """The template's counterpart of :meth:`written_name` (``call`` and ``loop`` in scope)."""
         out.out("{{- call.function.name -}}")
 
     # ------------------------------------------------------------------ the arguments' syntax
     # JSON; a format that writes its arguments otherwise (Gemma 4's value syntax) overrides
     # these together, and reads them with rows of its own.
 
-    def write_arguments(self, out: Render, arguments: str, where: str) -> None:
-        """Write a call's arguments (JSON text; ``where``: their path, for errors)."""
-        out.text(arguments_json(arguments, where), "tool_call", trainable=True)
+    def write_arguments(self, out: Render, arguments: str, index: int, number: int) -> None:
+        """Write the arguments (JSON text) of ``messages[index].tool_calls[number]``."""
+        out.text(arguments_json(arguments, index, number), "tool_call", trainable=True)
 
     def jinja_arguments(self, out: Template) -> None:
         """The template's counterpart of :meth:`write_arguments` (``call`` in scope)."""
@@ -152,13 +154,12 @@ class NamedCalls(SectionedCallConcept):
     # ------------------------------------------------------------------ the writer
 
     def write_call(self, out: Render, index: int, number: int, call: ToolCall) -> None:
-        self.write_name(out, call, self.names(out, index)[number])
+        self.write_name(out, call, self.written_name(out, index, number, call))
         if self.id_open is not None:
             out.fence(self.id_open, "tool_call", trainable=True)
             out.text(call.id, "tool_call", trainable=True)
         out.fence(self.arguments_open, "tool_call", trainable=True)
-        where = f"messages[{index}].tool_calls[{number}].function.arguments"
-        self.write_arguments(out, call.arguments, where)
+        self.write_arguments(out, call.arguments, index, number)
 
     # ------------------------------------------------------------------ the parse table
 

@@ -9,11 +9,13 @@ import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import cached_property
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from ..emit.grammar_ast import Lit, Node, Repeat, Rules, alt, optional, seq
 from ..emit.grammar_ast import Marker as MarkerNode
 from ..engine.call_arguments import MAX_NESTING, arguments_problem, load_json
+from ..engine.kept import MISSING, Kept
 from ..engine.machine import Parser
 from ..engine.readers import WholeTextReader
 from ..errors import FormatError, RequestError
@@ -31,6 +33,9 @@ if TYPE_CHECKING:
     from .write import Render
 
 Values = Literal["json", "python", "literal"]
+
+Member = tuple[str, Fence, str]
+"""An argument as written: its key, the fence after the key, its value's text."""
 
 
 @dataclass(frozen=True)
@@ -123,21 +128,39 @@ class XmlCalls(SectionedCallConcept):
 
     # ------------------------------------------------------------------ the writer
 
-    def check_call(self, call: ToolCall, where: str) -> None:
-        _arguments_object(call.arguments, f"{where}.arguments")
+    def check_call(self, call: ToolCall, index: int, number: int) -> None:
+        if self._written.find(call.arguments) is MISSING:  # (kept: an object, written before)
+            _arguments_object(call.arguments, index, number)
+
+    def members(self, arguments: str, index: int, number: int) -> tuple[Member, ...]:
+        """The arguments (JSON text) of ``messages[index].tool_calls[number]`` as written,
+        each a key, the fence after it and the value's text; kept by their text (a
+        conversation's calls come back in every later request)."""
+        found = self._written.find(arguments)
+        if found is MISSING:
+            value = _arguments_object(arguments, index, number)
+            found = tuple(
+                (key, self.key_close_for(item), self.value_text(item))
+                for key, item in value.items()
+            )
+            self._written.keep(arguments, found)
+        return found
+
+    @cached_property
+    def _written(self) -> Kept[tuple[Member, ...]]:
+        return Kept(limit=4096, longest=1 << 14)
 
     def write_call(self, out: Render, index: int, number: int, call: ToolCall) -> None:
         out.text(call.name, "tool_call", trainable=True)
         out.fence(self.name_close, "tool_call", trainable=True)
-        where = f"messages[{index}].tool_calls[{number}].function.arguments"
-        arguments = _arguments_object(call.arguments, where)
-        for key, value in arguments.items():
+        members = self.members(call.arguments, index, number)
+        for key, key_close, value in members:
             out.fence(self.key_open, "tool_call", trainable=True)
             out.text(key, "tool_call", trainable=True)
-            out.fence(self.key_close_for(value), "tool_call", trainable=True)
-            out.text(self.value_text(value), "tool_call", trainable=True)
+            out.fence(key_close, "tool_call", trainable=True)
+            out.text(value, "tool_call", trainable=True)
             out.fence(self.value_close, "tool_call", trainable=True)
-        if not arguments:
+        if not members:
             out.fence(self.no_arguments, "tool_call", trainable=True)
 
     # ------------------------------------------------------------------ the parse table
@@ -224,7 +247,8 @@ class XmlCalls(SectionedCallConcept):
         turn.calls = XmlCallSet(self, turn)
 
 
-def _arguments_object(arguments: str, where: str) -> dict[str, Any]:
+def _arguments_object(arguments: str, index: int, number: int) -> dict[str, Any]:
+    where = f"messages[{index}].tool_calls[{number}].function.arguments"
     try:
         value = json.loads(arguments.strip() or "{}")
     except json.JSONDecodeError as error:

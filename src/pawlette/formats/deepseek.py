@@ -249,8 +249,8 @@ class DistillTurns(Concept):
                     out.fence(_LATER_CALL, "tool_call", trainable=True)
                 out.text(call.name, "tool_call", trainable=True)
                 out.fence(_ARGUMENTS, "tool_call", trainable=True)
-                where = f"messages[{index}].tool_calls[{number}].function.arguments"
-                out.text(arguments_json(call.arguments, where), "tool_call", trainable=True)
+                arguments = arguments_json(call.arguments, index, number)
+                out.text(arguments, "tool_call", trainable=True)
                 out.fence(_CALL_CLOSE, "tool_call", trainable=True)
             out.fence(_CALLS_CLOSE, "tool_call", trainable=True)
             after_results = False

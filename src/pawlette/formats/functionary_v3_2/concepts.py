@@ -234,8 +234,8 @@ class RecipientCalls(NamedCalls):
                 out.fence(self.open, "tool_call", trainable=True)
             out.text(call.name, "tool_call", trainable=True)
             out.fence(self.arguments_open, "tool_call", trainable=True)
-            where = f"messages[{index}].tool_calls[{number}].function.arguments"
-            out.text(arguments_json(call.arguments, where), "tool_call", trainable=True)
+            arguments = arguments_json(call.arguments, index, number)
+            out.text(arguments, "tool_call", trainable=True)
 
     def _jinja_text(self, out: Template) -> None:
         name = jinja_string(out.layout.name)

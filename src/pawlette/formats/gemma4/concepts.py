@@ -140,7 +140,8 @@ class GemmaCalls(NamedCalls):
             raise RequestError(where, f"a JSON {type(value).__name__}", "a JSON object")
         return value
 
-    def write_arguments(self, out: Render, arguments: str, where: str) -> None:
+    def write_arguments(self, out: Render, arguments: str, index: int, number: int) -> None:
+        where = f"messages[{index}].tool_calls[{number}].function.arguments"
         members = write_members(held(self._object(arguments, where), where))
         out.fence(quoted(members), "tool_call", trainable=True)
 

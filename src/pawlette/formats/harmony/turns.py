@@ -210,8 +210,7 @@ class HarmonyTurns(Concept):
             writer.marker(self.channel.text, "tool_call", trainable=True)
             writer.raw("commentary json", "tool_call", trainable=True)
             writer.marker(self.message.text, "tool_call", trainable=True)
-            where = f"messages[{index}].tool_calls[0].function.arguments"
-            writer.text(arguments_json(call.arguments, where), "tool_call", trainable=True)
+            writer.text(arguments_json(call.arguments, index, 0), "tool_call", trainable=True)
             writer.marker(self.call.text, "end", trainable=True)
             state.last_call = call.name
             return

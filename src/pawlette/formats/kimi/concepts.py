@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from pawlette.declare.layout import Layout
     from pawlette.declare.table import Table
     from pawlette.declare.write import Render
+    from pawlette.types import Message, ToolCall
 
 _LABELLED = frozenset({"system", "user", "assistant"})
 
@@ -62,6 +63,17 @@ class CallLabel:
             if found and head and tail.isdigit():
                 name = head
         return name.strip()
+
+
+def calls_before(messages: tuple[Message, ...]) -> list[int]:
+    """How many calls the assistant messages before each of ``messages`` hold (found once
+    per render: counted for each call, it walked the messages before it)."""
+    counts, total = [], 0
+    for message in messages:
+        counts.append(total)
+        if message.role == "assistant":
+            total += len(message.tool_calls or ())
+    return counts
 
 
 @dataclass(frozen=True)
@@ -113,16 +125,11 @@ class LabelledCalls(NamedCalls):
             for spelling in table.spellings(self.loose, self.section_close):
                 table.on("call.arguments", spelling, "assistant.after_calls")
 
-    def names(self, out: Render, index: int) -> list[str]:
+    def written_name(self, out: Render, index: int, number: int, call: ToolCall) -> str:
         first = 0
         if self.label.count == "conversation":
-            first = sum(
-                len(message.tool_calls or ())
-                for message in out.messages[:index]
-                if message.role == "assistant"
-            )
-        calls = out.messages[index].tool_calls
-        return [self.label.text(call.name, first + number) for number, call in enumerate(calls)]
+            first = out.state(LabelledCalls, lambda: calls_before(out.messages))[index]
+        return self.label.text(call.name, first + number)
 
     def read_name(self, text: str) -> tuple[str, str | None]:
         return self.label.name_of(text), text

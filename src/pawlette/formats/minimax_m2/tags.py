@@ -214,9 +214,9 @@ class TagCalls(XmlCalls):
     def write_call(self, out: Render, index: int, number: int, call: ToolCall) -> None:
         out.text(call.name, "tool_call", trainable=True)
         out.fence(self.name_close, "tool_call", trainable=True)
-        where = f"messages[{index}].tool_calls[{number}].function.arguments"
         arguments = json.loads(call.arguments.strip() or "{}")
         if holds_null(arguments):
+            where = f"messages[{index}].tool_calls[{number}].function.arguments"
             out.lose(where, "a null value, not written (the template leaves it out)")
         self._write_value(out, arguments)  # an object: one tag per argument
 
