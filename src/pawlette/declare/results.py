@@ -219,7 +219,8 @@ class Results(Concept):
         given = out.messages[index].tool_call_id or ""
         if self.ids == "given":
             return given
-        return positions(out.messages).get(given, "")
+        # (The positions depend on the messages alone: found once per render.)
+        return out.state(positions, lambda: positions(out.messages)).get(given, "")
 
     @staticmethod
     def call_name(out: Render, index: int) -> str:
