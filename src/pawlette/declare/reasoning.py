@@ -162,6 +162,19 @@ class Reasoning(Concept):
     def turn_roles(self) -> frozenset[str]:
         return frozenset({"assistant"})
 
+    def hook_roles(self, hook: str) -> frozenset[str] | None:
+        """This class's writer hooks where they may write: its content hook where it trims,
+        its opening hook where a turn may get a block or its stand-in (a subclass's own
+        hooks, and the template's, where the turn roles say)."""
+        kind = type(self)
+        untrimmed = not self.trim and kind.write_content is Reasoning.write_content
+        if hook == "write_content" and untrimmed:
+            return frozenset()
+        unwritten = self.keep == "none" and not self.absent and kind.written is Reasoning.written
+        if hook == "write_opening" and unwritten and kind.write_opening is Reasoning.write_opening:
+            return frozenset()
+        return self.turn_roles()
+
     def check(self, out: Render) -> None:
         out.handles("reasoning")
         if "reasoning" not in out.present:
@@ -185,6 +198,8 @@ class Reasoning(Concept):
         if out.role != "assistant" or index < 0:
             return
         if not self.written(out, index):
+            if not self.absent:
+                return
             rest = self.absent_rest
             if rest is not None:
                 out.fence(self.open, "reasoning")

@@ -157,23 +157,29 @@ class Results(Concept):
 
     def write_message(self, out: Render, index: int) -> None:
         # (Every tool result of most formats comes through here: empty fences are not
-        # written.)
+        # written, and the frame's fences are the turn skeleton's, kept by message index.)
         messages = out.messages
-        frame = out.layout.frames["tool"]
+        hooks = out.plan.turns["tool"]
+        writer = out.writer
         grouped = self.grouped
         first = not grouped or index == 0 or messages[index - 1].role != "tool"
         last = not grouped or index == len(messages) - 1 or messages[index + 1].role != "tool"
         out.role, out.index = "tool", index
-        out.at("tool", index)
+        writer.role, writer.message_index = "tool", index
         fence = out.fence
         if first:
-            hooks = out.plan.turns["tool"]
             if hooks.before:
                 for hook in hooks.before:
                     hook(out, index)
                 out.role, out.index = "tool", index
-                out.at("tool", index)
-            fence(frame.opener(out.previous), "header")
+                writer.role, writer.message_index = "tool", index
+            if hooks.opens:
+                segments = hooks.opened.get(index)
+                if segments is None:
+                    segments = out._frame_segments(hooks, index, opening=True)
+                writer.extend(segments)
+            else:
+                fence(hooks.frame.opener(out.previous), "header")  # type: ignore[union-attr]
             for hook in hooks.opening:
                 hook(out, index)
         if self.id_close is not None:
@@ -185,17 +191,17 @@ class Results(Concept):
         if self.item_open:
             fence(self.item_open, "tool_result")
         text = out.message_text(index).strip() if self.trim else out.message_text(index)
-        out.text(json.dumps(text, ensure_ascii=False) if self.json_text else text, "tool_result")
+        out.text(_json_string(text) if self.json_text else text, "tool_result")
         self.write_after_text(out, index)
         if self.item_close:
             fence(self.item_close, "tool_result")
         if self.item_gap and index < len(messages) - 1 and (self.gap_ends_group or not last):
             fence(self.item_gap, "tool_result")
         if last:
-            if frame.end:
-                fence(frame.end, "close")
-            if frame.after:
-                fence(frame.after, "separator")
+            segments = hooks.ended.get(index)
+            if segments is None:
+                segments = out._frame_segments(hooks, index, opening=False)
+            writer.extend(segments)
             out.previous = "tool"
 
     def writes_ids(self) -> bool:
@@ -213,7 +219,8 @@ class Results(Concept):
         given = out.messages[index].tool_call_id or ""
         if self.ids == "given":
             return given
-        return positions(out.messages).get(given, "")
+        # (The positions depend on the messages alone: found once per render.)
+        return out.state(positions, lambda: positions(out.messages)).get(given, "")
 
     @staticmethod
     def call_name(out: Render, index: int) -> str:
@@ -334,6 +341,10 @@ class Results(Concept):
         out.out('{%- set ns.previous = "tool" -%}')
         if self.grouped:
             out.out("{%- endif -%}")
+
+
+_json_string = json.JSONEncoder(ensure_ascii=False).encode
+"""``json.dumps(text, ensure_ascii=False)`` without making its encoder in each call."""
 
 
 def positions(messages: Sequence[Message]) -> dict[str, str]:

@@ -172,6 +172,8 @@ class ToolsBlock(Concept):
         in it)."""
         if hook.endswith("_before") and self.place not in ("before_last_user", "after_system"):
             return frozenset()
+        if hook.endswith(("_opening", "_closing")) and self.place in _ON_ITS_OWN:
+            return frozenset()  # (a block on its own is in no turn)
         if hook.endswith("_opening") and not self.first:
             return frozenset()
         if hook.endswith("_closing") and self.first:
@@ -205,9 +207,16 @@ class ToolsBlock(Concept):
             return False
         if self.place == "system":
             return out.role == "system" and index <= 0
-        if self.place in ("first_user", "last_user"):
-            return out.role in (self.turn_roles() or ()) and index == self.host_index(out)
-        return False
+        # (the index first: most turns are not the host's)
+        return (
+            self.place in ("first_user", "last_user")
+            and index == self.host_index(out)
+            and out.role in self._host_roles
+        )
+
+    @cached_property
+    def _host_roles(self) -> frozenset[str]:
+        return self.turn_roles() or frozenset()
 
     def block(self, out: Render, *, separated: bool = False) -> None:
         out.fence(self.separated_open if separated else self.open, "tools")

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 from pawlette.declare import ToolsBlock
 from pawlette.emit.jinja_text import jinja_string
 from pawlette.engine.json_text import json_string
+from pawlette.engine.kept import Kept, marshal_key
 from pawlette.engine.machine import Parser
 from pawlette.engine.readers import WholeTextReader
 from pawlette.errors import RequestError
@@ -132,6 +133,23 @@ def item_text(definition: Mapping[str, Any], where: str) -> str:
     )
 
 
+_LISTINGS: Kept[str] = Kept(limit=256, longest=1 << 14)
+"""Listings kept by the tools' content (the same tools come with every request: each is
+written once, where check and block each wrote it)."""
+
+
+def listing(tools: tuple[Tool, ...]) -> str:
+    """The tools' items, one a line (refusing what the template cannot write)."""
+    definitions = [tool.definition for tool in tools]
+    return _LISTINGS.get(
+        marshal_key(definitions),
+        lambda: "\n".join(
+            item_text(definition, f"tools[{number}].function")
+            for number, definition in enumerate(definitions)
+        ),
+    )
+
+
 # ------------------------------------------------------------------ reading
 
 
@@ -231,24 +249,18 @@ class HermesTools(ToolsBlock):
 
     def check(self, out: Render) -> None:
         super().check(out)
+        listing(out.tools)  # refuses what the template cannot write
         for number, tool in enumerate(out.tools):
             where = f"tools[{number}].function"
             definition = tool.definition
             properties = _properties(definition, where)
-            item_text(definition, where)  # refuses what the template cannot write
             parameters = definition.get("parameters")
             if not properties and parameters != NO_PARAMETERS:
                 out.lose(f"{where}.parameters", "written as {} (it has no properties)")
 
     def block(self, out: Render, *, separated: bool = False) -> None:
         out.fence(self.open, "tools")
-        out.text(
-            "\n".join(
-                item_text(tool.definition, f"tools[{number}].function")
-                for number, tool in enumerate(out.tools)
-            ),
-            "tools",
-        )
+        out.text(listing(out.tools), "tools")
         out.fence(self.close, "tools")
 
     def rows(self, table: Table) -> None:
