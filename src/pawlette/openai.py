@@ -352,33 +352,34 @@ def _plain_message(data: object) -> Message | None:
     if type(text) is str:
         size = len(data)
         if size == 2:  # a role and a text (both found): nothing else
-            kept = _TEXT_MESSAGES.get((role, text))
+            key: tuple[str, ...] = (role, text)
+        elif size == 3 and role == "tool" and type(call_id := get("tool_call_id")) is str:
+            key = (role, text, call_id)  # a result with its call's id: nothing else
+        else:
+            key = ()
+        # A kept message's texts were checked when it was read (a longer text is never kept:
+        # no hash of it for a lookup that cannot find it).
+        if key and len(text) <= _TEXT_MESSAGE_LONGEST:
+            kept = _TEXT_MESSAGES.get(key)
             if kept is not None:
                 return kept
-            if not text.isascii() and surrogate_problem(text) is not None:
-                return None
-            return _keep_message((role, text), new_text_message(role, text))
         if not text.isascii() and surrogate_problem(text) is not None:
             return None
-        if size == 3:  # a result with its call's id, or a turn of calls: nothing else
-            if role == "tool":
-                call_id = get("tool_call_id")
-                if type(call_id) is str:
-                    key = (role, text, call_id)
-                    kept = _TEXT_MESSAGES.get(key)
-                    if kept is not None:
-                        return kept
-                    if call_id.isascii() or surrogate_problem(call_id) is None:
-                        return _keep_message(key, new_text_message(role, text, call_id))
-            elif role == "assistant":
-                raw_calls = get("tool_calls")
-                if type(raw_calls) is list and raw_calls:
-                    calls = _plain_calls(raw_calls)
-                    if calls is None:
-                        return None
-                    # ("" and null mean the same beside tool calls; null is canonical)
-                    content = (new_text_part(text),) if text else None
-                    return new_message(role, content, None, calls)
+        if size == 2:
+            return _keep_message(key, new_text_message(role, text))
+        if key:  # a result with its call's id
+            call_id = key[2]
+            if call_id.isascii() or surrogate_problem(call_id) is None:
+                return _keep_message(key, new_text_message(role, text, call_id))
+        elif size == 3 and role == "assistant":  # a turn of calls: nothing else
+            raw_calls = get("tool_calls")
+            if type(raw_calls) is list and raw_calls:
+                calls = _plain_calls(raw_calls)
+                if calls is None:
+                    return None
+                # ("" and null mean the same beside tool calls; null is canonical)
+                content = (new_text_part(text),) if text else None
+                return new_message(role, content, None, calls)
         if not PLAIN_MESSAGE_KEYS.issuperset(data):
             return None
     elif not PLAIN_MESSAGE_KEYS.issuperset(data):
