@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
 
 from ..errors import FormatError, RequestError
+from ..types import TextPart
 from .concept import Concept
 from .pieces import Fence
 from .readers import lead_dropped, space_dropped
@@ -114,7 +115,11 @@ class Trimmed(Concept):
         roles = self.roles
         for index, message in enumerate(out.messages):
             if (message.role in roles) if by_role else self.trims(out, index):
-                text = out.message_text(index)
+                content = message.content  # (message_text's common case, without its call)
+                if content and len(content) == 1 and type(content[0]) is TextPart:
+                    text = content[0].text
+                else:
+                    text = out.message_text(index)
                 if text != text.strip():
                     out.lose(f"messages[{index}].content", "whitespace at its ends trimmed")
 
@@ -122,12 +127,17 @@ class Trimmed(Concept):
         roles = self.roles
         if index < 0 or out.role not in roles:
             return False
+        message = out.messages[index]
         if type(self).trims is Trimmed.trims:  # (its test, without a call per turn)
-            if out.messages[index].role not in roles:
+            if message.role not in roles:
                 return False
         elif not self.trims(out, index):
             return False
-        text = out.message_text(index).strip()
+        content = message.content  # (message_text's common case, without its call)
+        if content and len(content) == 1 and type(content[0]) is TextPart:
+            text = content[0].text.strip()
+        else:
+            text = out.message_text(index).strip()
         trainable = out.role == "assistant"
         if text and self.lead:
             out.fence(self.lead, "content", trainable=trainable)

@@ -21,6 +21,7 @@ from pawlette.declare import ToolsBlock
 from pawlette.declare.pieces import Fence
 from pawlette.declare.python_calls import literal_macros
 from pawlette.declare.readers import DeclaredTools
+from pawlette.engine.kept import Kept, marshal_key
 from pawlette.engine.readers import WholeTextReader
 from pawlette.types import TextDelta, Tool, ToolsDeclared
 
@@ -29,6 +30,10 @@ if TYPE_CHECKING:
     from pawlette.declare.table import Table
     from pawlette.declare.write import Render
     from pawlette.engine.machine import Parser, ReaderFactory
+
+
+_LITERALS: Kept[str] = Kept(limit=256, longest=1 << 14)
+"""Tools written as Python literals, by content."""
 
 
 @dataclass(frozen=True)
@@ -44,7 +49,10 @@ class ReprLineTools(ToolsBlock):
     default_turn: Fence = ()
 
     def dump(self, value: Any) -> str:
-        return python_literal(value, quote="repr", path="tools")
+        # (Kept by the value's content: the same tools come with every request.)
+        return _LITERALS.get(
+            marshal_key(value), lambda: python_literal(value, quote="repr", path="tools")
+        )
 
     @staticmethod
     def has_system(out: Render) -> bool:

@@ -12,6 +12,7 @@ from pawlette.declare.pieces import Fence
 from pawlette.declare.readers import BetweenCallsReader, lead_dropped
 from pawlette.emit.jinja_text import jinja_string
 from pawlette.engine.json_text import json_string
+from pawlette.engine.kept import Kept, marshal_key
 from pawlette.engine.readers import WholeTextReader
 from pawlette.types import TextDelta, Tool, ToolsDeclared
 
@@ -38,6 +39,10 @@ def tool_item(definition: Any) -> str:
     )
 
 
+_LISTINGS: Kept[str] = Kept(limit=256, longest=1 << 14)
+"""Tools listings, by the tools' content."""
+
+
 @dataclass(frozen=True)
 class CohereTools(ToolsBlock):
     """The tools in the system turn, one item a line (``tool_item``) joined by ``,\\n``
@@ -46,8 +51,13 @@ class CohereTools(ToolsBlock):
 
     def block(self, out: Render, *, separated: bool = False) -> None:
         out.fence(self.separated_open if separated else self.open, "tools")
-        items = [tool_item(dict(tool.definition)) for tool in out.tools]
-        out.text(ITEM_SEPARATOR.join(items), "tools")
+        definitions = [dict(tool.definition) for tool in out.tools]
+        # (Kept by the tools' content: the same tools come with every request.)
+        listing = _LISTINGS.get(
+            marshal_key(definitions),
+            lambda: ITEM_SEPARATOR.join(tool_item(definition) for definition in definitions),
+        )
+        out.text(listing, "tools")
         out.fence(self.close, "tools")
 
     def items_reader(self, table: Table) -> ReaderFactory:
