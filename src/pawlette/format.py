@@ -78,6 +78,15 @@ class Format:
 
     Formats are immutable declarations; get one with :func:`pawlette.get_format`.
 
+    - ``name``, ``summary``: what ``get_format`` finds it by, and one line on it.
+    - ``stop``: the end-of-turn markers an engine must stop generation on.
+    - ``special_markers``: every marker the format writes as a control token.
+    - ``options``: its render options, a frozen dataclass (change them with
+      :meth:`with_options`), or None.
+    - ``declaration``: the :class:`pawlette.declare.Layout` it was declared from.
+    - ``grammar``, ``write``: its parse machine and its renderer (what :meth:`parse` and
+      :meth:`render` use; ``pawlette table -f NAME`` prints the machine).
+
     >>> import pawlette
     >>> pcml = pawlette.get_format("pcml")
     >>> pcml.render([{"role": "user", "content": "Hi"}], add_generation_prompt=True).text

@@ -49,7 +49,9 @@ class SystemPrompt(Concept):
     - ``empty_first``: ``"absent"``: a first system message with empty text, in a turn no
       other concept writes into (no tools block there), is written as no system message:
       the default text, or no turn (IBM Granite); the message is a recorded loss.
-      ``"kept"``: it is an empty system turn.  ``"none"``: as ``"absent"``, but it also
+      ``"kept"``: it is an empty system turn.  ``"own_turn"``: the format's system turn (the
+      default text) is written first, and the empty message after it as an empty system
+      turn of its own (Command R7B).  ``"none"``: as ``"absent"``, but it also
       stands in for the default text: no turn at all (Poolside Laguna's templates, where the
       message's text replaces the default).
     - ``heading``: with ``placement="gathered"``, written before the gathered system texts

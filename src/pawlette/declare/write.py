@@ -477,7 +477,9 @@ def refuse_unhandled(out: Render) -> None:
     name = out.layout.name
     handled = out.handled
     if out.tools and "tools" not in handled:
-        raise UnsupportedFeature("tools", "tools", f"none: {name} has no tools block")
+        raise UnsupportedFeature(
+            "tools", f"{len(out.tools)} given", f"none: {name} has no tools block"
+        )
     frames = out.layout.frames
     claims = out.plan.claims
     if not out.plan.unwritten and (handled >= ALL_FIELDS or handled >= out.present):
