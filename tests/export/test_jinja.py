@@ -292,16 +292,26 @@ a user message naming its author (which most formats refuse): the template tells
 as render does."""
 
 
-@pytest.mark.parametrize("name", TEMPLATED)
+WITH_VARIANTS = [
+    *TEMPLATED,
+    *(
+        f"{name}:{variant}"
+        for name in TEMPLATED
+        for variant in getattr(pawlette.get_format(name).declaration, "variants", {})
+    ),
+]
+"""Every templated format and each of its variants (whose concepts differ: DeepSeek R1's)."""
+
+
+@pytest.mark.parametrize("name", WITH_VARIANTS)
 def test_names_are_refused_or_rendered_as_pawlette_does(name: str) -> None:
     fmt = pawlette.get_format(name)
     for messages in NAMED:
         request = {"messages": messages}
         try:
-            fmt.render(request)
+            rendering = fmt.render(request)
         except pawlette.RequestError:
             with pytest.raises(TemplateError):
                 hf_render(name, request, False)
             continue
-        rendering, text, _ = render_both(fmt, request, False)
-        assert text == rendering.text, messages
+        assert hf_render(name, request, False)[0] == rendering.text, messages

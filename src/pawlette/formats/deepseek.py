@@ -206,6 +206,7 @@ class DistillTurns(Concept):
     prompt: Fence = ()
 
     claims: ClassVar[frozenset[str]] = frozenset({"assistant", "tool"})
+    handles: ClassVar[frozenset[str]] = frozenset({"calls", "tool_name"})
 
     def turn_roles(self) -> frozenset[str]:
         return frozenset({"assistant"})
