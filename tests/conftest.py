@@ -41,9 +41,10 @@ def update_golden(request: pytest.FixtureRequest) -> bool:
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers",
-        "sampled(parameter='name', group=None): a heavy per-format check; one test run checks "
-        "the formats drawn by tests/support/sampling.py for the test (or for its group, which "
-        "the tests sharing a costly fixture name), PAWLETTE_SAMPLE=all: every format",
+        "sampled(parameter='name', group=None, always=()): a heavy per-format check; one test "
+        "run checks the formats drawn by tests/support/sampling.py for the test (or for its "
+        "group, which the tests sharing a costly fixture name), and the formats named in "
+        "always; PAWLETTE_SAMPLE=all: every format",
     )
     config.stash[_SEED] = sampling.seed()
 
@@ -87,8 +88,11 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             raise pytest.UsageError(
                 f"{item.nodeid}: marked sampled, but has no parameter {parameter!r} naming a format"
             )
+        name = str(callspec.params[parameter])
+        if name in marker.kwargs.get("always", ()):
+            continue  # (a format the check names as always run is kept, and not drawn from)
         check = marker.kwargs.get("group") or item.nodeid.split("[", 1)[0]
-        by_check.setdefault(check, []).append((item, str(callspec.params[parameter])))
+        by_check.setdefault(check, []).append((item, name))
     if not by_check:
         return
     dropped: set[pytest.Item] = set()

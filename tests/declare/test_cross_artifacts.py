@@ -96,6 +96,10 @@ USER_FORMATS = {
 }
 CONCEPT_FORMATS = {layout.name: layout for layout in user_concepts.LAYOUTS}
 FORMATS = [*DECLARED, *USER_FORMATS, *CONCEPT_FORMATS]
+SAMPLED = pytest.mark.sampled(parameter="fmt", always=(*USER_FORMATS, *CONCEPT_FORMATS))
+"""The heaviest checks run on a drawn share of the shipped formats (their goldens and
+tests/export check every one of them), and always on the formats declared here: each holds
+concepts or combinations no shipped format has."""
 
 
 @pytest.fixture(scope="module", params=FORMATS)
@@ -176,6 +180,7 @@ def undecidable(content: Any) -> bool:
     return False
 
 
+@SAMPLED
 @settings(max_examples=30)
 @given(data=st.data())
 def test_render_equals_the_exported_template(fmt: Format, data: st.DataObject) -> None:
@@ -363,6 +368,7 @@ def _gbnf_as_lark(grammar: str, markers: frozenset[str]) -> str:
     return gbnf.to_lark(gbnf.parse(grammar, markers))
 
 
+@SAMPLED
 @pytest.mark.parametrize("syntax", ["lark", "gbnf"])
 @settings(max_examples=25)
 @given(data=st.data())
@@ -470,6 +476,7 @@ def text_ids(fmt: Format, text: str) -> list[int]:
     return ids + tok.encode(text[position:], add_special_tokens=False).ids
 
 
+@SAMPLED
 @settings(max_examples=25)
 @given(data=st.data())
 def test_the_grammar_rejects_near_misses(fmt: Format, data: st.DataObject) -> None:
@@ -539,6 +546,7 @@ def test_a_call_turn_has_near_misses_and_the_grammar_rejects_them(fmt: Format) -
         assert not accepts(fmt.name, grammar, text_ids(fmt, miss)), miss
 
 
+@SAMPLED
 @pytest.mark.parametrize("choice", ["auto", "required", "get_weather"])
 def test_random_walks_through_the_grammar_parse_to_valid_calls(fmt: Format, choice: str) -> None:
     layout = layout_of(fmt)

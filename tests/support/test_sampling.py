@@ -59,3 +59,18 @@ def test_a_run_draws_a_named_run_takes_all_and_the_seed_repeats_the_draw() -> No
     assert [line for line in _collected(module, PAWLETTE_SAMPLE_SEED="s1") if path in line] == drawn
     # -k names its tests: all of them run, drawn or not.
     assert len(_collected(module, "-k", "render_every_golden_case")) == len(NAMES)
+
+
+def test_the_formats_a_check_always_runs_on_are_kept_and_not_drawn_from() -> None:
+    from ..declare.test_cross_artifacts import CONCEPT_FORMATS, DECLARED, USER_FORMATS
+
+    path = "tests/declare/test_cross_artifacts.py::test_the_grammar_rejects_near_misses"
+    ran = {
+        line.split("[", 1)[1].rstrip("]")
+        for line in _collected(path.split("::")[0], PAWLETTE_SAMPLE_SEED="s1")
+        if line.startswith(path + "[")
+    }
+    kept = {*USER_FORMATS, *CONCEPT_FORMATS}
+    assert kept <= ran
+    # The share is drawn from the shipped formats alone.
+    assert ran - kept == chosen_formats(path, DECLARED, "s1")
