@@ -178,18 +178,19 @@ def _turn(source: _Source, role: str, hooks: Any) -> None:
         # The frame's own end and after, written from the segments kept by index (the writer
         # is in this turn's context: set above for the end, checked for the after, which
         # follows hooks that may move it); an empty one is written by no line at all.
-        frame_end = hooks.frame.end
-        if ends:
-            source.line("if end is None:")
-            source.depth += 1
-        if frame_end:
-            _kept(source, tag, hooks, "end", f"{frame}.end", hooks.end_kind)
+        concept_end = f"out.fence(end, {hooks.end_kind!r}, trainable={hooks.assistant!r})"
+        if ends and not hooks.after:  # (in the branch above where a concept gave the end)
+            source.line(concept_end)
         elif ends:
-            source.line("pass")
-        if ends:
-            source.depth -= 1
-            source.line("else:")
-            source.line(f"    out.fence(end, {hooks.end_kind!r}, trainable={hooks.assistant!r})")
+            source.line("if end is not None:")
+            source.line(f"    {concept_end}")
+            if hooks.frame.end:
+                source.line("else:")
+                source.depth += 1
+                _kept(source, tag, hooks, "end", f"{frame}.end", hooks.end_kind)
+                source.depth -= 1
+        elif hooks.frame.end:
+            _kept(source, tag, hooks, "end", f"{frame}.end", hooks.end_kind)
         for call in source.calls(f"after_{tag}", hooks.after, "out, index"):
             source.line(call)
         if hooks.frame.after:
