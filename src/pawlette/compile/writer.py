@@ -175,16 +175,49 @@ def _turn(source: _Source, role: str, hooks: Any) -> None:
             source.line("else:")
             source.depth += 1
     if ends or hooks.after:
-        end = f"{frame}.end if end is None else end" if ends else f"{frame}.end"
-        source.line(f"out.fence({end}, {hooks.end_kind!r}, trainable={hooks.assistant!r})")
+        # The frame's own end and after, written from the segments kept by index (the writer
+        # is in this turn's context: set above for the end, checked for the after, which
+        # follows hooks that may move it); an empty one is written by no line at all.
+        concept_end = f"out.fence(end, {hooks.end_kind!r}, trainable={hooks.assistant!r})"
+        if ends and not hooks.after:  # (in the branch above where a concept gave the end)
+            source.line(concept_end)
+        elif ends:
+            source.line("if end is not None:")
+            source.line(f"    {concept_end}")
+            if hooks.frame.end:
+                source.line("else:")
+                source.depth += 1
+                _kept(source, tag, hooks, "end", f"{frame}.end", hooks.end_kind)
+                source.depth -= 1
+        elif hooks.frame.end:
+            _kept(source, tag, hooks, "end", f"{frame}.end", hooks.end_kind)
         for call in source.calls(f"after_{tag}", hooks.after, "out, index"):
             source.line(call)
-        source.line(f'out.fence({frame}.after, "separator")')
+        if hooks.frame.after:
+            if hooks.after:
+                source.line(f"if writer.role == {role!r} and writer.message_index == index:")
+                source.depth += 1
+            _kept(source, tag, hooks, "after", f"{frame}.after", "separator")
+            if hooks.after:
+                source.depth -= 1
+                source.line("else:")
+                source.line(f'    out.fence({frame}.after, "separator")')
         if ends and not hooks.after:
             source.depth -= 1
     source.line(f"out.previous = {role!r}")
     source.depth -= 1
     source.line("")
+
+
+def _kept(source: _Source, tag: str, hooks: Any, which: str, fence: str, kind: str) -> None:
+    """Write the frame's ``which`` fence (``end`` or ``after``) from its segments kept by
+    message index, as ``out.fence(fence, kind, ...)`` would in the turn's own context."""
+    kept = source.bind(f"kept_{which}_{tag}", hooks.kept[which])
+    trainable = hooks.assistant and which == "end"
+    source.line(f"segments = {kept}.get(index)")
+    source.line("if segments is None:")
+    source.line(f"    segments = out._kept_fence({fence}, {kind!r}, {trainable!r}, {kept})")
+    _extend(source, "segments")
 
 
 def _prompt(source: _Source, plan: Any) -> None:

@@ -50,6 +50,7 @@ class TurnHooks:
         "end_kind",
         "ended",
         "frame",
+        "kept",
         "opened",
         "opening",
         "opens",
@@ -68,6 +69,9 @@ class TurnHooks:
         """The frame's ``open`` as segments, by message index (when it ``opens``)."""
         self.ended: dict[int, tuple[Segment, ...]] = {}
         """The frame's ``end`` then ``after`` as segments, by message index."""
+        self.kept: dict[str, dict[int, tuple[Segment, ...]]] = {"end": {}, "after": {}}
+        """The frame's ``end`` and its ``after`` each alone, as segments by message index
+        (the compiled turn writes them so when a concept writes between them)."""
 
         def hooked(method: str) -> list[Any]:
             return [
@@ -398,6 +402,17 @@ class Render:
             cache = hooks.ended
         if index < MAX_CACHED_INDEX:
             cache[index] = segments
+        return segments
+
+    def _kept_fence(
+        self, pieces: Fence, kind: str, trainable: bool, kept: dict[int, tuple[Segment, ...]]
+    ) -> tuple[Segment, ...]:
+        """A fence of the frame as segments in this turn's context (role and index), kept in
+        ``kept`` by message index (up to :data:`MAX_CACHED_INDEX`)."""
+        segments = self._build(pieces, kind, trainable)
+        index = self.writer.message_index
+        if index < MAX_CACHED_INDEX:
+            kept[index] = segments
         return segments
 
     def generation_prompt(self) -> None:
