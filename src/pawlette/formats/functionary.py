@@ -67,6 +67,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from functools import cached_property
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from pawlette.declare import (
@@ -83,6 +84,7 @@ from pawlette.declare import (
 )
 from pawlette.declare.pieces import Fence
 from pawlette.declare.readers import DeclaredTools
+from pawlette.engine.kept import Kept, marshal_key
 from pawlette.engine.readers import WholeTextReader
 from pawlette.errors import RequestError, UnsupportedFeature
 from pawlette.types import Tool, ToolsDeclared
@@ -242,13 +244,27 @@ class GeneratedSystemTurn(Concept):
             name, description, data = (markup_escaped(t) for t in (name, description, data))
         return f"{ITEM_START}{name}' to '{description}'\n{data}"
 
+    @cached_property
+    def _items(self) -> Kept[tuple[str, ...]]:
+        return Kept(limit=256, longest=1 << 16)
+
+    def items(self, tools: tuple[Tool, ...]) -> tuple[str, ...]:
+        """Each tool's item, kept by the tools' content (the same tools come with every
+        request)."""
+        return self._items.get(
+            marshal_key([(tool.name, tool.definition) for tool in tools]),
+            lambda: tuple(
+                self.item(tool.name, tool.description or "", dict(tool.definition))
+                for tool in tools
+            ),
+        )
+
     def write_start(self, out: Render) -> None:
         out.at(None, -1)
         out.fence(self.open, "header")
         if out.tools:
             out.fence(self.tools_open, "tools")
-            for tool in out.tools:
-                item = self.item(tool.name, tool.description or "", dict(tool.definition))
+            for item in self.items(out.tools):
                 out.text(item, "tools")
                 out.raw("\n\n", "tools")
             out.fence(self.tools_close, "tools")

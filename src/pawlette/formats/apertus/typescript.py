@@ -40,6 +40,7 @@ from typing import TYPE_CHECKING, Any
 
 from pawlette.declare import ToolsBlock
 from pawlette.declare.tools import Place
+from pawlette.engine.kept import MISSING, Kept, marshal_key
 from pawlette.engine.readers import WholeTextReader
 from pawlette.errors import RequestError
 from pawlette.types import TextDelta
@@ -191,8 +192,21 @@ def _check_schema(schema: Any, where: str) -> None:
         _check_schema(variant, f"{where}.oneOf[{number}]")
 
 
+_CHECKED: Kept[bool] = Kept(limit=256, longest=1 << 14)
+"""The definitions :func:`check` passed, by content (the same tools come with every request)."""
+
+
 def check(definition: Mapping[str, Any], where: str) -> None:
     """Refuse, with its path, what the template fails on."""
+    key = marshal_key(definition)
+    if key is None:
+        _check(definition, where)
+    elif _CHECKED.find(key) is MISSING:
+        _check(definition, where)
+        _CHECKED.keep(key, True)
+
+
+def _check(definition: Mapping[str, Any], where: str) -> None:
     description = definition.get("description")
     if description is not None and not isinstance(description, str):
         _refuse(f"{where}.description", description, "a string")
@@ -296,6 +310,10 @@ class _DeveloperReader(WholeTextReader):
         self._parser.emit(TextDelta(text))
 
 
+_TEXTS: Kept[str] = Kept(limit=256, longest=1 << 14)
+"""The tools' types, by the tools' content."""
+
+
 @dataclass(frozen=True)
 class DeveloperBlock(ToolsBlock):
     """The developer block the template writes after the system turn of every conversation:
@@ -320,7 +338,13 @@ class DeveloperBlock(ToolsBlock):
     def block(self, out: Render, *, separated: bool = False) -> None:
         out.fence(self.open, "tools")
         if out.tools:
-            out.text("\n" + tools_text([dict(tool.definition) for tool in out.tools]), "tools")
+            definitions = [tool.definition for tool in out.tools]
+            # (Kept by the tools' content: the same tools come with every request.)
+            text = _TEXTS.get(
+                marshal_key(definitions),
+                lambda: "\n" + tools_text([dict(definition) for definition in definitions]),
+            )
+            out.text(text, "tools")
         else:
             out.raw(DISABLED, "tools")
         out.fence(self.close, "tools")

@@ -33,10 +33,12 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from pawlette.declare import ToolsBlock
 from pawlette.declare.readers import ToolItemsReader
+from pawlette.engine.kept import Kept, marshal_key
 from pawlette.engine.machine import Parser, ReaderFactory
 from pawlette.types import Tool
 
@@ -273,10 +275,20 @@ class XmlToolsBlock(ToolsBlock):
 
     enum: bool = False
 
+    @cached_property
+    def _texts(self) -> Kept[tuple[str, ...]]:
+        return Kept(limit=256, longest=1 << 14)
+
     def block(self, out: Any, *, separated: bool = False) -> None:
         out.fence(self.separated_open if separated else self.open, "tools")
-        for tool in out.tools:
-            out.text(describe(dict(tool.definition), enum=self.enum), "tools")
+        definitions = [tool.definition for tool in out.tools]
+        # (Kept by the tools' content: the same tools come with every request.)
+        texts = self._texts.get(
+            marshal_key(definitions),
+            lambda: tuple(describe(dict(d), enum=self.enum) for d in definitions),
+        )
+        for text in texts:
+            out.text(text, "tools")
         out.fence(self.close, "tools")
 
     def items_reader(self, table: Table) -> ReaderFactory:

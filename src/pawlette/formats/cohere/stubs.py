@@ -37,6 +37,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from pawlette.declare import ToolsBlock
+from pawlette.engine.kept import Kept, marshal_key
 from pawlette.engine.readers import WholeTextReader
 
 if TYPE_CHECKING:
@@ -167,6 +168,10 @@ class _StubsReader(WholeTextReader):
         del marker, offset  # the stubs are layout, read as no text
 
 
+_STUBS: Kept[str] = Kept(limit=256, longest=1 << 14)
+"""The tools' stubs, by the tools' content."""
+
+
 @dataclass(frozen=True)
 class PlusTools(ToolsBlock):
     """The tools in the first system turn, after its text: ``open`` (the ``## Available
@@ -176,7 +181,13 @@ class PlusTools(ToolsBlock):
     def block(self, out: Render, *, separated: bool = False) -> None:
         out.fence(self.open, "tools")
         if out.tools:
-            out.text(tools_text([dict(tool.definition) for tool in out.tools]), "tools")
+            definitions = [tool.definition for tool in out.tools]
+            # (Kept by the tools' content: the same tools come with every request.)
+            text = _STUBS.get(
+                marshal_key(definitions),
+                lambda: tools_text([dict(definition) for definition in definitions]),
+            )
+            out.text(text, "tools")
         out.fence(self.close, "tools")
 
     def items_reader(self, table: Table) -> ReaderFactory:

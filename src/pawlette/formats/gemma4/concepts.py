@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from ...declare import CallTurnEnd, NamedCalls, Reasoning, Results, ToolsBlock
@@ -13,6 +14,7 @@ from ...declare.readers import BetweenCallsReader, ResultReader
 from ...declare.results import ResultNameReader
 from ...declare.table import begin, end
 from ...emit.jinja_text import jinja_string
+from ...engine.kept import MISSING, Kept, marshal_key
 from ...errors import RequestError
 from . import jinja as macros
 from .declarations import declaration
@@ -72,6 +74,11 @@ class _DeclarationsReader(ResultNameReader):
         self._parser.lose_tools("Gemma 4 declarations")
 
 
+_DECLARATIONS: Kept[tuple[Fence, ...]] = Kept(limit=256, longest=1 << 14)
+"""Each tool's declaration as written pieces, by the tools' content and the template (the
+same tools come with every request: each list is written once)."""
+
+
 @dataclass(frozen=True)
 class GemmaTools(ToolsBlock):
     """Each tool as its declaration (:mod:`.declarations`) between the item fences, in the
@@ -94,13 +101,24 @@ class GemmaTools(ToolsBlock):
                     "object of objects, required a list of names)",
                 ) from error
 
+    def declarations(self, tools: tuple[Tool, ...]) -> tuple[Fence, ...]:
+        """Each tool's declaration as written pieces (kept: the same objects each time a
+        list comes again, which the writer finds by identity)."""
+        definitions = [tool.definition for tool in tools]
+        key = marshal_key(definitions)
+        return _DECLARATIONS.get(
+            None if key is None else (b"i" if self.interleaved else b"-") + key,
+            lambda: tuple(
+                quoted(declaration(held(dict(d), f"tools[{n}]"), interleaved=self.interleaved))
+                for n, d in enumerate(definitions)
+            ),
+        )
+
     def block(self, out: Render, *, separated: bool = False) -> None:
         out.fence(self.open, "tools")
-        for number, tool in enumerate(out.tools):
+        for pieces in self.declarations(out.tools):
             out.fence(self.item_open, "tools")
-            definition = held(dict(tool.definition), f"tools[{number}]")
-            text = declaration(definition, interleaved=self.interleaved)
-            out.fence(quoted(text), "tools")
+            out.fence(pieces, "tools")
             out.fence(self.item_close, "tools")
         out.fence(self.close, "tools")
 
@@ -124,6 +142,10 @@ class GemmaTools(ToolsBlock):
         out.fence(self.close)
 
 
+_ARGUMENTS: Kept[Fence] = Kept(limit=4096, longest=1 << 14)
+"""Calls' arguments as written pieces, by their JSON text."""
+
+
 @dataclass(frozen=True)
 class GemmaCalls(NamedCalls):
     """``<|tool_call>call:NAME{ARGUMENTS}<tool_call|>``, the arguments' members in the value
@@ -141,9 +163,14 @@ class GemmaCalls(NamedCalls):
         return value
 
     def write_arguments(self, out: Render, arguments: str, index: int, number: int) -> None:
-        where = f"messages[{index}].tool_calls[{number}].function.arguments"
-        members = write_members(held(self._object(arguments, where), where))
-        out.fence(quoted(members), "tool_call", trainable=True)
+        # (Kept by the text: a conversation's calls come again with each request; the same
+        # fence object each time, which the writer finds by identity.)
+        written = _ARGUMENTS.find(arguments)
+        if written is MISSING:
+            where = f"messages[{index}].tool_calls[{number}].function.arguments"
+            written = quoted(write_members(held(self._object(arguments, where), where)))
+            _ARGUMENTS.keep(arguments, written)
+        out.fence(written, "tool_call", trainable=True)
 
     def rows(self, table: Table) -> None:
         # Only the call tokens are markers (see :mod:`.reading`).
@@ -226,6 +253,14 @@ class GemmaResults(Results):
     value_open: str = "{value:"
     value_close: str = "}"
 
+    @cached_property
+    def _heads(self) -> Kept[Fence]:
+        return Kept(limit=256, longest=1 << 10)
+
+    @cached_property
+    def _value_close(self) -> Fence:
+        return fence(Q, self.value_close)
+
     @staticmethod
     def result_name(out: Render, index: int) -> str:
         wanted = out.messages[index].tool_call_id
@@ -245,9 +280,15 @@ class GemmaResults(Results):
         out.at("tool", index)
         out.fence(frame.opener(out.previous), "header")
         name = self.result_name(out, index)
-        out.fence(fence(self.head + name + self.value_open, Q), "tool_result")
+        # (One fence object per name, and one close: the writer finds them by identity.)
+        heads = self._heads
+        head = heads.find(name)
+        if head is MISSING:
+            head = fence(self.head + name + self.value_open, Q)
+            heads.keep(name, head)
+        out.fence(head, "tool_result")
         out.text(out.message_text(index), "tool_result")
-        out.fence(fence(Q, self.value_close), "tool_result")
+        out.fence(self._value_close, "tool_result")
         out.fence(frame.end, "close")
         out.fence(frame.after, "separator")
         out.previous = "tool"

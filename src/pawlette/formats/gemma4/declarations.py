@@ -20,6 +20,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from ...engine.kept import Kept, marshal_key
 from .values import QUOTE, sorted_items, write_value
 
 _STANDARD = ("description", "type", "properties", "required", "nullable")
@@ -130,9 +131,22 @@ def _parameters(properties: Mapping[str, Any], interleaved: bool) -> str:
     )
 
 
+_DECLARATIONS: Kept[str] = Kept(limit=256, longest=1 << 14)
+"""Declarations by the function's content and the template (every request's check writes its
+tools' declarations again)."""
+
+
 def declaration(function: Mapping[str, Any], *, interleaved: bool = False) -> str:
     """One tool's declaration (OpenAI's ``function`` object), as the template writes it
     between ``<|tool>`` and ``<tool|>``."""
+    key = marshal_key(function)
+    return _DECLARATIONS.get(
+        None if key is None else (b"i" if interleaved else b"-") + key,
+        lambda: _written(function, interleaved),
+    )
+
+
+def _written(function: Mapping[str, Any], interleaved: bool) -> str:
     text = "declaration:" + str(function.get("name", "")) + "{description:"
     text += _quoted(function.get("description"))
     parameters = function.get("parameters")

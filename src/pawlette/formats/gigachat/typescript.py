@@ -39,6 +39,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from pawlette.declare import ToolsBlock
+from pawlette.engine.kept import MISSING, Kept, marshal_key
 from pawlette.engine.readers import WholeTextReader
 from pawlette.errors import RequestError
 from pawlette.types import TextDelta
@@ -174,8 +175,21 @@ def _check_schema(schema: Any, where: str) -> None:
         _check_schema(schema["items"], f"{where}.items")
 
 
+_CHECKED: Kept[bool] = Kept(limit=256, longest=1 << 14)
+"""The definitions :func:`check` passed, by content (the same tools come with every request)."""
+
+
 def check(definition: Mapping[str, Any], where: str) -> None:
     """Refuse, with its path, what the template fails on."""
+    key = marshal_key(definition)
+    if key is None:
+        _check(definition, where)
+    elif _CHECKED.find(key) is MISSING:
+        _check(definition, where)
+        _CHECKED.keep(key, True)
+
+
+def _check(definition: Mapping[str, Any], where: str) -> None:
     description = definition.get("description")
     if description and not isinstance(description, str):
         _refuse(f"{where}.description", description, "a string")
@@ -204,6 +218,10 @@ class _NamespaceReader(WholeTextReader):
         self._parser.emit(TextDelta(text))
 
 
+_NAMESPACES: Kept[str] = Kept(limit=256, longest=1 << 14)
+"""The tools' namespaces, by the tools' content."""
+
+
 @dataclass(frozen=True)
 class TypeScriptTools(ToolsBlock):
     """:class:`~pawlette.declare.ToolsBlock` whose tools are one TypeScript namespace
@@ -216,7 +234,13 @@ class TypeScriptTools(ToolsBlock):
 
     def block(self, out: Render, *, separated: bool = False) -> None:
         out.fence(self.open, "tools")
-        out.text(namespace([dict(tool.definition) for tool in out.tools]), "tools")
+        definitions = [tool.definition for tool in out.tools]
+        # (Kept by the tools' content: the same tools come with every request.)
+        text = _NAMESPACES.get(
+            marshal_key(definitions),
+            lambda: namespace([dict(definition) for definition in definitions]),
+        )
+        out.text(text, "tools")
         out.fence(self.close, "tools")
 
     def items_reader(self, table: Table) -> ReaderFactory:

@@ -29,6 +29,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ...engine.json_text import json_string
+from ...engine.kept import Kept, marshal_key
 
 _SIMPLE_ITEMS = {"string": "string[]", "number": "number[]", "integer": "number[]"}
 _SIMPLE_ITEMS["boolean"] = "boolean[]"
@@ -146,8 +147,16 @@ def function_type(definition: Mapping[str, Any]) -> str:
     return text + "}) => any;\n\n"
 
 
+_NAMESPACES: Kept[str] = Kept(limit=256, longest=1 << 14)
+"""Namespaces by the definitions' content (the same tools come with every request)."""
+
+
 def namespace(definitions: Sequence[Mapping[str, Any]]) -> str:
     """The ``functions`` namespace of the request's tools (their ``function`` objects)."""
+    return _NAMESPACES.get(marshal_key(definitions), lambda: _namespace(definitions))
+
+
+def _namespace(definitions: Sequence[Mapping[str, Any]]) -> str:
     body = "".join(function_type(definition) for definition in definitions)
     return "## functions\n\nnamespace functions {\n\n" + body + "} // namespace functions"
 

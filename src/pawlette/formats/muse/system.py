@@ -12,6 +12,7 @@ from pawlette.declare import Concept, SystemPrompt
 from pawlette.declare.pieces import Fence
 from pawlette.declare.readers import DeclaredTools, HostTextReader
 from pawlette.engine.json_text import kept_json_string
+from pawlette.engine.kept import Kept, marshal_key
 from pawlette.errors import UnsupportedFeature
 from pawlette.types import Tool, ToolsDeclared
 
@@ -122,6 +123,27 @@ class DefaultWithoutSystem(SystemPrompt):
         super().jinja_setup(out)
 
 
+def _written(tools: Sequence[Tool]) -> tuple[tuple[str, ...], tuple[str, ...], str]:
+    """The tools block's lines, one per namespace and one per tool, and the recipients."""
+    spaces = namespaces(tools)
+    items = tuple(
+        f'\n{{"name": {_json(tool.name)}, '
+        f'"description": {_json(tool.definition.get("description"))}, '
+        f'"parameters": {kept_json_string(tool.definition.get("parameters"))}}}'
+        for tool in tools
+    )
+    listed = ['"self"', *(f'"{space}.*"' for space in spaces), '"user"']
+    return (
+        tuple(f'{{"name": {_json(space)}, "description": ""}}\n' for space in spaces),
+        items,
+        ", ".join(listed) + ".",
+    )
+
+
+_WRITTEN: Kept[tuple[tuple[str, ...], tuple[str, ...], str]] = Kept(limit=256, longest=1 << 14)
+"""What :func:`_written` gives, by the tools' names and content."""
+
+
 @dataclass(frozen=True)
 class SystemTail(Concept):
     """After the text of every system turn (the default one included): ``strength`` (unless
@@ -150,24 +172,22 @@ class SystemTail(Concept):
     def write_closing(self, out: Render, index: int) -> None:
         if index < 0 or not states_strength(out.message_text(index)):
             out.fence(self.strength, "system")
-        spaces = namespaces(out.tools)
-        if out.tools:
+        tools = out.tools
+        # (Kept by the tools' names and content: the same tools come with every request.)
+        spaces, items, recipients = _WRITTEN.get(
+            marshal_key([(tool.name, tool.definition) for tool in tools]),
+            lambda: _written(tools),
+        )
+        if tools:
             out.fence(self.tools_open, "tools")
             for space in spaces:
-                out.text(f'{{"name": {_json(space)}, "description": ""}}\n', "tools")
+                out.text(space, "tools")
             out.fence(self.schemas, "tools")
-            for tool in out.tools:
-                definition = tool.definition
-                out.text(
-                    f'\n{{"name": {_json(tool.name)}, '
-                    f'"description": {_json(definition.get("description"))}, '
-                    f'"parameters": {kept_json_string(definition.get("parameters"))}}}',
-                    "tools",
-                )
+            for item in items:
+                out.text(item, "tools")
             out.fence(self.tools_close, "tools")
         out.fence(self.recipients_open, "system")
-        listed = ['"self"', *(f'"{space}.*"' for space in spaces), '"user"']
-        out.text(", ".join(listed) + ".", "system")
+        out.text(recipients, "system")
 
     def jinja_closing(self, out: Template, role: str) -> None:
         if role != "system":

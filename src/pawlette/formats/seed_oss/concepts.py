@@ -4,9 +4,11 @@ the thinking budget's system turn."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 from typing import TYPE_CHECKING, ClassVar
 
 from pawlette.declare import Reasoning, ToolsBlock
+from pawlette.engine.kept import Kept, marshal_key
 from pawlette.engine.readers import WholeTextReader
 from pawlette.types import TextDelta
 
@@ -46,10 +48,20 @@ class StubTools(ToolsBlock):
 
     STATE: ClassVar[str] = "system.tools"
 
+    @cached_property
+    def _listings(self) -> Kept[str]:
+        """The blocks' stubs, by the tools' content."""
+        return Kept(limit=256, longest=1 << 14)
+
     def block(self, out: Render, *, separated: bool = False) -> None:
         out.fence(self.separated_open if separated else self.open, "tools")
-        texts = [stubs.stub(dict(tool.definition)) for tool in out.tools]
-        out.text(self.item_separator.join(texts), "tools")
+        definitions = [tool.definition for tool in out.tools]
+        # (Kept by the tools' content: the same tools come with every request.)
+        listing = self._listings.get(
+            marshal_key(definitions),
+            lambda: self.item_separator.join(stubs.stub(dict(d)) for d in definitions),
+        )
+        out.text(listing, "tools")
         out.fence(self.close, "tools")
 
     def items_reader(self, table: Table) -> ReaderFactory:
