@@ -108,6 +108,14 @@ class CallConcept(Concept):
     def turn_roles(self) -> frozenset[str]:
         return frozenset({"assistant"})
 
+    def hook_roles(self, hook: str) -> frozenset[str] | None:
+        """The writer's content hook only where it drops the text beside calls (render's hot
+        path: it is asked at every assistant turn)."""
+        kept = self.content == "dropped" or type(self).write_content is not _write_content
+        if hook == "write_content" and not kept:
+            return frozenset()
+        return self.turn_roles()
+
     def check(self, out: Render) -> None:
         """Refuse, or record as lost, what a turn holds beside its calls that the format
         cannot write: its text (as ``content`` says), several calls (without ``parallel``;
@@ -160,7 +168,12 @@ class CallConcept(Concept):
         """Check ``messages[index].tool_calls[number]``, ``call``."""
 
     def write_content(self, out: Render, index: int) -> bool:
-        return self.content == "dropped" and bool(self.calls_of(out, index))  # not written
+        # Not written: the text beside calls (calls_of inlined: render's hot path).
+        return (
+            self.content == "dropped"
+            and 0 <= index < len(out.messages)
+            and bool(out.messages[index].tool_calls)
+        )
 
     def calls_of(self, out: Render, index: int) -> tuple[ToolCall, ...]:
         """The calls the writer writes in the assistant turn of ``messages[index]`` (none in
@@ -186,6 +199,9 @@ class CallConcept(Concept):
         return True
 
 
+_write_content = CallConcept.write_content
+
+
 class SectionedCallConcept(CallConcept):
     """Calls written one after another inside an optional section (see the module), for
     subclasses that are frozen dataclasses declaring ``open``, ``close``, ``section_open``,
@@ -195,10 +211,10 @@ class SectionedCallConcept(CallConcept):
     :meth:`section_rows`) and
     templates it (:meth:`jinja_call`)."""
 
-    open: Fence
+    open: Fence | None
     close: Fence
-    section_open: Fence
-    section_close: Fence
+    section_open: Fence = ()
+    section_close: Fence = ()
     separator: Fence
     text_separator: Fence
     loose: bool
@@ -209,20 +225,33 @@ class SectionedCallConcept(CallConcept):
         """Write what stands between the call's ``open`` and ``close``."""
         raise NotImplementedError
 
+    @cached_property
+    def openings(self) -> tuple[Fence, Fence, Fence]:
+        """What comes before a turn's first call after text, before its first call without
+        text, and before each other call: each one fence (one segment where a format escapes
+        markers), kept (the writer keeps fences by identity)."""
+        first = self.section_open + (self.open or ())
+        return self.text_separator + first, first, self.separator + (self.open or ())
+
     def write_closing(self, out: Render, index: int) -> None:
-        calls = self.calls_of(out, index)
+        # (calls_of and text_before_calls inlined: render's hot path, every assistant turn.)
+        messages = out.messages
+        calls = messages[index].tool_calls if 0 <= index < len(messages) else ()
         if not calls:
             return
-        if self.text_before_calls(out, index):
-            out.fence(self.text_separator, "tool_call", trainable=True)
-        out.fence(self.section_open, "tool_call", trainable=True)
+        if self.first_only:
+            calls = calls[:1]
+        after_text, first, between = self.openings
+        close, fence, write_call = self.close, out.fence, self.write_call
+        text = self.content == "written" and out.message_text(index)
+        fence(after_text if text else first, "tool_call", trainable=True)
         for number, call in enumerate(calls):
             if number:
-                out.fence(self.separator, "tool_call", trainable=True)
-            out.fence(self.open, "tool_call", trainable=True)
-            self.write_call(out, index, number, call)
-            out.fence(self.close, "tool_call", trainable=True)
-        out.fence(self.section_close, "tool_call", trainable=True)
+                fence(between, "tool_call", trainable=True)
+            write_call(out, index, number, call)
+            fence(close, "tool_call", trainable=True)
+        if self.section_close:  # (render's hot path: no call for an empty fence)
+            fence(self.section_close, "tool_call", trainable=True)
 
     # ------------------------------------------------------------------ the parse table
 
@@ -242,17 +271,17 @@ class SectionedCallConcept(CallConcept):
         table.state(between, BetweenCallsReader, "assistant", ends=not self.section_close)
         if self.section_open:
             table.state("assistant.calls", SectionReader, "assistant")
-        after_text = self.after_text_spellings(table, self.section_open or self.open)
+        after_text = self.after_text_spellings(table, self.section_open or self.open or ())
         table.calls_open(after_text, "assistant.calls" if self.section_open else first)
         if self.section_open:
-            for spelling in table.spellings(self.loose, self.open):
+            for spelling in table.spellings(self.loose, self.open or ()):
                 table.on("assistant.calls", spelling, first)
         self.call_rows(table)
         if self.close:
             for spelling in table.spellings(self.loose, self.close):
                 table.on(last, spelling, between)
             last = between
-        for spelling in table.spellings(self.loose, self.separator, self.open):
+        for spelling in table.spellings(self.loose, self.separator, self.open or ()):
             table.on(last, spelling, first)
         if self.section_close:
             table.state("assistant.after_calls", AfterSectionReader, "assistant", ends=True)
@@ -269,14 +298,15 @@ class SectionedCallConcept(CallConcept):
         """In the template, after a message's calls."""
 
     def jinja_closing(self, out: Template, role: str) -> None:
-        jinja_open_calls(out, self.content, self.text_separator, self.parallel)
+        jinja_open_calls(out, self.content, self.text_separator, self.parallel or self.first_only)
         out.fence(self.section_open)
-        out.out("{%- for call in message.tool_calls -%}")
+        written = "message.tool_calls[:1]" if self.first_only else "message.tool_calls"
+        out.out(f"{{%- for call in {written} -%}}")
         if self.separator:
             out.out("{%- if not loop.first -%}")
             out.fence(self.separator)
             out.out("{%- endif -%}")
-        out.fence(self.open)
+        out.fence(self.open or ())
         self.jinja_call(out)
         out.fence(self.close)
         out.out("{%- endfor -%}")

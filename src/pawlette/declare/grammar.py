@@ -445,14 +445,14 @@ class SectionedCalls(CallItems):
 
     def __init__(self, calls: Any, turn: Turn) -> None:
         self.calls = calls
-        first = calls.section_open or calls.open
+        first = calls.section_open + (calls.open or ())
         # The fence's first marker (a layout Marker, not the grammar node of that name).
         self.trigger: str | None = next(
             (piece.text for piece in first if isinstance(piece, pieces_module.Marker)), None
         )
         layout = turn.layout
-        self.lead = text_of(calls.section_open + calls.open, layout.options, layout.name)
-        self.first_nodes = turn.nodes(calls.section_open + calls.open)
+        self.lead = text_of(first, layout.options, layout.name)
+        self.first_nodes = turn.nodes(first)
 
     def opening(self, turn: Turn) -> list[Node]:
         return turn.nodes(self.calls.section_open)

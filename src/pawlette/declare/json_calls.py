@@ -18,14 +18,15 @@ from json.encoder import encode_basestring as string
 from json.encoder import encode_basestring_ascii as ascii_string
 from typing import TYPE_CHECKING, ClassVar, Literal
 
-from ..emit.grammar_ast import Lit, Node, Repeat, Rules, seq
+from ..emit.grammar_ast import Lit, Node, Rules, seq
 from ..emit.jinja_text import jinja_string
 from ..engine.machine import ReaderFactory
 from ..engine.readers import CallEnvelope
 from ..errors import FormatError
-from .calls import CallConcept, Content, arguments_json, jinja_open_calls
-from .grammar import CallItems, text_before_calls
-from .pieces import Fence, markers_in
+from ..types import ToolCall
+from .calls import Content, SectionedCallConcept, arguments_json
+from .grammar import SectionedCalls, text_before_calls
+from .pieces import Fence
 from .pieces import Lit as LayoutText
 from .readers import call_reader
 
@@ -38,7 +39,7 @@ if TYPE_CHECKING:
 
 
 @dataclass(frozen=True)
-class JsonCalls(CallConcept):
+class JsonCalls(SectionedCallConcept):
     """Calls as JSON objects holding their name.
 
     Fields:
@@ -90,10 +91,10 @@ class JsonCalls(CallConcept):
 
     handles: ClassVar[frozenset[str]] = frozenset({"calls"})
 
-    @cached_property
-    def separated_open(self) -> Fence:
-        """``separator`` + ``open``, one fence (kept: the writer keeps fences by identity)."""
-        return self.separator + (self.open or ())
+    @property
+    def text_separator(self) -> Fence:  # type: ignore[override]
+        """Text is separated from the calls as a call from the one before it."""
+        return self.separator
 
     def validate(self, layout: Layout) -> None:
         self.check_choices(layout, "arguments")
@@ -146,18 +147,10 @@ class JsonCalls(CallConcept):
             return "written"
         return "dropped" if self.drops_content else "refused"
 
-    def write_closing(self, out: Render, index: int) -> None:
-        calls = self.calls_of(out, index)
-        if not calls:
-            return
-        after_text = self.text_before_calls(out, index)
+    def write_call(self, out: Render, index: int, number: int, call: ToolCall) -> None:
         verbatim = self.arguments == "verbatim"
-        for number, call in enumerate(calls):
-            opening = self.separated_open if after_text or number else self.open or ()
-            out.fence(opening, "tool_call", trainable=True)
-            arguments = arguments_json(call.arguments, index, number, verbatim, ascii=self.ascii)
-            out.text(f"{self.head(call.name, call.id)}{arguments}}}", "tool_call", trainable=True)
-            out.fence(self.close, "tool_call", trainable=True)
+        arguments = arguments_json(call.arguments, index, number, verbatim, ascii=self.ascii)
+        out.text(f"{self.head(call.name, call.id)}{arguments}}}", "tool_call", trainable=True)
 
     # ------------------------------------------------------------------ the parse table
 
@@ -192,17 +185,7 @@ class JsonCalls(CallConcept):
     def jinja_setup(self, out: Template) -> None:
         out.object_arguments = out.object_arguments or self.arguments == "tojson"
 
-    def jinja_closing(self, out: Template, role: str) -> None:
-        jinja_open_calls(out, self.content, (), self.parallel or self.first_only)
-        has_text = "(message.content is defined and message.content)"
-        written = "message.tool_calls[:1]" if self.first_only else "message.tool_calls"
-        out.out(f"{{%- for call in {written} -%}}")
-        # Text the format drops beside calls is not written, so no separator follows it.
-        dropped = self.content == "dropped"
-        out.out(f"{{%- if not loop.first{'' if dropped else f' or {has_text}'} -%}}")
-        out.fence(self.separator)
-        out.out("{%- endif -%}")
-        out.fence(self.open or ())
+    def jinja_call(self, out: Template) -> None:
         # One expression, so a format that escapes markers escapes the call's text as one.
         head = jinja_string("{" + self._name_head)
         if self.id_key is not None:
@@ -216,9 +199,6 @@ class JsonCalls(CallConcept):
         out.value(
             f"{head} ~ call.function.name | tojson ~ {tail} ~ {arguments} ~ {jinja_string('}')}"
         )
-        out.fence(self.close)
-        out.out("{%- endfor -%}")
-        out.out("{%- endif -%}")
 
     # ------------------------------------------------------------------ the turn grammar
 
@@ -230,15 +210,12 @@ class JsonCalls(CallConcept):
             turn.content = bare_text(turn)
 
 
-class _JsonCallSet(CallItems):
+class _JsonCallSet(SectionedCalls):
     """The turn grammar of :class:`JsonCalls` (see :class:`.grammar.CallSet`)."""
 
     def __init__(self, calls: JsonCalls, turn: Turn) -> None:
-        self.calls = calls
+        super().__init__(calls, turn)
         self.with_content = calls.with_content and calls.open is not None
-        opening = calls.open or ()
-        self.trigger: str | None = next(iter(markers_in(opening)), None)
-        self.lead = "".join(piece.text for piece in opening if hasattr(piece, "text"))
 
     def items(self, turn: Turn, rules: Rules, number: int) -> list[Node]:
         from ..emit.turn_rules import json_arguments
@@ -259,11 +236,6 @@ class _JsonCallSet(CallItems):
             *turn.nodes((LayoutText("}"), *calls.close)),
         ]
 
-    def rest(self, turn: Turn, rules: Rules, parallel: bool) -> list[Node]:
-        if not (parallel and self.calls.parallel):
-            return []
-        return [Repeat(seq(*turn.nodes(self.calls.separator), self.call(turn, rules)))]
-
     def lazy(self, turn: Turn, rules: Rules, parallel: bool) -> Node:
         # A lazy grammar starts at its trigger: layout text the opening writes before it
         # (Bielik's "\n" before <tool_call>) is already behind the engine when it switches on.
@@ -271,9 +243,6 @@ class _JsonCallSet(CallItems):
         if not before:
             return self.many(turn, rules, parallel)
         return self.after_prefix(turn, rules, before, parallel)
-
-    def after_text(self, turn: Turn, rules: Rules) -> Node:
-        return text_before_calls(turn.layout, self.calls.separator)
 
     def text_and_calls(self, turn: Turn, rules: Rules, parallel: bool) -> Node | None:
         """Text, then the calls, where no separator comes between and the call's open starts
@@ -290,8 +259,9 @@ class _JsonCallSet(CallItems):
         )
 
     def prefix(self, name: str | None) -> str:
+        calls: JsonCalls = self.calls
         if name is None:
-            return self.lead or "{" + self.calls._name_head
-        if self.calls.id_key is not None:  # through the opening quote of the free id
-            return self.lead + self.calls._id_head + '"'
-        return self.lead + self.calls.head(name)
+            return self.lead or "{" + calls._name_head
+        if calls.id_key is not None:  # through the opening quote of the free id
+            return self.lead + calls._id_head + '"'
+        return self.lead + calls.head(name)
