@@ -585,6 +585,29 @@ def test_messages_read_plain_are_kept_by_their_values_only() -> None:
     assert openai._plain_message({"role": "user", "content": "kept \ud800"}) is None
 
 
+def test_other_messages_read_plain_are_kept_by_their_content_only() -> None:
+    """A turn of calls (or a text with a name) read again from the same JSON text is the
+    same immutable value; one that differs in any value is read anew."""
+    call = {"id": "c1", "type": "function", "function": {"name": "f", "arguments": "{}"}}
+    messages: list[dict[str, Any]] = [
+        {"role": "assistant", "content": "", "tool_calls": [call]},
+        {"role": "assistant", "content": "kept text", "tool_calls": [call]},
+        {"role": "user", "name": "kept name", "content": "kept question"},
+    ]
+    for data in messages:
+        first = openai._plain_message(json.loads(json.dumps(data)))
+        assert first is not None and first == openai._read_message(data, "messages[0]")
+        assert openai._plain_message(json.loads(json.dumps(data))) is first
+    others: list[dict[str, Any]] = [
+        {"role": "assistant", "content": None, "tool_calls": [call]},
+        {"role": "assistant", "content": "", "tool_calls": [{**call, "id": "c2"}]},
+        {"role": "user", "name": "kept name.", "content": "kept question"},
+    ]
+    for data in others:
+        assert openai._plain_message(data) == openai._read_message(data, "messages[0]")
+    assert openai._plain_message({"role": "user", "name": "kept \ud800", "content": ""}) is None
+
+
 def test_call_arguments_found_plain_are_kept_by_their_text_only() -> None:
     """Arguments read plain once are read alike from the text again; a text that is not
     plain is never kept, so its error comes back each time."""

@@ -371,7 +371,30 @@ def _plain_message(data: object) -> Message | None:
             call_id = key[2]
             if call_id.isascii() or surrogate_problem(call_id) is None:
                 return _keep_message(key, new_text_message(role, text, call_id))
-        elif size == 3 and role == "assistant":  # a turn of calls: nothing else
+    # Any other shape (a turn of calls, a text with a name or reasoning) is kept by its
+    # content: reading its calls costs more than ``marshal`` writing the whole message.
+    content_key = shared_key(data)  # (a message holding itself is never plain: never kept)
+    if content_key is not None:
+        kept = _KEPT_MESSAGES.kept.get(content_key)
+        if kept is not None:
+            return kept
+    message = _plain_other_message(data, role, text)
+    if message is not None and content_key is not None:
+        _KEPT_MESSAGES.keep(content_key, message)
+    return message
+
+
+_KEPT_MESSAGES: Kept[Message] = Kept(limit=4096, longest=1 << 14)
+"""Messages of other shapes read plain before, by content (:func:`shared_key`: equal bytes
+are an equal value of the same exact types, which reads the same)."""
+
+
+def _plain_other_message(data: dict[Any, Any], role: Role, text: object) -> Message | None:
+    """``data`` (a dict of ``role``, its ``content`` ``text``), not a role and a text alone
+    nor a result with its call's id, read as a plain message, or None."""
+    get = data.get
+    if type(text) is str:
+        if len(data) == 3 and role == "assistant":  # a turn of calls: nothing else
             raw_calls = get("tool_calls")
             if type(raw_calls) is list and raw_calls:
                 calls = _plain_calls(raw_calls)
@@ -381,7 +404,7 @@ def _plain_message(data: object) -> Message | None:
                 content = (new_text_part(text),) if text else None
                 return new_message(role, content, None, calls)
         if not PLAIN_MESSAGE_KEYS.issuperset(data):
-            return None
+            return None  # (a text was checked by _plain_message)
     elif not PLAIN_MESSAGE_KEYS.issuperset(data):
         return None
     elif text is None:
