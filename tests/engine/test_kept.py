@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
-from pawlette.engine.kept import Kept, marshal_key, shared_key
+import pytest
+
+from pawlette.engine.kept import Kept, checked_once, marshal_key, shared_key
 
 
 def test_values_that_compare_equal_have_different_keys() -> None:
@@ -79,3 +82,25 @@ def test_shared_keys_tell_values_apart_and_decode_to_the_value() -> None:
 
     assert shared_key([Text("a")]) is None
     assert shared_key({"a": {Text("a"): 1}}) is None
+
+
+def test_a_check_runs_once_per_content_it_passed_and_every_time_it_fails() -> None:
+    seen: list[str] = []
+
+    @checked_once
+    def check(value: dict[str, Any], where: str) -> None:
+        seen.append(where)
+        if value.get("bad"):
+            raise ValueError(f"{where}: bad")
+
+    definition: dict[str, Any] = {"name": "f"}
+    check(definition, "tools[0]")
+    check(dict(definition), "tools[1]")  # the same content: passed before
+    definition["bad"] = True  # changed in place: a new content, checked again
+    for where in ("tools[2]", "tools[3]"):  # a failure is never kept
+        with pytest.raises(ValueError, match=re.escape(f"{where}: bad")):
+            check(definition, where)
+    check({"name": object()}, "tools[4]")  # no content key: checked every time
+    check({"name": object()}, "tools[5]")
+    assert seen == ["tools[0]", "tools[2]", "tools[3]", "tools[4]", "tools[5]"]
+    assert check.__name__ == "check"

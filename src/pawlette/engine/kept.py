@@ -12,6 +12,7 @@ same types.  A store that is full starts over: the inputs that recur come back a
 
 from __future__ import annotations
 
+import functools
 import marshal
 from collections.abc import Callable
 from typing import Any, Generic, TypeVar
@@ -82,3 +83,20 @@ class Kept(Generic[Value]):
             if len(self.kept) >= self.limit:
                 self.kept.clear()
             self.kept[key] = made
+
+
+def checked_once(check: Callable[[Value, str], None]) -> Callable[[Value, str], None]:
+    """``check(value, where)`` run once per content of ``value`` (:func:`marshal_key`): the
+    values it passed are kept, a failure never is, so it raises again, worded as before (the
+    tools a template checks come with every request)."""
+    passed: Kept[bool] = Kept(limit=256, longest=1 << 14)
+
+    @functools.wraps(check)
+    def checked(value: Value, where: str) -> None:
+        key = marshal_key(value)
+        if key is None or passed.find(key) is MISSING:
+            check(value, where)
+            if key is not None:
+                passed.keep(key, True)
+
+    return checked

@@ -40,7 +40,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from pawlette.engine.kept import MISSING, Kept, marshal_key
+from pawlette.engine.kept import Kept, checked_once, marshal_key
 from pawlette.errors import RequestError
 
 NONE = "<|NONE|>"
@@ -278,25 +278,13 @@ def _refuse(where: str, value: Any, expected: str) -> None:
     raise RequestError(where, found, expected)
 
 
-_CHECKED: Kept[bool] = Kept(limit=256, longest=1 << 14)
-"""The definitions :func:`check` passed, by content (the same tools come with every request)."""
-
-
+@checked_once
 def check(definition: Mapping[str, Any], where: str) -> None:
     """Refuse, naming its path (``where``: the tool's ``function``), a schema keyword of a
     type the template fails on where it reads it (its Jinja raises): a description that is no
     string, ``properties`` that are no object, ``examples``, ``enum`` or ``oneOf`` that are no
     list, a ``oneOf`` item that is a number, boolean or null, ``items`` that are none of an
     object, a list or a boolean."""
-    key = marshal_key(definition)
-    if key is None:
-        _check(definition, where)
-    elif _CHECKED.find(key) is MISSING:
-        _check(definition, where)
-        _CHECKED.keep(key, True)
-
-
-def _check(definition: Mapping[str, Any], where: str) -> None:
     if not definition.get("name"):
         return
     description = definition.get("description")

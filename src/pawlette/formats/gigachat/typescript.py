@@ -39,7 +39,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from pawlette.declare import ToolsBlock
-from pawlette.engine.kept import MISSING, Kept, marshal_key
+from pawlette.engine.kept import Kept, checked_once, marshal_key
 from pawlette.engine.readers import WholeTextReader
 from pawlette.errors import RequestError
 from pawlette.types import TextDelta
@@ -175,21 +175,9 @@ def _check_schema(schema: Any, where: str) -> None:
         _check_schema(schema["items"], f"{where}.items")
 
 
-_CHECKED: Kept[bool] = Kept(limit=256, longest=1 << 14)
-"""The definitions :func:`check` passed, by content (the same tools come with every request)."""
-
-
+@checked_once
 def check(definition: Mapping[str, Any], where: str) -> None:
     """Refuse, with its path, what the template fails on."""
-    key = marshal_key(definition)
-    if key is None:
-        _check(definition, where)
-    elif _CHECKED.find(key) is MISSING:
-        _check(definition, where)
-        _CHECKED.keep(key, True)
-
-
-def _check(definition: Mapping[str, Any], where: str) -> None:
     description = definition.get("description")
     if description and not isinstance(description, str):
         _refuse(f"{where}.description", description, "a string")
