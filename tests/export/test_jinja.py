@@ -66,6 +66,7 @@ def strategy(name: str) -> Any:
     return importlib.import_module(f"tests.strategies.{name}")
 
 
+@pytest.mark.sampled
 @pytest.mark.parametrize("name", TEMPLATED)
 @settings(max_examples=100)
 @given(data=st.data(), prompt=st.booleans())
@@ -85,6 +86,7 @@ def test_generated_conversations_render_byte_for_byte(
     assert merged(spans) == trainable_spans(rendering)
 
 
+@pytest.mark.sampled
 @pytest.mark.parametrize("name", TEMPLATED)
 @settings(max_examples=40)
 @given(data=st.data())
