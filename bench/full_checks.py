@@ -1,8 +1,9 @@
 """The heavy per-format checks on every format: ``python -m bench.full_checks``.
 
-The test command runs each check marked ``sampled`` on a drawn share of the formats
-(tests/support/sampling.py); this runs them all (``PAWLETTE_SAMPLE=all``), on every core,
-and prints, per check, how many formats passed and failed and the time the checks took.
+The test command runs each check marked ``sampled`` on a drawn share of the formats, and each
+check marked ``deep`` with its full count of examples on a drawn share and a few on the rest
+(tests/support/sampling.py); this runs them all in full (``PAWLETTE_SAMPLE=all``), on every
+core, and prints, per check, how many formats passed and failed and the time the checks took.
 
     python -m bench.full_checks                      # every sampled check, every format
     python -m bench.full_checks -k glm               # pytest's -k, to narrow it
@@ -31,7 +32,8 @@ def _children_cpu() -> float:
 
 
 def run(selection: str | None, workers: str) -> tuple[Table, int]:
-    """Runs pytest on the sampled checks of every format; the table and pytest's status."""
+    """Runs pytest on the sampled and deep checks of every format; the table and pytest's
+    status."""
     root = Path(__file__).resolve().parents[1]
     with tempfile.TemporaryDirectory() as folder:
         report = Path(folder) / "report.xml"
@@ -43,7 +45,7 @@ def run(selection: str | None, workers: str) -> tuple[Table, int]:
             "no:cacheprovider",
             "--hypothesis-profile=ci",
             "-m",
-            "sampled",
+            "sampled or deep",
             "-n",
             workers,
             f"--junitxml={report}",

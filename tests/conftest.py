@@ -46,6 +46,11 @@ def pytest_configure(config: pytest.Config) -> None:
         "group, which the tests sharing a costly fixture name), and the formats named in "
         "always; PAWLETTE_SAMPLE=all: every format",
     )
+    config.addinivalue_line(
+        "markers",
+        "deep: a property check on every format, with its full count of examples on the "
+        "formats drawn for it and a few on the others (tests/support/sampling.py's examples)",
+    )
     config.stash[_SEED] = sampling.seed()
 
 
@@ -62,7 +67,9 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
         return  # the run named its tests, and ran them all
     terminalreporter.write_line(
         f"heavy per-format checks: {', '.join(sampling.ALWAYS)} and a drawn "
-        f"{sampling.SHARE:.0%} of the other formats, seed {config.stash[_SEED]} "
+        f"{sampling.SHARE:.0%} of the other formats (deep property checks: every format, "
+        f"their full examples on those and {sampling.SHALLOW} on the rest), "
+        f"seed {config.stash[_SEED]} "
         "(PAWLETTE_SAMPLE_SEED=... draws the same again, PAWLETTE_SAMPLE=all runs every format)"
     )
 
@@ -75,7 +82,8 @@ def _narrowed(config: pytest.Config) -> bool:
 # First, so that the draw is made from every format the check has, whatever -m then keeps.
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    if sampling.run_every_format() or _narrowed(config):
+    sampling.narrowed = _narrowed(config)
+    if sampling.run_every_format() or sampling.narrowed:
         return
     by_check: dict[str, list[tuple[pytest.Item, str]]] = {}
     for item in items:

@@ -29,6 +29,7 @@ from pawlette.openai import message_to_openai
 
 from .helpers import canonical, completion_text, feed_in_pieces, folded, random_sizes
 from .strategies.completions import completion, problems
+from .support import sampling
 
 
 def strategy_module(name: str) -> ModuleType:
@@ -44,8 +45,10 @@ HAND_WRITTEN = {"pcml", "chatglm3", "breeze", "omni"}
 
 
 def examples(name: str, count: int = 150) -> Any:
-    """Hypothesis settings for ``count`` examples, a third of them for a declared family."""
-    return settings(max_examples=count if name in HAND_WRITTEN else max(count // 3, 4))
+    """Hypothesis settings for ``count`` examples, a third of them for a declared family, a
+    few for a format outside this run's draw for the check (tests/support/sampling.py)."""
+    full = count if name in HAND_WRITTEN else max(count // 3, 4)
+    return settings(max_examples=sampling.examples(name, FORMATS, full))
 
 
 def test_every_format_has_a_strategy() -> None:
@@ -59,6 +62,7 @@ def expected_request(module: ModuleType, request: dict[str, Any]) -> dict[str, A
     return result
 
 
+@pytest.mark.deep
 @pytest.mark.parametrize("name", FORMATS)
 def test_round_trip(name: str) -> None:
     fmt = pawlette.get_format(name)
@@ -74,6 +78,7 @@ def test_round_trip(name: str) -> None:
     check()
 
 
+@pytest.mark.deep
 @pytest.mark.parametrize("name", FORMATS)
 def test_split_invariance(name: str) -> None:
     fmt = pawlette.get_format(name)
@@ -95,6 +100,7 @@ def _assistant_indices(request: dict[str, Any]) -> list[int]:
     return [i for i, m in enumerate(request["messages"]) if m["role"] == "assistant"]
 
 
+@pytest.mark.deep
 @pytest.mark.parametrize("name", FORMATS)
 def test_completion_of_each_assistant_turn(name: str) -> None:
     fmt = pawlette.get_format(name)
@@ -123,6 +129,7 @@ def test_completion_of_each_assistant_turn(name: str) -> None:
     check()
 
 
+@pytest.mark.deep
 @pytest.mark.parametrize("name", FORMATS)
 def test_nothing_lost_in_lenient_mode(name: str) -> None:
     fmt = pawlette.get_format(name)
@@ -132,6 +139,7 @@ def test_nothing_lost_in_lenient_mode(name: str) -> None:
     pieces = st.one_of(st.text(alphabet, max_size=10), st.sampled_from(markers))
     headers = getattr(strategy_module(name), "COMPLETION_HEADERS", ())
 
+    @settings(max_examples=sampling.examples(name, FORMATS, 150))
     @given(st.lists(pieces, max_size=12))
     def check(parts: list[str]) -> None:
         text = "".join(parts)
@@ -166,6 +174,7 @@ def test_streaming_parse_equals_whole_parse() -> None:
     assert message_to_openai(merge_assistant(folded(fmt, events)[0])) == whole
 
 
+@pytest.mark.deep
 @pytest.mark.parametrize("name", FORMATS)
 def test_model_output_of_every_kind_parses_to_valid_calls_the_same_every_way(name: str) -> None:
     fmt = pawlette.get_format(name)
@@ -179,6 +188,7 @@ def test_model_output_of_every_kind_parses_to_valid_calls_the_same_every_way(nam
     check()
 
 
+@pytest.mark.deep
 @pytest.mark.parametrize("name", FORMATS)
 def test_output_cut_by_the_length_limit_at_every_offset(name: str) -> None:
     fmt = pawlette.get_format(name)

@@ -14,12 +14,29 @@ CALL_IDS_ROUND_TRIP = False  # Gemma 4 writes no call ids: calls read back with 
 def prompt_prefix_indices(request: dict[str, Any]) -> list[int]:
     """The assistant turns whose prompt render is a prefix of the training render: those
     right after results.  Elsewhere the generation prompt writes an empty thought block that
-    past turns do not hold, as the template does."""
+    past turns do not hold, as the template does.  And a turn with calls keeps its reasoning
+    only after the last user message: before a later user message, a prompt that holds such
+    a turn since its own last user message writes the reasoning the whole render drops."""
     messages = request["messages"]
+    users = [index for index, message in enumerate(messages) if message["role"] == "user"]
+
+    def written_alike(index: int) -> bool:
+        since = max((user for user in users if user < index), default=-1)
+        if not users or since == users[-1]:
+            return True
+        return not any(
+            message.get("reasoning_content") and message.get("tool_calls")
+            for message in messages[since + 1 : index]
+            if message["role"] == "assistant"
+        )
+
     return [
         index
         for index, message in enumerate(messages)
-        if message["role"] == "assistant" and index and messages[index - 1]["role"] == "tool"
+        if message["role"] == "assistant"
+        and index
+        and messages[index - 1]["role"] == "tool"
+        and written_alike(index)
     ]
 
 

@@ -8,8 +8,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 import pawlette
 
+from . import sampling
 from .sampling import ALWAYS, SHARE, chosen_formats
 
 NAMES = pawlette.formats()
@@ -74,3 +77,22 @@ def test_the_formats_a_check_always_runs_on_are_kept_and_not_drawn_from() -> Non
     assert kept <= ran
     # The share is drawn from the shipped formats alone.
     assert ran - kept == chosen_formats(path, DECLARED, "s1")
+
+
+def test_a_property_check_draws_all_its_examples_for_the_sampled_formats_and_a_few_for_the_rest(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    check = "tests/x.py::test_y"
+    monkeypatch.setenv("PYTEST_CURRENT_TEST", f"{check}[pcml] (call)")
+    monkeypatch.setenv("PAWLETTE_SAMPLE", "")
+    monkeypatch.setattr(sampling, "narrowed", False)
+    chosen = chosen_formats(check, NAMES, sampling.seed())
+    counts = {name: sampling.examples(name, NAMES, 40) for name in NAMES}
+    assert {name for name, count in counts.items() if count == 40} == chosen
+    assert {count for name, count in counts.items() if name not in chosen} == {sampling.SHALLOW}
+    assert sampling.examples("gemma", NAMES, 3) == 3  # never more than the check's own count
+    monkeypatch.setattr(sampling, "narrowed", True)  # the run named its tests
+    assert {sampling.examples(name, NAMES, 40) for name in NAMES} == {40}
+    monkeypatch.setattr(sampling, "narrowed", False)
+    monkeypatch.setenv("PAWLETTE_SAMPLE", "all")
+    assert {sampling.examples(name, NAMES, 40) for name in NAMES} == {40}

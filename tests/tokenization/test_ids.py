@@ -18,6 +18,7 @@ from pawlette.tokenization import ConversationEncoder, IdParser
 from pawlette.types import Event
 
 from ..helpers import prompt_past_opener, sequential_ids
+from ..support import sampling
 from ..support.template_compare import always_prompt
 from .support import (
     FORMATS,
@@ -54,6 +55,7 @@ def parse_text(fmt: pawlette.Format, text: str, **options: Any) -> Any:
     return folded(fmt, parser.feed(text) + parser.finish())
 
 
+@pytest.mark.deep
 @pytest.mark.parametrize("name", FORMATS)
 def test_completions_parse_the_same_token_by_token(name: str) -> None:
     """Each assistant turn's ids, fed whole, one id at a time and in random runs, parse as
@@ -62,7 +64,7 @@ def test_completions_parse_the_same_token_by_token(name: str) -> None:
     tokenizer = llama3_all()
     encoder = ConversationEncoder(fmt, tokenizer)
 
-    @settings(max_examples=25)
+    @settings(max_examples=sampling.examples(name, FORMATS, 25))
     @given(strategy(name).conversations(), st.randoms(use_true_random=False))
     def check(request: dict[str, Any], rng: random.Random) -> None:
         messages, tools = request["messages"], request.get("tools")
@@ -220,6 +222,7 @@ def test_feed_text_reads_no_marker_and_flushes_held_text() -> None:
     assert message.text == "Hi <|eo<|eot_id|> stays text"
 
 
+@pytest.mark.deep
 @pytest.mark.parametrize("name", FORMATS)
 def test_model_output_of_every_kind_parses_from_ids_as_from_text(name: str) -> None:
     """Malformed calls, marker spellings, text after the stop: the ids (markers as their
@@ -229,7 +232,7 @@ def test_model_output_of_every_kind_parses_from_ids_as_from_text(name: str) -> N
     fmt = pawlette.get_format(name)
     tokenizer = small(name)
 
-    @settings(max_examples=40)
+    @settings(max_examples=sampling.examples(name, FORMATS, 40))
     @given(st.randoms(use_true_random=False), st.sampled_from([None, "length"]))
     def check(rng: random.Random, reason: str | None) -> None:
         text = completion(fmt, rng, ids=True)

@@ -27,6 +27,7 @@ from pawlette.format import Format
 from pawlette.tokenization import ConversationEncoder, TokenizerBackend
 from pawlette.types import Rendering
 
+from ..support import sampling
 from ..support.small_spm import STYLES, spm_tokenizer
 from .support import (
     FORMATS,
@@ -110,6 +111,7 @@ def test_golden_ids_are_the_tokenizers_own(name: str, style: str) -> None:
     assert compared >= len(golden_cases(name))
 
 
+@pytest.mark.deep
 @pytest.mark.parametrize("style", STYLES)
 @pytest.mark.parametrize("name", FORMATS)
 def test_generated_conversations_get_the_tokenizers_own_ids(name: str, style: str) -> None:
@@ -117,7 +119,10 @@ def test_generated_conversations_get_the_tokenizers_own_ids(name: str, style: st
     tokenizer = spm_tokenizer(style, fmt.special_markers)
     encoder = ConversationEncoder(fmt, tokenizer)
 
-    @settings(max_examples=25, suppress_health_check=[HealthCheck.too_slow])
+    @settings(
+        max_examples=sampling.examples(name, FORMATS, 25),
+        suppress_health_check=[HealthCheck.too_slow],
+    )
     @given(strategy(name).conversations())
     def run(request: dict[str, Any]) -> None:
         check(fmt, tokenizer, encoder, request)

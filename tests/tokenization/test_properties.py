@@ -25,6 +25,7 @@ from pawlette.tokenization import ConversationEncoder, MaskPolicy, encode_plain
 from pawlette.types import Rendering
 
 from ..helpers import WITHOUT_CALLS, WITHOUT_SYSTEM
+from ..support import sampling
 from ..support.llama3 import LLAMA3_SPECIAL_TOKENS
 from .support import (
     ALL_MARKERS,
@@ -39,8 +40,14 @@ from .support import (
     strategy,
 )
 
-SMALL = settings(max_examples=60)
-FEWER = settings(max_examples=25)  # the real Llama 3 tokenizer: slower per example
+SMALL = 60
+FEWER = 25  # the real Llama 3 tokenizer: slower per example
+
+
+def examples(name: str, count: int) -> Any:
+    """Hypothesis settings for ``count`` examples, a few for a format outside this run's draw
+    for the check (tests/support/sampling.py)."""
+    return settings(max_examples=sampling.examples(name, FORMATS, count))
 
 
 def _tokenizer(kind: str, name: str) -> Tokenizer:
@@ -68,6 +75,7 @@ def check_prompt_prefixes(encoder: ConversationEncoder, request: dict[str, Any])
         assert all(position >= size for position in learned_here)
 
 
+@pytest.mark.deep
 @pytest.mark.parametrize("name", FORMATS)
 def test_invariants_on_a_small_bpe(name: str) -> None:
     """Prompt prefixes, boundaries and cut places on one generated conversation."""
@@ -75,7 +83,7 @@ def test_invariants_on_a_small_bpe(name: str) -> None:
     tokenizer = small(name)
     encoder = ConversationEncoder(fmt, tokenizer)
 
-    @SMALL
+    @examples(name, SMALL)
     @given(strategy(name).conversations())
     def check(request: dict[str, Any]) -> None:
         check_prompt_prefixes(encoder, request)
@@ -85,13 +93,14 @@ def test_invariants_on_a_small_bpe(name: str) -> None:
     check()
 
 
+@pytest.mark.deep
 @pytest.mark.parametrize("name", FORMATS)
 def test_invariants_on_llama3(name: str) -> None:
     fmt = pawlette.get_format(name)
     tokenizer = llama3_all()
     encoder = ConversationEncoder(name, tokenizer)
 
-    @FEWER
+    @examples(name, FEWER)
     @given(strategy(name).conversations())
     def check(request: dict[str, Any]) -> None:
         check_prompt_prefixes(encoder, request)
@@ -104,7 +113,7 @@ def test_batches_equal_single_conversations() -> None:
     name = "omni"
     encoder = ConversationEncoder(name, small(name))
 
-    @FEWER
+    @settings(max_examples=FEWER)
     @given(st.lists(strategy(name).conversations(), max_size=4))
     def check(requests: list[dict[str, Any]]) -> None:
         batch = encoder.encode_batch(requests)
@@ -281,6 +290,7 @@ def marker_ids_of(fmt: Format, tokenizer: Tokenizer, rendering: Rendering) -> li
     ]
 
 
+@pytest.mark.deep
 @pytest.mark.parametrize("kind", ["small", "llama3"])
 @pytest.mark.parametrize("name", FORMATS)
 def test_no_text_produces_a_control_id(name: str, kind: str) -> None:
@@ -289,7 +299,7 @@ def test_no_text_produces_a_control_id(name: str, kind: str) -> None:
     control = set(tokenizer.get_added_tokens_decoder())
     encoder = ConversationEncoder(fmt, tokenizer)
 
-    @settings(max_examples=60 if kind == "small" else 25)
+    @examples(name, SMALL if kind == "small" else FEWER)
     @given(marker_soup_conversations(name))
     def check(request: dict[str, Any]) -> None:
         result = encoder.encode(request)
@@ -390,12 +400,13 @@ def weighted(draw: st.DrawFn, conversations: st.SearchStrategy[dict[str, Any]]) 
     return {**request, "messages": messages}
 
 
+@pytest.mark.deep
 @pytest.mark.parametrize("name", FORMATS)
 def test_labels_and_provenance_follow_the_policy_character_by_character(name: str) -> None:
     fmt = pawlette.get_format(name)
     tokenizer = small(name)
 
-    @SMALL
+    @examples(name, SMALL)
     @given(weighted(strategy(name).conversations()), POLICIES)
     def check(request: dict[str, Any], policy: MaskPolicy) -> None:
         result = ConversationEncoder(fmt, tokenizer, mask=policy).encode(request)
