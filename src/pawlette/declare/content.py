@@ -57,12 +57,15 @@ class Ignored(Concept):
         return frozenset()
 
     def check(self, out: Render) -> None:
+        handled = out.handled
         for name in self.fields:
-            if name in out.handled:
+            if name in handled:
                 continue  # another concept writes it
-            out.handles(name)
-            if name == "tools" and out.tools:
-                out.lose("tools", "not written")
+            handled.add(name)  # (out.handles(name) without its call: every render asks)
+            if name == "tools":
+                if out.tools:
+                    out.lose("tools", "not written")
+                continue  # (the tools are the request's: no message holds them)
             if name not in out.present:
                 continue  # no message holds it (the walk below would find nothing)
             for index, message in enumerate(out.messages):

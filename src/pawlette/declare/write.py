@@ -117,6 +117,10 @@ class Plan:
             if role not in self.claims and (role not in layout.frames or role == "tool")
         )
         """The roles no concept claims and no frame writes (a message of one is refused)."""
+        self.written = frozenset(
+            role for role in (*self.claims, *layout.frames) if role in self.claims or role != "tool"
+        )
+        """The roles a concept claims or a frame writes (a message of any other is refused)."""
         self.joined = any(concept.escapes_markers() for concept in concepts)
         """Each fence is written as one segment (special when it holds a marker): the format
         escapes markers in text, and the lexer reads a fence's whole text as one marker."""
@@ -497,8 +501,17 @@ def refuse_unhandled(out: Render) -> None:
         )
     frames = out.layout.frames
     claims = out.plan.claims
-    if not out.plan.unwritten and (handled >= ALL_FIELDS or handled >= out.present):
-        return  # everything the messages hold is handled, and every role is written
+    if handled >= ALL_FIELDS or handled >= out.present:
+        if not out.plan.unwritten:
+            return  # everything the messages hold is handled, and every role is written
+        # Only a role no concept writes can be refused (Gemma's system and tool roles): the
+        # roles alone are walked (a loop, cheaper than all() of a generator), the fields not.
+        written = out.plan.written
+        for message in out.messages:
+            if message.role not in written:
+                break
+        else:
+            return
     names = "name" in handled
     tool_names = "tool_name" in handled
     metadata = "metadata" in handled
