@@ -210,9 +210,7 @@ class CallConcept(Concept):
         if not (self.parallel or self.first_only):
             out.raise_if("message.tool_calls | length > 1", f"one call per turn: {out.layout.name}")
         if self.content == "written" and self.text_separator:
-            out.out("{%- if message.content is defined and message.content -%}")
-            out.fence(self.text_separator)
-            out.out("{%- endif -%}")
+            out.fence_if("message.content is defined and message.content", self.text_separator)
         self.jinja_calls(out)
         out.out("{%- endif -%}")
 
@@ -322,9 +320,7 @@ class SectionedCallConcept(CallConcept):
         written = "message.tool_calls[:1]" if self.first_only else "message.tool_calls"
         out.out(f"{{%- for call in {written} -%}}")
         if self.separator:
-            out.out("{%- if not loop.first -%}")
-            out.fence(self.separator)
-            out.out("{%- endif -%}")
+            out.fence_if("not loop.first", self.separator)
         out.fence(self.open or ())
         self.jinja_call(out)
         out.fence(self.close)

@@ -126,11 +126,7 @@ class DecisionCalls(PythonCalls):
         out.out("{%- endif -%}")
 
     def jinja_calls(self, out: Template) -> None:
-        out.out(f"{{%- if {self.DECIDE} -%}}")
-        out.fence(self.call)
-        out.out("{%- else -%}")
-        out.fence(self.open)
-        out.out("{%- endif -%}")
+        out.fence_if(self.DECIDE, self.call, self.open)
         self.jinja_list(out)
         out.fence(self.close)
 
