@@ -22,8 +22,8 @@ from ..engine.call_arguments import arguments_problem, load_json
 from ..engine.machine import Parser
 from ..engine.readers import WholeTextReader
 from ..errors import FormatError
-from ..types import TextDelta
-from .calls import CallConcept, Content, arguments_json, closing_marker, jinja_open_calls
+from ..types import TextDelta, ToolCall
+from .calls import Content, ListedCallConcept, arguments_json, closing_marker
 from .grammar import CallItems, text_before_calls, text_then
 from .pieces import Fence, markers_in, text_of
 
@@ -36,7 +36,7 @@ if TYPE_CHECKING:
 
 
 @dataclass(frozen=True)
-class JsonCallList(CallConcept):
+class JsonCallList(ListedCallConcept):
     """The calls of a turn as one JSON array::
 
         Mistral Nemo     [TOOL_CALLS][{"name": "get_weather", "arguments": {"city": "Paris"}, "id": "a1b2c3d4e"}]
@@ -136,22 +136,14 @@ class JsonCallList(CallConcept):
                     f"written as its position among the calls ({first + number})",
                 )
 
-    def write_closing(self, out: Render, index: int) -> None:
-        calls = self.calls_of(out, index)
-        if not calls:
-            return
-        if self.text_before_calls(out, index):
-            out.fence(self.text_separator, "tool_call", trainable=True)
-        out.fence(self.open, "tool_call", trainable=True)
+    def list_text(self, out: Render, index: int, calls: tuple[ToolCall, ...]) -> str:
         first = self._first_position(out, index) if self.ids == "positional" else 0
         items = []
         for number, call in enumerate(calls):
             call_id = str(first + number) if self.ids == "positional" else call.id
             arguments = arguments_json(call.arguments, index, number)
             items.append(self.item(call.name, call_id, arguments))
-        listed = self.between_items.join(items)
-        out.text(self.list_open + listed + self.list_close, "tool_call", trainable=True)
-        out.fence(self.close, "tool_call", trainable=True)
+        return self.list_open + self.between_items.join(items) + self.list_close
 
     @staticmethod
     def _first_position(out: Render, index: int) -> int:
@@ -167,22 +159,18 @@ class JsonCallList(CallConcept):
     def rows(self, table: Table) -> None:
         closed = bool(self.close)
         keys = {role: key for role, key in self.keys}
-        table.state(
-            "call.list", lambda parser: CallListReader(parser, keys, closed), "assistant", ends=True
+        self.opening_rows(
+            table,
+            self.open,
+            "call.list",
+            lambda parser: CallListReader(parser, keys, closed),
+            ends=True,
         )
-        loose = self.loose
-        table.after_calls("call.list", table.spellings(loose, self.close))
-        spellings = {
-            *table.spellings(loose, self.text_separator, self.open),
-            *table.spellings(loose, self.open),
-        }
-        table.calls_open(spellings, "call.list")
+        table.after_calls("call.list", table.spellings(self.loose, self.close))
 
     # ------------------------------------------------------------------ the Jinja template
 
-    def jinja_closing(self, out: Template, role: str) -> None:
-        jinja_open_calls(out, self.content, self.text_separator, self.parallel)
-        out.fence(self.open)
+    def jinja_list(self, out: Template) -> None:
         out.literal(self.list_open)
         out.out("{%- for call in message.tool_calls -%}")
         out.out("{%- if not loop.first -%}")
@@ -205,8 +193,6 @@ class JsonCallList(CallConcept):
             out.out(f"{{%- set {position} = {position} + 1 -%}}")
         out.out("{%- endfor -%}")
         out.literal(self.list_close)
-        out.fence(self.close)
-        out.out("{%- endif -%}")
 
     # ------------------------------------------------------------------ the turn grammar
 

@@ -50,9 +50,9 @@ class CallTurnEnd(Concept):
         return None
 
     def jinja_end(self, out: Template, role: str) -> bool:
-        out.out("{%- if message.tool_calls is defined and message.tool_calls -%}")
-        out.fence(self.end)
-        out.out("{%- else -%}")
-        out.fence(out.layout.frames["assistant"].end)
-        out.out("{%- endif -%}")
+        out.fence_if(
+            "message.tool_calls is defined and message.tool_calls",
+            self.end,
+            out.layout.frames["assistant"].end,
+        )
         return True

@@ -1,15 +1,16 @@
 """What the call concepts share: the checks of a turn's calls, the text beside them, and the
-skeleton of calls written one after another inside an optional section.
+skeletons of calls written one after another inside an optional section or as one list.
 
 :class:`CallConcept` checks every assistant turn with calls (its text, their number, each
-name, each id against ``id_pattern``) and drops the text beside them where ``content`` says
-so.  :class:`SectionedCallConcept` writes, reads and templates::
+name, each id against ``id_pattern``), drops the text beside them where ``content`` says
+so, and opens their template.  :class:`SectionedCallConcept` writes, reads and templates::
 
     [text_separator] section_open  open CALL close [separator open CALL close ...]  section_close
 
 and a subclass gives only what stands between one call's ``open`` and ``close``
 (:class:`~.named_calls.NamedCalls`: a name and JSON arguments; :class:`~.xml_calls.XmlCalls`:
-a name and one tag per parameter).
+a name and one tag per parameter).  :class:`ListedCallConcept`: ``[text_separator] open
+LIST close``, the list read whole (a JSON array, a Python list).
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from .pieces import Fence
 from .readers import AfterSectionReader, BetweenCallsReader, SectionReader
 
 if TYPE_CHECKING:
-    from ..engine.machine import Parser
+    from ..engine.machine import Parser, ReaderFactory
     from .jinja import Template
     from .table import Table
     from .write import Render
@@ -74,26 +75,6 @@ _WRITTEN_ASCII: Kept[str] = Kept(limit=4096, longest=1 << 14)
 """Arguments as written, by their stripped text (the text alone decides what is written)."""
 
 
-def jinja_open_calls(
-    out: Template, content: Content, text_separator: Fence, parallel: bool = True
-) -> None:
-    """The template's start of a turn's calls: opens ``{% if message.tool_calls %}`` (the
-    caller closes it), refuses what :func:`check_beside_calls` refuses, and writes
-    ``text_separator`` after a text."""
-    out.out("{%- if message.tool_calls is defined and message.tool_calls -%}")
-    if content == "refused":
-        out.raise_if(
-            "message.content is defined and message.content",
-            f"content alongside tool calls: {out.layout.name}",
-        )
-    if not parallel:
-        out.raise_if("message.tool_calls | length > 1", f"one call per turn: {out.layout.name}")
-    if content == "written" and text_separator:
-        out.out("{%- if message.content is defined and message.content -%}")
-        out.fence(text_separator)
-        out.out("{%- endif -%}")
-
-
 class CallConcept(Concept):
     """A calls concept's checks and its text beside the calls (``content``), for subclasses
     that are frozen dataclasses declaring ``content``, ``parallel``, ``first_only`` and
@@ -104,6 +85,10 @@ class CallConcept(Concept):
     parallel: bool = True
     first_only: bool = False
     id_pattern: str | None = None
+    text_separator: Fence = ()
+    """Between a turn's text and its calls."""
+    loose: bool = False
+    """The fences are also read without the whitespace they write around markers."""
 
     def turn_roles(self) -> frozenset[str]:
         return frozenset({"assistant"})
@@ -198,6 +183,41 @@ class CallConcept(Concept):
         out.out("{%- endif -%}")
         return True
 
+    def opening_rows(
+        self, table: Table, opening: Fence, state: str, reader: ReaderFactory, *, ends: bool
+    ) -> list[str]:
+        """Declare ``state``, read by ``reader`` (``ends``: the turn's end fences end the turn
+        there), and the rows into it on ``opening``, after text or not, from every state a
+        call may open in; the spellings of ``opening``, sorted."""
+        table.state(state, reader, "assistant", ends=ends)
+        loose = self.loose
+        openings = {
+            *table.spellings(loose, opening),
+            *table.spellings(loose, self.text_separator, opening),
+        }
+        table.calls_open(openings, state)
+        return sorted(openings)
+
+    def jinja_closing(self, out: Template, role: str) -> None:
+        """A turn's calls in ``{% if message.tool_calls %}``: refuses what :meth:`check`
+        refuses, writes ``text_separator`` after a text, then :meth:`jinja_calls`."""
+        out.out("{%- if message.tool_calls is defined and message.tool_calls -%}")
+        if self.content == "refused":
+            out.raise_if(
+                "message.content is defined and message.content",
+                f"content alongside tool calls: {out.layout.name}",
+            )
+        if not (self.parallel or self.first_only):
+            out.raise_if("message.tool_calls | length > 1", f"one call per turn: {out.layout.name}")
+        if self.content == "written" and self.text_separator:
+            out.fence_if("message.content is defined and message.content", self.text_separator)
+        self.jinja_calls(out)
+        out.out("{%- endif -%}")
+
+    def jinja_calls(self, out: Template) -> None:
+        """The template's counterpart of :meth:`write_closing`, after the text separator."""
+        raise NotImplementedError
+
 
 _write_content = CallConcept.write_content
 
@@ -216,8 +236,6 @@ class SectionedCallConcept(CallConcept):
     section_open: Fence = ()
     section_close: Fence = ()
     separator: Fence
-    text_separator: Fence
-    loose: bool
 
     # ------------------------------------------------------------------ the writer
 
@@ -297,22 +315,57 @@ class SectionedCallConcept(CallConcept):
     def jinja_after_calls(self, out: Template) -> None:
         """In the template, after a message's calls."""
 
-    def jinja_closing(self, out: Template, role: str) -> None:
-        jinja_open_calls(out, self.content, self.text_separator, self.parallel or self.first_only)
+    def jinja_calls(self, out: Template) -> None:
         out.fence(self.section_open)
         written = "message.tool_calls[:1]" if self.first_only else "message.tool_calls"
         out.out(f"{{%- for call in {written} -%}}")
         if self.separator:
-            out.out("{%- if not loop.first -%}")
-            out.fence(self.separator)
-            out.out("{%- endif -%}")
+            out.fence_if("not loop.first", self.separator)
         out.fence(self.open or ())
         self.jinja_call(out)
         out.fence(self.close)
         out.out("{%- endfor -%}")
         out.fence(self.section_close)
         self.jinja_after_calls(out)
-        out.out("{%- endif -%}")
+
+
+class ListedCallConcept(CallConcept):
+    """A turn's calls as one list read whole, ``[text_separator] open LIST close`` (see the
+    module), for subclasses that are frozen dataclasses declaring ``open`` and ``close``: a
+    subclass gives the list's text (:meth:`list_text`), template (:meth:`jinja_list`) and
+    reader (its :meth:`rows`, through :meth:`opening_rows`)."""
+
+    open: Fence
+    close: Fence
+
+    def list_text(self, out: Render, index: int, calls: tuple[ToolCall, ...]) -> str:
+        """The list of ``calls``, those the writer writes in the turn of ``messages[index]``."""
+        raise NotImplementedError
+
+    def jinja_list(self, out: Template) -> None:
+        """The template's counterpart of :meth:`list_text`."""
+        raise NotImplementedError
+
+    def write_closing(self, out: Render, index: int) -> None:
+        calls = self.calls_of(out, index)
+        if not calls:
+            return
+        if self.text_before_calls(out, index):
+            out.fence(self.text_separator, "tool_call", trainable=True)
+        self.write_list(out, index, self.open, calls)
+
+    def write_list(
+        self, out: Render, index: int, opening: Fence, calls: tuple[ToolCall, ...]
+    ) -> None:
+        """``opening`` + the list of ``calls`` (of ``messages[index]``) + ``close``."""
+        out.fence(opening, "tool_call", trainable=True)
+        out.text(self.list_text(out, index, calls), "tool_call", trainable=True)
+        out.fence(self.close, "tool_call", trainable=True)
+
+    def jinja_calls(self, out: Template) -> None:
+        out.fence(self.open)
+        self.jinja_list(out)
+        out.fence(self.close)
 
 
 def name_problem(parser: Parser, name: str) -> str | None:

@@ -102,9 +102,7 @@ class FirstSystemText(Concept):
         system = out.layout.concept(SystemPrompt)
         if system is not None and system.default_fence:
             conditions.append(f"(index == -1 and {system.jinja_default_applies()})")
-        out.out(f"{{%- if {' or '.join(conditions)} -%}}")
-        out.fence(self.lead)
-        out.out("{%- endif -%}")
+        out.fence_if(" or ".join(conditions), self.lead)
 
     def jinja_content(self, out: Template, role: str) -> bool:
         if role != "system":

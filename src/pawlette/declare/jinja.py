@@ -108,6 +108,15 @@ class Template:
                 return
         self.text()
 
+    def fence_if(self, condition: str, pieces: Fence, otherwise: Fence | None = None) -> None:
+        """``pieces`` where the Jinja ``condition`` holds, else ``otherwise`` (when given)."""
+        self.out(f"{{%- if {condition} -%}}")
+        self.fence(pieces)
+        if otherwise is not None:
+            self.out("{%- else -%}")
+            self.fence(otherwise)
+        self.out("{%- endif -%}")
+
     def raise_if(self, condition: str, message: str) -> None:
         self.out(f"{{%- if {condition} -%}}")
         self.out(f"{{{{- raise_exception({jinja_string(message)}) -}}}}")

@@ -166,14 +166,9 @@ class JsonCalls(SectionedCallConcept):
                 table.reader(state, self.bare_reader())
             return
         close = table.text(self.close)
-        loose = self.loose
-        openings = sorted(
-            {*table.spellings(loose, self.open), *table.spellings(loose, self.separator, self.open)}
-        )
-        closes = table.spellings(loose, self.close)
+        closes = table.spellings(self.loose, self.close)
         reader, ends = self.closed_call_reader(close, frozenset(closes))
-        table.state("assistant.call", reader, "assistant", ends=ends)
-        table.calls_open(openings, "assistant.call")
+        openings = self.opening_rows(table, self.open, "assistant.call", reader, ends=ends)
         if close and self.text_after:
             for spelling in closes:
                 table.on("assistant.call", spelling, "assistant.body")

@@ -26,8 +26,8 @@ from ..emit.python_schema import (
 )
 from ..engine.machine import Parser, Reader
 from ..errors import FormatError, UnsupportedFeature
-from ..types import Message, TextDelta, Tool
-from .calls import CallConcept, Content, jinja_open_calls
+from ..types import Message, TextDelta, Tool, ToolCall
+from .calls import Content, ListedCallConcept
 from .grammar import text_before_calls
 from .pieces import Fence
 
@@ -40,7 +40,7 @@ if TYPE_CHECKING:
 
 
 @dataclass(frozen=True)
-class PythonCalls(CallConcept):
+class PythonCalls(ListedCallConcept):
     """Calls as one Python list, each argument a keyword whose value is a Python literal::
 
         OPEN [get_weather(city='Paris', days=3),now()] CLOSE
@@ -113,28 +113,20 @@ class PythonCalls(CallConcept):
         """Text beside the calls is written before them, or refused (``with_content``)."""
         return "written" if self.with_content else "refused"
 
-    def write_list(self, out: Render, index: int, opening: Fence) -> None:
-        """``opening`` + the message's call list + ``close``."""
-        out.fence(opening, "tool_call", trainable=True)
-        out.text(self.encoded(out.messages[index], index), "tool_call", trainable=True)
-        out.fence(self.close, "tool_call", trainable=True)
+    @property
+    def text_separator(self) -> Fence:  # type: ignore[override]
+        """Text is separated from the list by ``separator``."""
+        return self.separator
 
-    def write_closing(self, out: Render, index: int) -> None:
-        if index < 0 or not out.messages[index].tool_calls:
-            return
-        if out.message_text(index):
-            out.fence(self.separator, "tool_call", trainable=True)
-        self.write_list(out, index, self.open)
+    def list_text(self, out: Render, index: int, calls: tuple[ToolCall, ...]) -> str:
+        return self.encoded(out.messages[index], index)
 
     # ------------------------------------------------------------------ the parse table
 
     def rows(self, table: Table) -> None:
         close = table.text(self.close)
         reader = list_reader if self.spelling == "literal" else raw_list_reader
-        table.state("assistant.call", reader, "assistant", ends=not close)
-        table.calls_open(
-            {table.text(self.open), table.text(self.separator, self.open)}, "assistant.call"
-        )
+        self.opening_rows(table, self.open, "assistant.call", reader, ends=not close)
         if close:
             table.after_calls("assistant.call", [close])
 
@@ -151,20 +143,13 @@ class PythonCalls(CallConcept):
         out.macro("template_argument", _TEMPLATE_ARGUMENT_MACRO)
         out.macro("python_call_list", _CALL_LIST_MACRO)
 
-    def jinja_list(self) -> str:
-        """A Jinja expression: the bracketed call list of ``message``."""
-        return (
-            "'[' ~ python_call_list(message.tool_calls, 'messages[' ~ index ~ ']', "
+    def jinja_list(self, out: Template) -> None:
+        """The bracketed call list of ``message``, one expression."""
+        out.out(
+            "{{- '[' ~ python_call_list(message.tool_calls, 'messages[' ~ index ~ ']', "
             f"{jinja_string(self.quote)}, {jinja_string(self.between)}, "
-            f"{jinja_string(self.spelling)}) ~ ']'"
+            f"{jinja_string(self.spelling)}) ~ ']' -}}}}"
         )
-
-    def jinja_closing(self, out: Template, role: str) -> None:
-        jinja_open_calls(out, self.content, self.separator, self.parallel)
-        out.fence(self.open)
-        out.out(f"{{{{- {self.jinja_list()} -}}}}")
-        out.fence(self.close)
-        out.out("{%- endif -%}")
 
     # ------------------------------------------------------------------ the turn grammar
 

@@ -336,11 +336,7 @@ class SystemPrompt(Concept):
             return
         out.out("{%- if index <= 0 -%}")
         if self.preamble_with_tools or self.preamble_without_tools:
-            out.out("{%- if has_tools -%}")
-            out.fence(self.preamble_with_tools)
-            out.out("{%- else -%}")
-            out.fence(self.preamble_without_tools)
-            out.out("{%- endif -%}")
+            out.fence_if("has_tools", self.preamble_with_tools, self.preamble_without_tools)
         out.fence(self.preamble)
         out.out("{%- endif -%}")
 

@@ -401,9 +401,9 @@ class ToolsBlock(Concept):
             self.jinja_block(out)
             if self.separator:
                 name = jinja_string(out.layout.name)
-                out.out(f"{{%- if message is not none and text_of(message, index, {name}) -%}}")
-                out.fence(self.separator)
-                out.out("{%- endif -%}")
+                out.fence_if(
+                    f"message is not none and text_of(message, index, {name})", self.separator
+                )
             out.out("{%- endif -%}")
 
     def jinja_closing(self, out: Template, role: str) -> None:

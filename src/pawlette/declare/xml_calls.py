@@ -211,11 +211,7 @@ class XmlCalls(SectionedCallConcept):
         out.fence(self.key_open)
         out.out("{{- key -}}")
         if self.key_close_other:
-            out.out("{%- if value is string -%}")
-            out.fence(self.key_close)
-            out.out("{%- else -%}")
-            out.fence(self.key_close_other)
-            out.out("{%- endif -%}")
+            out.fence_if("value is string", self.key_close, self.key_close_other)
         else:
             out.fence(self.key_close)
         out.out("{%- if value is string -%}")
@@ -237,9 +233,7 @@ class XmlCalls(SectionedCallConcept):
         out.fence(self.value_close)
         out.out("{%- endfor -%}")
         if self.no_arguments:
-            out.out("{%- if not call.function.arguments -%}")
-            out.fence(self.no_arguments)
-            out.out("{%- endif -%}")
+            out.fence_if("not call.function.arguments", self.no_arguments)
 
     # ------------------------------------------------------------------ the turn grammar
 

@@ -314,11 +314,7 @@ class DistillTurns(Concept):
             out.out("{%- endgeneration -%}")
             out.out(f"{{%- set {after} = false -%}}")
             out.out("{%- endif -%}")
-        out.out(f"{{%- if {after} -%}}")
-        out.fence(_OUTPUTS_CLOSE)
-        out.out("{%- else -%}")
-        out.fence(_OPENER)
-        out.out("{%- endif -%}")
+        out.fence_if(after, _OUTPUTS_CLOSE, _OPENER)
         out.out(f"{{%- set text = text_of(message, index, {out.layout.name!r}) -%}}")
         out.out(f"{{%- if not {after} and '</think>' in text -%}}")
         out.out("{%- set text = text.split('</think>')[-1] -%}")
@@ -330,17 +326,11 @@ class DistillTurns(Concept):
         out.out('{%- set ns.previous = "assistant" -%}')
 
     def jinja_open(self, out: Template, role: str) -> bool:
-        out.out('{%- if ns.previous == "tool" -%}')
-        out.fence(_OUTPUTS_CLOSE)
-        out.out("{%- else -%}")
-        out.fence(self.prompt)
-        out.out("{%- endif -%}")
+        out.fence_if('ns.previous == "tool"', _OUTPUTS_CLOSE, self.prompt)
         return True
 
     def jinja_finish(self, out: Template) -> None:
-        out.out('{%- if not add_generation_prompt and ns.previous == "tool" -%}')
-        out.fence(_OUTPUTS_CLOSE)
-        out.out("{%- endif -%}")
+        out.fence_if('not add_generation_prompt and ns.previous == "tool"', _OUTPUTS_CLOSE)
 
 
 Version = Literal["v3.1", "r1", "r1-llamacpp"]

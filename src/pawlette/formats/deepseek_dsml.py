@@ -216,9 +216,7 @@ class GapAfterResults(Concept):
 
     def jinja_before(self, out: Template, role: str) -> None:
         if role == "assistant":
-            out.out('{%- if ns.previous == "tool" -%}')
-            out.fence(_GAP)
-            out.out("{%- endif -%}")
+            out.fence_if('ns.previous == "tool"', _GAP)
 
 
 _GAP = fence("\n\n")

@@ -200,11 +200,7 @@ class ToolsDefaultSystem(SystemPrompt):
         return host_texts_reader(default, with_tools)
 
     def jinja_default(self, out: Template) -> None:
-        out.out("{%- if has_tools -%}")
-        out.fence(self.default_with_tools)
-        out.out("{%- else -%}")
-        out.fence(self.default_fence)
-        out.out("{%- endif -%}")
+        out.fence_if("has_tools", self.default_with_tools, self.default_fence)
 
 
 def host_texts_reader(default: str | None, with_tools: str | None) -> ReaderFactory:

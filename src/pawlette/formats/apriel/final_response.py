@@ -228,16 +228,12 @@ class LastTurnOpen(Concept):
     def jinja_end(self, out: Template, role: str) -> bool:
         if role != "assistant":
             return False
-        out.out(f"{{%- if not ({_UNENDED}) -%}}")
-        out.fence(out.layout.frames["assistant"].end)
-        out.out("{%- endif -%}")
+        out.fence_if(f"not ({_UNENDED})", out.layout.frames["assistant"].end)
         return True
 
     def jinja_after(self, out: Template, role: str) -> None:
         if role == "assistant":
-            out.out(f"{{%- if not ({_UNENDED}) -%}}")
-            out.fence(self.after)
-            out.out("{%- endif -%}")
+            out.fence_if(f"not ({_UNENDED})", self.after)
 
     def jinja_finish(self, out: Template) -> None:
         out.out("{%- if not add_generation_prompt and messages -%}")

@@ -95,11 +95,7 @@ class ReprLineTools(ToolsBlock):
         if role != "system":
             return
         out.out("{%- if has_tools -%}")
-        out.out("{%- if index >= 0 -%}")
-        out.fence(self.separated_open)
-        out.out("{%- else -%}")
-        out.fence(self.open)
-        out.out("{%- endif -%}")
+        out.fence_if("index >= 0", self.separated_open, self.open)
         out.out("{%- for tool in tools -%}")
         out.out("{{- python_literal(tool, 'repr', 'tools') -}}")
         out.fence(self.item_close)

@@ -22,7 +22,6 @@ from dataclasses import dataclass
 from functools import partial
 from typing import TYPE_CHECKING
 
-from ...declare.calls import jinja_open_calls
 from ...declare.pieces import Fence
 from ...declare.python_calls import PythonCalls, PythonCallSet, check_names
 from ...engine.machine import Parser
@@ -90,8 +89,9 @@ class DecisionCalls(PythonCalls):
         return index >= 0 and bool(out.messages[index].tool_calls)  # calls alone
 
     def write_closing(self, out: Render, index: int) -> None:
-        if index >= 0 and out.messages[index].tool_calls:
-            self.write_list(out, index, self.call if self.decided(out, index) else self.open)
+        calls = out.messages[index].tool_calls if index >= 0 else ()
+        if calls:
+            self.write_list(out, index, self.call if self.decided(out, index) else self.open, calls)
 
     def turn_end(self, out: Render, index: int) -> Fence | None:
         if not self.undecided_end or index < 0 or not out.messages[index].tool_calls:
@@ -125,16 +125,10 @@ class DecisionCalls(PythonCalls):
         out.fence(self.answer)
         out.out("{%- endif -%}")
 
-    def jinja_closing(self, out: Template, role: str) -> None:
-        jinja_open_calls(out, self.content, (), self.parallel)
-        out.out(f"{{%- if {self.DECIDE} -%}}")
-        out.fence(self.call)
-        out.out("{%- else -%}")
-        out.fence(self.open)
-        out.out("{%- endif -%}")
-        out.out(f"{{{{- {self.jinja_list()} -}}}}")
+    def jinja_calls(self, out: Template) -> None:
+        out.fence_if(self.DECIDE, self.call, self.open)
+        self.jinja_list(out)
         out.fence(self.close)
-        out.out("{%- endif -%}")
 
     def jinja_end(self, out: Template, role: str) -> bool:
         if not self.undecided_end:

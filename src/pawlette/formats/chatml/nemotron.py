@@ -108,11 +108,7 @@ class NemotronReasoning(Reasoning):
         if self.prompt not in ("open", "opened"):
             out.fence(self.open)
         out.value("message.reasoning_content")
-        out.out(f"{{%- if {has_text} or message.tool_calls -%}}")
-        out.fence(self.close)
-        out.out("{%- else -%}")
-        out.fence(self.close[:-1])
-        out.out("{%- endif -%}")
+        out.fence_if(f"{has_text} or message.tool_calls", self.close, self.close[:-1])
         out.out("{%- else -%}")
         if self.prompt != "empty":  # (else the prompt's, written by jinja_lead)
             out.fence(self.absent)

@@ -153,9 +153,7 @@ class DefaultPreamble(Concept):
         out.out("{%- if index <= 0 -%}")
         out.fence(self.default)
         text = f"text_of(message, index, {jinja_string(out.layout.name)})"
-        out.out(f"{{%- if index == 0 and {text} -%}}")
-        out.fence(self.heading)
-        out.out("{%- endif -%}")
+        out.fence_if(f"index == 0 and {text}", self.heading)
         out.out("{%- endif -%}")
 
 
@@ -186,14 +184,10 @@ class Response(Concept):
         table.on("assistant.body", table.text(self.close), "assistant.responded")
 
     def jinja_opening(self, out: Template, role: str) -> None:
-        out.out("{%- if not (message.tool_calls is defined and message.tool_calls) -%}")
-        out.fence(self.open)
-        out.out("{%- endif -%}")
+        out.fence_if("not (message.tool_calls is defined and message.tool_calls)", self.open)
 
     def jinja_closing(self, out: Template, role: str) -> None:
-        out.out("{%- if not (message.tool_calls is defined and message.tool_calls) -%}")
-        out.fence(self.close)
-        out.out("{%- endif -%}")
+        out.fence_if("not (message.tool_calls is defined and message.tool_calls)", self.close)
 
     def grammar(self, turn: Turn) -> None:
         from pawlette.emit.grammar_ast import seq

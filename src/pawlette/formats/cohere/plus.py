@@ -265,9 +265,7 @@ class Instruction(Concept):
             out.fence(self.turn, "close")
 
     def jinja_finish(self, out: Template) -> None:
-        out.out("{%- if not add_generation_prompt -%}")
-        out.fence(self.turn)
-        out.out("{%- endif -%}")
+        out.fence_if("not add_generation_prompt", self.turn)
 
     def rows(self, table: Table) -> None:
         table.on("outside", table.text(self.turn), "outside")

@@ -246,9 +246,7 @@ class RecipientCalls(NamedCalls):
             return
         self._jinja_text(out)
         calls = "message.tool_calls is defined and message.tool_calls"
-        out.out(f"{{%- if segment_text or ({calls}) -%}}")
-        out.fence(self.open)
-        out.out("{%- endif -%}")
+        out.fence_if(f"segment_text or ({calls})", self.open)
 
     def jinja_content(self, out: Template, role: str) -> bool:
         if role != "assistant":
@@ -266,9 +264,7 @@ class RecipientCalls(NamedCalls):
         self._jinja_text(out)
         out.out("{%- if message.tool_calls is defined and message.tool_calls -%}")
         out.out("{%- for call in message.tool_calls -%}")
-        out.out("{%- if segment_text or not loop.first -%}")
-        out.fence(self.open)
-        out.out("{%- endif -%}")
+        out.fence_if("segment_text or not loop.first", self.open)
         out.out("{{- call.function.name -}}")
         out.fence(self.arguments_open)
         out.arguments()

@@ -237,9 +237,7 @@ class CallsAwaitResults(CallTurnEnd):
     def jinja_after(self, out: Template, role: str) -> None:
         if role != "assistant":
             return
-        out.out("{%- if not (message.tool_calls is defined and message.tool_calls) -%}")
-        out.fence(self.newline)
-        out.out("{%- endif -%}")
+        out.fence_if("not (message.tool_calls is defined and message.tool_calls)", self.newline)
 
 
 @dataclass(frozen=True)

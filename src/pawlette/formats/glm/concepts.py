@@ -49,9 +49,7 @@ class NoThink(Concept):
             return
         text = f"text_of(message, index, {jinja_string(out.layout.name)})"
         size = len(self.marker.text)
-        out.out(f"{{%- if ({text})[-{size}:] != {jinja_string(self.marker.text)} -%}}")
-        out.fence((self.marker,))
-        out.out("{%- endif -%}")
+        out.fence_if(f"({text})[-{size}:] != {jinja_string(self.marker.text)}", (self.marker,))
 
 
 @dataclass(frozen=True)

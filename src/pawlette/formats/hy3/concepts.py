@@ -65,7 +65,5 @@ class UnendedLastTurn(Concept):
     def jinja_end(self, out: Template, role: str) -> bool:
         if role != "assistant":
             return False
-        out.out(f"{{%- if not ({_LAST} and not {_CALLS}) -%}}")
-        out.fence(out.layout.frames["assistant"].end)
-        out.out("{%- endif -%}")
+        out.fence_if(f"not ({_LAST} and not {_CALLS})", out.layout.frames["assistant"].end)
         return True

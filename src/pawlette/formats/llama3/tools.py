@@ -68,9 +68,9 @@ class ToolsAfterSystem(ToolsBlock):
     def jinja_open(self, out: Template, role: str) -> bool:
         if role != "system":
             return False
-        out.out(f"{{%- if {self.jinja_host(out, role)} -%}}")
-        out.fence(out.layout.frames["user"].open)
-        out.out("{%- else -%}")
-        out.fence(out.layout.frames["system"].open)
-        out.out("{%- endif -%}")
+        out.fence_if(
+            f"{self.jinja_host(out, role)}",
+            out.layout.frames["user"].open,
+            out.layout.frames["system"].open,
+        )
         return True

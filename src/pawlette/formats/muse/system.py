@@ -199,9 +199,9 @@ class SystemTail(Concept):
         )
         for spelling, replacement in EFFORT_SPELLINGS:
             out.out(f"{{%- set tail.text = tail.text | replace({spelling!r}, {replacement!r}) -%}}")
-        out.out("{%- if message is none or 'reasoning strength' not in (tail.text | lower) -%}")
-        out.fence(self.strength)
-        out.out("{%- endif -%}")
+        out.fence_if(
+            "message is none or 'reasoning strength' not in (tail.text | lower)", self.strength
+        )
         out.out("{%- set spaces = namespace(seen=[]) -%}")
         out.out("{%- if has_tools -%}{%- for tool in tools -%}")
         out.out("{%- set space = tool.function.name.split('.')[0] -%}")

@@ -209,9 +209,7 @@ class AnswerHeader(Concept):
     def jinja_opening(self, out: Template, role: str) -> None:
         if role != "assistant":
             return
-        out.out("{%- if not (message.tool_calls is defined and message.tool_calls) -%}")
-        out.fence(self.lead)
-        out.out("{%- endif -%}")
+        out.fence_if("not (message.tool_calls is defined and message.tool_calls)", self.lead)
 
     def grammar(self, turn: Turn) -> None:
         from pawlette.emit.grammar_ast import seq

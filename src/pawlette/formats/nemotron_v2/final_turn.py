@@ -118,31 +118,21 @@ class FinalTurn(Concept):
     def jinja_lead(self, out: Template, role: str) -> None:
         if role == "assistant":  # before the turn's {% generation %}: the prompt's part
             opens = "" if self.closed else f" and ({_TEXT} or not ({_CALLS}))"
-            out.out(f"{{%- if {_FINAL}{opens} -%}}")
-            out.fence(self.open)
-            out.out("{%- endif -%}")
+            out.fence_if(f"{_FINAL}{opens}", self.open)
 
     def jinja_opening(self, out: Template, role: str) -> None:
         if role == "assistant" and self.closed:
-            out.out(f"{{%- if {_FINAL} -%}}")
-            out.fence(self.close)
-            out.out("{%- endif -%}")
+            out.fence_if(_FINAL, self.close)
 
     def jinja_end(self, out: Template, role: str) -> bool:
         if role != "assistant" or self.closed:
             return False
-        out.out(f"{{%- if {_FINAL} and {_CALLS} -%}}")
-        out.fence(self.end)
-        out.out("{%- else -%}")
-        out.fence(out.layout.frames["assistant"].end)
-        out.out("{%- endif -%}")
+        out.fence_if(f"{_FINAL} and {_CALLS}", self.end, out.layout.frames["assistant"].end)
         return True
 
     def jinja_after(self, out: Template, role: str) -> None:
         if role == "assistant" and not self.closed:
-            out.out(f"{{%- if {_FINAL} and {_CALLS} -%}}")
-            out.fence(self.gap)
-            out.out("{%- endif -%}")
+            out.fence_if(f"{_FINAL} and {_CALLS}", self.gap)
 
 
 @dataclass(frozen=True)

@@ -72,9 +72,7 @@ class Containers(Concept):
     # ------------------------------------------------------------------ the Jinja template
 
     def jinja_before(self, out: Template, role: str) -> None:
-        out.out("{%- if ns.previous is not none -%}")
-        out.fence(self.between)
-        out.out("{%- endif -%}")
+        out.fence_if("ns.previous is not none", self.between)
 
     def jinja_after(self, out: Template, role: str) -> None:
         if role in self.close:

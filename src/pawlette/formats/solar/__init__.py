@@ -174,9 +174,7 @@ class AnswerLead(Concept):
                     table.on(state, joined, opening[0], end, *opening[1])
 
     def jinja_opening(self, out: Template, role: str) -> None:
-        out.out("{%- if not (message.tool_calls is defined and message.tool_calls) -%}")
-        out.fence(self.lead)
-        out.out("{%- endif -%}")
+        out.fence_if("not (message.tool_calls is defined and message.tool_calls)", self.lead)
 
     def grammar(self, turn: Turn) -> None:
         from pawlette.emit.grammar_ast import seq
