@@ -31,7 +31,7 @@ from pathlib import Path
 
 ALWAYS = ("pcml", "chatml", "llama3")
 """The formats every sampled check runs on: the seed format and the two most served ones."""
-SHARE = 0.15
+SHARE = 0.1
 """The share of the other formats a sampled check runs on in one test run."""
 
 
