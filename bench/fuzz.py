@@ -159,7 +159,7 @@ class Tally:
 
 
 def run(
-    targets: Sequence[Target], formats: Sequence[str], inputs: int, seed: int
+    targets: Sequence[Target], formats: Sequence[str], inputs: int, seed: int | str
 ) -> dict[tuple[str, str], Tally]:
     """Run every target on every format it takes; the tallies by ``(target, format)``."""
     tallies: dict[tuple[str, str], Tally] = {}

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tokenizers import Tokenizer
 
 import pawlette
 import pawlette.export
@@ -115,6 +116,33 @@ def test_bos_and_pad_come_from_the_base_config_when_there_is_one(tmp_path: Path)
     (base / "tokenizer_config.json").unlink()
     again = write_tokenizer_directory("pcml", base, tmp_path / "again")
     assert (again.bos_token, again.pad_token) == ("<s>", "<|pad|>")  # <s> by its spelling
+
+
+@pytest.mark.parametrize(
+    ("single", "sequence", "bos"),
+    [
+        ("[CLS] $A", False, "[CLS]"),
+        ("[CLS] $A", True, "[CLS]"),  # inside a Sequence of processors, as Llama 3's
+        ("$A [CLS]", False, None),  # the text comes first: no beginning of sequence
+    ],
+)
+def test_bos_comes_from_the_base_post_processor_without_a_config(
+    tmp_path: Path, single: str, sequence: bool, bos: str | None
+) -> None:
+    from tokenizers import processors
+
+    # A token no spelling rule knows, so only the post-processor can name it.
+    tokenizer = add_markers(small_tokenizer(()), ["[CLS]"], owner="the base")
+    template = processors.TemplateProcessing(
+        single=single, special_tokens=[("[CLS]", tokenizer.token_to_id("[CLS]"))]
+    )
+    tokenizer.post_processor = (
+        processors.Sequence([processors.ByteLevel(), template]) if sequence else template
+    )
+    prepared = write_tokenizer_directory("pcml", tokenizer, tmp_path / "out")
+    assert prepared.bos_token == bos
+    written = json.loads((tmp_path / "out" / "tokenizer_config.json").read_text())
+    assert written.get("bos_token") == bos
 
 
 @pytest.mark.parametrize(
@@ -231,9 +259,10 @@ def test_a_tokenizer_without_the_markers_names_the_command_to_add_them(tmp_path:
 
 class PreparedDirectories:
     """Llama 3 prepared for a format, written as a directory when a test first asks for it
-    (each test process writes only the formats it tests)."""
+    (each test process writes only the formats it tests).  The base is the tokenizer already
+    loaded, not its file: reading a 128k-token tokenizer.json again costs a second a format."""
 
-    def __init__(self, base: Path, folder: Path) -> None:
+    def __init__(self, base: Tokenizer, folder: Path) -> None:
         self.base, self.folder, self.written = base, folder, dict[str, Path]()
 
     def __getitem__(self, name: str) -> Path:
@@ -244,10 +273,8 @@ class PreparedDirectories:
 
 
 @pytest.fixture(scope="module")
-def prepared_directories(
-    llama3_base: Path, tmp_path_factory: pytest.TempPathFactory
-) -> PreparedDirectories:
-    return PreparedDirectories(llama3_base, tmp_path_factory.mktemp("prepared"))
+def prepared_directories(tmp_path_factory: pytest.TempPathFactory) -> PreparedDirectories:
+    return PreparedDirectories(llama3_tokenizer(), tmp_path_factory.mktemp("prepared"))
 
 
 # Golden cases where transformers' tokenized template and pawlette deliberately differ:
@@ -323,7 +350,9 @@ def test_prepared_directories_render_every_golden_case(
             return_dict=True,
             return_assistant_tokens_mask=True,
         )
-        ours = tokenize(fmt, directory, data, add_generation_prompt=prompt)
+        # The directory's tokenizer as transformers loaded it (the path itself is tested
+        # above; loading the file again per format would only repeat that).
+        ours = tokenize(fmt, loaded, data, add_generation_prompt=prompt)
         assert loaded.decode(ours.input_ids) == text, case.name
         mask = [int(label != IGNORE_INDEX) for label in ours.labels]
         same = theirs["input_ids"] == ours.input_ids and theirs["assistant_masks"] == mask

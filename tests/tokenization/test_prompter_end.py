@@ -31,9 +31,8 @@ def test_llama3_ends_the_answer_with_its_end_of_text() -> None:
 
 
 def test_a_prepared_directory_gives_its_configured_eos(tmp_path: Path) -> None:
-    base = tmp_path / "base.json"
-    llama3_tokenizer().save(str(base))
-    directory = write_tokenizer_directory("breeze", base, tmp_path / "breeze").directory
+    prepared = write_tokenizer_directory("breeze", llama3_tokenizer(), tmp_path / "breeze")
+    directory = prepared.directory
     result = ChatPrompter("Be brief.").tokenize(directory, "hi", label="hello")
     assert result.input_ids[-1] == 128009  # <|eot_id|>, the config's eos_token
     chosen = ChatPrompter("Be brief.").tokenize(

@@ -287,7 +287,10 @@ def _configured(config: dict[str, object], key: str) -> str | None:
 
 def _template_bos(tokenizer: Tokenizer) -> str | None:
     """The first special token the base's post-processor puts before a single text."""
-    processor = json.loads(tokenizer.to_str()).get("post_processor") or {}
+    # The post-processor's own JSON (its pickled state), not the whole tokenizer's: the JSON of
+    # a 128k-token vocabulary takes half a second to write and read back.
+    found = tokenizer.post_processor
+    processor = json.loads(found.__getstate__()) if found is not None else {}
     processors = processor.get("processors", [processor])  # a Sequence, or one processor
     for item in processors:
         if item.get("type") != "TemplateProcessing":
