@@ -137,18 +137,42 @@ def _automaton(language: TextLanguage) -> _Automaton:
     if language.escape and any("\\" in marker for marker in markers):
         raise ValueError("markers containing a backslash are not supported with escaping")
     alphabet = "".join(sorted({c for marker in markers for c in marker}))
-    prefixes = {marker[:length] for marker in markers for length in range(1, len(marker))}
+    # Aho-Corasick over every prefix of a marker: a node's fallback is its longest proper
+    # suffix that is a node, and a text has a marker in it when its node or a fallback is
+    # one. Each answer is kept, so every node and character is worked out once (the plain
+    # search, trying every marker's ending at every step, took seconds on 40-odd markers).
+    nodes = {marker[:length] for marker in markers for length in range(1, len(marker) + 1)}
+    ending = set(markers)
+    fallbacks: dict[str, str] = {"": ""}
+    moves_kept: dict[tuple[str, str], str] = {}
 
-    def dead(text: str) -> bool:
-        return any(text.endswith(marker) for marker in markers)
+    def fallback(node: str) -> str:
+        found = fallbacks.get(node)
+        if found is None:
+            found = "" if len(node) == 1 else move(fallback(node[:-1]), node[-1])
+            fallbacks[node] = found
+        return found
+
+    def move(node: str, character: str) -> str:
+        found = moves_kept.get((node, character))
+        if found is None:
+            text = node + character
+            if text not in nodes:
+                text = move(fallback(node), character) if node else ""
+            found = text
+            moves_kept[node, character] = found
+        return found
+
+    def holds_marker(node: str) -> bool:
+        while node:
+            if node in ending:
+                return True
+            node = fallback(node)
+        return False
 
     def step(node: str, character: str) -> str | None:
-        text = node + character
-        if dead(text):
-            return None
-        while text and text not in prefixes:
-            text = text[1:]
-        return text
+        target = move(node, character)
+        return None if holds_marker(target) else target
 
     root, odd = "", "\\"
     states: list[str] = [root]
