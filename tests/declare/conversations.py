@@ -43,6 +43,7 @@ from pawlette.formats.hy3.concepts import ToolsKeptReasoning
 from pawlette.formats.kimi.concepts import LabelledCalls
 from pawlette.formats.nemotron_v2.final_turn import FinalTurn
 from pawlette.formats.omni.blocks import BlockTurns
+from pawlette.formats.reka.calls import RunOnCalls
 from pawlette.formats.seed_oss.concepts import StubTools
 from pawlette.formats.solar.concepts import IdFirstCalls
 
@@ -389,6 +390,16 @@ def normalise(fmt: Format, request: dict[str, Any]) -> dict[str, Any]:
                     arguments = rules.written(arguments)
                 call["function"] = {**call["function"], "arguments": arguments}
                 call["id"] = new
+            run_on = layout.concept(RunOnCalls) if isinstance(layout, declare.Layout) else None
+            content = message.get("content")
+            if run_on is not None and message.get("tool_calls") and isinstance(content, str):
+                # The text's own trailing separator reads back as the calls' (Reka Edge's
+                # recorded loss).
+                separator = "".join(
+                    piece.text for piece in run_on.separator if isinstance(piece, declare.Lit)
+                )
+                if separator and content.endswith(separator):
+                    message["content"] = content[: -len(separator)] or None
             reasoning = reasoning_rules(layout)
             if reasoning is not None and reasoning.keep == "none":
                 message.pop("reasoning_content", None)  # never written (a recorded loss)

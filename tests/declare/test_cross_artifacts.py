@@ -52,6 +52,7 @@ from ..helpers import (
     random_sizes,
     sequential_ids,
 )
+from ..support import sampling
 from . import (
     decision_format,
     parts_format,
@@ -117,9 +118,20 @@ def fmt(request: pytest.FixtureRequest) -> Iterator[Format]:
 
 
 def export_grammar(fmt: Format | str, *arguments: Any) -> str:
-    """The format's grammar, its markers spelled by id where their text cannot be."""
-    name = fmt if isinstance(fmt, str) else fmt.name
-    return export_grammar_of(fmt, *arguments, token_ids=marker_ids(name))
+    """The format's grammar, its markers spelled by id where their text cannot be.  Built
+    once per format object and arguments in a test process: the generated turns ask for the
+    same few grammars dozens of times each."""
+    resolved = pawlette.get_format(fmt) if isinstance(fmt, str) else fmt
+    key = (id(resolved), json.dumps(arguments))  # key order kept: it is the schema's
+    kept = _kept_grammars.get(key)
+    if kept is None:
+        grammar = export_grammar_of(resolved, *arguments, token_ids=marker_ids(resolved.name))
+        # The format is kept with its grammar, so its id names no other object later.
+        kept = _kept_grammars[key] = (resolved, grammar)
+    return kept[1]
+
+
+_kept_grammars: dict[tuple[int, str], tuple[Format, str]] = {}
 
 
 def test_the_shipped_declarations_are_checked() -> None:
@@ -216,12 +228,26 @@ def test_a_variant_made_with_replace_exports_by_value(fmt: Format) -> None:
 # ------------------------------------------------------------------ parsing
 
 
-@settings(max_examples=40)
-@given(data=st.data())
-def test_parsing_the_render_gives_the_conversation(fmt: Format, data: st.DataObject) -> None:
-    request = data.draw(conversations(fmt))
-    parsed = fmt.parse_conversation(fmt.render(request).text, strict=True)
-    assert canonical(parsed.to_request()) == canonical(normalise(fmt, request))
+def deep(fmt: Format, full: int) -> Any:
+    """Hypothesis settings for a deep check (tests/support/sampling.py): ``full`` examples on
+    the formats declared here and the shipped formats this run draws for the check, a few on
+    the other shipped ones.  (The format is a fixture, so the check's examples are drawn by an
+    inner function that these settings decorate.)"""
+    if fmt.name not in DECLARED:
+        return settings(max_examples=full)
+    return settings(max_examples=sampling.examples(fmt.name, DECLARED, full))
+
+
+@pytest.mark.deep
+def test_parsing_the_render_gives_the_conversation(fmt: Format) -> None:
+    @deep(fmt, 40)
+    @given(data=st.data())
+    def check(data: st.DataObject) -> None:
+        request = data.draw(conversations(fmt))
+        parsed = fmt.parse_conversation(fmt.render(request).text, strict=True)
+        assert canonical(parsed.to_request()) == canonical(normalise(fmt, request))
+
+    check()
 
 
 def last_assistant(request: dict[str, Any]) -> int:
@@ -244,44 +270,48 @@ def has_assistant(request: dict[str, Any]) -> bool:
     return any(m["role"] == "assistant" for m in request["messages"])
 
 
-@settings(max_examples=40)
-@given(data=st.data())
-def test_streaming_text_and_ids_equals_whole(fmt: Format, data: st.DataObject) -> None:
-    request = data.draw(conversations(fmt).filter(has_assistant))
-    text, full, start = completion(fmt, request)
-    prompt = full.text[:start]
-    whole = folded(
-        fmt, feed_in_pieces(fmt, text, [len(text) or 1], conversation=False, prompt=prompt)
-    )
-    assert not whole[2], whole
-    seed = data.draw(st.integers(0, 10_000))
-    pieces = feed_in_pieces(fmt, text, random_sizes(seed), conversation=False, prompt=prompt)
-    assert folded(fmt, pieces) == whole
-    ids = segment_ids(fmt.name, full, start=start)
-    generator = random.Random(seed)
-    parser = IdParser(fmt, tokenizer(fmt.name), id_factory=sequential_ids(), prompt=prompt)
-    events = []
-    position = 0
-    while position < len(ids):
-        size = generator.choice([1, 1, 2, 3, 7])
-        events += parser.feed_ids(ids[position : position + size])
-        position += size
-    events += parser.finish()
-    assert folded(fmt, events) == whole
-    index = last_assistant(request)
-    through = {**request, "messages": request["messages"][: index + 1]}
-    expected = as_completion(fmt, normalise(fmt, through)["messages"][index])
-    # With the request's tools, as a server parses: formats that type call values by the
-    # tools' schemas read "0" for a string parameter as the string it was.
-    message = fmt.parse(
-        text, id_factory=sequential_ids(), prompt=prompt, tools=request.get("tools")
-    ).message
-    if not writes_call_ids(fmt):  # generated in order, from the completion's own count
-        calls = expected.get("tool_calls") or []
-        ids_in_order = {c["id"]: f"call_{n}" for n, c in enumerate(calls)}
-        for call in calls:
-            call["id"] = ids_in_order[call["id"]]
-    assert canonical({"messages": [message]}) == canonical({"messages": [expected]})
+@pytest.mark.deep
+def test_streaming_text_and_ids_equals_whole(fmt: Format) -> None:
+    @deep(fmt, 40)
+    @given(data=st.data())
+    def check(data: st.DataObject) -> None:
+        request = data.draw(conversations(fmt).filter(has_assistant))
+        text, full, start = completion(fmt, request)
+        prompt = full.text[:start]
+        whole = folded(
+            fmt, feed_in_pieces(fmt, text, [len(text) or 1], conversation=False, prompt=prompt)
+        )
+        assert not whole[2], whole
+        seed = data.draw(st.integers(0, 10_000))
+        pieces = feed_in_pieces(fmt, text, random_sizes(seed), conversation=False, prompt=prompt)
+        assert folded(fmt, pieces) == whole
+        ids = segment_ids(fmt.name, full, start=start)
+        generator = random.Random(seed)
+        parser = IdParser(fmt, tokenizer(fmt.name), id_factory=sequential_ids(), prompt=prompt)
+        events = []
+        position = 0
+        while position < len(ids):
+            size = generator.choice([1, 1, 2, 3, 7])
+            events += parser.feed_ids(ids[position : position + size])
+            position += size
+        events += parser.finish()
+        assert folded(fmt, events) == whole
+        index = last_assistant(request)
+        through = {**request, "messages": request["messages"][: index + 1]}
+        expected = as_completion(fmt, normalise(fmt, through)["messages"][index])
+        # With the request's tools, as a server parses: formats that type call values by the
+        # tools' schemas read "0" for a string parameter as the string it was.
+        message = fmt.parse(
+            text, id_factory=sequential_ids(), prompt=prompt, tools=request.get("tools")
+        ).message
+        if not writes_call_ids(fmt):  # generated in order, from the completion's own count
+            calls = expected.get("tool_calls") or []
+            ids_in_order = {c["id"]: f"call_{n}" for n, c in enumerate(calls)}
+            for call in calls:
+                call["id"] = ids_in_order[call["id"]]
+        assert canonical({"messages": [message]}) == canonical({"messages": [expected]})
+
+    check()
 
 
 # ------------------------------------------------------------------ grammars

@@ -139,9 +139,10 @@ def accepts(name: str, grammar: str, syntax: str, text: str) -> bool:
 
 @pytest.fixture
 def under_llama_cpp(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    """``test_grammar``'s checks with markers spelled as text and llama.cpp deciding."""
+    """``test_grammar``'s checks with markers spelled as text and llama.cpp deciding (its
+    grammars built once per test process, as there)."""
     monkeypatch.setattr(
-        test_grammar, "export_grammar", partial(export_grammar, markers_as_text=True)
+        test_grammar, "export_grammar", partial(test_grammar.export_grammar, markers_as_text=True)
     )
     monkeypatch.setattr(
         test_grammar, "export_grammar_bundle", partial(export_grammar_bundle, markers_as_text=True)

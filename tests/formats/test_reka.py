@@ -97,7 +97,7 @@ def _calls(*cities: str) -> list[dict[str, Any]]:
     ]
 
 
-@pytest.mark.parametrize("text", ["", "Checking.", "Checking.\n"])
+@pytest.mark.parametrize("text", ["", "Checking.", "Checking.\n", "\n"])
 def test_calls_run_on_after_the_text_and_one_newline(text: str) -> None:
     messages = [
         {"role": "system", "content": "Be terse."},
