@@ -159,7 +159,7 @@ class Tally:
 
 
 def run(
-    targets: Sequence[Target], formats: Sequence[str], inputs: int, seed: int | str
+    targets: Sequence[Target], formats: Sequence[str], inputs: int, seed: int
 ) -> dict[tuple[str, str], Tally]:
     """Run every target on every format it takes; the tallies by ``(target, format)``."""
     tallies: dict[tuple[str, str], Tally] = {}

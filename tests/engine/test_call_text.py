@@ -21,22 +21,28 @@ from pawlette.engine.call_text import CallText, MappedPieces, MappedText, Object
 
 from ..helpers import feed_in_pieces
 from ..strategies.completions import completion
+from ..support import sampling
 
 
+@pytest.mark.deep
 @pytest.mark.parametrize("name", pawlette.formats())
-@settings(max_examples=40, deadline=None)
-@given(seed=st.integers(0, 2**32), sizes=st.lists(st.integers(1, 9), min_size=1, max_size=4))
-def test_the_split_changes_no_event(name: str, seed: int, sizes: list[int]) -> None:
+def test_the_split_changes_no_event(name: str) -> None:
     fmt = pawlette.get_format(name)
-    text = completion(fmt, random.Random(seed))
-    for live in (False, True):
-        whole = feed_in_pieces(fmt, text, sizes, conversation=False, stream_arguments=live)
-        with pytest.MonkeyPatch.context() as patch:
-            patch.setattr(call_text, "SPLIT_AT", 1)
-            patch.setattr(call_text, "RETRY_GROWTH", 1.0)  # look at every piece
-            patch.setattr(call_text, "STEP", 1 + seed % 5)
-            split = feed_in_pieces(fmt, text, sizes, conversation=False, stream_arguments=live)
-        assert split == whole
+
+    @settings(max_examples=sampling.examples(name, pawlette.formats(), 40), deadline=None)
+    @given(seed=st.integers(0, 2**32), sizes=st.lists(st.integers(1, 9), min_size=1, max_size=4))
+    def check(seed: int, sizes: list[int]) -> None:
+        text = completion(fmt, random.Random(seed))
+        for live in (False, True):
+            whole = feed_in_pieces(fmt, text, sizes, conversation=False, stream_arguments=live)
+            with pytest.MonkeyPatch.context() as patch:
+                patch.setattr(call_text, "SPLIT_AT", 1)
+                patch.setattr(call_text, "RETRY_GROWTH", 1.0)  # look at every piece
+                patch.setattr(call_text, "STEP", 1 + seed % 5)
+                split = feed_in_pieces(fmt, text, sizes, conversation=False, stream_arguments=live)
+            assert split == whole
+
+    check()
 
 
 def _big_call(fmt: pawlette.Format, arguments: str) -> str:

@@ -23,6 +23,7 @@ from pawlette.types import ToolCallDelta, ToolCallEnd, ToolCallStart
 from ..helpers import feed_in_pieces, folded
 from ..serve.upstream import cut_at_stop
 from ..strategies.completions import completion
+from ..support import sampling
 
 
 class _Recorder:
@@ -254,24 +255,31 @@ def test_a_strict_error_at_a_window_edge_quotes_the_text_as_written(
     assert repr(stray.strip()[:40]) in str(raised.value)
 
 
+@pytest.mark.deep
 @pytest.mark.parametrize("name", pawlette.formats())
-@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(rng=st.randoms(use_true_random=False), window=st.integers(1, 48), tail=st.integers(0, 9))
-def test_a_text_read_in_windows_parses_as_fed_whole(
-    name: str, rng: random.Random, window: int, tail: int
-) -> None:
+def test_a_text_read_in_windows_parses_as_fed_whole(name: str) -> None:
     # Windows of a few characters on the fuzz's completions: lenient events fold the same
     # whatever the tail kept back; strict errors (with the tail as shipped) say the same.
     fmt = pawlette.get_format(name)
-    text = completion(fmt, rng)
-    whole = _outcome(fmt, text, strict=True)
-    lenient = folded(fmt, feed_in_pieces(fmt, text, [len(text)], conversation=False))
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(machine, "WINDOW", window)
-        assert _outcome(fmt, text, strict=True) == whole
-        patch.setattr(machine, "WINDOW_TAIL", tail)
-        events = feed_in_pieces(fmt, text, [len(text)], conversation=False)
-        assert folded(fmt, events) == lenient
+
+    @settings(
+        max_examples=sampling.examples(name, pawlette.formats(), 30),
+        deadline=None,
+        suppress_health_check=[HealthCheck.too_slow],
+    )
+    @given(rng=st.randoms(use_true_random=False), window=st.integers(1, 48), tail=st.integers(0, 9))
+    def check(rng: random.Random, window: int, tail: int) -> None:
+        text = completion(fmt, rng)
+        whole = _outcome(fmt, text, strict=True)
+        lenient = folded(fmt, feed_in_pieces(fmt, text, [len(text)], conversation=False))
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(machine, "WINDOW", window)
+            assert _outcome(fmt, text, strict=True) == whole
+            patch.setattr(machine, "WINDOW_TAIL", tail)
+            events = feed_in_pieces(fmt, text, [len(text)], conversation=False)
+            assert folded(fmt, events) == lenient
+
+    check()
 
 
 def _outcome(fmt: pawlette.Format, text: str, *, strict: bool) -> object:

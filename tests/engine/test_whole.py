@@ -19,6 +19,7 @@ from pawlette.engine.machine import Parser
 from pawlette.engine.whole import read_whole
 
 from ..strategies.completions import completion
+from ..support import sampling
 
 FORMATS = pawlette.formats()
 
@@ -51,12 +52,13 @@ def _agrees(fmt: pawlette.Format, text: str, start: str) -> bool:
     return True
 
 
+@pytest.mark.deep
 @pytest.mark.parametrize("name", FORMATS)
 def test_the_whole_text_reading_is_the_machines_on_any_output(name: str) -> None:
     fmt = pawlette.get_format(name)
     starts = _starts(fmt)
 
-    @settings(max_examples=60)
+    @settings(max_examples=sampling.examples(name, FORMATS, 60))
     @given(st.randoms(use_true_random=False), st.sampled_from(starts))
     def check(rng: Any, start: str) -> None:
         text = completion(fmt, rng)
