@@ -24,7 +24,7 @@ from ..engine.readers import WholeTextReader
 from ..errors import FormatError
 from ..types import ToolCall
 from .calls import Content, ListedCallConcept, arguments_json, closing_marker
-from .grammar import CallItems, text_then
+from .grammar import CallItems, CallOpening, text_then
 from .pieces import Fence
 from .readers import give_back
 
@@ -177,6 +177,15 @@ class JsonCallList(ListedCallConcept):
         out.out("{%- if not loop.first -%}")
         out.literal(self.between_items)
         out.out("{%- endif -%}")
+        self.jinja_item(out)
+        if self.ids == "positional":
+            position = out.ns("call_position", "0")
+            out.out(f"{{%- set {position} = {position} + 1 -%}}")
+        out.out("{%- endfor -%}")
+        out.literal(self.list_close)
+
+    def jinja_item(self, out: Template) -> None:
+        """The template's counterpart of :meth:`item` (``call`` in scope)."""
         for role_name, head in self.heads:
             out.literal(head)
             if role_name == "name":
@@ -189,11 +198,6 @@ class JsonCallList(ListedCallConcept):
             else:
                 out.arguments()
         out.literal("}")
-        if self.ids == "positional":
-            position = out.ns("call_position", "0")
-            out.out(f"{{%- set {position} = {position} + 1 -%}}")
-        out.out("{%- endfor -%}")
-        out.literal(self.list_close)
 
     # ------------------------------------------------------------------ the turn grammar
 
@@ -283,7 +287,7 @@ def key_written_twice(text: str) -> str | None:
     return found[0] if found else None
 
 
-class CallListSet(CallItems):
+class CallListSet(CallOpening, CallItems):
     """The grammar of a :class:`JsonCallList`'s calls (a :class:`CallItems`); public, since
     a format whose list items are written otherwise (Apertus, Apriel) subclasses it."""
 

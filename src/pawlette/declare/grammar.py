@@ -416,7 +416,7 @@ class CallOpening:
         return text_before_calls(turn.layout, self.calls.text_separator)
 
 
-class CallItems(CallOpening):
+class CallItems:
     """A calls grammar whose one call is any allowed tool's pieces (:meth:`items`, a rule
     ``call_N`` each, under one rule ``call``), after :meth:`opening` and before
     :meth:`rest`."""
@@ -455,7 +455,7 @@ class CallItems(CallOpening):
         return seq(alt(*heads), *self.rest(turn, rules, parallel))
 
 
-class SectionedCalls(CallItems):
+class SectionedCalls(CallOpening, CallItems):
     """The grammar of calls written one after another inside an optional section (``open``
     + NAME ... ``close``, ``separator`` between them, ``section_open``/``section_close``
     around them): what call concepts of that shape share.  A subclass gives one call's
