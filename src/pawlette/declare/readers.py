@@ -340,10 +340,8 @@ class SectionReader(BetweenCallsReader):
         if step is not None and step.target.startswith("call."):
             return  # the first call opens: it takes the opener
         opener = section.take()
-        parser.malformed(
-            offset, f"a call section with no call: {opener!r}", "a call after its opener", opener
-        )
-        parser.emit(TextDelta(opener))
+        found = f"a call section with no call: {opener!r}"
+        give_back(parser, offset, found, "a call after its opener", opener)
 
 
 class EndedByInput(JsonCallReader):

@@ -12,6 +12,7 @@ from pawlette.declare import Concept, NamedCalls
 from pawlette.declare.calls import arguments_json
 from pawlette.declare.grammar import TEXT, CallItems, text_then
 from pawlette.declare.pieces import Fence, text_of
+from pawlette.declare.readers import give_back
 from pawlette.emit.grammar_ast import Lit, Node, Repeat, Rules, alt, optional, seq
 from pawlette.emit.jinja_text import jinja_string
 from pawlette.engine.call_arguments import arguments_problem
@@ -157,8 +158,7 @@ class SegmentReader:
     def _content(self, problem: str, expected: str) -> None:
         raw = self._prefix + "".join(self._head) if self._mode is None else self._raw()
         if raw:
-            self._parser.malformed(max(self._offset, 0), problem, expected, raw)
-            self._parser.emit(TextDelta(raw))
+            give_back(self._parser, max(self._offset, 0), problem, expected, raw)
 
     def _raw(self) -> str:
         return self._prefix + self._recipient + "\n" + "".join(self._body)
