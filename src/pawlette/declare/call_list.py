@@ -22,10 +22,11 @@ from ..engine.call_arguments import arguments_problem, load_json
 from ..engine.machine import Parser
 from ..engine.readers import WholeTextReader
 from ..errors import FormatError
-from ..types import TextDelta, ToolCall
+from ..types import ToolCall
 from .calls import Content, ListedCallConcept, arguments_json, closing_marker
-from .grammar import CallItems, text_before_calls, text_then
-from .pieces import Fence, markers_in, text_of
+from .grammar import CallItems, CallOpening, text_then
+from .pieces import Fence
+from .readers import give_back
 
 if TYPE_CHECKING:
     from .grammar import Turn
@@ -176,6 +177,15 @@ class JsonCallList(ListedCallConcept):
         out.out("{%- if not loop.first -%}")
         out.literal(self.between_items)
         out.out("{%- endif -%}")
+        self.jinja_item(out)
+        if self.ids == "positional":
+            position = out.ns("call_position", "0")
+            out.out(f"{{%- set {position} = {position} + 1 -%}}")
+        out.out("{%- endfor -%}")
+        out.literal(self.list_close)
+
+    def jinja_item(self, out: Template) -> None:
+        """The template's counterpart of :meth:`item` (``call`` in scope)."""
         for role_name, head in self.heads:
             out.literal(head)
             if role_name == "name":
@@ -188,11 +198,6 @@ class JsonCallList(ListedCallConcept):
             else:
                 out.arguments()
         out.literal("}")
-        if self.ids == "positional":
-            position = out.ns("call_position", "0")
-            out.out(f"{{%- set {position} = {position} + 1 -%}}")
-        out.out("{%- endfor -%}")
-        out.literal(self.list_close)
 
     # ------------------------------------------------------------------ the turn grammar
 
@@ -224,8 +229,7 @@ class CallListReader(WholeTextReader):
         if problem is not None:
             raw = (parser.entered_by or "") + text + closing
             where = self._offset if self._chunks else offset
-            parser.malformed(where, f"calls {raw[:60]!r}: {problem}", "a JSON array of calls", raw)
-            parser.emit(TextDelta(raw))
+            give_back(parser, where, f"calls {raw[:60]!r}: {problem}", "a JSON array of calls", raw)
             return
         for name, call_id, arguments in calls:
             parser.emit_call(
@@ -283,15 +287,14 @@ def key_written_twice(text: str) -> str | None:
     return found[0] if found else None
 
 
-class CallListSet(CallItems):
+class CallListSet(CallOpening, CallItems):
     """The grammar of a :class:`JsonCallList`'s calls (a :class:`CallItems`); public, since
     a format whose list items are written otherwise (Apertus, Apriel) subclasses it."""
 
+    calls: JsonCallList
+
     def __init__(self, calls: JsonCallList, turn: Turn) -> None:
-        self.calls = calls
-        self.with_content = calls.content == "written"
-        self.trigger: str | None = next(iter(markers_in(calls.open)), None)
-        self.lead = text_of(calls.open, turn.layout.options, turn.layout.name) + calls.list_open
+        super().__init__(calls, turn, calls.open, calls.list_open)
 
     def items(self, turn: Turn, rules: Rules, number: int) -> list[Node]:
         from ..emit.turn_rules import json_arguments
@@ -323,9 +326,6 @@ class CallListSet(CallItems):
         if parallel and self.calls.parallel:
             others.append(Repeat(seq(Lit(self.calls.between_items), self.call(turn, rules))))
         return [*others, Lit(self.calls.list_close), *turn.nodes(self.calls.close)]
-
-    def after_text(self, turn: Turn, rules: Rules) -> Node:
-        return text_before_calls(turn.layout, self.calls.text_separator)
 
     def text_and_calls(self, turn: Turn, rules: Rules, parallel: bool) -> Node | None:
         """Text, then calls whose open fence begins with layout text and nothing else

@@ -398,6 +398,24 @@ def markers_of(layout: Layout) -> tuple[str, ...]:
     return tuple(seen)
 
 
+class CallOpening:
+    """What every calls grammar takes from the fence its calls open with, ``opening`` (then
+    ``after``, layout text the calls write next: a JSON list's ``[``): the ``trigger`` (its
+    first marker), the ``lead`` (its text: what every forced prefix starts with), and from
+    the calls concept (``calls``) whether text may come first (``with_content``: its
+    ``content`` is ``"written"``) and what comes between (:meth:`after_text`, its
+    ``text_separator``)."""
+
+    def __init__(self, calls: Any, turn: Turn, opening: Fence, after: str = "") -> None:
+        self.calls = calls
+        self.with_content = calls.content == "written"
+        self.trigger: str | None = next(iter(pieces_module.markers_in(opening)), None)
+        self.lead = text_of(opening, turn.layout.options, turn.layout.name) + after
+
+    def after_text(self, turn: Turn, rules: Rules) -> Node:
+        return text_before_calls(turn.layout, self.calls.text_separator)
+
+
 class CallItems:
     """A calls grammar whose one call is any allowed tool's pieces (:meth:`items`, a rule
     ``call_N`` each, under one rule ``call``), after :meth:`opening` and before
@@ -437,21 +455,15 @@ class CallItems:
         return seq(alt(*heads), *self.rest(turn, rules, parallel))
 
 
-class SectionedCalls(CallItems):
+class SectionedCalls(CallOpening, CallItems):
     """The grammar of calls written one after another inside an optional section (``open``
     + NAME ... ``close``, ``separator`` between them, ``section_open``/``section_close``
     around them): what call concepts of that shape share.  A subclass gives one call's
     pieces (:meth:`items`) and its forced prefix."""
 
     def __init__(self, calls: Any, turn: Turn) -> None:
-        self.calls = calls
         first = calls.section_open + (calls.open or ())
-        # The fence's first marker (a layout Marker, not the grammar node of that name).
-        self.trigger: str | None = next(
-            (piece.text for piece in first if isinstance(piece, pieces_module.Marker)), None
-        )
-        layout = turn.layout
-        self.lead = text_of(first, layout.options, layout.name)
+        super().__init__(calls, turn, first)
         self.first_nodes = turn.nodes(first)
 
     def opening(self, turn: Turn) -> list[Node]:
@@ -463,9 +475,6 @@ class SectionedCalls(CallItems):
         if parallel and calls.parallel:
             others.append(Repeat(seq(*turn.nodes(calls.separator), self.call(turn, rules))))
         return [*others, *turn.nodes(calls.section_close)]
-
-    def after_text(self, turn: Turn, rules: Rules) -> Node:
-        return text_before_calls(turn.layout, self.calls.text_separator)
 
     def text_and_calls(self, turn: Turn, rules: Rules, parallel: bool) -> Node | None:
         """Text, then the calls, as one lexeme up to where they can be told apart

@@ -210,7 +210,7 @@ class _JsonCallSet(SectionedCalls):
 
     def __init__(self, calls: JsonCalls, turn: Turn) -> None:
         super().__init__(calls, turn)
-        self.with_content = calls.with_content and calls.open is not None
+        self.with_content = self.with_content and calls.open is not None
 
     def items(self, turn: Turn, rules: Rules, number: int) -> list[Node]:
         from ..emit.turn_rules import json_arguments

@@ -214,7 +214,6 @@ class NamedCalls(SectionedCallConcept):
 class _NamedCallSet(SectionedCalls):
     def __init__(self, calls: NamedCalls, turn: Turn) -> None:
         super().__init__(calls, turn)
-        self.with_content = calls.content == "written"
         layout = turn.layout
         self.arguments_open = text_of(calls.arguments_open, layout.options, layout.name)
 

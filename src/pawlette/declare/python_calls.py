@@ -16,7 +16,6 @@ from ..codecs.python_calls import is_plain_identifier
 from ..codecs.python_literals import Quote, Spelling, encode_call, encode_calls
 from ..codecs.python_stream import CallStream
 from ..emit.grammar_ast import Lit, Node, Ref, Repeat, Rules, alt, optional, seq
-from ..emit.grammar_ast import Marker as MarkerNode
 from ..emit.jinja_text import IDENTIFIER_MACRO, PYTHON_LITERAL_MACROS, jinja_string
 from ..emit.python_schema import (
     KEYWORD_EXPECTED,
@@ -26,10 +25,11 @@ from ..emit.python_schema import (
 )
 from ..engine.machine import Parser, Reader
 from ..errors import FormatError, UnsupportedFeature
-from ..types import Message, TextDelta, Tool, ToolCall
+from ..types import Tool, ToolCall
 from .calls import Content, ListedCallConcept
-from .grammar import text_before_calls
+from .grammar import CallOpening
 from .pieces import Fence
+from .readers import give_back
 
 if TYPE_CHECKING:
     from .grammar import Turn
@@ -98,14 +98,6 @@ class PythonCalls(ListedCallConcept):
         """What a call list forced to call ``name`` starts with after ``open``: ``[name(``."""
         return "[" + encode_call(name, "{}", quote=self.quote, path="tool_choice.function")[:-1]
 
-    def encoded(self, message: Message, index: int) -> str:
-        """The call list of an assistant message, as the codec writes it."""
-        pairs = [(call.name, call.arguments) for call in message.tool_calls]
-        path = f"messages[{index}].tool_calls"
-        return encode_calls(
-            pairs, quote=self.quote, separator=self.between, path=path, spelling=self.spelling
-        )
-
     # ------------------------------------------------------------------ the writer
 
     @property
@@ -119,7 +111,12 @@ class PythonCalls(ListedCallConcept):
         return self.separator
 
     def list_text(self, out: Render, index: int, calls: tuple[ToolCall, ...]) -> str:
-        return self.encoded(out.messages[index], index)
+        """The list of ``calls`` as the codec writes it (the list reads nothing of ``out``)."""
+        pairs = [(call.name, call.arguments) for call in calls]
+        path = f"messages[{index}].tool_calls"
+        return encode_calls(
+            pairs, quote=self.quote, separator=self.between, path=path, spelling=self.spelling
+        )
 
     # ------------------------------------------------------------------ the parse table
 
@@ -155,7 +152,7 @@ class PythonCalls(ListedCallConcept):
 
     def grammar(self, turn: Turn) -> None:
         check_names(turn.tools)
-        turn.calls = PythonCallSet(self, turn, turn.nodes(self.open))
+        turn.calls = PythonCallSet(self, turn, self.open)
 
 
 def list_reader(parser: Parser) -> Reader:
@@ -210,8 +207,7 @@ class PythonCallListReader:
         if calls.calls or calls.failed:
             return
         raw = "".join(self._raw or ())
-        self._parser.malformed(offset, f"an empty list of calls {raw.strip()!r}", "a call", raw)
-        self._parser.emit(TextDelta(raw))
+        give_back(self._parser, offset, f"an empty list of calls {raw.strip()!r}", "a call", raw)
 
 
 # ---------------------------------------------------------------------- Jinja macros
@@ -282,23 +278,20 @@ def keyword_arguments(
     return converter.keyword_arguments(parameters(tool))
 
 
-class PythonCallSet:
+class PythonCallSet(CallOpening):
     """The turn grammar of :class:`PythonCalls` (see :class:`pawlette.declare.grammar.CallSet`).
 
     ``OPEN [CALL (between CALL)*] CLOSE``, each ``CALL`` = ``name(`` keyword arguments ``)``;
-    ``opening`` is the grammar nodes of what opens the list (the calls' ``open``, or what a
-    format writes there instead: breeze's decision token).
+    ``opening`` is what opens the list (the calls' ``open``, or what a format writes there
+    instead: breeze's decision token).
     """
 
-    def __init__(self, calls: PythonCalls, turn: Turn, opening: list[Node]) -> None:
-        self.calls = calls
-        self.opening = opening
+    calls: PythonCalls
+
+    def __init__(self, calls: PythonCalls, turn: Turn, opening: Fence) -> None:
+        super().__init__(calls, turn, opening)
+        self.opening = turn.nodes(opening)
         self.closing = turn.nodes(calls.close)
-        self.with_content = calls.with_content
-        self.trigger: str | None = next(
-            (node.text for node in opening if isinstance(node, MarkerNode)), None
-        )
-        self.lead = "".join(getattr(node, "text", "") for node in opening)
         self._arguments: dict[tuple[int, int], Node] = {}
         self._values: dict[int, PythonValues] = {}
 
@@ -338,9 +331,6 @@ class PythonCallSet:
 
     def lazy(self, turn: Turn, rules: Rules, parallel: bool) -> Node:
         return self.many(turn, rules, parallel)
-
-    def after_text(self, turn: Turn, rules: Rules) -> Node:
-        return text_before_calls(turn.layout, self.calls.separator)
 
     def prefix(self, name: str | None) -> str:
         return self.lead if name is None else self.lead + self.calls.head(name)

@@ -260,6 +260,24 @@ class OpenSection:
         return text
 
 
+def give_back(
+    parser: Parser,
+    offset: int,
+    found: str,
+    expected: str,
+    raw: str,
+    *,
+    abandon: int | None = None,
+) -> None:
+    """The text ``raw``, read as calls, holds none: a warning (at ``offset``, what was
+    ``found`` and what was ``expected``), then ``raw`` as content.  ``abandon``: the index
+    of the call already started, withdrawn between the warning and the text."""
+    parser.malformed(offset, found, expected, raw)
+    if abandon is not None:
+        parser.abandon_call(abandon)
+    parser.emit(TextDelta(raw))
+
+
 def give_back_call(
     parser: Parser,
     offset: int,
@@ -269,13 +287,9 @@ def give_back_call(
     *,
     abandon: int | None = None,
 ) -> None:
-    """The call whose text is ``raw`` is no call: a warning, and ``raw`` as content (its
-    section's close, if it comes next, with it: :class:`OpenSection`).  ``abandon``: the
-    index of the call already started, withdrawn between the warning and the text."""
-    parser.malformed(offset, f"call {raw[:60]!r}: {problem}", expected, raw)
-    if abandon is not None:
-        parser.abandon_call(abandon)
-    parser.emit(TextDelta(raw))
+    """The call of a section whose text is ``raw`` is no call (:func:`give_back`), and its
+    section's close, if it comes next, is content with it (:class:`OpenSection`)."""
+    give_back(parser, offset, f"call {raw[:60]!r}: {problem}", expected, raw, abandon=abandon)
     parser.context(OpenSection).given_back = True
 
 
@@ -326,10 +340,8 @@ class SectionReader(BetweenCallsReader):
         if step is not None and step.target.startswith("call."):
             return  # the first call opens: it takes the opener
         opener = section.take()
-        parser.malformed(
-            offset, f"a call section with no call: {opener!r}", "a call after its opener", opener
-        )
-        parser.emit(TextDelta(opener))
+        found = f"a call section with no call: {opener!r}"
+        give_back(parser, offset, found, "a call after its opener", opener)
 
 
 class EndedByInput(JsonCallReader):

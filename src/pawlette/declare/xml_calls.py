@@ -467,7 +467,6 @@ class XmlCallSet(SectionedCalls):
 
     def __init__(self, calls: XmlCalls, turn: Turn) -> None:
         super().__init__(calls, turn)
-        self.with_content = True
         layout = turn.layout
         self.name_close = text_of(calls.name_close, layout.options, layout.name)
         self._python_values: dict[int, Any] = {}  # a grammar's Python-literal rules, by id

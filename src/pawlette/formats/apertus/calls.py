@@ -39,16 +39,7 @@ class NameKeyedCalls(JsonCallList):
         super().rows(table)
         table.reader("call.list", lambda parser: NameKeyedReader(parser, {}, bool(self.close)))
 
-    def jinja_closing(self, out: Template, role: str) -> None:
-        if role != "assistant":
-            return
-        out.out("{%- if message.tool_calls is defined and message.tool_calls -%}")
-        out.fence(self.open)
-        out.literal(self.list_open)
-        out.out("{%- for call in message.tool_calls -%}")
-        out.out("{%- if not loop.first -%}")
-        out.literal(self.between_items)
-        out.out("{%- endif -%}")
+    def jinja_item(self, out: Template) -> None:
         out.literal("{")
         out.out("{{- call.function.name | tojson -}}")
         out.literal(self.separators[1])
@@ -56,10 +47,6 @@ class NameKeyedCalls(JsonCallList):
         out.out("{{- call.function.arguments | trim -}}")
         out.out("{%- else -%}{{- call.function.arguments | tojson -}}{%- endif -%}")
         out.literal("}")
-        out.out("{%- endfor -%}")
-        out.literal(self.list_close)
-        out.fence(self.close)
-        out.out("{%- endif -%}")
 
     def grammar(self, turn: Turn) -> None:
         turn.calls = _NameKeyedSet(self, turn)

@@ -11,9 +11,9 @@ from typing import TYPE_CHECKING
 
 from pawlette.declare import JsonCallList
 from pawlette.declare.call_list import CallListSet
+from pawlette.declare.grammar import text_then
 from pawlette.declare.pieces import text_of
-from pawlette.emit.grammar_ast import Node, Rules, Terminal, gbnf_string, seq
-from pawlette.emit.text_language import gbnf_text_rule
+from pawlette.emit.grammar_ast import Node, Rules, seq
 
 if TYPE_CHECKING:
     from pawlette.declare.grammar import Turn
@@ -57,7 +57,4 @@ class TextThenCalls(CallListSet):
 
     def text_and_calls(self, turn: Turn, rules: Rules, parallel: bool) -> Node | None:
         lead = text_of(self.calls.open, turn.layout.options, turn.layout.name)
-        rules.lark_extra["TEXT_CALLS"] = f"TEXT_NE {gbnf_string(lead)}"
-        rules.gbnf_extra["text-calls"] = f"{gbnf_text_rule('TEXT', 'NE')} {gbnf_string(lead)}"
-        text = Terminal("TEXT_CALLS", lark="", gbnf="text-calls")
-        return seq(text, self.after_prefix(turn, rules, lead, parallel))
+        return seq(text_then(rules, lead), self.after_prefix(turn, rules, lead, parallel))

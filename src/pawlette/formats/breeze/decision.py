@@ -147,7 +147,7 @@ class DecisionCalls(PythonCalls):
 
     def grammar(self, turn: Turn) -> None:
         check_names(turn.tools)
-        turn.calls = PythonCallSet(self, turn, turn.nodes(self.call))
+        turn.calls = PythonCallSet(self, turn, self.call)
         turn.answer_lead = self.answer
 
 

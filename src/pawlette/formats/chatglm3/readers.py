@@ -24,6 +24,7 @@ from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from ...codecs.python_stream import CallStream
+from ...declare.readers import give_back
 from ...engine.call_text import PackedText
 from ...engine.machine import Parser, ReaderFactory
 from ...types import (
@@ -291,8 +292,7 @@ class AssistantTurnReader(_HeadedTurn):
         if self._mode == "opening":  # the turn ended inside the fence's first line
             raw = self._raw.take()
             expected = f"{self._calls.opening!r} opening the call"
-            parser.malformed(offset, f"call {raw[:60]!r} ends in its first line", expected, raw)
-            parser.emit(TextDelta(raw))
+            give_back(parser, offset, f"call {raw[:60]!r} ends in its first line", expected, raw)
             return
         if self._mode == "text":
             return
@@ -322,9 +322,8 @@ class AssistantTurnReader(_HeadedTurn):
             return
         # Strict raises here; lenient: an unterminated program is no call, its block is text.
         raw = self._raw.take()
-        parser.malformed(offset, f"program {raw[:60]!r}: {problem}", "a fenced program", raw)
-        parser.abandon_call(index)
-        parser.emit(TextDelta(raw))
+        found = f"program {raw[:60]!r}: {problem}"
+        give_back(parser, offset, found, "a fenced program", raw, abandon=index)
 
 
 # What may follow a line's end in a closing fence, and the fence's unfinished tail: a

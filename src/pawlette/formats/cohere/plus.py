@@ -182,24 +182,11 @@ class PlusCalls(JsonCallList):
     def grammar(self, turn: Turn) -> None:
         turn.calls = PlusCallSet(self, turn)
 
-    def jinja_closing(self, out: Template, role: str) -> None:
-        if role != "assistant":
-            return
-        out.out("{%- if message.tool_calls is defined and message.tool_calls -%}")
-        out.fence(self.open)
-        out.literal(self.list_open)
-        out.out("{%- for call in message.tool_calls -%}")
-        out.out("{%- if not loop.first -%}")
-        out.literal(self.between_items)
-        out.out("{%- endif -%}")
+    def jinja_item(self, out: Template) -> None:
         out.out(
             '{{- {"tool_name": call.function.name, "parameters": call.function.arguments}'
             " | tojson(indent=4) | indent(4) -}}"
         )
-        out.out("{%- endfor -%}")
-        out.literal(self.list_close)
-        out.fence(self.close)
-        out.out("{%- endif -%}")
 
 
 ITEM_HEAD = "{" + ITEM_INDENT + '    "tool_name": '

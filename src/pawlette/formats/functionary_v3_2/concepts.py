@@ -10,8 +10,9 @@ from typing import TYPE_CHECKING, ClassVar
 
 from pawlette.declare import Concept, NamedCalls
 from pawlette.declare.calls import arguments_json
-from pawlette.declare.grammar import TEXT, text_then
+from pawlette.declare.grammar import TEXT, CallItems, text_then
 from pawlette.declare.pieces import Fence, text_of
+from pawlette.declare.readers import give_back
 from pawlette.emit.grammar_ast import Lit, Node, Repeat, Rules, alt, optional, seq
 from pawlette.emit.jinja_text import jinja_string
 from pawlette.engine.call_arguments import arguments_problem
@@ -157,8 +158,7 @@ class SegmentReader:
     def _content(self, problem: str, expected: str) -> None:
         raw = self._prefix + "".join(self._head) if self._mode is None else self._raw()
         if raw:
-            self._parser.malformed(max(self._offset, 0), problem, expected, raw)
-            self._parser.emit(TextDelta(raw))
+            give_back(self._parser, max(self._offset, 0), problem, expected, raw)
 
     def _raw(self) -> str:
         return self._prefix + self._recipient + "\n" + "".join(self._body)
@@ -300,7 +300,7 @@ class RecipientCalls(NamedCalls):
         turn.calls = _Segments(self, turn, opener, text_open)
 
 
-class _Segments:
+class _Segments(CallItems):
     """The calls after the generation prompt's opener: NAME + ``\\n`` + arguments, then
     (parallel) opener + NAME + ... ; text before them is its own segment."""
 
@@ -314,26 +314,16 @@ class _Segments:
         layout = turn.layout
         self.arguments_open = text_of(calls.arguments_open, layout.options, layout.name)
 
-    def _items(self, turn: Turn, rules: Rules, number: int) -> list[Node]:
+    def items(self, turn: Turn, rules: Rules, number: int) -> list[Node]:
         from pawlette.emit.turn_rules import json_arguments
 
         tool = turn.tools[number]
         return [Lit(tool.name + self.arguments_open), json_arguments(rules, number, tool)]
 
-    def _call(self, turn: Turn, rules: Rules) -> Node:
-        options = [
-            rules.add(f"call_{number}", seq(*self._items(turn, rules, number)))
-            for number, _ in turn.allowed()
-        ]
-        return rules.add("call", alt(*options))
-
-    def _rest(self, turn: Turn, rules: Rules, parallel: bool) -> Node:
+    def rest(self, turn: Turn, rules: Rules, parallel: bool) -> list[Node]:
         if not (parallel and self.calls.parallel):
-            return Lit("")
-        return Repeat(seq(Lit(self.opener), self._call(turn, rules)))
-
-    def many(self, turn: Turn, rules: Rules, parallel: bool) -> Node:
-        return seq(self._call(turn, rules), self._rest(turn, rules, parallel))
+            return []
+        return [Repeat(seq(Lit(self.opener), self.call(turn, rules)))]
 
     def after_text(self, turn: Turn, rules: Rules) -> Node:
         # The text and the next segment's opener (plain text) as one lexeme.
@@ -354,7 +344,4 @@ class _Segments:
             for number, tool in turn.allowed()
             if prefix == self.prefix(tool.name)
         ]
-        return seq(alt(*heads), self._rest(turn, rules, parallel))
-
-    def lazy(self, turn: Turn, rules: Rules, parallel: bool) -> Node:
-        return self.many(turn, rules, parallel)
+        return seq(alt(*heads), *self.rest(turn, rules, parallel))

@@ -12,15 +12,16 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ...declare.grammar import TEXT, Turn, drop_prefix
-from ...emit.grammar_ast import Lit, Marker, Node, Rules, alt, optional, seq
+from ...declare.grammar import TEXT, CallItems, Turn
+from ...emit.grammar_ast import Lit, Marker, Node, Rules, optional, seq
 
 if TYPE_CHECKING:
     from .turns import HarmonyTurns
 
 
-class HarmonyCalls:
-    """The call set of a harmony turn (:class:`pawlette.declare.grammar.CallSet`)."""
+class HarmonyCalls(CallItems):
+    """The call set of a harmony turn (:class:`pawlette.declare.grammar.CallSet`): one call,
+    nothing before or after it."""
 
     with_content = False
     trigger: str | None = None
@@ -40,31 +41,14 @@ class HarmonyCalls:
             json_arguments(rules, number, tool),
         ]
 
-    def call(self, turn: Turn, rules: Rules) -> Node:
-        options = [
-            rules.add(f"call_{number}", seq(*self.items(turn, rules, number)))
-            for number, _ in turn.allowed()
-        ]
-        return rules.add("call", alt(*options))
-
-    def many(self, turn: Turn, rules: Rules, parallel: bool) -> Node:
-        return self.call(turn, rules)
-
     def after_text(self, turn: Turn, rules: Rules) -> Node:
         raise NotImplementedError("harmony writes no text beside a call")
-
-    def lazy(self, turn: Turn, rules: Rules, parallel: bool) -> Node:
-        return self.many(turn, rules, parallel)
 
     def prefix(self, name: str | None) -> str:
         if name is None:
             return " to=functions."
         turns = self.turns
         return f" to=functions.{name}{turns.channel.text}commentary json{turns.message.text}"
-
-    def after_prefix(self, turn: Turn, rules: Rules, prefix: str, parallel: bool) -> Node:
-        heads = [seq(*drop_prefix(self.items(turn, rules, n), prefix)) for n, _ in turn.allowed()]
-        return alt(*heads)
 
 
 def harmony_grammar(turns: HarmonyTurns, turn: Turn) -> None:

@@ -39,6 +39,7 @@ import json
 import re
 from typing import TYPE_CHECKING
 
+from ...declare.readers import give_back
 from ...declare.table import begin, end
 from ...engine.call_arguments import arguments_problem
 from ...engine.readers import ContentReader, ReasoningReader, ScaffoldReader, WholeTextReader
@@ -202,8 +203,7 @@ class ArgumentsReader(WholeTextReader):
             # unreadable call does: the content alone would hide where it was addressed.
             written = parser.context(Header).raw() + "<|message|>" + text
             where = f"a call to {recipient[:40]!r}: its arguments {problem}"
-            parser.malformed(self._offset, where, "a JSON object", written)
-            parser.emit(TextDelta(written))
+            give_back(parser, self._offset, where, "a JSON object", written)
             return
         parser.emit_call(parser.next_call_index(), parser.new_call_id(), name, text)
 

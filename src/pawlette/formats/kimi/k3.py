@@ -415,6 +415,7 @@ class _Shape:
     separator: Fence = ()
     text_separator: Fence = ()
     parallel: bool = True
+    content: str = "written"
 
 
 # A value's type attribute by the JSON Schema type its parameter declares.
@@ -436,7 +437,6 @@ class _TaggedCallSet(SectionedCalls):
 
     def __init__(self, calls: TaggedCalls, turn: Turn) -> None:
         super().__init__(_Shape(calls.section_open, calls.section_close), turn)
-        self.with_content = True
         # The calls' section opens with <|close|>, which also begins a turn's plain end: no
         # lazy trigger (a lazy grammar would force calls on every end).
         self.trigger = None

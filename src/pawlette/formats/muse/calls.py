@@ -121,7 +121,6 @@ class RecipientCallSet(XmlCallSet):
 
     def __init__(self, calls: RecipientCalls, turn: Turn) -> None:
         super().__init__(calls, turn)
-        self.with_content = False  # the template writes a turn's calls without its text
         layout = turn.layout
         self.recipient_close = text_of(calls.recipient_close, layout.options, layout.name)
         self._opening = len(turn.nodes(calls.open))
