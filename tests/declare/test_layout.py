@@ -109,6 +109,10 @@ def tiny(*concepts: Concept, **changes: Any) -> Layout:
             "JsonCalls: empty open and close fences",
         ),
         (
+            lambda: tiny(JsonCalls(open=None)),
+            "JsonCalls.parallel: True with open=None; expected parallel=False",
+        ),
+        (
             lambda: tiny(
                 XmlCalls(
                     open=fence("<call>"),
@@ -358,3 +362,10 @@ def test_an_end_of_text_only_that_is_a_stop_is_left_to_the_engine() -> None:
     assert "\\n\\n)" in next(line for line in grammar.splitlines() if line.startswith("TEXT:"))
     marked = export_grammar(blank_line(fence("\n\n", Marker("<end>"))), [], "auto")
     assert 'start: TEXT_NL | "\\n\\n"' in marked.splitlines()  # up to the stop marker
+
+
+def test_a_frame_takes_plain_text_for_its_fences() -> None:
+    written = Frame(open="<u>", end="", after="\n")  # type: ignore[arg-type]
+    assert written == Frame(open=fence("<u>"), end=(), after=fence("\n"))
+    with pytest.raises(FormatError, match=r"^Frame.after: 5; expected a fence"):
+        Frame(after=5)  # type: ignore[arg-type]

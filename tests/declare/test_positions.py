@@ -13,6 +13,7 @@ from transformers.utils.chat_template_utils import render_jinja_template
 from pawlette.declare import (
     Frame,
     JsonCallList,
+    JsonCalls,
     Layout,
     Marker,
     PromptAlways,
@@ -161,3 +162,44 @@ def test_positional_result_ids_need_the_results_id() -> None:
                 concepts=(Results(ids="positional"),),
             )
         )
+
+
+@pytest.mark.parametrize("prompt_first", [False, True])
+def test_a_bare_call_turn_reads_back_after_a_prompt_the_template_always_writes(
+    prompt_first: bool,
+) -> None:
+    """A concept reading the assistant's turn its own way (a bare JSON call) keeps reading it
+    when the template always ends with the generation prompt, whichever comes first."""
+    calls = JsonCalls(open=None, parallel=False, with_content=False)
+    concepts = (PromptAlways(), calls) if prompt_first else (calls, PromptAlways())
+    fmt = declare(
+        Layout(
+            name="bare-prompt-always",
+            summary="a bare call; the prompt always written",
+            frames={
+                "user": Frame(open=fence(Marker("<user>")), end=fence(END)),
+                "assistant": Frame(open=fence(Marker("<assistant>")), end=fence(END)),
+                "tool": Frame(open=fence(Marker("<tool>")), end=fence(END)),
+            },
+            concepts=(*concepts, Results(grouped=False)),
+        )
+    )
+    call = {
+        "id": "call_0",
+        "type": "function",
+        "function": {"name": "f", "arguments": '{"a": 1}'},
+    }
+    messages = [
+        {"role": "user", "content": "go"},
+        {"role": "assistant", "content": None, "tool_calls": [call]},
+        {"role": "tool", "tool_call_id": "call_0", "content": "1"},
+        {"role": "assistant", "content": "done"},
+    ]
+    text = fmt.render(messages).text
+    assert text.endswith("<assistant>")  # the prompt, written though not asked for
+    parsed = fmt.parse_conversation(text, strict=True).to_request()["messages"]
+    assert [m["role"] for m in parsed] == ["user", "assistant", "tool", "assistant"]
+    assert parsed[1]["tool_calls"][0]["function"] == call["function"]
+    assert parsed[3]["content"] == "done"
+    written = fmt.parse('{"name": "f", "arguments": {"a": 1}}<end>', strict=True).message
+    assert written["tool_calls"][0]["function"]["name"] == "f"

@@ -103,6 +103,13 @@ class JsonCalls(SectionedCallConcept):
                 f"{layout.name}: JsonCalls: empty open and close fences; expected fences "
                 "around each call, or open=None for one bare JSON object as the whole turn"
             )
+        if self.open is None and self.parallel:
+            # A bare object is the whole turn: a second one could not be read as a call.
+            raise FormatError(
+                f"{layout.name}: JsonCalls.parallel: True with open=None; expected "
+                "parallel=False (one bare JSON object is the whole turn), or an open fence "
+                "before each call"
+            )
 
     @property
     def envelope(self) -> CallEnvelope:

@@ -23,7 +23,7 @@ from typing import Any
 
 from ..errors import FormatError
 from .concept import Concept
-from .pieces import Fence, Lit, Marker, Option
+from .pieces import Fence, Lit, Marker, Option, fence
 from .switch import Switch, check_switches
 
 ROLES = ("system", "user", "assistant", "tool")
@@ -92,6 +92,9 @@ class Frame:
     - ``prompt_after``: for the assistant, the generation prompt by the role of the turn
       before it, where it differs from ``open_after`` (DeepSeek in thinking mode opens
       ``<think>`` in the prompt, where past turns hold an empty block).
+
+    ``open``, ``end`` and ``after`` also take plain text (``after="\\n"``), as
+    ``fence(text)``.
     """
 
     open: Fence = ()
@@ -104,6 +107,9 @@ class Frame:
 
     def __post_init__(self) -> None:
         for name in ("open", "end", "after"):
+            value = getattr(self, name)
+            if isinstance(value, str):  # plain text: the fence of that text
+                object.__setattr__(self, name, fence(value) if value else ())
             _check_fence(f"Frame.{name}", getattr(self, name))
         for number, pieces in enumerate(self.also_end):
             _check_fence(f"Frame.also_end[{number}]", pieces)

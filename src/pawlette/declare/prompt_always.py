@@ -21,25 +21,12 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from .concept import Concept, overrides
-from .readers import PendingContentReader
 from .table import begin
 
 if TYPE_CHECKING:
     from .jinja import Template
     from .table import Table
     from .write import Render
-
-
-class _OpenedTurnReader(PendingContentReader):
-    """An assistant turn's text; the turn is there once anything of it is read, text or a
-    marker (an empty turn's end, a call): a prompt the conversation ends with is no turn."""
-
-    __slots__ = ()
-
-    def close(self, marker: str | None, offset: int) -> None:
-        if marker is not None and self._parser.message_pending:
-            self._parser.confirm_message()
-        super().close(marker, offset)
 
 
 @dataclass(frozen=True)
@@ -55,8 +42,9 @@ class PromptAlways(Concept):
 
     def rows(self, table: Table) -> None:
         head = table.first_state["assistant"]
-        ends = frozenset(table.ends("assistant"))
-        table.reader(head, lambda parser: _OpenedTurnReader(parser, ends))
+        # The head's reader, whichever concept gives it, makes the turn real once it reads
+        # anything (the table wraps it after every concept's rows).
+        table.opened[head] = frozenset(table.ends("assistant"))
         for (state, marker), (target, actions) in list(table.steps.items()):
             if state == "outside" and target == head:
                 pending = tuple(

@@ -47,6 +47,41 @@ class PendingContentReader:
         self._held = []
 
 
+class OpenedTurnReader(PendingContentReader):
+    """An assistant turn's text; the turn is there once anything of it is read, text or a
+    marker (an empty turn's end, a call): a generation prompt the conversation ends with is no
+    turn (:class:`~pawlette.declare.PromptAlways`)."""
+
+    __slots__ = ()
+
+    def close(self, marker: str | None, offset: int) -> None:
+        if marker is not None and self._parser.message_pending:
+            self._parser.confirm_message()
+        super().close(marker, offset)
+
+
+class OpenedReader:
+    """:class:`OpenedTurnReader`'s rule around a concept's own reader of the turn (bare
+    calls): the turn is there once the reader is given more than whitespace, or a marker
+    closes it."""
+
+    __slots__ = ("_inner", "_parser")
+
+    def __init__(self, parser: Parser, inner: Reader) -> None:
+        self._parser = parser
+        self._inner = inner
+
+    def feed(self, text: str, offset: int) -> None:
+        if self._parser.message_pending and text.strip():
+            self._parser.confirm_message()
+        self._inner.feed(text, offset)
+
+    def close(self, marker: str | None, offset: int) -> None:
+        if marker is not None and self._parser.message_pending:
+            self._parser.confirm_message()
+        self._inner.close(marker, offset)
+
+
 class HostTextReader(WholeTextReader):
     """A system turn's text; the message was begun pending: text equal to a default (what
     the format writes when there is no system message; None: it writes none) leaves no

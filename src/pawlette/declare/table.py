@@ -32,7 +32,7 @@ from ..errors import FormatError
 from .concept import overrides
 from .layout import Layout
 from .pieces import Fence, text_of
-from .readers import BetweenCallsReader, PendingContentReader
+from .readers import BetweenCallsReader, OpenedReader, OpenedTurnReader, PendingContentReader
 
 AFTER_CALL = "assistant.after_call"
 
@@ -122,6 +122,10 @@ class Table:
         self.begin_actions: tuple[Action, ...] = ()
         self.first_state: dict[str, str] = {}
         """The state a role's turn begins in (``assistant.head``, ``user.body``, ...)."""
+        self.opened: dict[str, frozenset[str]] = {}
+        """States whose turn may be only a generation prompt (:class:`.PromptAlways`), with
+        the turn's end spellings: once every concept has given its rows, the state's reader
+        makes the turn real when it reads anything (:func:`opened_reader`)."""
         self.call_states: list[str] = ["assistant.head", "assistant.body"]
         """The states from which a call may open: calls concepts add their rows from each
         (a reasoning concept whose block a call ends adds its own state, so it must come
@@ -257,6 +261,8 @@ class Table:
         for concept in self.layout.concepts:
             if overrides(concept, "rows"):
                 concept.rows(self)
+        for name, ends in self.opened.items():
+            self.reader(name, opened_reader(self.states[name].reader, ends))
         if self.layout.begin:
             self.on("outside", self.text(self.layout.begin), self.begin_target, *self.begin_actions)
         elif self.begin_target != "outside":
@@ -345,6 +351,14 @@ def _pending(reader: ReaderFactory, ends: frozenset[str]) -> ReaderFactory:
     if reader is ContentReader:
         return lambda parser: PendingContentReader(parser, ends)
     return reader
+
+
+def opened_reader(reader: ReaderFactory, ends: frozenset[str]) -> ReaderFactory:
+    """The reader of a turn that may be only a generation prompt: ``reader``, the turn made
+    real by what it reads (text, a call, a marker that closes it)."""
+    if reader is ContentReader:
+        return lambda parser: OpenedTurnReader(parser, ends)
+    return lambda parser: OpenedReader(parser, reader(parser))
 
 
 def compile_table(layout: Layout) -> Grammar:
