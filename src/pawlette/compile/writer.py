@@ -130,28 +130,38 @@ def _turn(source: _Source, role: str, hooks: Any) -> None:
     for call in source.calls(f"opening_{tag}", hooks.opening, "out, index"):
         source.line(call)
     source.line("out.has_content = message is not None")
+    declared = hooks.content_text is not None
+    if declared:
+        # The first content hook's text for a message of this role holding one text part,
+        # without the hook's call (Concept.content_text); any other message calls the hooks.
+        transform = source.bind(f"content_text_{tag}", hooks.content_text)
+        source.line(
+            f"if message is not None and message.role == {role!r} and "
+            "(content := message.content) and len(content) == 1 and "
+            "type(content[0]) is TextPart:"
+        )
+        source.line(f"    text = {transform}(content[0].text)")
+        branch = "elif"
+    else:
+        branch = "if"
     if hooks.content:
         contents = source.calls(f"content_{tag}", hooks.content, "out, index")
-        source.line(f"if not ({' or '.join(contents)}) and message is not None:")
+        source.line(f"{branch} not ({' or '.join(contents)}) and message is not None:")
     else:
-        source.line("if message is not None:")
+        source.line(f"{branch} message is not None:")
     source.depth += 1
     source.line("content = message.content")
     source.line("if content and len(content) == 1 and type(content[0]) is TextPart:")
     source.line("    text = content[0].text")
     source.line("else:")
     source.line("    text = out.message_text(index)")
-    # Writer.text inlined for a format that does not escape (most): one segment, in the
-    # writer's context (a hook may have moved it).
-    source.line("if writer._escape is None:")
-    source.line("    if text:")
-    source.line(
-        "        writer._append(new_tuple(Segment, (text, False, writer.role, "
-        f'writer.message_index, "content", {hooks.assistant!r})))'
-    )
-    source.line("else:")
-    source.line(f'    writer.text(text, "content", trainable={hooks.assistant!r})')
+    if not declared:
+        _write_text(source, hooks)
     source.depth -= 1
+    if declared:
+        source.line("else:")
+        source.line('    text = ""  # (written by a hook, or no message: nothing more)')
+        _write_text(source, hooks)
     for call in source.calls(f"closing_{tag}", hooks.closing, "out, index"):
         source.line(call)
     ends = bool(hooks.turn_end)
@@ -207,6 +217,20 @@ def _turn(source: _Source, role: str, hooks: Any) -> None:
     source.line(f"out.previous = {role!r}")
     source.depth -= 1
     source.line("")
+
+
+def _write_text(source: _Source, hooks: Any) -> None:
+    """Write ``text`` as the turn's content (nothing when it is empty)."""
+    # Writer.text inlined for a format that does not escape (most): one segment, in the
+    # writer's context (a hook may have moved it).
+    source.line("if writer._escape is None:")
+    source.line("    if text:")
+    source.line(
+        "        writer._append(new_tuple(Segment, (text, False, writer.role, "
+        f'writer.message_index, "content", {hooks.assistant!r})))'
+    )
+    source.line("else:")
+    source.line(f'    writer.text(text, "content", trainable={hooks.assistant!r})')
 
 
 def _kept(source: _Source, tag: str, hooks: Any, which: str, fence: str, kind: str) -> None:

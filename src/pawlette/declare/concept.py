@@ -43,7 +43,7 @@ fields are its special tokens (see :meth:`Concept.markers`).
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, ClassVar, get_args, get_type_hints
 
 from .pieces import Fence, Marker
@@ -161,6 +161,17 @@ class Concept:
         """Write the turn's content; True when written (else the next concept, then the
         message's text)."""
         return False
+
+    def content_text(self, role: str) -> Callable[[str], str] | None:
+        """What :meth:`write_content` does in a turn of ``role`` written for a message of
+        that role whose content is one text part, when all it does there is write a function
+        of that text as the skeleton writes a message's text (caller text of kind
+        ``"content"``, trainable in the assistant's turn) and return True: that function.
+        The compiled writer calls it there in place of the hook when this concept's is the
+        turn's first content hook (tests/compile checks it against the reference, which calls
+        the hook).  None (the default): the hook is called."""
+        del role
+        return None
 
     def write_closing(self, out: Render, index: int) -> None:
         """After the turn's content, before its end fence."""

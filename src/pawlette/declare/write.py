@@ -47,6 +47,7 @@ class TurnHooks:
         "before",
         "closing",
         "content",
+        "content_text",
         "end_kind",
         "ended",
         "frame",
@@ -85,6 +86,9 @@ class TurnHooks:
         self.turn_open = hooked("turn_open")
         self.opening = hooked("write_opening")
         self.content = hooked("write_content")
+        self.content_text = self.content[0].__self__.content_text(role) if self.content else None
+        """What the first content hook writes for a message of this role holding one text part
+        (:meth:`Concept.content_text`; None: not declared)."""
         self.closing = hooked("write_closing")
         self.turn_end = hooked("turn_end")
         self.after = hooked("write_after")

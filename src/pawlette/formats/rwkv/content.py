@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -49,6 +50,15 @@ class ThinkTrimmed(Trimmed):
             return super().write_content(out, index)
         out.writer.text(kept_text(text), "content", trainable=True)
         return True
+
+    def content_text(self, role: str) -> Callable[[str], str] | None:
+        # (write_content above, for a message of a role it trims: an assistant's text from
+        # after its last </think> (all of it when there is none), trimmed)
+        if type(self).write_content is not ThinkTrimmed.write_content or self.lead:
+            return None
+        if type(self).trims is not Trimmed.trims or role not in self.roles:
+            return None
+        return kept_text if role == "assistant" else str.strip
 
     def jinja_content(self, out: Template, role: str) -> bool:
         if role != "assistant" or role not in self.roles:

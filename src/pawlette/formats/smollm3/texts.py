@@ -3,6 +3,7 @@ without the newlines at its start."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
 
@@ -30,6 +31,10 @@ def flag_mode(text: str) -> bool | None:
 def instructions(text: str) -> str:
     """The system text as the template writes it: the flags removed, the end stripped."""
     return text.replace(NO_THINK_FLAG, "").replace(THINK_FLAG, "").rstrip()
+
+
+def _without_leading_newlines(text: str) -> str:
+    return text.lstrip("\n")
 
 
 @dataclass(frozen=True)
@@ -80,6 +85,11 @@ class SmolTexts(Trimmed):
             return True
         out.text(text.lstrip("\n"), "content", trainable=True)
         return True
+
+    def content_text(self, role: str) -> Callable[[str], str] | None:
+        # (write_content above, in an assistant's turn: its text without leading newlines)
+        own = type(self).write_content is SmolTexts.write_content
+        return _without_leading_newlines if own and role == "assistant" else None
 
     def jinja_setup(self, out: Template) -> None:
         first = "text_of(messages[0], 0, '')"
