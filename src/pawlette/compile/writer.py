@@ -272,6 +272,10 @@ def _prompt(source: _Source, plan: Any) -> None:
     source.line("")
 
 
+_FREQUENT = {"assistant": 0, "user": 1, "tool": 2, "system": 3}
+"""The roles, the most frequent in a conversation first."""
+
+
 def _conversation(source: _Source, plan: Any, claimed: dict[str, str]) -> None:
     """The conversation (``writer_of``'s ``write``, specialised)."""
     begin = source.bind("begin", plan.layout.begin)
@@ -291,15 +295,15 @@ def _conversation(source: _Source, plan: Any, claimed: dict[str, str]) -> None:
     source.depth += 1
     source.line("role = message.role")
     branch = "if"
-    for role, name in claimed.items():
+    # The roles' branches test distinct values: in the order of how many messages of each a
+    # conversation holds (most are answers and questions), the common ones test least.
+    written = [*claimed, *(role for role in plan.layout.frames if role not in claimed)]
+    for role in sorted(written, key=lambda role: _FREQUENT.get(role, len(_FREQUENT))):
         source.line(f"{branch} role == {role!r}:")
-        source.line(f"    {name}(out, index)")
-        branch = "elif"
-    for role in plan.layout.frames:
         if role in claimed:
-            continue
-        source.line(f"{branch} role == {role!r}:")
-        source.line(f"    turn_{role}(out, index, message)")
+            source.line(f"    {claimed[role]}(out, index)")
+        else:
+            source.line(f"    turn_{role}(out, index, message)")
         branch = "elif"
     if branch == "if":
         source.line("out.turn(index)")
