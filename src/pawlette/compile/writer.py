@@ -127,17 +127,19 @@ def _turn(source: _Source, role: str, hooks: Any) -> None:
         )
     else:
         source.line(f'out.fence({frame}.opener(out.previous), "header")')
-    for call in source.calls(f"opening_{tag}", hooks.opening, "out, index"):
-        source.line(call)
+    _statements(source, hooks, "opening", "write_opening", tag)
     source.line("out.has_content = message is not None")
     declared = hooks.content_text is not None
     if declared:
-        # The first content hook's text for a message of this role holding one text part,
-        # without the hook's call (Concept.content_text); any other message calls the hooks.
+        # The first content hook's text for a message of this role holding one text part
+        # (and no field an earlier hook needs), without the hooks' calls
+        # (Concept.content_text); any other message calls the hooks.
         transform = source.bind(f"content_text_{tag}", hooks.content_text)
+        needed = hooks.needs["write_content"][: hooks.content_after]
         source.line(
             f"if message is not None and message.role == {role!r} and "
-            "(content := message.content) and len(content) == 1 and "
+            + "".join(f"not message.{field} and " for field in needed)
+            + "(content := message.content) and len(content) == 1 and "
             "type(content[0]) is TextPart:"
         )
         source.line(f"    text = {transform}(content[0].text)")
@@ -145,7 +147,14 @@ def _turn(source: _Source, role: str, hooks: Any) -> None:
     else:
         branch = "if"
     if hooks.content:
-        contents = source.calls(f"content_{tag}", hooks.content, "out, index")
+        contents = [
+            call if field is None else f"((message is None or message.{field}) and {call})"
+            for call, field in zip(
+                source.calls(f"content_{tag}", hooks.content, "out, index"),
+                hooks.needs["write_content"],
+                strict=True,
+            )
+        ]
         source.line(f"{branch} not ({' or '.join(contents)}) and message is not None:")
     else:
         source.line(f"{branch} message is not None:")
@@ -162,8 +171,7 @@ def _turn(source: _Source, role: str, hooks: Any) -> None:
         source.line("else:")
         source.line('    text = ""  # (written by a hook, or no message: nothing more)')
         _write_text(source, hooks)
-    for call in source.calls(f"closing_{tag}", hooks.closing, "out, index"):
-        source.line(call)
+    _statements(source, hooks, "closing", "write_closing", tag)
     ends = bool(hooks.turn_end)
     if ends:
         enders = source.calls(f"turn_end_{tag}", hooks.turn_end, "out, index")
@@ -217,6 +225,18 @@ def _turn(source: _Source, role: str, hooks: Any) -> None:
     source.line(f"out.previous = {role!r}")
     source.depth -= 1
     source.line("")
+
+
+def _statements(source: _Source, hooks: Any, kind: str, method: str, tag: str) -> None:
+    """Call the turn's ``kind`` hooks (``opening``, ``closing``), each one that needs a field
+    of the message (Concept.hook_needs) only for a message that has it, or for no message."""
+    calls = source.calls(f"{kind}_{tag}", getattr(hooks, kind), "out, index")
+    for call, field in zip(calls, hooks.needs[method], strict=True):
+        if field is None:
+            source.line(call)
+        else:
+            source.line(f"if message is None or message.{field}:")
+            source.line(f"    {call}")
 
 
 def _write_text(source: _Source, hooks: Any) -> None:

@@ -132,6 +132,16 @@ class Concept:
         hooks act on different roles says so hook by hook, and costs nothing elsewhere."""
         return self.turn_roles()
 
+    def hook_needs(self, hook: str, role: str) -> str | None:
+        """The :class:`~pawlette.types.Message` field (``"tool_calls"``, ``"reasoning"``)
+        without which the turn hook ``hook`` (``"write_opening"``, ``"write_content"`` or
+        ``"write_closing"``) does nothing in a turn of ``role`` written for a message (a
+        content hook returns False): the compiled writer calls the hook only when the
+        message's field is true (tests/compile checks it against the reference, which always
+        calls it).  None (the default): always called."""
+        del hook, role
+        return None
+
     def check(self, out: Render) -> None:
         """Refuse what this concept cannot write, or record what it drops
         (:meth:`~pawlette.declare.write.Render.lose`), before anything is written."""

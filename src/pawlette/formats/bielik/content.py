@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from pawlette.declare import Trimmed
@@ -32,6 +33,12 @@ class LeadTrimmed(Trimmed):
         trainable = out.role == "assistant"
         out.writer.text(out.message_text(index).lstrip(), "content", trainable=trainable)
         return True
+
+    def content_text(self, role: str) -> Callable[[str], str] | None:
+        # (write_content above, for a message of a role it trims: its text left-stripped)
+        kind = type(self)
+        own = kind.write_content is LeadTrimmed.write_content and kind.trims is LeadTrimmed.trims
+        return str.lstrip if own and role in self.roles else None
 
     def jinja_content(self, out: Template, role: str) -> bool:
         if role not in self.roles:
