@@ -6,6 +6,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from pawlette.declare import Trimmed
+from pawlette.types import TextPart
 
 if TYPE_CHECKING:
     from pawlette.declare.jinja import Template
@@ -21,9 +22,14 @@ class LeadTrimmed(Trimmed):
         return out.messages[index].role in self.roles
 
     def check(self, out: Render) -> None:
+        roles = self.roles
         for index, message in enumerate(out.messages):
-            if message.role in self.roles:
-                text = out.message_text(index)
+            if message.role in roles:
+                content = message.content  # (message_text's common case, without its call)
+                if content and len(content) == 1 and type(content[0]) is TextPart:
+                    text = content[0].text
+                else:
+                    text = out.message_text(index)
                 if text != text.lstrip():
                     out.lose(f"messages[{index}].content", "whitespace at its start trimmed")
 

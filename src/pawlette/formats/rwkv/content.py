@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from pawlette.declare import Trimmed
+from pawlette.types import TextPart
 
 if TYPE_CHECKING:
     from pawlette.declare.jinja import Template
@@ -29,10 +30,15 @@ class ThinkTrimmed(Trimmed):
     ``reasoning_content``."""
 
     def check(self, out: Render) -> None:
+        roles = self.roles
         for index, message in enumerate(out.messages):
-            if message.role not in self.roles:
+            if message.role not in roles:
                 continue
-            text = out.message_text(index)
+            content = message.content  # (message_text's common case, without its call)
+            if content and len(content) == 1 and type(content[0]) is TextPart:
+                text = content[0].text
+            else:
+                text = out.message_text(index)
             if message.role == "assistant" and CLOSE in text:
                 out.lose(
                     f"messages[{index}].content",

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, ClassVar
 from pawlette.declare import Concept, Fence, Trimmed
 from pawlette.emit.jinja_text import jinja_string
 from pawlette.errors import RequestError
+from pawlette.types import TextPart
 
 if TYPE_CHECKING:
     from pawlette.declare.jinja import Template
@@ -51,8 +52,16 @@ class SmolTexts(Trimmed):
 
     def check(self, out: Render) -> None:
         for index, message in enumerate(out.messages):
-            text = out.message_text(index)
-            if index == 0 and message.role == "system":
+            if message.role == "assistant":  # (the common case first, its text read inline)
+                content = message.content
+                if content and len(content) == 1 and type(content[0]) is TextPart:
+                    text = content[0].text
+                else:
+                    text = out.message_text(index)
+                if text.startswith("\n"):
+                    out.lose(f"messages[{index}].content", "newlines at its start removed")
+            elif index == 0 and message.role == "system":
+                text = out.message_text(index)
                 mode = flag_mode(text)
                 if mode is not None and mode != self.thinking:
                     flag = THINK_FLAG if mode else NO_THINK_FLAG
@@ -66,8 +75,6 @@ class SmolTexts(Trimmed):
                     out.lose("messages[0].content", "empty instructions: the default written")
                 elif instructions(text) != text:
                     out.lose("messages[0].content", "mode flags and trailing space removed")
-            elif message.role == "assistant" and text != text.lstrip("\n"):
-                out.lose(f"messages[{index}].content", "newlines at its start removed")
 
     def write_content(self, out: Render, index: int) -> bool:
         if index < 0:
