@@ -138,7 +138,7 @@ def _turn(source: _Source, role: str, hooks: Any) -> None:
         needed = hooks.needs["write_content"][: hooks.content_after]
         source.line(
             f"if message is not None and message.role == {role!r} and "
-            + "".join(f"not message.{field} and " for field in needed)
+            + "".join(f"not {_needed(field)} and " for field in needed)
             + "(content := message.content) and len(content) == 1 and "
             "type(content[0]) is TextPart:"
         )
@@ -148,7 +148,7 @@ def _turn(source: _Source, role: str, hooks: Any) -> None:
         branch = "if"
     if hooks.content:
         contents = [
-            call if field is None else f"((message is None or message.{field}) and {call})"
+            call if field is None else f"((message is None or {_needed(field)}) and {call})"
             for call, field in zip(
                 source.calls(f"content_{tag}", hooks.content, "out, index"),
                 hooks.needs["write_content"],
@@ -227,6 +227,15 @@ def _turn(source: _Source, role: str, hooks: Any) -> None:
     source.line("")
 
 
+def _needed(field: str) -> str:
+    """The test of what a hook needs (Concept.hook_needs), ``message`` and ``index`` given."""
+    if field == "after_last_query":
+        return "index > out.last_query"
+    if not field.isidentifier():
+        raise ValueError(f"a hook needs {field!r}; expected a message field's name")
+    return f"message.{field}"
+
+
 def _statements(source: _Source, hooks: Any, kind: str, method: str, tag: str) -> None:
     """Call the turn's ``kind`` hooks (``opening``, ``closing``), each one that needs a field
     of the message (Concept.hook_needs) only for a message that has it, or for no message."""
@@ -235,7 +244,7 @@ def _statements(source: _Source, hooks: Any, kind: str, method: str, tag: str) -
         if field is None:
             source.line(call)
         else:
-            source.line(f"if message is None or message.{field}:")
+            source.line(f"if message is None or {_needed(field)}:")
             source.line(f"    {call}")
 
 

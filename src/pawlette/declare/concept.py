@@ -133,12 +133,13 @@ class Concept:
         return self.turn_roles()
 
     def hook_needs(self, hook: str, role: str) -> str | None:
-        """The :class:`~pawlette.types.Message` field (``"tool_calls"``, ``"reasoning"``)
-        without which the turn hook ``hook`` (``"write_opening"``, ``"write_content"`` or
-        ``"write_closing"``) does nothing in a turn of ``role`` written for a message (a
-        content hook returns False): the compiled writer calls the hook only when the
-        message's field is true (tests/compile checks it against the reference, which always
-        calls it).  None (the default): always called."""
+        """What the turn hook ``hook`` (``"write_opening"``, ``"write_content"`` or
+        ``"write_closing"``) needs to act in a turn of ``role`` written for a message (else
+        it does nothing; a content hook returns False): a true
+        :class:`~pawlette.types.Message` field (``"tool_calls"``, ``"reasoning"``), or
+        ``"after_last_query"`` (the message comes after the last user message).  The compiled
+        writer calls the hook only then (tests/compile checks it against the reference, which
+        always calls it).  None (the default): always called."""
         del hook, role
         return None
 

@@ -176,11 +176,14 @@ class Reasoning(Concept):
         return self.turn_roles()
 
     def written_needs(self) -> str | None:
-        """The message field without which :meth:`written` is False (None: none such)."""
+        """What :meth:`written` needs to be True (:meth:`Concept.hook_needs`; None: nothing
+        the writer can test)."""
         if type(self).written is not Reasoning.written:
             return None
         if self.keep == "all" and (self.absent or self.empty_given is False):
             return "reasoning"
+        if self.keep == "after_last_query":
+            return "after_last_query"
         return "tool_calls" if self.keep == "calls" else None
 
     def hook_needs(self, hook: str, role: str) -> str | None:

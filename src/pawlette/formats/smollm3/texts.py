@@ -71,9 +71,10 @@ class SmolTexts(Trimmed):
                         f"the flag {flag} with thinking={self.thinking}",
                         f"the mode as the format's option: use {variant}",
                     )
-                if not instructions(text):
+                cleaned = instructions(text)
+                if not cleaned:
                     out.lose("messages[0].content", "empty instructions: the default written")
-                elif instructions(text) != text:
+                elif cleaned != text:
                     out.lose("messages[0].content", "mode flags and trailing space removed")
 
     def write_content(self, out: Render, index: int) -> bool:
