@@ -232,9 +232,22 @@ def conversation_from_openai(
         prefix = "messages"
     items = _require_list(raw_messages, prefix)
     plain = _plain_message
+    kept_text = _TEXT_MESSAGES.get
+    longest = _TEXT_MESSAGE_LONGEST
     messages: list[Message] = []
     append = messages.append
     for item in items:
+        # Most messages are a role and a text read before: found in the kept messages here,
+        # without a call (a role other than a core one, "developer", is never a key there:
+        # _plain_message reads it).  The rest, and a miss, go through the readers below.
+        if type(item) is dict and len(item) == 2:
+            role = item.get("role")
+            text = item.get("content")
+            if type(role) is str and type(text) is str and len(text) <= longest:
+                message = kept_text((role, text))
+                if message is not None:
+                    append(message)
+                    continue
         message = plain(item)
         if message is None:  # not the plain shape (or invalid): the general reader words errors
             message = _read_message(item, f"{prefix}[{len(messages)}]")

@@ -127,33 +127,51 @@ def _turn(source: _Source, role: str, hooks: Any) -> None:
         )
     else:
         source.line(f'out.fence({frame}.opener(out.previous), "header")')
-    for call in source.calls(f"opening_{tag}", hooks.opening, "out, index"):
-        source.line(call)
+    _statements(source, hooks, "opening", "write_opening", tag)
     source.line("out.has_content = message is not None")
-    if hooks.content:
-        contents = source.calls(f"content_{tag}", hooks.content, "out, index")
-        source.line(f"if not ({' or '.join(contents)}) and message is not None:")
+    declared = hooks.content_text is not None
+    if declared:
+        # The first content hook's text for a message of this role holding one text part
+        # (and no field an earlier hook needs), without the hooks' calls
+        # (Concept.content_text); any other message calls the hooks.
+        transform = source.bind(f"content_text_{tag}", hooks.content_text)
+        needed = hooks.needs["write_content"][: hooks.content_after]
+        source.line(
+            f"if message is not None and message.role == {role!r} and "
+            + "".join(f"not {_needed(field)} and " for field in needed)
+            + "(content := message.content) and len(content) == 1 and "
+            "type(content[0]) is TextPart:"
+        )
+        source.line(f"    text = {transform}(content[0].text)")
+        branch = "elif"
     else:
-        source.line("if message is not None:")
+        branch = "if"
+    if hooks.content:
+        contents = [
+            call if field is None else f"((message is None or {_needed(field)}) and {call})"
+            for call, field in zip(
+                source.calls(f"content_{tag}", hooks.content, "out, index"),
+                hooks.needs["write_content"],
+                strict=True,
+            )
+        ]
+        source.line(f"{branch} not ({' or '.join(contents)}) and message is not None:")
+    else:
+        source.line(f"{branch} message is not None:")
     source.depth += 1
     source.line("content = message.content")
     source.line("if content and len(content) == 1 and type(content[0]) is TextPart:")
     source.line("    text = content[0].text")
     source.line("else:")
     source.line("    text = out.message_text(index)")
-    # Writer.text inlined for a format that does not escape (most): one segment, in the
-    # writer's context (a hook may have moved it).
-    source.line("if writer._escape is None:")
-    source.line("    if text:")
-    source.line(
-        "        writer._append(new_tuple(Segment, (text, False, writer.role, "
-        f'writer.message_index, "content", {hooks.assistant!r})))'
-    )
-    source.line("else:")
-    source.line(f'    writer.text(text, "content", trainable={hooks.assistant!r})')
+    if not declared:
+        _write_text(source, hooks)
     source.depth -= 1
-    for call in source.calls(f"closing_{tag}", hooks.closing, "out, index"):
-        source.line(call)
+    if declared:
+        source.line("else:")
+        source.line('    text = ""  # (written by a hook, or no message: nothing more)')
+        _write_text(source, hooks)
+    _statements(source, hooks, "closing", "write_closing", tag)
     ends = bool(hooks.turn_end)
     if ends:
         enders = source.calls(f"turn_end_{tag}", hooks.turn_end, "out, index")
@@ -209,6 +227,41 @@ def _turn(source: _Source, role: str, hooks: Any) -> None:
     source.line("")
 
 
+def _needed(field: str) -> str:
+    """The test of what a hook needs (Concept.hook_needs), ``message`` and ``index`` given."""
+    if field == "after_last_query":
+        return "index > out.last_query"
+    if not field.isidentifier():
+        raise ValueError(f"a hook needs {field!r}; expected a message field's name")
+    return f"message.{field}"
+
+
+def _statements(source: _Source, hooks: Any, kind: str, method: str, tag: str) -> None:
+    """Call the turn's ``kind`` hooks (``opening``, ``closing``), each one that needs a field
+    of the message (Concept.hook_needs) only for a message that has it, or for no message."""
+    calls = source.calls(f"{kind}_{tag}", getattr(hooks, kind), "out, index")
+    for call, field in zip(calls, hooks.needs[method], strict=True):
+        if field is None:
+            source.line(call)
+        else:
+            source.line(f"if message is None or {_needed(field)}:")
+            source.line(f"    {call}")
+
+
+def _write_text(source: _Source, hooks: Any) -> None:
+    """Write ``text`` as the turn's content (nothing when it is empty)."""
+    # Writer.text inlined for a format that does not escape (most): one segment, in the
+    # writer's context (a hook may have moved it).
+    source.line("if writer._escape is None:")
+    source.line("    if text:")
+    source.line(
+        "        writer._append(new_tuple(Segment, (text, False, writer.role, "
+        f'writer.message_index, "content", {hooks.assistant!r})))'
+    )
+    source.line("else:")
+    source.line(f'    writer.text(text, "content", trainable={hooks.assistant!r})')
+
+
 def _kept(source: _Source, tag: str, hooks: Any, which: str, fence: str, kind: str) -> None:
     """Write the frame's ``which`` fence (``end`` or ``after``) from its segments kept by
     message index, as ``out.fence(fence, kind, ...)`` would in the turn's own context."""
@@ -248,6 +301,10 @@ def _prompt(source: _Source, plan: Any) -> None:
     source.line("")
 
 
+_FREQUENT = {"assistant": 0, "user": 1, "tool": 2, "system": 3}
+"""The roles, the most frequent in a conversation first."""
+
+
 def _conversation(source: _Source, plan: Any, claimed: dict[str, str]) -> None:
     """The conversation (``writer_of``'s ``write``, specialised)."""
     begin = source.bind("begin", plan.layout.begin)
@@ -267,15 +324,15 @@ def _conversation(source: _Source, plan: Any, claimed: dict[str, str]) -> None:
     source.depth += 1
     source.line("role = message.role")
     branch = "if"
-    for role, name in claimed.items():
+    # The roles' branches test distinct values: in the order of how many messages of each a
+    # conversation holds (most are answers and questions), the common ones test least.
+    written = [*claimed, *(role for role in plan.layout.frames if role not in claimed)]
+    for role in sorted(written, key=lambda role: _FREQUENT.get(role, len(_FREQUENT))):
         source.line(f"{branch} role == {role!r}:")
-        source.line(f"    {name}(out, index)")
-        branch = "elif"
-    for role in plan.layout.frames:
         if role in claimed:
-            continue
-        source.line(f"{branch} role == {role!r}:")
-        source.line(f"    turn_{role}(out, index, message)")
+            source.line(f"    {claimed[role]}(out, index)")
+        else:
+            source.line(f"    turn_{role}(out, index, message)")
         branch = "elif"
     if branch == "if":
         source.line("out.turn(index)")

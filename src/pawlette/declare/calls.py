@@ -101,6 +101,11 @@ class CallConcept(Concept):
             return frozenset()
         return self.turn_roles()
 
+    def hook_needs(self, hook: str, role: str) -> str | None:
+        """The writer's own content and closing hooks act on a turn with calls alone."""
+        own = getattr(type(self), hook, None) in _ACTING_ON_CALLS
+        return "tool_calls" if own and type(self).calls_of is CallConcept.calls_of else None
+
     def check(self, out: Render) -> None:
         """Refuse, or record as lost, what a turn holds beside its calls that the format
         cannot write: its text (as ``content`` says), several calls (without ``parallel``;
@@ -388,3 +393,11 @@ def closing_marker(parser: Parser, marker: str | None) -> str:
     """``marker`` where its row leads out of the call being read (it closes the call), else
     ``""`` (the end of the turn or of the input, or a marker that cuts the call off)."""
     return (marker or "") if next_state(parser, marker) == "assistant.after_call" else ""
+
+
+_ACTING_ON_CALLS = (
+    CallConcept.write_content,
+    SectionedCallConcept.write_closing,
+    ListedCallConcept.write_closing,
+)
+"""The writer hooks that do nothing in a turn without calls (:meth:`CallConcept.hook_needs`)."""

@@ -25,21 +25,20 @@ class Alternation(Concept):
     calls_count: bool = False
     system_counts: bool = False
 
-    def _counted(self, role: str, has_calls: bool) -> bool:
-        if role == "tool":
-            return False
-        if role == "system":
-            return self.system_counts
-        return not has_calls or self.calls_count
-
     def check(self, out: Render) -> None:
         expected = "user"
-        start = 1 if out.messages and out.messages[0].role == "system" else 0
-        for index in range(start, len(out.messages)):
-            message = out.messages[index]
-            if not self._counted(message.role, bool(message.tool_calls)):
+        messages = out.messages
+        start = 1 if messages and messages[0].role == "system" else 0
+        system_counts, calls_count = self.system_counts, self.calls_count
+        for index in range(start, len(messages)):
+            message = messages[index]
+            role = message.role
+            # (_counted inlined: a test per message)
+            if role == "tool" or (role == "system" and not system_counts):
                 continue
-            if message.role != expected:
+            if role != "system" and message.tool_calls and not calls_count:
+                continue
+            if role != expected:
                 after = " after the first system message" if start else ", from a user message"
                 raise RequestError(
                     f"messages[{index}].role",

@@ -43,7 +43,7 @@ fields are its special tokens (see :meth:`Concept.markers`).
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, ClassVar, get_args, get_type_hints
 
 from .pieces import Fence, Marker
@@ -132,6 +132,17 @@ class Concept:
         hooks act on different roles says so hook by hook, and costs nothing elsewhere."""
         return self.turn_roles()
 
+    def hook_needs(self, hook: str, role: str) -> str | None:
+        """What the turn hook ``hook`` (``"write_opening"``, ``"write_content"`` or
+        ``"write_closing"``) needs to act in a turn of ``role`` written for a message (else
+        it does nothing; a content hook returns False): a true
+        :class:`~pawlette.types.Message` field (``"tool_calls"``, ``"reasoning"``), or
+        ``"after_last_query"`` (the message comes after the last user message).  The compiled
+        writer calls the hook only then (tests/compile checks it against the reference, which
+        always calls it).  None (the default): always called."""
+        del hook, role
+        return None
+
     def check(self, out: Render) -> None:
         """Refuse what this concept cannot write, or record what it drops
         (:meth:`~pawlette.declare.write.Render.lose`), before anything is written."""
@@ -161,6 +172,17 @@ class Concept:
         """Write the turn's content; True when written (else the next concept, then the
         message's text)."""
         return False
+
+    def content_text(self, role: str) -> Callable[[str], str] | None:
+        """What :meth:`write_content` does in a turn of ``role`` written for a message of
+        that role whose content is one text part, when all it does there is write a function
+        of that text as the skeleton writes a message's text (caller text of kind
+        ``"content"``, trainable in the assistant's turn) and return True: that function.
+        The compiled writer calls it there in place of the hook when this concept's is the
+        turn's first content hook (tests/compile checks it against the reference, which calls
+        the hook).  None (the default): the hook is called."""
+        del role
+        return None
 
     def write_closing(self, out: Render, index: int) -> None:
         """After the turn's content, before its end fence."""

@@ -4,6 +4,7 @@ refusals."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
 
@@ -146,6 +147,12 @@ class Trimmed(Concept):
             out.fence(self.lead, "content", trainable=trainable)
         out.writer.text(text, "content", trainable=trainable)
         return True
+
+    def content_text(self, role: str) -> Callable[[str], str] | None:
+        # (Trimmed's own write_content, for a message of a role it trims: its text stripped)
+        kind = type(self)
+        own = kind.write_content is Trimmed.write_content and kind.trims is Trimmed.trims
+        return str.strip if own and role in self.roles and not self.lead else None
 
     def jinja_content(self, out: Template, role: str) -> bool:
         if role not in self.roles:

@@ -175,6 +175,27 @@ class Reasoning(Concept):
             return frozenset()
         return self.turn_roles()
 
+    def written_needs(self) -> str | None:
+        """What :meth:`written` needs to be True (:meth:`Concept.hook_needs`; None: nothing
+        the writer can test)."""
+        if type(self).written is not Reasoning.written:
+            return None
+        if self.keep == "all" and (self.absent or self.empty_given is False):
+            return "reasoning"
+        if self.keep == "after_last_query":
+            return "after_last_query"
+        return "tool_calls" if self.keep == "calls" else None
+
+    def hook_needs(self, hook: str, role: str) -> str | None:
+        """The writer's own opening (without a stand-in for a block) and content hooks act
+        only on a turn whose block is written."""
+        kind = type(self)
+        if hook == "write_opening" and kind.write_opening is Reasoning.write_opening:
+            return None if self.absent else self.written_needs()
+        if hook == "write_content" and kind.write_content is Reasoning.write_content:
+            return self.written_needs()
+        return None
+
     def check(self, out: Render) -> None:
         out.handles("reasoning")
         if "reasoning" not in out.present:

@@ -162,6 +162,8 @@ class SystemPrompt(Concept):
             if any(message.role == "system" for message in out.messages) or self._wanted(out):
                 out.turn(-1, "system")
             return
+        if not (self.always or self.default is not None or out.plan.wants_system):
+            return  # nothing wants a system turn without a message (render's hot path)
         if self.empty_first == "none" and self._absent(out):
             return
         if not self._has_first(out) and self._wanted(out):

@@ -47,10 +47,13 @@ class TurnHooks:
         "before",
         "closing",
         "content",
+        "content_after",
+        "content_text",
         "end_kind",
         "ended",
         "frame",
         "kept",
+        "needs",
         "opened",
         "opening",
         "opens",
@@ -73,18 +76,33 @@ class TurnHooks:
         """The frame's ``end`` and its ``after`` each alone, as segments by message index
         (the compiled turn writes them so when a concept writes between them)."""
 
+        self.needs: dict[str, list[str | None]] = {}
+        """Each hook's message field (:meth:`Concept.hook_needs`), by hook name, in order."""
+
         def hooked(method: str) -> list[Any]:
-            return [
-                getattr(c, method)
+            acting = [
+                c
                 for c in concepts
                 if overrides(c, method)
                 and ((roles := c.hook_roles(method)) is None or role in roles)
             ]
+            self.needs[method] = [c.hook_needs(method, role) for c in acting]
+            return [getattr(c, method) for c in acting]
 
         self.before = hooked("write_before")
         self.turn_open = hooked("turn_open")
         self.opening = hooked("write_opening")
         self.content = hooked("write_content")
+        self.content_text: Callable[[str], str] | None = None
+        """What the first content hook that acts on a message of this role holding one text
+        part and no field an earlier one needs writes (:meth:`Concept.content_text`; None:
+        not declared); ``content_after`` is its place among the content hooks."""
+        self.content_after = 0
+        for number, hook in enumerate(self.content):
+            self.content_text = hook.__self__.content_text(role)
+            if self.content_text is not None or self.needs["write_content"][number] is None:
+                self.content_after = number
+                break
         self.closing = hooked("write_closing")
         self.turn_end = hooked("turn_end")
         self.after = hooked("write_after")

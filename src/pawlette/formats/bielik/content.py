@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from pawlette.declare import Trimmed
+from pawlette.types import TextPart
 
 if TYPE_CHECKING:
     from pawlette.declare.jinja import Template
@@ -20,9 +22,14 @@ class LeadTrimmed(Trimmed):
         return out.messages[index].role in self.roles
 
     def check(self, out: Render) -> None:
+        roles = self.roles
         for index, message in enumerate(out.messages):
-            if message.role in self.roles:
-                text = out.message_text(index)
+            if message.role in roles:
+                content = message.content  # (message_text's common case, without its call)
+                if content and len(content) == 1 and type(content[0]) is TextPart:
+                    text = content[0].text
+                else:
+                    text = out.message_text(index)
                 if text != text.lstrip():
                     out.lose(f"messages[{index}].content", "whitespace at its start trimmed")
 
@@ -32,6 +39,12 @@ class LeadTrimmed(Trimmed):
         trainable = out.role == "assistant"
         out.writer.text(out.message_text(index).lstrip(), "content", trainable=trainable)
         return True
+
+    def content_text(self, role: str) -> Callable[[str], str] | None:
+        # (write_content above, for a message of a role it trims: its text left-stripped)
+        kind = type(self)
+        own = kind.write_content is LeadTrimmed.write_content and kind.trims is LeadTrimmed.trims
+        return str.lstrip if own and role in self.roles else None
 
     def jinja_content(self, out: Template, role: str) -> bool:
         if role not in self.roles:

@@ -20,6 +20,9 @@ class GivenReasoning(Reasoning):
     def written(self, out: Render, index: int) -> bool:
         return bool(out.messages[index].reasoning)
 
+    def written_needs(self) -> str | None:
+        return "reasoning"
+
     def _condition(self, out: Template) -> str:
         return (
             "(message.reasoning_content is defined and message.reasoning_content is not none"

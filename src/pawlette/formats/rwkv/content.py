@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from pawlette.declare import Trimmed
+from pawlette.types import TextPart
 
 if TYPE_CHECKING:
     from pawlette.declare.jinja import Template
@@ -28,10 +30,15 @@ class ThinkTrimmed(Trimmed):
     ``reasoning_content``."""
 
     def check(self, out: Render) -> None:
+        roles = self.roles
         for index, message in enumerate(out.messages):
-            if message.role not in self.roles:
+            if message.role not in roles:
                 continue
-            text = out.message_text(index)
+            content = message.content  # (message_text's common case, without its call)
+            if content and len(content) == 1 and type(content[0]) is TextPart:
+                text = content[0].text
+            else:
+                text = out.message_text(index)
             if message.role == "assistant" and CLOSE in text:
                 out.lose(
                     f"messages[{index}].content",
@@ -49,6 +56,15 @@ class ThinkTrimmed(Trimmed):
             return super().write_content(out, index)
         out.writer.text(kept_text(text), "content", trainable=True)
         return True
+
+    def content_text(self, role: str) -> Callable[[str], str] | None:
+        # (write_content above, for a message of a role it trims: an assistant's text from
+        # after its last </think> (all of it when there is none), trimmed)
+        if type(self).write_content is not ThinkTrimmed.write_content or self.lead:
+            return None
+        if type(self).trims is not Trimmed.trims or role not in self.roles:
+            return None
+        return kept_text if role == "assistant" else str.strip
 
     def jinja_content(self, out: Template, role: str) -> bool:
         if role != "assistant" or role not in self.roles:

@@ -3,12 +3,14 @@ without the newlines at its start."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
 
 from pawlette.declare import Concept, Fence, Trimmed
 from pawlette.emit.jinja_text import jinja_string
 from pawlette.errors import RequestError
+from pawlette.types import TextPart
 
 if TYPE_CHECKING:
     from pawlette.declare.jinja import Template
@@ -32,6 +34,10 @@ def instructions(text: str) -> str:
     return text.replace(NO_THINK_FLAG, "").replace(THINK_FLAG, "").rstrip()
 
 
+def _without_leading_newlines(text: str) -> str:
+    return text.lstrip("\n")
+
+
 @dataclass(frozen=True)
 class SmolTexts(Trimmed):
     """The first system message is written as the template's custom instructions (flags
@@ -46,8 +52,16 @@ class SmolTexts(Trimmed):
 
     def check(self, out: Render) -> None:
         for index, message in enumerate(out.messages):
-            text = out.message_text(index)
-            if index == 0 and message.role == "system":
+            if message.role == "assistant":  # (the common case first, its text read inline)
+                content = message.content
+                if content and len(content) == 1 and type(content[0]) is TextPart:
+                    text = content[0].text
+                else:
+                    text = out.message_text(index)
+                if text.startswith("\n"):
+                    out.lose(f"messages[{index}].content", "newlines at its start removed")
+            elif index == 0 and message.role == "system":
+                text = out.message_text(index)
                 mode = flag_mode(text)
                 if mode is not None and mode != self.thinking:
                     flag = THINK_FLAG if mode else NO_THINK_FLAG
@@ -57,12 +71,11 @@ class SmolTexts(Trimmed):
                         f"the flag {flag} with thinking={self.thinking}",
                         f"the mode as the format's option: use {variant}",
                     )
-                if not instructions(text):
+                cleaned = instructions(text)
+                if not cleaned:
                     out.lose("messages[0].content", "empty instructions: the default written")
-                elif instructions(text) != text:
+                elif cleaned != text:
                     out.lose("messages[0].content", "mode flags and trailing space removed")
-            elif message.role == "assistant" and text != text.lstrip("\n"):
-                out.lose(f"messages[{index}].content", "newlines at its start removed")
 
     def write_content(self, out: Render, index: int) -> bool:
         if index < 0:
@@ -80,6 +93,11 @@ class SmolTexts(Trimmed):
             return True
         out.text(text.lstrip("\n"), "content", trainable=True)
         return True
+
+    def content_text(self, role: str) -> Callable[[str], str] | None:
+        # (write_content above, in an assistant's turn: its text without leading newlines)
+        own = type(self).write_content is SmolTexts.write_content
+        return _without_leading_newlines if own and role == "assistant" else None
 
     def jinja_setup(self, out: Template) -> None:
         first = "text_of(messages[0], 0, '')"
