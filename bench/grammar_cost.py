@@ -29,21 +29,23 @@ llama.cpp's forced grammar admits reasoning and free text before the call, marke
 it included: the peer writes that text until the token budget or until its own parser fails,
 so it returns no valid call and the sides' answers differ in kind and length.  Per request,
 the sides do different jobs.  The headline is therefore per token and per fixed cost, each
-from the engine's own process CPU (its threads' time on a CPU, user + system, from
-``/proc/PID/task/*/schedstat``) and the engine's own
-counters (``/metrics``: tokens generated, prompt tokens processed and read from the cache):
+from CPU time (threads' time on a CPU, user + system, ``/proc/PID/task/*/schedstat``): the
+engine process's and, for pawlette's sides, ``pawlette serve``'s (its threads in this
+process: the peer renders its template and builds its grammar inside the engine, pawlette
+in its own process), and from the engine's own counters (``/metrics``: tokens generated,
+prompt tokens processed and read from the cache):
 
-- **generation CPU per token**: the engine's CPU per generated token after the first (a
-  request's CPU, less the median CPU of the same request cut to one token, over its tokens
-  less one), what each side's grammar costs the engine on every further token;
-- **CPU to the first token**: the median engine CPU of the request cut to ``max_tokens`` 1
+- **generation CPU per token**: the CPU per generated token after the first (a request's
+  CPU, less the median CPU of the same request cut to one token, over its tokens less one),
+  what each side's grammar costs on every further token;
+- **CPU to the first token**: the median CPU of the request cut to ``max_tokens`` 1
   (sent after each measured request, not counted in it): its prompt's uncached tokens, the
   grammar's compilation and the first token;
 - **TTFT**: the median time to the first streamed chunk; llama.cpp's prompt cache holds each
   side's prompt after the warm-up, so the prompt tokens processed per request (shown) are a
   few on every side, whatever the prompt's length.
 
-Per request (engine CPU, requests per second) and per valid answer (CPU over valid answers;
+Per request (CPU, requests per second) and per valid answer (CPU over valid answers;
 none for the peer) are shown beside, labelled as unlike jobs.  Each side's answers that keep
 the tool_choice contract are counted (tests/support/gguf_checks.py: calls only to the allowed
 functions with JSON-object arguments, at least one, no marker text in content, the right
@@ -67,6 +69,7 @@ import os
 import statistics
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -125,18 +128,33 @@ def _load() -> str:
     return "load average " + " ".join(f"{value:.2f}" for value in os.getloadavg())
 
 
-def process_cpu(pid: int) -> float:
+def process_cpu(pid: int, only: set[int] | None = None) -> float:
     """Seconds the process's threads have run on a CPU (user + system, the scheduler's
     nanosecond count: ``/proc/PID/stat`` counts in ticks of 10 ms, as much as a one-token
     request costs)."""
     total = 0
     for task in os.listdir(f"/proc/{pid}/task"):
+        if only is not None and int(task) not in only:
+            continue
         try:
             with open(f"/proc/{pid}/task/{task}/schedstat", encoding="ascii") as stat:
                 total += int(stat.read().split()[0])
         except FileNotFoundError:  # a thread that ended meanwhile
             continue
     return total / 1e9
+
+
+def server_cpu(server: LiveServer | None) -> float:
+    """Seconds the ``pawlette serve`` under test has run on a CPU: its uvicorn thread and
+    the worker threads its event loop hands blocking work to (the other server's thread,
+    idle but for its event loop's ticks, and the client's, the main one, are not counted;
+    none for the peer, whose engine does all its work)."""
+    if server is None:
+        return 0.0
+    threads = {server.thread.native_id} | {
+        thread.native_id for thread in threading.enumerate() if thread.name.startswith("AnyIO")
+    }
+    return process_cpu(os.getpid(), only={tid for tid in threads if tid is not None})
 
 
 # ------------------------------------------------------------------ grammar size
@@ -288,8 +306,10 @@ class Side:
     valid: int = 0
     engine: Counters = field(default_factory=Counters)
     """The engine's counters over the measured requests (not the one-token ones)."""
+    server: float = 0.0
+    """CPU of ``pawlette serve`` (none for the peer, whose engine does all)."""
     first_cpu: list[float] = field(default_factory=list)
-    """Engine CPU of each request cut to one token."""
+    """Engine and ``pawlette serve`` CPU of each request cut to one token."""
     first: list[float] = field(default_factory=list)
     visible: list[float] = field(default_factory=list)
     reasons: list[str] = field(default_factory=list)
@@ -331,13 +351,14 @@ def fields_for(label: str, choice: str, parallel: bool | None, seed: int, max_to
 def measure(
     side: Side,
     engine: Engine,
+    server: LiveServer | None,
     client: openai.OpenAI,
     check: Callable[[dict[str, Any], str | None], list[str]],
     fields: dict[str, Any],
 ) -> None:
     """One measured request, then the same cut to one token (its engine CPU only)."""
     before = engine.counters()
-    cpu = process_cpu(engine.pid)
+    cpu, own = process_cpu(engine.pid), server_cpu(server)
     started = time.monotonic()
     times: dict[str, float] = {}
     try:
@@ -347,6 +368,7 @@ def measure(
     else:
         found = check(message, finish)
     side.wall += time.monotonic() - started
+    side.server += server_cpu(server) - own
     side.cpu += process_cpu(engine.pid) - cpu
     side.engine += engine.counters() - before
     side.requests += 1
@@ -356,11 +378,11 @@ def measure(
         side.first.append(times["first"])
     if "visible" in times:
         side.visible.append(times["visible"])
-    cpu = process_cpu(engine.pid)
-    # An answer cut at one token may be refused: its engine CPU is what counts.
+    cpu = process_cpu(engine.pid) + server_cpu(server)
+    # An answer cut at one token may be refused: its CPU is what counts.
     with contextlib.suppress(openai.APIError):
         ask(client, {**fields, "max_tokens": 1}, {})
-    side.first_cpu.append(process_cpu(engine.pid) - cpu)
+    side.first_cpu.append(process_cpu(engine.pid) + server_cpu(server) - cpu)
 
 
 def sdk_client(url: str) -> openai.OpenAI:
@@ -374,7 +396,7 @@ def run_format(format_name: str, seeds: int, max_tokens: int) -> dict[tuple[str,
     model = format_model(format_name)
     engines: list[Engine] = []
     servers: list[LiveServer] = []
-    sides: dict[str, tuple[Engine, openai.OpenAI]] = {}
+    sides: dict[str, tuple[Engine, LiveServer | None, openai.OpenAI]] = {}
     try:
         ours = Engine(model.path)
         engines.append(ours)
@@ -391,23 +413,24 @@ def run_format(format_name: str, seeds: int, max_tokens: int) -> dict[tuple[str,
                 )
             )
             servers.append(server)
-            sides[label] = (ours, sdk_client(server.url))
+            sides[label] = (ours, server, sdk_client(server.url))
         if format_name in PEER_TEMPLATES:
             template = corpus_template(PEER_TEMPLATES[format_name]).text
             peer = Engine(model.path, template)
             engines.append(peer)
-            sides[PEER] = (peer, sdk_client(peer.url))
+            sides[PEER] = (peer, None, sdk_client(peer.url))
         results: dict[tuple[str, str], Side] = {}
         # One answer per side and choice first, not counted: llama.cpp builds llguidance's view
         # of the vocabulary (seconds of CPU) at its first Lark grammar, once per process, and
         # each prompt is then in llama.cpp's prompt cache.
         for choice in FORCED:
-            for label, (engine, client) in sides.items():
+            for label, (engine, server, client) in sides.items():
                 fields = fields_for(label, choice, None, WARM_SEED, max_tokens)
-                measure(Side(), engine, client, lambda *_: [], fields)
+                measure(Side(), engine, server, client, lambda *_: [], fields)
         if PEER in sides:
-            engine, client = sides[PEER]
-            measure(Side(), engine, client, lambda *_: [], request("none", seed=WARM_SEED))
+            engine, _, client = sides[PEER]
+            fields = request("none", seed=WARM_SEED)
+            measure(Side(), engine, None, client, lambda *_: [], fields)
         for server in servers:
             chosen = value(scrape(server.url), LARK_GAUGE, upstream=ours.url)
             expected = 1 if OURS_OF[server.config.grammar_syntax] == "lark" else 0
@@ -423,17 +446,17 @@ def run_format(format_name: str, seeds: int, max_tokens: int) -> dict[tuple[str,
                 def check(message: dict[str, Any], finish: str | None) -> list[str]:
                     return problems(format_name, choice, parallel, message, finish)  # noqa: B023
 
-                for label, (engine, client) in sides.items():
+                for label, (engine, server, client) in sides.items():
                     side = results.setdefault((choice, label), Side())
                     fields = fields_for(label, choice, parallel, seed, max_tokens)
-                    measure(side, engine, client, check, fields)
+                    measure(side, engine, server, client, check, fields)
             if PEER in sides:
                 # The engine alone: no grammar (its answers are not checked).
-                engine, client = sides[PEER]
+                engine, _, client = sides[PEER]
                 side = results.setdefault(("none", FLOOR), Side())
                 fields = request("none", max_tokens=max_tokens, seed=seed)
-                measure(side, engine, client, lambda *_: [], fields)
-        for _, client in sides.values():
+                measure(side, engine, None, client, lambda *_: [], fields)
+        for _, _, client in sides.values():
             client.close()
         return results
     finally:
@@ -472,15 +495,19 @@ def _ratio(value: float | None, peer: float | None) -> str:
 
 @dataclass(frozen=True)
 class Figures:
-    """One side's figures (seconds; None where there is nothing to divide by)."""
+    """One side's figures (seconds; None where there is nothing to divide by).  CPU is the
+    engine's and, for pawlette's sides, ``pawlette serve``'s: the peer renders its template
+    and builds its grammar in the engine, pawlette in its own process."""
 
     request_cpu: float
+    server_cpu: float
+    """``pawlette serve``'s part of ``request_cpu``."""
     valid_cpu: float | None
-    """Engine CPU over the valid answers: all requests' CPU per valid answer."""
+    """All requests' CPU per valid answer."""
     generation_cpu: float | None
-    """Engine CPU per generated token after the first."""
+    """CPU per generated token after the first."""
     first_cpu: float | None
-    """Median engine CPU of the request cut to one token."""
+    """Median CPU of the request cut to one token."""
     generation_wall: float | None
     """llama.cpp's own generation time per token (wall, its timings)."""
     tokens: float
@@ -491,15 +518,17 @@ class Figures:
 
     @classmethod
     def of(cls, side: Side) -> Figures:
+        total = side.cpu + side.server
         first_cpu = statistics.median(side.first_cpu) if side.first_cpu else None
         generated = side.engine.generated_tokens
         later = generated - side.requests
         generation_cpu = None
         if first_cpu is not None and later > 0:
-            generation_cpu = max(side.cpu - side.requests * first_cpu, 0.0) / later
+            generation_cpu = max(total - side.requests * first_cpu, 0.0) / later
         return cls(
-            request_cpu=side.cpu / side.requests,
-            valid_cpu=side.cpu / side.valid if side.valid else None,
+            request_cpu=total / side.requests,
+            server_cpu=side.server / side.requests,
+            valid_cpu=total / side.valid if side.valid else None,
             generation_cpu=generation_cpu,
             first_cpu=first_cpu,
             generation_wall=side.engine.generation_seconds / later if later > 0 else None,
@@ -542,6 +571,7 @@ def cost_table(format_name: str, results: dict[tuple[str, str], Side]) -> list[s
                         _ms(mine.generation_wall, 1),
                         _ms(mine.visible),
                         _ms(mine.request_cpu),
+                        _ms(mine.server_cpu),
                         _ms(mine.valid_cpu),
                         f"{side.requests / side.wall:.2f}",
                         _ratio(mine.generation_cpu, peer.generation_cpu) if ours else "",
@@ -559,10 +589,10 @@ COST_HEAD = [
     "| format | tool_choice | side | valid | tokens/request | generation CPU ms/token "
     "| CPU to first token ms | TTFT median ms | prompt tokens processed + cached "
     "| engine generation ms/token (wall) | first call or text ms "
-    "| engine CPU ms/request (unlike jobs) | engine CPU ms/valid answer | requests/s "
+    "| CPU ms/request (unlike jobs) | of which pawlette ms | CPU ms/valid answer | requests/s "
     "| **generation CPU/token vs peer** | **CPU to first token vs peer** | **TTFT vs peer** "
     "| CPU/request vs peer (unlike jobs) |",
-    "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+    "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
 ]
 
 
