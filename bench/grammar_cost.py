@@ -41,9 +41,14 @@ prompt tokens processed and read from the cache):
 - **CPU to the first token**: the median CPU of the request cut to ``max_tokens`` 1
   (sent after each measured request, not counted in it): its prompt's uncached tokens, the
   grammar's compilation and the first token;
-- **TTFT**: the median time to the first streamed chunk; llama.cpp's prompt cache holds each
-  side's prompt after the warm-up, so the prompt tokens processed per request (shown) are a
-  few on every side, whatever the prompt's length.
+- **TTFT**: the median time to the first streamed chunk.
+
+Both first-token figures hold the prompt's processing: llama.cpp's prompt cache keeps each
+side's prompt after the warm-up, so the prompt tokens processed per request (shown, beside
+those read from the cache) are mostly one, whatever the prompt's length (pawlette's forced
+prefix adds a few under a named function).  Where they are not (a peer whose prompt for one
+tool parts early from the prompt for two, as Llama 3.1's template does), the row says how
+many more the peer processed: its first-token figures are then not at equal prompt.
 
 Per request (CPU, requests per second) and per valid answer (CPU over valid answers;
 none for the peer) are shown beside, labelled as unlike jobs.  Each side's answers that keep
@@ -673,18 +678,26 @@ if __name__ == "__main__":
         measure="grammar-cost",
         title="Forced tool calls: what the grammar costs llama.cpp",
         what=(
-            "Under `tool_choice: required` and a named function, the grammar `pawlette serve` "
-            "sends a real llama.cpp (the `xllamacpp` wheel, a tiny random-weight model per "
-            "format biased towards its markers, one slot, one thread) in GBNF "
+            "Under `tool_choice: required` and a named function, what the grammar `pawlette "
+            "serve` sends costs a real llama.cpp (the `xllamacpp` wheel, a tiny random-weight "
+            "model per format biased towards its markers, one slot, one thread), in GBNF "
             "(`--engine llamacpp --grammar-syntax gbnf`) and in llguidance's Lark (the default "
             "`--grammar-syntax auto`, which chose Lark for this llama.cpp, built with "
-            "llguidance: checked on every run), "
-            "against llama.cpp's own `/v1/chat/completions` with the same tools, the model's "
-            "chat template from llama.cpp's collection and llama.cpp's own tool grammar. "
-            "The sides take turns request by request. Engine CPU is the llama.cpp process's "
-            "user + system time; a valid answer keeps the tool_choice contract (allowed "
-            "calls with JSON-object arguments, at least one, no marker text, the right finish "
-            "reason). Ratios are pawlette's over llama.cpp's own."
+            "llguidance: checked on every run), against llama.cpp's own "
+            "`/v1/chat/completions` with the same tools, the model's chat template from "
+            "llama.cpp's collection and llama.cpp's own tool grammar, forced as its users "
+            "force a call: `required`, and a named function as only that tool and `required` "
+            "(llama.cpp takes an object `tool_choice` as `auto`). The sides take turns request "
+            "by request. llama.cpp's forced grammar admits text before the call, so with this "
+            "model it returns no valid call and per request the sides do different jobs: the "
+            "headline (like for like) is the CPU per generated token after the first, the CPU "
+            "to the first token (the request cut to one token) and the time to the first "
+            "token. CPU is the engine process's and, on pawlette's sides, `pawlette serve`'s "
+            "own (llama.cpp renders its template and builds its grammar inside the engine). "
+            "Per request and per valid answer are shown beside, labelled as unlike jobs; a "
+            "valid answer keeps the tool_choice contract (allowed calls with JSON-object "
+            "arguments, at least one, no marker text, the right finish reason). Ratios are "
+            "pawlette's over llama.cpp's own."
         ),
         peer="llama.cpp's own chat path, from the `xllamacpp` wheel (version in the output)",
     )
