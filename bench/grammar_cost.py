@@ -577,7 +577,7 @@ def cost_table(format_name: str, results: dict[tuple[str, str], Side]) -> list[s
                         _ms(mine.visible),
                         _ms(mine.request_cpu),
                         _ms(mine.server_cpu),
-                        _ms(mine.valid_cpu),
+                        "-" if label == FLOOR else _ms(mine.valid_cpu),
                         f"{side.requests / side.wall:.2f}",
                         _ratio(mine.generation_cpu, peer.generation_cpu) if ours else "",
                         _ratio(mine.first_cpu, peer.first_cpu) if ours else "",
