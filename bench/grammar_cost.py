@@ -8,30 +8,57 @@ xllamacpp, gguf, openai):
 - **grammar size**: the grammar ``pawlette serve`` sends llama.cpp for the request (the one
   after the forced prefix where there is one), in GBNF (``--engine llamacpp``) and in
   llguidance's Lark (``--grammar-syntax lark``): bytes and rules.
-- **engine cost**: one llama.cpp server (the ``xllamacpp`` wheel, one slot, one thread: as
-  tests/support/gguf_server.py runs it) over the format's tiny biased GGUF
-  (tests/support/gguf_model.py), and ``pawlette serve --engine llamacpp --tokenizer`` with
+- **engine cost**: one llama.cpp server (the ``xllamacpp`` wheel, one slot, one thread, as
+  tests/support/gguf_server.py runs it, plus its ``/metrics``) over the format's tiny biased
+  GGUF (tests/support/gguf_model.py), and ``pawlette serve --engine llamacpp --tokenizer`` with
   ``--grammar-syntax gbnf`` and with the default ``--grammar-syntax auto`` in front of it (auto
   must choose Lark for this llama.cpp, built with llguidance: checked, the run stops if it
-  does not); beside it a
-  second llama.cpp server, same model and parameters plus the chat template of a model of the
-  format from llama.cpp's own template collection, asked on its ``/v1/chat/completions`` with
-  the same tools and ``tool_choice`` (llama.cpp's own template handling and its own grammar: the
-  peer). The three sides take turns request by request (streamed, one at a time, ``--seeds``
-  seeds), so the load falls on all alike. Per side: the engine process's CPU
-  (``/proc/PID/stat``, user + system) per request and per generated token, the median time to
-  the first streamed chunk (TTFT) and to the first delta that carries text or a call (pawlette
-  sends a call once it is complete, llama.cpp's own path its text at once), requests per second
-  (one at a time), and the answers that keep the tool_choice contract
-  (tests/support/gguf_checks.py: calls only to the allowed functions with JSON-object arguments,
-  at least one, no marker text in content, the right finish reason). Ratios are pawlette's over
-  the peer's: per request, per generated token (the sides stop after different numbers of
-  tokens) and of the median time to first token. Before the measured requests each side answers
-  each choice once, not counted: llama.cpp builds llguidance's view of the vocabulary at its
-  first Lark grammar (seconds of CPU, once per process).
+  does not); beside it a second llama.cpp server, same model and parameters plus the chat
+  template of a model of the format from llama.cpp's own template collection, asked on its
+  ``/v1/chat/completions`` with the same tools (llama.cpp's own template handling and its own
+  grammar: the peer).  The peer is asked as its users force a call: ``tool_choice:
+  "required"``; for a named function, the tools cut to that one and ``"required"`` (llama.cpp
+  reads only a string ``tool_choice``: an object is logged as the wrong type and taken as
+  ``auto``, with no grammar until the model writes the call's trigger).  The peer's engine
+  also answers ``tool_choice: "none"`` (no grammar at all): the engine's own cost per token,
+  the floor every grammar adds to.  The sides take turns request by request (streamed, one at
+  a time, ``--seeds`` seeds), so the load falls on all alike.
 
-A format without a template in the collection has no peer (``-``).  The peer's prompt is its
-template's, pawlette's the format's render: their prompt tokens are shown beside the CPU.
+What is compared like for like.  The random model favours the format's markers, and
+llama.cpp's forced grammar admits reasoning and free text before the call, markers spelt in
+it included: the peer writes that text until the token budget or until its own parser fails,
+so it returns no valid call and the sides' answers differ in kind and length.  Per request,
+the sides do different jobs.  The headline is therefore per token and per fixed cost, each
+from CPU time (threads' time on a CPU, user + system, ``/proc/PID/task/*/schedstat``): the
+engine process's and, for pawlette's sides, ``pawlette serve``'s (its threads in this
+process: the peer renders its template and builds its grammar inside the engine, pawlette
+in its own process), and from the engine's own counters (``/metrics``: tokens generated,
+prompt tokens processed and read from the cache):
+
+- **generation CPU per token**: the CPU per generated token after the first (a request's
+  CPU, less the median CPU of the same request cut to one token, over its tokens less one),
+  what each side's grammar costs on every further token;
+- **CPU to the first token**: the median CPU of the request cut to ``max_tokens`` 1
+  (sent after each measured request, not counted in it): its prompt's uncached tokens, the
+  grammar's compilation and the first token;
+- **TTFT**: the median time to the first streamed chunk.
+
+Both first-token figures hold the prompt's processing: llama.cpp's prompt cache keeps each
+side's prompt after the warm-up, so the prompt tokens processed per request (shown, beside
+those read from the cache) are mostly one, whatever the prompt's length (pawlette's forced
+prefix adds a few under a named function).  Where they are not (a peer whose prompt for one
+tool parts early from the prompt for two, as Llama 3.1's template does), the row says how
+many more the peer processed: its first-token figures are then not at equal prompt.
+
+Per request (CPU, requests per second) and per valid answer (CPU over valid answers;
+none for the peer) are shown beside, labelled as unlike jobs.  Each side's answers that keep
+the tool_choice contract are counted (tests/support/gguf_checks.py: calls only to the allowed
+functions with JSON-object arguments, at least one, no marker text in content, the right
+finish reason).  Ratios are pawlette's over the peer's.  Before the measured requests each
+side answers each choice once, not counted: llama.cpp builds llguidance's view of the
+vocabulary at its first Lark grammar (seconds of CPU, once per process).
+
+A format without a template in the collection has no peer (``-``).
 
 Usage::
 
@@ -42,16 +69,19 @@ Usage::
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import statistics
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import httpx
 import openai
 
 from pawlette.formats import get_format
@@ -62,9 +92,8 @@ from pawlette.serve.tool_choice import ToolChoice, plan_tool_choice
 from tests.serve.conftest import LiveServer
 from tests.serve.prometheus import scrape, value
 from tests.serve.scenarios import message_from_chunks
-from tests.support.gguf_checks import CHOICES, TOOLS, parallel_for, problems, request
+from tests.support.gguf_checks import CHOICES, NAMED, TOOLS, parallel_for, problems, request
 from tests.support.gguf_model import format_model
-from tests.support.gguf_server import EngineProcess
 
 DEFAULT_FORMATS = "pcml,chatml,hermes,llama3,mistral,harmony,breeze"
 FORCED = ("required", "named")
@@ -75,6 +104,8 @@ LARK_GAUGE = "pawlette_upstream_lark_grammars"
 OURS_OF: dict[GrammarSetting | None, GrammarSyntax] = {"auto": "lark", "gbnf": "gbnf"}
 """The syntax each setting must send this llama.cpp (read from the server's /metrics)."""
 PEER = "llama.cpp own"
+FLOOR = "llama.cpp, no grammar"
+"""The peer's engine under ``tool_choice: "none"``: no grammar, the engine's own cost."""
 PEER_TEMPLATES = {
     "chatml": "Qwen-Qwen3-0.6B",
     "hermes": "NousResearch-Hermes-2-Pro-Llama-3-8B-tool_use",
@@ -95,7 +126,6 @@ PEER_TEMPLATES = {
 """A template of llama.cpp's collection (tests/support/template_corpus.py) that pawlette's
 detection names as the format (``hermes``: the exact Hermes 2 Pro template)."""
 
-_TICKS = os.sysconf("SC_CLK_TCK")
 WARM_SEED = 1000
 
 
@@ -103,11 +133,33 @@ def _load() -> str:
     return "load average " + " ".join(f"{value:.2f}" for value in os.getloadavg())
 
 
-def process_cpu(pid: int) -> float:
-    """Seconds of CPU (user + system) the process has used."""
-    with open(f"/proc/{pid}/stat", encoding="ascii") as stat:
-        fields = stat.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / _TICKS
+def process_cpu(pid: int, only: set[int] | None = None) -> float:
+    """Seconds the process's threads have run on a CPU (user + system, the scheduler's
+    nanosecond count: ``/proc/PID/stat`` counts in ticks of 10 ms, as much as a one-token
+    request costs)."""
+    total = 0
+    for task in os.listdir(f"/proc/{pid}/task"):
+        if only is not None and int(task) not in only:
+            continue
+        try:
+            with open(f"/proc/{pid}/task/{task}/schedstat", encoding="ascii") as stat:
+                total += int(stat.read().split()[0])
+        except FileNotFoundError:  # a thread that ended meanwhile
+            continue
+    return total / 1e9
+
+
+def server_cpu(server: LiveServer | None) -> float:
+    """Seconds the ``pawlette serve`` under test has run on a CPU: its uvicorn thread and
+    the worker threads its event loop hands blocking work to (the other server's thread,
+    idle but for its event loop's ticks, and the client's, the main one, are not counted;
+    none for the peer, whose engine does all its work)."""
+    if server is None:
+        return 0.0
+    threads = {server.thread.native_id} | {
+        thread.native_id for thread in threading.enumerate() if thread.name.startswith("AnyIO")
+    }
+    return process_cpu(os.getpid(), only={tid for tid in threads if tid is not None})
 
 
 # ------------------------------------------------------------------ grammar size
@@ -141,20 +193,57 @@ def rule_count(grammar: str) -> int:
     return count
 
 
-# ------------------------------------------------------------------ the peer's engine
+# ------------------------------------------------------------------ the engines
 
 
-class TemplateEngine(EngineProcess):
-    """llama.cpp's server as tests/support/gguf_server.py runs it, with a chat template: the
-    peer's own template handling and tool grammar need the model's template, which the test
-    GGUF does not carry."""
+@dataclass(frozen=True)
+class Counters:
+    """llama.cpp's own counters (``/metrics``), totals since the server started."""
 
-    def __init__(self, model: Path, template: str) -> None:
-        # Not the parent's constructor, which starts a server without a template.
+    prompt_tokens: float = 0.0
+    """Prompt tokens processed (not read from the prompt cache)."""
+    cached_tokens: float = 0.0
+    generated_tokens: float = 0.0
+    generation_seconds: float = 0.0
+
+    def __add__(self, other: Counters) -> Counters:
+        return Counters(
+            self.prompt_tokens + other.prompt_tokens,
+            self.cached_tokens + other.cached_tokens,
+            self.generated_tokens + other.generated_tokens,
+            self.generation_seconds + other.generation_seconds,
+        )
+
+    def __sub__(self, other: Counters) -> Counters:
+        return Counters(
+            self.prompt_tokens - other.prompt_tokens,
+            self.cached_tokens - other.cached_tokens,
+            self.generated_tokens - other.generated_tokens,
+            self.generation_seconds - other.generation_seconds,
+        )
+
+
+_COUNTERS = {
+    "llamacpp:prompt_tokens_total": "prompt_tokens",
+    "llamacpp:prompt_tokens_cached_total": "cached_tokens",
+    "llamacpp:tokens_predicted_total": "generated_tokens",
+    "llamacpp:tokens_predicted_seconds_total": "generation_seconds",
+}
+
+
+class Engine:
+    """llama.cpp's server as tests/support/gguf_server.py runs it (one slot), with its
+    ``/metrics`` on, and for the peer a chat template: the peer's own template handling and
+    tool grammar need the model's template, which the test GGUF does not carry."""
+
+    def __init__(self, model: Path, template: str | None = None) -> None:
+        command = [sys.executable, "-m", "bench.grammar_cost", "--serve", str(model)]
         template_file = Path(f"/tmp/pawlette-bench-template-{os.getpid()}.jinja")
-        template_file.write_text(template, encoding="utf-8")
+        if template is not None:
+            template_file.write_text(template, encoding="utf-8")
+            command.append(str(template_file))
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "bench.grammar_cost", "--serve", str(model), str(template_file)],
+            command,
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
             text=True,
@@ -167,9 +256,27 @@ class TemplateEngine(EngineProcess):
             code = self.process.wait(30)
             raise RuntimeError(f"llama.cpp server for {model} exited {code} before listening")
         self.url = line if line.startswith("http") else f"http://{line}"
+        self.pid = self.process.pid
+
+    def counters(self) -> Counters:
+        response = httpx.get(self.url + "/metrics", timeout=30)
+        response.raise_for_status()
+        found: dict[str, float] = {}
+        for line in response.text.splitlines():
+            name, _, number = line.partition(" ")
+            if name in _COUNTERS:
+                found[_COUNTERS[name]] = float(number)
+        return Counters(**found)
+
+    def kill(self) -> None:
+        if self.process.poll() is None:
+            self.process.kill()
+        self.process.wait(30)
+        if self.process.stdout is not None:
+            self.process.stdout.close()
 
 
-def _serve(model: str, template_file: str) -> None:
+def _serve(model: str, template_file: str | None) -> None:
     import xllamacpp
 
     params = xllamacpp.CommonParams()
@@ -181,8 +288,10 @@ def _serve(model: str, template_file: str) -> None:
     params.cpuparams.n_threads = 1
     params.cpuparams_batch.n_threads = 1
     params.warmup = False
-    params.use_jinja = True
-    params.chat_template = Path(template_file).read_text(encoding="utf-8")
+    params.endpoint_metrics = True
+    if template_file is not None:
+        params.use_jinja = True
+        params.chat_template = Path(template_file).read_text(encoding="utf-8")
     server = xllamacpp.Server(params)
     print(server.listening_address, flush=True)
     while True:
@@ -194,79 +303,91 @@ def _serve(model: str, template_file: str) -> None:
 
 @dataclass
 class Side:
-    """One side's answers to one format's forced choice."""
+    """One side's answers to one format's tool choice."""
 
     cpu: float = 0.0
     wall: float = 0.0
     requests: int = 0
     valid: int = 0
-    tokens: int = 0
-    prompt_tokens: int = 0
+    engine: Counters = field(default_factory=Counters)
+    """The engine's counters over the measured requests (not the one-token ones)."""
+    server: float = 0.0
+    """CPU of ``pawlette serve`` (none for the peer, whose engine does all)."""
+    first_cpu: list[float] = field(default_factory=list)
+    """Engine and ``pawlette serve`` CPU of each request cut to one token."""
     first: list[float] = field(default_factory=list)
     visible: list[float] = field(default_factory=list)
     reasons: list[str] = field(default_factory=list)
 
 
 def ask(
-    client: openai.OpenAI, choice: str, parallel: bool | None, seed: int, max_tokens: int
-) -> tuple[dict[str, Any], str | None, Any, float | None, float | None]:
-    """One streamed request: the message, its finish reason, its usage, and the seconds to its
-    first chunk (the engine's first token) and to its first delta with text or a call."""
-    fields = request(choice, parallel=parallel, max_tokens=max_tokens, seed=seed)
+    client: openai.OpenAI, fields: dict[str, Any], times: dict[str, float]
+) -> tuple[dict[str, Any], str | None]:
+    """One streamed request: the message and its finish reason.  ``times`` gets the seconds
+    to its first chunk (``first``: the engine's first token) and to its first delta with text
+    or a call (``visible``), also when the stream then fails."""
     started = time.monotonic()
-    first: float | None = None
-    visible: float | None = None
     chunks = []
-    for chunk in client.chat.completions.create(
-        stream=True, stream_options={"include_usage": True}, **fields
-    ):
-        if first is None and chunk.choices:
-            first = time.monotonic() - started
-        if visible is None and any(
+    for chunk in client.chat.completions.create(stream=True, **fields):
+        if "first" not in times and chunk.choices:
+            times["first"] = time.monotonic() - started
+        if "visible" not in times and any(
             choice_delta.delta.content
             or choice_delta.delta.tool_calls
             or (choice_delta.delta.model_extra or {}).get("reasoning_content")
             for choice_delta in chunk.choices
         ):
-            visible = time.monotonic() - started
+            times["visible"] = time.monotonic() - started
         chunks.append(chunk)
-    message, finish, usage = message_from_chunks(chunks)
-    return message, finish, usage, first, visible
+    message, finish, _ = message_from_chunks(chunks)
+    return message, finish
+
+
+def fields_for(label: str, choice: str, parallel: bool | None, seed: int, max_tokens: int) -> Any:
+    """The request a side is sent: the peer forces a named function as its users do (only
+    that tool, ``required``: it reads no object ``tool_choice``)."""
+    if label == PEER and choice == "named":
+        fields = request("required", parallel=parallel, max_tokens=max_tokens, seed=seed)
+        fields["tools"] = [tool for tool in TOOLS if tool["function"]["name"] == NAMED]
+        return fields
+    return request(choice, parallel=parallel, max_tokens=max_tokens, seed=seed)
 
 
 def measure(
     side: Side,
-    pid: int,
+    engine: Engine,
+    server: LiveServer | None,
     client: openai.OpenAI,
     check: Callable[[dict[str, Any], str | None], list[str]],
-    choice: str,
-    parallel: bool | None,
-    seed: int,
-    max_tokens: int,
+    fields: dict[str, Any],
 ) -> None:
-    cpu = process_cpu(pid)
+    """One measured request, then the same cut to one token (its engine CPU only)."""
+    before = engine.counters()
+    cpu, own = process_cpu(engine.pid), server_cpu(server)
     started = time.monotonic()
+    times: dict[str, float] = {}
     try:
-        message, finish, usage, first, visible = ask(client, choice, parallel, seed, max_tokens)
+        message, finish = ask(client, fields, times)
     except openai.APIError as error:
-        side.wall += time.monotonic() - started
-        side.cpu += process_cpu(pid) - cpu
-        side.requests += 1
-        side.reasons.append(f"error: {str(error)[:120]}")
-        return
+        found = [f"error: {str(error)[:120]}"]
+    else:
+        found = check(message, finish)
     side.wall += time.monotonic() - started
-    side.cpu += process_cpu(pid) - cpu
+    side.server += server_cpu(server) - own
+    side.cpu += process_cpu(engine.pid) - cpu
+    side.engine += engine.counters() - before
     side.requests += 1
-    found = check(message, finish)
     side.valid += not found
     side.reasons += found[:1]
-    if usage is not None:
-        side.tokens += usage.completion_tokens
-        side.prompt_tokens += usage.prompt_tokens
-    if first is not None:
-        side.first.append(first)
-    if visible is not None:
-        side.visible.append(visible)
+    if "first" in times:
+        side.first.append(times["first"])
+    if "visible" in times:
+        side.visible.append(times["visible"])
+    cpu = process_cpu(engine.pid) + server_cpu(server)
+    # An answer cut at one token may be refused: its CPU is what counts.
+    with contextlib.suppress(openai.APIError):
+        ask(client, {**fields, "max_tokens": 1}, {})
+    side.first_cpu.append(process_cpu(engine.pid) + server_cpu(server) - cpu)
 
 
 def sdk_client(url: str) -> openai.OpenAI:
@@ -274,15 +395,15 @@ def sdk_client(url: str) -> openai.OpenAI:
 
 
 def run_format(format_name: str, seeds: int, max_tokens: int) -> dict[tuple[str, str], Side]:
-    """Every side's answers per forced choice: ``(choice, side) -> Side``."""
+    """Every side's answers per tool choice: ``(choice, side) -> Side``."""
     from tests.support.template_corpus import corpus_template
 
     model = format_model(format_name)
-    engines: list[EngineProcess] = []
+    engines: list[Engine] = []
     servers: list[LiveServer] = []
-    sides: dict[str, tuple[int, openai.OpenAI]] = {}
+    sides: dict[str, tuple[Engine, LiveServer | None, openai.OpenAI]] = {}
     try:
-        ours = EngineProcess(model.path, 1)
+        ours = Engine(model.path)
         engines.append(ours)
         for label, syntax in OURS.items():
             server = LiveServer(
@@ -297,19 +418,24 @@ def run_format(format_name: str, seeds: int, max_tokens: int) -> dict[tuple[str,
                 )
             )
             servers.append(server)
-            sides[label] = (ours.process.pid, sdk_client(server.url))
+            sides[label] = (ours, server, sdk_client(server.url))
         if format_name in PEER_TEMPLATES:
             template = corpus_template(PEER_TEMPLATES[format_name]).text
-            peer = TemplateEngine(model.path, template)
+            peer = Engine(model.path, template)
             engines.append(peer)
-            sides[PEER] = (peer.process.pid, sdk_client(peer.url))
+            sides[PEER] = (peer, None, sdk_client(peer.url))
         results: dict[tuple[str, str], Side] = {}
         # One answer per side and choice first, not counted: llama.cpp builds llguidance's view
-        # of the vocabulary (seconds of CPU) at its first Lark grammar, once per process.
+        # of the vocabulary (seconds of CPU) at its first Lark grammar, once per process, and
+        # each prompt is then in llama.cpp's prompt cache.
         for choice in FORCED:
-            for pid, client in sides.values():
-                warm = Side()
-                measure(warm, pid, client, lambda *_: [], choice, None, WARM_SEED, max_tokens)
+            for label, (engine, server, client) in sides.items():
+                fields = fields_for(label, choice, None, WARM_SEED, max_tokens)
+                measure(Side(), engine, server, client, lambda *_: [], fields)
+        if PEER in sides:
+            engine, _, client = sides[PEER]
+            fields = request("none", seed=WARM_SEED)
+            measure(Side(), engine, None, client, lambda *_: [], fields)
         for server in servers:
             chosen = value(scrape(server.url), LARK_GAUGE, upstream=ours.url)
             expected = 1 if OURS_OF[server.config.grammar_syntax] == "lark" else 0
@@ -325,10 +451,17 @@ def run_format(format_name: str, seeds: int, max_tokens: int) -> dict[tuple[str,
                 def check(message: dict[str, Any], finish: str | None) -> list[str]:
                     return problems(format_name, choice, parallel, message, finish)  # noqa: B023
 
-                for label, (pid, client) in sides.items():
+                for label, (engine, server, client) in sides.items():
                     side = results.setdefault((choice, label), Side())
-                    measure(side, pid, client, check, choice, parallel, seed, max_tokens)
-        for _, client in sides.values():
+                    fields = fields_for(label, choice, parallel, seed, max_tokens)
+                    measure(side, engine, server, client, check, fields)
+            if PEER in sides:
+                # The engine alone: no grammar (its answers are not checked).
+                engine, _, client = sides[PEER]
+                side = results.setdefault(("none", FLOOR), Side())
+                fields = request("none", max_tokens=max_tokens, seed=seed)
+                measure(side, engine, None, client, lambda *_: [], fields)
+        for _, _, client in sides.values():
             client.close()
         return results
     finally:
@@ -359,28 +492,74 @@ def size_table(formats: list[str]) -> str:
     return "\n".join(lines)
 
 
-def _ratio(value: float, peer: float | None) -> str:
-    if peer is None or peer <= 0:
+def _ratio(value: float | None, peer: float | None) -> str:
+    if value is None or peer is None or peer <= 0:
         return "-"
     return f"{value / peer:.2f}x"
 
 
+@dataclass(frozen=True)
+class Figures:
+    """One side's figures (seconds; None where there is nothing to divide by).  CPU is the
+    engine's and, for pawlette's sides, ``pawlette serve``'s: the peer renders its template
+    and builds its grammar in the engine, pawlette in its own process."""
+
+    request_cpu: float
+    server_cpu: float
+    """``pawlette serve``'s part of ``request_cpu``."""
+    valid_cpu: float | None
+    """All requests' CPU per valid answer."""
+    generation_cpu: float | None
+    """CPU per generated token after the first."""
+    first_cpu: float | None
+    """Median CPU of the request cut to one token."""
+    generation_wall: float | None
+    """llama.cpp's own generation time per token (wall, its timings)."""
+    tokens: float
+    prompt_tokens: float
+    cached_tokens: float
+    first: float | None
+    visible: float | None
+
+    @classmethod
+    def of(cls, side: Side) -> Figures:
+        total = side.cpu + side.server
+        first_cpu = statistics.median(side.first_cpu) if side.first_cpu else None
+        generated = side.engine.generated_tokens
+        later = generated - side.requests
+        generation_cpu = None
+        if first_cpu is not None and later > 0:
+            generation_cpu = max(total - side.requests * first_cpu, 0.0) / later
+        return cls(
+            request_cpu=total / side.requests,
+            server_cpu=side.server / side.requests,
+            valid_cpu=total / side.valid if side.valid else None,
+            generation_cpu=generation_cpu,
+            first_cpu=first_cpu,
+            generation_wall=side.engine.generation_seconds / later if later > 0 else None,
+            tokens=generated / side.requests,
+            prompt_tokens=side.engine.prompt_tokens / side.requests,
+            cached_tokens=side.engine.cached_tokens / side.requests,
+            first=statistics.median(side.first) if side.first else None,
+            visible=statistics.median(side.visible) if side.visible else None,
+        )
+
+
+def _ms(value: float | None, digits: int = 0) -> str:
+    return "-" if value is None else f"{value * 1000:.{digits}f}"
+
+
 def cost_table(format_name: str, results: dict[tuple[str, str], Side]) -> list[str]:
     lines = []
-    for choice in FORCED:
-        peer = results.get((choice, PEER))
-        peer_cpu = peer.cpu / peer.requests if peer and peer.requests else None
-        peer_first = statistics.median(peer.first) if peer and peer.first else None
-        peer_token = peer.cpu / peer.tokens if peer and peer.tokens else None
-        for label in [*OURS, PEER]:
+    for choice in (*FORCED, "none"):
+        peer_side = results.get((choice, PEER))
+        peer = Figures.of(peer_side) if peer_side and peer_side.requests else None
+        for label in [*OURS, PEER, FLOOR]:
             side = results.get((choice, label))
             if side is None or not side.requests:
                 continue
-            cpu = side.cpu / side.requests
-            first = statistics.median(side.first) if side.first else None
-            visible = statistics.median(side.visible) if side.visible else None
-            token_cpu = side.cpu / side.tokens if side.tokens else 0.0
-            per_token = f"{token_cpu * 1000:.1f}" if side.tokens else "-"
+            mine = Figures.of(side)
+            ours = label in OURS and peer is not None
             lines.append(
                 "| "
                 + " | ".join(
@@ -388,17 +567,22 @@ def cost_table(format_name: str, results: dict[tuple[str, str], Side]) -> list[s
                         format_name,
                         choice,
                         label,
-                        f"{side.valid}/{side.requests}",
-                        f"{cpu * 1000:.0f}",
-                        per_token,
-                        f"{side.tokens / side.requests:.0f}",
-                        f"{side.prompt_tokens / side.requests:.0f}",
-                        "-" if first is None else f"{first * 1000:.0f}",
-                        "-" if visible is None else f"{visible * 1000:.0f}",
+                        "-" if label == FLOOR else f"{side.valid}/{side.requests}",
+                        f"{mine.tokens:.0f}",
+                        _ms(mine.generation_cpu, 1),
+                        _ms(mine.first_cpu, 1),
+                        _ms(mine.first),
+                        f"{mine.prompt_tokens:.0f} + {mine.cached_tokens:.0f}",
+                        _ms(mine.generation_wall, 1),
+                        _ms(mine.visible),
+                        _ms(mine.request_cpu),
+                        _ms(mine.server_cpu),
+                        "-" if label == FLOOR else _ms(mine.valid_cpu),
                         f"{side.requests / side.wall:.2f}",
-                        "" if label == PEER else _ratio(cpu, peer_cpu),
-                        "" if label == PEER or not side.tokens else _ratio(token_cpu, peer_token),
-                        "" if label == PEER or first is None else _ratio(first, peer_first),
+                        _ratio(mine.generation_cpu, peer.generation_cpu) if ours else "",
+                        _ratio(mine.first_cpu, peer.first_cpu) if ours else "",
+                        _ratio(mine.first, peer.first) if ours else "",
+                        _ratio(mine.request_cpu, peer.request_cpu) if ours else "",
                     ]
                 )
                 + " |"
@@ -407,11 +591,43 @@ def cost_table(format_name: str, results: dict[tuple[str, str], Side]) -> list[s
 
 
 COST_HEAD = [
-    "| format | tool_choice | side | valid | engine CPU ms/request | ms/token | tokens/request "
-    "| prompt tokens | TTFT median ms | first call or text ms | requests/s | CPU/request vs peer "
-    "| CPU/token vs peer | TTFT vs peer |",
-    "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+    "| format | tool_choice | side | valid | tokens/request | generation CPU ms/token "
+    "| CPU to first token ms | TTFT median ms | prompt tokens processed + cached "
+    "| engine generation ms/token (wall) | first call or text ms "
+    "| CPU ms/request (unlike jobs) | of which pawlette ms | CPU ms/valid answer | requests/s "
+    "| **generation CPU/token vs peer** | **CPU to first token vs peer** | **TTFT vs peer** "
+    "| CPU/request vs peer (unlike jobs) |",
+    "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
 ]
+
+
+def verdict_table(every: dict[str, dict[tuple[str, str], Side]]) -> list[str]:
+    """The like-for-like ratios of the default side (Lark) against the peer, per format and
+    forced choice, and whether each is within the 1.5x the issue asks."""
+    lines = [
+        "| format | tool_choice | valid (Lark / peer) | generation CPU/token | "
+        "CPU to first token | TTFT | within 1.5x |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for format_name, results in every.items():
+        for choice in FORCED:
+            ours, peer = results.get((choice, "pawlette Lark")), results.get((choice, PEER))
+            if ours is None or peer is None:
+                continue
+            mine, theirs = Figures.of(ours), Figures.of(peer)
+            ratios = [
+                (mine.generation_cpu, theirs.generation_cpu),
+                (mine.first_cpu, theirs.first_cpu),
+                (mine.first, theirs.first),
+            ]
+            within = all(a is not None and b and a / b <= 1.5 for a, b in ratios)
+            lines.append(
+                f"| {format_name} | {choice} | {ours.valid}/{ours.requests} / "
+                f"{peer.valid}/{peer.requests} | "
+                + " | ".join(_ratio(a, b) for a, b in ratios)
+                + f" | {'yes' if within else 'no'} |"
+            )
+    return lines
 
 
 def main() -> None:
@@ -434,15 +650,19 @@ def main() -> None:
     print("\n### Engine cost\n", flush=True)
     rows = list(COST_HEAD)
     failures = []
+    every = {}
     for format_name in formats:
         started = time.monotonic()
         results = run_format(format_name, options.seeds, options.max_tokens)
+        every[format_name] = results
         rows += cost_table(format_name, results)
         for (choice, label), side in results.items():
-            for reason in sorted(set(side.reasons)):
+            for reason in sorted(set(side.reasons))[:4]:
                 failures.append(f"{format_name} {choice} {label}: {reason[:160]}")
         print(f"  {format_name}: {time.monotonic() - started:.0f} s ({_load()})", flush=True)
-    print()
+    print("\n### Like for like: pawlette's Lark (the default) over llama.cpp's own\n")
+    print("\n".join(verdict_table(every)))
+    print("\n### Every side\n")
     print("\n".join(rows))
     print()
     print("\n".join(failures) or "every answer kept the contract")
@@ -450,26 +670,34 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    if len(sys.argv) == 4 and sys.argv[1] == "--serve":
-        _serve(sys.argv[2], sys.argv[3])
+    if len(sys.argv) in (3, 4) and sys.argv[1] == "--serve":
+        _serve(sys.argv[2], sys.argv[3] if len(sys.argv) == 4 else None)
     from bench import pages
 
     PAGE = pages.Page(
         measure="grammar-cost",
         title="Forced tool calls: what the grammar costs llama.cpp",
         what=(
-            "Under `tool_choice: required` and a named function, the grammar `pawlette serve` "
-            "sends a real llama.cpp (the `xllamacpp` wheel, a tiny random-weight model per "
-            "format biased towards its markers, one slot, one thread) in GBNF "
+            "Under `tool_choice: required` and a named function, what the grammar `pawlette "
+            "serve` sends costs a real llama.cpp (the `xllamacpp` wheel, a tiny random-weight "
+            "model per format biased towards its markers, one slot, one thread), in GBNF "
             "(`--engine llamacpp --grammar-syntax gbnf`) and in llguidance's Lark (the default "
             "`--grammar-syntax auto`, which chose Lark for this llama.cpp, built with "
-            "llguidance: checked on every run), "
-            "against llama.cpp's own `/v1/chat/completions` with the same tools, the model's "
-            "chat template from llama.cpp's collection and llama.cpp's own tool grammar. "
-            "The sides take turns request by request. Engine CPU is the llama.cpp process's "
-            "user + system time; a valid answer keeps the tool_choice contract (allowed "
-            "calls with JSON-object arguments, at least one, no marker text, the right finish "
-            "reason). Ratios are pawlette's over llama.cpp's own."
+            "llguidance: checked on every run), against llama.cpp's own "
+            "`/v1/chat/completions` with the same tools, the model's chat template from "
+            "llama.cpp's collection and llama.cpp's own tool grammar, forced as its users "
+            "force a call: `required`, and a named function as only that tool and `required` "
+            "(llama.cpp takes an object `tool_choice` as `auto`). The sides take turns request "
+            "by request. llama.cpp's forced grammar admits text before the call, so with this "
+            "model it returns no valid call and per request the sides do different jobs: the "
+            "headline (like for like) is the CPU per generated token after the first, the CPU "
+            "to the first token (the request cut to one token) and the time to the first "
+            "token. CPU is the engine process's and, on pawlette's sides, `pawlette serve`'s "
+            "own (llama.cpp renders its template and builds its grammar inside the engine). "
+            "Per request and per valid answer are shown beside, labelled as unlike jobs; a "
+            "valid answer keeps the tool_choice contract (allowed calls with JSON-object "
+            "arguments, at least one, no marker text, the right finish reason). Ratios are "
+            "pawlette's over llama.cpp's own."
         ),
         peer="llama.cpp's own chat path, from the `xllamacpp` wheel (version in the output)",
     )

@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 from pawlette.emit.grammar_ast import JsonSchemaValue, MarkerSpelling, Rules, to_gbnf, to_lark
 from pawlette.emit.json_lark import SchemaToLark
 from pawlette.emit.json_schema import JSON_ESCAPE, SchemaToGbnf
-from pawlette.emit.text_language import TextLanguage, gbnf_string_rules
+from pawlette.emit.text_language import TextLanguage, gbnf_string_rules, unabsorbed
 
 from ..support.small_bpe import small_tokenizer
 from . import gbnf
@@ -273,6 +273,45 @@ def test_no_string_spells_a_marker_even_token_by_token(syntax: str, name: str, m
         assert not accepts_ids(grammar, sequence), (syntax, name, marker)
     for sequence in written("a\\u003c" + marker[1:] + "b"):
         assert accepts_ids(grammar, sequence)
+
+
+MARKERS_HOLDING_MARKERS = ("say <call> now", "<call>", "<end>", "a</call>b", "</call>")
+
+
+@settings(max_examples=300)
+@given(text=st.text(alphabet="<>/acelndswo y", max_size=16))
+def test_leaving_out_markers_that_hold_another_keeps_the_language(text: str) -> None:
+    """A text spells a marker of the whole set exactly when it spells one of those kept."""
+    kept = unabsorbed(MARKERS_HOLDING_MARKERS)
+    assert kept == ("<call>", "<end>", "</call>")
+    assert any(m in text for m in MARKERS_HOLDING_MARKERS) == any(m in text for m in kept)
+
+
+@pytest.mark.parametrize("syntax", ["gbnf", "lark"])
+@pytest.mark.parametrize(
+    ("inside", "expected"),
+    [
+        ("say <cal now", True),
+        ("a</cal", True),
+        ("say <call> now", False),
+        ("a</call>b", False),
+        ("x<call>", False),
+        ("x</call>y", False),
+        ("x<end>", False),
+    ],
+)
+def test_a_string_spells_no_marker_that_holds_another(
+    syntax: str, inside: str, expected: bool
+) -> None:
+    """Markers that hold another (a format's whole passages read as structure, Hermes 2 Pro's
+    tools instructions) are kept out of strings as before, the Lark naming only the others."""
+    grammar = compiled({"type": "string"}, syntax, MARKERS_HOLDING_MARKERS)
+    tok = tokenizers()[0]
+    assert accepts_ids(grammar, tok.encode(f'"{inside}"', add_special_tokens=False).ids) is (
+        expected
+    )
+    if syntax == "lark":
+        assert "say <call> now" not in grammar and "a<\\x2Fcall>b" not in grammar
 
 
 @pytest.mark.parametrize("name", ["pcml", "chatml", "llama3", "omni"])

@@ -77,12 +77,8 @@ def lark_terminals(language: TextLanguage, rules: Rules, prefix: str = "TEXT") -
 
     Text and the newline that follows it are one lexeme because llguidance's lexer is greedy:
     text followed by a separate ``"\\n"`` would have taken the newline already."""
-    # A marker that holds another is left out: text without the other is without it too,
-    # and overlapping alternatives make llguidance's lexer too costly (DeepSeek V3.2's
-    # tools instructions, ~1 KB of text, hold its calls' markers).
-    kept = language.markers
-    if not language.escape:
-        kept = tuple(m for m in kept if not any(o != m and o in m for o in language.markers))
+    # Without escaping, text is "no marker anywhere": see :func:`unabsorbed`.
+    kept = unabsorbed(language.markers) if not language.escape else language.markers
     alternation = "|".join(regex_escape(marker) for marker in kept)
     plain = f"{_ANY} & ~/(?s:.*)({alternation})(?s:.*)/"
     if language.escape:
@@ -343,11 +339,29 @@ def gbnf_string_rules(
     return MappingProxyType(result)
 
 
+def unabsorbed(markers: Iterable[str]) -> tuple[str, ...]:
+    """The markers that hold no other one, in their order: a text that spells none of them
+    spells none of ``markers`` (where a marker that holds another is spelt, the other is
+    spelt too), so "no marker anywhere" is the same language with fewer alternatives.
+
+    A format's markers include whole passages its parser reads as structure (Hermes 2 Pro's
+    tools instructions, ~600 characters; DeepSeek V3.2's, ~1 KB), each holding a short
+    marker (``<tool_call>``): left in, they make the grammar sent with every request a
+    third larger (Hermes 2 Pro) and overlapping alternatives are costly to llguidance's
+    lexer (DeepSeek V3.2's free text once was)."""
+    markers = tuple(markers)
+    return tuple(
+        marker
+        for marker in markers
+        if not any(other != marker and other in marker for other in markers)
+    )
+
+
 def lark_without_markers(language: TextLanguage, regex: str) -> str:
     """A Lark terminal definition: ``regex`` (a ``/.../``) minus every text spelling a marker."""
     if not language.markers:
         return regex
-    alternation = "|".join(regex_escape(marker) for marker in language.markers)
+    alternation = "|".join(regex_escape(marker) for marker in unabsorbed(language.markers))
     return f"{regex} & ~/(?s:.*)({alternation})(?s:.*)/"
 
 
