@@ -369,3 +369,14 @@ def test_a_frame_takes_plain_text_for_its_fences() -> None:
     assert written == Frame(open=fence("<u>"), end=(), after=fence("\n"))
     with pytest.raises(FormatError, match=r"^Frame.after: 5; expected a fence"):
         Frame(after=5)  # type: ignore[arg-type]
+
+
+def test_two_meanings_of_one_marker_name_both_sides() -> None:
+    from pawlette.declare import ConversationEnd
+
+    # The assistant's opener also ends the conversation: the frames and the concept disagree.
+    with pytest.raises(FormatError) as raised:
+        declare(tiny(ConversationEnd(marker=Marker("<|assistant|>"))))
+    message = str(raised.value)
+    assert "'<|assistant|>' goes to 'assistant.head' (the frames)" in message
+    assert "to 'outside' (ConversationEnd); expected one meaning per marker" in message

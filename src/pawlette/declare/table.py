@@ -122,6 +122,10 @@ class Table:
         self.begin_actions: tuple[Action, ...] = ()
         self.first_state: dict[str, str] = {}
         """The state a role's turn begins in (``assistant.head``, ``user.body``, ...)."""
+        self.source = "the frames"
+        """Who is adding rows now (a concept's name while its rows are built): a conflicting
+        row's error names both sides."""
+        self.sources: dict[tuple[str, str], str] = {}
         self.opened: dict[str, frozenset[str]] = {}
         """States whose turn may be only a generation prompt (:class:`.PromptAlways`), with
         the turn's end spellings: once every concept has given its rows, the state's reader
@@ -182,11 +186,13 @@ class Table:
             if found == (target, actions):
                 return
             raise FormatError(
-                f"{self.layout.name}: in state {state!r}, {marker!r} goes to {found[0]!r} and "
-                f"to {target!r}; expected one meaning per marker (two concepts spell a fence "
-                "alike)"
+                f"{self.layout.name}: in state {state!r}, {marker!r} goes to {found[0]!r} "
+                f"({self.sources.get((state, marker), 'the frames')}) and to {target!r} "
+                f"({self.source}); "
+                "expected one meaning per marker (two of them spell a fence alike)"
             )
         self.steps[(state, marker)] = (target, actions)
+        self.sources[(state, marker)] = self.source
 
     def calls_open(self, spellings: Iterable[str], target: str) -> None:
         """Rows on each of ``spellings`` from every state a call may open in
@@ -260,7 +266,9 @@ class Table:
         implicit = self._openers()
         for concept in self.layout.concepts:
             if overrides(concept, "rows"):
+                self.source = type(concept).__name__
                 concept.rows(self)
+        self.source = "the frames' ends"
         for name, ends in self.opened.items():
             self.reader(name, opened_reader(self.states[name].reader, ends))
         if self.layout.begin:
