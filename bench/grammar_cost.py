@@ -72,8 +72,6 @@ import argparse
 import contextlib
 import os
 import statistics
-import subprocess
-import sys
 import threading
 import time
 from collections.abc import Callable
@@ -94,6 +92,7 @@ from tests.serve.prometheus import scrape, value
 from tests.serve.scenarios import message_from_chunks
 from tests.support.gguf_checks import CHOICES, NAMED, TOOLS, parallel_for, problems, request
 from tests.support.gguf_model import format_model
+from tests.support.gguf_server import EngineProcess
 
 DEFAULT_FORMATS = "pcml,chatml,hermes,llama3,mistral,harmony,breeze"
 FORCED = ("required", "named")
@@ -231,31 +230,13 @@ _COUNTERS = {
 }
 
 
-class Engine:
-    """llama.cpp's server as tests/support/gguf_server.py runs it (one slot), with its
-    ``/metrics`` on, and for the peer a chat template: the peer's own template handling and
-    tool grammar need the model's template, which the test GGUF does not carry."""
+class Engine(EngineProcess):
+    """llama.cpp's server as the tests run it (one slot), with its ``/metrics`` on, and for the
+    peer a chat template: the peer's own template handling and tool grammar need the model's
+    template, which the test GGUF does not carry."""
 
     def __init__(self, model: Path, template: str | None = None) -> None:
-        command = [sys.executable, "-m", "bench.grammar_cost", "--serve", str(model)]
-        template_file = Path(f"/tmp/pawlette-bench-template-{os.getpid()}.jinja")
-        if template is not None:
-            template_file.write_text(template, encoding="utf-8")
-            command.append(str(template_file))
-        self.process = subprocess.Popen(
-            command,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-            text=True,
-            cwd=Path(__file__).resolve().parents[1],
-        )
-        assert self.process.stdout is not None
-        line = self.process.stdout.readline().strip()
-        template_file.unlink(missing_ok=True)
-        if not line:
-            code = self.process.wait(30)
-            raise RuntimeError(f"llama.cpp server for {model} exited {code} before listening")
-        self.url = line if line.startswith("http") else f"http://{line}"
+        super().__init__(model, 1, metrics=True, template=template)
         self.pid = self.process.pid
 
     def counters(self) -> Counters:
@@ -267,35 +248,6 @@ class Engine:
             if name in _COUNTERS:
                 found[_COUNTERS[name]] = float(number)
         return Counters(**found)
-
-    def kill(self) -> None:
-        if self.process.poll() is None:
-            self.process.kill()
-        self.process.wait(30)
-        if self.process.stdout is not None:
-            self.process.stdout.close()
-
-
-def _serve(model: str, template_file: str | None) -> None:
-    import xllamacpp
-
-    params = xllamacpp.CommonParams()
-    params.model.path = model
-    params.special = True
-    params.n_parallel = 1
-    params.n_ctx = 4096
-    params.port = 0
-    params.cpuparams.n_threads = 1
-    params.cpuparams_batch.n_threads = 1
-    params.warmup = False
-    params.endpoint_metrics = True
-    if template_file is not None:
-        params.use_jinja = True
-        params.chat_template = Path(template_file).read_text(encoding="utf-8")
-    server = xllamacpp.Server(params)
-    print(server.listening_address, flush=True)
-    while True:
-        time.sleep(3600)
 
 
 # ------------------------------------------------------------------ the runs
@@ -670,8 +622,6 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    if len(sys.argv) in (3, 4) and sys.argv[1] == "--serve":
-        _serve(sys.argv[2], sys.argv[3] if len(sys.argv) == 4 else None)
     from bench import pages
 
     PAGE = pages.Page(

@@ -6,10 +6,13 @@ port, prints ``http://host:port`` on one line and serves until killed.  It runs 
 ``llama-server --special -np N_PARALLEL`` would: ``--special`` makes llama.cpp write special
 tokens (the format's markers) as their text, which text-parsing clients need (``pawlette
 serve`` without ``--tokenizer``, and with it too: llama.cpp's ``/v1/completions`` returns text).
+``--metrics`` turns on ``/metrics`` and a fourth argument names a chat-template file (what the
+benchmarks need to run llama.cpp's own tool path beside pawlette's).
 """
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import time
@@ -24,7 +27,7 @@ __all__ = ["EngineProcess", "Stack"]
 _CONTEXT = 4096
 
 
-def _serve(model: str, parallel: int) -> None:
+def _serve(model: str, parallel: int, metrics: bool = False, template: str | None = None) -> None:
     import xllamacpp
 
     params = xllamacpp.CommonParams()
@@ -36,6 +39,10 @@ def _serve(model: str, parallel: int) -> None:
     params.cpuparams.n_threads = 1
     params.cpuparams_batch.n_threads = 1
     params.warmup = False
+    params.endpoint_metrics = metrics
+    if template is not None:  # llama.cpp's own template handling and tool grammar need one
+        params.use_jinja = True
+        params.chat_template = Path(template).read_text(encoding="utf-8")
     server = xllamacpp.Server(params)
     print(server.listening_address, flush=True)
     while True:
@@ -45,9 +52,17 @@ def _serve(model: str, parallel: int) -> None:
 class EngineProcess:
     """A running llama.cpp server for one model; :meth:`kill` ends it like a crash."""
 
-    def __init__(self, model: Path, parallel: int = 4) -> None:
+    def __init__(
+        self, model: Path, parallel: int = 4, metrics: bool = False, template: str | None = None
+    ) -> None:
+        command = [sys.executable, "-m", "tests.support.gguf_server", str(model), str(parallel)]
+        command.append("--metrics" if metrics else "--no-metrics")
+        template_file = Path(f"/tmp/pawlette-template-{os.getpid()}-{id(self)}.jinja")
+        if template is not None:
+            template_file.write_text(template, encoding="utf-8")
+            command.append(str(template_file))
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "tests.support.gguf_server", str(model), str(parallel)],
+            command,
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
             text=True,
@@ -55,6 +70,7 @@ class EngineProcess:
         )
         assert self.process.stdout is not None
         line = self.process.stdout.readline().strip()
+        template_file.unlink(missing_ok=True)  # read by the server before it listens
         if not line:
             code = self.process.wait(30)
             self.process.stdout.close()
@@ -109,4 +125,9 @@ class Stack:
 
 
 if __name__ == "__main__":
-    _serve(sys.argv[1], int(sys.argv[2]))
+    _serve(
+        sys.argv[1],
+        int(sys.argv[2]),
+        metrics=sys.argv[3:4] == ["--metrics"],
+        template=sys.argv[4] if len(sys.argv) > 4 else None,
+    )
