@@ -33,7 +33,6 @@ import pawlette
 from pawlette import declare
 from pawlette.declare import PythonCalls
 from pawlette.errors import UnsupportedFeature
-from pawlette.export import export_grammar as export_grammar_of
 from pawlette.export import export_jinja
 from pawlette.export.jinja import template_inputs
 from pawlette.format import Format
@@ -53,6 +52,7 @@ from ..helpers import (
     sequential_ids,
 )
 from ..support import sampling
+from ..support.kept_grammars import kept_grammar
 from . import (
     decision_format,
     parts_format,
@@ -118,20 +118,10 @@ def fmt(request: pytest.FixtureRequest) -> Iterator[Format]:
 
 
 def export_grammar(fmt: Format | str, *arguments: Any) -> str:
-    """The format's grammar, its markers spelled by id where their text cannot be.  Built
-    once per format object and arguments in a test process: the generated turns ask for the
-    same few grammars dozens of times each."""
+    """The format's grammar, its markers spelled by id where their text cannot be (built once
+    per format object and arguments in a test process)."""
     resolved = pawlette.get_format(fmt) if isinstance(fmt, str) else fmt
-    key = (id(resolved), json.dumps(arguments))  # key order kept: it is the schema's
-    kept = _kept_grammars.get(key)
-    if kept is None:
-        grammar = export_grammar_of(resolved, *arguments, token_ids=marker_ids(resolved.name))
-        # The format is kept with its grammar, so its id names no other object later.
-        kept = _kept_grammars[key] = (resolved, grammar)
-    return kept[1]
-
-
-_kept_grammars: dict[tuple[int, str], tuple[Format, str]] = {}
+    return kept_grammar(resolved, *arguments, token_ids=marker_ids(resolved.name))
 
 
 def test_the_shipped_declarations_are_checked() -> None:

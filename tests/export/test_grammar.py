@@ -44,6 +44,7 @@ from tests.helpers import WITHOUT_CALLS
 
 from ..declare.conversations import raw_strings
 from ..helpers import stop_texts, without_stop
+from ..support.kept_grammars import kept_grammar
 from ..support.small_bpe import small_tokenizer
 from . import gbnf
 from .test_json_schema import SCHEMAS
@@ -148,25 +149,13 @@ def _name(fmt: Any) -> str:
 
 
 def export_grammar(fmt: Any, *arguments: Any, **settings: Any) -> str:
-    """The grammar as this module's tokenizer names the format's markers.  A registered
-    format's grammar for plain JSON arguments is built once per test process: the generated
-    turns ask for the same few grammars dozens of times each."""
+    """The grammar as this module's tokenizer names the format's markers, a registered
+    format's built once per test process."""
     if not settings.get("markers_as_text"):
         settings.setdefault("token_ids", marker_ids(_name(fmt)))
     if isinstance(fmt, str):
-        try:
-            key = json.dumps([arguments, settings])  # key order kept: it is the schema's
-        except TypeError:  # tools as objects, a syntax given as a value: not kept
-            pass
-        else:
-            return _kept_grammar(fmt, key)
+        return kept_grammar(pawlette.get_format(fmt), *arguments, **settings)
     return export_grammar_of(fmt, *arguments, **settings)
-
-
-@cache
-def _kept_grammar(name: str, key: str) -> str:
-    arguments, settings = json.loads(key)
-    return export_grammar_of(name, *arguments, **settings)
 
 
 def export_grammar_bundle(fmt: Any, *arguments: Any, **settings: Any) -> Any:
