@@ -203,3 +203,57 @@ def test_a_bare_call_turn_reads_back_after_a_prompt_the_template_always_writes(
     assert parsed[3]["content"] == "done"
     written = fmt.parse('{"name": "f", "arguments": {"a": 1}}<end>', strict=True).message
     assert written["tool_calls"][0]["function"]["name"] == "f"
+
+
+def test_a_bare_call_turn_with_no_opener_is_a_message_only_when_something_is_read() -> None:
+    """A turn with no opener may not be there (it begins pending after every end); a concept
+    reading it its own way (a bare JSON call) makes it real only when it reads something, so
+    no empty assistant message follows each turn."""
+    fmt = declare(
+        Layout(
+            name="bare-no-opener",
+            summary="a bare call in an assistant turn with no opener",
+            frames={
+                "user": Frame(open=fence(Marker("<user>")), end=fence(END)),
+                "assistant": Frame(open=(), end=fence(END)),
+                "tool": Frame(open=fence(Marker("<tool>")), end=fence(END)),
+            },
+            concepts=(
+                JsonCalls(open=None, parallel=False, with_content=False),
+                Results(grouped=False),
+            ),
+        )
+    )
+    call = {
+        "id": "call_0",
+        "type": "function",
+        "function": {"name": "f", "arguments": '{"a": 1}'},
+    }
+    messages = [
+        {"role": "user", "content": "go"},
+        {"role": "assistant", "content": None, "tool_calls": [call]},
+        {"role": "tool", "tool_call_id": "call_0", "content": "1"},
+        {"role": "assistant", "content": "done"},
+        {"role": "user", "content": "again"},
+        {"role": "assistant", "content": ""},
+    ]
+    text = fmt.render(messages).text
+    assert text == (
+        '<user>go<end>{"name": "f", "arguments": {"a": 1}}<end><tool>1<end>done<end>'
+        "<user>again<end><end>"
+    )
+    parsed = fmt.parse_conversation(text, strict=True).to_request()["messages"]
+    assert [m["role"] for m in parsed] == [
+        "user",
+        "assistant",
+        "tool",
+        "assistant",
+        "user",
+        "assistant",
+    ]
+    assert parsed[1]["tool_calls"][0]["function"] == call["function"]
+    assert parsed[3]["content"] == "done"
+    assert parsed[5]["content"] == ""  # an empty turn its end closes is a turn
+    spaced = '<user>go<end> \n{"name": "f", "arguments": {}}<end> \n<user>x<end>'
+    parsed = fmt.parse_conversation(spaced).to_request()["messages"]
+    assert [m["role"] for m in parsed] == ["user", "assistant", "user"]

@@ -82,6 +82,42 @@ class OpenedReader:
         self._inner.close(marker, offset)
 
 
+class PendingReader:
+    """:class:`PendingContentReader`'s rule around a concept's own reader of the turn (bare
+    calls in a turn with no opener): whitespace is held until more than whitespace makes the
+    message real, or one of ``ends`` closes it."""
+
+    __slots__ = ("_ends", "_held", "_inner", "_parser", "_start")
+
+    def __init__(self, parser: Parser, inner: Reader, ends: frozenset[str]) -> None:
+        self._parser = parser
+        self._inner = inner
+        self._ends = ends
+        self._held: list[str] = []
+        self._start = 0
+
+    def feed(self, text: str, offset: int) -> None:
+        if self._parser.message_pending:
+            if not text.strip():
+                if not self._held:
+                    self._start = offset
+                self._held.append(text)
+                return
+            self._parser.confirm_message()
+        if self._held:
+            text, offset = "".join(self._held) + text, self._start
+            self._held = []
+        self._inner.feed(text, offset)
+
+    def close(self, marker: str | None, offset: int) -> None:
+        if self._held and self._parser.message_pending and marker in self._ends:
+            self._parser.confirm_message()
+        if self._held and not self._parser.message_pending:
+            self._inner.feed("".join(self._held), self._start)
+        self._held = []
+        self._inner.close(marker, offset)
+
+
 class HostTextReader(WholeTextReader):
     """A system turn's text; the message was begun pending: text equal to a default (what
     the format writes when there is no system message; None: it writes none) leaves no

@@ -32,7 +32,13 @@ from ..errors import FormatError
 from .concept import overrides
 from .layout import Layout
 from .pieces import Fence, text_of
-from .readers import BetweenCallsReader, OpenedReader, OpenedTurnReader, PendingContentReader
+from .readers import (
+    BetweenCallsReader,
+    OpenedReader,
+    OpenedTurnReader,
+    PendingContentReader,
+    PendingReader,
+)
 
 AFTER_CALL = "assistant.after_call"
 
@@ -358,7 +364,7 @@ def _pending(reader: ReaderFactory, ends: frozenset[str]) -> ReaderFactory:
     ``ends`` closes was the turn's text)."""
     if reader is ContentReader:
         return lambda parser: PendingContentReader(parser, ends)
-    return reader
+    return lambda parser: PendingReader(parser, reader(parser), ends)
 
 
 def opened_reader(reader: ReaderFactory, ends: frozenset[str]) -> ReaderFactory:
