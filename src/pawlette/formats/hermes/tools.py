@@ -249,7 +249,7 @@ class HermesTools(ToolsBlock):
 
     def check(self, out: Render) -> None:
         super().check(out)
-        listing(out.tools)  # refuses what the template cannot write
+        self.kept(out.tools, lambda: listing(out.tools))  # refuses what the template cannot write
         for number, tool in enumerate(out.tools):
             where = f"tools[{number}].function"
             definition = tool.definition
@@ -260,7 +260,7 @@ class HermesTools(ToolsBlock):
 
     def block(self, out: Render, *, separated: bool = False) -> None:
         out.fence(self.open, "tools")
-        out.text(listing(out.tools), "tools")
+        out.text(self.kept(out.tools, lambda: listing(out.tools)), "tools")
         out.fence(self.close, "tools")
 
     def rows(self, table: Table) -> None:
