@@ -17,7 +17,6 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal, TypeVar
 
 from ..emit.jinja_text import fill, jinja_string
 from ..engine.json_text import kept_indented_json, kept_json_string
-from ..engine.kept import Kept, marshal_key
 from ..engine.readers import ContentReader, ScaffoldReader
 from ..errors import FormatError, RequestError, UnsupportedFeature
 from ..openai import kept_tools
@@ -37,11 +36,6 @@ if TYPE_CHECKING:
 Place = Literal["system", "first_user", "last_user", "before_last_user", "own_turn", "after_system"]
 _ON_ITS_OWN = ("before_last_user", "own_turn", "after_system")
 Made = TypeVar("Made")
-
-
-_DUMPED: Kept[str] = Kept(limit=256, longest=1 << 16)
-"""Tools blocks' JSON in the spellings :func:`kept_json_string` and :func:`kept_indented_json`
-do not keep, by spelling and content."""
 
 
 @dataclass(frozen=True)
@@ -134,19 +128,7 @@ class ToolsBlock(Concept):
                 return kept_json_string(value)
             if self.indent == 4:
                 return kept_indented_json(value)
-        # Other spellings go through json.dumps (its Python encoder where there is an indent):
-        # kept by the value's content and the spelling, as the tools come with every request.
-        key = marshal_key(value)
-        if key is None:
-            return self._dumped(value)
-        return _DUMPED.get(self._spelling + key, lambda: self._dumped(value))
-
-    @cached_property
-    def _spelling(self) -> bytes:
-        """What tells this block's JSON spelling apart in a kept text's key."""
-        return repr((self.ascii, self.indent, self.separators)).encode() + b"\x00"
-
-    def _dumped(self, value: Any) -> str:
+        # Other spellings through json.dumps: a request's tools are written once (tool_texts).
         return json.dumps(
             value, ensure_ascii=self.ascii, indent=self.indent, separators=self.separators
         )
