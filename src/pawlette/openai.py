@@ -36,7 +36,7 @@ import json.scanner
 import marshal
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any, cast
+from typing import Any, TypeVar, cast
 
 from .engine.kept import Kept, shared_key
 from .errors import RequestError
@@ -265,6 +265,8 @@ def _check_render_keys(data: Mapping[Any, Any]) -> None:
         raise RequestError("add_generation_prompt", f"found {_kind(prompt)}", "true or false")
 
 
+Made = TypeVar("Made")
+
 _PLAIN_TOOLS: Kept[tuple[Tool, ...] | bool] = Kept(limit=64, longest=1 << 18)
 """Tool lists found plain (every tool read by :func:`plain_tool_definition`), by content:
 True when met once, then the tools themselves."""
@@ -306,6 +308,22 @@ def kept_tools(tools: tuple[Tool, ...]) -> bool:
     """Whether ``tools`` is a tuple :func:`tools_from_openai` keeps: its values are its own
     copies, never changed, so what is derived from them may be kept by its identity."""
     return _KEPT_TOOLS.get(id(tools)) is tools
+
+
+def derived(
+    store: dict[int, tuple[Any, Made]], tools: tuple[Tool, ...], make: Callable[[], Made]
+) -> Made:
+    """``make()``, kept in ``store`` by the identity of ``tools`` when :func:`kept_tools`
+    (what a writer derives from a server's tools, made once), else made each time."""
+    found = store.get(id(tools))
+    if found is not None and found[0] is tools:
+        return found[1]
+    made = make()
+    if kept_tools(tools):
+        if len(store) >= 64:
+            store.clear()
+        store[id(tools)] = (tools, made)
+    return made
 
 
 def _read_tools(data: object, path: str) -> tuple[tuple[Tool, ...], bool]:

@@ -10,16 +10,15 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property
-from typing import TYPE_CHECKING, Any, ClassVar, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from ..emit.jinja_text import fill, jinja_string
 from ..engine.json_text import kept_indented_json, kept_json_string
 from ..engine.readers import ContentReader, ScaffoldReader
 from ..errors import FormatError, RequestError, UnsupportedFeature
-from ..openai import kept_tools
+from ..openai import derived
 from ..types import Tool
 from .concept import Concept
 from .pieces import Fence, Lit, Marker
@@ -35,7 +34,6 @@ if TYPE_CHECKING:
 
 Place = Literal["system", "first_user", "last_user", "before_last_user", "own_turn", "after_system"]
 _ON_ITS_OWN = ("before_last_user", "own_turn", "after_system")
-Made = TypeVar("Made")
 
 
 @dataclass(frozen=True)
@@ -203,31 +201,18 @@ class ToolsBlock(Concept):
     def _host_roles(self) -> frozenset[str]:
         return self.turn_roles() or frozenset()
 
-    def kept(self, tools: tuple[Tool, ...], make: Callable[[], Made]) -> Made:
-        """``make()`` (what the block writes of ``tools``, one thing per concept), kept by the
-        identity of a tuple :func:`~pawlette.openai.tools_from_openai` keeps: the same
-        values in every request that brings the same tools."""
-        found = self._kept.get(id(tools))
-        if found is not None and found[0] is tools:
-            return found[1]  # type: ignore[no-any-return]
-        made = make()
-        if kept_tools(tools):
-            if len(self._kept) >= 64:
-                self._kept.clear()
-            self._kept[id(tools)] = (tools, made)
-        return made
-
     @cached_property
-    def _kept(self) -> dict[int, tuple[tuple[Tool, ...], Any]]:
+    def kept(self) -> dict[int, tuple[Any, Any]]:
+        """What the block derives from a request's tools (:func:`~pawlette.openai.derived`)."""
         return {}
 
     def tool_texts(self, tools: tuple[Tool, ...]) -> tuple[str, ...]:
         """Each tool's JSON (``array``: the one array's, if there are tools)."""
-        if self.array:
-            return self.kept(
-                tools, lambda: (self.dump([self.value(t) for t in tools]),) * bool(tools)
+        if self.array:  # (no tools: an always-written block holds no array)
+            return derived(
+                self.kept, tools, lambda: (self.dump([*map(self.value, tools)]),)[: len(tools)]
             )
-        return self.kept(tools, lambda: tuple([self.dump(self.value(tool)) for tool in tools]))
+        return derived(self.kept, tools, lambda: tuple(map(self.dump, map(self.value, tools))))
 
     def block(self, out: Render, *, separated: bool = False) -> None:
         out.fence(self.separated_open if separated else self.open, "tools")
