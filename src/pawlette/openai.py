@@ -33,9 +33,10 @@ from __future__ import annotations
 
 import json
 import json.scanner
+import marshal
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any, cast
+from typing import Any, TypeVar, cast
 
 from .engine.kept import Kept, shared_key
 from .errors import RequestError
@@ -264,8 +265,11 @@ def _check_render_keys(data: Mapping[Any, Any]) -> None:
         raise RequestError("add_generation_prompt", f"found {_kind(prompt)}", "true or false")
 
 
-_PLAIN_TOOLS: Kept[bool] = Kept(limit=64, longest=1 << 18)
-"""Tool lists found plain (every tool read by :func:`plain_tool_definition`), by content."""
+Made = TypeVar("Made")
+
+_PLAIN_TOOLS: Kept[tuple[Tool, ...] | bool] = Kept(limit=64, longest=1 << 18)
+"""Tool lists found plain (every tool read by :func:`plain_tool_definition`), by content:
+True when met once, then the tools themselves."""
 
 
 def tools_from_openai(data: object, path: str = "tools") -> tuple[Tool, ...]:
@@ -274,21 +278,52 @@ def tools_from_openai(data: object, path: str = "tools") -> tuple[Tool, ...]:
     if type(data) is list and data:
         # A server gets the same tools in every request: a list found plain before (equal
         # ``marshal`` bytes: an equal value of the same exact types, which passes the same
-        # checks) is read without checking its definitions again.  Each Tool is built anew
-        # from this request's values, as below.
+        # checks) is read once more when met again, from a copy of its own (the bytes
+        # loaded: a caller's later change to its dicts changes nothing kept), and those same
+        # Tool values serve every later request (the writers keep what they derive from them
+        # by identity).  A list met once is not copied: new tools in each request cost no more.
         key = shared_key(data)  # (a list holding itself is never found plain: never kept)
-        if key is not None and _PLAIN_TOOLS.kept.get(key) is True:
-            return tuple(
-                [
-                    new_tool((definition := item["function"])["name"], dict(definition), "function")
-                    for item in data
-                ]
-            )
+        if key is not None:
+            found = _PLAIN_TOOLS.kept.get(key)
+            if found is True:
+                found = _read_tools(marshal.loads(key), path)[0]
+                _PLAIN_TOOLS.keep(key, found)
+                if len(_KEPT_TOOLS) >= _PLAIN_TOOLS.limit:
+                    _KEPT_TOOLS.clear()
+                _KEPT_TOOLS[id(found)] = found
+            if isinstance(found, tuple):
+                return found
         tools, plain = _read_tools(data, path)
         if plain and key is not None:
             _PLAIN_TOOLS.keep(key, True)
         return tools
     return _read_tools(data, path)[0]
+
+
+_KEPT_TOOLS: dict[int, tuple[Tool, ...]] = {}
+"""The tool tuples :data:`_PLAIN_TOOLS` holds, by identity (see :func:`kept_tools`)."""
+
+
+def kept_tools(tools: tuple[Tool, ...]) -> bool:
+    """Whether ``tools`` is a tuple :func:`tools_from_openai` keeps: its values are its own
+    copies, never changed, so what is derived from them may be kept by its identity."""
+    return _KEPT_TOOLS.get(id(tools)) is tools
+
+
+def derived(
+    store: dict[int, tuple[Any, Made]], tools: tuple[Tool, ...], make: Callable[[], Made]
+) -> Made:
+    """``make()``, kept in ``store`` by the identity of ``tools`` when :func:`kept_tools`
+    (what a writer derives from a server's tools, made once), else made each time."""
+    found = store.get(id(tools))
+    if found is not None and found[0] is tools:
+        return found[1]
+    made = make()
+    if kept_tools(tools):
+        if len(store) >= 64:
+            store.clear()
+        store[id(tools)] = (tools, made)
+    return made
 
 
 def _read_tools(data: object, path: str) -> tuple[tuple[Tool, ...], bool]:

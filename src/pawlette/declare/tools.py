@@ -16,9 +16,9 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from ..emit.jinja_text import fill, jinja_string
 from ..engine.json_text import kept_indented_json, kept_json_string
-from ..engine.kept import Kept, marshal_key
 from ..engine.readers import ContentReader, ScaffoldReader
 from ..errors import FormatError, RequestError, UnsupportedFeature
+from ..openai import derived
 from ..types import Tool
 from .concept import Concept
 from .pieces import Fence, Lit, Marker
@@ -34,11 +34,6 @@ if TYPE_CHECKING:
 
 Place = Literal["system", "first_user", "last_user", "before_last_user", "own_turn", "after_system"]
 _ON_ITS_OWN = ("before_last_user", "own_turn", "after_system")
-
-
-_DUMPED: Kept[str] = Kept(limit=256, longest=1 << 16)
-"""Tools blocks' JSON in the spellings :func:`kept_json_string` and :func:`kept_indented_json`
-do not keep, by spelling and content."""
 
 
 @dataclass(frozen=True)
@@ -131,19 +126,7 @@ class ToolsBlock(Concept):
                 return kept_json_string(value)
             if self.indent == 4:
                 return kept_indented_json(value)
-        # Other spellings go through json.dumps (its Python encoder where there is an indent):
-        # kept by the value's content and the spelling, as the tools come with every request.
-        key = marshal_key(value)
-        if key is None:
-            return self._dumped(value)
-        return _DUMPED.get(self._spelling + key, lambda: self._dumped(value))
-
-    @cached_property
-    def _spelling(self) -> bytes:
-        """What tells this block's JSON spelling apart in a kept text's key."""
-        return repr((self.ascii, self.indent, self.separators)).encode() + b"\x00"
-
-    def _dumped(self, value: Any) -> str:
+        # Other spellings through json.dumps: a request's tools are written once (tool_texts).
         return json.dumps(
             value, ensure_ascii=self.ascii, indent=self.indent, separators=self.separators
         )
@@ -218,16 +201,25 @@ class ToolsBlock(Concept):
     def _host_roles(self) -> frozenset[str]:
         return self.turn_roles() or frozenset()
 
+    @cached_property
+    def kept(self) -> dict[int, tuple[Any, Any]]:
+        """What the block derives from a request's tools (:func:`~pawlette.openai.derived`)."""
+        return {}
+
+    def tool_texts(self, tools: tuple[Tool, ...]) -> tuple[str, ...]:
+        """Each tool's JSON (``array``: the one array's, if there are tools)."""
+        if self.array:  # (no tools: an always-written block holds no array)
+            return derived(
+                self.kept, tools, lambda: (self.dump([*map(self.value, tools)]),)[: len(tools)]
+            )
+        return derived(self.kept, tools, lambda: tuple(map(self.dump, map(self.value, tools))))
+
     def block(self, out: Render, *, separated: bool = False) -> None:
         out.fence(self.separated_open if separated else self.open, "tools")
-        if self.array:
-            if out.tools:  # none: only an always-written block (``always``)
-                out.text(self.dump([self.value(tool) for tool in out.tools]), "tools")
-        else:
-            for tool in out.tools:
-                out.fence(self.item_open, "tools")
-                out.text(self.dump(self.value(tool)), "tools")
-                out.fence(self.item_close, "tools")
+        for text in self.tool_texts(out.tools):  # (an array has no item fences)
+            out.fence(self.item_open, "tools")
+            out.text(text, "tools")
+            out.fence(self.item_close, "tools")
         out.fence(self.close, "tools")
 
     def wants_system_turn(self, out: Render) -> bool:

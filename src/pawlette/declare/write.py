@@ -122,7 +122,6 @@ class Plan:
         self.check = hooked("check")
         self.start = hooked("write_start")
         self.wants_system = hooked("wants_system_turn")
-        self.turn_open = hooked("turn_open")
         self.prompt = hooked("write_prompt")
         self.finish = hooked("write_finish")
         self.turns = {role: TurnHooks(concepts, role, layout.frames.get(role)) for role in ROLES}

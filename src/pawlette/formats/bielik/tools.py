@@ -20,7 +20,7 @@ class LinedToolArray(ToolsBlock):
 
     def block(self, out: Render, *, separated: bool = False) -> None:
         out.fence(self.separated_open if separated else self.open, "tools")
-        items = ",\n".join(self.dump(self.value(tool)) for tool in out.tools)
+        items = ",\n".join(self.tool_texts(out.tools))
         out.text(f"[{items}]", "tools")
         out.fence(self.close, "tools")
 

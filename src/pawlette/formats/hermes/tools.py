@@ -16,6 +16,7 @@ from pawlette.engine.kept import Kept, marshal_key
 from pawlette.engine.machine import Parser
 from pawlette.engine.readers import WholeTextReader
 from pawlette.errors import RequestError
+from pawlette.openai import derived
 from pawlette.types import Tool, ToolsDeclared
 
 if TYPE_CHECKING:
@@ -249,7 +250,9 @@ class HermesTools(ToolsBlock):
 
     def check(self, out: Render) -> None:
         super().check(out)
-        listing(out.tools)  # refuses what the template cannot write
+        derived(
+            self.kept, out.tools, lambda: listing(out.tools)
+        )  # refuses what the template cannot write
         for number, tool in enumerate(out.tools):
             where = f"tools[{number}].function"
             definition = tool.definition
@@ -260,7 +263,7 @@ class HermesTools(ToolsBlock):
 
     def block(self, out: Render, *, separated: bool = False) -> None:
         out.fence(self.open, "tools")
-        out.text(listing(out.tools), "tools")
+        out.text(derived(self.kept, out.tools, lambda: listing(out.tools)), "tools")
         out.fence(self.close, "tools")
 
     def rows(self, table: Table) -> None:

@@ -45,6 +45,14 @@ class ToolsAfterSystem(ToolsBlock):
                 "after the first system message",
             )
 
+    def hook_roles(self, hook: str) -> frozenset[str] | None:
+        # (its turn_open changes a system turn alone: no call in a user turn)
+        return frozenset({"system"}) if hook == "turn_open" else super().hook_roles(hook)
+
+    def write_opening(self, out: Render, index: int) -> None:
+        if index <= 1:  # (the host is the first message or the one after it: most turns are not)
+            super().write_opening(out, index)
+
     def host_index(self, out: Render) -> int:
         first = 1 if out.messages and out.messages[0].role == "system" else 0
         return first if first < len(out.messages) else -1

@@ -22,14 +22,15 @@ class LastSystemText(LastSystemPrompt):
 
     def check(self, out: Render) -> None:
         super().check(out)
-        found = [index for index, message in enumerate(out.messages) if message.role == "system"]
-        if found and not out.message_text(found[-1]):
-            out.lose(f"messages[{found[-1]}]", "a system message with empty text, written as none")
+        last = _last_system(out)
+        if last >= 0 and not out.message_text(last):
+            out.lose(f"messages[{last}]", "a system message with empty text, written as none")
 
     def write_start(self, out: Render) -> None:
-        found = [index for index, message in enumerate(out.messages) if message.role == "system"]
-        if found and out.message_text(found[-1]):
-            super().write_start(out)
+        # (A system message is there: the base's gathered turn, without its walk to find one.)
+        last = _last_system(out)
+        if last >= 0 and out.message_text(last):
+            out.turn(-1, "system")
 
     def jinja_start(self, out: Template) -> None:
         # The base's gathered texts (which its content writes), here the last system
@@ -46,3 +47,12 @@ class LastSystemText(LastSystemPrompt):
         out.out("{%- set message = none -%}{%- set index = -1 -%}")
         out.turn("system", message=False)
         out.out("{%- endif -%}")
+
+
+def _last_system(out: Render) -> int:
+    """The index of the last system message (-1: none), found from the end."""
+    messages = out.messages
+    index = len(messages) - 1
+    while index >= 0 and messages[index].role != "system":
+        index -= 1
+    return index
