@@ -19,7 +19,6 @@ from collections.abc import Callable
 from typing import Any
 
 from ..engine.writer import Writer
-from ..openai import kept_tools
 from ..types import Message, Segment, TextPart, Tool
 
 WriteConversation = Callable[[Writer, tuple[Message, ...], tuple[Tool, ...], bool], None]
@@ -312,15 +311,9 @@ def _conversation(source: _Source, plan: Any, claimed: dict[str, str]) -> None:
     source.line("def write(writer, messages, tools, prompt):")
     source.depth += 1
     source.line("out = Compiled(plan, writer, messages, tools, prompt)")
-    source.line("fresh = writer.losses is None")
-    source.line("if not (fresh and checked.replay(out)):")
-    source.depth += 1
     for call in source.calls("check", plan.check, "out"):
         source.line(call)
     source.line("refuse_unhandled(out)")
-    source.line("if fresh:")
-    source.line("    checked.keep(out)")
-    source.depth -= 1
     source.line("writer.role = None")
     source.line("writer.message_index = -1")
     if plan.layout.begin:
@@ -354,50 +347,6 @@ def _conversation(source: _Source, plan: Any, claimed: dict[str, str]) -> None:
     source.depth -= 1
 
 
-class _Checked:
-    """What the checks left (what is handled, what the messages hold, the losses) by the
-    conversation they passed: a request whose messages (immutable values) and tools (a tuple
-    :func:`~pawlette.openai.tools_from_openai` keeps) are those of one before, with the same
-    ``prompt``, passes them again with the same losses (they read nothing else), so a
-    server's next request of a conversation skips them.  Checks that leave a state for the
-    writer are run every time."""
-
-    __slots__ = ("kept",)
-
-    def __init__(self) -> None:
-        self.kept: dict[tuple[int, int, int, bool], tuple[Any, ...]] = {}
-
-    def replay(self, out: Any) -> bool:
-        """Set ``out`` as the checks would (True), or False: no such conversation before."""
-        messages = out.messages
-        if not messages:
-            return False
-        tools = out.tools
-        found = self.kept.get((id(messages[-1]), len(messages), id(tools), out.prompt))
-        if found is None or found[1] is not tools or found[0] != messages:
-            return False  # (the messages compared by identity first, each)
-        out.handled = set(found[2])
-        out._present = found[3]
-        for loss in found[4]:
-            out.writer.lose(loss)
-        return True
-
-    def keep(self, out: Any) -> None:
-        messages = out.messages
-        tools = out.tools
-        if out.states or not messages or (tools and not kept_tools(tools)):
-            return
-        if len(self.kept) >= 256:
-            self.kept.clear()
-        self.kept[(id(messages[-1]), len(messages), id(tools), out.prompt)] = (
-            messages,
-            tools,
-            frozenset(out.handled),
-            out._present,
-            tuple(out.writer.losses or ()),
-        )
-
-
 def compiled_writer(
     plan: Any,
     render_class: type[Any],
@@ -415,7 +364,6 @@ def compiled_writer(
     source.names.update(
         plan=plan,
         refuse_unhandled=refuse_unhandled,
-        checked=_Checked(),
         TextPart=TextPart,
         Segment=Segment,
         new_tuple=tuple.__new__,
