@@ -66,15 +66,12 @@ class Template:
             if isinstance(piece, Option):
                 self.literal("".join(run))
                 run = []
-                default = jinja_string(self.option(piece))
+                default = jinja_string(piece_text(piece, self.layout.options, self.layout.name))
                 self.out(f"{{%- if {piece.name} is defined -%}}{{{{- {piece.name} -}}}}")
                 self.out(f"{{%- else -%}}{{{{- {default} -}}}}{{%- endif -%}}")
             else:
                 run.append(piece.text)
         self.literal("".join(run))
-
-    def option(self, piece: Option) -> str:
-        return piece_text(piece, self.layout.options, self.layout.name)
 
     def value(self, expression: str) -> None:
         """Write caller text (a Jinja expression): escaped where the format escapes markers

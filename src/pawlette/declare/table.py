@@ -32,7 +32,7 @@ from ..errors import FormatError
 from .concept import overrides
 from .layout import Layout
 from .pieces import Fence, text_of
-from .readers import BetweenCallsReader, OpenedReader, OpenedTurnReader, PendingContentReader
+from .readers import BetweenCallsReader, OpenedReader, PendingContentReader
 
 AFTER_CALL = "assistant.after_call"
 
@@ -364,9 +364,8 @@ def _pending(reader: ReaderFactory, ends: frozenset[str]) -> ReaderFactory:
 def opened_reader(reader: ReaderFactory, ends: frozenset[str]) -> ReaderFactory:
     """The reader of a turn that may be only a generation prompt: ``reader``, the turn made
     real by what it reads (text, a call, a marker that closes it)."""
-    if reader is ContentReader:
-        return lambda parser: OpenedTurnReader(parser, ends)
-    return lambda parser: OpenedReader(parser, reader(parser))
+    inner = _pending(reader, ends)
+    return lambda parser: OpenedReader(parser, inner(parser))
 
 
 def compile_table(layout: Layout) -> Grammar:
