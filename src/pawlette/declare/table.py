@@ -68,7 +68,6 @@ def end(parser: Parser, offset: int) -> None:
     parser.end_message()
 
 
-end.__name__ = "end"
 end.quiet = True  # type: ignore[attr-defined]  # in a completion: no event (engine.whole)
 
 
@@ -77,7 +76,6 @@ def confirm(parser: Parser, offset: int) -> None:
     parser.confirm_message()
 
 
-confirm.__name__ = "confirm"
 confirm.quiet = True  # type: ignore[attr-defined]  # in a completion: nothing pends
 
 
