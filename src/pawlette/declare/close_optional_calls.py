@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from ..engine.machine import ReaderFactory
 from ..engine.readers import CallEnvelope
 from .json_calls import JsonCalls
-from .readers import ClosedByAny
+from .readers import ClosedByAny, EndedByInput
 
 
 @dataclass(frozen=True)
@@ -23,14 +23,11 @@ class CloseOptionalCalls(JsonCalls):
         return optional_close_reader(self.envelope, close, closes), True
 
 
-class CloseOptional(ClosedByAny):
+class CloseOptional(ClosedByAny, EndedByInput):
     """A call with a close of its own that the end of the turn, or of the input, closes as
     well."""
 
     whole_kind = "call"  # closed by a marker, as JsonCallReader (see pawlette.engine.whole)
-
-    def close(self, marker: str | None, offset: int) -> None:
-        super().close("" if marker is None else marker, offset)
 
 
 def optional_close_reader(

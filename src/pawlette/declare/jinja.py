@@ -66,15 +66,12 @@ class Template:
             if isinstance(piece, Option):
                 self.literal("".join(run))
                 run = []
-                default = jinja_string(self.option(piece))
+                default = jinja_string(piece_text(piece, self.layout.options, self.layout.name))
                 self.out(f"{{%- if {piece.name} is defined -%}}{{{{- {piece.name} -}}}}")
                 self.out(f"{{%- else -%}}{{{{- {default} -}}}}{{%- endif -%}}")
             else:
                 run.append(piece.text)
         self.literal("".join(run))
-
-    def option(self, piece: Option) -> str:
-        return piece_text(piece, self.layout.options, self.layout.name)
 
     def value(self, expression: str) -> None:
         """Write caller text (a Jinja expression): escaped where the format escapes markers
@@ -85,13 +82,13 @@ class Template:
         else:
             self.out(f"{{{{- {expression} -}}}}")
 
-    def arguments(self, call: str = "call", tojson: str = "tojson") -> None:
-        """A call's arguments as the renderer writes them: a JSON text trimmed, an object
-        as its JSON (``tojson``: the filter that writes it)."""
-        self.out(f"{{%- if {call}.function.arguments is string -%}}")
-        self.out(f"{{{{- {call}.function.arguments | trim -}}}}")
+    def arguments(self) -> None:
+        """``call``'s arguments as the renderer writes them: a JSON text trimmed, an object
+        as its JSON."""
+        self.out("{%- if call.function.arguments is string -%}")
+        self.out("{{- call.function.arguments | trim -}}")
         self.out("{%- else -%}")
-        self.out(f"{{{{- {call}.function.arguments | {tojson} -}}}}")
+        self.out("{{- call.function.arguments | tojson -}}")
         self.out("{%- endif -%}")
 
     def text(self, message: str = "message", index: str = "index") -> None:

@@ -134,8 +134,7 @@ class Frame:
 
     def prompt(self, previous: str | None) -> Fence:
         """The generation prompt after a turn of role ``previous``."""
-        key = "start" if previous is None else previous
-        found = self.prompt_after.get(key)
+        found = self.prompt_after.get("start" if previous is None else previous)
         return self.opener(previous) if found is None else found
 
 
@@ -308,6 +307,3 @@ class Layout:
             if isinstance(concept, kind):
                 return concept
         return None
-
-    def option(self, name: str, default: Any = None) -> Any:
-        return getattr(self.options, name, default)

@@ -47,23 +47,11 @@ class PendingContentReader:
         self._held = []
 
 
-class OpenedTurnReader(PendingContentReader):
-    """An assistant turn's text; the turn is there once anything of it is read, text or a
-    marker (an empty turn's end, a call): a generation prompt the conversation ends with is no
-    turn (:class:`~pawlette.declare.PromptAlways`)."""
-
-    __slots__ = ()
-
-    def close(self, marker: str | None, offset: int) -> None:
-        if marker is not None and self._parser.message_pending:
-            self._parser.confirm_message()
-        super().close(marker, offset)
-
-
 class OpenedReader:
-    """:class:`OpenedTurnReader`'s rule around a concept's own reader of the turn (bare
-    calls): the turn is there once the reader is given more than whitespace, or a marker
-    closes it."""
+    """An assistant turn read by ``inner`` (its text, or a concept's own reader: bare calls);
+    the turn is there once anything of it is read, more than whitespace or a marker (an
+    empty turn's end, a call): a generation prompt the conversation ends with is no turn
+    (:class:`~pawlette.declare.PromptAlways`)."""
 
     __slots__ = ("_inner", "_parser")
 

@@ -32,13 +32,7 @@ from ..errors import FormatError
 from .concept import overrides
 from .layout import Layout
 from .pieces import Fence, text_of
-from .readers import (
-    BetweenCallsReader,
-    OpenedReader,
-    OpenedTurnReader,
-    PendingContentReader,
-    PendingReader,
-)
+from .readers import BetweenCallsReader, OpenedReader, PendingContentReader, PendingReader
 
 AFTER_CALL = "assistant.after_call"
 
@@ -74,7 +68,6 @@ def end(parser: Parser, offset: int) -> None:
     parser.end_message()
 
 
-end.__name__ = "end"
 end.quiet = True  # type: ignore[attr-defined]  # in a completion: no event (engine.whole)
 
 
@@ -83,7 +76,6 @@ def confirm(parser: Parser, offset: int) -> None:
     parser.confirm_message()
 
 
-confirm.__name__ = "confirm"
 confirm.quiet = True  # type: ignore[attr-defined]  # in a completion: nothing pends
 
 
@@ -370,9 +362,8 @@ def _pending(reader: ReaderFactory, ends: frozenset[str]) -> ReaderFactory:
 def opened_reader(reader: ReaderFactory, ends: frozenset[str]) -> ReaderFactory:
     """The reader of a turn that may be only a generation prompt: ``reader``, the turn made
     real by what it reads (text, a call, a marker that closes it)."""
-    if reader is ContentReader:
-        return lambda parser: OpenedTurnReader(parser, ends)
-    return lambda parser: OpenedReader(parser, reader(parser))
+    inner = _pending(reader, ends)
+    return lambda parser: OpenedReader(parser, inner(parser))
 
 
 def compile_table(layout: Layout) -> Grammar:
