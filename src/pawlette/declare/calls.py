@@ -101,7 +101,9 @@ class CallConcept(Concept):
     def hook_roles(self, hook: str) -> frozenset[str] | None:
         """The writer's content hook only where it drops the text beside calls (render's hot
         path: it is asked at every assistant turn)."""
-        kept = self.content == "dropped" or type(self).write_content is not _write_content
+        kept = (
+            self.content == "dropped" or type(self).write_content is not CallConcept.write_content
+        )
         if hook == "write_content" and not kept:
             return frozenset()
         return self.turn_roles()
@@ -214,9 +216,6 @@ class CallConcept(Concept):
     def jinja_calls(self, out: Template) -> None:
         """The template's counterpart of :meth:`write_closing`, after the text separator."""
         raise NotImplementedError
-
-
-_write_content = CallConcept.write_content
 
 
 class SectionedCallConcept(CallConcept):

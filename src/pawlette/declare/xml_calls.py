@@ -424,13 +424,13 @@ class XmlCallReader(WholeTextReader):
             after = (other or tags.key_close)[2] if json_close else tags.key_close[2]
             value = value.removeprefix(after).removesuffix(tags.value_close[0])
             if tags.unwrap is not None:  # one pair around the whole value, nothing else
-                start, end = tags.unwrap
+                opener, closer = tags.unwrap
                 if (
-                    len(value) >= len(start) + len(end)
-                    and value.startswith(start)
-                    and value.endswith(end)
+                    len(value) >= len(opener) + len(closer)
+                    and value.startswith(opener)
+                    and value.endswith(closer)
                 ):
-                    value = value[len(start) : len(value) - len(end)]
+                    value = value[len(opener) : len(value) - len(closer)]
             if not key or key in arguments:
                 return f"parameter {key!r} empty or given twice", None, None
             kinds = _schema_types(tool, key)
@@ -479,14 +479,14 @@ class XmlCallSet(SectionedCalls):
 
         close = turn.nodes(self.calls.value_close)
         allowed = schema_types(schema)
-        kinds = "string" if self.textual(schema) else None
+        textual = self.textual(schema)
         enum = _string_enum(schema) if allowed == {"string"} else None
         # A string's keywords (pattern, lengths) hold a declared parameter that is only one.
         plain = allowed == {"string"} and isinstance(schema, Mapping) and position >= 0
         where = _where(number, position, key)
         if enum is not None:  # an enum of strings: one of them, as its text
             return seq(alt(*(Lit(value) for value in enum)), *close)
-        if kinds == "string" and close and isinstance(close[0], MarkerNode):
+        if textual and close and isinstance(close[0], MarkerNode):
             # Closed by a special token (GLM's </arg_value>): any text that spells no marker
             # (in Lark under the string's pattern and lengths).
             name = f"XMLSTRING_{number}_{position}"
@@ -494,7 +494,7 @@ class XmlCallSet(SectionedCalls):
             if constrained is not None:
                 return seq(constrained, *close)
             return text_before(turn.layout, self.calls.value_close, empty=True)
-        if kinds == "string" and all(isinstance(item, Lit) for item in close):
+        if textual and all(isinstance(item, Lit) for item in close):
             if plain:
                 note_unenforced(rules, where, schema, ("lark", "gbnf"))
             return self._closed_text(turn, rules, self.calls.value_close, "value")
