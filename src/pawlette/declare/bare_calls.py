@@ -100,20 +100,17 @@ class BareCallReader:
         """The held text starts a call, a list or text: read it so from here on."""
         held = "".join(self._held)
         if _CALL_START.match(held):
-            self._begin_call()
+            # The call's reader quotes the marker that opened its state in lenient text: a
+            # bare call has none (the turn's header is not part of the call).
+            parser = self._parser
+            entered, parser.entered_by = parser.entered_by, ""
+            self._call = self.call_reader(parser)
+            parser.entered_by = entered
         elif _LIST_START.match(held):
             self._listed = TextPieces()
         self._decided = True
         self._held = []
         self._forward(held, self._start)
-
-    def _begin_call(self) -> None:
-        # The call's reader quotes the marker that opened its state in lenient text: a bare
-        # call has none (the turn's header is not part of the call).
-        parser = self._parser
-        entered, parser.entered_by = parser.entered_by, ""
-        self._call = self.call_reader(parser)
-        parser.entered_by = entered
 
     def call_reader(self, parser: Parser) -> JsonCallReader:
         """The reader of the call the turn turned out to be (a format reading calls more

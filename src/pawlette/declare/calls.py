@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 import re
 from functools import cached_property
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from ..engine.json_text import json_string
 from ..engine.kept import MISSING, Kept
@@ -47,6 +47,15 @@ def check_call_name(name: str, index: int, number: int) -> None:
         raise RequestError(name_path, "an empty name", "a function name")
 
 
+def arguments_value(arguments: str, index: int, number: int) -> Any:
+    """The parsed arguments of ``messages[index].tool_calls[number]`` (empty: ``{}``)."""
+    try:
+        return json.loads(arguments.strip() or "{}")
+    except json.JSONDecodeError as error:
+        where = f"messages[{index}].tool_calls[{number}].function.arguments"
+        raise RequestError(where, f"not valid JSON ({error.msg})", "a JSON object") from error
+
+
 def arguments_json(
     arguments: str, index: int, number: int, verbatim: bool = False, *, ascii: bool = False
 ) -> str:
@@ -60,11 +69,7 @@ def arguments_json(
     found = kept.find(stripped)  # a conversation's calls come back in every later request
     if found is not MISSING:
         return found
-    try:
-        value = json.loads(stripped or "{}")
-    except json.JSONDecodeError as error:
-        where = f"messages[{index}].tool_calls[{number}].function.arguments"
-        raise RequestError(where, f"not valid JSON ({error.msg})", "a JSON object") from error
+    value = arguments_value(stripped, index, number)
     written = json.dumps(value) if ascii else json_string(value)
     kept.keep(stripped, written)
     return written
@@ -96,15 +101,16 @@ class CallConcept(Concept):
     def hook_roles(self, hook: str) -> frozenset[str] | None:
         """The writer's content hook only where it drops the text beside calls (render's hot
         path: it is asked at every assistant turn)."""
-        kept = self.content == "dropped" or type(self).write_content is not _write_content
+        kept = (
+            self.content == "dropped" or type(self).write_content is not CallConcept.write_content
+        )
         if hook == "write_content" and not kept:
             return frozenset()
         return self.turn_roles()
 
     def hook_needs(self, hook: str, role: str) -> str | None:
         """The writer's own content and closing hooks act on a turn with calls alone."""
-        own = getattr(type(self), hook, None) in _ACTING_ON_CALLS
-        return "tool_calls" if own and type(self).calls_of is CallConcept.calls_of else None
+        return "tool_calls" if getattr(type(self), hook, None) in _ACTING_ON_CALLS else None
 
     def check(self, out: Render) -> None:
         """Refuse, or record as lost, what a turn holds beside its calls that the format
@@ -158,24 +164,12 @@ class CallConcept(Concept):
         """Check ``messages[index].tool_calls[number]``, ``call``."""
 
     def write_content(self, out: Render, index: int) -> bool:
-        # Not written: the text beside calls (calls_of inlined: render's hot path).
+        # Not written: the text beside calls.
         return (
             self.content == "dropped"
             and 0 <= index < len(out.messages)
             and bool(out.messages[index].tool_calls)
         )
-
-    def calls_of(self, out: Render, index: int) -> tuple[ToolCall, ...]:
-        """The calls the writer writes in the assistant turn of ``messages[index]`` (none in
-        a turn the format writes with no message)."""
-        if not 0 <= index < len(out.messages):
-            return ()
-        calls = out.messages[index].tool_calls
-        return calls[:1] if self.first_only else calls
-
-    def text_before_calls(self, out: Render, index: int) -> bool:
-        """Whether the turn of ``messages[index]`` writes text before its calls."""
-        return self.content == "written" and bool(out.message_text(index))
 
     def jinja_setup(self, out: Template) -> None:
         out.object_arguments = True
@@ -224,9 +218,6 @@ class CallConcept(Concept):
         raise NotImplementedError
 
 
-_write_content = CallConcept.write_content
-
-
 class SectionedCallConcept(CallConcept):
     """Calls written one after another inside an optional section (see the module), for
     subclasses that are frozen dataclasses declaring ``open``, ``close``, ``section_open``,
@@ -257,7 +248,7 @@ class SectionedCallConcept(CallConcept):
         return self.text_separator + first, first, self.separator + (self.open or ())
 
     def write_closing(self, out: Render, index: int) -> None:
-        # (calls_of and text_before_calls inlined: render's hot path, every assistant turn.)
+        # (render's hot path, every assistant turn: the calls and the text read here)
         messages = out.messages
         calls = messages[index].tool_calls if 0 <= index < len(messages) else ()
         if not calls:
@@ -352,12 +343,12 @@ class ListedCallConcept(CallConcept):
         raise NotImplementedError
 
     def write_closing(self, out: Render, index: int) -> None:
-        calls = self.calls_of(out, index)
+        calls = out.messages[index].tool_calls if 0 <= index < len(out.messages) else ()
         if not calls:
             return
-        if self.text_before_calls(out, index):
+        if self.content == "written" and out.message_text(index):
             out.fence(self.text_separator, "tool_call", trainable=True)
-        self.write_list(out, index, self.open, calls)
+        self.write_list(out, index, self.open, calls[:1] if self.first_only else calls)
 
     def write_list(
         self, out: Render, index: int, opening: Fence, calls: tuple[ToolCall, ...]

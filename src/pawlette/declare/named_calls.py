@@ -261,10 +261,6 @@ class CallParts:
     so streamed calls get the ids a whole parse gives."""
 
 
-def _parts(parser: Parser) -> CallParts:
-    return parser.context(CallParts)
-
-
 def malformed_call(parser: Parser, parts: CallParts, problem: str, expected: str) -> None:
     """The call read so far is no call: a warning, and its raw text as content."""
     give_back_call(parser, parts.offset, problem, expected, "".join(parts.raw), abandon=parts.index)
@@ -278,7 +274,7 @@ def begin_call(parser: Parser) -> None:
     """A call's first state: its parts start empty and its raw text (content if the call is
     not read) with the marker that opened it, after its section's opener if it is the
     section's first call (:class:`OpenSection`)."""
-    parts = _parts(parser)
+    parts = parser.context(CallParts)
     parts.name = parts.call_id = None
     parts.index = None
     parts.raw = [parser.context(OpenSection).take() + (parser.entered_by or "")]
@@ -313,7 +309,7 @@ class NameReader:
 
     def close(self, marker: str | None, offset: int) -> None:
         parser = self._parser
-        parts = _parts(parser)
+        parts = parser.context(CallParts)
         text = "".join(self._text)
         parts.raw.append(text)
         if self._begins:
@@ -349,7 +345,7 @@ class IdReader:
         self._text.append(text)
 
     def close(self, marker: str | None, offset: int) -> None:
-        parts = _parts(self._parser)
+        parts = self._parser.context(CallParts)
         text = "".join(self._text)
         parts.raw += [text, marker or ""]
         parts.call_id = text.strip() or None
@@ -373,7 +369,7 @@ class ArgumentsReader:
         self._parser = parser
         self._closed = closed
         self._text: list[str] = []
-        parts = _parts(parser)
+        parts = parser.context(CallParts)
         self._started = False
         if parts.name is not None and parser.stream_arguments:
             self._start(parts)
@@ -392,13 +388,13 @@ class ArgumentsReader:
     def feed(self, text: str, offset: int) -> None:
         self._text.append(text)
         if self._started:
-            parts = _parts(self._parser)
+            parts = self._parser.context(CallParts)
             assert parts.index is not None
             self._parser.emit(ToolCallDelta(parts.index, text))
 
     def close(self, marker: str | None, offset: int) -> None:
         parser = self._parser
-        parts = _parts(parser)
+        parts = parser.context(CallParts)
         text = "".join(self._text)
         closing = closing_marker(parser, marker)
         if parts.name is None:  # refused already: the rest is content

@@ -228,7 +228,8 @@ class Reasoning(Concept):
                 return
             out.fence(self.absent, "reasoning", trainable=not self.prompt_writes_absent())
             return
-        if self._prompt_block(out, index):
+        # keep="calls" with prompt="empty": the turn's empty block is the prompt's, not trainable.
+        if self.keep == "calls" and self.prompt == "empty" and not out.messages[index].reasoning:
             out.fence(self.open, "reasoning")
             out.fence(self.close, "reasoning")
             return
@@ -240,11 +241,6 @@ class Reasoning(Concept):
             reasoning.strip(self.trim) if self.trim else reasoning, "reasoning", trainable=True
         )
         out.fence(self.close, "reasoning", trainable=True)
-
-    def _prompt_block(self, out: Render, index: int) -> bool:
-        """Whether the turn's block is the empty one the generation prompt writes
-        (``keep="calls"`` with ``prompt="empty"``): the prompt's, not trainable."""
-        return self.keep == "calls" and self.prompt == "empty" and not out.messages[index].reasoning
 
     def trims_content(self) -> bool:
         return bool(self.trim)

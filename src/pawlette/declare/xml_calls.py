@@ -20,7 +20,7 @@ from ..engine.machine import Parser
 from ..engine.readers import WholeTextReader
 from ..errors import FormatError, RequestError
 from ..types import Tool, ToolCall
-from .calls import SectionedCallConcept, closing_marker, name_problem
+from .calls import SectionedCallConcept, arguments_value, closing_marker, name_problem
 from .grammar import SectionedCalls, text_before
 from .pieces import Fence, markers_in, text_of
 from .readers import OpenSection, give_back_call, schema_tools
@@ -95,12 +95,6 @@ class XmlCalls(SectionedCallConcept):
                 )
         self.check_choices(layout, "values")
 
-    def key_close_for(self, value: Any) -> Fence:
-        """The fence after a parameter's name, by its value (see ``key_close_other``)."""
-        if self.key_close_other and not isinstance(value, str):
-            return self.key_close_other
-        return self.key_close
-
     def value_text(self, value: Any) -> str:
         """A value as written (see ``values``; ``str`` of ``True`` or ``None`` is Python's
         spelling, what ``value | string`` gives in a template).  With ``"literal"`` a
@@ -139,8 +133,13 @@ class XmlCalls(SectionedCallConcept):
         found = self._written.find(arguments)
         if found is MISSING:
             value = _arguments_object(arguments, index, number)
+            other = self.key_close_other  # (where given, the close says a value's kind)
             found = tuple(
-                (key, self.key_close_for(item), self.value_text(item))
+                (
+                    key,
+                    other if other and not isinstance(item, str) else self.key_close,
+                    self.value_text(item),
+                )
                 for key, item in value.items()
             )
             self._written.keep(arguments, found)
@@ -242,12 +241,9 @@ class XmlCalls(SectionedCallConcept):
 
 
 def _arguments_object(arguments: str, index: int, number: int) -> dict[str, Any]:
-    where = f"messages[{index}].tool_calls[{number}].function.arguments"
-    try:
-        value = json.loads(arguments.strip() or "{}")
-    except json.JSONDecodeError as error:
-        raise RequestError(where, f"not valid JSON ({error.msg})", "a JSON object") from error
+    value = arguments_value(arguments, index, number)
     if not isinstance(value, dict):
+        where = f"messages[{index}].tool_calls[{number}].function.arguments"
         raise RequestError(where, "not a JSON object", "a JSON object of arguments")
     return value
 
@@ -270,15 +266,6 @@ class Tags:
     unwrap: tuple[str, str] | None = None
     """A value written between these two is read as the text between them (a wrapper
     :meth:`XmlCalls.string_text` writes: MiniCPM's CDATA)."""
-
-    def unwrapped(self, value: str) -> str:
-        """``value`` without the :attr:`unwrap` pair around it (unchanged without one)."""
-        if self.unwrap is None:
-            return value
-        start, end = self.unwrap
-        if len(value) >= len(start) + len(end) and value.startswith(start) and value.endswith(end):
-            return value[len(start) : len(value) - len(end)]
-        return value
 
     def finder(self, tag: str) -> re.Pattern[str]:
         """A tag as read: with ``loose``, any whitespace between two of its tags (``>`` then
@@ -435,7 +422,15 @@ class XmlCallReader(WholeTextReader):
             value_end = valued.start()
             value = text[value_start:value_end]
             after = (other or tags.key_close)[2] if json_close else tags.key_close[2]
-            value = tags.unwrapped(value.removeprefix(after).removesuffix(tags.value_close[0]))
+            value = value.removeprefix(after).removesuffix(tags.value_close[0])
+            if tags.unwrap is not None:  # one pair around the whole value, nothing else
+                opener, closer = tags.unwrap
+                if (
+                    len(value) >= len(opener) + len(closer)
+                    and value.startswith(opener)
+                    and value.endswith(closer)
+                ):
+                    value = value[len(opener) : len(value) - len(closer)]
             if not key or key in arguments:
                 return f"parameter {key!r} empty or given twice", None, None
             kinds = _schema_types(tool, key)
@@ -484,14 +479,14 @@ class XmlCallSet(SectionedCalls):
 
         close = turn.nodes(self.calls.value_close)
         allowed = schema_types(schema)
-        kinds = "string" if self.textual(schema) else None
+        textual = self.textual(schema)
         enum = _string_enum(schema) if allowed == {"string"} else None
         # A string's keywords (pattern, lengths) hold a declared parameter that is only one.
         plain = allowed == {"string"} and isinstance(schema, Mapping) and position >= 0
         where = _where(number, position, key)
         if enum is not None:  # an enum of strings: one of them, as its text
             return seq(alt(*(Lit(value) for value in enum)), *close)
-        if kinds == "string" and close and isinstance(close[0], MarkerNode):
+        if textual and close and isinstance(close[0], MarkerNode):
             # Closed by a special token (GLM's </arg_value>): any text that spells no marker
             # (in Lark under the string's pattern and lengths).
             name = f"XMLSTRING_{number}_{position}"
@@ -499,7 +494,7 @@ class XmlCallSet(SectionedCalls):
             if constrained is not None:
                 return seq(constrained, *close)
             return text_before(turn.layout, self.calls.value_close, empty=True)
-        if kinds == "string" and all(isinstance(item, Lit) for item in close):
+        if textual and all(isinstance(item, Lit) for item in close):
             if plain:
                 note_unenforced(rules, where, schema, ("lark", "gbnf"))
             return self._closed_text(turn, rules, self.calls.value_close, "value")
