@@ -20,7 +20,7 @@ import re
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, Literal
 
-from ..engine.json_text import json_string
+from ..engine.json_text import acyclic_json_string
 from ..engine.kept import MISSING, Kept
 from ..errors import RequestError, UnsupportedFeature
 from ..types import ToolCall
@@ -70,7 +70,8 @@ def arguments_json(
     if found is not MISSING:
         return found
     value = arguments_value(stripped, index, number)
-    written = json.dumps(value) if ascii else json_string(value)
+    # (json.loads gives no container twice on a path: json's circular check is not needed)
+    written = json.dumps(value) if ascii else acyclic_json_string(value)
     kept.keep(stripped, written)
     return written
 

@@ -14,6 +14,8 @@ serving path:
   than :data:`MAX_DEPTH` (which is also how a circular value still gets ``json``'s error).
 - :func:`kept_indented_json` and :func:`kept_json_string`: the same, kept by the value's
   content for values that come back with every request (tool definitions).
+- :data:`acyclic_json_string`: :data:`json_string` through json's C encoder made once, for a
+  value that holds no container twice on one path (what ``json.loads`` returns).
 - :func:`checked_compact_json`: :data:`compact_json` of a plain value, checked in the same walk
   that writes it (a request's new tool definitions).
 """
@@ -116,7 +118,7 @@ def c_encoder(
     return lambda value: "".join(encode(value, 0))
 
 
-_acyclic_json_string = c_encoder(
+acyclic_json_string = c_encoder(
     json_string,
     (", ", ": "),
     allow_nan=True,
@@ -132,7 +134,7 @@ def kept_json_string(value: Any) -> str:
     key = marshal_key(value)
     if key is None:
         return json_string(value)
-    return _KEPT.get(key, lambda: _acyclic_json_string(value))
+    return _KEPT.get(key, lambda: acyclic_json_string(value))
 
 
 def _write(value: Any, pieces: list[str], newline: str, depth: int) -> bool:
