@@ -87,6 +87,9 @@ class JsonCalls(SectionedCallConcept):
       two of them, or none, is malformed.
     - ``text_after``: text after a call's close is the turn's text, read as content (PCML);
       otherwise only whitespace comes between calls (stray text is kept, with a warning).
+    - ``also_open``: other fences that start a call running to the end of the turn, where
+      a call may open (Llama 3's ``<|python_tag|>``, which models write and Meta's templates
+      do not).
     """
 
     open: Fence | None = ()
@@ -105,6 +108,7 @@ class JsonCalls(SectionedCallConcept):
     drops_calls: bool = False
     first_only: bool = False
     ascii: bool = False
+    also_open: tuple[Fence, ...] = ()
 
     handles: ClassVar[frozenset[str]] = frozenset({"calls"})
 
@@ -206,7 +210,33 @@ class JsonCalls(SectionedCallConcept):
         reader = call_reader(self.envelope, close, ends_turn=not close, also_close=closes)
         return reader, not close
 
+    def tagged_reader(self) -> ReaderFactory:
+        """The reader of a call opened by one of ``also_open``: it runs to the end of the
+        turn, read as the turn's bare calls are."""
+        separator, literal = self.bare_separator, self.arguments == "repr"
+        if separator is None and not literal:
+            return call_reader(self.envelope, "the end", ends_turn=True)
+        envelope = self.envelope
+
+        def make(parser: Parser) -> Reader:
+            reader = _CallsEndedByInput(parser, envelope, "the end")
+            reader._separator, reader._literal = separator, literal
+            return reader
+
+        return make
+
     def rows(self, table: Table) -> None:
+        self.written_rows(table)
+        if not self.also_open:
+            return
+        texts = tuple(table.call_states)
+        table.state("assistant.tagged_call", self.tagged_reader(), "assistant", ends=True)
+        for pieces in self.also_open:
+            for state in texts:
+                table.on(state, table.text(pieces), "assistant.tagged_call")
+
+    def written_rows(self, table: Table) -> None:
+        """The rows of the calls as the format writes them."""
         if self.open is None:
             for state in ("assistant.head", "assistant.body"):
                 table.reader(state, self.bare_reader())
