@@ -202,13 +202,8 @@ class JsonCalls(SectionedCallConcept):
     def closed_call_reader(self, close: str, closes: frozenset[str]) -> tuple[ReaderFactory, bool]:
         """The reader of a call closed by ``close`` (or another of ``closes``; ``""``: by the
         end of the turn), and whether the end of the turn may come in it."""
-        if self.arguments == "repr":
-            envelope = self.envelope
-            return literal_call_reader(envelope, close, ends_turn=not close, also_close=closes), (
-                not close
-            )
-        reader = call_reader(self.envelope, close, ends_turn=not close, also_close=closes)
-        return reader, not close
+        read = literal_call_reader if self.arguments == "repr" else call_reader
+        return read(self.envelope, close, ends_turn=not close, also_close=closes), not close
 
     def tagged_reader(self) -> ReaderFactory:
         """The reader of a call opened by one of ``also_open``: it runs to the end of the
