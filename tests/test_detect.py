@@ -320,3 +320,35 @@ def test_a_bos_token_the_directory_gives_is_not_asked_for(tmp_path: Path) -> Non
     said = next(line for line in detection.describe().splitlines() if "  chatml:" in line)
     assert "the same but for '<s>', which the template writes first" in said
     assert "missing" not in said
+
+
+TEMPLATES = Path(__file__).parent / "fixtures" / "templates"
+
+
+def test_a_template_file_named_explicitly(tmp_path: Path) -> None:
+    """``pawlette detect DIR -f FILE``: the template from FILE (here one the directory does
+    not hold), the special tokens from DIR."""
+    directory = tmp_path / "model"
+    directory.mkdir()
+    (directory / "tokenizer_config.json").write_text(
+        json.dumps({"bos_token": "<s>", "eos_token": "</s>"}), encoding="utf-8"
+    )
+    template = TEMPLATES / "internlm2_tool.jinja"
+    detection = detect(directory, template_file=template)
+    assert detection.inferred and detection.format is not None, detection.describe()
+    rendered = detection.format.render([{"role": "user", "content": "Hi"}]).text
+    assert rendered.startswith("<s><|im_start|>user\nHi")  # the directory's bos_token
+    result = run("detect", str(directory), "-f", str(template))
+    assert result.returncode == 0, result.stderr
+    assert "inferred-model: inferred and verified" in result.stdout
+    assert "tools: derived; after system" in result.stdout
+    missing = run("detect", str(directory), "--template", str(tmp_path / "none.jinja"))
+    assert missing.returncode != 0
+    assert "none.jinja: no such file" in missing.stderr
+
+
+def test_a_template_file_overrides_the_directory_s_own(tmp_path: Path) -> None:
+    own = model_directory(tmp_path / "qwen", reference_template(REFERENCES[1][0]))
+    (tmp_path / "other.jinja").write_text("{{ messages[0].content }}", encoding="utf-8")
+    detection = detect(own, template_file=tmp_path / "other.jinja", infer=False)
+    assert detection.format is None

@@ -232,7 +232,12 @@ def command_detect(arguments: argparse.Namespace) -> int:
             today = datetime.date.fromisoformat(arguments.today)
         except ValueError as error:
             raise UserError(f"--today: {arguments.today!r}; expected a date, YYYY-MM-DD") from error
-    detection = detect(arguments.directory, today=today, declared=not arguments.no_declared)
+    detection = detect(
+        arguments.directory,
+        today=today,
+        declared=not arguments.no_declared,
+        template_file=arguments.template,
+    )
     if arguments.declaration:
         if detection.inference is not None and detection.inference.layout is None:
             raise UserError(f"{arguments.directory}: {detection.inference.refusal}")
@@ -338,6 +343,13 @@ def build_parser() -> argparse.ArgumentParser:
     detecting.add_argument(
         "directory",
         help="a model or tokenizer directory (tokenizer_config.json, chat_template.jinja)",
+    )
+    detecting.add_argument(
+        "-f",
+        "--template",
+        metavar="FILE",
+        help="the chat template file to detect (default: the directory's own); the directory "
+        "still gives the special tokens",
     )
     detecting.add_argument(
         "--declaration",

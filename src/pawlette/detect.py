@@ -330,11 +330,7 @@ def read_chat_template(directory: str | Path) -> tuple[str, dict[str, str]]:
     """The directory's chat template and its special-token variables (``bos_token``...)."""
     folder = Path(directory)
     config = _config(folder)
-    variables = {
-        key: text
-        for key in ("bos_token", "eos_token", "unk_token", "pad_token")
-        if (text := _token_text(config.get(key))) is not None
-    }
+    variables = _variables(config)
     template_file = folder / "chat_template.jinja"
     if template_file.is_file():
         try:
@@ -354,6 +350,26 @@ def read_chat_template(directory: str | Path) -> tuple[str, dict[str, str]]:
             "chat_template.jinja or a chat_template in tokenizer_config.json",
         )
     return template, variables
+
+
+def _variables(config: Mapping[str, Any]) -> dict[str, str]:
+    """The special-token variables a tokenizer config gives its template."""
+    return {
+        key: text
+        for key in ("bos_token", "eos_token", "unk_token", "pad_token")
+        if (text := _token_text(config.get(key))) is not None
+    }
+
+
+def read_template_file(path: str | Path) -> str:
+    """A chat template named explicitly: a Jinja file's text."""
+    file = Path(path)
+    if not file.is_file():
+        raise RequestError(str(file), "no such file", "a chat template file (Jinja)")
+    try:
+        return file.read_text(encoding="utf-8")
+    except (OSError, ValueError) as error:
+        raise RequestError(str(file), f"unreadable ({error})", "a UTF-8 chat template") from error
 
 
 def read_special_tokens(directory: str | Path) -> tuple[str, ...] | None:
@@ -609,9 +625,17 @@ def detect(
     today: datetime.date | None = None,
     declared: bool = True,
     infer: bool = True,
+    template_file: str | Path | None = None,
 ) -> Detection:
-    """The format of a model or tokenizer directory's chat template (see the module)."""
-    template, variables = read_chat_template(directory)
+    """The format of a model or tokenizer directory's chat template (see the module).
+
+    ``template_file``: the chat template, named explicitly (a model directory holding
+    several, or none); the directory still gives the special tokens."""
+    if template_file is None:
+        template, variables = read_chat_template(directory)
+    else:
+        template = read_template_file(template_file)
+        variables = _variables(_config(Path(directory)))
     return detect_template(
         template,
         bos_token=variables.get("bos_token"),

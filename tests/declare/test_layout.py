@@ -109,8 +109,10 @@ def tiny(*concepts: Concept, **changes: Any) -> Layout:
             "JsonCalls: empty open and close fences",
         ),
         (
-            lambda: tiny(JsonCalls(open=None)),
-            "JsonCalls.parallel: True with open=None; expected parallel=False",
+            # Bare calls joined as the whole turn are read (tests/declare/test_json_calls.py);
+            # a turn that writes its text in place of its calls cannot also write both.
+            lambda: tiny(JsonCalls(open=None, drops_calls=True)),
+            "JsonCalls.drops_calls: True with with_content=True; expected with_content=False",
         ),
         (
             lambda: tiny(

@@ -1,7 +1,8 @@
 """Formats declared on the generic concepts the way a user outside the package would (public
 imports only), one for each call concept and turn shape that no shipped format has alone:
 turns without an opener or an end, openers after a given turn, reasoning a prompt opens,
-names outside the arguments, tag calls typed by schema, one JSON array of calls.  The
+names outside the arguments, tag calls typed by schema, one JSON array of calls, bare calls
+joined as the whole turn (a turn's text written in their place).  The
 cross-artifact tests (:mod:`.test_cross_artifacts`) check every artifact of each."""
 
 from __future__ import annotations
@@ -9,9 +10,11 @@ from __future__ import annotations
 from pawlette.declare import (
     Frame,
     JsonCallList,
+    JsonCalls,
     Layout,
     Marker,
     NamedCalls,
+    PromptAlways,
     Reasoning,
     Results,
     SystemPrompt,
@@ -130,4 +133,21 @@ LISTED = Layout(
     ),
 )
 
-LAYOUTS = (IMPLICIT, OPEN_ENDED, TAGGED, LISTED)
+JOINED = Layout(
+    name="user-joined",
+    summary="bare JSON calls joined as the whole turn, a turn's text written in their place",
+    frames={
+        role: Frame(open=fence(M(f"<|{role}|>")), end=fence(M("<|end|>")))
+        for role in ("system", "user", "assistant", "tool")
+    },
+    concepts=(
+        SystemPrompt(),
+        _tools(),
+        # Phi-4-mini's: {...},{...} with no opener; text, when there is some, instead.
+        JsonCalls(open=None, separator=fence(","), with_content=False, drops_calls=True),
+        Results(),
+        PromptAlways(),
+    ),
+)
+
+LAYOUTS = (IMPLICIT, OPEN_ENDED, TAGGED, LISTED, JOINED)

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from pawlette import Format
-from pawlette.declare import ConversationEnd, Marker
+from pawlette.declare import ConversationEnd, Marker, PromptAlways
 from pawlette.infer import Inference, infer_template
 from pawlette.infer.conversations import Features, generate
 
@@ -161,3 +163,33 @@ def test_a_newline_written_only_between_turns_opens_the_next_turn() -> None:
     )
     assert fmt.parse_conversation(text).messages == messages
     assert fmt.parse("Sure.<|endoftext|>").message == {"role": "assistant", "content": "Sure."}
+
+
+TEMPLATES = Path(__file__).parent.parent / "fixtures" / "templates"
+
+
+def test_a_generation_prompt_written_after_every_render_is_derived() -> None:
+    """Phi-4-mini's tool template (vLLM's examples) ends every render with ``<|assistant|>``,
+    asked for or not: the turns derive once that is taken for :class:`PromptAlways`."""
+    template = (TEMPLATES / "phi4_mini_tool.jinja").read_text(encoding="utf-8")
+    inference = infer_template(template, bos_token="<|endoftext|>", eos_token="<|endoftext|>")
+    assert inference.accepted, inference.describe()
+    layout = inference.layout
+    assert layout is not None
+    assert PromptAlways() in layout.concepts
+    fmt = inference.format
+    assert fmt is not None
+    messages = [{"role": "user", "content": "Hi"}, {"role": "assistant", "content": "Hello."}]
+    text = fmt.render(messages).text
+    assert text.endswith("<|user|>Hi<|end|><|assistant|>Hello.<|end|><|assistant|>")
+    assert fmt.render(messages, add_generation_prompt=True).text == text
+    assert fmt.parse_conversation(text).messages == messages
+    namespace: dict[str, object] = {}
+    exec(compile(inference.source(), "phi4_mini_tool.py", "exec"), namespace)
+    assert namespace["LAYOUT"] == layout
+
+
+def test_a_template_that_honours_add_generation_prompt_gets_no_prompt_always() -> None:
+    inference, _ = _verified(PHI_4_MINI)
+    assert inference.layout is not None
+    assert PromptAlways() not in inference.layout.concepts

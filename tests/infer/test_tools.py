@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from pawlette.declare import ToolsBlock
 from pawlette.infer import infer_template
 
@@ -20,3 +22,32 @@ def test_tools_escaped_as_the_template_escapes_them() -> None:
     assert kept is not None
     (tools,) = [concept for concept in kept.concepts if isinstance(concept, ToolsBlock)]
     assert not tools.ascii
+
+
+TEMPLATES = Path(__file__).parent.parent / "fixtures" / "templates"
+
+
+def test_tools_on_their_own_after_the_system_turn() -> None:
+    """InternLM2's tool template (vLLM's examples) writes the tools as a system turn of their
+    own after the system message's turn, or after the start without one."""
+    template = (TEMPLATES / "internlm2_tool.jinja").read_text(encoding="utf-8")
+    inference = infer_template(template, bos_token="<s>", eos_token="</s>")
+    assert inference.accepted, inference.describe()
+    assert inference.layout is not None
+    (tools,) = [c for c in inference.layout.concepts if isinstance(c, ToolsBlock)]
+    assert tools.place == "after_system"
+    assert inference.format is not None
+    weather = {
+        "type": "function",
+        "function": {"name": "get_weather", "parameters": {"type": "object", "properties": {}}},
+    }
+    for messages in (
+        [{"role": "user", "content": "Hi"}],
+        [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Hi"}],
+    ):
+        text = inference.format.render(messages, [weather]).text
+        block = '<|im_start|>system name=<|plugin|>\n[{"name": "get_weather"'
+        assert block in text
+        assert text.index(block) > text.find("Be brief.")
+    capabilities = {c.name: c.status for c in inference.capabilities}
+    assert capabilities["tool calls"] == capabilities["tool results"] == "derived"

@@ -53,7 +53,8 @@ class JsonCallList(ListedCallConcept):
     (``(("id", "tool_call_id"), ("name", "tool_name"), ("arguments", "parameters"))``);
     ``separators``: the JSON item and key separators as the template writes them
     (``(", ", ": ")``, Jinja's ``tojson``); ``text_separator``: between text and the array; ``content``: text alongside calls is ``"written"`` before them,
-    ``"dropped"`` (a recorded loss) or ``"refused"``; ``parallel``: several calls in one
+    ``"dropped"`` (a recorded loss), ``"refused"``, or ``"replaces_calls"`` (written in their
+    place: the calls are a recorded loss); ``parallel``: several calls in one
     array; ``loose``: the fences are also read without their whitespace; ``id_pattern``: a
     regular expression every written call id must match (Mistral Nemo's template refuses ids
     that are not 9 characters long; None: any id).

@@ -35,9 +35,10 @@ if TYPE_CHECKING:
     from .write import Render
 
 
-Content = Literal["written", "dropped", "refused"]
+Content = Literal["written", "dropped", "refused", "replaces_calls"]
 """What a calls concept does with a turn's text beside its calls: writes it before them,
-drops it (a recorded loss) or refuses it."""
+drops it (a recorded loss), refuses it, or writes it in their place (``"replaces_calls"``:
+the calls are a recorded loss; Phi-4-mini's template writes a turn's text, else its calls)."""
 
 
 def check_call_name(name: str, index: int, number: int) -> None:
@@ -134,7 +135,10 @@ class CallConcept(Concept):
                         "text alongside tool calls",
                         f"either text or calls: {out.layout.name} writes calls alone",
                     )
-                out.lose(f"messages[{index}].content", "not written beside tool calls")
+                elif content == "replaces_calls":
+                    out.lose(f"messages[{index}].tool_calls", "not written: the text is, instead")
+                else:
+                    out.lose(f"messages[{index}].content", "not written beside tool calls")
             if len(calls) > 1 and not self.parallel:
                 if not self.first_only:
                     raise UnsupportedFeature(
@@ -201,7 +205,10 @@ class CallConcept(Concept):
     def jinja_closing(self, out: Template, role: str) -> None:
         """A turn's calls in ``{% if message.tool_calls %}``: refuses what :meth:`check`
         refuses, writes ``text_separator`` after a text, then :meth:`jinja_calls`."""
-        out.out("{%- if message.tool_calls is defined and message.tool_calls -%}")
+        written = "message.tool_calls is defined and message.tool_calls"
+        if self.content == "replaces_calls":
+            written += " and not (message.content is defined and message.content)"
+        out.out(f"{{%- if {written} -%}}")
         if self.content == "refused":
             out.raise_if(
                 "message.content is defined and message.content",
@@ -252,7 +259,7 @@ class SectionedCallConcept(CallConcept):
         # (render's hot path, every assistant turn: the calls and the text read here)
         messages = out.messages
         calls = messages[index].tool_calls if 0 <= index < len(messages) else ()
-        if not calls:
+        if not calls or (self.content == "replaces_calls" and out.message_text(index)):
             return
         if self.first_only:
             calls = calls[:1]
@@ -345,7 +352,7 @@ class ListedCallConcept(CallConcept):
 
     def write_closing(self, out: Render, index: int) -> None:
         calls = out.messages[index].tool_calls if 0 <= index < len(out.messages) else ()
-        if not calls:
+        if not calls or (self.content == "replaces_calls" and out.message_text(index)):
             return
         if self.content == "written" and out.message_text(index):
             out.fence(self.text_separator, "tool_call", trainable=True)

@@ -12,23 +12,28 @@ writes one bare object as the whole turn (``open=None``).
 
 from __future__ import annotations
 
+import ast
+import json
+import math
 from dataclasses import dataclass
 from functools import cached_property
 from json.encoder import encode_basestring as string
 from json.encoder import encode_basestring_ascii as ascii_string
-from typing import TYPE_CHECKING, ClassVar, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from ..emit.grammar_ast import Lit, Node, Rules, seq
 from ..emit.jinja_text import jinja_string
-from ..engine.machine import ReaderFactory
-from ..engine.readers import CallEnvelope
-from ..errors import FormatError
+from ..engine.machine import Parser, Reader, ReaderFactory
+from ..engine.readers import CallEnvelope, JsonCallReader
+from ..errors import FormatError, RequestError
 from ..types import ToolCall
+from .bare_calls import BareCallReader
+from .call_list import key_written_twice
 from .calls import Content, SectionedCallConcept, arguments_json
 from .grammar import SectionedCalls, text_before_calls
-from .pieces import Fence
+from .pieces import Fence, text_of
 from .pieces import Lit as LayoutText
-from .readers import call_reader
+from .readers import ClosedByAny, EndedByInput, call_reader
 
 if TYPE_CHECKING:
     from .grammar import Turn
@@ -50,15 +55,26 @@ class JsonCalls(SectionedCallConcept):
     - ``name_key`` / ``arguments_key`` / ``id_key``: the object's keys (``id_key`` None: the
       format writes no call ids; pairing results with calls is by position).
     - ``arguments``: ``"tojson"`` writes them as Jinja's ``tojson`` of the parsed object
-      (what Hugging Face templates do), ``"verbatim"`` as the caller's string.
+      (what Hugging Face templates do), ``"verbatim"`` as the caller's string, ``"repr"`` as
+      Python's ``repr`` of the parsed object (``{'city': 'Paris'}``: what a template that
+      writes ``{{ call.arguments }}`` of a dict prints; Phi-4-mini's).  Reading takes the
+      arguments as JSON or as that Python literal (single quotes, ``True``/``False``/
+      ``None``; nothing else of Python's); the grammar asks for JSON, which reading takes
+      exactly; the exported template prints an object as Jinja does (``| string``) and a
+      string as given.
     - ``ascii``: with ``arguments="tojson"``, every non-ASCII character of the arguments
       escaped (``\\u00fc``), as ``tojson(ensure_ascii=True)`` writes them (Reka's templates).
       The exported Jinja template escapes arguments given as an object; arguments given as a
       string it writes as given, since Jinja cannot parse them.  Default False: kept.
-    - ``parallel``: several calls in one turn; ``with_content``: text before the calls.
+    - ``parallel``: several calls in one turn (with ``open=None``: the whole turn is the
+      calls, ``separator`` between them: Phi-4-mini's ``{...},{...}``); ``with_content``:
+      text before the calls.
     - ``drops_content``: with ``with_content=False``, a turn's text alongside its calls is
       not written and recorded as a loss (Meta's Llama 3 templates drop it), instead of
       refused.
+    - ``drops_calls``: with ``with_content=False``, a turn with text writes its text alone:
+      its calls are not written and recorded as a loss (Phi-4-mini's template writes a
+      turn's text, else its calls), instead of refused.
     - ``first_only``: with ``parallel=False``, a turn's calls after its first are not
       written and recorded as a loss (GigaChat's templates write ``tool_calls[0]``), instead
       of refused.
@@ -71,6 +87,9 @@ class JsonCalls(SectionedCallConcept):
       two of them, or none, is malformed.
     - ``text_after``: text after a call's close is the turn's text, read as content (PCML);
       otherwise only whitespace comes between calls (stray text is kept, with a warning).
+    - ``also_open``: other fences that start a call running to the end of the turn, where
+      a call may open (Llama 3's ``<|python_tag|>``, which models write and Meta's templates
+      do not).
     """
 
     open: Fence | None = ()
@@ -79,15 +98,17 @@ class JsonCalls(SectionedCallConcept):
     name_key: str = "name"
     arguments_key: str = "arguments"
     id_key: str | None = None
-    arguments: Literal["tojson", "verbatim"] = "tojson"
+    arguments: Literal["tojson", "verbatim", "repr"] = "tojson"
     parallel: bool = True
     with_content: bool = True
     loose: bool = True
     also_arguments_keys: tuple[str, ...] = ()
     text_after: bool = False
     drops_content: bool = False
+    drops_calls: bool = False
     first_only: bool = False
     ascii: bool = False
+    also_open: tuple[Fence, ...] = ()
 
     handles: ClassVar[frozenset[str]] = frozenset({"calls"})
 
@@ -103,12 +124,12 @@ class JsonCalls(SectionedCallConcept):
                 f"{layout.name}: JsonCalls: empty open and close fences; expected fences "
                 "around each call, or open=None for one bare JSON object as the whole turn"
             )
-        if self.open is None and self.parallel:
-            # A bare object is the whole turn: a second one could not be read as a call.
+        if self.drops_calls and (self.with_content or self.drops_content):
             raise FormatError(
-                f"{layout.name}: JsonCalls.parallel: True with open=None; expected "
-                "parallel=False (one bare JSON object is the whole turn), or an open fence "
-                "before each call"
+                f"{layout.name}: JsonCalls.drops_calls: True with "
+                + ("with_content=True" if self.with_content else "drops_content=True")
+                + "; expected with_content=False and drops_content=False (a turn writes its "
+                "text or its calls: one of the two is dropped)"
             )
 
     @property
@@ -121,10 +142,22 @@ class JsonCalls(SectionedCallConcept):
         )
 
     def bare_reader(self) -> ReaderFactory:
-        """The reader of an assistant turn that is text or one bare call (``open=None``)."""
+        """The reader of an assistant turn that is text or bare calls (``open=None``)."""
         from .bare_calls import bare_call_reader
 
-        return bare_call_reader(self.envelope)
+        joined = self.bare_separator
+        if joined is None and self.arguments != "repr":
+            return bare_call_reader(self.envelope)
+        envelope, literal = self.envelope, self.arguments == "repr"
+        return lambda parser: BareCallsReader(parser, envelope, joined, literal)
+
+    @property
+    def bare_separator(self) -> str | None:
+        """What is read between two bare calls (the separator without its whitespace;
+        None: one call is the whole turn)."""
+        if self.open is not None or not self.parallel:
+            return None
+        return text_of(self.separator).strip()
 
     def head(self, name: str, call_id: str | None = None) -> str:
         """The object's text up to its arguments."""
@@ -152,11 +185,16 @@ class JsonCalls(SectionedCallConcept):
         """What is done with a turn's text beside its calls (:data:`.calls.Content`)."""
         if self.with_content:
             return "written"
-        return "dropped" if self.drops_content else "refused"
+        if self.drops_content:
+            return "dropped"
+        return "replaces_calls" if self.drops_calls else "refused"
 
     def write_call(self, out: Render, index: int, number: int, call: ToolCall) -> None:
-        verbatim = self.arguments == "verbatim"
-        arguments = arguments_json(call.arguments, index, number, verbatim, ascii=self.ascii)
+        if self.arguments == "repr":
+            arguments = arguments_repr(call.arguments, index, number)
+        else:
+            verbatim = self.arguments == "verbatim"
+            arguments = arguments_json(call.arguments, index, number, verbatim, ascii=self.ascii)
         out.text(f"{self.head(call.name, call.id)}{arguments}}}", "tool_call", trainable=True)
 
     # ------------------------------------------------------------------ the parse table
@@ -164,10 +202,36 @@ class JsonCalls(SectionedCallConcept):
     def closed_call_reader(self, close: str, closes: frozenset[str]) -> tuple[ReaderFactory, bool]:
         """The reader of a call closed by ``close`` (or another of ``closes``; ``""``: by the
         end of the turn), and whether the end of the turn may come in it."""
-        reader = call_reader(self.envelope, close, ends_turn=not close, also_close=closes)
-        return reader, not close
+        read = literal_call_reader if self.arguments == "repr" else call_reader
+        return read(self.envelope, close, ends_turn=not close, also_close=closes), not close
+
+    def tagged_reader(self) -> ReaderFactory:
+        """The reader of a call opened by one of ``also_open``: it runs to the end of the
+        turn, read as the turn's bare calls are."""
+        separator, literal = self.bare_separator, self.arguments == "repr"
+        if separator is None and not literal:
+            return call_reader(self.envelope, "the end", ends_turn=True)
+        envelope = self.envelope
+
+        def make(parser: Parser) -> Reader:
+            reader = _CallsEndedByInput(parser, envelope, "the end")
+            reader._separator, reader._literal = separator, literal
+            return reader
+
+        return make
 
     def rows(self, table: Table) -> None:
+        self.written_rows(table)
+        if not self.also_open:
+            return
+        texts = tuple(table.call_states)
+        table.state("assistant.tagged_call", self.tagged_reader(), "assistant", ends=True)
+        for pieces in self.also_open:
+            for state in texts:
+                table.on(state, table.text(pieces), "assistant.tagged_call")
+
+    def written_rows(self, table: Table) -> None:
+        """The rows of the calls as the format writes them."""
         if self.open is None:
             for state in ("assistant.head", "assistant.body"):
                 table.reader(state, self.bare_reader())
@@ -185,7 +249,7 @@ class JsonCalls(SectionedCallConcept):
     # ------------------------------------------------------------------ the Jinja template
 
     def jinja_setup(self, out: Template) -> None:
-        out.object_arguments = out.object_arguments or self.arguments == "tojson"
+        out.object_arguments = out.object_arguments or self.arguments != "verbatim"
 
     def jinja_call(self, out: Template) -> None:
         # One expression, so a format that escapes markers escapes the call's text as one.
@@ -193,9 +257,13 @@ class JsonCalls(SectionedCallConcept):
         if self.id_key is not None:
             id_head = jinja_string(self._id_head)
             head = f"{id_head} ~ call.id | tojson ~ {jinja_string(', ' + self._name_head)}"
+        # An object as the writer writes it: its JSON, or as Jinja prints it ("repr").
+        written = "string" if self.arguments == "repr" else "tojson"
+        if self.ascii and self.arguments != "repr":
+            written += "(ensure_ascii=True)"
         arguments = (
             "(call.function.arguments | trim if call.function.arguments is string"
-            f" else call.function.arguments | tojson{'(ensure_ascii=True)' if self.ascii else ''})"
+            f" else call.function.arguments | {written})"
         )
         tail = jinja_string(self._tail)
         out.value(
@@ -212,6 +280,12 @@ class JsonCalls(SectionedCallConcept):
             turn.content = bare_text(turn)
 
 
+REPR_NOTE = (
+    "call arguments are JSON here; the template writes past calls' arguments as Python's "
+    "repr of the object, which reading takes as well"
+)
+
+
 class _JsonCallSet(SectionedCalls):
     """The turn grammar of :class:`JsonCalls` (see :class:`.grammar.CallSet`)."""
 
@@ -223,6 +297,8 @@ class _JsonCallSet(SectionedCalls):
         from ..emit.turn_rules import json_arguments
 
         calls = self.calls
+        if calls.arguments == "repr" and REPR_NOTE not in rules.notes:
+            rules.notes.append(REPR_NOTE)
         tool = turn.tools[number]
         head: list[Node] = [Lit(turn.escaped(calls.head(tool.name)))]
         if calls.id_key is not None:  # a free id, a JSON string that spells no marker
@@ -267,3 +343,199 @@ class _JsonCallSet(SectionedCalls):
         if calls.id_key is not None:  # through the opening quote of the free id
             return self.lead + calls._id_head + '"'
         return self.lead + calls.head(name)
+
+
+# ---------------------------------------------------------------------- arguments as repr
+
+
+def arguments_repr(arguments: str, index: int, number: int) -> str:
+    """The arguments of ``messages[index].tool_calls[number]`` as Jinja prints the parsed
+    object (``{{ arguments }}`` of a dict: Python's ``repr``)."""
+    try:
+        value = json.loads(arguments.strip() or "{}")
+    except json.JSONDecodeError as error:
+        where = f"messages[{index}].tool_calls[{number}].function.arguments"
+        raise RequestError(where, f"not valid JSON ({error.msg})", "a JSON object") from error
+    return repr(value)
+
+
+_NOT_LITERAL = object()
+
+
+def python_literal(text: str) -> Any:
+    """The JSON value that ``text`` writes as Python's ``repr`` of it (dicts with string
+    keys, lists, strings, numbers, ``True``, ``False``, ``None``), else ``_NOT_LITERAL``:
+    any other Python (a tuple, a set, an expression, a key written twice) is no value."""
+    try:
+        tree = ast.parse(text.strip(), mode="eval").body
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
+        return _NOT_LITERAL
+    try:
+        return _literal(tree)
+    except (ValueError, RecursionError):
+        return _NOT_LITERAL
+
+
+def _literal(node: ast.expr) -> Any:
+    if isinstance(node, ast.Constant):
+        constant = node.value
+        if constant is None or isinstance(constant, (str, bool, int)):
+            return constant
+        if isinstance(constant, float) and math.isfinite(constant):
+            return constant
+    elif isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        operand = node.operand
+        if isinstance(operand, ast.Constant) and type(operand.value) in (int, float):
+            return -_literal(operand)
+    elif isinstance(node, ast.List):
+        return [_literal(item) for item in node.elts]
+    elif isinstance(node, ast.Dict):
+        members: dict[str, Any] = {}
+        for key, item in zip(node.keys, node.values, strict=True):
+            if not (isinstance(key, ast.Constant) and isinstance(key.value, str)):
+                raise ValueError("a key that is not a string")
+            if key.value in members:  # Python keeps the last: the first would be lost unseen
+                raise ValueError("a key written twice")
+            members[key.value] = _literal(item)
+        return members
+    raise ValueError("not a JSON value written as Python")
+
+
+def _value_end(text: str, start: int) -> int:
+    """Where the bracketed Python value starting at ``text[start]`` (``{`` or ``[``) ends,
+    strings (quoted either way, with backslash escapes) skipped; -1: it does not."""
+    depth = 0
+    position = start
+    length = len(text)
+    while position < length:
+        character = text[position]
+        if character in "{[(":
+            depth += 1
+        elif character in "}])":
+            depth -= 1
+            if depth == 0:
+                return position + 1
+        elif character in "'\"":
+            position += 1
+            while position < length and text[position] != character:
+                position += 2 if text[position] == "\\" else 1
+        position += 1
+    return -1
+
+
+_DECODER = json.JSONDecoder()
+
+
+def read_calls(
+    text: str, envelope: CallEnvelope, separator: str | None, literal: bool
+) -> list[tuple[str, str | None, str]] | None:
+    """The calls ``text`` writes (name, id, arguments as JSON): call objects, each JSON or
+    (``literal``) Python's ``repr`` of one, joined by ``separator`` with whitespace around
+    it (None: one call); None when it is not that."""
+    calls: list[tuple[str, str | None, str]] = []
+    position = 0
+    allowed = {envelope.name, *envelope.arguments_keys, *(key for key, _ in envelope.ignored)}
+    if envelope.id is not None:
+        allowed.add(envelope.id)
+    while True:
+        position = len(text) - len(text[position:].lstrip())
+        if position >= len(text) or text[position] != "{":
+            return None
+        try:
+            value, end = _DECODER.raw_decode(text, position)
+            if key_written_twice(text[position:end]) is not None:
+                return None
+        except ValueError:
+            end = _value_end(text, position) if literal else -1
+            value = _NOT_LITERAL if end < 0 else python_literal(text[position:end])
+        if not isinstance(value, dict) or not allowed.issuperset(value):
+            return None
+        name = value.get(envelope.name)
+        key = envelope.arguments_key_in(value)
+        call_id = value.get(envelope.id) if envelope.id is not None else None
+        if not isinstance(name, str) or not name or key is None:
+            return None
+        if not isinstance(value[key], dict) or not isinstance(call_id, (str, type(None))):
+            return None
+        if any(member in value and value[member] != fixed for member, fixed in envelope.ignored):
+            return None
+        calls.append((name, call_id, json.dumps(value[key], ensure_ascii=False)))
+        rest = text[end:].lstrip()
+        if not rest:
+            return calls
+        if separator is None:
+            return None
+        if separator and not rest.startswith(separator):
+            return None
+        position = len(text) - len(rest) + len(separator)
+
+
+class _ReadsOtherwise(JsonCallReader):
+    """A JSON call whose text, when it is not one call object, is also read as several
+    joined by ``_separator`` and with arguments written as Python (``_literal``)."""
+
+    _separator: str | None = None
+    _literal = False
+
+    def recover(self, text: str, begun: str | None) -> bool:
+        calls = read_calls(text, self._envelope, self._separator, self._literal)
+        if calls is None:
+            return False
+        parser = self._parser
+        for name, call_id, arguments in calls:
+            index = parser.next_call_index()
+            identifier = call_id or begun or parser.new_call_id()
+            begun = None
+            parser.emit_call(index, identifier, name, arguments)
+        return True
+
+
+class _LiteralCall(_ReadsOtherwise):
+    """A closed call, its arguments JSON or Python (:class:`JsonCallReader`)."""
+
+
+class _LiteralCallClosedByAny(_ReadsOtherwise, ClosedByAny):
+    """A call with several spellings of its close, its arguments JSON or Python."""
+
+
+class _CallsEndedByInput(_ReadsOtherwise, EndedByInput):
+    """Calls the end of the turn closes, joined and with arguments as configured."""
+
+
+def literal_call_reader(
+    envelope: CallEnvelope, close: str, *, ends_turn: bool, also_close: frozenset[str]
+) -> ReaderFactory:
+    """:func:`.readers.call_reader` for arguments written as JSON or as Python's ``repr``."""
+
+    def make(parser: Parser) -> Reader:
+        reader: _ReadsOtherwise
+        if ends_turn:
+            reader = _CallsEndedByInput(parser, envelope, close)
+        elif also_close - {close}:
+            reader = _LiteralCallClosedByAny(parser, envelope, close, also_close)
+        else:
+            reader = _LiteralCall(parser, envelope, close)
+        reader._literal = True
+        return reader
+
+    return make
+
+
+class BareCallsReader(BareCallReader):
+    """Text, or the whole turn as bare calls joined by ``separator`` (None: one call), their
+    arguments JSON or (``literal``) Python's ``repr`` (:class:`.bare_calls.BareCallReader`)."""
+
+    __slots__ = ("_literal", "_separator")
+
+    def __init__(
+        self, parser: Parser, envelope: CallEnvelope, separator: str | None, literal: bool
+    ) -> None:
+        super().__init__(parser, envelope)
+        self._separator = separator
+        self._literal = literal
+
+    def call_reader(self, parser: Parser) -> JsonCallReader:
+        reader = _CallsEndedByInput(parser, self._envelope, "the end of the turn")
+        reader._separator = self._separator
+        reader._literal = self._literal
+        return reader

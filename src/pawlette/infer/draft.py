@@ -12,7 +12,7 @@ import datetime
 from dataclasses import dataclass, field
 from typing import Literal
 
-from ..declare import ConversationEnd, Frame, Layout, Marker
+from ..declare import ConversationEnd, Frame, Layout, Marker, PromptAlways
 from ..declare.concept import Concept
 from ..declare.pieces import Fence
 from .atoms import Tokens
@@ -107,6 +107,8 @@ class Draft:
     """What the last assistant turn writes after its opener that earlier ones do not."""
     edge_roles: set[str] = field(default_factory=lambda: {"system", "user", "assistant", "tool"})
     closing: str = ""
+    prompt_always: bool = False
+    """The template writes the generation prompt after every render (PromptAlways)."""
     """What the template writes after the last turn when no generation prompt follows."""
     prompt_rest: tuple[str, str] | None = None
     """The generation prompt and the rest of the assistant's opener after it (whitespace the
@@ -166,6 +168,8 @@ class Draft:
             (marker,) = self.fence(self.closing)
             assert isinstance(marker, Marker)
             concepts.append(ConversationEnd(marker))
+        if self.prompt_always:
+            concepts.append(PromptAlways())
         if self.prompt_rest is not None:
             from .prompted import PromptRest
 

@@ -17,6 +17,10 @@ being given a system message, a default system turn.
 
 from __future__ import annotations
 
+import copy
+import dataclasses
+from typing import Any
+
 from ..declare import Marker
 from .atoms import common_prefix, common_suffix
 from .draft import Draft, FrameText, split_end
@@ -27,7 +31,62 @@ __all__ = ["derive_frames", "derive_system", "plain_ends"]
 
 def derive_frames(probe: Probe, draft: Draft) -> None:
     """The user and assistant frames, the start, the generation prompt (or
-    :class:`Underivable`)."""
+    :class:`Underivable`).  Turns that cannot be derived from the renders as they are may
+    be, once the generation prompt the template writes after every render is left out
+    (:func:`_always_prompted`)."""
+    try:
+        _derive_frames(probe, draft)
+    except Underivable:
+        if probe.always_prompt or not _always_prompted(probe, draft):
+            raise
+    if probe.always_prompt:
+        draft.prompt_always = True
+        draft.notes.append(
+            f"The template writes the generation prompt ({probe.always_prompt!r}) after every "
+            "render, asked for or not (PromptAlways)."
+        )
+
+
+def _always_prompted(probe: Probe, draft: Draft) -> bool:
+    """Whether the turns derive once the text every render ends with, whatever
+    ``add_generation_prompt`` says, is taken for a generation prompt written always
+    (Phi-4-mini's tool template ends every render with ``<|assistant|>``): the shortest
+    such text that begins with a special token and derives, kept in
+    :attr:`Probe.always_prompt`.  False: none does (the draft is as it was given)."""
+    tokens = probe.tokens
+    u1, a1 = probe.sentinel("u", 1), probe.sentinel("a", 1)
+    user, assistant = message("user", u1), message("assistant", a1)
+    plain = probe.render([user])
+    if plain is None or plain != probe.render([user], prompt=True) or u1 not in plain:
+        return False
+    two = probe.render([user, assistant]) or ""
+    atoms = tokens.atoms(plain[plain.rfind(u1) + len(u1) :])
+    given = {
+        field.name: copy.copy(getattr(draft, field.name)) for field in dataclasses.fields(draft)
+    }
+    for cut in range(len(atoms) - 1, -1, -1):
+        written = "".join(atoms[cut:])
+        if not (len(atoms[cut]) > 1 and tokens.is_special(atoms[cut])) or not two.endswith(written):
+            continue
+        probe.always_prompt = written
+        try:
+            _derive_frames(probe, draft)
+        except Underivable:
+            _restore(draft, given)
+            continue
+        return True
+    probe.always_prompt = ""
+    return False
+
+
+def _restore(draft: Draft, given: dict[str, Any]) -> None:
+    """``draft`` as it was before a derivation that failed (``given``: its fields, each
+    copied one level deep: a derivation sets fields, frames and notes, nothing deeper)."""
+    for name, value in given.items():
+        setattr(draft, name, copy.copy(value))
+
+
+def _derive_frames(probe: Probe, draft: Draft) -> None:
     tokens = probe.tokens
     u1, u2, a1 = probe.sentinel("u", 1), probe.sentinel("u", 2), probe.sentinel("a", 1)
     user, user2, assistant = message("user", u1), message("user", u2), message("assistant", a1)

@@ -73,6 +73,10 @@ class Probe:
         """What the template writes after the last turn when no generation prompt follows
         (the end of a conversation): left out of every render without the prompt, so each
         stage cuts turns alone."""
+        self.always_prompt = ""
+        """The generation prompt, when the template writes it after every render, asked for
+        or not (:class:`~pawlette.declare.PromptAlways`): left out of every render without
+        the prompt, as :attr:`closing` is."""
 
     def clear(self) -> None:
         """Forget the renders (the runner's settings changed)."""
@@ -90,7 +94,7 @@ class Probe:
         prompt: bool = False,
     ) -> str | None:
         """The template's text (None: it refused; :meth:`refusal` says why), without the
-        :attr:`closing` of a conversation."""
+        :attr:`closing` of a conversation (or the :attr:`always_prompt`)."""
         key = json.dumps([messages, tools, prompt], sort_keys=True, ensure_ascii=False)
         if key in self._cache:
             text = self._cache[key]
@@ -99,8 +103,10 @@ class Probe:
             text = self._cache[key] = rendered.text
             if rendered.refusal is not None:
                 self._refusals[key] = rendered.refusal
-        if text is not None and not prompt and self.closing and text.endswith(self.closing):
-            return text[: -len(self.closing)]
+        if text is not None and not prompt:
+            for written in (self.closing, self.always_prompt):
+                if written and text.endswith(written):
+                    return text[: -len(written)]
         return text
 
     def refusal(

@@ -30,6 +30,7 @@ _DECLARE = (
     "Marker",
     "NamedCalls",
     "Option",
+    "PromptAlways",
     "Reasoning",
     "Results",
     "SystemPrompt",

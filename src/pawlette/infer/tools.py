@@ -6,9 +6,10 @@ them, as ``tojson`` writes it: the whole OpenAI tool or its ``function``, indent
 text between two tools is what closes one item and opens the next, and what the tools add
 around them is the block's open and close.  Where the block lands in the render without tools
 says its place: in the system turn after or before its text (with the separator the text gets),
-in the first or last user turn, on its own before the last user turn, or as a turn of its own
-at the start.  Tools written in another language (TypeScript, Python signatures, XML) need a
-concept of their own: not derived.
+in the first or last user turn, on its own before the last user turn, on its own after the
+system turn (or the start, without one), or as a turn of its own at the start.  Tools written
+in another language (TypeScript, Python signatures, XML) need a concept of their own: not
+derived.
 """
 
 from __future__ import annotations
@@ -210,6 +211,7 @@ def _place(
         not_derived("the template refuses tools in a longer conversation")
         return None
     found = insertions(tokens, base, changed)
+    without_system = found
     has_system = "system" in draft.frames
     if len(found) == 1 and not found[0][1]:
         offset, _, inserted = found[0]
@@ -257,12 +259,32 @@ def _place(
         if around is not None and offset == position:
             open_text, close_text = around
             return _system_without_text(probe, draft, open_text, close_text, tools_item, True)
+        # On its own after the system turn, and after the start without one (InternLM2).
+        turn_end = position + len(s1) + len(system.end) + len(system.after)
+        after = _shifted(with_text, offset, inserted, turn_end)
+        alone = None
+        if len(without_system) == 1 and not without_system[0][1]:
+            at, _, text = without_system[0]
+            alone = _shifted(base, at, text, len(draft.begin))
+        block = None if after is None or after != alone else block_of(after)
+        if block is not None:
+            return "after_system", block[0], block[1], False, ""
     del system
     not_derived(
         "the template writes tools where no concept puts them "
         f"({[item[2][:80] for item in found]!r})"
     )
     return None
+
+
+def _shifted(base: str, offset: int, inserted: str, target: int) -> str | None:
+    """``inserted`` (at ``offset`` in ``base``) as the same change made at ``target``, at
+    or before ``offset`` (a diff may place an insertion after text it ends with); None:
+    it cannot be."""
+    moved = base[target:offset] if target <= offset else None
+    if moved is None or not inserted.endswith(moved):
+        return None
+    return moved + inserted[: len(inserted) - len(moved)]
 
 
 def _system_without_text(

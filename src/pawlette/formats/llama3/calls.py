@@ -1,8 +1,8 @@
 """Llama 3's calls as vLLM, SGLang and llama.cpp read them, beside the writing every bare
 JSON call format shares (:class:`~pawlette.declare.JsonCalls` with ``open=None``).
 
-- ``also_open``: other fences that start a call running to the end of the turn
-  (``<|python_tag|>``).
+- ``also_open`` (:class:`~pawlette.declare.JsonCalls`'s): other fences that start a call
+  running to the end of the turn (``<|python_tag|>``), read as below.
 - ``ignored_members``: ``(key, value)`` members a model may add, read and dropped (an added
   ``"type": "function"``).
 - ``joined_by``: separators a model writes between several calls (``;``, which vLLM and
@@ -18,10 +18,9 @@ import json
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
-from pawlette.declare import Fence, JsonCalls
+from pawlette.declare import JsonCalls
 from pawlette.declare.bare_calls import DECODER, BareCallReader
-from pawlette.declare.readers import EndedByInput, call_reader
-from pawlette.declare.table import Table
+from pawlette.declare.readers import EndedByInput
 from pawlette.engine.call_arguments import load_json
 from pawlette.engine.machine import Parser, Reader
 from pawlette.engine.readers import CallEnvelope, JsonCallReader
@@ -32,7 +31,6 @@ from pawlette.types import ToolCallDelta, ToolCallEnd, ToolCallStart
 class Llama3Calls(JsonCalls):
     """:class:`~pawlette.declare.JsonCalls` read as the module says."""
 
-    also_open: tuple[Fence, ...] = ()
     ignored_members: tuple[tuple[str, str], ...] = ()
     joined_by: tuple[str, ...] = ()
     arguments_optional: bool = False
@@ -44,21 +42,10 @@ class Llama3Calls(JsonCalls):
     def bare_reader(self) -> Callable[[Parser], Reader]:
         return bare_call_reader(self.envelope, self.joined_by, self.arguments_optional)
 
-    def rows(self, table: Table) -> None:
-        super().rows(table)
-        if not self.also_open:
-            return
-        envelope = self.envelope
-        texts = tuple(table.call_states)
-        reader = (
-            lenient_call_reader(envelope, self.joined_by, self.arguments_optional)
-            if self.joined_by or self.arguments_optional
-            else call_reader(envelope, "the end", ends_turn=True)
-        )
-        table.state("assistant.tagged_call", reader, "assistant", ends=True)
-        for pieces in self.also_open:
-            for state in texts:
-                table.on(state, table.text(pieces), "assistant.tagged_call")
+    def tagged_reader(self) -> Callable[[Parser], Reader]:
+        if self.joined_by or self.arguments_optional:
+            return lenient_call_reader(self.envelope, self.joined_by, self.arguments_optional)
+        return super().tagged_reader()
 
 
 def _refuse_duplicates(pairs: list[tuple[str, object]]) -> dict[str, object]:
