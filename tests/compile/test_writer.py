@@ -87,6 +87,21 @@ def test_hypothesis_conversations_render_as_the_reference(name: str, conversatio
     _same(pawlette.get_format(name), conversation.request)
 
 
+@pytest.mark.parametrize("arguments", ["repr", "verbatim"])
+def test_a_declaration_no_format_ships_renders_as_the_reference(arguments: str) -> None:
+    """Phi-4-mini's declaration (text written in place of calls, bare calls joined, arguments
+    as Python's repr): concepts no registered format uses are compiled as the reference."""
+    from pawlette.declare import declare
+
+    from ..declare.test_json_calls import PHI4_CONVERSATIONS, WEATHER, phi4_layout
+
+    fmt = declare(phi4_layout(arguments))
+    requests = [c.request for c in generate_conversations(40, seed=11)]
+    requests += [{"messages": messages, "tools": [WEATHER]} for messages in PHI4_CONVERSATIONS]
+    for request in requests:
+        _same(fmt, request)
+
+
 def test_refusals_are_the_references() -> None:
     """Requests the writer refuses (a role without a frame, tools in a format without a tools
     block, a name where none is written): the same error from both."""

@@ -465,35 +465,3 @@ def test_also_open_reads_joined_and_python_calls_as_the_turn_does() -> None:
         text = "<|python_tag|>" + '{"name": "get_weather", "arguments": {\'city\': \'A\'}},' * 2
         completion = fmt.parse(text.rstrip(","), tools=[WEATHER])
         assert read_calls_of(completion.message) == [("get_weather", {"city": "A"})] * 2
-
-
-# ---------------------------------------------------------------------- the compiled writer
-
-
-@pytest.mark.parametrize("arguments", ["repr", "verbatim"])
-def test_the_compiled_writer_writes_as_the_reference(arguments: str) -> None:
-    """What tests/compile checks for every registered format, on these declarations: text
-    beside calls (written in their place), joined calls, repr arguments."""
-    from pawlette.compile import reference_of
-    from pawlette.engine.writer import Writer
-    from pawlette.format import coerce_conversation
-    from tests.support.conversations import generate_conversations
-
-    fmt = declare(phi4_layout(arguments))
-    requests = [c.request for c in generate_conversations(40, seed=11)]
-    requests += [{"messages": messages, "tools": [WEATHER]} for messages in PHI4_CONVERSATIONS]
-
-    def outcome(write: Any, request: Any, prompt: bool) -> tuple[Any, ...]:
-        messages, tools = coerce_conversation(request)
-        writer = Writer(fmt.escape_pattern)
-        try:
-            write(writer, messages, tools, prompt)
-        except Exception as error:  # the comparison is of the errors themselves
-            return ("error", type(error), str(error))
-        rendering = writer.rendering()
-        return ("rendered", rendering.text, rendering.segments, rendering.losses)
-
-    for request in requests:
-        for prompt in (False, True):
-            compiled = outcome(fmt.write, request, prompt)
-            assert compiled == outcome(reference_of(fmt.write), request, prompt)

@@ -164,6 +164,16 @@ def test_positional_result_ids_need_the_results_id() -> None:
         )
 
 
+CALL = {"id": "call_0", "type": "function", "function": {"name": "f", "arguments": '{"a": 1}'}}
+CALL_TURNS = (
+    {"role": "user", "content": "go"},
+    {"role": "assistant", "content": None, "tool_calls": [CALL]},
+    {"role": "tool", "tool_call_id": "call_0", "content": "1"},
+    {"role": "assistant", "content": "done"},
+)
+"""A call, its result and the answer (the bare-call layouts below)."""
+
+
 @pytest.mark.parametrize("prompt_first", [False, True])
 def test_a_bare_call_turn_reads_back_after_a_prompt_the_template_always_writes(
     prompt_first: bool,
@@ -184,22 +194,13 @@ def test_a_bare_call_turn_reads_back_after_a_prompt_the_template_always_writes(
             concepts=(*concepts, Results(grouped=False)),
         )
     )
-    call = {
-        "id": "call_0",
-        "type": "function",
-        "function": {"name": "f", "arguments": '{"a": 1}'},
-    }
-    messages = [
-        {"role": "user", "content": "go"},
-        {"role": "assistant", "content": None, "tool_calls": [call]},
-        {"role": "tool", "tool_call_id": "call_0", "content": "1"},
-        {"role": "assistant", "content": "done"},
-    ]
+
+    messages = list(CALL_TURNS)
     text = fmt.render(messages).text
     assert text.endswith("<assistant>")  # the prompt, written though not asked for
     parsed = fmt.parse_conversation(text, strict=True).to_request()["messages"]
     assert [m["role"] for m in parsed] == ["user", "assistant", "tool", "assistant"]
-    assert parsed[1]["tool_calls"][0]["function"] == call["function"]
+    assert parsed[1]["tool_calls"][0]["function"] == CALL["function"]
     assert parsed[3]["content"] == "done"
     written = fmt.parse('{"name": "f", "arguments": {"a": 1}}<end>', strict=True).message
     assert written["tool_calls"][0]["function"]["name"] == "f"
@@ -224,16 +225,9 @@ def test_a_bare_call_turn_with_no_opener_is_a_message_only_when_something_is_rea
             ),
         )
     )
-    call = {
-        "id": "call_0",
-        "type": "function",
-        "function": {"name": "f", "arguments": '{"a": 1}'},
-    }
+
     messages = [
-        {"role": "user", "content": "go"},
-        {"role": "assistant", "content": None, "tool_calls": [call]},
-        {"role": "tool", "tool_call_id": "call_0", "content": "1"},
-        {"role": "assistant", "content": "done"},
+        *CALL_TURNS,
         {"role": "user", "content": "again"},
         {"role": "assistant", "content": ""},
     ]
@@ -251,7 +245,7 @@ def test_a_bare_call_turn_with_no_opener_is_a_message_only_when_something_is_rea
         "user",
         "assistant",
     ]
-    assert parsed[1]["tool_calls"][0]["function"] == call["function"]
+    assert parsed[1]["tool_calls"][0]["function"] == CALL["function"]
     assert parsed[3]["content"] == "done"
     assert parsed[5]["content"] == ""  # an empty turn its end closes is a turn
     spaced = '<user>go<end> \n{"name": "f", "arguments": {}}<end> \n<user>x<end>'
