@@ -119,7 +119,9 @@ def test_a_turn_with_text_writes_its_text_and_records_its_calls_lost(joined: For
         request({"role": "assistant", "content": "Let me see.", "tool_calls": calls})
     )
     assert rendering.text.endswith("<|assistant|>Let me see.<|end|>")
-    assert rendering.losses == ("messages[1].tool_calls: not written: the text is, instead",)
+    assert rendering.losses == (
+        "messages[1].tool_calls: not written: the text is written in their place",
+    )
 
 
 def test_a_turn_without_text_writes_its_calls(joined: Format) -> None:
@@ -154,7 +156,9 @@ def test_a_call_list_may_write_the_text_in_place_of_the_calls() -> None:
         with_text = request({"role": "assistant", "content": "Hm.", "tool_calls": [call(1, {})]})
         rendering = fmt.render(with_text)
         assert rendering.text.endswith("<|assistant|>Hm.<|end|>")
-        assert rendering.losses == ("messages[1].tool_calls: not written: the text is, instead",)
+        assert rendering.losses == (
+            "messages[1].tool_calls: not written: the text is written in their place",
+        )
         alone = request({"role": "assistant", "tool_calls": [call(1, {})]})
         assert fmt.render(alone).text.endswith(
             '<|assistant|><calls>[{"name": "get_weather", "arguments": {}}]<|end|>'
@@ -421,7 +425,8 @@ def test_phi4_mini_renders_as_its_template(
     written = [i for i, m in enumerate(messages) if m.get("content") and m.get("tool_calls")]
     dropped = tuple(loss for loss in rendering.losses if ".tool_calls" in loss)
     assert dropped == tuple(
-        f"messages[{index}].tool_calls: not written: the text is, instead" for index in written
+        f"messages[{index}].tool_calls: not written: the text is written in their place"
+        for index in written
     )
     read = fmt.parse_conversation(rendering.text).messages
     sent = [m for m in messages if m["role"] == "assistant"]

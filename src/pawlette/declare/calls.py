@@ -136,7 +136,10 @@ class CallConcept(Concept):
                         f"either text or calls: {out.layout.name} writes calls alone",
                     )
                 elif content == "replaces_calls":
-                    out.lose(f"messages[{index}].tool_calls", "not written: the text is, instead")
+                    out.lose(
+                        f"messages[{index}].tool_calls",
+                        "not written: the text is written in their place",
+                    )
                 else:
                     out.lose(f"messages[{index}].content", "not written beside tool calls")
             if len(calls) > 1 and not self.parallel:

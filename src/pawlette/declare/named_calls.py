@@ -53,7 +53,8 @@ class NamedCalls(SectionedCallConcept):
     - ``section_open`` / ``section_close``: around all the calls of a turn; ``separator``:
       between two calls; ``text_separator``: between text and the calls.
     - ``content``: text alongside calls is ``"written"`` before them, ``"dropped"`` (the
-      template does not write it: a recorded loss), or ``"refused"``.
+      template does not write it: a recorded loss), ``"refused"``, or ``"replaces_calls"``
+      (written in their place: the calls are the recorded loss).
     - ``id_pattern``: a regular expression every written call id must match (Mistral's
       templates refuse ids that are not 9 letters and digits).
     - ``parallel``: several calls in one turn.
