@@ -229,6 +229,22 @@ def test_idle_and_trickled_connections_are_closed(start: Callable[..., LiveServe
     assert value(samples, "pawlette_refused_total", code="body_timeout") == 1
 
 
+def test_a_refusal_reaches_a_client_still_sending(start: Callable[..., LiveServer]) -> None:
+    """A client still sending its body when --body-timeout refuses it reads the whole 408
+    and then the close: the server stops sending, keeps reading (and dropping) for a while,
+    and closes after the client.  A socket closed while the client sends answers it with a
+    reset, which threw the 408 away unread."""
+    server = start(body_timeout=0.3)
+    with connect(server) as sender:
+        sender.sendall(CHAT_HEAD + b"content-length: 100000\r\n\r\n{")
+        deadline = time.monotonic() + 1.0  # well past the timeout, sending all along
+        while time.monotonic() < deadline:
+            sender.sendall(b" ")
+            time.sleep(0.01)
+        answer = read_to_close(sender)
+    assert answer.startswith(b"HTTP/1.1 408 ") and b'"body_timeout"' in answer, answer
+
+
 def test_past_the_connection_cap_the_idlest_connections_are_closed(
     start: Callable[..., LiveServer],
 ) -> None:

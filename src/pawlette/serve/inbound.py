@@ -20,6 +20,10 @@ sockets used up a worker's file descriptors, after which new clients were droppe
   requests;
 - **body time** (``--body-timeout``): a body not whole within it of its head is answered 408
   and the connection closed (the request sees a disconnect);
+- **refusals** (408, 431): the answer is written and the sending side closed, and what the
+  client still sends is read and dropped until it closes or two seconds pass: closing a
+  socket the client is still writing to answers it with a reset, which can throw the
+  refusal away unread;
 - **stalled readers** (``--send-timeout``): a client that takes none of its answer while the
   server's buffer for it is full is disconnected after it, which cancels its engine request
   (the buffer is full only when the client stops reading, so a steady reader never waits);
@@ -57,6 +61,10 @@ _RESERVED_FILES = 64
 """File descriptors kept for everything but client connections (logs, the listening socket,
 the metrics directory, the tokenizer, ...)."""
 _LOG_EVERY = 10.0
+
+_LINGER = 2.0
+"""Seconds a refused connection stays open for reading after its answer (see
+:meth:`GuardedProtocol._refuse`)."""
 """Seconds between two log lines of the same refusal (an attack would flood the log)."""
 
 
@@ -142,6 +150,7 @@ class GuardedProtocol(HttpToolsProtocol):
         self._head_bytes = 0
         self._requests = 0
         self._counted = False
+        self._lingering = False
 
     # ------------------------------------------------------------------ the connection
 
@@ -173,6 +182,8 @@ class GuardedProtocol(HttpToolsProtocol):
                     kind="server_error",
                     code="too_many_connections",
                 )
+                # Closed at once, not lingering: in a flood of connections each one kept
+                # open for reading would hold a file descriptor the cap protects.
                 transport.write(refusal.raw())
                 self._close()
                 return
@@ -195,6 +206,22 @@ class GuardedProtocol(HttpToolsProtocol):
         if self.transport is not None and not self.transport.is_closing():
             self.transport.close()
 
+    def _refuse(self, answer: bytes) -> None:
+        """Write ``answer`` and close: the sending side at once, the connection when the
+        client closes or :data:`_LINGER` seconds later, reading and dropping what it still
+        sends.  A socket closed while the client is sending answers it with a reset, which
+        can throw away the answer before the client reads it (the staged close RFC 9112
+        section 9.6 asks of a server)."""
+        self._cancel_timers()
+        transport = self.transport
+        transport.write(answer)
+        if not transport.can_write_eof():
+            self._close()
+            return
+        self._lingering = True
+        transport.write_eof()
+        self._timer = self.loop.call_later(_LINGER, self._close)
+
     def _cancel_timers(self) -> None:
         if self._timer is not None:
             self._timer.cancel()
@@ -206,6 +233,8 @@ class GuardedProtocol(HttpToolsProtocol):
     # ------------------------------------------------------------------ the head
 
     def data_received(self, data: bytes) -> None:
+        if self._lingering:
+            return  # refused: what still comes is dropped until the close
         finished = self._requests
         super().data_received(data)
         if self._in_head and not self.transport.is_closing():
@@ -284,8 +313,7 @@ class GuardedProtocol(HttpToolsProtocol):
 
     def _refuse_head(self, error: ServerError) -> None:
         self.guard.note(error.code or "head", "refused a request head: %s", error.message)
-        self.transport.write(error.raw())
-        self._close()
+        self._refuse(error.raw())
 
     # ------------------------------------------------------------------ the body and answer
 
@@ -298,18 +326,19 @@ class GuardedProtocol(HttpToolsProtocol):
         self.guard.note(
             "body_timeout", "a request body was not whole within %g s (--body-timeout)", seconds
         )
-        if not cycle.response_started:
-            error = ServerError(
-                408,
-                f"request body: not whole within {seconds:g} s; expected it within "
-                f"{seconds:g} s (--body-timeout)",
-                code="body_timeout",
-            )
-            self.transport.write(error.raw())
         # The request reads a disconnect now (and its answer goes nowhere).
         cycle.disconnected = True
         cycle.message_event.set()
-        self._close()
+        if cycle.response_started:
+            self._close()
+            return
+        error = ServerError(
+            408,
+            f"request body: not whole within {seconds:g} s; expected it within "
+            f"{seconds:g} s (--body-timeout)",
+            code="body_timeout",
+        )
+        self._refuse(error.raw())
 
     def pause_writing(self) -> None:
         super().pause_writing()
