@@ -222,6 +222,40 @@ def test_feed_text_reads_no_marker_and_flushes_held_text() -> None:
     assert message.text == "Hi <|eo<|eot_id|> stays text"
 
 
+@pytest.mark.parametrize(
+    ("name", "text", "marker", "content"),
+    [
+        ("chatml", "Hi <|im_start|> there", "<|im_start|>", "Hi <|im_start|> there"),
+        ("chatml", "Hi <|im_start|>user there", "<|im_start|>", "Hi <|im_start|>user there"),
+        (
+            "seed_oss",
+            "Hi </seed:tool_call> there",
+            "</seed:tool_call>",
+            "Hi </seed:tool_call> there",
+        ),
+        ("seed_oss", "<seed:think>a</seed:think>b <seed:bos>", "<seed:bos>", "b <seed:bos>"),
+    ],
+)
+def test_a_control_token_out_of_place_warns_from_text_as_from_ids(
+    name: str, text: str, marker: str, content: str
+) -> None:
+    """A special token that no row reads alone (a part of ``<|im_start|>user\\n``), where no
+    row takes it: content with a warning, from its spelling as from its id (the text form
+    read it as plain text, with no warning, while the id warned)."""
+    fmt = pawlette.get_format(name)
+    tokenizer = small(name)
+    whole = fmt.parse(text)
+    parser = IdParser(fmt, tokenizer)
+    ids = tokenizer.encode(text, add_special_tokens=False).ids
+    events = [event for token in ids for event in parser.feed_ids([token])]
+    result = fold(events + parser.finish(), fmt.grammar.fields)
+    offset = text.index(marker)
+    assert [(w.offset, w.text) for w in whole.warnings] == [(offset, marker)]
+    assert [(w.offset, w.text) for w in result.warnings] == [(offset, marker)]
+    assert whole.message["content"] == content
+    assert message_to_openai(merge_assistant(result.messages))["content"] == content
+
+
 @pytest.mark.deep
 @pytest.mark.parametrize("name", FORMATS)
 def test_model_output_of_every_kind_parses_from_ids_as_from_text(name: str) -> None:

@@ -54,16 +54,22 @@ def own_ids(tokenizer: Tokenizer, text: str, cuts: list[int]) -> list[int] | Non
     """The tokenizer's own ids for ``text`` with the prompt ending at each cut: the text up
     to the first cut encoded alone (a completion prompt), then for each cut the tokens the
     tokenizer gives the text after it (from an encoding of the text up to the next cut, where
-    a regex's lookahead cannot see past the next prompt's end).  None when a cut falls inside
-    one of the tokenizer's tokens (there no ids can be the tokenizer's own)."""
+    a regex's lookahead cannot see past the next prompt's end).  None when the encoding up to
+    the next cut does not begin with the encoding of the text before the cut (a cut inside
+    one of the tokenizer's tokens: there no ids can be the tokenizer's own).
+
+    Found by token ids, not the encoding's offsets: after a character the tokenizer has no
+    token for (the small models here drop it), tokenizers 0.23 places the next tokens'
+    offsets too early (``<result>中</result>``: ``<``, ``/`` and ``re`` at 8, ``s`` at 10
+    for 11), which took a token after the cut for one before it."""
     ends = [*cuts, len(text)]
     ids = tokenizer.encode(text[: ends[0]], add_special_tokens=False).ids
     for start, end in itertools.pairwise(ends):
-        encoding = tokenizer.encode(text[:end], add_special_tokens=False)
-        if any(first < start < last for first, last in encoding.offsets):
+        before = tokenizer.encode(text[:start], add_special_tokens=False).ids
+        through = tokenizer.encode(text[:end], add_special_tokens=False).ids
+        if through[: len(before)] != before:
             return None
-        pairs = zip(encoding.ids, encoding.offsets, strict=True)
-        ids += [i for i, (first, _) in pairs if first >= start]
+        ids += through[len(before) :]
     return ids
 
 

@@ -290,12 +290,18 @@ class Table:
         soft = frozenset(
             marker for (_, marker) in self.steps if not any(token in marker for token in special)
         )
+        escape = any(concept.escapes_markers() for concept in self.layout.concepts)
         return builder.build(
-            escape=any(concept.escapes_markers() for concept in self.layout.concepts),
+            escape=escape,
             conversation_start="outside",
             completion_start=self.completion_start,
             soft=soft,
             text_ids=self.layout.markers_in_text,
+            # A word (ChatGLM3's ``sop``) stays text: read as a marker, every word holding it
+            # would break.  A format that escapes markers keeps its lexer's own (its escapes).
+            bare=frozenset()
+            if escape
+            else frozenset(marker for marker in special if marker and not marker.isalnum()),
         )
 
     def _ends(self, implicit: dict[str, set[str]]) -> None:

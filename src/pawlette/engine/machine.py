@@ -208,7 +208,11 @@ class GrammarBuilder:
         completion_start: str,
         soft: frozenset[str] = frozenset(),
         text_ids: bool = False,
+        bare: frozenset[str] = frozenset(),
     ) -> Grammar:
+        """The grammar.  ``bare`` are control tokens' spellings that no row reads alone (a
+        part of a longer marker, ``<|im_start|>`` of ``<|im_start|>user\\n``): the lexer
+        finds them too, so text reads them where they stand, out of place, as token ids do."""
         for (state, marker), step in self.steps.items():
             for name in (state, step.target):
                 if name not in self.states:
@@ -219,7 +223,7 @@ class GrammarBuilder:
         return Grammar(
             states=dict(self.states),
             steps=dict(self.steps),
-            markers=frozenset(marker for (_, marker) in self.steps),
+            markers=frozenset(marker for (_, marker) in self.steps) | bare,
             escape=escape,
             conversation_start=conversation_start,
             completion_start=completion_start,
