@@ -79,8 +79,11 @@ def test_a_users_format_reads_its_loose_fences_and_other_keys() -> None:
         result = fmt.parse(text, strict=True)
         assert result.message["content"] == "Hi"
         assert result.message["tool_calls"][0]["function"]["arguments"] == '{"a": 1}'
-        # Turned off, the same text is content (the declaration asked for exactly that).
-        assert strict.parse(text, strict=True).message == {"role": "assistant", "content": text}
+        # Turned off, the same text is content (the declaration asked for exactly that),
+        # its control tokens out of place, with a warning each, as their token ids would be.
+        kept = strict.parse(text)
+        assert kept.message == {"role": "assistant", "content": text}
+        assert [w.text for w in kept.warnings] == ["<call>", "</call>"]
     with pytest.raises(ParseError, match='both "args" and "parameters"'):
         fmt.parse('<call>{"name": "f", "args": {}, "parameters": {}}</call>', strict=True)
 

@@ -314,8 +314,12 @@ def test_minimax_m3_cut_or_broken_calls_stay_content_with_a_warning() -> None:
     content, _, calls, warnings = _reading_m3(broken)
     assert (content, calls) == (broken, [])
     assert warnings
-    partial = f"plain {NS}<tool_ca"  # the opener cut short: text
-    assert _reading_m3(partial) == (partial, None, [], [])
+    # The opener cut short: text, and its control token alone is one out of place (as the
+    # token id is: every way of reading agrees).
+    partial = f"plain {NS}<tool_ca"
+    content, _, calls, warnings = _reading_m3(partial)
+    assert (content, calls) == (partial, [])
+    assert warnings == [NS]
 
 
 ORDER_TOOL = _tool(

@@ -21,7 +21,7 @@ from ..errors import FormatError, RequestError, UnsupportedFeature
 from ..openai import derived
 from ..types import Tool
 from .concept import Concept
-from .pieces import Fence, Lit, Marker
+from .pieces import Fence, Lit, Marker, markers_in
 from .readers import tool_items_reader
 from .table import begin
 
@@ -268,8 +268,11 @@ class ToolsBlock(Concept):
 
     def rows(self, table: Table) -> None:
         reader = self.items_reader(table)
+        # The markers around and between the tools are the block's own text, read by its
+        # reader (Solar's ``<|tool:begin|>``), not a control token out of place.
+        inner = markers_in((*self.item_open, *self.item_close, *self.separator))
         if self.place in _ON_ITS_OWN:
-            table.state("tools.block", reader)
+            table.state("tools.block", reader, inner=inner)
             # Whitespace after the close's marker is layout between turns (read outside),
             # not part of a marker the lexer would read everywhere (Granite 3.3's "\n").
             close = table.text(self.close)
@@ -285,7 +288,7 @@ class ToolsBlock(Concept):
             return
         role = "system" if self.place == "system" else "user"
         frame = table.layout.frames[role]
-        tools_state = table.state(f"{role}.tools", reader, role, ends=not self.close)
+        tools_state = table.state(f"{role}.tools", reader, role, ends=not self.close, inner=inner)
         openers = {
             spelling
             for (state, spelling), (target, _) in table.steps.items()
