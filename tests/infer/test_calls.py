@@ -6,10 +6,11 @@ import json
 from pathlib import Path
 from typing import Any
 
-from pawlette.declare import JsonCalls, fence
+from pawlette.declare import JsonCalls, XmlCalls, fence
 from pawlette.infer import infer_template
 from pawlette.infer.template import TemplateRunner
 
+from ..support.template_corpus import corpus_template
 from .reka import reka
 
 
@@ -108,3 +109,29 @@ def test_bare_calls_joined_with_arguments_printed_as_python_are_derived() -> Non
     namespace: dict[str, object] = {}
     exec(compile(inference.source(), "phi4_mini_tool.py", "exec"), namespace)
     assert namespace["LAYOUT"] == layout
+
+
+def test_parallel_calls_and_text_beside_calls_are_verified_when_derived() -> None:
+    """InternLM2's tool template writes several calls in a turn and text before them: both
+    are recorded as derived, so the conversations that verify the declaration hold them."""
+    template = (TEMPLATES / "internlm2_tool.jinja").read_text(encoding="utf-8")
+    inference = infer_template(template, bos_token="<s>", eos_token="</s>")
+    assert inference.accepted, inference.describe()
+    capabilities = {item.name: item.status for item in inference.capabilities}
+    assert capabilities["parallel tool calls"] == "derived"
+    assert capabilities["text with tool calls"] == "derived"
+
+
+def test_tag_values_that_are_objects_printed_as_python_are_derived() -> None:
+    """MiniCPM5 writes every parameter's value with ``{{ value }}``: an object as Python's
+    ``{'airline': 'Swiss'}``, as ``XmlCalls(values="literal")`` writes it."""
+    template = corpus_template("openbmb-MiniCPM5-1B")
+    inference = infer_template(
+        template.text, bos_token=template.bos_token, eos_token=template.eos_token
+    )
+    assert inference.accepted, inference.describe()
+    assert inference.layout is not None
+    (calls,) = [c for c in inference.layout.concepts if isinstance(c, XmlCalls)]
+    assert calls.values == "literal"
+    capabilities = {item.name: item.status for item in inference.capabilities}
+    assert capabilities["tools"] == capabilities["tool calls"] == "derived"

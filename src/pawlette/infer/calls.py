@@ -16,7 +16,8 @@ The call is then read as one of the concepts that write calls:
   ``{'zk1': 'Zv1q'}``, from ``{{ call.function.arguments }}``; Phi-4-mini's);
 - the name outside JSON arguments (:class:`~pawlette.declare.NamedCalls`), with the call's
   id between them when the template writes it;
-- a tag per parameter (:class:`~pawlette.declare.XmlCalls`), values as JSON or Python.
+- a tag per parameter (:class:`~pawlette.declare.XmlCalls`), values as JSON or Python (an
+  object as JSON, or as Jinja prints it: Python's ``repr``).
 
 What the fences are comes from comparing one call with two: the opener is what the start of
 the calls and the text between two calls end with, the close what follows a call in both.
@@ -160,6 +161,11 @@ def _repr_as_json(text: str) -> str:
     return text
 
 
+def _parallel(draft: Draft, separator: str) -> None:
+    """Several calls in a turn are derived: recorded, so that verification writes them."""
+    draft.capability("parallel tool calls", "derived", f"calls joined by {separator!r}")
+
+
 def _json_object(
     text: str, name: str, arguments: Mapping[str, Any]
 ) -> tuple[int, int, dict[str, Any]] | None:
@@ -212,6 +218,8 @@ def _content(draft: Draft, with_text: str | None, empty: str, one: str) -> tuple
     before, after = rest.split("Za1q", 1)
     if before or not after.endswith(one):
         raise Underivable(f"text beside calls is written as {rest[:120]!r}")
+    # Recorded, so that verification writes turns of text and calls too.
+    draft.capability("text with tool calls", "derived", "the text is written before the calls")
     return "written", after[: len(after) - len(one)]
 
 
@@ -270,6 +278,7 @@ def _json_calls(
                 else ""
             )
             parallel = True
+            _parallel(draft, separator)
     bare = not before.strip() and not after.strip()
     content, text_separator = _content(draft, with_text, empty, one)
     if content == "written" and text_separator != separator and bare is False:
@@ -368,6 +377,7 @@ def _named_calls(
                 probe, first, between, last
             )
             parallel = True
+            _parallel(draft, separator)
     content, text_separator = _content(draft, with_text, empty, one)
     if not opening.strip() or not arguments_open.strip():
         raise Underivable(
@@ -395,6 +405,20 @@ def _named_calls(
         "derived",
         f"name then JSON arguments: {opening.strip()}NAME{arguments_open.strip()}{{...}}",
     )
+
+
+NESTED = {"zk1": "Zv1q", "zk3": {"zk5": 7}}
+"""A call whose second parameter is an object."""
+
+
+def _objects_printed(calls: _Calls) -> bool:
+    """Whether the template writes a parameter that is an object as Jinja prints it
+    (Python's ``{'zk5': 7}``, from ``{{ value }}``), not as JSON."""
+    try:
+        written = calls.body(calls.turn([call("Zi1qabcde", "zq_alpha", NESTED)]))
+    except Underivable:
+        return False
+    return written is not None and repr(NESTED["zk3"]) in written
 
 
 def _ids_checked(probe: Probe, calls: _Calls) -> bool:
@@ -427,7 +451,7 @@ def _xml_calls(
         raise Underivable("the second parameter's key is closed differently")
     rest = after_key3[len(key_close) :]
     if rest.startswith("True"):
-        values = "python"
+        values = "literal" if _objects_printed(calls) else "python"
     elif rest.startswith("true"):
         values = "json"
     else:
@@ -456,6 +480,7 @@ def _xml_calls(
                 probe, first, between, last
             )
             parallel = True
+            _parallel(draft, separator)
     content, text_separator = _content(draft, with_text, empty, one)
     if content != "written":
         raise Underivable(f"text beside tag calls is {content} (needs concept)")
