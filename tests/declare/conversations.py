@@ -5,8 +5,8 @@ the layout alone, so a format a user registers gets them too): tools when it has
 block, reasoning when it has a reasoning block, calls as its calls allow (parallel or not,
 with text or not), results answering each round of calls in order.  Text never spells a
 marker of the format's lexer (parsed from text, such text is read as the marker) and, in a
-format whose calls are bare JSON, never starts with ``{`` (a call) or ``<`` (which that
-format's GBNF refuses there).
+format whose calls are bare JSON, never starts with ``{`` (a call; ``[`` where the calls are
+one bare array) or ``<`` (which that format's GBNF refuses there).
 
 :func:`normalise` is the request as ``parse_conversation(render(request))`` gives it back:
 call ids numbered in order (results name the call at their position) unless the layout
@@ -50,6 +50,8 @@ from pawlette.formats.solar.concepts import IdFirstCalls
 ALPHABET = "abcxyz XYZ019.,:;!?'\"-_/\\()[]{}<>|#*=+\n\té中😀"
 # A bare-call format reads text starting with "{" as a call; its GBNF refuses "<" there too.
 _BARE_CALL = re.compile(r"\s*[{<]")
+# One whose calls are one bare JSON array reads text starting with "[" as the calls.
+_BARE_LIST = re.compile(r"\s*[\[<]")
 
 TOOLS = [
     {
@@ -138,6 +140,14 @@ class CallRules:
     ascii: bool = False
     """Rewritten arguments escape every non-ASCII character, as ``tojson(ensure_ascii=True)``
     writes them (Reka Edge's template), and are read back as written."""
+    bare_list: bool = False
+    """Calls are one bare JSON array (text may not start with ``[``)."""
+
+    def starts_calls(self, text: str) -> bool:
+        """Whether ``text`` starts as the layout's bare calls do (then it is no text)."""
+        if self.bare_list:
+            return _BARE_LIST.match(text) is not None
+        return self.bare and _BARE_CALL.match(text) is not None
 
     def written(self, arguments: str) -> str:
         """``arguments`` as the layout writes (and parsing gives) them."""
@@ -162,7 +172,8 @@ def call_rules(layout: Any) -> CallRules | None:
             other = layout.concept(kind)
             if other is not None:
                 with_content = getattr(other, "content", "written") == "written"
-                return CallRules(other.parallel, with_content, False, True)
+                listed = isinstance(other, declare.JsonCallList) and other.open is None
+                return CallRules(other.parallel, with_content, False, True, bare_list=listed)
         if layout.concept(BlockTurns) is not None:  # one call per message, its result inside
             return CallRules(
                 parallel=False, with_content=True, bare=False, rewrites_arguments=False
@@ -240,7 +251,6 @@ def texts(fmt: Format, *, min_size: int = 1, strip: bool = False) -> st.SearchSt
     strip = strip or (first is not None and first.rstrip)
     markers = tuple(fmt.grammar.markers)
     calls = call_rules(layout_of(fmt))
-    bare = calls is not None and calls.bare
     # A turn opened after another by whitespace alone (DeepSeek V4's blank line joining user
     # texts): a newline at a text's edge would run into it, and reading back could not tell
     # where one text ends (the template writes both alike; a documented loss).
@@ -255,7 +265,7 @@ def texts(fmt: Format, *, min_size: int = 1, strip: bool = False) -> st.SearchSt
             return False
         if joined and (text.startswith("\n") or text.endswith("\n")):
             return False
-        if bare and _BARE_CALL.match(text):
+        if calls is not None and calls.starts_calls(text):
             return False
         return not strip or text == text.strip()
 
@@ -608,8 +618,8 @@ def assistant_turn(
     (for the shared grammar tests, which bring their own tools and texts)."""
     layout = layout_of(fmt)
     calls = call_rules(layout)
-    if calls is not None and calls.bare:
-        text = text.filter(lambda value: not _BARE_CALL.match(value))
+    if calls is not None and (calls.bare or calls.bare_list):
+        text = text.filter(lambda value: not calls.starts_calls(value))
     message: dict[str, Any] = {"role": "assistant"}
     count = draw(st.integers(0, 0 if calls is None else 3 if calls.parallel else 1))
     if count:

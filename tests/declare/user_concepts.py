@@ -2,7 +2,8 @@
 imports only), one for each call concept and turn shape that no shipped format has alone:
 turns without an opener or an end, openers after a given turn, reasoning a prompt opens,
 names outside the arguments, tag calls typed by schema, one JSON array of calls, bare calls
-joined as the whole turn (a turn's text written in their place).  The
+joined as the whole turn (a turn's text written in their place), one bare JSON array as the
+whole turn.  The
 cross-artifact tests (:mod:`.test_cross_artifacts`) check every artifact of each."""
 
 from __future__ import annotations
@@ -150,4 +151,20 @@ JOINED = Layout(
     ),
 )
 
-LAYOUTS = (IMPLICIT, OPEN_ENDED, TAGGED, LISTED, JOINED)
+BARE_LISTED = Layout(
+    name="user-bare-listed",
+    summary="the calls of a turn as one bare JSON array, the whole turn; its text in their place",
+    frames={
+        role: Frame(open=fence(M(f"<|{role}|>")), end=fence(M("<|end|>")), after=fence("\n"))
+        for role in ("system", "user", "assistant", "tool")
+    },
+    concepts=(
+        SystemPrompt(),
+        _tools(),
+        # [{...}, {...}] with no opener; text, when there is some, instead.
+        JsonCallList(open=None, content="replaces_calls"),
+        Results(),
+    ),
+)
+
+LAYOUTS = (IMPLICIT, OPEN_ENDED, TAGGED, LISTED, JOINED, BARE_LISTED)

@@ -2,8 +2,15 @@
 
 from __future__ import annotations
 
-from pawlette.declare import JsonCalls
+import json
+from pathlib import Path
+from typing import Any
 
+from pawlette.declare import JsonCalls, XmlCalls, fence
+from pawlette.infer import infer_template
+from pawlette.infer.template import TemplateRunner
+
+from ..support.template_corpus import corpus_template
 from .reka import reka
 
 
@@ -37,3 +44,94 @@ def test_arguments_escaped_as_the_template_escapes_them() -> None:
         ],
     }
     assert '"arguments": {"x": "\\u00e9"}' in fmt.render(request).text
+
+
+TEMPLATES = Path(__file__).parent.parent / "fixtures" / "templates"
+WEATHER = {
+    "type": "function",
+    "function": {
+        "name": "get_weather",
+        "parameters": {"type": "object", "properties": {"city": {"type": "string"}}},
+    },
+}
+
+
+def _call(number: int, arguments: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "id": f"call{number}",
+        "type": "function",
+        "function": {"name": "get_weather", "arguments": json.dumps(arguments)},
+    }
+
+
+def test_bare_calls_joined_with_arguments_printed_as_python_are_derived() -> None:
+    """Phi-4-mini's tool template (vLLM's examples) writes a turn's calls as bare objects
+    joined by ``,``, the arguments as Jinja prints the object (``{'city': 'Paris'}``), and a
+    turn's text instead of its calls when it has text: derived as :class:`JsonCalls`, the
+    turns written as the template writes them and read back."""
+    template = (TEMPLATES / "phi4_mini_tool.jinja").read_text(encoding="utf-8")
+    tokens = {"bos_token": "<|endoftext|>", "eos_token": "<|endoftext|>"}
+    inference = infer_template(template, **tokens)
+    assert inference.accepted, inference.describe()
+    layout, fmt = inference.layout, inference.format
+    assert layout is not None and fmt is not None
+    (calls,) = [concept for concept in layout.concepts if isinstance(concept, JsonCalls)]
+    assert calls == JsonCalls(
+        open=None, separator=fence(","), arguments="repr", with_content=False, drops_calls=True
+    )
+    capabilities = {item.name: item.status for item in inference.capabilities}
+    assert capabilities["tool calls"] == capabilities["tool results"] == "derived"
+    assert capabilities["text with tool calls"] == "dropped"
+    nested = {"city": "Zürich 'old'", "days": 3, "exact": True, "none": None, "tags": ["a"]}
+    messages: list[dict[str, Any]] = [
+        {"role": "user", "content": "Weather?"},
+        {"role": "assistant", "content": None, "tool_calls": [_call(1, nested), _call(2, {})]},
+        {"role": "tool", "tool_call_id": "call1", "content": "18°C"},
+        {"role": "tool", "tool_call_id": "call2", "content": '{"sum": 3}'},
+        {"role": "assistant", "content": "Let me check.", "tool_calls": [_call(3, {"a": 1})]},
+        {"role": "tool", "tool_call_id": "call3", "content": "sunny"},
+    ]
+    runner = TemplateRunner(template, tokens)
+    for prompt in (False, True):
+        expected = runner.render(messages, [WEATHER], add_generation_prompt=prompt).text
+        rendered = fmt.render(
+            {"messages": messages, "tools": [WEATHER]}, add_generation_prompt=prompt
+        )
+        assert rendered.text == expected
+    assert any("messages[4].tool_calls" in loss for loss in rendered.losses)
+    before = runner.render(messages[:1], [WEATHER], add_generation_prompt=True).text
+    after = runner.render(messages[:2], [WEATHER]).text
+    assert before is not None and after is not None
+    turn = after[len(before) :]
+    assert turn.startswith('{"name": "get_weather", "arguments": {\'city\': "Zürich \'old\'"')
+    read = fmt.parse(turn, tools=[WEATHER]).message["tool_calls"]
+    assert [json.loads(call["function"]["arguments"]) for call in read] == [nested, {}]
+    namespace: dict[str, object] = {}
+    exec(compile(inference.source(), "phi4_mini_tool.py", "exec"), namespace)
+    assert namespace["LAYOUT"] == layout
+
+
+def test_parallel_calls_and_text_beside_calls_are_verified_when_derived() -> None:
+    """InternLM2's tool template writes several calls in a turn and text before them: both
+    are recorded as derived, so the conversations that verify the declaration hold them."""
+    template = (TEMPLATES / "internlm2_tool.jinja").read_text(encoding="utf-8")
+    inference = infer_template(template, bos_token="<s>", eos_token="</s>")
+    assert inference.accepted, inference.describe()
+    capabilities = {item.name: item.status for item in inference.capabilities}
+    assert capabilities["parallel tool calls"] == "derived"
+    assert capabilities["text with tool calls"] == "derived"
+
+
+def test_tag_values_that_are_objects_printed_as_python_are_derived() -> None:
+    """MiniCPM5 writes every parameter's value with ``{{ value }}``: an object as Python's
+    ``{'airline': 'Swiss'}``, as ``XmlCalls(values="literal")`` writes it."""
+    template = corpus_template("openbmb-MiniCPM5-1B")
+    inference = infer_template(
+        template.text, bos_token=template.bos_token, eos_token=template.eos_token
+    )
+    assert inference.accepted, inference.describe()
+    assert inference.layout is not None
+    (calls,) = [c for c in inference.layout.concepts if isinstance(c, XmlCalls)]
+    assert calls.values == "literal"
+    capabilities = {item.name: item.status for item in inference.capabilities}
+    assert capabilities["tools"] == capabilities["tool calls"] == "derived"

@@ -16,13 +16,23 @@ from json.encoder import encode_basestring as string
 from json.encoder import encode_basestring_ascii as ascii_string
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
-from ..emit.grammar_ast import CharClass, JsonSchemaValue, Lit, Node, Repeat, Rules, seq
+from ..emit.grammar_ast import (
+    CharClass,
+    JsonSchemaValue,
+    Lit,
+    Node,
+    Repeat,
+    Rules,
+    Terminal,
+    optional,
+    seq,
+)
 from ..emit.json_lark import define_json_base
 from ..engine.call_arguments import arguments_problem, load_json
 from ..engine.machine import Parser
 from ..engine.readers import WholeTextReader
 from ..errors import FormatError
-from ..types import ToolCall
+from ..types import TextDelta, ToolCall
 from .calls import Content, ListedCallConcept, arguments_json, closing_marker
 from .grammar import CallItems, CallOpening, text_then
 from .pieces import Fence
@@ -48,7 +58,9 @@ class JsonCallList(ListedCallConcept):
     are not an object makes the whole list content, with one warning.
 
     Fields: ``open`` / ``close`` around the array (``close`` empty: the array runs to the end
-    of the turn); ``keys``: ``(role, key)`` pairs in writing order, roles ``"name"``,
+    of the turn; ``open=None``: the array is the whole turn, with no opener and no close, and
+    a turn whose first character other than whitespace is ``[`` is read as the calls: its
+    text may not start so, and text beside calls is not ``"written"``); ``keys``: ``(role, key)`` pairs in writing order, roles ``"name"``,
     ``"arguments"``, ``"id"``, each mapped to the key the format spells
     (``(("id", "tool_call_id"), ("name", "tool_name"), ("arguments", "parameters"))``);
     ``separators``: the JSON item and key separators as the template writes them
@@ -68,7 +80,7 @@ class JsonCallList(ListedCallConcept):
     them so), and a given id that differs is a recorded loss.
     """
 
-    open: Fence
+    open: Fence | None
     close: Fence = ()
     keys: tuple[tuple[str, str], ...] = (("name", "name"), ("arguments", "arguments"))
     separators: tuple[str, str] = (", ", ": ")
@@ -91,9 +103,29 @@ class JsonCallList(ListedCallConcept):
                 f"{layout.name}: JsonCallList.keys: {self.keys!r}; expected ('name', KEY), "
                 "('arguments', KEY) and optionally ('id', KEY), each once"
             )
-        if not self.open:
-            raise FormatError(f"{layout.name}: JsonCallList.open: empty; expected a fence")
+        if self.open is None:
+            self._validate_bare(layout)
+        elif not self.open:
+            raise FormatError(
+                f"{layout.name}: JsonCallList.open: empty; expected a fence, or open=None for "
+                "one bare JSON array as the whole turn"
+            )
         self.check_choices(layout, "ids")
+
+    def _validate_bare(self, layout: Layout) -> None:
+        """With no opener, the array is the whole turn: nothing closes it, and text before it
+        could not be told from it."""
+        if self.close:
+            raise FormatError(
+                f"{layout.name}: JsonCallList.close: {self.close!r} with open=None; expected "
+                "no close (the bare array runs to the end of the turn)"
+            )
+        if self.content == "written":
+            raise FormatError(
+                f"{layout.name}: JsonCallList.content: 'written' with open=None; expected "
+                "'refused', 'dropped' or 'replaces_calls' (text before a bare array could not "
+                "be told from it)"
+            )
 
     @property
     def between_items(self) -> str:
@@ -161,6 +193,10 @@ class JsonCallList(ListedCallConcept):
     def rows(self, table: Table) -> None:
         closed = bool(self.close)
         keys = {role: key for role, key in self.keys}
+        if self.open is None:
+            for state in ("assistant.head", "assistant.body"):
+                table.reader(state, lambda parser: BareCallListReader(parser, keys))
+            return
         self.opening_rows(
             table,
             self.open,
@@ -204,6 +240,8 @@ class JsonCallList(ListedCallConcept):
 
     def grammar(self, turn: Turn) -> None:
         turn.calls = CallListSet(self, turn)
+        if self.open is None:
+            turn.content = bare_list_text(turn)
 
 
 class CallListReader(WholeTextReader):
@@ -272,6 +310,78 @@ class CallListReader(WholeTextReader):
         return None
 
 
+class BareCallListReader:
+    """A turn that is text, or one JSON array of calls as the whole turn (``open=None``):
+    whitespace is held until more decides it; a turn whose first character other than
+    whitespace is ``[`` is the array, read whole at the turn's end (not an array of calls:
+    content, with a warning), any other is text, streamed."""
+
+    __slots__ = ("_held", "_keys", "_list", "_parser", "_start", "_text")
+
+    def __init__(self, parser: Parser, keys: dict[str, str]) -> None:
+        self._parser = parser
+        self._keys = keys
+        self._held: list[str] = []
+        self._start = 0
+        self._list: CallListReader | None = None
+        self._text = False
+
+    def feed(self, text: str, offset: int) -> None:
+        if self._list is not None:
+            self._list.feed(text, offset)
+            return
+        if self._text:
+            self._parser.emit(TextDelta(text))
+            return
+        if not self._held:
+            self._start = offset
+        self._held.append(text)
+        held = "".join(self._held)
+        if not held.strip():
+            return
+        self._held = []
+        if held.lstrip().startswith("["):
+            self._list = CallListReader(self._parser, self._keys, closed=False)
+            self._list.feed(held, self._start)
+        else:
+            self._text = True
+            self._parser.emit(TextDelta(held))
+
+    def close(self, marker: str | None, offset: int) -> None:
+        parser = self._parser
+        if self._held:  # whitespace alone: the turn's text
+            parser.emit(TextDelta("".join(self._held)))
+            self._held = []
+        if self._list is not None:
+            # Given back, the array is content as written: the turn's opener is not part of it.
+            entered, parser.entered_by = parser.entered_by, ""
+            try:
+                self._list.close(marker, offset)
+            finally:
+                parser.entered_by = entered
+
+
+BARE_LIST_TEXT = Terminal(
+    "BARE_LIST_TEXT", lark="(TEXT_NE) & ~/[ \\t\\r\\n]*\\[(?s:.*)/", gbnf="bare-list-text"
+)
+BARE_LIST_TEXT_NOTE = (
+    "text of a turn whose calls are one bare JSON array may not start with '[' after "
+    "whitespace (that is the calls)"
+)
+BARE_LIST_TEXT_GBNF_NOTE = "nor, here, with '<' after whitespace (tighter than the parser)"
+
+
+def bare_list_text(turn: Turn) -> Node:
+    """The answer's text in a turn whose calls are one bare JSON array."""
+    rules = turn.rules
+    rules.lark_extra["BARE_LIST_TEXT"] = BARE_LIST_TEXT.lark
+    rules.gbnf_extra["bare-list-text"] = "[ \\t\\r\\n]+ | [ \\t\\r\\n]* [^\\[< \\t\\r\\n] text"
+    if BARE_LIST_TEXT_NOTE not in rules.notes:
+        rules.notes.append(BARE_LIST_TEXT_NOTE)
+        rules.syntax_notes.setdefault("gbnf", []).append(BARE_LIST_TEXT_GBNF_NOTE)
+    return optional(BARE_LIST_TEXT)
+
+
 def key_written_twice(text: str) -> str | None:
     """A key some object of the (valid) JSON ``text`` holds twice, else None."""
     found: list[str] = []
@@ -295,7 +405,7 @@ class CallListSet(CallOpening, CallItems):
     calls: JsonCallList
 
     def __init__(self, calls: JsonCallList, turn: Turn) -> None:
-        super().__init__(calls, turn, calls.open, calls.list_open)
+        super().__init__(calls, turn, calls.open or (), calls.list_open)
 
     def items(self, turn: Turn, rules: Rules, number: int) -> list[Node]:
         from ..emit.turn_rules import json_arguments
@@ -320,7 +430,7 @@ class CallListSet(CallOpening, CallItems):
         return [*nodes, Lit("}")]
 
     def opening(self, turn: Turn) -> list[Node]:
-        return [*turn.nodes(self.calls.open), Lit(self.calls.list_open)]
+        return [*turn.nodes(self.calls.open or ()), Lit(self.calls.list_open)]
 
     def rest(self, turn: Turn, rules: Rules, parallel: bool) -> list[Node]:
         others: list[Node] = []
@@ -333,7 +443,7 @@ class CallListSet(CallOpening, CallItems):
         separates them (Firefunction v2's `` functools``): the text and that layout text are
         one lexeme (llguidance's lexer is greedy: text would take the fence's first
         characters).  None: text then :meth:`many`."""
-        nodes = turn.nodes(self.calls.open)
+        nodes = turn.nodes(self.calls.open or ())
         if self.calls.text_separator or not nodes or not isinstance(nodes[0], Lit):
             return None
         lead = nodes[0].text

@@ -342,7 +342,7 @@ class ListedCallConcept(CallConcept):
     subclass gives the list's text (:meth:`list_text`), template (:meth:`jinja_list`) and
     reader (its :meth:`rows`, through :meth:`opening_rows`)."""
 
-    open: Fence
+    open: Fence | None
     close: Fence
 
     def list_text(self, out: Render, index: int, calls: tuple[ToolCall, ...]) -> str:
@@ -359,7 +359,7 @@ class ListedCallConcept(CallConcept):
             return
         if self.content == "written" and out.message_text(index):
             out.fence(self.text_separator, "tool_call", trainable=True)
-        self.write_list(out, index, self.open, calls[:1] if self.first_only else calls)
+        self.write_list(out, index, self.open or (), calls[:1] if self.first_only else calls)
 
     def write_list(
         self, out: Render, index: int, opening: Fence, calls: tuple[ToolCall, ...]
@@ -370,7 +370,7 @@ class ListedCallConcept(CallConcept):
         out.fence(self.close, "tool_call", trainable=True)
 
     def jinja_calls(self, out: Template) -> None:
-        out.fence(self.open)
+        out.fence(self.open or ())
         self.jinja_list(out)
         out.fence(self.close)
 

@@ -11,13 +11,18 @@ id of nine letters and digits, as Mistral's templates require)::
 The call is then read as one of the concepts that write calls:
 
 - a JSON object holding the name and the arguments (:class:`~pawlette.declare.JsonCalls`),
-  its keys as written, fenced or bare (the whole turn);
+  its keys as written, fenced or bare (the whole turn, several joined by a separator), the
+  arguments as ``tojson`` writes them or as Jinja prints the object (Python's ``repr``:
+  ``{'zk1': 'Zv1q'}``, from ``{{ call.function.arguments }}``; Phi-4-mini's);
 - the name outside JSON arguments (:class:`~pawlette.declare.NamedCalls`), with the call's
   id between them when the template writes it;
-- a tag per parameter (:class:`~pawlette.declare.XmlCalls`), values as JSON or Python.
+- a tag per parameter (:class:`~pawlette.declare.XmlCalls`), values as JSON or Python (an
+  object as JSON, or as Jinja prints it: Python's ``repr``).
 
 What the fences are comes from comparing one call with two: the opener is what the start of
 the calls and the text between two calls end with, the close what follows a call in both.
+Text beside calls is written before them, dropped, refused, or written in their place (a
+turn with text writes no calls: Phi-4-mini's ``{% if content %}...{% elif tool_calls %}``).
 A template that writes calls in another shape (a JSON list, Python call syntax, ids it makes
 up) is not derived, and says which concept it needs.
 """
@@ -125,8 +130,19 @@ def _derive(probe: Probe, draft: Draft, calls: _Calls) -> None:
     if name not in one:
         raise Underivable(f"the template does not write the call's name ({one[:120]!r})")
     found = _json_object(one, name, ALPHA)
+    printed = "tojson"
+    if found is None and repr(ALPHA) in one:
+        # The template prints the arguments object (``{{ call.function.arguments }}``):
+        # Python's repr of it.  Read as JSON in its place, the rest is derived as for JSON.
+        as_json = _repr_as_json(one)
+        found = _json_object(as_json, name, ALPHA)
+        if found is not None:
+            printed = "repr"
+            one = as_json
+            pair = None if pair is None else _repr_as_json(pair)
+            with_text = None if with_text is None else _repr_as_json(with_text)
     if found is not None:
-        _json_calls(probe, draft, one, pair, with_text, empty, found)
+        _json_calls(probe, draft, one, pair, with_text, empty, found, printed)
     elif arguments in one:
         _named_calls(probe, draft, calls, one, pair, with_text, empty)
     elif "zk1" in one and "Zv1q" in one:
@@ -136,6 +152,18 @@ def _derive(probe: Probe, draft: Draft, calls: _Calls) -> None:
             f"the template writes a call as {one[:120]!r}: neither JSON nor tags (needs concept: "
             "calls in another syntax, such as Python calls)"
         )
+
+
+def _repr_as_json(text: str) -> str:
+    """``text`` with the probe calls' arguments printed as Python's ``repr`` written as JSON."""
+    for arguments in (ALPHA, BETA):
+        text = text.replace(repr(arguments), json_string(arguments))
+    return text
+
+
+def _parallel(draft: Draft, separator: str) -> None:
+    """Several calls in a turn are derived: recorded, so that verification writes them."""
+    draft.capability("parallel tool calls", "derived", f"calls joined by {separator!r}")
 
 
 def _json_object(
@@ -168,8 +196,8 @@ def _split_fences(
 
 
 def _content(draft: Draft, with_text: str | None, empty: str, one: str) -> tuple[str, str]:
-    """How text beside calls is written: ``("written", separator)``, ``("dropped", "")`` or
-    ``("refused", "")``."""
+    """How text beside calls is written: ``("written", separator)``, ``("dropped", "")``,
+    ``("refused", "")`` or ``("replaces_calls", "")`` (the text alone: no calls written)."""
     if with_text is None:
         draft.capability(
             "text with tool calls", "refused", "the template refuses text beside calls"
@@ -180,9 +208,18 @@ def _content(draft: Draft, with_text: str | None, empty: str, one: str) -> tuple
     rest = with_text[len(empty) :]
     if "Za1q" not in rest:
         return "dropped", ""
+    if rest == "Za1q":
+        draft.capability(
+            "text with tool calls",
+            "dropped",
+            "the template writes the text in place of the calls (their loss is recorded)",
+        )
+        return "replaces_calls", ""
     before, after = rest.split("Za1q", 1)
     if before or not after.endswith(one):
         raise Underivable(f"text beside calls is written as {rest[:120]!r}")
+    # Recorded, so that verification writes turns of text and calls too.
+    draft.capability("text with tool calls", "derived", "the text is written before the calls")
     return "written", after[: len(after) - len(one)]
 
 
@@ -194,6 +231,7 @@ def _json_calls(
     with_text: str | None,
     empty: str,
     found: tuple[int, int, dict[str, Any]],
+    printed: str = "tojson",
 ) -> None:
     start, end, value = found
     keys = list(value)
@@ -240,6 +278,7 @@ def _json_calls(
                 else ""
             )
             parallel = True
+            _parallel(draft, separator)
     bare = not before.strip() and not after.strip()
     content, text_separator = _content(draft, with_text, empty, one)
     if content == "written" and text_separator != separator and bare is False:
@@ -258,7 +297,8 @@ def _json_calls(
         )
     draft.concepts.append(
         JsonCalls(
-            ascii=_escapes(probe, draft),
+            arguments=printed,  # type: ignore[arg-type]
+            ascii=printed == "tojson" and _escapes(probe, draft),
             open=None if bare else draft.fence(before),
             close=draft.fence(after) if not bare else (),
             separator=draft.fence(separator),
@@ -267,15 +307,15 @@ def _json_calls(
             id_key=id_key,
             parallel=parallel,
             with_content=content == "written",
+            drops_calls=content == "replaces_calls",
         )
     )
-    if content == "refused":
-        pass
     draft.capability(
         "tool calls",
         "derived",
         f"JSON objects {{{name_key!r}, {arguments_key!r}}}"
-        + (" as the whole turn" if bare else f" in {before.strip()!r}"),
+        + (" as the whole turn" if bare else f" in {before.strip()!r}")
+        + (", the arguments as Python's repr" if printed == "repr" else ""),
     )
 
 
@@ -337,6 +377,7 @@ def _named_calls(
                 probe, first, between, last
             )
             parallel = True
+            _parallel(draft, separator)
     content, text_separator = _content(draft, with_text, empty, one)
     if not opening.strip() or not arguments_open.strip():
         raise Underivable(
@@ -364,6 +405,20 @@ def _named_calls(
         "derived",
         f"name then JSON arguments: {opening.strip()}NAME{arguments_open.strip()}{{...}}",
     )
+
+
+NESTED = {"zk1": "Zv1q", "zk3": {"zk5": 7}}
+"""A call whose second parameter is an object."""
+
+
+def _objects_printed(calls: _Calls) -> bool:
+    """Whether the template writes a parameter that is an object as Jinja prints it
+    (Python's ``{'zk5': 7}``, from ``{{ value }}``), not as JSON."""
+    try:
+        written = calls.body(calls.turn([call("Zi1qabcde", "zq_alpha", NESTED)]))
+    except Underivable:
+        return False
+    return written is not None and repr(NESTED["zk3"]) in written
 
 
 def _ids_checked(probe: Probe, calls: _Calls) -> bool:
@@ -396,7 +451,7 @@ def _xml_calls(
         raise Underivable("the second parameter's key is closed differently")
     rest = after_key3[len(key_close) :]
     if rest.startswith("True"):
-        values = "python"
+        values = "literal" if _objects_printed(calls) else "python"
     elif rest.startswith("true"):
         values = "json"
     else:
@@ -425,6 +480,7 @@ def _xml_calls(
                 probe, first, between, last
             )
             parallel = True
+            _parallel(draft, separator)
     content, text_separator = _content(draft, with_text, empty, one)
     if content != "written":
         raise Underivable(f"text beside tag calls is {content} (needs concept)")

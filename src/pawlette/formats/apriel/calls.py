@@ -56,5 +56,5 @@ class TextThenCalls(CallListSet):
     (llguidance's lexer is greedy: text would take the fence's characters)."""
 
     def text_and_calls(self, turn: Turn, rules: Rules, parallel: bool) -> Node | None:
-        lead = text_of(self.calls.open, turn.layout.options, turn.layout.name)
+        lead = text_of(self.calls.open or (), turn.layout.options, turn.layout.name)
         return seq(text_then(rules, lead), self.after_prefix(turn, rules, lead, parallel))

@@ -41,7 +41,10 @@ class JsonLineCalls(JsonCallList):
         reader = functools.partial(JsonLinesReader, keys=keys, closed=False)
         table.state("call.list", reader, "assistant", ends=True)
         table.state("assistant.after_call", BetweenCallsReader, "assistant", ends=True)
-        spellings = {table.text(self.text_separator, self.open), table.text(self.open)} - {""}
+        spellings = {
+            table.text(self.text_separator, self.open or ()),
+            table.text(self.open or ()),
+        } - {""}
         closes = {table.text(self.close)} - {""}
         if self.loose:
             spellings |= loose_spellings(spellings)

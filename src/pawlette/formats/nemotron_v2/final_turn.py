@@ -164,12 +164,12 @@ class FinalCalls(JsonCallList):
     def rows(self, table: Table) -> None:
         super().rows(table)
         # The last turn's text, then its calls' turn: one message (see the module).
-        spelling = table.text(self.text_end, self.calls_opener, self.open)
+        spelling = table.text(self.text_end, self.calls_opener, self.open or ())
         for state in (*table.call_states, REASONING):
             table.on(state, spelling, "call.list")
         # A list written at once in the block the prompt opened: a turn of calls as the
         # template writes the last one, with no block.
-        table.on(REASONING, table.text(self.open), "call.list")
+        table.on(REASONING, table.text(self.open or ()), "call.list")
 
     def jinja_closing(self, out: Template, role: str) -> None:
         if role != "assistant":
