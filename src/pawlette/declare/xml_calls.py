@@ -282,8 +282,9 @@ _BETWEEN_TAGS = re.compile(r">\s*<")
 _FINDERS: dict[tuple[str, bool], re.Pattern[str]] = {}
 
 
-def _schema_types(tool: Tool | None, key: str) -> set[str] | None:
-    """The JSON types a parameter's schema allows (None: unknown, any)."""
+def parameter_types(tool: Tool | None, key: str) -> set[str] | None:
+    """The JSON types the schema of ``tool``'s parameter ``key`` allows (None: unknown, any):
+    how a tagged parameter's text is read (here and in Kimi K3's untyped arguments)."""
     if tool is None or not isinstance(tool.parameters, Mapping):
         return None
     properties = tool.parameters.get("properties")
@@ -433,7 +434,7 @@ class XmlCallReader(WholeTextReader):
                     value = value[len(opener) : len(value) - len(closer)]
             if not key or key in arguments:
                 return f"parameter {key!r} empty or given twice", None, None
-            kinds = _schema_types(tool, key)
+            kinds = parameter_types(tool, key)
             if other is not None and not json_close:
                 kinds = {"string"}
             elif json_close and kinds is not None and kinds <= {"string"}:

@@ -38,7 +38,7 @@ from pawlette.declare.readers import (
 )
 from pawlette.declare.results import ResultNameReader
 from pawlette.declare.table import begin
-from pawlette.declare.xml_calls import schema_types, typed_value
+from pawlette.declare.xml_calls import parameter_types, schema_types, typed_value
 from pawlette.emit.grammar_ast import (
     CharClass,
     JsonSchemaValue,
@@ -513,13 +513,6 @@ def _attributes(text: str) -> dict[str, str] | None:
     return found
 
 
-def _tool_types(tool: Tool | None, key: str) -> set[str] | None:
-    if tool is None or not isinstance(tool.parameters, dict):
-        return None
-    properties = tool.parameters.get("properties")
-    return schema_types(properties.get(key) if isinstance(properties, dict) else None)
-
-
 _JSON_TYPES: dict[str, tuple[type, ...]] = {
     "boolean": (bool,),
     "null": (type(None),),
@@ -584,7 +577,7 @@ def read_call(
                 return f"argument {key!r}: {value[:40]!r} is not of type {kind}", None, None
             arguments[key] = typed
         else:  # no type (or an unknown one): the schema types it, as other tagged calls
-            read, typed = typed_value(value, _tool_types(tool, key), False)
+            read, typed = typed_value(value, parameter_types(tool, key), False)
             if not read:
                 return f"argument {key!r}: {value[:40]!r} is not of its schema's type", None, None
             arguments[key] = typed
