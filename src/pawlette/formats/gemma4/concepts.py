@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from ...declare import CallTurnEnd, NamedCalls, Reasoning, Results, ToolsBlock
 from ...declare.pieces import Fence, Marker, fence
-from ...declare.readers import BetweenCallsReader, ResultReader
+from ...declare.readers import ResultReader
 from ...declare.results import ResultNameReader
 from ...declare.table import begin, end
 from ...emit.jinja_text import jinja_string
@@ -19,7 +19,7 @@ from ...errors import RequestError
 from . import jinja as macros
 from .declarations import declaration
 from .grammar import arguments_node
-from .reading import AFTER_CALL, CALL_STATE, CallReader
+from .reading import CALL_STATE, CallReader
 from .values import QUOTE, write_members
 
 if TYPE_CHECKING:
@@ -182,10 +182,8 @@ class GemmaCalls(NamedCalls):
             ends=True,
             inner=(QUOTE,),
         )
-        table.state(AFTER_CALL, BetweenCallsReader, "assistant", ends=True)
-        for state in (*table.call_states, AFTER_CALL):
-            table.on(state, opening, CALL_STATE)
-        table.on(CALL_STATE, closing, AFTER_CALL)
+        table.calls_open([opening], CALL_STATE)
+        table.after_calls(CALL_STATE, [closing], reopen=[opening])
 
     def jinja_setup(self, out: Template) -> None:
         super().jinja_setup(out)
