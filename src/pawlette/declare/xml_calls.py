@@ -18,9 +18,9 @@ from ..engine.call_arguments import MAX_NESTING, arguments_problem, load_json
 from ..engine.kept import MISSING, Kept
 from ..engine.machine import Parser
 from ..engine.readers import WholeTextReader
-from ..errors import FormatError, RequestError
+from ..errors import FormatError
 from ..types import Tool, ToolCall
-from .calls import SectionedCallConcept, arguments_value, closing_marker, name_problem
+from .calls import SectionedCallConcept, arguments_object, closing_marker, name_problem
 from .grammar import SectionedCalls, text_before
 from .pieces import Fence, markers_in, text_of
 from .readers import OpenSection, give_back_call, schema_tools
@@ -124,7 +124,7 @@ class XmlCalls(SectionedCallConcept):
 
     def check_call(self, call: ToolCall, index: int, number: int) -> None:
         if self._written.find(call.arguments) is MISSING:  # (kept: an object, written before)
-            _arguments_object(call.arguments, index, number)
+            arguments_object(call.arguments, index, number)
 
     def members(self, arguments: str, index: int, number: int) -> tuple[Member, ...]:
         """The arguments (JSON text) of ``messages[index].tool_calls[number]`` as written,
@@ -132,7 +132,7 @@ class XmlCalls(SectionedCallConcept):
         conversation's calls come back in every later request)."""
         found = self._written.find(arguments)
         if found is MISSING:
-            value = _arguments_object(arguments, index, number)
+            value = arguments_object(arguments, index, number)
             other = self.key_close_other  # (where given, the close says a value's kind)
             found = tuple(
                 (
@@ -238,14 +238,6 @@ class XmlCalls(SectionedCallConcept):
 
     def grammar(self, turn: Turn) -> None:
         turn.calls = XmlCallSet(self, turn)
-
-
-def _arguments_object(arguments: str, index: int, number: int) -> dict[str, Any]:
-    value = arguments_value(arguments, index, number)
-    if not isinstance(value, dict):
-        where = f"messages[{index}].tool_calls[{number}].function.arguments"
-        raise RequestError(where, "not a JSON object", "a JSON object of arguments")
-    return value
 
 
 # ---------------------------------------------------------------------- reading

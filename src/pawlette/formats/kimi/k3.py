@@ -27,6 +27,7 @@ from pawlette.declare import (
     ToolsBlock,
     fence,
 )
+from pawlette.declare.calls import arguments_object
 from pawlette.declare.grammar import SectionedCalls, text_before
 from pawlette.declare.readers import (
     BetweenCallsReader,
@@ -281,16 +282,6 @@ class BlankReasoning(Reasoning):
 # ---------------------------------------------------------------------- calls
 
 
-def _arguments(arguments: str, where: str) -> dict[str, Any]:
-    try:
-        value = json.loads(arguments.strip() or "{}")
-    except json.JSONDecodeError as error:
-        raise RequestError(where, f"not valid JSON ({error.msg})", "a JSON object") from error
-    if not isinstance(value, dict):
-        raise RequestError(where, "not a JSON object", "a JSON object of arguments")
-    return value
-
-
 CALL_OPEN = fence(OPEN, "call")
 CALL_CLOSE = closing("call")
 CALL_TOOL = fence(OPEN, 'call tool="')
@@ -333,8 +324,7 @@ class TaggedCalls(Concept):
                         "empty",
                         "the name of the function",
                     )
-                where = f"messages[{index}].tool_calls[{number}].function.arguments"
-                _arguments(call.arguments, where)
+                arguments_object(call.arguments, index, number)
 
     def write_closing(self, out: Render, index: int) -> None:
         if out.role != "assistant" or index < 0 or not out.messages[index].tool_calls:
@@ -343,8 +333,7 @@ class TaggedCalls(Concept):
         for number, call in enumerate(out.messages[index].tool_calls):
             head = opening("call", ("tool", call.name), ("index", str(number + 1)))
             out.fence(head, "tool_call", trainable=True)
-            where = f"messages[{index}].tool_calls[{number}].function.arguments"
-            for key, value in _arguments(call.arguments, where).items():
+            for key, value in arguments_object(call.arguments, index, number).items():
                 tag = opening("argument", ("key", key), ("type", value_type(value)))
                 out.fence(tag, "tool_call", trainable=True)
                 text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
