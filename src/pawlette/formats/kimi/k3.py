@@ -27,7 +27,7 @@ from pawlette.declare import (
     ToolsBlock,
     fence,
 )
-from pawlette.declare.calls import arguments_object
+from pawlette.declare.calls import arguments_object, check_call_name
 from pawlette.declare.grammar import SectionedCalls, text_before
 from pawlette.declare.readers import (
     BetweenCallsReader,
@@ -318,12 +318,7 @@ class TaggedCalls(Concept):
             if message.role != "assistant" or not message.tool_calls:
                 continue
             for number, call in enumerate(message.tool_calls):
-                if not call.name:
-                    raise RequestError(
-                        f"messages[{index}].tool_calls[{number}].function.name",
-                        "empty",
-                        "the name of the function",
-                    )
+                check_call_name(call.name, index, number)
                 arguments_object(call.arguments, index, number)
 
     def write_closing(self, out: Render, index: int) -> None:
@@ -384,8 +379,7 @@ class TaggedCalls(Concept):
         table.state("call.tagged", TaggedCallReader, "assistant", inner=inner)
         between = "assistant.after_call"
         table.state(between, BetweenCallsReader, "assistant")
-        for state in tuple(table.call_states):
-            table.on(state, table.text(self.section_open), "assistant.calls")
+        table.calls_open([table.text(self.section_open)], "assistant.calls")
         table.state("assistant.calls", SectionReader, "assistant")
         table.on("assistant.calls", table.text(CALL_OPEN), "call.tagged")
         table.on("call.tagged", table.text(CALL_CLOSE), between)
