@@ -57,6 +57,16 @@ def arguments_value(arguments: str, index: int, number: int) -> Any:
         raise RequestError(where, f"not valid JSON ({error.msg})", "a JSON object") from error
 
 
+def arguments_object(arguments: str, index: int, number: int) -> dict[str, Any]:
+    """The parsed arguments of ``messages[index].tool_calls[number]``, refused unless an
+    object (formats that write each argument by its key)."""
+    value = arguments_value(arguments, index, number)
+    if not isinstance(value, dict):
+        where = f"messages[{index}].tool_calls[{number}].function.arguments"
+        raise RequestError(where, "not a JSON object", "a JSON object of arguments")
+    return value
+
+
 def arguments_json(
     arguments: str, index: int, number: int, verbatim: bool = False, *, ascii: bool = False
 ) -> str:

@@ -8,8 +8,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
 
-from ..errors import FormatError, RequestError
+from ..errors import FormatError
 from ..types import TextPart
+from .calls import check_call_name
 from .concept import Concept
 from .pieces import Fence
 from .readers import lead_dropped, space_dropped
@@ -76,13 +77,9 @@ class Ignored(Concept):
                     out.lose(f"messages[{index}].name", "not written")
                 elif name == "calls" and message.tool_calls:
                     for number, call in enumerate(message.tool_calls):
-                        if not call.name:  # invalid input, dropped or not (parsing reads
-                            # a call without a name as no call)
-                            raise RequestError(
-                                f"messages[{index}].tool_calls[{number}].function.name",
-                                "an empty name",
-                                "a function name",
-                            )
+                        # Invalid input, dropped or not (parsing reads a call without a name
+                        # as no call).
+                        check_call_name(call.name, index, number)
                     out.lose(f"messages[{index}].tool_calls", "not written")
 
 

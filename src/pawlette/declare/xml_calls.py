@@ -18,9 +18,9 @@ from ..engine.call_arguments import MAX_NESTING, arguments_problem, load_json
 from ..engine.kept import MISSING, Kept
 from ..engine.machine import Parser
 from ..engine.readers import WholeTextReader
-from ..errors import FormatError, RequestError
+from ..errors import FormatError
 from ..types import Tool, ToolCall
-from .calls import SectionedCallConcept, arguments_value, closing_marker, name_problem
+from .calls import SectionedCallConcept, arguments_object, closing_marker, name_problem
 from .grammar import SectionedCalls, text_before
 from .pieces import Fence, markers_in, text_of
 from .readers import OpenSection, give_back_call, schema_tools
@@ -124,7 +124,7 @@ class XmlCalls(SectionedCallConcept):
 
     def check_call(self, call: ToolCall, index: int, number: int) -> None:
         if self._written.find(call.arguments) is MISSING:  # (kept: an object, written before)
-            _arguments_object(call.arguments, index, number)
+            arguments_object(call.arguments, index, number)
 
     def members(self, arguments: str, index: int, number: int) -> tuple[Member, ...]:
         """The arguments (JSON text) of ``messages[index].tool_calls[number]`` as written,
@@ -132,7 +132,7 @@ class XmlCalls(SectionedCallConcept):
         conversation's calls come back in every later request)."""
         found = self._written.find(arguments)
         if found is MISSING:
-            value = _arguments_object(arguments, index, number)
+            value = arguments_object(arguments, index, number)
             other = self.key_close_other  # (where given, the close says a value's kind)
             found = tuple(
                 (
@@ -240,14 +240,6 @@ class XmlCalls(SectionedCallConcept):
         turn.calls = XmlCallSet(self, turn)
 
 
-def _arguments_object(arguments: str, index: int, number: int) -> dict[str, Any]:
-    value = arguments_value(arguments, index, number)
-    if not isinstance(value, dict):
-        where = f"messages[{index}].tool_calls[{number}].function.arguments"
-        raise RequestError(where, "not a JSON object", "a JSON object of arguments")
-    return value
-
-
 # ---------------------------------------------------------------------- reading
 
 
@@ -282,8 +274,9 @@ _BETWEEN_TAGS = re.compile(r">\s*<")
 _FINDERS: dict[tuple[str, bool], re.Pattern[str]] = {}
 
 
-def _schema_types(tool: Tool | None, key: str) -> set[str] | None:
-    """The JSON types a parameter's schema allows (None: unknown, any)."""
+def parameter_types(tool: Tool | None, key: str) -> set[str] | None:
+    """The JSON types the schema of ``tool``'s parameter ``key`` allows (None: unknown, any):
+    how a tagged parameter's text is read (here and in Kimi K3's untyped arguments)."""
     if tool is None or not isinstance(tool.parameters, Mapping):
         return None
     properties = tool.parameters.get("properties")
@@ -433,7 +426,7 @@ class XmlCallReader(WholeTextReader):
                     value = value[len(opener) : len(value) - len(closer)]
             if not key or key in arguments:
                 return f"parameter {key!r} empty or given twice", None, None
-            kinds = _schema_types(tool, key)
+            kinds = parameter_types(tool, key)
             if other is not None and not json_close:
                 kinds = {"string"}
             elif json_close and kinds is not None and kinds <= {"string"}:

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING
 from pawlette.declare import Concept, Reasoning
 from pawlette.declare.pieces import Fence, text_of
 from pawlette.declare.readers import ResultReader
-from pawlette.declare.table import end, loose_spellings
+from pawlette.declare.table import end
 from pawlette.emit.grammar_ast import Terminal, gbnf_string
 from pawlette.emit.text_language import gbnf_text_rule
 from pawlette.types import ReasoningDelta, TextDelta
@@ -101,8 +101,7 @@ class FinalResponse(Reasoning):
 
     def rows(self, table: Table) -> None:
         super().rows(table)
-        close = table.text(self.close)
-        closes = sorted({close} | loose_spellings({close}))
+        closes = table.spellings(True, self.close)
         table.state(
             HELD, lambda parser: HeldReader(parser, frozenset(closes)), "assistant", ends=True
         )

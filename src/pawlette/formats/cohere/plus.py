@@ -173,9 +173,7 @@ class PlusCalls(JsonCallList):
     def rows(self, table: Table) -> None:
         super().rows(table)
         # ``Action:`` and the fence on one line, as Ollama's Command R+ template writes it.
-        for state in table.call_states:
-            for spelling in SPACED_OPENS:
-                table.on(state, spelling, "call.list")
+        table.calls_open(SPACED_OPENS, "call.list")
         keys = {role: key for role, key in self.keys}
         table.reader("call.list", lambda parser: PlusCallListReader(parser, keys, False))
 

@@ -3,14 +3,14 @@ reasoning it keeps, and the end of a turn with calls."""
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from ...declare import CallTurnEnd, NamedCalls, Reasoning, Results, ToolsBlock
+from ...declare.calls import arguments_object
 from ...declare.pieces import Fence, Marker, fence
-from ...declare.readers import BetweenCallsReader, ResultReader
+from ...declare.readers import ResultReader
 from ...declare.results import ResultNameReader
 from ...declare.table import begin, end
 from ...emit.jinja_text import jinja_string
@@ -19,7 +19,7 @@ from ...errors import RequestError
 from . import jinja as macros
 from .declarations import declaration
 from .grammar import arguments_node
-from .reading import AFTER_CALL, CALL_STATE, CallReader
+from .reading import CALL_STATE, CallReader
 from .values import QUOTE, write_members
 
 if TYPE_CHECKING:
@@ -151,24 +151,13 @@ class GemmaCalls(NamedCalls):
     """``<|tool_call>call:NAME{ARGUMENTS}<tool_call|>``, the arguments' members in the value
     syntax (:mod:`.values`)."""
 
-    @staticmethod
-    def _object(arguments: str, where: str) -> dict[str, Any]:
-        """A call's arguments (JSON text) as the object they must be."""
-        try:
-            value = json.loads(arguments.strip() or "{}")
-        except json.JSONDecodeError as error:
-            raise RequestError(where, f"not valid JSON ({error.msg})", "a JSON object") from error
-        if not isinstance(value, dict):
-            raise RequestError(where, f"a JSON {type(value).__name__}", "a JSON object")
-        return value
-
     def write_arguments(self, out: Render, arguments: str, index: int, number: int) -> None:
         # (Kept by the text: a conversation's calls come again with each request; the same
         # fence object each time, which the writer finds by identity.)
         written = _ARGUMENTS.find(arguments)
         if written is MISSING:
             where = f"messages[{index}].tool_calls[{number}].function.arguments"
-            written = quoted(write_members(held(self._object(arguments, where), where)))
+            written = quoted(write_members(held(arguments_object(arguments, index, number), where)))
             _ARGUMENTS.keep(arguments, written)
         out.fence(written, "tool_call", trainable=True)
 
@@ -182,10 +171,8 @@ class GemmaCalls(NamedCalls):
             ends=True,
             inner=(QUOTE,),
         )
-        table.state(AFTER_CALL, BetweenCallsReader, "assistant", ends=True)
-        for state in (*table.call_states, AFTER_CALL):
-            table.on(state, opening, CALL_STATE)
-        table.on(CALL_STATE, closing, AFTER_CALL)
+        table.calls_open([opening], CALL_STATE)
+        table.after_calls(CALL_STATE, [closing], reopen=[opening])
 
     def jinja_setup(self, out: Template) -> None:
         super().jinja_setup(out)

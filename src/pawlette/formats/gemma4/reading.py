@@ -20,7 +20,6 @@ from .values import ValueSyntaxError, members_json
 _HEAD = re.compile(r"\s*call:\s*([^{}\s]*)\s*\{")
 
 CALL_STATE = "call.body"
-AFTER_CALL = "assistant.after_call"
 
 
 class CallReader:

@@ -27,6 +27,7 @@ from pawlette.declare import (
     ToolsBlock,
     fence,
 )
+from pawlette.declare.calls import arguments_object, check_call_name
 from pawlette.declare.grammar import SectionedCalls, text_before
 from pawlette.declare.readers import (
     BetweenCallsReader,
@@ -38,7 +39,7 @@ from pawlette.declare.readers import (
 )
 from pawlette.declare.results import ResultNameReader
 from pawlette.declare.table import begin
-from pawlette.declare.xml_calls import schema_types, typed_value
+from pawlette.declare.xml_calls import parameter_types, schema_types, typed_value
 from pawlette.emit.grammar_ast import (
     CharClass,
     JsonSchemaValue,
@@ -281,16 +282,6 @@ class BlankReasoning(Reasoning):
 # ---------------------------------------------------------------------- calls
 
 
-def _arguments(arguments: str, where: str) -> dict[str, Any]:
-    try:
-        value = json.loads(arguments.strip() or "{}")
-    except json.JSONDecodeError as error:
-        raise RequestError(where, f"not valid JSON ({error.msg})", "a JSON object") from error
-    if not isinstance(value, dict):
-        raise RequestError(where, "not a JSON object", "a JSON object of arguments")
-    return value
-
-
 CALL_OPEN = fence(OPEN, "call")
 CALL_CLOSE = closing("call")
 CALL_TOOL = fence(OPEN, 'call tool="')
@@ -327,14 +318,8 @@ class TaggedCalls(Concept):
             if message.role != "assistant" or not message.tool_calls:
                 continue
             for number, call in enumerate(message.tool_calls):
-                if not call.name:
-                    raise RequestError(
-                        f"messages[{index}].tool_calls[{number}].function.name",
-                        "empty",
-                        "the name of the function",
-                    )
-                where = f"messages[{index}].tool_calls[{number}].function.arguments"
-                _arguments(call.arguments, where)
+                check_call_name(call.name, index, number)
+                arguments_object(call.arguments, index, number)
 
     def write_closing(self, out: Render, index: int) -> None:
         if out.role != "assistant" or index < 0 or not out.messages[index].tool_calls:
@@ -343,8 +328,7 @@ class TaggedCalls(Concept):
         for number, call in enumerate(out.messages[index].tool_calls):
             head = opening("call", ("tool", call.name), ("index", str(number + 1)))
             out.fence(head, "tool_call", trainable=True)
-            where = f"messages[{index}].tool_calls[{number}].function.arguments"
-            for key, value in _arguments(call.arguments, where).items():
+            for key, value in arguments_object(call.arguments, index, number).items():
                 tag = opening("argument", ("key", key), ("type", value_type(value)))
                 out.fence(tag, "tool_call", trainable=True)
                 text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
@@ -395,8 +379,7 @@ class TaggedCalls(Concept):
         table.state("call.tagged", TaggedCallReader, "assistant", inner=inner)
         between = "assistant.after_call"
         table.state(between, BetweenCallsReader, "assistant")
-        for state in tuple(table.call_states):
-            table.on(state, table.text(self.section_open), "assistant.calls")
+        table.calls_open([table.text(self.section_open)], "assistant.calls")
         table.state("assistant.calls", SectionReader, "assistant")
         table.on("assistant.calls", table.text(CALL_OPEN), "call.tagged")
         table.on("call.tagged", table.text(CALL_CLOSE), between)
@@ -513,13 +496,6 @@ def _attributes(text: str) -> dict[str, str] | None:
     return found
 
 
-def _tool_types(tool: Tool | None, key: str) -> set[str] | None:
-    if tool is None or not isinstance(tool.parameters, dict):
-        return None
-    properties = tool.parameters.get("properties")
-    return schema_types(properties.get(key) if isinstance(properties, dict) else None)
-
-
 _JSON_TYPES: dict[str, tuple[type, ...]] = {
     "boolean": (bool,),
     "null": (type(None),),
@@ -584,7 +560,7 @@ def read_call(
                 return f"argument {key!r}: {value[:40]!r} is not of type {kind}", None, None
             arguments[key] = typed
         else:  # no type (or an unknown one): the schema types it, as other tagged calls
-            read, typed = typed_value(value, _tool_types(tool, key), False)
+            read, typed = typed_value(value, parameter_types(tool, key), False)
             if not read:
                 return f"argument {key!r}: {value[:40]!r} is not of its schema's type", None, None
             arguments[key] = typed

@@ -19,8 +19,6 @@ from typing import TYPE_CHECKING
 
 from pawlette.declare import JsonCallList
 from pawlette.declare.call_list import CallListReader
-from pawlette.declare.readers import BetweenCallsReader
-from pawlette.declare.table import loose_spellings
 from pawlette.engine.call_arguments import load_json
 
 if TYPE_CHECKING:
@@ -39,21 +37,8 @@ class JsonLineCalls(JsonCallList):
         keys = {role: key for role, key in self.keys}
         # No close needed: a list the turn ends in is read (vLLM reads it so).
         reader = functools.partial(JsonLinesReader, keys=keys, closed=False)
-        table.state("call.list", reader, "assistant", ends=True)
-        table.state("assistant.after_call", BetweenCallsReader, "assistant", ends=True)
-        spellings = {
-            table.text(self.text_separator, self.open or ()),
-            table.text(self.open or ()),
-        } - {""}
-        closes = {table.text(self.close)} - {""}
-        if self.loose:
-            spellings |= loose_spellings(spellings)
-            closes |= loose_spellings(closes)
-        for state in table.call_states:
-            for spelling in sorted(spellings):
-                table.on(state, spelling, "call.list")
-        for spelling in sorted(closes):
-            table.on("call.list", spelling, "assistant.after_call")
+        self.opening_rows(table, self.open or (), "call.list", reader, ends=True)
+        table.after_calls("call.list", table.spellings(self.loose, self.close))
 
 
 class JsonLinesReader(CallListReader):
