@@ -419,8 +419,25 @@ def _plain_message(data: object) -> Message | None:
             call_id = key[2]
             if call_id.isascii() or surrogate_problem(call_id) is None:
                 return _keep_message(key, new_text_message(role, text, call_id))
-    # Any other shape (a turn of calls, a text with a name or reasoning) is kept by its
-    # content: reading its calls costs more than ``marshal`` writing the whole message.
+    if (
+        role == "assistant"
+        and len(data) == 3
+        and (type(text) is str or (text is None and "content" in data))
+    ):
+        # A turn of calls alone, the shape clients send back: kept by its strings (cheaper
+        # than ``marshal`` writing the message; a miss is read by the plain reader).
+        calls_key = _calls_key(get("tool_calls"), text)
+        if calls_key is not None:
+            kept = _CALL_TURNS.get(calls_key)
+            if kept is None:
+                kept = _plain_other_message(data, role, text)
+                if kept is not None:
+                    if len(_CALL_TURNS) >= _TEXT_MESSAGES_KEPT:
+                        _CALL_TURNS.clear()
+                    _CALL_TURNS[calls_key] = kept
+            return kept
+    # Any other shape (a text with a name or reasoning) is kept by its content: reading its
+    # calls costs more than ``marshal`` writing the whole message.
     content_key = shared_key(data)  # (a message holding itself is never plain: never kept)
     if content_key is not None:
         kept = _KEPT_MESSAGES.kept.get(content_key)
@@ -430,6 +447,38 @@ def _plain_message(data: object) -> Message | None:
     if message is not None and content_key is not None:
         _KEPT_MESSAGES.keep(content_key, message)
     return message
+
+
+_CALL_TURNS: dict[tuple[str | None, ...], Message] = {}
+"""Turns of calls alone read plain before, by :func:`_calls_key` (as :data:`_TEXT_MESSAGES`)."""
+
+
+def _calls_key(raw_calls: object, text: str | None) -> tuple[str | None, ...] | None:
+    """The strings that decide how an assistant message of ``content`` (``text``, a string
+    or null) and ``tool_calls`` (``raw_calls``) alone reads: the text, then each call's id,
+    name and arguments, when every call is exactly ``{"id", "type": "function", "function":
+    {"name", "arguments"}}`` of strings and they are short; else None."""
+    if type(raw_calls) is not list or not raw_calls:
+        return None
+    key: tuple[str | None, ...] = (text,)
+    size = 0 if text is None else len(text)
+    try:  # (a missing key is a KeyError: subscripts cost less than get calls)
+        for call in raw_calls:
+            if type(call) is not dict or len(call) != 3 or call["type"] != "function":
+                return None
+            function = call["function"]
+            call_id = call["id"]
+            if type(function) is not dict or len(function) != 2 or type(call_id) is not str:
+                return None
+            name = function["name"]
+            arguments = function["arguments"]
+            if type(name) is not str or type(arguments) is not str:
+                return None
+            size += len(arguments)
+            key += (call_id, name, arguments)
+    except KeyError:
+        return None
+    return key if size <= _TEXT_MESSAGE_LONGEST else None
 
 
 _KEPT_MESSAGES: Kept[Message] = Kept(limit=4096, longest=1 << 14)

@@ -60,6 +60,7 @@ class Ignored(Concept):
 
     def check(self, out: Render) -> None:
         handled = out.handled
+        present = None
         for name in self.fields:
             if name in handled:
                 continue  # another concept writes it
@@ -68,14 +69,23 @@ class Ignored(Concept):
                 if out.tools:
                     out.lose("tools", "not written")
                 continue  # (the tools are the request's: no message holds them)
-            if name not in out.present:
-                continue  # no message holds it (the walk below would find nothing)
-            for index, message in enumerate(out.messages):
-                if name == "reasoning" and message.reasoning is not None:
-                    out.lose(f"messages[{index}].reasoning_content", "not written")
-                elif name == "name" and message.name is not None and message.role != "tool":
-                    out.lose(f"messages[{index}].name", "not written")
-                elif name == "calls" and message.tool_calls:
+            if present is None:
+                present = out.present
+            if name not in present:
+                continue  # no message holds it (the walks below would find nothing)
+            # One walk per field, each testing its own field alone.
+            if name == "reasoning":
+                for index, message in enumerate(out.messages):
+                    if message.reasoning is not None:
+                        out.lose(f"messages[{index}].reasoning_content", "not written")
+            elif name == "name":
+                for index, message in enumerate(out.messages):
+                    if message.name is not None and message.role != "tool":
+                        out.lose(f"messages[{index}].name", "not written")
+            elif name == "calls":
+                for index, message in enumerate(out.messages):
+                    if not message.tool_calls:
+                        continue
                     for number, call in enumerate(message.tool_calls):
                         # Invalid input, dropped or not (parsing reads a call without a name
                         # as no call).
