@@ -338,7 +338,7 @@ def test_a_template_file_named_explicitly(tmp_path: Path) -> None:
     assert detection.inferred and detection.format is not None, detection.describe()
     rendered = detection.format.render([{"role": "user", "content": "Hi"}]).text
     assert rendered.startswith("<s><|im_start|>user\nHi")  # the directory's bos_token
-    result = run("detect", str(directory), "-f", str(template))
+    result = run("detect", str(directory), "-t", str(template))
     assert result.returncode == 0, result.stderr
     assert "inferred-model: inferred and verified" in result.stdout
     assert "tools: derived; after system" in result.stdout

@@ -345,7 +345,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="a model or tokenizer directory (tokenizer_config.json, chat_template.jinja)",
     )
     detecting.add_argument(
-        "-f",
+        "-t",
         "--template",
         metavar="FILE",
         help="the chat template file to detect (default: the directory's own); the directory "
