@@ -145,7 +145,14 @@ class SystemPrompt(Concept):
         return self.turn_roles()
 
     def check(self, out: Render) -> None:
-        if self._absent(out) and self.empty_first != "own_turn":
+        messages = out.messages
+        # (_absent's test of the first message without its call: most have no system first)
+        if (
+            messages
+            and messages[0].role == "system"
+            and self._absent(out)
+            and self.empty_first != "own_turn"
+        ):
             out.lose("messages[0]", "a system message with empty text, written as none")
         if self.placement == "first_kept":
             for index, message in enumerate(out.messages):
@@ -174,6 +181,16 @@ class SystemPrompt(Concept):
             return
         if not (self.always or self.default is not None or out.plan.wants_system):
             return  # nothing wants a system turn without a message (render's hot path)
+        messages = out.messages
+        if (
+            not (messages and messages[0].role == "system")
+            and type(self)._has_first is SystemPrompt._has_first
+        ):
+            # No system message first: none is absent and there is no first one (_absent's
+            # and _has_first's answers, without their calls); what wants a turn decides.
+            if self._wanted(out):
+                out.turn(-1, "system")
+            return
         if self.empty_first == "none" and self._absent(out):
             return
         if not self._has_first(out) and self._wanted(out):
@@ -182,7 +199,12 @@ class SystemPrompt(Concept):
     def _wanted(self, out: Render) -> bool:
         if self.always or self.default_applies(bool(out.tools)):
             return True
-        return any(wants(out) for wants in out.plan.wants_system)
+        for wants in out.plan.wants_system:  # (any() of a generator costs more: every render)
+            if wants(out):
+                break
+        else:
+            return False
+        return True
 
     def write_message(self, out: Render, index: int) -> None:
         if self.placement == "gathered" or (self.placement == "first_kept" and index > 0):
