@@ -228,8 +228,9 @@ def read_conversation(
     data: object, tools: object = None
 ) -> tuple[tuple[Message, ...], tuple[Tool, ...], AbstractSet[str]]:
     """:func:`conversation_from_openai`, and what the messages hold (:func:`present_in`),
-    found as they are read: a message of a role and a text alone holds nothing of it, so
-    only the others are walked (a render reads it instead of walking every message again)."""
+    found as they are read: a message of a role and a text alone (or a result with its
+    call's id) holds nothing of it, so only the others are walked (a render reads it
+    instead of walking every message again)."""
     if type(data) is dict or isinstance(data, Mapping):
         if "messages" not in data:
             raise RequestError("request", "no 'messages' key", "a request with 'messages'")
@@ -253,14 +254,31 @@ def read_conversation(
         # Most messages are a role and a text read before: found in the kept messages here,
         # without a call (a role other than a core one, "developer", is never a key there:
         # _plain_message reads it).  The rest, and a miss, go through the readers below.
-        if type(item) is dict and len(item) == 2:
-            role = item.get("role")
-            text = item.get("content")
-            if type(role) is str and type(text) is str and len(text) <= longest:
-                message = kept_text((role, text))
-                if message is not None:
-                    append(message)
-                    continue
+        if type(item) is dict:
+            size = len(item)
+            if size == 2:
+                role = item.get("role")
+                text = item.get("content")
+                if type(role) is str and type(text) is str and len(text) <= longest:
+                    message = kept_text((role, text))
+                    if message is not None:
+                        append(message)
+                        continue
+            elif size == 3:  # a result and its call's id, read before (as _plain_message)
+                role = item.get("role")
+                text = item.get("content")
+                call_id = item.get("tool_call_id")
+                if (
+                    type(role) is str
+                    and role == "tool"
+                    and type(text) is str
+                    and type(call_id) is str
+                    and len(text) <= longest
+                ):
+                    message = kept_text(("tool", text, call_id))
+                    if message is not None:
+                        append(message)
+                        continue
         message = plain(item)
         if message is None:  # not the plain shape (or invalid): the general reader words errors
             message = _read_message(item, f"{prefix}[{len(messages)}]")
