@@ -221,6 +221,24 @@ def test_plain_message_reader_agrees_with_the_general_one(data: Any) -> None:
 
 
 @settings(max_examples=500)
+@given(st.lists(near_plain_messages(), max_size=6))
+def test_what_a_conversation_holds_is_found_as_it_is_read(data: list[Any]) -> None:
+    # read_conversation walks only the messages that are not a role and a text alone (or a
+    # result and its call's id): what it finds is what a walk of every message finds, when
+    # the messages are read anew and when they come from the kept ones.
+    general = outcome(lambda: conversation_from_openai(data))
+    for _ in range(2):
+        read = outcome(lambda: openai.read_conversation(data))
+        if isinstance(general, tuple) and isinstance(general[0], type):
+            assert read == general  # the same error
+            continue
+        assert isinstance(read, tuple)
+        messages, tools, present = read
+        assert (messages, tools) == general
+        assert present == openai.present_in(messages)
+
+
+@settings(max_examples=500)
 @given(tools)
 def test_plain_tool_reader_agrees_with_the_general_one(data: Any) -> None:
     general = outcome(lambda: openai._read_tool(data, "tools[1]"))
@@ -637,3 +655,29 @@ def test_tool_lists_agree_with_the_general_reader_new_and_kept(data: list[Any]) 
     expected = outcome(general)
     for _ in range(2):
         assert outcome(lambda: openai.tools_from_openai(data)) == expected
+
+
+@pytest.mark.parametrize("name", ["chatml", "llama3", "bielik", "deepseek", "rwkv", "phi3"])
+def test_a_render_of_what_was_read_is_the_render_of_the_messages(name: str) -> None:
+    # Format.render hands what the reader found the messages hold to the writer; rendering
+    # the same messages as core values (found by the writer's own walk) writes the same.
+    call = {"id": "c1", "type": "function", "function": {"name": "f", "arguments": "{}"}}
+    conversations: list[list[dict[str, Any]]] = [
+        [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "hello"}],
+        [
+            {"role": "system", "content": "s"},
+            {"role": "user", "content": "hi", "name": "Alice"},
+            {"role": "assistant", "content": "", "tool_calls": [call]},
+            {"role": "tool", "tool_call_id": "c1", "content": "1"},
+            {"role": "assistant", "content": "done", "reasoning_content": "r"},
+            {"role": "user", "content": [{"type": "text", "text": "more"}]},
+        ],
+    ]
+    fmt = pawlette.get_format(name)
+    for data in conversations:
+        core, _ = conversation_from_openai(data)
+        for _ in range(2):  # (the second time from the kept messages)
+            read = outcome(lambda data=data: fmt.render(data, add_generation_prompt=True))
+            assert read == outcome(
+                lambda core=core: fmt.render(list(core), add_generation_prompt=True)
+            )

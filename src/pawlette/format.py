@@ -6,6 +6,7 @@ import dataclasses
 import itertools
 import re
 from collections.abc import Callable, Collection, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -20,6 +21,7 @@ from .openai import (
     conversation_from_openai,
     conversation_to_openai,
     message_to_openai,
+    read_conversation,
     tools_from_openai,
 )
 from .types import Message, ParseWarning, Rendering, Tool
@@ -166,8 +168,9 @@ class Format:
 
         ``add_generation_prompt`` ends the text where the model's next turn begins.
         """
-        core_messages, core_tools = coerce_conversation(messages, tools)
+        core_messages, core_tools, present = read_request(messages, tools)
         writer = Writer(self.escape_pattern)
+        writer.present = present
         self.write(writer, core_messages, core_tools, add_generation_prompt)
         return writer.rendering()
 
@@ -405,3 +408,16 @@ def coerce_conversation(
         core_messages, _ = conversation_from_openai(messages)
         return core_messages, tuple(tools)
     return conversation_from_openai(messages, tools)
+
+
+def read_request(
+    messages: object, tools: object = None
+) -> tuple[tuple[Message, ...], tuple[Tool, ...], AbstractSet[str] | None]:
+    """:func:`coerce_conversation`, and what the messages hold when it was found as they
+    were read (:func:`pawlette.openai.read_conversation`; None: core values, not read)."""
+    if isinstance(messages, (list, tuple)) and all(isinstance(m, Message) for m in messages):
+        return (*coerce_conversation(messages, tools), None)
+    if isinstance(tools, (list, tuple)) and tools and all(isinstance(t, Tool) for t in tools):
+        core_messages, _ = conversation_from_openai(messages)
+        return core_messages, tuple(tools), None
+    return read_conversation(messages, tools)

@@ -36,6 +36,7 @@ import json.scanner
 import marshal
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from typing import Any, TypeVar, cast
 
 from .engine.kept import Kept, shared_key
@@ -219,6 +220,17 @@ def conversation_from_openai(
     >>> messages[0].text
     'hi'
     """
+    messages, core_tools, _ = read_conversation(data, tools)
+    return messages, core_tools
+
+
+def read_conversation(
+    data: object, tools: object = None
+) -> tuple[tuple[Message, ...], tuple[Tool, ...], AbstractSet[str]]:
+    """:func:`conversation_from_openai`, and what the messages hold (:func:`present_in`),
+    found as they are read: a message of a role and a text alone (or a result with its
+    call's id) holds nothing of it, so only the others are walked (a render reads it
+    instead of walking every message again)."""
     if type(data) is dict or isinstance(data, Mapping):
         if "messages" not in data:
             raise RequestError("request", "no 'messages' key", "a request with 'messages'")
@@ -237,23 +249,79 @@ def conversation_from_openai(
     longest = _TEXT_MESSAGE_LONGEST
     messages: list[Message] = []
     append = messages.append
+    others: list[Message] = []  # (the messages that may hold something present_in finds)
     for item in items:
         # Most messages are a role and a text read before: found in the kept messages here,
         # without a call (a role other than a core one, "developer", is never a key there:
         # _plain_message reads it).  The rest, and a miss, go through the readers below.
-        if type(item) is dict and len(item) == 2:
-            role = item.get("role")
-            text = item.get("content")
-            if type(role) is str and type(text) is str and len(text) <= longest:
-                message = kept_text((role, text))
-                if message is not None:
-                    append(message)
-                    continue
+        if type(item) is dict:
+            size = len(item)
+            if size == 2:
+                role = item.get("role")
+                text = item.get("content")
+                if type(role) is str and type(text) is str and len(text) <= longest:
+                    message = kept_text((role, text))
+                    if message is not None:
+                        append(message)
+                        continue
+            elif size == 3:  # a result and its call's id, read before (as _plain_message)
+                role = item.get("role")
+                text = item.get("content")
+                call_id = item.get("tool_call_id")
+                if (
+                    type(role) is str
+                    and role == "tool"
+                    and type(text) is str
+                    and type(call_id) is str
+                    and len(text) <= longest
+                ):
+                    message = kept_text(("tool", text, call_id))
+                    if message is not None:
+                        append(message)
+                        continue
         message = plain(item)
         if message is None:  # not the plain shape (or invalid): the general reader words errors
             message = _read_message(item, f"{prefix}[{len(messages)}]")
         append(message)
-    return tuple(messages), tools_from_openai(tools)
+        others.append(message)
+    present = present_in(others) if others else _NOTHING_PRESENT
+    return tuple(messages), tools_from_openai(tools), present
+
+
+_NOTHING_PRESENT: AbstractSet[str] = frozenset()
+"""What messages of a role and a text alone hold (:func:`present_in`): nothing."""
+
+
+def present_in(messages: Iterable[Message]) -> AbstractSet[str]:
+    """What ``messages`` hold that a format must write or refuse: ``"parts"`` (content other
+    than text), ``"calls"``, ``"name"`` (``"tool_name"``: a tool message's), ``"metadata"``,
+    ``"reasoning"``, ``"steps"`` (see :data:`pawlette.declare.write.HANDLED`)."""
+    found: set[str] = set()
+    for message in messages:
+        content = message.content
+        if content and (len(content) != 1 or type(content[0]) is not TextPart):
+            for part in content:
+                if type(part) is not TextPart:
+                    found.add("parts")
+                    break
+        if message.tool_calls:
+            found.add("calls")
+        if (
+            message.name is None
+            and not message.metadata
+            and message.reasoning is None
+            and message.reasoning_steps is None
+        ):
+            continue  # the common message
+        if message.name is not None:
+            found.add("tool_name" if message.role == "tool" else "name")
+        if message.metadata:
+            found.add("metadata")
+        if message.reasoning is not None:
+            found.add("reasoning")
+        if message.reasoning_steps is not None:
+            found.add("steps")
+    return found
 
 
 def _check_render_keys(data: Mapping[Any, Any]) -> None:

@@ -95,6 +95,16 @@ class SystemPrompt(Concept):
         """Of the gathered system messages' texts, those written."""
         return texts
 
+    def gathered_texts(self, out: Render) -> list[str]:
+        """The texts of the system messages written in the gathered turn (:meth:`gathered`)."""
+        return self.gathered(
+            [
+                out.message_text(number)
+                for number, message in enumerate(out.messages)
+                if message.role == "system"
+            ]
+        )
+
     def jinja_gathered(self, texts: str) -> str:
         """The template's list ``texts`` of gathered system texts, with the text of
         ``message`` added (the counterpart of :meth:`gathered`)."""
@@ -135,7 +145,14 @@ class SystemPrompt(Concept):
         return self.turn_roles()
 
     def check(self, out: Render) -> None:
-        if self._absent(out) and self.empty_first != "own_turn":
+        messages = out.messages
+        # (_absent's test of the first message without its call: most have no system first)
+        if (
+            messages
+            and messages[0].role == "system"
+            and self._absent(out)
+            and self.empty_first != "own_turn"
+        ):
             out.lose("messages[0]", "a system message with empty text, written as none")
         if self.placement == "first_kept":
             for index, message in enumerate(out.messages):
@@ -164,6 +181,16 @@ class SystemPrompt(Concept):
             return
         if not (self.always or self.default is not None or out.plan.wants_system):
             return  # nothing wants a system turn without a message (render's hot path)
+        messages = out.messages
+        if (
+            not (messages and messages[0].role == "system")
+            and type(self)._has_first is SystemPrompt._has_first
+        ):
+            # No system message first: none is absent and there is no first one (_absent's
+            # and _has_first's answers, without their calls); what wants a turn decides.
+            if self._wanted(out):
+                out.turn(-1, "system")
+            return
         if self.empty_first == "none" and self._absent(out):
             return
         if not self._has_first(out) and self._wanted(out):
@@ -172,7 +199,12 @@ class SystemPrompt(Concept):
     def _wanted(self, out: Render) -> bool:
         if self.always or self.default_applies(bool(out.tools)):
             return True
-        return any(wants(out) for wants in out.plan.wants_system)
+        for wants in out.plan.wants_system:  # (any() of a generator costs more: every render)
+            if wants(out):
+                break
+        else:
+            return False
+        return True
 
     def write_message(self, out: Render, index: int) -> None:
         if self.placement == "gathered" or (self.placement == "first_kept" and index > 0):
@@ -203,12 +235,7 @@ class SystemPrompt(Concept):
         if out.role != "system":
             return False
         if self.placement == "gathered" and index == -1:
-            texts = [
-                out.message_text(number)
-                for number, message in enumerate(out.messages)
-                if message.role == "system"
-            ]
-            texts = self.gathered(texts)
+            texts = self.gathered_texts(out)
             if texts:
                 out.fence(self.heading, "content")
                 joined = self.joiner.join(texts)
@@ -375,17 +402,47 @@ class LastSystemPrompt(SystemPrompt):
     :attr:`pawlette.types.Rendering.losses`."""
 
     def check(self, out: Render) -> None:
+        self.check_last(out)
+
+    def check_last(self, out: Render) -> int:
+        """:meth:`check`: the base's checks, and each system message before the last a loss;
+        the index of the last system message (-1: none), kept for the writer's hooks
+        (:meth:`last_system`): the messages are walked once."""
         super().check(out)
         found = [i for i, message in enumerate(out.messages) if message.role == "system"]
         for index in found[:-1]:
             out.lose(f"messages[{index}]", "a system message before the last, dropped")
+        last = found[-1] if found else -1
+        out.states[_LAST_SYSTEM] = last
+        return last
+
+    @staticmethod
+    def last_system(out: Render) -> int:
+        """The index of the last system message (-1: none): :meth:`check_last`'s, or found
+        from the end."""
+        last: int | None = out.states.get(_LAST_SYSTEM)
+        if last is None:
+            messages = out.messages
+            last = len(messages) - 1
+            while last >= 0 and messages[last].role != "system":
+                last -= 1
+        return last
 
     def gathered(self, texts: list[str]) -> list[str]:
         return texts[-1:]
 
+    def gathered_texts(self, out: Render) -> list[str]:
+        if type(self).gathered is not LastSystemPrompt.gathered:
+            return super().gathered_texts(out)
+        last = self.last_system(out)  # (the last text alone, without a walk for the others)
+        return [] if last < 0 else [out.message_text(last)]
+
     def jinja_gathered(self, texts: str) -> str:
         return "[text_of(message, loop.index0, '')]"
 
+
+_LAST_SYSTEM = object()
+"""The key of :meth:`LastSystemPrompt.check_last`'s index in a render's states."""
 
 _WHEN = {"always": "true", "without_tools": "not has_tools", "with_tools": "has_tools"}
 

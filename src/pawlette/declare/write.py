@@ -25,6 +25,7 @@ from typing import Any, Protocol, TypeVar
 from ..compile import compiled_writer
 from ..engine.writer import MAX_CACHED_INDEX, ConstantSegments, Writer
 from ..errors import UnsupportedFeature
+from ..openai import present_in
 from ..types import Message, Segment, TextPart, Tool
 from .concept import Concept, overrides
 from .layout import ROLES, Frame, Layout
@@ -229,7 +230,8 @@ class Render:
         self.role: str | None = None
         self.index = -1
         self.handled: set[str] = set()
-        self._present: AbstractSet[str] | None = None
+        # (found by the reader when it read the messages; None: found on first use)
+        self._present: AbstractSet[str] | None = writer.present
         self.has_content = False
         """Whether the turn being written has content (a message, or a text the format
         writes in its place): a separator before a block after it depends on it."""
@@ -476,36 +478,6 @@ class Render:
 
 ALL_FIELDS = frozenset(("name", "tool_name", "metadata", "reasoning", "steps", "calls", "parts"))
 """What a message may hold that a concept must handle (:data:`HANDLED` but the tools)."""
-
-
-def present_in(messages: tuple[Message, ...]) -> AbstractSet[str]:
-    """What ``messages`` hold of :data:`HANDLED` (tools aside)."""
-    found: set[str] = set()
-    for message in messages:
-        content = message.content
-        if content and (len(content) != 1 or type(content[0]) is not TextPart):
-            for part in content:
-                if type(part) is not TextPart:
-                    found.add("parts")
-                    break
-        if message.tool_calls:
-            found.add("calls")
-        if (
-            message.name is None
-            and not message.metadata
-            and message.reasoning is None
-            and message.reasoning_steps is None
-        ):
-            continue  # the common message
-        if message.name is not None:
-            found.add("tool_name" if message.role == "tool" else "name")
-        if message.metadata:
-            found.add("metadata")
-        if message.reasoning is not None:
-            found.add("reasoning")
-        if message.reasoning_steps is not None:
-            found.add("steps")
-    return found
 
 
 def refuse_unhandled(out: Render) -> None:

@@ -14,9 +14,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Hashable
+from collections.abc import Set as AbstractSet
 from operator import itemgetter
 
-from ..types import Rendering, Role, Segment
+from ..types import Rendering, Role, Segment, new_rendering
 from .lexer import escape_text, marker_scan
 
 # ``Segment(...)`` goes through the named tuple's Python-level ``__new__``; building the tuple
@@ -41,6 +42,7 @@ class Writer:
         "_unfinished",
         "losses",
         "message_index",
+        "present",
         "role",
     )
 
@@ -58,6 +60,9 @@ class Writer:
         self.message_index = -1
         self.losses: list[str] | None = None
         """What the format dropped on purpose (see :attr:`Rendering.losses`), or None."""
+        self.present: AbstractSet[str] | None = None
+        """What the messages written hold (:func:`pawlette.openai.present_in`), when the
+        caller found it as it read them (:meth:`pawlette.Format.render`); None: not known."""
 
     def at(self, role: Role | None, message_index: int) -> None:
         """Following segments belong to this message (``-1``: outside any message)."""
@@ -123,8 +128,8 @@ class Writer:
         segments = tuple(self._segments)
         text = "".join(map(_text_of, segments))
         if self.losses:
-            return Rendering(text, segments, tuple(self.losses))
-        return Rendering(text, segments)
+            return new_rendering(text, segments, tuple(self.losses))
+        return new_rendering(text, segments)
 
 
 MAX_CACHED_INDEX = 256

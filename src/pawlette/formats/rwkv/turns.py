@@ -21,14 +21,13 @@ class LastSystemText(LastSystemPrompt):
     ``"gathered"``."""
 
     def check(self, out: Render) -> None:
-        super().check(out)
-        last = _last_system(out)
+        last = self.check_last(out)
         if last >= 0 and not out.message_text(last):
             out.lose(f"messages[{last}]", "a system message with empty text, written as none")
 
     def write_start(self, out: Render) -> None:
         # (A system message is there: the base's gathered turn, without its walk to find one.)
-        last = _last_system(out)
+        last = self.last_system(out)
         if last >= 0 and out.message_text(last):
             out.turn(-1, "system")
 
@@ -47,12 +46,3 @@ class LastSystemText(LastSystemPrompt):
         out.out("{%- set message = none -%}{%- set index = -1 -%}")
         out.turn("system", message=False)
         out.out("{%- endif -%}")
-
-
-def _last_system(out: Render) -> int:
-    """The index of the last system message (-1: none), found from the end."""
-    messages = out.messages
-    index = len(messages) - 1
-    while index >= 0 and messages[index].role != "system":
-        index -= 1
-    return index
