@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import json
+import marshal
 from collections.abc import Callable
 from typing import Any
 
@@ -538,6 +539,39 @@ def test_plain_arguments_are_what_the_walk_accepts(text: str) -> None:
     value = openai._plain_json_object(text)
     expected = value is not None and json_value_problem(value) is None
     assert openai.plain_arguments(text) == expected
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        *PLAIN_ARGUMENTS,
+        '{"a": 1, "a": 2.0, "b": {"a": true}}',
+        '{"a": 1.0, "b": -0, "c": 1E2, "d": 10000000000000000000000}',
+        '\t{"\u00e9": "\\u00e9\u00e9", "x": "\\"}\n ',
+    ],
+)
+def test_plain_arguments_hand_their_value_to_the_writer(text: str) -> None:
+    """The value the reader hands to the writer is ``json.loads`` of the stripped text (same
+    types, same key order), and the writer writes the same from it as from the text."""
+    from pawlette.declare import calls
+    from pawlette.engine.json_text import PARSED_ARGUMENTS
+
+    value = openai.plain_arguments_value(text)
+    assert (value is not None) == openai.plain_arguments(text)
+    if value is None:
+        return
+    stripped = text.strip()
+    assert marshal.dumps(value) == marshal.dumps(json.loads(stripped))
+    for ascii in (False, True):
+        calls._WRITTEN.kept.clear()
+        calls._WRITTEN_ASCII.kept.clear()
+        PARSED_ARGUMENTS.kept.pop(stripped, None)
+        without = calls.arguments_json(text, 0, 0, ascii=ascii)
+        calls._WRITTEN.kept.clear()
+        calls._WRITTEN_ASCII.kept.clear()
+        PARSED_ARGUMENTS.keep(stripped, value)
+        assert calls.arguments_json(text, 0, 0, ascii=ascii) == without
+        assert stripped not in PARSED_ARGUMENTS.kept  # (taken out: written once)
 
 
 def test_a_tool_list_found_plain_is_kept_by_content_only() -> None:

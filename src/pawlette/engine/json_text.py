@@ -76,6 +76,14 @@ def kept_indented_json(value: Any) -> str:
     return _INDENTED.get(marshal_key(value), lambda: indented_json(value))
 
 
+PARSED_ARGUMENTS: Kept[Any] = Kept(limit=256, longest=1 << 14)
+"""Call arguments the OpenAI reader has just parsed and checked, by their stripped text: each
+new text is parsed once in a render, not once to check it and again to write it.  The
+reader keeps the value of a text it parses (``json.loads`` of it: the text alone decides
+it), the writer takes it out; a text the reader had seen before is not parsed again, and
+the writer keeps what it wrote of it (:mod:`pawlette.declare.calls`).  Never changed: the
+writer only writes it."""
+
 _KEPT: Kept[str] = Kept(limit=256, longest=1 << 14)
 """Texts of :func:`kept_json_string`; the same bound on memory as :data:`_INDENTED`."""
 
