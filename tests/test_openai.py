@@ -574,6 +574,33 @@ def test_plain_arguments_hand_their_value_to_the_writer(text: str) -> None:
         assert stripped not in PARSED_ARGUMENTS.kept  # (taken out: written once)
 
 
+@pytest.mark.parametrize("name", ["chatml", "llama3", "mistral", "hermes", "apriel", "kimi:k3"])
+def test_new_tools_are_written_as_kept_ones(name: str) -> None:
+    """A request's new tools (written without looking for kept texts) are written as the same
+    tools met again and kept are."""
+    fmt = pawlette.get_format(name)
+    tools = [
+        {
+            "type": "function",
+            "function": {
+                "name": f"new_tools_{name}",
+                "description": '\u00e9 "quoted" \\ \n',
+                "parameters": {
+                    "type": "object",
+                    "properties": {"a": {"type": "integer", "enum": [1, 2.5, True, None]}},
+                    "required": ["a"],
+                },
+            },
+        }
+    ]
+    assert openai.new_tools(openai.tools_from_openai(copy.deepcopy(tools)))
+    assert not openai.new_tools(openai.tools_from_openai(copy.deepcopy(tools)))  # kept now
+    tools[0]["function"]["description"] += " (changed)"
+    messages = [{"role": "user", "content": "hi"}]
+    texts = [fmt.render({"messages": messages, "tools": copy.deepcopy(tools)}) for _ in range(3)]
+    assert texts[0] == texts[1] == texts[2]  # new, met again, kept
+
+
 def test_a_tool_list_found_plain_is_kept_by_content_only() -> None:
     """The same list again is read without its checks; changed in place, or a list equal to
     it but of other types, it is checked again."""

@@ -297,12 +297,25 @@ def tools_from_openai(data: object, path: str = "tools") -> tuple[Tool, ...]:
         tools, plain = _read_tools(data, path)
         if plain and key is not None:
             _PLAIN_TOOLS.keep(key, True)
+            _NEW_TOOLS[0] = tools
         return tools
     return _read_tools(data, path)[0]
 
 
 _KEPT_TOOLS: dict[int, tuple[Tool, ...]] = {}
 """The tool tuples :data:`_PLAIN_TOOLS` holds, by identity (see :func:`kept_tools`)."""
+
+
+_NEW_TOOLS: list[tuple[Tool, ...]] = [()]
+"""The tools :func:`tools_from_openai` last read from a list it had not found plain before."""
+
+
+def new_tools(tools: tuple[Tool, ...]) -> bool:
+    """Whether ``tools`` is what :func:`tools_from_openai` last read from a list of tools it had
+    not found plain before (a request's new tools): what a writer keeps by content is not
+    looked for then, made at once (making its key costs about as much as the text itself,
+    and a list met again is kept whole: :func:`derived`)."""
+    return tools is _NEW_TOOLS[0] and bool(tools)
 
 
 def kept_tools(tools: tuple[Tool, ...]) -> bool:
