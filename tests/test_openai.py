@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import json
+import marshal
 from collections.abc import Callable
 from typing import Any
 
@@ -556,6 +557,66 @@ def test_plain_arguments_are_what_the_walk_accepts(text: str) -> None:
     value = openai._plain_json_object(text)
     expected = value is not None and json_value_problem(value) is None
     assert openai.plain_arguments(text) == expected
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        *PLAIN_ARGUMENTS,
+        '{"a": 1, "a": 2.0, "b": {"a": true}}',
+        '{"a": 1.0, "b": -0, "c": 1E2, "d": 10000000000000000000000}',
+        '\t{"\u00e9": "\\u00e9\u00e9", "x": "\\"}\n ',
+    ],
+)
+def test_plain_arguments_hand_their_value_to_the_writer(text: str) -> None:
+    """The value the reader hands to the writer is ``json.loads`` of the stripped text (same
+    types, same key order), and the writer writes the same from it as from the text."""
+    from pawlette.declare import calls
+    from pawlette.engine.json_text import PARSED_ARGUMENTS
+
+    value = openai.plain_arguments_value(text)
+    assert (value is not None) == openai.plain_arguments(text)
+    if value is None:
+        return
+    stripped = text.strip()
+    assert marshal.dumps(value) == marshal.dumps(json.loads(stripped))
+    for ascii in (False, True):
+        calls._WRITTEN.kept.clear()
+        calls._WRITTEN_ASCII.kept.clear()
+        PARSED_ARGUMENTS.kept.pop(stripped, None)
+        without = calls.arguments_json(text, 0, 0, ascii=ascii)
+        calls._WRITTEN.kept.clear()
+        calls._WRITTEN_ASCII.kept.clear()
+        PARSED_ARGUMENTS.keep(stripped, value)
+        assert calls.arguments_json(text, 0, 0, ascii=ascii) == without
+        assert stripped not in PARSED_ARGUMENTS.kept  # (taken out: written once)
+
+
+@pytest.mark.parametrize("name", ["chatml", "llama3", "mistral", "hermes", "apriel", "kimi:k3"])
+def test_new_tools_are_written_as_kept_ones(name: str) -> None:
+    """A request's new tools (written without looking for kept texts) are written as the same
+    tools met again and kept are."""
+    fmt = pawlette.get_format(name)
+    tools = [
+        {
+            "type": "function",
+            "function": {
+                "name": f"new_tools_{name}",
+                "description": '\u00e9 "quoted" \\ \n',
+                "parameters": {
+                    "type": "object",
+                    "properties": {"a": {"type": "integer", "enum": [1, 2.5, True, None]}},
+                    "required": ["a"],
+                },
+            },
+        }
+    ]
+    assert openai.new_tools(openai.tools_from_openai(copy.deepcopy(tools)))
+    assert not openai.new_tools(openai.tools_from_openai(copy.deepcopy(tools)))  # kept now
+    tools[0]["function"]["description"] += " (changed)"
+    messages = [{"role": "user", "content": "hi"}]
+    texts = [fmt.render({"messages": messages, "tools": copy.deepcopy(tools)}) for _ in range(3)]
+    assert texts[0] == texts[1] == texts[2]  # new, met again, kept
 
 
 def test_a_tool_list_found_plain_is_kept_by_content_only() -> None:

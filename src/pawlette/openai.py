@@ -39,6 +39,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from typing import Any, TypeVar, cast
 
+from .engine.json_text import PARSED_ARGUMENTS
 from .engine.kept import Kept, shared_key
 from .errors import RequestError
 from .json_values import (
@@ -364,12 +365,25 @@ def tools_from_openai(data: object, path: str = "tools") -> tuple[Tool, ...]:
         tools, plain = _read_tools(data, path)
         if plain and key is not None:
             _PLAIN_TOOLS.keep(key, True)
+            _NEW_TOOLS[0] = tools
         return tools
     return _read_tools(data, path)[0]
 
 
 _KEPT_TOOLS: dict[int, tuple[Tool, ...]] = {}
 """The tool tuples :data:`_PLAIN_TOOLS` holds, by identity (see :func:`kept_tools`)."""
+
+
+_NEW_TOOLS: list[tuple[Tool, ...]] = [()]
+"""The tools :func:`tools_from_openai` last read from a list it had not found plain before."""
+
+
+def new_tools(tools: tuple[Tool, ...]) -> bool:
+    """Whether ``tools`` is what :func:`tools_from_openai` last read from a list of tools it had
+    not found plain before (a request's new tools): what a writer keeps by content is not
+    looked for then, made at once (making its key costs about as much as the text itself,
+    and a list met again is kept whole: :func:`derived`)."""
+    return tools is _NEW_TOOLS[0] and bool(tools)
 
 
 def kept_tools(tools: tuple[Tool, ...]) -> bool:
@@ -673,11 +687,14 @@ def _plain_call(data: object) -> ToolCall | None:
         return None
     if not name.isascii() and surrogate_problem(name) is not None:
         return None
+    stripped = arguments.strip()
     if _PLAIN_ARGUMENTS.kept.get(arguments) is None:
-        if not plain_arguments(arguments):
+        value = plain_arguments_value(arguments)
+        if value is None:
             return None
         _PLAIN_ARGUMENTS.keep(arguments, True)
-    return new_tool_call(call_id, name, arguments.strip())
+        PARSED_ARGUMENTS.keep(stripped, value)  # (new arguments: the writer's parse, done)
+    return new_tool_call(call_id, name, stripped)
 
 
 _PLAIN_ARGUMENTS: Kept[bool] = Kept(limit=4096, longest=1 << 14)
@@ -704,24 +721,29 @@ _scan_printable: Callable[[str, int], tuple[Any, int]] = json.scanner.make_scann
 def plain_arguments(text: str) -> bool:
     """Whether ``text`` is a JSON object that every format can print (``json.loads`` gives an
     object that ``json_value_problem`` passes), or False: not plain, the general reader
-    decides.  Nearly always without walking the value: a text of at most 4,000 characters
-    holds no integer too long, one with at most 100 brackets nests no deeper than 100, one
-    without ``\\u`` escapes or raw lone surrogates holds no lone surrogate, and the scanner
-    refuses NaN and infinities."""
+    decides (see :func:`plain_arguments_value`)."""
+    return plain_arguments_value(text) is not None
+
+
+def plain_arguments_value(text: str) -> dict[str, Any] | None:
+    """``json.loads(text)`` when :func:`plain_arguments`, else None.  Nearly always without
+    walking the value: a text of at most 4,000 characters holds no integer too long, one with
+    at most 100 brackets nests no deeper than 100, one without ``\\u`` escapes or raw lone
+    surrogates holds no lone surrogate, and the scanner refuses NaN and infinities."""
     # (Arguments nearly always start with "{" and end with "}": no stripping then.)
     if text[:1] == "{":
         start = 0
     else:
         start = len(text) - len(text.lstrip(_JSON_WHITESPACE))
         if not text.startswith("{", start):
-            return False
+            return None
     try:
         value, end = _scan_printable(text, start)
     except (StopIteration, ValueError, RecursionError):
-        return False
+        return None
     # An object ends with "}", so the rest is whitespace when stripping it ends there.
     if type(value) is not dict or (end != len(text) and len(text.rstrip(_JSON_WHITESPACE)) != end):
-        return False
+        return None
     # (A backslash is searched for alone first: a one-character search is the fast one; a
     # text no longer than the depth allowed has no more brackets than that.)
     length = len(text)
@@ -730,9 +752,9 @@ def plain_arguments(text: str) -> bool:
         and ("\\" not in text or "\\u" not in text)
         and (length <= MAX_JSON_DEPTH or text.count("{") + text.count("[") <= MAX_JSON_DEPTH)
         and (text.isascii() or surrogate_problem(text) is None)
-    ):
-        return True
-    return json_value_problem(value) is None
+    ) or json_value_problem(value) is None:
+        return cast(dict[str, Any], value)
+    return None
 
 
 # json's C scanner, called directly: ``json.loads`` wraps it in Python steps (type checks, a

@@ -205,3 +205,20 @@ def test_checked_compact_json_refuses_what_json_would_write_otherwise() -> None:
     assert checked_compact_json([[[]]], 3, BITS) == "[[[]]]"
     assert checked_compact_json([[[]]], 2, BITS) is None
     assert checked_compact_json("\ud800", 1, BITS) == '"\ud800"'  # (the caller checks text)
+
+
+class _Text(str):
+    pass
+
+
+class _Number(int):
+    def __repr__(self) -> str:
+        return "number"
+
+
+def test_subclasses_are_written_by_json() -> None:
+    """A subclass of a JSON type (whose methods may say anything) is left to json itself."""
+    for leaf in (_Text("a"), _Number(3), True, 2.5, None):
+        for value in ({"k": leaf}, [leaf], {"k": [leaf, {"j": leaf}]}, {_Text("k"): 1}):
+            expected = json.dumps(value, ensure_ascii=False, indent=4)
+            assert indented_json(value) == expected

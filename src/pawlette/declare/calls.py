@@ -20,7 +20,7 @@ import re
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, Literal
 
-from ..engine.json_text import acyclic_json_string
+from ..engine.json_text import PARSED_ARGUMENTS, acyclic_json_string
 from ..engine.kept import MISSING, Kept
 from ..errors import RequestError, UnsupportedFeature
 from ..types import ToolCall
@@ -80,7 +80,9 @@ def arguments_json(
     found = kept.find(stripped)  # a conversation's calls come back in every later request
     if found is not MISSING:
         return found
-    value = arguments_value(stripped, index, number)
+    value = PARSED_ARGUMENTS.kept.pop(stripped, MISSING)
+    if value is MISSING:
+        value = arguments_value(stripped, index, number)
     # (json.loads gives no container twice on a path: json's circular check is not needed)
     written = json.dumps(value) if ascii else acyclic_json_string(value)
     kept.keep(stripped, written)

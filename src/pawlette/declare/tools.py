@@ -15,10 +15,15 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from ..emit.jinja_text import fill, jinja_string
-from ..engine.json_text import kept_indented_json, kept_json_string
+from ..engine.json_text import (
+    acyclic_json_string,
+    indented_json,
+    kept_indented_json,
+    kept_json_string,
+)
 from ..engine.readers import ContentReader, ScaffoldReader
 from ..errors import FormatError, RequestError, UnsupportedFeature
-from ..openai import derived
+from ..openai import derived, new_tools
 from ..types import Tool
 from .concept import Concept
 from .pieces import Fence, Lit, Marker, markers_in
@@ -208,11 +213,22 @@ class ToolsBlock(Concept):
 
     def tool_texts(self, tools: tuple[Tool, ...]) -> tuple[str, ...]:
         """Each tool's JSON (``array``: the one array's, if there are tools)."""
+        dump = self._dump_new if new_tools(tools) else self.dump
         if self.array:  # (no tools: an always-written block holds no array)
             return derived(
-                self.kept, tools, lambda: (self.dump([*map(self.value, tools)]),)[: len(tools)]
+                self.kept, tools, lambda: (dump([*map(self.value, tools)]),)[: len(tools)]
             )
-        return derived(self.kept, tools, lambda: tuple(map(self.dump, map(self.value, tools))))
+        return derived(self.kept, tools, lambda: tuple(map(dump, map(self.value, tools))))
+
+    def _dump_new(self, value: Any) -> str:
+        """:meth:`dump` of a request's new tools (checked plain: no container twice on a
+        path), not looked for among the texts kept by content; a subclass's own dump as it is."""
+        if type(self).dump is ToolsBlock.dump and not self.ascii and self.separators is None:
+            if self.indent is None:
+                return acyclic_json_string(value)
+            if self.indent == 4:
+                return indented_json(value)
+        return self.dump(value)
 
     def block(self, out: Render, *, separated: bool = False) -> None:
         out.fence(self.separated_open if separated else self.open, "tools")

@@ -76,6 +76,14 @@ def kept_indented_json(value: Any) -> str:
     return _INDENTED.get(marshal_key(value), lambda: indented_json(value))
 
 
+PARSED_ARGUMENTS: Kept[Any] = Kept(limit=256, longest=1 << 14)
+"""Call arguments the OpenAI reader has just parsed and checked, by their stripped text: each
+new text is parsed once in a render, not once to check it and again to write it.  The
+reader keeps the value of a text it parses (``json.loads`` of it: the text alone decides
+it), the writer takes it out; a text the reader had seen before is not parsed again, and
+the writer keeps what it wrote of it (:mod:`pawlette.declare.calls`).  Never changed: the
+writer only writes it."""
+
 _KEPT: Kept[str] = Kept(limit=256, longest=1 << 14)
 """Texts of :func:`kept_json_string`; the same bound on memory as :data:`_INDENTED`."""
 
@@ -140,25 +148,35 @@ def kept_json_string(value: Any) -> str:
 def _write(value: Any, pieces: list[str], newline: str, depth: int) -> bool:
     """Append ``value``'s text (``newline`` starts its lines); False: not a plain value."""
     kind = type(value)
-    if kind is str:
-        pieces.append(json_string(value))
-    elif kind is dict:
+    if kind is dict:
         return _write_object(value, pieces, newline, depth)
-    elif kind is list:
+    if kind is list:
         return _write_array(value, pieces, newline, depth)
-    elif kind is int:
-        pieces.append(int.__repr__(value))
-    elif kind is float:
-        if not math.isfinite(value):
-            return False
-        pieces.append(float.__repr__(value))
-    elif value is None:
-        pieces.append("null")
-    elif kind is bool:
-        pieces.append("true" if value else "false")
-    else:
+    leaf = _leaf_text(value, kind)
+    if leaf is None:
         return False
+    pieces.append(leaf)
     return True
+
+
+def _leaf_text(value: Any, kind: type) -> str | None:
+    """The text of a value that is no container, or None: not a plain value (json's C string
+    encoder is what ``json.dumps(ensure_ascii=False)`` writes strings with)."""
+    if kind is str:
+        return _encode_string(value)
+    if kind is int:
+        return _int_text(value)
+    if kind is float:
+        return _float_text(value) if _isfinite(value) else None
+    if value is None:
+        return "null"
+    if kind is bool:
+        return "true" if value else "false"
+    return None
+
+
+# (Render's hot path for a request's new tools: each item's text is appended in one piece,
+# a container's through its own writer, with no call per leaf.)
 
 
 def _write_object(value: dict[Any, Any], pieces: list[str], newline: str, depth: int) -> bool:
@@ -167,18 +185,27 @@ def _write_object(value: dict[Any, Any], pieces: list[str], newline: str, depth:
         return True
     if depth >= MAX_DEPTH:
         return False
+    append = pieces.append
     inner = newline + _INDENT
     separator = "{" + inner
     for key, item in value.items():
         if type(key) is not str:
             return False
-        pieces.append(separator)
-        pieces.append(json_string(key))
-        pieces.append(": ")
-        if not _write(item, pieces, inner, depth + 1):
-            return False
+        kind = type(item)
+        if kind is str:
+            append(f"{separator}{_encode_string(key)}: {_encode_string(item)}")
+        elif kind is dict or kind is list:
+            append(f"{separator}{_encode_string(key)}: ")
+            writer = _write_object if kind is dict else _write_array
+            if not writer(item, pieces, inner, depth + 1):
+                return False
+        else:
+            leaf = _leaf_text(item, kind)
+            if leaf is None:
+                return False
+            append(f"{separator}{_encode_string(key)}: {leaf}")
         separator = "," + inner
-    pieces.append(newline + "}")
+    append(newline + "}")
     return True
 
 
@@ -188,14 +215,23 @@ def _write_array(value: list[Any], pieces: list[str], newline: str, depth: int) 
         return True
     if depth >= MAX_DEPTH:
         return False
+    append = pieces.append
     inner = newline + _INDENT
     separator = "[" + inner
     for item in value:
-        pieces.append(separator)
-        if not _write(item, pieces, inner, depth + 1):
-            return False
+        kind = type(item)
+        if kind is dict or kind is list:
+            append(separator)
+            writer = _write_object if kind is dict else _write_array
+            if not writer(item, pieces, inner, depth + 1):
+                return False
+        else:
+            leaf = _leaf_text(item, kind)
+            if leaf is None:
+                return False
+            append(separator + leaf)
         separator = "," + inner
-    pieces.append(newline + "]")
+    append(newline + "]")
     return True
 
 
