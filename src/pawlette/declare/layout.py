@@ -49,14 +49,36 @@ def _options_in(value: object) -> list[Option]:
     return []
 
 
+_FENCES = tuple[Fence, ...]
+
+
 @cache
-def _field_hints(kind: type) -> dict[str, Any]:
-    """A concept class's field types (none when an annotation names a type its module only
-    imports for type checkers: its fences are then checked where they are used)."""
+def _checked_fields(kind: type) -> tuple[tuple[str, str, bool], ...]:
+    """A concept class's fields that declaring checks, once per class: ``(name, kind,
+    text_too)``, kind ``"fence"``, ``"optional"`` (a fence or None), ``"fences"`` (a tuple
+    of fences) or ``"pattern"`` (``id_pattern``, a regular expression); ``text_too``: a
+    string is allowed too.  None when an annotation names a type its module only imports
+    for type checkers: its fences are then checked where they are used."""
+    if not is_dataclass(kind):
+        return ()
     try:
-        return get_type_hints(kind)
+        hints = get_type_hints(kind)
     except (NameError, TypeError):
-        return {}
+        return ()
+    checked: list[tuple[str, str, bool]] = []
+    for item in fields(kind):
+        hint = hints.get(item.name)
+        allowed = set(get_args(hint)) if get_origin(hint) in (Union, UnionType) else set()
+        if item.name == "id_pattern":
+            checked.append((item.name, "pattern", False))
+        elif hint == Fence:
+            checked.append((item.name, "fence", False))
+        elif Fence in allowed:
+            kind_of = "optional" if NoneType in allowed else "fence"
+            checked.append((item.name, kind_of, str in allowed))
+        elif hint == _FENCES:
+            checked.append((item.name, "fences", False))
+    return tuple(checked)
 
 
 def _option_names(options: object) -> list[str]:
@@ -308,28 +330,19 @@ class Layout:
         """Every concept field typed as a fence holds one (a string there would otherwise
         fail deep inside an interpreter, naming no field), and an ``id_pattern`` compiles."""
         for concept in self.concepts:
-            if not is_dataclass(concept):
-                continue
-            hints = _field_hints(type(concept))
-            for item in fields(concept):
-                hint, value = hints.get(item.name), getattr(concept, item.name)
-                where = f"{self.name}: {type(concept).__name__}.{item.name}"
-                if item.name == "id_pattern" and isinstance(value, str):
-                    try:
-                        re.compile(value)
-                    except re.error as error:
-                        raise FormatError(
-                            f"{where}: {value!r}, {error}; expected a regular expression"
-                        ) from None
-                union = get_origin(hint) in (Union, UnionType)
-                allowed = set(get_args(hint)) if union else set()
-                if hint == Fence or (
-                    Fence in allowed
-                    and not (value is None and NoneType in allowed)
-                    and not (isinstance(value, str) and str in allowed)
-                ):
-                    _check_fence(where, value, text_too=str in allowed)
-                elif hint == tuple[Fence, ...]:
+            concept_type: type = type(concept)  # (a class, hashed by identity for the cache)
+            for name, kind, text_too in _checked_fields(concept_type):
+                value = getattr(concept, name)
+                where = f"{self.name}: {type(concept).__name__}.{name}"
+                if kind == "pattern":
+                    if isinstance(value, str):
+                        try:
+                            re.compile(value)
+                        except re.error as error:
+                            raise FormatError(
+                                f"{where}: {value!r}, {error}; expected a regular expression"
+                            ) from None
+                elif kind == "fences":
                     if not isinstance(value, tuple):
                         raise FormatError(
                             f"{where}: {value!r}; expected a tuple of fences, each built "
@@ -337,6 +350,10 @@ class Layout:
                         )
                     for number, each in enumerate(value):
                         _check_fence(f"{where}[{number}]", each)
+                elif not (
+                    (value is None and kind == "optional") or (isinstance(value, str) and text_too)
+                ):
+                    _check_fence(where, value, text_too=text_too)
 
     def _check_content_order(self) -> None:
         """A calls concept that drops the text beside calls comes before every concept that
@@ -365,7 +382,8 @@ class Layout:
         """``today`` and every :class:`Option` piece name an option this layout has (render
         would otherwise find no value only when it writes the piece)."""
         named = [("Layout.today", self.today)] if self.today is not None else []
-        named += [(f"Option({piece.name!r})", piece.name) for piece in _options_in(self)]
+        pieces = _options_in(self)
+        named += [(f"Option({piece.name!r})", piece.name) for piece in pieces]
         for where, name in named:
             if not hasattr(self.options, name):
                 have = (
@@ -377,7 +395,7 @@ class Layout:
                     f"{self.name}: {where}: no option {name!r} ({have}); expected the name "
                     "of a field of Layout.options"
                 )
-        for piece in _options_in(self):
+        for piece in pieces:
             value = getattr(self.options, piece.name)
             if piece.date_format is None and not isinstance(value, str):
                 date = hasattr(value, "strftime")
