@@ -13,7 +13,6 @@ import pytest
 import pawlette
 from pawlette import declare as declaration
 from pawlette.declare import (
-    Alternation,
     CallTurnEnd,
     Concept,
     Frame,
@@ -23,7 +22,6 @@ from pawlette.declare import (
     Marker,
     NamedCalls,
     Option,
-    PythonCalls,
     Reasoning,
     Results,
     SystemPrompt,
@@ -182,6 +180,63 @@ def tiny(*concepts: Concept, **changes: Any) -> Layout:
             lambda: tiny(SystemPrompt(empty_first="dropped")),  # type: ignore[arg-type]
             "SystemPrompt.empty_first: 'dropped'; expected",
         ),
+        (
+            lambda: tiny(ToolsBlock(open="Tools:")),  # type: ignore[arg-type]
+            "ToolsBlock.open: 'Tools:'; expected a fence, a tuple of Marker, Lit and Option "
+            "pieces (build it with fence('Tools:'))",
+        ),
+        (
+            lambda: tiny(JsonCalls(open=fence("<c>"), also_open=("<|python_tag|>",))),  # type: ignore[arg-type]
+            "JsonCalls.also_open[0]: '<|python_tag|>'; expected a fence",
+        ),
+        (
+            lambda: tiny(SystemPrompt(default=3)),  # type: ignore[arg-type]
+            "SystemPrompt.default: 3; expected a string or a fence",
+        ),
+        (
+            lambda: tiny(SystemPrompt(default=fence("On ", Option("today"))), options=Dated()),
+            "Option('today'): options.today is datetime.date(2025, 6, 20); expected a string "
+            "option, or a date format: Option('today', '%d %b %Y')",
+        ),
+        (
+            lambda: tiny(options={"today": datetime.date(2025, 6, 20)}),
+            "Layout.options: a dict; expected None or a frozen dataclass instance",
+        ),
+        (
+            lambda: tiny(Trimmed(roles=("bot",))),
+            "Trimmed.roles: 'bot'; expected some of system, user, assistant, tool",
+        ),
+        (
+            lambda: tiny(Trimmed(roles="user")),  # type: ignore[arg-type]
+            "Trimmed.roles: 'user', a str; expected a tuple of roles, such as ('user',)",
+        ),
+        (
+            lambda: tiny(JsonCalls(open=None, drops_content=True)),
+            "JsonCalls.drops_content: True with with_content=True; expected with_content=False",
+        ),
+        (
+            lambda: tiny(Results(id_close=fence(Marker("[C]")), id_pattern="[a-")),
+            "Results.id_pattern: '[a-', unterminated character set at position 0; expected a "
+            "regular expression",
+        ),
+        (
+            lambda: tiny(ToolsBlock(place="first_user", open=fence("<tools>"), indent="4")),  # type: ignore[arg-type]
+            "ToolsBlock.indent: '4'; expected None or a number of spaces",
+        ),
+        (
+            lambda: tiny(ToolsBlock(place="first_user")),
+            "ToolsBlock.open: empty with place='first_user'; expected a fence with text",
+        ),
+        (
+            # The first concept whose content hook writes a turn's text wins: Trimmed first
+            # would write the text JsonCalls reports as dropped.
+            lambda: tiny(
+                Trimmed(roles=("assistant",)),
+                JsonCalls(open=None, with_content=False, drops_content=True),
+            ),
+            "Layout.concepts: Trimmed (concepts[0]) before JsonCalls (concepts[1]); expected "
+            "JsonCalls first",
+        ),
         (lambda: Marker(""), "an empty marker"),
         (lambda: fence(3), "fence piece 3: a int; expected a Marker, a Lit"),  # type: ignore[arg-type]
     ],
@@ -201,21 +256,11 @@ def test_a_layout_without_results_refuses_a_tool_message_by_path() -> None:
 @pytest.mark.parametrize(
     "kind",
     [
-        Frame,
-        Layout,
-        SystemPrompt,
-        ToolsBlock,
-        Reasoning,
-        JsonCalls,
-        NamedCalls,
-        XmlCalls,
-        PythonCalls,
-        Results,
-        Ignored,
-        Trimmed,
-        Alternation,
-        Option,
+        kind
+        for kind in (getattr(declaration, name) for name in declaration.__all__)
+        if isinstance(kind, type) and dataclasses.is_dataclass(kind)
     ],
+    ids=lambda kind: kind.__name__,
 )
 def test_every_declaration_type_documents_its_fields(kind: type) -> None:
     documented = inspect.getdoc(kind) or ""

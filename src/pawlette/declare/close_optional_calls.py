@@ -15,7 +15,14 @@ from .readers import ClosedByAny, EndedByInput
 
 @dataclass(frozen=True)
 class CloseOptionalCalls(JsonCalls):
-    """:class:`~pawlette.declare.JsonCalls` whose close the end of the turn may replace."""
+    """:class:`~pawlette.declare.JsonCalls` whose close the end of the turn may replace: a call
+    whose close never comes is still a call when its object is whole at the end of the turn.
+
+    Fields: those of :class:`~pawlette.declare.JsonCalls`, each meaning what it means there
+    (``help(JsonCalls)``): ``open``, ``close``, ``separator``, ``name_key``,
+    ``arguments_key``, ``id_key``, ``arguments``, ``parallel``, ``with_content``, ``loose``,
+    ``also_arguments_keys``, ``text_after``, ``drops_content``, ``drops_calls``,
+    ``first_only``, ``ascii`` and ``also_open``."""
 
     def closed_call_reader(self, close: str, closes: frozenset[str]) -> tuple[ReaderFactory, bool]:
         if not close:

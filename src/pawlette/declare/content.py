@@ -114,6 +114,20 @@ class Trimmed(Concept):
 
     handles: ClassVar[frozenset[str]] = frozenset()
 
+    def validate(self, layout: Layout) -> None:
+        from .layout import ROLES
+
+        if not isinstance(self.roles, tuple):
+            raise FormatError(
+                f"{layout.name}: Trimmed.roles: {self.roles!r}, a "
+                f"{type(self.roles).__name__}; expected a tuple of roles, such as ('user',)"
+            )
+        for role in self.roles:
+            if role not in ROLES:
+                raise FormatError(
+                    f"{layout.name}: Trimmed.roles: {role!r}; expected some of " + ", ".join(ROLES)
+                )
+
     def turn_roles(self) -> frozenset[str]:
         return frozenset(self.roles)
 

@@ -49,7 +49,12 @@ class JoinedResults(Results):
     """:class:`~pawlette.declare.Results` grouped, each result's text followed by
     ``item_gap`` (``, ``) but the group's last: no fence closes a result, so reading cuts the
     group by the number of calls it answers (see :mod:`pawlette.declare.joined_results`).
-    The group opens with the tool frame's ``open`` between turns."""
+    The group opens with the tool frame's ``open`` between turns.
+
+    Fields: those of :class:`~pawlette.declare.Results`, each meaning what it means there
+    (``help(Results)``), with other defaults: ``grouped`` True, ``item_gap`` ``, ``,
+    ``gap_ends_group`` False; ``item_open``, ``item_close``, ``id_close``, ``id_pattern``,
+    ``json_text``, ``trim``, ``name_close`` and ``ids`` as ``Results`` has them."""
 
     grouped: bool = True
     item_gap: Fence = GAP

@@ -124,6 +124,11 @@ class JsonCalls(SectionedCallConcept):
                 f"{layout.name}: JsonCalls: empty open and close fences; expected fences "
                 "around each call, or open=None for one bare JSON object as the whole turn"
             )
+        if self.drops_content and self.with_content:
+            raise FormatError(
+                f"{layout.name}: JsonCalls.drops_content: True with with_content=True; expected "
+                "with_content=False (text beside calls is written, so none is dropped)"
+            )
         if self.drops_calls and (self.with_content or self.drops_content):
             raise FormatError(
                 f"{layout.name}: JsonCalls.drops_calls: True with "

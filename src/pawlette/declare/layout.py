@@ -19,7 +19,9 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, fields, is_dataclass
-from typing import Any
+from functools import cache
+from types import NoneType, UnionType
+from typing import Any, Union, get_args, get_origin, get_type_hints
 
 from ..errors import FormatError
 from .concept import Concept
@@ -47,6 +49,38 @@ def _options_in(value: object) -> list[Option]:
     return []
 
 
+_FENCES = tuple[Fence, ...]
+
+
+@cache
+def _checked_fields(kind: type) -> tuple[tuple[str, str, bool], ...]:
+    """A concept class's fields that declaring checks, once per class: ``(name, kind,
+    text_too)``, kind ``"fence"``, ``"optional"`` (a fence or None), ``"fences"`` (a tuple
+    of fences) or ``"pattern"`` (``id_pattern``, a regular expression); ``text_too``: a
+    string is allowed too.  None when an annotation names a type its module only imports
+    for type checkers: its fences are then checked where they are used."""
+    if not is_dataclass(kind):
+        return ()
+    try:
+        hints = get_type_hints(kind)
+    except (NameError, TypeError):
+        return ()
+    checked: list[tuple[str, str, bool]] = []
+    for item in fields(kind):
+        hint = hints.get(item.name)
+        allowed = set(get_args(hint)) if get_origin(hint) in (Union, UnionType) else set()
+        if item.name == "id_pattern":
+            checked.append((item.name, "pattern", False))
+        elif hint == Fence:
+            checked.append((item.name, "fence", False))
+        elif Fence in allowed:
+            kind_of = "optional" if NoneType in allowed else "fence"
+            checked.append((item.name, kind_of, str in allowed))
+        elif hint == _FENCES:
+            checked.append((item.name, "fences", False))
+    return tuple(checked)
+
+
 def _option_names(options: object) -> list[str]:
     if is_dataclass(options):
         return [item.name for item in fields(options)]
@@ -58,13 +92,15 @@ UNTESTED = ("tools", "calls")
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
 
 
-def _check_fence(where: str, value: object) -> None:
+def _check_fence(where: str, value: object, *, text_too: bool = False) -> None:
     if not isinstance(value, tuple) or not all(
         isinstance(piece, (Marker, Lit, Option)) for piece in value
     ):
+        build = f"fence({value!r})" if isinstance(value, str) else "fence(...)"
         raise FormatError(
-            f"{where}: {value!r}; expected a fence, a tuple of Marker, Lit and Option pieces "
-            "(build it with fence(...))"
+            f"{where}: {value!r}; expected "
+            + ("a string or " if text_too else "")
+            + f"a fence, a tuple of Marker, Lit and Option pieces (build it with {build})"
         )
 
 
@@ -251,6 +287,11 @@ class Layout:
                     f"{self.name}: Layout.frames: no {role!r} frame; expected a Frame for "
                     "'user' and 'assistant' (and 'system', 'tool' if the format has them)"
                 )
+        if not (self.options is None or is_dataclass(self.options)):
+            raise FormatError(
+                f"{self.name}: Layout.options: a {type(self.options).__name__}; expected None "
+                "or a frozen dataclass instance whose fields are the options"
+            )
         _check_fence(f"{self.name}: Layout.begin", self.begin)
         for item in self.template_untested:
             if item not in UNTESTED:
@@ -278,16 +319,71 @@ class Layout:
                         "expected one concept per role"
                     )
                 claimed[role] = concept
+        self._check_concept_fields()
         for concept in self.concepts:
             concept.validate(self)
+        self._check_content_order()
         check_switches(self.name, self.switches, self.options)
         self._check_options()
+
+    def _check_concept_fields(self) -> None:
+        """Every concept field typed as a fence holds one (a string there would otherwise
+        fail deep inside an interpreter, naming no field), and an ``id_pattern`` compiles."""
+        for concept in self.concepts:
+            concept_type: type = type(concept)  # (a class, hashed by identity for the cache)
+            for name, kind, text_too in _checked_fields(concept_type):
+                value = getattr(concept, name)
+                where = f"{self.name}: {type(concept).__name__}.{name}"
+                if kind == "pattern":
+                    if isinstance(value, str):
+                        try:
+                            re.compile(value)
+                        except re.error as error:
+                            raise FormatError(
+                                f"{where}: {value!r}, {error}; expected a regular expression"
+                            ) from None
+                elif kind == "fences":
+                    if not isinstance(value, tuple):
+                        raise FormatError(
+                            f"{where}: {value!r}; expected a tuple of fences, each built "
+                            "with fence(...)"
+                        )
+                    for number, each in enumerate(value):
+                        _check_fence(f"{where}[{number}]", each)
+                elif not (
+                    (value is None and kind == "optional") or (isinstance(value, str) and text_too)
+                ):
+                    _check_fence(where, value, text_too=text_too)
+
+    def _check_content_order(self) -> None:
+        """A calls concept that drops the text beside calls comes before every concept that
+        writes an assistant's text: the first concept whose content hook writes a turn's text
+        wins, so one before it would write the text the calls concept reports as dropped."""
+        from .calls import CallConcept
+
+        for number, concept in enumerate(self.concepts):
+            if not isinstance(concept, CallConcept) or concept.content != "dropped":
+                continue
+            for earlier in self.concepts[:number]:
+                if type(earlier).write_content is Concept.write_content:
+                    continue
+                roles = earlier.hook_roles("write_content")
+                if roles is not None and "assistant" not in roles:
+                    continue
+                raise FormatError(
+                    f"{self.name}: Layout.concepts: {type(earlier).__name__} (concepts"
+                    f"[{self.concepts.index(earlier)}]) before {type(concept).__name__} "
+                    f"(concepts[{number}]); expected {type(concept).__name__} first: it drops "
+                    "the text beside calls, and a concept before it writes an assistant's text "
+                    "first"
+                )
 
     def _check_options(self) -> None:
         """``today`` and every :class:`Option` piece name an option this layout has (render
         would otherwise find no value only when it writes the piece)."""
         named = [("Layout.today", self.today)] if self.today is not None else []
-        named += [(f"Option({piece.name!r})", piece.name) for piece in _options_in(self)]
+        pieces = _options_in(self)
+        named += [(f"Option({piece.name!r})", piece.name) for piece in pieces]
         for where, name in named:
             if not hasattr(self.options, name):
                 have = (
@@ -298,6 +394,15 @@ class Layout:
                 raise FormatError(
                     f"{self.name}: {where}: no option {name!r} ({have}); expected the name "
                     "of a field of Layout.options"
+                )
+        for piece in pieces:
+            value = getattr(self.options, piece.name)
+            if piece.date_format is None and not isinstance(value, str):
+                date = hasattr(value, "strftime")
+                raise FormatError(
+                    f"{self.name}: Option({piece.name!r}): options.{piece.name} is "
+                    f"{value!r}; expected a string option"
+                    + (f", or a date format: Option({piece.name!r}, '%d %b %Y')" if date else "")
                 )
 
     def concept(self, kind: type[Any]) -> Any:

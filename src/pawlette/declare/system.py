@@ -399,7 +399,12 @@ class LastSystemPrompt(SystemPrompt):
     """A :class:`SystemPrompt` of which only the last system message is written, at its
     ``placement`` (``"gathered"``: at the start), as DeepSeek R1's templates keep only the
     last one; render drops the others and reports each in
-    :attr:`pawlette.types.Rendering.losses`."""
+    :attr:`pawlette.types.Rendering.losses`.
+
+    Fields: those of :class:`SystemPrompt`, each meaning what it means there
+    (``help(SystemPrompt)``): ``default``, ``default_when``, ``always``, ``preamble``,
+    ``preamble_with_tools``, ``preamble_without_tools``, ``placement``, ``joiner``,
+    ``empty_first`` and ``heading``."""
 
     def check(self, out: Render) -> None:
         self.check_last(out)

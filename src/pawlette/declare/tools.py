@@ -118,6 +118,19 @@ class ToolsBlock(Concept):
             raise FormatError(
                 f"{layout.name}: ToolsBlock(place='system') and no 'system' frame; expected one"
             )
+        if self.place not in _ON_ITS_OWN and not (self.open or self.item_open or self.separator):
+            raise FormatError(
+                f"{layout.name}: ToolsBlock.open: empty with place={self.place!r}; expected a "
+                "fence with text (or an item_open or a separator): inside a turn, reading "
+                "tells the block from the turn's text where it opens"
+            )
+        if self.indent is not None and (
+            not isinstance(self.indent, int) or isinstance(self.indent, bool)
+        ):
+            raise FormatError(
+                f"{layout.name}: ToolsBlock.indent: {self.indent!r}; expected None or a "
+                "number of spaces, as tojson(indent=...) takes"
+            )
 
     # ------------------------------------------------------------------ JSON
 
