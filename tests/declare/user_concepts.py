@@ -3,7 +3,7 @@ imports only), one for each call concept and turn shape that no shipped format h
 turns without an opener or an end, openers after a given turn, reasoning a prompt opens,
 names outside the arguments, tag calls typed by schema, one JSON array of calls, bare calls
 joined as the whole turn (a turn's text written in their place), one bare JSON array as the
-whole turn.  The
+whole turn (and a default system text that differs when there are tools).  The
 cross-artifact tests (:mod:`.test_cross_artifacts`) check every artifact of each."""
 
 from __future__ import annotations
@@ -159,7 +159,8 @@ BARE_LISTED = Layout(
         for role in ("system", "user", "assistant", "tool")
     },
     concepts=(
-        SystemPrompt(),
+        # A default system text of its own when the request has tools.
+        SystemPrompt(default="You help.", default_with_tools="You help; call a tool if needed."),
         _tools(),
         # [{...}, {...}] with no opener; text, when there is some, instead.
         JsonCallList(open=None, content="replaces_calls"),

@@ -130,6 +130,11 @@ def host_text_reader(default: str | None) -> ReaderFactory:
     return lambda parser: HostTextReader(parser, default)
 
 
+def host_texts_reader(default: str | None, with_tools: str | None) -> ReaderFactory:
+    """A system turn whose default text is another when the request has tools."""
+    return lambda parser: HostTextReader(parser, default, with_tools)
+
+
 @dataclass
 class DeclaredTools:
     """The tools a conversation being parsed declares in its own text (a parser context):

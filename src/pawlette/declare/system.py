@@ -15,7 +15,7 @@ from ..emit.jinja_text import jinja_string
 from ..errors import FormatError, UnsupportedFeature
 from .concept import Concept
 from .pieces import Fence, Marker, fence
-from .readers import host_text_reader, lead_dropped
+from .readers import host_text_reader, host_texts_reader, lead_dropped
 from .table import begin
 
 if TYPE_CHECKING:
@@ -37,6 +37,10 @@ class SystemPrompt(Concept):
       Option("today"))``).  Parsing a system turn holding exactly this text gives no message.
     - ``default_when``: ``"always"``, or only ``"without_tools"`` / ``"with_tools"`` (IBM
       Granite writes its default text only when the request has no tools).
+    - ``default_with_tools``: the default text instead of ``default`` when the request has
+      tools (Granite 3.3 adds its tool instructions), a string or a fence; None: ``default``
+      either way.  Needs ``default`` and ``default_when="always"``.  Parsing a system turn
+      holding exactly either text gives no message.
     - ``always``: a system turn is written even when it holds no text (Llama 3).
     - ``preamble``: written at the start of the first system turn; ``preamble_with_tools`` /
       ``preamble_without_tools`` before it when the request has / has no tools (Llama 3's
@@ -69,6 +73,7 @@ class SystemPrompt(Concept):
     joiner: str = "\n\n"
     empty_first: Literal["kept", "absent", "own_turn", "none"] = "kept"
     heading: Fence = ()
+    default_with_tools: str | Fence | None = None
 
     claims: ClassVar[frozenset[str]] = frozenset({"system"})
 
@@ -79,6 +84,14 @@ class SystemPrompt(Concept):
                 "have one (an empty Frame() for bare system text)"
             )
         self.check_choices(layout, "default_when", "placement", "empty_first")
+        if self.default_with_tools is not None and (
+            self.default is None or self.default_when != "always"
+        ):
+            raise FormatError(
+                f"{layout.name}: SystemPrompt.default_with_tools with default="
+                f"{self.default!r}, default_when={self.default_when!r}; expected a default "
+                "text and default_when='always' (one text without tools, the other with them)"
+            )
 
     @property
     def default_fence(self) -> Fence:
@@ -89,7 +102,11 @@ class SystemPrompt(Concept):
     @property
     def tools_default_fence(self) -> Fence:
         """The default text when the request has tools."""
-        return self.default_fence
+        if self.default_with_tools is None:
+            return self.default_fence
+        if isinstance(self.default_with_tools, str):
+            return fence(self.default_with_tools)
+        return self.default_with_tools
 
     def gathered(self, texts: list[str]) -> list[str]:
         """Of the gathered system messages' texts, those written."""
@@ -113,11 +130,16 @@ class SystemPrompt(Concept):
     def body_reader(self, table: Table, default: str | None) -> ReaderFactory:
         """The reader of a system turn's text; ``default``: what the format writes when
         there is no system message (None: no turn then)."""
-        return host_text_reader(default)
+        if default is None or self.default_with_tools is None:
+            return host_text_reader(default)
+        return host_texts_reader(default, table.text(self.tools_default_fence))
 
     def jinja_default(self, out: Template) -> None:
         """The template's default text (:meth:`tools_default_fence` is the writer's)."""
-        out.fence(self.default_fence)
+        if self.default_with_tools is None:
+            out.fence(self.default_fence)
+        else:
+            out.fence_if("has_tools", self.tools_default_fence, self.default_fence)
 
     def default_applies(self, has_tools: bool) -> bool:
         """Whether the default text is written (the request has tools or not)."""
@@ -404,7 +426,7 @@ class LastSystemPrompt(SystemPrompt):
     Fields: those of :class:`SystemPrompt`, each meaning what it means there
     (``help(SystemPrompt)``): ``default``, ``default_when``, ``always``, ``preamble``,
     ``preamble_with_tools``, ``preamble_without_tools``, ``placement``, ``joiner``,
-    ``empty_first`` and ``heading``."""
+    ``empty_first``, ``heading`` and ``default_with_tools``."""
 
     def check(self, out: Render) -> None:
         self.check_last(out)

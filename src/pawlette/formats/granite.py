@@ -90,7 +90,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from pawlette.declare import (
-    Fence,
     Frame,
     Ignored,
     JsonCalls,
@@ -105,10 +104,6 @@ from pawlette.declare import (
     declare,
     fence,
 )
-from pawlette.declare.jinja import Template
-from pawlette.declare.readers import HostTextReader
-from pawlette.declare.table import Table
-from pawlette.engine.machine import ReaderFactory
 
 START_OF_ROLE, END_OF_ROLE = Marker("<|start_of_role|>"), Marker("<|end_of_role|>")
 END_OF_TEXT = Marker("<|end_of_text|>")
@@ -183,31 +178,6 @@ GRANITE_4_1 = GraniteOptions(default_system=None)
 GRANITE_3_3 = GraniteOptions(default_system=None, version="3.3")
 
 
-@dataclass(frozen=True)
-class ToolsDefaultSystem(SystemPrompt):
-    """A system prompt whose default text differs when the request has tools
-    (``default_with_tools``: Granite 3.3 adds its tool instructions).  Parsing either default
-    gives no message."""
-
-    default_with_tools: Fence = ()
-
-    @property
-    def tools_default_fence(self) -> Fence:
-        return self.default_with_tools
-
-    def body_reader(self, table: Table, default: str | None) -> ReaderFactory:
-        with_tools = None if default is None else table.text(self.default_with_tools)
-        return host_texts_reader(default, with_tools)
-
-    def jinja_default(self, out: Template) -> None:
-        out.fence_if("has_tools", self.default_with_tools, self.default_fence)
-
-
-def host_texts_reader(default: str | None, with_tools: str | None) -> ReaderFactory:
-    """A system turn with a default text of its own when the request has tools."""
-    return lambda parser: HostTextReader(parser, default, with_tools)
-
-
 def frame(role: str) -> Frame:
     return Frame(
         open=fence(START_OF_ROLE, role, END_OF_ROLE), end=fence(END_OF_TEXT), after=fence("\n")
@@ -223,7 +193,7 @@ def granite_3_3(options: GraniteOptions) -> Layout:
         summary="IBM Granite 3.3: <|start_of_role|>role<|end_of_role|>, a dated default",
         frames={role: frame(role) for role in ("system", "user", "assistant", "tool")},
         concepts=(
-            ToolsDefaultSystem(
+            SystemPrompt(
                 default=head
                 + (
                     # <think> and </think> spelled in the text: markers the system text holds.
