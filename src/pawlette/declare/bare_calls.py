@@ -170,20 +170,29 @@ def bare_call_reader(envelope: CallEnvelope) -> Callable[[Parser], Reader]:
     return lambda parser: BareCallReader(parser, envelope)
 
 
-BARE_TEXT = Terminal("BARE_TEXT", lark="(TEXT_NE) & ~/[ \\t\\r\\n]*\\{(?s:.*)/", gbnf="bare-text")
-BARE_TEXT_NOTE = (
-    "text of a turn whose calls are bare JSON objects may not start with '{' after "
-    "whitespace (that is a call)"
-)
+_BARE_TEXTS = {
+    # The first character of the calls: the terminal, its GBNF rule, the character in a GBNF
+    # class, and what the calls are.
+    "{": ("BARE_TEXT", "bare-text", "{", "are bare JSON objects", "a call"),
+    "[": ("BARE_LIST_TEXT", "bare-list-text", "\\[", "are one bare JSON array", "the calls"),
+}
 BARE_TEXT_GBNF_NOTE = "nor, here, with '<' after whitespace (tighter than the parser)"
 
 
-def bare_text(turn: Turn) -> Node:
-    """The answer's text in a turn whose calls are bare JSON objects."""
+def bare_text(turn: Turn, opening: str = "{") -> Node:
+    """The answer's text in a turn whose calls are bare JSON (objects, ``opening`` ``{``, or
+    one array, ``[``), which begin where the text would: the text may not begin with it."""
+    name, rule, in_class, calls, meaning = _BARE_TEXTS[opening]
+    lark = f"(TEXT_NE) & ~/[ \\t\\r\\n]*{re.escape(opening)}(?s:.*)/"
+    terminal = Terminal(name, lark=lark, gbnf=rule)
     rules = turn.rules
-    rules.lark_extra["BARE_TEXT"] = BARE_TEXT.lark
-    rules.gbnf_extra["bare-text"] = "[ \\t\\r\\n]+ | [ \\t\\r\\n]* [^{< \\t\\r\\n] text"
-    if BARE_TEXT_NOTE not in rules.notes:
-        rules.notes.append(BARE_TEXT_NOTE)
+    rules.lark_extra[name] = terminal.lark
+    rules.gbnf_extra[rule] = f"[ \\t\\r\\n]+ | [ \\t\\r\\n]* [^{in_class}< \\t\\r\\n] text"
+    note = (
+        f"text of a turn whose calls {calls} may not start with '{opening}' after whitespace "
+        f"(that is {meaning})"
+    )
+    if note not in rules.notes:
+        rules.notes.append(note)
         rules.syntax_notes.setdefault("gbnf", []).append(BARE_TEXT_GBNF_NOTE)
-    return optional(BARE_TEXT)
+    return optional(terminal)

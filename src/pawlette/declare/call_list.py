@@ -23,8 +23,6 @@ from ..emit.grammar_ast import (
     Node,
     Repeat,
     Rules,
-    Terminal,
-    optional,
     seq,
 )
 from ..emit.json_lark import define_json_base
@@ -33,6 +31,7 @@ from ..engine.machine import Parser
 from ..engine.readers import WholeTextReader
 from ..errors import FormatError
 from ..types import TextDelta, ToolCall
+from .bare_calls import bare_text
 from .calls import Content, ListedCallConcept, arguments_json, closing_marker
 from .grammar import CallItems, CallOpening, text_then
 from .pieces import Fence
@@ -241,7 +240,7 @@ class JsonCallList(ListedCallConcept):
     def grammar(self, turn: Turn) -> None:
         turn.calls = CallListSet(self, turn)
         if self.open is None:
-            turn.content = bare_list_text(turn)
+            turn.content = bare_text(turn, "[")
 
 
 class CallListReader(WholeTextReader):
@@ -359,27 +358,6 @@ class BareCallListReader:
                 self._list.close(marker, offset)
             finally:
                 parser.entered_by = entered
-
-
-BARE_LIST_TEXT = Terminal(
-    "BARE_LIST_TEXT", lark="(TEXT_NE) & ~/[ \\t\\r\\n]*\\[(?s:.*)/", gbnf="bare-list-text"
-)
-BARE_LIST_TEXT_NOTE = (
-    "text of a turn whose calls are one bare JSON array may not start with '[' after "
-    "whitespace (that is the calls)"
-)
-BARE_LIST_TEXT_GBNF_NOTE = "nor, here, with '<' after whitespace (tighter than the parser)"
-
-
-def bare_list_text(turn: Turn) -> Node:
-    """The answer's text in a turn whose calls are one bare JSON array."""
-    rules = turn.rules
-    rules.lark_extra["BARE_LIST_TEXT"] = BARE_LIST_TEXT.lark
-    rules.gbnf_extra["bare-list-text"] = "[ \\t\\r\\n]+ | [ \\t\\r\\n]* [^\\[< \\t\\r\\n] text"
-    if BARE_LIST_TEXT_NOTE not in rules.notes:
-        rules.notes.append(BARE_LIST_TEXT_NOTE)
-        rules.syntax_notes.setdefault("gbnf", []).append(BARE_LIST_TEXT_GBNF_NOTE)
-    return optional(BARE_LIST_TEXT)
 
 
 def key_written_twice(text: str) -> str | None:
