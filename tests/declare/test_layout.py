@@ -425,5 +425,6 @@ def test_two_meanings_of_one_marker_name_both_sides() -> None:
     with pytest.raises(FormatError) as raised:
         declare(tiny(ConversationEnd(marker=Marker("<|assistant|>"))))
     message = str(raised.value)
-    assert "'<|assistant|>' goes to 'assistant.head' (the frames)" in message
-    assert "to 'outside' (ConversationEnd); expected one meaning per marker" in message
+    assert "'<|assistant|>' has two meanings between turns: one of the frames, one of " in message
+    assert "ConversationEnd; expected one meaning per marker" in message
+    assert "state 'outside' goes to 'assistant.head' and to 'outside'" in message

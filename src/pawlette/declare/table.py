@@ -183,11 +183,19 @@ class Table:
         if found is not None:
             if found == (target, actions):
                 return
+            role = state.partition(".")[0]
+            where = (
+                "between turns"
+                if state == "outside"
+                else f"in {role} turns"
+                if role in self.layout.frames
+                else f"in state {state!r}"
+            )
             raise FormatError(
-                f"{self.layout.name}: in state {state!r}, {marker!r} goes to {found[0]!r} "
-                f"({self.sources.get((state, marker), 'the frames')}) and to {target!r} "
-                f"({self.source}); "
-                "expected one meaning per marker (two of them spell a fence alike)"
+                f"{self.layout.name}: {marker!r} has two meanings {where}: one of "
+                f"{self.sources.get((state, marker), 'the frames')}, one of {self.source}; "
+                "expected one meaning per marker (two fences are spelled alike; in the parse "
+                f"table, state {state!r} goes to {found[0]!r} and to {target!r})"
             )
         self.steps[(state, marker)] = (target, actions)
         self.sources[(state, marker)] = self.source
