@@ -26,6 +26,13 @@ if TYPE_CHECKING:
     from .write import Render
 
 
+def _as_fence(text: str | Fence | None) -> Fence:
+    """A default text as a fence (a string is its text; None: nothing)."""
+    if text is None:
+        return ()
+    return fence(text) if isinstance(text, str) else text
+
+
 @dataclass(frozen=True)
 class SystemPrompt(Concept):
     """The system turn.
@@ -95,18 +102,14 @@ class SystemPrompt(Concept):
 
     @property
     def default_fence(self) -> Fence:
-        if self.default is None:
-            return ()
-        return fence(self.default) if isinstance(self.default, str) else self.default
+        return _as_fence(self.default)
 
     @property
     def tools_default_fence(self) -> Fence:
         """The default text when the request has tools."""
         if self.default_with_tools is None:
             return self.default_fence
-        if isinstance(self.default_with_tools, str):
-            return fence(self.default_with_tools)
-        return self.default_with_tools
+        return _as_fence(self.default_with_tools)
 
     def gathered(self, texts: list[str]) -> list[str]:
         """Of the gathered system messages' texts, those written."""

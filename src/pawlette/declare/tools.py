@@ -10,6 +10,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
@@ -38,6 +39,13 @@ if TYPE_CHECKING:
     from .write import Render
 
 Place = Literal["system", "first_user", "last_user", "before_last_user", "own_turn", "after_system"]
+_WRITERS: dict[int | None, tuple[Callable[[Any], str], Callable[[Any], str]]] = {
+    None: (kept_json_string, acyclic_json_string),
+    4: (kept_indented_json, indented_json),
+}
+"""The spellings written by pawlette's own JSON writers (``indent``: none or 4), each as
+(kept by content, for tools seen again; made at once, for a request's new tools)."""
+
 _ON_ITS_OWN = ("before_last_user", "own_turn", "after_system")
 
 
@@ -138,12 +146,18 @@ class ToolsBlock(Concept):
         definition = dict(tool.definition)
         return {"type": "function", "function": definition} if self.wrap == "openai" else definition
 
+    @cached_property
+    def _writers(self) -> tuple[Callable[[Any], str], Callable[[Any], str]] | None:
+        """The own writers of this block's JSON spelling (one that keeps texts by content,
+        one that does not), or None: json.dumps writes it."""
+        if self.ascii or self.separators is not None:
+            return None
+        return _WRITERS.get(self.indent)
+
     def dump(self, value: Any) -> str:
-        if not self.ascii and self.separators is None:
-            if self.indent is None:
-                return kept_json_string(value)
-            if self.indent == 4:
-                return kept_indented_json(value)
+        writers = self._writers
+        if writers is not None:
+            return writers[0](value)
         # Other spellings through json.dumps: a request's tools are written once (tool_texts).
         return json.dumps(
             value, ensure_ascii=self.ascii, indent=self.indent, separators=self.separators
@@ -236,12 +250,8 @@ class ToolsBlock(Concept):
     def _dump_new(self, value: Any) -> str:
         """:meth:`dump` of a request's new tools (checked plain: no container twice on a
         path), not looked for among the texts kept by content; a subclass's own dump as it is."""
-        if type(self).dump is ToolsBlock.dump and not self.ascii and self.separators is None:
-            if self.indent is None:
-                return acyclic_json_string(value)
-            if self.indent == 4:
-                return indented_json(value)
-        return self.dump(value)
+        writers = self._writers if type(self).dump is ToolsBlock.dump else None
+        return self.dump(value) if writers is None else writers[1](value)
 
     def block(self, out: Render, *, separated: bool = False) -> None:
         out.fence(self.separated_open if separated else self.open, "tools")
