@@ -742,3 +742,34 @@ def test_a_render_of_what_was_read_is_the_render_of_the_messages(name: str) -> N
             assert read == outcome(
                 lambda core=core: fmt.render(list(core), add_generation_prompt=True)
             )
+
+
+@pytest.mark.parametrize("name", ["glm", "minimax_m2", "seed_oss", "chatml", "mistral"])
+def test_writers_take_the_value_the_reader_parsed(name: str) -> None:
+    """A new arguments text is parsed by the reader and taken by the writer, whether it
+    writes the arguments as JSON or each argument by its key (XML parameters): the store of
+    handed-over values does not keep it after the render, and the render equals the render
+    of the same text parsed by the writer itself."""
+    from pawlette.engine.json_text import PARSED_ARGUMENTS
+
+    fmt = pawlette.get_format(name)
+    arguments = json.dumps({"city": f"Paris {name} {id(fmt)}", "days": 3})
+    conversation = [
+        {"role": "user", "content": "Weather?"},
+        {
+            "role": "assistant",
+            "content": "",
+            "tool_calls": [
+                {
+                    "id": "abc123XYZ",
+                    "type": "function",
+                    "function": {"name": "get_weather", "arguments": arguments},
+                }
+            ],
+        },
+        {"role": "tool", "tool_call_id": "abc123XYZ", "content": "sunny"},
+    ]
+    taken = fmt.render(conversation).text
+    assert arguments not in PARSED_ARGUMENTS.kept
+    messages, tools = pawlette.format.coerce_conversation(conversation)
+    assert fmt.render(messages, tools).text == taken

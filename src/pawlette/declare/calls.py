@@ -49,7 +49,11 @@ def check_call_name(name: str, index: int, number: int) -> None:
 
 
 def arguments_value(arguments: str, index: int, number: int) -> Any:
-    """The parsed arguments of ``messages[index].tool_calls[number]`` (empty: ``{}``)."""
+    """The parsed arguments of ``messages[index].tool_calls[number]`` (empty: ``{}``); the
+    value the OpenAI reader parsed of a new text is taken, not parsed again."""
+    value = PARSED_ARGUMENTS.kept.pop(arguments, MISSING)
+    if value is not MISSING:
+        return value
     try:
         return json.loads(arguments.strip() or "{}")
     except json.JSONDecodeError as error:
@@ -80,9 +84,7 @@ def arguments_json(
     found = kept.find(stripped)  # a conversation's calls come back in every later request
     if found is not MISSING:
         return found
-    value = PARSED_ARGUMENTS.kept.pop(stripped, MISSING)
-    if value is MISSING:
-        value = arguments_value(stripped, index, number)
+    value = arguments_value(stripped, index, number)
     # (json.loads gives no container twice on a path: json's circular check is not needed)
     written = json.dumps(value) if ascii else acyclic_json_string(value)
     kept.keep(stripped, written)

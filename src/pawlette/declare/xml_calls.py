@@ -123,8 +123,7 @@ class XmlCalls(SectionedCallConcept):
     # ------------------------------------------------------------------ the writer
 
     def check_call(self, call: ToolCall, index: int, number: int) -> None:
-        if self._written.find(call.arguments) is MISSING:  # (kept: an object, written before)
-            arguments_object(call.arguments, index, number)
+        self.members(call.arguments, index, number)  # (kept for the write that follows)
 
     def members(self, arguments: str, index: int, number: int) -> tuple[Member, ...]:
         """The arguments (JSON text) of ``messages[index].tool_calls[number]`` as written,
