@@ -110,3 +110,20 @@ def test_an_empty_opener_is_still_refused() -> None:
         FormatError, match=r"JsonCallList\.open: empty; expected a fence, or open=None"
     ):
         layout("test-bare-empty", JsonCallList(open=()))
+
+
+@pytest.mark.parametrize(
+    ("list_open", "list_close"), [("calls: [", "]"), ("[", ""), ("", "]"), ("{", "}")]
+)
+def test_a_list_is_a_json_array_or_objects_one_after_another(
+    list_open: str, list_close: str
+) -> None:
+    """Reading takes a JSON array or JSON objects one after another: any other list text
+    would be written and never read back."""
+    calls = JsonCallList(open=fence(Marker("<calls>")), list_open=list_open, list_close=list_close)
+    with pytest.raises(
+        FormatError,
+        match=r"test-list-bad: JsonCallList\.list_open / list_close: .*; expected '\[' and "
+        r"'\]' \(a JSON array\), or neither",
+    ):
+        layout("test-list-bad", calls)

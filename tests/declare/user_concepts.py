@@ -3,7 +3,8 @@ imports only), one for each call concept and turn shape that no shipped format h
 turns without an opener or an end, openers after a given turn, reasoning a prompt opens,
 names outside the arguments, tag calls typed by schema, one JSON array of calls, bare calls
 joined as the whole turn (a turn's text written in their place), one bare JSON array as the
-whole turn (and a default system text that differs when there are tools).  The
+whole turn (and a default system text that differs when there are tools), calls opened and
+never closed, JSON objects listed without brackets.  The
 cross-artifact tests (:mod:`.test_cross_artifacts`) check every artifact of each."""
 
 from __future__ import annotations
@@ -168,4 +169,41 @@ BARE_LISTED = Layout(
     ),
 )
 
-LAYOUTS = (IMPLICIT, OPEN_ENDED, TAGGED, LISTED, JOINED, BARE_LISTED)
+OPENED = Layout(
+    name="user-opened",
+    summary="each call opened by a marker, none closed: the next call's opener or the turn's end",
+    frames={
+        role: Frame(open=fence(M(f"<|{role}|>")), end=fence(M("<|eot|>")))
+        for role in ("system", "user", "assistant", "tool")
+    },
+    concepts=(
+        SystemPrompt(),
+        _tools(),
+        # Llama 4's <|python_start|> before each call: <c>{...}<c>{...}<|eot|>
+        JsonCalls(open=fence(M("<|call|>")), close=()),
+        Results(),
+    ),
+)
+
+UNBRACKETED = Layout(
+    name="user-unbracketed",
+    summary="the calls of a turn as JSON objects one after another, no brackets",
+    frames={
+        role: Frame(open=fence(M(f"<{role}>")), end=fence(M("<end>")), after=fence("\n"))
+        for role in ("system", "user", "assistant", "tool")
+    },
+    concepts=(
+        SystemPrompt(),
+        _tools(),
+        JsonCallList(
+            open=fence(M("<calls>")),
+            close=fence(M("</calls>")),
+            list_open="",
+            list_close="",
+            item_separator="",
+        ),
+        Results(),
+    ),
+)
+
+LAYOUTS = (IMPLICIT, OPEN_ENDED, TAGGED, LISTED, JOINED, BARE_LISTED, OPENED, UNBRACKETED)

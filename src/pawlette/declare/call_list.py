@@ -9,6 +9,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 from dataclasses import dataclass
 from functools import cached_property
@@ -38,6 +39,7 @@ from .pieces import Fence
 from .readers import give_back
 
 if TYPE_CHECKING:
+    from ..engine.machine import ReaderFactory
     from .grammar import Turn
     from .jinja import Template
     from .layout import Layout
@@ -72,7 +74,8 @@ class JsonCallList(ListedCallConcept):
 
     The array's layout: ``list_open`` / ``list_close`` around its items (``"["`` / ``"]"``)
     and ``item_separator`` between them (None: ``separators[0]``); Cohere writes
-    ``[\\n    {...},\\n    {...}\\n]``.  Reading takes any JSON whitespace.
+    ``[\\n    {...},\\n    {...}\\n]``.  Both empty: the objects one after another, no
+    brackets (MiniMax M1 writes one a line).  Reading takes any JSON whitespace.
 
     ``ids``: ``"given"`` writes each call's own id; ``"positional"`` writes its position
     among all the conversation's calls (``"0"``, ``"1"``, ...: Cohere's templates renumber
@@ -110,6 +113,13 @@ class JsonCallList(ListedCallConcept):
                 "one bare JSON array as the whole turn"
             )
         self.check_choices(layout, "ids")
+        brackets = (self.list_open.strip(), "]" in self.list_close)
+        if brackets not in (("[", True), ("", False)):
+            raise FormatError(
+                f"{layout.name}: JsonCallList.list_open / list_close: {self.list_open!r} / "
+                f"{self.list_close!r}; expected '[' and ']' (a JSON array), or neither (the "
+                "objects one after another), with whitespace around"
+            )
 
     def _validate_bare(self, layout: Layout) -> None:
         """With no opener, the array is the whole turn: nothing closes it, and text before it
@@ -196,13 +206,10 @@ class JsonCallList(ListedCallConcept):
             for state in ("assistant.head", "assistant.body"):
                 table.reader(state, lambda parser: BareCallListReader(parser, keys))
             return
-        self.opening_rows(
-            table,
-            self.open,
-            "call.list",
-            lambda parser: CallListReader(parser, keys, closed),
-            ends=True,
-        )
+        reader: ReaderFactory = lambda parser: CallListReader(parser, keys, closed)  # noqa: E731
+        if not self.list_open.strip():  # (the objects one after another)
+            reader = functools.partial(CallListReader, keys=keys, closed=closed, bracketed=False)
+        self.opening_rows(table, self.open, "call.list", reader, ends=True)
         table.after_calls("call.list", table.spellings(self.loose, self.close))
 
     # ------------------------------------------------------------------ the Jinja template
@@ -247,12 +254,15 @@ class CallListReader(WholeTextReader):
     """The array of calls, read whole at its close (or at the turn's end when the format
     writes no close)."""
 
-    __slots__ = ("_closed", "_keys")
+    __slots__ = ("_bracketed", "_closed", "_keys")
 
-    def __init__(self, parser: Parser, keys: dict[str, str], closed: bool) -> None:
+    def __init__(
+        self, parser: Parser, keys: dict[str, str], closed: bool, bracketed: bool = True
+    ) -> None:
         super().__init__(parser)
         self._keys = keys
         self._closed = closed
+        self._bracketed = bracketed
 
     def close(self, marker: str | None, offset: int) -> None:
         parser = self._parser
@@ -275,6 +285,10 @@ class CallListReader(WholeTextReader):
             )
 
     def _read(self, text: str, calls: list[tuple[str, str | None, str]]) -> str | None:
+        if not self._bracketed:
+            text, problem = _as_array(text)
+            if problem is not None:
+                return problem
         value, problem = load_json(text.strip() or "null")
         if problem is not None:
             return problem
@@ -307,6 +321,29 @@ class CallListReader(WholeTextReader):
                 return f"{name}: {problem}"
             calls.append((name, call_id if isinstance(call_id, str) else None, written))
         return None
+
+
+def _as_array(text: str) -> tuple[str, str | None]:
+    """The JSON values of ``text`` one after another (any whitespace between them, a value
+    over several lines too) as the text of one array, or the problem."""
+    decoder = json.JSONDecoder()
+    values: list[str] = []
+    position, end = 0, len(text)
+    while True:
+        while position < end and text[position] in " \t\r\n":
+            position += 1
+        if position == end:
+            break
+        try:
+            _, after = decoder.raw_decode(text, position)
+        except ValueError:
+            _, problem = load_json(text[position:])
+            return text, problem or "not one JSON object after another"
+        values.append(text[position:after])
+        position = after
+    if not values:
+        return text, "no call between the fences"
+    return "[" + ", ".join(values) + "]", None
 
 
 class BareCallListReader:

@@ -49,8 +49,9 @@ class JsonCalls(SectionedCallConcept):
 
     Fields:
 
-    - ``open`` / ``close``: the fences around each call.  ``open=None``: a call is one bare
-      JSON object that is the whole assistant turn (Llama 3).
+    - ``open`` / ``close``: the fences around each call.  ``close=()``: a call runs to the
+      next call's ``open`` or to the turn's end (Llama 4's ``<|python_start|>``).
+      ``open=None``: a call is one bare JSON object that is the whole assistant turn (Llama 3).
     - ``separator``: before a call that follows text or another call.
     - ``name_key`` / ``arguments_key`` / ``id_key``: the object's keys (``id_key`` None: the
       format writes no call ids; pairing results with calls is by position).
@@ -250,6 +251,9 @@ class JsonCalls(SectionedCallConcept):
                 table.on("assistant.call", spelling, "assistant.body")
         elif close:
             table.after_calls("assistant.call", closes, reopen=openings)
+        elif self.parallel:  # (a call runs to the next call's open or to the turn's end)
+            for spelling in openings:
+                table.on("assistant.call", spelling, "assistant.call")
 
     # ------------------------------------------------------------------ the Jinja template
 

@@ -62,9 +62,10 @@ class Reasoning(Concept):
     - ``loose``: reading also takes ``open`` and ``close`` without the whitespace they write
       around their markers (``<think>X</think>Y`` where the template writes
       ``<think>\\nX\\n</think>\\n\\n``), as the peers' reasoning parsers read them.
-    - ``absent``: what a turn writes where it writes no block (it has no reasoning, or
-      ``keep`` drops it): nothing (the default), an empty block (``open`` + ``close``: GLM-4.6,
-      Kimi K2 Thinking) or the close alone (GLM-4.7, MiniMax-M3).  The last turn of
+    - ``absent``: the fence a turn writes where it writes no block (it has no reasoning, or
+      ``keep`` drops it): ``()``, nothing (the default); an empty block, the same fences as
+      ``open`` and ``close`` joined (``absent=THINK_OPEN + THINK_CLOSE``: GLM-4.6, Kimi K2
+      Thinking); or the close alone (``absent=THINK_CLOSE``: GLM-4.7, MiniMax-M3).  The last turn of
       ``empty_on_last`` gets its empty block instead.  Read back as no reasoning.  Where the
       generation prompt writes the same empty block (``prompt="empty"``), the stand-in is the
       prompt's, not trainable (the model's part of the turn begins after it).  With ``keep``
