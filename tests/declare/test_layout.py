@@ -84,7 +84,26 @@ def tiny(*concepts: Concept, **changes: Any) -> Layout:
         (
             lambda: tiny(ToolsBlock(place="nowhere")),  # type: ignore[arg-type]
             "ToolsBlock.place: 'nowhere'; expected 'system', 'first_user', 'last_user', "
-            "'before_last_user', 'own_turn' or 'after_system'",
+            "'before_last_user', 'own_turn', 'after_system' or 'user_after_system'",
+        ),
+        (
+            lambda: Layout(
+                name="tiny",
+                summary="",
+                frames={role: frames()[role] for role in ("user", "assistant")},
+                concepts=(ToolsBlock(place="user_after_system", open=fence("<tools>")),),
+            ),
+            "ToolsBlock(place='user_after_system') and no 'system' frame; expected one",
+        ),
+        (
+            lambda: Layout(
+                name="tiny",
+                summary="",
+                frames=frames(system=Frame(open=fence(Marker("<|system|>")), end=fence(END))),
+                concepts=(ToolsBlock(place="user_after_system", open=fence("<tools>")),),
+            ),
+            "ToolsBlock(place='user_after_system') with system and user frames that end "
+            "differently; expected the same end and after",
         ),
         (
             lambda: tiny(ToolsBlock(array=True, item_open=fence("\n"))),

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from ..emit.jinja_text import TEXT_MACRO, escape_macro, fill, jinja_string
 from .concept import Concept, overrides
-from .layout import Layout
+from .layout import Frame, Layout
 from .pieces import Fence, Option, piece_text
 
 
@@ -162,6 +162,11 @@ class Template:
                 return
         finally:
             self.prompt = False
+        self.opener(frame, prompt=prompt)
+
+    def opener(self, frame: Frame, *, prompt: bool = False) -> None:
+        """The frame's open fence after the turn ``ns.previous`` names, as
+        :meth:`.layout.Frame.opener` (``prompt``: :meth:`.layout.Frame.prompt`) chooses it."""
         after = {**frame.open_after, **(frame.prompt_after if prompt else {})}
         start = after.pop("start", None)
         if start is not None:

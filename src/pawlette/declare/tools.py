@@ -38,7 +38,15 @@ if TYPE_CHECKING:
     from .table import Table
     from .write import Render
 
-Place = Literal["system", "first_user", "last_user", "before_last_user", "own_turn", "after_system"]
+Place = Literal[
+    "system",
+    "first_user",
+    "last_user",
+    "before_last_user",
+    "own_turn",
+    "after_system",
+    "user_after_system",
+]
 _WRITERS: dict[int | None, tuple[Callable[[Any], str], Callable[[Any], str]]] = {
     None: (kept_json_string, acyclic_json_string),
     4: (kept_indented_json, indented_json),
@@ -47,6 +55,8 @@ _WRITERS: dict[int | None, tuple[Callable[[Any], str], Callable[[Any], str]]] = 
 (kept by content, for tools seen again; made at once, for a request's new tools)."""
 
 _ON_ITS_OWN = ("before_last_user", "own_turn", "after_system")
+_IN_A_USER_TURN = ("first_user", "last_user", "user_after_system")
+"""The places inside the turn of a message written as a user turn (its host)."""
 
 
 @dataclass(frozen=True)
@@ -60,7 +70,14 @@ class ToolsBlock(Concept):
       ``"before_last_user"`` (on its own just before the last user turn opens: Mistral), or
       ``"own_turn"`` (on its own at the start: ``open`` and ``close`` hold the whole turn's
       frame, Kimi's ``tool_declare``), or ``"after_system"`` (on its own right after the
-      first system turn, written or default: Devstral, Ministral 3).
+      first system turn, written or default: Devstral, Ministral 3), or
+      ``"user_after_system"`` (inside the message right after the leading system message, the
+      first message when there is none, written as a user turn whatever its role: Meta's
+      Llama 3.x with ``tools_in_user_message``).  Unlike ``"first_user"``, that host is found
+      by its place, not its role: a system message there is written as the user turn holding
+      the tools (its role a recorded loss), an assistant or tool message is refused; the
+      system and user frames must end alike.  Unlike ``"after_system"``, the block is inside
+      that turn, not on its own.
     - ``open`` / ``close``: the fences around the block (instructions included).
     - ``first``: inside a host turn, the block comes before the host's text (else after it,
       with ``separator`` between when the host turn has a message; ``separator_when``
@@ -122,10 +139,19 @@ class ToolsBlock(Concept):
                 f"{layout.name}: ToolsBlock(always=True) with place={self.place!r}; "
                 "expected place='system' or 'own_turn'"
             )
-        if self.place == "system" and "system" not in layout.frames:
+        if self.place in ("system", "user_after_system") and "system" not in layout.frames:
             raise FormatError(
-                f"{layout.name}: ToolsBlock(place='system') and no 'system' frame; expected one"
+                f"{layout.name}: ToolsBlock(place={self.place!r}) and no 'system' frame; "
+                "expected one"
             )
+        if self.place == "user_after_system":
+            system, user = layout.frames["system"], layout.frames["user"]
+            if (system.end, system.after) != (user.end, user.after):
+                raise FormatError(
+                    f"{layout.name}: ToolsBlock(place='user_after_system') with system and user "
+                    "frames that end differently; expected the same end and after (a system "
+                    "message there is written as the user turn holding the tools)"
+                )
         if self.place not in _ON_ITS_OWN and not (self.open or self.item_open or self.separator):
             raise FormatError(
                 f"{layout.name}: ToolsBlock.open: empty with place={self.place!r}; expected a "
@@ -180,6 +206,8 @@ class ToolsBlock(Concept):
             return frozenset()
         if self.place == "after_system":
             return None
+        if self.place == "user_after_system":
+            return frozenset({"user", "system"})
         return frozenset({"user"})
 
     def hook_roles(self, hook: str) -> frozenset[str] | None:
@@ -187,6 +215,8 @@ class ToolsBlock(Concept):
         in it)."""
         if hook.endswith("_before") and self.place not in ("before_last_user", "after_system"):
             return frozenset()
+        if hook in ("turn_open", "jinja_open"):  # (a system host opens as a user turn)
+            return frozenset({"system"} if self.place == "user_after_system" else ())
         if hook.endswith(("_opening", "_closing")) and self.place in _ON_ITS_OWN:
             return frozenset()  # (a block on its own is in no turn)
         if hook.endswith("_opening") and not self.first:
@@ -200,12 +230,37 @@ class ToolsBlock(Concept):
         for number, tool in enumerate(out.tools):
             if tool.kind != "function":
                 raise UnsupportedFeature(f"tools[{number}].type", f"{tool.kind!r}", "'function'")
-        if out.tools and self.host_index(out) == -1:  # (a user turn holds them, and none is)
+        if not out.tools:
+            return
+        host = self.host_index(out)
+        if self.place == "user_after_system":
+            self._check_host(out, host)
+        elif host == -1:  # (a user turn holds them, and none is)
             raise RequestError(
                 "messages",
                 "no user message",
                 f"a user message: {out.layout.name} writes the tools "
                 + self.place.replace("_", " ").replace("before", "before the"),
+            )
+
+    def _check_host(self, out: Render, host: int) -> None:
+        """The message after the first system message holds the tools as a user turn: a
+        system message loses its role there, any other role than user is refused."""
+        where = "the message after the first system message (the first when there is none)"
+        if host == -1:
+            raise RequestError(
+                "messages",
+                "no message to hold the tools",
+                f"{where}: {out.layout.name} writes the tools into it, as a user turn",
+            )
+        role = out.messages[host].role
+        if role == "system":
+            out.lose(f"messages[{host}].role", "written as the user turn holding the tools")
+        elif role != "user":
+            raise RequestError(
+                f"messages[{host}].role",
+                repr(role),
+                f"a user message: {out.layout.name} writes the tools into {where}",
             )
 
     def host_index(self, out: Render) -> int:
@@ -215,6 +270,9 @@ class ToolsBlock(Concept):
             return next((n for n, m in enumerate(out.messages) if m.role == "user"), -1)
         if self.place in ("last_user", "before_last_user"):
             return out.last_query
+        if self.place == "user_after_system":
+            host = _after_first_system(out)
+            return host if host < len(out.messages) else -1
         return -2
 
     def _hosts(self, out: Render, index: int) -> bool:
@@ -224,7 +282,7 @@ class ToolsBlock(Concept):
             return out.role == "system" and index <= 0
         # (the index first: most turns are not the host's)
         return (
-            self.place in ("first_user", "last_user")
+            self.place in _IN_A_USER_TURN
             and index == self.host_index(out)
             and out.role in self._host_roles
         )
@@ -278,6 +336,12 @@ class ToolsBlock(Concept):
             out.at(None, -1)
             self.block(out)
 
+    def turn_open(self, out: Render, index: int) -> Fence | None:
+        # (hook_roles: a system turn, with place "user_after_system")
+        if self._hosts(out, index):  # a system message holding the tools: a user turn
+            return out.layout.frames["user"].opener(out.previous)
+        return None
+
     def write_opening(self, out: Render, index: int) -> None:
         if self.first and self._hosts(out, index):
             self.block(out)
@@ -325,7 +389,7 @@ class ToolsBlock(Concept):
                     f"{table.layout.name}: ToolsBlock(place={self.place!r}) needs a close fence"
                 )
             return
-        role = "system" if self.place == "system" else "user"
+        role = "system" if self.place == "system" else "user"  # (a system host reads as user)
         frame = table.layout.frames[role]
         tools_state = table.state(f"{role}.tools", reader, role, ends=not self.close, inner=inner)
         openers = {
@@ -382,6 +446,17 @@ class ToolsBlock(Concept):
             if role != "system":
                 return None
             return "index <= 0" if self.always else "has_tools and index <= 0"
+        if self.place == "user_after_system":
+            if role not in ("user", "system"):
+                return None
+            # (named for the first turn written as a user turn, which the host's is)
+            out.macro(
+                "first_user",
+                "{%- set first_user = namespace(index=-1) -%}{%- if messages -%}"
+                '{%- set first_user.index = 1 if messages[0].role in ["system", "developer"] '
+                "else 0 -%}{%- endif -%}",
+            )
+            return "has_tools and index == first_user.index"
         if role != "user":
             return None
         if self.place == "first_user":
@@ -402,8 +477,10 @@ class ToolsBlock(Concept):
         out.out("{%- endif -%}")
         if self.separator and self.separator_when == "message":
             out.has_content()
-        if self.place in ("first_user", "last_user", "before_last_user"):
-            where = "first" if self.place == "first_user" else "last"
+        if self.place in ("first_user", "last_user", "before_last_user", "user_after_system"):
+            # (user_after_system's template check is first_user's, tools with no user message
+            # at all; the writer's refusal of a host of another role is not in the template)
+            where = "first" if self.place in ("first_user", "user_after_system") else "last"
             out.macro(
                 f"tools_need_user_{where}",
                 '{%- if has_tools and not (messages | selectattr("role", "equalto", "user") '
@@ -427,6 +504,15 @@ class ToolsBlock(Concept):
             out.out(f"{{%- if has_tools and index == {first} -%}}")
             self.jinja_block(out)
             out.out("{%- endif -%}")
+
+    def jinja_open(self, out: Template, role: str) -> bool:
+        # (hook_roles: a system turn, with place "user_after_system")
+        out.out(f"{{%- if {self.jinja_host(out, role)} -%}}")
+        out.opener(out.layout.frames["user"])  # a system message holding the tools
+        out.out("{%- else -%}")
+        out.opener(out.layout.frames["system"])
+        out.out("{%- endif -%}")
+        return True
 
     def jinja_opening(self, out: Template, role: str) -> None:
         host = self.jinja_host(out, role)

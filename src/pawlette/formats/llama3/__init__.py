@@ -39,8 +39,9 @@ differs only in reading the clock and in built-in tools):
 - **Tools** go into the first user message (``tools_in_user_message``, Meta's default), each
   as ``tojson(indent=4)`` of the whole OpenAI tool and a blank line; the system turn says
   ``Environment: ipython``.  As in Meta's templates, the host is the message right after
-  the first system message whatever its role: a second system message there is written as
-  that user turn (its role a recorded loss); with ``tools_in_user_message=False`` the tools
+  the first system message whatever its role (``place="user_after_system"``): a second
+  system message there is written as that user turn (its role a recorded loss), an
+  assistant or tool message is refused; with ``tools_in_user_message=False`` the tools
   go into the system turn with the templates' other instruction.
 - **Calls**: one call per assistant turn, written as the whole turn:
   ``{"name": NAME, "parameters": ARGS}`` (arguments as ``tojson`` of the object), then
@@ -93,7 +94,6 @@ from pawlette.declare import (
 )
 
 from .calls import Llama3Calls
-from .tools import ToolsAfterSystem
 
 BEGIN = Marker("<|begin_of_text|>")
 HEADER, HEADER_END = Marker("<|start_header_id|>"), Marker("<|end_header_id|>")
@@ -153,8 +153,8 @@ def template_variables(options: Llama3Options) -> Mapping[str, Any]:
 def layout(options: Llama3Options) -> Layout:
     date = Option("date_string") if options.date is None else Option("date", DATE_FORMAT)
     in_user = options.tools_in_user_message
-    tools = (ToolsAfterSystem if in_user else ToolsBlock)(
-        place="first_user" if in_user else "system",
+    tools = ToolsBlock(
+        place="user_after_system" if in_user else "system",
         first=True,
         open=fence(TOOLS_INTRO if in_user else SYSTEM_TOOLS_INTRO),
         item_close=fence("\n\n"),
