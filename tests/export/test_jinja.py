@@ -317,3 +317,38 @@ def test_names_are_refused_or_rendered_as_pawlette_does(name: str) -> None:
                 hf_render(name, request, False)
             continue
         assert hf_render(name, request, False)[0] == rendering.text, messages
+
+
+TOOLS_WITHOUT_A_HOST = [
+    [{"role": "system", "content": "S"}],
+    [{"role": "system", "content": "S"}, {"role": "assistant", "content": "A"}],
+    [{"role": "assistant", "content": "A"}, {"role": "user", "content": "U"}],
+    [{"role": "system", "content": "S"}, {"role": "system", "content": "T"}],
+]
+"""Tools with no user message, or where the message meant to hold them is not one: the
+writer refuses some of these, and the template must refuse the same (its checks run before
+anything is written, so they cannot rely on what the template sets later)."""
+
+
+@pytest.mark.parametrize("name", TEMPLATED)
+def test_tools_without_their_host_are_refused_or_rendered_as_pawlette_does(name: str) -> None:
+    fmt = pawlette.get_format(name)
+    tools = [
+        {
+            "type": "function",
+            "function": {
+                "name": "get_weather",
+                "description": "Weather.",
+                "parameters": {"type": "object", "properties": {}},
+            },
+        }
+    ]
+    for messages in TOOLS_WITHOUT_A_HOST:
+        request = {"messages": messages, "tools": tools}
+        try:
+            rendering = fmt.render(request)
+        except pawlette.RequestError:
+            with pytest.raises(TemplateError):
+                hf_render(name, request, False)
+            continue
+        assert hf_render(name, request, False)[0] == rendering.text, messages

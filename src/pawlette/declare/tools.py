@@ -477,13 +477,29 @@ class ToolsBlock(Concept):
         out.out("{%- endif -%}")
         if self.separator and self.separator_when == "message":
             out.has_content()
-        if self.place in ("first_user", "last_user", "before_last_user", "user_after_system"):
-            # (user_after_system's template check is first_user's, tools with no user message
-            # at all; the writer's refusal of a host of another role is not in the template)
-            where = "first" if self.place in ("first_user", "user_after_system") else "last"
+        if self.place == "user_after_system":
+            out.macro(
+                "tools_host",
+                # (a macro comes before has_tools is set: the test is spelled out)
+                "{%- if tools is defined and tools is not none and tools -%}"
+                "{%- set tools_host = 1 if messages and messages[0].role in "
+                '["system", "developer"] else 0 -%}{%- if tools_host >= messages | length -%}'
+                "{{- raise_exception('messages: no message to hold the tools; expected the "
+                "message after the first system "
+                f"message: {out.layout.name} writes the tools into it') -}}}}"
+                '{%- elif messages[tools_host].role not in ["user", "system", "developer"] -%}'
+                "{{- raise_exception('messages[' ~ tools_host ~ '].role: ' ~ "
+                "messages[tools_host].role ~ "
+                f"'; expected a user message: {out.layout.name} writes the tools into the "
+                "message after the first system message') -}}{%- endif -%}{%- endif -%}",
+            )
+        elif self.place in ("first_user", "last_user", "before_last_user"):
+            where = "first" if self.place == "first_user" else "last"
             out.macro(
                 f"tools_need_user_{where}",
-                '{%- if has_tools and not (messages | selectattr("role", "equalto", "user") '
+                # (a macro comes before has_tools is set: the test is spelled out)
+                "{%- if tools is defined and tools is not none and tools and not (messages "
+                '| selectattr("role", "equalto", "user") '
                 '| list) -%}{{- raise_exception("messages: no user message; expected a user '
                 'message to hold the tools") -}}{%- endif -%}',
             )
