@@ -926,9 +926,11 @@ def verify(
     from .infer.conversations import Features, generate
     from .infer.core import marker_texts
 
-    name = fmt if isinstance(fmt, str) else fmt.name  # "chatml:qwen2.5" keeps its variant
+    given = fmt
     if isinstance(fmt, str):
         fmt = get_format(fmt)
+    # A variant is named as given ("chatml:qwen2.5"); a file or a directory by its format.
+    name = given if isinstance(given, str) and given.startswith(f"{fmt.name}:") else fmt.name
     layout = getattr(fmt, "declaration", None)
     declared, declared_today = _reference(fmt)
     tokens = {
