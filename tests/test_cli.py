@@ -242,3 +242,41 @@ def test_render_honours_add_generation_prompt_in_the_request() -> None:
     result = run("render", "-f", "pcml", stdin=json.dumps(request))
     assert result.returncode == 0, result.stderr
     assert result.stdout == "[USR]hi[/USR]\n\n[AST]"
+
+
+def test_verify_checks_a_format_against_a_template_file(tmp_path: Path) -> None:
+    from .declared.reference import reference_template
+
+    template = tmp_path / "chat_template.jinja"
+    template.write_text(reference_template("Qwen-Qwen2.5-7B-Instruct.jinja"), encoding="utf-8")
+    result = run("verify", "-f", "chatml:qwen2.5", "-t", str(template))
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith("chatml:qwen2.5: 41/41 renders identical; 0 unexplained")
+    # A declaration with the wrong separator after each turn: the first differences shown,
+    # where the texts part, and status 1.
+    wrong = tmp_path / "wrong_format.py"
+    wrong.write_text(
+        "import dataclasses\n"
+        "import pawlette\n"
+        "from pawlette.declare import declare, fence\n"
+        "layout = pawlette.get_format('chatml:qwen2.5').declaration\n"
+        "frames = {role: dataclasses.replace(frame, after=fence('\\n\\n'))"
+        " for role, frame in layout.frames.items()}\n"
+        "FORMAT = declare(dataclasses.replace(layout, name='wrong', frames=frames))\n",
+        encoding="utf-8",
+    )
+    result = run("verify", "-f", str(wrong), "-t", str(template), "--conversations", "4")
+    assert result.returncode == 1, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[0].startswith("wrong: 0/7 renders identical; 7 unexplained differences")
+    assert lines[1] == "unexplained differences:"
+    assert "the declaration wrote '" in lines[2] and "<|im_end|>\\n\\n<|im_start|>" in lines[2]
+    assert lines[-1] == "  ... and 4 more"
+
+
+def test_verify_needs_a_template() -> None:
+    result = run("verify", "-f", "chatml")
+    assert result.returncode == 2
+    assert result.stderr == (
+        "pawlette verify: template: none given; expected -t FILE, a model directory, or both\n"
+    )

@@ -222,16 +222,9 @@ def command_demo(arguments: argparse.Namespace) -> int:
 
 
 def command_detect(arguments: argparse.Namespace) -> int:
-    import datetime
-
     from .detect import detect
 
-    today = None
-    if arguments.today:
-        try:
-            today = datetime.date.fromisoformat(arguments.today)
-        except ValueError as error:
-            raise UserError(f"--today: {arguments.today!r}; expected a date, YYYY-MM-DD") from error
+    today = _date(arguments.today)
     detection = detect(
         arguments.directory,
         today=today,
@@ -247,6 +240,56 @@ def command_detect(arguments: argparse.Namespace) -> int:
         return 0 if detection.format is not None else 1
     sys.stdout.write(detection.describe() + "\n")
     return 0 if detection.format is not None else 1
+
+
+def command_verify(arguments: argparse.Namespace) -> int:
+    from .detect import (
+        VERIFY_CONVERSATIONS,
+        read_chat_template,
+        read_template_file,
+        read_token_variables,
+        verify,
+    )
+
+    if arguments.template is None and arguments.directory is None:
+        raise UserError("template: none given; expected -t FILE, a model directory, or both")
+    tokens: dict[str, str] = {}
+    if arguments.template is not None:
+        template = read_template_file(arguments.template)
+        if arguments.directory is not None:
+            tokens = read_token_variables(arguments.directory)
+    else:
+        template, tokens = read_chat_template(arguments.directory)
+    for key in ("bos_token", "eos_token"):
+        given = getattr(arguments, key)
+        if given is not None:
+            tokens[key] = given
+    conversations = (
+        VERIFY_CONVERSATIONS if arguments.conversations is None else arguments.conversations
+    )
+    if conversations < 1:
+        raise UserError(f"--conversations: {conversations}; expected at least 1")
+    verification = verify(
+        arguments.format,
+        template,
+        bos_token=tokens.get("bos_token"),
+        eos_token=tokens.get("eos_token"),
+        today=_date(arguments.today),
+        conversations=conversations,
+    )
+    sys.stdout.write(verification.describe() + "\n")
+    return 0 if verification.passed else 1
+
+
+def _date(text: str | None) -> Any:
+    import datetime
+
+    if not text:
+        return None
+    try:
+        return datetime.date.fromisoformat(text)
+    except ValueError as error:
+        raise UserError(f"--today: {text!r}; expected a date, YYYY-MM-DD") from error
 
 
 def _auto_format(arguments: argparse.Namespace) -> str:
@@ -363,6 +406,40 @@ def build_parser() -> argparse.ArgumentParser:
         "--no-declared", action="store_true", help="skip the declared families: infer only"
     )
     detecting.set_defaults(handler=command_detect)
+
+    verifying = commands.add_parser(
+        "verify",
+        help="check a declared format against a chat template: generated conversations, "
+        "rendered by both, compared byte for byte",
+    )
+    verifying.add_argument(
+        "-f", "--format", required=True, help="a registered name, or a Python file's FORMAT"
+    )
+    verifying.add_argument(
+        "directory",
+        nargs="?",
+        help="a model or tokenizer directory: its chat template, its bos_token and eos_token",
+    )
+    verifying.add_argument(
+        "-t",
+        "--template",
+        metavar="FILE",
+        help="the chat template file (default: the directory's own); the directory, if given, "
+        "still gives the special tokens",
+    )
+    verifying.add_argument("--bos-token", help="the template's bos_token (over the directory's)")
+    verifying.add_argument("--eos-token", help="the template's eos_token (over the directory's)")
+    verifying.add_argument(
+        "--today",
+        help="the date the template's clock reads, YYYY-MM-DD (default: the format's date "
+        "option, else 2024-07-26)",
+    )
+    verifying.add_argument(
+        "--conversations",
+        type=int,
+        help="generated conversations to compare (default: 24, about 40 renders)",
+    )
+    verifying.set_defaults(handler=command_verify)
 
     export = commands.add_parser("export", help="chat templates and grammars for other tools")
     exports = export.add_subparsers(dest="what", required=True, metavar="WHAT")

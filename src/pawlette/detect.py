@@ -54,13 +54,18 @@ from .infer.template import DEFAULT_TODAY, TemplateRunner
 
 __all__ = [
     "Detection",
+    "Difference",
     "Mismatch",
     "Probe",
+    "Refusal",
+    "TemplateVerification",
     "detect",
     "detect_template",
     "format_of_directory",
     "read_chat_template",
     "read_special_tokens",
+    "read_token_variables",
+    "verify",
 ]
 
 _WEATHER = {
@@ -361,6 +366,12 @@ def _variables(config: Mapping[str, Any]) -> dict[str, str]:
     }
 
 
+def read_token_variables(directory: str | Path) -> dict[str, str]:
+    """The special-token variables (``bos_token``...) a directory's tokenizer config gives
+    its template (none: no ``tokenizer_config.json``)."""
+    return _variables(_config(Path(directory)))
+
+
 def read_template_file(path: str | Path) -> str:
     """A chat template named explicitly: a Jinja file's text."""
     file = Path(path)
@@ -635,7 +646,7 @@ def detect(
         template, variables = read_chat_template(directory)
     else:
         template = read_template_file(template_file)
-        variables = _variables(_config(Path(directory)))
+        variables = read_token_variables(directory)
     return detect_template(
         template,
         bos_token=variables.get("bos_token"),
@@ -667,3 +678,323 @@ def format_of_directory(directory: str | Path) -> Format:
         register_format(detection.format, replace=True)
         _INFERRED.add(detection.format.name)
     return detection.format
+
+
+# ------------------------------------------------------------------ verification
+
+
+VERIFY_CONVERSATIONS = 24
+"""Generated conversations :func:`verify` compares by default (each with and without the
+generation prompt when it awaits the model: about 40 renders)."""
+
+_WINDOW = 48
+"""Characters shown on each side of where two renders part."""
+_SHOWN = 200
+"""Characters of a conversation's messages (JSON) a report shows."""
+
+
+@dataclass(frozen=True)
+class Difference:
+    """One render the declaration writes otherwise than the template.
+
+    ``request``: the generated conversation (OpenAI JSON); ``add_generation_prompt``: whether
+    it was rendered with the generation prompt; ``offset``: where the two texts part;
+    ``template``/``declaration``: the two whole texts; ``losses``: what the declaration's
+    rendering reports it did not write; ``explained``: the template, given the conversation
+    less those losses, writes what the declaration wrote (the difference is what the
+    declaration says it drops); an unexplained difference is a mistake in the declaration
+    (or a loss it does not report).
+    """
+
+    request: Mapping[str, Any]
+    add_generation_prompt: bool
+    offset: int
+    template: str
+    declaration: str
+    losses: tuple[str, ...] = ()
+    explained: bool = False
+
+    def describe(self) -> str:
+        start = max(0, self.offset - _WINDOW)
+        end = self.offset + _WINDOW
+        said = (
+            f"offset {self.offset} (generation prompt: {self.add_generation_prompt}): the "
+            f"template wrote {self.template[start:end]!r}, the declaration wrote "
+            f"{self.declaration[start:end]!r}"
+        )
+        if self.losses:
+            state = "explained by" if self.explained else "not explained by"
+            said += f"; {state} its losses: " + "; ".join(self.losses)
+        return f"{said}; in {_conversation_of(self.request)}"
+
+
+@dataclass(frozen=True)
+class Refusal:
+    """A conversation one side refuses and the other renders: ``reason`` is the refusing
+    side's message (the declaration's :class:`~pawlette.errors.RequestError`, or what the
+    template raised)."""
+
+    request: Mapping[str, Any]
+    add_generation_prompt: bool
+    reason: str
+
+    def describe(self) -> str:
+        return (
+            f"{self.reason} (generation prompt: {self.add_generation_prompt}); in "
+            f"{_conversation_of(self.request)}"
+        )
+
+
+@dataclass(frozen=True)
+class TemplateVerification:
+    """What :func:`verify` found, render by render.
+
+    - ``format``: the verified format's name; ``compared``: the renders compared (each
+      generated conversation with the generation prompt when it awaits the model, and
+      without);
+    - ``identical``: renders both wrote byte for byte alike; ``both_refused``: renders both
+      refused;
+    - ``differences``: the renders that differ, in order (each says where, and whether the
+      declaration's losses explain it);
+    - ``refused``: renders the template writes and the declaration refuses (what it cannot
+      express: not a mistake, but what a request to it cannot hold);
+    - ``template_refused``: renders the declaration writes and the template refuses (it
+      raised: the model never saw such a conversation);
+    - ``untested``: what the declaration's ``Layout.template_untested`` kept out of the
+      generated conversations.
+    """
+
+    format: str
+    compared: int
+    identical: int
+    both_refused: int = 0
+    differences: tuple[Difference, ...] = ()
+    refused: tuple[Refusal, ...] = ()
+    template_refused: tuple[Refusal, ...] = ()
+    untested: tuple[str, ...] = ()
+
+    @property
+    def unexplained(self) -> tuple[Difference, ...]:
+        """The differences the declaration's losses do not explain: its mistakes."""
+        return tuple(item for item in self.differences if not item.explained)
+
+    @property
+    def explained(self) -> tuple[Difference, ...]:
+        """The differences that are what the declaration says it does not write."""
+        return tuple(item for item in self.differences if item.explained)
+
+    @property
+    def passed(self) -> bool:
+        """No unexplained difference (refusals on either side are listed, not failures)."""
+        return not self.unexplained
+
+    def describe(self, shown: int = 3) -> str:
+        """A short report: the figures, then up to ``shown`` of each kind of disagreement."""
+        lines = [
+            f"{self.format}: {self.identical}/{self.compared} renders identical"
+            + (f", {self.both_refused} refused by both" if self.both_refused else "")
+            + f"; {len(self.unexplained)} unexplained differences, {len(self.explained)}"
+            f" explained by losses; the declaration refuses {len(self.refused)}, the template"
+            f" {len(self.template_refused)}"
+        ]
+        if self.untested:
+            lines.append(f"not compared (Layout.template_untested): {', '.join(self.untested)}")
+        sections: tuple[tuple[str, tuple[Any, ...]], ...] = (
+            ("unexplained differences", self.unexplained),
+            ("explained by losses", self.explained),
+            ("refused by the declaration", self.refused),
+            ("refused by the template", self.template_refused),
+        )
+        for title, items in sections:
+            if not items:
+                continue
+            lines.append(f"{title}:")
+            lines += [f"  {item.describe()}" for item in items[:shown]]
+            if len(items) > shown:
+                lines.append(f"  ... and {len(items) - shown} more")
+        return "\n".join(lines)
+
+
+def _conversation_of(request: Mapping[str, Any]) -> str:
+    messages = json.dumps(request.get("messages"), ensure_ascii=False)
+    shown = messages if len(messages) <= _SHOWN else messages[:_SHOWN] + "…"
+    tools = request.get("tools")
+    return f"conversation {shown}" + (f" with {len(tools)} tool(s)" if tools else "")
+
+
+def _first_difference(left: str, right: str) -> int:
+    for offset, (one, other) in enumerate(zip(left, right, strict=False)):
+        if one != other:
+            return offset
+    return min(len(left), len(right))
+
+
+def _template_text(
+    runner: TemplateRunner,
+    messages: list[dict[str, Any]],
+    tools: list[dict[str, Any]] | None,
+    prompt: bool,
+    variables: Mapping[str, Any],
+) -> Any:
+    """The template's render; one that raises on an assistant turn without content is
+    rendered again with ``"content": ""`` there (what many callers pass, and what the
+    template reads: Qwen 3's reads ``message.content`` of every turn)."""
+    found = runner.render(messages, tools, add_generation_prompt=prompt, variables=variables)
+    if found.text is None and any(
+        message.get("role") == "assistant" and message.get("content") is None
+        for message in messages
+    ):
+        runner.empty_content = True
+        try:
+            again = runner.render(
+                messages, tools, add_generation_prompt=prompt, variables=variables
+            )
+        finally:
+            runner.empty_content = False
+        if again.text is not None:
+            return again
+    return found
+
+
+_LOSS = re.compile(r"messages\[(\d+)\](?:\.(\w+)(?:\[(\d+)\])?)?: (.*)")
+
+
+def _without_losses(
+    messages: list[dict[str, Any]], losses: Iterable[str]
+) -> list[dict[str, Any]] | None:
+    """The messages less what ``losses`` say the declaration did not write (a field, a call,
+    a whole message, text trimmed at its ends); None: a loss this cannot take away."""
+    result = [dict(message) for message in messages]
+    dropped: set[int] = set()
+    for loss in losses:
+        found = _LOSS.fullmatch(loss)
+        if found is None or int(found.group(1)) >= len(result):
+            return None
+        index, field, item, what = int(found.group(1)), found.group(2), found.group(3), found[4]
+        message = result[index]
+        if field is None:
+            dropped.add(index)
+        elif item is not None:
+            listed = list(message.get(field) or ())
+            if int(item) < len(listed):
+                del listed[int(item)]
+            message[field] = listed
+        elif field == "content" and "trimmed" in what and isinstance(message.get(field), str):
+            text = message[field]
+            at_start, at_end = "start" in what, "end" in what and "start" not in what
+            message[field] = (
+                text.lstrip() if at_start else text.rstrip() if at_end else text.strip()
+            )
+        else:
+            message.pop(field, None)
+    return [message for index, message in enumerate(result) if index not in dropped]
+
+
+def verify(
+    fmt: Format | str,
+    template: str,
+    *,
+    bos_token: str | None = None,
+    eos_token: str | None = None,
+    today: datetime.date | None = None,
+    variables: Mapping[str, Any] | None = None,
+    conversations: int = VERIFY_CONVERSATIONS,
+    seed: int = 0,
+) -> TemplateVerification:
+    """Check that ``fmt`` (a format, or a name :func:`~pawlette.get_format` knows) renders
+    what the chat ``template`` (its Jinja text) renders, byte for byte.
+
+    ``conversations`` generated conversations (deterministic for a ``seed``: system messages
+    first and later, tools, single and parallel calls, results, reasoning, names, non-ASCII,
+    Markdown, edge whitespace, empty texts; none holds the declaration's markers) are rendered
+    by both, each with the generation prompt when it awaits the model and without.  The
+    template runs as ``apply_chat_template`` runs it (:mod:`pawlette.infer.template`: it
+    needs ``jinja2``, the ``transformers`` extra) with ``bos_token``/``eos_token``, the
+    declaration's own template variables (``Layout.template_variables``, its text options),
+    then ``variables`` (which win); its clock reads ``today``, else the declaration's date
+    option, else 2024-07-26.
+
+    A difference the declaration's rendering reports as losses is *explained* when the
+    template, given the conversation less those losses, writes what the declaration wrote;
+    the rest are unexplained (:attr:`TemplateVerification.passed` is False).  What one side
+    refuses and the other renders is listed apart.
+
+    >>> verify("chatml:qwen2.5", qwen25_template).passed  # doctest: +SKIP
+    True
+    """
+    from .declare.layout import Layout
+    from .infer.conversations import Features, generate
+    from .infer.core import marker_texts
+
+    given = fmt
+    if isinstance(fmt, str):
+        fmt = get_format(fmt)
+    # A variant is named as given ("chatml:qwen2.5"); a file or a directory by its format.
+    name = given if isinstance(given, str) and given.startswith(f"{fmt.name}:") else fmt.name
+    layout = getattr(fmt, "declaration", None)
+    declared, declared_today = _reference(fmt)
+    tokens = {
+        key: value
+        for key, value in (("bos_token", bos_token), ("eos_token", eos_token))
+        if value is not None
+    }
+    runner = TemplateRunner(
+        template,
+        {**tokens, **declared, **(variables or {})},
+        today=today or declared_today or DEFAULT_TODAY,
+    )
+    untested = tuple(getattr(layout, "template_untested", ()))
+    features = Features(tools="tools" not in untested, calls="calls" not in untested)
+    avoid = marker_texts(layout) if isinstance(layout, Layout) else list(fmt.stop)
+    identical = both_refused = 0
+    differences: list[Difference] = []
+    refused: list[Refusal] = []
+    template_refused: list[Refusal] = []
+    compared = 0
+    for sample in generate(conversations, seed=seed, features=features, avoid=avoid):
+        tools_variables = _tools_variables(fmt, tuple(sample.tools or ()))
+        for prompt in (False,) if sample.ends_with == "assistant" else (True, False):
+            compared += 1
+            expected = _template_text(
+                runner, sample.messages, sample.tools, prompt, tools_variables
+            )
+            try:
+                rendering = fmt.render(sample.request, add_generation_prompt=prompt)
+            except RequestError as error:
+                if expected.text is None:
+                    both_refused += 1
+                else:
+                    refused.append(Refusal(sample.request, prompt, str(error)))
+                continue
+            if expected.text is None:
+                reason = expected.refusal or "the template raised"
+                template_refused.append(Refusal(sample.request, prompt, reason))
+            elif expected.text == rendering.text:
+                identical += 1
+            else:
+                explained = False
+                reduced = _without_losses(sample.messages, rendering.losses)
+                if rendering.losses and reduced is not None:
+                    again = _template_text(runner, reduced, sample.tools, prompt, tools_variables)
+                    explained = again.text == rendering.text
+                differences.append(
+                    Difference(
+                        sample.request,
+                        prompt,
+                        _first_difference(expected.text, rendering.text),
+                        expected.text,
+                        rendering.text,
+                        tuple(rendering.losses),
+                        explained,
+                    )
+                )
+    return TemplateVerification(
+        name,
+        compared,
+        identical,
+        both_refused,
+        tuple(differences),
+        tuple(refused),
+        tuple(template_refused),
+        tuple(item for item in untested if item in ("tools", "calls")),
+    )

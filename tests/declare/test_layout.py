@@ -74,7 +74,74 @@ def tiny(*concepts: Concept, **changes: Any) -> Layout:
             lambda: Frame(after=fence(END)),
             "Frame.after: Marker(text='<|end|>'); expected whitespace",
         ),
-        (lambda: Frame(open_after={"robot": ()}), "Frame.open_after: the key 'robot'"),
+        (
+            # A frame's openers are checked by its layout: the error names the format and
+            # the frame's role.
+            lambda: Layout(
+                name="tiny", summary="", frames=frames(user=Frame(open_after={"robot": ()}))
+            ),
+            "tiny: Layout.frames['user'].open_after: the key 'robot'; expected one of system, "
+            "user, assistant, tool, start",
+        ),
+        (
+            lambda: Layout(
+                name="tiny", summary="", frames=frames(assistant=Frame(open_after={"tool": "<a>"}))
+            ),  # type: ignore[dict-item]
+            "tiny: Layout.frames['assistant'].open_after['tool']: '<a>'; expected a fence, a "
+            "tuple of Marker, Lit and Option pieces (build it with fence('<a>'))",
+        ),
+        (
+            lambda: Layout(
+                name="tiny", summary="", frames=frames(assistant=Frame(open_after=[("tool", ())]))
+            ),  # type: ignore[arg-type]
+            "tiny: Layout.frames['assistant'].open_after: [('tool', ())]; expected a dict of a "
+            "role (or 'start') to a fence",
+        ),
+        (
+            lambda: Layout(
+                name="tiny", summary="", frames=frames(assistant=Frame(prompt_after={"bot": ()}))
+            ),
+            "tiny: Layout.frames['assistant'].prompt_after: the key 'bot'; expected one of",
+        ),
+        (
+            lambda: Layout(name="x", summary=None, frames=frames()),  # type: ignore[arg-type]
+            "x: Layout.summary: None; expected a string (one line for listings)",
+        ),
+        (
+            lambda: Layout(name="x", summary=("a", "b"), frames=frames()),  # type: ignore[arg-type]
+            "x: Layout.summary: ('a', 'b'); expected a string",
+        ),
+        (
+            lambda: tiny(
+                JsonCalls(open=fence("<c>"), close=fence("</c>")),
+                Results(),
+                XmlCalls(
+                    open=fence("<call>"),
+                    name_close=fence(">"),
+                    key_open=fence("<p="),
+                    key_close=fence(">"),
+                    value_close=fence("</p>"),
+                    close=fence("</call>"),
+                ),
+            ),
+            "tiny: Layout.concepts[2]: XmlCalls writes the calls, as JsonCalls (concepts[0]) "
+            "does; expected one calls concept",
+        ),
+        (
+            lambda: tiny(
+                ToolsBlock(open=fence("<tools>")), ToolsBlock(place="own_turn", open=fence("<t>"))
+            ),
+            "tiny: Layout.concepts[1]: ToolsBlock writes the tools block, as ToolsBlock "
+            "(concepts[0]) does; expected one ToolsBlock",
+        ),
+        (
+            lambda: tiny(
+                Reasoning(open=fence("<t>"), close=fence("</t>")),
+                Reasoning(open=fence("<r>"), close=fence("</r>")),
+            ),
+            "tiny: Layout.concepts[1]: Reasoning writes the reasoning, as Reasoning "
+            "(concepts[0]) does; expected one Reasoning",
+        ),
         (lambda: tiny(object()), "Layout.concepts[0]: a object; expected a Concept"),  # type: ignore[arg-type]
         (lambda: tiny(Results(), Results()), "writes 'tool' messages, as Results does"),
         (

@@ -149,14 +149,8 @@ class Frame:
             _check_fence(f"Frame.{name}", getattr(self, name))
         for number, pieces in enumerate(self.also_end):
             _check_fence(f"Frame.also_end[{number}]", pieces)
-        for name in ("open_after", "prompt_after"):
-            for role, pieces in getattr(self, name).items():
-                if role not in (*ROLES, "start"):
-                    raise FormatError(
-                        f"Frame.{name}: the key {role!r}; expected one of "
-                        f"{', '.join((*ROLES, 'start'))}"
-                    )
-                _check_fence(f"Frame.{name}[{role!r}]", pieces)
+        # open_after and prompt_after are checked by the Layout, whose errors name the format
+        # and the frame's role (Layout._check_openers).
         for piece in self.after:
             if isinstance(piece, Marker) or (isinstance(piece, Lit) and piece.text.strip()):
                 raise FormatError(
@@ -260,6 +254,11 @@ class Layout:
             raise FormatError(
                 f"Layout.name: {self.name!r}; expected letters, digits, '.', '_' and '-'"
             )
+        if not isinstance(self.summary, str):
+            raise FormatError(
+                f"{self.name}: Layout.summary: {self.summary!r}; expected a string (one line "
+                "for listings)"
+            )
         if not isinstance(self.frames, Mapping):
             raise FormatError(
                 f"{self.name}: Layout.frames: a {type(self.frames).__name__}; "
@@ -276,6 +275,7 @@ class Layout:
                     f"{self.name}: Layout.frames[{role!r}]: a {type(frame).__name__}; "
                     "expected a Frame"
                 )
+            self._check_openers(role, frame)
             if frame.prompt_after and role != "assistant":
                 raise FormatError(
                     f"{self.name}: Layout.frames[{role!r}].prompt_after: given; expected it "
@@ -322,9 +322,55 @@ class Layout:
         self._check_concept_fields()
         for concept in self.concepts:
             concept.validate(self)
+        self._check_one_concept_per_job()
         self._check_content_order()
         check_switches(self.name, self.switches, self.options)
         self._check_options()
+
+    def _check_openers(self, role: str, frame: Frame) -> None:
+        """A frame's ``open_after`` and ``prompt_after``: a dict of role (or ``"start"``) to
+        fence."""
+        for name in ("open_after", "prompt_after"):
+            where = f"{self.name}: Layout.frames[{role!r}].{name}"
+            table = getattr(frame, name)
+            if not isinstance(table, Mapping):
+                raise FormatError(
+                    f"{where}: {table!r}; expected a dict of a role (or 'start') to a fence"
+                )
+            for key, pieces in table.items():
+                if key not in (*ROLES, "start"):
+                    raise FormatError(
+                        f"{where}: the key {key!r}; expected one of {', '.join((*ROLES, 'start'))}"
+                    )
+                _check_fence(f"{where}[{key!r}]", pieces)
+
+    def _check_one_concept_per_job(self) -> None:
+        """One concept spells a turn's calls, one writes the tools block, one the reasoning:
+        two would each write the same part of a message, and reading could not tell whose a
+        marker is.  Another concept may still handle the same field (``handles``): the R1
+        distills' ``DistillTurns`` writes or drops the calls ``NamedCalls`` spells, and
+        LFM2's ``Ignored(("calls",))`` records as lost the calls its calls concept, switched
+        off, does not write.  Results without a calls concept are allowed: a tool message
+        needs no call before it to be written and read back."""
+        from .calls import CallConcept
+        from .reasoning import Reasoning
+        from .tools import ToolsBlock
+
+        jobs: tuple[tuple[type, str, str], ...] = (
+            (CallConcept, "the calls", "calls concept"),
+            (ToolsBlock, "the tools block", "ToolsBlock"),
+            (Reasoning, "the reasoning", "Reasoning"),
+        )
+        for kind, job, one in jobs:
+            found = [number for number, item in enumerate(self.concepts) if isinstance(item, kind)]
+            if len(found) > 1:
+                first, second = found[0], found[1]
+                raise FormatError(
+                    f"{self.name}: Layout.concepts[{second}]: "
+                    f"{type(self.concepts[second]).__name__} writes {job}, as "
+                    f"{type(self.concepts[first]).__name__} (concepts[{first}]) does; expected "
+                    f"one {one}"
+                )
 
     def _check_concept_fields(self) -> None:
         """Every concept field typed as a fence holds one (a string there would otherwise

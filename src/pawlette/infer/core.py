@@ -23,7 +23,7 @@ from .probe import Probe, Underivable
 from .template import DEFAULT_TODAY, TemplateRunner
 from .verify import Verification, verify
 
-__all__ = ["Inference", "infer_template"]
+__all__ = ["Inference", "infer_template", "marker_texts"]
 
 CONVERSATIONS = 24
 """Generated conversations an inferred format is verified on."""
@@ -117,7 +117,9 @@ def _features(draft: Draft) -> Features:
     )
 
 
-def _avoid(layout: Layout) -> list[str]:
+def marker_texts(layout: Layout) -> list[str]:
+    """The texts no generated conversation may hold: the declaration's markers and the
+    fixed texts of its fences (a message holding one would read back as layout)."""
     texts = set(markers_of(layout))
 
     def walk(value: Any) -> None:
@@ -186,7 +188,7 @@ def infer_template(
             fmt = declare(layout)
         except FormatError as error:
             return _refused(draft, f"the derived declaration is inconsistent: {error}", began)
-        samples = generate(conversations, features=_features(draft), avoid=_avoid(layout))
+        samples = generate(conversations, features=_features(draft), avoid=marker_texts(layout))
         verification = verify(fmt, runner, samples, renders)
         if verification.passed:
             return Inference(

@@ -1,0 +1,139 @@
+"""pawlette.detect.verify: a declared format checked against a chat template, render by
+render, on generated conversations."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+import pawlette
+from pawlette.declare import Frame, Ignored, Layout, Marker, SystemPrompt, declare, fence
+from pawlette.detect import verify
+
+from .declared.reference import reference_template
+
+END = Marker("<|end|>")
+
+# A template that writes a user's name before the text, and raises on a system message that
+# is not the first.
+TEMPLATE = (
+    "{% for message in messages %}"
+    "{% if message.role == 'system' and not loop.first %}"
+    "{{ raise_exception('a system message after the first') }}"
+    "{% endif %}"
+    "<|{{ message.role }}|>{% if message.name %}{{ message.name }}: {% endif %}"
+    "{{ message.content }}<|end|>\n"
+    "{% endfor %}"
+    "{% if add_generation_prompt %}<|assistant|>{% endif %}"
+)
+
+
+def tiny(after: str = "\n") -> pawlette.Format:
+    """Its declaration: no tools, names and reasoning dropped (recorded losses)."""
+    frames = {
+        role: Frame(open=fence(Marker(f"<|{role}|>")), end=fence(END), after=after)
+        for role in ("system", "user", "assistant")
+    }
+    return declare(
+        Layout(
+            name="tiny",
+            summary="<|role|> turns, no tools",
+            frames=frames,
+            concepts=(SystemPrompt(), Ignored(("name", "reasoning"))),
+        )
+    )
+
+
+@pytest.mark.parametrize(
+    ("name", "file_name", "tokens"),
+    [
+        ("chatml:qwen2.5", "Qwen-Qwen2.5-7B-Instruct.jinja", {"eos_token": "<|im_end|>"}),
+        (
+            "llama3",
+            "meta-llama-Llama-3.1-8B-Instruct.jinja",
+            {"bos_token": "<|begin_of_text|>", "eos_token": "<|eot_id|>"},
+        ),
+    ],
+)
+def test_a_registered_family_renders_its_real_template_identically(
+    name: str, file_name: str, tokens: dict[str, str]
+) -> None:
+    verification = verify(name, reference_template(file_name), **tokens)
+    assert verification.passed, verification.describe()
+    assert verification.format == name
+    assert verification.compared == 41  # 24 conversations, 17 awaiting the model
+    assert verification.identical + verification.both_refused == verification.compared
+    assert (verification.differences, verification.refused) == ((), ())
+    assert verification.template_refused == ()
+    assert verification.describe().startswith(f"{name}: {verification.identical}/41 renders")
+
+
+def test_a_wrong_separator_is_found_where_the_texts_part() -> None:
+    layout = pawlette.get_format("chatml:qwen2.5").declaration
+    frames = {
+        role: dataclasses.replace(frame, after=fence("\n\n"))
+        for role, frame in layout.frames.items()
+    }
+    wrong = declare(dataclasses.replace(layout, name="chatml-wrong", frames=frames))
+    verification = verify(wrong, reference_template("Qwen-Qwen2.5-7B-Instruct.jinja"))
+    assert not verification.passed
+    assert verification.identical == 0 and verification.explained == ()
+    assert len(verification.unexplained) == verification.compared == 41
+    for difference in verification.differences:
+        # The first turn's end is where they part: one newline after it, or two.
+        end = difference.template.index("<|im_end|>") + len("<|im_end|>\n")
+        assert difference.offset == end
+        assert difference.template[:end] == difference.declaration[:end]
+        assert difference.template[end:].startswith("<|im_start|>")
+        assert difference.declaration[end:].startswith("\n<|im_start|>")
+    first = verification.differences[0]
+    assert first.request["messages"]  # the conversation, as generated
+    said = first.describe()
+    assert said.startswith(
+        f"offset {first.offset} (generation prompt: {first.add_generation_prompt})"
+    )
+    assert "<|im_end|>\\n\\n<|im_start|>" in said and "in conversation [" in said
+    assert "41 unexplained differences" in verification.describe()
+
+
+def test_refusals_of_either_side_are_listed_apart() -> None:
+    verification = verify(tiny(), TEMPLATE)
+    assert verification.passed  # refusals are what a side cannot write, not mistakes
+    refused = {item.reason.split(";")[0] for item in verification.refused}
+    assert refused <= {f"tools: {count} given" for count in (1, 2, 3)} and refused
+    assert all("tiny has no tools block" in item.reason for item in verification.refused)
+    # The template raises on a later system message; the declaration writes it.
+    assert verification.template_refused
+    for item in verification.template_refused:
+        assert item.reason == "TemplateError: a system message after the first"
+        roles = [message["role"] for message in item.request["messages"]]
+        assert "system" in roles[1:]
+    assert verification.compared == (
+        verification.identical
+        + verification.both_refused
+        + len(verification.differences)
+        + len(verification.refused)
+        + len(verification.template_refused)
+    )
+    said = verification.describe()
+    assert "refused by the template:\n  TemplateError: a system message after the first" in said
+
+
+def test_a_difference_the_declared_losses_account_for_is_explained() -> None:
+    verification = verify(tiny(), TEMPLATE)
+    explained = verification.explained
+    assert explained and verification.unexplained == ()
+    for difference in explained:
+        assert any(loss.endswith(".name: not written") for loss in difference.losses)
+        named = [message["name"] for message in difference.request["messages"] if "name" in message]
+        assert difference.template[difference.offset :].startswith(f"{named[0]}: ")
+    assert "explained by its losses: messages[" in explained[0].describe()
+
+
+def test_losses_that_do_not_account_for_a_difference_leave_it_unexplained() -> None:
+    verification = verify(tiny(after="\n\n"), TEMPLATE)
+    assert not verification.passed and verification.explained == ()
+    with_losses = [item for item in verification.unexplained if item.losses]
+    assert with_losses  # names dropped, and the separator wrong besides
+    assert "not explained by its losses" in with_losses[0].describe()
