@@ -19,7 +19,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..engine.writer import Writer
-from ..types import Message, Segment, TextPart, Tool
+from ..types import ROLES, Message, Segment, TextPart, Tool
 
 WriteConversation = Callable[[Writer, tuple[Message, ...], tuple[Tool, ...], bool], None]
 
@@ -55,6 +55,12 @@ class _Source:
         """A global of the generated module holding ``value`` (a hook, a fence, ...)."""
         self.names[name] = value
         return name
+
+    def by_previous(self, name: str, fence_after: Callable[[str | None], Any]) -> str:
+        """A global mapping each role a turn may follow (None: none) to ``fence_after(role)``
+        (a frame's opener or prompt: the frame is frozen, so found once here instead of by
+        its method in every turn)."""
+        return self.bind(name, {role: fence_after(role) for role in (None, *ROLES)})
 
     def calls(self, prefix: str, hooks: list[Any], arguments: str) -> list[str]:
         """One bound name per hook (the hooks of a list, in order)."""
@@ -121,12 +127,11 @@ def _turn(source: _Source, role: str, hooks: Any) -> None:
             source.depth -= 1
             source.line("else:")
             source.line('    out.fence(opener, "header")')
-    elif opener:
-        source.line(
-            f'out.fence({frame}.opener(out.previous) if opener is None else opener, "header")'
-        )
     else:
-        source.line(f'out.fence({frame}.opener(out.previous), "header")')
+        found = source.by_previous(f"openers_{tag}", hooks.frame.opener) + "[out.previous]"
+        source.line(
+            f'out.fence({found + " if opener is None else opener" if opener else found}, "header")'
+        )
     _statements(source, hooks, "opening", "write_opening", tag)
     source.line("out.has_content = message is not None")
     declared = hooks.content_text is not None
@@ -276,7 +281,7 @@ def _kept(source: _Source, tag: str, hooks: Any, which: str, fence: str, kind: s
 def _prompt(source: _Source, plan: Any) -> None:
     """The generation prompt (``Render.generation_prompt``, specialised)."""
     hooks = plan.turns["assistant"]
-    frame = source.bind("frame_prompt", plan.layout.frames["assistant"])
+    prompts = source.by_previous("prompts", plan.layout.frames["assistant"].prompt)
     source.line("def generation_prompt(out):")
     source.depth += 1
     source.line("index = len(out.messages)")
@@ -290,9 +295,9 @@ def _prompt(source: _Source, plan: Any) -> None:
         openers = source.calls("turn_open_prompt", hooks.turn_open, "out, index")
         _first_fence(source, openers, "opener")
         source.line("if opener is None:")
-        source.line(f"    opener = {frame}.prompt(out.previous)")
+        source.line(f"    opener = {prompts}[out.previous]")
     else:
-        source.line(f"opener = {frame}.prompt(out.previous)")
+        source.line(f"opener = {prompts}[out.previous]")
     source.line("if opener:")
     source.line('    out.fence(opener, "generation_prompt")')
     for call in source.calls("prompt", plan.prompt, "out"):

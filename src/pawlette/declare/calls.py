@@ -132,7 +132,7 @@ class CallConcept(Concept):
         """Refuse, or record as lost, what a turn holds beside its calls that the format
         cannot write: its text (as ``content`` says), several calls (without ``parallel``;
         ``first_only``: the first is written, the others lost); then check each call."""
-        out.handles("calls")
+        out.handled.add("calls")  # (out.handles without its call: every render asks)
         if "calls" not in out.present:
             return
         content = self.content  # (the layout's: read once, not per turn)

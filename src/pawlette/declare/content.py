@@ -217,7 +217,7 @@ class UnwrittenResults(Concept):
         return frozenset()
 
     def check(self, out: Render) -> None:
-        out.handles("tool_name")
+        out.handled.add("tool_name")  # (out.handles without its call: every render asks)
         for index, message in enumerate(out.messages):
             if message.role == "tool":
                 out.lose(f"messages[{index}]", "a tool message: not written")

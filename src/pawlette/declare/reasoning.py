@@ -198,7 +198,7 @@ class Reasoning(Concept):
         return None
 
     def check(self, out: Render) -> None:
-        out.handles("reasoning")
+        out.handled.add("reasoning")  # (out.handles without its call: every render asks)
         if "reasoning" not in out.present:
             return
         for index, message in enumerate(out.messages):

@@ -120,7 +120,7 @@ class Results(Concept):
         return frozenset()
 
     def check(self, out: Render) -> None:
-        out.handles("tool_name")
+        out.handled.add("tool_name")  # (out.handles without its call: every render asks)
         writes_id = self.writes_ids()
         if not (writes_id or self.trim or "tool_name" in out.present):
             return  # (most formats: nothing to check, and no walk through the messages)

@@ -270,7 +270,12 @@ class Render:
     def lose(self, path: str, what: str) -> None:
         """Record a documented loss: the format drops ``what`` at ``path`` (reported in
         :attr:`pawlette.types.Rendering.losses`)."""
-        self.writer.lose(f"{path}: {what}")
+        writer = self.writer  # (Writer.lose without its call: a format that drops calls or
+        losses = writer.losses  # results records a loss for each one, in every render)
+        if losses is None:
+            writer.losses = [f"{path}: {what}"]
+        else:
+            losses.append(f"{path}: {what}")
 
     def fence(self, pieces: Fence, kind: str, *, trainable: bool = False) -> None:
         if not pieces:

@@ -156,7 +156,7 @@ class ResultsAsUser(Concept):
         return frozenset()
 
     def check(self, out: Render) -> None:
-        out.handles("tool_name")
+        out.handled.add("tool_name")  # (out.handles without its call: every render asks)
         for index, message in enumerate(out.messages):
             if message.role == "tool":
                 out.lose(f"messages[{index}].role", "a tool result written as a user turn")
