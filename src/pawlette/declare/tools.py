@@ -226,7 +226,7 @@ class ToolsBlock(Concept):
         return self.turn_roles()
 
     def check(self, out: Render) -> None:
-        out.handles("tools")
+        out.handled.add("tools")  # (out.handles without its call: every render asks)
         for number, tool in enumerate(out.tools):
             if tool.kind != "function":
                 raise UnsupportedFeature(f"tools[{number}].type", f"{tool.kind!r}", "'function'")
