@@ -352,3 +352,27 @@ def test_a_template_file_overrides_the_directory_s_own(tmp_path: Path) -> None:
     (tmp_path / "other.jinja").write_text("{{ messages[0].content }}", encoding="utf-8")
     detection = detect(own, template_file=tmp_path / "other.jinja", infer=False)
     assert detection.format is None
+
+
+def test_a_template_file_alone(tmp_path: Path) -> None:
+    """``pawlette detect -t FILE``: no directory needed; the special tokens, when the template
+    writes them, given as options (a directory and the options together are refused)."""
+    template = tmp_path / "qwen.jinja"
+    template.write_text(reference_template(REFERENCES[1][0]), encoding="utf-8")
+    result = run("detect", "-t", str(template))
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith("chatml:qwen2.5: a declared family")
+    internlm = TEMPLATES / "internlm2_tool.jinja"
+    result = run("detect", "-t", str(internlm), "--bos-token", "<s>", "--declaration")
+    assert result.returncode == 0, result.stderr
+    namespace: dict[str, object] = {}
+    exec(compile(result.stdout, "declaration", "exec"), namespace)
+    fmt = namespace["FORMAT"]
+    assert isinstance(fmt, pawlette.Format)
+    assert fmt.render([{"role": "user", "content": "Hi"}]).text.startswith("<s><|im_start|>")
+    nothing = run("detect")
+    assert nothing.returncode == 2
+    assert "template: none given; expected a model directory, -t FILE, or both" in nothing.stderr
+    both = run("detect", str(tmp_path), "-t", str(template), "--bos-token", "<s>")
+    assert both.returncode == 2
+    assert "--bos-token/--eos-token: given with a directory" in both.stderr

@@ -222,18 +222,35 @@ def command_demo(arguments: argparse.Namespace) -> int:
 
 
 def command_detect(arguments: argparse.Namespace) -> int:
-    from .detect import detect
+    from .detect import detect, detect_template, read_template_file
 
     today = _date(arguments.today)
-    detection = detect(
-        arguments.directory,
-        today=today,
-        declared=not arguments.no_declared,
-        template_file=arguments.template,
-    )
+    tokens = {"bos_token": arguments.bos_token, "eos_token": arguments.eos_token}
+    if arguments.directory is not None:
+        if arguments.bos_token is not None or arguments.eos_token is not None:
+            raise UserError(
+                "--bos-token/--eos-token: given with a directory; expected one or the other "
+                "(the directory's tokenizer gives the special tokens)"
+            )
+        detection = detect(
+            arguments.directory,
+            today=today,
+            declared=not arguments.no_declared,
+            template_file=arguments.template,
+        )
+    elif arguments.template is not None:
+        detection = detect_template(
+            read_template_file(arguments.template),
+            **tokens,
+            today=today,
+            declared=not arguments.no_declared,
+        )
+    else:
+        raise UserError("template: none given; expected a model directory, -t FILE, or both")
     if arguments.declaration:
         if detection.inference is not None and detection.inference.layout is None:
-            raise UserError(f"{arguments.directory}: {detection.inference.refusal}")
+            where = arguments.directory or arguments.template
+            raise UserError(f"{where}: {detection.inference.refusal}")
         sys.stdout.write(detection.declaration())
         if detection.format is None:
             sys.stderr.write(f"pawlette detect: not verified: {detection.describe()}\n")
@@ -385,14 +402,21 @@ def build_parser() -> argparse.ArgumentParser:
     )
     detecting.add_argument(
         "directory",
+        nargs="?",
         help="a model or tokenizer directory (tokenizer_config.json, chat_template.jinja)",
     )
     detecting.add_argument(
         "-t",
         "--template",
         metavar="FILE",
-        help="the chat template file to detect (default: the directory's own); the directory "
-        "still gives the special tokens",
+        help="the chat template file to detect (default: the directory's own); the directory, "
+        "if given, still gives the special tokens",
+    )
+    detecting.add_argument(
+        "--bos-token", help="without a directory: the template's bos_token (default: none)"
+    )
+    detecting.add_argument(
+        "--eos-token", help="without a directory: the template's eos_token (default: none)"
     )
     detecting.add_argument(
         "--declaration",
