@@ -41,11 +41,13 @@ from .pip_download import file_sha256, pip_download
 
 __all__ = [
     "LLAMA_CPP_PYTHON_VERSION",
+    "XLLAMACPP_VERSION",
     "Engine",
     "build_driver",
     "compiler_command",
     "sdist_text",
     "sdist_texts",
+    "xllamacpp_texts",
 ]
 
 # llama-cpp-python 0.3.36 vendors the llama.cpp whose engines are checked.
@@ -53,7 +55,13 @@ LLAMA_CPP_PYTHON_VERSION = "0.3.36"
 _SDIST_NAME = f"llama_cpp_python-{LLAMA_CPP_PYTHON_VERSION}.tar.gz"
 _SDIST_SHA256 = "832db0699007f1be95a7e41ef12e88926b02ba836461e36a36372db2760c1a2e"
 _ROOT = f"llama_cpp_python-{LLAMA_CPP_PYTHON_VERSION}/vendor/llama.cpp/"
-# The sdist and the drivers are kept here (the folder's name predates the grammar driver).
+# xllamacpp's sdist vendors a newer llama.cpp (``thirdparty/llama.cpp/``): only its chat
+# templates are read (see :func:`xllamacpp_texts`), none of its engines.
+XLLAMACPP_VERSION = "2026.10.11549"
+_XLLAMACPP_NAME = f"xllamacpp-{XLLAMACPP_VERSION}.tar.gz"
+_XLLAMACPP_SHA256 = "c17ee1163006f70726abb9f72137830818f3d8cb60bfc34cb232d08428eaa22b"
+_XLLAMACPP_ROOT = f"xllamacpp-{XLLAMACPP_VERSION}/thirdparty/llama.cpp/"
+# The sdists and the drivers are kept here (the folder's name predates the grammar driver).
 _CACHE = "llama_cpp_jinja"
 TIMEOUT = 900
 
@@ -243,7 +251,36 @@ def sdist_texts(folder: str) -> dict[str, str]:
     ending in ``/``), by its path relative to ``folder``: one pass over the archive, where
     :func:`sdist_text` reads it once per file."""
     sdist = _download_sdist(_TEMPLATES, cache_directory() / _CACHE)
-    prefix = _ROOT + folder
+    return _texts_under(_TEMPLATES, sdist, _ROOT + folder)
+
+
+_NEWER_TEMPLATES = Engine(
+    title="llama.cpp's newer chat templates (xllamacpp's sdist)",
+    prefix="xllamacpp",
+    driver=Path(__file__),
+    members=(),
+    sources=(),
+    includes=(),
+)
+
+
+def xllamacpp_texts(folder: str) -> dict[str, str]:
+    """Every file under ``folder`` (relative to ``thirdparty/llama.cpp/``, ending in ``/``) of
+    the pinned xllamacpp sdist (about 38 MB, downloaded as the llama-cpp-python one is and
+    kept beside it), by its path relative to ``folder``, in one pass over the archive."""
+    sdist = pip_download(
+        f"xllamacpp=={XLLAMACPP_VERSION}",
+        _XLLAMACPP_SHA256,
+        _XLLAMACPP_NAME,
+        cache_directory() / _CACHE,
+        source=True,
+        fail=functools.partial(_fail, _NEWER_TEMPLATES),
+        timeout=TIMEOUT,
+    )
+    return _texts_under(_NEWER_TEMPLATES, sdist, _XLLAMACPP_ROOT + folder)
+
+
+def _texts_under(engine: Engine, sdist: Path, prefix: str) -> dict[str, str]:
     texts = {}
     with tarfile.open(sdist) as archive:
         for member in archive:
@@ -252,5 +289,5 @@ def sdist_texts(folder: str) -> dict[str, str]:
                 if file is not None:
                     texts[member.name[len(prefix) :]] = file.read().decode("utf-8")
     if not texts:
-        _fail(_TEMPLATES, f"{folder}: no files under it in {_SDIST_NAME}")
+        _fail(engine, f"{prefix}: no files under it in {sdist.name}")
     return texts

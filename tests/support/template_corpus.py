@@ -7,6 +7,11 @@ here by its file stem (``Qwen-Qwen3-0.6B``); ``README.md`` is not a template.
 The templates are read from the sdist in one pass at first use and kept beside it in the test
 cache as one JSON file, so later processes read them without opening the 77 MB archive.
 
+A few templates the pinned sdist lacks come from a newer llama.cpp, as the xllamacpp sdist
+vendors it (:data:`NEWER_TEMPLATES`, read from ``thirdparty/llama.cpp/models/templates/``
+and cached the same way): :func:`corpus_template` finds them by name too, and
+:func:`template_names` (the pinned corpus the matrix measures) leaves them out.
+
 :data:`SPECIAL_TOKENS` gives, per template, the ``bos_token`` and ``eos_token`` the model's
 ``tokenizer_config.json`` declares (what ``apply_chat_template`` passes to the template), each
 with the source it was copied from; ``None`` where it is not known, and
@@ -25,14 +30,21 @@ from dataclasses import dataclass
 from typing import Any
 
 from .llama3 import cache_directory
-from .llama_cpp_build import LLAMA_CPP_PYTHON_VERSION, sdist_texts
+from .llama_cpp_build import (
+    LLAMA_CPP_PYTHON_VERSION,
+    XLLAMACPP_VERSION,
+    sdist_texts,
+    xllamacpp_texts,
+)
 
 __all__ = [
+    "NEWER_TEMPLATES",
     "SPECIAL_TOKENS",
     "CorpusTemplate",
     "TokenFacts",
     "corpus",
     "corpus_template",
+    "newer_texts",
     "template_names",
     "unknown_tokens",
 ]
@@ -135,15 +147,22 @@ class CorpusTemplate:
         return self.name in TEXT_ARGUMENTS
 
 
-def _cache_file() -> str:
-    return os.fspath(
-        cache_directory() / "llama_cpp_jinja" / f"templates-{LLAMA_CPP_PYTHON_VERSION}.json"
-    )
+NEWER_TEMPLATES = (
+    "IFM-K2-Horizon",
+    "google-translategemma-4b-it",
+    "llm-jp-llm-jp-4.1-8b-thinking",
+)
+"""The templates of the newer llama.cpp (xllamacpp's sdist) that the pinned corpus lacks and
+the tests read."""
 
 
-@functools.cache
-def _texts() -> dict[str, str]:
-    path = _cache_file()
+def _cache_file(version: str) -> str:
+    return os.fspath(cache_directory() / "llama_cpp_jinja" / f"templates-{version}.json")
+
+
+def _read_templates(version: str, read: Callable[[str], dict[str, str]]) -> dict[str, str]:
+    """The templates of one sdist (``read``: its files under a folder), cached as JSON."""
+    path = _cache_file(version)
     try:
         with open(path, encoding="utf-8") as file:
             cached = json.load(file)
@@ -153,7 +172,7 @@ def _texts() -> dict[str, str]:
         pass  # not cached yet (or damaged): read the sdist again
     texts = {
         name[: -len(_SUFFIX)]: text
-        for name, text in sdist_texts(_FOLDER).items()
+        for name, text in read(_FOLDER).items()
         if name.endswith(_SUFFIX) and "/" not in name
     }
     directory = os.path.dirname(path)
@@ -165,6 +184,17 @@ def _texts() -> dict[str, str]:
     return texts
 
 
+@functools.cache
+def _texts() -> dict[str, str]:
+    return _read_templates(LLAMA_CPP_PYTHON_VERSION, sdist_texts)
+
+
+@functools.cache
+def newer_texts() -> dict[str, str]:
+    """Every template of the newer llama.cpp (xllamacpp's sdist), by file stem."""
+    return _read_templates(f"xllamacpp-{XLLAMACPP_VERSION}", xllamacpp_texts)
+
+
 def template_names() -> tuple[str, ...]:
     """Every template's file stem, sorted."""
     return tuple(sorted(_texts()))
@@ -173,6 +203,8 @@ def template_names() -> tuple[str, ...]:
 def corpus_template(name: str) -> CorpusTemplate:
     """The template named ``name`` (a file stem of :func:`template_names`)."""
     texts = _texts()
+    if name in NEWER_TEMPLATES:
+        texts = newer_texts()
     if name not in texts:
         close = [known for known in texts if name.lower() in known.lower()]
         raise KeyError(
@@ -300,6 +332,16 @@ SPECIAL_TOKENS: dict[str, TokenFacts] = {
             "HuggingFaceTB/SmolLM3-3B; bos unused by the template: tokenizer_config.json, "
             "recalled (not checked against the file)"
         ),
+    ),
+    "IFM-K2-Horizon": TokenFacts(
+        None,
+        None,
+        (
+            "unknown: searched docs/pages corpora for IFM/K2-Horizon tokenizer_config.json with"
+            " no hit; the template writes `bos_token` first and ends turns with"
+            " `<|ifm|im_end|>` itself"
+        ),
+        ("bos_token", "eos_token"),
     ),
     "Kimi-K2-Instruct": TokenFacts(
         "[BOS]",
@@ -566,6 +608,16 @@ SPECIAL_TOKENS: dict[str, TokenFacts] = {
             "turn-end token: tokenizer_config.json, recalled (not checked against the file)"
         ),
     ),
+    "google-translategemma-4b-it": TokenFacts(
+        "<bos>",
+        "<eos>",
+        (
+            "google/translategemma-4b-it, a Gemma 3 4B fine-tune with Gemma 3's tokenizer:"
+            " tokenizer_config.json, recalled (not checked against the file); found:"
+            " Menterium/translategemma-4b-it-onnx-int4-cpu's model card says the stock"
+            " config stops only on `<eos>` (id 1) and the prompt must begin with `<bos>`"
+        ),
+    ),
     "ibm-granite-granite-3.3-2B-Instruct": TokenFacts(
         "<|end_of_text|>",
         "<|end_of_text|>",
@@ -613,6 +665,16 @@ SPECIAL_TOKENS: dict[str, TokenFacts] = {
             "pinned sdist) makes token 0 '<s>' (CONTROL) and sets it as bos and eos (the "
             "model's tokenizer_config.json is not read here)"
         ),
+    ),
+    "llm-jp-llm-jp-4.1-8b-thinking": TokenFacts(
+        None,
+        None,
+        (
+            "unknown: searched docs/pages corpora for llm-jp/llm-jp-4.1-8b-thinking"
+            " tokenizer_config.json with no hit; never read by the template, which writes"
+            " harmony's `<|start|>`, `<|end|>`, `<|return|>` and `<|call|>` itself"
+        ),
+        ("bos_token", "eos_token"),
     ),
     "meetkai-functionary-medium-v3.1": TokenFacts(
         "<|begin_of_text|>",

@@ -5,10 +5,12 @@ from __future__ import annotations
 import pytest
 
 from .template_corpus import (
+    NEWER_TEMPLATES,
     SPECIAL_TOKENS,
     TokenFacts,
     corpus,
     corpus_template,
+    newer_texts,
     template_names,
     unknown_tokens,
 )
@@ -25,6 +27,24 @@ def test_the_corpus_is_the_seventy_templates_of_the_sdist() -> None:
         assert "{{" in template.text or "{%" in template.text, template.name
 
 
+def test_the_newer_templates_come_from_the_xllamacpp_sdist() -> None:
+    for name in NEWER_TEMPLATES:
+        assert name not in template_names(), name  # the pinned corpus lacks them
+        assert name in newer_texts(), name
+        assert corpus_template(name).text == newer_texts()[name]
+    harmony = corpus_template("llm-jp-llm-jp-4.1-8b-thinking")
+    assert harmony.text.startswith("{#- chat_format=llm-jp-harmony-v1 -#}")
+    assert corpus_template("google-translategemma-4b-it").bos_token == "<bos>"
+    # A name of both corpora is the pinned one's (the tests keep their reference).
+    assert corpus_template("openai-gpt-oss-120b").text == _pinned("openai-gpt-oss-120b")
+
+
+def _pinned(name: str) -> str:
+    from .template_corpus import _texts
+
+    return _texts()[name]
+
+
 def test_a_template_is_read_by_its_file_stem() -> None:
     qwen3 = corpus_template("Qwen-Qwen3-0.6B")
     assert qwen3.text.startswith("{%- if tools %}")
@@ -34,7 +54,7 @@ def test_a_template_is_read_by_its_file_stem() -> None:
 
 
 def test_every_template_has_a_row_and_the_unknown_ones_are_named() -> None:
-    assert set(SPECIAL_TOKENS) == set(template_names())
+    assert set(SPECIAL_TOKENS) == set(template_names()) | set(NEWER_TEMPLATES)
     # The models whose tokenizer_config.json the catalog could not find: their bos/eos are
     # not passed to their templates until someone finds them.
     assert sorted(unknown_tokens()) == [
