@@ -6,6 +6,9 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
+import subprocess
+import sys
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -16,6 +19,7 @@ from pawlette.detect import detect_template
 
 from ..support.conversations import generate_conversations
 from ..support.template_compare import compare_renders, corpus_reference, own_turns
+from ..support.template_corpus import NEWER_TEMPLATES
 from . import families
 from .families import FamilyCase
 
@@ -78,3 +82,29 @@ def test_detection_names_the_family(case: FamilyCase) -> None:
         reference.template, bos_token=reference.bos_token, eos_token=reference.eos_token
     )
     assert detection.name == case.format, detection
+
+
+@pytest.mark.parametrize(
+    "case",
+    [case for case in CASES if case.template in NEWER_TEMPLATES],
+    ids=lambda case: case.template,
+)
+def test_the_command_names_the_format_of_a_template_file(case: FamilyCase, tmp_path: Path) -> None:
+    """``pawlette detect -t FILE`` with the model's special tokens as options, for the
+    templates of the newer corpus (each a file as a user has it, no model directory)."""
+    reference = _reference(case)
+    template = tmp_path / f"{case.template}.jinja"
+    template.write_text(reference.template, encoding="utf-8")
+    tokens = [
+        argument
+        for option, value in (
+            ("--bos-token", reference.bos_token),
+            ("--eos-token", reference.eos_token),
+        )
+        if value is not None
+        for argument in (option, value)
+    ]
+    command = [sys.executable, "-m", "pawlette.cli", "detect", "-t", str(template), *tokens]
+    result = subprocess.run(command, capture_output=True, text=True, timeout=300, check=False)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith(f"{case.format}: a declared family"), result.stdout

@@ -12,8 +12,11 @@ from typing import Any
 import pytest
 
 import pawlette
+from pawlette.declare import layout_of
+from pawlette.export.grammar import export_grammar
 from pawlette.tokenization.ids import IdParser
 
+from ..declare.tokens import accepts, segment_ids
 from ..declared.model_output import check_every_way, read
 from ..helpers import sequential_ids
 from ..support.pypi_tokenizers import (
@@ -357,3 +360,77 @@ def test_completions_read_from_ids_as_openai_harmony_reads_them(text: str) -> No
     assert (message.reasoning or "") == reasoning
     assert message.text == content
     assert [(call.name, call.arguments) for call in message.tool_calls] == calls
+
+
+# ------------------------------------------------------------------ LLM-jp 4.1 (harmony:llm-jp)
+
+LLM_JP = pawlette.get_format("harmony:llm-jp")
+LLM_JP_TEMPLATE = "llm-jp-llm-jp-4.1-8b-thinking"  # from xllamacpp's sdist (see template_corpus)
+
+
+def llm_jp_reference() -> Any:
+    layout = layout_of(LLM_JP)
+    assert layout is not None
+    return corpus_reference(
+        LLM_JP_TEMPLATE, today=LLM_JP.options.date, variables=layout.reference_variables()
+    )
+
+
+def weather_call(identifier: str, location: str) -> dict[str, Any]:
+    arguments = json.dumps({"location": location})
+    function = {"name": "get_weather", "arguments": arguments}
+    return {"id": identifier, "type": "function", "function": function}
+
+
+def test_llm_jp_writes_every_call_and_names_results_as_its_template_does() -> None:
+    messages = [
+        {"role": "system", "content": "Be brief."},
+        {"role": "user", "content": "Paris and Oslo?"},
+        {
+            "role": "assistant",
+            "content": None,
+            "reasoning_content": "Two lookups.",
+            "tool_calls": [weather_call("a", "Paris"), weather_call("b", "Oslo")],
+        },
+        {"role": "tool", "tool_call_id": "a", "content": "18"},
+        {"role": "tool", "tool_call_id": "b", "content": "9", "name": "forecast"},
+        {"role": "assistant", "content": "18 and 9.", "reasoning_content": "ok"},
+        {"role": "user", "content": "Thanks"},
+    ]
+    expected = llm_jp_reference().render_request(
+        {"messages": messages, "tools": [WEATHER]}, add_generation_prompt=True
+    )
+    rendering = LLM_JP.render(messages, [WEATHER], add_generation_prompt=True)
+    assert rendering.text == expected.text
+    header = "<|channel|>commentary <|constrain|> json<|message|>"
+    assert f'{header}{{"location": "Paris"}}<|end|><|start|>assistant to=' in rendering.text
+    assert "<|start|>functions.forecast to=assistant" in rendering.text  # the result's name
+    assert "You are LLM-jp-4, a large language model trained by LLM-jp." in rendering.text
+    assert [loss.partition(":")[0] for loss in rendering.losses] == [
+        "messages[2].reasoning_content",  # the analysis beside calls: the last message's only
+        "messages[4].name",
+        "messages[5].reasoning_content",
+    ]
+    # gpt-oss's harmony writes the first call only, its result named after it.
+    assert HARMONY.render(messages, [WEATHER]).text.count("to=functions.get_weather") == 1
+
+
+def test_llm_jp_reads_the_calls_its_model_writes_and_the_grammar_asks_for_them() -> None:
+    header = " to=functions.get_weather<|channel|>commentary <|constrain|> json<|message|>"
+    completion = (
+        f'{header}{{"location": "Paris"}}<|end|><|start|>assistant{header}'
+        '{"location": "Oslo"}<|call|>'
+    )
+    calls = LLM_JP.parse(completion, tools=[WEATHER]).message["tool_calls"]
+    assert [json.loads(call["function"]["arguments"]) for call in calls] == [
+        {"location": "Paris"},
+        {"location": "Oslo"},
+    ]
+    turn = {"role": "assistant", "content": None}
+    turn["tool_calls"] = [weather_call("a", "Paris"), weather_call("b", "Oslo")]
+    request = [{"role": "user", "content": "Paris and Oslo?"}, turn]
+    rendering = LLM_JP.render(request, [WEATHER])
+    ids = segment_ids("harmony:llm-jp", rendering, trainable_from=1)
+    for parallel, accepted in ((True, True), (False, False)):
+        grammar = export_grammar(LLM_JP, [WEATHER], "required", parallel)
+        assert accepts("harmony:llm-jp", grammar, ids) is accepted

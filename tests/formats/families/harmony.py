@@ -41,3 +41,30 @@ NO_TEXT_BESIDE_CALLS = {"text_with_calls": False, "reasoning_with_calls": False}
 CASES = [
     FamilyCase("openai-gpt-oss-120b", "harmony", NO_TEXT_BESIDE_CALLS, normalise=as_written),
 ]
+
+
+def as_llm_jp_writes(message: dict[str, Any]) -> dict[str, Any]:
+    """An assistant turn as LLM-jp's template writes it when it is the conversation's last:
+    every call, with the text beside them as their analysis (reasoning)."""
+    message = dict(message)
+    message.pop("name", None)
+    if message.get("tool_calls"):
+        text = message.get("content") or message.get("reasoning_content")
+        message.pop("content", None)
+        message.pop("reasoning_content", None)
+        if text:
+            message["reasoning_content"] = text
+    return message
+
+
+# LLM-jp 4.1's harmony: every call written; the analysis beside calls only in the last
+# message of a render without a generation prompt (so, as above, no turn with text beside
+# calls has a text of its own to parse).
+CASES.append(
+    FamilyCase(
+        "llm-jp-llm-jp-4.1-8b-thinking",
+        "harmony:llm-jp",
+        NO_TEXT_BESIDE_CALLS,
+        normalise=as_llm_jp_writes,
+    )
+)

@@ -97,6 +97,25 @@ message as written, header and body, is content, with a warning (llama.cpp drops
 messages; pawlette drops nothing).  A stray channel header is left out with a
 warning, a channel that is none of harmony's is read as ``final`` with a warning.
 
+The ``llm-jp`` variant (``harmony:llm-jp``; reference: LLM-jp 4.1's template,
+``llm-jp-llm-jp-4.1-8b-thinking`` in llama.cpp's ``models/templates``, which names its format
+``llm-jp-harmony-v1``) is harmony as LLM-jp 4 is trained on it.  It differs from gpt-oss's
+in these, each its template's:
+
+- **The system message**: ``You are LLM-jp-4, a large language model trained by LLM-jp.``
+  and ``Knowledge cutoff: 2025-12``; the date is still the option ``date`` (the template
+  reads ``conversation_start_date`` when given, else its clock).
+- **Every call** of a message is written, each a message of its own:
+  ``<|start|>assistant to=functions.NAME<|channel|>commentary <|constrain|> json<|message|>``
+  + the arguments + ``<|end|>``, the last call's ``<|call|>``.
+- **The analysis before calls** (the text or reasoning beside them) is written only in the
+  last message of a render without a generation prompt; elsewhere it is dropped (a loss).
+  Both at once are refused, as before.
+- **Results** are named by their message's ``name`` when given (written, not read back: a
+  loss), else by the call in the same position in the turn before, else by the last call.
+- **The tools block** writes every default as JSON (gpt-oss's joins an enum's or a
+  ``oneOf``'s default to the text as it is).
+
 Against openai-harmony, the format's reference implementation (checked by the tests on
 o200k_harmony token ids): the same ids for the same conversation, but two differences that
 are the template's: it writes ``\\n\\n`` after the instructions even when no tools follow,
@@ -111,22 +130,28 @@ from __future__ import annotations
 import datetime
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 from ...declare import Frame, Layout, declare, fence
 from .turns import CALL, END, MESSAGE, RETURN, START, HarmonyTurns
 
 DEFAULT_IDENTITY = "You are ChatGPT, a large language model trained by OpenAI."
+LLM_JP_IDENTITY = "You are LLM-jp-4, a large language model trained by LLM-jp."
 
 
 @dataclass(frozen=True)
 class HarmonyOptions:
     """``date``: the system message's ``Current date``; ``reasoning_effort``: its
-    ``Reasoning`` line; ``model_identity``: its first line."""
+    ``Reasoning`` line; ``model_identity``: its first line; ``model``: whose template,
+    ``"gpt-oss"`` or ``"llm-jp"`` (LLM-jp 4's: see the module)."""
 
     date: datetime.date = datetime.date(2025, 8, 5)
     reasoning_effort: str = "medium"
     model_identity: str = DEFAULT_IDENTITY
+    model: Literal["gpt-oss", "llm-jp"] = "gpt-oss"
+
+
+VARIANTS = {"llm-jp": HarmonyOptions(model_identity=LLM_JP_IDENTITY, model="llm-jp")}
 
 
 def template_variables(options: HarmonyOptions) -> Mapping[str, Any]:
@@ -137,6 +162,20 @@ def template_variables(options: HarmonyOptions) -> Mapping[str, Any]:
     if options.model_identity != DEFAULT_IDENTITY:
         variables["model_identity"] = options.model_identity
     return variables
+
+
+def turns(options: HarmonyOptions) -> HarmonyTurns:
+    """The concept that writes these options' template."""
+    if options.model == "llm-jp":
+        return HarmonyTurns(
+            cutoff="2025-12",
+            every_call=True,
+            constrained=True,
+            analysis="last",
+            results_by_position=True,
+            defaults_json=True,
+        )
+    return HarmonyTurns()
 
 
 def layout(options: HarmonyOptions) -> Layout:
@@ -150,9 +189,10 @@ def layout(options: HarmonyOptions) -> Layout:
                 open=fence(START, "assistant"), end=fence(RETURN), also_end=(fence(CALL),)
             ),
         },
-        concepts=(HarmonyTurns(),),
+        concepts=(turns(options),),
         options=options,
         from_options=layout,
+        variants=VARIANTS,
         template_variables=template_variables,
         today="date",
     )

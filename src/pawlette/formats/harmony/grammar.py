@@ -5,7 +5,10 @@
     | " to=functions.NAME" <|channel|> "commentary json" <|message|> ARGUMENTS  a call )
 
 and the stop (``<|return|>`` after an answer, ``<|call|>`` after a call), which the engine
-writes.  One call per turn, as the template writes them.
+writes.  One call per turn, as gpt-oss's template writes them; where every call is written
+(:attr:`~.turns.HarmonyTurns.every_call`), parallel calls follow the first, each after
+``<|end|><|start|>assistant``; a constrained header (``constrained``) is ``commentary``
+``<|constrain|>`` ``json``.
 """
 
 from __future__ import annotations
@@ -13,7 +16,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ...declare.grammar import TEXT, CallItems, Turn
-from ...emit.grammar_ast import Lit, Marker, Node, Rules, optional, seq
+from ...emit.grammar_ast import Lit, Marker, Node, Repeat, Rules, optional, seq
 
 if TYPE_CHECKING:
     from .turns import HarmonyTurns
@@ -32,14 +35,26 @@ class HarmonyCalls(CallItems):
     def items(self, turn: Turn, rules: Rules, number: int) -> list[Node]:
         from ...emit.turn_rules import json_arguments
 
+        turns = self.turns
         tool = turn.tools[number]
+        if turns.constrained:
+            kind: list[Node] = [Lit("commentary "), Marker(turns.constrain.text), Lit(" json")]
+        else:
+            kind = [Lit("commentary json")]
         return [
             Lit(" to=functions." + tool.name),
-            Marker(self.turns.channel.text),
-            Lit("commentary json"),
-            Marker(self.turns.message.text),
+            Marker(turns.channel.text),
+            *kind,
+            Marker(turns.message.text),
             json_arguments(rules, number, tool),
         ]
+
+    def rest(self, turn: Turn, rules: Rules, parallel: bool) -> list[Node]:
+        turns = self.turns
+        if not (parallel and turns.every_call):
+            return []
+        between = (Marker(turns.end.text), Marker(turns.start.text), Lit("assistant"))
+        return [Repeat(seq(*between, self.call(turn, rules)))]
 
     def after_text(self, turn: Turn, rules: Rules) -> Node:
         raise NotImplementedError("harmony writes no text beside a call")
@@ -48,7 +63,8 @@ class HarmonyCalls(CallItems):
         if name is None:
             return " to=functions."
         turns = self.turns
-        return f" to=functions.{name}{turns.channel.text}commentary json{turns.message.text}"
+        kind = f"commentary {turns.constrain.text} json" if turns.constrained else "commentary json"
+        return f" to=functions.{name}{turns.channel.text}{kind}{turns.message.text}"
 
 
 def harmony_grammar(turns: HarmonyTurns, turn: Turn) -> None:

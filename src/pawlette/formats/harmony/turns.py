@@ -11,14 +11,14 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING, ClassVar, Literal
 
 from ...declare import Concept, Marker
 from ...declare.calls import arguments_json, check_call_name
 from ...declare.pieces import Option, piece_text
 from ...emit.jinja_text import jinja_string
 from ...engine.json_text import json_string
-from ...errors import RequestError
+from ...errors import FormatError, RequestError
 from ...types import Message
 from . import typescript
 
@@ -52,6 +52,19 @@ class HarmonyTurns(Concept):
     Fields: the markers (``start``, ``message``, ``end``, ``channel``, ``constrain``,
     ``call``, ``return_``), and the system message's lines: ``identity``, ``cutoff``,
     ``date`` and ``effort`` (the date and effort are options of the layout).
+
+    The rest say where templates of the format differ (each default is gpt-oss's):
+
+    - ``every_call``: every call of a message is written, each as a message of its own that
+      ends with ``<|end|>``, the last with ``<|call|>`` (else the first call only);
+    - ``constrained``: a call's header is ``commentary <|constrain|> json`` (else
+      ``commentary json``);
+    - ``analysis``: when the text or reasoning beside calls is written as an analysis
+      message: ``"until_final"`` while no answer follows in the conversation, ``"last"``
+      only in the last message of a render without a generation prompt;
+    - ``results_by_position``: a result is named by its message's ``name``, else by the call
+      of the turn before in the same position, else by the last call (else by the last call);
+    - ``defaults_json``: every default in the tools block written as JSON.
     """
 
     start: Marker = START
@@ -65,6 +78,11 @@ class HarmonyTurns(Concept):
     cutoff: str = "2024-06"
     date: Option = DATE
     effort: Option = EFFORT
+    every_call: bool = False
+    constrained: bool = False
+    analysis: Literal["until_final", "last"] = "until_final"
+    results_by_position: bool = False
+    defaults_json: bool = False
 
     claims: ClassVar[frozenset[str]] = frozenset({"system", "assistant", "tool"})
     handles: ClassVar[frozenset[str]] = frozenset(
@@ -78,6 +96,11 @@ class HarmonyTurns(Concept):
     def validate(self, layout: Layout) -> None:
         for option in (self.identity, self.date, self.effort):
             piece_text(option, layout.options, layout.name)
+        if self.analysis not in ("until_final", "last"):
+            raise FormatError(
+                f"{layout.name}: HarmonyTurns.analysis: {self.analysis!r}; expected"
+                " 'until_final' or 'last'"
+            )
 
     # ------------------------------------------------------------------ the writer
 
@@ -101,7 +124,12 @@ class HarmonyTurns(Concept):
         out.handles(*self.handles)
         messages = out.messages
         for index, message in enumerate(messages):
-            if message.name is not None:
+            if message.name and self.results_by_position and message.role == "tool":
+                out.lose(
+                    f"messages[{index}].name",
+                    "written as the name of the function the result answers: not read back",
+                )
+            elif message.name is not None:
                 out.lose(f"messages[{index}].name", "not written")
             if message.role == "system" and index > 0:
                 out.lose(f"messages[{index}]", "a system message after the first is not written")
@@ -138,16 +166,27 @@ class HarmonyTurns(Concept):
             )
         for number, call in enumerate(message.tool_calls):
             check_call_name(call.name, index, number)  # an empty name parses back as no call
-        for number in range(1, len(message.tool_calls)):
-            out.lose(f"messages[{index}].tool_calls[{number}]", "only the first call is written")
-        if (text or message.reasoning) and final_follows(out.messages, index):
+        if not self.every_call:
+            for number in range(1, len(message.tool_calls)):
+                out.lose(
+                    f"messages[{index}].tool_calls[{number}]", "only the first call is written"
+                )
+        if (text or message.reasoning) and not self.writes_analysis(out, index):
             what = "content" if text else "reasoning_content"
-            out.lose(f"messages[{index}].{what}", "dropped: a final answer follows")
+            why = "a final answer follows" if self.analysis == "until_final" else "not the last"
+            out.lose(f"messages[{index}].{what}", f"dropped: {why}")
         elif text:
             out.lose(
                 f"messages[{index}].content",
                 "written as the analysis before the call: read back as reasoning_content",
             )
+
+    def writes_analysis(self, out: Render, index: int) -> bool:
+        """Whether the text or reasoning beside the calls of ``messages[index]`` is written
+        (as an analysis message before them)."""
+        if self.analysis == "last":
+            return index == len(out.messages) - 1 and not out.prompt
+        return not final_follows(out.messages, index)
 
     def write_start(self, out: Render) -> None:
         writer = out.writer
@@ -171,7 +210,8 @@ class HarmonyTurns(Concept):
             writer.raw("\n\n", "header")
         if out.tools:
             definitions = [tool.definition for tool in out.tools]
-            writer.raw("# Tools\n\n" + typescript.namespace(definitions), "tools")
+            tools = typescript.namespace(definitions, self.defaults_json)
+            writer.raw("# Tools\n\n" + tools, "tools")
         writer.marker(self.end.text, "close")
 
     def write_message(self, out: Render, index: int) -> None:
@@ -198,21 +238,32 @@ class HarmonyTurns(Concept):
         if message.tool_calls:
             first = True
             analysis = text or message.reasoning
-            if analysis and not final_follows(out.messages, index):
+            if analysis and self.writes_analysis(out, index):
                 self._header(out, True)
                 self._channel(out, "analysis")
                 writer.text(analysis, "reasoning", trainable=True)
                 writer.marker(self.end.text, "end", trainable=True)
                 first = False
-            call = message.tool_calls[0]
-            self._header(out, first)
-            writer.raw(" to=functions." + call.name, "tool_call", trainable=True)
-            writer.marker(self.channel.text, "tool_call", trainable=True)
-            writer.raw("commentary json", "tool_call", trainable=True)
-            writer.marker(self.message.text, "tool_call", trainable=True)
-            writer.text(arguments_json(call.arguments, index, 0), "tool_call", trainable=True)
-            writer.marker(self.call.text, "end", trainable=True)
-            state.last_call = call.name
+            calls = message.tool_calls if self.every_call else message.tool_calls[:1]
+            for number, call in enumerate(calls):
+                self._header(out, first)
+                writer.raw(" to=functions." + call.name, "tool_call", trainable=True)
+                writer.marker(self.channel.text, "tool_call", trainable=True)
+                if self.constrained:
+                    writer.raw("commentary ", "tool_call", trainable=True)
+                    writer.marker(self.constrain.text, "tool_call", trainable=True)
+                    writer.raw(" json", "tool_call", trainable=True)
+                else:
+                    writer.raw("commentary json", "tool_call", trainable=True)
+                writer.marker(self.message.text, "tool_call", trainable=True)
+                arguments = arguments_json(call.arguments, index, number)
+                writer.text(arguments, "tool_call", trainable=True)
+                last = number == len(calls) - 1
+                writer.marker((self.call if last else self.end).text, "end", trainable=True)
+                first = False
+            state.last_call = calls[-1].name
+            state.group = [call.name for call in calls]
+            state.answered = 0
             return
         first = True
         last = index == len(out.messages) - 1 and not out.prompt
@@ -235,7 +286,15 @@ class HarmonyTurns(Concept):
         writer.marker(self.message.text, "header", trainable=True)
 
     def _write_result(self, out: Render, index: int, state: _State) -> None:
-        if state.last_call is None:
+        name = state.last_call
+        if self.results_by_position:
+            given = out.messages[index].name
+            if given:
+                name = given
+            elif state.answered < len(state.group):
+                name = state.group[state.answered]
+            state.answered += 1
+        if name is None:
             raise RequestError(
                 f"messages[{index}]",
                 "a tool message with no assistant tool call before it",
@@ -244,7 +303,7 @@ class HarmonyTurns(Concept):
         writer = out.writer
         writer.at("tool", index)
         writer.marker(self.start.text, "header")
-        writer.raw(f"functions.{state.last_call} to=assistant", "header")
+        writer.raw(f"functions.{name} to=assistant", "header")
         writer.marker(self.channel.text, "header")
         writer.raw("commentary", "header")
         writer.marker(self.message.text, "header")
@@ -262,8 +321,11 @@ class HarmonyTurns(Concept):
 
     def jinja_setup(self, out: Template) -> None:
         out.object_arguments = True
-        out.macro("harmony", typescript.JINJA_MACROS)
+        out.macro("harmony", typescript.jinja_macros(self.defaults_json))
         out.ns("last_call", "none")
+        if self.results_by_position:
+            out.ns("group", "[]")
+            out.ns("answered", "0")
 
     def jinja_start(self, out: Template) -> None:
         out.literal(f"{self.start.text}system{self.message.text}")
@@ -301,12 +363,23 @@ class HarmonyTurns(Concept):
         if role == "system":
             return
         if role == "tool":
+            result_name = "ns.last_call"
+            if self.results_by_position:
+                result_name = "result_name"
+                out.out(
+                    "{%- set result_name = ns.last_call -%}"
+                    "{%- if message.name is defined and message.name -%}"
+                    "{%- set result_name = message.name -%}"
+                    "{%- elif ns.answered < ns.group | length -%}"
+                    "{%- set result_name = ns.group[ns.answered] -%}{%- endif -%}"
+                    "{%- set ns.answered = ns.answered + 1 -%}"
+                )
             out.raise_if(
-                "ns.last_call is none",
+                f"{result_name} is none",
                 "a tool message with no assistant tool call before it",
             )
             out.literal(self.start.text + "functions.")
-            out.out("{{- ns.last_call -}}")
+            out.out(f"{{{{- {result_name} -}}}}")
             out.literal(f" to=assistant{self.channel.text}commentary{self.message.text}")
             out.out(
                 f"{{{{- text_of(message, index, {jinja_string(out.layout.name)}) | tojson -}}}}"
@@ -328,32 +401,54 @@ class HarmonyTurns(Concept):
             )
         out.out("{%- if message.tool_calls is defined and message.tool_calls -%}")
         out.raise_if("text and thinking", "both content and reasoning_content beside tool calls")
-        out.out("{%- set later = namespace(final=false) -%}")
-        out.out("{%- for following in messages[index + 1:] -%}")
-        out.out(
-            '{%- if following.role == "assistant" and not (following.tool_calls is defined'
-            " and following.tool_calls) -%}{%- set later.final = true -%}{%- endif -%}"
-        )
-        out.out("{%- endfor -%}")
+        if self.analysis == "until_final":
+            out.out("{%- set later = namespace(final=false) -%}")
+            out.out("{%- for following in messages[index + 1:] -%}")
+            out.out(
+                '{%- if following.role == "assistant" and not (following.tool_calls is defined'
+                " and following.tool_calls) -%}{%- set later.final = true -%}{%- endif -%}"
+            )
+            out.out("{%- endfor -%}")
+            writes_analysis = "not later.final"
+        else:
+            writes_analysis = "loop.last and not add_generation_prompt"
         out.out("{%- set analysis = text or thinking -%}")
-        out.out("{%- set call = message.tool_calls[0].function -%}")
+        if self.every_call:
+            out.out("{%- set names = namespace(written=[]) -%}")
+        else:
+            out.out("{%- set call = message.tool_calls[0].function -%}")
         out.literal(start + "assistant")
         out.out("{%- generation -%}")
-        out.out("{%- if analysis and not later.final -%}")
+        out.out(f"{{%- if analysis and {writes_analysis} -%}}")
         out.literal(f"{channel}analysis{message}")
         out.value("analysis")
         out.literal(self.end.text + start + "assistant")
         out.out("{%- endif -%}")
+        if self.every_call:
+            out.out("{%- for item in message.tool_calls -%}{%- set call = item.function -%}")
+            out.out("{%- if not loop.first -%}")
+            out.literal(self.end.text + start + "assistant")
+            out.out("{%- endif -%}")
         out.literal(" to=functions.")
         out.out("{{- call.name -}}")
-        out.literal(f"{channel}commentary json{message}")
+        if self.constrained:
+            out.literal(f"{channel}commentary {self.constrain.text} json{message}")
+        else:
+            out.literal(f"{channel}commentary json{message}")
         out.out(
             "{%- if call.arguments is string -%}{{- call.arguments | trim -}}"
             "{%- else -%}{{- call.arguments | tojson -}}{%- endif -%}"
         )
+        if self.every_call:
+            out.out("{%- set names.written = names.written + [call.name] -%}")
+            out.out("{%- endfor -%}")
         out.literal(self.call.text)
         out.out("{%- endgeneration -%}")
-        out.out("{%- set ns.last_call = call.name -%}")
+        last = "names.written[-1]" if self.every_call else "call.name"
+        out.out(f"{{%- set ns.last_call = {last} -%}}")
+        if self.results_by_position:
+            names = "names.written" if self.every_call else "[call.name]"
+            out.out(f"{{%- set ns.group = {names} -%}}{{%- set ns.answered = 0 -%}}")
         out.out("{%- else -%}")
         out.out("{%- set last = loop.last and not add_generation_prompt -%}")
         out.literal(start + "assistant")
@@ -383,12 +478,16 @@ class HarmonyTurns(Concept):
 
 
 class _State:
-    """What the writer remembers across messages: the name of the last call written."""
+    """What the writer remembers across messages: the name of the last call written, and
+    (``results_by_position``) the names of the last turn's calls and how many results
+    followed them."""
 
-    __slots__ = ("last_call",)
+    __slots__ = ("answered", "group", "last_call")
 
     def __init__(self) -> None:
         self.last_call: str | None = None
+        self.group: list[str] = []
+        self.answered = 0
 
 
 def final_follows(messages: tuple[Message, ...], index: int) -> bool:

@@ -112,25 +112,30 @@ def typescript_type(spec: Mapping[str, Any]) -> str:
     return "any"
 
 
-def _parameter(name: str, spec: Mapping[str, Any], required: Sequence[str]) -> str:
+def _parameter(
+    name: str, spec: Mapping[str, Any], required: Sequence[str], defaults_json: bool
+) -> str:
     line = ""
     if _present(spec.get("description")):
         line += "// " + _text(spec["description"]) + "\n"
     line += name + ("" if name in required else "?") + ": " + typescript_type(spec)
     if "default" in spec:
         default = spec["default"]
+        # gpt-oss's template joins an enum's or a oneOf's default to the text as it is;
+        # LLM-jp's writes it as JSON, as it writes every other default.
+        text = json_string(default) if defaults_json else _text(default)
         if _present(spec.get("enum")):
-            line += ", // default: " + _text(default)
+            line += ", // default: " + text
         elif _present(spec.get("oneOf")):
-            line += "// default: " + _text(default)
+            line += "// default: " + text
         else:
             line += ", // default: " + json_string(default)
     return line + ",\n"
 
 
-def function_type(definition: Mapping[str, Any]) -> str:
+def function_type(definition: Mapping[str, Any], defaults_json: bool = False) -> str:
     """One tool: its description as a comment (none when it has none: the template refuses
-    such a tool) and its function type."""
+    such a tool) and its function type; ``defaults_json``: every default written as JSON."""
     text = ""
     if "description" in definition and definition["description"] is not None:
         text += "// " + _text(definition["description"]) + "\n"
@@ -143,7 +148,8 @@ def function_type(definition: Mapping[str, Any]) -> str:
     required = _required(parameters)
     text += "(_: {\n"
     for name, spec in properties.items():
-        text += _parameter(str(name), spec if isinstance(spec, Mapping) else {}, required)
+        schema = spec if isinstance(spec, Mapping) else {}
+        text += _parameter(str(name), schema, required, defaults_json)
     return text + "}) => any;\n\n"
 
 
@@ -151,13 +157,15 @@ _NAMESPACES: Kept[str] = Kept(limit=256, longest=1 << 14)
 """Namespaces by the definitions' content (the same tools come with every request)."""
 
 
-def namespace(definitions: Sequence[Mapping[str, Any]]) -> str:
-    """The ``functions`` namespace of the request's tools (their ``function`` objects)."""
-    return _NAMESPACES.get(marshal_key(definitions), lambda: _namespace(definitions))
+def namespace(definitions: Sequence[Mapping[str, Any]], defaults_json: bool = False) -> str:
+    """The ``functions`` namespace of the request's tools (their ``function`` objects);
+    ``defaults_json``: every default written as JSON (LLM-jp's template)."""
+    key = marshal_key((definitions, True) if defaults_json else definitions)
+    return _NAMESPACES.get(key, lambda: _namespace(definitions, defaults_json))
 
 
-def _namespace(definitions: Sequence[Mapping[str, Any]]) -> str:
-    body = "".join(function_type(definition) for definition in definitions)
+def _namespace(definitions: Sequence[Mapping[str, Any]], defaults_json: bool) -> str:
+    body = "".join(function_type(definition, defaults_json) for definition in definitions)
     return "## functions\n\nnamespace functions {\n\n" + body + "} // namespace functions"
 
 
@@ -165,7 +173,7 @@ def _literal(text: str) -> str:
     return "{{- " + json.dumps(text) + " -}}"
 
 
-JINJA_MACROS = (
+_MACROS = (
     """
 {%- macro harmony_text(value) -%}
 {%- if value is string -%}{{- value -}}{%- else -%}{{- value | tojson -}}{%- endif -%}
@@ -270,4 +278,23 @@ JINJA_MACROS = (
 {%- endmacro -%}
 """
 )
-"""The template's macros: ``harmony_namespace(tools)`` writes :func:`namespace`."""
+
+
+def jinja_macros(defaults_json: bool = False) -> str:
+    """The template's macros: ``harmony_namespace(tools)`` writes :func:`namespace` (with
+    the same ``defaults_json``)."""
+    if not defaults_json:
+        return _MACROS
+    written = _MACROS.replace(
+        '{{- ", // default: " ~ harmony_text(spec.default) -}}',
+        '{{- ", // default: " ~ spec.default | tojson -}}',
+    ).replace(
+        '{{- "// default: " ~ harmony_text(spec.default) -}}',
+        '{{- "// default: " ~ spec.default | tojson -}}',
+    )
+    assert written.count("spec.default | tojson") == 3, "the macros' defaults moved"
+    return written
+
+
+JINJA_MACROS = jinja_macros()
+"""The gpt-oss template's macros (see :func:`jinja_macros`)."""
