@@ -81,6 +81,12 @@ def test_detection_names_the_family(case: FamilyCase) -> None:
     detection = detect_template(
         reference.template, bos_token=reference.bos_token, eos_token=reference.eos_token
     )
+    if case.undetectable is not None:
+        # Every probe meets the template's refusal: nothing is named, and the refusal is why.
+        assert detection.name is None, detection
+        assert detection.mismatches, detection
+        assert all(case.undetectable in mismatch.expected for mismatch in detection.mismatches)
+        return
     assert detection.name == case.format, detection
 
 
@@ -106,5 +112,10 @@ def test_the_command_names_the_format_of_a_template_file(case: FamilyCase, tmp_p
     ]
     command = [sys.executable, "-m", "pawlette.cli", "detect", "-t", str(template), *tokens]
     result = subprocess.run(command, capture_output=True, text=True, timeout=300, check=False)
+    if case.undetectable is not None:
+        assert result.returncode == 1, (result.stdout, result.stderr)
+        assert result.stdout.startswith("no declared family renders this chat template")
+        assert case.undetectable in result.stdout
+        return
     assert result.returncode == 0, result.stderr
     assert result.stdout.startswith(f"{case.format}: a declared family"), result.stdout

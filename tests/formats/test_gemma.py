@@ -198,3 +198,39 @@ def test_the_exported_template_renders_as_gemma_3() -> None:
     conversations = generate_conversations(60, seed=7, **GEMMA_3_CONVERSATIONS)
     report = compare_renders(GEMMA_3, exported, conversations)
     assert report.agrees, report.describe()
+
+
+# ------------------------------------------------------------- TranslateGemma (gemma:translate)
+
+TRANSLATE = pawlette.get_format("gemma:translate")
+TRANSLATE_TEMPLATE = "google-translategemma-4b-it"  # from xllamacpp's sdist (template_corpus)
+
+
+def test_translate_writes_the_languages_of_its_options_as_the_template_does() -> None:
+    fmt = TRANSLATE.with_options(source_lang_code="pt_BR", target_lang_code="zh-Hant")
+    messages = [
+        {"role": "user", "content": " Bom dia. "},
+        {"role": "assistant", "content": "早安。"},
+        {"role": "user", "content": "Obrigado"},
+    ]
+    codes = {"source_lang_code": "pt_BR", "target_lang_code": "zh-Hant"}
+    reference = corpus_reference(TRANSLATE_TEMPLATE, variables=codes)
+    for prompt, conversation in ((True, messages), (False, messages[:2])):
+        expected = reference.render(conversation, add_generation_prompt=prompt).text
+        rendering = fmt.render(conversation, add_generation_prompt=prompt)
+        assert rendering.text == expected
+    assert "professional Portuguese (pt-BR) to Chinese (zh-Hant) translator" in expected
+    assert "<start_of_turn>model\n\n        早安。<end_of_turn>\n" in expected
+    assert TRANSLATE.options.source_language == "English"  # the default pair: en to de
+    with pytest.raises(pawlette.FormatError, match=r"GemmaOptions\.target_lang_code: 'xx-YY'"):
+        TRANSLATE.with_options(target_lang_code="xx-YY")
+
+
+def test_translate_reads_an_answer_with_or_without_the_templates_indentation() -> None:
+    # After the prompt the model writes its answer; a past turn (the template's) holds the
+    # newline and eight spaces before it, read as layout.
+    assert TRANSLATE.parse("Guten Morgen.<end_of_turn>").message["content"] == "Guten Morgen."
+    indented = TRANSLATE.parse("\n        Guten Morgen.<end_of_turn>")
+    assert indented.message["content"] == "Guten Morgen."
+    with pytest.raises(pawlette.RequestError, match=r"messages\[0\]"):
+        TRANSLATE.render([{"role": "system", "content": "Translate."}])

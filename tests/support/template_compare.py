@@ -187,6 +187,9 @@ class Reference:
     :func:`hugging_face_messages`.  ``caller_variables``: variables the template's callers
     pass from the request's tools and the day (Firefunction v2's ``functions`` and
     ``datetime``: :data:`tests.support.template_corpus.CALLER_VARIABLES`).
+    ``caller_messages``: the messages as the template's callers shape them, from the
+    Hugging Face messages and ``variables`` (TranslateGemma's user content part with its
+    languages: :data:`tests.support.template_corpus.CALLER_MESSAGES`).
     """
 
     template: str
@@ -200,6 +203,9 @@ class Reference:
         Callable[[Sequence[Mapping[str, Any]] | None, datetime.date], Mapping[str, Any]] | None
     ) = None
     text_arguments: bool = False
+    caller_messages: (
+        Callable[[list[dict[str, Any]], Mapping[str, Any]], list[dict[str, Any]]] | None
+    ) = None
 
     def template_variables(self) -> dict[str, Any]:
         found = {"bos_token": self.bos_token, "eos_token": self.eos_token}
@@ -228,15 +234,14 @@ class Reference:
         listed = variables.pop("tools", [dict(tool) for tool in tools] if tools else None)
         clock = _Clock(self.today)
         token = _CLOCK.set(clock)
+        given = hugging_face_messages(
+            messages, empty_content=self.empty_content, text_arguments=self.text_arguments
+        )
+        if self.caller_messages is not None:
+            given = self.caller_messages(given, self.variables)
         try:
             rendered, _ = render_jinja_template(
-                [
-                    hugging_face_messages(
-                        messages,
-                        empty_content=self.empty_content,
-                        text_arguments=self.text_arguments,
-                    )
-                ],
+                [given],
                 tools=listed,
                 chat_template=self.template,
                 add_generation_prompt=add_generation_prompt,
@@ -272,6 +277,7 @@ def corpus_reference(name: str, **settings: Any) -> Reference:
         "eos_token": template.eos_token,
         "caller_variables": template.caller_variables,
         "text_arguments": template.text_arguments,
+        "caller_messages": template.caller_messages,
         **settings,
     }
     return Reference(template.text, template.name, **values)

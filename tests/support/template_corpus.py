@@ -110,6 +110,37 @@ CALLER_VARIABLES: dict[str, CallerVariables] = {
 """The templates that cannot render from ``messages`` and ``tools`` alone: the variables their
 callers pass (each with its source), by template name."""
 
+
+def _translation_messages(
+    messages: list[dict[str, Any]], variables: Mapping[str, Any]
+) -> list[dict[str, Any]]:
+    # TranslateGemma's template refuses a user message unless its content is one part with
+    # the languages' codes (its refusal names the shape: type, source_lang_code,
+    # target_lang_code, text); its callers pass each user text so, here with the languages
+    # the test names as variables.
+    shaped = []
+    for message in messages:
+        if message.get("role") == "user" and isinstance(message.get("content"), str):
+            part = {
+                "type": "text",
+                "source_lang_code": variables["source_lang_code"],
+                "target_lang_code": variables["target_lang_code"],
+                "text": message["content"],
+            }
+            message = {**message, "content": [part]}
+        shaped.append(message)
+    return shaped
+
+
+CallerMessages = Callable[[list[dict[str, Any]], Mapping[str, Any]], list[dict[str, Any]]]
+"""Messages as a template's callers shape them, from the Hugging Face messages and the
+reference's variables (see :data:`CALLER_MESSAGES`)."""
+
+CALLER_MESSAGES: dict[str, CallerMessages] = {
+    "google-translategemma-4b-it": _translation_messages,
+}
+"""The templates that refuse messages of text alone: how their callers shape them."""
+
 TEXT_ARGUMENTS = frozenset({"meetkai-functionary-medium-v3.2"})
 """The templates that join each call's arguments to their text as a string (``'\\n' +
 tool_call['function']['arguments']``), so their callers pass the arguments as the caller's
@@ -139,6 +170,11 @@ class CorpusTemplate:
     def caller_variables(self) -> CallerVariables | None:
         """What the template's callers pass besides messages and tools (None: nothing)."""
         return CALLER_VARIABLES.get(self.name)
+
+    @property
+    def caller_messages(self) -> CallerMessages | None:
+        """How the template's callers shape the messages (None: as they are)."""
+        return CALLER_MESSAGES.get(self.name)
 
     @property
     def text_arguments(self) -> bool:

@@ -40,6 +40,9 @@ class FamilyCase:
     - ``prompt_tail``: what the generation prompt writes after the opener that a turn may
       not hold (see :func:`tests.support.template_compare.own_turns`).
     - ``stand_in``: what past turns write in place of ``prompt_tail`` (same function).
+    - ``undetectable``: why ``pawlette detect`` cannot name the format from the template (a
+      refusal of the template that every probe meets); detection must then name nothing
+      and say so.
     """
 
     template: str
@@ -54,3 +57,4 @@ class FamilyCase:
     opener: str | None = None
     prompt_tail: str | None = None
     stand_in: str | None = None
+    undetectable: str | None = None

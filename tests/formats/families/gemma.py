@@ -21,3 +21,20 @@ CASES = [
         normalise=compose(without_reasoning, strip_text),
     ),
 ]
+
+# TranslateGemma: user and model turns only, alternating from a user message, no tools (the
+# template refuses an answer without text, so no calls); its callers give each user text
+# with the languages (tests.support.template_corpus.CALLER_MESSAGES), here the format's own.
+TRANSLATE = {"tools": False, "system_positions": ("none",), "alternating": True}
+CASES.append(
+    FamilyCase(
+        "google-translategemma-4b-it",
+        "gemma:translate",
+        TRANSLATE,
+        variables={"source_lang_code": "en", "target_lang_code": "de"},
+        normalise=compose(without_reasoning, strip_text),
+        # The template refuses a user message of text alone, and detection's probes are
+        # text: naming the format needs detection to shape the messages as its callers do.
+        undetectable="User role must provide `content` as an iterable with exactly one item",
+    )
+)
