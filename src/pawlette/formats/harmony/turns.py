@@ -63,7 +63,8 @@ class HarmonyTurns(Concept):
       message: ``"until_final"`` while no answer follows in the conversation, ``"last"``
       only in the last message of a render without a generation prompt;
     - ``results_by_position``: a result is named by its message's ``name``, else by the call
-      of the turn before in the same position, else by the last call (else by the last call);
+      of the turn before in the same position, else by the last call (False: always by the
+      last call written);
     - ``defaults_json``: every default in the tools block written as JSON.
     """
 
@@ -173,7 +174,10 @@ class HarmonyTurns(Concept):
                 )
         if (text or message.reasoning) and not self.writes_analysis(out, index):
             what = "content" if text else "reasoning_content"
-            why = "a final answer follows" if self.analysis == "until_final" else "not the last"
+            if self.analysis == "until_final":
+                why = "a final answer follows"
+            else:
+                why = "written only in the last message of a render without a generation prompt"
             out.lose(f"messages[{index}].{what}", f"dropped: {why}")
         elif text:
             out.lose(
