@@ -29,6 +29,18 @@ def test_formats_lists_pcml() -> None:
     assert result.stdout.startswith("pcml\t")
 
 
+def test_the_package_runs_as_the_command() -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "pawlette", "formats"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == run("formats").stdout
+
+
 def test_render_file_matches_golden() -> None:
     result = run("render", "-f", "pcml", str(GOLDEN / "input.json"))
     assert result.returncode == 0, result.stderr
