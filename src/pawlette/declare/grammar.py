@@ -180,6 +180,8 @@ class Turn:
         self.rules = self.new_rules()
         self.head: Node | None = None
         """What may come before the answer (a reasoning block), optional."""
+        self.head_name = "reasoning"
+        """The grammar rule's name for the head (what it is, for whoever reads the grammar)."""
         self.head_required = False
         """The head must come (the generation prompt opened it)."""
         self.content: Node = optional(TEXT)
@@ -336,7 +338,7 @@ def build_turn(
     else:
         answer = seq(calls.many(turn, rules, parallel), end)
     if turn.head is not None:
-        block = rules.add("reasoning", turn.head)
+        block = rules.add(turn.head_name, turn.head)
         answer = seq(block if turn.head_required else optional(block), answer)
     rules.rules["start"] = answer
     # The answer's lead is forced, then its text.

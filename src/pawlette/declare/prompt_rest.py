@@ -122,6 +122,7 @@ class PromptRest(Concept):
         # The model may write the rest of the opener before anything else (reading drops
         # it; a reasoning block before it would be a head of its own: no layout has both).
         turn.head = GrammarLit(self.rest)
+        turn.head_name = "prompt_rest"
         turn.call_lead = self.rest + turn.call_lead  # a forced call writes it first
 
 
