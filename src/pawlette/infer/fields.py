@@ -11,6 +11,7 @@
 from __future__ import annotations
 
 from ..declare import Alternation, Trimmed
+from .atoms import excerpt
 from .draft import Draft
 from .probe import Probe, message
 
@@ -88,11 +89,15 @@ def derive_alternation(probe: Probe, draft: Draft) -> None:
     user = draft.frames["user"]
     shape = user.open + u1 + user.end + user.after + user.open + u2 + user.end + user.after
     if not written.endswith(shape):
+        # Quote from the first message's text on: what comes before it is the start.
+        found = written[written.find(u1) :] if u1 in written else written
+        expected = u1 + user.end + user.after + user.open + u2 + user.end + user.after
         draft.capability(
             "consecutive user messages",
             "not derived",
-            f"the template writes them as {written[-120:]!r}, not as two user turns (needs "
-            "concept: consecutive messages joined into one turn)",
+            f"two user messages in a row are written {excerpt(probe.tokens, found)}, where two "
+            f"user turns would be {excerpt(probe.tokens, expected)} (needs concept: "
+            "consecutive messages joined into one turn)",
         )
 
 
@@ -140,6 +145,11 @@ def derive_empty_texts(probe: Probe, draft: Draft) -> None:
             draft.capability(
                 f"empty {role} text",
                 "not derived",
-                f"the template writes a {role} message with no text otherwise than others "
+                f"the template writes {_article(role)} {role} message with no text otherwise "
+                "than others "
                 "(needs concept: empty text)",
             )
+
+
+def _article(word: str) -> str:
+    return "an" if word[:1] in "aeiou" else "a"

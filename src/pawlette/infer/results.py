@@ -30,8 +30,26 @@ __all__ = ["derive_results"]
 def derive_results(probe: Probe, draft: Draft) -> None:
     if draft.skip("tool results"):
         return
-    if draft.status("tool calls") != "derived":
-        draft.capability("tool results", "not derived", "needs the tool calls to be derived first")
+    calls = draft.status("tool calls")
+    if calls not in ("derived", "dropped"):
+        draft.capability(
+            "tool results",
+            "not derived",
+            "needs the tool calls to be derived first (they are "
+            + ("not derived" if calls is None else calls)
+            + ")",
+        )
+        return
+    # A template that drops calls may still write a result as a turn of its own (a role
+    # loop writes any role), drop it, or refuse it: the probes below tell which.
+    conversation = [
+        message("user", probe.sentinel("u", 1)),
+        message("assistant", None, tool_calls=[call("Zi1qabcde", "zq_alpha", ALPHA)]),
+        message("tool", "Zt1q", tool_call_id="Zi1qabcde"),
+    ]
+    if probe.render(conversation, list(PROBE_TOOLS)) is None:
+        reason = probe.refusal(conversation, list(PROBE_TOOLS))
+        draft.capability("tool results", "refused", f"the template refuses them ({reason[:120]})")
         return
     try:
         _derive(probe, draft)
@@ -54,8 +72,13 @@ def _derive(probe: Probe, draft: Draft) -> None:
     result_two = message("tool", "Zt2q", tool_call_id="Zi2qabcde")
     written = _added(probe, [user, calls_one], [result_one])
     if "Zt1q" not in written:
+        if not written:
+            raise Underivable(
+                "the template writes nothing for a tool result (needs concept: results dropped)"
+            )
         raise Underivable(
-            f"the template does not write a result's text after the calls ({written[:80]!r})"
+            f"the template does not write a result's text: after the calls it writes "
+            f"{written[:80]!r} for one"
         )
     if "zq_alpha" in written:
         raise Underivable(
@@ -94,6 +117,13 @@ def _derive(probe: Probe, draft: Draft) -> None:
             raise Underivable("the first result opens unlike the others")
         opening = before[: len(before) - len(item_open)]
     close = after[len(item_close) :]
+    for role, other in draft.frames.items():
+        if other.open and opening == other.open:
+            # Read back, such a result would be a message of that role.
+            raise Underivable(
+                f"the template writes a result as a {role} turn ({opening!r}, the {role} "
+                f"turn's opener) (needs concept: results written as {role} messages)"
+            )
     frame = FrameText(open=opening)
     frame.close(close)
     if identifier is not None and not identifier.strip():

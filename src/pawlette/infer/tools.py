@@ -22,7 +22,7 @@ from typing import Any
 
 from ..declare import Ignored, SystemPrompt, ToolsBlock
 from ..declare.pieces import text_of
-from .atoms import Tokens
+from .atoms import Tokens, excerpt
 from .draft import Draft
 from .probe import Probe, message, tool
 
@@ -231,7 +231,7 @@ def _place(
         if around is not None and offset == len(draft.begin) and not has_system:
             return "own_turn", around[0], around[1], False, ""
     if not has_system:
-        not_derived(f"the template writes tools where no concept puts them ({found[:2]!r})")
+        not_derived(_misplaced(tokens, base, found))
         return None
     # In the system turn: with a system message, and without one.
     with_text = probe.render([message("system", s1), message("user", u1)])
@@ -265,16 +265,51 @@ def _place(
         alone = None
         if len(without_system) == 1 and not without_system[0][1]:
             at, _, text = without_system[0]
-            alone = _shifted(base, at, text, len(draft.begin))
+            alone = _shifted(base, at, text, len(draft.begin) + len(_default_turn(draft)))
         block = None if after is None or after != alone else block_of(after)
         if block is not None:
             return "after_system", block[0], block[1], False, ""
     del system
-    not_derived(
-        "the template writes tools where no concept puts them "
-        f"({[item[2][:80] for item in found]!r})"
-    )
+    not_derived(_misplaced(tokens, with_text, found))
     return None
+
+
+_PLACES = (
+    "in the system turn, on their own at the start or after the system turn, before the last "
+    "user turn, or in the first or last user turn"
+)
+
+
+def _misplaced(tokens: Tokens, base: str, found: list[tuple[int, str, str]]) -> str:
+    """Where the template writes a tool beside what it writes without one: each change,
+    with the text it follows, and the places a ToolsBlock has."""
+    changes = []
+    for offset, removed, inserted in found[:3]:
+        said = f"{excerpt(tokens, inserted, 80)}" if inserted else "nothing"
+        if removed:
+            said += f" in place of {excerpt(tokens, removed, 40)}"
+        before = base[:offset]
+        said += f" after {excerpt(tokens, before, 40, last=True)}" if before else " at the start"
+        changes.append(said)
+    if len(found) > 3:
+        changes.append(f"and {len(found) - 3} more changes")
+    return (
+        f"given a tool, the template writes {'; '.join(changes)}: "
+        + ("not" if len(found) == 1 else f"{len(found)} changes, not one block")
+        + f" where a tools block goes ({_PLACES}) (needs concept: tools in another place)"
+    )
+
+
+def _default_turn(draft: Draft) -> str:
+    """The system turn the template writes when the conversation has no system message
+    (its default text in the system frame), or nothing."""
+    for concept in draft.concepts:
+        if isinstance(concept, SystemPrompt) and concept.default is not None:
+            frame = draft.frames["system"]
+            default = concept.default
+            text = default if isinstance(default, str) else text_of(default)
+            return frame.open + text + frame.end + frame.after
+    return ""
 
 
 def _shifted(base: str, offset: int, inserted: str, target: int) -> str | None:

@@ -1,0 +1,69 @@
+"""What inference derives where a template's probes show it, on real templates of llama.cpp's
+corpus: results of a template that drops calls, tools after a default system turn."""
+
+from __future__ import annotations
+
+import functools
+
+from pawlette.infer import Inference, infer_template
+
+from ..support.template_corpus import corpus_template
+
+
+@functools.cache
+def _infer(name: str) -> Inference:
+    template = corpus_template(name)
+    return infer_template(template.text, bos_token=template.bos_token, eos_token=template.eos_token)
+
+
+def _status(name: str, capability: str) -> tuple[str, str]:
+    inference = _infer(name)
+    assert inference.accepted, inference.describe()
+    found = {item.name: (item.status, item.detail) for item in inference.capabilities}
+    return found[capability]
+
+
+def test_results_are_derived_where_the_template_drops_calls() -> None:
+    # LFM2 writes no calls, and a result as a turn of its own role.
+    assert _status("LFM2-8B-A1B", "tool calls")[0] == "dropped"
+    assert _status("LFM2-8B-A1B", "tool results") == ("derived", "a turn each")
+    fmt = _infer("LFM2-8B-A1B").format
+    assert fmt is not None
+    call = {"id": "c1", "type": "function", "function": {"name": "f", "arguments": "{}"}}
+    request = {
+        "messages": [
+            {"role": "user", "content": "Weather?"},
+            {"role": "assistant", "content": "", "tool_calls": [call]},
+            {"role": "tool", "tool_call_id": "c1", "content": "21 degrees"},
+        ]
+    }
+    assert "21 degrees" in fmt.render(request).text
+
+
+def test_results_a_template_refuses_are_refused_not_underived() -> None:
+    # Gemma 2 requires user and assistant turns to alternate: a result breaks it.
+    status, detail = _status("google-gemma-2-2b-it", "tool results")
+    assert status == "refused" and "must alternate" in detail
+
+
+def test_results_are_not_derived_saying_what_the_template_does_with_them() -> None:
+    status, detail = _status("microsoft-Phi-3.5-mini-instruct", "tool results")
+    assert (status, detail) == (
+        "not derived",
+        "the template writes nothing for a tool result (needs concept: results dropped)",
+    )
+    # SmolLM3 writes a result as a user turn: read back, it would be a user message.
+    status, detail = _status("HuggingFaceTB-SmolLM3-3B", "tool results")
+    assert status == "not derived"
+    assert detail.startswith("the template writes a result as a user turn ('<|im_start|>user")
+
+
+def test_tools_after_a_default_system_turn_are_derived() -> None:
+    """Devstral writes its tools on their own after the system turn, its default one when
+    the conversation has no system message."""
+    assert _status("unsloth-mistral-Devstral-Small-2507", "tools") == (
+        "derived",
+        "after system, one JSON array",
+    )
+    assert _status("unsloth-mistral-Devstral-Small-2507", "tool calls")[0] == "derived"
+    assert _status("unsloth-mistral-Devstral-Small-2507", "tool results")[0] == "derived"
