@@ -67,3 +67,35 @@ def test_tools_after_a_default_system_turn_are_derived() -> None:
     )
     assert _status("unsloth-mistral-Devstral-Small-2507", "tool calls")[0] == "derived"
     assert _status("unsloth-mistral-Devstral-Small-2507", "tool results")[0] == "derived"
+
+
+def test_an_empty_first_system_message_written_as_none_is_declared_so() -> None:
+    """Granite 4.0 writes a first system message with no text as no system message (its
+    default turn in its place): ``SystemPrompt(empty_first="absent")``, the message a loss."""
+    assert _status("ibm-granite-granite-4.0", "empty system text")[0] == "dropped"
+    fmt = _infer("ibm-granite-granite-4.0").format
+    assert fmt is not None
+    empty = [{"role": "system", "content": ""}, {"role": "user", "content": "Hi"}]
+    rendering = fmt.render({"messages": empty}, add_generation_prompt=True)
+    alone = fmt.render({"messages": empty[1:]}, add_generation_prompt=True)
+    assert rendering.text == alone.text and rendering.losses
+
+
+def test_an_empty_later_system_message_skipped_keeps_empty_texts_underived() -> None:
+    """Phi-3.5 skips every system message with no text: the first as none, a later one too,
+    which no concept declares."""
+    status, detail = _status("microsoft-Phi-3.5-mini-instruct", "empty system text")
+    assert status == "not derived"
+    assert "and a later one otherwise than an empty system turn" in detail
+
+
+def test_later_system_messages_the_template_skips_are_dropped() -> None:
+    """SmolLM3 writes only the first system message: ``placement="first_kept"``."""
+    assert _status("HuggingFaceTB-SmolLM3-3B", "later system messages") == (
+        "dropped",
+        "the template writes only the first system message",
+    )
+    assert _status("HuggingFaceTB-SmolLM3-3B", "system messages") == (
+        "derived",
+        "placement first_kept",
+    )

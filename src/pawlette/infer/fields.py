@@ -10,6 +10,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 from ..declare import Alternation, Trimmed
 from .atoms import excerpt
 from .draft import Draft
@@ -138,10 +140,12 @@ def derive_empty_texts(probe: Probe, draft: Draft) -> None:
         written = probe.render(empty)
         if base is not None and written == base.replace(sentinel, ""):
             continue
+        if role == "system" and written is not None and _absent_when_empty(probe, draft, written):
+            continue
         draft.empty_roles.discard(role)
         if written is None:
             draft.capability(f"empty {role} text", "refused", "the template refuses it")
-        else:
+        elif draft.status(f"empty {role} text") is None:  # (else said why already)
             draft.capability(
                 f"empty {role} text",
                 "not derived",
@@ -149,6 +153,56 @@ def derive_empty_texts(probe: Probe, draft: Draft) -> None:
                 "than others "
                 "(needs concept: empty text)",
             )
+
+
+def _absent_when_empty(probe: Probe, draft: Draft, written: str) -> bool:
+    """Whether a first system message with no text is written as no system message (the
+    default turn, or none): then the system prompt declares so (``empty_first="absent"``)."""
+    from ..declare import SystemPrompt
+
+    alone = probe.render([message("user", probe.sentinel("u", 1))])
+    found = [item for item in draft.concepts if isinstance(item, SystemPrompt)]
+    if written != alone or len(found) != 1 or found[0].placement == "gathered":
+        return False
+    if found[0].placement == "in_place" and not _later_empty_kept(probe):
+        draft.capability(
+            "empty system text",
+            "not derived",
+            "the template writes a first system message with no text as no system message, "
+            "and a later one otherwise than an empty system turn (needs concept: empty later "
+            "system messages dropped)",
+        )
+        return False
+    draft.concepts[draft.concepts.index(found[0])] = dataclasses.replace(
+        found[0], empty_first="absent"
+    )
+    draft.capability(
+        "empty system text",
+        "dropped",
+        "the template writes a first system message with no text as no system message",
+    )
+    return True
+
+
+def _later_empty_kept(probe: Probe) -> bool:
+    """Whether a later system message with no text is written as an empty system turn."""
+    u1, u2, a1, s2 = (
+        probe.sentinel("u", 1),
+        probe.sentinel("u", 2),
+        probe.sentinel("a", 1),
+        probe.sentinel("s", 2),
+    )
+
+    def conversation(text: str) -> list[dict[str, object]]:
+        return [
+            message("user", u1),
+            message("assistant", a1),
+            message("system", text),
+            message("user", u2),
+        ]
+
+    plain = probe.render(conversation(s2))
+    return plain is not None and probe.render(conversation("")) == plain.replace(s2, "")
 
 
 def _article(word: str) -> str:

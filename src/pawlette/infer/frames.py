@@ -390,6 +390,13 @@ def _placement(
         )
         del before
         return "gathered", joiner, ""
+    without = probe.render([item for item in conversation if item["content"] != s2])
+    if s2 not in later and s1 in later and later == without:
+        # The template writes the first system message and skips the others (SmolLM3's).
+        draft.capability(
+            "later system messages", "dropped", "the template writes only the first system message"
+        )
+        return "first_kept", "\n\n", ""
     try:
         pieces = probe.cut(later, [s1, u1, a1, s2, u2], "a later system message")
     except Underivable as error:
