@@ -99,3 +99,22 @@ def test_later_system_messages_the_template_skips_are_dropped() -> None:
         "derived",
         "placement first_kept",
     )
+
+
+def test_results_in_a_user_turn_with_their_own_fences_stay_derived() -> None:
+    """Granite 4.0 writes results inside a user turn, each in ``<tool_response>`` fences:
+    the fences tell them from a user message, so they are derived (grouped)."""
+    assert _status("ibm-granite-granite-4.0", "tool results") == (
+        "derived",
+        "grouped in one turn",
+    )
+
+
+def test_results_after_calls_whose_text_the_template_reads_are_derived() -> None:
+    """QwQ's template splits the text of an assistant turn that is not last: a turn of calls
+    without content before a result is refused, with ``"content": ""`` written.  The results
+    are derived with the calls given that content, as Hugging Face callers pass it."""
+    inference = _infer("Qwen-QwQ-32B")
+    assert _status("Qwen-QwQ-32B", "tool results") == ("derived", "grouped in one turn")
+    assert _status("Qwen-QwQ-32B", "text with tool calls")[0] == "derived"
+    assert inference.empty_content

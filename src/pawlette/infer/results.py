@@ -47,6 +47,16 @@ def derive_results(probe: Probe, draft: Draft) -> None:
         message("assistant", None, tool_calls=[call("Zi1qabcde", "zq_alpha", ALPHA)]),
         message("tool", "Zt1q", tool_call_id="Zi1qabcde"),
     ]
+    if probe.render(conversation, list(PROBE_TOOLS)) is None and not probe.runner.empty_content:
+        # A template may read the text of a turn of calls once another turn follows it
+        # (QwQ's splits it): it is then given "content": "", as for calls it refuses without.
+        probe.runner.empty_content = True
+        probe.clear()
+        if probe.render(conversation, list(PROBE_TOOLS)) is None:
+            probe.runner.empty_content = False
+            probe.clear()
+        else:
+            draft.empty_content = True
     if probe.render(conversation, list(PROBE_TOOLS)) is None:
         reason = probe.refusal(conversation, list(PROBE_TOOLS))
         draft.capability("tool results", "refused", f"the template refuses them ({reason[:120]})")
@@ -118,8 +128,9 @@ def _derive(probe: Probe, draft: Draft) -> None:
         opening = before[: len(before) - len(item_open)]
     close = after[len(item_close) :]
     for role, other in draft.frames.items():
-        if other.open and opening == other.open:
-            # Read back, such a result would be a message of that role.
+        if other.open and opening == other.open and not item_open:
+            # Read back, such a result would be a message of that role (a fence of its own
+            # around each result, Granite's <tool_response>, tells them apart).
             raise Underivable(
                 f"the template writes a result as a {role} turn ({opening!r}, the {role} "
                 f"turn's opener) (needs concept: results written as {role} messages)"
