@@ -118,3 +118,25 @@ def test_results_after_calls_whose_text_the_template_reads_are_derived() -> None
     assert _status("Qwen-QwQ-32B", "tool results") == ("derived", "grouped in one turn")
     assert _status("Qwen-QwQ-32B", "text with tool calls")[0] == "derived"
     assert inference.empty_content
+
+
+def test_empty_reasoning_is_declared_as_the_template_writes_it() -> None:
+    """Command A MoE's template tests the reasoning text (an empty one writes no block), LFM2.5
+    tests that it is given (an empty one writes an empty block): ``Reasoning.empty_given``."""
+    assert _status("Cohere2MoE", "empty reasoning") == (
+        "derived",
+        "an empty text is written as none",
+    )
+    assert _status("LFM2.5-8B-A1B", "empty reasoning") == (
+        "derived",
+        "an empty text is written as an empty block",
+    )
+    fmt = _infer("Cohere2MoE").format
+    assert fmt is not None
+    turn = {"role": "assistant", "content": "Hi.", "reasoning_content": ""}
+    without = {"role": "assistant", "content": "Hi."}
+    user = {"role": "user", "content": "Hello"}
+    assert (
+        fmt.render({"messages": [user, turn]}).text
+        == fmt.render({"messages": [user, without]}).text
+    )
