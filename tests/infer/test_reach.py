@@ -140,3 +140,12 @@ def test_empty_reasoning_is_declared_as_the_template_writes_it() -> None:
         fmt.render({"messages": [user, turn]}).text
         == fmt.render({"messages": [user, without]}).text
     )
+
+
+def test_results_are_derived_where_the_tools_move_before_the_last_user_message() -> None:
+    """Mistral Small 3.2 writes its tools before the last user message: a user message after
+    the results moves them, which is not the results changing the turn of calls."""
+    assert _status("Mistral-Small-3.2-24B-Instruct-2506", "tool results") == (
+        "derived",
+        "a turn each, with the call's id",
+    )

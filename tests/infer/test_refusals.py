@@ -94,3 +94,11 @@ def test_a_request_with_tools_is_refused_saying_how_many_and_why() -> None:
     message = str(raised.value)
     assert message.startswith("tools: 1 given; expected none: inferred has no tools, which ")
     assert "inference could not derive from the template (the template writes tools" in message
+
+
+def test_a_second_parameter_closed_otherwise_is_refused_saying_how() -> None:
+    # DeepSeek V3.2 writes a string parameter with string="true", another with "false".
+    detail = _detail("deepseek-ai-DeepSeek-V3.2", "tool calls")
+    assert "the first parameter's key is closed by '\" string=\"true\">', the second's by" in (
+        detail
+    )

@@ -465,7 +465,11 @@ def _xml_calls(
     name_close = after_name[: len(after_name) - len(key_open)]
     value_close = value_to_key[: len(value_to_key) - len(key_open)]
     if not after_key3.startswith(key_close):
-        raise Underivable("the second parameter's key is closed differently")
+        raise Underivable(
+            f"the first parameter's key is closed by {key_close!r}, the second's by "
+            f"{excerpt(probe.tokens, after_key3, 40)} (needs concept: parameters closed "
+            "otherwise after the first)"
+        )
     rest = after_key3[len(key_close) :]
     if rest.startswith("True"):
         values = "literal" if _objects_printed(calls) else "python"

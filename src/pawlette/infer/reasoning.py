@@ -17,7 +17,6 @@ render shows it.
 from __future__ import annotations
 
 import dataclasses
-
 import re
 
 from ..declare import Ignored, Reasoning

@@ -18,7 +18,7 @@ from typing import Any
 
 from ..declare import Reasoning, Results
 from ..declare.pieces import text_of
-from .atoms import common_prefix, common_suffix
+from .atoms import common_prefix, common_suffix, excerpt
 from .calls import ALPHA, BETA
 from .draft import Draft, FrameText
 from .probe import Probe, Underivable, call, message
@@ -163,12 +163,40 @@ def _added(probe: Probe, before: list[dict[str, Any]], results: list[dict[str, A
     written = _render(probe, [*before, *results])
     if written.startswith(base):
         return written[len(base) :]
+    # Tools written before the last user message (Mistral's) move when a user message
+    # follows: compared without them, what the results add is the rest.
+    block = _tools_block(probe)
+    if block and base.count(block) == 1 and written.count(block) == 1:
+        moved_base, moved = base.replace(block, ""), written.replace(block, "")
+        if moved.startswith(moved_base):
+            return moved[len(moved_base) :]
     edits = insertions(probe.tokens, base, written)
     at_end = [edit for edit in edits if edit[0] == len(base) and not edit[1]]
     others = [edit for edit in edits if edit not in at_end]
     if len(at_end) != 1 or any(inserted for _, _, inserted in others):
-        raise Underivable("results change the turn of calls before them")
+        offset, removed, inserted = next(edit for edit in edits if edit not in at_end)
+        tokens = probe.tokens
+        raise Underivable(
+            "a result changes the turn of calls before it: after "
+            f"{excerpt(tokens, base[:offset], 40, last=True)} the turn writes "
+            f"{excerpt(tokens, inserted, 40) if inserted else 'nothing'} in place of "
+            f"{excerpt(tokens, removed, 40) if removed else 'nothing'} (needs concept: calls "
+            "written otherwise once answered)"
+        )
     return at_end[0][2]
+
+
+def _tools_block(probe: Probe) -> str:
+    """What the probe tools add to a one-message conversation, when it is one insertion."""
+    user = [message("user", probe.sentinel("u", 1))]
+    plain = probe.render(user)
+    with_tools = probe.render(user, list(PROBE_TOOLS))
+    if plain is None or with_tools is None:
+        return ""
+    edits = insertions(probe.tokens, plain, with_tools)
+    if len(edits) != 1 or edits[0][1]:
+        return ""
+    return edits[0][2]
 
 
 def _reasoning_prompt(draft: Draft) -> str:
