@@ -149,3 +149,14 @@ def test_results_are_derived_where_the_tools_move_before_the_last_user_message()
         "derived",
         "a turn each, with the call's id",
     )
+
+
+def test_calls_are_derived_where_the_template_refuses_an_empty_turn() -> None:
+    """Ministral 3's template refuses an assistant turn with neither text nor calls: the
+    calls are the whole turn, and verification holds the declaration to it."""
+    name = "mistralai-Ministral-3-14B-Reasoning-2512"
+    assert _status(name, "tool calls") == (
+        "derived",
+        "name then JSON arguments: [TOOL_CALLS]NAME[ARGS]{...}",
+    )
+    assert _status(name, "tool results")[0] == "derived"

@@ -102,3 +102,14 @@ def test_a_second_parameter_closed_otherwise_is_refused_saying_how() -> None:
     assert "the first parameter's key is closed by '\" string=\"true\">', the second's by" in (
         detail
     )
+
+
+def test_a_template_for_requests_with_tools_only_is_refused_saying_so() -> None:
+    inference = _infer("NousResearch-Hermes-2-Pro-Llama-3-8B-tool_use")
+    assert not inference.accepted and inference.refusal is not None
+    assert "refuses a conversation of one user message without tools (TypeError" in (
+        inference.refusal
+    )
+    assert "renders it given tools: it is a template for requests with tools only" in (
+        inference.refusal
+    )

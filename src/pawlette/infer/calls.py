@@ -89,11 +89,14 @@ class _Calls:
         else (a template that opens its calls for any list, empty or not: Mistral Nemo's)
         without calls."""
         try:
-            return self.body(self.turn([], ""), "a turn with an empty list of calls")
+            found = self.body(self.turn([], ""), "a turn with an empty list of calls")
         except Underivable:
+            found = None
+        if found is None:  # (refused, or framed otherwise)
             u1 = self.probe.sentinel("u", 1)
             plain = [message("user", u1), message("assistant", "")]
             return self.body(plain, "a turn with no text")
+        return found
 
 
 def derive_calls(probe: Probe, draft: Draft) -> None:
@@ -127,8 +130,19 @@ def derive_calls(probe: Probe, draft: Draft) -> None:
 def _derive(probe: Probe, draft: Draft, calls: _Calls) -> None:
     empty = calls.empty()
     single = calls.body(calls.turn([calls.first]))
+    if empty is None and single is not None:
+        # The template refuses an assistant turn with nothing in it (Ministral 3's): the
+        # calls are taken to be the whole body, which verification then holds to.
+        empty = ""
     if empty is None or single is None:
-        raise Underivable("the template refuses a turn of calls")
+        u1 = probe.sentinel("u", 1)
+        plain = [message("user", u1), message("assistant", "")]
+        refused = plain if empty is None else calls.turn([calls.first])
+        what = "with no text" if empty is None else "of one call"
+        raise Underivable(
+            f"the template refuses a turn {what} "
+            f"({probe.refusal(refused, list(PROBE_TOOLS))[:160]})"
+        )
     if single == empty:
         draft.concepts.append(Ignored(("calls",)))
         draft.capability("tool calls", "dropped", "the template does not write calls")
