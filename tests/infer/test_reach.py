@@ -160,3 +160,11 @@ def test_calls_are_derived_where_the_template_refuses_an_empty_turn() -> None:
         "name then JSON arguments: [TOOL_CALLS]NAME[ARGS]{...}",
     )
     assert _status(name, "tool results")[0] == "derived"
+
+
+def test_tools_before_the_system_text_are_derived() -> None:
+    """Qwen3.5 writes its tools first in the system turn, a blank line after them only when
+    a system text follows: ``ToolsBlock(first=True, separator=...)``."""
+    assert _status("Qwen3.5-4B", "tools") == ("derived", "system, one JSON per tool")
+    status, detail = _status("Qwen3.5-4B", "tool calls")
+    assert status == "derived" and detail.startswith("a tag per parameter: <tool_call>")

@@ -256,8 +256,12 @@ def _place(
             return _system_without_text(
                 probe, draft, separator_and_open, close_text, tools_item, False
             )
-        if around is not None and offset == position:
-            open_text, close_text = around
+        # A diff may place an insertion before text it starts with (Qwen3.5's tools,
+        # '\n# Tools...' before the '\n' that opens the system text).
+        ahead = _ahead(with_text, offset, inserted, position)
+        first = around if offset == position else None if ahead is None else block_of(ahead)
+        if first is not None:
+            open_text, close_text = first
             return _system_without_text(probe, draft, open_text, close_text, tools_item, True)
         # On its own after the system turn, and after the start without one (InternLM2).
         turn_end = position + len(s1) + len(system.end) + len(system.after)
@@ -312,6 +316,17 @@ def _default_turn(draft: Draft) -> str:
     return ""
 
 
+def _ahead(base: str, offset: int, inserted: str, target: int) -> str | None:
+    """``inserted`` (at ``offset`` in ``base``) as the same change made at ``target``, just
+    after ``offset``; None: it cannot be."""
+    if not offset < target <= offset + len(inserted):
+        return None
+    moved = base[offset:target]
+    if not inserted.startswith(moved):
+        return None
+    return inserted[len(moved) :] + moved
+
+
 def _shifted(base: str, offset: int, inserted: str, target: int) -> str | None:
     """``inserted`` (at ``offset`` in ``base``) as the same change made at ``target``, at
     or before ``offset`` (a diff may place an insertion after text it ends with); None:
@@ -342,6 +357,14 @@ def _system_without_text(
     default = prompt.default if prompt is not None and isinstance(prompt.default, str) else None
     head = system.open + preamble
     if first:
+        # Before the system text, the block may end with a separator written only when a
+        # text follows (Qwen3.5's blank line): what the turn of tools alone leaves out.
+        after = alone[at + len(tools_item) :]
+        if not after.startswith(close_text + system.end):
+            close = close_text.rstrip()
+            separator = close_text[len(close) :]
+            if separator and after.startswith(close + system.end):
+                return "system", lead, close, True, separator
         return "system", lead, close_text, True, ""
     for cut in range(len(lead) + 1):
         separator, open_text = lead[:cut], lead[cut:]
