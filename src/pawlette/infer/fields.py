@@ -13,7 +13,7 @@ from __future__ import annotations
 import dataclasses
 
 from ..declare import Alternation, Trimmed
-from .atoms import excerpt
+from .atoms import common_prefix, excerpt
 from .draft import Draft
 from .probe import Probe, message
 
@@ -150,8 +150,8 @@ def derive_empty_texts(probe: Probe, draft: Draft) -> None:
                 f"empty {role} text",
                 "not derived",
                 f"the template writes {_article(role)} {role} message with no text otherwise "
-                "than others "
-                "(needs concept: empty text)",
+                f"than others{_parting(probe, written, base, sentinel)} (needs concept: empty "
+                "text)",
             )
 
 
@@ -203,6 +203,21 @@ def _later_empty_kept(probe: Probe) -> bool:
 
     plain = probe.render(conversation(s2))
     return plain is not None and probe.render(conversation("")) == plain.replace(s2, "")
+
+
+def _parting(probe: Probe, written: str, base: str | None, sentinel: str) -> str:
+    """Where the render with an empty text parts from the render with a text, less the
+    text: ``: after X it writes Y where a turn with text gives Z`` (or nothing to say)."""
+    if base is None:
+        return ""
+    expected = base.replace(sentinel, "")
+    shared = common_prefix(probe.tokens, written, expected)
+    tokens = probe.tokens
+    return (
+        f": after {excerpt(tokens, shared, 40, last=True)} it writes "
+        f"{excerpt(tokens, written[len(shared) :], 40)} where the turn with its text taken "
+        f"out gives {excerpt(tokens, expected[len(shared) :], 40)}"
+    )
 
 
 def _article(word: str) -> str:

@@ -408,6 +408,16 @@ def _placement(
             "later system messages", "dropped", "the template writes only the first system message"
         )
         return "first_kept", "\n\n", ""
+    if s1 not in later and s2 in later and later.find(s2) < later.find(u1):
+        # The last system message wins (a template that sets its system text in a loop).
+        draft.capability(
+            "later system messages",
+            "not derived",
+            "a later system message replaces the first: the template writes only the last "
+            f"system text, where the first goes ({excerpt(probe.tokens, later, 80)}) (needs "
+            "concept: only the last system message kept)",
+        )
+        return "first_only", "\n\n", ""
     try:
         pieces = probe.cut(later, [s1, u1, a1, s2, u2], "a later system message")
     except Underivable as error:
