@@ -87,8 +87,8 @@ def _derive(probe: Probe, draft: Draft) -> None:
                 "the template writes nothing for a tool result (needs concept: results dropped)"
             )
         raise Underivable(
-            f"the template does not write a result's text: after the calls it writes "
-            f"{written[:80]!r} for one"
+            "the template does not write a result's text: after the calls it writes "
+            f"{excerpt(probe.tokens, written, 80)} for one"
         )
     if "zq_alpha" in written:
         raise Underivable(
@@ -174,7 +174,7 @@ def _added(probe: Probe, before: list[dict[str, Any]], results: list[dict[str, A
     at_end = [edit for edit in edits if edit[0] == len(base) and not edit[1]]
     others = [edit for edit in edits if edit not in at_end]
     if len(at_end) != 1 or any(inserted for _, _, inserted in others):
-        offset, removed, inserted = next(edit for edit in edits if edit not in at_end)
+        offset, removed, inserted = (others or edits)[0]
         tokens = probe.tokens
         raise Underivable(
             "a result changes the turn of calls before it: after "
