@@ -249,6 +249,33 @@ def test_a_declaration_whose_template_cannot_write_tools_is_compared_without_the
         assert {"tools and a call", "tools prompt"} <= set(detection.compared)
 
 
+def test_a_declared_family_is_named_with_the_kinds_of_content_it_was_compared_on() -> None:
+    """A family matched on probes without tools or calls (the DeepSeek R1 template's, which
+    refuses tools) is not named as if it agreed on them: the answer says what its matching
+    probes held, and what none did; Qwen2.5's matched on every kind, two calls in a turn
+    included."""
+    from pawlette.detect import detect_template
+
+    from .support.template_corpus import corpus_template
+
+    template = corpus_template("llama-cpp-deepseek-r1")
+    detection = detect_template(
+        template.text, bos_token=template.bos_token, eos_token=template.eos_token, infer=False
+    )
+    assert detection.probed == ("reasoning",)
+    assert detection.describe() == (
+        "deepseek:r1-llamacpp: a declared family; 4 probes rendered identically, with "
+        "reasoning; none held tools, calls, two calls in a turn or results: not compared on "
+        "those"
+    )
+    qwen = corpus_template("Qwen-Qwen2.5-7B-Instruct")
+    detection = detect_template(qwen.text, eos_token=qwen.eos_token, infer=False)
+    assert "two calls in a turn" in detection.compared
+    assert detection.describe().endswith(
+        "with tools, calls, two calls in a turn, results and reasoning"
+    )
+
+
 def test_the_closest_families_come_first_and_a_missing_bos_token_is_named(tmp_path: Path) -> None:
     """A Llama 3.1 directory whose tokenizer_config.json gives no bos_token: every family
     differs on the first probe, and the nearest, named first, differs only by the bos."""

@@ -53,6 +53,7 @@ from .infer import Inference, infer_template
 from .infer.template import DEFAULT_TODAY, TemplateRunner
 
 __all__ = [
+    "EVIDENCE",
     "Detection",
     "Difference",
     "Mismatch",
@@ -62,6 +63,7 @@ __all__ = [
     "detect",
     "detect_template",
     "format_of_directory",
+    "probe_kinds",
     "read_chat_template",
     "read_special_tokens",
     "read_token_variables",
@@ -92,9 +94,9 @@ class Probe:
     add_generation_prompt: bool = False
 
 
-def _call(name: str, arguments: str) -> dict[str, Any]:
+def _call(name: str, arguments: str, identifier: str = "call00001") -> dict[str, Any]:
     return {
-        "id": "call00001",
+        "id": identifier,
         "type": "function",
         "function": {"name": name, "arguments": arguments},
     }
@@ -128,6 +130,21 @@ PROBES = (
                 "role": "assistant",
                 "content": "",
                 "tool_calls": [_call("get_weather", '{"city": "Paris"}')],
+            },
+        ),
+        tools=(_WEATHER,),
+    ),
+    Probe(
+        "two calls in a turn",
+        (
+            {"role": "user", "content": "Weather in Paris and Oslo?"},
+            {
+                "role": "assistant",
+                "content": "",
+                "tool_calls": [
+                    _call("get_weather", '{"city": "Paris"}'),
+                    _call("get_weather", '{"city": "Oslo"}', "call00002"),
+                ],
             },
         ),
         tools=(_WEATHER,),
@@ -225,6 +242,33 @@ class Mismatch:
         return None
 
 
+EVIDENCE = ("tools", "calls", "two calls in a turn", "results", "reasoning")
+"""The kinds of content a probe may hold beyond plain text turns, as :meth:`Detection.describe`
+names them: a declared family is named with those its matching probes held."""
+
+
+def probe_kinds(probe: Probe) -> frozenset[str]:
+    """The kinds of :data:`EVIDENCE` ``probe`` holds."""
+    kinds = {"tools"} if probe.tools else set()
+    for message in probe.messages:
+        calls = message.get("tool_calls") or ()
+        if calls:
+            kinds.add("calls")
+        if len(calls) > 1:
+            kinds.add("two calls in a turn")
+        if message.get("role") == "tool":
+            kinds.add("results")
+        if message.get("reasoning_content"):
+            kinds.add("reasoning")
+    return frozenset(kinds)
+
+
+def _listed(items: list[str], joiner: str) -> str:
+    if len(items) == 1:
+        return items[0]
+    return ", ".join(items[:-1]) + f" {joiner} " + items[-1]
+
+
 _COMPARED = 2000
 """Characters of each render compared for likeness (a probe renders a few hundred)."""
 _EDGE = 40
@@ -257,6 +301,9 @@ class Detection:
     refused: tuple[str, ...] = ()
     given: frozenset[str] = frozenset()
     """The tokens the template was given (``"bos_token"``, ``"eos_token"``)."""
+    probed: tuple[str, ...] = ()
+    """The kinds of content (:data:`EVIDENCE`) the probes a declared family rendered
+    identically held: a kind missing here was never compared."""
 
     @property
     def declared(self) -> bool:
@@ -272,6 +319,12 @@ class Detection:
         if self.declared:
             said = f"{self.name}: a declared family; {len(self.compared)} probes rendered"
             said += " identically"
+            held = [kind for kind in EVIDENCE if kind in self.probed]
+            missing = [kind for kind in EVIDENCE if kind not in self.probed]
+            if held:
+                said += ", with " + _listed(held, "and")
+            if missing:
+                said += f"; none held {_listed(missing, 'or')}: not compared on those"
             if self.refused:
                 said += f"; it refuses {len(self.refused)} the template renders: " + "; ".join(
                     self.refused
@@ -484,6 +537,7 @@ def _declared(
         # is never taken for one that writes a fixed date (Llama 3.2 for 3.1).
         runner.today = today or _UNDATED
         compared: list[str] = []
+        probed: set[str] = set()
         refused: list[str] = []
         mismatch: Mismatch | None = None
         label = name if variant is None else f"{name}:{variant}"
@@ -531,10 +585,17 @@ def _declared(
                 mismatch = Mismatch(label, probe.name, shown, rendered, len(compared))
                 break
             compared.append(probe.name)
+            probed |= probe_kinds(probe)
         runner.today = default_today
         if mismatch is None and len(compared) >= 3:
             found = Detection(
-                fmt, label, variant, tuple(compared), tuple(mismatches), refused=tuple(refused)
+                fmt,
+                label,
+                variant,
+                tuple(compared),
+                tuple(mismatches),
+                refused=tuple(refused),
+                probed=tuple(kind for kind in EVIDENCE if kind in probed),
             )
             if not refused:
                 return found, mismatches

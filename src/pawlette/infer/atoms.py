@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 from ..declare.pieces import Fence, Lit, Marker, Piece
 
-__all__ = ["Atoms", "Tokens", "common_prefix", "common_suffix"]
+__all__ = ["Atoms", "Tokens", "common_prefix", "common_suffix", "excerpt"]
 
 SHAPES = re.compile(
     r"<\|[^|<>\s]{1,48}\|>"  # <|im_start|>
@@ -111,3 +111,24 @@ def common_suffix(tokens: Tokens, *texts: str) -> str:
             break
         shared.append(column[0])
     return "".join(reversed(shared))
+
+
+def excerpt(tokens: Tokens, text: str, limit: int = 120, *, last: bool = False) -> str:
+    """``text`` quoted for a message (``repr``), at most about ``limit`` characters of its
+    start (``last``: of its end), cut between atoms so that no token is quoted in part; a cut
+    is shown as ``…`` outside the quotes."""
+    if len(text) <= limit:
+        return repr(text)
+    atoms = tokens.atoms(text)
+    if last:
+        atoms.reverse()
+    kept: list[str] = []
+    size = 0
+    for atom in atoms:
+        if size + len(atom) > limit and kept:
+            break
+        kept.append(atom)
+        size += len(atom)
+    if last:
+        return "…" + repr("".join(reversed(kept)))
+    return repr("".join(kept)) + "…"

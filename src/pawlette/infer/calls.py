@@ -35,7 +35,7 @@ from typing import Any
 
 from ..declare import Ignored, JsonCalls, NamedCalls, XmlCalls
 from ..engine.json_text import json_string
-from .atoms import common_prefix, common_suffix
+from .atoms import common_prefix, common_suffix, excerpt
 from .draft import Draft
 from .probe import Probe, Underivable, call, message
 from .tools import PROBE_TOOLS
@@ -61,8 +61,11 @@ class _Calls:
         u1 = self.probe.sentinel("u", 1)
         return [message("user", u1), message("assistant", content, tool_calls=calls)]
 
-    def body(self, messages: list[dict[str, Any]]) -> str | None:
-        """The assistant turn's text between its opener and its end (None: refused)."""
+    def body(
+        self, messages: list[dict[str, Any]], what: str = "the turn that holds calls"
+    ) -> str | None:
+        """The assistant turn's text between its opener and its end (None: refused);
+        ``what``: the turn, as a refusal names it."""
         text = self.probe.render(messages, list(PROBE_TOOLS))
         if text is None:
             return None
@@ -72,11 +75,28 @@ class _Calls:
         lead = u1 + user.end + user.after + assistant.open
         tail = assistant.end + assistant.after
         if start < 0 or not text.startswith(lead, start) or not text.endswith(tail):
+            tokens = self.probe.tokens
+            found = text[start + len(u1) :] if start >= 0 else text
             raise Underivable(
-                "the turn that holds calls is framed unlike other assistant turns "
-                f"({text[start:][:160]!r})"
+                f"{what} is framed unlike other assistant turns: after the user's text the "
+                f"template writes {excerpt(tokens, found, 160)}, where an assistant turn is "
+                f"{excerpt(tokens, lead[len(u1) :])}, its text, then {excerpt(tokens, tail)}"
             )
         return text[start + len(lead) : len(text) - len(tail)]
+
+    def empty(self) -> str | None:
+        """The body of an assistant turn with no text: given an empty list of calls, or
+        else (a template that opens its calls for any list, empty or not: Mistral Nemo's)
+        without calls."""
+        try:
+            found = self.body(self.turn([], ""), "a turn with an empty list of calls")
+        except Underivable:
+            found = None
+        if found is None:  # (refused, or framed otherwise)
+            u1 = self.probe.sentinel("u", 1)
+            plain = [message("user", u1), message("assistant", "")]
+            return self.body(plain, "a turn with no text")
+        return found
 
 
 def derive_calls(probe: Probe, draft: Draft) -> None:
@@ -108,10 +128,21 @@ def derive_calls(probe: Probe, draft: Draft) -> None:
 
 
 def _derive(probe: Probe, draft: Draft, calls: _Calls) -> None:
-    empty = calls.body(calls.turn([], ""))
+    empty = calls.empty()
     single = calls.body(calls.turn([calls.first]))
+    if empty is None and single is not None:
+        # The template refuses an assistant turn with nothing in it (Ministral 3's): the
+        # calls are taken to be the whole body, which verification then holds to.
+        empty = ""
     if empty is None or single is None:
-        raise Underivable("the template refuses a turn of calls")
+        u1 = probe.sentinel("u", 1)
+        plain = [message("user", u1), message("assistant", "")]
+        refused = plain if empty is None else calls.turn([calls.first])
+        what = "with no text" if empty is None else "of one call"
+        raise Underivable(
+            f"the template refuses a turn {what} "
+            f"({probe.refusal(refused, list(PROBE_TOOLS))[:160]})"
+        )
     if single == empty:
         draft.concepts.append(Ignored(("calls",)))
         draft.capability("tool calls", "dropped", "the template does not write calls")
@@ -448,7 +479,11 @@ def _xml_calls(
     name_close = after_name[: len(after_name) - len(key_open)]
     value_close = value_to_key[: len(value_to_key) - len(key_open)]
     if not after_key3.startswith(key_close):
-        raise Underivable("the second parameter's key is closed differently")
+        raise Underivable(
+            f"the first parameter's key is closed by {key_close!r}, the second's by "
+            f"{excerpt(probe.tokens, after_key3, 40)} (needs concept: parameters closed "
+            "otherwise after the first)"
+        )
     rest = after_key3[len(key_close) :]
     if rest.startswith("True"):
         values = "literal" if _objects_printed(calls) else "python"

@@ -10,7 +10,10 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 from ..declare import Alternation, Trimmed
+from .atoms import common_prefix, excerpt
 from .draft import Draft
 from .probe import Probe, message
 
@@ -88,11 +91,15 @@ def derive_alternation(probe: Probe, draft: Draft) -> None:
     user = draft.frames["user"]
     shape = user.open + u1 + user.end + user.after + user.open + u2 + user.end + user.after
     if not written.endswith(shape):
+        # Quote from the first message's text on: what comes before it is the start.
+        found = written[written.find(u1) :] if u1 in written else written
+        expected = u1 + user.end + user.after + user.open + u2 + user.end + user.after
         draft.capability(
             "consecutive user messages",
             "not derived",
-            f"the template writes them as {written[-120:]!r}, not as two user turns (needs "
-            "concept: consecutive messages joined into one turn)",
+            f"two user messages in a row are written {excerpt(probe.tokens, found)}, where two "
+            f"user turns would be {excerpt(probe.tokens, expected)} (needs concept: "
+            "consecutive messages joined into one turn)",
         )
 
 
@@ -133,13 +140,85 @@ def derive_empty_texts(probe: Probe, draft: Draft) -> None:
         written = probe.render(empty)
         if base is not None and written == base.replace(sentinel, ""):
             continue
+        if role == "system" and written is not None and _absent_when_empty(probe, draft, written):
+            continue
         draft.empty_roles.discard(role)
         if written is None:
             draft.capability(f"empty {role} text", "refused", "the template refuses it")
-        else:
+        elif draft.status(f"empty {role} text") is None:  # (else said why already)
             draft.capability(
                 f"empty {role} text",
                 "not derived",
-                f"the template writes a {role} message with no text otherwise than others "
-                "(needs concept: empty text)",
+                f"the template writes {_article(role)} {role} message with no text otherwise "
+                f"than others{_parting(probe, written, base, sentinel)} (needs concept: empty "
+                "text)",
             )
+
+
+def _absent_when_empty(probe: Probe, draft: Draft, written: str) -> bool:
+    """Whether a first system message with no text is written as no system message (the
+    default turn, or none): then the system prompt declares so (``empty_first="absent"``)."""
+    from ..declare import SystemPrompt
+
+    alone = probe.render([message("user", probe.sentinel("u", 1))])
+    found = [item for item in draft.concepts if isinstance(item, SystemPrompt)]
+    if written != alone or len(found) != 1 or found[0].placement == "gathered":
+        return False
+    if found[0].placement == "in_place" and not _later_empty_kept(probe):
+        draft.capability(
+            "empty system text",
+            "not derived",
+            "the template writes a first system message with no text as no system message, "
+            "and a later one otherwise than an empty system turn (needs concept: empty later "
+            "system messages dropped)",
+        )
+        return False
+    draft.concepts[draft.concepts.index(found[0])] = dataclasses.replace(
+        found[0], empty_first="absent"
+    )
+    draft.capability(
+        "empty system text",
+        "dropped",
+        "the template writes a first system message with no text as no system message",
+    )
+    return True
+
+
+def _later_empty_kept(probe: Probe) -> bool:
+    """Whether a later system message with no text is written as an empty system turn."""
+    u1, u2, a1, s2 = (
+        probe.sentinel("u", 1),
+        probe.sentinel("u", 2),
+        probe.sentinel("a", 1),
+        probe.sentinel("s", 2),
+    )
+
+    def conversation(text: str) -> list[dict[str, object]]:
+        return [
+            message("user", u1),
+            message("assistant", a1),
+            message("system", text),
+            message("user", u2),
+        ]
+
+    plain = probe.render(conversation(s2))
+    return plain is not None and probe.render(conversation("")) == plain.replace(s2, "")
+
+
+def _parting(probe: Probe, written: str, base: str | None, sentinel: str) -> str:
+    """Where the render with an empty text parts from the render with a text, less the
+    text: ``: after X it writes Y where a turn with text gives Z`` (or nothing to say)."""
+    if base is None:
+        return ""
+    expected = base.replace(sentinel, "")
+    shared = common_prefix(probe.tokens, written, expected)
+    tokens = probe.tokens
+    return (
+        f": after {excerpt(tokens, shared, 40, last=True)} it writes "
+        f"{excerpt(tokens, written[len(shared) :], 40)} where the turn with its text taken "
+        f"out gives {excerpt(tokens, expected[len(shared) :], 40)}"
+    )
+
+
+def _article(word: str) -> str:
+    return "an" if word[:1] in "aeiou" else "a"

@@ -22,7 +22,7 @@ import dataclasses
 from typing import Any
 
 from ..declare import Marker
-from .atoms import common_prefix, common_suffix
+from .atoms import Tokens, common_prefix, common_suffix, excerpt
 from .draft import Draft, FrameText, split_end
 from .probe import Probe, Underivable, message
 
@@ -90,6 +90,17 @@ def _derive_frames(probe: Probe, draft: Draft) -> None:
     tokens = probe.tokens
     u1, u2, a1 = probe.sentinel("u", 1), probe.sentinel("u", 2), probe.sentinel("a", 1)
     user, user2, assistant = message("user", u1), message("user", u2), message("assistant", a1)
+    from .tools import PROBE_TOOLS
+
+    if probe.render([user]) is None and probe.render([user], list(PROBE_TOOLS)) is not None:
+        # A tool_use template (Hermes 2 Pro's, Command R+'s): its model's other template
+        # serves requests without tools, and inference probes turns without them.
+        raise Underivable(
+            "the template refuses a conversation of one user message without tools ("
+            + probe.refusal([user])[:120]
+            + ") and renders it given tools: it is a template for requests with tools only "
+            "(needs concept: a template that always has tools)"
+        )
     plain = probe.required("a conversation of one user message", [user])
     prompted = probe.required("a generation prompt", [user], prompt=True)
     if not prompted.startswith(plain):
@@ -245,7 +256,8 @@ def derive_system(probe: Probe, draft: Draft) -> None:
         draft.capability(
             "system messages",
             "not derived",
-            f"the template writes a system message into the turns around it ({written[:200]!r}; "
+            "the template writes a system message into the turns around it "
+            f"({excerpt(tokens, written, 200)}; "
             "needs concept: system text inside another turn)",
         )
         return
@@ -270,11 +282,7 @@ def derive_system(probe: Probe, draft: Draft) -> None:
         opener = before[len(begin) :]
     else:
         draft.capability(
-            "system messages",
-            "not derived",
-            f"the template's start without a system message ({head!r}) is not its system turn "
-            f"({before!r} ... {system_close!r}) with a default text (needs concept: a default "
-            "system turn with other fences)",
+            "system messages", "not derived", _default_mismatch(tokens, head, before, system_close)
         )
         return
     if not opener and not system_close and not begin:
@@ -288,9 +296,10 @@ def derive_system(probe: Probe, draft: Draft) -> None:
         draft.capability(
             "system messages",
             "not derived",
-            f"system text is written after {begin!r} with only {opener!r} before it and nothing "
-            "after it: no fence tells it from the text around it (needs concept: system text "
-            "inside the default system block)",
+            f"a system message's text is written after {excerpt(tokens, begin, last=True)}"
+            + (" (the default system text)" if _has_text(tokens, begin) else "")
+            + f" with only {opener!r} before it and nothing after it: no fence tells it from "
+            "the text around it (needs concept: system text inside the default system block)",
         )
         return
     frame.open = opener
@@ -310,6 +319,44 @@ def derive_system(probe: Probe, draft: Draft) -> None:
     draft.concepts.append(concept)
     draft.capability("system messages", "derived", f"placement {placement}")
     del tokens, system2, user2, assistant, assistant_frame
+
+
+def _has_text(tokens: Tokens, text: str) -> bool:
+    """Whether ``text`` holds words besides its special tokens (a default prompt)."""
+    return any(len(atom) == 1 and atom.isalpha() for atom in tokens.atoms(text))
+
+
+def _default_mismatch(tokens: Tokens, head: str, before: str, close: str) -> str:
+    """Why the start without a system message (``head``) is not a system message's turn
+    (``before``, the text, ``close``) with a default text: where the template puts the
+    message's text, or how its default turn ends."""
+    if close and head.endswith(close) and before.startswith(head[: len(head) - len(close)]):
+        default = head[: len(head) - len(close)]
+        return (
+            "the template writes a system message's text inside its default system turn, "
+            f"after the default text ({excerpt(tokens, default, 60, last=True)}) and "
+            f"{excerpt(tokens, before[len(default) :], 60)} (needs concept: system text added "
+            "to a default system prompt)"
+        )
+    if head.startswith(before) and close.endswith(head[len(before) :].lstrip()) and close:
+        return (
+            "the template writes a system message's text inside its default system turn, "
+            f"before the default text: {excerpt(tokens, close, 80)} follows it (needs concept: "
+            "system text added to a default system prompt)"
+        )
+    if head.startswith(before) and close and close in head[len(before) :]:
+        ending = head[head.rindex(close) :]
+        return (
+            f"the template's default system turn ({excerpt(tokens, head, 80)}) ends with "
+            f"{ending!r}, a system message's turn with {close!r} (needs concept: a default "
+            "system turn with its own close)"
+        )
+    return (
+        f"the template starts {excerpt(tokens, head, 80)} without a system message, and "
+        f"writes {excerpt(tokens, before, 80)} before a system message's text and {close!r} "
+        "after it: the first is not the second with a default text (needs concept: a default "
+        "system turn with other fences)"
+    )
 
 
 def _begin_of(probe: Probe, before: str) -> str:
@@ -354,6 +401,23 @@ def _placement(
         )
         del before
         return "gathered", joiner, ""
+    without = probe.render([item for item in conversation if item["content"] != s2])
+    if s2 not in later and s1 in later and later == without:
+        # The template writes the first system message and skips the others (SmolLM3's).
+        draft.capability(
+            "later system messages", "dropped", "the template writes only the first system message"
+        )
+        return "first_kept", "\n\n", ""
+    if s1 not in later and s2 in later and later.find(s2) < later.find(u1):
+        # The last system message wins (a template that sets its system text in a loop).
+        draft.capability(
+            "later system messages",
+            "not derived",
+            "a later system message replaces the first: the template writes only the last "
+            f"system text, where the first goes ({excerpt(probe.tokens, later, 80)}) (needs "
+            "concept: only the last system message kept)",
+        )
+        return "first_only", "\n\n", ""
     try:
         pieces = probe.cut(later, [s1, u1, a1, s2, u2], "a later system message")
     except Underivable as error:

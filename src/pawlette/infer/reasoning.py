@@ -16,6 +16,7 @@ render shows it.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 
 from ..declare import Ignored, Reasoning
@@ -189,6 +190,18 @@ def derive_reasoning(probe: Probe, draft: Draft) -> None:
         # reasoning, and as none after the last query (where an empty text is no reasoning).
         if as_block if keep == "all" else as_none:
             draft.empty_roles.add("reasoning")
+        elif as_none or as_block:
+            # The template tests the text (Command A MoE's) or only that it is given
+            # (LFM2.5's): Reasoning.empty_given says which.
+            concept = draft.concepts[-1]
+            assert isinstance(concept, Reasoning)
+            draft.concepts[-1] = dataclasses.replace(concept, empty_given=as_block)
+            draft.empty_roles.add("reasoning")
+            draft.capability(
+                "empty reasoning",
+                "derived",
+                "an empty text is written as " + ("an empty block" if as_block else "none"),
+            )
         else:
             how = (
                 "refuses it"

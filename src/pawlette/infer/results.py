@@ -18,7 +18,7 @@ from typing import Any
 
 from ..declare import Reasoning, Results
 from ..declare.pieces import text_of
-from .atoms import common_prefix, common_suffix
+from .atoms import common_prefix, common_suffix, excerpt
 from .calls import ALPHA, BETA
 from .draft import Draft, FrameText
 from .probe import Probe, Underivable, call, message
@@ -30,8 +30,36 @@ __all__ = ["derive_results"]
 def derive_results(probe: Probe, draft: Draft) -> None:
     if draft.skip("tool results"):
         return
-    if draft.status("tool calls") != "derived":
-        draft.capability("tool results", "not derived", "needs the tool calls to be derived first")
+    calls = draft.status("tool calls")
+    if calls not in ("derived", "dropped"):
+        draft.capability(
+            "tool results",
+            "not derived",
+            "needs the tool calls to be derived first (they are "
+            + ("not derived" if calls is None else calls)
+            + ")",
+        )
+        return
+    # A template that drops calls may still write a result as a turn of its own (a role
+    # loop writes any role), drop it, or refuse it: the probes below tell which.
+    conversation = [
+        message("user", probe.sentinel("u", 1)),
+        message("assistant", None, tool_calls=[call("Zi1qabcde", "zq_alpha", ALPHA)]),
+        message("tool", "Zt1q", tool_call_id="Zi1qabcde"),
+    ]
+    if probe.render(conversation, list(PROBE_TOOLS)) is None and not probe.runner.empty_content:
+        # A template may read the text of a turn of calls once another turn follows it
+        # (QwQ's splits it): it is then given "content": "", as for calls it refuses without.
+        probe.runner.empty_content = True
+        probe.clear()
+        if probe.render(conversation, list(PROBE_TOOLS)) is None:
+            probe.runner.empty_content = False
+            probe.clear()
+        else:
+            draft.empty_content = True
+    if probe.render(conversation, list(PROBE_TOOLS)) is None:
+        reason = probe.refusal(conversation, list(PROBE_TOOLS))
+        draft.capability("tool results", "refused", f"the template refuses them ({reason[:120]})")
         return
     try:
         _derive(probe, draft)
@@ -54,8 +82,13 @@ def _derive(probe: Probe, draft: Draft) -> None:
     result_two = message("tool", "Zt2q", tool_call_id="Zi2qabcde")
     written = _added(probe, [user, calls_one], [result_one])
     if "Zt1q" not in written:
+        if not written:
+            raise Underivable(
+                "the template writes nothing for a tool result (needs concept: results dropped)"
+            )
         raise Underivable(
-            f"the template does not write a result's text after the calls ({written[:80]!r})"
+            "the template does not write a result's text: after the calls it writes "
+            f"{excerpt(probe.tokens, written, 80)} for one"
         )
     if "zq_alpha" in written:
         raise Underivable(
@@ -94,6 +127,14 @@ def _derive(probe: Probe, draft: Draft) -> None:
             raise Underivable("the first result opens unlike the others")
         opening = before[: len(before) - len(item_open)]
     close = after[len(item_close) :]
+    for role, other in draft.frames.items():
+        if other.open and opening == other.open and not item_open:
+            # Read back, such a result would be a message of that role (a fence of its own
+            # around each result, Granite's <tool_response>, tells them apart).
+            raise Underivable(
+                f"the template writes a result as a {role} turn ({opening!r}, the {role} "
+                f"turn's opener) (needs concept: results written as {role} messages)"
+            )
     frame = FrameText(open=opening)
     frame.close(close)
     if identifier is not None and not identifier.strip():
@@ -122,12 +163,40 @@ def _added(probe: Probe, before: list[dict[str, Any]], results: list[dict[str, A
     written = _render(probe, [*before, *results])
     if written.startswith(base):
         return written[len(base) :]
+    # Tools written before the last user message (Mistral's) move when a user message
+    # follows: compared without them, what the results add is the rest.
+    block = _tools_block(probe)
+    if block and base.count(block) == 1 and written.count(block) == 1:
+        moved_base, moved = base.replace(block, ""), written.replace(block, "")
+        if moved.startswith(moved_base):
+            return moved[len(moved_base) :]
     edits = insertions(probe.tokens, base, written)
     at_end = [edit for edit in edits if edit[0] == len(base) and not edit[1]]
     others = [edit for edit in edits if edit not in at_end]
     if len(at_end) != 1 or any(inserted for _, _, inserted in others):
-        raise Underivable("results change the turn of calls before them")
+        offset, removed, inserted = (others or edits)[0]
+        tokens = probe.tokens
+        raise Underivable(
+            "a result changes the turn of calls before it: after "
+            f"{excerpt(tokens, base[:offset], 40, last=True)} the turn writes "
+            f"{excerpt(tokens, inserted, 40) if inserted else 'nothing'} in place of "
+            f"{excerpt(tokens, removed, 40) if removed else 'nothing'} (needs concept: calls "
+            "written otherwise once answered)"
+        )
     return at_end[0][2]
+
+
+def _tools_block(probe: Probe) -> str:
+    """What the probe tools add to a one-message conversation, when it is one insertion."""
+    user = [message("user", probe.sentinel("u", 1))]
+    plain = probe.render(user)
+    with_tools = probe.render(user, list(PROBE_TOOLS))
+    if plain is None or with_tools is None:
+        return ""
+    edits = insertions(probe.tokens, plain, with_tools)
+    if len(edits) != 1 or edits[0][1]:
+        return ""
+    return edits[0][2]
 
 
 def _reasoning_prompt(draft: Draft) -> str:

@@ -22,7 +22,7 @@ from typing import Any
 
 from ..declare import Ignored, SystemPrompt, ToolsBlock
 from ..declare.pieces import text_of
-from .atoms import Tokens
+from .atoms import Tokens, excerpt
 from .draft import Draft
 from .probe import Probe, message, tool
 
@@ -231,7 +231,7 @@ def _place(
         if around is not None and offset == len(draft.begin) and not has_system:
             return "own_turn", around[0], around[1], False, ""
     if not has_system:
-        not_derived(f"the template writes tools where no concept puts them ({found[:2]!r})")
+        not_derived(_misplaced(tokens, base, found))
         return None
     # In the system turn: with a system message, and without one.
     with_text = probe.render([message("system", s1), message("user", u1)])
@@ -256,8 +256,12 @@ def _place(
             return _system_without_text(
                 probe, draft, separator_and_open, close_text, tools_item, False
             )
-        if around is not None and offset == position:
-            open_text, close_text = around
+        # A diff may place an insertion before text it starts with (Qwen3.5's tools,
+        # '\n# Tools...' before the '\n' that opens the system text).
+        ahead = _ahead(with_text, offset, inserted, position)
+        first = around if offset == position else None if ahead is None else block_of(ahead)
+        if first is not None:
+            open_text, close_text = first
             return _system_without_text(probe, draft, open_text, close_text, tools_item, True)
         # On its own after the system turn, and after the start without one (InternLM2).
         turn_end = position + len(s1) + len(system.end) + len(system.after)
@@ -265,16 +269,62 @@ def _place(
         alone = None
         if len(without_system) == 1 and not without_system[0][1]:
             at, _, text = without_system[0]
-            alone = _shifted(base, at, text, len(draft.begin))
+            alone = _shifted(base, at, text, len(draft.begin) + len(_default_turn(draft)))
         block = None if after is None or after != alone else block_of(after)
         if block is not None:
             return "after_system", block[0], block[1], False, ""
     del system
-    not_derived(
-        "the template writes tools where no concept puts them "
-        f"({[item[2][:80] for item in found]!r})"
-    )
+    not_derived(_misplaced(tokens, with_text, found))
     return None
+
+
+_PLACES = (
+    "in the system turn, on their own at the start or after the system turn, before the last "
+    "user turn, or in the first or last user turn"
+)
+
+
+def _misplaced(tokens: Tokens, base: str, found: list[tuple[int, str, str]]) -> str:
+    """Where the template writes a tool beside what it writes without one: each change,
+    with the text it follows, and the places a ToolsBlock has."""
+    changes = []
+    for offset, removed, inserted in found[:3]:
+        said = f"{excerpt(tokens, inserted, 80)}" if inserted else "nothing"
+        if removed:
+            said += f" in place of {excerpt(tokens, removed, 40)}"
+        before = base[:offset]
+        said += f" after {excerpt(tokens, before, 40, last=True)}" if before else " at the start"
+        changes.append(said)
+    if len(found) > 3:
+        changes.append(f"and {len(found) - 3} more changes")
+    return (
+        f"given a tool, the template writes {'; '.join(changes)}: "
+        + ("not" if len(found) == 1 else f"{len(found)} changes, not one block")
+        + f" where a tools block goes ({_PLACES}) (needs concept: tools in another place)"
+    )
+
+
+def _default_turn(draft: Draft) -> str:
+    """The system turn the template writes when the conversation has no system message
+    (its default text in the system frame), or nothing."""
+    for concept in draft.concepts:
+        if isinstance(concept, SystemPrompt) and concept.default is not None:
+            frame = draft.frames["system"]
+            default = concept.default
+            text = default if isinstance(default, str) else text_of(default)
+            return frame.open + text + frame.end + frame.after
+    return ""
+
+
+def _ahead(base: str, offset: int, inserted: str, target: int) -> str | None:
+    """``inserted`` (at ``offset`` in ``base``) as the same change made at ``target``, just
+    after ``offset``; None: it cannot be."""
+    if not offset < target <= offset + len(inserted):
+        return None
+    moved = base[offset:target]
+    if not inserted.startswith(moved):
+        return None
+    return inserted[len(moved) :] + moved
 
 
 def _shifted(base: str, offset: int, inserted: str, target: int) -> str | None:
@@ -307,6 +357,14 @@ def _system_without_text(
     default = prompt.default if prompt is not None and isinstance(prompt.default, str) else None
     head = system.open + preamble
     if first:
+        # Before the system text, the block may end with a separator written only when a
+        # text follows (Qwen3.5's blank line): what the turn of tools alone leaves out.
+        after = alone[at + len(tools_item) :]
+        if not after.startswith(close_text + system.end):
+            close = close_text.rstrip()
+            separator = close_text[len(close) :]
+            if separator and after.startswith(close + system.end):
+                return "system", lead, close, True, separator
         return "system", lead, close_text, True, ""
     for cut in range(len(lead) + 1):
         separator, open_text = lead[:cut], lead[cut:]

@@ -88,11 +88,14 @@ class Underived(Concept):
         def refuse(capability: str, where: str, what: str) -> None:
             if capability in reasons:
                 raise UnsupportedFeature(
-                    where, what, f"none: {name} has no {capability} ({reasons[capability]})"
+                    where,
+                    what,
+                    f"none: {name} has no {capability}, which inference could not derive "
+                    f"from the template ({reasons[capability]})",
                 )
 
         if out.tools:
-            refuse("tools", "tools", "tools")
+            refuse("tools", "tools", f"{len(out.tools)} given")
         seen_other = False
         previous = None
         for index, message in enumerate(out.messages):

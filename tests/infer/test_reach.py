@@ -1,0 +1,170 @@
+"""What inference derives where a template's probes show it, on real templates of llama.cpp's
+corpus: results of a template that drops calls, tools after a default system turn."""
+
+from __future__ import annotations
+
+import functools
+
+from pawlette.infer import Inference, infer_template
+
+from ..support.template_corpus import corpus_template
+
+
+@functools.cache
+def _infer(name: str) -> Inference:
+    template = corpus_template(name)
+    return infer_template(template.text, bos_token=template.bos_token, eos_token=template.eos_token)
+
+
+def _status(name: str, capability: str) -> tuple[str, str]:
+    inference = _infer(name)
+    assert inference.accepted, inference.describe()
+    found = {item.name: (item.status, item.detail) for item in inference.capabilities}
+    return found[capability]
+
+
+def test_results_are_derived_where_the_template_drops_calls() -> None:
+    # LFM2 writes no calls, and a result as a turn of its own role.
+    assert _status("LFM2-8B-A1B", "tool calls")[0] == "dropped"
+    assert _status("LFM2-8B-A1B", "tool results") == ("derived", "a turn each")
+    fmt = _infer("LFM2-8B-A1B").format
+    assert fmt is not None
+    call = {"id": "c1", "type": "function", "function": {"name": "f", "arguments": "{}"}}
+    request = {
+        "messages": [
+            {"role": "user", "content": "Weather?"},
+            {"role": "assistant", "content": "", "tool_calls": [call]},
+            {"role": "tool", "tool_call_id": "c1", "content": "21 degrees"},
+        ]
+    }
+    assert "21 degrees" in fmt.render(request).text
+
+
+def test_results_a_template_refuses_are_refused_not_underived() -> None:
+    # Gemma 2 requires user and assistant turns to alternate: a result breaks it.
+    status, detail = _status("google-gemma-2-2b-it", "tool results")
+    assert status == "refused" and "must alternate" in detail
+
+
+def test_results_are_not_derived_saying_what_the_template_does_with_them() -> None:
+    status, detail = _status("microsoft-Phi-3.5-mini-instruct", "tool results")
+    assert (status, detail) == (
+        "not derived",
+        "the template writes nothing for a tool result (needs concept: results dropped)",
+    )
+    # SmolLM3 writes a result as a user turn: read back, it would be a user message.
+    status, detail = _status("HuggingFaceTB-SmolLM3-3B", "tool results")
+    assert status == "not derived"
+    assert detail.startswith("the template writes a result as a user turn ('<|im_start|>user")
+
+
+def test_tools_after_a_default_system_turn_are_derived() -> None:
+    """Devstral writes its tools on their own after the system turn, its default one when
+    the conversation has no system message."""
+    assert _status("unsloth-mistral-Devstral-Small-2507", "tools") == (
+        "derived",
+        "after system, one JSON array",
+    )
+    assert _status("unsloth-mistral-Devstral-Small-2507", "tool calls")[0] == "derived"
+    assert _status("unsloth-mistral-Devstral-Small-2507", "tool results")[0] == "derived"
+
+
+def test_an_empty_first_system_message_written_as_none_is_declared_so() -> None:
+    """Granite 4.0 writes a first system message with no text as no system message (its
+    default turn in its place): ``SystemPrompt(empty_first="absent")``, the message a loss."""
+    assert _status("ibm-granite-granite-4.0", "empty system text")[0] == "dropped"
+    fmt = _infer("ibm-granite-granite-4.0").format
+    assert fmt is not None
+    empty = [{"role": "system", "content": ""}, {"role": "user", "content": "Hi"}]
+    rendering = fmt.render({"messages": empty}, add_generation_prompt=True)
+    alone = fmt.render({"messages": empty[1:]}, add_generation_prompt=True)
+    assert rendering.text == alone.text and rendering.losses
+
+
+def test_an_empty_later_system_message_skipped_keeps_empty_texts_underived() -> None:
+    """Phi-3.5 skips every system message with no text: the first as none, a later one too,
+    which no concept declares."""
+    status, detail = _status("microsoft-Phi-3.5-mini-instruct", "empty system text")
+    assert status == "not derived"
+    assert "and a later one otherwise than an empty system turn" in detail
+
+
+def test_later_system_messages_the_template_skips_are_dropped() -> None:
+    """SmolLM3 writes only the first system message: ``placement="first_kept"``."""
+    assert _status("HuggingFaceTB-SmolLM3-3B", "later system messages") == (
+        "dropped",
+        "the template writes only the first system message",
+    )
+    assert _status("HuggingFaceTB-SmolLM3-3B", "system messages") == (
+        "derived",
+        "placement first_kept",
+    )
+
+
+def test_results_in_a_user_turn_with_their_own_fences_stay_derived() -> None:
+    """Granite 4.0 writes results inside a user turn, each in ``<tool_response>`` fences:
+    the fences tell them from a user message, so they are derived (grouped)."""
+    assert _status("ibm-granite-granite-4.0", "tool results") == (
+        "derived",
+        "grouped in one turn",
+    )
+
+
+def test_results_after_calls_whose_text_the_template_reads_are_derived() -> None:
+    """QwQ's template splits the text of an assistant turn that is not last: a turn of calls
+    without content before a result is refused, with ``"content": ""`` written.  The results
+    are derived with the calls given that content, as Hugging Face callers pass it."""
+    inference = _infer("Qwen-QwQ-32B")
+    assert _status("Qwen-QwQ-32B", "tool results") == ("derived", "grouped in one turn")
+    assert _status("Qwen-QwQ-32B", "text with tool calls")[0] == "derived"
+    assert inference.empty_content
+
+
+def test_empty_reasoning_is_declared_as_the_template_writes_it() -> None:
+    """Command A MoE's template tests the reasoning text (an empty one writes no block), LFM2.5
+    tests that it is given (an empty one writes an empty block): ``Reasoning.empty_given``."""
+    assert _status("Cohere2MoE", "empty reasoning") == (
+        "derived",
+        "an empty text is written as none",
+    )
+    assert _status("LFM2.5-8B-A1B", "empty reasoning") == (
+        "derived",
+        "an empty text is written as an empty block",
+    )
+    fmt = _infer("Cohere2MoE").format
+    assert fmt is not None
+    turn = {"role": "assistant", "content": "Hi.", "reasoning_content": ""}
+    without = {"role": "assistant", "content": "Hi."}
+    user = {"role": "user", "content": "Hello"}
+    assert (
+        fmt.render({"messages": [user, turn]}).text
+        == fmt.render({"messages": [user, without]}).text
+    )
+
+
+def test_results_are_derived_where_the_tools_move_before_the_last_user_message() -> None:
+    """Mistral Small 3.2 writes its tools before the last user message: a user message after
+    the results moves them, which is not the results changing the turn of calls."""
+    assert _status("Mistral-Small-3.2-24B-Instruct-2506", "tool results") == (
+        "derived",
+        "a turn each, with the call's id",
+    )
+
+
+def test_calls_are_derived_where_the_template_refuses_an_empty_turn() -> None:
+    """Ministral 3's template refuses an assistant turn with neither text nor calls: the
+    calls are the whole turn, and verification holds the declaration to it."""
+    name = "mistralai-Ministral-3-14B-Reasoning-2512"
+    assert _status(name, "tool calls") == (
+        "derived",
+        "name then JSON arguments: [TOOL_CALLS]NAME[ARGS]{...}",
+    )
+    assert _status(name, "tool results")[0] == "derived"
+
+
+def test_tools_before_the_system_text_are_derived() -> None:
+    """Qwen3.5 writes its tools first in the system turn, a blank line after them only when
+    a system text follows: ``ToolsBlock(first=True, separator=...)``."""
+    assert _status("Qwen3.5-4B", "tools") == ("derived", "system, one JSON per tool")
+    status, detail = _status("Qwen3.5-4B", "tool calls")
+    assert status == "derived" and detail.startswith("a tag per parameter: <tool_call>")

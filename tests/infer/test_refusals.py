@@ -1,0 +1,132 @@
+"""What inference says when it cannot derive something, on real templates of llama.cpp's
+corpus: where the template departs, what it wrote there and what a concept would need, in
+words a reader can act on (whole tokens quoted, from where the difference starts)."""
+
+from __future__ import annotations
+
+import functools
+
+import pytest
+
+from pawlette.errors import UnsupportedFeature
+from pawlette.infer import Inference, infer_template
+
+from ..support.template_corpus import corpus_template
+
+
+@functools.cache
+def _infer(name: str) -> Inference:
+    template = corpus_template(name)
+    return infer_template(template.text, bos_token=template.bos_token, eos_token=template.eos_token)
+
+
+def _detail(name: str, capability: str) -> str:
+    inference = _infer(name)
+    found = {item.name: item for item in inference.capabilities}
+    assert capability in found, inference.describe()
+    return f"{found[capability].status}; {found[capability].detail}"
+
+
+def test_an_empty_assistant_text_is_named_with_its_article() -> None:
+    detail = _detail("ByteDance-Seed-OSS", "empty assistant text")
+    assert "writes an assistant message with no text" in detail
+    assert " a assistant " not in detail
+
+
+def test_joined_user_messages_are_quoted_from_the_first_message_on() -> None:
+    # DeepSeek V4 writes two user messages as one turn, joined by a blank line.
+    detail = _detail("deepseek-ai-DeepSeek-V4", "consecutive user messages")
+    assert detail.startswith("not derived")
+    assert "written 'Zu1q\\n\\nZu2q', where two user turns would be 'Zu1q" in detail
+
+
+def test_a_quote_cut_short_never_starts_inside_a_token() -> None:
+    # Apriel 1.6 writes a long default system prompt before the user turns.
+    detail = _detail("Apriel-1.6-15b-Thinker-fixed", "consecutive user messages")
+    assert "'Zu1q<|begin_user|>\\nZu2q'" in detail
+    system = _detail("Apriel-1.6-15b-Thinker-fixed", "system messages")
+    assert "(the default system text)" in system
+
+
+def test_calls_opened_for_an_empty_list_are_probed_without_one() -> None:
+    """Mistral Nemo's template writes ``[TOOL_CALLS][`` for any list of calls, empty too: the
+    turn with no text is probed without calls rather than refused as a turn of calls."""
+    detail = _detail("mistralai-Mistral-Nemo-Instruct-2407", "tool calls")
+    assert "framed unlike" not in detail
+    assert '"id": "Zi1qabcde"' in detail  # it says how a call is written instead
+
+
+@pytest.mark.parametrize(
+    ("name", "said"),
+    [
+        # The default system turn ends with a newline; a system message's turn does not.
+        (
+            "Kimi-K2-Instruct",
+            "default system turn ('<|im_system|>system<|im_middle|>You are Kimi",
+        ),
+        (
+            "Kimi-K2-Instruct",
+            "ends with '<|im_end|>\\n', a system message's turn with '<|im_end|>'",
+        ),
+        # Command R7B writes the message inside its default preamble, after it.
+        ("CohereForAI-c4ai-command-r7b-12-2024-tool_use", "inside its default system turn, after"),
+    ],
+)
+def test_a_default_system_turn_is_refused_naming_how_it_differs(name: str, said: str) -> None:
+    detail = _detail(name, "system messages")
+    assert detail.startswith("not derived") and said in detail, detail
+    assert "is not its system turn" not in detail
+
+
+def test_tools_written_in_two_places_are_refused_saying_both() -> None:
+    detail = _detail("meta-llama-Llama-3.1-8B-Instruct", "tools")
+    assert "given a tool, the template writes '\\nEnvironment: ipython' after" in detail
+    assert "2 changes, not one block where a tools block goes" in detail
+    assert "[(" not in detail  # no offsets and tuples
+
+
+def test_a_request_with_tools_is_refused_saying_how_many_and_why() -> None:
+    fmt = _infer("ByteDance-Seed-OSS").format
+    assert fmt is not None
+    tool = {"type": "function", "function": {"name": "f", "parameters": {"type": "object"}}}
+    with pytest.raises(UnsupportedFeature) as raised:
+        fmt.render({"messages": [{"role": "user", "content": "hi"}], "tools": [tool]})
+    message = str(raised.value)
+    assert message.startswith("tools: 1 given; expected none: inferred has no tools, which ")
+    assert "inference could not derive from the template (the template writes tools" in message
+
+
+def test_a_second_parameter_closed_otherwise_is_refused_saying_how() -> None:
+    # DeepSeek V3.2 writes a string parameter with string="true", another with "false".
+    detail = _detail("deepseek-ai-DeepSeek-V3.2", "tool calls")
+    assert "the first parameter's key is closed by '\" string=\"true\">', the second's by" in (
+        detail
+    )
+
+
+def test_a_template_for_requests_with_tools_only_is_refused_saying_so() -> None:
+    inference = _infer("NousResearch-Hermes-2-Pro-Llama-3-8B-tool_use")
+    assert not inference.accepted and inference.refusal is not None
+    assert "refuses a conversation of one user message without tools (TypeError" in (
+        inference.refusal
+    )
+    assert "renders it given tools: it is a template for requests with tools only" in (
+        inference.refusal
+    )
+
+
+def test_a_later_system_message_replacing_the_first_is_refused_saying_so() -> None:
+    """RWKV World's template keeps the last system text, where the first goes: not "does
+    not write the text of a later system message"."""
+    detail = _detail("llama-cpp-rwkv-world", "later system messages")
+    assert detail.startswith(
+        "not derived; a later system message replaces the first: the template writes only "
+        "the last system text, where the first goes ('<s>System: Zs2q\\n\\nUser: Zu1q"
+    )
+
+
+def test_an_empty_text_written_otherwise_is_refused_saying_where_and_what() -> None:
+    # Seed-OSS writes an assistant turn with no text as its opener alone, without a close.
+    detail = _detail("ByteDance-Seed-OSS", "empty assistant text")
+    assert "after …'user\\nZu1q<seed:eos><seed:bos>assistant' it writes '<seed:bos>user" in (detail)
+    assert "where the turn with its text taken out gives '\\n<seed:eos>" in detail
