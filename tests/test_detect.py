@@ -403,3 +403,25 @@ def test_a_template_file_alone(tmp_path: Path) -> None:
     both = run("detect", str(tmp_path), "-t", str(template), "--bos-token", "<s>")
     assert both.returncode == 2
     assert "--bos-token/--eos-token: given with a directory" in both.stderr
+
+
+def test_a_template_that_refuses_every_probe_is_said_to_instead_of_offsets() -> None:
+    from pawlette.detect import detect_template
+
+    # A template whose callers pass content as parts (TranslateGemma's shape): every probe,
+    # written with text content, is refused, so no family's text was compared with it.
+    template = (
+        "{%- for message in messages -%}{%- if message.content is string -%}"
+        "{{- raise_exception('content must be a list of parts') -}}{%- endif -%}"
+        "{{- message.role + ': ' + message.content[0].text + '\\n' -}}{%- endfor -%}"
+    )
+    described = detect_template(template, infer=False).describe()
+    first, *candidates = described.splitlines()
+    assert first.startswith(
+        "no declared family renders this chat template: the template refused every probe"
+    )
+    assert candidates and all(
+        "the template refuses it (TemplateError: content must be a list of parts)" in line
+        and "at offset" not in line
+        for line in candidates
+    )

@@ -191,6 +191,8 @@ class Mismatch:
     """What the candidate rendered."""
     agreed: int = 0
     """Probes the candidate rendered identically before this one."""
+    template_refused: bool = False
+    """The template refused the probe (``expected`` is ``<refused: its error>``)."""
 
     @property
     def likeness(self) -> float:
@@ -203,6 +205,10 @@ class Mismatch:
     def where(self) -> str:
         """Where the two renders first differ, with the text around it on each side."""
         expected, rendered = self.expected, self.rendered
+        if self.template_refused:  # no text to compare offsets in: say so
+            return f"the template refuses it ({expected[10:-1][:100]}), the family writes " + (
+                repr(rendered[:70])
+            )
         offset = next(
             (
                 at
@@ -331,6 +337,13 @@ class Detection:
                 )
             return said
         lines = ["no declared family renders this chat template"]
+        if self.mismatches and all(
+            item.template_refused and not item.agreed for item in self.mismatches
+        ):
+            lines[0] += (
+                ": the template refused every probe it was compared on, so no family was"
+                " compared (does it take messages or variables of another shape?)"
+            )
         closest = sorted(self.mismatches, key=lambda item: (-item.agreed, -item.likeness))[:3]
         for mismatch in closest:
             hint = mismatch.hint(self.given)
@@ -582,7 +595,9 @@ def _declared(
                 shown = (
                     expected.text if expected.text is not None else f"<refused: {expected.refusal}>"
                 )
-                mismatch = Mismatch(label, probe.name, shown, rendered, len(compared))
+                mismatch = Mismatch(
+                    label, probe.name, shown, rendered, len(compared), expected.text is None
+                )
                 break
             compared.append(probe.name)
             probed |= probe_kinds(probe)
