@@ -34,8 +34,8 @@ from pawlette.detect import detect_template
 from pawlette.errors import PawletteError
 from tests.support.conversations import Conversation, generate_conversations
 from tests.support.gguf_checks import CHAINING
-from tests.support.llama_cpp_build import LLAMA_CPP_PYTHON_VERSION
-from tests.support.template_corpus import CorpusTemplate, corpus
+from tests.support.llama_cpp_build import LLAMA_CPP_PYTHON_VERSION, XLLAMACPP_VERSION
+from tests.support.template_corpus import NEWER_TEMPLATES, CorpusTemplate, corpus, corpus_template
 
 from . import pages
 from .matrix import RESULTS, Row, _engine_results, measure
@@ -207,7 +207,9 @@ def _peer_versions() -> str:
     return (
         f"transformers {transformers.__version__} (`apply_chat_template`), jinja2"
         f" {jinja2.__version__}; the templates of llama.cpp's `models/templates` as"
-        f" llama-cpp-python {LLAMA_CPP_PYTHON_VERSION}'s sdist ships them"
+        f" llama-cpp-python {LLAMA_CPP_PYTHON_VERSION}'s sdist ships them, and the"
+        f" {len(NEWER_TEMPLATES)} that sdist lacks ({', '.join(NEWER_TEMPLATES)}) as"
+        f" xllamacpp {XLLAMACPP_VERSION}'s sdist ships them"
     )
 
 
@@ -338,7 +340,8 @@ def main(argv: list[str] | None = None) -> int:
     wall, cpu = time.perf_counter(), time.process_time()
     conversations = generate_conversations(options.conversations, seed=options.seed)
     engine = _engine_results(options.engine_results)
-    templates = [t for t in corpus() if fnmatch.fnmatchcase(t.name, options.only)]
+    collection = [*corpus(), *(corpus_template(name) for name in NEWER_TEMPLATES)]
+    templates = [t for t in collection if fnmatch.fnmatchcase(t.name, options.only)]
     if not templates:
         raise SystemExit(f"--only {options.only!r}: no template of the collection matches")
     models = []

@@ -12,7 +12,13 @@ import transformers
 import pawlette
 from bench.models import PAGE, _cell, _name, main, measure_model
 from tests.support.conversations import generate_conversations
-from tests.support.template_corpus import CorpusTemplate, TokenFacts, corpus, corpus_template
+from tests.support.template_corpus import (
+    NEWER_TEMPLATES,
+    CorpusTemplate,
+    TokenFacts,
+    corpus,
+    corpus_template,
+)
 
 VERDICT = re.compile(
     r"(inferred and verified: \d+/\d+ renders, \d+/\d+ own turns"
@@ -83,7 +89,7 @@ def test_the_committed_page_is_the_commands_over_the_whole_collection() -> None:
     command = re.search(r"^\| command \| `([^`]*)` \|$", text, re.MULTILINE)
     assert command is not None and command.group(1).startswith("python -m bench.models")
     assert "--only" not in command.group(1) and "--out" not in command.group(1)
-    for template in corpus():
+    for template in (*corpus(), *map(corpus_template, NEWER_TEMPLATES)):
         assert f"| `{template.name}` |" in text, template.name  # in the tokens' table
         assert f"| {_name(template.name)} |" in text, template.name
     for family in re.findall(r"\[(\S+)\]\(formats/\1\.md\)", text):
