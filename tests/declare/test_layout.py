@@ -333,6 +333,24 @@ def test_a_declaration_that_cannot_work_is_refused_with_its_field(make: Any, say
     assert says in str(raised.value)
 
 
+@dataclasses.dataclass(frozen=True)
+class _OwnReasoning(Concept):
+    """A concept of a format's own that writes the reasoning, without subclassing Reasoning."""
+
+    job = "reasoning"
+
+
+def test_a_concept_of_its_own_declares_its_job_and_two_for_one_job_are_refused() -> None:
+    # The layout asks each concept which job it does, never what class it is.
+    with pytest.raises(FormatError) as raised:
+        tiny(Reasoning(open=fence("<t>"), close=fence("</t>")), _OwnReasoning())
+    assert str(raised.value) == (
+        "tiny: Layout.concepts[1]: _OwnReasoning writes the reasoning, as Reasoning "
+        "(concepts[0]) does; expected one Reasoning"
+    )
+    assert tiny(_OwnReasoning()).concepts == (_OwnReasoning(),)
+
+
 def test_a_layout_without_results_refuses_a_tool_message_by_path() -> None:
     fmt = declare(tiny())
     with pytest.raises(RequestError, match=r"messages\[1\]\.role"):

@@ -89,6 +89,14 @@ def _option_names(options: object) -> list[str]:
 
 UNTESTED = ("tools", "calls")
 """What ``Layout.template_untested`` may name."""
+def _job_owner(concept: Concept) -> str:
+    """How an error names the concept a job wants one of: the class that declares the job
+    (``Reasoning``), or, where that class is a base no format declares directly (not a
+    dataclass: the calls concepts' base), the job's concept (``calls concept``)."""
+    owner = next(kind for kind in type(concept).__mro__ if "job" in vars(kind))
+    return owner.__name__ if is_dataclass(owner) else f"{concept.job} concept"
+
+
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
 
 
@@ -351,26 +359,22 @@ class Layout:
         distills' ``DistillTurns`` writes or drops the calls ``NamedCalls`` spells, and
         LFM2's ``Ignored(("calls",))`` records as lost the calls its calls concept, switched
         off, does not write.  Results without a calls concept are allowed: a tool message
-        needs no call before it to be written and read back."""
-        from .calls import CallConcept
-        from .reasoning import Reasoning
-        from .tools import ToolsBlock
-
-        jobs: tuple[tuple[type, str, str], ...] = (
-            (CallConcept, "the calls", "calls concept"),
-            (ToolsBlock, "the tools block", "ToolsBlock"),
-            (Reasoning, "the reasoning", "Reasoning"),
-        )
-        for kind, job, one in jobs:
-            found = [number for number, item in enumerate(self.concepts) if isinstance(item, kind)]
-            if len(found) > 1:
-                first, second = found[0], found[1]
-                raise FormatError(
-                    f"{self.name}: Layout.concepts[{second}]: "
-                    f"{type(self.concepts[second]).__name__} writes {job}, as "
-                    f"{type(self.concepts[first]).__name__} (concepts[{first}]) does; expected "
-                    f"one {one}"
-                )
+        needs no call before it to be written and read back.  Each concept says its job
+        (:attr:`Concept.job`)."""
+        first: dict[str, int] = {}
+        for number, concept in enumerate(self.concepts):
+            job = concept.job
+            if job is None:
+                continue
+            if job not in first:
+                first[job] = number
+                continue
+            earlier = self.concepts[first[job]]
+            raise FormatError(
+                f"{self.name}: Layout.concepts[{number}]: {type(concept).__name__} writes the "
+                f"{job}, as {type(earlier).__name__} (concepts[{first[job]}]) does; expected "
+                f"one {_job_owner(earlier)}"
+            )
 
     def _check_concept_fields(self) -> None:
         """Every concept field typed as a fence holds one (a string there would otherwise
@@ -405,10 +409,8 @@ class Layout:
         """A calls concept that drops the text beside calls comes before every concept that
         writes an assistant's text: the first concept whose content hook writes a turn's text
         wins, so one before it would write the text the calls concept reports as dropped."""
-        from .calls import CallConcept
-
         for number, concept in enumerate(self.concepts):
-            if not isinstance(concept, CallConcept) or concept.content != "dropped":
+            if concept.job != "calls" or getattr(concept, "content", None) != "dropped":
                 continue
             for earlier in self.concepts[:number]:
                 if type(earlier).write_content is Concept.write_content:

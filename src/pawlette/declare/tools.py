@@ -116,6 +116,7 @@ class ToolsBlock(Concept):
     ascii: bool = False
 
     handles: ClassVar[frozenset[str]] = frozenset({"tools"})
+    job: ClassVar[str | None] = "tools block"
 
     @cached_property
     def separated_open(self) -> Fence:
