@@ -89,6 +89,8 @@ def _option_names(options: object) -> list[str]:
 
 UNTESTED = ("tools", "calls")
 """What ``Layout.template_untested`` may name."""
+
+
 def _job_owner(concept: Concept) -> str:
     """How an error names the concept a job wants one of: the class that declares the job
     (``Reasoning``), or, where that class is a base no format declares directly (not a
