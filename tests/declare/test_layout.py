@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 import datetime
 import inspect
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -68,11 +69,6 @@ def tiny(*concepts: Concept, **changes: Any) -> Layout:
         (
             lambda: Layout(name="x", summary="", frames={**frames(), "user": "<user>"}),  # type: ignore[dict-item]
             "Layout.frames['user']: a str; expected a Frame",
-        ),
-        (lambda: Frame(open=("<user>",)), "Frame.open: ('<user>',); expected a fence"),  # type: ignore[arg-type]
-        (
-            lambda: Frame(after=fence(END)),
-            "Frame.after: Marker(text='<|end|>'); expected whitespace",
         ),
         (
             # A frame's openers are checked by its layout: the error names the format and
@@ -518,8 +514,51 @@ def test_an_end_of_text_only_that_is_a_stop_is_left_to_the_engine() -> None:
 def test_a_frame_takes_plain_text_for_its_fences() -> None:
     written = Frame(open="<u>", end="", after="\n")  # type: ignore[arg-type]
     assert written == Frame(open=fence("<u>"), end=(), after=fence("\n"))
-    with pytest.raises(FormatError, match=r"^Frame.after: 5; expected a fence"):
-        Frame(after=5)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("frame", "says"),
+    [
+        (
+            lambda: Frame(after=5),  # type: ignore[arg-type]
+            "tiny: Layout.frames['user'].after: 5; expected a string or a fence, a tuple of "
+            "Marker, Lit and Option pieces (build it with fence(...))",
+        ),
+        (
+            lambda: Frame(open=("<user>",)),  # type: ignore[arg-type]
+            "tiny: Layout.frames['user'].open: ('<user>',); expected a string or a fence",
+        ),
+        (
+            lambda: Frame(end=(Marker("<|end|>"), "\n")),  # type: ignore[arg-type]
+            "tiny: Layout.frames['user'].end: (Marker(text='<|end|>'), '\\n'); expected a "
+            "string or a fence",
+        ),
+        (
+            lambda: Frame(after=fence(END)),
+            "tiny: Layout.frames['user'].after: Marker(text='<|end|>'); expected whitespace "
+            "only (it is layout between turns: put a marker in end)",
+        ),
+        (
+            lambda: Frame(also_end=[fence(END)]),  # type: ignore[arg-type]
+            "tiny: Layout.frames['user'].also_end: [(Marker(text='<|end|>'),)]; expected a "
+            "tuple of fences, each built with fence(...)",
+        ),
+        (
+            lambda: Frame(also_end=("<|end|>",)),  # type: ignore[arg-type]
+            "tiny: Layout.frames['user'].also_end[0]: '<|end|>'; expected a fence",
+        ),
+        (
+            lambda: Frame(end_stops="no"),  # type: ignore[arg-type]
+            "tiny: Layout.frames['user'].end_stops: 'no'; expected True or False",
+        ),
+    ],
+)
+def test_a_frames_error_names_the_format_the_role_and_the_field(
+    frame: Callable[[], Frame], says: str
+) -> None:
+    with pytest.raises(FormatError) as raised:
+        Layout(name="tiny", summary="a test layout", frames=frames(user=frame()))
+    assert str(raised.value).startswith(says)
 
 
 def test_two_meanings_of_one_marker_name_both_sides() -> None:

@@ -156,17 +156,8 @@ class Frame:
             value = getattr(self, name)
             if isinstance(value, str):  # plain text: the fence of that text
                 object.__setattr__(self, name, fence(value) if value else ())
-            _check_fence(f"Frame.{name}", getattr(self, name))
-        for number, pieces in enumerate(self.also_end):
-            _check_fence(f"Frame.also_end[{number}]", pieces)
-        # open_after and prompt_after are checked by the Layout, whose errors name the format
-        # and the frame's role (Layout._check_openers).
-        for piece in self.after:
-            if isinstance(piece, Marker) or (isinstance(piece, Lit) and piece.text.strip()):
-                raise FormatError(
-                    f"Frame.after: {piece!r}; expected whitespace only (it is layout between "
-                    "turns: put a marker in end)"
-                )
+        # The fields are checked by the Layout, whose errors name the format and the frame's
+        # role (Layout._check_frame).
 
     def opener(self, previous: str | None) -> Fence:
         """The open fence after a turn of role ``previous`` (None: at the start)."""
@@ -285,7 +276,7 @@ class Layout:
                     f"{self.name}: Layout.frames[{role!r}]: a {type(frame).__name__}; "
                     "expected a Frame"
                 )
-            self._check_openers(role, frame)
+            self._check_frame(role, frame)
             if frame.prompt_after and role != "assistant":
                 raise FormatError(
                     f"{self.name}: Layout.frames[{role!r}].prompt_after: given; expected it "
@@ -337,11 +328,32 @@ class Layout:
         check_switches(self.name, self.switches, self.options)
         self._check_options()
 
-    def _check_openers(self, role: str, frame: Frame) -> None:
-        """A frame's ``open_after`` and ``prompt_after``: a dict of role (or ``"start"``) to
-        fence."""
+    def _check_frame(self, role: str, frame: Frame) -> None:
+        """A frame's fields: ``open``, ``end`` and ``after`` fences (``after`` whitespace
+        only), ``also_end`` a tuple of fences, ``open_after`` and ``prompt_after`` a dict of
+        role (or ``"start"``) to fence."""
+        frame_name = f"{self.name}: Layout.frames[{role!r}]"
+        for name in ("open", "end", "after"):
+            _check_fence(f"{frame_name}.{name}", getattr(frame, name), text_too=True)
+        for piece in frame.after:
+            if isinstance(piece, Marker) or (isinstance(piece, Lit) and piece.text.strip()):
+                raise FormatError(
+                    f"{frame_name}.after: {piece!r}; expected whitespace only (it is layout "
+                    "between turns: put a marker in end)"
+                )
+        if not isinstance(frame.also_end, tuple):
+            raise FormatError(
+                f"{frame_name}.also_end: {frame.also_end!r}; expected a tuple of fences, each "
+                "built with fence(...)"
+            )
+        for number, pieces in enumerate(frame.also_end):
+            _check_fence(f"{frame_name}.also_end[{number}]", pieces)
+        if not isinstance(frame.end_stops, bool):
+            raise FormatError(
+                f"{frame_name}.end_stops: {frame.end_stops!r}; expected True or False"
+            )
         for name in ("open_after", "prompt_after"):
-            where = f"{self.name}: Layout.frames[{role!r}].{name}"
+            where = f"{frame_name}.{name}"
             table = getattr(frame, name)
             if not isinstance(table, Mapping):
                 raise FormatError(
