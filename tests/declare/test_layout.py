@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 import datetime
 import inspect
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -68,11 +69,6 @@ def tiny(*concepts: Concept, **changes: Any) -> Layout:
         (
             lambda: Layout(name="x", summary="", frames={**frames(), "user": "<user>"}),  # type: ignore[dict-item]
             "Layout.frames['user']: a str; expected a Frame",
-        ),
-        (lambda: Frame(open=("<user>",)), "Frame.open: ('<user>',); expected a fence"),  # type: ignore[arg-type]
-        (
-            lambda: Frame(after=fence(END)),
-            "Frame.after: Marker(text='<|end|>'); expected whitespace",
         ),
         (
             # A frame's openers are checked by its layout: the error names the format and
@@ -333,6 +329,24 @@ def test_a_declaration_that_cannot_work_is_refused_with_its_field(make: Any, say
     assert says in str(raised.value)
 
 
+@dataclasses.dataclass(frozen=True)
+class _OwnReasoning(Concept):
+    """A concept of a format's own that writes the reasoning, without subclassing Reasoning."""
+
+    job = "reasoning"
+
+
+def test_a_concept_of_its_own_declares_its_job_and_two_for_one_job_are_refused() -> None:
+    # The layout asks each concept which job it does, never what class it is.
+    with pytest.raises(FormatError) as raised:
+        tiny(Reasoning(open=fence("<t>"), close=fence("</t>")), _OwnReasoning())
+    assert str(raised.value) == (
+        "tiny: Layout.concepts[1]: _OwnReasoning writes the reasoning, as Reasoning "
+        "(concepts[0]) does; expected one Reasoning"
+    )
+    assert tiny(_OwnReasoning()).concepts == (_OwnReasoning(),)
+
+
 def test_a_layout_without_results_refuses_a_tool_message_by_path() -> None:
     fmt = declare(tiny())
     with pytest.raises(RequestError, match=r"messages\[1\]\.role"):
@@ -500,8 +514,51 @@ def test_an_end_of_text_only_that_is_a_stop_is_left_to_the_engine() -> None:
 def test_a_frame_takes_plain_text_for_its_fences() -> None:
     written = Frame(open="<u>", end="", after="\n")  # type: ignore[arg-type]
     assert written == Frame(open=fence("<u>"), end=(), after=fence("\n"))
-    with pytest.raises(FormatError, match=r"^Frame.after: 5; expected a fence"):
-        Frame(after=5)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("frame", "says"),
+    [
+        (
+            lambda: Frame(after=5),  # type: ignore[arg-type]
+            "tiny: Layout.frames['user'].after: 5; expected a string or a fence, a tuple of "
+            "Marker, Lit and Option pieces (build it with fence(...))",
+        ),
+        (
+            lambda: Frame(open=("<user>",)),  # type: ignore[arg-type]
+            "tiny: Layout.frames['user'].open: ('<user>',); expected a string or a fence",
+        ),
+        (
+            lambda: Frame(end=(Marker("<|end|>"), "\n")),  # type: ignore[arg-type]
+            "tiny: Layout.frames['user'].end: (Marker(text='<|end|>'), '\\n'); expected a "
+            "string or a fence",
+        ),
+        (
+            lambda: Frame(after=fence(END)),
+            "tiny: Layout.frames['user'].after: Marker(text='<|end|>'); expected whitespace "
+            "only (it is layout between turns: put a marker in end)",
+        ),
+        (
+            lambda: Frame(also_end=[fence(END)]),  # type: ignore[arg-type]
+            "tiny: Layout.frames['user'].also_end: [(Marker(text='<|end|>'),)]; expected a "
+            "tuple of fences, each built with fence(...)",
+        ),
+        (
+            lambda: Frame(also_end=("<|end|>",)),  # type: ignore[arg-type]
+            "tiny: Layout.frames['user'].also_end[0]: '<|end|>'; expected a fence",
+        ),
+        (
+            lambda: Frame(end_stops="no"),  # type: ignore[arg-type]
+            "tiny: Layout.frames['user'].end_stops: 'no'; expected True or False",
+        ),
+    ],
+)
+def test_a_frames_error_names_the_format_the_role_and_the_field(
+    frame: Callable[[], Frame], says: str
+) -> None:
+    with pytest.raises(FormatError) as raised:
+        Layout(name="tiny", summary="a test layout", frames=frames(user=frame()))
+    assert str(raised.value).startswith(says)
 
 
 def test_two_meanings_of_one_marker_name_both_sides() -> None:
@@ -514,3 +571,33 @@ def test_two_meanings_of_one_marker_name_both_sides() -> None:
     assert "'<|assistant|>' has two meanings between turns: one of the frames, one of " in message
     assert "ConversationEnd; expected one meaning per marker" in message
     assert "state 'outside' goes to 'assistant.head' and to 'outside'" in message
+
+
+def _family(kind: type) -> list[type]:
+    return [kind, *(member for sub in kind.__subclasses__() for member in _family(sub))]
+
+
+def test_a_declared_concept_says_which_roles_its_turn_hooks_act_on_only_when_it_has_one() -> None:
+    # Interpreters ask turn_roles only of a concept that overrides a turn hook: elsewhere the
+    # answer is read by no one.
+    turn_hooks = [
+        name
+        for name in vars(Concept)
+        if name.startswith(("write_", "jinja_", "turn_"))
+        and name not in ("write_start", "write_message", "write_prompt", "write_finish")
+        and name not in ("jinja_setup", "jinja_start", "jinja_message", "jinja_prompt")
+        and name not in ("jinja_finish", "jinja_wants_system_turn", "turn_roles")
+    ]
+    assert "write_before" in turn_hooks and "jinja_after" in turn_hooks
+    unread = [
+        kind.__name__
+        for kind in _family(Concept)
+        if kind.__module__.startswith("pawlette.declare")
+        and "turn_roles" in vars(kind)
+        and not any(
+            getattr(member, hook) is not getattr(Concept, hook)
+            for member in _family(kind)
+            for hook in turn_hooks
+        )
+    ]
+    assert unread == []

@@ -213,3 +213,11 @@ def test_the_exported_template_writes_what_the_format_writes() -> None:
             add_generation_prompt=True,
         )
         assert rendered[0] == FORMAT.render(request, add_generation_prompt=True).text
+
+
+def test_the_template_finds_the_host_once() -> None:
+    # The check that refuses a host and every turn that writes the tools read one index.
+    with registering.registered(LAYOUT):
+        template = export_jinja(LAYOUT.name)
+    assert template.count("1 if messages and messages[0].role in") == 1
+    assert "first_user.index >= messages | length" in template

@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 import re
 from functools import cached_property
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from ..engine.json_text import PARSED_ARGUMENTS, acyclic_json_string
 from ..engine.kept import MISSING, Kept
@@ -102,6 +102,7 @@ class CallConcept(Concept):
     ``id_pattern`` (a regular expression every written call id must match; None: any) or
     keeping these defaults."""
 
+    job: ClassVar[str | None] = "calls"
     content: Content = "written"
     parallel: bool = True
     first_only: bool = False

@@ -62,6 +62,11 @@ class Concept:
     claims: ClassVar[frozenset[str]] = frozenset()
     """The roles whose messages this concept writes itself (:meth:`write_message`)."""
 
+    job: ClassVar[str | None] = None
+    """The part of a message that one concept of a layout alone writes, when this concept
+    writes it (``"calls"``, ``"tools block"``, ``"reasoning"``): the layout refuses two
+    concepts for one job, since reading could not tell whose a marker is."""
+
     # ------------------------------------------------------------------ declaration
 
     def markers(self) -> Iterator[Marker]:

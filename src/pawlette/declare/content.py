@@ -55,9 +55,6 @@ class Ignored(Concept):
     def handles(self) -> frozenset[str]:
         return frozenset(self.fields)
 
-    def turn_roles(self) -> frozenset[str]:
-        return frozenset()
-
     def check(self, out: Render) -> None:
         handled = out.handled
         present = None
@@ -212,9 +209,6 @@ class UnwrittenResults(Concept):
 
     claims: ClassVar[frozenset[str]] = frozenset({"tool"})
     handles: ClassVar[frozenset[str]] = frozenset({"tool_name"})
-
-    def turn_roles(self) -> frozenset[str]:
-        return frozenset()
 
     def check(self, out: Render) -> None:
         out.handled.add("tool_name")  # (out.handles without its call: every render asks)

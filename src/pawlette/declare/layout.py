@@ -89,6 +89,16 @@ def _option_names(options: object) -> list[str]:
 
 UNTESTED = ("tools", "calls")
 """What ``Layout.template_untested`` may name."""
+
+
+def _job_owner(concept: Concept) -> str:
+    """How an error names the concept a job wants one of: the class that declares the job
+    (``Reasoning``), or, where that class is a base no format declares directly (not a
+    dataclass: the calls concepts' base), the job's concept (``calls concept``)."""
+    owner = next(kind for kind in type(concept).__mro__ if "job" in vars(kind))
+    return owner.__name__ if is_dataclass(owner) else f"{concept.job} concept"
+
+
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
 
 
@@ -146,17 +156,8 @@ class Frame:
             value = getattr(self, name)
             if isinstance(value, str):  # plain text: the fence of that text
                 object.__setattr__(self, name, fence(value) if value else ())
-            _check_fence(f"Frame.{name}", getattr(self, name))
-        for number, pieces in enumerate(self.also_end):
-            _check_fence(f"Frame.also_end[{number}]", pieces)
-        # open_after and prompt_after are checked by the Layout, whose errors name the format
-        # and the frame's role (Layout._check_openers).
-        for piece in self.after:
-            if isinstance(piece, Marker) or (isinstance(piece, Lit) and piece.text.strip()):
-                raise FormatError(
-                    f"Frame.after: {piece!r}; expected whitespace only (it is layout between "
-                    "turns: put a marker in end)"
-                )
+        # The fields are checked by the Layout, whose errors name the format and the frame's
+        # role (Layout._check_frame).
 
     def opener(self, previous: str | None) -> Fence:
         """The open fence after a turn of role ``previous`` (None: at the start)."""
@@ -275,7 +276,7 @@ class Layout:
                     f"{self.name}: Layout.frames[{role!r}]: a {type(frame).__name__}; "
                     "expected a Frame"
                 )
-            self._check_openers(role, frame)
+            self._check_frame(role, frame)
             if frame.prompt_after and role != "assistant":
                 raise FormatError(
                     f"{self.name}: Layout.frames[{role!r}].prompt_after: given; expected it "
@@ -327,11 +328,32 @@ class Layout:
         check_switches(self.name, self.switches, self.options)
         self._check_options()
 
-    def _check_openers(self, role: str, frame: Frame) -> None:
-        """A frame's ``open_after`` and ``prompt_after``: a dict of role (or ``"start"``) to
-        fence."""
+    def _check_frame(self, role: str, frame: Frame) -> None:
+        """A frame's fields: ``open``, ``end`` and ``after`` fences (``after`` whitespace
+        only), ``also_end`` a tuple of fences, ``open_after`` and ``prompt_after`` a dict of
+        role (or ``"start"``) to fence."""
+        frame_name = f"{self.name}: Layout.frames[{role!r}]"
+        for name in ("open", "end", "after"):
+            _check_fence(f"{frame_name}.{name}", getattr(frame, name), text_too=True)
+        for piece in frame.after:
+            if isinstance(piece, Marker) or (isinstance(piece, Lit) and piece.text.strip()):
+                raise FormatError(
+                    f"{frame_name}.after: {piece!r}; expected whitespace only (it is layout "
+                    "between turns: put a marker in end)"
+                )
+        if not isinstance(frame.also_end, tuple):
+            raise FormatError(
+                f"{frame_name}.also_end: {frame.also_end!r}; expected a tuple of fences, each "
+                "built with fence(...)"
+            )
+        for number, pieces in enumerate(frame.also_end):
+            _check_fence(f"{frame_name}.also_end[{number}]", pieces)
+        if not isinstance(frame.end_stops, bool):
+            raise FormatError(
+                f"{frame_name}.end_stops: {frame.end_stops!r}; expected True or False"
+            )
         for name in ("open_after", "prompt_after"):
-            where = f"{self.name}: Layout.frames[{role!r}].{name}"
+            where = f"{frame_name}.{name}"
             table = getattr(frame, name)
             if not isinstance(table, Mapping):
                 raise FormatError(
@@ -351,26 +373,22 @@ class Layout:
         distills' ``DistillTurns`` writes or drops the calls ``NamedCalls`` spells, and
         LFM2's ``Ignored(("calls",))`` records as lost the calls its calls concept, switched
         off, does not write.  Results without a calls concept are allowed: a tool message
-        needs no call before it to be written and read back."""
-        from .calls import CallConcept
-        from .reasoning import Reasoning
-        from .tools import ToolsBlock
-
-        jobs: tuple[tuple[type, str, str], ...] = (
-            (CallConcept, "the calls", "calls concept"),
-            (ToolsBlock, "the tools block", "ToolsBlock"),
-            (Reasoning, "the reasoning", "Reasoning"),
-        )
-        for kind, job, one in jobs:
-            found = [number for number, item in enumerate(self.concepts) if isinstance(item, kind)]
-            if len(found) > 1:
-                first, second = found[0], found[1]
-                raise FormatError(
-                    f"{self.name}: Layout.concepts[{second}]: "
-                    f"{type(self.concepts[second]).__name__} writes {job}, as "
-                    f"{type(self.concepts[first]).__name__} (concepts[{first}]) does; expected "
-                    f"one {one}"
-                )
+        needs no call before it to be written and read back.  Each concept says its job
+        (:attr:`Concept.job`)."""
+        first: dict[str, int] = {}
+        for number, concept in enumerate(self.concepts):
+            job = concept.job
+            if job is None:
+                continue
+            if job not in first:
+                first[job] = number
+                continue
+            earlier = self.concepts[first[job]]
+            raise FormatError(
+                f"{self.name}: Layout.concepts[{number}]: {type(concept).__name__} writes the "
+                f"{job}, as {type(earlier).__name__} (concepts[{first[job]}]) does; expected "
+                f"one {_job_owner(earlier)}"
+            )
 
     def _check_concept_fields(self) -> None:
         """Every concept field typed as a fence holds one (a string there would otherwise
@@ -405,10 +423,8 @@ class Layout:
         """A calls concept that drops the text beside calls comes before every concept that
         writes an assistant's text: the first concept whose content hook writes a turn's text
         wins, so one before it would write the text the calls concept reports as dropped."""
-        from .calls import CallConcept
-
         for number, concept in enumerate(self.concepts):
-            if not isinstance(concept, CallConcept) or concept.content != "dropped":
+            if concept.job != "calls" or getattr(concept, "content", None) != "dropped":
                 continue
             for earlier in self.concepts[:number]:
                 if type(earlier).write_content is Concept.write_content:

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, ClassVar
 from ..emit.grammar_ast import Lit, Node, Rules, optional, seq
 from ..engine.call_arguments import arguments_problem
 from ..engine.machine import Parser
+from ..engine.readers import WholeTextReader
 from ..errors import FormatError
 from ..types import TextDelta, ToolCall, ToolCallDelta, ToolCallEnd, ToolCallStart
 from .calls import (
@@ -333,21 +334,14 @@ class NameReader:
                 parts.call_id = parts_id
 
 
-class IdReader:
+class IdReader(WholeTextReader):
     """A call's id, written after its name."""
 
-    __slots__ = ("_parser", "_text")
-
-    def __init__(self, parser: Parser) -> None:
-        self._parser = parser
-        self._text: list[str] = []
-
-    def feed(self, text: str, offset: int) -> None:
-        self._text.append(text)
+    __slots__ = ()
 
     def close(self, marker: str | None, offset: int) -> None:
         parts = self._parser.context(CallParts)
-        text = "".join(self._text)
+        text = self._text()
         parts.raw += [text, marker or ""]
         parts.call_id = text.strip() or None
         if parts.name is None:  # the name was refused: the rest is content too

@@ -14,39 +14,6 @@ from ..engine.readers import CallEnvelope, JsonCallReader, ScaffoldReader, Whole
 from ..types import MetadataItem, ReasoningDelta, TextDelta, Tool, ToolsDeclared
 
 
-class PendingContentReader:
-    """Content of a turn that may not be there: whitespace is held until text makes the
-    message real; a turn of whitespace alone that another opener ends was layout."""
-
-    __slots__ = ("_ends", "_held", "_parser")
-
-    def __init__(self, parser: Parser, ends: frozenset[str] = frozenset()) -> None:
-        self._parser = parser
-        self._held: list[str] = []
-        # The turn's own end spellings and the markers that go on within it: whitespace
-        # they close was the turn's text.
-        self._ends = ends
-
-    def feed(self, text: str, offset: int) -> None:
-        parser = self._parser
-        if parser.message_pending:
-            if not text.strip():
-                self._held.append(text)
-                return
-            parser.confirm_message()
-        if self._held:
-            text = "".join(self._held) + text
-            self._held = []
-        parser.emit(TextDelta(text))
-
-    def close(self, marker: str | None, offset: int) -> None:
-        if self._held and self._parser.message_pending and marker in self._ends:
-            self._parser.confirm_message()
-        if self._held and not self._parser.message_pending:
-            self._parser.emit(TextDelta("".join(self._held)))
-        self._held = []
-
-
 class OpenedReader:
     """An assistant turn read by ``inner`` (its text, or a concept's own reader: bare calls);
     the turn is there once anything of it is read, more than whitespace or a marker (an
@@ -71,9 +38,11 @@ class OpenedReader:
 
 
 class PendingReader:
-    """:class:`PendingContentReader`'s rule around a concept's own reader of the turn (bare
-    calls in a turn with no opener): whitespace is held until more than whitespace makes the
-    message real, or one of ``ends`` closes it."""
+    """A turn that may not be there, read by ``inner`` (its text, or a concept's own reader:
+    bare calls in a turn with no opener): whitespace is held until more than whitespace
+    makes the message real; whitespace that one of ``ends`` (the turn's own end spellings
+    and the markers that go on within it) closes was the turn's text, and a turn of
+    whitespace alone that another opener ends was layout."""
 
     __slots__ = ("_ends", "_held", "_inner", "_parser", "_start")
 

@@ -98,6 +98,7 @@ class Reasoning(Concept):
     trim: str = ""
 
     handles: ClassVar[frozenset[str]] = frozenset({"reasoning"})
+    job: ClassVar[str | None] = "reasoning"
 
     def validate(self, layout: Layout) -> None:
         if not self.open or not self.close:

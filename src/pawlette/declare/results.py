@@ -116,9 +116,6 @@ class Results(Concept):
 
     # ------------------------------------------------------------------ the writer
 
-    def turn_roles(self) -> frozenset[str]:
-        return frozenset()
-
     def check(self, out: Render) -> None:
         out.handled.add("tool_name")  # (out.handles without its call: every render asks)
         writes_id = self.writes_ids()

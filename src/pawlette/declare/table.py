@@ -32,7 +32,7 @@ from ..errors import FormatError
 from .concept import overrides
 from .layout import Layout
 from .pieces import Fence, text_of
-from .readers import BetweenCallsReader, OpenedReader, PendingContentReader, PendingReader
+from .readers import BetweenCallsReader, OpenedReader, PendingReader
 
 AFTER_CALL = "assistant.after_call"
 
@@ -368,8 +368,6 @@ def _pending(reader: ReaderFactory, ends: frozenset[str]) -> ReaderFactory:
     """The reader of a turn's first state when the turn may not be there: what it reads
     makes the message real (leading whitespace is held until then; whitespace that one of
     ``ends`` closes was the turn's text)."""
-    if reader is ContentReader:
-        return lambda parser: PendingContentReader(parser, ends)
     return lambda parser: PendingReader(parser, reader(parser), ends)
 
 

@@ -116,6 +116,7 @@ class ToolsBlock(Concept):
     ascii: bool = False
 
     handles: ClassVar[frozenset[str]] = frozenset({"tools"})
+    job: ClassVar[str | None] = "tools block"
 
     @cached_property
     def separated_open(self) -> Fence:
@@ -449,14 +450,7 @@ class ToolsBlock(Concept):
         if self.place == "user_after_system":
             if role not in ("user", "system"):
                 return None
-            # (named for the first turn written as a user turn, which the host's is)
-            out.macro(
-                "first_user",
-                "{%- set first_user = namespace(index=-1) -%}{%- if messages -%}"
-                '{%- set first_user.index = 1 if messages[0].role in ["system", "developer"] '
-                "else 0 -%}{%- endif -%}",
-            )
-            return "has_tools and index == first_user.index"
+            return "has_tools and index == first_user.index"  # (set up in jinja_setup)
         if role != "user":
             return None
         if self.place == "first_user":
@@ -478,18 +472,25 @@ class ToolsBlock(Concept):
         if self.separator and self.separator_when == "message":
             out.has_content()
         if self.place == "user_after_system":
+            # The host's index, found once: the check below and every turn's test read it
+            # (named for the first turn written as a user turn, which the host's is).
+            out.macro(
+                "first_user",
+                "{%- set first_user = namespace(index=1 if messages and messages[0].role in "
+                '["system", "developer"] else 0) -%}',
+            )
             out.macro(
                 "tools_host",
                 # (a macro comes before has_tools is set: the test is spelled out)
                 "{%- if tools is defined and tools is not none and tools -%}"
-                "{%- set tools_host = 1 if messages and messages[0].role in "
-                '["system", "developer"] else 0 -%}{%- if tools_host >= messages | length -%}'
+                "{%- if first_user.index >= messages | length -%}"
                 "{{- raise_exception('messages: no message to hold the tools; expected the "
                 "message after the first system "
                 f"message: {out.layout.name} writes the tools into it') -}}}}"
-                '{%- elif messages[tools_host].role not in ["user", "system", "developer"] -%}'
-                "{{- raise_exception('messages[' ~ tools_host ~ '].role: ' ~ "
-                "messages[tools_host].role ~ "
+                "{%- elif messages[first_user.index].role not in "
+                '["user", "system", "developer"] -%}'
+                "{{- raise_exception('messages[' ~ first_user.index ~ '].role: ' ~ "
+                "messages[first_user.index].role ~ "
                 f"'; expected a user message: {out.layout.name} writes the tools into the "
                 "message after the first system message') -}}{%- endif -%}{%- endif -%}",
             )
