@@ -16,6 +16,7 @@ import pawlette
 from pawlette import RequestError, openai
 from pawlette.json_values import json_value_problem
 from pawlette.openai import conversation_from_openai, conversation_to_openai
+from pawlette.types import Message, TextPart
 
 from .helpers import canonical
 
@@ -237,6 +238,67 @@ def test_what_a_conversation_holds_is_found_as_it_is_read(data: list[Any]) -> No
         messages, tools, present = read
         assert (messages, tools) == general
         assert present == openai.present_in(messages)
+
+
+class _Text(str):
+    """A string that is not exactly ``str`` (the kept messages' lookup must not take it)."""
+
+
+_CALL = {"id": "c1", "type": "function", "function": {"name": "f", "arguments": "{}"}}
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        {"role": "user", "text": "kept"},
+        {"content": "kept", "name": "ann"},
+        {"role": "user", "content": ["kept"]},
+        {"role": _Text("user"), "content": "kept"},
+        {"role": "user", "content": _Text("kept")},
+        {"role": "tool", "content": "result", "name": "f"},
+        {"role": "tool", "tool_call_id": "c1", "name": "f"},
+        {"role": "tool", "content": _Text("result"), "tool_call_id": "c1"},
+        {"role": "tool", "content": "result", "tool_call_id": 7},
+        {"role": "assistant", "content": "", "tool_calls": [_CALL]},
+        {"role": "user", "content": "kept", "name": "ann"},
+    ],
+    ids=repr,
+)
+def test_the_kept_messages_lookup_leaves_other_shapes_to_the_readers(data: Any) -> None:
+    # read_conversation finds a role and a text (or a result and its call's id) read before
+    # among the kept messages, by subscripts: a dict of another shape, a missing key or a
+    # value that is not exactly a string is read by the readers, errors worded as theirs.
+    kept = [
+        {"role": "user", "content": "kept"},
+        {"role": "tool", "content": "result", "tool_call_id": "c1"},
+    ]
+    openai.read_conversation(kept)  # (now kept)
+    general = outcome(lambda: (*kept_messages(kept), openai._read_message(data, "messages[2]")))
+    for _ in range(2):
+        read = outcome(lambda: openai.read_conversation([*kept, data])[0])
+        assert read == general
+        assert _exact_types(read) == _exact_types(general)  # (a str subclass is equal)
+
+
+def kept_messages(data: list[dict[str, Any]]) -> tuple[Any, ...]:
+    return tuple(
+        openai._read_message(item, f"messages[{index}]") for index, item in enumerate(data)
+    )
+
+
+def _exact_types(read: object) -> list[tuple[type, ...]]:
+    """The exact types of each message's role, call id and text parts (equal values of other
+    types compare equal)."""
+    if not (isinstance(read, tuple) and all(isinstance(item, Message) for item in read)):
+        return []
+    return [
+        (
+            type(message.role),
+            type(message.tool_call_id),
+            *(type(part.text) for part in message.content or () if isinstance(part, TextPart)),
+        )
+        for message in read
+    ]
 
 
 @settings(max_examples=500)

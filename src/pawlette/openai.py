@@ -257,29 +257,27 @@ def read_conversation(
         # _plain_message reads it).  The rest, and a miss, go through the readers below.
         if type(item) is dict:
             size = len(item)
-            if size == 2:
-                role = item.get("role")
-                text = item.get("content")
-                if type(role) is str and type(text) is str and len(text) <= longest:
-                    message = kept_text((role, text))
-                    if message is not None:
-                        append(message)
-                        continue
-            elif size == 3:  # a result and its call's id, read before (as _plain_message)
-                role = item.get("role")
-                text = item.get("content")
-                call_id = item.get("tool_call_id")
-                if (
-                    type(role) is str
-                    and role == "tool"
-                    and type(text) is str
-                    and type(call_id) is str
-                    and len(text) <= longest
-                ):
-                    message = kept_text(("tool", text, call_id))
-                    if message is not None:
-                        append(message)
-                        continue
+            try:  # (subscripts cost less than get calls; a missing key: the readers below)
+                if size == 2:
+                    role = item["role"]
+                    text = item["content"]
+                    if type(role) is str and type(text) is str and len(text) <= longest:
+                        message = kept_text((role, text))
+                        if message is not None:
+                            append(message)
+                            continue
+                elif size == 3:  # a result and its call's id, read before (as _plain_message)
+                    role = item["role"]
+                    if type(role) is str and role == "tool":
+                        text = item["content"]
+                        call_id = item["tool_call_id"]
+                        if type(text) is str and type(call_id) is str and len(text) <= longest:
+                            message = kept_text(("tool", text, call_id))
+                            if message is not None:
+                                append(message)
+                                continue
+            except KeyError:
+                pass
         message = plain(item)
         if message is None:  # not the plain shape (or invalid): the general reader words errors
             message = _read_message(item, f"{prefix}[{len(messages)}]")
