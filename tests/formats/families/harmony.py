@@ -15,21 +15,28 @@ from typing import Any
 from . import FamilyCase
 
 
-def as_written(message: dict[str, Any]) -> dict[str, Any]:
-    """An assistant turn as the template writes it when it is the conversation's last: the
-    first call only, with the text beside it as its analysis (reasoning); an answer with its
-    reasoning."""
+def _text_as_analysis(message: dict[str, Any], first_call_only: bool) -> dict[str, Any]:
+    """``message`` with its name dropped and, when it holds calls, the text beside them as
+    their analysis (reasoning); ``first_call_only``: the calls after the first dropped."""
     message = dict(message)
     message.pop("name", None)
     calls = message.get("tool_calls")
     if calls:
-        message["tool_calls"] = calls[:1]
+        if first_call_only:
+            message["tool_calls"] = calls[:1]
         text = message.get("content") or message.get("reasoning_content")
         message.pop("content", None)
         message.pop("reasoning_content", None)
         if text:
             message["reasoning_content"] = text
     return message
+
+
+def as_written(message: dict[str, Any]) -> dict[str, Any]:
+    """An assistant turn as the template writes it when it is the conversation's last: the
+    first call only, with the text beside it as its analysis (reasoning); an answer with its
+    reasoning."""
+    return _text_as_analysis(message, first_call_only=True)
 
 
 # Text or reasoning beside a call is written as an analysis message only while no answer
@@ -46,15 +53,7 @@ CASES = [
 def as_llm_jp_writes(message: dict[str, Any]) -> dict[str, Any]:
     """An assistant turn as LLM-jp's template writes it when it is the conversation's last:
     every call, with the text beside them as their analysis (reasoning)."""
-    message = dict(message)
-    message.pop("name", None)
-    if message.get("tool_calls"):
-        text = message.get("content") or message.get("reasoning_content")
-        message.pop("content", None)
-        message.pop("reasoning_content", None)
-        if text:
-            message["reasoning_content"] = text
-    return message
+    return _text_as_analysis(message, first_call_only=False)
 
 
 # LLM-jp 4.1's harmony: every call written; the analysis beside calls only in the last
