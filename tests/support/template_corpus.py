@@ -132,14 +132,36 @@ def _translation_messages(
     return shaped
 
 
+_THINKING_FIELDS = ("think", "think_fast", "think_faster", "reasoning_content", "reasoning")
+
+
+def _thinking_messages(
+    messages: list[dict[str, Any]], variables: Mapping[str, Any]
+) -> list[dict[str, Any]]:
+    # IFM-K2-Horizon's template refuses an assistant message without a thinking field
+    # ("Assistant message is missing a thinking field. Provide one of: think, reasoning,
+    # reasoning_content, think_fast, think_faster."); its callers give a message without
+    # reasoning the empty text, which the template writes as its empty block.
+    del variables
+    return [
+        {**message, "reasoning_content": ""}
+        if message.get("role") == "assistant"
+        and not any(field in message for field in _THINKING_FIELDS)
+        else message
+        for message in messages
+    ]
+
+
 CallerMessages = Callable[[list[dict[str, Any]], Mapping[str, Any]], list[dict[str, Any]]]
 """Messages as a template's callers shape them, from the Hugging Face messages and the
 reference's variables (see :data:`CALLER_MESSAGES`)."""
 
 CALLER_MESSAGES: dict[str, CallerMessages] = {
     "google-translategemma-4b-it": _translation_messages,
+    "IFM-K2-Horizon": _thinking_messages,
 }
-"""The templates that refuse messages of text alone: how their callers shape them."""
+"""The templates that refuse messages as pawlette gives them (text alone, no thinking field):
+how their callers shape them."""
 
 TEXT_ARGUMENTS = frozenset({"meetkai-functionary-medium-v3.2"})
 """The templates that join each call's arguments to their text as a string (``'\\n' +

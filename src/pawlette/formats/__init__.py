@@ -57,6 +57,7 @@ _MODULES: dict[str, str] = {
     "hy3": "pawlette.formats.hy3",
     "minicpm": "pawlette.formats.minicpm",
     "muse": "pawlette.formats.muse",
+    "ifm": "pawlette.formats.ifm",
 }
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
 _LOADED: dict[str, Format] = {}

@@ -1,0 +1,200 @@
+"""IFM-K2-Horizon: ``<|ifm|im_start|>ROLE\n…<|ifm|im_end|>`` turns with nothing between
+them, every assistant turn opening a reasoning block (empty when it has none), calls as one
+tag pair per argument in an ``<ifm|tool_calls>`` block, as the model's chat template writes
+them with its tools presented as JSON (``tool_presentation_format='json'``).
+
+The wire format (the markers are written as special tokens; whether IFM's tokenizer has them
+as such could not be read offline; the call instructions are shortened here)::
+
+    <|ifm|im_start|>system
+    # Tools
+    You may call one or more tools to assist with the user query.
+
+    Available tools are:
+
+    <ifm|tools>
+    {"type": "function", "function": {"name": "get_weather", ...}}
+    </ifm|tools>
+
+    When calling tools, you MUST follow the tool-call format below:
+
+    Wrap all tool calls in a single <ifm|tool_calls></ifm|tool_calls> block. ...
+
+    You are terse.<|ifm|im_end|><|ifm|im_start|>user
+    Weather in Zürich?<|ifm|im_end|><|ifm|im_start|>assistant
+    <ifm|think>
+    </ifm|think><ifm|tool_calls>
+    <ifm|tool_call>get_weather
+    <ifm|arg_key>city</ifm|arg_key>
+    <ifm|arg_value>Zürich</ifm|arg_value>
+    </ifm|tool_call>
+    </ifm|tool_calls><|ifm|im_end|><|ifm|im_start|>tool
+    {"temp_c": 3}<|ifm|im_end|><|ifm|im_start|>assistant
+    <ifm|think>
+    It is cold.</ifm|think>3 °C.<|ifm|im_end|><|ifm|im_start|>assistant
+    <ifm|think>
+
+Reference: ``IFM-K2-Horizon.jinja`` (llama.cpp's ``models/templates``).  Its first line writes
+``bos_token``; the model's ``bos_token`` is not known here, so the template is rendered
+without one, and this format writes nothing before the first turn.
+
+Decisions, each the template's:
+
+- **Tools as JSON.**  The template presents tools as Markdown unless its callers pass
+  ``tool_presentation_format`` (``json``, ``xml`` or ``markdown``, the default); this format
+  writes the ``json`` presentation, the one it declares (``Layout.template_variables`` gives
+  the template that variable when the two are compared): one ``tojson`` line per tool (the
+  whole OpenAI tool object) in ``<ifm|tools>`` tags, in the first system turn (one is
+  written when the conversation has none), then the instructions of the template's default
+  call format (``xml``), then a blank line and the first system message's text when it is
+  not empty.
+- **System messages**: each is a turn of its own, in place (the first before everything).
+- **Reasoning** is written on every assistant turn: ``<ifm|think>\n``, the reasoning as
+  given (not stripped), ``</ifm|think>``, then the turn's text.  A turn without reasoning (or
+  with the empty text) writes the empty block ``<ifm|think>\n</ifm|think>``, read back as no
+  reasoning.  The template requires a thinking field on every assistant message (it raises
+  "Assistant message is missing a thinking field"): its callers pass the empty text where a
+  message has no reasoning, which renders as this format does.
+- **Calls** follow the turn's text: ``<ifm|tool_calls>``, then per call ``\n<ifm|tool_call>``
+  NAME ``\n`` and per argument ``<ifm|arg_key>KEY</ifm|arg_key>\n<ifm|arg_value>VALUE
+  </ifm|arg_value>\n``, then ``</ifm|tool_call>``; ``\n</ifm|tool_calls>`` after the last.
+  A string value is written as it is, any other as JSON (``tojson``); reading types each
+  value by the tool's schema.  No ids: results answer calls by position.
+- **Results**: each tool message is a ``tool`` turn of its own holding its text.
+- **The generation prompt** opens the block, ``<|ifm|im_start|>assistant\n<ifm|think>\n``
+  (the template's default ``reasoning_effort``, ``high``); a completion starts inside it.
+- **End**: the model ends its turn with ``<|ifm|im_end|>``, the format's stop.
+- A message's ``name`` is not written (a recorded loss).
+
+Remaining differences from the template:
+
+- **The Markdown presentation of tools**, the template's default (its own renderer of JSON
+  schemas, about 450 lines), and its XML one are not declared: a caller that renders the
+  template without ``tool_presentation_format='json'`` gets another system turn than this
+  format writes whenever there are tools.  The template's other call formats
+  (``tool_call_format`` ``json`` and ``xml_typed``) are not declared either.
+- The template's ``think_fast`` and ``think_faster`` fields (``<ifm|think_fast>`` and
+  ``<ifm|think_faster>`` blocks, and the prompts of ``reasoning_effort`` ``medium`` and
+  ``low``) are not declared: pawlette's messages carry one reasoning field.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from pawlette.declare import (
+    Fence,
+    Frame,
+    Ignored,
+    Layout,
+    Marker,
+    Reasoning,
+    Results,
+    SystemPrompt,
+    ToolsBlock,
+    XmlCalls,
+    declare,
+    fence,
+)
+
+IM_START, IM_END = Marker("<|ifm|im_start|>"), Marker("<|ifm|im_end|>")
+THINK, THINK_END = Marker("<ifm|think>"), Marker("</ifm|think>")
+TOOLS, TOOLS_END = Marker("<ifm|tools>"), Marker("</ifm|tools>")
+TOOL_CALLS, TOOL_CALLS_END = Marker("<ifm|tool_calls>"), Marker("</ifm|tool_calls>")
+TOOL_CALL, TOOL_CALL_END = Marker("<ifm|tool_call>"), Marker("</ifm|tool_call>")
+ARG_KEY, ARG_KEY_END = Marker("<ifm|arg_key>"), Marker("</ifm|arg_key>")
+ARG_VALUE, ARG_VALUE_END = Marker("<ifm|arg_value>"), Marker("</ifm|arg_value>")
+
+TOOLS_INTRO = (
+    "# Tools\nYou may call one or more tools to assist with the user query.\n\n"
+    "Available tools are:\n\n"
+)
+
+
+def _call_instructions() -> Fence:
+    """The template's instructions for its ``xml`` call format (its default), the tags in
+    them written as the markers they are."""
+    return fence(
+        "\n\nWhen calling tools, you MUST follow the tool-call format below:\n\n"
+        "Wrap all tool calls in a single ",
+        TOOL_CALLS,
+        TOOL_CALLS_END,
+        " block. For each call, write the function name at the start of ",
+        TOOL_CALL,
+        ", followed by paired ",
+        ARG_KEY,
+        " and ",
+        ARG_VALUE,
+        " tags for each argument:\n\n",
+        TOOL_CALLS,
+        "\n",
+        TOOL_CALL,
+        "$FUNCTION_NAME\n",
+        ARG_KEY,
+        "$PARAMETER_NAME",
+        ARG_KEY_END,
+        "\n",
+        ARG_VALUE,
+        "$PARAMETER_VALUE",
+        ARG_VALUE_END,
+        "\n...\n",
+        TOOL_CALL_END,
+        "\n",
+        TOOL_CALLS_END,
+        "\n\nString and scalar parameters should be written as plain text. Array and object "
+        "parameters should be written as JSON literals.",
+    )
+
+
+def _variables(options: object) -> Mapping[str, Any]:
+    """The template's variables this format writes as: the tools presented as JSON."""
+    del options
+    return {"tool_presentation_format": "json", "tool_call_format": "xml"}
+
+
+def _frame(role: str) -> Frame:
+    return Frame(open=fence(IM_START, f"{role}\n"), end=fence(IM_END))
+
+
+def layout() -> Layout:
+    return Layout(
+        name="ifm",
+        summary="IFM-K2-Horizon: <|ifm|im_start|>ROLE turns, <ifm|think> on every assistant turn",
+        frames={role: _frame(role) for role in ("system", "user", "assistant", "tool")},
+        concepts=(
+            SystemPrompt(),
+            Ignored(("name",)),  # the template writes no message's name
+            ToolsBlock(
+                place="system",
+                first=True,
+                separator=fence("\n\n"),
+                separator_when="text",
+                open=fence(TOOLS_INTRO, TOOLS),
+                item_open=fence("\n"),
+                close=fence("\n", TOOLS_END) + _call_instructions(),
+            ),
+            Reasoning(
+                open=fence(THINK, "\n"),
+                close=fence(THINK_END),
+                keep="all",
+                absent=fence(THINK, "\n", THINK_END),
+                prompt="open",
+            ),
+            XmlCalls(
+                section_open=fence(TOOL_CALLS),
+                open=fence("\n", TOOL_CALL),
+                name_close=fence("\n"),
+                key_open=fence(ARG_KEY),
+                key_close=fence(ARG_KEY_END, "\n", ARG_VALUE),
+                value_close=fence(ARG_VALUE_END, "\n"),
+                close=fence(TOOL_CALL_END),
+                section_close=fence("\n", TOOL_CALLS_END),
+            ),
+            Results(),
+        ),
+        template_variables=_variables,
+    )
+
+
+FORMAT = declare(layout())
