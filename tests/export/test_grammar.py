@@ -498,6 +498,7 @@ TURNS = {
     "hy3": (TOOLS, declared_turns, choices_for),
     "minicpm": (TOOLS, declared_turns, choices_for),
     "muse": (TOOLS, declared_turns, choices_for),
+    "ifm": (TOOLS, declared_turns, choices_for),
     "omni": (OMNI_TOOLS, lambda name: omni_turns(), omni_choices),
     "chatglm3": (TOOLS, lambda name: chatglm3_turns(), python_call_choices),
     "breeze": (TOOLS, lambda name: breeze_turns(), python_call_choices),

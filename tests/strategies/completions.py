@@ -1035,6 +1035,36 @@ def _apertus(w: Writer) -> str:
     return "".join(out)
 
 
+def _ifm(w: Writer) -> str:
+    """IFM-K2-Horizon after its ``<|ifm|im_start|>assistant\n<ifm|think>\n`` prompt: maybe
+    reasoning, ``</ifm|think>`` (sometimes missing), text, then maybe an
+    ``<ifm|tool_calls>`` block of GLM-style calls with the ``ifm|`` tags (some malformed),
+    ended by ``<|ifm|im_end|>``."""
+    rng = w.rng
+    out = []
+    if rng.random() < 0.5:
+        out.append(w.text(hostile=False))
+    out.append(rng.choice(["</ifm|think>", "</ifm|think>", "</ifm|think>", ""]))
+    if rng.random() < 0.5:
+        out.append(w.text())
+    if rng.random() < 0.5:
+        calls = []
+        for _ in range(rng.randint(1, 3)):
+            call = _tag_call(w, "\n", rng.random() < 0.7)
+            for tag in ("tool_call", "arg_key", "arg_value"):
+                call = call.replace(f"<{tag}>", f"<ifm|{tag}>").replace(
+                    f"</{tag}>", f"</ifm|{tag}>"
+                )
+            calls.append("\n" + call)
+        closing = rng.choice(["\n</ifm|tool_calls>", "\n</ifm|tool_calls>", ""])
+        out.append("<ifm|tool_calls>" + "".join(calls) + closing)
+    end = "<|ifm|im_end|>"
+    out.append(
+        rng.choice([end, end, "", f"{end}{w.word()}", f"{end}<|ifm|im_start|>user\n{w.word()}"])
+    )
+    return "".join(out)
+
+
 def _muse(w: Writer) -> str:
     """Muse Glimmer, after the prompt's ``<|start|>assistant``: maybe a reasoning message
     (`` to=self<|message|>``) and its ``<|eom|><|start|>assistant``, then an answer
@@ -1192,6 +1222,7 @@ GENERATORS: dict[str, Callable[[Writer], str]] = {
     "hy3": _hy3,
     "minicpm": _minicpm,
     "muse": _muse,
+    "ifm": _ifm,
 }
 
 
