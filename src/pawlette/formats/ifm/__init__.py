@@ -1,4 +1,4 @@
-"""IFM-K2-Horizon: ``<|ifm|im_start|>ROLE\n…<|ifm|im_end|>`` turns with nothing between
+"""IFM-K2-Horizon: ``<|ifm|im_start|>ROLE\\n…<|ifm|im_end|>`` turns with nothing between
 them, every assistant turn opening a reasoning block (empty when it has none), calls as one
 tag pair per argument in an ``<ifm|tool_calls>`` block, as the model's chat template writes
 them with its tools presented as JSON (``tool_presentation_format='json'``).
@@ -49,19 +49,19 @@ Decisions, each the template's:
   call format (``xml``), then a blank line and the first system message's text when it is
   not empty.
 - **System messages**: each is a turn of its own, in place (the first before everything).
-- **Reasoning** is written on every assistant turn: ``<ifm|think>\n``, the reasoning as
+- **Reasoning** is written on every assistant turn: ``<ifm|think>\\n``, the reasoning as
   given (not stripped), ``</ifm|think>``, then the turn's text.  A turn without reasoning (or
-  with the empty text) writes the empty block ``<ifm|think>\n</ifm|think>``, read back as no
+  with the empty text) writes the empty block ``<ifm|think>\\n</ifm|think>``, read back as no
   reasoning.  The template requires a thinking field on every assistant message (it raises
   "Assistant message is missing a thinking field"): its callers pass the empty text where a
   message has no reasoning, which renders as this format does.
-- **Calls** follow the turn's text: ``<ifm|tool_calls>``, then per call ``\n<ifm|tool_call>``
-  NAME ``\n`` and per argument ``<ifm|arg_key>KEY</ifm|arg_key>\n<ifm|arg_value>VALUE
-  </ifm|arg_value>\n``, then ``</ifm|tool_call>``; ``\n</ifm|tool_calls>`` after the last.
+- **Calls** follow the turn's text: ``<ifm|tool_calls>``, then per call ``\\n<ifm|tool_call>``
+  NAME ``\\n`` and per argument ``<ifm|arg_key>KEY</ifm|arg_key>\\n<ifm|arg_value>VALUE
+  </ifm|arg_value>\\n``, then ``</ifm|tool_call>``; ``\\n</ifm|tool_calls>`` after the last.
   A string value is written as it is, any other as JSON (``tojson``); reading types each
   value by the tool's schema.  No ids: results answer calls by position.
 - **Results**: each tool message is a ``tool`` turn of its own holding its text.
-- **The generation prompt** opens the block, ``<|ifm|im_start|>assistant\n<ifm|think>\n``
+- **The generation prompt** opens the block, ``<|ifm|im_start|>assistant\\n<ifm|think>\\n``
   (the template's default ``reasoning_effort``, ``high``); a completion starts inside it.
 - **End**: the model ends its turn with ``<|ifm|im_end|>``, the format's stop.
 - A message's ``name`` is not written (a recorded loss).
