@@ -429,10 +429,36 @@ class LastSystemPrompt(SystemPrompt):
     Fields: those of :class:`SystemPrompt`, each meaning what it means there
     (``help(SystemPrompt)``): ``default``, ``default_when``, ``always``, ``preamble``,
     ``preamble_with_tools``, ``preamble_without_tools``, ``placement``, ``joiner``,
-    ``empty_first``, ``heading`` and ``default_with_tools``."""
+    ``empty_first``, ``heading`` and ``default_with_tools``.  ``placement`` is
+    ``"gathered"`` (the last text is written at the start of the conversation), and
+    ``empty_first`` speaks of the last system message: ``"absent"``: a last one with empty
+    text is written as no system message (the default text, or no turn; RWKV World), a
+    recorded loss; ``"kept"``: it is an empty system turn."""
+
+    def validate(self, layout: Layout) -> None:
+        super().validate(layout)
+        if self.placement != "gathered":
+            raise FormatError(
+                f"{layout.name}: LastSystemPrompt.placement: {self.placement!r}; expected "
+                "'gathered' (the last system message is written at the start of the "
+                "conversation, the others are dropped)"
+            )
+        if self.empty_first not in ("kept", "absent"):
+            raise FormatError(
+                f"{layout.name}: LastSystemPrompt.empty_first: {self.empty_first!r}; expected "
+                "'kept' or 'absent' (what an empty last system message is written as)"
+            )
 
     def check(self, out: Render) -> None:
-        self.check_last(out)
+        last = self.check_last(out)
+        if self.empty_first == "absent" and last >= 0 and not out.message_text(last):
+            out.lose(f"messages[{last}]", "a system message with empty text, written as none")
+
+    def write_start(self, out: Render) -> None:
+        if self.empty_first == "kept":
+            super().write_start(out)
+        elif self.gathered_texts(out) or self._wanted(out):
+            out.turn(-1, "system")
 
     def check_last(self, out: Render) -> int:
         """:meth:`check`: the base's checks, and each system message before the last a loss;
@@ -465,9 +491,14 @@ class LastSystemPrompt(SystemPrompt):
         if type(self).gathered is not LastSystemPrompt.gathered:
             return super().gathered_texts(out)
         last = self.last_system(out)  # (the last text alone, without a walk for the others)
-        return [] if last < 0 else [out.message_text(last)]
+        if last < 0:
+            return []
+        text = out.message_text(last)
+        return [text] if text or self.empty_first == "kept" else []
 
     def jinja_gathered(self, texts: str) -> str:
+        if self.empty_first == "absent":  # (an empty last text: no text gathered)
+            return "[text_of(message, loop.index0, '')] | select | list"
         return "[text_of(message, loop.index0, '')]"
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from ..declare import Alternation, Trimmed
+from ..declare import Alternation, LastSystemPrompt, SystemPrompt, Trimmed
 from .atoms import common_prefix, excerpt
 from .draft import Draft
 from .probe import Probe, message
@@ -158,11 +158,13 @@ def derive_empty_texts(probe: Probe, draft: Draft) -> None:
 def _absent_when_empty(probe: Probe, draft: Draft, written: str) -> bool:
     """Whether a first system message with no text is written as no system message (the
     default turn, or none): then the system prompt declares so (``empty_first="absent"``)."""
-    from ..declare import SystemPrompt
-
     alone = probe.render([message("user", probe.sentinel("u", 1))])
     found = [item for item in draft.concepts if isinstance(item, SystemPrompt)]
-    if written != alone or len(found) != 1 or found[0].placement == "gathered":
+    if written != alone or len(found) != 1:
+        return False
+    if isinstance(found[0], LastSystemPrompt):
+        return _last_absent_when_empty(probe, draft, found[0])
+    if found[0].placement == "gathered":
         return False
     if found[0].placement == "in_place" and not _later_empty_kept(probe):
         draft.capability(
@@ -180,6 +182,26 @@ def _absent_when_empty(probe: Probe, draft: Draft, written: str) -> bool:
         "empty system text",
         "dropped",
         "the template writes a first system message with no text as no system message",
+    )
+    return True
+
+
+def _last_absent_when_empty(probe: Probe, draft: Draft, found: SystemPrompt) -> bool:
+    """With only the last system message written (:class:`~pawlette.declare.LastSystemPrompt`):
+    whether a last one with no text, after one with text, is written as no system message
+    too (RWKV World's template keeps the last text and writes it only when it has any)."""
+    u1, u2, a1 = probe.sentinel("u", 1), probe.sentinel("u", 2), probe.sentinel("a", 1)
+    turns = [message("user", u1), message("assistant", a1), message("user", u2)]
+    later = probe.render(
+        [message("system", probe.sentinel("s", 1)), *turns[:2], message("system", ""), turns[2]]
+    )
+    if later is None or later != probe.render(turns):
+        return False
+    draft.concepts[draft.concepts.index(found)] = dataclasses.replace(found, empty_first="absent")
+    draft.capability(
+        "empty system text",
+        "dropped",
+        "the template writes a last system message with no text as no system message",
     )
     return True
 
