@@ -11,6 +11,7 @@
 from __future__ import annotations
 
 import dataclasses
+from typing import Literal
 
 from ..declare import Alternation, LastSystemPrompt, SystemPrompt, Trimmed
 from .atoms import common_prefix, excerpt
@@ -166,22 +167,26 @@ def _absent_when_empty(probe: Probe, draft: Draft, written: str) -> bool:
         return _last_absent_when_empty(probe, draft, found[0])
     if found[0].placement == "gathered":
         return False
-    if found[0].placement == "in_place" and not _later_empty_kept(probe):
-        draft.capability(
-            "empty system text",
-            "not derived",
-            "the template writes a first system message with no text as no system message, "
-            "and a later one otherwise than an empty system turn (needs concept: empty later "
-            "system messages dropped)",
-        )
-        return False
+    later: Literal["kept", "dropped"] = "kept"
+    if found[0].placement == "in_place" and not _later_empty_written(probe, dropped=False):
+        if not _later_empty_written(probe, dropped=True):
+            draft.capability(
+                "empty system text",
+                "not derived",
+                "the template writes a first system message with no text as no system message, "
+                "and a later one otherwise than an empty system turn or nothing (needs "
+                "concept: empty later system messages written otherwise)",
+            )
+            return False
+        later = "dropped"  # (Phi-3.5's skips every system message with no text)
     draft.concepts[draft.concepts.index(found[0])] = dataclasses.replace(
-        found[0], empty_first="absent"
+        found[0], empty_first="absent", empty_later=later
     )
     draft.capability(
         "empty system text",
         "dropped",
-        "the template writes a first system message with no text as no system message",
+        "the template writes a first system message with no text as no system message"
+        + (", and a later one as nothing" if later == "dropped" else ""),
     )
     return True
 
@@ -206,8 +211,9 @@ def _last_absent_when_empty(probe: Probe, draft: Draft, found: SystemPrompt) -> 
     return True
 
 
-def _later_empty_kept(probe: Probe) -> bool:
-    """Whether a later system message with no text is written as an empty system turn."""
+def _later_empty_written(probe: Probe, *, dropped: bool) -> bool:
+    """Whether a later system message with no text is written as an empty system turn
+    (``dropped``: as nothing, its turn left out too)."""
     u1, u2, a1, s2 = (
         probe.sentinel("u", 1),
         probe.sentinel("u", 2),
@@ -224,7 +230,12 @@ def _later_empty_kept(probe: Probe) -> bool:
         ]
 
     plain = probe.render(conversation(s2))
-    return plain is not None and probe.render(conversation("")) == plain.replace(s2, "")
+    if dropped:
+        without = [item for item in conversation(s2) if item["content"] != s2]
+        expected = probe.render(without)
+    else:
+        expected = None if plain is None else plain.replace(s2, "")
+    return plain is not None and expected is not None and probe.render(conversation("")) == expected
 
 
 def _parting(probe: Probe, written: str, base: str | None, sentinel: str) -> str:
