@@ -520,7 +520,8 @@ class LastSystemPrompt(SystemPrompt):
 
     def jinja_gathered(self, texts: str) -> str:
         if self.empty_first == "absent":  # (an empty last text: no text gathered)
-            return "[text_of(message, loop.index0, '')] | select | list"
+            text = "text_of(message, loop.index0, '')"
+            return f"([{text}] if {text} else [])"
         return "[text_of(message, loop.index0, '')]"
 
 
