@@ -35,7 +35,6 @@ from pawlette.declare import (
 from pawlette.declare.pieces import Fence
 from pawlette.errors import FormatError, RequestError
 from pawlette.formats.mistral.results import IdAfterResults
-from pawlette.formats.phi3.system import SkipEmptySystem
 
 END = Marker("<|end|>")
 
@@ -255,8 +254,9 @@ def tiny(*concepts: Concept, **changes: Any) -> Layout:
             "Layout.template_untested: 'reasoning'; expected one of tools, calls",
         ),
         (
-            lambda: tiny(SkipEmptySystem(placement="gathered")),
-            "SkipEmptySystem with placement 'gathered'; expected placement 'in_place'",
+            lambda: tiny(SystemPrompt(placement="gathered", empty_later="dropped")),
+            "SystemPrompt.empty_later: 'dropped' with placement='gathered'; expected "
+            "placement 'in_place'",
         ),
         (
             lambda: tiny(SystemPrompt(empty_first="dropped")),  # type: ignore[arg-type]
@@ -398,9 +398,9 @@ def test_a_date_option_is_written_with_its_format_never_the_clock() -> None:
 
 
 def test_a_system_prompt_may_skip_empty_system_messages() -> None:
-    """Phi-3.5's :class:`SkipEmptySystem`: an empty system message is not written (its
-    turn neither), in the writer and in the exported template alike; one with text is, in
-    place."""
+    """Phi-3.5's ``SystemPrompt(empty_first="absent", empty_later="dropped")``: an empty
+    system message, first or later, is not written (its turn neither; a recorded loss), in
+    the writer and in the exported template alike; one with text is, in place."""
     from transformers.utils.chat_template_utils import render_jinja_template
 
     from pawlette.export import export_jinja
@@ -410,15 +410,25 @@ def test_a_system_prompt_may_skip_empty_system_messages() -> None:
         {"role": "user", "content": "Hi"},
         {"role": "system", "content": "Later."},
         {"role": "user", "content": "Bye"},
+        {"role": "system", "content": ""},
+        {"role": "user", "content": "End"},
     ]
-    skipping = declare(tiny(SkipEmptySystem()))
-    text = skipping.render(messages).text
-    assert text == "<|user|>Hi<|end|>\n<|system|>Later.<|end|>\n<|user|>Bye<|end|>\n"
+    skipping = declare(tiny(SystemPrompt(empty_first="absent", empty_later="dropped")))
+    rendering = skipping.render(messages)
+    text = rendering.text
+    assert text == (
+        "<|user|>Hi<|end|>\n<|system|>Later.<|end|>\n<|user|>Bye<|end|>\n<|user|>End<|end|>\n"
+    )
+    assert rendering.losses == (
+        "messages[0]: a system message with empty text, written as none",
+        "messages[4]: a system message with empty text, dropped",
+    )
     rendered, _ = render_jinja_template([messages], chat_template=export_jinja(skipping))
     assert rendered[0] == text
-    assert skipping.parse_conversation(text).messages == messages[1:]
+    assert skipping.parse_conversation(text).messages == messages[1:4] + messages[5:]
     writing = declare(tiny(SystemPrompt())).render(messages).text
-    assert writing == "<|system|><|end|>\n" + text
+    assert writing.startswith("<|system|><|end|>\n<|user|>Hi")
+    assert "<|user|>Bye<|end|>\n<|system|><|end|>\n<|user|>End" in writing
 
 
 def test_an_empty_first_system_message_can_be_written_as_none() -> None:

@@ -48,6 +48,7 @@ def test_what_the_template_drops_is_a_recorded_loss_and_renders_as_it(prompt: bo
         "messages[2].reasoning_content",
         "messages[2].tool_calls",
         "messages[3]",
+        "messages[4]",  # the empty system message
     }
 
 

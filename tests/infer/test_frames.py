@@ -193,3 +193,38 @@ def test_a_template_that_honours_add_generation_prompt_gets_no_prompt_always() -
     inference, _ = _verified(PHI_4_MINI)
     assert inference.layout is not None
     assert PromptAlways() not in inference.layout.concepts
+
+
+def test_a_template_that_keeps_only_the_last_system_message_is_derived() -> None:
+    """DeepSeek R1's distills and RWKV World write only the last system message, where the
+    first goes: inferred as a gathered LastSystemPrompt (RWKV's also writes an empty last one
+    as none), verified, the earlier ones recorded losses."""
+    from pawlette.declare import LastSystemPrompt
+
+    empty_first = {
+        "deepseek-ai-DeepSeek-R1-Distill-Llama-8B": "kept",
+        "llama-cpp-rwkv-world": "absent",
+    }
+    for name, expected in empty_first.items():
+        template = corpus_template(name)
+        inference = infer_template(
+            template.text, bos_token=template.bos_token, eos_token=template.eos_token
+        )
+        assert inference.accepted, inference.describe()
+        statuses = {item.name: item.status for item in inference.capabilities}
+        assert statuses["later system messages"] == "dropped", name
+        assert inference.layout is not None
+        found = [c for c in inference.layout.concepts if isinstance(c, LastSystemPrompt)]
+        assert [(c.placement, c.empty_first) for c in found] == [("gathered", expected)], name
+        fmt = inference.format
+        assert fmt is not None
+        messages = [
+            {"role": "system", "content": "One."},
+            {"role": "user", "content": "Hi"},
+            {"role": "assistant", "content": "Hello"},
+            {"role": "system", "content": "Two."},
+            {"role": "user", "content": "Bye"},
+        ]
+        rendering = fmt.render(messages)
+        assert "One." not in rendering.text and "Two." in rendering.text, name
+        assert rendering.losses[0].startswith("messages[0]: "), name

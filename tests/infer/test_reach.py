@@ -81,12 +81,32 @@ def test_an_empty_first_system_message_written_as_none_is_declared_so() -> None:
     assert rendering.text == alone.text and rendering.losses
 
 
-def test_an_empty_later_system_message_skipped_keeps_empty_texts_underived() -> None:
-    """Phi-3.5 skips every system message with no text: the first as none, a later one too,
-    which no concept declares."""
-    status, detail = _status("microsoft-Phi-3.5-mini-instruct", "empty system text")
-    assert status == "not derived"
-    assert "and a later one otherwise than an empty system turn" in detail
+def test_empty_later_system_messages_the_template_skips_are_dropped() -> None:
+    """Phi-3.5 skips every system message with no text: the first as none, a later one too
+    (``empty_first="absent"``, ``empty_later="dropped"``), verified, each a recorded loss."""
+    from pawlette.declare import SystemPrompt
+
+    name = "microsoft-Phi-3.5-mini-instruct"
+    assert _status(name, "empty system text") == (
+        "dropped",
+        "the template writes a first system message with no text as no system message, and "
+        "a later one as nothing",
+    )
+    layout = _infer(name).layout
+    assert layout is not None
+    found = [c for c in layout.concepts if isinstance(c, SystemPrompt)]
+    assert [(c.empty_first, c.empty_later) for c in found] == [("absent", "dropped")]
+    fmt = _infer(name).format
+    assert fmt is not None
+    later_empty = [
+        {"role": "user", "content": "Hi"},
+        {"role": "assistant", "content": "Hello"},
+        {"role": "system", "content": ""},
+        {"role": "user", "content": "Bye"},
+    ]
+    rendering = fmt.render(later_empty)
+    assert rendering.text == fmt.render(later_empty[:2] + later_empty[3:]).text
+    assert rendering.losses == ("messages[2]: a system message with empty text, dropped",)
 
 
 def test_later_system_messages_the_template_skips_are_dropped() -> None:

@@ -115,16 +115,6 @@ def test_a_template_for_requests_with_tools_only_is_refused_saying_so() -> None:
     )
 
 
-def test_a_later_system_message_replacing_the_first_is_refused_saying_so() -> None:
-    """RWKV World's template keeps the last system text, where the first goes: not "does
-    not write the text of a later system message"."""
-    detail = _detail("llama-cpp-rwkv-world", "later system messages")
-    assert detail.startswith(
-        "not derived; a later system message replaces the first: the template writes only "
-        "the last system text, where the first goes ('<s>System: Zs2q\\n\\nUser: Zu1q"
-    )
-
-
 def test_an_empty_text_written_otherwise_is_refused_saying_where_and_what() -> None:
     # Seed-OSS writes an assistant turn with no text as its opener alone, without a close.
     detail = _detail("ByteDance-Seed-OSS", "empty assistant text")

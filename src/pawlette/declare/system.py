@@ -65,6 +65,10 @@ class SystemPrompt(Concept):
       turn of its own (Command R7B).  ``"none"``: as ``"absent"``, but it also
       stands in for the default text: no turn at all (Poolside Laguna's templates, where the
       message's text replaces the default).
+    - ``empty_later``: with ``placement="in_place"``, ``"dropped"``: a system message after
+      the first with empty text is not written, nor its turn (a recorded loss: Phi-3.5's
+      template skips every system message with no text; with ``empty_first="absent"`` it
+      skips the first one too).  ``"kept"`` (the default): it is an empty system turn.
     - ``heading``: with ``placement="gathered"``, written before the gathered system texts
       when there are any (Solar Open's ``\\n\\n## System Prompt\\n\\n`` after its preamble);
       reading drops it where the turn's text begins.  Default: nothing.
@@ -81,6 +85,7 @@ class SystemPrompt(Concept):
     empty_first: Literal["kept", "absent", "own_turn", "none"] = "kept"
     heading: Fence = ()
     default_with_tools: str | Fence | None = None
+    empty_later: Literal["kept", "dropped"] = "kept"
 
     claims: ClassVar[frozenset[str]] = frozenset({"system"})
 
@@ -90,7 +95,13 @@ class SystemPrompt(Concept):
                 f"{layout.name}: SystemPrompt: no 'system' frame; expected Layout.frames to "
                 "have one (an empty Frame() for bare system text)"
             )
-        self.check_choices(layout, "default_when", "placement", "empty_first")
+        self.check_choices(layout, "default_when", "placement", "empty_first", "empty_later")
+        if self.empty_later != "kept" and self.placement != "in_place":
+            raise FormatError(
+                f"{layout.name}: SystemPrompt.empty_later: {self.empty_later!r} with placement="
+                f"{self.placement!r}; expected placement 'in_place' (the only one that writes "
+                "later system messages as turns of their own)"
+            )
         if self.default_with_tools is not None and (
             self.default is None or self.default_when != "always"
         ):
@@ -185,6 +196,10 @@ class SystemPrompt(Concept):
                     out.lose(f"messages[{index}]", "a system message after the first, dropped")
         if self.placement == "first_only":
             refuse_later_system(out)
+        if self.empty_later == "dropped":
+            for index, message in enumerate(out.messages):
+                if index and message.role == "system" and not out.message_text(index):
+                    out.lose(f"messages[{index}]", "a system message with empty text, dropped")
 
     def _has_first(self, out: Render) -> bool:
         return bool(out.messages) and out.messages[0].role == "system" and not self._absent(out)
@@ -233,6 +248,8 @@ class SystemPrompt(Concept):
 
     def write_message(self, out: Render, index: int) -> None:
         if self.placement == "gathered" or (self.placement == "first_kept" and index > 0):
+            return
+        if self.empty_later == "dropped" and index > 0 and not out.message_text(index):
             return
         if not (index == 0 and self._absent(out)):
             out.turn(index)
@@ -366,6 +383,9 @@ class SystemPrompt(Concept):
             return
         if self.placement == "first_kept":  # the later ones are recorded losses
             out.out("{%- if index == 0 -%}")
+        if self.empty_later == "dropped":  # (an empty later one: a recorded loss)
+            name = jinja_string(out.layout.name)
+            out.out(f"{{%- if index == 0 or text_of(message, index, {name}) -%}}")
         if self.empty_first in ("absent", "none"):
             out.out("{%- if not (index == 0 and system_absent) -%}")
             out.turn("system")
@@ -383,6 +403,8 @@ class SystemPrompt(Concept):
         else:
             out.turn("system")
         if self.placement == "first_kept":
+            out.out("{%- endif -%}")
+        if self.empty_later == "dropped":
             out.out("{%- endif -%}")
 
     def jinja_opening(self, out: Template, role: str) -> None:
@@ -429,10 +451,36 @@ class LastSystemPrompt(SystemPrompt):
     Fields: those of :class:`SystemPrompt`, each meaning what it means there
     (``help(SystemPrompt)``): ``default``, ``default_when``, ``always``, ``preamble``,
     ``preamble_with_tools``, ``preamble_without_tools``, ``placement``, ``joiner``,
-    ``empty_first``, ``heading`` and ``default_with_tools``."""
+    ``empty_first``, ``heading``, ``default_with_tools`` and ``empty_later``.  ``placement`` is
+    ``"gathered"`` (the last text is written at the start of the conversation), and
+    ``empty_first`` speaks of the last system message: ``"absent"``: a last one with empty
+    text is written as no system message (the default text, or no turn; RWKV World), a
+    recorded loss; ``"kept"``: it is an empty system turn."""
+
+    def validate(self, layout: Layout) -> None:
+        super().validate(layout)
+        if self.placement != "gathered":
+            raise FormatError(
+                f"{layout.name}: LastSystemPrompt.placement: {self.placement!r}; expected "
+                "'gathered' (the last system message is written at the start of the "
+                "conversation, the others are dropped)"
+            )
+        if self.empty_first not in ("kept", "absent"):
+            raise FormatError(
+                f"{layout.name}: LastSystemPrompt.empty_first: {self.empty_first!r}; expected "
+                "'kept' or 'absent' (what an empty last system message is written as)"
+            )
 
     def check(self, out: Render) -> None:
-        self.check_last(out)
+        last = self.check_last(out)
+        if self.empty_first == "absent" and last >= 0 and not out.message_text(last):
+            out.lose(f"messages[{last}]", "a system message with empty text, written as none")
+
+    def write_start(self, out: Render) -> None:
+        if self.empty_first == "kept":
+            super().write_start(out)
+        elif self.gathered_texts(out) or self._wanted(out):
+            out.turn(-1, "system")
 
     def check_last(self, out: Render) -> int:
         """:meth:`check`: the base's checks, and each system message before the last a loss;
@@ -465,9 +513,15 @@ class LastSystemPrompt(SystemPrompt):
         if type(self).gathered is not LastSystemPrompt.gathered:
             return super().gathered_texts(out)
         last = self.last_system(out)  # (the last text alone, without a walk for the others)
-        return [] if last < 0 else [out.message_text(last)]
+        if last < 0:
+            return []
+        text = out.message_text(last)
+        return [text] if text or self.empty_first == "kept" else []
 
     def jinja_gathered(self, texts: str) -> str:
+        if self.empty_first == "absent":  # (an empty last text: no text gathered)
+            text = "text_of(message, loop.index0, '')"
+            return f"([{text}] if {text} else [])"
         return "[text_of(message, loop.index0, '')]"
 
 

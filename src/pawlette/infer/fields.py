@@ -11,8 +11,9 @@
 from __future__ import annotations
 
 import dataclasses
+from typing import Literal
 
-from ..declare import Alternation, Trimmed
+from ..declare import Alternation, LastSystemPrompt, SystemPrompt, Trimmed
 from .atoms import common_prefix, excerpt
 from .draft import Draft
 from .probe import Probe, message
@@ -158,34 +159,61 @@ def derive_empty_texts(probe: Probe, draft: Draft) -> None:
 def _absent_when_empty(probe: Probe, draft: Draft, written: str) -> bool:
     """Whether a first system message with no text is written as no system message (the
     default turn, or none): then the system prompt declares so (``empty_first="absent"``)."""
-    from ..declare import SystemPrompt
-
     alone = probe.render([message("user", probe.sentinel("u", 1))])
     found = [item for item in draft.concepts if isinstance(item, SystemPrompt)]
-    if written != alone or len(found) != 1 or found[0].placement == "gathered":
+    if written != alone or len(found) != 1:
         return False
-    if found[0].placement == "in_place" and not _later_empty_kept(probe):
-        draft.capability(
-            "empty system text",
-            "not derived",
-            "the template writes a first system message with no text as no system message, "
-            "and a later one otherwise than an empty system turn (needs concept: empty later "
-            "system messages dropped)",
-        )
+    if isinstance(found[0], LastSystemPrompt):
+        return _last_absent_when_empty(probe, draft, found[0])
+    if found[0].placement == "gathered":
         return False
+    later: Literal["kept", "dropped"] = "kept"
+    if found[0].placement == "in_place" and not _later_empty_written(probe, dropped=False):
+        if not _later_empty_written(probe, dropped=True):
+            draft.capability(
+                "empty system text",
+                "not derived",
+                "the template writes a first system message with no text as no system message, "
+                "and a later one otherwise than an empty system turn or nothing (needs "
+                "concept: empty later system messages written otherwise)",
+            )
+            return False
+        later = "dropped"  # (Phi-3.5's skips every system message with no text)
     draft.concepts[draft.concepts.index(found[0])] = dataclasses.replace(
-        found[0], empty_first="absent"
+        found[0], empty_first="absent", empty_later=later
     )
     draft.capability(
         "empty system text",
         "dropped",
-        "the template writes a first system message with no text as no system message",
+        "the template writes a first system message with no text as no system message"
+        + (", and a later one as nothing" if later == "dropped" else ""),
     )
     return True
 
 
-def _later_empty_kept(probe: Probe) -> bool:
-    """Whether a later system message with no text is written as an empty system turn."""
+def _last_absent_when_empty(probe: Probe, draft: Draft, found: SystemPrompt) -> bool:
+    """With only the last system message written (:class:`~pawlette.declare.LastSystemPrompt`):
+    whether a last one with no text, after one with text, is written as no system message
+    too (RWKV World's template keeps the last text and writes it only when it has any)."""
+    u1, u2, a1 = probe.sentinel("u", 1), probe.sentinel("u", 2), probe.sentinel("a", 1)
+    turns = [message("user", u1), message("assistant", a1), message("user", u2)]
+    later = probe.render(
+        [message("system", probe.sentinel("s", 1)), *turns[:2], message("system", ""), turns[2]]
+    )
+    if later is None or later != probe.render(turns):
+        return False
+    draft.concepts[draft.concepts.index(found)] = dataclasses.replace(found, empty_first="absent")
+    draft.capability(
+        "empty system text",
+        "dropped",
+        "the template writes a last system message with no text as no system message",
+    )
+    return True
+
+
+def _later_empty_written(probe: Probe, *, dropped: bool) -> bool:
+    """Whether a later system message with no text is written as an empty system turn
+    (``dropped``: as nothing, its turn left out too)."""
     u1, u2, a1, s2 = (
         probe.sentinel("u", 1),
         probe.sentinel("u", 2),
@@ -202,7 +230,12 @@ def _later_empty_kept(probe: Probe) -> bool:
         ]
 
     plain = probe.render(conversation(s2))
-    return plain is not None and probe.render(conversation("")) == plain.replace(s2, "")
+    if dropped:
+        without = [item for item in conversation(s2) if item["content"] != s2]
+        expected = probe.render(without)
+    else:
+        expected = None if plain is None else plain.replace(s2, "")
+    return plain is not None and expected is not None and probe.render(conversation("")) == expected
 
 
 def _parting(probe: Probe, written: str, base: str | None, sentinel: str) -> str:

@@ -227,7 +227,7 @@ def _closing(probe: Probe, draft: Draft, plain: str, prompted: str) -> str:
 
 def derive_system(probe: Probe, draft: Draft) -> None:
     """The system turn: its frame, a default text, where later system messages go."""
-    from ..declare import SystemPrompt
+    from ..declare import LastSystemPrompt, SystemPrompt
 
     if draft.skip("system messages"):
         return
@@ -309,7 +309,10 @@ def derive_system(probe: Probe, draft: Draft) -> None:
         return
     draft.frames["system"] = frame
     fence = draft.fence
-    concept = SystemPrompt(
+    kind: type[SystemPrompt] = SystemPrompt
+    if placement == LAST_KEPT:  # (only the last system message, at the start)
+        kind, placement = LastSystemPrompt, "gathered"
+    concept = kind(
         default=default,
         always=always,
         preamble=fence(preamble),
@@ -370,6 +373,11 @@ def _begin_of(probe: Probe, before: str) -> str:
     return ""
 
 
+LAST_KEPT = "last_kept"
+""":func:`_placement`'s answer for a template that writes only the last system message,
+where the first goes: a :class:`~pawlette.declare.LastSystemPrompt`, gathered."""
+
+
 def _placement(
     probe: Probe, draft: Draft, frame: FrameText, written: str
 ) -> tuple[str | None, str, str]:
@@ -409,15 +417,14 @@ def _placement(
         )
         return "first_kept", "\n\n", ""
     if s1 not in later and s2 in later and later.find(s2) < later.find(u1):
-        # The last system message wins (a template that sets its system text in a loop).
+        # The last system message wins (a template that sets its system text in a loop):
+        # written at the start, where the first goes (LastSystemPrompt, gathered).
         draft.capability(
             "later system messages",
-            "not derived",
-            "a later system message replaces the first: the template writes only the last "
-            f"system text, where the first goes ({excerpt(probe.tokens, later, 80)}) (needs "
-            "concept: only the last system message kept)",
+            "dropped",
+            "the template writes only the last system message, where the first goes",
         )
-        return "first_only", "\n\n", ""
+        return LAST_KEPT, "\n\n", ""
     try:
         pieces = probe.cut(later, [s1, u1, a1, s2, u2], "a later system message")
     except Underivable as error:

@@ -26,6 +26,7 @@ _DECLARE = (
     "Frame",
     "Ignored",
     "JsonCalls",
+    "LastSystemPrompt",
     "Layout",
     "Marker",
     "NamedCalls",

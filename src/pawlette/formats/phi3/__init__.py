@@ -23,7 +23,7 @@ Decisions (reference: ``microsoft-Phi-3.5-mini-instruct.jinja`` in llama.cpp's
 
 - **No begin token**: the template writes none.
 - **System messages** are written in place, each as a turn of its own; one with empty
-  text is not written (the template skips it), so parsing gives no message for it.
+  text is not written, nor its turn (the template skips it): a recorded loss.
 - **The end of a conversation**: without a generation prompt the template ends the text with
   ``<|endoftext|>`` (:class:`~pawlette.declare.ConversationEnd`): never trainable, and parsing a
   rendered conversation reads it as the end.  A model may also end its turn with
@@ -48,12 +48,11 @@ from pawlette.declare import (
     Ignored,
     Layout,
     Marker,
+    SystemPrompt,
     UnwrittenResults,
     declare,
     fence,
 )
-
-from .system import SkipEmptySystem
 
 END, END_OF_TEXT = Marker("<|end|>"), Marker("<|endoftext|>")
 
@@ -70,7 +69,7 @@ LAYOUT = Layout(
     summary="Phi-3.5 mini: <|role|> turns ended by <|end|>, no tools or calls",
     frames={role: turn(role) for role in ("system", "user", "assistant")},
     concepts=(
-        SkipEmptySystem(),
+        SystemPrompt(empty_first="absent", empty_later="dropped"),
         UnwrittenResults(),
         Ignored(("tools", "calls", "name", "reasoning")),
         ConversationEnd(END_OF_TEXT),

@@ -70,6 +70,7 @@ from pawlette.declare import (
     Concept,
     Frame,
     Ignored,
+    LastSystemPrompt,
     Layout,
     Marker,
     PromptRest,
@@ -82,7 +83,6 @@ from pawlette.declare import (
 
 from .content import ThinkTrimmed
 from .reading import BlankLineEnds
-from .turns import LastSystemText
 
 BEGIN = Marker("<s>")
 OPENER = "Assistant: "
@@ -144,7 +144,7 @@ def layout(options: RwkvOptions) -> Layout:
             ),
         },
         concepts=(
-            LastSystemText(placement="gathered"),
+            LastSystemPrompt(placement="gathered", empty_first="absent"),
             UnwrittenResults(),
             ThinkTrimmed(roles=("user", "assistant"), space_first=True),
             Ignored(ignored),
