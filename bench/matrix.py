@@ -174,6 +174,7 @@ def measure(
         empty_content=True,
         caller_variables=template.caller_variables,
         text_arguments=template.text_arguments,
+        caller_messages=template.caller_messages,
     )
     coverage, never = _coverage(base, conversations)
     renders = turns = "—"

@@ -117,14 +117,16 @@ def _translation_messages(
     # TranslateGemma's template refuses a user message unless its content is one part with
     # the languages' codes (its refusal names the shape: type, source_lang_code,
     # target_lang_code, text); its callers pass each user text so, here with the languages
-    # the test names as variables.
+    # the test names as variables (none named: English to German, gemma:translate's default).
+    source = variables.get("source_lang_code", "en")
+    target = variables.get("target_lang_code", "de")
     shaped = []
     for message in messages:
         if message.get("role") == "user" and isinstance(message.get("content"), str):
             part = {
                 "type": "text",
-                "source_lang_code": variables["source_lang_code"],
-                "target_lang_code": variables["target_lang_code"],
+                "source_lang_code": source,
+                "target_lang_code": target,
                 "text": message["content"],
             }
             message = {**message, "content": [part]}
