@@ -366,8 +366,10 @@ def conversations(draw: st.DrawFn, fmt: Format, *, strip: bool = False) -> dict[
     return request
 
 
-def normalise(fmt: Format, request: dict[str, Any]) -> dict[str, Any]:
-    """What parsing the request's render gives (see the module docstring)."""
+def normalise(fmt: Format, request: dict[str, Any], *, whole: bool = False) -> dict[str, Any]:
+    """What parsing the request's render gives (see the module docstring); ``whole``: the
+    whole render read back with ``parse_conversation``, which knows the tools only as the
+    render gives them back."""
     layout = layout_of(fmt)
     messages = copy.deepcopy(request["messages"])
     ids: dict[str, str] = {}
@@ -382,6 +384,11 @@ def normalise(fmt: Format, request: dict[str, Any]) -> dict[str, Any]:
     label = named.label if isinstance(named, LabelledCalls) else None  # ids in the name's place
     listed = layout.concept(declare.JsonCallList) if isinstance(layout, declare.Layout) else None
     positional = listed is not None and listed.ids == "positional"  # renumbered by position
+    # Tag calls read without the tools' schemas (a tools block that does not read back as
+    # them, Seed-OSS's function stubs) give text that is JSON back as that JSON.
+    tags = layout.concept(declare.XmlCalls) if isinstance(layout, declare.Layout) else None
+    untyped = whole and tags is not None and not tags.key_close_other
+    untyped = untyped and not reads_tools_back(layout)
     for index, message in enumerate(messages):
         if message["role"] == "assistant":
             for turn_number, call in enumerate(message.get("tool_calls") or []):
@@ -398,6 +405,12 @@ def normalise(fmt: Format, request: dict[str, Any]) -> dict[str, Any]:
                 rules = call_rules(layout)
                 if rules is not None and rules.rewrites_arguments:
                     arguments = rules.written(arguments)
+                    if untyped:
+                        values = json.loads(arguments).items()
+                        arguments = json.dumps(
+                            {key: _untyped(value) for key, value in values},
+                            ensure_ascii=rules.ascii,
+                        )
                 call["function"] = {**call["function"], "arguments": arguments}
                 call["id"] = new
             run_on = layout.concept(RunOnCalls) if isinstance(layout, declare.Layout) else None
