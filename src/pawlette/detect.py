@@ -206,8 +206,9 @@ class Mismatch:
         """Where the two renders first differ, with the text around it on each side."""
         expected, rendered = self.expected, self.rendered
         if self.template_refused:  # no text to compare offsets in: say so
-            return f"the template refuses it ({expected[10:-1][:100]}), the family writes " + (
-                repr(rendered[:70])
+            refusal = expected.removeprefix("<refused: ").removesuffix(">")
+            return f"the template refuses it ({refusal[:100]}), the family writes " + repr(
+                rendered[:70]
             )
         offset = next(
             (
