@@ -427,8 +427,11 @@ def test_a_system_prompt_may_skip_empty_system_messages() -> None:
     assert rendered[0] == text
     assert skipping.parse_conversation(text).messages == messages[1:4] + messages[5:]
     writing = declare(tiny(SystemPrompt())).render(messages).text
-    assert writing.startswith("<|system|><|end|>\n<|user|>Hi")
-    assert "<|user|>Bye<|end|>\n<|system|><|end|>\n<|user|>End" in writing
+    # The layout that writes every system message: the same turns, and both empty ones.
+    assert writing == (
+        "<|system|><|end|>\n<|user|>Hi<|end|>\n<|system|>Later.<|end|>\n<|user|>Bye<|end|>\n"
+        "<|system|><|end|>\n<|user|>End<|end|>\n"
+    )
 
 
 def test_an_empty_first_system_message_can_be_written_as_none() -> None:
