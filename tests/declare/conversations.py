@@ -44,7 +44,6 @@ from pawlette.formats.kimi.concepts import LabelledCalls
 from pawlette.formats.nemotron_v2.final_turn import FinalTurn
 from pawlette.formats.omni.blocks import BlockTurns
 from pawlette.formats.reka.calls import RunOnCalls
-from pawlette.formats.seed_oss.concepts import StubTools
 from pawlette.formats.solar.concepts import IdFirstCalls
 
 ALPHABET = "abcxyz XYZ019.,:;!?'\"-_/\\()[]{}<>|#*=+\n\té中😀"
@@ -366,10 +365,8 @@ def conversations(draw: st.DrawFn, fmt: Format, *, strip: bool = False) -> dict[
     return request
 
 
-def normalise(fmt: Format, request: dict[str, Any], *, whole: bool = False) -> dict[str, Any]:
-    """What parsing the request's render gives (see the module docstring); ``whole``: the
-    whole render read back with ``parse_conversation``, which knows the tools only as the
-    render gives them back."""
+def normalise(fmt: Format, request: dict[str, Any]) -> dict[str, Any]:
+    """What parsing the request's render gives (see the module docstring)."""
     layout = layout_of(fmt)
     messages = copy.deepcopy(request["messages"])
     ids: dict[str, str] = {}
@@ -384,11 +381,6 @@ def normalise(fmt: Format, request: dict[str, Any], *, whole: bool = False) -> d
     label = named.label if isinstance(named, LabelledCalls) else None  # ids in the name's place
     listed = layout.concept(declare.JsonCallList) if isinstance(layout, declare.Layout) else None
     positional = listed is not None and listed.ids == "positional"  # renumbered by position
-    # Tag calls read without the tools' schemas (a tools block that does not read back as
-    # them, Seed-OSS's function stubs) give text that is JSON back as that JSON.
-    tags = layout.concept(declare.XmlCalls) if isinstance(layout, declare.Layout) else None
-    untyped = whole and tags is not None and not tags.key_close_other
-    untyped = untyped and not reads_tools_back(layout)
     for index, message in enumerate(messages):
         if message["role"] == "assistant":
             for turn_number, call in enumerate(message.get("tool_calls") or []):
@@ -405,12 +397,6 @@ def normalise(fmt: Format, request: dict[str, Any], *, whole: bool = False) -> d
                 rules = call_rules(layout)
                 if rules is not None and rules.rewrites_arguments:
                     arguments = rules.written(arguments)
-                    if untyped:
-                        values = json.loads(arguments).items()
-                        arguments = json.dumps(
-                            {key: _untyped(value) for key, value in values},
-                            ensure_ascii=rules.ascii,
-                        )
                 call["function"] = {**call["function"], "arguments": arguments}
                 call["id"] = new
             run_on = layout.concept(RunOnCalls) if isinstance(layout, declare.Layout) else None
@@ -475,8 +461,9 @@ def normalise(fmt: Format, request: dict[str, Any], *, whole: bool = False) -> d
 
 def reads_tools_back(layout: Any) -> bool:
     """Whether parsing a render gives the request's tools back (harmony's TypeScript
-    namespace, Gemma 4's declarations, Seed-OSS's and Command R+'s function stubs and GigaChat's
-    and Apertus' TypeScript types are not the JSON schema they were written from)."""
+    namespace, Gemma 4's declarations, Command R+'s function stubs and GigaChat's and
+    Apertus' TypeScript types are not the JSON schema they were written from; Seed-OSS's
+    stubs read back as :data:`TOOLS`, which they express whole)."""
     if not isinstance(layout, declare.Layout):
         return True
     return all(
@@ -484,7 +471,6 @@ def reads_tools_back(layout: Any) -> bool:
         for kind in (
             HarmonyTurns,
             GemmaTools,
-            StubTools,
             TypeScriptTools,
             DeveloperBlock,
             PlusTools,

@@ -42,8 +42,10 @@ Decisions (reference: ``ByteDance-Seed-OSS.jinja`` in llama.cpp's ``models/templ
 - **The tools** are Python function stubs (:mod:`.stubs`): the signature with each
   parameter's Python type, the trimmed description, ``Args:`` with ``[必填]`` (required) or
   ``[选填]`` (optional) and each parameter's description, ``Returns:`` for a ``returns``
-  object.  Other schema keywords are not written (the template's loss), and reading a
-  conversation does not give the tools back (a stub is not the schema it came from).
+  object.  Other schema keywords are not written (the template's loss).  Reading a
+  conversation gives the tools back as far as their stubs say them (:mod:`.stub_reading`:
+  names, Python types, required, descriptions; not ``enum``, ``items`` or nested schemas),
+  and those tools type its calls' values.
 - **Assistant text** is trimmed (a recorded loss when its ends held whitespace); user,
   system and tool texts are written as given.
 - **Reasoning** is written on every assistant turn that has some, trimmed, as

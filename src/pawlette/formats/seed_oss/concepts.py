@@ -1,5 +1,5 @@
-"""Seed-OSS's own concepts: the tools block of Python function stubs (:mod:`.stubs`), and
-the thinking budget's system turn."""
+"""Seed-OSS's own concepts: the tools block of Python function stubs (:mod:`.stubs`, read
+back by :mod:`.stub_reading`), and reasoning whose blank block is not written."""
 
 from __future__ import annotations
 
@@ -8,11 +8,12 @@ from functools import cached_property
 from typing import TYPE_CHECKING, ClassVar
 
 from pawlette.declare import Reasoning, ToolsBlock
+from pawlette.declare.readers import DeclaredTools
 from pawlette.engine.kept import Kept, marshal_key
 from pawlette.engine.readers import WholeTextReader
-from pawlette.types import TextDelta
+from pawlette.types import TextDelta, Tool, ToolsDeclared
 
-from . import stubs
+from . import stub_reading, stubs
 
 if TYPE_CHECKING:
     from pawlette.declare.jinja import Template
@@ -22,20 +23,27 @@ if TYPE_CHECKING:
 
 
 class _StubsReader(WholeTextReader):
-    """The stubs of a tools block: layout, not read back into tools (a stub is not the JSON
-    schema it was written from); text that is no stub stays text, with a warning."""
+    """The stubs of a tools block, read back into the tools they say (:mod:`.stub_reading`);
+    from text that is no stub on, the block's text stays text, with a warning."""
 
     __slots__ = ()
 
     def close(self, marker: str | None, offset: int) -> None:
         text = self._text()
-        if text.endswith('\n    """'):
-            self._parser.lose_tools("Python function stubs")
-            return
-        self._parser.malformed(
-            self._offset, f"tools text {text[:60]!r}", "the tools' function stubs", text
-        )
-        self._parser.emit(TextDelta(text))
+        definitions, position, problem = stub_reading.read_listing(text)
+        tools = tuple(Tool(definition["name"], definition) for definition in definitions)
+        if problem is not None:
+            rest = text[position:]
+            self._parser.malformed(
+                self._offset + problem.position,
+                f"tools text {rest[:60]!r} ({problem.problem})",
+                "the tools' function stubs",
+                rest,
+            )
+        self._parser.emit(ToolsDeclared(tools))
+        self._parser.context(DeclaredTools).tools = tools
+        if problem is not None:
+            self._parser.emit(TextDelta(text[position:]))
 
 
 @dataclass(frozen=True)

@@ -19,8 +19,7 @@ of types, none); ``[必填]`` marks a required parameter, ``[选填]`` an option
 description is trimmed; a ``returns`` object with ``properties`` (a key beside
 ``parameters`` some callers give) is listed under ``Returns:``.  Every other schema keyword
 (enum, nested properties, items) is not written: the model sees only these lines (a recorded
-loss).  Reading a conversation does not give the tools back (a stub is not the JSON schema
-it was written from).
+loss).  Reading a conversation gives back what the stubs say (:mod:`.stub_reading`).
 """
 
 from __future__ import annotations
