@@ -45,9 +45,6 @@ class TurnEnds(CallTurnEnd):
 
     user_open: Fence = ()
 
-    def turn_roles(self) -> frozenset[str]:
-        return frozenset({"assistant", "user"})
-
     def hook_roles(self, hook: str) -> frozenset[str] | None:
         if hook in ("turn_open", "jinja_open"):
             return frozenset({"user"})

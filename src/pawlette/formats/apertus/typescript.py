@@ -312,9 +312,6 @@ class DeveloperBlock(ToolsBlock):
 
     place: Place = "after_system"
 
-    def turn_roles(self) -> frozenset[str] | None:
-        return frozenset({"system"})
-
     def hook_roles(self, hook: str) -> frozenset[str] | None:
         return frozenset({"system"}) if hook.endswith("_after") else frozenset()
 

@@ -34,9 +34,6 @@ class ReferenceChecks(Concept):
     roles: bool = False
     conversations: bool = False
 
-    def turn_roles(self) -> frozenset[str]:
-        return frozenset()
-
     def check(self, out: Render) -> None:
         if self.roles or self.conversations:
             check_role_order(out.messages, RULES)

@@ -64,9 +64,6 @@ class PythonResults(Concept):
 
     # ------------------------------------------------------------------ the writer
 
-    def turn_roles(self) -> frozenset[str]:
-        return frozenset()
-
     def check(self, out: Render) -> None:
         out.handles("tool_name")
         if out.present.isdisjoint(("metadata", "parts")):

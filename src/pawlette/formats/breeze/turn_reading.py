@@ -42,9 +42,6 @@ class TurnReading(Concept):
     blank: str = "\n\n"
     end_of_text: Marker | None = None
 
-    def turn_roles(self) -> frozenset[str]:
-        return frozenset()
-
     def rows(self, table: Table) -> None:
         if self.end_of_text is not None:
             ended = self.end_of_text.text

@@ -21,9 +21,6 @@ class RoleOrderCheck(Concept):
 
     rules: RoleOrder | None = None
 
-    def turn_roles(self) -> frozenset[str]:
-        return frozenset()
-
     def check(self, out: Render) -> None:
         if self.rules is not None:
             check_role_order(out.messages, self.rules)

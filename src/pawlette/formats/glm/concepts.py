@@ -58,9 +58,6 @@ class NextTurnStop(Concept):
 
     stop: tuple[Marker, ...]
 
-    def turn_roles(self) -> frozenset[str]:
-        return frozenset()
-
     def stops(self) -> tuple[Fence, ...]:
         return tuple((marker,) for marker in self.stop)
 

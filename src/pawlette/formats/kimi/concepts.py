@@ -213,9 +213,6 @@ class LabelledResults(Results):
     names: bool = False
     labels: Literal["message", "calls"] = "message"
 
-    def hook_roles(self, hook: str) -> frozenset[str] | None:
-        return frozenset()
-
     def check(self, out: Render) -> None:
         if self.labels == "message":
             super().check(out)

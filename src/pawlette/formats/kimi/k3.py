@@ -168,9 +168,6 @@ class FixedSystemTurn(Concept):
 
     text: Fence
 
-    def turn_roles(self) -> frozenset[str]:
-        return frozenset()
-
     def write_start(self, out: Render) -> None:
         out.at(None, -1)
         out.fence(self.text, "header")

@@ -27,9 +27,6 @@ class PromptedReasoning(Concept):
 
     rest: str
 
-    def turn_roles(self) -> frozenset[str]:
-        return frozenset()
-
     def rows(self, table: Table) -> None:
         if REASONING in table.states:
             table.reader(REASONING, lead_dropped(table.states[REASONING].reader, self.rest))

@@ -18,9 +18,6 @@ class AnswerRequired(Concept):
     """An assistant message with no text and no calls is refused (Ministral 3's template
     raises on it; writing ``</s>`` alone would teach the model an empty answer)."""
 
-    def turn_roles(self) -> frozenset[str]:
-        return frozenset()
-
     def check(self, out: Render) -> None:
         for index, message in enumerate(out.messages):
             empty = not message.tool_calls and not out.message_text(index)

@@ -26,9 +26,6 @@ class UnendedTurns(Concept):
 
     roles: tuple[str, ...] = ("system", "user")
 
-    def turn_roles(self) -> frozenset[str]:
-        return frozenset()
-
     def rows(self, table: Table) -> None:
         for role in self.roles:
             name = f"{role}.body"

@@ -20,8 +20,5 @@ from ...declare import Concept
 class Escaped(Concept):
     """Caller text is escaped against every marker the parse table reads."""
 
-    def turn_roles(self) -> frozenset[str]:
-        return frozenset()
-
     def escapes_markers(self) -> bool:
         return True

@@ -29,6 +29,3 @@ class EscapedText(Concept):
 
     def escapes_markers(self) -> bool:
         return True
-
-    def turn_roles(self) -> frozenset[str]:
-        return frozenset()

@@ -152,9 +152,6 @@ class ResultsAsUser(Concept):
     claims: ClassVar[frozenset[str]] = frozenset({"tool"})
     handles: ClassVar[frozenset[str]] = frozenset({"tool_name"})
 
-    def turn_roles(self) -> frozenset[str]:
-        return frozenset()
-
     def check(self, out: Render) -> None:
         out.handled.add("tool_name")  # (out.handles without its call: every render asks)
         for index, message in enumerate(out.messages):

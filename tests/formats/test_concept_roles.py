@@ -1,0 +1,72 @@
+"""The formats' own concepts say which roles their turn hooks act on (``turn_roles``,
+``hook_roles``) only where an interpreter reads the answer: the render plan, the Jinja
+writer and the layout's checks ask ``hook_roles`` of a concept for a turn hook it overrides,
+and ``hook_roles`` asks ``turn_roles`` unless a concept answers hook by hook itself.
+
+(gpt-oss's harmony and IBM's ifm are left to their own tests.)"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import pkgutil
+
+from pawlette.declare.concept import Concept
+
+LEFT = ("pawlette.formats.harmony", "pawlette.formats.ifm")
+TURN_HOOKS = [
+    name
+    for name in vars(Concept)
+    if name.startswith(("write_", "jinja_", "turn_"))
+    and name not in ("write_start", "write_message", "write_prompt", "write_finish")
+    and name not in ("jinja_setup", "jinja_start", "jinja_message", "jinja_prompt")
+    and name not in ("jinja_finish", "jinja_wants_system_turn", "turn_roles")
+]
+
+
+def _format_concepts() -> list[type[Concept]]:
+    package = importlib.import_module("pawlette.formats")
+    for module in pkgutil.walk_packages(package.__path__, "pawlette.formats."):
+        if not module.name.startswith(LEFT):
+            importlib.import_module(module.name)
+    return [
+        kind
+        for kind in _family(Concept)
+        if kind.__module__.startswith("pawlette.formats.") and not kind.__module__.startswith(LEFT)
+    ]
+
+
+def _family(kind: type) -> list[type]:
+    return [kind, *(member for sub in kind.__subclasses__() for member in _family(sub))]
+
+
+def _hooks(kind: type) -> list[str]:
+    """The turn hooks ``kind`` or a subclass of it overrides."""
+    return [
+        hook
+        for member in _family(kind)
+        for hook in TURN_HOOKS
+        if getattr(member, hook) is not getattr(Concept, hook)
+    ]
+
+
+def _asks_turn_roles(kind: type) -> bool:
+    """Whether ``kind``'s ``hook_roles`` (its own or inherited) asks ``turn_roles``."""
+    found = kind.hook_roles  # type: ignore[attr-defined]
+    return found is Concept.hook_roles or "self.turn_roles()" in inspect.getsource(found)
+
+
+def test_every_format_concept_that_answers_for_roles_is_asked() -> None:
+    concepts = _format_concepts()
+    assert any(kind.__name__ == "StubTools" for kind in concepts)
+    unread = [
+        f"{kind.__module__}.{kind.__name__}.{member}"
+        for kind in concepts
+        for member in ("turn_roles", "hook_roles")
+        if member in vars(kind)
+        and (
+            not _hooks(kind)
+            or (member == "turn_roles" and not any(_asks_turn_roles(k) for k in _family(kind)))
+        )
+    ]
+    assert unread == []
