@@ -4,7 +4,7 @@ back by :mod:`.stub_reading`), and reasoning whose blank block is not written.""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import cached_property
+from functools import cached_property, partial
 from typing import TYPE_CHECKING, ClassVar
 
 from pawlette.declare import Reasoning, ToolsBlock
@@ -19,18 +19,22 @@ if TYPE_CHECKING:
     from pawlette.declare.jinja import Template
     from pawlette.declare.table import Table
     from pawlette.declare.write import Render
-    from pawlette.engine.machine import ReaderFactory
+    from pawlette.engine.machine import Parser, ReaderFactory
 
 
 class _StubsReader(WholeTextReader):
     """The stubs of a tools block, read back into the tools they say (:mod:`.stub_reading`);
     from text that is no stub on, the block's text stays text, with a warning."""
 
-    __slots__ = ()
+    __slots__ = ("_separator",)
+
+    def __init__(self, parser: Parser, separator: str) -> None:
+        super().__init__(parser)
+        self._separator = separator
 
     def close(self, marker: str | None, offset: int) -> None:
         text = self._text()
-        definitions, position, problem = stub_reading.read_listing(text)
+        definitions, position, problem = stub_reading.read_listing(text, self._separator)
         tools = tuple(Tool(definition["name"], definition) for definition in definitions)
         if problem is not None:
             rest = text[position:]
@@ -73,7 +77,7 @@ class StubTools(ToolsBlock):
         out.fence(self.close, "tools")
 
     def items_reader(self, table: Table) -> ReaderFactory:
-        return _StubsReader
+        return partial(_StubsReader, separator=self.item_separator)
 
     def jinja_setup(self, out: Template) -> None:
         super().jinja_setup(out)

@@ -29,7 +29,7 @@ from typing import Any
 from .stubs import INDENT, OPTIONAL, REQUIRED, stub
 
 SEPARATOR = "\n\nFunction:\ndef "
-"""Between two stubs (the block's ``item_separator``)."""
+"""Between two stubs (the template's; the block's ``item_separator``)."""
 _END = f'{INDENT}"""'
 _SIGNATURE_END = f'):{INDENT}"""{INDENT}'
 _ARGUMENTS = "\n\n    Args:"
@@ -52,11 +52,13 @@ class StubProblem(ValueError):
         self.problem = problem
 
 
-def read_listing(text: str) -> tuple[list[dict[str, Any]], int, StubProblem | None]:
+def read_listing(
+    text: str, separator: str = SEPARATOR
+) -> tuple[list[dict[str, Any]], int, StubProblem | None]:
     """The tools of a block's stubs (``text``: from the first stub's name to the last one's
-    closing quotes), where reading stopped, and why it stopped short of the end (None: it
-    did not).  A stub ends at the first of its closing quotes followed by the separator
-    that makes it read (a description may hold the separator)."""
+    closing quotes, ``separator`` between two), where reading stopped, and why it stopped
+    short of the end (None: it did not).  A stub ends at the first of its closing quotes
+    followed by the separator that makes it read (a description may hold the separator)."""
     tools: list[dict[str, Any]] = []
     position = 0
     while True:
@@ -65,7 +67,7 @@ def read_listing(text: str) -> tuple[list[dict[str, Any]], int, StubProblem | No
         end = text.find(_END, position)
         while end >= 0 and found is None:
             after = end + len(_END)
-            if after == len(text) or text.startswith(SEPARATOR, after):
+            if after == len(text) or text.startswith(separator, after):
                 try:
                     found = read_stub(text[position:after]), after
                 except StubProblem as problem:
@@ -80,7 +82,7 @@ def read_listing(text: str) -> tuple[list[dict[str, Any]], int, StubProblem | No
         position = found[1]
         if position == len(text):
             return tools, position, None
-        position += len(SEPARATOR)
+        position += len(separator)
 
 
 def read_stub(text: str) -> dict[str, Any]:
