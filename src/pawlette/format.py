@@ -9,7 +9,6 @@ from collections.abc import Callable, Collection, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from functools import cached_property
-from inspect import getattr_static
 from typing import Any
 
 from .blocks.tool_choice import ForcedPrefixes, forced_prefix
@@ -33,6 +32,18 @@ WriteConversation = Callable[[Writer, tuple[Message, ...], tuple[Tool, ...], boo
 DERIVED = (property, cached_property)
 """What a derived option is on its options class: computed from the fields (see
 :meth:`Format.with_options`)."""
+
+
+def derived_options(options: Any) -> tuple[str, ...]:
+    """The names of the options derived from the fields of ``options`` (the properties of its
+    class, which :class:`~pawlette.declare.Option` pieces read as they read fields)."""
+    found = (
+        name
+        for kind in reversed(type(options).__mro__)
+        for name, value in vars(kind).items()
+        if isinstance(value, DERIVED) and not name.startswith("_")
+    )
+    return tuple(dict.fromkeys(found))
 
 
 @dataclass(frozen=True, init=False)
@@ -214,7 +225,7 @@ class Format:
         for name in sorted(changes):
             # A derived option (a property of the options class) is computed from the fields:
             # it changes with them and is never given.
-            if isinstance(getattr_static(type(self.options), name, None), DERIVED):
+            if name in derived_options(self.options):
                 raise RequestError(
                     f"options.{name}",
                     "given; it is derived from the other options",

@@ -1,9 +1,11 @@
 """harmony: OpenAI's gpt-oss format (channels, recipients, a TypeScript tools namespace).
 
-Declared on one concept of its own (:class:`.turns.HarmonyTurns`: the system and developer
+Declared on one concept of its own (:class:`HarmonyTurns`: the system and developer
 messages, the assistant's channels, the results; :mod:`.reading` its parse table,
-:mod:`.grammar` its turn grammar, :mod:`.typescript` the tools block) and the user's frame.
-Written as the gpt-oss template (``openai-gpt-oss-120b``) writes it, byte for byte.
+:mod:`.grammar` its turn grammar, :mod:`.typescript` the tools block) and the user's frame
+(:func:`frames`).  Written as the gpt-oss template (``openai-gpt-oss-120b``) writes it, byte
+for byte.  :class:`HarmonyTurns`, :class:`HarmonyOptions` and :func:`frames` are public: a
+harmony variant is declared with them (see the guide, "Declare a format").
 
 The wire format (every ``<|...|>`` is a special token of ``o200k_harmony``)::
 
@@ -51,7 +53,10 @@ Decisions, each the template's:
   an option (``date``, default 2025-08-05, gpt-oss's release), never the clock: the template
   reads ``strftime_now("%Y-%m-%d")``.  ``reasoning_effort`` (``low``, ``medium``, ``high``)
   and ``model_identity`` are options too, passed to the template as its variables of the
-  same names.  Parsing drops the system message.
+  same names.  ``knowledge_cutoff`` (default ``2024-06``) is an option the template does
+  not take: it writes ``Knowledge cutoff: 2024-06`` whatever it is given, so a render with
+  another cutoff differs from the template's in that line.  Parsing drops the system
+  message.
 - **The developer message** holds the caller's first system (or developer) message under
   ``# Instructions`` and the tools block.  Later system messages are not written (a loss);
   an empty first system message without tools writes nothing (a loss).  Parsing gives the
@@ -103,7 +108,8 @@ The ``llm-jp`` variant (``harmony:llm-jp``; reference: LLM-jp 4.1's template,
 in these, each its template's:
 
 - **The system message**: ``You are LLM-jp-4, a large language model trained by LLM-jp.``
-  and ``Knowledge cutoff: 2025-12``; the date is still the option ``date`` (the template
+  and ``Knowledge cutoff: 2025-12`` (the variant's ``knowledge_cutoff``, which the template
+  reads as its variable of that name); the date is still the option ``date`` (the template
   reads ``conversation_start_date`` when given, else its clock).
 - **Every call** of a message is written, each a message of its own:
   ``<|start|>assistant to=functions.NAME<|channel|>commentary <|constrain|> json<|message|>``

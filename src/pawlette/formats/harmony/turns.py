@@ -56,7 +56,8 @@ class HarmonyTurns(Concept):
     it).  Every default is gpt-oss's template.
 
     The special tokens (o200k_harmony's; another spelling only for a tokenizer that spells
-    them otherwise, with frames built from the same markers: :func:`~pawlette.formats.harmony.frames`):
+    them otherwise, with the frames built from the same markers:
+    :func:`~pawlette.formats.harmony.frames`):
 
     - ``start``: opens every message (``<|start|>``);
     - ``message``: ends a header, opens the body (``<|message|>``);
