@@ -19,6 +19,7 @@ import argparse
 import copy
 import dataclasses
 import html
+import inspect
 import re
 import sys
 from collections.abc import Callable, Iterator
@@ -28,6 +29,7 @@ from typing import Any
 import pawlette
 from pawlette.cli import build_parser
 from pawlette.demo import WEATHER
+from pawlette.format import derived_options
 from pawlette.state_table import table_text
 
 from .griffe_docstrings import docstring_markdown
@@ -96,6 +98,12 @@ def _options(fmt: pawlette.Format) -> list[str]:
         shown = repr(value) if not callable(value) else getattr(value, "__name__", "a function")
         cell = shown.replace("|", "\\|")
         lines.append(f"| `{option.name}` | `{cell}` |")
+    derived = derived_options(fmt.options)
+    if derived:
+        lines += ["", "Derived from those (computed whenever they change, never set):", ""]
+        for name in derived:
+            described = (inspect.getdoc(getattr(type(fmt.options), name)) or "").split("\n\n")[0]
+            lines.append(f"- `{name}`" + (f": {' '.join(described.split())}" if described else ""))
     variants = getattr(fmt.declaration, "variants", None) or {}
     if variants:
         lines += [

@@ -8,6 +8,7 @@ import re
 from collections.abc import Callable, Collection, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 from .blocks.tool_choice import ForcedPrefixes, forced_prefix
@@ -28,6 +29,21 @@ from .types import Message, ParseWarning, Rendering, Tool
 
 WriteConversation = Callable[[Writer, tuple[Message, ...], tuple[Tool, ...], bool], None]
 """A declaration's renderer: write the messages (and tools), then the generation prompt."""
+DERIVED = (property, cached_property)
+"""What a derived option is on its options class: computed from the fields (see
+:meth:`Format.with_options`)."""
+
+
+def derived_options(options: Any) -> tuple[str, ...]:
+    """The names of the options derived from the fields of ``options`` (the properties of its
+    class, which :class:`~pawlette.declare.Option` pieces read as they read fields)."""
+    found = (
+        name
+        for kind in reversed(type(options).__mro__)
+        for name, value in vars(kind).items()
+        if isinstance(value, DERIVED) and not name.startswith("_")
+    )
+    return tuple(dict.fromkeys(found))
 
 
 @dataclass(frozen=True, init=False)
@@ -192,6 +208,10 @@ class Format:
     def with_options(self, **changes: Any) -> Format:
         """This format with some render options changed (a new value; this one is unchanged).
 
+        ``changes`` name fields of :attr:`options`.  An option derived from others (a
+        property of the options class, such as TranslateGemma's ``source_language`` from
+        ``source_lang_code``) follows them and is refused here.
+
         >>> import datetime, pawlette
         >>> breeze = pawlette.get_format("breeze").with_options(today=datetime.date(2024, 7, 26))
         >>> breeze.options.today
@@ -201,10 +221,19 @@ class Format:
             raise RequestError(
                 "options", f"{', '.join(sorted(changes))} given", f"none: {self.name} has none"
             )
+        names = ", ".join(option.name for option in dataclasses.fields(self.options))
+        for name in sorted(changes):
+            # A derived option (a property of the options class) is computed from the fields:
+            # it changes with them and is never given.
+            if name in derived_options(self.options):
+                raise RequestError(
+                    f"options.{name}",
+                    "given; it is derived from the other options",
+                    f"the options of {self.name} it is computed from, among: {names}",
+                )
         try:
             options = dataclasses.replace(self.options, **changes)
         except TypeError as error:
-            names = ", ".join(option.name for option in dataclasses.fields(self.options))
             raise RequestError("options", str(error), f"options of {self.name}: {names}") from error
         return self.variant(options)
 

@@ -103,7 +103,9 @@ def _run(snippet: Snippet, page: Page, server: Any) -> None:
         code = code.replace(SERVER_ADDRESS, server())
     if PREPARED in code:
         _prepare_tokenizer(page.directory)
-    compiled = compile(code, snippet.name, "exec")
+    # As a reader pastes it: without this module's own `from __future__ import annotations`
+    # (a dataclass whose annotations are strings looks its module up, and a page has none).
+    compiled = compile(code, snippet.name, "exec", dont_inherit=True)
     with contextlib.redirect_stdout(io.StringIO()):
         exec(compiled, page.namespace)
 

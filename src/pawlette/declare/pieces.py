@@ -43,7 +43,12 @@ class Option:
     """Text from the format's options: ``options.<name>``, a string, or a date written with
     ``strftime(date_format)`` (a date a template reads from a clock is an option, never the
     clock).  The exported chat template reads the template variable of the same name when the
-    caller passes one (a date then as ``strftime_now(date_format)``)."""
+    caller passes one (a date then as ``strftime_now(date_format)``).
+
+    ``name`` is a field of the options dataclass (an option callers set with
+    :meth:`pawlette.Format.with_options`) or a property of its class: a derived option,
+    computed from the fields whenever they change (see the guide, "Options derived from
+    other options")."""
 
     name: str
     date_format: str | None = None

@@ -1,9 +1,11 @@
 """harmony: OpenAI's gpt-oss format (channels, recipients, a TypeScript tools namespace).
 
-Declared on one concept of its own (:class:`.turns.HarmonyTurns`: the system and developer
+Declared on one concept of its own (:class:`HarmonyTurns`: the system and developer
 messages, the assistant's channels, the results; :mod:`.reading` its parse table,
-:mod:`.grammar` its turn grammar, :mod:`.typescript` the tools block) and the user's frame.
-Written as the gpt-oss template (``openai-gpt-oss-120b``) writes it, byte for byte.
+:mod:`.grammar` its turn grammar, :mod:`.typescript` the tools block) and the user's frame
+(:func:`frames`).  Written as the gpt-oss template (``openai-gpt-oss-120b``) writes it, byte
+for byte.  :class:`HarmonyTurns`, :class:`HarmonyOptions` and :func:`frames` are public: a
+harmony variant is declared with them (see the guide, "Declare a format").
 
 The wire format (every ``<|...|>`` is a special token of ``o200k_harmony``)::
 
@@ -51,7 +53,10 @@ Decisions, each the template's:
   an option (``date``, default 2025-08-05, gpt-oss's release), never the clock: the template
   reads ``strftime_now("%Y-%m-%d")``.  ``reasoning_effort`` (``low``, ``medium``, ``high``)
   and ``model_identity`` are options too, passed to the template as its variables of the
-  same names.  Parsing drops the system message.
+  same names.  ``knowledge_cutoff`` (default ``2024-06``) is an option the template does
+  not take: it writes ``Knowledge cutoff: 2024-06`` whatever it is given, so a render with
+  another cutoff differs from the template's in that line.  Parsing drops the system
+  message.
 - **The developer message** holds the caller's first system (or developer) message under
   ``# Instructions`` and the tools block.  Later system messages are not written (a loss);
   an empty first system message without tools writes nothing (a loss).  Parsing gives the
@@ -103,7 +108,8 @@ The ``llm-jp`` variant (``harmony:llm-jp``; reference: LLM-jp 4.1's template,
 in these, each its template's:
 
 - **The system message**: ``You are LLM-jp-4, a large language model trained by LLM-jp.``
-  and ``Knowledge cutoff: 2025-12``; the date is still the option ``date`` (the template
+  and ``Knowledge cutoff: 2025-12`` (the variant's ``knowledge_cutoff``, which the template
+  reads as its variable of that name); the date is still the option ``date`` (the template
   reads ``conversation_start_date`` when given, else its clock).
 - **Every call** of a message is written, each a message of its own:
   ``<|start|>assistant to=functions.NAME<|channel|>commentary <|constrain|> json<|message|>``
@@ -133,34 +139,72 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from ...declare import Frame, Layout, declare, fence
-from .turns import CALL, END, MESSAGE, RETURN, START, HarmonyTurns
+from .turns import CALL, CHANNEL, CONSTRAIN, END, MESSAGE, RETURN, START, HarmonyTurns
+
+__all__ = [
+    "CALL",
+    "CHANNEL",
+    "CONSTRAIN",
+    "END",
+    "FORMAT",
+    "MESSAGE",
+    "RETURN",
+    "START",
+    "HarmonyOptions",
+    "HarmonyTurns",
+    "frames",
+    "layout",
+    "template_variables",
+]
 
 DEFAULT_IDENTITY = "You are ChatGPT, a large language model trained by OpenAI."
 LLM_JP_IDENTITY = "You are LLM-jp-4, a large language model trained by LLM-jp."
+DEFAULT_CUTOFF = "2024-06"
+LLM_JP_CUTOFF = "2025-12"
 
 
 @dataclass(frozen=True)
 class HarmonyOptions:
-    """``date``: the system message's ``Current date``; ``reasoning_effort``: its
-    ``Reasoning`` line; ``model_identity``: its first line; ``model``: whose template,
-    ``"gpt-oss"`` or ``"llm-jp"`` (LLM-jp 4's: see the module)."""
+    """The options of a harmony layout, set at run time with
+    :meth:`pawlette.Format.with_options` (each default is gpt-oss's):
+
+    - ``date``: the system message's ``Current date`` (gpt-oss's release; the templates
+      read their clock instead);
+    - ``reasoning_effort``: its ``Reasoning`` line (``"low"``, ``"medium"``, ``"high"``),
+      the templates' variable of the same name;
+    - ``model_identity``: its first line, the templates' variable of the same name;
+    - ``knowledge_cutoff``: its ``Knowledge cutoff`` line.  LLM-jp 4's template reads it
+      as its variable of the same name; gpt-oss's writes ``2024-06`` whatever it is given,
+      so with another value a render differs from that template's in this line;
+    - ``model``: whose template :func:`layout` declares, ``"gpt-oss"`` or ``"llm-jp"`` (the
+      :class:`HarmonyTurns` each writes: see the module).  A layout declared with its own
+      :class:`HarmonyTurns` does not read it.
+    """
 
     date: datetime.date = datetime.date(2025, 8, 5)
     reasoning_effort: str = "medium"
     model_identity: str = DEFAULT_IDENTITY
+    knowledge_cutoff: str = DEFAULT_CUTOFF
     model: Literal["gpt-oss", "llm-jp"] = "gpt-oss"
 
 
-VARIANTS = {"llm-jp": HarmonyOptions(model_identity=LLM_JP_IDENTITY, model="llm-jp")}
+VARIANTS = {
+    "llm-jp": HarmonyOptions(
+        model_identity=LLM_JP_IDENTITY, knowledge_cutoff=LLM_JP_CUTOFF, model="llm-jp"
+    )
+}
 
 
 def template_variables(options: HarmonyOptions) -> Mapping[str, Any]:
-    """The template's variables for these options (its own defaults are not passed)."""
+    """The template's variables for these options (its own defaults are not passed;
+    gpt-oss's template has no variable for the knowledge cutoff)."""
     variables: dict[str, Any] = {}
     if options.reasoning_effort != "medium":
         variables["reasoning_effort"] = options.reasoning_effort
     if options.model_identity != DEFAULT_IDENTITY:
         variables["model_identity"] = options.model_identity
+    if options.model == "llm-jp" and options.knowledge_cutoff != LLM_JP_CUTOFF:
+        variables["knowledge_cutoff"] = options.knowledge_cutoff
     return variables
 
 
@@ -168,7 +212,6 @@ def turns(options: HarmonyOptions) -> HarmonyTurns:
     """The concept that writes these options' template."""
     if options.model == "llm-jp":
         return HarmonyTurns(
-            cutoff="2025-12",
             every_call=True,
             constrained=True,
             analysis="last",
@@ -178,18 +221,30 @@ def turns(options: HarmonyOptions) -> HarmonyTurns:
     return HarmonyTurns()
 
 
+def frames(concept: HarmonyTurns | None = None) -> dict[str, Frame]:
+    """The user's frame and the generation prompt's, spelled with the markers of
+    ``concept`` (by default o200k_harmony's): what a harmony layout declares beside its
+    :class:`HarmonyTurns`, which writes every other role's messages."""
+    markers = concept if concept is not None else HarmonyTurns()
+    return {
+        "user": Frame(open=fence(markers.start, "user", markers.message), end=fence(markers.end)),
+        # The generation prompt; the model stops at <|return|> or at a call's <|call|>.
+        "assistant": Frame(
+            open=fence(markers.start, "assistant"),
+            end=fence(markers.return_),
+            also_end=(fence(markers.call),),
+        ),
+    }
+
+
 def layout(options: HarmonyOptions) -> Layout:
+    """The registered format's layout (``harmony``, ``harmony:llm-jp``) for these options."""
+    concept = turns(options)
     return Layout(
         name="harmony",
         summary="OpenAI harmony (gpt-oss): channels, recipients, a TypeScript tools namespace",
-        frames={
-            "user": Frame(open=fence(START, "user", MESSAGE), end=fence(END)),
-            # The generation prompt; the model stops at <|return|> or at a call's <|call|>.
-            "assistant": Frame(
-                open=fence(START, "assistant"), end=fence(RETURN), also_end=(fence(CALL),)
-            ),
-        },
-        concepts=(turns(options),),
+        frames=frames(concept),
+        concepts=(concept,),
         options=options,
         from_options=layout,
         variants=VARIANTS,

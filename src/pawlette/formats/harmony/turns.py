@@ -34,12 +34,16 @@ CHANNEL, CONSTRAIN = Marker("<|channel|>"), Marker("<|constrain|>")
 CALL, RETURN = Marker("<|call|>"), Marker("<|return|>")
 
 IDENTITY = Option("model_identity")
+CUTOFF = Option("knowledge_cutoff")
 DATE = Option("date", "%Y-%m-%d")
 EFFORT = Option("reasoning_effort")
 CHANNELS_LINE = (
     "# Valid channels: analysis, commentary, final. Channel must be included for every message."
 )
 TOOLS_LINE = "\nCalls to these tools must go to the commentary channel: 'functions'."
+MARKER_FIELDS = ("start", "message", "end", "channel", "constrain", "call", "return_")
+OPTION_FIELDS = ("identity", "cutoff", "date", "effort")
+SWITCH_FIELDS = ("every_call", "constrained", "results_by_position", "defaults_json")
 CHANNEL_TAGS = ("<|channel|>analysis<|message|>", "<|channel|>final<|message|>")
 """Text the template refuses in an assistant message's content or reasoning."""
 CHANNEL_REFUSAL = "a channel header, which the template refuses"
@@ -47,25 +51,50 @@ CHANNEL_REFUSAL = "a channel header, which the template refuses"
 
 @dataclass(frozen=True)
 class HarmonyTurns(Concept):
-    """Harmony's system, developer, assistant and tool messages (see the module).
+    """Harmony's system, developer, assistant and tool messages: the one concept of a harmony
+    layout (see :mod:`pawlette.formats.harmony`, which declares gpt-oss's and LLM-jp 4's with
+    it).  Every default is gpt-oss's template.
 
-    Fields: the markers (``start``, ``message``, ``end``, ``channel``, ``constrain``,
-    ``call``, ``return_``), and the system message's lines: ``identity``, ``cutoff``,
-    ``date`` and ``effort`` (the date and effort are options of the layout).
+    The special tokens (o200k_harmony's; another spelling only for a tokenizer that spells
+    them otherwise, with the frames built from the same markers:
+    :func:`~pawlette.formats.harmony.frames`):
 
-    The rest say where templates of the format differ (each default is gpt-oss's):
+    - ``start``: opens every message (``<|start|>``);
+    - ``message``: ends a header, opens the body (``<|message|>``);
+    - ``end``: ends a message (``<|end|>``);
+    - ``channel``: opens the channel's name in a header (``<|channel|>``);
+    - ``constrain``: the content type's marker in a call's header (``<|constrain|>``);
+    - ``call``: ends the model's message that calls a tool, a stop (``<|call|>``);
+    - ``return_``: ends the last answer of a conversation, a stop (``<|return|>``).
+
+    The lines of the system message the format always writes, each an
+    :class:`~pawlette.declare.Option` (text from the layout's options, set at run time with
+    :meth:`pawlette.Format.with_options`):
+
+    - ``identity``: its first line (``Option("model_identity")``);
+    - ``cutoff``: the ``Knowledge cutoff`` line (``Option("knowledge_cutoff")``);
+    - ``date``: the ``Current date`` line, a date option (``Option("date", "%Y-%m-%d")``);
+    - ``effort``: the ``Reasoning`` line (``Option("reasoning_effort")``).
+
+    Where templates of the format differ:
 
     - ``every_call``: every call of a message is written, each as a message of its own that
-      ends with ``<|end|>``, the last with ``<|call|>`` (else the first call only);
-    - ``constrained``: a call's header is ``commentary <|constrain|> json`` (else
+      ends with ``end``, the last with ``call`` (False: the first call only, the others
+      recorded losses);
+    - ``constrained``: a call's header is ``commentary <|constrain|> json`` (False:
       ``commentary json``);
     - ``analysis``: when the text or reasoning beside calls is written as an analysis
       message: ``"until_final"`` while no answer follows in the conversation, ``"last"``
-      only in the last message of a render without a generation prompt;
+      only in the last message of a render without a generation prompt (elsewhere a
+      recorded loss);
     - ``results_by_position``: a result is named by its message's ``name``, else by the call
       of the turn before in the same position, else by the last call (False: always by the
       last call written);
-    - ``defaults_json``: every default in the tools block written as JSON.
+    - ``defaults_json``: every default in the tools block written as JSON (False: an enum's
+      or a ``oneOf``'s default joined to the text as it is).
+
+    Declaring refuses a field of another type or value, naming the field, the value given
+    and what is allowed.
     """
 
     start: Marker = START
@@ -76,7 +105,7 @@ class HarmonyTurns(Concept):
     call: Marker = CALL
     return_: Marker = RETURN
     identity: Option = IDENTITY
-    cutoff: str = "2024-06"
+    cutoff: Option = CUTOFF
     date: Option = DATE
     effort: Option = EFFORT
     every_call: bool = False
@@ -95,24 +124,39 @@ class HarmonyTurns(Concept):
         yield from (self.constrain, self.call, self.return_)
 
     def validate(self, layout: Layout) -> None:
-        for option in (self.identity, self.date, self.effort):
-            piece_text(option, layout.options, layout.name)
-        if self.analysis not in ("until_final", "last"):
-            raise FormatError(
-                f"{layout.name}: HarmonyTurns.analysis: {self.analysis!r}; expected"
-                " 'until_final' or 'last'"
-            )
+        # Each field is checked here, before an interpreter reads it: a string where a Marker
+        # belongs would otherwise be written as text and never read back.  Whether each
+        # Option names an option of the layout, of the right kind, the layout checks next.
+        where = f"{layout.name}: HarmonyTurns"
+        for name in MARKER_FIELDS:
+            value = getattr(self, name)
+            if not isinstance(value, Marker):
+                raise FormatError(
+                    f"{where}.{name}: {value!r}; expected a Marker, a special token"
+                    f" (Marker({getattr(HarmonyTurns, name).text!r}))"
+                )
+        for name in OPTION_FIELDS:
+            value = getattr(self, name)
+            if not isinstance(value, Option):
+                raise FormatError(
+                    f"{where}.{name}: {value!r}; expected an Option naming a field of"
+                    f" Layout.options ({getattr(HarmonyTurns, name)!r})"
+                )
+        for name in SWITCH_FIELDS:
+            value = getattr(self, name)
+            if not isinstance(value, bool):
+                raise FormatError(f"{where}.{name}: {value!r}; expected True or False")
+        self.check_choices(layout, "analysis")
 
     # ------------------------------------------------------------------ the writer
-
-    def turn_roles(self) -> frozenset[str]:
-        return frozenset()
 
     def system_text(self, out: Render) -> str:
         options, name = out.layout.options, out.layout.name
         return (
             piece_text(self.identity, options, name)
-            + f"\nKnowledge cutoff: {self.cutoff}\nCurrent date: "
+            + "\nKnowledge cutoff: "
+            + piece_text(self.cutoff, options, name)
+            + "\nCurrent date: "
             + piece_text(self.date, options, name)
             + "\n\nReasoning: "
             + piece_text(self.effort, options, name)
@@ -334,7 +378,9 @@ class HarmonyTurns(Concept):
     def jinja_start(self, out: Template) -> None:
         out.literal(f"{self.start.text}system{self.message.text}")
         out.fence((self.identity,))
-        out.literal(f"\nKnowledge cutoff: {self.cutoff}\nCurrent date: ")
+        out.literal("\nKnowledge cutoff: ")
+        out.fence((self.cutoff,))
+        out.literal("\nCurrent date: ")
         out.fence((self.date,))
         out.literal("\n\nReasoning: ")
         out.fence((self.effort,))
