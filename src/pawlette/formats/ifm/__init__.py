@@ -56,10 +56,11 @@ Decisions, each the template's:
     written).  Where a tool holds what that presentation does not write (a ``$ref`` outside
     the parameters' definitions, an ``enum`` that is no list, a key it does not know whose
     value nests objects...), every tool is written as JSON instead, as the template does.
-    Where the template raises on a tool (no ``parameters``; ``required`` that is no list or
-    names no property), the render is refused, naming the field.  Reading a render gives
-    no tools back (a recorded loss: the Markdown is not the JSON schema it was written
-    from), so call arguments read from a whole conversation are typed as JSON text is.
+    Where the template raises on a tool's schema (``required`` that is no list or names no
+    property, ``properties`` that is no object), the render is refused, naming the field.
+    Reading a render gives no tools back (a recorded loss: the Markdown is not the JSON
+    schema it was written from), so call arguments read from a whole conversation are typed
+    as JSON text is.
   - ``"json"`` (``ifm:json-tools``): one ``tojson`` line per tool (the whole OpenAI tool
     object), read back into the tools.
 - **System messages**: each is a turn of its own, in place (the first before everything).
@@ -84,8 +85,10 @@ Remaining differences from the template:
 
 - The template's XML presentation of tools (``tool_presentation_format='xml'``) and its
   other call formats (``tool_call_format`` ``json`` and ``xml_typed``) are not declared.
-- With the JSON presentation, the template still raises on the tools the Markdown one
-  refuses (no ``parameters``, a wrong ``required``); ``ifm:json-tools`` writes them.
+- The template raises on a tool without ``parameters``; this format writes it, as one
+  without parameters (``- None`` in the Markdown), and with the JSON presentation as given.
+  With the JSON presentation, it also writes the schemas the Markdown one refuses (a wrong
+  ``required``), which the template raises on in both.
 - The template's ``think_fast`` and ``think_faster`` fields (``<ifm|think_fast>`` and
   ``<ifm|think_faster>`` blocks, and the prompts of ``reasoning_effort`` ``medium`` and
   ``low``) are not declared: pawlette's messages carry one reasoning field.

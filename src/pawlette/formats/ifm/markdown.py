@@ -34,9 +34,12 @@ whose value nests objects, such a key at the parameters' or the function's top),
 template writes every tool as JSON instead, as its ``json`` presentation does:
 :func:`presentable` tells which.
 
-Where the template raises (``parameters`` missing, ``required`` that is no list or names a
-property that is not there, ``properties`` that is no object, a description at the
-function's top that is no text), :func:`problem` says where, and the format refuses.
+Where the template raises on a schema (``required`` that is no list or names a property
+that is not there, ``properties`` that is no object, ``oneOf``/``anyOf`` that cannot be
+walked, a description at the function's top that is no text), :func:`problem` says where,
+and the format refuses.  A tool without ``parameters``, which the template refuses too, is
+written as one without parameters (``- None``), as the JSON presentation writes such a tool
+where the template refuses it as well.
 """
 
 from __future__ import annotations
@@ -163,6 +166,9 @@ def _schema_problem(
             for name in required:
                 if not isinstance(name, str) or name not in properties:
                     return f"{path}.required", repr(name), "the name of a property in properties"
+    for key in ("oneOf", "anyOf"):
+        if spec.get(key) and not _is_sequence(spec[key]):  # (the template loops over it)
+            return f"{path}.{key}", repr(spec[key]), "a list of schemas"
     for key in ("$defs", "definitions"):
         definitions = spec.get(key)
         if isinstance(definitions, dict):
@@ -203,8 +209,6 @@ def problem(definition: Mapping[str, Any], path: str) -> tuple[str, str, str] | 
     object, at ``path``) with the Markdown presentation: (where, what was found, what was
     expected), or None."""
     parameters = definition.get("parameters")
-    if parameters is None:
-        return f"{path}.parameters", "none", "a parameters object (the template requires one)"
     description = definition.get("description")
     if description and not isinstance(description, str):
         return f"{path}.description", f"a {type(description).__name__}", "text"
@@ -268,10 +272,11 @@ def _plain_schema(spec: Any) -> bool:
 
 def _plain_tool(definition: Mapping[str, Any]) -> bool:
     parameters = definition.get("parameters")
-    if not isinstance(parameters, dict) or not _plain_schema(parameters):
-        return False
-    if any(key not in _ROOT_KEYS and _container(value) for key, value in parameters.items()):
-        return False
+    if parameters is not None:  # (none: the template raises; written as no parameters)
+        if not isinstance(parameters, dict) or not _plain_schema(parameters):
+            return False
+        if any(key not in _ROOT_KEYS and _container(value) for key, value in parameters.items()):
+            return False
     if isinstance(definition.get("returns"), dict) and not _plain_schema(definition["returns"]):
         return False
     response = definition.get("response")

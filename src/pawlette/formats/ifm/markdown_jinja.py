@@ -320,7 +320,8 @@ _CLASSIFY = (
 {%- for tool in tools -%}
 {%- set function = tool.function -%}
 {%- set parameters = function.parameters -%}
-{%- if parameters is not mapping -%}{%- set found.flaws = found.flaws ~ 'x' -%}
+{%- if parameters is not defined or parameters is none -%}
+{%- elif parameters is not mapping -%}{%- set found.flaws = found.flaws ~ 'x' -%}
 {%- else -%}
 {%- set found.flaws = found.flaws ~ ifm_md_flaws(parameters) -%}
 {%- for key, value in parameters | items if key not in """

@@ -12,7 +12,7 @@ from pawlette.declare import ToolsBlock
 from pawlette.engine.kept import Kept, marshal_key
 from pawlette.engine.readers import WholeTextReader
 from pawlette.errors import UnsupportedFeature
-from pawlette.types import TextDelta
+from pawlette.types import TextDelta, ToolsDeclared
 
 from . import markdown
 from .markdown_jinja import JINJA_MACROS
@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from pawlette.declare.jinja import Template
     from pawlette.declare.table import Table
     from pawlette.declare.write import Render
-    from pawlette.engine.machine import ReaderFactory
+    from pawlette.engine.machine import Parser, ReaderFactory
 
 
 class _ListingReader(WholeTextReader):
@@ -31,10 +31,16 @@ class _ListingReader(WholeTextReader):
 
     __slots__ = ()
 
+    def __init__(self, parser: Parser) -> None:
+        super().__init__(parser)
+        parser.confirm_message()  # (the turn holding the tools, as the JSON reader has it)
+
     def close(self, marker: str | None, offset: int) -> None:
         text = self._text()
         if text.startswith(("\n## ", "\n{")):
             self._parser.lose_tools("Markdown")
+            # A block, read as holding no tools: a turn written only for it is no message.
+            self._parser.emit(ToolsDeclared(()))
             return
         self._parser.malformed(
             self._offset, f"tools text {text[:60]!r}", "the tools as the template lists them", text
