@@ -128,7 +128,10 @@ SCHEMAS: dict[str, dict[str, Any]] = {
             {
                 "a": {"type": "object", "additionalProperties": {"type": "string"}},
                 "b": {"type": "object", "additionalProperties": False},
-                "c": {"type": "object", "patternProperties": {"^x": {"type": "integer"}, "^y": "z"}},
+                "c": {
+                    "type": "object",
+                    "patternProperties": {"^x": {"type": "integer"}, "^y": "z"},
+                },
             }
         )
     ),
@@ -151,7 +154,9 @@ SCHEMAS: dict[str, dict[str, Any]] = {
     "a recursive definition": _tool(
         {
             "type": "object",
-            "definitions": {"N": _object({"v": {"type": "integer"}, "next": {"$ref": "#/definitions/N"}})},
+            "definitions": {
+                "N": _object({"v": {"type": "integer"}, "next": {"$ref": "#/definitions/N"}})
+            },
             "properties": {"root": {"$ref": "#/definitions/N"}},
         }
     ),
@@ -159,7 +164,11 @@ SCHEMAS: dict[str, dict[str, Any]] = {
         {"$defs": {"R": _object({"x": STRING})}, "$ref": "#/$defs/R"}
     ),
     "parameters that are one anyOf": _tool(
-        {"anyOf": [_object({"a": STRING}), _object({"b": STRING})], "description": "a\nb", "title": "T"}
+        {
+            "anyOf": [_object({"a": STRING}), _object({"b": STRING})],
+            "description": "a\nb",
+            "title": "T",
+        }
     ),
     "parameters that are an array": _tool({"type": "array", "items": STRING, "default": []}),
     "no parameters": _tool({"type": "object", "properties": {}}),
@@ -252,7 +261,9 @@ def test_markdown_of_each_schema_shape_is_the_templates(label: str) -> None:
 
 
 def test_markdown_is_written_where_the_template_writes_it() -> None:
-    text = pawlette.get_format("ifm").render(**_request([SCHEMAS["nested objects and arrays"]])).text
+    text = (
+        pawlette.get_format("ifm").render(**_request([SCHEMAS["nested objects and arrays"]])).text
+    )
     assert (
         "<ifm|tools>\n## act\nA tool.\n\n**Parameters**\n"
         "- `where` *(object, required)*\n  - `name` *(string, required)*\n"
@@ -297,7 +308,8 @@ _SCALARS = st.one_of(
 _VALUES = st.recursive(
     _SCALARS,
     lambda inner: st.one_of(
-        st.lists(inner, max_size=3), st.dictionaries(st.sampled_from(["k", "x y"]), inner, max_size=2)
+        st.lists(inner, max_size=3),
+        st.dictionaries(st.sampled_from(["k", "x y"]), inner, max_size=2),
     ),
     max_leaves=5,
 )
@@ -339,12 +351,14 @@ _SCHEMAS = st.recursive(
 def _tools(draw: st.DrawFn) -> list[dict[str, Any]]:
     parameters = draw(_schema(_SCHEMAS))
     if draw(st.booleans()):
-        parameters["$defs"] = draw(st.dictionaries(st.sampled_from(["D", "E"]), _SCHEMAS, max_size=2))
+        parameters["$defs"] = draw(
+            st.dictionaries(st.sampled_from(["D", "E"]), _SCHEMAS, max_size=2)
+        )
     function: dict[str, Any] = {"name": "act", "parameters": parameters}
     if draw(st.booleans()):
         function["description"] = draw(_TEXTS)
-    if draw(st.booleans()):
-        function["returns"] = draw(_SCHEMAS)
+    if draw(st.booleans()):  # (pawlette reads only an object there)
+        function["returns"] = draw(_schema(_SCHEMAS))
     return [{"type": "function", "function": function}]
 
 
@@ -381,7 +395,9 @@ def _exported() -> Any:
 
 @pytest.mark.parametrize("label", list(SCHEMAS))
 @pytest.mark.parametrize("variables", [{}, {"tool_presentation_format": "json"}])
-def test_the_exported_template_reads_the_presentation(label: str, variables: dict[str, str]) -> None:
+def test_the_exported_template_reads_the_presentation(
+    label: str, variables: dict[str, str]
+) -> None:
     request = _request([SCHEMAS[label]])
     name = "ifm:json-tools" if variables else "ifm"
     expected = pawlette.get_format(name).render(**request, add_generation_prompt=True).text

@@ -47,7 +47,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-__all__ = ["JINJA_MACROS", "listing", "presentable", "problem"]
+__all__ = ["listing", "presentable", "problem", "python_literal", "type_text"]
 
 _RENDERED = (
     "type",
@@ -66,7 +66,9 @@ _RENDERED = (
 """The keys of a schema the presentation writes in their own places; any other is written
 as ``KEY: VALUE`` after them."""
 
-_QUIET = "|description|default|title|examples|properties|patternProperties|additionalProperties|returns|"
+_QUIET = (
+    "|description|default|title|examples|properties|patternProperties|additionalProperties|returns|"
+)
 """The keys whose values may nest objects anywhere in a presentable schema, as one
 pipe-delimited text: the template tests ``'|' ~ key ~ '|'`` in it (a substring test, kept)."""
 
@@ -179,15 +181,22 @@ def _schema_problem(
     return _children_problem(spec, path, lenient=lenient)
 
 
-def _children_problem(spec: dict[str, Any], path: str, *, lenient: bool) -> tuple[str, str, str] | None:
+def _children_problem(
+    spec: dict[str, Any], path: str, *, lenient: bool
+) -> tuple[str, str, str] | None:
     children: list[tuple[Any, str, bool]] = []
     if spec.get("properties"):
-        children += [(child, f"{path}.properties.{name}", False) for name, child in spec["properties"].items()]
+        children += [
+            (child, f"{path}.properties.{name}", False)
+            for name, child in spec["properties"].items()
+        ]
     if "items" in spec:
         children.append((spec["items"], f"{path}.items", False))
     for key in ("oneOf", "anyOf"):
         if spec.get(key):
-            children += [(item, f"{path}.{key}[{n}]", True) for n, item in enumerate(_members(spec[key]))]
+            children += [
+                (item, f"{path}.{key}[{n}]", True) for n, item in enumerate(_members(spec[key]))
+            ]
     if isinstance(spec.get("additionalProperties"), dict):
         children.append((spec["additionalProperties"], f"{path}.additionalProperties", False))
     if isinstance(spec.get("patternProperties"), dict):
@@ -352,7 +361,7 @@ def type_text(spec: Any) -> str:
     if kind:
         return _type_name(kind, spec)
     if isinstance(spec.get("$ref"), str):
-        return spec["$ref"].split("/")[-1]
+        return str(spec["$ref"].split("/")[-1])
     for key in ("oneOf", "anyOf"):
         if spec.get(key):
             return key + "[" + " or ".join(map(type_text, spec[key])) + "]"

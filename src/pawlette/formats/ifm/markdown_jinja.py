@@ -27,7 +27,10 @@ _ROOT_KEYS = (
     "'examples', '$defs', 'definitions', '$ref']"
 )
 _FUNCTION_KEYS = "['name', 'description', 'parameters', 'returns', 'response', 'type', 'function']"
-_QUIET = "'|description|default|title|examples|properties|patternProperties|additionalProperties|returns|'"
+_QUIET = (
+    "'|description|default|title|examples|properties|patternProperties|additionalProperties"
+    "|returns|'"
+)
 
 _VALUES = r"""
 {%- macro ifm_md_py(value) -%}
@@ -249,7 +252,8 @@ _SCHEMAS = (
 {%- for name, child in parameters.properties | items -%}
 {{- ifm_md_node('param', child, '', name, parameters.required) -}}
 {%- endfor -%}
-{%- elif parameters is mapping and (parameters.oneOf or parameters.anyOf or 'items' in parameters) -%}
+{%- elif parameters is mapping
+    and (parameters.oneOf or parameters.anyOf or 'items' in parameters) -%}
 {{- ifm_md_node('root', parameters, '', '', []) -}}
 {%- else -%}
 {{- '\n- None' -}}
@@ -283,7 +287,9 @@ _CLASSIFY = (
     or value.startswith('#/definitions/'))) -%}{{- 'x' -}}{%- endif -%}
 {%- elif key == '$defs' or key == 'definitions' -%}
 {%- if value is mapping -%}
-{%- for definition_name, definition in value | items -%}{{- ifm_md_flaws(definition) -}}{%- endfor -%}
+{%- for definition_name, definition in value | items -%}
+{{- ifm_md_flaws(definition) -}}
+{%- endfor -%}
 {%- else -%}{{- 'x' -}}
 {%- endif -%}
 {%- elif key == 'type' -%}
@@ -311,7 +317,9 @@ _CLASSIFY = (
 {{- ifm_md_flaws(spec[key]) -}}
 {%- endfor -%}
 {%- if spec.patternProperties is mapping -%}
-{%- for pattern, child in spec.patternProperties | items -%}{{- ifm_md_flaws(child) -}}{%- endfor -%}
+{%- for pattern, child in spec.patternProperties | items -%}
+{{- ifm_md_flaws(child) -}}
+{%- endfor -%}
 {%- endif -%}
 {%- endif -%}
 {%- endmacro -%}
