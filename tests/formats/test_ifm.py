@@ -373,14 +373,19 @@ def test_random_schemas_render_or_are_refused_as_the_template_does(tools: list[A
 @given(_tools())
 def test_random_schemas_render_alike_through_the_exported_template(tools: list[Any]) -> None:
     request = _request(tools)
+    refused = False
     for presentation in ("markdown", "json"):
         fmt = pawlette.get_format("ifm" if presentation == "markdown" else "ifm:json-tools")
         try:
             expected = fmt.render(**request).text
         except RequestError:
+            refused = True
             continue
         variables = {"tool_presentation_format": presentation}
         assert _exported().render(**request, add_generation_prompt=False, **variables) == expected
+    if refused:  # both refuse (render's refusal is the Markdown presentation's)
+        with pytest.raises(Exception, match="IFM-K2-Horizon's template raises on it"):
+            _exported().render(**request, add_generation_prompt=False)
 
 
 # ------------------------------------------------------------------ the exported template
@@ -403,6 +408,15 @@ def test_the_exported_template_reads_the_presentation(
     expected = pawlette.get_format(name).render(**request, add_generation_prompt=True).text
     written = _exported().render(**request, add_generation_prompt=True, **variables)
     assert written == expected
+
+
+@pytest.mark.parametrize("label", list(REFUSED))
+def test_the_exported_template_refuses_what_render_refuses(label: str) -> None:
+    tool, field = REFUSED[label]
+    with pytest.raises(Exception, match="IFM-K2-Horizon's template raises on it") as raised:
+        _exported().render(**_request([tool]), add_generation_prompt=True)
+    assert str(raised.value).startswith("tools[0].function."), raised.value
+    assert field in str(raised.value), raised.value
 
 
 # ------------------------------------------------------------------ the JSON presentation

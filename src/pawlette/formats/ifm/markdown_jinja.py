@@ -3,7 +3,9 @@ macros that write what :mod:`.markdown` writes.
 
 - ``ifm_md_presentable(tools)``: ``yes`` when the tools are written as Markdown (else the
   block holds each tool's JSON);
-- ``ifm_md_listing(tools)``: the Markdown of the tools.
+- ``ifm_md_listing(tools)``: the Markdown of the tools;
+- ``ifm_md_faults(tools)``: where the template raises on the tools, each followed by what
+  was expected (empty: nowhere), as :func:`.markdown.problem` finds it.
 
 Every schema is written by ``ifm_md_node(mode, spec, indent, name, required)``: it replaces
 the schema's ``$ref`` (as :meth:`.markdown._Tool.inline` does) and writes it as a parameter
@@ -358,7 +360,72 @@ _CLASSIFY = (
 """
 )
 
-JINJA_MACROS = (_VALUES + _TYPES + _SCHEMAS + _CLASSIFY).replace("\n    ", " ")
+_FAULTS = r"""
+{%- macro ifm_md_fault(spec, path, lenient, variant) -%}
+{%- if spec is mapping -%}
+{%- set required = spec.required if spec.required is defined else none -%}
+{%- if spec.properties and spec.properties is not mapping -%}
+{{- path ~ '.properties: expected an object of schemas' -}}
+{%- elif not lenient and spec.required is defined
+    and (required is string or required is not sequence) -%}
+{{- path ~ '.required: expected a list of property names' -}}
+{%- elif not lenient and spec.required is defined and required | length > 0
+    and not spec.properties and not variant -%}
+{{- path ~ '.required: expected properties that define its names' -}}
+{%- elif not lenient and spec.required is defined and spec.properties
+    and required | reject('in', spec.properties) | list -%}
+{{- path ~ '.required: expected the names of properties in properties' -}}
+{%- else -%}
+{%- for key in ['oneOf', 'anyOf'] if spec[key] and spec[key] is not sequence -%}
+{{- path ~ '.' ~ key ~ ': expected a list of schemas' -}}
+{%- endfor -%}
+{%- for key in ['$defs', 'definitions'] if spec[key] is mapping -%}
+{%- for name, definition in spec[key] | items -%}
+{{- ifm_md_fault(definition, path ~ '.' ~ key ~ '.' ~ name, true, false) -}}
+{%- endfor -%}
+{%- endfor -%}
+{%- if spec.properties -%}
+{%- for name, child in spec.properties | items -%}
+{{- ifm_md_fault(child, path ~ '.properties.' ~ name, lenient, false) -}}
+{%- endfor -%}
+{%- endif -%}
+{%- if 'items' in spec -%}
+{{- ifm_md_fault(spec['items'], path ~ '.items', lenient, false) -}}
+{%- endif -%}
+{%- for key in ['oneOf', 'anyOf'] if spec[key] and spec[key] is sequence -%}
+{%- for variant_spec in spec[key] -%}
+{{- ifm_md_fault(variant_spec, path ~ '.' ~ key ~ '[' ~ loop.index0 ~ ']', lenient, true) -}}
+{%- endfor -%}
+{%- endfor -%}
+{%- for key in ['additionalProperties', 'returns'] if spec[key] is mapping -%}
+{{- ifm_md_fault(spec[key], path ~ '.' ~ key, lenient, false) -}}
+{%- endfor -%}
+{%- if spec.patternProperties is mapping -%}
+{%- for pattern, child in spec.patternProperties | items -%}
+{{- ifm_md_fault(child, path ~ '.patternProperties.' ~ pattern, lenient, false) -}}
+{%- endfor -%}
+{%- endif -%}
+{%- endif -%}
+{%- endif -%}
+{%- endmacro -%}
+{%- macro ifm_md_faults(tools) -%}
+{%- for tool in tools -%}
+{%- set function = tool.function -%}
+{%- set path = 'tools[' ~ loop.index0 ~ '].function' -%}
+{%- if function.description and function.description is not string -%}
+{{- path ~ '.description: expected text' -}}
+{%- endif -%}
+{{- ifm_md_fault(function.parameters, path ~ '.parameters', false, false) -}}
+{%- if function.returns is mapping -%}
+{{- ifm_md_fault(function.returns, path ~ '.returns', false, false) -}}
+{%- elif function.returns is not defined and function.response is mapping -%}
+{{- ifm_md_fault(function.response, path ~ '.response', true, false) -}}
+{%- endif -%}
+{%- endfor -%}
+{%- endmacro -%}
+"""
+
+JINJA_MACROS = (_VALUES + _TYPES + _SCHEMAS + _CLASSIFY + _FAULTS).replace("\n    ", " ")
 """The macros (see the module docstring), one source: each tag on one line (the source
 above wraps the long ones for reading; the exported template's lines are merged line by
 line when a switch picks the presentation)."""

@@ -96,6 +96,14 @@ class MarkdownTools(ToolsBlock):
         out.macro(self.MACRO, JINJA_MACROS)
 
     def jinja_block(self, out: Template, *, separated: bool = False) -> None:
+        # Refused as render refuses: where the template raises on a tool's schema.
+        out.out("{%- set ifm_md_fault_text = ifm_md_faults(tools) -%}")
+        out.out("{%- if ifm_md_fault_text -%}")
+        out.out(
+            "{{- raise_exception(ifm_md_fault_text ~ \": IFM-K2-Horizon's template raises on "
+            'it") -}}'
+        )
+        out.out("{%- endif -%}")
         out.fence(self.separated_open if separated else self.open)
         out.out("{%- if ifm_md_presentable(tools) -%}")
         out.out("{{- ifm_md_listing(tools) -}}")
