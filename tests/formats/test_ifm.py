@@ -458,6 +458,15 @@ def test_reading_a_render_loses_the_markdown_tools_and_keeps_the_json_ones() -> 
     assert again.losses == ()
 
 
+def test_tools_written_as_json_in_place_of_markdown_are_read_back() -> None:
+    fmt = pawlette.get_format("ifm")
+    request = _request([SCHEMAS["enums"], SCHEMAS["allOf: as JSON"]])
+    read = fmt.parse_conversation(fmt.render(**request).text, strict=True)
+    assert read.tools == request["tools"]
+    assert read.losses == ()
+    assert read.messages == request["messages"]
+
+
 def test_the_writer_and_the_classification_agree_on_the_pool() -> None:
     """Every tool of the shared pool is written as Markdown (none falls back to JSON)."""
     from ..support.conversations import TOOL_POOL

@@ -58,9 +58,9 @@ Decisions, each the template's:
     value nests objects...), every tool is written as JSON instead, as the template does.
     Where the template raises on a tool's schema (``required`` that is no list or names no
     property, ``properties`` that is no object), the render is refused, naming the field.
-    Reading a render gives no tools back (a recorded loss: the Markdown is not the JSON
-    schema it was written from), so call arguments read from a whole conversation are typed
-    as JSON text is.
+    Reading a render gives no tools back from the Markdown (a recorded loss: it is not the
+    JSON schema it was written from), so call arguments read from a whole conversation are
+    typed as JSON text is; tools written as JSON in its place are read back.
   - ``"json"`` (``ifm:json-tools``): one ``tojson`` line per tool (the whole OpenAI tool
     object), read back into the tools.
 - **System messages**: each is a turn of its own, in place (the first before everything).

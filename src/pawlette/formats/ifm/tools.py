@@ -9,6 +9,7 @@ from functools import cached_property
 from typing import TYPE_CHECKING, ClassVar
 
 from pawlette.declare import ToolsBlock
+from pawlette.declare.readers import ToolItemsReader
 from pawlette.engine.kept import Kept, marshal_key
 from pawlette.engine.readers import WholeTextReader
 from pawlette.errors import UnsupportedFeature
@@ -25,9 +26,9 @@ if TYPE_CHECKING:
 
 
 class _ListingReader(WholeTextReader):
-    """The tools block's text: Markdown (or the template's JSON fallback), not read back
-    into tools (the Markdown is not the JSON schema it was written from); text that is
-    neither stays text, with a warning."""
+    """The tools block's text: Markdown, not read back into tools (the Markdown is not the
+    JSON schema it was written from), or the template's JSON fallback, read back as the
+    JSON presentation is; text that is neither stays text, with a warning."""
 
     __slots__ = ()
 
@@ -37,7 +38,12 @@ class _ListingReader(WholeTextReader):
 
     def close(self, marker: str | None, offset: int) -> None:
         text = self._text()
-        if text.startswith(("\n## ", "\n{")):
+        if text.startswith("\n{"):  # every tool as JSON: each on a line of its own
+            items = ToolItemsReader(self._parser, "\n", "", "openai", False, False)
+            items.feed(text, self._offset)
+            items.close(marker, offset)
+            return
+        if text.startswith("\n## "):
             self._parser.lose_tools("Markdown")
             # A block, read as holding no tools: a turn written only for it is no message.
             self._parser.emit(ToolsDeclared(()))
