@@ -218,6 +218,7 @@ def _reference(template: str, name: str, case: FamilyCase, fmt: Format) -> Refer
         "eos_token": real.eos_token,
         "caller_variables": real.caller_variables,
         "text_arguments": real.text_arguments,
+        "caller_messages": real.caller_messages,  # (IFM-K2-Horizon's thinking field)
     }
     if today is not None:
         settings["today"] = today

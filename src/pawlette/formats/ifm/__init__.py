@@ -1,7 +1,8 @@
 """IFM-K2-Horizon: ``<|ifm|im_start|>ROLE\\n…<|ifm|im_end|>`` turns with nothing between
 them, every assistant turn opening a reasoning block (empty when it has none), calls as one
 tag pair per argument in an ``<ifm|tool_calls>`` block, as the model's chat template writes
-them with its tools presented as JSON (``tool_presentation_format='json'``).
+them; its tools presented as Markdown, the template's default, or as JSON
+(``ifm:json-tools``, the template's ``tool_presentation_format='json'``).
 
 The wire format (the markers are written as special tokens; whether IFM's tokenizer has them
 as such could not be read offline; the call instructions are shortened here)::
@@ -13,7 +14,11 @@ as such could not be read offline; the call instructions are shortened here)::
     Available tools are:
 
     <ifm|tools>
-    {"type": "function", "function": {"name": "get_weather", ...}}
+    ## get_weather
+    Get the weather.
+
+    **Parameters**
+    - `city` *(string, required)* - The city name.
     </ifm|tools>
 
     When calling tools, you MUST follow the tool-call format below:
@@ -40,14 +45,24 @@ without one, and this format writes nothing before the first turn.
 
 Decisions, each the template's:
 
-- **Tools as JSON.**  The template presents tools as Markdown unless its callers pass
-  ``tool_presentation_format`` (``json``, ``xml`` or ``markdown``, the default); this format
-  writes the ``json`` presentation, the one it declares (``Layout.template_variables`` gives
-  the template that variable when the two are compared): one ``tojson`` line per tool (the
-  whole OpenAI tool object) in ``<ifm|tools>`` tags, in the first system turn (one is
-  written when the conversation has none), then the instructions of the template's default
-  call format (``xml``), then a blank line and the first system message's text when it is
-  not empty.
+- **Tools**, in the first system turn (one is written when the conversation has none),
+  between ``<ifm|tools>`` and ``</ifm|tools>``, then the instructions of the template's
+  default call format (``xml``), then a blank line and the first system message's text when
+  it is not empty.  The option ``tools`` picks how they are presented, as the template's
+  ``tool_presentation_format`` does (the exported template reads that variable):
+
+  - ``"markdown"`` (the default, the template's): each tool as a Markdown section, its
+    parameters as a list (:mod:`pawlette.formats.ifm.markdown` says how each schema key is
+    written).  Where a tool holds what that presentation does not write (a ``$ref`` outside
+    the parameters' definitions, an ``enum`` that is no list, a key it does not know whose
+    value nests objects...), every tool is written as JSON instead, as the template does.
+    Where the template raises on a tool's schema (``required`` that is no list or names no
+    property, ``properties`` that is no object), the render is refused, naming the field.
+    Reading a render gives no tools back from the Markdown (a recorded loss: it is not the
+    JSON schema it was written from), so call arguments read from a whole conversation are
+    typed as JSON text is; tools written as JSON in its place are read back.
+  - ``"json"`` (``ifm:json-tools``): one ``tojson`` line per tool (the whole OpenAI tool
+    object), read back into the tools.
 - **System messages**: each is a turn of its own, in place (the first before everything).
 - **Reasoning** is written on every assistant turn: ``<ifm|think>\\n``, the reasoning as
   given (not stripped), ``</ifm|think>``, then the turn's text.  A turn without reasoning (or
@@ -68,11 +83,12 @@ Decisions, each the template's:
 
 Remaining differences from the template:
 
-- **The Markdown presentation of tools**, the template's default (its own renderer of JSON
-  schemas, about 450 lines), and its XML one are not declared: a caller that renders the
-  template without ``tool_presentation_format='json'`` gets another system turn than this
-  format writes whenever there are tools.  The template's other call formats
-  (``tool_call_format`` ``json`` and ``xml_typed``) are not declared either.
+- The template's XML presentation of tools (``tool_presentation_format='xml'``) and its
+  other call formats (``tool_call_format`` ``json`` and ``xml_typed``) are not declared.
+- The template raises on a tool without ``parameters``; this format writes it, as one
+  without parameters (``- None`` in the Markdown), and with the JSON presentation as given.
+  With the JSON presentation, it also writes the schemas the Markdown one refuses (a wrong
+  ``required``), which the template raises on in both.
 - The template's ``think_fast`` and ``think_faster`` fields (``<ifm|think_fast>`` and
   ``<ifm|think_faster>`` blocks, and the prompts of ``reasoning_effort`` ``medium`` and
   ``low``) are not declared: pawlette's messages carry one reasoning field.
@@ -81,7 +97,8 @@ Remaining differences from the template:
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, Literal
 
 from pawlette.declare import (
     Fence,
@@ -91,12 +108,15 @@ from pawlette.declare import (
     Marker,
     Reasoning,
     Results,
+    Switch,
     SystemPrompt,
     ToolsBlock,
     XmlCalls,
     declare,
     fence,
 )
+
+from .tools import MarkdownTools
 
 IM_START, IM_END = Marker("<|ifm|im_start|>"), Marker("<|ifm|im_end|>")
 THINK, THINK_END = Marker("<ifm|think>"), Marker("</ifm|think>")
@@ -147,17 +167,37 @@ def _call_instructions() -> Fence:
     )
 
 
-def _variables(options: object) -> Mapping[str, Any]:
-    """The template's variables this format writes as: the tools presented as JSON."""
-    del options
-    return {"tool_presentation_format": "json", "tool_call_format": "xml"}
+@dataclass(frozen=True)
+class IfmOptions:
+    """``tools``: how the tools are presented, as the template's
+    ``tool_presentation_format``: ``"markdown"`` (its default) or ``"json"``."""
+
+    tools: Literal["markdown", "json"] = "markdown"
+
+
+def _variables(options: IfmOptions) -> Mapping[str, Any]:
+    """The template's variables this format writes as (its call format, the default)."""
+    return {"tool_presentation_format": options.tools, "tool_call_format": "xml"}
 
 
 def _frame(role: str) -> Frame:
     return Frame(open=fence(IM_START, f"{role}\n"), end=fence(IM_END))
 
 
-def layout() -> Layout:
+def _tools(options: IfmOptions) -> ToolsBlock:
+    kind = MarkdownTools if options.tools == "markdown" else ToolsBlock
+    return kind(
+        place="system",
+        first=True,
+        separator=fence("\n\n"),
+        separator_when="text",
+        open=fence(TOOLS_INTRO, TOOLS),
+        item_open=fence("\n"),  # (each tool's JSON line; the Markdown brings its own)
+        close=fence("\n", TOOLS_END) + _call_instructions(),
+    )
+
+
+def layout(options: IfmOptions) -> Layout:
     return Layout(
         name="ifm",
         summary="IFM-K2-Horizon: <|ifm|im_start|>ROLE turns, <ifm|think> on every assistant turn",
@@ -165,15 +205,7 @@ def layout() -> Layout:
         concepts=(
             SystemPrompt(),
             Ignored(("name",)),  # the template writes no message's name
-            ToolsBlock(
-                place="system",
-                first=True,
-                separator=fence("\n\n"),
-                separator_when="text",
-                open=fence(TOOLS_INTRO, TOOLS),
-                item_open=fence("\n"),
-                close=fence("\n", TOOLS_END) + _call_instructions(),
-            ),
+            _tools(options),
             Reasoning(
                 open=fence(THINK, "\n"),
                 close=fence(THINK_END),
@@ -193,8 +225,17 @@ def layout() -> Layout:
             ),
             Results(),
         ),
+        options=options,
+        from_options=layout,
+        variants={"json-tools": IfmOptions(tools="json")},
         template_variables=_variables,
+        switches=(Switch("tools", "tool_presentation_format", values=("markdown", "json")),),
     )
 
 
-FORMAT = declare(layout())
+FORMAT = declare(layout(IfmOptions()))
+"""IFM-K2-Horizon's template (:mod:`pawlette.formats.ifm`), its tools as Markdown (its
+default; ``ifm:json-tools``: as JSON, its ``tool_presentation_format='json'``).  Its callers
+give an assistant message without reasoning the empty thinking field the template requires
+(:data:`tests.support.template_corpus.CALLER_MESSAGES`); the model's ``bos_token`` is
+unknown, so the template is rendered without one, as the format writes none."""
