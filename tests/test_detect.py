@@ -16,6 +16,7 @@ from pawlette.detect import detect
 from pawlette.export import export_jinja, jinja_formats
 
 from .declared.reference import reference_template
+from .support.template_corpus import corpus_template
 
 registry = importlib.import_module("pawlette.formats")  # (pawlette.formats is the function)
 detection_module = importlib.import_module("pawlette.detect")
@@ -45,6 +46,20 @@ def test_real_templates_are_named(
     detection = detect(model_directory(tmp_path, reference_template(file_name), bos))
     assert (detection.name, detection.variant) == (name, variant), detection.describe()
     assert detection.declared and len(detection.compared) >= 4
+
+
+def test_a_template_that_requires_a_thinking_field_is_named_and_inferred(tmp_path: Path) -> None:
+    """IFM-K2-Horizon's template refuses an assistant message without reasoning: given the
+    empty reasoning its callers pass, it is named ``ifm``, and with the declared families
+    skipped it is inferred (its turns and reasoning; its tools are Markdown, not derived)."""
+    template = corpus_template("IFM-K2-Horizon").text
+    directory = model_directory(tmp_path, template)
+    assert detect(directory).name == "ifm"
+    result = run("detect", str(directory), "--no-declared")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "inferred and verified" in result.stdout
+    assert "reasoning: derived" in result.stdout
+    assert "tools: not derived" in result.stdout
 
 
 @pytest.mark.parametrize("name", jinja_formats())

@@ -41,7 +41,7 @@ import datetime
 import difflib
 import json
 import re
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -575,12 +575,11 @@ def _declared(
             )
             expected = cache.get(key)
             if expected is None:
-                expected = cache[key] = _template_render(
-                    runner,
+                expected = cache[key] = runner.render(
                     list(probe.messages),
                     list(probe.tools) or None,
-                    probe.add_generation_prompt,
-                    probe_variables,
+                    add_generation_prompt=probe.add_generation_prompt,
+                    variables=probe_variables,
                 )
             if rendered is None:
                 if expected.text is not None:
@@ -907,65 +906,6 @@ def _first_difference(left: str, right: str) -> int:
     return min(len(left), len(right))
 
 
-def _empty_reasoning(messages: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]] | None:
-    """The messages with ``"reasoning_content": ""`` on each assistant message that has none;
-    None when every assistant message has some."""
-    if not any(
-        message.get("role") == "assistant" and "reasoning_content" not in message
-        for message in messages
-    ):
-        return None
-    return [
-        {**message, "reasoning_content": ""}
-        if message.get("role") == "assistant" and "reasoning_content" not in message
-        else dict(message)
-        for message in messages
-    ]
-
-
-def _template_render(
-    runner: TemplateRunner,
-    messages: Sequence[Mapping[str, Any]],
-    tools: Sequence[Mapping[str, Any]] | None,
-    prompt: bool,
-    variables: Mapping[str, Any],
-) -> Any:
-    """The template's render; one that raises on an assistant turn without reasoning is
-    rendered again with the empty reasoning there (what the callers of a template that
-    requires a thinking field on every assistant message pass: IFM-K2-Horizon's)."""
-    found = runner.render(messages, tools, add_generation_prompt=prompt, variables=variables)
-    given = _empty_reasoning(messages) if found.text is None else None
-    if given is None:
-        return found
-    again = runner.render(given, tools, add_generation_prompt=prompt, variables=variables)
-    return again if again.text is not None else found
-
-
-def _template_text(
-    runner: TemplateRunner,
-    messages: list[dict[str, Any]],
-    tools: list[dict[str, Any]] | None,
-    prompt: bool,
-    variables: Mapping[str, Any],
-) -> Any:
-    """The template's render; one that raises on an assistant turn without content is
-    rendered again with ``"content": ""`` there (what many callers pass, and what the
-    template reads: Qwen 3's reads ``message.content`` of every turn)."""
-    found = _template_render(runner, messages, tools, prompt, variables)
-    if found.text is None and any(
-        message.get("role") == "assistant" and message.get("content") is None
-        for message in messages
-    ):
-        runner.empty_content = True
-        try:
-            again = _template_render(runner, messages, tools, prompt, variables)
-        finally:
-            runner.empty_content = False
-        if again.text is not None:
-            return again
-    return found
-
-
 _LOSS = re.compile(r"messages\[(\d+)\](?:\.(\w+)(?:\[(\d+)\])?)?: (.*)")
 
 
@@ -1065,8 +1005,11 @@ def verify(
         tools_variables = _tools_variables(fmt, tuple(sample.tools or ()))
         for prompt in (False,) if sample.ends_with == "assistant" else (True, False):
             compared += 1
-            expected = _template_text(
-                runner, sample.messages, sample.tools, prompt, tools_variables
+            expected = runner.render(
+                sample.messages,
+                sample.tools,
+                add_generation_prompt=prompt,
+                variables=tools_variables,
             )
             try:
                 rendering = fmt.render(sample.request, add_generation_prompt=prompt)
@@ -1085,7 +1028,12 @@ def verify(
                 explained = False
                 reduced = _without_losses(sample.messages, rendering.losses)
                 if rendering.losses and reduced is not None:
-                    again = _template_text(runner, reduced, sample.tools, prompt, tools_variables)
+                    again = runner.render(
+                        reduced,
+                        sample.tools,
+                        add_generation_prompt=prompt,
+                        variables=tools_variables,
+                    )
                     explained = again.text == rendering.text
                 differences.append(
                     Difference(

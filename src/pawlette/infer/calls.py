@@ -107,20 +107,13 @@ def derive_calls(probe: Probe, draft: Draft) -> None:
         return
     calls = _Calls(probe, draft)
     one = calls.turn([calls.first])
-    if probe.render(one, list(PROBE_TOOLS)) is None:
-        probe.runner.empty_content = True
-        probe.clear()
-        if probe.render(one, list(PROBE_TOOLS)) is None:
-            probe.runner.empty_content = False
-            probe.clear()
-            draft.capability(
-                "tool calls",
-                "not derived",
-                "the template refuses a turn of calls "
-                f"({probe.refusal(one, list(PROBE_TOOLS))[:120]})",
-            )
-            return
-        draft.empty_content = True
+    if probe.render(one, list(PROBE_TOOLS)) is None:  # (shaped as callers shape it too)
+        draft.capability(
+            "tool calls",
+            "not derived",
+            f"the template refuses a turn of calls ({probe.refusal(one, list(PROBE_TOOLS))[:120]})",
+        )
+        return
     try:
         _derive(probe, draft, calls)
     except Underivable as error:
