@@ -931,7 +931,9 @@ def _without_losses(
             message[field] = listed
         elif field == "content" and "trimmed" in what and isinstance(message.get(field), str):
             text = message[field]
-            at_start, at_end = "start" in what, "end" in what and "start" not in what
+            # "at its start", "at its end", else both ("at its ends")
+            words = re.findall(r"\w+", what)
+            at_start, at_end = "start" in words, "end" in words
             message[field] = (
                 text.lstrip() if at_start else text.rstrip() if at_end else text.strip()
             )
