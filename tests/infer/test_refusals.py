@@ -50,10 +50,11 @@ def test_a_quote_cut_short_never_starts_inside_a_token() -> None:
 
 def test_calls_opened_for_an_empty_list_are_probed_without_one() -> None:
     """Mistral Nemo's template writes ``[TOOL_CALLS][`` for any list of calls, empty too: the
-    turn with no text is probed without calls rather than refused as a turn of calls."""
+    turn with no text is probed without calls rather than refused as a turn of calls (and the
+    calls are derived from the turns that hold some)."""
     detail = _detail("mistralai-Mistral-Nemo-Instruct-2407", "tool calls")
     assert "framed unlike" not in detail
-    assert '"id": "Zi1qabcde"' in detail  # it says how a call is written instead
+    assert detail.startswith("derived; one JSON array")
 
 
 @pytest.mark.parametrize(
