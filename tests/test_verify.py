@@ -175,3 +175,18 @@ def test_whitespace_an_inferred_declaration_trims_as_a_loss_is_explained(
     assert any(
         "whitespace at its ends trimmed" in " ".join(item.losses) for item in report.explained
     )
+
+
+def test_a_template_is_given_messages_as_the_declaration_says_its_callers_shape_them() -> None:
+    """TranslateGemma's template refuses a user message whose content is text; its callers
+    pass one content part with the languages' codes, and ``gemma:translate`` says so
+    (``Layout.template_messages``): verify gives the template those, and they match."""
+    template = corpus_template("google-translategemma-4b-it")
+    report = verify(
+        "gemma:translate",
+        template.text,
+        bos_token=template.bos_token,
+        eos_token=template.eos_token,
+    )
+    assert report.passed and report.identical >= 5, report.describe()
+    assert not report.template_refused, report.describe()

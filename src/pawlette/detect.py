@@ -15,7 +15,9 @@ declaration writes as markers).  Then, in order:
    DeepSeek R1's, or calls, such as Functionary v3.2's, says so in
    ``Layout.template_untested``: it is compared without them; one whose template reads the
    tools from a variable of its own, such as Firefunction v2's ``functions``, gives it with
-   each probe: ``Layout.tools_variables``).  A
+   each probe: ``Layout.tools_variables``; one whose template's callers shape the messages,
+   such as TranslateGemma's, which pass each user text as a content part holding the
+   languages' codes, gives the template those: ``Layout.template_messages``).  A
    probe without tools that the template refuses, and renders once it is given tools, is
    skipped: such a ``tool_use`` template (Hermes 2 Pro's) is only used for requests with
    tools.
@@ -41,7 +43,7 @@ import datetime
 import difflib
 import json
 import re
-from collections.abc import Collection, Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -513,6 +515,14 @@ def _tools_variables(fmt: Format, tools: tuple[Mapping[str, Any], ...]) -> dict[
     return dict(found(list(tools))) if callable(found) else {}
 
 
+def _caller_messages(fmt: Format, messages: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """``messages`` as the callers of a declared candidate's template shape them
+    (``Layout.template_messages``)."""
+    layout = getattr(fmt, "declaration", None)
+    found = getattr(layout, "reference_messages", None)
+    return list(found(messages)) if callable(found) else [dict(item) for item in messages]
+
+
 _INFERRED: set[str] = set()
 """Names :func:`format_of_directory` registered for an inferred declaration: a directory's
 own inference, never a candidate for another directory."""
@@ -570,13 +580,16 @@ def _declared(
                 ).text
             except RequestError as error:
                 rendered, refusal = None, f"{probe.name} ({error})"
+            messages = _caller_messages(fmt, probe.messages)
             key = json.dumps(
-                [probe.name, probe_variables, str(runner.today)], sort_keys=True, default=str
+                [probe.name, messages, probe_variables, str(runner.today)],
+                sort_keys=True,
+                default=str,
             )
             expected = cache.get(key)
             if expected is None:
                 expected = cache[key] = runner.render(
-                    list(probe.messages),
+                    messages,
                     list(probe.tools) or None,
                     add_generation_prompt=probe.add_generation_prompt,
                     variables=probe_variables,
@@ -590,7 +603,9 @@ def _declared(
                 # template gave no answer for this input to compare with.
                 continue
             with_tools = {**variables, **_tools_variables(fmt, (_WEATHER,))}
-            if expected.text is None and refuses_without_tools(runner, probe, with_tools, cache):
+            if expected.text is None and refuses_without_tools(
+                runner, probe, with_tools, cache, messages
+            ):
                 continue  # a template that renders only with tools says nothing here
             if expected.text != rendered:
                 shown = (
@@ -623,18 +638,26 @@ def _declared(
 
 
 def refuses_without_tools(
-    runner: TemplateRunner, probe: Probe, variables: dict[str, Any], cache: dict[str, Any]
+    runner: TemplateRunner,
+    probe: Probe,
+    variables: dict[str, Any],
+    cache: dict[str, Any],
+    messages: Sequence[Mapping[str, Any]] | None = None,
 ) -> bool:
     """Whether the template refused ``probe`` because it declares no tools, and renders it
     once it does (a ``tool_use`` template, such as Hermes 2 Pro's, iterates ``tools``;
-    Hugging Face uses another template of the model for a request without them)."""
+    Hugging Face uses another template of the model for a request without them).
+    ``messages``: the probe's messages as the template's callers shape them."""
     if probe.tools:
         return False
-    key = json.dumps(["with tools", probe.name, variables, str(runner.today)], sort_keys=True)
+    given = probe.messages if messages is None else messages
+    key = json.dumps(
+        ["with tools", probe.name, given, variables, str(runner.today)], sort_keys=True
+    )
     found = cache.get(key)
     if found is None:
         found = cache[key] = runner.render(
-            probe.messages,
+            given,
             [_WEATHER],
             add_generation_prompt=probe.add_generation_prompt,
             variables=variables,
@@ -1008,7 +1031,7 @@ def verify(
         for prompt in (False,) if sample.ends_with == "assistant" else (True, False):
             compared += 1
             expected = runner.render(
-                sample.messages,
+                _caller_messages(fmt, sample.messages),
                 sample.tools,
                 add_generation_prompt=prompt,
                 variables=tools_variables,
@@ -1031,7 +1054,7 @@ def verify(
                 reduced = _without_losses(sample.messages, rendering.losses)
                 if rendering.losses and reduced is not None:
                     again = runner.render(
-                        reduced,
+                        _caller_messages(fmt, reduced),
                         sample.tools,
                         add_generation_prompt=prompt,
                         variables=tools_variables,
