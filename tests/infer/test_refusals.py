@@ -57,6 +57,15 @@ def test_calls_opened_for_an_empty_list_are_probed_without_one() -> None:
     assert detail.startswith("derived; one JSON array")
 
 
+def test_results_with_the_call_id_after_their_text_say_so() -> None:
+    """Mistral Nemo writes a result's call id after its text (``{"content": ..., "call_id":
+    ...}``): not derived, naming that, rather than derived without the id and then failing
+    verification."""
+    detail = _detail("mistralai-Mistral-Nemo-Instruct-2407", "tool results")
+    assert detail.startswith("not derived; the template writes the call's id after a result's")
+    assert "needs concept: results with the id after their text" in detail
+
+
 @pytest.mark.parametrize(
     ("name", "said"),
     [

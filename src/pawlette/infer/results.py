@@ -87,6 +87,12 @@ def _derive(probe: Probe, draft: Draft) -> None:
             "the template writes the tool's name with its result (needs concept: named results)"
         )
     before, after = written.split("Zt1q", 1)
+    if "Zi1qabcde" in after and "Zi1qabcde" not in before:
+        raise Underivable(
+            "the template writes the call's id after a result's text "
+            f"({excerpt(probe.tokens, after, 60)}) (needs concept: results with the id after "
+            "their text)"
+        )
     identifier = None
     if "Zi1qabcde" in before:
         opening, identifier = before.split("Zi1qabcde", 1)
