@@ -1,6 +1,7 @@
 """Inference on every template of llama.cpp's corpus, the declared families switched off.
 
-For each of the 70 real chat templates (``tests/support/template_corpus.py``), with the
+For each of the real chat templates (``tests/support/template_corpus.py``: the pinned
+corpus and the newer templates the tests read), with the
 model's ``bos_token``/``eos_token``, :func:`pawlette.infer.infer_template` derives a
 declaration and verifies it.  The table gives:
 
@@ -16,6 +17,9 @@ declaration and verifies it.  The table gives:
 - **derived**: S system, R reasoning, T tools, C calls, P parallel calls, X text with calls,
   O results (lower case: dropped or refused as the template does; ``-``: not derived);
 - **seconds**: wall and CPU time of inference and verification;
+- **verify**: :func:`pawlette.detect.verify` of an accepted declaration against the template
+  (what ``pawlette verify`` runs): renders the declaration refuses, and differences its
+  losses do not explain;
 - the refusal, when there is one: what differed, where.
 
 Then the timing of what ``serve`` and ``tokenize`` run at start (:func:`pawlette.detect.
@@ -40,11 +44,16 @@ import sys
 import time
 from typing import Any
 
-from pawlette.detect import detect_template
+from pawlette.detect import detect_template, verify
 from pawlette.infer import Inference, infer_template
 from tests.support.conversations import generate_conversations
 from tests.support.template_compare import compare_renders, corpus_reference
-from tests.support.template_corpus import CorpusTemplate, corpus
+from tests.support.template_corpus import (
+    NEWER_TEMPLATES,
+    CorpusTemplate,
+    corpus,
+    corpus_template,
+)
 
 LETTERS = (
     ("system messages", "S"),
@@ -103,6 +112,17 @@ def harness(template: CorpusTemplate, inference: Inference, count: int) -> str:
     return text
 
 
+def checked(template: CorpusTemplate, inference: Inference) -> tuple[int, int] | None:
+    """What ``pawlette verify`` finds of an accepted declaration: renders it refuses,
+    differences its losses do not explain."""
+    if inference.format is None:
+        return None
+    found = verify(
+        inference.format, template.text, bos_token=template.bos_token, eos_token=template.eos_token
+    )
+    return len(found.refused), len(found.unexplained)
+
+
 def run(templates: list[CorpusTemplate], conversations: int, check: int) -> list[dict[str, Any]]:
     rows = []
     for template in templates:
@@ -115,6 +135,7 @@ def run(templates: list[CorpusTemplate], conversations: int, check: int) -> list
         )
         wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
         verification = inference.verification
+        verified = checked(template, inference)
         rows.append(
             {
                 "template": template.name,
@@ -127,6 +148,9 @@ def run(templates: list[CorpusTemplate], conversations: int, check: int) -> list
                 ),
                 "harness": harness(template, inference, check) if check else "",
                 "derived": derived(inference) if inference.layout is not None else "",
+                "complete": inference.accepted and not inference.needs,
+                "not derived": len(inference.needs),
+                "verify": verified,
                 "wall": wall,
                 "cpu": cpu,
                 "refusal": (inference.refusal or "").replace("\n", " ")[:160],
@@ -135,7 +159,8 @@ def run(templates: list[CorpusTemplate], conversations: int, check: int) -> list
         row = rows[-1]
         print(
             f"{row['template']:46s} {row['inferred']:3s} {row['renders']:>6s} {row['turns']:>6s}"
-            f" {row['harness']:>20s} {row['derived']:7s} {wall:5.2f}s {cpu:5.2f}s {row['refusal']}",
+            f" {row['harness']:>20s} {row['derived']:7s} {wall:5.2f}s {cpu:5.2f}s"
+            f" {'' if verified is None else f'{verified[0]}/{verified[1]}':>7s} {row['refusal']}",
             flush=True,
         )
     return rows
@@ -229,11 +254,13 @@ def main(argv: list[str] | None = None) -> int:
     arguments = parser.parse_args(argv)
     templates = [
         template
-        for template in corpus()
+        for template in (*corpus(), *map(corpus_template, NEWER_TEMPLATES))
         if arguments.only is None or fnmatch.fnmatch(template.name, arguments.only)
     ]
     print(f"{_load()} at start; {os.cpu_count()} CPUs; Python {sys.version.split()[0]}")
-    print(f"{'template':46s} inf renders  turns {'harness':>20s} derived  wall    cpu  refusal")
+    print(
+        f"{'template':46s} inf renders  turns {'harness':>20s} derived  wall    cpu  verify refusal"
+    )
     rows = run(templates, arguments.conversations, arguments.check)
     accepted = sum(1 for row in rows if row["inferred"] == "yes")
     walls = [row["wall"] for row in rows]
@@ -242,6 +269,14 @@ def main(argv: list[str] | None = None) -> int:
         f"\ninferred {accepted}/{len(rows)} ({100 * accepted / max(1, len(rows)):.0f}%);"
         f" inference wall median {statistics.median(walls):.2f}s max {max(walls):.2f}s,"
         f" CPU median {statistics.median(cpus):.2f}s max {max(cpus):.2f}s ({_load()})"
+    )
+    complete = sum(1 for row in rows if row["complete"])
+    verified = [row["verify"] for row in rows if row["verify"] is not None]
+    print(
+        f"fully inferred (accepted, every part derived) {complete}/{len(rows)};"
+        f" parts not derived {sum(row['not derived'] for row in rows)};"
+        f" verify of the accepted: {sum(item[0] for item in verified)} renders the declaration"
+        f" refuses, {sum(item[1] for item in verified)} unexplained differences"
     )
     detection_times(templates)
     if arguments.engines:

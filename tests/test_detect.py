@@ -16,6 +16,7 @@ from pawlette.detect import detect
 from pawlette.export import export_jinja, jinja_formats
 
 from .declared.reference import reference_template
+from .support.template_corpus import corpus_template
 
 registry = importlib.import_module("pawlette.formats")  # (pawlette.formats is the function)
 detection_module = importlib.import_module("pawlette.detect")
@@ -45,6 +46,20 @@ def test_real_templates_are_named(
     detection = detect(model_directory(tmp_path, reference_template(file_name), bos))
     assert (detection.name, detection.variant) == (name, variant), detection.describe()
     assert detection.declared and len(detection.compared) >= 4
+
+
+def test_a_template_that_requires_a_thinking_field_is_named_and_inferred(tmp_path: Path) -> None:
+    """IFM-K2-Horizon's template refuses an assistant message without reasoning: given the
+    empty reasoning its callers pass, it is named ``ifm``, and with the declared families
+    skipped it is inferred (its turns and reasoning; its tools are Markdown, not derived)."""
+    template = corpus_template("IFM-K2-Horizon").text
+    directory = model_directory(tmp_path, template)
+    assert detect(directory).name == "ifm"
+    result = run("detect", str(directory), "--no-declared")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "inferred and verified" in result.stdout
+    assert "reasoning: derived" in result.stdout
+    assert "tools: not derived" in result.stdout
 
 
 @pytest.mark.parametrize("name", jinja_formats())
@@ -408,12 +423,14 @@ def test_a_template_file_alone(tmp_path: Path) -> None:
 def test_a_template_that_refuses_every_probe_is_said_to_instead_of_offsets() -> None:
     from pawlette.detect import detect_template
 
-    # A template whose callers pass content as parts (TranslateGemma's shape): every probe,
-    # written with text content, is refused, so no family's text was compared with it.
+    # A template whose callers pass content as image parts: every probe, written with text
+    # content (or, for a family whose callers shape it, text parts), is refused, so no
+    # family's text was compared with it.
     template = (
-        "{%- for message in messages -%}{%- if message.content is string -%}"
+        "{%- for message in messages -%}"
+        "{%- if message.content is string or message.content[0].image is not defined -%}"
         "{{- raise_exception('content must be a list of parts') -}}{%- endif -%}"
-        "{{- message.role + ': ' + message.content[0].text + '\\n' -}}{%- endfor -%}"
+        "{{- message.role + ': ' + message.content[0].image + '\\n' -}}{%- endfor -%}"
     )
     described = detect_template(template, infer=False).describe()
     first, *candidates = described.splitlines()
@@ -424,4 +441,18 @@ def test_a_template_that_refuses_every_probe_is_said_to_instead_of_offsets() -> 
         "the template refuses it (TemplateError: content must be a list of parts)" in line
         and "at offset" not in line
         for line in candidates
+    )
+
+
+def test_a_template_whose_callers_shape_messages_is_named_by_the_family_that_says_so(
+    tmp_path: Path,
+) -> None:
+    """TranslateGemma's template refuses text content; ``gemma:translate`` says how its
+    callers shape a user message (one part with the languages' codes), so detection gives
+    the template those messages and names it."""
+    template = corpus_template("google-translategemma-4b-it")
+    directory = model_directory(tmp_path, template.text, template.bos_token)
+    detection = detect(directory, infer=False)
+    assert (detection.name, detection.variant) == ("gemma:translate", "translate"), (
+        detection.describe()
     )

@@ -10,8 +10,10 @@ import pytest
 import pawlette
 from pawlette.declare import Frame, Ignored, Layout, Marker, SystemPrompt, declare, fence
 from pawlette.detect import verify
+from pawlette.infer import infer_template
 
 from .declared.reference import reference_template
+from .support.template_corpus import corpus_template
 
 END = Marker("<|end|>")
 
@@ -137,3 +139,54 @@ def test_losses_that_do_not_account_for_a_difference_leave_it_unexplained() -> N
     with_losses = [item for item in verification.unexplained if item.losses]
     assert with_losses  # names dropped, and the separator wrong besides
     assert "not explained by its losses" in with_losses[0].describe()
+
+
+@pytest.mark.parametrize(
+    ("name", "role"),
+    [
+        ("Bielik-11B-v3.0-Instruct", "assistant"),
+        ("HuggingFaceTB-SmolLM3-3B", "system"),
+        ("Qwen-Qwen3-0.6B", "assistant"),
+        ("poolside-Laguna-S-2.1", "system"),
+    ],
+)
+def test_whitespace_an_inferred_declaration_trims_as_a_loss_is_explained(
+    name: str, role: str
+) -> None:
+    """These templates change the whitespace at the ends of some text in a way no concept
+    declares (Qwen 3's drops an assistant text's leading newlines, SmolLM3's its system
+    text's trailing whitespace): the inferred declaration writes such text trimmed, a
+    recorded loss, and verify finds the template writes the trimmed text as it does."""
+    template = corpus_template(name)
+    inference = infer_template(
+        template.text, bos_token=template.bos_token, eos_token=template.eos_token
+    )
+    assert inference.format is not None, inference.describe()
+    found = {item.name: item for item in inference.capabilities}
+    capability = found[f"whitespace at the ends of {role} text"]
+    assert (capability.status, capability.detail.endswith("written trimmed (a recorded loss)")) == (
+        "differs",
+        True,
+    )
+    report = verify(
+        inference.format, template.text, bos_token=template.bos_token, eos_token=template.eos_token
+    )
+    assert not report.unexplained, report.describe()
+    assert any(
+        "whitespace at its ends trimmed" in " ".join(item.losses) for item in report.explained
+    )
+
+
+def test_a_template_is_given_messages_as_the_declaration_says_its_callers_shape_them() -> None:
+    """TranslateGemma's template refuses a user message whose content is text; its callers
+    pass one content part with the languages' codes, and ``gemma:translate`` says so
+    (``Layout.template_messages``): verify gives the template those, and they match."""
+    template = corpus_template("google-translategemma-4b-it")
+    report = verify(
+        "gemma:translate",
+        template.text,
+        bos_token=template.bos_token,
+        eos_token=template.eos_token,
+    )
+    assert report.passed and report.identical >= 5, report.describe()
+    assert not report.template_refused, report.describe()

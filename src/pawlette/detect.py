@@ -15,7 +15,9 @@ declaration writes as markers).  Then, in order:
    DeepSeek R1's, or calls, such as Functionary v3.2's, says so in
    ``Layout.template_untested``: it is compared without them; one whose template reads the
    tools from a variable of its own, such as Firefunction v2's ``functions``, gives it with
-   each probe: ``Layout.tools_variables``).  A
+   each probe: ``Layout.tools_variables``; one whose template's callers shape the messages,
+   such as TranslateGemma's, which pass each user text as a content part holding the
+   languages' codes, gives the template those: ``Layout.template_messages``).  A
    probe without tools that the template refuses, and renders once it is given tools, is
    skipped: such a ``tool_use`` template (Hermes 2 Pro's) is only used for requests with
    tools.
@@ -513,6 +515,14 @@ def _tools_variables(fmt: Format, tools: tuple[Mapping[str, Any], ...]) -> dict[
     return dict(found(list(tools))) if callable(found) else {}
 
 
+def _caller_messages(fmt: Format, messages: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """``messages`` as the callers of a declared candidate's template shape them
+    (``Layout.template_messages``)."""
+    layout = getattr(fmt, "declaration", None)
+    found = getattr(layout, "reference_messages", None)
+    return list(found(messages)) if callable(found) else [dict(item) for item in messages]
+
+
 _INFERRED: set[str] = set()
 """Names :func:`format_of_directory` registered for an inferred declaration: a directory's
 own inference, never a candidate for another directory."""
@@ -570,17 +580,19 @@ def _declared(
                 ).text
             except RequestError as error:
                 rendered, refusal = None, f"{probe.name} ({error})"
+            messages = _caller_messages(fmt, probe.messages)
             key = json.dumps(
-                [probe.name, probe_variables, str(runner.today)], sort_keys=True, default=str
+                [probe.name, messages, probe_variables, str(runner.today)],
+                sort_keys=True,
+                default=str,
             )
             expected = cache.get(key)
             if expected is None:
-                expected = cache[key] = _template_render(
-                    runner,
-                    list(probe.messages),
+                expected = cache[key] = runner.render(
+                    messages,
                     list(probe.tools) or None,
-                    probe.add_generation_prompt,
-                    probe_variables,
+                    add_generation_prompt=probe.add_generation_prompt,
+                    variables=probe_variables,
                 )
             if rendered is None:
                 if expected.text is not None:
@@ -591,7 +603,9 @@ def _declared(
                 # template gave no answer for this input to compare with.
                 continue
             with_tools = {**variables, **_tools_variables(fmt, (_WEATHER,))}
-            if expected.text is None and refuses_without_tools(runner, probe, with_tools, cache):
+            if expected.text is None and refuses_without_tools(
+                runner, probe, with_tools, cache, messages
+            ):
                 continue  # a template that renders only with tools says nothing here
             if expected.text != rendered:
                 shown = (
@@ -624,18 +638,26 @@ def _declared(
 
 
 def refuses_without_tools(
-    runner: TemplateRunner, probe: Probe, variables: dict[str, Any], cache: dict[str, Any]
+    runner: TemplateRunner,
+    probe: Probe,
+    variables: dict[str, Any],
+    cache: dict[str, Any],
+    messages: Sequence[Mapping[str, Any]] | None = None,
 ) -> bool:
     """Whether the template refused ``probe`` because it declares no tools, and renders it
     once it does (a ``tool_use`` template, such as Hermes 2 Pro's, iterates ``tools``;
-    Hugging Face uses another template of the model for a request without them)."""
+    Hugging Face uses another template of the model for a request without them).
+    ``messages``: the probe's messages as the template's callers shape them."""
     if probe.tools:
         return False
-    key = json.dumps(["with tools", probe.name, variables, str(runner.today)], sort_keys=True)
+    given = probe.messages if messages is None else messages
+    key = json.dumps(
+        ["with tools", probe.name, given, variables, str(runner.today)], sort_keys=True
+    )
     found = cache.get(key)
     if found is None:
         found = cache[key] = runner.render(
-            probe.messages,
+            given,
             [_WEATHER],
             add_generation_prompt=probe.add_generation_prompt,
             variables=variables,
@@ -907,65 +929,6 @@ def _first_difference(left: str, right: str) -> int:
     return min(len(left), len(right))
 
 
-def _empty_reasoning(messages: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]] | None:
-    """The messages with ``"reasoning_content": ""`` on each assistant message that has none;
-    None when every assistant message has some."""
-    if not any(
-        message.get("role") == "assistant" and "reasoning_content" not in message
-        for message in messages
-    ):
-        return None
-    return [
-        {**message, "reasoning_content": ""}
-        if message.get("role") == "assistant" and "reasoning_content" not in message
-        else dict(message)
-        for message in messages
-    ]
-
-
-def _template_render(
-    runner: TemplateRunner,
-    messages: Sequence[Mapping[str, Any]],
-    tools: Sequence[Mapping[str, Any]] | None,
-    prompt: bool,
-    variables: Mapping[str, Any],
-) -> Any:
-    """The template's render; one that raises on an assistant turn without reasoning is
-    rendered again with the empty reasoning there (what the callers of a template that
-    requires a thinking field on every assistant message pass: IFM-K2-Horizon's)."""
-    found = runner.render(messages, tools, add_generation_prompt=prompt, variables=variables)
-    given = _empty_reasoning(messages) if found.text is None else None
-    if given is None:
-        return found
-    again = runner.render(given, tools, add_generation_prompt=prompt, variables=variables)
-    return again if again.text is not None else found
-
-
-def _template_text(
-    runner: TemplateRunner,
-    messages: list[dict[str, Any]],
-    tools: list[dict[str, Any]] | None,
-    prompt: bool,
-    variables: Mapping[str, Any],
-) -> Any:
-    """The template's render; one that raises on an assistant turn without content is
-    rendered again with ``"content": ""`` there (what many callers pass, and what the
-    template reads: Qwen 3's reads ``message.content`` of every turn)."""
-    found = _template_render(runner, messages, tools, prompt, variables)
-    if found.text is None and any(
-        message.get("role") == "assistant" and message.get("content") is None
-        for message in messages
-    ):
-        runner.empty_content = True
-        try:
-            again = _template_render(runner, messages, tools, prompt, variables)
-        finally:
-            runner.empty_content = False
-        if again.text is not None:
-            return again
-    return found
-
-
 _LOSS = re.compile(r"messages\[(\d+)\](?:\.(\w+)(?:\[(\d+)\])?)?: (.*)")
 
 
@@ -991,7 +954,9 @@ def _without_losses(
             message[field] = listed
         elif field == "content" and "trimmed" in what and isinstance(message.get(field), str):
             text = message[field]
-            at_start, at_end = "start" in what, "end" in what and "start" not in what
+            # "at its start", "at its end", else both ("at its ends")
+            words = re.findall(r"\w+", what)
+            at_start, at_end = "start" in words, "end" in words
             message[field] = (
                 text.lstrip() if at_start else text.rstrip() if at_end else text.strip()
             )
@@ -1065,8 +1030,11 @@ def verify(
         tools_variables = _tools_variables(fmt, tuple(sample.tools or ()))
         for prompt in (False,) if sample.ends_with == "assistant" else (True, False):
             compared += 1
-            expected = _template_text(
-                runner, sample.messages, sample.tools, prompt, tools_variables
+            expected = runner.render(
+                _caller_messages(fmt, sample.messages),
+                sample.tools,
+                add_generation_prompt=prompt,
+                variables=tools_variables,
             )
             try:
                 rendering = fmt.render(sample.request, add_generation_prompt=prompt)
@@ -1085,7 +1053,12 @@ def verify(
                 explained = False
                 reduced = _without_losses(sample.messages, rendering.losses)
                 if rendering.losses and reduced is not None:
-                    again = _template_text(runner, reduced, sample.tools, prompt, tools_variables)
+                    again = runner.render(
+                        _caller_messages(fmt, reduced),
+                        sample.tools,
+                        add_generation_prompt=prompt,
+                        variables=tools_variables,
+                    )
                     explained = again.text == rendering.text
                 differences.append(
                     Difference(

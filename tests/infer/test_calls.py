@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from pawlette.declare import JsonCalls, XmlCalls, fence
+from pawlette.declare import JsonCallList, JsonCalls, XmlCalls, fence
 from pawlette.infer import infer_template
 from pawlette.infer.template import TemplateRunner
 
@@ -135,3 +135,62 @@ def test_tag_values_that_are_objects_printed_as_python_are_derived() -> None:
     assert calls.values == "literal"
     capabilities = {item.name: item.status for item in inference.capabilities}
     assert capabilities["tools"] == capabilities["tool calls"] == "derived"
+
+
+def test_calls_written_as_one_json_array_are_derived_with_their_key_order() -> None:
+    """Mistral Nemo writes a turn's calls as one JSON array after ``[TOOL_CALLS]``, each call's
+    keys in the order name, arguments, id (``{"name": ..., "arguments": ..., "id": ...}``),
+    ids of nine letters and digits, and no text beside them: derived as
+    :class:`JsonCallList`, and a turn of two calls renders as the template renders it."""
+    template = corpus_template("mistralai-Mistral-Nemo-Instruct-2407")
+    tokens = {"bos_token": template.bos_token, "eos_token": template.eos_token}
+    inference = infer_template(template.text, **tokens)
+    assert inference.accepted, inference.describe()
+    layout, fmt = inference.layout, inference.format
+    assert layout is not None and fmt is not None
+    (calls,) = [concept for concept in layout.concepts if isinstance(concept, JsonCallList)]
+    assert calls.keys == (("name", "name"), ("arguments", "arguments"), ("id", "id"))
+    assert (calls.content, calls.separators, calls.id_pattern) == (
+        "dropped",
+        (", ", ": "),
+        "[A-Za-z0-9]{9}",
+    )
+    messages: list[dict[str, Any]] = [
+        {"role": "user", "content": "Weather?"},
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [
+                {**_call(1, {"city": "Zürich"}), "id": "abc123xyz"},
+                {**_call(2, {}), "id": "def456uvw"},
+            ],
+        },
+    ]
+    expected = TemplateRunner(template.text, tokens).render(messages, [WEATHER]).text
+    assert expected is not None and '[TOOL_CALLS][{"name": "get_weather", "arguments"' in expected
+    assert fmt.render({"messages": messages, "tools": [WEATHER]}).text == expected
+
+
+def test_a_json_array_of_calls_in_another_key_order_and_spacing_is_derived() -> None:
+    """A template writing the calls as one compact JSON array, the arguments first, gets the
+    keys and separators it writes."""
+    template = (
+        "{% for m in messages %}<|{{ m.role }}|>"
+        "{% if m.tool_calls %}<calls>["
+        "{% for c in m.tool_calls %}"
+        '{"arguments":{{ c.function.arguments | tojson }},"name":"{{ c.function.name }}"}'
+        "{% if not loop.last %},{% endif %}{% endfor %}]"
+        "{% else %}{{ m.content }}{% endif %}<|end|>\n{% endfor %}"
+        "{% if add_generation_prompt %}<|assistant|>{% endif %}"
+    )
+    inference = infer_template(template)
+    layout = inference.layout
+    assert inference.accepted and layout is not None, inference.describe()
+    (calls,) = [concept for concept in layout.concepts if isinstance(concept, JsonCallList)]
+    assert (calls.keys, calls.separators, calls.item_separator) == (
+        (("arguments", "arguments"), ("name", "name")),
+        (",", ":"),
+        None,
+    )
+    statuses = {item.name: item.status for item in inference.capabilities}
+    assert statuses["tool calls"] == statuses["parallel tool calls"] == "derived"

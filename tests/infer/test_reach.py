@@ -188,3 +188,19 @@ def test_tools_before_the_system_text_are_derived() -> None:
     assert _status("Qwen3.5-4B", "tools") == ("derived", "system, one JSON per tool")
     status, detail = _status("Qwen3.5-4B", "tool calls")
     assert status == "derived" and detail.startswith("a tag per parameter: <tool_call>")
+
+
+def test_a_template_that_requires_a_thinking_field_is_given_it_empty() -> None:
+    """IFM-K2-Horizon's template raises "missing a thinking field" on an assistant message
+    without reasoning; its callers pass ``"reasoning_content": ""``, and so does the runner:
+    the turns and the reasoning are derived (an absent reasoning is the empty block)."""
+    inference = _infer("IFM-K2-Horizon")
+    assert inference.shapes == ("empty reasoning",)
+    assert _status("IFM-K2-Horizon", "reasoning")[0] == "derived"
+    fmt = inference.format
+    assert fmt is not None
+    user = {"role": "user", "content": "Hello"}
+    turn = {"role": "assistant", "content": "Hi."}
+    assert fmt.render({"messages": [user, turn]}).text.endswith(
+        "<|ifm|im_start|>assistant\n<ifm|think>\n</ifm|think>Hi.<|ifm|im_end|>"
+    )

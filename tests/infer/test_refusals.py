@@ -50,10 +50,20 @@ def test_a_quote_cut_short_never_starts_inside_a_token() -> None:
 
 def test_calls_opened_for_an_empty_list_are_probed_without_one() -> None:
     """Mistral Nemo's template writes ``[TOOL_CALLS][`` for any list of calls, empty too: the
-    turn with no text is probed without calls rather than refused as a turn of calls."""
+    turn with no text is probed without calls rather than refused as a turn of calls (and the
+    calls are derived from the turns that hold some)."""
     detail = _detail("mistralai-Mistral-Nemo-Instruct-2407", "tool calls")
     assert "framed unlike" not in detail
-    assert '"id": "Zi1qabcde"' in detail  # it says how a call is written instead
+    assert detail.startswith("derived; one JSON array")
+
+
+def test_results_with_the_call_id_after_their_text_say_so() -> None:
+    """Mistral Nemo writes a result's call id after its text (``{"content": ..., "call_id":
+    ...}``): not derived, naming that, rather than derived without the id and then failing
+    verification."""
+    detail = _detail("mistralai-Mistral-Nemo-Instruct-2407", "tool results")
+    assert detail.startswith("not derived; the template writes the call's id after a result's")
+    assert "needs concept: results with the id after their text" in detail
 
 
 @pytest.mark.parametrize(

@@ -57,3 +57,38 @@ def test_messages_as_hugging_face_callers_pass_them() -> None:
             "content": "",
         }
     ]
+
+
+REQUIRES_THINKING = (
+    "{% for m in messages %}{% if m.role == 'assistant' %}"
+    "{% if m.reasoning_content is not defined %}{{ raise_exception('missing thinking') }}"
+    "{% endif %}[{{ m.reasoning_content }}]{{ m.content }}"
+    "{% else %}{{ m.content }}{% endif %}|{% endfor %}"
+)
+
+
+def test_a_refused_message_is_given_empty_reasoning_as_callers_give_it() -> None:
+    runner = TemplateRunner(REQUIRES_THINKING)
+    messages = [{"role": "user", "content": "u"}, {"role": "assistant", "content": "a"}]
+    rendered = runner.render(messages)
+    assert (rendered.text, rendered.shapes) == ("u|[]a|", ("empty reasoning",))
+    assert runner.needed == {"empty reasoning"}
+    given = runner.render([*messages[:1], {**messages[1], "reasoning_content": "r"}])
+    assert (given.text, given.shapes) == ("u|[r]a|", ())
+    unshaped = TemplateRunner(REQUIRES_THINKING, shaped=False).render(messages)
+    assert unshaped.text is None and "missing thinking" in (unshaped.refusal or "")
+
+
+def test_a_turn_of_calls_is_given_empty_content_then_both_shapes_together() -> None:
+    template = (
+        "{% for m in messages %}{{ m.content.strip() }}"
+        "{% if m.role == 'assistant' %}[{{ m.reasoning_content.strip() }}]{% endif %}"
+        "{% endfor %}"
+    )
+    call = {"id": "a", "type": "function", "function": {"name": "f", "arguments": "{}"}}
+    turn = {"role": "assistant", "content": None, "tool_calls": [call]}
+    runner = TemplateRunner(template)
+    rendered = runner.render([{"role": "user", "content": "u"}, turn])
+    assert (rendered.text, rendered.shapes) == ("u[]", ("empty content", "empty reasoning"))
+    with_reasoning = runner.render([{**turn, "reasoning_content": "r"}])
+    assert (with_reasoning.text, with_reasoning.shapes) == ("[r]", ("empty content",))

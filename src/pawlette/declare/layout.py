@@ -199,6 +199,12 @@ class Layout:
       (``lambda options, tools: {"functions": json.dumps(tools, indent=2)}``: Firefunction
       v2's), given the options and the request's OpenAI tools (empty: none); detection
       passes them with each probe.
+    - ``template_messages``: the messages as the reference template's callers shape them,
+      for a template that refuses messages as pawlette's requests hold them
+      (``lambda options, messages: ...``, given the options and the request's OpenAI
+      messages, returning new ones: TranslateGemma's callers pass each user text as one
+      content part holding the languages' codes); detection and ``pawlette verify`` render
+      the template with them.
     - ``today``: the name of the date option a template reads from its clock
       (``strftime_now``); the comparison freezes the clock at that date.
     - ``markers_in_text``: the model writes the format's markers as plain text (no special
@@ -233,6 +239,9 @@ class Layout:
     tools_variables: Callable[[Any, Sequence[Mapping[str, Any]]], Mapping[str, Any]] | None = field(
         default=None, compare=False, repr=False
     )
+    template_messages: (
+        Callable[[Any, Sequence[Mapping[str, Any]]], Sequence[Mapping[str, Any]]] | None
+    ) = field(default=None, compare=False, repr=False)
     switches: tuple[Switch, ...] = ()
     today: str | None = None
     template_untested: tuple[str, ...] = ()
@@ -243,6 +252,13 @@ class Layout:
         if self.template_variables is None:
             return {}
         return dict(self.template_variables(self.options))
+
+    def reference_messages(self, messages: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+        """``messages`` as the reference template's callers shape them (see
+        ``template_messages``; without it, as they are)."""
+        if self.template_messages is None:
+            return [dict(message) for message in messages]
+        return [dict(message) for message in self.template_messages(self.options, messages)]
 
     def reference_tools_variables(self, tools: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         """The template variables that carry ``tools`` (see ``tools_variables``)."""

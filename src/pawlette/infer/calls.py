@@ -14,6 +14,9 @@ The call is then read as one of the concepts that write calls:
   its keys as written, fenced or bare (the whole turn, several joined by a separator), the
   arguments as ``tojson`` writes them or as Jinja prints the object (Python's ``repr``:
   ``{'zk1': 'Zv1q'}``, from ``{{ call.function.arguments }}``; Phi-4-mini's);
+- every call of the turn in one JSON array (:class:`~pawlette.declare.JsonCallList`), its
+  keys in the order and with the separators the template writes them (Mistral Nemo's
+  ``[TOOL_CALLS][{"name": ..., "arguments": ..., "id": ...}]``);
 - the name outside JSON arguments (:class:`~pawlette.declare.NamedCalls`), with the call's
   id between them when the template writes it;
 - a tag per parameter (:class:`~pawlette.declare.XmlCalls`), values as JSON or Python (an
@@ -23,8 +26,8 @@ What the fences are comes from comparing one call with two: the opener is what t
 the calls and the text between two calls end with, the close what follows a call in both.
 Text beside calls is written before them, dropped, refused, or written in their place (a
 turn with text writes no calls: Phi-4-mini's ``{% if content %}...{% elif tool_calls %}``).
-A template that writes calls in another shape (a JSON list, Python call syntax, ids it makes
-up) is not derived, and says which concept it needs.
+A template that writes calls in another shape (Python call syntax, ids it makes up) is not
+derived, and says which concept it needs.
 """
 
 from __future__ import annotations
@@ -33,7 +36,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from ..declare import Ignored, JsonCalls, NamedCalls, XmlCalls
+from ..declare import Ignored, JsonCallList, JsonCalls, NamedCalls, XmlCalls
 from ..engine.json_text import json_string
 from .atoms import common_prefix, common_suffix, excerpt
 from .draft import Draft
@@ -107,20 +110,13 @@ def derive_calls(probe: Probe, draft: Draft) -> None:
         return
     calls = _Calls(probe, draft)
     one = calls.turn([calls.first])
-    if probe.render(one, list(PROBE_TOOLS)) is None:
-        probe.runner.empty_content = True
-        probe.clear()
-        if probe.render(one, list(PROBE_TOOLS)) is None:
-            probe.runner.empty_content = False
-            probe.clear()
-            draft.capability(
-                "tool calls",
-                "not derived",
-                "the template refuses a turn of calls "
-                f"({probe.refusal(one, list(PROBE_TOOLS))[:120]})",
-            )
-            return
-        draft.empty_content = True
+    if probe.render(one, list(PROBE_TOOLS)) is None:  # (shaped as callers shape it too)
+        draft.capability(
+            "tool calls",
+            "not derived",
+            f"the template refuses a turn of calls ({probe.refusal(one, list(PROBE_TOOLS))[:120]})",
+        )
+        return
     try:
         _derive(probe, draft, calls)
     except Underivable as error:
@@ -173,7 +169,11 @@ def _derive(probe: Probe, draft: Draft, calls: _Calls) -> None:
             pair = None if pair is None else _repr_as_json(pair)
             with_text = None if with_text is None else _repr_as_json(with_text)
     if found is not None:
-        _json_calls(probe, draft, one, pair, with_text, empty, found, printed)
+        before = one[: found[0]]
+        if before.rstrip().endswith("["):
+            _json_call_list(probe, draft, calls, one, pair, with_text, empty, found, printed)
+        else:
+            _json_calls(probe, draft, one, pair, with_text, empty, found, printed)
     elif arguments in one:
         _named_calls(probe, draft, calls, one, pair, with_text, empty)
     elif "zk1" in one and "Zv1q" in one:
@@ -347,6 +347,115 @@ def _json_calls(
         f"JSON objects {{{name_key!r}, {arguments_key!r}}}"
         + (" as the whole turn" if bare else f" in {before.strip()!r}")
         + (", the arguments as Python's repr" if printed == "repr" else ""),
+    )
+
+
+_ROLES = {"zq_alpha": "name", "Zi1qabcde": "id"}
+"""The probe call's values, by the role of the key that holds them (the arguments aside)."""
+
+
+def _json_call_list(
+    probe: Probe,
+    draft: Draft,
+    calls: _Calls,
+    one: str,
+    pair: str | None,
+    with_text: str | None,
+    empty: str,
+    found: tuple[int, int, dict[str, Any]],
+    printed: str,
+) -> None:
+    """Calls written as one JSON array: its keys in the order the template writes them,
+    read from the call object, its separators from the object's and the array's text."""
+    start, end, value = found
+    if printed != "tojson":
+        raise Underivable(
+            "calls are written as one JSON array with the arguments as Python's repr (needs "
+            "concept: a call list whose arguments are printed objects)"
+        )
+    keys: list[tuple[str, str]] = []
+    for key, held in value.items():
+        role = "arguments" if held == ALPHA else _ROLES.get(held) if isinstance(held, str) else None
+        if role is None:
+            raise Underivable(
+                f"a call in a JSON array holds the key {key!r} besides its name, arguments and id"
+                " (needs concept: call JSON with other keys)"
+            )
+        keys.append((role, key))
+    written = one[start:end]
+    concept = None
+    for separators in ((", ", ": "), (",", ":"), (",", ": "), (", ", ":")):
+        candidate = JsonCallList(open=(), keys=tuple(keys), separators=separators)
+        if candidate.item("zq_alpha", "Zi1qabcde", json_string(ALPHA)) == written:
+            concept = candidate
+            break
+    if concept is None:
+        raise Underivable(
+            f"a call in a JSON array is written as {written!r}, not as JSON with its keys in "
+            "order (needs concept: call JSON with other spacing)"
+        )
+    before, after = one[:start], one[end:]
+    opening = before.rstrip()
+    list_open = "[" + before[len(opening) :]
+    opening = opening[: len(opening) - 1]
+    closing = after.lstrip()
+    if not closing.startswith("]"):
+        raise Underivable(f"a JSON array of calls is closed by {after[:40]!r}")
+    list_close = after[: len(after) - len(closing)] + "]"
+    closing = closing[1:]
+    item_separator: str | None = None
+    parallel = pair is not None
+    if pair is None:
+        draft.capability(
+            "parallel tool calls", "refused", "the template refuses several calls in a turn"
+        )
+    else:
+        second = pair.find("{", len(before) + len(written))
+        if not pair.startswith(before + written) or second < 0:
+            raise Underivable(f"two calls in a JSON array are written as {pair[:160]!r}")
+        between = pair[len(before) + len(written) : second]
+        if between.strip() != ",":
+            raise Underivable(f"two calls in a JSON array are joined by {between!r}")
+        item_separator = None if between == concept.separators[0] else between
+        _parallel(draft, between)
+    content, text_separator = _content(draft, with_text, empty, one)
+    if content == "dropped":
+        draft.capability(
+            "text with tool calls",
+            "dropped",
+            "the template does not write text beside calls (its loss is recorded)",
+        )
+    bare = not opening.strip()
+    if bare and content == "written":
+        raise Underivable("text is written before a JSON array of calls that has no opener")
+    if _escapes(probe, draft):
+        raise Underivable(
+            "calls are written as one JSON array with non-ASCII text escaped (needs concept: a "
+            "call list written as ASCII)"
+        )
+    has_id = any(role == "id" for role, _ in keys)
+    draft.concepts.append(
+        JsonCallList(
+            open=None if bare else draft.fence(opening),
+            close=() if bare else draft.fence(closing),
+            keys=tuple(keys),
+            separators=concept.separators,
+            text_separator=draft.fence(text_separator),
+            content=content,  # type: ignore[arg-type]
+            parallel=parallel,
+            id_pattern="[A-Za-z0-9]{9}" if has_id and _ids_checked(probe, calls) else None,
+            list_open=list_open,
+            list_close=list_close,
+            item_separator=item_separator,
+        )
+    )
+    draft.capability(
+        "tool calls",
+        "derived",
+        "one JSON array of objects {"
+        + ", ".join(repr(key) for _, key in keys)
+        + "}"
+        + (" as the whole turn" if bare else f" after {opening.strip()!r}"),
     )
 
 

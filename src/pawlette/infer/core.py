@@ -20,7 +20,7 @@ from .culprits import find_culprit
 from .draft import Capability, Draft
 from .frames import derive_frames, derive_system, plain_ends
 from .probe import Probe, Underivable
-from .template import DEFAULT_TODAY, TemplateRunner
+from .template import CALLER_SHAPES, DEFAULT_TODAY, TemplateRunner
 from .verify import Verification, verify
 
 __all__ = ["Inference", "infer_template", "marker_texts"]
@@ -45,12 +45,18 @@ class Inference:
     verification: Verification | None
     refusal: str | None
     seconds: float = 0.0
-    empty_content: bool = False
-    """The template needs ``"content": ""`` on a turn of calls (verification passed it so)."""
+    shapes: tuple[str, ...] = ()
+    """The caller shapes the template needed (:data:`~pawlette.infer.template.CALLER_SHAPES`:
+    its probes and verification were rendered with them where it refused a message without)."""
 
     @property
     def accepted(self) -> bool:
         return self.format is not None
+
+    @property
+    def empty_content(self) -> bool:
+        """Whether the template needs ``"content": ""`` on an assistant turn without text."""
+        return "empty content" in self.shapes
 
     @property
     def needs(self) -> tuple[str, ...]:
@@ -179,7 +185,7 @@ def infer_template(
         try:
             derive_frames(probe, draft)
         except Underivable as error:
-            return _refused(draft, f"the turns could not be derived: {error}", began)
+            return _refused(draft, runner, f"the turns could not be derived: {error}", began)
         for stage in _stages():
             stage(probe, draft)
         draft.apply_blocked()
@@ -187,7 +193,9 @@ def infer_template(
             layout = draft.layout(name, "inferred from a chat template")
             fmt = declare(layout)
         except FormatError as error:
-            return _refused(draft, f"the derived declaration is inconsistent: {error}", began)
+            return _refused(
+                draft, runner, f"the derived declaration is inconsistent: {error}", began
+            )
         samples = generate(conversations, features=_features(draft), avoid=marker_texts(layout))
         verification = verify(fmt, runner, samples, renders)
         if verification.passed:
@@ -198,7 +206,7 @@ def infer_template(
                 verification,
                 None,
                 time.perf_counter() - began,
-                runner.empty_content,
+                _needed(runner),
             )
         failure = verification.failure
         culprit = None
@@ -214,28 +222,42 @@ def infer_template(
             detail = failure.describe() if failure is not None else "renders differ"
             return _refused(
                 draft,
+                runner,
                 f"verification failed ({verification.describe()}): {detail}",
                 began,
                 layout,
                 verification,
             )
         blocked[culprit] = f"verification: {failure.describe()}"
-    return _refused(draft, "verification failed on every attempt", began, layout, verification)
+    return _refused(
+        draft, runner, "verification failed on every attempt", began, layout, verification
+    )
 
 
 ATTEMPTS = 8
 """Verifications tried, each after giving up the capability the last one failed on."""
 
 
+def _needed(runner: TemplateRunner) -> tuple[str, ...]:
+    return tuple(shape for shape in CALLER_SHAPES if shape in runner.needed)
+
+
 def _refused(
     draft: Draft,
+    runner: TemplateRunner,
     reason: str,
     began: float,
     layout: Layout | None = None,
     verification: Verification | None = None,
 ) -> Inference:
     return Inference(
-        layout, None, tuple(draft.capabilities), verification, reason, time.perf_counter() - began
+        layout,
+        None,
+        tuple(draft.capabilities),
+        verification,
+        reason,
+        time.perf_counter() - began,
+        _needed(runner),
     )
 
 

@@ -96,7 +96,6 @@ class Draft:
     concepts: list[Concept] = field(default_factory=list)
     capabilities: list[Capability] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
-    empty_content: bool = False
     today: datetime.date | None = None
     date_format: str | None = None
     empty_roles: set[str] = field(default_factory=lambda: {"system", "user", "assistant", "tool"})

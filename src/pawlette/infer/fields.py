@@ -1,7 +1,8 @@
 """What a template does to text and message fields beyond framing them.
 
 - **Whitespace at the ends of text**, per role: kept, trimmed (:class:`~pawlette.declare.Trimmed`),
-  or changed some other way (a documented difference: verification then holds no such text).
+  or changed some other way (a documented difference: written trimmed, a recorded loss;
+  inference's verification then holds no such text).
 - **Alternation**: a template that refuses two user messages in a row gets
   :class:`~pawlette.declare.Alternation`.
 - **Consecutive user messages** written as one turn: not derived (refused at use).
@@ -67,11 +68,17 @@ def derive_whitespace(probe: Probe, draft: Draft) -> None:
         if found == "trimmed":
             trimmed.append(role)
         elif found == "changed":
+            # Written trimmed, a recorded loss where it changes the text: a check of the
+            # declaration (``pawlette verify``) then holds the template to writing the trimmed
+            # text as the declaration does.  Inference's own verification, byte for byte,
+            # holds no such text.
+            trimmed.append(role)
             draft.edge_roles.discard(role)
             draft.capability(
                 f"whitespace at the ends of {role} text",
                 "differs",
-                "the template changes it in a way no concept declares; written as given",
+                "the template changes it in a way no concept declares; written trimmed (a "
+                "recorded loss)",
             )
     if trimmed:
         space_first = "assistant" in trimmed and _space_first(probe, u1, a1)

@@ -41,22 +41,14 @@ def derive_results(probe: Probe, draft: Draft) -> None:
         )
         return
     # A template that drops calls may still write a result as a turn of its own (a role
-    # loop writes any role), drop it, or refuse it: the probes below tell which.
+    # loop writes any role), drop it, or refuse it: the probes below tell which.  (One that
+    # reads the text of a turn of calls once another turn follows it, as QwQ's splits it, is
+    # given "content": "" there by the runner, as callers give it.)
     conversation = [
         message("user", probe.sentinel("u", 1)),
         message("assistant", None, tool_calls=[call("Zi1qabcde", "zq_alpha", ALPHA)]),
         message("tool", "Zt1q", tool_call_id="Zi1qabcde"),
     ]
-    if probe.render(conversation, list(PROBE_TOOLS)) is None and not probe.runner.empty_content:
-        # A template may read the text of a turn of calls once another turn follows it
-        # (QwQ's splits it): it is then given "content": "", as for calls it refuses without.
-        probe.runner.empty_content = True
-        probe.clear()
-        if probe.render(conversation, list(PROBE_TOOLS)) is None:
-            probe.runner.empty_content = False
-            probe.clear()
-        else:
-            draft.empty_content = True
     if probe.render(conversation, list(PROBE_TOOLS)) is None:
         reason = probe.refusal(conversation, list(PROBE_TOOLS))
         draft.capability("tool results", "refused", f"the template refuses them ({reason[:120]})")
@@ -95,6 +87,12 @@ def _derive(probe: Probe, draft: Draft) -> None:
             "the template writes the tool's name with its result (needs concept: named results)"
         )
     before, after = written.split("Zt1q", 1)
+    if "Zi1qabcde" in after and "Zi1qabcde" not in before:
+        raise Underivable(
+            "the template writes the call's id after a result's text "
+            f"({excerpt(probe.tokens, after, 60)}) (needs concept: results with the id after "
+            "their text)"
+        )
     identifier = None
     if "Zi1qabcde" in before:
         opening, identifier = before.split("Zi1qabcde", 1)

@@ -10,6 +10,17 @@ private names.  Messages are passed as Hugging Face callers pass them: keys whos
 machine's clock: it writes the :class:`TemplateRunner`'s ``today`` (at midnight), and the
 runner notes that the template read it.
 
+A template may refuse a message that lacks a field its callers always pass.  The runner
+then renders the messages again the way those callers shape them (:data:`CALLER_SHAPES`,
+tried in that order, then together), and notes which shapes a render needed:
+
+- ``empty content``: ``"content": ""`` on an assistant message without content (Qwen 3's
+  template reads ``message.content`` of every turn, a turn of calls too);
+- ``empty reasoning``: ``"reasoning_content": ""`` on an assistant message without
+  reasoning (IFM-K2-Horizon's template raises "missing a thinking field" otherwise).
+
+A render the template gives for the messages as passed is never reshaped.
+
 It needs ``jinja2`` (the ``transformers`` extra).
 """
 
@@ -24,12 +35,45 @@ from typing import Any
 
 from ..errors import PawletteError, RequestError
 
-__all__ = ["DEFAULT_TODAY", "Rendered", "TemplateRunner", "hugging_face_messages"]
+__all__ = [
+    "CALLER_SHAPES",
+    "DEFAULT_TODAY",
+    "Rendered",
+    "TemplateRunner",
+    "caller_shaped",
+    "hugging_face_messages",
+]
 
 DEFAULT_TODAY = datetime.date(2024, 7, 26)
 """The date a template's clock reads unless told otherwise (Llama 3.1's own default)."""
 
 _REASONING_KEYS = ("reasoning_content", "thinking", "reasoning")
+
+CALLER_SHAPES = ("empty content", "empty reasoning")
+"""How callers shape an assistant message for a template that refuses it otherwise (see the
+module docstring), in the order the runner tries them."""
+
+_SHAPE_KEYS = {"empty content": ("content",), "empty reasoning": _REASONING_KEYS}
+"""The keys a shape gives (the first of them, empty) to a message that has none of them."""
+
+
+def caller_shaped(messages: Iterable[Mapping[str, Any]], shape: str) -> list[dict[str, Any]] | None:
+    """The messages with ``shape`` (one of :data:`CALLER_SHAPES`) given to each assistant
+    message that lacks it; None when none lacks it (the shape changes nothing).
+
+    >>> caller_shaped([{"role": "assistant", "content": "Hi."}], "empty reasoning")
+    [{'role': 'assistant', 'content': 'Hi.', 'reasoning_content': ''}]
+    """
+    if shape not in _SHAPE_KEYS:
+        raise ValueError(f"no caller shape {shape!r}: expected one of {CALLER_SHAPES}")
+    keys = _SHAPE_KEYS[shape]
+    listed = [dict(message) for message in messages]
+    changed = False
+    for message in listed:
+        if message.get("role") == "assistant" and all(message.get(key) is None for key in keys):
+            message[keys[0]] = ""
+            changed = True
+    return listed if changed else None
 
 
 def hugging_face_messages(
@@ -70,10 +114,13 @@ def hugging_face_messages(
 
 @dataclass(frozen=True)
 class Rendered:
-    """A render: its ``text``, or the ``refusal`` (the template raised: its message)."""
+    """A render: its ``text``, or the ``refusal`` (the template raised: its message for the
+    messages as passed); ``shapes``: the :data:`CALLER_SHAPES` the messages were given for
+    the template to render them."""
 
     text: str | None
     refusal: str | None = None
+    shapes: tuple[str, ...] = ()
 
 
 def _jinja() -> Any:
@@ -172,7 +219,8 @@ class TemplateRunner:
 
     ``variables``: what the template gets besides the messages (``bos_token``,
     ``eos_token``, ``enable_thinking``...); ``today``: what its clock reads;
-    ``empty_content``: see :func:`hugging_face_messages`.
+    ``empty_content``: see :func:`hugging_face_messages`; ``shaped``: whether a refused
+    render is tried again with the messages shaped as callers shape them (see the module).
     """
 
     def __init__(
@@ -182,11 +230,15 @@ class TemplateRunner:
         *,
         today: datetime.date = DEFAULT_TODAY,
         empty_content: bool = False,
+        shaped: bool = True,
     ) -> None:
         jinja2 = _jinja()
         self.template = template
         self.variables = dict(variables or {})
         self.empty_content = empty_content
+        self.shaped = shaped
+        self.needed: set[str] = set()
+        """The :data:`CALLER_SHAPES` any render so far needed."""
         self._clock = _Clock(today)
         try:
             self._compiled = _environment(self._clock).from_string(template)
@@ -218,18 +270,43 @@ class TemplateRunner:
         add_generation_prompt: bool = False,
         variables: Mapping[str, Any] | None = None,
     ) -> Rendered:
-        """The template's text for ``messages`` (OpenAI JSON), or its refusal."""
+        """The template's text for ``messages`` (OpenAI JSON), or its refusal; a refused
+        render is tried again with the messages shaped as callers shape them (``shaped``)."""
         given = {**self.variables, **(variables or {})}
         # A variable named ``tools`` is the tools as the template's callers pass them
         # (Command R+'s pass a list, empty without tools: ``Layout.tools_variables``).
         listed = given.pop("tools", [dict(tool) for tool in tools] if tools else None)
+        found = self._render(messages, listed, add_generation_prompt, given)
+        if found.text is not None or not self.shaped:
+            return found
+        for shapes in (*((shape,) for shape in CALLER_SHAPES), CALLER_SHAPES):
+            reshaped: list[dict[str, Any]] | None = [dict(message) for message in messages]
+            for shape in shapes:
+                reshaped = caller_shaped(reshaped or (), shape)
+                if reshaped is None:
+                    break  # the shape changes nothing: tried already (or as passed)
+            if reshaped is None:
+                continue
+            again = self._render(reshaped, listed, add_generation_prompt, given)
+            if again.text is not None:
+                self.needed.update(shapes)
+                return Rendered(again.text, None, shapes)
+        return found
+
+    def _render(
+        self,
+        messages: Sequence[Mapping[str, Any]],
+        tools: Any,
+        add_generation_prompt: bool,
+        variables: Mapping[str, Any],
+    ) -> Rendered:
         try:
             text = self._compiled.render(
                 messages=hugging_face_messages(messages, empty_content=self.empty_content),
-                tools=listed,
+                tools=tools,
                 documents=None,
                 add_generation_prompt=add_generation_prompt,
-                **given,
+                **variables,
             )
         except Exception as error:  # the template raised or failed: it cannot render this
             return Rendered(None, f"{type(error).__name__}: {error}")

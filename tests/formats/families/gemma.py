@@ -32,9 +32,8 @@ CASES.append(
         "gemma:translate",
         TRANSLATE,
         variables={"source_lang_code": "en", "target_lang_code": "de"},
+        # The template refuses a user message of text alone: detection gives it each user
+        # text as the content part its callers pass (Layout.template_messages) and names it.
         normalise=compose(without_reasoning, strip_text),
-        # The template refuses a user message of text alone, and detection's probes are
-        # text: naming the format needs detection to shape the messages as its callers do.
-        undetectable="User role must provide `content` as an iterable with exactly one item",
     )
 )

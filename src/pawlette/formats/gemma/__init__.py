@@ -72,8 +72,9 @@ TranslateGemma is trained on them: every user message is a text to translate.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 from pawlette.declare import (
     Alternation,
@@ -227,4 +228,26 @@ def translate_layout(options: GemmaOptions) -> Layout:
         options=options,
         from_options=layout,
         variants=VARIANTS,
+        template_messages=_translation_messages,
     )
+
+
+def _translation_messages(
+    options: GemmaOptions, messages: Sequence[Mapping[str, Any]]
+) -> list[dict[str, Any]]:
+    """The messages as TranslateGemma's callers pass them: each user text as the one content
+    part its template requires, holding the options' languages' codes."""
+    shaped = []
+    for message in messages:
+        content = message.get("content")
+        if message.get("role") == "user" and isinstance(content, str):
+            part = {
+                "type": "text",
+                "source_lang_code": options.source_lang_code,
+                "target_lang_code": options.target_lang_code,
+                "text": content,
+            }
+            shaped.append({**message, "content": [part]})
+        else:
+            shaped.append(dict(message))
+    return shaped
