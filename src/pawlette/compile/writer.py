@@ -18,7 +18,7 @@ import weakref
 from collections.abc import Callable
 from typing import Any
 
-from ..engine.writer import Writer
+from ..engine.writer import MAX_CACHED_INDEX, Writer
 from ..types import ROLES, Message, Segment, TextPart, Tool
 
 WriteConversation = Callable[[Writer, tuple[Message, ...], tuple[Tool, ...], bool], None]
@@ -96,16 +96,71 @@ def _first_fence(source: _Source, calls: list[str], target: str) -> None:
     source.depth -= len(calls) - 1
 
 
+WHOLE_TURNS_KEPT = 4096
+"""Whole turns a role's store keeps at most (then it starts over: the messages that recur come
+back, as the store of messages read does)."""
+
+
+def _keep_turn(
+    whole: dict[tuple[int, int], tuple[Message, tuple[Segment, ...]]],
+    message: Message,
+    index: int,
+    segments: list[Segment],
+    start: int,
+) -> None:
+    """Keep the segments a turn wrote (``segments[start:]``) for ``message`` at ``index``."""
+    if index < MAX_CACHED_INDEX:
+        if len(whole) >= WHOLE_TURNS_KEPT:
+            whole.clear()
+        # (keyed by identity: the entry holds the message, so no other object has its id)
+        whole[index, id(message)] = (message, tuple(segments[start:]))
+
+
+def _wholly_kept(hooks: Any) -> bool:
+    """Whether a turn of this role written for a message is a function of that message and its
+    index alone, so its segments may be kept by the message: no hook acts on the turn but a
+    first content hook whose text the compiler writes (:meth:`Concept.content_text`, tested
+    on the message's own fields), and the frame opens the same after any role."""
+    if not hooks.opens or hooks.before or hooks.turn_open or hooks.opening:
+        return False
+    if hooks.closing or hooks.turn_end or hooks.after:
+        return False
+    if not hooks.content:
+        return True
+    needed = hooks.needs["write_content"][: hooks.content_after]
+    return hooks.content_text is not None and "after_last_query" not in needed
+
+
+def _whole_kept(source: _Source, tag: str, role: str) -> None:
+    """A turn found whole (its message met before at this index, in a writer that escapes
+    nothing, so no backslash is pending): its segments again; else ``start``, where the
+    turn's segments begin (-1: none to keep)."""
+    whole = source.bind(f"whole_{tag}", {})
+    source.line("if message is not None and writer._escape is None:")
+    source.line(f"    kept = {whole}.get((index, id(message)))")
+    source.line("    if kept is not None and kept[0] is message:")
+    source.line("        writer._extend(kept[1])")
+    source.line("        out.has_content = True")
+    source.line(f"        out.previous = {role!r}")
+    source.line("        return")
+    source.line("    start = len(writer._segments)")
+    source.line("else:")
+    source.line("    start = -1")
+
+
 def _turn(source: _Source, role: str, hooks: Any) -> None:
     """The framed turn of ``role`` (``Render.turn``, specialised): the function
     ``turn_ROLE(out, index, message)`` (``message`` None: a turn that holds no message)."""
     tag = role
     frame = source.bind(f"frame_{tag}", hooks.frame)
     hooks_name = source.bind(f"hooks_{tag}", hooks)
+    whole = _wholly_kept(hooks)
     source.line(f"def turn_{tag}(out, index, message):")
     source.depth += 1
     source.line("writer = out.writer")
     _enter(source, role)
+    if whole:
+        _whole_kept(source, tag, role)
     if hooks.before:
         for call in source.calls(f"before_{tag}", hooks.before, "out, index"):
             source.line(call)
@@ -164,6 +219,8 @@ def _turn(source: _Source, role: str, hooks: Any) -> None:
     else:
         source.line(f"{branch} message is not None:")
     source.depth += 1
+    if whole and hooks.content:
+        source.line("start = -1  # (the hooks wrote: nothing kept)")
     source.line("content = message.content")
     source.line("if content and len(content) == 1 and type(content[0]) is TextPart:")
     source.line("    text = content[0].text")
@@ -175,6 +232,8 @@ def _turn(source: _Source, role: str, hooks: Any) -> None:
     if declared:
         source.line("else:")
         source.line('    text = ""  # (written by a hook, or no message: nothing more)')
+        if whole:
+            source.line("    start = -1")
         _write_text(source, hooks)
     _statements(source, hooks, "closing", "write_closing", tag)
     ends = bool(hooks.turn_end)
@@ -227,6 +286,10 @@ def _turn(source: _Source, role: str, hooks: Any) -> None:
                 source.line(f'    out.fence({frame}.after, "separator")')
         if ends and not hooks.after:
             source.depth -= 1
+    if whole:
+        keep = source.bind("keep_turn", _keep_turn)
+        source.line("if start >= 0:")
+        source.line(f"    {keep}(whole_{tag}, message, index, writer._segments, start)")
     source.line(f"out.previous = {role!r}")
     source.depth -= 1
     source.line("")
