@@ -251,6 +251,9 @@ def read_conversation(
     messages: list[Message] = []
     append = messages.append
     others: list[Message] = []  # (the messages that may hold something present_in finds)
+    call_turns = _CALL_TURNS.get
+    calls_key = _calls_key
+    kept_calls = False  # (a turn of calls alone read before: it holds calls, nothing more)
     for item in items:
         # Most messages are a role and a text read before: found in the kept messages here,
         # without a call (a role other than a core one, "developer", is never a key there:
@@ -276,6 +279,18 @@ def read_conversation(
                             if message is not None:
                                 append(message)
                                 continue
+                    elif type(role) is str and role == "assistant":
+                        # A turn of calls alone read before (as _plain_message finds it; its
+                        # text was checked when it was kept).
+                        text = item["content"]
+                        if text is None or type(text) is str:
+                            key = calls_key(item["tool_calls"], text)
+                            if key is not None:
+                                message = call_turns(key)
+                                if message is not None:
+                                    append(message)
+                                    kept_calls = True
+                                    continue
             except KeyError:
                 pass
         message = plain(item)
@@ -283,12 +298,19 @@ def read_conversation(
             message = _read_message(item, f"{prefix}[{len(messages)}]")
         append(message)
         others.append(message)
-    present = present_in(others) if others else _NOTHING_PRESENT
+    if others:
+        present = present_in(others)
+        if kept_calls:
+            present = present | _CALLS_PRESENT
+    else:
+        present = _CALLS_PRESENT if kept_calls else _NOTHING_PRESENT
     return tuple(messages), tools_from_openai(tools), present
 
 
 _NOTHING_PRESENT: AbstractSet[str] = frozenset()
 """What messages of a role and a text alone hold (:func:`present_in`): nothing."""
+_CALLS_PRESENT: AbstractSet[str] = frozenset({"calls"})
+"""What turns of calls alone (:data:`_CALL_TURNS`) hold besides those: calls."""
 
 
 def present_in(messages: Iterable[Message]) -> AbstractSet[str]:
