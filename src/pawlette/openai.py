@@ -287,6 +287,12 @@ def read_conversation(
                             key = calls_key(item["tool_calls"], text)
                             if key is not None:
                                 message = call_turns(key)
+                                if message is None and (
+                                    text is None
+                                    or text.isascii()
+                                    or surrogate_problem(text) is None
+                                ):
+                                    message = _call_turn(item, text, key)
                                 if message is not None:
                                     append(message)
                                     kept_calls = True
@@ -531,13 +537,7 @@ def _plain_message(data: object) -> Message | None:
         calls_key = _calls_key(get("tool_calls"), text)
         if calls_key is not None:
             kept = _CALL_TURNS.get(calls_key)
-            if kept is None:
-                kept = _plain_other_message(data, role, text)
-                if kept is not None:
-                    if len(_CALL_TURNS) >= _TEXT_MESSAGES_KEPT:
-                        _CALL_TURNS.clear()
-                    _CALL_TURNS[calls_key] = kept
-            return kept
+            return _call_turn(data, text, calls_key) if kept is None else kept
     # Any other shape (a text with a name or reasoning) is kept by its content: reading its
     # calls costs more than ``marshal`` writing the whole message.
     content_key = shared_key(data)  # (a message holding itself is never plain: never kept)
@@ -553,6 +553,19 @@ def _plain_message(data: object) -> Message | None:
 
 _CALL_TURNS: dict[tuple[str | None, ...], Message] = {}
 """Turns of calls alone read plain before, by :func:`_calls_key` (as :data:`_TEXT_MESSAGES`)."""
+
+
+def _call_turn(
+    data: dict[Any, Any], text: str | None, key: tuple[str | None, ...]
+) -> Message | None:
+    """The assistant message ``data`` of ``content`` ``text`` (checked) and ``tool_calls``
+    alone, of :func:`_calls_key` ``key`` and not kept, read plain and kept (None: not plain)."""
+    kept = _plain_other_message(data, "assistant", text)
+    if kept is not None:
+        if len(_CALL_TURNS) >= _TEXT_MESSAGES_KEPT:
+            _CALL_TURNS.clear()
+        _CALL_TURNS[key] = kept
+    return kept
 
 
 def _calls_key(raw_calls: object, text: str | None) -> tuple[str | None, ...] | None:
