@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 
 import pawlette
 from pawlette.compile import is_compiled, reference_of
+from pawlette.demo import WEATHER_TOOL
 from pawlette.engine.writer import Writer
 from pawlette.format import coerce_conversation
 from tests.support.conversations import conversation_strategy, generate_conversations
@@ -170,6 +171,8 @@ WHOLE_TURN_NAMES = [
 
 def test_some_formats_keep_turns_whole() -> None:
     assert {"phi3", "gemma", "chatml"} <= set(WHOLE_TURN_NAMES)
+    # (an assistant turn whose hooks act only on reasoning or calls: kept for a text alone)
+    assert "whole_assistant" in pawlette.get_format("bielik").write.__globals__
     kept = [key for key in pawlette.get_format("kimi").write.__globals__ if "whole_" in key]
     assert "whole_user" not in kept  # (its user turn's opener is a concept's)
 
@@ -207,8 +210,24 @@ def test_turns_kept_whole_render_as_the_reference_wherever_met_again(name: str) 
     answer = {"role": "assistant", "content": "Its food."}
     blank = {"role": "assistant", "content": "  Its food.\n"}
     system = {"role": "system", "content": "Be brief."}
+    thought = {"role": "assistant", "content": "Its food.", "reasoning_content": "Lima."}
+    call = {
+        "role": "assistant",
+        "content": "Its food.",
+        "tool_calls": [
+            {
+                "id": "call00001",
+                "type": "function",
+                "function": {"name": "get_weather", "arguments": '{"location": "Lima"}'},
+            }
+        ],
+    }
+    result = {"role": "tool", "tool_call_id": "call00001", "content": "Its food."}
     requests = [
         {"messages": [question, answer, question]},
+        {"messages": [question, thought, question, answer, question]},
+        {"messages": [question, call, result, answer, question], "tools": [WEATHER_TOOL]},
+        {"messages": [question, answer, result, call, result], "tools": [WEATHER_TOOL]},
         {"messages": [question, answer, question, answer, question]},
         {"messages": [system, question, answer, question]},
         {"messages": [question, blank, question, answer, question]},

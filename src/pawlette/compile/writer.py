@@ -116,19 +116,24 @@ def _keep_turn(
         whole[index, id(message)] = (message, tuple(segments[start:]))
 
 
-def _wholly_kept(hooks: Any) -> bool:
+def _wholly_kept(hooks: Any) -> tuple[str, ...] | None:
     """Whether a turn of this role written for a message is a function of that message and its
-    index alone, so its segments may be kept by the message: no hook acts on the turn but a
-    first content hook whose text the compiler writes (:meth:`Concept.content_text`, tested
-    on the message's own fields), and the frame opens the same after any role."""
-    if not hooks.opens or hooks.before or hooks.turn_open or hooks.opening:
-        return False
-    if hooks.closing or hooks.turn_end or hooks.after:
-        return False
-    if not hooks.content:
-        return True
-    needed = hooks.needs["write_content"][: hooks.content_after]
-    return hooks.content_text is not None and "after_last_query" not in needed
+    index alone, so its segments may be kept by the message: the frame opens the same after
+    any role, and no hook acts on the turn but hooks that act only on a message holding a
+    field (:meth:`Concept.hook_needs`) and a first content hook whose text the compiler
+    writes (:meth:`Concept.content_text`, tested on the message's own fields).  Those fields
+    (a turn of a message holding none of them is kept), or None: never kept."""
+    if not hooks.opens or hooks.before or hooks.turn_open or hooks.turn_end or hooks.after:
+        return None
+    fields = [*hooks.needs["write_opening"], *hooks.needs["write_closing"]]
+    if hooks.content_text is not None:
+        if "after_last_query" in hooks.needs["write_content"][: hooks.content_after]:
+            return None
+    else:
+        fields += hooks.needs["write_content"]
+    if None in fields or "after_last_query" in fields:
+        return None  # (a hook that acts on every turn, or on a turn's place: never kept)
+    return tuple(dict.fromkeys(field for field in fields if field is not None))
 
 
 def _whole_kept(source: _Source, tag: str, role: str) -> None:
@@ -154,7 +159,8 @@ def _turn(source: _Source, role: str, hooks: Any) -> None:
     tag = role
     frame = source.bind(f"frame_{tag}", hooks.frame)
     hooks_name = source.bind(f"hooks_{tag}", hooks)
-    whole = _wholly_kept(hooks)
+    fields = _wholly_kept(hooks)
+    whole = fields is not None
     source.line(f"def turn_{tag}(out, index, message):")
     source.depth += 1
     source.line("writer = out.writer")
@@ -219,7 +225,7 @@ def _turn(source: _Source, role: str, hooks: Any) -> None:
     else:
         source.line(f"{branch} message is not None:")
     source.depth += 1
-    if whole and hooks.content:
+    if whole and declared:
         source.line("start = -1  # (the hooks wrote: nothing kept)")
     source.line("content = message.content")
     source.line("if content and len(content) == 1 and type(content[0]) is TextPart:")
@@ -288,7 +294,8 @@ def _turn(source: _Source, role: str, hooks: Any) -> None:
             source.depth -= 1
     if whole:
         keep = source.bind("keep_turn", _keep_turn)
-        source.line("if start >= 0:")
+        held = "".join(f" and not {_needed(field)}" for field in fields or ())
+        source.line(f"if start >= 0{held}:  # (no hook acted: none of their fields is held)")
         source.line(f"    {keep}(whole_{tag}, message, index, writer._segments, start)")
     source.line(f"out.previous = {role!r}")
     source.depth -= 1
