@@ -8,6 +8,12 @@ concept's own logic, so a concept needs nothing to be compiled.  Concepts that c
 the skeleton (``out.turn(index)``, a system prompt concept writing the system turn) reach the
 compiled turns through a subclass of the render context.
 
+A turn that is a function of its message and index alone (no hook acts on it for that
+message: see :func:`_wholly_kept`) is kept whole, by the message's identity (messages are
+immutable, and the reader hands back the same one for an equal message it read before): a
+conversation's earlier messages, met again at the same places in its next request, are
+written in one step.
+
 This layer sits below the declaration layer: the declaration hands its plan, its render
 context class and its refusal check in (:func:`compiled_writer`), so nothing here imports it.
 """
@@ -398,6 +404,9 @@ def _conversation(source: _Source, plan: Any, claimed: dict[str, str]) -> None:
         source.line(f'out.fence({begin}, "begin")')
     for call in source.calls("start", plan.start, "out"):
         source.line(call)
+    kept_roles = [role for role in plan.layout.frames if f"whole_{role}" in source.names]
+    if kept_roles:
+        source.line("escapes = writer._escape is not None")
     source.line("for index, message in enumerate(messages):")
     source.depth += 1
     source.line("role = message.role")
@@ -409,6 +418,20 @@ def _conversation(source: _Source, plan: Any, claimed: dict[str, str]) -> None:
         source.line(f"{branch} role == {role!r}:")
         if role in claimed:
             source.line(f"    {claimed[role]}(out, index)")
+        elif role in kept_roles:
+            # (the turn found whole, as its function finds it, without the function's call)
+            source.depth += 1
+            source.line(f"kept = None if escapes else whole_{role}.get((index, id(message)))")
+            source.line("if kept is not None and kept[0] is message:")
+            source.depth += 1
+            _enter(source, role)
+            source.line("writer._extend(kept[1])")
+            source.line("out.has_content = True")
+            source.line(f"out.previous = {role!r}")
+            source.depth -= 1
+            source.line("else:")
+            source.line(f"    turn_{role}(out, index, message)")
+            source.depth -= 1
         else:
             source.line(f"    turn_{role}(out, index, message)")
         branch = "elif"
