@@ -276,6 +276,8 @@ def render_table(rounds: int = 7, only: tuple[str, ...] = ()) -> Any:
                     empty_content=reference.empty_content,
                     text_arguments=reference.text_arguments,
                 )
+                if reference.caller_messages is not None:  # (IFM's thinking field)
+                    messages = reference.caller_messages(messages, reference.variables)
                 return messages, tools, extra
 
             made_before = [converted(conversation) for conversation in given]

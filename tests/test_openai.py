@@ -125,6 +125,13 @@ BASES: list[dict[str, Any]] = [
     {"role": "assistant", "content": "ok", "reasoning_content": "think"},
     {
         "role": "assistant",
+        "content": "",
+        "tool_calls": [
+            {"id": "c2", "type": "function", "function": {"name": "f", "arguments": "{}"}},
+        ],
+    },
+    {
+        "role": "assistant",
         "content": None,
         "tool_calls": [
             {"id": "c1", "type": "function", "function": {"name": "f", "arguments": '{"a": 1}'}},
@@ -260,20 +267,30 @@ _CALL = {"id": "c1", "type": "function", "function": {"name": "f", "arguments": 
         {"role": "tool", "content": _Text("result"), "tool_call_id": "c1"},
         {"role": "tool", "content": "result", "tool_call_id": 7},
         {"role": "assistant", "content": "", "tool_calls": [_CALL]},
+        {"role": "assistant", "content": None, "tool_calls": [_CALL]},
+        {"role": "assistant", "content": _Text(""), "tool_calls": [_CALL]},
+        {"role": _Text("assistant"), "content": "", "tool_calls": [_CALL]},
+        {"role": "assistant", "content": "", "tool_call": [_CALL]},
+        {"role": "assistant", "tool_calls": [_CALL], "name": "ann"},
+        {"role": "assistant", "content": "", "tool_calls": [{**_CALL, "id": _Text("c1")}]},
+        {"role": "assistant", "content": "", "tool_calls": _CALL},
+        {"role": "assistant", "content": [], "tool_calls": [_CALL]},
         {"role": "user", "content": "kept", "name": "ann"},
     ],
     ids=repr,
 )
 def test_the_kept_messages_lookup_leaves_other_shapes_to_the_readers(data: Any) -> None:
-    # read_conversation finds a role and a text (or a result and its call's id) read before
-    # among the kept messages, by subscripts: a dict of another shape, a missing key or a
-    # value that is not exactly a string is read by the readers, errors worded as theirs.
+    # read_conversation finds a role and a text (or a result and its call's id, or a turn of
+    # calls alone) read before among the kept messages, by subscripts: a dict of another
+    # shape, a missing key or a value that is not exactly a string is read by the readers,
+    # errors worded as theirs.
     kept = [
         {"role": "user", "content": "kept"},
         {"role": "tool", "content": "result", "tool_call_id": "c1"},
+        {"role": "assistant", "content": "", "tool_calls": [_CALL]},
     ]
     openai.read_conversation(kept)  # (now kept)
-    general = outcome(lambda: (*kept_messages(kept), openai._read_message(data, "messages[2]")))
+    general = outcome(lambda: (*kept_messages(kept), openai._read_message(data, "messages[3]")))
     for _ in range(2):
         read = outcome(lambda: openai.read_conversation([*kept, data])[0])
         assert read == general
@@ -835,3 +852,30 @@ def test_writers_take_the_value_the_reader_parsed(name: str) -> None:
     assert arguments not in PARSED_ARGUMENTS.kept
     messages, tools = pawlette.format.coerce_conversation(conversation)
     assert fmt.render(messages, tools).text == taken
+
+
+def test_a_turn_of_calls_read_before_is_found_with_what_it_holds(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # A turn of calls alone read before is found among the kept ones, as the plain reader
+    # finds it, without its call; what the conversation holds still says calls, beside what
+    # other messages hold.
+    turn = {"role": "assistant", "content": "", "tool_calls": [_CALL]}
+    named = {"role": "user", "content": "hi", "name": "ann"}
+    first = openai.read_conversation([turn])
+    plain = openai._plain_message
+    read: list[object] = []
+
+    def counted(data: object) -> Message | None:
+        read.append(data)
+        return plain(data)
+
+    monkeypatch.setattr(openai, "_plain_message", counted)
+    assert openai.read_conversation([turn])[0][0] is first[0][0]
+    assert read == []
+    for data in ([turn], [turn, named], [named, turn], [{"role": "user", "content": "x"}, turn]):
+        messages, _, present = openai.read_conversation(data)
+        assert messages == kept_messages(data)
+        assert present == openai.present_in(messages)
+    assert openai.read_conversation([turn])[0][0] is first[0][0]
+    assert openai.read_conversation([turn])[2] == {"calls"}

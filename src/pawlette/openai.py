@@ -251,6 +251,9 @@ def read_conversation(
     messages: list[Message] = []
     append = messages.append
     others: list[Message] = []  # (the messages that may hold something present_in finds)
+    call_turns = _CALL_TURNS.get
+    calls_key = _calls_key
+    kept_calls = False  # (a turn of calls alone read before: it holds calls, nothing more)
     for item in items:
         # Most messages are a role and a text read before: found in the kept messages here,
         # without a call (a role other than a core one, "developer", is never a key there:
@@ -276,6 +279,24 @@ def read_conversation(
                             if message is not None:
                                 append(message)
                                 continue
+                    elif type(role) is str and role == "assistant":
+                        # A turn of calls alone read before (as _plain_message finds it; its
+                        # text was checked when it was kept).
+                        text = item["content"]
+                        if text is None or type(text) is str:
+                            key = calls_key(item["tool_calls"], text)
+                            if key is not None:
+                                message = call_turns(key)
+                                if message is None and (
+                                    text is None
+                                    or text.isascii()
+                                    or surrogate_problem(text) is None
+                                ):
+                                    message = _call_turn(item, text, key)
+                                if message is not None:
+                                    append(message)
+                                    kept_calls = True
+                                    continue
             except KeyError:
                 pass
         message = plain(item)
@@ -283,12 +304,19 @@ def read_conversation(
             message = _read_message(item, f"{prefix}[{len(messages)}]")
         append(message)
         others.append(message)
-    present = present_in(others) if others else _NOTHING_PRESENT
+    if others:
+        present = present_in(others)
+        if kept_calls:
+            present = present | _CALLS_PRESENT
+    else:
+        present = _CALLS_PRESENT if kept_calls else _NOTHING_PRESENT
     return tuple(messages), tools_from_openai(tools), present
 
 
 _NOTHING_PRESENT: AbstractSet[str] = frozenset()
 """What messages of a role and a text alone hold (:func:`present_in`): nothing."""
+_CALLS_PRESENT: AbstractSet[str] = frozenset({"calls"})
+"""What turns of calls alone (:data:`_CALL_TURNS`) hold besides those: calls."""
 
 
 def present_in(messages: Iterable[Message]) -> AbstractSet[str]:
@@ -509,13 +537,7 @@ def _plain_message(data: object) -> Message | None:
         calls_key = _calls_key(get("tool_calls"), text)
         if calls_key is not None:
             kept = _CALL_TURNS.get(calls_key)
-            if kept is None:
-                kept = _plain_other_message(data, role, text)
-                if kept is not None:
-                    if len(_CALL_TURNS) >= _TEXT_MESSAGES_KEPT:
-                        _CALL_TURNS.clear()
-                    _CALL_TURNS[calls_key] = kept
-            return kept
+            return _call_turn(data, text, calls_key) if kept is None else kept
     # Any other shape (a text with a name or reasoning) is kept by its content: reading its
     # calls costs more than ``marshal`` writing the whole message.
     content_key = shared_key(data)  # (a message holding itself is never plain: never kept)
@@ -531,6 +553,19 @@ def _plain_message(data: object) -> Message | None:
 
 _CALL_TURNS: dict[tuple[str | None, ...], Message] = {}
 """Turns of calls alone read plain before, by :func:`_calls_key` (as :data:`_TEXT_MESSAGES`)."""
+
+
+def _call_turn(
+    data: dict[Any, Any], text: str | None, key: tuple[str | None, ...]
+) -> Message | None:
+    """The assistant message ``data`` of ``content`` ``text`` (checked) and ``tool_calls``
+    alone, of :func:`_calls_key` ``key`` and not kept, read plain and kept (None: not plain)."""
+    kept = _plain_other_message(data, "assistant", text)
+    if kept is not None:
+        if len(_CALL_TURNS) >= _TEXT_MESSAGES_KEPT:
+            _CALL_TURNS.clear()
+        _CALL_TURNS[key] = kept
+    return kept
 
 
 def _calls_key(raw_calls: object, text: str | None) -> tuple[str | None, ...] | None:

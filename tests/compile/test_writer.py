@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 
 import pawlette
 from pawlette.compile import is_compiled, reference_of
+from pawlette.demo import WEATHER_TOOL
 from pawlette.engine.writer import Writer
 from pawlette.format import coerce_conversation
 from tests.support.conversations import conversation_strategy, generate_conversations
@@ -158,3 +159,80 @@ def test_fences_made_in_each_render_are_built_once(
     monkeypatch.setattr(ConstantSegments, "build", counted)
     assert fmt.render(conversation, add_generation_prompt=True) == first
     assert built == []
+
+
+WHOLE_TURN_NAMES = [
+    name
+    for name in NAMES
+    if any(key.startswith("whole_") for key in pawlette.get_format(name).write.__globals__)
+]
+"""The formats some of whose turns the compiled writer keeps whole by message."""
+
+
+def test_some_formats_keep_turns_whole() -> None:
+    assert {"phi3", "gemma", "chatml"} <= set(WHOLE_TURN_NAMES)
+    # (an assistant turn whose hooks act only on reasoning or calls: kept for a text alone)
+    assert "whole_assistant" in pawlette.get_format("bielik").write.__globals__
+    kept = [key for key in pawlette.get_format("kimi").write.__globals__ if "whole_" in key]
+    assert "whole_user" not in kept  # (its user turn's opener is a concept's)
+
+
+@pytest.mark.parametrize("name", ["phi3", "gemma", "smollm3"])
+def test_a_turn_met_again_is_written_from_its_kept_segments(name: str) -> None:
+    """A message written again at the same index (the next request of a conversation) is
+    written from the segments its turn wrote before: the same segment objects."""
+    fmt = pawlette.get_format(name)
+    conversation = {
+        "messages": [
+            {"role": "user", "content": "What is Lima known for?"},
+            {"role": "assistant", "content": " Its food. "},
+            {"role": "user", "content": "And Oslo?"},
+        ]
+    }
+    first = fmt.render(conversation, add_generation_prompt=True)
+    again = fmt.render(conversation, add_generation_prompt=True)
+    assert again == first
+    questions = [
+        number
+        for number, segment in enumerate(first.segments)
+        if segment.kind == "content" and segment.message_index == 0
+    ]
+    assert questions
+    assert all(again.segments[number] is first.segments[number] for number in questions)
+
+
+@pytest.mark.parametrize("name", WHOLE_TURN_NAMES)
+def test_turns_kept_whole_render_as_the_reference_wherever_met_again(name: str) -> None:
+    """The same messages met again at other indices, twice in one conversation, after a
+    system message and behind other turns: each render as the reference's."""
+    fmt = pawlette.get_format(name)
+    question = {"role": "user", "content": "What is Lima known for?"}
+    answer = {"role": "assistant", "content": "Its food."}
+    blank = {"role": "assistant", "content": "  Its food.\n"}
+    system = {"role": "system", "content": "Be brief."}
+    thought = {"role": "assistant", "content": "Its food.", "reasoning_content": "Lima."}
+    call = {
+        "role": "assistant",
+        "content": "Its food.",
+        "tool_calls": [
+            {
+                "id": "call00001",
+                "type": "function",
+                "function": {"name": "get_weather", "arguments": '{"location": "Lima"}'},
+            }
+        ],
+    }
+    result = {"role": "tool", "tool_call_id": "call00001", "content": "Its food."}
+    requests = [
+        {"messages": [question, answer, question]},
+        {"messages": [question, thought, question, answer, question]},
+        {"messages": [question, call, result, answer, question], "tools": [WEATHER_TOOL]},
+        {"messages": [question, answer, result, call, result], "tools": [WEATHER_TOOL]},
+        {"messages": [question, answer, question, answer, question]},
+        {"messages": [system, question, answer, question]},
+        {"messages": [question, blank, question, answer, question]},
+        {"messages": [question, answer, question]},
+        {"messages": [{"role": "user", "content": [{"type": "text", "text": "Hi"}]}, answer]},
+    ]
+    for request in requests * 2:
+        _same(fmt, request)

@@ -8,6 +8,12 @@ concept's own logic, so a concept needs nothing to be compiled.  Concepts that c
 the skeleton (``out.turn(index)``, a system prompt concept writing the system turn) reach the
 compiled turns through a subclass of the render context.
 
+A turn that is a function of its message and index alone (no hook acts on it for that
+message: see :func:`_wholly_kept`) is kept whole, by the message's identity (messages are
+immutable, and the reader hands back the same one for an equal message it read before): a
+conversation's earlier messages, met again at the same places in its next request, are
+written in one step.
+
 This layer sits below the declaration layer: the declaration hands its plan, its render
 context class and its refusal check in (:func:`compiled_writer`), so nothing here imports it.
 """
@@ -18,7 +24,7 @@ import weakref
 from collections.abc import Callable
 from typing import Any
 
-from ..engine.writer import Writer
+from ..engine.writer import MAX_CACHED_INDEX, Writer
 from ..types import ROLES, Message, Segment, TextPart, Tool
 
 WriteConversation = Callable[[Writer, tuple[Message, ...], tuple[Tool, ...], bool], None]
@@ -96,16 +102,77 @@ def _first_fence(source: _Source, calls: list[str], target: str) -> None:
     source.depth -= len(calls) - 1
 
 
+WHOLE_TURNS_KEPT = 4096
+"""Whole turns a role's store keeps at most (then it starts over: the messages that recur come
+back, as the store of messages read does)."""
+
+
+def _keep_turn(
+    whole: dict[tuple[int, int], tuple[Message, tuple[Segment, ...]]],
+    message: Message,
+    index: int,
+    segments: list[Segment],
+    start: int,
+) -> None:
+    """Keep the segments a turn wrote (``segments[start:]``) for ``message`` at ``index``."""
+    if index < MAX_CACHED_INDEX:
+        if len(whole) >= WHOLE_TURNS_KEPT:
+            whole.clear()
+        # (keyed by identity: the entry holds the message, so no other object has its id)
+        whole[index, id(message)] = (message, tuple(segments[start:]))
+
+
+def _wholly_kept(hooks: Any) -> tuple[str, ...] | None:
+    """Whether a turn of this role written for a message is a function of that message and its
+    index alone, so its segments may be kept by the message: the frame opens the same after
+    any role, and no hook acts on the turn but hooks that act only on a message holding a
+    field (:meth:`Concept.hook_needs`) and a first content hook whose text the compiler
+    writes (:meth:`Concept.content_text`, tested on the message's own fields).  Those fields
+    (a turn of a message holding none of them is kept), or None: never kept."""
+    if not hooks.opens or hooks.before or hooks.turn_open or hooks.turn_end or hooks.after:
+        return None
+    fields = [*hooks.needs["write_opening"], *hooks.needs["write_closing"]]
+    if hooks.content_text is not None:
+        if "after_last_query" in hooks.needs["write_content"][: hooks.content_after]:
+            return None
+    else:
+        fields += hooks.needs["write_content"]
+    if None in fields or "after_last_query" in fields:
+        return None  # (a hook that acts on every turn, or on a turn's place: never kept)
+    return tuple(dict.fromkeys(field for field in fields if field is not None))
+
+
+def _whole_kept(source: _Source, tag: str, role: str) -> None:
+    """A turn found whole (its message met before at this index, in a writer that escapes
+    nothing, so no backslash is pending): its segments again; else ``start``, where the
+    turn's segments begin (-1: none to keep)."""
+    whole = source.bind(f"whole_{tag}", {})
+    source.line("if message is not None and writer._escape is None:")
+    source.line(f"    kept = {whole}.get((index, id(message)))")
+    source.line("    if kept is not None and kept[0] is message:")
+    source.line("        writer._extend(kept[1])")
+    source.line("        out.has_content = True")
+    source.line(f"        out.previous = {role!r}")
+    source.line("        return")
+    source.line("    start = len(writer._segments)")
+    source.line("else:")
+    source.line("    start = -1")
+
+
 def _turn(source: _Source, role: str, hooks: Any) -> None:
     """The framed turn of ``role`` (``Render.turn``, specialised): the function
     ``turn_ROLE(out, index, message)`` (``message`` None: a turn that holds no message)."""
     tag = role
     frame = source.bind(f"frame_{tag}", hooks.frame)
     hooks_name = source.bind(f"hooks_{tag}", hooks)
+    fields = _wholly_kept(hooks)
+    whole = fields is not None
     source.line(f"def turn_{tag}(out, index, message):")
     source.depth += 1
     source.line("writer = out.writer")
     _enter(source, role)
+    if whole:
+        _whole_kept(source, tag, role)
     if hooks.before:
         for call in source.calls(f"before_{tag}", hooks.before, "out, index"):
             source.line(call)
@@ -164,6 +231,8 @@ def _turn(source: _Source, role: str, hooks: Any) -> None:
     else:
         source.line(f"{branch} message is not None:")
     source.depth += 1
+    if whole and declared:
+        source.line("start = -1  # (the hooks wrote: nothing kept)")
     source.line("content = message.content")
     source.line("if content and len(content) == 1 and type(content[0]) is TextPart:")
     source.line("    text = content[0].text")
@@ -175,6 +244,8 @@ def _turn(source: _Source, role: str, hooks: Any) -> None:
     if declared:
         source.line("else:")
         source.line('    text = ""  # (written by a hook, or no message: nothing more)')
+        if whole:
+            source.line("    start = -1")
         _write_text(source, hooks)
     _statements(source, hooks, "closing", "write_closing", tag)
     ends = bool(hooks.turn_end)
@@ -227,6 +298,11 @@ def _turn(source: _Source, role: str, hooks: Any) -> None:
                 source.line(f'    out.fence({frame}.after, "separator")')
         if ends and not hooks.after:
             source.depth -= 1
+    if whole:
+        keep = source.bind("keep_turn", _keep_turn)
+        held = "".join(f" and not {_needed(field)}" for field in fields or ())
+        source.line(f"if start >= 0{held}:  # (no hook acted: none of their fields is held)")
+        source.line(f"    {keep}(whole_{tag}, message, index, writer._segments, start)")
     source.line(f"out.previous = {role!r}")
     source.depth -= 1
     source.line("")
@@ -315,7 +391,10 @@ def _conversation(source: _Source, plan: Any, claimed: dict[str, str]) -> None:
     begin = source.bind("begin", plan.layout.begin)
     source.line("def write(writer, messages, tools, prompt):")
     source.depth += 1
-    source.line("out = Compiled(plan, writer, messages, tools, prompt)")
+    # (the class's __init__ called as a function: a call from Python code, which costs less
+    # than the class's own call through its slot)
+    source.line("out = new_object(Compiled)")
+    source.line("initialise(out, plan, writer, messages, tools, prompt)")
     for call in source.calls("check", plan.check, "out"):
         source.line(call)
     source.line("refuse_unhandled(out)")
@@ -325,6 +404,9 @@ def _conversation(source: _Source, plan: Any, claimed: dict[str, str]) -> None:
         source.line(f'out.fence({begin}, "begin")')
     for call in source.calls("start", plan.start, "out"):
         source.line(call)
+    kept_roles = [role for role in plan.layout.frames if f"whole_{role}" in source.names]
+    if kept_roles:
+        source.line("escapes = writer._escape is not None")
     source.line("for index, message in enumerate(messages):")
     source.depth += 1
     source.line("role = message.role")
@@ -336,6 +418,20 @@ def _conversation(source: _Source, plan: Any, claimed: dict[str, str]) -> None:
         source.line(f"{branch} role == {role!r}:")
         if role in claimed:
             source.line(f"    {claimed[role]}(out, index)")
+        elif role in kept_roles:
+            # (the turn found whole, as its function finds it, without the function's call)
+            source.depth += 1
+            source.line(f"kept = None if escapes else whole_{role}.get((index, id(message)))")
+            source.line("if kept is not None and kept[0] is message:")
+            source.depth += 1
+            _enter(source, role)
+            source.line("writer._extend(kept[1])")
+            source.line("out.has_content = True")
+            source.line(f"out.previous = {role!r}")
+            source.depth -= 1
+            source.line("else:")
+            source.line(f"    turn_{role}(out, index, message)")
+            source.depth -= 1
         else:
             source.line(f"    turn_{role}(out, index, message)")
         branch = "elif"
@@ -372,6 +468,8 @@ def compiled_writer(
         TextPart=TextPart,
         Segment=Segment,
         new_tuple=tuple.__new__,
+        new_object=object.__new__,
+        initialise=render_class.__init__,
     )
     claimed = {
         role: source.bind(f"claim_{role}", write_message)

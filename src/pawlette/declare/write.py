@@ -187,7 +187,6 @@ class Render:
 
     __slots__ = (
         "_found",
-        "_present",
         "handled",
         "has_content",
         "index",
@@ -195,6 +194,7 @@ class Render:
         "layout",
         "messages",
         "plan",
+        "present",
         "previous",
         "prompt",
         "raw",
@@ -230,8 +230,10 @@ class Render:
         self.role: str | None = None
         self.index = -1
         self.handled: set[str] = set()
-        # (found by the reader when it read the messages; None: found on first use)
-        self._present: AbstractSet[str] | None = writer.present
+        present = writer.present  # (found by the reader as it read the messages, if it did)
+        self.present: AbstractSet[str] = present_in(messages) if present is None else present
+        """What the messages hold of :data:`HANDLED` (``"tool_name"``: a tool message's
+        name): a concept's check skips what is not there."""
         self.has_content = False
         """Whether the turn being written has content (a message, or a text the format
         writes in its place): a separator before a block after it depends on it."""
@@ -465,15 +467,6 @@ class Render:
             self.fence(opener, "generation_prompt")
         for prompt in plan.prompt:
             prompt(self)
-
-    @property
-    def present(self) -> AbstractSet[str]:
-        """What the messages hold of :data:`HANDLED` (``"tool_name"``: a tool message's
-        name), found on first use: a concept's check skips what is not there."""
-        found = self._present
-        if found is None:
-            found = self._present = present_in(self.messages)
-        return found
 
     def check(self) -> None:
         for hook in self.plan.check:
