@@ -34,7 +34,10 @@ figure most favourable to the peer.  Times are thread CPU per conversation, best
 of the rounds, the sides interleaved; each row says whether each peer's text is pawlette's,
 byte for byte.  The
 chatml and llama3 rows are repeated with call arguments and tool descriptions new in each
-render (1,000 conversations, more than pawlette keeps: a first request's cost).
+render (1,000 conversations, more than pawlette keeps: a first request's cost).  The other
+rows render one conversation again and again: pawlette's kept messages and whole turns
+(``pawlette.openai``, ``pawlette.compile``) serve it, as they serve a conversation's earlier
+messages in a server's next request.
 
 Usage, from the repository root: python -m bench.declared [--rounds 7] [--only chatml,llama3]
 """
@@ -408,7 +411,12 @@ if __name__ == "__main__":
             "prompt: pawlette's render (validated, with segments) against the real template "
             "compiled once in minijinja (Rust) and in transformers, in thread CPU time per "
             "conversation, best and median of the rounds, the sides interleaved; each row "
-            "says whether each peer wrote pawlette's text byte for byte."
+            "says whether each peer wrote pawlette's text byte for byte. Each row renders the "
+            "same conversation every time, as a server meets a conversation's earlier "
+            "messages again in its next request: pawlette keeps the messages it has read and "
+            "the turns it has written for them (a peer compiles its template once and keeps "
+            "nothing else). The rows with new arguments and tools in each render (calls and "
+            "tools not met before) are a first request's cost."
         ),
         peer=(
             "minijinja (`Environment.render_template`) and transformers "
