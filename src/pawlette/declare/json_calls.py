@@ -12,24 +12,23 @@ writes one bare object as the whole turn (``open=None``).
 
 from __future__ import annotations
 
-import ast
 import json
-import math
 from dataclasses import dataclass
 from functools import cached_property
 from json.encoder import encode_basestring as string
 from json.encoder import encode_basestring_ascii as ascii_string
-from typing import TYPE_CHECKING, Any, ClassVar, Literal
+from typing import TYPE_CHECKING, ClassVar, Literal
 
+from ..codecs.python_calls import python_literal_or_none
 from ..emit.grammar_ast import Lit, Node, Rules, seq
 from ..emit.jinja_text import jinja_string
 from ..engine.machine import Parser, Reader, ReaderFactory
 from ..engine.readers import CallEnvelope, JsonCallReader
-from ..errors import FormatError, RequestError
+from ..errors import FormatError
 from ..types import ToolCall
 from .bare_calls import BareCallReader
 from .call_list import key_written_twice
-from .calls import Content, SectionedCallConcept, arguments_json
+from .calls import Content, SectionedCallConcept, arguments_json, arguments_value
 from .grammar import SectionedCalls, text_before_calls
 from .pieces import Fence, text_of
 from .pieces import Lit as LayoutText
@@ -59,10 +58,10 @@ class JsonCalls(SectionedCallConcept):
       (what Hugging Face templates do), ``"verbatim"`` as the caller's string, ``"repr"`` as
       Python's ``repr`` of the parsed object (``{'city': 'Paris'}``: what a template that
       writes ``{{ call.arguments }}`` of a dict prints; Phi-4-mini's).  Reading takes the
-      arguments as JSON or as that Python literal (single quotes, ``True``/``False``/
-      ``None``; nothing else of Python's); the grammar asks for JSON, which reading takes
-      exactly; the exported template prints an object as Jinja does (``| string``) and a
-      string as given.
+      arguments as JSON or as a Python literal as :mod:`pawlette.codecs.python_calls` reads
+      one (either quote, ``True``/``False``/``None`` and JSON's spellings of them; nothing
+      evaluated); the grammar asks for JSON, which reading takes exactly; the exported
+      template prints an object as Jinja does (``| string``) and a string as given.
     - ``ascii``: with ``arguments="tojson"``, every non-ASCII character of the arguments
       escaped (``\\u00fc``), as ``tojson(ensure_ascii=True)`` writes them (Reka's templates).
       The exported Jinja template escapes arguments given as an object; arguments given as a
@@ -360,54 +359,7 @@ class _JsonCallSet(SectionedCalls):
 def arguments_repr(arguments: str, index: int, number: int) -> str:
     """The arguments of ``messages[index].tool_calls[number]`` as Jinja prints the parsed
     object (``{{ arguments }}`` of a dict: Python's ``repr``)."""
-    try:
-        value = json.loads(arguments.strip() or "{}")
-    except json.JSONDecodeError as error:
-        where = f"messages[{index}].tool_calls[{number}].function.arguments"
-        raise RequestError(where, f"not valid JSON ({error.msg})", "a JSON object") from error
-    return repr(value)
-
-
-_NOT_LITERAL = object()
-
-
-def python_literal(text: str) -> Any:
-    """The JSON value that ``text`` writes as Python's ``repr`` of it (dicts with string
-    keys, lists, strings, numbers, ``True``, ``False``, ``None``), else ``_NOT_LITERAL``:
-    any other Python (a tuple, a set, an expression, a key written twice) is no value."""
-    try:
-        tree = ast.parse(text.strip(), mode="eval").body
-    except (SyntaxError, ValueError, MemoryError, RecursionError):
-        return _NOT_LITERAL
-    try:
-        return _literal(tree)
-    except (ValueError, RecursionError):
-        return _NOT_LITERAL
-
-
-def _literal(node: ast.expr) -> Any:
-    if isinstance(node, ast.Constant):
-        constant = node.value
-        if constant is None or isinstance(constant, (str, bool, int)):
-            return constant
-        if isinstance(constant, float) and math.isfinite(constant):
-            return constant
-    elif isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
-        operand = node.operand
-        if isinstance(operand, ast.Constant) and type(operand.value) in (int, float):
-            return -_literal(operand)
-    elif isinstance(node, ast.List):
-        return [_literal(item) for item in node.elts]
-    elif isinstance(node, ast.Dict):
-        members: dict[str, Any] = {}
-        for key, item in zip(node.keys, node.values, strict=True):
-            if not (isinstance(key, ast.Constant) and isinstance(key.value, str)):
-                raise ValueError("a key that is not a string")
-            if key.value in members:  # Python keeps the last: the first would be lost unseen
-                raise ValueError("a key written twice")
-            members[key.value] = _literal(item)
-        return members
-    raise ValueError("not a JSON value written as Python")
+    return repr(arguments_value(arguments, index, number))
 
 
 def _value_end(text: str, start: int) -> int:
@@ -456,7 +408,7 @@ def read_calls(
                 return None
         except ValueError:
             end = _value_end(text, position) if literal else -1
-            value = _NOT_LITERAL if end < 0 else python_literal(text[position:end])
+            value = None if end < 0 else python_literal_or_none(text[position:end])
         if not isinstance(value, dict) or not allowed.issuperset(value):
             return None
         name = value.get(envelope.name)
