@@ -16,13 +16,12 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from ..emit.grammar_ast import Node, Terminal, optional
 from ..engine.call_scanner import TextPieces
-from ..engine.machine import Parser, Reader
-from ..engine.readers import CallEnvelope, JsonCallReader
+from ..engine.machine import Parser, Reader, ReaderFactory
+from ..engine.readers import CallEnvelope
 from ..types import TextDelta
 from .readers import EndedByInput
 
@@ -57,7 +56,8 @@ DECODER = json.JSONDecoder()
 
 
 class BareCallReader:
-    """Text, or one call written as the whole turn's bare JSON object (see the module)."""
+    """Text, or one call written as the whole turn's bare JSON object (see the module),
+    read by ``reads`` (None: as one JSON call the end of the turn closes)."""
 
     __slots__ = (
         "_after",
@@ -68,19 +68,26 @@ class BareCallReader:
         "_listed",
         "_optional",
         "_parser",
+        "_reads",
         "_start",
     )
 
     def __init__(
-        self, parser: Parser, envelope: CallEnvelope, optional_arguments: bool = False
+        self,
+        parser: Parser,
+        envelope: CallEnvelope,
+        optional_arguments: bool = False,
+        *,
+        reads: ReaderFactory | None = None,
     ) -> None:
         self._parser = parser
+        self._reads = reads
         self._envelope = envelope
         self._optional = optional_arguments
         self._held: list[str] = []
         self._start = 0
         self._decided = False
-        self._call: JsonCallReader | None = None
+        self._call: Reader | None = None
         # A turn that starts as a JSON list: its text, to tell a list of calls at the close.
         self._listed: TextPieces | None = None
         # A text turn's text from its first "{" on: a call written after text is reported.
@@ -112,9 +119,11 @@ class BareCallReader:
         self._held = []
         self._forward(held, self._start)
 
-    def call_reader(self, parser: Parser) -> JsonCallReader:
+    def call_reader(self, parser: Parser) -> Reader:
         """The reader of the call the turn turned out to be (a format reading calls more
         loosely returns its own)."""
+        if self._reads is not None:
+            return self._reads(parser)
         return EndedByInput(parser, self._envelope, "the end of the turn")
 
     def _forward(self, text: str, offset: int) -> None:
@@ -164,10 +173,6 @@ class BareCallReader:
                     text,
                 )
                 return
-
-
-def bare_call_reader(envelope: CallEnvelope) -> Callable[[Parser], Reader]:
-    return lambda parser: BareCallReader(parser, envelope)
 
 
 _BARE_TEXTS = {

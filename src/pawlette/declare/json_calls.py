@@ -22,8 +22,8 @@ from typing import TYPE_CHECKING, ClassVar, Literal
 from ..codecs.python_calls import python_literal_or_none
 from ..emit.grammar_ast import Lit, Node, Rules, seq
 from ..emit.jinja_text import jinja_string
-from ..engine.machine import Parser, Reader, ReaderFactory
-from ..engine.readers import CallEnvelope, JsonCallReader
+from ..engine.machine import Parser, ReaderFactory
+from ..engine.readers import CallEnvelope
 from ..errors import FormatError
 from ..types import ToolCall
 from .bare_calls import BareCallReader
@@ -32,7 +32,7 @@ from .calls import Content, SectionedCallConcept, arguments_json, arguments_valu
 from .grammar import SectionedCalls, text_before_calls
 from .pieces import Fence, text_of
 from .pieces import Lit as LayoutText
-from .readers import ClosedByAny, EndedByInput, call_reader
+from .readers import CallReader, call_reader
 
 if TYPE_CHECKING:
     from .grammar import Turn
@@ -148,13 +148,8 @@ class JsonCalls(SectionedCallConcept):
 
     def bare_reader(self) -> ReaderFactory:
         """The reader of an assistant turn that is text or bare calls (``open=None``)."""
-        from .bare_calls import bare_call_reader
-
-        joined = self.bare_separator
-        if joined is None and self.arguments != "repr":
-            return bare_call_reader(self.envelope)
-        envelope, literal = self.envelope, self.arguments == "repr"
-        return lambda parser: BareCallsReader(parser, envelope, joined, literal)
+        envelope, reads = self.envelope, self.json_reader("the end of the turn", joined=True)
+        return lambda parser: BareCallReader(parser, envelope, reads=reads)
 
     @property
     def bare_separator(self) -> str | None:
@@ -204,26 +199,31 @@ class JsonCalls(SectionedCallConcept):
 
     # ------------------------------------------------------------------ the parse table
 
+    def json_reader(
+        self, close: str, closes: frozenset[str] = frozenset(), *, joined: bool = False
+    ) -> ReaderFactory:
+        """The reader of a call closed by ``close`` (or another of ``closes``; ``""``, or
+        ``joined``: by the end of the turn).  A call that is not one JSON call object is read
+        again with arguments written as Python (``arguments="repr"``) and, ``joined``, as
+        several joined by :attr:`bare_separator`."""
+        separator = self.bare_separator if joined else None
+        literal, ends_turn = self.arguments == "repr", joined or not close
+        if separator is None and not literal:
+            return call_reader(self.envelope, close, ends_turn=ends_turn, also_close=closes)
+        envelope = self.envelope
+        return lambda parser: _ReadsOtherwise(
+            parser, envelope, close, closes, ends_turn, separator, literal
+        )
+
     def closed_call_reader(self, close: str, closes: frozenset[str]) -> tuple[ReaderFactory, bool]:
         """The reader of a call closed by ``close`` (or another of ``closes``; ``""``: by the
         end of the turn), and whether the end of the turn may come in it."""
-        read = literal_call_reader if self.arguments == "repr" else call_reader
-        return read(self.envelope, close, ends_turn=not close, also_close=closes), not close
+        return self.json_reader(close, closes), not close
 
     def tagged_reader(self) -> ReaderFactory:
         """The reader of a call opened by one of ``also_open``: it runs to the end of the
         turn, read as the turn's bare calls are."""
-        separator, literal = self.bare_separator, self.arguments == "repr"
-        if separator is None and not literal:
-            return call_reader(self.envelope, "the end", ends_turn=True)
-        envelope = self.envelope
-
-        def make(parser: Parser) -> Reader:
-            reader = _CallsEndedByInput(parser, envelope, "the end")
-            reader._separator, reader._literal = separator, literal
-            return reader
-
-        return make
+        return self.json_reader("the end", joined=True)
 
     def rows(self, table: Table) -> None:
         self.written_rows(table)
@@ -431,12 +431,22 @@ def read_calls(
         position = len(text) - len(rest) + len(separator)
 
 
-class _ReadsOtherwise(JsonCallReader):
+class _ReadsOtherwise(CallReader):
     """A JSON call whose text, when it is not one call object, is also read as several
-    joined by ``_separator`` and with arguments written as Python (``_literal``)."""
+    joined by ``separator`` (None: one) and with arguments written as Python (``literal``)."""
 
-    _separator: str | None = None
-    _literal = False
+    def __init__(
+        self,
+        parser: Parser,
+        envelope: CallEnvelope,
+        close: str,
+        closes: frozenset[str],
+        ends_turn: bool,
+        separator: str | None,
+        literal: bool,
+    ) -> None:
+        super().__init__(parser, envelope, close, closes, ends_turn)
+        self._separator, self._literal = separator, literal
 
     def recover(self, text: str, begun: str | None) -> bool:
         calls = read_calls(text, self._envelope, self._separator, self._literal)
@@ -449,54 +459,3 @@ class _ReadsOtherwise(JsonCallReader):
             begun = None
             parser.emit_call(index, identifier, name, arguments)
         return True
-
-
-class _LiteralCall(_ReadsOtherwise):
-    """A closed call, its arguments JSON or Python (:class:`JsonCallReader`)."""
-
-
-class _LiteralCallClosedByAny(_ReadsOtherwise, ClosedByAny):
-    """A call with several spellings of its close, its arguments JSON or Python."""
-
-
-class _CallsEndedByInput(_ReadsOtherwise, EndedByInput):
-    """Calls the end of the turn closes, joined and with arguments as configured."""
-
-
-def literal_call_reader(
-    envelope: CallEnvelope, close: str, *, ends_turn: bool, also_close: frozenset[str]
-) -> ReaderFactory:
-    """:func:`.readers.call_reader` for arguments written as JSON or as Python's ``repr``."""
-
-    def make(parser: Parser) -> Reader:
-        reader: _ReadsOtherwise
-        if ends_turn:
-            reader = _CallsEndedByInput(parser, envelope, close)
-        elif also_close - {close}:
-            reader = _LiteralCallClosedByAny(parser, envelope, close, also_close)
-        else:
-            reader = _LiteralCall(parser, envelope, close)
-        reader._literal = True
-        return reader
-
-    return make
-
-
-class BareCallsReader(BareCallReader):
-    """Text, or the whole turn as bare calls joined by ``separator`` (None: one call), their
-    arguments JSON or (``literal``) Python's ``repr`` (:class:`.bare_calls.BareCallReader`)."""
-
-    __slots__ = ("_literal", "_separator")
-
-    def __init__(
-        self, parser: Parser, envelope: CallEnvelope, separator: str | None, literal: bool
-    ) -> None:
-        super().__init__(parser, envelope)
-        self._separator = separator
-        self._literal = literal
-
-    def call_reader(self, parser: Parser) -> JsonCallReader:
-        reader = _CallsEndedByInput(parser, self._envelope, "the end of the turn")
-        reader._separator = self._separator
-        reader._literal = self._literal
-        return reader
