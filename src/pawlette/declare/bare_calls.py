@@ -28,9 +28,6 @@ from .readers import EndedByInput
 if TYPE_CHECKING:
     from .grammar import Turn
 
-_CALL_START = re.compile(r"\s*\{")
-_LIST_START = re.compile(r"\s*\[")
-
 
 def _is_call(value: Any, envelope: CallEnvelope, optional_arguments: bool = False) -> bool:
     """Whether ``value`` is a call object (a name, and arguments unless they are optional)."""
@@ -57,7 +54,9 @@ DECODER = json.JSONDecoder()
 
 class BareCallReader:
     """Text, or one call written as the whole turn's bare JSON object (see the module),
-    read by ``reads`` (None: as one JSON call the end of the turn closes)."""
+    read by ``reads`` (None: as one JSON call the end of the turn closes).  ``opening``
+    ``"["``: the calls are one array, read by ``reads`` (a text turn is then not searched
+    for calls)."""
 
     __slots__ = (
         "_after",
@@ -66,6 +65,7 @@ class BareCallReader:
         "_envelope",
         "_held",
         "_listed",
+        "_opening",
         "_optional",
         "_parser",
         "_reads",
@@ -79,9 +79,11 @@ class BareCallReader:
         optional_arguments: bool = False,
         *,
         reads: ReaderFactory | None = None,
+        opening: str = "{",
     ) -> None:
         self._parser = parser
         self._reads = reads
+        self._opening = opening
         self._envelope = envelope
         self._optional = optional_arguments
         self._held: list[str] = []
@@ -106,14 +108,14 @@ class BareCallReader:
     def _decide(self) -> None:
         """The held text starts a call, a list or text: read it so from here on."""
         held = "".join(self._held)
-        if _CALL_START.match(held):
+        if held.lstrip().startswith(self._opening):
             # The call's reader quotes the marker that opened its state in lenient text: a
             # bare call has none (the turn's header is not part of the call).
             parser = self._parser
             entered, parser.entered_by = parser.entered_by, ""
             self._call = self.call_reader(parser)
             parser.entered_by = entered
-        elif _LIST_START.match(held):
+        elif self._opening == "{" and held.lstrip().startswith("["):
             self._listed = TextPieces()
         self._decided = True
         self._held = []
@@ -134,7 +136,7 @@ class BareCallReader:
                 self._listed.append(text)
             elif self._after is not None:
                 self._after.append(text)
-            elif "{" in text:
+            elif "{" in text and self._opening == "{":
                 self._after = TextPieces()
                 self._after.append(text[text.index("{") :])
             self._parser.emit(TextDelta(text))
@@ -143,7 +145,12 @@ class BareCallReader:
         if not self._decided and self._held:
             self._decide()
         if self._call is not None:
-            self._call.close(marker, offset)
+            parser = self._parser  # (no marker opened the calls: see _decide)
+            entered, parser.entered_by = parser.entered_by, ""
+            try:
+                self._call.close(marker, offset)
+            finally:
+                parser.entered_by = entered
         elif self._after is not None:
             self._report_call_after_text(self._after.take())
             self._after = None
