@@ -29,7 +29,7 @@ from pawlette.declare import (
     declare,
     fence,
 )
-from pawlette.declare.json_calls import python_literal, read_calls
+from pawlette.declare.json_calls import read_calls
 from pawlette.engine.readers import CallEnvelope
 from pawlette.errors import FormatError, ParseError
 from pawlette.export import export_grammar, export_jinja
@@ -295,7 +295,9 @@ def test_repr_reading_also_takes_json(repr_format: Format) -> None:
         "{'city': b'a'}",  # bytes
         "{'city': float('nan')}",
         "{'city': 1e999}",  # no JSON number
-        "{'city': true}",  # JSON's spelling inside Python's
+        "{'city': 0x10}",  # a number Python's repr does not write
+        "{'city': r'a'}",  # a prefixed string
+        "{'city': (1)}",  # a parenthesised value
     ],
 )
 def test_python_that_is_no_repr_of_json_is_no_call(repr_format: Format, arguments: str) -> None:
@@ -314,10 +316,21 @@ def test_the_grammar_asks_for_json_arguments_and_says_why(repr_format: Format) -
     assert '"{\\"name\\": \\"get_weather\\", \\"arguments\\": " json_args' in grammar
 
 
-def test_python_literal_reads_what_repr_writes() -> None:
-    for value in (ARGUMENTS, {}, [], "", 0, -0.5, 1e16, "\u2028\x85é", {"a": [[]]}):
-        assert python_literal(repr(value)) == value
-    assert python_literal("(1,)") is not python_literal("[1]")
+def test_python_arguments_read_as_the_python_call_codec_reads_literals(
+    repr_format: Format,
+) -> None:
+    for value in (ARGUMENTS, {}, {"a": [[]]}, {"k": [0, -0.5, 1e16, "\u2028\x85é", None]}):
+        text = f"{{'name': 'get_weather', 'arguments': {value!r}}}"
+        if repr_format.name.endswith("fenced"):
+            text = f"<tool_call>{text}</tool_call>"
+        call = repr_format.parse(text, tools=[WEATHER]).message["tool_calls"][0]
+        assert json.loads(call["function"]["arguments"]) == value
+    # JSON's spellings of the constants, which that codec takes as models write them.
+    text = "{'name': 'get_weather', 'arguments': {'exact': true, 'city': null}}"
+    if repr_format.name.endswith("fenced"):
+        text = f"<tool_call>{text}</tool_call>"
+    call = repr_format.parse(text, tools=[WEATHER]).message["tool_calls"][0]
+    assert json.loads(call["function"]["arguments"]) == {"exact": True, "city": None}
 
 
 def test_read_calls_takes_one_call_without_a_separator() -> None:

@@ -16,21 +16,17 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from ..emit.grammar_ast import Node, Terminal, optional
 from ..engine.call_scanner import TextPieces
-from ..engine.machine import Parser, Reader
-from ..engine.readers import CallEnvelope, JsonCallReader
+from ..engine.machine import Parser, Reader, ReaderFactory
+from ..engine.readers import CallEnvelope
 from ..types import TextDelta
 from .readers import EndedByInput
 
 if TYPE_CHECKING:
     from .grammar import Turn
-
-_CALL_START = re.compile(r"\s*\{")
-_LIST_START = re.compile(r"\s*\[")
 
 
 def _is_call(value: Any, envelope: CallEnvelope, optional_arguments: bool = False) -> bool:
@@ -57,7 +53,10 @@ DECODER = json.JSONDecoder()
 
 
 class BareCallReader:
-    """Text, or one call written as the whole turn's bare JSON object (see the module)."""
+    """Text, or one call written as the whole turn's bare JSON object (see the module),
+    read by ``reads`` (None: as one JSON call the end of the turn closes).  ``opening``
+    ``"["``: the calls are one array, read by ``reads`` (a text turn is then not searched
+    for calls)."""
 
     __slots__ = (
         "_after",
@@ -66,21 +65,31 @@ class BareCallReader:
         "_envelope",
         "_held",
         "_listed",
+        "_opening",
         "_optional",
         "_parser",
+        "_reads",
         "_start",
     )
 
     def __init__(
-        self, parser: Parser, envelope: CallEnvelope, optional_arguments: bool = False
+        self,
+        parser: Parser,
+        envelope: CallEnvelope,
+        optional_arguments: bool = False,
+        *,
+        reads: ReaderFactory | None = None,
+        opening: str = "{",
     ) -> None:
         self._parser = parser
+        self._reads = reads
+        self._opening = opening
         self._envelope = envelope
         self._optional = optional_arguments
         self._held: list[str] = []
         self._start = 0
         self._decided = False
-        self._call: JsonCallReader | None = None
+        self._call: Reader | None = None
         # A turn that starts as a JSON list: its text, to tell a list of calls at the close.
         self._listed: TextPieces | None = None
         # A text turn's text from its first "{" on: a call written after text is reported.
@@ -99,22 +108,24 @@ class BareCallReader:
     def _decide(self) -> None:
         """The held text starts a call, a list or text: read it so from here on."""
         held = "".join(self._held)
-        if _CALL_START.match(held):
+        if held.lstrip().startswith(self._opening):
             # The call's reader quotes the marker that opened its state in lenient text: a
             # bare call has none (the turn's header is not part of the call).
             parser = self._parser
             entered, parser.entered_by = parser.entered_by, ""
             self._call = self.call_reader(parser)
             parser.entered_by = entered
-        elif _LIST_START.match(held):
+        elif self._opening == "{" and held.lstrip().startswith("["):
             self._listed = TextPieces()
         self._decided = True
         self._held = []
         self._forward(held, self._start)
 
-    def call_reader(self, parser: Parser) -> JsonCallReader:
+    def call_reader(self, parser: Parser) -> Reader:
         """The reader of the call the turn turned out to be (a format reading calls more
         loosely returns its own)."""
+        if self._reads is not None:
+            return self._reads(parser)
         return EndedByInput(parser, self._envelope, "the end of the turn")
 
     def _forward(self, text: str, offset: int) -> None:
@@ -125,7 +136,7 @@ class BareCallReader:
                 self._listed.append(text)
             elif self._after is not None:
                 self._after.append(text)
-            elif "{" in text:
+            elif "{" in text and self._opening == "{":
                 self._after = TextPieces()
                 self._after.append(text[text.index("{") :])
             self._parser.emit(TextDelta(text))
@@ -134,7 +145,12 @@ class BareCallReader:
         if not self._decided and self._held:
             self._decide()
         if self._call is not None:
-            self._call.close(marker, offset)
+            parser = self._parser  # (no marker opened the calls: see _decide)
+            entered, parser.entered_by = parser.entered_by, ""
+            try:
+                self._call.close(marker, offset)
+            finally:
+                parser.entered_by = entered
         elif self._after is not None:
             self._report_call_after_text(self._after.take())
             self._after = None
@@ -164,10 +180,6 @@ class BareCallReader:
                     text,
                 )
                 return
-
-
-def bare_call_reader(envelope: CallEnvelope) -> Callable[[Parser], Reader]:
-    return lambda parser: BareCallReader(parser, envelope)
 
 
 _BARE_TEXTS = {

@@ -29,10 +29,10 @@ from ..emit.grammar_ast import (
 from ..emit.json_lark import define_json_base
 from ..engine.call_arguments import arguments_problem, load_json
 from ..engine.machine import Parser
-from ..engine.readers import WholeTextReader
+from ..engine.readers import CallEnvelope, WholeTextReader
 from ..errors import FormatError
-from ..types import TextDelta, ToolCall
-from .bare_calls import bare_text
+from ..types import ToolCall
+from .bare_calls import BareCallReader, bare_text
 from .calls import Content, ListedCallConcept, arguments_json, closing_marker
 from .grammar import CallItems, CallOpening, text_then
 from .pieces import Fence
@@ -202,9 +202,12 @@ class JsonCallList(ListedCallConcept):
     def rows(self, table: Table) -> None:
         closed = bool(self.close)
         keys = {role: key for role, key in self.keys}
-        if self.open is None:
+        if self.open is None:  # (CallListReader gives back the array, the opener not in it)
+            envelope = CallEnvelope(keys["name"], keys["arguments"])
+            reads = functools.partial(CallListReader, keys=keys, closed=False)
+            bare = functools.partial(BareCallReader, envelope=envelope, reads=reads, opening="[")
             for state in ("assistant.head", "assistant.body"):
-                table.reader(state, lambda parser: BareCallListReader(parser, keys))
+                table.reader(state, bare)
             return
         reader: ReaderFactory = lambda parser: CallListReader(parser, keys, closed)  # noqa: E731
         if not self.list_open.strip():  # (the objects one after another)
@@ -344,57 +347,6 @@ def _as_array(text: str) -> tuple[str, str | None]:
     if not values:
         return text, "no call between the fences"
     return "[" + ", ".join(values) + "]", None
-
-
-class BareCallListReader:
-    """A turn that is text, or one JSON array of calls as the whole turn (``open=None``):
-    whitespace is held until more decides it; a turn whose first character other than
-    whitespace is ``[`` is the array, read whole at the turn's end (not an array of calls:
-    content, with a warning), any other is text, streamed."""
-
-    __slots__ = ("_held", "_keys", "_list", "_parser", "_start", "_text")
-
-    def __init__(self, parser: Parser, keys: dict[str, str]) -> None:
-        self._parser = parser
-        self._keys = keys
-        self._held: list[str] = []
-        self._start = 0
-        self._list: CallListReader | None = None
-        self._text = False
-
-    def feed(self, text: str, offset: int) -> None:
-        if self._list is not None:
-            self._list.feed(text, offset)
-            return
-        if self._text:
-            self._parser.emit(TextDelta(text))
-            return
-        if not self._held:
-            self._start = offset
-        self._held.append(text)
-        held = "".join(self._held)
-        if not held.strip():
-            return
-        self._held = []
-        if held.lstrip().startswith("["):
-            self._list = CallListReader(self._parser, self._keys, closed=False)
-            self._list.feed(held, self._start)
-        else:
-            self._text = True
-            self._parser.emit(TextDelta(held))
-
-    def close(self, marker: str | None, offset: int) -> None:
-        parser = self._parser
-        if self._held:  # whitespace alone: the turn's text
-            parser.emit(TextDelta("".join(self._held)))
-            self._held = []
-        if self._list is not None:
-            # Given back, the array is content as written: the turn's opener is not part of it.
-            entered, parser.entered_by = parser.entered_by, ""
-            try:
-                self._list.close(marker, offset)
-            finally:
-                parser.entered_by = entered
 
 
 def key_written_twice(text: str) -> str | None:

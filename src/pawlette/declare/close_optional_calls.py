@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from ..engine.machine import ReaderFactory
 from ..engine.readers import CallEnvelope
 from .json_calls import JsonCalls
-from .readers import ClosedByAny, EndedByInput
+from .readers import CallReader
 
 
 @dataclass(frozen=True)
@@ -30,15 +30,8 @@ class CloseOptionalCalls(JsonCalls):
         return optional_close_reader(self.envelope, close, closes), True
 
 
-class CloseOptional(ClosedByAny, EndedByInput):
-    """A call with a close of its own that the end of the turn, or of the input, closes as
-    well."""
-
-    whole_kind = "call"  # closed by a marker, as JsonCallReader (see pawlette.engine.whole)
-
-
 def optional_close_reader(
     envelope: CallEnvelope, close: str, also_close: frozenset[str]
 ) -> ReaderFactory:
     """A JSON call closed by ``close`` (or ``also_close``), or by the end of the turn."""
-    return lambda parser: CloseOptional(parser, envelope, close, also_close | {close})
+    return lambda parser: CallReader(parser, envelope, close, also_close | {close}, True)

@@ -12,28 +12,27 @@ writes one bare object as the whole turn (``open=None``).
 
 from __future__ import annotations
 
-import ast
 import json
-import math
 from dataclasses import dataclass
 from functools import cached_property
 from json.encoder import encode_basestring as string
 from json.encoder import encode_basestring_ascii as ascii_string
-from typing import TYPE_CHECKING, Any, ClassVar, Literal
+from typing import TYPE_CHECKING, ClassVar, Literal
 
+from ..codecs.python_calls import python_literal_or_none
 from ..emit.grammar_ast import Lit, Node, Rules, seq
 from ..emit.jinja_text import jinja_string
-from ..engine.machine import Parser, Reader, ReaderFactory
-from ..engine.readers import CallEnvelope, JsonCallReader
-from ..errors import FormatError, RequestError
+from ..engine.machine import Parser, ReaderFactory
+from ..engine.readers import CallEnvelope
+from ..errors import FormatError
 from ..types import ToolCall
 from .bare_calls import BareCallReader
 from .call_list import key_written_twice
-from .calls import Content, SectionedCallConcept, arguments_json
+from .calls import Content, SectionedCallConcept, arguments_json, arguments_value
 from .grammar import SectionedCalls, text_before_calls
 from .pieces import Fence, text_of
 from .pieces import Lit as LayoutText
-from .readers import ClosedByAny, EndedByInput, call_reader
+from .readers import CallReader, call_reader
 
 if TYPE_CHECKING:
     from .grammar import Turn
@@ -59,10 +58,10 @@ class JsonCalls(SectionedCallConcept):
       (what Hugging Face templates do), ``"verbatim"`` as the caller's string, ``"repr"`` as
       Python's ``repr`` of the parsed object (``{'city': 'Paris'}``: what a template that
       writes ``{{ call.arguments }}`` of a dict prints; Phi-4-mini's).  Reading takes the
-      arguments as JSON or as that Python literal (single quotes, ``True``/``False``/
-      ``None``; nothing else of Python's); the grammar asks for JSON, which reading takes
-      exactly; the exported template prints an object as Jinja does (``| string``) and a
-      string as given.
+      arguments as JSON or as a Python literal as :mod:`pawlette.codecs.python_calls` reads
+      one (either quote, ``True``/``False``/``None`` and JSON's spellings of them; nothing
+      evaluated); the grammar asks for JSON, which reading takes exactly; the exported
+      template prints an object as Jinja does (``| string``) and a string as given.
     - ``ascii``: with ``arguments="tojson"``, every non-ASCII character of the arguments
       escaped (``\\u00fc``), as ``tojson(ensure_ascii=True)`` writes them (Reka's templates).
       The exported Jinja template escapes arguments given as an object; arguments given as a
@@ -149,13 +148,8 @@ class JsonCalls(SectionedCallConcept):
 
     def bare_reader(self) -> ReaderFactory:
         """The reader of an assistant turn that is text or bare calls (``open=None``)."""
-        from .bare_calls import bare_call_reader
-
-        joined = self.bare_separator
-        if joined is None and self.arguments != "repr":
-            return bare_call_reader(self.envelope)
-        envelope, literal = self.envelope, self.arguments == "repr"
-        return lambda parser: BareCallsReader(parser, envelope, joined, literal)
+        envelope, reads = self.envelope, self.json_reader("the end of the turn", joined=True)
+        return lambda parser: BareCallReader(parser, envelope, reads=reads)
 
     @property
     def bare_separator(self) -> str | None:
@@ -205,26 +199,31 @@ class JsonCalls(SectionedCallConcept):
 
     # ------------------------------------------------------------------ the parse table
 
+    def json_reader(
+        self, close: str, closes: frozenset[str] = frozenset(), *, joined: bool = False
+    ) -> ReaderFactory:
+        """The reader of a call closed by ``close`` (or another of ``closes``; ``""``, or
+        ``joined``: by the end of the turn).  A call that is not one JSON call object is read
+        again with arguments written as Python (``arguments="repr"``) and, ``joined``, as
+        several joined by :attr:`bare_separator`."""
+        separator = self.bare_separator if joined else None
+        literal, ends_turn = self.arguments == "repr", joined or not close
+        if separator is None and not literal:
+            return call_reader(self.envelope, close, ends_turn=ends_turn, also_close=closes)
+        envelope = self.envelope
+        return lambda parser: _ReadsOtherwise(
+            parser, envelope, close, closes, ends_turn, separator, literal
+        )
+
     def closed_call_reader(self, close: str, closes: frozenset[str]) -> tuple[ReaderFactory, bool]:
         """The reader of a call closed by ``close`` (or another of ``closes``; ``""``: by the
         end of the turn), and whether the end of the turn may come in it."""
-        read = literal_call_reader if self.arguments == "repr" else call_reader
-        return read(self.envelope, close, ends_turn=not close, also_close=closes), not close
+        return self.json_reader(close, closes), not close
 
     def tagged_reader(self) -> ReaderFactory:
         """The reader of a call opened by one of ``also_open``: it runs to the end of the
         turn, read as the turn's bare calls are."""
-        separator, literal = self.bare_separator, self.arguments == "repr"
-        if separator is None and not literal:
-            return call_reader(self.envelope, "the end", ends_turn=True)
-        envelope = self.envelope
-
-        def make(parser: Parser) -> Reader:
-            reader = _CallsEndedByInput(parser, envelope, "the end")
-            reader._separator, reader._literal = separator, literal
-            return reader
-
-        return make
+        return self.json_reader("the end", joined=True)
 
     def rows(self, table: Table) -> None:
         self.written_rows(table)
@@ -360,54 +359,7 @@ class _JsonCallSet(SectionedCalls):
 def arguments_repr(arguments: str, index: int, number: int) -> str:
     """The arguments of ``messages[index].tool_calls[number]`` as Jinja prints the parsed
     object (``{{ arguments }}`` of a dict: Python's ``repr``)."""
-    try:
-        value = json.loads(arguments.strip() or "{}")
-    except json.JSONDecodeError as error:
-        where = f"messages[{index}].tool_calls[{number}].function.arguments"
-        raise RequestError(where, f"not valid JSON ({error.msg})", "a JSON object") from error
-    return repr(value)
-
-
-_NOT_LITERAL = object()
-
-
-def python_literal(text: str) -> Any:
-    """The JSON value that ``text`` writes as Python's ``repr`` of it (dicts with string
-    keys, lists, strings, numbers, ``True``, ``False``, ``None``), else ``_NOT_LITERAL``:
-    any other Python (a tuple, a set, an expression, a key written twice) is no value."""
-    try:
-        tree = ast.parse(text.strip(), mode="eval").body
-    except (SyntaxError, ValueError, MemoryError, RecursionError):
-        return _NOT_LITERAL
-    try:
-        return _literal(tree)
-    except (ValueError, RecursionError):
-        return _NOT_LITERAL
-
-
-def _literal(node: ast.expr) -> Any:
-    if isinstance(node, ast.Constant):
-        constant = node.value
-        if constant is None or isinstance(constant, (str, bool, int)):
-            return constant
-        if isinstance(constant, float) and math.isfinite(constant):
-            return constant
-    elif isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
-        operand = node.operand
-        if isinstance(operand, ast.Constant) and type(operand.value) in (int, float):
-            return -_literal(operand)
-    elif isinstance(node, ast.List):
-        return [_literal(item) for item in node.elts]
-    elif isinstance(node, ast.Dict):
-        members: dict[str, Any] = {}
-        for key, item in zip(node.keys, node.values, strict=True):
-            if not (isinstance(key, ast.Constant) and isinstance(key.value, str)):
-                raise ValueError("a key that is not a string")
-            if key.value in members:  # Python keeps the last: the first would be lost unseen
-                raise ValueError("a key written twice")
-            members[key.value] = _literal(item)
-        return members
-    raise ValueError("not a JSON value written as Python")
+    return repr(arguments_value(arguments, index, number))
 
 
 def _value_end(text: str, start: int) -> int:
@@ -456,7 +408,7 @@ def read_calls(
                 return None
         except ValueError:
             end = _value_end(text, position) if literal else -1
-            value = _NOT_LITERAL if end < 0 else python_literal(text[position:end])
+            value = None if end < 0 else python_literal_or_none(text[position:end])
         if not isinstance(value, dict) or not allowed.issuperset(value):
             return None
         name = value.get(envelope.name)
@@ -479,12 +431,22 @@ def read_calls(
         position = len(text) - len(rest) + len(separator)
 
 
-class _ReadsOtherwise(JsonCallReader):
+class _ReadsOtherwise(CallReader):
     """A JSON call whose text, when it is not one call object, is also read as several
-    joined by ``_separator`` and with arguments written as Python (``_literal``)."""
+    joined by ``separator`` (None: one) and with arguments written as Python (``literal``)."""
 
-    _separator: str | None = None
-    _literal = False
+    def __init__(
+        self,
+        parser: Parser,
+        envelope: CallEnvelope,
+        close: str,
+        closes: frozenset[str],
+        ends_turn: bool,
+        separator: str | None,
+        literal: bool,
+    ) -> None:
+        super().__init__(parser, envelope, close, closes, ends_turn)
+        self._separator, self._literal = separator, literal
 
     def recover(self, text: str, begun: str | None) -> bool:
         calls = read_calls(text, self._envelope, self._separator, self._literal)
@@ -497,54 +459,3 @@ class _ReadsOtherwise(JsonCallReader):
             begun = None
             parser.emit_call(index, identifier, name, arguments)
         return True
-
-
-class _LiteralCall(_ReadsOtherwise):
-    """A closed call, its arguments JSON or Python (:class:`JsonCallReader`)."""
-
-
-class _LiteralCallClosedByAny(_ReadsOtherwise, ClosedByAny):
-    """A call with several spellings of its close, its arguments JSON or Python."""
-
-
-class _CallsEndedByInput(_ReadsOtherwise, EndedByInput):
-    """Calls the end of the turn closes, joined and with arguments as configured."""
-
-
-def literal_call_reader(
-    envelope: CallEnvelope, close: str, *, ends_turn: bool, also_close: frozenset[str]
-) -> ReaderFactory:
-    """:func:`.readers.call_reader` for arguments written as JSON or as Python's ``repr``."""
-
-    def make(parser: Parser) -> Reader:
-        reader: _ReadsOtherwise
-        if ends_turn:
-            reader = _CallsEndedByInput(parser, envelope, close)
-        elif also_close - {close}:
-            reader = _LiteralCallClosedByAny(parser, envelope, close, also_close)
-        else:
-            reader = _LiteralCall(parser, envelope, close)
-        reader._literal = True
-        return reader
-
-    return make
-
-
-class BareCallsReader(BareCallReader):
-    """Text, or the whole turn as bare calls joined by ``separator`` (None: one call), their
-    arguments JSON or (``literal``) Python's ``repr`` (:class:`.bare_calls.BareCallReader`)."""
-
-    __slots__ = ("_literal", "_separator")
-
-    def __init__(
-        self, parser: Parser, envelope: CallEnvelope, separator: str | None, literal: bool
-    ) -> None:
-        super().__init__(parser, envelope)
-        self._separator = separator
-        self._literal = literal
-
-    def call_reader(self, parser: Parser) -> JsonCallReader:
-        reader = _CallsEndedByInput(parser, self._envelope, "the end of the turn")
-        reader._separator = self._separator
-        reader._literal = self._literal
-        return reader

@@ -377,32 +377,42 @@ class SectionReader(BetweenCallsReader):
         give_back(parser, offset, found, "a call after its opener", opener)
 
 
-class EndedByInput(JsonCallReader):
-    """A call that the end of the turn closes: the end of input closes it too (engines cut
-    the stop token from the text they return)."""
+class CallReader(JsonCallReader):
+    """A JSON call closed by ``close``, or by another of ``closes`` (the one that closed it
+    is part of the call's text if the call is malformed and becomes content); ``ends_turn``:
+    the end of the turn, or of the input, closes it as well (engines cut the stop token from
+    the text they return)."""
 
     whole_kind = "call"  # closed by a marker, as JsonCallReader (see pawlette.engine.whole)
-
-    def close(self, marker: str | None, offset: int) -> None:
-        super().close("" if marker is None else marker, offset)
-
-
-class ClosedByAny(JsonCallReader):
-    """A call with several spellings of its close: the one that closed it is part of the
-    call's text if the call is malformed and becomes content."""
-
-    whole_kind = "call"  # closed by a marker, as JsonCallReader (see pawlette.engine.whole)
+    _closes: frozenset[str] = frozenset()
+    _ends_turn = False
 
     def __init__(
-        self, parser: Parser, envelope: CallEnvelope, close: str, closes: frozenset[str]
+        self,
+        parser: Parser,
+        envelope: CallEnvelope,
+        close: str,
+        closes: frozenset[str] = frozenset(),
+        ends_turn: bool = False,
     ) -> None:
         super().__init__(parser, envelope, close)
-        self._closes = closes
+        self._closes, self._ends_turn = closes, ends_turn
 
     def close(self, marker: str | None, offset: int) -> None:
-        if marker in self._closes:
+        if marker is None and self._ends_turn:
+            marker = ""
+        elif marker in self._closes:
             self._close_marker = marker
         super().close(marker, offset)
+
+
+class EndedByInput(CallReader):
+    """A call that the end of the turn closes (:class:`CallReader`'s ``ends_turn``)."""
+
+    whole_kind = "call"  # closed by a marker, as JsonCallReader (see pawlette.engine.whole)
+
+    def __init__(self, parser: Parser, envelope: CallEnvelope, close: str) -> None:
+        super().__init__(parser, envelope, close, ends_turn=True)
 
 
 def call_reader(
@@ -411,16 +421,14 @@ def call_reader(
     *,
     ends_turn: bool = False,
     also_close: frozenset[str] = frozenset(),
+    kind: type[CallReader] = CallReader,
 ) -> ReaderFactory:
-    """A JSON call.  ``ends_turn``: the call runs to the end of the turn (no close fence of
-    its own); ``also_close``: other spellings of ``close``."""
+    """A JSON call read by ``kind`` (:class:`CallReader`).  ``ends_turn``: the call runs to
+    the end of the turn (no close fence of its own); ``also_close``: other spellings of
+    ``close``."""
 
-    def make(parser: Parser) -> Reader:
-        if ends_turn:
-            return EndedByInput(parser, envelope, close)
-        if also_close - {close}:
-            return ClosedByAny(parser, envelope, close, also_close)
-        return JsonCallReader(parser, envelope, close)
+    def make(parser: Parser) -> Reader:  # (named so: the state table shows the name)
+        return kind(parser, envelope, close, also_close, ends_turn)
 
     return make
 
