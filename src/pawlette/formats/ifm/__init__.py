@@ -48,8 +48,8 @@ Decisions, each the template's:
 - **Tools**, in the first system turn (one is written when the conversation has none),
   between ``<ifm|tools>`` and ``</ifm|tools>``, then the instructions of the template's
   default call format (``xml``), then a blank line and the first system message's text when
-  it is not empty.  The option ``tools`` picks how they are presented, as the template's
-  ``tool_presentation_format`` does (the exported template reads that variable):
+  it is not empty.  The option ``tool_presentation`` picks how they are presented, as the
+  template's ``tool_presentation_format`` does (the exported template reads that variable):
 
   - ``"markdown"`` (the default, the template's): each tool as a Markdown section, its
     parameters as a list (:mod:`pawlette.formats.ifm.markdown` says how each schema key is
@@ -169,15 +169,15 @@ def _call_instructions() -> Fence:
 
 @dataclass(frozen=True)
 class IfmOptions:
-    """``tools``: how the tools are presented, as the template's
+    """``tool_presentation``: how the tools are presented, as the template's
     ``tool_presentation_format``: ``"markdown"`` (its default) or ``"json"``."""
 
-    tools: Literal["markdown", "json"] = "markdown"
+    tool_presentation: Literal["markdown", "json"] = "markdown"
 
 
 def _variables(options: IfmOptions) -> Mapping[str, Any]:
     """The template's variables this format writes as (its call format, the default)."""
-    return {"tool_presentation_format": options.tools, "tool_call_format": "xml"}
+    return {"tool_presentation_format": options.tool_presentation, "tool_call_format": "xml"}
 
 
 def _frame(role: str) -> Frame:
@@ -185,7 +185,7 @@ def _frame(role: str) -> Frame:
 
 
 def _tools(options: IfmOptions) -> ToolsBlock:
-    kind = MarkdownTools if options.tools == "markdown" else ToolsBlock
+    kind = MarkdownTools if options.tool_presentation == "markdown" else ToolsBlock
     return kind(
         place="system",
         first=True,
@@ -227,9 +227,11 @@ def layout(options: IfmOptions) -> Layout:
         ),
         options=options,
         from_options=layout,
-        variants={"json-tools": IfmOptions(tools="json")},
+        variants={"json-tools": IfmOptions(tool_presentation="json")},
         template_variables=_variables,
-        switches=(Switch("tools", "tool_presentation_format", values=("markdown", "json")),),
+        switches=(
+            Switch("tool_presentation", "tool_presentation_format", values=("markdown", "json")),
+        ),
     )
 
 
