@@ -183,7 +183,17 @@ def measure(
         # The template's variables as the format's options set them (QwQ's enable_thinking),
         # as detection and the family tests render it.
         declared = layout.reference_variables() if layout is not None else {}
-        reference = dataclasses.replace(base, variables={**declared, **_option_variables(fmt)})
+        # (an option a switch gives the template under another name is not the template's
+        # variable: IFM's template refuses a variable it does not know)
+        renamed = {
+            switch.option
+            for switch in (layout.switches if layout is not None else ())
+            if switch.variable != switch.option
+        }
+        options = {
+            name: value for name, value in _option_variables(fmt).items() if name not in renamed
+        }
+        reference = dataclasses.replace(base, variables={**declared, **options})
         if layout is not None and layout.today is not None:  # the clock at the date option
             reference = dataclasses.replace(reference, today=getattr(fmt.options, layout.today))
         report = compare_renders(fmt, reference, conversations)
