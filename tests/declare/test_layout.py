@@ -250,6 +250,10 @@ def tiny(*concepts: Concept, **changes: Any) -> Layout:
             "Option('todya'): no option 'todya' (the options are today); expected the name",
         ),
         (
+            lambda: tiny(SystemPrompt(default=fence(Option("yaer", "%Y"))), options=Weekly()),
+            "Option('yaer'): no option 'yaer' (the options are today, week (derived)); expected",
+        ),
+        (
             lambda: tiny(template_untested=("reasoning",)),
             "Layout.template_untested: 'reasoning'; expected one of tools, calls",
         ),
@@ -381,6 +385,13 @@ def test_the_public_declaration_api_is_listed() -> None:
 @dataclasses.dataclass(frozen=True)
 class Dated:
     today: datetime.date = datetime.date(2025, 6, 20)
+
+
+@dataclasses.dataclass(frozen=True)
+class Weekly(Dated):
+    @property
+    def week(self) -> str:
+        return self.today.strftime("%V")
 
 
 def test_a_date_option_is_written_with_its_format_never_the_clock() -> None:

@@ -24,6 +24,7 @@ from types import NoneType, UnionType
 from typing import Any, Union, get_args, get_origin, get_type_hints
 
 from ..errors import FormatError
+from ..format import derived_options
 from .concept import Concept
 from .pieces import Fence, Lit, Marker, Option, fence
 from .switch import Switch, check_switches
@@ -82,9 +83,12 @@ def _checked_fields(kind: type) -> tuple[tuple[str, str, bool], ...]:
 
 
 def _option_names(options: object) -> list[str]:
+    """The options an :class:`Option` piece may name: the fields, then the derived ones."""
     if is_dataclass(options):
-        return [item.name for item in fields(options)]
-    return sorted(name for name in vars(options) if not name.startswith("_"))
+        names = [item.name for item in fields(options)]
+    else:
+        names = sorted(name for name in vars(options) if not name.startswith("_"))
+    return names + [f"{name} (derived)" for name in derived_options(options)]
 
 
 UNTESTED = ("tools", "calls")

@@ -42,8 +42,9 @@ class Lit:
 class Option:
     """Text from the format's options: ``options.<name>``, a string, or a date written with
     ``strftime(date_format)`` (a date a template reads from a clock is an option, never the
-    clock).  The exported chat template reads the template variable of the same name when the
-    caller passes one (a date then as ``strftime_now(date_format)``).
+    clock).  The exported chat template writes the template variable of the same name, as
+    the caller passes it (a date as text already written), and the option's value at export
+    when none is passed.
 
     ``name`` is a field of the options dataclass (an option callers set with
     :meth:`pawlette.Format.with_options`) or a property of its class: a derived option,
