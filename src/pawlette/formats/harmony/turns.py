@@ -128,24 +128,19 @@ class HarmonyTurns(Concept):
         # belongs would otherwise be written as text and never read back.  Whether each
         # Option names an option of the layout, of the right kind, the layout checks next.
         where = f"{layout.name}: HarmonyTurns"
-        for name in MARKER_FIELDS:
-            value = getattr(self, name)
-            if not isinstance(value, Marker):
-                raise FormatError(
-                    f"{where}.{name}: {value!r}; expected a Marker, a special token"
-                    f" (Marker({getattr(HarmonyTurns, name).text!r}))"
-                )
-        for name in OPTION_FIELDS:
-            value = getattr(self, name)
-            if not isinstance(value, Option):
-                raise FormatError(
-                    f"{where}.{name}: {value!r}; expected an Option naming a field of"
-                    f" Layout.options ({getattr(HarmonyTurns, name)!r})"
-                )
-        for name in SWITCH_FIELDS:
-            value = getattr(self, name)
-            if not isinstance(value, bool):
-                raise FormatError(f"{where}.{name}: {value!r}; expected True or False")
+        kinds = (
+            (MARKER_FIELDS, Marker, "a Marker, a special token (Marker({default.text!r}))"),
+            (OPTION_FIELDS, Option, "an Option naming a field of Layout.options ({default!r})"),
+            (SWITCH_FIELDS, bool, "True or False"),
+        )
+        for names, kind, expected in kinds:
+            for name in names:
+                value = getattr(self, name)
+                if not isinstance(value, kind):
+                    default = getattr(HarmonyTurns, name)
+                    raise FormatError(
+                        f"{where}.{name}: {value!r}; expected {expected.format(default=default)}"
+                    )
         self.check_choices(layout, "analysis")
 
     # ------------------------------------------------------------------ the writer
