@@ -595,33 +595,3 @@ def test_two_meanings_of_one_marker_name_both_sides() -> None:
     assert "'<|assistant|>' has two meanings between turns: one of the frames, one of " in message
     assert "ConversationEnd; expected one meaning per marker" in message
     assert "state 'outside' goes to 'assistant.head' and to 'outside'" in message
-
-
-def _family(kind: type) -> list[type]:
-    return [kind, *(member for sub in kind.__subclasses__() for member in _family(sub))]
-
-
-def test_a_declared_concept_says_which_roles_its_turn_hooks_act_on_only_when_it_has_one() -> None:
-    # Interpreters ask turn_roles only of a concept that overrides a turn hook: elsewhere the
-    # answer is read by no one.
-    turn_hooks = [
-        name
-        for name in vars(Concept)
-        if name.startswith(("write_", "jinja_", "turn_"))
-        and name not in ("write_start", "write_message", "write_prompt", "write_finish")
-        and name not in ("jinja_setup", "jinja_start", "jinja_message", "jinja_prompt")
-        and name not in ("jinja_finish", "jinja_wants_system_turn", "turn_roles")
-    ]
-    assert "write_before" in turn_hooks and "jinja_after" in turn_hooks
-    unread = [
-        kind.__name__
-        for kind in _family(Concept)
-        if kind.__module__.startswith("pawlette.declare")
-        and "turn_roles" in vars(kind)
-        and not any(
-            getattr(member, hook) is not getattr(Concept, hook)
-            for member in _family(kind)
-            for hook in turn_hooks
-        )
-    ]
-    assert unread == []

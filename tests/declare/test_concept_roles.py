@@ -1,9 +1,8 @@
-"""The formats' own concepts say which roles their turn hooks act on (``turn_roles``,
-``hook_roles``) only where an interpreter reads the answer: the render plan, the Jinja
-writer and the layout's checks ask ``hook_roles`` of a concept for a turn hook it overrides,
-and ``hook_roles`` asks ``turn_roles`` unless a concept answers hook by hook itself.
-
-(gpt-oss's harmony and IBM's ifm are left to their own tests.)"""
+"""Concepts, the declaration layer's and the formats' own, say which roles their turn hooks
+act on (``turn_roles``, ``hook_roles``) only where an interpreter reads the answer: the
+render plan, the Jinja writer and the layout's checks ask ``hook_roles`` of a concept for a
+turn hook it overrides, and ``hook_roles`` asks ``turn_roles`` unless a concept answers hook
+by hook itself."""
 
 from __future__ import annotations
 
@@ -13,7 +12,6 @@ import pkgutil
 
 from pawlette.declare.concept import Concept
 
-LEFT = ("pawlette.formats.harmony", "pawlette.formats.ifm")
 TURN_HOOKS = [
     name
     for name in vars(Concept)
@@ -24,16 +22,11 @@ TURN_HOOKS = [
 ]
 
 
-def _format_concepts() -> list[type[Concept]]:
+def _concepts() -> list[type[Concept]]:
     package = importlib.import_module("pawlette.formats")
     for module in pkgutil.walk_packages(package.__path__, "pawlette.formats."):
-        if not module.name.startswith(LEFT):
-            importlib.import_module(module.name)
-    return [
-        kind
-        for kind in _family(Concept)
-        if kind.__module__.startswith("pawlette.formats.") and not kind.__module__.startswith(LEFT)
-    ]
+        importlib.import_module(module.name)
+    return [kind for kind in _family(Concept) if kind.__module__.startswith("pawlette.")]
 
 
 def _family(kind: type) -> list[type]:
@@ -56,9 +49,16 @@ def _asks_turn_roles(kind: type) -> bool:
     return found is Concept.hook_roles or "self.turn_roles()" in inspect.getsource(found)
 
 
-def test_every_format_concept_that_answers_for_roles_is_asked() -> None:
-    concepts = _format_concepts()
-    assert any(kind.__name__ == "StubTools" for kind in concepts)
+def test_the_turn_hooks_are_those_of_a_turn() -> None:
+    assert "write_before" in TURN_HOOKS and "jinja_after" in TURN_HOOKS
+    assert "write_message" not in TURN_HOOKS and "turn_roles" not in TURN_HOOKS
+
+
+def test_every_concept_that_answers_for_roles_is_asked() -> None:
+    concepts = _concepts()
+    assert {"StubTools", "HarmonyTurns", "MarkdownTools", "Trimmed"} <= {
+        kind.__name__ for kind in concepts
+    }
     unread = [
         f"{kind.__module__}.{kind.__name__}.{member}"
         for kind in concepts
