@@ -15,20 +15,13 @@ from hypothesis import strategies as st
 import pawlette
 from pawlette.errors import ParseError
 from pawlette.formats.seed_oss.stub_reading import read_listing
+from tests.declare.conversations import TOOLS
 
 SEED = pawlette.get_format("seed_oss")
 # What a stub says of a schema type (``number`` is written ``int``; others ``Any``: no type).
 SAID = {"string": "string", "integer": "integer", "number": "integer", "boolean": "boolean"}
 SAID["array"] = "array"
-WEATHER = {
-    "name": "get_weather",
-    "description": "The weather in a city.",
-    "parameters": {
-        "type": "object",
-        "properties": {"city": {"type": "string"}, "days": {"type": "integer"}},
-        "required": ["city"],
-    },
-}
+WEATHER = TOOLS[0]["function"]  # (the cross-artifact checks' weather tool)
 
 
 def _request(definitions: list[dict[str, Any]], **extra: Any) -> dict[str, Any]:
