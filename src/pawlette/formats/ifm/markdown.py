@@ -47,9 +47,19 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-__all__ = ["listing", "presentable", "problem", "python_literal", "type_text"]
+__all__ = [
+    "FUNCTION_KEYS",
+    "QUIET_KEYS",
+    "RENDERED_KEYS",
+    "ROOT_KEYS",
+    "listing",
+    "presentable",
+    "problem",
+    "python_literal",
+    "type_text",
+]
 
-_RENDERED = (
+RENDERED_KEYS = (
     "type",
     "description",
     "enum",
@@ -66,39 +76,35 @@ _RENDERED = (
 """The keys of a schema the presentation writes in their own places; any other is written
 as ``KEY: VALUE`` after them."""
 
-_QUIET = (
+QUIET_KEYS = (
     "|description|default|title|examples|properties|patternProperties|additionalProperties|returns|"
 )
 """The keys whose values may nest objects anywhere in a presentable schema, as one
 pipe-delimited text: the template tests ``'|' ~ key ~ '|'`` in it (a substring test, kept)."""
 
-_ROOT_KEYS = frozenset(
-    {
-        "type",
-        "description",
-        "enum",
-        "default",
-        "properties",
-        "required",
-        "optional",
-        "title",
-        "items",
-        "oneOf",
-        "anyOf",
-        "additionalProperties",
-        "patternProperties",
-        "returns",
-        "examples",
-        "$defs",
-        "definitions",
-        "$ref",
-    }
+ROOT_KEYS = (
+    "type",
+    "description",
+    "enum",
+    "default",
+    "properties",
+    "required",
+    "optional",
+    "title",
+    "items",
+    "oneOf",
+    "anyOf",
+    "additionalProperties",
+    "patternProperties",
+    "returns",
+    "examples",
+    "$defs",
+    "definitions",
+    "$ref",
 )
 """The parameters' top keys that may hold objects or lists in a presentable tool."""
 
-_FUNCTION_KEYS = frozenset(
-    {"name", "description", "parameters", "returns", "response", "type", "function"}
-)
+FUNCTION_KEYS = ("name", "description", "parameters", "returns", "response", "type", "function")
 """The function's keys that may hold objects or lists in a presentable tool."""
 
 _PREFIXES = ("#/$defs/", "#/definitions/")
@@ -256,7 +262,7 @@ def _plain_schema(spec: Any) -> bool:
         elif key == "required":
             if value and not spec.get("properties"):
                 return False
-        elif f"|{key}|" in _QUIET:
+        elif f"|{key}|" in QUIET_KEYS:
             pass
         elif isinstance(value, dict):
             if any(_nests_object(item) for item in value.values()):
@@ -284,7 +290,7 @@ def _plain_tool(definition: Mapping[str, Any]) -> bool:
     if parameters is not None:  # (none: the template raises; written as no parameters)
         if not isinstance(parameters, dict) or not _plain_schema(parameters):
             return False
-        if any(key not in _ROOT_KEYS and _container(value) for key, value in parameters.items()):
+        if any(key not in ROOT_KEYS and _container(value) for key, value in parameters.items()):
             return False
     if isinstance(definition.get("returns"), dict) and not _plain_schema(definition["returns"]):
         return False
@@ -292,7 +298,7 @@ def _plain_tool(definition: Mapping[str, Any]) -> bool:
     if "returns" not in definition and isinstance(response, dict) and not _plain_schema(response):
         return False
     return not any(
-        key not in _FUNCTION_KEYS and _container(value) for key, value in definition.items()
+        key not in FUNCTION_KEYS and _container(value) for key, value in definition.items()
     )
 
 
@@ -514,7 +520,7 @@ class _Tool:
 
     def extras(self, spec: dict[str, Any], inner: str) -> None:
         for key, value in spec.items():
-            if key not in _RENDERED:
+            if key not in RENDERED_KEYS:
                 self.write(f"\n{inner}- {key}: " + _plain_value(value))
 
     def parameters_schema(self, spec: Any) -> None:

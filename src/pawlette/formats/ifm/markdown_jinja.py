@@ -17,22 +17,20 @@ namespace.
 
 from __future__ import annotations
 
+from .markdown import FUNCTION_KEYS, QUIET_KEYS, RENDERED_KEYS, ROOT_KEYS
+
 __all__ = ["JINJA_MACROS"]
 
-_RENDERED = (
-    "['type', 'description', 'enum', 'default', 'properties', 'required', 'items', 'oneOf', "
-    "'anyOf', 'additionalProperties', 'patternProperties', 'returns']"
-)
-_ROOT_KEYS = (
-    "['type', 'description', 'enum', 'default', 'properties', 'required', 'optional', 'title', "
-    "'items', 'oneOf', 'anyOf', 'additionalProperties', 'patternProperties', 'returns', "
-    "'examples', '$defs', 'definitions', '$ref']"
-)
-_FUNCTION_KEYS = "['name', 'description', 'parameters', 'returns', 'response', 'type', 'function']"
-_QUIET = (
-    "'|description|default|title|examples|properties|patternProperties|additionalProperties"
-    "|returns|'"
-)
+
+def _jinja_list(keys: tuple[str, ...]) -> str:
+    """``keys`` as a Jinja list literal."""
+    return "[" + ", ".join(f"'{key}'" for key in keys) + "]"
+
+
+_RENDERED = _jinja_list(RENDERED_KEYS)
+_ROOT_KEYS = _jinja_list(ROOT_KEYS)
+_FUNCTION_KEYS = _jinja_list(FUNCTION_KEYS)
+_QUIET = f"'{QUIET_KEYS}'"
 
 _VALUES = r"""
 {%- macro ifm_md_py(value) -%}
