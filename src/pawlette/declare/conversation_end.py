@@ -5,7 +5,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from ..emit.jinja_text import jinja_string
 from .concept import Concept
 from .pieces import Marker
 
@@ -30,9 +29,7 @@ class ConversationEnd(Concept):
             out.fence((self.marker,), "close")
 
     def jinja_finish(self, out: Template) -> None:
-        out.out("{%- if not add_generation_prompt -%}")
-        out.out(f"{{{{- {jinja_string(self.marker.text)} -}}}}")
-        out.out("{%- endif -%}")
+        out.fence_if("not add_generation_prompt", (self.marker,))
 
     def rows(self, table: Table) -> None:
         table.on("outside", self.marker.text, "outside")

@@ -107,9 +107,8 @@ class FirstSystemText(Concept):
     def jinja_content(self, out: Template, role: str) -> bool:
         if role != "system":
             return False
-        out.out("{%- if index == 0 -%}")
-        out.value(self._jinja_text(out))
-        out.out("{%- else -%}")
-        out.text()
-        out.out("{%- endif -%}")
+        with out.when("index == 0"):
+            out.value(self._jinja_text(out))
+            out.out("{%- else -%}")
+            out.text()
         return True

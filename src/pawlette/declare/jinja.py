@@ -19,6 +19,9 @@ the last turn written).
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+
 from ..emit.jinja_text import TEXT_MACRO, escape_macro, fill, jinja_string
 from .concept import Concept, overrides
 from .layout import Frame, Layout
@@ -105,19 +108,24 @@ class Template:
                 return
         self.text()
 
-    def fence_if(self, condition: str, pieces: Fence, otherwise: Fence | None = None) -> None:
-        """``pieces`` where the Jinja ``condition`` holds, else ``otherwise`` (when given)."""
+    @contextmanager
+    def when(self, condition: str) -> Iterator[None]:
+        """What the body writes, where the Jinja ``condition`` holds."""
         self.out(f"{{%- if {condition} -%}}")
-        self.fence(pieces)
-        if otherwise is not None:
-            self.out("{%- else -%}")
-            self.fence(otherwise)
+        yield
         self.out("{%- endif -%}")
 
+    def fence_if(self, condition: str, pieces: Fence, otherwise: Fence | None = None) -> None:
+        """``pieces`` where the Jinja ``condition`` holds, else ``otherwise`` (when given)."""
+        with self.when(condition):
+            self.fence(pieces)
+            if otherwise is not None:
+                self.out("{%- else -%}")
+                self.fence(otherwise)
+
     def raise_if(self, condition: str, message: str) -> None:
-        self.out(f"{{%- if {condition} -%}}")
-        self.out(f"{{{{- raise_exception({jinja_string(message)}) -}}}}")
-        self.out("{%- endif -%}")
+        with self.when(condition):
+            self.out(f"{{{{- raise_exception({jinja_string(message)}) -}}}}")
 
     def macro(self, name: str, source: str) -> None:
         """Define a macro once (concepts that share one name it alike)."""
@@ -185,9 +193,15 @@ class Template:
             if (roles := concept.hook_roles(hook)) is None or role in roles
         ]
 
-    def _each(self, hook: str, role: str) -> None:
-        for concept in self.acting(hook, role):
-            getattr(concept, hook)(self, role)
+    def each(self, hook: str, role: str | None = None) -> None:
+        """Every concept's ``hook`` that acts on ``role``'s turns (None: a hook of the whole
+        conversation, such as ``jinja_setup``), in order."""
+        if role is None:
+            for concept in self._hooks[hook]:
+                getattr(concept, hook)(self)
+        else:
+            for concept in self.acting(hook, role):
+                getattr(concept, hook)(self, role)
 
     def _first(self, hook: str, role: str) -> bool:
         """Whether a concept's ``hook`` wrote (the first that does: the rest are not asked)."""
@@ -198,22 +212,22 @@ class Template:
         format writes with no message, ``message`` and ``index`` none and -1)."""
         frame = self.layout.frames[role]
         assistant = role == "assistant"
-        self._each("jinja_before", role)
+        self.each("jinja_before", role)
         self.open_fence(role)
-        self._each("jinja_lead", role)
+        self.each("jinja_lead", role)
         if assistant:
             self.out("{%- generation -%}")
-        self._each("jinja_opening", role)
+        self.each("jinja_opening", role)
         if "content" in self.namespace:
             self.out(f"{{%- set ns.content = {'message is not none' if message else 'false'} -%}}")
         if not self._first("jinja_content", role) and message:
             self.text()
-        self._each("jinja_closing", role)
+        self.each("jinja_closing", role)
         if not self._first("jinja_end", role):
             self.fence(frame.end)
         if assistant:
             self.out("{%- endgeneration -%}")
-        self._each("jinja_after", role)
+        self.each("jinja_after", role)
         self.fence(frame.after)
         self.out(f"{{%- set ns.previous = {jinja_string(role)} -%}}")
 
@@ -247,13 +261,11 @@ class Template:
         layout = self.layout
         for concept in layout.concepts:
             self.handled |= getattr(concept, "handles", frozenset())
-        for concept in self._hooks["jinja_setup"]:
-            concept.jinja_setup(self)
+        self.each("jinja_setup")
         if self.layout.frames and "tools" not in self.handled:
             self.raise_if("tools is defined and tools", f"tools: {layout.name} has no tools block")
         self.fence(layout.begin)
-        for concept in self._hooks["jinja_start"]:
-            concept.jinja_start(self)
+        self.each("jinja_start")
         self.out("{%- for message in messages -%}")
         self.out("{%- set index = loop.index0 -%}")
         self.out('{%- set role = "system" if message.role == "developer" else message.role -%}')
@@ -277,14 +289,11 @@ class Template:
         )
         self.out("{%- endif -%}")
         self.out("{%- endfor -%}")
-        self.out("{%- if add_generation_prompt -%}")
-        self._each("jinja_before", "assistant")
-        self.open_fence("assistant", prompt=True)
-        for concept in self._hooks["jinja_prompt"]:
-            concept.jinja_prompt(self)
-        self.out("{%- endif -%}")
-        for concept in self._hooks["jinja_finish"]:
-            concept.jinja_finish(self)
+        with self.when("add_generation_prompt"):
+            self.each("jinja_before", "assistant")
+            self.open_fence("assistant", prompt=True)
+            self.each("jinja_prompt")
+        self.each("jinja_finish")
         head = [TEXT_MACRO.strip(), *self.macros.values()]
         if self.escaping:
             from .table import compile_table

@@ -20,7 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from .concept import Concept, overrides
+from .concept import Concept
 from .table import begin
 
 if TYPE_CHECKING:
@@ -65,9 +65,6 @@ class PromptAlways(Concept):
                 table.on(state, marker + block, head, *actions)
 
     def jinja_finish(self, out: Template) -> None:
-        out.out("{%- if not add_generation_prompt -%}")
-        out.open_fence("assistant", prompt=True)
-        for concept in out.layout.concepts:
-            if overrides(concept, "jinja_prompt"):
-                concept.jinja_prompt(out)
-        out.out("{%- endif -%}")
+        with out.when("not add_generation_prompt"):
+            out.open_fence("assistant", prompt=True)
+            out.each("jinja_prompt")

@@ -325,21 +325,17 @@ class Reasoning(Concept):
     def jinja_opening(self, out: Template, role: str) -> None:
         if role != "assistant":
             return
-        out.out(f"{{%- if {self._condition(out)} -%}}")
-        if self.prompt not in ("open", "opened"):
-            out.fence(self.open)  # (else the prompt's, written by jinja_lead)
-        out.out("{%- if message.reasoning_content is defined -%}")
-        if self.trim:
-            out.value(self._jinja_trimmed(out, "(message.reasoning_content or '')", right=True))
-        else:
-            out.value("message.reasoning_content or ''")
-        out.out("{%- endif -%}")
-        out.fence(self.close)
-        if self.absent and not self.prompt_writes_absent():
-            out.out("{%- else -%}")
-            rest = self.absent_rest
-            out.fence(self.absent if rest is None else rest)
-        out.out("{%- endif -%}")
+        with out.when(self._condition(out)):
+            if self.prompt not in ("open", "opened"):
+                out.fence(self.open)  # (else the prompt's, written by jinja_lead)
+            with out.when("message.reasoning_content is defined"):
+                text = "message.reasoning_content or ''"
+                out.value(self._jinja_trimmed(out, f"({text})", right=True) if self.trim else text)
+            out.fence(self.close)
+            if self.absent and not self.prompt_writes_absent():
+                out.out("{%- else -%}")
+                rest = self.absent_rest
+                out.fence(self.absent if rest is None else rest)
 
     def _jinja_trimmed(self, out: Template, text: str, *, right: bool) -> str:
         """``text`` without ``trim``'s characters at its start (``right``: and at its end),
@@ -375,33 +371,28 @@ class Reasoning(Concept):
         if not self.trim or role != "assistant":
             return False
         text = f"text_of(message, index, {jinja_string(out.layout.name)})"
-        out.out(f"{{%- if {self._condition(out)} -%}}")
-        out.value(self._jinja_trimmed(out, text, right=False))
-        out.out("{%- else -%}")
-        out.text()
-        out.out("{%- endif -%}")
+        with out.when(self._condition(out)):
+            out.value(self._jinja_trimmed(out, text, right=False))
+            out.out("{%- else -%}")
+            out.text()
         return True
 
     def jinja_lead(self, out: Template, role: str) -> None:
+        # (What the generation prompt writes: not trainable.)
         if role == "assistant" and self.prompt in ("open", "opened"):
             if self.absent_rest is not None:  # the block or its stand-in opens alike
-                out.fence(self.open)  # the generation prompt's: not trainable
+                out.fence(self.open)
                 return
-            out.out(f"{{%- if {self._condition(out)} -%}}")
-            out.fence(self.open)  # the generation prompt's: not trainable
-            out.out("{%- endif -%}")
+            out.fence_if(self._condition(out), self.open)
         if role == "assistant" and self.keep == "calls" and self.prompt == "empty":
-            out.out(
-                "{%- if message.tool_calls is defined and message.tool_calls and not "
-                "(message.reasoning_content is defined and message.reasoning_content) -%}"
-            )
-            out.fence(self.open)  # the generation prompt's empty block: not trainable
-            out.fence(self.close)
-            out.out("{%- endif -%}")
+            with out.when(
+                "message.tool_calls is defined and message.tool_calls and not "
+                "(message.reasoning_content is defined and message.reasoning_content)"
+            ):
+                out.fence(self.open)  # an empty block
+                out.fence(self.close)
         if role == "assistant" and self.prompt_writes_absent():
-            out.out(f"{{%- if not ({self._condition(out)}) -%}}")
-            out.fence(self.absent)  # the generation prompt's: not trainable
-            out.out("{%- endif -%}")
+            out.fence_if(f"not ({self._condition(out)})", self.absent)
 
     def jinja_prompt(self, out: Template) -> None:
         for pieces in self.prompt_fences:

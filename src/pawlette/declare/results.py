@@ -280,12 +280,10 @@ class Results(Concept):
         frame = out.layout.frames["tool"]
         if self.grouped:
             out.out('{%- if index == 0 or messages[index - 1].role != "tool" -%}')
-        for concept in out.acting("jinja_before", "tool"):
-            concept.jinja_before(out, "tool")
+        out.each("jinja_before", "tool")
         out.open_fence("tool")
-        for hook in ("jinja_lead", "jinja_opening"):
-            for concept in out.acting(hook, "tool"):
-                getattr(concept, hook)(out, "tool")
+        out.each("jinja_lead", "tool")
+        out.each("jinja_opening", "tool")
         if self.grouped:
             out.out("{%- endif -%}")
         if self.id_close is not None and self.ids == "positional":
@@ -325,12 +323,8 @@ class Results(Concept):
         self.jinja_after_text(out)
         out.fence(self.item_close)
         if self.item_gap:
-            if self.gap_ends_group:
-                out.out("{%- if not loop.last -%}")
-            else:
-                out.out('{%- if not loop.last and messages[index + 1].role == "tool" -%}')
-            out.fence(self.item_gap)
-            out.out("{%- endif -%}")
+            more = "" if self.gap_ends_group else ' and messages[index + 1].role == "tool"'
+            out.fence_if(f"not loop.last{more}", self.item_gap)
         if self.grouped:
             out.out('{%- if loop.last or messages[index + 1].role != "tool" -%}')
         out.fence(frame.end)

@@ -87,10 +87,8 @@ class SystemInTurn(Concept):
         if role != "user":
             return
         host = "1" if self.host == "next" else "messages | length - 1"
-        out.out(
-            f"{{%- if index == {host} and index > 0"
-            ' and messages[0].role in ["system", "developer"] -%}'
-        )
-        out.value(f"text_of(messages[0], 0, {jinja_string(out.layout.name)})")
-        out.literal(self.joiner)
-        out.out("{%- endif -%}")
+        with out.when(
+            f'index == {host} and index > 0 and messages[0].role in ["system", "developer"]'
+        ):
+            out.value(f"text_of(messages[0], 0, {jinja_string(out.layout.name)})")
+            out.literal(self.joiner)

@@ -430,10 +430,10 @@ class ToolsBlock(Concept):
                 "tools" if self.wrap == "openai" else 'tools | map(attribute="function") | list'
             )
             if self.always:
-                out.out("{%- if has_tools -%}")
-            out.value(f"{listed} | {self._tojson()}")
-            if self.always:
-                out.out("{%- endif -%}")
+                with out.when("has_tools"):
+                    out.value(f"{listed} | {self._tojson()}")
+            else:
+                out.value(f"{listed} | {self._tojson()}")
         else:
             out.out("{%- for tool in tools -%}")
             out.fence(self.item_open)
@@ -466,9 +466,8 @@ class ToolsBlock(Concept):
         return None
 
     def jinja_setup(self, out: Template) -> None:
-        out.out("{%- if has_tools -%}")
-        out.out(fill("@CHECK_FUNCTION_TOOLS@", {}))  # function tools only, as render
-        out.out("{%- endif -%}")
+        with out.when("has_tools"):
+            out.out(fill("@CHECK_FUNCTION_TOOLS@", {}))  # function tools only, as render
         if self.separator and self.separator_when == "message":
             out.has_content()
         if self.place == "user_after_system":
@@ -507,20 +506,18 @@ class ToolsBlock(Concept):
 
     def jinja_start(self, out: Template) -> None:
         if self.place == "own_turn":
-            out.out("{%- if has_tools -%}" if not self.always else "{%- if true -%}")
-            self.jinja_block(out)
-            out.out("{%- endif -%}")
+            with out.when("true" if self.always else "has_tools"):
+                self.jinja_block(out)
 
     def jinja_before(self, out: Template, role: str) -> None:
         if self.place == "before_last_user" and role == "user":
-            out.out(f"{{%- if has_tools and index == {out.needs_last_query()} -%}}")
-            self.jinja_block(out)
-            out.out("{%- endif -%}")
+            with out.when(f"has_tools and index == {out.needs_last_query()}"):
+                self.jinja_block(out)
         if self.place == "after_system":
-            first = '(1 if messages and messages[0].role == "system" else 0)'
-            out.out(f"{{%- if has_tools and index == {first} -%}}")
-            self.jinja_block(out)
-            out.out("{%- endif -%}")
+            with out.when(
+                'has_tools and index == (1 if messages and messages[0].role == "system" else 0)'
+            ):
+                self.jinja_block(out)
 
     def jinja_open(self, out: Template, role: str) -> bool:
         # (hook_roles: a system turn, with place "user_after_system")
@@ -534,35 +531,33 @@ class ToolsBlock(Concept):
     def jinja_opening(self, out: Template, role: str) -> None:
         host = self.jinja_host(out, role)
         if self.first and host is not None:
-            out.out(f"{{%- if {host} -%}}")
-            self.jinja_block(out)
-            if self.separator:
-                name = jinja_string(out.layout.name)
-                out.fence_if(
-                    f"message is not none and text_of(message, index, {name})", self.separator
-                )
-            out.out("{%- endif -%}")
+            with out.when(host):
+                self.jinja_block(out)
+                if self.separator:
+                    name = jinja_string(out.layout.name)
+                    out.fence_if(
+                        f"message is not none and text_of(message, index, {name})", self.separator
+                    )
 
     def jinja_closing(self, out: Template, role: str) -> None:
         host = self.jinja_host(out, role)
-        if not self.first and host is not None:
-            out.out(f"{{%- if {host} -%}}")
-            if self.separator:
-                if self.separator_when == "text":
-                    name = jinja_string(out.layout.name)
-                    condition = (
-                        f"(message is not none and text_of(message, index, {name})) or "
-                        f"(message is none and {out.has_content()})"
-                    )
-                else:
-                    condition = out.has_content()
-                out.out(f"{{%- if {condition} -%}}")
+        if self.first or host is None:
+            return
+        with out.when(host):
+            if not self.separator:
+                self.jinja_block(out)
+                return
+            condition = out.has_content()
+            if self.separator_when == "text":
+                name = jinja_string(out.layout.name)
+                condition = (
+                    f"(message is not none and text_of(message, index, {name})) or "
+                    f"(message is none and {condition})"
+                )
+            with out.when(condition):
                 self.jinja_block(out, separated=True)
                 out.out("{%- else -%}")
-            self.jinja_block(out)
-            if self.separator:
-                out.out("{%- endif -%}")
-            out.out("{%- endif -%}")
+                self.jinja_block(out)
 
 
 def _after_first_system(out: Render) -> int:
