@@ -146,8 +146,7 @@ class Plan:
         # Fences by identity, kept alive here so an id is never another fence's.
         self.pairs: dict[int, tuple[Fence, tuple[tuple[bool, str], ...]]] = {}
         self.options = layout.options
-        for name, frame in layout.frames.items():
-            del name
+        for frame in layout.frames.values():
             for pieces in (frame.open, frame.end, frame.after, *frame.open_after.values()):
                 self.resolve(pieces)
         self.resolve(layout.begin)
@@ -327,92 +326,40 @@ class Render:
 
     # ------------------------------------------------------------------ the skeleton
 
+    def _enter(self, role: str, index: int) -> None:
+        """Set the render's and the writer's context to the turn of ``role`` at ``index``."""
+        self.role, self.index = role, index
+        self.at(role, index)
+
     def turn(self, index: int, role: str | None = None) -> None:
         """Write ``messages[index]`` as a framed turn (``index`` -1 with ``role``: a turn that
-        holds no message, such as a system turn the format always writes)."""
-        if index >= 0:
-            message: Message | None = self.messages[index]
-            if role is None:
-                role = message.role  # type: ignore[union-attr]
-        else:
-            message = None
-            if role is None:
-                role = "system"
+        holds no message, such as a system turn the format always writes).  The reference
+        the compiled turns are tested against (:mod:`pawlette.compile`)."""
+        message = self.messages[index] if index >= 0 else None
+        if role is None:
+            role = "system" if message is None else message.role
         hooks = self.plan.turns[role]
-        writer = self.writer
-        self.role = role
-        self.index = index
-        writer.role = role  # type: ignore[assignment]
-        writer.message_index = index
-        if hooks.before:
-            for hook in hooks.before:
-                hook(self, index)
-            self.role = role
-            self.index = index
-            writer.role = role  # type: ignore[assignment]
-            writer.message_index = index
-        opener = None
-        if hooks.turn_open:
-            for hook in hooks.turn_open:
-                opener = hook(self, index)
-                if opener is not None:
-                    break
-        if opener is None and hooks.opens:
-            segments = hooks.opened.get(index)
-            if segments is None:
-                segments = self._frame_segments(hooks, index, opening=True)
-            if writer._unfinished is None:  # (Writer.extend's common case, without its call)
-                writer._extend(segments)
-            else:
-                writer.extend(segments)
-        else:
-            frame = hooks.frame
-            assert frame is not None
-            self.fence(frame.opener(self.previous) if opener is None else opener, "header")
-        if hooks.opening:
-            for hook in hooks.opening:
-                hook(self, index)
+        self._enter(role, index)
+        for hook in hooks.before:
+            hook(self, index)
+        self._enter(role, index)
+        opener = _first_fence(hooks.turn_open, self, index)
+        frame = hooks.frame
+        assert frame is not None
+        self.fence(frame.opener(self.previous) if opener is None else opener, "header")
+        for hook in hooks.opening:
+            hook(self, index)
         self.has_content = message is not None
-        written = False
-        if hooks.content:
-            for hook in hooks.content:
-                if hook(self, index):
-                    written = True
-                    break
-        if not written and message is not None:
-            content = message.content
-            if content and len(content) == 1 and type(content[0]) is TextPart:
-                text = content[0].text
-            else:
-                text = self.message_text(index)
-            writer.text(text, "content", trainable=hooks.assistant)
-        if hooks.closing:
-            for hook in hooks.closing:
-                hook(self, index)
-        end = None
-        if hooks.turn_end:
-            for hook in hooks.turn_end:
-                end = hook(self, index)
-                if end is not None:
-                    break
-        if writer.role != role or writer.message_index != index:
-            writer.role = role  # type: ignore[assignment]
-            writer.message_index = index
-        if end is None and not hooks.after:
-            segments = hooks.ended.get(index)
-            if segments is None:
-                segments = self._frame_segments(hooks, index, opening=False)
-            if writer._unfinished is None:
-                writer._extend(segments)
-            else:
-                writer.extend(segments)
-        else:
-            frame = hooks.frame
-            assert frame is not None
-            self.fence(frame.end if end is None else end, hooks.end_kind, trainable=hooks.assistant)
-            for hook in hooks.after:
-                hook(self, index)
-            self.fence(frame.after, "separator")
+        if not any(hook(self, index) for hook in hooks.content) and message is not None:
+            self.writer.text(self.message_text(index), "content", trainable=hooks.assistant)
+        for hook in hooks.closing:
+            hook(self, index)
+        end = _first_fence(hooks.turn_end, self, index)
+        self.at(role, index)
+        self.fence(frame.end if end is None else end, hooks.end_kind, trainable=hooks.assistant)
+        for hook in hooks.after:
+            hook(self, index)
+        self.fence(frame.after, "separator")
         self.previous = role
 
     def _frame_segments(
@@ -446,32 +393,32 @@ class Render:
         return segments
 
     def generation_prompt(self) -> None:
-        plan = self.plan
+        """The generation prompt (the reference of the compiled one)."""
         index = len(self.messages)
-        self.role, self.index = "assistant", index
-        self.at("assistant", index)
-        hooks = plan.turns["assistant"]
-        if hooks.before:
-            for hook in hooks.before:
-                hook(self, index)
-            self.role, self.index = "assistant", index
-            self.at("assistant", index)
-        opener = None
-        for hook in hooks.turn_open:
-            opener = hook(self, index)
-            if opener is not None:
-                break
-        if opener is None:
-            opener = self.layout.frames["assistant"].prompt(self.previous)
-        if opener:
-            self.fence(opener, "generation_prompt")
-        for prompt in plan.prompt:
-            prompt(self)
+        hooks = self.plan.turns["assistant"]
+        self._enter("assistant", index)
+        for hook in hooks.before:
+            hook(self, index)
+        self._enter("assistant", index)
+        opener = _first_fence(hooks.turn_open, self, index)
+        prompt = self.layout.frames["assistant"].prompt(self.previous)
+        self.fence(prompt if opener is None else opener, "generation_prompt")
+        for write_prompt in self.plan.prompt:
+            write_prompt(self)
 
     def check(self) -> None:
         for hook in self.plan.check:
             hook(self)
         refuse_unhandled(self)
+
+
+def _first_fence(hooks: list[Any], out: Render, index: int) -> Fence | None:
+    """The fence of the first of ``hooks`` (``turn_open`` or ``turn_end``) that gives one."""
+    for hook in hooks:
+        found: Fence | None = hook(out, index)
+        if found is not None:
+            return found
+    return None
 
 
 ALL_FIELDS = frozenset(("name", "tool_name", "metadata", "reasoning", "steps", "calls", "parts"))
@@ -499,39 +446,36 @@ def refuse_unhandled(out: Render) -> None:
                 break
         else:
             return
-    names = "name" in handled
-    tool_names = "tool_name" in handled
-    metadata = "metadata" in handled
-    reasoning = "reasoning" in handled
-    steps = "steps" in handled
-    calls = "calls" in handled
-    parts = "parts" in handled
     for index, message in enumerate(out.messages):
         role = message.role
         if role not in claims and (role not in frames or role == "tool"):
             raise UnsupportedFeature(f"messages[{index}].role", repr(role), f"a role {name} writes")
-        if message.name is not None and not (tool_names if role == "tool" else names):
+        if message.name is not None and ("tool_name" if role == "tool" else "name") not in handled:
             raise UnsupportedFeature(
                 f"messages[{index}].name", "a name", f"none: {name} has no names"
             )
-        if message.metadata and not metadata:
+        if message.metadata and "metadata" not in handled:
             raise UnsupportedFeature(
                 f"messages[{index}].metadata", "metadata", f"none: {name} has no place"
             )
-        if message.reasoning is not None and not reasoning:
+        if message.reasoning is not None and "reasoning" not in handled:
             raise UnsupportedFeature(
                 f"messages[{index}].reasoning_content",
                 "reasoning",
                 f"none: {name} has no reasoning block",
             )
-        if message.reasoning_steps is not None and not steps:
+        if message.reasoning_steps is not None and "steps" not in handled:
             raise UnsupportedFeature(
                 f"messages[{index}].reasoning_steps", "structured thinking", "reasoning_content"
             )
-        if message.tool_calls and not calls:
+        if message.tool_calls and "calls" not in handled:
             raise UnsupportedFeature(f"messages[{index}].tool_calls", "tool calls", f"none: {name}")
         content = message.content
-        if parts or not content or (len(content) == 1 and type(content[0]) is TextPart):
+        if (
+            "parts" in handled
+            or not content
+            or (len(content) == 1 and type(content[0]) is TextPart)
+        ):
             continue
         for number, part in enumerate(content):
             if type(part) is not TextPart:
