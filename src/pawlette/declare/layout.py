@@ -103,6 +103,11 @@ def _job_owner(concept: Concept) -> str:
     return owner.__name__ if is_dataclass(owner) else f"{concept.job} concept"
 
 
+def _a(value: object) -> str:
+    """What a wrong value is, in an error: ``a list``."""
+    return f"a {type(value).__name__}"
+
+
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
 
 
@@ -276,68 +281,58 @@ class Layout:
                 f"Layout.name: {self.name!r}; expected letters, digits, '.', '_' and '-'"
             )
         if not isinstance(self.summary, str):
-            raise FormatError(
-                f"{self.name}: Layout.summary: {self.summary!r}; expected a string (one line "
-                "for listings)"
+            raise self._error(
+                "Layout.summary", repr(self.summary), "a string (one line for listings)"
             )
         if not isinstance(self.frames, Mapping):
-            raise FormatError(
-                f"{self.name}: Layout.frames: a {type(self.frames).__name__}; "
-                "expected a dict of role -> Frame"
-            )
+            raise self._error("Layout.frames", _a(self.frames), "a dict of role -> Frame")
         for role, frame in self.frames.items():
+            where = f"Layout.frames[{role!r}]"
             if role not in ROLES:
-                raise FormatError(
-                    f"{self.name}: Layout.frames[{role!r}]: an unknown role; expected one of "
-                    + ", ".join(ROLES)
-                )
+                raise self._error(where, "an unknown role", "one of " + ", ".join(ROLES))
             if not isinstance(frame, Frame):
-                raise FormatError(
-                    f"{self.name}: Layout.frames[{role!r}]: a {type(frame).__name__}; "
-                    "expected a Frame"
-                )
+                raise self._error(where, _a(frame), "a Frame")
             self._check_frame(role, frame)
             if frame.prompt_after and role != "assistant":
-                raise FormatError(
-                    f"{self.name}: Layout.frames[{role!r}].prompt_after: given; expected it "
-                    "only on the 'assistant' frame (the generation prompt opens its turn)"
+                raise self._error(
+                    f"{where}.prompt_after",
+                    "given",
+                    "it only on the 'assistant' frame (the generation prompt opens its turn)",
                 )
         for role in ("user", "assistant"):
             if role not in self.frames:
-                raise FormatError(
-                    f"{self.name}: Layout.frames: no {role!r} frame; expected a Frame for "
-                    "'user' and 'assistant' (and 'system', 'tool' if the format has them)"
+                raise self._error(
+                    "Layout.frames",
+                    f"no {role!r} frame",
+                    "a Frame for 'user' and 'assistant' (and 'system', 'tool' if the format "
+                    "has them)",
                 )
         if not (self.options is None or is_dataclass(self.options)):
-            raise FormatError(
-                f"{self.name}: Layout.options: a {type(self.options).__name__}; expected None "
-                "or a frozen dataclass instance whose fields are the options"
+            raise self._error(
+                "Layout.options",
+                _a(self.options),
+                "None or a frozen dataclass instance whose fields are the options",
             )
         _check_fence(f"{self.name}: Layout.begin", self.begin)
         for item in self.template_untested:
             if item not in UNTESTED:
-                raise FormatError(
-                    f"{self.name}: Layout.template_untested: {item!r}; expected one of "
-                    + ", ".join(UNTESTED)
+                raise self._error(
+                    "Layout.template_untested", repr(item), "one of " + ", ".join(UNTESTED)
                 )
         if not isinstance(self.concepts, tuple):
-            raise FormatError(
-                f"{self.name}: Layout.concepts: a {type(self.concepts).__name__}; "
-                "expected a tuple of concepts"
-            )
+            raise self._error("Layout.concepts", _a(self.concepts), "a tuple of concepts")
         claimed: dict[str, Concept] = {}
         for number, concept in enumerate(self.concepts):
+            where = f"Layout.concepts[{number}]"
             if not isinstance(concept, Concept):
-                raise FormatError(
-                    f"{self.name}: Layout.concepts[{number}]: a {type(concept).__name__}; "
-                    "expected a Concept (pawlette.declare.Concept)"
-                )
+                raise self._error(where, _a(concept), "a Concept (pawlette.declare.Concept)")
             for role in concept.claims:
                 if role in claimed:
-                    raise FormatError(
-                        f"{self.name}: Layout.concepts[{number}]: {type(concept).__name__} "
-                        f"writes {role!r} messages, as {type(claimed[role]).__name__} does; "
-                        "expected one concept per role"
+                    raise self._error(
+                        where,
+                        f"{type(concept).__name__} writes {role!r} messages, as "
+                        f"{type(claimed[role]).__name__} does",
+                        "one concept per role",
                     )
                 claimed[role] = concept
         self._check_concept_fields()
@@ -348,43 +343,44 @@ class Layout:
         check_switches(self.name, self.switches, self.options)
         self._check_options()
 
+    def _error(self, where: str, found: str, expected: str) -> FormatError:
+        return FormatError(f"{self.name}: {where}: {found}; expected {expected}")
+
     def _check_frame(self, role: str, frame: Frame) -> None:
         """A frame's fields: ``open``, ``end`` and ``after`` fences (``after`` whitespace
         only), ``also_end`` a tuple of fences, ``open_after`` and ``prompt_after`` a dict of
         role (or ``"start"``) to fence."""
-        frame_name = f"{self.name}: Layout.frames[{role!r}]"
+        frame_name = f"Layout.frames[{role!r}]"
         for name in ("open", "end", "after"):
-            _check_fence(f"{frame_name}.{name}", getattr(frame, name), text_too=True)
+            _check_fence(f"{self.name}: {frame_name}.{name}", getattr(frame, name), text_too=True)
         for piece in frame.after:
             if isinstance(piece, Marker) or (isinstance(piece, Lit) and piece.text.strip()):
-                raise FormatError(
-                    f"{frame_name}.after: {piece!r}; expected whitespace only (it is layout "
-                    "between turns: put a marker in end)"
+                raise self._error(
+                    f"{frame_name}.after",
+                    repr(piece),
+                    "whitespace only (it is layout between turns: put a marker in end)",
                 )
-        if not isinstance(frame.also_end, tuple):
-            raise FormatError(
-                f"{frame_name}.also_end: {frame.also_end!r}; expected a tuple of fences, each "
-                "built with fence(...)"
-            )
-        for number, pieces in enumerate(frame.also_end):
-            _check_fence(f"{frame_name}.also_end[{number}]", pieces)
+        self._check_fences(f"{frame_name}.also_end", frame.also_end)
         if not isinstance(frame.end_stops, bool):
-            raise FormatError(
-                f"{frame_name}.end_stops: {frame.end_stops!r}; expected True or False"
-            )
+            raise self._error(f"{frame_name}.end_stops", repr(frame.end_stops), "True or False")
         for name in ("open_after", "prompt_after"):
             where = f"{frame_name}.{name}"
             table = getattr(frame, name)
             if not isinstance(table, Mapping):
-                raise FormatError(
-                    f"{where}: {table!r}; expected a dict of a role (or 'start') to a fence"
-                )
+                raise self._error(where, repr(table), "a dict of a role (or 'start') to a fence")
             for key, pieces in table.items():
                 if key not in (*ROLES, "start"):
-                    raise FormatError(
-                        f"{where}: the key {key!r}; expected one of {', '.join((*ROLES, 'start'))}"
+                    raise self._error(
+                        where, f"the key {key!r}", f"one of {', '.join((*ROLES, 'start'))}"
                     )
-                _check_fence(f"{where}[{key!r}]", pieces)
+                _check_fence(f"{self.name}: {where}[{key!r}]", pieces)
+
+    def _check_fences(self, where: str, value: object) -> None:
+        """A tuple of fences (``Frame.also_end``, a concept's field typed so)."""
+        if not isinstance(value, tuple):
+            raise self._error(where, repr(value), "a tuple of fences, each built with fence(...)")
+        for number, pieces in enumerate(value):
+            _check_fence(f"{self.name}: {where}[{number}]", pieces)
 
     def _check_one_concept_per_job(self) -> None:
         """One concept spells a turn's calls, one writes the tools block, one the reasoning:
@@ -404,10 +400,11 @@ class Layout:
                 first[job] = number
                 continue
             earlier = self.concepts[first[job]]
-            raise FormatError(
-                f"{self.name}: Layout.concepts[{number}]: {type(concept).__name__} writes the "
-                f"{job}, as {type(earlier).__name__} (concepts[{first[job]}]) does; expected "
-                f"one {_job_owner(earlier)}"
+            raise self._error(
+                f"Layout.concepts[{number}]",
+                f"{type(concept).__name__} writes the {job}, as {type(earlier).__name__} "
+                f"(concepts[{first[job]}]) does",
+                f"one {_job_owner(earlier)}",
             )
 
     def _check_concept_fields(self) -> None:
@@ -417,27 +414,21 @@ class Layout:
             concept_type: type = type(concept)  # (a class, hashed by identity for the cache)
             for name, kind, text_too in _checked_fields(concept_type):
                 value = getattr(concept, name)
-                where = f"{self.name}: {type(concept).__name__}.{name}"
+                where = f"{type(concept).__name__}.{name}"
                 if kind == "pattern":
                     if isinstance(value, str):
                         try:
                             re.compile(value)
                         except re.error as error:
-                            raise FormatError(
-                                f"{where}: {value!r}, {error}; expected a regular expression"
+                            raise self._error(
+                                where, f"{value!r}, {error}", "a regular expression"
                             ) from None
                 elif kind == "fences":
-                    if not isinstance(value, tuple):
-                        raise FormatError(
-                            f"{where}: {value!r}; expected a tuple of fences, each built "
-                            "with fence(...)"
-                        )
-                    for number, each in enumerate(value):
-                        _check_fence(f"{where}[{number}]", each)
+                    self._check_fences(where, value)
                 elif not (
                     (value is None and kind == "optional") or (isinstance(value, str) and text_too)
                 ):
-                    _check_fence(where, value, text_too=text_too)
+                    _check_fence(f"{self.name}: {where}", value, text_too=text_too)
 
     def _check_content_order(self) -> None:
         """A calls concept that drops the text beside calls comes before every concept that
@@ -452,12 +443,12 @@ class Layout:
                 roles = earlier.hook_roles("write_content")
                 if roles is not None and "assistant" not in roles:
                     continue
-                raise FormatError(
-                    f"{self.name}: Layout.concepts: {type(earlier).__name__} (concepts"
-                    f"[{self.concepts.index(earlier)}]) before {type(concept).__name__} "
-                    f"(concepts[{number}]); expected {type(concept).__name__} first: it drops "
-                    "the text beside calls, and a concept before it writes an assistant's text "
-                    "first"
+                raise self._error(
+                    "Layout.concepts",
+                    f"{type(earlier).__name__} (concepts[{self.concepts.index(earlier)}]) "
+                    f"before {type(concept).__name__} (concepts[{number}])",
+                    f"{type(concept).__name__} first: it drops the text beside calls, and a "
+                    "concept before it writes an assistant's text first",
                 )
 
     def _check_options(self) -> None:
@@ -473,18 +464,17 @@ class Layout:
                     if self.options is None
                     else "the options are " + (", ".join(_option_names(self.options)) or "none")
                 )
-                raise FormatError(
-                    f"{self.name}: {where}: no option {name!r} ({have}); expected the name "
-                    "of a field of Layout.options"
+                raise self._error(
+                    where, f"no option {name!r} ({have})", "the name of a field of Layout.options"
                 )
         for piece in pieces:
             value = getattr(self.options, piece.name)
             if piece.date_format is None and not isinstance(value, str):
-                date = hasattr(value, "strftime")
-                raise FormatError(
-                    f"{self.name}: Option({piece.name!r}): options.{piece.name} is "
-                    f"{value!r}; expected a string option"
-                    + (f", or a date format: Option({piece.name!r}, '%d %b %Y')" if date else "")
+                date = f", or a date format: Option({piece.name!r}, '%d %b %Y')"
+                raise self._error(
+                    f"Option({piece.name!r})",
+                    f"options.{piece.name} is {value!r}",
+                    "a string option" + (date if hasattr(value, "strftime") else ""),
                 )
 
     def concept(self, kind: type[Any]) -> Any:
