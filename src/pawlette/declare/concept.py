@@ -42,11 +42,10 @@ fields are its special tokens (see :meth:`Concept.markers`).
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, ClassVar, get_args, get_type_hints
 
-from .pieces import Fence, Marker
+from .pieces import Fence, Marker, pieces_in
 
 if TYPE_CHECKING:
     from .grammar import Turn
@@ -71,7 +70,7 @@ class Concept:
 
     def markers(self) -> Iterator[Marker]:
         """The special tokens this concept writes: every :class:`Marker` in its fields."""
-        yield from _markers_in(self)
+        yield from pieces_in(self, Marker)
 
     def validate(self, layout: Layout) -> None:
         """Refuse an inconsistent declaration with :class:`~pawlette.errors.FormatError`
@@ -269,20 +268,6 @@ class Concept:
 
     def grammar(self, turn: Turn) -> None:
         """Contribute to the grammar of one assistant turn (see :mod:`.grammar`)."""
-
-
-def _markers_in(value: object) -> Iterator[Marker]:
-    if isinstance(value, Marker):
-        yield value
-    elif isinstance(value, (tuple, list, frozenset)):
-        for item in value:
-            yield from _markers_in(item)
-    elif isinstance(value, dict):
-        for item in value.values():
-            yield from _markers_in(item)
-    elif dataclasses.is_dataclass(value) and not isinstance(value, type):
-        for field in dataclasses.fields(value):
-            yield from _markers_in(getattr(value, field.name))
 
 
 def overrides(concept: Concept, method: str) -> bool:

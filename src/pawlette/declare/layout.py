@@ -26,28 +26,10 @@ from typing import Any, Union, get_args, get_origin, get_type_hints
 from ..errors import FormatError
 from ..format import derived_options
 from .concept import Concept
-from .pieces import Fence, Lit, Marker, Option, fence
+from .pieces import Fence, Lit, Marker, Option, fence, pieces_in
 from .switch import Switch, check_switches
 
 ROLES = ("system", "user", "assistant", "tool")
-
-
-def _options_in(value: object) -> list[Option]:
-    """The :class:`Option` pieces anywhere in a declaration value: its fences, frames and
-    concepts (dataclasses), tuples and mappings."""
-    if isinstance(value, Option):
-        return [value]
-    if isinstance(value, (tuple, list)):
-        return [found for item in value for found in _options_in(item)]
-    if isinstance(value, Mapping):
-        return [found for item in value.values() for found in _options_in(item)]
-    if is_dataclass(value) and not isinstance(value, type):
-        if isinstance(value, Layout):  # its options and variants are values, not pieces
-            fields_read: tuple[str, ...] = ("frames", "concepts", "begin")
-        else:
-            fields_read = tuple(item.name for item in fields(value))
-        return [found for name in fields_read for found in _options_in(getattr(value, name))]
-    return []
 
 
 _FENCES = tuple[Fence, ...]
@@ -455,7 +437,8 @@ class Layout:
         """``today`` and every :class:`Option` piece name an option this layout has (render
         would otherwise find no value only when it writes the piece)."""
         named = [("Layout.today", self.today)] if self.today is not None else []
-        pieces = _options_in(self)
+        # (the options and variants are values, not pieces)
+        pieces = list(pieces_in((self.frames, self.concepts, self.begin), Option))
         named += [(f"Option({piece.name!r})", piece.name) for piece in pieces]
         for where, name in named:
             if not hasattr(self.options, name):

@@ -13,9 +13,11 @@ text (``<think>\\n``) as one marker, so the layout a marker carries never reache
 
 from __future__ import annotations
 
+import dataclasses
 import re
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any, TypeAlias
+from typing import Any, TypeAlias, TypeVar
 
 from ..errors import FormatError, RequestError
 
@@ -109,3 +111,22 @@ def text_of(pieces: Fence, options: Any = None, format_name: str = "") -> str:
 def markers_in(pieces: Fence) -> tuple[str, ...]:
     """The special tokens of a fence, in order."""
     return tuple(piece.text for piece in pieces if isinstance(piece, Marker))
+
+
+Kind = TypeVar("Kind", Marker, Option)
+
+
+def pieces_in(value: object, kind: type[Kind]) -> Iterator[Kind]:
+    """Every ``kind`` piece anywhere in a declaration value: its fences, frames and concepts
+    (dataclasses), tuples, lists, frozensets and mappings, in order."""
+    if isinstance(value, kind):
+        yield value
+    elif isinstance(value, (tuple, list, frozenset)):
+        for item in value:
+            yield from pieces_in(item, kind)
+    elif isinstance(value, Mapping):
+        for item in value.values():
+            yield from pieces_in(item, kind)
+    elif dataclasses.is_dataclass(value) and not isinstance(value, type):
+        for field in dataclasses.fields(value):
+            yield from pieces_in(getattr(value, field.name), kind)
