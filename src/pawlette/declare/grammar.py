@@ -385,19 +385,12 @@ def build_turn(
 
 def markers_of(layout: Layout) -> tuple[str, ...]:
     """Every special token the layout writes (then ``extra_special``), first use first."""
-    seen: dict[str, None] = {}
     fences = [layout.begin]
     for frame in layout.frames.values():
         fences += [frame.open, frame.end, *frame.also_end, *frame.open_after.values()]
-    for fence in fences:
-        for text in pieces_module.markers_in(fence):
-            seen.setdefault(text, None)
-    for concept in layout.concepts:
-        for marker in concept.markers():
-            seen.setdefault(marker.text, None)
-    for text in layout.extra_special:
-        seen.setdefault(text, None)
-    return tuple(seen)
+    texts = [text for fence in fences for text in pieces_module.markers_in(fence)]
+    texts += [marker.text for concept in layout.concepts for marker in concept.markers()]
+    return tuple(dict.fromkeys([*texts, *layout.extra_special]))
 
 
 class CallOpening:

@@ -54,6 +54,13 @@ _WRITERS: dict[int | None, tuple[Callable[[Any], str], Callable[[Any], str]]] = 
 """The spellings written by pawlette's own JSON writers (``indent``: none or 4), each as
 (kept by content, for tools seen again; made at once, for a request's new tools)."""
 
+_TURN_ROLES: dict[str, frozenset[str] | None] = {
+    "system": frozenset({"system"}),
+    "own_turn": frozenset(),
+    "after_system": None,
+    "user_after_system": frozenset({"user", "system"}),
+}
+"""The roles whose turns the block's turn hooks act on, by place (else the user's)."""
 _ON_ITS_OWN = ("before_last_user", "own_turn", "after_system")
 _IN_A_USER_TURN = ("first_user", "last_user", "user_after_system")
 """The places inside the turn of a message written as a user turn (its host)."""
@@ -201,15 +208,7 @@ class ToolsBlock(Concept):
     # ------------------------------------------------------------------ the writer
 
     def turn_roles(self) -> frozenset[str] | None:
-        if self.place == "system":
-            return frozenset({"system"})
-        if self.place == "own_turn":
-            return frozenset()
-        if self.place == "after_system":
-            return None
-        if self.place == "user_after_system":
-            return frozenset({"user", "system"})
-        return frozenset({"user"})
+        return _TURN_ROLES.get(self.place, frozenset({"user"}))
 
     def hook_roles(self, hook: str) -> frozenset[str] | None:
         """Each turn hook only where it writes (the block before the turn, or first or last

@@ -42,26 +42,6 @@ class TurnHooks:
     """The turn hooks that act on one role's turns, in the layout's order (and the role's
     frame: what every turn of the role reads)."""
 
-    __slots__ = (
-        "after",
-        "assistant",
-        "before",
-        "closing",
-        "content",
-        "content_after",
-        "content_text",
-        "end_kind",
-        "ended",
-        "frame",
-        "kept",
-        "needs",
-        "opened",
-        "opening",
-        "opens",
-        "turn_end",
-        "turn_open",
-    )
-
     def __init__(self, concepts: tuple[Concept, ...], role: str, frame: Frame | None) -> None:
         self.frame = frame
         self.opens = frame is not None and not frame.open_after
