@@ -235,10 +235,7 @@ class Results(Concept):
     # ------------------------------------------------------------------ the parse table
 
     def rows(self, table: Table) -> None:
-        frame = table.layout.frames["tool"]
-        openers = {table.text(frame.open)} | {
-            table.text(pieces) for pieces in frame.open_after.values()
-        }
+        openers = table.openers("tool")  # (a tool frame has no prompt_after)
         if self.id_close is not None:
             table.fields["tool"] = {"tool_call_id": "tool_call_id"}
             table.state("tool.id", ResultIdReader, "tool")

@@ -49,39 +49,32 @@ class Switch:
         """Refuse a switch the options cannot take (``where``: the layout's name)."""
         fields = {item.name for item in dataclasses.fields(options)} if options else set()
         if self.option not in fields:
-            raise FormatError(
-                f"{where}: Layout.switches: option {self.option!r}; expected one of the "
-                f"options' fields ({', '.join(sorted(fields)) or 'none'})"
+            names = ", ".join(sorted(fields)) or "none"
+            raise _error(
+                where, "", f"option {self.option!r}", f"one of the options' fields ({names})"
             )
+        values = f"[{self.option!r}].values"
         if not self.values or any(type(value) not in _KINDS for value in self.values):
-            raise FormatError(
-                f"{where}: Layout.switches[{self.option!r}].values: {self.values!r}; expected "
-                "booleans, strings or None"
-            )
+            raise _error(where, values, repr(self.values), "booleans, strings or None")
         if len(set(self.values)) != len(self.values):
-            raise FormatError(
-                f"{where}: Layout.switches[{self.option!r}].values: {self.values!r} repeats a "
-                "value; expected each once"
-            )
+            raise _error(where, values, f"{self.values!r} repeats a value", "each once")
         current = getattr(options, self.option)
         if current not in self.values:
-            raise FormatError(
-                f"{where}: Layout.switches[{self.option!r}]: the option is {current!r}; "
-                f"expected one of the values {self.values!r}"
-            )
+            found = f"the option is {current!r}"
+            raise _error(where, f"[{self.option!r}]", found, f"one of the values {self.values!r}")
+
+
+def _error(where: str, field: str, found: str, expected: str) -> FormatError:
+    """An error of ``Layout.switches`` (``field``: what of it, ``"[option].values"``)."""
+    return FormatError(f"{where}: Layout.switches{field}: {found}; expected {expected}")
 
 
 def check_switches(where: str, switches: Iterable[Switch], options: Any) -> None:
     seen: set[str] = set()
     for switch in switches:
         if not isinstance(switch, Switch):
-            raise FormatError(
-                f"{where}: Layout.switches: a {type(switch).__name__}; expected a Switch"
-            )
+            raise _error(where, "", f"a {type(switch).__name__}", "a Switch")
         if switch.option in seen:
-            raise FormatError(
-                f"{where}: Layout.switches: option {switch.option!r} twice; expected one "
-                "switch per option"
-            )
+            raise _error(where, "", f"option {switch.option!r} twice", "one switch per option")
         seen.add(switch.option)
         switch.check(where, options)

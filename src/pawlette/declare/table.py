@@ -224,6 +224,13 @@ class Table:
         texts = [self.text(pieces) for pieces in (frame.end, *frame.also_end)]
         return [text for text in texts if text]
 
+    def openers(self, role: str) -> set[str]:
+        """The texts that open a turn of ``role``: its frame's ``open``, ``open_after`` and
+        ``prompt_after`` (``""`` where one is empty)."""
+        frame = self.layout.frames[role]
+        fences = (frame.open, *frame.open_after.values(), *frame.prompt_after.values())
+        return {self.text(pieces) for pieces in fences}
+
     def states_of(self, role: str, *, ending: bool = True) -> list[str]:
         """The states of ``role``'s turn (``ending``: only those its end fences end)."""
         return [
@@ -252,11 +259,7 @@ class Table:
             target = self.first_state.get(role)
             if target is None:
                 continue
-            spellings = {self.text(frame.open)} | {
-                self.text(pieces)
-                for pieces in (*frame.open_after.values(), *frame.prompt_after.values())
-            }
-            for spelling in sorted(spellings - {""}):
+            for spelling in sorted(self.openers(role) - {""}):
                 self.on("outside", spelling, target, begin(role))
             for other in self.layout.frames:
                 if role not in ("user", "assistant"):
