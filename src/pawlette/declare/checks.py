@@ -11,8 +11,7 @@ from ..errors import RequestError
 from .concept import Concept
 
 if TYPE_CHECKING:
-    from .jinja import Template
-    from .write import Render
+    from .concept import Render, Template
 
 
 @dataclass(frozen=True)

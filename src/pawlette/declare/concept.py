@@ -47,12 +47,12 @@ from typing import TYPE_CHECKING, ClassVar, get_args, get_type_hints
 
 from .pieces import Fence, Marker, pieces_in
 
-if TYPE_CHECKING:
-    from .grammar import Turn
-    from .jinja import Template
-    from .layout import Layout
-    from .table import Table
-    from .write import Render
+if TYPE_CHECKING:  # (the types a concept's hooks take, for concept modules to import here)
+    from .grammar import Turn as Turn
+    from .jinja import Template as Template
+    from .layout import Layout as Layout
+    from .table import Table as Table
+    from .write import Render as Render
 
 
 class Concept:

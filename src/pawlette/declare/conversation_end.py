@@ -9,9 +9,7 @@ from .concept import Concept
 from .pieces import Marker
 
 if TYPE_CHECKING:
-    from .jinja import Template
-    from .table import Table
-    from .write import Render
+    from .concept import Render, Table, Template
 
 
 @dataclass(frozen=True)

@@ -17,9 +17,7 @@ from .readers import lead_dropped
 from .system import SystemPrompt
 
 if TYPE_CHECKING:
-    from .jinja import Template
-    from .table import Table
-    from .write import Render
+    from .concept import Render, Table, Template
 
 
 @dataclass(frozen=True)

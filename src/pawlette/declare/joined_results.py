@@ -35,8 +35,7 @@ from .results import Results
 
 if TYPE_CHECKING:
     from ..engine.machine import Parser
-    from .layout import Layout
-    from .table import Table
+    from .concept import Layout, Table
 
 SEPARATOR = ", "
 """What joins the results of a group."""

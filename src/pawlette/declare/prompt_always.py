@@ -24,9 +24,7 @@ from .concept import Concept
 from .table import begin
 
 if TYPE_CHECKING:
-    from .jinja import Template
-    from .table import Table
-    from .write import Render
+    from .concept import Render, Table, Template
 
 
 @dataclass(frozen=True)

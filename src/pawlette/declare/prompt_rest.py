@@ -24,11 +24,7 @@ from .pieces import Fence, Lit, fence
 from .readers import lead_dropped
 
 if TYPE_CHECKING:
-    from .grammar import Turn
-    from .jinja import Template
-    from .layout import Layout
-    from .table import Table
-    from .write import Render
+    from .concept import Layout, Render, Table, Template, Turn
 
 __all__ = ["PromptRest"]
 

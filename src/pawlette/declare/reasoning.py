@@ -21,11 +21,7 @@ from .pieces import Fence, text_of
 from .readers import OptionalReasoningReader
 
 if TYPE_CHECKING:
-    from .grammar import Turn
-    from .jinja import Template
-    from .layout import Layout
-    from .table import Table
-    from .write import Render
+    from .concept import Layout, Render, Table, Template, Turn
 
 
 @dataclass(frozen=True)

@@ -31,10 +31,7 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from ..types import Message
-    from .jinja import Template
-    from .layout import Layout
-    from .table import Table
-    from .write import Render
+    from .concept import Layout, Render, Table, Template
 
 
 @dataclass(frozen=True)

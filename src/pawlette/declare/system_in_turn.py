@@ -15,9 +15,7 @@ from .concept import Concept
 from .system import jinja_refuse_later_system, refuse_later_system
 
 if TYPE_CHECKING:
-    from .jinja import Template
-    from .layout import Layout
-    from .write import Render
+    from .concept import Layout, Render, Template
 
 Host = Literal["next", "last_user"]
 

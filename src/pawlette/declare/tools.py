@@ -33,10 +33,7 @@ from .table import begin
 
 if TYPE_CHECKING:
     from ..engine.machine import ReaderFactory
-    from .jinja import Template
-    from .layout import Layout
-    from .table import Table
-    from .write import Render
+    from .concept import Layout, Render, Table, Template
 
 Place = Literal[
     "system",
