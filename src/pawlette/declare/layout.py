@@ -240,22 +240,20 @@ class Layout:
 
     def reference_variables(self) -> dict[str, Any]:
         """The template variables of this layout's options (see ``template_variables``)."""
-        if self.template_variables is None:
-            return {}
-        return dict(self.template_variables(self.options))
+        variables = self.template_variables
+        return {} if variables is None else dict(variables(self.options))
 
     def reference_messages(self, messages: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
         """``messages`` as the reference template's callers shape them (see
         ``template_messages``; without it, as they are)."""
-        if self.template_messages is None:
-            return [dict(message) for message in messages]
-        return [dict(message) for message in self.template_messages(self.options, messages)]
+        shape = self.template_messages
+        shaped = messages if shape is None else shape(self.options, messages)
+        return [dict(message) for message in shaped]
 
     def reference_tools_variables(self, tools: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         """The template variables that carry ``tools`` (see ``tools_variables``)."""
-        if self.tools_variables is None:
-            return {}
-        return dict(self.tools_variables(self.options, tools))
+        variables = self.tools_variables
+        return {} if variables is None else dict(variables(self.options, tools))
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not _NAME.fullmatch(self.name):

@@ -61,20 +61,9 @@ class PromptRest(Concept):
 
     def _cut_opener(self, layout: Layout) -> Fence:
         """The assistant's opener without its rest (``validate`` checked it ends with it),
-        the same object for every turn of ``layout``: the writer finds a fence's segments by
-        its identity (an equal fence is found by its value, hashing each of its pieces)."""
-        found = self._cut_openers.get(id(layout))
-        if found is None or found[0] is not layout:
-            found = self._cut_openers[id(layout)] = (
-                layout,
-                _cut(layout.frames["assistant"].open, self.rest),
-            )
-        return found[1]
-
-    @cached_property
-    def _cut_openers(self) -> dict[int, tuple[Layout, Fence]]:
-        """:meth:`_cut_opener` by the layout's id (the layout kept: its id stays its own)."""
-        return {}
+        the same object for every turn (:func:`_cut` keeps it): the writer finds a fence's
+        segments by its identity."""
+        return _cut(layout.frames["assistant"].open, self.rest)
 
     @cached_property
     def _rest(self) -> Fence:
