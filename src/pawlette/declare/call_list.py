@@ -36,10 +36,9 @@ from .bare_calls import BareCallReader, bare_text
 from .calls import Content, ListedCallConcept, arguments_json, closing_marker
 from .grammar import CallItems, CallOpening, text_then
 from .pieces import Fence
-from .readers import give_back
+from .readers import Described, give_back
 
 if TYPE_CHECKING:
-    from ..engine.machine import ReaderFactory
     from .grammar import Turn
     from .jinja import Template
     from .layout import Layout
@@ -205,13 +204,19 @@ class JsonCallList(ListedCallConcept):
         if self.open is None:  # (CallListReader gives back the array, the opener not in it)
             envelope = CallEnvelope(keys["name"], keys["arguments"])
             reads = functools.partial(CallListReader, keys=keys, closed=False)
-            bare = functools.partial(BareCallReader, envelope=envelope, reads=reads, opening="[")
+            bare = Described(
+                "text or a bare JSON call list",
+                functools.partial(BareCallReader, envelope=envelope, reads=reads, opening="["),
+            )
             for state in ("assistant.head", "assistant.body"):
                 table.reader(state, bare)
             return
-        reader: ReaderFactory = lambda parser: CallListReader(parser, keys, closed)  # noqa: E731
-        if not self.list_open.strip():  # (the objects one after another)
-            reader = functools.partial(CallListReader, keys=keys, closed=closed, bracketed=False)
+        bracketed = bool(self.list_open.strip())  # (else the objects one after another)
+        reader = Described(
+            "JSON call list" if bracketed else "JSON call objects",
+            functools.partial(CallListReader, keys=keys, closed=closed, bracketed=bracketed),
+            closed=closed,
+        )
         self.opening_rows(table, self.open, "call.list", reader, ends=True)
         table.after_calls("call.list", table.spellings(self.loose, self.close))
 

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from ..engine.machine import ReaderFactory
 from ..engine.readers import CallEnvelope
 from .json_calls import JsonCalls
-from .readers import CallReader
+from .readers import CallReader, Described
 
 
 @dataclass(frozen=True)
@@ -34,4 +34,6 @@ def optional_close_reader(
     envelope: CallEnvelope, close: str, also_close: frozenset[str]
 ) -> ReaderFactory:
     """A JSON call closed by ``close`` (or ``also_close``), or by the end of the turn."""
-    return lambda parser: CallReader(parser, envelope, close, also_close | {close}, True)
+    closes = also_close | {close}
+    make: ReaderFactory = lambda parser: CallReader(parser, envelope, close, closes, True)  # noqa: E731
+    return Described("JSON call, its close optional", make, close=close)

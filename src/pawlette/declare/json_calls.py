@@ -32,7 +32,7 @@ from .calls import Content, SectionedCallConcept, arguments_json, arguments_valu
 from .grammar import SectionedCalls, text_before_calls
 from .pieces import Fence, text_of
 from .pieces import Lit as LayoutText
-from .readers import CallReader, call_reader
+from .readers import CallReader, Described, call_reader
 
 if TYPE_CHECKING:
     from .grammar import Turn
@@ -149,7 +149,9 @@ class JsonCalls(SectionedCallConcept):
     def bare_reader(self) -> ReaderFactory:
         """The reader of an assistant turn that is text or bare calls (``open=None``)."""
         envelope, reads = self.envelope, self.json_reader("the end of the turn", joined=True)
-        return lambda parser: BareCallReader(parser, envelope, reads=reads)
+        return Described(
+            "text or a bare JSON call", lambda parser: BareCallReader(parser, envelope, reads=reads)
+        )
 
     @property
     def bare_separator(self) -> str | None:
@@ -211,8 +213,15 @@ class JsonCalls(SectionedCallConcept):
         if separator is None and not literal:
             return call_reader(self.envelope, close, ends_turn=ends_turn, also_close=closes)
         envelope = self.envelope
-        return lambda parser: _ReadsOtherwise(
-            parser, envelope, close, closes, ends_turn, separator, literal
+        return Described(
+            "JSON call, or calls joined, or with Python arguments",
+            lambda parser: _ReadsOtherwise(
+                parser, envelope, close, closes, ends_turn, separator, literal
+            ),
+            close=close,
+            ends_turn=ends_turn,
+            separator=separator,
+            literal=literal,
         )
 
     def closed_call_reader(self, close: str, closes: frozenset[str]) -> tuple[ReaderFactory, bool]:

@@ -20,7 +20,7 @@ from dataclasses import dataclass, replace
 
 from pawlette.declare import JsonCalls
 from pawlette.declare.bare_calls import DECODER, BareCallReader
-from pawlette.declare.readers import EndedByInput
+from pawlette.declare.readers import Described, EndedByInput
 from pawlette.engine.call_arguments import load_json
 from pawlette.engine.machine import Parser, Reader
 from pawlette.engine.readers import CallEnvelope, JsonCallReader
@@ -144,8 +144,12 @@ class LenientCallReader(EndedByInput):
 def lenient_call_reader(
     envelope: CallEnvelope, separators: tuple[str, ...], optional_arguments: bool
 ) -> Callable[[Parser], Reader]:
-    return lambda parser: LenientCallReader(
-        parser, envelope, "the end of the turn", separators, optional_arguments
+    return Described(
+        "JSON calls read leniently",
+        lambda parser: LenientCallReader(
+            parser, envelope, "the end of the turn", separators, optional_arguments
+        ),
+        optional_arguments=optional_arguments,
     )
 
 
@@ -173,4 +177,8 @@ class LenientBareCallReader(BareCallReader):
 def bare_call_reader(
     envelope: CallEnvelope, separators: tuple[str, ...] = (), optional_arguments: bool = False
 ) -> Callable[[Parser], Reader]:
-    return lambda parser: LenientBareCallReader(parser, envelope, separators, optional_arguments)
+    return Described(
+        "text or bare JSON calls read leniently",
+        lambda parser: LenientBareCallReader(parser, envelope, separators, optional_arguments),
+        optional_arguments=optional_arguments,
+    )

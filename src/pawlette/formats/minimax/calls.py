@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 
 from pawlette.declare import JsonCallList
 from pawlette.declare.call_list import CallListReader
+from pawlette.declare.readers import Described
 
 if TYPE_CHECKING:
     from pawlette.declare.table import Table
@@ -34,6 +35,10 @@ class JsonLineCalls(JsonCallList):
 
     def rows(self, table: Table) -> None:
         keys = {role: key for role, key in self.keys}
-        reader = functools.partial(CallListReader, keys=keys, closed=False, bracketed=False)
+        reader = Described(
+            "JSON call objects",
+            functools.partial(CallListReader, keys=keys, closed=False, bracketed=False),
+            closed=False,
+        )
         self.opening_rows(table, self.open or (), "call.list", reader, ends=True)
         table.after_calls("call.list", table.spellings(self.loose, self.close))
