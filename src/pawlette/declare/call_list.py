@@ -46,8 +46,42 @@ if TYPE_CHECKING:
     from .write import Render
 
 
+class JsonCallObject:
+    """A call written as one JSON object, for the concepts that write one (a frozen dataclass
+    with ``keys``, ``(role, key)`` pairs in writing order, roles ``"name"``, ``"arguments"``
+    and ``"id"``, and ``separators``, JSON's item and key separators): the object's text and
+    the text before each value, made here alone (:class:`JsonCallList`,
+    :class:`~.json_calls.JsonCalls`)."""
+
+    keys: tuple[tuple[str, str], ...]
+    separators: tuple[str, str]
+
+    def item(self, name: str, call_id: str, arguments: str) -> str:
+        """The object of a call to ``name`` with the id ``call_id`` and ``arguments`` (JSON)."""
+        # (json_string of a str is json's C encode_basestring: called directly.)
+        return self._item_format.format(string(name), arguments, string(call_id))
+
+    @cached_property
+    def _item_format(self) -> str:
+        """An item as a :meth:`str.format` template of its name (``{0}``), arguments
+        (``{1}``) and id (``{2}``): each key's text before its value is made once."""
+        fields = {"name": "{0}", "arguments": "{1}", "id": "{2}"}
+        escaped = [(head.replace("{", "{{").replace("}", "}}"), role) for role, head in self.heads]
+        return "".join(head + fields[role] for head, role in escaped) + "}}"
+
+    @cached_property
+    def heads(self) -> tuple[tuple[str, str], ...]:
+        """Each member's role and the item's text before its value (``{"name": ``,
+        ``, "arguments": ``)."""
+        item_separator, key_separator = self.separators
+        return tuple(
+            (role, ("{" if number == 0 else item_separator) + ascii_string(key) + key_separator)
+            for number, (role, key) in enumerate(self.keys)
+        )
+
+
 @dataclass(frozen=True)
-class JsonCallList(ListedCallConcept):
+class JsonCallList(JsonCallObject, ListedCallConcept):
     """The calls of a turn as one JSON array::
 
         Mistral Nemo     [TOOL_CALLS][{"name": "get_weather", "arguments": {"city": "Paris"}, "id": "a1b2c3d4e"}]
@@ -139,31 +173,6 @@ class JsonCallList(ListedCallConcept):
     def between_items(self) -> str:
         """What the array writes between two items."""
         return self.separators[0] if self.item_separator is None else self.item_separator
-
-    def key(self, role: str) -> str | None:
-        return next((key for name, key in self.keys if name == role), None)
-
-    def item(self, name: str, call_id: str, arguments: str) -> str:
-        # (json_string of a str is json's C encode_basestring: called directly.)
-        return self._item_format.format(string(name), arguments, string(call_id))
-
-    @cached_property
-    def _item_format(self) -> str:
-        """An item as a :meth:`str.format` template of its name (``{0}``), arguments
-        (``{1}``) and id (``{2}``): each key's text before its value is made once."""
-        fields = {"name": "{0}", "arguments": "{1}", "id": "{2}"}
-        escaped = [(head.replace("{", "{{").replace("}", "}}"), role) for role, head in self.heads]
-        return "".join(head + fields[role] for head, role in escaped) + "}}"
-
-    @cached_property
-    def heads(self) -> tuple[tuple[str, str], ...]:
-        """Each member's role and the item's text before its value (``{"name": ``,
-        ``, "arguments": ``)."""
-        item_separator, key_separator = self.separators
-        return tuple(
-            (role, ("{" if number == 0 else item_separator) + ascii_string(key) + key_separator)
-            for number, (role, key) in enumerate(self.keys)
-        )
 
     # ------------------------------------------------------------------ the writer
 
