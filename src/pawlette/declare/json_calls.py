@@ -90,6 +90,10 @@ class JsonCalls(JsonCallObject, SectionedCallConcept):
     - ``also_open``: other fences that start a call running to the end of the turn, where
       a call may open (Llama 3's ``<|python_tag|>``, which models write and Meta's templates
       do not).
+    - ``close_optional``: the end of the turn may replace ``close``, as vLLM's hermes parser
+      reads Hermes' calls: a call whose close never comes (an engine may cut it as a stop
+      string, or the model end its turn after the object) is still a call when its object is
+      whole at the end of the turn (Hermes, Bielik, Reka Edge).
     """
 
     open: Fence | None = ()
@@ -109,6 +113,7 @@ class JsonCalls(JsonCallObject, SectionedCallConcept):
     first_only: bool = False
     ascii: bool = False
     also_open: tuple[Fence, ...] = ()
+    close_optional: bool = False
 
     handles: ClassVar[frozenset[str]] = frozenset({"calls"})
     separators: ClassVar[tuple[str, str]] = (", ", ": ")  # type: ignore[misc]
@@ -215,7 +220,12 @@ class JsonCalls(JsonCallObject, SectionedCallConcept):
 
     def closed_call_reader(self, close: str, closes: frozenset[str]) -> tuple[ReaderFactory, bool]:
         """The reader of a call closed by ``close`` (or another of ``closes``; ``""``: by the
-        end of the turn), and whether the end of the turn may come in it."""
+        end of the turn, or also by it with ``close_optional``), and whether the end of the
+        turn may come in it."""
+        if close and self.close_optional:
+            envelope, ends = self.envelope, closes | {close}
+            make: ReaderFactory = lambda parser: CallReader(parser, envelope, close, ends, True)  # noqa: E731
+            return Described("JSON call, its close optional", make, close=close), True
         return self.json_reader(close, closes), not close
 
     def tagged_reader(self) -> ReaderFactory:
