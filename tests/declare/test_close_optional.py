@@ -1,23 +1,42 @@
-"""``JsonCalls.close_optional``: the end of the turn may replace a call's close, so a call
-whose close never comes is still a call when its object is whole; without it such a call is
-content, with a warning."""
+"""``JsonCalls.close_optional`` and ``JsonCallList.close_optional``: the end of the turn may
+replace the close, so a call (a list) whose close never comes is still read when its JSON is
+whole; without it, it is content, with a warning."""
 
 from __future__ import annotations
 
-from pawlette.declare import Frame, JsonCalls, Layout, Marker, Results, SystemPrompt, fence
+from pawlette.declare import (
+    Concept,
+    Frame,
+    JsonCallList,
+    JsonCalls,
+    Layout,
+    Marker,
+    Results,
+    SystemPrompt,
+    fence,
+)
 from pawlette.declare import declare as declared
 from pawlette.format import Format
 
 END = Marker("<|end|>")
 
 
-def _format(close_optional: bool) -> Format:
+def _format(close_optional: bool, listed: bool = False) -> Format:
     def turn(role: str) -> Frame:
         return Frame(open=fence(Marker(f"<|{role}|>")), end=fence(END), after=fence("\n"))
 
+    calls: Concept = JsonCalls(
+        open=fence(Marker("<call>")), close=fence(Marker("</call>")), close_optional=close_optional
+    )
+    if listed:
+        calls = JsonCallList(
+            open=fence(Marker("<call>")),
+            close=fence(Marker("</call>")),
+            close_optional=close_optional,
+        )
     return declared(
         Layout(
-            name=f"close-optional-{close_optional}",
+            name=f"close-optional-{close_optional}-{listed}",
             summary="calls whose close the end of the turn may replace, or not",
             frames={
                 **{role: turn(role) for role in ("system", "user", "assistant")},
@@ -25,11 +44,7 @@ def _format(close_optional: bool) -> Format:
             },
             concepts=(
                 SystemPrompt(),
-                JsonCalls(
-                    open=fence(Marker("<call>")),
-                    close=fence(Marker("</call>")),
-                    close_optional=close_optional,
-                ),
+                calls,
                 Results(),
             ),
         )
@@ -58,3 +73,11 @@ def test_a_closed_call_reads_alike_either_way() -> None:
     for close_optional in (True, False):
         (call,) = _format(close_optional).parse(closed).message["tool_calls"]
         assert call["function"]["name"] == "get_weather"
+
+
+def test_a_call_list_the_turn_ends_in_is_read_when_its_close_is_optional() -> None:
+    unclosed = '<call>[{"name": "get_weather", "arguments": {"city": "Paris"}}]<|end|>'
+    (call,) = _format(True, listed=True).parse(unclosed).message["tool_calls"]
+    assert call["function"] == {"name": "get_weather", "arguments": '{"city": "Paris"}'}
+    required = _format(False, listed=True).parse(unclosed)
+    assert not required.message.get("tool_calls") and required.warnings

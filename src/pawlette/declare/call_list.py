@@ -109,6 +109,8 @@ class JsonCallList(JsonCallObject, ListedCallConcept):
     and ``item_separator`` between them (None: ``separators[0]``); Cohere writes
     ``[\\n    {...},\\n    {...}\\n]``.  Both empty: the objects one after another, no
     brackets (MiniMax M1 writes one a line).  Reading takes any JSON whitespace.
+    ``close_optional``: the end of the turn may replace ``close`` (a list the turn ends in
+    before its close is read as well: vLLM reads MiniMax M1's so).
 
     ``ids``: ``"given"`` writes each call's own id; ``"positional"`` writes its position
     among all the conversation's calls (``"0"``, ``"1"``, ...: Cohere's templates renumber
@@ -128,6 +130,7 @@ class JsonCallList(JsonCallObject, ListedCallConcept):
     list_close: str = "]"
     item_separator: str | None = None
     ids: Literal["given", "positional"] = "given"
+    close_optional: bool = False
 
     handles: ClassVar[frozenset[str]] = frozenset({"calls"})
 
@@ -208,7 +211,7 @@ class JsonCallList(JsonCallObject, ListedCallConcept):
     # ------------------------------------------------------------------ the parse table
 
     def rows(self, table: Table) -> None:
-        closed = bool(self.close)
+        closed = bool(self.close) and not self.close_optional
         keys = {role: key for role, key in self.keys}
         if self.open is None:  # (CallListReader gives back the array, the opener not in it)
             envelope = CallEnvelope(keys["name"], keys["arguments"])
