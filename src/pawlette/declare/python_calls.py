@@ -151,9 +151,15 @@ class PythonCalls(ListedCallConcept):
 
     # ------------------------------------------------------------------ the turn grammar
 
+    @property
+    def model_open(self) -> Fence:
+        """What opens the list a model writes, in the turn grammar: ``open``, or what a
+        format writes there instead (a subclass's: Breeze's decision token)."""
+        return self.open
+
     def grammar(self, turn: Turn) -> None:
         check_names(turn.tools)
-        turn.calls = PythonCallSet(self, turn, self.open)
+        turn.calls = PythonCallSet(self, turn, self.model_open)
 
 
 def check_names(tools: tuple[Tool, ...]) -> None:
