@@ -12,10 +12,12 @@ import functools
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 import pawlette
+from pawlette.declare.readers import Described
 from pawlette.engine.machine import GrammarBuilder, Parser
 from pawlette.state_table import describe_callable, grammar_text, show_marker, table_text
 
@@ -139,3 +141,34 @@ def test_values_by_kind() -> None:
     )
     assert describe_callable(str.upper) == "str.upper"
     assert show_marker("a\t\\\x01") == "a\\t\\\\\\x01"
+
+
+def test_a_described_factory_is_shown_by_its_words() -> None:
+    factory = Described("tool items", _Reader, wrap="openai", array=False)
+    assert describe_callable(factory) == "tool items (wrap='openai', array=False)"
+    assert describe_callable(Described("call name", _Reader)) == "call name"
+    assert describe_callable(functools.partial(_Reader, inner=factory)) == (
+        "_Reader(inner=tool items (wrap='openai', array=False))"
+    )
+    parser: Any = object()
+    assert factory(parser).label == ""  # the factory makes its reader
+
+
+def _code(factory: object) -> object:
+    """What makes the readers of ``factory``: its function's code, or its class."""
+    while isinstance(factory, (Described, functools.partial)):
+        factory = factory.make if isinstance(factory, Described) else factory.func
+    return getattr(factory, "__code__", factory)
+
+
+def test_words_name_one_reader_in_every_table() -> None:
+    """A description is never shared by two factories that run different code, so a table
+    tells different readers apart."""
+    codes: dict[str, set[object]] = {}
+    for name in [*pawlette.formats(), *VARIANTS]:
+        for state in pawlette.get_format(name).grammar.states.values():
+            if isinstance(state.reader, Described):
+                codes.setdefault(describe_callable(state.reader), set()).add(_code(state.reader))
+    assert codes, "no format describes a reader"
+    shared = {words: found for words, found in codes.items() if len(found) > 1}
+    assert not shared, shared

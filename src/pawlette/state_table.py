@@ -21,9 +21,12 @@ prints the same way::
       outside --[SYS]--> system.head  [_begin.action(role='system')]
       ...
 
-Readers and actions are callables; each is named by its qualified name, with the values a
-``functools.partial`` or a closure fixes shown when they are plain (strings, numbers, flags and
-sets of them) and by their type's name otherwise, so the text never holds a memory address.
+Readers and actions are callables.  A reader factory that describes itself (a
+:class:`~pawlette.declare.readers.Described`) is shown by its words, what it reads, and the
+values it shows, so moving its code leaves the table alone; any other callable by its qualified
+name, with the values a ``functools.partial`` or a closure fixes shown when they are plain
+(strings, numbers, flags and sets of them) and by their type's name otherwise, so the text
+never holds a memory address.
 """
 
 from __future__ import annotations
@@ -33,6 +36,7 @@ import inspect
 from collections.abc import Iterable
 from typing import Any
 
+from .declare.readers import Described
 from .engine.machine import Grammar
 from .format import Format
 
@@ -70,7 +74,8 @@ def _value(value: Any) -> str:
     if isinstance(value, (tuple, list)):
         inner = ", ".join(_value(item) for item in value)
         return f"({inner}{',' if len(value) == 1 else ''})"
-    if inspect.isclass(value) or inspect.isroutine(value) or isinstance(value, functools.partial):
+    described = (functools.partial, Described)
+    if inspect.isclass(value) or inspect.isroutine(value) or isinstance(value, described):
         return describe_callable(value)
     return type(value).__qualname__
 
@@ -83,7 +88,11 @@ def _arguments(positional: Iterable[Any], keywords: Iterable[tuple[str, Any]]) -
 
 def describe_callable(value: Any) -> str:
     """A reader factory or an action by name: ``HeaderReader(separator='[SEP]')``,
-    ``_begin.action(role='system')`` (a closure's plain free variables), ``Run.start``."""
+    ``_begin.action(role='system')`` (a closure's plain free variables), ``Run.start``, or
+    a :class:`~pawlette.declare.readers.Described` factory's words: ``tool items (...)``."""
+    if isinstance(value, Described):
+        shown = _arguments((), value.shown)
+        return value.described_as + (f" {shown}" if shown else "")
     if isinstance(value, functools.partial):
         return describe_callable(value.func) + _arguments(value.args, value.keywords.items())
     if inspect.ismethod(value):

@@ -235,7 +235,7 @@ def writes_call_ids(fmt: Format) -> bool:
                 named is not None
                 and (named.id_open is not None or isinstance(named, (LabelledCalls, IdFirstCalls)))
             )
-            or (listed is not None and listed.key("id") is not None)
+            or (listed is not None and "id" in dict(listed.keys))
         )
     return False
 

@@ -7,6 +7,7 @@ it promises by itself.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import pytest
@@ -15,7 +16,7 @@ from hypothesis import strategies as st
 
 import pawlette
 from pawlette.codecs.python_literals import encode_calls
-from pawlette.declare import PythonCalls, declare, fence
+from pawlette.declare import Fence, Marker, PythonCalls, declare, fence
 from pawlette.errors import UnsupportedFeature
 from pawlette.export import export_grammar_bundle
 from pawlette.formats.breeze.decision import DecisionCalls
@@ -139,3 +140,28 @@ def test_decision_tokens_need_python_calls() -> None:
     with pytest.raises(pawlette.FormatError, match="decision tokens"):
         declare(dataclasses.replace(decision_format.LAYOUT, concepts=beside))
     assert isinstance(decision_format.CALLS, PythonCalls)
+
+
+@dataclasses.dataclass(frozen=True)
+class _OpenedOtherwise(PythonCalls):
+    """Calls a model opens with ``<go>``, though past turns are written with ``open``."""
+
+    @property
+    def model_open(self) -> Fence:
+        return fence(Marker("<go>"))
+
+
+def test_the_grammar_opens_the_list_with_model_open() -> None:
+    concepts = tuple(
+        _OpenedOtherwise(
+            **{field.name: getattr(concept, field.name) for field in dataclasses.fields(concept)}
+        )
+        if isinstance(concept, PythonCalls)
+        else concept
+        for concept in python_format.LAYOUT.concepts
+    )
+    fmt = declare(
+        dataclasses.replace(python_format.LAYOUT, name="user-python-go", concepts=concepts)
+    )
+    named = {"type": "function", "function": {"name": "get_weather"}}
+    assert fmt.forced_prefix(named, TOOLS) == "<go>[get_weather("

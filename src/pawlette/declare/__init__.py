@@ -29,7 +29,6 @@ from ..format import Format
 from .call_list import JsonCallList
 from .call_turn_end import CallTurnEnd
 from .checks import Alternation
-from .close_optional_calls import CloseOptionalCalls
 from .concept import Concept
 from .content import Ignored, Trimmed, UnwrittenResults
 from .conversation_end import ConversationEnd
@@ -56,7 +55,6 @@ from .xml_calls import XmlCalls
 __all__ = [
     "Alternation",
     "CallTurnEnd",
-    "CloseOptionalCalls",
     "Concept",
     "ConversationEnd",
     "Fence",

@@ -36,10 +36,9 @@ from .bare_calls import BareCallReader, bare_text
 from .calls import Content, ListedCallConcept, arguments_json, closing_marker
 from .grammar import CallItems, CallOpening, text_then
 from .pieces import Fence
-from .readers import give_back
+from .readers import Described, give_back
 
 if TYPE_CHECKING:
-    from ..engine.machine import ReaderFactory
     from .grammar import Turn
     from .jinja import Template
     from .layout import Layout
@@ -47,8 +46,42 @@ if TYPE_CHECKING:
     from .write import Render
 
 
+class JsonCallObject:
+    """A call written as one JSON object, for the concepts that write one (a frozen dataclass
+    with ``keys``, ``(role, key)`` pairs in writing order, roles ``"name"``, ``"arguments"``
+    and ``"id"``, and ``separators``, JSON's item and key separators): the object's text and
+    the text before each value, made here alone (:class:`JsonCallList`,
+    :class:`~.json_calls.JsonCalls`)."""
+
+    keys: tuple[tuple[str, str], ...]
+    separators: tuple[str, str]
+
+    def item(self, name: str, call_id: str, arguments: str) -> str:
+        """The object of a call to ``name`` with the id ``call_id`` and ``arguments`` (JSON)."""
+        # (json_string of a str is json's C encode_basestring: called directly.)
+        return self._item_format.format(string(name), arguments, string(call_id))
+
+    @cached_property
+    def _item_format(self) -> str:
+        """An item as a :meth:`str.format` template of its name (``{0}``), arguments
+        (``{1}``) and id (``{2}``): each key's text before its value is made once."""
+        fields = {"name": "{0}", "arguments": "{1}", "id": "{2}"}
+        escaped = [(head.replace("{", "{{").replace("}", "}}"), role) for role, head in self.heads]
+        return "".join(head + fields[role] for head, role in escaped) + "}}"
+
+    @cached_property
+    def heads(self) -> tuple[tuple[str, str], ...]:
+        """Each member's role and the item's text before its value (``{"name": ``,
+        ``, "arguments": ``)."""
+        item_separator, key_separator = self.separators
+        return tuple(
+            (role, ("{" if number == 0 else item_separator) + ascii_string(key) + key_separator)
+            for number, (role, key) in enumerate(self.keys)
+        )
+
+
 @dataclass(frozen=True)
-class JsonCallList(ListedCallConcept):
+class JsonCallList(JsonCallObject, ListedCallConcept):
     """The calls of a turn as one JSON array::
 
         Mistral Nemo     [TOOL_CALLS][{"name": "get_weather", "arguments": {"city": "Paris"}, "id": "a1b2c3d4e"}]
@@ -76,6 +109,8 @@ class JsonCallList(ListedCallConcept):
     and ``item_separator`` between them (None: ``separators[0]``); Cohere writes
     ``[\\n    {...},\\n    {...}\\n]``.  Both empty: the objects one after another, no
     brackets (MiniMax M1 writes one a line).  Reading takes any JSON whitespace.
+    ``close_optional``: the end of the turn may replace ``close`` (a list the turn ends in
+    before its close is read as well: vLLM reads MiniMax M1's so).
 
     ``ids``: ``"given"`` writes each call's own id; ``"positional"`` writes its position
     among all the conversation's calls (``"0"``, ``"1"``, ...: Cohere's templates renumber
@@ -95,6 +130,7 @@ class JsonCallList(ListedCallConcept):
     list_close: str = "]"
     item_separator: str | None = None
     ids: Literal["given", "positional"] = "given"
+    close_optional: bool = False
 
     handles: ClassVar[frozenset[str]] = frozenset({"calls"})
 
@@ -141,31 +177,6 @@ class JsonCallList(ListedCallConcept):
         """What the array writes between two items."""
         return self.separators[0] if self.item_separator is None else self.item_separator
 
-    def key(self, role: str) -> str | None:
-        return next((key for name, key in self.keys if name == role), None)
-
-    def item(self, name: str, call_id: str, arguments: str) -> str:
-        # (json_string of a str is json's C encode_basestring: called directly.)
-        return self._item_format.format(string(name), arguments, string(call_id))
-
-    @cached_property
-    def _item_format(self) -> str:
-        """An item as a :meth:`str.format` template of its name (``{0}``), arguments
-        (``{1}``) and id (``{2}``): each key's text before its value is made once."""
-        fields = {"name": "{0}", "arguments": "{1}", "id": "{2}"}
-        escaped = [(head.replace("{", "{{").replace("}", "}}"), role) for role, head in self.heads]
-        return "".join(head + fields[role] for head, role in escaped) + "}}"
-
-    @cached_property
-    def heads(self) -> tuple[tuple[str, str], ...]:
-        """Each member's role and the item's text before its value (``{"name": ``,
-        ``, "arguments": ``)."""
-        item_separator, key_separator = self.separators
-        return tuple(
-            (role, ("{" if number == 0 else item_separator) + ascii_string(key) + key_separator)
-            for number, (role, key) in enumerate(self.keys)
-        )
-
     # ------------------------------------------------------------------ the writer
 
     def check_turn(self, out: Render, index: int) -> None:
@@ -200,18 +211,24 @@ class JsonCallList(ListedCallConcept):
     # ------------------------------------------------------------------ the parse table
 
     def rows(self, table: Table) -> None:
-        closed = bool(self.close)
+        closed = bool(self.close) and not self.close_optional
         keys = {role: key for role, key in self.keys}
         if self.open is None:  # (CallListReader gives back the array, the opener not in it)
             envelope = CallEnvelope(keys["name"], keys["arguments"])
             reads = functools.partial(CallListReader, keys=keys, closed=False)
-            bare = functools.partial(BareCallReader, envelope=envelope, reads=reads, opening="[")
+            bare = Described(
+                "text or a bare JSON call list",
+                functools.partial(BareCallReader, envelope=envelope, reads=reads, opening="["),
+            )
             for state in ("assistant.head", "assistant.body"):
                 table.reader(state, bare)
             return
-        reader: ReaderFactory = lambda parser: CallListReader(parser, keys, closed)  # noqa: E731
-        if not self.list_open.strip():  # (the objects one after another)
-            reader = functools.partial(CallListReader, keys=keys, closed=closed, bracketed=False)
+        bracketed = bool(self.list_open.strip())  # (else the objects one after another)
+        reader = Described(
+            "JSON call list" if bracketed else "JSON call objects",
+            functools.partial(CallListReader, keys=keys, closed=closed, bracketed=bracketed),
+            closed=closed,
+        )
         self.opening_rows(table, self.open, "call.list", reader, ends=True)
         table.after_calls("call.list", table.spellings(self.loose, self.close))
 

@@ -6,8 +6,8 @@ writes one bare object as the whole turn (``open=None``).
 
 >>> from pawlette.declare import JsonCalls, Marker, fence
 >>> calls = JsonCalls(open=fence(Marker("<tool_call>")), close=fence(Marker("</tool_call>")))
->>> calls.head("get_weather")
-'{"name": "get_weather", "arguments": '
+>>> calls.item("get_weather", "call_1", '{"city": "Paris"}')
+'{"name": "get_weather", "arguments": {"city": "Paris"}}'
 """
 
 from __future__ import annotations
@@ -27,12 +27,12 @@ from ..engine.readers import CallEnvelope
 from ..errors import FormatError
 from ..types import ToolCall
 from .bare_calls import BareCallReader
-from .call_list import key_written_twice
+from .call_list import JsonCallObject, key_written_twice
 from .calls import Content, SectionedCallConcept, arguments_json, arguments_value
 from .grammar import SectionedCalls, text_before_calls
 from .pieces import Fence, text_of
 from .pieces import Lit as LayoutText
-from .readers import CallReader, call_reader
+from .readers import CallReader, Described, call_reader
 
 if TYPE_CHECKING:
     from .grammar import Turn
@@ -43,7 +43,7 @@ if TYPE_CHECKING:
 
 
 @dataclass(frozen=True)
-class JsonCalls(SectionedCallConcept):
+class JsonCalls(JsonCallObject, SectionedCallConcept):
     """Calls as JSON objects holding their name.
 
     Fields:
@@ -90,6 +90,10 @@ class JsonCalls(SectionedCallConcept):
     - ``also_open``: other fences that start a call running to the end of the turn, where
       a call may open (Llama 3's ``<|python_tag|>``, which models write and Meta's templates
       do not).
+    - ``close_optional``: the end of the turn may replace ``close``, as vLLM's hermes parser
+      reads Hermes' calls: a call whose close never comes (an engine may cut it as a stop
+      string, or the model end its turn after the object) is still a call when its object is
+      whole at the end of the turn (Hermes, Bielik, Reka Edge).
     """
 
     open: Fence | None = ()
@@ -109,8 +113,17 @@ class JsonCalls(SectionedCallConcept):
     first_only: bool = False
     ascii: bool = False
     also_open: tuple[Fence, ...] = ()
+    close_optional: bool = False
 
     handles: ClassVar[frozenset[str]] = frozenset({"calls"})
+    separators: ClassVar[tuple[str, str]] = (", ", ": ")  # type: ignore[misc]
+
+    @cached_property
+    def keys(self) -> tuple[tuple[str, str], ...]:  # type: ignore[override]
+        """The object's members in writing order (:class:`~.call_list.JsonCallObject`): the
+        id, when the format writes one, then the name and the arguments."""
+        named = (("name", self.name_key), ("arguments", self.arguments_key))
+        return named if self.id_key is None else (("id", self.id_key), *named)
 
     @property
     def text_separator(self) -> Fence:  # type: ignore[override]
@@ -149,7 +162,9 @@ class JsonCalls(SectionedCallConcept):
     def bare_reader(self) -> ReaderFactory:
         """The reader of an assistant turn that is text or bare calls (``open=None``)."""
         envelope, reads = self.envelope, self.json_reader("the end of the turn", joined=True)
-        return lambda parser: BareCallReader(parser, envelope, reads=reads)
+        return Described(
+            "text or a bare JSON call", lambda parser: BareCallReader(parser, envelope, reads=reads)
+        )
 
     @property
     def bare_separator(self) -> str | None:
@@ -158,25 +173,6 @@ class JsonCalls(SectionedCallConcept):
         if self.open is not None or not self.parallel:
             return None
         return text_of(self.separator).strip()
-
-    def head(self, name: str, call_id: str | None = None) -> str:
-        """The object's text up to its arguments."""
-        # (json_string of a str is json's C encode_basestring: called directly, once a call.)
-        if self.id_key is not None and call_id is not None:
-            return f"{self._id_head}{string(call_id)}, {self._name_head}{string(name)}{self._tail}"
-        return f"{{{self._name_head}{string(name)}{self._tail}"
-
-    @cached_property
-    def _id_head(self) -> str:
-        return f"{{{ascii_string(self.id_key or '')}: "
-
-    @cached_property
-    def _name_head(self) -> str:
-        return f"{ascii_string(self.name_key)}: "
-
-    @cached_property
-    def _tail(self) -> str:
-        return f", {ascii_string(self.arguments_key)}: "
 
     # ------------------------------------------------------------------ the writer
 
@@ -195,7 +191,7 @@ class JsonCalls(SectionedCallConcept):
         else:
             verbatim = self.arguments == "verbatim"
             arguments = arguments_json(call.arguments, index, number, verbatim, ascii=self.ascii)
-        out.text(f"{self.head(call.name, call.id)}{arguments}}}", "tool_call", trainable=True)
+        out.text(self.item(call.name, call.id, arguments), "tool_call", trainable=True)
 
     # ------------------------------------------------------------------ the parse table
 
@@ -211,13 +207,25 @@ class JsonCalls(SectionedCallConcept):
         if separator is None and not literal:
             return call_reader(self.envelope, close, ends_turn=ends_turn, also_close=closes)
         envelope = self.envelope
-        return lambda parser: _ReadsOtherwise(
-            parser, envelope, close, closes, ends_turn, separator, literal
+        return Described(
+            "JSON call, or calls joined, or with Python arguments",
+            lambda parser: _ReadsOtherwise(
+                parser, envelope, close, closes, ends_turn, separator, literal
+            ),
+            close=close,
+            ends_turn=ends_turn,
+            separator=separator,
+            literal=literal,
         )
 
     def closed_call_reader(self, close: str, closes: frozenset[str]) -> tuple[ReaderFactory, bool]:
         """The reader of a call closed by ``close`` (or another of ``closes``; ``""``: by the
-        end of the turn), and whether the end of the turn may come in it."""
+        end of the turn, or also by it with ``close_optional``), and whether the end of the
+        turn may come in it."""
+        if close and self.close_optional:
+            envelope, ends = self.envelope, closes | {close}
+            make: ReaderFactory = lambda parser: CallReader(parser, envelope, close, ends, True)  # noqa: E731
+            return Described("JSON call, its close optional", make, close=close), True
         return self.json_reader(close, closes), not close
 
     def tagged_reader(self) -> ReaderFactory:
@@ -261,10 +269,6 @@ class JsonCalls(SectionedCallConcept):
 
     def jinja_call(self, out: Template) -> None:
         # One expression, so a format that escapes markers escapes the call's text as one.
-        head = jinja_string("{" + self._name_head)
-        if self.id_key is not None:
-            id_head = jinja_string(self._id_head)
-            head = f"{id_head} ~ call.id | tojson ~ {jinja_string(', ' + self._name_head)}"
         # An object as the writer writes it: its JSON, or as Jinja prints it ("repr").
         written = "string" if self.arguments == "repr" else "tojson"
         if self.ascii and self.arguments != "repr":
@@ -273,10 +277,11 @@ class JsonCalls(SectionedCallConcept):
             "(call.function.arguments | trim if call.function.arguments is string"
             f" else call.function.arguments | {written})"
         )
-        tail = jinja_string(self._tail)
-        out.value(
-            f"{head} ~ call.function.name | tojson ~ {tail} ~ {arguments} ~ {jinja_string('}')}"
-        )
+        values = {"id": "call.id | tojson", "name": "call.function.name | tojson"}
+        members = [
+            f"{jinja_string(head)} ~ {values.get(role, arguments)}" for role, head in self.heads
+        ]
+        out.value(" ~ ".join([*members, jinja_string("}")]))
 
     # ------------------------------------------------------------------ the turn grammar
 
@@ -308,16 +313,16 @@ class _JsonCallSet(SectionedCalls):
         if calls.arguments == "repr" and REPR_NOTE not in rules.notes:
             rules.notes.append(REPR_NOTE)
         tool = turn.tools[number]
-        head: list[Node] = [Lit(turn.escaped(calls.head(tool.name)))]
-        if calls.id_key is not None:  # a free id, a JSON string that spells no marker
-            head = [
-                Lit(calls._id_head + '"'),
-                turn.id_rest(),
-                Lit(", " + turn.escaped(calls.head(tool.name))[1:]),
-            ]
+        nodes, text = turn.nodes(calls.open or ()), ""
+        for role, head in calls.heads:
+            if role == "id":  # a free id, a JSON string that spells no marker
+                nodes += [Lit(text + head + '"'), turn.id_rest()]
+                text = ""
+            else:
+                text += head + (string(tool.name) if role == "name" else "")
         return [
-            *turn.nodes(calls.open or ()),
-            *head,
+            *nodes,
+            Lit(turn.escaped(text)),
             json_arguments(rules, number, tool),
             *turn.nodes((LayoutText("}"), *calls.close)),
         ]
@@ -346,11 +351,12 @@ class _JsonCallSet(SectionedCalls):
 
     def prefix(self, name: str | None) -> str:
         calls: JsonCalls = self.calls
+        first = calls.heads[0][1]
         if name is None:
-            return self.lead or "{" + calls._name_head
+            return self.lead or "{" + ascii_string(calls.name_key) + ": "
         if calls.id_key is not None:  # through the opening quote of the free id
-            return self.lead + calls._id_head + '"'
-        return self.lead + calls.head(name)
+            return self.lead + first + '"'
+        return self.lead + first + string(name) + calls.heads[1][1]
 
 
 # ---------------------------------------------------------------------- arguments as repr

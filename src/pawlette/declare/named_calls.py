@@ -27,7 +27,7 @@ from .calls import (
 )
 from .grammar import TEXT_NE, SectionedCalls
 from .pieces import Fence, text_of
-from .readers import OpenSection, give_back_call
+from .readers import Described, OpenSection, give_back_call
 
 if TYPE_CHECKING:
     from ..types import Tool
@@ -168,23 +168,22 @@ class NamedCalls(SectionedCallConcept):
     def rows(self, table: Table) -> None:
         first = self.head_states(table)
         if first != "call.name":  # an earlier state of the call began it
-            table.state(
-                "call.name",
-                lambda parser: NameReader(parser, begins=False),
-                "assistant",
-                ends=True,
+            reader = Described(
+                "call name after its head", lambda parser: NameReader(parser, begins=False)
             )
         elif type(self).read_name is NamedCalls.read_name:  # the name as written
-            table.state("call.name", NameReader, "assistant", ends=True)
+            reader = Described("call name", NameReader)
         else:
             read = self.read_name
-            table.state(
-                "call.name", lambda parser: NameReader(parser, read), "assistant", ends=True
+            reader = Described(
+                "call name as the format writes it", lambda parser: NameReader(parser, read)
             )
+        table.state("call.name", reader, "assistant", ends=True)
         closed = self.calls_closed()
-        table.state(
-            "call.arguments", lambda parser: ArgumentsReader(parser, closed), "assistant", ends=True
+        arguments = Described(
+            "JSON call arguments", lambda parser: ArgumentsReader(parser, closed), closed=closed
         )
+        table.state("call.arguments", arguments, "assistant", ends=True)
         self.section_rows(table, first, "call.arguments")
 
     def call_rows(self, table: Table) -> None:

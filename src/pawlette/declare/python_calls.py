@@ -9,6 +9,7 @@
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
 
@@ -23,13 +24,13 @@ from ..emit.python_schema import (
     SchemaToPython,
     TemplateArguments,
 )
-from ..engine.machine import Parser, Reader
+from ..engine.machine import Parser
 from ..errors import FormatError, UnsupportedFeature
 from ..types import Tool, ToolCall
 from .calls import Content, ListedCallConcept
 from .grammar import CallOpening
 from .pieces import Fence
-from .readers import give_back
+from .readers import Described, give_back
 
 if TYPE_CHECKING:
     from .grammar import Turn
@@ -150,19 +151,15 @@ class PythonCalls(ListedCallConcept):
 
     # ------------------------------------------------------------------ the turn grammar
 
+    @property
+    def model_open(self) -> Fence:
+        """What opens the list a model writes, in the turn grammar: ``open``, or what a
+        format writes there instead (a subclass's: Breeze's decision token)."""
+        return self.open
+
     def grammar(self, turn: Turn) -> None:
         check_names(turn.tools)
-        turn.calls = PythonCallSet(self, turn, self.open)
-
-
-def list_reader(parser: Parser) -> Reader:
-    """A state whose text is one call list (results pair with calls in the fold)."""
-    return PythonCallListReader(parser)
-
-
-def raw_list_reader(parser: Parser) -> Reader:
-    """:func:`list_reader` for ``spelling="template"``: single-quoted arguments are raw."""
-    return PythonCallListReader(parser, raw_strings=True)
+        turn.calls = PythonCallSet(self, turn, self.model_open)
 
 
 def check_names(tools: tuple[Tool, ...]) -> None:
@@ -346,3 +343,12 @@ class PythonCallSet(CallOpening):
             first = self.call(turn, rules)
             start = [Lit("[")] if not rest else []
         return seq(*start, first, self.more(turn, rules, parallel), Lit("]"), *self.closing)
+
+
+list_reader = Described("Python call list", PythonCallListReader)
+"""A state whose text is one call list (results pair with calls in the fold)."""
+
+raw_list_reader = Described(
+    "Python call list", functools.partial(PythonCallListReader, raw_strings=True), raw_strings=True
+)
+""":data:`list_reader` for ``spelling="template"``: single-quoted arguments are raw."""

@@ -14,6 +14,21 @@ from ..engine.readers import CallEnvelope, JsonCallReader, ScaffoldReader, Whole
 from ..types import MetadataItem, ReasoningDelta, TextDelta, Tool, ToolsDeclared
 
 
+class Described:
+    """A reader factory as ``pawlette table`` shows it: ``words`` saying what it reads, then
+    the values ``shown`` that set one such reader apart from another (``tool items
+    (item_open='<tool>', ...)``), never the name or the place of its code, so code that moves
+    or merges leaves the tables alone."""
+
+    __slots__ = ("described_as", "make", "shown")
+
+    def __init__(self, words: str, make: ReaderFactory, **shown: object) -> None:
+        self.described_as, self.make, self.shown = words, make, tuple(shown.items())
+
+    def __call__(self, parser: Parser) -> Reader:
+        return self.make(parser)
+
+
 class OpenedReader:
     """An assistant turn read by ``inner`` (its text, or a concept's own reader: bare calls);
     the turn is there once anything of it is read, more than whitespace or a marker (an
@@ -96,12 +111,13 @@ class HostTextReader(WholeTextReader):
 
 
 def host_text_reader(default: str | None) -> ReaderFactory:
-    return lambda parser: HostTextReader(parser, default)
+    return Described("system text", lambda parser: HostTextReader(parser, default), default=default)
 
 
 def host_texts_reader(default: str | None, with_tools: str | None) -> ReaderFactory:
     """A system turn whose default text is another when the request has tools."""
-    return lambda parser: HostTextReader(parser, default, with_tools)
+    make: ReaderFactory = lambda parser: HostTextReader(parser, default, with_tools)  # noqa: E731
+    return Described("system text", make, default=default, with_tools=with_tools)
 
 
 @dataclass
@@ -208,7 +224,15 @@ class ToolItemsReader(WholeTextReader):
 def tool_items_reader(
     item_open: str, item_close: str, wrap: str, *, text_after: bool, array: bool = False
 ) -> ReaderFactory:
-    return lambda parser: ToolItemsReader(parser, item_open, item_close, wrap, text_after, array)
+    return Described(
+        "tool items",
+        lambda parser: ToolItemsReader(parser, item_open, item_close, wrap, text_after, array),
+        array=array,
+        item_close=item_close,
+        item_open=item_open,
+        text_after=text_after,
+        wrap=wrap,
+    )
 
 
 class ResultReader(WholeTextReader):
@@ -427,10 +451,8 @@ def call_reader(
     the end of the turn (no close fence of its own); ``also_close``: other spellings of
     ``close``."""
 
-    def make(parser: Parser) -> Reader:  # (named so: the state table shows the name)
-        return kind(parser, envelope, close, also_close, ends_turn)
-
-    return make
+    make: ReaderFactory = lambda parser: kind(parser, envelope, close, also_close, ends_turn)  # noqa: E731
+    return Described("JSON call", make, close=close, ends_turn=ends_turn)
 
 
 class _LeadDropped:
@@ -471,7 +493,8 @@ class _LeadDropped:
 def lead_dropped(reader: ReaderFactory, lead: str) -> ReaderFactory:
     """``reader`` for a state whose text may begin with ``lead``, layout the format writes
     before the text (dropped when it is there)."""
-    return lambda parser: _LeadDropped(reader(parser), lead)
+    make: ReaderFactory = lambda parser: _LeadDropped(reader(parser), lead)  # noqa: E731
+    return Described("lead dropped", make, lead=lead, reader=reader)
 
 
 class _SpaceDropped:
@@ -499,4 +522,5 @@ class _SpaceDropped:
 
 def space_dropped(reader: ReaderFactory) -> ReaderFactory:
     """``reader`` for a state whose text may begin with whitespace that is layout (dropped)."""
-    return lambda parser: _SpaceDropped(reader(parser))
+    make: ReaderFactory = lambda parser: _SpaceDropped(reader(parser))  # noqa: E731
+    return Described("whitespace dropped", make, reader=reader)

@@ -23,7 +23,7 @@ from ..types import Tool, ToolCall
 from .calls import SectionedCallConcept, arguments_object, closing_marker, name_problem
 from .grammar import SectionedCalls, text_before
 from .pieces import Fence, markers_in, text_of
-from .readers import OpenSection, give_back_call, schema_tools
+from .readers import Described, OpenSection, give_back_call, schema_tools
 
 if TYPE_CHECKING:
     from .grammar import Turn
@@ -195,9 +195,8 @@ class XmlCalls(SectionedCallConcept):
         # ``</seed:tool_call>`` without ``</function>\n``) is text inside the call, from ids
         # as from text (where the lexer knows only the whole close).
         inner |= {text for text in markers_in(self.close) if text != table.text(self.close)}
-        table.state(
-            "call.xml", lambda parser: XmlCallReader(parser, tags), "assistant", inner=inner
-        )
+        reader = Described("XML call", lambda parser: XmlCallReader(parser, tags))
+        table.state("call.xml", reader, "assistant", inner=inner)
         self.section_rows(table, "call.xml", "call.xml")
 
     # ------------------------------------------------------------------ the Jinja template

@@ -273,7 +273,7 @@ def _json_calls(
         open=(), close=(), name_key=name_key, arguments_key=arguments_key, id_key=id_key
     )
     written = one[start:end]
-    expected = concept.head("zq_alpha", "Zi1qabcde") + json_string(ALPHA) + "}"
+    expected = concept.item("zq_alpha", "Zi1qabcde", json_string(ALPHA))
     if written != expected or len(keys) != 2 + (id_key is not None):
         raise Underivable(
             f"a call is written as {written!r}, not as {expected!r} (needs concept: call JSON "

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 
 from pawlette.declare import JsonCallList
 from pawlette.declare.call_list import CallListReader, CallListSet, key_written_twice
+from pawlette.declare.readers import Described
 from pawlette.emit.grammar_ast import Lit, Node
 from pawlette.engine.call_arguments import arguments_problem, load_json
 
@@ -37,7 +38,13 @@ class NameKeyedCalls(JsonCallList):
 
     def rows(self, table: Table) -> None:
         super().rows(table)
-        table.reader("call.list", lambda parser: NameKeyedReader(parser, {}, bool(self.close)))
+        closed = bool(self.close)
+        reader = Described(
+            "JSON call list keyed by name",
+            lambda parser: NameKeyedReader(parser, {}, closed),
+            closed=closed,
+        )
+        table.reader("call.list", reader)
 
     def jinja_item(self, out: Template) -> None:
         out.literal("{")

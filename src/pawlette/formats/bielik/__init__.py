@@ -90,9 +90,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from pawlette.declare import (
-    CloseOptionalCalls,
     Frame,
     Ignored,
+    JsonCalls,
     Layout,
     Marker,
     Results,
@@ -169,7 +169,11 @@ def layout(options: BielikOptions) -> Layout:
             LeadTrimmed(roles=("assistant",)),
             Ignored(("name",)),
             # vLLM's hermes parser reads a last call whose close never comes (Hermes' concept).
-            CloseOptionalCalls(open=fence("\n", TOOL_CALL, "\n"), close=fence("\n", TOOL_CALL_END)),
+            JsonCalls(
+                open=fence("\n", TOOL_CALL, "\n"),
+                close=fence("\n", TOOL_CALL_END),
+                close_optional=True,
+            ),
             Results(grouped=True, item_open=fence(FUNCTION_OUTPUT)),
         ),
         options=options,

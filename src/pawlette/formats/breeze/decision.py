@@ -23,7 +23,7 @@ from functools import partial
 from typing import TYPE_CHECKING
 
 from ...declare.pieces import Fence
-from ...declare.python_calls import PythonCalls, PythonCallSet, check_names
+from ...declare.python_calls import PythonCalls
 from ...engine.machine import Parser
 from ...engine.readers import ContentReader
 from ...errors import FormatError
@@ -145,9 +145,13 @@ class DecisionCalls(PythonCalls):
 
     # ------------------------------------------------------------------ the turn grammar
 
+    @property
+    def model_open(self) -> Fence:
+        """A model decides to call with ``call``, which opens its list."""
+        return self.call
+
     def grammar(self, turn: Turn) -> None:
-        check_names(turn.tools)
-        turn.calls = PythonCallSet(self, turn, self.call)
+        super().grammar(turn)
         turn.answer_lead = self.answer
 
 

@@ -12,7 +12,7 @@ from pawlette.declare import Concept, NamedCalls
 from pawlette.declare.calls import arguments_json
 from pawlette.declare.grammar import TEXT, CallItems, text_then
 from pawlette.declare.pieces import Fence, text_of
-from pawlette.declare.readers import give_back
+from pawlette.declare.readers import Described, give_back
 from pawlette.emit.grammar_ast import Lit, Node, Repeat, Rules, alt, optional, seq
 from pawlette.emit.jinja_text import jinja_string
 from pawlette.engine.call_arguments import arguments_problem
@@ -275,7 +275,10 @@ class RecipientCalls(NamedCalls):
 
     def rows(self, table: Table) -> None:
         opener = table.text(self.open)
-        table.state(SEGMENT, lambda parser: SegmentReader(parser, opener), "assistant", ends=True)
+        reader = Described(
+            "recipient segment", lambda parser: SegmentReader(parser, opener), opener=opener
+        )
+        table.state(SEGMENT, reader, "assistant", ends=True)
         for state in (*table.call_states, SEGMENT):
             table.on(state, opener, SEGMENT)
         # The generation prompt ends with the opener: a completion starts in a segment, and

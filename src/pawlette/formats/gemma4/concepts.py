@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 from ...declare import CallTurnEnd, NamedCalls, Reasoning, Results, ToolsBlock
 from ...declare.calls import arguments_object
 from ...declare.pieces import Fence, Marker, fence
-from ...declare.readers import ResultReader
+from ...declare.readers import Described, ResultReader
 from ...declare.results import ResultNameReader
 from ...declare.table import begin, end
 from ...emit.jinja_text import jinja_string
@@ -164,13 +164,10 @@ class GemmaCalls(NamedCalls):
     def rows(self, table: Table) -> None:
         # Only the call tokens are markers (see :mod:`.reading`).
         opening, closing = table.text(self.open[:1]), table.text(self.close[-1:])
-        table.state(
-            CALL_STATE,
-            lambda parser: CallReader(parser, closing),
-            "assistant",
-            ends=True,
-            inner=(QUOTE,),
+        reader = Described(
+            "Gemma call", lambda parser: CallReader(parser, closing), closing=closing
         )
+        table.state(CALL_STATE, reader, "assistant", ends=True, inner=(QUOTE,))
         table.calls_open([opening], CALL_STATE)
         table.after_calls(CALL_STATE, [closing], reopen=[opening])
 

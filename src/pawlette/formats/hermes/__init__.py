@@ -95,9 +95,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from pawlette.declare import (
-    CloseOptionalCalls,
     Frame,
     Ignored,
+    JsonCalls,
     Layout,
     Marker,
     Results,
@@ -173,12 +173,13 @@ def layout(options: HermesOptions) -> Layout:
                 ),
             ),
             Ignored(("name", "reasoning")),
-            CloseOptionalCalls(  # vLLM's hermes parser reads an unclosed call
+            JsonCalls(
                 open=fence(TOOL_CALL, "\n"),
                 close=fence("\n", TOOL_CALL_END),
                 separator=fence("\n"),
                 with_content=False,
                 drops_content=True,
+                close_optional=True,  # vLLM's hermes parser reads an unclosed call
             ),
             Results(
                 grouped=True,

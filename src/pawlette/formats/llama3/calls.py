@@ -20,10 +20,10 @@ from dataclasses import dataclass, replace
 
 from pawlette.declare import JsonCalls
 from pawlette.declare.bare_calls import DECODER, BareCallReader
-from pawlette.declare.readers import EndedByInput
+from pawlette.declare.readers import Described, EndedByInput
 from pawlette.engine.call_arguments import load_json
 from pawlette.engine.machine import Parser, Reader
-from pawlette.engine.readers import CallEnvelope, JsonCallReader
+from pawlette.engine.readers import CallEnvelope
 from pawlette.types import ToolCallDelta, ToolCallEnd, ToolCallStart
 
 
@@ -144,33 +144,21 @@ class LenientCallReader(EndedByInput):
 def lenient_call_reader(
     envelope: CallEnvelope, separators: tuple[str, ...], optional_arguments: bool
 ) -> Callable[[Parser], Reader]:
-    return lambda parser: LenientCallReader(
-        parser, envelope, "the end of the turn", separators, optional_arguments
+    return Described(
+        "JSON calls read leniently",
+        lambda parser: LenientCallReader(
+            parser, envelope, "the end of the turn", separators, optional_arguments
+        ),
+        optional_arguments=optional_arguments,
     )
-
-
-class LenientBareCallReader(BareCallReader):
-    """Text, or calls written as the whole turn's bare JSON objects, read leniently."""
-
-    __slots__ = ("_separators",)
-
-    def __init__(
-        self,
-        parser: Parser,
-        envelope: CallEnvelope,
-        separators: tuple[str, ...],
-        optional_arguments: bool,
-    ) -> None:
-        super().__init__(parser, envelope, optional_arguments)
-        self._separators = separators
-
-    def call_reader(self, parser: Parser) -> JsonCallReader:
-        return LenientCallReader(
-            parser, self._envelope, "the end of the turn", self._separators, self._optional
-        )
 
 
 def bare_call_reader(
     envelope: CallEnvelope, separators: tuple[str, ...] = (), optional_arguments: bool = False
 ) -> Callable[[Parser], Reader]:
-    return lambda parser: LenientBareCallReader(parser, envelope, separators, optional_arguments)
+    reads = lenient_call_reader(envelope, separators, optional_arguments)
+    return Described(
+        "text or bare JSON calls read leniently",
+        lambda parser: BareCallReader(parser, envelope, optional_arguments, reads=reads),
+        optional_arguments=optional_arguments,
+    )

@@ -13,15 +13,9 @@ list the turn ends in before ``</tool_calls>`` read as well (vLLM reads it so).
 
 from __future__ import annotations
 
-import functools
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from pawlette.declare import JsonCallList
-from pawlette.declare.call_list import CallListReader
-
-if TYPE_CHECKING:
-    from pawlette.declare.table import Table
 
 
 @dataclass(frozen=True)
@@ -31,9 +25,4 @@ class JsonLineCalls(JsonCallList):
     list_open: str = ""
     list_close: str = ""
     item_separator: str | None = "\n"
-
-    def rows(self, table: Table) -> None:
-        keys = {role: key for role, key in self.keys}
-        reader = functools.partial(CallListReader, keys=keys, closed=False, bracketed=False)
-        self.opening_rows(table, self.open or (), "call.list", reader, ends=True)
-        table.after_calls("call.list", table.spellings(self.loose, self.close))
+    close_optional: bool = True

@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any
 
 from pawlette.declare import XmlCalls
 from pawlette.declare.pieces import Fence, markers_in
+from pawlette.declare.readers import Described
 from pawlette.declare.xml_calls import (
     Tags,
     XmlCallReader,
@@ -247,12 +248,10 @@ class TagCalls(XmlCalls):
         prefix = table.text(self.tag)
         inner = {text for pieces in (self.tag, self.name_close) for text in markers_in(pieces)}
         inner |= {text for text in markers_in(self.close) if text != table.text(self.close)}
-        table.state(
-            "call.xml",
-            lambda parser: TagCallReader(parser, tags, prefix),
-            "assistant",
-            inner=inner,
+        reader = Described(
+            "tagged XML call", lambda parser: TagCallReader(parser, tags, prefix), prefix=prefix
         )
+        table.state("call.xml", reader, "assistant", inner=inner)
         self.section_rows(table, "call.xml", "call.xml")
 
     def jinja_call(self, out: Template) -> None:

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from pawlette.declare import XmlCalls
 from pawlette.declare.calls import Content
 from pawlette.declare.pieces import Fence, markers_in, text_of
+from pawlette.declare.readers import Described
 from pawlette.declare.xml_calls import Tags, XmlCallReader, XmlCallSet
 from pawlette.emit.grammar_ast import Lit
 
@@ -58,12 +59,12 @@ class RecipientCalls(XmlCalls):
         )
         # <|message|> inside a call is the call's text (its reader splits the recipient off).
         inner = {text for pieces in tag_fences for text in markers_in(pieces)}
-        table.state(
-            "call.xml",
+        reader = Described(
+            "XML call after its recipient",
             lambda parser: RecipientReader(parser, tags, recipient_close),
-            "assistant",
-            inner=inner,
+            recipient_close=recipient_close,
         )
+        table.state("call.xml", reader, "assistant", inner=inner)
         self.section_rows(table, "call.xml", "call.xml")
 
     def jinja_call(self, out: Template) -> None:

@@ -7,7 +7,7 @@ import dataclasses
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from pawlette.declare import CloseOptionalCalls, JsonCalls
+from pawlette.declare import JsonCalls
 
 from .content import jinja_kept_text, kept_text
 
@@ -18,13 +18,15 @@ if TYPE_CHECKING:
 
 
 @dataclass(frozen=True)
-class RunOnCalls(CloseOptionalCalls):
+class RunOnCalls(JsonCalls):
     """:class:`~pawlette.declare.JsonCalls` whose ``separator`` comes only after the turn's
     text, and only when the text does not end with it (Reka Edge writes ``\\n`` after text
     not ending with a newline, and nothing between calls).  Reading takes ``separator`` +
     ``open`` after text as written (the text then loses one trailing newline: a recorded
     loss where it had one) and calls with or without it between them; a last call whose
     close never comes is a call when its object is whole (Hermes' reading)."""
+
+    close_optional: bool = True
 
     def check(self, out: Render) -> None:
         super().check(out)
