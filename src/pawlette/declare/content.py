@@ -4,6 +4,8 @@ refusals."""
 
 from __future__ import annotations
 
+import ast
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property
@@ -92,6 +94,29 @@ class Ignored(Concept):
                     out.lose(f"messages[{index}].tool_calls", "not written")
 
 
+Side = Literal["both", "start", "end"]
+
+_SIDES: dict[str, Side] = {"at its ends": "both", "at its start": "start", "at its end": "end"}
+_TRIMMED_LOSS = re.compile(
+    r"(whitespace|newlines|spaces|the characters ('.*'|\".*\")) (at its ends|at its start|at its "
+    r"end) trimmed"
+)
+
+
+def trim_of_loss(what: str) -> tuple[Side, str | None] | None:
+    """The side and characters a :class:`Trimmed` loss says were trimmed (``what``, the
+    loss less its path: ``"newlines at its start trimmed"`` gives ``("start", "\\n")``);
+    None: no such loss."""
+    found = _TRIMMED_LOSS.fullmatch(what)
+    if found is None:
+        return None
+    kind, quoted, where = found.groups()
+    characters = {"whitespace": None, "newlines": "\n", "spaces": " "}.get(kind)
+    if quoted is not None:
+        characters = ast.literal_eval(quoted)
+    return _SIDES[where], characters
+
+
 @dataclass(frozen=True)
 class Trimmed(Concept):
     """Message text is written trimmed, in the ``roles`` given (``roles``): what templates
@@ -121,7 +146,7 @@ class Trimmed(Concept):
     roles: tuple[str, ...] = ("system", "user", "assistant", "tool")
     lead: Fence = ()
     space_first: bool = False
-    side: Literal["both", "start", "end"] = "both"
+    side: Side = "both"
     characters: str | None = None
 
     handles: ClassVar[frozenset[str]] = frozenset()
@@ -176,7 +201,7 @@ class Trimmed(Concept):
             what = "spaces"
         else:
             what = f"the characters {characters!r}"
-        where = {"both": "at its ends", "start": "at its start", "end": "at its end"}[self.side]
+        where = next(words for words, side in _SIDES.items() if side == self.side)
         return f"{what} {where}"
 
     def turn_roles(self) -> frozenset[str]:
