@@ -9,6 +9,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property
+from operator import methodcaller
 from typing import TYPE_CHECKING, ClassVar, Literal
 
 from ..emit.jinja_text import jinja_string
@@ -181,12 +182,13 @@ class Trimmed(Concept):
 
     @cached_property
     def trim_text(self) -> Callable[[str], str]:
-        """What is written of a text this concept trims (``str.strip`` by default)."""
-        method = {"both": str.strip, "start": str.lstrip, "end": str.rstrip}[self.side]
-        characters = self.characters
-        if characters is None:
-            return method
-        return lambda text: method(text, characters)
+        """What is written of a text this concept trims (``str.strip`` by default; a
+        method caller otherwise, which pickles with the format)."""
+        name = {"both": "strip", "start": "lstrip", "end": "rstrip"}[self.side]
+        if self.characters is None:
+            trim: Callable[[str], str] = getattr(str, name)
+            return trim
+        return methodcaller(name, self.characters)
 
     @property
     def trimmed_what(self) -> str:
