@@ -237,8 +237,9 @@ def _derive_trim(probe: Probe, draft: Draft, keep: str, opening: str, closing: s
     """Reasoning trimmed at both ends (Qwen3's ``strip('\\n')``, Bielik's ``strip()``):
     ``Reasoning.trim``, which also trims the start of the text after a block.  Whether the
     declaration then writes what the template does, text included: the text of a turn with
-    a block is written by the assistant's Trimmed, or trimmed at its start alike (Trimmed
-    then trims only where the turns without a block do too).  False: not derived."""
+    a block is trimmed as the assistant's Trimmed trims it, which writes it, or (without one)
+    at its start alike; a Trimmed that trims so is left to the turns without a block only
+    where those trim too.  False: not derived."""
     characters = _reasoning_trim(probe, opening, closing)
     if characters is None:
         return False
@@ -260,8 +261,9 @@ def _derive_trim(probe: Probe, draft: Draft, keep: str, opening: str, closing: s
         ),
         (-1, None),
     )
-    text = None if trimmed is None else (trimmed.side, trimmed.characters)
-    if block not in (text, alike):
+    # The first content hook writes the text: the assistant's Trimmed where there is one.
+    text = alike if trimmed is None else (trimmed.side, trimmed.characters)
+    if block != text:
         return False
     if trimmed is not None and text == alike:
         # A turn without a block: its text as given, or trimmed as Trimmed trims it.
