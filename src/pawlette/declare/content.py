@@ -4,10 +4,15 @@ refusals."""
 
 from __future__ import annotations
 
+import ast
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, ClassVar
+from functools import cached_property
+from operator import methodcaller
+from typing import TYPE_CHECKING, ClassVar, Literal
 
+from ..emit.jinja_text import jinja_string
 from ..errors import FormatError
 from ..types import TextPart
 from .calls import check_call_name
@@ -90,11 +95,43 @@ class Ignored(Concept):
                     out.lose(f"messages[{index}].tool_calls", "not written")
 
 
+Side = Literal["both", "start", "end"]
+
+_SIDES: dict[str, Side] = {"at its ends": "both", "at its start": "start", "at its end": "end"}
+_TRIMMED_LOSS = re.compile(
+    r"(whitespace|newlines|spaces|the characters ('.*'|\".*\")) (at its ends|at its start|at its "
+    r"end) trimmed"
+)
+
+
+def trim_of_loss(what: str) -> tuple[Side, str | None] | None:
+    """The side and characters a :class:`Trimmed` loss says were trimmed (``what``, the
+    loss less its path: ``"newlines at its start trimmed"`` gives ``("start", "\\n")``);
+    None: no such loss."""
+    found = _TRIMMED_LOSS.fullmatch(what)
+    if found is None:
+        return None
+    kind, quoted, where = found.groups()
+    characters = {"whitespace": None, "newlines": "\n", "spaces": " "}.get(kind)
+    if quoted is not None:
+        characters = ast.literal_eval(quoted)
+    return _SIDES[where], characters
+
+
 @dataclass(frozen=True)
 class Trimmed(Concept):
-    """Message text is written with the whitespace at its ends removed (Python's
-    ``str.strip``, Jinja's ``trim``), in the ``roles`` given (``roles``): what templates that
-    ``| trim`` every message do.  A text that changes is a recorded loss.
+    """Message text is written trimmed, in the ``roles`` given (``roles``): what templates
+    that ``| trim`` every message (``side="both"``, the default), ``.strip('\\n')``
+    (``characters="\\n"``), ``.lstrip()`` (``side="start"``) or ``.rstrip()``
+    (``side="end"``) do.  A text that changes is a recorded loss, which says what was
+    trimmed where.
+
+    ``side``: where the text is trimmed: ``"both"`` (Python's ``str.strip``, Jinja's
+    ``trim``; the default), ``"start"`` (``str.lstrip``) or ``"end"`` (``str.rstrip``).
+
+    ``characters``: what is trimmed: ``None`` (the default), all whitespace (``strip()``
+    without an argument); or a string of the characters to trim, such as ``"\\n"``
+    (``strip('\\n')``: newlines only).
 
     ``lead``: written before the trimmed text when it is not empty (GLM-4.6 writes ``"\\n"``
     before an assistant's text, none when the text is empty); reading drops it where a turn's
@@ -103,11 +140,15 @@ class Trimmed(Concept):
     ``space_first``: the model writes whitespace before its text, the rest of a fence its
     generation prompt stops short of (RWKV World's prompt ``Assistant:`` before the turn's
     ``Assistant: text``); reading drops whitespace where an assistant turn's text begins,
-    which its trimmed text never holds.  Default False: read as written."""
+    which its trimmed text never holds (so it needs a trim of all whitespace at the start:
+    ``side`` ``"both"`` or ``"start"``, ``characters=None``).  Default False: read as
+    written."""
 
     roles: tuple[str, ...] = ("system", "user", "assistant", "tool")
     lead: Fence = ()
     space_first: bool = False
+    side: Side = "both"
+    characters: str | None = None
 
     handles: ClassVar[frozenset[str]] = frozenset()
 
@@ -124,6 +165,46 @@ class Trimmed(Concept):
                 raise FormatError(
                     f"{layout.name}: Trimmed.roles: {role!r}; expected some of " + ", ".join(ROLES)
                 )
+        self.check_choices(layout, "side")
+        if self.characters is not None and (
+            not isinstance(self.characters, str) or not self.characters
+        ):
+            raise FormatError(
+                f"{layout.name}: Trimmed.characters: {self.characters!r}; expected None (all "
+                "whitespace) or a non-empty string of the characters to trim, such as '\\n'"
+            )
+        if self.space_first and (self.side == "end" or self.characters is not None):
+            raise FormatError(
+                f"{layout.name}: Trimmed.space_first: True with side={self.side!r} and "
+                f"characters={self.characters!r}; expected a trim of all whitespace at the "
+                "start (side 'both' or 'start', characters None), which reading relies on"
+            )
+
+    @cached_property
+    def trim_text(self) -> Callable[[str], str]:
+        """What is written of a text this concept trims (``str.strip`` by default; a
+        method caller otherwise, which pickles with the format)."""
+        name = {"both": "strip", "start": "lstrip", "end": "rstrip"}[self.side]
+        if self.characters is None:
+            trim: Callable[[str], str] = getattr(str, name)
+            return trim
+        return methodcaller(name, self.characters)
+
+    @property
+    def trimmed_what(self) -> str:
+        """What a loss says was trimmed: ``whitespace at its ends`` (by default),
+        ``newlines at its start``, ``'\\t' at its end``..."""
+        characters = self.characters
+        if characters is None:
+            what = "whitespace"
+        elif set(characters) == {"\n"}:
+            what = "newlines"
+        elif set(characters) <= {" "}:
+            what = "spaces"
+        else:
+            what = f"the characters {characters!r}"
+        where = next(words for words, side in _SIDES.items() if side == self.side)
+        return f"{what} {where}"
 
     def turn_roles(self) -> frozenset[str]:
         return frozenset(self.roles)
@@ -135,6 +216,7 @@ class Trimmed(Concept):
     def check(self, out: Render) -> None:
         by_role = type(self).trims is Trimmed.trims  # (its test, without a call per message)
         roles = self.roles
+        trim, lost = self.trim_text, f"{self.trimmed_what} trimmed"
         for index, message in enumerate(out.messages):
             if (message.role in roles) if by_role else self.trims(out, index):
                 content = message.content  # (message_text's common case, without its call)
@@ -142,8 +224,8 @@ class Trimmed(Concept):
                     text = content[0].text
                 else:
                     text = out.message_text(index)
-                if text != text.strip():
-                    out.lose(f"messages[{index}].content", "whitespace at its ends trimmed")
+                if text != trim(text):
+                    out.lose(f"messages[{index}].content", lost)
 
     def write_content(self, out: Render, index: int) -> bool:
         roles = self.roles
@@ -157,9 +239,9 @@ class Trimmed(Concept):
             return False
         content = message.content  # (message_text's common case, without its call)
         if content and len(content) == 1 and type(content[0]) is TextPart:
-            text = content[0].text.strip()
+            text = self.trim_text(content[0].text)
         else:
-            text = out.message_text(index).strip()
+            text = self.trim_text(out.message_text(index))
         trainable = out.role == "assistant"
         if text and self.lead:
             out.fence(self.lead, "content", trainable=trainable)
@@ -167,23 +249,33 @@ class Trimmed(Concept):
         return True
 
     def content_text(self, role: str) -> Callable[[str], str] | None:
-        # (Trimmed's own write_content, for a message of a role it trims: its text stripped)
+        # (Trimmed's own write_content, for a message of a role it trims: its text trimmed)
         kind = type(self)
         own = kind.write_content is Trimmed.write_content and kind.trims is Trimmed.trims
-        return str.strip if own and role in self.roles and not self.lead else None
+        return self.trim_text if own and role in self.roles and not self.lead else None
+
+    def jinja_trimmed(self, text: str) -> str:
+        """The Jinja expression of ``text`` (an expression) trimmed: the ``trim`` filter for
+        all whitespace at both ends, else the string method both jinja2 and minijinja
+        know (``.strip(chars)``, ``.lstrip()``, ``.rstrip('\\n')``...)."""
+        if self.side == "both" and self.characters is None:
+            return f"{text} | trim"
+        method = {"both": "strip", "start": "lstrip", "end": "rstrip"}[self.side]
+        argument = "" if self.characters is None else jinja_string(self.characters)
+        return f"({text}).{method}({argument})"
 
     def jinja_content(self, out: Template, role: str) -> bool:
         if role not in self.roles:
             return False
         text = f"text_of(message, index, {out.layout.name!r})"
         if self.lead:
-            out.out(f"{{%- set trimmed = {text} | trim -%}}")
+            out.out(f"{{%- set trimmed = {self.jinja_trimmed(text)} -%}}")
             out.out("{%- if trimmed -%}")
             out.fence(self.lead)
             out.out("{{- trimmed -}}")
             out.out("{%- endif -%}")
         else:
-            out.out(f"{{{{- {text} | trim -}}}}")
+            out.out(f"{{{{- {self.jinja_trimmed(text)} -}}}}")
         return True
 
     def rows(self, table: Table) -> None:

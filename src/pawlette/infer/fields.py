@@ -1,8 +1,9 @@
 """What a template does to text and message fields beyond framing them.
 
-- **Whitespace at the ends of text**, per role: kept, trimmed (:class:`~pawlette.declare.Trimmed`),
-  or changed some other way (a documented difference: written trimmed, a recorded loss;
-  inference's verification then holds no such text).
+- **Whitespace at the ends of text**, per role: kept, trimmed (:class:`~pawlette.declare.Trimmed`,
+  with the side it trims and the characters: all whitespace, newlines or spaces), or changed
+  some other way (a documented difference: written trimmed, a recorded loss; inference's
+  verification then holds no such text).
 - **Alternation**: a template that refuses two user messages in a row gets
   :class:`~pawlette.declare.Alternation`.
 - **Consecutive user messages** written as one turn: not derived (refused at use).
@@ -14,32 +15,74 @@ from __future__ import annotations
 import dataclasses
 from typing import Literal
 
-from ..declare import Alternation, LastSystemPrompt, SystemPrompt, Trimmed
+from ..declare import Alternation, FirstSystemText, LastSystemPrompt, SystemPrompt, Trimmed
 from .atoms import common_prefix, excerpt
 from .draft import Draft
 from .probe import Probe, message
 
-__all__ = ["derive_alternation", "derive_names", "derive_whitespace"]
+__all__ = [
+    "EDGES",
+    "WHITESPACE",
+    "Side",
+    "derive_alternation",
+    "derive_names",
+    "derive_whitespace",
+    "trimmed",
+    "whitespace",
+]
 
-EDGES = "\n {} \n"
+# Whitespace around a text's sentinel, one pair per render: a newline, tab and space mixed on
+# each side (newlines outermost, then a space outermost), so that each side and each set of
+# characters a template may trim writes each pair its own way.
+EDGES = (("\n \t\n", "\n\t \n"), (" \n", "\n "))
+
+Side = Literal["both", "start", "end"]
+
+# Python's whitespace (``str.isspace``): what ``strip()`` without an argument trims.
+WHITESPACE = (
+    "\t\n\x0b\x0c\r\x1c\x1d\x1e\x1f \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005"
+    "\u2006\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000"
+)
+
+# The trims a template may do (:class:`~pawlette.declare.Trimmed`'s ``side`` and
+# ``characters``): all whitespace (``trim``, ``strip()``), newlines (``strip('\\n')``) or
+# spaces, at both ends or one.
+TRIMS: tuple[tuple[Side, str | None], ...] = tuple(
+    (side, characters) for characters in (None, "\n", " ") for side in ("both", "start", "end")
+)
 
 
-def _whitespace(
+def trimmed(text: str, side: Side, characters: str | None) -> str:
+    """``text`` trimmed as :class:`~pawlette.declare.Trimmed` trims it."""
+    if side == "both":
+        return text.strip(characters)
+    return text.lstrip(characters) if side == "start" else text.rstrip(characters)
+
+
+def whitespace(
     probe: Probe, draft: Draft, role: str, plain: list[dict[str, object]], index: int
-) -> str:
-    """``"kept"``, ``"trimmed"`` or ``"changed"`` for text of ``messages[index]``."""
+) -> Literal["kept", "changed"] | tuple[Side, str | None]:
+    """``"kept"``, the trim (its side and characters) or ``"changed"`` for text of
+    ``messages[index]``: what every pair of :data:`EDGES` around it shows."""
     sentinel = str(plain[index]["content"])
-    spaced = [dict(item) for item in plain]
-    spaced[index]["content"] = EDGES.format(sentinel)
     base = probe.render(plain)
-    written = probe.render(spaced)
-    if base is None or written is None:
+    if base is None:
         return "changed"
-    if written == base.replace(sentinel, EDGES.format(sentinel)):
-        return "kept"
-    if written == base:
-        return "trimmed"
-    return "changed"
+    candidates: list[Literal["kept"] | tuple[Side, str | None]] = ["kept", *TRIMS]
+    for start, end in EDGES:
+        given = start + sentinel + end
+        spaced = [dict(item) for item in plain]
+        spaced[index]["content"] = given
+        written = probe.render(spaced)
+        if written is None:
+            return "changed"
+        candidates = [
+            found
+            for found in candidates
+            if written
+            == base.replace(sentinel, given if found == "kept" else trimmed(given, *found))
+        ]
+    return candidates[0] if candidates else "changed"
 
 
 def _space_first(probe: Probe, u1: str, a1: str) -> bool:
@@ -54,6 +97,26 @@ def _space_first(probe: Probe, u1: str, a1: str) -> bool:
     return bool(first) and not first.strip()
 
 
+def _first_only(probe: Probe, draft: Draft) -> bool:
+    """Whether a later system message's text is written as given (written in place, as the
+    first is): then only the first one's is trimmed."""
+    found = [item for item in draft.concepts if isinstance(item, SystemPrompt)]
+    if len(found) != 1 or isinstance(found[0], LastSystemPrompt):
+        return False
+    if found[0].placement != "in_place":
+        return False
+    u1, u2, a1 = probe.sentinel("u", 1), probe.sentinel("u", 2), probe.sentinel("a", 1)
+    s1, s2 = probe.sentinel("s", 1), probe.sentinel("s", 2)
+    later = [
+        message("system", s1),
+        message("user", u1),
+        message("assistant", a1),
+        message("system", s2),
+        message("user", u2),
+    ]
+    return whitespace(probe, draft, "system", later, 3) == "kept"
+
+
 def derive_whitespace(probe: Probe, draft: Draft) -> None:
     u1, a1, s1 = probe.sentinel("u", 1), probe.sentinel("a", 1), probe.sentinel("s", 1)
     conversations = {
@@ -62,17 +125,20 @@ def derive_whitespace(probe: Probe, draft: Draft) -> None:
     }
     if "system" in draft.frames:
         conversations["system"] = ([message("system", s1), message("user", u1)], 0)
-    trimmed: list[str] = []
+    # The roles of each trim, in the order first found (one Trimmed each).
+    trims: dict[tuple[Side, str | None], list[str]] = {}
     for role, (plain, index) in conversations.items():
-        found = _whitespace(probe, draft, role, plain, index)
-        if found == "trimmed":
-            trimmed.append(role)
-        elif found == "changed":
+        found = whitespace(probe, draft, role, plain, index)
+        if found == "kept":
+            continue
+        trim: tuple[Side, str | None] = ("both", None)
+        if found != "changed":
+            trim = found
+        else:
             # Written trimmed, a recorded loss where it changes the text: a check of the
             # declaration (``pawlette verify``) then holds the template to writing the trimmed
             # text as the declaration does.  Inference's own verification, byte for byte,
             # holds no such text.
-            trimmed.append(role)
             draft.edge_roles.discard(role)
             draft.capability(
                 f"whitespace at the ends of {role} text",
@@ -80,9 +146,24 @@ def derive_whitespace(probe: Probe, draft: Draft) -> None:
                 "the template changes it in a way no concept declares; written trimmed (a "
                 "recorded loss)",
             )
-    if trimmed:
-        space_first = "assistant" in trimmed and _space_first(probe, u1, a1)
-        draft.concepts.append(Trimmed(roles=tuple(trimmed), space_first=space_first))
+        if role == "system" and trim == ("end", None) and _first_only(probe, draft):
+            # Only the first system message's text loses its end (Poolside Laguna's
+            # ``rstrip()``): FirstSystemText, after the SystemPrompt concept.
+            draft.concepts.append(FirstSystemText(rstrip=True))
+            continue
+        trims.setdefault(trim, []).append(role)
+    for (side, characters), roles in trims.items():
+        # Reading drops whitespace before an assistant's text only where the text is written
+        # without any (Trimmed.space_first).
+        space_first = (
+            "assistant" in roles
+            and side != "end"
+            and characters is None
+            and _space_first(probe, u1, a1)
+        )
+        draft.concepts.append(
+            Trimmed(roles=tuple(roles), space_first=space_first, side=side, characters=characters)
+        )
     draft.edge_roles.discard("reasoning")
 
 

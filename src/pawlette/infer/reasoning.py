@@ -19,9 +19,10 @@ from __future__ import annotations
 import dataclasses
 import re
 
-from ..declare import Ignored, Reasoning
+from ..declare import Ignored, Reasoning, Trimmed
 from .atoms import common_prefix
 from .draft import Draft
+from .fields import EDGES, WHITESPACE, Side, whitespace
 from .probe import Probe, message
 
 __all__ = ["close_of", "derive_reasoning"]
@@ -177,7 +178,7 @@ def derive_reasoning(probe: Probe, draft: Draft) -> None:
     if keep != "none":
         if _keeps_whitespace(probe, lead, opening, closing):
             draft.edge_roles.add("reasoning")
-        else:
+        elif not _derive_trim(probe, draft, keep, opening, closing):
             draft.capability(
                 "whitespace at the ends of reasoning",
                 "differs",
@@ -214,6 +215,84 @@ def derive_reasoning(probe: Probe, draft: Draft) -> None:
                 "not derived",
                 f"the template {how}, unlike the declaration (needs concept)",
             )
+
+
+def _reasoning_trim(probe: Probe, opening: str, closing: str) -> str | None:
+    """The characters the template trims from both ends of a reasoning text: newlines
+    (``strip('\\n')``) or all whitespace (``strip()``); None: neither."""
+    user = message("user", probe.sentinel("u", 1))
+    a1, r1 = probe.sentinel("a", 1), probe.sentinel("r", 1)
+    for characters in ("\n", WHITESPACE):
+        for start, end in EDGES:
+            given = start + r1 + end
+            written = probe.render([user, message("assistant", a1, reasoning_content=given)])
+            if written is None or f"{opening}{given.strip(characters)}{closing}" not in written:
+                break
+        else:
+            return characters
+    return None
+
+
+def _derive_trim(probe: Probe, draft: Draft, keep: str, opening: str, closing: str) -> bool:
+    """Reasoning trimmed at both ends (Qwen3's ``strip('\\n')``, Bielik's ``strip()``):
+    ``Reasoning.trim``, which also trims the start of the text after a block.  Whether the
+    declaration then writes what the template does, text included: the text of a turn with
+    a block is trimmed as the assistant's Trimmed trims it, which writes it, or (without one)
+    at its start alike; a Trimmed that trims so is left to the turns without a block only
+    where those trim too.  False: not derived."""
+    characters = _reasoning_trim(probe, opening, closing)
+    if characters is None:
+        return False
+    alike: tuple[Side, str | None] = ("start", None if characters == WHITESPACE else characters)
+    u1, u2, a1 = probe.sentinel("u", 1), probe.sentinel("u", 2), probe.sentinel("a", 1)
+    user = message("user", u1)
+    block = whitespace(
+        probe,
+        draft,
+        "assistant",
+        [user, message("assistant", a1, reasoning_content=probe.sentinel("r", 1))],
+        1,
+    )
+    number, trimmed = next(
+        (
+            (number, concept)
+            for number, concept in enumerate(draft.concepts)
+            if isinstance(concept, Trimmed) and "assistant" in concept.roles
+        ),
+        (-1, None),
+    )
+    # The first content hook writes the text: the assistant's Trimmed where there is one.
+    text = alike if trimmed is None else (trimmed.side, trimmed.characters)
+    if block != text:
+        return False
+    if trimmed is not None and text == alike:
+        # A turn without a block: its text as given, or trimmed as Trimmed trims it.
+        plain = [user, message("assistant", a1)]
+        if keep == "after_last_query":
+            plain.append(message("user", u2))
+        without = whitespace(probe, draft, "assistant", plain, 1)
+        if without == "kept":
+            roles = tuple(role for role in trimmed.roles if role != "assistant")
+            if roles:
+                draft.concepts[number] = dataclasses.replace(
+                    trimmed, roles=roles, space_first=False
+                )
+            else:
+                del draft.concepts[number]
+        elif without != text:
+            return False
+    concept = draft.concepts[-1]
+    assert isinstance(concept, Reasoning)
+    draft.concepts[-1] = dataclasses.replace(concept, trim=characters)
+    draft.edge_roles.add("reasoning")
+    draft.capability(
+        "whitespace at the ends of reasoning",
+        "derived",
+        "trimmed ("
+        + ("newlines" if characters == "\n" else "all whitespace")
+        + "), and the text after a block at its start",
+    )
+    return True
 
 
 def _keeps_whitespace(probe: Probe, lead: str, opening: str, closing: str) -> bool:

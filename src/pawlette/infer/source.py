@@ -23,6 +23,7 @@ WIDTH = 96
 _DECLARE = (
     "Alternation",
     "ConversationEnd",
+    "FirstSystemText",
     "Frame",
     "Ignored",
     "JsonCalls",

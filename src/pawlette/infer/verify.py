@@ -21,9 +21,12 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from ..declare import Layout, Reasoning
+from ..declare.content import trim_of_loss
 from ..errors import RequestError
 from ..format import Format
 from .conversations import Sample
+from .fields import trimmed
 from .template import TemplateRunner
 
 __all__ = ["Failure", "Verification", "verify"]
@@ -105,16 +108,28 @@ def _first_difference(left: str, right: str) -> int:
 _LOSS = re.compile(r"messages\[(\d+)\]\.(\w+): (.*)")
 
 
-def _expected(message: Mapping[str, Any], index: int, losses: Iterable[str]) -> dict[str, Any]:
-    """The message as the format writes it: what its rendering reports lost, taken away."""
+def _expected(
+    message: Mapping[str, Any], index: int, losses: Iterable[str], reasoning_trim: str
+) -> dict[str, Any]:
+    """The message as the format writes it: what its rendering reports lost, taken away
+    (text trimmed as the loss says; ``reasoning_trim``: the characters
+    :class:`~pawlette.declare.Reasoning` trims, for its losses)."""
     result = dict(message)
     for loss in losses:
         found = _LOSS.match(loss)
         if found is None or int(found.group(1)) != index:
             continue
         field, what = found.group(2), found.group(3)
-        if field == "content" and "trimmed" in what and isinstance(result.get("content"), str):
-            result["content"] = result["content"].strip()
+        text = result.get(field)
+        trim = trim_of_loss(what)
+        if field == "content" and trim is not None and isinstance(text, str):
+            result[field] = trimmed(text, *trim)
+        elif what == "trimmed at its start" and isinstance(text, str):  # (Reasoning's)
+            result[field] = text.lstrip(reasoning_trim or None)
+        elif what == "trimmed at its ends" and isinstance(text, str):  # (Reasoning's)
+            result[field] = text.strip(reasoning_trim or None)
+        elif field == "content" and "trimmed" in what and isinstance(text, str):
+            result[field] = text.strip()
         else:
             result.pop(field, None)
     return result
@@ -173,6 +188,9 @@ def verify(
 
     compared = identical = turns = parsed_back = 0
     failure: Failure | None = None
+    declaration = getattr(fmt, "declaration", None)
+    reasoning = declaration.concept(Reasoning) if isinstance(declaration, Layout) else None
+    reasoning_trim = "" if reasoning is None else reasoning.trim
     for sample in samples:
         request = sample.request
         for prompt in _prompts(sample):
@@ -252,7 +270,7 @@ def verify(
                         sample,
                     )
                 continue
-            if canonical(_expected(message, index, losses)) == canonical(parsed):
+            if canonical(_expected(message, index, losses, reasoning_trim)) == canonical(parsed):
                 parsed_back += 1
             elif failure is None:
                 failure = Failure(
