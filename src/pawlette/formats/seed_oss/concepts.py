@@ -8,10 +8,8 @@ from functools import cached_property, partial
 from typing import TYPE_CHECKING, ClassVar
 
 from pawlette.declare import Reasoning, ToolsBlock
-from pawlette.declare.readers import DeclaredTools
 from pawlette.engine.kept import Kept, marshal_key
-from pawlette.engine.readers import WholeTextReader
-from pawlette.types import TextDelta, Tool, ToolsDeclared
+from pawlette.formats.stub_reading import Listing, StubsReader
 
 from . import stub_reading, stubs
 
@@ -22,7 +20,7 @@ if TYPE_CHECKING:
     from pawlette.engine.machine import Parser, ReaderFactory
 
 
-class _StubsReader(WholeTextReader):
+class _StubsReader(StubsReader):
     """The stubs of a tools block, read back into the tools they say (:mod:`.stub_reading`);
     from text that is no stub on, the block's text stays text, with a warning."""
 
@@ -32,22 +30,8 @@ class _StubsReader(WholeTextReader):
         super().__init__(parser)
         self._separator = separator
 
-    def close(self, marker: str | None, offset: int) -> None:
-        text = self._text()
-        definitions, position, problem = stub_reading.read_listing(text, self._separator)
-        tools = tuple(Tool(definition["name"], definition) for definition in definitions)
-        if problem is not None:
-            rest = text[position:]
-            self._parser.malformed(
-                self._offset + problem.position,
-                f"tools text {rest[:60]!r} ({problem.problem})",
-                "the tools' function stubs",
-                rest,
-            )
-        self._parser.emit(ToolsDeclared(tools))
-        self._parser.context(DeclaredTools).tools = tools
-        if problem is not None:
-            self._parser.emit(TextDelta(text[position:]))
+    def _listing(self, text: str) -> Listing:
+        return stub_reading.read_listing(text, self._separator)
 
 
 @dataclass(frozen=True)
