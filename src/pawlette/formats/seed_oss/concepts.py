@@ -3,13 +3,16 @@ back by :mod:`.stub_reading`), and reasoning whose blank block is not written.""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cached_property, partial
 from typing import TYPE_CHECKING, ClassVar
 
 from pawlette.declare import Reasoning, ToolsBlock
 from pawlette.engine.kept import Kept, marshal_key
+from pawlette.errors import RequestError
 from pawlette.formats.stub_reading import Listing, StubsReader
+from pawlette.json_values import show
 
 from . import stub_reading, stubs
 
@@ -48,6 +51,21 @@ class StubTools(ToolsBlock):
     def _listings(self) -> Kept[str]:
         """The blocks' stubs, by the tools' content."""
         return Kept(limit=256, longest=1 << 14)
+
+    def check(self, out: Render) -> None:
+        super().check(out)
+        for number, tool in enumerate(out.tools):
+            # A stub lists a returns object's properties; any other schema (a boolean, an
+            # object without properties) writes nothing, as the template does.  A value
+            # that is no schema would be dropped unseen: refused.
+            returns = tool.definition.get("returns")
+            if returns is not None and not isinstance(returns, (Mapping, bool)):
+                raise RequestError(
+                    f"tools[{number}].function.returns",
+                    f"found {show(returns)}",
+                    "a JSON schema (an object or a boolean): Seed-OSS's stubs list the "
+                    "properties of a returns object",
+                )
 
     def block(self, out: Render, *, separated: bool = False) -> None:
         out.fence(self.separated_open if separated else self.open, "tools")
