@@ -99,10 +99,25 @@ Parameter = tuple[str, bool]  # a parameter's type as written, and whether it is
 
 def _readings(signature: str) -> Iterator[list[tuple[str, Parameter]]]:
     """The ways to read a signature: each one where it has no more than
-    :data:`_MOST_SEARCHED` ``: ``, else the one where no name holds ``: `` (the search goes
-    as deep as the items)."""
-    every = signature.count(": ") <= _MOST_SEARCHED
-    yield from signatures(signature, _items if every else _first_items, _ITEMS)
+    :data:`_MOST_SEARCHED` ``: ``, else the one where no name holds ``: `` (read in a loop:
+    the search goes as deep as the items)."""
+    if signature.count(": ") <= _MOST_SEARCHED:
+        yield from signatures(signature, _items, _ITEMS)
+        return
+    parameters: list[tuple[str, Parameter]] = []
+    position = 0
+    while position < len(signature):
+        item = next(_first_items(signature, position), None)
+        if item is None:
+            return
+        name_end, item_end, kind = item
+        parameters.append((signature[position:name_end], kind))
+        if item_end == len(signature):
+            break
+        if not signature.startswith(_ITEMS, item_end) or item_end + len(_ITEMS) == len(signature):
+            return
+        position = item_end + len(_ITEMS)
+    yield parameters
 
 
 def _untyped_item(signature: str, offset: int) -> StubProblem | None:
