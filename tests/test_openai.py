@@ -199,7 +199,7 @@ tools = st.one_of(
                         "name": st.sampled_from(["f", "f", "", None, 2]),
                         "description": st.sampled_from(["d", None]),
                         "parameters": st.sampled_from([{"type": "object"}, None, [], "x"]),
-                        "returns": st.sampled_from([{"type": "string"}, None, 1]),
+                        "returns": st.sampled_from([{"type": "string"}, None, 1, True, "x"]),
                     },
                 ),
                 st.sampled_from([None, "f"]),

@@ -830,7 +830,6 @@ def plain_tool_definition(data: object) -> dict[str, Any] | None:
         type(name) is not str
         or not name
         or (parameters is not None and type(parameters) is not dict)
-        or definition.get("returns") is not None
         or json_value_problem(definition) is not None
     ):
         return None
@@ -861,9 +860,11 @@ def _read_tool(data: object, path: str) -> Tool:
     name = _require_str(definition.get("name"), f"{path}.{kind}.name")
     if not name:
         raise RequestError(f"{path}.{kind}.name", "an empty name", "a tool name")
-    for key in ("parameters", "returns"):
-        if key in definition and definition[key] is not None:
-            _require_object(definition[key], f"{path}.{kind}.{key}")
+    if definition.get("parameters") is not None:
+        _require_object(definition["parameters"], f"{path}.{kind}.parameters")
+    # ``returns`` may be any JSON value: a JSON schema (an object or a boolean), or what a
+    # template prints as it is (IFM-K2-Horizon's ``Returns``); a format that cannot write
+    # the value given refuses it.
     check_json_value(definition, f"{path}.{kind}")
     return Tool(name=name, definition=dict(definition), kind=kind)
 

@@ -35,7 +35,6 @@ from pawlette.formats.apriel.calls import IdsBeforeLast
 from pawlette.formats.breeze.python_results import PythonResults, written_value
 from pawlette.formats.chatglm3.calls import FencedCalls
 from pawlette.formats.chatglm3.tools import ToolsListing
-from pawlette.formats.cohere.stubs import PlusTools
 from pawlette.formats.gemma4.concepts import GemmaReasoning, GemmaTools
 from pawlette.formats.gigachat.typescript import TypeScriptTools
 from pawlette.formats.harmony.turns import HarmonyTurns
@@ -462,9 +461,9 @@ def normalise(fmt: Format, request: dict[str, Any]) -> dict[str, Any]:
 
 def reads_tools_back(layout: Any) -> bool:
     """Whether parsing a render gives the request's tools back (harmony's TypeScript
-    namespace, Gemma 4's declarations, Command R+'s function stubs, GigaChat's and Apertus'
-    TypeScript types and IFM-K2-Horizon's Markdown are not the JSON schema they were written
-    from; Seed-OSS's stubs read back as :data:`TOOLS`, which they express whole)."""
+    namespace, Gemma 4's declarations, GigaChat's and Apertus' TypeScript types and
+    IFM-K2-Horizon's Markdown are not the JSON schema they were written from; Seed-OSS's and
+    Command R+'s stubs read back as :data:`TOOLS`, which they express whole)."""
     if not isinstance(layout, declare.Layout):
         return True
     return all(
@@ -474,7 +473,6 @@ def reads_tools_back(layout: Any) -> bool:
             GemmaTools,
             TypeScriptTools,
             DeveloperBlock,
-            PlusTools,
             MarkdownTools,
         )
     )

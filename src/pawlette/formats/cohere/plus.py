@@ -45,7 +45,9 @@ Shared with Command R7B (:mod:`pawlette.formats.cohere`): the turn tokens and th
   system message's text as given (untrimmed), or the template's default task and style
   guide without one, then the ``## Available Tools`` heading and the tools as Python stubs
   (:mod:`.stubs`; nothing after the heading without tools).  Reading drops the fixed texts
-  and the default; the stubs are not read back into tools.
+  and the default, and gives the tools back as far as their stubs say them
+  (:mod:`.stub_reading`: names, descriptions, parameters' types, required and descriptions;
+  not ``items``, ``enum`` or an object's ``properties``).
 - **Turns**: user messages, later system messages and answers are written trimmed (the
   template's ``| trim``: a recorded loss); reasoning and names are not written.
 - **Calls**: the turn's trimmed text, then ``\\nAction:\\n```json\\n``, the calls as a JSON
@@ -68,8 +70,8 @@ Shared with Command R7B (:mod:`pawlette.formats.cohere`): the turn tokens and th
   Ollama's template writes it, the block's close read after the array or on a line of its
   own); the turn ends at ``<|END_OF_TURN_TOKEN|>``.  A ``directly-answer`` action (the
   instruction's way to answer without tools) is no call: reading drops it, unless the
-  request declares a tool of that name.  A list naming a tool the request does not declare
-  is kept as text, with a warning.
+  request (or, reading a whole conversation, its stubs) declares a tool of that name.  A
+  list naming a tool the request does not declare is kept as text, with a warning.
 
 Remaining differences from the template: the template refuses a request without tools
 (it iterates ``tools``: its callers, Cohere's ``apply_tool_use_template``, always pass a
@@ -102,6 +104,7 @@ from pawlette.declare import (
     fence,
 )
 from pawlette.declare.call_list import CallListReader, CallListSet
+from pawlette.declare.readers import schema_tools
 from pawlette.declare.table import end
 from pawlette.emit.grammar_ast import Lit as GrammarLit
 from pawlette.emit.grammar_ast import Node, Rules
@@ -138,7 +141,8 @@ class PlusCallListReader(CallListReader):
         text = text.rstrip()
         if text.endswith(FENCE):  # the block's close, after the array or on a line of its own
             text = text[: -len(FENCE)]
-        declared = {tool.name for tool in self._parser.tools}
+        # (The caller's tools, else those the conversation's stubs declare.)
+        declared = {tool.name for tool in schema_tools(self._parser)}
         if DIRECTLY_ANSWER in declared:
             return super()._read(text, calls)
         try:

@@ -24,8 +24,10 @@ without end) are ``Any``, a parameter without a description has an empty one, a 
 ``parameters`` none.
 
 :func:`tools_text` is the writer's, :data:`JINJA_MACROS` the exported template's; both follow
-the same rules branch for branch (the cross-artifact tests render both).  The stubs are not
-read back into tools (a Python stub is not the JSON schema it was written from).
+the same rules branch for branch (the cross-artifact tests render both).  Reading a
+conversation gives back the tools as far as their stubs say them (:mod:`.stub_reading`:
+names, descriptions, parameters' types, required; not ``items``, ``enum`` or an object's
+``properties``).
 """
 
 # ruff: noqa: E501  (the Jinja macros as one text each)
@@ -38,7 +40,7 @@ from typing import TYPE_CHECKING, Any
 
 from pawlette.declare import ToolsBlock
 from pawlette.engine.kept import Kept, marshal_key
-from pawlette.engine.readers import WholeTextReader
+from pawlette.formats.stub_reading import Listing, StubsReader
 
 if TYPE_CHECKING:
     from pawlette.declare.jinja import Template
@@ -161,11 +163,16 @@ JINJA_MACROS = """{%- macro plus_type(spec) -%}
 """The exported template's macros: :func:`python_type` and :func:`stub` as Jinja."""
 
 
-class _StubsReader(WholeTextReader):
-    """The listing after its heading: the stubs, not read back into tools."""
+class _StubsReader(StubsReader):
+    """The listing after its heading, read back into the tools its stubs say
+    (:mod:`.stub_reading`)."""
 
-    def close(self, marker: str | None, offset: int) -> None:
-        del marker, offset  # the stubs are layout, read as no text
+    __slots__ = ()
+
+    def _listing(self, text: str) -> Listing:
+        from .stub_reading import read_listing  # (it reads by writing: it imports this)
+
+        return read_listing(text)
 
 
 _STUBS: Kept[str] = Kept(limit=256, longest=1 << 14)

@@ -41,8 +41,9 @@ Decisions (reference: ``ByteDance-Seed-OSS.jinja`` in llama.cpp's ``models/templ
   template's ``You are Doubao...`` text stands in.  Later system messages are turns in place.
 - **The tools** are Python function stubs (:mod:`.stubs`): the signature with each
   parameter's Python type, the trimmed description, ``Args:`` with ``[必填]`` (required) or
-  ``[选填]`` (optional) and each parameter's description, ``Returns:`` for a ``returns``
-  object.  Other schema keywords are not written (the template's loss).  Reading a
+  ``[选填]`` (optional) and each parameter's description, ``Returns:`` with the properties of
+  a ``returns`` object (another schema, a boolean or an object without properties, writes
+  nothing).  Other schema keywords are not written (the template's loss).  Reading a
   conversation gives the tools back as far as their stubs say them (:mod:`.stub_reading`:
   names, Python types, required, descriptions; not ``enum``, ``items`` or nested schemas),
   and those tools type its calls' values.
@@ -76,12 +77,13 @@ Remaining differences from the template: an assistant turn whose text is blank a
 no calls is written with its newline and ``<seed:eos>`` (the template writes the bare
 ``<seed:bos>assistant``, or the reasoning block alone, with no end); a tool whose
 ``parameters`` have no ``properties`` is written with none (the template fails on it); a
-private-use, unassigned or astral character inside an object or array argument is written
-as itself where the template's ``str`` escapes it (``\\U0002ebe1``: the text the grammar's
-Python literals take); the template's ``use_json_tooldef`` (the tools as one JSON list)
-and ``thinking_budget`` variables (a system turn with the budget, and for 0 a prompt that
-closes the reasoning) are not options: the format renders as the template does without
-them.
+``returns`` value that is no JSON schema (text, a number, an array) is refused (the
+template drops it unseen); a private-use, unassigned or astral character inside an object
+or array argument is written as itself where the template's ``str`` escapes it
+(``\\U0002ebe1``: the text the grammar's Python literals take); the template's
+``use_json_tooldef`` (the tools as one JSON list) and ``thinking_budget`` variables (a
+system turn with the budget, and for 0 a prompt that closes the reasoning) are not options:
+the format renders as the template does without them.
 """
 
 from __future__ import annotations

@@ -3,15 +3,16 @@ back by :mod:`.stub_reading`), and reasoning whose blank block is not written.""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cached_property, partial
 from typing import TYPE_CHECKING, ClassVar
 
 from pawlette.declare import Reasoning, ToolsBlock
-from pawlette.declare.readers import DeclaredTools
 from pawlette.engine.kept import Kept, marshal_key
-from pawlette.engine.readers import WholeTextReader
-from pawlette.types import TextDelta, Tool, ToolsDeclared
+from pawlette.errors import RequestError
+from pawlette.formats.stub_reading import Listing, StubsReader
+from pawlette.json_values import show
 
 from . import stub_reading, stubs
 
@@ -22,7 +23,7 @@ if TYPE_CHECKING:
     from pawlette.engine.machine import Parser, ReaderFactory
 
 
-class _StubsReader(WholeTextReader):
+class _StubsReader(StubsReader):
     """The stubs of a tools block, read back into the tools they say (:mod:`.stub_reading`);
     from text that is no stub on, the block's text stays text, with a warning."""
 
@@ -32,22 +33,8 @@ class _StubsReader(WholeTextReader):
         super().__init__(parser)
         self._separator = separator
 
-    def close(self, marker: str | None, offset: int) -> None:
-        text = self._text()
-        definitions, position, problem = stub_reading.read_listing(text, self._separator)
-        tools = tuple(Tool(definition["name"], definition) for definition in definitions)
-        if problem is not None:
-            rest = text[position:]
-            self._parser.malformed(
-                self._offset + problem.position,
-                f"tools text {rest[:60]!r} ({problem.problem})",
-                "the tools' function stubs",
-                rest,
-            )
-        self._parser.emit(ToolsDeclared(tools))
-        self._parser.context(DeclaredTools).tools = tools
-        if problem is not None:
-            self._parser.emit(TextDelta(text[position:]))
+    def _listing(self, text: str) -> Listing:
+        return stub_reading.read_listing(text, self._separator)
 
 
 @dataclass(frozen=True)
@@ -64,6 +51,21 @@ class StubTools(ToolsBlock):
     def _listings(self) -> Kept[str]:
         """The blocks' stubs, by the tools' content."""
         return Kept(limit=256, longest=1 << 14)
+
+    def check(self, out: Render) -> None:
+        super().check(out)
+        for number, tool in enumerate(out.tools):
+            # A stub lists a returns object's properties; any other schema (a boolean, an
+            # object without properties) writes nothing, as the template does.  A value
+            # that is no schema would be dropped unseen: refused.
+            returns = tool.definition.get("returns")
+            if returns is not None and not isinstance(returns, (Mapping, bool)):
+                raise RequestError(
+                    f"tools[{number}].function.returns",
+                    f"found {show(returns)}",
+                    "a JSON schema (an object or a boolean): Seed-OSS's stubs list the "
+                    "properties of a returns object",
+                )
 
     def block(self, out: Render, *, separated: bool = False) -> None:
         out.fence(self.separated_open if separated else self.open, "tools")

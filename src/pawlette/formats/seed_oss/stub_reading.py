@@ -26,6 +26,9 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
+from pawlette.formats.stub_reading import Listing, StubProblem, signatures
+from pawlette.formats.stub_reading import read_listing as stubs_listing
+
 from .stubs import INDENT, OPTIONAL, REQUIRED, stub
 
 SEPARATOR = "\n\nFunction:\ndef "
@@ -43,46 +46,14 @@ _MOST_SEARCHED = 100  # commas of a signature searched for its readings
 _RETURNED = re.compile(rf"\n    - (.+?) \(({_TYPES})\): ")
 
 
-class StubProblem(ValueError):
-    """A stub that does not read: ``position`` (in the stub's text) and what is wrong."""
-
-    def __init__(self, position: int, problem: str) -> None:
-        super().__init__(problem)
-        self.position = position
-        self.problem = problem
-
-
-def read_listing(
-    text: str, separator: str = SEPARATOR
-) -> tuple[list[dict[str, Any]], int, StubProblem | None]:
+def read_listing(text: str, separator: str = SEPARATOR) -> Listing:
     """The tools of a block's stubs (``text``: from the first stub's name to the last one's
     closing quotes, ``separator`` between two), where reading stopped, and why it stopped
-    short of the end (None: it did not).  A stub ends at the first of its closing quotes
-    followed by the separator that makes it read (a description may hold the separator)."""
-    tools: list[dict[str, Any]] = []
-    position = 0
-    while True:
-        found: tuple[dict[str, Any], int] | None = None
-        first_problem: StubProblem | None = None
-        end = text.find(_END, position)
-        while end >= 0 and found is None:
-            after = end + len(_END)
-            if after == len(text) or text.startswith(separator, after):
-                try:
-                    found = read_stub(text[position:after]), after
-                except StubProblem as problem:
-                    first_problem = first_problem or problem
-            end = text.find(_END, end + 1)
-        if found is None:
-            if first_problem is None:
-                first_problem = StubProblem(0, f"no closing {_END.strip()} of its docstring")
-            where = position + first_problem.position
-            return tools, position, StubProblem(where, first_problem.problem)
-        tools.append(found[0])
-        position = found[1]
-        if position == len(text):
-            return tools, position, None
-        position += len(separator)
+    short of the end (None: it did not); :func:`pawlette.formats.stub_reading.read_listing`
+    with Seed-OSS's stubs."""
+    return stubs_listing(
+        text, separator, _END, read_stub, f"no closing {_END.strip()} of its docstring"
+    )
 
 
 def read_stub(text: str) -> dict[str, Any]:
@@ -136,11 +107,12 @@ def _untyped_item(signature: str, offset: int) -> StubProblem | None:
 
 
 def _readings(signature: str) -> Iterator[list[tuple[str, str]]]:
-    """The ways to read a signature: each one (:func:`_signatures`) where it has no more
-    than :data:`_MOST_SEARCHED` commas, else the one split at each comma (the search goes
-    as deep as the items)."""
+    """The ways to read a signature: each one
+    (:func:`~pawlette.formats.stub_reading.signatures`) where it has no more than
+    :data:`_MOST_SEARCHED` commas, else the one split at each comma (the search goes as deep
+    as the items)."""
     if signature.count(",") <= _MOST_SEARCHED:
-        yield from _signatures(signature, 0)
+        yield from signatures(signature, _items, ",")
     elif _untyped_item(signature, 0) is None:
         yield [_split_item(item) for item in signature.split(",")]
 
@@ -150,31 +122,10 @@ def _split_item(item: str) -> tuple[str, str]:
     return name, kind
 
 
-def _signatures(
-    text: str, position: int, dead: set[int] | None = None
-) -> Iterator[list[tuple[str, str]]]:
-    """Each way to read ``text[position:]`` as ``NAME: TYPE`` items joined by ``,``
-    (shortest names first).  ``dead``: the positions from which there is none (kept so that
-    a signature with no reading is searched in time quadratic in its items, not
-    exponential)."""
-    if position == len(text):
-        yield []
-        return
-    dead = set() if dead is None else dead
-    if position in dead:
-        return
-    read = False
+def _items(text: str, position: int) -> Iterator[tuple[int, int, str]]:
+    """The ``NAME: TYPE`` items that may start at ``position`` (a name is not empty)."""
     for match in _TYPED.finditer(text, position + 1):
-        after = match.end()
-        if after < len(text):
-            after += 1  # the comma (the pattern looks for it)
-            if after == len(text):
-                continue  # a comma ends no signature
-        for rest in _signatures(text, after, dead):
-            read = True
-            yield [(text[position : match.start()], match[1]), *rest]
-    if not read:
-        dead.add(position)
+        yield match.start(), match.end(), match[1]
 
 
 def _read_from(

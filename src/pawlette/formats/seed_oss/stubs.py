@@ -17,9 +17,11 @@ A parameter's type is the Python name of its schema's ``type`` (``str``, ``int``
 ``number`` and ``integer``, ``bool``, ``list``; ``Any`` for anything else: an object, a list
 of types, none); ``[必填]`` marks a required parameter, ``[选填]`` an optional one.  The
 description is trimmed; a ``returns`` object with ``properties`` (a key beside
-``parameters`` some callers give) is listed under ``Returns:``.  Every other schema keyword
-(enum, nested properties, items) is not written: the model sees only these lines (a recorded
-loss).  Reading a conversation gives back what the stubs say (:mod:`.stub_reading`).
+``parameters`` some callers give) is listed under ``Returns:`` (any other schema writes
+nothing; a value that is no schema is refused before writing:
+:class:`.concepts.StubTools`).  Every other schema keyword (enum, nested properties, items)
+is not written: the model sees only these lines (a documented loss).  Reading a
+conversation gives back what the stubs say (:mod:`.stub_reading`).
 """
 
 from __future__ import annotations
