@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 import pawlette
 from pawlette.errors import RequestError
 from pawlette.export.jinja import export_jinja
-from pawlette.formats.ifm import markdown
+from pawlette.formats.ifm import markdown, schema
 
 from ..support.conversations import generate_conversations
 from ..support.template_compare import compare_renders, corpus_reference, own_turns
@@ -472,5 +472,5 @@ def test_the_writer_and_the_classification_agree_on_the_pool() -> None:
     from ..support.conversations import TOOL_POOL
 
     definitions = [tool["function"] for tool in TOOL_POOL]
-    assert markdown.presentable(definitions)
+    assert schema.presentable(definitions)
     assert markdown.listing(definitions).count("\n## ") == len(TOOL_POOL)

@@ -15,8 +15,9 @@ from pawlette.engine.readers import WholeTextReader
 from pawlette.errors import UnsupportedFeature
 from pawlette.types import TextDelta, ToolsDeclared
 
-from . import markdown
+from . import markdown, schema
 from .markdown_jinja import JINJA_MACROS
+from .schema_jinja import SHARED_MACROS
 
 if TYPE_CHECKING:
     from pawlette.declare.jinja import Template
@@ -71,7 +72,7 @@ class MarkdownTools(ToolsBlock):
     def check(self, out: Render) -> None:
         super().check(out)
         for number, tool in enumerate(out.tools):
-            found = markdown.problem(tool.definition, f"tools[{number}].function")
+            found = schema.problem(tool.definition, f"tools[{number}].function")
             if found is not None:
                 where, what, expected = found
                 raise UnsupportedFeature(
@@ -82,7 +83,7 @@ class MarkdownTools(ToolsBlock):
         definitions = [tool.definition for tool in out.tools]
         return self._listings.get(
             marshal_key(definitions),
-            lambda: markdown.listing(definitions) if markdown.presentable(definitions) else None,
+            lambda: markdown.listing(definitions) if schema.presentable(definitions) else None,
         )
 
     def block(self, out: Render, *, separated: bool = False) -> None:
@@ -99,11 +100,12 @@ class MarkdownTools(ToolsBlock):
 
     def jinja_setup(self, out: Template) -> None:
         super().jinja_setup(out)
+        out.macro("ifm_schema", SHARED_MACROS)
         out.macro(self.MACRO, JINJA_MACROS)
 
     def jinja_block(self, out: Template, *, separated: bool = False) -> None:
         # Refused as render refuses: where the template raises on a tool's schema.
-        out.out("{%- set ifm_md_fault_text = ifm_md_faults(tools) -%}")
+        out.out("{%- set ifm_md_fault_text = ifm_faults(tools, true) -%}")
         out.out("{%- if ifm_md_fault_text -%}")
         out.out(
             "{{- raise_exception(ifm_md_fault_text ~ \": IFM-K2-Horizon's template raises on "
@@ -111,7 +113,7 @@ class MarkdownTools(ToolsBlock):
         )
         out.out("{%- endif -%}")
         out.fence(self.separated_open if separated else self.open)
-        out.out("{%- if ifm_md_presentable(tools) -%}")
+        out.out("{%- if ifm_presentable(tools) -%}")
         out.out("{{- ifm_md_listing(tools) -}}")
         out.out("{%- else -%}")
         out.out("{%- for tool in tools -%}")
