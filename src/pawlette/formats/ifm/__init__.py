@@ -116,7 +116,7 @@ from pawlette.declare import (
     fence,
 )
 
-from .tools import MarkdownTools
+from .tools import MarkdownTools, XmlTools
 
 IM_START, IM_END = Marker("<|ifm|im_start|>"), Marker("<|ifm|im_end|>")
 THINK, THINK_END = Marker("<ifm|think>"), Marker("</ifm|think>")
@@ -170,9 +170,9 @@ def _call_instructions() -> Fence:
 @dataclass(frozen=True)
 class IfmOptions:
     """``tool_presentation``: how the tools are presented, as the template's
-    ``tool_presentation_format``: ``"markdown"`` (its default) or ``"json"``."""
+    ``tool_presentation_format``: ``"markdown"`` (its default), ``"xml"`` or ``"json"``."""
 
-    tool_presentation: Literal["markdown", "json"] = "markdown"
+    tool_presentation: Literal["markdown", "xml", "json"] = "markdown"
 
 
 def _variables(options: IfmOptions) -> Mapping[str, Any]:
@@ -185,14 +185,15 @@ def _frame(role: str) -> Frame:
 
 
 def _tools(options: IfmOptions) -> ToolsBlock:
-    kind = MarkdownTools if options.tool_presentation == "markdown" else ToolsBlock
+    kinds = {"markdown": MarkdownTools, "xml": XmlTools}
+    kind = kinds.get(options.tool_presentation, ToolsBlock)
     return kind(
         place="system",
         first=True,
         separator=fence("\n\n"),
         separator_when="text",
         open=fence(TOOLS_INTRO, TOOLS),
-        item_open=fence("\n"),  # (each tool's JSON line; the Markdown brings its own)
+        item_open=fence("\n"),  # (each tool's JSON line; Markdown and XML bring their own)
         close=fence("\n", TOOLS_END) + _call_instructions(),
     )
 
@@ -227,10 +228,15 @@ def layout(options: IfmOptions) -> Layout:
         ),
         options=options,
         from_options=layout,
-        variants={"json-tools": IfmOptions(tool_presentation="json")},
+        variants={
+            "json-tools": IfmOptions(tool_presentation="json"),
+            "xml-tools": IfmOptions(tool_presentation="xml"),
+        },
         template_variables=_variables,
         switches=(
-            Switch("tool_presentation", "tool_presentation_format", values=("markdown", "json")),
+            Switch(
+                "tool_presentation", "tool_presentation_format", values=("markdown", "xml", "json")
+            ),
         ),
     )
 
