@@ -1,8 +1,9 @@
 """IFM-K2-Horizon: ``<|ifm|im_start|>ROLE\\n…<|ifm|im_end|>`` turns with nothing between
 them, every assistant turn opening a reasoning block (empty when it has none), calls as one
 tag pair per argument in an ``<ifm|tool_calls>`` block, as the model's chat template writes
-them; its tools presented as Markdown, the template's default, or as JSON
-(``ifm:json-tools``, the template's ``tool_presentation_format='json'``).
+them; its tools presented as Markdown, the template's default, as XML (``ifm:xml-tools``,
+the template's ``tool_presentation_format='xml'``) or as JSON (``ifm:json-tools``, its
+``tool_presentation_format='json'``).
 
 The wire format (the markers are written as special tokens; whether IFM's tokenizer has them
 as such could not be read offline; the call instructions are shortened here)::
@@ -61,6 +62,13 @@ Decisions, each the template's:
     Reading a render gives no tools back from the Markdown (a recorded loss: it is not the
     JSON schema it was written from), so call arguments read from a whole conversation are
     typed as JSON text is; tools written as JSON in its place are read back.
+  - ``"xml"`` (``ifm:xml-tools``): each tool as one line, ``<function name=NAME>`` with its
+    description, its ``<parameters>`` as ``<param name=... type=... required=true>`` tags
+    and its returns (:mod:`pawlette.formats.ifm.xml` says how each schema key is written).
+    The fall-back to JSON is the Markdown presentation's (the template classifies the
+    tools once for both), and so are the refusals, but for a function's description that
+    is no text: the XML prints it as the template does.  Reading a render gives no tools
+    back from the XML (a recorded loss); tools written as JSON in its place are read back.
   - ``"json"`` (``ifm:json-tools``): one ``tojson`` line per tool (the whole OpenAI tool
     object), read back into the tools.
 - **System messages**: each is a turn of its own, in place (the first before everything).
@@ -83,12 +91,13 @@ Decisions, each the template's:
 
 Remaining differences from the template:
 
-- The template's XML presentation of tools (``tool_presentation_format='xml'``) and its
-  other call formats (``tool_call_format`` ``json`` and ``xml_typed``) are not declared.
+- The template's other call formats (``tool_call_format`` ``json`` and ``xml_typed``) are
+  not declared.
 - The template raises on a tool without ``parameters``; this format writes it, as one
-  without parameters (``- None`` in the Markdown), and with the JSON presentation as given.
-  With the JSON presentation, it also writes the schemas the Markdown one refuses (a wrong
-  ``required``), which the template raises on in both.
+  without parameters (``- None`` in the Markdown, ``<parameters></parameters>`` in the
+  XML), and with the JSON presentation as given.  With the JSON presentation, it also
+  writes the schemas the pretty ones refuse (a wrong ``required``), which the template
+  raises on in all three.
 - The template's ``think_fast`` and ``think_faster`` fields (``<ifm|think_fast>`` and
   ``<ifm|think_faster>`` blocks, and the prompts of ``reasoning_effort`` ``medium`` and
   ``low``) are not declared: pawlette's messages carry one reasoning field.
@@ -243,7 +252,8 @@ def layout(options: IfmOptions) -> Layout:
 
 FORMAT = declare(layout(IfmOptions()))
 """IFM-K2-Horizon's template (:mod:`pawlette.formats.ifm`), its tools as Markdown (its
-default; ``ifm:json-tools``: as JSON, its ``tool_presentation_format='json'``).  Its callers
+default; ``ifm:xml-tools``: as XML, ``ifm:json-tools``: as JSON, its
+``tool_presentation_format``).  Its callers
 give an assistant message without reasoning the empty thinking field the template requires
 (:data:`tests.support.template_corpus.CALLER_MESSAGES`); the model's ``bos_token`` is
 unknown, so the template is rendered without one, as the format writes none."""
