@@ -1,7 +1,8 @@
 """IFM-K2-Horizon: ``<|ifm|im_start|>ROLE\\n…<|ifm|im_end|>`` turns with nothing between
 them, every assistant turn opening a reasoning block (empty when it has none), calls as one
-tag pair per argument in an ``<ifm|tool_calls>`` block, as the model's chat template writes
-them; its tools presented as Markdown, the template's default, as XML (``ifm:xml-tools``,
+tag pair per argument in an ``<ifm|tool_calls>`` block (or as one JSON object each:
+``ifm:json-calls``, the template's ``tool_call_format='json'``), as the model's chat
+template writes them; its tools presented as Markdown, the template's default, as XML (``ifm:xml-tools``,
 the template's ``tool_presentation_format='xml'``) or as JSON (``ifm:json-tools``, its
 ``tool_presentation_format='json'``).
 
@@ -82,7 +83,17 @@ Decisions, each the template's:
   NAME ``\\n`` and per argument ``<ifm|arg_key>KEY</ifm|arg_key>\\n<ifm|arg_value>VALUE
   </ifm|arg_value>\\n``, then ``</ifm|tool_call>``; ``\\n</ifm|tool_calls>`` after the last.
   A string value is written as it is, any other as JSON (``tojson``); reading types each
-  value by the tool's schema.  No ids: results answer calls by position.
+  value by the tool's schema.  No ids: results answer calls by position.  The option
+  ``tool_call_format`` picks how calls are written, as the template's variable of that name
+  does (the exported template reads it):
+
+  - ``"xml"`` (the default, the template's): as above.
+  - ``"json"`` (``ifm:json-calls``): per call ``\n<ifm|tool_call>{"name": "NAME",
+    "arguments": ARGUMENTS}</ifm|tool_call>`` (the arguments as ``tojson`` writes them), in
+    the same ``<ifm|tool_calls>`` block, and the tools block's instructions for that format.
+    A model's calls are read with or without the spaces after ``:`` and ``,`` and around
+    the tags; the object must hold ``name`` first, then ``arguments``, as the instructions
+    ask.
 - **Results**: each tool message is a ``tool`` turn of its own holding its text.
 - **The generation prompt** opens the block, ``<|ifm|im_start|>assistant\\n<ifm|think>\\n``
   (the template's default ``reasoning_effort``, ``high``); a completion starts inside it.
@@ -91,8 +102,9 @@ Decisions, each the template's:
 
 Remaining differences from the template:
 
-- The template's other call formats (``tool_call_format`` ``json`` and ``xml_typed``) are
-  not declared.
+- The template's ``tool_call_format='xml_typed'`` (an ``<ifm|arg_type>`` tag per argument,
+  its type read from the tool's schema, or from the value where the schema has variants) is
+  not declared: the exported template refuses that value.
 - The template raises on a tool without ``parameters``; this format writes it, as one
   without parameters (``- None`` in the Markdown, ``<parameters></parameters>`` in the
   XML), and with the JSON presentation as given.  With the JSON presentation, it also
@@ -115,6 +127,7 @@ from pawlette.declare import (
     Ignored,
     Layout,
     Marker,
+    NamedCalls,
     Reasoning,
     Results,
     Switch,
@@ -141,12 +154,32 @@ TOOLS_INTRO = (
 )
 
 
-def _call_instructions() -> Fence:
-    """The template's instructions for its ``xml`` call format (its default), the tags in
-    them written as the markers they are."""
+_INSTRUCTIONS_HEAD = "\n\nWhen calling tools, you MUST follow the tool-call format below:\n\n"
+
+
+def _call_instructions(call_format: str) -> Fence:
+    """The template's instructions for a call format, the tags in them written as the
+    markers they are."""
+    if call_format == "json":
+        return fence(
+            _INSTRUCTIONS_HEAD + "Wrap all tool calls in a single ",
+            TOOL_CALLS,
+            TOOL_CALLS_END,
+            " block. For each call, emit one JSON object with the function name and arguments "
+            "on the same line inside ",
+            TOOL_CALL,
+            TOOL_CALL_END,
+            " tags:\n\n",
+            TOOL_CALLS,
+            "\n",
+            TOOL_CALL,
+            '{"name": <function-name>, "arguments": <args-json-object>}',
+            TOOL_CALL_END,
+            "\n",
+            TOOL_CALLS_END,
+        )
     return fence(
-        "\n\nWhen calling tools, you MUST follow the tool-call format below:\n\n"
-        "Wrap all tool calls in a single ",
+        _INSTRUCTIONS_HEAD + "Wrap all tool calls in a single ",
         TOOL_CALLS,
         TOOL_CALLS_END,
         " block. For each call, write the function name at the start of ",
@@ -179,14 +212,21 @@ def _call_instructions() -> Fence:
 @dataclass(frozen=True)
 class IfmOptions:
     """``tool_presentation``: how the tools are presented, as the template's
-    ``tool_presentation_format``: ``"markdown"`` (its default), ``"xml"`` or ``"json"``."""
+    ``tool_presentation_format``: ``"markdown"`` (its default), ``"xml"`` or ``"json"``.
+    ``tool_call_format``: how calls are written, as the template's variable of that name:
+    ``"xml"`` (its default: a tag pair per argument) or ``"json"`` (one JSON object per
+    call)."""
 
     tool_presentation: Literal["markdown", "xml", "json"] = "markdown"
+    tool_call_format: Literal["xml", "json"] = "xml"
 
 
 def _variables(options: IfmOptions) -> Mapping[str, Any]:
-    """The template's variables this format writes as (its call format, the default)."""
-    return {"tool_presentation_format": options.tool_presentation, "tool_call_format": "xml"}
+    """The template's variables this format writes as."""
+    return {
+        "tool_presentation_format": options.tool_presentation,
+        "tool_call_format": options.tool_call_format,
+    }
 
 
 def _frame(role: str) -> Frame:
@@ -203,7 +243,28 @@ def _tools(options: IfmOptions) -> ToolsBlock:
         separator_when="text",
         open=fence(TOOLS_INTRO, TOOLS),
         item_open=fence("\n"),  # (each tool's JSON line; Markdown and XML bring their own)
-        close=fence("\n", TOOLS_END) + _call_instructions(),
+        close=fence("\n", TOOLS_END) + _call_instructions(options.tool_call_format),
+    )
+
+
+def _calls(options: IfmOptions) -> XmlCalls | NamedCalls:
+    if options.tool_call_format == "json":
+        return NamedCalls(
+            section_open=fence(TOOL_CALLS),
+            open=fence("\n", TOOL_CALL, '{"name": "'),
+            arguments_open=fence('", "arguments": '),
+            close=fence("}", TOOL_CALL_END),
+            section_close=fence("\n", TOOL_CALLS_END),
+        )
+    return XmlCalls(
+        section_open=fence(TOOL_CALLS),
+        open=fence("\n", TOOL_CALL),
+        name_close=fence("\n"),
+        key_open=fence(ARG_KEY),
+        key_close=fence(ARG_KEY_END, "\n", ARG_VALUE),
+        value_close=fence(ARG_VALUE_END, "\n"),
+        close=fence(TOOL_CALL_END),
+        section_close=fence("\n", TOOL_CALLS_END),
     )
 
 
@@ -223,16 +284,7 @@ def layout(options: IfmOptions) -> Layout:
                 absent=fence(THINK, "\n", THINK_END),
                 prompt="open",
             ),
-            XmlCalls(
-                section_open=fence(TOOL_CALLS),
-                open=fence("\n", TOOL_CALL),
-                name_close=fence("\n"),
-                key_open=fence(ARG_KEY),
-                key_close=fence(ARG_KEY_END, "\n", ARG_VALUE),
-                value_close=fence(ARG_VALUE_END, "\n"),
-                close=fence(TOOL_CALL_END),
-                section_close=fence("\n", TOOL_CALLS_END),
-            ),
+            _calls(options),
             Results(),
         ),
         options=options,
@@ -240,12 +292,14 @@ def layout(options: IfmOptions) -> Layout:
         variants={
             "json-tools": IfmOptions(tool_presentation="json"),
             "xml-tools": IfmOptions(tool_presentation="xml"),
+            "json-calls": IfmOptions(tool_call_format="json"),
         },
         template_variables=_variables,
         switches=(
             Switch(
                 "tool_presentation", "tool_presentation_format", values=("markdown", "xml", "json")
             ),
+            Switch("tool_call_format", "tool_call_format", values=("xml", "json")),
         ),
     )
 
