@@ -2,9 +2,9 @@
 them, every assistant turn opening a reasoning block (empty when it has none), calls as one
 tag pair per argument in an ``<ifm|tool_calls>`` block (or as one JSON object each:
 ``ifm:json-calls``, the template's ``tool_call_format='json'``), as the model's chat
-template writes them; its tools presented as Markdown, the template's default, as XML (``ifm:xml-tools``,
-the template's ``tool_presentation_format='xml'``) or as JSON (``ifm:json-tools``, its
-``tool_presentation_format='json'``).
+template writes them; its tools presented as Markdown, the template's default, as XML
+(``ifm:xml-tools``, the template's ``tool_presentation_format='xml'``) or as JSON
+(``ifm:json-tools``, its ``tool_presentation_format='json'``).
 
 The wire format (the markers are written as special tokens; whether IFM's tokenizer has them
 as such could not be read offline; the call instructions are shortened here)::
@@ -91,9 +91,10 @@ Decisions, each the template's:
   - ``"json"`` (``ifm:json-calls``): per call ``\n<ifm|tool_call>{"name": "NAME",
     "arguments": ARGUMENTS}</ifm|tool_call>`` (the arguments as ``tojson`` writes them), in
     the same ``<ifm|tool_calls>`` block, and the tools block's instructions for that format.
-    A model's calls are read with or without the spaces after ``:`` and ``,`` and around
-    the tags; the object must hold ``name`` first, then ``arguments``, as the instructions
-    ask.
+    A model's calls are read with or without the spaces after ``:`` and ``,`` and the
+    newlines between the tags; the object must start right after ``<ifm|tool_call>`` and
+    hold ``name`` first, then ``arguments``, as the instructions show (a call written
+    otherwise stays text, with a warning).
 - **Results**: each tool message is a ``tool`` turn of its own holding its text.
 - **The generation prompt** opens the block, ``<|ifm|im_start|>assistant\\n<ifm|think>\\n``
   (the template's default ``reasoning_effort``, ``high``); a completion starts inside it.
