@@ -88,7 +88,7 @@ Decisions, each the template's:
   does (the exported template reads it):
 
   - ``"xml"`` (the default, the template's): as above.
-  - ``"json"`` (``ifm:json-calls``): per call ``\n<ifm|tool_call>{"name": "NAME",
+  - ``"json"`` (``ifm:json-calls``): per call ``\\n<ifm|tool_call>{"name": "NAME",
     "arguments": ARGUMENTS}</ifm|tool_call>`` (the arguments as ``tojson`` writes them), in
     the same ``<ifm|tool_calls>`` block, and the tools block's instructions for that format.
     A model's calls are read with or without the spaces after ``:`` and ``,`` and the
