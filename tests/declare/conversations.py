@@ -39,7 +39,7 @@ from pawlette.formats.gemma4.concepts import GemmaReasoning, GemmaTools
 from pawlette.formats.gigachat.typescript import TypeScriptTools
 from pawlette.formats.harmony.turns import HarmonyTurns
 from pawlette.formats.hy3.concepts import ToolsKeptReasoning
-from pawlette.formats.ifm.tools import MarkdownTools
+from pawlette.formats.ifm.tools import PresentedTools
 from pawlette.formats.kimi.concepts import LabelledCalls
 from pawlette.formats.nemotron_v2.final_turn import FinalTurn
 from pawlette.formats.omni.blocks import BlockTurns
@@ -462,8 +462,8 @@ def normalise(fmt: Format, request: dict[str, Any]) -> dict[str, Any]:
 def reads_tools_back(layout: Any) -> bool:
     """Whether parsing a render gives the request's tools back (harmony's TypeScript
     namespace, Gemma 4's declarations, GigaChat's and Apertus' TypeScript types and
-    IFM-K2-Horizon's Markdown are not the JSON schema they were written from; Seed-OSS's and
-    Command R+'s stubs read back as :data:`TOOLS`, which they express whole)."""
+    IFM-K2-Horizon's Markdown and XML are not the JSON schema they were written from;
+    Seed-OSS's and Command R+'s stubs read back as :data:`TOOLS`, which they express whole)."""
     if not isinstance(layout, declare.Layout):
         return True
     return all(
@@ -473,7 +473,7 @@ def reads_tools_back(layout: Any) -> bool:
             GemmaTools,
             TypeScriptTools,
             DeveloperBlock,
-            MarkdownTools,
+            PresentedTools,
         )
     )
 

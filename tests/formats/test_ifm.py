@@ -1,11 +1,12 @@
 """IFM-K2-Horizon (:mod:`pawlette.formats.ifm`): its tools presented as Markdown (the
-template's default) for schemas of every shape the presentation writes, against the real
-template; the JSON presentation (``ifm:json-tools``) against the template given
-``tool_presentation_format='json'``; the exported template for both; and what reading a
-render gives back."""
+template's default) and as XML (``ifm:xml-tools``) for schemas of every shape those
+presentations write, against the real template given ``tool_presentation_format``; the
+JSON presentation (``ifm:json-tools``) likewise; the exported template for all three; and
+what reading a render gives back."""
 
 from __future__ import annotations
 
+import json
 from functools import cache
 from typing import Any
 
@@ -16,8 +17,11 @@ from hypothesis import strategies as st
 import pawlette
 from pawlette.errors import RequestError
 from pawlette.export.jinja import export_jinja
-from pawlette.formats.ifm import markdown
+from pawlette.formats.ifm import markdown, schema, xml
 
+from ..declare.conversations import conversations as declared_conversations
+from ..declare.conversations import normalise
+from ..helpers import canonical
 from ..support.conversations import generate_conversations
 from ..support.template_compare import compare_renders, corpus_reference, own_turns
 
@@ -204,6 +208,11 @@ SCHEMAS: dict[str, dict[str, Any]] = {
 }
 """Hand-written schemas, each the one tool of a request (the first request lists them all)."""
 
+PRETTY = {"markdown": "ifm", "xml": "ifm:xml-tools"}
+"""The pretty presentations (the template's ``tool_presentation_format``) and their formats."""
+
+NAMES = {**PRETTY, "json": "ifm:json-tools"}
+
 REFUSED: dict[str, tuple[dict[str, Any], str]] = {
     "required that is no list": (_tool(_object({"a": STRING}, "a")), "parameters.required"),  # type: ignore[arg-type]
     "required naming no property": (_tool(_object({"a": STRING}, ["b"])), "parameters.required"),
@@ -220,7 +229,11 @@ REFUSED: dict[str, tuple[dict[str, Any], str]] = {
     "variants that are a number": (_tool(_object({"a": {"anyOf": 3}})), "anyOf"),
 }
 """Tools the template raises on with its Markdown presentation, and the field the refusal
-names."""
+names (with its XML presentation too, but for :data:`MARKDOWN_ONLY`)."""
+
+MARKDOWN_ONLY = {"a description that is a list"}
+"""What the template raises on with the Markdown presentation only: the XML one prints a
+function's description whatever it is."""
 
 
 def _request(tools: list[dict[str, Any]]) -> dict[str, Any]:
@@ -234,12 +247,14 @@ def _request(tools: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 @cache
-def _reference(presentation: str | None = None) -> Any:
+def _reference(presentation: str | None = None, calls: str | None = None) -> Any:
     variables = {} if presentation is None else {"tool_presentation_format": presentation}
+    if calls is not None:
+        variables["tool_call_format"] = calls
     return corpus_reference(TEMPLATE, variables=variables)
 
 
-# ------------------------------------------------------------------ Markdown, the default
+# ------------------------------------------------------------------ the pretty presentations
 
 
 def test_the_format_renders_the_templates_defaults() -> None:
@@ -253,9 +268,11 @@ def test_the_format_renders_the_templates_defaults() -> None:
 
 
 @pytest.mark.parametrize("label", [*SCHEMAS, "all together"])
-def test_markdown_of_each_schema_shape_is_the_templates(label: str) -> None:
+@pytest.mark.parametrize("presentation", list(PRETTY))
+def test_each_schema_shape_is_presented_as_the_template_does(presentation: str, label: str) -> None:
     tools = list(SCHEMAS.values())[:14] if label == "all together" else [SCHEMAS[label]]
-    report = compare_renders(pawlette.get_format("ifm"), _reference(), [_request(tools)])
+    fmt = pawlette.get_format(PRETTY[presentation])
+    report = compare_renders(fmt, _reference(presentation), [_request(tools)])
     assert report.agrees, report.describe()
     assert report.identical == report.compared == 2  # with and without the prompt
 
@@ -273,26 +290,49 @@ def test_markdown_is_written_where_the_template_writes_it() -> None:
     ) in text
 
 
-def test_one_tool_the_markdown_cannot_hold_makes_every_tool_json() -> None:
+def test_xml_is_written_where_the_template_writes_it() -> None:
+    tools = [SCHEMAS["nested objects and arrays"], SCHEMAS["enums"]]
+    text = pawlette.get_format("ifm:xml-tools").render(**_request(tools)).text
+    assert (
+        "<ifm|tools>\n<function name=act><description>A tool.</description><parameters>"
+        "<param name=where type=object required=true><param name=name type=string"
+        " required=true/><param name=address type=object><param name=city type=string"
+        " required=true/></param></param><param name=reminders type=array[object]>"
+        "<items type=object><param name=minutes type=integer required=true/></items></param>"
+        "</parameters></function>\n<function name=act><description>A tool.</description>"
+        '<parameters><param name=a type=any enum="x"|"1"|"None"|"True"|"2.5"|""|"a\nb"/>'
+        '<param name=b type=string/><param name=c type=string enum="é  中"|"x"'
+        ' default="a\u00a0\u2003b\tc"/></parameters></function>\n</ifm|tools>'
+    ) in text
+
+
+@pytest.mark.parametrize("presentation", list(PRETTY))
+def test_one_tool_the_presentation_cannot_hold_makes_every_tool_json(presentation: str) -> None:
     tools = [SCHEMAS["enums"], SCHEMAS["allOf: as JSON"]]
-    text = pawlette.get_format("ifm").render(**_request(tools)).text
+    fmt = pawlette.get_format(PRETTY[presentation])
+    text = fmt.render(**_request(tools)).text
     assert '<ifm|tools>\n{"type": "function", "function": {"name": "act"' in text
-    assert "**Parameters**" not in text
-    report = compare_renders(pawlette.get_format("ifm"), _reference(), [_request(tools)])
+    assert "**Parameters**" not in text and "<function" not in text
+    report = compare_renders(fmt, _reference(presentation), [_request(tools)])
     assert report.agrees, report.describe()
 
 
 @pytest.mark.parametrize("label", list(REFUSED))
-def test_what_the_template_raises_on_is_refused(label: str) -> None:
+@pytest.mark.parametrize("presentation", list(PRETTY))
+def test_what_the_template_raises_on_is_refused(presentation: str, label: str) -> None:
     tool, field = REFUSED[label]
+    fmt = pawlette.get_format(PRETTY[presentation])
+    report = compare_renders(fmt, _reference(presentation), [_request([tool])])
+    assert report.agrees, report.describe()
+    if presentation == "xml" and label in MARKDOWN_ONLY:  # written, as the template does
+        assert report.identical == report.compared
+        return
     with pytest.raises(RequestError) as raised:
-        pawlette.get_format("ifm").render(**_request([tool]))
+        fmt.render(**_request([tool]))
     assert raised.value.path.startswith("tools[0].function."), raised.value
     assert raised.value.path.endswith(field), raised.value
     assert "IFM-K2-Horizon's template raises on it" in str(raised.value)
-    report = compare_renders(pawlette.get_format("ifm"), _reference(), [_request([tool])])
-    assert report.agrees, report.describe()  # the template raised too
-    assert len(report.reference_refused) == report.compared
+    assert len(report.reference_refused) == report.compared  # the template raised too
 
 
 # ------------------------------------------------------------------ random schemas
@@ -362,10 +402,14 @@ def _tools(draw: st.DrawFn) -> list[dict[str, Any]]:
     return [{"type": "function", "function": function}]
 
 
+@pytest.mark.parametrize("presentation", list(PRETTY))
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(_tools())
-def test_random_schemas_render_or_are_refused_as_the_template_does(tools: list[Any]) -> None:
-    report = compare_renders(pawlette.get_format("ifm"), _reference(), [_request(tools)])
+@given(tools=_tools())
+def test_random_schemas_render_or_are_refused_as_the_template_does(
+    presentation: str, tools: list[Any]
+) -> None:
+    fmt = pawlette.get_format(PRETTY[presentation])
+    report = compare_renders(fmt, _reference(presentation), [_request(tools)])
     assert report.agrees, report.describe()
 
 
@@ -373,19 +417,15 @@ def test_random_schemas_render_or_are_refused_as_the_template_does(tools: list[A
 @given(_tools())
 def test_random_schemas_render_alike_through_the_exported_template(tools: list[Any]) -> None:
     request = _request(tools)
-    refused = False
-    for presentation in ("markdown", "json"):
-        fmt = pawlette.get_format("ifm" if presentation == "markdown" else "ifm:json-tools")
-        try:
-            expected = fmt.render(**request).text
-        except RequestError:
-            refused = True
-            continue
+    for presentation, name in NAMES.items():
         variables = {"tool_presentation_format": presentation}
+        try:
+            expected = pawlette.get_format(name).render(**request).text
+        except RequestError:  # both refuse
+            with pytest.raises(Exception, match="IFM-K2-Horizon's template raises on it"):
+                _exported().render(**request, add_generation_prompt=False, **variables)
+            continue
         assert _exported().render(**request, add_generation_prompt=False, **variables) == expected
-    if refused:  # both refuse (render's refusal is the Markdown presentation's)
-        with pytest.raises(Exception, match="IFM-K2-Horizon's template raises on it"):
-            _exported().render(**request, add_generation_prompt=False)
 
 
 # ------------------------------------------------------------------ the exported template
@@ -399,33 +439,39 @@ def _exported() -> Any:
 
 
 @pytest.mark.parametrize("label", list(SCHEMAS))
-@pytest.mark.parametrize("variables", [{}, {"tool_presentation_format": "json"}])
-def test_the_exported_template_reads_the_presentation(
-    label: str, variables: dict[str, str]
-) -> None:
+@pytest.mark.parametrize("presentation", [None, *NAMES])
+def test_the_exported_template_reads_the_presentation(label: str, presentation: str | None) -> None:
     request = _request([SCHEMAS[label]])
-    name = "ifm:json-tools" if variables else "ifm"
+    name = NAMES[presentation or "markdown"]
+    variables = {"tool_presentation_format": presentation} if presentation else {}
     expected = pawlette.get_format(name).render(**request, add_generation_prompt=True).text
     written = _exported().render(**request, add_generation_prompt=True, **variables)
     assert written == expected
 
 
 @pytest.mark.parametrize("label", list(REFUSED))
-def test_the_exported_template_refuses_what_render_refuses(label: str) -> None:
+@pytest.mark.parametrize("presentation", list(PRETTY))
+def test_the_exported_template_refuses_what_render_refuses(presentation: str, label: str) -> None:
     tool, field = REFUSED[label]
+    request = {**_request([tool]), "tool_presentation_format": presentation}
+    if presentation == "xml" and label in MARKDOWN_ONLY:
+        expected = pawlette.get_format(PRETTY[presentation]).render(**_request([tool])).text
+        assert _exported().render(**request, add_generation_prompt=False) == expected
+        return
     with pytest.raises(Exception, match="IFM-K2-Horizon's template raises on it") as raised:
-        _exported().render(**_request([tool]), add_generation_prompt=True)
+        _exported().render(**request, add_generation_prompt=True)
     assert str(raised.value).startswith("tools[0].function."), raised.value
     assert field in str(raised.value), raised.value
 
 
-# ------------------------------------------------------------------ the JSON presentation
+# ------------------------------------------------------------------ the named variants
 
 
-def test_the_json_variant_renders_as_the_template_given_its_variable() -> None:
-    fmt = pawlette.get_format("ifm:json-tools")
-    assert fmt.declaration.reference_variables()["tool_presentation_format"] == "json"
-    reference = _reference("json")
+@pytest.mark.parametrize("presentation", ["json", "xml"])
+def test_a_variant_renders_as_the_template_given_its_variable(presentation: str) -> None:
+    fmt = pawlette.get_format(NAMES[presentation])
+    assert fmt.declaration.reference_variables()["tool_presentation_format"] == presentation
+    reference = _reference(presentation)
     conversations = generate_conversations(24, seed=1, avoid=fmt.special_markers)
     report = compare_renders(fmt, reference, conversations)
     assert report.agrees, report.describe()
@@ -441,7 +487,114 @@ def test_the_json_variant_writes_what_markdown_would_not() -> None:
     assert report.agrees, report.describe()
 
 
+# ------------------------------------------------------------------ the JSON call format
+
+WEATHER_TOOL = {
+    "type": "function",
+    "function": {
+        "name": "get_weather",
+        "parameters": _object({"city": STRING, "days": {"type": "integer"}}, ["city"]),
+    },
+}
+
+
+@pytest.mark.parametrize("presentation", list(NAMES))
+def test_json_calls_render_as_the_template_given_its_variable(presentation: str) -> None:
+    fmt = pawlette.get_format(NAMES[presentation]).with_options(tool_call_format="json")
+    assert fmt.declaration.reference_variables()["tool_call_format"] == "json"
+    reference = _reference(presentation, "json")
+    conversations = generate_conversations(24, seed=2, avoid=fmt.special_markers)
+    report = compare_renders(fmt, reference, conversations)
+    assert report.agrees, report.describe()
+    assert report.identical == report.compared
+    turns = own_turns(fmt, reference, conversations)
+    assert turns.agrees, turns.describe()
+
+
+def test_json_calls_are_written_as_the_template_writes_them() -> None:
+    call = {"id": "c1", "type": "function"}
+    call["function"] = {"name": "get_weather", "arguments": '{"city": "Zürich", "days": 2}'}
+    request = {
+        "messages": [
+            {"role": "user", "content": "Go."},
+            {"role": "assistant", "content": "On it.", "tool_calls": [call, call]},
+        ],
+        "tools": [WEATHER_TOOL],
+    }
+    text = pawlette.get_format("ifm:json-calls").render(**request).text
+    written = (
+        '<ifm|tool_call>{"name": "get_weather", "arguments": {"city": "Zürich", "days": 2}}'
+        "</ifm|tool_call>"
+    )
+    assert f"</ifm|think>On it.<ifm|tool_calls>\n{written}\n{written}\n</ifm|tool_calls>" in text
+    assert "emit one JSON object with the function name and arguments on the same line" in text
+
+
+@pytest.mark.parametrize(
+    "completion",
+    [
+        '<ifm|tool_calls>\n<ifm|tool_call>{"name": "get_weather", "arguments": {"city": "Paris",'
+        ' "days": 2}}</ifm|tool_call>\n</ifm|tool_calls><|ifm|im_end|>',
+        '<ifm|tool_calls><ifm|tool_call>{"name":"get_weather","arguments":{"city":"Paris",'
+        '"days":2}}</ifm|tool_call></ifm|tool_calls><|ifm|im_end|>',
+    ],
+)
+def test_a_models_json_calls_are_read(completion: str) -> None:
+    fmt = pawlette.get_format("ifm:json-calls")
+    read = fmt.parse("Sure.</ifm|think>" + completion, tools=[WEATHER_TOOL])
+    assert read.message["reasoning_content"] == "Sure."
+    assert read.finish_reason == "tool_calls"
+    [call] = read.message["tool_calls"]
+    assert call["function"]["name"] == "get_weather"
+    assert json.loads(call["function"]["arguments"]) == {"city": "Paris", "days": 2}
+
+
+def test_the_exported_template_refuses_the_call_format_not_declared() -> None:
+    request = {**_request([WEATHER_TOOL]), "tool_call_format": "xml_typed"}
+    with pytest.raises(Exception, match="tool_call_format: xml_typed; expected one of xml, json"):
+        _exported().render(**request, add_generation_prompt=True)
+
+
 # ------------------------------------------------------------------ reading back
+
+
+def _untyped(value: Any) -> Any:
+    """A tag call's value read with no schema: text that is JSON reads as that JSON."""
+    try:
+        return json.loads(value) if isinstance(value, str) else value
+    except ValueError:
+        return value
+
+
+@pytest.mark.parametrize("presentation", list(PRETTY))
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data())
+def test_a_render_parses_back_with_its_calls_untyped(presentation: str, data: Any) -> None:
+    """The tools are not read back from the pretty presentations (a recorded loss), so no
+    schema types the calls' values when a whole conversation is read."""
+    fmt = pawlette.get_format(PRETTY[presentation])
+    request = data.draw(declared_conversations(fmt))
+    parsed = fmt.parse_conversation(fmt.render(request).text, strict=True)
+    expected = normalise(fmt, request)
+    for message in expected["messages"]:
+        for call in message.get("tool_calls") or []:
+            values = json.loads(call["function"]["arguments"]).items()
+            untyped = {key: _untyped(value) for key, value in values}
+            call["function"]["arguments"] = json.dumps(untyped, ensure_ascii=False)
+    assert canonical(parsed.to_request()) == canonical(expected)
+
+
+def test_reading_a_render_loses_the_xml_tools() -> None:
+    fmt = pawlette.get_format("ifm:xml-tools")
+    request = _request([SCHEMAS["enums"]])
+    read = fmt.parse_conversation(fmt.render(**request).text)
+    assert read.tools == []
+    assert read.losses == ("tools: written as XML, not read back into JSON schemas",)
+    assert read.messages == request["messages"]
+    fallback = _request([SCHEMAS["enums"], SCHEMAS["allOf: as JSON"]])
+    again = fmt.parse_conversation(fmt.render(**fallback).text, strict=True)
+    assert again.tools == fallback["tools"]
+    assert again.losses == ()
 
 
 def test_reading_a_render_loses_the_markdown_tools_and_keeps_the_json_ones() -> None:
@@ -472,5 +625,6 @@ def test_the_writer_and_the_classification_agree_on_the_pool() -> None:
     from ..support.conversations import TOOL_POOL
 
     definitions = [tool["function"] for tool in TOOL_POOL]
-    assert markdown.presentable(definitions)
+    assert schema.presentable(definitions)
     assert markdown.listing(definitions).count("\n## ") == len(TOOL_POOL)
+    assert xml.listing(definitions).count("\n<function name=") == len(TOOL_POOL)

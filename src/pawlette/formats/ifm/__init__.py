@@ -1,8 +1,10 @@
 """IFM-K2-Horizon: ``<|ifm|im_start|>ROLE\\n…<|ifm|im_end|>`` turns with nothing between
 them, every assistant turn opening a reasoning block (empty when it has none), calls as one
-tag pair per argument in an ``<ifm|tool_calls>`` block, as the model's chat template writes
-them; its tools presented as Markdown, the template's default, or as JSON
-(``ifm:json-tools``, the template's ``tool_presentation_format='json'``).
+tag pair per argument in an ``<ifm|tool_calls>`` block (or as one JSON object each:
+``ifm:json-calls``, the template's ``tool_call_format='json'``), as the model's chat
+template writes them; its tools presented as Markdown, the template's default, as XML
+(``ifm:xml-tools``, the template's ``tool_presentation_format='xml'``) or as JSON
+(``ifm:json-tools``, its ``tool_presentation_format='json'``).
 
 The wire format (the markers are written as special tokens; whether IFM's tokenizer has them
 as such could not be read offline; the call instructions are shortened here)::
@@ -61,6 +63,13 @@ Decisions, each the template's:
     Reading a render gives no tools back from the Markdown (a recorded loss: it is not the
     JSON schema it was written from), so call arguments read from a whole conversation are
     typed as JSON text is; tools written as JSON in its place are read back.
+  - ``"xml"`` (``ifm:xml-tools``): each tool as one line, ``<function name=NAME>`` with its
+    description, its ``<parameters>`` as ``<param name=... type=... required=true>`` tags
+    and its returns (:mod:`pawlette.formats.ifm.xml` says how each schema key is written).
+    The fall-back to JSON is the Markdown presentation's (the template classifies the
+    tools once for both), and so are the refusals, but for a function's description that
+    is no text: the XML prints it as the template does.  Reading a render gives no tools
+    back from the XML (a recorded loss); tools written as JSON in its place are read back.
   - ``"json"`` (``ifm:json-tools``): one ``tojson`` line per tool (the whole OpenAI tool
     object), read back into the tools.
 - **System messages**: each is a turn of its own, in place (the first before everything).
@@ -74,7 +83,18 @@ Decisions, each the template's:
   NAME ``\\n`` and per argument ``<ifm|arg_key>KEY</ifm|arg_key>\\n<ifm|arg_value>VALUE
   </ifm|arg_value>\\n``, then ``</ifm|tool_call>``; ``\\n</ifm|tool_calls>`` after the last.
   A string value is written as it is, any other as JSON (``tojson``); reading types each
-  value by the tool's schema.  No ids: results answer calls by position.
+  value by the tool's schema.  No ids: results answer calls by position.  The option
+  ``tool_call_format`` picks how calls are written, as the template's variable of that name
+  does (the exported template reads it):
+
+  - ``"xml"`` (the default, the template's): as above.
+  - ``"json"`` (``ifm:json-calls``): per call ``\\n<ifm|tool_call>{"name": "NAME",
+    "arguments": ARGUMENTS}</ifm|tool_call>`` (the arguments as ``tojson`` writes them), in
+    the same ``<ifm|tool_calls>`` block, and the tools block's instructions for that format.
+    A model's calls are read with or without the spaces after ``:`` and ``,`` and the
+    newlines between the tags; the object must start right after ``<ifm|tool_call>`` and
+    hold ``name`` first, then ``arguments``, as the instructions show (a call written
+    otherwise stays text, with a warning).
 - **Results**: each tool message is a ``tool`` turn of its own holding its text.
 - **The generation prompt** opens the block, ``<|ifm|im_start|>assistant\\n<ifm|think>\\n``
   (the template's default ``reasoning_effort``, ``high``); a completion starts inside it.
@@ -83,12 +103,14 @@ Decisions, each the template's:
 
 Remaining differences from the template:
 
-- The template's XML presentation of tools (``tool_presentation_format='xml'``) and its
-  other call formats (``tool_call_format`` ``json`` and ``xml_typed``) are not declared.
+- The template's ``tool_call_format='xml_typed'`` (an ``<ifm|arg_type>`` tag per argument,
+  its type read from the tool's schema, or from the value where the schema has variants) is
+  not declared: the exported template refuses that value.
 - The template raises on a tool without ``parameters``; this format writes it, as one
-  without parameters (``- None`` in the Markdown), and with the JSON presentation as given.
-  With the JSON presentation, it also writes the schemas the Markdown one refuses (a wrong
-  ``required``), which the template raises on in both.
+  without parameters (``- None`` in the Markdown, ``<parameters></parameters>`` in the
+  XML), and with the JSON presentation as given.  With the JSON presentation, it also
+  writes the schemas the pretty ones refuse (a wrong ``required``), which the template
+  raises on in all three.
 - The template's ``think_fast`` and ``think_faster`` fields (``<ifm|think_fast>`` and
   ``<ifm|think_faster>`` blocks, and the prompts of ``reasoning_effort`` ``medium`` and
   ``low``) are not declared: pawlette's messages carry one reasoning field.
@@ -106,6 +128,7 @@ from pawlette.declare import (
     Ignored,
     Layout,
     Marker,
+    NamedCalls,
     Reasoning,
     Results,
     Switch,
@@ -116,7 +139,7 @@ from pawlette.declare import (
     fence,
 )
 
-from .tools import MarkdownTools
+from .tools import MarkdownTools, XmlTools
 
 IM_START, IM_END = Marker("<|ifm|im_start|>"), Marker("<|ifm|im_end|>")
 THINK, THINK_END = Marker("<ifm|think>"), Marker("</ifm|think>")
@@ -132,12 +155,32 @@ TOOLS_INTRO = (
 )
 
 
-def _call_instructions() -> Fence:
-    """The template's instructions for its ``xml`` call format (its default), the tags in
-    them written as the markers they are."""
+_INSTRUCTIONS_HEAD = "\n\nWhen calling tools, you MUST follow the tool-call format below:\n\n"
+
+
+def _call_instructions(call_format: str) -> Fence:
+    """The template's instructions for a call format, the tags in them written as the
+    markers they are."""
+    if call_format == "json":
+        return fence(
+            _INSTRUCTIONS_HEAD + "Wrap all tool calls in a single ",
+            TOOL_CALLS,
+            TOOL_CALLS_END,
+            " block. For each call, emit one JSON object with the function name and arguments "
+            "on the same line inside ",
+            TOOL_CALL,
+            TOOL_CALL_END,
+            " tags:\n\n",
+            TOOL_CALLS,
+            "\n",
+            TOOL_CALL,
+            '{"name": <function-name>, "arguments": <args-json-object>}',
+            TOOL_CALL_END,
+            "\n",
+            TOOL_CALLS_END,
+        )
     return fence(
-        "\n\nWhen calling tools, you MUST follow the tool-call format below:\n\n"
-        "Wrap all tool calls in a single ",
+        _INSTRUCTIONS_HEAD + "Wrap all tool calls in a single ",
         TOOL_CALLS,
         TOOL_CALLS_END,
         " block. For each call, write the function name at the start of ",
@@ -170,14 +213,21 @@ def _call_instructions() -> Fence:
 @dataclass(frozen=True)
 class IfmOptions:
     """``tool_presentation``: how the tools are presented, as the template's
-    ``tool_presentation_format``: ``"markdown"`` (its default) or ``"json"``."""
+    ``tool_presentation_format``: ``"markdown"`` (its default), ``"xml"`` or ``"json"``.
+    ``tool_call_format``: how calls are written, as the template's variable of that name:
+    ``"xml"`` (its default: a tag pair per argument) or ``"json"`` (one JSON object per
+    call)."""
 
-    tool_presentation: Literal["markdown", "json"] = "markdown"
+    tool_presentation: Literal["markdown", "xml", "json"] = "markdown"
+    tool_call_format: Literal["xml", "json"] = "xml"
 
 
 def _variables(options: IfmOptions) -> Mapping[str, Any]:
-    """The template's variables this format writes as (its call format, the default)."""
-    return {"tool_presentation_format": options.tool_presentation, "tool_call_format": "xml"}
+    """The template's variables this format writes as."""
+    return {
+        "tool_presentation_format": options.tool_presentation,
+        "tool_call_format": options.tool_call_format,
+    }
 
 
 def _frame(role: str) -> Frame:
@@ -185,15 +235,37 @@ def _frame(role: str) -> Frame:
 
 
 def _tools(options: IfmOptions) -> ToolsBlock:
-    kind = MarkdownTools if options.tool_presentation == "markdown" else ToolsBlock
+    kinds = {"markdown": MarkdownTools, "xml": XmlTools}
+    kind = kinds.get(options.tool_presentation, ToolsBlock)
     return kind(
         place="system",
         first=True,
         separator=fence("\n\n"),
         separator_when="text",
         open=fence(TOOLS_INTRO, TOOLS),
-        item_open=fence("\n"),  # (each tool's JSON line; the Markdown brings its own)
-        close=fence("\n", TOOLS_END) + _call_instructions(),
+        item_open=fence("\n"),  # (each tool's JSON line; Markdown and XML bring their own)
+        close=fence("\n", TOOLS_END) + _call_instructions(options.tool_call_format),
+    )
+
+
+def _calls(options: IfmOptions) -> XmlCalls | NamedCalls:
+    if options.tool_call_format == "json":
+        return NamedCalls(
+            section_open=fence(TOOL_CALLS),
+            open=fence("\n", TOOL_CALL, '{"name": "'),
+            arguments_open=fence('", "arguments": '),
+            close=fence("}", TOOL_CALL_END),
+            section_close=fence("\n", TOOL_CALLS_END),
+        )
+    return XmlCalls(
+        section_open=fence(TOOL_CALLS),
+        open=fence("\n", TOOL_CALL),
+        name_close=fence("\n"),
+        key_open=fence(ARG_KEY),
+        key_close=fence(ARG_KEY_END, "\n", ARG_VALUE),
+        value_close=fence(ARG_VALUE_END, "\n"),
+        close=fence(TOOL_CALL_END),
+        section_close=fence("\n", TOOL_CALLS_END),
     )
 
 
@@ -213,31 +285,30 @@ def layout(options: IfmOptions) -> Layout:
                 absent=fence(THINK, "\n", THINK_END),
                 prompt="open",
             ),
-            XmlCalls(
-                section_open=fence(TOOL_CALLS),
-                open=fence("\n", TOOL_CALL),
-                name_close=fence("\n"),
-                key_open=fence(ARG_KEY),
-                key_close=fence(ARG_KEY_END, "\n", ARG_VALUE),
-                value_close=fence(ARG_VALUE_END, "\n"),
-                close=fence(TOOL_CALL_END),
-                section_close=fence("\n", TOOL_CALLS_END),
-            ),
+            _calls(options),
             Results(),
         ),
         options=options,
         from_options=layout,
-        variants={"json-tools": IfmOptions(tool_presentation="json")},
+        variants={
+            "json-tools": IfmOptions(tool_presentation="json"),
+            "xml-tools": IfmOptions(tool_presentation="xml"),
+            "json-calls": IfmOptions(tool_call_format="json"),
+        },
         template_variables=_variables,
         switches=(
-            Switch("tool_presentation", "tool_presentation_format", values=("markdown", "json")),
+            Switch(
+                "tool_presentation", "tool_presentation_format", values=("markdown", "xml", "json")
+            ),
+            Switch("tool_call_format", "tool_call_format", values=("xml", "json")),
         ),
     )
 
 
 FORMAT = declare(layout(IfmOptions()))
 """IFM-K2-Horizon's template (:mod:`pawlette.formats.ifm`), its tools as Markdown (its
-default; ``ifm:json-tools``: as JSON, its ``tool_presentation_format='json'``).  Its callers
+default; ``ifm:xml-tools``: as XML, ``ifm:json-tools``: as JSON, its
+``tool_presentation_format``).  Its callers
 give an assistant message without reasoning the empty thinking field the template requires
 (:data:`tests.support.template_corpus.CALLER_MESSAGES`); the model's ``bos_token`` is
 unknown, so the template is rendered without one, as the format writes none."""

@@ -1,12 +1,13 @@
-"""IFM-K2-Horizon's tools block with its template's default presentation: the tools as
-Markdown (:mod:`.markdown`), or all of them as JSON lines where one holds what the Markdown
-does not write, as the template falls back."""
+"""IFM-K2-Horizon's tools block in its template's pretty presentations: the tools as
+Markdown (:mod:`.markdown`, the default) or as XML (:mod:`.xml`), or all of them as JSON
+lines where one holds what those do not write, as the template falls back."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from functools import cached_property
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from pawlette.declare import ToolsBlock
 from pawlette.declare.readers import ToolItemsReader
@@ -15,8 +16,10 @@ from pawlette.engine.readers import WholeTextReader
 from pawlette.errors import UnsupportedFeature
 from pawlette.types import TextDelta, ToolsDeclared
 
-from . import markdown
-from .markdown_jinja import JINJA_MACROS
+from . import markdown, schema, xml
+from .markdown_jinja import JINJA_MACROS as MARKDOWN_MACROS
+from .schema_jinja import SHARED_MACROS
+from .xml_jinja import JINJA_MACROS as XML_MACROS
 
 if TYPE_CHECKING:
     from pawlette.declare.jinja import Template
@@ -32,6 +35,10 @@ class _ListingReader(WholeTextReader):
 
     __slots__ = ()
 
+    START: ClassVar[str] = "\n## "
+    """How the presentation's text starts (its first tool's)."""
+    WRITTEN_AS: ClassVar[str] = "Markdown"
+
     def __init__(self, parser: Parser) -> None:
         super().__init__(parser)
         parser.confirm_message()  # (the turn holding the tools, as the JSON reader has it)
@@ -43,8 +50,8 @@ class _ListingReader(WholeTextReader):
             items.feed(text, self._offset)
             items.close(marker, offset)
             return
-        if text.startswith("\n## "):
-            self._parser.lose_tools("Markdown")
+        if text.startswith(self.START):
+            self._parser.lose_tools(self.WRITTEN_AS)
             # A block, read as holding no tools: a turn written only for it is no message.
             self._parser.emit(ToolsDeclared(()))
             return
@@ -54,14 +61,36 @@ class _ListingReader(WholeTextReader):
         self._parser.emit(TextDelta(text))
 
 
-@dataclass(frozen=True)
-class MarkdownTools(ToolsBlock):
-    """The tools as Markdown between ``open`` and ``close``; where the template would write
-    them as JSON (:func:`.markdown.presentable`), each as ``item_open`` + its JSON, as
-    :class:`~pawlette.declare.ToolsBlock` writes them.  A tool the template raises on is
-    refused (:func:`.markdown.problem`)."""
+class _XmlListingReader(_ListingReader):
+    """The tools block's text: XML, not read back into tools, or the JSON fallback."""
 
-    MACRO: ClassVar[str] = "ifm_markdown"
+    __slots__ = ()
+
+    START = "\n<function name="
+    WRITTEN_AS = "XML"
+
+
+@dataclass(frozen=True)
+class PresentedTools(ToolsBlock):
+    """The tools in a pretty presentation between ``open`` and ``close``; where the template
+    would write them as JSON (:func:`.schema.presentable`), each as ``item_open`` + its
+    JSON, as :class:`~pawlette.declare.ToolsBlock` writes them.  A tool the template raises
+    on is refused (:func:`.schema.problem`).  Each presentation is a subclass naming its
+    writer, its reader and its Jinja."""
+
+    MACRO: ClassVar[str]
+    """The name its Jinja macros are defined under."""
+    MACROS: ClassVar[str]
+    LISTING: ClassVar[str]
+    """The Jinja macro writing the tools."""
+    TEXT_DESCRIPTION: ClassVar[bool]
+    """Whether the template raises on a function's description that is no text."""
+    READER: ClassVar[type[_ListingReader]]
+
+    @staticmethod
+    def listing(definitions: Iterable[Mapping[str, Any]]) -> str:
+        """The tools (their function objects) in the presentation."""
+        raise NotImplementedError
 
     @cached_property
     def _listings(self) -> Kept[str | None]:
@@ -71,7 +100,9 @@ class MarkdownTools(ToolsBlock):
     def check(self, out: Render) -> None:
         super().check(out)
         for number, tool in enumerate(out.tools):
-            found = markdown.problem(tool.definition, f"tools[{number}].function")
+            found = schema.problem(
+                tool.definition, f"tools[{number}].function", text_description=self.TEXT_DESCRIPTION
+            )
             if found is not None:
                 where, what, expected = found
                 raise UnsupportedFeature(
@@ -82,7 +113,7 @@ class MarkdownTools(ToolsBlock):
         definitions = [tool.definition for tool in out.tools]
         return self._listings.get(
             marshal_key(definitions),
-            lambda: markdown.listing(definitions) if markdown.presentable(definitions) else None,
+            lambda: self.listing(definitions) if schema.presentable(definitions) else None,
         )
 
     def block(self, out: Render, *, separated: bool = False) -> None:
@@ -95,24 +126,25 @@ class MarkdownTools(ToolsBlock):
         out.fence(self.close, "tools")
 
     def items_reader(self, table: Table) -> ReaderFactory:
-        return _ListingReader
+        return self.READER
 
     def jinja_setup(self, out: Template) -> None:
         super().jinja_setup(out)
-        out.macro(self.MACRO, JINJA_MACROS)
+        out.macro("ifm_schema", SHARED_MACROS)
+        out.macro(self.MACRO, self.MACROS)
 
     def jinja_block(self, out: Template, *, separated: bool = False) -> None:
         # Refused as render refuses: where the template raises on a tool's schema.
-        out.out("{%- set ifm_md_fault_text = ifm_md_faults(tools) -%}")
-        out.out("{%- if ifm_md_fault_text -%}")
+        description = "true" if self.TEXT_DESCRIPTION else "false"
+        out.out(f"{{%- set ifm_fault_text = ifm_faults(tools, {description}) -%}}")
+        out.out("{%- if ifm_fault_text -%}")
         out.out(
-            "{{- raise_exception(ifm_md_fault_text ~ \": IFM-K2-Horizon's template raises on "
-            'it") -}}'
+            '{{- raise_exception(ifm_fault_text ~ ": IFM-K2-Horizon\'s template raises on it") -}}'
         )
         out.out("{%- endif -%}")
         out.fence(self.separated_open if separated else self.open)
-        out.out("{%- if ifm_md_presentable(tools) -%}")
-        out.out("{{- ifm_md_listing(tools) -}}")
+        out.out("{%- if ifm_presentable(tools) -%}")
+        out.out(f"{{{{- {self.LISTING}(tools) -}}}}")
         out.out("{%- else -%}")
         out.out("{%- for tool in tools -%}")
         out.fence(self.item_open)
@@ -121,3 +153,27 @@ class MarkdownTools(ToolsBlock):
         out.out("{%- endfor -%}")
         out.out("{%- endif -%}")
         out.fence(self.close)
+
+
+@dataclass(frozen=True)
+class MarkdownTools(PresentedTools):
+    """The tools as Markdown (:mod:`.markdown`), the template's default presentation."""
+
+    MACRO = "ifm_markdown"
+    MACROS = MARKDOWN_MACROS
+    LISTING = "ifm_md_listing"
+    TEXT_DESCRIPTION = True
+    READER = _ListingReader
+    listing = staticmethod(markdown.listing)
+
+
+@dataclass(frozen=True)
+class XmlTools(PresentedTools):
+    """The tools as XML (:mod:`.xml`), the template's ``tool_presentation_format='xml'``."""
+
+    MACRO = "ifm_xml"
+    MACROS = XML_MACROS
+    LISTING = "ifm_xml_listing"
+    TEXT_DESCRIPTION = False
+    READER = _XmlListingReader
+    listing = staticmethod(xml.listing)
