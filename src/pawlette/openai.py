@@ -18,7 +18,8 @@ into strings:
 - content part ``{"type": "image_request", "image_request": {...}}``.
 - content part ``{"type": "bbox", "bbox": {"boxes": [[x1, y1, x2, y2], ...]}}`` (0..1000).
 - tool ``{"type": "action", "action": {name, description, parameters}}``: a fire-and-forget
-  action; a function object may carry ``returns`` (a JSON schema of its result).
+  action; a function object may carry ``returns``, any JSON value (a JSON schema of its
+  result as a rule; a format whose template cannot write a value refuses it).
 
 Invalid input raises :class:`~pawlette.errors.RequestError` naming the JSON path: among it
 a top-level key that is not a chat-completions key (:data:`REQUEST_KEYS`, plus
