@@ -235,7 +235,10 @@ def read_conversation(
     if type(data) is dict or isinstance(data, Mapping):
         if "messages" not in data:
             raise RequestError("request", "no 'messages' key", "a request with 'messages'")
-        if not REQUEST_KEYS.issuperset(data):
+        size = len(data)  # (a request of messages, or of messages and tools: no key to test)
+        if (size > 2 or (size == 2 and "tools" not in data)) and not REQUEST_KEYS.issuperset(
+            data
+        ):
             _check_render_keys(data)
         raw_messages = data["messages"]
         if tools is None:
@@ -245,14 +248,10 @@ def read_conversation(
         raw_messages = data
         prefix = "messages"
     items = _require_list(raw_messages, prefix)
-    plain = _plain_message
-    kept_text = _TEXT_MESSAGES.get
-    longest = _TEXT_MESSAGE_LONGEST
+    # (methods called as such, not bound to locals first: a bound method is an object made
+    # and freed in every call, which costs more than a short conversation's lookups)
     messages: list[Message] = []
-    append = messages.append
-    others: list[Message] = []  # (the messages that may hold something present_in finds)
-    call_turns = _CALL_TURNS.get
-    calls_key = _calls_key
+    others: list[Message] | None = None  # (the messages that may hold what present_in finds)
     kept_calls = False  # (a turn of calls alone read before: it holds calls, nothing more)
     for item in items:
         # Most messages are a role and a text read before: found in the kept messages here,
@@ -264,29 +263,37 @@ def read_conversation(
                 if size == 2:
                     role = item["role"]
                     text = item["content"]
-                    if type(role) is str and type(text) is str and len(text) <= longest:
-                        message = kept_text((role, text))
+                    if (
+                        type(role) is str
+                        and type(text) is str
+                        and len(text) <= _TEXT_MESSAGE_LONGEST
+                    ):
+                        message = _TEXT_MESSAGES.get((role, text))
                         if message is not None:
-                            append(message)
+                            messages.append(message)
                             continue
                 elif size == 3:  # a result and its call's id, read before (as _plain_message)
                     role = item["role"]
                     if type(role) is str and role == "tool":
                         text = item["content"]
                         call_id = item["tool_call_id"]
-                        if type(text) is str and type(call_id) is str and len(text) <= longest:
-                            message = kept_text(("tool", text, call_id))
+                        if (
+                            type(text) is str
+                            and type(call_id) is str
+                            and len(text) <= _TEXT_MESSAGE_LONGEST
+                        ):
+                            message = _TEXT_MESSAGES.get(("tool", text, call_id))
                             if message is not None:
-                                append(message)
+                                messages.append(message)
                                 continue
                     elif type(role) is str and role == "assistant":
                         # A turn of calls alone read before (as _plain_message finds it; its
                         # text was checked when it was kept).
                         text = item["content"]
                         if text is None or type(text) is str:
-                            key = calls_key(item["tool_calls"], text)
+                            key = _calls_key(item["tool_calls"], text)
                             if key is not None:
-                                message = call_turns(key)
+                                message = _CALL_TURNS.get(key)
                                 if message is None and (
                                     text is None
                                     or text.isascii()
@@ -294,17 +301,20 @@ def read_conversation(
                                 ):
                                     message = _call_turn(item, text, key)
                                 if message is not None:
-                                    append(message)
+                                    messages.append(message)
                                     kept_calls = True
                                     continue
             except KeyError:
                 pass
-        message = plain(item)
+        message = _plain_message(item)
         if message is None:  # not the plain shape (or invalid): the general reader words errors
             message = _read_message(item, f"{prefix}[{len(messages)}]")
-        append(message)
-        others.append(message)
-    if others:
+        messages.append(message)
+        if others is None:
+            others = [message]
+        else:
+            others.append(message)
+    if others is not None:
         present = present_in(others)
         if kept_calls:
             present = present | _CALLS_PRESENT
