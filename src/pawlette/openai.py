@@ -387,7 +387,12 @@ def tools_from_openai(data: object, path: str = "tools") -> tuple[Tool, ...]:
         # loaded: a caller's later change to its dicts changes nothing kept), and those same
         # Tool values serve every later request (the writers keep what they derive from them
         # by identity).  A list met once is not copied: new tools in each request cost no more.
-        key = shared_key(data)  # (a list holding itself is never found plain: never kept)
+        # (shared_key, inline: a list holding itself is never found plain, never kept)
+        key: bytes | None
+        try:
+            key = marshal.dumps(data, 4)
+        except ValueError:
+            key = None
         if key is not None:
             found = _PLAIN_TOOLS.kept.get(key)
             if found is True:
@@ -709,10 +714,10 @@ def _plain_call(data: object) -> ToolCall | None:
     reader says what is wrong)."""
     if type(data) is not dict or not _CALL_KEYS.issuperset(data):
         return None
-    get = data.get
-    function = get("function")
+    # (dict methods called as such: a bound method is an object made and freed per call)
+    function = data.get("function")
     if (
-        get("type", "function") != "function"
+        data.get("type", "function") != "function"
         or type(function) is not dict
         or not _FUNCTION_CALL_KEYS.issuperset(function)
     ):
@@ -721,7 +726,7 @@ def _plain_call(data: object) -> ToolCall | None:
     arguments = function.get("arguments")
     if type(name) is not str or not name or type(arguments) is not str:
         return None
-    call_id = get("id", "")
+    call_id = data.get("id", "")
     if call_id is None:
         call_id = ""
     elif type(call_id) is not str or (
@@ -731,12 +736,21 @@ def _plain_call(data: object) -> ToolCall | None:
     if not name.isascii() and surrogate_problem(name) is not None:
         return None
     stripped = arguments.strip()
-    if _PLAIN_ARGUMENTS.kept.get(arguments) is None:
+    kept = _PLAIN_ARGUMENTS.kept
+    if kept.get(arguments) is None:
         value = plain_arguments_value(arguments)
         if value is None:
             return None
-        _PLAIN_ARGUMENTS.keep(arguments, True)
-        PARSED_ARGUMENTS.keep(stripped, value)  # (new arguments: the writer's parse, done)
+        # (Kept.keep of both stores, inline: new arguments come in every call of a request)
+        if len(arguments) <= _PLAIN_ARGUMENTS.longest:
+            if len(kept) >= _PLAIN_ARGUMENTS.limit:
+                kept.clear()
+            kept[arguments] = True
+        parsed = PARSED_ARGUMENTS.kept  # (new arguments: the writer's parse, done)
+        if len(stripped) <= PARSED_ARGUMENTS.longest:
+            if len(parsed) >= PARSED_ARGUMENTS.limit:
+                parsed.clear()
+            parsed[stripped] = value
     return new_tool_call(call_id, name, stripped)
 
 
@@ -796,7 +810,7 @@ def plain_arguments_value(text: str) -> dict[str, Any] | None:
         and (length <= MAX_JSON_DEPTH or text.count("{") + text.count("[") <= MAX_JSON_DEPTH)
         and (text.isascii() or surrogate_problem(text) is None)
     ) or json_value_problem(value) is None:
-        return cast(dict[str, Any], value)
+        return cast("dict[str, Any]", value)
     return None
 
 
@@ -819,7 +833,7 @@ def _plain_json_object(text: str) -> dict[str, Any] | None:
     # An object ends with "}", so the rest is whitespace when stripping it ends there.
     if type(value) is not dict or len(text.rstrip(_JSON_WHITESPACE)) != end:
         return None
-    return cast(dict[str, Any], value)
+    return cast("dict[str, Any]", value)
 
 
 def plain_tool_definition(data: object) -> dict[str, Any] | None:
