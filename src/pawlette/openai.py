@@ -236,9 +236,7 @@ def read_conversation(
         if "messages" not in data:
             raise RequestError("request", "no 'messages' key", "a request with 'messages'")
         size = len(data)  # (a request of messages, or of messages and tools: no key to test)
-        if (size > 2 or (size == 2 and "tools" not in data)) and not REQUEST_KEYS.issuperset(
-            data
-        ):
+        if (size > 2 or (size == 2 and "tools" not in data)) and not REQUEST_KEYS.issuperset(data):
             _check_render_keys(data)
         raw_messages = data["messages"]
         if tools is None:
