@@ -236,7 +236,8 @@ def read_conversation(
     if type(data) is dict or isinstance(data, Mapping):
         if "messages" not in data:
             raise RequestError("request", "no 'messages' key", "a request with 'messages'")
-        if not REQUEST_KEYS.issuperset(data):
+        size = len(data)  # (a request of messages, or of messages and tools: no key to test)
+        if (size > 2 or (size == 2 and "tools" not in data)) and not REQUEST_KEYS.issuperset(data):
             _check_render_keys(data)
         raw_messages = data["messages"]
         if tools is None:
@@ -246,14 +247,10 @@ def read_conversation(
         raw_messages = data
         prefix = "messages"
     items = _require_list(raw_messages, prefix)
-    plain = _plain_message
-    kept_text = _TEXT_MESSAGES.get
-    longest = _TEXT_MESSAGE_LONGEST
+    # (methods called as such, not bound to locals first: a bound method is an object made
+    # and freed in every call, which costs more than a short conversation's lookups)
     messages: list[Message] = []
-    append = messages.append
-    others: list[Message] = []  # (the messages that may hold something present_in finds)
-    call_turns = _CALL_TURNS.get
-    calls_key = _calls_key
+    others: list[Message] | None = None  # (the messages that may hold what present_in finds)
     kept_calls = False  # (a turn of calls alone read before: it holds calls, nothing more)
     for item in items:
         # Most messages are a role and a text read before: found in the kept messages here,
@@ -265,29 +262,37 @@ def read_conversation(
                 if size == 2:
                     role = item["role"]
                     text = item["content"]
-                    if type(role) is str and type(text) is str and len(text) <= longest:
-                        message = kept_text((role, text))
+                    if (
+                        type(role) is str
+                        and type(text) is str
+                        and len(text) <= _TEXT_MESSAGE_LONGEST
+                    ):
+                        message = _TEXT_MESSAGES.get((role, text))
                         if message is not None:
-                            append(message)
+                            messages.append(message)
                             continue
                 elif size == 3:  # a result and its call's id, read before (as _plain_message)
                     role = item["role"]
                     if type(role) is str and role == "tool":
                         text = item["content"]
                         call_id = item["tool_call_id"]
-                        if type(text) is str and type(call_id) is str and len(text) <= longest:
-                            message = kept_text(("tool", text, call_id))
+                        if (
+                            type(text) is str
+                            and type(call_id) is str
+                            and len(text) <= _TEXT_MESSAGE_LONGEST
+                        ):
+                            message = _TEXT_MESSAGES.get(("tool", text, call_id))
                             if message is not None:
-                                append(message)
+                                messages.append(message)
                                 continue
                     elif type(role) is str and role == "assistant":
                         # A turn of calls alone read before (as _plain_message finds it; its
                         # text was checked when it was kept).
                         text = item["content"]
                         if text is None or type(text) is str:
-                            key = calls_key(item["tool_calls"], text)
+                            key = _calls_key(item["tool_calls"], text)
                             if key is not None:
-                                message = call_turns(key)
+                                message = _CALL_TURNS.get(key)
                                 if message is None and (
                                     text is None
                                     or text.isascii()
@@ -295,17 +300,20 @@ def read_conversation(
                                 ):
                                     message = _call_turn(item, text, key)
                                 if message is not None:
-                                    append(message)
+                                    messages.append(message)
                                     kept_calls = True
                                     continue
             except KeyError:
                 pass
-        message = plain(item)
+        message = _plain_message(item)
         if message is None:  # not the plain shape (or invalid): the general reader words errors
             message = _read_message(item, f"{prefix}[{len(messages)}]")
-        append(message)
-        others.append(message)
-    if others:
+        messages.append(message)
+        if others is None:
+            others = [message]
+        else:
+            others.append(message)
+    if others is not None:
         present = present_in(others)
         if kept_calls:
             present = present | _CALLS_PRESENT
@@ -378,7 +386,12 @@ def tools_from_openai(data: object, path: str = "tools") -> tuple[Tool, ...]:
         # loaded: a caller's later change to its dicts changes nothing kept), and those same
         # Tool values serve every later request (the writers keep what they derive from them
         # by identity).  A list met once is not copied: new tools in each request cost no more.
-        key = shared_key(data)  # (a list holding itself is never found plain: never kept)
+        # (shared_key, inline: a list holding itself is never found plain, never kept)
+        key: bytes | None
+        try:
+            key = marshal.dumps(data, 4)
+        except ValueError:
+            key = None
         if key is not None:
             found = _PLAIN_TOOLS.kept.get(key)
             if found is True:
@@ -700,10 +713,10 @@ def _plain_call(data: object) -> ToolCall | None:
     reader says what is wrong)."""
     if type(data) is not dict or not _CALL_KEYS.issuperset(data):
         return None
-    get = data.get
-    function = get("function")
+    # (dict methods called as such: a bound method is an object made and freed per call)
+    function = data.get("function")
     if (
-        get("type", "function") != "function"
+        data.get("type", "function") != "function"
         or type(function) is not dict
         or not _FUNCTION_CALL_KEYS.issuperset(function)
     ):
@@ -712,7 +725,7 @@ def _plain_call(data: object) -> ToolCall | None:
     arguments = function.get("arguments")
     if type(name) is not str or not name or type(arguments) is not str:
         return None
-    call_id = get("id", "")
+    call_id = data.get("id", "")
     if call_id is None:
         call_id = ""
     elif type(call_id) is not str or (
@@ -722,12 +735,21 @@ def _plain_call(data: object) -> ToolCall | None:
     if not name.isascii() and surrogate_problem(name) is not None:
         return None
     stripped = arguments.strip()
-    if _PLAIN_ARGUMENTS.kept.get(arguments) is None:
+    kept = _PLAIN_ARGUMENTS.kept
+    if kept.get(arguments) is None:
         value = plain_arguments_value(arguments)
         if value is None:
             return None
-        _PLAIN_ARGUMENTS.keep(arguments, True)
-        PARSED_ARGUMENTS.keep(stripped, value)  # (new arguments: the writer's parse, done)
+        # (Kept.keep of both stores, inline: new arguments come in every call of a request)
+        if len(arguments) <= _PLAIN_ARGUMENTS.longest:
+            if len(kept) >= _PLAIN_ARGUMENTS.limit:
+                kept.clear()
+            kept[arguments] = True
+        parsed = PARSED_ARGUMENTS.kept  # (new arguments: the writer's parse, done)
+        if len(stripped) <= PARSED_ARGUMENTS.longest:
+            if len(parsed) >= PARSED_ARGUMENTS.limit:
+                parsed.clear()
+            parsed[stripped] = value
     return new_tool_call(call_id, name, stripped)
 
 
@@ -787,7 +809,7 @@ def plain_arguments_value(text: str) -> dict[str, Any] | None:
         and (length <= MAX_JSON_DEPTH or text.count("{") + text.count("[") <= MAX_JSON_DEPTH)
         and (text.isascii() or surrogate_problem(text) is None)
     ) or json_value_problem(value) is None:
-        return cast(dict[str, Any], value)
+        return cast("dict[str, Any]", value)
     return None
 
 
@@ -810,7 +832,7 @@ def _plain_json_object(text: str) -> dict[str, Any] | None:
     # An object ends with "}", so the rest is whitespace when stripping it ends there.
     if type(value) is not dict or len(text.rstrip(_JSON_WHITESPACE)) != end:
         return None
-    return cast(dict[str, Any], value)
+    return cast("dict[str, Any]", value)
 
 
 def plain_tool_definition(data: object) -> dict[str, Any] | None:

@@ -53,6 +53,27 @@ def test_a_flag_that_matches_the_mode_is_removed_as_the_template_removes_it(
 
 
 @pytest.mark.parametrize(
+    ("system", "loss"),
+    [
+        ("Be brief.", None),
+        ("Be brief. \n", "messages[0].content: mode flags and trailing space removed"),
+        (" \n", "messages[0].content: empty instructions: the default written"),
+        ("", "messages[0].content: empty instructions: the default written"),
+    ],
+)
+def test_a_system_text_without_flags_is_written_right_stripped_as_the_template_does(
+    system: str, loss: str | None
+) -> None:
+    request = {
+        "messages": [{"role": "system", "content": system}, {"role": "user", "content": "Hi"}]
+    }
+    expected = corpus_reference(TEMPLATE).render_request(request, add_generation_prompt=True)
+    rendering = SMOLLM3.render(request, add_generation_prompt=True)
+    assert rendering.text == expected.text
+    assert rendering.losses == (() if loss is None else (loss,))
+
+
+@pytest.mark.parametrize(
     ("system", "fmt"), [("/no_think", "smollm3"), ("/think", "smollm3:no-think")]
 )
 def test_a_flag_for_the_other_mode_is_refused_with_the_variant_to_use(

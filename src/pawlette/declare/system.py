@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, ClassVar, Literal
 
 from ..emit.jinja_text import jinja_string
 from ..errors import FormatError, UnsupportedFeature
+from ..types import TextPart
 from .concept import Concept
 from .pieces import Fence, Marker, fence
 from .readers import host_text_reader, host_texts_reader, lead_dropped
@@ -473,8 +474,12 @@ class LastSystemPrompt(SystemPrompt):
 
     def check(self, out: Render) -> None:
         last = self.check_last(out)
-        if self.empty_first == "absent" and last >= 0 and not out.message_text(last):
-            out.lose(f"messages[{last}]", "a system message with empty text, written as none")
+        if self.empty_first == "absent" and last >= 0:
+            content = out.messages[last].content  # (message_text's common case, inline)
+            if not (
+                content and len(content) == 1 and type(content[0]) is TextPart and content[0].text
+            ) and not out.message_text(last):
+                out.lose(f"messages[{last}]", "a system message with empty text, written as none")
 
     def write_start(self, out: Render) -> None:
         if self.empty_first == "kept":
@@ -486,11 +491,14 @@ class LastSystemPrompt(SystemPrompt):
         """:meth:`check`: the base's checks, and each system message before the last a loss;
         the index of the last system message (-1: none), kept for the writer's hooks
         (:meth:`last_system`): the messages are walked once."""
-        super().check(out)
-        found = [i for i, message in enumerate(out.messages) if message.role == "system"]
-        for index in found[:-1]:
-            out.lose(f"messages[{index}]", "a system message before the last, dropped")
-        last = found[-1] if found else -1
+        if type(self)._absent is not SystemPrompt._absent:
+            super().check(out)  # (else it finds nothing: gathered, no system text is absent)
+        last = -1
+        for index, message in enumerate(out.messages):
+            if message.role == "system":
+                if last >= 0:  # (the one found before is not the last)
+                    out.lose(f"messages[{last}]", "a system message before the last, dropped")
+                last = index
         out.states[_LAST_SYSTEM] = last
         return last
 

@@ -32,14 +32,17 @@ class ThinkTrimmed(Trimmed):
     def check(self, out: Render) -> None:
         roles = self.roles
         for index, message in enumerate(out.messages):
-            if message.role not in roles:
+            role = message.role
+            if role not in roles:
                 continue
-            content = message.content  # (message_text's common case, without its call)
-            if content and len(content) == 1 and type(content[0]) is TextPart:
+            content = message.content  # (message_text's common cases, without its call)
+            if not content:
+                continue  # no text: nothing trimmed, no </think>
+            if len(content) == 1 and type(content[0]) is TextPart:
                 text = content[0].text
             else:
                 text = out.message_text(index)
-            if message.role == "assistant" and CLOSE in text:
+            if role == "assistant" and CLOSE in text:
                 out.lose(
                     f"messages[{index}].content",
                     f"its text up to its last {CLOSE!r} is not written",

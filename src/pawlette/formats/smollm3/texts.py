@@ -52,16 +52,28 @@ class SmolTexts(Trimmed):
 
     def check(self, out: Render) -> None:
         for index, message in enumerate(out.messages):
-            if message.role == "assistant":  # (the common case first, its text read inline)
+            role = message.role
+            if role == "assistant":  # (the common case first, its text read inline)
                 content = message.content
-                if content and len(content) == 1 and type(content[0]) is TextPart:
+                if not content:
+                    continue  # no text: no newline to remove
+                if len(content) == 1 and type(content[0]) is TextPart:
                     text = content[0].text
                 else:
                     text = out.message_text(index)
                 if text.startswith("\n"):
                     out.lose(f"messages[{index}].content", "newlines at its start removed")
-            elif index == 0 and message.role == "system":
-                text = out.message_text(index)
+            elif index == 0 and role == "system":
+                content = message.content
+                if content and len(content) == 1 and type(content[0]) is TextPart:
+                    text = content[0].text
+                else:
+                    text = out.message_text(index)
+                if THINK_FLAG not in text and NO_THINK_FLAG not in text:
+                    # (no flag: flag_mode's None and instructions' text, without their calls)
+                    if not text or text[-1].isspace():
+                        self._cleaned(out, text, text.rstrip())
+                    continue
                 mode = flag_mode(text)
                 if mode is not None and mode != self.thinking:
                     flag = THINK_FLAG if mode else NO_THINK_FLAG
@@ -71,11 +83,15 @@ class SmolTexts(Trimmed):
                         f"the flag {flag} with thinking={self.thinking}",
                         f"the mode as the format's option: use {variant}",
                     )
-                cleaned = instructions(text)
-                if not cleaned:
-                    out.lose("messages[0].content", "empty instructions: the default written")
-                elif cleaned != text:
-                    out.lose("messages[0].content", "mode flags and trailing space removed")
+                self._cleaned(out, text, instructions(text))
+
+    @staticmethod
+    def _cleaned(out: Render, text: str, cleaned: str) -> None:
+        """The losses of a system text written as ``cleaned``."""
+        if not cleaned:
+            out.lose("messages[0].content", "empty instructions: the default written")
+        elif cleaned != text:
+            out.lose("messages[0].content", "mode flags and trailing space removed")
 
     def write_content(self, out: Render, index: int) -> bool:
         if index < 0:
