@@ -125,13 +125,18 @@ def _keep_turn(
 def _wholly_kept(hooks: Any) -> tuple[str, ...] | None:
     """Whether a turn of this role written for a message is a function of that message and its
     index alone, so its segments may be kept by the message: the frame opens the same after
-    any role, and no hook acts on the turn but hooks that act only on a message holding a
+    any role, its opener and opening hooks act alike on every message's turn
+    (:attr:`Concept.alike_for_messages`) or only on a message holding a
     field (:meth:`Concept.hook_needs`) and a first content hook whose text the compiler
     writes (:meth:`Concept.content_text`, tested on the message's own fields).  Those fields
     (a turn of a message holding none of them is kept), or None: never kept."""
-    if not hooks.opens or hooks.before or hooks.turn_open or hooks.turn_end or hooks.after:
+    if not hooks.opens or hooks.before or hooks.turn_end or hooks.after:
         return None
-    fields = [*hooks.needs["write_opening"], *hooks.needs["write_closing"]]
+    if not all(hooks.alike["turn_open"]):
+        return None
+    # (an opening hook that acts alike on every message's turn writes the same again)
+    opening = zip(hooks.needs["write_opening"], hooks.alike["write_opening"], strict=True)
+    fields = [*(need for need, alike in opening if not alike), *hooks.needs["write_closing"]]
     if hooks.content_text is not None:
         if "after_last_query" in hooks.needs["write_content"][: hooks.content_after]:
             return None

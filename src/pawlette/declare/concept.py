@@ -66,6 +66,12 @@ class Concept:
     writes it (``"calls"``, ``"tools block"``, ``"reasoning"``): the layout refuses two
     concepts for one job, since reading could not tell whose a marker is."""
 
+    alike_for_messages: ClassVar[frozenset[str]] = frozenset()
+    """The turn hooks (by name: ``"turn_open"``, ``"write_opening"``) that act alike on every
+    turn written for a message, whatever the message and its place (a function of the layout
+    alone): the compiled writer may then keep such a turn's text by its message and write it
+    again in one step (tests/compile checks it against the reference writer)."""
+
     # ------------------------------------------------------------------ declaration
 
     def markers(self) -> Iterator[Marker]:

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, ClassVar
 
 from ..emit.grammar_ast import Lit as GrammarLit
 from ..errors import FormatError
@@ -46,6 +46,9 @@ class PromptRest(Concept):
     prompt: str
     rest: str
     trainable: bool = False
+
+    # (for a message's turn, index is within the messages: the cut opener and the rest)
+    alike_for_messages: ClassVar[frozenset[str]] = frozenset({"turn_open", "write_opening"})
 
     def validate(self, layout: Layout) -> None:
         if not self.trainable:
