@@ -37,11 +37,6 @@ FAMILY_IMPORTS_ALLOWED = {
     # DeepSeek V3.2's DSML calls keep DeepSeek's BOS/EOS, user and assistant markers.
     ("deepseek_dsml", "deepseek"),
 }
-# Modules beside the families, no format of their own, that any family may import: what
-# several families' own concepts share where it is no concept of the declaration layer.
-SHARED_MODULES = {
-    "stub_reading",  # Python function stubs read back into tools (Seed-OSS, Command R+)
-}
 
 
 def _family(path: Path) -> str:
@@ -82,8 +77,7 @@ def test_no_format_family_imports_another() -> None:
             continue  # the registry imports every family
         family = _family(path)
         for line, other in _imported_families(path):
-            allowed = other in SHARED_MODULES or (family, other) in FAMILY_IMPORTS_ALLOWED
-            if other != family and not allowed:
+            if other != family and (family, other) not in FAMILY_IMPORTS_ALLOWED:
                 found.append(f"{path.relative_to(PACKAGE)}:{line}: imports formats.{other}")
     assert found == []
 

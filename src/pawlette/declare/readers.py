@@ -9,6 +9,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+from ..codecs.python_stubs import Listing
 from ..engine.machine import Parser, Reader, ReaderFactory
 from ..engine.readers import CallEnvelope, JsonCallReader, ScaffoldReader, WholeTextReader
 from ..types import MetadataItem, ReasoningDelta, TextDelta, Tool, ToolsDeclared
@@ -524,3 +525,33 @@ def space_dropped(reader: ReaderFactory) -> ReaderFactory:
     """``reader`` for a state whose text may begin with whitespace that is layout (dropped)."""
     make: ReaderFactory = lambda parser: _SpaceDropped(reader(parser))  # noqa: E731
     return Described("whitespace dropped", make, reader=reader)
+
+
+class StubsReader(WholeTextReader):
+    """The stubs of a tools block, read back into the tools they say (``_listing``, each
+    family's); from text that is no stub on, the block's text stays text, with a warning.
+    The tools read are declared (they type the conversation's calls)."""
+
+    __slots__ = ()
+
+    def _listing(self, text: str) -> Listing:
+        raise NotImplementedError
+
+    def close(self, marker: str | None, offset: int) -> None:
+        text = self._text()
+        if not text:
+            return  # a heading with no tools after it (Command R+ writes one so)
+        definitions, position, problem = self._listing(text)
+        tools = tuple(Tool(definition["name"], definition) for definition in definitions)
+        if problem is not None:
+            rest = text[position:]
+            self._parser.malformed(
+                self._offset + problem.position,
+                f"tools text {rest[:60]!r} ({problem.problem})",
+                "the tools' function stubs",
+                rest,
+            )
+        self._parser.emit(ToolsDeclared(tools))
+        self._parser.context(DeclaredTools).tools = tools
+        if problem is not None:
+            self._parser.emit(TextDelta(text[position:]))

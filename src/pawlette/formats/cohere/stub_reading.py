@@ -30,8 +30,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from pawlette.formats.stub_reading import Listing, StubProblem, signatures
-from pawlette.formats.stub_reading import read_listing as stubs_listing
+from pawlette.codecs.python_stubs import Listing, StubProblem, signatures
+from pawlette.codecs.python_stubs import read_listing as stubs_listing
 
 from .stubs import BASIC, stub
 
@@ -51,13 +51,13 @@ _MOST_SEARCHED = 100  # ": " of a signature where names holding it are searched
 def read_listing(text: str) -> Listing:
     """The tools of a listing's stubs (from the first ````python`` to the last stub's
     closing fence), where reading stopped and why it stopped short of the end (None: it
-    did not); :func:`pawlette.formats.stub_reading.read_listing` with Command R+'s stubs."""
+    did not); :func:`pawlette.codecs.python_stubs.read_listing` with Command R+'s stubs."""
     return stubs_listing(text, SEPARATOR, END, read_stub, "no closing ``` of its stub")
 
 
 def read_stub(text: str) -> dict[str, Any]:
     """The function object one stub (from ````python`` to its closing fence) writes;
-    :class:`~pawlette.formats.stub_reading.StubProblem` when ``text`` is no stub
+    :class:`~pawlette.codecs.python_stubs.StubProblem` when ``text`` is no stub
     :func:`~.stubs.stub` writes.  Where the signature reads in several ways (a name holding
     ``(``, ``, `` or ``: ``), each is tried, in order, until one is the stub's."""
     if not text.startswith(HEAD):

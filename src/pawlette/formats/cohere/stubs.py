@@ -38,9 +38,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from pawlette.codecs.python_stubs import Listing
 from pawlette.declare import ToolsBlock
+from pawlette.declare.readers import StubsReader
 from pawlette.engine.kept import Kept, marshal_key
-from pawlette.formats.stub_reading import Listing, StubsReader
 
 if TYPE_CHECKING:
     from pawlette.declare.jinja import Template

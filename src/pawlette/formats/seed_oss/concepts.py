@@ -8,10 +8,11 @@ from dataclasses import dataclass
 from functools import cached_property, partial
 from typing import TYPE_CHECKING, ClassVar
 
+from pawlette.codecs.python_stubs import Listing
 from pawlette.declare import Reasoning, ToolsBlock
+from pawlette.declare.readers import StubsReader
 from pawlette.engine.kept import Kept, marshal_key
 from pawlette.errors import RequestError
-from pawlette.formats.stub_reading import Listing, StubsReader
 from pawlette.json_values import show
 
 from . import stub_reading, stubs

@@ -26,8 +26,8 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-from pawlette.formats.stub_reading import Listing, StubProblem, signatures
-from pawlette.formats.stub_reading import read_listing as stubs_listing
+from pawlette.codecs.python_stubs import Listing, StubProblem, signatures
+from pawlette.codecs.python_stubs import read_listing as stubs_listing
 
 from .stubs import INDENT, OPTIONAL, REQUIRED, stub
 
@@ -49,7 +49,7 @@ _RETURNED = re.compile(rf"\n    - (.+?) \(({_TYPES})\): ")
 def read_listing(text: str, separator: str = SEPARATOR) -> Listing:
     """The tools of a block's stubs (``text``: from the first stub's name to the last one's
     closing quotes, ``separator`` between two), where reading stopped, and why it stopped
-    short of the end (None: it did not); :func:`pawlette.formats.stub_reading.read_listing`
+    short of the end (None: it did not); :func:`pawlette.codecs.python_stubs.read_listing`
     with Seed-OSS's stubs."""
     return stubs_listing(
         text, separator, _END, read_stub, f"no closing {_END.strip()} of its docstring"
@@ -108,7 +108,7 @@ def _untyped_item(signature: str, offset: int) -> StubProblem | None:
 
 def _readings(signature: str) -> Iterator[list[tuple[str, str]]]:
     """The ways to read a signature: each one
-    (:func:`~pawlette.formats.stub_reading.signatures`) where it has no more than
+    (:func:`~pawlette.codecs.python_stubs.signatures`) where it has no more than
     :data:`_MOST_SEARCHED` commas, else the one split at each comma (the search goes as deep
     as the items)."""
     if signature.count(",") <= _MOST_SEARCHED:

@@ -1,23 +1,19 @@
-"""Reading a tools block of Python function stubs back into the tools they say: what
-Seed-OSS's (:mod:`pawlette.formats.seed_oss.stub_reading`) and Command R+'s
+"""Python function stubs, the text of a tools block, cut into stubs and their signatures
+searched: what Seed-OSS's (:mod:`pawlette.formats.seed_oss.stub_reading`) and Command R+'s
 (:mod:`pawlette.formats.cohere.stub_reading`) readers share.
 
 Each family reads one stub its own way and accepts it only when writing what it read gives
 that very stub back; this module holds the rest: a block cut into stubs (:func:`read_listing`),
 the search for the ways a signature reads when names may hold its punctuation
-(:func:`signatures`), the problem a stub that does not read reports (:class:`StubProblem`),
-and the parser's reader of the block (:class:`StubsReader`), which declares the tools read so
-that they type the conversation's calls.
+(:func:`signatures`), and the problem a stub that does not read reports
+(:class:`StubProblem`).  The parser's reader of such a block is
+:class:`pawlette.declare.readers.StubsReader`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from typing import Any, TypeVar
-
-from pawlette.declare.readers import DeclaredTools
-from pawlette.engine.readers import WholeTextReader
-from pawlette.types import TextDelta, Tool, ToolsDeclared
 
 Kind = TypeVar("Kind")
 Items = Callable[[str, int], Iterator[tuple[int, int, Kind]]]
@@ -111,33 +107,3 @@ def signatures(
             yield [(text[position:name_end], kind), *rest]
     if not read:
         dead.add(position)
-
-
-class StubsReader(WholeTextReader):
-    """The stubs of a tools block, read back into the tools they say (``_listing``, each
-    family's); from text that is no stub on, the block's text stays text, with a warning.
-    The tools read are declared (they type the conversation's calls)."""
-
-    __slots__ = ()
-
-    def _listing(self, text: str) -> Listing:
-        raise NotImplementedError
-
-    def close(self, marker: str | None, offset: int) -> None:
-        text = self._text()
-        if not text:
-            return  # a heading with no tools after it (Command R+ writes one so)
-        definitions, position, problem = self._listing(text)
-        tools = tuple(Tool(definition["name"], definition) for definition in definitions)
-        if problem is not None:
-            rest = text[position:]
-            self._parser.malformed(
-                self._offset + problem.position,
-                f"tools text {rest[:60]!r} ({problem.problem})",
-                "the tools' function stubs",
-                rest,
-            )
-        self._parser.emit(ToolsDeclared(tools))
-        self._parser.context(DeclaredTools).tools = tools
-        if problem is not None:
-            self._parser.emit(TextDelta(text[position:]))
