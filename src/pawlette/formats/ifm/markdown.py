@@ -40,7 +40,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from .schema import RENDERED_KEYS, References, python_literal
+from .schema import RENDERED_KEYS, References, python_literal, schema_type
 
 __all__ = ["listing", "tool_markdown", "type_text"]
 
@@ -62,33 +62,9 @@ def _literal(value: Any) -> str:
     return "`" + python_literal(value) + "`"
 
 
-def _type_name(name: Any, spec: dict[str, Any]) -> str:
-    if name == "array":
-        return "array of " + (type_text(spec["items"]) if "items" in spec else "any")
-    return str(name) if name else "any"
-
-
 def type_text(spec: Any) -> str:
     """A schema's type as the presentation names it."""
-    if spec is True or spec is False:
-        return str(spec)
-    if not isinstance(spec, dict):
-        return "any"
-    kind = spec.get("type")
-    if isinstance(kind, (list, tuple, dict)):  # (an object type: never presentable)
-        return " or ".join(_type_name(name, spec) for name in kind) if kind else "any"
-    if kind:
-        return _type_name(kind, spec)
-    if isinstance(spec.get("$ref"), str):
-        return str(spec["$ref"].split("/")[-1])
-    for key in ("oneOf", "anyOf"):
-        if spec.get(key):
-            return key + "[" + " or ".join(map(type_text, spec[key])) + "]"
-    if spec.get("properties"):
-        return "object"
-    if "items" in spec:
-        return "array of " + type_text(spec["items"])
-    return "any"
+    return schema_type(spec, " or ", "array of ", "", booleans=True)
 
 
 # ---------------------------------------------------------------------- one tool

@@ -288,6 +288,41 @@ def presentable(definitions: Iterable[Mapping[str, Any]]) -> bool:
 # ---------------------------------------------------------------------- values
 
 
+def schema_type(spec: Any, join: str, array: str, close: str, booleans: bool = False) -> str:
+    """A schema's type as a presentation names it: its types joined by ``join``, an array's
+    items' type between ``array`` and ``close`` (XML: ``|``, ``array[``, ``]``; Markdown:
+    `` or ``, ``array of ``, nothing); ``booleans``: a boolean schema is named ``True`` or
+    ``False`` (Markdown), else ``any``."""
+    if booleans and (spec is True or spec is False):
+        return str(spec)
+    if not isinstance(spec, dict):
+        return "any"
+
+    def inner(value: Any) -> str:
+        return schema_type(value, join, array, close, booleans)
+
+    def named(name: Any) -> str:
+        if name == "array":
+            return array + (inner(spec["items"]) if "items" in spec else "any") + close
+        return str(name) if name else "any"
+
+    kind = spec.get("type")
+    if isinstance(kind, (list, tuple, dict)):  # (an object type: never presentable)
+        return join.join(named(name) for name in kind) if kind else "any"
+    if kind:
+        return named(kind)
+    if isinstance(spec.get("$ref"), str):
+        return str(spec["$ref"].split("/")[-1])
+    for key in ("oneOf", "anyOf"):
+        if spec.get(key):
+            return key + "[" + join.join(map(inner, spec[key])) + "]"
+    if spec.get("properties"):
+        return "object"
+    if "items" in spec:
+        return array + inner(spec["items"]) + close
+    return "any"
+
+
 def python_text(value: str) -> str:
     """A string as the template's Python literal: whitespace runs made one space, quoted."""
     collapsed = " ".join(value.split())

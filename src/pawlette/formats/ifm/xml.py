@@ -32,7 +32,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from .schema import RENDERED_KEYS, References, python_literal
+from .schema import RENDERED_KEYS, References, python_literal, schema_type
 
 __all__ = ["compact_type", "listing", "tool_xml"]
 
@@ -56,31 +56,9 @@ def _attribute(name: str, value: Any) -> str:
     return f" {name}=" + ('""' if isinstance(value, str) and not value else _value(value))
 
 
-def _type_name(name: Any, spec: dict[str, Any]) -> str:
-    if name == "array":
-        return "array[" + (compact_type(spec["items"]) if "items" in spec else "any") + "]"
-    return str(name) if name else "any"
-
-
 def compact_type(spec: Any) -> str:
     """A schema's type as the XML presentation names it."""
-    if not isinstance(spec, dict):
-        return "any"
-    kind = spec.get("type")
-    if isinstance(kind, (list, tuple, dict)):  # (an object type: never presentable)
-        return "|".join(_type_name(name, spec) for name in kind) if kind else "any"
-    if kind:
-        return _type_name(kind, spec)
-    if isinstance(spec.get("$ref"), str):
-        return str(spec["$ref"].split("/")[-1])
-    for key in ("oneOf", "anyOf"):
-        if spec.get(key):
-            return key + "[" + "|".join(map(compact_type, spec[key])) + "]"
-    if spec.get("properties"):
-        return "object"
-    if "items" in spec:
-        return "array[" + compact_type(spec["items"]) + "]"
-    return "any"
+    return schema_type(spec, "|", "array[", "]")
 
 
 def _has_children(spec: Any, *, description: bool) -> bool:
