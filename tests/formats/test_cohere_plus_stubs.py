@@ -13,22 +13,17 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import pawlette
-from pawlette.errors import ParseError
 from pawlette.formats.cohere.stub_reading import read_listing
 from tests.declare.conversations import TOOLS, conversations, normalise
 
 from ..helpers import canonical
 from ..support.template_compare import corpus_reference
+from .stub_checks import check_reported_where, stub_request
 
 PLUS = pawlette.get_format("cohere:command-r-plus")
 TEMPLATE = "CohereForAI-c4ai-command-r-plus-tool_use"
 WEATHER = TOOLS[0]["function"]  # (the cross-artifact checks' weather tool)
 KNOWN = ("string", "number", "integer", "boolean", "array", "object")
-
-
-def _request(definitions: list[dict[str, Any]], **extra: Any) -> dict[str, Any]:
-    tools = [{"type": "function", "function": definition} for definition in definitions]
-    return {"messages": [{"role": "user", "content": "Hi"}], "tools": tools, **extra}
 
 
 def said_type(kind: Any) -> Any:
@@ -120,7 +115,7 @@ def definitions(draw: st.DrawFn) -> dict[str, Any]:
 
 @given(st.lists(definitions(), min_size=1, max_size=3, unique_by=lambda d: d["name"]))
 def test_the_stubs_read_back_as_the_tools_they_say(tools: list[dict[str, Any]]) -> None:
-    text = PLUS.render(_request(tools)).text
+    text = PLUS.render(stub_request(tools)).text
     parsed = PLUS.parse_conversation(text, strict=True).to_request()
     assert [tool["function"] for tool in parsed["tools"]] == [expressed(d) for d in tools]
     assert PLUS.render(parsed).text == text
@@ -165,7 +160,7 @@ def test_calls_and_the_tools_they_call_read_back() -> None:
         {"role": "user", "content": "Weather?"},
         {"role": "assistant", "content": "", "tool_calls": [call]},
     ]
-    request = {**_request([WEATHER]), "messages": messages}
+    request = {**stub_request([WEATHER]), "messages": messages}
     parsed = PLUS.parse_conversation(PLUS.render(request).text, strict=True).to_request()
     (read,) = parsed["messages"][1]["tool_calls"]
     assert json.loads(read["function"]["arguments"]) == {"city": "0", "days": 3}
@@ -180,7 +175,7 @@ def test_a_declared_directly_answer_tool_is_called_in_a_conversation_read_back()
         {"role": "user", "content": "Hi"},
         {"role": "assistant", "content": "", "tool_calls": [call]},
     ]
-    request = {**_request([answer]), "messages": messages}
+    request = {**stub_request([answer]), "messages": messages}
     parsed = PLUS.parse_conversation(PLUS.render(request).text, strict=True).to_request()
     (read,) = parsed["messages"][1]["tool_calls"]
     assert read["function"]["name"] == "directly-answer"
@@ -190,7 +185,7 @@ def test_a_description_may_hold_the_separator_and_the_closing_fence() -> None:
     # (The closing fence, then the separator and a stub's opening, not both in a row.)
     tricky = {"name": "f", "description": 'a\n    """\n    pass\n```!\n\n```python\ndef g():'}
     tools = [tricky, {"name": "h", "parameters": {"type": "object", "properties": {}}}]
-    text = PLUS.render(_request(tools)).text
+    text = PLUS.render(stub_request(tools)).text
     parsed = PLUS.parse_conversation(text, strict=True).to_request()
     assert [tool["function"]["name"] for tool in parsed["tools"]] == ["f", "h"]
     assert parsed["tools"][0]["function"]["description"] == tricky["description"]
@@ -217,22 +212,12 @@ def test_a_description_may_hold_the_separator_and_the_closing_fence() -> None:
 def test_text_that_is_no_stub_is_reported_where_it_is(
     written: str, edited: str, where: str, problem: str
 ) -> None:
-    text = PLUS.render(_request([WEATHER])).text
-    assert text.count(written) == 1
-    malformed = text.replace(written, edited)
-    with pytest.raises(ParseError) as raised:
-        PLUS.parse_conversation(malformed, strict=True)
-    assert raised.value.offset == malformed.index(where)
-    assert problem in str(raised.value)
-    lenient = PLUS.parse_conversation(malformed)
-    (warning,) = lenient.warnings
-    assert warning.offset == malformed.index(where) and problem in warning.message
-    assert "tools" not in lenient.to_request()  # the listing stays text
-    assert "def get_weather(" in lenient.to_request()["messages"][0]["content"]
+    text = PLUS.render(stub_request([WEATHER])).text
+    check_reported_where(PLUS, text, (written, edited), where, problem, "def get_weather(")
 
 
 def test_the_stubs_before_a_malformed_one_are_read() -> None:
-    text = PLUS.render(_request([WEATHER, {**WEATHER, "name": "other"}])).text
+    text = PLUS.render(stub_request([WEATHER, {**WEATHER, "name": "other"}])).text
     start = text.index("```python")
     listing = text[start : text.index("<|END_OF_TURN_TOKEN|>")]
     listing = listing.replace("other(city: str", "other(city: text")

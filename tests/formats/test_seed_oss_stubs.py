@@ -13,20 +13,16 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import pawlette
-from pawlette.errors import ParseError
 from pawlette.formats.seed_oss.stub_reading import read_listing
 from tests.declare.conversations import TOOLS
+
+from .stub_checks import check_reported_where, stub_request
 
 SEED = pawlette.get_format("seed_oss")
 # What a stub says of a schema type (``number`` is written ``int``; others ``Any``: no type).
 SAID = {"string": "string", "integer": "integer", "number": "integer", "boolean": "boolean"}
 SAID["array"] = "array"
 WEATHER = TOOLS[0]["function"]  # (the cross-artifact checks' weather tool)
-
-
-def _request(definitions: list[dict[str, Any]], **extra: Any) -> dict[str, Any]:
-    tools = [{"type": "function", "function": definition} for definition in definitions]
-    return {"messages": [{"role": "user", "content": "Hi"}], "tools": tools, **extra}
 
 
 def said(schema: Any) -> dict[str, Any]:
@@ -100,7 +96,7 @@ def definitions(draw: st.DrawFn) -> dict[str, Any]:
 
 @given(st.lists(definitions(), min_size=1, max_size=3, unique_by=lambda d: d["name"]))
 def test_the_stubs_read_back_as_the_tools_they_say(tools: list[dict[str, Any]]) -> None:
-    text = SEED.render(_request(tools)).text
+    text = SEED.render(stub_request(tools)).text
     parsed = SEED.parse_conversation(text, strict=True).to_request()
     assert [tool["function"] for tool in parsed["tools"]] == [expressed(d) for d in tools]
     assert SEED.render(parsed).text == text
@@ -117,7 +113,7 @@ def test_calls_are_typed_by_the_tools_read_back() -> None:
         {"role": "user", "content": "Weather?"},
         {"role": "assistant", "content": None, "tool_calls": [call]},
     ]
-    request = {**_request([WEATHER]), "messages": messages}
+    request = {**stub_request([WEATHER]), "messages": messages}
     parsed = SEED.parse_conversation(SEED.render(request).text, strict=True).to_request()
     (read,) = parsed["messages"][1]["tool_calls"]
     assert json.loads(read["function"]["arguments"]) == {"city": "0", "days": 3}
@@ -127,7 +123,7 @@ def test_calls_are_typed_by_the_tools_read_back() -> None:
 def test_a_description_may_hold_the_separator_and_the_closing_quotes() -> None:
     tricky = {"name": "f", "description": 'a\n    """\n\nFunction:\ndef g():', "parameters": {}}
     tools = [tricky, {"name": "h", "parameters": {"type": "object", "properties": {}}}]
-    text = SEED.render(_request(tools)).text
+    text = SEED.render(stub_request(tools)).text
     parsed = SEED.parse_conversation(text, strict=True).to_request()
     assert [tool["function"]["name"] for tool in parsed["tools"]] == ["f", "h"]
     assert parsed["tools"][0]["function"]["description"] == tricky["description"]
@@ -144,22 +140,12 @@ def test_a_description_may_hold_the_separator_and_the_closing_quotes() -> None:
 def test_text_that_is_no_stub_is_reported_where_it_is(
     written: str, edited: str, where: str, problem: str
 ) -> None:
-    text = SEED.render(_request([WEATHER])).text
-    assert text.count(written) == 1
-    malformed = text.replace(written, edited)
-    with pytest.raises(ParseError) as raised:
-        SEED.parse_conversation(malformed, strict=True)
-    assert raised.value.offset == malformed.index(where)
-    assert problem in str(raised.value)
-    lenient = SEED.parse_conversation(malformed)
-    (warning,) = lenient.warnings
-    assert warning.offset == malformed.index(where) and problem in warning.message
-    assert "tools" not in lenient.to_request()  # the block stays text
-    assert "get_weather(" in lenient.to_request()["messages"][0]["content"]
+    text = SEED.render(stub_request([WEATHER])).text
+    check_reported_where(SEED, text, (written, edited), where, problem, "get_weather(")
 
 
 def test_the_stubs_before_a_malformed_one_are_read() -> None:
-    text = SEED.render(_request([WEATHER, {**WEATHER, "name": "other"}])).text
+    text = SEED.render(stub_request([WEATHER, {**WEATHER, "name": "other"}])).text
     start = text.index("get_weather(")
     listing = text[start : text.index("\n工具")].replace("other(city: str", "other(city: float")
     tools, position, problem = read_listing(listing)
