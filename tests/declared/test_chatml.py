@@ -93,6 +93,9 @@ def qwen3(messages: list[dict[str, Any]]) -> str:
             {"content": "\nok", "reasoning_content": "r"},
             "messages[1].content: trimmed at its start",
         ),
+        # No reasoning anywhere: the last turn's block is written empty, the text after it
+        # trimmed all the same.
+        ({"content": "\nok"}, "messages[1].content: trimmed at its start"),
     ],
 )
 def test_where_the_qwen3_template_trims_pawlette_trims_and_says_so(

@@ -196,9 +196,13 @@ class Reasoning(Concept):
 
     def check(self, out: Render) -> None:
         out.handled.add("reasoning")  # (out.handles without its call: every render asks)
-        if "reasoning" not in out.present:
+        if "reasoning" not in out.present and not self.trim:
             return
+        # (with trim, a block written empty trims the text after it too: checked without
+        # reasoning in the request)
         for index, message in enumerate(out.messages):
+            if message.role != "assistant":
+                continue
             if message.reasoning and message.role == "assistant" and not self.written(out, index):
                 why = {
                     "none": "never written",
