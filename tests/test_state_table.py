@@ -172,3 +172,27 @@ def test_words_name_one_reader_in_every_table() -> None:
     assert codes, "no format describes a reader"
     shared = {words: found for words, found in codes.items() if len(found) > 1}
     assert not shared, shared
+
+
+def _named_by_code(factory: object) -> list[str]:
+    """The functions in ``factory`` (a reader factory, or a value it fixes) that a table
+    would name by where their code lives: any but a class or a described factory."""
+    if isinstance(factory, Described):
+        return [name for _, value in factory.shown for name in _named_by_code(value)]
+    if isinstance(factory, functools.partial):
+        values = [factory.func, *factory.args, *factory.keywords.values()]
+        return [name for value in values for name in _named_by_code(value)]
+    if isinstance(factory, (tuple, list, frozenset, set)):
+        return [name for value in factory for name in _named_by_code(value)]
+    if callable(factory) and not isinstance(factory, type):
+        return [describe_callable(factory)]
+    return []
+
+
+@pytest.mark.parametrize("name", [*pawlette.formats(), *VARIANTS])
+def test_no_reader_is_named_by_where_its_code_lives(name: str) -> None:
+    """Every state's reader is a class or words (:class:`Described`), so moving or merging
+    reader code leaves the tables alone."""
+    states = pawlette.get_format(name).grammar.states.values()
+    found = {state.name: _named_by_code(state.reader) for state in states}
+    assert not {state: names for state, names in found.items() if names}

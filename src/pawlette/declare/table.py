@@ -32,7 +32,7 @@ from ..errors import FormatError
 from .concept import overrides
 from .layout import Layout
 from .pieces import Fence, text_of
-from .readers import BetweenCallsReader, OpenedReader, PendingReader
+from .readers import BetweenCallsReader, Described, OpenedReader, PendingReader
 
 AFTER_CALL = "assistant.after_call"
 
@@ -371,14 +371,16 @@ def _pending(reader: ReaderFactory, ends: frozenset[str]) -> ReaderFactory:
     """The reader of a turn's first state when the turn may not be there: what it reads
     makes the message real (leading whitespace is held until then; whitespace that one of
     ``ends`` closes was the turn's text)."""
-    return lambda parser: PendingReader(parser, reader(parser), ends)
+    make: ReaderFactory = lambda parser: PendingReader(parser, reader(parser), ends)  # noqa: E731
+    return Described("pending turn", make, ends=ends, reader=reader)
 
 
 def opened_reader(reader: ReaderFactory, ends: frozenset[str]) -> ReaderFactory:
     """The reader of a turn that may be only a generation prompt: ``reader``, the turn made
     real by what it reads (text, a call, a marker that closes it)."""
     inner = _pending(reader, ends)
-    return lambda parser: OpenedReader(parser, inner(parser))
+    make: ReaderFactory = lambda parser: OpenedReader(parser, inner(parser))  # noqa: E731
+    return Described("turn or a generation prompt alone", make, ends=ends, reader=reader)
 
 
 def compile_table(layout: Layout) -> Grammar:

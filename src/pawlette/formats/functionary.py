@@ -83,7 +83,7 @@ from pawlette.declare import (
     fence,
 )
 from pawlette.declare.pieces import Fence
-from pawlette.declare.readers import DeclaredTools
+from pawlette.declare.readers import DeclaredTools, Described
 from pawlette.engine.kept import Kept, marshal_key
 from pawlette.engine.readers import WholeTextReader
 from pawlette.errors import RequestError, UnsupportedFeature
@@ -93,7 +93,7 @@ if TYPE_CHECKING:
     from pawlette.declare.jinja import Template
     from pawlette.declare.table import Table
     from pawlette.declare.write import Render
-    from pawlette.engine.machine import Parser
+    from pawlette.engine.machine import Parser, ReaderFactory
 
 BEGIN = Marker("<|begin_of_text|>")
 HEADER, HEADER_END = Marker("<|start_header_id|>"), Marker("<|end_header_id|>")
@@ -272,7 +272,8 @@ class GeneratedSystemTurn(Concept):
 
     def rows(self, table: Table) -> None:
         escaped = self.escaped
-        table.state(self.STATE, lambda parser: _ToolsReader(parser, escaped))
+        make: ReaderFactory = lambda parser: _ToolsReader(parser, escaped)  # noqa: E731
+        table.state(self.STATE, Described("tool declarations", make, escaped=escaped))
         table.on("outside", table.text(self.open), self.STATE)
         table.on(self.STATE, table.text(self.end), "outside")
 

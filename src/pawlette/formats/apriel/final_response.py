@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING
 
 from pawlette.declare import Concept, Reasoning
 from pawlette.declare.pieces import Fence, text_of
-from pawlette.declare.readers import ResultReader
+from pawlette.declare.readers import Described, ResultReader
 from pawlette.declare.table import end
 from pawlette.emit.grammar_ast import Terminal, gbnf_string
 from pawlette.emit.text_language import gbnf_text_rule
@@ -39,7 +39,7 @@ if TYPE_CHECKING:
     from pawlette.declare.jinja import Template
     from pawlette.declare.table import Table
     from pawlette.declare.write import Render
-    from pawlette.engine.machine import Parser
+    from pawlette.engine.machine import Parser, ReaderFactory
 
 HELD = "assistant.held"
 """The state after the opener alone: text held until the marker or the turn's end."""
@@ -102,9 +102,13 @@ class FinalResponse(Reasoning):
     def rows(self, table: Table) -> None:
         super().rows(table)
         closes = table.spellings(True, self.close)
-        table.state(
-            HELD, lambda parser: HeldReader(parser, frozenset(closes)), "assistant", ends=True
+        ends = frozenset(closes)
+        held = Described(
+            "reasoning or content, held to its close",
+            lambda parser: HeldReader(parser, ends),
+            close=table.text(self.close),  # (its spellings are the rows' markers)
         )
+        table.state(HELD, held, "assistant", ends=True)
         for spelling in closes:
             table.on(HELD, spelling, "assistant.body")
         table.call_states.append(HELD)
@@ -222,7 +226,10 @@ class LastTurnOpen(Concept):
                     table.on(name, marker, target, end, *actions)
         result_trail = self.trails.get("tool")
         if result_trail:
-            table.reader("tool.item", lambda parser: TrailedResultReader(parser, result_trail))
+            make: ReaderFactory = lambda parser: TrailedResultReader(parser, result_trail)  # noqa: E731
+            table.reader(
+                "tool.item", Described("tool result, trail dropped", make, trail=result_trail)
+            )
 
     def jinja_end(self, out: Template, role: str) -> bool:
         if role != "assistant":

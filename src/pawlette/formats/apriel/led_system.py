@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 from pawlette.declare import SystemPrompt
 from pawlette.declare.pieces import Fence
+from pawlette.declare.readers import Described
 from pawlette.engine.readers import WholeTextReader
 from pawlette.types import TextDelta
 
@@ -20,7 +21,7 @@ if TYPE_CHECKING:
     from pawlette.declare.jinja import Template
     from pawlette.declare.table import Table
     from pawlette.declare.write import Render
-    from pawlette.engine.machine import Parser
+    from pawlette.engine.machine import Parser, ReaderFactory
 
 
 @dataclass(frozen=True)
@@ -42,7 +43,10 @@ class LedSystem(SystemPrompt):
     def rows(self, table: Table) -> None:
         super().rows(table)
         lead, trail = table.text(self.lead), table.text(self.trail)
-        table.reader("system.body", lambda parser: LedTextReader(parser, lead, trail))
+        make: ReaderFactory = lambda parser: LedTextReader(parser, lead, trail)  # noqa: E731
+        table.reader(
+            "system.body", Described("system text after its lead", make, lead=lead, trail=trail)
+        )
 
     def jinja_content(self, out: Template, role: str) -> bool:
         if role != "system":

@@ -20,7 +20,7 @@ from pawlette.codecs.python_literals import python_literal
 from pawlette.declare import ToolsBlock
 from pawlette.declare.pieces import Fence
 from pawlette.declare.python_calls import literal_macros
-from pawlette.declare.readers import DeclaredTools
+from pawlette.declare.readers import DeclaredTools, Described
 from pawlette.engine.kept import Kept, marshal_key
 from pawlette.engine.readers import WholeTextReader
 from pawlette.types import TextDelta, Tool, ToolsDeclared
@@ -76,7 +76,7 @@ class ReprLineTools(ToolsBlock):
             out.fence(self.close_alone + self.default_turn, "tools")
 
     def items_reader(self, table: Table) -> ReaderFactory:
-        return lambda parser: ReprLinesReader(parser)
+        return Described("tool literals, one a line", ReprLinesReader)
 
     def rows(self, table: Table) -> None:
         super().rows(table)
@@ -156,7 +156,7 @@ class ConcatenatedReprTools(ReprLineTools):
     every system turn (``close_alone`` equal to ``close``, no ``default_turn``)."""
 
     def items_reader(self, table: Table) -> ReaderFactory:
-        return lambda parser: ConcatenatedReprReader(parser)
+        return Described("tool literals run together", ConcatenatedReprReader)
 
 
 def split_literals(text: str) -> list[Any] | None:

@@ -21,6 +21,7 @@ from ...codecs.python_calls import python_literal_or_none
 from ...codecs.python_literals import Quote, python_literal
 from ...declare import SystemPrompt, ToolsBlock
 from ...declare.python_calls import literal_macros
+from ...declare.readers import Described
 from ...declare.table import begin
 from ...emit.jinja_text import jinja_string
 from ...engine.kept import Kept, marshal_key
@@ -141,7 +142,8 @@ class PythonToolsReader(WholeTextReader):
 
 
 def tools_reader(text_after: bool) -> ReaderFactory:
-    return lambda parser: PythonToolsReader(parser, text_after)
+    make: ReaderFactory = lambda parser: PythonToolsReader(parser, text_after)  # noqa: E731
+    return Described("Python tool list", make, text_after=text_after)
 
 
 class AfterBlockReader(WholeTextReader):
@@ -161,4 +163,5 @@ class AfterBlockReader(WholeTextReader):
 
 
 def after_block_reader(default: str) -> ReaderFactory:
-    return lambda parser: AfterBlockReader(parser, default)
+    make: ReaderFactory = lambda parser: AfterBlockReader(parser, default)  # noqa: E731
+    return Described("system text after the tools", make, default=default)

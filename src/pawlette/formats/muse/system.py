@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, ClassVar
 
 from pawlette.declare import Concept, SystemPrompt
 from pawlette.declare.pieces import Fence
-from pawlette.declare.readers import DeclaredTools, HostTextReader
+from pawlette.declare.readers import DeclaredTools, Described, HostTextReader
 from pawlette.engine.json_text import kept_json_string
 from pawlette.engine.kept import Kept, marshal_key
 from pawlette.errors import UnsupportedFeature
@@ -110,7 +110,16 @@ class DefaultWithoutSystem(SystemPrompt):
             schemas=table.text(tail.schemas),
             recipients_open=table.text(tail.recipients_open),
         )
-        return lambda parser: TailDroppedReader(parser, texts, default)
+        make: ReaderFactory = lambda parser: TailDroppedReader(parser, texts, default)  # noqa: E731
+        return Described(
+            "system text, its tail dropped",
+            make,
+            default=default,
+            recipients_open=texts.recipients_open,
+            schemas=texts.schemas,
+            strength=texts.strength,
+            tools_open=texts.tools_open,
+        )
 
     def jinja_setup(self, out: Template) -> None:
         out.macro(

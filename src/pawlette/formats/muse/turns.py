@@ -10,13 +10,14 @@ from typing import TYPE_CHECKING, ClassVar
 
 from pawlette.declare import Concept
 from pawlette.declare.pieces import Fence, markers_in
+from pawlette.declare.readers import Described
 
 if TYPE_CHECKING:
     from pawlette.declare.grammar import Turn
     from pawlette.declare.jinja import Template
     from pawlette.declare.table import Table
     from pawlette.declare.write import Render
-    from pawlette.engine.machine import Reader
+    from pawlette.engine.machine import Reader, ReaderFactory
 
 
 class HeaderDropped:
@@ -100,7 +101,8 @@ class ResultHeader(Concept):
         }
         table.states["tool.item"] = dataclasses.replace(spec, inner=spec.inner | inner)
         reader, close = spec.reader, table.text(self.close)
-        table.reader("tool.item", lambda parser: HeaderDropped(reader(parser), close))
+        make: ReaderFactory = lambda parser: HeaderDropped(reader(parser), close)  # noqa: E731
+        table.reader("tool.item", Described("header dropped", make, end=close, reader=reader))
 
     def jinja_opening(self, out: Template, role: str) -> None:
         if role != "tool":

@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING
 
 from pawlette.declare import Concept, JsonCallList, Reasoning
 from pawlette.declare.pieces import Fence
-from pawlette.declare.readers import OptionalReasoningReader
+from pawlette.declare.readers import Described, OptionalReasoningReader
 from pawlette.errors import FormatError
 from pawlette.types import ReasoningDelta, TextDelta
 
@@ -39,7 +39,7 @@ if TYPE_CHECKING:
     from pawlette.declare.layout import Layout
     from pawlette.declare.table import Table
     from pawlette.declare.write import Render
-    from pawlette.engine.machine import Parser
+    from pawlette.engine.machine import Parser, ReaderFactory
 
 REASONING = "assistant.reasoning"
 _FINAL = "index == (messages | length) - 1 and not add_generation_prompt"
@@ -109,7 +109,8 @@ class FinalTurn(Concept):
         reasoning = table.layout.concept(Reasoning)
         assert reasoning is not None  # (validate says so)
         close = table.text(reasoning.close)
-        table.reader(REASONING, lambda parser: FinalTextReader(parser, close))
+        make: ReaderFactory = lambda parser: FinalTextReader(parser, close)  # noqa: E731
+        table.reader(REASONING, Described("reasoning, or the final turn's text", make, close=close))
 
     def validate(self, layout: Layout) -> None:
         if layout.concept(Reasoning) is None:

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from pawlette.declare import Concept
+from pawlette.declare.readers import Described
 from pawlette.engine.machine import Parser, Reader, ReaderFactory
 
 if TYPE_CHECKING:
@@ -35,7 +36,8 @@ class UnendedTurns(Concept):
 
 
 def _without_trailing(inner: ReaderFactory) -> ReaderFactory:
-    return functools.partial(without_trailing, inner)
+    make = functools.partial(without_trailing, inner)
+    return Described("trailing whitespace dropped", make, reader=inner)
 
 
 def without_trailing(inner: ReaderFactory, parser: Parser) -> Reader:

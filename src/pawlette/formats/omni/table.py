@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
+from ...declare.readers import Described
 from ...declare.table import begin, end
 from ...engine.machine import Action, Parser, ReaderFactory
 from ...engine.readers import ScaffoldReader
@@ -128,7 +129,11 @@ class _Rows:
             entries.append((self.voice.start.text, voice))
         requests = blocks.image_requests
         if requests is not None:
-            reader = json_part_reader(_image_request, requests.close.text)
+            reader = Described(
+                "JSON image request",
+                json_part_reader(_image_request, requests.close.text),
+                close=requests.close.text,
+            )
             request = table.state(f"{prefix}.image_request", reader, "assistant")
             table.on(request, requests.close.text, body)
             entries.append((requests.open.text, request))
@@ -169,7 +174,12 @@ class _Rows:
         system_edges = EdgeNewlines(before=frozenset(b.open.text for b in definitions.values()))
         table.reader("system.body", text_reader(system_edges))
         for kind, block in definitions.items():
-            reader = definition_reader(_definition(kind), block.close.text)
+            reader = Described(
+                "JSON tool definition",
+                definition_reader(_definition(kind), block.close.text),
+                close=block.close.text,
+                kind=kind,
+            )
             table.state(f"system.{kind}", reader)
         table.state("system.tools", ScaffoldReader, "system", ends=True)
         for state in ("system.body", "system.tools"):

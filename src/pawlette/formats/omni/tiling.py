@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 from ...blocks.images import ImageReferences
 from ...declare.pieces import Marker
+from ...declare.readers import Described
 from ...emit.jinja_text import fill, jinja_list, jinja_string
 from ...engine.machine import Action, Parser, ReaderFactory
 from ...engine.readers import ScaffoldReader
@@ -202,7 +203,10 @@ def user_rows(table: Table, tiling: ImageTiling, body: str, end: str, *actions: 
 
 def output_state(table: Table, tiling: ImageTiling) -> str:
     """The state of an output image's tokens (entered by ``output``)."""
-    table.state("image_output", token_run_reader(tiling.token.text, _image), "assistant")
+    reader = token_run_reader(tiling.token.text, _image)
+    table.state(
+        "image_output", Described("image tokens", reader, token=tiling.token.text), "assistant"
+    )
     table.on("image_output", tiling.token.text, "image_output")
     return "image_output"
 

@@ -24,6 +24,7 @@ from json.encoder import encode_basestring as string  # a str as JSON, without j
 from typing import TYPE_CHECKING, Any
 
 from pawlette.declare import Concept, Fence, Marker
+from pawlette.declare.readers import Described
 from pawlette.emit.jinja_text import fill, jinja_string
 from pawlette.engine.machine import Parser, Reader, ReaderFactory
 from pawlette.engine.readers import HeaderSteps
@@ -226,7 +227,8 @@ class _Carried:
 
 
 def header_first(separator: str, make: ReaderFactory) -> ReaderFactory:
-    return lambda parser: HeaderFirst(parser, separator, make)
+    first: ReaderFactory = lambda parser: HeaderFirst(parser, separator, make)  # noqa: E731
+    return Described("headers, then text", first, reader=make, separator=separator)
 
 
 # ------------------------------------------------------------------ the Jinja template

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from pawlette.declare import Concept
+from pawlette.declare.readers import Described
 from pawlette.declare.table import end
 
 if TYPE_CHECKING:
@@ -55,7 +56,8 @@ class _TailDropped:
 def tail_dropped(reader: ReaderFactory, tail: str, ends: frozenset[str]) -> ReaderFactory:
     """``reader`` for a state whose text may end with ``tail`` at the end of the input or
     at one of ``ends`` (its turn's other ends), layout (its turn's end), dropped there."""
-    return lambda parser: _TailDropped(reader(parser), tail, ends)
+    make: ReaderFactory = lambda parser: _TailDropped(reader(parser), tail, ends)  # noqa: E731
+    return Described("tail dropped", make, ends=ends, reader=reader, tail=tail)
 
 
 @dataclass(frozen=True)
