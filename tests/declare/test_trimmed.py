@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import minijinja
 import pytest
 
 import pawlette
@@ -107,7 +108,6 @@ def test_the_exported_template_trims_alike_under_transformers(
 def test_the_exported_template_trims_alike_under_minijinja(
     fields: dict[str, Any], user: str, assistant: str, trimmed: tuple[str, ...]
 ) -> None:
-    minijinja = pytest.importorskip("minijinja")  # (the bench extra)
     del user, assistant, trimmed
     fmt = _format(**fields)
     # minijinja has no {% generation %} block (transformers' extension): its tags go.
