@@ -8,7 +8,17 @@ import dataclasses
 import pytest
 
 import pawlette
-from pawlette.declare import Frame, Ignored, Layout, Marker, SystemPrompt, declare, fence
+from pawlette.declare import (
+    Frame,
+    Ignored,
+    Layout,
+    Marker,
+    SystemPrompt,
+    Trimmed,
+    declare,
+    fence,
+    layout_of,
+)
 from pawlette.detect import verify
 from pawlette.infer import infer_template
 
@@ -131,6 +141,24 @@ def test_a_difference_the_declared_losses_account_for_is_explained() -> None:
         named = [message["name"] for message in difference.request["messages"] if "name" in message]
         assert difference.template[difference.offset :].startswith(f"{named[0]}: ")
     assert "explained by its losses: messages[" in explained[0].describe()
+
+
+def test_a_trim_loss_is_taken_away_on_its_side_and_characters_alone() -> None:
+    """A declaration that strips newlines from a user's text, against a template that keeps
+    it: the difference is the recorded loss, for " both \\n" too (its spaces stay), so every
+    difference is explained."""
+    layout = layout_of(tiny())
+    assert layout is not None
+    concepts = (*layout.concepts, Trimmed(roles=("user",), characters="\n"))
+    newlines = declare(dataclasses.replace(layout, name="tiny-newlines", concepts=concepts))
+    verification = verify(newlines, TEMPLATE)
+    assert verification.unexplained == (), verification.describe()
+    losses = [" ".join(item.losses) for item in verification.explained]
+    assert any("newlines at its ends trimmed" in said for said in losses)
+    contents = [
+        m.get("content") for item in verification.explained for m in item.request["messages"]
+    ]
+    assert " both \n" in contents
 
 
 def test_losses_that_do_not_account_for_a_difference_leave_it_unexplained() -> None:

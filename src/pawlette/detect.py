@@ -48,6 +48,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from .declare.content import trim_of_loss
 from .errors import RequestError
 from .format import Format
 from .formats import formats, get_format
@@ -954,12 +955,14 @@ def _without_losses(
             message[field] = listed
         elif field == "content" and "trimmed" in what and isinstance(message.get(field), str):
             text = message[field]
-            # "at its start", "at its end", else both ("at its ends")
+            # A Trimmed loss says its side and characters; another ("trimmed at its start",
+            # Reasoning's) its side alone: whitespace.
+            said = trim_of_loss(what)
             words = re.findall(r"\w+", what)
-            at_start, at_end = "start" in words, "end" in words
-            message[field] = (
-                text.lstrip() if at_start else text.rstrip() if at_end else text.strip()
-            )
+            side = "start" if "start" in words else "end" if "end" in words else "both"
+            side, characters = (side, None) if said is None else said
+            strip = {"both": str.strip, "start": str.lstrip, "end": str.rstrip}[side]
+            message[field] = strip(text, characters)
         else:
             message.pop(field, None)
     return [message for index, message in enumerate(result) if index not in dropped]
