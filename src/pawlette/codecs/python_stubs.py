@@ -12,7 +12,7 @@ the search for the ways a signature reads when names may hold its punctuation
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any, TypeVar
 
 Kind = TypeVar("Kind")
@@ -107,3 +107,46 @@ def signatures(
             yield [(text[position:name_end], kind), *rest]
     if not read:
         dead.add(position)
+
+
+MOST_READINGS = 64
+"""Ways to read one signature tried before giving up (a name may hold the signature's
+punctuation: the readings grow with it)."""
+
+
+def read_signed_stub(
+    text: str,
+    start: int,
+    signature_end: int,
+    readings: Callable[[str], Iterable[Kind]],
+    definition: Callable[[int, Kind], dict[str, Any]],
+    write: Callable[[dict[str, Any]], str],
+    untyped: Callable[[str, int], StubProblem | None],
+) -> dict[str, Any]:
+    """The function object a stub writes, its signature running from a ``(`` at or after
+    ``start`` to ``signature_end``: each ``(`` (a name may hold one) and each of the
+    ``readings`` of what follows it is tried, in order, and the first whose ``definition``
+    (given the ``(``'s position) ``write`` gives back as ``text`` is the stub's; else
+    :class:`StubProblem`, the first found (``untyped``: the problem of the plain reading's
+    items after the first ``(``, reported before any other)."""
+    problem: StubProblem | None = None
+    tried = 0
+    first = opening = text.find("(", start)
+    while 0 <= opening < signature_end:
+        signature = text[opening + 1 : signature_end]
+        for parameters in readings(signature):
+            tried += 1
+            if tried > MOST_READINGS:
+                raise problem or StubProblem(opening + 1, "too many ways to read the signature")
+            try:
+                found = definition(opening, parameters)
+            except StubProblem as error:
+                problem = problem or error
+                continue
+            if write(found) == text:
+                return found
+            problem = problem or StubProblem(0, "its lines read as a tool written otherwise")
+        if opening == first:
+            problem = untyped(signature, opening + 1) or problem
+        opening = text.find("(", opening + 1)
+    raise problem or StubProblem(start, "no '(' opening the signature")

@@ -30,7 +30,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from pawlette.codecs.python_stubs import Listing, StubProblem, signatures
+from pawlette.codecs.python_stubs import Listing, StubProblem, read_signed_stub, signatures
 from pawlette.codecs.python_stubs import read_listing as stubs_listing
 
 from .stubs import BASIC, stub
@@ -44,7 +44,6 @@ _LINE = "\n        "
 _ITEMS = ", "
 _OPTIONAL, _OPTIONAL_END = "Optional[", "] = None"
 _NAMES = {python: kind for kind, python in BASIC.items()}
-_MOST_READINGS = 64  # ways to read one signature tried before giving up
 _MOST_SEARCHED = 100  # ": " of a signature where names holding it are searched
 
 
@@ -69,29 +68,18 @@ def read_stub(text: str) -> dict[str, Any]:
     if not text.endswith(END) or len(text) - len(END) < body_start:
         raise StubProblem(len(text), "no closing ``` of its stub")
     body = text[body_start : len(text) - len(END)]
-    problem: StubProblem | None = None
-    tried = 0
-    opening = text.find("(", len(HEAD))
-    while 0 <= opening < signature_end:
-        signature = text[opening + 1 : signature_end]
-        for parameters in _readings(signature):
-            tried += 1
-            if tried > _MOST_READINGS:
-                raise problem or StubProblem(opening + 1, "too many ways to read the signature")
-            try:
-                definition = _definition(text[len(HEAD) : opening], parameters, body, body_start)
-            except StubProblem as error:
-                problem = problem or error
-                continue
-            if stub(definition) == text:
-                return definition
-            problem = problem or StubProblem(0, "its lines read as a tool written otherwise")
-        # Reported first: an item of the plain reading (no name holding ": ") that is no
-        # NAME: TYPE (rather than what a reading with a name holding it gave).
-        if opening == text.find("(", len(HEAD)):
-            problem = _untyped_item(signature, opening + 1) or problem
-        opening = text.find("(", opening + 1)
-    raise problem or StubProblem(len(HEAD), "no '(' opening the signature")
+    return read_signed_stub(
+        text,
+        len(HEAD),
+        signature_end,
+        _readings,
+        lambda opening, parameters: _definition(
+            text[len(HEAD) : opening], parameters, body, body_start
+        ),
+        stub,
+        # (the plain reading: no name holding ": ")
+        _untyped_item,
+    )
 
 
 Parameter = tuple[str, bool]  # a parameter's type as written, and whether it is required

@@ -26,7 +26,7 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-from pawlette.codecs.python_stubs import Listing, StubProblem, signatures
+from pawlette.codecs.python_stubs import Listing, StubProblem, read_signed_stub, signatures
 from pawlette.codecs.python_stubs import read_listing as stubs_listing
 
 from .stubs import INDENT, OPTIONAL, REQUIRED, stub
@@ -41,7 +41,6 @@ _SCHEMA_TYPES = {"str": "string", "int": "integer", "bool": "boolean", "list": "
 _TYPES = "str|int|bool|list|Any"
 _TYPED = re.compile(rf": ({_TYPES})(?=,|\Z)")
 _ITEM = re.compile(rf".+: ({_TYPES})", re.DOTALL)
-_MOST_READINGS = 64  # ways to read one signature tried before giving up
 _MOST_SEARCHED = 100  # commas of a signature searched for its readings
 _RETURNED = re.compile(rf"\n    - (.+?) \(({_TYPES})\): ")
 
@@ -67,29 +66,16 @@ def read_stub(text: str) -> dict[str, Any]:
         raise StubProblem(0, f"no {_SIGNATURE_END!r} after the signature")
     if not text.endswith(_END) or len(text) - len(_END) < signature_end + len(_SIGNATURE_END):
         raise StubProblem(len(text), f"no closing {_END.strip()} of the docstring")
-    problem: StubProblem | None = None
-    tried = 0
-    opening = text.find("(")
-    while 0 <= opening < signature_end:
-        signature = text[opening + 1 : signature_end]
-        for parameters in _readings(signature):
-            tried += 1
-            if tried > _MOST_READINGS:
-                raise problem or StubProblem(opening + 1, "too many ways to read the signature")
-            try:
-                definition = _read_from(text, opening, signature_end, parameters)
-            except StubProblem as error:
-                problem = problem or error
-                continue
-            if stub(definition) == text:
-                return definition
-            problem = problem or StubProblem(0, "its lines read as a tool written otherwise")
-        # Reported first: an item of the plain reading (split at each ",") that is no
-        # NAME: TYPE (rather than what a reading with a name holding it gave).
-        if opening == text.find("("):
-            problem = _untyped_item(signature, opening + 1) or problem
-        opening = text.find("(", opening + 1)
-    raise problem or StubProblem(0, "no '(' opening the signature")
+    return read_signed_stub(
+        text,
+        0,
+        signature_end,
+        _readings,
+        lambda opening, parameters: _read_from(text, opening, signature_end, parameters),
+        stub,
+        # (the plain reading: split at each ",")
+        _untyped_item,
+    )
 
 
 def _untyped_item(signature: str, offset: int) -> StubProblem | None:
