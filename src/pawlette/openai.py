@@ -386,12 +386,7 @@ def tools_from_openai(data: object, path: str = "tools") -> tuple[Tool, ...]:
         # loaded: a caller's later change to its dicts changes nothing kept), and those same
         # Tool values serve every later request (the writers keep what they derive from them
         # by identity).  A list met once is not copied: new tools in each request cost no more.
-        # (shared_key, inline: a list holding itself is never found plain, never kept)
-        key: bytes | None
-        try:
-            key = marshal.dumps(data, 4)
-        except ValueError:
-            key = None
+        key = shared_key(data)  # (a list holding itself is never found plain: never kept)
         if key is not None:
             found = _PLAIN_TOOLS.kept.get(key)
             if found is True:
@@ -735,21 +730,12 @@ def _plain_call(data: object) -> ToolCall | None:
     if not name.isascii() and surrogate_problem(name) is not None:
         return None
     stripped = arguments.strip()
-    kept = _PLAIN_ARGUMENTS.kept
-    if kept.get(arguments) is None:
+    if _PLAIN_ARGUMENTS.kept.get(arguments) is None:
         value = plain_arguments_value(arguments)
         if value is None:
             return None
-        # (Kept.keep of both stores, inline: new arguments come in every call of a request)
-        if len(arguments) <= _PLAIN_ARGUMENTS.longest:
-            if len(kept) >= _PLAIN_ARGUMENTS.limit:
-                kept.clear()
-            kept[arguments] = True
-        parsed = PARSED_ARGUMENTS.kept  # (new arguments: the writer's parse, done)
-        if len(stripped) <= PARSED_ARGUMENTS.longest:
-            if len(parsed) >= PARSED_ARGUMENTS.limit:
-                parsed.clear()
-            parsed[stripped] = value
+        _PLAIN_ARGUMENTS.keep(arguments, True)
+        PARSED_ARGUMENTS.keep(stripped, value)  # (new arguments: the writer's parse, done)
     return new_tool_call(call_id, name, stripped)
 
 
