@@ -236,3 +236,149 @@ def test_turns_kept_whole_render_as_the_reference_wherever_met_again(name: str) 
     ]
     for request in requests * 2:
         _same(fmt, request)
+
+
+ESCAPING_NAMES = [name for name in WHOLE_TURN_NAMES if pawlette.get_format(name).escape_pattern]
+
+
+def test_formats_that_escape_keep_turns_whole() -> None:
+    assert {"pcml", "omni"} <= set(ESCAPING_NAMES)
+    # (a result alone in its turn, which the results concept writes itself)
+    assert "whole_claim_tool" in pawlette.get_format("pcml").write.__globals__
+
+
+@pytest.mark.parametrize("name", ESCAPING_NAMES)
+def test_turns_kept_whole_where_markers_are_escaped_render_as_the_reference(name: str) -> None:
+    """In a format that escapes markers in text, messages holding marker spellings and
+    backslashes before them, names, reasoning, calls and results, met again after other
+    turns (and after text whose backslashes a marker settles): each render as the
+    reference's."""
+    fmt = pawlette.get_format(name)
+    markers = [*sorted(fmt.stop), "[USR]", "<|im_end|>", "<end>"]
+    tricky = "\\".join(markers) + "\\"
+    question = {"role": "user", "content": f"Say {tricky}"}
+    named = {"role": "user", "name": 'Al "x" \\', "content": "Hi \\"}
+    answer = {"role": "assistant", "content": f"{markers[0]} \\\\"}
+    thought = {"role": "assistant", "content": "ok\\", "reasoning_content": f"{tricky}"}
+    call = {
+        "role": "assistant",
+        "content": "Checking\\",
+        "tool_calls": [
+            {
+                "id": "call00001",
+                "type": "function",
+                "function": {"name": "get_weather", "arguments": '{"location": "\\\\Lima"}'},
+            }
+        ],
+    }
+    result = {"role": "tool", "tool_call_id": "call00001", "content": f"{tricky}"}
+    system = {"role": "system", "content": f"Be brief {tricky}"}
+    tools = [WEATHER_TOOL]
+    requests = [
+        {"messages": [question, answer, question]},
+        {"messages": [named, answer, question, answer, named]},
+        {"messages": [question, thought, named, call, result, answer, question], "tools": tools},
+        {"messages": [question, call, result, result, answer, question], "tools": tools},
+        {"messages": [system, question, call, result, thought, question], "tools": tools},
+        {"messages": [question, call, result, thought, question]},
+        {"messages": [result, question, answer]},
+    ]
+    for request in requests * 2:
+        _same(fmt, request)
+
+
+@pytest.mark.parametrize("name", ["pcml", "llama3", "deepseek"])
+def test_a_result_met_again_is_written_from_its_kept_segments(name: str) -> None:
+    """A result its concept writes itself, met again at the same index after the same turn,
+    is written from the segments it wrote before (the same segment objects), and after
+    another turn as the reference writes it."""
+    fmt = pawlette.get_format(name)
+    call = {
+        "id": "call00001",
+        "type": "function",
+        "function": {"name": "get_weather", "arguments": '{"location": "Lima"}'},
+    }
+    result = {"role": "tool", "tool_call_id": "call00001", "content": "Sunny."}
+    conversation = {
+        "messages": [
+            {"role": "user", "content": "Weather in Lima?"},
+            {"role": "assistant", "content": None, "tool_calls": [call]},
+            result,
+        ],
+        "tools": [WEATHER_TOOL],
+    }
+    first = fmt.render(conversation, add_generation_prompt=True)
+    again = fmt.render(conversation, add_generation_prompt=True)
+    assert again == first
+    written = [n for n, segment in enumerate(first.segments) if segment.message_index == 2]
+    assert written
+    assert all(again.segments[n] is first.segments[n] for n in written)
+    _same(fmt, {"messages": [conversation["messages"][0], result, result], "tools": [WEATHER_TOOL]})
+
+
+def test_a_kept_turn_after_a_pending_backslash_renders_as_the_reference() -> None:
+    """Turns with no end marker, in a format that escapes: text ending in a backslash leaves
+    its run pending until the next marker settles it, so a kept turn met right after such a
+    text is written anew (and a kept turn that ends so leaves it pending again)."""
+    from pawlette.declare import Frame, Layout, Marker, Results, declare, fence
+    from pawlette.formats.pcml.escaping import EscapedText
+
+    fmt = declare(
+        Layout(
+            name="pending",
+            summary="turns without an end marker",
+            frames={
+                "user": Frame(open=fence(Marker("<u>"))),
+                "assistant": Frame(open=fence(Marker("<a>")), end=fence(Marker("<e>"))),
+                "tool": Frame(open=fence(Marker("<t>"))),
+            },
+            concepts=(Results(), EscapedText()),
+        )
+    )
+    assert {"whole_user", "whole_claim_tool"} <= set(fmt.write.__globals__)
+    first = {"role": "user", "content": "a\\"}
+    second = {"role": "user", "content": "b\\"}
+    answer = {"role": "assistant", "content": "c\\"}
+    result = {"role": "tool", "content": "d\\"}
+    requests = [
+        {"messages": [first, second, answer]},
+        {"messages": [first, second, answer]},
+        {"messages": [second, first, answer, result, result, first]},
+        {"messages": [second, first, answer, result, result, first]},
+    ]
+    for request in requests:
+        _same(fmt, request)
+
+
+def test_a_kept_result_after_another_role_renders_as_the_reference() -> None:
+    """A results turn whose opener depends on the turn before it: the same result at the same
+    index after another role is written with that role's opener, not the kept one's."""
+    from pawlette.declare import Frame, Layout, Marker, Results, declare, fence
+
+    fmt = declare(
+        Layout(
+            name="after_role",
+            summary="a result's opener by the turn before it",
+            frames={
+                "user": Frame(open=fence(Marker("<u>")), end=fence(Marker("<e>"))),
+                "assistant": Frame(open=fence(Marker("<a>")), end=fence(Marker("<e>"))),
+                "tool": Frame(
+                    open=fence(Marker("<t>")),
+                    end=fence(Marker("<e>")),
+                    open_after={"tool": fence(Marker("<t+>"))},
+                ),
+            },
+            concepts=(Results(),),
+        )
+    )
+    assert "whole_claim_tool" in fmt.write.__globals__
+    result = {"role": "tool", "content": "Sunny."}
+    question = {"role": "user", "content": "Hi"}
+    answer = {"role": "assistant", "content": "Hello."}
+    requests = [
+        {"messages": [question, answer, result, result]},
+        {"messages": [question, result, result, answer]},
+        {"messages": [answer, question, result, result]},
+    ]
+    for request in requests * 2:
+        _same(fmt, request)

@@ -108,54 +108,106 @@ back, as the store of messages read does)."""
 
 
 def _keep_turn(
-    whole: dict[tuple[int, int], tuple[Message, tuple[Segment, ...]]],
+    whole: dict[tuple[int, int, str | None], tuple[Message, tuple[Segment, ...], str | None]],
     message: Message,
     index: int,
-    segments: list[Segment],
+    previous: str | None,
+    writer: Writer,
     start: int,
 ) -> None:
-    """Keep the segments a turn wrote (``segments[start:]``) for ``message`` at ``index``."""
+    """Keep the segments a turn wrote (``writer``'s from ``start``) for ``message`` at
+    ``index`` after a turn of ``previous``, with the caller text its last segment leaves
+    pending (a backslash run the next marker settles: see :class:`Writer`)."""
     if index < MAX_CACHED_INDEX:
         if len(whole) >= WHOLE_TURNS_KEPT:
             whole.clear()
         # (keyed by identity: the entry holds the message, so no other object has its id)
-        whole[index, id(message)] = (message, tuple(segments[start:]))
+        segments = tuple(writer._segments[start:])
+        whole[index, id(message), previous] = (message, segments, writer._unfinished)
+
+
+def _write_claimed(
+    write_message: Callable[[Any, int], None],
+    whole: dict[tuple[int, int, str | None], tuple[Any, ...]],
+    out: Any,
+    index: int,
+    message: Message,
+) -> None:
+    """``write_message(out, index)``, a claim whose turn is its message's own
+    (:func:`_claim_kept`), keeping what it wrote: its segments, the pending caller text and
+    the render's state after it (the previous turn's role, whether it holds content, and the
+    role and message index written in)."""
+    writer = out.writer
+    previous = out.previous
+    start = len(writer._segments) if writer._unfinished is None else -1
+    write_message(out, index)
+    if start >= 0 and index < MAX_CACHED_INDEX:
+        if len(whole) >= WHOLE_TURNS_KEPT:
+            whole.clear()
+        segments = tuple(writer._segments[start:])
+        state = (
+            out.previous,
+            out.has_content,
+            out.role,
+            out.index,
+            writer.role,
+            writer.message_index,
+        )
+        whole[index, id(message), previous] = (message, segments, writer._unfinished, state)
+
+
+def _claim_kept(plan: Any, role: str) -> bool:
+    """Whether a message of ``role``, which a concept writes itself (:attr:`Concept.claims`),
+    is written as a function of that message, its index and the role before it alone: the
+    concept says so of its ``write_message`` and every turn hook of the role is local."""
+    concept = plan.claims[role].__self__
+    local = plan.turns[role].local
+    return concept.hook_is_local("write_message", role) and all(
+        all(hooks) for hooks in local.values()
+    )
 
 
 def _wholly_kept(hooks: Any) -> tuple[str, ...] | None:
-    """Whether a turn of this role written for a message is a function of that message and its
-    index alone, so its segments may be kept by the message: the frame opens the same after
-    any role, its opener and opening hooks act alike on every message's turn
-    (:attr:`Concept.alike_for_messages`) or only on a message holding a
-    field (:meth:`Concept.hook_needs`) and a first content hook whose text the compiler
-    writes (:meth:`Concept.content_text`, tested on the message's own fields).  Those fields
-    (a turn of a message holding none of them is kept), or None: never kept."""
-    if not hooks.opens or hooks.before or hooks.turn_end or hooks.after:
+    """Whether a turn of this role written for a message is a function of that message, its
+    index and the role before it alone (the frame's opener may depend on that role), so its
+    segments may be kept by them: each hook is local (:meth:`Concept.hook_is_local`) or, for
+    the opening, content and closing hooks, acts only on a message holding a field
+    (:meth:`Concept.hook_needs`), with a first content hook whose text the compiler writes
+    (:meth:`Concept.content_text`, tested on the message's own fields).  Those fields (a
+    turn of a message holding none of them is kept), or None: never kept."""
+    local = hooks.local
+    if not all(local["write_before"] + local["turn_open"] + local["turn_end"]):
         return None
-    if not all(hooks.alike["turn_open"]):
+    if not all(local["write_after"]):
         return None
-    # (an opening hook that acts alike on every message's turn writes the same again)
-    opening = zip(hooks.needs["write_opening"], hooks.alike["write_opening"], strict=True)
-    fields = [*(need for need, alike in opening if not alike), *hooks.needs["write_closing"]]
+    fields: list[str | None] = []
+    for hook in ("write_opening", "write_closing"):
+        fields += [
+            need for need, alike in zip(hooks.needs[hook], local[hook], strict=True) if not alike
+        ]
+    contents = zip(hooks.needs["write_content"], local["write_content"], strict=True)
     if hooks.content_text is not None:
         if "after_last_query" in hooks.needs["write_content"][: hooks.content_after]:
             return None
     else:
-        fields += hooks.needs["write_content"]
+        fields += [need for need, alike in contents if not alike]
     if None in fields or "after_last_query" in fields:
         return None  # (a hook that acts on every turn, or on a turn's place: never kept)
     return tuple(dict.fromkeys(field for field in fields if field is not None))
 
 
-def _whole_kept(source: _Source, tag: str, role: str) -> None:
-    """A turn found whole (its message met before at this index, in a writer that escapes
-    nothing, so no backslash is pending): its segments again; else ``start``, where the
-    turn's segments begin (-1: none to keep)."""
+def _whole_kept(source: _Source, tag: str, role: str, escapes: bool) -> None:
+    """A turn found whole (its message met before at this index after a turn of the same
+    role, no backslash of caller text pending before it): its segments again; else
+    ``start``, where the turn's segments begin (-1: none to keep)."""
     whole = source.bind(f"whole_{tag}", {})
-    source.line("if message is not None and writer._escape is None:")
-    source.line(f"    kept = {whole}.get((index, id(message)))")
+    source.line("previous = out.previous")
+    source.line("if message is not None and writer._unfinished is None:")
+    source.line(f"    kept = {whole}.get((index, id(message), previous))")
     source.line("    if kept is not None and kept[0] is message:")
     source.line("        writer._extend(kept[1])")
+    if escapes:
+        source.line("        writer._unfinished = kept[2]")
     source.line("        out.has_content = True")
     source.line(f"        out.previous = {role!r}")
     source.line("        return")
@@ -164,7 +216,7 @@ def _whole_kept(source: _Source, tag: str, role: str) -> None:
     source.line("    start = -1")
 
 
-def _turn(source: _Source, role: str, hooks: Any) -> None:
+def _turn(source: _Source, role: str, hooks: Any, escapes: bool) -> None:
     """The framed turn of ``role`` (``Render.turn``, specialised): the function
     ``turn_ROLE(out, index, message)`` (``message`` None: a turn that holds no message)."""
     tag = role
@@ -177,7 +229,7 @@ def _turn(source: _Source, role: str, hooks: Any) -> None:
     source.line("writer = out.writer")
     _enter(source, role)
     if whole:
-        _whole_kept(source, tag, role)
+        _whole_kept(source, tag, role, escapes)
     if hooks.before:
         for call in source.calls(f"before_{tag}", hooks.before, "out, index"):
             source.line(call)
@@ -307,7 +359,7 @@ def _turn(source: _Source, role: str, hooks: Any) -> None:
         keep = source.bind("keep_turn", _keep_turn)
         held = "".join(f" and not {_needed(field)}" for field in fields or ())
         source.line(f"if start >= 0{held}:  # (no hook acted: none of their fields is held)")
-        source.line(f"    {keep}(whole_{tag}, message, index, writer._segments, start)")
+        source.line(f"    {keep}(whole_{tag}, message, index, previous, writer, start)")
     source.line(f"out.previous = {role!r}")
     source.depth -= 1
     source.line("")
@@ -410,8 +462,6 @@ def _conversation(source: _Source, plan: Any, claimed: dict[str, str]) -> None:
     for call in source.calls("start", plan.start, "out"):
         source.line(call)
     kept_roles = [role for role in plan.layout.frames if f"whole_{role}" in source.names]
-    if kept_roles:
-        source.line("escapes = writer._escape is not None")
     source.line("for index, message in enumerate(messages):")
     source.depth += 1
     source.line("role = message.role")
@@ -421,16 +471,43 @@ def _conversation(source: _Source, plan: Any, claimed: dict[str, str]) -> None:
     written = [*claimed, *(role for role in plan.layout.frames if role not in claimed)]
     for role in sorted(written, key=lambda role: _FREQUENT.get(role, len(_FREQUENT))):
         source.line(f"{branch} role == {role!r}:")
-        if role in claimed:
+        if role in claimed and _claim_kept(plan, role):
+            # (the claim's turn found whole, as _write_claimed keeps it)
+            whole = source.bind(f"whole_claim_{role}", {})
+            write_claimed = source.bind("write_claimed", _write_claimed)
+            source.depth += 1
+            source.line(
+                "kept = None if writer._unfinished is not None else "
+                f"{whole}.get((index, id(message), out.previous))"
+            )
+            source.line("if kept is not None and kept[0] is message:")
+            source.depth += 1
+            source.line("writer._extend(kept[1])")
+            if plan.joined:
+                source.line("writer._unfinished = kept[2]")
+            source.line(
+                "(out.previous, out.has_content, out.role, out.index, writer.role, "
+                "writer.message_index) = kept[3]"
+            )
+            source.depth -= 1
+            source.line("else:")
+            source.line(f"    {write_claimed}({claimed[role]}, {whole}, out, index, message)")
+            source.depth -= 1
+        elif role in claimed:
             source.line(f"    {claimed[role]}(out, index)")
         elif role in kept_roles:
             # (the turn found whole, as its function finds it, without the function's call)
             source.depth += 1
-            source.line(f"kept = None if escapes else whole_{role}.get((index, id(message)))")
+            source.line(
+                "kept = None if writer._unfinished is not None else "
+                f"whole_{role}.get((index, id(message), out.previous))"
+            )
             source.line("if kept is not None and kept[0] is message:")
             source.depth += 1
             _enter(source, role)
             source.line("writer._extend(kept[1])")
+            if plan.joined:
+                source.line("writer._unfinished = kept[2]")
             source.line("out.has_content = True")
             source.line(f"out.previous = {role!r}")
             source.depth -= 1
@@ -481,7 +558,7 @@ def compiled_writer(
         for role, write_message in plan.claims.items()
     }
     for role in plan.layout.frames:
-        _turn(source, role, plan.turns[role])
+        _turn(source, role, plan.turns[role], plan.joined)
     _prompt(source, plan)
     _conversation(source, plan, claimed)
     text = "\n".join(source.lines) + "\n"

@@ -66,12 +66,6 @@ class Concept:
     writes it (``"calls"``, ``"tools block"``, ``"reasoning"``): the layout refuses two
     concepts for one job, since reading could not tell whose a marker is."""
 
-    alike_for_messages: ClassVar[frozenset[str]] = frozenset()
-    """The turn hooks (by name: ``"turn_open"``, ``"write_opening"``) that act alike on every
-    turn written for a message, whatever the message and its place (a function of the layout
-    alone): the compiled writer may then keep such a turn's text by its message and write it
-    again in one step (tests/compile checks it against the reference writer)."""
-
     # ------------------------------------------------------------------ declaration
 
     def markers(self) -> Iterator[Marker]:
@@ -152,6 +146,19 @@ class Concept:
         always calls it).  None (the default): always called."""
         del hook, role
         return None
+
+    def hook_is_local(self, hook: str, role: str) -> bool:
+        """Whether the turn hook ``hook`` (by name, ``"write_before"`` through
+        ``"write_after"``) writes a turn of ``role`` for a message as a function of the
+        layout, that message, its index and the role of the turn before it alone: it reads no
+        other message, no tool and nothing another hook or turn left, and records no loss.
+        When every hook of a turn is local (or needs a field the message does not hold:
+        :meth:`hook_needs`), the compiled writer keeps the turn's segments by its message and
+        writes them again in one step when the message comes back at that place
+        (tests/compile checks every format against the reference writer).  False (the
+        default): the turn is written anew each time."""
+        del hook, role
+        return False
 
     def check(self, out: Render) -> None:
         """Refuse what this concept cannot write, or record what it drops

@@ -28,7 +28,7 @@ from ..errors import FormatError
 from ..types import ToolCall
 from .bare_calls import BareCallReader
 from .call_list import JsonCallObject, key_written_twice
-from .calls import Content, SectionedCallConcept, arguments_json, arguments_value
+from .calls import CallConcept, Content, SectionedCallConcept, arguments_json, arguments_value
 from .grammar import SectionedCalls, text_before_calls
 from .pieces import Fence, text_of
 from .pieces import Lit as LayoutText
@@ -175,6 +175,16 @@ class JsonCalls(JsonCallObject, SectionedCallConcept):
         return text_of(self.separator).strip()
 
     # ------------------------------------------------------------------ the writer
+
+    def hook_is_local(self, hook: str, role: str) -> bool:
+        """A turn's calls and the text beside them are the message's own: the writer's hooks
+        are local (unless a subclass writes them otherwise)."""
+        kind = type(self)
+        return (hook == "write_content" and kind.write_content is CallConcept.write_content) or (
+            hook == "write_closing"
+            and kind.write_closing is SectionedCallConcept.write_closing
+            and kind.write_call is JsonCalls.write_call
+        )
 
     @cached_property
     def content(self) -> Content:  # type: ignore[override]

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING
 
 from ..emit.grammar_ast import Lit as GrammarLit
 from ..errors import FormatError
@@ -47,8 +47,10 @@ class PromptRest(Concept):
     rest: str
     trainable: bool = False
 
-    # (for a message's turn, index is within the messages: the cut opener and the rest)
-    alike_for_messages: ClassVar[frozenset[str]] = frozenset({"turn_open", "write_opening"})
+    def hook_is_local(self, hook: str, role: str) -> bool:
+        # (for a message's turn, index is within the messages: the cut opener and the rest,
+        # the same for every message)
+        return hook in ("turn_open", "write_opening")
 
     def validate(self, layout: Layout) -> None:
         if not self.trainable:

@@ -194,6 +194,16 @@ class Reasoning(Concept):
             return self.written_needs()
         return None
 
+    def hook_is_local(self, hook: str, role: str) -> bool:
+        """A block kept in every turn is the message's own: the writer's hooks are local."""
+        kind = type(self)
+        return (
+            self.keep == "all"
+            and kind.written is Reasoning.written
+            and getattr(kind, hook, None) is getattr(Reasoning, hook, None)
+            and hook in ("write_opening", "write_content")
+        )
+
     def check(self, out: Render) -> None:
         out.handled.add("reasoning")  # (out.handles without its call: every render asks)
         if "reasoning" not in out.present and not self.trim:

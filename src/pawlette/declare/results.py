@@ -113,6 +113,18 @@ class Results(Concept):
 
     # ------------------------------------------------------------------ the writer
 
+    def hook_is_local(self, hook: str, role: str) -> bool:
+        """A result alone in its turn, with no id or gap to place, is its message's own."""
+        kind = type(self)
+        return (
+            hook == "write_message"
+            and not self.grouped
+            and self.id_close is None
+            and not self.item_gap
+            and kind.write_message is Results.write_message
+            and kind.write_after_text is Results.write_after_text
+        )
+
     def check(self, out: Render) -> None:
         out.handled.add("tool_name")  # (out.handles without its call: every render asks)
         writes_id = self.writes_ids()

@@ -59,9 +59,9 @@ class TurnHooks:
 
         self.needs: dict[str, list[str | None]] = {}
         """Each hook's message field (:meth:`Concept.hook_needs`), by hook name, in order."""
-        self.alike: dict[str, list[bool]] = {}
-        """Whether each hook acts alike on every message's turn
-        (:attr:`Concept.alike_for_messages`), by hook name, in order."""
+        self.local: dict[str, list[bool]] = {}
+        """Whether each hook writes a message's turn from that message and its place alone
+        (:meth:`Concept.hook_is_local`), by hook name, in order."""
 
         def hooked(method: str) -> list[Any]:
             acting = [
@@ -71,7 +71,7 @@ class TurnHooks:
                 and ((roles := c.hook_roles(method)) is None or role in roles)
             ]
             self.needs[method] = [c.hook_needs(method, role) for c in acting]
-            self.alike[method] = [method in c.alike_for_messages for c in acting]
+            self.local[method] = [c.hook_is_local(method, role) for c in acting]
             return [getattr(c, method) for c in acting]
 
         self.before = hooked("write_before")

@@ -121,6 +121,10 @@ class FencedCalls(Concept):
         message = out.messages[index]
         return bool(message.content) or not message.tool_calls
 
+    def hook_is_local(self, hook: str, role: str) -> bool:
+        # (the message's own text and calls)
+        return hook in ("write_opening", "write_content", "write_closing")
+
     def write_opening(self, out: Render, index: int) -> None:
         if index >= 0 and self._text_turn(out, index):
             out.raw("\n", "metadata", trainable=True)  # the text turn's empty metadata line

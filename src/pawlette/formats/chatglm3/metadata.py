@@ -82,6 +82,9 @@ class MetadataLine(Concept):
     def turn_roles(self) -> frozenset[str]:
         return frozenset({"system", "user", "tool"})
 
+    def hook_is_local(self, hook: str, role: str) -> bool:
+        return hook == "write_opening"  # (the message's own name)
+
     def write_opening(self, out: Render, index: int) -> None:
         message = out.messages[index] if index >= 0 else None
         if message is not None and message.name and message.role != "tool":

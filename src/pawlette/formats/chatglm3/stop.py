@@ -46,6 +46,9 @@ class LearnedStop(Concept):
 
     # ------------------------------------------------------------------ the writer
 
+    def hook_is_local(self, hook: str, role: str) -> bool:
+        return hook == "write_before"  # (the turn before and this one's role)
+
     def write_before(self, out: Render, index: int) -> None:
         # The frame writes no opener after an assistant turn (``open_after``): it is here,
         # learned, in the message it opens.

@@ -22,8 +22,6 @@ if TYPE_CHECKING:
     from pawlette.declare.table import Table
     from pawlette.declare.write import Render
 
-_BETWEEN_WRITTEN = "containers.between"
-
 
 @dataclass(frozen=True)
 class Containers(Concept):
@@ -40,25 +38,24 @@ class Containers(Concept):
 
     # ------------------------------------------------------------------ the writer
 
+    def hook_is_local(self, hook: str, role: str) -> bool:
+        # (a message's turn: ``between`` unless it is the first, the close of its role)
+        return hook in ("write_before", "write_after")
+
     def write_before(self, out: Render, index: int) -> None:
-        if out.previous is None:
-            return
-        written: list[bool] = out.state(_BETWEEN_WRITTEN, list)
-        if written:  # written after a turn that holds no message
-            written.clear()
-            return
-        out.fence(self.between, "separator")
+        # The first message's turn follows nothing, or the turn the format writes with no
+        # message (which wrote the text between itself and the next turn).
+        if out.previous is not None and index != 0:
+            out.fence(self.between, "separator")
 
     def write_after(self, out: Render, index: int) -> None:
         role = out.role
         if role is not None and role in self.close:
             out.fence(self.close[role], "close")
         if index == -1 and (out.messages or out.prompt):
-            # A turn the format writes with no message (the tools' system turn): the text
-            # between it and the next belongs to it.
+            # A turn the format writes with no message (the tools' system turn, before the
+            # first message): the text between it and the next belongs to it.
             out.fence(self.between, "separator")
-            written: list[bool] = out.state(_BETWEEN_WRITTEN, list)
-            written.append(True)
 
     # ------------------------------------------------------------------ the parse table
 

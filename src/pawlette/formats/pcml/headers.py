@@ -101,6 +101,9 @@ class Headers(Concept):
                         "an identifier other than " + ", ".join(sorted(taken)),
                     )
 
+    def hook_is_local(self, hook: str, role: str) -> bool:
+        return hook == "write_opening"  # (the message's own fields)
+
     def write_opening(self, out: Render, index: int) -> None:
         if index < 0:
             return
