@@ -201,6 +201,26 @@ def test_a_turn_met_again_is_written_from_its_kept_segments(name: str) -> None:
     assert all(again.segments[number] is first.segments[number] for number in questions)
 
 
+@pytest.mark.parametrize("name", ["rwkv", "smollm3", "phi3"])
+def test_a_turn_of_calls_the_format_drops_is_kept_whole(name: str) -> None:
+    """An assistant message of calls alone, in a format that drops calls, writes an empty
+    turn: kept whole by the message, as a turn of text is."""
+    fmt = pawlette.get_format(name)
+    call = {"id": "call00001", "type": "function", "function": {"name": "f", "arguments": "{}"}}
+    conversation = {
+        "messages": [
+            {"role": "user", "content": "What is Lima known for?"},
+            {"role": "assistant", "content": "", "tool_calls": [call]},
+            {"role": "user", "content": "And Oslo?"},
+        ]
+    }
+    first = fmt.render(conversation, add_generation_prompt=True)
+    messages, _ = coerce_conversation(conversation)
+    whole = fmt.write.__globals__["whole_assistant"]
+    assert whole[1, id(messages[1])][0] is messages[1]
+    assert fmt.render(conversation, add_generation_prompt=True) == first
+
+
 @pytest.mark.parametrize("name", WHOLE_TURN_NAMES)
 def test_turns_kept_whole_render_as_the_reference_wherever_met_again(name: str) -> None:
     """The same messages met again at other indices, twice in one conversation, after a
@@ -223,7 +243,14 @@ def test_turns_kept_whole_render_as_the_reference_wherever_met_again(name: str) 
         ],
     }
     result = {"role": "tool", "tool_call_id": "call00001", "content": "Its food."}
+    calls_only = {**call, "content": ""}  # (a turn of no content: kept whole where dropped)
+    calls_null = {**call, "content": None}
+    empty = {"role": "assistant", "content": ""}
     requests = [
+        {"messages": [question, calls_only, result, answer, question], "tools": [WEATHER_TOOL]},
+        {"messages": [question, calls_null, result, calls_only, question]},
+        {"messages": [question, empty, question, calls_only, result, empty]},
+        {"messages": [system, question, calls_only, question, empty, question]},
         {"messages": [question, answer, question]},
         {"messages": [question, thought, question, answer, question]},
         {"messages": [question, call, result, answer, question], "tools": [WEATHER_TOOL]},

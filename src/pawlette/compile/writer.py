@@ -125,12 +125,14 @@ def _keep_turn(
 def _wholly_kept(hooks: Any) -> tuple[str, ...] | None:
     """Whether a turn of this role written for a message is a function of that message and its
     index alone, so its segments may be kept by the message: the frame opens the same after
-    any role, its opener and opening hooks act alike on every message's turn
+    any role, its hooks before it write outside it (:meth:`Concept.hooks_outside_turn`: called
+    all the same, their segments not the turn's), its opener and opening hooks act alike on
+    every message's turn
     (:attr:`Concept.alike_for_messages`) or only on a message holding a
     field (:meth:`Concept.hook_needs`) and a first content hook whose text the compiler
     writes (:meth:`Concept.content_text`, tested on the message's own fields).  Those fields
     (a turn of a message holding none of them is kept), or None: never kept."""
-    if not hooks.opens or hooks.before or hooks.turn_end or hooks.after:
+    if not hooks.opens or hooks.turn_end or hooks.after or not all(hooks.outside["write_before"]):
         return None
     if not all(hooks.alike["turn_open"]):
         return None
@@ -176,12 +178,12 @@ def _turn(source: _Source, role: str, hooks: Any) -> None:
     source.depth += 1
     source.line("writer = out.writer")
     _enter(source, role)
-    if whole:
-        _whole_kept(source, tag, role)
     if hooks.before:
         for call in source.calls(f"before_{tag}", hooks.before, "out, index"):
             source.line(call)
         _enter(source, role)
+    if whole:  # (after the hooks before the turn: what they write is not the turn's)
+        _whole_kept(source, tag, role)
     opener = bool(hooks.turn_open)
     if opener:
         openers = source.calls(f"turn_open_{tag}", hooks.turn_open, "out, index")
@@ -213,13 +215,21 @@ def _turn(source: _Source, role: str, hooks: Any) -> None:
         # (Concept.content_text); any other message calls the hooks.
         transform = source.bind(f"content_text_{tag}", hooks.content_text)
         needed = hooks.needs["write_content"][: hooks.content_after]
+        unneeded = "".join(f"not {_needed(field)} and " for field in needed)
         source.line(
-            f"if message is not None and message.role == {role!r} and "
-            + "".join(f"not {_needed(field)} and " for field in needed)
-            + "(content := message.content) and len(content) == 1 and "
+            f"if message is not None and message.role == {role!r} and {unneeded}"
+            "(content := message.content) and len(content) == 1 and "
             "type(content[0]) is TextPart:"
         )
         source.line(f"    text = {transform}(content[0].text)")
+        # A message of no content (a turn of calls a format drops) writes the function's
+        # text of "" (Concept.content_text): found once here, and the turn kept whole.
+        empty = source.bind(f"empty_text_{tag}", hooks.content_text(""))
+        source.line(
+            f"elif message is not None and message.role == {role!r} and {unneeded}"
+            "not message.content:"
+        )
+        source.line(f"    text = {empty}")
         branch = "elif"
     else:
         branch = "if"
@@ -409,7 +419,12 @@ def _conversation(source: _Source, plan: Any, claimed: dict[str, str]) -> None:
         source.line(f'out.fence({begin}, "begin")')
     for call in source.calls("start", plan.start, "out"):
         source.line(call)
-    kept_roles = [role for role in plan.layout.frames if f"whole_{role}" in source.names]
+    # (a turn with hooks before it is found whole by its function, after them)
+    kept_roles = [
+        role
+        for role in plan.layout.frames
+        if f"whole_{role}" in source.names and not plan.turns[role].before
+    ]
     if kept_roles:
         source.line("escapes = writer._escape is not None")
     source.line("for index, message in enumerate(messages):")

@@ -153,6 +153,14 @@ class Concept:
         del hook, role
         return None
 
+    def hooks_outside_turn(self) -> frozenset[str]:
+        """The turn hooks (by name: ``"write_before"``) that write only before their turn
+        opens, outside any message's context, and change nothing the turn then reads (its
+        frame, hooks and the render's state): the compiled writer may then keep the turn's
+        own text by its message and write it again in one step, the hook called all the same
+        (tests/compile checks it against the reference writer).  None by default."""
+        return frozenset()
+
     def check(self, out: Render) -> None:
         """Refuse what this concept cannot write, or record what it drops
         (:meth:`~pawlette.declare.write.Render.lose`), before anything is written."""
@@ -185,9 +193,10 @@ class Concept:
 
     def content_text(self, role: str) -> Callable[[str], str] | None:
         """What :meth:`write_content` does in a turn of ``role`` written for a message of
-        that role whose content is one text part, when all it does there is write a function
-        of that text as the skeleton writes a message's text (caller text of kind
-        ``"content"``, trainable in the assistant's turn) and return True: that function.
+        that role whose content is one text part, or none (its text is ``""``), when all it
+        does there is write a function of that text as the skeleton writes a message's text
+        (caller text of kind ``"content"``, trainable in the assistant's turn; an empty text
+        is no segment) and return True: that function.
         The compiled writer calls it there in place of the hook when this concept's is the
         turn's first content hook (tests/compile checks it against the reference, which calls
         the hook).  None (the default): the hook is called."""
