@@ -221,6 +221,34 @@ def test_a_turn_of_calls_the_format_drops_is_kept_whole(name: str) -> None:
     assert fmt.render(conversation, add_generation_prompt=True) == first
 
 
+@pytest.mark.parametrize(
+    ("name", "role", "index"),
+    [
+        ("minimax", "system", 0),  # (a tools block before the next turn; its text trimmed)
+        ("minimax", "user", 1),  # (after the tools block, written before it)
+        ("smollm3", "system", 0),  # (a preamble at the first message, its text cleaned)
+    ],
+)
+def test_a_turn_whose_hooks_act_on_its_message_alone_is_kept_whole(
+    name: str, role: str, index: int
+) -> None:
+    """A turn whose hooks write outside it (a tools block before it) or as a function of its
+    message and index (a preamble, a trimmed or cleaned text) is kept whole by the message."""
+    fmt = pawlette.get_format(name)
+    conversation = {
+        "messages": [
+            {"role": "system", "content": "Be brief. "},
+            {"role": "user", "content": "What is Lima known for?"},
+        ],
+        "tools": [WEATHER_TOOL],
+    }
+    first = fmt.render(conversation, add_generation_prompt=True)
+    messages, _ = coerce_conversation(conversation)
+    whole = fmt.write.__globals__[f"whole_{role}"]
+    assert whole[index, id(messages[index])][0] is messages[index]
+    assert fmt.render(conversation, add_generation_prompt=True) == first
+
+
 @pytest.mark.parametrize("name", WHOLE_TURN_NAMES)
 def test_turns_kept_whole_render_as_the_reference_wherever_met_again(name: str) -> None:
     """The same messages met again at other indices, twice in one conversation, after a
@@ -230,6 +258,7 @@ def test_turns_kept_whole_render_as_the_reference_wherever_met_again(name: str) 
     answer = {"role": "assistant", "content": "Its food."}
     blank = {"role": "assistant", "content": "  Its food.\n"}
     system = {"role": "system", "content": "Be brief."}
+    spaced = {"role": "system", "content": " Be brief. /think "}
     thought = {"role": "assistant", "content": "Its food.", "reasoning_content": "Lima."}
     call = {
         "role": "assistant",
@@ -251,6 +280,9 @@ def test_turns_kept_whole_render_as_the_reference_wherever_met_again(name: str) 
         {"messages": [question, calls_null, result, calls_only, question]},
         {"messages": [question, empty, question, calls_only, result, empty]},
         {"messages": [system, question, calls_only, question, empty, question]},
+        {"messages": [system, question, answer, question], "tools": [WEATHER_TOOL]},
+        {"messages": [spaced, question, system, question], "tools": [WEATHER_TOOL]},
+        {"messages": [question, system, question, answer, question], "tools": [WEATHER_TOOL]},
         {"messages": [question, answer, question]},
         {"messages": [question, thought, question, answer, question]},
         {"messages": [question, call, result, answer, question], "tools": [WEATHER_TOOL]},

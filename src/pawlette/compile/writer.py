@@ -130,20 +130,35 @@ def _wholly_kept(hooks: Any) -> tuple[str, ...] | None:
     every message's turn
     (:attr:`Concept.alike_for_messages`) or only on a message holding a
     field (:meth:`Concept.hook_needs`) and a first content hook whose text the compiler
-    writes (:meth:`Concept.content_text`, tested on the message's own fields).  Those fields
+    writes (:meth:`Concept.content_text`, tested on the message's own fields); a hook that
+    acts as a function of the message and its index (:meth:`Concept.hook_by_message`) keeps
+    it too.  Those fields
     (a turn of a message holding none of them is kept), or None: never kept."""
     if not hooks.opens or hooks.turn_end or hooks.after or not all(hooks.outside["write_before"]):
         return None
-    if not all(hooks.alike["turn_open"]):
+    alike = {
+        method: [
+            same or known
+            for same, known in zip(hooks.alike[method], hooks.by_message[method], strict=True)
+        ]
+        for method in hooks.alike
+    }
+    if not all(alike["turn_open"]):
         return None
-    # (an opening hook that acts alike on every message's turn writes the same again)
-    opening = zip(hooks.needs["write_opening"], hooks.alike["write_opening"], strict=True)
-    fields = [*(need for need, alike in opening if not alike), *hooks.needs["write_closing"]]
+    # (a hook that acts alike on every message's turn, or as a function of the message and
+    # its index, writes the same again for the message at that index)
+    fields = [
+        need
+        for method in ("write_opening", "write_closing")
+        for need, same in zip(hooks.needs[method], alike[method], strict=True)
+        if not same
+    ]
     if hooks.content_text is not None:
         if "after_last_query" in hooks.needs["write_content"][: hooks.content_after]:
             return None
     else:
-        fields += hooks.needs["write_content"]
+        content = zip(hooks.needs["write_content"], hooks.by_message["write_content"], strict=True)
+        fields += [need for need, known in content if not known]
     if None in fields or "after_last_query" in fields:
         return None  # (a hook that acts on every turn, or on a turn's place: never kept)
     return tuple(dict.fromkeys(field for field in fields if field is not None))
@@ -316,7 +331,7 @@ def _turn(source: _Source, role: str, hooks: Any) -> None:
     if whole:
         keep = source.bind("keep_turn", _keep_turn)
         held = "".join(f" and not {_needed(field)}" for field in fields or ())
-        source.line(f"if start >= 0{held}:  # (no hook acted: none of their fields is held)")
+        source.line(f"if start >= 0{held}:  # (no hook acted but as a function of the message)")
         source.line(f"    {keep}(whole_{tag}, message, index, writer._segments, start)")
     source.line(f"out.previous = {role!r}")
     source.depth -= 1

@@ -153,6 +153,18 @@ class Concept:
         del hook, role
         return None
 
+    def hook_by_message(self, hook: str, role: str) -> bool:
+        """Whether the turn hook ``hook`` (``"turn_open"``, ``"write_opening"``,
+        ``"write_content"`` or ``"write_closing"``), in a turn of ``role`` written for a
+        message, acts as a function of that message and its index alone (and of the layout:
+        not of the tools, the other messages or the turns before), records no loss and
+        changes nothing of the render but ``has_content``, to True: the compiled writer may
+        then keep the turn's text by its message and write it again in one step though the
+        hook acts there (tests/compile checks it against the reference writer).  False by
+        default."""
+        del hook, role
+        return False
+
     def hooks_outside_turn(self) -> frozenset[str]:
         """The turn hooks (by name: ``"write_before"``) that write only before their turn
         opens, outside any message's context, and change nothing the turn then reads (its

@@ -248,6 +248,12 @@ class Trimmed(Concept):
         out.writer.text(text, "content", trainable=trainable)
         return True
 
+    def hook_by_message(self, hook: str, role: str) -> bool:
+        # (its own write_content: the message's text trimmed, after its lead)
+        kind = type(self)
+        own = kind.write_content is Trimmed.write_content and kind.trims is Trimmed.trims
+        return hook == "write_content" and own
+
     def content_text(self, role: str) -> Callable[[str], str] | None:
         # (Trimmed's own write_content, for a message of a role it trims: its text trimmed)
         kind = type(self)

@@ -62,6 +62,10 @@ class TurnHooks:
         self.alike: dict[str, list[bool]] = {}
         """Whether each hook acts alike on every message's turn
         (:attr:`Concept.alike_for_messages`), by hook name, in order."""
+        self.by_message: dict[str, list[bool]] = {}
+        """Whether each hook acts, in a turn written for a message, as a function of that
+        message and its index alone (:meth:`Concept.hook_by_message`), by hook name, in
+        order."""
         self.outside: dict[str, list[bool]] = {}
         """Whether each hook writes only outside its turn and changes nothing the turn reads
         (:meth:`Concept.hooks_outside_turn`), by hook name, in order."""
@@ -76,6 +80,7 @@ class TurnHooks:
             self.needs[method] = [c.hook_needs(method, role) for c in acting]
             self.alike[method] = [method in c.alike_for_messages for c in acting]
             self.outside[method] = [method in c.hooks_outside_turn() for c in acting]
+            self.by_message[method] = [c.hook_by_message(method, role) for c in acting]
             return [getattr(c, method) for c in acting]
 
         self.before = hooked("write_before")
