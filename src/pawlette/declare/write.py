@@ -89,8 +89,9 @@ class TurnHooks:
         self.content = hooked("write_content")
         self.content_text: Callable[[str], str] | None = None
         """What the first content hook that acts on a message of this role holding one text
-        part (or no content: the text ``""``) and no field an earlier one needs writes (:meth:`Concept.content_text`; None:
-        not declared); ``content_after`` is its place among the content hooks."""
+        part (or no content: the text ``""``) and no field an earlier one needs writes
+        (:meth:`Concept.content_text`; None: not declared); ``content_after`` is its place
+        among the content hooks."""
         self.content_after = 0
         for number, hook in enumerate(self.content):
             self.content_text = hook.__self__.content_text(role)
