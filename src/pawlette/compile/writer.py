@@ -231,20 +231,15 @@ def _turn(source: _Source, role: str, hooks: Any) -> None:
         transform = source.bind(f"content_text_{tag}", hooks.content_text)
         needed = hooks.needs["write_content"][: hooks.content_after]
         unneeded = "".join(f"not {_needed(field)} and " for field in needed)
-        source.line(
-            f"if message is not None and message.role == {role!r} and {unneeded}"
-            "(content := message.content) and len(content) == 1 and "
-            "type(content[0]) is TextPart:"
-        )
-        source.line(f"    text = {transform}(content[0].text)")
         # A message of no content (a turn of calls a format drops) writes the function's
         # text of "" (Concept.content_text): found once here, and the turn kept whole.
         empty = source.bind(f"empty_text_{tag}", hooks.content_text(""))
         source.line(
-            f"elif message is not None and message.role == {role!r} and {unneeded}"
-            "not message.content:"
+            f"if message is not None and message.role == {role!r} and {unneeded}"
+            "(not (content := message.content) or "
+            "(len(content) == 1 and type(content[0]) is TextPart)):"
         )
-        source.line(f"    text = {empty}")
+        source.line(f"    text = {transform}(content[0].text) if content else {empty}")
         branch = "elif"
     else:
         branch = "if"
