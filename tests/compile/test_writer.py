@@ -161,6 +161,14 @@ def test_fences_made_in_each_render_are_built_once(
     assert built == []
 
 
+def _kept(whole: dict[tuple[Any, ...], Any], index: int, message: Any) -> Any:
+    """The entry a compiled writer's store of whole turns holds for ``message`` at ``index``
+    (after whichever role came before it)."""
+    found = [kept for key, kept in whole.items() if key[:2] == (index, id(message))]
+    assert len(found) == 1, whole.keys()
+    return found[0]
+
+
 WHOLE_TURN_NAMES = [
     name
     for name in NAMES
@@ -201,6 +209,54 @@ def test_a_turn_met_again_is_written_from_its_kept_segments(name: str) -> None:
     assert all(again.segments[number] is first.segments[number] for number in questions)
 
 
+@pytest.mark.parametrize("name", ["rwkv", "smollm3", "phi3"])
+def test_a_turn_of_calls_the_format_drops_is_kept_whole(name: str) -> None:
+    """An assistant message of calls alone, in a format that drops calls, writes an empty
+    turn: kept whole by the message, as a turn of text is."""
+    fmt = pawlette.get_format(name)
+    call = {"id": "call00001", "type": "function", "function": {"name": "f", "arguments": "{}"}}
+    conversation = {
+        "messages": [
+            {"role": "user", "content": "What is Lima known for?"},
+            {"role": "assistant", "content": "", "tool_calls": [call]},
+            {"role": "user", "content": "And Oslo?"},
+        ]
+    }
+    first = fmt.render(conversation, add_generation_prompt=True)
+    messages, _ = coerce_conversation(conversation)
+    whole = fmt.write.__globals__["whole_assistant"]
+    assert _kept(whole, 1, messages[1])[0] is messages[1]
+    assert fmt.render(conversation, add_generation_prompt=True) == first
+
+
+@pytest.mark.parametrize(
+    ("name", "role", "index"),
+    [
+        ("minimax", "system", 0),  # (a tools block before the next turn; its text trimmed)
+        ("minimax", "user", 1),  # (after the tools block, written before it)
+        ("smollm3", "system", 0),  # (a preamble at the first message, its text cleaned)
+    ],
+)
+def test_a_turn_whose_hooks_act_on_its_message_alone_is_kept_whole(
+    name: str, role: str, index: int
+) -> None:
+    """A turn whose hooks write outside it (a tools block before it) or as a function of its
+    message and index (a preamble, a trimmed or cleaned text) is kept whole by the message."""
+    fmt = pawlette.get_format(name)
+    conversation = {
+        "messages": [
+            {"role": "system", "content": "Be brief. "},
+            {"role": "user", "content": "What is Lima known for?"},
+        ],
+        "tools": [WEATHER_TOOL],
+    }
+    first = fmt.render(conversation, add_generation_prompt=True)
+    messages, _ = coerce_conversation(conversation)
+    whole = fmt.write.__globals__[f"whole_{role}"]
+    assert _kept(whole, index, messages[index])[0] is messages[index]
+    assert fmt.render(conversation, add_generation_prompt=True) == first
+
+
 @pytest.mark.parametrize("name", WHOLE_TURN_NAMES)
 def test_turns_kept_whole_render_as_the_reference_wherever_met_again(name: str) -> None:
     """The same messages met again at other indices, twice in one conversation, after a
@@ -210,6 +266,7 @@ def test_turns_kept_whole_render_as_the_reference_wherever_met_again(name: str) 
     answer = {"role": "assistant", "content": "Its food."}
     blank = {"role": "assistant", "content": "  Its food.\n"}
     system = {"role": "system", "content": "Be brief."}
+    spaced = {"role": "system", "content": " Be brief. /think "}
     thought = {"role": "assistant", "content": "Its food.", "reasoning_content": "Lima."}
     call = {
         "role": "assistant",
@@ -223,7 +280,17 @@ def test_turns_kept_whole_render_as_the_reference_wherever_met_again(name: str) 
         ],
     }
     result = {"role": "tool", "tool_call_id": "call00001", "content": "Its food."}
+    calls_only = {**call, "content": ""}  # (a turn of no content: kept whole where dropped)
+    calls_null = {**call, "content": None}
+    empty = {"role": "assistant", "content": ""}
     requests = [
+        {"messages": [question, calls_only, result, answer, question], "tools": [WEATHER_TOOL]},
+        {"messages": [question, calls_null, result, calls_only, question]},
+        {"messages": [question, empty, question, calls_only, result, empty]},
+        {"messages": [system, question, calls_only, question, empty, question]},
+        {"messages": [system, question, answer, question], "tools": [WEATHER_TOOL]},
+        {"messages": [spaced, question, system, question], "tools": [WEATHER_TOOL]},
+        {"messages": [question, system, question, answer, question], "tools": [WEATHER_TOOL]},
         {"messages": [question, answer, question]},
         {"messages": [question, thought, question, answer, question]},
         {"messages": [question, call, result, answer, question], "tools": [WEATHER_TOOL]},

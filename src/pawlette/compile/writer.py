@@ -170,15 +170,18 @@ def _claim_kept(plan: Any, role: str) -> bool:
 def _wholly_kept(hooks: Any) -> tuple[str, ...] | None:
     """Whether a turn of this role written for a message is a function of that message, its
     index and the role before it alone (the frame's opener may depend on that role), so its
-    segments may be kept by them: each hook is local (:meth:`Concept.hook_is_local`) or, for
-    the opening, content and closing hooks, acts only on a message holding a field
+    segments may be kept by them: each hook is local (:meth:`Concept.hook_is_local`), or
+    writes only before the turn and changes nothing it reads (a hook before it:
+    :meth:`Concept.hooks_outside_turn`, called all the same, its segments not the turn's), or
+    (an opening, content or closing hook) acts only on a message holding a field
     (:meth:`Concept.hook_needs`), with a first content hook whose text the compiler writes
     (:meth:`Concept.content_text`, tested on the message's own fields).  Those fields (a
     turn of a message holding none of them is kept), or None: never kept."""
     local = hooks.local
-    if not all(local["write_before"] + local["turn_open"] + local["turn_end"]):
+    before = zip(local["write_before"], hooks.outside["write_before"], strict=True)
+    if not all(inside or outside for inside, outside in before):
         return None
-    if not all(local["write_after"]):
+    if not all(local["turn_open"] + local["turn_end"] + local["write_after"]):
         return None
     fields: list[str | None] = []
     for hook in ("write_opening", "write_closing"):
@@ -228,12 +231,17 @@ def _turn(source: _Source, role: str, hooks: Any, escapes: bool) -> None:
     source.depth += 1
     source.line("writer = out.writer")
     _enter(source, role)
-    if whole:
+    # (hooks before the turn that are all local: their text is kept with it; else they are
+    # called each time, and the turn after them is kept: Concept.hooks_outside_turn)
+    kept_first = whole and all(hooks.local["write_before"])
+    if kept_first:
         _whole_kept(source, tag, role, escapes)
     if hooks.before:
         for call in source.calls(f"before_{tag}", hooks.before, "out, index"):
             source.line(call)
         _enter(source, role)
+    if whole and not kept_first:  # (after the hooks before the turn: not the turn's text)
+        _whole_kept(source, tag, role, escapes)
     opener = bool(hooks.turn_open)
     if opener:
         openers = source.calls(f"turn_open_{tag}", hooks.turn_open, "out, index")
@@ -265,13 +273,16 @@ def _turn(source: _Source, role: str, hooks: Any, escapes: bool) -> None:
         # (Concept.content_text); any other message calls the hooks.
         transform = source.bind(f"content_text_{tag}", hooks.content_text)
         needed = hooks.needs["write_content"][: hooks.content_after]
+        unneeded = "".join(f"not {_needed(field)} and " for field in needed)
+        # A message of no content (a turn of calls a format drops) writes the function's
+        # text of "" (Concept.content_text): found once here, and the turn kept whole.
+        empty = source.bind(f"empty_text_{tag}", hooks.content_text(""))
         source.line(
-            f"if message is not None and message.role == {role!r} and "
-            + "".join(f"not {_needed(field)} and " for field in needed)
-            + "(content := message.content) and len(content) == 1 and "
-            "type(content[0]) is TextPart:"
+            f"if message is not None and message.role == {role!r} and {unneeded}"
+            "(not (content := message.content) or "
+            "(len(content) == 1 and type(content[0]) is TextPart)):"
         )
-        source.line(f"    text = {transform}(content[0].text)")
+        source.line(f"    text = {transform}(content[0].text) if content else {empty}")
         branch = "elif"
     else:
         branch = "if"
@@ -358,7 +369,7 @@ def _turn(source: _Source, role: str, hooks: Any, escapes: bool) -> None:
     if whole:
         keep = source.bind("keep_turn", _keep_turn)
         held = "".join(f" and not {_needed(field)}" for field in fields or ())
-        source.line(f"if start >= 0{held}:  # (no hook acted: none of their fields is held)")
+        source.line(f"if start >= 0{held}:  # (no hook acted but as a function of the message)")
         source.line(f"    {keep}(whole_{tag}, message, index, previous, writer, start)")
     source.line(f"out.previous = {role!r}")
     source.depth -= 1
@@ -461,7 +472,13 @@ def _conversation(source: _Source, plan: Any, claimed: dict[str, str]) -> None:
         source.line(f'out.fence({begin}, "begin")')
     for call in source.calls("start", plan.start, "out"):
         source.line(call)
-    kept_roles = [role for role in plan.layout.frames if f"whole_{role}" in source.names]
+    # (a turn with hooks before it that are not all local is found whole by its function,
+    # after them)
+    kept_roles = [
+        role
+        for role in plan.layout.frames
+        if f"whole_{role}" in source.names and all(plan.turns[role].local["write_before"])
+    ]
     source.line("for index, message in enumerate(messages):")
     source.depth += 1
     source.line("role = message.role")

@@ -151,7 +151,8 @@ class Concept:
         """Whether the turn hook ``hook`` (by name, ``"write_before"`` through
         ``"write_after"``) writes a turn of ``role`` for a message as a function of the
         layout, that message, its index and the role of the turn before it alone: it reads no
-        other message, no tool and nothing another hook or turn left, and records no loss.
+        other message, no tool and nothing another hook or turn left, records no loss and
+        changes nothing of the render but ``has_content`` (to True).
         When every hook of a turn is local (or needs a field the message does not hold:
         :meth:`hook_needs`), the compiled writer keeps the turn's segments by its message and
         writes them again in one step when the message comes back at that place
@@ -159,6 +160,14 @@ class Concept:
         default): the turn is written anew each time."""
         del hook, role
         return False
+
+    def hooks_outside_turn(self) -> frozenset[str]:
+        """The turn hooks (by name: ``"write_before"``) that write only before their turn
+        opens, outside any message's context, and change nothing the turn then reads (its
+        frame, hooks and the render's state): the compiled writer may then keep the turn's
+        own text by its message and write it again in one step, the hook called all the same
+        (tests/compile checks it against the reference writer).  None by default."""
+        return frozenset()
 
     def check(self, out: Render) -> None:
         """Refuse what this concept cannot write, or record what it drops
@@ -192,9 +201,10 @@ class Concept:
 
     def content_text(self, role: str) -> Callable[[str], str] | None:
         """What :meth:`write_content` does in a turn of ``role`` written for a message of
-        that role whose content is one text part, when all it does there is write a function
-        of that text as the skeleton writes a message's text (caller text of kind
-        ``"content"``, trainable in the assistant's turn) and return True: that function.
+        that role whose content is one text part, or none (its text is ``""``), when all it
+        does there is write a function of that text as the skeleton writes a message's text
+        (caller text of kind ``"content"``, trainable in the assistant's turn; an empty text
+        is no segment) and return True: that function.
         The compiled writer calls it there in place of the hook when this concept's is the
         turn's first content hook (tests/compile checks it against the reference, which calls
         the hook).  None (the default): the hook is called."""

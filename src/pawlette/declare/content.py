@@ -206,6 +206,11 @@ class Trimmed(Concept):
         where = next(words for words, side in _SIDES.items() if side == self.side)
         return f"{what} {where}"
 
+    @cached_property
+    def trimmed_loss(self) -> str:
+        """What a loss of a trimmed text says (found once: every render's check asks)."""
+        return f"{self.trimmed_what} trimmed"
+
     def turn_roles(self) -> frozenset[str]:
         return frozenset(self.roles)
 
@@ -216,7 +221,7 @@ class Trimmed(Concept):
     def check(self, out: Render) -> None:
         by_role = type(self).trims is Trimmed.trims  # (its test, without a call per message)
         roles = self.roles
-        trim, lost = self.trim_text, f"{self.trimmed_what} trimmed"
+        trim, lost = self.trim_text, self.trimmed_loss
         for index, message in enumerate(out.messages):
             if (message.role in roles) if by_role else self.trims(out, index):
                 content = message.content  # (message_text's common case, without its call)
@@ -247,6 +252,12 @@ class Trimmed(Concept):
             out.fence(self.lead, "content", trainable=trainable)
         out.writer.text(text, "content", trainable=trainable)
         return True
+
+    def hook_is_local(self, hook: str, role: str) -> bool:
+        # (its own write_content: the message's text trimmed, after its lead)
+        kind = type(self)
+        own = kind.write_content is Trimmed.write_content and kind.trims is Trimmed.trims
+        return hook == "write_content" and own
 
     def content_text(self, role: str) -> Callable[[str], str] | None:
         # (Trimmed's own write_content, for a message of a role it trims: its text trimmed)

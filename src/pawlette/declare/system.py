@@ -268,6 +268,18 @@ class SystemPrompt(Concept):
         out.fence(frame.after, "separator")
         out.previous = "system"
 
+    def hook_is_local(self, hook: str, role: str) -> bool:
+        # In a turn written for a message: the preamble at the first message alone (unless
+        # it depends on the tools); the default text only in a turn that holds no message.
+        # (Gathered, a system turn never holds a message: nothing to keep.)
+        kind = type(self)
+        if self.placement == "gathered":
+            return False
+        if hook == "write_opening":
+            tools = self.preamble_with_tools or self.preamble_without_tools
+            return kind.write_opening is SystemPrompt.write_opening and not tools
+        return hook == "write_content" and kind.write_content is SystemPrompt.write_content
+
     def write_opening(self, out: Render, index: int) -> None:
         if out.role != "system" or index > 0:
             return

@@ -324,6 +324,12 @@ class ToolsBlock(Concept):
             out.at(None, -1)
             self.block(out)
 
+    def hooks_outside_turn(self) -> frozenset[str]:
+        # (its own write_before writes its own block before the turn and moves nothing else)
+        kind = type(self)
+        own = kind.write_before is ToolsBlock.write_before and kind.block is ToolsBlock.block
+        return frozenset({"write_before"}) if own else frozenset()
+
     def write_before(self, out: Render, index: int) -> None:
         if not out.tools:
             return

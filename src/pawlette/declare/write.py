@@ -62,6 +62,9 @@ class TurnHooks:
         self.local: dict[str, list[bool]] = {}
         """Whether each hook writes a message's turn from that message and its place alone
         (:meth:`Concept.hook_is_local`), by hook name, in order."""
+        self.outside: dict[str, list[bool]] = {}
+        """Whether each hook writes only outside its turn and changes nothing the turn reads
+        (:meth:`Concept.hooks_outside_turn`), by hook name, in order."""
 
         def hooked(method: str) -> list[Any]:
             acting = [
@@ -72,6 +75,7 @@ class TurnHooks:
             ]
             self.needs[method] = [c.hook_needs(method, role) for c in acting]
             self.local[method] = [c.hook_is_local(method, role) for c in acting]
+            self.outside[method] = [method in c.hooks_outside_turn() for c in acting]
             return [getattr(c, method) for c in acting]
 
         self.before = hooked("write_before")
@@ -80,8 +84,9 @@ class TurnHooks:
         self.content = hooked("write_content")
         self.content_text: Callable[[str], str] | None = None
         """What the first content hook that acts on a message of this role holding one text
-        part and no field an earlier one needs writes (:meth:`Concept.content_text`; None:
-        not declared); ``content_after`` is its place among the content hooks."""
+        part (or no content: the text ``""``) and no field an earlier one needs writes
+        (:meth:`Concept.content_text`; None: not declared); ``content_after`` is its place
+        among the content hooks."""
         self.content_after = 0
         for number, hook in enumerate(self.content):
             self.content_text = hook.__self__.content_text(role)

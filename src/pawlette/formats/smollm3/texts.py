@@ -110,6 +110,10 @@ class SmolTexts(Trimmed):
         out.text(text.lstrip("\n"), "content", trainable=True)
         return True
 
+    def hook_is_local(self, hook: str, role: str) -> bool:
+        # (write_content above: the message's own text cleaned, or the default text)
+        return hook == "write_content" and type(self).write_content is SmolTexts.write_content
+
     def content_text(self, role: str) -> Callable[[str], str] | None:
         # (write_content above, in an assistant's turn: its text without leading newlines)
         own = type(self).write_content is SmolTexts.write_content
