@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from json.encoder import encode_basestring as string
 from json.encoder import encode_basestring_ascii as ascii_string
-from typing import TYPE_CHECKING, Any, ClassVar, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from ..emit.grammar_ast import (
     CharClass,
@@ -131,8 +131,6 @@ class JsonCallList(JsonCallObject, ListedCallConcept):
     item_separator: str | None = None
     ids: Literal["given", "positional"] = "given"
     close_optional: bool = False
-
-    handles: ClassVar[frozenset[str]] = frozenset({"calls"})
 
     def validate(self, layout: Layout) -> None:
         roles = [role for role, _ in self.keys]

@@ -103,6 +103,7 @@ class CallConcept(Concept):
     keeping these defaults."""
 
     job: ClassVar[str | None] = "calls"
+    handles: ClassVar[frozenset[str]] = frozenset({"calls"})
     content: Content = "written"
     parallel: bool = True
     first_only: bool = False

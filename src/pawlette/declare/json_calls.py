@@ -115,7 +115,6 @@ class JsonCalls(JsonCallObject, SectionedCallConcept):
     also_open: tuple[Fence, ...] = ()
     close_optional: bool = False
 
-    handles: ClassVar[frozenset[str]] = frozenset({"calls"})
     separators: ClassVar[tuple[str, str]] = (", ", ": ")  # type: ignore[misc]
 
     @cached_property

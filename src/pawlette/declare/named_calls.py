@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING
 
 from ..emit.grammar_ast import Lit, Node, Rules, optional, seq
 from ..engine.call_arguments import arguments_problem
@@ -81,8 +81,6 @@ class NamedCalls(SectionedCallConcept):
     id_pattern: str | None = None
     parallel: bool = True
     loose: bool = True
-
-    handles: ClassVar[frozenset[str]] = frozenset({"calls"})
 
     def validate(self, layout: Layout) -> None:
         if not self.open or not self.arguments_open:
