@@ -26,7 +26,7 @@ from ..errors import RequestError, UnsupportedFeature
 from ..types import ToolCall
 from .concept import Concept
 from .pieces import Fence
-from .readers import AfterSectionReader, BetweenCallsReader, SectionReader
+from .readers import AfterSectionReader, BetweenCallsReader, SectionReader, next_state
 
 if TYPE_CHECKING:
     from ..engine.machine import Parser, ReaderFactory
@@ -406,12 +406,6 @@ def name_problem(parser: Parser, name: str) -> str | None:
     if parser.tools and all(tool.name != name for tool in parser.tools):
         return f"no tool named {name!r}"
     return None
-
-
-def next_state(parser: Parser, marker: str | None) -> str | None:
-    """The state ``marker`` leads to from the parser's state (None: it has no row there)."""
-    step = parser.grammar.steps.get((parser.state.name, marker or ""))
-    return None if step is None else step.target
 
 
 def closing_marker(parser: Parser, marker: str | None) -> str:

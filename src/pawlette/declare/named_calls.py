@@ -23,11 +23,10 @@ from .calls import (
     arguments_json,
     closing_marker,
     name_problem,
-    next_state,
 )
 from .grammar import TEXT_NE, SectionedCalls
 from .pieces import Fence, text_of
-from .readers import Described, OpenSection, give_back_call
+from .readers import Described, OpenSection, give_back_call, next_state
 
 if TYPE_CHECKING:
     from ..types import Tool
