@@ -235,9 +235,8 @@ class JsonCallList(JsonCallObject, ListedCallConcept):
     def jinja_list(self, out: Template) -> None:
         out.literal(self.list_open)
         out.out("{%- for call in message.tool_calls -%}")
-        out.out("{%- if not loop.first -%}")
-        out.literal(self.between_items)
-        out.out("{%- endif -%}")
+        with out.when("not loop.first"):
+            out.literal(self.between_items)
         self.jinja_item(out)
         if self.ids == "positional":
             position = out.ns("call_position", "0")

@@ -208,9 +208,8 @@ class CallConcept(Concept):
     def jinja_content(self, out: Template, role: str) -> bool:
         if self.content != "dropped":
             return False
-        out.out("{%- if not (message.tool_calls is defined and message.tool_calls) -%}")
-        out.later_content(self, role)
-        out.out("{%- endif -%}")
+        with out.when("not (message.tool_calls is defined and message.tool_calls)"):
+            out.later_content(self, role)
         return True
 
     def opening_rows(
