@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from json.encoder import encode_basestring as string
 from json.encoder import encode_basestring_ascii as ascii_string
-from typing import TYPE_CHECKING, Any, ClassVar, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from ..emit.grammar_ast import (
     CharClass,
@@ -132,8 +132,6 @@ class JsonCallList(JsonCallObject, ListedCallConcept):
     ids: Literal["given", "positional"] = "given"
     close_optional: bool = False
 
-    handles: ClassVar[frozenset[str]] = frozenset({"calls"})
-
     def validate(self, layout: Layout) -> None:
         roles = [role for role, _ in self.keys]
         if sorted(roles) not in (["arguments", "name"], ["arguments", "id", "name"]):
@@ -237,9 +235,8 @@ class JsonCallList(JsonCallObject, ListedCallConcept):
     def jinja_list(self, out: Template) -> None:
         out.literal(self.list_open)
         out.out("{%- for call in message.tool_calls -%}")
-        out.out("{%- if not loop.first -%}")
-        out.literal(self.between_items)
-        out.out("{%- endif -%}")
+        with out.when("not loop.first"):
+            out.literal(self.between_items)
         self.jinja_item(out)
         if self.ids == "positional":
             position = out.ns("call_position", "0")

@@ -26,7 +26,7 @@ from ..errors import RequestError, UnsupportedFeature
 from ..types import ToolCall
 from .concept import Concept
 from .pieces import Fence
-from .readers import AfterSectionReader, BetweenCallsReader, SectionReader
+from .readers import AfterSectionReader, BetweenCallsReader, SectionReader, next_state
 
 if TYPE_CHECKING:
     from ..engine.machine import Parser, ReaderFactory
@@ -103,6 +103,7 @@ class CallConcept(Concept):
     keeping these defaults."""
 
     job: ClassVar[str | None] = "calls"
+    handles: ClassVar[frozenset[str]] = frozenset({"calls"})
     content: Content = "written"
     parallel: bool = True
     first_only: bool = False
@@ -207,9 +208,8 @@ class CallConcept(Concept):
     def jinja_content(self, out: Template, role: str) -> bool:
         if self.content != "dropped":
             return False
-        out.out("{%- if not (message.tool_calls is defined and message.tool_calls) -%}")
-        out.later_content(self, role)
-        out.out("{%- endif -%}")
+        with out.when("not (message.tool_calls is defined and message.tool_calls)"):
+            out.later_content(self, role)
         return True
 
     def opening_rows(
@@ -405,12 +405,6 @@ def name_problem(parser: Parser, name: str) -> str | None:
     if parser.tools and all(tool.name != name for tool in parser.tools):
         return f"no tool named {name!r}"
     return None
-
-
-def next_state(parser: Parser, marker: str | None) -> str | None:
-    """The state ``marker`` leads to from the parser's state (None: it has no row there)."""
-    step = parser.grammar.steps.get((parser.state.name, marker or ""))
-    return None if step is None else step.target
 
 
 def closing_marker(parser: Parser, marker: str | None) -> str:

@@ -26,7 +26,7 @@ from ..engine.machine import Parser, ReaderFactory
 from ..engine.readers import CallEnvelope
 from ..errors import FormatError
 from ..types import ToolCall
-from .bare_calls import BareCallReader
+from .bare_calls import BareCallReader, bare_text
 from .call_list import JsonCallObject, key_written_twice
 from .calls import CallConcept, Content, SectionedCallConcept, arguments_json, arguments_value
 from .grammar import SectionedCalls, text_before_calls
@@ -115,7 +115,6 @@ class JsonCalls(JsonCallObject, SectionedCallConcept):
     also_open: tuple[Fence, ...] = ()
     close_optional: bool = False
 
-    handles: ClassVar[frozenset[str]] = frozenset({"calls"})
     separators: ClassVar[tuple[str, str]] = (", ", ": ")  # type: ignore[misc]
 
     @cached_property
@@ -298,8 +297,6 @@ class JsonCalls(JsonCallObject, SectionedCallConcept):
     def grammar(self, turn: Turn) -> None:
         turn.calls = _JsonCallSet(self, turn)
         if self.open is None:
-            from .bare_calls import bare_text
-
             turn.content = bare_text(turn)
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING
 
 from ..emit.grammar_ast import Lit, Node, Rules, optional, seq
 from ..engine.call_arguments import arguments_problem
@@ -23,11 +23,10 @@ from .calls import (
     arguments_json,
     closing_marker,
     name_problem,
-    next_state,
 )
 from .grammar import TEXT_NE, SectionedCalls
 from .pieces import Fence, text_of
-from .readers import Described, OpenSection, give_back_call
+from .readers import Described, OpenSection, give_back_call, next_state
 
 if TYPE_CHECKING:
     from ..types import Tool
@@ -81,8 +80,6 @@ class NamedCalls(SectionedCallConcept):
     id_pattern: str | None = None
     parallel: bool = True
     loose: bool = True
-
-    handles: ClassVar[frozenset[str]] = frozenset({"calls"})
 
     def validate(self, layout: Layout) -> None:
         if not self.open or not self.arguments_open:

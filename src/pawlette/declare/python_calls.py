@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING
 
 from ..codecs.python_calls import is_plain_identifier
 from ..codecs.python_literals import Quote, Spelling, encode_call, encode_calls
@@ -79,8 +79,6 @@ class PythonCalls(ListedCallConcept):
     parallel: bool = True
     with_content: bool = True
     spelling: Spelling = "literal"
-
-    handles: ClassVar[frozenset[str]] = frozenset({"calls"})
 
     def validate(self, layout: Layout) -> None:
         if not self.open:

@@ -351,6 +351,12 @@ def give_back_call(
     parser.context(OpenSection).given_back = True
 
 
+def next_state(parser: Parser, marker: str | None) -> str | None:
+    """The state ``marker`` leads to from the parser's state (None: it has no row there)."""
+    step = parser.grammar.steps.get((parser.state.name, marker or ""))
+    return None if step is None else step.target
+
+
 class AfterSectionReader(BetweenCallsReader):
     """After a call section's close: only whitespace, up to the end of the turn.
 
@@ -394,8 +400,7 @@ class SectionReader(BetweenCallsReader):
         section = parser.context(OpenSection)
         if not section.text:
             return
-        step = parser.grammar.steps.get((parser.state.name, marker or ""))
-        if step is not None and step.target.startswith("call."):
+        if (next_state(parser, marker) or "").startswith("call."):
             return  # the first call opens: it takes the opener
         opener = section.take()
         found = f"a call section with no call: {opener!r}"

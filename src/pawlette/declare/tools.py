@@ -523,11 +523,10 @@ class ToolsBlock(Concept):
 
     def jinja_open(self, out: Template, role: str) -> bool:
         # (hook_roles: a system turn, with place "user_after_system")
-        out.out(f"{{%- if {self.jinja_host(out, role)} -%}}")
-        out.opener(out.layout.frames["user"])  # a system message holding the tools
-        out.out("{%- else -%}")
-        out.opener(out.layout.frames["system"])
-        out.out("{%- endif -%}")
+        with out.when(str(self.jinja_host(out, role))):
+            out.opener(out.layout.frames["user"])  # a system message holding the tools
+            out.out("{%- else -%}")
+            out.opener(out.layout.frames["system"])
         return True
 
     def jinja_opening(self, out: Template, role: str) -> None:

@@ -10,7 +10,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cached_property
-from typing import TYPE_CHECKING, Any, ClassVar, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from ..emit.grammar_ast import Lit, Node, Repeat, Rules, alt, optional, seq
 from ..emit.grammar_ast import Marker as MarkerNode
@@ -83,8 +83,6 @@ class XmlCalls(SectionedCallConcept):
     loose: bool = True
     key_close_other: Fence = ()
     no_arguments: Fence = ()
-
-    handles: ClassVar[frozenset[str]] = frozenset({"calls"})
 
     def validate(self, layout: Layout) -> None:
         for name in ("open", "key_open", "key_close", "value_close", "close"):

@@ -10,8 +10,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from pawlette.declare import Fence, NamedCalls
-from pawlette.declare.calls import next_state
 from pawlette.declare.named_calls import CallParts, NameReader, malformed_call
+from pawlette.declare.readers import next_state
 from pawlette.emit.grammar_ast import CharClass, Lit, Node, Repeat
 from pawlette.errors import FormatError
 
