@@ -23,6 +23,7 @@ from pawlette.engine.call_arguments import (
     read_object,
     scan_long_value,
     scan_value,
+    within_three,
 )
 from pawlette.engine.readers import CallEnvelope, plain_call
 
@@ -151,6 +152,32 @@ def test_nested_deeper_measures_the_text_as_a_walk_measures_the_value(
     depth = _depth(value)
     for limit in {0, 1, max(depth - 1, 0), depth, depth + 1}:
         assert nested_deeper(text, limit) == (depth > limit), (text, limit)
+
+
+@settings(max_examples=400)
+@given(nested)
+def test_within_three_says_yes_only_of_values_three_deep_at_most(value: object) -> None:
+    if within_three(value):
+        assert _depth(value) <= 3, value
+
+
+def test_within_three_looks_through_small_members_only() -> None:
+    assert within_three({"days": [0, 1, 2], "unit": "c", "where": {"city": "Paris"}})
+    assert within_three({"a": list(range(16))})
+    assert not within_three({"a": list(range(17))})  # (left to the measure of the text)
+    assert not within_three({"a": [[1]]})
+    assert not within_three([{"b": {}}])
+
+
+@pytest.mark.parametrize("depth", [97, 98, 99, 100])
+def test_a_plain_call_measures_arguments_beyond_three_deep(depth: int) -> None:
+    # The call object is one level, the arguments object another: arguments holding
+    # ``depth - 2`` levels more nest ``depth`` deep in the call.
+    inner = "[" * (depth - 3) + "]" * (depth - 3)
+    for arguments in (f'{{"a": [{inner}]}}', f'{{"a": [0, {inner}], "b": [1]}}'):
+        text = f'{{"name": "f", "arguments": {arguments}}}'
+        found = plain_call(CallEnvelope(), text)
+        assert (found is not None) == (depth <= MAX_NESTING), (depth, arguments)
 
 
 def test_nested_deeper_at_the_limit() -> None:

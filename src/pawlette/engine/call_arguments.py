@@ -97,6 +97,31 @@ def shallow(value: Any) -> bool:
     return True
 
 
+_SMALL = 16
+"""The most members :func:`within_three` looks through in a container inside the value."""
+
+
+def within_three(value: Any) -> bool:
+    """Whether ``value`` (an object or array) nests at most three deep, itself counted, found
+    by a look at its members and at theirs when a member is a small container (at most
+    :data:`_SMALL` members); False: not known.  The usual arguments (a list of a few names
+    or numbers among their members) are so measured by a few checks of the value the read
+    made, not by :func:`nested_deeper`'s passes over the call's text; a larger member is
+    left to those passes (looking through it could cost more than they do)."""
+    kind = type(value)
+    if kind is dict:
+        members: Iterable[Any] = value.values()
+    elif kind is list:
+        members = value
+    else:
+        return True
+    for member in members:
+        kind = type(member)
+        if (kind is dict or kind is list) and (len(member) > _SMALL or not shallow(member)):
+            return False
+    return True
+
+
 _decode: Callable[[str], Any] = json.JSONDecoder(
     parse_constant=refuse_json_constant, parse_float=refuse_json_overflow
 ).decode

@@ -29,7 +29,7 @@ from .call_arguments import (
     read_object,
     scan_long_value,
     scan_value,
-    shallow,
+    within_three,
 )
 from .call_scanner import CallScanner
 from .call_text import CallText
@@ -596,8 +596,8 @@ def plain_call(envelope: CallEnvelope, text: str) -> tuple[str | None, str, int,
     if type(value) is not dict or _CLOSE(text, end) is None:
         return None
     # The call object holds its arguments, and nothing else that nests (the match above):
-    # arguments with no container in them nest two deep in all, no measure needed.
-    if not shallow(value) and nested_deeper(text):
+    # arguments found to nest at most three deep nest four in all, no measure needed.
+    if not within_three(value) and nested_deeper(text):
         return None
     return identifier, name, start, end
 
