@@ -786,6 +786,56 @@ def test_call_arguments_found_plain_are_kept_by_their_text_only() -> None:
             )
 
 
+def _odd_call(number: int, **changes: Any) -> dict[str, Any]:
+    """A call of the exact shape a turn of calls alone is built from, with ``changes`` to its
+    id, name or arguments (each test's text its own: read anew, not found kept)."""
+    function = {"name": "f", "arguments": f'{{"odd_call": {number}}}'}
+    call: dict[str, Any] = {"id": f"odd{number}", "type": "function", "function": function}
+    for key, value in changes.items():
+        (function if key in function else call)[key] = value
+    return call
+
+
+ODD_CALLS: list[list[dict[str, Any]]] = [
+    [_odd_call(1, name="")],
+    [_odd_call(2, name="f\ud800")],
+    [_odd_call(3, name="fé")],
+    [_odd_call(4, id="c\udfff")],
+    [_odd_call(5, id="cé")],
+    [_odd_call(6, id="")],
+    [_odd_call(7, arguments='{"a": NaN}')],
+    [_odd_call(8, arguments='{"a": 1e999}')],
+    [_odd_call(9, arguments="[1]")],
+    [_odd_call(10, arguments=' \n{"odd_call": 10}\t ')],
+    [_odd_call(11, arguments="")],
+    [_odd_call(12, arguments="{")],
+    [_odd_call(13, arguments='{"a": "\\ud800"}')],
+    [_odd_call(14, arguments='{"a": ' + "9" * 5000 + "}")],
+    [_odd_call(15, arguments='{"a": ' + "[" * 101 + "]" * 101 + "}")],
+    [_odd_call(16), _odd_call(17, arguments='{"a": NaN}')],
+    [_odd_call(18), _odd_call(19, name="")],
+    [_odd_call(20), _odd_call(21)],
+    [_odd_call(22, type="Function")],
+]
+
+
+@pytest.mark.parametrize("content", ["", None, "text", "t\ud800"])
+@pytest.mark.parametrize("calls", ODD_CALLS, ids=repr)
+def test_a_new_turn_of_calls_alone_is_read_as_the_general_reader_reads_it(
+    calls: list[dict[str, Any]], content: str | None
+) -> None:
+    # A turn of calls alone not kept is built from the strings that found it missing (its
+    # shape proven by them), checking the rest itself: it is the general reader's message,
+    # or the general reader's error, new and then kept.
+    turn = copy.deepcopy({"role": "assistant", "content": content, "tool_calls": calls})
+    openai._CALL_TURNS.clear()
+    general = outcome(lambda: openai._read_message(turn, "messages[0]"))
+    for _ in range(2):
+        read = outcome(lambda: openai.read_conversation([turn])[0])
+        assert read == ((general,) if isinstance(general, Message) else general)
+        assert outcome(lambda: openai.message_from_openai(turn, "messages[0]")) == general
+
+
 @settings(max_examples=300)
 @given(st.lists(tools, min_size=1, max_size=3))
 def test_tool_lists_agree_with_the_general_reader_new_and_kept(data: list[Any]) -> None:

@@ -298,7 +298,7 @@ def read_conversation(
                                     or text.isascii()
                                     or surrogate_problem(text) is None
                                 ):
-                                    message = _call_turn(item, text, key)
+                                    message = _call_turn(text, key)
                                 if message is not None:
                                     messages.append(message)
                                     kept_calls = True
@@ -546,7 +546,7 @@ def _plain_message(data: object) -> Message | None:
         calls_key = _calls_key(get("tool_calls"), text)
         if calls_key is not None:
             kept = _CALL_TURNS.get(calls_key)
-            return _call_turn(data, text, calls_key) if kept is None else kept
+            return _call_turn(text, calls_key) if kept is None else kept
     # Any other shape (a text with a name or reasoning) is kept by its content: reading its
     # calls costs more than ``marshal`` writing the whole message.
     content_key = shared_key(data)  # (a message holding itself is never plain: never kept)
@@ -564,16 +564,38 @@ _CALL_TURNS: dict[tuple[str | None, ...], Message] = {}
 """Turns of calls alone read plain before, by :func:`_calls_key` (as :data:`_TEXT_MESSAGES`)."""
 
 
-def _call_turn(
-    data: dict[Any, Any], text: str | None, key: tuple[str | None, ...]
-) -> Message | None:
-    """The assistant message ``data`` of ``content`` ``text`` (checked) and ``tool_calls``
-    alone, of :func:`_calls_key` ``key`` and not kept, read plain and kept (None: not plain)."""
-    kept = _plain_other_message(data, "assistant", text)
-    if kept is not None:
-        if len(_CALL_TURNS) >= _TEXT_MESSAGES_KEPT:
-            _CALL_TURNS.clear()
-        _CALL_TURNS[key] = kept
+def _call_turn(text: str | None, key: tuple[str | None, ...]) -> Message | None:
+    """The assistant message of ``content`` ``text`` (checked) and ``tool_calls`` alone, of
+    :func:`_calls_key` ``key`` and not kept, read plain and kept (None: not plain).
+
+    Built from ``key`` itself: :func:`_calls_key` has proven the exact shape (every call
+    ``{"id", "type": "function", "function": {"name", "arguments"}}`` of exact strings), so
+    only what it does not prove is checked here, as :func:`_plain_call` checks it (a name,
+    no lone surrogate in the id or name, plain arguments), without walking the calls again.
+    The arguments' own store (:data:`_PLAIN_ARGUMENTS`) is neither read nor written: the
+    turn is kept whole, and the same text in another turn is parsed again (a new text's
+    value is handed to the writer, which writes it once, :data:`PARSED_ARGUMENTS`)."""
+    calls: list[ToolCall] = []
+    strings = cast("tuple[str, ...]", key)  # (after the text: each call's strings)
+    for start in range(1, len(strings), 3):
+        call_id, name, arguments = strings[start], strings[start + 1], strings[start + 2]
+        if (
+            not name
+            or (not name.isascii() and surrogate_problem(name) is not None)
+            or (not call_id.isascii() and surrogate_problem(call_id) is not None)
+        ):
+            return None
+        value = plain_arguments_value(arguments)
+        if value is None:
+            return None
+        stripped = arguments.strip()
+        PARSED_ARGUMENTS.keep(stripped, value)  # (new arguments: the writer's parse, done)
+        calls.append(new_tool_call(call_id, name, stripped))
+    # ("" and null mean the same beside tool calls; null is canonical)
+    kept = new_message("assistant", (new_text_part(text),) if text else None, None, tuple(calls))
+    if len(_CALL_TURNS) >= _TEXT_MESSAGES_KEPT:
+        _CALL_TURNS.clear()
+    _CALL_TURNS[key] = kept
     return kept
 
 

@@ -81,10 +81,14 @@ def arguments_json(
     if verbatim:
         return stripped
     kept = _WRITTEN_ASCII if ascii else _WRITTEN
-    found = kept.find(stripped)  # a conversation's calls come back in every later request
+    # A conversation's calls come back in every later request (the stores' dicts are read
+    # directly: render's hot path, once per call).
+    found = kept.kept.get(stripped, MISSING)
     if found is not MISSING:
-        return found
-    value = arguments_value(stripped, index, number)
+        return found  # type: ignore[no-any-return]
+    value = PARSED_ARGUMENTS.kept.pop(stripped, MISSING)  # (a new text: the reader's parse)
+    if value is MISSING:
+        value = arguments_value(stripped, index, number)
     # (json.loads gives no container twice on a path: json's circular check is not needed)
     written = json.dumps(value) if ascii else acyclic_json_string(value)
     kept.keep(stripped, written)
