@@ -454,6 +454,20 @@ _FREQUENT = {"assistant": 0, "user": 1, "tool": 2, "system": 3}
 """The roles, the most frequent in a conversation first."""
 
 
+def _found_whole(source: _Source, whole: str, escapes: bool) -> None:
+    """The conversation loop's look for the message's turn in the store named ``whole``
+    (with no backslash of caller text pending), opening the branch that writes it again."""
+    source.line(
+        "kept = None if writer._unfinished is not None else "
+        f"{whole}.get((index, id(message), out.previous))"
+    )
+    source.line("if kept is not None and kept[0] is message:")
+    source.depth += 1
+    source.line("writer._extend(kept[1])")
+    if escapes:
+        source.line("writer._unfinished = kept[2]")
+
+
 def _conversation(source: _Source, plan: Any, claimed: dict[str, str]) -> None:
     """The conversation (``writer_of``'s ``write``, specialised)."""
     begin = source.bind("begin", plan.layout.begin)
@@ -493,15 +507,7 @@ def _conversation(source: _Source, plan: Any, claimed: dict[str, str]) -> None:
             whole = source.bind(f"whole_claim_{role}", {})
             write_claimed = source.bind("write_claimed", _write_claimed)
             source.depth += 1
-            source.line(
-                "kept = None if writer._unfinished is not None else "
-                f"{whole}.get((index, id(message), out.previous))"
-            )
-            source.line("if kept is not None and kept[0] is message:")
-            source.depth += 1
-            source.line("writer._extend(kept[1])")
-            if plan.joined:
-                source.line("writer._unfinished = kept[2]")
+            _found_whole(source, whole, plan.joined)
             source.line(
                 "(out.previous, out.has_content, out.role, out.index, writer.role, "
                 "writer.message_index) = kept[3]"
@@ -515,16 +521,8 @@ def _conversation(source: _Source, plan: Any, claimed: dict[str, str]) -> None:
         elif role in kept_roles:
             # (the turn found whole, as its function finds it, without the function's call)
             source.depth += 1
-            source.line(
-                "kept = None if writer._unfinished is not None else "
-                f"whole_{role}.get((index, id(message), out.previous))"
-            )
-            source.line("if kept is not None and kept[0] is message:")
-            source.depth += 1
+            _found_whole(source, f"whole_{role}", plan.joined)
             _enter(source, role)
-            source.line("writer._extend(kept[1])")
-            if plan.joined:
-                source.line("writer._unfinished = kept[2]")
             source.line("out.has_content = True")
             source.line(f"out.previous = {role!r}")
             source.depth -= 1

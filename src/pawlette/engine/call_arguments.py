@@ -83,18 +83,19 @@ def shallow(value: Any) -> bool:
     measure.  A look at the value's own members, which the read just made, not a walk of the
     value: it spares the measure's passes over the text where they cost the most, a long
     string argument (whose text holds no bracket that nests, only characters to search)."""
-    kind = type(value)
-    if kind is dict:
-        members: Iterable[Any] = value.values()
-    elif kind is list:
-        members = value
-    else:
-        return True
-    for member in members:
+    for member in _members(value):
         kind = type(member)
         if kind is dict or kind is list:
             return False
     return True
+
+
+def _members(value: Any) -> Iterable[Any]:
+    """The members of ``value``, an object or array (none: not a container)."""
+    kind = type(value)
+    if kind is dict:
+        return value.values()  # type: ignore[no-any-return]
+    return value if kind is list else ()
 
 
 _SMALL = 16
@@ -108,14 +109,7 @@ def within_three(value: Any) -> bool:
     or numbers among their members) are so measured by a few checks of the value the read
     made, not by :func:`nested_deeper`'s passes over the call's text; a larger member is
     left to those passes (looking through it could cost more than they do)."""
-    kind = type(value)
-    if kind is dict:
-        members: Iterable[Any] = value.values()
-    elif kind is list:
-        members = value
-    else:
-        return True
-    for member in members:
+    for member in _members(value):
         kind = type(member)
         if (kind is dict or kind is list) and (len(member) > _SMALL or not shallow(member)):
             return False
