@@ -108,22 +108,24 @@ back, as the store of messages read does)."""
 
 
 def _keep_turn(
-    whole: dict[tuple[int, int, str | None], tuple[Message, tuple[Segment, ...], str | None]],
+    whole: dict[tuple[int, int, str | None], tuple[Any, ...]],
     message: Message,
     index: int,
     previous: str | None,
     writer: Writer,
     start: int,
+    *after: Any,
 ) -> None:
     """Keep the segments a turn wrote (``writer``'s from ``start``) for ``message`` at
     ``index`` after a turn of ``previous``, with the caller text its last segment leaves
-    pending (a backslash run the next marker settles: see :class:`Writer`)."""
+    pending (a backslash run the next marker settles: see :class:`Writer`) and ``after``
+    (what else the turn's replay restores)."""
     if index < MAX_CACHED_INDEX:
         if len(whole) >= WHOLE_TURNS_KEPT:
             whole.clear()
         # (keyed by identity: the entry holds the message, so no other object has its id)
         segments = tuple(writer._segments[start:])
-        whole[index, id(message), previous] = (message, segments, writer._unfinished)
+        whole[index, id(message), previous] = (message, segments, writer._unfinished, *after)
 
 
 def _write_claimed(
@@ -141,10 +143,7 @@ def _write_claimed(
     previous = out.previous
     start = len(writer._segments) if writer._unfinished is None else -1
     write_message(out, index)
-    if start >= 0 and index < MAX_CACHED_INDEX:
-        if len(whole) >= WHOLE_TURNS_KEPT:
-            whole.clear()
-        segments = tuple(writer._segments[start:])
+    if start >= 0:
         state = (
             out.previous,
             out.has_content,
@@ -153,7 +152,7 @@ def _write_claimed(
             writer.role,
             writer.message_index,
         )
-        whole[index, id(message), previous] = (message, segments, writer._unfinished, state)
+        _keep_turn(whole, message, index, previous, writer, start, state)
 
 
 def _claim_kept(plan: Any, role: str) -> bool:
