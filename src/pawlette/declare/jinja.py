@@ -207,6 +207,14 @@ class Template:
         """Whether a concept's ``hook`` wrote (the first that does: the rest are not asked)."""
         return any(getattr(concept, hook)(self, role) for concept in self.acting(hook, role))
 
+    def generation_prompt(self) -> None:
+        """The generation prompt, as the writer writes it: what comes before an assistant
+        turn, the assistant's prompt, then every concept's ``jinja_prompt`` (``index``: the
+        number of messages)."""
+        self.each("jinja_before", "assistant")
+        self.open_fence("assistant", prompt=True)
+        self.each("jinja_prompt")
+
     def turn(self, role: str, *, message: bool = True) -> None:
         """A framed turn of ``role`` (``message``: a ``message`` is in scope; else a turn the
         format writes with no message, ``message`` and ``index`` none and -1)."""
@@ -289,10 +297,10 @@ class Template:
         )
         self.out("{%- endif -%}")
         self.out("{%- endfor -%}")
+        # (the loop's index is gone after it: the prompt's turn is the one after the last)
+        self.out("{%- set index = messages | length -%}")
         with self.when("add_generation_prompt"):
-            self.each("jinja_before", "assistant")
-            self.open_fence("assistant", prompt=True)
-            self.each("jinja_prompt")
+            self.generation_prompt()
         self.each("jinja_finish")
         head = [TEXT_MACRO.strip(), *self.macros.values()]
         if self.escaping:

@@ -64,5 +64,4 @@ class PromptAlways(Concept):
 
     def jinja_finish(self, out: Template) -> None:
         with out.when("not add_generation_prompt"):
-            out.open_fence("assistant", prompt=True)
-            out.each("jinja_prompt")
+            out.generation_prompt()
