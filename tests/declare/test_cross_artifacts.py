@@ -205,6 +205,26 @@ def test_render_equals_the_exported_template(fmt: Format, data: st.DataObject) -
         assert merged(spans) == trainable_spans(rendering)
 
 
+def test_render_equals_the_exported_template_before_any_turn(fmt: Format) -> None:
+    """A conversation of a system message alone, or of nothing, with and without tools and
+    the generation prompt: what a template writes after its last message (a tools block
+    placed after the system turn, the prompt's turn) is found with no message after it."""
+    compared = 0
+    tools = [TOOLS[0]] if has_tools(layout_of(fmt)) else []
+    for messages in ([], [{"role": "system", "content": "Be brief."}]):
+        for request in ({"messages": messages}, {"messages": messages, "tools": tools}):
+            for prompt in (False, True):
+                try:
+                    rendering = fmt.render(request, add_generation_prompt=prompt)
+                except pawlette.PawletteError:
+                    continue  # (what the format refuses; the template may write it)
+                text, spans = jinja_render(fmt, request, prompt)
+                assert text == rendering.text, (request, prompt)
+                assert merged(spans) == trainable_spans(rendering)
+                compared += 1
+    assert compared
+
+
 def test_a_variant_made_with_replace_exports_by_value(fmt: Format) -> None:
     import dataclasses
 

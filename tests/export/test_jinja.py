@@ -86,40 +86,6 @@ def test_generated_conversations_render_byte_for_byte(
     assert merged(spans) == trainable_spans(rendering)
 
 
-SHORT_TOOL = {
-    "type": "function",
-    "function": {
-        "name": "lookup",
-        "description": "Look a word up.",
-        "parameters": {"type": "object", "properties": {"word": {"type": "string"}}},
-    },
-}
-
-
-@pytest.mark.parametrize("name", TEMPLATED)
-def test_conversations_that_end_before_any_turn_render_byte_for_byte(name: str) -> None:
-    """A conversation of a system message alone, or of nothing, with and without tools and
-    the generation prompt: what a template writes after its last message (a tools block
-    placed after the system turn, the prompt's turn) is found with no message after it."""
-    fmt = pawlette.get_format(name)
-    compared = 0
-    for messages in ([], [{"role": "system", "content": "Be brief."}]):
-        for tools in (None, [SHORT_TOOL]):
-            request: dict[str, Any] = {"messages": messages}
-            if tools is not None:
-                request["tools"] = tools
-            for prompt in (False, True):
-                try:
-                    rendering = fmt.render(request, add_generation_prompt=prompt)
-                except pawlette.PawletteError:
-                    continue  # (what the format refuses: the test above checks the template)
-                text, spans = hf_render(name, request, prompt)
-                assert text == rendering.text, (messages, tools, prompt)
-                assert merged(spans) == trainable_spans(rendering)
-                compared += 1
-    assert compared
-
-
 @pytest.mark.sampled
 @pytest.mark.parametrize("name", TEMPLATED)
 @settings(max_examples=40)
