@@ -23,6 +23,7 @@ from pawlette.declare import (
     Marker,
     NamedCalls,
     Option,
+    PromptRest,
     Reasoning,
     Results,
     SystemPrompt,
@@ -274,6 +275,10 @@ def tiny(*concepts: Concept, **changes: Any) -> Layout:
         (
             lambda: tiny(JsonCalls(open=fence("<c>"), also_open=("<|python_tag|>",))),  # type: ignore[arg-type]
             "JsonCalls.also_open[0]: '<|python_tag|>'; expected a fence",
+        ),
+        (
+            lambda: tiny(PromptRest(prompt=fence("A:"), rest=" ")),  # type: ignore[arg-type]
+            "PromptRest.prompt: a fence, (Lit(text='A:'),); expected plain text (a str)",
         ),
         (
             lambda: tiny(SystemPrompt(default=3)),  # type: ignore[arg-type]

@@ -39,9 +39,10 @@ _FENCES = tuple[Fence, ...]
 def _checked_fields(kind: type) -> tuple[tuple[str, str, bool], ...]:
     """A concept class's fields that declaring checks, once per class: ``(name, kind,
     text_too)``, kind ``"fence"``, ``"optional"`` (a fence or None), ``"fences"`` (a tuple
-    of fences) or ``"pattern"`` (``id_pattern``, a regular expression); ``text_too``: a
-    string is allowed too.  None when an annotation names a type its module only imports
-    for type checkers: its fences are then checked where they are used."""
+    of fences), ``"text"`` (plain text, not a fence) or ``"pattern"`` (``id_pattern``, a
+    regular expression); ``text_too``: a string is allowed too.  None when an annotation
+    names a type its module only imports for type checkers: its fences are then checked
+    where they are used."""
     if not is_dataclass(kind):
         return ()
     try:
@@ -61,6 +62,8 @@ def _checked_fields(kind: type) -> tuple[tuple[str, str, bool], ...]:
             checked.append((item.name, kind_of, str in allowed))
         elif hint == _FENCES:
             checked.append((item.name, "fences", False))
+        elif hint is str:
+            checked.append((item.name, "text", True))
     return tuple(checked)
 
 
@@ -405,6 +408,10 @@ class Layout:
                             ) from None
                 elif kind == "fences":
                     self._check_fences(where, value)
+                elif kind == "text":
+                    if not isinstance(value, str):
+                        found = "a fence" if isinstance(value, tuple) else _a(value)
+                        raise self._error(where, f"{found}, {value!r}", "plain text (a str)")
                 elif not (
                     (value is None and kind == "optional") or (isinstance(value, str) and text_too)
                 ):
