@@ -24,6 +24,7 @@ from ..declare import Ignored, SystemPrompt, ToolsBlock
 from ..declare.pieces import text_of
 from .atoms import Tokens, excerpt
 from .draft import Draft
+from .presentations import PRESENTATIONS
 from .probe import Probe, message, tool
 
 __all__ = ["PROBE_TOOLS", "derive_tools", "insertions"]
@@ -100,8 +101,7 @@ def _escaping(probe: Probe, user: list[dict[str, Any]], style: Style) -> Style:
 def derive_tools(probe: Probe, draft: Draft) -> None:
     if draft.skip("tools"):
         return
-    u1, u2, a1 = probe.sentinel("u", 1), probe.sentinel("u", 2), probe.sentinel("a", 1)
-    s1 = probe.sentinel("s", 1)
+    u1 = probe.sentinel("u", 1)
     one, two = [PROBE_TOOLS[0]], list(PROBE_TOOLS)
     user = [message("user", u1)]
     plain = probe.render(user)
@@ -116,12 +116,7 @@ def derive_tools(probe: Probe, draft: Draft) -> None:
         return
     style = _style(with_two)
     if style is None:
-        draft.capability(
-            "tools",
-            "not derived",
-            "the template writes tools in a form other than their JSON (needs concept: tools "
-            "written as code or markup)",
-        )
+        _derive_presented(probe, draft, with_one, with_two)
         return
     style = _escaping(probe, user, style)
     first, second = (style.dump(style.item(item)) for item in PROBE_TOOLS)
@@ -130,26 +125,11 @@ def derive_tools(probe: Probe, draft: Draft) -> None:
     if array:
         item_open = item_close = ""
     else:
-        if with_two.count(first) != 1 or with_two.count(second) != 1:
-            draft.capability("tools", "not derived", "the template writes each tool more than once")
+        items = _item_fences(probe.tokens, first, second, with_one, with_two)
+        if isinstance(items, str):
+            draft.capability("tools", "not derived", items)
             return
-        between = with_two[with_two.find(first) + len(first) : with_two.find(second)]
-        if with_one.count(first) != 1:
-            draft.capability("tools", "not derived", "the template writes a tool more than once")
-            return
-        one_before = with_one[: with_one.find(first)]
-        one_after = with_one[with_one.find(first) + len(first) :]
-        item_close = ""
-        # The text between two tools closes one item and opens the next: split it where
-        # the text around a lone tool agrees (the close is what follows a tool).
-        for cut in range(len(between), -1, -1):
-            if one_after.startswith(between[:cut]) and one_before.endswith(between[cut:]):
-                item_close = between[:cut]
-                break
-        else:
-            draft.capability("tools", "not derived", f"the tools are joined by {between!r}")
-            return
-        item_open = between[len(item_close) :]
+        item_open, item_close = items
     single = style.dump([style.item(PROBE_TOOLS[0])]) if array else first
     placed = _place(probe, draft, single, item_open, item_close)
     if placed is None:
@@ -176,7 +156,86 @@ def derive_tools(probe: Probe, draft: Draft) -> None:
         "derived",
         f"{place.replace('_', ' ')}, {'one JSON array' if array else 'one JSON per tool'}",
     )
-    del u2, a1, s1
+
+
+def _item_fences(
+    tokens: Tokens, first: str, second: str, with_one: str, with_two: str
+) -> tuple[str, str] | str:
+    """``(item_open, item_close)`` around each tool, from the text between two tools and
+    the text around a lone one; or why not (a sentence)."""
+    if with_two.count(first) != 1 or with_two.count(second) != 1:
+        return "the template writes each tool more than once"
+    between = with_two[with_two.find(first) + len(first) : with_two.find(second)]
+    if with_one.count(first) != 1:
+        return "the template writes a tool more than once"
+    one_before = with_one[: with_one.find(first)]
+    one_after = with_one[with_one.find(first) + len(first) :]
+    # The text between two tools closes one item and opens the next: split it where the
+    # text around a lone tool agrees (the close is what follows a tool), never inside a
+    # special token or tag, and where either can be longer, where each of them closes
+    # the angle brackets it opens ('<tool|>' and '<|tool>', not '<tool|><' and '|tool>').
+    cuts = [0]
+    for atom in tokens.atoms(between):
+        cuts.append(cuts[-1] + len(atom))
+    agreed = [
+        cut
+        for cut in reversed(cuts)
+        if one_after.startswith(between[:cut]) and one_before.endswith(between[cut:])
+    ]
+    if agreed:
+        balanced = [cut for cut in agreed if _balanced(between[:cut]) and _balanced(between[cut:])]
+        cut = (balanced or agreed)[0]
+        return between[cut:], between[:cut]
+    return f"the tools are joined by {between!r}"
+
+
+def _balanced(text: str) -> bool:
+    return text.count("<") == text.count(">")
+
+
+def _derive_presented(probe: Probe, draft: Draft, with_one: str, with_two: str) -> None:
+    """The tools written as a declared family writes them (:data:`.presentations.PRESENTATIONS`):
+    the first presentation whose text for the probe tools the template writes."""
+    for presentation in PRESENTATIONS:
+        whole = presentation.text(PROBE_TOOLS)
+        single = presentation.text(PROBE_TOOLS[:1])
+        if whole is None or single is None:
+            continue
+        if whole in with_two and with_two.count(whole) == 1:
+            item_open = item_close = ""
+        elif presentation.items:
+            second = presentation.text(PROBE_TOOLS[1:])
+            if second is None or single not in with_two:
+                continue
+            items = _item_fences(probe.tokens, single, second, with_one, with_two)
+            if isinstance(items, str):
+                continue
+            item_open, item_close = items
+        else:
+            continue
+        placed = _place(probe, draft, single, item_open, item_close)
+        if placed is None:
+            return
+        place, block_open, block_close, first_in_host, separator = placed
+        draft.concepts.append(
+            presentation.declare(
+                place=place,
+                open=draft.fence(block_open),
+                close=draft.fence(block_close),
+                item_open=draft.fence(item_open),
+                item_close=draft.fence(item_close),
+                first=first_in_host,
+                separator=draft.fence(separator),
+            )
+        )
+        draft.capability("tools", "derived", f"{place.replace('_', ' ')}, {presentation.name}")
+        return
+    draft.capability(
+        "tools",
+        "not derived",
+        "the template writes tools in a form other than their JSON and the presentations "
+        "of the declared families (needs concept: tools written as code or markup)",
+    )
 
 
 def _place(
@@ -377,6 +436,15 @@ def _system_without_text(
                     prompt, default_when="without_tools"
                 )
             return "system", open_text, close_text, False, separator
+    if prompt is not None and prompt.default is None:
+        # The template writes a default text only beside tools (Qwen3-Coder, Seed-OSS).
+        start = before.rfind(head)
+        text = before[start + len(head) : len(before) - len(lead)]
+        if start >= 0 and before.endswith(lead) and text and not probe.tokens.markers_in([text]):
+            draft.concepts[draft.concepts.index(prompt)] = dataclasses.replace(
+                prompt, default=text, default_when="with_tools"
+            )
+            return "system", lead, close_text, False, ""
     draft.capability(
         "tools", "not derived", f"the tools block opens with {lead!r} after system text"
     )
