@@ -89,7 +89,9 @@ PRESENTATIONS: tuple[Presentation, ...] = (
     Presentation("XML (IFM)", XmlTools()),
     Presentation("Python signatures (Breeze)", PythonTools()),
     *(
-        Presentation(f"sorted JSON (Kimi K3, {wrap}{', array' if array else ''})", concept, not array)
+        Presentation(
+            f"sorted JSON (Kimi K3, {wrap}{', array' if array else ''})", concept, not array
+        )
         for wrap in ("openai", "function")
         for array in (True, False)
         for concept in (SortedToolsBlock(wrap=wrap, array=array),)  # type: ignore[arg-type]

@@ -24,7 +24,7 @@ from ..declare import Ignored, SystemPrompt, ToolsBlock
 from ..declare.pieces import text_of
 from .atoms import Tokens, excerpt
 from .draft import Draft
-from .presentations import PRESENTATIONS
+from .presentations import PRESENTATIONS, Presentation
 from .probe import Probe, message, tool
 
 __all__ = ["PROBE_TOOLS", "derive_tools", "insertions"]
@@ -83,6 +83,17 @@ def _style(text: str) -> Style | None:
             return style
     return None
 
+
+RICH_TOOL = tool(
+    "zq_gamma",
+    "Zd3q",
+    {
+        "zk3": {"type": "string", "description": "Zd4q", "enum": ["Ze1q", "Ze2q"]},
+        "zk4": {"type": "array", "items": {"type": "string"}},
+        "zk5": {"type": "object", "properties": {"zk6": {"type": "number"}}},
+    },
+)
+"""A tool whose schema tells apart presentations that write the probe tools alike."""
 
 WIDE_TOOL = tool("zq_alpha", "Zd1q\u00e9\u2014", {"zk1": {"type": "string"}})
 """The first probe tool with non-ASCII text in its description."""
@@ -195,47 +206,63 @@ def _balanced(text: str) -> bool:
 
 def _derive_presented(probe: Probe, draft: Draft, with_one: str, with_two: str) -> None:
     """The tools written as a declared family writes them (:data:`.presentations.PRESENTATIONS`):
-    the first presentation whose text for the probe tools the template writes."""
+    a presentation whose text for the probe tools the template writes; of several, the first
+    that also writes a richer tool (an enum, an array, an object) as the template does."""
+    found = []
     for presentation in PRESENTATIONS:
-        whole = presentation.text(PROBE_TOOLS)
-        single = presentation.text(PROBE_TOOLS[:1])
-        if whole is None or single is None:
-            continue
-        if whole in with_two and with_two.count(whole) == 1:
-            item_open = item_close = ""
-        elif presentation.items:
-            second = presentation.text(PROBE_TOOLS[1:])
-            if second is None or single not in with_two:
-                continue
-            items = _item_fences(probe.tokens, single, second, with_one, with_two)
-            if isinstance(items, str):
-                continue
-            item_open, item_close = items
-        else:
-            continue
-        placed = _place(probe, draft, single, item_open, item_close)
-        if placed is None:
-            return
-        place, block_open, block_close, first_in_host, separator = placed
-        draft.concepts.append(
-            presentation.declare(
-                place=place,
-                open=draft.fence(block_open),
-                close=draft.fence(block_close),
-                item_open=draft.fence(item_open),
-                item_close=draft.fence(item_close),
-                first=first_in_host,
-                separator=draft.fence(separator),
-            )
+        items = _presented(probe, presentation, with_one, with_two)
+        if items is not None:
+            found.append((presentation, *items))
+    if not found:
+        draft.capability(
+            "tools",
+            "not derived",
+            "the template writes tools in a form other than their JSON and the presentations "
+            "of the declared families (needs concept: tools written as code or markup)",
         )
-        draft.capability("tools", "derived", f"{place.replace('_', ' ')}, {presentation.name}")
         return
-    draft.capability(
-        "tools",
-        "not derived",
-        "the template writes tools in a form other than their JSON and the presentations "
-        "of the declared families (needs concept: tools written as code or markup)",
+    if len(found) > 1:
+        rich = probe.render([message("user", probe.sentinel("u", 1))], [RICH_TOOL])
+        for candidate in found:
+            text = candidate[0].text([RICH_TOOL])
+            if rich is not None and text is not None and text in rich:
+                found = [candidate]
+                break
+    presentation, single, item_open, item_close = found[0]
+    placed = _place(probe, draft, single, item_open, item_close)
+    if placed is None:
+        return
+    place, block_open, block_close, first_in_host, separator = placed
+    draft.concepts.append(
+        presentation.declare(
+            place=place,
+            open=draft.fence(block_open),
+            close=draft.fence(block_close),
+            item_open=draft.fence(item_open),
+            item_close=draft.fence(item_close),
+            first=first_in_host,
+            separator=draft.fence(separator),
+        )
     )
+    draft.capability("tools", "derived", f"{place.replace('_', ' ')}, {presentation.name}")
+
+
+def _presented(
+    probe: Probe, presentation: Presentation, with_one: str, with_two: str
+) -> tuple[str, str, str] | None:
+    """``(text of one tool, item_open, item_close)`` where the template writes the probe
+    tools as ``presentation`` does; None: it does not."""
+    whole = presentation.text(PROBE_TOOLS)
+    single = presentation.text(PROBE_TOOLS[:1])
+    if whole is None or single is None:
+        return None
+    if with_two.count(whole) == 1:
+        return single, "", ""
+    second = presentation.text(PROBE_TOOLS[1:])
+    if not presentation.items or second is None:
+        return None
+    items = _item_fences(probe.tokens, single, second, with_one, with_two)
+    return None if isinstance(items, str) else (single, *items)
 
 
 def _place(

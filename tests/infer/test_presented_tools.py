@@ -1,0 +1,112 @@
+"""Tools written as code or markup, inferred from templates a fine-tuner changed.
+
+Each template here is a corpus template with something changed that a fine-tune changes (its
+default system text, the spelling of a turn marker), so no declared family writes it: the
+tools are found as the presentation of the family it was made from, and the calls behind
+them derived as for JSON tools.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pawlette.declare import ToolsBlock
+from pawlette.formats.chatml.xml_tools import XmlToolsBlock
+from pawlette.formats.gemma4.concepts import GemmaTools
+from pawlette.formats.gigachat.typescript import TypeScriptTools
+from pawlette.infer import Inference, infer_template
+
+from ..support.conversations import generate_conversations
+from ..support.template_compare import Reference, compare_renders
+from ..support.template_corpus import corpus_template
+
+
+def _variant(name: str, old: str, new: str) -> tuple[Inference, Reference]:
+    template = corpus_template(name)
+    assert old in template.text
+    text = template.text.replace(old, new)
+    inference = infer_template(text, bos_token=template.bos_token, eos_token=template.eos_token)
+    reference = Reference(
+        text, f"{name} (changed)", bos_token=template.bos_token, eos_token=template.eos_token
+    )
+    return inference, reference
+
+
+def _tools(inference: Inference) -> ToolsBlock:
+    assert inference.accepted, inference.describe()
+    assert inference.layout is not None
+    (tools,) = [c for c in inference.layout.concepts if isinstance(c, ToolsBlock)]
+    return tools
+
+
+def _status(inference: Inference) -> dict[str, str]:
+    return {item.name: item.status for item in inference.capabilities}
+
+
+def _renders_as_the_template(inference: Inference, reference: Reference, **switches: Any) -> None:
+    """The declaration renders generated conversations (tools and calls among them) as the
+    changed template does; it may refuse some, never write them otherwise."""
+    fmt = inference.format
+    assert fmt is not None
+    conversations = generate_conversations(30, seed=3, avoid=fmt.special_markers, **switches)
+    report = compare_renders(fmt, reference, conversations)
+    assert not report.differing and not report.pawlette_failed, report.describe()
+    assert report.identical >= 10, report.summary()
+
+
+def test_qwen3_coder_with_its_own_default_text() -> None:
+    """Qwen3-Coder's template with another default system text (written only beside tools):
+    its XML tools, that default text, and its calls and results."""
+    inference, reference = _variant(
+        "Qwen3-Coder",
+        "You are Qwen, a helpful AI assistant that can interact with a computer to solve tasks.",
+        "You are Kodo, a careful coding assistant.",
+    )
+    tools = _tools(inference)
+    assert type(tools) is XmlToolsBlock and tools.place == "system"
+    status = _status(inference)
+    assert status["tool calls"] == status["tool results"] == "derived"
+    assert inference.format is not None
+    weather = {
+        "type": "function",
+        "function": {
+            "name": "get_weather",
+            "description": "The weather.",
+            "parameters": {"type": "object", "properties": {"city": {"type": "string"}}},
+        },
+    }
+    text = inference.format.render([{"role": "user", "content": "Hi"}], [weather]).text
+    assert text.startswith("<|im_start|>system\nYou are Kodo, a careful coding assistant.")
+    assert "<name>get_weather</name>" in text
+    _renders_as_the_template(inference, reference)
+
+
+def test_gigachat_with_another_role_separator() -> None:
+    """GigaChat 3's template with its role separator spelled otherwise: the TypeScript
+    namespace of its tools after the system turn, and its calls."""
+    inference, reference = _variant("GigaChat3-10B-A1.8B", "<|role_sep|>", "<|role_end|>")
+    tools = _tools(inference)
+    assert type(tools) is TypeScriptTools and tools.place == "after_system"
+    status = _status(inference)
+    assert status["tool calls"] == status["tool results"] == "derived"
+    _renders_as_the_template(inference, reference)
+
+
+def test_gemma4_with_another_turn_marker() -> None:
+    """Gemma 4's template with its turn opener spelled otherwise: its declarations in the
+    system turn, each between the item fences found between two tools."""
+    inference, reference = _variant("google-gemma-4-31B-it", "<|turn>", "<|turn_start>")
+    tools = _tools(inference)
+    assert type(tools) is GemmaTools and not tools.interleaved
+    assert (tools.item_open, tools.item_close) != ((), ())
+    assert _status(inference)["tools"] == "derived"
+    _renders_as_the_template(inference, reference)
+
+
+def test_gemma4_interleaved_told_apart_by_a_richer_tool() -> None:
+    """The interleaved-thinking Gemma 4 template writes the probe tools as the other does: a
+    richer tool's schema tells which presentation it is."""
+    inference, reference = _variant("google-gemma-4-31B-it-interleaved", "<|turn>", "<|turn_start>")
+    tools = _tools(inference)
+    assert type(tools) is GemmaTools and tools.interleaved
+    _renders_as_the_template(inference, reference)
