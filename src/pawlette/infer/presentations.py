@@ -17,6 +17,7 @@ from typing import Any
 
 from ..declare import ToolsBlock
 from ..declare.pieces import Fence, text_of
+from ..errors import PawletteError
 from ..formats.apertus.typescript import DeveloperBlock
 from ..formats.breeze.python_tools import PythonTools
 from ..formats.chatml.xml_tools import XmlToolsBlock
@@ -27,7 +28,6 @@ from ..formats.gigachat.typescript import TypeScriptTools
 from ..formats.ifm.tools import MarkdownTools, XmlTools
 from ..formats.kimi.k3 import SortedToolsBlock
 from ..formats.seed_oss.concepts import StubTools
-from ..errors import PawletteError
 from ..types import Tool
 
 __all__ = ["PRESENTATIONS", "Presentation"]
@@ -88,13 +88,11 @@ PRESENTATIONS: tuple[Presentation, ...] = (
     Presentation("Markdown (IFM)", MarkdownTools()),
     Presentation("XML (IFM)", XmlTools()),
     Presentation("Python signatures (Breeze)", PythonTools()),
-    *(
-        Presentation(
-            f"sorted JSON (Kimi K3, {wrap}{', array' if array else ''})", concept, not array
-        )
-        for wrap in ("openai", "function")
-        for array in (True, False)
-        for concept in (SortedToolsBlock(wrap=wrap, array=array),)  # type: ignore[arg-type]
+    Presentation("sorted JSON (Kimi K3)", SortedToolsBlock(), items=True),
+    Presentation("sorted JSON array (Kimi K3)", SortedToolsBlock(array=True)),
+    Presentation("sorted JSON functions (Kimi K3)", SortedToolsBlock(wrap="function"), True),
+    Presentation(
+        "sorted JSON array of functions (Kimi K3)", SortedToolsBlock(wrap="function", array=True)
     ),
 )
 """The presentations inference tries, in order, when a template's tools are not their JSON."""

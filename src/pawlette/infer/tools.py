@@ -78,8 +78,12 @@ STYLES = tuple(
 
 
 def _style(text: str) -> Style | None:
+    """How the template writes the probe tools: each, or the array of them (indented, an
+    item of an array is written otherwise than alone)."""
     for style in STYLES:
         if style.dump(style.item(PROBE_TOOLS[0])) in text:
+            return style
+        if style.dump([style.item(item) for item in PROBE_TOOLS]) in text:
             return style
     return None
 
@@ -356,8 +360,8 @@ def _place(
         if len(without_system) == 1 and not without_system[0][1]:
             at, _, text = without_system[0]
             alone = _shifted(base, at, text, len(draft.begin) + len(_default_turn(draft)))
-        block = None if after is None or after != alone else block_of(after)
-        if block is not None:
+        block = None if after is None else block_of(after)
+        if block is not None and (after == alone or _default_with_tools(probe, draft, after)):
             return "after_system", block[0], block[1], False, ""
     del system
     not_derived(_misplaced(tokens, with_text, found))
@@ -388,6 +392,29 @@ def _misplaced(tokens: Tokens, base: str, found: list[tuple[int, str, str]]) -> 
         + ("not" if len(found) == 1 else f"{len(found)} changes, not one block")
         + f" where a tools block goes ({_PLACES}) (needs concept: tools in another place)"
     )
+
+
+def _default_with_tools(probe: Probe, draft: Draft, block: str) -> bool:
+    """Whether the template, given tools and no system message, writes its default system
+    turn with another text, then ``block`` (Granite 3.3 adds its tool instructions): then
+    the draft's system prompt has that text as its ``default_with_tools``."""
+    prompt = _system_prompt(draft)
+    if prompt is None or not isinstance(prompt.default, str) or prompt.default_when != "always":
+        return False
+    alone = probe.render([message("user", probe.sentinel("u", 1))], [PROBE_TOOLS[0]])
+    system = draft.frames["system"]
+    head = draft.begin + system.open + text_of(prompt.preamble)
+    tail = system.end + system.after + block
+    if alone is None or not alone.startswith(head) or alone.count(tail) != 1:
+        return False
+    text = alone[len(head) : alone.find(tail)]
+    if not text or text == prompt.default:
+        return False
+    written = draft.fence(text) if probe.tokens.markers_in([text]) else text
+    draft.concepts[draft.concepts.index(prompt)] = dataclasses.replace(
+        prompt, default_with_tools=written
+    )
+    return True
 
 
 def _default_turn(draft: Draft) -> str:
