@@ -22,6 +22,7 @@ from typing import Any
 
 from ..declare import Ignored, SystemPrompt, ToolsBlock
 from ..declare.pieces import text_of
+from ..formats.kimi.k3 import FixedSystemTurn
 from .atoms import Tokens, excerpt
 from .draft import Draft
 from .presentations import PRESENTATIONS, Presentation
@@ -150,7 +151,8 @@ def derive_tools(probe: Probe, draft: Draft) -> None:
     if placed is None:
         return
     place, block_open, block_close, first_in_host, separator = placed
-    draft.concepts.append(
+    _declare(
+        draft,
         ToolsBlock(
             place=place,  # type: ignore[arg-type]
             open=draft.fence(block_open),
@@ -159,12 +161,13 @@ def derive_tools(probe: Probe, draft: Draft) -> None:
             item_close=draft.fence(item_close),
             first=first_in_host,
             separator=draft.fence(separator),
+            separator_when=_separator_when(probe, draft, place, separator, block_open),
             indent=style.indent,
             wrap=style.wrap,  # type: ignore[arg-type]
             array=array,
             separators=style.separators,
             ascii=style.ascii,
-        )
+        ),
     )
     draft.capability(
         "tools",
@@ -237,7 +240,8 @@ def _derive_presented(probe: Probe, draft: Draft, with_one: str, with_two: str) 
     if placed is None:
         return
     place, block_open, block_close, first_in_host, separator = placed
-    draft.concepts.append(
+    _declare(
+        draft,
         presentation.declare(
             place=place,
             open=draft.fence(block_open),
@@ -246,7 +250,8 @@ def _derive_presented(probe: Probe, draft: Draft, with_one: str, with_two: str) 
             item_close=draft.fence(item_close),
             first=first_in_host,
             separator=draft.fence(separator),
-        )
+            separator_when=_separator_when(probe, draft, place, separator, block_open),
+        ),
     )
     draft.capability("tools", "derived", f"{place.replace('_', ' ')}, {presentation.name}")
 
@@ -320,6 +325,8 @@ def _place(
         del first_user
         if around is not None and offset == len(draft.begin) and not has_system:
             return "own_turn", around[0], around[1], False, ""
+        if around is not None and _before_fixed_turn(draft, offset):
+            return "own_turn", around[0], around[1], False, ""
     if not has_system:
         not_derived(_misplaced(tokens, base, found))
         return None
@@ -340,6 +347,8 @@ def _place(
             and offset == len(draft.begin)
             and with_text_tools.startswith(draft.begin + inserted)
         ):
+            return "own_turn", around[0], around[1], False, ""
+        if around is not None and _before_fixed_turn(draft, offset):
             return "own_turn", around[0], around[1], False, ""
         if around is not None and offset == position + len(s1):
             separator_and_open, close_text = around
@@ -392,6 +401,48 @@ def _misplaced(tokens: Tokens, base: str, found: list[tuple[int, str, str]]) -> 
         + ("not" if len(found) == 1 else f"{len(found)} changes, not one block")
         + f" where a tools block goes ({_PLACES}) (needs concept: tools in another place)"
     )
+
+
+def _before_fixed_turn(draft: Draft, offset: int) -> bool:
+    """Whether a block the template writes ``offset`` into the text it starts every
+    conversation with goes before a turn of that text (Kimi K3's tools before its
+    thinking-effort turn): then the draft's start is cut there, the rest a
+    :class:`FixedSystemTurn` written after the block."""
+    if not 0 <= offset < len(draft.begin):
+        return False
+    rest = draft.begin[offset:]
+    # (the rest opens as a turn does: with the special token every frame's opener starts with)
+    first = draft.tokens.atoms(rest)[:1]
+    openers = {tuple(draft.tokens.atoms(frame.open)[:1]) for frame in draft.frames.values()}
+    if len(first) != 1 or len(first[0]) < 2 or tuple(first) not in openers:
+        return False
+    draft.begin = draft.begin[:offset]
+    draft.concepts.append(FixedSystemTurn(draft.fence(rest)))
+    return True
+
+
+def _declare(draft: Draft, tools: ToolsBlock) -> None:
+    """``tools`` among the draft's concepts: before a fixed turn, written after the block."""
+    fixed = [n for n, item in enumerate(draft.concepts) if isinstance(item, FixedSystemTurn)]
+    draft.concepts.insert(fixed[0] if fixed else len(draft.concepts), tools)
+
+
+def _separator_when(probe: Probe, draft: Draft, place: str, separator: str, block_open: str) -> str:
+    """``"text"`` where the template writes the separator after a system message's text only
+    when it is not empty (Nemotron 3), else ``"message"``."""
+    if place != "system" or not separator:
+        return "message"
+    empty = probe.render(
+        [message("system", ""), message("user", probe.sentinel("u", 1))], [PROBE_TOOLS[0]]
+    )
+    head = draft.frames["system"].open
+    if (
+        empty is not None
+        and head + separator + block_open not in empty
+        and head + block_open in empty
+    ):
+        return "text"
+    return "message"
 
 
 def _default_with_tools(probe: Probe, draft: Draft, block: str) -> bool:
