@@ -306,8 +306,10 @@ def _place(
         not_derived("the template refuses tools in a longer conversation")
         return None
     found = insertions(tokens, base, changed)
-    without_system = found
     has_system = "system" in draft.frames
+    if len(found) == 2 and has_system and _preamble_with_tools(draft, base, found[0]):
+        found = found[1:]  # (the block is the other change)
+    without_system = found
     if len(found) == 1 and not found[0][1]:
         offset, _, inserted = found[0]
         around = block_of(inserted)
@@ -425,6 +427,26 @@ def _declare(draft: Draft, tools: ToolsBlock) -> None:
     """``tools`` among the draft's concepts: before a fixed turn, written after the block."""
     fixed = [n for n, item in enumerate(draft.concepts) if isinstance(item, FixedSystemTurn)]
     draft.concepts.insert(fixed[0] if fixed else len(draft.concepts), tools)
+
+
+def _preamble_with_tools(draft: Draft, base: str, change: tuple[int, str, str]) -> bool:
+    """Whether ``change`` is text the template adds at the start of a system turn it always
+    writes, only when there are tools (Llama 3.x's ``Environment: ipython``): then it is the
+    draft's system prompt's ``preamble_with_tools``."""
+    prompt = _system_prompt(draft)
+    offset, removed, inserted = change
+    if prompt is None or not prompt.always or removed or prompt.preamble_with_tools:
+        return False
+    start = len(draft.begin) + len(draft.frames["system"].open)
+    if not base.startswith(draft.begin + draft.frames["system"].open):
+        return False
+    text = inserted if offset == start else _ahead(base, offset, inserted, start)
+    if not text or PROBE_TOOLS[0]["function"]["name"] in text:  # (a tool is the block's)
+        return False
+    draft.concepts[draft.concepts.index(prompt)] = dataclasses.replace(
+        prompt, preamble_with_tools=draft.fence(text)
+    )
+    return True
 
 
 def _separator_when(probe: Probe, draft: Draft, place: str, separator: str, block_open: str) -> str:
