@@ -18,7 +18,7 @@ import dataclasses
 import difflib
 import json
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 from ..declare import Ignored, SystemPrompt, ToolsBlock
 from ..declare.pieces import text_of
@@ -321,6 +321,8 @@ def _place(
         for name, host in (("first_user", u1), ("last_user", u2)):
             position = base.find(host)
             if around is not None and offset == position:
+                if name == "first_user" and _user_after_system(probe, draft, inserted):
+                    name = "user_after_system"
                 return name, around[0], around[1], True, ""
             if around is not None and offset == position + len(host):
                 return name, around[0], around[1], False, ""
@@ -372,7 +374,11 @@ def _place(
             at, _, text = without_system[0]
             alone = _shifted(base, at, text, len(draft.begin) + len(_default_turn(draft)))
         block = None if after is None else block_of(after)
-        if block is not None and (after == alone or _default_with_tools(probe, draft, after)):
+        if (
+            after is not None
+            and block is not None
+            and (after == alone or _default_with_tools(probe, draft, after))
+        ):
             return "after_system", block[0], block[1], False, ""
     del system
     not_derived(_misplaced(tokens, with_text, found))
@@ -449,7 +455,23 @@ def _preamble_with_tools(draft: Draft, base: str, change: tuple[int, str, str]) 
     return True
 
 
-def _separator_when(probe: Probe, draft: Draft, place: str, separator: str, block_open: str) -> str:
+def _user_after_system(probe: Probe, draft: Draft, block: str) -> bool:
+    """Whether the template writes the block in the message after the first system message
+    whatever its role, as a user turn (Llama 3.x's: a second system message holds it)."""
+    if "system" not in draft.frames:
+        return False
+    s1, s2, u1 = probe.sentinel("s", 1), probe.sentinel("s", 2), probe.sentinel("u", 1)
+    conversation = [message("system", s1), message("system", s2), message("user", u1)]
+    written = probe.render(conversation, [PROBE_TOOLS[0]])
+    system, user = draft.frames["system"], draft.frames["user"]
+    if (system.end, system.after) != (user.end, user.after) or written is None:
+        return False
+    return s1 + system.end + system.after + user.open + block + s2 in written
+
+
+def _separator_when(
+    probe: Probe, draft: Draft, place: str, separator: str, block_open: str
+) -> Literal["message", "text"]:
     """``"text"`` where the template writes the separator after a system message's text only
     when it is not empty (Nemotron 3), else ``"message"``."""
     if place != "system" or not separator:
