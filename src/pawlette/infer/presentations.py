@@ -19,6 +19,7 @@ from ..declare import ToolsBlock
 from ..declare.pieces import Fence, text_of
 from ..errors import PawletteError
 from ..formats.apertus.typescript import DeveloperBlock
+from ..formats.bielik.tools import LinedToolArray
 from ..formats.breeze.python_tools import PythonTools
 from ..formats.chatml.xml_tools import XmlToolsBlock
 from ..formats.cohere.concepts import CohereTools
@@ -88,6 +89,8 @@ PRESENTATIONS: tuple[Presentation, ...] = (
     Presentation("Markdown (IFM)", MarkdownTools()),
     Presentation("XML (IFM)", XmlTools()),
     Presentation("Python signatures (Breeze)", PythonTools()),
+    Presentation("JSON array on lines (Bielik)", LinedToolArray()),
+    Presentation("JSON array of functions on lines (Bielik)", LinedToolArray(wrap="function")),
     Presentation("sorted JSON (Kimi K3)", SortedToolsBlock(), items=True),
     Presentation("sorted JSON array (Kimi K3)", SortedToolsBlock(array=True)),
     Presentation("sorted JSON functions (Kimi K3)", SortedToolsBlock(wrap="function"), True),

@@ -142,8 +142,8 @@ def derive_tools(probe: Probe, draft: Draft) -> None:
         item_open = item_close = ""
     else:
         items = _item_fences(probe.tokens, first, second, with_one, with_two)
-        if isinstance(items, str):
-            draft.capability("tools", "not derived", items)
+        if isinstance(items, str):  # (JSON items a presentation joins: Bielik's lines)
+            _derive_presented(probe, draft, with_one, with_two, items)
             return
         item_open, item_close = items
     single = style.dump([style.item(PROBE_TOOLS[0])]) if array else first
@@ -211,7 +211,9 @@ def _balanced(text: str) -> bool:
     return text.count("<") == text.count(">")
 
 
-def _derive_presented(probe: Probe, draft: Draft, with_one: str, with_two: str) -> None:
+def _derive_presented(
+    probe: Probe, draft: Draft, with_one: str, with_two: str, why: str | None = None
+) -> None:
     """The tools written as a declared family writes them (:data:`.presentations.PRESENTATIONS`):
     a presentation whose text for the probe tools the template writes; of several, the first
     that also writes a richer tool (an enum, an array, an object) as the template does."""
@@ -224,8 +226,10 @@ def _derive_presented(probe: Probe, draft: Draft, with_one: str, with_two: str) 
         draft.capability(
             "tools",
             "not derived",
-            "the template writes tools in a form other than their JSON and the presentations "
-            "of the declared families (needs concept: tools written as code or markup)",
+            why
+            or "the template writes tools in a form other than their JSON and the "
+            "presentations of the declared families (needs concept: tools written as code or "
+            "markup)",
         )
         return
     if len(found) > 1:
@@ -419,10 +423,9 @@ def _before_fixed_turn(draft: Draft, offset: int) -> bool:
     if not 0 <= offset < len(draft.begin):
         return False
     rest = draft.begin[offset:]
-    # (the rest opens as a turn does: with the special token every frame's opener starts with)
+    # (the rest is a turn: a special token, then more)
     first = draft.tokens.atoms(rest)[:1]
-    openers = {tuple(draft.tokens.atoms(frame.open)[:1]) for frame in draft.frames.values()}
-    if len(first) != 1 or len(first[0]) < 2 or tuple(first) not in openers:
+    if not first or not draft.tokens.is_special(first[0]) or rest == first[0]:
         return False
     draft.begin = draft.begin[:offset]
     draft.concepts.append(FixedSystemTurn(draft.fence(rest)))
