@@ -162,6 +162,7 @@ def derive_tools(probe: Probe, draft: Draft) -> None:
             first=first_in_host,
             separator=draft.fence(separator),
             separator_when=_separator_when(probe, draft, place, separator, block_open),
+            always=_always(probe, place, block_open, block_close),
             indent=style.indent,
             wrap=style.wrap,  # type: ignore[arg-type]
             array=array,
@@ -255,6 +256,7 @@ def _derive_presented(
             first=first_in_host,
             separator=draft.fence(separator),
             separator_when=_separator_when(probe, draft, place, separator, block_open),
+            always=_always(probe, place, block_open, block_close),
         ),
     )
     draft.capability("tools", "derived", f"{place.replace('_', ' ')}, {presentation.name}")
@@ -335,6 +337,9 @@ def _place(
             return "own_turn", around[0], around[1], False, ""
         if around is not None and _before_fixed_turn(draft, offset):
             return "own_turn", around[0], around[1], False, ""
+        inside = None if around is None else _inside_start(draft, offset, around)
+        if inside is not None:
+            return "own_turn", *inside, False, ""
     if not has_system:
         not_derived(_misplaced(tokens, base, found))
         return None
@@ -430,6 +435,30 @@ def _before_fixed_turn(draft: Draft, offset: int) -> bool:
     draft.begin = draft.begin[:offset]
     draft.concepts.append(FixedSystemTurn(draft.fence(rest)))
     return True
+
+
+def _inside_start(draft: Draft, offset: int, around: tuple[str, str]) -> tuple[str, str] | None:
+    """``(open, close)`` where the template writes the tools inside the text it starts every
+    conversation with (Cohere's Command A MoE, an empty listing there without tools): that
+    text after its first special token, cut where the tools go, is the block's open and
+    close (then written always: :func:`_always`)."""
+    begin = draft.begin
+    atoms = draft.tokens.atoms(begin)
+    if len(atoms) < 2 or not all(map(draft.tokens.is_special, atoms[:2])):
+        return None
+    lead = atoms[0]
+    if not len(lead) < offset < len(begin):
+        return None
+    draft.begin = lead
+    return begin[len(lead) : offset] + around[0], around[1] + begin[offset:]
+
+
+def _always(probe: Probe, place: str, block_open: str, block_close: str) -> bool:
+    """Whether the template writes a block of its own, empty, without tools."""
+    if place != "own_turn":
+        return False
+    plain = probe.render([message("user", probe.sentinel("u", 1))])
+    return plain is not None and block_open + block_close in plain
 
 
 def _declare(draft: Draft, tools: ToolsBlock) -> None:
