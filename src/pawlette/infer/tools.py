@@ -363,8 +363,14 @@ def _place(
             return "own_turn", around[0], around[1], False, ""
         if around is not None and _before_fixed_turn(draft, offset):
             return "own_turn", around[0], around[1], False, ""
-        if around is not None and offset == position + len(s1):
-            separator_and_open, close_text = around
+        # (a diff may place an insertion after text it ends with: Nemotron Nano 2's block
+        # after the system text's '\n\n', ending with '\n\n')
+        shifted = _shifted(with_text, offset, inserted, position + len(s1))
+        after_text = around if offset == position + len(s1) else None
+        if after_text is None and shifted is not None and offset > position + len(s1):
+            after_text = block_of(shifted)
+        if after_text is not None:
+            separator_and_open, close_text = after_text
             return _system_without_text(
                 probe, draft, separator_and_open, close_text, tools_item, False
             )
@@ -462,9 +468,12 @@ def _always(probe: Probe, place: str, block_open: str, block_close: str) -> bool
 
 
 def _declare(draft: Draft, tools: ToolsBlock) -> None:
-    """``tools`` among the draft's concepts: before a fixed turn, written after the block."""
-    fixed = [n for n, item in enumerate(draft.concepts) if isinstance(item, FixedSystemTurn)]
-    draft.concepts.insert(fixed[0] if fixed else len(draft.concepts), tools)
+    """``tools`` among the draft's concepts; a block on its own at the start before the
+    turns written there (a fixed one, the system prompt's: Kimi K2's ``tool_declare`` turn
+    comes before its default system turn)."""
+    kinds = (FixedSystemTurn, SystemPrompt) if tools.place == "own_turn" else (FixedSystemTurn,)
+    after = [n for n, item in enumerate(draft.concepts) if isinstance(item, kinds)]
+    draft.concepts.insert(after[0] if after else len(draft.concepts), tools)
 
 
 def _preamble_with_tools(draft: Draft, base: str, change: tuple[int, str, str]) -> bool:
