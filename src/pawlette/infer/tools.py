@@ -367,7 +367,8 @@ def _place(
         # after the system text's '\n\n', ending with '\n\n')
         shifted = _shifted(with_text, offset, inserted, position + len(s1))
         after_text = around if offset == position + len(s1) else None
-        if after_text is None and shifted is not None and offset > position + len(s1):
+        moved = with_text[position + len(s1) : offset]
+        if after_text is None and shifted is not None and moved and not tokens.markers_in([moved]):
             after_text = block_of(shifted)
         if after_text is not None:
             separator_and_open, close_text = after_text
@@ -450,13 +451,14 @@ def _inside_start(draft: Draft, offset: int, around: tuple[str, str]) -> tuple[s
     close (then written always: :func:`_always`)."""
     begin = draft.begin
     atoms = draft.tokens.atoms(begin)
-    if len(atoms) < 2 or not all(map(draft.tokens.is_special, atoms[:2])):
+    # (only the tools are added: the block's fences are written without them too)
+    if around != ("", "") or len(atoms) < 2 or not all(map(draft.tokens.is_special, atoms[:2])):
         return None
     lead = atoms[0]
     if not len(lead) < offset < len(begin):
         return None
     draft.begin = lead
-    return begin[len(lead) : offset] + around[0], around[1] + begin[offset:]
+    return begin[len(lead) : offset], begin[offset:]
 
 
 def _always(probe: Probe, place: str, block_open: str, block_close: str) -> bool:
