@@ -10,10 +10,15 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from pawlette.declare import ToolsBlock
+from pawlette.formats.bielik.tools import LinedToolArray
 from pawlette.formats.chatml.xml_tools import XmlToolsBlock
+from pawlette.formats.cohere.concepts import CohereTools
 from pawlette.formats.gemma4.concepts import GemmaTools
 from pawlette.formats.gigachat.typescript import TypeScriptTools
+from pawlette.formats.kimi.k3 import SortedToolsBlock
 from pawlette.infer import Inference, infer_template
 
 from ..support.conversations import generate_conversations
@@ -109,4 +114,75 @@ def test_gemma4_interleaved_told_apart_by_a_richer_tool() -> None:
     inference, reference = _variant("google-gemma-4-31B-it-interleaved", "<|turn>", "<|turn_start>")
     tools = _tools(inference)
     assert type(tools) is GemmaTools and tools.interleaved
+    _renders_as_the_template(inference, reference)
+
+
+# Tools as JSON in places a template changes: each corpus template with a text a fine-tuner
+# changes, the tools' concept and place expected, then the parts derived after them.
+PLACED = [
+    pytest.param(
+        "meta-llama-Llama-3.1-8B-Instruct",
+        ("Cutting Knowledge Date: December 2023", "Cutting Knowledge Date: March 2025"),
+        (ToolsBlock, "user_after_system"),
+        ("tool calls", "tool results"),
+        id="llama-3.1: a preamble with tools, the block in the message after the system one",
+    ),
+    pytest.param(
+        "moonshotai-Kimi-K2",
+        ("You are a helpful assistant<", "You are Moon, a careful assistant<"),
+        (ToolsBlock, "own_turn"),
+        ("tool calls", "tool results"),
+        id="kimi-k2: a turn of tools before the default system turn",
+    ),
+    pytest.param(
+        "ibm-granite-granite-3.3-2B-Instruct",
+        ("You are Granite, developed by IBM.", "You are Slate, tuned from Granite."),
+        (ToolsBlock, "after_system"),
+        ("tool results",),
+        id="granite-3.3: an indented array, a default text of its own beside tools",
+    ),
+    pytest.param(
+        "Bielik-11B-v3.0-Instruct",
+        ("<|im_start|>", "<|turn_start|>"),
+        (LinedToolArray, "system"),
+        ("tool calls",),
+        id="bielik: a JSON array on lines",
+    ),
+    pytest.param(
+        "NVIDIA-Nemotron-3-Nano-30B-A3B-BF16",
+        ("<|im_start|>", "<|turn_start|>"),
+        (XmlToolsBlock, "system"),
+        ("tool calls", "tool results"),
+        id="nemotron-3: XML tags, a separator only after system text",
+    ),
+    pytest.param(
+        "Kimi-K3",
+        ("Now the system is invoked with", "The system now runs with"),
+        (SortedToolsBlock, "own_turn"),
+        (),
+        id="kimi-k3: sorted JSON before a fixed turn",
+    ),
+    pytest.param(
+        "Cohere2MoE",
+        ("North Mini Code", "South Mini Code"),
+        (CohereTools, "own_turn"),
+        (),
+        id="cohere2moe: a listing inside the start, empty without tools",
+    ),
+]
+
+
+@pytest.mark.parametrize(("name", "change", "expected", "derived"), PLACED)
+def test_tools_found_where_the_changed_template_writes_them(
+    name: str,
+    change: tuple[str, str],
+    expected: tuple[type[ToolsBlock], str],
+    derived: tuple[str, ...],
+) -> None:
+    inference, reference = _variant(name, *change)
+    tools = _tools(inference)
+    assert (type(tools), tools.place) == expected
+    status = _status(inference)
+    assert status["tools"] == "derived"
+    assert all(status[part] == "derived" for part in derived), status
     _renders_as_the_template(inference, reference)
