@@ -6,10 +6,13 @@ them, as ``tojson`` writes it: the whole OpenAI tool or its ``function``, indent
 text between two tools is what closes one item and opens the next, and what the tools add
 around them is the block's open and close.  Where the block lands in the render without tools
 says its place: in the system turn after or before its text (with the separator the text gets),
-in the first or last user turn, on its own before the last user turn, on its own after the
-system turn (or the start, without one), or as a turn of its own at the start.  Tools written
-in another language (TypeScript, Python signatures, XML) need a concept of their own: not
-derived.
+in the first or last user turn (or the message after the first system message, written as a
+user turn, with a line the system turn adds beside them: Llama 3.x), on its own before the
+last user turn, on its own after the system turn (or the start, without one), or as a turn of
+its own at the start (before the default system turn, or before a fixed turn the start holds;
+inside the start's text, always written, where only the tools are added).  Tools written in
+another language (TypeScript, Python stubs, XML) are looked for as the declared families write
+them (:mod:`.presentations`) and placed alike; any other writing is not derived.
 """
 
 from __future__ import annotations
