@@ -123,7 +123,7 @@ PLACED = [
     pytest.param(
         "meta-llama-Llama-3.1-8B-Instruct",
         ("Cutting Knowledge Date: December 2023", "Cutting Knowledge Date: March 2025"),
-        (ToolsBlock, "user_after_system"),
+        (ToolsBlock, "user_after_system", {"first": True}),
         ("tool calls", "tool results"),
         id="llama-3.1: a preamble with tools, the block in the message after the system one",
     ),
@@ -151,7 +151,7 @@ PLACED = [
     pytest.param(
         "NVIDIA-Nemotron-3-Nano-30B-A3B-BF16",
         ("<|im_start|>", "<|turn_start|>"),
-        (XmlToolsBlock, "system"),
+        (XmlToolsBlock, "system", {"enum": True, "separator_when": "text"}),
         ("tool calls", "tool results"),
         id="nemotron-3: XML tags, a separator only after system text",
     ),
@@ -165,7 +165,7 @@ PLACED = [
     pytest.param(
         "Cohere2MoE",
         ("North Mini Code", "South Mini Code"),
-        (CohereTools, "own_turn"),
+        (CohereTools, "own_turn", {"always": True}),
         (),
         id="cohere2moe: a listing inside the start, empty without tools",
     ),
@@ -176,12 +176,15 @@ PLACED = [
 def test_tools_found_where_the_changed_template_writes_them(
     name: str,
     change: tuple[str, str],
-    expected: tuple[type[ToolsBlock], str],
+    expected: tuple[Any, ...],
     derived: tuple[str, ...],
 ) -> None:
     inference, reference = _variant(name, *change)
     tools = _tools(inference)
-    assert (type(tools), tools.place) == expected
+    kind, place, *fields = expected
+    assert (type(tools), tools.place) == (kind, place)
+    for field, value in (fields or [{}])[0].items():
+        assert getattr(tools, field) == value, field
     status = _status(inference)
     assert status["tools"] == "derived"
     assert all(status[part] == "derived" for part in derived), status

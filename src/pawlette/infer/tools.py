@@ -92,16 +92,25 @@ def _style(text: str) -> Style | None:
     return None
 
 
-RICH_TOOL = tool(
-    "zq_gamma",
-    "Zd3q",
-    {
-        "zk3": {"type": "string", "description": "Zd4q", "enum": ["Ze1q", "Ze2q"]},
-        "zk4": {"type": "array", "items": {"type": "string"}},
-        "zk5": {"type": "object", "properties": {"zk6": {"type": "number"}}},
+RICH_TOOL = {
+    "type": "function",
+    "function": {
+        "name": "zq_gamma",
+        "description": "Zd3q",
+        "parameters": {
+            "type": "object",
+            "properties": {
+                "zk3": {"type": "string", "enum": ["Ze1q", "Ze2q"], "description": "Zd4q"},
+                "zk4": {"type": "array", "items": {"type": "string"}},
+                "zk5": {"type": "object", "properties": {"zk6": {"type": "number"}}},
+            },
+            "required": ["zk3"],
+            "additionalProperties": False,
+        },
     },
-)
-"""A tool whose schema tells apart presentations that write the probe tools alike."""
+}
+"""A tool whose schema tells apart presentations that write the probe tools alike (an
+enum, an array, an object, a key after ``required``)."""
 
 WIDE_TOOL = tool("zq_alpha", "Zd1q\u00e9\u2014", {"zk1": {"type": "string"}})
 """The first probe tool with non-ASCII text in its description."""
