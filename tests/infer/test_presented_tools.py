@@ -20,6 +20,8 @@ from pawlette.formats.gemma4.concepts import GemmaTools
 from pawlette.formats.gigachat.typescript import TypeScriptTools
 from pawlette.formats.kimi.k3 import SortedToolsBlock
 from pawlette.infer import Inference, infer_template
+from pawlette.infer.presentations import PRESENTATIONS
+from pawlette.infer.tools import PROBE_TOOLS
 
 from ..support.conversations import generate_conversations
 from ..support.template_compare import Reference, compare_renders
@@ -189,3 +191,12 @@ def test_tools_found_where_the_changed_template_writes_them(
     assert status["tools"] == "derived"
     assert all(status[part] == "derived" for part in derived), status
     _renders_as_the_template(inference, reference)
+
+
+def test_every_presentation_writes_the_probe_tools() -> None:
+    """Each presentation inference tries writes the probe tools (a block that needed more of
+    a render than the tools would never be found), one tool apart from two."""
+    for presentation in PRESENTATIONS:
+        one, two = presentation.text(PROBE_TOOLS[:1]), presentation.text(PROBE_TOOLS)
+        assert one and two and one != two, presentation.name
+        assert "zq_alpha" in one and "zq_beta" in two, presentation.name

@@ -26,6 +26,7 @@ from ..formats.cohere.concepts import CohereTools
 from ..formats.cohere.stubs import PlusTools
 from ..formats.gemma4.concepts import GemmaTools
 from ..formats.gigachat.typescript import TypeScriptTools
+from ..formats.hermes.tools import HermesTools
 from ..formats.ifm.tools import MarkdownTools, XmlTools
 from ..formats.kimi.k3 import SortedToolsBlock
 from ..formats.seed_oss.concepts import StubTools
@@ -89,6 +90,7 @@ PRESENTATIONS: tuple[Presentation, ...] = (
     Presentation("Markdown (IFM)", MarkdownTools()),
     Presentation("XML (IFM)", XmlTools()),
     Presentation("Python signatures (Breeze)", PythonTools()),
+    Presentation("JSON with signature descriptions (Hermes)", HermesTools()),
     Presentation("JSON array on lines (Bielik)", LinedToolArray()),
     Presentation("JSON array of functions on lines (Bielik)", LinedToolArray(wrap="function")),
     Presentation("sorted JSON (Kimi K3)", SortedToolsBlock(), items=True),
