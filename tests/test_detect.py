@@ -51,7 +51,8 @@ def test_real_templates_are_named(
 def test_a_template_that_requires_a_thinking_field_is_named_and_inferred(tmp_path: Path) -> None:
     """IFM-K2-Horizon's template refuses an assistant message without reasoning: given the
     empty reasoning its callers pass, it is named ``ifm``, and with the declared families
-    skipped it is inferred (its turns and reasoning; its tools are Markdown, not derived)."""
+    skipped it is inferred (its turns and reasoning; its tools, Markdown, as the declared
+    family writes them, and the calls behind them)."""
     template = corpus_template("IFM-K2-Horizon").text
     directory = model_directory(tmp_path, template)
     assert detect(directory).name == "ifm"
@@ -59,7 +60,8 @@ def test_a_template_that_requires_a_thinking_field_is_named_and_inferred(tmp_pat
     assert result.returncode == 0, result.stdout + result.stderr
     assert "inferred and verified" in result.stdout
     assert "reasoning: derived" in result.stdout
-    assert "tools: not derived" in result.stdout
+    assert "tools: derived; system, Markdown (IFM)" in result.stdout
+    assert "tool calls: derived" in result.stdout
 
 
 @pytest.mark.parametrize("name", jinja_formats())

@@ -89,14 +89,18 @@ def test_a_default_system_turn_is_refused_naming_how_it_differs(name: str, said:
 
 
 def test_tools_written_in_two_places_are_refused_saying_both() -> None:
-    detail = _detail("meta-llama-Llama-3.1-8B-Instruct", "tools")
-    assert "given a tool, the template writes '\\nEnvironment: ipython' after" in detail
+    # Muse's template writes the tools' instructions and, further on, their names as
+    # recipients.
+    detail = _detail("muse-glimmer", "tools")
+    assert "given a tool, the template writes 'In this environment you have access" in detail
+    assert "'zq_alpha.*\", \"' after" in detail
     assert "2 changes, not one block where a tools block goes" in detail
     assert "[(" not in detail  # no offsets and tuples
 
 
 def test_a_request_with_tools_is_refused_saying_how_many_and_why() -> None:
-    fmt = _infer("ByteDance-Seed-OSS").format
+    # Functionary v3.1 writes each tool as a sentence and its JSON: no presentation of them.
+    fmt = _infer("meetkai-functionary-medium-v3.1").format
     assert fmt is not None
     tool = {"type": "function", "function": {"name": "f", "parameters": {"type": "object"}}}
     with pytest.raises(UnsupportedFeature) as raised:

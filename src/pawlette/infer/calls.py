@@ -25,7 +25,8 @@ The call is then read as one of the concepts that write calls:
 What the fences are comes from comparing one call with two: the opener is what the start of
 the calls and the text between two calls end with, the close what follows a call in both.
 Text beside calls is written before them, dropped, refused, or written in their place (a
-turn with text writes no calls: Phi-4-mini's ``{% if content %}...{% elif tool_calls %}``).
+turn with text writes no calls: Phi-4-mini's ``{% if content %}...{% elif tool_calls %}``);
+written before them, it may be trimmed where no other turn's text is (Qwen3-Coder's).
 A template that writes calls in another shape (Python call syntax, ids it makes up) is not
 derived, and says which concept it needs.
 """
@@ -36,8 +37,9 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from ..declare import Ignored, JsonCallList, JsonCalls, NamedCalls, XmlCalls
+from ..declare import Ignored, JsonCallList, JsonCalls, NamedCalls, Trimmed, XmlCalls
 from ..engine.json_text import json_string
+from ..formats.chatml.xml import CallTextTrimmed
 from .atoms import common_prefix, common_suffix, excerpt
 from .draft import Draft
 from .probe import Probe, Underivable, call, message
@@ -152,6 +154,7 @@ def _derive(probe: Probe, draft: Draft, calls: _Calls) -> None:
             raise Underivable("a turn of two calls starts unlike a turn of text")
         pair = pair[len(empty) :]
     with_text = calls.body(calls.turn([calls.first], "Za1q"))
+    written = with_text
     arguments = json_string(ALPHA)
     name = "zq_alpha"
     if name not in one:
@@ -183,6 +186,22 @@ def _derive(probe: Probe, draft: Draft, calls: _Calls) -> None:
             f"the template writes a call as {one[:120]!r}: neither JSON nor tags (needs concept: "
             "calls in another syntax, such as Python calls)"
         )
+    _trimmed_beside_calls(draft, calls, written)
+
+
+def _trimmed_beside_calls(draft: Draft, calls: _Calls, written: str | None) -> None:
+    """The text before calls trimmed, where the assistant's other text is not (a text
+    with whitespace at its ends written as the text without): :class:`CallTextTrimmed`."""
+    if written is None or draft.status("text with tool calls") != "derived":
+        return
+    if any(isinstance(item, Trimmed) and "assistant" in item.roles for item in draft.concepts):
+        return
+    try:
+        padded = calls.body(calls.turn([calls.first], " Za1q\n"))
+    except Underivable:
+        return
+    if padded == written:
+        draft.concepts.append(CallTextTrimmed(roles=("assistant",)))
 
 
 def _repr_as_json(text: str) -> str:

@@ -14,6 +14,7 @@ next (grouped: the close is what both that text and the end of the last result s
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from ..declare import Reasoning, Results
@@ -87,6 +88,9 @@ def _derive(probe: Probe, draft: Draft) -> None:
             "the template writes the tool's name with its result (needs concept: named results)"
         )
     before, after = written.split("Zt1q", 1)
+    json_text = _json_text(probe, [user, calls_one], before, after)
+    if json_text:  # (the quotes are the text's, not the turn's)
+        before, after = before[:-1], after[1:]
     if "Zi1qabcde" in after and "Zi1qabcde" not in before:
         raise Underivable(
             "the template writes the call's id after a result's text "
@@ -98,9 +102,13 @@ def _derive(probe: Probe, draft: Draft) -> None:
         opening, identifier = before.split("Zi1qabcde", 1)
     else:
         opening = before
+    if draft.status("parallel tool calls") == "refused":
+        # A template writing one call a turn (Llama 3.x's): two results after it tell how
+        # results follow each other.
+        calls_two = calls_one
     added = _added(probe, [user, calls_two], [result_one, result_two])
     pieces = Probe.cut(added, ["Zt1q", "Zt2q"], "two results")
-    between = pieces[1]
+    between = pieces[1][1:-1] if json_text else pieces[1]
     item_open = item_close = ""
     grouped = False
     if between == after + before.replace("Zi1qabcde", "Zi2qabcde"):
@@ -144,6 +152,7 @@ def _derive(probe: Probe, draft: Draft) -> None:
             item_open=draft.fence(item_open),
             item_close=draft.fence(item_close),
             id_close=None if identifier is None else draft.fence(identifier),
+            json_text=json_text,
         )
     )
     _after_results(probe, draft, [user, calls_one, result_one])
@@ -151,6 +160,16 @@ def _derive(probe: Probe, draft: Draft) -> None:
     draft.capability(
         "tool results", "derived", how + (", with the call's id" if identifier is not None else "")
     )
+
+
+def _json_text(probe: Probe, before_results: list[dict[str, Any]], before: str, after: str) -> bool:
+    """Whether a result's text is written as a JSON string (quoted, its quote escaped:
+    Llama 3.x's templates write every text result with ``tojson``)."""
+    if not (before.endswith('"') and after.startswith('"')):
+        return False
+    quoted = message("tool", 'Zt1q"\\', tool_call_id="Zi1qabcde")
+    written = _added(probe, before_results, [quoted])
+    return json.dumps('Zt1q"\\', ensure_ascii=False) in written
 
 
 def _added(probe: Probe, before: list[dict[str, Any]], results: list[dict[str, Any]]) -> str:

@@ -6,10 +6,13 @@ them, as ``tojson`` writes it: the whole OpenAI tool or its ``function``, indent
 text between two tools is what closes one item and opens the next, and what the tools add
 around them is the block's open and close.  Where the block lands in the render without tools
 says its place: in the system turn after or before its text (with the separator the text gets),
-in the first or last user turn, on its own before the last user turn, on its own after the
-system turn (or the start, without one), or as a turn of its own at the start.  Tools written
-in another language (TypeScript, Python signatures, XML) need a concept of their own: not
-derived.
+in the first or last user turn (or the message after the first system message, written as a
+user turn, with a line the system turn adds beside them: Llama 3.x), on its own before the
+last user turn, on its own after the system turn (or the start, without one), or as a turn of
+its own at the start (before the default system turn, or before a fixed turn the start holds;
+inside the start's text, always written, where only the tools are added).  Tools written in
+another language (TypeScript, Python stubs, XML) are looked for as the declared families write
+them (:mod:`.presentations`) and placed alike; any other writing is not derived.
 """
 
 from __future__ import annotations
@@ -18,12 +21,14 @@ import dataclasses
 import difflib
 import json
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 from ..declare import Ignored, SystemPrompt, ToolsBlock
 from ..declare.pieces import text_of
+from ..formats.kimi.k3 import FixedSystemTurn
 from .atoms import Tokens, excerpt
 from .draft import Draft
+from .presentations import PRESENTATIONS, Presentation
 from .probe import Probe, message, tool
 
 __all__ = ["PROBE_TOOLS", "derive_tools", "insertions"]
@@ -77,11 +82,35 @@ STYLES = tuple(
 
 
 def _style(text: str) -> Style | None:
+    """How the template writes the probe tools: each, or the array of them (indented, an
+    item of an array is written otherwise than alone)."""
     for style in STYLES:
         if style.dump(style.item(PROBE_TOOLS[0])) in text:
             return style
+        if style.dump([style.item(item) for item in PROBE_TOOLS]) in text:
+            return style
     return None
 
+
+RICH_TOOL = {
+    "type": "function",
+    "function": {
+        "name": "zq_gamma",
+        "description": "Zd3q",
+        "parameters": {
+            "type": "object",
+            "properties": {
+                "zk3": {"type": "string", "enum": ["Ze1q", "Ze2q"], "description": "Zd4q"},
+                "zk4": {"type": "array", "items": {"type": "string"}},
+                "zk5": {"type": "object", "properties": {"zk6": {"type": "number"}}},
+            },
+            "required": ["zk3"],
+            "additionalProperties": False,
+        },
+    },
+}
+"""A tool whose schema tells apart presentations that write the probe tools alike (an
+enum, an array, an object, a key after ``required``)."""
 
 WIDE_TOOL = tool("zq_alpha", "Zd1q\u00e9\u2014", {"zk1": {"type": "string"}})
 """The first probe tool with non-ASCII text in its description."""
@@ -100,8 +129,7 @@ def _escaping(probe: Probe, user: list[dict[str, Any]], style: Style) -> Style:
 def derive_tools(probe: Probe, draft: Draft) -> None:
     if draft.skip("tools"):
         return
-    u1, u2, a1 = probe.sentinel("u", 1), probe.sentinel("u", 2), probe.sentinel("a", 1)
-    s1 = probe.sentinel("s", 1)
+    u1 = probe.sentinel("u", 1)
     one, two = [PROBE_TOOLS[0]], list(PROBE_TOOLS)
     user = [message("user", u1)]
     plain = probe.render(user)
@@ -116,12 +144,7 @@ def derive_tools(probe: Probe, draft: Draft) -> None:
         return
     style = _style(with_two)
     if style is None:
-        draft.capability(
-            "tools",
-            "not derived",
-            "the template writes tools in a form other than their JSON (needs concept: tools "
-            "written as code or markup)",
-        )
+        _derive_presented(probe, draft, with_one, with_two)
         return
     style = _escaping(probe, user, style)
     first, second = (style.dump(style.item(item)) for item in PROBE_TOOLS)
@@ -130,32 +153,18 @@ def derive_tools(probe: Probe, draft: Draft) -> None:
     if array:
         item_open = item_close = ""
     else:
-        if with_two.count(first) != 1 or with_two.count(second) != 1:
-            draft.capability("tools", "not derived", "the template writes each tool more than once")
+        items = _item_fences(probe.tokens, first, second, with_one, with_two)
+        if isinstance(items, str):  # (JSON items a presentation joins: Bielik's lines)
+            _derive_presented(probe, draft, with_one, with_two, items)
             return
-        between = with_two[with_two.find(first) + len(first) : with_two.find(second)]
-        if with_one.count(first) != 1:
-            draft.capability("tools", "not derived", "the template writes a tool more than once")
-            return
-        one_before = with_one[: with_one.find(first)]
-        one_after = with_one[with_one.find(first) + len(first) :]
-        item_close = ""
-        # The text between two tools closes one item and opens the next: split it where
-        # the text around a lone tool agrees (the close is what follows a tool).
-        for cut in range(len(between), -1, -1):
-            if one_after.startswith(between[:cut]) and one_before.endswith(between[cut:]):
-                item_close = between[:cut]
-                break
-        else:
-            draft.capability("tools", "not derived", f"the tools are joined by {between!r}")
-            return
-        item_open = between[len(item_close) :]
+        item_open, item_close = items
     single = style.dump([style.item(PROBE_TOOLS[0])]) if array else first
     placed = _place(probe, draft, single, item_open, item_close)
     if placed is None:
         return
     place, block_open, block_close, first_in_host, separator = placed
-    draft.concepts.append(
+    _declare(
+        draft,
         ToolsBlock(
             place=place,  # type: ignore[arg-type]
             open=draft.fence(block_open),
@@ -164,19 +173,123 @@ def derive_tools(probe: Probe, draft: Draft) -> None:
             item_close=draft.fence(item_close),
             first=first_in_host,
             separator=draft.fence(separator),
+            separator_when=_separator_when(probe, draft, place, separator, block_open),
+            always=_always(probe, place, block_open, block_close),
             indent=style.indent,
             wrap=style.wrap,  # type: ignore[arg-type]
             array=array,
             separators=style.separators,
             ascii=style.ascii,
-        )
+        ),
     )
     draft.capability(
         "tools",
         "derived",
         f"{place.replace('_', ' ')}, {'one JSON array' if array else 'one JSON per tool'}",
     )
-    del u2, a1, s1
+
+
+def _item_fences(
+    tokens: Tokens, first: str, second: str, with_one: str, with_two: str
+) -> tuple[str, str] | str:
+    """``(item_open, item_close)`` around each tool, from the text between two tools and
+    the text around a lone one; or why not (a sentence)."""
+    if with_two.count(first) != 1 or with_two.count(second) != 1:
+        return "the template writes each tool more than once"
+    between = with_two[with_two.find(first) + len(first) : with_two.find(second)]
+    if with_one.count(first) != 1:
+        return "the template writes a tool more than once"
+    one_before = with_one[: with_one.find(first)]
+    one_after = with_one[with_one.find(first) + len(first) :]
+    # The text between two tools closes one item and opens the next: split it where the
+    # text around a lone tool agrees (the close is what follows a tool), never inside a
+    # special token or tag, and where either can be longer, where each of them closes
+    # the angle brackets it opens ('<tool|>' and '<|tool>', not '<tool|><' and '|tool>').
+    cuts = [0]
+    for atom in tokens.atoms(between):
+        cuts.append(cuts[-1] + len(atom))
+    agreed = [
+        cut
+        for cut in reversed(cuts)
+        if one_after.startswith(between[:cut]) and one_before.endswith(between[cut:])
+    ]
+    if agreed:
+        balanced = [cut for cut in agreed if _balanced(between[:cut]) and _balanced(between[cut:])]
+        cut = (balanced or agreed)[0]
+        return between[cut:], between[:cut]
+    return f"the tools are joined by {between!r}"
+
+
+def _balanced(text: str) -> bool:
+    return text.count("<") == text.count(">")
+
+
+def _derive_presented(
+    probe: Probe, draft: Draft, with_one: str, with_two: str, why: str | None = None
+) -> None:
+    """The tools written as a declared family writes them (:data:`.presentations.PRESENTATIONS`):
+    a presentation whose text for the probe tools the template writes; of several, the first
+    that also writes a richer tool (an enum, an array, an object) as the template does."""
+    found = []
+    for presentation in PRESENTATIONS:
+        items = _presented(probe, presentation, with_one, with_two)
+        if items is not None:
+            found.append((presentation, *items))
+    if not found:
+        draft.capability(
+            "tools",
+            "not derived",
+            why
+            or "the template writes tools in a form other than their JSON and the "
+            "presentations of the declared families (needs concept: tools written as code or "
+            "markup)",
+        )
+        return
+    if len(found) > 1:
+        rich = probe.render([message("user", probe.sentinel("u", 1))], [RICH_TOOL])
+        for candidate in found:
+            text = candidate[0].text([RICH_TOOL])
+            if rich is not None and text is not None and text in rich:
+                found = [candidate]
+                break
+    presentation, single, item_open, item_close = found[0]
+    placed = _place(probe, draft, single, item_open, item_close)
+    if placed is None:
+        return
+    place, block_open, block_close, first_in_host, separator = placed
+    _declare(
+        draft,
+        presentation.declare(
+            place=place,
+            open=draft.fence(block_open),
+            close=draft.fence(block_close),
+            item_open=draft.fence(item_open),
+            item_close=draft.fence(item_close),
+            first=first_in_host,
+            separator=draft.fence(separator),
+            separator_when=_separator_when(probe, draft, place, separator, block_open),
+            always=_always(probe, place, block_open, block_close),
+        ),
+    )
+    draft.capability("tools", "derived", f"{place.replace('_', ' ')}, {presentation.name}")
+
+
+def _presented(
+    probe: Probe, presentation: Presentation, with_one: str, with_two: str
+) -> tuple[str, str, str] | None:
+    """``(text of one tool, item_open, item_close)`` where the template writes the probe
+    tools as ``presentation`` does; None: it does not."""
+    whole = presentation.text(PROBE_TOOLS)
+    single = presentation.text(PROBE_TOOLS[:1])
+    if whole is None or single is None:
+        return None
+    if with_two.count(whole) == 1:
+        return single, "", ""
+    second = presentation.text(PROBE_TOOLS[1:])
+    if not presentation.items or second is None:
+        return None
+    items = _item_fences(probe.tokens, single, second, with_one, with_two)
+    return None if isinstance(items, str) else (single, *items)
 
 
 def _place(
@@ -211,8 +324,10 @@ def _place(
         not_derived("the template refuses tools in a longer conversation")
         return None
     found = insertions(tokens, base, changed)
-    without_system = found
     has_system = "system" in draft.frames
+    if len(found) == 2 and has_system and _preamble_with_tools(draft, base, found[0]):
+        found = found[1:]  # (the block is the other change)
+    without_system = found
     if len(found) == 1 and not found[0][1]:
         offset, _, inserted = found[0]
         around = block_of(inserted)
@@ -224,12 +339,19 @@ def _place(
         for name, host in (("first_user", u1), ("last_user", u2)):
             position = base.find(host)
             if around is not None and offset == position:
+                if name == "first_user" and _user_after_system(probe, draft, inserted):
+                    name = "user_after_system"
                 return name, around[0], around[1], True, ""
             if around is not None and offset == position + len(host):
                 return name, around[0], around[1], False, ""
         del first_user
         if around is not None and offset == len(draft.begin) and not has_system:
             return "own_turn", around[0], around[1], False, ""
+        if around is not None and _before_fixed_turn(draft, offset):
+            return "own_turn", around[0], around[1], False, ""
+        inside = None if around is None else _inside_start(draft, offset, around)
+        if inside is not None:
+            return "own_turn", *inside, False, ""
     if not has_system:
         not_derived(_misplaced(tokens, base, found))
         return None
@@ -251,8 +373,17 @@ def _place(
             and with_text_tools.startswith(draft.begin + inserted)
         ):
             return "own_turn", around[0], around[1], False, ""
-        if around is not None and offset == position + len(s1):
-            separator_and_open, close_text = around
+        if around is not None and _before_fixed_turn(draft, offset):
+            return "own_turn", around[0], around[1], False, ""
+        # (a diff may place an insertion after text it ends with: Nemotron Nano 2's block
+        # after the system text's '\n\n', ending with '\n\n')
+        shifted = _shifted(with_text, offset, inserted, position + len(s1))
+        after_text = around if offset == position + len(s1) else None
+        moved = with_text[position + len(s1) : offset]
+        if after_text is None and shifted is not None and moved and not tokens.markers_in([moved]):
+            after_text = block_of(shifted)
+        if after_text is not None:
+            separator_and_open, close_text = after_text
             return _system_without_text(
                 probe, draft, separator_and_open, close_text, tools_item, False
             )
@@ -270,8 +401,12 @@ def _place(
         if len(without_system) == 1 and not without_system[0][1]:
             at, _, text = without_system[0]
             alone = _shifted(base, at, text, len(draft.begin) + len(_default_turn(draft)))
-        block = None if after is None or after != alone else block_of(after)
-        if block is not None:
+        block = None if after is None else block_of(after)
+        if (
+            after is not None
+            and block is not None
+            and (after == alone or _default_with_tools(probe, draft, after))
+        ):
             return "after_system", block[0], block[1], False, ""
     del system
     not_derived(_misplaced(tokens, with_text, found))
@@ -302,6 +437,134 @@ def _misplaced(tokens: Tokens, base: str, found: list[tuple[int, str, str]]) -> 
         + ("not" if len(found) == 1 else f"{len(found)} changes, not one block")
         + f" where a tools block goes ({_PLACES}) (needs concept: tools in another place)"
     )
+
+
+def _before_fixed_turn(draft: Draft, offset: int) -> bool:
+    """Whether a block the template writes ``offset`` into the text it starts every
+    conversation with goes before a turn of that text (Kimi K3's tools before its
+    thinking-effort turn): then the draft's start is cut there, the rest a
+    :class:`FixedSystemTurn` written after the block."""
+    if not 0 <= offset < len(draft.begin):
+        return False
+    rest = draft.begin[offset:]
+    # (the rest is a turn: a special token, then more)
+    first = draft.tokens.atoms(rest)[:1]
+    if not first or not draft.tokens.is_special(first[0]) or rest == first[0]:
+        return False
+    draft.begin = draft.begin[:offset]
+    draft.concepts.append(FixedSystemTurn(draft.fence(rest)))
+    return True
+
+
+def _inside_start(draft: Draft, offset: int, around: tuple[str, str]) -> tuple[str, str] | None:
+    """``(open, close)`` where the template writes the tools inside the text it starts every
+    conversation with (Cohere's Command A MoE, an empty listing there without tools): that
+    text after its first special token, cut where the tools go, is the block's open and
+    close (then written always: :func:`_always`)."""
+    begin = draft.begin
+    atoms = draft.tokens.atoms(begin)
+    # (only the tools are added: the block's fences are written without them too)
+    if around != ("", "") or len(atoms) < 2 or not all(map(draft.tokens.is_special, atoms[:2])):
+        return None
+    lead = atoms[0]
+    if not len(lead) < offset < len(begin):
+        return None
+    draft.begin = lead
+    return begin[len(lead) : offset], begin[offset:]
+
+
+def _always(probe: Probe, place: str, block_open: str, block_close: str) -> bool:
+    """Whether the template writes a block of its own, empty, without tools."""
+    if place != "own_turn":
+        return False
+    plain = probe.render([message("user", probe.sentinel("u", 1))])
+    return plain is not None and block_open + block_close in plain
+
+
+def _declare(draft: Draft, tools: ToolsBlock) -> None:
+    """``tools`` among the draft's concepts; a block on its own at the start before the
+    turns written there (a fixed one, the system prompt's: Kimi K2's ``tool_declare`` turn
+    comes before its default system turn)."""
+    kinds = (FixedSystemTurn, SystemPrompt) if tools.place == "own_turn" else (FixedSystemTurn,)
+    after = [n for n, item in enumerate(draft.concepts) if isinstance(item, kinds)]
+    draft.concepts.insert(after[0] if after else len(draft.concepts), tools)
+
+
+def _preamble_with_tools(draft: Draft, base: str, change: tuple[int, str, str]) -> bool:
+    """Whether ``change`` is text the template adds at the start of a system turn it always
+    writes, only when there are tools (Llama 3.x's ``Environment: ipython``): then it is the
+    draft's system prompt's ``preamble_with_tools``."""
+    prompt = _system_prompt(draft)
+    offset, removed, inserted = change
+    if prompt is None or not prompt.always or removed or prompt.preamble_with_tools:
+        return False
+    start = len(draft.begin) + len(draft.frames["system"].open)
+    if not base.startswith(draft.begin + draft.frames["system"].open):
+        return False
+    text = inserted if offset == start else _ahead(base, offset, inserted, start)
+    if not text or PROBE_TOOLS[0]["function"]["name"] in text:  # (a tool is the block's)
+        return False
+    draft.concepts[draft.concepts.index(prompt)] = dataclasses.replace(
+        prompt, preamble_with_tools=draft.fence(text)
+    )
+    return True
+
+
+def _user_after_system(probe: Probe, draft: Draft, block: str) -> bool:
+    """Whether the template writes the block in the message after the first system message
+    whatever its role, as a user turn (Llama 3.x's: a second system message holds it)."""
+    if "system" not in draft.frames:
+        return False
+    s1, s2, u1 = probe.sentinel("s", 1), probe.sentinel("s", 2), probe.sentinel("u", 1)
+    conversation = [message("system", s1), message("system", s2), message("user", u1)]
+    written = probe.render(conversation, [PROBE_TOOLS[0]])
+    system, user = draft.frames["system"], draft.frames["user"]
+    if (system.end, system.after) != (user.end, user.after) or written is None:
+        return False
+    return s1 + system.end + system.after + user.open + block + s2 in written
+
+
+def _separator_when(
+    probe: Probe, draft: Draft, place: str, separator: str, block_open: str
+) -> Literal["message", "text"]:
+    """``"text"`` where the template writes the separator after a system message's text only
+    when it is not empty (Nemotron 3), else ``"message"``."""
+    if place != "system" or not separator:
+        return "message"
+    empty = probe.render(
+        [message("system", ""), message("user", probe.sentinel("u", 1))], [PROBE_TOOLS[0]]
+    )
+    head = draft.frames["system"].open
+    if (
+        empty is not None
+        and head + separator + block_open not in empty
+        and head + block_open in empty
+    ):
+        return "text"
+    return "message"
+
+
+def _default_with_tools(probe: Probe, draft: Draft, block: str) -> bool:
+    """Whether the template, given tools and no system message, writes its default system
+    turn with another text, then ``block`` (Granite 3.3 adds its tool instructions): then
+    the draft's system prompt has that text as its ``default_with_tools``."""
+    prompt = _system_prompt(draft)
+    if prompt is None or not isinstance(prompt.default, str) or prompt.default_when != "always":
+        return False
+    alone = probe.render([message("user", probe.sentinel("u", 1))], [PROBE_TOOLS[0]])
+    system = draft.frames["system"]
+    head = draft.begin + system.open + text_of(prompt.preamble)
+    tail = system.end + system.after + block
+    if alone is None or not alone.startswith(head) or alone.count(tail) != 1:
+        return False
+    text = alone[len(head) : alone.find(tail)]
+    if not text or text == prompt.default:
+        return False
+    written = draft.fence(text) if probe.tokens.markers_in([text]) else text
+    draft.concepts[draft.concepts.index(prompt)] = dataclasses.replace(
+        prompt, default_with_tools=written
+    )
+    return True
 
 
 def _default_turn(draft: Draft) -> str:
@@ -377,6 +640,15 @@ def _system_without_text(
                     prompt, default_when="without_tools"
                 )
             return "system", open_text, close_text, False, separator
+    if prompt is not None and prompt.default is None:
+        # The template writes a default text only beside tools (Qwen3-Coder, Seed-OSS).
+        start = before.rfind(head)
+        text = before[start + len(head) : len(before) - len(lead)]
+        if start >= 0 and before.endswith(lead) and text and not probe.tokens.markers_in([text]):
+            draft.concepts[draft.concepts.index(prompt)] = dataclasses.replace(
+                prompt, default=text, default_when="with_tools"
+            )
+            return "system", lead, close_text, False, ""
     draft.capability(
         "tools", "not derived", f"the tools block opens with {lead!r} after system text"
     )
