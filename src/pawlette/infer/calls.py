@@ -567,6 +567,62 @@ def _ids_checked(probe: Probe, calls: _Calls) -> bool:
     return probe.render(calls.turn([other]), list(PROBE_TOOLS)) is None
 
 
+SWAPPED = {"zk3": True, "zk1": "Zv1q"}
+"""A call whose first value is not a string and whose second is."""
+
+
+def _other_close(calls: _Calls, after_key3: str, key_close: str, value_to_key: str) -> str | None:
+    """The close of a key before a value that is not a string, where it differs from the one
+    before a string (``key_close``): what stands between the probe's second key and its
+    boolean value, held to by a call with the two in the other order, written with the
+    closes swapped (None: the closes follow the parameter's place, not its value)."""
+    at = min(
+        (found for found in (after_key3.find("true"), after_key3.find("True")) if found > 0),
+        default=-1,
+    )
+    if at < 0:
+        return None
+    other = after_key3[:at]
+    try:
+        swapped = calls.body(calls.turn([call("Zi1qabcde", "zq_alpha", SWAPPED)]))
+    except Underivable:
+        return None
+    expected = "zk3" + other + after_key3[at : at + 4] + value_to_key + "zk1" + key_close + "Zv1q"
+    if swapped is None or expected not in swapped:
+        return None
+    return other
+
+
+def _no_arguments(
+    calls: _Calls, empty: str, head: str, key_open: str, value_close: str, tail: str
+) -> tuple[str, int]:
+    """What a call without arguments holds where its parameters would stand (DeepSeek V4's
+    blank line; empty where it holds nothing), and how much of ``key_open`` (the text the
+    name's close and a value's close share before a key) belongs to those closes instead:
+    the first split at which the call without arguments is the call's ``head`` (its opener,
+    name and name's close), that text, and what follows the last value's close (``tail``:
+    the value's close, then the call's)."""
+    try:
+        written = calls.body(calls.turn([call("Zi1qabcde", "zq_alpha", {})]))
+    except Underivable:
+        return "", 0
+    if written is None or not written.startswith(empty):
+        return "", 0
+    written = written[len(empty) :]
+    for shift in range(len(key_open) + 1):
+        start, value_end = head + key_open[:shift], value_close + key_open[:shift]
+        if not tail.startswith(value_end):
+            break
+        close = tail[len(value_end) :]
+        if (
+            len(written) >= len(start) + len(close)
+            and written.startswith(start)
+            and written.endswith(close)
+        ):
+            return written[len(start) : len(written) - len(close)], shift
+    return "", 0
+
+
 def _xml_calls(
     probe: Probe,
     draft: Draft,
@@ -587,13 +643,26 @@ def _xml_calls(
     key_open = common_suffix(probe.tokens, after_name, value_to_key)
     name_close = after_name[: len(after_name) - len(key_open)]
     value_close = value_to_key[: len(value_to_key) - len(key_open)]
+    key_close_other = ""
+    # What a call without arguments holds (DeepSeek V4's blank line) tells where the name's
+    # close ends and a parameter's opener begins, which the two renders above leave open.
+    no_arguments, shift = _no_arguments(
+        calls, empty, first + "zq_alpha" + name_close, key_open, value_close, tail
+    )
+    name_close, value_close = name_close + key_open[:shift], value_close + key_open[:shift]
+    key_open = key_open[shift:]
     if not after_key3.startswith(key_close):
-        raise Underivable(
-            f"the first parameter's key is closed by {key_close!r}, the second's by "
-            f"{excerpt(probe.tokens, after_key3, 40)} (needs concept: parameters closed "
-            "otherwise after the first)"
-        )
-    rest = after_key3[len(key_close) :]
+        # The key's close may say the value's kind (DeepSeek-V3.2's ``string="true">`` before
+        # a string, ``string="false">`` before any other value): held to by a call whose
+        # first value is not a string and whose second is.
+        key_close_other = _other_close(calls, after_key3, key_close, value_to_key)
+        if key_close_other is None:
+            raise Underivable(
+                f"the first parameter's key is closed by {key_close!r}, the second's by "
+                f"{excerpt(probe.tokens, after_key3, 40)} (needs concept: parameters closed "
+                "otherwise after the first)"
+            )
+    rest = after_key3[len(key_close_other or key_close) :]
     if rest.startswith("True"):
         values = "literal" if _objects_printed(calls) else "python"
     elif rest.startswith("true"):
@@ -642,6 +711,8 @@ def _xml_calls(
             text_separator=draft.fence(text_separator),
             values=values,  # type: ignore[arg-type]
             parallel=parallel,
+            key_close_other=draft.fence(key_close_other),
+            no_arguments=draft.fence(no_arguments),
         )
     )
     draft.capability(
