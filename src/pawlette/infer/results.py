@@ -101,7 +101,7 @@ def _derive(probe: Probe, draft: Draft) -> None:
     added = _added(probe, [user, calls_two], [result_one, result_two])
     pieces = Probe.cut(added, ["Zt1q", "Zt2q"], "two results")
     between = pieces[1]
-    item_open = item_close = ""
+    item_open = item_close = gap = ""
     grouped = False
     if between == after + before.replace("Zi1qabcde", "Zi2qabcde"):
         pass  # a turn each
@@ -111,7 +111,11 @@ def _derive(probe: Probe, draft: Draft) -> None:
         item_close = common_prefix(probe.tokens, between, after)
         rest = between[len(item_close) :]
         item_open = common_suffix(probe.tokens, rest, next_before)
-        if item_close + item_open != between or not item_close:
+        if len(item_close) + len(item_open) < len(between):
+            # Text between two results that neither closes one nor opens the next (a
+            # newline: DeepSeek-R1's): written between the results of a group only.
+            gap = between[len(item_close) : len(between) - len(item_open)]
+        if item_close + gap + item_open != between or not item_close:
             raise Underivable(
                 f"two results are joined by {between!r} (needs concept: grouped results of this "
                 "shape)"
@@ -144,6 +148,8 @@ def _derive(probe: Probe, draft: Draft) -> None:
             item_open=draft.fence(item_open),
             item_close=draft.fence(item_close),
             id_close=None if identifier is None else draft.fence(identifier),
+            item_gap=draft.fence(gap),
+            gap_ends_group=not gap,
         )
     )
     _after_results(probe, draft, [user, calls_one, result_one])
