@@ -36,7 +36,8 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from ..declare import Ignored, JsonCallList, JsonCalls, NamedCalls, XmlCalls
+from ..declare import Ignored, JsonCallList, JsonCalls, NamedCalls, Reasoning, Trimmed, XmlCalls
+from ..declare.pieces import text_of
 from ..engine.json_text import json_string
 from .atoms import common_prefix, common_suffix, excerpt
 from .draft import Draft
@@ -143,6 +144,7 @@ def _derive(probe: Probe, draft: Draft, calls: _Calls) -> None:
         draft.concepts.append(Ignored(("calls",)))
         draft.capability("tool calls", "dropped", "the template does not write calls")
         return
+    empty = _written_before(draft, empty, single)
     if not single.startswith(empty):
         raise Underivable(f"a turn of calls starts unlike a turn of text ({single[:80]!r})")
     one = single[len(empty) :]
@@ -183,6 +185,28 @@ def _derive(probe: Probe, draft: Draft, calls: _Calls) -> None:
             f"the template writes a call as {one[:120]!r}: neither JSON nor tags (needs concept: "
             "calls in another syntax, such as Python calls)"
         )
+
+
+def _written_before(draft: Draft, empty: str, single: str) -> str:
+    """What the declaration writes before a turn's calls: the template's turn without text
+    (``empty``), or the reasoning's stand-in where that is longer and the turn of calls
+    starts with it (the stand-in holds the line a template writes before any text or
+    calls, which a turn with nothing in it leaves out: Laguna's ``</think>\n``)."""
+    for concept in draft.concepts:
+        if isinstance(concept, Reasoning):
+            absent = text_of(concept.absent)
+            if len(absent) > len(empty) and absent.startswith(empty) and single.startswith(absent):
+                return absent
+    return empty
+
+
+def _text_lead(draft: Draft) -> str:
+    """What the declaration writes before an assistant's text that is not empty (the
+    assistant's :class:`~pawlette.declare.Trimmed` ``lead``: GLM-4.6's newline)."""
+    for concept in draft.concepts:
+        if isinstance(concept, Trimmed) and "assistant" in concept.roles:
+            return text_of(concept.lead)
+    return ""
 
 
 def _repr_as_json(text: str) -> str:
@@ -247,7 +271,7 @@ def _content(draft: Draft, with_text: str | None, empty: str, one: str) -> tuple
         )
         return "replaces_calls", ""
     before, after = rest.split("Za1q", 1)
-    if before or not after.endswith(one):
+    if before != _text_lead(draft) or not after.endswith(one):
         raise Underivable(f"text beside calls is written as {rest[:120]!r}")
     # Recorded, so that verification writes turns of text and calls too.
     draft.capability("text with tool calls", "derived", "the text is written before the calls")
