@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..declare import Reasoning, Results
+from ..declare import Reasoning, Results, UnwrittenResults
 from ..declare.pieces import text_of
 from .atoms import common_prefix, common_suffix, excerpt
 from .calls import ALPHA, BETA
@@ -74,10 +74,16 @@ def _derive(probe: Probe, draft: Draft) -> None:
     result_two = message("tool", "Zt2q", tool_call_id="Zi2qabcde")
     written = _added(probe, [user, calls_one], [result_one])
     if "Zt1q" not in written:
-        if not written:
-            raise Underivable(
-                "the template writes nothing for a tool result (needs concept: results dropped)"
+        if not written and not _added(probe, [user, calls_two], [result_one, result_two]):
+            # No tool role (Phi-3.5's, RWKV World's): each result is a recorded loss, and
+            # the answer after results opens as after any turn.
+            draft.concepts.append(UnwrittenResults())
+            # The prompt then follows the turn of calls, as after any assistant turn.
+            _prompt_after(probe, draft, [user, calls_one, result_one], "assistant")
+            draft.capability(
+                "tool results", "dropped", "the template does not write tool messages"
             )
+            return
         raise Underivable(
             "the template does not write a result's text: after the calls it writes "
             f"{excerpt(probe.tokens, written, 80)} for one"
@@ -87,18 +93,25 @@ def _derive(probe: Probe, draft: Draft) -> None:
             "the template writes the tool's name with its result (needs concept: named results)"
         )
     before, after = written.split("Zt1q", 1)
+    id_after: str | None = None
     if "Zi1qabcde" in after and "Zi1qabcde" not in before:
-        raise Underivable(
-            "the template writes the call's id after a result's text "
-            f"({excerpt(probe.tokens, after, 60)}) (needs concept: results with the id after "
-            "their text)"
-        )
+        # The id after the text (Mistral Nemo's ``{"content": TEXT, "call_id": "ID"}``):
+        # read as the rest of the result is, with the id and its fence left out.
+        id_after, after = after.split("Zi1qabcde", 1)
+        if not id_after.strip() or not after.strip():
+            raise Underivable(
+                "the template writes the call's id after a result's text "
+                f"({excerpt(probe.tokens, id_after + 'Zi1qabcde' + after, 60)}) with no fence "
+                "before or after it"
+            )
     identifier = None
     if "Zi1qabcde" in before:
         opening, identifier = before.split("Zi1qabcde", 1)
     else:
         opening = before
     added = _added(probe, [user, calls_two], [result_one, result_two])
+    if id_after is not None:
+        added = added.replace(id_after + "Zi1qabcde", "").replace(id_after + "Zi2qabcde", "")
     pieces = Probe.cut(added, ["Zt1q", "Zt2q"], "two results")
     between = pieces[1]
     item_open = item_close = gap = ""
@@ -137,6 +150,9 @@ def _derive(probe: Probe, draft: Draft) -> None:
                 f"the template writes a result as a {role} turn ({opening!r}, the {role} "
                 f"turn's opener) (needs concept: results written as {role} messages)"
             )
+    if id_after is not None and not item_close:
+        # The id's reader ends at the result's close: one of its own, not the turn's.
+        item_close, close = after, ""
     frame = FrameText(open=opening)
     frame.close(close)
     if identifier is not None and not identifier.strip():
@@ -148,6 +164,7 @@ def _derive(probe: Probe, draft: Draft) -> None:
             item_open=draft.fence(item_open),
             item_close=draft.fence(item_close),
             id_close=None if identifier is None else draft.fence(identifier),
+            id_after=None if id_after is None else draft.fence(id_after),
             item_gap=draft.fence(gap),
             gap_ends_group=not gap,
         )
@@ -155,7 +172,11 @@ def _derive(probe: Probe, draft: Draft) -> None:
     _after_results(probe, draft, [user, calls_one, result_one])
     how = "grouped in one turn" if grouped else "a turn each"
     draft.capability(
-        "tool results", "derived", how + (", with the call's id" if identifier is not None else "")
+        "tool results",
+        "derived",
+        how
+        + (", with the call's id" if identifier is not None else "")
+        + (", with the call's id after its text" if id_after is not None else ""),
     )
 
 
@@ -230,21 +251,32 @@ def _after_results(probe: Probe, draft: Draft, messages: list[dict[str, Any]]) -
         if absent and not opening.endswith(absent):
             raise Underivable("the answer after results has no reasoning stand-in (needs concept)")
         assistant.open_after["tool"] = opening[: len(opening) - len(absent)]
+    _prompt_after(probe, draft, messages, "tool")
+
+
+def _prompt_after(
+    probe: Probe, draft: Draft, messages: list[dict[str, Any]], previous: str
+) -> None:
+    """The generation prompt after ``messages``, whose last written turn is of the role
+    ``previous``, where it differs from the assistant's opener there."""
+    assistant = draft.frames["assistant"]
     plain = _render(probe, messages)
     prompted = _render(probe, messages, prompt=True)
     if not prompted.startswith(plain):
         raise Underivable("the generation prompt after results rewrites them")
     prompt = prompted[len(plain) :]
     added = _reasoning_prompt(draft)
-    # What the frame writes as the prompt after a result (Frame.prompt).
-    expected = assistant.prompt_after.get("tool", assistant.open_after.get("tool", assistant.open))
+    # What the frame writes as the prompt after that turn (Frame.prompt).
+    expected = assistant.prompt_after.get(
+        previous, assistant.open_after.get(previous, assistant.open)
+    )
     if prompt != expected + added:
         if added and prompt.endswith(added):
-            assistant.prompt_after["tool"] = prompt[: len(prompt) - len(added)]
+            assistant.prompt_after[previous] = prompt[: len(prompt) - len(added)]
         elif added:
             raise Underivable(
                 f"the generation prompt after results ({prompt!r}) does not open the reasoning "
                 "block as after a user message (needs concept)"
             )
         else:
-            assistant.prompt_after["tool"] = prompt
+            assistant.prompt_after[previous] = prompt

@@ -26,6 +26,7 @@ _DECLARE = (
     "FirstSystemText",
     "Frame",
     "Ignored",
+    "JsonCallList",
     "JsonCalls",
     "LastSystemPrompt",
     "Layout",
@@ -38,6 +39,7 @@ _DECLARE = (
     "SystemPrompt",
     "ToolsBlock",
     "Trimmed",
+    "UnwrittenResults",
     "XmlCalls",
 )
 
