@@ -14,6 +14,7 @@ next (grouped: the close is what both that text and the end of the last result s
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 from ..declare import Reasoning, Results, UnwrittenResults
@@ -170,6 +171,7 @@ def _derive(probe: Probe, draft: Draft) -> None:
         )
     )
     _after_results(probe, draft, [user, calls_one, result_one])
+    _blocks_after_last_query(probe, draft, [user, calls_one], result_one)
     how = "grouped in one turn" if grouped else "a turn each"
     draft.capability(
         "tool results",
@@ -178,6 +180,28 @@ def _derive(probe: Probe, draft: Draft) -> None:
         + (", with the call's id" if identifier is not None else "")
         + (", with the call's id after its text" if id_after is not None else ""),
     )
+
+
+def _blocks_after_last_query(
+    probe: Probe, draft: Draft, before: list[dict[str, Any]], result: dict[str, Any]
+) -> None:
+    """A reasoning block derived as the last turn's alone (``empty_on_last``) that a turn of
+    calls keeps once a result follows it: every turn after the last user message gets one
+    (``empty_after_last_query``: Qwen3.5's), which only results show."""
+    for number, concept in enumerate(draft.concepts):
+        if not (
+            isinstance(concept, Reasoning)
+            and concept.empty_on_last
+            and concept.keep == "after_last_query"
+        ):
+            continue
+        block = text_of(concept.open) + text_of(concept.close)
+        base = _render(probe, before)
+        written = _render(probe, [*before, result])
+        if block in base and written.startswith(base):
+            draft.concepts[number] = dataclasses.replace(
+                concept, empty_on_last=False, empty_after_last_query=True
+            )
 
 
 def _added(probe: Probe, before: list[dict[str, Any]], results: list[dict[str, Any]]) -> str:
