@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from pawlette.declare import Reasoning, Results, UnwrittenResults, XmlCalls
+from pawlette.declare import Reasoning, Results, ResultsAsUser, UnwrittenResults, XmlCalls
 from pawlette.declare.pieces import text_of
 from pawlette.infer import Inference, infer_template
 from pawlette.infer.template import TemplateRunner
@@ -233,3 +233,31 @@ def test_an_empty_block_on_every_turn_after_the_last_user_message_is_derived() -
     ]
     written = _renders_alike(inference, text, tokens, messages, prompt=True)
     assert written.count("<think>\n\n</think>") == 1
+
+
+def test_results_written_as_user_messages_are_a_recorded_loss() -> None:
+    """SmolLM3 writes a tool result as it writes a user message: :class:`ResultsAsUser`, the
+    role a recorded loss, read back as a user message."""
+    text, tokens = _variant(
+        "HuggingFaceTB-SmolLM3-3B", "named SmolLM, trained by Hugging Face", "named Tiny"
+    )
+    inference = _inferred(text, tokens)
+    assert _statuses(inference)["tool results"] == "dropped"
+    _concept(inference, ResultsAsUser)
+    assert inference.format is not None
+    messages = [
+        {"role": "user", "content": "Weather?"},
+        {"role": "assistant", "content": "Checking."},
+        {"role": "tool", "tool_call_id": "c1", "content": "3 C"},
+    ]
+    rendering = inference.format.render(messages, add_generation_prompt=True)
+    expected = TemplateRunner(text, tokens).render(messages, None, add_generation_prompt=True)
+    assert rendering.text == expected.text
+    assert "named Tiny" in rendering.text
+    assert any("written as a user turn" in loss for loss in map(str, rendering.losses))
+    history = inference.format.render(messages).text
+    parsed = inference.format.parse_conversation(history).messages
+    assert [(message["role"], message["content"]) for message in parsed][-2:] == [
+        ("assistant", "Checking."),
+        ("user", "3 C"),
+    ]

@@ -30,7 +30,7 @@ from .call_list import JsonCallList
 from .call_turn_end import CallTurnEnd
 from .checks import Alternation
 from .concept import Concept
-from .content import Ignored, Trimmed, UnwrittenResults
+from .content import Ignored, ResultsAsUser, Trimmed, UnwrittenResults
 from .conversation_end import ConversationEnd
 from .first_system import FirstSystemText
 from .grammar import forced_prefixes, markers_of
@@ -75,6 +75,7 @@ __all__ = [
     "PythonCalls",
     "Reasoning",
     "Results",
+    "ResultsAsUser",
     "Switch",
     "SystemInTurn",
     "SystemPrompt",

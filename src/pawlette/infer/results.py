@@ -17,7 +17,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from ..declare import Reasoning, Results, UnwrittenResults
+from ..declare import Reasoning, Results, ResultsAsUser, UnwrittenResults
 from ..declare.pieces import text_of
 from .atoms import common_prefix, common_suffix, excerpt
 from .calls import ALPHA, BETA
@@ -81,14 +81,22 @@ def _derive(probe: Probe, draft: Draft) -> None:
             draft.concepts.append(UnwrittenResults())
             # The prompt then follows the turn of calls, as after any assistant turn.
             _prompt_after(probe, draft, [user, calls_one, result_one], "assistant")
-            draft.capability(
-                "tool results", "dropped", "the template does not write tool messages"
-            )
+            draft.capability("tool results", "dropped", "the template does not write tool messages")
             return
         raise Underivable(
             "the template does not write a result's text: after the calls it writes "
             f"{excerpt(probe.tokens, written, 80)} for one"
         )
+    if written and _as_user(probe, written, [user, calls_one], [user, calls_two]):
+        # Written as the template writes a user message (SmolLM3's, which has no tool
+        # role): declared so, each result a recorded loss that reads back as a user message.
+        draft.concepts.append(ResultsAsUser())
+        draft.capability(
+            "tool results",
+            "dropped",
+            "the template writes each result as a user message (its role is lost)",
+        )
+        return
     if "zq_alpha" in written:
         raise Underivable(
             "the template writes the tool's name with its result (needs concept: named results)"
@@ -180,6 +188,22 @@ def _derive(probe: Probe, draft: Draft) -> None:
         + (", with the call's id" if identifier is not None else "")
         + (", with the call's id after its text" if id_after is not None else ""),
     )
+
+
+def _as_user(
+    probe: Probe, written: str, one: list[dict[str, Any]], two: list[dict[str, Any]]
+) -> bool:
+    """Whether one result after the turn of ``one`` call (``written``), and two after the
+    turn of ``two``, are written as user messages of the same texts would be."""
+    first = message("tool", "Zt1q", tool_call_id="Zi1qabcde")
+    second = message("tool", "Zt2q", tool_call_id="Zi2qabcde")
+    users = [message("user", "Zt1q"), message("user", "Zt2q")]
+    try:
+        return written == _added(probe, one, users[:1]) and _added(
+            probe, two, [first, second]
+        ) == _added(probe, two, users)
+    except Underivable:
+        return False
 
 
 def _blocks_after_last_query(

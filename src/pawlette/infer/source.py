@@ -36,6 +36,7 @@ _DECLARE = (
     "PromptAlways",
     "Reasoning",
     "Results",
+    "ResultsAsUser",
     "SystemPrompt",
     "ToolsBlock",
     "Trimmed",
