@@ -679,13 +679,14 @@ def _xml_calls(
         # The key's close may say the value's kind (DeepSeek-V3.2's ``string="true">`` before
         # a string, ``string="false">`` before any other value): held to by a call whose
         # first value is not a string and whose second is.
-        key_close_other = _other_close(calls, after_key3, key_close, value_to_key)
-        if key_close_other is None:
+        other = _other_close(calls, after_key3, key_close, value_to_key)
+        if other is None:
             raise Underivable(
                 f"the first parameter's key is closed by {key_close!r}, the second's by "
                 f"{excerpt(probe.tokens, after_key3, 40)} (needs concept: parameters closed "
                 "otherwise after the first)"
             )
+        key_close_other = other
     rest = after_key3[len(key_close_other or key_close) :]
     if rest.startswith("True"):
         values = "literal" if _objects_printed(calls) else "python"
