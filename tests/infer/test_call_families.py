@@ -9,7 +9,14 @@ from typing import Any
 
 import pytest
 
-from pawlette.declare import Reasoning, Results, ResultsAsUser, UnwrittenResults, XmlCalls
+from pawlette.declare import (
+    PythonCalls,
+    Reasoning,
+    Results,
+    ResultsAsUser,
+    UnwrittenResults,
+    XmlCalls,
+)
 from pawlette.declare.pieces import text_of
 from pawlette.infer import Inference, infer_template
 from pawlette.infer.template import TemplateRunner
@@ -261,3 +268,30 @@ def test_results_written_as_user_messages_are_a_recorded_loss() -> None:
         ("assistant", "Checking."),
         ("user", "3 C"),
     ]
+
+
+def test_calls_as_one_python_list_are_derived() -> None:
+    """LFM2.5 writes a turn's calls as one Python list between its call markers (an empty
+    list for an empty list of calls), a string raw between single quotes and an object as
+    JSON: :class:`PythonCalls` with ``spelling="template"``, verified."""
+    text, tokens = _variant("LFM2.5-8B-A1B", "<|tool_call_start|>", "<|calls|>")
+    inference = _inferred(text, tokens)
+    statuses = _statuses(inference)
+    assert statuses["tool calls"] == statuses["parallel tool calls"] == "derived"
+    calls = _concept(inference, PythonCalls)
+    assert (text_of(calls.open), calls.between, calls.quote, calls.spelling) == (
+        "<|calls|>",
+        ", ",
+        "repr",
+        "template",
+    )
+    messages = [
+        {"role": "user", "content": "Weather?"},
+        {
+            "role": "assistant",
+            "content": "Checking.",
+            "tool_calls": [_call("c1", {"city": "Oslo", "days": 2}), _call("c2", {})],
+        },
+    ]
+    written = _renders_alike(inference, text, tokens, messages)
+    assert "Checking.<|calls|>[get_weather(city='Oslo', days=2), get_weather()]" in written

@@ -36,7 +36,17 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from ..declare import Ignored, JsonCallList, JsonCalls, NamedCalls, Reasoning, Trimmed, XmlCalls
+from ..codecs.python_literals import Quote, Spelling, encode_calls
+from ..declare import (
+    Ignored,
+    JsonCallList,
+    JsonCalls,
+    NamedCalls,
+    PythonCalls,
+    Reasoning,
+    Trimmed,
+    XmlCalls,
+)
 from ..declare.pieces import text_of
 from ..engine.json_text import json_string
 from .atoms import common_prefix, common_suffix, excerpt
@@ -146,6 +156,16 @@ def _derive(probe: Probe, draft: Draft, calls: _Calls) -> None:
         return
     empty = _written_before(draft, empty, single)
     if not single.startswith(empty):
+        # A template that writes an empty list of calls (LFM2.5's ``[]`` between its call
+        # markers): the turn without calls is the one a turn of calls starts like.
+        u1 = probe.sentinel("u", 1)
+        try:
+            plain = calls.body([message("user", u1), message("assistant", "")])
+        except Underivable:
+            plain = None
+        if plain is not None and single.startswith(plain):
+            empty = plain
+    if not single.startswith(empty):
         raise Underivable(f"a turn of calls starts unlike a turn of text ({single[:80]!r})")
     one = single[len(empty) :]
     pair = calls.body(calls.turn([calls.first, calls.second]))
@@ -178,8 +198,10 @@ def _derive(probe: Probe, draft: Draft, calls: _Calls) -> None:
             _json_calls(probe, draft, one, pair, with_text, empty, found, printed)
     elif arguments in one:
         _named_calls(probe, draft, calls, one, pair, with_text, empty)
-    elif "zk1" in one and "Zv1q" in one:
+    elif "zk1" in one and "Zv1q" in one and "zq_alpha(zk1=" not in one:
         _xml_calls(probe, draft, calls, one, pair, with_text, empty)
+    elif "[zq_alpha(zk1=" in one:
+        _python_calls(draft, calls, one, pair, with_text, empty)
     else:
         raise Underivable(
             f"the template writes a call as {one[:120]!r}: neither JSON nor tags (needs concept: "
@@ -745,4 +767,95 @@ def _xml_calls(
         "derived",
         f"a tag per parameter: {opening.strip()}NAME{name_close.strip()}"
         f"{key_open.strip()}KEY{key_close.strip()}VALUE{value_close.strip()}",
+    )
+
+
+SPELLED = {"zk1": "Zv'1q", "zk3": True, "zk4": {"zk5": "Zv2q"}}
+"""A call whose arguments tell the Python spellings apart: a string holding a quote, a
+boolean, an object."""
+
+_SPELLINGS: tuple[tuple[Quote, Spelling], ...] = (
+    ("'", "literal"),
+    ('"', "literal"),
+    ("repr", "literal"),
+    ("repr", "template"),
+)
+
+
+def _python_calls(
+    draft: Draft,
+    calls: _Calls,
+    one: str,
+    pair: str | None,
+    with_text: str | None,
+    empty: str,
+) -> None:
+    """Calls as one Python list (:class:`PythonCalls`): the fences around the list, what
+    joins two calls, and the spelling of the arguments that writes the probe call as the
+    template does."""
+    start = one.find("[zq_alpha(")
+    opening = one[:start]
+    spelled = calls.body(calls.turn([call("Zi1qabcde", "zq_alpha", SPELLED)]))
+    if spelled is None or not spelled.startswith(empty + opening):
+        raise Underivable("the template refuses a call whose arguments hold a quote and an object")
+    spelled = spelled[len(empty) + len(opening) :]
+    found = None
+    for quote, spelling in _SPELLINGS:
+        listed = encode_calls([("zq_alpha", json_string(SPELLED))], quote=quote, spelling=spelling)
+        if spelled.startswith(listed):
+            found = quote, spelling, listed
+            break
+    if found is None:
+        raise Underivable(
+            f"a Python call is written as {spelled[:120]!r}, in no spelling a concept declares "
+            "(needs concept: Python calls spelled otherwise)"
+        )
+    quote, spelling, listed = found
+    closing = spelled[len(listed) :]
+    written = encode_calls([("zq_alpha", json_string(ALPHA))], quote=quote, spelling=spelling)
+    if one != opening + written + closing:
+        raise Underivable(f"a Python call list is written as {one[:120]!r}")
+    between = ", "
+    parallel = pair is not None and "zq_beta(" in pair
+    if pair is None:
+        draft.capability(
+            "parallel tool calls", "refused", "the template refuses several calls in a turn"
+        )
+    elif not parallel:
+        draft.capability(
+            "parallel tool calls", "not derived", "the template writes only the first call"
+        )
+    else:
+        head = opening + written[:-1]
+        end = pair.find("zq_beta(")
+        if not pair.startswith(head):
+            raise Underivable(f"two Python calls are written as {pair[:160]!r}")
+        between = pair[len(head) : end]
+        pairs = [("zq_alpha", json_string(ALPHA)), ("zq_beta", json_string(BETA))]
+        both = encode_calls(pairs, quote=quote, separator=between, spelling=spelling)
+        if pair != opening + both + closing:
+            raise Underivable(f"two Python calls are written as {pair[:160]!r}")
+        _parallel(draft, between)
+    content, text_separator = _content(draft, with_text, empty, one)
+    if content not in ("written", "refused"):
+        raise Underivable(f"text beside Python calls is {content} (needs concept)")
+    if not opening.strip():
+        raise Underivable("no fence before a Python call list")
+    draft.concepts.append(
+        PythonCalls(
+            open=draft.fence(opening),
+            close=draft.fence(closing),
+            separator=draft.fence(text_separator),
+            between=between,
+            quote=quote,
+            parallel=parallel,
+            with_content=content == "written",
+            spelling=spelling,
+        )
+    )
+    draft.capability(
+        "tool calls",
+        "derived",
+        f"one Python list after {opening.strip()!r}, arguments spelled "
+        + ("as the template writes them" if spelling == "template" else f"with {quote} quotes"),
     )
