@@ -160,11 +160,11 @@ def _derive(probe: Probe, draft: Draft, calls: _Calls) -> None:
         # markers): the turn without calls is the one a turn of calls starts like.
         u1 = probe.sentinel("u", 1)
         try:
-            plain = calls.body([message("user", u1), message("assistant", "")])
+            alone = calls.body([message("user", u1), message("assistant", "")])
         except Underivable:
-            plain = None
-        if plain is not None and single.startswith(plain):
-            empty = plain
+            alone = None
+        if alone is not None and single.startswith(alone):
+            empty = alone
     if not single.startswith(empty):
         raise Underivable(f"a turn of calls starts unlike a turn of text ({single[:80]!r})")
     one = single[len(empty) :]
