@@ -213,7 +213,7 @@ def _written_before(draft: Draft, empty: str, single: str) -> str:
     """What the declaration writes before a turn's calls: the template's turn without text
     (``empty``), or the reasoning's stand-in where that is longer and the turn of calls
     starts with it (the stand-in holds the line a template writes before any text or
-    calls, which a turn with nothing in it leaves out: Laguna's ``</think>\n``)."""
+    calls, which a turn with nothing in it leaves out: Laguna's ``</think>\\n``)."""
     for concept in draft.concepts:
         if isinstance(concept, Reasoning):
             absent = text_of(concept.absent)
