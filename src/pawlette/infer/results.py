@@ -298,7 +298,15 @@ def _after_results(probe: Probe, draft: Draft, messages: list[dict[str, Any]]) -
     if opening != assistant.open + absent:
         if absent and not opening.endswith(absent):
             raise Underivable("the answer after results has no reasoning stand-in (needs concept)")
-        assistant.open_after["tool"] = opening[: len(opening) - len(absent)]
+        opener = opening[: len(opening) - len(absent)]
+        if opener and not opener.strip():
+            # Read back, such an opener would open an answer wherever a text holds it (a
+            # blank line in a user's text): no row can wait for a result before it.
+            raise Underivable(
+                f"the answer after results opens with {opener!r} alone, which reading cannot "
+                "tell from text (needs concept: a gap after results)"
+            )
+        assistant.open_after["tool"] = opener
     _prompt_after(probe, draft, messages, "tool")
 
 
