@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from pawlette.declare import (
+    GapAfterResults,
     PythonCalls,
     Reasoning,
     Results,
@@ -295,3 +296,32 @@ def test_calls_as_one_python_list_are_derived() -> None:
     ]
     written = _renders_alike(inference, text, tokens, messages)
     assert "Checking.<|calls|>[get_weather(city='Oslo', days=2), get_weather()]" in written
+
+
+def test_a_blank_line_between_results_and_the_answer_is_a_gap_after_results() -> None:
+    """DeepSeek V3.2 opens the answer after results with a blank line alone: declared as
+    :class:`GapAfterResults` (layout), not as an opener that reading would find in any text
+    holding a blank line; system and user texts with blank lines read back whole."""
+    text, tokens = _variant("deepseek-ai-DeepSeek-V3.2", "function_results", "tool_outputs")
+    inference = _inferred(text, tokens)
+    statuses = _statuses(inference)
+    assert statuses["tool results"] == statuses["system messages"] == "derived"
+    assert text_of(_concept(inference, GapAfterResults).gap) == "\n\n"
+    messages = [
+        {"role": "system", "content": "Be brief.\n\nBe kind."},
+        {"role": "user", "content": "Weather?\n\nIn Oslo."},
+        {"role": "assistant", "content": None, "tool_calls": [_call("c1", {"city": "Oslo"})]},
+        {"role": "tool", "tool_call_id": "c1", "content": "3 C"},
+        {"role": "assistant", "content": "Cold.\n\nWrap up."},
+    ]
+    written = _renders_alike(inference, text, tokens, messages)
+    assert "</tool_outputs>\n\n</think>Cold." in written
+    assert inference.format is not None
+    parsed = inference.format.parse_conversation(written).messages
+    assert [(message["role"], message.get("content")) for message in parsed] == [
+        ("system", "Be brief.\n\nBe kind."),
+        ("user", "Weather?\n\nIn Oslo."),
+        ("assistant", None),
+        ("tool", "3 C"),
+        ("assistant", "Cold.\n\nWrap up."),
+    ]

@@ -131,11 +131,3 @@ def test_an_empty_text_written_otherwise_is_refused_saying_where_and_what() -> N
     detail = _detail("ByteDance-Seed-OSS", "empty assistant text")
     assert "after …'user\\nZu1q<seed:eos><seed:bos>assistant' it writes '<seed:bos>user" in (detail)
     assert "where the turn with its text taken out gives '\\n<seed:eos>" in detail
-
-
-def test_an_answer_opened_by_a_blank_line_after_results_is_refused_saying_why() -> None:
-    # DeepSeek V3.2 opens the answer after results with a blank line alone, which reading
-    # would take for an answer's start inside any text holding one.
-    detail = _detail("deepseek-ai-DeepSeek-V3.2", "tool results")
-    assert detail.startswith("not derived; the answer after results opens with '\\n\\n' alone")
-    assert _detail("deepseek-ai-DeepSeek-V3.2", "system messages").startswith("derived")

@@ -43,7 +43,7 @@ from .prompt_always import PromptAlways
 from .prompt_rest import PromptRest
 from .python_calls import PythonCalls
 from .reasoning import Reasoning
-from .results import Results
+from .results import GapAfterResults, Results
 from .switch import Switch
 from .system import LastSystemPrompt, SystemPrompt
 from .system_in_turn import SystemInTurn
@@ -60,6 +60,7 @@ __all__ = [
     "Fence",
     "FirstSystemText",
     "Frame",
+    "GapAfterResults",
     "Ignored",
     "JoinedResults",
     "JsonCallList",

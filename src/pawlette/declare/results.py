@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, ClassVar, Literal
 from ..engine.readers import ScaffoldReader, WholeTextReader
 from ..errors import FormatError, RequestError
 from .concept import Concept
-from .pieces import Fence
+from .pieces import Fence, text_of
 from .readers import (
     ResultBeforeIdReader,
     ResultIdAfterReader,
@@ -379,6 +379,36 @@ class Results(Concept):
         out.out('{%- set ns.previous = "tool" -%}')
         if self.grouped:
             out.out("{%- endif -%}")
+
+
+@dataclass(frozen=True)
+class GapAfterResults(Concept):
+    """``gap``: whitespace the template writes between results and the answer (or the
+    generation prompt) after them, in place of the assistant's opener (DeepSeek V3.2's blank
+    line; the assistant's frame then opens with nothing after a tool turn:
+    ``open_after={"tool": ()}``).  Written as layout, and read as the whitespace between
+    turns: a gap cannot be an opener, since texts hold blank lines."""
+
+    gap: Fence
+
+    def validate(self, layout: Layout) -> None:
+        text = text_of(self.gap, layout.options, layout.name)
+        if not text or text.strip():
+            raise FormatError(
+                f"{layout.name}: GapAfterResults.gap: {text!r}; expected whitespace (a gap "
+                "is read as the layout between turns)"
+            )
+
+    def turn_roles(self) -> frozenset[str]:
+        return frozenset({"assistant"})
+
+    def write_before(self, out: Render, index: int) -> None:
+        if out.previous == "tool":
+            out.fence(self.gap, "separator")
+
+    def jinja_before(self, out: Template, role: str) -> None:
+        if role == "assistant":
+            out.fence_if('ns.previous == "tool"', self.gap)
 
 
 _json_string = json.JSONEncoder(ensure_ascii=False).encode

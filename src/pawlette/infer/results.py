@@ -17,7 +17,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from ..declare import Reasoning, Results, ResultsAsUser, UnwrittenResults
+from ..declare import GapAfterResults, Reasoning, Results, ResultsAsUser, UnwrittenResults
 from ..declare.pieces import text_of
 from .atoms import common_prefix, common_suffix, excerpt
 from .calls import ALPHA, BETA
@@ -300,12 +300,11 @@ def _after_results(probe: Probe, draft: Draft, messages: list[dict[str, Any]]) -
             raise Underivable("the answer after results has no reasoning stand-in (needs concept)")
         opener = opening[: len(opening) - len(absent)]
         if opener and not opener.strip():
-            # Read back, such an opener would open an answer wherever a text holds it (a
-            # blank line in a user's text): no row can wait for a result before it.
-            raise Underivable(
-                f"the answer after results opens with {opener!r} alone, which reading cannot "
-                "tell from text (needs concept: a gap after results)"
-            )
+            # Whitespace alone (DeepSeek V3.2's blank line): as an opener it would open an
+            # answer wherever a text holds it, so it is declared as the gap after results,
+            # layout, and the answer opens with nothing there.
+            draft.concepts.append(GapAfterResults(draft.fence(opener)))
+            opener = ""
         assistant.open_after["tool"] = opener
     _prompt_after(probe, draft, messages, "tool")
 
@@ -321,6 +320,21 @@ def _prompt_after(
     if not prompted.startswith(plain):
         raise Underivable("the generation prompt after results rewrites them")
     prompt = prompted[len(plain) :]
+    gap = next(
+        (
+            text_of(concept.gap)
+            for concept in draft.concepts
+            if isinstance(concept, GapAfterResults)
+        ),
+        "",
+    )
+    if previous == "tool" and gap:
+        if not prompt.startswith(gap):
+            raise Underivable(
+                f"the generation prompt after results ({prompt!r}) does not start with the gap "
+                f"before an answer there ({gap!r})"
+            )
+        prompt = prompt[len(gap) :]
     added = _reasoning_prompt(draft)
     # What the frame writes as the prompt after that turn (Frame.prompt).
     expected = assistant.prompt_after.get(

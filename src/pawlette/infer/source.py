@@ -25,6 +25,7 @@ _DECLARE = (
     "ConversationEnd",
     "FirstSystemText",
     "Frame",
+    "GapAfterResults",
     "Ignored",
     "JsonCallList",
     "JsonCalls",
