@@ -35,7 +35,6 @@ from pawlette.declare import (
 )
 from pawlette.declare.pieces import Fence
 from pawlette.errors import FormatError, RequestError
-from pawlette.formats.mistral.results import IdAfterResults
 
 END = Marker("<|end|>")
 
@@ -141,8 +140,8 @@ def tiny(*concepts: Concept, **changes: Any) -> Layout:
         (lambda: tiny(object()), "Layout.concepts[0]: a object; expected a Concept"),  # type: ignore[arg-type]
         (lambda: tiny(Results(), Results()), "writes 'tool' messages, as Results does"),
         (
-            lambda: declare(tiny(IdAfterResults(id_after=fence(", id: "), id_close=fence(":")))),
-            "IdAfterResults.id_after empty, or with id_close or without item_close",
+            lambda: declare(tiny(Results(id_after=fence(", id: "), id_close=fence(":")))),
+            "Results.id_after empty, or with id_close or without item_close",
         ),
         (
             lambda: tiny(ToolsBlock(place="nowhere")),  # type: ignore[arg-type]

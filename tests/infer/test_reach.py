@@ -46,16 +46,25 @@ def test_results_a_template_refuses_are_refused_not_underived() -> None:
     assert status == "refused" and "must alternate" in detail
 
 
-def test_results_are_not_derived_saying_what_the_template_does_with_them() -> None:
-    status, detail = _status("microsoft-Phi-3.5-mini-instruct", "tool results")
-    assert (status, detail) == (
-        "not derived",
-        "the template writes nothing for a tool result (needs concept: results dropped)",
+def test_results_the_template_drops_or_writes_as_user_turns_are_declared_so() -> None:
+    # Phi-3.5 writes nothing for a result; SmolLM3 writes one as a user turn, which reads
+    # back as a user message: both a recorded loss.
+    assert _status("microsoft-Phi-3.5-mini-instruct", "tool results") == (
+        "dropped",
+        "the template does not write tool messages",
     )
-    # SmolLM3 writes a result as a user turn: read back, it would be a user message.
-    status, detail = _status("HuggingFaceTB-SmolLM3-3B", "tool results")
-    assert status == "not derived"
-    assert detail.startswith("the template writes a result as a user turn ('<|im_start|>user")
+    assert _status("HuggingFaceTB-SmolLM3-3B", "tool results") == (
+        "dropped",
+        "the template writes each result as a user message (its role is lost)",
+    )
+
+
+def test_results_with_the_call_id_after_their_text_are_derived() -> None:
+    # Mistral Nemo writes {"content": ..., "call_id": ...}.
+    assert _status("mistralai-Mistral-Nemo-Instruct-2407", "tool results") == (
+        "derived",
+        "a turn each, with the call's id after its text",
+    )
 
 
 def test_tools_after_a_default_system_turn_are_derived() -> None:

@@ -57,15 +57,6 @@ def test_calls_opened_for_an_empty_list_are_probed_without_one() -> None:
     assert detail.startswith("derived; one JSON array")
 
 
-def test_results_with_the_call_id_after_their_text_say_so() -> None:
-    """Mistral Nemo writes a result's call id after its text (``{"content": ..., "call_id":
-    ...}``): not derived, naming that, rather than derived without the id and then failing
-    verification."""
-    detail = _detail("mistralai-Mistral-Nemo-Instruct-2407", "tool results")
-    assert detail.startswith("not derived; the template writes the call's id after a result's")
-    assert "needs concept: results with the id after their text" in detail
-
-
 @pytest.mark.parametrize(
     ("name", "said"),
     [
@@ -111,11 +102,21 @@ def test_a_request_with_tools_is_refused_saying_how_many_and_why() -> None:
 
 
 def test_a_second_parameter_closed_otherwise_is_refused_saying_how() -> None:
-    # DeepSeek V3.2 writes a string parameter with string="true", another with "false".
-    detail = _detail("deepseek-ai-DeepSeek-V3.2", "tool calls")
-    assert "the first parameter's key is closed by '\" string=\"true\">', the second's by" in (
-        detail
+    """A template that closes a key otherwise after the first parameter, whatever its value's
+    kind (no concept says so: DeepSeek V3.2's close follows the kind, and is derived)."""
+    template = (
+        "{% for m in messages %}<|{{ m.role }}|>{{ m.content or '' }}"
+        "{% for c in m.tool_calls or [] %}<call>{{ c.function.name }}"
+        '{% for k, v in c.function.arguments.items() %}<p k="{{ k }}"'
+        '{% if not loop.first %} later="1"{% endif %}>{{ v | tojson }}</p>'
+        "{% endfor %}</call>{% endfor %}<|end|>\n{% endfor %}"
+        "{% if add_generation_prompt %}<|assistant|>{% endif %}"
     )
+    inference = infer_template(template)
+    found = {item.name: item for item in inference.capabilities}
+    detail = f"{found['tool calls'].status}; {found['tool calls'].detail}"
+    assert detail.startswith("not derived"), detail
+    assert 'key is closed by \'">"\', the second\'s by \'" later="1">true</p>' in detail
 
 
 def test_a_template_for_requests_with_tools_only_is_refused_saying_so() -> None:

@@ -30,7 +30,7 @@ from .call_list import JsonCallList
 from .call_turn_end import CallTurnEnd
 from .checks import Alternation
 from .concept import Concept
-from .content import Ignored, Trimmed, UnwrittenResults
+from .content import Ignored, ResultsAsUser, Trimmed, UnwrittenResults
 from .conversation_end import ConversationEnd
 from .first_system import FirstSystemText
 from .grammar import forced_prefixes, markers_of
@@ -43,7 +43,7 @@ from .prompt_always import PromptAlways
 from .prompt_rest import PromptRest
 from .python_calls import PythonCalls
 from .reasoning import Reasoning
-from .results import Results
+from .results import GapAfterResults, Results
 from .switch import Switch
 from .system import LastSystemPrompt, SystemPrompt
 from .system_in_turn import SystemInTurn
@@ -60,6 +60,7 @@ __all__ = [
     "Fence",
     "FirstSystemText",
     "Frame",
+    "GapAfterResults",
     "Ignored",
     "JoinedResults",
     "JsonCallList",
@@ -75,6 +76,7 @@ __all__ = [
     "PythonCalls",
     "Reasoning",
     "Results",
+    "ResultsAsUser",
     "Switch",
     "SystemInTurn",
     "SystemPrompt",

@@ -324,3 +324,28 @@ class UnwrittenResults(Concept):
 
     def jinja_message(self, out: Template, role: str) -> None:
         del out, role  # nothing is written
+
+
+@dataclass(frozen=True)
+class ResultsAsUser(Concept):
+    """Tool results written as user turns, one per message, for a template that has no tool
+    turn and writes each result as it writes a user message (SmolLM3's): each is a recorded
+    loss, and reads back as a user message.  Declare it instead of
+    :class:`~pawlette.declare.Results`; the layout then needs no ``tool`` frame."""
+
+    claims: ClassVar[frozenset[str]] = frozenset({"tool"})
+    handles: ClassVar[frozenset[str]] = frozenset({"tool_name"})
+
+    def check(self, out: Render) -> None:
+        out.handled.add("tool_name")  # (out.handles without its call: every render asks)
+        for index, message in enumerate(out.messages):
+            if message.role == "tool":
+                out.lose(f"messages[{index}].role", "a tool result written as a user turn")
+                if message.name is not None:
+                    out.lose(f"messages[{index}].name", "not written")
+
+    def write_message(self, out: Render, index: int) -> None:
+        out.turn(index, "user")
+
+    def jinja_message(self, out: Template, role: str) -> None:
+        out.turn("user")

@@ -52,8 +52,9 @@ class JoinedResults(Results):
 
     Fields: those of :class:`~pawlette.declare.Results`, each meaning what it means there
     (``help(Results)``), with other defaults: ``grouped`` True, ``item_gap`` ``, ``,
-    ``gap_ends_group`` False; ``item_open``, ``item_close``, ``id_close``, ``id_pattern``,
-    ``json_text``, ``trim``, ``name_close`` and ``ids`` as ``Results`` has them."""
+    ``gap_ends_group`` False; ``item_open``, ``item_close``, ``id_close``, ``id_after``,
+    ``id_pattern``, ``json_text``, ``trim``, ``name_close`` and ``ids`` as ``Results`` has
+    them."""
 
     grouped: bool = True
     item_gap: Fence = GAP

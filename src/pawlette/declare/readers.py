@@ -266,6 +266,26 @@ class ResultTextReader(ResultReader):
     __slots__ = ()
 
 
+class ResultBeforeIdReader(WholeTextReader):
+    """A tool result's text before its id (the row into its state begins the message, the
+    id's reader ends it)."""
+
+    __slots__ = ()
+
+    def close(self, marker: str | None, offset: int) -> None:
+        self._parser.emit(TextDelta(self._text()))
+
+
+class ResultIdAfterReader(WholeTextReader):
+    """The id written after a tool result's text: the tool message ends with it."""
+
+    __slots__ = ()
+
+    def close(self, marker: str | None, offset: int) -> None:
+        self._parser.emit(MetadataItem("tool_call_id", self._text().strip()))
+        self._parser.end_message()
+
+
 class OptionalReasoningReader:
     """Reasoning that may be empty: an empty block is no reasoning (a layout that writes an
     empty block for a turn without reasoning cannot tell the two apart)."""

@@ -19,8 +19,10 @@ from typing import TYPE_CHECKING, ClassVar, Literal
 from ..engine.readers import ScaffoldReader, WholeTextReader
 from ..errors import FormatError, RequestError
 from .concept import Concept
-from .pieces import Fence
+from .pieces import Fence, text_of
 from .readers import (
+    ResultBeforeIdReader,
+    ResultIdAfterReader,
     ResultIdReader,
     ResultReader,
     ResultTextReader,
@@ -61,6 +63,10 @@ class Results(Concept):
       ``ID<|tool_response:name|>NAME<|tool_response:result|>``); reading skips the name (the
       call names the tool).  None (the default): no name there.  In a group with an
       ``item_gap``, the results after the first begin with the gap, then the id.
+    - ``id_after``: the format writes the ``tool_call_id`` of the call a result answers
+      after its text, between this fence and ``item_close`` (Mistral Nemo's ``{"content":
+      TEXT, "call_id": "ID"}``); None (the default): not there.  Not with ``id_close``
+      (the id is written once), and only with an ``item_close`` (which ends the id).
     - ``ids``: with ``id_close``, ``"given"`` writes the ``tool_call_id`` as given;
       ``"positional"`` writes the position, among all the conversation's calls, of the first
       call with that id (empty when none has it: Cohere's templates, whose calls are
@@ -82,6 +88,7 @@ class Results(Concept):
     gap_ends_group: bool = True
     name_close: Fence | None = None
     ids: Literal["given", "positional"] = "given"
+    id_after: Fence | None = None
 
     claims: ClassVar[frozenset[str]] = frozenset({"tool"})
     handles: ClassVar[frozenset[str]] = frozenset({"tool_name"})
@@ -96,6 +103,14 @@ class Results(Concept):
             raise FormatError(
                 f"{layout.name}: Results.name_close without id_close; expected the name "
                 "written after the id"
+            )
+        if self.id_after is not None and (
+            not self.id_after or self.id_close is not None or not self.item_close
+        ):
+            raise FormatError(
+                f"{layout.name}: Results.id_after empty, or with id_close or without "
+                "item_close; expected the id written once, after the text and before an "
+                "item_close fence"
             )
         if self.ids not in ("given", "positional") or (
             self.ids == "positional" and self.id_close is None
@@ -120,6 +135,7 @@ class Results(Concept):
             hook == "write_message"
             and not self.grouped
             and self.id_close is None
+            and self.id_after is None
             and not self.item_gap
             and kind.write_message is Results.write_message
             and kind.write_after_text is Results.write_after_text
@@ -212,13 +228,19 @@ class Results(Concept):
 
     def writes_ids(self) -> bool:
         """Whether each result's ``tool_call_id`` is written (so it must be given)."""
-        return self.id_close is not None
+        return self.id_close is not None or self.id_after is not None
 
     def write_after_text(self, out: Render, index: int) -> None:
-        """After the result's text, before ``item_close``."""
+        """After the result's text, before ``item_close``: the id, with ``id_after``."""
+        if self.id_after is not None:
+            out.fence(self.id_after, "tool_result")
+            out.text(out.messages[index].tool_call_id or "", "tool_result")
 
     def jinja_after_text(self, out: Template) -> None:
         """The template's counterpart of :meth:`write_after_text`."""
+        if self.id_after is not None:
+            out.fence(self.id_after)
+            out.out("{{- message.tool_call_id -}}")
 
     def written_id(self, out: Render, index: int) -> str:
         """The id written for the result at ``index`` (see ``ids``)."""
@@ -245,6 +267,9 @@ class Results(Concept):
 
     def rows(self, table: Table) -> None:
         openers = table.openers("tool")  # (a tool frame has no prompt_after)
+        if self.id_after is not None:
+            self._id_after_rows(table, openers)
+            return
         if self.id_close is not None:
             table.fields["tool"] = {"tool_call_id": "tool_call_id"}
             table.state("tool.id", ResultIdReader, "tool")
@@ -279,6 +304,22 @@ class Results(Concept):
         elif self.grouped:
             actions = (begin("tool"),) if self.id_close is None else ()
             table.on("tool.between", table.text(self.item_open), "tool.item", *actions)
+
+    def _id_after_rows(self, table: Table, openers: set[str]) -> None:
+        """The rows of results whose id follows their text (``id_after``): the text up to
+        the id's fence, the id up to ``item_close``."""
+        assert self.id_after is not None
+        table.fields["tool"] = {"tool_call_id": "tool_call_id"}
+        table.state("tool.item", ResultBeforeIdReader, "tool")
+        table.state("tool.id", ResultIdAfterReader, "tool")
+        for opener in sorted(openers):
+            if opener + table.text(self.item_open):
+                table.on("outside", opener + table.text(self.item_open), "tool.item", begin("tool"))
+        table.on("tool.item", table.text(self.id_after), "tool.id")
+        table.state("tool.between", ScaffoldReader, "tool", ends=True)
+        table.on("tool.id", table.text(self.item_close), "tool.between")
+        if self.grouped:
+            table.on("tool.between", table.text(self.item_open), "tool.item", begin("tool"))
 
     # ------------------------------------------------------------------ the Jinja template
 
@@ -338,6 +379,36 @@ class Results(Concept):
         out.out('{%- set ns.previous = "tool" -%}')
         if self.grouped:
             out.out("{%- endif -%}")
+
+
+@dataclass(frozen=True)
+class GapAfterResults(Concept):
+    """``gap``: whitespace the template writes between results and the answer (or the
+    generation prompt) after them, in place of the assistant's opener (DeepSeek V3.2's blank
+    line; the assistant's frame then opens with nothing after a tool turn:
+    ``open_after={"tool": ()}``).  Written as layout, and read as the whitespace between
+    turns: a gap cannot be an opener, since texts hold blank lines."""
+
+    gap: Fence
+
+    def validate(self, layout: Layout) -> None:
+        text = text_of(self.gap, layout.options, layout.name)
+        if not text or text.strip():
+            raise FormatError(
+                f"{layout.name}: GapAfterResults.gap: {text!r}; expected whitespace (a gap "
+                "is read as the layout between turns)"
+            )
+
+    def turn_roles(self) -> frozenset[str]:
+        return frozenset({"assistant"})
+
+    def write_before(self, out: Render, index: int) -> None:
+        if out.previous == "tool":
+            out.fence(self.gap, "separator")
+
+    def jinja_before(self, out: Template, role: str) -> None:
+        if role == "assistant":
+            out.fence_if('ns.previous == "tool"', self.gap)
 
 
 _json_string = json.JSONEncoder(ensure_ascii=False).encode

@@ -117,8 +117,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 from pawlette.declare import (
-    Concept,
     Frame,
+    GapAfterResults,
     Ignored,
     Layout,
     Reasoning,
@@ -134,8 +134,7 @@ from pawlette.declare import (
 from .deepseek import ASSISTANT, BOS, EOS, USER
 
 if TYPE_CHECKING:
-    from pawlette.declare.jinja import Template
-    from pawlette.declare.write import Render
+    pass
 
 THINK, THINK_END = "<think>", "</think>"
 """Text: the tokenizer's added tokens for them are not special (its tools instructions
@@ -201,24 +200,6 @@ VARIANTS = {
 }
 
 
-@dataclass(frozen=True)
-class GapAfterResults(Concept):
-    """The blank line the template writes between results and the answer (or the generation
-    prompt) after them, in place of ``<｜Assistant｜>``: layout, read as the whitespace
-    between turns (a blank line cannot be a marker: answers hold blank lines)."""
-
-    def turn_roles(self) -> frozenset[str]:
-        return frozenset({"assistant"})
-
-    def write_before(self, out: Render, index: int) -> None:
-        if out.previous == "tool":
-            out.fence(_GAP, "separator")
-
-    def jinja_before(self, out: Template, role: str) -> None:
-        if role == "assistant":
-            out.fence_if('ns.previous == "tool"', _GAP)
-
-
 _GAP = fence("\n\n")
 
 
@@ -278,7 +259,7 @@ def layout(options: DsmlOptions) -> Layout:
                 wrap="function",
             ),
             Ignored(("name",)),
-            GapAfterResults(),
+            GapAfterResults(_GAP),
             Reasoning(
                 open=fence(THINK),
                 close=fence(THINK_END),

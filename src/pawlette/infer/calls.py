@@ -37,7 +37,18 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from ..declare import Ignored, JsonCallList, JsonCalls, NamedCalls, Trimmed, XmlCalls
+from ..codecs.python_literals import Quote, Spelling, encode_calls
+from ..declare import (
+    Ignored,
+    JsonCallList,
+    JsonCalls,
+    NamedCalls,
+    PythonCalls,
+    Reasoning,
+    Trimmed,
+    XmlCalls,
+)
+from ..declare.pieces import text_of
 from ..engine.json_text import json_string
 from ..formats.chatml.xml import CallTextTrimmed
 from .atoms import common_prefix, common_suffix, excerpt
@@ -145,6 +156,17 @@ def _derive(probe: Probe, draft: Draft, calls: _Calls) -> None:
         draft.concepts.append(Ignored(("calls",)))
         draft.capability("tool calls", "dropped", "the template does not write calls")
         return
+    empty = _written_before(draft, empty, single)
+    if not single.startswith(empty):
+        # A template that writes an empty list of calls (LFM2.5's ``[]`` between its call
+        # markers): the turn without calls is the one a turn of calls starts like.
+        u1 = probe.sentinel("u", 1)
+        try:
+            alone = calls.body([message("user", u1), message("assistant", "")])
+        except Underivable:
+            alone = None
+        if alone is not None and single.startswith(alone):
+            empty = alone
     if not single.startswith(empty):
         raise Underivable(f"a turn of calls starts unlike a turn of text ({single[:80]!r})")
     one = single[len(empty) :]
@@ -179,8 +201,10 @@ def _derive(probe: Probe, draft: Draft, calls: _Calls) -> None:
             _json_calls(probe, draft, one, pair, with_text, empty, found, printed)
     elif arguments in one:
         _named_calls(probe, draft, calls, one, pair, with_text, empty)
-    elif "zk1" in one and "Zv1q" in one:
+    elif "zk1" in one and "Zv1q" in one and "zq_alpha(zk1=" not in one:
         _xml_calls(probe, draft, calls, one, pair, with_text, empty)
+    elif "[zq_alpha(zk1=" in one:
+        _python_calls(draft, calls, one, pair, with_text, empty)
     else:
         raise Underivable(
             f"the template writes a call as {one[:120]!r}: neither JSON nor tags (needs concept: "
@@ -202,6 +226,28 @@ def _trimmed_beside_calls(draft: Draft, calls: _Calls, written: str | None) -> N
         return
     if padded == written:
         draft.concepts.append(CallTextTrimmed(roles=("assistant",)))
+
+
+def _written_before(draft: Draft, empty: str, single: str) -> str:
+    """What the declaration writes before a turn's calls: the template's turn without text
+    (``empty``), or the reasoning's stand-in where that is longer and the turn of calls
+    starts with it (the stand-in holds the line a template writes before any text or
+    calls, which a turn with nothing in it leaves out: Laguna's ``</think>\\n``)."""
+    for concept in draft.concepts:
+        if isinstance(concept, Reasoning):
+            absent = text_of(concept.absent)
+            if len(absent) > len(empty) and absent.startswith(empty) and single.startswith(absent):
+                return absent
+    return empty
+
+
+def _text_lead(draft: Draft) -> str:
+    """What the declaration writes before an assistant's text that is not empty (the
+    assistant's :class:`~pawlette.declare.Trimmed` ``lead``: GLM-4.6's newline)."""
+    for concept in draft.concepts:
+        if isinstance(concept, Trimmed) and "assistant" in concept.roles:
+            return text_of(concept.lead)
+    return ""
 
 
 def _repr_as_json(text: str) -> str:
@@ -266,7 +312,7 @@ def _content(draft: Draft, with_text: str | None, empty: str, one: str) -> tuple
         )
         return "replaces_calls", ""
     before, after = rest.split("Za1q", 1)
-    if before or not after.endswith(one):
+    if before != _text_lead(draft) or not after.endswith(one):
         raise Underivable(f"text beside calls is written as {rest[:120]!r}")
     # Recorded, so that verification writes turns of text and calls too.
     draft.capability("text with tool calls", "derived", "the text is written before the calls")
@@ -586,6 +632,62 @@ def _ids_checked(probe: Probe, calls: _Calls) -> bool:
     return probe.render(calls.turn([other]), list(PROBE_TOOLS)) is None
 
 
+SWAPPED = {"zk3": True, "zk1": "Zv1q"}
+"""A call whose first value is not a string and whose second is."""
+
+
+def _other_close(calls: _Calls, after_key3: str, key_close: str, value_to_key: str) -> str | None:
+    """The close of a key before a value that is not a string, where it differs from the one
+    before a string (``key_close``): what stands between the probe's second key and its
+    boolean value, held to by a call with the two in the other order, written with the
+    closes swapped (None: the closes follow the parameter's place, not its value)."""
+    at = min(
+        (found for found in (after_key3.find("true"), after_key3.find("True")) if found > 0),
+        default=-1,
+    )
+    if at < 0:
+        return None
+    other = after_key3[:at]
+    try:
+        swapped = calls.body(calls.turn([call("Zi1qabcde", "zq_alpha", SWAPPED)]))
+    except Underivable:
+        return None
+    expected = "zk3" + other + after_key3[at : at + 4] + value_to_key + "zk1" + key_close + "Zv1q"
+    if swapped is None or expected not in swapped:
+        return None
+    return other
+
+
+def _no_arguments(
+    calls: _Calls, empty: str, head: str, key_open: str, value_close: str, tail: str
+) -> tuple[str, int]:
+    """What a call without arguments holds where its parameters would stand (DeepSeek V4's
+    blank line; empty where it holds nothing), and how much of ``key_open`` (the text the
+    name's close and a value's close share before a key) belongs to those closes instead:
+    the first split at which the call without arguments is the call's ``head`` (its opener,
+    name and name's close), that text, and what follows the last value's close (``tail``:
+    the value's close, then the call's)."""
+    try:
+        written = calls.body(calls.turn([call("Zi1qabcde", "zq_alpha", {})]))
+    except Underivable:
+        return "", 0
+    if written is None or not written.startswith(empty):
+        return "", 0
+    written = written[len(empty) :]
+    for shift in range(len(key_open) + 1):
+        start, value_end = head + key_open[:shift], value_close + key_open[:shift]
+        if not tail.startswith(value_end):
+            break
+        close = tail[len(value_end) :]
+        if (
+            len(written) >= len(start) + len(close)
+            and written.startswith(start)
+            and written.endswith(close)
+        ):
+            return written[len(start) : len(written) - len(close)], shift
+    return "", 0
+
+
 def _xml_calls(
     probe: Probe,
     draft: Draft,
@@ -606,13 +708,27 @@ def _xml_calls(
     key_open = common_suffix(probe.tokens, after_name, value_to_key)
     name_close = after_name[: len(after_name) - len(key_open)]
     value_close = value_to_key[: len(value_to_key) - len(key_open)]
+    key_close_other = ""
+    # What a call without arguments holds (DeepSeek V4's blank line) tells where the name's
+    # close ends and a parameter's opener begins, which the two renders above leave open.
+    no_arguments, shift = _no_arguments(
+        calls, empty, first + "zq_alpha" + name_close, key_open, value_close, tail
+    )
+    name_close, value_close = name_close + key_open[:shift], value_close + key_open[:shift]
+    key_open = key_open[shift:]
     if not after_key3.startswith(key_close):
-        raise Underivable(
-            f"the first parameter's key is closed by {key_close!r}, the second's by "
-            f"{excerpt(probe.tokens, after_key3, 40)} (needs concept: parameters closed "
-            "otherwise after the first)"
-        )
-    rest = after_key3[len(key_close) :]
+        # The key's close may say the value's kind (DeepSeek-V3.2's ``string="true">`` before
+        # a string, ``string="false">`` before any other value): held to by a call whose
+        # first value is not a string and whose second is.
+        other = _other_close(calls, after_key3, key_close, value_to_key)
+        if other is None:
+            raise Underivable(
+                f"the first parameter's key is closed by {key_close!r}, the second's by "
+                f"{excerpt(probe.tokens, after_key3, 40)} (needs concept: parameters closed "
+                "otherwise after the first)"
+            )
+        key_close_other = other
+    rest = after_key3[len(key_close_other or key_close) :]
     if rest.startswith("True"):
         values = "literal" if _objects_printed(calls) else "python"
     elif rest.startswith("true"):
@@ -661,6 +777,8 @@ def _xml_calls(
             text_separator=draft.fence(text_separator),
             values=values,  # type: ignore[arg-type]
             parallel=parallel,
+            key_close_other=draft.fence(key_close_other),
+            no_arguments=draft.fence(no_arguments),
         )
     )
     draft.capability(
@@ -668,4 +786,95 @@ def _xml_calls(
         "derived",
         f"a tag per parameter: {opening.strip()}NAME{name_close.strip()}"
         f"{key_open.strip()}KEY{key_close.strip()}VALUE{value_close.strip()}",
+    )
+
+
+SPELLED = {"zk1": "Zv'1q", "zk3": True, "zk4": {"zk5": "Zv2q"}}
+"""A call whose arguments tell the Python spellings apart: a string holding a quote, a
+boolean, an object."""
+
+_SPELLINGS: tuple[tuple[Quote, Spelling], ...] = (
+    ("'", "literal"),
+    ('"', "literal"),
+    ("repr", "literal"),
+    ("repr", "template"),
+)
+
+
+def _python_calls(
+    draft: Draft,
+    calls: _Calls,
+    one: str,
+    pair: str | None,
+    with_text: str | None,
+    empty: str,
+) -> None:
+    """Calls as one Python list (:class:`PythonCalls`): the fences around the list, what
+    joins two calls, and the spelling of the arguments that writes the probe call as the
+    template does."""
+    start = one.find("[zq_alpha(")
+    opening = one[:start]
+    spelled = calls.body(calls.turn([call("Zi1qabcde", "zq_alpha", SPELLED)]))
+    if spelled is None or not spelled.startswith(empty + opening):
+        raise Underivable("the template refuses a call whose arguments hold a quote and an object")
+    spelled = spelled[len(empty) + len(opening) :]
+    found = None
+    for quote, spelling in _SPELLINGS:
+        listed = encode_calls([("zq_alpha", json_string(SPELLED))], quote=quote, spelling=spelling)
+        if spelled.startswith(listed):
+            found = quote, spelling, listed
+            break
+    if found is None:
+        raise Underivable(
+            f"a Python call is written as {spelled[:120]!r}, in no spelling a concept declares "
+            "(needs concept: Python calls spelled otherwise)"
+        )
+    quote, spelling, listed = found
+    closing = spelled[len(listed) :]
+    written = encode_calls([("zq_alpha", json_string(ALPHA))], quote=quote, spelling=spelling)
+    if one != opening + written + closing:
+        raise Underivable(f"a Python call list is written as {one[:120]!r}")
+    between = ", "
+    parallel = pair is not None and "zq_beta(" in pair
+    if pair is None:
+        draft.capability(
+            "parallel tool calls", "refused", "the template refuses several calls in a turn"
+        )
+    elif not parallel:
+        draft.capability(
+            "parallel tool calls", "not derived", "the template writes only the first call"
+        )
+    else:
+        head = opening + written[:-1]
+        end = pair.find("zq_beta(")
+        if not pair.startswith(head):
+            raise Underivable(f"two Python calls are written as {pair[:160]!r}")
+        between = pair[len(head) : end]
+        pairs = [("zq_alpha", json_string(ALPHA)), ("zq_beta", json_string(BETA))]
+        both = encode_calls(pairs, quote=quote, separator=between, spelling=spelling)
+        if pair != opening + both + closing:
+            raise Underivable(f"two Python calls are written as {pair[:160]!r}")
+        _parallel(draft, between)
+    content, text_separator = _content(draft, with_text, empty, one)
+    if content not in ("written", "refused"):
+        raise Underivable(f"text beside Python calls is {content} (needs concept)")
+    if not opening.strip():
+        raise Underivable("no fence before a Python call list")
+    draft.concepts.append(
+        PythonCalls(
+            open=draft.fence(opening),
+            close=draft.fence(closing),
+            separator=draft.fence(text_separator),
+            between=between,
+            quote=quote,
+            parallel=parallel,
+            with_content=content == "written",
+            spelling=spelling,
+        )
+    )
+    draft.capability(
+        "tool calls",
+        "derived",
+        f"one Python list after {opening.strip()!r}, arguments spelled "
+        + ("as the template writes them" if spelling == "template" else f"with {quote} quotes"),
     )

@@ -14,10 +14,11 @@ next (grouped: the close is what both that text and the end of the last result s
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from typing import Any
 
-from ..declare import Reasoning, Results
+from ..declare import GapAfterResults, Reasoning, Results, ResultsAsUser, UnwrittenResults
 from ..declare.pieces import text_of
 from .atoms import common_prefix, common_suffix, excerpt
 from .calls import ALPHA, BETA
@@ -75,14 +76,28 @@ def _derive(probe: Probe, draft: Draft) -> None:
     result_two = message("tool", "Zt2q", tool_call_id="Zi2qabcde")
     written = _added(probe, [user, calls_one], [result_one])
     if "Zt1q" not in written:
-        if not written:
-            raise Underivable(
-                "the template writes nothing for a tool result (needs concept: results dropped)"
-            )
+        if not written and not _added(probe, [user, calls_two], [result_one, result_two]):
+            # No tool role (Phi-3.5's, RWKV World's): each result is a recorded loss, and
+            # the answer after results opens as after any turn.
+            draft.concepts.append(UnwrittenResults())
+            # The prompt then follows the turn of calls, as after any assistant turn.
+            _prompt_after(probe, draft, [user, calls_one, result_one], "assistant")
+            draft.capability("tool results", "dropped", "the template does not write tool messages")
+            return
         raise Underivable(
             "the template does not write a result's text: after the calls it writes "
             f"{excerpt(probe.tokens, written, 80)} for one"
         )
+    if written and _as_user(probe, written, [user, calls_one], [user, calls_two]):
+        # Written as the template writes a user message (SmolLM3's, which has no tool
+        # role): declared so, each result a recorded loss that reads back as a user message.
+        draft.concepts.append(ResultsAsUser())
+        draft.capability(
+            "tool results",
+            "dropped",
+            "the template writes each result as a user message (its role is lost)",
+        )
+        return
     if "zq_alpha" in written:
         raise Underivable(
             "the template writes the tool's name with its result (needs concept: named results)"
@@ -91,12 +106,17 @@ def _derive(probe: Probe, draft: Draft) -> None:
     json_text = _json_text(probe, [user, calls_one], before, after)
     if json_text:  # (the quotes are the text's, not the turn's)
         before, after = before[:-1], after[1:]
+    id_after: str | None = None
     if "Zi1qabcde" in after and "Zi1qabcde" not in before:
-        raise Underivable(
-            "the template writes the call's id after a result's text "
-            f"({excerpt(probe.tokens, after, 60)}) (needs concept: results with the id after "
-            "their text)"
-        )
+        # The id after the text (Mistral Nemo's ``{"content": TEXT, "call_id": "ID"}``):
+        # read as the rest of the result is, with the id and its fence left out.
+        id_after, after = after.split("Zi1qabcde", 1)
+        if not id_after.strip() or not after.strip():
+            raise Underivable(
+                "the template writes the call's id after a result's text "
+                f"({excerpt(probe.tokens, id_after + 'Zi1qabcde' + after, 60)}) with no fence "
+                "before or after it"
+            )
     identifier = None
     if "Zi1qabcde" in before:
         opening, identifier = before.split("Zi1qabcde", 1)
@@ -107,9 +127,11 @@ def _derive(probe: Probe, draft: Draft) -> None:
         # results follow each other.
         calls_two = calls_one
     added = _added(probe, [user, calls_two], [result_one, result_two])
+    if id_after is not None:
+        added = added.replace(id_after + "Zi1qabcde", "").replace(id_after + "Zi2qabcde", "")
     pieces = Probe.cut(added, ["Zt1q", "Zt2q"], "two results")
     between = pieces[1][1:-1] if json_text else pieces[1]
-    item_open = item_close = ""
+    item_open = item_close = gap = ""
     grouped = False
     if between == after + before.replace("Zi1qabcde", "Zi2qabcde"):
         pass  # a turn each
@@ -119,7 +141,11 @@ def _derive(probe: Probe, draft: Draft) -> None:
         item_close = common_prefix(probe.tokens, between, after)
         rest = between[len(item_close) :]
         item_open = common_suffix(probe.tokens, rest, next_before)
-        if item_close + item_open != between or not item_close:
+        if len(item_close) + len(item_open) < len(between):
+            # Text between two results that neither closes one nor opens the next (a
+            # newline: DeepSeek-R1's): written between the results of a group only.
+            gap = between[len(item_close) : len(between) - len(item_open)]
+        if item_close + gap + item_open != between or not item_close:
             raise Underivable(
                 f"two results are joined by {between!r} (needs concept: grouped results of this "
                 "shape)"
@@ -141,6 +167,9 @@ def _derive(probe: Probe, draft: Draft) -> None:
                 f"the template writes a result as a {role} turn ({opening!r}, the {role} "
                 f"turn's opener) (needs concept: results written as {role} messages)"
             )
+    if id_after is not None and not item_close:
+        # The id's reader ends at the result's close: one of its own, not the turn's.
+        item_close, close = after, ""
     frame = FrameText(open=opening)
     frame.close(close)
     if identifier is not None and not identifier.strip():
@@ -153,12 +182,20 @@ def _derive(probe: Probe, draft: Draft) -> None:
             item_close=draft.fence(item_close),
             id_close=None if identifier is None else draft.fence(identifier),
             json_text=json_text,
+            id_after=None if id_after is None else draft.fence(id_after),
+            item_gap=draft.fence(gap),
+            gap_ends_group=not gap,
         )
     )
     _after_results(probe, draft, [user, calls_one, result_one])
+    _blocks_after_last_query(probe, draft, [user, calls_one], result_one)
     how = "grouped in one turn" if grouped else "a turn each"
     draft.capability(
-        "tool results", "derived", how + (", with the call's id" if identifier is not None else "")
+        "tool results",
+        "derived",
+        how
+        + (", with the call's id" if identifier is not None else "")
+        + (", with the call's id after its text" if id_after is not None else ""),
     )
 
 
@@ -170,6 +207,44 @@ def _json_text(probe: Probe, before_results: list[dict[str, Any]], before: str, 
     quoted = message("tool", 'Zt1q"\\', tool_call_id="Zi1qabcde")
     written = _added(probe, before_results, [quoted])
     return json.dumps('Zt1q"\\', ensure_ascii=False) in written
+
+
+def _as_user(
+    probe: Probe, written: str, one: list[dict[str, Any]], two: list[dict[str, Any]]
+) -> bool:
+    """Whether one result after the turn of ``one`` call (``written``), and two after the
+    turn of ``two``, are written as user messages of the same texts would be."""
+    first = message("tool", "Zt1q", tool_call_id="Zi1qabcde")
+    second = message("tool", "Zt2q", tool_call_id="Zi2qabcde")
+    users = [message("user", "Zt1q"), message("user", "Zt2q")]
+    try:
+        return written == _added(probe, one, users[:1]) and _added(
+            probe, two, [first, second]
+        ) == _added(probe, two, users)
+    except Underivable:
+        return False
+
+
+def _blocks_after_last_query(
+    probe: Probe, draft: Draft, before: list[dict[str, Any]], result: dict[str, Any]
+) -> None:
+    """A reasoning block derived as the last turn's alone (``empty_on_last``) that a turn of
+    calls keeps once a result follows it: every turn after the last user message gets one
+    (``empty_after_last_query``: Qwen3.5's), which only results show."""
+    for number, concept in enumerate(draft.concepts):
+        if not (
+            isinstance(concept, Reasoning)
+            and concept.empty_on_last
+            and concept.keep == "after_last_query"
+        ):
+            continue
+        block = text_of(concept.open) + text_of(concept.close)
+        base = _render(probe, before)
+        written = _render(probe, [*before, result])
+        if block in base and written.startswith(base):
+            draft.concepts[number] = dataclasses.replace(
+                concept, empty_on_last=False, empty_after_last_query=True
+            )
 
 
 def _added(probe: Probe, before: list[dict[str, Any]], results: list[dict[str, Any]]) -> str:
@@ -242,22 +317,55 @@ def _after_results(probe: Probe, draft: Draft, messages: list[dict[str, Any]]) -
     if opening != assistant.open + absent:
         if absent and not opening.endswith(absent):
             raise Underivable("the answer after results has no reasoning stand-in (needs concept)")
-        assistant.open_after["tool"] = opening[: len(opening) - len(absent)]
+        opener = opening[: len(opening) - len(absent)]
+        if opener and not opener.strip():
+            # Whitespace alone (DeepSeek V3.2's blank line): as an opener it would open an
+            # answer wherever a text holds it, so it is declared as the gap after results,
+            # layout, and the answer opens with nothing there.
+            draft.concepts.append(GapAfterResults(draft.fence(opener)))
+            opener = ""
+        assistant.open_after["tool"] = opener
+    _prompt_after(probe, draft, messages, "tool")
+
+
+def _prompt_after(
+    probe: Probe, draft: Draft, messages: list[dict[str, Any]], previous: str
+) -> None:
+    """The generation prompt after ``messages``, whose last written turn is of the role
+    ``previous``, where it differs from the assistant's opener there."""
+    assistant = draft.frames["assistant"]
     plain = _render(probe, messages)
     prompted = _render(probe, messages, prompt=True)
     if not prompted.startswith(plain):
         raise Underivable("the generation prompt after results rewrites them")
     prompt = prompted[len(plain) :]
+    gap = next(
+        (
+            text_of(concept.gap)
+            for concept in draft.concepts
+            if isinstance(concept, GapAfterResults)
+        ),
+        "",
+    )
+    if previous == "tool" and gap:
+        if not prompt.startswith(gap):
+            raise Underivable(
+                f"the generation prompt after results ({prompt!r}) does not start with the gap "
+                f"before an answer there ({gap!r})"
+            )
+        prompt = prompt[len(gap) :]
     added = _reasoning_prompt(draft)
-    # What the frame writes as the prompt after a result (Frame.prompt).
-    expected = assistant.prompt_after.get("tool", assistant.open_after.get("tool", assistant.open))
+    # What the frame writes as the prompt after that turn (Frame.prompt).
+    expected = assistant.prompt_after.get(
+        previous, assistant.open_after.get(previous, assistant.open)
+    )
     if prompt != expected + added:
         if added and prompt.endswith(added):
-            assistant.prompt_after["tool"] = prompt[: len(prompt) - len(added)]
+            assistant.prompt_after[previous] = prompt[: len(prompt) - len(added)]
         elif added:
             raise Underivable(
                 f"the generation prompt after results ({prompt!r}) does not open the reasoning "
                 "block as after a user message (needs concept)"
             )
         else:
-            assistant.prompt_after["tool"] = prompt
+            assistant.prompt_after[previous] = prompt

@@ -25,7 +25,9 @@ _DECLARE = (
     "ConversationEnd",
     "FirstSystemText",
     "Frame",
+    "GapAfterResults",
     "Ignored",
+    "JsonCallList",
     "JsonCalls",
     "LastSystemPrompt",
     "Layout",
@@ -35,9 +37,11 @@ _DECLARE = (
     "PromptAlways",
     "Reasoning",
     "Results",
+    "ResultsAsUser",
     "SystemPrompt",
     "ToolsBlock",
     "Trimmed",
+    "UnwrittenResults",
     "XmlCalls",
 )
 

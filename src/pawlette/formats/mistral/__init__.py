@@ -111,7 +111,6 @@ from pawlette.declare import (
 )
 
 from .checks import AnswerRequired
-from .results import IdAfterResults
 from .system_texts import (
     DEVSTRAL_SYSTEM,
     MINISTRAL_REASONING_SYSTEM,
@@ -244,7 +243,7 @@ def nemo_layout(options: MistralOptions) -> Layout:
                 content="dropped",
                 id_pattern=CALL_ID_PATTERN,
             ),
-            IdAfterResults(
+            Results(
                 item_open=fence('{"content": '),
                 id_after=fence(', "call_id": "'),
                 item_close=fence('"}'),

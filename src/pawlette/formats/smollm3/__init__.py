@@ -63,13 +63,14 @@ from pawlette.declare import (
     Layout,
     Marker,
     Reasoning,
+    ResultsAsUser,
     Switch,
     SystemPrompt,
     declare,
     fence,
 )
 
-from .texts import ResultsAsUser, SmolTexts
+from .texts import SmolTexts
 
 IM_START, IM_END = Marker("<|im_start|>"), Marker("<|im_end|>")
 THINK, THINK_END = Marker("<think>"), Marker("</think>")

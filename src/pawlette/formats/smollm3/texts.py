@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING
 
-from pawlette.declare import Concept, Fence, Trimmed
+from pawlette.declare import Fence, Trimmed
 from pawlette.emit.jinja_text import jinja_string
 from pawlette.errors import RequestError
 from pawlette.types import TextPart
@@ -162,26 +162,3 @@ class SmolTexts(Trimmed):
             out.value(f"text_of(message, index, {name}).lstrip({jinja_string(chr(10))})")
             return True
         return False
-
-
-@dataclass(frozen=True)
-class ResultsAsUser(Concept):
-    """Tool results written as user turns, one per message (the template has no tool
-    turn): each is a recorded loss, and reads back as a user message."""
-
-    claims: ClassVar[frozenset[str]] = frozenset({"tool"})
-    handles: ClassVar[frozenset[str]] = frozenset({"tool_name"})
-
-    def check(self, out: Render) -> None:
-        out.handled.add("tool_name")  # (out.handles without its call: every render asks)
-        for index, message in enumerate(out.messages):
-            if message.role == "tool":
-                out.lose(f"messages[{index}].role", "a tool result written as a user turn")
-                if message.name is not None:
-                    out.lose(f"messages[{index}].name", "not written")
-
-    def write_message(self, out: Render, index: int) -> None:
-        out.turn(index, "user")
-
-    def jinja_message(self, out: Template, role: str) -> None:
-        out.turn("user")
