@@ -118,7 +118,7 @@ def _features(draft: Draft) -> Features:
         edge_whitespace=frozenset(draft.edge_roles),
         empty_roles=frozenset(draft.empty_roles),
         names=ok("names"),
-        alternating=draft.status("consecutive user messages") is not None,
+        alternating=draft.status("consecutive user messages") in ("refused", "not derived"),
         answer_avoid=plain_ends(draft),
     )
 

@@ -6,7 +6,9 @@
   verification then holds no such text).
 - **Alternation**: a template that refuses two user messages in a row gets
   :class:`~pawlette.declare.Alternation`.
-- **Consecutive user messages** written as one turn: not derived (refused at use).
+- **Consecutive user messages** written as one turn: the user frame's opener after a user
+  turn (``open_after``), where the joint between their texts is the same wherever it falls;
+  otherwise not derived (refused at use).
 - **Names**: a ``name`` the template does not write is dropped (:class:`~pawlette.declare.Ignored`).
 """
 
@@ -179,7 +181,18 @@ def derive_alternation(probe: Probe, draft: Draft) -> None:
         return
     user = draft.frames["user"]
     shape = user.open + u1 + user.end + user.after + user.open + u2 + user.end + user.after
-    if not written.endswith(shape):
+    joined = _joined_open(probe, draft, written)
+    if joined is not None:
+        # The second message's turn opens otherwise after a user turn (DeepSeek V4 joins
+        # consecutive user texts with a blank line): the user frame's open after a user turn.
+        user.open_after["user"] = joined
+        draft.capability(
+            "consecutive user messages",
+            "derived",
+            f"a user turn after another opens with {joined!r}"
+            + ("" if _marked(probe, joined) else " (their texts joined into one turn)"),
+        )
+    elif not written.endswith(shape):
         # Quote from the first message's text on: what comes before it is the start.
         found = written[written.find(u1) :] if u1 in written else written
         expected = u1 + user.end + user.after + user.open + u2 + user.end + user.after
@@ -190,6 +203,38 @@ def derive_alternation(probe: Probe, draft: Draft) -> None:
             f"user turns would be {excerpt(probe.tokens, expected)} (needs concept: "
             "consecutive messages joined into one turn)",
         )
+
+
+def _joined_open(probe: Probe, draft: Draft, written: str) -> str | None:
+    """What opens a user turn after another, where it is not the user's opener (the texts
+    of two user messages in a row joined by it into one turn), found again after an
+    assistant turn; None: the usual opener, or no such shape."""
+    user = draft.frames["user"]
+    u1, u2 = probe.sentinel("u", 1), probe.sentinel("u", 2)
+    close = user.end + user.after
+    head = user.open + u1 + close
+    if written.count(u1) != 1 or written.count(u2) != 1 or "user" in user.open_after:
+        return None
+    start = written.find(u1) - len(user.open)
+    tail = written[start:]
+    if start < 0 or not tail.startswith(head) or not tail.endswith(u2 + close):
+        return None
+    joined = tail[len(head) : len(tail) - len(u2 + close)]
+    if joined == user.open:
+        return None
+    # The same joint later in a conversation: after an assistant turn, two user messages.
+    a1, u3, u4 = probe.sentinel("a", 1), probe.sentinel("u", 3), probe.sentinel("u", 4)
+    pair = [message("user", u1), message("assistant", a1)]
+    later = probe.render([*pair, message("user", u3), message("user", u4)])
+    shorter = probe.render([*pair, message("user", u3)])
+    if later is None or shorter is None or later != shorter + joined + u4 + close:
+        return None
+    return joined
+
+
+def _marked(probe: Probe, text: str) -> bool:
+    """Whether ``text`` holds a special token."""
+    return any(len(atom) > 1 and probe.tokens.is_special(atom) for atom in probe.tokens.atoms(text))
 
 
 def derive_names(probe: Probe, draft: Draft) -> None:

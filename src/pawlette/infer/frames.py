@@ -227,7 +227,7 @@ def _closing(probe: Probe, draft: Draft, plain: str, prompted: str) -> str:
 
 def derive_system(probe: Probe, draft: Draft) -> None:
     """The system turn: its frame, a default text, where later system messages go."""
-    from ..declare import LastSystemPrompt, SystemPrompt
+    from ..declare import FirstSystemText, LastSystemPrompt, SystemPrompt
 
     if draft.skip("system messages"):
         return
@@ -266,6 +266,7 @@ def derive_system(probe: Probe, draft: Draft) -> None:
     frame.close(system_close)
     default: str | None = None
     always = False
+    lead = trail = ""
     if not head or (before.startswith(head) and not head.startswith(before)):
         begin, opener = head, before[len(head) :]
     elif (
@@ -280,6 +281,13 @@ def derive_system(probe: Probe, draft: Draft) -> None:
             always = True
         begin = _begin_of(probe, before)
         opener = before[len(begin) :]
+    elif (added := _added_text(probe, head, before, system_close)) is not None:
+        # The message's text is added to the default system turn, after its default text
+        # (the default in the opener, ``lead`` before the text) or before it (the default
+        # after ``trail``).
+        begin, opener, system_close, default, lead, trail = added
+        frame.close(system_close)
+        always = default is None
     else:
         draft.capability(
             "system messages", "not derived", _default_mismatch(tokens, head, before, system_close)
@@ -312,16 +320,72 @@ def derive_system(probe: Probe, draft: Draft) -> None:
     kind: type[SystemPrompt] = SystemPrompt
     if placement == LAST_KEPT:  # (only the last system message, at the start)
         kind, placement = LastSystemPrompt, "gathered"
+    heading = ""
+    if placement == "gathered" and lead:
+        heading, lead = lead, ""  # (written before the gathered texts, as the lead is)
     concept = kind(
         default=default,
         always=always,
         preamble=fence(preamble),
         placement=placement,  # type: ignore[arg-type]
         joiner=joiner,
+        heading=fence(heading),
     )
     draft.concepts.append(concept)
-    draft.capability("system messages", "derived", f"placement {placement}")
+    if lead or trail:
+        draft.concepts.append(FirstSystemText(lead=fence(lead), trail=fence(trail)))
+    where = f", after the default text and {lead or heading!r}" if lead or heading else ""
+    where += f", before {trail!r} (the default text)" if trail else ""
+    draft.capability("system messages", "derived", f"placement {placement}{where}")
     del tokens, system2, user2, assistant, assistant_frame
+
+
+def _added_text(
+    probe: Probe, head: str, before: str, close: str
+) -> tuple[str, str, str, str | None, str, str] | None:
+    """Where a system message's text is added to the default system turn (``head``: the
+    start without a system message; ``before``, the text, ``close``: with one):
+    ``(begin, opener, close, default, lead, trail)``, the turn's close taken to begin at its
+    special token.  After the default text: the opener holds it, ``lead`` comes between it
+    and the message's text, no default (the turn is always written).  Before it: the
+    default text (the turn without a message) is also the end of ``trail``, written after
+    the message's text.  None: neither."""
+    tokens = probe.tokens
+    if not close or not _ends_marked(tokens, close):
+        return None
+    if head.endswith(close) and before.startswith(head[: len(head) - len(close)]):
+        kept = head[: len(head) - len(close)]
+        lead = before[len(kept) :]
+        if not lead.strip() and not (lead and _has_text(tokens, kept)):
+            return None
+        begin = _begin_of(probe, before)
+        if not kept.startswith(begin) or len(kept) <= len(begin):
+            return None
+        return begin, kept[len(begin) :], close, None, lead, ""
+    if not head.startswith(before) or not before:
+        return None
+    rest = head[len(before) :]
+    atoms = tokens.atoms(rest)
+    cut = len(atoms)
+    while cut and (not atoms[cut - 1].strip() or _special(tokens, atoms[cut - 1])):
+        cut -= 1
+    default, end = "".join(atoms[:cut]), "".join(atoms[cut:])
+    if not default.strip() or not end or not close.endswith(default + end):
+        return None
+    trail = close[: len(close) - len(end)]
+    if trail == default:
+        return None
+    begin = _begin_of(probe, before)
+    return begin, before[len(begin) :], end, default, "", trail
+
+
+def _special(tokens: Tokens, atom: str) -> bool:
+    return len(atom) > 1 and tokens.is_special(atom)
+
+
+def _ends_marked(tokens: Tokens, text: str) -> bool:
+    """Whether ``text`` holds a special token (a turn's close the reader can find)."""
+    return any(_special(tokens, atom) for atom in tokens.atoms(text))
 
 
 def _has_text(tokens: Tokens, text: str) -> bool:

@@ -1,0 +1,136 @@
+"""System text added to a template's default system turn, and consecutive user messages
+joined into one turn, inferred from variants of real templates of llama.cpp's corpus (a
+fine-tuner's changed default text and marker spellings): each is derived, verified (every
+render identical, every own turn parsed back) and read back."""
+
+from __future__ import annotations
+
+from pawlette import Format
+from pawlette.declare import FirstSystemText, SystemPrompt
+from pawlette.declare.pieces import text_of
+from pawlette.infer import Inference, infer_template
+
+from ..support.template_corpus import corpus_template
+
+
+def _variant(name: str, *changes: tuple[str, str]) -> str:
+    """The corpus template ``name`` with each ``(old, new)`` replaced (each must be there)."""
+    text = corpus_template(name).text
+    for old, new in changes:
+        assert old in text, old
+        text = text.replace(old, new)
+    return text
+
+
+def _verified(text: str, **tokens: str) -> tuple[Inference, Format]:
+    inference = infer_template(text, **tokens)
+    assert inference.accepted and inference.format is not None, inference.describe()
+    verification = inference.verification
+    assert verification is not None
+    assert verification.identical == verification.compared > 0
+    assert verification.parsed_back == verification.turns > 0
+    return inference, inference.format
+
+
+def _status(inference: Inference, name: str) -> str:
+    return next(item.status for item in inference.capabilities if item.name == name)
+
+
+def system_detail(inference: Inference) -> str:
+    return next(item.detail for item in inference.capabilities if item.name == "system messages")
+
+
+def _round_trip(fmt: Format, messages: list[dict[str, str]]) -> str:
+    text = fmt.render({"messages": messages}).text
+    assert fmt.parse_conversation(text).messages == messages
+    return text
+
+
+def test_system_text_after_the_default_text_is_derived() -> None:
+    """Spark2.5's shape with another default text and system marker: the default text opens
+    the first system turn, a system message's text follows it after a blank line, and later
+    system messages are turns of their own."""
+    text = _variant(
+        "Spark2.5",
+        ("you are a helpful assistant.", "You are Nimbus, a careful helper."),
+        ("<|System|>", "<|Sys|>"),
+    )
+    inference, fmt = _verified(text)
+    assert _status(inference, "system messages") == "derived"
+    assert system_detail(inference).startswith("placement in_place, after the default text")
+    layout = inference.layout
+    assert layout is not None
+    system = layout.concept(SystemPrompt)
+    assert system is not None and system.always and system.default is None
+    assert "You are Nimbus, a careful helper." in text_of(system.preamble)
+    first = layout.concept(FirstSystemText)
+    assert first is not None and text_of(first.lead) == "\n\n"
+    written = _round_trip(
+        fmt,
+        [
+            {"role": "system", "content": "Be brief."},
+            {"role": "user", "content": "Hi"},
+            {"role": "assistant", "content": "Hello."},
+            {"role": "system", "content": "Now French."},
+            {"role": "user", "content": "Bye"},
+        ],
+    )
+    assert "<|Sys|>\nYou are Nimbus, a careful helper.\n\nBe brief.<" in written
+    assert "<|Sys|>\nNow French.<" in written
+    alone = _round_trip(fmt, [{"role": "user", "content": "Hi"}])
+    assert "<|Sys|>\nYou are Nimbus, a careful helper.<" in alone
+
+
+def test_system_text_after_the_default_text_and_a_heading_is_gathered() -> None:
+    """Solar Open's shape with another heading: the system messages are gathered after the
+    default text and the heading, written only when there are any."""
+    text = _variant("upstage-Solar-Open-100B", ("## System Prompt", "## Operator Rules"))
+    inference = infer_template(text)
+    assert _status(inference, "system messages") == "derived", inference.describe()
+    layout = inference.layout
+    assert layout is not None
+    system = layout.concept(SystemPrompt)
+    assert system is not None and system.placement == "gathered"
+    assert text_of(system.heading) == "\n\n## Operator Rules\n\n"
+
+
+def test_system_text_before_the_default_text_is_derived() -> None:
+    """Ling 3.0's shape with another default line: a system message's text comes first in
+    the turn, then a newline and the default line; without a message the line is the
+    turn's text."""
+    text = _variant("inclusionai-ling-3.0-flash", ("'detailed thinking '", "'deep reasoning '"))
+    inference, fmt = _verified(text)
+    assert _status(inference, "system messages") == "derived"
+    layout = inference.layout
+    assert layout is not None
+    system = layout.concept(SystemPrompt)
+    first = layout.concept(FirstSystemText)
+    assert system is not None and system.default == "deep reasoning on"
+    assert first is not None and text_of(first.trail) == "\ndeep reasoning on"
+    written = _round_trip(
+        fmt, [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Hi"}]
+    )
+    assert "<role>SYSTEM</role>Be brief.\ndeep reasoning on<|role_end|>" in written
+    empty = _round_trip(fmt, [{"role": "system", "content": ""}, {"role": "user", "content": "Hi"}])
+    assert "<role>SYSTEM</role>\ndeep reasoning on<|role_end|>" in empty
+    alone = _round_trip(fmt, [{"role": "user", "content": "Hi"}])
+    assert alone.startswith("<role>SYSTEM</role>deep reasoning on<|role_end|>")
+
+
+def test_consecutive_user_messages_joined_into_one_turn_are_derived() -> None:
+    """DeepSeek V4's shape with another joint and user marker: two user messages in a row
+    share one turn, their texts joined; the joint is the user's opener after a user turn."""
+    text = _variant("deepseek-ai-DeepSeek-V4", ("'\\n\\n' -}}", "'\\n---\\n' -}}"))
+    text = text.replace("<｜User｜>", "<｜Human｜>")
+    template = corpus_template("deepseek-ai-DeepSeek-V4")
+    inference, fmt = _verified(
+        text, bos_token=template.bos_token or "", eos_token=template.eos_token or ""
+    )
+    assert _status(inference, "consecutive user messages") == "derived"
+    layout = inference.layout
+    assert layout is not None
+    assert text_of(layout.frames["user"].open_after["user"]) == "\n---\n"
+    written = fmt.render(
+        {"messages": [{"role": "user", "content": "One"}, {"role": "user", "content": "Two"}]}
+    ).text
+    assert written.endswith("<｜Human｜>One\n---\nTwo")
