@@ -69,26 +69,6 @@ def test_results_with_the_call_id_after_their_text_say_so() -> None:
     assert "needs concept: results with the id after their text" in detail
 
 
-@pytest.mark.parametrize(
-    ("name", "said"),
-    [
-        # The default system turn ends with a newline; a system message's turn does not.
-        (
-            "Kimi-K2-Instruct",
-            "default system turn ('<|im_system|>system<|im_middle|>You are Kimi",
-        ),
-        (
-            "Kimi-K2-Instruct",
-            "ends with '<|im_end|>\\n', a system message's turn with '<|im_end|>'",
-        ),
-    ],
-)
-def test_a_default_system_turn_is_refused_naming_how_it_differs(name: str, said: str) -> None:
-    detail = _detail(name, "system messages")
-    assert detail.startswith("not derived") and said in detail, detail
-    assert "is not its system turn" not in detail
-
-
 def test_tools_written_in_two_places_are_refused_saying_both() -> None:
     detail = _detail("meta-llama-Llama-3.1-8B-Instruct", "tools")
     assert "given a tool, the template writes '\\nEnvironment: ipython' after" in detail

@@ -134,3 +134,28 @@ def test_consecutive_user_messages_joined_into_one_turn_are_derived() -> None:
         {"messages": [{"role": "user", "content": "One"}, {"role": "user", "content": "Two"}]}
     ).text
     assert written.endswith("<｜Human｜>One\n---\nTwo")
+
+
+def test_a_default_system_turn_with_a_newline_after_it_alone_is_derived() -> None:
+    """Kimi K2 Instruct's shape with another default text and separator token: the default
+    system turn (no system message) is followed by a newline, a system message's turn is
+    not."""
+    text = _variant(
+        "Kimi-K2-Instruct",
+        ("You are Kimi, an AI assistant created by Moonshot AI.", "You are Orca, a tuned helper."),
+        ("<|im_middle|>", "<|im_sep|>"),
+    )
+    inference, fmt = _verified(text, bos_token="[BOS]", eos_token="[EOS]")
+    assert system_detail(inference).endswith("; '\\n' after the default turn alone")
+    layout = inference.layout
+    assert layout is not None
+    system = layout.concept(SystemPrompt)
+    assert system is not None and system.default == "You are Orca, a tuned helper."
+    alone = _round_trip(fmt, [{"role": "user", "content": "Hi"}])
+    assert alone.startswith(
+        "<|im_system|>system<|im_sep|>You are Orca, a tuned helper.<|im_end|>\n<|im_user|>"
+    )
+    given = _round_trip(
+        fmt, [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Hi"}]
+    )
+    assert "Be brief.<|im_end|><|im_user|>" in given

@@ -266,7 +266,7 @@ def derive_system(probe: Probe, draft: Draft) -> None:
     frame.close(system_close)
     default: str | None = None
     always = False
-    lead = trail = ""
+    lead = trail = default_after = ""
     if not head or (before.startswith(head) and not head.startswith(before)):
         begin, opener = head, before[len(head) :]
     elif (
@@ -279,6 +279,15 @@ def derive_system(probe: Probe, draft: Draft) -> None:
             default = text
         else:
             always = True
+        begin = _begin_of(probe, before)
+        opener = before[len(begin) :]
+    elif (after := _after_default(head, before, system_close)) is not None:
+        # The default turn closes as a message's does, then whitespace of its own (Kimi K2
+        # Instruct's newline after it alone).
+        default, default_after = (
+            head[len(before) : len(head) - len(after)],
+            after[len(system_close) :],
+        )
         begin = _begin_of(probe, before)
         opener = before[len(begin) :]
     elif (added := _added_text(probe, head, before, system_close)) is not None:
@@ -330,14 +339,28 @@ def derive_system(probe: Probe, draft: Draft) -> None:
         placement=placement,  # type: ignore[arg-type]
         joiner=joiner,
         heading=fence(heading),
+        default_after=fence(default_after),
     )
     draft.concepts.append(concept)
     if lead or trail:
         draft.concepts.append(FirstSystemText(lead=fence(lead), trail=fence(trail)))
     where = f", after the default text and {lead or heading!r}" if lead or heading else ""
     where += f", before {trail!r} (the default text)" if trail else ""
+    where += f"; {default_after!r} after the default turn alone" if default_after else ""
     draft.capability("system messages", "derived", f"placement {placement}{where}")
     del tokens, system2, user2, assistant, assistant_frame
+
+
+def _after_default(head: str, before: str, close: str) -> str | None:
+    """The end of the default system turn (``head``), its close and whitespace after it,
+    where that turn is a system message's (``before`` it, the text, ``close``) with a
+    default text and whitespace written after it alone; None: it is not."""
+    if not close or not head.startswith(before):
+        return None
+    at = head.rfind(close)
+    if at <= len(before) or head[at + len(close) :].strip() or at + len(close) == len(head):
+        return None
+    return head[at:]
 
 
 def _added_text(

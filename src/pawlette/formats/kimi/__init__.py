@@ -169,7 +169,6 @@ from pawlette.declare.concept import Concept
 
 from . import k3
 from .concepts import (
-    BreakAfterDefault,
     CallLabel,
     LabelledCalls,
     LabelledResults,
@@ -247,10 +246,11 @@ def layout(options: KimiOptions) -> Layout:
             close=fence(END),
             array=True,
         ),
-        SystemPrompt(default=ORIGINAL_DEFAULT if original else KIMI_DEFAULT),
+        SystemPrompt(
+            default=ORIGINAL_DEFAULT if original else KIMI_DEFAULT,
+            default_after=fence("\n") if version == "k2-instruct" else (),
+        ),
     ]
-    if version == "k2-instruct":
-        concepts.append(BreakAfterDefault())
     if original:
         concepts.append(Ignored(("name", "reasoning")))
     else:

@@ -344,28 +344,7 @@ class ReasoningAfterFirstAnswer(Reasoning):
         return f"index > ns.first_answer and {given}"
 
 
-@dataclass(frozen=True)
-class BreakAfterDefault(Concept):
-    """A newline after the system turn written when the conversation has no system message
-    (Kimi K2 Instruct's template leaves one there, and after no other turn)."""
-
-    text: str = "\n"
-
-    def turn_roles(self) -> frozenset[str]:
-        return frozenset({"system"})
-
-    def write_after(self, out: Render, index: int) -> None:
-        if index == -1:
-            out.raw(self.text, "separator")
-
-    def jinja_after(self, out: Template, role: str) -> None:
-        out.out("{%- if index == -1 -%}")
-        out.literal(self.text)
-        out.out("{%- endif -%}")
-
-
 __all__ = [
-    "BreakAfterDefault",
     "CallLabel",
     "LabelledCalls",
     "LabelledResults",
