@@ -159,3 +159,50 @@ def test_a_default_system_turn_with_a_newline_after_it_alone_is_derived() -> Non
         fmt, [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Hi"}]
     )
     assert "Be brief.<|im_end|><|im_user|>" in given
+
+
+LAGUNA_DEFAULT = (
+    "You are a helpful, conversationally-fluent assistant made by Poolside. You are here to be "
+    "helpful to users through natural language conversations."
+)
+
+
+def test_a_start_written_before_the_first_system_turn_is_the_begin_fence() -> None:
+    """Poolside Laguna S 2.1's shape with another start token and default text: the token
+    before the first system turn is written at every conversation's start, so later system
+    messages are turns of their own."""
+    text = _variant(
+        "poolside-Laguna-S-2.1",
+        ("〈|EOS|〉", "〈|START|〉"),
+        (LAGUNA_DEFAULT, "You are Reef, a tuned assistant."),
+    )
+    inference, fmt = _verified(text)
+    assert system_detail(inference) == "placement in_place"
+    written = _round_trip(
+        fmt,
+        [
+            {"role": "system", "content": "Be brief."},
+            {"role": "user", "content": "Hi"},
+            {"role": "assistant", "content": "Hello."},
+            {"role": "system", "content": "Now French."},
+            {"role": "user", "content": "Bye"},
+        ],
+    )
+    assert written.startswith("〈|START|〉<system>Be brief.</system>")
+    assert written.count("〈|START|〉") == 1 and "\n<system>Now French.</system>" in written
+
+
+def test_an_empty_first_system_message_in_place_of_the_default_is_no_turn() -> None:
+    """Poolside Laguna XS.2's shape with another default text: an empty first system message
+    stands in for the default text, and the template writes no system turn at all."""
+    text = _variant("poolside-Laguna-XS.2", (LAGUNA_DEFAULT, "You are Reef, a tuned assistant."))
+    inference, fmt = _verified(text)
+    assert _status(inference, "empty system text") == "dropped"
+    layout = inference.layout
+    assert layout is not None
+    system = layout.concept(SystemPrompt)
+    assert system is not None and system.empty_first == "none"
+    written = fmt.render(
+        {"messages": [{"role": "system", "content": ""}, {"role": "user", "content": "Hi"}]}
+    ).text
+    assert "<system>" not in written and "Reef" not in written

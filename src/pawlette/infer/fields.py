@@ -292,9 +292,31 @@ def derive_empty_texts(probe: Probe, draft: Draft) -> None:
 def _absent_when_empty(probe: Probe, draft: Draft, written: str) -> bool:
     """Whether a first system message with no text is written as no system message (the
     default turn, or none): then the system prompt declares so (``empty_first="absent"``)."""
-    alone = probe.render([message("user", probe.sentinel("u", 1))])
+    u1 = probe.sentinel("u", 1)
+    alone = probe.render([message("user", u1)])
     found = [item for item in draft.concepts if isinstance(item, SystemPrompt)]
-    if written != alone or len(found) != 1:
+    if alone is None or len(found) != 1:
+        return False
+    opened = alone.find(u1) - len(draft.frames["user"].open)
+    if (
+        written != alone
+        and found[0].default is not None
+        and found[0].placement == "in_place"
+        and written == draft.begin + alone[opened:]
+        and _later_empty_written(probe, dropped=False)
+    ):
+        # No turn at all: the empty message stands in for the default text (Poolside
+        # Laguna's templates, where a system message's text replaces the default).
+        draft.concepts[draft.concepts.index(found[0])] = dataclasses.replace(
+            found[0], empty_first="none"
+        )
+        draft.capability(
+            "empty system text",
+            "dropped",
+            "the template writes a first system message with no text as no system turn at all",
+        )
+        return True
+    if written != alone:
         return False
     if isinstance(found[0], LastSystemPrompt):
         return _last_absent_when_empty(probe, draft, found[0])

@@ -565,6 +565,15 @@ def _placement(
         preamble = frame.open[len(later_open) :]
         frame.open = later_open
         return "in_place", "\n\n", preamble
+    at = frame.open.find(later_open) if later_open else -1
+    start = draft.begin + frame.open[: max(at, 0)]
+    if at > 0 and lone.startswith(start):
+        # What the first turn's opener holds before a later one's is written at the start
+        # of every conversation (Poolside Laguna's ``〈|EOS|〉``): the begin fence; what it
+        # holds after it, the preamble.
+        preamble = frame.open[at + len(later_open) :]
+        draft.begin, frame.open = start, later_open
+        return "in_place", "\n\n", preamble
     draft.capability(
         "later system messages",
         "not derived",
