@@ -206,3 +206,21 @@ def test_an_empty_first_system_message_in_place_of_the_default_is_no_turn() -> N
         {"messages": [{"role": "system", "content": ""}, {"role": "user", "content": "Hi"}]}
     ).text
     assert "<system>" not in written and "Reef" not in written
+
+
+def test_a_newline_before_an_assistant_text_written_only_with_text_is_its_lead() -> None:
+    """GLM-4.6's shape with another assistant marker: the newline before an assistant's text
+    is written only when the text is not empty, so an empty answer ends at the reasoning
+    stand-in."""
+    template = corpus_template("GLM-4.6")
+    text = _variant("GLM-4.6", ("<|assistant|>", "<|bot|>"))
+    inference, fmt = _verified(text, eos_token=template.eos_token or "")
+    assert _status(inference, "empty assistant text") == "derived"
+    turns = [
+        {"role": "user", "content": "Hi"},
+        {"role": "assistant", "content": ""},
+        {"role": "user", "content": "Still there?"},
+    ]
+    assert "<|bot|>\n<think></think><|user|>" in fmt.render({"messages": turns}).text
+    turns[1]["content"] = "Yes."
+    assert "<|bot|>\n<think></think>\nYes.<|user|>" in _round_trip(fmt, turns)

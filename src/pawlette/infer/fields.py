@@ -276,6 +276,9 @@ def derive_empty_texts(probe: Probe, draft: Draft) -> None:
             continue
         if role == "system" and written is not None and _absent_when_empty(probe, draft, written):
             continue
+        led = role == "assistant" and base is not None and written is not None
+        if led and _led_when_not_empty(probe, draft, str(base), str(written), sentinel):
+            continue
         draft.empty_roles.discard(role)
         if written is None:
             draft.capability(f"empty {role} text", "refused", "the template refuses it")
@@ -287,6 +290,43 @@ def derive_empty_texts(probe: Probe, draft: Draft) -> None:
                 f"than others{_parting(probe, written, base, sentinel)} (needs concept: empty "
                 "text)",
             )
+
+
+def _led_when_not_empty(probe: Probe, draft: Draft, base: str, written: str, sentinel: str) -> bool:
+    """Whether the whitespace before an assistant's trimmed text is written only when the
+    text is not empty (GLM-4.6's newline): then it is the text's lead
+    (``Trimmed(lead=...)``), no longer the end of the assistant's opener."""
+    before = base[: base.find(sentinel)]
+    lead = before[len(before.rstrip()) :]
+    frame = draft.frames["assistant"]
+    if not lead or base.count(sentinel) != 1 or not frame.open.endswith(lead):
+        return False
+    if written != before[: len(before) - len(lead)] + base[len(before) + len(sentinel) :]:
+        return False
+    number, trimmed = next(
+        (
+            (number, concept)
+            for number, concept in enumerate(draft.concepts)
+            if isinstance(concept, Trimmed) and "assistant" in concept.roles
+        ),
+        (-1, None),
+    )
+    if trimmed is None or trimmed.lead:
+        return False
+    frame.open = frame.open[: len(frame.open) - len(lead)]
+    led = dataclasses.replace(trimmed, roles=("assistant",), lead=draft.fence(lead))
+    others = tuple(role for role in trimmed.roles if role != "assistant")
+    if others:
+        draft.concepts[number] = dataclasses.replace(trimmed, roles=others, space_first=False)
+        draft.concepts.insert(number + 1, led)
+    else:
+        draft.concepts[number] = led
+    draft.capability(
+        "empty assistant text",
+        "derived",
+        f"{lead!r} before the text is written only when there is text (Trimmed's lead)",
+    )
+    return True
 
 
 def _absent_when_empty(probe: Probe, draft: Draft, written: str) -> bool:
