@@ -6,7 +6,7 @@ render identical, every own turn parsed back) and read back."""
 from __future__ import annotations
 
 from pawlette import Format
-from pawlette.declare import FirstSystemText, SystemPrompt
+from pawlette.declare import FirstSystemText, Names, SystemPrompt
 from pawlette.declare.pieces import text_of
 from pawlette.infer import Inference, infer_template
 
@@ -224,3 +224,37 @@ def test_a_newline_before_an_assistant_text_written_only_with_text_is_its_lead()
     assert "<|bot|>\n<think></think><|user|>" in fmt.render({"messages": turns}).text
     turns[1]["content"] = "Yes."
     assert "<|bot|>\n<think></think>\nYes.<|user|>" in _round_trip(fmt, turns)
+
+
+def test_a_name_written_in_place_of_the_role_word_is_derived() -> None:
+    """Kimi K2 Instruct's shape with another separator token: a message's name is written
+    where the opener writes the role word."""
+    text = _variant("Kimi-K2-Instruct", ("<|im_middle|>", "<|im_sep|>"))
+    inference, fmt = _verified(text, bos_token="[BOS]", eos_token="[EOS]")
+    assert _status(inference, "names") == "derived"
+    layout = inference.layout
+    assert layout is not None
+    assert Names(at=1, replaces=1) in layout.concepts
+    messages = [
+        {"role": "user", "content": "Hi", "name": "alice"},
+        {"role": "assistant", "content": "Hello.", "name": "bot"},
+    ]
+    written = fmt.render({"messages": messages}).text
+    assert "<|im_user|>alice<|im_sep|>Hi<|im_end|><|im_assistant|>bot<|im_sep|>Hello." in written
+
+
+def test_a_name_written_as_an_attribute_of_the_opener_is_derived() -> None:
+    """Kimi K3's shape with another attribute and separator token: a message's name is an
+    attribute added to its turn's tag."""
+    text = _variant(
+        "Kimi-K3", ("('name', message.name)", "('speaker', message.name)"), ("<|sep|>", "<|div|>")
+    )
+    inference, fmt = _verified(text)
+    assert _status(inference, "names") == "derived"
+    layout = inference.layout
+    assert layout is not None
+    names = layout.concept(Names)
+    assert names is not None and text_of(names.lead) == ' speaker="'
+    messages = [{"role": "user", "content": "Hi", "name": "alice"}]
+    written = fmt.render({"messages": messages}).text
+    assert '<|open|>message role="user" speaker="alice"<|div|>Hi' in written

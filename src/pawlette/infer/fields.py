@@ -17,7 +17,15 @@ from __future__ import annotations
 import dataclasses
 from typing import Literal
 
-from ..declare import Alternation, FirstSystemText, LastSystemPrompt, SystemPrompt, Trimmed
+from ..declare import (
+    Alternation,
+    FirstSystemText,
+    LastSystemPrompt,
+    Names,
+    SystemPrompt,
+    Trimmed,
+)
+from ..declare.pieces import text_of
 from .atoms import common_prefix, excerpt
 from .draft import Draft
 from .probe import Probe, message
@@ -246,10 +254,69 @@ def derive_names(probe: Probe, draft: Draft) -> None:
     if named is not None and named == plain:
         draft.concepts.append(Ignored(("name",)))
         draft.capability("names", "dropped", "the template does not write a message's name")
+    elif (names := _named_open(probe, draft)) is not None:
+        draft.concepts.append(names)
+        draft.capability("names", "derived", "written in the turn's opener")
     else:
         draft.capability(
             "names", "not derived", "the template writes a message's name (needs concept: names)"
         )
+
+
+def _named_open(probe: Probe, draft: Draft) -> Names | None:
+    """Where the opener of a system, user and assistant turn writes the message's name, the
+    same for each: the pieces before it, those it stands in for, and the text around it
+    (:class:`~pawlette.declare.Names`); None: not so."""
+    roles = ("system", "user", "assistant")
+    if any(role not in draft.frames or draft.frames[role].open_after for role in roles):
+        return None
+    name = probe.sentinel("n", 1)
+    found: set[tuple[int, int, str, str]] | None = None
+    for role in roles:
+        turn = [message("user", probe.sentinel("u", 1))]
+        at_end = role != "system"
+        text = probe.sentinel(role[0], 2)
+        turn = [*turn, message(role, text)] if at_end else [message(role, text), *turn]
+        number = len(turn) - 1 if at_end else 0
+        plain = probe.render(turn)
+        given = [dict(item) for item in turn]
+        given[number]["name"] = name
+        named = probe.render(given)
+        if plain is None or named is None or plain.count(text) != 1:
+            return None
+        opener = draft.frames[role].open
+        start = plain.find(text) - len(opener)
+        if start < 0 or plain[start : start + len(opener)] != opener:
+            return None
+        shapes = _name_shapes(probe, opener, plain[:start], plain[start + len(opener) :], named)
+        found = shapes if found is None else found & shapes
+    if not found:
+        return None
+    at, replaces, lead, trail = min(found, key=lambda shape: len(shape[2] + shape[3]))
+    return Names(at=at, replaces=replaces, lead=draft.fence(lead), trail=draft.fence(trail))
+
+
+def _name_shapes(
+    probe: Probe, opener: str, before: str, after: str, named: str
+) -> set[tuple[int, int, str, str]]:
+    """Each ``(at, replaces, lead, trail)`` that writes ``named`` from the render ``before``
+    + ``opener`` + ``after``: the name put after ``at`` of the opener's pieces, in place of
+    ``replaces`` more, with ``lead`` and ``trail`` around it."""
+    name = probe.sentinel("n", 1)
+    pieces = [text_of((piece,)) for piece in probe.tokens.fence(opener)]
+    shapes: set[tuple[int, int, str, str]] = set()
+    for at in range(len(pieces) + 1):
+        for replaces in (0, 1):
+            head, tail = "".join(pieces[:at]), "".join(pieces[at + replaces :])
+            if at + replaces > len(pieces) or len(named) < len(before + head + tail + after):
+                continue
+            if not (named.startswith(before + head) and named.endswith(tail + after)):
+                continue
+            middle = named[len(before + head) : len(named) - len(tail + after)]
+            if middle.count(name) == 1:
+                lead, _, trail = middle.partition(name)
+                shapes.add((at, replaces, lead, trail))
+    return shapes
 
 
 def derive_empty_texts(probe: Probe, draft: Draft) -> None:

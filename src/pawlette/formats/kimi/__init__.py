@@ -159,6 +159,7 @@ from pawlette.declare import (
     Ignored,
     Layout,
     Marker,
+    Names,
     Switch,
     SystemPrompt,
     ToolsBlock,
@@ -173,7 +174,6 @@ from .concepts import (
     LabelledCalls,
     LabelledResults,
     ReasoningAfterFirstAnswer,
-    RoleNames,
 )
 
 SYSTEM, USER, ASSISTANT = Marker("<|im_system|>"), Marker("<|im_user|>"), Marker("<|im_assistant|>")
@@ -254,7 +254,7 @@ def layout(options: KimiOptions) -> Layout:
     if original:
         concepts.append(Ignored(("name", "reasoning")))
     else:
-        concepts.append(RoleNames())
+        concepts.append(Names(at=1, replaces=1))  # the name in place of the role word
     if version == "k2-thinking":
         concepts.append(
             ReasoningAfterFirstAnswer(
