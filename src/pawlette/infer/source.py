@@ -31,6 +31,7 @@ _DECLARE = (
     "Layout",
     "Marker",
     "NamedCalls",
+    "Names",
     "Option",
     "PromptAlways",
     "Reasoning",
