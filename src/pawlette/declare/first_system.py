@@ -32,7 +32,7 @@ class FirstSystemText(Concept):
       Poolside Laguna XS writes ``\\n`` after ``<system>\\n``).  Later system messages are
       written as they are.  Reading drops it where a system turn's text begins.
     - ``trail``: written after that text, empty or not, where the conversation has a first
-      system message (Ling 3.0 writes ``\ndetailed thinking on`` after the caller's text:
+      system message (Ling 3.0 writes ``\\ndetailed thinking on`` after the caller's text:
       its default text, with a newline before it).  Reading drops it where a system turn's
       text ends.
     - ``rstrip``: the text is written without the whitespace at its end (Python's
