@@ -6,7 +6,7 @@ render identical, every own turn parsed back) and read back."""
 from __future__ import annotations
 
 from pawlette import Format
-from pawlette.declare import FirstSystemText, Names, SystemPrompt
+from pawlette.declare import FirstSystemText, Names, SystemInTurn, SystemPrompt
 from pawlette.declare.pieces import text_of
 from pawlette.infer import Inference, infer_template
 
@@ -258,3 +258,26 @@ def test_a_name_written_as_an_attribute_of_the_opener_is_derived() -> None:
     messages = [{"role": "user", "content": "Hi", "name": "alice"}]
     written = fmt.render({"messages": messages}).text
     assert '<|open|>message role="user" speaker="alice"<|div|>Hi' in written
+
+
+def test_a_leading_system_text_that_opens_the_last_user_turn_is_derived() -> None:
+    """Mistral Nemo's shape with another joint and user marker: a leading system message has
+    no turn of its own; its text, then the joint, opens the last user message's text."""
+    text = _variant(
+        "mistralai-Mistral-Nemo-Instruct-2407",
+        ('system_message + "\\n\\n" + message', 'system_message + "\\n---\\n" + message'),
+        ("[INST]", "[USR]"),
+    )
+    inference, fmt = _verified(text, bos_token="<s>", eos_token="</s>")
+    assert _status(inference, "system messages") == "derived"
+    layout = inference.layout
+    assert layout is not None
+    assert SystemInTurn(host="last_user", joiner="\n---\n") in layout.concepts
+    messages = [
+        {"role": "system", "content": "Be brief."},
+        {"role": "user", "content": "Hi"},
+        {"role": "assistant", "content": "Hello."},
+        {"role": "user", "content": "Bye"},
+    ]
+    written = fmt.render({"messages": messages}).text
+    assert written.endswith("[USR]Hi[/INST]Hello.</s>[USR]Be brief.\n---\nBye[/INST]")

@@ -253,6 +253,8 @@ def derive_system(probe: Probe, draft: Draft) -> None:
         return
     user_open = user_frame.open
     if not between.endswith(user_open) or tail != user_frame.end + user_frame.after:
+        if _in_user_turn(probe, draft, before, between, tail):
+            return
         draft.capability(
             "system messages",
             "not derived",
@@ -409,6 +411,51 @@ def _special(tokens: Tokens, atom: str) -> bool:
 def _ends_marked(tokens: Tokens, text: str) -> bool:
     """Whether ``text`` holds a special token (a turn's close the reader can find)."""
     return any(_special(tokens, atom) for atom in tokens.atoms(text))
+
+
+def _in_user_turn(probe: Probe, draft: Draft, before: str, between: str, tail: str) -> bool:
+    """Whether a leading system message's text opens a user turn's text, joined to it by
+    ``between`` (:class:`~pawlette.declare.SystemInTurn`): the next message's (Gemma 3) or
+    the last one's (Mistral Nemo); declared so when it is."""
+    from ..declare import SystemInTurn
+
+    user = draft.frames["user"]
+    s1, u1, u2 = probe.sentinel("s", 1), probe.sentinel("u", 1), probe.sentinel("u", 2)
+    a1 = probe.sentinel("a", 1)
+    if before != draft.begin + user.open or tail != user.end + user.after or not between:
+        return False
+    if _ends_marked(probe.tokens, between):
+        return False  # (a special token between them: a turn of its own, not joined text)
+    turns = [message("user", u1), message("assistant", a1), message("user", u2)]
+    alone = probe.render(turns)
+    longer = probe.render([message("system", s1), *turns])
+    if alone is None or longer is None:
+        return False
+    host: str | None = None
+    if longer == alone.replace(u1, s1 + between + u1, 1):
+        host = "next"
+    elif longer == alone.replace(u2, s1 + between + u2, 1):
+        host = "last_user"
+    if host is None:
+        return False
+    draft.concepts.append(SystemInTurn(host=host, joiner=between))  # type: ignore[arg-type]
+    draft.capability(
+        "system messages",
+        "derived",
+        f"no turn of its own: its text and {between!r} open the "
+        + ("next user message's" if host == "next" else "last user message's"),
+    )
+    later = probe.render([*turns[:2], message("system", probe.sentinel("s", 2)), turns[2]])
+    if later is None:
+        draft.capability("later system messages", "refused", "the template refuses them")
+    else:
+        draft.capability(
+            "later system messages",
+            "not derived",
+            "a system message after the first is written where a leading one has no turn "
+            "(needs concept: later system messages with a leading one in another turn)",
+        )
+    return True
 
 
 def _has_text(tokens: Tokens, text: str) -> bool:
