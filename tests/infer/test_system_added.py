@@ -281,3 +281,26 @@ def test_a_leading_system_text_that_opens_the_last_user_turn_is_derived() -> Non
     ]
     written = fmt.render({"messages": messages}).text
     assert written.endswith("[USR]Hi[/INST]Hello.</s>[USR]Be brief.\n---\nBye[/INST]")
+
+
+def test_a_developer_heading_after_the_default_preamble_is_derived() -> None:
+    """Command R7B's shape with another heading, name and system token: a system message's
+    text follows the default preamble after the heading; an empty one is an empty system
+    turn of its own after the turn the template writes without a message."""
+    text = _variant(
+        "CohereForAI-c4ai-command-r7b-12-2024-tool_use",
+        ("# Developer Preamble", "# Operator Notes"),
+        ("Your name is Command.", "Your name is Tern."),
+        ("<|SYSTEM_TOKEN|>", "<|SYS_TOKEN|>"),
+    )
+    inference, fmt = _verified(text, bos_token="<BOS_TOKEN>", eos_token="<|END_OF_TURN_TOKEN|>")
+    assert _status(inference, "system messages") == "derived"
+    assert _status(inference, "empty system text") == "derived"
+    messages = [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Hi"}]
+    written = fmt.render({"messages": messages}).text
+    assert "- Your name is Tern." in written and "\n\n# Operator Notes\n" in written
+    assert "instructions.\nBe brief.<|END_OF_TURN_TOKEN|>" in written
+    messages[0]["content"] = ""
+    empty = fmt.render({"messages": messages}).text
+    assert "<|START_OF_TURN_TOKEN|><|SYS_TOKEN|><|END_OF_TURN_TOKEN|>" in empty
+    assert "# Operator Notes" not in empty

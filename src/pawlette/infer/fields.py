@@ -405,6 +405,25 @@ def _absent_when_empty(probe: Probe, draft: Draft, written: str) -> bool:
     if alone is None or len(found) != 1:
         return False
     opened = alone.find(u1) - len(draft.frames["user"].open)
+    frame = draft.frames["system"]
+    turn = frame.open + frame.end + frame.after
+    if (
+        found[0].always
+        and found[0].placement == "in_place"
+        and written == alone[:opened] + turn + alone[opened:]
+    ):
+        # The format's system turn first, then the empty message as an empty turn of its
+        # own (Command R7B).
+        draft.concepts[draft.concepts.index(found[0])] = dataclasses.replace(
+            found[0], empty_first="own_turn"
+        )
+        draft.capability(
+            "empty system text",
+            "derived",
+            "the template writes the system turn it writes without a message, then an empty "
+            "system turn",
+        )
+        return True
     if (
         written != alone
         and found[0].default is not None
