@@ -478,7 +478,8 @@ class LastSystemPrompt(SystemPrompt):
     Fields: those of :class:`SystemPrompt`, each meaning what it means there
     (``help(SystemPrompt)``): ``default``, ``default_when``, ``always``, ``preamble``,
     ``preamble_with_tools``, ``preamble_without_tools``, ``placement``, ``joiner``,
-    ``empty_first``, ``heading``, ``default_with_tools`` and ``empty_later``.  ``placement`` is
+    ``empty_first``, ``heading``, ``default_with_tools``, ``empty_later`` and
+    ``default_after``.  ``placement`` is
     ``"gathered"`` (the last text is written at the start of the conversation), and
     ``empty_first`` speaks of the last system message: ``"absent"``: a last one with empty
     text is written as no system message (the default text, or no turn; RWKV World), a
