@@ -82,3 +82,44 @@ def test_the_exported_template_writes_the_same(empty_first: str) -> None:
     ):
         rendered, _ = render_jinja_template([messages], chat_template=template)
         assert rendered[0] == fmt.render(messages).text, messages
+
+
+def _trailed() -> pawlette.Format:
+    """The default line after a system message's text, as Ling 3.0 writes it."""
+    return declare(
+        Layout(
+            name="tiny-trail",
+            summary="the default line after the first system text",
+            frames=FRAMES,
+            concepts=(
+                SystemPrompt(default="Think."),
+                FirstSystemText(trail=fence("\nThink.")),
+            ),
+        )
+    )
+
+
+TRAILED = [
+    ([USER], "<system>\nThink.</system><user>\nHi</user>"),
+    ([{"role": "system", "content": "Be brief."}, USER], "<system>\nBe brief.\nThink.</system>"),
+    ([{"role": "system", "content": ""}, USER], "<system>\n\nThink.</system><user>\nHi</user>"),
+    (
+        [{"role": "system", "content": "A"}, USER, {"role": "system", "content": "B"}],
+        "<system>\nA\nThink.</system><user>\nHi</user><system>\nB</system>",
+    ),
+]
+
+
+@pytest.mark.parametrize(("messages", "written"), TRAILED)
+def test_the_trail_follows_the_first_text_and_reads_back(
+    messages: list[dict[str, str]], written: str
+) -> None:
+    from transformers.utils.chat_template_utils import render_jinja_template
+
+    fmt = _trailed()
+    text = fmt.render(messages).text
+    assert text.startswith(written)
+    parsed = fmt.parse_conversation(text, strict=True)
+    assert parsed.to_request()["messages"] == messages
+    rendered, _ = render_jinja_template([messages], chat_template=export_jinja(fmt))
+    assert rendered[0] == text

@@ -33,18 +33,21 @@ def test_an_empty_assistant_text_is_named_with_its_article() -> None:
     assert " a assistant " not in detail
 
 
-def test_joined_user_messages_are_quoted_from_the_first_message_on() -> None:
+def test_joined_user_messages_say_what_joins_them() -> None:
     # DeepSeek V4 writes two user messages as one turn, joined by a blank line.
     detail = _detail("deepseek-ai-DeepSeek-V4", "consecutive user messages")
-    assert detail.startswith("not derived")
-    assert "written 'Zu1q\\n\\nZu2q', where two user turns would be 'Zu1q" in detail
+    assert detail == (
+        "derived; a user turn after another opens with '\\n\\n' (their texts joined into one turn)"
+    )
+    # Apriel 1.6 opens such a turn without the newline before its marker: a turn of its own.
+    detail = _detail("Apriel-1.6-15b-Thinker-fixed", "consecutive user messages")
+    assert detail == "derived; a user turn after another opens with '<|begin_user|>\\n'"
 
 
 def test_a_quote_cut_short_never_starts_inside_a_token() -> None:
-    # Apriel 1.6 writes a long default system prompt before the user turns.
-    detail = _detail("Apriel-1.6-15b-Thinker-fixed", "consecutive user messages")
-    assert "'Zu1q<|begin_user|>\\nZu2q'" in detail
+    # Apriel 1.6 writes a long default system prompt before the system text.
     system = _detail("Apriel-1.6-15b-Thinker-fixed", "system messages")
+    assert "is written after …'fully, present your reasoning step-by-step" in system
     assert "(the default system text)" in system
 
 
@@ -55,28 +58,6 @@ def test_calls_opened_for_an_empty_list_are_probed_without_one() -> None:
     detail = _detail("mistralai-Mistral-Nemo-Instruct-2407", "tool calls")
     assert "framed unlike" not in detail
     assert detail.startswith("derived; one JSON array")
-
-
-@pytest.mark.parametrize(
-    ("name", "said"),
-    [
-        # The default system turn ends with a newline; a system message's turn does not.
-        (
-            "Kimi-K2-Instruct",
-            "default system turn ('<|im_system|>system<|im_middle|>You are Kimi",
-        ),
-        (
-            "Kimi-K2-Instruct",
-            "ends with '<|im_end|>\\n', a system message's turn with '<|im_end|>'",
-        ),
-        # Command R7B writes the message inside its default preamble, after it.
-        ("CohereForAI-c4ai-command-r7b-12-2024-tool_use", "inside its default system turn, after"),
-    ],
-)
-def test_a_default_system_turn_is_refused_naming_how_it_differs(name: str, said: str) -> None:
-    detail = _detail(name, "system messages")
-    assert detail.startswith("not derived") and said in detail, detail
-    assert "is not its system turn" not in detail
 
 
 def test_tools_written_in_two_places_are_refused_saying_both() -> None:

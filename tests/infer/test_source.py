@@ -27,6 +27,11 @@ def _execute(source: str) -> dict[str, object]:
         # Trimmed with a side and characters, two of them; FirstSystemText
         "HuggingFaceTB-SmolLM3-3B",
         "poolside-Laguna-XS-2.1",
+        # Names; SystemPrompt.default_after; FirstSystemText.trail; a user opener after a user
+        "Kimi-K3",
+        "Kimi-K2-Instruct",
+        "inclusionai-ling-3.0-flash",
+        "deepseek-ai-DeepSeek-V4",
     ],
 )
 def test_the_source_of_an_inferred_layout_round_trips(name: str) -> None:

@@ -38,6 +38,7 @@ from .joined_results import JoinedResults
 from .json_calls import JsonCalls
 from .layout import Frame, Layout
 from .named_calls import NamedCalls
+from .names import Names
 from .pieces import Fence, Lit, Marker, Option, fence, text_of
 from .prompt_always import PromptAlways
 from .prompt_rest import PromptRest
@@ -70,6 +71,7 @@ __all__ = [
     "Lit",
     "Marker",
     "NamedCalls",
+    "Names",
     "Option",
     "PromptAlways",
     "PromptRest",

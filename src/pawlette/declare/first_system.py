@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 from ..emit.jinja_text import jinja_string
 from .concept import Concept
 from .pieces import Fence
-from .readers import lead_dropped
+from .readers import lead_dropped, trail_dropped
 from .system import SystemPrompt
 
 if TYPE_CHECKING:
@@ -31,6 +31,10 @@ class FirstSystemText(Concept):
       (Spark2.5 writes ``\\n\\n`` between its default text and tools and the caller's text;
       Poolside Laguna XS writes ``\\n`` after ``<system>\\n``).  Later system messages are
       written as they are.  Reading drops it where a system turn's text begins.
+    - ``trail``: written after that text, empty or not, where the conversation has a first
+      system message (Ling 3.0 writes ``\\ndetailed thinking on`` after the caller's text:
+      its default text, with a newline before it).  Reading drops it where a system turn's
+      text ends.
     - ``rstrip``: the text is written without the whitespace at its end (Python's
       ``rstrip()``: Poolside Laguna's templates); a text that changes is a recorded loss.
 
@@ -41,6 +45,7 @@ class FirstSystemText(Concept):
 
     lead: Fence = ()
     rstrip: bool = False
+    trail: Fence = ()
 
     def turn_roles(self) -> frozenset[str]:
         return frozenset({"system"})
@@ -75,17 +80,18 @@ class FirstSystemText(Concept):
         text = self._text(out)
         if text:
             out.text(text, "content")
+        out.fence(self.trail, "content")
         return True
 
     def rows(self, table: Table) -> None:
-        lead = table.text(self.lead)
-        if not lead:
-            return
+        lead, trail = table.text(self.lead), table.text(self.trail)
         # Where a system turn's text begins: after the turn's open fence, or after a tools
         # block written first in the turn.
         for state in ("system.body", "system.after_tools"):
-            if state in table.states:
+            if state in table.states and lead:
                 table.reader(state, lead_dropped(table.states[state].reader, lead))
+            if state in table.states and trail:
+                table.reader(state, trail_dropped(table.states[state].reader, trail))
 
     # ------------------------------------------------------------------ the Jinja template
 
@@ -107,6 +113,7 @@ class FirstSystemText(Concept):
             return False
         with out.when("index == 0"):
             out.value(self._jinja_text(out))
+            out.fence(self.trail)
             out.out("{%- else -%}")
             out.text()
         return True

@@ -523,6 +523,33 @@ def lead_dropped(reader: ReaderFactory, lead: str) -> ReaderFactory:
     return Described("lead dropped", make, lead=lead, reader=reader)
 
 
+class _TrailDropped(WholeTextReader):
+    """A reader that holds its state's text whole and passes it on without ``trail`` where
+    it ends with it."""
+
+    __slots__ = ("_inner", "_trail")
+
+    def __init__(self, parser: Parser, inner: Reader, trail: str) -> None:
+        super().__init__(parser)
+        self._inner = inner
+        self._trail = trail
+
+    def close(self, marker: str | None, offset: int) -> None:
+        text = self._text()
+        if text.endswith(self._trail):
+            text = text[: len(text) - len(self._trail)]
+        if text:
+            self._inner.feed(text, self._offset)
+        self._inner.close(marker, offset)
+
+
+def trail_dropped(reader: ReaderFactory, trail: str) -> ReaderFactory:
+    """``reader`` for a state whose text may end with ``trail``, layout the format writes
+    after the text (dropped when it is there)."""
+    make: ReaderFactory = lambda parser: _TrailDropped(parser, reader(parser), trail)  # noqa: E731
+    return Described("trail dropped", make, trail=trail, reader=reader)
+
+
 class _SpaceDropped:
     """A reader that drops the whitespace its state's text begins with and passes the rest
     on."""

@@ -73,6 +73,8 @@ class SystemPrompt(Concept):
     - ``heading``: with ``placement="gathered"``, written before the gathered system texts
       when there are any (Solar Open's ``\\n\\n## System Prompt\\n\\n`` after its preamble);
       reading drops it where the turn's text begins.  Default: nothing.
+    - ``default_after``: whitespace written after the system turn that holds no message
+      (Kimi K2 Instruct leaves a newline after its default turn, and after no other).
     """
 
     default: str | Fence | None = None
@@ -87,6 +89,7 @@ class SystemPrompt(Concept):
     heading: Fence = ()
     default_with_tools: str | Fence | None = None
     empty_later: Literal["kept", "dropped"] = "kept"
+    default_after: Fence = ()
 
     claims: ClassVar[frozenset[str]] = frozenset({"system"})
 
@@ -178,6 +181,8 @@ class SystemPrompt(Concept):
     def hook_roles(self, hook: str) -> frozenset[str] | None:
         """The opening hooks only where there is a preamble to write."""
         if hook.endswith("_opening") and not self.preambles:
+            return frozenset()
+        if hook.endswith("_after") and not self.default_after:
             return frozenset()
         return self.turn_roles()
 
@@ -273,6 +278,8 @@ class SystemPrompt(Concept):
         # it depends on the tools); the default text only in a turn that holds no message.
         # (Gathered, a system turn never holds a message: nothing to keep.)
         kind = type(self)
+        if hook == "write_after":  # (written after a turn that holds no message alone)
+            return kind.write_after is SystemPrompt.write_after
         if self.placement == "gathered":
             return False
         if hook == "write_opening":
@@ -302,6 +309,10 @@ class SystemPrompt(Concept):
             out.has_content = True
             return True
         return False
+
+    def write_after(self, out: Render, index: int) -> None:
+        if index == -1:
+            out.fence(self.default_after, "separator")
 
     # ------------------------------------------------------------------ the parse table
 
@@ -420,6 +431,9 @@ class SystemPrompt(Concept):
         if self.empty_later == "dropped":
             out.out("{%- endif -%}")
 
+    def jinja_after(self, out: Template, role: str) -> None:
+        out.fence_if("index == -1", self.default_after)
+
     def jinja_opening(self, out: Template, role: str) -> None:
         if role != "system" or not self.preambles:
             return
@@ -464,7 +478,8 @@ class LastSystemPrompt(SystemPrompt):
     Fields: those of :class:`SystemPrompt`, each meaning what it means there
     (``help(SystemPrompt)``): ``default``, ``default_when``, ``always``, ``preamble``,
     ``preamble_with_tools``, ``preamble_without_tools``, ``placement``, ``joiner``,
-    ``empty_first``, ``heading``, ``default_with_tools`` and ``empty_later``.  ``placement`` is
+    ``empty_first``, ``heading``, ``default_with_tools``, ``empty_later`` and
+    ``default_after``.  ``placement`` is
     ``"gathered"`` (the last text is written at the start of the conversation), and
     ``empty_first`` speaks of the last system message: ``"absent"``: a last one with empty
     text is written as no system message (the default text, or no turn; RWKV World), a

@@ -18,8 +18,9 @@ from .atoms import Tokens
 from .conversations import Features, generate
 from .culprits import find_culprit
 from .draft import Capability, Draft
-from .frames import derive_frames, derive_system, plain_ends
+from .frames import derive_frames, plain_ends
 from .probe import Probe, Underivable
+from .system_turn import derive_system
 from .template import CALLER_SHAPES, DEFAULT_TODAY, TemplateRunner
 from .verify import Verification, verify
 
@@ -118,7 +119,7 @@ def _features(draft: Draft) -> Features:
         edge_whitespace=frozenset(draft.edge_roles),
         empty_roles=frozenset(draft.empty_roles),
         names=ok("names"),
-        alternating=draft.status("consecutive user messages") is not None,
+        alternating=draft.status("consecutive user messages") in ("refused", "not derived"),
         answer_avoid=plain_ends(draft),
     )
 

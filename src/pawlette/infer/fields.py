@@ -6,7 +6,9 @@
   verification then holds no such text).
 - **Alternation**: a template that refuses two user messages in a row gets
   :class:`~pawlette.declare.Alternation`.
-- **Consecutive user messages** written as one turn: not derived (refused at use).
+- **Consecutive user messages** written as one turn: the user frame's opener after a user
+  turn (``open_after``), where the joint between their texts is the same wherever it falls;
+  otherwise not derived (refused at use).
 - **Names**: a ``name`` the template does not write is dropped (:class:`~pawlette.declare.Ignored`).
 """
 
@@ -15,7 +17,15 @@ from __future__ import annotations
 import dataclasses
 from typing import Literal
 
-from ..declare import Alternation, FirstSystemText, LastSystemPrompt, SystemPrompt, Trimmed
+from ..declare import (
+    Alternation,
+    FirstSystemText,
+    LastSystemPrompt,
+    Names,
+    SystemPrompt,
+    Trimmed,
+)
+from ..declare.pieces import text_of
 from .atoms import common_prefix, excerpt
 from .draft import Draft
 from .probe import Probe, message
@@ -179,7 +189,18 @@ def derive_alternation(probe: Probe, draft: Draft) -> None:
         return
     user = draft.frames["user"]
     shape = user.open + u1 + user.end + user.after + user.open + u2 + user.end + user.after
-    if not written.endswith(shape):
+    joined = _joined_open(probe, draft, written)
+    if joined is not None:
+        # The second message's turn opens otherwise after a user turn (DeepSeek V4 joins
+        # consecutive user texts with a blank line): the user frame's open after a user turn.
+        user.open_after["user"] = joined
+        draft.capability(
+            "consecutive user messages",
+            "derived",
+            f"a user turn after another opens with {joined!r}"
+            + ("" if _marked(probe, joined) else " (their texts joined into one turn)"),
+        )
+    elif not written.endswith(shape):
         # Quote from the first message's text on: what comes before it is the start.
         found = written[written.find(u1) :] if u1 in written else written
         expected = u1 + user.end + user.after + user.open + u2 + user.end + user.after
@@ -192,6 +213,38 @@ def derive_alternation(probe: Probe, draft: Draft) -> None:
         )
 
 
+def _joined_open(probe: Probe, draft: Draft, written: str) -> str | None:
+    """What opens a user turn after another, where it is not the user's opener (the texts
+    of two user messages in a row joined by it into one turn), found again after an
+    assistant turn; None: the usual opener, or no such shape."""
+    user = draft.frames["user"]
+    u1, u2 = probe.sentinel("u", 1), probe.sentinel("u", 2)
+    close = user.end + user.after
+    head = user.open + u1 + close
+    if written.count(u1) != 1 or written.count(u2) != 1 or "user" in user.open_after:
+        return None
+    start = written.find(u1) - len(user.open)
+    tail = written[start:]
+    if start < 0 or not tail.startswith(head) or not tail.endswith(u2 + close):
+        return None
+    joined = tail[len(head) : len(tail) - len(u2 + close)]
+    if joined == user.open:
+        return None
+    # The same joint later in a conversation: after an assistant turn, two user messages.
+    a1, u3, u4 = probe.sentinel("a", 1), probe.sentinel("u", 3), probe.sentinel("u", 4)
+    pair = [message("user", u1), message("assistant", a1)]
+    later = probe.render([*pair, message("user", u3), message("user", u4)])
+    shorter = probe.render([*pair, message("user", u3)])
+    if later is None or shorter is None or later != shorter + joined + u4 + close:
+        return None
+    return joined
+
+
+def _marked(probe: Probe, text: str) -> bool:
+    """Whether ``text`` holds a special token."""
+    return any(len(atom) > 1 and probe.tokens.is_special(atom) for atom in probe.tokens.atoms(text))
+
+
 def derive_names(probe: Probe, draft: Draft) -> None:
     from ..declare import Ignored
 
@@ -201,10 +254,69 @@ def derive_names(probe: Probe, draft: Draft) -> None:
     if named is not None and named == plain:
         draft.concepts.append(Ignored(("name",)))
         draft.capability("names", "dropped", "the template does not write a message's name")
+    elif (names := _named_open(probe, draft)) is not None:
+        draft.concepts.append(names)
+        draft.capability("names", "derived", "written in the turn's opener")
     else:
         draft.capability(
             "names", "not derived", "the template writes a message's name (needs concept: names)"
         )
+
+
+def _named_open(probe: Probe, draft: Draft) -> Names | None:
+    """Where the opener of a system, user and assistant turn writes the message's name, the
+    same for each: the pieces before it, those it stands in for, and the text around it
+    (:class:`~pawlette.declare.Names`); None: not so."""
+    roles = ("system", "user", "assistant")
+    if any(role not in draft.frames or draft.frames[role].open_after for role in roles):
+        return None
+    name = probe.sentinel("n", 1)
+    found: set[tuple[int, int, str, str]] | None = None
+    for role in roles:
+        turn = [message("user", probe.sentinel("u", 1))]
+        at_end = role != "system"
+        text = probe.sentinel(role[0], 2)
+        turn = [*turn, message(role, text)] if at_end else [message(role, text), *turn]
+        number = len(turn) - 1 if at_end else 0
+        plain = probe.render(turn)
+        given = [dict(item) for item in turn]
+        given[number]["name"] = name
+        named = probe.render(given)
+        if plain is None or named is None or plain.count(text) != 1:
+            return None
+        opener = draft.frames[role].open
+        start = plain.find(text) - len(opener)
+        if start < 0 or plain[start : start + len(opener)] != opener:
+            return None
+        shapes = _name_shapes(probe, opener, plain[:start], plain[start + len(opener) :], named)
+        found = shapes if found is None else found & shapes
+    if not found:
+        return None
+    at, replaces, lead, trail = min(found, key=lambda shape: len(shape[2] + shape[3]))
+    return Names(at=at, replaces=replaces, lead=draft.fence(lead), trail=draft.fence(trail))
+
+
+def _name_shapes(
+    probe: Probe, opener: str, before: str, after: str, named: str
+) -> set[tuple[int, int, str, str]]:
+    """Each ``(at, replaces, lead, trail)`` that writes ``named`` from the render ``before``
+    + ``opener`` + ``after``: the name put after ``at`` of the opener's pieces, in place of
+    ``replaces`` more, with ``lead`` and ``trail`` around it."""
+    name = probe.sentinel("n", 1)
+    pieces = [text_of((piece,)) for piece in probe.tokens.fence(opener)]
+    shapes: set[tuple[int, int, str, str]] = set()
+    for at in range(len(pieces) + 1):
+        for replaces in (0, 1):
+            head, tail = "".join(pieces[:at]), "".join(pieces[at + replaces :])
+            if at + replaces > len(pieces) or len(named) < len(before + head + tail + after):
+                continue
+            if not (named.startswith(before + head) and named.endswith(tail + after)):
+                continue
+            middle = named[len(before + head) : len(named) - len(tail + after)]
+            if middle.count(name) == 1:
+                lead, _, trail = middle.partition(name)
+                shapes.add((at, replaces, lead, trail))
+    return shapes
 
 
 def derive_empty_texts(probe: Probe, draft: Draft) -> None:
@@ -231,6 +343,9 @@ def derive_empty_texts(probe: Probe, draft: Draft) -> None:
             continue
         if role == "system" and written is not None and _absent_when_empty(probe, draft, written):
             continue
+        led = role == "assistant" and base is not None and written is not None
+        if led and _led_when_not_empty(probe, draft, str(base), str(written), sentinel):
+            continue
         draft.empty_roles.discard(role)
         if written is None:
             draft.capability(f"empty {role} text", "refused", "the template refuses it")
@@ -244,12 +359,90 @@ def derive_empty_texts(probe: Probe, draft: Draft) -> None:
             )
 
 
+def _led_when_not_empty(probe: Probe, draft: Draft, base: str, written: str, sentinel: str) -> bool:
+    """Whether the whitespace before an assistant's trimmed text is written only when the
+    text is not empty (GLM-4.6's newline): then it is the text's lead
+    (``Trimmed(lead=...)``), no longer the end of the assistant's opener."""
+    before = base[: base.find(sentinel)]
+    lead = before[len(before.rstrip()) :]
+    frame = draft.frames["assistant"]
+    if not lead or base.count(sentinel) != 1 or not frame.open.endswith(lead):
+        return False
+    if written != before[: len(before) - len(lead)] + base[len(before) + len(sentinel) :]:
+        return False
+    number, trimmed = next(
+        (
+            (number, concept)
+            for number, concept in enumerate(draft.concepts)
+            if isinstance(concept, Trimmed) and "assistant" in concept.roles
+        ),
+        (-1, None),
+    )
+    if trimmed is None or trimmed.lead:
+        return False
+    frame.open = frame.open[: len(frame.open) - len(lead)]
+    led = dataclasses.replace(trimmed, roles=("assistant",), lead=draft.fence(lead))
+    others = tuple(role for role in trimmed.roles if role != "assistant")
+    if others:
+        draft.concepts[number] = dataclasses.replace(trimmed, roles=others, space_first=False)
+        draft.concepts.insert(number + 1, led)
+    else:
+        draft.concepts[number] = led
+    draft.capability(
+        "empty assistant text",
+        "derived",
+        f"{lead!r} before the text is written only when there is text (Trimmed's lead)",
+    )
+    return True
+
+
 def _absent_when_empty(probe: Probe, draft: Draft, written: str) -> bool:
     """Whether a first system message with no text is written as no system message (the
     default turn, or none): then the system prompt declares so (``empty_first="absent"``)."""
-    alone = probe.render([message("user", probe.sentinel("u", 1))])
+    u1 = probe.sentinel("u", 1)
+    alone = probe.render([message("user", u1)])
     found = [item for item in draft.concepts if isinstance(item, SystemPrompt)]
-    if written != alone or len(found) != 1:
+    if alone is None or len(found) != 1:
+        return False
+    opened = alone.find(u1) - len(draft.frames["user"].open)
+    frame = draft.frames["system"]
+    turn = frame.open + frame.end + frame.after
+    if (
+        found[0].always
+        and found[0].placement == "in_place"
+        and written == alone[:opened] + turn + alone[opened:]
+    ):
+        # The format's system turn first, then the empty message as an empty turn of its
+        # own (Command R7B).
+        draft.concepts[draft.concepts.index(found[0])] = dataclasses.replace(
+            found[0], empty_first="own_turn"
+        )
+        draft.capability(
+            "empty system text",
+            "derived",
+            "the template writes the system turn it writes without a message, then an empty "
+            "system turn",
+        )
+        return True
+    if (
+        written != alone
+        and found[0].default is not None
+        and found[0].placement == "in_place"
+        and written == draft.begin + alone[opened:]
+        and _later_empty_written(probe, dropped=False)
+    ):
+        # No turn at all: the empty message stands in for the default text (Poolside
+        # Laguna's templates, where a system message's text replaces the default).
+        draft.concepts[draft.concepts.index(found[0])] = dataclasses.replace(
+            found[0], empty_first="none"
+        )
+        draft.capability(
+            "empty system text",
+            "dropped",
+            "the template writes a first system message with no text as no system turn at all",
+        )
+        return True
+    if written != alone:
         return False
     if isinstance(found[0], LastSystemPrompt):
         return _last_absent_when_empty(probe, draft, found[0])

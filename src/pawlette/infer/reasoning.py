@@ -20,6 +20,7 @@ import dataclasses
 import re
 
 from ..declare import Ignored, Reasoning, Trimmed
+from ..declare.pieces import text_of
 from .atoms import common_prefix
 from .draft import Draft
 from .fields import EDGES, WHITESPACE, Side, whitespace
@@ -58,6 +59,17 @@ def _split_block(probe: Probe, text: str) -> tuple[str, str] | None:
     return opening, closing
 
 
+def _without_lead(draft: Draft, closing: str) -> str:
+    """A block's close, less the lead the assistant's text is written after (its Trimmed's,
+    written only when there is text)."""
+    for concept in draft.concepts:
+        if isinstance(concept, Trimmed) and "assistant" in concept.roles and concept.lead:
+            lead = text_of(concept.lead)
+            if lead and closing.endswith(lead):
+                return closing[: len(closing) - len(lead)]
+    return closing
+
+
 def _opener(probe: Probe, shared: str, before: str) -> str:
     """The assistant's opener: the shared start, less the block's own open when the turns
     without reasoning and the prompt write that too (an empty block, an opened one)."""
@@ -92,7 +104,7 @@ def derive_reasoning(probe: Probe, draft: Draft) -> None:
     if r1 in region:
         before, after = region.split(r1, 1)
         opener = _opener(probe, common_prefix(tokens, history_open, before, prompt), before)
-        opening, closing = before[len(opener) :], after
+        opening, closing = before[len(opener) :], _without_lead(draft, after)
         absent = history_open[len(opener) :]
         earlier = probe.render([user, thought, user2])
         both = probe.render([user, thought, user2, thought2])

@@ -33,6 +33,7 @@ _DECLARE = (
     "Layout",
     "Marker",
     "NamedCalls",
+    "Names",
     "Option",
     "PromptAlways",
     "Reasoning",

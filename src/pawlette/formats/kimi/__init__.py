@@ -159,6 +159,7 @@ from pawlette.declare import (
     Ignored,
     Layout,
     Marker,
+    Names,
     Switch,
     SystemPrompt,
     ToolsBlock,
@@ -169,12 +170,10 @@ from pawlette.declare.concept import Concept
 
 from . import k3
 from .concepts import (
-    BreakAfterDefault,
     CallLabel,
     LabelledCalls,
     LabelledResults,
     ReasoningAfterFirstAnswer,
-    RoleNames,
 )
 
 SYSTEM, USER, ASSISTANT = Marker("<|im_system|>"), Marker("<|im_user|>"), Marker("<|im_assistant|>")
@@ -247,14 +246,15 @@ def layout(options: KimiOptions) -> Layout:
             close=fence(END),
             array=True,
         ),
-        SystemPrompt(default=ORIGINAL_DEFAULT if original else KIMI_DEFAULT),
+        SystemPrompt(
+            default=ORIGINAL_DEFAULT if original else KIMI_DEFAULT,
+            default_after=fence("\n") if version == "k2-instruct" else (),
+        ),
     ]
-    if version == "k2-instruct":
-        concepts.append(BreakAfterDefault())
     if original:
         concepts.append(Ignored(("name", "reasoning")))
     else:
-        concepts.append(RoleNames())
+        concepts.append(Names(at=1, replaces=1))  # the name in place of the role word
     if version == "k2-thinking":
         concepts.append(
             ReasoningAfterFirstAnswer(

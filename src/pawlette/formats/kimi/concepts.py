@@ -9,9 +9,9 @@ Jinja template and the turn grammar), used only by :mod:`pawlette.formats.kimi`.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, ClassVar, Literal
+from typing import TYPE_CHECKING, Literal
 
-from pawlette.declare import Concept, Fence, Lit, NamedCalls, Reasoning, Results
+from pawlette.declare import Fence, Lit, NamedCalls, Reasoning, Results
 from pawlette.emit import grammar_ast
 from pawlette.errors import FormatError
 
@@ -22,8 +22,6 @@ if TYPE_CHECKING:
     from pawlette.declare.table import Table
     from pawlette.declare.write import Render
     from pawlette.types import Message, ToolCall
-
-_LABELLED = frozenset({"system", "user", "assistant"})
 
 
 def _named(frame_open: Fence, name: str) -> Fence:
@@ -158,43 +156,6 @@ class LabelledCalls(NamedCalls):
 
     def forced_name(self, name: str) -> tuple[str, bool]:
         return self.label.prefix + name + self.label.separator, False  # the number follows
-
-
-@dataclass(frozen=True)
-class RoleNames(Concept):
-    """A message's ``name`` is its turn's role label: ``<|im_user|>alice<|im_middle|>``
-    where the frame writes ``<|im_user|>user<|im_middle|>`` (Kimi K2 Instruct and Thinking
-    write ``message.name or message.role``).  The frames' open fences are
-    ``MARKER`` + role word + ``<|im_middle|>``; tool turns are :class:`LabelledResults`'."""
-
-    handles: ClassVar[frozenset[str]] = frozenset({"name"})
-
-    def turn_roles(self) -> frozenset[str]:
-        return _LABELLED
-
-    def check(self, out: Render) -> None:
-        out.handles("name")
-
-    def turn_open(self, out: Render, index: int) -> Fence | None:
-        if index < 0 or index >= len(out.messages):
-            return None
-        name = out.messages[index].name
-        if not name:
-            return None
-        return _named(out.layout.frames[out.role or "user"].open, name)
-
-    def jinja_open(self, out: Template, role: str) -> bool:
-        if out.prompt or role not in _LABELLED:
-            return False
-        frame = out.layout.frames[role].open
-        out.out("{%- if message is not none and message.name is defined and message.name -%}")
-        out.fence(frame[:1])
-        out.out("{{- message.name -}}")
-        out.fence(frame[2:])
-        out.out("{%- else -%}")
-        out.fence(frame)
-        out.out("{%- endif -%}")
-        return True
 
 
 @dataclass(frozen=True)
@@ -344,31 +305,9 @@ class ReasoningAfterFirstAnswer(Reasoning):
         return f"index > ns.first_answer and {given}"
 
 
-@dataclass(frozen=True)
-class BreakAfterDefault(Concept):
-    """A newline after the system turn written when the conversation has no system message
-    (Kimi K2 Instruct's template leaves one there, and after no other turn)."""
-
-    text: str = "\n"
-
-    def turn_roles(self) -> frozenset[str]:
-        return frozenset({"system"})
-
-    def write_after(self, out: Render, index: int) -> None:
-        if index == -1:
-            out.raw(self.text, "separator")
-
-    def jinja_after(self, out: Template, role: str) -> None:
-        out.out("{%- if index == -1 -%}")
-        out.literal(self.text)
-        out.out("{%- endif -%}")
-
-
 __all__ = [
-    "BreakAfterDefault",
     "CallLabel",
     "LabelledCalls",
     "LabelledResults",
     "ReasoningAfterFirstAnswer",
-    "RoleNames",
 ]
