@@ -41,6 +41,7 @@ from pawlette.formats.harmony.turns import HarmonyTurns
 from pawlette.formats.hy3.concepts import ToolsKeptReasoning
 from pawlette.formats.ifm.tools import PresentedTools
 from pawlette.formats.kimi.concepts import LabelledCalls
+from pawlette.formats.kimi.k3 import BlankReasoning
 from pawlette.formats.nemotron_v2.final_turn import FinalTurn
 from pawlette.formats.omni.blocks import BlockTurns
 from pawlette.formats.reka.calls import RunOnCalls
@@ -426,6 +427,9 @@ def normalise(fmt: Format, request: dict[str, Any]) -> dict[str, Any]:
                         message["content"] = message["content"].lstrip(trim)
                     if not message["reasoning_content"]:  # an empty block: no reasoning
                         message.pop("reasoning_content")
+                blank = thought is not None and not thought.strip()
+                if blank and isinstance(layout.concept(declare.Reasoning), BlankReasoning):
+                    message.pop("reasoning_content", None)  # not written (a recorded loss)
             if reasoning is not None and reasoning.keep == "after_last_query":
                 kept = index > last_query
                 if isinstance(layout.concept(declare.Reasoning), GemmaReasoning):

@@ -82,3 +82,13 @@ def test_a_variants_render_parses_back(name: str, data: st.DataObject) -> None:
     request = data.draw(conversations(fmt))
     parsed = fmt.parse_conversation(fmt.render(request).text, strict=True)
     assert canonical(parsed.to_request()) == canonical(normalise(fmt, request))
+
+
+def test_blank_reasoning_a_variant_does_not_write_is_not_expected_back() -> None:
+    """Kimi K3 writes reasoning only when it is not blank (a recorded loss): the normaliser
+    the drawn checks above compare with says so (a draw of ``" "`` failed otherwise)."""
+    fmt = pawlette.get_format("kimi:k3")
+    answer = {"role": "assistant", "content": "ok", "reasoning_content": " "}
+    request = {"messages": [{"role": "user", "content": "hi"}, answer]}
+    parsed = fmt.parse_conversation(fmt.render(request).text, strict=True)
+    assert canonical(parsed.to_request()) == canonical(normalise(fmt, request))
