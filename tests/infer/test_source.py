@@ -8,7 +8,7 @@ import pytest
 
 from pawlette.infer import infer_template
 
-from ..support.template_corpus import corpus_template
+from ..support.template_corpus import NEWER_TEMPLATES, corpus_template, template_names
 
 
 def _execute(source: str) -> dict[str, object]:
@@ -55,6 +55,22 @@ def test_the_source_of_an_inferred_layout_round_trips(name: str) -> None:
             [{"role": "user", "content": "Hi"}], add_generation_prompt=True
         ).text
     )
+
+
+@pytest.mark.parametrize("name", template_names() + tuple(NEWER_TEMPLATES))
+def test_every_inferred_declarations_source_declares_it(name: str) -> None:
+    """Every corpus template's inferred declaration (accepted or not) as source: it runs
+    as written (each concept imported where it is defined, a family's tools presentation
+    included) and declares the same layout."""
+    template = corpus_template(name)
+    inference = infer_template(
+        template.text, bos_token=template.bos_token, eos_token=template.eos_token
+    )
+    if inference.layout is None:  # (not even the turns: no declaration to write)
+        with pytest.raises(ValueError, match="no declaration"):
+            inference.source()
+        return
+    assert _execute(inference.source())["LAYOUT"] == inference.layout
 
 
 def test_the_source_names_each_special_token_once_and_says_what_was_not_derived() -> None:

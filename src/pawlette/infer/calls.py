@@ -241,7 +241,7 @@ def _written_before(draft: Draft, empty: str, single: str) -> str:
     return empty
 
 
-def _text_lead(draft: Draft) -> str:
+def text_lead(draft: Draft) -> str:
     """What the declaration writes before an assistant's text that is not empty (the
     assistant's :class:`~pawlette.declare.Trimmed` ``lead``: GLM-4.6's newline)."""
     for concept in draft.concepts:
@@ -312,7 +312,7 @@ def _content(draft: Draft, with_text: str | None, empty: str, one: str) -> tuple
         )
         return "replaces_calls", ""
     before, after = rest.split("Za1q", 1)
-    if before != _text_lead(draft) or not after.endswith(one):
+    if before != text_lead(draft) or not after.endswith(one):
         raise Underivable(f"text beside calls is written as {rest[:120]!r}")
     # Recorded, so that verification writes turns of text and calls too.
     draft.capability("text with tool calls", "derived", "the text is written before the calls")

@@ -190,6 +190,7 @@ def infer_template(
         for stage in _stages():
             stage(probe, draft)
         draft.apply_blocked()
+        _tools_need_calls(draft)
         try:
             layout = draft.layout(name, "inferred from a chat template")
             fmt = declare(layout)
@@ -233,6 +234,22 @@ def infer_template(
     return _refused(
         draft, runner, "verification failed on every attempt", began, layout, verification
     )
+
+
+def _tools_need_calls(draft: Draft) -> None:
+    """Tools the declaration writes while it cannot read the calls a model writes with them
+    are refused, saying why: a model given tools calls them, and a call in a syntax the
+    format does not read would come back as text, with no warning."""
+    calls = next((item for item in draft.capabilities if item.name == "tool calls"), None)
+    if draft.status("tools") != "derived" or calls is None:
+        return
+    if calls.status == "not derived":
+        why = f"the calls a model writes with them are not derived ({calls.detail})"
+    elif calls.status == "dropped":
+        why = "the template writes no calls, so the calls a model writes with them are unknown"
+    else:
+        return
+    draft.capability("tools", "not derived", why + ": a model's calls would read back as text")
 
 
 ATTEMPTS = 8

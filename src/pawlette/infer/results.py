@@ -21,7 +21,7 @@ from typing import Any
 from ..declare import GapAfterResults, Reasoning, Results, ResultsAsUser, UnwrittenResults
 from ..declare.pieces import text_of
 from .atoms import common_prefix, common_suffix, excerpt
-from .calls import ALPHA, BETA
+from .calls import ALPHA, BETA, text_lead
 from .draft import Draft, FrameText
 from .probe import Probe, Underivable, call, message
 from .tools import PROBE_TOOLS, insertions
@@ -310,6 +310,9 @@ def _after_results(probe: Probe, draft: Draft, messages: list[dict[str, Any]]) -
     if "Za2q" not in answered:
         raise Underivable("the template does not write an answer after results")
     opening = answered[: answered.find("Za2q")]
+    lead = text_lead(draft)  # (written before any text: not the opener's)
+    if lead and opening.endswith(lead):
+        opening = opening[: -len(lead)]
     absent = ""
     for concept in draft.concepts:
         if isinstance(concept, Reasoning):

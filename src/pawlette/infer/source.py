@@ -84,6 +84,8 @@ class _Writer:
         }
         self.names = {text: _name_of(text, taken) for text in markers}
         self.used: set[str] = set()
+        self.classes: dict[str, type] = {}
+        """The concept classes written, by name (imported where they are defined)."""
 
     def piece(self, piece: Any, indent: str) -> str:
         if isinstance(piece, Marker):
@@ -144,6 +146,7 @@ class _Writer:
     def dataclass(self, value: Any, indent: str) -> str:
         name = type(value).__name__
         self.used.add(name)
+        self.classes[name] = type(value)
         arguments = []
         inner = indent + "    "
         for item in dataclasses.fields(value):
@@ -188,7 +191,14 @@ def declaration_source(layout: Layout, docstring: str) -> str:
     ``docstring``."""
     writer = _Writer(_markers(layout))
     body = writer.dataclass(layout, "")
-    imports = sorted(name for name in writer.used if name in (*_DECLARE, "fence", "Option"))
+    from .. import declare as declared
+
+    imports = sorted(
+        name
+        for name in writer.used
+        if name in (*_DECLARE, "fence", "Option")
+        or getattr(declared, name, None) is writer.classes.get(name, False)
+    )
     if "Layout" not in imports:
         imports.append("Layout")
     if writer.names:
@@ -204,6 +214,14 @@ def declaration_source(layout: Layout, docstring: str) -> str:
     )
     if inferred:
         lines.append(f"from pawlette.infer import {', '.join(inferred)}")
+    # A family's own concept (a tools presentation inference took from a declared family)
+    # is imported from its module.
+    families: dict[str, list[str]] = {}
+    for name, kind in sorted(writer.classes.items()):
+        if name not in (*imports, *inferred):
+            families.setdefault(kind.__module__, []).append(name)
+    for module, names in sorted(families.items()):
+        lines.append(f"from {module} import {', '.join(names)}")
     lines.append("")
     for text, name in writer.names.items():
         lines.append(f"{name} = Marker({_string(text)})")
