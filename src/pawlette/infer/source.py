@@ -189,7 +189,7 @@ def declaration_source(layout: Layout, docstring: str) -> str:
     ``docstring``.  A layout with switches (:mod:`.switches`) is written as the layout of
     each set of the switches' values, and ``LAYOUT`` as
     :func:`~pawlette.infer.switches.switched_layout` of them."""
-    layouts = {(): layout}
+    layouts: dict[tuple[bool, ...], Layout] = {(): layout}
     names: list[str] = []
     if layout.switches:
         from .switches import switch_layouts
@@ -226,20 +226,17 @@ def declaration_source(layout: Layout, docstring: str) -> str:
     if not names:
         lines += ["", f"LAYOUT = {bodies[()]}", "", "FORMAT = declare(LAYOUT)", ""]
         return "\n".join(lines)
-    defaults = {name: getattr(layout.options, name) for name in names}
+    defaults = ", ".join(f"{_string(name)}: {getattr(layout.options, name)!r}" for name in names)
     for key, text in bodies.items():
         lines += ["", f"{_constant(key, names)} = {text}"]
     listed = "".join(
-        f"        ({', '.join(repr(value) for value in key)},): {_constant(key, names)},\n"
-        for key in bodies
+        f"        ({', '.join(map(repr, key))},): {_constant(key, names)},\n" for key in bodies
     )
     lines += [
         "",
         "# The template's switches: each option selects the layout inferred for its value.",
         "LAYOUT = switched_layout(",
-        "    {"
-        + ", ".join(f"{_string(name)}: {value!r}" for name, value in defaults.items())
-        + "},",
+        f"    {{{defaults}}},",
         "    {",
         listed.rstrip("\n"),
         "    },",

@@ -293,7 +293,7 @@ def _grow(
 ) -> tuple[dict[tuple[bool, ...], Layout] | None, str]:
     """The layouts for every value of the switches ``found`` and ``switch`` (None, and why,
     when one cannot be inferred), and what was verified."""
-    grown = {key + (switch.default,): layout for key, layout in layouts.items()}
+    grown = {(*key, switch.default): layout for key, layout in layouts.items()}
     figures = []
     for key in itertools.product(*((item.default, item.other) for item in found)):
         variables = {
@@ -306,7 +306,8 @@ def _grow(
         inferred = again(variables)
         if not inferred.accepted:
             return None, f"with {setting} the declaration is not inferred: {inferred.refusal}"
-        grown[(*key, switch.other)] = inferred.layout
+        flipped = (*key, switch.other)
+        grown[flipped] = inferred.layout
         figures.append(f"with {setting}: {inferred.verification.describe()}")
     default = f"the {switch.variable} option (default {_word(switch.default)}, the template's "
     default += "own without the variable); " + "; ".join(figures)
