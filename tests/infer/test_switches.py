@@ -129,16 +129,30 @@ UNSWITCHED = (
 )
 """Reads ``enable_thinking``, and writes the same for true, false and neither."""
 
+WORDED = (
+    "{%- for m in messages -%}<|{{ m.role }}|>{{ m.content }}<|end|>{%- endfor -%}"
+    "{%- if add_generation_prompt -%}<|assistant|>"
+    "{%- if thinking_style is defined -%}{{ '<style>' + thinking_style }}{%- endif -%}"
+    "{%- endif -%}"
+)
+"""Reads ``thinking_style``, a word: the template refuses true and false."""
 
-@pytest.mark.parametrize("name", ["meta-llama-Llama-3.1-8B-Instruct", None])
-def test_a_template_without_switches_gets_no_option(name: str | None) -> None:
-    if name is None:
-        text, tokens = UNSWITCHED, {}
-        assert candidates(read_variables(TemplateRunner(text))) == ["enable_thinking"]
+
+@pytest.mark.parametrize(
+    ("name", "read"),
+    [
+        ("meta-llama-Llama-3.1-8B-Instruct", []),
+        (UNSWITCHED, ["enable_thinking"]),
+        (WORDED, ["thinking_style"]),
+    ],
+)
+def test_a_template_without_switches_gets_no_option(name: str, read: list[str]) -> None:
+    if "{" in name:
+        text, tokens = name, {}
     else:
         template = corpus_template(name)
         text, tokens = template.text, {"bos_token": template.bos_token}
-        assert candidates(read_variables(TemplateRunner(text))) == []
+    assert candidates(read_variables(TemplateRunner(text))) == read
     inference = infer_template(text, **tokens)
     assert inference.format is not None
     assert inference.layout is not None and not inference.layout.switches
@@ -154,13 +168,12 @@ DOUBLED = (
 )
 """With ``enable_thinking`` true every text is written twice: no declaration writes that."""
 
-REFUSED_OFF = (
-    "{%- if enable_thinking is defined and not enable_thinking -%}"
-    "{{- raise_exception('thinking cannot be switched off') -}}"
-    "{%- endif -%}"
+UNDEFINED_DEFAULT = (
     "{%- for m in messages -%}<|{{ m.role }}|>{{ m.content }}<|end|>{%- endfor -%}"
     "{%- if add_generation_prompt -%}<|assistant|>"
-    "{%- if enable_thinking is defined and enable_thinking -%}<think>{%- endif -%}"
+    "{%- if enable_thinking is defined -%}"
+    "{%- if enable_thinking -%}<think>{%- else -%}<nothink>{%- endif -%}"
+    "{%- endif -%}"
     "{%- endif -%}"
 )
 """Without ``enable_thinking`` the template renders neither as true nor as false does."""
@@ -182,7 +195,7 @@ def test_a_switch_whose_other_value_is_not_inferred_is_reported() -> None:
 
 
 def test_a_switch_without_a_default_among_its_values_is_reported() -> None:
-    inference = infer_template(REFUSED_OFF)
+    inference = infer_template(UNDEFINED_DEFAULT)
     assert inference.format is not None
     (switch,) = [item for item in inference.capabilities if item.name.startswith("switch ")]
     assert (switch.name, switch.status) == ("switch enable_thinking", "not derived")

@@ -145,10 +145,10 @@ def _found(runner: TemplateRunner, variable: str, given: Mapping[str, Any]) -> _
     absent = _renders(runner, given)
     on = _renders(runner, {**given, variable: True})
     off = _renders(runner, {**given, variable: False})
-    if on == off:
-        return None
-    if None in absent:
-        return None  # the template refuses the conversations themselves: nothing to compare
+    if on == off or None in absent:
+        return None  # it changes nothing, or the template refuses the conversations themselves
+    if None in on or None in off:
+        return None  # a value the template refuses is not one it takes: not a boolean
     if absent == on:
         return _Found(variable, True, False)
     if absent == off:
