@@ -5,6 +5,7 @@ reads the variable, and a switch that cannot be inferred is reported."""
 from __future__ import annotations
 
 import functools
+import itertools
 from typing import Any
 
 import pytest
@@ -211,3 +212,20 @@ def test_a_switch_the_caller_passes_is_not_derived_again() -> None:
     assert inference.format.render(user, add_generation_prompt=True).text.endswith(
         "<reasoning>\n\n</reasoning>\n\n"
     )
+
+
+def test_two_switches_render_every_combination_as_the_template() -> None:
+    template = corpus_template("GLM-4.7-Flash")
+    tokens = {"bos_token": template.bos_token, "eos_token": template.eos_token}
+    inference = infer_template(template.text, **tokens)
+    fmt = inference.format
+    assert fmt is not None and inference.layout is not None
+    names = [switch.variable for switch in inference.layout.switches]
+    assert names == ["enable_thinking", "clear_thinking"]
+    original = TemplateRunner(template.text, tokens)
+    exported = TemplateRunner(export_jinja(fmt), tokens)
+    for values in itertools.product((True, False), repeat=2):
+        variables = dict(zip(names, values, strict=True))
+        switched = fmt.with_options(**variables)
+        assert _compared(switched, original, variables) >= 24
+        assert _compared(switched, exported, variables) >= 24
