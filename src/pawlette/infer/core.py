@@ -35,7 +35,8 @@ class Inference:
 
     ``layout``: the inferred declaration (None: not even the turns could be derived);
     ``format``: the declared format, only when ``accepted`` (verification passed);
-    ``capabilities``: what each kind of content does; ``verification``: the figures;
+    ``capabilities``: what each kind of content does, and each switch the template reads
+    (``switch enable_thinking``: :mod:`.switches`); ``verification``: the figures;
     ``refusal``: why the declaration is not accepted (None: accepted).
     """
 

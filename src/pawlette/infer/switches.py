@@ -262,13 +262,13 @@ def with_switches(
                 Capability(what, "not derived", f"at most {SWITCHES} switches are derived")
             )
             continue
-        grown, failure = _grow(layouts, found, switch, again)
+        grown, said = _grow(layouts, found, switch, again)
         if grown is None:
-            reports.append(Capability(what, "not derived", failure))
+            reports.append(Capability(what, "not derived", said))
             continue
         layouts = grown
         found.append(switch)
-        reports.append(Capability(what, "derived", failure))
+        reports.append(Capability(what, "derived", said))
     if not reports:
         return inference
     changes: dict[str, Any] = {
