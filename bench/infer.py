@@ -22,6 +22,9 @@ declaration and verifies it.  The table gives:
   losses do not explain;
 - the refusal, when there is one: what differed, where.
 
+Then the totals, and the templates whose switches (``enable_thinking`` and the like:
+:mod:`pawlette.infer.switches`) became options of the inferred format, or were not derived.
+
 Then the timing of what ``serve`` and ``tokenize`` run at start (:func:`pawlette.detect.
 detect_template`, declared families first), and, with ``--engines``, the Jinja engine choice:
 jinja2 (what transformers runs) against minijinja (a Rust Jinja), time and byte-identity on
@@ -154,6 +157,11 @@ def run(templates: list[CorpusTemplate], conversations: int, check: int) -> list
                 "wall": wall,
                 "cpu": cpu,
                 "refusal": (inference.refusal or "").replace("\n", " ")[:160],
+                "switches": [
+                    (item.name.removeprefix("switch "), item.status)
+                    for item in inference.capabilities
+                    if item.name.startswith("switch ")
+                ],
             }
         )
         row = rows[-1]
@@ -278,6 +286,13 @@ def main(argv: list[str] | None = None) -> int:
         f" verify of the accepted: {sum(item[0] for item in verified)} renders the declaration"
         f" refuses, {sum(item[1] for item in verified)} unexplained differences"
     )
+    for status in ("derived", "not derived"):
+        found = []
+        for row in rows:
+            names = [name for name, state in row["switches"] if state == status]
+            if names:
+                found.append(f"{row['template']} ({', '.join(names)})")
+        print(f"switches {status} on {len(found)} templates: {'; '.join(found) or 'none'}")
     detection_times(templates)
     if arguments.engines:
         engines(templates)

@@ -106,6 +106,8 @@ def test_the_page_runs_and_prints_what_it_shows(
                 elif arguments[0] == "export":
                     assert "You are a patient tutor." in out
     assert outputs[1] in printed.getvalue()
+    assert outputs[3] in printed.getvalue()  # a switch as an option
+    assert outputs[4].strip() in namespace["thinker"].describe()  # type: ignore[attr-defined]
     assert "{'role': 'assistant', 'content': '56.'}" in printed.getvalue()
     assert ran == {"detect", "render", "parse", "export"}
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 import datetime
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -36,7 +36,8 @@ class Inference:
 
     ``layout``: the inferred declaration (None: not even the turns could be derived);
     ``format``: the declared format, only when ``accepted`` (verification passed);
-    ``capabilities``: what each kind of content does; ``verification``: the figures;
+    ``capabilities``: what each kind of content does, and each switch the template reads
+    (``switch enable_thinking``: :mod:`.switches`); ``verification``: the figures;
     ``refusal``: why the declaration is not accepted (None: accepted).
     """
 
@@ -158,21 +159,25 @@ def infer_template(
     special_tokens: Iterable[str] | None = None,
     name: str = "inferred",
     conversations: int = CONVERSATIONS,
+    variables: Mapping[str, Any] | None = None,
+    switches: bool = True,
 ) -> Inference:
     """A declaration inferred from ``template`` and verified against it (see the package).
 
     ``bos_token``/``eos_token``: what the tokenizer gives the template; ``today``: the date
     its clock reads (a date it writes becomes the ``today`` option); ``special_tokens``: the
     tokenizer's added tokens (None: told by their shape); ``conversations``: how many
-    generated conversations verify it.
+    generated conversations verify it; ``variables``: passed to every render (a switch's
+    value); ``switches``: derive the template's switches as options (:mod:`.switches`).
     """
     began = time.perf_counter()
-    variables = {
-        key: value
+    given = dict(variables or {})
+    given.update(
+        (key, value)
         for key, value in (("bos_token", bos_token), ("eos_token", eos_token))
         if value is not None
-    }
-    runner = TemplateRunner(template, variables, today=today or DEFAULT_TODAY)
+    )
+    runner = TemplateRunner(template, given, today=today or DEFAULT_TODAY)
     special = frozenset(special_tokens or ()) | {text for text in (bos_token, eos_token) if text}
     tokens = Tokens(special=special, by_shape=special_tokens is None)
     probe = Probe(runner, tokens)
@@ -201,7 +206,7 @@ def infer_template(
         samples = generate(conversations, features=_features(draft), avoid=marker_texts(layout))
         verification = verify(fmt, runner, samples, renders)
         if verification.passed:
-            return Inference(
+            inference = Inference(
                 layout,
                 fmt,
                 tuple(draft.capabilities),
@@ -210,6 +215,25 @@ def infer_template(
                 time.perf_counter() - began,
                 _needed(runner),
             )
+            if not switches:
+                return inference
+            from .switches import with_switches
+
+            def again(switched: Mapping[str, Any]) -> Inference:
+                return infer_template(
+                    template,
+                    bos_token=bos_token,
+                    eos_token=eos_token,
+                    today=today,
+                    special_tokens=special_tokens,
+                    name=name,
+                    conversations=conversations,
+                    variables={**(variables or {}), **switched},
+                    switches=False,
+                )
+
+            result: Inference = with_switches(inference, runner, again)
+            return result
         failure = verification.failure
         culprit = None
         if failure is not None and failure.sample is not None:

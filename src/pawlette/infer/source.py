@@ -186,11 +186,30 @@ def _markers(layout: Layout) -> list[str]:
     return list(found)
 
 
+def _constant(key: tuple[bool, ...], names: list[str]) -> str:
+    """The name of the layout of one set of switch values (``LAYOUT_ENABLE_THINKING_FALSE``)."""
+    parts = [f"{name}_{value}" for name, value in zip(names, key, strict=True)]
+    return "_".join(["LAYOUT", *parts]).upper()
+
+
 def declaration_source(layout: Layout, docstring: str) -> str:
     """``layout`` as a Python module defining ``LAYOUT`` and ``FORMAT``, opening with
-    ``docstring``."""
-    writer = _Writer(_markers(layout))
-    body = writer.dataclass(layout, "")
+    ``docstring``.  A layout with switches (:mod:`.switches`) is written as the layout of
+    each set of the switches' values, and ``LAYOUT`` as
+    :func:`~pawlette.infer.switches.switched_layout` of them."""
+    layouts: dict[tuple[bool, ...], Layout] = {(): layout}
+    names: list[str] = []
+    if layout.switches:
+        from .switches import switch_layouts
+
+        layouts = switch_layouts(layout)
+        names = [switch.option for switch in layout.switches]
+    markers: dict[str, None] = {}
+    for each in layouts.values():
+        markers.update(dict.fromkeys(_markers(each)))
+    writer = _Writer(markers)
+    bodies = {key: writer.dataclass(each, "") for key, each in layouts.items()}
+    body = "\n".join(bodies.values())
     from .. import declare as declared
 
     imports = sorted(
@@ -214,16 +233,39 @@ def declaration_source(layout: Layout, docstring: str) -> str:
     )
     if inferred:
         lines.append(f"from pawlette.infer import {', '.join(inferred)}")
+    if names:
+        lines.append("from pawlette.infer.switches import switched_layout")
     # A family's own concept (a tools presentation inference took from a declared family)
     # is imported from its module.
     families: dict[str, list[str]] = {}
     for name, kind in sorted(writer.classes.items()):
         if name not in (*imports, *inferred):
             families.setdefault(kind.__module__, []).append(name)
-    for module, names in sorted(families.items()):
-        lines.append(f"from {module} import {', '.join(names)}")
+    for module, classes in sorted(families.items()):
+        lines.append(f"from {module} import {', '.join(classes)}")
     lines.append("")
     for text, name in writer.names.items():
         lines.append(f"{name} = Marker({_string(text)})")
-    lines += ["", f"LAYOUT = {body}", "", "FORMAT = declare(LAYOUT)", ""]
+    if not names:
+        lines += ["", f"LAYOUT = {bodies[()]}", "", "FORMAT = declare(LAYOUT)", ""]
+        return "\n".join(lines)
+    defaults = ", ".join(f"{_string(name)}: {getattr(layout.options, name)!r}" for name in names)
+    for key, text in bodies.items():
+        lines += ["", f"{_constant(key, names)} = {text}"]
+    listed = "".join(
+        f"        ({', '.join(map(repr, key))},): {_constant(key, names)},\n" for key in bodies
+    )
+    lines += [
+        "",
+        "# The template's switches: each option selects the layout inferred for its value.",
+        "LAYOUT = switched_layout(",
+        f"    {{{defaults}}},",
+        "    {",
+        listed.rstrip("\n"),
+        "    },",
+        ")",
+        "",
+        "FORMAT = declare(LAYOUT)",
+        "",
+    ]
     return "\n".join(lines)

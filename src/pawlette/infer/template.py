@@ -258,6 +258,11 @@ class TemplateRunner:
         self._clock.today = value
 
     @property
+    def environment(self) -> Any:
+        """The Jinja environment the template is compiled in (to parse it again)."""
+        return self._compiled.environment
+
+    @property
     def read_clock(self) -> bool:
         """Whether any render so far called ``strftime_now``."""
         return self._clock.read

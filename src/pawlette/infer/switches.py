@@ -1,0 +1,314 @@
+"""A template's switches, inferred as options of its format (``Layout.switches``).
+
+Many chat templates read a variable their callers pass beside the messages to switch the
+model's thinking: Qwen3's ``enable_thinking``, DeepSeek V3.1's ``thinking``, GLM's
+``clear_thinking``.  Inference finds the variables a template reads that no caller passes by
+default (:func:`read_variables`), and tries each whose name speaks of thinking or reasoning
+(:func:`candidates`) with ``true`` and ``false`` on a few conversations.  A variable whose
+renders change, and whose absence renders as one of the two values (the template's default),
+is a switch: the declaration is inferred again with the variable set to the other value.
+When that one verifies too, the inferred format gets an option named as the variable (its
+default: the template's own, the variable absent); setting it selects the other declaration,
+and the format's exported chat template reads the variable
+(:class:`~pawlette.declare.switch.Switch`).  A switch whose other value cannot be inferred
+is reported as not derived, with why, and the format renders the template's default.
+
+The cost is bounded: at most :data:`CANDIDATES` variables are tried, and at most
+:data:`SWITCHES` are derived (the second needs an inference for each value of the first).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import itertools
+import re
+import time
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from ..declare import Layout, declare
+from ..declare.switch import Switch
+from ..errors import RequestError
+from .draft import Capability, InferredOptions
+from .probe import message
+from .template import TemplateRunner
+
+__all__ = [
+    "CANDIDATES",
+    "SWITCHES",
+    "candidates",
+    "read_variables",
+    "switch_layouts",
+    "switched_layout",
+    "with_switches",
+]
+
+CANDIDATES = 3
+"""Variables tried as switches, at most (each costs a few renders)."""
+
+SWITCHES = 2
+"""Switches derived, at most (each costs an inference per value of those before it)."""
+
+PASSED = frozenset(
+    {
+        "messages",
+        "tools",
+        "documents",
+        "add_generation_prompt",
+        "bos_token",
+        "eos_token",
+        "pad_token",
+        "unk_token",
+        "raise_exception",
+        "strftime_now",
+        "namespace",
+        "dict",
+        "range",
+        "loop",
+        "tools_in_user_message",
+        "custom_tools",
+        "builtin_tools",
+        "date_string",
+        "today",
+        # Fields of a message, read where a template's loop scoping leaves them top-level.
+        "content",
+        "reasoning_content",
+        "reasoning",
+        "role",
+        "name",
+        "tool_calls",
+        "message",
+    }
+)
+"""Names a template reads that are not switches: what callers pass with every render, the
+runner's globals, and a message's own fields."""
+
+_SWITCH_NAME = re.compile(r"think|reason", re.IGNORECASE)
+_NOT_BOOLEAN = re.compile(r"effort|budget|level|mode|format", re.IGNORECASE)
+
+Renders = tuple[str | None, ...]
+
+
+def read_variables(runner: TemplateRunner) -> list[str]:
+    """The variables the template reads that it does not set (sorted)."""
+    from jinja2 import meta
+
+    parsed = runner.environment.parse(runner.template)
+    return sorted(meta.find_undeclared_variables(parsed))
+
+
+def candidates(variables: Sequence[str]) -> list[str]:
+    """The variables tried as boolean switches: names of thinking or reasoning, not of an
+    effort or a budget, ``enable_thinking`` and ``thinking`` first."""
+    found = [
+        name
+        for name in variables
+        if name not in PASSED
+        and name.isidentifier()
+        and _SWITCH_NAME.search(name)
+        and not _NOT_BOOLEAN.search(name)
+    ]
+    first = ("enable_thinking", "thinking")
+    return sorted(found, key=lambda name: (first.index(name) if name in first else 2, name))
+
+
+def _conversations() -> list[tuple[list[dict[str, Any]], bool]]:
+    """The conversations a switch is tried on: a prompt after one question, after a turn
+    with reasoning, and that turn as the last one."""
+    question = message("user", "What is the capital of France?")
+    answer = message(
+        "assistant", "Paris.", reasoning_content="The user asks about France's capital city."
+    )
+    again = message("user", "And of Italy?")
+    return [([question], True), ([question, answer, again], True), ([question, answer], False)]
+
+
+def _renders(runner: TemplateRunner, variables: Mapping[str, Any]) -> Renders:
+    return tuple(
+        runner.render(messages, add_generation_prompt=prompt, variables=variables).text
+        for messages, prompt in _conversations()
+    )
+
+
+@dataclasses.dataclass(frozen=True)
+class _Found:
+    """A variable whose value changes the renders: its default and the other value."""
+
+    variable: str
+    default: bool
+    other: bool
+
+
+def _found(runner: TemplateRunner, variable: str, given: Mapping[str, Any]) -> _Found | str | None:
+    """The switch ``variable`` is (a string: why it is not one; None: it changes nothing)."""
+    absent = _renders(runner, given)
+    on = _renders(runner, {**given, variable: True})
+    off = _renders(runner, {**given, variable: False})
+    if on == off or None in absent:
+        return None  # it changes nothing, or the template refuses the conversations themselves
+    if None in on or None in off:
+        return None  # a value the template refuses is not one it takes: not a boolean
+    if absent == on:
+        return _Found(variable, True, False)
+    if absent == off:
+        return _Found(variable, False, True)
+    return "without the variable the template renders unlike both true and false"
+
+
+@functools.cache
+def _options_type(defaults: tuple[tuple[str, bool], ...]) -> type:
+    """The options of a switched inferred format: ``today`` and a field per switch (one
+    class per set of switches, so layouts built twice compare equal)."""
+    fields = [(name, bool, dataclasses.field(default=value)) for name, value in defaults]
+    made: type = dataclasses.make_dataclass(
+        "SwitchedOptions",
+        fields,
+        bases=(InferredOptions,),
+        frozen=True,
+        namespace={"__doc__": "The options of an inferred format: its date and its switches."},
+    )
+    return made
+
+
+def switched_layout(
+    defaults: Mapping[str, bool], layouts: Mapping[tuple[bool, ...], Layout]
+) -> Layout:
+    """The layout of the switches' defaults, its options holding the switches.
+
+    ``defaults``: each switch's variable (the option's name too) and the template's value
+    without it; ``layouts``: the layout inferred for each set of the switches' values, in
+    the order of ``defaults`` (the date option, when there is one, is the same in each).
+    Other values of the options select the layout inferred for them."""
+    names = tuple(defaults)
+    options_type = _options_type(tuple(defaults.items()))
+    switches = tuple(Switch(name, name) for name in names)
+    base = layouts[tuple(defaults[name] for name in names)]
+    today = getattr(base.options, "today", None)
+
+    def template_variables(options: Any) -> dict[str, Any]:
+        # The template as it runs for these options: a variable at its default is not passed.
+        return {
+            name: getattr(options, name)
+            for name in names
+            if getattr(options, name) != defaults[name]
+        }
+
+    def layout_for(options: Any) -> Layout:
+        key = []
+        for name in names:
+            value = getattr(options, name)
+            if not isinstance(value, bool):
+                raise RequestError(
+                    f"options.{name}", repr(value), "true or false (the template's switch)"
+                )
+            key.append(value)
+        return dataclasses.replace(
+            layouts[tuple(key)],
+            options=options,
+            from_options=layout_for,
+            template_variables=template_variables,
+            switches=switches,
+        )
+
+    return layout_for(options_type(today=today, **defaults))
+
+
+def switch_layouts(layout: Layout) -> dict[tuple[bool, ...], Layout]:
+    """The layouts a :func:`switched_layout` selects from, as they were inferred, by the
+    switches' values (``layout.switches`` order)."""
+    names = [switch.option for switch in layout.switches]
+    assert layout.from_options is not None
+    found = {}
+    today = getattr(layout.options, "today", None)
+    for key in itertools.product((True, False), repeat=len(names)):
+        options = dataclasses.replace(layout.options, **dict(zip(names, key, strict=True)))
+        chosen = layout.from_options(options)
+        found[key] = dataclasses.replace(
+            chosen,
+            options=InferredOptions(today=today) if chosen.today else None,
+            from_options=None,
+            template_variables=None,
+            switches=(),
+        )
+    return found
+
+
+def with_switches(
+    inference: Any,
+    runner: TemplateRunner,
+    again: Callable[[Mapping[str, Any]], Any],
+) -> Any:
+    """``inference`` (an accepted :class:`~pawlette.infer.Inference`) with the template's
+    switches as options of its format, and a capability per switch tried.
+
+    ``runner``: the template as inference ran it; ``again``: inference with variables set."""
+    began = time.perf_counter()
+    read = [name for name in read_variables(runner) if name not in runner.variables]
+    tried = candidates(read)[:CANDIDATES]
+    found: list[_Found] = []
+    reports: list[Capability] = []
+    layouts: dict[tuple[bool, ...], Layout] = {(): inference.layout}
+    for variable in tried:
+        what = f"switch {variable}"
+        switch = _found(runner, variable, {})
+        if switch is None:
+            continue
+        if isinstance(switch, str):
+            reports.append(Capability(what, "not derived", switch))
+            continue
+        if len(found) == SWITCHES:
+            reports.append(
+                Capability(what, "not derived", f"at most {SWITCHES} switches are derived")
+            )
+            continue
+        grown, said = _grow(layouts, found, switch, again)
+        if grown is None:
+            reports.append(Capability(what, "not derived", said))
+            continue
+        layouts = grown
+        found.append(switch)
+        reports.append(Capability(what, "derived", said))
+    if not reports:
+        return inference
+    changes: dict[str, Any] = {
+        "capabilities": (*inference.capabilities, *reports),
+        "seconds": inference.seconds + time.perf_counter() - began,
+    }
+    if found:
+        layout = switched_layout({item.variable: item.default for item in found}, layouts)
+        changes.update(layout=layout, format=declare(layout))
+    return dataclasses.replace(inference, **changes)
+
+
+def _word(value: bool) -> str:
+    return "true" if value else "false"
+
+
+def _grow(
+    layouts: Mapping[tuple[bool, ...], Layout],
+    found: Sequence[_Found],
+    switch: _Found,
+    again: Callable[[Mapping[str, Any]], Any],
+) -> tuple[dict[tuple[bool, ...], Layout] | None, str]:
+    """The layouts for every value of the switches ``found`` and ``switch`` (None, and why,
+    when one cannot be inferred), and what was verified."""
+    grown = {(*key, switch.default): layout for key, layout in layouts.items()}
+    figures = []
+    for key in itertools.product(*((item.default, item.other) for item in found)):
+        variables = {
+            item.variable: value
+            for item, value in zip(found, key, strict=True)
+            if value != item.default
+        }
+        variables[switch.variable] = switch.other
+        setting = ", ".join(f"{name}={_word(value)}" for name, value in variables.items())
+        inferred = again(variables)
+        if not inferred.accepted:
+            return None, f"with {setting} the declaration is not inferred: {inferred.refusal}"
+        flipped = (*key, switch.other)
+        grown[flipped] = inferred.layout
+        figures.append(f"with {setting}: {inferred.verification.describe()}")
+    default = f"the {switch.variable} option (default {_word(switch.default)}, the template's "
+    default += "own without the variable); " + "; ".join(figures)
+    return grown, default
