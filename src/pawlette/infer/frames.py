@@ -177,7 +177,7 @@ def _derive_frames(probe: Probe, draft: Draft) -> None:
     if generation_prompt != assistant_open:
         assistant_frame.prompt_after["user"] = generation_prompt
         rest = assistant_open[len(generation_prompt) :]
-        if generation_prompt and assistant_open.startswith(generation_prompt) and not rest.strip():
+        if assistant_open.startswith(generation_prompt) and rest and not rest.strip():
             # The model writes the rest of the opener: read as layout after the prompt.
             draft.prompt_rest = (generation_prompt, rest)
     for end in plain_ends(draft):
