@@ -228,3 +228,33 @@ def test_a_template_that_keeps_only_the_last_system_message_is_derived() -> None
         rendering = fmt.render(messages)
         assert "One." not in rendering.text and "Two." in rendering.text, name
         assert rendering.losses[0].startswith("messages[0]: "), name
+
+
+# DeepSeek-V2-Chat's template (as llama.cpp's tests/test-chat-template.cpp holds it): a system
+# message's text written bare right after the BOS token, a blank line after it.
+DEEPSEEK_V2 = (
+    "{% if not add_generation_prompt is defined %}{% set add_generation_prompt = false %}"
+    "{% endif %}{{ bos_token }}{% for message in messages %}{% if message['role'] == 'user' %}"
+    "{{ 'User: ' + message['content'] + '\\n\\n' }}{% elif message['role'] == 'assistant' %}"
+    "{{ 'Assistant: ' + message['content'] + eos_token }}{% elif message['role'] == 'system' %}"
+    "{{ message['content'] + '\\n\\n' }}{% endif %}{% endfor %}"
+    "{% if add_generation_prompt %}{{ 'Assistant:' }}{% endif %}"
+)
+
+
+def test_bare_system_text_after_the_start_is_a_system_turn() -> None:
+    """The start without a system message (the BOS token) is where a system message's text
+    begins: bare system text, closed by its blank line, not text added to a default turn."""
+    bos, eos = "<｜begin▁of▁sentence｜>", "<｜end▁of▁sentence｜>"
+    inference = infer_template(DEEPSEEK_V2, bos_token=bos, eos_token=eos)
+    assert inference.accepted, inference.describe()
+    status = {item.name: item.status for item in inference.capabilities}
+    assert status["system messages"] == "derived"
+    fmt = inference.format
+    assert fmt is not None
+    request = {
+        "messages": [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Hi"}]
+    }
+    text = fmt.render(request, add_generation_prompt=True).text
+    assert text == f"{bos}Be brief.\n\nUser: Hi\n\nAssistant:"
+    assert fmt.parse_conversation(text).messages[0] == {"role": "system", "content": "Be brief."}

@@ -60,7 +60,9 @@ def derive_system(probe: Probe, draft: Draft) -> None:
     default: str | None = None
     always = False
     lead = trail = default_after = ""
-    if not head or (before.startswith(head) and not head.startswith(before)):
+    if not head or (before.startswith(head) and (not head.startswith(before) or system_close)):
+        # (the start without a system message begins the one with it; equal to it, the
+        # message's text is bare after that start, and its close tells it from the user's)
         begin, opener = head, before[len(head) :]
     elif (
         head.startswith(before)
