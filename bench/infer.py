@@ -300,4 +300,24 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from bench import pages
+
+    PAGE = pages.Page(
+        measure="inference",
+        title="Inference on real chat templates, the declared families switched off",
+        what=(
+            "Every chat template of llama.cpp's collection (and three newer ones), given to "
+            "`pawlette.infer.infer_template` as a template no declared family writes: whether "
+            "a declaration was inferred and verified (renders identical and the template's own "
+            "assistant turns parsed back, on conversations inference generates), an "
+            "independent check of it (the test harness's conversations through transformers' "
+            "renderer), which parts it derived (S system, R reasoning, T tools, C calls, P "
+            "parallel calls, X text with calls, O results; lower case: dropped or refused as "
+            "the template does; `-`: not derived, the declaration refuses it saying why), what "
+            "`pawlette verify` finds of it, and the time inference took. Then the switches "
+            "(`enable_thinking` and the like) derived as options, and the time of what "
+            "`serve` and `tokenize` run at start (declared families first)."
+        ),
+        peer="none (transformers renders the templates the figures compare with)",
+    )
+    sys.exit(pages.run(main, PAGE))
