@@ -159,22 +159,14 @@ def derive_tools(probe: Probe, draft: Draft) -> None:
             return
         item_open, item_close = items
     single = style.dump([style.item(PROBE_TOOLS[0])]) if array else first
-    placed = _place(probe, draft, single, item_open, item_close)
-    if placed is None:
+    fields = _placed_fields(probe, draft, single, item_open, item_close)
+    if fields is None:
         return
-    place, block_open, block_close, first_in_host, separator = placed
+    place = fields["place"]
     _declare(
         draft,
         ToolsBlock(
-            place=place,  # type: ignore[arg-type]
-            open=draft.fence(block_open),
-            close=draft.fence(block_close),
-            item_open=draft.fence(item_open),
-            item_close=draft.fence(item_close),
-            first=first_in_host,
-            separator=draft.fence(separator),
-            separator_when=_separator_when(probe, draft, place, separator, block_open),
-            always=_always(probe, place, block_open, block_close),
+            **fields,
             indent=style.indent,
             wrap=style.wrap,  # type: ignore[arg-type]
             array=array,
@@ -253,25 +245,34 @@ def _derive_presented(
                 found = [candidate]
                 break
     presentation, single, item_open, item_close = found[0]
+    fields = _placed_fields(probe, draft, single, item_open, item_close)
+    if fields is None:
+        return
+    _declare(draft, presentation.declare(**fields))
+    place = fields["place"]
+    draft.capability("tools", "derived", f"{place.replace('_', ' ')}, {presentation.name}")
+
+
+def _placed_fields(
+    probe: Probe, draft: Draft, single: str, item_open: str, item_close: str
+) -> dict[str, Any] | None:
+    """The tools block's fields that say where the template writes it (:func:`_place`), and
+    its item fences; None: not placed (the capability says why)."""
     placed = _place(probe, draft, single, item_open, item_close)
     if placed is None:
-        return
+        return None
     place, block_open, block_close, first_in_host, separator = placed
-    _declare(
-        draft,
-        presentation.declare(
-            place=place,
-            open=draft.fence(block_open),
-            close=draft.fence(block_close),
-            item_open=draft.fence(item_open),
-            item_close=draft.fence(item_close),
-            first=first_in_host,
-            separator=draft.fence(separator),
-            separator_when=_separator_when(probe, draft, place, separator, block_open),
-            always=_always(probe, place, block_open, block_close),
-        ),
-    )
-    draft.capability("tools", "derived", f"{place.replace('_', ' ')}, {presentation.name}")
+    return {
+        "place": place,
+        "open": draft.fence(block_open),
+        "close": draft.fence(block_close),
+        "item_open": draft.fence(item_open),
+        "item_close": draft.fence(item_close),
+        "first": first_in_host,
+        "separator": draft.fence(separator),
+        "separator_when": _separator_when(probe, draft, place, separator, block_open),
+        "always": _always(probe, place, block_open, block_close),
+    }
 
 
 def _presented(
