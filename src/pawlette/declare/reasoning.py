@@ -204,6 +204,10 @@ class Reasoning(Concept):
             and hook in ("write_opening", "write_content")
         )
 
+    def check_is_local(self) -> bool:
+        kind = type(self)
+        return kind.check is Reasoning.check and kind.written is Reasoning.written
+
     def check(self, out: Render) -> None:
         out.handled.add("reasoning")  # (out.handles without its call: every render asks)
         if "reasoning" not in out.present and not self.trim:
