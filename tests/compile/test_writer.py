@@ -449,3 +449,120 @@ def test_a_kept_result_after_another_role_renders_as_the_reference() -> None:
     ]
     for request in requests * 2:
         _same(fmt, request)
+
+
+def _counted_checks(local: bool) -> tuple[pawlette.Format, list[str]]:
+    """A format of two concepts whose checks record each call and a loss naming what they
+    saw (``local``: they say their checks are functions of the request)."""
+    from dataclasses import dataclass
+
+    from pawlette.declare import Concept, Frame, Layout, Marker, declare, fence
+    from pawlette.declare.write import Render
+
+    calls: list[str] = []
+
+    @dataclass(frozen=True)
+    class Counted(Concept):
+        label: str
+
+        def check_is_local(self) -> bool:
+            return local
+
+        def check(self, out: Render) -> None:
+            calls.append(self.label)
+            out.handles("tools")
+            seen = f"{len(out.messages)} messages, {len(out.tools)} tools, prompt {out.prompt}"
+            out.lose("messages", f"{self.label}: {seen}")
+
+    fmt = declare(
+        Layout(
+            name="counted",
+            summary="checks that count their calls",
+            frames={
+                "user": Frame(open=fence(Marker("<u>")), end=fence(Marker("<e>"))),
+                "assistant": Frame(open=fence(Marker("<a>")), end=fence(Marker("<e>"))),
+            },
+            concepts=(Counted("first"), Counted("second")),
+        )
+    )
+    return fmt, calls
+
+
+def test_checks_of_a_request_met_again_are_replayed() -> None:
+    """Checks that are functions of the request (:meth:`Concept.check_is_local`) are called
+    once for the same messages, tools and prompt flag: their losses come back in their
+    order; other messages, other tools or the other flag are checked anew."""
+    fmt, calls = _counted_checks(local=True)
+    question = {"role": "user", "content": "Hi"}
+    answer = {"role": "assistant", "content": "Hello."}
+    time_tool = {"type": "function", "function": {"name": "get_time", "parameters": {}}}
+    requests = [
+        {"messages": [question], "tools": [WEATHER_TOOL]},
+        {"messages": [question, answer, question], "tools": [WEATHER_TOOL]},
+        {"messages": [question], "tools": [WEATHER_TOOL, time_tool]},
+        {"messages": [question]},
+    ]
+    for request in requests:
+        for _ in range(2):  # (the reader keeps tools it meets again)
+            fmt.render(request)
+            fmt.render(request, add_generation_prompt=True)
+        for prompt in (False, True):
+            before = len(calls)
+            rendering = fmt.render(request, add_generation_prompt=prompt)
+            assert len(calls) == before, request  # replayed, not called
+            messages, tools = len(request["messages"]), len(request.get("tools", ()))
+            seen = f"{messages} messages, {tools} tools, prompt {prompt}"
+            assert rendering.losses == (f"messages: first: {seen}", f"messages: second: {seen}")
+        _same(fmt, request)
+
+
+def test_checks_not_said_local_are_called_in_every_render() -> None:
+    fmt, calls = _counted_checks(local=False)
+    request = {"messages": [{"role": "user", "content": "Hi"}]}
+    for _ in range(3):
+        fmt.render(request)
+    assert calls == ["first", "second"] * 3
+
+
+def test_a_turn_holding_the_tools_is_kept_by_the_tools() -> None:
+    """PCML's system turn holds the tools block (:meth:`Concept.hook_reads_tools`): met
+    again with the same tools, it is written from its kept segments; with other tools it is
+    written with those."""
+    fmt = pawlette.get_format("pcml")
+    system = {"role": "system", "content": "Be brief."}
+    question = {"role": "user", "content": "Hi"}
+    time_tool = {"type": "function", "function": {"name": "get_time", "parameters": {}}}
+    weather = {"messages": [system, question], "tools": [WEATHER_TOOL]}
+    for _ in range(2):  # (the reader keeps tools it meets again)
+        fmt.render(weather)
+    first = fmt.render(weather)
+    again = fmt.render(weather)
+    assert again == first
+    turn = [n for n, segment in enumerate(first.segments) if segment.message_index == 0]
+    assert any(first.segments[n].kind == "tools" for n in turn)
+    assert all(again.segments[n] is first.segments[n] for n in turn)
+    other = {"messages": [system, question], "tools": [time_tool]}
+    for _ in range(3):
+        text = fmt.render(other).text
+        assert "get_time" in text and "get_weather" not in text
+        _same(fmt, other)
+
+
+def test_a_turn_holding_tools_the_reader_does_not_keep_is_written_anew() -> None:
+    """Tools given as core values (a caller may change their definitions between renders)
+    are not the reader's kept ones: a turn holding them is never kept by their identity."""
+    from pawlette.types import Tool
+
+    fmt = pawlette.get_format("pcml")
+    system = {"role": "system", "content": "Be brief."}
+    messages, _ = coerce_conversation({"messages": [system, {"role": "user", "content": "Hi"}]})
+    tools = (Tool("probe", {"name": "probe", "description": "first"}),)
+
+    def text() -> str:
+        writer = Writer(fmt.escape_pattern)
+        fmt.write(writer, messages, tools, False)
+        return writer.rendering().text
+
+    assert '"description":"first"' in text()
+    tools[0].definition["description"] = "second"  # type: ignore[index]
+    assert '"description":"second"' in text()
