@@ -256,6 +256,8 @@ def read_conversation(
         # Most messages are a role and a text read before: found in the kept messages here,
         # without a call (a role other than a core one, "developer", is never a key there:
         # _plain_message reads it).  The rest, and a miss, go through the readers below.
+        shape: tuple[str | None, ...] | None = None  # (a miss kept under its strings there)
+        shapes: dict[Any, Message] = _TEXT_MESSAGES
         if type(item) is dict:
             size = len(item)
             try:  # (subscripts cost less than get calls; a missing key: the readers below)
@@ -285,7 +287,7 @@ def read_conversation(
                             if message is not None:
                                 messages.append(message)
                                 continue
-                    elif type(role) is str and role == "assistant":
+                    elif type(role) is str and role == "assistant" and "name" not in item:
                         # A turn of calls alone read before (as _plain_message finds it; its
                         # text was checked when it was kept).
                         text = item["content"]
@@ -303,11 +305,51 @@ def read_conversation(
                                     messages.append(message)
                                     kept_calls = True
                                     continue
+                    elif type(role) is str:
+                        # A role, a text and a name (the plain reader keeps a miss by them).
+                        text = item["content"]
+                        name = item["name"]
+                        if (
+                            type(text) is str
+                            and type(name) is str
+                            and len(text) + len(name) <= _TEXT_MESSAGE_LONGEST
+                        ):
+                            shape = (role, text, name, "name")  # (4 strings: no other's)
+                            message = _TEXT_MESSAGES.get(shape)
+                elif size == 4:
+                    # A turn of reasoning and calls: its strings, as a turn of calls alone's
+                    # and the reasoning (the plain reader keeps a miss by them).
+                    role = item["role"]
+                    reasoning = item["reasoning_content"]
+                    if (
+                        type(role) is str
+                        and role == "assistant"
+                        and type(reasoning) is str
+                        and len(reasoning) <= _TEXT_MESSAGE_LONGEST
+                    ):
+                        text = item["content"]
+                        if text is None or type(text) is str:
+                            key = _calls_key(item["tool_calls"], text)
+                            if key is not None:
+                                shape = (*key, reasoning)  # (2 + 3 per call: no other's)
+                                shapes = _CALL_TURNS
+                                message = _CALL_TURNS.get(shape)
             except KeyError:
                 pass
+            if shape is not None and message is not None:
+                messages.append(message)
+                if others is None:
+                    others = [message]
+                else:
+                    others.append(message)
+                continue
         message = _plain_message(item)
         if message is None:  # not the plain shape (or invalid): the general reader words errors
             message = _read_message(item, f"{prefix}[{len(messages)}]")
+        elif shape is not None:
+            if len(shapes) >= _TEXT_MESSAGES_KEPT:
+                shapes.clear()
+            shapes[shape] = message
         messages.append(message)
         if others is None:
             others = [message]
