@@ -566,3 +566,100 @@ def test_a_turn_holding_tools_the_reader_does_not_keep_is_written_anew() -> None
     assert '"description":"first"' in text()
     tools[0].definition["description"] = "second"  # type: ignore[index]
     assert '"description":"second"' in text()
+
+
+def _counted_prompt(local: bool) -> tuple[pawlette.Format, list[int]]:
+    """A format whose generation prompt a concept writes to (``local``: it says the prompt is
+    a function of its index and the role before it), recording each call's index."""
+    from dataclasses import dataclass
+
+    from pawlette.declare import Concept, Frame, Layout, Marker, declare, fence
+    from pawlette.declare.write import Render
+
+    calls: list[int] = []
+
+    @dataclass(frozen=True)
+    class Lead(Concept):
+        def prompt_is_local(self) -> bool:
+            return local
+
+        def write_prompt(self, out: Render) -> None:
+            calls.append(len(out.messages))
+            out.raw(f"#{len(out.messages)} after {out.previous}:", "generation_prompt")
+
+    fmt = declare(
+        Layout(
+            name="prompt_lead",
+            summary="a prompt a concept writes to",
+            frames={
+                "user": Frame(open=fence(Marker("<u>")), end=fence(Marker("<e>"))),
+                "assistant": Frame(
+                    open=fence(Marker("<a>")),
+                    end=fence(Marker("<e>")),
+                    open_after={"assistant": fence(Marker("<a+>"))},
+                ),
+            },
+            concepts=(Lead(),),
+        )
+    )
+    return fmt, calls
+
+
+def test_a_generation_prompt_met_again_is_written_from_its_kept_segments() -> None:
+    """A generation prompt whose concepts say it is a function of its index and the role
+    before it (:meth:`Concept.prompt_is_local`) is written once for each: met again, from its
+    kept segments; at another index or after another role, anew."""
+    fmt, calls = _counted_prompt(local=True)
+    question = {"role": "user", "content": "Hi"}
+    answer = {"role": "assistant", "content": "Hello."}
+    requests = [{"messages": [question]}, {"messages": [answer]}, {"messages": [answer, answer]}]
+    for request in requests:
+        first = fmt.render(request, add_generation_prompt=True)
+        before = len(calls)
+        assert fmt.render(request, add_generation_prompt=True) == first
+        assert len(calls) == before  # kept, not written again
+    assert calls == [1, 1, 2]
+    for request in requests:
+        _same(fmt, request)
+    texts = [fmt.render(request, add_generation_prompt=True).text for request in requests]
+    assert texts == [
+        "<u>Hi<e><a>#1 after user:",
+        "<a>Hello.<e><a+>#1 after assistant:",
+        "<a>Hello.<e><a+>Hello.<e><a+>#2 after assistant:",
+    ]
+
+
+def test_a_generation_prompt_not_said_local_is_written_in_every_render() -> None:
+    fmt, calls = _counted_prompt(local=False)
+    for _ in range(3):
+        fmt.render([{"role": "user", "content": "Hi"}], add_generation_prompt=True)
+    assert calls == [1, 1, 1]
+
+
+def test_a_kept_generation_prompt_after_a_pending_backslash_renders_as_the_reference() -> None:
+    """In a format that escapes, a prompt after text ending in a backslash settles its run
+    (the prompt's opener is a marker): written anew there, kept elsewhere."""
+    from pawlette.declare import Frame, Layout, Marker, declare, fence
+    from pawlette.formats.pcml.escaping import EscapedText
+
+    fmt = declare(
+        Layout(
+            name="pending_prompt",
+            summary="turns without an end marker",
+            frames={
+                "user": Frame(open=fence(Marker("<u>"))),
+                "assistant": Frame(open=fence(Marker("<a>")), end=fence(Marker("<e>"))),
+            },
+            concepts=(EscapedText(),),
+        )
+    )
+    assert "prompts_kept" in fmt.write.__globals__
+    requests = [
+        {"messages": [{"role": "user", "content": "a"}]},
+        {"messages": [{"role": "user", "content": "a\\"}]},
+        {"messages": [{"role": "user", "content": "b"}]},
+        {"messages": [{"role": "user", "content": "b\\"}]},
+    ]
+    for request in requests * 2:
+        _same(fmt, request)
+    assert fmt.render(requests[1], add_generation_prompt=True).text == "<u>a\\\\<a>"

@@ -451,6 +451,25 @@ def _prompt(source: _Source, plan: Any) -> None:
     source.depth += 1
     source.line("index = len(out.messages)")
     source.line("writer = out.writer")
+    if plan.prompt_local:
+        # (the prompt found whole by its index and the role before it, as _keep_prompt keeps
+        # it; no backslash of caller text pending before it)
+        kept = source.bind("prompts_kept", {})
+        source.line("previous = out.previous")
+        source.line("if writer._unfinished is None:")
+        source.line(f"    kept = {kept}.get((index, previous))")
+        source.line("    if kept is not None:")
+        source.line("        writer._extend(kept[0])")
+        if plan.joined:
+            source.line("        writer._unfinished = kept[1]")
+        source.line(
+            "        (out.previous, out.has_content, out.role, out.index, writer.role, "
+            "writer.message_index) = kept[2]"
+        )
+        source.line("        return")
+        source.line("    start = len(writer._segments)")
+        source.line("else:")
+        source.line("    start = -1")
     _enter(source, "assistant")
     if hooks.before:
         for call in source.calls("before_prompt", hooks.before, "out, index"):
@@ -467,8 +486,32 @@ def _prompt(source: _Source, plan: Any) -> None:
     source.line('    out.fence(opener, "generation_prompt")')
     for call in source.calls("prompt", plan.prompt, "out"):
         source.line(call)
+    if plan.prompt_local:
+        keep = source.bind("keep_prompt", _keep_prompt)
+        source.line("if start >= 0:")
+        source.line(f"    {keep}({kept}, index, previous, out, start)")
     source.depth -= 1
     source.line("")
+
+
+def _keep_prompt(
+    kept: dict[tuple[int, str | None], tuple[Any, ...]],
+    index: int,
+    previous: str | None,
+    out: Any,
+    start: int,
+) -> None:
+    """Keep the segments the generation prompt wrote (``out.writer``'s from ``start``) at
+    ``index`` after a turn of ``previous`` (:meth:`Concept.prompt_is_local`), with the caller
+    text its last segment leaves pending and the render's state after it."""
+    if index < MAX_CACHED_INDEX:  # (at most one entry per index and role: a bound store)
+        writer = out.writer
+        state = (out.previous, out.has_content, out.role, out.index, writer.role)
+        kept[index, previous] = (
+            tuple(writer._segments[start:]),
+            writer._unfinished,
+            (*state, writer.message_index),
+        )
 
 
 _FREQUENT = {"assistant": 0, "user": 1, "tool": 2, "system": 3}

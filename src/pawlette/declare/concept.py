@@ -172,6 +172,17 @@ class Concept:
         del hook, role
         return False
 
+    def prompt_is_local(self) -> bool:
+        """Whether this concept's hooks at the generation prompt (``write_before`` and
+        ``turn_open`` of the assistant's turn at ``index == len(messages)``, and
+        :meth:`write_prompt`) write it as a function of the layout, that index and the role
+        of the turn before it alone, changing nothing of the render but what the prompt's turn
+        sets (:meth:`hook_is_local`'s terms, with no message).  When every concept that acts
+        there says so, the compiled writer keeps the prompt's segments by that index and role
+        and writes them again in one step (tests/compile checks every format against the
+        reference writer).  False (the default): the hooks are called in every render."""
+        return False
+
     def hooks_outside_turn(self) -> frozenset[str]:
         """The turn hooks (by name: ``"write_before"``) that write only before their turn
         opens, outside any message's context, and change nothing the turn then reads (its

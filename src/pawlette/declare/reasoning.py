@@ -274,6 +274,9 @@ class Reasoning(Concept):
         """What the generation prompt adds to the block (see ``prompt``)."""
         return {"open": (self.open,), "empty": (self.open, self.close)}.get(self.prompt, ())
 
+    def prompt_is_local(self) -> bool:
+        return type(self).write_prompt is Reasoning.write_prompt  # (the declared fences)
+
     def write_prompt(self, out: Render) -> None:
         for pieces in self.prompt_fences:
             out.fence(pieces, "generation_prompt")

@@ -129,6 +129,14 @@ class Plan:
         self.prompt = hooked("write_prompt")
         self.finish = hooked("write_finish")
         self.turns = {role: TurnHooks(concepts, role, layout.frames.get(role)) for role in ROLES}
+        assistant = self.turns["assistant"]
+        self.prompt_local = all(
+            hook.__self__.prompt_is_local()
+            for hook in (*assistant.before, *assistant.turn_open, *self.prompt)
+        )
+        """Every concept that acts at the generation prompt writes it as a function of its
+        index and the role before it (:meth:`Concept.prompt_is_local`): it may be kept by
+        them."""
         self.claims: dict[str, Callable[[Render, int], None]] = {
             role: concept.write_message for concept in concepts for role in concept.claims
         }
