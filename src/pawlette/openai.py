@@ -252,6 +252,7 @@ def read_conversation(
     messages: list[Message] = []
     others: list[Message] | None = None  # (the messages that may hold what present_in finds)
     kept_calls = False  # (a turn of calls alone read before: it holds calls, nothing more)
+    named = reasoned = False  # (a text with a name, a turn of reasoning and calls, read before)
     for item in items:
         # Most messages are a role and a text read before: found in the kept messages here,
         # without a call (a role other than a core one, "developer", is never a key there:
@@ -338,10 +339,10 @@ def read_conversation(
                 pass
             if shape is not None and message is not None:
                 messages.append(message)
-                if others is None:
-                    others = [message]
+                if len(shape) == 4:
+                    named = True
                 else:
-                    others.append(message)
+                    reasoned = True
                 continue
         message = _plain_message(item)
         if message is None:  # not the plain shape (or invalid): the general reader words errors
@@ -361,6 +362,10 @@ def read_conversation(
             present = present | _CALLS_PRESENT
     else:
         present = _CALLS_PRESENT if kept_calls else _NOTHING_PRESENT
+    if named:
+        present = present | _NAME_PRESENT
+    if reasoned:
+        present = present | _REASONED_CALLS_PRESENT
     return tuple(messages), tools_from_openai(tools), present
 
 
@@ -368,6 +373,10 @@ _NOTHING_PRESENT: AbstractSet[str] = frozenset()
 """What messages of a role and a text alone hold (:func:`present_in`): nothing."""
 _CALLS_PRESENT: AbstractSet[str] = frozenset({"calls"})
 """What turns of calls alone (:data:`_CALL_TURNS`) hold besides those: calls."""
+_NAME_PRESENT: AbstractSet[str] = frozenset({"name"})
+"""What a text with a name (of a role other than a result's) holds: a name."""
+_REASONED_CALLS_PRESENT: AbstractSet[str] = frozenset({"calls", "reasoning"})
+"""What a turn of reasoning (a string) and calls holds: both."""
 
 
 def present_in(messages: Iterable[Message]) -> AbstractSet[str]:

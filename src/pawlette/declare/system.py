@@ -237,6 +237,8 @@ class SystemPrompt(Concept):
             if self._wanted(out):
                 out.turn(-1, "system")
             return
+        if self.empty_first == "kept" and type(self)._has_first is SystemPrompt._has_first:
+            return  # (a system message first, kept whatever its text: the system turn is its)
         if self.empty_first == "none" and self._absent(out):
             return
         if not self._has_first(out) and self._wanted(out):
