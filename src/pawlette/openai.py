@@ -257,8 +257,7 @@ def read_conversation(
         # Most messages are a role and a text read before: found in the kept messages here,
         # without a call (a role other than a core one, "developer", is never a key there:
         # _plain_message reads it).  The rest, and a miss, go through the readers below.
-        shape: tuple[str | None, ...] | None = None  # (a miss kept under its strings there)
-        shapes: dict[Any, Message] = _TEXT_MESSAGES
+        shape: tuple[str | None, ...] | None = None  # (a miss kept under these strings)
         if type(item) is dict:
             size = len(item)
             try:  # (subscripts cost less than get calls; a missing key: the readers below)
@@ -288,7 +287,7 @@ def read_conversation(
                             if message is not None:
                                 messages.append(message)
                                 continue
-                    elif type(role) is str and role == "assistant" and "name" not in item:
+                    elif type(role) is str and role == "assistant":
                         # A turn of calls alone read before (as _plain_message finds it; its
                         # text was checked when it was kept).
                         text = item["content"]
@@ -307,7 +306,8 @@ def read_conversation(
                                     kept_calls = True
                                     continue
                     elif type(role) is str:
-                        # A role, a text and a name (the plain reader keeps a miss by them).
+                        # A role, a text and a name (the plain reader keeps a miss by them;
+                        # an assistant's, looked for as a turn of calls above, is its own).
                         text = item["content"]
                         name = item["name"]
                         if (
@@ -333,7 +333,6 @@ def read_conversation(
                             key = _calls_key(item["tool_calls"], text)
                             if key is not None:
                                 shape = (*key, reasoning)  # (2 + 3 per call: no other's)
-                                shapes = _CALL_TURNS
                                 message = _CALL_TURNS.get(shape)
             except KeyError:
                 pass
@@ -348,6 +347,8 @@ def read_conversation(
         if message is None:  # not the plain shape (or invalid): the general reader words errors
             message = _read_message(item, f"{prefix}[{len(messages)}]")
         elif shape is not None:
+            # (a text with a name among the texts, a turn of reasoning among the turns)
+            shapes: dict[Any, Message] = _TEXT_MESSAGES if len(shape) == 4 else _CALL_TURNS
             if len(shapes) >= _TEXT_MESSAGES_KEPT:
                 shapes.clear()
             shapes[shape] = message
