@@ -663,3 +663,24 @@ def test_a_kept_generation_prompt_after_a_pending_backslash_renders_as_the_refer
     for request in requests * 2:
         _same(fmt, request)
     assert fmt.render(requests[1], add_generation_prompt=True).text == "<u>a\\\\<a>"
+
+
+def test_a_local_turn_is_kept_whatever_the_tools() -> None:
+    """A turn whose hooks are all local (SmolLM3's system turn: a preamble that does not
+    depend on the tools) is kept by its message alone, with tools the reader does not keep."""
+    from pawlette.types import Tool
+
+    fmt = pawlette.get_format("smollm3")
+    assert not fmt.write.__globals__["plan"].turns["system"].reads_tools
+    system = {"role": "system", "content": "Be brief."}
+    messages, _ = coerce_conversation({"messages": [system, {"role": "user", "content": "Hi"}]})
+    renderings = []
+    for number in range(2):
+        tools = (Tool("probe", {"name": "probe", "description": f"tools {number}"}),)
+        writer = Writer(fmt.escape_pattern)
+        fmt.write(writer, messages, tools, True)
+        renderings.append(writer.rendering())
+    first, again = renderings
+    turn = [n for n, segment in enumerate(first.segments) if segment.message_index == 0]
+    assert any(first.segments[n].kind == "content" for n in turn)
+    assert all(again.segments[n] is first.segments[n] for n in turn)

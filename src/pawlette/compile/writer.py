@@ -182,7 +182,11 @@ def _claim_kept(plan: Any, role: str) -> bool:
 def _claim_reads_tools(plan: Any, role: str) -> bool:
     """Whether the kept claim of ``role`` (:func:`_claim_kept`) reads the request's tools."""
     concept = plan.claims[role].__self__
-    return bool(plan.turns[role].reads_tools or concept.hook_reads_tools("write_message", role))
+    alone = concept.hook_is_local("write_message", role)
+    return bool(
+        plan.turns[role].reads_tools
+        or (not alone and concept.hook_reads_tools("write_message", role))
+    )
 
 
 def _wholly_kept(hooks: Any) -> tuple[str, ...] | None:

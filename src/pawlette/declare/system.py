@@ -296,7 +296,8 @@ class SystemPrompt(Concept):
     def hook_reads_tools(self, hook: str, role: str) -> bool:
         # (a preamble of its own with tools and without them)
         kind = type(self)
-        own = kind.write_opening is SystemPrompt.write_opening
+        tools = self.preamble_with_tools or self.preamble_without_tools
+        own = kind.write_opening is SystemPrompt.write_opening and bool(tools)
         return own and hook == "write_opening" and self.placement != "gathered"
 
     def write_opening(self, out: Render, index: int) -> None:

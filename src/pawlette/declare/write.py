@@ -78,12 +78,14 @@ class TurnHooks:
                 and ((roles := c.hook_roles(method)) is None or role in roles)
             ]
             self.needs[method] = [c.hook_needs(method, role) for c in acting]
-            tools = [c.hook_reads_tools(method, role) for c in acting]
-            self.reads_tools = self.reads_tools or any(tools)
-            self.local[method] = [
-                c.hook_is_local(method, role) or reads
-                for c, reads in zip(acting, tools, strict=True)
+            local = [c.hook_is_local(method, role) for c in acting]
+            # (a local hook reads no tool, whatever else it says: its turn is kept without)
+            tools = [
+                not alone and c.hook_reads_tools(method, role)
+                for c, alone in zip(acting, local, strict=True)
             ]
+            self.reads_tools = self.reads_tools or any(tools)
+            self.local[method] = [alone or reads for alone, reads in zip(local, tools, strict=True)]
             self.outside[method] = [method in c.hooks_outside_turn() for c in acting]
             return [getattr(c, method) for c in acting]
 
