@@ -276,6 +276,28 @@ _CALL = {"id": "c1", "type": "function", "function": {"name": "f", "arguments": 
         {"role": "assistant", "content": "", "tool_calls": _CALL},
         {"role": "assistant", "content": [], "tool_calls": [_CALL]},
         {"role": "user", "content": "kept", "name": "ann"},
+        {"role": "user", "content": "kept", "name": _Text("ann")},
+        {"role": "user", "content": _Text("kept"), "name": "ann"},
+        {"role": "user", "content": "kept", "name": 7},
+        {"role": "user", "content": "kept", "name": "ann\ud800"},
+        {"role": "user", "content": "kept", "names": "ann"},
+        {"role": "tool", "content": "kept", "name": "ann"},
+        {"role": "narrator", "content": "kept", "name": "ann"},
+        {"role": "assistant", "content": "kept", "name": "ann"},
+        {"role": "assistant", "content": "", "reasoning_content": "why", "tool_calls": [_CALL]},
+        {"role": "assistant", "content": None, "reasoning_content": "why", "tool_calls": [_CALL]},
+        {"role": "assistant", "content": "", "reasoning_content": "", "tool_calls": [_CALL]},
+        {"role": "assistant", "content": "", "reasoning_content": None, "tool_calls": [_CALL]},
+        {
+            "role": "assistant",
+            "content": "",
+            "reasoning_content": _Text("w"),
+            "tool_calls": [_CALL],
+        },
+        {"role": "assistant", "content": "", "reasoning_content": "w\ud800", "tool_calls": [_CALL]},
+        {"role": "assistant", "content": "", "reasoning_content": "why", "tool_calls": []},
+        {"role": "user", "content": "", "reasoning_content": "why", "tool_calls": [_CALL]},
+        {"role": "assistant", "content": "", "reasoning": "why", "tool_calls": [_CALL]},
     ],
     ids=repr,
 )
@@ -288,13 +310,59 @@ def test_the_kept_messages_lookup_leaves_other_shapes_to_the_readers(data: Any) 
         {"role": "user", "content": "kept"},
         {"role": "tool", "content": "result", "tool_call_id": "c1"},
         {"role": "assistant", "content": "", "tool_calls": [_CALL]},
+        {"role": "user", "content": "kept", "name": "ann"},
+        {"role": "assistant", "content": "", "reasoning_content": "why", "tool_calls": [_CALL]},
     ]
     openai.read_conversation(kept)  # (now kept)
-    general = outcome(lambda: (*kept_messages(kept), openai._read_message(data, "messages[3]")))
+    general = outcome(lambda: (*kept_messages(kept), openai._read_message(data, "messages[5]")))
     for _ in range(2):
-        read = outcome(lambda: openai.read_conversation([*kept, data])[0])
+        read = outcome(lambda: openai.read_conversation([*kept, data]))
+        if isinstance(read, tuple) and not isinstance(read[0], type):  # (else an error)
+            assert read[2] == openai.present_in(read[0])
+            read = read[0]
         assert read == general
         assert _exact_types(read) == _exact_types(general)  # (a str subclass is equal)
+
+
+def test_named_texts_and_turns_of_reasoning_and_calls_are_found_by_their_strings(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A text with a name and a turn of reasoning and calls, read again, are found by their
+    strings (no copy of their content made to look them up); one that differs in any string is
+    read anew."""
+    named = {"role": "user", "name": "strings ann", "content": "strings question"}
+    call = {"id": "s1", "type": "function", "function": {"name": "f", "arguments": "{}"}}
+    reasoned = {
+        "role": "assistant",
+        "content": "",
+        "reasoning_content": "why",
+        "tool_calls": [call],
+    }
+    first, _, present = openai.read_conversation([named, reasoned])
+    assert present == {"name", "reasoning", "calls"}
+
+    def unused(value: object) -> bytes:
+        raise AssertionError("a message found by its strings is not looked up by its content")
+
+    monkeypatch.setattr(openai, "shared_key", unused)
+    again = openai.read_conversation(json.loads(json.dumps([named, reasoned])))
+    assert again[0][0] is first[0] and again[0][1] is first[1]
+    assert again[2] == present
+    monkeypatch.undo()
+    others: list[dict[str, Any]] = [
+        {**named, "name": "strings bob"},
+        {**named, "content": "strings question."},
+        {**named, "role": "system"},
+        {**reasoned, "reasoning_content": "why not"},
+        {**reasoned, "content": None},
+        {**reasoned, "content": "text"},
+        {**reasoned, "tool_calls": [{**call, "id": "s2"}]},
+        {**reasoned, "tool_calls": [call, call]},
+    ]
+    for data in others:
+        for _ in range(2):
+            read = openai.read_conversation([data])[0]
+            assert read == (openai._read_message(data, "messages[0]"),)
 
 
 def kept_messages(data: list[dict[str, Any]]) -> tuple[Any, ...]:

@@ -252,10 +252,12 @@ def read_conversation(
     messages: list[Message] = []
     others: list[Message] | None = None  # (the messages that may hold what present_in finds)
     kept_calls = False  # (a turn of calls alone read before: it holds calls, nothing more)
+    named = reasoned = False  # (a text with a name, a turn of reasoning and calls, read before)
     for item in items:
         # Most messages are a role and a text read before: found in the kept messages here,
         # without a call (a role other than a core one, "developer", is never a key there:
         # _plain_message reads it).  The rest, and a miss, go through the readers below.
+        shape: tuple[str | None, ...] | None = None  # (a miss kept under these strings)
         if type(item) is dict:
             size = len(item)
             try:  # (subscripts cost less than get calls; a missing key: the readers below)
@@ -303,11 +305,53 @@ def read_conversation(
                                     messages.append(message)
                                     kept_calls = True
                                     continue
+                    elif type(role) is str:
+                        # A role, a text and a name (the plain reader keeps a miss by them;
+                        # an assistant's, looked for as a turn of calls above, is its own).
+                        text = item["content"]
+                        name = item["name"]
+                        if (
+                            type(text) is str
+                            and type(name) is str
+                            and len(text) + len(name) <= _TEXT_MESSAGE_LONGEST
+                        ):
+                            shape = (role, text, name, "name")  # (4 strings: no other's)
+                            message = _TEXT_MESSAGES.get(shape)
+                elif size == 4:
+                    # A turn of reasoning and calls: its strings, as a turn of calls alone's
+                    # and the reasoning (the plain reader keeps a miss by them).
+                    role = item["role"]
+                    reasoning = item["reasoning_content"]
+                    if (
+                        type(role) is str
+                        and role == "assistant"
+                        and type(reasoning) is str
+                        and len(reasoning) <= _TEXT_MESSAGE_LONGEST
+                    ):
+                        text = item["content"]
+                        if text is None or type(text) is str:
+                            key = _calls_key(item["tool_calls"], text)
+                            if key is not None:
+                                shape = (*key, reasoning)  # (2 + 3 per call: no other's)
+                                message = _CALL_TURNS.get(shape)
             except KeyError:
                 pass
+            if shape is not None and message is not None:
+                messages.append(message)
+                if len(shape) == 4:
+                    named = True
+                else:
+                    reasoned = True
+                continue
         message = _plain_message(item)
         if message is None:  # not the plain shape (or invalid): the general reader words errors
             message = _read_message(item, f"{prefix}[{len(messages)}]")
+        elif shape is not None:
+            # (a text with a name among the texts, a turn of reasoning among the turns)
+            shapes: dict[Any, Message] = _TEXT_MESSAGES if len(shape) == 4 else _CALL_TURNS
+            if len(shapes) >= _TEXT_MESSAGES_KEPT:
+                shapes.clear()
+            shapes[shape] = message
         messages.append(message)
         if others is None:
             others = [message]
@@ -319,6 +363,10 @@ def read_conversation(
             present = present | _CALLS_PRESENT
     else:
         present = _CALLS_PRESENT if kept_calls else _NOTHING_PRESENT
+    if named:
+        present = present | _NAME_PRESENT
+    if reasoned:
+        present = present | _REASONED_CALLS_PRESENT
     return tuple(messages), tools_from_openai(tools), present
 
 
@@ -326,6 +374,10 @@ _NOTHING_PRESENT: AbstractSet[str] = frozenset()
 """What messages of a role and a text alone hold (:func:`present_in`): nothing."""
 _CALLS_PRESENT: AbstractSet[str] = frozenset({"calls"})
 """What turns of calls alone (:data:`_CALL_TURNS`) hold besides those: calls."""
+_NAME_PRESENT: AbstractSet[str] = frozenset({"name"})
+"""What a text with a name (of a role other than a result's) holds: a name."""
+_REASONED_CALLS_PRESENT: AbstractSet[str] = frozenset({"calls", "reasoning"})
+"""What a turn of reasoning (a string) and calls holds: both."""
 
 
 def present_in(messages: Iterable[Message]) -> AbstractSet[str]:

@@ -449,3 +449,238 @@ def test_a_kept_result_after_another_role_renders_as_the_reference() -> None:
     ]
     for request in requests * 2:
         _same(fmt, request)
+
+
+def _counted_checks(local: bool) -> tuple[pawlette.Format, list[str]]:
+    """A format of two concepts whose checks record each call and a loss naming what they
+    saw (``local``: they say their checks are functions of the request)."""
+    from dataclasses import dataclass
+
+    from pawlette.declare import Concept, Frame, Layout, Marker, declare, fence
+    from pawlette.declare.write import Render
+
+    calls: list[str] = []
+
+    @dataclass(frozen=True)
+    class Counted(Concept):
+        label: str
+
+        def check_is_local(self) -> bool:
+            return local
+
+        def check(self, out: Render) -> None:
+            calls.append(self.label)
+            out.handles("tools")
+            seen = f"{len(out.messages)} messages, {len(out.tools)} tools, prompt {out.prompt}"
+            out.lose("messages", f"{self.label}: {seen}")
+
+    fmt = declare(
+        Layout(
+            name="counted",
+            summary="checks that count their calls",
+            frames={
+                "user": Frame(open=fence(Marker("<u>")), end=fence(Marker("<e>"))),
+                "assistant": Frame(open=fence(Marker("<a>")), end=fence(Marker("<e>"))),
+            },
+            concepts=(Counted("first"), Counted("second")),
+        )
+    )
+    return fmt, calls
+
+
+def test_checks_of_a_request_met_again_are_replayed() -> None:
+    """Checks that are functions of the request (:meth:`Concept.check_is_local`) are called
+    once for the same messages, tools and prompt flag: their losses come back in their
+    order; other messages, other tools or the other flag are checked anew."""
+    fmt, calls = _counted_checks(local=True)
+    question = {"role": "user", "content": "Hi"}
+    answer = {"role": "assistant", "content": "Hello."}
+    time_tool = {"type": "function", "function": {"name": "get_time", "parameters": {}}}
+    requests = [
+        {"messages": [question], "tools": [WEATHER_TOOL]},
+        {"messages": [question, answer, question], "tools": [WEATHER_TOOL]},
+        {"messages": [question], "tools": [WEATHER_TOOL, time_tool]},
+        {"messages": [question]},
+    ]
+    for request in requests:
+        for _ in range(2):  # (the reader keeps tools it meets again)
+            fmt.render(request)
+            fmt.render(request, add_generation_prompt=True)
+        for prompt in (False, True):
+            before = len(calls)
+            rendering = fmt.render(request, add_generation_prompt=prompt)
+            assert len(calls) == before, request  # replayed, not called
+            messages, tools = len(request["messages"]), len(request.get("tools", ()))
+            seen = f"{messages} messages, {tools} tools, prompt {prompt}"
+            assert rendering.losses == (f"messages: first: {seen}", f"messages: second: {seen}")
+        _same(fmt, request)
+
+
+def test_checks_not_said_local_are_called_in_every_render() -> None:
+    fmt, calls = _counted_checks(local=False)
+    request = {"messages": [{"role": "user", "content": "Hi"}]}
+    for _ in range(3):
+        fmt.render(request)
+    assert calls == ["first", "second"] * 3
+
+
+def test_a_turn_holding_the_tools_is_kept_by_the_tools() -> None:
+    """PCML's system turn holds the tools block (:meth:`Concept.hook_reads_tools`): met
+    again with the same tools, it is written from its kept segments; with other tools it is
+    written with those."""
+    fmt = pawlette.get_format("pcml")
+    system = {"role": "system", "content": "Be brief."}
+    question = {"role": "user", "content": "Hi"}
+    time_tool = {"type": "function", "function": {"name": "get_time", "parameters": {}}}
+    weather = {"messages": [system, question], "tools": [WEATHER_TOOL]}
+    for _ in range(2):  # (the reader keeps tools it meets again)
+        fmt.render(weather)
+    first = fmt.render(weather)
+    again = fmt.render(weather)
+    assert again == first
+    turn = [n for n, segment in enumerate(first.segments) if segment.message_index == 0]
+    assert any(first.segments[n].kind == "tools" for n in turn)
+    assert all(again.segments[n] is first.segments[n] for n in turn)
+    other = {"messages": [system, question], "tools": [time_tool]}
+    for _ in range(3):
+        text = fmt.render(other).text
+        assert "get_time" in text and "get_weather" not in text
+        _same(fmt, other)
+
+
+def test_a_turn_holding_tools_the_reader_does_not_keep_is_written_anew() -> None:
+    """Tools given as core values (a caller may change their definitions between renders)
+    are not the reader's kept ones: a turn holding them is never kept by their identity."""
+    from pawlette.types import Tool
+
+    fmt = pawlette.get_format("pcml")
+    system = {"role": "system", "content": "Be brief."}
+    messages, _ = coerce_conversation({"messages": [system, {"role": "user", "content": "Hi"}]})
+    tools = (Tool("probe", {"name": "probe", "description": "first"}),)
+
+    def text() -> str:
+        writer = Writer(fmt.escape_pattern)
+        fmt.write(writer, messages, tools, False)
+        return writer.rendering().text
+
+    assert '"description":"first"' in text()
+    tools[0].definition["description"] = "second"  # type: ignore[index]
+    assert '"description":"second"' in text()
+
+
+def _counted_prompt(local: bool) -> tuple[pawlette.Format, list[int]]:
+    """A format whose generation prompt a concept writes to (``local``: it says the prompt is
+    a function of its index and the role before it), recording each call's index."""
+    from dataclasses import dataclass
+
+    from pawlette.declare import Concept, Frame, Layout, Marker, declare, fence
+    from pawlette.declare.write import Render
+
+    calls: list[int] = []
+
+    @dataclass(frozen=True)
+    class Lead(Concept):
+        def prompt_is_local(self) -> bool:
+            return local
+
+        def write_prompt(self, out: Render) -> None:
+            calls.append(len(out.messages))
+            out.raw(f"#{len(out.messages)} after {out.previous}:", "generation_prompt")
+
+    fmt = declare(
+        Layout(
+            name="prompt_lead",
+            summary="a prompt a concept writes to",
+            frames={
+                "user": Frame(open=fence(Marker("<u>")), end=fence(Marker("<e>"))),
+                "assistant": Frame(
+                    open=fence(Marker("<a>")),
+                    end=fence(Marker("<e>")),
+                    open_after={"assistant": fence(Marker("<a+>"))},
+                ),
+            },
+            concepts=(Lead(),),
+        )
+    )
+    return fmt, calls
+
+
+def test_a_generation_prompt_met_again_is_written_from_its_kept_segments() -> None:
+    """A generation prompt whose concepts say it is a function of its index and the role
+    before it (:meth:`Concept.prompt_is_local`) is written once for each: met again, from its
+    kept segments; at another index or after another role, anew."""
+    fmt, calls = _counted_prompt(local=True)
+    question = {"role": "user", "content": "Hi"}
+    answer = {"role": "assistant", "content": "Hello."}
+    requests = [{"messages": [question]}, {"messages": [answer]}, {"messages": [answer, answer]}]
+    for request in requests:
+        first = fmt.render(request, add_generation_prompt=True)
+        before = len(calls)
+        assert fmt.render(request, add_generation_prompt=True) == first
+        assert len(calls) == before  # kept, not written again
+    assert calls == [1, 1, 2]
+    for request in requests:
+        _same(fmt, request)
+    texts = [fmt.render(request, add_generation_prompt=True).text for request in requests]
+    assert texts == [
+        "<u>Hi<e><a>#1 after user:",
+        "<a>Hello.<e><a+>#1 after assistant:",
+        "<a>Hello.<e><a+>Hello.<e><a+>#2 after assistant:",
+    ]
+
+
+def test_a_generation_prompt_not_said_local_is_written_in_every_render() -> None:
+    fmt, calls = _counted_prompt(local=False)
+    for _ in range(3):
+        fmt.render([{"role": "user", "content": "Hi"}], add_generation_prompt=True)
+    assert calls == [1, 1, 1]
+
+
+def test_a_kept_generation_prompt_after_a_pending_backslash_renders_as_the_reference() -> None:
+    """In a format that escapes, a prompt after text ending in a backslash settles its run
+    (the prompt's opener is a marker): written anew there, kept elsewhere."""
+    from pawlette.declare import Frame, Layout, Marker, declare, fence
+    from pawlette.formats.pcml.escaping import EscapedText
+
+    fmt = declare(
+        Layout(
+            name="pending_prompt",
+            summary="turns without an end marker",
+            frames={
+                "user": Frame(open=fence(Marker("<u>"))),
+                "assistant": Frame(open=fence(Marker("<a>")), end=fence(Marker("<e>"))),
+            },
+            concepts=(EscapedText(),),
+        )
+    )
+    assert "prompts_kept" in fmt.write.__globals__
+    requests = [
+        {"messages": [{"role": "user", "content": "a"}]},
+        {"messages": [{"role": "user", "content": "a\\"}]},
+        {"messages": [{"role": "user", "content": "b"}]},
+        {"messages": [{"role": "user", "content": "b\\"}]},
+    ]
+    for request in requests * 2:
+        _same(fmt, request)
+    assert fmt.render(requests[1], add_generation_prompt=True).text == "<u>a\\\\<a>"
+
+
+def test_a_local_turn_is_kept_whatever_the_tools() -> None:
+    """A turn whose hooks are all local (SmolLM3's system turn: a preamble that does not
+    depend on the tools) is kept by its message alone, with tools the reader does not keep."""
+    from pawlette.types import Tool
+
+    fmt = pawlette.get_format("smollm3")
+    assert not fmt.write.__globals__["plan"].turns["system"].reads_tools
+    system = {"role": "system", "content": "Be brief."}
+    messages, _ = coerce_conversation({"messages": [system, {"role": "user", "content": "Hi"}]})
+    renderings = []
+    for number in range(2):
+        tools = (Tool("probe", {"name": "probe", "description": f"tools {number}"}),)
+        writer = Writer(fmt.escape_pattern)
+        fmt.write(writer, messages, tools, True)
+        renderings.append(writer.rendering())
+    first, again = renderings
+    turn = [n for n, segment in enumerate(first.segments) if segment.message_index == 0]
+    assert any(first.segments[n].kind == "content" for n in turn)
+    assert all(again.segments[n] is first.segments[n] for n in turn)

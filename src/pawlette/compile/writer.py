@@ -25,6 +25,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..engine.writer import MAX_CACHED_INDEX, Writer
+from ..openai import kept_tools
 from ..types import ROLES, Message, Segment, TextPart, Tool
 
 WriteConversation = Callable[[Writer, tuple[Message, ...], tuple[Tool, ...], bool], None]
@@ -108,37 +109,48 @@ back, as the store of messages read does)."""
 
 
 def _keep_turn(
-    whole: dict[tuple[int, int, str | None], tuple[Any, ...]],
+    whole: dict[tuple[Any, ...], tuple[Any, ...]],
     message: Message,
     index: int,
     previous: str | None,
     writer: Writer,
     start: int,
     *after: Any,
+    tools: tuple[Tool, ...] | None = None,
 ) -> None:
     """Keep the segments a turn wrote (``writer``'s from ``start``) for ``message`` at
     ``index`` after a turn of ``previous``, with the caller text its last segment leaves
     pending (a backslash run the next marker settles: see :class:`Writer`) and ``after``
-    (what else the turn's replay restores)."""
+    (what else the turn's replay restores); given ``tools`` (the turn reads them:
+    :meth:`Concept.hook_reads_tools`), for those tools too, when the reader keeps them (never
+    changed) or there are none."""
     if index < MAX_CACHED_INDEX:
+        if tools and not kept_tools(tools):
+            return
         if len(whole) >= WHOLE_TURNS_KEPT:
             whole.clear()
-        # (keyed by identity: the entry holds the message, so no other object has its id)
+        # (keyed by identity: the entry holds the message and the tools, so no other object
+        # has their ids)
         segments = tuple(writer._segments[start:])
-        whole[index, id(message), previous] = (message, segments, writer._unfinished, *after)
+        if tools is None:
+            whole[index, id(message), previous] = (message, segments, writer._unfinished, *after)
+        else:
+            entry = (message, segments, writer._unfinished, *after, tools)
+            whole[index, id(message), previous, id(tools)] = entry
 
 
 def _write_claimed(
     write_message: Callable[[Any, int], None],
-    whole: dict[tuple[int, int, str | None], tuple[Any, ...]],
+    whole: dict[tuple[Any, ...], tuple[Any, ...]],
     out: Any,
     index: int,
     message: Message,
+    tools: tuple[Tool, ...] | None,
 ) -> None:
     """``write_message(out, index)``, a claim whose turn is its message's own
     (:func:`_claim_kept`), keeping what it wrote: its segments, the pending caller text and
     the render's state after it (the previous turn's role, whether it holds content, and the
-    role and message index written in)."""
+    role and message index written in); for ``tools`` too when given (it reads them)."""
     writer = out.writer
     previous = out.previous
     start = len(writer._segments) if writer._unfinished is None else -1
@@ -152,7 +164,7 @@ def _write_claimed(
             writer.role,
             writer.message_index,
         )
-        _keep_turn(whole, message, index, previous, writer, start, state)
+        _keep_turn(whole, message, index, previous, writer, start, state, tools=tools)
 
 
 def _claim_kept(plan: Any, role: str) -> bool:
@@ -161,8 +173,19 @@ def _claim_kept(plan: Any, role: str) -> bool:
     concept says so of its ``write_message`` and every turn hook of the role is local."""
     concept = plan.claims[role].__self__
     local = plan.turns[role].local
-    return concept.hook_is_local("write_message", role) and all(
-        all(hooks) for hooks in local.values()
+    return (
+        concept.hook_is_local("write_message", role)
+        or concept.hook_reads_tools("write_message", role)
+    ) and all(all(hooks) for hooks in local.values())
+
+
+def _claim_reads_tools(plan: Any, role: str) -> bool:
+    """Whether the kept claim of ``role`` (:func:`_claim_kept`) reads the request's tools."""
+    concept = plan.claims[role].__self__
+    alone = concept.hook_is_local("write_message", role)
+    return bool(
+        plan.turns[role].reads_tools
+        or (not alone and concept.hook_reads_tools("write_message", role))
     )
 
 
@@ -198,14 +221,16 @@ def _wholly_kept(hooks: Any) -> tuple[str, ...] | None:
     return tuple(dict.fromkeys(field for field in fields if field is not None))
 
 
-def _whole_kept(source: _Source, tag: str, role: str, escapes: bool) -> None:
+def _whole_kept(source: _Source, tag: str, role: str, escapes: bool, tools: bool) -> None:
     """A turn found whole (its message met before at this index after a turn of the same
-    role, no backslash of caller text pending before it): its segments again; else
-    ``start``, where the turn's segments begin (-1: none to keep)."""
+    role, no backslash of caller text pending before it; ``tools``: with the same tools):
+    its segments again; else ``start``, where the turn's segments begin (-1: none to
+    keep)."""
     whole = source.bind(f"whole_{tag}", {})
     source.line("previous = out.previous")
     source.line("if message is not None and writer._unfinished is None:")
-    source.line(f"    kept = {whole}.get((index, id(message), previous))")
+    key = "index, id(message), previous" + (", id(out.tools)" if tools else "")
+    source.line(f"    kept = {whole}.get(({key}))")
     source.line("    if kept is not None and kept[0] is message:")
     source.line("        writer._extend(kept[1])")
     if escapes:
@@ -234,13 +259,13 @@ def _turn(source: _Source, role: str, hooks: Any, escapes: bool) -> None:
     # called each time, and the turn after them is kept: Concept.hooks_outside_turn)
     kept_first = whole and all(hooks.local["write_before"])
     if kept_first:
-        _whole_kept(source, tag, role, escapes)
+        _whole_kept(source, tag, role, escapes, hooks.reads_tools)
     if hooks.before:
         for call in source.calls(f"before_{tag}", hooks.before, "out, index"):
             source.line(call)
         _enter(source, role)
     if whole and not kept_first:  # (after the hooks before the turn: not the turn's text)
-        _whole_kept(source, tag, role, escapes)
+        _whole_kept(source, tag, role, escapes, hooks.reads_tools)
     opener = bool(hooks.turn_open)
     if opener:
         openers = source.calls(f"turn_open_{tag}", hooks.turn_open, "out, index")
@@ -369,7 +394,8 @@ def _turn(source: _Source, role: str, hooks: Any, escapes: bool) -> None:
         keep = source.bind("keep_turn", _keep_turn)
         held = "".join(f" and not {_needed(field)}" for field in fields or ())
         source.line(f"if start >= 0{held}:  # (no hook acted but as a function of the message)")
-        source.line(f"    {keep}(whole_{tag}, message, index, previous, writer, start)")
+        tools = ", tools=out.tools" if hooks.reads_tools else ""
+        source.line(f"    {keep}(whole_{tag}, message, index, previous, writer, start{tools})")
     source.line(f"out.previous = {role!r}")
     source.depth -= 1
     source.line("")
@@ -429,6 +455,25 @@ def _prompt(source: _Source, plan: Any) -> None:
     source.depth += 1
     source.line("index = len(out.messages)")
     source.line("writer = out.writer")
+    if plan.prompt_local:
+        # (the prompt found whole by its index and the role before it, as _keep_prompt keeps
+        # it; no backslash of caller text pending before it)
+        kept = source.bind("prompts_kept", {})
+        source.line("previous = out.previous")
+        source.line("if writer._unfinished is None:")
+        source.line(f"    kept = {kept}.get((index, previous))")
+        source.line("    if kept is not None:")
+        source.line("        writer._extend(kept[0])")
+        if plan.joined:
+            source.line("        writer._unfinished = kept[1]")
+        source.line(
+            "        (out.previous, out.has_content, out.role, out.index, writer.role, "
+            "writer.message_index) = kept[2]"
+        )
+        source.line("        return")
+        source.line("    start = len(writer._segments)")
+        source.line("else:")
+        source.line("    start = -1")
     _enter(source, "assistant")
     if hooks.before:
         for call in source.calls("before_prompt", hooks.before, "out, index"):
@@ -445,26 +490,95 @@ def _prompt(source: _Source, plan: Any) -> None:
     source.line('    out.fence(opener, "generation_prompt")')
     for call in source.calls("prompt", plan.prompt, "out"):
         source.line(call)
+    if plan.prompt_local:
+        keep = source.bind("keep_prompt", _keep_prompt)
+        source.line("if start >= 0:")
+        source.line(f"    {keep}({kept}, index, previous, out, start)")
     source.depth -= 1
     source.line("")
+
+
+def _keep_prompt(
+    kept: dict[tuple[int, str | None], tuple[Any, ...]],
+    index: int,
+    previous: str | None,
+    out: Any,
+    start: int,
+) -> None:
+    """Keep the segments the generation prompt wrote (``out.writer``'s from ``start``) at
+    ``index`` after a turn of ``previous`` (:meth:`Concept.prompt_is_local`), with the caller
+    text its last segment leaves pending and the render's state after it."""
+    if index < MAX_CACHED_INDEX:  # (at most one entry per index and role: a bound store)
+        writer = out.writer
+        state = (out.previous, out.has_content, out.role, out.index, writer.role)
+        kept[index, previous] = (
+            tuple(writer._segments[start:]),
+            writer._unfinished,
+            (*state, writer.message_index),
+        )
 
 
 _FREQUENT = {"assistant": 0, "user": 1, "tool": 2, "system": 3}
 """The roles, the most frequent in a conversation first."""
 
 
-def _found_whole(source: _Source, whole: str, escapes: bool) -> None:
+def _found_whole(source: _Source, whole: str, escapes: bool, tools: bool) -> None:
     """The conversation loop's look for the message's turn in the store named ``whole``
-    (with no backslash of caller text pending), opening the branch that writes it again."""
-    source.line(
-        "kept = None if writer._unfinished is not None else "
-        f"{whole}.get((index, id(message), out.previous))"
-    )
+    (with no backslash of caller text pending; ``tools``: kept by the tools too), opening the
+    branch that writes it again."""
+    key = "index, id(message), out.previous" + (", id(tools)" if tools else "")
+    source.line(f"kept = None if writer._unfinished is not None else {whole}.get(({key}))")
     source.line("if kept is not None and kept[0] is message:")
     source.depth += 1
     source.line("writer._extend(kept[1])")
     if escapes:
         source.line("writer._unfinished = kept[2]")
+
+
+CHECKS_KEPT = 4096
+"""Requests whose checks' outcome is kept at most (then the store starts over)."""
+
+
+def _keep_checks(
+    store: dict[tuple[Any, ...], tuple[Any, ...]],
+    key: tuple[Any, ...],
+    out: Any,
+) -> None:
+    """Keep what the checks of a render handled and the losses they recorded, under ``key``
+    (the identities of its messages and tools: the entry holds them, so no other object has
+    their ids while it is kept)."""
+    if len(store) >= CHECKS_KEPT:
+        store.clear()
+    losses = out.writer.losses
+    store[key] = (out.messages, out.tools, frozenset(out.handled), tuple(losses or ()))
+
+
+def _checks_kept(source: _Source, plan: Any) -> None:
+    """The checks (each local: :meth:`Concept.check_is_local`) and the refusal of what none
+    handles, called for a request of messages and tools not met before; for one met again,
+    what they handled and the losses they recorded, from the store.  Only tools the reader
+    keeps (never changed) or none are keyed by identity; a writer that holds losses already
+    is checked as usual (the store keeps a render's own)."""
+    store = source.bind("checks_kept", {})
+    source.bind("kept_tools", kept_tools)
+    keep = source.bind("keep_checks", _keep_checks)
+    source.line("if writer.losses is None and (not tools or kept_tools(tools)):")
+    source.line("    key = (prompt, id(tools), *map(id, messages))")
+    source.line(f"    checked = {store}.get(key)")
+    source.line("else:")
+    source.line("    key = checked = None")
+    source.line("if checked is None:")
+    source.depth += 1
+    for call in source.calls("check", plan.check, "out"):
+        source.line(call)
+    source.line("refuse_unhandled(out)")
+    source.line("if key is not None:")
+    source.line(f"    {keep}({store}, key, out)")
+    source.depth -= 1
+    source.line("else:")
+    source.line("    out.handled = set(checked[2])")
+    source.line("    if checked[3]:")
+    source.line("        writer.losses = list(checked[3])")
 
 
 def _conversation(source: _Source, plan: Any, claimed: dict[str, str]) -> None:
@@ -476,9 +590,12 @@ def _conversation(source: _Source, plan: Any, claimed: dict[str, str]) -> None:
     # than the class's own call through its slot)
     source.line("out = new_object(Compiled)")
     source.line("initialise(out, plan, writer, messages, tools, prompt)")
-    for call in source.calls("check", plan.check, "out"):
-        source.line(call)
-    source.line("refuse_unhandled(out)")
+    if plan.check and plan.checks_local:
+        _checks_kept(source, plan)
+    else:
+        for call in source.calls("check", plan.check, "out"):
+            source.line(call)
+        source.line("refuse_unhandled(out)")
     source.line("writer.role = None")
     source.line("writer.message_index = -1")
     if plan.layout.begin:
@@ -505,22 +622,26 @@ def _conversation(source: _Source, plan: Any, claimed: dict[str, str]) -> None:
             # (the claim's turn found whole, as _write_claimed keeps it)
             whole = source.bind(f"whole_claim_{role}", {})
             write_claimed = source.bind("write_claimed", _write_claimed)
+            tools = _claim_reads_tools(plan, role)
             source.depth += 1
-            _found_whole(source, whole, plan.joined)
+            _found_whole(source, whole, plan.joined, tools)
             source.line(
                 "(out.previous, out.has_content, out.role, out.index, writer.role, "
                 "writer.message_index) = kept[3]"
             )
             source.depth -= 1
             source.line("else:")
-            source.line(f"    {write_claimed}({claimed[role]}, {whole}, out, index, message)")
+            source.line(
+                f"    {write_claimed}({claimed[role]}, {whole}, out, index, message, "
+                f"{'tools' if tools else 'None'})"
+            )
             source.depth -= 1
         elif role in claimed:
             source.line(f"    {claimed[role]}(out, index)")
         elif role in kept_roles:
             # (the turn found whole, as its function finds it, without the function's call)
             source.depth += 1
-            _found_whole(source, f"whole_{role}", plan.joined)
+            _found_whole(source, f"whole_{role}", plan.joined, plan.turns[role].reads_tools)
             _enter(source, role)
             source.line("out.has_content = True")
             source.line(f"out.previous = {role!r}")

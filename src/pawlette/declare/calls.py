@@ -134,6 +134,11 @@ class CallConcept(Concept):
         """The writer's own content and closing hooks act on a turn with calls alone."""
         return "tool_calls" if getattr(type(self), hook, None) in _ACTING_ON_CALLS else None
 
+    def check_is_local(self) -> bool:
+        # (a subclass's check_call is given a call alone; its check_turn the render)
+        kind = type(self)
+        return kind.check is CallConcept.check and kind.check_turn is CallConcept.check_turn
+
     def check(self, out: Render) -> None:
         """Refuse, or record as lost, what a turn holds beside its calls that the format
         cannot write: its text (as ``content`` says), several calls (without ``parallel``;

@@ -161,6 +161,28 @@ class Concept:
         del hook, role
         return False
 
+    def hook_reads_tools(self, hook: str, role: str) -> bool:
+        """Whether the turn hook ``hook`` (or ``"write_message"``, for a role in
+        :attr:`claims`) is local (:meth:`hook_is_local`) but that it reads the request's
+        tools too: a turn holding the tools block.  The compiled writer then keeps the turn
+        by its message and the tools' identity, when the reader keeps them (a server's tools,
+        met again: values never changed) or there are none, and writes it again in one step
+        for a request of the same message at that place and the same tools (tests/compile
+        checks every format against the reference writer).  False (the default)."""
+        del hook, role
+        return False
+
+    def prompt_is_local(self) -> bool:
+        """Whether this concept's hooks at the generation prompt (``write_before`` and
+        ``turn_open`` of the assistant's turn at ``index == len(messages)``, and
+        :meth:`write_prompt`) write it as a function of the layout, that index and the role
+        of the turn before it alone, changing nothing of the render but what the prompt's turn
+        sets (:meth:`hook_is_local`'s terms, with no message).  When every concept that acts
+        there says so, the compiled writer keeps the prompt's segments by that index and role
+        and writes them again in one step (tests/compile checks every format against the
+        reference writer).  False (the default): the hooks are called in every render."""
+        return False
+
     def hooks_outside_turn(self) -> frozenset[str]:
         """The turn hooks (by name: ``"write_before"``) that write only before their turn
         opens, outside any message's context, and change nothing the turn then reads (its
@@ -168,6 +190,20 @@ class Concept:
         own text by its message and write it again in one step, the hook called all the same
         (tests/compile checks it against the reference writer).  None by default."""
         return frozenset()
+
+    def check_is_local(self) -> bool:
+        """Whether :meth:`check` is a function of the layout and the request alone (its
+        messages, its tools and whether it ends with the generation prompt): it reads nothing
+        of the render but those, what earlier checks handle and the state it makes itself
+        (:meth:`~pawlette.declare.write.Render.state`), and changes nothing of it but what it
+        handles and the losses it records (``out.handles``, ``out.lose``).
+        When every check of a layout is local, the compiled writer keeps their outcome (what
+        they handle and the losses they record, in order) by the identities of the request's
+        messages and tools (immutable values the reader hands back for equal ones met again)
+        and replays it for a request of the same messages and tools, without the checks'
+        walks through the messages (tests/compile checks every format against the reference
+        writer).  False (the default): the checks are called in every render."""
+        return False
 
     def check(self, out: Render) -> None:
         """Refuse what this concept cannot write, or record what it drops

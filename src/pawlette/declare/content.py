@@ -60,6 +60,9 @@ class Ignored(Concept):
     def handles(self) -> frozenset[str]:
         return frozenset(self.fields)
 
+    def check_is_local(self) -> bool:
+        return type(self).check is Ignored.check  # (what earlier checks handle, the request)
+
     def check(self, out: Render) -> None:
         handled = out.handled
         present = None
@@ -217,6 +220,10 @@ class Trimmed(Concept):
     def trims(self, out: Render, index: int) -> bool:
         """Whether the text of ``messages[index]`` is written trimmed."""
         return out.messages[index].role in self.roles
+
+    def check_is_local(self) -> bool:
+        kind = type(self)
+        return kind.check is Trimmed.check and kind.trims is Trimmed.trims
 
     def check(self, out: Render) -> None:
         by_role = type(self).trims is Trimmed.trims  # (its test, without a call per message)

@@ -204,6 +204,10 @@ class Reasoning(Concept):
             and hook in ("write_opening", "write_content")
         )
 
+    def check_is_local(self) -> bool:
+        kind = type(self)
+        return kind.check is Reasoning.check and kind.written is Reasoning.written
+
     def check(self, out: Render) -> None:
         out.handled.add("reasoning")  # (out.handles without its call: every render asks)
         if "reasoning" not in out.present and not self.trim:
@@ -269,6 +273,9 @@ class Reasoning(Concept):
     def prompt_fences(self) -> tuple[Fence, ...]:
         """What the generation prompt adds to the block (see ``prompt``)."""
         return {"open": (self.open,), "empty": (self.open, self.close)}.get(self.prompt, ())
+
+    def prompt_is_local(self) -> bool:
+        return type(self).write_prompt is Reasoning.write_prompt  # (the declared fences)
 
     def write_prompt(self, out: Render) -> None:
         for pieces in self.prompt_fences:

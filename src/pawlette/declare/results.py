@@ -141,6 +141,14 @@ class Results(Concept):
             and kind.write_after_text is Results.write_after_text
         )
 
+    def check_is_local(self) -> bool:
+        kind = type(self)
+        return (
+            kind.check is Results.check
+            and kind.written_id is Results.written_id
+            and kind._name_written_by_another is Results._name_written_by_another
+        )
+
     def check(self, out: Render) -> None:
         out.handled.add("tool_name")  # (out.handles without its call: every render asks)
         writes_id = self.writes_ids()

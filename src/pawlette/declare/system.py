@@ -186,6 +186,11 @@ class SystemPrompt(Concept):
             return frozenset()
         return self.turn_roles()
 
+    def check_is_local(self) -> bool:
+        # (the messages, and what wants a system turn: the request's tools)
+        kind = type(self)
+        return kind.check is SystemPrompt.check and kind._absent is SystemPrompt._absent
+
     def check(self, out: Render) -> None:
         messages = out.messages
         # (_absent's test of the first message without its call: most have no system first)
@@ -237,6 +242,8 @@ class SystemPrompt(Concept):
             if self._wanted(out):
                 out.turn(-1, "system")
             return
+        if self.empty_first == "kept" and type(self)._has_first is SystemPrompt._has_first:
+            return  # (a system message first, kept whatever its text: the system turn is its)
         if self.empty_first == "none" and self._absent(out):
             return
         if not self._has_first(out) and self._wanted(out):
@@ -285,7 +292,20 @@ class SystemPrompt(Concept):
         if hook == "write_opening":
             tools = self.preamble_with_tools or self.preamble_without_tools
             return kind.write_opening is SystemPrompt.write_opening and not tools
+        if hook == "write_message":  # (what wants a turn is asked only of an absent first)
+            return (
+                self.empty_first in ("kept", "own_turn")
+                and kind.write_message is SystemPrompt.write_message
+                and kind._absent is SystemPrompt._absent
+            )
         return hook == "write_content" and kind.write_content is SystemPrompt.write_content
+
+    def hook_reads_tools(self, hook: str, role: str) -> bool:
+        # (a preamble of its own with tools and without them)
+        kind = type(self)
+        tools = self.preamble_with_tools or self.preamble_without_tools
+        own = kind.write_opening is SystemPrompt.write_opening and bool(tools)
+        return own and hook == "write_opening" and self.placement != "gathered"
 
     def write_opening(self, out: Render, index: int) -> None:
         if out.role != "system" or index > 0:

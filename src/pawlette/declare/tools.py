@@ -222,6 +222,13 @@ class ToolsBlock(Concept):
             return frozenset()
         return self.turn_roles()
 
+    def check_is_local(self) -> bool:
+        kind = type(self)
+        return all(
+            getattr(kind, name) is getattr(ToolsBlock, name)
+            for name in ("check", "host_index", "_check_host")
+        )
+
     def check(self, out: Render) -> None:
         out.handled.add("tools")  # (out.handles without its call: every render asks)
         for number, tool in enumerate(out.tools):
@@ -323,6 +330,19 @@ class ToolsBlock(Concept):
         if self.place == "own_turn" and (out.tools or self.always):
             out.at(None, -1)
             self.block(out)
+
+    def hook_reads_tools(self, hook: str, role: str) -> bool:
+        # (in the system turn, the block at its first message: the tools, and the message's
+        # own text beside them)
+        kind = type(self)
+        return (
+            self.place == "system"
+            and hook in ("write_opening", "write_closing")
+            and all(
+                getattr(kind, name) is getattr(ToolsBlock, name)
+                for name in ("write_opening", "write_closing", "_hosts", "block")
+            )
+        )
 
     def hooks_outside_turn(self) -> frozenset[str]:
         # (its own write_before writes its own block before the turn and moves nothing else)

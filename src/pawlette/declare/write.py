@@ -61,7 +61,11 @@ class TurnHooks:
         """Each hook's message field (:meth:`Concept.hook_needs`), by hook name, in order."""
         self.local: dict[str, list[bool]] = {}
         """Whether each hook writes a message's turn from that message and its place alone
-        (:meth:`Concept.hook_is_local`), by hook name, in order."""
+        (:meth:`Concept.hook_is_local`), or from those and the request's tools
+        (:meth:`Concept.hook_reads_tools`), by hook name, in order."""
+        self.reads_tools = False
+        """Some hook of the role reads the request's tools (:meth:`Concept.hook_reads_tools`):
+        a turn kept whole is kept by the tools' identity too."""
         self.outside: dict[str, list[bool]] = {}
         """Whether each hook writes only outside its turn and changes nothing the turn reads
         (:meth:`Concept.hooks_outside_turn`), by hook name, in order."""
@@ -74,7 +78,14 @@ class TurnHooks:
                 and ((roles := c.hook_roles(method)) is None or role in roles)
             ]
             self.needs[method] = [c.hook_needs(method, role) for c in acting]
-            self.local[method] = [c.hook_is_local(method, role) for c in acting]
+            local = [c.hook_is_local(method, role) for c in acting]
+            # (a local hook reads no tool, whatever else it says: its turn is kept without)
+            tools = [
+                not alone and c.hook_reads_tools(method, role)
+                for c, alone in zip(acting, local, strict=True)
+            ]
+            self.reads_tools = self.reads_tools or any(tools)
+            self.local[method] = [alone or reads for alone, reads in zip(local, tools, strict=True)]
             self.outside[method] = [method in c.hooks_outside_turn() for c in acting]
             return [getattr(c, method) for c in acting]
 
@@ -110,11 +121,24 @@ class Plan:
             return [getattr(c, method) for c in concepts if overrides(c, method)]
 
         self.check = hooked("check")
+        self.checks_local = all(
+            concept.check_is_local() for concept in concepts if overrides(concept, "check")
+        )
+        """Every check is a function of the layout and the request alone
+        (:meth:`Concept.check_is_local`): their outcome may be kept by the request."""
         self.start = hooked("write_start")
         self.wants_system = hooked("wants_system_turn")
         self.prompt = hooked("write_prompt")
         self.finish = hooked("write_finish")
         self.turns = {role: TurnHooks(concepts, role, layout.frames.get(role)) for role in ROLES}
+        assistant = self.turns["assistant"]
+        self.prompt_local = all(
+            hook.__self__.prompt_is_local()
+            for hook in (*assistant.before, *assistant.turn_open, *self.prompt)
+        )
+        """Every concept that acts at the generation prompt writes it as a function of its
+        index and the role before it (:meth:`Concept.prompt_is_local`): it may be kept by
+        them."""
         self.claims: dict[str, Callable[[Render, int], None]] = {
             role: concept.write_message for concept in concepts for role in concept.claims
         }

@@ -42,6 +42,9 @@ class Containers(Concept):
         # (a message's turn: ``between`` unless it is the first, the close of its role)
         return hook in ("write_before", "write_after")
 
+    def prompt_is_local(self) -> bool:
+        return type(self).write_before is Containers.write_before  # (``between``, or none)
+
     def write_before(self, out: Render, index: int) -> None:
         # The first message's turn follows nothing, or the turn the format writes with no
         # message (which wrote the text between itself and the next turn).

@@ -85,6 +85,9 @@ class Headers(Concept):
 
     # ------------------------------------------------------------------ the writer
 
+    def check_is_local(self) -> bool:
+        return type(self).check is Headers.check  # (the messages' names and metadata)
+
     def check(self, out: Render) -> None:
         out.handles("name", "tool_name", "metadata")
         for index, message in enumerate(out.messages):
