@@ -70,33 +70,51 @@ def conversation_for(name: str) -> dict[str, Any]:
 
 
 def big_completion(fmt: pawlette.Format, size: int) -> str:
-    """A completion of about ``size`` characters: reasoning, text and long-argument calls."""
-    calls = []
-    index = 0
-    per_call = 20_000
-    while len(json.dumps(calls)) < size:
-        payload = {
-            "text": ('lorem ipsum dolor sit amet, 東京 "quoted" \\ ' * 500)[:per_call],
-            "numbers": list(range(200)),
-            "nested": {"a": [1, 2, {"b": None}]},
-        }
-        calls.append(
+    """A completion of about ``size`` characters: reasoning, text and long-argument calls, in
+    the first of these shapes the format can write (each later one leaves out what a format
+    refuses: reasoning, then text beside calls, then parallel calls, the arguments then held
+    by one call)."""
+    payloads: list[dict[str, Any]] = []
+    while len(json.dumps(payloads)) < size + 1:
+        payloads.append(
             {
-                "id": f"call_{index}",
-                "type": "function",
-                "function": {"name": "store", "arguments": json.dumps(payload)},
+                "text": ('lorem ipsum dolor sit amet, 東京 "quoted" \\ ' * 500)[:20_000],
+                "numbers": list(range(200)),
+                "nested": {"a": [1, 2, {"b": None}]},
             }
         )
-        index += 1
-    message = {
-        "role": "assistant",
-        "content": "Storing.",
-        "reasoning_content": "ok",
-        "tool_calls": calls,
-    }
+    # Nine letters and digits: the strictest call id a declared family asks for (mistral's).
+    parallel = [_store_call(f"call{index:05d}", payload) for index, payload in enumerate(payloads)]
+    single = [_store_call("call00000", {"items": payloads})]
+    shapes = [
+        {"content": "Storing.", "reasoning_content": "ok", "tool_calls": parallel},
+        {"content": "Storing.", "tool_calls": parallel},
+        {"tool_calls": parallel},
+        {"tool_calls": single},
+        # A format with no calls (it declares them not written): the same size of text.
+        {"content": json.dumps(payloads)},
+    ]
     prompt = fmt.render([{"role": "user", "content": "go"}], add_generation_prompt=True).text
-    full = fmt.render([{"role": "user", "content": "go"}, message]).text
-    return full[len(prompt) :]
+    refusals = []
+    for shape in shapes:
+        message = {"role": "assistant", **shape}
+        try:
+            full = fmt.render([{"role": "user", "content": "go"}, message]).text
+        except pawlette.RequestError as error:
+            refusals.append(str(error))
+            continue
+        if len(full) - len(prompt) >= size // 2:  # calls written, not declared unwritten
+            return full[len(prompt) :]
+        refusals.append(f"{sorted(shape)} written in {len(full) - len(prompt)} characters")
+    raise SystemExit(f"{fmt.name} writes none of the completion's shapes: {refusals}")
+
+
+def _store_call(identifier: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "id": identifier,
+        "type": "function",
+        "function": {"name": "store", "arguments": json.dumps(arguments)},
+    }
 
 
 def stream(fmt: pawlette.Format, text: str, piece: int) -> float:

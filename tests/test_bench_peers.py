@@ -4,6 +4,8 @@ transformers' ``parse_response`` read the same message, so the timed sides do th
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 import pawlette
@@ -32,3 +34,16 @@ def test_both_sides_read_the_same_message_on_every_shape(name: str, shape: str) 
     assert peers.comparable(ours.message, decoded=False) == peers.comparable(theirs, decoded=True)
     expected = peers.shape_message(shape)
     assert len(ours.message.get("tool_calls") or ()) == len(expected.get("tool_calls") or ())
+
+
+@pytest.mark.parametrize("name", pawlette.formats())
+def test_the_streaming_completion_is_one_every_format_writes_and_reads(name: str) -> None:
+    from bench.parse import big_completion
+
+    fmt = pawlette.get_format(name)
+    text = big_completion(fmt, 25_000)
+    result = fmt.parse(text)
+    assert len(text) >= 12_500 and not result.warnings
+    message = result.message
+    written = len(json.dumps(message.get("tool_calls") or [])) + len(message.get("content") or "")
+    assert written >= 12_500  # the bulk came back as calls or as text, not dropped
