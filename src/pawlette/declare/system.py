@@ -7,6 +7,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar, Literal
@@ -175,8 +176,7 @@ class SystemPrompt(Concept):
 
     # ------------------------------------------------------------------ the writer
 
-    def turn_roles(self) -> frozenset[str]:
-        return frozenset({"system"})
+    acts_on: ClassVar[frozenset[str] | None] = frozenset({"system"})
 
     def hook_roles(self, hook: str) -> frozenset[str] | None:
         """The opening hooks only where there is a preamble to write."""
@@ -188,8 +188,7 @@ class SystemPrompt(Concept):
 
     def check_is_local(self) -> bool:
         # (the messages, and what wants a system turn: the request's tools)
-        kind = type(self)
-        return kind.check is SystemPrompt.check and kind._absent is SystemPrompt._absent
+        return self.inherits(SystemPrompt, "check", "_absent")
 
     def check(self, out: Render) -> None:
         messages = out.messages
@@ -201,15 +200,16 @@ class SystemPrompt(Concept):
             and self.empty_first != "own_turn"
         ):
             out.lose("messages[0]", "a system message with empty text, written as none")
-        if self.placement == "first_kept":
-            for index, message in enumerate(out.messages):
-                if index and message.role == "system":
-                    out.lose(f"messages[{index}]", "a system message after the first, dropped")
         if self.placement == "first_only":
             refuse_later_system(out)
-        if self.empty_later == "dropped":
+        elif self.placement == "first_kept" or self.empty_later == "dropped":
+            # (one of them at most: empty_later needs placement "in_place")
             for index, message in enumerate(out.messages):
-                if index and message.role == "system" and not out.message_text(index):
+                if not index or message.role != "system":
+                    continue
+                if self.placement == "first_kept":
+                    out.lose(f"messages[{index}]", "a system message after the first, dropped")
+                elif not out.message_text(index):
                     out.lose(f"messages[{index}]", "a system message with empty text, dropped")
 
     def _has_first(self, out: Render) -> bool:
@@ -284,28 +284,23 @@ class SystemPrompt(Concept):
         # In a turn written for a message: the preamble at the first message alone (unless
         # it depends on the tools); the default text only in a turn that holds no message.
         # (Gathered, a system turn never holds a message: nothing to keep.)
-        kind = type(self)
         if hook == "write_after":  # (written after a turn that holds no message alone)
-            return kind.write_after is SystemPrompt.write_after
-        if self.placement == "gathered":
+            return self.inherits(SystemPrompt, hook)
+        if self.placement == "gathered" or hook not in _LOCAL:
             return False
         if hook == "write_opening":
             tools = self.preamble_with_tools or self.preamble_without_tools
-            return kind.write_opening is SystemPrompt.write_opening and not tools
+            return self.inherits(SystemPrompt, hook) and not tools
         if hook == "write_message":  # (what wants a turn is asked only of an absent first)
-            return (
-                self.empty_first in ("kept", "own_turn")
-                and kind.write_message is SystemPrompt.write_message
-                and kind._absent is SystemPrompt._absent
-            )
-        return hook == "write_content" and kind.write_content is SystemPrompt.write_content
+            kept = self.empty_first in ("kept", "own_turn")
+            return kept and self.inherits(SystemPrompt, hook, "_absent")
+        return self.inherits(SystemPrompt, hook)
 
     def hook_reads_tools(self, hook: str, role: str) -> bool:
         # (a preamble of its own with tools and without them)
-        kind = type(self)
         tools = self.preamble_with_tools or self.preamble_without_tools
-        own = kind.write_opening is SystemPrompt.write_opening and bool(tools)
-        return own and hook == "write_opening" and self.placement != "gathered"
+        own = hook == "write_opening" and bool(tools) and self.inherits(SystemPrompt, hook)
+        return own and self.placement != "gathered"
 
     def write_opening(self, out: Render, index: int) -> None:
         if out.role != "system" or index > 0:
@@ -425,31 +420,28 @@ class SystemPrompt(Concept):
     def jinja_message(self, out: Template, role: str) -> None:
         if self.placement == "gathered":
             return
+        conditions = []
         if self.placement == "first_kept":  # the later ones are recorded losses
-            out.out("{%- if index == 0 -%}")
+            conditions.append("index == 0")
         if self.empty_later == "dropped":  # (an empty later one: a recorded loss)
             name = jinja_string(out.layout.name)
-            out.out(f"{{%- if index == 0 or text_of(message, index, {name}) -%}}")
+            conditions.append(f"index == 0 or text_of(message, index, {name})")
         if self.empty_first in ("absent", "none"):
-            out.out("{%- if not (index == 0 and system_absent) -%}")
+            conditions.append("not (index == 0 and system_absent)")
+        with contextlib.ExitStack() as stack:
+            for condition in conditions:
+                stack.enter_context(out.when(condition))
+            if self.empty_first == "own_turn":
+                frame = out.layout.frames["system"]
+                out.out("{%- if index == 0 and system_absent -%}")
+                out.open_fence("system")
+                out.fence(frame.end)
+                out.fence(frame.after)
+                out.out('{%- set ns.previous = "system" -%}')
+                out.out("{%- else -%}")
             out.turn("system")
-            out.out("{%- endif -%}")
-        elif self.empty_first == "own_turn":
-            frame = out.layout.frames["system"]
-            out.out("{%- if index == 0 and system_absent -%}")
-            out.open_fence("system")
-            out.fence(frame.end)
-            out.fence(frame.after)
-            out.out('{%- set ns.previous = "system" -%}')
-            out.out("{%- else -%}")
-            out.turn("system")
-            out.out("{%- endif -%}")
-        else:
-            out.turn("system")
-        if self.placement == "first_kept":
-            out.out("{%- endif -%}")
-        if self.empty_later == "dropped":
-            out.out("{%- endif -%}")
+            if self.empty_first == "own_turn":
+                out.out("{%- endif -%}")
 
     def jinja_after(self, out: Template, role: str) -> None:
         out.fence_if("index == -1", self.default_after)
@@ -476,10 +468,9 @@ class SystemPrompt(Concept):
             out.out(f"{{%- set ns.content = ({joined}) != '' -%}}")
             out.out("{%- else -%}")
         if self.default is not None:
-            out.out(f"{{%- if {self.jinja_default_applies()} -%}}")
-            self.jinja_default(out)
-            out.out("{%- set ns.content = true -%}")
-            out.out("{%- endif -%}")
+            with out.when(self.jinja_default_applies()):
+                self.jinja_default(out)
+                out.out("{%- set ns.content = true -%}")
         if self.placement == "gathered":
             out.out("{%- endif -%}")
         out.out("{%- else -%}")
@@ -583,6 +574,7 @@ class LastSystemPrompt(SystemPrompt):
 _LAST_SYSTEM = object()
 """The key of :meth:`LastSystemPrompt.check_last`'s index in a render's states."""
 
+_LOCAL = ("write_opening", "write_message", "write_content")
 _WHEN = {"always": "true", "without_tools": "not has_tools", "with_tools": "has_tools"}
 
 
