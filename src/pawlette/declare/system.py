@@ -14,7 +14,6 @@ from typing import TYPE_CHECKING, ClassVar, Literal
 
 from ..emit.jinja_text import jinja_string
 from ..errors import FormatError, UnsupportedFeature
-from ..types import TextPart
 from .concept import Concept
 from .pieces import Fence, Marker, fence
 from .readers import host_text_reader, host_texts_reader, lead_dropped
@@ -512,12 +511,8 @@ class LastSystemPrompt(SystemPrompt):
 
     def check(self, out: Render) -> None:
         last = self.check_last(out)
-        if self.empty_first == "absent" and last >= 0:
-            content = out.messages[last].content  # (message_text's common case, inline)
-            if not (
-                content and len(content) == 1 and type(content[0]) is TextPart and content[0].text
-            ) and not out.message_text(last):
-                out.lose(f"messages[{last}]", "a system message with empty text, written as none")
+        if self.empty_first == "absent" and last >= 0 and not out.message_text(last):
+            out.lose(f"messages[{last}]", "a system message with empty text, written as none")
 
     def write_start(self, out: Render) -> None:
         if self.empty_first == "kept":
