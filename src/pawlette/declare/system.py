@@ -126,23 +126,17 @@ class SystemPrompt(Concept):
             return self.default_fence
         return _as_fence(self.default_with_tools)
 
-    def gathered(self, texts: list[str]) -> list[str]:
-        """Of the gathered system messages' texts, those written."""
-        return texts
-
     def gathered_texts(self, out: Render) -> list[str]:
-        """The texts of the system messages written in the gathered turn (:meth:`gathered`)."""
-        return self.gathered(
-            [
-                out.message_text(number)
-                for number, message in enumerate(out.messages)
-                if message.role == "system"
-            ]
-        )
+        """The texts of the system messages written in the gathered turn."""
+        return [
+            out.message_text(number)
+            for number, message in enumerate(out.messages)
+            if message.role == "system"
+        ]
 
     def jinja_gathered(self, texts: str) -> str:
         """The template's list ``texts`` of gathered system texts, with the text of
-        ``message`` added (the counterpart of :meth:`gathered`)."""
+        ``message`` added (the counterpart of :meth:`gathered_texts`)."""
         return f"{texts} + [text_of(message, loop.index0, '')]"
 
     def body_reader(self, table: Table, default: str | None) -> ReaderFactory:
@@ -547,12 +541,7 @@ class LastSystemPrompt(SystemPrompt):
                 last -= 1
         return last
 
-    def gathered(self, texts: list[str]) -> list[str]:
-        return texts[-1:]
-
     def gathered_texts(self, out: Render) -> list[str]:
-        if type(self).gathered is not LastSystemPrompt.gathered:
-            return super().gathered_texts(out)
         last = self.last_system(out)  # (the last text alone, without a walk for the others)
         if last < 0:
             return []
